@@ -1,0 +1,49 @@
+"""One-line diagnostics (``file:line:col: error: message``) for every failure a
+user can cause, in the format compilers and editors understand."""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import DiagnosticException, ParseError
+
+from revmlir.errors import InvertibilityError, ReversibilityViolation, format_location
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in str(text).strip().splitlines() if line.strip()]
+    return lines[0].strip() if lines else type(text).__name__
+
+
+def failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:
+    """The innermost op whose own verifier fails, in verification order."""
+    for op in module.walk(reverse=False, region_first=True):
+        try:
+            op.verify(verify_nested_ops=False)
+        except Exception as error:  # the op's own verifier may raise anything
+            return op, error
+    return None
+
+
+def format_error(
+    error: BaseException, module: ModuleOp | None = None, file: str = "<stdin>"
+) -> str:
+    """Render ``error`` as ``file:line:col: error: message``."""
+    if isinstance(error, ParseError):
+        where = error.span.get_location()
+        return f"{where.file}:{where.line}:{where.col}: error: {error.msg}"
+    if isinstance(error, InvertibilityError):
+        return f"error: {error}"
+    op: Operation | None = None
+    message = _first_line(str(error))
+    if isinstance(error, ReversibilityViolation):
+        op = error.op
+    elif module is not None and isinstance(error, DiagnosticException | Exception):
+        found = failing_op(module)
+        if found is not None:
+            op, cause = found
+            message = _first_line(str(cause))
+    prefix = (format_location(op.location) if op is not None else None) or file
+    if op is not None and f"'{op.name}'" not in message:
+        message = f"'{op.name}': {message}"
+    return f"{prefix}: error: {message}"

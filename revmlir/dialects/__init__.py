@@ -1,0 +1,26 @@
+"""revmlir's dialects and the upstream dialects reversible programs use."""
+
+from collections.abc import Callable
+
+from xdsl.ir import Dialect
+
+
+def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
+    """Lazy table of every dialect ``rev-opt`` and the interpreter understand."""
+
+    def get_rev():
+        from revmlir.dialects.rev import Rev
+
+        return Rev
+
+    def get_anc():
+        from revmlir.dialects.anc import Anc
+
+        return Anc
+
+    from xdsl.dialects import get_all_dialects as upstream
+
+    dialects = dict(upstream())
+    dialects["rev"] = get_rev
+    dialects["anc"] = get_anc
+    return dialects

@@ -1,0 +1,280 @@
+"""The ``anc`` dialect: ancilla memory.
+
+Reversible memory management (seed 000, section 3.2) needs the content of a
+variable to be known when it is deallocated.  ``anc.alloc`` makes a state value
+holding a known value and ``anc.free`` gives it back after checking it holds
+that value again.  A value that cannot be cleared goes onto a stack and comes
+back with ``anc.pop`` when the program runs backwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    ParamAttrConstraint,
+    VarConstraint,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    param_def,
+    result_def,
+    traits_def,
+)
+
+from revmlir.dialects.rev import InverseCancellationTrait
+from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
+
+if TYPE_CHECKING:
+    from revmlir.inversion import Inverter
+
+
+@irdl_attr_definition
+class StackType(ParametrizedAttribute, TypeAttribute):
+    """A LIFO stack of values of one type, mutated in place like a memref."""
+
+    name = "anc.stack"
+    element_type: Attribute = param_def()
+
+
+@irdl_op_definition
+class AllocOp(IRDLOperation, InvertibleOp):
+    """``x ← e``: a new state value holding the known value ``e``.
+    Inverse: ``anc.free`` with the same ``e``."""
+
+    name = "anc.alloc"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    value = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[value.type])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        free = FreeOp(inverter.lookup(self.result), inverter.lookup(self.value))
+        free.attributes.update(self.attributes)
+        inverter.insert(free, like=self)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, FreeOp) and other.value == self.value
+
+
+@irdl_op_definition
+class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
+    """``x → e``: consume the ancilla ``x``, which must hold ``e``.
+    Inverse: ``anc.alloc`` of ``e``."""
+
+    name = "anc.free"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    ancilla = operand_def(T)
+    value = operand_def(T)
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = "$ancilla `,` $value attr-dict `:` type($ancilla)"
+
+    def __init__(self, ancilla: SSAValue, value: SSAValue):
+        super().__init__(operands=[ancilla, value])
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the ancilla holds its known value (floats: within tolerance)"
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return (self.ancilla,)
+
+    def invert(self, inverter: Inverter) -> None:
+        alloc = AllocOp(inverter.lookup(self.value))
+        alloc.attributes.update(self.attributes)
+        alloc.attributes.pop(RuntimeCheckedOp.CHECK_ATTR, None)
+        inverter.insert(alloc, like=self)
+        inverter.bind(self.ancilla, alloc.result)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, AllocOp) and other.value == self.value
+
+
+@irdl_op_definition
+class StackAllocOp(IRDLOperation, InvertibleOp):
+    """A new, empty stack.  Inverse: ``anc.stack_free``."""
+
+    name = "anc.stack_alloc"
+    result = result_def(StackType)
+
+    assembly_format = "attr-dict `:` type($result)"
+
+    def __init__(self, type: StackType):
+        super().__init__(result_types=[type])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        inverter.insert(StackFreeOp(inverter.lookup(self.result)), like=self)
+
+
+@irdl_op_definition
+class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
+    """Release a stack, which must be empty.  Inverse: ``anc.stack_alloc``."""
+
+    name = "anc.stack_free"
+    stack = operand_def(StackType)
+
+    assembly_format = "$stack attr-dict `:` type($stack)"
+
+    def __init__(self, stack: SSAValue):
+        super().__init__(operands=[stack])
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the stack is empty"
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        assert isinstance(self.stack.type, StackType)
+        alloc = inverter.insert(StackAllocOp(self.stack.type), like=self)
+        inverter.bind(self.stack, alloc.result)
+
+
+class _StackOp(IRDLOperation, InvertibleOp):
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    stack = operand_def(ParamAttrConstraint(StackType, (T,)))
+
+    traits = traits_def(InverseCancellationTrait())
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, _StackOp) and other.stack == self.stack
+
+
+@irdl_op_definition
+class PushOp(_StackOp):
+    """Move a value onto a stack, consuming it.  Inverse: ``anc.pop``."""
+
+    name = "anc.push"
+    value = operand_def(_StackOp.T)
+
+    assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
+
+    def __init__(self, stack: SSAValue, value: SSAValue):
+        super().__init__(operands=[stack, value])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return (self.value,)
+
+    def invert(self, inverter: Inverter) -> None:
+        pop = inverter.insert(PopOp(inverter.lookup(self.stack)), like=self)
+        inverter.bind(self.value, pop.result)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, PopOp) and super().is_inverse_of(other)
+
+
+@irdl_op_definition
+class PopOp(_StackOp):
+    """Take the top of a stack as a new state value.  Inverse: ``anc.push``.
+
+    Popping an empty stack is always an error, checks on or off.
+    """
+
+    name = "anc.pop"
+    result = result_def(_StackOp.T)
+
+    assembly_format = "$stack attr-dict `:` type($stack)"
+
+    def __init__(self, stack: SSAValue):
+        assert isinstance(stack.type, StackType)
+        super().__init__(operands=[stack], result_types=[stack.type.element_type])
+
+    def invert(self, inverter: Inverter) -> None:
+        inverter.insert(
+            PushOp(inverter.lookup(self.stack), inverter.lookup(self.result)),
+            like=self,
+        )
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, PushOp) and super().is_inverse_of(other)
+
+
+@irdl_op_definition
+class CopyPushOp(_StackOp):
+    """Push a copy of a value, which stays live.  Inverse: ``anc.copy_pop``."""
+
+    name = "anc.copy_push"
+    value = operand_def(_StackOp.T)
+
+    assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
+
+    def __init__(self, stack: SSAValue, value: SSAValue):
+        super().__init__(operands=[stack, value])
+
+    def invert(self, inverter: Inverter) -> None:
+        inverter.insert(
+            CopyPopOp(inverter.lookup(self.stack), inverter.lookup(self.value)),
+            like=self,
+        )
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return (
+            isinstance(other, CopyPopOp)
+            and super().is_inverse_of(other)
+            and other.value == self.value
+        )
+
+
+@irdl_op_definition
+class CopyPopOp(_StackOp, RuntimeCheckedOp):
+    """Pop a value that must equal a live value (undoes ``anc.copy_push``).
+    Inverse: ``anc.copy_push``."""
+
+    name = "anc.copy_pop"
+    value = operand_def(_StackOp.T)
+
+    assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
+
+    def __init__(self, stack: SSAValue, value: SSAValue):
+        super().__init__(operands=[stack, value])
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the popped value equals the live value (floats: within tolerance)"
+
+    def invert(self, inverter: Inverter) -> None:
+        push = CopyPushOp(inverter.lookup(self.stack), inverter.lookup(self.value))
+        inverter.insert(push, like=self)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return (
+            isinstance(other, CopyPushOp)
+            and super().is_inverse_of(other)
+            and other.value == self.value
+        )
+
+
+Anc = Dialect(
+    "anc",
+    [
+        AllocOp,
+        FreeOp,
+        StackAllocOp,
+        StackFreeOp,
+        PushOp,
+        PopOp,
+        CopyPushOp,
+        CopyPopOp,
+    ],
+    [StackType],
+)

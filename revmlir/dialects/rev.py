@@ -1,0 +1,1433 @@
+"""The ``rev`` dialect: reversible statements.
+
+Scalars have value semantics: an instruction consumes the current version of its
+target and produces the next one (``%y1 = rev.add %y, %t``).  Arrays are memrefs;
+an element is borrowed with ``rev.take``, updated by ordinary instructions and
+given back with ``rev.put`` (NiLang's data views ``x[i]``).  Control flow follows
+NiLang's pre/post-condition semantics (seed 000, section 3.3 and appendix G).
+
+Every op states here what it consumes and how it is inverted; passes only talk
+to the interfaces in ``revmlir.interfaces``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar, Self
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    AnyFloatConstr,
+    ComplexType,
+    FlatSymbolRefAttr,
+    FunctionType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    SymbolNameConstraint,
+    UnitAttr,
+)
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Dialect,
+    Operation,
+    ParametrizedAttribute,
+    Region,
+    SSAValue,
+    TypeAttribute,
+)
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    ParamAttrConstraint,
+    VarConstraint,
+    base,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+    var_result_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import (
+    HasCanonicalizationPatternsTrait,
+    IsolatedFromAbove,
+    IsTerminator,
+    NoTerminator,
+    Pure,
+    SymbolOpInterface,
+)
+from xdsl.utils.exceptions import VerifyException
+
+from revmlir.interfaces import (
+    InvertibleOp,
+    NotInvertible,
+    RuntimeCheckedOp,
+    StateConsumer,
+)
+
+if TYPE_CHECKING:
+    from xdsl.pattern_rewriter import RewritePattern
+
+    from revmlir.inversion import Inverter
+
+
+# ---------------------------------------------------------------------------
+# Types
+# ---------------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class LogType(ParametrizedAttribute, TypeAttribute):
+    """A positive real stored as its logarithm (NiLang's ``ULogarithmic``).
+
+    ``*=`` and ``/=`` are exact inverses of each other on it, which makes
+    products reversible without a stack (seed 000, appendix B.3).
+    """
+
+    name = "rev.log"
+    element_type: AnyFloat = param_def(AnyFloatConstr)
+
+
+# ---------------------------------------------------------------------------
+# Canonicalization hook shared by every invertible op
+# ---------------------------------------------------------------------------
+
+
+class InverseCancellationTrait(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from revmlir.canonicalization import CancelInversePair
+
+        return (CancelInversePair(),)
+
+
+class InvFoldingTrait(HasCanonicalizationPatternsTrait):
+    @classmethod
+    def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        from revmlir.canonicalization import CancelInversePair, FoldInvOfInv
+
+        return (FoldInvOfInv(), CancelInversePair())
+
+
+# ---------------------------------------------------------------------------
+# Instructions
+# ---------------------------------------------------------------------------
+
+
+class InstructionOp(IRDLOperation, InvertibleOp):
+    """A reversible instruction on scalars.
+
+    The first ``TARGETS`` operands are consumed and reappear, updated, as the
+    results in the same order; the remaining operands are only read.  The
+    inverse is another instruction (``inverse_class``) applied to the results
+    with the same read operands.
+    """
+
+    TARGETS: ClassVar[int] = 1
+
+    traits = traits_def(InverseCancellationTrait())
+
+    @classmethod
+    def inverse_class(cls) -> type[InstructionOp]:
+        raise NotImplementedError(f"{cls.name} must name its inverse")
+
+    def targets(self) -> Sequence[SSAValue]:
+        return self.operands[: self.TARGETS]
+
+    def reads(self) -> Sequence[SSAValue]:
+        return self.operands[self.TARGETS :]
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return self.targets()
+
+    def invert(self, inverter: Inverter) -> None:
+        operands = [inverter.lookup(r) for r in self.results]
+        operands += [inverter.lookup(v) for v in self.reads()]
+        inverse = inverter.insert(
+            self.inverse_class().create(
+                operands=operands,
+                result_types=[r.type for r in self.results],
+                properties=dict(self.properties),
+                attributes=dict(self.attributes),
+            ),
+            like=self,
+        )
+        for target, new in zip(self.targets(), inverse.results, strict=True):
+            inverter.bind(target, new)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, self.inverse_class()) and list(
+            other.operands[other.TARGETS :]
+        ) == list(self.reads())
+
+
+_ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
+_IntT = base(IntegerType) | base(IndexType)
+_NumT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
+
+
+class _UpdateOp(InstructionOp):
+    """``target ⊙= value``: one target, one read value of the same type."""
+
+    T: ClassVar = VarConstraint("T", _ArithT)
+    target = operand_def(T)
+    value = operand_def(T)
+    result = result_def(T)
+
+    assembly_format = "$target `,` $value attr-dict `:` type($target)"
+
+    def __init__(self, target: SSAValue, value: SSAValue):
+        super().__init__(operands=[target, value], result_types=[target.type])
+
+
+@irdl_op_definition
+class AddOp(_UpdateOp):
+    """``y += v``.  Inverse: ``rev.sub``."""
+
+    name = "rev.add"
+
+    @classmethod
+    def inverse_class(cls):
+        return SubOp
+
+
+@irdl_op_definition
+class SubOp(_UpdateOp):
+    """``y -= v``.  Inverse: ``rev.add``."""
+
+    name = "rev.sub"
+
+    @classmethod
+    def inverse_class(cls):
+        return AddOp
+
+
+@irdl_op_definition
+class XorOp(_UpdateOp):
+    """``y ^= v`` on integers and booleans.  Its own inverse."""
+
+    name = "rev.xor"
+    T: ClassVar = VarConstraint("T", _IntT)
+    target = operand_def(T)
+    value = operand_def(T)
+    result = result_def(T)
+
+    @classmethod
+    def inverse_class(cls):
+        return XorOp
+
+
+class _LogUpdateOp(InstructionOp):
+    T: ClassVar = VarConstraint("T", base(LogType))
+    target = operand_def(T)
+    value = operand_def(T)
+    result = result_def(T)
+
+    assembly_format = "$target `,` $value attr-dict `:` type($target)"
+
+    def __init__(self, target: SSAValue, value: SSAValue):
+        super().__init__(operands=[target, value], result_types=[target.type])
+
+
+@irdl_op_definition
+class MulOp(_LogUpdateOp):
+    """``y *= v`` on log numbers (adds the logarithms).  Inverse: ``rev.div``."""
+
+    name = "rev.mul"
+
+    @classmethod
+    def inverse_class(cls):
+        return DivOp
+
+
+@irdl_op_definition
+class DivOp(_LogUpdateOp):
+    """``y /= v`` on log numbers.  Inverse: ``rev.mul``."""
+
+    name = "rev.div"
+
+    @classmethod
+    def inverse_class(cls):
+        return MulOp
+
+
+class _UnaryOp(InstructionOp):
+    T: ClassVar = VarConstraint("T", _NumT)
+    target = operand_def(T)
+    result = result_def(T)
+
+    assembly_format = "$target attr-dict `:` type($target)"
+
+    def __init__(self, target: SSAValue):
+        super().__init__(operands=[target], result_types=[target.type])
+
+
+@irdl_op_definition
+class NegOp(_UnaryOp):
+    """``y = -y``.  Its own inverse."""
+
+    name = "rev.neg"
+
+    @classmethod
+    def inverse_class(cls):
+        return NegOp
+
+
+@irdl_op_definition
+class IncOp(_UnaryOp):
+    """``y += 1`` on integers.  Inverse: ``rev.dec``."""
+
+    name = "rev.inc"
+    T: ClassVar = VarConstraint("T", _IntT)
+    target = operand_def(T)
+    result = result_def(T)
+
+    @classmethod
+    def inverse_class(cls):
+        return DecOp
+
+
+@irdl_op_definition
+class DecOp(_UnaryOp):
+    """``y -= 1`` on integers.  Inverse: ``rev.inc``."""
+
+    name = "rev.dec"
+    T: ClassVar = VarConstraint("T", _IntT)
+    target = operand_def(T)
+    result = result_def(T)
+
+    @classmethod
+    def inverse_class(cls):
+        return IncOp
+
+
+@irdl_op_definition
+class SwapOp(InstructionOp):
+    """Exchange two values.  Its own inverse."""
+
+    name = "rev.swap"
+    TARGETS: ClassVar[int] = 2
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    new_lhs = result_def(T)
+    new_rhs = result_def(T)
+
+    assembly_format = "$lhs `,` $rhs attr-dict `:` type($lhs)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[lhs.type, rhs.type])
+
+    @classmethod
+    def inverse_class(cls):
+        return SwapOp
+
+
+class _RotationOp(InstructionOp):
+    TARGETS: ClassVar[int] = 2
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    angle = operand_def(T)
+    new_lhs = result_def(T)
+    new_rhs = result_def(T)
+
+    assembly_format = "$lhs `,` $rhs `,` $angle attr-dict `:` type($lhs)"
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, angle: SSAValue):
+        super().__init__(operands=[lhs, rhs, angle], result_types=[lhs.type] * 2)
+
+
+@irdl_op_definition
+class RotOp(_RotationOp):
+    """Givens rotation ``(a, b) ← (a cos θ − b sin θ, a sin θ + b cos θ)``.
+    Inverse: ``rev.irot``."""
+
+    name = "rev.rot"
+
+    @classmethod
+    def inverse_class(cls):
+        return IRotOp
+
+
+@irdl_op_definition
+class IRotOp(_RotationOp):
+    """Rotation by ``−θ``.  Inverse: ``rev.rot``."""
+
+    name = "rev.irot"
+
+    @classmethod
+    def inverse_class(cls):
+        return RotOp
+
+
+# ---------------------------------------------------------------------------
+# Data views: memref elements and complex parts
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
+    """Borrow ``m[i...]`` as a state value until the matching ``rev.put``.
+
+    While borrowed, the element must not be read (``memref.load``) or taken
+    again: that would be a shared read/write.  Inverse: ``rev.put``.
+    """
+
+    name = "rev.take"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    memref = operand_def(MemRefType.constr(T))
+    indices = var_operand_def(IndexType())
+    result = result_def(T)
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref)"
+
+    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
+        assert isinstance(memref.type, MemRefType)
+        super().__init__(
+            operands=[memref, indices], result_types=[memref.type.element_type]
+        )
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the element is not already borrowed (dynamic indices only)"
+
+    def needs_runtime_check(self) -> bool:
+        from revmlir.verifier import constant_index
+
+        return any(constant_index(i) is None for i in self.indices)
+
+    def verify_(self) -> None:
+        _verify_rank(self, self.memref.type, self.indices)
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        put = PutOp(
+            inverter.lookup(self.result),
+            inverter.lookup(self.memref),
+            [inverter.lookup(i) for i in self.indices],
+        )
+        put.attributes.update(self.attributes)
+        inverter.insert(put, like=self)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return (
+            isinstance(other, PutOp)
+            and other.memref == self.memref
+            and list(other.indices) == list(self.indices)
+        )
+
+
+@irdl_op_definition
+class PutOp(IRDLOperation, InvertibleOp):
+    """Give a borrowed element back: ``m[i...] ← v``, consuming ``v``.
+
+    Must follow a ``rev.take`` of the same element (same memref and index
+    values) in the same block.  Inverse: ``rev.take``.
+    """
+
+    name = "rev.put"
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    value = operand_def(T)
+    memref = operand_def(MemRefType.constr(T))
+    indices = var_operand_def(IndexType())
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)"
+
+    def __init__(
+        self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]
+    ):
+        super().__init__(operands=[value, memref, indices])
+
+    def verify_(self) -> None:
+        _verify_rank(self, self.memref.type, self.indices)
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return (self.value,)
+
+    def written_memrefs(self) -> Sequence[SSAValue]:
+        return (self.memref,)
+
+    def invert(self, inverter: Inverter) -> None:
+        take = TakeOp(
+            inverter.lookup(self.memref), [inverter.lookup(i) for i in self.indices]
+        )
+        take.attributes.update(self.attributes)
+        inverter.insert(take, like=self)
+        inverter.bind(self.value, take.result)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return (
+            isinstance(other, TakeOp)
+            and other.memref == self.memref
+            and list(other.indices) == list(self.indices)
+        )
+
+
+def _verify_rank(op: Operation, memref_type: Attribute, indices: Sequence[SSAValue]):
+    assert isinstance(memref_type, MemRefType)
+    if memref_type.get_num_dims() != len(indices):
+        raise VerifyException(
+            f"'{op.name}' expects {memref_type.get_num_dims()} indices for "
+            f"{memref_type}, got {len(indices)}"
+        )
+
+
+@irdl_op_definition
+class UnpackOp(IRDLOperation, InvertibleOp):
+    """Split a complex value into its real and imaginary parts (NiLang's
+    ``y.re`` / ``y.im`` views).  Inverse: ``rev.pack``."""
+
+    name = "rev.unpack"
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    value = operand_def(ComplexType.constr(T))
+    re = result_def(T)
+    im = result_def(T)
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        assert isinstance(value.type, ComplexType)
+        element = value.type.element_type
+        super().__init__(operands=[value], result_types=[element, element])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return (self.value,)
+
+    def invert(self, inverter: Inverter) -> None:
+        pack = inverter.insert(
+            PackOp(inverter.lookup(self.re), inverter.lookup(self.im)), like=self
+        )
+        inverter.bind(self.value, pack.result)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, PackOp)
+
+
+@irdl_op_definition
+class PackOp(IRDLOperation, InvertibleOp):
+    """Join real and imaginary parts into a complex value.  Inverse: ``rev.unpack``."""
+
+    name = "rev.pack"
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    re = operand_def(T)
+    im = operand_def(T)
+    result = result_def(ComplexType.constr(T))
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = "$re `,` $im attr-dict `:` type($result)"
+
+    def __init__(self, re: SSAValue, im: SSAValue):
+        super().__init__(operands=[re, im], result_types=[ComplexType(re.type)])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return (self.re, self.im)
+
+    def invert(self, inverter: Inverter) -> None:
+        unpack = inverter.insert(
+            UnpackOp(inverter.lookup(self.result)), like=self
+        )
+        inverter.bind(self.re, unpack.re)
+        inverter.bind(self.im, unpack.im)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return isinstance(other, UnpackOp)
+
+
+# ---------------------------------------------------------------------------
+# Log-number conversions (pure expressions)
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class ToLogOp(IRDLOperation):
+    """The log number equal to a positive real (stores ``log(x)``)."""
+
+    name = "rev.to_log"
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    value = operand_def(T)
+    result = result_def(ParamAttrConstraint(LogType, (T,)))
+
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value], result_types=[LogType(value.type)])
+
+
+@irdl_op_definition
+class FromLogOp(IRDLOperation):
+    """The real value of a log number (``exp`` of the stored logarithm)."""
+
+    name = "rev.from_log"
+    T: ClassVar = VarConstraint("T", AnyFloatConstr)
+    value = operand_def(ParamAttrConstraint(LogType, (T,)))
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = "$value attr-dict `:` type($value)"
+
+    def __init__(self, value: SSAValue):
+        assert isinstance(value.type, LogType)
+        super().__init__(operands=[value], result_types=[value.type.element_type])
+
+
+# ---------------------------------------------------------------------------
+# Terminators
+# ---------------------------------------------------------------------------
+
+
+class _ConsumingTerminator(IRDLOperation, StateConsumer):
+    values = var_operand_def()
+
+    assembly_format = "attr-dict ($values^ `:` type($values))?"
+
+    def __init__(self, *values: SSAValue):
+        super().__init__(operands=[values])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return self.values
+
+
+@irdl_op_definition
+class ReturnOp(_ConsumingTerminator):
+    """Ends a ``rev.func``, consuming the final versions of its scalar arguments."""
+
+    name = "rev.return"
+    traits = traits_def(
+        IsTerminator(), NotInvertible("inverted together with its rev.func")
+    )
+
+    def verify_(self) -> None:
+        func = self.parent_op()
+        if not isinstance(func, FuncOp):
+            raise VerifyException("'rev.return' must be inside a 'rev.func'")
+        expected = func.function_type.outputs.data
+        if tuple(self.values.types) != tuple(expected):
+            raise VerifyException(
+                f"'rev.return' must return the final versions of every scalar "
+                f"argument of @{func.sym_name.data}: expected "
+                f"({', '.join(map(str, expected))}), got "
+                f"({', '.join(map(str, self.values.types))})"
+            )
+
+
+@irdl_op_definition
+class YieldOp(_ConsumingTerminator):
+    """Ends a state-carrying region of a ``rev`` control-flow op."""
+
+    name = "rev.yield"
+    traits = traits_def(
+        IsTerminator(), NotInvertible("inverted together with the region's owner")
+    )
+
+
+@irdl_op_definition
+class CondOp(IRDLOperation):
+    """Ends a condition region with the condition's value."""
+
+    name = "rev.cond"
+    condition = operand_def(IntegerType(1))
+    traits = traits_def(
+        IsTerminator(), NotInvertible("a condition is re-evaluated, never inverted")
+    )
+    assembly_format = "$condition attr-dict"
+
+    def __init__(self, condition: SSAValue):
+        super().__init__(operands=[condition])
+
+
+# ---------------------------------------------------------------------------
+# Helpers for region ops
+# ---------------------------------------------------------------------------
+
+
+def _print_state(printer: Printer, state: Sequence[SSAValue]) -> None:
+    printer.print_string(" (")
+    printer.print_list(state, printer.print_operand)
+    printer.print_string(")")
+    if state:
+        printer.print_string(" : ")
+        printer.print_list([v.type for v in state], printer.print_attribute)
+
+
+def _parse_state(parser: Parser) -> list[SSAValue]:
+    pos = parser.pos
+    unresolved: list[UnresolvedOperand] = parser.parse_comma_separated_list(
+        Parser.Delimiter.PAREN, parser.parse_unresolved_operand
+    )
+    types: list[Attribute] = []
+    if unresolved:
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(
+            Parser.Delimiter.NONE, parser.parse_type
+        )
+    return parser.resolve_operands(unresolved, types, pos)
+
+
+def _print_named_region(printer: Printer, keyword: str, region: Region) -> None:
+    printer.print_string(f" {keyword} ")
+    printer.print_region(region, print_entry_block_args=True)
+
+
+def _print_attributes(printer: Printer, op: Operation) -> None:
+    if op.attributes:
+        printer.print_op_attributes(op.attributes, print_keyword=True)
+
+
+def _parse_attributes(parser: Parser) -> dict[str, Attribute]:
+    attrs = parser.parse_optional_attr_dict_with_keyword()
+    return dict(attrs.data) if attrs is not None else {}
+
+
+def _verify_carrying_region(
+    op: Operation, region: Region, kind: str, args: Sequence[Attribute],
+    yields: Sequence[Attribute],
+) -> None:
+    block = region.block
+    if tuple(a.type for a in block.args) != tuple(args):
+        raise VerifyException(
+            f"'{op.name}' {kind} region must take ({', '.join(map(str, args))}), "
+            f"got ({', '.join(str(a.type) for a in block.args)})"
+        )
+    term = block.last_op
+    if not isinstance(term, YieldOp):
+        raise VerifyException(f"'{op.name}' {kind} region must end with 'rev.yield'")
+    if tuple(term.values.types) != tuple(yields):
+        raise VerifyException(
+            f"'{op.name}' {kind} region must yield ({', '.join(map(str, yields))}), "
+            f"got ({', '.join(map(str, term.values.types))})"
+        )
+
+
+def _verify_condition_region(
+    op: Operation, region: Region, kind: str, args: Sequence[Attribute]
+) -> None:
+    block = region.block
+    if tuple(a.type for a in block.args) != tuple(args):
+        raise VerifyException(
+            f"'{op.name}' {kind} condition must take ({', '.join(map(str, args))}), "
+            f"got ({', '.join(str(a.type) for a in block.args)})"
+        )
+    if not isinstance(block.last_op, CondOp):
+        raise VerifyException(
+            f"'{op.name}' {kind} condition must end with 'rev.cond'"
+        )
+
+
+class _StateRegionOp(IRDLOperation, InvertibleOp):
+    """Region ops thread the state they modify through operands, block
+    arguments, ``rev.yield`` and results; everything else they only read."""
+
+    state = var_operand_def()
+    res = var_result_def()
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return self.state
+
+    def state_types(self) -> list[Attribute]:
+        return [v.type for v in self.state]
+
+    def verify_results(self) -> None:
+        if tuple(self.res.types) != tuple(self.state_types()):
+            raise VerifyException(
+                f"'{self.name}' results must have the types of its state operands"
+            )
+
+
+# ---------------------------------------------------------------------------
+# Structured control flow
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class IfOp(_StateRegionOp, RuntimeCheckedOp):
+    """NiLang's ``if (pre, post)``.
+
+    ``pre`` decides the branch going forward; ``post``, evaluated on the
+    results, must agree (it decides the branch going backward).  Without a
+    ``post`` region the precondition is re-evaluated on the results.
+    Inverse: swap ``pre`` and ``post`` and invert both branches.
+    """
+
+    name = "rev.if"
+    pre = region_def("single_block")
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+    post = region_def()
+
+    def __init__(
+        self,
+        state: Sequence[SSAValue],
+        pre: Region,
+        then_region: Region,
+        else_region: Region,
+        post: Region | None = None,
+    ):
+        super().__init__(
+            operands=[state],
+            result_types=[[v.type for v in state]],
+            regions=[pre, then_region, else_region, post or Region()],
+        )
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the postcondition equals the precondition's value"
+
+    def has_post(self) -> bool:
+        return bool(self.post.blocks)
+
+    def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
+        if region is self.then_region or region is self.else_region:
+            return region.block.args
+        return ()
+
+    def verify_(self) -> None:
+        types = self.state_types()
+        self.verify_results()
+        _verify_condition_region(self, self.pre, "pre", types)
+        if self.has_post():
+            _verify_condition_region(self, self.post, "post", types)
+        _verify_carrying_region(self, self.then_region, "then", types, types)
+        _verify_carrying_region(self, self.else_region, "else", types, types)
+
+    def invert(self, inverter: Inverter) -> None:
+        state = [inverter.lookup(r) for r in self.res]
+        if self.has_post():
+            pre, post = inverter.clone_region(self.post), inverter.clone_region(self.pre)
+        else:
+            pre, post = inverter.clone_region(self.pre), None
+        op = IfOp(
+            state,
+            pre,
+            inverter.invert_region(self.then_region),
+            inverter.invert_region(self.else_region),
+            post,
+        )
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.state, op.res, strict=True):
+            inverter.bind(old, new)
+
+    def print(self, printer: Printer) -> None:
+        _print_state(printer, self.state)
+        _print_attributes(printer, self)
+        _print_named_region(printer, "pre", self.pre)
+        _print_named_region(printer, "then", self.then_region)
+        _print_named_region(printer, "else", self.else_region)
+        if self.has_post():
+            _print_named_region(printer, "post", self.post)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        state = _parse_state(parser)
+        attrs = _parse_attributes(parser)
+        parser.parse_keyword("pre")
+        pre = parser.parse_region()
+        parser.parse_keyword("then")
+        then_region = parser.parse_region()
+        parser.parse_keyword("else")
+        else_region = parser.parse_region()
+        post = parser.parse_region() if parser.parse_optional_keyword("post") else None
+        op = cls(state, pre, then_region, else_region, post)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class WhileOp(_StateRegionOp, RuntimeCheckedOp):
+    """NiLang's ``while (pre, post)``.
+
+    ``post`` must be false on entry and true after every iteration; the loop
+    runs while ``pre`` holds.  Inverse: swap ``pre`` and ``post`` and invert
+    the body.
+    """
+
+    name = "rev.while"
+    pre = region_def("single_block")
+    post = region_def("single_block")
+    body = region_def("single_block")
+
+    def __init__(
+        self, state: Sequence[SSAValue], pre: Region, post: Region, body: Region
+    ):
+        super().__init__(
+            operands=[state],
+            result_types=[[v.type for v in state]],
+            regions=[pre, post, body],
+        )
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the postcondition is false on entry and true after each iteration"
+
+    def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
+        return region.block.args if region is self.body else ()
+
+    def verify_(self) -> None:
+        types = self.state_types()
+        self.verify_results()
+        _verify_condition_region(self, self.pre, "pre", types)
+        _verify_condition_region(self, self.post, "post", types)
+        _verify_carrying_region(self, self.body, "body", types, types)
+
+    def invert(self, inverter: Inverter) -> None:
+        op = WhileOp(
+            [inverter.lookup(r) for r in self.res],
+            inverter.clone_region(self.post),
+            inverter.clone_region(self.pre),
+            inverter.invert_region(self.body),
+        )
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.state, op.res, strict=True):
+            inverter.bind(old, new)
+
+    def print(self, printer: Printer) -> None:
+        _print_state(printer, self.state)
+        _print_attributes(printer, self)
+        _print_named_region(printer, "pre", self.pre)
+        _print_named_region(printer, "post", self.post)
+        _print_named_region(printer, "do", self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        state = _parse_state(parser)
+        attrs = _parse_attributes(parser)
+        parser.parse_keyword("pre")
+        pre = parser.parse_region()
+        parser.parse_keyword("post")
+        post = parser.parse_region()
+        parser.parse_keyword("do")
+        body = parser.parse_region()
+        op = cls(state, pre, post, body)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class ForOp(IRDLOperation, InvertibleOp):
+    """A loop over the immutable range ``lb, lb+step, ... < ub`` (``step > 0``).
+
+    The body receives the induction variable and the carried state.  With
+    ``reverse`` the same index set is visited in descending order.  Inverse:
+    toggle ``reverse`` and invert the body.
+    """
+
+    name = "rev.for"
+    T: ClassVar = VarConstraint("T", _IntT)
+    lb = operand_def(T)
+    ub = operand_def(T)
+    step = operand_def(T)
+    state = var_operand_def()
+    res = var_result_def()
+    body = region_def("single_block")
+    reverse = opt_prop_def(UnitAttr)
+
+    def __init__(
+        self,
+        lb: SSAValue,
+        ub: SSAValue,
+        step: SSAValue,
+        state: Sequence[SSAValue],
+        body: Region,
+        reverse: bool = False,
+    ):
+        super().__init__(
+            operands=[lb, ub, step, state],
+            result_types=[[v.type for v in state]],
+            regions=[body],
+            properties={"reverse": UnitAttr()} if reverse else {},
+        )
+
+    @property
+    def is_reverse(self) -> bool:
+        return self.reverse is not None
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return self.state
+
+    def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
+        return region.block.args[1:]
+
+    def verify_(self) -> None:
+        types = [v.type for v in self.state]
+        if tuple(self.res.types) != tuple(types):
+            raise VerifyException(
+                "'rev.for' results must have the types of its state operands"
+            )
+        _verify_carrying_region(self, self.body, "body", [self.lb.type, *types], types)
+
+    def invert(self, inverter: Inverter) -> None:
+        op = ForOp(
+            inverter.lookup(self.lb),
+            inverter.lookup(self.ub),
+            inverter.lookup(self.step),
+            [inverter.lookup(r) for r in self.res],
+            inverter.invert_region(self.body),
+            reverse=not self.is_reverse,
+        )
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.state, op.res, strict=True):
+            inverter.bind(old, new)
+
+    def print(self, printer: Printer) -> None:
+        if self.is_reverse:
+            printer.print_string(" reverse")
+        printer.print_string(" ")
+        printer.print_operand(self.lb)
+        printer.print_string(" to ")
+        printer.print_operand(self.ub)
+        printer.print_string(" step ")
+        printer.print_operand(self.step)
+        printer.print_string(" : ")
+        printer.print_attribute(self.lb.type)
+        _print_state(printer, self.state)
+        _print_attributes(printer, self)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        reverse = parser.parse_optional_keyword("reverse") is not None
+        lb = parser.parse_unresolved_operand()
+        parser.parse_keyword("to")
+        ub = parser.parse_unresolved_operand()
+        parser.parse_keyword("step")
+        step = parser.parse_unresolved_operand()
+        parser.parse_punctuation(":")
+        index_type = parser.parse_type()
+        lb_v, ub_v, step_v = (parser.resolve_operand(o, index_type) for o in (lb, ub, step))
+        state = _parse_state(parser)
+        attrs = _parse_attributes(parser)
+        body = parser.parse_region()
+        op = cls(lb_v, ub_v, step_v, state, body, reverse=reverse)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class RoutineOp(_StateRegionOp):
+    """Compute–copy–uncompute (NiLang's ``@routine … ~@routine``).
+
+    ``compute`` maps the state to the state plus extra values (typically
+    ancillas); ``do`` uses them; then ``compute`` runs backwards, so the extra
+    values must be back to what ``compute`` made.  Inverse: same ``compute``,
+    inverted ``do``.
+    """
+
+    name = "rev.routine"
+    compute = region_def("single_block")
+    body = region_def("single_block")
+
+    traits = traits_def(InverseCancellationTrait())
+
+    def __init__(self, state: Sequence[SSAValue], compute: Region, body: Region):
+        super().__init__(
+            operands=[state],
+            result_types=[[v.type for v in state]],
+            regions=[compute, body],
+        )
+
+    def extra_types(self) -> list[Attribute]:
+        term = self.compute.block.last_op
+        assert isinstance(term, YieldOp)
+        return list(term.values.types[len(self.state) :])
+
+    def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
+        return region.block.args
+
+    def verify_(self) -> None:
+        types = self.state_types()
+        self.verify_results()
+        term = self.compute.block.last_op
+        if not isinstance(term, YieldOp) or len(term.values) < len(types):
+            raise VerifyException(
+                "'rev.routine' compute region must yield the state followed by "
+                "the values it computes"
+            )
+        full = [*types, *self.extra_types()]
+        _verify_carrying_region(self, self.compute, "compute", types, full)
+        _verify_carrying_region(self, self.body, "do", full, full)
+
+    def invert(self, inverter: Inverter) -> None:
+        op = RoutineOp(
+            [inverter.lookup(r) for r in self.res],
+            inverter.clone_region(self.compute),
+            inverter.invert_region(self.body),
+        )
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.state, op.res, strict=True):
+            inverter.bind(old, new)
+
+    def print(self, printer: Printer) -> None:
+        _print_state(printer, self.state)
+        _print_attributes(printer, self)
+        _print_named_region(printer, "compute", self.compute)
+        _print_named_region(printer, "do", self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        state = _parse_state(parser)
+        attrs = _parse_attributes(parser)
+        parser.parse_keyword("compute")
+        compute = parser.parse_region()
+        parser.parse_keyword("do")
+        body = parser.parse_region()
+        op = cls(state, compute, body)
+        op.attributes.update(attrs)
+        return op
+
+
+@irdl_op_definition
+class InvOp(_StateRegionOp):
+    """Run a region backwards (NiLang's ``~begin … end``).
+
+    The results are the region's block arguments as they were before the
+    region ran forward to produce the operands.  Inverse: ``rev.inv`` of the
+    inverted region (so inverting twice is the identity on the IR).
+    """
+
+    name = "rev.inv"
+    body = region_def("single_block")
+
+    traits = traits_def(InvFoldingTrait())
+
+    def __init__(self, state: Sequence[SSAValue], body: Region):
+        super().__init__(
+            operands=[state], result_types=[[v.type for v in state]], regions=[body]
+        )
+
+    def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
+        return region.block.args
+
+    def verify_(self) -> None:
+        types = self.state_types()
+        self.verify_results()
+        _verify_carrying_region(self, self.body, "body", types, types)
+
+    def invert(self, inverter: Inverter) -> None:
+        op = InvOp(
+            [inverter.lookup(r) for r in self.res], inverter.invert_region(self.body)
+        )
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.state, op.res, strict=True):
+            inverter.bind(old, new)
+
+    def print(self, printer: Printer) -> None:
+        _print_state(printer, self.state)
+        _print_attributes(printer, self)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        state = _parse_state(parser)
+        attrs = _parse_attributes(parser)
+        body = parser.parse_region()
+        op = cls(state, body)
+        op.attributes.update(attrs)
+        return op
+
+
+SAFE_MODES = ("forward", "inverse", "both")
+
+
+@irdl_op_definition
+class SafeOp(IRDLOperation, InvertibleOp):
+    """Irreversible host side effects (logging, counters) that touch no state.
+
+    ``when`` says in which direction the region runs: ``forward`` (the
+    default; the inverse program skips it), ``inverse`` (only when run as part
+    of an inverse) or ``both`` (NiLang's ``@safe``).  Inverse: swap
+    ``forward`` and ``inverse``.
+    """
+
+    name = "rev.safe"
+    when = opt_prop_def(StringAttr)
+    body = region_def("single_block")
+
+    traits = traits_def(NoTerminator())
+
+    def __init__(self, body: Region, when: str = "forward"):
+        super().__init__(
+            regions=[body],
+            properties={} if when == "forward" else {"when": StringAttr(when)},
+        )
+
+    @property
+    def mode(self) -> str:
+        return self.when.data if self.when is not None else "forward"
+
+    @property
+    def runs_forward(self) -> bool:
+        return self.mode in ("forward", "both")
+
+    def verify_(self) -> None:
+        if self.mode not in SAFE_MODES:
+            raise VerifyException(
+                f"'rev.safe' mode must be one of {', '.join(SAFE_MODES)}, "
+                f"got '{self.mode}'"
+            )
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        flipped = {"forward": "inverse", "inverse": "forward"}.get(self.mode, "both")
+        op = SafeOp(inverter.clone_region(self.body), flipped)
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+
+    def print(self, printer: Printer) -> None:
+        if self.mode != "forward":
+            printer.print_string(f" {self.mode}")
+        _print_attributes(printer, self)
+        printer.print_string(" ")
+        printer.print_region(self.body)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        mode = parser.parse_optional_keyword_in(SAFE_MODES) or "forward"
+        attrs = _parse_attributes(parser)
+        body = parser.parse_region()
+        op = cls(body, mode)
+        op.attributes.update(attrs)
+        return op
+
+
+# ---------------------------------------------------------------------------
+# Functions and calls
+# ---------------------------------------------------------------------------
+
+
+@irdl_op_definition
+class FuncOp(IRDLOperation):
+    """A reversible function.
+
+    Scalar arguments are state and come back, updated and in order, as the
+    results; memref and stack arguments are references updated in place.
+    """
+
+    name = "rev.func"
+    sym_name = prop_def(SymbolNameConstraint())
+    function_type = prop_def(FunctionType)
+    body = region_def("single_block")
+
+    traits = traits_def(
+        IsolatedFromAbove(),
+        SymbolOpInterface(),
+        NotInvertible("rev-invert builds a whole inverse function"),
+    )
+
+    def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region):
+        from revmlir.semantics import is_state_type
+
+        outputs = [t for t in arg_types if is_state_type(t)]
+        super().__init__(
+            properties={
+                "sym_name": StringAttr(name),
+                "function_type": FunctionType.from_lists(arg_types, outputs),
+            },
+            regions=[body],
+        )
+
+    @staticmethod
+    def outputs_for(arg_types: Sequence[Attribute]) -> list[Attribute]:
+        from revmlir.semantics import is_state_type
+
+        return [t for t in arg_types if is_state_type(t)]
+
+    def verify_(self) -> None:
+        from revmlir.semantics import is_reference_type, is_state_type
+
+        inputs = self.function_type.inputs.data
+        for i, t in enumerate(inputs):
+            if not (is_state_type(t) or is_reference_type(t)):
+                raise VerifyException(
+                    f"argument #{i} of @{self.sym_name.data} has type {t}; "
+                    "reversible functions take scalars, memrefs and stacks"
+                )
+        if tuple(self.function_type.outputs.data) != tuple(self.outputs_for(inputs)):
+            raise VerifyException(
+                f"@{self.sym_name.data} must return exactly its scalar arguments"
+            )
+        if tuple(a.type for a in self.body.block.args) != tuple(inputs):
+            raise VerifyException(
+                f"entry block arguments of @{self.sym_name.data} do not match "
+                "its function type"
+            )
+        from revmlir.verifier import verify_function
+
+        verify_function(self)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_symbol_name(self.sym_name.data)
+        printer.print_string("(")
+        printer.print_list(self.body.block.args, printer.print_block_argument)
+        printer.print_string(")")
+        _print_attributes(printer, self)
+        printer.print_string(" ")
+        printer.print_region(self.body, print_entry_block_args=False)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        name = parser.parse_symbol_name().data
+        args = parser.parse_comma_separated_list(
+            Parser.Delimiter.PAREN, lambda: parser.parse_argument(expect_type=True)
+        )
+        attrs = _parse_attributes(parser)
+        body = parser.parse_region(args)
+        op = cls(name, [a.type for a in args], body)
+        op.attributes.update(attrs)
+        return op
+
+
+class _CallLikeOp(IRDLOperation, InvertibleOp):
+    """Scalar arguments are consumed and come back as the results; memrefs and
+    stacks are passed by reference (and may be written by the callee)."""
+
+    callee = prop_def(FlatSymbolRefAttr)
+    args = var_operand_def()
+    res = var_result_def()
+
+    traits = traits_def(InverseCancellationTrait())
+    assembly_format = (
+        "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
+    )
+
+    def __init__(self, callee: str, args: Sequence[SSAValue]):
+        super().__init__(
+            operands=[args],
+            result_types=[FuncOp.outputs_for([a.type for a in args])],
+            properties={"callee": FlatSymbolRefAttr(callee)},
+        )
+
+    @classmethod
+    def inverse_call(cls) -> type[_CallLikeOp]:
+        raise NotImplementedError()
+
+    def scalar_args(self) -> list[SSAValue]:
+        from revmlir.semantics import is_state_type
+
+        return [a for a in self.args if is_state_type(a.type)]
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return self.scalar_args()
+
+    def written_memrefs(self) -> Sequence[SSAValue]:
+        from revmlir.semantics import is_reference_type
+
+        return [a for a in self.args if is_reference_type(a.type)]
+
+    def verify_(self) -> None:
+        expected = FuncOp.outputs_for(self.args.types)
+        if tuple(self.res.types) != tuple(expected):
+            raise VerifyException(
+                f"'{self.name}' must return the types of its scalar arguments "
+                f"({', '.join(map(str, expected))})"
+            )
+
+    def invert(self, inverter: Inverter) -> None:
+        results = iter(self.res)
+        operands = [
+            inverter.lookup(next(results) if a in self.scalar_args() else a)
+            for a in self.args
+        ]
+        op = self.inverse_call()(self.callee.string_value(), operands)
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.scalar_args(), op.res, strict=True):
+            inverter.bind(old, new)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        if not isinstance(other, self.inverse_call()):
+            return False
+        if other.callee != self.callee:
+            return False
+        from revmlir.semantics import is_reference_type
+
+        refs = [a for a in self.args if is_reference_type(a.type)]
+        other_refs = [a for a in other.args if is_reference_type(a.type)]
+        return refs == other_refs
+
+
+@irdl_op_definition
+class CallOp(_CallLikeOp):
+    """Call a reversible function.  Inverse: ``rev.uncall`` of the same function."""
+
+    name = "rev.call"
+
+    @classmethod
+    def inverse_call(cls):
+        return UncallOp
+
+
+@irdl_op_definition
+class UncallOp(_CallLikeOp):
+    """Run a reversible function backwards (NiLang's ``~f(args)``).
+    Inverse: ``rev.call``."""
+
+    name = "rev.uncall"
+
+    @classmethod
+    def inverse_call(cls):
+        return CallOp
+
+
+Rev = Dialect(
+    "rev",
+    [
+        AddOp,
+        SubOp,
+        XorOp,
+        MulOp,
+        DivOp,
+        NegOp,
+        IncOp,
+        DecOp,
+        SwapOp,
+        RotOp,
+        IRotOp,
+        TakeOp,
+        PutOp,
+        UnpackOp,
+        PackOp,
+        ToLogOp,
+        FromLogOp,
+        IfOp,
+        WhileOp,
+        ForOp,
+        RoutineOp,
+        InvOp,
+        SafeOp,
+        FuncOp,
+        ReturnOp,
+        YieldOp,
+        CondOp,
+        CallOp,
+        UncallOp,
+    ],
+    [LogType],
+)
+

@@ -1,0 +1,86 @@
+"""Errors that revmlir reports to its users.
+
+Two families exist: static violations found by the verifier (they derive from
+xDSL's ``VerifyException`` so every xDSL driver reports them) and dynamic
+violations found while a program runs (``InvertibilityError``).  Both carry the
+operation and its source location so a diagnostic can point at the user's text.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FileLineColLoc, LocationAttr
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import VerifyException
+
+
+def format_location(loc: LocationAttr | None) -> str | None:
+    """``file:line:col`` for file locations, ``None`` when nothing is known."""
+    if isinstance(loc, FileLineColLoc):
+        return f"{loc.filename.data}:{loc.line.data}:{loc.column.data}"
+    return None
+
+
+def describe_op(op: Operation) -> str:
+    """The op's name followed by its location, the way diagnostics cite an op."""
+    where = format_location(op.location)
+    return f"'{op.name}'" + (f" at {where}" if where else "")
+
+
+class ReversibilityViolation(VerifyException):
+    """A program the verifier can prove irreversible.
+
+    ``rule`` is the short name of the broken rule (``linearity``, ``stale-read``,
+    ...); the docs list every rule under the same name.
+    """
+
+    def __init__(self, rule: str, op: Operation, message: str):
+        self.rule = rule
+        self.op = op
+        self.message = message
+        super().__init__(f"[{rule}] {message}")
+
+
+class InvertibilityError(RuntimeError):
+    """A run broke reversibility: an ancilla freed holding the wrong value, a
+    postcondition that does not match, a shared read/write of one element, ...
+
+    Raised by the interpreter (and, with checks on, by compiled code).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        op_name: str | None = None,
+        location: str | None = None,
+        function: str | None = None,
+    ):
+        self.message = message
+        self.op_name = op_name
+        self.location = location
+        self.function = function
+        parts: list[str] = []
+        if location:
+            parts.append(f"{location}:")
+        if op_name:
+            parts.append(f"'{op_name}'")
+        if function:
+            parts.append(f"in @{function}:")
+        elif op_name:
+            parts[-1] += ":"
+        parts.append(message)
+        super().__init__(" ".join(parts))
+
+    @classmethod
+    def at(cls, op: Operation, message: str, function: str | None = None):
+        return cls(
+            message,
+            op_name=op.name,
+            location=format_location(op.location),
+            function=function,
+        )
+
+
+class ExecutionError(RuntimeError):
+    """A run failed for a reason other than reversibility (division by zero,
+    an index out of bounds, a wrong argument), with the op's location."""

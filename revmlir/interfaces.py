@@ -1,0 +1,105 @@
+"""Op interfaces that carry the semantics of reversible programs.
+
+Passes never ask "is this a ``rev.add``?".  They ask an op what it consumes,
+what it writes, how to invert it and which run-time checks it performs, and each
+op answers next to its own definition.  The interfaces follow xDSL's
+``HasCanonicalizationPatternsInterface`` pattern: abstract mixins on the op class.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.ir import BlockArgument, Operation, Region, SSAValue
+from xdsl.traits import OpTrait
+
+if TYPE_CHECKING:
+    from revmlir.inversion import Inverter
+
+
+class StateConsumer(Operation, abc.ABC):
+    """An op that consumes state values.
+
+    State values are linear: each SSA version of a reversible variable is
+    consumed by exactly one op (an instruction, a free, a push, a call or a
+    terminator).  Operands not listed here are only read.
+    """
+
+    @abc.abstractmethod
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        raise NotImplementedError()
+
+
+class InvertibleOp(StateConsumer, abc.ABC):
+    """An op with an inverse.  All its results are new state versions."""
+
+    @abc.abstractmethod
+    def invert(self, inverter: Inverter) -> None:
+        """Emit the inverse of this op at the inverter's insertion point.
+
+        The inverse reads the inverse-side values of this op's results through
+        ``inverter.lookup`` and binds the values it produces to this op's
+        consumed operands with ``inverter.bind``.
+        """
+        raise NotImplementedError()
+
+    def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
+        """Block arguments of ``region`` that carry state into it (and so must be
+        consumed exactly once inside).  Condition regions carry none."""
+        return ()
+
+    def written_memrefs(self) -> Sequence[SSAValue]:
+        """Memrefs whose contents this op itself (not its regions) may change."""
+        return ()
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        """Whether ``other`` followed by this op, on the same values, is the
+        identity; canonicalization then removes both."""
+        return False
+
+
+class RuntimeCheckedOp(Operation, abc.ABC):
+    """An op whose reversibility is checked while the program runs.
+
+    The ``nocheck`` unit attribute turns the check off (NiLang's
+    ``@invcheckoff``); inserting and stripping checks are IR transformations
+    that toggle it.
+    """
+
+    CHECK_ATTR: ClassVar[str] = "nocheck"
+
+    @classmethod
+    @abc.abstractmethod
+    def runtime_check(cls) -> str:
+        """One line saying what is checked, for docs and diagnostics."""
+        raise NotImplementedError()
+
+    def needs_runtime_check(self) -> bool:
+        """False when the verifier already proved what the check would test."""
+        return True
+
+    @property
+    def checks_enabled(self) -> bool:
+        return self.CHECK_ATTR not in self.attributes
+
+    def set_checks(self, enabled: bool) -> None:
+        if enabled:
+            self.attributes.pop(self.CHECK_ATTR, None)
+        else:
+            self.attributes[self.CHECK_ATTR] = UnitAttr()
+
+
+@dataclass(frozen=True)
+class NotInvertible(OpTrait):
+    """Marks an op that has no inverse rule of its own, with the reason.
+
+    Structural ops (functions, terminators, condition yields) are inverted by
+    the op that owns them; the op-coverage test requires every revmlir op to be
+    invertible, pure, or marked with this trait.
+    """
+
+    reason: str = ""

@@ -1,0 +1,92 @@
+"""Operational semantics of the ``anc`` dialect: ancillas and stacks."""
+
+from __future__ import annotations
+
+from xdsl.interpreter import (
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+
+from revmlir.dialects import anc
+from revmlir.interpreter.runtime import RuntimeInterpreter
+
+
+@register_impls
+class AncFunctions(InterpreterFunctions):
+    @impl(anc.AllocOp)
+    def run_alloc(
+        self, interpreter: RuntimeInterpreter, op: anc.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        interpreter.runtime.allocate()
+        return args
+
+    @impl(anc.FreeOp)
+    def run_free(
+        self, interpreter: RuntimeInterpreter, op: anc.FreeOp, args: PythonValues
+    ) -> PythonValues:
+        runtime = interpreter.runtime
+        value, expected = args
+        if runtime.checking(op) and not runtime.same(value, expected):
+            raise runtime.fail(
+                op, f"ancilla freed holding {value!r}, expected {expected!r}"
+            )
+        runtime.release()
+        return ()
+
+    @impl(anc.StackAllocOp)
+    def run_stack_alloc(
+        self, interpreter: RuntimeInterpreter, op: anc.StackAllocOp, args: PythonValues
+    ) -> PythonValues:
+        return ([],)
+
+    @impl(anc.StackFreeOp)
+    def run_stack_free(
+        self, interpreter: RuntimeInterpreter, op: anc.StackFreeOp, args: PythonValues
+    ) -> PythonValues:
+        (stack,) = args
+        runtime = interpreter.runtime
+        if stack and runtime.checking(op):
+            raise runtime.fail(op, f"stack freed holding {len(stack)} value(s)")
+        return ()
+
+    @impl(anc.PushOp)
+    def run_push(
+        self, interpreter: RuntimeInterpreter, op: anc.PushOp, args: PythonValues
+    ) -> PythonValues:
+        stack, value = args
+        stack.append(value)
+        return ()
+
+    @impl(anc.PopOp)
+    def run_pop(
+        self, interpreter: RuntimeInterpreter, op: anc.PopOp, args: PythonValues
+    ) -> PythonValues:
+        (stack,) = args
+        if not stack:
+            raise interpreter.runtime.fail(op, "pop from an empty stack")
+        return (stack.pop(),)
+
+    @impl(anc.CopyPushOp)
+    def run_copy_push(
+        self, interpreter: RuntimeInterpreter, op: anc.CopyPushOp, args: PythonValues
+    ) -> PythonValues:
+        stack, value = args
+        stack.append(value)
+        return ()
+
+    @impl(anc.CopyPopOp)
+    def run_copy_pop(
+        self, interpreter: RuntimeInterpreter, op: anc.CopyPopOp, args: PythonValues
+    ) -> PythonValues:
+        stack, value = args
+        runtime = interpreter.runtime
+        if not stack:
+            raise runtime.fail(op, "pop from an empty stack")
+        popped = stack.pop()
+        if runtime.checking(op) and not runtime.same(popped, value):
+            raise runtime.fail(
+                op, f"popped {popped!r}, but the live value is {value!r}"
+            )
+        return ()

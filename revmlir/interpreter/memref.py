@@ -1,0 +1,127 @@
+"""memref ops on numpy arrays, so arrays passed from Python are updated in place.
+
+``memref.load`` also enforces the no-shared-read/write rule at run time: an
+element borrowed by ``rev.take`` cannot be read until it is put back.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+)
+from xdsl.interpreter import (
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Attribute
+
+from revmlir.interpreter.runtime import RuntimeInterpreter
+from revmlir.interpreter.values import normalize
+
+
+def numpy_dtype(element: Attribute) -> np.dtype:
+    if isinstance(element, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(element, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(element, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(element, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
+    if isinstance(element, ComplexType):
+        inner = element.element_type
+        return np.dtype(np.complex64 if isinstance(inner, Float32Type) else np.complex128)
+    raise TypeError(f"no numpy dtype for memref element type {element}")
+
+
+def element_key(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    return id(array), indices
+
+
+def checked_index(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, ...]:
+    if len(indices) != array.ndim or any(
+        not 0 <= i < n for i, n in zip(indices, array.shape)
+    ):
+        raise IndexError(
+            f"index {list(indices)} is out of bounds for an array of shape "
+            f"{list(array.shape)}"
+        )
+    return indices
+
+
+def _zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
+    type = cast(MemRefType, type)
+    sizes = iter(dynamic_sizes)
+    shape = [next(sizes) if d == -1 else d for d in type.get_shape()]
+    return np.zeros(shape, dtype=numpy_dtype(type.element_type))
+
+
+@register_impls
+class MemRefFunctions(InterpreterFunctions):
+    @impl(memref.LoadOp)
+    def run_load(
+        self, interpreter: RuntimeInterpreter, op: memref.LoadOp, args: PythonValues
+    ) -> PythonValues:
+        array, *indices = args
+        index = checked_index(array, tuple(indices))
+        runtime = interpreter.runtime
+        take = runtime.borrowed.get(element_key(array, index))
+        if take is not None and runtime.checking(take):
+            from revmlir.errors import describe_op
+
+            raise runtime.fail(
+                op,
+                f"reads element {list(index)} while it is borrowed by "
+                f"{describe_op(take)}; a shared read/write is not reversible",
+            )
+        return (normalize(op.res.type, array[index].item()),)
+
+    @impl(memref.StoreOp)
+    def run_store(
+        self, interpreter: RuntimeInterpreter, op: memref.StoreOp, args: PythonValues
+    ) -> PythonValues:
+        value, array, *indices = args
+        array[checked_index(array, tuple(indices))] = value
+        return ()
+
+    @impl(memref.AllocOp)
+    def run_alloc(
+        self, interpreter: RuntimeInterpreter, op: memref.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        return (_zeros(op.memref.type, args),)
+
+    @impl(memref.AllocaOp)
+    def run_alloca(
+        self, interpreter: RuntimeInterpreter, op: memref.AllocaOp, args: PythonValues
+    ) -> PythonValues:
+        return (_zeros(op.memref.type, args),)
+
+    @impl(memref.DeallocOp)
+    def run_dealloc(
+        self, interpreter: RuntimeInterpreter, op: memref.DeallocOp, args: PythonValues
+    ) -> PythonValues:
+        return ()
+
+    @impl(memref.DimOp)
+    def run_dim(
+        self, interpreter: RuntimeInterpreter, op: memref.DimOp, args: PythonValues
+    ) -> PythonValues:
+        array, dim = args
+        return (int(array.shape[dim]),)

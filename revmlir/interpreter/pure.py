@@ -1,0 +1,255 @@
+"""Semantics of the pure upstream ops (arith, math, complex) and of the
+log-number conversions, as one table: op class → Python function.
+
+Floats follow IEEE semantics (division by zero gives ±inf, log(0) gives -inf)
+because numpy computes them; the runner evaluates under
+``numpy.errstate(all="ignore")``.
+"""
+
+from __future__ import annotations
+
+import cmath
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import arith, complex
+from xdsl.dialects import math as mathd
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    FloatAttr,
+    IntegerAttr,
+)
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
+
+from revmlir.dialects import rev
+from revmlir.interpreter.values import int_width, normalize, to_unsigned
+
+Semantics = Callable[..., Any]
+
+
+def _f(fn: Callable[..., Any]) -> Semantics:
+    """A float function evaluated in IEEE double precision by numpy."""
+    return lambda op, *args: float(fn(*(np.float64(a) for a in args)))
+
+
+def _width(op: Operation) -> int:
+    return int_width(op.operands[0].type)
+
+
+def _unsigned(op: Operation, fn: Callable[[int, int], Any]) -> Semantics:
+    return lambda op, a, b: fn(to_unsigned(a, _width(op)), to_unsigned(b, _width(op)))
+
+
+def _trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        raise InterpretationError("integer division by zero")
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _floor_div(a: int, b: int) -> int:
+    if b == 0:
+        raise InterpretationError("integer division by zero")
+    return a // b
+
+
+def _trunc_rem(a: int, b: int) -> int:
+    return a - b * _trunc_div(a, b)
+
+
+def _constant(op: arith.ConstantOp) -> Any:
+    value = op.value
+    if isinstance(value, IntegerAttr | FloatAttr):
+        return value.value.data
+    raise InterpretationError(f"arith.constant of {value} is not supported")
+
+
+_CMPI: dict[int, Callable[[int, int, int], bool]] = {
+    0: lambda a, b, w: a == b,
+    1: lambda a, b, w: a != b,
+    2: lambda a, b, w: a < b,
+    3: lambda a, b, w: a <= b,
+    4: lambda a, b, w: a > b,
+    5: lambda a, b, w: a >= b,
+    6: lambda a, b, w: to_unsigned(a, w) < to_unsigned(b, w),
+    7: lambda a, b, w: to_unsigned(a, w) <= to_unsigned(b, w),
+    8: lambda a, b, w: to_unsigned(a, w) > to_unsigned(b, w),
+    9: lambda a, b, w: to_unsigned(a, w) >= to_unsigned(b, w),
+}
+
+
+def _cmpf(predicate: int, a: float, b: float) -> bool:
+    unordered = math.isnan(a) or math.isnan(b)
+    ordered_results = {
+        1: a == b, 2: a > b, 3: a >= b, 4: a < b, 5: a <= b, 6: a != b,
+    }
+    if predicate == 0:
+        return False
+    if predicate == 15:
+        return True
+    if predicate == 7:
+        return not unordered
+    if predicate == 14:
+        return unordered
+    if predicate <= 6:
+        return not unordered and ordered_results[predicate]
+    return unordered or ordered_results[predicate - 7]
+
+
+def _complex_constant(op: complex.ConstantOp) -> complex:
+    value = op.value
+    assert isinstance(value, ArrayAttr)
+    re, im = (v.value.data for v in value.data)  # type: ignore[attr-defined]
+    return complex(re, im)
+
+
+def _fpowi(a: float, b: int) -> float:
+    return float(np.float64(a) ** np.float64(b))
+
+
+def _ipowi(a: int, b: int) -> int:
+    if b < 0:
+        return 0 if abs(a) != 1 else (a if b % 2 else 1)
+    return a**b
+
+
+PURE_SEMANTICS: dict[type[Operation], Semantics] = {
+    arith.ConstantOp: _constant,
+    arith.AddiOp: lambda op, a, b: a + b,
+    arith.SubiOp: lambda op, a, b: a - b,
+    arith.MuliOp: lambda op, a, b: a * b,
+    arith.DivSIOp: lambda op, a, b: _trunc_div(a, b),
+    arith.DivUIOp: lambda op, a, b: _floor_div(
+        to_unsigned(a, _width(op)), to_unsigned(b, _width(op))
+    ),
+    arith.RemSIOp: lambda op, a, b: _trunc_rem(a, b),
+    arith.RemUIOp: lambda op, a, b: to_unsigned(a, _width(op))
+    % to_unsigned(b, _width(op)),
+    arith.FloorDivSIOp: lambda op, a, b: _floor_div(a, b),
+    arith.CeilDivSIOp: lambda op, a, b: -_floor_div(-a, b),
+    arith.MinSIOp: lambda op, a, b: min(a, b),
+    arith.MaxSIOp: lambda op, a, b: max(a, b),
+    arith.AndIOp: lambda op, a, b: int(a) & int(b),
+    arith.OrIOp: lambda op, a, b: int(a) | int(b),
+    arith.XOrIOp: lambda op, a, b: int(a) ^ int(b),
+    arith.ShLIOp: lambda op, a, b: a << b,
+    arith.ShRSIOp: lambda op, a, b: a >> b,
+    arith.ShRUIOp: lambda op, a, b: to_unsigned(a, _width(op)) >> b,
+    arith.CmpiOp: lambda op, a, b: _CMPI[op.predicate.value.data](a, b, _width(op)),
+    arith.CmpfOp: lambda op, a, b: _cmpf(op.predicate.value.data, a, b),
+    arith.SelectOp: lambda op, c, a, b: a if c else b,
+    arith.AddfOp: _f(np.add),
+    arith.SubfOp: _f(np.subtract),
+    arith.MulfOp: _f(np.multiply),
+    arith.DivfOp: _f(np.divide),
+    arith.NegfOp: _f(np.negative),
+    arith.MaximumfOp: _f(np.maximum),
+    arith.MinimumfOp: _f(np.minimum),
+    arith.MaxnumfOp: _f(np.fmax),
+    arith.MinnumfOp: _f(np.fmin),
+    arith.IndexCastOp: lambda op, a: a,
+    arith.SIToFPOp: lambda op, a: float(a),
+    arith.UIToFPOp: lambda op, a: float(to_unsigned(a, _width(op))),
+    arith.FPToSIOp: lambda op, a: int(a),
+    arith.FPToUIOp: lambda op, a: int(a),
+    arith.ExtFOp: lambda op, a: a,
+    arith.TruncFOp: lambda op, a: a,
+    arith.ExtSIOp: lambda op, a: int(a),
+    arith.ExtUIOp: lambda op, a: to_unsigned(a, _width(op)),
+    arith.TruncIOp: lambda op, a: int(a),
+    mathd.AbsFOp: _f(np.abs),
+    mathd.AbsIOp: lambda op, a: abs(a),
+    mathd.ExpOp: _f(np.exp),
+    mathd.Exp2Op: _f(np.exp2),
+    mathd.ExpM1Op: _f(np.expm1),
+    mathd.LogOp: _f(np.log),
+    mathd.Log2Op: _f(np.log2),
+    mathd.Log10Op: _f(np.log10),
+    mathd.Log1pOp: _f(np.log1p),
+    mathd.SqrtOp: _f(np.sqrt),
+    mathd.RsqrtOp: _f(lambda x: 1.0 / np.sqrt(x)),
+    mathd.CbrtOp: _f(np.cbrt),
+    mathd.SinOp: _f(np.sin),
+    mathd.CosOp: _f(np.cos),
+    mathd.TanOp: _f(np.tan),
+    mathd.AsinOp: _f(np.arcsin),
+    mathd.AcosOp: _f(np.arccos),
+    mathd.AtanOp: _f(np.arctan),
+    mathd.Atan2Op: _f(np.arctan2),
+    mathd.SinhOp: _f(np.sinh),
+    mathd.CoshOp: _f(np.cosh),
+    mathd.TanhOp: _f(np.tanh),
+    mathd.AsinhOp: _f(np.arcsinh),
+    mathd.AcoshOp: _f(np.arccosh),
+    mathd.AtanhOp: _f(np.arctanh),
+    mathd.ErfOp: lambda op, a: math.erf(a),
+    mathd.PowFOp: _f(np.power),
+    mathd.FPowIOp: lambda op, a, b: _fpowi(a, b),
+    mathd.IPowIOp: lambda op, a, b: _ipowi(a, b),
+    mathd.FloorOp: _f(np.floor),
+    mathd.CeilOp: _f(np.ceil),
+    mathd.RoundOp: lambda op, a: float(math.floor(abs(a) + 0.5) * math.copysign(1, a)),
+    mathd.RoundEvenOp: _f(np.rint),
+    mathd.TruncOp: _f(np.trunc),
+    mathd.CopySignOp: _f(np.copysign),
+    mathd.FmaOp: lambda op, a, b, c: float(np.float64(a) * b + c),
+    complex.ConstantOp: _complex_constant,
+    complex.CreateOp: lambda op, re, im: complex(re, im),
+    complex.ReOp: lambda op, z: z.real,
+    complex.ImOp: lambda op, z: z.imag,
+    complex.AbsOp: lambda op, z: abs(z),
+    complex.AngleOp: lambda op, z: cmath.phase(z),
+    complex.AddOp: lambda op, a, b: a + b,
+    complex.SubOp: lambda op, a, b: a - b,
+    complex.MulOp: lambda op, a, b: a * b,
+    complex.DivOp: lambda op, a, b: complex(np.complex128(a) / np.complex128(b)),
+    complex.NegOp: lambda op, z: -z,
+    complex.ConjOp: lambda op, z: z.conjugate(),
+    complex.ExpOp: lambda op, z: cmath.exp(z),
+    complex.Expm1Op: lambda op, z: cmath.exp(z) - 1,
+    complex.LogOp: lambda op, z: complex(np.log(np.complex128(z))),
+    complex.Log1pOp: lambda op, z: complex(np.log1p(np.complex128(z))),
+    complex.SqrtOp: lambda op, z: cmath.sqrt(z),
+    complex.RsqrtOp: lambda op, z: 1 / cmath.sqrt(z),
+    complex.SinOp: lambda op, z: cmath.sin(z),
+    complex.CosOp: lambda op, z: cmath.cos(z),
+    complex.TanOp: lambda op, z: cmath.tan(z),
+    complex.TanhOp: lambda op, z: cmath.tanh(z),
+    complex.PowOp: lambda op, a, b: complex(np.complex128(a) ** np.complex128(b)),
+    complex.SignOp: lambda op, z: z / abs(z) if z else z,
+    complex.EqualOp: lambda op, a, b: a == b,
+    complex.NotEqualOp: lambda op, a, b: a != b,
+    rev.ToLogOp: _f(np.log),
+    rev.FromLogOp: _f(np.exp),
+}
+
+
+def _make_impl(semantics: Semantics):
+    def run(
+        self: InterpreterFunctions, interpreter: Interpreter, op: Operation,
+        args: PythonValues,
+    ) -> PythonValues:
+        return (normalize(op.results[0].type, semantics(op, *args)),)
+
+    return run
+
+
+def _pure_functions() -> type[InterpreterFunctions]:
+    namespace = {
+        f"run_{op_type.name}": impl(op_type)(_make_impl(semantics))
+        for op_type, semantics in PURE_SEMANTICS.items()
+    }
+    return register_impls(type("PureFunctions", (InterpreterFunctions,), namespace))
+
+
+PureFunctions = _pure_functions()

@@ -1,0 +1,147 @@
+"""State the interpreter keeps besides SSA values: counters, live ancillas,
+borrowed elements, and the inverse code it derived for ``rev.uncall``,
+``rev.inv`` and ``rev.routine``."""
+
+from __future__ import annotations
+
+import cmath
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter
+from xdsl.ir import Block, Operation, Region
+from xdsl.rewriter import InsertPoint
+
+from revmlir.dialects import rev
+from revmlir.errors import InvertibilityError, describe_op
+from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
+from revmlir.inversion import Inverter, invert_function
+
+DEFAULT_TOLERANCE = 1e-8
+"""Relative and absolute tolerance when a float must equal a known value
+(NiLang's default); integers are compared exactly."""
+
+
+@dataclass
+class FunctionCounters:
+    """What ran inside one function; ``instructions`` counts executed
+    reversible instructions (not region ops or calls) in both directions."""
+
+    calls: int = 0
+    uncalls: int = 0
+    instructions: int = 0
+
+    @property
+    def invocations(self) -> int:
+        return self.calls + self.uncalls
+
+
+@dataclass
+class Frame:
+    name: str
+    backward: bool
+
+    def __str__(self) -> str:
+        return ("~" if self.backward else "") + self.name
+
+
+@dataclass
+class Runtime:
+    tolerance: float = DEFAULT_TOLERANCE
+    counters: defaultdict[str, FunctionCounters] = field(
+        default_factory=lambda: defaultdict(FunctionCounters)
+    )
+    live_ancillas: int = 0
+    peak_live_ancillas: int = 0
+    borrowed: dict[tuple[int, tuple[int, ...]], rev.TakeOp] = field(
+        default_factory=dict[tuple[int, tuple[int, ...]], rev.TakeOp]
+    )
+    frames: list[Frame] = field(default_factory=list[Frame])
+    current_op: Operation | None = None
+    _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(
+        default_factory=dict[rev.FuncOp, rev.FuncOp]
+    )
+    _inverse_regions: dict[tuple[Operation, int], Region] = field(
+        default_factory=dict[tuple[Operation, int], Region]
+    )
+
+    # -- errors ----------------------------------------------------------------
+
+    def fail(self, op: Operation, message: str) -> InvertibilityError:
+        function = str(self.frames[-1]) if self.frames else None
+        error = InvertibilityError.at(op, message, function)
+        return error
+
+    def checking(self, op: RuntimeCheckedOp) -> bool:
+        return op.checks_enabled
+
+    def same(self, a: Any, b: Any) -> bool:
+        """Equality for run-time checks: exact for integers, within tolerance
+        for floats and complex numbers."""
+        if isinstance(a, bool | int) and isinstance(b, bool | int):
+            return a == b
+        if isinstance(a, complex) or isinstance(b, complex):
+            return cmath.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance)
+        import math
+
+        return math.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance)
+
+    # -- ancillas ------------------------------------------------------------------
+
+    def allocate(self) -> None:
+        self.live_ancillas += 1
+        self.peak_live_ancillas = max(self.peak_live_ancillas, self.live_ancillas)
+
+    def release(self) -> None:
+        self.live_ancillas -= 1
+
+    # -- derived inverse code -------------------------------------------------------
+
+    def inverse_function(self, func: rev.FuncOp) -> rev.FuncOp:
+        if (inverse := self._inverse_functions.get(func)) is None:
+            inverse = self._inverse_functions[func] = invert_function(func)
+        return inverse
+
+    def inverse_region(self, op: InvertibleOp, index: int) -> Region:
+        key = (op, index)
+        if (inverse := self._inverse_regions.get(key)) is None:
+            inverter = Inverter(op, Builder(InsertPoint.at_end(Block())))
+            inverse = inverter.invert_region(op.regions[index])
+            self._inverse_regions[key] = inverse
+        return inverse
+
+
+class RuntimeInterpreter(Interpreter):
+    """xDSL's interpreter plus the revmlir runtime state."""
+
+    runtime: Runtime
+
+    def __init__(self, module: ModuleOp, runtime: Runtime):
+        super().__init__(module, index_bitwidth=64, listeners=(_Observer(runtime),))
+        self.runtime = runtime
+
+
+class _Observer(Interpreter.Listener):
+    """Counts instructions per function and remembers the op being run, so
+    errors can say where they happened."""
+
+    def __init__(self, runtime: Runtime):
+        self.runtime = runtime
+
+    def will_interpret_op(self, op: Operation, args: tuple[Any, ...]) -> None:
+        runtime = self.runtime
+        runtime.current_op = op
+        if (
+            isinstance(op, InvertibleOp)
+            and not op.regions
+            and not isinstance(op, rev.CallOp | rev.UncallOp)
+            and runtime.frames
+        ):
+            runtime.counters[runtime.frames[-1].name].instructions += 1
+
+
+def describe_current(runtime: Runtime) -> str:
+    return describe_op(runtime.current_op) if runtime.current_op else "the program"

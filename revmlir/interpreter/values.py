@@ -1,0 +1,71 @@
+"""How the interpreter represents values of each type.
+
+Integers are Python ints wrapped to their width (two's complement), so integer
+programs are bit-exact and reversible; ``i1`` is ``bool``; floats are Python
+floats rounded to their precision; complex numbers are Python complex; log
+numbers hold their logarithm; memrefs are numpy arrays (updated in place);
+stacks are lists.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ComplexType,
+    Float16Type,
+    Float32Type,
+    IndexType,
+    IntegerType,
+)
+from xdsl.ir import Attribute
+
+INDEX_WIDTH = 64
+
+
+def wrap_int(value: int, width: int) -> int:
+    mask = (1 << width) - 1
+    value = int(value) & mask
+    return value - (1 << width) if value >> (width - 1) else value
+
+
+def to_unsigned(value: int, width: int) -> int:
+    return int(value) & ((1 << width) - 1)
+
+
+def int_width(type: Attribute) -> int:
+    if isinstance(type, IntegerType):
+        return type.width.data
+    assert isinstance(type, IndexType)
+    return INDEX_WIDTH
+
+
+def _round_float(type: Attribute, value: Any) -> float:
+    if isinstance(type, Float32Type):
+        return float(np.float32(value))
+    if isinstance(type, Float16Type):
+        return float(np.float16(value))
+    return float(value)
+
+
+def normalize(type: Attribute, value: Any) -> Any:
+    """Bring a Python value into the canonical representation of ``type``."""
+    if isinstance(type, IntegerType):
+        if type.width.data == 1:
+            return bool(value)
+        return wrap_int(value, type.width.data)
+    if isinstance(type, IndexType):
+        return wrap_int(value, INDEX_WIDTH)
+    if isinstance(type, AnyFloat):
+        return _round_float(type, value)
+    if isinstance(type, ComplexType):
+        element = type.element_type
+        value = complex(value)
+        return complex(_round_float(element, value.real), _round_float(element, value.imag))
+    from revmlir.dialects.rev import LogType
+
+    if isinstance(type, LogType):
+        return _round_float(type.element_type, value)
+    return value

@@ -1,0 +1,257 @@
+"""Building inverse programs.
+
+The inverter walks a block backwards and asks each op (through the
+``InvertibleOp`` interface) to emit its inverse.  It keeps the correspondence
+between forward values and the inverse-side values that stand for them, and
+recomputes pure expressions on demand: the verifier guarantees that every value
+an instruction reads is still current after the instruction, so the same
+expression evaluated at the mirrored point of the inverse gives the same value.
+
+One mechanism serves ``rev-invert`` (whole functions), region ops (``rev.if``
+inverts its branches), ``rev.uncall`` in the interpreter and routine expansion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from xdsl.builder import Builder
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import DiagnosticException
+
+from revmlir.dialects.rev import FuncOp, ReturnOp, YieldOp
+from revmlir.errors import describe_op
+from revmlir.interfaces import InvertibleOp
+from revmlir.semantics import is_expression_op, is_state_type
+
+INVERSE_SUFFIX = ".inv"
+
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+class InversionError(DiagnosticException):
+    """The inverter met IR the verifier should have rejected."""
+
+
+def inverse_name(name: str) -> str:
+    """``@f`` ↔ ``@f.inv``: the inverse of an inverse has the original name."""
+    if name.endswith(INVERSE_SUFFIX):
+        return name[: -len(INVERSE_SUFFIX)]
+    return name + INVERSE_SUFFIX
+
+
+def _defining_node(value: SSAValue) -> Operation | Block:
+    if isinstance(value, BlockArgument):
+        return value.block
+    assert isinstance(value, OpResult)
+    return value.op
+
+
+@dataclass
+class Inverter:
+    """Emits the inverse of the code inside ``root``.
+
+    Values defined outside ``root`` are shared by the forward and the inverse
+    code (they are current throughout ``root``); values inside are mapped.
+    """
+
+    root: Operation
+    builder: Builder
+    mapping: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    recomputed: dict[SSAValue, SSAValue] = field(
+        default_factory=dict[SSAValue, SSAValue]
+    )
+
+    # -- the interface ops use -------------------------------------------------
+
+    def lookup(self, value: SSAValue) -> SSAValue:
+        """The inverse-side value standing for ``value`` at the insertion point."""
+        if (mapped := self.mapping.get(value)) is not None:
+            return mapped
+        if not self.root.is_ancestor(_defining_node(value)):
+            return value
+        if isinstance(value, OpResult) and is_expression_op(value.op):
+            return self._recompute(value)
+        raise InversionError(
+            f"{_describe_value(value)} is not available where the inverse of "
+            f"{describe_op(self.root)} needs it; run rev-verify for the cause"
+        )
+
+    def bind(self, forward: SSAValue, inverse: SSAValue) -> None:
+        """Record that ``inverse`` is the inverse-side version of ``forward``."""
+        if forward.name_hint and not inverse.name_hint:
+            inverse.name_hint = forward.name_hint
+        self.mapping[forward] = inverse
+
+    def insert(self, op: _OpT, like: Operation) -> _OpT:
+        """Insert ``op`` as the inverse of ``like``, keeping its source location."""
+        op.location = like.location
+        for new, old in zip(op.results, like.operands):
+            if old.name_hint and not new.name_hint:
+                new.name_hint = old.name_hint
+        self.builder.insert(op)
+        return op
+
+    def invert_region(self, region: Region) -> Region:
+        """A new region computing the inverse of ``region``.
+
+        Block arguments keep their positions: the state arguments of the new
+        block stand for the forward region's yielded values, its other
+        arguments (an induction variable) for the same forward arguments.
+        """
+        owner = region.parent_op()
+        assert isinstance(owner, InvertibleOp)
+        forward = region.block
+        state_args = owner.state_block_args(region)
+        block = Block(arg_types=[a.type for a in forward.args])
+        outputs: list[SSAValue] = []
+        for old, new in zip(forward.args, block.args, strict=True):
+            new.name_hint = old.name_hint
+            if old in state_args:
+                outputs.append(new)
+            else:
+                self.bind(old, new)
+        with self._at_end(block):
+            results = self.invert_body(forward, state_args, outputs)
+            terminator = forward.last_op
+            assert terminator is not None
+            self.insert(YieldOp(*results), like=terminator)
+        return Region(block)
+
+    def clone_region(self, region: Region) -> Region:
+        """A forward copy of ``region`` whose captured values are mapped."""
+        forward = region.block
+        block = Block(arg_types=[a.type for a in forward.args])
+        local: dict[SSAValue, SSAValue] = {}
+        for old, new in zip(forward.args, block.args, strict=True):
+            new.name_hint = old.name_hint
+            local[old] = new
+        with self._at_end(block):
+            for op in forward.ops:
+                self.builder.insert(self._clone_with_captures(op, region, local))
+        return Region(block)
+
+    # -- blocks ---------------------------------------------------------------
+
+    def invert_body(
+        self,
+        block: Block,
+        state_args: Sequence[SSAValue],
+        outputs: Sequence[SSAValue],
+    ) -> list[SSAValue]:
+        """Emit the inverse of ``block``'s ops at the insertion point.
+
+        ``outputs`` stand for the operands of the block's terminator; the
+        result stands for ``state_args`` before the block ran.
+        """
+        terminator = block.last_op
+        assert terminator is not None
+        for value, output in zip(terminator.operands, outputs, strict=True):
+            self.bind(value, output)
+        for op in reversed(list(block.ops)[:-1]):
+            if isinstance(op, InvertibleOp):
+                op.invert(self)
+            elif not is_expression_op(op):
+                raise InversionError(f"{describe_op(op)} has no inverse")
+        return [self.lookup(arg) for arg in state_args]
+
+    # -- helpers --------------------------------------------------------------
+
+    @contextmanager
+    def _at_end(self, block: Block) -> Iterator[None]:
+        saved = self.builder.insertion_point
+        self.builder.insertion_point = InsertPoint.at_end(block)
+        try:
+            yield
+        finally:
+            self.builder.insertion_point = saved
+
+    def _recompute(self, value: OpResult) -> SSAValue:
+        cached = self.recomputed.get(value)
+        if cached is not None and self._visible(cached):
+            return cached
+        op = value.op
+        clone = op.clone(value_mapper={o: self.lookup(o) for o in op.operands})
+        self.builder.insert(clone)
+        for old, new in zip(op.results, clone.results, strict=True):
+            self.recomputed[old] = new
+        return clone.results[value.index]
+
+    def _visible(self, value: SSAValue) -> bool:
+        """Whether ``value`` dominates the insertion point."""
+        home = value.block if isinstance(value, BlockArgument) else value.op.parent_block()
+        block: Block | None = self.builder.insertion_point.block
+        while block is not None:
+            if block is home:
+                return True
+            parent = block.parent_op()
+            block = parent.parent_block() if parent is not None else None
+        return False
+
+    def _clone_with_captures(
+        self, op: Operation, region: Region, local: dict[SSAValue, SSAValue]
+    ) -> Operation:
+        for nested in op.walk():
+            for operand in nested.operands:
+                if operand not in local and not region.is_ancestor(
+                    _defining_node(operand)
+                ):
+                    local[operand] = self.lookup(operand)
+        return op.clone(value_mapper=local)
+
+
+def _describe_value(value: SSAValue) -> str:
+    name = f"%{value.name_hint}" if value.name_hint else "a value"
+    if isinstance(value, OpResult):
+        return f"{name} (result of {describe_op(value.op)})"
+    return f"{name} (block argument #{value.index})"
+
+
+def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:
+    """The inverse of ``func`` as a new function (``@f.inv`` unless named).
+
+    It has the same signature: scalar arguments receive what ``func`` returns,
+    references are shared.
+    """
+    forward = func.body.block
+    block = Block(arg_types=[a.type for a in forward.args])
+    inverter = Inverter(func, Builder(InsertPoint.at_end(block)))
+    state_args: list[SSAValue] = []
+    outputs: list[SSAValue] = []
+    for old, new in zip(forward.args, block.args, strict=True):
+        new.name_hint = old.name_hint
+        if is_state_type(old.type):
+            state_args.append(old)
+            outputs.append(new)
+        else:
+            inverter.bind(old, new)
+    results = inverter.invert_body(forward, state_args, outputs)
+    terminator = forward.last_op
+    assert terminator is not None
+    inverter.insert(ReturnOp(*results), like=terminator)
+    inverse = FuncOp(
+        name or inverse_name(func.sym_name.data),
+        [a.type for a in forward.args],
+        Region(block),
+    )
+    inverse.attributes.update(func.attributes)
+    inverse.location = func.location
+    return inverse
+
+
+def inline_block(
+    block: Block, args: Sequence[SSAValue], builder: Builder
+) -> list[SSAValue]:
+    """Copy ``block``'s ops (not its terminator) forward at ``builder``'s
+    insertion point with its arguments replaced by ``args``; return what the
+    terminator would have yielded."""
+    mapping: dict[SSAValue, SSAValue] = dict(zip(block.args, args, strict=True))
+    terminator = block.last_op
+    assert terminator is not None
+    for op in list(block.ops)[:-1]:
+        builder.insert(op.clone(value_mapper=mapping))
+    return [mapping.get(v, v) for v in terminator.operands]

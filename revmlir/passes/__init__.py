@@ -1,0 +1,40 @@
+"""Every revmlir pass, by its ``rev-opt`` name (a lazy table, as in xDSL)."""
+
+from collections.abc import Callable
+
+from xdsl.passes import ModulePass
+
+
+def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
+    def verify():
+        from revmlir.passes.verify import RevVerifyPass
+
+        return RevVerifyPass
+
+    def invert():
+        from revmlir.passes.invert import RevInvertPass
+
+        return RevInvertPass
+
+    def expand_routines():
+        from revmlir.passes.expand_routines import RevExpandRoutinesPass
+
+        return RevExpandRoutinesPass
+
+    def insert_checks():
+        from revmlir.passes.checks import RevInsertChecksPass
+
+        return RevInsertChecksPass
+
+    def strip_checks():
+        from revmlir.passes.checks import RevStripChecksPass
+
+        return RevStripChecksPass
+
+    return {
+        "rev-verify": verify,
+        "rev-invert": invert,
+        "rev-expand-routines": expand_routines,
+        "rev-insert-checks": insert_checks,
+        "rev-strip-checks": strip_checks,
+    }

@@ -1,0 +1,40 @@
+"""``rev-expand-routines``: replace ``rev.routine`` by compute, body and the
+inverse of compute, inline (the preprocessing stage of seed 000, appendix G.3)."""
+
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from revmlir.dialects.rev import RoutineOp
+from revmlir.inversion import Inverter, inline_block
+
+
+class ExpandRoutine(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: RoutineOp, rewriter: PatternRewriter) -> None:
+        builder = Builder(InsertPoint.before(op))
+        computed = inline_block(op.compute.block, list(op.state), builder)
+        used = inline_block(op.body.block, computed, builder)
+        inverter = Inverter(op, builder)
+        state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
+        rewriter.replace_op(op, [], state)
+
+
+@dataclass(frozen=True)
+class RevExpandRoutinesPass(ModulePass):
+    """Inline every rev.routine as compute; body; ~compute."""
+
+    name = "rev-expand-routines"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(op)

@@ -1,0 +1,420 @@
+"""Static reversibility rules for ``rev.func`` bodies.
+
+Each rule has a short name that diagnostics print and ``docs/dialects.md``
+explains.  The rules make the inverter's job well defined: every state version
+is consumed exactly once, in the block that made it; everything an op reads is
+still current when the op runs (so the inverse can recompute it at the mirrored
+point); borrowed elements are given back; conditions are pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.traits import SymbolTable
+
+from revmlir.dialects import anc, rev
+from revmlir.errors import ReversibilityViolation, describe_op
+from revmlir.interfaces import InvertibleOp, StateConsumer
+from revmlir.semantics import is_expression_op, is_state_value
+
+RULES: dict[str, str] = {
+    "linearity": "every state version is consumed exactly once",
+    "capture": "a region may read outer state but not consume it",
+    "stale-read": "an op reads only current versions of state",
+    "self-read": "an instruction does not read its own target",
+    "memory-read": "an element read is not overwritten before the op using it",
+    "alias": "a borrowed element is not read or borrowed again",
+    "borrow": "every rev.take is matched by a rev.put of the same element",
+    "irreversible-op": "only reversible instructions and pure expressions",
+    "condition": "conditions are pure and end with rev.cond",
+    "safe": "rev.safe regions do not touch reversible state",
+    "call": "calls name a rev.func and match its signature",
+}
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an index known at compile time, else ``None``."""
+    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
+        attr = value.op.value
+        if isinstance(attr, IntegerAttr):
+            return attr.value.data
+    return None
+
+
+def _name(value: SSAValue) -> str:
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    if isinstance(value, BlockArgument):
+        return f"block argument #{value.index}"
+    assert isinstance(value, OpResult)
+    return f"the result of '{value.op.name}'"
+
+
+def _fail(rule: str, op: Operation, message: str) -> ReversibilityViolation:
+    return ReversibilityViolation(rule, op, message)
+
+
+def _block_kind(block: Block) -> str:
+    owner = block.parent_op()
+    if isinstance(owner, rev.SafeOp):
+        return "safe"
+    if isinstance(block.last_op, rev.CondOp):
+        return "condition"
+    return "state"
+
+
+def _ancestor_in(op: Operation, block: Block) -> Operation | None:
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current
+
+
+def _writes(op: Operation, target: SSAValue) -> bool:
+    for nested in op.walk():
+        if isinstance(nested, InvertibleOp) and target in nested.written_memrefs():
+            return True
+    return False
+
+
+@dataclass
+class _Leaves:
+    state: set[SSAValue] = field(default_factory=set[SSAValue])
+    loads: set[memref.LoadOp] = field(default_factory=set[memref.LoadOp])
+
+
+def _leaves(value: SSAValue, seen: _Leaves | None = None) -> _Leaves:
+    """The state values and memory reads an expression depends on."""
+    leaves = seen if seen is not None else _Leaves()
+    if is_state_value(value):
+        leaves.state.add(value)
+    elif isinstance(value, OpResult) and is_expression_op(value.op):
+        if isinstance(value.op, memref.LoadOp):
+            if value.op in leaves.loads:
+                return leaves
+            leaves.loads.add(value.op)
+        for operand in value.op.operands:
+            _leaves(operand, leaves)
+    return leaves
+
+
+class FunctionVerifier:
+    """Checks one ``rev.func``; raises the first violation found."""
+
+    def __init__(self, func: rev.FuncOp):
+        self.func = func
+        self.consumer: dict[SSAValue, Operation] = {}
+        self.position: dict[Operation, int] = {}
+
+    def run(self) -> None:
+        for block in self._blocks():
+            for index, op in enumerate(block.ops):
+                self.position[op] = index
+        for block in self._blocks():
+            kind = _block_kind(block)
+            if kind == "state":
+                self._check_state_block(block)
+            elif kind == "condition":
+                self._check_condition_block(block)
+            else:
+                self._check_safe_block(block)
+        for op in self.func.walk():
+            if op is self.func or is_expression_op(op):
+                continue
+            self._check_reads(op)
+            if isinstance(op, rev.CallOp | rev.UncallOp):
+                self._check_call(op)
+
+    def _blocks(self) -> Iterator[Block]:
+        for op in self.func.walk():
+            for region in op.regions:
+                yield from region.blocks
+
+    # -- op classes per block kind -------------------------------------------
+
+    def _check_state_block(self, block: Block) -> None:
+        defined: list[SSAValue] = [a for a in block.args if is_state_value(a)]
+        for op in block.ops:
+            if not (isinstance(op, StateConsumer) or is_expression_op(op)):
+                raise _fail(
+                    "irreversible-op",
+                    op,
+                    f"'{op.name}' is not reversible; write state with rev "
+                    "instructions, elements with rev.take/rev.put, or wrap host "
+                    "side effects in rev.safe",
+                )
+            if isinstance(op, StateConsumer):
+                self._consume(op, block)
+            if isinstance(op, InvertibleOp):
+                defined.extend(r for r in op.results if is_state_value(r))
+        for value in defined:
+            if value not in self.consumer:
+                self._dropped(value, block)
+        self._check_borrows(block)
+
+    def _check_condition_block(self, block: Block) -> None:
+        for op in block.ops:
+            if not (is_expression_op(op) or isinstance(op, rev.CondOp)):
+                raise _fail(
+                    "condition",
+                    op,
+                    f"'{op.name}' cannot appear in a condition; conditions are "
+                    "pure expressions ending with rev.cond",
+                )
+
+    def _check_safe_block(self, block: Block) -> None:
+        for op in block.walk():
+            if isinstance(op, StateConsumer):
+                raise _fail(
+                    "safe",
+                    op,
+                    f"'{op.name}' changes reversible state inside rev.safe; "
+                    "rev.safe is only for host side effects",
+                )
+
+    # -- linearity ------------------------------------------------------------
+
+    def _consume(self, op: StateConsumer, block: Block) -> None:
+        for value in op.consumed_operands():
+            if not is_state_value(value):
+                hint = (
+                    "allocate an ancilla with anc.alloc to create state"
+                    if isinstance(value, OpResult)
+                    else "only scalar state can be updated"
+                )
+                raise _fail(
+                    "linearity",
+                    op,
+                    f"'{op.name}' updates {_name(value)}, which is not a state "
+                    f"value; {hint}",
+                )
+            home = (
+                value.block
+                if isinstance(value, BlockArgument)
+                else value.owner.parent_block()
+            )
+            if home is not block:
+                raise _fail(
+                    "capture",
+                    op,
+                    f"'{op.name}' consumes {_name(value)}, which is defined "
+                    "outside its region; carry it through the region op's "
+                    "state operands",
+                )
+            if (first := self.consumer.get(value)) is not None:
+                raise _fail(
+                    "linearity",
+                    op,
+                    f"{_name(value)} is consumed twice: by {describe_op(first)} "
+                    f"and by '{op.name}'; each state version is used up by one op",
+                )
+            self.consumer[value] = op
+
+    def _dropped(self, value: SSAValue, block: Block) -> None:
+        if isinstance(value, OpResult):
+            where = value.op
+            if isinstance(where, anc.AllocOp | anc.PopOp):
+                raise _fail(
+                    "linearity",
+                    where,
+                    f"the ancilla {_name(value)} allocated here is not freed on "
+                    "every path; free it with anc.free (or push it) before the "
+                    "end of its region",
+                )
+        else:
+            where = block.parent_op() or self.func
+        raise _fail(
+            "linearity",
+            where,
+            f"{_name(value)} is never consumed; every state version must be "
+            "updated, freed, pushed, passed on or yielded",
+        )
+
+    # -- reads ----------------------------------------------------------------
+
+    def _check_reads(self, op: Operation) -> None:
+        consumed = (
+            set(op.consumed_operands()) if isinstance(op, StateConsumer) else set()
+        )
+        for operand in op.operands:
+            if operand in consumed:
+                continue
+            leaves = _leaves(operand)
+            for state in leaves.state:
+                self._check_current(op, state, consumed)
+            for load in leaves.loads:
+                self._check_load(op, load)
+
+    def _check_current(
+        self, op: Operation, state: SSAValue, consumed: set[SSAValue]
+    ) -> None:
+        if state in consumed:
+            raise _fail(
+                "self-read",
+                op,
+                f"'{op.name}' reads its own target {_name(state)}; use an "
+                "ancilla copy (x ← 0; x += y; …; x -= y; x → 0) instead",
+            )
+        consumer = self.consumer.get(state)
+        if consumer is None:
+            return
+        home = consumer.parent_block()
+        assert home is not None
+        anchor = _ancestor_in(op, home)
+        if anchor is None:
+            return
+        if anchor is consumer:
+            raise _fail(
+                "stale-read",
+                op,
+                f"'{op.name}' reads {_name(state)} inside "
+                f"{describe_op(consumer)}, which consumes it; use the region's "
+                "block argument instead",
+            )
+        if self.position[anchor] > self.position[consumer]:
+            raise _fail(
+                "stale-read",
+                op,
+                f"'{op.name}' reads {_name(state)} after {describe_op(consumer)} "
+                "consumed it; read the current version instead",
+            )
+
+    def _check_load(self, op: Operation, load: memref.LoadOp) -> None:
+        block = load.parent_block()
+        assert block is not None
+        anchor = _ancestor_in(op, block)
+        if anchor is None:
+            return
+        target = load.memref
+        if anchor is not op and _writes(anchor, target):
+            raise _fail(
+                "memory-read",
+                op,
+                f"'{op.name}' reads an element of {_name(target)} loaded outside "
+                f"{describe_op(anchor)}, which writes {_name(target)}; load it "
+                "inside, next to its use",
+            )
+        if anchor is op and op.regions and _writes(op, target):
+            raise _fail(
+                "memory-read",
+                op,
+                f"'{op.name}' reads {_name(target)} in its operands but writes "
+                "it in its body; the value would differ when run backwards",
+            )
+        start, end = self.position[load], self.position[anchor]
+        for between in list(block.ops)[start + 1 : end]:
+            if _writes(between, target):
+                raise _fail(
+                    "memory-read",
+                    op,
+                    f"'{op.name}' uses an element of {_name(target)} loaded "
+                    f"before {describe_op(between)} wrote {_name(target)}; load "
+                    "it after the write",
+                )
+
+    # -- borrowed elements ----------------------------------------------------
+
+    def _check_borrows(self, block: Block) -> None:
+        open_takes: list[rev.TakeOp] = []
+        for op in block.ops:
+            if isinstance(op, rev.TakeOp):
+                for other in open_takes:
+                    if _same_element(other, op.memref, op.indices) is True:
+                        raise _fail(
+                            "alias",
+                            op,
+                            f"element of {_name(op.memref)} taken again while "
+                            f"borrowed by {describe_op(other)}",
+                        )
+                open_takes.append(op)
+            elif isinstance(op, rev.PutOp):
+                match = next(
+                    (
+                        t
+                        for t in reversed(open_takes)
+                        if t.memref == op.memref
+                        and list(t.indices) == list(op.indices)
+                    ),
+                    None,
+                )
+                if match is None:
+                    raise _fail(
+                        "borrow",
+                        op,
+                        f"'rev.put' gives back an element of {_name(op.memref)} "
+                        "that was not taken with the same indices in this block",
+                    )
+                open_takes.remove(match)
+            for take in open_takes:
+                if take is op:
+                    continue
+                for nested in op.walk():
+                    if (
+                        isinstance(nested, memref.LoadOp)
+                        and _same_element(take, nested.memref, nested.indices) is True
+                    ):
+                        raise _fail(
+                            "alias",
+                            nested,
+                            f"reads an element of {_name(take.memref)} borrowed by "
+                            f"{describe_op(take)}; a shared read/write is not "
+                            "reversible",
+                        )
+        if open_takes:
+            raise _fail(
+                "borrow",
+                open_takes[0],
+                "the element taken here is never put back with rev.put",
+            )
+
+    # -- calls ----------------------------------------------------------------
+
+    def _check_call(self, op: rev.CallOp | rev.UncallOp) -> None:
+        module = self.func.parent_op()
+        if not isinstance(module, ModuleOp):
+            return
+        callee = SymbolTable.lookup_symbol(module, op.callee)
+        name = op.callee.string_value()
+        if callee is None:
+            raise _fail("call", op, f"'{op.name}' refers to unknown function @{name}")
+        if not isinstance(callee, rev.FuncOp):
+            raise _fail(
+                "call",
+                op,
+                f"'{op.name}' target @{name} is a '{callee.name}', not a 'rev.func'",
+            )
+        expected = callee.function_type.inputs.data
+        if tuple(op.args.types) != tuple(expected):
+            raise _fail(
+                "call",
+                op,
+                f"'{op.name}' passes ({', '.join(map(str, op.args.types))}) to "
+                f"@{name}, which takes ({', '.join(map(str, expected))})",
+            )
+
+
+def _same_element(
+    take: rev.TakeOp, target: SSAValue, indices: tuple[SSAValue, ...] | list[SSAValue]
+) -> bool | None:
+    """True/False when known statically, None when only a run can tell."""
+    if take.memref != target:
+        return False
+    known = True
+    for a, b in zip(take.indices, indices, strict=True):
+        if a == b:
+            continue
+        ca, cb = constant_index(a), constant_index(b)
+        if ca is None or cb is None:
+            known = False
+        elif ca != cb:
+            return False
+    return True if known else None
+
+
+def verify_function(func: rev.FuncOp) -> None:
+    FunctionVerifier(func).run()

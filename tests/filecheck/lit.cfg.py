@@ -1,0 +1,18 @@
+# lit configuration for the FileCheck suite: `lit tests/filecheck` or pytest.
+import os
+import sys
+
+import lit.formats
+
+config.name = "revmlir"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.excludes = ["lit.cfg.py", "inputs"]
+
+# Tools come from the environment that runs lit (the project's virtualenv).
+bin_dir = os.path.dirname(sys.executable)
+config.environment["PATH"] = os.pathsep.join(
+    [bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
+)
+config.substitutions.append(("%python", sys.executable))

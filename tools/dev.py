@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Developer entry point: ``python3 tools/dev.py demo|test [args...]``.
+
+Needs only Python 3.11+ and the package index: it creates ``.venv`` beside
+the repository, installs revmlir with its test extras into it (again only when
+``pyproject.toml`` changed), then runs the demo or the whole test suite
+(pytest, which also runs the lit/FileCheck suite).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PYTHON = BIN / "python"
+STAMP = VENV / ".revmlir-installed"
+
+
+def ensure_environment() -> None:
+    if sys.version_info < (3, 11):
+        sys.exit("revmlir needs Python 3.11 or newer")
+    if not PYTHON.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if STAMP.exists() and STAMP.read_text() == digest:
+        return
+    print("installing revmlir and its test dependencies into .venv", flush=True)
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True
+    )
+    subprocess.run(
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"],
+        check=True,
+    )
+    STAMP.write_text(digest)
+
+
+def main() -> int:
+    if len(sys.argv) < 2 or sys.argv[1] not in ("demo", "test"):
+        print(__doc__)
+        return 2
+    ensure_environment()
+    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+    command, rest = sys.argv[1], sys.argv[2:]
+    if command == "demo":
+        args = [str(PYTHON), str(ROOT / "examples" / "demo.py"), *rest]
+    else:
+        args = [str(PYTHON), "-m", "pytest", "-q", *rest]
+    return subprocess.run(args, cwd=ROOT, env=env).returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())
