@@ -7,7 +7,12 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
-from revmlir.errors import InvertibilityError, ReversibilityViolation, format_location
+from revmlir.errors import (
+    ExecutionError,
+    InvertibilityError,
+    ReversibilityViolation,
+    format_location,
+)
 
 
 def _first_line(text: str) -> str:
@@ -33,7 +38,12 @@ def format_error(
         where = error.span.get_location()
         return f"{where.file}:{where.line}:{where.col}: error: {error.msg}"
     if isinstance(error, InvertibilityError):
-        return f"error: {error}"
+        where = error.location or file
+        op = f"'{error.op_name}'" if error.op_name else "the program"
+        within = f" in @{error.function}" if error.function else ""
+        return f"{where}: error: [invertibility] {op}{within}: {error.message}"
+    if isinstance(error, ExecutionError):
+        return f"{file}: error: {error}"
     op: Operation | None = None
     message = _first_line(str(error))
     if isinstance(error, ReversibilityViolation):

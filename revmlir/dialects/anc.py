@@ -147,9 +147,12 @@ class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
         inverter.bind(self.stack, alloc.result)
 
 
+_ElementT = VarConstraint("T", AnyAttr())
+_StackT = ParamAttrConstraint(StackType, (_ElementT,))
+
+
 class _StackOp(IRDLOperation, InvertibleOp):
-    T: ClassVar = VarConstraint("T", AnyAttr())
-    stack = operand_def(ParamAttrConstraint(StackType, (T,)))
+    """Shared behaviour; each op declares ``stack`` first so it is operand 0."""
 
     traits = traits_def(InverseCancellationTrait())
 
@@ -157,7 +160,7 @@ class _StackOp(IRDLOperation, InvertibleOp):
         return ()
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return isinstance(other, _StackOp) and other.stack == self.stack
+        return isinstance(other, _StackOp) and other.operands[0] == self.operands[0]
 
 
 @irdl_op_definition
@@ -165,7 +168,8 @@ class PushOp(_StackOp):
     """Move a value onto a stack, consuming it.  Inverse: ``anc.pop``."""
 
     name = "anc.push"
-    value = operand_def(_StackOp.T)
+    stack = operand_def(_StackT)
+    value = operand_def(_ElementT)
 
     assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
 
@@ -191,7 +195,8 @@ class PopOp(_StackOp):
     """
 
     name = "anc.pop"
-    result = result_def(_StackOp.T)
+    stack = operand_def(_StackT)
+    result = result_def(_ElementT)
 
     assembly_format = "$stack attr-dict `:` type($stack)"
 
@@ -214,7 +219,8 @@ class CopyPushOp(_StackOp):
     """Push a copy of a value, which stays live.  Inverse: ``anc.copy_pop``."""
 
     name = "anc.copy_push"
-    value = operand_def(_StackOp.T)
+    stack = operand_def(_StackT)
+    value = operand_def(_ElementT)
 
     assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
 
@@ -241,7 +247,8 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
     Inverse: ``anc.copy_push``."""
 
     name = "anc.copy_pop"
-    value = operand_def(_StackOp.T)
+    stack = operand_def(_StackT)
+    value = operand_def(_ElementT)
 
     assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
 

@@ -1,0 +1,145 @@
+"""``rev-run``: run a function of a ``.mlir`` file on the reference interpreter.
+
+    rev-run examples/multiplier.mlir -e multiplier --args 2 3 5
+    rev-run examples/multiplier.mlir -e multiplier --inverse --args 17 3 5
+
+Arguments are Python literals matched to the function's signature: numbers for
+scalars (``1+2j`` for complex), nested lists for memrefs.  Every argument is
+printed back, updated, one per line as ``value : type``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Attribute
+
+from revmlir.diagnostics import format_error
+from revmlir.errors import ExecutionError, InvertibilityError
+from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
+from revmlir.interpreter.memref import numpy_dtype
+from revmlir.parsing import parse_module
+from revmlir.tools.rev_opt import TRACEBACK_ENV
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported as ``rev-run: error: ...``."""
+
+
+def _parse_argument(text: str, type: Attribute, index: int) -> Any:
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        raise UsageError(
+            f"argument #{index} ({type}): cannot read {text!r} as a literal"
+        ) from None
+    if isinstance(type, MemRefType):
+        try:
+            return np.array(value, dtype=numpy_dtype(type.element_type))
+        except (TypeError, ValueError) as error:
+            raise UsageError(f"argument #{index} ({type}): {error}") from None
+    return value
+
+
+def _format_value(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return str(value.tolist())
+    return repr(value)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rev-run",
+        description="Run a rev.func on the revmlir reference interpreter.",
+    )
+    parser.add_argument("input_file", help="the .mlir file")
+    parser.add_argument("-e", "--entry", required=True, help="function to run")
+    parser.add_argument(
+        "--args", nargs="*", default=[], help="arguments, as Python literals"
+    )
+    parser.add_argument(
+        "--inverse", action="store_true", help="run the function backwards (uncall)"
+    )
+    parser.add_argument(
+        "--counters",
+        action="store_true",
+        help="print calls, uncalls and instructions per function and the peak "
+        "number of live ancillas",
+    )
+    parser.add_argument(
+        "--tolerance",
+        type=float,
+        default=DEFAULT_TOLERANCE,
+        help="tolerance of float checks at anc.free and copy_pop "
+        f"(default {DEFAULT_TOLERANCE})",
+    )
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        with open(args.input_file) as f:
+            text = f.read()
+    except OSError as error:
+        raise UsageError(str(error)) from None
+    module = None
+    try:
+        module = parse_module(text, args.input_file)
+    except Exception as error:
+        print(format_error(error, module, args.input_file), file=sys.stderr)
+        return 1
+    interpreter = RevInterpreter(module, tolerance=args.tolerance)
+    try:
+        func = interpreter.function(args.entry)
+    except ExecutionError as error:
+        raise UsageError(str(error)) from None
+    types = list(func.function_type.inputs.data)
+    if len(args.args) != len(types):
+        raise UsageError(
+            f"@{args.entry} takes {len(types)} argument(s) "
+            f"({', '.join(map(str, types))}), got {len(args.args)}"
+        )
+    values = [_parse_argument(t, ty, i) for i, (t, ty) in enumerate(zip(args.args, types))]
+    run_function = interpreter.uncall if args.inverse else interpreter.call
+    try:
+        results = run_function(args.entry, *values)
+    except (InvertibilityError, ExecutionError) as error:
+        print(format_error(error, module, args.input_file), file=sys.stderr)
+        return 1
+    except TypeError as error:
+        raise UsageError(str(error)) from None
+    for value, type in zip(results, types):
+        print(f"{_format_value(value)} : {type}")
+    if args.counters:
+        for name, counters in sorted(interpreter.counters.items()):
+            print(
+                f"// @{name}: calls={counters.calls} uncalls={counters.uncalls} "
+                f"instructions={counters.instructions}"
+            )
+        print(f"// peak live ancillas: {interpreter.peak_live_ancillas}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except UsageError as error:
+        print(f"rev-run: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"rev-run: internal error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""rev-opt and rev-run as a user meets them: one-line diagnostics, non-zero
+exit codes, never a Python traceback."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+BIN = Path(sys.executable).parent
+
+
+def run(tool: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(BIN / tool), *args], input=stdin, capture_output=True, text=True
+    )
+
+
+BAD_INPUTS = {
+    "garbage": ("garbage {", "error: "),
+    "unknown-op": ('"foo.bar"() : () -> ()', "foo.bar is not registered"),
+    "irreversible": (
+        "rev.func @f(%x: f64) {\n  %t = arith.mulf %x, %x : f64\n"
+        "  %x1 = rev.sub %x, %t : f64\n  rev.return %x1 : f64\n}\n",
+        "stdin:3:3: error: [self-read]",
+    ),
+    "type-error": (
+        "rev.func @f(%x: f64) {\n  rev.return %x : i64\n}\n",
+        "error:",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", BAD_INPUTS)
+def test_rev_opt_bad_input_is_one_line(case):
+    text, expected = BAD_INPUTS[case]
+    result = run("rev-opt", stdin=text)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert expected in lines[0]
+
+
+@pytest.mark.parametrize(
+    "pipeline, expected",
+    [
+        ("nosuchpass", "Unrecognized passes: ['nosuchpass']"),
+        ("rev-invert{bogus=1}", "bogus"),
+        ("rev-invert{in-place=maybe}", "Incompatible types"),
+        ("rev-invert{functions=nope}", "no rev.func named @nope"),
+    ],
+)
+def test_rev_opt_bad_pipeline(pipeline, expected):
+    result = run("rev-opt", str(ROOT / "examples" / "multiplier.mlir"), "-p", pipeline)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_rev_opt_help_lists_every_pass():
+    from revmlir.passes import get_all_passes
+
+    result = run("rev-opt", "--help")
+    assert result.returncode == 0
+    for name in get_all_passes():
+        assert name in result.stdout
+
+
+def test_rev_run_forward_and_inverse():
+    path = str(ROOT / "examples" / "multiplier.mlir")
+    forward = run("rev-run", path, "-e", "multiplier", "--args", "2", "3", "5")
+    assert forward.returncode == 0
+    assert forward.stdout.split("\n")[:3] == ["17 : i64", "3 : i64", "5 : i64"]
+    backward = run(
+        "rev-run", path, "-e", "multiplier", "--inverse", "--counters",
+        "--args", "17", "3", "5",
+    )
+    assert backward.stdout.splitlines()[0] == "2 : i64"
+    assert "// @multiplier: calls=0 uncalls=1 instructions=1" in backward.stdout
+
+
+def test_rev_run_reports_invertibility_errors(tmp_path):
+    program = tmp_path / "dirty.mlir"
+    program.write_text(
+        "rev.func @f(%x: f64) {\n"
+        "  %zero = arith.constant 0.0 : f64\n"
+        "  %n = anc.alloc %zero : f64\n"
+        "  %n1 = rev.add %n, %x : f64\n"
+        "  anc.free %n1, %zero : f64\n"
+        "  rev.return %x : f64\n"
+        "}\n"
+    )
+    result = run("rev-run", str(program), "-e", "f", "--args", "3.0")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"{program}:5:3: error: [invertibility] 'anc.free' in @f: "
+        "ancilla freed holding 3.0, expected 0.0"
+    )
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["-e", "nope", "--args", "1"], "no rev.func named @nope"),
+        (["-e", "multiplier", "--args", "1", "2"], "takes 3 argument(s)"),
+        (["-e", "multiplier", "--args", "1", "2", "x"], "cannot read 'x'"),
+        (["-e", "multiplier", "--args", "1.5", "2", "3"], "must be an integer"),
+    ],
+)
+def test_rev_run_usage_errors(args, expected):
+    result = run("rev-run", str(ROOT / "examples" / "multiplier.mlir"), *args)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr

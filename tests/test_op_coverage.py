@@ -1,0 +1,47 @@
+"""Every op of every revmlir dialect has an inverse rule, is a pure
+expression, or is explicitly marked as inverted by its owner.
+
+This is the guard against "could not compute the inverse of this operation"
+at run time: adding an op without deciding how it inverts fails here.
+"""
+
+import pytest
+from xdsl.traits import Pure
+
+from revmlir.dialects import get_all_dialects
+from revmlir.interfaces import InvertibleOp, NotInvertible, RuntimeCheckedOp
+
+OURS = ("rev", "anc")
+
+
+def all_ops():
+    dialects = get_all_dialects()
+    for name in OURS:
+        yield from dialects[name]().operations
+
+
+@pytest.mark.parametrize("op", list(all_ops()), ids=lambda op: op.name)
+def test_every_op_has_an_inverse_rule_or_a_mark(op):
+    invertible = issubclass(op, InvertibleOp)
+    pure = op.has_trait(Pure)
+    marked = op.has_trait(NotInvertible)
+    assert [invertible, pure, marked].count(True) == 1, (
+        f"{op.name}: invertible={invertible} pure={pure} marked={marked}; "
+        "implement InvertibleOp, mark it Pure, or give it NotInvertible(reason)"
+    )
+    if marked:
+        assert op.get_trait(NotInvertible).reason
+
+
+@pytest.mark.parametrize("op", list(all_ops()), ids=lambda op: op.name)
+def test_runtime_checked_ops_describe_their_check(op):
+    if issubclass(op, RuntimeCheckedOp):
+        assert op.runtime_check()
+
+
+def test_instruction_inverses_are_involutive():
+    from revmlir.dialects.rev import InstructionOp
+
+    for op in all_ops():
+        if issubclass(op, InstructionOp):
+            assert op.inverse_class().inverse_class() is op, op.name

@@ -1,0 +1,211 @@
+"""Run-time reversibility checks: each raises InvertibilityError naming the op
+and its source location, and `nocheck` (or rev-strip-checks) turns it off."""
+
+import numpy as np
+import pytest
+from xdsl.context import Context
+
+from revmlir import InvertibilityError
+from revmlir.errors import ExecutionError
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.checks import RevInsertChecksPass, RevStripChecksPass
+
+DIRTY_FREE = """
+rev.func @f(%x: f64) {
+  %zero = arith.constant 0.0 : f64
+  %n = anc.alloc %zero : f64
+  %n1 = rev.add %n, %x : f64
+  anc.free %n1, %zero : f64
+  rev.return %x : f64
+}
+"""
+
+IF_POST = """
+rev.func @f(%x: i64) {
+  %one = arith.constant 1 : i64
+  %x2 = rev.if (%x) : i64 pre {
+  ^bb0(%a: i64):
+    %c = arith.cmpi sgt, %a, %one : i64
+    rev.cond %c
+  } then {
+  ^bb0(%a: i64):
+    %a1 = rev.sub %a, %one : i64
+    %a2 = rev.sub %a1, %one : i64
+    rev.yield %a2 : i64
+  } else {
+  ^bb0(%a: i64):
+    rev.yield %a : i64
+  }
+  rev.return %x2 : i64
+}
+"""
+
+WHILE_POST = """
+rev.func @f(%x: i64, %n: i64) {
+  %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
+  %x2 = rev.while (%x) : i64 pre {
+  ^bb0(%a: i64):
+    %c = arith.cmpi slt, %a, %n : i64
+    rev.cond %c
+  } post {
+  ^bb0(%a: i64):
+    %c = arith.cmpi sgt, %a, %zero : i64
+    rev.cond %c
+  } do {
+  ^bb0(%a: i64):
+    %a1 = rev.add %a, %one : i64
+    rev.yield %a1 : i64
+  }
+  rev.return %x2, %n : i64, i64
+}
+"""
+
+ALIAS = """
+rev.func @f(%m: memref<4xf64>, %i: index, %j: index) {
+  %e = rev.take %m[%i] : memref<4xf64>
+  %v = memref.load %m[%j] : memref<4xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %m[%i] : memref<4xf64>
+  rev.return %i, %j : index, index
+}
+"""
+
+DOUBLE_TAKE = """
+rev.func @f(%m: memref<4xf64>, %i: index, %j: index) {
+  %a = rev.take %m[%i] : memref<4xf64>
+  %b = rev.take %m[%j] : memref<4xf64>
+  %a1, %b1 = rev.swap %a, %b : f64
+  rev.put %b1, %m[%j] : memref<4xf64>
+  rev.put %a1, %m[%i] : memref<4xf64>
+  rev.return %i, %j : index, index
+}
+"""
+
+STACKS = """
+rev.func @leftover(%x: f64) {
+  %s = anc.stack_alloc : !anc.stack<f64>
+  anc.copy_push %s, %x : !anc.stack<f64>
+  anc.stack_free %s : !anc.stack<f64>
+  rev.return %x : f64
+}
+rev.func @mismatch(%x: f64) {
+  %s = anc.stack_alloc : !anc.stack<f64>
+  %one = arith.constant 1.0 : f64
+  anc.copy_push %s, %x : !anc.stack<f64>
+  %x1 = rev.add %x, %one : f64
+  anc.copy_pop %s, %x1 : !anc.stack<f64>
+  anc.stack_free %s : !anc.stack<f64>
+  rev.return %x1 : f64
+}
+"""
+
+
+def interp(text: str, name: str = "prog.mlir") -> RevInterpreter:
+    return RevInterpreter(parse_module(text, name))
+
+
+def stripped(text: str) -> RevInterpreter:
+    ctx: Context = make_context()
+    module = parse_module(text, "prog.mlir", ctx)
+    RevStripChecksPass().apply(ctx, module)
+    return RevInterpreter(module)
+
+
+def test_free_with_wrong_value_names_op_and_location():
+    with pytest.raises(InvertibilityError) as info:
+        interp(DIRTY_FREE).call("f", 3.0)
+    error = info.value
+    assert error.op_name == "anc.free"
+    assert error.location == "prog.mlir:6:3"
+    assert error.function == "f"
+    assert "holding 3.0, expected 0.0" in str(error)
+
+
+def test_free_within_tolerance_is_accepted():
+    assert interp(DIRTY_FREE).call("f", 1e-12) == (1e-12,)
+
+
+def test_free_check_can_be_stripped():
+    assert stripped(DIRTY_FREE).call("f", 3.0) == (3.0,)
+
+
+def test_insert_checks_restores_them():
+    ctx = make_context()
+    module = parse_module(DIRTY_FREE, "prog.mlir", ctx)
+    RevStripChecksPass().apply(ctx, module)
+    RevInsertChecksPass().apply(ctx, module)
+    with pytest.raises(InvertibilityError):
+        RevInterpreter(module).call("f", 3.0)
+
+
+def test_if_postcondition_mismatch():
+    program = interp(IF_POST)
+    assert program.call("f", 5) == (3,)
+    with pytest.raises(InvertibilityError, match="postcondition is False") as info:
+        program.call("f", 2)
+    assert info.value.op_name == "rev.if"
+    assert info.value.location == "prog.mlir:4:3"
+    assert stripped(IF_POST).call("f", 2) == (0,)
+
+
+def test_while_postcondition_on_entry_and_after_iterations():
+    program = interp(WHILE_POST)
+    assert program.call("f", 0, 5) == (5, 5)
+    assert program.uncall("f", 5, 5) == (0, 5)
+    with pytest.raises(InvertibilityError, match="false when the loop starts"):
+        program.call("f", 2, 5)
+    with pytest.raises(InvertibilityError, match="true after iteration 1"):
+        program.call("f", -3, 5)
+
+
+def test_shared_read_write_of_a_borrowed_element():
+    program = interp(ALIAS)
+    m = np.array([1.0, 2.0, 3.0, 4.0])
+    program.call("f", m, 0, 3)
+    assert m.tolist() == [5.0, 2.0, 3.0, 4.0]
+    with pytest.raises(InvertibilityError, match="borrowed") as info:
+        program.call("f", m, 1, 1)
+    assert info.value.op_name == "memref.load"
+    np.testing.assert_array_equal(m, [5.0, 2.0, 3.0, 4.0])
+
+
+def test_element_taken_twice():
+    program = interp(DOUBLE_TAKE)
+    m = np.array([1.0, 2.0, 3.0, 4.0])
+    program.call("f", m, 0, 2)
+    assert m.tolist() == [3.0, 2.0, 1.0, 4.0]
+    with pytest.raises(InvertibilityError, match="already borrowed"):
+        program.call("f", m, 1, 1)
+
+
+def test_stack_checks():
+    program = interp(STACKS)
+    with pytest.raises(InvertibilityError, match="stack freed holding 1 value"):
+        program.call("leftover", 1.0)
+    with pytest.raises(InvertibilityError, match="popped 1.0, but the live value is 2.0"):
+        program.call("mismatch", 1.0)
+
+
+def test_pop_from_empty_stack_is_always_an_error():
+    with pytest.raises(InvertibilityError, match="pop from an empty stack"):
+        stripped(STACKS).uncall("leftover", 1.0)
+
+
+def test_argument_type_errors():
+    program = interp(ALIAS)
+    with pytest.raises(TypeError, match="must be a numpy array"):
+        program.call("f", [1.0, 2.0], 0, 1)
+    with pytest.raises(TypeError, match="array of float64 with shape \\[4\\]"):
+        program.call("f", np.zeros(3), 0, 1)
+    with pytest.raises(TypeError, match="takes 3 argument"):
+        program.call("f", np.zeros(4))
+    with pytest.raises(TypeError, match="must be an integer"):
+        program.call("f", np.zeros(4), 0.5, 1)
+
+
+def test_out_of_bounds_index_is_an_execution_error_with_location():
+    program = interp(ALIAS)
+    with pytest.raises(ExecutionError, match="rev.take.*prog.mlir:3:3.*out of bounds"):
+        program.call("f", np.zeros(4), 7, 0)
