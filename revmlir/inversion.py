@@ -99,26 +99,25 @@ class Inverter:
     def invert_region(self, region: Region) -> Region:
         """A new region computing the inverse of ``region``.
 
-        Block arguments keep their positions: the state arguments of the new
-        block stand for the forward region's yielded values, its other
-        arguments (an induction variable) for the same forward arguments.
+        The new block takes the forward block's leading non-state arguments
+        (an induction variable) unchanged, then one argument per value the
+        forward region yields; it yields the forward region's state arguments.
         """
         owner = region.parent_op()
         assert isinstance(owner, InvertibleOp)
         forward = region.block
         state_args = owner.state_block_args(region)
-        block = Block(arg_types=[a.type for a in forward.args])
-        outputs: list[SSAValue] = []
-        for old, new in zip(forward.args, block.args, strict=True):
+        fixed = [a for a in forward.args if a not in state_args]
+        terminator = forward.last_op
+        assert terminator is not None
+        yielded = list(terminator.operands)
+        block = Block(arg_types=[a.type for a in fixed] + [v.type for v in yielded])
+        for old, new in zip([*fixed, *yielded], block.args, strict=True):
             new.name_hint = old.name_hint
-            if old in state_args:
-                outputs.append(new)
-            else:
-                self.bind(old, new)
+        for old, new in zip(fixed, block.args):
+            self.bind(old, new)
         with self._at_end(block):
-            results = self.invert_body(forward, state_args, outputs)
-            terminator = forward.last_op
-            assert terminator is not None
+            results = self.invert_body(forward, state_args, block.args[len(fixed) :])
             self.insert(YieldOp(*results), like=terminator)
         return Region(block)
 

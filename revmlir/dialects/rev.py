@@ -681,11 +681,6 @@ def _parse_state(parser: Parser) -> list[SSAValue]:
     return parser.resolve_operands(unresolved, types, pos)
 
 
-def _print_named_region(printer: Printer, keyword: str, region: Region) -> None:
-    printer.print_string(f" {keyword} ")
-    printer.print_region(region, print_entry_block_args=True)
-
-
 def _print_attributes(printer: Printer, op: Operation) -> None:
     if op.attributes:
         printer.print_op_attributes(op.attributes, print_keyword=True)
@@ -750,6 +745,50 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
                 f"'{self.name}' results must have the types of its state operands"
             )
 
+    REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ()
+    """The keyword printed before each region, in constructor order."""
+
+    OPTIONAL_REGION: ClassVar[str | None] = None
+    """A trailing region that may be absent (printed only when present)."""
+
+    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+        """The regions of the inverse op, in constructor order."""
+        raise NotImplementedError(f"{self.name} must say how its regions invert")
+
+    def invert(self, inverter: Inverter) -> None:
+        op = type(self)(
+            [inverter.lookup(r) for r in self.res], *self.inverse_regions(inverter)
+        )
+        op.attributes.update(self.attributes)
+        inverter.insert(op, like=self)
+        for old, new in zip(self.state, op.res, strict=True):
+            inverter.bind(old, new)
+
+    def print(self, printer: Printer) -> None:
+        _print_state(printer, self.state)
+        _print_attributes(printer, self)
+        for keyword, region in zip(self.REGION_KEYWORDS, self.regions, strict=True):
+            if region.blocks:
+                printer.print_string(f" {keyword} " if keyword else " ")
+                printer.print_region(region)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        state = _parse_state(parser)
+        attrs = _parse_attributes(parser)
+        regions: list[Region | None] = []
+        for keyword in cls.REGION_KEYWORDS:
+            if keyword == cls.OPTIONAL_REGION:
+                present = parser.parse_optional_keyword(keyword) is not None
+                regions.append(parser.parse_region() if present else None)
+                continue
+            if keyword:
+                parser.parse_keyword(keyword)
+            regions.append(parser.parse_region())
+        op = cls(state, *regions)
+        op.attributes.update(attrs)
+        return op
+
 
 # ---------------------------------------------------------------------------
 # Structured control flow
@@ -767,6 +806,8 @@ class IfOp(_StateRegionOp, RuntimeCheckedOp):
     """
 
     name = "rev.if"
+    REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("pre", "then", "else", "post")
+    OPTIONAL_REGION: ClassVar[str | None] = "post"
     pre = region_def("single_block")
     then_region = region_def("single_block")
     else_region = region_def("single_block")
@@ -807,47 +848,13 @@ class IfOp(_StateRegionOp, RuntimeCheckedOp):
         _verify_carrying_region(self, self.then_region, "then", types, types)
         _verify_carrying_region(self, self.else_region, "else", types, types)
 
-    def invert(self, inverter: Inverter) -> None:
-        state = [inverter.lookup(r) for r in self.res]
+    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
         if self.has_post():
             pre, post = inverter.clone_region(self.post), inverter.clone_region(self.pre)
         else:
             pre, post = inverter.clone_region(self.pre), None
-        op = IfOp(
-            state,
-            pre,
-            inverter.invert_region(self.then_region),
-            inverter.invert_region(self.else_region),
-            post,
-        )
-        op.attributes.update(self.attributes)
-        inverter.insert(op, like=self)
-        for old, new in zip(self.state, op.res, strict=True):
-            inverter.bind(old, new)
-
-    def print(self, printer: Printer) -> None:
-        _print_state(printer, self.state)
-        _print_attributes(printer, self)
-        _print_named_region(printer, "pre", self.pre)
-        _print_named_region(printer, "then", self.then_region)
-        _print_named_region(printer, "else", self.else_region)
-        if self.has_post():
-            _print_named_region(printer, "post", self.post)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        state = _parse_state(parser)
-        attrs = _parse_attributes(parser)
-        parser.parse_keyword("pre")
-        pre = parser.parse_region()
-        parser.parse_keyword("then")
-        then_region = parser.parse_region()
-        parser.parse_keyword("else")
-        else_region = parser.parse_region()
-        post = parser.parse_region() if parser.parse_optional_keyword("post") else None
-        op = cls(state, pre, then_region, else_region, post)
-        op.attributes.update(attrs)
-        return op
+        then_region = inverter.invert_region(self.then_region)
+        return pre, then_region, inverter.invert_region(self.else_region), post
 
 
 @irdl_op_definition
@@ -860,6 +867,7 @@ class WhileOp(_StateRegionOp, RuntimeCheckedOp):
     """
 
     name = "rev.while"
+    REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("pre", "post", "do")
     pre = region_def("single_block")
     post = region_def("single_block")
     body = region_def("single_block")
@@ -887,38 +895,12 @@ class WhileOp(_StateRegionOp, RuntimeCheckedOp):
         _verify_condition_region(self, self.post, "post", types)
         _verify_carrying_region(self, self.body, "body", types, types)
 
-    def invert(self, inverter: Inverter) -> None:
-        op = WhileOp(
-            [inverter.lookup(r) for r in self.res],
+    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+        return (
             inverter.clone_region(self.post),
             inverter.clone_region(self.pre),
             inverter.invert_region(self.body),
         )
-        op.attributes.update(self.attributes)
-        inverter.insert(op, like=self)
-        for old, new in zip(self.state, op.res, strict=True):
-            inverter.bind(old, new)
-
-    def print(self, printer: Printer) -> None:
-        _print_state(printer, self.state)
-        _print_attributes(printer, self)
-        _print_named_region(printer, "pre", self.pre)
-        _print_named_region(printer, "post", self.post)
-        _print_named_region(printer, "do", self.body)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        state = _parse_state(parser)
-        attrs = _parse_attributes(parser)
-        parser.parse_keyword("pre")
-        pre = parser.parse_region()
-        parser.parse_keyword("post")
-        post = parser.parse_region()
-        parser.parse_keyword("do")
-        body = parser.parse_region()
-        op = cls(state, pre, post, body)
-        op.attributes.update(attrs)
-        return op
 
 
 @irdl_op_definition
@@ -1034,6 +1016,7 @@ class RoutineOp(_StateRegionOp):
     """
 
     name = "rev.routine"
+    REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("compute", "do")
     compute = region_def("single_block")
     body = region_def("single_block")
 
@@ -1067,34 +1050,8 @@ class RoutineOp(_StateRegionOp):
         _verify_carrying_region(self, self.compute, "compute", types, full)
         _verify_carrying_region(self, self.body, "do", full, full)
 
-    def invert(self, inverter: Inverter) -> None:
-        op = RoutineOp(
-            [inverter.lookup(r) for r in self.res],
-            inverter.clone_region(self.compute),
-            inverter.invert_region(self.body),
-        )
-        op.attributes.update(self.attributes)
-        inverter.insert(op, like=self)
-        for old, new in zip(self.state, op.res, strict=True):
-            inverter.bind(old, new)
-
-    def print(self, printer: Printer) -> None:
-        _print_state(printer, self.state)
-        _print_attributes(printer, self)
-        _print_named_region(printer, "compute", self.compute)
-        _print_named_region(printer, "do", self.body)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        state = _parse_state(parser)
-        attrs = _parse_attributes(parser)
-        parser.parse_keyword("compute")
-        compute = parser.parse_region()
-        parser.parse_keyword("do")
-        body = parser.parse_region()
-        op = cls(state, compute, body)
-        op.attributes.update(attrs)
-        return op
+    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+        return inverter.clone_region(self.compute), inverter.invert_region(self.body)
 
 
 @irdl_op_definition
@@ -1107,6 +1064,7 @@ class InvOp(_StateRegionOp):
     """
 
     name = "rev.inv"
+    REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("",)
     body = region_def("single_block")
 
     traits = traits_def(InvFoldingTrait())
@@ -1124,29 +1082,8 @@ class InvOp(_StateRegionOp):
         self.verify_results()
         _verify_carrying_region(self, self.body, "body", types, types)
 
-    def invert(self, inverter: Inverter) -> None:
-        op = InvOp(
-            [inverter.lookup(r) for r in self.res], inverter.invert_region(self.body)
-        )
-        op.attributes.update(self.attributes)
-        inverter.insert(op, like=self)
-        for old, new in zip(self.state, op.res, strict=True):
-            inverter.bind(old, new)
-
-    def print(self, printer: Printer) -> None:
-        _print_state(printer, self.state)
-        _print_attributes(printer, self)
-        printer.print_string(" ")
-        printer.print_region(self.body)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> Self:
-        state = _parse_state(parser)
-        attrs = _parse_attributes(parser)
-        body = parser.parse_region()
-        op = cls(state, body)
-        op.attributes.update(attrs)
-        return op
+    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+        return (inverter.invert_region(self.body),)
 
 
 SAFE_MODES = ("forward", "inverse", "both")
