@@ -284,14 +284,17 @@ class NegOp(_UnaryOp):
         return NegOp
 
 
-@irdl_op_definition
-class IncOp(_UnaryOp):
-    """``y += 1`` on integers.  Inverse: ``rev.dec``."""
-
-    name = "rev.inc"
+class _IntUnaryOp(_UnaryOp):
     T: ClassVar = VarConstraint("T", _IntT)
     target = operand_def(T)
     result = result_def(T)
+
+
+@irdl_op_definition
+class IncOp(_IntUnaryOp):
+    """``y += 1`` on integers.  Inverse: ``rev.dec``."""
+
+    name = "rev.inc"
 
     @classmethod
     def inverse_class(cls):
@@ -299,13 +302,10 @@ class IncOp(_UnaryOp):
 
 
 @irdl_op_definition
-class DecOp(_UnaryOp):
+class DecOp(_IntUnaryOp):
     """``y -= 1`` on integers.  Inverse: ``rev.inc``."""
 
     name = "rev.dec"
-    T: ClassVar = VarConstraint("T", _IntT)
-    target = operand_def(T)
-    result = result_def(T)
 
     @classmethod
     def inverse_class(cls):
