@@ -114,7 +114,10 @@ class RevInterpreter:
         try:
             with np.errstate(all="ignore"):
                 outputs = iter(invoke(self._interpreter, body, values, name, backward))
-        except InvertibilityError:
+        except InvertibilityError as error:
+            # xDSL attaches a dump of the whole module per interpreted op on the
+            # way up; the error already names the op and its location.
+            error.__notes__ = []
             raise
         except Exception as error:
             where = (
@@ -122,6 +125,7 @@ class RevInterpreter:
                 if self.runtime.current_op is not None
                 else f"@{name}"
             )
+            error.__notes__ = []
             raise ExecutionError(f"{where}: {error}") from error
         finally:
             self._interpreter._ctx = scope
@@ -152,11 +156,11 @@ def _to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
         dtype = numpy_dtype(type.element_type)
         shape = type.get_shape()
         if value.dtype != dtype or value.ndim != len(shape) or any(
-            d != -1 and d != n for d, n in zip(shape, value.shape)
+            d >= 0 and d != n for d, n in zip(shape, value.shape)
         ):
             raise TypeError(
                 f"argument #{index} of @{func} must be an array of {dtype} with shape "
-                f"{['?' if d == -1 else d for d in shape]}, got {value.dtype} "
+                f"{['?' if d < 0 else d for d in shape]}, got {value.dtype} "
                 f"{list(value.shape)}"
             )
         return value

@@ -69,7 +69,8 @@ def checked_index(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, ...
 def _zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
     type = cast(MemRefType, type)
     sizes = iter(dynamic_sizes)
-    shape = [next(sizes) if d == -1 else d for d in type.get_shape()]
+    # dynamic sizes: xDSL 0.74 spells `?` as DYNAMIC_INDEX (-2**63), not -1
+    shape = [next(sizes) if d < 0 else d for d in type.get_shape()]
     return np.zeros(shape, dtype=numpy_dtype(type.element_type))
 
 

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, complex
+from xdsl.dialects import arith
+from xdsl.dialects import complex as complexd
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -106,7 +107,7 @@ def _cmpf(predicate: int, a: float, b: float) -> bool:
     return unordered or ordered_results[predicate - 7]
 
 
-def _complex_constant(op: complex.ConstantOp) -> complex:
+def _complex_constant(op: complexd.ConstantOp) -> complex:
     value = op.value
     assert isinstance(value, ArrayAttr)
     re, im = (v.value.data for v in value.data)  # type: ignore[attr-defined]
@@ -203,32 +204,32 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     mathd.TruncOp: _f(np.trunc),
     mathd.CopySignOp: _f(np.copysign),
     mathd.FmaOp: lambda op, a, b, c: float(np.float64(a) * b + c),
-    complex.ConstantOp: _complex_constant,
-    complex.CreateOp: lambda op, re, im: complex(re, im),
-    complex.ReOp: lambda op, z: z.real,
-    complex.ImOp: lambda op, z: z.imag,
-    complex.AbsOp: lambda op, z: abs(z),
-    complex.AngleOp: lambda op, z: cmath.phase(z),
-    complex.AddOp: lambda op, a, b: a + b,
-    complex.SubOp: lambda op, a, b: a - b,
-    complex.MulOp: lambda op, a, b: a * b,
-    complex.DivOp: lambda op, a, b: complex(np.complex128(a) / np.complex128(b)),
-    complex.NegOp: lambda op, z: -z,
-    complex.ConjOp: lambda op, z: z.conjugate(),
-    complex.ExpOp: lambda op, z: cmath.exp(z),
-    complex.Expm1Op: lambda op, z: cmath.exp(z) - 1,
-    complex.LogOp: lambda op, z: complex(np.log(np.complex128(z))),
-    complex.Log1pOp: lambda op, z: complex(np.log1p(np.complex128(z))),
-    complex.SqrtOp: lambda op, z: cmath.sqrt(z),
-    complex.RsqrtOp: lambda op, z: 1 / cmath.sqrt(z),
-    complex.SinOp: lambda op, z: cmath.sin(z),
-    complex.CosOp: lambda op, z: cmath.cos(z),
-    complex.TanOp: lambda op, z: cmath.tan(z),
-    complex.TanhOp: lambda op, z: cmath.tanh(z),
-    complex.PowOp: lambda op, a, b: complex(np.complex128(a) ** np.complex128(b)),
-    complex.SignOp: lambda op, z: z / abs(z) if z else z,
-    complex.EqualOp: lambda op, a, b: a == b,
-    complex.NotEqualOp: lambda op, a, b: a != b,
+    complexd.ConstantOp: _complex_constant,
+    complexd.CreateOp: lambda op, re, im: complex(re, im),
+    complexd.ReOp: lambda op, z: z.real,
+    complexd.ImOp: lambda op, z: z.imag,
+    complexd.AbsOp: lambda op, z: abs(z),
+    complexd.AngleOp: lambda op, z: cmath.phase(z),
+    complexd.AddOp: lambda op, a, b: a + b,
+    complexd.SubOp: lambda op, a, b: a - b,
+    complexd.MulOp: lambda op, a, b: a * b,
+    complexd.DivOp: lambda op, a, b: complex(np.complex128(a) / np.complex128(b)),
+    complexd.NegOp: lambda op, z: -z,
+    complexd.ConjOp: lambda op, z: z.conjugate(),
+    complexd.ExpOp: lambda op, z: cmath.exp(z),
+    complexd.Expm1Op: lambda op, z: cmath.exp(z) - 1,
+    complexd.LogOp: lambda op, z: complex(np.log(np.complex128(z))),
+    complexd.Log1pOp: lambda op, z: complex(np.log1p(np.complex128(z))),
+    complexd.SqrtOp: lambda op, z: cmath.sqrt(z),
+    complexd.RsqrtOp: lambda op, z: 1 / cmath.sqrt(z),
+    complexd.SinOp: lambda op, z: cmath.sin(z),
+    complexd.CosOp: lambda op, z: cmath.cos(z),
+    complexd.TanOp: lambda op, z: cmath.tan(z),
+    complexd.TanhOp: lambda op, z: cmath.tanh(z),
+    complexd.PowOp: lambda op, a, b: complex(np.complex128(a) ** np.complex128(b)),
+    complexd.SignOp: lambda op, z: z / abs(z) if z else z,
+    complexd.EqualOp: lambda op, a, b: a == b,
+    complexd.NotEqualOp: lambda op, a, b: a != b,
     rev.ToLogOp: _f(np.log),
     rev.FromLogOp: _f(np.exp),
 }
