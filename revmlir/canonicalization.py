@@ -46,8 +46,8 @@ class CancelInversePair(RewritePattern):
         replacements = list(first.consumed_operands())
         if len(replacements) != len(op.results):
             return
-        rewriter.replace_op(op, [], replacements)
-        rewriter.erase_op(first)
+        rewriter.replace(op, [], replacements)
+        rewriter.erase(first)
 
 
 class FoldInvOfInv(RewritePattern):
@@ -66,4 +66,4 @@ class FoldInvOfInv(RewritePattern):
             return
         builder = Builder(InsertPoint.before(op))
         results = inline_block(inner.body.block, list(op.state), builder)
-        rewriter.replace_op(op, [], results)
+        rewriter.replace(op, [], results)

@@ -90,9 +90,6 @@ class Inverter:
     def insert(self, op: _OpT, like: Operation) -> _OpT:
         """Insert ``op`` as the inverse of ``like``, keeping its source location."""
         op.location = like.location
-        for new, old in zip(op.results, like.operands):
-            if old.name_hint and not new.name_hint:
-                new.name_hint = old.name_hint
         self.builder.insert(op)
         return op
 
