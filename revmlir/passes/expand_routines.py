@@ -27,7 +27,7 @@ class ExpandRoutine(RewritePattern):
         used = inline_block(op.body.block, computed, builder)
         inverter = Inverter(op, builder)
         state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
-        rewriter.replace_op(op, [], state)
+        rewriter.replace(op, [], state)
 
 
 @dataclass(frozen=True)
