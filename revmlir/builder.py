@@ -121,6 +121,13 @@ def _is_int(type: Attribute) -> bool:
     return isinstance(type, IntegerType | IndexType)
 
 
+def _wider_int(a: Attribute, b: Attribute) -> Attribute:
+    if isinstance(a, IndexType) or isinstance(b, IndexType):
+        return IndexType()
+    assert isinstance(a, IntegerType) and isinstance(b, IntegerType)
+    return a if a.width.data >= b.width.data else b
+
+
 _INT_BINARY: dict[str, type[Operation]] = {
     "add": arith.AddiOp,
     "sub": arith.SubiOp,
@@ -329,6 +336,11 @@ class FunctionBuilder:
         self._current(name, loc)
         del self._scope.values[name]
 
+    @property
+    def current_block(self) -> Block:
+        """The block ops are being appended to."""
+        return self._scope.block
+
     # -- emitting ops ---------------------------------------------------------
 
     def emit(self, op: Operation, loc: Loc = None) -> Operation:
@@ -377,7 +389,11 @@ class FunctionBuilder:
         return x, y
 
     def _promote(self, x: SSAValue, y: SSAValue, loc: Loc) -> tuple[SSAValue, SSAValue]:
-        """Mixed arithmetic: integers widen to floats, reals to complex."""
+        """Mixed arithmetic: integers meet as index (or the wider integer),
+        integers widen to floats, reals to complex."""
+        if _is_int(x.type) and _is_int(y.type):
+            wide = _wider_int(x.type, y.type)
+            return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
         for a, b, swap in ((x, y, False), (y, x, True)):
             if _is_int(a.type) and isinstance(b.type, AnyFloat):
                 a = self.cast(Value(self, a), b.type, loc).ssa

@@ -1,0 +1,250 @@
+"""``@rv.reversible``: Python functions written in reversible Python.
+
+The decorator reads the function's syntax tree (it never traces), checks its
+structure at decoration time, and compiles it to rev IR on first call, once per
+argument-type signature.  Calling runs the compiled program (on the reference
+interpreter) and returns every argument, updated; ``~f`` runs it backwards.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
+from xdsl.printer import Printer
+
+from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.types import describe_type, type_of_annotation, type_of_value
+from revmlir.interpreter import RevInterpreter
+
+BACKENDS = ("interpreter",)
+
+
+@dataclass(frozen=True)
+class Source:
+    tree: ast.FunctionDef
+    filename: str
+    line_offset: int
+    column_offset: int
+
+
+def _read_source(pyfunc: Callable[..., Any]) -> Source:
+    try:
+        lines, first = inspect.getsourcelines(pyfunc)
+    except (OSError, TypeError) as error:
+        raise TypeError(
+            f"@rv.reversible needs the source of {pyfunc.__name__}: {error}"
+        ) from None
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    indent = len(lines[0]) - len(lines[0].lstrip())
+    module = ast.parse(dedented)
+    definition = module.body[0]
+    if not isinstance(definition, ast.FunctionDef):
+        raise TypeError("@rv.reversible decorates functions")
+    filename = inspect.getsourcefile(pyfunc) or "<unknown>"
+    return Source(definition, filename, first - 1, indent)
+
+
+class ReversibleFunction:
+    """A function written in reversible Python; see ``docs/python.md``."""
+
+    __revmlir_reversible__ = True
+
+    def __init__(
+        self, pyfunc: Callable[..., Any], *, checks: bool = True, backend: str = "interpreter"
+    ):
+        functools.update_wrapper(self, pyfunc)
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
+        self.pyfunc = pyfunc
+        self.checks = checks
+        self.backend = backend
+        self.source = _read_source(pyfunc)
+        self._check_signature()
+        from revmlir.frontend.compiler import check_structure
+
+        check_structure(self.source.tree, self._error)
+        self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
+
+    # -- signature ------------------------------------------------------------
+
+    @property
+    def parameters(self) -> list[str]:
+        return [a.arg for a in self.source.tree.args.args]
+
+    def _check_signature(self) -> None:
+        args = self.source.tree.args
+        problem = None
+        if args.vararg or args.kwarg:
+            problem = "*args and **kwargs"
+        elif args.kwonlyargs or args.posonlyargs:
+            problem = "keyword-only and positional-only parameters"
+        elif args.defaults:
+            problem = "default values"
+        elif self.source.tree.decorator_list[1:]:
+            problem = "other decorators"
+        if problem:
+            raise self._error(self.source.tree, f"reversible functions do not support {problem}")
+
+    def _error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
+        source = self.source
+        return ReversibleSyntaxError(
+            message,
+            source.filename,
+            getattr(node, "lineno", 1) + source.line_offset,
+            getattr(node, "col_offset", 0) + source.column_offset + 1,
+            hint,
+        )
+
+    def annotated_types(self) -> list[Attribute | None]:
+        hints = self.pyfunc.__annotations__
+        return [type_of_annotation(hints.get(p)) for p in self.parameters]
+
+    def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]:
+        params = self.parameters
+        if len(args) != len(params):
+            raise TypeError(
+                f"{self.__name__}() takes {len(params)} argument(s) "
+                f"({', '.join(params)}), got {len(args)}"
+            )
+        types: list[Attribute] = []
+        for name, declared, value in zip(params, self.annotated_types(), args):
+            found = type_of_value(value)
+            if found is None:
+                hint = " (pass a numpy array)" if isinstance(value, list | tuple) else ""
+                raise TypeError(
+                    f"{self.__name__}(): argument '{name}' has unsupported type "
+                    f"{type(value).__name__}{hint}"
+                )
+            if declared is not None and declared != found:
+                if not _converts(found, declared):
+                    raise TypeError(
+                        f"{self.__name__}(): argument '{name}' is declared "
+                        f"{describe_type(declared)}, got {describe_type(found)}"
+                    )
+                found = declared
+            types.append(found)
+        return tuple(types)
+
+    # -- compiling ----------------------------------------------------------------
+
+    def specialize(self, types: Sequence[Attribute]) -> Specialization:
+        """The compiled program for one argument-type signature (cached)."""
+        key = tuple(types)
+        if (spec := self._specializations.get(key)) is None:
+            from revmlir.frontend.compiler import ModuleCompiler
+
+            compiler = ModuleCompiler()
+            name = compiler.request(self, key)
+            spec = Specialization(self, key, name, compiler.finish())
+            self._specializations[key] = spec
+        return spec
+
+    def specialization_for(self, *args: Any) -> Specialization:
+        return self.specialize(self.signature_of(args))
+
+    def mlir(self, *args: Any) -> str:
+        """The rev IR for these arguments (or the annotated signature)."""
+        if args:
+            spec = self.specialization_for(*args)
+        else:
+            declared = self.annotated_types()
+            if any(t is None for t in declared):
+                if not self._specializations:
+                    raise TypeError(
+                        f"{self.__name__}.mlir() needs example arguments, type "
+                        "annotations on every parameter, or a previous call"
+                    )
+                spec = next(iter(self._specializations.values()))
+            else:
+                spec = self.specialize(declared)  # type: ignore[arg-type]
+        return spec.text()
+
+    # -- running --------------------------------------------------------------
+
+    def __call__(self, *args: Any) -> Any:
+        return self.specialization_for(*args).run(args, backward=False)
+
+    @property
+    def inverse(self) -> InverseFunction:
+        return InverseFunction(self)
+
+    def __invert__(self) -> InverseFunction:
+        return self.inverse
+
+    def __repr__(self) -> str:
+        return f"<reversible function {self.__name__}>"
+
+
+@dataclass(frozen=True)
+class InverseFunction:
+    """``~f``: runs ``f`` backwards."""
+
+    function: ReversibleFunction
+
+    def __call__(self, *args: Any) -> Any:
+        return self.function.specialization_for(*args).run(args, backward=True)
+
+    def __invert__(self) -> ReversibleFunction:
+        return self.function
+
+    def mlir(self, *args: Any) -> str:
+        return self.function.mlir(*args)
+
+
+class Specialization:
+    """One compiled signature of a reversible function."""
+
+    def __init__(
+        self, function: ReversibleFunction, types: tuple[Attribute, ...], name: str, module: ModuleOp
+    ):
+        self.function = function
+        self.types = types
+        self.name = name
+        self.module = module
+        self.interpreter = RevInterpreter(module)
+
+    def text(self) -> str:
+        from io import StringIO
+
+        stream = StringIO()
+        Printer(stream=stream).print_op(self.module)
+        return stream.getvalue()
+
+    def run(self, args: Sequence[Any], backward: bool) -> Any:
+        run = self.interpreter.uncall if backward else self.interpreter.call
+        results = run(self.name, *args)
+        return results[0] if len(results) == 1 else results
+
+
+def _converts(found: Attribute, declared: Attribute) -> bool:
+    from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
+
+    if isinstance(found, IntegerType) and found.width.data > 1:
+        return isinstance(declared, AnyFloat | ComplexType) or declared == found
+    if isinstance(found, AnyFloat):
+        return isinstance(declared, ComplexType)
+    from revmlir.dialects.rev import LogType
+
+    return isinstance(declared, LogType) and isinstance(found, AnyFloat | IntegerType)
+
+
+def reversible(
+    function: Callable[..., Any] | None = None, *, checks: bool = True, backend: str = "interpreter"
+) -> Any:
+    """Decorate a function written in reversible Python.
+
+    ``checks=False`` turns run-time reversibility checks off in the whole
+    function (NiLang's ``@invcheckoff``); ``backend`` selects how it runs.
+    """
+    if function is None:
+        return lambda f: ReversibleFunction(f, checks=checks, backend=backend)
+    return ReversibleFunction(function, checks=checks, backend=backend)

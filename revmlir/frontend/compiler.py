@@ -1,0 +1,649 @@
+"""Reversible Python statements → rev IR through the builder API.
+
+Each statement form maps to one NiLang statement (the table is in
+``docs/python.md``).  Anything else is a ``ReversibleSyntaxError`` at the
+user's line with a hint saying what to write instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from xdsl.dialects import printf
+from xdsl.dialects.builtin import ComplexType, IndexType, ModuleOp, f64, i1
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import VerifyException
+
+from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Target, Value
+from revmlir.diagnostics import failing_op
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import LogType
+from revmlir.errors import ReversibilityViolation
+from revmlir.frontend import markers
+from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.expressions import Context, ExpressionCompiler, namespace_of
+from revmlir.frontend.types import type_of_annotation
+from revmlir.interfaces import RuntimeCheckedOp
+from revmlir.semantics import is_reference_type
+
+if TYPE_CHECKING:
+    from revmlir.frontend.api import ReversibleFunction
+
+_UPDATES = {
+    ast.Add: "add",
+    ast.Sub: "sub",
+    ast.BitXor: "xor",
+    ast.Mult: "mul",
+    ast.Div: "div",
+}
+
+
+def _dtype(node: ast.expr, ctx: Context) -> Attribute:
+    value = ctx.resolve(node)
+    type = type_of_annotation(value)
+    if type is None:
+        raise ctx.error(node, f"'{ast.unparse(node)}' is not a type", "use float, int, complex or bool")
+    return type
+
+
+class ModuleCompiler:
+    """Compiles an entry function and every reversible function it calls,
+    each specialised to the argument types it is called with."""
+
+    def __init__(self) -> None:
+        self.builder = ModuleBuilder()
+        self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
+        self.used: set[str] = set()
+
+    def request(self, function: ReversibleFunction, types: Sequence[Attribute]) -> str:
+        key = (id(function), tuple(types))
+        if (name := self.names.get(key)) is not None:
+            return name
+        name = function.__name__
+        if name in self.used:
+            name = f"{name}_{len(self.used)}"
+        self.used.add(name)
+        self.names[key] = name
+        FunctionCompiler(self, function, name, types).compile()
+        return name
+
+    def finish(self) -> ModuleOp:
+        module = self.builder.finish(verify=False)
+        try:
+            module.verify()
+        except ReversibilityViolation as violation:
+            raise _located_error(violation.op, violation.message) from None
+        except VerifyException as error:
+            found = failing_op(module)
+            if found is None:
+                raise
+            op, cause = found
+            raise _located_error(op, str(cause).strip().splitlines()[0]) from None
+        return module
+
+
+def _located_error(op: Operation, message: str) -> ReversibleSyntaxError:
+    from xdsl.dialects.builtin import FileLineColLoc
+
+    loc = op.location
+    if isinstance(loc, FileLineColLoc):
+        return ReversibleSyntaxError(message, loc.filename.data, loc.line.data, loc.column.data)
+    return ReversibleSyntaxError(message, None, None, None)
+
+
+class FunctionCompiler:
+    def __init__(
+        self,
+        module: ModuleCompiler,
+        function: ReversibleFunction,
+        name: str,
+        types: Sequence[Attribute],
+    ):
+        self.module = module
+        self.function = function
+        source = function.source
+        self.tree = source.tree
+        ctx = Context(
+            fn=None,  # type: ignore[arg-type]
+            filename=source.filename,
+            line_offset=source.line_offset,
+            column_offset=source.column_offset,
+            namespace=namespace_of(function.pyfunc),
+        )
+        params = [a.arg for a in self.tree.args.args]
+        ctx.fn = module.builder.function(name, list(zip(params, types)), ctx.loc(self.tree))
+        self.ctx = ctx
+        self.fn: FunctionBuilder = ctx.fn
+        self.expr = ExpressionCompiler(ctx)
+
+    def compile(self) -> None:
+        first = self.fn.current_block.last_op
+        self.statements(self.tree.body)
+        end = self.tree.body[-1] if self.tree.body else self.tree
+        try:
+            self.fn.finish(self.ctx.loc(end))
+        except BuildError as error:
+            raise self.ctx.error(self.tree, error.message) from None
+        if not self.function.checks:
+            _strip_checks(self.fn.current_block, first)
+
+    # -- statement lists ----------------------------------------------------------
+
+    def statements(self, body: Sequence[ast.stmt]) -> None:
+        body = list(body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        index = 0
+        while index < len(body):
+            statement = body[index]
+            name = self._routine_name(statement)
+            if name is not None:
+                assert isinstance(statement, ast.With)
+                end = self._find_uncompute(body, index + 1, name)
+                if end is None:
+                    raise self.ctx.error(
+                        statement,
+                        f"routine '{name}' is never uncomputed",
+                        f"end it with `~{name}` after the statements that use it",
+                    )
+                self._routine(statement, body[index + 1 : end])
+                index = end + 1
+                continue
+            self.statement(statement)
+            index += 1
+
+    def _routine_name(self, statement: ast.stmt) -> str | None:
+        if not isinstance(statement, ast.With) or len(statement.items) != 1:
+            return None
+        item = statement.items[0]
+        call = item.context_expr
+        if not (isinstance(call, ast.Call) and self.ctx.resolve(call.func) is markers.routine):
+            return None
+        if not isinstance(item.optional_vars, ast.Name):
+            raise self.ctx.error(
+                statement, "a routine needs a name", "write `with rv.routine() as r:` … `~r`"
+            )
+        return item.optional_vars.id
+
+    @staticmethod
+    def _find_uncompute(body: Sequence[ast.stmt], start: int, name: str) -> int | None:
+        for index in range(start, len(body)):
+            statement = body[index]
+            if (
+                isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.UnaryOp)
+                and isinstance(statement.value.op, ast.Invert)
+                and isinstance(statement.value.operand, ast.Name)
+                and statement.value.operand.id == name
+            ):
+                return index
+        return None
+
+    def _routine(self, statement: ast.With, body: Sequence[ast.stmt]) -> None:
+        self.fn.routine(
+            compute=lambda: self.statements(statement.body),
+            body=lambda: self.statements(body),
+            loc=self.ctx.loc(statement),
+        )
+
+    # -- single statements ----------------------------------------------------------
+
+    def statement(self, node: ast.stmt) -> None:
+        try:
+            self._statement(node)
+        except BuildError as error:
+            raise self.ctx.error(node, error.message) from None
+
+    def _statement(self, node: ast.stmt) -> None:
+        match node:
+            case ast.AugAssign():
+                self._update(node)
+            case ast.Assign():
+                self._assign(node)
+            case ast.Expr(value=ast.Call() as call):
+                self._call_statement(node, call)
+            case ast.If():
+                self._if(node)
+            case ast.While():
+                self._while(node)
+            case ast.For():
+                self._for(node)
+            case ast.With():
+                self._with(node)
+            case ast.Pass():
+                pass
+            case ast.Return(value=None) if node is self.tree.body[-1]:
+                pass
+            case ast.Return():
+                raise self.ctx.error(
+                    node,
+                    "a reversible function returns all its arguments, updated",
+                    "remove the return; callers receive every argument",
+                )
+            case ast.Expr(value=ast.UnaryOp(op=ast.Invert())):
+                raise self.ctx.error(node, f"'{ast.unparse(node)}' does not close a routine opened in this block")
+            case _:
+                raise self.ctx.error(
+                    node,
+                    f"'{ast.unparse(node).splitlines()[0]}' is not a reversible statement",
+                    "see the statement table in docs/python.md",
+                )
+
+    # -- targets ----------------------------------------------------------------------
+
+    def target(self, node: ast.expr) -> Target:
+        ctx, fn = self.ctx, self.fn
+        if isinstance(node, ast.Name):
+            if ctx.lookup_binding(node.id) is not None:
+                raise ctx.error(node, f"loop variable '{node.id}' cannot be updated")
+            if not fn.has(node.id):
+                raise ctx.error(
+                    node, f"unknown variable '{node.id}'",
+                    f"allocate it first: {node.id} = rv.ancilla(0.0)",
+                )
+            return node.id
+        if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and fn.has(node.value.id):
+            indices = self.expr.indices(node)
+            return Element(node.value.id, tuple(indices))
+        if isinstance(node, ast.Attribute) and node.attr in ("real", "imag") and isinstance(node.value, ast.Name):
+            return Part(node.value.id, node.attr)
+        raise ctx.error(
+            node, f"cannot update '{ast.unparse(node)}'",
+            "update a variable, an array element x[i] or a complex part z.real/z.imag",
+        )
+
+    def _target_type(self, target: Target) -> Attribute:
+        fn = self.fn
+        if isinstance(target, str):
+            return fn.type_of(target)
+        if isinstance(target, Element):
+            array = fn.type_of(target.name)
+            return array.element_type  # type: ignore[attr-defined]
+        whole = fn.type_of(target.name)
+        return whole.element_type if isinstance(whole, ComplexType) else whole
+
+    # -- statements ---------------------------------------------------------------------
+
+    def _update(self, node: ast.AugAssign) -> None:
+        ctx, fn = self.ctx, self.fn
+        kind = _UPDATES.get(type(node.op))
+        if kind is None:
+            raise ctx.error(
+                node, f"'{ast.unparse(node)}' is not reversible",
+                "only +=, -=, ^= (and *=, /= on log numbers) update a variable",
+            )
+        target = self.target(node.target)
+        target_type = self._target_type(target)
+        is_log = isinstance(target_type, LogType)
+        if kind in ("mul", "div") and not is_log:
+            raise ctx.error(
+                node, f"'{ast.unparse(node)}' is not reversible on {target_type}",
+                "multiply log numbers instead: ly = rv.ancilla(rv.ulog(1.0)); ly *= rv.ulog(x)",
+            )
+        if kind in ("add", "sub") and is_log:
+            raise ctx.error(node, "log numbers are updated with *= and /=")
+        getattr(fn, kind)(target, lambda: self.expr.compile(node.value), ctx.loc(node))
+
+    def _assign(self, node: ast.Assign) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        if len(node.targets) != 1:
+            raise ctx.error(node, "chained assignment is not reversible")
+        target, value = node.targets[0], node.value
+        if isinstance(value, ast.Call):
+            callee = ctx.resolve(value.func)
+            if callee in (markers.ancilla, markers.pop, markers.stack):
+                if not isinstance(target, ast.Name):
+                    raise ctx.error(node, "allocate into a plain name")
+                if fn.has(target.id):
+                    raise ctx.error(
+                        node, f"'{target.id}' already exists",
+                        "an ancilla needs a new name (or free the old one first)",
+                    )
+                self._allocation(node, target.id, callee, value)
+                return
+        if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple):
+            self._swap_assignment(node, target, value)
+            return
+        if (
+            isinstance(value, ast.UnaryOp)
+            and isinstance(value.op, ast.USub)
+            and ast.unparse(value.operand) == ast.unparse(target)
+        ):
+            fn.neg(self.target(target), loc)
+            return
+        name = ast.unparse(target)
+        raise ctx.error(
+            node, f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
+            f"accumulate instead ({name} += …), or allocate a new variable: "
+            f"{name} = rv.ancilla(0.0); {name} += …",
+        )
+
+    def _allocation(self, node: ast.Assign, name: str, callee: Any, call: ast.Call) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        args = call.args
+        if callee is markers.stack:
+            if len(args) != 1:
+                raise ctx.error(node, "rv.stack takes the element type: rv.stack(float)")
+            fn.stack(name, _dtype(args[0], ctx), loc)
+            return
+        if callee is markers.pop:
+            if len(args) != 1 or not isinstance(args[0], ast.Name):
+                raise ctx.error(node, "rv.pop takes a stack: x = rv.pop(s)")
+            fn.pop(args[0].id, name, loc)
+            return
+        if not 1 <= len(args) <= 2:
+            raise ctx.error(node, "rv.ancilla takes a value and optionally a type")
+        dtype = None
+        if len(args) == 2:
+            dtype = _dtype(args[1], ctx)
+        elif call.keywords and call.keywords[0].arg == "dtype":
+            dtype = _dtype(call.keywords[0].value, ctx)
+        value = self.expr.compile(args[0])
+        if dtype is not None and value.type != dtype:
+            value = fn.cast(value, dtype, loc)
+        fn.alloc(name, value, None, loc)
+
+    def _swap_assignment(self, node: ast.Assign, targets: ast.Tuple, values: ast.Tuple) -> None:
+        ctx = self.ctx
+        left = [ast.unparse(t) for t in targets.elts]
+        right = [ast.unparse(v) for v in values.elts]
+        if len(left) != 2 or left != right[::-1]:
+            raise ctx.error(
+                node, f"'{ast.unparse(node)}' is not a swap",
+                "exchange two places with a, b = b, a",
+            )
+        a, b = targets.elts
+        self.fn.swap(self.target(a), self.target(b), ctx.loc(node))
+
+    def _call_statement(self, node: ast.Expr, call: ast.Call) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        callee = ctx.resolve(call.func)
+        args = call.args
+        simple = {
+            markers.swap: (2, lambda a: fn.swap(self.target(a[0]), self.target(a[1]), loc)),
+            markers.neg: (1, lambda a: fn.neg(self.target(a[0]), loc)),
+            markers.inc: (1, lambda a: fn.inc(self.target(a[0]), loc)),
+            markers.dec: (1, lambda a: fn.dec(self.target(a[0]), loc)),
+            markers.rot: (3, lambda a: fn.rot(self.target(a[0]), self.target(a[1]), lambda: self.expr.compile(a[2]), loc)),
+            markers.irot: (3, lambda a: fn.irot(self.target(a[0]), self.target(a[1]), lambda: self.expr.compile(a[2]), loc)),
+            markers.push: (2, lambda a: fn.push(self._name(a[0]), self._name(a[1]), loc)),
+            markers.copy_push: (2, lambda a: fn.copy_push(self._name(a[0]), self.expr.compile(a[1]), loc)),
+            markers.copy_pop: (2, lambda a: fn.copy_pop(self._name(a[0]), self.expr.compile(a[1]), loc)),
+        }
+        if callee in simple:
+            count, emit = simple[callee]
+            if len(args) != count or call.keywords:
+                raise ctx.error(node, f"'{ast.unparse(call.func)}' takes {count} argument(s)")
+            emit(args)
+            return
+        if callee is markers.free:
+            self._free(node, call)
+            return
+        function, inverse = self._reversible_callee(call.func)
+        if function is not None:
+            self._call(node, function, inverse, call)
+            return
+        if callee is builtins.print:
+            raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
+        raise ctx.error(
+            node, f"'{ast.unparse(call)}' is not a reversible statement",
+            "call @rv.reversible functions, or rv.* instructions",
+        )
+
+    def _name(self, node: ast.expr) -> str:
+        if not isinstance(node, ast.Name) or not self.fn.has(node.id):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is not a variable")
+        return node.id
+
+    def _free(self, node: ast.Expr, call: ast.Call) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        if not 1 <= len(call.args) <= 2:
+            raise ctx.error(node, "rv.free takes a variable and optionally its value")
+        name = self._name(call.args[0])
+        var_type = fn.type_of(name)
+        if isinstance(var_type, StackType):
+            fn.free_stack(name, loc)
+            return
+        if len(call.args) == 2:
+            value: Value = self.expr.compile(call.args[1])
+        else:
+            value = fn.const(1.0 if isinstance(var_type, LogType) else 0, var_type, loc)
+        fn.free(name, value, loc)
+
+    def _reversible_callee(self, node: ast.expr) -> tuple[ReversibleFunction | None, bool]:
+        from revmlir.frontend.api import ReversibleFunction
+
+        inverse = False
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            node, inverse = node.operand, True
+        elif isinstance(node, ast.Attribute) and node.attr == "inverse":
+            node, inverse = node.value, True
+        callee = self.ctx.resolve(node)
+        if isinstance(callee, ReversibleFunction):
+            return callee, inverse
+        return None, False
+
+    def _call(self, node: ast.Expr, function: ReversibleFunction, inverse: bool, call: ast.Call) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        params = function.parameters
+        if len(call.args) != len(params) or call.keywords:
+            raise ctx.error(
+                node, f"{function.__name__} takes {len(params)} argument(s) "
+                f"({', '.join(params)}), got {len(call.args)}",
+            )
+        targets: list[Target] = []
+        temporaries: list[tuple[str, ast.expr]] = []
+        for index, arg in enumerate(call.args):
+            if isinstance(arg, ast.Name) and fn.has(arg.id) and ctx.lookup_binding(arg.id) is None:
+                targets.append(arg.id)
+            elif isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and fn.has(arg.value.id):
+                targets.append(self.target(arg))
+            elif isinstance(arg, ast.Attribute) and arg.attr in ("real", "imag"):
+                targets.append(self.target(arg))
+            else:
+                # An expression argument lives in an ancilla for the call and
+                # must come back unchanged (NiLang's semantics).
+                temp = f"{function.__name__}_arg{index}_{arg.lineno}_{arg.col_offset}"
+                fn.alloc(temp, self.expr.compile(arg), None, ctx.loc(arg))
+                temporaries.append((temp, arg))
+                targets.append(temp)
+        types = [self._argument_type(t) for t in targets]
+        annotated = function.annotated_types()
+        for i, (found, declared) in enumerate(zip(types, annotated)):
+            if declared is not None and declared != found:
+                raise ctx.error(
+                    call.args[i], f"argument '{params[i]}' of {function.__name__} is declared "
+                    f"{declared}, got {found}",
+                )
+        name = self.module.request(function, types)
+        fn.call(name, targets, loc, inverse=inverse)
+        for temp, arg in reversed(temporaries):
+            fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
+
+    def _argument_type(self, target: Target) -> Attribute:
+        if isinstance(target, str):
+            return self.fn.type_of(target)
+        return self._target_type(target)
+
+    def _condition(self, test: ast.expr) -> tuple[ast.expr, ast.expr | None]:
+        if isinstance(test, ast.Call) and self.ctx.resolve(test.func) is markers.cond:
+            args = list(test.args) + [k.value for k in test.keywords if k.arg == "post"]
+            if not 1 <= len(args) <= 2:
+                raise self.ctx.error(test, "rv.cond takes a precondition and a postcondition")
+            return args[0], args[1] if len(args) == 2 else None
+        return test, None
+
+    def _if(self, node: ast.If) -> None:
+        pre, post = self._condition(node.test)
+        self.fn.if_(
+            pre=lambda: self.expr.compile(pre),
+            then=lambda: self.statements(node.body),
+            else_=lambda: self.statements(node.orelse),
+            post=(lambda: self.expr.compile(post)) if post is not None else None,
+            loc=self.ctx.loc(node),
+        )
+
+    def _while(self, node: ast.While) -> None:
+        ctx = self.ctx
+        pre, post = self._condition(node.test)
+        if post is None:
+            raise ctx.error(
+                node, "a reversible while loop needs a postcondition",
+                "write `while rv.cond(pre, post):` where post is false before the "
+                "loop and true after every iteration",
+            )
+        if node.orelse:
+            raise ctx.error(node, "while … else is not supported")
+        self.fn.while_(
+            pre=lambda: self.expr.compile(pre),
+            post=lambda: self.expr.compile(post),
+            body=lambda: self.statements(node.body),
+            loc=ctx.loc(node),
+        )
+
+    def _for(self, node: ast.For) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        if not isinstance(node.target, ast.Name):
+            raise ctx.error(node, "a for loop needs one loop variable")
+        if node.orelse:
+            raise ctx.error(node, "for … else is not supported")
+        iterator, reverse = node.iter, False
+        if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.reversed and len(iterator.args) == 1:
+            iterator, reverse = iterator.args[0], True
+        if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range and 1 <= len(iterator.args) <= 3 and not iterator.keywords):
+            raise ctx.error(
+                node, f"cannot loop over '{ast.unparse(node.iter)}'",
+                "loop over range(...) or reversed(range(...))",
+            )
+        bounds = list(iterator.args)
+        if len(bounds) == 1:
+            bounds.insert(0, ast.Constant(0))
+        lb, ub = self.expr.compile(bounds[0]), self.expr.compile(bounds[1])
+        step_node = bounds[2] if len(bounds) == 3 else ast.Constant(1)
+        step_value = _literal_int(step_node)
+        if step_value is not None and step_value < 0:
+            lb, ub = self._descending(lb, ub, -step_value, loc)
+            reverse = not reverse
+            step = fn.const(-step_value, IndexType(), loc)
+        elif step_value == 0:
+            raise ctx.error(node, "range() step must not be zero")
+        else:
+            step = self.expr.compile(step_node)
+        name = node.target.id
+
+        def body(index: Value) -> None:
+            ctx.bindings.append({name: index})
+            try:
+                self.statements(node.body)
+            finally:
+                ctx.bindings.pop()
+
+        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc)
+
+    def _descending(self, start: Value, stop: Value, step: int, loc: Any) -> tuple[Value, Value]:
+        """range(start, stop, -step) as the ascending range it visits backwards."""
+        fn = self.fn
+        count = fn.binary("floordiv", fn.binary("add", fn.binary("sub", start, stop, loc), step - 1, loc), step, loc)
+        count = fn.binary("max", count, 0, loc)
+        last = fn.binary("sub", start, fn.binary("mul", fn.binary("sub", count, 1, loc), step, loc), loc)
+        return last, fn.binary("add", start, 1, loc)
+
+    def _with(self, node: ast.With) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        if len(node.items) != 1 or not isinstance(node.items[0].context_expr, ast.Call):
+            raise ctx.error(node, "use `with rv.inverse():`, `with rv.safe():`, `with rv.nocheck():` or `with rv.routine() as r:`")
+        call = node.items[0].context_expr
+        assert isinstance(call, ast.Call)
+        kind = ctx.resolve(call.func)
+        if kind is markers.inverse:
+            fn.inverse(lambda: self.statements(node.body), loc)
+        elif kind is markers.safe:
+            when = "forward"
+            for keyword in call.keywords:
+                if keyword.arg == "when" and isinstance(keyword.value, ast.Constant):
+                    when = str(keyword.value.value)
+            if when not in ("forward", "inverse", "both"):
+                raise ctx.error(node, f"rv.safe(when={when!r}): use 'forward', 'inverse' or 'both'")
+            fn.safe(lambda: self._host_statements(node.body), when, loc)
+        elif kind is markers.nocheck:
+            block = fn.current_block
+            first = block.last_op
+            self.statements(node.body)
+            _strip_checks(block, first)
+        else:
+            raise ctx.error(node, f"'with {ast.unparse(call)}' is not a reversible block")
+
+    def _host_statements(self, body: Sequence[ast.stmt]) -> None:
+        ctx, fn = self.ctx, self.fn
+        for statement in body:
+            call = statement.value if isinstance(statement, ast.Expr) else None
+            if not (isinstance(call, ast.Call) and ctx.resolve(call.func) is builtins.print):
+                raise ctx.error(statement, "only print(...) can run inside rv.safe")
+            pieces: list[str] = []
+            values: list[Any] = []
+            for arg in call.args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    pieces.append(arg.value.replace("{", "{{").replace("}", "}}"))
+                else:
+                    pieces.append("{}")
+                    values.append(self.expr.compile(arg).ssa)
+            fn.emit(printf.PrintFormatOp(" ".join(pieces), *values), ctx.loc(statement))
+
+
+_NEVER_REVERSIBLE = (
+    ast.Try, ast.Raise, ast.Delete, ast.Global, ast.Nonlocal, ast.Import,
+    ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef,
+    ast.AsyncFor, ast.AsyncWith, ast.Assert, ast.Break, ast.Continue, ast.AnnAssign,
+    ast.Match,
+)
+
+
+def check_structure(
+    tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]
+) -> None:
+    """Errors that need no types, reported when the function is decorated."""
+    for node in ast.walk(tree):
+        if node is tree:
+            continue
+        if isinstance(node, _NEVER_REVERSIBLE):
+            kind = type(node).__name__.lower()
+            raise error(node, f"'{kind}' statements are not reversible", "see the statement table in docs/python.md")
+        if isinstance(node, ast.Return) and node.value is not None:
+            raise error(node, "a reversible function returns all its arguments, updated", "remove the return value")
+        if isinstance(node, ast.AugAssign) and type(node.op) not in _UPDATES:
+            raise error(node, f"'{ast.unparse(node)}' is not reversible", "only +=, -=, ^= (and *=, /= on log numbers) update a variable")
+        if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
+            name = ast.unparse(node.targets[0])
+            raise error(
+                node, f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
+                f"accumulate instead ({name} += …), or allocate a new variable: "
+                f"{name} = rv.ancilla(0.0); {name} += …",
+            )
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return -inner if inner is not None else None
+    return None
+
+
+def _strip_checks(block: Any, after: Operation | None) -> None:
+    op = block.first_op if after is None else after.next_op
+    while op is not None:
+        for nested in op.walk():
+            if isinstance(nested, RuntimeCheckedOp):
+                nested.set_checks(False)
+        op = op.next_op

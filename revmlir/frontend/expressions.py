@@ -1,0 +1,429 @@
+"""Pure Python expressions → arith/math/complex/memref ops through the builder.
+
+Expressions read current versions of variables, array elements, ``.real`` and
+``.imag``, constants from the function's globals, ``math``/``cmath``/``numpy``
+functions and pure helper functions (inlined from their source).
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import cmath
+import inspect
+import math
+import textwrap
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import (
+    ComplexType,
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    MemRefType,
+    StringAttr,
+    f64,
+    i1,
+    i64,
+)
+
+from revmlir.builder import BuildError, FunctionBuilder, Value
+from revmlir.dialects.rev import LogType
+from revmlir.frontend import markers
+from revmlir.frontend.errors import ReversibleSyntaxError
+
+UNARY_FUNCTIONS: dict[Any, str] = {}
+for _name in (
+    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
+    "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf",
+):
+    for _module in (math, cmath, np):
+        _fn = getattr(_module, _name, None)
+        if _fn is not None:
+            UNARY_FUNCTIONS[_fn] = _name
+UNARY_FUNCTIONS.update(
+    {
+        np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.floor: "floor",
+        np.ceil: "ceil", abs: "abs", np.abs: "abs", np.absolute: "abs",
+        np.conj: "conj", np.conjugate: "conj",
+    }
+)
+
+BINARY_FUNCTIONS: dict[Any, str] = {
+    math.atan2: "atan2", np.arctan2: "atan2", math.pow: "pow", np.power: "pow",
+    math.copysign: "copysign", np.copysign: "copysign", min: "min", max: "max",
+    np.minimum: "min", np.maximum: "max", np.fmin: "min", np.fmax: "max",
+}
+
+MAX_INLINE_DEPTH = 16
+
+
+@dataclass
+class Context:
+    """What an expression can see besides the builder's variables."""
+
+    fn: FunctionBuilder
+    filename: str
+    line_offset: int
+    column_offset: int
+    namespace: Callable[[str], Any]
+    bindings: list[dict[str, Value]] = field(default_factory=list[dict[str, Value]])
+    inline_depth: int = 0
+
+    def loc(self, node: ast.AST) -> FileLineColLoc:
+        line = getattr(node, "lineno", 1) + self.line_offset
+        column = getattr(node, "col_offset", 0) + self.column_offset + 1
+        return FileLineColLoc(StringAttr(self.filename), IntAttr(line), IntAttr(column))
+
+    def error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
+        line = getattr(node, "lineno", 1) + self.line_offset
+        column = getattr(node, "col_offset", 0) + self.column_offset + 1
+        return ReversibleSyntaxError(message, self.filename, line, column, hint)
+
+    def lookup_binding(self, name: str) -> Value | None:
+        for scope in reversed(self.bindings):
+            if name in scope:
+                return scope[name]
+        return None
+
+    def resolve(self, node: ast.expr) -> Any:
+        """The Python object a dotted name refers to, or a sentinel."""
+        if isinstance(node, ast.Name):
+            if self.lookup_binding(node.id) is not None or self.fn.has(node.id):
+                return _UNRESOLVED
+            return self.namespace(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            if base is _UNRESOLVED:
+                return _UNRESOLVED
+            return getattr(base, node.attr, _UNRESOLVED)
+        return _UNRESOLVED
+
+
+class _Unresolved:
+    def __repr__(self) -> str:
+        return "<unresolved>"
+
+
+_UNRESOLVED: Any = _Unresolved()
+
+
+class ExpressionCompiler:
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+
+    @property
+    def fn(self) -> FunctionBuilder:
+        return self.ctx.fn
+
+    def compile(self, node: ast.expr) -> Value:
+        try:
+            return self._compile(node)
+        except BuildError as error:
+            raise self.ctx.error(node, error.message) from None
+
+    def _compile(self, node: ast.expr) -> Value:
+        ctx, fn = self.ctx, self.ctx.fn
+        loc = ctx.loc(node)
+        match node:
+            case ast.Constant(value=value) if isinstance(value, bool | int | float | complex):
+                return fn.const(value, None, loc)
+            case ast.Name(id=name):
+                return self._name(node, name)
+            case ast.BinOp(left=left, op=op, right=right):
+                return self._binop(node, op, self._compile(left), self._compile(right))
+            case ast.UnaryOp(op=ast.USub(), operand=operand):
+                return fn.unary("neg", self._compile(operand), loc)
+            case ast.UnaryOp(op=ast.UAdd(), operand=operand):
+                return self._compile(operand)
+            case ast.UnaryOp(op=ast.Not(), operand=operand):
+                return fn.logical("not", self._boolean(operand), None, loc)
+            case ast.UnaryOp(op=ast.Invert(), operand=operand):
+                value = self._compile(operand)
+                return fn.binary("xor", value, fn.const(-1, value.type, loc), loc)
+            case ast.BoolOp(op=op, values=values):
+                kind = "and" if isinstance(op, ast.And) else "or"
+                result = self._boolean(values[0])
+                for value in values[1:]:
+                    result = fn.logical(kind, result, self._boolean(value), loc)
+                return result
+            case ast.Compare(left=left, ops=ops, comparators=comparators):
+                return self._compare(node, left, ops, comparators)
+            case ast.IfExp(test=test, body=body, orelse=orelse):
+                return fn.select(
+                    self._boolean(test), self._compile(body), self._compile(orelse), loc
+                )
+            case ast.Subscript():
+                return self._subscript(node)
+            case ast.Attribute(value=value, attr=attr):
+                return self._attribute(node, value, attr)
+            case ast.Call():
+                return self._call(node)
+        raise ctx.error(
+            node,
+            f"'{ast.unparse(node)}' is not a supported expression",
+            "expressions may use arithmetic, comparisons, math/numpy functions, "
+            "array elements, .real/.imag and pure helper functions",
+        )
+
+    def _boolean(self, node: ast.expr) -> Value:
+        value = self._compile(node)
+        if value.type != i1:
+            raise self.ctx.error(
+                node, f"'{ast.unparse(node)}' is not a boolean", "compare it explicitly"
+            )
+        return value
+
+    def _name(self, node: ast.Name, name: str) -> Value:
+        ctx, fn = self.ctx, self.ctx.fn
+        if (bound := ctx.lookup_binding(name)) is not None:
+            return bound
+        if fn.has(name):
+            return fn.get(name, ctx.loc(node))
+        value = ctx.namespace(name)
+        if isinstance(value, bool | int | float | complex | np.number) and not isinstance(
+            value, _Unresolved
+        ):
+            return fn.const(value.item() if isinstance(value, np.number) else value, None, ctx.loc(node))
+        raise ctx.error(
+            node,
+            f"unknown variable '{name}'",
+            "variables are the function's arguments and ancillas "
+            "(x = rv.ancilla(0.0)); globals must be numbers",
+        )
+
+    def _binop(self, node: ast.BinOp, op: ast.operator, a: Value, b: Value) -> Value:
+        fn, loc = self.fn, self.ctx.loc(node)
+        both_int = _is_int(a.type) and _is_int(b.type)
+        match op:
+            case ast.Add():
+                return fn.binary("add", a, b, loc)
+            case ast.Sub():
+                return fn.binary("sub", a, b, loc)
+            case ast.Mult():
+                return fn.binary("mul", a, b, loc)
+            case ast.Div():
+                if both_int:
+                    a, b = fn.cast(a, f64, loc), fn.cast(b, f64, loc)
+                return fn.binary("div", a, b, loc)
+            case ast.FloorDiv() if both_int:
+                return fn.binary("floordiv", a, b, loc)
+            case ast.FloorDiv():
+                return fn.unary("floor", fn.binary("div", a, b, loc), loc)
+            case ast.Mod():
+                # Python's % takes the sign of the divisor: a - b * floor(a / b).
+                quotient = (
+                    fn.binary("floordiv", a, b, loc)
+                    if both_int
+                    else fn.unary("floor", fn.binary("div", a, b, loc), loc)
+                )
+                return fn.binary("sub", a, fn.binary("mul", b, quotient, loc), loc)
+            case ast.Pow():
+                return self._power(node, a, b)
+            case ast.BitAnd():
+                return fn.binary("and", a, b, loc)
+            case ast.BitOr():
+                return fn.binary("or", a, b, loc)
+            case ast.BitXor():
+                return fn.binary("xor", a, b, loc)
+            case ast.LShift():
+                return fn.binary("shl", a, b, loc)
+            case ast.RShift():
+                return fn.binary("shr", a, b, loc)
+        raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
+
+    def _power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
+        fn, loc = self.fn, self.ctx.loc(node)
+        exponent = node.right
+        if (
+            isinstance(exponent, ast.Constant)
+            and isinstance(exponent.value, int)
+            and 1 <= exponent.value <= 4
+            and not _is_int(a.type)
+        ):
+            result = a
+            for _ in range(exponent.value - 1):
+                result = fn.binary("mul", result, a, loc)
+            return result
+        if _is_int(a.type) and not _is_int(b.type):
+            a = fn.cast(a, b.type, loc)
+        if _is_int(b.type) and not _is_int(a.type):
+            b = fn.cast(b, a.type, loc)
+        return fn.binary("pow", a, b, loc)
+
+    def _compare(
+        self, node: ast.Compare, left: ast.expr, ops: Sequence[ast.cmpop],
+        comparators: Sequence[ast.expr],
+    ) -> Value:
+        names = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
+        fn, loc = self.fn, self.ctx.loc(node)
+        result: Value | None = None
+        lhs = self._compile(left)
+        for op, right in zip(ops, comparators, strict=True):
+            kind = names.get(type(op))
+            if kind is None:
+                raise self.ctx.error(node, f"'{ast.unparse(node)}': only <, <=, >, >=, ==, != compare values")
+            rhs = self._compile(right)
+            test = fn.compare(kind, lhs, rhs, loc)
+            result = test if result is None else fn.logical("and", result, test, loc)
+            lhs = rhs
+        assert result is not None
+        return result
+
+    def indices(self, node: ast.Subscript) -> list[Value]:
+        index = node.slice
+        parts = index.elts if isinstance(index, ast.Tuple) else [index]
+        if any(isinstance(p, ast.Slice) for p in parts):
+            raise self.ctx.error(node, "slices are not supported", "index single elements: x[i]")
+        return [self._compile(p) for p in parts]
+
+    def _subscript(self, node: ast.Subscript) -> Value:
+        ctx, fn = self.ctx, self.ctx.fn
+        target = node.value
+        if isinstance(target, ast.Attribute) and target.attr == "shape":
+            return self._dimension(node, target.value)
+        if not isinstance(target, ast.Name) or not fn.has(target.id):
+            raise ctx.error(node, f"'{ast.unparse(target)}' is not an array argument")
+        return fn.load(target.id, self.indices(node), ctx.loc(node))
+
+    def _dimension(self, node: ast.Subscript, array: ast.expr) -> Value:
+        ctx, fn = self.ctx, self.ctx.fn
+        if not isinstance(array, ast.Name) or not fn.has(array.id):
+            raise ctx.error(node, f"'{ast.unparse(array)}' is not an array argument")
+        if not isinstance(node.slice, ast.Constant) or not isinstance(node.slice.value, int):
+            raise ctx.error(node, "x.shape[d] needs a constant d")
+        ref = fn.get(array.id).ssa
+        assert isinstance(ref.type, MemRefType)
+        dim = node.slice.value
+        if not 0 <= dim < len(ref.type.get_shape()):
+            raise ctx.error(node, f"'{array.id}' has no dimension {dim}")
+        index = fn.const(dim, IndexType(), ctx.loc(node))
+        op = fn.emit(memref.DimOp.from_source_and_index(ref, index.ssa), ctx.loc(node))
+        return Value(fn, op.results[0])
+
+    def _attribute(self, node: ast.Attribute, value: ast.expr, attr: str) -> Value:
+        ctx, fn = self.ctx, self.ctx.fn
+        resolved = ctx.resolve(node)
+        if isinstance(resolved, int | float | complex) and not isinstance(resolved, bool):
+            return fn.const(resolved, None, ctx.loc(node))
+        if attr in ("real", "imag"):
+            inner = self._compile(value)
+            if not isinstance(inner.type, ComplexType):
+                return inner if attr == "real" else fn.const(0.0, inner.type, ctx.loc(node))
+            return (fn.real if attr == "real" else fn.imag)(inner, ctx.loc(node))
+        raise ctx.error(node, f"'{ast.unparse(node)}' is not supported in an expression")
+
+    def _call(self, node: ast.Call) -> Value:
+        ctx, fn = self.ctx, self.ctx.fn
+        loc = ctx.loc(node)
+        if node.keywords:
+            raise ctx.error(node, "keyword arguments are not supported in expressions")
+        callee = ctx.resolve(node.func)
+        args = node.args
+        if callee in UNARY_FUNCTIONS and len(args) == 1:
+            return self._unary_function(node, UNARY_FUNCTIONS[callee], self._compile(args[0]))
+        if callee in BINARY_FUNCTIONS and len(args) == 2:
+            return fn.binary(BINARY_FUNCTIONS[callee], self._compile(args[0]), self._compile(args[1]), loc)
+        if callee in (math.hypot, np.hypot) and len(args) == 2:
+            a, b = self._compile(args[0]), self._compile(args[1])
+            return fn.unary("sqrt", fn.binary("add", fn.binary("mul", a, a, loc), fn.binary("mul", b, b, loc), loc), loc)
+        if callee in (cmath.phase, np.angle) and len(args) == 1:
+            return fn.angle(self._compile(args[0]), loc)
+        if callee is markers.ulog and len(args) == 1:
+            return fn.to_log(self._compile(args[0]), loc)
+        if callee is builtins.float and len(args) == 1:
+            value = self._compile(args[0])
+            return fn.from_log(value, loc) if isinstance(value.type, LogType) else fn.cast(value, f64, loc)
+        if callee is builtins.int and len(args) == 1:
+            return fn.cast(self._compile(args[0]), i64, loc)
+        if callee is builtins.complex and len(args) in (1, 2):
+            re = self._compile(args[0])
+            if len(args) == 1:
+                return fn.cast(re, ComplexType(f64), loc)
+            return fn.complex(fn.cast(re, f64, loc), fn.cast(self._compile(args[1]), f64, loc), loc)
+        if callee is builtins.len and len(args) == 1 and isinstance(args[0], ast.Name):
+            shape = ast.Subscript(value=ast.Attribute(value=args[0], attr="shape"), slice=ast.Constant(0))
+            ast.copy_location(shape, node)
+            return fn.cast(self._dimension(shape, args[0]), i64, loc)
+        if inspect.isfunction(callee):
+            return self._inline(node, callee)
+        raise ctx.error(
+            node,
+            f"cannot call '{ast.unparse(node.func)}' in an expression",
+            "use math/cmath/numpy functions or a pure helper function",
+        )
+
+    def _unary_function(self, node: ast.Call, kind: str, value: Value) -> Value:
+        fn, loc = self.fn, self.ctx.loc(node)
+        if kind in ("floor", "ceil") and _is_int(value.type):
+            return value
+        return fn.unary(kind, value, loc)
+
+    def _inline(self, node: ast.Call, helper: Any) -> Value:
+        """Inline a pure helper: ``[docstring] (name = expr)* return expr``."""
+        ctx = self.ctx
+        if getattr(helper, "__revmlir_reversible__", False):
+            raise ctx.error(
+                node,
+                f"'{helper.__name__}' is reversible; call it as a statement",
+                f"write {helper.__name__}(...) on its own line to update its arguments",
+            )
+        if ctx.inline_depth >= MAX_INLINE_DEPTH:
+            raise ctx.error(node, f"helper '{helper.__name__}' is recursive or nested too deeply")
+        try:
+            source = textwrap.dedent(inspect.getsource(helper))
+        except (OSError, TypeError):
+            raise ctx.error(node, f"the source of '{helper.__name__}' is not available") from None
+        definition = ast.parse(source).body[0]
+        assert isinstance(definition, ast.FunctionDef)
+        params = [a.arg for a in definition.args.args]
+        if len(params) != len(node.args):
+            raise ctx.error(node, f"'{helper.__name__}' takes {len(params)} argument(s), got {len(node.args)}")
+        scope = {p: self._compile(a) for p, a in zip(params, node.args)}
+        saved_namespace = ctx.namespace
+        ctx.namespace = namespace_of(helper)
+        ctx.bindings.append(scope)
+        ctx.inline_depth += 1
+        try:
+            body = definition.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                body = body[1:]
+            for statement in body:
+                if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                    scope[statement.targets[0].id] = self._compile(statement.value)
+                elif isinstance(statement, ast.Return) and statement.value is not None:
+                    return self._compile(statement.value)
+                else:
+                    break
+            raise ctx.error(
+                node,
+                f"helper '{helper.__name__}' is not a pure expression function",
+                "helpers may only assign local names and end with `return expr`",
+            )
+        finally:
+            ctx.bindings.pop()
+            ctx.inline_depth -= 1
+            ctx.namespace = saved_namespace
+
+
+def namespace_of(function: Any) -> Callable[[str], Any]:
+    """Name lookup as inside ``function``: closure, globals, builtins."""
+    closure = inspect.getclosurevars(function)
+    scopes = (closure.nonlocals, function.__globals__, vars(builtins))
+
+    def lookup(name: str) -> Any:
+        for scope in scopes:
+            if name in scope:
+                return scope[name]
+        return _UNRESOLVED
+
+    return lookup
+
+
+def _is_int(type: Any) -> bool:
+    return isinstance(type, IntegerType | IndexType) and type != i1
