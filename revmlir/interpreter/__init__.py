@@ -91,6 +91,21 @@ class RevInterpreter:
         )
         raise ExecutionError(f"no rev.func named @{name} (module has: {known or 'none'})")
 
+    def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
+        """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
+        is supplied here and a reported check becomes ``InvertibilityError``."""
+        from revmlir.lowering.rev_to_std import check_error_slot
+
+        slot = np.zeros(1, dtype=np.int64)
+        scope = self._interpreter._ctx
+        try:
+            with np.errstate(all="ignore"):
+                results = self._interpreter.call_op(name, (*args, slot))
+        finally:
+            self._interpreter._ctx = scope
+        check_error_slot(self.module, int(slot[0]), name)
+        return tuple(results)
+
     def call(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run ``@name`` forward; returns every argument, updated."""
         return self._run(name, args, backward=False)

@@ -31,10 +31,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return RevStripChecksPass
 
+    def lower_to_std():
+        from revmlir.lowering.rev_to_std import RevLowerToStdPass
+
+        return RevLowerToStdPass
+
     return {
         "rev-verify": verify,
         "rev-invert": invert,
         "rev-expand-routines": expand_routines,
         "rev-insert-checks": insert_checks,
         "rev-strip-checks": strip_checks,
+        "rev-lower-to-std": lower_to_std,
     }

@@ -1,0 +1,1 @@
+"""Lowering reversible IR towards native code."""

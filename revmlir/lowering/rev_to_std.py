@@ -1,0 +1,603 @@
+"""``rev-lower-to-std``: reversible functions as ordinary func/scf/arith/math/
+memref/complex code, the input of every native backend.
+
+Before lowering, the pass removes the ops that only exist to describe
+reversibility: routines are expanded, ``rev.inv`` regions and every function
+that is run backwards (``rev.uncall``) are inverted, so only forward code is
+left.  State values simply become SSA values; log numbers become their
+logarithm; borrowed elements become loads and stores.
+
+Run-time checks become explicit code that reports through an *error slot*:
+every lowered function takes a trailing ``memref<1xi64>``; a failing check
+stores its id there (the first failure wins) and loops stop early, so a run
+always terminates.  The module attribute ``rev.checks`` maps ids (1-based) to
+``op|location|message`` so a caller can raise ``InvertibilityError`` at the
+right source location.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math, memref, printf, scf
+from xdsl.dialects import complex as complexd
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    ComplexType,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.dialects import anc, rev
+from revmlir.errors import describe_op, format_location
+from revmlir.interfaces import RuntimeCheckedOp
+from revmlir.inversion import Inverter, invert_function, inverse_name
+from revmlir.passes.expand_routines import ExpandRoutine
+from revmlir.semantics import is_expression_op, is_state_type
+from revmlir.verifier import constant_index
+
+ERROR_SLOT = MemRefType(i64, [1])
+CHECKS_ATTR = "rev.checks"
+DEFAULT_TOLERANCE = 1e-8
+
+
+def std_type(type: Attribute) -> Attribute:
+    """The type a rev value has after lowering (log numbers are their log)."""
+    return type.element_type if isinstance(type, rev.LogType) else type
+
+
+# ---------------------------------------------------------------------------
+# Preparation: leave only forward code
+# ---------------------------------------------------------------------------
+
+
+def _inline_inverse_regions(module: ModuleOp) -> None:
+    for op in list(module.walk()):
+        if isinstance(op, rev.InvOp):
+            builder = Builder(InsertPoint.before(op))
+            inverter = Inverter(op, builder)
+            block = op.body.block
+            state = inverter.invert_body(block, block.args, list(op.state))
+            Rewriter.replace_op(op, [], state)
+
+
+def _materialize_uncalled_inverses(module: ModuleOp) -> None:
+    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``."""
+    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
+    pending = True
+    while pending:
+        pending = False
+        for op in list(module.walk()):
+            if not isinstance(op, rev.UncallOp):
+                continue
+            target = inverse_name(op.callee.string_value())
+            if target not in funcs:
+                forward = funcs[op.callee.string_value()]
+                inverse = invert_function(forward, target)
+                module.body.block.add_op(inverse)
+                funcs[target] = inverse
+                pending = True
+            call = rev.CallOp(target, list(op.args))
+            call.attributes.update(op.attributes)
+            call.location = op.location
+            Rewriter.replace_op(op, call)
+
+
+# ---------------------------------------------------------------------------
+# The check table
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class CheckTable:
+    entries: list[str] = field(default_factory=list[str])
+
+    def register(self, op: Operation, message: str) -> int:
+        where = format_location(op.location) or ""
+        self.entries.append(f"{op.name}|{where}|{message}")
+        return len(self.entries)
+
+
+# ---------------------------------------------------------------------------
+# Lowering
+# ---------------------------------------------------------------------------
+
+Lowering = Callable[["FunctionLowering", Operation], None]
+LOWERINGS: dict[type[Operation], Lowering] = {}
+
+
+def lowers(*op_types: type[Operation]) -> Callable[[Lowering], Lowering]:
+    def register(rule: Lowering) -> Lowering:
+        for op_type in op_types:
+            LOWERINGS[op_type] = rule
+        return rule
+
+    return register
+
+
+class FunctionLowering:
+    """Translates one ``rev.func`` into a ``func.func``."""
+
+    def __init__(self, source: rev.FuncOp, checks: CheckTable, tolerance: float):
+        self.source = source
+        self.checks = checks
+        self.tolerance = tolerance
+        self.mapping: dict[SSAValue, SSAValue] = {}
+        self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
+        arg_types = [std_type(t) for t in source.function_type.inputs.data]
+        self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
+        self.error = self.block.args[-1]
+        self.error.name_hint = "err"
+        self.builder = Builder(InsertPoint.at_end(self.block))
+
+    def lower(self) -> func.FuncOp:
+        entry = self.source.body.block
+        for old, new in zip(entry.args, self.block.args):
+            new.name_hint = old.name_hint
+            self.mapping[old] = new
+        self.lower_ops(entry)
+        inputs = [a.type for a in self.block.args]
+        outputs = [std_type(t) for t in self.source.function_type.outputs.data]
+        lowered = func.FuncOp(
+            self.source.sym_name.data, (inputs, outputs), Region(self.block)
+        )
+        lowered.location = self.source.location
+        return lowered
+
+    # -- helpers used by the rules ------------------------------------------------
+
+    def get(self, value: SSAValue) -> SSAValue:
+        return self.mapping[value]
+
+    def set(self, old: SSAValue, new: SSAValue) -> None:
+        if old.name_hint and not new.name_hint:
+            new.name_hint = old.name_hint
+        self.mapping[old] = new
+
+    def emit(self, op: Operation, like: Operation) -> Operation:
+        op.location = like.location
+        self.builder.insert(op)
+        return op
+
+    def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue:
+        if isinstance(type, AnyFloat):
+            attr: Attribute = FloatAttr(float(value), type)
+        else:
+            attr = IntegerAttr(int(value), type)
+        return self.emit(arith.ConstantOp(attr), like).results[0]
+
+    def lower_ops(self, block: Block) -> None:
+        for op in block.ops:
+            if is_expression_op(op) and type(op) not in LOWERINGS:
+                self._clone_expression(op)
+                continue
+            rule = LOWERINGS.get(type(op))
+            if rule is None:
+                raise PassFailedException(f"{describe_op(op)} cannot be lowered to std")
+            rule(self, op)
+
+    def _clone_expression(self, op: Operation) -> None:
+        if isinstance(op, memref.LoadOp):
+            self._check_borrowed_read(op, op.memref, list(op.indices))
+        if any(isinstance(r.type, rev.LogType) for r in op.results):
+            raise PassFailedException(
+                f"{describe_op(op)} computes a log number; only rev.to_log can"
+            )
+        clone = op.clone(value_mapper=dict(self.mapping))
+        self.emit(clone, op)
+        for old, new in zip(op.results, clone.results, strict=True):
+            self.set(old, new)
+
+    def lower_region(
+        self, region: Region, args: Sequence[SSAValue], terminator: Callable[[list[SSAValue]], Operation]
+    ) -> Region:
+        """A new single-block region: ``region``'s block arguments are bound to
+        ``args``; ``terminator`` receives what the region yields."""
+        block = Block()
+        saved = self.builder.insertion_point
+        self.builder.insertion_point = InsertPoint.at_end(block)
+        try:
+            for old, new in zip(region.block.args, args, strict=True):
+                self.set(old, new)
+            self.lower_ops(region.block)
+            last = region.block.last_op
+            assert last is not None
+            yielded = [self.get(v) for v in last.operands]
+            self.builder.insert(terminator(yielded))
+        finally:
+            self.builder.insertion_point = saved
+        return Region(block)
+
+    def inline_region(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
+        """Lower ``region``'s ops here with its arguments bound to ``args``;
+        return the lowered operands of its terminator."""
+        for old, new in zip(region.block.args, args, strict=True):
+            self.set(old, new)
+        self.lower_ops(region.block)
+        last = region.block.last_op
+        assert last is not None
+        return [self.get(v) for v in last.operands]
+
+    def block_with_args(self, types: Sequence[Attribute]) -> Block:
+        return Block(arg_types=[std_type(t) for t in types])
+
+    # -- the error channel --------------------------------------------------------
+
+    def no_error(self, like: Operation) -> SSAValue:
+        zero = self.const(0, IndexType(), like)
+        current = self.emit(memref.LoadOp.get(self.error, [zero]), like).results[0]
+        return self.emit(arith.CmpiOp(current, self.const(0, i64, like), "eq"), like).results[0]
+
+    def check(self, ok: SSAValue, op: Operation, message: str) -> None:
+        """Report ``op`` through the error slot when ``ok`` is false."""
+        identifier = self.checks.register(op, message)
+        true = self.const(True, i1, op)
+        bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
+        first = self.no_error(op)
+        report = self.emit(arith.AndIOp(bad, first), op).results[0]
+        body = Block()
+        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
+        code = arith.ConstantOp(IntegerAttr(identifier, i64))
+        body.add_ops([zero, code, memref.StoreOp.get(code, self.error, [zero]), scf.YieldOp()])
+        for inner in body.ops:
+            inner.location = op.location
+        self.emit(scf.IfOp(report, [], Region(body)), op)
+
+    def same(self, a: SSAValue, b: SSAValue, like: Operation) -> SSAValue:
+        """Equality for checks: exact on integers, within tolerance on floats."""
+        if isinstance(a.type, IntegerType | IndexType):
+            return self.emit(arith.CmpiOp(a, b, "eq"), like).results[0]
+        if isinstance(a.type, ComplexType):
+            difference = self.emit(complexd.SubOp(a, b), like).results[0]
+            gap = self.emit(complexd.AbsOp(difference), like).results[0]
+            size_a = self.emit(complexd.AbsOp(a), like).results[0]
+            size_b = self.emit(complexd.AbsOp(b), like).results[0]
+        else:
+            difference = self.emit(arith.SubfOp(a, b), like).results[0]
+            gap = self.emit(math.AbsFOp(difference), like).results[0]
+            size_a = self.emit(math.AbsFOp(a), like).results[0]
+            size_b = self.emit(math.AbsFOp(b), like).results[0]
+        float_type = gap.type
+        size = self.emit(arith.MaximumfOp(size_a, size_b), like).results[0]
+        tolerance = self.const(self.tolerance, float_type, like)
+        relative = self.emit(arith.MulfOp(size, tolerance), like).results[0]
+        limit = self.emit(arith.MaximumfOp(relative, tolerance), like).results[0]
+        return self.emit(arith.CmpfOp(gap, limit, "ole"), like).results[0]
+
+    def _check_borrowed_read(
+        self, op: Operation, array: SSAValue, indices: list[SSAValue]
+    ) -> None:
+        for borrowed, borrowed_indices, take in self.borrows:
+            if borrowed is not self.get(array) or not take.checks_enabled:
+                continue
+            known = [constant_index(i) for i in indices]
+            taken = [constant_index(i) for i in take.indices]
+            if None not in known and None not in taken:
+                continue  # the verifier compared them statically
+            differs: SSAValue | None = None
+            for a, b in zip((self.get(i) for i in indices), borrowed_indices):
+                ne = self.emit(arith.CmpiOp(a, b, "ne"), op).results[0]
+                differs = ne if differs is None else self.emit(arith.OrIOp(differs, ne), op).results[0]
+            assert differs is not None
+            self.check(
+                differs, op,
+                f"reads an element borrowed by {describe_op(take)}; a shared "
+                "read/write is not reversible",
+            )
+
+
+# ---------------------------------------------------------------------------
+# Rules
+# ---------------------------------------------------------------------------
+
+
+def _update(lowering: FunctionLowering, op: Operation, kinds: dict[str, type[Operation]]) -> None:
+    target, value = (lowering.get(v) for v in op.operands)
+    t = target.type
+    kind = "int" if isinstance(t, IntegerType | IndexType) else "complex" if isinstance(t, ComplexType) else "float"
+    new = lowering.emit(kinds[kind](target, value), op).results[0]
+    lowering.set(op.results[0], new)
+
+
+@lowers(rev.AddOp)
+def _add(lowering: FunctionLowering, op: Operation) -> None:
+    _update(lowering, op, {"int": arith.AddiOp, "float": arith.AddfOp, "complex": complexd.AddOp})
+
+
+@lowers(rev.SubOp)
+def _sub(lowering: FunctionLowering, op: Operation) -> None:
+    _update(lowering, op, {"int": arith.SubiOp, "float": arith.SubfOp, "complex": complexd.SubOp})
+
+
+@lowers(rev.XorOp)
+def _xor(lowering: FunctionLowering, op: Operation) -> None:
+    _update(lowering, op, {"int": arith.XOrIOp})
+
+
+@lowers(rev.MulOp)
+def _mul(lowering: FunctionLowering, op: Operation) -> None:
+    _update(lowering, op, {"float": arith.AddfOp})
+
+
+@lowers(rev.DivOp)
+def _div(lowering: FunctionLowering, op: Operation) -> None:
+    _update(lowering, op, {"float": arith.SubfOp})
+
+
+@lowers(rev.NegOp)
+def _neg(lowering: FunctionLowering, op: Operation) -> None:
+    (target,) = (lowering.get(v) for v in op.operands)
+    if isinstance(target.type, IntegerType | IndexType):
+        zero = lowering.const(0, target.type, op)
+        new = lowering.emit(arith.SubiOp(zero, target), op)
+    elif isinstance(target.type, ComplexType):
+        new = lowering.emit(complexd.NegOp(target), op)
+    else:
+        new = lowering.emit(arith.NegfOp(target), op)
+    lowering.set(op.results[0], new.results[0])
+
+
+@lowers(rev.IncOp, rev.DecOp)
+def _step(lowering: FunctionLowering, op: Operation) -> None:
+    target = lowering.get(op.operands[0])
+    one = lowering.const(1, target.type, op)
+    kind = arith.AddiOp if isinstance(op, rev.IncOp) else arith.SubiOp
+    lowering.set(op.results[0], lowering.emit(kind(target, one), op).results[0])
+
+
+@lowers(rev.SwapOp)
+def _swap(lowering: FunctionLowering, op: Operation) -> None:
+    a, b = (lowering.get(v) for v in op.operands)
+    lowering.set(op.results[0], b)
+    lowering.set(op.results[1], a)
+
+
+@lowers(rev.RotOp, rev.IRotOp)
+def _rotate(lowering: FunctionLowering, op: Operation) -> None:
+    a, b, angle = (lowering.get(v) for v in op.operands)
+    if isinstance(op, rev.IRotOp):
+        angle = lowering.emit(arith.NegfOp(angle), op).results[0]
+    c = lowering.emit(math.CosOp(angle), op).results[0]
+    s = lowering.emit(math.SinOp(angle), op).results[0]
+
+    def mul(x: SSAValue, y: SSAValue) -> SSAValue:
+        return lowering.emit(arith.MulfOp(x, y), op).results[0]
+
+    new_a = lowering.emit(arith.SubfOp(mul(a, c), mul(b, s)), op).results[0]
+    new_b = lowering.emit(arith.AddfOp(mul(a, s), mul(b, c)), op).results[0]
+    lowering.set(op.results[0], new_a)
+    lowering.set(op.results[1], new_b)
+
+
+@lowers(rev.TakeOp)
+def _take(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.TakeOp)
+    array = lowering.get(op.memref)
+    indices = [lowering.get(i) for i in op.indices]
+    lowering._check_borrowed_read(op, op.memref, list(op.indices))
+    load = lowering.emit(memref.LoadOp.get(array, indices), op)
+    lowering.set(op.result, load.results[0])
+    lowering.borrows.append((array, indices, op))
+
+
+@lowers(rev.PutOp)
+def _put(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.PutOp)
+    array = lowering.get(op.memref)
+    indices = [lowering.get(i) for i in op.indices]
+    lowering.emit(memref.StoreOp.get(lowering.get(op.value), array, indices), op)
+    for entry in lowering.borrows:
+        if entry[0] is array and entry[2].indices == op.indices:
+            lowering.borrows.remove(entry)
+            break
+
+
+@lowers(rev.UnpackOp)
+def _unpack(lowering: FunctionLowering, op: Operation) -> None:
+    z = lowering.get(op.operands[0])
+    lowering.set(op.results[0], lowering.emit(complexd.ReOp(z), op).results[0])
+    lowering.set(op.results[1], lowering.emit(complexd.ImOp(z), op).results[0])
+
+
+@lowers(rev.PackOp)
+def _pack(lowering: FunctionLowering, op: Operation) -> None:
+    re, im = (lowering.get(v) for v in op.operands)
+    created = lowering.emit(complexd.CreateOp(re, im, op.results[0].type), op)
+    lowering.set(op.results[0], created.results[0])
+
+
+@lowers(rev.ToLogOp, rev.FromLogOp)
+def _log_conversion(lowering: FunctionLowering, op: Operation) -> None:
+    value = lowering.get(op.operands[0])
+    kind = math.LogOp if isinstance(op, rev.ToLogOp) else math.ExpOp
+    lowering.set(op.results[0], lowering.emit(kind(value), op).results[0])
+
+
+@lowers(anc.AllocOp)
+def _alloc(lowering: FunctionLowering, op: Operation) -> None:
+    lowering.set(op.results[0], lowering.get(op.operands[0]))
+
+
+@lowers(anc.FreeOp)
+def _free(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, anc.FreeOp)
+    if op.checks_enabled:
+        ok = lowering.same(lowering.get(op.ancilla), lowering.get(op.value), op)
+        lowering.check(ok, op, "ancilla freed holding a value other than its known value")
+
+
+@lowers(rev.IfOp)
+def _if(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.IfOp)
+    state = [lowering.get(v) for v in op.state]
+    (pre,) = lowering.inline_region(op.pre, state)
+    types = [std_type(t) for t in op.res.types]
+    # scf.if regions take no arguments: the branches read the operands directly.
+    branches = [
+        lowering.lower_region(region, state, lambda ys: scf.YieldOp(*ys))
+        for region in (op.then_region, op.else_region)
+    ]
+    result = lowering.emit(scf.IfOp(pre, types, *branches), op)
+    for old, new in zip(op.res, result.results, strict=True):
+        lowering.set(old, new)
+    if op.checks_enabled:
+        (post,) = lowering.inline_region(op.post if op.has_post() else op.pre, list(result.results))
+        agree = lowering.emit(arith.CmpiOp(post, pre, "eq"), op).results[0]
+        lowering.check(agree, op, "postcondition disagrees with the precondition")
+
+
+@lowers(rev.WhileOp)
+def _while(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.WhileOp)
+    state = [lowering.get(v) for v in op.state]
+    types = [std_type(t) for t in op.res.types]
+    checking = op.checks_enabled
+    if checking:
+        (post,) = lowering.inline_region(op.post, state)
+        true = lowering.const(True, i1, op)
+        not_post = lowering.emit(arith.XOrIOp(post, true), op).results[0]
+        lowering.check(not_post, op, "postcondition must be false when the loop starts")
+    before = lowering.block_with_args(types)
+    saved = lowering.builder.insertion_point
+    lowering.builder.insertion_point = InsertPoint.at_end(before)
+    (pre,) = lowering.inline_region(op.pre, list(before.args))
+    go = lowering.emit(arith.AndIOp(pre, lowering.no_error(op)), op).results[0]
+    lowering.emit(scf.ConditionOp(go, *before.args), op)
+    after = lowering.block_with_args(types)
+    lowering.builder.insertion_point = InsertPoint.at_end(after)
+    new_state = lowering.inline_region(op.body, list(after.args))
+    if checking:
+        (post_after,) = lowering.inline_region(op.post, new_state)
+        lowering.check(post_after, op, "postcondition must be true after each iteration")
+    lowering.emit(scf.YieldOp(*new_state), op)
+    lowering.builder.insertion_point = saved
+    result = lowering.emit(scf.WhileOp(state, types, Region(before), Region(after)), op)
+    for old, new in zip(op.res, result.results, strict=True):
+        lowering.set(old, new)
+
+
+@lowers(rev.ForOp)
+def _for(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.ForOp)
+    lb, ub, step = (lowering.get(v) for v in (op.lb, op.ub, op.step))
+    state = [lowering.get(v) for v in op.state]
+    types = [std_type(t) for t in op.res.types]
+    zero = lowering.const(0, lb.type, op)
+    positive = lowering.emit(arith.CmpiOp(step, zero, "sgt"), op).results[0]
+    lowering.check(positive, op, "rev.for step must be positive")
+    last: SSAValue | None = None
+    if op.is_reverse:
+        # Visit lb + j*step for j = n-1 … 0: index = (lb + last) - k.
+        one = lowering.const(1, lb.type, op)
+        span = lowering.emit(arith.SubiOp(ub, lb), op).results[0]
+        rounded = lowering.emit(arith.AddiOp(span, lowering.emit(arith.SubiOp(step, one), op).results[0]), op).results[0]
+        count = lowering.emit(arith.FloorDivSIOp(rounded, step), op).results[0]
+        count = lowering.emit(arith.MaxSIOp(count, zero), op).results[0]
+        offset = lowering.emit(arith.MuliOp(lowering.emit(arith.SubiOp(count, one), op).results[0], step), op).results[0]
+        last = lowering.emit(arith.AddiOp(lb, lowering.emit(arith.AddiOp(lb, offset), op).results[0]), op).results[0]
+    body = lowering.block_with_args([lb.type, *op.state.types])
+    saved = lowering.builder.insertion_point
+    lowering.builder.insertion_point = InsertPoint.at_end(body)
+    index = body.args[0]
+    if last is not None:
+        index = lowering.emit(arith.SubiOp(last, body.args[0]), op).results[0]
+    new_state = lowering.inline_region(op.body, [index, *body.args[1:]])
+    lowering.emit(scf.YieldOp(*new_state), op)
+    lowering.builder.insertion_point = saved
+    result = lowering.emit(scf.ForOp(lb, ub, step, state, Region(body)), op)
+    for old, new in zip(op.res, result.results, strict=True):
+        lowering.set(old, new)
+
+
+@lowers(rev.SafeOp)
+def _safe(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.SafeOp)
+    if not op.runs_forward:
+        return
+    for inner in op.body.block.ops:
+        if is_expression_op(inner):
+            lowering._clone_expression(inner)
+        elif isinstance(inner, printf.PrintFormatOp):
+            lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)
+        else:
+            raise PassFailedException(f"{describe_op(inner)} in rev.safe cannot be lowered")
+
+
+@lowers(rev.CallOp)
+def _call(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, rev.CallOp)
+    args = [lowering.get(a) for a in op.args] + [lowering.error]
+    types = [std_type(t) for t in op.res.types]
+    call = lowering.emit(func.CallOp(op.callee.string_value(), args, types), op)
+    for old, new in zip(op.res, call.results, strict=True):
+        lowering.set(old, new)
+
+
+@lowers(rev.ReturnOp)
+def _return(lowering: FunctionLowering, op: Operation) -> None:
+    lowering.emit(func.ReturnOp(*[lowering.get(v) for v in op.operands]), op)
+
+
+@lowers(rev.YieldOp, rev.CondOp)
+def _region_end(lowering: FunctionLowering, op: Operation) -> None:
+    """Region terminators are produced by the rule of the region's owner."""
+
+
+@lowers(anc.StackAllocOp, anc.StackFreeOp, anc.PushOp, anc.PopOp, anc.CopyPushOp, anc.CopyPopOp)
+def _stack(lowering: FunctionLowering, op: Operation) -> None:
+    raise PassFailedException(
+        f"{describe_op(op)}: stacks cannot be lowered to native code yet; "
+        "keep such functions on the interpreter"
+    )
+
+
+@dataclass(frozen=True)
+class RevLowerToStdPass(ModulePass):
+    """Lower rev/anc functions to func/scf/arith/math/memref/complex."""
+
+    name = "rev-lower-to-std"
+
+    tolerance: float = DEFAULT_TOLERANCE
+    """Relative and absolute tolerance of float checks at anc.free."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(op)
+        _inline_inverse_regions(op)
+        _materialize_uncalled_inverses(op)
+        checks = CheckTable()
+        for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
+            lowered = FunctionLowering(source, checks, self.tolerance).lower()
+            Rewriter.replace_op(source, lowered)
+        op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
+
+
+def check_error_slot(module: ModuleOp, code: int, function: str | None = None) -> None:
+    """Raise the ``InvertibilityError`` a lowered run reported in its error slot."""
+    if code == 0:
+        return
+    from revmlir.errors import InvertibilityError
+
+    table = module.attributes.get(CHECKS_ATTR)
+    assert isinstance(table, ArrayAttr)
+    entry = table.data[code - 1]
+    assert isinstance(entry, StringAttr)
+    op_name, location, message = entry.data.split("|", 2)
+    raise InvertibilityError(
+        message, op_name=op_name, location=location or None, function=function
+    )

@@ -1,0 +1,46 @@
+// RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
+
+// State becomes plain SSA values; every function gets the error slot.
+// CHECK: builtin.module attributes {rev.checks = ["anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 25]]:3|ancilla freed holding a value other than its known value"]}
+// CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<1xi64>) -> (f64, f64, index)
+// CHECK-NEXT:    %t = arith.mulf %a, %a : f64
+// CHECK-NEXT:    %y1 = arith.addf %y, %t : f64
+// CHECK-NEXT:    %y2 = arith.subf %y1, %a : f64
+// CHECK-NEXT:    %e = memref.load %m[%i] : memref<4xf64>
+// CHECK-NEXT:    %e1 = arith.addf %e, %y2 : f64
+// CHECK-NEXT:    memref.store %e1, %m[%i] : memref<4xf64>
+// CHECK-NEXT:    %zero = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:    %n1 = arith.addf %zero, %a : f64
+// CHECK-NEXT:    %n2 = arith.subf %n1, %a : f64
+// CHECK:         arith.cmpf ole
+// CHECK:         scf.if
+// CHECK:         func.return %y2, %a, %i : f64, f64, index
+rev.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index) {
+  %t = arith.mulf %a, %a : f64
+  %y1 = rev.add %y, %t : f64
+  %y2 = rev.sub %y1, %a : f64
+  %e = rev.take %m[%i] : memref<4xf64>
+  %e1 = rev.add %e, %y2 : f64
+  rev.put %e1, %m[%i] : memref<4xf64>
+  %zero = arith.constant 0.0 : f64
+  %n = anc.alloc %zero : f64
+  %n1 = rev.add %n, %a : f64
+  %n2 = rev.sub %n1, %a : f64
+  anc.free %n2, %zero : f64
+  rev.return %y2, %a, %i : f64, f64, index
+}
+
+// Uncalled functions get a lowered inverse; the uncall becomes a call of it.
+// CHECK-LABEL: func.func @caller(%x: f64, %y: f64, %err: memref<1xi64>) -> (f64, f64)
+// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) : (f64, f64, memref<1xi64>) -> (f64, f64)
+rev.func @caller(%x: f64, %y: f64) {
+  %x1, %y1 = rev.uncall @accumulate(%x, %y) : (f64, f64) -> (f64, f64)
+  rev.return %x1, %y1 : f64, f64
+}
+rev.func @accumulate(%x: f64, %y: f64) {
+  %x1 = rev.add %x, %y : f64
+  rev.return %x1, %y : f64, f64
+}
+// CHECK-LABEL: func.func @accumulate.inv(%x: f64, %y: f64, %err: memref<1xi64>) -> (f64, f64)
+// CHECK-NEXT:    %[[X:.*]] = arith.subf %x, %y : f64
+// CHECK-NEXT:    func.return %[[X]], %y : f64, f64

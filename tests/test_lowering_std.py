@@ -1,0 +1,117 @@
+"""rev-lower-to-std preserves behaviour: every example, lowered to
+func/scf/arith/memref and run by the same interpreter, gives exactly the results
+of the rev program, forward and backward; checks still fire."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from revmlir import InvertibilityError
+from revmlir.interpreter import RevInterpreter
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.invert import RevInvertPass
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+rng = np.random.default_rng(7)
+
+
+def unitary_args():
+    m, n = 4, 2
+    return [rng.normal(size=(m, n)), rng.normal(size=n * m * (m - 1) // 2)]
+
+
+CASES = {
+    "multiplier.mlir": ("multiplier", lambda: [2, 3, 5]),
+    "fibonacci.mlir": ("rrfib", lambda: [0, 12]),
+    "complex_log.mlir": ("complex_log", lambda: [0.5j, 3 - 4j]),
+    "complex_log_routine.mlir": ("complex_log", lambda: [0.5j, -1 + 2j]),
+    "bennett.mlir": ("bennett", lambda: [1.0, 0.0, 3]),
+    "power.mlir": ("mypower", lambda: [0.25, 1.5, 7]),
+    "affine.mlir": (
+        "i_affine",
+        lambda: [rng.normal(size=3), rng.normal(size=(3, 4)), rng.normal(size=3), rng.normal(size=4)],
+    ),
+    "unitary.mlir": ("i_ummm", unitary_args),
+}
+
+
+def lowered(path: Path):
+    ctx = make_context()
+    module = parse_module(path.read_text(), str(path), ctx)
+    RevInvertPass().apply(ctx, module)
+    RevLowerToStdPass().apply(ctx, module)
+    module.verify()
+    return module
+
+
+def copy(args):
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+@pytest.mark.parametrize("example", CASES)
+def test_lowered_example_matches_the_rev_program(example):
+    path = EXAMPLES / example
+    name, make_args = CASES[example]
+    args = make_args()
+    reference = RevInterpreter(parse_module(path.read_text(), str(path)))
+    native = RevInterpreter(lowered(path))
+
+    expected_args = copy(args)
+    expected = reference.call(name, *expected_args)
+    actual_args = copy(args)
+    scalars = native.call_lowered(name, *actual_args)
+    for a, b in zip(expected_args, actual_args):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+    assert list(scalars) == [v for v in expected if not isinstance(v, np.ndarray)]
+
+    # and backwards, through the lowered inverse function
+    inputs = [v for v in expected]
+    restored_args = [v.copy() if isinstance(v, np.ndarray) else v for v in inputs]
+    native.call_lowered(name + ".inv", *restored_args)
+    reference_args = [v.copy() if isinstance(v, np.ndarray) else v for v in inputs]
+    reference.uncall(name, *reference_args)
+    for a, b in zip(reference_args, restored_args):
+        if isinstance(a, np.ndarray):
+            np.testing.assert_array_equal(a, b)
+
+
+DIRTY = """
+rev.func @f(%x: f64) {
+  %zero = arith.constant 0.0 : f64
+  %n = anc.alloc %zero : f64
+  %n1 = rev.add %n, %x : f64
+  anc.free %n1, %zero : f64
+  rev.return %x : f64
+}
+"""
+
+
+def test_lowered_checks_report_through_the_error_slot():
+    ctx = make_context()
+    module = parse_module(DIRTY, "dirty.mlir", ctx)
+    RevLowerToStdPass().apply(ctx, module)
+    program = RevInterpreter(module)
+    assert program.call_lowered("f", 1e-12) == (1e-12,)
+    with pytest.raises(InvertibilityError) as info:
+        program.call_lowered("f", 3.0)
+    assert info.value.op_name == "anc.free"
+    assert info.value.location == "dirty.mlir:6:3"
+
+
+def test_stacks_are_not_lowered_yet():
+    from xdsl.utils.exceptions import PassFailedException
+
+    ctx = make_context()
+    module = parse_module(
+        "rev.func @f(%x: f64) {\n"
+        "  %s = anc.stack_alloc : !anc.stack<f64>\n"
+        "  anc.stack_free %s : !anc.stack<f64>\n"
+        "  rev.return %x : f64\n}\n",
+        "stack.mlir",
+        ctx,
+    )
+    with pytest.raises(PassFailedException, match="stacks cannot be lowered"):
+        RevLowerToStdPass().apply(ctx, module)
