@@ -11,6 +11,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Operation
 from xdsl.parser import Parser
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from revmlir.dialects import get_all_dialects
 
@@ -33,8 +34,14 @@ class LocatingParser(Parser):
         self.line_offset = line_offset
 
     def parse_optional_operation(self) -> Operation | None:
-        start = self._current_token.span.get_location()
-        op = super().parse_optional_operation()
+        start_span = self._current_token.span
+        start = start_span.get_location()
+        try:
+            op = super().parse_optional_operation()
+        except VerifyException as error:
+            # A type constraint checked while parsing the custom form: report
+            # it where the op starts, like any other parse error.
+            raise ParseError(start_span, str(error)) from error
         if op is not None and isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 StringAttr(self.file_name),
@@ -45,9 +52,14 @@ class LocatingParser(Parser):
 
 
 def parse_module(
-    text: str, name: str = "<stdin>", ctx: Context | None = None, line_offset: int = 0
+    text: str,
+    name: str = "<stdin>",
+    ctx: Context | None = None,
+    line_offset: int = 0,
+    verify: bool = True,
 ) -> ModuleOp:
-    """Parse and verify a module; raises ``ParseError`` or ``VerifyException``."""
+    """Parse (and verify) a module; raises ``ParseError`` or ``VerifyException``."""
     module = LocatingParser(ctx or make_context(), text, name, line_offset).parse_module()
-    module.verify()
+    if verify:
+        module.verify()
     return module

@@ -25,6 +25,11 @@ from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 from revmlir.interfaces import InvertibleOp, StateConsumer
 
 
+PURE_DIALECTS = frozenset({"arith", "math", "complex"})
+"""Every op of these dialects computes a value from its operands; xDSL 0.74
+does not give all of them a ``Pure`` trait (``arith.extsi`` has none)."""
+
+
 def is_state_type(type: Attribute) -> bool:
     from revmlir.dialects.rev import LogType
 
@@ -44,6 +49,8 @@ def is_expression_op(op: Operation) -> bool:
     if isinstance(op, StateConsumer) or op.regions:
         return False
     if isinstance(op, memref.LoadOp | memref.DimOp):
+        return True
+    if op.dialect_name() in PURE_DIALECTS:
         return True
     return is_side_effect_free(op) or only_has_effect(op, MemoryEffectKind.READ)
 

@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.traits import SymbolTable
+from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
 
 from revmlir.dialects import anc, rev
 from revmlir.errors import ReversibilityViolation, describe_op
@@ -66,6 +66,10 @@ def _block_kind(block: Block) -> str:
     if isinstance(block.last_op, rev.CondOp):
         return "condition"
     return "state"
+
+
+def _defining_node(value: SSAValue) -> Operation | Block:
+    return value.block if isinstance(value, BlockArgument) else value.owner  # type: ignore[return-value]
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:
@@ -168,6 +172,8 @@ class FunctionVerifier:
                 )
 
     def _check_safe_block(self, block: Block) -> None:
+        owner = block.parent_op()
+        assert owner is not None
         for op in block.walk():
             if isinstance(op, StateConsumer):
                 raise _fail(
@@ -176,6 +182,18 @@ class FunctionVerifier:
                     f"'{op.name}' changes reversible state inside rev.safe; "
                     "rev.safe is only for host side effects",
                 )
+            if not has_effects(op, MemoryEffectKind.WRITE):
+                continue
+            for operand in op.operands:
+                if isinstance(operand.type, MemRefType) and not owner.is_ancestor(
+                    _defining_node(operand)
+                ):
+                    raise _fail(
+                        "safe",
+                        op,
+                        f"'{op.name}' writes {_name(operand)}, which the reversible "
+                        "program owns; rev.safe may only write memory it allocates",
+                    )
 
     # -- linearity ------------------------------------------------------------
 
@@ -238,11 +256,13 @@ class FunctionVerifier:
     # -- reads ----------------------------------------------------------------
 
     def _check_reads(self, op: Operation) -> None:
-        consumed = (
-            set(op.consumed_operands()) if isinstance(op, StateConsumer) else set()
-        )
+        uses = list(op.consumed_operands()) if isinstance(op, StateConsumer) else []
+        consumed = set(uses)
         for operand in op.operands:
-            if operand in consumed:
+            # Skip the consuming uses themselves; any further use of a consumed
+            # value is a read of it (``rev.sub %x, %x`` reads its own target).
+            if operand in uses:
+                uses.remove(operand)
                 continue
             leaves = _leaves(operand)
             for state in leaves.state:

@@ -183,7 +183,7 @@ def _to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
         if not isinstance(value, list):
             raise mismatch("a list")
         return value
-    if isinstance(value, np.ndarray | list | tuple):
+    if isinstance(value, np.ndarray | list | tuple | str | bytes) or value is None:
         raise mismatch("a scalar")
     if isinstance(type, IntegerType | IndexType):
         if isinstance(value, float | complex | np.floating):

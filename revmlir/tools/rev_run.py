@@ -91,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from None
     module = None
     try:
-        module = parse_module(text, args.input_file)
+        module = parse_module(text, args.input_file, verify=False)
+        module.verify()
     except Exception as error:
         print(format_error(error, module, args.input_file), file=sys.stderr)
         return 1
