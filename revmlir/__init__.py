@@ -14,6 +14,7 @@ differentiated by reverse computing.
 from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViolation
 from revmlir.frontend import (
     InverseFunction,
+    NativeCompilationError,
     ReversibleFunction,
     ReversibleSyntaxError,
     Specialization,
@@ -41,7 +42,7 @@ from revmlir.frontend import (
 )
 
 __all__ = [
-    "ExecutionError", "InverseFunction", "InvertibilityError", "ReversibilityViolation",
+    "ExecutionError", "InverseFunction", "NativeCompilationError", "InvertibilityError", "ReversibilityViolation",
     "ReversibleFunction", "ReversibleSyntaxError", "Specialization", "ULog", "ancilla",
     "cond", "copy_pop", "copy_push", "dec", "free", "inc", "inverse", "irot", "neg",
     "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack", "swap",

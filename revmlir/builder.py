@@ -653,7 +653,12 @@ class FunctionBuilder:
     def free(self, name: str, value: Operand, loc: Loc = None) -> None:
         """``name → value``: the variable must hold ``value``; it ends here."""
         current = self._current(name, loc)
-        self.emit(anc.FreeOp(current, self._ssa(value, current.type, loc)), loc)
+        known = self._ssa(value, current.type, loc)
+        if known.type != current.type and _is_int(known.type):
+            # e.g. `rv.free(k, x.shape[0])`: an index/other-width integer
+            # compared with an i64 (or float) ancilla, as instructions do.
+            known = self.cast(Value(self, known), current.type, loc).ssa
+        self.emit(anc.FreeOp(current, known), loc)
         self._forget(name, loc)
 
     def stack(self, name: str, element_type: Attribute, loc: Loc = None) -> None:

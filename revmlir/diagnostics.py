@@ -53,6 +53,8 @@ def format_error(
         if found is not None:
             op, cause = found
             message = _first_line(str(cause))
+            if isinstance(cause, ReversibilityViolation):
+                op = cause.op  # the op breaking the rule, not its rev.func
     prefix = (format_location(op.location) if op is not None else None) or file
     if op is not None and f"'{op.name}'" not in message:
         message = f"'{op.name}': {message}"

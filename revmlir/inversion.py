@@ -88,8 +88,12 @@ class Inverter:
         self.mapping[forward] = inverse
 
     def insert(self, op: _OpT, like: Operation) -> _OpT:
-        """Insert ``op`` as the inverse of ``like``, keeping its source location."""
+        """Insert ``op`` as the inverse of ``like``, keeping its source location
+        and the attributes it does not set itself (``nocheck`` included, so
+        inverting twice gives ``like``'s attributes back)."""
         op.location = like.location
+        for name, attr in like.attributes.items():
+            op.attributes.setdefault(name, attr)
         self.builder.insert(op)
         return op
 

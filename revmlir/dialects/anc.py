@@ -94,8 +94,9 @@ class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
 
     def invert(self, inverter: Inverter) -> None:
         alloc = AllocOp(inverter.lookup(self.value))
+        # keeps `nocheck`: inert on the alloc, it makes the alloc's inverse an
+        # unchecked free again (invert(invert(f)) == f)
         alloc.attributes.update(self.attributes)
-        alloc.attributes.pop(RuntimeCheckedOp.CHECK_ATTR, None)
         inverter.insert(alloc, like=self)
         inverter.bind(self.ancilla, alloc.result)
 

@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import (
     Attribute,
-    Block,
     BlockArgument,
     Dialect,
     Operation,

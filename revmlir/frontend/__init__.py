@@ -1,6 +1,12 @@
 """The Python frontend: ``@rv.reversible`` and the reversible-Python vocabulary."""
 
-from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization, reversible
+from revmlir.frontend.api import (
+    InverseFunction,
+    NativeCompilationError,
+    ReversibleFunction,
+    Specialization,
+    reversible,
+)
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.markers import (
     ancilla,
@@ -26,7 +32,7 @@ from revmlir.frontend.markers import (
 from revmlir.frontend.types import ULog
 
 __all__ = [
-    "InverseFunction", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
+    "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
     "ULog", "ancilla", "cond", "copy_pop", "copy_push", "dec", "free", "inc", "inverse",
     "irot", "neg", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",
     "stack", "swap", "ulog",

@@ -22,9 +22,12 @@ from xdsl.printer import Printer
 
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type, type_of_annotation, type_of_value
-from revmlir.interpreter import RevInterpreter
+from xdsl.utils.exceptions import PassFailedException
 
-BACKENDS = ("interpreter",)
+from revmlir.interpreter import RevInterpreter
+from revmlir.runtime.native import NativeModule
+
+BACKENDS = ("auto", "native", "interpreter")
 
 
 @dataclass(frozen=True)
@@ -201,7 +204,13 @@ class InverseFunction:
 
 
 class Specialization:
-    """One compiled signature of a reversible function."""
+    """One compiled signature of a reversible function.
+
+    It runs natively when the backend allows and the program compiles (the
+    ``auto`` backend falls back to the interpreter for constructs native code
+    does not support yet, such as stacks and ``print``); the interpreter is
+    always available as ``.interpreter``, with its counters.
+    """
 
     def __init__(
         self, function: ReversibleFunction, types: tuple[Attribute, ...], name: str, module: ModuleOp
@@ -211,6 +220,19 @@ class Specialization:
         self.name = name
         self.module = module
         self.interpreter = RevInterpreter(module)
+        self.native: NativeModule | None = None
+        if function.backend != "interpreter":
+            try:
+                self.native = NativeModule.compile(module)
+            except PassFailedException as reason:
+                if function.backend == "native":
+                    raise NativeCompilationError(
+                        f"{function.__name__} cannot run natively: {reason}"
+                    ) from None
+
+    @property
+    def backend(self) -> str:
+        return "native" if self.native is not None else "interpreter"
 
     def text(self) -> str:
         from io import StringIO
@@ -220,9 +242,14 @@ class Specialization:
         return stream.getvalue()
 
     def run(self, args: Sequence[Any], backward: bool) -> Any:
-        run = self.interpreter.uncall if backward else self.interpreter.call
+        runner = self.native if self.native is not None else self.interpreter
+        run = runner.uncall if backward else runner.call
         results = run(self.name, *args)
         return results[0] if len(results) == 1 else results
+
+
+class NativeCompilationError(Exception):
+    """``backend="native"`` was requested for a program native code cannot run."""
 
 
 def _converts(found: Attribute, declared: Attribute) -> bool:
@@ -243,7 +270,9 @@ def reversible(
     """Decorate a function written in reversible Python.
 
     ``checks=False`` turns run-time reversibility checks off in the whole
-    function (NiLang's ``@invcheckoff``); ``backend`` selects how it runs.
+    function (NiLang's ``@invcheckoff``).  ``backend`` selects how it runs:
+    ``"auto"`` (native code when the program compiles, else the interpreter),
+    ``"native"`` or ``"interpreter"``.
     """
     if function is None:
         return lambda f: ReversibleFunction(f, checks=checks, backend=backend)

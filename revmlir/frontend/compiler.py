@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import printf
-from xdsl.dialects.builtin import ComplexType, IndexType, ModuleOp, f64, i1
+from xdsl.dialects.builtin import ComplexType, IndexType, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -27,7 +27,6 @@ from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import Context, ExpressionCompiler, namespace_of
 from revmlir.frontend.types import type_of_annotation
 from revmlir.interfaces import RuntimeCheckedOp
-from revmlir.semantics import is_reference_type
 
 if TYPE_CHECKING:
     from revmlir.frontend.api import ReversibleFunction
@@ -76,7 +75,7 @@ class ModuleCompiler:
             module.verify()
         except ReversibilityViolation as violation:
             raise _located_error(violation.op, violation.message) from None
-        except VerifyException as error:
+        except VerifyException:
             found = failing_op(module)
             if found is None:
                 raise

@@ -303,7 +303,7 @@ class ExpressionCompiler:
         if not 0 <= dim < len(ref.type.get_shape()):
             raise ctx.error(node, f"'{array.id}' has no dimension {dim}")
         index = fn.const(dim, IndexType(), ctx.loc(node))
-        op = fn.emit(memref.DimOp.from_source_and_index(ref, index.ssa), ctx.loc(node))
+        op = fn.emit(memref.DimOp(ref, index.ssa), ctx.loc(node))
         return Value(fn, op.results[0])
 
     def _attribute(self, node: ast.Attribute, value: ast.expr, attr: str) -> Value:
@@ -362,6 +362,8 @@ class ExpressionCompiler:
         fn, loc = self.fn, self.ctx.loc(node)
         if kind in ("floor", "ceil") and _is_int(value.type):
             return value
+        if kind == "conj" and not isinstance(value.type, ComplexType):
+            return value  # numpy: the conjugate of a real number is itself
         return fn.unary(kind, value, loc)
 
     def _inline(self, node: ast.Call, helper: Any) -> Value:

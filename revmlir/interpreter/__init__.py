@@ -16,23 +16,15 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import (
-    ComplexType,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    ModuleOp,
-)
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.printf import PrintfFunctions
 from xdsl.interpreters.scf import ScfFunctions
-from xdsl.ir import Attribute
 
-from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import FuncOp, LogType
+from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError, InvertibilityError, describe_op
 from revmlir.interpreter.anc import AncFunctions
-from revmlir.interpreter.memref import MemRefFunctions, numpy_dtype
+from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.runtime import (
@@ -41,7 +33,8 @@ from revmlir.interpreter.runtime import (
     Runtime,
     RuntimeInterpreter,
 )
-from revmlir.interpreter.values import normalize
+from revmlir.runtime.arguments import from_runtime, to_runtime
+from revmlir.semantics import is_state_type
 
 __all__ = ["RevInterpreter", "FunctionCounters", "DEFAULT_TOLERANCE"]
 
@@ -123,7 +116,7 @@ class RevInterpreter:
             raise TypeError(
                 f"@{name} takes {len(types)} argument(s), got {len(args)}"
             )
-        values = [_to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
+        values = [to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
         body = self.runtime.inverse_function(func) if backward else func
         scope = self._interpreter._ctx
         try:
@@ -147,66 +140,8 @@ class RevInterpreter:
             self.runtime.frames.clear()
             self.runtime.borrowed.clear()
         return tuple(
-            _from_runtime(t, next(outputs)) if _is_scalar(t) else value
+            from_runtime(t, next(outputs)) if is_state_type(t) else value
             for t, value in zip(types, values)
         )
 
 
-def _is_scalar(type: Attribute) -> bool:
-    from revmlir.semantics import is_state_type
-
-    return is_state_type(type)
-
-
-def _to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
-    def mismatch(expected: str) -> TypeError:
-        return TypeError(
-            f"argument #{index} of @{func} must be {expected} ({type}), "
-            f"got {type_name(value)}"
-        )
-
-    if isinstance(type, MemRefType):
-        if not isinstance(value, np.ndarray):
-            raise mismatch("a numpy array")
-        dtype = numpy_dtype(type.element_type)
-        shape = type.get_shape()
-        if value.dtype != dtype or value.ndim != len(shape) or any(
-            d >= 0 and d != n for d, n in zip(shape, value.shape)
-        ):
-            raise TypeError(
-                f"argument #{index} of @{func} must be an array of {dtype} with shape "
-                f"{['?' if d < 0 else d for d in shape]}, got {value.dtype} "
-                f"{list(value.shape)}"
-            )
-        return value
-    if isinstance(type, StackType):
-        if not isinstance(value, list):
-            raise mismatch("a list")
-        return value
-    if isinstance(value, np.ndarray | list | tuple | str | bytes) or value is None:
-        raise mismatch("a scalar")
-    if isinstance(type, IntegerType | IndexType):
-        if isinstance(value, float | complex | np.floating):
-            raise mismatch("an integer")
-        return normalize(type, int(value))
-    if isinstance(type, LogType):
-        if isinstance(value, complex) or not value > 0:
-            raise mismatch("a positive real number")
-        return normalize(type, np.log(float(value)))
-    if isinstance(type, ComplexType):
-        return normalize(type, complex(value))
-    if isinstance(value, complex):
-        raise mismatch("a real number")
-    return normalize(type, float(value))
-
-
-def _from_runtime(type: Attribute, value: Any) -> Any:
-    if isinstance(type, LogType):
-        return float(np.exp(value))
-    return value
-
-
-def type_name(value: Any) -> str:
-    if isinstance(value, np.ndarray):
-        return f"an array of {value.dtype}"
-    return type(value).__name__

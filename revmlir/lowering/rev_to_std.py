@@ -46,10 +46,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, format_location
-from revmlir.interfaces import RuntimeCheckedOp
 from revmlir.inversion import Inverter, invert_function, inverse_name
 from revmlir.passes.expand_routines import ExpandRoutine
-from revmlir.semantics import is_expression_op, is_state_type
+from revmlir.semantics import is_expression_op
 from revmlir.verifier import constant_index
 
 ERROR_SLOT = MemRefType(i64, [1])
@@ -497,7 +496,6 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.ForOp)
     lb, ub, step = (lowering.get(v) for v in (op.lb, op.ub, op.step))
     state = [lowering.get(v) for v in op.state]
-    types = [std_type(t) for t in op.res.types]
     zero = lowering.const(0, lb.type, op)
     positive = lowering.emit(arith.CmpiOp(step, zero, "sgt"), op).results[0]
     lowering.check(positive, op, "rev.for step must be positive")

@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from revmlir.dialects.rev import FuncOp
+from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
 from revmlir.inversion import invert_function, inverse_name
 from revmlir.passes.selection import selected_functions
 
@@ -25,22 +25,46 @@ class RevInvertPass(ModulePass):
     name = "rev-invert"
 
     in_place: bool = False
-    """Replace each function's body with its inverse instead of adding @f.inv."""
+    """Replace each function's body with its inverse instead of adding @f.inv
+    (and swap rev.call/rev.uncall of those functions wherever they are called,
+    so @f then means ~f and every other call site keeps its meaning)."""
 
     functions: tuple[str, ...] = ()
     """Only these functions (default: all)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
+        inverted_in_place: set[str] = set()
         for func in list(selected_functions(op, self.functions)):
             if self.in_place:
                 inverse = invert_function(func, func.sym_name.data)
                 func.body.detach_block(0).erase()
                 func.body.add_block(inverse.body.detach_block(0))
+                inverted_in_place.add(func.sym_name.data)
                 continue
             if inverse_name(func.sym_name.data) in existing:
                 continue
             inverse = invert_function(func)
             Rewriter.insert_op(inverse, InsertPoint.after(func))
             existing.add(inverse.sym_name.data)
+        if inverted_in_place:
+            _flip_calls(op, inverted_in_place)
+
+
+def _flip_calls(module: ModuleOp, names: set[str]) -> None:
+    """After ``@g`` is inverted in place its name means ``~g``: swap
+    ``rev.call``/``rev.uncall`` of it everywhere (in the new bodies too), so
+    every call site keeps its meaning and each inverted ``@f`` computes ``~f``.
+    Applying the pass twice flips them back."""
+    for call in list(module.walk()):
+        if not isinstance(call, CallOp | UncallOp):
+            continue
+        if call.callee.string_value() not in names:
+            continue
+        flipped = call.inverse_call()(call.callee.string_value(), list(call.args))
+        flipped.attributes.update(call.attributes)
+        flipped.location = call.location
+        for old, new in zip(call.results, flipped.results, strict=True):
+            new.name_hint = old.name_hint
+        Rewriter.replace_op(call, flipped)
 

@@ -10,6 +10,7 @@ FileCheck can match it).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -69,10 +70,9 @@ class RevOptMain(xDSLOptMain):
         parser = LocatingParser(
             self.ctx, chunk.read(), self.get_input_name(), line_offset=start_offset
         )
-        module = parser.parse_module(not self.args.no_implicit_module)
-        if not self.args.disable_verify:
-            module.verify()
-        return module
+        # Verified by ``run``, which then knows the module and can point the
+        # diagnostic at the failing op.
+        return parser.parse_module(not self.args.no_implicit_module)
 
     def run(self) -> int:
         chunks, file_extension = self.prepare_input()
@@ -86,11 +86,15 @@ class RevOptMain(xDSLOptMain):
                 try:
                     module = self.parse_chunk(chunk, file_extension, offset)
                     if module is not None:
+                        if not self.args.disable_verify:
+                            module.verify()
                         self.apply_passes(module)
                         output.write(self.output_resulting_program(module))
                 except Exception as error:
                     if os.environ.get(TRACEBACK_ENV):
                         raise
+                    if isinstance(error, ParseError):  # report lines of the whole file
+                        error.span = dataclasses.replace(error.span, line_offset=offset)
                     diagnostic = format_error(error, module, self.get_input_name())
                     expected = self.args.verify_diagnostics or (
                         self.args.parsing_diagnostics and isinstance(error, ParseError)

@@ -1,0 +1,781 @@
+"""``convert-std-to-llvm``: the output of ``rev-lower-to-std`` in xDSL's
+``llvm`` dialect, which ``xdsl.backend.llvm.convert`` turns into llvmlite IR.
+
+xDSL 0.74 ships no conversions into the llvm dialect, so revmlir has its own,
+one rule table per source dialect (func, scf, arith, math, memref, complex).
+Structured control flow becomes basic blocks directly.
+
+Value representation:
+
+- ``index`` is ``i64``; integers and floats keep their type;
+- ``complex<T>`` is ``!llvm.struct<(T, T)>``;
+- a memref of rank r is ``!llvm.struct<(ptr, i64 × r)>``: a pointer to
+  contiguous row-major data and the sizes, so a C-contiguous numpy array maps
+  onto it without a copy;
+- a function with several results returns a struct of them.
+
+Every function also gets a C-callable entry point ``@<name>_ciface(ptr)``: its
+argument points to an array of pointers, one per argument, to the argument's
+storage (a scalar, two floats for a complex, a ``{ptr, i64…}`` descriptor for
+a memref).  It calls the function and writes the scalar results back into the
+scalar arguments' storage, in order: the caller gets every argument, updated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, llvm, math, memref, scf
+from xdsl.dialects import complex as complexd
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ArrayAttr,
+    ComplexType,
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.errors import describe_op
+
+PTR = llvm.LLVMPointerType()
+CIFACE_SUFFIX = "_ciface"
+
+
+def llvm_type(type: Attribute) -> Attribute:
+    if isinstance(type, IndexType):
+        return i64
+    if isinstance(type, ComplexType):
+        element = llvm_type(type.element_type)
+        return llvm.LLVMStructType.from_type_list([element, element])
+    if isinstance(type, MemRefType):
+        return llvm.LLVMStructType.from_type_list([PTR] + [i64] * len(type.get_shape()))
+    return type
+
+
+def _results_type(types: Sequence[Attribute]) -> Attribute | None:
+    converted = [llvm_type(t) for t in types]
+    if not converted:
+        return None
+    if len(converted) == 1:
+        return converted[0]
+    return llvm.LLVMStructType.from_type_list(converted)
+
+
+def _position(*indices: int) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, indices)
+
+
+def _float_suffix(type: Attribute) -> str:
+    if isinstance(type, Float32Type):
+        return "f32"
+    if isinstance(type, Float64Type):
+        return "f64"
+    raise PassFailedException(f"no LLVM intrinsics for {type}")
+
+
+# ---------------------------------------------------------------------------
+# The translator
+# ---------------------------------------------------------------------------
+
+Rule = Callable[["FunctionTranslation", Operation], None]
+RULES: dict[type[Operation], Rule] = {}
+
+
+def translates(*op_types: type[Operation]) -> Callable[[Rule], Rule]:
+    def register(rule: Rule) -> Rule:
+        for op_type in op_types:
+            RULES[op_type] = rule
+        return rule
+
+    return register
+
+
+@dataclass
+class ModuleTranslation:
+    """Collects the llvm functions and the external declarations they need."""
+
+    functions: list[Operation] = field(default_factory=list[Operation])
+    declared: dict[str, llvm.LLVMFunctionType] = field(default_factory=dict[str, llvm.LLVMFunctionType])
+
+    def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute) -> None:
+        self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
+
+    def module(self) -> list[Operation]:
+        externals: list[Operation] = [
+            llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external"))
+            for name, type in sorted(self.declared.items())
+        ]
+        return externals + self.functions
+
+
+class FunctionTranslation:
+    def __init__(self, module: ModuleTranslation, source: func.FuncOp):
+        self.module = module
+        self.source = source
+        self.mapping: dict[SSAValue, SSAValue] = {}
+        self.region = Region()
+        self.block = Block()
+
+    # -- emission -------------------------------------------------------------
+
+    def new_block(self, types: Sequence[Attribute] = ()) -> Block:
+        block = Block(arg_types=[llvm_type(t) for t in types])
+        self.region.add_block(block)
+        return block
+
+    def emit(self, op: Operation, like: Operation | None = None) -> Operation:
+        if like is not None:
+            op.location = like.location
+        self.block.add_op(op)
+        return op
+
+    def value(self, op: Operation, like: Operation | None = None) -> SSAValue:
+        return self.emit(op, like).results[0]
+
+    def get(self, value: SSAValue) -> SSAValue:
+        return self.mapping[value]
+
+    def set(self, old: SSAValue, new: SSAValue) -> None:
+        if old.name_hint and not new.name_hint:
+            new.name_hint = old.name_hint
+        self.mapping[old] = new
+
+    def const(self, value: int | float, type: Attribute, like: Operation | None = None) -> SSAValue:
+        type = llvm_type(type)
+        attr: Attribute = FloatAttr(float(value), type) if isinstance(type, AnyFloat) else IntegerAttr(int(value), type)
+        return self.value(llvm.ConstantOp(attr, type), like)
+
+    def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
+        return self.value(llvm.ExtractValueOp(_position(index), container, type), like)
+
+    def pack(self, type: Attribute, values: Sequence[SSAValue], like: Operation | None = None) -> SSAValue:
+        result = self.value(llvm.UndefOp(type), like)
+        for index, value in enumerate(values):
+            result = self.value(llvm.InsertValueOp(_position(index), result, value), like)
+        return result
+
+    def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
+        return self.value(llvm.CallIntrinsicOp(name, list(args), [result]), like)
+
+    def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
+        type = args[0].type
+        symbol = name if isinstance(type, Float64Type) else name + "f"
+        self.module.declare(symbol, [a.type for a in args], type)
+        return self.value(llvm.CallOp(symbol, *args, return_type=type), like)
+
+    # -- translation ------------------------------------------------------------
+
+    def translate(self) -> llvm.FuncOp:
+        source = self.source
+        entry = source.body.block
+        self.block = Block(arg_types=[llvm_type(a.type) for a in entry.args])
+        self.region.add_block(self.block)
+        for old, new in zip(entry.args, self.block.args, strict=True):
+            self.set(old, new)
+        self.translate_ops(entry)
+        inputs = [llvm_type(t) for t in source.function_type.inputs.data]
+        output = _results_type(source.function_type.outputs.data)
+        op = llvm.FuncOp(
+            source.sym_name.data,
+            llvm.LLVMFunctionType(inputs, output),
+            linkage=llvm.LinkageAttr("internal"),
+            body=self.region,
+        )
+        op.location = source.location
+        return op
+
+    def translate_ops(self, block: Block) -> None:
+        for op in block.ops:
+            rule = RULES.get(type(op))
+            if rule is None:
+                raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
+            rule(self, op)
+
+    def translate_region_into(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
+        """Translate ``region``'s block at the current block; return the
+        translated operands of its terminator (which is not translated)."""
+        block = region.block
+        for old, new in zip(block.args, args, strict=True):
+            self.set(old, new)
+        for op in list(block.ops)[:-1]:
+            rule = RULES.get(type(op))
+            if rule is None:
+                raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
+            rule(self, op)
+        terminator = block.last_op
+        assert terminator is not None
+        return [self.get(v) for v in terminator.operands]
+
+
+def ciface(source: func.FuncOp) -> llvm.FuncOp:
+    """``void <name>_ciface(ptr args)``: see the module docstring."""
+    inputs = list(source.function_type.inputs.data)
+    outputs = list(source.function_type.outputs.data)
+    block = Block(arg_types=[PTR])
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    slots: list[SSAValue] = []
+    args: list[SSAValue] = []
+    for index, type in enumerate(inputs):
+        slot_address = add(llvm.GEPOp(block.args[0], [index], PTR))
+        slot = add(llvm.LoadOp(slot_address, PTR))
+        slots.append(slot)
+        args.append(add(llvm.LoadOp(slot, llvm_type(type))))
+    result_type = _results_type(outputs)
+    call = llvm.CallOp(source.sym_name.data, *args, return_type=result_type)
+    ops.append(call)
+    scalar_slots = [s for s, t in zip(slots, inputs) if not isinstance(t, MemRefType)]
+    if len(outputs) == 1:
+        ops.append(llvm.StoreOp(call.results[0], scalar_slots[0]))
+    else:
+        for index, (slot, type) in enumerate(zip(scalar_slots, outputs, strict=True)):
+            value = add(llvm.ExtractValueOp(_position(index), call.results[0], llvm_type(type)))
+            ops.append(llvm.StoreOp(value, slot))
+    ops.append(llvm.ReturnOp())
+    block.add_ops(ops)
+    op = llvm.FuncOp(
+        source.sym_name.data + CIFACE_SUFFIX,
+        llvm.LLVMFunctionType([PTR], None),
+        linkage=llvm.LinkageAttr("external"),
+        body=Region(block),
+    )
+    op.location = source.location
+    return op
+
+
+# ---------------------------------------------------------------------------
+# func
+# ---------------------------------------------------------------------------
+
+
+@translates(func.ReturnOp)
+def _return(t: FunctionTranslation, op: Operation) -> None:
+    values = [t.get(v) for v in op.operands]
+    result_type = _results_type([v.type for v in op.operands])
+    if result_type is None:
+        t.emit(llvm.ReturnOp(), op)
+    elif len(values) == 1:
+        t.emit(llvm.ReturnOp(values[0]), op)
+    else:
+        t.emit(llvm.ReturnOp(t.pack(result_type, values, op)), op)
+
+
+@translates(func.CallOp)
+def _call(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, func.CallOp)
+    args = [t.get(a) for a in op.arguments]
+    result_type = _results_type(op.res.types)
+    call = t.emit(llvm.CallOp(op.callee.string_value(), *args, return_type=result_type), op)
+    if len(op.res) == 1:
+        t.set(op.res[0], call.results[0])
+    for index, result in enumerate(op.res if len(op.res) > 1 else ()):
+        t.set(result, t.extract(call.results[0], index, llvm_type(result.type), op))
+
+
+# ---------------------------------------------------------------------------
+# scf
+# ---------------------------------------------------------------------------
+
+
+@translates(scf.IfOp)
+def _if(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, scf.IfOp)
+    condition = t.get(op.cond)
+    types = list(op.output.types)
+    then_block, else_block, merge = t.new_block(), t.new_block(), t.new_block(types)
+    t.emit(llvm.CondBrOp(condition, then_block, [], else_block, []), op)
+    for block, region in ((then_block, op.true_region), (else_block, op.false_region)):
+        t.block = block
+        values = t.translate_region_into(region, []) if region.blocks else []
+        t.emit(llvm.BrOp(merge, *values), op)
+    t.block = merge
+    for old, new in zip(op.output, merge.args, strict=True):
+        t.set(old, new)
+
+
+@translates(scf.ForOp)
+def _for(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, scf.ForOp)
+    lb, ub, step = (t.get(v) for v in (op.lb, op.ub, op.step))
+    types = [op.lb.type, *op.iter_args.types]
+    header, body, exit = t.new_block(types), t.new_block(), t.new_block(list(op.iter_args.types))
+    t.emit(llvm.BrOp(header, lb, *[t.get(v) for v in op.iter_args]), op)
+    t.block = header
+    index, *state = header.args
+    more = t.value(llvm.ICmpOp(index, ub, IntegerAttr(2, i64)), op)  # slt
+    t.emit(llvm.CondBrOp(more, body, [], exit, state), op)
+    t.block = body
+    yielded = t.translate_region_into(op.body, [index, *state])
+    following = t.value(llvm.AddOp(index, step), op)
+    t.emit(llvm.BrOp(header, following, *yielded), op)
+    t.block = exit
+    for old, new in zip(op.res, exit.args, strict=True):
+        t.set(old, new)
+
+
+@translates(scf.WhileOp)
+def _while(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, scf.WhileOp)
+    before_types = [a.type for a in op.before_region.block.args]
+    after_types = [a.type for a in op.after_region.block.args]
+    before, after, exit = t.new_block(before_types), t.new_block(after_types), t.new_block(list(op.res.types))
+    t.emit(llvm.BrOp(before, *[t.get(v) for v in op.arguments]), op)
+    t.block = before
+    condition, *forwarded = t.translate_region_into(op.before_region, list(before.args))
+    t.emit(llvm.CondBrOp(condition, after, forwarded, exit, forwarded), op)
+    t.block = after
+    yielded = t.translate_region_into(op.after_region, list(after.args))
+    t.emit(llvm.BrOp(before, *yielded), op)
+    t.block = exit
+    for old, new in zip(op.res, exit.args, strict=True):
+        t.set(old, new)
+
+
+# ---------------------------------------------------------------------------
+# arith
+# ---------------------------------------------------------------------------
+
+_SAME_BINARY: dict[type[Operation], type[Operation]] = {
+    arith.AddiOp: llvm.AddOp,
+    arith.SubiOp: llvm.SubOp,
+    arith.MuliOp: llvm.MulOp,
+    arith.DivSIOp: llvm.SDivOp,
+    arith.DivUIOp: llvm.UDivOp,
+    arith.RemSIOp: llvm.SRemOp,
+    arith.RemUIOp: llvm.URemOp,
+    arith.AndIOp: llvm.AndOp,
+    arith.OrIOp: llvm.OrOp,
+    arith.XOrIOp: llvm.XOrOp,
+    arith.ShLIOp: llvm.ShlOp,
+    arith.ShRSIOp: llvm.AShrOp,
+    arith.ShRUIOp: llvm.LShrOp,
+    arith.AddfOp: llvm.FAddOp,
+    arith.SubfOp: llvm.FSubOp,
+    arith.MulfOp: llvm.FMulOp,
+    arith.DivfOp: llvm.FDivOp,
+}
+
+
+@translates(*_SAME_BINARY)
+def _binary(t: FunctionTranslation, op: Operation) -> None:
+    a, b = (t.get(v) for v in op.operands)
+    t.set(op.results[0], t.value(_SAME_BINARY[type(op)](a, b), op))
+
+
+@translates(arith.ConstantOp)
+def _constant(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, arith.ConstantOp)
+    value = op.value
+    if not isinstance(value, IntegerAttr | FloatAttr):
+        raise PassFailedException(f"{describe_op(op)}: only scalar constants are supported")
+    t.set(op.result, t.const(value.value.data, op.result.type, op))
+
+
+@translates(arith.CmpiOp)
+def _cmpi(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, arith.CmpiOp)
+    a, b = t.get(op.lhs), t.get(op.rhs)
+    # arith and llvm number the integer predicates the same way.
+    t.set(op.result, t.value(llvm.ICmpOp(a, b, IntegerAttr(op.predicate.value.data, i64)), op))
+
+
+@translates(arith.CmpfOp)
+def _cmpf(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, arith.CmpfOp)
+    a, b = t.get(op.lhs), t.get(op.rhs)
+    predicate = IntegerAttr(op.predicate.value.data, i64)
+    t.set(op.result, t.value(llvm.FCmpOp(a, b, predicate), op))
+
+
+@translates(arith.SelectOp)
+def _select(t: FunctionTranslation, op: Operation) -> None:
+    c, a, b = (t.get(v) for v in op.operands)
+    t.set(op.results[0], t.value(llvm.SelectOp(c, a, b), op))
+
+
+@translates(arith.NegfOp)
+def _negf(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.value(llvm.FNegOp(t.get(op.operands[0])), op))
+
+
+def _compare_select(t: FunctionTranslation, op: Operation, predicate: int) -> None:
+    a, b = (t.get(v) for v in op.operands)
+    take_a = t.value(llvm.ICmpOp(a, b, IntegerAttr(predicate, i64)), op)
+    t.set(op.results[0], t.value(llvm.SelectOp(take_a, a, b), op))
+
+
+@translates(arith.MaxSIOp)
+def _maxsi(t: FunctionTranslation, op: Operation) -> None:
+    _compare_select(t, op, 4)  # sgt
+
+
+@translates(arith.MinSIOp)
+def _minsi(t: FunctionTranslation, op: Operation) -> None:
+    _compare_select(t, op, 2)  # slt
+
+
+@translates(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
+def _float_extremum(t: FunctionTranslation, op: Operation) -> None:
+    names = {
+        arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
+        arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum",
+    }
+    a, b = (t.get(v) for v in op.operands)
+    name = f"{names[type(op)]}.{_float_suffix(a.type)}"
+    t.set(op.results[0], t.intrinsic(name, [a, b], a.type, op))
+
+
+@translates(arith.FloorDivSIOp, arith.CeilDivSIOp)
+def _rounded_division(t: FunctionTranslation, op: Operation) -> None:
+    """Signed division rounding down (or up): adjust the truncated quotient
+    when the remainder is non-zero and its sign calls for it."""
+    a, b = (t.get(v) for v in op.operands)
+    zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
+    quotient = t.value(llvm.SDivOp(a, b), op)
+    remainder = t.value(llvm.SRemOp(a, b), op)
+    inexact = t.value(llvm.ICmpOp(remainder, zero, IntegerAttr(1, i64)), op)
+    negative_a = t.value(llvm.ICmpOp(a, zero, IntegerAttr(2, i64)), op)
+    negative_b = t.value(llvm.ICmpOp(b, zero, IntegerAttr(2, i64)), op)
+    signs_differ = t.value(llvm.XOrOp(negative_a, negative_b), op)
+    if isinstance(op, arith.FloorDivSIOp):
+        adjust = t.value(llvm.AndOp(inexact, signs_differ), op)
+        adjusted = t.value(llvm.SubOp(quotient, one), op)
+    else:
+        true = t.const(1, i1, op)
+        same_sign = t.value(llvm.XOrOp(signs_differ, true), op)
+        adjust = t.value(llvm.AndOp(inexact, same_sign), op)
+        adjusted = t.value(llvm.AddOp(quotient, one), op)
+    t.set(op.results[0], t.value(llvm.SelectOp(adjust, adjusted, quotient), op))
+
+
+def _int_width(type: Attribute) -> int:
+    return 64 if isinstance(type, IndexType) else type.width.data  # type: ignore[attr-defined]
+
+
+def _resize(t: FunctionTranslation, op: Operation, signed: bool = True) -> None:
+    value = t.get(op.operands[0])
+    source, target = _int_width(op.operands[0].type), _int_width(op.results[0].type)
+    result_type = llvm_type(op.results[0].type)
+    if source == target:
+        t.set(op.results[0], value)
+    elif source < target:
+        kind = llvm.SExtOp if signed else llvm.ZExtOp
+        t.set(op.results[0], t.value(kind(value, result_type), op))
+    else:
+        t.set(op.results[0], t.value(llvm.TruncOp(value, result_type), op))
+
+
+@translates(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp)
+def _int_cast(t: FunctionTranslation, op: Operation) -> None:
+    _resize(t, op)
+
+
+@translates(arith.ExtUIOp)
+def _extui(t: FunctionTranslation, op: Operation) -> None:
+    _resize(t, op, signed=False)
+
+
+@translates(arith.SIToFPOp)
+def _sitofp(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.value(llvm.SIToFPOp(t.get(op.operands[0]), op.results[0].type), op))
+
+
+@translates(arith.FPToSIOp)
+def _fptosi(t: FunctionTranslation, op: Operation) -> None:
+    value = t.get(op.operands[0])
+    target = llvm_type(op.results[0].type)
+    name = f"llvm.fptosi.sat.i{_int_width(target)}.{_float_suffix(value.type)}"
+    t.set(op.results[0], t.intrinsic(name, [value], target, op))
+
+
+@translates(arith.ExtFOp)
+def _extf(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.value(llvm.FPExtOp(t.get(op.operands[0]), op.results[0].type), op))
+
+
+@translates(arith.TruncFOp)
+def _truncf(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.value(llvm.FPTruncOp(t.get(op.operands[0]), op.results[0].type), op))
+
+
+# ---------------------------------------------------------------------------
+# math
+# ---------------------------------------------------------------------------
+
+_INTRINSIC_UNARY: dict[type[Operation], str] = {
+    math.ExpOp: "exp", math.Exp2Op: "exp2", math.LogOp: "log", math.Log2Op: "log2",
+    math.Log10Op: "log10", math.SqrtOp: "sqrt", math.SinOp: "sin", math.CosOp: "cos",
+    math.AbsFOp: "fabs", math.FloorOp: "floor", math.CeilOp: "ceil",
+    math.TruncOp: "trunc", math.RoundOp: "round", math.RoundEvenOp: "roundeven",
+}
+_LIBM_UNARY: dict[type[Operation], str] = {
+    math.TanOp: "tan", math.AsinOp: "asin", math.AcosOp: "acos", math.AtanOp: "atan",
+    math.SinhOp: "sinh", math.CoshOp: "cosh", math.TanhOp: "tanh", math.AsinhOp: "asinh",
+    math.AcoshOp: "acosh", math.AtanhOp: "atanh", math.ErfOp: "erf", math.CbrtOp: "cbrt",
+    math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
+}
+
+
+@translates(*_INTRINSIC_UNARY)
+def _intrinsic_unary(t: FunctionTranslation, op: Operation) -> None:
+    value = t.get(op.operands[0])
+    name = f"llvm.{_INTRINSIC_UNARY[type(op)]}.{_float_suffix(value.type)}"
+    t.set(op.results[0], t.intrinsic(name, [value], value.type, op))
+
+
+@translates(*_LIBM_UNARY)
+def _libm_unary(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.libm(_LIBM_UNARY[type(op)], [t.get(op.operands[0])], op))
+
+
+@translates(math.RsqrtOp)
+def _rsqrt(t: FunctionTranslation, op: Operation) -> None:
+    value = t.get(op.operands[0])
+    root = t.intrinsic(f"llvm.sqrt.{_float_suffix(value.type)}", [value], value.type, op)
+    t.set(op.results[0], t.value(llvm.FDivOp(t.const(1.0, value.type, op), root), op))
+
+
+@translates(math.PowFOp, math.CopySignOp)
+def _intrinsic_binary(t: FunctionTranslation, op: Operation) -> None:
+    a, b = (t.get(v) for v in op.operands)
+    base = "pow" if isinstance(op, math.PowFOp) else "copysign"
+    t.set(op.results[0], t.intrinsic(f"llvm.{base}.{_float_suffix(a.type)}", [a, b], a.type, op))
+
+
+@translates(math.Atan2Op)
+def _atan2(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.libm("atan2", [t.get(v) for v in op.operands], op))
+
+
+@translates(math.FPowIOp)
+def _fpowi(t: FunctionTranslation, op: Operation) -> None:
+    base, exponent = (t.get(v) for v in op.operands)
+    if _int_width(exponent.type) != 32:
+        exponent = t.value(llvm.TruncOp(exponent, i32), op) if _int_width(exponent.type) > 32 else t.value(llvm.SExtOp(exponent, i32), op)
+    name = f"llvm.powi.{_float_suffix(base.type)}.i32"
+    t.set(op.results[0], t.intrinsic(name, [base, exponent], base.type, op))
+
+
+@translates(math.FmaOp)
+def _fma(t: FunctionTranslation, op: Operation) -> None:
+    a, b, c = (t.get(v) for v in op.operands)
+    t.set(op.results[0], t.intrinsic(f"llvm.fma.{_float_suffix(a.type)}", [a, b, c], a.type, op))
+
+
+@translates(math.AbsIOp)
+def _absi(t: FunctionTranslation, op: Operation) -> None:
+    value = t.get(op.operands[0])
+    zero = t.const(0, value.type, op)
+    negative = t.value(llvm.ICmpOp(value, zero, IntegerAttr(2, i64)), op)
+    flipped = t.value(llvm.SubOp(zero, value), op)
+    t.set(op.results[0], t.value(llvm.SelectOp(negative, flipped, value), op))
+
+
+# ---------------------------------------------------------------------------
+# memref
+# ---------------------------------------------------------------------------
+
+
+def _element_address(t: FunctionTranslation, op: Operation, array: SSAValue, indices: Sequence[SSAValue], element: Attribute) -> SSAValue:
+    """Row-major address of ``array[indices]``."""
+    pointer = t.extract(array, 0, PTR, op)
+    linear: SSAValue | None = None
+    for dim, index in enumerate(indices):
+        if linear is None:
+            linear = index
+            continue
+        size = t.extract(array, dim + 1, i64, op)
+        linear = t.value(llvm.AddOp(t.value(llvm.MulOp(linear, size), op), index), op)
+    if linear is None:
+        linear = t.const(0, i64, op)
+    return t.value(
+        llvm.GEPOp(pointer, [llvm.GEP_USE_SSA_VAL], llvm_type(element), ssa_indices=[linear], inbounds=True),
+        op,
+    )
+
+
+@translates(memref.LoadOp)
+def _load(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, memref.LoadOp)
+    element = op.res.type
+    address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
+    t.set(op.res, t.value(llvm.LoadOp(address, llvm_type(element)), op))
+
+
+@translates(memref.StoreOp)
+def _store(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, memref.StoreOp)
+    element = op.value.type
+    address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
+    t.emit(llvm.StoreOp(t.get(op.value), address), op)
+
+
+@translates(memref.DimOp)
+def _dim(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, memref.DimOp)
+    index = op.index
+    from revmlir.verifier import constant_index
+
+    dim = constant_index(index)
+    if dim is None:
+        raise PassFailedException(f"{describe_op(op)}: the dimension must be a constant")
+    t.set(op.result, t.extract(t.get(op.source), dim + 1, i64, op))
+
+
+# ---------------------------------------------------------------------------
+# complex
+# ---------------------------------------------------------------------------
+
+
+def _parts(t: FunctionTranslation, value: SSAValue, like: Operation) -> tuple[SSAValue, SSAValue]:
+    assert isinstance(value.type, llvm.LLVMStructType)
+    element = value.type.types.data[0]
+    return t.extract(value, 0, element, like), t.extract(value, 1, element, like)
+
+
+def _complex(t: FunctionTranslation, op: Operation, re: SSAValue, im: SSAValue) -> None:
+    t.set(op.results[0], t.pack(llvm_type(op.results[0].type), [re, im], op))
+
+
+@translates(complexd.CreateOp)
+def _create(t: FunctionTranslation, op: Operation) -> None:
+    _complex(t, op, *(t.get(v) for v in op.operands))
+
+
+@translates(complexd.ConstantOp)
+def _complex_constant(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, complexd.ConstantOp)
+    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    assert isinstance(op.value, ArrayAttr)
+    re, im = (t.const(v.value.data, element, op) for v in op.value.data)  # type: ignore[attr-defined]
+    _complex(t, op, re, im)
+
+
+@translates(complexd.ReOp, complexd.ImOp)
+def _part(t: FunctionTranslation, op: Operation) -> None:
+    re, im = _parts(t, t.get(op.operands[0]), op)
+    t.set(op.results[0], re if isinstance(op, complexd.ReOp) else im)
+
+
+@translates(complexd.AddOp, complexd.SubOp)
+def _complex_add(t: FunctionTranslation, op: Operation) -> None:
+    (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
+    kind = llvm.FAddOp if isinstance(op, complexd.AddOp) else llvm.FSubOp
+    _complex(t, op, t.value(kind(ar, br), op), t.value(kind(ai, bi), op))
+
+
+@translates(complexd.MulOp)
+def _complex_mul(t: FunctionTranslation, op: Operation) -> None:
+    (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
+
+    def mul(x: SSAValue, y: SSAValue) -> SSAValue:
+        return t.value(llvm.FMulOp(x, y), op)
+
+    re = t.value(llvm.FSubOp(mul(ar, br), mul(ai, bi)), op)
+    im = t.value(llvm.FAddOp(mul(ar, bi), mul(ai, br)), op)
+    _complex(t, op, re, im)
+
+
+@translates(complexd.DivOp)
+def _complex_div(t: FunctionTranslation, op: Operation) -> None:
+    (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
+
+    def mul(x: SSAValue, y: SSAValue) -> SSAValue:
+        return t.value(llvm.FMulOp(x, y), op)
+
+    denominator = t.value(llvm.FAddOp(mul(br, br), mul(bi, bi)), op)
+    re = t.value(llvm.FAddOp(mul(ar, br), mul(ai, bi)), op)
+    im = t.value(llvm.FSubOp(mul(ai, br), mul(ar, bi)), op)
+    _complex(t, op, t.value(llvm.FDivOp(re, denominator), op), t.value(llvm.FDivOp(im, denominator), op))
+
+
+@translates(complexd.NegOp, complexd.ConjOp)
+def _complex_neg(t: FunctionTranslation, op: Operation) -> None:
+    re, im = _parts(t, t.get(op.operands[0]), op)
+    if isinstance(op, complexd.NegOp):
+        re = t.value(llvm.FNegOp(re), op)
+    _complex(t, op, re, t.value(llvm.FNegOp(im), op))
+
+
+@translates(complexd.AbsOp)
+def _complex_abs(t: FunctionTranslation, op: Operation) -> None:
+    re, im = _parts(t, t.get(op.operands[0]), op)
+    t.set(op.results[0], t.libm("hypot", [re, im], op))
+
+
+@translates(complexd.AngleOp)
+def _complex_angle(t: FunctionTranslation, op: Operation) -> None:
+    re, im = _parts(t, t.get(op.operands[0]), op)
+    t.set(op.results[0], t.libm("atan2", [im, re], op))
+
+
+@translates(complexd.LogOp)
+def _complex_log(t: FunctionTranslation, op: Operation) -> None:
+    re, im = _parts(t, t.get(op.operands[0]), op)
+    size = t.libm("hypot", [re, im], op)
+    log = t.intrinsic(f"llvm.log.{_float_suffix(size.type)}", [size], size.type, op)
+    _complex(t, op, log, t.libm("atan2", [im, re], op))
+
+
+@translates(complexd.ExpOp)
+def _complex_exp(t: FunctionTranslation, op: Operation) -> None:
+    re, im = _parts(t, t.get(op.operands[0]), op)
+    suffix = _float_suffix(re.type)
+    scale = t.intrinsic(f"llvm.exp.{suffix}", [re], re.type, op)
+    cos = t.intrinsic(f"llvm.cos.{suffix}", [im], im.type, op)
+    sin = t.intrinsic(f"llvm.sin.{suffix}", [im], im.type, op)
+    _complex(t, op, t.value(llvm.FMulOp(scale, cos), op), t.value(llvm.FMulOp(scale, sin), op))
+
+
+@translates(complexd.EqualOp, complexd.NotEqualOp)
+def _complex_equal(t: FunctionTranslation, op: Operation) -> None:
+    (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
+    equal = op.__class__ is complexd.EqualOp
+    predicate = IntegerAttr(1 if equal else 13, i64)  # oeq / une
+    first = t.value(llvm.FCmpOp(ar, br, predicate), op)
+    second = t.value(llvm.FCmpOp(ai, bi, predicate), op)
+    combine = llvm.AndOp if equal else llvm.OrOp
+    t.set(op.results[0], t.value(combine(first, second), op))
+
+
+# ---------------------------------------------------------------------------
+# The pass
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConvertStdToLLVMPass(ModulePass):
+    """Lower func/scf/arith/math/memref/complex to the llvm dialect."""
+
+    name = "convert-std-to-llvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        translation = ModuleTranslation()
+        sources = [f for f in op.ops if isinstance(f, func.FuncOp)]
+        for other in op.ops:
+            if not isinstance(other, func.FuncOp):
+                raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
+        for source in sources:
+            translation.functions.append(FunctionTranslation(translation, source).translate())
+            translation.functions.append(ciface(source))
+        for source in sources:
+            source.detach()
+        op.body.block.add_ops(translation.module())

@@ -1,0 +1,2 @@
+"""Running compiled reversible programs: argument conversion and the native
+(LLVM) backend."""

@@ -1,0 +1,77 @@
+"""Python arguments of reversible functions, checked against the function's
+signature and brought into the canonical representation every backend uses
+(see ``revmlir.interpreter.values``); and results brought back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ComplexType, IndexType, IntegerType, MemRefType
+from xdsl.ir import Attribute
+
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import LogType
+from revmlir.interpreter.values import normalize
+
+
+def numpy_dtype(element: Attribute) -> np.dtype:
+    from revmlir.interpreter.memref import numpy_dtype as dtype_of
+
+    return dtype_of(element)
+
+
+def type_name(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of {value.dtype}"
+    return type(value).__name__
+
+
+def to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
+    """Check one argument of ``@func`` and convert it; raises ``TypeError``."""
+
+    def mismatch(expected: str) -> TypeError:
+        return TypeError(
+            f"argument #{index} of @{func} must be {expected} ({type}), "
+            f"got {type_name(value)}"
+        )
+
+    if isinstance(type, MemRefType):
+        if not isinstance(value, np.ndarray):
+            raise mismatch("a numpy array")
+        dtype = numpy_dtype(type.element_type)
+        shape = type.get_shape()
+        if value.dtype != dtype or value.ndim != len(shape) or any(
+            d >= 0 and d != n for d, n in zip(shape, value.shape)
+        ):
+            raise TypeError(
+                f"argument #{index} of @{func} must be an array of {dtype} with shape "
+                f"{['?' if d < 0 else d for d in shape]}, got {value.dtype} "
+                f"{list(value.shape)}"
+            )
+        return value
+    if isinstance(type, StackType):
+        if not isinstance(value, list):
+            raise mismatch("a list")
+        return value
+    if isinstance(value, np.ndarray | list | tuple | str | bytes) or value is None:
+        raise mismatch("a scalar")
+    if isinstance(type, IntegerType | IndexType):
+        if isinstance(value, float | complex | np.floating):
+            raise mismatch("an integer")
+        return normalize(type, int(value))
+    if isinstance(type, LogType):
+        if isinstance(value, complex) or not value > 0:
+            raise mismatch("a positive real number")
+        return normalize(type, np.log(float(value)))
+    if isinstance(type, ComplexType):
+        return normalize(type, complex(value))
+    if isinstance(value, complex):
+        raise mismatch("a real number")
+    return normalize(type, float(value))
+
+
+def from_runtime(type: Attribute, value: Any) -> Any:
+    if isinstance(type, LogType):
+        return float(np.exp(value))
+    return value

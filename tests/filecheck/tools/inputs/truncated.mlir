@@ -1,0 +1,2 @@
+rev.func @unterminated(%x: f64) {
+  %y = rev.neg %x : f64
