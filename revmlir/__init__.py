@@ -11,40 +11,29 @@ differentiated by reverse computing.
     (~multiplier)(17.0, 3.0, 5.0)   # (2.0, 3.0, 5.0)
 """
 
+from typing import TYPE_CHECKING, Any
+
 from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViolation
-from revmlir.frontend import (
-    InverseFunction,
-    NativeCompilationError,
-    ReversibleFunction,
-    ReversibleSyntaxError,
-    Specialization,
-    ULog,
-    ancilla,
-    cond,
-    copy_pop,
-    copy_push,
-    dec,
-    free,
-    inc,
-    inverse,
-    irot,
-    neg,
-    nocheck,
-    pop,
-    push,
-    reversible,
-    rot,
-    routine,
-    safe,
-    stack,
-    swap,
-    ulog,
+
+# The frontend pulls in the interpreter and the native backend; tools that only
+# transform IR (rev-opt) should not pay for them, so they load on first use.
+_FRONTEND_NAMES = (
+    "InverseFunction", "NativeCompilationError", "ReversibleFunction",
+    "ReversibleSyntaxError", "Specialization", "ULog", "ancilla", "cond",
+    "copy_pop", "copy_push", "dec", "free", "inc", "inverse", "irot", "neg",
+    "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack",
+    "swap", "ulog",
 )
 
-__all__ = [
-    "ExecutionError", "InverseFunction", "NativeCompilationError", "InvertibilityError", "ReversibilityViolation",
-    "ReversibleFunction", "ReversibleSyntaxError", "Specialization", "ULog", "ancilla",
-    "cond", "copy_pop", "copy_push", "dec", "free", "inc", "inverse", "irot", "neg",
-    "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack", "swap",
-    "ulog",
-]
+__all__ = ["ExecutionError", "InvertibilityError", "ReversibilityViolation", *_FRONTEND_NAMES]
+
+if TYPE_CHECKING:
+    from revmlir.frontend import *  # noqa: F403
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FRONTEND_NAMES:
+        import revmlir.frontend
+
+        return getattr(revmlir.frontend, name)
+    raise AttributeError(f"module 'revmlir' has no attribute {name!r}")
