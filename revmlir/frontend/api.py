@@ -62,7 +62,7 @@ class ReversibleFunction:
     __revmlir_reversible__ = True
 
     def __init__(
-        self, pyfunc: Callable[..., Any], *, checks: bool = True, backend: str = "interpreter"
+        self, pyfunc: Callable[..., Any], *, checks: bool = True, backend: str = "auto"
     ):
         functools.update_wrapper(self, pyfunc)
         if backend not in BACKENDS:
@@ -241,8 +241,11 @@ class Specialization:
         Printer(stream=stream).print_op(self.module)
         return stream.getvalue()
 
-    def run(self, args: Sequence[Any], backward: bool) -> Any:
-        runner = self.native if self.native is not None else self.interpreter
+    def run(self, args: Sequence[Any], backward: bool, backend: str | None = None) -> Any:
+        """Run forward or backward; ``backend="interpreter"`` forces the
+        interpreter (for its counters), otherwise native code when compiled."""
+        use_native = self.native is not None and backend != "interpreter"
+        runner = self.native if use_native else self.interpreter
         run = runner.uncall if backward else runner.call
         results = run(self.name, *args)
         return results[0] if len(results) == 1 else results
@@ -265,7 +268,7 @@ def _converts(found: Attribute, declared: Attribute) -> bool:
 
 
 def reversible(
-    function: Callable[..., Any] | None = None, *, checks: bool = True, backend: str = "interpreter"
+    function: Callable[..., Any] | None = None, *, checks: bool = True, backend: str = "auto"
 ) -> Any:
     """Decorate a function written in reversible Python.
 
