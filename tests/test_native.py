@@ -134,3 +134,25 @@ def test_native_backend_refuses_what_it_cannot_compile():
 
     with pytest.raises(rv.NativeCompilationError, match="stacks cannot be lowered"):
         with_stack(1.0)
+
+
+PARITY = [
+    ("DIRTY_FREE", "f", [3.0]),
+    ("IF_POST", "f", [2]),
+    ("WHILE_POST", "f", [2, 5]),
+    ("WHILE_POST", "f", [-3, 5]),
+    ("ALIAS", "f", [np.array([1.0, 2.0, 3.0, 4.0]), 1, 1]),
+    ("DOUBLE_TAKE", "f", [np.array([1.0, 2.0, 3.0, 4.0]), 2, 2]),
+]
+
+
+@pytest.mark.parametrize("program, name, args", PARITY, ids=lambda v: v if isinstance(v, str) else None)
+def test_native_and_interpreter_report_the_same_error(program, name, args):
+    from tests.test_runtime_checks import __dict__ as programs
+
+    module = parse_module(programs[program], "prog.mlir")
+    with pytest.raises(InvertibilityError) as interpreted:
+        RevInterpreter(module).call(name, *copies(args))
+    with pytest.raises(InvertibilityError) as compiled:
+        NativeModule.compile(module).call(name, *copies(args))
+    assert str(compiled.value) == str(interpreted.value)

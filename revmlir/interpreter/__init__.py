@@ -87,16 +87,16 @@ class RevInterpreter:
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
         is supplied here and a reported check becomes ``InvertibilityError``."""
-        from revmlir.lowering.rev_to_std import check_error_slot
+        from revmlir.lowering.rev_to_std import ERROR_SLOT, check_error_slot
 
-        slot = np.zeros(1, dtype=np.int64)
+        slot = np.zeros(ERROR_SLOT.get_shape()[0], dtype=np.int64)
         scope = self._interpreter._ctx
         try:
             with np.errstate(all="ignore"):
                 results = self._interpreter.call_op(name, (*args, slot))
         finally:
             self._interpreter._ctx = scope
-        check_error_slot(self.module, int(slot[0]), name)
+        check_error_slot(self.module, slot.tolist(), name)
         return tuple(results)
 
     def call(self, name: str, *args: Any) -> tuple[Any, ...]:

@@ -114,6 +114,15 @@ def _complex_constant(op: complexd.ConstantOp) -> complex:
     return complex(re, im)
 
 
+def _bitcast(value: Any, to: Any) -> Any:
+    """Reinterpret 64 bits: f64 ↔ i64 (the error slot stores floats this way)."""
+    import struct
+
+    if isinstance(value, float):
+        return struct.unpack("<q", struct.pack("<d", value))[0]
+    return struct.unpack("<d", struct.pack("<q", int(value)))[0]
+
+
 def _fpowi(a: float, b: int) -> float:
     return float(np.float64(a) ** np.float64(b))
 
@@ -159,6 +168,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.MaxnumfOp: _f(np.fmax),
     arith.MinnumfOp: _f(np.fmin),
     arith.IndexCastOp: lambda op, a: a,
+    arith.BitcastOp: lambda op, a: _bitcast(a, op.results[0].type),
     arith.SIToFPOp: lambda op, a: float(a),
     arith.UIToFPOp: lambda op, a: float(to_unsigned(a, _width(op))),
     arith.FPToSIOp: lambda op, a: int(a),

@@ -8,15 +8,17 @@ left.  State values simply become SSA values; log numbers become their
 logarithm; borrowed elements become loads and stores.
 
 Run-time checks become explicit code that reports through an *error slot*:
-every lowered function takes a trailing ``memref<1xi64>``; a failing check
-stores its id there (the first failure wins) and loops stop early, so a run
-always terminates.  The module attribute ``rev.checks`` maps ids (1-based) to
-``op|location|message`` so a caller can raise ``InvertibilityError`` at the
+every lowered function takes a trailing ``memref<3xi64>``; a failing check
+stores its id and up to two values it saw there (the first failure wins) and
+loops stop early, so a run always terminates.  The module attribute
+``rev.checks`` maps ids (1-based) to ``op|location|payload kinds|message`` so a
+caller can raise the same ``InvertibilityError`` the interpreter would, at the
 right source location.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -28,6 +30,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     ComplexType,
+    Float64Type,
     FloatAttr,
     IndexType,
     IntegerAttr,
@@ -35,6 +38,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    f64,
     i1,
     i64,
 )
@@ -51,7 +55,10 @@ from revmlir.passes.expand_routines import ExpandRoutine
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import constant_index
 
-ERROR_SLOT = MemRefType(i64, [1])
+PAYLOAD_SLOTS = 2
+ERROR_SLOT = MemRefType(i64, [1 + PAYLOAD_SLOTS])
+"""``[check id, payload…]``: the failing check and up to two values it saw,
+as 64-bit patterns, so native errors read like the interpreter's."""
 CHECKS_ATTR = "rev.checks"
 DEFAULT_TOLERANCE = 1e-8
 
@@ -105,12 +112,26 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
 
 @dataclass
 class CheckTable:
+    """Entries are ``op|location|payload kinds|message``; the message is a
+    ``str.format`` template over the payload (``{branch}`` names the branch
+    an ``if`` took, from its second payload value)."""
+
     entries: list[str] = field(default_factory=list[str])
 
-    def register(self, op: Operation, message: str) -> int:
+    def register(self, op: Operation, message: str, kinds: Sequence[str] = ()) -> int:
         where = format_location(op.location) or ""
-        self.entries.append(f"{op.name}|{where}|{message}")
+        self.entries.append(f"{op.name}|{where}|{','.join(kinds)}|{message}")
         return len(self.entries)
+
+
+def _payload_kind(type: Attribute) -> str | None:
+    if isinstance(type, IndexType):
+        return "i64"
+    if isinstance(type, IntegerType):
+        return "i1" if type.width.data == 1 else "i64"
+    if isinstance(type, AnyFloat):
+        return "f64"
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -243,20 +264,45 @@ class FunctionLowering:
         current = self.emit(memref.LoadOp.get(self.error, [zero]), like).results[0]
         return self.emit(arith.CmpiOp(current, self.const(0, i64, like), "eq"), like).results[0]
 
-    def check(self, ok: SSAValue, op: Operation, message: str) -> None:
-        """Report ``op`` through the error slot when ``ok`` is false."""
-        identifier = self.checks.register(op, message)
+    def check(
+        self, ok: SSAValue, op: Operation, message: str, payload: Sequence[SSAValue] = ()
+    ) -> None:
+        """Report ``op`` through the error slot when ``ok`` is false, with the
+        ``payload`` values the message template formats."""
+        kinds = [_payload_kind(v.type) for v in payload]
+        if None in kinds or len(payload) > PAYLOAD_SLOTS:
+            raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
+        identifier = self.checks.register(op, message, kinds)  # type: ignore[arg-type]
         true = self.const(True, i1, op)
         bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
         first = self.no_error(op)
         report = self.emit(arith.AndIOp(bad, first), op).results[0]
         body = Block()
-        zero = arith.ConstantOp(IntegerAttr(0, IndexType()))
-        code = arith.ConstantOp(IntegerAttr(identifier, i64))
-        body.add_ops([zero, code, memref.StoreOp.get(code, self.error, [zero]), scf.YieldOp()])
-        for inner in body.ops:
-            inner.location = op.location
+        saved = self.builder.insertion_point
+        self.builder.insertion_point = InsertPoint.at_end(body)
+        try:
+            for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
+                bits = self._bits(value, op)
+                index = self.const(slot, IndexType(), op)
+                self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
+            self.emit(scf.YieldOp(), op)
+        finally:
+            self.builder.insertion_point = saved
         self.emit(scf.IfOp(report, [], Region(body)), op)
+
+    def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
+        """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
+        type = value.type
+        if isinstance(type, IndexType):
+            return self.emit(arith.IndexCastOp(value, i64), like).results[0]
+        if isinstance(type, IntegerType):
+            if type.width.data == 64:
+                return value
+            extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
+            return self.emit(extend(value, i64), like).results[0]
+        if not isinstance(type, Float64Type):
+            value = self.emit(arith.ExtFOp(value, f64), like).results[0]
+        return self.emit(arith.BitcastOp(value, i64), like).results[0]
 
     def same(self, a: SSAValue, b: SSAValue, like: Operation) -> SSAValue:
         """Equality for checks: exact on integers, within tolerance on floats."""
@@ -280,7 +326,7 @@ class FunctionLowering:
         return self.emit(arith.CmpfOp(gap, limit, "ole"), like).results[0]
 
     def _check_borrowed_read(
-        self, op: Operation, array: SSAValue, indices: list[SSAValue]
+        self, op: Operation, array: SSAValue, indices: list[SSAValue], taking: bool = False
     ) -> None:
         for borrowed, borrowed_indices, take in self.borrows:
             if borrowed is not self.get(array) or not take.checks_enabled:
@@ -289,16 +335,22 @@ class FunctionLowering:
             taken = [constant_index(i) for i in take.indices]
             if None not in known and None not in taken:
                 continue  # the verifier compared them statically
+            lowered = [self.get(i) for i in indices]
             differs: SSAValue | None = None
-            for a, b in zip((self.get(i) for i in indices), borrowed_indices):
+            for a, b in zip(lowered, borrowed_indices):
                 ne = self.emit(arith.CmpiOp(a, b, "ne"), op).results[0]
                 differs = ne if differs is None else self.emit(arith.OrIOp(differs, ne), op).results[0]
             assert differs is not None
-            self.check(
-                differs, op,
-                f"reads an element borrowed by {describe_op(take)}; a shared "
-                "read/write is not reversible",
-            )
+            shown = lowered if len(lowered) <= PAYLOAD_SLOTS else []
+            element = "[" + ", ".join(f"{{{i}}}" for i in range(len(shown))) + "]" if shown else "an element"
+            if taking:
+                message = f"element {element} is already borrowed by {describe_op(take)}"
+            else:
+                message = (
+                    f"reads element {element} while it is borrowed by {describe_op(take)}; "
+                    "a shared read/write is not reversible"
+                )
+            self.check(differs, op, message, shown)
 
 
 # ---------------------------------------------------------------------------
@@ -389,7 +441,7 @@ def _take(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.TakeOp)
     array = lowering.get(op.memref)
     indices = [lowering.get(i) for i in op.indices]
-    lowering._check_borrowed_read(op, op.memref, list(op.indices))
+    lowering._check_borrowed_read(op, op.memref, list(op.indices), taking=True)
     load = lowering.emit(memref.LoadOp.get(array, indices), op)
     lowering.set(op.result, load.results[0])
     lowering.borrows.append((array, indices, op))
@@ -437,8 +489,12 @@ def _alloc(lowering: FunctionLowering, op: Operation) -> None:
 def _free(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, anc.FreeOp)
     if op.checks_enabled:
-        ok = lowering.same(lowering.get(op.ancilla), lowering.get(op.value), op)
-        lowering.check(ok, op, "ancilla freed holding a value other than its known value")
+        value, expected = lowering.get(op.ancilla), lowering.get(op.value)
+        ok = lowering.same(value, expected, op)
+        if _payload_kind(value.type) is None:
+            lowering.check(ok, op, "ancilla freed holding a value other than its known value")
+        else:
+            lowering.check(ok, op, "ancilla freed holding {0}, expected {1}", [value, expected])
 
 
 @lowers(rev.IfOp)
@@ -458,36 +514,50 @@ def _if(lowering: FunctionLowering, op: Operation) -> None:
     if op.checks_enabled:
         (post,) = lowering.inline_region(op.post if op.has_post() else op.pre, list(result.results))
         agree = lowering.emit(arith.CmpiOp(post, pre, "eq"), op).results[0]
-        lowering.check(agree, op, "postcondition disagrees with the precondition")
+        lowering.check(
+            agree, op,
+            "postcondition is {0} after the {branch} branch, but the precondition was {1}",
+            [post, pre],
+        )
 
 
 @lowers(rev.WhileOp)
 def _while(lowering: FunctionLowering, op: Operation) -> None:
+    """scf.while whose condition also stops at the first failed check; with
+    checks on, an iteration counter rides along for the error message."""
     assert isinstance(op, rev.WhileOp)
     state = [lowering.get(v) for v in op.state]
     types = [std_type(t) for t in op.res.types]
     checking = op.checks_enabled
+    counter: list[SSAValue] = []
     if checking:
         (post,) = lowering.inline_region(op.post, state)
         true = lowering.const(True, i1, op)
         not_post = lowering.emit(arith.XOrIOp(post, true), op).results[0]
         lowering.check(not_post, op, "postcondition must be false when the loop starts")
-    before = lowering.block_with_args(types)
+        counter = [lowering.const(0, i64, op)]
+    carried = [*types, *([i64] if checking else [])]
+    before = lowering.block_with_args(carried)
     saved = lowering.builder.insertion_point
     lowering.builder.insertion_point = InsertPoint.at_end(before)
-    (pre,) = lowering.inline_region(op.pre, list(before.args))
+    (pre,) = lowering.inline_region(op.pre, list(before.args[: len(types)]))
     go = lowering.emit(arith.AndIOp(pre, lowering.no_error(op)), op).results[0]
     lowering.emit(scf.ConditionOp(go, *before.args), op)
-    after = lowering.block_with_args(types)
+    after = lowering.block_with_args(carried)
     lowering.builder.insertion_point = InsertPoint.at_end(after)
-    new_state = lowering.inline_region(op.body, list(after.args))
+    new_state = lowering.inline_region(op.body, list(after.args[: len(types)]))
     if checking:
+        one = lowering.const(1, i64, op)
+        iteration = lowering.emit(arith.AddiOp(after.args[-1], one), op).results[0]
         (post_after,) = lowering.inline_region(op.post, new_state)
-        lowering.check(post_after, op, "postcondition must be true after each iteration")
+        lowering.check(
+            post_after, op, "postcondition must be true after iteration {0}", [iteration]
+        )
+        new_state = [*new_state, iteration]
     lowering.emit(scf.YieldOp(*new_state), op)
     lowering.builder.insertion_point = saved
-    result = lowering.emit(scf.WhileOp(state, types, Region(before), Region(after)), op)
-    for old, new in zip(op.res, result.results, strict=True):
+    result = lowering.emit(scf.WhileOp([*state, *counter], carried, Region(before), Region(after)), op)
+    for old, new in zip(op.res, result.results[: len(types)], strict=True):
         lowering.set(old, new)
 
 
@@ -498,7 +568,7 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
     state = [lowering.get(v) for v in op.state]
     zero = lowering.const(0, lb.type, op)
     positive = lowering.emit(arith.CmpiOp(step, zero, "sgt"), op).results[0]
-    lowering.check(positive, op, "rev.for step must be positive")
+    lowering.check(positive, op, "step must be positive, got {0}", [step])
     last: SSAValue | None = None
     if op.is_reverse:
         # Visit lb + j*step for j = n-1 … 0: index = (lb + last) - k.
@@ -585,8 +655,9 @@ class RevLowerToStdPass(ModulePass):
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
 
 
-def check_error_slot(module: ModuleOp, code: int, function: str | None = None) -> None:
+def check_error_slot(module: ModuleOp, slot: Sequence[int], function: str | None = None) -> None:
     """Raise the ``InvertibilityError`` a lowered run reported in its error slot."""
+    code = int(slot[0])
     if code == 0:
         return
     from revmlir.errors import InvertibilityError
@@ -595,7 +666,21 @@ def check_error_slot(module: ModuleOp, code: int, function: str | None = None) -
     assert isinstance(table, ArrayAttr)
     entry = table.data[code - 1]
     assert isinstance(entry, StringAttr)
-    op_name, location, message = entry.data.split("|", 2)
+    op_name, location, kinds, template = entry.data.split("|", 3)
+    values = [
+        _decode(kind, int(bits))
+        for kind, bits in zip(filter(None, kinds.split(",")), slot[1:])
+    ]
+    branch = "then" if len(values) > 1 and values[1] else "else"
+    message = template.format(*(repr(v) for v in values), branch=branch)
     raise InvertibilityError(
         message, op_name=op_name, location=location or None, function=function
     )
+
+
+def _decode(kind: str, bits: int) -> float | int | bool:
+    if kind == "f64":
+        return struct.unpack("<d", struct.pack("<q", bits))[0]
+    if kind == "i1":
+        return bool(bits)
+    return bits

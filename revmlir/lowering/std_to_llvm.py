@@ -506,6 +506,11 @@ def _fptosi(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.intrinsic(name, [value], target, op))
 
 
+@translates(arith.BitcastOp)
+def _bitcast(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.value(llvm.BitcastOp(t.get(op.operands[0]), op.results[0].type), op))
+
+
 @translates(arith.ExtFOp)
 def _extf(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.value(llvm.FPExtOp(t.get(op.operands[0]), op.results[0].type), op))

@@ -34,7 +34,7 @@ from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.errors import ExecutionError
 from revmlir.interpreter.values import normalize
 from revmlir.inversion import inverse_name
-from revmlir.lowering.rev_to_std import RevLowerToStdPass, check_error_slot
+from revmlir.lowering.rev_to_std import ERROR_SLOT, RevLowerToStdPass, check_error_slot
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
@@ -43,6 +43,7 @@ from revmlir.runtime.jit import JITModule, jit
 from revmlir.semantics import is_state_type
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
 
 
 def _scalar_ctype(type: Attribute) -> Any:
@@ -110,7 +111,7 @@ class NativeModule:
             raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
         values = [to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
         storage = [self._store(t, v, name, i) for i, (t, v) in enumerate(zip(types, values))]
-        error = np.zeros(1, dtype=np.int64)
+        error = np.zeros(ERROR_SLOT_SIZE, dtype=np.int64)
         error_slot = _descriptor(error)
         slots = (ctypes.c_void_p * (len(storage) + 1))(
             *[ctypes.addressof(s) for s in storage], ctypes.addressof(error_slot)
@@ -119,7 +120,7 @@ class NativeModule:
         entry = _ENTRY(self.machine_code.address(symbol))
         with np.errstate(all="ignore"):
             entry(ctypes.addressof(slots))
-        check_error_slot(self.check_table, int(error[0]), ("~" if backward else "") + name)
+        check_error_slot(self.check_table, error.tolist(), ("~" if backward else "") + name)
         return tuple(
             from_runtime(t, self._load(t, s)) if is_state_type(t) else v
             for t, s, v in zip(types, storage, values)

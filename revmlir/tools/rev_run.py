@@ -1,4 +1,5 @@
-"""``rev-run``: run a function of a ``.mlir`` file on the reference interpreter.
+"""``rev-run``: run a function of a ``.mlir`` file, natively or on the reference
+interpreter.
 
     rev-run examples/multiplier.mlir -e multiplier --args 2 3 5
     rev-run examples/multiplier.mlir -e multiplier --inverse --args 17 3 5
@@ -18,6 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.utils.exceptions import PassFailedException
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute
 
@@ -26,6 +28,7 @@ from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.interpreter.memref import numpy_dtype
 from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_opt import TRACEBACK_ENV
 
 
@@ -68,10 +71,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--inverse", action="store_true", help="run the function backwards (uncall)"
     )
     parser.add_argument(
+        "--backend",
+        choices=("native", "interpreter"),
+        help="run compiled native code (the default) or the reference interpreter "
+        "(the default with --counters)",
+    )
+    parser.add_argument(
         "--counters",
         action="store_true",
         help="print calls, uncalls and instructions per function and the peak "
-        "number of live ancillas",
+        "number of live ancillas (interpreter only)",
     )
     parser.add_argument(
         "--tolerance",
@@ -96,11 +105,22 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:
         print(format_error(error, module, args.input_file), file=sys.stderr)
         return 1
+    backend = args.backend or ("interpreter" if args.counters else "native")
+    if args.counters and backend != "interpreter":
+        raise UsageError("--counters needs --backend=interpreter")
     interpreter = RevInterpreter(module, tolerance=args.tolerance)
     try:
         func = interpreter.function(args.entry)
     except ExecutionError as error:
         raise UsageError(str(error)) from None
+    runner: RevInterpreter | NativeModule = interpreter
+    if backend == "native":
+        try:
+            runner = NativeModule.compile(module, tolerance=args.tolerance)
+        except PassFailedException as error:
+            print(f"{args.input_file}: error: cannot run natively: {error} "
+                  "(use --backend=interpreter)", file=sys.stderr)
+            return 1
     types = list(func.function_type.inputs.data)
     if len(args.args) != len(types):
         raise UsageError(
@@ -108,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             f"({', '.join(map(str, types))}), got {len(args.args)}"
         )
     values = [_parse_argument(t, ty, i) for i, (t, ty) in enumerate(zip(args.args, types))]
-    run_function = interpreter.uncall if args.inverse else interpreter.call
+    run_function = runner.uncall if args.inverse else runner.call
     try:
         results = run_function(args.entry, *values)
     except (InvertibilityError, ExecutionError) as error:

@@ -1,8 +1,8 @@
 // RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
 
 // State becomes plain SSA values; every function gets the error slot.
-// CHECK: builtin.module attributes {rev.checks = ["anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 25]]:3|ancilla freed holding a value other than its known value"]}
-// CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<1xi64>) -> (f64, f64, index)
+// CHECK: builtin.module attributes {rev.checks = ["anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 25]]:3|f64,f64|ancilla freed holding {0}, expected {1}"]}
+// CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<3xi64>) -> (f64, f64, index)
 // CHECK-NEXT:    %t = arith.mulf %a, %a : f64
 // CHECK-NEXT:    %y1 = arith.addf %y, %t : f64
 // CHECK-NEXT:    %y2 = arith.subf %y1, %a : f64
@@ -31,8 +31,8 @@ rev.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index) {
 }
 
 // Uncalled functions get a lowered inverse; the uncall becomes a call of it.
-// CHECK-LABEL: func.func @caller(%x: f64, %y: f64, %err: memref<1xi64>) -> (f64, f64)
-// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) : (f64, f64, memref<1xi64>) -> (f64, f64)
+// CHECK-LABEL: func.func @caller(%x: f64, %y: f64, %err: memref<3xi64>) -> (f64, f64)
+// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) : (f64, f64, memref<3xi64>) -> (f64, f64)
 rev.func @caller(%x: f64, %y: f64) {
   %x1, %y1 = rev.uncall @accumulate(%x, %y) : (f64, f64) -> (f64, f64)
   rev.return %x1, %y1 : f64, f64
@@ -41,6 +41,6 @@ rev.func @accumulate(%x: f64, %y: f64) {
   %x1 = rev.add %x, %y : f64
   rev.return %x1, %y : f64, f64
 }
-// CHECK-LABEL: func.func @accumulate.inv(%x: f64, %y: f64, %err: memref<1xi64>) -> (f64, f64)
+// CHECK-LABEL: func.func @accumulate.inv(%x: f64, %y: f64, %err: memref<3xi64>) -> (f64, f64)
 // CHECK-NEXT:    %[[X:.*]] = arith.subf %x, %y : f64
 // CHECK-NEXT:    func.return %[[X]], %y : f64, f64
