@@ -1,17 +1,28 @@
-"""revmlir in one screen: parse a reversible program, invert it, run it both ways.
+"""revmlir in one screen: a reversible Python function, its rev IR, the inverse
+derived by rev-invert, and native code running it both ways.
 
 Run with ``python3 tools/dev.py demo``.
 """
 
-from pathlib import Path
+import math
 
-from xdsl.context import Context
+import numpy as np
 
-from revmlir.interpreter import RevInterpreter
-from revmlir.parsing import make_context, parse_module
+import revmlir as rv
+from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 
-HERE = Path(__file__).parent
+
+@rv.reversible
+def rotate_and_log(y, x, theta):
+    """y[i] += log|x[i]| for every i, then rotate the first two entries of x."""
+    for i in range(len(x)):
+        with rv.routine() as r:
+            size = rv.ancilla(0.0)
+            size += abs(x[i])
+        y[i] += math.log(size)
+        ~r
+    rv.rot(x[0], x[1], theta)
 
 
 def show(title: str, text: str) -> None:
@@ -21,26 +32,22 @@ def show(title: str, text: str) -> None:
 
 
 def main() -> None:
-    ctx: Context = make_context()
-    path = HERE / "fibonacci.mlir"
-    module = parse_module(path.read_text(), str(path), ctx)
+    x = np.array([3.0, -4.0, 0.5])
+    y = np.zeros(3)
+    spec = rotate_and_log.specialization_for(y, x, 0.3)
+    show("rev IR of rotate_and_log", spec.text())
 
-    inverted = module.clone()
-    RevInvertPass().apply(ctx, inverted)
-    inverse = next(op for op in inverted.ops if getattr(op, "sym_name", None)
-                   and op.sym_name.data == "rrfib.inv")
-    show("the inverse program, derived by rev-invert", str(inverse))
+    inverted = spec.module.clone()
+    RevInvertPass(functions=("rotate_and_log",)).apply(make_context(), inverted)
+    show("its inverse, derived by rev-invert", str(inverted.ops.last))
 
-    interp = RevInterpreter(module)
-    out, n = interp.call("rrfib", 0, 10)
-    print(f"rrfib(0, 10)      -> ({out}, {n})    fib(11) = {out}")
-    back = interp.uncall("rrfib", out, n)
-    print(f"(~rrfib)({out}, {n}) -> {back}    the inputs, restored")
-    counters = interp.counters["rrfib"]
-    print(
-        f"@rrfib ran {counters.calls} times forward and {counters.uncalls} times "
-        f"backward, executing {counters.instructions} reversible instructions"
-    )
+    x0, y0 = x.copy(), y.copy()
+    rotate_and_log(y, x, 0.3)
+    print(f"forward ({spec.backend} code):  y = {y}, x = {x}")
+    (~rotate_and_log)(y, x, 0.3)
+    print(f"backward:             y = {y}, x = {x}")
+    assert np.allclose(y, y0) and np.allclose(x, x0)
+    print("the inputs are restored:", np.max(np.abs(x - x0)), "max difference in x")
 
 
 if __name__ == "__main__":
