@@ -227,16 +227,11 @@ class XorOp(_UpdateOp):
         return XorOp
 
 
-class _LogUpdateOp(InstructionOp):
+class _LogUpdateOp(_UpdateOp):
     T: ClassVar = VarConstraint("T", base(LogType))
     target = operand_def(T)
     value = operand_def(T)
     result = result_def(T)
-
-    assembly_format = "$target `,` $value attr-dict `:` type($target)"
-
-    def __init__(self, target: SSAValue, value: SSAValue):
-        super().__init__(operands=[target, value], result_types=[target.type])
 
 
 @irdl_op_definition

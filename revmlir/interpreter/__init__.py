@@ -33,13 +33,12 @@ from revmlir.interpreter.runtime import (
     Runtime,
     RuntimeInterpreter,
 )
-from revmlir.runtime.arguments import from_runtime, to_runtime
-from revmlir.semantics import is_state_type
+from revmlir.runtime.backend import Backend
 
 __all__ = ["RevInterpreter", "FunctionCounters", "DEFAULT_TOLERANCE"]
 
 
-class RevInterpreter:
+class RevInterpreter(Backend):
     """Runs the functions of a verified module."""
 
     def __init__(self, module: ModuleOp, *, tolerance: float = DEFAULT_TOLERANCE):
@@ -75,15 +74,6 @@ class RevInterpreter:
         self.runtime.counters.clear()
         self.runtime.peak_live_ancillas = self.runtime.live_ancillas
 
-    def function(self, name: str) -> FuncOp:
-        for op in self.module.ops:
-            if isinstance(op, FuncOp) and op.sym_name.data == name:
-                return op
-        known = ", ".join(
-            "@" + op.sym_name.data for op in self.module.ops if isinstance(op, FuncOp)
-        )
-        raise ExecutionError(f"no rev.func named @{name} (module has: {known or 'none'})")
-
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
         is supplied here and a reported check becomes ``InvertibilityError``."""
@@ -99,29 +89,15 @@ class RevInterpreter:
         check_error_slot(self.module, slot.tolist(), name)
         return tuple(results)
 
-    def call(self, name: str, *args: Any) -> tuple[Any, ...]:
-        """Run ``@name`` forward; returns every argument, updated."""
-        return self._run(name, args, backward=False)
-
-    def uncall(self, name: str, *args: Any) -> tuple[Any, ...]:
-        """Run ``@name`` backward (its inverse); returns every argument."""
-        return self._run(name, args, backward=True)
-
     # -- implementation -------------------------------------------------------
 
-    def _run(self, name: str, args: Sequence[Any], backward: bool) -> tuple[Any, ...]:
-        func = self.function(name)
-        types = list(func.function_type.inputs.data)
-        if len(args) != len(types):
-            raise TypeError(
-                f"@{name} takes {len(types)} argument(s), got {len(args)}"
-            )
-        values = [to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
+    def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
+        name = func.sym_name.data
         body = self.runtime.inverse_function(func) if backward else func
         scope = self._interpreter._ctx
         try:
             with np.errstate(all="ignore"):
-                outputs = iter(invoke(self._interpreter, body, values, name, backward))
+                return invoke(self._interpreter, body, values, name, backward)
         except InvertibilityError as error:
             # xDSL attaches a dump of the whole module per interpreted op on the
             # way up; the error already names the op and its location.
@@ -139,9 +115,3 @@ class RevInterpreter:
             self._interpreter._ctx = scope
             self.runtime.frames.clear()
             self.runtime.borrowed.clear()
-        return tuple(
-            from_runtime(t, next(outputs)) if is_state_type(t) else value
-            for t, value in zip(types, values)
-        )
-
-

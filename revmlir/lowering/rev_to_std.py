@@ -51,6 +51,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, format_location
 from revmlir.inversion import Inverter, invert_function, inverse_name
+from revmlir.lowering.rules import RuleTable
 from revmlir.passes.expand_routines import ExpandRoutine
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import constant_index
@@ -139,16 +140,7 @@ def _payload_kind(type: Attribute) -> str | None:
 # ---------------------------------------------------------------------------
 
 Lowering = Callable[["FunctionLowering", Operation], None]
-LOWERINGS: dict[type[Operation], Lowering] = {}
-
-
-def lowers(*op_types: type[Operation]) -> Callable[[Lowering], Lowering]:
-    def register(rule: Lowering) -> Lowering:
-        for op_type in op_types:
-            LOWERINGS[op_type] = rule
-        return rule
-
-    return register
+lowers: RuleTable[Lowering] = RuleTable()
 
 
 class FunctionLowering:
@@ -204,10 +196,10 @@ class FunctionLowering:
 
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
-            if is_expression_op(op) and type(op) not in LOWERINGS:
+            if is_expression_op(op) and type(op) not in lowers:
                 self._clone_expression(op)
                 continue
-            rule = LOWERINGS.get(type(op))
+            rule = lowers.get(type(op))
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be lowered to std")
             rule(self, op)

@@ -23,7 +23,7 @@ scalar arguments' storage, in order: the caller gets every argument, updated.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -50,6 +50,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
+from revmlir.lowering.rules import RuleTable
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -92,16 +93,7 @@ def _float_suffix(type: Attribute) -> str:
 # ---------------------------------------------------------------------------
 
 Rule = Callable[["FunctionTranslation", Operation], None]
-RULES: dict[type[Operation], Rule] = {}
-
-
-def translates(*op_types: type[Operation]) -> Callable[[Rule], Rule]:
-    def register(rule: Rule) -> Rule:
-        for op_type in op_types:
-            RULES[op_type] = rule
-        return rule
-
-    return register
+translates: RuleTable[Rule] = RuleTable()
 
 
 @dataclass
@@ -186,7 +178,7 @@ class FunctionTranslation:
         self.region.add_block(self.block)
         for old, new in zip(entry.args, self.block.args, strict=True):
             self.set(old, new)
-        self.translate_ops(entry)
+        self.translate_ops(entry.ops)
         inputs = [llvm_type(t) for t in source.function_type.inputs.data]
         output = _results_type(source.function_type.outputs.data)
         op = llvm.FuncOp(
@@ -198,9 +190,9 @@ class FunctionTranslation:
         op.location = source.location
         return op
 
-    def translate_ops(self, block: Block) -> None:
-        for op in block.ops:
-            rule = RULES.get(type(op))
+    def translate_ops(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
+            rule = translates.get(type(op))
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
             rule(self, op)
@@ -211,11 +203,7 @@ class FunctionTranslation:
         block = region.block
         for old, new in zip(block.args, args, strict=True):
             self.set(old, new)
-        for op in list(block.ops)[:-1]:
-            rule = RULES.get(type(op))
-            if rule is None:
-                raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
-            rule(self, op)
+        self.translate_ops(list(block.ops)[:-1])
         terminator = block.last_op
         assert terminator is not None
         return [self.get(v) for v in terminator.operands]
@@ -573,8 +561,11 @@ def _atan2(t: FunctionTranslation, op: Operation) -> None:
 @translates(math.FPowIOp)
 def _fpowi(t: FunctionTranslation, op: Operation) -> None:
     base, exponent = (t.get(v) for v in op.operands)
-    if _int_width(exponent.type) != 32:
-        exponent = t.value(llvm.TruncOp(exponent, i32), op) if _int_width(exponent.type) > 32 else t.value(llvm.SExtOp(exponent, i32), op)
+    width = _int_width(exponent.type)
+    if width > 32:
+        exponent = t.value(llvm.TruncOp(exponent, i32), op)
+    elif width < 32:
+        exponent = t.value(llvm.SExtOp(exponent, i32), op)
     name = f"llvm.powi.{_float_suffix(base.type)}.i32"
     t.set(op.results[0], t.intrinsic(name, [base, exponent], base.type, op))
 

@@ -31,14 +31,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp, LogType
-from revmlir.errors import ExecutionError
 from revmlir.interpreter.values import normalize
 from revmlir.inversion import inverse_name
 from revmlir.lowering.rev_to_std import ERROR_SLOT, RevLowerToStdPass, check_error_slot
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
-from revmlir.runtime.arguments import from_runtime, to_runtime
+from revmlir.runtime.backend import Backend
 from revmlir.runtime.jit import JITModule, jit
 from revmlir.semantics import is_state_type
 
@@ -79,10 +78,10 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None) -> tuple[
 
 
 @dataclass
-class NativeModule:
+class NativeModule(Backend):
     """A rev module compiled to machine code."""
 
-    source: ModuleOp
+    module: ModuleOp
     llvm_ir: str
     check_table: ModuleOp
     machine_code: JITModule
@@ -92,24 +91,9 @@ class NativeModule:
         text, checks = lower_to_llvm_ir(module, tolerance)
         return cls(module, text, checks, jit(text, opt_level))
 
-    def function(self, name: str) -> FuncOp:
-        for op in self.source.ops:
-            if isinstance(op, FuncOp) and op.sym_name.data == name:
-                return op
-        raise ExecutionError(f"no rev.func named @{name}")
-
-    def call(self, name: str, *args: Any) -> tuple[Any, ...]:
-        return self._run(name, args, backward=False)
-
-    def uncall(self, name: str, *args: Any) -> tuple[Any, ...]:
-        return self._run(name, args, backward=True)
-
-    def _run(self, name: str, args: Sequence[Any], backward: bool) -> tuple[Any, ...]:
-        func = self.function(name)
+    def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
+        name = func.sym_name.data
         types = list(func.function_type.inputs.data)
-        if len(args) != len(types):
-            raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
-        values = [to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
         storage = [self._store(t, v, name, i) for i, (t, v) in enumerate(zip(types, values))]
         error = np.zeros(ERROR_SLOT_SIZE, dtype=np.int64)
         error_slot = _descriptor(error)
@@ -121,10 +105,7 @@ class NativeModule:
         with np.errstate(all="ignore"):
             entry(ctypes.addressof(slots))
         check_error_slot(self.check_table, error.tolist(), ("~" if backward else "") + name)
-        return tuple(
-            from_runtime(t, self._load(t, s)) if is_state_type(t) else v
-            for t, s, v in zip(types, storage, values)
-        )
+        return [self._load(t, s) for t, s in zip(types, storage) if is_state_type(t)]
 
     @staticmethod
     def _store(type: Attribute, value: Any, name: str, index: int) -> Any:
