@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
@@ -39,6 +40,9 @@ class Source:
 
 
 def _read_source(pyfunc: Callable[..., Any]) -> Source:
+    if not inspect.isfunction(pyfunc) or pyfunc.__name__ == "<lambda>":
+        kind = "a lambda" if inspect.isfunction(pyfunc) else type(pyfunc).__name__
+        raise TypeError(f"@rv.reversible decorates functions defined with def, not {kind}")
     try:
         lines, first = inspect.getsourcelines(pyfunc)
     except (OSError, TypeError) as error:
@@ -76,6 +80,7 @@ class ReversibleFunction:
 
         check_structure(self.source.tree, self._error)
         self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
+        self._by_python_types: dict[tuple[Any, ...], Specialization] = {}
 
     # -- signature ------------------------------------------------------------
 
@@ -123,6 +128,8 @@ class ReversibleFunction:
             found = type_of_value(value)
             if found is None:
                 hint = " (pass a numpy array)" if isinstance(value, list | tuple) else ""
+                if isinstance(value, np.ndarray):
+                    hint = f" (arrays of {value.dtype} are not supported)"
                 raise TypeError(
                     f"{self.__name__}(): argument '{name}' has unsupported type "
                     f"{type(value).__name__}{hint}"
@@ -152,7 +159,13 @@ class ReversibleFunction:
         return spec
 
     def specialization_for(self, *args: Any) -> Specialization:
-        return self.specialize(self.signature_of(args))
+        # Building xDSL types for every call costs more than running small
+        # programs, so calls are first matched on the arguments' Python types.
+        key = tuple(_quick_key(a) for a in args)
+        if (spec := self._by_python_types.get(key)) is None:
+            spec = self.specialize(self.signature_of(args))
+            self._by_python_types[key] = spec
+        return spec
 
     def mlir(self, *args: Any) -> str:
         """The rev IR for these arguments (or the annotated signature)."""
@@ -253,6 +266,12 @@ class Specialization:
 
 class NativeCompilationError(Exception):
     """``backend="native"`` was requested for a program native code cannot run."""
+
+
+def _quick_key(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return (np.ndarray, value.dtype, value.ndim)
+    return type(value)
 
 
 def _converts(found: Attribute, declared: Attribute) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
@@ -36,16 +37,27 @@ class Backend(abc.ABC):
         """Run ``@name`` backward (its inverse); returns every argument."""
         return self._run(name, args, backward=True)
 
+    def _signature(self, name: str) -> tuple[FuncOp, list[Attribute], list[bool]]:
+        """The function, its argument types and which of them are scalars
+        (looked up once per function: calls are often small)."""
+        cache: dict[str, tuple[FuncOp, list[Attribute], list[bool]]] = self.__dict__.setdefault(
+            "_signatures", {}
+        )
+        if (found := cache.get(name)) is None:
+            func = self.function(name)
+            types = list(func.function_type.inputs.data)
+            found = cache[name] = (func, types, [is_state_type(t) for t in types])
+        return found
+
     def _run(self, name: str, args: Sequence[Any], backward: bool) -> tuple[Any, ...]:
-        func = self.function(name)
-        types = list(func.function_type.inputs.data)
+        func, types, scalar = self._signature(name)
         if len(args) != len(types):
             raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
         values = [to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
         outputs = iter(self._execute(func, values, backward))
         return tuple(
-            from_runtime(t, next(outputs)) if is_state_type(t) else value
-            for t, value in zip(types, values)
+            from_runtime(t, next(outputs)) if is_scalar else value
+            for t, is_scalar, value in zip(types, scalar, values)
         )
 
     @abc.abstractmethod

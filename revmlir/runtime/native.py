@@ -13,7 +13,7 @@ op's source location.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,40 +92,65 @@ class NativeModule(Backend):
         return cls(module, text, checks, jit(text, opt_level))
 
     def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
-        name = func.sym_name.data
-        types = list(func.function_type.inputs.data)
-        storage = [self._store(t, v, name, i) for i, (t, v) in enumerate(zip(types, values))]
+        plan = self._plan(func, backward)
+        storage = [store(v) for store, v in zip(plan.stores, values)]
         error = np.zeros(ERROR_SLOT_SIZE, dtype=np.int64)
         error_slot = _descriptor(error)
         slots = (ctypes.c_void_p * (len(storage) + 1))(
             *[ctypes.addressof(s) for s in storage], ctypes.addressof(error_slot)
         )
-        symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
-        entry = _ENTRY(self.machine_code.address(symbol))
         with np.errstate(all="ignore"):
-            entry(ctypes.addressof(slots))
-        check_error_slot(self.check_table, error.tolist(), ("~" if backward else "") + name)
-        return [self._load(t, s) for t, s in zip(types, storage) if is_state_type(t)]
+            plan.entry(ctypes.addressof(slots))
+        if error[0]:
+            check_error_slot(self.check_table, error.tolist(), plan.label)
+        return [load(storage[i]) for i, load in plan.loads]
 
-    @staticmethod
-    def _store(type: Attribute, value: Any, name: str, index: int) -> Any:
-        if isinstance(type, MemRefType):
+    def _plan(self, func: FuncOp, backward: bool) -> _CallPlan:
+        """How to marshal each argument of ``func``, worked out once."""
+        plans: dict[tuple[str, bool], _CallPlan] = self.__dict__.setdefault("_plans", {})
+        name = func.sym_name.data
+        if (plan := plans.get((name, backward))) is None:
+            types = list(func.function_type.inputs.data)
+            symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
+            plan = plans[(name, backward)] = _CallPlan(
+                entry=_ENTRY(self.machine_code.address(symbol)),
+                stores=[_storer(t, name, i) for i, t in enumerate(types)],
+                loads=[(i, _loader(t)) for i, t in enumerate(types) if is_state_type(t)],
+                label=("~" if backward else "") + name,
+            )
+        return plan
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    entry: Any
+    stores: list[Callable[[Any], Any]]
+    loads: list[tuple[int, Callable[[Any], Any]]]
+    label: str
+
+
+def _storer(type: Attribute, name: str, index: int) -> Callable[[Any], Any]:
+    if isinstance(type, MemRefType):
+
+        def store_array(value: np.ndarray) -> Any:
             if not value.flags["C_CONTIGUOUS"]:
                 raise TypeError(
                     f"argument #{index} of @{name} must be a C-contiguous array "
                     "(use numpy.ascontiguousarray)"
                 )
             return _descriptor(value)
-        ctype = _scalar_ctype(type)
-        if isinstance(type, ComplexType):
-            return ctype(value.real, value.imag)
-        return ctype(value)
 
-    @staticmethod
-    def _load(type: Attribute, storage: Any) -> Any:
-        if isinstance(type, ComplexType):
-            return normalize(type, complex(storage[0], storage[1]))
-        return normalize(type, storage.value)
+        return store_array
+    ctype = _scalar_ctype(type)
+    if isinstance(type, ComplexType):
+        return lambda value: ctype(value.real, value.imag)
+    return ctype
+
+
+def _loader(type: Attribute) -> Callable[[Any], Any]:
+    if isinstance(type, ComplexType):
+        return lambda storage: normalize(type, complex(storage[0], storage[1]))
+    return lambda storage: normalize(type, storage.value)
 
 
 def _descriptor(array: np.ndarray) -> ctypes.Array[ctypes.c_int64]:
