@@ -334,6 +334,8 @@ class FunctionBuilder:
 
     def _forget(self, name: str, loc: Loc) -> None:
         self._current(name, loc)
+        if name not in self._scope.values:  # a stack from outside this region
+            raise BuildError(f"'{name}' was created outside this region; it cannot end inside it", loc)
         del self._scope.values[name]
 
     @property
@@ -410,7 +412,8 @@ class FunctionBuilder:
         table = (
             _INT_BINARY if _is_int(x.type)
             else _COMPLEX_BINARY if isinstance(x.type, ComplexType)
-            else _FLOAT_BINARY
+            else _FLOAT_BINARY if isinstance(x.type, AnyFloat)
+            else {}
         )
         if kind not in table:
             raise BuildError(f"'{kind}' is not defined on {x.type}", loc)
@@ -432,7 +435,7 @@ class FunctionBuilder:
                 return Value(self, self.emit(complexd.AbsOp(x), loc).results[0])
             table = _COMPLEX_UNARY
         else:
-            table = _FLOAT_UNARY
+            table = _FLOAT_UNARY if isinstance(x.type, AnyFloat) else {}
         if kind not in table:
             raise BuildError(f"'{kind}' is not defined on {x.type}", loc)
         op = table[kind].create(operands=[x], result_types=[x.type])
@@ -513,7 +516,12 @@ class FunctionBuilder:
         return Value(self, self.emit(op, loc).results[0])
 
     def to_log(self, a: Operand, loc: Loc = None) -> Value:
-        return Value(self, self.emit(rev.ToLogOp(self._ssa(a, _f64(), loc)), loc).results[0])
+        x = self._ssa(a, _f64(), loc)
+        if _is_int(x.type):
+            x = self.cast(Value(self, x), _f64(), loc).ssa
+        if not isinstance(x.type, AnyFloat):
+            raise BuildError(f"a log number is made from a positive real, not {x.type}", loc)
+        return Value(self, self.emit(rev.ToLogOp(x), loc).results[0])
 
     def from_log(self, a: Operand, loc: Loc = None) -> Value:
         return Value(self, self.emit(rev.FromLogOp(self._ssa(a, None, loc)), loc).results[0])
@@ -595,8 +603,12 @@ class FunctionBuilder:
                 self._ssa(r() if callable(r) else r, like, loc) for r in reads
             ]
             for i, operand in enumerate(operands):
-                if operand.type != like and _is_int(operand.type):
+                if operand.type != like and (
+                    _is_int(operand.type)
+                    or (isinstance(like, ComplexType) and operand.type == like.element_type)
+                ):  # exact conversions: an integer to any number, a real to complex
                     operands[i] = self.cast(Value(self, operand), like, loc).ssa
+            _check_instruction_types(op_type, [v.type for v in values], [o.type for o in operands], loc)
             op = self.emit(
                 op_type.create(
                     operands=[*values, *operands], result_types=[v.type for v in values]
@@ -647,17 +659,24 @@ class FunctionBuilder:
         """``name ← value``: a new variable holding a known value."""
         if name in self._scope.values:
             raise BuildError(f"'{name}' is already a variable here", loc)
-        op = self.emit(anc.AllocOp(self._ssa(value, type, loc)), loc)
+        initial = self._ssa(value, type, loc)
+        if not is_state_type(initial.type):
+            raise BuildError(f"an ancilla holds a scalar, not {initial.type}", loc)
+        op = self.emit(anc.AllocOp(initial), loc)
         self._define(name, op.results[0])
 
     def free(self, name: str, value: Operand, loc: Loc = None) -> None:
         """``name → value``: the variable must hold ``value``; it ends here."""
         current = self._current(name, loc)
+        if not is_state_type(current.type):
+            raise BuildError(f"'{name}' ({current.type}) is not an ancilla; it cannot be freed", loc)
         known = self._ssa(value, current.type, loc)
         if known.type != current.type and _is_int(known.type):
             # e.g. `rv.free(k, x.shape[0])`: an index/other-width integer
             # compared with an i64 (or float) ancilla, as instructions do.
             known = self.cast(Value(self, known), current.type, loc).ssa
+        if known.type != current.type:
+            raise BuildError(f"'{name}' ({current.type}) cannot be freed against a {known.type} value", loc)
         self.emit(anc.FreeOp(current, known), loc)
         self._forget(name, loc)
 
@@ -666,24 +685,36 @@ class FunctionBuilder:
         self._define(name, op.results[0])
 
     def free_stack(self, name: str, loc: Loc = None) -> None:
-        self.emit(anc.StackFreeOp(self._current(name, loc)), loc)
+        self.emit(anc.StackFreeOp(self._stack(name, loc)), loc)
         self._forget(name, loc)
+
+    def _stack(self, name: str, loc: Loc, value: SSAValue | None = None) -> SSAValue:
+        """The stack ``name``; ``value`` must have its element type."""
+        stack = self._current(name, loc)
+        if not isinstance(stack.type, anc.StackType):
+            raise BuildError(f"'{name}' is not a stack", loc)
+        if value is not None and value.type != stack.type.element_type:
+            raise BuildError(f"stack '{name}' holds {stack.type.element_type}, not {value.type}", loc)
+        return stack
 
     def push(self, stack: str, name: str, loc: Loc = None) -> None:
         """Move variable ``name`` onto ``stack``; it ends here."""
-        self.emit(anc.PushOp(self._current(stack, loc), self._current(name, loc)), loc)
+        value = self._current(name, loc)
+        self.emit(anc.PushOp(self._stack(stack, loc, value), value), loc)
         self._forget(name, loc)
 
     def pop(self, stack: str, name: str, loc: Loc = None) -> None:
         """A new variable ``name`` from the top of ``stack``."""
-        op = self.emit(anc.PopOp(self._current(stack, loc)), loc)
+        op = self.emit(anc.PopOp(self._stack(stack, loc)), loc)
         self._define(name, op.results[0])
 
     def copy_push(self, stack: str, value: Operand, loc: Loc = None) -> None:
-        self.emit(anc.CopyPushOp(self._current(stack, loc), self._ssa(value, None, loc)), loc)
+        copied = self._ssa(value, None, loc)
+        self.emit(anc.CopyPushOp(self._stack(stack, loc, copied), copied), loc)
 
     def copy_pop(self, stack: str, value: Operand, loc: Loc = None) -> None:
-        self.emit(anc.CopyPopOp(self._current(stack, loc), self._ssa(value, None, loc)), loc)
+        expected = self._ssa(value, None, loc)
+        self.emit(anc.CopyPopOp(self._stack(stack, loc, expected), expected), loc)
 
     # -- calls ----------------------------------------------------------------
 
@@ -808,7 +839,8 @@ class FunctionBuilder:
     def _check_scope_closed(self, result: _RegionResult, what: str, loc: Loc, allowed: Sequence[str] = ()) -> None:
         leaked = [
             n for n, v in result.values.items()
-            if n not in result.imported and n not in allowed and is_state_type(v.type)
+            if n not in result.imported and n not in allowed
+            and (is_state_type(v.type) or isinstance(v.type, anc.StackType))
             and not isinstance(v, BlockArgument)
         ]
         if leaked:
@@ -930,7 +962,7 @@ class FunctionBuilder:
                 outputs.append(scope.values[name])
         leaked = [
             n for n, v in scope.values.items()
-            if n not in self.arg_names and is_state_type(v.type)
+            if n not in self.arg_names and (is_state_type(v.type) or isinstance(v.type, anc.StackType))
         ]
         if leaked:
             raise BuildError(
@@ -956,6 +988,32 @@ def _f64() -> Attribute:
 def _located(op: Operation, loc: Loc) -> Operation:
     op.location = loc or UnknownLoc()
     return op
+
+
+def _check_instruction_types(
+    op_type: type[Operation], targets: Sequence[Attribute], reads: Sequence[Attribute], loc: Loc
+) -> None:
+    """An instruction's type errors as a BuildError at ``loc`` (rather than an
+    operand that fails to verify when the module is finished)."""
+    accepts: Callable[[Attribute], bool]
+    if op_type in (rev.XorOp, rev.IncOp, rev.DecOp):
+        accepts, what = _is_int, "integers and booleans"
+    elif op_type in (rev.MulOp, rev.DivOp):
+        accepts, what = (lambda t: isinstance(t, rev.LogType)), "log numbers"
+    elif op_type in (rev.RotOp, rev.IRotOp):
+        accepts, what = (lambda t: isinstance(t, AnyFloat)), "floats"
+    elif op_type is rev.SwapOp:
+        accepts, what = (lambda t: True), "values"
+    else:
+        accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType)), "numbers"
+    for type in targets:
+        if not accepts(type):
+            raise BuildError(f"'{op_type.name}' works on {what}, not {type}", loc)
+    for type in [*targets[1:], *reads]:
+        if type != targets[0]:
+            raise BuildError(
+                f"'{op_type.name}' needs operands of one type, got {targets[0]} and {type}", loc
+            )
 
 
 @dataclass

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import printf
-from xdsl.dialects.builtin import ComplexType, IndexType, ModuleOp
+from xdsl.dialects.builtin import ComplexType, IndexType, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -24,8 +24,8 @@ from revmlir.dialects.rev import LogType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.expressions import Context, ExpressionCompiler, namespace_of
-from revmlir.frontend.types import type_of_annotation
+from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
+from revmlir.frontend.types import describe_type, type_of_annotation
 from revmlir.interfaces import RuntimeCheckedOp
 
 if TYPE_CHECKING:
@@ -61,9 +61,9 @@ class ModuleCompiler:
         key = (id(function), tuple(types))
         if (name := self.names.get(key)) is not None:
             return name
-        name = function.__name__
-        if name in self.used:
-            name = f"{name}_{len(self.used)}"
+        name, suffix = function.__name__, len(self.used)
+        while name in self.used:  # another specialisation, or a function named like one
+            name, suffix = f"{function.__name__}_{suffix}", suffix + 1
         self.used.add(name)
         self.names[key] = name
         FunctionCompiler(self, function, name, types).compile()
@@ -80,7 +80,8 @@ class ModuleCompiler:
             if found is None:
                 raise
             op, cause = found
-            raise _located_error(op, str(cause).strip().splitlines()[0]) from None
+            lines = [line.strip() for line in str(cause).strip().splitlines() if line.strip()]
+            raise _located_error(op, f"'{op.name}': {' '.join(lines)}") from None
         return module
 
 
@@ -117,11 +118,18 @@ class FunctionCompiler:
         self.ctx = ctx
         self.fn: FunctionBuilder = ctx.fn
         self.expr = ExpressionCompiler(ctx)
+        self.ended: dict[str, ast.AST] = {}  # variable → the rv.free / rv.push that ended it
 
     def compile(self) -> None:
         first = self.fn.current_block.last_op
         self.statements(self.tree.body)
         end = self.tree.body[-1] if self.tree.body else self.tree
+        for name, type in zip(self.fn.arg_names, self.fn.arg_types, strict=True):
+            if not isinstance(type, MemRefType | StackType) and not self.fn.has(name) and name in self.ended:
+                raise self.ctx.error(
+                    self.ended[name], f"argument '{name}' was freed or pushed; it must be returned",
+                    "free or push only ancillas (or pop the argument back before the function ends)",
+                )
         try:
             self.fn.finish(self.ctx.loc(end))
         except BuildError as error:
@@ -182,11 +190,14 @@ class FunctionCompiler:
         return None
 
     def _routine(self, statement: ast.With, body: Sequence[ast.stmt]) -> None:
-        self.fn.routine(
-            compute=lambda: self.statements(statement.body),
-            body=lambda: self.statements(body),
-            loc=self.ctx.loc(statement),
-        )
+        try:
+            self.fn.routine(
+                compute=lambda: self.statements(statement.body),
+                body=lambda: self.statements(body),
+                loc=self.ctx.loc(statement),
+            )
+        except BuildError as error:
+            raise self.ctx.error(statement, error.message) from None
 
     # -- single statements ----------------------------------------------------------
 
@@ -245,6 +256,8 @@ class FunctionCompiler:
                 )
             return node.id
         if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and fn.has(node.value.id):
+            if not isinstance(fn.type_of(node.value.id), MemRefType):
+                raise ctx.error(node, f"'{node.value.id}' is not an array", "index arrays only: x[i]")
             indices = self.expr.indices(node)
             return Element(node.value.id, tuple(indices))
         if isinstance(node, ast.Attribute) and node.attr in ("real", "imag") and isinstance(node.value, ast.Name):
@@ -335,7 +348,7 @@ class FunctionCompiler:
                 raise ctx.error(node, "rv.pop takes a stack: x = rv.pop(s)")
             fn.pop(args[0].id, name, loc)
             return
-        if not 1 <= len(args) <= 2:
+        if not 1 <= len(args) + len(call.keywords) <= 2 or any(k.arg != "dtype" for k in call.keywords):
             raise ctx.error(node, "rv.ancilla takes a value and optionally a type")
         dtype = None
         if len(args) == 2:
@@ -380,6 +393,8 @@ class FunctionCompiler:
             if len(args) != count or call.keywords:
                 raise ctx.error(node, f"'{ast.unparse(call.func)}' takes {count} argument(s)")
             emit(args)
+            if callee is markers.push:
+                self.ended[args[1].id] = node  # type: ignore[attr-defined]
             return
         if callee is markers.free:
             self._free(node, call)
@@ -390,6 +405,13 @@ class FunctionCompiler:
             return
         if callee is builtins.print:
             raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
+        if callee is _UNRESOLVED and isinstance(call.func, ast.Name) and not (
+            fn.has(call.func.id) or ctx.lookup_binding(call.func.id) is not None
+        ):
+            raise ctx.error(
+                node, f"unknown function '{call.func.id}'",
+                "call @rv.reversible functions, or rv.* instructions",
+            )
         raise ctx.error(
             node, f"'{ast.unparse(call)}' is not a reversible statement",
             "call @rv.reversible functions, or rv.* instructions",
@@ -403,13 +425,18 @@ class FunctionCompiler:
     def _free(self, node: ast.Expr, call: ast.Call) -> None:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
-        if not 1 <= len(call.args) <= 2:
+        if not 1 <= len(call.args) <= 2 or call.keywords:
             raise ctx.error(node, "rv.free takes a variable and optionally its value")
         name = self._name(call.args[0])
         var_type = fn.type_of(name)
+        self.ended[name] = node
         if isinstance(var_type, StackType):
+            if len(call.args) == 2:
+                raise ctx.error(node, "a stack is freed without a value", f"rv.free({name}) checks that it is empty")
             fn.free_stack(name, loc)
             return
+        if isinstance(var_type, MemRefType):
+            raise ctx.error(node, f"'{name}' is an array; only ancillas and stacks can be freed")
         if len(call.args) == 2:
             value: Value = self.expr.compile(call.args[1])
         else:
@@ -433,7 +460,12 @@ class FunctionCompiler:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         params = function.parameters
-        if len(call.args) != len(params) or call.keywords:
+        if call.keywords:
+            raise ctx.error(
+                node, f"{function.__name__} takes positional arguments only",
+                f"write {function.__name__}({', '.join(params)})",
+            )
+        if len(call.args) != len(params):
             raise ctx.error(
                 node, f"{function.__name__} takes {len(params)} argument(s) "
                 f"({', '.join(params)}), got {len(call.args)}",
@@ -454,13 +486,21 @@ class FunctionCompiler:
                 fn.alloc(temp, self.expr.compile(arg), None, ctx.loc(arg))
                 temporaries.append((temp, arg))
                 targets.append(temp)
+        for i, target in enumerate(targets):
+            if isinstance(target, str) and targets.index(target) < i and isinstance(
+                fn.type_of(target), MemRefType | StackType
+            ):
+                raise ctx.error(
+                    call.args[i], f"'{target}' is passed to {function.__name__} twice",
+                    "the arguments of a call must not alias; pass a copy of one of them",
+                )
         types = [self._argument_type(t) for t in targets]
         annotated = function.annotated_types()
         for i, (found, declared) in enumerate(zip(types, annotated)):
             if declared is not None and declared != found:
                 raise ctx.error(
                     call.args[i], f"argument '{params[i]}' of {function.__name__} is declared "
-                    f"{declared}, got {found}",
+                    f"{describe_type(declared)}, got {describe_type(found)}",
                 )
         name = self.module.request(function, types)
         fn.call(name, targets, loc, inverse=inverse)
@@ -474,10 +514,17 @@ class FunctionCompiler:
 
     def _condition(self, test: ast.expr) -> tuple[ast.expr, ast.expr | None]:
         if isinstance(test, ast.Call) and self.ctx.resolve(test.func) is markers.cond:
-            args = list(test.args) + [k.value for k in test.keywords if k.arg == "post"]
-            if not 1 <= len(args) <= 2:
-                raise self.ctx.error(test, "rv.cond takes a precondition and a postcondition")
-            return args[0], args[1] if len(args) == 2 else None
+            bound = dict(zip(("pre", "post"), test.args))
+            for keyword in test.keywords:
+                if keyword.arg not in ("pre", "post") or keyword.arg in bound:
+                    bound.clear()
+                    break
+                bound[keyword.arg] = keyword.value
+            if len(test.args) > 2 or "pre" not in bound:
+                raise self.ctx.error(
+                    test, "rv.cond takes a precondition and a postcondition", "write rv.cond(pre, post=...)"
+                )
+            return bound["pre"], bound.get("post")
         return test, None
 
     def _if(self, node: ast.If) -> None:
@@ -527,6 +574,9 @@ class FunctionCompiler:
         if len(bounds) == 1:
             bounds.insert(0, ast.Constant(0))
         lb, ub = self.expr.compile(bounds[0]), self.expr.compile(bounds[1])
+        for bound_node, bound in ((bounds[0], lb), (bounds[1], ub)):
+            if not isinstance(bound.type, IntegerType | IndexType):
+                raise ctx.error(bound_node, f"range() needs integers, got {describe_type(bound.type)}", "convert it: int(...)")
         step_node = bounds[2] if len(bounds) == 3 else ast.Constant(1)
         step_value = _literal_int(step_node)
         if step_value is not None and step_value < 0:
@@ -537,6 +587,8 @@ class FunctionCompiler:
             raise ctx.error(node, "range() step must not be zero")
         else:
             step = self.expr.compile(step_node)
+            if not isinstance(step.type, IntegerType | IndexType):
+                raise ctx.error(step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)")
         name = node.target.id
 
         def body(index: Value) -> None:
@@ -568,9 +620,12 @@ class FunctionCompiler:
             fn.inverse(lambda: self.statements(node.body), loc)
         elif kind is markers.safe:
             when = "forward"
-            for keyword in call.keywords:
-                if keyword.arg == "when" and isinstance(keyword.value, ast.Constant):
-                    when = str(keyword.value.value)
+            options = [*((None, a) for a in call.args), *((k.arg, k.value) for k in call.keywords)]
+            for arg, value in options:
+                if len(options) == 1 and arg in (None, "when") and isinstance(value, ast.Constant):
+                    when = str(value.value)
+                else:
+                    raise ctx.error(node, f"'with {ast.unparse(call)}': rv.safe takes one constant, when='forward', 'inverse' or 'both'")
             if when not in ("forward", "inverse", "both"):
                 raise ctx.error(node, f"rv.safe(when={when!r}): use 'forward', 'inverse' or 'both'")
             fn.safe(lambda: self._host_statements(node.body), when, loc)

@@ -62,6 +62,11 @@ BINARY_FUNCTIONS: dict[Any, str] = {
 
 MAX_INLINE_DEPTH = 16
 
+_SYMBOLS: dict[type, str] = {
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+    ast.FloorDiv: "//", ast.Mod: "%",
+}
+
 
 @dataclass
 class Context:
@@ -145,6 +150,8 @@ class ExpressionCompiler:
                 return fn.logical("not", self._boolean(operand), None, loc)
             case ast.UnaryOp(op=ast.Invert(), operand=operand):
                 value = self._compile(operand)
+                if not isinstance(value.type, IntegerType | IndexType):
+                    raise ctx.error(node, f"'{ast.unparse(node)}': ~ needs an integer")
                 return fn.binary("xor", value, fn.const(-1, value.type, loc), loc)
             case ast.BoolOp(op=op, values=values):
                 kind = "and" if isinstance(op, ast.And) else "or"
@@ -200,6 +207,12 @@ class ExpressionCompiler:
     def _binop(self, node: ast.BinOp, op: ast.operator, a: Value, b: Value) -> Value:
         fn, loc = self.fn, self.ctx.loc(node)
         both_int = _is_int(a.type) and _is_int(b.type)
+        symbol = _SYMBOLS.get(type(op))
+        integral = all(isinstance(t, IntegerType | IndexType) for t in (a.type, b.type))
+        if isinstance(op, ast.BitAnd | ast.BitOr | ast.BitXor | ast.LShift | ast.RShift) and not integral:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}': {symbol} needs integers or booleans")
+        if isinstance(op, ast.FloorDiv | ast.Mod) and ComplexType in (type(a.type), type(b.type)):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}': {symbol} is not defined on complex numbers")
         match op:
             case ast.Add():
                 return fn.binary("add", a, b, loc)
@@ -280,7 +293,11 @@ class ExpressionCompiler:
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         if any(isinstance(p, ast.Slice) for p in parts):
             raise self.ctx.error(node, "slices are not supported", "index single elements: x[i]")
-        return [self._compile(p) for p in parts]
+        values = [self._compile(p) for p in parts]
+        for part, value in zip(parts, values):
+            if not _is_int(value.type):
+                raise self.ctx.error(part, f"array index '{ast.unparse(part)}' is not an integer", "convert it: int(...)")
+        return values
 
     def _subscript(self, node: ast.Subscript) -> Value:
         ctx, fn = self.ctx, self.ctx.fn
@@ -298,7 +315,8 @@ class ExpressionCompiler:
         if not isinstance(node.slice, ast.Constant) or not isinstance(node.slice.value, int):
             raise ctx.error(node, "x.shape[d] needs a constant d")
         ref = fn.get(array.id).ssa
-        assert isinstance(ref.type, MemRefType)
+        if not isinstance(ref.type, MemRefType):
+            raise ctx.error(node, f"'{array.id}' is not an array")
         dim = node.slice.value
         if not 0 <= dim < len(ref.type.get_shape()):
             raise ctx.error(node, f"'{array.id}' has no dimension {dim}")
@@ -350,8 +368,16 @@ class ExpressionCompiler:
             shape = ast.Subscript(value=ast.Attribute(value=args[0], attr="shape"), slice=ast.Constant(0))
             ast.copy_location(shape, node)
             return fn.cast(self._dimension(shape, args[0]), i64, loc)
-        if inspect.isfunction(callee):
+        if inspect.isfunction(callee) or getattr(callee, "__revmlir_reversible__", False):
             return self._inline(node, callee)
+        if (
+            callee is _UNRESOLVED and isinstance(node.func, ast.Name)
+            and not fn.has(node.func.id) and ctx.lookup_binding(node.func.id) is None
+        ):
+            raise ctx.error(
+                node, f"unknown function '{node.func.id}'",
+                "use math/cmath/numpy functions or a pure helper function",
+            )
         raise ctx.error(
             node,
             f"cannot call '{ast.unparse(node.func)}' in an expression",
@@ -378,17 +404,27 @@ class ExpressionCompiler:
         if ctx.inline_depth >= MAX_INLINE_DEPTH:
             raise ctx.error(node, f"helper '{helper.__name__}' is recursive or nested too deeply")
         try:
-            source = textwrap.dedent(inspect.getsource(helper))
+            lines, first = inspect.getsourcelines(helper)
         except (OSError, TypeError):
             raise ctx.error(node, f"the source of '{helper.__name__}' is not available") from None
-        definition = ast.parse(source).body[0]
-        assert isinstance(definition, ast.FunctionDef)
+        try:
+            definition: ast.stmt | None = ast.parse(textwrap.dedent("".join(lines))).body[0]
+        except SyntaxError:  # a lambda inside a larger expression
+            definition = None
+        if not isinstance(definition, ast.FunctionDef):
+            raise ctx.error(
+                node, f"helper '{helper.__name__}' is not defined with def",
+                "write helpers as `def name(args): … return expr`",
+            )
         params = [a.arg for a in definition.args.args]
         if len(params) != len(node.args):
             raise ctx.error(node, f"'{helper.__name__}' takes {len(params)} argument(s), got {len(node.args)}")
         scope = {p: self._compile(a) for p, a in zip(params, node.args)}
-        saved_namespace = ctx.namespace
+        # The helper's own statements are located in the helper's source.
+        saved = (ctx.namespace, ctx.filename, ctx.line_offset, ctx.column_offset)
         ctx.namespace = namespace_of(helper)
+        ctx.filename = inspect.getsourcefile(helper) or ctx.filename
+        ctx.line_offset, ctx.column_offset = first - 1, len(lines[0]) - len(lines[0].lstrip())
         ctx.bindings.append(scope)
         ctx.inline_depth += 1
         try:
@@ -402,15 +438,15 @@ class ExpressionCompiler:
                     return self._compile(statement.value)
                 else:
                     break
-            raise ctx.error(
-                node,
-                f"helper '{helper.__name__}' is not a pure expression function",
-                "helpers may only assign local names and end with `return expr`",
-            )
         finally:
             ctx.bindings.pop()
             ctx.inline_depth -= 1
-            ctx.namespace = saved_namespace
+            ctx.namespace, ctx.filename, ctx.line_offset, ctx.column_offset = saved
+        raise ctx.error(
+            node,
+            f"helper '{helper.__name__}' is not a pure expression function",
+            "helpers may only assign local names and end with `return expr`",
+        )
 
 
 def namespace_of(function: Any) -> Callable[[str], Any]:
