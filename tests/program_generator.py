@@ -1,0 +1,1265 @@
+"""Random *valid* reversible programs, as MLIR text, for property-based tests.
+
+``programs()`` is a hypothesis strategy producing a :class:`Program`: a module
+of one to three ``rev.func``s (later ones call earlier ones) that passes the
+verifier and runs without tripping any run-time reversibility check, from any
+input.  ``arguments(func)`` draws inputs for one of its functions.
+
+What the generator builds
+-------------------------
+Straight-line code over ``i64`` and ``f64`` (``rev.add/sub/xor/neg/inc/dec/
+swap/rot/irot`` whose value operand is a pure ``arith``/``math`` expression over
+any current state except the target, ``memref.load``s of array elements and
+loop induction variables), and these patterns, nested up to ``max_depth``:
+
+* ``rev.if`` with a precondition and an omitted or explicit postcondition (the
+  same expression): the condition reads captured values, or carried values the
+  branches do not modify, so post always agrees with pre;
+* ``rev.for`` over constant bounds (sometimes ``reverse``) carrying state;
+* ``rev.while`` with a counter ancilla (``c ← 0; while (c < n, c > 0) {…; c += 1};
+  c → n``, or counting down), ``n`` constant or ``x & 3``;
+* ancillas: ``a ← e; a ⊙= v…; <body reading a>; a ⊙=⁻¹ v…; a → e``;
+* stacks: push/pop around a body (argument or local stack), ``copy_push`` /
+  ``copy_pop``, and "overwrite" (``push x; x ← e``, forward-only code);
+* ``rev.routine`` (compute makes ancillas and updates part of the state; do
+  updates the rest) and ``rev.inv`` regions;
+* ``rev.call`` / ``rev.uncall`` of other generated functions, plain or as a
+  call-body-uncall sandwich with ancilla arguments;
+* memrefs: ``rev.take``/``rev.put`` of one or two elements at constant or
+  dynamic indices (``(x + k) & 3`` or a loop index), with loads of the other
+  elements while they are borrowed.
+
+Invariants the generator maintains (they are what makes programs valid):
+
+* a value is read only while current; a variable that an enclosing pattern
+  will read again (an ancilla's defining expression, a borrowed element's
+  dynamic index, a condition over carried state) is *frozen* meanwhile; memrefs
+  those expressions load from are write-locked;
+* floats never flow into integers or conditions (so integer results are exact
+  and control flow cannot diverge by rounding), and every float update adds
+  ``c·g(e)`` with ``|c| ≤ 1`` and ``g`` one of tanh/sin/cos/atan of a
+  Lipschitz-bounded expression: values stay moderate and rounding errors are
+  not amplified much when the program runs backwards;
+* code that can only run forward (stack overwrites, and plain calls of
+  functions containing them) appears only where it runs forward: never under an
+  odd number of ``rev.inv``, and a function containing it is never run
+  backwards except to undo its own forward run.
+
+By default half the programs are in the *canonical form* the inverter
+produces: every pure expression is emitted right before its user, in the block
+using it (condition regions compute their own constants), and no pure value is
+shared between uses. Only then is ``invert(invert(f))`` structurally equal to
+``f`` (the inverter re-materialises expressions where they are used). The
+other half share pure values between uses while they are current, across
+nested regions too (``Program.canonical`` says which), which exercises the
+inverter's recomputation of captured expressions.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import strategies as st
+
+I64, F64 = "i64", "f64"
+MEMREF_SIZE = 4  # a power of two: `& 3` gives an in-bounds index
+INT_MIN, INT_MAX = -(2**63), 2**63 - 1
+
+# ---------------------------------------------------------------------------
+# Public description of a generated program
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    kind: str  # "scalar" | "memref" | "stack"
+    elem: str  # I64 | F64
+
+    @property
+    def mlir_type(self) -> str:
+        if self.kind == "scalar":
+            return self.elem
+        if self.kind == "memref":
+            return f"memref<{MEMREF_SIZE}x{self.elem}>"
+        return f"!anc.stack<{self.elem}>"
+
+
+@dataclass
+class FuncInfo:
+    name: str
+    params: list[Param]
+    bidirectional: bool = True
+    """False when the body contains forward-only code (stack overwrites):
+    such a function may only be run backwards to undo its own forward run."""
+
+
+@dataclass
+class Program:
+    text: str
+    functions: list[FuncInfo]
+    has_floats: bool
+    canonical: bool
+    """Pure values are recomputed at each use (no sharing across uses or
+    blocks): the form the inverter produces."""
+
+    @property
+    def entry(self) -> FuncInfo:
+        return self.functions[-1]
+
+
+# ---------------------------------------------------------------------------
+# Expression trees (re-emittable: patterns recompute the same expression)
+# ---------------------------------------------------------------------------
+#
+#   ("var", vid)                    a scalar state variable
+#   ("const", type, value)
+#   ("iv", ssa)                     a loop index (index) cast to i64
+#   ("load", rid, idx)              memref element; idx is an index tree
+#   ("bin", op, type, a, b)         arith binary op
+#   ("cmp", pred, a, b)             arith.cmpi on i64 -> i1
+#   ("bool", op, a, b)              andi/ori/xori on i1
+#   ("select", cond, a, b, type)
+#   ("math", fn, a)                 math.<fn> on f64
+#   ("negf", a)
+#   ("sitofp", a)
+#
+# index trees: ("cidx", k) | ("didx", base_int_tree, shift) | ("ividx", ssa)
+
+Tree = tuple[Any, ...]
+
+INT_BINOPS = ["addi", "subi", "muli", "xori", "andi", "ori", "maxsi", "minsi"]
+SHIFT_OPS = ["shli", "shrsi", "shrui"]
+CMP_PREDS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
+BOUNDED_FNS = ["tanh", "sin", "cos", "atan"]
+INT_CONSTS = [0, 1, -1, 2, 3, 7, -5, 100, 2**31, INT_MAX, INT_MIN]
+FLOAT_CONSTS = [0.0, 1.0, -1.0, 0.5, -0.25, 1.5, -2.0]
+
+
+def tree_vars(tree: Tree) -> set[int]:
+    kind = tree[0]
+    if kind == "var":
+        return {tree[1]}
+    out: set[int] = set()
+    for part in tree[1:]:
+        if isinstance(part, tuple):
+            out |= tree_vars(part)
+    return out
+
+
+def tree_refs(tree: Tree) -> set[int]:
+    out: set[int] = set()
+    if tree[0] == "load":
+        out.add(tree[1])
+    for part in tree[1:]:
+        if isinstance(part, tuple):
+            out |= tree_refs(part)
+    return out
+
+
+def _float_literal(value: float) -> str:
+    text = repr(float(value))
+    return text if ("." in text or "e" in text) else text + ".0"
+
+
+# ---------------------------------------------------------------------------
+# Scopes: what a block may read and write
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Ref:
+    kind: str  # "memref" | "stack"
+    elem: str
+    ssa: str
+
+    @property
+    def mlir_type(self) -> str:
+        return Param(self.kind, self.elem).mlir_type
+
+
+@dataclass
+class Scope:
+    names: dict[int, str]  # readable scalar variables -> current SSA name
+    mutable: set[int]  # variables this block may update (and consume)
+    ivs: list[str]  # loop indices in [0, MEMREF_SIZE)
+    refs: dict[int, Ref]
+    ref_write: set[int]  # memrefs: take/put, calls; stacks: overwrite, calls
+    ref_read: set[int]  # memrefs: loads; stacks: balanced push/pop
+    borrows: dict[int, list[tuple[Any, int]]]  # memref -> borrowed (base, shift)
+    # runs forward first: an even number of rev.inv between this block and the
+    # function or the rev.routine compute region around it (compute regions
+    # always run forward, then backward)
+    forward: bool
+    in_compute: bool  # inside a rev.routine compute region
+    depth: int
+    loop_depth: int
+    lines: list[str] = field(default_factory=list[str])
+    # non-canonical mode: expressions already emitted here or in an enclosing
+    # block, with the versions of the variables they read
+    caches: list[dict[Tree, tuple[str, dict[int, str]]]] = field(
+        default_factory=lambda: [{}]
+    )
+
+    def child(self, carried: dict[int, str], mutable: set[int]) -> Scope:
+        names = dict(self.names)
+        names.update(carried)
+        return Scope(
+            names=names,
+            mutable=set(mutable),
+            ivs=list(self.ivs),
+            refs=dict(self.refs),
+            ref_write=set(self.ref_write),
+            ref_read=set(self.ref_read),
+            borrows={k: list(v) for k, v in self.borrows.items()},
+            forward=self.forward,
+            in_compute=self.in_compute,
+            depth=self.depth + 1,
+            loop_depth=self.loop_depth,
+            caches=[*self.caches, {}],
+        )
+
+    def emit(self, line: str) -> None:
+        self.lines.append(line)
+
+    @contextmanager
+    def section(
+        self,
+        freeze: set[int] = frozenset(),  # type: ignore[assignment]
+        hide: set[int] = frozenset(),  # type: ignore[assignment]
+        lock: set[int] = frozenset(),  # type: ignore[assignment]
+        unread: set[int] = frozenset(),  # type: ignore[assignment]
+    ) -> Iterator[None]:
+        """Restrict the block for a stretch of statements, then restore."""
+        saved = (set(self.mutable), set(self.ref_write), set(self.ref_read))
+        hidden = {v: self.names.pop(v) for v in hide if v in self.names}
+        self.mutable -= set(freeze) | set(hide)
+        self.ref_write -= set(lock) | set(unread)
+        self.ref_read -= set(unread)
+        try:
+            yield
+        finally:
+            self.mutable, self.ref_write, self.ref_read = saved
+            for v in hidden:
+                assert v not in self.names
+            # hidden variables come back under the name the pattern gives them
+
+
+# ---------------------------------------------------------------------------
+# The builder
+# ---------------------------------------------------------------------------
+
+
+class ProgramBuilder:
+    def __init__(
+        self,
+        draw: Callable[[st.SearchStrategy[Any]], Any],
+        *,
+        floats: bool,
+        max_depth: int,
+        budget: int,
+        share: bool = False,
+    ):
+        self.draw = draw
+        self.floats = floats
+        self.share = share
+        self.max_depth = max_depth
+        self.function_budget = budget  # statements per function, nested ones included
+        self.budget = budget
+        self.counter = itertools.count()
+        self.vtype: dict[int, str] = {}
+        self.vids = itertools.count()
+        self.rids = itertools.count()
+        self.functions: list[FuncInfo] = []
+        self.current: FuncInfo | None = None
+
+    # -- small helpers ----------------------------------------------------------
+
+    def fresh(self, prefix: str = "v") -> str:
+        return f"%{prefix}{next(self.counter)}"
+
+    def new_var(self, type: str) -> int:
+        vid = next(self.vids)
+        self.vtype[vid] = type
+        return vid
+
+    def pick(self, options: list[Any]) -> Any:
+        return self.draw(st.sampled_from(options))
+
+    def chance(self, p_true_percent: int) -> bool:
+        # shrinks towards False
+        return self.draw(st.integers(0, 99)) >= 100 - p_true_percent
+
+    def subset(self, items: list[Any], max_size: int | None = None) -> list[Any]:
+        if not items:
+            return []
+        chosen = self.draw(
+            st.lists(st.sampled_from(items), max_size=max_size or len(items), unique=True)
+        )
+        return [x for x in items if x in chosen]  # keep a stable order
+
+    def vars_of(self, scope: Scope, type: str, pool: set[int] | None = None) -> list[int]:
+        source = scope.names.keys() if pool is None else pool
+        return sorted(v for v in source if v in scope.names and self.vtype[v] == type)
+
+    def mutable_of(self, scope: Scope, type: str) -> list[int]:
+        return self.vars_of(scope, type, scope.mutable)
+
+    def types(self) -> list[str]:
+        return [I64, F64] if self.floats else [I64]
+
+    def refs_of(self, scope: Scope, kind: str, elem: str, allowed: set[int]) -> list[int]:
+        return sorted(
+            r for r in allowed if scope.refs[r].kind == kind and scope.refs[r].elem == elem
+        )
+
+    # -- expressions --------------------------------------------------------------
+
+    def int_leaf(self, scope: Scope, exclude: set[int], allow_loads: bool = True) -> Tree:
+        options: list[str] = ["const"]
+        ints = [v for v in self.vars_of(scope, I64) if v not in exclude]
+        if ints:
+            options.insert(0, "var")
+        if scope.ivs:
+            options.append("iv")
+        memrefs = self.refs_of(scope, "memref", I64, scope.ref_read)
+        if allow_loads and memrefs:
+            options.append("load")
+        kind = self.pick(options)
+        if kind == "var":
+            return ("var", self.pick(ints))
+        if kind == "iv":
+            return ("iv", self.pick(scope.ivs))
+        if kind == "load":
+            load = self.load(scope, self.pick(memrefs), exclude)
+            if load is not None:
+                return load
+        return ("const", I64, self.pick(INT_CONSTS))
+
+    def int_tree(
+        self, scope: Scope, exclude: set[int], depth: int = 2, allow_loads: bool = True
+    ) -> Tree:
+        if depth <= 0 or not self.chance(55):
+            return self.int_leaf(scope, exclude, allow_loads)
+        kind = self.pick(["bin", "shift", "divrem", "select"])
+        sub = lambda: self.int_tree(scope, exclude, depth - 1, allow_loads)  # noqa: E731
+        if kind == "bin":
+            return ("bin", self.pick(INT_BINOPS), I64, sub(), sub())
+        if kind == "shift":
+            amount = ("const", I64, self.draw(st.integers(0, 7)))
+            return ("bin", self.pick(SHIFT_OPS), I64, sub(), amount)
+        if kind == "divrem":
+            divisor = ("const", I64, self.pick([1, 2, 3, -1, -7, 16]))
+            return ("bin", self.pick(["divsi", "remsi"]), I64, sub(), divisor)
+        cond = ("cmp", self.pick(CMP_PREDS), sub(), sub())
+        return ("select", cond, sub(), sub(), I64)
+
+    def cond_tree(self, scope: Scope, allowed: set[int]) -> Tree:
+        """An i1 condition over integers (never floats: branches must not
+        depend on rounding)."""
+        exclude = set(scope.names) - allowed
+
+        def cmp() -> Tree:
+            return (
+                "cmp",
+                self.pick(CMP_PREDS),
+                self.int_tree(scope, exclude, 1),
+                self.int_tree(scope, exclude, 1),
+            )
+
+        if self.chance(25):
+            return ("bool", self.pick(["andi", "ori", "xori"]), cmp(), cmp())
+        return cmp()
+
+    def float_leaf(self, scope: Scope, exclude: set[int]) -> Tree:
+        """A bounded (|x| ≤ 2), 1-Lipschitz function of the current state."""
+        options = ["const", "int"]
+        floats = [v for v in self.vars_of(scope, F64) if v not in exclude]
+        if floats:
+            options.insert(0, "var")
+        memrefs = self.refs_of(scope, "memref", F64, scope.ref_read)
+        if memrefs:
+            options.append("load")
+        kind = self.pick(options)
+        if kind == "var":
+            return ("math", self.pick(BOUNDED_FNS), ("var", self.pick(floats)))
+        if kind == "load":
+            load = self.load(scope, self.pick(memrefs), exclude)
+            if load is not None:
+                return ("math", self.pick(BOUNDED_FNS), load)
+        if kind == "int":
+            small = ("bin", "andi", I64, self.int_tree(scope, exclude, 1), ("const", I64, 3))
+            return ("bin", "mulf", F64, ("sitofp", small), ("const", F64, 0.5))
+        return ("const", F64, self.pick(FLOAT_CONSTS))
+
+    def float_inner(self, scope: Scope, exclude: set[int], depth: int = 2) -> Tree:
+        if depth <= 0 or not self.chance(50):
+            return self.float_leaf(scope, exclude)
+        kind = self.pick(["addf", "subf", "mulf", "negf", "raw"])
+        if kind == "negf":
+            return ("negf", self.float_inner(scope, exclude, depth - 1))
+        if kind == "raw":
+            # y += g(a * b): a raw product of two current values
+            floats = [v for v in self.vars_of(scope, F64) if v not in exclude]
+            if len(floats) >= 1:
+                a = ("var", self.pick(floats))
+                return ("bin", "mulf", F64, a, self.float_leaf(scope, exclude))
+            return self.float_leaf(scope, exclude)
+        return (
+            "bin",
+            kind,
+            F64,
+            self.float_inner(scope, exclude, depth - 1),
+            self.float_inner(scope, exclude, depth - 1),
+        )
+
+    def float_value(self, scope: Scope, exclude: set[int]) -> Tree:
+        """The value operand of a float update: c·g(e), |c| ≤ 1."""
+        if self.chance(15):
+            return ("const", F64, self.pick(FLOAT_CONSTS))
+        inner = ("math", self.pick(BOUNDED_FNS), self.float_inner(scope, exclude))
+        scale = self.pick([1.0, 0.5, -0.5, 0.25])
+        if scale == 1.0:
+            return inner
+        return ("bin", "mulf", F64, ("const", F64, scale), inner)
+
+    def angle(self, scope: Scope, exclude: set[int]) -> Tree:
+        """A rotation angle computed exactly (from integers and constants)."""
+        if self.chance(40):
+            small = ("bin", "andi", I64, self.int_tree(scope, exclude, 1), ("const", I64, 15))
+            return ("bin", "mulf", F64, ("sitofp", small), ("const", F64, 0.375))
+        return ("const", F64, self.pick([0.5, -1.25, 3.0, 0.0]))
+
+    def value(self, scope: Scope, type: str, exclude: set[int]) -> Tree:
+        if type == I64:
+            return self.int_tree(scope, exclude)
+        return self.float_value(scope, exclude)
+
+    # -- memref indices -------------------------------------------------------------
+
+    def index_base(self, scope: Scope, exclude: set[int]) -> Tree | None:
+        """A dynamic index base: an int tree without loads, or a loop index."""
+        options = []
+        if [v for v in self.vars_of(scope, I64) if v not in exclude]:
+            options.append("var")
+        if scope.ivs:
+            options.append("iv")
+        if not options:
+            return None
+        if self.pick(options) == "iv":
+            return ("iv", self.pick(scope.ivs))
+        return self.int_tree(scope, exclude, 1, allow_loads=False)
+
+    def load(self, scope: Scope, rid: int, exclude: set[int]) -> Tree | None:
+        borrowed = scope.borrows.get(rid, [])
+        if not borrowed:
+            kind = self.pick(["const", "dyn"])
+            if kind == "dyn":
+                base = self.index_base(scope, exclude)
+                if base is not None:
+                    return ("load", rid, self.index_tree(base, self.draw(st.integers(0, 3))))
+            return ("load", rid, ("cidx", self.draw(st.integers(0, MEMREF_SIZE - 1))))
+        bases = {b for b, _ in borrowed}
+        if len(bases) != 1:
+            return None
+        (base,) = bases
+        used = {s % MEMREF_SIZE for _, s in borrowed}
+        free = [s for s in range(MEMREF_SIZE) if s not in used]
+        if not free:
+            return None
+        # every var the base reads is frozen while the element is borrowed
+        if base is None:
+            return ("load", rid, ("cidx", self.pick(free)))
+        return ("load", rid, self.index_tree(base, self.pick(free)))
+
+    @staticmethod
+    def index_tree(base: Tree | None, shift: int) -> Tree:
+        if base is None:
+            return ("cidx", shift)
+        if base[0] == "iv" and shift == 0:
+            return ("ividx", base[1])
+        return ("didx", base, shift)
+
+    # -- emission -------------------------------------------------------------------
+
+    def emit_tree(self, scope: Scope, tree: Tree) -> str:
+        kind = tree[0]
+        if kind == "var":
+            return scope.names[tree[1]]
+        if not self.share or tree_refs(tree):
+            return self._emit_tree(scope, tree)
+        # reuse the value if every variable it reads is still the same version
+        # (loads are never shared: a write in between would make them stale)
+        for cache in reversed(scope.caches):
+            if (hit := cache.get(tree)) is not None:
+                name, versions = hit
+                if all(scope.names.get(v) == n for v, n in versions.items()):
+                    return name
+        name = self._emit_tree(scope, tree)
+        versions = {v: scope.names[v] for v in tree_vars(tree)}
+        scope.caches[-1][tree] = (name, versions)
+        return name
+
+    def _emit_tree(self, scope: Scope, tree: Tree) -> str:
+        kind = tree[0]
+        if kind == "const":
+            _, type, value = tree
+            name = self.fresh("c")
+            literal = _float_literal(value) if type == F64 else str(value)
+            scope.emit(f"{name} = arith.constant {literal} : {type}")
+            return name
+        if kind == "iv":
+            name = self.fresh("i")
+            scope.emit(f"{name} = arith.index_cast {tree[1]} : index to i64")
+            return name
+        if kind == "load":
+            _, rid, idx = tree
+            index = self.emit_index(scope, idx)
+            ref = scope.refs[rid]
+            name = self.fresh("ld")
+            scope.emit(f"{name} = memref.load {ref.ssa}[{index}] : {ref.mlir_type}")
+            return name
+        if kind == "bin":
+            _, op, type, a, b = tree
+            ea, eb = self.emit_tree(scope, a), self.emit_tree(scope, b)
+            name = self.fresh("e")
+            scope.emit(f"{name} = arith.{op} {ea}, {eb} : {type}")
+            return name
+        if kind == "cmp":
+            _, pred, a, b = tree
+            ea, eb = self.emit_tree(scope, a), self.emit_tree(scope, b)
+            name = self.fresh("p")
+            scope.emit(f"{name} = arith.cmpi {pred}, {ea}, {eb} : i64")
+            return name
+        if kind == "bool":
+            _, op, a, b = tree
+            ea, eb = self.emit_tree(scope, a), self.emit_tree(scope, b)
+            name = self.fresh("p")
+            scope.emit(f"{name} = arith.{op} {ea}, {eb} : i1")
+            return name
+        if kind == "select":
+            _, cond, a, b, type = tree
+            ec = self.emit_tree(scope, cond)
+            ea, eb = self.emit_tree(scope, a), self.emit_tree(scope, b)
+            name = self.fresh("e")
+            scope.emit(f"{name} = arith.select {ec}, {ea}, {eb} : {type}")
+            return name
+        if kind == "math":
+            _, fn, a = tree
+            ea = self.emit_tree(scope, a)
+            name = self.fresh("f")
+            scope.emit(f"{name} = math.{fn} {ea} : f64")
+            return name
+        if kind == "negf":
+            ea = self.emit_tree(scope, tree[1])
+            name = self.fresh("f")
+            scope.emit(f"{name} = arith.negf {ea} : f64")
+            return name
+        if kind == "sitofp":
+            ea = self.emit_tree(scope, tree[1])
+            name = self.fresh("f")
+            scope.emit(f"{name} = arith.sitofp {ea} : i64 to f64")
+            return name
+        raise AssertionError(tree)
+
+    def emit_index(self, scope: Scope, idx: Tree) -> str:
+        kind = idx[0]
+        if kind == "cidx":
+            name = self.fresh("k")
+            scope.emit(f"{name} = arith.constant {idx[1]} : index")
+            return name
+        if kind == "ividx":
+            return idx[1]
+        _, base, shift = idx
+        value = self.emit_tree(scope, base)
+        if shift:
+            k = self.emit_tree(scope, ("const", I64, shift))
+            shifted = self.fresh("e")
+            scope.emit(f"{shifted} = arith.addi {value}, {k} : i64")
+            value = shifted
+        mask = self.emit_tree(scope, ("const", I64, MEMREF_SIZE - 1))
+        masked = self.fresh("e")
+        scope.emit(f"{masked} = arith.andi {value}, {mask} : i64")
+        name = self.fresh("ix")
+        scope.emit(f"{name} = arith.index_cast {masked} : i64 to index")
+        return name
+
+    def update(self, scope: Scope, vid: int, op: str, value: str | None) -> None:
+        type = self.vtype[vid]
+        name = self.fresh("x")
+        if value is None:
+            scope.emit(f"{name} = rev.{op} {scope.names[vid]} : {type}")
+        else:
+            scope.emit(f"{name} = rev.{op} {scope.names[vid]}, {value} : {type}")
+        scope.names[vid] = name
+
+    def region(
+        self,
+        header: str,
+        scope: Scope,
+        args: list[tuple[str, str]],
+        body: list[str],
+    ) -> None:
+        """Append `header {` region `}` (header may be empty for a follow-on
+        region)."""
+        scope.emit(f"{header}{{")
+        if args:
+            scope.emit("^bb0(" + ", ".join(f"{n}: {t}" for n, t in args) + "):")
+        for line in body:
+            scope.emit("  " + line)
+        scope.emit("}")
+
+    def join_regions(self, scope: Scope, start: int) -> None:
+        """Merge `}` / `keyword {` lines emitted for consecutive regions."""
+        merged: list[str] = []
+        for line in scope.lines[start:]:
+            if merged and merged[-1] == "}" and line.startswith("} "):
+                merged[-1] = line
+            else:
+                merged.append(line)
+        scope.lines[start:] = merged
+
+    # -- statements -----------------------------------------------------------------
+
+    def block(self, scope: Scope, max_stmts: int = 4) -> None:
+        count = self.draw(st.integers(0 if scope.depth else 1, max_stmts))
+        for _ in range(count):
+            if self.budget <= 0:
+                return
+            self.budget -= 1
+            self.statement(scope)
+
+    def statement(self, scope: Scope) -> None:
+        kinds = ["update", "swap", "float", "ancilla", "if", "for", "take"]
+        kinds += ["while", "stack", "routine", "inv", "call"]
+        if self.functions:
+            kinds += ["call", "call"]
+        kind = self.pick(kinds)
+        nested = scope.depth < self.max_depth
+        handlers = {
+            "update": self.stmt_update,
+            "swap": self.stmt_swap,
+            "float": self.stmt_rot,
+            "ancilla": self.stmt_ancilla if nested else None,
+            "if": self.stmt_if if nested else None,
+            "for": self.stmt_for if nested and scope.loop_depth < 2 else None,
+            "while": self.stmt_while if nested and scope.loop_depth < 2 else None,
+            "take": self.stmt_take if nested else None,
+            "stack": self.stmt_stack if nested else None,
+            "routine": self.stmt_routine if nested else None,
+            "inv": self.stmt_inv if nested else None,
+            "call": self.stmt_call,
+        }
+        handler = handlers[kind]
+        if handler is None or not handler(scope):
+            self.stmt_update(scope)
+
+    def stmt_update(self, scope: Scope) -> bool:
+        targets = sorted(scope.mutable)
+        if not targets:
+            return False
+        vid = self.pick(targets)
+        if self.vtype[vid] == I64:
+            op = self.pick(["add", "sub", "xor", "neg", "inc", "dec"])
+        else:
+            op = self.pick(["add", "sub", "add", "sub", "neg"])
+        if op in ("neg", "inc", "dec"):
+            self.update(scope, vid, op, None)
+            return True
+        tree = self.value(scope, self.vtype[vid], {vid})
+        value = self.emit_tree(scope, tree)
+        self.update(scope, vid, op, value)
+        return True
+
+    def stmt_swap(self, scope: Scope) -> bool:
+        type = self.pick(self.types())
+        targets = self.mutable_of(scope, type)
+        if len(targets) < 2:
+            return False
+        a, b = self.draw(st.lists(st.sampled_from(targets), min_size=2, max_size=2, unique=True))
+        na, nb = self.fresh("x"), self.fresh("x")
+        scope.emit(f"{na}, {nb} = rev.swap {scope.names[a]}, {scope.names[b]} : {type}")
+        scope.names[a], scope.names[b] = na, nb
+        return True
+
+    def stmt_rot(self, scope: Scope) -> bool:
+        targets = self.mutable_of(scope, F64)
+        if len(targets) < 2:
+            return False
+        a, b = self.draw(st.lists(st.sampled_from(targets), min_size=2, max_size=2, unique=True))
+        theta = self.emit_tree(scope, self.angle(scope, {a, b}))
+        op = self.pick(["rot", "irot"])
+        na, nb = self.fresh("x"), self.fresh("x")
+        scope.emit(
+            f"{na}, {nb} = rev.{op} {scope.names[a]}, {scope.names[b]}, {theta} : f64"
+        )
+        scope.names[a], scope.names[b] = na, nb
+        return True
+
+    # ancilla: a ← e; a ⊙= v…; body; a ⊙=⁻¹ v… (reversed); a → e
+    def stmt_ancilla(self, scope: Scope) -> bool:
+        type = self.pick(self.types())
+        anc = self.new_var(type)
+        if self.chance(50):
+            init: Tree = ("const", type, 0 if type == I64 else 0.0)
+        else:
+            init = self.value(scope, type, set())
+        steps: list[tuple[str, Tree | None]] = []
+        name = self.fresh("a")
+        scope.emit(f"{name} = anc.alloc {self.emit_tree(scope, init)} : {type}")
+        scope.names[anc] = name
+        inverse = {"add": "sub", "sub": "add", "xor": "xor", "neg": "neg", "inc": "dec",
+                   "dec": "inc"}
+        for _ in range(self.draw(st.integers(1, 2))):
+            ops = ["add", "sub", "xor", "neg", "inc"] if type == I64 else ["add", "sub", "neg"]
+            op = self.pick(ops)
+            tree = None if op in ("neg", "inc") else self.value(scope, type, {anc})
+            steps.append((op, tree))
+            value = None if tree is None else self.emit_tree(scope, tree)
+            self.update(scope, anc, op, value)
+        read_vars = tree_vars(init)
+        read_refs = tree_refs(init)
+        for _, tree in steps:
+            if tree is not None:
+                read_vars |= tree_vars(tree)
+                read_refs |= tree_refs(tree)
+        with scope.section(freeze=read_vars | {anc}, lock=read_refs):
+            self.block(scope, 3)
+        for op, tree in reversed(steps):
+            value = None if tree is None else self.emit_tree(scope, tree)
+            self.update(scope, anc, inverse[op], value)
+        expected = self.emit_tree(scope, init)
+        attrs = " {nocheck}" if self.chance(10) else ""
+        scope.emit(f"anc.free {scope.names.pop(anc)}, {expected}{attrs} : {type}")
+        return True
+
+    def carry(self, scope: Scope, max_size: int = 3) -> list[int]:
+        return self.subset(sorted(scope.mutable), max_size)
+
+    def block_args(self, carried: list[int]) -> tuple[dict[int, str], list[tuple[str, str]]]:
+        names = {v: self.fresh("s") for v in carried}
+        return names, [(names[v], self.vtype[v]) for v in carried]
+
+    def state_text(self, scope: Scope, carried: list[int]) -> str:
+        if not carried:
+            return "()"
+        values = ", ".join(scope.names[v] for v in carried)
+        types = ", ".join(self.vtype[v] for v in carried)
+        return f"({values}) : {types}"
+
+    def results(self, scope: Scope, carried: list[int]) -> str:
+        names = [self.fresh("x") for _ in carried]
+        for v, n in zip(carried, names):
+            scope.names[v] = n
+        return (", ".join(names) + " = ") if names else ""
+
+    def yield_line(self, scope: Scope, values: list[int], op: str = "rev.yield") -> str:
+        if not values:
+            return op
+        return (
+            f"{op} "
+            + ", ".join(scope.names[v] for v in values)
+            + " : "
+            + ", ".join(self.vtype[v] for v in values)
+        )
+
+    def body_region(
+        self,
+        scope: Scope,
+        carried: list[int],
+        *,
+        frozen: set[int] = frozenset(),  # type: ignore[assignment]
+        lead_args: list[tuple[str, str]] = (),  # type: ignore[assignment]
+        fill: Callable[[Scope], None] | None = None,
+        extra_yield: list[int] = (),  # type: ignore[assignment]
+    ) -> tuple[list[tuple[str, str]], list[str]]:
+        names, args = self.block_args(carried)
+        child = scope.child(names, set(carried) - set(frozen))
+        if fill is not None:
+            fill(child)
+        else:
+            self.block(child)
+        child.emit(self.yield_line(child, [*carried, *extra_yield]))
+        return [*lead_args, *args], child.lines
+
+    def condition_region(
+        self, scope: Scope, carried: list[int], tree: Tree
+    ) -> tuple[list[tuple[str, str]], list[str]]:
+        names, args = self.block_args(carried)
+        child = scope.child(names, set())
+        value = self.emit_tree(child, tree)
+        child.emit(f"rev.cond {value}")
+        return args, child.lines
+
+    def stmt_if(self, scope: Scope) -> bool:
+        carried = self.carry(scope)
+        ints = set(self.vars_of(scope, I64))
+        tree = self.cond_tree(scope, ints)
+        frozen = tree_vars(tree) & set(carried)
+        locked = tree_refs(tree)
+        start = len(scope.lines)
+        state = self.state_text(scope, carried)
+        attrs = " attributes {nocheck}" if self.chance(10) else ""
+        pre = self.condition_region(scope, carried, tree)
+        saved_write = set(scope.ref_write)
+        scope.ref_write -= locked
+        then = self.body_region(scope, carried, frozen=frozen)
+        if self.chance(30):
+            otherwise = self.body_region(scope, carried, fill=lambda s: None)
+        else:
+            otherwise = self.body_region(scope, carried, frozen=frozen)
+        scope.ref_write = saved_write
+        post = self.condition_region(scope, carried, tree) if self.chance(50) else None
+        results = self.results(scope, carried)
+        self.region(f"{results}rev.if {state}{attrs} pre ", scope, *pre)
+        self.region("} then ", scope, *then)
+        self.region("} else ", scope, *otherwise)
+        if post is not None:
+            self.region("} post ", scope, *post)
+        self.join_regions(scope, start)
+        return True
+
+    def stmt_for(self, scope: Scope) -> bool:
+        carried = self.carry(scope)
+        lb = self.draw(st.integers(0, 2))
+        ub = self.draw(st.integers(lb, MEMREF_SIZE))
+        step = self.draw(st.integers(1, 2))
+        names = []
+        for value in (lb, ub, step):
+            name = self.fresh("k")
+            scope.emit(f"{name} = arith.constant {value} : index")
+            names.append(name)
+        state = self.state_text(scope, carried)
+        iv = self.fresh("iv")
+
+        def fill(child: Scope) -> None:
+            child.ivs.append(iv)
+            child.loop_depth += 1
+            self.block(child)
+
+        args, body = self.body_region(scope, carried, lead_args=[(iv, "index")], fill=fill)
+        reverse = "reverse " if self.chance(30) else ""
+        results = self.results(scope, carried)
+        self.region(
+            f"{results}rev.for {reverse}{names[0]} to {names[1]} step {names[2]} : index "
+            f"{state} ",
+            scope,
+            args,
+            body,
+        )
+        return True
+
+    def stmt_while(self, scope: Scope) -> bool:
+        carried = self.carry(scope, 2)
+        counter = self.new_var(I64)
+        exclude = set(carried)
+        if self.chance(50):
+            bound: Tree = ("const", I64, self.draw(st.integers(0, 3)))
+        else:
+            bound = ("bin", "andi", I64, self.int_tree(scope, exclude, 1), ("const", I64, 3))
+        up = self.chance(60)
+        init = ("const", I64, 0) if up else bound
+        final = bound if up else ("const", I64, 0)
+        name = self.fresh("cnt")
+        scope.emit(f"{name} = anc.alloc {self.emit_tree(scope, init)} : i64")
+        scope.names[counter] = name
+        state_vars = [counter, *carried]
+        zero = ("const", I64, 0)
+        if up:
+            pre = ("cmp", "slt", ("var", counter), bound)
+            post = ("cmp", self.pick(["sgt", "ne"]), ("var", counter), zero)
+        else:
+            pre = ("cmp", "sgt", ("var", counter), zero)
+            post = ("cmp", "slt", ("var", counter), bound)
+        start = len(scope.lines)
+        state = self.state_text(scope, state_vars)
+        locked = tree_refs(bound)
+        attrs = " attributes {nocheck}" if self.chance(10) else ""
+        pre_region = self.condition_region(scope, state_vars, pre)
+        post_region = self.condition_region(scope, state_vars, post)
+        step_first = self.chance(50)
+
+        def fill(child: Scope) -> None:
+            child.loop_depth += 1
+            child.ref_write -= locked
+            if step_first:
+                self.update(child, counter, "inc" if up else "dec", None)
+            child.mutable.discard(counter)
+            self.block(child)
+            if not step_first:
+                self.update(child, counter, "inc" if up else "dec", None)
+
+        names, args = self.block_args(state_vars)
+        child = scope.child(names, set(state_vars))
+        fill(child)
+        child.emit(self.yield_line(child, state_vars))
+        results = self.results(scope, state_vars)
+        self.region(f"{results}rev.while {state}{attrs} pre ", scope, *pre_region)
+        self.region("} post ", scope, *post_region)
+        self.region("} do ", scope, args, child.lines)
+        self.join_regions(scope, start)
+        expected = self.emit_tree(scope, final)
+        scope.emit(f"anc.free {scope.names.pop(counter)}, {expected} : i64")
+        return True
+
+    def stmt_take(self, scope: Scope) -> bool:
+        memrefs = sorted(
+            r for r in scope.ref_write if scope.refs[r].kind == "memref"
+        )
+        if not memrefs:
+            return False
+        rid = self.pick(memrefs)
+        ref = scope.refs[rid]
+        kind = self.pick(["const", "dyn"])
+        base: Tree | None = None
+        if kind == "dyn":
+            base = self.index_base(scope, set())
+        shifts = [self.draw(st.integers(0, MEMREF_SIZE - 1))]
+        if self.chance(35):
+            shifts.append(
+                self.pick([s for s in range(MEMREF_SIZE) if s != shifts[0]])
+            )
+        indices: list[str] = []
+        elements: list[int] = []
+        for shift in shifts:
+            index = self.emit_index(scope, self.index_tree(base, shift))
+            indices.append(index)
+            vid = self.new_var(ref.elem)
+            name = self.fresh("el")
+            attrs = " {nocheck}" if base is not None and self.chance(10) else ""
+            scope.emit(f"{name} = rev.take {ref.ssa}[{index}]{attrs} : {ref.mlir_type}")
+            scope.names[vid] = name
+            elements.append(vid)
+        frozen = tree_vars(base) if base is not None else set()
+        scope.borrows.setdefault(rid, [])
+        added = [(base, s) for s in shifts]
+        scope.borrows[rid].extend(added)
+        scope.mutable |= set(elements)
+        with scope.section(freeze=frozen, lock={rid}):
+            if len(elements) == 2 and self.chance(50):
+                a, b = elements
+                na, nb = self.fresh("x"), self.fresh("x")
+                scope.emit(
+                    f"{na}, {nb} = rev.swap {scope.names[a]}, {scope.names[b]} : {ref.elem}"
+                )
+                scope.names[a], scope.names[b] = na, nb
+            self.block(scope, 3)
+        for item in added:
+            scope.borrows[rid].remove(item)
+        order = list(zip(elements, indices))
+        if self.chance(50):
+            order.reverse()
+        for vid, index in order:
+            scope.mutable.discard(vid)
+            scope.emit(f"rev.put {scope.names.pop(vid)}, {ref.ssa}[{index}] : {ref.mlir_type}")
+        return True
+
+    def stmt_stack(self, scope: Scope) -> bool:
+        kind = self.pick(["save", "overwrite", "copy", "local"])
+        type = self.pick(self.types())
+        targets = self.mutable_of(scope, type)
+        if not targets:
+            return False
+        vid = self.pick(targets)
+        if kind == "overwrite":
+            if not scope.forward:  # must run forward first
+                return False
+            stacks = self.refs_of(scope, "stack", type, scope.ref_write)
+            if not stacks:
+                return False
+            ref = scope.refs[self.pick(stacks)]
+            scope.emit(f"anc.push {ref.ssa}, {scope.names.pop(vid)} : {ref.mlir_type}")
+            scope.mutable.discard(vid)
+            value = self.emit_tree(scope, self.value(scope, type, {vid}))
+            name = self.fresh("ow")
+            scope.emit(f"{name} = anc.alloc {value} : {type}")
+            scope.names[vid] = name
+            scope.mutable.add(vid)
+            if not scope.in_compute:
+                assert self.current is not None
+                self.current.bidirectional = False
+            return True
+        local = kind == "local" or not self.refs_of(scope, "stack", type, scope.ref_read)
+        if local:
+            rid = next(self.rids)
+            ssa = self.fresh("stk")
+            scope.refs[rid] = Ref("stack", type, ssa)
+            scope.emit(f"{ssa} = anc.stack_alloc : !anc.stack<{type}>")
+            scope.ref_read.add(rid)
+        else:
+            rid = self.pick(self.refs_of(scope, "stack", type, scope.ref_read))
+        ref = scope.refs[rid]
+        if kind == "copy":
+            scope.emit(f"anc.copy_push {ref.ssa}, {scope.names[vid]} : {ref.mlir_type}")
+            with scope.section(freeze={vid}, lock={rid}):
+                self.block(scope, 3)
+            scope.emit(f"anc.copy_pop {ref.ssa}, {scope.names[vid]} : {ref.mlir_type}")
+        else:
+            scope.emit(f"anc.push {ref.ssa}, {scope.names[vid]} : {ref.mlir_type}")
+            with scope.section(hide={vid}, lock={rid}):
+                self.block(scope, 3)
+            name = self.fresh("pop")
+            scope.emit(f"{name} = anc.pop {ref.ssa} : {ref.mlir_type}")
+            scope.names[vid] = name
+        if local:
+            attrs = " {nocheck}" if self.chance(10) else ""
+            scope.emit(f"anc.stack_free {ref.ssa}{attrs} : {ref.mlir_type}")
+            scope.ref_read.discard(rid)
+            del scope.refs[rid]
+        return True
+
+    def stmt_routine(self, scope: Scope) -> bool:
+        carried = self.carry(scope)
+        touched = set(self.subset(carried))  # the compute region updates these
+        rest = [v for v in carried if v not in touched]
+        writable = sorted(scope.ref_write)
+        compute_refs = set(self.subset(writable))
+        do_refs = set(writable) - compute_refs
+        extras = [self.new_var(self.pick(self.types())) for _ in range(self.draw(st.integers(0, 2)))]
+        start = len(scope.lines)
+        state = self.state_text(scope, carried)
+
+        names, args = self.block_args(carried)
+        compute = scope.child(names, touched)
+        for v in rest:
+            compute.names.pop(v)  # the do region changes them: not readable here
+        compute.ref_write = compute_refs
+        compute.ref_read -= do_refs
+        compute.forward, compute.in_compute = True, True
+        for extra in extras:
+            type = self.vtype[extra]
+            init = self.value(compute, type, set()) if self.chance(50) else (
+                "const", type, 0 if type == I64 else 0.0)
+            name = self.fresh("a")
+            compute.emit(f"{name} = anc.alloc {self.emit_tree(compute, init)} : {type}")
+            compute.names[extra] = name
+            compute.mutable.add(extra)
+        self.block(compute)
+        for v in rest:
+            compute.names[v] = names[v]
+        compute.emit(self.yield_line(compute, [*carried, *extras]))
+
+        do_names, do_args = self.block_args([*carried, *extras])
+        do = scope.child(do_names, set(rest))
+        do.ref_write = do_refs
+        self.block(do)
+        do.emit(self.yield_line(do, [*carried, *extras]))
+
+        results = self.results(scope, carried)
+        self.region(f"{results}rev.routine {state} compute ", scope, args, compute.lines)
+        self.region("} do ", scope, do_args, do.lines)
+        self.join_regions(scope, start)
+        return True
+
+    def stmt_inv(self, scope: Scope) -> bool:
+        carried = self.carry(scope)
+        state = self.state_text(scope, carried)
+        names, args = self.block_args(carried)
+        child = scope.child(names, set(carried))
+        child.forward = not scope.forward
+        self.block(child)
+        child.emit(self.yield_line(child, carried))
+        results = self.results(scope, carried)
+        self.region(f"{results}rev.inv {state} ", scope, args, child.lines)
+        return True
+
+    def stmt_call(self, scope: Scope) -> bool:
+        if not self.functions:
+            return False
+        callee = self.pick(self.functions)
+        sandwich = scope.depth < self.max_depth and self.chance(50)
+        uncall = self.chance(40)
+        # The first call runs the callee on whatever state there is, so it may
+        # run it backwards only if it has no forward-only code.  A plain call
+        # runs backwards under an odd number of rev.inv; a sandwich
+        # [X; body; X⁻¹] inverts to [X; body⁻¹; X⁻¹], so its first call is X
+        # in both directions (and its second call just undoes it).
+        runs_backward = uncall if sandwich else scope.forward == uncall
+        if runs_backward and not callee.bidirectional:
+            return False
+        used: set[int] = set()
+        used_refs: set[int] = set()
+        operands: list[tuple[str, Any]] = []  # ("var", vid) | ("anc", vid, tree) | ("ref", rid)
+        for param in callee.params:
+            if param.kind == "scalar":
+                options = [v for v in self.mutable_of(scope, param.elem) if v not in used]
+                if options and (not sandwich or self.chance(60)):
+                    vid = self.pick(options)
+                    used.add(vid)
+                    operands.append(("var", vid))
+                elif sandwich:
+                    vid = self.new_var(param.elem)
+                    init = self.value(scope, param.elem, set())
+                    operands.append(("anc", vid, init))
+                else:
+                    return False
+            else:
+                options = [
+                    r
+                    for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write)
+                    if r not in used_refs
+                ]
+                if not options:
+                    return False
+                rid = self.pick(options)
+                used_refs.add(rid)
+                operands.append(("ref", rid))
+        if not sandwich and not callee.bidirectional and not scope.in_compute:
+            assert self.current is not None
+            self.current.bidirectional = False
+        for operand in operands:
+            if operand[0] == "anc":
+                _, vid, init = operand
+                value = self.emit_tree(scope, init)
+                name = self.fresh("a")
+                scope.emit(f"{name} = anc.alloc {value} : {self.vtype[vid]}")
+                scope.names[vid] = name
+        scalars = [o[1] for o in operands if o[0] != "ref"]
+
+        def emit_call(op: str) -> None:
+            values = []
+            for operand in operands:
+                if operand[0] == "ref":
+                    values.append(scope.refs[operand[1]].ssa)
+                else:
+                    values.append(scope.names[operand[1]])
+            types = ", ".join(p.mlir_type for p in callee.params)
+            out = ", ".join(self.vtype[v] for v in scalars)
+            results = self.results(scope, scalars)
+            scope.emit(
+                f"{results}rev.{op} @{callee.name}({', '.join(values)}) : ({types}) -> ({out})"
+            )
+
+        first = "uncall" if uncall else "call"
+        emit_call(first)
+        if not sandwich:
+            return True
+        # the ancillas' initial values are recomputed to free them: freeze what
+        # they read
+        inits = [o[2] for o in operands if o[0] == "anc"]
+        read_vars = set().union(*(tree_vars(t) for t in inits))
+        read_refs = set().union(*(tree_refs(t) for t in inits))
+        with scope.section(freeze=set(scalars) | read_vars, lock=used_refs | read_refs):
+            self.block(scope, 3)
+        emit_call("call" if uncall else "uncall")
+        for operand in operands:
+            if operand[0] == "anc":
+                _, vid, init = operand
+                expected = self.emit_tree(scope, init)
+                scope.emit(f"anc.free {scope.names.pop(vid)}, {expected} : {self.vtype[vid]}")
+        return True
+
+    # -- functions and modules ---------------------------------------------------------
+
+    def function(self, name: str, refs: list[Param]) -> str:
+        params: list[Param] = list(refs)
+        for type in self.types():
+            count = self.draw(st.integers(1 if type == I64 else 0, 3))
+            params += [Param("scalar", type)] * count
+        params = self.draw(st.permutations(params))
+        info = FuncInfo(name, list(params))
+        self.current = info
+        scope = Scope(
+            names={}, mutable=set(), ivs=[], refs={}, ref_write=set(), ref_read=set(),
+            borrows={}, forward=True, in_compute=False, depth=0, loop_depth=0,
+        )
+        args: list[str] = []
+        scalars: list[int] = []
+        for i, param in enumerate(info.params):
+            ssa = f"%arg{i}"
+            args.append(f"{ssa}: {param.mlir_type}")
+            if param.kind == "scalar":
+                vid = self.new_var(param.elem)
+                scope.names[vid] = ssa
+                scope.mutable.add(vid)
+                scalars.append(vid)
+            else:
+                rid = next(self.rids)
+                scope.refs[rid] = Ref(param.kind, param.elem, ssa)
+                scope.ref_write.add(rid)
+                scope.ref_read.add(rid)
+        self.block(scope, 6)
+        scope.emit(self.yield_line(scope, scalars, "rev.return"))
+        self.functions.append(info)
+        body = "\n".join("  " + line for line in scope.lines)
+        return f"rev.func @{name}({', '.join(args)}) {{\n{body}\n}}"
+
+    def module(self, count: int) -> Program:
+        # every function takes the same arrays and stacks, so calls can pass them
+        refs = [
+            Param(kind, type)
+            for kind in ("memref", "stack")
+            for type in self.types()
+            if self.chance(40)
+        ]
+        texts = []
+        for i in range(count):
+            self.budget = self.function_budget
+            texts.append(self.function(f"f{i}", refs))
+        return Program(
+            "\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share
+        )
+
+
+@st.composite
+def programs(
+    draw: Callable[[st.SearchStrategy[Any]], Any],
+    *,
+    floats: bool | None = None,
+    max_functions: int = 3,
+    max_depth: int = 3,
+    budget: int = 10,
+    canonical: bool | None = None,
+) -> Program:
+    """Modules of reversible functions; the last one is the entry point.
+
+    ``floats``/``canonical`` are drawn when not given.  Non-canonical programs
+    share pure values between uses, across nested regions too (like constants
+    hoisted to the top of a function)."""
+    if floats is None:
+        floats = draw(st.booleans())
+    if canonical is None:
+        canonical = draw(st.booleans())
+    builder = ProgramBuilder(
+        draw, floats=floats, max_depth=max_depth, budget=budget, share=not canonical
+    )
+    return builder.module(draw(st.integers(1, max_functions)))
+
+
+# ---------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------
+
+INTS = st.one_of(
+    st.integers(-8, 8),
+    st.integers(INT_MIN, INT_MAX),
+    st.sampled_from([INT_MIN, INT_MAX, INT_MIN + 1, 2**32, -(2**32)]),
+)
+FLOATS = st.floats(-4.0, 4.0, allow_nan=False, allow_infinity=False)
+
+
+def _scalars(elem: str) -> st.SearchStrategy[Any]:
+    return INTS if elem == I64 else FLOATS
+
+
+def arguments(func: FuncInfo) -> st.SearchStrategy[tuple[Any, ...]]:
+    """Inputs for ``func``: Python scalars, numpy arrays, lists for stacks."""
+    import numpy as np
+
+    parts: list[st.SearchStrategy[Any]] = []
+    for param in func.params:
+        if param.kind == "scalar":
+            parts.append(_scalars(param.elem))
+        elif param.kind == "memref":
+            dtype = np.int64 if param.elem == I64 else np.float64
+            parts.append(
+                st.lists(_scalars(param.elem), min_size=MEMREF_SIZE, max_size=MEMREF_SIZE).map(
+                    lambda xs, dtype=dtype: np.array(xs, dtype=dtype)
+                )
+            )
+        else:
+            parts.append(st.lists(_scalars(param.elem), max_size=3))
+    return st.tuples(*parts)
