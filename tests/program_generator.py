@@ -262,9 +262,11 @@ class ProgramBuilder:
         max_depth: int,
         budget: int,
         share: bool = False,
+        stacks: bool = True,
     ):
         self.draw = draw
         self.floats = floats
+        self.stacks = stacks
         self.share = share
         self.max_depth = max_depth
         self.function_budget = budget  # statements per function, nested ones included
@@ -648,7 +650,7 @@ class ProgramBuilder:
             "for": self.stmt_for if nested and scope.loop_depth < 2 else None,
             "while": self.stmt_while if nested and scope.loop_depth < 2 else None,
             "take": self.stmt_take if nested else None,
-            "stack": self.stmt_stack if nested else None,
+            "stack": self.stmt_stack if nested and self.stacks else None,
             "routine": self.stmt_routine if nested else None,
             "inv": self.stmt_inv if nested else None,
             "call": self.stmt_call,
@@ -1191,7 +1193,7 @@ class ProgramBuilder:
         # every function takes the same arrays and stacks, so calls can pass them
         refs = [
             Param(kind, type)
-            for kind in ("memref", "stack")
+            for kind in ("memref", "stack") if self.stacks or kind == "memref"
             for type in self.types()
             if self.chance(40)
         ]
@@ -1213,6 +1215,7 @@ def programs(
     max_depth: int = 3,
     budget: int = 10,
     canonical: bool | None = None,
+    stacks: bool = True,
 ) -> Program:
     """Modules of reversible functions; the last one is the entry point.
 
@@ -1224,7 +1227,8 @@ def programs(
     if canonical is None:
         canonical = draw(st.booleans())
     builder = ProgramBuilder(
-        draw, floats=floats, max_depth=max_depth, budget=budget, share=not canonical
+        draw, floats=floats, max_depth=max_depth, budget=budget, share=not canonical,
+        stacks=stacks,
     )
     return builder.module(draw(st.integers(1, max_functions)))
 

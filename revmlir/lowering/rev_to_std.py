@@ -75,13 +75,16 @@ def std_type(type: Attribute) -> Attribute:
 
 
 def _inline_inverse_regions(module: ModuleOp) -> None:
-    for op in list(module.walk()):
-        if isinstance(op, rev.InvOp):
-            builder = Builder(InsertPoint.before(op))
-            inverter = Inverter(op, builder)
-            block = op.body.block
-            state = inverter.invert_body(block, block.args, list(op.state))
-            Rewriter.replace_op(op, [], state)
+    """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
+    an outer region rebuilds the ones nested in it)."""
+    while (op := next(
+        (o for o in module.walk(region_first=True) if isinstance(o, rev.InvOp)), None
+    )) is not None:
+        builder = Builder(InsertPoint.before(op))
+        inverter = Inverter(op, builder)
+        block = op.body.block
+        state = inverter.invert_body(block, block.args, list(op.state))
+        Rewriter.replace_op(op, [], state)
 
 
 def _materialize_uncalled_inverses(module: ModuleOp) -> None:
