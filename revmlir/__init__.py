@@ -20,7 +20,7 @@ from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViol
 _FRONTEND_NAMES = (
     "InverseFunction", "NativeCompilationError", "ReversibleFunction",
     "ReversibleSyntaxError", "Specialization", "ULog", "ancilla", "cond",
-    "copy_pop", "copy_push", "dec", "free", "inc", "inverse", "irot", "neg",
+    "copy_pop", "copy_push", "dec", "free", "gradient", "inc", "inverse", "irot", "neg",
     "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack",
     "swap", "ulog",
 )

@@ -18,6 +18,7 @@ from xdsl.ir import BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import OpTrait
 
 if TYPE_CHECKING:
+    from revmlir.ad.adjoint import Adjointer
     from revmlir.inversion import Inverter
 
 
@@ -87,10 +88,27 @@ class RuntimeCheckedOp(Operation, abc.ABC):
         return self.CHECK_ATTR not in self.attributes
 
     def set_checks(self, enabled: bool) -> None:
-        if enabled:
-            self.attributes.pop(self.CHECK_ATTR, None)
-        else:
-            self.attributes[self.CHECK_ATTR] = UnitAttr()
+        set_checks(self, enabled)
+
+
+@dataclass(frozen=True)
+class ChecksWhenInverted(OpTrait):
+    """The inverse of this op performs a run-time check (``anc.alloc`` becomes
+    a checked ``anc.free``).  Inversion copies attributes, so ``nocheck`` on
+    this op turns the inverse's check off; stripping checks marks it too."""
+
+
+def has_switchable_checks(op: Operation) -> bool:
+    """Whether ``nocheck`` on ``op`` turns a run-time check off, forward or in
+    its inverse."""
+    return isinstance(op, RuntimeCheckedOp) or op.has_trait(ChecksWhenInverted)
+
+
+def set_checks(op: Operation, enabled: bool) -> None:
+    if enabled:
+        op.attributes.pop(RuntimeCheckedOp.CHECK_ATTR, None)
+    else:
+        op.attributes[RuntimeCheckedOp.CHECK_ATTR] = UnitAttr()
 
 
 @dataclass(frozen=True)
@@ -101,5 +119,38 @@ class NotInvertible(OpTrait):
     the op that owns them; the op-coverage test requires every revmlir op to be
     invertible, pure, or marked with this trait.
     """
+
+    reason: str = ""
+
+
+class DifferentiableOp(Operation, abc.ABC):
+    """An op with an adjoint rule (reverse mode by reverse computing).
+
+    NiLang's GVar semantics (seed 000, appendix C): the adjoint program is the
+    inverse program in which every value carries a gradient.  Walking the
+    forward block backwards, each op emits its inverse step and updates the
+    gradients of the values it read or consumed, from the gradients of the
+    values it produced.
+    """
+
+    @abc.abstractmethod
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """Emit the inverse of this op plus its gradient updates.
+
+        Like ``InvertibleOp.invert`` (the adjointer is an ``Inverter``), and in
+        addition: read the gradients of this op's results with
+        ``adjointer.gradient``, bind the gradients of its consumed operands with
+        ``adjointer.bind_gradient``, and push gradients into the expressions it
+        read with ``adjointer.accumulate`` (a local reverse sweep using the
+        derivative table of ``revmlir.ad.derivatives``).
+        """
+        raise NotImplementedError()
+
+
+@dataclass(frozen=True)
+class NotDifferentiable(OpTrait):
+    """Marks an op that has no adjoint rule of its own, with the reason (it is
+    differentiated by its owner, expanded before differentiation, or its values
+    carry no gradient yet).  ``ad-adjoint`` reports the reason at the op."""
 
     reason: str = ""

@@ -18,9 +18,15 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Anc
 
+    def get_ad():
+        from revmlir.dialects.ad import Ad
+
+        return Ad
+
     from xdsl.dialects import get_all_dialects as upstream
 
     dialects = dict(upstream())
     dialects["rev"] = get_rev
     dialects["anc"] = get_anc
+    dialects["ad"] = get_ad
     return dialects

@@ -27,10 +27,21 @@ from xdsl.irdl import (
 )
 
 from revmlir.dialects.rev import InverseCancellationTrait
-from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
+from revmlir.interfaces import (
+    ChecksWhenInverted,
+    DifferentiableOp,
+    InvertibleOp,
+    RuntimeCheckedOp,
+)
 
 if TYPE_CHECKING:
+    from revmlir.ad.adjoint import Adjointer
     from revmlir.inversion import Inverter
+
+_STACK_GRADIENTS = (
+    "stacks of floats are not differentiable yet (their gradients need a "
+    "gradient stack); stacks of integers and booleans are fine"
+)
 
 
 @irdl_attr_definition
@@ -42,7 +53,7 @@ class StackType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_op_definition
-class AllocOp(IRDLOperation, InvertibleOp):
+class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """``x ← e``: a new state value holding the known value ``e``.
     Inverse: ``anc.free`` with the same ``e``."""
 
@@ -51,7 +62,7 @@ class AllocOp(IRDLOperation, InvertibleOp):
     value = operand_def(T)
     result = result_def(T)
 
-    traits = traits_def(InverseCancellationTrait())
+    traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue):
@@ -65,12 +76,23 @@ class AllocOp(IRDLOperation, InvertibleOp):
         free.attributes.update(self.attributes)
         inverter.insert(free, like=self)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """``x ← e``: the ancilla's gradient flows into ``e`` (NiLang drops
+        it, which is wrong when ``e`` is not a constant); then the ancilla is
+        freed and its gradient discarded."""
+        g = adjointer.gradient(self.result)
+        if g is not None:
+            adjointer.accumulate([(self.value, g)])
+        self.invert(adjointer)
+        if g is not None:
+            adjointer.discard_gradient(g)
+
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, FreeOp) and other.value == self.value
 
 
 @irdl_op_definition
-class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
+class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
     """``x → e``: consume the ancilla ``x``, which must hold ``e``.
     Inverse: ``anc.alloc`` of ``e``."""
 
@@ -100,16 +122,27 @@ class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
         inverter.insert(alloc, like=self)
         inverter.bind(self.ancilla, alloc.result)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """``x → e``: nothing after the free depends on ``x``, so the
+        re-allocated ancilla starts with a zero gradient."""
+        self.invert(adjointer)
+        from revmlir.ad.adjoint import gradient_type
+
+        if (type := gradient_type(self.ancilla.type)) is not None:
+            adjointer.bind_gradient(self.ancilla, adjointer.new_gradient(type))
+
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, AllocOp) and other.value == self.value
 
 
 @irdl_op_definition
-class StackAllocOp(IRDLOperation, InvertibleOp):
+class StackAllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """A new, empty stack.  Inverse: ``anc.stack_free``."""
 
     name = "anc.stack_alloc"
     result = result_def(StackType)
+
+    traits = traits_def(ChecksWhenInverted())
 
     assembly_format = "attr-dict `:` type($result)"
 
@@ -122,9 +155,12 @@ class StackAllocOp(IRDLOperation, InvertibleOp):
     def invert(self, inverter: Inverter) -> None:
         inverter.insert(StackFreeOp(inverter.lookup(self.result)), like=self)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        self.invert(adjointer)  # a reference: no gradient
+
 
 @irdl_op_definition
-class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
+class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
     """Release a stack, which must be empty.  Inverse: ``anc.stack_alloc``."""
 
     name = "anc.stack_free"
@@ -147,18 +183,32 @@ class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
         alloc = inverter.insert(StackAllocOp(self.stack.type), like=self)
         inverter.bind(self.stack, alloc.result)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        self.invert(adjointer)  # a reference: no gradient
+
 
 _ElementT = VarConstraint("T", AnyAttr())
 _StackT = ParamAttrConstraint(StackType, (_ElementT,))
 
 
-class _StackOp(IRDLOperation, InvertibleOp):
+class _StackOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """Shared behaviour; each op declares ``stack`` first so it is operand 0."""
 
     traits = traits_def(InverseCancellationTrait())
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """Stacks of integers and booleans carry no gradient: the adjoint is
+        the inverse.  ``copy_push``/``copy_pop`` only copy and compare, so
+        they are inverted for any element type."""
+        if isinstance(self, CopyPushOp | CopyPopOp):
+            self.invert(adjointer)
+            return
+        from revmlir.ad.adjoint import invert_without_gradient
+
+        invert_without_gradient(self, adjointer, _STACK_GRADIENTS)
 
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, _StackOp) and other.operands[0] == self.operands[0]
@@ -222,6 +272,8 @@ class CopyPushOp(_StackOp):
     name = "anc.copy_push"
     stack = operand_def(_StackT)
     value = operand_def(_ElementT)
+
+    traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
 
     assembly_format = "$stack `,` $value attr-dict `:` type($stack)"
 

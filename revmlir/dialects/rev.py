@@ -69,8 +69,11 @@ from xdsl.traits import (
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.interfaces import (
+    DifferentiableOp,
     InvertibleOp,
+    NotDifferentiable,
     NotInvertible,
+    ChecksWhenInverted,
     RuntimeCheckedOp,
     StateConsumer,
 )
@@ -78,6 +81,7 @@ from revmlir.interfaces import (
 if TYPE_CHECKING:
     from xdsl.pattern_rewriter import RewritePattern
 
+    from revmlir.ad.adjoint import Adjointer
     from revmlir.inversion import Inverter
 
 
@@ -124,7 +128,7 @@ class InvFoldingTrait(HasCanonicalizationPatternsTrait):
 # ---------------------------------------------------------------------------
 
 
-class InstructionOp(IRDLOperation, InvertibleOp):
+class InstructionOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """A reversible instruction on scalars.
 
     The first ``TARGETS`` operands are consumed and reappear, updated, as the
@@ -170,6 +174,13 @@ class InstructionOp(IRDLOperation, InvertibleOp):
             other.operands[other.TARGETS :]
         ) == list(self.reads())
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """Instructions on integers and booleans carry no gradient: the
+        adjoint is the inverse."""
+        from revmlir.ad.adjoint import invert_without_gradient
+
+        invert_without_gradient(self, adjointer, f"'{self.name}' has no float adjoint rule")
+
 
 _ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
 _IntT = base(IntegerType) | base(IndexType)
@@ -189,6 +200,20 @@ class _UpdateOp(InstructionOp):
     def __init__(self, target: SSAValue, value: SSAValue):
         super().__init__(operands=[target, value], result_types=[target.type])
 
+    GRADIENT_SIGN: ClassVar[int] = 1
+    """``∂(y ⊙ v)/∂v`` for float targets (log numbers: in log space)."""
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """``y' = y ± v``: uncompute ``y``; its gradient passes through
+        unchanged and ``±ḡy'`` flows into the expression ``v``."""
+        g = adjointer.gradient(self.result)
+        if g is not None:
+            seed = g if self.GRADIENT_SIGN > 0 else adjointer.neg(g)
+            adjointer.accumulate([(self.value, seed)])
+        self.invert(adjointer)
+        if g is not None:
+            adjointer.bind_gradient(self.target, g)
+
 
 @irdl_op_definition
 class AddOp(_UpdateOp):
@@ -206,6 +231,7 @@ class SubOp(_UpdateOp):
     """``y -= v``.  Inverse: ``rev.add``."""
 
     name = "rev.sub"
+    GRADIENT_SIGN: ClassVar[int] = -1
 
     @classmethod
     def inverse_class(cls):
@@ -250,6 +276,7 @@ class DivOp(_LogUpdateOp):
     """``y /= v`` on log numbers.  Inverse: ``rev.mul``."""
 
     name = "rev.div"
+    GRADIENT_SIGN: ClassVar[int] = -1
 
     @classmethod
     def inverse_class(cls):
@@ -276,6 +303,14 @@ class NegOp(_UnaryOp):
     @classmethod
     def inverse_class(cls):
         return NegOp
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """``y' = -y``: ``ḡy = -ḡy'``."""
+        g = adjointer.gradient(self.result)
+        self.invert(adjointer)
+        if g is not None:
+            negated = adjointer.emit(NegOp(g))
+            adjointer.bind_gradient(self.target, negated)
 
 
 class _IntUnaryOp(_UnaryOp):
@@ -327,6 +362,15 @@ class SwapOp(InstructionOp):
     def inverse_class(cls):
         return SwapOp
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The gradients swap with the values (a renaming, no code)."""
+        g_lhs = adjointer.gradient(self.new_lhs)
+        g_rhs = adjointer.gradient(self.new_rhs)
+        self.invert(adjointer)
+        if g_lhs is not None and g_rhs is not None:
+            adjointer.bind_gradient(self.lhs, g_rhs)
+            adjointer.bind_gradient(self.rhs, g_lhs)
+
 
 class _RotationOp(InstructionOp):
     TARGETS: ClassVar[int] = 2
@@ -341,6 +385,26 @@ class _RotationOp(InstructionOp):
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, angle: SSAValue):
         super().__init__(operands=[lhs, rhs, angle], result_types=[lhs.type] * 2)
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """Rotating by θ: the gradients rotate back (the inverse rotation
+        applied to ``(ḡa', ḡb')``) and θ receives ``ḡb'·a' − ḡa'·b'``
+        (negated for ``rev.irot``)."""
+        g_a = adjointer.gradient(self.new_lhs)
+        g_b = adjointer.gradient(self.new_rhs)
+        assert g_a is not None and g_b is not None
+        a = adjointer.lookup(self.new_lhs)
+        b = adjointer.lookup(self.new_rhs)
+        if adjointer.wants(self.angle):
+            first, second = adjointer.mul(g_b, a), adjointer.mul(g_a, b)
+            if isinstance(self, IRotOp):
+                first, second = second, first
+            adjointer.accumulate([(self.angle, adjointer.sub(first, second))])
+        self.invert(adjointer)
+        back = self.inverse_class()(g_a, g_b, adjointer.lookup(self.angle))
+        adjointer.insert(back, like=self)
+        adjointer.bind_gradient(self.lhs, back.results[0])
+        adjointer.bind_gradient(self.rhs, back.results[1])
 
 
 @irdl_op_definition
@@ -372,7 +436,7 @@ class IRotOp(_RotationOp):
 
 
 @irdl_op_definition
-class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
+class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
     """Borrow ``m[i...]`` as a state value until the matching ``rev.put``.
 
     While borrowed, the element must not be read (``memref.load``) or taken
@@ -409,6 +473,11 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        from revmlir.ad.adjoint import invert_without_gradient
+
+        invert_without_gradient(self, adjointer, _ARRAY_GRADIENTS)
+
     def invert(self, inverter: Inverter) -> None:
         put = PutOp(
             inverter.lookup(self.result),
@@ -427,7 +496,7 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp):
 
 
 @irdl_op_definition
-class PutOp(IRDLOperation, InvertibleOp):
+class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """Give a borrowed element back: ``m[i...] ← v``, consuming ``v``.
 
     Must follow a ``rev.take`` of the same element (same memref and index
@@ -440,7 +509,7 @@ class PutOp(IRDLOperation, InvertibleOp):
     memref = operand_def(MemRefType.constr(T))
     indices = var_operand_def(IndexType())
 
-    traits = traits_def(InverseCancellationTrait())
+    traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
     assembly_format = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)"
 
     def __init__(
@@ -457,6 +526,11 @@ class PutOp(IRDLOperation, InvertibleOp):
     def written_memrefs(self) -> Sequence[SSAValue]:
         return (self.memref,)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        from revmlir.ad.adjoint import invert_without_gradient
+
+        invert_without_gradient(self, adjointer, _ARRAY_GRADIENTS)
+
     def invert(self, inverter: Inverter) -> None:
         take = TakeOp(
             inverter.lookup(self.memref), [inverter.lookup(i) for i in self.indices]
@@ -471,6 +545,12 @@ class PutOp(IRDLOperation, InvertibleOp):
             and other.memref == self.memref
             and list(other.indices) == list(self.indices)
         )
+
+
+_ARRAY_GRADIENTS = (
+    "elements of float arrays are not differentiable yet (their gradients need "
+    "shadow arrays); integer arrays are fine"
+)
 
 
 def _verify_rank(op: Operation, memref_type: Attribute, indices: Sequence[SSAValue]):
@@ -493,7 +573,10 @@ class UnpackOp(IRDLOperation, InvertibleOp):
     re = result_def(T)
     im = result_def(T)
 
-    traits = traits_def(InverseCancellationTrait())
+    traits = traits_def(
+        InverseCancellationTrait(),
+        NotDifferentiable("complex numbers carry no gradient yet"),
+    )
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue):
@@ -524,7 +607,10 @@ class PackOp(IRDLOperation, InvertibleOp):
     im = operand_def(T)
     result = result_def(ComplexType.constr(T))
 
-    traits = traits_def(InverseCancellationTrait())
+    traits = traits_def(
+        InverseCancellationTrait(),
+        NotDifferentiable("complex numbers carry no gradient yet"),
+    )
     assembly_format = "$re `,` $im attr-dict `:` type($result)"
 
     def __init__(self, re: SSAValue, im: SSAValue):
@@ -605,7 +691,9 @@ class ReturnOp(_ConsumingTerminator):
 
     name = "rev.return"
     traits = traits_def(
-        IsTerminator(), NotInvertible("inverted together with its rev.func")
+        IsTerminator(),
+        NotInvertible("inverted together with its rev.func"),
+        NotDifferentiable("differentiated together with its rev.func"),
     )
 
     def verify_(self) -> None:
@@ -628,7 +716,9 @@ class YieldOp(_ConsumingTerminator):
 
     name = "rev.yield"
     traits = traits_def(
-        IsTerminator(), NotInvertible("inverted together with the region's owner")
+        IsTerminator(),
+        NotInvertible("inverted together with the region's owner"),
+        NotDifferentiable("differentiated together with the region's owner"),
     )
 
 
@@ -639,7 +729,9 @@ class CondOp(IRDLOperation):
     name = "rev.cond"
     condition = operand_def(IntegerType(1))
     traits = traits_def(
-        IsTerminator(), NotInvertible("a condition is re-evaluated, never inverted")
+        IsTerminator(),
+        NotInvertible("a condition is re-evaluated, never inverted"),
+        NotDifferentiable("a condition is piecewise constant: no gradient flows"),
     )
     assembly_format = "$condition attr-dict"
 
@@ -790,7 +882,7 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
 
 
 @irdl_op_definition
-class IfOp(_StateRegionOp, RuntimeCheckedOp):
+class IfOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
     """NiLang's ``if (pre, post)``.
 
     ``pre`` decides the branch going forward; ``post``, evaluated on the
@@ -850,9 +942,25 @@ class IfOp(_StateRegionOp, RuntimeCheckedOp):
         then_region = inverter.invert_region(self.then_region)
         return pre, then_region, inverter.invert_region(self.else_region), post
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """Like the inverse (the postcondition picks the branch, both
+        branches are adjoint regions), carrying the gradients of the state and
+        of the outer values the branches read."""
+        state, captured = adjointer.carried_state(self, self.res)
+        extra = [v.type for v in state[len(self.res) :]]
+        if self.has_post():
+            pre = adjointer.clone_condition(self.post, extra)
+            post: Region | None = adjointer.clone_condition(self.pre, extra)
+        else:
+            pre, post = adjointer.clone_condition(self.pre, extra), None
+        then_region = adjointer.adjoint_region(self.then_region, captured)
+        else_region = adjointer.adjoint_region(self.else_region, captured)
+        op = adjointer.insert(IfOp(state, pre, then_region, else_region, post), like=self)
+        adjointer.bind_carried(self.state, op.res, captured)
+
 
 @irdl_op_definition
-class WhileOp(_StateRegionOp, RuntimeCheckedOp):
+class WhileOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
     """NiLang's ``while (pre, post)``.
 
     ``post`` must be false on entry and true after every iteration; the loop
@@ -896,9 +1004,23 @@ class WhileOp(_StateRegionOp, RuntimeCheckedOp):
             inverter.invert_region(self.body),
         )
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The inverse loop (conditions swapped) over adjoint iterations,
+        carrying gradients."""
+        state, captured = adjointer.carried_state(self, self.res)
+        extra = [v.type for v in state[len(self.res) :]]
+        op = WhileOp(
+            state,
+            adjointer.clone_condition(self.post, extra),
+            adjointer.clone_condition(self.pre, extra),
+            adjointer.adjoint_region(self.body, captured),
+        )
+        adjointer.insert(op, like=self)
+        adjointer.bind_carried(self.state, op.res, captured)
+
 
 @irdl_op_definition
-class ForOp(IRDLOperation, InvertibleOp):
+class ForOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """A loop over the immutable range ``lb, lb+step, ... < ub`` (``step > 0``).
 
     The body receives the induction variable and the carried state.  With
@@ -964,6 +1086,20 @@ class ForOp(IRDLOperation, InvertibleOp):
         for old, new in zip(self.state, op.res, strict=True):
             inverter.bind(old, new)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The reversed loop over adjoint iterations, carrying gradients."""
+        state, captured = adjointer.carried_state(self, self.res)
+        op = ForOp(
+            adjointer.lookup(self.lb),
+            adjointer.lookup(self.ub),
+            adjointer.lookup(self.step),
+            state,
+            adjointer.adjoint_region(self.body, captured),
+            reverse=not self.is_reverse,
+        )
+        adjointer.insert(op, like=self)
+        adjointer.bind_carried(self.state, op.res, captured)
+
     def print(self, printer: Printer) -> None:
         if self.is_reverse:
             printer.print_string(" reverse")
@@ -1014,7 +1150,13 @@ class RoutineOp(_StateRegionOp):
     compute = region_def("single_block")
     body = region_def("single_block")
 
-    traits = traits_def(InverseCancellationTrait())
+    traits = traits_def(
+        InverseCancellationTrait(),
+        NotDifferentiable(
+            "differentiated after expansion: ad-adjoint first inlines it as "
+            "compute; do; ~compute (rev-expand-routines)"
+        ),
+    )
 
     def __init__(self, state: Sequence[SSAValue], compute: Region, body: Region):
         super().__init__(
@@ -1061,7 +1203,13 @@ class InvOp(_StateRegionOp):
     REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("",)
     body = region_def("single_block")
 
-    traits = traits_def(InvFoldingTrait())
+    traits = traits_def(
+        InvFoldingTrait(),
+        NotDifferentiable(
+            "differentiated after expansion: ad-adjoint first inlines it as "
+            "the inverse of its region"
+        ),
+    )
 
     def __init__(self, state: Sequence[SSAValue], body: Region):
         super().__init__(
@@ -1084,7 +1232,7 @@ SAFE_MODES = ("forward", "inverse", "both")
 
 
 @irdl_op_definition
-class SafeOp(IRDLOperation, InvertibleOp):
+class SafeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """Irreversible host side effects (logging, counters) that touch no state.
 
     ``when`` says in which direction the region runs: ``forward`` (the
@@ -1129,6 +1277,10 @@ class SafeOp(IRDLOperation, InvertibleOp):
         op.attributes.update(self.attributes)
         inverter.insert(op, like=self)
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """Touches no state, so no gradient: the adjoint is the inverse."""
+        self.invert(adjointer)
+
     def print(self, printer: Printer) -> None:
         if self.mode != "forward":
             printer.print_string(f" {self.mode}")
@@ -1168,6 +1320,7 @@ class FuncOp(IRDLOperation):
         IsolatedFromAbove(),
         SymbolOpInterface(),
         NotInvertible("rev-invert builds a whole inverse function"),
+        NotDifferentiable("ad-adjoint builds a whole adjoint function @f.adj"),
     )
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region):
@@ -1234,7 +1387,7 @@ class FuncOp(IRDLOperation):
         return op
 
 
-class _CallLikeOp(IRDLOperation, InvertibleOp):
+class _CallLikeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     """Scalar arguments are consumed and come back as the results; memrefs and
     stacks are passed by reference (and may be written by the callee)."""
 
@@ -1290,6 +1443,30 @@ class _CallLikeOp(IRDLOperation, InvertibleOp):
         inverter.insert(op, like=self)
         for old, new in zip(self.scalar_args(), op.res, strict=True):
             inverter.bind(old, new)
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """``rev.call @g`` → ``rev.call @g.adj`` (``rev.uncall @g`` →
+        ``rev.call @g.inv.adj``) on the results and their gradients; it
+        returns the arguments and their gradients."""
+        from revmlir.ad.adjoint import gradient_type
+        from revmlir.inversion import inverse_name
+
+        callee = self.callee.string_value()
+        if isinstance(self, UncallOp):
+            callee = inverse_name(callee)
+        target = adjointer.adjoint_of(callee, self)
+        scalars = self.scalar_args()
+        results = iter(self.res)
+        operands = [adjointer.lookup(next(results) if a in scalars else a) for a in self.args]
+        gradients = [adjointer.gradient(r) for r in self.res]
+        call = CallOp(target, [*operands, *(g for g in gradients if g is not None)])
+        adjointer.insert(call, like=self)
+        new = iter(call.res)
+        for arg in scalars:
+            adjointer.bind(arg, next(new))
+        for arg in scalars:
+            if gradient_type(arg.type) is not None:
+                adjointer.bind_gradient(arg, next(new))
 
     def is_inverse_of(self, other: Operation) -> bool:
         if not isinstance(other, self.inverse_call()):

@@ -8,6 +8,7 @@ from revmlir.frontend.api import (
     reversible,
 )
 from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.gradient import gradient
 from revmlir.frontend.markers import (
     ancilla,
     cond,
@@ -33,7 +34,7 @@ from revmlir.frontend.types import ULog
 
 __all__ = [
     "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
-    "ULog", "ancilla", "cond", "copy_pop", "copy_push", "dec", "free", "inc", "inverse",
+    "ULog", "ancilla", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "inc", "inverse",
     "irot", "neg", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",
     "stack", "swap", "ulog",
 ]

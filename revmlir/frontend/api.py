@@ -274,13 +274,19 @@ def _quick_key(value: Any) -> Any:
     return type(value)
 
 
+def _is_log(declared: Attribute) -> bool:
+    from revmlir.dialects.rev import LogType
+
+    return isinstance(declared, LogType)
+
+
 def _converts(found: Attribute, declared: Attribute) -> bool:
     from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
 
     if isinstance(found, IntegerType) and found.width.data > 1:
         return isinstance(declared, AnyFloat | ComplexType) or declared == found
     if isinstance(found, AnyFloat):
-        return isinstance(declared, ComplexType)
+        return isinstance(declared, ComplexType) or _is_log(declared)
     from revmlir.dialects.rev import LogType
 
     return isinstance(declared, LogType) and isinstance(found, AnyFloat | IntegerType)

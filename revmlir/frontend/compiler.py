@@ -26,7 +26,7 @@ from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
 from revmlir.frontend.types import describe_type, type_of_annotation
-from revmlir.interfaces import RuntimeCheckedOp
+from revmlir.interfaces import has_switchable_checks, set_checks
 
 if TYPE_CHECKING:
     from revmlir.frontend.api import ReversibleFunction
@@ -698,6 +698,6 @@ def _strip_checks(block: Any, after: Operation | None) -> None:
     op = block.first_op if after is None else after.next_op
     while op is not None:
         for nested in op.walk():
-            if isinstance(nested, RuntimeCheckedOp):
-                nested.set_checks(False)
+            if has_switchable_checks(nested):
+                set_checks(nested, False)
         op = op.next_op

@@ -270,20 +270,23 @@ class FunctionLowering:
         identifier = self.checks.register(op, message, kinds)  # type: ignore[arg-type]
         true = self.const(True, i1, op)
         bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
-        first = self.no_error(op)
-        report = self.emit(arith.AndIOp(bad, first), op).results[0]
-        body = Block()
+        # The slot is only read on the failure path: checks that pass cost a
+        # comparison and a branch.
+        report, first = Block(), Block()
         saved = self.builder.insertion_point
-        self.builder.insertion_point = InsertPoint.at_end(body)
         try:
+            self.builder.insertion_point = InsertPoint.at_end(first)
             for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
                 bits = self._bits(value, op)
                 index = self.const(slot, IndexType(), op)
                 self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
             self.emit(scf.YieldOp(), op)
+            self.builder.insertion_point = InsertPoint.at_end(report)
+            self.emit(scf.IfOp(self.no_error(op), [], Region(first)), op)
+            self.emit(scf.YieldOp(), op)
         finally:
             self.builder.insertion_point = saved
-        self.emit(scf.IfOp(report, [], Region(body)), op)
+        self.emit(scf.IfOp(bad, [], Region(report)), op)
 
     def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
         """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
@@ -299,10 +302,16 @@ class FunctionLowering:
             value = self.emit(arith.ExtFOp(value, f64), like).results[0]
         return self.emit(arith.BitcastOp(value, i64), like).results[0]
 
-    def same(self, a: SSAValue, b: SSAValue, like: Operation) -> SSAValue:
-        """Equality for checks: exact on integers, within tolerance on floats."""
+    def same(self, a: SSAValue, b: SSAValue, like: Operation, b_is_zero: bool = False) -> SSAValue:
+        """Equality for checks: exact on integers, within tolerance on floats
+        (``|a − b| ≤ max(tol·max(|a|, |b|), tol)``, which is ``|a| ≤ tol`` when
+        ``b`` is known to be zero and ``tol < 1``)."""
         if isinstance(a.type, IntegerType | IndexType):
             return self.emit(arith.CmpiOp(a, b, "eq"), like).results[0]
+        if b_is_zero and isinstance(a.type, AnyFloat) and self.tolerance < 1:
+            size = self.emit(math.AbsFOp(a), like).results[0]
+            limit = self.const(self.tolerance, a.type, like)
+            return self.emit(arith.CmpfOp(size, limit, "ole"), like).results[0]
         if isinstance(a.type, ComplexType):
             difference = self.emit(complexd.SubOp(a, b), like).results[0]
             gap = self.emit(complexd.AbsOp(difference), like).results[0]
@@ -480,12 +489,21 @@ def _alloc(lowering: FunctionLowering, op: Operation) -> None:
     lowering.set(op.results[0], lowering.get(op.operands[0]))
 
 
+def _is_zero_constant(value: SSAValue) -> bool:
+    from xdsl.ir import OpResult
+
+    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
+        attr = value.op.value
+        return isinstance(attr, FloatAttr) and attr.value.data == 0.0
+    return False
+
+
 @lowers(anc.FreeOp)
 def _free(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, anc.FreeOp)
     if op.checks_enabled:
         value, expected = lowering.get(op.ancilla), lowering.get(op.value)
-        ok = lowering.same(value, expected, op)
+        ok = lowering.same(value, expected, op, b_is_zero=_is_zero_constant(op.value))
         if _payload_kind(value.type) is None:
             lowering.check(ok, op, "ancilla freed holding a value other than its known value")
         else:

@@ -36,6 +36,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return RevLowerToStdPass
 
+    def ad_adjoint():
+        from revmlir.passes.adjoint import AdAdjointPass
+
+        return AdAdjointPass
+
     return {
         "rev-verify": verify,
         "rev-invert": invert,
@@ -43,4 +48,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-insert-checks": insert_checks,
         "rev-strip-checks": strip_checks,
         "rev-lower-to-std": lower_to_std,
+        "ad-adjoint": ad_adjoint,
     }

@@ -14,7 +14,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from revmlir.interfaces import RuntimeCheckedOp
+from revmlir.interfaces import RuntimeCheckedOp, has_switchable_checks, set_checks
 from revmlir.passes.selection import selected_functions
 
 
@@ -30,8 +30,8 @@ class RevStripChecksPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func in selected_functions(op, self.functions):
             for checked in func.walk():
-                if isinstance(checked, RuntimeCheckedOp):
-                    checked.set_checks(False)
+                if has_switchable_checks(checked):
+                    set_checks(checked, False)
 
 
 @dataclass(frozen=True)
@@ -48,3 +48,5 @@ class RevInsertChecksPass(ModulePass):
             for checked in func.walk():
                 if isinstance(checked, RuntimeCheckedOp):
                     checked.set_checks(checked.needs_runtime_check())
+                elif has_switchable_checks(checked):
+                    set_checks(checked, True)

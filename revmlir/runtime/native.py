@@ -74,7 +74,14 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None) -> tuple[
     checks.attributes.update(work.attributes)
     ConvertStdToLLVMPass().apply(ctx, work)
     work.attributes.clear()
-    return str(convert_module(work, fallback_target_triple=None)), checks
+    llvm_module = convert_module(work, fallback_target_triple=None)
+    for function in llvm_module.functions:
+        if function.is_declaration:
+            # Only libm functions are declared (see std_to_llvm): pure, so
+            # LLVM may share and hoist their calls.
+            function.attributes.add("nounwind")
+            function.attributes.add("readnone")
+    return str(llvm_module), checks
 
 
 @dataclass

@@ -5,10 +5,12 @@
 
 // Run-time reversibility checks are the absence of the `nocheck` attribute on
 // the ops that have one: anc.free, rev.take, rev.if, rev.while,
-// anc.copy_pop, anc.stack_free.  rev-strip-checks marks all of them
-// `nocheck`; rev-insert-checks removes it again, except where the verifier
-// proved the check redundant (rev.take with constant indices).  No other op
-// ever gets the attribute (the full bodies are checked line by line).
+// anc.copy_pop, anc.stack_free, and on the ops whose inverse has one
+// (anc.alloc, rev.put, anc.stack_alloc, anc.copy_push: the attribute carries
+// over when they are inverted).  rev-strip-checks marks all of them `nocheck`;
+// rev-insert-checks removes it again, except where the verifier proved the
+// check redundant (rev.take with constant indices).  No other op ever gets the
+// attribute (the full bodies are checked line by line).
 
 rev.func @checked(%x: f64, %n: i64, %m: memref<4xf64>, %i: index) {
   %zero = arith.constant 0.0 : f64
@@ -71,17 +73,17 @@ rev.func @other(%x: f64) {
 // Every checked op is marked nocheck, nothing else.
 // STRIP-LABEL: rev.func @checked(%x: f64, %n: i64, %m: memref<4xf64>, %i: index) {
 // STRIP-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
-// STRIP-NEXT: %[[T:.*]] = anc.alloc %[[ZERO]] : f64
+// STRIP-NEXT: %[[T:.*]] = anc.alloc %[[ZERO]] {nocheck} : f64
 // STRIP-NEXT: %[[T1:.*]] = rev.add %[[T]], %x : f64
 // STRIP-NEXT: %[[T2:.*]] = rev.sub %[[T1]], %x : f64
 // STRIP-NEXT: anc.free %[[T2]], %[[ZERO]] {nocheck} : f64
 // STRIP-NEXT: %[[E:.*]] = rev.take %m[%i] {nocheck} : memref<4xf64>
 // STRIP-NEXT: %[[E1:.*]] = rev.neg %[[E]] : f64
-// STRIP-NEXT: rev.put %[[E1]], %m[%i] : memref<4xf64>
+// STRIP-NEXT: rev.put %[[E1]], %m[%i] {nocheck} : memref<4xf64>
 // STRIP-NEXT: %[[C2:.*]] = arith.constant 2 : index
 // STRIP-NEXT: %[[F:.*]] = rev.take %m[%[[C2]]] {nocheck} : memref<4xf64>
 // STRIP-NEXT: %[[F1:.*]] = rev.neg %[[F]] : f64
-// STRIP-NEXT: rev.put %[[F1]], %m[%[[C2]]] : memref<4xf64>
+// STRIP-NEXT: rev.put %[[F1]], %m[%[[C2]]] {nocheck} : memref<4xf64>
 // STRIP-NEXT: %[[X1:.*]] = rev.if (%x) : f64 attributes {nocheck} pre {
 // STRIP-NEXT: ^bb0(%a: f64):
 // STRIP-NEXT:   %[[GT:.*]] = arith.cmpf ogt, %a, %[[ZERO]] : f64
@@ -95,7 +97,7 @@ rev.func @other(%x: f64) {
 // STRIP-NEXT:   rev.yield %c : f64
 // STRIP-NEXT: }
 // STRIP-NEXT: %[[IZERO:.*]] = arith.constant 0 : i64
-// STRIP-NEXT: %[[K0:.*]] = anc.alloc %[[IZERO]] : i64
+// STRIP-NEXT: %[[K0:.*]] = anc.alloc %[[IZERO]] {nocheck} : i64
 // STRIP-NEXT: %[[K1:.*]] = rev.while (%[[K0]]) : i64 attributes {nocheck} pre {
 // STRIP-NEXT: ^bb0(%pk: i64):
 // STRIP-NEXT:   %[[LT:.*]] = arith.cmpi slt, %pk, %n : i64
@@ -111,15 +113,15 @@ rev.func @other(%x: f64) {
 // STRIP-NEXT: }
 // STRIP-NEXT: %[[K2:.*]] = rev.sub %[[K1]], %n : i64
 // STRIP-NEXT: anc.free %[[K2]], %[[IZERO]] {nocheck} : i64
-// STRIP-NEXT: %[[S:.*]] = anc.stack_alloc : !anc.stack<f64>
-// STRIP-NEXT: anc.copy_push %[[S]], %[[X1]] : !anc.stack<f64>
+// STRIP-NEXT: %[[S:.*]] = anc.stack_alloc {nocheck} : !anc.stack<f64>
+// STRIP-NEXT: anc.copy_push %[[S]], %[[X1]] {nocheck} : !anc.stack<f64>
 // STRIP-NEXT: anc.copy_pop %[[S]], %[[X1]] {nocheck} : !anc.stack<f64>
 // STRIP-NEXT: anc.stack_free %[[S]] {nocheck} : !anc.stack<f64>
 // STRIP-NEXT: rev.return %[[X1]], %n, %i : f64, i64, index
 // STRIP-NEXT: }
 // STRIP-LABEL: rev.func @other(%x: f64) {
 // STRIP-NEXT: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
-// STRIP-NEXT: %[[T:.*]] = anc.alloc %[[ZERO]] : f64
+// STRIP-NEXT: %[[T:.*]] = anc.alloc %[[ZERO]] {nocheck} : f64
 // STRIP-NEXT: %[[T1:.*]] = rev.add %[[T]], %x : f64
 // STRIP-NEXT: %[[T2:.*]] = rev.sub %[[T1]], %x : f64
 // STRIP-NEXT: anc.free %[[T2]], %[[ZERO]] {nocheck} : f64

@@ -1,0 +1,58 @@
+"""The ``ad`` dialect: differentiation as IR.
+
+Ops at module level name a ``rev.func`` and request a derived function; the
+``ad-*`` passes expand them into ordinary ``rev.func``s with deterministic
+names, so the result can be printed, inspected and lowered like any other
+reversible code.
+
+    rev.func @f(%y: f64, %x: f64) { … }
+    ad.adjoint @f                  // ad-adjoint adds rev.func @f.adj
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import FlatSymbolRefAttr, ModuleOp
+from xdsl.ir import Dialect
+from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def
+from xdsl.traits import HasParent, SymbolTable
+from xdsl.utils.exceptions import VerifyException
+
+
+@irdl_op_definition
+class AdjointOp(IRDLOperation):
+    """Request the adjoint (gradient program) of ``rev.func @f``.
+
+    ``ad-adjoint`` replaces it with ``rev.func @f.adj``, which takes ``f``'s
+    arguments holding ``f``'s outputs, then one gradient per float scalar
+    argument (the output adjoints), and returns ``f``'s inputs followed by the
+    input adjoints (reverse mode by reverse computing, NiLang's GVar
+    semantics).
+    """
+
+    name = "ad.adjoint"
+    function = prop_def(FlatSymbolRefAttr)
+
+    traits = traits_def(HasParent(ModuleOp))
+    assembly_format = "$function attr-dict"
+
+    def __init__(self, function: str | FlatSymbolRefAttr):
+        if isinstance(function, str):
+            function = FlatSymbolRefAttr(function)
+        super().__init__(properties={"function": function})
+
+    @property
+    def function_name(self) -> str:
+        return self.function.string_value()
+
+    def verify_(self) -> None:
+        from revmlir.dialects.rev import FuncOp
+
+        target = SymbolTable.lookup_symbol(self, self.function)
+        if not isinstance(target, FuncOp):
+            raise VerifyException(
+                f"'ad.adjoint' names @{self.function_name}, which is not a "
+                "rev.func of the module"
+            )
+
+
+Ad = Dialect("ad", [AdjointOp], [])
