@@ -1,0 +1,88 @@
+"""The fixed cost of calling a compiled reversible function from Python,
+beside numba's dispatcher, with where the time goes.
+
+Small problems (the 1000×1000 CSR product of bench_sparse.py runs in ~20 µs)
+are dominated by it.  Rows:
+
+* ``f(*args)``           — the public call = specialization_for + run;
+* ``specialization_for`` — finding the compiled specialization for the
+                           arguments (a cache keyed on Python types);
+* ``Specialization.run`` — argument checks and conversion, ctypes storage,
+                           error slot, the native call, results;
+* ``signature_of``       — the xDSL type signature, computed only when a new
+                           combination of Python types is seen (shown because
+                           it was on every call before that cache existed);
+* ``direct``             — the machine code alone (benchmarks/_harness.py);
+* ``numba dispatch``     — a numba function with the same arguments and a
+                           trivial body.
+
+Run:  .venv/bin/python benchmarks/bench_call_overhead.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import _harness as H
+import numba
+import numpy as np
+
+import revmlir as rv
+
+
+def six_arrays(y, a, b, c, d, alpha):
+    y[0] += alpha
+
+
+def three_scalars(y, a, b):
+    y += a * b
+
+
+@numba.njit(cache=False)
+def nb_six_arrays(y, a, b, c, d, alpha):
+    y[0] += alpha
+
+
+@numba.njit(cache=False)
+def nb_three_scalars(y, a, b):
+    return y + a * b, a, b
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    opts = parser.parse_args()
+    H.print_header("Call overhead: public eDSL call vs machine code vs numba dispatch", __doc__.split("Run:")[0])
+    arrays = (np.zeros(1000), np.zeros(100), np.zeros(100, dtype=np.int32), np.zeros(10, dtype=np.int32), np.zeros(5))
+    cases = {
+        "5 arrays + 1 float (csr_mul's signature)": (six_arrays, nb_six_arrays, (*arrays, 1.0)),
+        "3 floats (multiplier)": (three_scalars, nb_three_scalars, (2.0, 3.0, 5.0)),
+    }
+    for title, (src, nb, args) in cases.items():
+        f = rv.reversible(src, checks=False)
+        f(*args)
+        nb(*args)
+        spec = f.specialization_for(*args)
+        cands = {
+            "f(*args)": lambda f=f, args=args: f(*args),
+            "  specialization_for(*args)": lambda f=f, args=args: f.specialization_for(*args),
+            "  Specialization.run(args)": lambda spec=spec, args=args: spec.run(args, backward=False),
+            "signature_of (new types only)": lambda f=f, args=args: f.signature_of(args),
+            "direct (machine code)": H.direct(f, args),
+            "numba dispatch": lambda nb=nb, args=args: nb(*args),
+        }
+        timings = H.measure(cands, repeat=7 if opts.quick else 11, min_sample_s=0.01)
+        H.report(title, timings, ["numba dispatch"])
+    with_errstate = H.measure({"with np.errstate(all='ignore'): pass": _errstate,
+                               "empty Python call": lambda: None}, repeat=7)
+    H.report("one piece of Specialization.run", with_errstate, ["empty Python call"])
+
+
+def _errstate() -> None:
+    with np.errstate(all="ignore"):
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
