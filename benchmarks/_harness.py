@@ -467,29 +467,3 @@ def readnone_libm(text: str, names: Sequence[str] = ("hypot", "atan2", "atan", "
     return "\n".join(out) + "\n"
 
 
-def checks_off_in_inverses() -> None:
-    """Benchmark-local what-if: make ``checks=False`` / ``rv.nocheck()`` also
-    mark ``anc.alloc`` ops ``nocheck`` (as ``anc.FreeOp.invert`` already does
-    for frees), so the ``anc.free`` that inverting an alloc creates (in
-    ``f.inv``, in uncalls and in a routine's ``~r``) is unchecked too.
-    Affects functions decorated/compiled after the call, in this process."""
-    from xdsl.dialects.builtin import UnitAttr
-
-    from revmlir.dialects import anc
-    from revmlir.frontend import compiler
-
-    if getattr(compiler._strip_checks, "_whatif", False):
-        return
-    original = compiler._strip_checks
-
-    def strip(block: Any, after: Any) -> None:
-        original(block, after)
-        op = block.first_op if after is None else after.next_op
-        while op is not None:
-            for nested in op.walk():
-                if isinstance(nested, anc.AllocOp):
-                    nested.attributes["nocheck"] = UnitAttr()
-            op = op.next_op
-
-    strip._whatif = True  # type: ignore[attr-defined]
-    compiler._strip_checks = strip

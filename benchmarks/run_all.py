@@ -26,7 +26,6 @@ BENCHMARKS = {
     "leapfrog": "bench_leapfrog.py",      # (d)
     "compile": "bench_compile.py",        # compile latency
     "call_overhead": "bench_call_overhead.py",  # the fixed cost of f(*args)
-    "whatif": "whatif_fixes.py",          # the suggested fixes, measured
 }
 
 
