@@ -41,6 +41,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AdAdjointPass
 
+    def std_to_llvm():
+        from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
+
+        return ConvertStdToLLVMPass
+
     return {
         "rev-verify": verify,
         "rev-invert": invert,
@@ -48,5 +53,6 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-insert-checks": insert_checks,
         "rev-strip-checks": strip_checks,
         "rev-lower-to-std": lower_to_std,
+        "convert-std-to-llvm": std_to_llvm,
         "ad-adjoint": ad_adjoint,
     }

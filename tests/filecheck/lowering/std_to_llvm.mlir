@@ -1,0 +1,40 @@
+// RUN: rev-opt %s -p rev-invert,rev-lower-to-std,convert-std-to-llvm | filecheck %s
+// RUN: rev-opt %s -p rev-invert,rev-lower-to-std,convert-std-to-llvm -t llvm | filecheck %s --check-prefix=IR
+
+// Scalars keep their types, index is i64, a memref is {ptr, sizes}; several
+// results come back as a struct; structured loops become blocks.
+// CHECK-LABEL: llvm.func internal @scale(%{{.*}}: f64, %{{.*}}: !llvm.struct<(!llvm.ptr, i64)>, %{{.*}}: i64, %{{.*}}: !llvm.struct<(!llvm.ptr, i64)>) -> !llvm.struct<(f64, i64)>
+// The step check, reporting through the error slot only when it fails:
+// CHECK:         llvm.icmp "sgt"
+// CHECK:         llvm.store
+// The loop header, then the body: load, compute, store.
+// CHECK:         %[[MORE:.*]] = llvm.icmp "slt" %[[I:.*]], %{{.*}} : i64
+// CHECK-NEXT:    llvm.cond_br %[[MORE]]
+// CHECK:         llvm.getelementptr inbounds %{{.*}}[%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+// CHECK-NEXT:    %[[E:.*]] = llvm.load
+// CHECK-NEXT:    %[[P:.*]] = llvm.fmul
+// CHECK-NEXT:    %{{.*}} = llvm.fadd %[[E]], %[[P]] : f64
+// CHECK:         llvm.store
+// CHECK:         llvm.return %{{.*}} : !llvm.struct<(f64, i64)>
+// The C entry point: one pointer per argument plus the error slot.
+// CHECK-LABEL: llvm.func @scale_ciface(%{{.*}}: !llvm.ptr)
+// CHECK:         llvm.call @scale
+// CHECK:         llvm.return
+// CHECK-LABEL: llvm.func internal @scale.inv(
+// CHECK:         llvm.fmul
+// CHECK:         llvm.fsub
+// IR: define void @"scale_ciface"(ptr
+// IR: define void @"scale.inv_ciface"(ptr
+rev.func @scale(%s: f64, %m: memref<?xf64>, %n: index) {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %s1 = rev.for %zero to %n step %one : index (%s) : f64 {
+  ^bb0(%i: index, %acc: f64):
+    %e = rev.take %m[%i] : memref<?xf64>
+    %p = arith.mulf %acc, %acc : f64
+    %e1 = rev.add %e, %p : f64
+    rev.put %e1, %m[%i] : memref<?xf64>
+    rev.yield %acc : f64
+  }
+  rev.return %s1, %n : f64, index
+}
