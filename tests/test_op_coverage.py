@@ -45,3 +45,23 @@ def test_instruction_inverses_are_involutive():
     for op in all_ops():
         if issubclass(op, InstructionOp):
             assert op.inverse_class().inverse_class() is op, op.name
+
+
+@pytest.mark.parametrize("op", list(all_ops()), ids=lambda op: op.name)
+def test_every_op_has_an_adjoint_rule_or_a_mark(op):
+    """The same guard for differentiation: an op has an adjoint rule
+    (DifferentiableOp), is a pure expression with a derivative rule in
+    revmlir/ad/derivatives.py, or is marked NotDifferentiable(reason)."""
+    from revmlir.ad.derivatives import derivatives
+    from revmlir.interfaces import DifferentiableOp, NotDifferentiable
+
+    differentiable = issubclass(op, DifferentiableOp)
+    rule = op.has_trait(Pure) and op in derivatives
+    marked = op.has_trait(NotDifferentiable)
+    assert [differentiable, rule, marked].count(True) == 1, (
+        f"{op.name}: adjoint rule={differentiable} derivative rule={rule} "
+        f"marked={marked}; implement DifferentiableOp, add a derivative rule, "
+        "or give it NotDifferentiable(reason)"
+    )
+    if marked:
+        assert op.get_trait(NotDifferentiable).reason

@@ -37,7 +37,15 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
@@ -533,7 +541,7 @@ def generate_adjoints(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp
         primal = funcs[name]
         adjoint = adjoint_function(prepare(primal), target, schedule)
         # after @f and the functions derived from it (@f.inv, @f.adj, …)
-        base = name[: -len(".inv")] if name.endswith(".inv") else name
+        base = name.removesuffix(".inv")
         anchor: Operation = funcs.get(base, primal)
         while isinstance(after := anchor.next_op, rev.FuncOp) and (
             after.sym_name.data.startswith(base + ".")

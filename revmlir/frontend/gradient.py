@@ -29,15 +29,24 @@ def adjoint_backend(spec: Specialization) -> tuple[ModuleOp, Backend]:
         module = spec.module.clone()
         generate_adjoints(module, [spec.name])
         module.verify()
-        backend: Backend
+        from revmlir.interpreter import RevInterpreter
+
+        backend: Backend = RevInterpreter(module)
         if spec.native is not None:
+            from xdsl.utils.exceptions import PassFailedException
+
+            from revmlir.frontend.api import NativeCompilationError
             from revmlir.runtime.native import NativeModule
 
-            backend = NativeModule.compile(module)
-        else:
-            from revmlir.interpreter import RevInterpreter
-
-            backend = RevInterpreter(module)
+            try:
+                backend = NativeModule.compile(module)
+            except PassFailedException as reason:
+                # like the specialization itself: "auto" falls back
+                if spec.function.backend == "native":
+                    raise NativeCompilationError(
+                        f"the adjoint of {spec.function.__name__} cannot run "
+                        f"natively: {reason}"
+                    ) from None
         cached = _adjoints[spec] = (module, backend)
     return cached
 
