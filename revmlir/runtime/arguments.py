@@ -4,6 +4,7 @@ signature and brought into the canonical representation every backend uses
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,46 +30,67 @@ def type_name(value: Any) -> str:
 
 def to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
     """Check one argument of ``@func`` and convert it; raises ``TypeError``."""
+    return converter(type, func, index)(value)
 
-    def mismatch(expected: str) -> TypeError:
+
+def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
+    """``to_runtime`` for one argument position, with everything that depends
+    only on the type worked out once (calls are often small)."""
+
+    def mismatch(value: Any, expected: str) -> TypeError:
         return TypeError(
             f"argument #{index} of @{func} must be {expected} ({type}), "
             f"got {type_name(value)}"
         )
 
     if isinstance(type, MemRefType):
-        if not isinstance(value, np.ndarray):
-            raise mismatch("a numpy array")
         dtype = numpy_dtype(type.element_type)
         shape = type.get_shape()
-        if value.dtype != dtype or value.ndim != len(shape) or any(
-            d >= 0 and d != n for d, n in zip(shape, value.shape)
-        ):
-            raise TypeError(
-                f"argument #{index} of @{func} must be an array of {dtype} with shape "
-                f"{['?' if d < 0 else d for d in shape]}, got {value.dtype} "
-                f"{list(value.shape)}"
-            )
-        return value
+        static = [(i, d) for i, d in enumerate(shape) if d >= 0]
+
+        def array(value: Any) -> Any:
+            if not isinstance(value, np.ndarray):
+                raise mismatch(value, "a numpy array")
+            if (
+                value.dtype != dtype
+                or value.ndim != len(shape)
+                or any(value.shape[i] != d for i, d in static)
+            ):
+                raise TypeError(
+                    f"argument #{index} of @{func} must be an array of {dtype} with "
+                    f"shape {['?' if d < 0 else d for d in shape]}, got {value.dtype} "
+                    f"{list(value.shape)}"
+                )
+            return value
+
+        return array
     if isinstance(type, StackType):
-        if not isinstance(value, list):
-            raise mismatch("a list")
-        return value
-    if isinstance(value, np.ndarray | list | tuple | str | bytes) or value is None:
-        raise mismatch("a scalar")
-    if isinstance(type, IntegerType | IndexType):
-        if isinstance(value, float | complex | np.floating):
-            raise mismatch("an integer")
-        return normalize(type, int(value))
-    if isinstance(type, LogType):
-        if isinstance(value, complex) or not value > 0:
-            raise mismatch("a positive real number")
-        return normalize(type, np.log(float(value)))
-    if isinstance(type, ComplexType):
-        return normalize(type, complex(value))
-    if isinstance(value, complex):
-        raise mismatch("a real number")
-    return normalize(type, float(value))
+
+        def stack(value: Any) -> Any:
+            if not isinstance(value, list):
+                raise mismatch(value, "a list")
+            return value
+
+        return stack
+
+    def scalar(value: Any) -> Any:
+        if isinstance(value, np.ndarray | list | tuple | str | bytes) or value is None:
+            raise mismatch(value, "a scalar")
+        if isinstance(type, IntegerType | IndexType):
+            if isinstance(value, float | complex | np.floating):
+                raise mismatch(value, "an integer")
+            return normalize(type, int(value))
+        if isinstance(type, LogType):
+            if isinstance(value, complex) or not value > 0:
+                raise mismatch(value, "a positive real number")
+            return normalize(type, np.log(float(value)))
+        if isinstance(type, ComplexType):
+            return normalize(type, complex(value))
+        if isinstance(value, complex):
+            raise mismatch(value, "a real number")
+        return normalize(type, float(value))
+
+    return scalar
 
 
 def from_runtime(type: Attribute, value: Any) -> Any:

@@ -5,7 +5,8 @@ updated.  The interpreter and native code implement ``_execute``."""
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
@@ -13,8 +14,16 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
-from revmlir.runtime.arguments import from_runtime, to_runtime
+from revmlir.runtime.arguments import converter, from_runtime
 from revmlir.semantics import is_state_type
+
+
+@dataclass(frozen=True)
+class _Signature:
+    func: FuncOp
+    types: list[Attribute]
+    scalar: list[bool]
+    converters: list[Callable[[Any], Any]]
 
 
 class Backend(abc.ABC):
@@ -37,27 +46,31 @@ class Backend(abc.ABC):
         """Run ``@name`` backward (its inverse); returns every argument."""
         return self._run(name, args, backward=True)
 
-    def _signature(self, name: str) -> tuple[FuncOp, list[Attribute], list[bool]]:
-        """The function, its argument types and which of them are scalars
-        (looked up once per function: calls are often small)."""
-        cache: dict[str, tuple[FuncOp, list[Attribute], list[bool]]] = self.__dict__.setdefault(
-            "_signatures", {}
-        )
+    def _signature(self, name: str) -> _Signature:
+        """The function, its argument types, which are scalars, and their
+        converters (worked out once per function: calls are often small)."""
+        cache: dict[str, _Signature] = self.__dict__.setdefault("_signatures", {})
         if (found := cache.get(name)) is None:
             func = self.function(name)
             types = list(func.function_type.inputs.data)
-            found = cache[name] = (func, types, [is_state_type(t) for t in types])
+            found = cache[name] = _Signature(
+                func,
+                types,
+                [is_state_type(t) for t in types],
+                [converter(t, name, i) for i, t in enumerate(types)],
+            )
         return found
 
     def _run(self, name: str, args: Sequence[Any], backward: bool) -> tuple[Any, ...]:
-        func, types, scalar = self._signature(name)
+        signature = self._signature(name)
+        types = signature.types
         if len(args) != len(types):
             raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
-        values = [to_runtime(t, a, name, i) for i, (t, a) in enumerate(zip(types, args))]
-        outputs = iter(self._execute(func, values, backward))
+        values = [convert(a) for convert, a in zip(signature.converters, args)]
+        outputs = iter(self._execute(signature.func, values, backward))
         return tuple(
             from_runtime(t, next(outputs)) if is_scalar else value
-            for t, is_scalar, value in zip(types, scalar, values)
+            for t, is_scalar, value in zip(types, signature.scalar, values)
         )
 
     @abc.abstractmethod

@@ -106,8 +106,7 @@ class NativeModule(Backend):
         slots = (ctypes.c_void_p * (len(storage) + 1))(
             *[ctypes.addressof(s) for s in storage], ctypes.addressof(error_slot)
         )
-        with np.errstate(all="ignore"):
-            plan.entry(ctypes.addressof(slots))
+        plan.entry(ctypes.addressof(slots))
         if error[0]:
             check_error_slot(self.check_table, error.tolist(), plan.label)
         return [load(storage[i]) for i, load in plan.loads]
