@@ -490,15 +490,10 @@ def adjoint_function(
 def prepare(func: rev.FuncOp) -> rev.FuncOp:
     """A copy of ``func`` with routines expanded and ``rev.inv`` regions
     inlined as their inverse, as ``rev-lower-to-std`` prepares functions."""
-    from xdsl.pattern_rewriter import PatternRewriteWalker
-
-    from revmlir.lowering.rev_to_std import _inline_inverse_regions
-    from revmlir.passes.expand_routines import ExpandRoutine
+    from revmlir.passes.expand_routines import forward_only
 
     module = ModuleOp([func.clone()])
-    PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(module)
-    while any(isinstance(op, rev.InvOp) for op in module.walk()):
-        _inline_inverse_regions(module)
+    forward_only(module)
     prepared = module.body.block.first_op
     assert isinstance(prepared, rev.FuncOp)
     prepared.detach()

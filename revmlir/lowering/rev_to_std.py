@@ -44,15 +44,14 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, format_location
-from revmlir.inversion import Inverter, invert_function, inverse_name
+from revmlir.inversion import invert_function, inverse_name
 from revmlir.lowering.rules import RuleTable
-from revmlir.passes.expand_routines import ExpandRoutine
+from revmlir.passes.expand_routines import forward_only
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import constant_index
 
@@ -72,19 +71,6 @@ def std_type(type: Attribute) -> Attribute:
 # ---------------------------------------------------------------------------
 # Preparation: leave only forward code
 # ---------------------------------------------------------------------------
-
-
-def _inline_inverse_regions(module: ModuleOp) -> None:
-    """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
-    an outer region rebuilds the ones nested in it)."""
-    while (op := next(
-        (o for o in module.walk(region_first=True) if isinstance(o, rev.InvOp)), None
-    )) is not None:
-        builder = Builder(InsertPoint.before(op))
-        inverter = Inverter(op, builder)
-        block = op.body.block
-        state = inverter.invert_body(block, block.args, list(op.state))
-        Rewriter.replace_op(op, [], state)
 
 
 def _materialize_uncalled_inverses(module: ModuleOp) -> None:
@@ -658,8 +644,7 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(op)
-        _inline_inverse_regions(op)
+        forward_only(op)
         _materialize_uncalled_inverses(op)
         checks = CheckTable()
         for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:

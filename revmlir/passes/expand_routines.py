@@ -13,9 +13,9 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from revmlir.dialects.rev import RoutineOp
+from revmlir.dialects.rev import InvOp, RoutineOp
 from revmlir.inversion import Inverter, inline_block
 
 
@@ -28,6 +28,25 @@ class ExpandRoutine(RewritePattern):
         inverter = Inverter(op, builder)
         state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
         rewriter.replace(op, [], state)
+
+
+def inline_inverse_regions(module: ModuleOp) -> None:
+    """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
+    an outer region rebuilds the ones nested in it)."""
+    while (op := next(
+        (o for o in module.walk(region_first=True) if isinstance(o, InvOp)), None
+    )) is not None:
+        inverter = Inverter(op, Builder(InsertPoint.before(op)))
+        block = op.body.block
+        state = inverter.invert_body(block, block.args, list(op.state))
+        Rewriter.replace_op(op, [], state)
+
+
+def forward_only(module: ModuleOp) -> None:
+    """Expand routines and inline ``rev.inv`` regions: what is left runs in
+    one direction, which is what lowering and differentiation start from."""
+    PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(module)
+    inline_inverse_regions(module)
 
 
 @dataclass(frozen=True)
