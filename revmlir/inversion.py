@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.builder import Builder
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
@@ -122,12 +122,13 @@ class Inverter:
             self.insert(YieldOp(*results), like=terminator)
         return Region(block)
 
-    def clone_region(self, region: Region) -> Region:
-        """A forward copy of ``region`` whose captured values are mapped."""
+    def clone_region(self, region: Region, extra_args: Sequence[Attribute] = ()) -> Region:
+        """A forward copy of ``region`` whose captured values are mapped,
+        optionally taking ``extra_args`` trailing arguments it ignores."""
         forward = region.block
-        block = Block(arg_types=[a.type for a in forward.args])
+        block = Block(arg_types=[*(a.type for a in forward.args), *extra_args])
         local: dict[SSAValue, SSAValue] = {}
-        for old, new in zip(forward.args, block.args, strict=True):
+        for old, new in zip(forward.args, block.args):
             new.name_hint = old.name_hint
             local[old] = new
         with self._at_end(block):

@@ -400,16 +400,7 @@ class Adjointer(Inverter):
     def clone_condition(self, region: Region, extra: Sequence[Attribute]) -> Region:
         """A copy of condition ``region`` taking ``extra`` trailing arguments
         (the gradients the adjoint op carries; conditions ignore them)."""
-        forward = region.block
-        block = Block(arg_types=[*(a.type for a in forward.args), *extra])
-        local: dict[SSAValue, SSAValue] = {}
-        for old, new in zip(forward.args, block.args):
-            new.name_hint = old.name_hint
-            local[old] = new
-        with self._at_end(block):
-            for op in forward.ops:
-                self.builder.insert(self._clone_with_captures(op, region, local))
-        return Region(block)
+        return self.clone_region(region, extra)
 
     # -- calls ------------------------------------------------------------------
 
