@@ -25,13 +25,20 @@ _FRONTEND_NAMES = (
     "swap", "ulog",
 )
 
-__all__ = ["ExecutionError", "InvertibilityError", "ReversibilityViolation", *_FRONTEND_NAMES]
+__all__ = [
+    "ExecutionError", "InvertibilityError", "ReversibilityViolation", "checkpoint",
+    *_FRONTEND_NAMES,
+]
 
 if TYPE_CHECKING:
     from revmlir.frontend import *  # noqa: F403
 
 
 def __getattr__(name: str) -> Any:
+    if name == "checkpoint":
+        import revmlir.checkpoint
+
+        return revmlir.checkpoint
     if name in _FRONTEND_NAMES:
         import revmlir.frontend
 

@@ -48,7 +48,7 @@ from revmlir.verifier import RULES
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 BIN = Path(sys.executable).parent
-DOC_NAMES = ["dialects.md", "writing-a-pass.md", "tools.md", "design.md", "python.md"]
+DOC_NAMES = ["dialects.md", "writing-a-pass.md", "tools.md", "design.md", "python.md", "checkpointing.md"]
 
 _FENCE = re.compile(r"^```([\w-]*)[ \t]*$")
 

@@ -1,0 +1,186 @@
+"""Checkpoint schedules are checked against the known optima by simulation.
+
+The expected numbers come from closed forms computed here, independently of the
+generators: Griewank-Walther's binomial optimum (and a brute-force recurrence
+for small cases), bisection's ceil(log2) memory, Bennett's (2k-1)^n time and
+n(k-1)+2 space.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from math import ceil, comb, log2
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from revmlir.checkpoint import (
+    Advance,
+    Compute,
+    FreeSnapshot,
+    Objective,
+    Restore,
+    ReverseStep,
+    Schedule,
+    ScheduleError,
+    TakeSnapshot,
+    bennett,
+    binomial,
+    bisection,
+    online,
+    store_all,
+    validate,
+)
+
+
+def gw_optimum(steps: int, snaps: int) -> int:
+    t = 0
+    while comb(snaps + t, snaps) < steps:
+        t += 1
+    return t * steps - (comb(snaps + t, snaps + 1) if t >= 1 else 0)
+
+
+@cache
+def brute_force(steps: int, snaps: int) -> int:
+    """min over the first split j of j + cost(right, s-1) + cost(left, s)."""
+    if steps <= 1:
+        return 0
+    if snaps == 1:
+        return steps * (steps - 1) // 2
+    return min(j + brute_force(steps - j, snaps - 1) + brute_force(j, snaps)
+               for j in range(1, steps))
+
+
+@pytest.mark.parametrize("snaps", range(1, 9))
+def test_binomial_matches_griewank_walther(snaps: int) -> None:
+    for steps in range(1, 61):
+        stats = validate(binomial(steps, snaps), steps, memory=snaps)
+        assert stats["plain"] == gw_optimum(steps, snaps), (steps, snaps)
+        assert stats["taped"] == steps
+        assert stats["peak"] <= snaps
+
+
+def test_closed_form_is_the_brute_force_optimum() -> None:
+    for snaps in range(1, 6):
+        for steps in range(1, 40):
+            assert gw_optimum(steps, snaps) == brute_force(steps, snaps)
+
+
+def test_binomial_too_little_memory_is_reported() -> None:
+    with pytest.raises(ScheduleError, match=r"action #\d+ TAKE_SNAPSHOT\(\d+\).*exceed memory 4"):
+        validate(binomial(100, 5), 100, memory=4)
+
+
+def test_binomial_large() -> None:
+    s = binomial(20000, 12)
+    stats = validate(s, 20000, 12)
+    assert stats["plain"] == gw_optimum(20000, 12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 400), st.integers(1, 30))
+def test_binomial_random_validates(steps: int, snaps: int) -> None:
+    stats = validate(binomial(steps, snaps), steps, snaps)
+    assert stats["plain"] == (gw_optimum(steps, snaps) if steps else 0)
+
+
+@pytest.mark.parametrize("steps", [*range(1, 70), 100, 1000, 1024, 1025])
+def test_bisection_peak_is_ceil_log2_plus_one(steps: int) -> None:
+    peak = ceil(log2(steps)) + 1
+    stats = validate(bisection(steps), steps, memory=peak)
+    assert stats["peak"] == peak
+    assert stats["taped"] == steps
+    assert stats["plain"] <= steps * ceil(log2(steps)) // 2 + steps
+    if steps > 2:
+        with pytest.raises(ScheduleError, match="exceed memory"):
+            validate(bisection(steps), steps, memory=peak - 1)
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_bennett_time_and_space(k: int, n: int) -> None:
+    steps = k ** n
+    space = n * (k - 1) + 2
+    stats = validate(bennett(steps, k), steps, memory=space)
+    assert stats["plain"] + stats["uncompute"] == (2 * k - 1) ** n
+    assert stats["plain"] - stats["uncompute"] == 1
+    assert stats["peak"] == space
+    assert stats["taped"] == 0
+
+
+@pytest.mark.parametrize("steps", [1, 2, 5, 17, 100])
+def test_bennett_any_length_validates(steps: int) -> None:
+    validate(bennett(steps, 3), steps, memory=None)
+
+
+@pytest.mark.parametrize("steps", [1, 2, 10, 57])
+def test_store_all(steps: int) -> None:
+    stats = validate(store_all(steps), steps, memory=steps)
+    # The last step is run taped from the stored s_{steps-1}, so s_steps is never
+    # stored and only steps - 1 plain advances happen (= binomial(steps, steps)).
+    assert stats == {"plain": steps - 1, "taped": steps, "uncompute": 0, "peak": steps}
+    assert stats == binomial(steps, steps).stats()
+
+
+def test_empty_chain() -> None:
+    for s in (store_all(0), bisection(0), binomial(0, 3), online(3).realize(0)):
+        assert s.stats() == {"plain": 0, "taped": 0, "uncompute": 0, "peak": 0}
+    # The pebble game holds its input from the start, even with nothing to compute.
+    assert bennett(0, 2).stats() == {"plain": 0, "taped": 0, "uncompute": 0, "peak": 1}
+
+
+@pytest.mark.parametrize("snaps", [1, 2, 3, 4, 7, 10])
+def test_online_validates_for_unknown_trip_counts(snaps: int) -> None:
+    policy = online(snaps)
+    for n in [*range(80), 200, 513, 1000]:
+        stats = validate(policy.realize(n), n, memory=snaps)
+        assert stats["taped"] == n
+        assert stats["plain"] >= gw_optimum(n, snaps)  # never beats the offline optimum
+
+
+def test_online_forward_does_not_depend_on_the_trip_count() -> None:
+    """The forward actions of a longer run extend those of a shorter one."""
+    run_short, run_long = online(5).start(), online(5).start()
+    short = [a for _ in range(40) for a in run_short.step()]
+    long = [a for _ in range(300) for a in run_long.step()]
+    assert long[:len(short)] == short
+    with pytest.raises(RuntimeError):
+        run_short.finish()
+        run_short.step()
+
+
+def test_schedules_are_immutable_values() -> None:
+    s = binomial(10, 3)
+    assert s == binomial(10, 3) and hash(s) == hash(binomial(10, 3))
+    with pytest.raises(AttributeError):
+        s.steps = 3  # type: ignore[misc]
+    assert isinstance(s.actions, tuple) and str(s.actions[0]) == "TAKE_SNAPSHOT(0)"
+
+
+def _adjoint(steps: int, *actions: object) -> Schedule:
+    return Schedule("hand", steps, Objective.ADJOINT, tuple(actions))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("schedule", "message"), [
+    (_adjoint(2, TakeSnapshot(0), ReverseStep(0)), r"#1 REVERSE_STEP\(0\).*expected step 1"),
+    (_adjoint(2, TakeSnapshot(0), Advance(1), ReverseStep(1), ReverseStep(0)),
+     r"#3 REVERSE_STEP\(0\).*working state is none"),
+    (_adjoint(2, Restore(0)), r"#0 RESTORE\(0\).*not stored"),
+    (_adjoint(2, TakeSnapshot(0), Advance(3)), r"#1 ADVANCE\(3\).*past s_2"),
+    (_adjoint(1, TakeSnapshot(0), ReverseStep(0)), r"end of schedule.*left stored: \[0\]"),
+    (_adjoint(2, TakeSnapshot(0), Advance(1), ReverseStep(1), FreeSnapshot(0)),
+     r"end of schedule.*step 0 was never reversed"),
+    (_adjoint(1, TakeSnapshot(0), Compute(0)), r"#1 COMPUTE\(0\).*not an action of a adjoint"),
+    (Schedule("hand", 2, Objective.REVERSIBLE, (Compute(1),)), r"#0 COMPUTE\(1\).*s_1 is not stored"),
+    (Schedule("hand", 2, Objective.REVERSIBLE, (Compute(0), Compute(1))),
+     r"end of schedule.*holds \[0, 1, 2\]"),
+])
+def test_validate_names_first_bad_action(schedule: Schedule, message: str) -> None:
+    with pytest.raises(ScheduleError, match=message):
+        validate(schedule, schedule.steps, memory=None)
+
+
+def test_validate_checks_chain_length() -> None:
+    with pytest.raises(ScheduleError, match="for 5 steps, not 6"):
+        validate(binomial(5, 2), 6, 2)
