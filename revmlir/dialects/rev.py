@@ -12,6 +12,7 @@ to the interfaces in ``revmlir.interfaces``.
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar, Self
 
@@ -142,8 +143,9 @@ class InstructionOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     traits = traits_def(InverseCancellationTrait())
 
     @classmethod
+    @abc.abstractmethod
     def inverse_class(cls) -> type[InstructionOp]:
-        raise NotImplementedError(f"{cls.name} must name its inverse")
+        """The instruction that undoes this one."""
 
     def targets(self) -> Sequence[SSAValue]:
         return self.operands[: self.TARGETS]
@@ -837,9 +839,9 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
     OPTIONAL_REGION: ClassVar[str | None] = None
     """A trailing region that may be absent (printed only when present)."""
 
+    @abc.abstractmethod
     def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
         """The regions of the inverse op, in constructor order."""
-        raise NotImplementedError(f"{self.name} must say how its regions invert")
 
     def invert(self, inverter: Inverter) -> None:
         op = type(self)(
@@ -1408,8 +1410,9 @@ class _CallLikeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         )
 
     @classmethod
+    @abc.abstractmethod
     def inverse_call(cls) -> type[_CallLikeOp]:
-        raise NotImplementedError()
+        """``rev.uncall`` for ``rev.call`` and the other way round."""
 
     def scalar_args(self) -> list[SSAValue]:
         from revmlir.semantics import is_state_type
