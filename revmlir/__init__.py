@@ -18,11 +18,12 @@ from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViol
 # The frontend pulls in the interpreter and the native backend; tools that only
 # transform IR (rev-opt) should not pay for them, so they load on first use.
 _FRONTEND_NAMES = (
-    "InverseFunction", "NativeCompilationError", "ReversibleFunction",
-    "ReversibleSyntaxError", "Specialization", "ULog", "ancilla", "cond",
-    "copy_pop", "copy_push", "dec", "free", "gradient", "inc", "inverse", "irot", "neg",
+    "AdjointFunction", "InverseFunction", "NativeCompilationError", "ReversibleFunction",
+    "ReversibleSyntaxError", "Specialization", "ULog", "adjoint", "ancilla", "cond",
+    "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
+    "irot", "jacobian", "jvp", "neg",
     "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack",
-    "swap", "ulog",
+    "swap", "ulog", "vjp",
 )
 
 __all__ = [

@@ -306,17 +306,25 @@ class FunctionBuilder:
         return self._current(name, loc).type
 
     def _current(self, name: str, loc: Loc) -> SSAValue:
-        scope = self._scope
-        if name in scope.values:
-            return scope.values[name]
-        value = scope.find(name)
+        value = self._visible(self._scope, name)
         if value is None:
             raise BuildError(f"unknown variable '{name}'", loc)
-        if not is_state_type(value.type) or not scope.carries:
+        return value
+
+    def _visible(self, scope: _Scope, name: str) -> SSAValue | None:
+        if name in scope.values:
+            return scope.values[name]
+        if scope.parent is None:
+            return None
+        # Import through every enclosing region, not only the innermost: a
+        # read nested in a region that later consumes the variable (passes it
+        # to a call) must read that region's version, not the outer one.
+        value = self._visible(scope.parent, name)
+        if value is None or not is_state_type(value.type) or not scope.carries:
             return value
         # Outer state read or updated inside a region: give the region its own
-        # version, an argument; `_finish_region` turns it back into a plain
-        # read of the outer value if the region never updates it.
+        # version, an argument; `_seal` turns it back into a plain read of the
+        # outer value if the region never updates it.
         arg = scope.block.insert_arg(value.type, len(scope.block.args))
         arg.name_hint = name
         scope.imported[name] = arg

@@ -9,7 +9,7 @@ operation and its source location so a diagnostic can point at the user's text.
 from __future__ import annotations
 
 from xdsl.dialects.builtin import FileLineColLoc, LocationAttr
-from xdsl.ir import Operation
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -24,6 +24,14 @@ def describe_op(op: Operation) -> str:
     """The op's name followed by its location, the way diagnostics cite an op."""
     where = format_location(op.location)
     return f"'{op.name}'" + (f" at {where}" if where else "")
+
+
+def describe_value(value: SSAValue) -> str:
+    """A value by its name and where it comes from, for diagnostics."""
+    name = f"%{value.name_hint}" if value.name_hint else "a value"
+    if isinstance(value, OpResult):
+        return f"{name} (result of {describe_op(value.op)})"
+    return f"{name} (block argument #{value.index})"  # type: ignore[attr-defined]
 
 
 class ReversibilityViolation(VerifyException):

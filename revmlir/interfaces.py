@@ -19,6 +19,7 @@ from xdsl.traits import OpTrait
 
 if TYPE_CHECKING:
     from revmlir.ad.adjoint import Adjointer
+    from revmlir.ad.tangent import Tangenter
     from revmlir.inversion import Inverter
 
 
@@ -147,10 +148,33 @@ class DifferentiableOp(Operation, abc.ABC):
         raise NotImplementedError()
 
 
+class ForwardDifferentiableOp(Operation, abc.ABC):
+    """An op with a tangent rule (forward mode).
+
+    The tangent program runs forward: each op is copied and followed by the
+    updates of the tangents of the values it produced, from the tangents of
+    the values it read or consumed (``y += e`` gives ``ẏ += ė``).  Tangents
+    are state of the tangent program, so it is itself reversible.
+    """
+
+    @abc.abstractmethod
+    def tangent(self, tangenter: Tangenter) -> None:
+        """Emit a copy of this op plus its tangent updates.
+
+        Read the tangents of operands with ``tangenter.tangent`` (``None``:
+        zero, or a value that carries none; expressions are swept forward
+        with the tangent table of ``revmlir.ad.tangent_rules``), copy the op
+        with ``tangenter.copy`` and bind the tangents of its results with
+        ``tangenter.bind_tangent``.
+        """
+        raise NotImplementedError()
+
+
 @dataclass(frozen=True)
 class NotDifferentiable(OpTrait):
-    """Marks an op that has no adjoint rule of its own, with the reason (it is
-    differentiated by its owner, expanded before differentiation, or its values
-    carry no gradient yet).  ``ad-adjoint`` reports the reason at the op."""
+    """Marks an op that has neither an adjoint nor a tangent rule of its own,
+    with the reason (it is differentiated by its owner, expanded before
+    differentiation, or its values carry no derivative yet).  ``ad-adjoint``
+    and ``ad-tangent`` report the reason at the op."""
 
     reason: str = ""

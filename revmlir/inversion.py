@@ -14,7 +14,7 @@ inverts its branches), ``rev.uncall`` in the interpreter and routine expansion.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -24,7 +24,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
 from revmlir.dialects.rev import FuncOp, ReturnOp, YieldOp
-from revmlir.errors import describe_op
+from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import InvertibleOp
 from revmlir.semantics import is_expression_op, is_state_type
 
@@ -77,7 +77,7 @@ class Inverter:
         if isinstance(value, OpResult) and is_expression_op(value.op):
             return self._recompute(value)
         raise InversionError(
-            f"{_describe_value(value)} is not available where the inverse of "
+            f"{describe_value(value)} is not available where the inverse of "
             f"{describe_op(self.root)} needs it; run rev-verify for the cause"
         )
 
@@ -162,14 +162,8 @@ class Inverter:
 
     # -- helpers --------------------------------------------------------------
 
-    @contextmanager
-    def _at_end(self, block: Block) -> Iterator[None]:
-        saved = self.builder.insertion_point
-        self.builder.insertion_point = InsertPoint.at_end(block)
-        try:
-            yield
-        finally:
-            self.builder.insertion_point = saved
+    def _at_end(self, block: Block) -> AbstractContextManager[None]:
+        return building_at_end(self.builder, block)
 
     def _recompute(self, value: OpResult) -> SSAValue:
         cached = self.recomputed.get(value)
@@ -205,11 +199,16 @@ class Inverter:
         return op.clone(value_mapper=local)
 
 
-def _describe_value(value: SSAValue) -> str:
-    name = f"%{value.name_hint}" if value.name_hint else "a value"
-    if isinstance(value, OpResult):
-        return f"{name} (result of {describe_op(value.op)})"
-    return f"{name} (block argument #{value.index})"
+@contextmanager
+def building_at_end(builder: Builder, block: Block) -> Iterator[None]:
+    """Insert at the end of ``block`` for the duration of the ``with``, then
+    where ``builder`` was (regions are built inside out)."""
+    saved = builder.insertion_point
+    builder.insertion_point = InsertPoint.at_end(block)
+    try:
+        yield
+    finally:
+        builder.insertion_point = saved
 
 
 def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:

@@ -15,32 +15,15 @@ while writing these programs.
 from __future__ import annotations
 
 import cmath
-import importlib.util
 import math
-import sys
 import warnings
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import revmlir as rv
-
-EXAMPLES = Path(__file__).parent.parent / "examples" / "python"
-
-
-def _load(name: str) -> ModuleType:
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
+from python_examples import load_example as _load
 
 basics = _load("paper_basics")
 bennett_mod = _load("paper_bennett")

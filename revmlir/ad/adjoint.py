@@ -29,11 +29,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
-    FloatAttr,
+    MemRefType,
     ModuleOp,
     UnitAttr,
 )
@@ -49,10 +49,10 @@ from xdsl.ir import (
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.derived import Differentiator, derive_functions
 from revmlir.dialects import anc, rev
-from revmlir.errors import describe_op
-from revmlir.interfaces import DifferentiableOp, NotDifferentiable
-from revmlir.inversion import Inverter, inverse_name, invert_function
+from revmlir.errors import describe_op, describe_value
+from revmlir.interfaces import DifferentiableOp, set_checks
 from revmlir.semantics import is_expression_op, is_state_type, is_state_value
 
 ADJOINT_SUFFIX = ".adj"
@@ -67,12 +67,26 @@ def gradient_type(type: Attribute) -> Attribute | None:
     """The type of the gradient a value of ``type`` carries, ``None`` for none.
 
     Floats carry a float gradient; log numbers carry the gradient with respect
-    to their stored logarithm; integers, indices and booleans carry none.
+    to their stored logarithm; a complex ``z = x + iy`` carries the complex
+    ``∂L/∂x + i ∂L/∂y`` (NiLang's convention: for holomorphic ``r = f(z)`` the
+    rules read ``ḡz = ḡr · conj(f'(z))``); integers, indices and booleans
+    carry none.
+    A memref or stack of such elements carries a *shadow*: a memref (stack) of
+    the same shape holding one gradient per element, updated in place as the
+    elements are (GVar arrays, without interleaving values and gradients).
     """
     if isinstance(type, rev.LogType):
         return type.element_type
-    if isinstance(type, AnyFloat):
+    if isinstance(type, AnyFloat | ComplexType):
         return type
+    if isinstance(type, MemRefType):
+        element = gradient_type(type.element_type)
+        if element is None:
+            return None
+        return MemRefType(element, type.shape, type.layout, type.memory_space)
+    if isinstance(type, anc.StackType):
+        element = gradient_type(type.element_type)
+        return None if element is None else anc.StackType(element)
     return None
 
 
@@ -93,7 +107,7 @@ def _gradient_name(value: SSAValue) -> str | None:
 
 
 @dataclass
-class Adjointer(Inverter):
+class Adjointer(Differentiator):
     """Emits the adjoint of the code inside ``root``.
 
     ``gradients`` maps a forward float state version to the adjoint-side value
@@ -105,8 +119,18 @@ class Adjointer(Inverter):
 
     gradients: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     request: Callable[[str, Operation], str] | None = None
-    current: Operation | None = None
     _needs: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
+
+    RULE = "adjoint"
+
+    def apply_rule(self, op: Operation) -> bool:
+        if not isinstance(op, DifferentiableOp):
+            return False
+        op.adjoint(self)
+        return True
+
+    def fail(self, op: Operation, why: str) -> AdjointError:
+        return unsupported(op, why)
 
     # -- gradients of state values -------------------------------------------
 
@@ -117,7 +141,7 @@ class Adjointer(Inverter):
         found = self.gradients.get(value)
         if found is None:
             raise AdjointError(
-                f"internal error: no gradient for {_describe(value)} where the "
+                f"internal error: no gradient for {describe_value(value)} where the "
                 f"adjoint of {describe_op(self.current or self.root)} needs it"
             )
         return found
@@ -132,46 +156,29 @@ class Adjointer(Inverter):
         alloc = anc.AllocOp(self.const(0.0, type))
         return self.emit_op(alloc).results[0]
 
+    def add_to_element(
+        self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue
+    ) -> None:
+        """``shadow[i…] += contribution`` for an element of a float array read
+        by the forward program (the indices are recomputed at this point).
+
+        The borrow is not checked at run time: the forward program read the
+        element while the same elements were borrowed, so its own checks
+        (of the primal arrays) already ruled out a shared read/write."""
+        shadow = self.gradient(memref_value)
+        assert shadow is not None
+        where = [self.primal(i) for i in indices]
+        take = rev.TakeOp(shadow, where)
+        set_checks(take, False)
+        element = self.emit(take)
+        self.emit_op(rev.PutOp(self.emit(rev.AddOp(element, contribution)), shadow, where))
+
     def discard_gradient(self, gradient: SSAValue) -> None:
         """End a gradient's life: an unchecked ``anc.free`` against zero (the
         gradient of an ancilla is dropped when the ancilla is born)."""
         free = anc.FreeOp(gradient, self.const(0.0, gradient.type))
         free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
         self.emit_op(free)
-
-    # -- emitting arithmetic (used by the derivative rules) -------------------
-
-    def emit_op(self, op: Operation) -> Operation:
-        if self.current is not None:
-            op.location = self.current.location
-        self.builder.insert(op)
-        return op
-
-    def emit(self, op: Operation) -> SSAValue:
-        return self.emit_op(op).results[0]
-
-    def primal(self, value: SSAValue) -> SSAValue:
-        """The forward ``value`` at the inverse point (recomputed if needed)."""
-        return self.lookup(value)
-
-    def const(self, value: float, type: Attribute) -> SSAValue:
-        assert isinstance(type, AnyFloat)
-        return self.emit(arith.ConstantOp(FloatAttr(value, type)))
-
-    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.AddfOp(a, b))
-
-    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.SubfOp(a, b))
-
-    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.MulfOp(a, b))
-
-    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.emit(arith.DivfOp(a, b))
-
-    def neg(self, a: SSAValue) -> SSAValue:
-        return self.emit(arith.NegfOp(a))
 
     # -- the local reverse sweep over an expression ----------------------------
 
@@ -186,24 +193,15 @@ class Adjointer(Inverter):
     def _compute_needs(self, value: SSAValue) -> bool:
         type = value.type
         if is_state_value(value):
-            if isinstance(type, ComplexType):
-                raise unsupported(_owner(value), "complex numbers carry no gradient yet")
             return gradient_type(type) is not None
         if not (isinstance(value, OpResult) and is_expression_op(value.op)):
             return False  # an induction variable, a condition's argument, a reference
-        if gradient_type(type) is None and not isinstance(type, ComplexType):
+        if gradient_type(type) is None:
             return False  # integers and booleans are piecewise constant
         op = value.op
         if isinstance(op, memref.LoadOp):
-            raise unsupported(
-                op,
-                "reading elements of a float array is not differentiable yet "
-                "(gradients of arrays need shadow arrays)",
-            )
-        needed = any(self.wants(o) for o in op.operands)
-        if needed and isinstance(type, ComplexType):
-            raise unsupported(op, "complex expressions are not differentiable yet")
-        return needed
+            return True  # an element of a float array: its shadow gets the gradient
+        return any(self.wants(o) for o in op.operands)
 
     def accumulate(self, seeds: Sequence[tuple[SSAValue, SSAValue]]) -> None:
         """Add each seed's gradient to the expression it belongs to.
@@ -280,21 +278,7 @@ class Adjointer(Inverter):
         carrying = [v for v in terminator.operands if gradient_type(v.type) is not None]
         for value, gradient in zip(carrying, output_gradients, strict=True):
             self.bind_gradient(value, gradient)
-        saved = self.current
-        try:
-            for op in reversed(list(block.ops)[:-1]):
-                if is_expression_op(op):
-                    continue  # recomputed (and differentiated) where it is read
-                self.current = op
-                _check_no_complex(op)
-                if isinstance(op, DifferentiableOp):
-                    op.adjoint(self)
-                elif (mark := op.get_trait(NotDifferentiable)) is not None:
-                    raise unsupported(op, mark.reason)
-                else:
-                    raise unsupported(op, f"'{op.name}' has no adjoint rule")
-        finally:
-            self.current = saved
+        self.differentiate(reversed(list(block.ops)[:-1]))
         results = [self.lookup(a) for a in state_args]
         gradients = [self.gradient(a) for a in state_args if gradient_type(a.type)]
         return results, gradients  # type: ignore[return-value]
@@ -410,27 +394,6 @@ class Adjointer(Inverter):
         return self.request(callee, call)
 
 
-def _owner(value: SSAValue) -> Operation:
-    if isinstance(value, OpResult):
-        return value.op
-    op = value.block.parent_op()  # type: ignore[union-attr]
-    assert op is not None
-    return op
-
-
-def _describe(value: SSAValue) -> str:
-    name = f"%{value.name_hint}" if value.name_hint else "a value"
-    if isinstance(value, OpResult):
-        return f"{name} (result of {describe_op(value.op)})"
-    return f"{name} (block argument #{value.index})"
-
-
-def _check_no_complex(op: Operation) -> None:
-    for value in (*op.operands, *op.results):
-        if isinstance(value.type, ComplexType):
-            raise unsupported(op, "complex numbers carry no gradient yet")
-
-
 # ---------------------------------------------------------------------------
 # Functions and modules
 # ---------------------------------------------------------------------------
@@ -441,15 +404,11 @@ def adjoint_function(
 ) -> rev.FuncOp:
     """``@name``: the adjoint of ``func`` (already free of routines and
     ``rev.inv``).  Arguments: ``func``'s arguments holding its outputs, then one
-    gradient per float scalar argument; results: ``func``'s inputs, then their
-    gradients."""
+    gradient per argument that carries one (``gradient_type``), in argument
+    order: a value for a scalar, a shadow for a float memref or stack, which
+    is updated in place from the output's gradient to the input's.  Results:
+    ``func``'s inputs, then the gradients of the scalar ones."""
     forward = func.body.block
-    for arg in forward.args:
-        if isinstance(arg.type, ComplexType):
-            raise AdjointError(
-                f"{describe_op(func)} cannot be differentiated: argument "
-                f"#{arg.index} is complex; complex numbers carry no gradient yet"
-            )
     carrying = [a for a in forward.args if gradient_type(a.type) is not None]
     block = Block(
         arg_types=[a.type for a in forward.args]
@@ -465,9 +424,13 @@ def adjoint_function(
             outputs.append(new)
         else:
             adjointer.bind(old, new)
-    output_gradients = list(block.args[len(forward.args) :])
-    for old, new in zip(carrying, output_gradients):
+    output_gradients: list[SSAValue] = []
+    for old, new in zip(carrying, block.args[len(forward.args) :], strict=True):
         new.name_hint = _gradient_name(old)
+        if is_state_type(old.type):
+            output_gradients.append(new)
+        else:
+            adjointer.bind_gradient(old, new)  # a shadow array or stack
     results, gradients = adjointer.adjoint_body(forward, state_args, outputs, output_gradients)
     terminator = forward.last_op
     assert terminator is not None
@@ -478,77 +441,47 @@ def adjoint_function(
     return adjoint
 
 
-def prepare(func: rev.FuncOp) -> rev.FuncOp:
-    """A copy of ``func`` with routines expanded and ``rev.inv`` regions
-    inlined as their inverse, as ``rev-lower-to-std`` prepares functions."""
-    from revmlir.passes.expand_routines import forward_only
-
-    module = ModuleOp([func.clone()])
-    forward_only(module)
-    prepared = module.body.block.first_op
-    assert isinstance(prepared, rev.FuncOp)
-    prepared.detach()
-    return prepared
-
-
 def generate_adjoints(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
     """Add ``@f.adj`` for each named ``@f`` and for every function their
     adjoints call (recursion included), right after the primal function.
     Existing adjoints are kept.  ``rev.uncall @g`` is differentiated through
     ``@g.inv``, which is added when missing."""
+    return derive_functions(module, names, ADJOINT_SUFFIX, adjoint_function, _missing)
+
+
+GRADIENT_SUFFIX = ".grad"
+
+
+def generate_gradients(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+    """Add ``@f.grad`` for each named ``@f``: ``rev.call @f`` followed by
+    ``rev.call @f.adj`` in one function, with ``@f.adj``'s signature.  Given
+    the inputs and the output gradients (the seeds), it returns the inputs
+    (up to rounding) and the input gradients: a whole gradient in one call,
+    with nothing kept between the forward and the backward run."""
+    generate_adjoints(module, names)
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
-    queue: list[str] = []
-    scheduled: set[str] = set()
-    created: list[rev.FuncOp] = []
-
-    def schedule(name: str, where: Operation | None) -> str:
-        if name not in funcs:
-            base = inverse_name(name)
-            if name.endswith(".inv") and base in funcs:
-                inverse = invert_function(funcs[base], name)
-                funcs[base].parent_block().insert_op_after(inverse, funcs[base])  # type: ignore[union-attr]
-                funcs[name] = inverse
-            elif where is not None:
-                raise unsupported(where, f"no rev.func named @{name} in the module")
-            else:
-                raise AdjointError(f"no rev.func named @{name} in the module")
-        if name not in scheduled:
-            scheduled.add(name)
-            queue.append(name)
-        return adjoint_name(name)
-
+    created = []
     for name in names:
-        schedule(name, None)
-    while queue:
-        name = queue.pop(0)
-        target = adjoint_name(name)
+        target = name + GRADIENT_SUFFIX
         if target in funcs:
             continue
+        adjoint = funcs[adjoint_name(name)]
         primal = funcs[name]
-        adjoint = adjoint_function(prepare(primal), target, schedule)
-        # after @f and the functions derived from it (@f.inv, @f.adj, …)
-        base = name.removesuffix(".inv")
-        anchor: Operation = funcs.get(base, primal)
-        while isinstance(after := anchor.next_op, rev.FuncOp) and (
-            after.sym_name.data.startswith(base + ".")
-        ):
-            anchor = after
-        primal.parent_block().insert_op_after(adjoint, anchor)  # type: ignore[union-attr]
-        funcs[target] = adjoint
-        created.append(adjoint)
+        count = len(primal.body.block.args)
+        block = Block(arg_types=adjoint.function_type.inputs.data)
+        for old, new in zip(adjoint.body.block.args, block.args):
+            new.name_hint = old.name_hint
+        forward = rev.CallOp(name, block.args[:count])
+        results = iter(forward.res)
+        outputs = [next(results) if is_state_type(a.type) else a for a in block.args[:count]]
+        backward = rev.CallOp(adjoint_name(name), [*outputs, *block.args[count:]])
+        block.add_ops([forward, backward, rev.ReturnOp(*backward.res)])
+        gradient = rev.FuncOp(target, [a.type for a in block.args], Region(block))
+        gradient.location = primal.location
+        module.body.block.insert_op_after(gradient, adjoint)
+        created.append(gradient)
     return created
 
 
-def invert_without_gradient(op: Operation, adjointer: Adjointer, why: str) -> None:
-    """The adjoint of an op whose values carry no gradient (integers,
-    booleans, stacks, integer arrays) is its inverse; ``why`` explains the
-    error when one of its values does carry a gradient."""
-    for value in (*op.operands, *op.results):
-        type = value.type
-        element = getattr(type, "element_type", None)
-        if gradient_type(type) is not None or (
-            not is_state_type(type) and element is not None and gradient_type(element)
-        ):
-            raise unsupported(op, why)
-    assert isinstance(op, DifferentiableOp)
-    op.invert(adjointer)  # type: ignore[attr-defined]
+def _missing(where: Operation | None, message: str) -> AdjointError:
+    return AdjointError(message) if where is None else unsupported(where, message)

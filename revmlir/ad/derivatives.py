@@ -20,11 +20,15 @@ their location when a gradient has to flow through them.
 
 from __future__ import annotations
 
+import math as pymath
+
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from xdsl.dialects import arith, math
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects import arith, math, memref
+from xdsl.dialects import complex as complexd
+from xdsl.dialects.builtin import ComplexType
+from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
 from revmlir.lowering.rules import RuleTable
@@ -44,40 +48,46 @@ def _operand(op: Operation, i: int) -> SSAValue:
     return op.operands[i]
 
 
+def _conj(d: Adjointer, value: SSAValue) -> SSAValue:
+    """The primal ``value``, conjugated if complex: holomorphic rules are
+    the real ones with ``ḡz = ḡr · conj(f'(z))`` (NiLang's convention)."""
+    return d.conj(d.primal(value))
+
+
 # -- arith ------------------------------------------------------------------
 
 
-@derivatives(arith.AddfOp)
+@derivatives(arith.AddfOp, complexd.AddOp)
 def _addf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     return [g, g]
 
 
-@derivatives(arith.SubfOp)
+@derivatives(arith.SubfOp, complexd.SubOp)
 def _subf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     return [g, d.neg(g) if d.wants(_operand(op, 1)) else None]
 
 
-@derivatives(arith.MulfOp)
+@derivatives(arith.MulfOp, complexd.MulOp)
 def _mulf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     a, b = op.operands
     return [
-        d.mul(g, d.primal(b)) if d.wants(a) else None,
-        d.mul(g, d.primal(a)) if d.wants(b) else None,
+        d.mul(g, _conj(d, b)) if d.wants(a) else None,
+        d.mul(g, _conj(d, a)) if d.wants(b) else None,
     ]
 
 
-@derivatives(arith.DivfOp)
+@derivatives(arith.DivfOp, complexd.DivOp)
 def _divf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     # r = a / b:  ∂r/∂a = 1/b,  ∂r/∂b = -a/b² = -r/b
     a, b = op.operands
-    q = d.div(g, d.primal(b))
+    q = d.div(g, _conj(d, b))
     return [
         q if d.wants(a) else None,
-        d.neg(d.mul(q, d.primal(op.results[0]))) if d.wants(b) else None,
+        d.neg(d.mul(q, _conj(d, op.results[0]))) if d.wants(b) else None,
     ]
 
 
-@derivatives(arith.NegfOp)
+@derivatives(arith.NegfOp, complexd.NegOp)
 def _negf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     return [d.neg(g)]
 
@@ -97,44 +107,143 @@ def _select(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 # -- math -------------------------------------------------------------------
 
 
-@derivatives(math.ExpOp)
+@derivatives(math.ExpOp, complexd.ExpOp)
 def _exp(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
-    return [d.mul(g, d.primal(op.results[0]))]
+    return [d.mul(g, _conj(d, op.results[0]))]
 
 
-@derivatives(math.LogOp)
+@derivatives(math.LogOp, complexd.LogOp)
 def _log(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
-    return [d.div(g, d.primal(op.operands[0]))]
+    return [d.div(g, _conj(d, op.operands[0]))]
 
 
-@derivatives(math.SqrtOp)
+@derivatives(math.SqrtOp, complexd.SqrtOp)
 def _sqrt(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
-    r = d.primal(op.results[0])
+    r = _conj(d, op.results[0])
     return [d.div(g, d.add(r, r))]
 
 
-@derivatives(math.SinOp)
+def _apply(d: Adjointer, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
+    """``f(value)`` with the math op for floats or the complex op."""
+    op = complex_op if isinstance(value.type, ComplexType) else real
+    return d.emit(op(value))  # type: ignore[call-arg]
+
+
+@derivatives(math.SinOp, complexd.SinOp)
 def _sin(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
-    return [d.mul(g, d.emit(math.CosOp(d.primal(op.operands[0]))))]
+    x = d.primal(op.operands[0])
+    return [d.mul(g, d.conj(_apply(d, x, math.CosOp, complexd.CosOp)))]
 
 
-@derivatives(math.CosOp)
+@derivatives(math.CosOp, complexd.CosOp)
 def _cos(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
-    return [d.neg(d.mul(g, d.emit(math.SinOp(d.primal(op.operands[0])))))]
+    x = d.primal(op.operands[0])
+    return [d.neg(d.mul(g, d.conj(_apply(d, x, math.SinOp, complexd.SinOp))))]
 
 
-@derivatives(math.TanOp)
+@derivatives(math.TanOp, complexd.TanOp)
 def _tan(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     # 1 + tan²
-    r = d.primal(op.results[0])
+    r = _conj(d, op.results[0])
     return [d.mul(g, d.add(d.const(1.0, g.type), d.mul(r, r)))]
 
 
-@derivatives(math.TanhOp)
+@derivatives(math.TanhOp, complexd.TanhOp)
 def _tanh(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     # 1 - tanh²
-    r = d.primal(op.results[0])
+    r = _conj(d, op.results[0])
     return [d.mul(g, d.sub(d.const(1.0, g.type), d.mul(r, r)))]
+
+
+@derivatives(math.ExpM1Op)
+def _expm1(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    r = d.primal(op.results[0])
+    return [d.mul(g, d.add(r, d.const(1.0, g.type)))]
+
+
+@derivatives(math.Log1pOp)
+def _log1p(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [d.div(g, d.add(d.primal(op.operands[0]), d.const(1.0, g.type)))]
+
+
+@derivatives(math.Log2Op, math.Log10Op)
+def _log_base(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    base = 2.0 if isinstance(op, math.Log2Op) else 10.0
+    scale = d.const(pymath.log(base), g.type)
+    return [d.div(g, d.mul(d.primal(op.operands[0]), scale))]
+
+
+def _one_minus_square_root(d: Adjointer, x: SSAValue) -> SSAValue:
+    """``sqrt(1 - x²)``, the denominator of asin' and acos'."""
+    px = d.primal(x)
+    return d.emit(math.SqrtOp(d.sub(d.const(1.0, px.type), d.mul(px, px))))
+
+
+@derivatives(math.AsinOp)
+def _asin(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [d.div(g, _one_minus_square_root(d, op.operands[0]))]
+
+
+@derivatives(math.AcosOp)
+def _acos(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [d.neg(d.div(g, _one_minus_square_root(d, op.operands[0])))]
+
+
+@derivatives(math.AtanOp)
+def _atan(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    x = d.primal(op.operands[0])
+    return [d.div(g, d.add(d.const(1.0, g.type), d.mul(x, x)))]
+
+
+@derivatives(math.SinhOp)
+def _sinh(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [d.mul(g, d.emit(math.CoshOp(d.primal(op.operands[0]))))]
+
+
+@derivatives(math.CoshOp)
+def _cosh(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [d.mul(g, d.emit(math.SinhOp(d.primal(op.operands[0]))))]
+
+
+@derivatives(math.ErfOp)
+def _erf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # 2/√π · exp(-x²)
+    x = d.primal(op.operands[0])
+    bell = d.emit(math.ExpOp(d.neg(d.mul(x, x))))
+    return [d.mul(g, d.mul(d.const(2.0 / pymath.sqrt(pymath.pi), g.type), bell))]
+
+
+@derivatives(math.FloorOp, math.CeilOp)
+def _step(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [None]  # piecewise constant
+
+
+@derivatives(math.CopySignOp)
+def _copysign(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # r = |a|·sign(b):  ∂r/∂a = sign(a)·sign(b) = copysign(1, a)·copysign(1, b)
+    a, b = (d.primal(v) for v in op.operands)
+    one = d.const(1.0, g.type)
+    sign = d.mul(d.emit(math.CopySignOp(one, a)), d.emit(math.CopySignOp(one, b)))
+    return [d.mul(g, sign), None]
+
+
+@derivatives(arith.MaximumfOp, arith.MinimumfOp)
+def _extremum(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # the gradient goes to the operand that was chosen (the first one on ties)
+    a, b = op.operands
+    chosen = d.emit(arith.CmpfOp(d.primal(a), d.primal(op.results[0]), "oeq"))
+    zero = d.const(0.0, g.type)
+    return [
+        d.emit(arith.SelectOp(chosen, g, zero)) if d.wants(a) else None,
+        d.emit(arith.SelectOp(chosen, zero, g)) if d.wants(b) else None,
+    ]
+
+
+@derivatives(arith.ExtFOp, arith.TruncFOp)
+def _float_cast(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    source = op.operands[0].type
+    cast = arith.TruncFOp if isinstance(op, arith.ExtFOp) else arith.ExtFOp
+    return [d.emit(cast(g, source))]
 
 
 @derivatives(math.PowFOp)
@@ -170,6 +279,82 @@ def _absf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     # sign(x) (the subgradient +1 at +0, -1 at -0)
     one = d.const(1.0, g.type)
     return [d.mul(g, d.emit(math.CopySignOp(one, d.primal(op.operands[0]))))]
+
+
+# -- complex (beyond the holomorphic rules registered with the real ones) ----
+
+
+@derivatives(complexd.ConjOp)
+def _conj_rule(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # conj flips the sign of ∂L/∂y
+    return [d.conj(g)]
+
+
+@derivatives(complexd.CreateOp)
+def _create(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    re, im = op.operands
+    return [
+        d.emit(complexd.ReOp(g)) if d.wants(re) else None,
+        d.emit(complexd.ImOp(g)) if d.wants(im) else None,
+    ]
+
+
+def _complex(d: Adjointer, re: SSAValue, im: SSAValue, type: Attribute) -> SSAValue:
+    assert isinstance(type, ComplexType)
+    return d.emit(complexd.CreateOp(re, im, type))
+
+
+@derivatives(complexd.ReOp)
+def _re(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [_complex(d, g, d.const(0.0, g.type), op.operands[0].type)]
+
+
+@derivatives(complexd.ImOp)
+def _im(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return [_complex(d, d.const(0.0, g.type), g, op.operands[0].type)]
+
+
+def _parts(d: Adjointer, z: SSAValue) -> tuple[SSAValue, SSAValue]:
+    value = d.primal(z)
+    return d.emit(complexd.ReOp(value)), d.emit(complexd.ImOp(value))
+
+
+@derivatives(complexd.AbsOp)
+def _cabs(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # r = |z|:  ∂r/∂x = x/r,  ∂r/∂y = y/r
+    x, y = _parts(d, op.operands[0])
+    q = d.div(g, d.primal(op.results[0]))
+    return [_complex(d, d.mul(q, x), d.mul(q, y), op.operands[0].type)]
+
+
+@derivatives(complexd.AngleOp)
+def _angle(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # r = atan2(y, x):  ∂r/∂x = -y/|z|²,  ∂r/∂y = x/|z|²
+    x, y = _parts(d, op.operands[0])
+    q = d.div(g, d.add(d.mul(x, x), d.mul(y, y)))
+    return [_complex(d, d.neg(d.mul(q, y)), d.mul(q, x), op.operands[0].type)]
+
+
+@derivatives(complexd.PowOp)
+def _cpow(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # r = a^b:  ∂r/∂a = b·r/a,  ∂r/∂b = r·log a
+    a, b = op.operands
+    pa, r = d.primal(a), d.primal(op.results[0])
+    return [
+        d.mul(g, d.conj(d.div(d.mul(d.primal(b), r), pa))) if d.wants(a) else None,
+        d.mul(g, d.conj(d.mul(r, d.emit(complexd.LogOp(pa))))) if d.wants(b) else None,
+    ]
+
+
+# -- memory -------------------------------------------------------------------
+
+
+@derivatives(memref.LoadOp)
+def _load(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # a leaf of the expression: the element's gradient lives in the shadow array
+    assert isinstance(op, memref.LoadOp)
+    d.add_to_element(op.memref, op.indices, g)
+    return [None] * len(op.operands)
 
 
 # -- log-number conversions (gradients of log numbers are w.r.t. the logarithm)

@@ -7,6 +7,8 @@ reversible code.
 
     rev.func @f(%y: f64, %x: f64) { … }
     ad.adjoint @f                  // ad-adjoint adds rev.func @f.adj
+    ad.tangent @f                  // ad-tangent adds rev.func @f.tan
+    ad.hessian @f                  // ad-hessian adds @f.tan, @f.adj, @f.adj.tan
 """
 
 from __future__ import annotations
@@ -18,18 +20,10 @@ from xdsl.traits import HasParent, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 
-@irdl_op_definition
-class AdjointOp(IRDLOperation):
-    """Request the adjoint (gradient program) of ``rev.func @f``.
+class FunctionRequestOp(IRDLOperation):
+    """An op that names a ``rev.func`` of its module and requests a function
+    derived from it; an ``ad-*`` pass replaces it by that function."""
 
-    ``ad-adjoint`` replaces it with ``rev.func @f.adj``, which takes ``f``'s
-    arguments holding ``f``'s outputs, then one gradient per float scalar
-    argument (the output adjoints), and returns ``f``'s inputs followed by the
-    input adjoints (reverse mode by reverse computing, NiLang's GVar
-    semantics).
-    """
-
-    name = "ad.adjoint"
     function = prop_def(FlatSymbolRefAttr)
 
     traits = traits_def(HasParent(ModuleOp))
@@ -50,9 +44,51 @@ class AdjointOp(IRDLOperation):
         target = SymbolTable.lookup_symbol(self, self.function)
         if not isinstance(target, FuncOp):
             raise VerifyException(
-                f"'ad.adjoint' names @{self.function_name}, which is not a "
+                f"'{self.name}' names @{self.function_name}, which is not a "
                 "rev.func of the module"
             )
 
 
-Ad = Dialect("ad", [AdjointOp], [])
+@irdl_op_definition
+class AdjointOp(FunctionRequestOp):
+    """Request the adjoint (gradient program) of ``rev.func @f``.
+
+    ``ad-adjoint`` replaces it with ``rev.func @f.adj``, which takes ``f``'s
+    arguments holding ``f``'s outputs, then one gradient per float scalar
+    argument (the output adjoints), and returns ``f``'s inputs followed by the
+    input adjoints (reverse mode by reverse computing, NiLang's GVar
+    semantics).
+    """
+
+    name = "ad.adjoint"
+
+
+@irdl_op_definition
+class TangentOp(FunctionRequestOp):
+    """Request the tangent program (forward mode) of ``rev.func @f``.
+
+    ``ad-tangent`` replaces it with ``rev.func @f.tan``, which takes ``f``'s
+    arguments, then one tangent per argument carrying a derivative (a value
+    per float scalar, a shadow tangent array per float memref, read as input
+    tangents and overwritten with output tangents), and returns ``f``'s
+    results followed by the tangents of its scalar results.
+    """
+
+    name = "ad.tangent"
+
+
+@irdl_op_definition
+class HessianOp(FunctionRequestOp):
+    """Request Hessian-vector products of ``rev.func @f``, forward over
+    reverse.
+
+    ``ad-hessian`` replaces it with ``@f.tan``, ``@f.adj`` and ``@f.adj.tan``:
+    the tangent of the adjoint, whose input-gradient tangents are ``H·v`` when
+    it runs on ``f``'s outputs and their tangents (from ``@f.tan``) with
+    constant output gradients.
+    """
+
+    name = "ad.hessian"
+
+
+Ad = Dialect("ad", [AdjointOp, TangentOp, HessianOp], [])

@@ -30,19 +30,15 @@ from revmlir.dialects.rev import InverseCancellationTrait
 from revmlir.interfaces import (
     ChecksWhenInverted,
     DifferentiableOp,
+    ForwardDifferentiableOp,
     InvertibleOp,
     RuntimeCheckedOp,
 )
 
 if TYPE_CHECKING:
     from revmlir.ad.adjoint import Adjointer
+    from revmlir.ad.tangent import Tangenter
     from revmlir.inversion import Inverter
-
-_STACK_GRADIENTS = (
-    "stacks of floats are not differentiable yet (their gradients need a "
-    "gradient stack); stacks of integers and booleans are fine"
-)
-
 
 @irdl_attr_definition
 class StackType(ParametrizedAttribute, TypeAttribute):
@@ -53,7 +49,9 @@ class StackType(ParametrizedAttribute, TypeAttribute):
 
 
 @irdl_op_definition
-class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class AllocOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """``x ← e``: a new state value holding the known value ``e``.
     Inverse: ``anc.free`` with the same ``e``."""
 
@@ -76,6 +74,10 @@ class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         free.attributes.update(self.attributes)
         inverter.insert(free, like=self)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """``x ← e``: ``ẋ ← ė`` (zero when ``e`` is a constant)."""
+        tangenter.mirror(self)
+
     def adjoint(self, adjointer: Adjointer) -> None:
         """``x ← e``: the ancilla's gradient flows into ``e`` (NiLang drops
         it, which is wrong when ``e`` is not a constant); then the ancilla is
@@ -92,7 +94,9 @@ class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
 
 
 @irdl_op_definition
-class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
+class FreeOp(
+    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """``x → e``: consume the ancilla ``x``, which must hold ``e``.
     Inverse: ``anc.alloc`` of ``e``."""
 
@@ -122,6 +126,10 @@ class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
         inverter.insert(alloc, like=self)
         inverter.bind(self.ancilla, alloc.result)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """``x → e``: ``ẋ → ė``, unchecked (the check on ``x`` covers it)."""
+        tangenter.mirror(self)
+
     def adjoint(self, adjointer: Adjointer) -> None:
         """``x → e``: nothing after the free depends on ``x``, so the
         re-allocated ancilla starts with a zero gradient."""
@@ -136,7 +144,9 @@ class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
 
 
 @irdl_op_definition
-class StackAllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class StackAllocOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """A new, empty stack.  Inverse: ``anc.stack_free``."""
 
     name = "anc.stack_alloc"
@@ -155,12 +165,23 @@ class StackAllocOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     def invert(self, inverter: Inverter) -> None:
         inverter.insert(StackFreeOp(inverter.lookup(self.result)), like=self)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """A stack of floats has a shadow stack of tangents, born with it."""
+        tangenter.mirror(self)
+
     def adjoint(self, adjointer: Adjointer) -> None:
-        self.invert(adjointer)  # a reference: no gradient
+        """A stack of floats has a shadow stack of gradients, born and
+        released with it."""
+        shadow = adjointer.gradient(self.result)
+        self.invert(adjointer)
+        if shadow is not None:
+            adjointer.insert(StackFreeOp(shadow), like=self)
 
 
 @irdl_op_definition
-class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
+class StackFreeOp(
+    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Release a stack, which must be empty.  Inverse: ``anc.stack_alloc``."""
 
     name = "anc.stack_free"
@@ -183,32 +204,41 @@ class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableO
         alloc = inverter.insert(StackAllocOp(self.stack.type), like=self)
         inverter.bind(self.stack, alloc.result)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        tangenter.mirror(self)
+
     def adjoint(self, adjointer: Adjointer) -> None:
-        self.invert(adjointer)  # a reference: no gradient
+        from revmlir.ad.adjoint import gradient_type
+
+        self.invert(adjointer)
+        if isinstance(type := gradient_type(self.stack.type), StackType):
+            shadow = adjointer.insert(StackAllocOp(type), like=self)
+            adjointer.bind_gradient(self.stack, shadow.result)
 
 
 _ElementT = VarConstraint("T", AnyAttr())
 _StackT = ParamAttrConstraint(StackType, (_ElementT,))
 
 
-class _StackOp(IRDLOperation, InvertibleOp, DifferentiableOp):
-    """Shared behaviour; each op declares ``stack`` first so it is operand 0."""
+class _StackOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
+    """Shared behaviour; each op declares ``stack`` first so it is operand 0.
+
+    The adjoint of each op moves values on the stack as its inverse does and
+    moves their gradients on the shadow stack (``Adjointer.gradient`` of the
+    stack; ``None`` for stacks of integers and booleans) the same way.
+    """
 
     traits = traits_def(InverseCancellationTrait())
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def adjoint(self, adjointer: Adjointer) -> None:
-        """Stacks of integers and booleans carry no gradient: the adjoint is
-        the inverse.  ``copy_push``/``copy_pop`` only copy and compare, so
-        they are inverted for any element type."""
-        if isinstance(self, CopyPushOp | CopyPopOp):
-            self.invert(adjointer)
-            return
-        from revmlir.ad.adjoint import invert_without_gradient
-
-        invert_without_gradient(self, adjointer, _STACK_GRADIENTS)
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The same op on the shadow stack of tangents, with the tangent in
+        place of the value (stacks of integers and booleans have none)."""
+        tangenter.mirror(self)
 
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, _StackOp) and other.operands[0] == self.operands[0]
@@ -233,6 +263,13 @@ class PushOp(_StackOp):
     def invert(self, inverter: Inverter) -> None:
         pop = inverter.insert(PopOp(inverter.lookup(self.stack)), like=self)
         inverter.bind(self.value, pop.result)
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        shadow = adjointer.gradient(self.stack)
+        self.invert(adjointer)
+        if shadow is not None:
+            gradient = adjointer.insert(PopOp(shadow), like=self)
+            adjointer.bind_gradient(self.value, gradient.result)
 
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, PopOp) and super().is_inverse_of(other)
@@ -261,6 +298,13 @@ class PopOp(_StackOp):
             like=self,
         )
 
+    def adjoint(self, adjointer: Adjointer) -> None:
+        shadow = adjointer.gradient(self.stack)
+        gradient = adjointer.gradient(self.result)
+        self.invert(adjointer)
+        if shadow is not None and gradient is not None:
+            adjointer.insert(PushOp(shadow, gradient), like=self)
+
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, PushOp) and super().is_inverse_of(other)
 
@@ -285,6 +329,15 @@ class CopyPushOp(_StackOp):
             CopyPopOp(inverter.lookup(self.stack), inverter.lookup(self.value)),
             like=self,
         )
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The copy's gradient flows into the value it was copied from."""
+        shadow = adjointer.gradient(self.stack)
+        self.invert(adjointer)
+        if shadow is not None:
+            copy = adjointer.insert(PopOp(shadow), like=self).result
+            adjointer.accumulate([(self.value, copy)])
+            adjointer.discard_gradient(copy)
 
     def is_inverse_of(self, other: Operation) -> bool:
         return (
@@ -315,6 +368,17 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
     def invert(self, inverter: Inverter) -> None:
         push = CopyPushOp(inverter.lookup(self.stack), inverter.lookup(self.value))
         inverter.insert(push, like=self)
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The discarded copy was uncomputed from a live value; like a freed
+        ancilla, nothing after it depends on it: its gradient starts at zero."""
+        from revmlir.ad.adjoint import gradient_type
+
+        shadow = adjointer.gradient(self.stack)
+        self.invert(adjointer)
+        if shadow is not None:
+            zero = adjointer.new_gradient(gradient_type(self.value.type))
+            adjointer.insert(PushOp(shadow, zero), like=self)
 
     def is_inverse_of(self, other: Operation) -> bool:
         return (

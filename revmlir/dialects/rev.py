@@ -71,6 +71,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from revmlir.interfaces import (
     DifferentiableOp,
+    ForwardDifferentiableOp,
     InvertibleOp,
     NotDifferentiable,
     NotInvertible,
@@ -83,6 +84,7 @@ if TYPE_CHECKING:
     from xdsl.pattern_rewriter import RewritePattern
 
     from revmlir.ad.adjoint import Adjointer
+    from revmlir.ad.tangent import Tangenter
     from revmlir.inversion import Inverter
 
 
@@ -129,7 +131,9 @@ class InvFoldingTrait(HasCanonicalizationPatternsTrait):
 # ---------------------------------------------------------------------------
 
 
-class InstructionOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class InstructionOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """A reversible instruction on scalars.
 
     The first ``TARGETS`` operands are consumed and reappear, updated, as the
@@ -179,9 +183,16 @@ class InstructionOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     def adjoint(self, adjointer: Adjointer) -> None:
         """Instructions on integers and booleans carry no gradient: the
         adjoint is the inverse."""
-        from revmlir.ad.adjoint import invert_without_gradient
+        from revmlir.ad.adjoint import gradient_type, unsupported
 
-        invert_without_gradient(self, adjointer, f"'{self.name}' has no float adjoint rule")
+        if any(gradient_type(v.type) for v in (*self.operands, *self.results)):
+            raise unsupported(self, f"'{self.name}' has no float adjoint rule")
+        self.invert(adjointer)
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The same instruction on the tangents (``rev.neg``, ``rev.swap``);
+        instructions on integers and booleans are only copied."""
+        tangenter.mirror(self)
 
 
 _ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
@@ -215,6 +226,19 @@ class _UpdateOp(InstructionOp):
         self.invert(adjointer)
         if g is not None:
             adjointer.bind_gradient(self.target, g)
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        """``y' = y ± v``: ``ẏ' = ẏ ± v̇`` (for log numbers ``rev.mul``/
+        ``rev.div`` add/subtract the tangents of the logarithms)."""
+        dot = tangenter.tangent(self.target)
+        increment = tangenter.tangent(self.value)
+        tangenter.copy(self)
+        if dot is None:
+            return
+        if increment is not None:
+            update = AddOp if self.GRADIENT_SIGN > 0 else SubOp
+            dot = tangenter.emit(update(dot, increment))
+        tangenter.bind_tangent(self.result, dot)
 
 
 @irdl_op_definition
@@ -408,6 +432,24 @@ class _RotationOp(InstructionOp):
         adjointer.bind_gradient(self.lhs, back.results[0])
         adjointer.bind_gradient(self.rhs, back.results[1])
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The tangents rotate with the values, and θ̇ adds
+        ``θ̇·∂(a', b')/∂θ = θ̇·(−b', a')`` (``θ̇·(b', −a')`` for ``rev.irot``)."""
+        d_a, d_b = tangenter.tangent(self.lhs), tangenter.tangent(self.rhs)
+        d_angle = tangenter.tangent(self.angle)
+        tangenter.copy(self)
+        assert d_a is not None and d_b is not None
+        rotated = type(self)(d_a, d_b, tangenter.lookup(self.angle))
+        d_a, d_b = tangenter.insert(rotated, like=self).results
+        if d_angle is not None:
+            a, b = tangenter.lookup(self.new_lhs), tangenter.lookup(self.new_rhs)
+            by_a, by_b = tangenter.mul(d_angle, b), tangenter.mul(d_angle, a)
+            first, second = (SubOp, AddOp) if isinstance(self, RotOp) else (AddOp, SubOp)
+            d_a = tangenter.emit(first(d_a, by_a))
+            d_b = tangenter.emit(second(d_b, by_b))
+        tangenter.bind_tangent(self.new_lhs, d_a)
+        tangenter.bind_tangent(self.new_rhs, d_b)
+
 
 @irdl_op_definition
 class RotOp(_RotationOp):
@@ -438,7 +480,9 @@ class IRotOp(_RotationOp):
 
 
 @irdl_op_definition
-class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
+class TakeOp(
+    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Borrow ``m[i...]`` as a state value until the matching ``rev.put``.
 
     While borrowed, the element must not be read (``memref.load``) or taken
@@ -475,10 +519,20 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def adjoint(self, adjointer: Adjointer) -> None:
-        from revmlir.ad.adjoint import invert_without_gradient
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The element's tangent is borrowed from the shadow tangent array
+        along with the element."""
+        tangenter.mirror(self)
 
-        invert_without_gradient(self, adjointer, _ARRAY_GRADIENTS)
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The element goes back, and its gradient goes back into the shadow
+        array (which the matching ``rev.put``'s adjoint borrowed it from)."""
+        shadow = adjointer.gradient(self.memref)
+        gradient = adjointer.gradient(self.result)
+        self.invert(adjointer)
+        if shadow is not None and gradient is not None:
+            indices = [adjointer.lookup(i) for i in self.indices]
+            adjointer.insert(PutOp(gradient, shadow, indices), like=self)
 
     def invert(self, inverter: Inverter) -> None:
         put = PutOp(
@@ -498,7 +552,9 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp):
 
 
 @irdl_op_definition
-class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class PutOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Give a borrowed element back: ``m[i...] ← v``, consuming ``v``.
 
     Must follow a ``rev.take`` of the same element (same memref and index
@@ -528,10 +584,19 @@ class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp):
     def written_memrefs(self) -> Sequence[SSAValue]:
         return (self.memref,)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
-        from revmlir.ad.adjoint import invert_without_gradient
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The element's tangent goes back into the shadow tangent array."""
+        tangenter.mirror(self)
 
-        invert_without_gradient(self, adjointer, _ARRAY_GRADIENTS)
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The element is borrowed again, and so is its gradient, from the
+        shadow array: GVar arrays with values and gradients kept apart."""
+        shadow = adjointer.gradient(self.memref)
+        self.invert(adjointer)
+        if shadow is not None:
+            indices = [adjointer.lookup(i) for i in self.indices]
+            take = adjointer.insert(TakeOp(shadow, indices), like=self)
+            adjointer.bind_gradient(self.value, take.result)
 
     def invert(self, inverter: Inverter) -> None:
         take = TakeOp(
@@ -549,12 +614,6 @@ class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         )
 
 
-_ARRAY_GRADIENTS = (
-    "elements of float arrays are not differentiable yet (their gradients need "
-    "shadow arrays); integer arrays are fine"
-)
-
-
 def _verify_rank(op: Operation, memref_type: Attribute, indices: Sequence[SSAValue]):
     assert isinstance(memref_type, MemRefType)
     if memref_type.get_num_dims() != len(indices):
@@ -565,7 +624,9 @@ def _verify_rank(op: Operation, memref_type: Attribute, indices: Sequence[SSAVal
 
 
 @irdl_op_definition
-class UnpackOp(IRDLOperation, InvertibleOp):
+class UnpackOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Split a complex value into its real and imaginary parts (NiLang's
     ``y.re`` / ``y.im`` views).  Inverse: ``rev.pack``."""
 
@@ -575,10 +636,7 @@ class UnpackOp(IRDLOperation, InvertibleOp):
     re = result_def(T)
     im = result_def(T)
 
-    traits = traits_def(
-        InverseCancellationTrait(),
-        NotDifferentiable("complex numbers carry no gradient yet"),
-    )
+    traits = traits_def(InverseCancellationTrait())
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue):
@@ -595,12 +653,27 @@ class UnpackOp(IRDLOperation, InvertibleOp):
         )
         inverter.bind(self.value, pack.result)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The parts' tangents are the parts of the tangent."""
+        tangenter.mirror(self)
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        """The gradient of ``z = x + iy`` is ``ḡx + i ḡy``: the parts'
+        gradients are packed the same way."""
+        g_re, g_im = adjointer.gradient(self.re), adjointer.gradient(self.im)
+        self.invert(adjointer)
+        assert g_re is not None and g_im is not None
+        pack = adjointer.insert(PackOp(g_re, g_im), like=self)
+        adjointer.bind_gradient(self.value, pack.result)
+
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, PackOp)
 
 
 @irdl_op_definition
-class PackOp(IRDLOperation, InvertibleOp):
+class PackOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Join real and imaginary parts into a complex value.  Inverse: ``rev.unpack``."""
 
     name = "rev.pack"
@@ -609,10 +682,7 @@ class PackOp(IRDLOperation, InvertibleOp):
     im = operand_def(T)
     result = result_def(ComplexType.constr(T))
 
-    traits = traits_def(
-        InverseCancellationTrait(),
-        NotDifferentiable("complex numbers carry no gradient yet"),
-    )
+    traits = traits_def(InverseCancellationTrait())
     assembly_format = "$re `,` $im attr-dict `:` type($result)"
 
     def __init__(self, re: SSAValue, im: SSAValue):
@@ -627,6 +697,17 @@ class PackOp(IRDLOperation, InvertibleOp):
         )
         inverter.bind(self.re, unpack.re)
         inverter.bind(self.im, unpack.im)
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        tangenter.mirror(self)
+
+    def adjoint(self, adjointer: Adjointer) -> None:
+        g = adjointer.gradient(self.result)
+        self.invert(adjointer)
+        assert g is not None
+        unpack = adjointer.insert(UnpackOp(g), like=self)
+        adjointer.bind_gradient(self.re, unpack.re)
+        adjointer.bind_gradient(self.im, unpack.im)
 
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, UnpackOp)
@@ -884,7 +965,9 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
 
 
 @irdl_op_definition
-class IfOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
+class IfOp(
+    _StateRegionOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """NiLang's ``if (pre, post)``.
 
     ``pre`` decides the branch going forward; ``post``, evaluated on the
@@ -944,6 +1027,17 @@ class IfOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
         then_region = inverter.invert_region(self.then_region)
         return pre, then_region, inverter.invert_region(self.else_region), post
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The same branch runs on the values and their tangents, which the
+        state carries; the conditions ignore them."""
+        state = tangenter.carried_state(self.state)
+        pre = tangenter.condition(self.pre, state)
+        post = tangenter.condition(self.post, state) if self.has_post() else None
+        then_region = tangenter.tangent_region(self.then_region)
+        else_region = tangenter.tangent_region(self.else_region)
+        op = tangenter.insert(IfOp(state, pre, then_region, else_region, post), like=self)
+        tangenter.bind_carried(self.res, op.res)
+
     def adjoint(self, adjointer: Adjointer) -> None:
         """Like the inverse (the postcondition picks the branch, both
         branches are adjoint regions), carrying the gradients of the state and
@@ -962,7 +1056,9 @@ class IfOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
 
 
 @irdl_op_definition
-class WhileOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
+class WhileOp(
+    _StateRegionOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """NiLang's ``while (pre, post)``.
 
     ``post`` must be false on entry and true after every iteration; the loop
@@ -1006,6 +1102,19 @@ class WhileOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
             inverter.invert_region(self.body),
         )
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The same loop over tangent iterations; the state carries the
+        tangents and the conditions ignore them."""
+        state = tangenter.carried_state(self.state)
+        op = WhileOp(
+            state,
+            tangenter.condition(self.pre, state),
+            tangenter.condition(self.post, state),
+            tangenter.tangent_region(self.body),
+        )
+        tangenter.insert(op, like=self)
+        tangenter.bind_carried(self.res, op.res)
+
     def adjoint(self, adjointer: Adjointer) -> None:
         """The inverse loop (conditions swapped) over adjoint iterations,
         carrying gradients."""
@@ -1022,7 +1131,9 @@ class WhileOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp):
 
 
 @irdl_op_definition
-class ForOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class ForOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """A loop over the immutable range ``lb, lb+step, ... < ub`` (``step > 0``).
 
     The body receives the induction variable and the carried state.  With
@@ -1087,6 +1198,19 @@ class ForOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         inverter.insert(op, like=self)
         for old, new in zip(self.state, op.res, strict=True):
             inverter.bind(old, new)
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The same loop over tangent iterations, carrying the tangents."""
+        op = ForOp(
+            tangenter.lookup(self.lb),
+            tangenter.lookup(self.ub),
+            tangenter.lookup(self.step),
+            tangenter.carried_state(self.state),
+            tangenter.tangent_region(self.body),
+            reverse=self.is_reverse,
+        )
+        tangenter.insert(op, like=self)
+        tangenter.bind_carried(self.res, op.res)
 
     def adjoint(self, adjointer: Adjointer) -> None:
         """The reversed loop over adjoint iterations, carrying gradients."""
@@ -1234,7 +1358,9 @@ SAFE_MODES = ("forward", "inverse", "both")
 
 
 @irdl_op_definition
-class SafeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class SafeOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Irreversible host side effects (logging, counters) that touch no state.
 
     ``when`` says in which direction the region runs: ``forward`` (the
@@ -1279,6 +1405,11 @@ class SafeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         op.attributes.update(self.attributes)
         inverter.insert(op, like=self)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """Touches no state, so no tangent: it runs as it is."""
+        op = SafeOp(tangenter.clone_region(self.body), self.mode)
+        tangenter.insert(op, like=self)
+
     def adjoint(self, adjointer: Adjointer) -> None:
         """Touches no state, so no gradient: the adjoint is the inverse."""
         self.invert(adjointer)
@@ -1322,7 +1453,9 @@ class FuncOp(IRDLOperation):
         IsolatedFromAbove(),
         SymbolOpInterface(),
         NotInvertible("rev-invert builds a whole inverse function"),
-        NotDifferentiable("ad-adjoint builds a whole adjoint function @f.adj"),
+        NotDifferentiable(
+            "ad-adjoint and ad-tangent build whole derived functions (@f.adj, @f.tan)"
+        ),
     )
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region):
@@ -1389,7 +1522,9 @@ class FuncOp(IRDLOperation):
         return op
 
 
-class _CallLikeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class _CallLikeOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
     """Scalar arguments are consumed and come back as the results; memrefs and
     stacks are passed by reference (and may be written by the callee)."""
 
@@ -1447,10 +1582,26 @@ class _CallLikeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         for old, new in zip(self.scalar_args(), op.res, strict=True):
             inverter.bind(old, new)
 
+    def tangent(self, tangenter: Tangenter) -> None:
+        """``rev.call @g`` → ``rev.call @g.tan`` (``rev.uncall @g`` →
+        ``rev.call @g.inv.tan``) on the arguments and their tangents (shadows
+        for arrays and stacks); it returns the results and their tangents."""
+        from revmlir.inversion import inverse_name
+
+        callee = self.callee.string_value()
+        if isinstance(self, UncallOp):
+            callee = inverse_name(callee)
+        target = tangenter.tangent_of(callee, self)
+        operands = [tangenter.lookup(a) for a in self.args]
+        dots = [d for a in self.args if (d := tangenter.carried_tangent(a)) is not None]
+        call = tangenter.insert(CallOp(target, [*operands, *dots]), like=self)
+        tangenter.bind_carried(self.res, call.res)
+
     def adjoint(self, adjointer: Adjointer) -> None:
         """``rev.call @g`` → ``rev.call @g.adj`` (``rev.uncall @g`` →
-        ``rev.call @g.inv.adj``) on the results and their gradients; it
-        returns the arguments and their gradients."""
+        ``rev.call @g.inv.adj``) on the results and their gradients (the
+        shadows of arrays and stacks); it returns the arguments and their
+        gradients."""
         from revmlir.ad.adjoint import gradient_type
         from revmlir.inversion import inverse_name
 
@@ -1460,8 +1611,9 @@ class _CallLikeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         target = adjointer.adjoint_of(callee, self)
         scalars = self.scalar_args()
         results = iter(self.res)
-        operands = [adjointer.lookup(next(results) if a in scalars else a) for a in self.args]
-        gradients = [adjointer.gradient(r) for r in self.res]
+        after = [next(results) if a in scalars else a for a in self.args]
+        operands = [adjointer.lookup(a) for a in after]
+        gradients = [adjointer.gradient(a) for a in after]
         call = CallOp(target, [*operands, *(g for g in gradients if g is not None)])
         adjointer.insert(call, like=self)
         new = iter(call.res)

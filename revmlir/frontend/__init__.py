@@ -1,14 +1,18 @@
 """The Python frontend: ``@rv.reversible`` and the reversible-Python vocabulary."""
 
 from revmlir.frontend.api import (
+    AdjointFunction,
     InverseFunction,
     NativeCompilationError,
     ReversibleFunction,
     Specialization,
+    adjoint,
     reversible,
 )
 from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.gradient import gradient
+from revmlir.frontend.forward import hessian, hvp, jvp
+from revmlir.frontend.gradient import gradient, vjp
+from revmlir.frontend.jacobian import jacobian
 from revmlir.frontend.markers import (
     ancilla,
     cond,
@@ -33,8 +37,9 @@ from revmlir.frontend.markers import (
 from revmlir.frontend.types import ULog
 
 __all__ = [
-    "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
-    "ULog", "ancilla", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "inc", "inverse",
+    "AdjointFunction", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
+    "ULog", "adjoint", "ancilla", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
+    "inc", "inverse", "jacobian", "jvp",
     "irot", "neg", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",
-    "stack", "swap", "ulog",
+    "stack", "swap", "ulog", "vjp",
 ]

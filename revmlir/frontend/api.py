@@ -9,6 +9,7 @@ interpreter) and returns every argument, updated; ``~f`` runs it backwards.
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import inspect
 import textwrap
@@ -17,14 +18,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
+from xdsl.traits import SymbolTable
 
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type, type_of_annotation, type_of_value
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.dialects.anc import StackType
 from revmlir.interpreter import RevInterpreter
 from revmlir.runtime.native import NativeModule
 
@@ -216,12 +219,50 @@ class InverseFunction:
         return self.function.mlir(*args)
 
 
+@dataclass(frozen=True)
+class AdjointFunction:
+    """``rv.adjoint(f)``: the gradient program ``@f.adj`` as a function.
+
+    It takes ``f``'s arguments holding ``f``'s outputs, then one gradient per
+    argument that carries one (a float for a float or complex scalar, an
+    array shaped like the argument for an array of floats), and runs ``f``
+    backwards while the gradients flow from the outputs to the inputs: it
+    returns ``f``'s inputs and the input gradients (arrays are updated in
+    place).  Called inside a reversible function it becomes a
+    ``rev.call @f.adj``, so a program can compute many gradients natively
+    (a Jacobian block per observation, for instance).
+    """
+
+    function: ReversibleFunction
+
+    def __call__(self, *args: Any) -> Any:
+        from revmlir.frontend.gradient import adjoint_backend
+
+        count = len(self.function.parameters)
+        spec = self.function.specialization_for(*args[:count])
+        if len(args) != count + len(spec.carrying):
+            raise TypeError(
+                f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
+                f"{len(spec.carrying)} gradient(s), got {len(args)} value(s)"
+            )
+        _, backend = adjoint_backend(spec)
+        results = backend.call(spec.name + ".adj", *args)
+        return results[0] if len(results) == 1 else results
+
+
+def adjoint(function: ReversibleFunction) -> AdjointFunction:
+    """``rv.adjoint(f)``, see ``AdjointFunction``."""
+    if not isinstance(function, ReversibleFunction):
+        raise TypeError(f"rv.adjoint expects a @rv.reversible function, got {function!r}")
+    return AdjointFunction(function)
+
+
 class Specialization:
     """One compiled signature of a reversible function.
 
     It runs natively when the backend allows and the program compiles (the
     ``auto`` backend falls back to the interpreter for constructs native code
-    does not support yet, such as stacks and ``print``); the interpreter is
+    does not support yet, such as ``print``); the interpreter is
     always available as ``.interpreter``, with its counters.
     """
 
@@ -242,6 +283,44 @@ class Specialization:
                     raise NativeCompilationError(
                         f"{function.__name__} cannot run natively: {reason}"
                     ) from None
+
+    @functools.cached_property
+    def written(self) -> tuple[bool, ...]:
+        """Per argument: whether a run may change it (scalars are returned,
+        not changed; an array is changed when some op writes it, a stack
+        always)."""
+        from revmlir.dialects.rev import FuncOp
+        from revmlir.interfaces import InvertibleOp
+
+        func = SymbolTable.lookup_symbol(self.module, self.name)
+        assert isinstance(func, FuncOp)
+        writes = {
+            value
+            for op in func.walk()
+            if isinstance(op, InvertibleOp)
+            for value in op.written_memrefs()
+        }
+        return tuple(
+            isinstance(t, StackType) or (isinstance(t, MemRefType) and arg in writes)
+            for t, arg in zip(self.types, func.body.block.args, strict=True)
+        )
+
+    @functools.cached_property
+    def carrying(self) -> tuple[int, ...]:
+        """The arguments that carry derivatives (floats, complex and log
+        numbers, arrays and stacks of them): derived functions (``@f.adj``,
+        ``@f.tan``) take one gradient or tangent for each."""
+        from revmlir.ad.adjoint import gradient_type
+
+        return tuple(i for i, t in enumerate(self.types) if gradient_type(t) is not None)
+
+    def private_copies(self, args: Sequence[Any]) -> list[Any]:
+        """``args`` with copies of the arrays and stacks a run changes, so
+        that running on them leaves the caller's data alone."""
+        return [
+            copy.copy(a) if changed else a
+            for a, changed in zip(args, self.written, strict=True)
+        ]
 
     @property
     def backend(self) -> str:

@@ -56,6 +56,7 @@ class ModuleCompiler:
         self.builder = ModuleBuilder()
         self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
         self.used: set[str] = set()
+        self.adjoints: list[str] = []  # functions whose @f.adj the module calls
 
     def request(self, function: ReversibleFunction, types: Sequence[Attribute]) -> str:
         key = (id(function), tuple(types))
@@ -71,6 +72,10 @@ class ModuleCompiler:
 
     def finish(self) -> ModuleOp:
         module = self.builder.finish(verify=False)
+        if self.adjoints:
+            from revmlir.ad.adjoint import generate_adjoints
+
+            generate_adjoints(module, self.adjoints)
         try:
             module.verify()
         except ReversibilityViolation as violation:
@@ -399,9 +404,9 @@ class FunctionCompiler:
         if callee is markers.free:
             self._free(node, call)
             return
-        function, inverse = self._reversible_callee(call.func)
+        function, mode = self._reversible_callee(call.func)
         if function is not None:
-            self._call(node, function, inverse, call)
+            self._call(node, function, mode, call)
             return
         if callee is builtins.print:
             raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
@@ -443,20 +448,31 @@ class FunctionCompiler:
             value = fn.const(1.0 if isinstance(var_type, LogType) else 0, var_type, loc)
         fn.free(name, value, loc)
 
-    def _reversible_callee(self, node: ast.expr) -> tuple[ReversibleFunction | None, bool]:
-        from revmlir.frontend.api import ReversibleFunction
+    def _reversible_callee(self, node: ast.expr) -> tuple[ReversibleFunction | None, str]:
+        """The function a call statement runs and how: ``"call"``,
+        ``"uncall"`` (``~f``, ``f.inverse``) or ``"adjoint"`` (``rv.adjoint(f)``)."""
+        from revmlir.frontend.api import AdjointFunction, ReversibleFunction, adjoint
 
-        inverse = False
+        mode = "call"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            node, inverse = node.operand, True
+            node, mode = node.operand, "uncall"
         elif isinstance(node, ast.Attribute) and node.attr == "inverse":
-            node, inverse = node.value, True
+            node, mode = node.value, "uncall"
         callee = self.ctx.resolve(node)
         if isinstance(callee, ReversibleFunction):
-            return callee, inverse
-        return None, False
+            return callee, mode
+        if mode == "call" and isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
+            if len(node.args) != 1 or node.keywords:
+                raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function")
+            callee = self.ctx.resolve(node.args[0])
+            if isinstance(callee, AdjointFunction):
+                callee = callee.function
+            if not isinstance(callee, ReversibleFunction):
+                raise self.ctx.error(node.args[0], f"'{ast.unparse(node.args[0])}' is not a @rv.reversible function")
+            return callee, "adjoint"
+        return None, mode
 
-    def _call(self, node: ast.Expr, function: ReversibleFunction, inverse: bool, call: ast.Call) -> None:
+    def _call(self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call) -> None:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         params = function.parameters
@@ -465,7 +481,7 @@ class FunctionCompiler:
                 node, f"{function.__name__} takes positional arguments only",
                 f"write {function.__name__}({', '.join(params)})",
             )
-        if len(call.args) != len(params):
+        if len(call.args) != len(params) and mode != "adjoint":
             raise ctx.error(
                 node, f"{function.__name__} takes {len(params)} argument(s) "
                 f"({', '.join(params)}), got {len(call.args)}",
@@ -502,10 +518,41 @@ class FunctionCompiler:
                     call.args[i], f"argument '{params[i]}' of {function.__name__} is declared "
                     f"{describe_type(declared)}, got {describe_type(found)}",
                 )
-        name = self.module.request(function, types)
-        fn.call(name, targets, loc, inverse=inverse)
+        if mode == "adjoint":
+            name = self._adjoint(node, function, call, types)
+        else:
+            name = self.module.request(function, types)
+        fn.call(name, targets, loc, inverse=mode == "uncall")
         for temp, arg in reversed(temporaries):
             fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
+
+    def _adjoint(self, node: ast.Expr, function: ReversibleFunction, call: ast.Call, types: list[Attribute]) -> str:
+        """``@f.adj`` for ``rv.adjoint(f)(args…, gradients…)``: ``f`` is
+        specialised to the first arguments, and the gradients must have the
+        types ``@f.adj`` takes for them."""
+        from revmlir.ad.adjoint import adjoint_name, gradient_type
+
+        params = function.parameters
+        primal = types[: len(params)]
+        carrying = [t for t in primal if gradient_type(t) is not None]
+        if len(types) != len(params) + len(carrying):
+            raise self.ctx.error(
+                node, f"rv.adjoint({function.__name__}) takes {len(params)} argument(s) "
+                f"({', '.join(params)}) and then one gradient for each of the "
+                f"{len(carrying)} that carry one, got {len(types)} value(s)",
+            )
+        for offset, (found, of) in enumerate(zip(types[len(params):], carrying)):
+            expected = gradient_type(of)
+            if found != expected:
+                raise self.ctx.error(
+                    call.args[len(params) + offset],
+                    f"this gradient of rv.adjoint({function.__name__}) must be "
+                    f"{describe_type(expected)}, got {describe_type(found)}",
+                )
+        name = self.module.request(function, primal)
+        if name not in self.module.adjoints:
+            self.module.adjoints.append(name)
+        return adjoint_name(name)
 
     def _argument_type(self, target: Target) -> Attribute:
         if isinstance(target, str):

@@ -14,6 +14,9 @@ loops stop early, so a run always terminates.  The module attribute
 ``rev.checks`` maps ids (1-based) to ``op|location|payload kinds|message`` so a
 caller can raise the same ``InvertibilityError`` the interpreter would, at the
 right source location.
+
+Stacks become ``memref<3xi64>`` headers in the frame and calls of a small
+runtime that ``convert-std-to-llvm`` defines (``revmlir.lowering.stacks``).
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, format_location
 from revmlir.inversion import invert_function, inverse_name
+from revmlir.lowering import stacks
 from revmlir.lowering.rules import RuleTable
 from revmlir.passes.expand_routines import forward_only
 from revmlir.semantics import is_expression_op
@@ -64,8 +68,17 @@ DEFAULT_TOLERANCE = 1e-8
 
 
 def std_type(type: Attribute) -> Attribute:
-    """The type a rev value has after lowering (log numbers are their log)."""
+    """The type a rev value has after lowering (log numbers are their log,
+    stacks their header)."""
+    if isinstance(type, anc.StackType):
+        return stacks.HEADER
     return type.element_type if isinstance(type, rev.LogType) else type
+
+
+def stack_element(type: Attribute) -> Attribute:
+    """The lowered type of a stack's elements."""
+    assert isinstance(type, anc.StackType)
+    return std_type(type.element_type)
 
 
 # ---------------------------------------------------------------------------
@@ -135,9 +148,16 @@ lowers: RuleTable[Lowering] = RuleTable()
 class FunctionLowering:
     """Translates one ``rev.func`` into a ``func.func``."""
 
-    def __init__(self, source: rev.FuncOp, checks: CheckTable, tolerance: float):
+    def __init__(
+        self,
+        source: rev.FuncOp,
+        checks: CheckTable,
+        tolerance: float,
+        runtime: dict[str, func.FuncOp],
+    ):
         self.source = source
         self.checks = checks
+        self.runtime = runtime
         self.tolerance = tolerance
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
@@ -182,6 +202,19 @@ class FunctionLowering:
         else:
             attr = IntegerAttr(int(value), type)
         return self.emit(arith.ConstantOp(attr), like).results[0]
+
+    def call_runtime(
+        self,
+        name: str,
+        args: Sequence[SSAValue],
+        results: Sequence[Attribute],
+        like: Operation,
+    ) -> Sequence[SSAValue]:
+        """Call a runtime function, declaring it in the module on first use."""
+        self.runtime.setdefault(
+            name, func.FuncOp.external(name, [a.type for a in args], list(results))
+        )
+        return self.emit(func.CallOp(name, list(args), list(results)), like).results
 
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
@@ -626,12 +659,69 @@ def _region_end(lowering: FunctionLowering, op: Operation) -> None:
     """Region terminators are produced by the rule of the region's owner."""
 
 
-@lowers(anc.StackAllocOp, anc.StackFreeOp, anc.PushOp, anc.PopOp, anc.CopyPushOp, anc.CopyPopOp)
-def _stack(lowering: FunctionLowering, op: Operation) -> None:
-    raise PassFailedException(
-        f"{describe_op(op)}: stacks cannot be lowered to native code yet; "
-        "keep such functions on the interpreter"
-    )
+def _stack_size(lowering: FunctionLowering, stack: SSAValue, like: Operation) -> SSAValue:
+    index = lowering.const(stacks.SIZE, IndexType(), like)
+    return lowering.emit(memref.LoadOp.get(stack, [index]), like).results[0]
+
+
+def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
+    """The top of ``op``'s stack.  An empty stack is reported whatever
+    ``nocheck`` says (the pop then yields zero and the run goes on)."""
+    stack = lowering.get(op.operands[0])
+    size = _stack_size(lowering, stack, op)
+    nonempty = lowering.emit(arith.CmpiOp(size, lowering.const(0, i64, op), "sgt"), op).results[0]
+    lowering.check(nonempty, op, "pop from an empty stack")
+    element = stack_element(op.operands[0].type)
+    name = stacks.runtime_name(stacks.POP, element)
+    return lowering.call_runtime(name, [stack], [element], op)[0]
+
+
+@lowers(anc.StackAllocOp)
+def _stack_alloc(lowering: FunctionLowering, op: Operation) -> None:
+    header = lowering.emit(
+        memref.AllocaOp.get(i64, shape=stacks.HEADER.get_shape()), op
+    ).results[0]
+    zero = lowering.const(0, i64, op)
+    for word in (stacks.DATA, stacks.SIZE, stacks.CAPACITY):
+        index = lowering.const(word, IndexType(), op)
+        lowering.emit(memref.StoreOp.get(zero, header, [index]), op)
+    lowering.set(op.results[0], header)
+
+
+@lowers(anc.StackFreeOp)
+def _stack_free(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, anc.StackFreeOp)
+    stack = lowering.get(op.stack)
+    if op.checks_enabled:
+        size = _stack_size(lowering, stack, op)
+        empty = lowering.emit(arith.CmpiOp(size, lowering.const(0, i64, op), "eq"), op).results[0]
+        lowering.check(empty, op, "stack freed holding {0} value(s)", [size])
+    lowering.call_runtime(stacks.runtime_name(stacks.FREE), [stack], [], op)
+
+
+@lowers(anc.PushOp, anc.CopyPushOp)
+def _push(lowering: FunctionLowering, op: Operation) -> None:
+    stack, value = (lowering.get(v) for v in op.operands)
+    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, value.type), [stack, value], [], op)
+
+
+@lowers(anc.PopOp)
+def _pop(lowering: FunctionLowering, op: Operation) -> None:
+    lowering.set(op.results[0], _checked_pop(lowering, op))
+
+
+@lowers(anc.CopyPopOp)
+def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, anc.CopyPopOp)
+    popped = _checked_pop(lowering, op)
+    if not op.checks_enabled:
+        return
+    value = lowering.get(op.value)
+    same = lowering.same(popped, value, op)
+    if _payload_kind(value.type) is None:
+        lowering.check(same, op, "popped a value other than the live value")
+    else:
+        lowering.check(same, op, "popped {0}, but the live value is {1}", [popped, value])
 
 
 @dataclass(frozen=True)
@@ -647,9 +737,11 @@ class RevLowerToStdPass(ModulePass):
         forward_only(op)
         _materialize_uncalled_inverses(op)
         checks = CheckTable()
+        runtime: dict[str, func.FuncOp] = {}
         for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
-            lowered = FunctionLowering(source, checks, self.tolerance).lower()
+            lowered = FunctionLowering(source, checks, self.tolerance, runtime).lower()
             Rewriter.replace_op(source, lowered)
+        op.body.block.add_ops(runtime[name] for name in sorted(runtime))
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
 
 

@@ -12,7 +12,12 @@ Value representation:
 - a memref of rank r is ``!llvm.struct<(ptr, i64 × r)>``: a pointer to
   contiguous row-major data and the sizes, so a C-contiguous numpy array maps
   onto it without a copy;
-- a function with several results returns a struct of them.
+- a function with several results returns a struct of them;
+- ``memref.alloca`` of a static shape is allocated once, in the entry block
+  (``rev-lower-to-std`` uses it for stack headers, which never outlive one
+  iteration of a loop), so a loop does not grow the frame;
+- a declared function is external (libm), unless it is one of the stack
+  runtime's, which the pass defines (``revmlir.lowering.stacks``).
 
 Every function also gets a C-callable entry point ``@<name>_ciface(ptr)``: its
 argument points to an array of pointers, one per argument, to the argument's
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, memref, scf
@@ -50,6 +56,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
+from revmlir.lowering import stacks
 from revmlir.lowering.rules import RuleTable
 
 PTR = llvm.LLVMPointerType()
@@ -103,8 +110,22 @@ class ModuleTranslation:
     functions: list[Operation] = field(default_factory=list[Operation])
     declared: dict[str, llvm.LLVMFunctionType] = field(default_factory=dict[str, llvm.LLVMFunctionType])
 
-    def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute) -> None:
+    def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
+
+    def add_declaration(self, source: func.FuncOp) -> None:
+        """A body-less ``func.func``: a stack runtime function gets its
+        definition, any other function stays external."""
+        inputs = [llvm_type(t) for t in source.function_type.inputs.data]
+        output = _results_type(source.function_type.outputs.data)
+        name = source.sym_name.data
+        if stacks.runtime_kind(name) is None:
+            self.declare(name, inputs, output)
+            return
+        function, called = stacks.runtime_function(name, inputs, output)
+        self.functions.append(function)
+        for callee, type in called.items():
+            self.declared.setdefault(callee, type)
 
     def module(self) -> list[Operation]:
         externals: list[Operation] = [
@@ -345,9 +366,7 @@ _SAME_BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,
     arith.SubiOp: llvm.SubOp,
     arith.MuliOp: llvm.MulOp,
-    arith.DivSIOp: llvm.SDivOp,
     arith.DivUIOp: llvm.UDivOp,
-    arith.RemSIOp: llvm.SRemOp,
     arith.RemUIOp: llvm.URemOp,
     arith.AndIOp: llvm.AndOp,
     arith.OrIOp: llvm.OrOp,
@@ -431,14 +450,36 @@ def _float_extremum(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.intrinsic(name, [a, b], a.type, op))
 
 
+def _signed_division(t: FunctionTranslation, op: Operation, a: SSAValue, b: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The truncated quotient and remainder of ``a / b``, with division by
+    −1 defined as wrapping negation (remainder 0): LLVM's ``sdiv``/``srem``
+    are undefined for ``INT_MIN / −1``, while integers wrap everywhere else
+    (and in the interpreter).  Division by zero stays undefined."""
+    zero, minus_one = t.const(0, a.type, op), t.const(-1, a.type, op)
+    by_minus_one = t.value(llvm.ICmpOp(b, minus_one, IntegerAttr(0, i64)), op)  # eq
+    divisor = t.value(llvm.SelectOp(by_minus_one, t.const(1, a.type, op), b), op)
+    quotient = t.value(llvm.SDivOp(a, divisor), op)
+    negated = t.value(llvm.SubOp(zero, a), op)
+    remainder = t.value(llvm.SRemOp(a, divisor), op)
+    return (
+        t.value(llvm.SelectOp(by_minus_one, negated, quotient), op),
+        t.value(llvm.SelectOp(by_minus_one, zero, remainder), op),
+    )
+
+
+@translates(arith.DivSIOp, arith.RemSIOp)
+def _truncated_division(t: FunctionTranslation, op: Operation) -> None:
+    quotient, remainder = _signed_division(t, op, *(t.get(v) for v in op.operands))
+    t.set(op.results[0], quotient if isinstance(op, arith.DivSIOp) else remainder)
+
+
 @translates(arith.FloorDivSIOp, arith.CeilDivSIOp)
 def _rounded_division(t: FunctionTranslation, op: Operation) -> None:
     """Signed division rounding down (or up): adjust the truncated quotient
     when the remainder is non-zero and its sign calls for it."""
     a, b = (t.get(v) for v in op.operands)
     zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
-    quotient = t.value(llvm.SDivOp(a, b), op)
-    remainder = t.value(llvm.SRemOp(a, b), op)
+    quotient, remainder = _signed_division(t, op, a, b)
     inexact = t.value(llvm.ICmpOp(remainder, zero, IntegerAttr(1, i64)), op)
     negative_a = t.value(llvm.ICmpOp(a, zero, IntegerAttr(2, i64)), op)
     negative_b = t.value(llvm.ICmpOp(b, zero, IntegerAttr(2, i64)), op)
@@ -624,6 +665,27 @@ def _store(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.StoreOp(t.get(op.value), address), op)
 
 
+@translates(memref.AllocaOp)
+def _alloca(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, memref.AllocaOp)
+    type = op.memref.type
+    assert isinstance(type, MemRefType)
+    shape = type.get_shape()
+    if op.dynamic_sizes or any(d < 0 for d in shape):
+        raise PassFailedException(f"{describe_op(op)}: only static shapes are supported")
+    size = llvm.ConstantOp(IntegerAttr(prod(shape), i64), i64)
+    storage = llvm.AllocaOp(size, llvm_type(type.element_type))
+    for allocation in (size, storage):
+        allocation.location = op.location
+    entry = t.region.blocks[0]
+    if entry.first_op is None:
+        entry.add_ops([size, storage])
+    else:
+        entry.insert_ops_before([size, storage], entry.first_op)
+    sizes = [t.const(d, i64, op) for d in shape]
+    t.set(op.memref, t.pack(llvm_type(type), [storage.results[0], *sizes], op))
+
+
 @translates(memref.DimOp)
 def _dim(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.DimOp)
@@ -770,6 +832,9 @@ class ConvertStdToLLVMPass(ModulePass):
             if not isinstance(other, func.FuncOp):
                 raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
         for source in sources:
+            if source.is_declaration:
+                translation.add_declaration(source)
+                continue
             translation.functions.append(FunctionTranslation(translation, source).translate())
             translation.functions.append(ciface(source))
         for source in sources:

@@ -41,6 +41,21 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AdAdjointPass
 
+    def ad_tangent():
+        from revmlir.passes.tangent import AdTangentPass
+
+        return AdTangentPass
+
+    def ad_hessian():
+        from revmlir.passes.tangent import AdHessianPass
+
+        return AdHessianPass
+
+    def reversibilize():
+        from revmlir.passes.reversibilize import ReversibilizePass
+
+        return ReversibilizePass
+
     def std_to_llvm():
         from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 
@@ -55,4 +70,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-lower-to-std": lower_to_std,
         "convert-std-to-llvm": std_to_llvm,
         "ad-adjoint": ad_adjoint,
+        "ad-tangent": ad_tangent,
+        "ad-hessian": ad_hessian,
+        "reversibilize": reversibilize,
     }

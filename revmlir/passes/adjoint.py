@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 
 from revmlir.ad.adjoint import generate_adjoints
 from revmlir.dialects.ad import AdjointOp
-from revmlir.passes.selection import selected_functions
+from revmlir.passes.selection import expand_requests
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,4 @@ class AdAdjointPass(ModulePass):
     """Also differentiate these functions (no ad.adjoint op needed)."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        requests = [r for r in op.ops if isinstance(r, AdjointOp)]
-        names = [r.function_name for r in requests]
-        if self.functions:
-            names += [f.sym_name.data for f in selected_functions(op, self.functions)]
-        generate_adjoints(op, list(dict.fromkeys(names)))
-        for request in requests:
-            request.detach()
-            request.erase()
+        expand_requests(op, AdjointOp, self.functions, generate_adjoints)

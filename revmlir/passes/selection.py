@@ -1,12 +1,14 @@
-"""Choosing which functions a pass touches (the ``functions=`` option)."""
+"""Choosing which functions a pass touches (the ``functions=`` option, and
+the ``ad`` dialect's requests)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.dialects.ad import FunctionRequestOp
 from revmlir.dialects.rev import FuncOp
 
 
@@ -24,3 +26,21 @@ def selected_functions(module: ModuleOp, names: Sequence[str]) -> Iterator[FuncO
         )
     for name in names:
         yield by_name[name]
+
+
+def expand_requests(
+    module: ModuleOp,
+    request: type[FunctionRequestOp],
+    functions: Sequence[str],
+    generate: Callable[[ModuleOp, list[str]], object],
+) -> None:
+    """Run ``generate`` on the functions named by the module's ``request``
+    ops (``ad.adjoint @f`` …) and by the ``functions=`` option, then remove
+    the requests: what the ``ad-*`` passes share."""
+    requests = [r for r in module.ops if isinstance(r, request)]
+    names = [r.function_name for r in requests]
+    names += [f.sym_name.data for f in selected_functions(module, functions)] if functions else []
+    generate(module, list(dict.fromkeys(names)))
+    for found in requests:
+        found.detach()
+        found.erase()

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import llvmlite.binding as llvm
+
+from revmlir.runtime import cache
 
 _lock = threading.Lock()
 _initialized = False
@@ -21,22 +25,55 @@ def _initialize() -> None:
             return
         llvm.initialize_native_target()
         llvm.initialize_native_asmprinter()
-        libm = ctypes.util.find_library("m")
-        if libm is not None:
-            llvm.load_library_permanently(libm)
+        # Native code calls libm, and malloc/realloc/free for stacks; Python
+        # allocates stack buffers with the same malloc (``c_function``).
+        for library in ("m", "c"):
+            if (path := ctypes.util.find_library(library)) is not None:
+                llvm.load_library_permanently(path)
         _initialized = True
 
 
-def host_target_machine(opt_level: int = 3, reloc: str = "default") -> llvm.TargetMachine:
+def c_function(name: str, result: Any, *arguments: Any) -> Any:
+    """A C library function, resolved exactly as native code resolves it."""
     _initialize()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(
-        cpu=llvm.get_host_cpu_name(),
-        features=llvm.get_host_cpu_features().flatten(),
-        opt=opt_level,
-        reloc=reloc,
-        codemodel="jitdefault" if reloc == "default" else "default",
+    address = llvm.address_of_symbol(name)
+    if address is None:
+        raise KeyError(f"the C library has no '{name}'")
+    return ctypes.CFUNCTYPE(result, *arguments)(address)
+
+
+@dataclass(frozen=True)
+class HostTarget:
+    """The host CPU as LLVM sees it; all of it is part of a cache key."""
+
+    triple: str
+    cpu: str
+    features: str
+
+    @classmethod
+    def detect(cls) -> HostTarget:
+        return _host_target()
+
+    def machine(self, opt_level: int, reloc: str) -> llvm.TargetMachine:
+        return llvm.Target.from_triple(self.triple).create_target_machine(
+            cpu=self.cpu,
+            features=self.features,
+            opt=opt_level,
+            reloc=reloc,
+            codemodel="jitdefault" if reloc == "default" else "default",
+        )
+
+
+@functools.cache
+def _host_target() -> HostTarget:
+    _initialize()
+    return HostTarget(
+        llvm.get_default_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
     )
+
+
+def host_target_machine(opt_level: int = 3, reloc: str = "default") -> llvm.TargetMachine:
+    return HostTarget.detect().machine(opt_level, reloc)
 
 
 def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.ModuleRef:
@@ -64,18 +101,39 @@ class JITModule:
         return address
 
 
+def _cache_key(text: str, kind: str, opt_level: int, target: HostTarget) -> str:
+    return cache.key(text, kind, opt_level, target.triple, target.cpu, target.features)
+
+
 def jit(text: str, opt_level: int = 3) -> JITModule:
-    machine = host_target_machine(opt_level)
-    module = optimize(text, machine, opt_level)
-    engine = llvm.create_mcjit_compiler(module, machine)
+    """Machine code for ``text``, from the disk cache when it has it (see
+    ``revmlir.runtime.cache``): MCJIT hands over the object it generated,
+    and a cached object is loaded without parsing or optimising anything."""
+    target = HostTarget.detect()
+    machine = target.machine(opt_level, "default")
+    name = _cache_key(text, "jit", opt_level, target)
+    if (cached := cache.load(name)) is not None:
+        module = llvm.parse_assembly("")
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(cached))
+    else:
+        module = optimize(text, machine, opt_level)
+        engine = llvm.create_mcjit_compiler(module, machine)
+        engine.set_object_cache(lambda _, data: cache.store(name, bytes(data)))
     engine.finalize_object()
     return JITModule(engine, module)
 
 
 def emit_object(text: str, opt_level: int = 3) -> bytes:
     """A relocatable object file (position-independent) for the host."""
-    machine = host_target_machine(opt_level, reloc="pic")
-    return machine.emit_object(optimize(text, machine, opt_level))
+    target = HostTarget.detect()
+    name = _cache_key(text, "object", opt_level, target)
+    if (cached := cache.load(name)) is not None:
+        return cached
+    machine = target.machine(opt_level, "pic")
+    data = machine.emit_object(optimize(text, machine, opt_level))
+    cache.store(name, data)
+    return data
 
 
 def emit_assembly(text: str, opt_level: int = 3) -> str:

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from revmlir.diagnostics import format_error
+from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.inversion import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
@@ -54,6 +55,9 @@ def _c_type(type: Attribute) -> str:
     if isinstance(type, MemRefType):
         rank = len(type.get_shape())
         return f"revmlir_memref{rank} /* of {_c_type(type.element_type)} */"
+    if isinstance(type, StackType):
+        element = _c_type(type.element_type)
+        return f"revmlir_memref1 /* stack header int64_t[3]: malloc'd {element} buffer, size, capacity */"
     raise TypeError(f"no C type for {type}")
 
 
@@ -86,7 +90,7 @@ def header(module: ModuleOp, guard: str) -> str:
         )
         for symbol in (name, inverse_name(name)):
             c_name = symbol.replace(".", "_") + CIFACE_SUFFIX
-            lines.append(f"/* {symbol}({args}) */")
+            lines.append(f"// {symbol}({args})")  # the types carry /* */ notes
             lines.append(
                 f'void {c_name}(void **args) __asm__("{symbol}{CIFACE_SUFFIX}");'
             )

@@ -1,0 +1,186 @@
+"""ADBench's Gaussian mixture model objective (microsoft/ADBench,
+``src/cpp/shared/gmm.h``) as a reversible program, the GMM benchmark of the
+NiLang AD paper (seed 002, section 4.3).
+
+For ``n`` points ``x_i`` in ``d`` dimensions and ``k`` components::
+
+    err = −n·d/2·log 2π
+          + Σ_i logsumexp_k( α_k + Σ_j q_kj − ½‖Q_k (x_i − μ_k)‖² )
+          − n · logsumexp(α)
+          + Σ_k ( ½γ²(‖diag Q_k‖² + ‖ltri Q_k‖²) − m Σ_j q_kj ) − k·C(γ, m, d)
+
+where ``icf[k] = (q_k1 … q_kd, l_k…)`` gives ``Q_k`` with diagonal
+``exp(q_kj)`` and the strictly lower triangle ``l_k`` packed column by column
+(ADBench's ``Qtimesx``), and ``C`` is the log normalisation constant of the
+Wishart prior, ``n_w·d·(log γ − ½ log 2) − log Γ_d(n_w/2)`` with
+``n_w = d + m + 1`` and the multivariate log-gamma
+``log Γ_d(a) = ¼d(d−1) log π + Σ_{j=1..d} log Γ(a + (1−j)/2)``.
+
+The reversible formulation:
+
+* every intermediate is computed, used and uncomputed (``rv.routine``):
+  ``Q_k(x_i − μ_k)`` and its squared norm per (point, component), the ``k``
+  main terms per point, the log-normalised ``Q`` diagonals for the whole run;
+  each point's log-sum-exp is *added* to ``err``, so the loop over points
+  needs no ancilla that would have to be uncomputed (the objective costs
+  about four evaluations of every ``Q·x`` product, two for the main terms
+  and two for their uncomputation);
+* reversible Python has scalar ancillas only, so the arrays ADBench
+  allocates (``Qdiags``, ``sum_qs``, ``xcentered``, ``Qxcentered``,
+  ``main_term``, plus the running maxima of the log-sum-exp) are a
+  *workspace* the caller passes zeroed (``gmm_workspace``) and gets back
+  zeroed (up to rounding: ``(a + b) − b`` need not be exactly ``a``);
+* ``logsumexp`` needs ``max(v)``; a running maximum cannot be overwritten
+  reversibly, so the prefix maxima are kept in a workspace array (Bennett's
+  "keep the history"), uncomputed in reverse afterwards;
+* ``math.lgamma`` is not an expression of reversible Python.  The Wishart
+  constant only needs ``log Γ`` at half-integers ``z/2`` (``n_w`` is an
+  integer, as ADBench's ``Wishart.m``), computed exactly from the recurrence
+  ``Γ(x) = (x − 1)Γ(x − 1)`` down to ``Γ(1) = 1`` or ``Γ(½) = √π``
+  (``log_gamma_half``).
+
+``err`` is accumulated into (``err += objective``): pass ``0.0``.
+"""
+
+import math
+
+import numpy as np
+
+import revmlir as rv
+
+
+@rv.reversible
+def logsumexp(out, v, running_max):
+    """``out += log Σ exp(v)``, shifted by ``max(v)`` as ADBench does so that
+    no exponential overflows; ``running_max`` (``len(v)``, zero) holds the
+    prefix maxima while the sum is formed."""
+    with rv.routine() as r:
+        running_max[0] += v[0]
+        for i in range(1, len(v)):
+            running_max[i] += max(running_max[i - 1], v[i])
+        total = rv.ancilla(0.0)
+        for i in range(len(v)):
+            total += math.exp(v[i] - running_max[len(v) - 1])
+    out += math.log(total) + running_max[len(v) - 1]
+    ~r
+
+
+@rv.reversible
+def sqnorm(out, v):
+    """``out += ‖v‖²``."""
+    for j in range(len(v)):
+        out += v[j] * v[j]
+
+
+@rv.reversible
+def preprocess_qs(qdiags, sum_qs, icf):
+    """``qdiags[k] += exp(q_k)`` and ``sum_qs[k] += Σ q_k`` (ADBench's
+    ``preprocess_qs``); ``Σ q_k = log det Q_k``."""
+    for ik in range(qdiags.shape[0]):
+        for j in range(qdiags.shape[1]):
+            sum_qs[ik] += icf[ik, j]
+            qdiags[ik, j] += math.exp(icf[ik, j])
+
+
+@rv.reversible
+def qtimesx(out, qdiags, icf, ik, v):
+    """``out += Q_ik · v`` with ``Q``'s strictly lower triangle read from
+    ``icf[ik, d:]`` column by column (ADBench's ``Qtimesx``)."""
+    for j in range(len(v)):
+        out[j] += qdiags[ik, j] * v[j]
+    for i in range(len(v)):
+        for j in range(i + 1, len(v)):
+            out[j] += icf[ik, len(v) + i * (2 * len(v) - i - 1) // 2 + j - i - 1] * v[i]
+
+
+@rv.reversible
+def main_term(term, ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered):
+    """``term += α_k + Σ q_k − ½‖Q_k (x_ix − μ_k)‖²``, the log-density of
+    point ``ix`` under component ``ik`` up to the constant."""
+    with rv.routine() as r:
+        for j in range(len(xcentered)):
+            xcentered[j] += x[ix, j] - means[ik, j]
+        qtimesx(qxcentered, qdiags, icf, ik, xcentered)
+        squared = rv.ancilla(0.0)
+        sqnorm(squared, qxcentered)
+    term += alphas[ik] + sum_qs[ik] - 0.5 * squared
+    ~r
+
+
+@rv.reversible
+def point_logsumexp(out, ix, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered, terms, running_max):
+    """``out += logsumexp_k main_term(ix, k)``: the log-likelihood of point
+    ``ix`` up to the constants; ``terms`` (``k``, zero) holds the main terms
+    while the log-sum-exp is formed."""
+    with rv.routine() as r:
+        for ik in range(len(alphas)):
+            main_term(terms[ik], ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered)
+    logsumexp(out, terms, running_max)
+    ~r
+
+
+@rv.reversible
+def log_gamma_half(out, z):
+    """``out += log Γ(z/2)`` for an integer ``z ≥ 1``, by the recurrence."""
+    for i in range(1, (z - 1) // 2 + 1):
+        out += math.log(z / 2 - i)
+    if z % 2 == 1:
+        out += 0.5 * math.log(math.pi)
+
+
+@rv.reversible
+def log_wishart_prior(out, qdiags, sum_qs, icf, gamma, m):
+    """``out +=`` the log Wishart prior of the precision matrices, ADBench's
+    ``log_wishart_prior``."""
+    with rv.routine() as r:
+        log_gamma_d = rv.ancilla(0.25 * qdiags.shape[1] * (qdiags.shape[1] - 1) * math.log(math.pi))
+        for j in range(1, qdiags.shape[1] + 1):
+            log_gamma_half(log_gamma_d, qdiags.shape[1] + m + 2 - j)
+        constant = rv.ancilla(
+            float((qdiags.shape[1] + m + 1) * qdiags.shape[1]) * (math.log(gamma) - 0.5 * math.log(2.0))
+            - log_gamma_d
+        )
+    for ik in range(qdiags.shape[0]):
+        with rv.routine() as s:
+            diagonal = rv.ancilla(0.0)
+            for j in range(qdiags.shape[1]):
+                diagonal += qdiags[ik, j] * qdiags[ik, j]
+            triangle = rv.ancilla(0.0)
+            for j in range(qdiags.shape[1], icf.shape[1]):
+                triangle += icf[ik, j] * icf[ik, j]
+        out += 0.5 * gamma * gamma * (diagonal + triangle) - float(m) * sum_qs[ik]
+        ~s
+    out -= float(qdiags.shape[0]) * constant
+    ~r
+
+
+@rv.reversible
+def gmm_objective(err, alphas, means, icf, x, gamma, m, qdiags, sum_qs, xcentered, qxcentered, terms, running_max):
+    """``err +=`` ADBench's GMM objective (see the module docstring); the
+    last six arguments are the zeroed workspace from ``gmm_workspace``."""
+    with rv.routine() as r:
+        preprocess_qs(qdiags, sum_qs, icf)
+        lse_alphas = rv.ancilla(0.0)
+        logsumexp(lse_alphas, alphas, running_max)
+        prior = rv.ancilla(0.0)
+        log_wishart_prior(prior, qdiags, sum_qs, icf, gamma, m)
+    for ix in range(x.shape[0]):
+        point_logsumexp(err, ix, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered, terms, running_max)
+    err += -0.5 * float(x.shape[0] * x.shape[1]) * math.log(2.0 * math.pi) - float(x.shape[0]) * lse_alphas
+    err += prior
+    ~r
+
+
+def gmm_workspace(d: int, k: int) -> tuple[np.ndarray, ...]:
+    """The zeroed arrays ``gmm_objective`` computes in and uncomputes:
+    ``qdiags (k, d)``, ``sum_qs (k,)``, ``xcentered (d,)``,
+    ``qxcentered (d,)``, ``terms (k,)``, ``running_max (k,)``."""
+    return np.zeros((k, d)), np.zeros(k), np.zeros(d), np.zeros(d), np.zeros(k), np.zeros(k)
+
+
+if __name__ == "__main__":
+    from adbench_data import read_gmm
+
+    problem = read_gmm("gmm/1k/gmm_d10_K5.txt")
+    args = (0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
+    print("objective:", gmm_objective(*args, *gmm_workspace(problem.d, problem.k))[0])

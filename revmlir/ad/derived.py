@@ -1,0 +1,190 @@
+"""What building derived functions (``@f.adj``, ``@f.tan``, …) has in common.
+
+Reverse mode (``revmlir.ad.adjoint``) and forward mode
+(``revmlir.ad.tangent``) both walk a prepared copy of ``@f`` with an
+``Inverter``'s value mapping and on-demand recomputation of pure
+expressions, both emit arithmetic for the derivative rules of pure ops, and
+both add derived functions to a module on demand, following calls
+(recursion included).  That machinery lives here, once.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from xdsl.dialects import arith
+from xdsl.dialects import complex as complexd
+from xdsl.dialects.builtin import AnyFloat, ArrayAttr, ComplexType, FloatAttr, ModuleOp
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.dialects import rev
+from revmlir.interfaces import NotDifferentiable
+from revmlir.inversion import INVERSE_SUFFIX, Inverter, inverse_name, invert_function
+from revmlir.semantics import is_expression_op
+
+Request = Callable[[str, Operation], str]
+"""``request(callee, call)``: schedule the derived function of ``@callee``
+that ``call`` needs and return its name."""
+
+
+@dataclass
+class Differentiator(Inverter):
+    """An ``Inverter`` that also emits the arithmetic of derivative rules.
+
+    ``current`` is the op being differentiated: emitted code takes its
+    location, so run-time errors in derived code point at the user's source.
+    """
+
+    current: Operation | None = None
+
+    RULE: ClassVar[str]
+    """The kind of rule the mode asks each op for ("adjoint", "tangent")."""
+
+    @abc.abstractmethod
+    def apply_rule(self, op: Operation) -> bool:
+        """Emit ``op``'s rule for this mode; ``False`` if it has none."""
+
+    @abc.abstractmethod
+    def fail(self, op: Operation, why: str) -> PassFailedException:
+        """The mode's diagnostic for ``op``, which cannot be differentiated."""
+
+    def differentiate(self, ops: Iterable[Operation]) -> None:
+        """Apply the mode's rule to each op of a block, in the order given
+        (pure expressions are differentiated where they are read)."""
+        saved = self.current
+        try:
+            for op in ops:
+                if is_expression_op(op):
+                    continue
+                self.current = op
+                if not self.apply_rule(op):
+                    mark = op.get_trait(NotDifferentiable)
+                    raise self.fail(op, mark.reason if mark else f"'{op.name}' has no {self.RULE} rule")
+        finally:
+            self.current = saved
+
+    def emit_op(self, op: Operation) -> Operation:
+        if self.current is not None:
+            op.location = self.current.location
+        self.builder.insert(op)
+        return op
+
+    def emit(self, op: Operation) -> SSAValue:
+        return self.emit_op(op).results[0]
+
+    def primal(self, value: SSAValue) -> SSAValue:
+        """The forward ``value`` at the insertion point (recomputed if needed)."""
+        return self.lookup(value)
+
+    def const(self, value: float, type: Attribute) -> SSAValue:
+        """``value`` as a float, or as the complex ``value + 0i``."""
+        if isinstance(type, ComplexType):
+            element = type.element_type
+            parts = ArrayAttr([FloatAttr(value, element), FloatAttr(0.0, element)])
+            return self.emit(complexd.ConstantOp(parts, type))
+        assert isinstance(type, AnyFloat)
+        return self.emit(arith.ConstantOp(FloatAttr(value, type)))
+
+    # Derivative rules are written once for floats and complex numbers: the
+    # arithmetic below picks the op from the operands' type.
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.AddfOp, complexd.AddOp)
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.SubfOp, complexd.SubOp)
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.MulfOp, complexd.MulOp)
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._binary(a, b, arith.DivfOp, complexd.DivOp)
+
+    def neg(self, a: SSAValue) -> SSAValue:
+        op = complexd.NegOp if isinstance(a.type, ComplexType) else arith.NegfOp
+        return self.emit(op(a))
+
+    def conj(self, a: SSAValue) -> SSAValue:
+        """``conj(a)``; the identity on floats."""
+        return self.emit(complexd.ConjOp(a)) if isinstance(a.type, ComplexType) else a
+
+    def _binary(
+        self,
+        a: SSAValue,
+        b: SSAValue,
+        real: type[arith.FloatingPointLikeBinaryOperation],
+        complex_op: type[complexd.ComplexBinaryOp],
+    ) -> SSAValue:
+        if isinstance(a.type, ComplexType):
+            return self.emit(complex_op(a, b))
+        return self.emit(real(a, b))
+
+
+def prepare(func: rev.FuncOp) -> rev.FuncOp:
+    """A copy of ``func`` with routines expanded and ``rev.inv`` regions
+    inlined as their inverse, as ``rev-lower-to-std`` prepares functions."""
+    from revmlir.passes.expand_routines import forward_only
+
+    module = ModuleOp([func.clone()])
+    forward_only(module)
+    prepared = module.body.block.first_op
+    assert isinstance(prepared, rev.FuncOp)
+    prepared.detach()
+    return prepared
+
+
+def derive_functions(
+    module: ModuleOp,
+    names: Sequence[str],
+    suffix: str,
+    build: Callable[[rev.FuncOp, str, Request], rev.FuncOp],
+    error: Callable[[Operation | None, str], PassFailedException],
+) -> list[rev.FuncOp]:
+    """Add ``@f<suffix>`` for each named ``@f`` and for every function those
+    call (``build`` requests them), right after ``@f`` and the functions
+    already derived from it.  Existing derived functions are kept, so passes
+    are idempotent.  ``rev.uncall @g`` asks for ``@g.inv<suffix>``; ``@g.inv``
+    is added when missing.  ``error(op, message)`` makes the diagnostic for a
+    call to a function the module lacks."""
+    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
+    queue: list[str] = []
+    scheduled: set[str] = set()
+    created: list[rev.FuncOp] = []
+
+    def schedule(name: str, where: Operation | None) -> str:
+        if name not in funcs:
+            base = inverse_name(name)
+            if name.endswith(INVERSE_SUFFIX) and base in funcs:
+                inverse = invert_function(funcs[base], name)
+                funcs[base].parent_block().insert_op_after(inverse, funcs[base])  # type: ignore[union-attr]
+                funcs[name] = inverse
+            else:
+                raise error(where, f"no rev.func named @{name} in the module")
+        if name not in scheduled:
+            scheduled.add(name)
+            queue.append(name)
+        return name + suffix
+
+    for name in names:
+        schedule(name, None)
+    while queue:
+        name = queue.pop(0)
+        target = name + suffix
+        if target in funcs:
+            continue
+        primal = funcs[name]
+        derived = build(prepare(primal), target, schedule)
+        base = name.removesuffix(INVERSE_SUFFIX)
+        anchor: Operation = funcs.get(base, primal)
+        while isinstance(after := anchor.next_op, rev.FuncOp) and (
+            after.sym_name.data.startswith(base + ".")
+        ):
+            anchor = after
+        primal.parent_block().insert_op_after(derived, anchor)  # type: ignore[union-attr]
+        funcs[target] = derived
+        created.append(derived)
+    return created

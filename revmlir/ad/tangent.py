@@ -1,0 +1,360 @@
+"""Forward-mode AD: building ``@f.tan``.
+
+Forward mode carries, beside every float value of the program, its
+*tangent*: the directional derivative along the input tangents.  Because
+reversible programs are made of updates (``y += e(x…)``), the tangent program
+is made of updates too: ``ẏ += ė``, where ``ė`` is the forward derivative of
+the pure expression ``e`` (a forward sweep over its DAG with the tangent
+rules of ``revmlir.ad.tangent_rules``).  Tangents are ordinary state of the
+tangent program (updated with ``rev.add``, ``rev.neg``, ``rev.rot``…, carried
+through ``rev.yield``), so ``@f.tan`` is itself a verified reversible function
+that runs on the interpreter and natively — and can be differentiated in
+reverse mode or inverted like any other.
+
+The ``Tangenter`` walks ``@f``'s body forward; each op copies itself and
+updates tangents (``ForwardDifferentiableOp.tangent``, next to the op).  It is
+a ``Differentiator``: the ``Inverter``'s mapping from ``@f``'s values to the
+tangent program's values and its on-demand recomputation of expressions
+serve the copy.
+
+``@f.tan`` takes ``f``'s arguments, then one tangent per argument that carries
+a derivative (``gradient_type``), in argument order: a value for a float,
+complex (``ẋ + iẏ``) or log-number scalar (log numbers: with respect to the
+stored logarithm), a *shadow tangent array* (stack) for a float memref (stack), which is read as
+the input tangents and overwritten in place with the output tangents.  It
+returns ``f``'s results, then the tangents of its scalar results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.ad.adjoint import gradient_type
+from revmlir.ad.derived import Differentiator, Request, derive_functions
+from revmlir.dialects import rev
+from revmlir.errors import describe_op, describe_value
+from revmlir.interfaces import ForwardDifferentiableOp, has_switchable_checks, set_checks
+from revmlir.semantics import is_expression_op, is_reference_type, is_state_value
+
+TANGENT_SUFFIX = ".tan"
+
+tangent_type = gradient_type
+"""The type of the tangent a value carries: the same as its gradient's (a
+float for floats and log numbers, a complex number for complex numbers, a
+shadow for memrefs and stacks of those, ``None`` for integers, indices and
+booleans)."""
+
+
+def tangent_name(name: str) -> str:
+    """``@f`` → ``@f.tan`` (deterministic, so FileCheck tests are stable)."""
+    return name + TANGENT_SUFFIX
+
+
+class TangentError(PassFailedException):
+    """A construct ``ad-tangent`` does not differentiate, reported at its op."""
+
+
+def unsupported(op: Operation, why: str) -> TangentError:
+    return TangentError(f"{describe_op(op)} cannot be differentiated in forward mode: {why}")
+
+
+def _tangent_name(value: SSAValue) -> str | None:
+    return f"d_{value.name_hint}" if value.name_hint else None
+
+
+_UNSET = object()
+
+
+@dataclass
+class Tangenter(Differentiator):
+    """Emits the tangent program of the code inside ``root``.
+
+    ``tangents`` maps a state version or a reference (memref, stack) of the
+    forward code to the value holding its tangent (its shadow) in the tangent
+    program; tangents of expressions are computed where they are read.
+    ``request`` returns the name of the tangent of a called function (and
+    schedules it).
+    """
+
+    tangents: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    request: Request | None = None
+    _varies: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
+    _swept: dict[SSAValue, SSAValue | None] = field(
+        default_factory=dict[SSAValue, SSAValue | None]
+    )
+
+    RULE = "tangent"
+
+    def apply_rule(self, op: Operation) -> bool:
+        if not isinstance(op, ForwardDifferentiableOp):
+            return False
+        op.tangent(self)
+        return True
+
+    def fail(self, op: Operation, why: str) -> TangentError:
+        return unsupported(op, why)
+
+    # -- tangents of values ------------------------------------------------------
+
+    def varies(self, value: SSAValue) -> bool:
+        """Whether ``value`` has a tangent that is not known to be zero: a
+        float (complex, log-number) state version, an array or stack of
+        those, or an expression depending on one."""
+        known = self._varies.get(value)
+        if known is None:
+            known = self._varies[value] = self._compute_varies(value)
+        return known
+
+    def _compute_varies(self, value: SSAValue) -> bool:
+        carries = tangent_type(value.type) is not None
+        if is_state_value(value) or is_reference_type(value.type):
+            return carries
+        if not (isinstance(value, OpResult) and is_expression_op(value.op)):
+            return False  # an induction variable, a condition's argument
+        return carries and any(self.varies(o) for o in value.op.operands)
+
+    def tangent(self, value: SSAValue) -> SSAValue | None:
+        """The tangent of forward ``value`` here: ``None`` when it is zero or
+        the value carries none; the shadow of a float array or stack."""
+        if not self.varies(value):
+            return None
+        if not (isinstance(value, OpResult) and is_expression_op(value.op)):
+            found = self.tangents.get(value)
+            if found is None:
+                raise TangentError(
+                    f"internal error: no tangent for {describe_value(value)} where the "
+                    f"tangent of {describe_op(self.current or self.root)} needs it"
+                )
+            return found
+        cached = self._swept.get(value, _UNSET)
+        if cached is _UNSET or (cached is not None and not self._visible(cached)):
+            cached = self._swept[value] = self._sweep(value)
+        return cached  # type: ignore[return-value]
+
+    def _sweep(self, value: OpResult) -> SSAValue | None:
+        """The forward sweep over an expression DAG: operands first (each
+        computed once while it stays visible), then the op's tangent rule."""
+        from revmlir.ad.tangent_rules import tangents
+
+        op = value.op
+        dots = [self.tangent(o) for o in op.operands]
+        if all(d is None for d in dots):
+            return None  # it only depends on values whose tangent is zero (floor)
+        rule = tangents.get(type(op))
+        if rule is None:
+            raise unsupported(op, f"'{op.name}' has no tangent rule")
+        return rule(self, op, dots)
+
+    def bind_tangent(self, forward: SSAValue, tangent: SSAValue) -> None:
+        if not tangent.name_hint and (name := _tangent_name(forward)):
+            tangent.name_hint = name
+        self.tangents[forward] = tangent
+
+    def zero(self, forward: SSAValue) -> SSAValue:
+        """A zero of the tangent type of float ``forward``."""
+        type = tangent_type(forward.type)
+        assert type is not None
+        return self.const(0.0, type)
+
+    def tangent_or_zero(self, value: SSAValue) -> SSAValue:
+        found = self.tangent(value)
+        return found if found is not None else self.zero(value)
+
+    # -- emitting ------------------------------------------------------------------
+
+    def copy(self, op: Operation) -> Operation:
+        """Emit region-free ``op`` itself on the tangent program's values."""
+        clone = op.clone(value_mapper={o: self.lookup(o) for o in op.operands})
+        self.builder.insert(clone)
+        for old, new in zip(op.results, clone.results, strict=True):
+            self.bind(old, new)
+        return clone
+
+    def mirror(self, op: Operation) -> Operation | None:
+        """Copy region-free ``op``, then run the same op on tangents: each
+        operand that carries one is replaced by its tangent (zero for a
+        constant float, the shadow for an array or stack), the others (indices)
+        are read as they are; the results are the tangents of ``op``'s.
+        ``anc.alloc x ← e`` gets ``ẋ ← ė``, ``rev.take`` takes the shadow
+        element too, ``anc.push`` pushes the tangent onto the shadow stack.
+        The twin's run-time checks would repeat ``op``'s on tangents, up to
+        rounding: they are switched off.  Returns the twin, ``None`` when no
+        value of ``op`` carries a tangent."""
+        values = (*op.operands, *op.results)
+        if all(tangent_type(v.type) is None for v in values):
+            self.copy(op)
+            return None
+        operands = [
+            self.tangent_or_zero(o) if tangent_type(o.type) is not None else self.lookup(o)
+            for o in op.operands
+        ]
+        self.copy(op)
+        twin = op.create(
+            operands=operands,
+            result_types=[tangent_type(r.type) for r in op.results],  # type: ignore[misc]
+            properties=dict(op.properties),
+        )
+        self.insert(twin, like=op)
+        if has_switchable_checks(twin):
+            set_checks(twin, False)
+        for old, new in zip(op.results, twin.results, strict=True):
+            self.bind_tangent(old, new)
+        return twin
+
+    def sum(self, *terms: SSAValue | None) -> SSAValue | None:
+        """The sum of the tangent terms that are not zero (``None``)."""
+        present = [t for t in terms if t is not None]
+        if not present:
+            return None
+        total = present[0]
+        for term in present[1:]:
+            total = self.add(total, term)
+        return total
+
+    def scaled(self, dot: SSAValue | None, partial: Callable[[], SSAValue]) -> SSAValue | None:
+        """``dot · partial``; the partial derivative is only built when the
+        tangent is not zero."""
+        return None if dot is None else self.mul(dot, partial())
+
+    # -- blocks and regions ----------------------------------------------------------
+
+    def tangent_body(self, block: Block) -> tuple[list[SSAValue], list[SSAValue]]:
+        """Emit the tangent program of ``block``'s ops (its arguments and their
+        tangents are bound).  Returns what its terminator passes on and the
+        tangents of those values that carry one."""
+        self.differentiate(list(block.ops)[:-1])
+        terminator = block.last_op
+        assert terminator is not None
+        outputs = [self.lookup(v) for v in terminator.operands]
+        dots = [self.carried_tangent(v) for v in terminator.operands]
+        return outputs, [d for d in dots if d is not None]
+
+    def carried_tangent(self, value: SSAValue) -> SSAValue | None:
+        """The tangent of a state value that is passed on (yielded, returned,
+        passed to a call); ``None`` for integers and booleans."""
+        if tangent_type(value.type) is None:
+            return None
+        return self.tangent_or_zero(value)
+
+    def bind_arguments(self, old: Sequence[BlockArgument], new: Sequence[BlockArgument]) -> None:
+        """Bind a forward block's arguments to ``new``: copies of them, then
+        one tangent per argument that carries one."""
+        carrying = [a for a in old if tangent_type(a.type) is not None]
+        for forward, value in zip(old, new):
+            value.name_hint = forward.name_hint
+            self.bind(forward, value)
+        for forward, dot in zip(carrying, new[len(old) :], strict=True):
+            self.bind_tangent(forward, dot)
+
+    def tangent_region(self, region: Region) -> Region:
+        """The tangent program of a state-carrying region: its block takes the
+        forward block's arguments, then the tangents of those that carry one,
+        and yields the forward values followed by their tangents."""
+        forward = region.block
+        types = [a.type for a in forward.args]
+        types += [t for a in forward.args if (t := tangent_type(a.type)) is not None]
+        block = Block(arg_types=types)
+        self.bind_arguments(forward.args, block.args)
+        terminator = forward.last_op
+        assert terminator is not None
+        with self._at_end(block):
+            outputs, dots = self.tangent_body(forward)
+            self.insert(rev.YieldOp(*outputs, *dots), like=terminator)
+        return Region(block)
+
+    def carried_state(self, state: Sequence[SSAValue]) -> list[SSAValue]:
+        """The state of the tangent of a region op: the copies of its state
+        operands, then the tangents of those that carry one."""
+        values = [self.lookup(s) for s in state]
+        return values + [d for s in state if (d := self.carried_tangent(s)) is not None]
+
+    def bind_carried(self, results: Sequence[SSAValue], new: Sequence[SSAValue]) -> None:
+        """Bind the results of an op built on ``carried_state``, a call's
+        results included."""
+        values = iter(new)
+        for result in results:
+            self.bind(result, next(values))
+        for result in results:
+            if tangent_type(result.type) is not None:
+                self.bind_tangent(result, next(values))
+        assert next(values, None) is None
+
+    def condition(self, region: Region, state: Sequence[SSAValue]) -> Region:
+        """A copy of condition ``region`` taking (and ignoring) the tangents
+        in ``state`` (built by ``carried_state``) as trailing arguments."""
+        extra = [v.type for v in state[len(region.block.args) :]]
+        return self.clone_region(region, extra)
+
+    # -- calls ---------------------------------------------------------------------
+
+    def tangent_of(self, callee: str, call: Operation) -> str:
+        if self.request is None:
+            raise unsupported(call, "calls need the module (run ad-tangent)")
+        return self.request(callee, call)
+
+
+# ---------------------------------------------------------------------------
+# Functions and modules
+# ---------------------------------------------------------------------------
+
+
+def tangent_arguments(types: Sequence[Attribute]) -> list[Attribute]:
+    """The argument types of ``@f.tan`` for ``@f``'s argument ``types``."""
+    return [*types, *(t for a in types if (t := tangent_type(a)) is not None)]
+
+
+def tangent_function(func: rev.FuncOp, name: str, request: Request | None = None) -> rev.FuncOp:
+    """``@name``: the tangent program of ``func`` (already free of routines
+    and ``rev.inv``); see the module docstring for its signature."""
+    forward = func.body.block
+    block = Block(arg_types=tangent_arguments([a.type for a in forward.args]))
+    tangenter = Tangenter(func, Builder(InsertPoint.at_end(block)), request=request)
+    tangenter.bind_arguments(forward.args, block.args)
+    outputs, dots = tangenter.tangent_body(forward)
+    terminator = forward.last_op
+    assert terminator is not None
+    tangenter.insert(rev.ReturnOp(*outputs, *dots), like=terminator)
+    derived = rev.FuncOp(name, [a.type for a in block.args], Region(block))
+    derived.attributes.update(func.attributes)
+    derived.location = func.location
+    return derived
+
+
+def _missing(where: Operation | None, message: str) -> TangentError:
+    return TangentError(message) if where is None else unsupported(where, message)
+
+
+def generate_tangents(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+    """Add ``@f.tan`` for each named ``@f`` and for every function their
+    tangents call (recursion included), right after ``@f`` and the functions
+    derived from it.  Existing tangents are kept.  ``rev.uncall @g`` becomes
+    a call of ``@g.inv.tan``; ``@g.inv`` is added when missing."""
+    return derive_functions(module, names, TANGENT_SUFFIX, tangent_function, _missing)
+
+
+def generate_hessians(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+    """Forward over reverse: for each named ``@f`` add ``@f.tan``, ``@f.adj``
+    and ``@f.adj.tan`` (the tangent of the adjoint, whose input-gradient
+    tangents are Hessian-vector products)."""
+    from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+
+    created = generate_tangents(module, names)
+    created += generate_adjoints(module, names)
+    created += generate_tangents(module, [adjoint_name(n) for n in names])
+    return created
+

@@ -1,0 +1,331 @@
+"""Tangent rules of the pure (upstream) ops, in one table: forward mode's
+counterpart of ``revmlir.ad.derivatives``.
+
+An instruction ``y += e(x…)`` updates ``ẏ += ė``; the tangenter sweeps the
+expression DAG of ``e`` forward and asks this table, op by op, for the tangent
+of the op's result from the tangents of its operands.  A rule receives the
+tangenter (to read primal values with ``primal`` — recomputed at the point of
+use, like every expression — and to emit arithmetic), the forward op and one
+tangent per operand, ``None`` where it is zero (constants, integers, values
+that do not depend on float state); at least one is not ``None``.  It returns
+the result's tangent, ``None`` for zero.
+
+Rules are written once for floats and complex numbers (the tangenter's
+arithmetic picks the op from the type): a complex tangent is ``ẋ + iẏ``, so
+holomorphic ops multiply it by ``f'(z)`` and the others (``re``, ``abs``,
+``angle``, ``conj``) have rules of their own.  Log numbers (``!rev.log<T>``) have tangents with respect to the stored
+logarithm, as their gradients do, so ``rev.to_log``/``rev.from_log`` are
+``log``/``exp`` here.  The tangent of an element of a float array read with
+``memref.load`` is the same element of its shadow tangent array.
+"""
+
+from __future__ import annotations
+
+import math as pymath
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from xdsl.dialects import arith, math, memref
+from xdsl.dialects import complex as complexd
+from xdsl.dialects.builtin import ComplexType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from revmlir.dialects import rev
+from revmlir.lowering.rules import RuleTable
+
+if TYPE_CHECKING:
+    from revmlir.ad.tangent import Tangenter
+
+Dots = Sequence[SSAValue | None]
+TangentRule = Callable[["Tangenter", Operation, Dots], SSAValue | None]
+
+tangents: RuleTable[TangentRule] = RuleTable()  # type: ignore[type-var]
+"""op class → rule.  ``tangents.get(type(op))`` is ``None`` for ops without
+a rule."""
+
+
+def _result(t: Tangenter, op: Operation) -> SSAValue:
+    return t.primal(op.results[0])
+
+
+def _operand(t: Tangenter, op: Operation, i: int = 0) -> SSAValue:
+    return t.primal(op.operands[i])
+
+
+def _negated(t: Tangenter, dot: SSAValue | None) -> SSAValue | None:
+    return None if dot is None else t.neg(dot)
+
+
+def _unary(partial: Callable[[Tangenter, Operation], SSAValue]) -> TangentRule:
+    """The rule of ``r = f(x)``: ``ṙ = f'(x)·ẋ``."""
+
+    def rule(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+        return t.scaled(dots[0], lambda: partial(t, op))
+
+    return rule
+
+
+# -- arith ------------------------------------------------------------------
+
+
+@tangents(arith.AddfOp, complexd.AddOp)
+def _addf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    return t.sum(*dots)
+
+
+@tangents(arith.SubfOp, complexd.SubOp)
+def _subf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    return t.sum(dots[0], _negated(t, dots[1]))
+
+
+@tangents(arith.MulfOp, complexd.MulOp)
+def _mulf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    da, db = dots
+    return t.sum(
+        t.scaled(da, lambda: _operand(t, op, 1)), t.scaled(db, lambda: _operand(t, op, 0))
+    )
+
+
+@tangents(arith.DivfOp, complexd.DivOp)
+def _divf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = a / b:  ṙ = (ȧ − r·ḃ) / b
+    da, db = dots
+    numerator = t.sum(da, _negated(t, t.scaled(db, lambda: _result(t, op))))
+    assert numerator is not None
+    return t.div(numerator, _operand(t, op, 1))
+
+
+@tangents(arith.NegfOp, complexd.NegOp)
+def _negf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    return _negated(t, dots[0])
+
+
+@tangents(arith.SelectOp)
+def _select(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    _, da, db = dots
+    da, db = (d if d is not None else t.zero(op.results[0]) for d in (da, db))
+    return t.emit(arith.SelectOp(_operand(t, op, 0), da, db))
+
+
+def _extremum(predicate: str) -> TangentRule:
+    """``max``/``min``: the tangent of the operand that is chosen."""
+
+    def rule(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+        a, b = _operand(t, op, 0), _operand(t, op, 1)
+        da, db = (d if d is not None else t.zero(op.results[0]) for d in dots)
+        first = t.emit(arith.CmpfOp(a, b, predicate))
+        return t.emit(arith.SelectOp(first, da, db))
+
+    return rule
+
+
+tangents(arith.MaximumfOp)(_extremum("oge"))
+tangents(arith.MinimumfOp)(_extremum("ole"))
+
+
+@tangents(arith.ExtFOp, arith.TruncFOp)
+def _convert(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    assert dots[0] is not None
+    return t.emit(type(op)(dots[0], op.results[0].type))  # type: ignore[call-arg]
+
+
+# -- math -------------------------------------------------------------------
+
+
+def _one(t: Tangenter, op: Operation) -> SSAValue:
+    return t.const(1.0, op.results[0].type)
+
+
+tangents(math.ExpOp, complexd.ExpOp)(_unary(_result))
+tangents(math.ExpM1Op)(_unary(lambda t, op: t.add(_result(t, op), _one(t, op))))
+tangents(math.LogOp, complexd.LogOp)(_unary(lambda t, op: t.div(_one(t, op), _operand(t, op))))
+tangents(math.Log1pOp)(
+    _unary(lambda t, op: t.div(_one(t, op), t.add(_one(t, op), _operand(t, op))))
+)
+tangents(math.Log2Op)(
+    _unary(lambda t, op: t.div(t.const(1 / pymath.log(2), op.results[0].type), _operand(t, op)))
+)
+tangents(math.Log10Op)(
+    _unary(lambda t, op: t.div(t.const(1 / pymath.log(10), op.results[0].type), _operand(t, op)))
+)
+# 1 / (2·sqrt x)
+tangents(math.SqrtOp, complexd.SqrtOp)(
+    _unary(lambda t, op: t.div(_one(t, op), t.add(_result(t, op), _result(t, op))))
+)
+
+
+def _apply(t: Tangenter, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
+    """``f(value)`` with the math op for floats or the complex op."""
+    op = complex_op if isinstance(value.type, ComplexType) else real
+    return t.emit(op(value))  # type: ignore[call-arg]
+
+
+tangents(math.SinOp, complexd.SinOp)(
+    _unary(lambda t, op: _apply(t, _operand(t, op), math.CosOp, complexd.CosOp))
+)
+tangents(math.CosOp, complexd.CosOp)(
+    _unary(lambda t, op: t.neg(_apply(t, _operand(t, op), math.SinOp, complexd.SinOp)))
+)
+tangents(math.SinhOp)(_unary(lambda t, op: t.emit(math.CoshOp(_operand(t, op)))))
+tangents(math.CoshOp)(_unary(lambda t, op: t.emit(math.SinhOp(_operand(t, op)))))
+
+
+def _one_plus_square(t: Tangenter, op: Operation, value: SSAValue, sign: float) -> SSAValue:
+    square = t.mul(value, value)
+    return t.add(_one(t, op), square) if sign > 0 else t.sub(_one(t, op), square)
+
+
+# tan' = 1 + tan², tanh' = 1 − tanh², atan' = 1 / (1 + x²)
+tangents(math.TanOp, complexd.TanOp)(_unary(lambda t, op: _one_plus_square(t, op, _result(t, op), 1)))
+tangents(math.TanhOp, complexd.TanhOp)(_unary(lambda t, op: _one_plus_square(t, op, _result(t, op), -1)))
+tangents(math.AtanOp)(
+    _unary(lambda t, op: t.div(_one(t, op), _one_plus_square(t, op, _operand(t, op), 1)))
+)
+
+
+def _arcsine(t: Tangenter, op: Operation) -> SSAValue:
+    """1 / sqrt(1 − x²)"""
+    root = t.emit(math.SqrtOp(_one_plus_square(t, op, _operand(t, op), -1)))
+    return t.div(_one(t, op), root)
+
+
+tangents(math.AsinOp)(_unary(_arcsine))
+tangents(math.AcosOp)(_unary(lambda t, op: t.neg(_arcsine(t, op))))
+
+
+def _erf(t: Tangenter, op: Operation) -> SSAValue:
+    """2/sqrt(π) · exp(−x²)"""
+    x = _operand(t, op)
+    gauss = t.emit(math.ExpOp(t.neg(t.mul(x, x))))
+    return t.mul(t.const(2 / pymath.sqrt(pymath.pi), op.results[0].type), gauss)
+
+
+tangents(math.ErfOp)(_unary(_erf))
+
+
+@tangents(math.FloorOp, math.CeilOp)
+def _step(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    return None  # piecewise constant
+
+
+def _sign(t: Tangenter, op: Operation, value: SSAValue) -> SSAValue:
+    """±1 with the sign of ``value`` (+1 at +0, −1 at −0, as the adjoint)."""
+    return t.emit(math.CopySignOp(_one(t, op), value))
+
+
+tangents(math.AbsFOp)(_unary(lambda t, op: _sign(t, op, _operand(t, op))))
+
+
+@tangents(math.CopySignOp)
+def _copysign(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = |a|·sign(b):  ṙ = sign(a)·sign(b)·ȧ (the sign of b is piecewise constant)
+    return t.scaled(
+        dots[0],
+        lambda: t.mul(_sign(t, op, _operand(t, op, 0)), _sign(t, op, _operand(t, op, 1))),
+    )
+
+
+@tangents(math.PowFOp)
+def _powf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = x^y:  ṙ = y·x^(y−1)·ẋ + r·log x·ẏ (no division by x, so x = 0 works)
+    dx, dy = dots
+
+    def by_base() -> SSAValue:
+        x, y = _operand(t, op, 0), _operand(t, op, 1)
+        return t.mul(y, t.emit(math.PowFOp(x, t.sub(y, _one(t, op)))))
+
+    def by_exponent() -> SSAValue:
+        return t.mul(_result(t, op), t.emit(math.LogOp(_operand(t, op, 0))))
+
+    return t.sum(t.scaled(dx, by_base), t.scaled(dy, by_exponent))
+
+
+@tangents(math.Atan2Op)
+def _atan2(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = atan2(y, x):  ṙ = (x·ẏ − y·ẋ) / (x² + y²)
+    dy, dx = dots
+    y, x = _operand(t, op, 0), _operand(t, op, 1)
+    numerator = t.sum(t.scaled(dy, lambda: x), _negated(t, t.scaled(dx, lambda: y)))
+    assert numerator is not None
+    return t.div(numerator, t.add(t.mul(x, x), t.mul(y, y)))
+
+
+# -- complex (beyond the holomorphic rules registered with the real ones) ----
+
+
+@tangents(complexd.ConjOp)
+def _conj(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    assert dots[0] is not None
+    return t.conj(dots[0])
+
+
+def _complex(t: Tangenter, re: SSAValue, im: SSAValue, type: Attribute) -> SSAValue:
+    assert isinstance(type, ComplexType)
+    return t.emit(complexd.CreateOp(re, im, type))
+
+
+@tangents(complexd.CreateOp)
+def _create(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    d_re, d_im = (d if d is not None else t.zero(o) for d, o in zip(dots, op.operands))
+    return _complex(t, d_re, d_im, op.results[0].type)
+
+
+@tangents(complexd.ReOp)
+def _re(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    assert dots[0] is not None
+    return t.emit(complexd.ReOp(dots[0]))
+
+
+@tangents(complexd.ImOp)
+def _im(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    assert dots[0] is not None
+    return t.emit(complexd.ImOp(dots[0]))
+
+
+def _conj_times(t: Tangenter, op: Operation, dot: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """The parts of ``conj(z)·ż``: ``x ẋ + y ẏ`` and ``x ẏ − y ẋ``."""
+    product = t.mul(t.conj(_operand(t, op)), dot)
+    return t.emit(complexd.ReOp(product)), t.emit(complexd.ImOp(product))
+
+
+@tangents(complexd.AbsOp)
+def _cabs(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = |z|:  ṙ = (x ẋ + y ẏ) / r
+    assert dots[0] is not None
+    return t.div(_conj_times(t, op, dots[0])[0], _result(t, op))
+
+
+@tangents(complexd.AngleOp)
+def _angle(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = atan2(y, x):  ṙ = (x ẏ − y ẋ) / |z|²
+    assert dots[0] is not None
+    modulus = t.emit(complexd.AbsOp(_operand(t, op)))
+    return t.div(_conj_times(t, op, dots[0])[1], t.mul(modulus, modulus))
+
+
+@tangents(complexd.PowOp)
+def _cpow(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = a^b:  ṙ = b·r/a·ȧ + r·log a·ḃ
+    da, db = dots
+    a, b, r = _operand(t, op, 0), _operand(t, op, 1), _result(t, op)
+    return t.sum(
+        t.scaled(da, lambda: t.div(t.mul(b, r), a)),
+        t.scaled(db, lambda: t.mul(r, t.emit(complexd.LogOp(a)))),
+    )
+
+
+# -- memory -------------------------------------------------------------------
+
+
+@tangents(memref.LoadOp)
+def _load(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    # the tangent of the memref operand is its shadow tangent array
+    assert isinstance(op, memref.LoadOp) and dots[0] is not None
+    return t.emit(memref.LoadOp.get(dots[0], [t.primal(i) for i in op.indices]))
+
+
+# -- log-number conversions (tangents of log numbers are w.r.t. the logarithm)
+
+
+tangents(rev.ToLogOp)(_unary(lambda t, op: t.div(t.const(1.0, op.operands[0].type), _operand(t, op))))
+tangents(rev.FromLogOp)(_unary(_result))

@@ -1,0 +1,169 @@
+"""Forward mode from Python: ``rv.jvp``; forward over reverse: ``rv.hvp`` and
+``rv.hessian``.
+
+``rv.jvp`` runs ``@f.tan`` (built by ``ad-tangent``) on copies of the
+arguments and their tangents.  Hessian-vector products differentiate the
+gradient program in forward mode (``ad-hessian``): ``@f.tan`` gives ``f``'s
+outputs and their tangents along ``v``, then ``@f.adj.tan`` runs the adjoint
+on them with the loss's unit seed (whose tangent is zero): it uncomputes the
+outputs back to the inputs, the gradient flows backwards, and the tangents of
+the input gradients are ``H·v``.  The derived functions run natively when
+``f``'s specialization does, otherwise on the interpreter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.ir import Attribute
+
+from revmlir.frontend.api import ReversibleFunction, Specialization
+from revmlir.frontend.gradient import (
+    _is_log,
+    _seed,
+    _specialization,
+    derived_backend,
+    loss_index,
+)
+from revmlir.runtime.backend import Backend
+
+
+def _carrying(spec: Specialization) -> list[int]:
+    from revmlir.ad.tangent import tangent_type
+
+    return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
+
+
+def _check_count(f: ReversibleFunction, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
+    if len(given) != len(args):
+        raise TypeError(
+            f"{f.__name__} takes {len(args)} argument(s), so {len(args)} {what} "
+            f"(one per argument, None for zero), got {len(given)}"
+        )
+
+
+def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
+    """What ``@f.tan`` takes for one argument: a float, or a fresh shadow
+    array (list) for an array (stack).  A log number's tangent is taken with
+    respect to its logarithm: ``ẋ / x``."""
+    from revmlir.ad.tangent import tangent_type
+
+    dot = _seed(tangent_type(type), arg, tangent, what)  # type: ignore[arg-type]
+    return dot / float(arg) if _is_log(type) else dot
+
+
+def _run_tangent(
+    spec: Specialization, backend: Backend, args: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[tuple[Any, ...], dict[int, Any]]:
+    """Run ``@f.tan`` on copies of ``args`` and their tangents; returns the
+    outputs and the output tangents by argument index (log numbers: of the
+    logarithm)."""
+    name = spec.function.__name__
+    carrying = _carrying(spec)
+    dots = [
+        _input_tangent(spec.types[i], args[i], tangents[i], f"tangent #{i} of {name}")
+        for i in carrying
+    ]
+    results = backend.call(spec.name + ".tan", *spec.private_copies(args), *dots)
+    return results[: len(args)], dict(zip(carrying, results[len(args) :], strict=True))
+
+
+def jvp(
+    f: ReversibleFunction, args: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """Forward mode, like ``jax.jvp``: run ``f`` on (copies of) ``args`` and
+    push ``tangents`` (one per argument, shaped like it; ``None`` for zero)
+    through it.  Returns ``(outputs, output_tangents)``: every argument after
+    ``f`` (as a call returns them), and one tangent per argument — a float per
+    float scalar (log numbers: with respect to their real value), an array
+    (list) per array (stack) of floats, ``0.0`` for other scalars and
+    ``None`` for other arrays.  The arguments are not modified."""
+    args, tangents = tuple(args), tuple(tangents)
+    spec = _specialization(f, args, "jvp")
+    _check_count(spec.function, args, tangents, "tangents")
+    from revmlir.ad.tangent import generate_tangents
+
+    _, backend = derived_backend(spec, "tangent", generate_tangents)
+    outputs, found = _run_tangent(spec, backend, args, tangents)
+    results: list[Any] = []
+    for i, type in enumerate(spec.types):
+        if i not in found:
+            results.append(None if isinstance(outputs[i], np.ndarray | list) else 0.0)
+        elif _is_log(type):
+            results.append(found[i] * float(outputs[i]))  # ẏ = y · d(log y)
+        else:
+            results.append(found[i])
+    return outputs, tuple(results)
+
+
+def _no_log_numbers(spec: Specialization, api: str) -> None:
+    for i, type in enumerate(spec.types):
+        if _is_log(type):
+            raise TypeError(
+                f"rv.{api}: argument #{i} of {spec.function.__name__} is a log "
+                "number; second derivatives of log numbers are not supported yet"
+            )
+
+
+def hvp(
+    f: ReversibleFunction, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0
+) -> tuple[Any, ...]:
+    """The Hessian-vector product ``H·v`` of output ``iloss`` (a float
+    scalar) with respect to the float arguments, forward over reverse.
+    ``vectors`` gives ``v`` per argument, shaped like it (``None`` for zero);
+    the result has one entry per argument, like ``rv.gradient``'s: a float
+    per float scalar, an array per float array, ``0.0`` for other scalars and
+    ``None`` for other arrays.  The arguments are not modified."""
+    from revmlir.ad.adjoint import adjoint_name
+    from revmlir.ad.tangent import generate_hessians
+
+    args, vectors = tuple(args), tuple(vectors)
+    spec = _specialization(f, args, "hvp")
+    _check_count(spec.function, args, vectors, "vectors")
+    iloss = loss_index(spec, args, iloss, "hvp")
+    _no_log_numbers(spec, "hvp")
+    _, backend = derived_backend(spec, "hessian", generate_hessians)
+    outputs, output_tangents = _run_tangent(spec, backend, args, vectors)
+    carrying = _carrying(spec)
+    seeds = [
+        _seed(spec.types[i], outputs[i], 1.0 if i == iloss else None, "") for i in carrying
+    ]
+    seed_tangents = [_seed(spec.types[i], outputs[i], None, "") for i in carrying]
+    results = backend.call(
+        adjoint_name(spec.name) + ".tan",
+        *outputs,
+        *seeds,
+        *(output_tangents[i] for i in carrying),
+        *seed_tangents,
+    )
+    products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
+    return tuple(
+        products[i]
+        if i in products
+        else (None if isinstance(args[i], np.ndarray | list) else 0.0)
+        for i in range(len(args))
+    )
+
+
+def hessian(
+    f: ReversibleFunction, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int] | None = None
+) -> np.ndarray:
+    """The Hessian of output ``iloss`` (a float scalar) with respect to the
+    float inputs ``wrt`` (default: all of them), as an ``n × n`` array.  The
+    inputs are flattened in argument order (``rv.jacobian``'s layout): a
+    float scalar is one entry, a float array its elements in C order.
+    Column ``j`` is ``rv.hvp`` along the ``j``-th unit vector.  The arguments
+    are not modified."""
+    from revmlir.frontend.jacobian import FloatLayout
+
+    args = tuple(args)
+    spec = _specialization(f, args, "hessian")
+    loss_index(spec, args, iloss, "hessian")
+    layout = FloatLayout.of(spec, args, wrt, "rv.hessian")
+    matrix = np.zeros((layout.size, layout.size))
+    for j in range(layout.size):
+        column = hvp(spec.function, args, layout.unit(j), iloss)
+        matrix[:, j] = layout.gather(column)
+    return matrix

@@ -1,0 +1,118 @@
+"""``rv.jacobian``: whole Jacobians from forward or reverse mode.
+
+A reversible function returns every argument, so its Jacobian maps the float
+entries of its arguments before the call to those after it.  ``wrt`` and
+``of`` select argument positions on each side; the mode follows the shape
+(columns by ``rv.jvp`` when there are fewer inputs than outputs, rows by the
+pullback of ``rv.vjp`` otherwise), as JAX's ``jacfwd``/``jacrev`` would be
+chosen by hand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import ComplexType
+
+from revmlir.frontend.api import ReversibleFunction, Specialization
+
+
+@dataclass(frozen=True)
+class FloatLayout:
+    """How the float entries of some arguments are laid out in one vector:
+    argument by argument, a scalar as one entry, an array's elements in C
+    order."""
+
+    args: tuple[Any, ...]
+    positions: tuple[int, ...]
+
+    @staticmethod
+    def of(spec: Specialization, args: Sequence[Any], positions: Sequence[int] | None, what: str) -> FloatLayout:
+        """The layout of ``positions`` (default: every argument carrying a
+        derivative), checked against the specialization."""
+        carrying = spec.carrying
+        chosen = tuple(carrying if positions is None else positions)
+        for i in chosen:
+            if i not in carrying:
+                raise TypeError(
+                    f"{what}: argument #{i} of {spec.function.__name__} is not a float "
+                    "scalar or an array of floats"
+                )
+            if isinstance(spec.types[i], ComplexType) or (
+                isinstance(args[i], np.ndarray) and np.iscomplexobj(args[i])
+            ):
+                raise TypeError(
+                    f"{what}: argument #{i} of {spec.function.__name__} is complex; "
+                    "Jacobians of complex arguments are not supported yet "
+                    "(use rv.vjp/rv.jvp)"
+                )
+        return FloatLayout(tuple(args), chosen)
+
+    @property
+    def sizes(self) -> list[int]:
+        return [int(np.size(self.args[i])) for i in self.positions]
+
+    @property
+    def size(self) -> int:
+        return sum(self.sizes)
+
+    def unit(self, k: int) -> list[Any]:
+        """One entry per argument: the ``k``-th unit vector of the layout
+        shaped like the arguments, ``None`` elsewhere."""
+        parts: list[Any] = [None] * len(self.args)
+        start = 0
+        for i, size in zip(self.positions, self.sizes, strict=True):
+            if start <= k < start + size:
+                arg = self.args[i]
+                if isinstance(arg, np.ndarray):
+                    part = np.zeros(arg.shape)
+                    part.flat[k - start] = 1.0
+                    parts[i] = part
+                else:
+                    parts[i] = 1.0
+            start += size
+        return parts
+
+    def gather(self, values: Sequence[Any]) -> np.ndarray:
+        """The layout's entries of per-argument ``values``."""
+        return np.concatenate(
+            [np.ravel(np.asarray(values[i], dtype=np.float64)) for i in self.positions]
+        ) if self.positions else np.zeros(0)
+
+
+def jacobian(
+    f: ReversibleFunction,
+    args: Sequence[Any],
+    wrt: Sequence[int] | None = None,
+    of: Sequence[int] | None = None,
+    mode: str = "auto",
+) -> np.ndarray:
+    """``∂(float entries of arguments `of` after f) / ∂(those of `wrt`
+    before)``, an ``m × n`` array in ``FloatLayout`` order (both default to
+    every float argument).  ``mode`` is ``"forward"`` (one ``rv.jvp`` per
+    column), ``"reverse"`` (one pullback per row) or ``"auto"`` (the fewer
+    runs).  The arguments are not modified."""
+    from revmlir.frontend.forward import jvp
+    from revmlir.frontend.gradient import _specialization, vjp
+
+    args = tuple(args)
+    spec = _specialization(f, args, "jacobian")
+    inputs = FloatLayout.of(spec, args, wrt, "rv.jacobian")
+    outputs = FloatLayout.of(spec, args, of, "rv.jacobian")
+    if mode == "auto":
+        mode = "forward" if inputs.size <= outputs.size else "reverse"
+    matrix = np.zeros((outputs.size, inputs.size))
+    if mode == "forward":
+        for j in range(inputs.size):
+            _, tangents = jvp(spec.function, args, inputs.unit(j))
+            matrix[:, j] = outputs.gather(tangents)
+    elif mode == "reverse":
+        _, pullback = vjp(spec.function, *args)
+        for i in range(outputs.size):
+            matrix[i, :] = inputs.gather(pullback(*outputs.unit(i)))
+    else:
+        raise ValueError(f"rv.jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
+    return matrix

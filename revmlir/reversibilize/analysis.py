@@ -1,0 +1,205 @@
+"""What ``reversibilize`` must know about ordinary code before translating it:
+whether it can be translated at all, which array arguments each function
+writes, which value types may have to be saved, and which loads can stay
+recomputable expressions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
+from xdsl.ir import Attribute, Operation, SSAValue, Use
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.errors import describe_op
+from revmlir.semantics import PURE_DIALECTS
+
+
+class ReversibilizeError(PassFailedException):
+    """A construct ``reversibilize`` does not translate, reported at its op."""
+
+
+def unsupported(op: Operation, why: str) -> ReversibilizeError:
+    return ReversibilizeError(f"{describe_op(op)} cannot be reversibilized: {why}")
+
+
+def is_scalar(type: Attribute) -> bool:
+    """The value types ordinary code may compute with (complex numbers and
+    log numbers have no ordinary counterpart to translate from yet)."""
+    return isinstance(type, AnyFloat | IntegerType | IndexType)
+
+
+def is_array(type: Attribute) -> bool:
+    return isinstance(type, MemRefType) and is_scalar(type.element_type)
+
+
+def is_expression(op: Operation) -> bool:
+    """Ops translated into the same op: pure arithmetic and memory reads."""
+    return op.dialect_name() in PURE_DIALECTS or isinstance(op, memref.LoadOp | memref.DimOp)
+
+
+_STRUCTURE = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
+_MEMORY = (memref.StoreOp,)
+_CALLS = (func.CallOp, func.ReturnOp)
+
+
+def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncOp]) -> None:
+    """Reject, at the offending op, what the translation does not handle."""
+    if len(function.body.blocks) != 1:
+        raise unsupported(
+            function, "its body has several blocks; only structured control flow (scf) "
+            "is supported"
+        )
+    for index, type in enumerate(function.function_type.inputs.data):
+        if not (is_scalar(type) or is_array(type)):
+            raise unsupported(
+                function, f"argument #{index} has type {type}; only integers, floats, "
+                "indices and memrefs of them are supported"
+            )
+    for type in function.function_type.outputs.data:
+        if not is_scalar(type):
+            raise unsupported(function, f"it returns {type}; only scalars can be returned")
+    arguments = set(function.body.block.args)
+    for op in function.body.walk():
+        if isinstance(op, memref.AllocOp | memref.AllocaOp | memref.DeallocOp):
+            raise unsupported(op, "local arrays are not supported; pass the array as an argument")
+        if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS)):
+            raise unsupported(
+                op, "only func, scf (for, if, while), arith, math and "
+                "memref.load/store/dim are supported"
+            )
+        for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
+            if not is_scalar(value.type):
+                raise unsupported(op, f"it produces a value of type {value.type}; "
+                                  "only scalars can be computed and carried")
+        for operand in op.operands:
+            if isinstance(operand.type, MemRefType) and operand not in arguments:
+                raise unsupported(op, "arrays must be arguments of the function")
+        if isinstance(op, func.CallOp):
+            callee = module_functions.get(op.callee.string_value())
+            if callee is None or callee.is_declaration:
+                raise unsupported(op, f"@{op.callee.string_value()} is not a function "
+                                  "defined in the module")
+        if isinstance(op, scf.WhileOp):
+            _check_while(op)
+
+
+def _check_while(op: scf.WhileOp) -> None:
+    before = op.before_region.block
+    condition = before.last_op
+    assert isinstance(condition, scf.ConditionOp)
+    if any(not is_expression(o) for o in before.ops if o is not condition):
+        raise unsupported(op, "its condition region may only compute expressions")
+    if tuple(condition.args) != tuple(before.args):
+        raise unsupported(op, "its condition must forward the loop-carried values "
+                          "unchanged")
+
+
+def written_arrays(functions: Sequence[func.FuncOp]) -> dict[str, frozenset[int]]:
+    """Per function, the positions of the array arguments it may write
+    (stores, and arrays passed to callees that write them), to a fixpoint so
+    recursion is covered."""
+    written: dict[str, frozenset[int]] = {f.sym_name.data: frozenset() for f in functions}
+    changed = True
+    while changed:
+        changed = False
+        for function in functions:
+            args = function.body.block.args
+            found = {
+                index for index, arg in enumerate(args)
+                if any(_writes_array(op, arg, written) for op in function.body.walk())
+            }
+            if found != written[function.sym_name.data]:
+                written[function.sym_name.data] = frozenset(found)
+                changed = True
+    return written
+
+
+def _writes_array(op: Operation, array: SSAValue, written: dict[str, frozenset[int]]) -> bool:
+    if isinstance(op, memref.StoreOp):
+        return op.memref == array
+    if isinstance(op, func.CallOp):
+        callee = written[op.callee.string_value()]
+        return any(a == array and i in callee for i, a in enumerate(op.arguments))
+    return False
+
+
+def saved_types(functions: Sequence[func.FuncOp]) -> list[Attribute]:
+    """The types of every value the translation may push on a tape: values
+    carried or produced by control flow and calls, loads, stored elements and
+    ``scf.while`` iteration counters.  Deterministic order, so signatures are
+    stable."""
+    types: dict[str, Attribute] = {}
+    for function in functions:
+        for op in function.body.walk():
+            if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp | func.CallOp | memref.LoadOp):
+                types.update((str(r.type), r.type) for r in op.results)
+            if isinstance(op, memref.StoreOp):
+                types[str(op.value.type)] = op.value.type
+            if isinstance(op, scf.WhileOp):
+                types[str(IndexType())] = IndexType()
+    return [types[k] for k in sorted(types)]
+
+
+def _consuming_uses(value: SSAValue) -> Iterator[Use]:
+    """Uses of ``value`` by ops that are not pure arithmetic, following pure
+    arithmetic transitively (its results are recomputed wherever they are
+    used, so they read ``value`` there)."""
+    for use in value.uses:
+        if use.operation.dialect_name() in PURE_DIALECTS:
+            for result in use.operation.results:
+                yield from _consuming_uses(result)
+        else:
+            yield use
+
+
+def _touches_array(op: Operation, array: SSAValue) -> bool:
+    """Whether ``op`` (or an op inside it) may write ``array``.  A call counts
+    as a write of every array it receives, as for the reversibility
+    verifier's ``memory-read`` rule."""
+    return any(
+        isinstance(o, memref.StoreOp | func.CallOp) and array in (
+            (o.memref,) if isinstance(o, memref.StoreOp) else tuple(o.operands)
+        )
+        for o in op.walk()
+    )
+
+
+@dataclass(frozen=True)
+class _Anchor:
+    op: Operation
+    value_only: bool
+    """Every use reaching ``op`` is its stored value (a store reads it before
+    it writes)."""
+
+
+def load_is_stable(load: memref.LoadOp) -> bool:
+    """Whether the loaded element cannot change before any use of the load:
+    then the load stays an expression the reversible code recomputes;
+    otherwise its value is copied into an ancilla where it is loaded."""
+    block = load.parent_block()
+    assert block is not None
+    anchors: dict[Operation, _Anchor] = {}
+    for use in _consuming_uses(load.res):
+        op = block.find_ancestor_op_in_block(use.operation)
+        assert op is not None
+        value_only = (
+            isinstance(op, memref.StoreOp) and use.operation is op and use.index == 0
+        )
+        previous = anchors.get(op)
+        anchors[op] = _Anchor(op, value_only and (previous is None or previous.value_only))
+    written = False
+    remaining = len(anchors)
+    op = load.next_op
+    while op is not None and remaining:
+        anchor = anchors.get(op)
+        touches = _touches_array(op, load.memref)
+        if anchor is not None:
+            remaining -= 1
+            if written or (touches and not anchor.value_only):
+                return False
+        written = written or touches
+        op = op.next_op
+    return True

@@ -1,0 +1,82 @@
+// RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
+// RUN: rev-opt %s -p rev-lower-to-std,convert-std-to-llvm | filecheck %s --check-prefix=LLVM
+// RUN: rev-opt %s -p rev-lower-to-std,convert-std-to-llvm -t llvm | filecheck %s --check-prefix=IR
+
+// A stack is a header memref<3xi64> (buffer address, size, capacity); the
+// checks read the size and report through the error slot.
+// CHECK: builtin.module attributes {rev.checks = ["anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 42]]:3||pop from an empty stack", "anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 42]]:3|f64,f64|popped {0}, but the live value is {1}", "anc.pop|{{.*}}stacks.mlir:[[# @LINE + 44]]:3||pop from an empty stack", "anc.pop|{{.*}}stacks.mlir:[[# @LINE + 47]]:3||pop from an empty stack", "anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 48]]:3|i64|stack freed holding {0} value(s)"]}
+// CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<3xi64>) -> (f64, complex<f64>)
+// CHECK-NEXT:    func.call @revmlir.stack.push.f64(%s, %y) : (memref<3xi64>, f64) -> ()
+// CHECK-NEXT:    %[[SIZE_AT:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[SIZE:.*]] = memref.load %s[%[[SIZE_AT]]] : memref<3xi64>
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %{{.*}} = arith.cmpi sgt, %[[SIZE]], %[[ZERO]] : i64
+// CHECK:         scf.if
+// CHECK:         %[[COPY:.*]] = func.call @revmlir.stack.pop.f64(%s) : (memref<3xi64>) -> f64
+// CHECK-NEXT:    %{{.*}} = arith.subf %[[COPY]], %y : f64
+// CHECK:         arith.cmpf ole
+// CHECK:         scf.if
+// CHECK:         func.call @revmlir.stack.push.f64(%s, %y)
+// CHECK:         arith.cmpi sgt
+// CHECK:         scf.if
+// CHECK:         %y1 = func.call @revmlir.stack.pop.f64(%s) : (memref<3xi64>) -> f64
+// A local stack: a zeroed header in the frame.
+// CHECK-NEXT:    %t = memref.alloca() : memref<3xi64>
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[I0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %[[Z]], %t[%[[I0]]] : memref<3xi64>
+// CHECK-NEXT:    %[[I1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    memref.store %[[Z]], %t[%[[I1]]] : memref<3xi64>
+// CHECK-NEXT:    %[[I2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    memref.store %[[Z]], %t[%[[I2]]] : memref<3xi64>
+// CHECK-NEXT:    func.call @revmlir.stack.push.complex_f64(%t, %z) : (memref<3xi64>, complex<f64>) -> ()
+// CHECK:         %z1 = func.call @revmlir.stack.pop.complex_f64(%t) : (memref<3xi64>) -> complex<f64>
+// stack_free checks emptiness; nocheck leaves only the release.
+// CHECK:         arith.cmpi eq
+// CHECK:         scf.if
+// CHECK:         func.call @revmlir.stack.free(%t) : (memref<3xi64>) -> ()
+// CHECK-NOT:     scf.if
+// CHECK:         func.call @revmlir.stack.free(%u) : (memref<3xi64>) -> ()
+// CHECK-NEXT:    func.return %y1, %z1 : f64, complex<f64>
+// The runtime is declared once per function and element type:
+// CHECK:       func.func private @revmlir.stack.free(memref<3xi64>) -> ()
+// CHECK-NEXT:  func.func private @revmlir.stack.pop.complex_f64(memref<3xi64>) -> complex<f64>
+// CHECK-NEXT:  func.func private @revmlir.stack.pop.f64(memref<3xi64>) -> f64
+// CHECK-NEXT:  func.func private @revmlir.stack.push.complex_f64(memref<3xi64>, complex<f64>) -> ()
+// CHECK-NEXT:  func.func private @revmlir.stack.push.f64(memref<3xi64>, f64) -> ()
+rev.func @stacks(%y: f64, %s: !anc.stack<f64>, %z: complex<f64>) {
+  anc.copy_push %s, %y : !anc.stack<f64>
+  anc.copy_pop %s, %y : !anc.stack<f64>
+  anc.push %s, %y : !anc.stack<f64>
+  %y1 = anc.pop %s : !anc.stack<f64>
+  %t = anc.stack_alloc : !anc.stack<complex<f64>>
+  anc.push %t, %z : !anc.stack<complex<f64>>
+  %z1 = anc.pop %t : !anc.stack<complex<f64>>
+  anc.stack_free %t : !anc.stack<complex<f64>>
+  %u = anc.stack_alloc : !anc.stack<i1>
+  anc.stack_free %u {nocheck} : !anc.stack<i1>
+  rev.return %y1, %z1 : f64, complex<f64>
+}
+
+// Headers of local stacks are allocated once, in the entry block, even
+// inside a loop; the runtime is defined in the module, over realloc and free.
+// LLVM-LABEL: llvm.func internal @stacks(
+// LLVM-NEXT:     %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+// LLVM-NEXT:     %{{.*}} = llvm.alloca %[[THREE]] x i64
+// LLVM-NEXT:     %[[THREE2:.*]] = llvm.mlir.constant(3) : i64
+// LLVM-NEXT:     %{{.*}} = llvm.alloca %[[THREE2]] x i64
+// LLVM-LABEL: llvm.func internal @revmlir.stack.free(
+// LLVM:          llvm.call @free(
+// LLVM-LABEL: llvm.func internal @revmlir.stack.pop.complex_f64(%{{.*}}: !llvm.struct<(!llvm.ptr, i64)>) -> !llvm.struct<(f64, f64)>
+// An empty stack pops zero (the check has reported it).
+// LLVM:          llvm.icmp "eq"
+// LLVM:          llvm.mlir.undef : !llvm.struct<(f64, f64)>
+// LLVM:          llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.struct<(f64, f64)>
+// LLVM-LABEL: llvm.func internal @revmlir.stack.push.complex_f64(
+// A full buffer doubles (starting at 8 elements of sizeof(element) bytes):
+// LLVM:          llvm.icmp "eq"
+// LLVM:          llvm.mlir.constant(8) : i64
+// LLVM:          llvm.getelementptr %{{.*}}[1] : (!llvm.ptr) -> !llvm.ptr, !llvm.struct<(f64, f64)>
+// LLVM:          llvm.call @realloc(
+// IR: declare void @"free"(ptr
+// IR: declare ptr @"realloc"(ptr

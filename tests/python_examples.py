@@ -1,0 +1,23 @@
+"""Imports the reversible-Python examples (``examples/python/*.py``) as
+modules for the tests: they are scripts, not a package."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "python"
+
+
+def load_example(name: str) -> ModuleType:
+    """``examples/python/<name>.py``, imported once."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module

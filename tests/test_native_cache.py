@@ -1,0 +1,89 @@
+"""The disk cache of compiled code: a second compilation of the same LLVM IR
+loads the object instead of running LLVM, any change of input is a new
+entry, and the cache can be turned off and cleared."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from revmlir.parsing import parse_module
+from revmlir.runtime import cache, jit
+from revmlir.runtime.native import NativeModule
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
+    return tmp_path / "revmlir"
+
+
+def fibonacci() -> NativeModule:
+    return NativeModule.compile(parse_module((EXAMPLES / "fibonacci.mlir").read_text()))
+
+
+def forbid_llvm(monkeypatch: pytest.MonkeyPatch) -> None:
+    def optimize(*args: object) -> None:
+        raise AssertionError("LLVM ran although the object is cached")
+
+    monkeypatch.setattr(jit, "optimize", optimize)
+
+
+def test_a_second_compilation_loads_the_cached_object(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    first = fibonacci()
+    entries = list(cache_home.glob("*.o"))
+    assert len(entries) == 1 and entries[0].read_bytes().startswith(b"\x7fELF")
+    forbid_llvm(monkeypatch)
+    second = fibonacci()
+    assert second.call("rrfib", 0, 20) == first.call("rrfib", 0, 20) == (10946, 20)
+    assert second.uncall("rrfib", 10946, 20) == (0, 20)
+    assert list(cache_home.glob("*.o")) == entries
+
+
+def test_object_files_are_cached_too(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    text = fibonacci().llvm_ir
+    data = jit.emit_object(text)
+    forbid_llvm(monkeypatch)
+    assert jit.emit_object(text) == data
+    assert len(list(cache_home.glob("*.o"))) == 2  # the JIT's and the object's
+
+
+def test_every_input_of_llvm_is_part_of_the_key():
+    base = ("ir", "jit", 3, "x86_64-unknown-linux-gnu", "znver3", "+avx2")
+    changed = {
+        cache.key(*base[:i], variant, *base[i + 1 :])
+        for i, variant in enumerate(("ir2", "object", 2, "aarch64-unknown-linux-gnu", "skylake", "-avx2"))
+    }
+    assert cache.key(*base) == cache.key(*base)
+    assert len(changed) == 6 and cache.key(*base) not in changed
+
+
+def test_the_cache_can_be_turned_off(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    assert cache.directory() is None
+    assert fibonacci().call("rrfib", 0, 10) == (89, 10)
+    assert not cache_home.exists()
+
+
+def test_clearing_the_cache(cache_home: Path):
+    fibonacci()
+    NativeModule.compile(parse_module((EXAMPLES / "multiplier.mlir").read_text()))
+    tool = [sys.executable, "-m", "revmlir.runtime.cache"]
+    listing = subprocess.run(tool, capture_output=True, text=True, check=True)
+    assert listing.stdout.startswith(f"{cache_home}: 2 entries, ")
+    cleared = subprocess.run([*tool, "--clear"], capture_output=True, text=True, check=True)
+    assert cleared.stdout.strip() == f"removed 2 entries from {cache_home}"
+    assert not list(cache_home.glob("*.o"))
+
+
+def test_an_unwritable_cache_is_no_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+    assert fibonacci().call("rrfib", 0, 10) == (89, 10)

@@ -1,0 +1,363 @@
+"""Stacks in native code: every element type the dialect allows, stacks
+passed in from Python and across calls, buffers that grow, and the run-time
+checks of the stack ops, each compared with the reference interpreter."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from revmlir import InvertibilityError
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+# element type -> (a, b, list for the argument stack): values whose bits survive
+# a round trip only if the element is stored and loaded at its real width
+ELEMENTS: dict[str, tuple[Any, Any, list[Any]]] = {
+    "i64": (-(2**63), 2**63 - 1, [7, -1, 2**40]),
+    "i32": (-(2**31), 2**31 - 1, [3, -4]),
+    "i8": (-128, 127, [5]),
+    "i1": (True, False, [False, True, True]),
+    "index": (2**62, -5, [0, 9]),
+    "f64": (0.1, -1e300, [float(np.nextafter(1.0, 2.0)), -0.0]),
+    "f32": (float(np.float32(0.1)), float(np.float32(-3e38)), [float(np.float32(1.5))]),
+    "complex<f64>": (1 + 2j, -0.5 - 1e-300j, [3j, 2.5 + 0j]),
+    "!rev.log<f64>": (2.0, 0.25, [float(np.log(3.0)), -1.5]),
+}
+
+SHUFFLE = """
+// a <- the top of s; b <- b; s gets its top back and then a, through a local stack
+rev.func @shuffle(%a: ELEM, %b: ELEM, %s: !anc.stack<ELEM>) {
+  %t = anc.stack_alloc : !anc.stack<ELEM>
+  anc.push %t, %a : !anc.stack<ELEM>
+  anc.push %t, %b : !anc.stack<ELEM>
+  %a1 = anc.pop %s : !anc.stack<ELEM>
+  anc.copy_push %s, %a1 : !anc.stack<ELEM>
+  %b1 = anc.pop %t : !anc.stack<ELEM>
+  %c = anc.pop %t : !anc.stack<ELEM>
+  anc.push %s, %c : !anc.stack<ELEM>
+  anc.stack_free %t : !anc.stack<ELEM>
+  rev.return %a1, %b1 : ELEM, ELEM
+}
+rev.func @twice(%a: ELEM, %b: ELEM, %s: !anc.stack<ELEM>) {
+  %a1, %b1 = rev.call @shuffle(%a, %b, %s) : (ELEM, ELEM, !anc.stack<ELEM>) -> (ELEM, ELEM)
+  %a2, %b2 = rev.call @shuffle(%a1, %b1, %s) : (ELEM, ELEM, !anc.stack<ELEM>) -> (ELEM, ELEM)
+  %a3, %b3 = rev.uncall @shuffle(%a2, %b2, %s) : (ELEM, ELEM, !anc.stack<ELEM>) -> (ELEM, ELEM)
+  %a4, %b4 = rev.call @shuffle(%a3, %b3, %s) : (ELEM, ELEM, !anc.stack<ELEM>) -> (ELEM, ELEM)
+  rev.return %a4, %b4 : ELEM, ELEM
+}
+"""
+
+
+def run_both(text: str, name: str, *args: Any) -> tuple[Any, Any]:
+    """``name`` forward on the interpreter and natively."""
+    module = parse_module(text)
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    return interpreter.call(name, *copy.deepcopy(args)), native.call(name, *copy.deepcopy(args))
+
+
+@pytest.mark.parametrize("element", list(ELEMENTS))
+@pytest.mark.parametrize("name", ["shuffle", "twice"])
+def test_stacks_of_every_element_type_agree_with_the_interpreter(element: str, name: str):
+    a, b, stack = ELEMENTS[element]
+    module = parse_module(SHUFFLE.replace("ELEM", element))
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    expected = interpreter.call(name, a, b, copy.deepcopy(stack))
+    actual = native.call(name, a, b, copy.deepcopy(stack))
+    # bitwise: values only move, so floats must come back exactly too
+    assert repr(actual) == repr(expected)
+    restored = native.uncall(name, *copy.deepcopy(actual))
+    assert repr(restored) == repr(interpreter.uncall(name, *expected))
+    assert repr(restored) == repr((a, b, stack))
+
+
+def test_the_argument_list_is_updated_in_place():
+    native = NativeModule.compile(parse_module(SHUFFLE.replace("ELEM", "i64")))
+    stack = [1, 2]
+    result = native.call("shuffle", 10, 20, stack)
+    assert result[2] is stack
+    assert stack == [1, 2, 10] and result[:2] == (2, 20)
+    assert native.uncall("shuffle", *result)[:2] == (10, 20)
+    assert stack == [1, 2]
+
+
+GROW = """
+// copies x, x+1, …, x+n-1 onto s; the inverse pops them back, checking each
+rev.func @grow(%x: i64, %n: index, %s: !anc.stack<i64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x1 = rev.for %c0 to %n step %c1 : index (%x) : i64 {
+  ^bb0(%i: index, %v: i64):
+    anc.copy_push %s, %v : !anc.stack<i64>
+    %v1 = rev.inc %v : i64
+    rev.yield %v1 : i64
+  }
+  rev.return %x1, %n : i64, index
+}
+rev.func @local(%x: i64, %n: index) {
+  %s = anc.stack_alloc : !anc.stack<i64>
+  %x1, %n1 = rev.call @grow(%x, %n, %s) : (i64, index, !anc.stack<i64>) -> (i64, index)
+  %x2, %n2 = rev.uncall @grow(%x1, %n1, %s) : (i64, index, !anc.stack<i64>) -> (i64, index)
+  anc.stack_free %s : !anc.stack<i64>
+  rev.return %x2, %n2 : i64, index
+}
+"""
+
+
+@pytest.mark.parametrize("n", [0, 1, 8, 9, 1000, 100_000])
+def test_buffers_grow_and_shrink_back(n: int):
+    native = NativeModule.compile(parse_module(GROW))
+    stack = [-1]
+    x, _, _ = native.call("grow", 5, n, stack)
+    assert x == 5 + n
+    assert stack == [-1, *range(5, 5 + n)]
+    assert native.uncall("grow", x, n, stack)[0] == 5
+    assert stack == [-1]
+    assert native.call("local", 3, n) == (3, n)
+
+
+def test_stacks_allocated_in_a_loop_reuse_their_header():
+    text = """
+    rev.func @f(%x: f64, %n: index) {
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %x1 = rev.for %c0 to %n step %c1 : index (%x) : f64 {
+      ^bb0(%i: index, %v: f64):
+        %s = anc.stack_alloc : !anc.stack<f64>
+        anc.push %s, %v : !anc.stack<f64>
+        %w = anc.pop %s : !anc.stack<f64>
+        %k = arith.index_cast %i : index to i64
+        %kf = arith.sitofp %k : i64 to f64
+        %w1 = rev.add %w, %kf : f64
+        anc.stack_free %s : !anc.stack<f64>
+        rev.yield %w1 : f64
+      }
+      rev.return %x1, %n : f64, index
+    }
+    """
+    n = 200_000  # a header per iteration on the machine stack would overflow it
+    expected = 0.5 + sum(range(n))
+    assert NativeModule.compile(parse_module(text)).call("f", 0.5, n) == (expected, n)
+
+
+def test_freeing_an_argument_stack_leaves_the_callers_header_usable():
+    text = """
+    rev.func @inner(%s: !anc.stack<i64>) {
+      anc.stack_free %s : !anc.stack<i64>
+      rev.return
+    }
+    rev.func @outer(%x: i64) {
+      %s = anc.stack_alloc : !anc.stack<i64>
+      rev.call @inner(%s) : (!anc.stack<i64>) -> ()
+      anc.push %s, %x : !anc.stack<i64>
+      %x1 = anc.pop %s : !anc.stack<i64>
+      anc.stack_free %s : !anc.stack<i64>
+      rev.return %x1 : i64
+    }
+    """
+    expected, actual = run_both(text, "outer", 42)
+    assert actual == expected == (42,)
+    stack: list[int] = []
+    assert NativeModule.compile(parse_module(text)).call("inner", stack) == (stack,)
+
+
+# ---------------------------------------------------------------------------
+# Run-time checks
+# ---------------------------------------------------------------------------
+
+POP_EMPTY = """
+rev.func @f(%s: !anc.stack<f64>) {
+  %x = anc.pop %s ATTRS: !anc.stack<f64>
+  anc.push %s, %x : !anc.stack<f64>
+  rev.return
+}
+"""
+
+FREE_FULL = """
+rev.func @f(%x: i64) {
+  %s = anc.stack_alloc : !anc.stack<i64>
+  anc.copy_push %s, %x : !anc.stack<i64>
+  anc.copy_push %s, %x : !anc.stack<i64>
+  anc.stack_free %s ATTRS: !anc.stack<i64>
+  rev.return %x : i64
+}
+"""
+
+COPY_POP = """
+rev.func @f(%x: ELEM, %d: ELEM) {
+  %s = anc.stack_alloc : !anc.stack<ELEM>
+  anc.copy_push %s, %x : !anc.stack<ELEM>
+  %x1 = rev.add %x, %d : ELEM
+  anc.copy_pop %s, %x1 ATTRS: !anc.stack<ELEM>
+  anc.stack_free %s : !anc.stack<ELEM>
+  rev.return %x1, %d : ELEM, ELEM
+}
+"""
+
+COPY_POP_EMPTY = """
+rev.func @f(%x: i1, %s: !anc.stack<i1>) {
+  anc.copy_pop %s, %x ATTRS: !anc.stack<i1>
+  anc.copy_push %s, %x : !anc.stack<i1>
+  rev.return %x : i1
+}
+"""
+
+
+def errors(text: str, *args: Any) -> tuple[InvertibilityError, InvertibilityError]:
+    module = parse_module(text, "stacks.mlir")
+    with pytest.raises(InvertibilityError) as interpreted:
+        RevInterpreter(module).call("f", *copy.deepcopy(args))
+    with pytest.raises(InvertibilityError) as compiled:
+        NativeModule.compile(module).call("f", *copy.deepcopy(args))
+    return interpreted.value, compiled.value
+
+
+def line_of(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines(), 1) if needle in line)
+
+
+@pytest.mark.parametrize(
+    "template, args, op, message",
+    [
+        (POP_EMPTY, [[]], "anc.pop", "pop from an empty stack"),
+        (FREE_FULL, [3], "anc.stack_free", "stack freed holding 2 value(s)"),
+        (COPY_POP.replace("ELEM", "f64"), [1.0, 0.5], "anc.copy_pop", "popped 1.0, but the live value is 1.5"),
+        (COPY_POP.replace("ELEM", "i64"), [-7, 1], "anc.copy_pop", "popped -7, but the live value is -6"),
+        (COPY_POP_EMPTY, [True, []], "anc.copy_pop", "pop from an empty stack"),
+    ],
+)
+def test_failed_checks_read_like_the_interpreters(template: str, args: list[Any], op: str, message: str):
+    text = template.replace("ATTRS", "")
+    interpreted, compiled = errors(text, *args)
+    assert str(compiled) == str(interpreted)
+    assert compiled.op_name == op and message in str(compiled)
+    assert compiled.location == f"stacks.mlir:{line_of(text, op + ' %s')}:3"
+
+
+def test_copy_pop_of_complex_values_names_the_op_and_location():
+    text = COPY_POP.replace("ELEM", "complex<f64>").replace("ATTRS", "")
+    interpreted, compiled = errors(text, 1 + 1j, 1j)
+    assert (compiled.op_name, compiled.location) == (interpreted.op_name, interpreted.location)
+    assert "popped a value other than the live value" in str(compiled)
+
+
+@pytest.mark.parametrize(
+    "template, args",
+    [(FREE_FULL, [3]), (COPY_POP.replace("ELEM", "f64"), [1.0, 0.5])],
+)
+def test_nocheck_turns_the_switchable_checks_off(template: str, args: list[Any]):
+    text = template.replace("ATTRS", "{nocheck} ")
+    expected, actual = run_both(text, "f", *args)
+    assert actual == expected
+
+
+@pytest.mark.parametrize("template, args", [(POP_EMPTY, [[]]), (COPY_POP_EMPTY, [False, []])])
+def test_popping_an_empty_stack_fails_even_without_checks(template: str, args: list[Any]):
+    interpreted, compiled = errors(template.replace("ATTRS", "{nocheck} "), *args)
+    assert str(compiled) == str(interpreted)
+    assert "pop from an empty stack" in str(compiled)
+
+
+def test_a_failed_run_still_gives_the_stack_back():
+    native = NativeModule.compile(parse_module(POP_EMPTY.replace("ATTRS", "")))
+    stack: list[float] = []
+    with pytest.raises(InvertibilityError):
+        native.call("f", stack)
+    # the run went on after the failed pop, on a zero
+    assert stack == [0.0]
+
+
+def test_elements_are_checked_against_the_element_type():
+    native = NativeModule.compile(parse_module(SHUFFLE.replace("ELEM", "i64")))
+    with pytest.raises(TypeError, match=re.escape("argument #2 of @shuffle must be an integer")):
+        native.call("shuffle", 1, 2, [1.5])
+
+
+# ---------------------------------------------------------------------------
+# The eDSL
+# ---------------------------------------------------------------------------
+
+
+def test_the_frontend_runs_stack_programs_natively_by_default():
+    def body(x, y):
+        s = rv.stack(float)
+        t = rv.ancilla(0.0)
+        t += x * y
+        rv.push(s, t)
+        rv.copy_push(s, y)
+        y += x
+        y -= x
+        rv.copy_pop(s, y)
+        t = rv.pop(s)
+        t -= x * y
+        rv.free(t, 0.0)
+        rv.free(s)
+
+    native = rv.reversible(body)
+    reference = rv.reversible(body, backend="interpreter")
+    assert native(2.0, 3.0) == reference(2.0, 3.0)
+    assert (~native)(2.0, 3.0) == (~reference)(2.0, 3.0)
+    spec = native.specialization_for(2.0, 3.0)
+    assert spec.native is not None and spec.backend == "native"
+
+
+# ---------------------------------------------------------------------------
+# Ahead of time
+# ---------------------------------------------------------------------------
+
+C_STACKS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "grow.h"
+void shuffle_ciface(void **args);
+void shuffle_inv_ciface(void **args) __asm__("shuffle.inv_ciface");
+int main(void) {
+    int64_t x = 5, n = 1000, err_data[3] = {0}, header[3] = {0, 0, 0};
+    revmlir_memref1 err = {err_data, {3}}, stack = {header, {3}};
+    void *args[] = {&x, &n, &stack, &err};
+    grow_ciface(args);
+    int64_t *data = (int64_t *)(intptr_t)header[0];
+    printf("%lld %lld %lld %lld\n", (long long)x, (long long)header[1],
+           (long long)data[0], (long long)data[999]);
+    int64_t a = 1, b = 2;
+    void *shuffled[] = {&a, &b, &stack, &err};
+    shuffle_ciface(shuffled);  /* a <- 1004, the stack gets 1004 and 1 */
+    shuffle_inv_ciface(shuffled);
+    grow_inv_ciface(args);
+    printf("%lld %lld %lld %lld %lld\n", (long long)a, (long long)b, (long long)x,
+           (long long)header[1], (long long)err_data[0]);
+    free((void *)(intptr_t)header[0]);
+    return 0;
+}
+"""
+
+
+def test_objects_with_stacks_link_together_into_a_c_program(tmp_path):
+    import subprocess
+
+    from test_aot import c_compiler, translate
+
+    sources = {"grow": GROW, "shuffle": SHUFFLE.replace("ELEM", "i64")}
+    for name, text in sources.items():
+        (tmp_path / f"{name}.mlir").write_text(text)
+        for emit, suffix in (("obj", "o"), ("header", "h")):
+            out = tmp_path / f"{name}.{suffix}"
+            result = translate(str(tmp_path / f"{name}.mlir"), f"--emit={emit}", "-o", str(out))
+            assert result.returncode == 0, result.stderr
+    objects = [str(tmp_path / f"{name}.o") for name in sources]
+    (tmp_path / "main.c").write_text(C_STACKS)
+    exe = tmp_path / "main"
+    # both objects carry the stack runtime: it must be internal to each
+    build = subprocess.run(
+        [*c_compiler(), "-O2", str(tmp_path / "main.c"), *objects, "-o", str(exe), "-lm"],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )
+    assert build.returncode == 0, build.stdout + build.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True, check=False)
+    assert run.stdout.splitlines() == ["1005 1000 5 1004", "1 2 5 0 0"]
