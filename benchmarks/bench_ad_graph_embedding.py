@@ -89,7 +89,8 @@ jit(hessian(loss)), block_until_ready (JAX's dispatch included).
             "jax hessian": lambda: jax.block_until_ready(jax_hessian(x)),
         }
         timings = H.measure(cands, repeat=repeat, min_sample_s=0.02)
-        H.report(f"k = {k} ({n} parameters)", timings, ["ours objective", "jax gradient", "jax hessian"])
+        memory = {name: H.peak_alloc(fn) for name, fn in cands.items()}
+        H.report(f"k = {k} ({n} parameters)", timings, ["ours objective", "jax gradient", "jax hessian"], memory)
         summary.append((k, timings))
 
     print("\n## ratios (medians)")

@@ -26,6 +26,10 @@ BENCHMARKS = {
     "leapfrog": "bench_leapfrog.py",      # (d)
     "compile": "bench_compile.py",        # compile latency
     "call_overhead": "bench_call_overhead.py",  # the fixed cost of f(*args)
+    "ad_sparse": "bench_ad_sparse.py",    # gradients of (a)
+    "ad_graph_embedding": "bench_ad_graph_embedding.py",
+    "ad_gmm": "bench_ad_gmm.py",
+    "ad_ba": "bench_ad_ba.py",
 }
 
 

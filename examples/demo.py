@@ -70,6 +70,14 @@ def main() -> None:
     print("gradient of energy w.r.t. (energy, x, y), by reverse computing:", gradient)
     print("central finite differences for x and y:                         ", numeric)
     assert np.allclose(gradient[1:], numeric, rtol=1e-6)
+    print()
+
+    # arrays: the pullback of Σ y after rotate_and_log, w.r.t. x and theta
+    _, pullback = rv.vjp(rotate_and_log, y, x, 0.3)
+    _, g_x, g_theta = pullback(np.ones(3), None, None)
+    print("∂(Σ y)/∂x by the adjoint (a shadow array):", g_x, " ∂/∂θ:", g_theta)
+    print("closed form 1/x:                          ", 1 / x)
+    assert np.allclose(g_x, 1 / x) and g_theta == 0.0
 
 
 if __name__ == "__main__":

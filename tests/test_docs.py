@@ -49,6 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 BIN = Path(sys.executable).parent
 DOC_NAMES = ["dialects.md", "writing-a-pass.md", "tools.md", "design.md", "python.md", "checkpointing.md"]
+README = "../README.md"  # its Python example runs with the docs' (a path relative to docs/)
 
 _FENCE = re.compile(r"^```([\w-]*)[ \t]*$")
 
@@ -68,7 +69,7 @@ class CodeBlock:
 
 def _blocks() -> list[CodeBlock]:
     found: list[CodeBlock] = []
-    for name in DOC_NAMES:
+    for name in [*DOC_NAMES, README]:
         path = DOCS / name
         if not path.exists():
             continue
@@ -243,7 +244,7 @@ def test_lit_example_passes(block: CodeBlock, tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    "doc", [d for d in DOC_NAMES if any(b.doc == d and b.lang == "python"
+    "doc", [d for d in [*DOC_NAMES, README] if any(b.doc == d and b.lang == "python"
                                         and b.tested for b in BLOCKS)]
 )
 def test_python_examples_run(doc: str, monkeypatch: pytest.MonkeyPatch):
