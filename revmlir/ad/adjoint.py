@@ -47,9 +47,10 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.derived import Differentiator, derive_functions
+from revmlir.ad.derived import Differentiator, add_sequence, derive_functions
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import DifferentiableOp, set_checks
@@ -459,28 +460,18 @@ def generate_gradients(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncO
     (up to rounding) and the input gradients: a whole gradient in one call,
     with nothing kept between the forward and the backward run."""
     generate_adjoints(module, names)
-    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
-    created = []
-    for name in names:
-        target = name + GRADIENT_SUFFIX
-        if target in funcs:
-            continue
-        adjoint = funcs[adjoint_name(name)]
-        primal = funcs[name]
-        count = len(primal.body.block.args)
-        block = Block(arg_types=adjoint.function_type.inputs.data)
-        for old, new in zip(adjoint.body.block.args, block.args):
-            new.name_hint = old.name_hint
-        forward = rev.CallOp(name, block.args[:count])
-        results = iter(forward.res)
-        outputs = [next(results) if is_state_type(a.type) else a for a in block.args[:count]]
-        backward = rev.CallOp(adjoint_name(name), [*outputs, *block.args[count:]])
-        block.add_ops([forward, backward, rev.ReturnOp(*backward.res)])
-        gradient = rev.FuncOp(target, [a.type for a in block.args], Region(block))
-        gradient.location = primal.location
-        module.body.block.insert_op_after(gradient, adjoint)
-        created.append(gradient)
-    return created
+    existing = {f.sym_name.data for f in module.ops if isinstance(f, rev.FuncOp)}
+    return [
+        add_sequence(module, name + GRADIENT_SUFFIX, name, range(_arity(module, name)), adjoint_name(name))
+        for name in names
+        if name + GRADIENT_SUFFIX not in existing
+    ]
+
+
+def _arity(module: ModuleOp, name: str) -> int:
+    func = SymbolTable.lookup_symbol(module, name)
+    assert isinstance(func, rev.FuncOp)
+    return len(func.function_type.inputs.data)
 
 
 def _missing(where: Operation | None, message: str) -> AdjointError:

@@ -18,13 +18,13 @@ from typing import ClassVar
 from xdsl.dialects import arith
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, ComplexType, FloatAttr, ModuleOp
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import rev
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import INVERSE_SUFFIX, Inverter, inverse_name, invert_function
-from revmlir.semantics import is_expression_op
+from revmlir.semantics import is_expression_op, is_state_type
 
 Request = Callable[[str, Operation], str]
 """``request(callee, call)``: schedule the derived function of ``@callee``
@@ -188,3 +188,31 @@ def derive_functions(
         funcs[target] = derived
         created.append(derived)
     return created
+
+
+def add_sequence(
+    module: ModuleOp, name: str, first: str, first_arguments: Sequence[int], second: str
+) -> rev.FuncOp:
+    """Add ``@name``, with ``@second``'s signature, running ``@first`` on the
+    arguments at ``first_arguments`` and then ``@second`` on all of them (the
+    first call's results in place of the scalars it took).  Chaining a
+    derived function after its primal this way (``@f`` then ``@f.adj``)
+    gives a whole derivative in one native call, with nothing kept between
+    the two runs."""
+    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
+    last = funcs[second]
+    block = Block(arg_types=last.function_type.inputs.data)
+    for old, new in zip(last.body.block.args, block.args):
+        new.name_hint = old.name_hint
+    values: list[SSAValue] = list(block.args)
+    call = rev.CallOp(first, [values[i] for i in first_arguments])
+    results = iter(call.res)
+    for i in first_arguments:
+        if is_state_type(values[i].type):
+            values[i] = next(results)
+    then = rev.CallOp(second, values)
+    block.add_ops([call, then, rev.ReturnOp(*then.res)])
+    sequence = rev.FuncOp(name, [a.type for a in block.args], Region(block))
+    sequence.location = funcs[first].location
+    module.body.block.insert_op_after(sequence, last)
+    return sequence

@@ -42,6 +42,7 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import gradient_type
@@ -356,5 +357,32 @@ def generate_hessians(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp
     created = generate_tangents(module, names)
     created += generate_adjoints(module, names)
     created += generate_tangents(module, [adjoint_name(n) for n in names])
+    return created
+
+
+HVP_SUFFIX = ".hvp"
+
+
+def generate_hvps(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+    """Add ``@f.hvp`` for each named ``@f``: ``@f.tan`` then ``@f.adj.tan`` in
+    one function with ``@f.adj.tan``'s signature (``f``'s arguments, the
+    seeds, the arguments' tangents ``v``, the seeds' tangents); the seeds'
+    tangents come back as ``H·v``."""
+    from revmlir.ad.adjoint import adjoint_name
+    from revmlir.ad.derived import add_sequence
+
+    generate_hessians(module, names)
+    existing = {f.sym_name.data for f in module.ops if isinstance(f, rev.FuncOp)}
+    created = []
+    for name in names:
+        if name + HVP_SUFFIX in existing:
+            continue
+        primal = SymbolTable.lookup_symbol(module, name)
+        assert isinstance(primal, rev.FuncOp)
+        types = primal.function_type.inputs.data
+        n = len(types)
+        c = len(tangent_arguments(types)) - n
+        first = [*range(n), *range(n + c, n + 2 * c)]
+        created.append(add_sequence(module, name + HVP_SUFFIX, name + TANGENT_SUFFIX, first, adjoint_name(name) + TANGENT_SUFFIX))
     return created
 

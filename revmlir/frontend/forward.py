@@ -7,7 +7,7 @@ gradient program in forward mode (``ad-hessian``): ``@f.tan`` gives ``f``'s
 outputs and their tangents along ``v``, then ``@f.adj.tan`` runs the adjoint
 on them with the loss's unit seed (whose tangent is zero): it uncomputes the
 outputs back to the inputs, the gradient flows backwards, and the tangents of
-the input gradients are ``H·v``.  The derived functions run natively when
+the input gradients are ``H·v``.  Both run in one native call, ``@f.hvp``.  The derived functions run natively when
 ``f``'s specialization does, otherwise on the interpreter.
 """
 
@@ -116,27 +116,21 @@ def hvp(
     the result has one entry per argument, like ``rv.gradient``'s: a float
     per float scalar, an array per float array, ``0.0`` for other scalars and
     ``None`` for other arrays.  The arguments are not modified."""
-    from revmlir.ad.adjoint import adjoint_name
-    from revmlir.ad.tangent import generate_hessians
+    from revmlir.ad.tangent import HVP_SUFFIX, generate_hvps
 
     args, vectors = tuple(args), tuple(vectors)
     spec = _specialization(f, args, "hvp")
     _check_count(spec.function, args, vectors, "vectors")
     iloss = loss_index(spec, args, iloss, "hvp")
     _no_log_numbers(spec, "hvp")
-    _, backend = derived_backend(spec, "hessian", generate_hessians)
-    outputs, output_tangents = _run_tangent(spec, backend, args, vectors)
+    _, backend = derived_backend(spec, "hvp", generate_hvps)
     carrying = _carrying(spec)
-    seeds = [
-        _seed(spec.types[i], outputs[i], 1.0 if i == iloss else None, "") for i in carrying
-    ]
-    seed_tangents = [_seed(spec.types[i], outputs[i], None, "") for i in carrying]
+    name = spec.function.__name__
+    seeds = [_seed(spec.types[i], args[i], 1.0 if i == iloss else None, "") for i in carrying]
+    dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {name}") for i in carrying]
+    seed_tangents = [_seed(spec.types[i], args[i], None, "") for i in carrying]
     results = backend.call(
-        adjoint_name(spec.name) + ".tan",
-        *outputs,
-        *seeds,
-        *(output_tangents[i] for i in carrying),
-        *seed_tangents,
+        spec.name + HVP_SUFFIX, *spec.private_copies(args), *seeds, *dots, *seed_tangents
     )
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
     return tuple(
