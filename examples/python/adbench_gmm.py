@@ -19,12 +19,13 @@ Wishart prior, ``n_w·d·(log γ − ½ log 2) − log Γ_d(n_w/2)`` with
 The reversible formulation:
 
 * every intermediate is computed, used and uncomputed (``rv.routine``):
-  ``Q_k(x_i − μ_k)`` and its squared norm per (point, component), the ``k``
-  main terms per point, the log-normalised ``Q`` diagonals for the whole run;
-  each point's log-sum-exp is *added* to ``err``, so the loop over points
-  needs no ancilla that would have to be uncomputed (the objective costs
-  about four evaluations of every ``Q·x`` product, two for the main terms
-  and two for their uncomputation);
+  per point, ``x_i − μ_k`` and ``Q_k(x_i − μ_k)`` for every component (rows
+  of ``k × d`` workspaces) and the ``k`` main terms, uncomputed together
+  once the point's log-sum-exp is taken; the log-normalised ``Q`` diagonals
+  for the whole run.  Each point's log-sum-exp is *added* to ``err``, so the
+  loop over points needs no ancilla that would have to be uncomputed, and
+  the objective evaluates every ``Q·x`` product twice (once forward, once
+  to uncompute it) where ADBench's C++ does once;
 * reversible Python has scalar ancillas only, so the arrays ADBench
   allocates (``Qdiags``, ``sum_qs``, ``xcentered``, ``Qxcentered``,
   ``main_term``, plus the running maxima of the log-sum-exp) are a
@@ -84,34 +85,37 @@ def preprocess_qs(qdiags, sum_qs, icf):
 
 @rv.reversible
 def qtimesx(out, qdiags, icf, ik, v):
-    """``out += Q_ik · v`` with ``Q``'s strictly lower triangle read from
-    ``icf[ik, d:]`` column by column (ADBench's ``Qtimesx``)."""
-    for j in range(len(v)):
-        out[j] += qdiags[ik, j] * v[j]
-    for i in range(len(v)):
-        for j in range(i + 1, len(v)):
-            out[j] += icf[ik, len(v) + i * (2 * len(v) - i - 1) // 2 + j - i - 1] * v[i]
+    """``out[ik] += Q_ik · v[ik]`` (rows of ``(k, d)`` arrays) with ``Q``'s
+    strictly lower triangle read from ``icf[ik, d:]`` column by column
+    (ADBench's ``Qtimesx``)."""
+    for j in range(v.shape[1]):
+        out[ik, j] += qdiags[ik, j] * v[ik, j]
+    for i in range(v.shape[1]):
+        for j in range(i + 1, v.shape[1]):
+            out[ik, j] += icf[ik, v.shape[1] + i * (2 * v.shape[1] - i - 1) // 2 + j - i - 1] * v[ik, i]
 
 
 @rv.reversible
 def main_term(term, ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered):
     """``term += α_k + Σ q_k − ½‖Q_k (x_ix − μ_k)‖²``, the log-density of
-    point ``ix`` under component ``ik`` up to the constant."""
-    with rv.routine() as r:
-        for j in range(len(xcentered)):
-            xcentered[j] += x[ix, j] - means[ik, j]
-        qtimesx(qxcentered, qdiags, icf, ik, xcentered)
-        squared = rv.ancilla(0.0)
-        sqnorm(squared, qxcentered)
-    term += alphas[ik] + sum_qs[ik] - 0.5 * squared
-    ~r
+    point ``ix`` under component ``ik`` up to the constant, with
+    ``x_ix − μ_k`` and ``Q_k (x_ix − μ_k)`` left in row ``ik`` of the
+    workspaces (the caller uncomputes them by running this backwards)."""
+    for j in range(xcentered.shape[1]):
+        xcentered[ik, j] += x[ix, j] - means[ik, j]
+    qtimesx(qxcentered, qdiags, icf, ik, xcentered)
+    for j in range(xcentered.shape[1]):
+        term -= 0.5 * qxcentered[ik, j] * qxcentered[ik, j]
+    term += alphas[ik] + sum_qs[ik]
 
 
 @rv.reversible
 def point_logsumexp(out, ix, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered, terms, running_max):
     """``out += logsumexp_k main_term(ix, k)``: the log-likelihood of point
     ``ix`` up to the constants; ``terms`` (``k``, zero) holds the main terms
-    while the log-sum-exp is formed."""
+    and ``xcentered``/``qxcentered`` (``k × d``, zero) their intermediates
+    while the log-sum-exp is formed, and the routine's uncomputation clears
+    them all: each ``Q·x`` product is formed once and uncomputed once."""
     with rv.routine() as r:
         for ik in range(len(alphas)):
             main_term(terms[ik], ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered)
@@ -173,9 +177,9 @@ def gmm_objective(err, alphas, means, icf, x, gamma, m, qdiags, sum_qs, xcentere
 
 def gmm_workspace(d: int, k: int) -> tuple[np.ndarray, ...]:
     """The zeroed arrays ``gmm_objective`` computes in and uncomputes:
-    ``qdiags (k, d)``, ``sum_qs (k,)``, ``xcentered (d,)``,
-    ``qxcentered (d,)``, ``terms (k,)``, ``running_max (k,)``."""
-    return np.zeros((k, d)), np.zeros(k), np.zeros(d), np.zeros(d), np.zeros(k), np.zeros(k)
+    ``qdiags (k, d)``, ``sum_qs (k,)``, ``xcentered (k, d)``,
+    ``qxcentered (k, d)``, ``terms (k,)``, ``running_max (k,)``."""
+    return np.zeros((k, d)), np.zeros(k), np.zeros((k, d)), np.zeros((k, d)), np.zeros(k), np.zeros(k)
 
 
 if __name__ == "__main__":
