@@ -81,3 +81,23 @@ def test_bennett_chain(level):
     g = rv.gradient(bennett.bennett, (0.75, 0.0, level), iloss=1)
     assert g[0] == pytest.approx(2.0 ** (4**level), rel=1e-12)
     assert g[1] == 1.0
+
+
+@rv.reversible
+def norm(out, x):
+    """out += ‖x‖₂, the sum of squares in an ancilla computed and uncomputed."""
+    with rv.routine() as r:
+        squares = rv.ancilla(0.0)
+        for i in range(len(x)):
+            squares += x[i] * x[i]
+    out += np.sqrt(squares)
+    ~r
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_norm(backend):
+    f = make(backend, norm)
+    x = np.random.default_rng(12).normal(size=7)
+    gradient = rv.gradient(f, (0.0, x))
+    np.testing.assert_allclose(gradient[1], jax.grad(lambda v: jnp.linalg.norm(v))(x), rtol=1e-13)
+    np.testing.assert_allclose(gradient[1], x / np.linalg.norm(x), rtol=1e-13)
