@@ -184,3 +184,34 @@ def test_validate_names_first_bad_action(schedule: Schedule, message: str) -> No
 def test_validate_checks_chain_length() -> None:
     with pytest.raises(ScheduleError, match="for 5 steps, not 6"):
         validate(binomial(5, 2), 6, 2)
+
+
+# -- cross-check against an independent implementation -------------------------
+
+
+def _revolve_counts(steps: int, snaps: int) -> tuple[int, int]:
+    """Plain and taped forward steps of checkpoint_schedules' Revolve (a
+    separate implementation of Griewank & Walther's algorithm), whose RAM
+    snapshot count includes the initial state like ours."""
+    import checkpoint_schedules as cs
+
+    plain = taped = 0
+    for action in cs.Revolve(steps, snaps):
+        if isinstance(action, cs.Forward):
+            if action.write_adj_deps:
+                taped += action.n1 - action.n0
+            else:
+                plain += action.n1 - action.n0
+    return plain, taped
+
+
+@pytest.mark.parametrize("snaps", [1, 2, 3, 5, 8, 13])
+def test_binomial_agrees_with_checkpoint_schedules_revolve(snaps: int) -> None:
+    import checkpoint_schedules as cs
+
+    for steps in [*range(1, 80), 100, 257, 1000]:
+        stats = binomial(steps, snaps).stats()
+        assert (stats["plain"], stats["taped"]) == _revolve_counts(steps, snaps), (steps, snaps)
+        if steps > 1:
+            # their closed form counts every forward step, the taped ones included
+            assert stats["plain"] + stats["taped"] == cs.optimal_steps_binomial(steps, snaps), (steps, snaps)
