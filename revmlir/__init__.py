@@ -21,7 +21,7 @@ _FRONTEND_NAMES = (
     "AdjointFunction", "InverseFunction", "NativeCompilationError", "ReversibleFunction",
     "ReversibleSyntaxError", "Specialization", "ULog", "adjoint", "ancilla", "cond",
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
-    "irot", "jacobian", "jvp", "neg",
+    "irot", "jacobian", "jvp", "neg", "OrdinaryFunction", "ordinary",
     "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack",
     "swap", "ulog", "vjp",
 )
@@ -43,5 +43,7 @@ def __getattr__(name: str) -> Any:
     if name in _FRONTEND_NAMES:
         import revmlir.frontend
 
-        return getattr(revmlir.frontend, name)
+        # kept as an attribute: rv.gradient(...) in a loop looks it up each time
+        value = globals()[name] = getattr(revmlir.frontend, name)
+        return value
     raise AttributeError(f"module 'revmlir' has no attribute {name!r}")

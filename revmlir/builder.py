@@ -67,7 +67,7 @@ class BuildError(Exception):
 class Value:
     """An SSA value with Python operators that build pure expressions."""
 
-    fn: FunctionBuilder
+    fn: ExpressionBuilder
     ssa: SSAValue
 
     @property
@@ -260,35 +260,22 @@ class _RegionResult:
     outer: dict[str, SSAValue]
 
 
-class FunctionBuilder:
-    """Builds one ``rev.func``; see the module docstring."""
+class ExpressionBuilder:
+    """Named variables and pure expressions (``arith``, ``math``,
+    ``complex``, ``memref.load``) appended to the block being built.
 
-    def __init__(
-        self,
-        module: ModuleBuilder | None,
-        name: str,
-        args: Sequence[tuple[str, Attribute]],
-        loc: Loc = None,
-    ):
-        self.module = module
-        self.name = name
-        self.arg_names = [a for a, _ in args]
-        self.arg_types = [t for _, t in args]
-        for arg_name, type in args:
-            if not (is_state_type(type) or is_reference_type(type)):
-                raise BuildError(
-                    f"argument '{arg_name}' of {name} has type {type}; reversible "
-                    "functions take scalars, memrefs and stacks",
-                    loc,
-                )
+    The reversible ``FunctionBuilder`` and builders of ordinary code
+    (``revmlir.frontend.ordinary_compiler``) share it, so one expression compiler
+    serves both kinds of function.
+    """
+
+    def __init__(self, entry: Block, names: Sequence[str], loc: Loc = None):
+        """Build into ``entry``, whose arguments are the variables ``names``."""
         self.loc = loc
-        entry = Block(arg_types=self.arg_types)
         self._scope = _Scope(entry, None)
-        for (arg_name, _), arg in zip(args, entry.args, strict=True):
-            arg.name_hint = arg_name
-            self._scope.values[arg_name] = arg
-        self._entry = entry
-        self._func: rev.FuncOp | None = None
+        for name, arg in zip(names, entry.args, strict=True):
+            arg.name_hint = name
+            self._scope.values[name] = arg
 
     # -- variables ------------------------------------------------------------
 
@@ -312,39 +299,11 @@ class FunctionBuilder:
         return value
 
     def _visible(self, scope: _Scope, name: str) -> SSAValue | None:
-        if name in scope.values:
-            return scope.values[name]
-        if scope.parent is None:
-            return None
-        # Import through every enclosing region, not only the innermost: a
-        # read nested in a region that later consumes the variable (passes it
-        # to a call) must read that region's version, not the outer one.
-        value = self._visible(scope.parent, name)
-        if value is None or not is_state_type(value.type) or not scope.carries:
-            return value
-        # Outer state read or updated inside a region: give the region its own
-        # version, an argument; `_seal` turns it back into a plain read of the
-        # outer value if the region never updates it.
-        arg = scope.block.insert_arg(value.type, len(scope.block.args))
-        arg.name_hint = name
-        scope.imported[name] = arg
-        scope.outer[name] = value
-        scope.values[name] = arg
-        return arg
+        return scope.find(name)
 
     def _define(self, name: str, value: SSAValue) -> None:
         value.name_hint = name
         self._scope.values[name] = value
-
-    def _update(self, name: str, value: SSAValue) -> None:
-        self._current(name, None)
-        self._define(name, value)
-
-    def _forget(self, name: str, loc: Loc) -> None:
-        self._current(name, loc)
-        if name not in self._scope.values:  # a stack from outside this region
-            raise BuildError(f"'{name}' was created outside this region; it cannot end inside it", loc)
-        del self._scope.values[name]
 
     @property
     def current_block(self) -> Block:
@@ -545,6 +504,77 @@ class FunctionBuilder:
     def index(self, value: Operand, loc: Loc = None) -> SSAValue:
         x = self._ssa(value, IndexType(), loc)
         return x if isinstance(x.type, IndexType) else self.cast(Value(self, x), IndexType(), loc).ssa
+
+    @contextmanager
+    def _nested(self, block: Block) -> Iterator[None]:
+        """Append to ``block``, the body of a region nested in the current
+        block; outer variables are read directly and the variables defined
+        in it end with it."""
+        self._scope = _Scope(block, self._scope, carries=False)
+        try:
+            yield
+        finally:
+            self._scope = self._scope.parent  # type: ignore[assignment]
+
+
+class FunctionBuilder(ExpressionBuilder):
+    """Builds one ``rev.func``; see the module docstring."""
+
+    def __init__(
+        self,
+        module: ModuleBuilder | None,
+        name: str,
+        args: Sequence[tuple[str, Attribute]],
+        loc: Loc = None,
+    ):
+        self.module = module
+        self.name = name
+        self.arg_names = [a for a, _ in args]
+        self.arg_types = [t for _, t in args]
+        for arg_name, type in args:
+            if not (is_state_type(type) or is_reference_type(type)):
+                raise BuildError(
+                    f"argument '{arg_name}' of {name} has type {type}; reversible "
+                    "functions take scalars, memrefs and stacks",
+                    loc,
+                )
+        entry = Block(arg_types=self.arg_types)
+        super().__init__(entry, self.arg_names, loc)
+        self._entry = entry
+        self._func: rev.FuncOp | None = None
+
+    # -- variables ------------------------------------------------------------
+
+    def _visible(self, scope: _Scope, name: str) -> SSAValue | None:
+        if name in scope.values:
+            return scope.values[name]
+        if scope.parent is None:
+            return None
+        # Import through every enclosing region, not only the innermost: a
+        # read nested in a region that later consumes the variable (passes it
+        # to a call) must read that region's version, not the outer one.
+        value = self._visible(scope.parent, name)
+        if value is None or not is_state_type(value.type) or not scope.carries:
+            return value
+        # Outer state read or updated inside a region: give the region its own
+        # version, an argument; `_seal` turns it back into a plain read of the
+        # outer value if the region never updates it.
+        arg = scope.block.insert_arg(value.type, len(scope.block.args))
+        arg.name_hint = name
+        scope.imported[name] = arg
+        scope.outer[name] = value
+        scope.values[name] = arg
+        return arg
+
+    def _update(self, name: str, value: SSAValue) -> None:
+        self._current(name, None)
+        self._define(name, value)
+
+    def _forget(self, name: str, loc: Loc) -> None:
+        self._current(name, loc)
+        if name not in self._scope.values:  # a stack from outside this region
+            raise BuildError(f"'{name}' was created outside this region; it cannot end inside it", loc)
+        del self._scope.values[name]
 
     # -- views ----------------------------------------------------------------
 

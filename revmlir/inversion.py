@@ -29,6 +29,10 @@ from revmlir.interfaces import InvertibleOp
 from revmlir.semantics import is_expression_op, is_state_type
 
 INVERSE_SUFFIX = ".inv"
+FORGETFUL_ATTR = "rev.forgetful"
+"""On a function that deliberately forgets state (a checkpointed gradient,
+``@f.ckpt``): it has no inverse, so ``rev-invert`` leaves it out unless it
+is named."""
 
 _OpT = TypeVar("_OpT", bound=Operation)
 

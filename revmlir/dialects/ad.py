@@ -9,14 +9,38 @@ reversible code.
     ad.adjoint @f                  // ad-adjoint adds rev.func @f.adj
     ad.tangent @f                  // ad-tangent adds rev.func @f.tan
     ad.hessian @f                  // ad-hessian adds @f.tan, @f.adj, @f.adj.tan
+    ad.checkpoint @f               // ad-checkpoint adds @f.ckpt (loops marked
+                                   // {checkpoint = #ad.schedule<…>} recompute)
 """
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FlatSymbolRefAttr, ModuleOp
-from xdsl.ir import Dialect
-from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, traits_def
-from xdsl.traits import HasParent, SymbolTable
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FlatSymbolRefAttr,
+    IndexType,
+    IntAttr,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_attr_definition,
+    irdl_op_definition,
+    operand_def,
+    param_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+from xdsl.traits import HasParent, Pure, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -91,4 +115,121 @@ class HessianOp(FunctionRequestOp):
     name = "ad.hessian"
 
 
-Ad = Dialect("ad", [AdjointOp, TangentOp, HessianOp], [])
+@irdl_op_definition
+class JacobianOp(FunctionRequestOp):
+    """Request the whole Jacobian of ``rev.func @f``, forward mode.
+
+    ``ad-jacobian`` replaces it with ``@f.tan`` and ``@f.jacobian``, which
+    takes ``f``'s arguments, a zeroed ``memref<?x?xf64>`` ``M`` and one
+    zeroed tangent workspace per f64 array argument, and adds into ``M`` the
+    Jacobian of ``f``'s f64 entries (arguments in order, arrays in C order)
+    after the call with respect to the same entries before it: one column
+    per unit direction, each a ``@f.tan`` call undone by a ``@f.tan`` uncall.
+    """
+
+    name = "ad.jacobian"
+
+
+@irdl_op_definition
+class CheckpointOp(FunctionRequestOp):
+    """Request the checkpointed gradient of ``rev.func @f``.
+
+    ``ad-checkpoint`` replaces it with ``rev.func @f.ckpt``, which has the
+    signature and results of ``@f.adj`` but runs ``f`` forward first (so it
+    takes ``f``'s inputs): a whole gradient in one function.  Each ``rev.for``
+    of ``f`` carrying ``checkpoint = #ad.schedule<…>`` keeps only the
+    snapshots the schedule asks for and recomputes the rest, instead of
+    keeping every step's tape.
+    """
+
+    name = "ad.checkpoint"
+
+
+SCHEMES = ("store_all", "bisection", "binomial")
+"""Schedules for a loop with a static trip count (``revmlir.checkpoint``).
+Bennett's pebble game is not one of them: it reverses a chain without
+snapshots by copy (``reversibilize``'s default mode is that game's k = 2
+case), so it has no action table of this kind."""
+
+
+@irdl_attr_definition
+class ScheduleAttr(ParametrizedAttribute):
+    """``#ad.schedule<binomial, snapshots = 4>``, ``#ad.schedule<bisection>``,
+    ``#ad.schedule<store_all>``: how the adjoint of the loop carrying it is
+    checkpointed.  ``snapshots`` counts stored states, the loop's initial
+    state included (Revolve's convention, ``revmlir.checkpoint``)."""
+
+    name = "ad.schedule"
+    scheme: StringAttr = param_def(StringAttr)
+    snapshots: IntAttr = param_def(IntAttr)
+
+    def __init__(self, scheme: str, snapshots: int = 0):
+        super().__init__(StringAttr(scheme), IntAttr(snapshots))
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> Sequence[Attribute]:
+        with parser.in_angle_brackets():
+            scheme = parser.parse_identifier()
+            snapshots = 0
+            if parser.parse_optional_punctuation(","):
+                parser.parse_keyword("snapshots")
+                parser.parse_punctuation("=")
+                snapshots = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        return (StringAttr(scheme), IntAttr(snapshots))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{self.scheme.data}")
+        if self.snapshots.data:
+            printer.print_string(f", snapshots = {self.snapshots.data}")
+        printer.print_string(">")
+
+    def verify(self) -> None:
+        if self.scheme.data not in SCHEMES:
+            raise VerifyException(
+                f"unknown checkpoint scheme '{self.scheme.data}'; expected one of "
+                f"{', '.join(SCHEMES)}"
+            )
+        if (self.scheme.data == "binomial") != (self.snapshots.data > 0):
+            raise VerifyException(
+                "'snapshots = n' (n >= 1) is required by binomial and only by binomial"
+            )
+
+
+@irdl_op_definition
+class ActionOp(IRDLOperation):
+    """``%kind, %step = ad.action %k {actions = array<i64: …>}``: entry ``k``
+    of a checkpoint action table (``revmlir.checkpoint.table``), a pair
+    (kind, step).
+
+    The table is data in the IR, so a checkpointed loop is one loop over it
+    around one copy of the step and of its adjoint, whatever the schedule;
+    the legality check before lowering replays it.
+    """
+
+    name = "ad.action"
+    index = operand_def(IndexType)
+    actions = prop_def(DenseArrayBase)
+    kind = result_def(IndexType)
+    step = result_def(IndexType)
+
+    traits = traits_def(Pure())
+    assembly_format = "$index attr-dict"
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, index: SSAValue, actions: Sequence[int]):
+        super().__init__(
+            operands=[index],
+            properties={"actions": DenseArrayBase.from_list(i64, list(actions))},
+            result_types=[IndexType(), IndexType()],
+        )
+
+    def entries(self) -> list[tuple[int, int]]:
+        values = self.actions.get_values()
+        return list(zip(values[0::2], values[1::2]))  # type: ignore[arg-type]
+
+
+Ad = Dialect(
+    "ad",
+    [AdjointOp, TangentOp, HessianOp, JacobianOp, CheckpointOp, ActionOp],
+    [ScheduleAttr],
+)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.dialects.builtin import MemRefType
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -24,7 +25,10 @@ from xdsl.irdl import (
     param_def,
     result_def,
     traits_def,
+    var_operand_def,
+    var_result_def,
 )
+from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects.rev import InverseCancellationTrait
 from revmlir.interfaces import (
@@ -32,7 +36,10 @@ from revmlir.interfaces import (
     DifferentiableOp,
     ForwardDifferentiableOp,
     InvertibleOp,
+    NotDifferentiable,
+    NotInvertible,
     RuntimeCheckedOp,
+    StateConsumer,
 )
 
 if TYPE_CHECKING:
@@ -388,6 +395,112 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
         )
 
 
+# ---------------------------------------------------------------------------
+# Snapshots: the checkpointed gradient's deliberate forgetting
+# ---------------------------------------------------------------------------
+
+_GRADIENT_ONLY = "appears only in checkpointed gradient programs (ad-checkpoint), which are final"
+
+
+class _SnapshotOp(IRDLOperation, StateConsumer):
+    """A snapshot record on a stack ``store``: every scalar of ``values`` and
+    every element of each memref of ``values``, in order, all of the
+    store's element type.  Records are last in, first out, like the
+    schedules that use them (store-all, bisection, binomial)."""
+
+    store = operand_def(StackType)
+    values = var_operand_def()
+
+    traits = traits_def(NotInvertible(_GRADIENT_ONLY), NotDifferentiable(_GRADIENT_ONLY))
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def scalars(self) -> list[SSAValue]:
+        return [v for v in self.values if not isinstance(v.type, MemRefType)]
+
+    def verify_(self) -> None:
+        assert isinstance(self.store.type, StackType)
+        element = self.store.type.element_type
+        for value in self.values:
+            type = value.type.element_type if isinstance(value.type, MemRefType) else value.type
+            if type != element:
+                raise VerifyException(
+                    f"'{self.name}' stores {value.type} on a stack of {element}"
+                )
+
+
+@irdl_op_definition
+class SnapshotOp(_SnapshotOp):
+    """Push a snapshot of ``values`` (copies: nothing is consumed)."""
+
+    name = "anc.snapshot"
+    assembly_format = "$store `,` $values attr-dict `:` type($store) `,` type($values)"
+
+    def __init__(self, store: SSAValue, values: Sequence[SSAValue]):
+        super().__init__(operands=[store, values])
+
+
+@irdl_op_definition
+class RestoreOp(_SnapshotOp):
+    """Make the top snapshot current again, keeping it stored: memrefs are
+    overwritten with their stored elements, scalar operands are consumed
+    and the stored scalars returned (as plain values: ``anc.alloc`` makes
+    them state again).
+
+    This is where a checkpointed gradient forgets: the working state it
+    overwrites is not kept, because the schedule never needs it again (it
+    is recomputed from this snapshot when it is)."""
+
+    name = "anc.restore"
+    res = var_result_def()
+    assembly_format = (
+        "$store `,` $values attr-dict `:` type($store) `,` type($values) `->` `(` type($res) `)`"
+    )
+
+    def __init__(self, store: SSAValue, values: Sequence[SSAValue]):
+        scalars = [v.type for v in values if not isinstance(v.type, MemRefType)]
+        super().__init__(operands=[store, values], result_types=[scalars])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return self.scalars()
+
+
+@irdl_op_definition
+class DropOp(_SnapshotOp):
+    """Release the top snapshot, a record shaped like ``values`` (which are
+    only read, for their number and sizes)."""
+
+    name = "anc.drop"
+    assembly_format = "$store `,` $values attr-dict `:` type($store) `,` type($values)"
+
+    def __init__(self, store: SSAValue, values: Sequence[SSAValue]):
+        super().__init__(operands=[store, values])
+
+
+@irdl_op_definition
+class ZeroPadOp(IRDLOperation, StateConsumer):
+    """Push zeros on ``shadow`` until it holds as many values as ``stack``.
+
+    The gradient of a value pushed and never popped again is zero: a
+    checkpointed gradient runs a taped step and then its adjoint, which
+    pops the step's tape and, with it, one gradient per value from the
+    shadow; this op provides them."""
+
+    name = "anc.zero_pad"
+    shadow = operand_def(StackType)
+    stack = operand_def(StackType)
+
+    traits = traits_def(NotInvertible(_GRADIENT_ONLY), NotDifferentiable(_GRADIENT_ONLY))
+    assembly_format = "$shadow `,` $stack attr-dict `:` type($shadow) `,` type($stack)"
+
+    def __init__(self, shadow: SSAValue, stack: SSAValue):
+        super().__init__(operands=[shadow, stack])
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+
 Anc = Dialect(
     "anc",
     [
@@ -399,6 +512,10 @@ Anc = Dialect(
         PopOp,
         CopyPushOp,
         CopyPopOp,
+        SnapshotOp,
+        RestoreOp,
+        DropOp,
+        ZeroPadOp,
     ],
     [StackType],
 )

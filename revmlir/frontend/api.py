@@ -19,9 +19,8 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.printer import Printer
-from xdsl.traits import SymbolTable
 
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type, type_of_annotation, type_of_value
@@ -41,16 +40,54 @@ class Source:
     line_offset: int
     column_offset: int
 
+    def error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
+        """A diagnostic at ``node``, located in the user's file."""
+        return ReversibleSyntaxError(
+            message,
+            self.filename,
+            getattr(node, "lineno", 1) + self.line_offset,
+            getattr(node, "col_offset", 0) + self.column_offset + 1,
+            hint,
+        )
 
-def _read_source(pyfunc: Callable[..., Any]) -> Source:
+    @property
+    def parameters(self) -> list[str]:
+        return [a.arg for a in self.tree.args.args]
+
+    def check_count(self, args: Sequence[Any]) -> None:
+        """A ``TypeError`` like Python's when ``args`` does not fit."""
+        params = self.parameters
+        if len(args) != len(params):
+            raise TypeError(
+                f"{self.tree.name}() takes {len(params)} argument(s) "
+                f"({', '.join(params)}), got {len(args)}"
+            )
+
+    def unsupported_signature(self) -> str | None:
+        """What the parameter list uses that compiled functions do not support."""
+        args = self.tree.args
+        if args.vararg or args.kwarg:
+            return "*args and **kwargs"
+        if args.kwonlyargs or args.posonlyargs:
+            return "keyword-only and positional-only parameters"
+        if args.defaults:
+            return "default values"
+        if self.tree.decorator_list[1:]:
+            return "other decorators"
+        return None
+
+
+def read_source(pyfunc: Callable[..., Any], decorator: str = "@rv.reversible") -> Source:
+    """The syntax tree of ``pyfunc`` and where it is, for ``decorator``'s
+    diagnostics."""
     if not inspect.isfunction(pyfunc) or pyfunc.__name__ == "<lambda>":
         kind = "a lambda" if inspect.isfunction(pyfunc) else type(pyfunc).__name__
-        raise TypeError(f"@rv.reversible decorates functions defined with def, not {kind}")
+        raise TypeError(f"{decorator} decorates functions defined with def, not {kind}")
     try:
         lines, first = inspect.getsourcelines(pyfunc)
     except (OSError, TypeError) as error:
         raise TypeError(
-            f"@rv.reversible needs the source of {pyfunc.__name__}: {error}"
+            f"{decorator} needs the source of {pyfunc.__name__}: {error}"
         ) from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
@@ -58,7 +95,7 @@ def _read_source(pyfunc: Callable[..., Any]) -> Source:
     module = ast.parse(dedented)
     definition = module.body[0]
     if not isinstance(definition, ast.FunctionDef):
-        raise TypeError("@rv.reversible decorates functions")
+        raise TypeError(f"{decorator} decorates functions")
     filename = inspect.getsourcefile(pyfunc) or "<unknown>"
     return Source(definition, filename, first - 1, indent)
 
@@ -77,7 +114,7 @@ class ReversibleFunction:
         self.pyfunc = pyfunc
         self.checks = checks
         self.backend = backend
-        self.source = _read_source(pyfunc)
+        self.source = read_source(pyfunc)
         self._check_signature()
         from revmlir.frontend.compiler import check_structure
 
@@ -89,31 +126,14 @@ class ReversibleFunction:
 
     @property
     def parameters(self) -> list[str]:
-        return [a.arg for a in self.source.tree.args.args]
+        return self.source.parameters
 
     def _check_signature(self) -> None:
-        args = self.source.tree.args
-        problem = None
-        if args.vararg or args.kwarg:
-            problem = "*args and **kwargs"
-        elif args.kwonlyargs or args.posonlyargs:
-            problem = "keyword-only and positional-only parameters"
-        elif args.defaults:
-            problem = "default values"
-        elif self.source.tree.decorator_list[1:]:
-            problem = "other decorators"
-        if problem:
+        if problem := self.source.unsupported_signature():
             raise self._error(self.source.tree, f"reversible functions do not support {problem}")
 
     def _error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
-        source = self.source
-        return ReversibleSyntaxError(
-            message,
-            source.filename,
-            getattr(node, "lineno", 1) + source.line_offset,
-            getattr(node, "col_offset", 0) + source.column_offset + 1,
-            hint,
-        )
+        return self.source.error(node, message, hint)
 
     def annotated_types(self) -> list[Attribute | None]:
         hints = self.pyfunc.__annotations__
@@ -121,11 +141,7 @@ class ReversibleFunction:
 
     def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]:
         params = self.parameters
-        if len(args) != len(params):
-            raise TypeError(
-                f"{self.__name__}() takes {len(params)} argument(s) "
-                f"({', '.join(params)}), got {len(args)}"
-            )
+        self.source.check_count(args)
         types: list[Attribute] = []
         for name, declared, value in zip(params, self.annotated_types(), args):
             found = type_of_value(value)
@@ -164,7 +180,7 @@ class ReversibleFunction:
     def specialization_for(self, *args: Any) -> Specialization:
         # Building xDSL types for every call costs more than running small
         # programs, so calls are first matched on the arguments' Python types.
-        key = tuple(_quick_key(a) for a in args)
+        key = python_types(args)
         if (spec := self._by_python_types.get(key)) is None:
             spec = self.specialize(self.signature_of(args))
             self._by_python_types[key] = spec
@@ -287,22 +303,12 @@ class Specialization:
     @functools.cached_property
     def written(self) -> tuple[bool, ...]:
         """Per argument: whether a run may change it (scalars are returned,
-        not changed; an array is changed when some op writes it, a stack
-        always)."""
-        from revmlir.dialects.rev import FuncOp
-        from revmlir.interfaces import InvertibleOp
-
-        func = SymbolTable.lookup_symbol(self.module, self.name)
-        assert isinstance(func, FuncOp)
-        writes = {
-            value
-            for op in func.walk()
-            if isinstance(op, InvertibleOp)
-            for value in op.written_memrefs()
-        }
+        not changed; an array is changed when some op writes it, here or in
+        a function called with it, a stack always)."""
+        writes = _written_arguments(self.module)[self.name]
         return tuple(
-            isinstance(t, StackType) or (isinstance(t, MemRefType) and arg in writes)
-            for t, arg in zip(self.types, func.body.block.args, strict=True)
+            isinstance(t, StackType) or (isinstance(t, MemRefType) and i in writes)
+            for i, t in enumerate(self.types)
         )
 
     @functools.cached_property
@@ -317,10 +323,14 @@ class Specialization:
     def private_copies(self, args: Sequence[Any]) -> list[Any]:
         """``args`` with copies of the arrays and stacks a run changes, so
         that running on them leaves the caller's data alone."""
-        return [
-            copy.copy(a) if changed else a
-            for a, changed in zip(args, self.written, strict=True)
-        ]
+        copies = list(args)
+        for i in self._written_positions:
+            copies[i] = copy.copy(args[i])
+        return copies
+
+    @functools.cached_property
+    def _written_positions(self) -> tuple[int, ...]:
+        return tuple(i for i, changed in enumerate(self.written) if changed)
 
     @property
     def backend(self) -> str:
@@ -336,21 +346,48 @@ class Specialization:
     def run(self, args: Sequence[Any], backward: bool, backend: str | None = None) -> Any:
         """Run forward or backward; ``backend="interpreter"`` forces the
         interpreter (for its counters), otherwise native code when compiled."""
-        use_native = self.native is not None and backend != "interpreter"
-        runner = self.native if use_native else self.interpreter
-        run = runner.uncall if backward else runner.call
-        results = run(self.name, *args)
+        runner = self.interpreter if self.native is None or backend == "interpreter" else self.native
+        results = runner.caller(self.name, backward)(args)
         return results[0] if len(results) == 1 else results
+
+
+def _written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
+    """Per function of ``module``: the positions of the arguments its runs
+    may write, by its own ops or by the functions it passes them to (a
+    fixpoint over the call graph, from "none"), so that a call of a helper
+    that only reads an array does not count as writing it."""
+    from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
+    from revmlir.interfaces import InvertibleOp
+
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+    written = dict.fromkeys(functions, frozenset[int]())
+    changed = True
+    while changed:
+        changed = False
+        for name, func in functions.items():
+            writes: set[SSAValue] = set()
+            for op in func.walk():
+                if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
+                    callee = written[op.callee.string_value()]
+                    writes.update(arg for k, arg in enumerate(op.args) if k in callee)
+                elif isinstance(op, InvertibleOp):
+                    writes.update(op.written_memrefs())
+            found = frozenset(k for k, arg in enumerate(func.body.block.args) if arg in writes)
+            if found != written[name]:
+                written[name], changed = found, True
+    return written
 
 
 class NativeCompilationError(Exception):
     """``backend="native"`` was requested for a program native code cannot run."""
 
 
-def _quick_key(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        return (np.ndarray, value.dtype, value.ndim)
-    return type(value)
+def python_types(args: Sequence[Any]) -> tuple[Any, ...]:
+    """What calls are matched on first: each argument's Python type, and an
+    array's dtype and rank."""
+    return tuple(
+        [(np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args]
+    )
 
 
 def _is_log(declared: Attribute) -> bool:

@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import ComplexType, IndexType, IntegerType, MemRefTyp
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Target, Value
+from revmlir.builder import BuildError, Element, ModuleBuilder, Part, Target, Value
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
@@ -119,9 +119,9 @@ class FunctionCompiler:
             namespace=namespace_of(function.pyfunc),
         )
         params = [a.arg for a in self.tree.args.args]
-        ctx.fn = module.builder.function(name, list(zip(params, types)), ctx.loc(self.tree))
+        self.fn = module.builder.function(name, list(zip(params, types)), ctx.loc(self.tree))
+        ctx.fn = self.fn
         self.ctx = ctx
-        self.fn: FunctionBuilder = ctx.fn
         self.expr = ExpressionCompiler(ctx)
         self.ended: dict[str, ast.AST] = {}  # variable → the rv.free / rv.push that ended it
 

@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 
-from revmlir.builder import BuildError, FunctionBuilder, Value
+from revmlir.builder import BuildError, ExpressionBuilder, Value
 from revmlir.dialects.rev import LogType
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
@@ -72,13 +72,15 @@ _SYMBOLS: dict[type, str] = {
 class Context:
     """What an expression can see besides the builder's variables."""
 
-    fn: FunctionBuilder
+    fn: ExpressionBuilder
     filename: str
     line_offset: int
     column_offset: int
     namespace: Callable[[str], Any]
     bindings: list[dict[str, Value]] = field(default_factory=list[dict[str, Value]])
     inline_depth: int = 0
+    variables: str = "the function's arguments and ancillas (x = rv.ancilla(0.0))"
+    """Where variables come from, for the hint of an unknown name."""
 
     def loc(self, node: ast.AST) -> FileLineColLoc:
         line = getattr(node, "lineno", 1) + self.line_offset
@@ -123,7 +125,7 @@ class ExpressionCompiler:
         self.ctx = ctx
 
     @property
-    def fn(self) -> FunctionBuilder:
+    def fn(self) -> ExpressionBuilder:
         return self.ctx.fn
 
     def compile(self, node: ast.expr) -> Value:
@@ -200,8 +202,7 @@ class ExpressionCompiler:
         raise ctx.error(
             node,
             f"unknown variable '{name}'",
-            "variables are the function's arguments and ancillas "
-            "(x = rv.ancilla(0.0)); globals must be numbers",
+            f"variables are {ctx.variables}; globals must be numbers",
         )
 
     def _binop(self, node: ast.BinOp, op: ast.operator, a: Value, b: Value) -> Value:

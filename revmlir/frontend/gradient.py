@@ -13,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 import numpy as np
-from xdsl.dialects.builtin import ComplexType, ModuleOp
+from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp
 from xdsl.ir import Attribute
 
+from revmlir.ad.adjoint import GRADIENT_SUFFIX, generate_adjoints, generate_gradients, gradient_type
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import LogType
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Backend
@@ -65,8 +68,6 @@ def derived_backend(
 
 def adjoint_backend(spec: Specialization) -> tuple[ModuleOp, Backend]:
     """The module holding ``@f.adj`` for this specialization and how it runs."""
-    from revmlir.ad.adjoint import generate_adjoints
-
     return derived_backend(spec, "adjoint", generate_adjoints)
 
 
@@ -78,9 +79,40 @@ def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
     return f.specialization_for(*args)
 
 
-def _is_log(type: Attribute) -> bool:
-    from revmlir.dialects.rev import LogType
+@dataclass(frozen=True)
+class ReversibleCall:
+    """A call of ``f`` as a run of a reversible specialization, which
+    ``rv.gradient`` and ``rv.vjp`` differentiate.  A reversible function is
+    its own specialization, whose arguments are ``f``'s inputs and outputs;
+    an ``@rv.ordinary`` function runs its reversibilized form, which also
+    takes result slots and output arrays."""
 
+    spec: Specialization
+    arguments: tuple[Any, ...]
+    """The specialization's arguments for ``f``'s inputs."""
+    inputs: tuple[int, ...]
+    """Per input of ``f``: the argument that receives it (and its gradient)."""
+    outputs: tuple[int, ...]
+    """Per output of ``f``: the argument that holds it after the run."""
+
+
+@runtime_checkable
+class Differentiable(Protocol):
+    """What a function that is not ``@rv.reversible`` implements to be
+    differentiated by ``rv.gradient`` and ``rv.vjp``."""
+
+    def reversible_call(self, args: Sequence[Any]) -> ReversibleCall: ...
+
+
+def _reversible_call(f: Any, args: Sequence[Any], api: str) -> ReversibleCall:
+    # checking a protocol costs more than many calls it guards
+    if not isinstance(f, ReversibleFunction) and isinstance(f, Differentiable):
+        return f.reversible_call(args)
+    every = tuple(range(len(args)))
+    return ReversibleCall(_specialization(f, args, api), tuple(args), every, every)
+
+
+def _is_log(type: Attribute) -> bool:
     return isinstance(type, LogType)
 
 
@@ -88,67 +120,88 @@ def _is_log(type: Attribute) -> bool:
 class Pullback:
     """The cotangent map of one run of ``f`` (``rv.vjp``'s second result).
 
-    Each call starts from its own copy of the outputs (``@f.adj`` restores
-    them to the inputs), so it can be called any number of times.
+    Each call starts from its own copy of the state after the run
+    (``@f.adj`` restores it to the inputs), so it can be called any number
+    of times.
     """
 
-    spec: Specialization
-    outputs: tuple[Any, ...]
+    call: ReversibleCall
+    state: tuple[Any, ...]
+    """The specialization's arguments after the run."""
 
     def __call__(self, *cotangents: Any) -> tuple[Any, ...]:
-        """One cotangent per argument of ``f`` (``None`` for zero), shaped
-        like the argument; returns one cotangent per argument: a float for a
+        """One cotangent per output of ``f`` (``None`` for zero), shaped
+        like the output (a reversible function's outputs are its
+        arguments); returns one cotangent per input: a float for a
         float or log-number scalar (log numbers: with respect to their real
         value), ``∂/∂Re z + i ∂/∂Im z`` for a complex ``z`` (a complex
         cotangent ``c`` weighs the output ``w`` as ``Re(conj(c)·w)``), an array
         (list) for an array (stack) of floats, ``0.0`` for other scalars and
         ``None`` for other arrays and stacks."""
-        spec, outputs = self.spec, self.outputs
-        name = spec.function.__name__
-        if len(cotangents) != len(outputs):
+        call, state = self.call, self.state
+        spec, name = call.spec, call.spec.function.__name__
+        if len(cotangents) != len(call.outputs):
             raise TypeError(
-                f"the pullback of {name} takes {len(outputs)} cotangent(s), one "
-                f"per argument, got {len(cotangents)}"
+                f"the pullback of {name} takes {len(call.outputs)} cotangent(s), one "
+                f"per output, got {len(cotangents)}"
             )
-        carrying = spec.carrying
+        cotangent = dict(zip(call.outputs, cotangents, strict=True))
+        number = {position: k for k, position in enumerate(call.outputs)}
         seeds = [
-            _seed(spec.types[i], outputs[i], cotangents[i], f"cotangent #{i} of {name}")
-            for i in carrying
+            _seed(spec.types[i], state[i], cotangent.get(i), f"cotangent #{number.get(i)} of {name}")
+            for i in spec.carrying
         ]
         _, backend = adjoint_backend(spec)
-        results = backend.call(spec.name + ".adj", *spec.private_copies(outputs), *seeds)
-        return _input_cotangents(spec, outputs, results)
+        results = backend.call(spec.name + ".adj", *spec.private_copies(state), *seeds)
+        gradients = _input_cotangents(spec, state, results)
+        return tuple([gradients[i] for i in call.inputs])
 
 
 def _input_cotangents(spec: Specialization, args: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
     """The per-argument gradients out of what ``@f.adj`` (or ``@f.grad``)
     returned: its inputs (``results[:len(args)]``), then the gradients of the
     arguments that carry one."""
-    found = dict(zip(spec.carrying, results[len(args) :], strict=True))
-    gradients: list[Any] = []
-    for i, type in enumerate(spec.types):
-        if i not in found:
-            gradients.append(None if isinstance(args[i], np.ndarray | list) else 0.0)
-        elif _is_log(type):
-            gradients.append(found[i] / float(results[i]))  # d/dx = d/dlog x / x
-        else:
-            gradients.append(found[i])
+    if (layout := _layouts.get(spec)) is None:
+        layout = _layouts[spec] = _GradientLayout(
+            tuple(None if isinstance(t, MemRefType | StackType) else 0.0 for t in spec.types),
+            tuple(i for i in spec.carrying if _is_log(spec.types[i])),
+        )
+    gradients = list(layout.absent)
+    for i, found in zip(spec.carrying, results[len(args) :], strict=True):
+        gradients[i] = found
+    for i in layout.logs:
+        gradients[i] /= float(results[i])  # d/dx = d/dlog x / x
     return tuple(gradients)
+
+
+@dataclass(frozen=True)
+class _GradientLayout:
+    """Where a specialization's gradients go, worked out once: for small
+    programs the Python around a derivative costs more than the derivative."""
+
+    absent: tuple[Any, ...]
+    """Per argument, its gradient when it carries none: ``None`` for arrays
+    and stacks, ``0.0`` for scalars."""
+    logs: tuple[int, ...]
+    """The log numbers, whose gradients ``@f.adj`` gives with respect to
+    their logarithm."""
+
+
+_layouts: WeakKeyDictionary[Specialization, _GradientLayout] = WeakKeyDictionary()
 
 
 def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     """The output gradient ``@f.adj`` takes for one argument: a float, or a
     fresh shadow array (list) for an array (stack)."""
     if isinstance(output, np.ndarray):
-        shadow = np.zeros_like(output)
-        if cotangent is not None:
-            given = np.asarray(cotangent, dtype=output.dtype)
-            if given.shape != output.shape:
-                raise TypeError(
-                    f"{what} must have the argument's shape {output.shape}, got {given.shape}"
-                )
-            shadow[...] = given
-        return shadow
+        if cotangent is None:
+            return np.zeros(output.shape, output.dtype)
+        given = np.asarray(cotangent, dtype=output.dtype)
+        if given.shape != output.shape:
+            raise TypeError(
+                f"{what} must have the argument's shape {output.shape}, got {given.shape}"
+            )
+        return np.array(given, order="C")  # a copy: @f.adj updates it in place
     if isinstance(output, list):
         if cotangent is None:
             return [0.0] * len(output)
@@ -157,9 +210,9 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
         return [float(c) for c in cotangent]
     if cotangent is None:
         return 0.0
-    if isinstance(type, ComplexType) and isinstance(cotangent, complex | np.complexfloating):
+    if isinstance(type, ComplexType) and isinstance(cotangent, (complex, np.complexfloating)):
         return complex(cotangent)
-    if isinstance(cotangent, np.ndarray | list | tuple | complex | np.complexfloating):
+    if isinstance(cotangent, (np.ndarray, list, tuple, complex, np.complexfloating)):
         raise TypeError(f"{what} must be a real number, got {type_name(cotangent)}")
     seed = float(cotangent)
     if _is_log(type):
@@ -167,54 +220,71 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     return seed
 
 
-def vjp(f: ReversibleFunction, *args: Any) -> tuple[tuple[Any, ...], Pullback]:
-    """Run ``f`` on (copies of) ``args``; return its outputs (every argument,
-    as a call returns them) and the pullback mapping output cotangents to
-    input cotangents, like ``jax.vjp``.  The arguments are not modified."""
-    spec = _specialization(f, args, "vjp")
+def vjp(f: ReversibleFunction | Differentiable, *args: Any) -> tuple[tuple[Any, ...], Pullback]:
+    """Run ``f`` on (copies of) ``args``; return its outputs (for a
+    reversible function every argument, as a call returns them; for an
+    ordinary one what it returns, then every argument as it left it) and the
+    pullback mapping output cotangents to input cotangents, like
+    ``jax.vjp``.  The arguments are not modified."""
+    call = _reversible_call(f, args, "vjp")
+    spec = call.spec
     forward = spec.native if spec.native is not None else spec.interpreter
-    outputs = tuple(forward.call(spec.name, *spec.private_copies(args)))
-    return outputs, Pullback(spec, outputs)
+    state = tuple(forward.call(spec.name, *spec.private_copies(call.arguments)))
+    return tuple(state[i] for i in call.outputs), Pullback(call, state)
+
+
+def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
+    """The argument of ``call.spec`` holding output ``iloss`` of ``f``,
+    checked to be a float scalar."""
+    outputs = call.outputs
+    if not -len(outputs) <= iloss < len(outputs):
+        raise IndexError(f"iloss={iloss} is out of range for {len(outputs)} output(s)")
+    position = outputs[iloss]
+    if gradient_type(call.spec.types[position]) is None or isinstance(
+        call.arguments[position], np.ndarray | list
+    ):
+        raise TypeError(
+            f"rv.{api}: output #{iloss % len(outputs)} of {call.spec.function.__name__} "
+            "is not a float scalar; only float scalar outputs can be the loss (use "
+            "rv.vjp for arrays)"
+        )
+    return position
 
 
 def loss_index(spec: Specialization, args: Sequence[Any], iloss: int, api: str) -> int:
-    """``iloss`` as an index of ``args``, checked to name a float scalar."""
-    from revmlir.ad.adjoint import gradient_type
-
-    if not -len(args) <= iloss < len(args):
-        raise IndexError(f"iloss={iloss} is out of range for {len(args)} argument(s)")
-    iloss %= len(args)
-    if gradient_type(spec.types[iloss]) is None or isinstance(args[iloss], np.ndarray | list):
-        raise TypeError(
-            f"rv.{api}: argument #{iloss} of {spec.function.__name__} is not a "
-            "float scalar; only float scalar outputs can be the loss (use rv.vjp "
-            "for arrays)"
-        )
-    return iloss
+    """``iloss`` as an index of ``args`` (a reversible function's outputs),
+    checked to name a float scalar."""
+    every = tuple(range(len(args)))
+    return loss_position(ReversibleCall(spec, tuple(args), every, every), iloss, api)
 
 
 def gradient(
-    f: ReversibleFunction | InverseFunction, args: Sequence[Any], iloss: int = 0
+    f: ReversibleFunction | InverseFunction | Differentiable, args: Sequence[Any], iloss: int = 0
 ) -> tuple[Any, ...]:
-    """``∂(args[iloss] after f) / ∂(each argument)``, as a tuple with one
-    entry per argument: a float per float scalar (log numbers: with respect to
+    """``∂(output iloss of f) / ∂(each input)``, as a tuple with one entry
+    per argument: a float per float scalar (log numbers: with respect to
     their real value), ``∂/∂Re z + i ∂/∂Im z`` per complex ``z`` (NiLang's
     convention), an array per array of floats, ``0.0`` for other scalars and
-    ``None`` for integer arrays.  The loss must be a scalar (of a complex
+    ``None`` for integer arrays.  A reversible function's outputs are its
+    arguments after the call; an ordinary function's are the values it
+    returns, then its arguments.  The loss must be a scalar (of a complex
     loss, its real part is differentiated); for array outputs use
     ``rv.vjp``.  The arguments are not modified."""
     args = tuple(args)
-    spec = _specialization(f, args, "gradient")
-    iloss = loss_index(spec, args, iloss, "gradient")
-    if _is_log(spec.types[iloss]):
+    call = _reversible_call(f, args, "gradient")
+    spec = call.spec
+    position = loss_position(call, iloss, "gradient")
+    if _is_log(spec.types[position]):
         # the seed of a log number's logarithm is its value after f
-        outputs, pullback = vjp(spec.function, *args)  # type: ignore[arg-type]
-        cotangents: list[Any] = [None] * len(args)
+        _, pullback = vjp(f, *args)
+        cotangents: list[Any] = [None] * len(call.outputs)
         cotangents[iloss] = 1.0
         return pullback(*cotangents)
-    from revmlir.ad.adjoint import GRADIENT_SUFFIX, generate_gradients
-
     _, backend = derived_backend(spec, "gradient", generate_gradients)
-    seeds = [_seed(spec.types[i], args[i], 1.0 if i == iloss else None, "") for i in spec.carrying]
-    results = backend.call(spec.name + GRADIENT_SUFFIX, *spec.private_copies(args), *seeds)
-    return _input_cotangents(spec, args, results)
+    seeds = [
+        _seed(spec.types[i], call.arguments[i], 1.0 if i == position else None, "")
+        for i in spec.carrying
+    ]
+    results = backend.call(spec.name + GRADIENT_SUFFIX, *spec.private_copies(call.arguments), *seeds)
+    gradients = _input_cotangents(spec, call.arguments, results)
+    return tuple([gradients[i] for i in call.inputs])

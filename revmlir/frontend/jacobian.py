@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ComplexType
+from xdsl.dialects.builtin import ComplexType, MemRefType, f64
 
 from revmlir.frontend.api import ReversibleFunction, Specialization
 
@@ -76,11 +76,37 @@ class FloatLayout:
             start += size
         return parts
 
+    def entries_within(self, whole: FloatLayout) -> np.ndarray:
+        """Where this layout's entries sit in ``whole``'s (a superset)."""
+        starts = dict(zip(whole.positions, np.cumsum([0, *whole.sizes])[:-1], strict=True))
+        return np.concatenate(
+            [np.arange(starts[i], starts[i] + size) for i, size in zip(self.positions, self.sizes, strict=True)]
+        ) if self.positions else np.zeros(0, dtype=np.intp)
+
     def gather(self, values: Sequence[Any]) -> np.ndarray:
         """The layout's entries of per-argument ``values``."""
         return np.concatenate(
             [np.ravel(np.asarray(values[i], dtype=np.float64)) for i in self.positions]
         ) if self.positions else np.zeros(0)
+
+
+def _all_f64(spec: Specialization) -> bool:
+    return all(
+        (t.element_type if isinstance(t, MemRefType) else t) == f64
+        for t in (spec.types[i] for i in spec.carrying)
+    )
+
+
+def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayout) -> np.ndarray:
+    """Every column in one native call: ``@f.jacobian`` (``ad-jacobian``)."""
+    from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
+    from revmlir.frontend.gradient import derived_backend
+
+    _, backend = derived_backend(spec, "jacobian", generate_jacobians)
+    matrix = np.zeros((whole.size, whole.size))
+    workspaces = [np.zeros_like(args[i]) for i in whole.positions if isinstance(args[i], np.ndarray)]
+    backend.call(spec.name + JACOBIAN_SUFFIX, *spec.private_copies(args), matrix, *workspaces)
+    return matrix
 
 
 def jacobian(
@@ -92,9 +118,10 @@ def jacobian(
 ) -> np.ndarray:
     """``∂(float entries of arguments `of` after f) / ∂(those of `wrt`
     before)``, an ``m × n`` array in ``FloatLayout`` order (both default to
-    every float argument).  ``mode`` is ``"forward"`` (one ``rv.jvp`` per
-    column), ``"reverse"`` (one pullback per row) or ``"auto"`` (the fewer
-    runs).  The arguments are not modified."""
+    every float argument).  ``mode`` is ``"forward"`` (one tangent per
+    column; with every argument as ``wrt``, all columns in one native call of
+    ``@f.jacobian``), ``"reverse"`` (one pullback per row) or ``"auto"``
+    (the fewer runs).  The arguments are not modified."""
     from revmlir.frontend.forward import jvp
     from revmlir.frontend.gradient import _specialization, vjp
 
@@ -104,6 +131,9 @@ def jacobian(
     outputs = FloatLayout.of(spec, args, of, "rv.jacobian")
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
+    whole = FloatLayout.of(spec, args, None, "rv.jacobian")
+    if mode == "forward" and inputs.positions == whole.positions and _all_f64(spec):
+        return _whole_forward(spec, args, whole)[outputs.entries_within(whole)]
     matrix = np.zeros((outputs.size, inputs.size))
     if mode == "forward":
         for j in range(inputs.size):

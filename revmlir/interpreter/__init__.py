@@ -27,6 +27,7 @@ from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
+from revmlir.interpreter.snapshots import SnapshotFunctions
 from revmlir.interpreter.runtime import (
     DEFAULT_TOLERANCE,
     FunctionCounters,
@@ -48,6 +49,7 @@ class RevInterpreter(Backend):
         for functions in (
             RevFunctions(),
             AncFunctions(),
+            SnapshotFunctions(),
             PureFunctions(),
             MemRefFunctions(),
             ScfFunctions(),
@@ -67,12 +69,18 @@ class RevInterpreter(Backend):
         return self.runtime.peak_live_ancillas
 
     @property
+    def peak_snapshots(self) -> int:
+        """The most snapshot records held at once (``anc.snapshot``)."""
+        return self.runtime.peak_snapshots
+
+    @property
     def live_ancillas(self) -> int:
         return self.runtime.live_ancillas
 
     def reset_counters(self) -> None:
         self.runtime.counters.clear()
         self.runtime.peak_live_ancillas = self.runtime.live_ancillas
+        self.runtime.peak_snapshots = self.runtime.live_snapshots
 
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot

@@ -56,6 +56,8 @@ class Runtime:
     )
     live_ancillas: int = 0
     peak_live_ancillas: int = 0
+    live_snapshots: int = 0
+    peak_snapshots: int = 0
     borrowed: dict[tuple[int, tuple[int, ...]], rev.TakeOp] = field(
         default_factory=dict[tuple[int, tuple[int, ...]], rev.TakeOp]
     )
@@ -97,6 +99,15 @@ class Runtime:
 
     def release(self) -> None:
         self.live_ancillas -= 1
+
+    # -- snapshots (checkpointed gradients) ---------------------------------------
+
+    def take_snapshot(self) -> None:
+        self.live_snapshots += 1
+        self.peak_snapshots = max(self.peak_snapshots, self.live_snapshots)
+
+    def drop_snapshot(self) -> None:
+        self.live_snapshots -= 1
 
     # -- derived inverse code -------------------------------------------------------
 

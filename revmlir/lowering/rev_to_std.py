@@ -51,6 +51,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import anc, rev
+from revmlir.dialects.ad import ActionOp
 from revmlir.errors import describe_op, format_location
 from revmlir.inversion import invert_function, inverse_name
 from revmlir.lowering import stacks
@@ -724,6 +725,151 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
         lowering.check(same, op, "popped {0}, but the live value is {1}", [popped, value])
 
 
+# ---------------------------------------------------------------------------
+# Checkpointed gradients: action tables and snapshot records on stacks
+# ---------------------------------------------------------------------------
+
+
+@lowers(ActionOp)
+def _action(lowering: FunctionLowering, op: Operation) -> None:
+    """The table becomes an array in the frame, filled once on entry (the
+    std dialects have no constant arrays), and each entry two loads."""
+    assert isinstance(op, ActionOp)
+    values = op.actions.get_values()
+    fill: list[Operation] = [table := memref.AllocaOp.get(i64, shape=[len(values)])]
+    for position, number in enumerate(values):
+        index = arith.ConstantOp(IntegerAttr(position, IndexType()))
+        value = arith.ConstantOp(IntegerAttr(number, i64))
+        fill += [index, value, memref.StoreOp.get(value, table, [index])]
+    for new in fill:
+        new.location = op.location
+    Rewriter.insert_op(fill, InsertPoint.at_start(lowering.block))
+    two = lowering.const(2, IndexType(), op)
+    first = lowering.emit(arith.MuliOp(lowering.get(op.index), two), op).results[0]
+    second = lowering.emit(arith.AddiOp(first, lowering.const(1, IndexType(), op)), op).results[0]
+    for result, position in zip(op.results, (first, second)):
+        word = lowering.emit(memref.LoadOp.get(table, [position]), op).results[0]
+        lowering.set(result, lowering.emit(arith.IndexCastOp(word, IndexType()), op).results[0])
+
+
+def _each_element(
+    lowering: FunctionLowering,
+    array: SSAValue,
+    like: Operation,
+    visit: Callable[[list[SSAValue]], None],
+    reverse: bool = False,
+) -> None:
+    """``visit(indices)`` inside loops over every element of ``array``, in
+    row-major order or (``reverse``) its reverse."""
+    assert isinstance(array.type, MemRefType)
+    rank = len(array.type.get_shape())
+
+    def nest(dimension: int, indices: list[SSAValue]) -> None:
+        if dimension == rank:
+            visit(indices)
+            return
+        index = IndexType()
+        extent = lowering.emit(
+            memref.DimOp(array, lowering.const(dimension, index, like)), like
+        ).results[0]
+        body = Block(arg_types=[index])
+        saved = lowering.builder.insertion_point
+        lowering.builder.insertion_point = InsertPoint.at_end(body)
+        position: SSAValue = body.args[0]
+        if reverse:
+            last = lowering.emit(arith.SubiOp(extent, lowering.const(1, index, like)), like)
+            position = lowering.emit(arith.SubiOp(last.results[0], position), like).results[0]
+        nest(dimension + 1, [*indices, position])
+        lowering.emit(scf.YieldOp(), like)
+        lowering.builder.insertion_point = saved
+        start, step = lowering.const(0, index, like), lowering.const(1, index, like)
+        lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
+
+    nest(0, [])
+
+
+def _push_record(lowering: FunctionLowering, op: Operation, store: SSAValue,
+                 values: Sequence[tuple[SSAValue, SSAValue]]) -> None:
+    """Push ``(operand, lowered value)`` pairs as one record."""
+    push = stacks.runtime_name(stacks.PUSH, stack_element(op.operands[0].type))
+    for operand, value in values:
+        if isinstance(operand.type, MemRefType):
+            _each_element(lowering, value, op, lambda at, v=value: lowering.call_runtime(
+                push, [store, lowering.emit(memref.LoadOp.get(v, at), op).results[0]], [], op))
+        else:
+            lowering.call_runtime(push, [store, value], [], op)
+
+
+def _pop_record(lowering: FunctionLowering, op: Operation, write: bool) -> list[SSAValue]:
+    """Pop the top record of ``op``'s store; with ``write``, into the memrefs
+    of its operands.  Returns the popped scalars in operand order."""
+    assert isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp)
+    store = lowering.get(op.store)
+    element = stack_element(op.store.type)
+    pop = stacks.runtime_name(stacks.POP, element)
+    scalars: list[SSAValue] = []
+    for operand in reversed(op.values):
+        value = lowering.get(operand)
+        if isinstance(operand.type, MemRefType):
+            def visit(at: list[SSAValue], array: SSAValue = value) -> None:
+                popped = lowering.call_runtime(pop, [store], [element], op)[0]
+                if write:
+                    lowering.emit(memref.StoreOp.get(popped, array, at), op)
+            _each_element(lowering, value, op, visit, reverse=True)
+        else:
+            scalars.insert(0, lowering.call_runtime(pop, [store], [element], op)[0])
+    return scalars
+
+
+@lowers(anc.SnapshotOp)
+def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, anc.SnapshotOp)
+    _push_record(lowering, op, lowering.get(op.store),
+                 [(v, lowering.get(v)) for v in op.values])
+
+
+@lowers(anc.RestoreOp)
+def _restore(lowering: FunctionLowering, op: Operation) -> None:
+    """Native stacks have no peek: the record is popped into place and
+    pushed back."""
+    assert isinstance(op, anc.RestoreOp)
+    scalars = iter(_pop_record(lowering, op, write=True))
+    record = [(v, next(scalars) if not isinstance(v.type, MemRefType) else lowering.get(v))
+              for v in op.values]
+    _push_record(lowering, op, lowering.get(op.store), record)
+    restored = [value for operand, value in record if not isinstance(operand.type, MemRefType)]
+    for old, new in zip(op.results, restored, strict=True):
+        lowering.set(old, new)
+
+
+@lowers(anc.DropOp)
+def _drop(lowering: FunctionLowering, op: Operation) -> None:
+    _pop_record(lowering, op, write=False)
+
+
+@lowers(anc.ZeroPadOp)
+def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, anc.ZeroPadOp)
+    shadow, stack = lowering.get(op.shadow), lowering.get(op.stack)
+    start, end = (
+        lowering.emit(arith.IndexCastOp(_stack_size(lowering, s, op), IndexType()), op).results[0]
+        for s in (shadow, stack)
+    )
+    element = stack_element(op.shadow.type)
+    body = Block(arg_types=[IndexType()])
+    saved = lowering.builder.insertion_point
+    lowering.builder.insertion_point = InsertPoint.at_end(body)
+    if isinstance(element, ComplexType):
+        zero = lowering.emit(complexd.ConstantOp(
+            ArrayAttr([FloatAttr(0.0, element.element_type)] * 2), element), op).results[0]
+    else:
+        zero = lowering.const(0, element, op)
+    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, element), [shadow, zero], [], op)
+    lowering.emit(scf.YieldOp(), op)
+    lowering.builder.insertion_point = saved
+    lowering.emit(scf.ForOp(start, end, lowering.const(1, IndexType(), op), [], Region(body)), op)
+
+
 @dataclass(frozen=True)
 class RevLowerToStdPass(ModulePass):
     """Lower rev/anc functions to func/scf/arith/math/memref/complex."""
@@ -734,6 +880,9 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        from revmlir.ad.checkpointed import check_snapshots
+
+        check_snapshots(op)
         forward_only(op)
         _materialize_uncalled_inverses(op)
         checks = CheckTable()

@@ -46,10 +46,25 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AdTangentPass
 
+    def ad_jacobian():
+        from revmlir.passes.tangent import AdJacobianPass
+
+        return AdJacobianPass
+
     def ad_hessian():
         from revmlir.passes.tangent import AdHessianPass
 
         return AdHessianPass
+
+    def ad_checkpoint():
+        from revmlir.passes.checkpoint import AdCheckpointPass
+
+        return AdCheckpointPass
+
+    def check_snapshots():
+        from revmlir.passes.checkpoint import AncCheckSnapshotsPass
+
+        return AncCheckSnapshotsPass
 
     def reversibilize():
         from revmlir.passes.reversibilize import ReversibilizePass
@@ -72,5 +87,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ad-adjoint": ad_adjoint,
         "ad-tangent": ad_tangent,
         "ad-hessian": ad_hessian,
+        "ad-jacobian": ad_jacobian,
+        "ad-checkpoint": ad_checkpoint,
+        "anc-check-snapshots": check_snapshots,
         "reversibilize": reversibilize,
     }

@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-from revmlir.inversion import invert_function, inverse_name
+from revmlir.inversion import FORGETFUL_ATTR, invert_function, inverse_name
 from revmlir.passes.selection import selected_functions
 
 
@@ -36,6 +36,8 @@ class RevInvertPass(ModulePass):
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
         inverted_in_place: set[str] = set()
         for func in list(selected_functions(op, self.functions)):
+            if not self.functions and FORGETFUL_ATTR in func.attributes:
+                continue
             if self.in_place:
                 inverse = invert_function(func, func.sym_name.data)
                 func.body.detach_block(0).erase()

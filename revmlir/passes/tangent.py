@@ -15,8 +15,9 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
+from revmlir.ad.matrices import generate_jacobians
 from revmlir.ad.tangent import generate_hessians, generate_tangents
-from revmlir.dialects.ad import HessianOp, TangentOp
+from revmlir.dialects.ad import HessianOp, JacobianOp, TangentOp
 from revmlir.passes.selection import expand_requests
 
 
@@ -31,6 +32,20 @@ class AdTangentPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         expand_requests(op, TangentOp, self.functions, generate_tangents)
+
+
+@dataclass(frozen=True)
+class AdJacobianPass(ModulePass):
+    """Add @f.tan and @f.jacobian (the whole Jacobian, one tangent per
+    column, in one function) for each ad.jacobian @f."""
+
+    name = "ad-jacobian"
+
+    functions: tuple[str, ...] = ()
+    """Also differentiate these functions (no ad.jacobian op needed)."""
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        expand_requests(op, JacobianOp, self.functions, generate_jacobians)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
-from revmlir.interpreter.values import normalize
 
 
 def numpy_dtype(element: Attribute) -> np.dtype:
@@ -36,6 +35,8 @@ def to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
 def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
     """``to_runtime`` for one argument position, with everything that depends
     only on the type worked out once (calls are often small)."""
+    # imported here: the interpreter package imports this module
+    from revmlir.interpreter.values import normalize
 
     def mismatch(value: Any, expected: str) -> TypeError:
         return TypeError(

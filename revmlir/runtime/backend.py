@@ -1,32 +1,26 @@
 """What every way of running a reversible module has in common: finding the
 function, checking and converting the arguments, and returning every argument,
-updated.  The interpreter and native code implement ``_execute``."""
+updated.  The interpreter implements ``_execute``; native code, whose calls
+are often shorter than their marshalling, builds its own callers."""
 
 from __future__ import annotations
 
-import abc
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
 from revmlir.runtime.arguments import converter, from_runtime
 from revmlir.semantics import is_state_type
 
-
-@dataclass(frozen=True)
-class _Signature:
-    func: FuncOp
-    types: list[Attribute]
-    scalar: list[bool]
-    converters: list[Callable[[Any], Any]]
+Caller = Callable[[Sequence[Any]], tuple[Any, ...]]
+"""Runs one function (or its inverse) on a sequence of arguments and returns
+every argument, updated."""
 
 
-class Backend(abc.ABC):
+class Backend:
     module: ModuleOp
 
     def function(self, name: str) -> FuncOp:
@@ -40,41 +34,44 @@ class Backend(abc.ABC):
 
     def call(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run ``@name`` forward; returns every argument, updated."""
-        return self._run(name, args, backward=False)
+        return self.caller(name, backward=False)(args)
 
     def uncall(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run ``@name`` backward (its inverse); returns every argument."""
-        return self._run(name, args, backward=True)
+        return self.caller(name, backward=True)(args)
 
-    def _signature(self, name: str) -> _Signature:
-        """The function, its argument types, which are scalars, and their
-        converters (worked out once per function: calls are often small)."""
-        cache: dict[str, _Signature] = self.__dict__.setdefault("_signatures", {})
-        if (found := cache.get(name)) is None:
-            func = self.function(name)
-            types = list(func.function_type.inputs.data)
-            found = cache[name] = _Signature(
-                func,
-                types,
-                [is_state_type(t) for t in types],
-                [converter(t, name, i) for i, t in enumerate(types)],
-            )
+    def caller(self, name: str, backward: bool) -> Caller:
+        """The ``Caller`` of ``@name`` or its inverse, built once: everything
+        that depends only on the signature is worked out then, and callers
+        on hot paths keep hold of it."""
+        callers: dict[tuple[str, bool], Caller] = self.__dict__.setdefault("_callers", {})
+        if (found := callers.get((name, backward))) is None:
+            found = callers[(name, backward)] = self._caller(self.function(name), backward)
         return found
 
-    def _run(self, name: str, args: Sequence[Any], backward: bool) -> tuple[Any, ...]:
-        signature = self._signature(name)
-        types = signature.types
-        if len(args) != len(types):
-            raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
-        values = [convert(a) for convert, a in zip(signature.converters, args)]
-        outputs = iter(self._execute(signature.func, values, backward))
-        return tuple(
-            from_runtime(t, next(outputs)) if is_scalar else value
-            for t, is_scalar, value in zip(types, signature.scalar, values)
-        )
+    def _caller(self, func: FuncOp, backward: bool) -> Caller:
+        """Check and convert every argument, ``_execute``, bring the scalars
+        back."""
+        name = func.sym_name.data
+        types = list(func.function_type.inputs.data)
+        converters = [converter(t, name, i) for i, t in enumerate(types)]
+        scalar = [is_state_type(t) for t in types]
 
-    @abc.abstractmethod
+        def run(args: Sequence[Any]) -> tuple[Any, ...]:
+            if len(args) != len(types):
+                raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
+            values = [convert(a) for convert, a in zip(converters, args)]
+            outputs = iter(self._execute(func, values, backward))
+            return tuple(
+                from_runtime(t, next(outputs)) if is_scalar else value
+                for t, is_scalar, value in zip(types, scalar, values)
+            )
+
+        return run
+
     def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
         """Run ``func`` (or its inverse) on canonical values; return the final
-        values of its scalar arguments, in order (arrays are updated in place)."""
+        values of its scalar arguments, in order (arrays are updated in place).
+        Backends that marshal arguments themselves override ``_caller``
+        instead."""
         raise NotImplementedError()

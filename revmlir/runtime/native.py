@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import operator
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +37,6 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
-from revmlir.interpreter.values import normalize
 from revmlir.inversion import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.rev_to_std import (
@@ -47,10 +48,9 @@ from revmlir.lowering.rev_to_std import (
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
-from revmlir.runtime.arguments import converter, numpy_dtype
-from revmlir.runtime.backend import Backend
+from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
+from revmlir.runtime.backend import Backend, Caller
 from revmlir.runtime.jit import JITModule, c_function, jit
-from revmlir.semantics import is_state_type
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
@@ -112,47 +112,93 @@ class NativeModule(Backend):
         text, checks = lower_to_llvm_ir(module, tolerance)
         return cls(module, text, checks, jit(text, opt_level))
 
-    def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
-        plan = self._plan(func, backward)
-        storage = [store(v) for store, v in zip(plan.stores, values)]
-        error = np.zeros(ERROR_SLOT_SIZE, dtype=np.int64)
-        error_slot = _descriptor(error)
-        slots = (ctypes.c_void_p * (len(storage) + 1))(
-            *[ctypes.addressof(s) for s in storage], ctypes.addressof(error_slot)
-        )
-        try:
-            plan.entry(ctypes.addressof(slots))
-        finally:
-            for i in plan.stacks:
-                storage[i].give_back(values[i])
-        if error[0]:
-            check_error_slot(self.check_table, error.tolist(), plan.label)
-        return [load(storage[i]) for i, load in plan.loads]
+    def _caller(self, func: FuncOp, backward: bool) -> Caller:
+        return _NativeCall(self, func, backward)
 
-    def _plan(self, func: FuncOp, backward: bool) -> _CallPlan:
-        """How to marshal each argument of ``func``, worked out once."""
-        plans: dict[tuple[str, bool], _CallPlan] = self.__dict__.setdefault("_plans", {})
+
+class _NativeCall:
+    """A function of a native module (or its inverse), called from Python.
+
+    The entry point takes an array of pointers to each argument's storage and
+    to the error slot (``revmlir/lowering/std_to_llvm.py``).  That memory is
+    a ``_Frame``, allocated once and refilled by every call, which checks,
+    converts and stores each argument in one pass: arguments of the exact
+    Python type a check expects are stored as they are, all others go
+    through the converters of ``revmlir.runtime.arguments``, which raise the
+    messages for bad arguments.  A call takes a frame from a pool for its
+    length, so calls from several threads (ctypes releases the GIL while the
+    machine code runs) or re-entered while an argument converts never share
+    one.
+    """
+
+    def __init__(self, module: NativeModule, func: FuncOp, backward: bool):
         name = func.sym_name.data
-        if (plan := plans.get((name, backward))) is None:
-            types = list(func.function_type.inputs.data)
-            symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
-            plan = plans[(name, backward)] = _CallPlan(
-                entry=_ENTRY(self.machine_code.address(symbol)),
-                stores=[_storer(t, name, i) for i, t in enumerate(types)],
-                loads=[(i, _loader(t)) for i, t in enumerate(types) if is_state_type(t)],
-                stacks=[i for i, t in enumerate(types) if isinstance(t, StackType)],
-                label=("~" if backward else "") + name,
-            )
-        return plan
+        types = list(func.function_type.inputs.data)
+        symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
+        self.entry = _ENTRY(module.machine_code.address(symbol))
+        self.check_table = module.check_table
+        self.name = name
+        self.label = ("~" if backward else "") + name
+        self.arguments = [_argument(t, name, i) for i, t in enumerate(types)]
+        self.stores = [argument.store for argument in self.arguments]
+        self.loads = [
+            (i, argument.load) for i, argument in enumerate(self.arguments) if argument.load
+        ]
+        self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
+        self.frames: list[_Frame] = []
+
+    def __call__(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        if len(args) != len(self.stores):
+            raise TypeError(f"@{self.name} takes {len(self.stores)} argument(s), got {len(args)}")
+        try:
+            frame = self.frames.pop()
+        except IndexError:
+            frame = _Frame(self.arguments)
+        try:
+            storage, error = frame.storage, frame.error
+            try:
+                for store, slot, value in zip(self.stores, storage, args):
+                    store(slot, value)
+                for i in self.stacks:
+                    storage[i].load()
+                error[0] = 0
+                self.entry(frame.address)
+            finally:
+                for i in self.stacks:
+                    storage[i].give_back(args[i])
+            if error[0]:
+                check_error_slot(self.check_table, list(error), self.label)
+            results = list(args)
+            for i, load in self.loads:
+                results[i] = load(storage[i])
+            return tuple(results)
+        finally:
+            self.frames.append(frame)
+
+
+class _Frame:
+    """The memory one call passes: each argument's storage, the error slot,
+    and the array of pointers to them that the entry point takes."""
+
+    def __init__(self, arguments: Sequence[_Argument]):
+        self.storage = [argument.allocate() for argument in arguments]
+        self.error = (ctypes.c_int64 * ERROR_SLOT_SIZE)()
+        self.error_descriptor = (ctypes.c_int64 * 2)(ctypes.addressof(self.error), ERROR_SLOT_SIZE)
+        pointers = [*map(ctypes.addressof, self.storage), ctypes.addressof(self.error_descriptor)]
+        self.pointers = (ctypes.c_void_p * len(pointers))(*pointers)
+        self.address = ctypes.addressof(self.pointers)
 
 
 @dataclass(frozen=True)
-class _CallPlan:
-    entry: Any
-    stores: list[Callable[[Any], Any]]
-    loads: list[tuple[int, Callable[[Any], Any]]]
-    stacks: list[int]
-    label: str
+class _Argument:
+    """How one argument crosses the C interface."""
+
+    allocate: Callable[[], Any]
+    """Fresh storage for it, at a fixed address."""
+    store: Callable[[Any, Any], None]
+    """Check and convert a value and write it into the storage."""
+    load: Callable[[Any], Any] | None
+    """The value the call leaves in the storage, for scalars."""
 
 
 @functools.cache
@@ -166,15 +212,22 @@ def _allocator() -> tuple[Callable[[int], int | None], Callable[[int | None], No
 
 class _StackArgument(ctypes.Structure):
     """A list passed as a stack: the memref descriptor of a header
-    ``[buffer, size, capacity]`` over a ``malloc``'d copy of the elements."""
+    ``[buffer, size, capacity]``, which a call points at a ``malloc``'d copy
+    of the list's elements and empties again when it copies them back."""
 
     _fields_ = [("header", ctypes.c_void_p), ("words", ctypes.c_int64)]
 
-    def __init__(self, elements: np.ndarray):
+    def __init__(self) -> None:
         words = stacks.HEADER.get_shape()[0]
         self.fields = (ctypes.c_int64 * words)()
         super().__init__(ctypes.addressof(self.fields), words)
-        self.dtype = elements.dtype
+        self.elements: np.ndarray | None = None
+        self.loaded = False
+
+    def load(self) -> None:
+        """Copy the stored elements into a fresh buffer behind the header."""
+        elements, self.elements = self.elements, None
+        assert elements is not None
         if size := len(elements):
             malloc, _ = _allocator()
             if (buffer := malloc(elements.nbytes)) is None:
@@ -182,9 +235,17 @@ class _StackArgument(ctypes.Structure):
             ctypes.memmove(buffer, elements.ctypes.data, elements.nbytes)
             self.fields[stacks.DATA] = buffer
             self.fields[stacks.SIZE] = self.fields[stacks.CAPACITY] = size
+        self.dtype = elements.dtype
+        self.loaded = True
 
     def give_back(self, target: list[Any]) -> None:
-        """Copy the stack's elements into ``target`` and free the buffer."""
+        """Copy the stack's elements into ``target`` and free the buffer; a
+        stack that was not loaded (the call did not run) leaves ``target``
+        alone."""
+        self.elements = None
+        if not self.loaded:
+            return
+        self.loaded = False
         _, free = _allocator()
         buffer, size = self.fields[stacks.DATA], self.fields[stacks.SIZE]
         nbytes = size * self.dtype.itemsize
@@ -194,39 +255,100 @@ class _StackArgument(ctypes.Structure):
         self.fields[stacks.DATA] = self.fields[stacks.SIZE] = self.fields[stacks.CAPACITY] = 0
 
 
-def _storer(type: Attribute, name: str, index: int) -> Callable[[Any], Any]:
-    if isinstance(type, StackType):
-        element = stack_element(type)
+def _argument(arg_type: Attribute, name: str, index: int) -> _Argument:
+    convert = converter(arg_type, name, index)
+    if isinstance(arg_type, StackType):
+        element = stack_element(arg_type)
         dtype = numpy_dtype(element)
-        convert = converter(element, name, index)
+        convert_element = converter(element, name, index)
 
-        def store_stack(values: list[Any]) -> _StackArgument:
-            return _StackArgument(np.array([convert(v) for v in values], dtype=dtype))
+        def store_stack(slot: _StackArgument, values: Any) -> None:
+            slot.elements = np.array([convert_element(v) for v in convert(values)], dtype=dtype)
 
-        return store_stack
-    if isinstance(type, MemRefType):
+        return _Argument(_StackArgument, store_stack, None)
+    if isinstance(arg_type, MemRefType):
+        dtype = numpy_dtype(arg_type.element_type)
+        shape = arg_type.get_shape()
+        rank = len(shape)
+        descriptor = ctypes.c_int64 * (1 + rank)
+        # static sizes are rare (annotations): those arrays take the long way
+        quick = all(d < 0 for d in shape)
 
-        def store_array(value: np.ndarray) -> Any:
-            if not value.flags["C_CONTIGUOUS"]:
+        def store_array(slot: ctypes.Array[ctypes.c_int64], value: Any) -> None:
+            # ``is``: numpy's dtypes of numbers are singletons; ``convert``
+            # accepts equal ones and subclasses, and raises for the rest
+            if not (
+                quick and type(value) is np.ndarray and value.dtype is dtype and value.ndim == rank
+            ):
+                convert(value)
+            if not value.flags.c_contiguous:
                 raise TypeError(
                     f"argument #{index} of @{name} must be a C-contiguous array "
                     "(use numpy.ascontiguousarray)"
                 )
-            return _descriptor(value)
+            slot[0] = _data_address(value)
+            if rank == 1:  # most arrays: cheaper than a slice
+                slot[1] = value.shape[0]
+            else:
+                slot[1:] = value.shape
 
-        return store_array
-    ctype = _scalar_ctype(type)
-    if isinstance(type, ComplexType):
-        return lambda value: ctype(value.real, value.imag)
-    return ctype
+        return _Argument(descriptor, store_array, None)
+    ctype = _scalar_ctype(arg_type)
+    if isinstance(arg_type, ComplexType):
+
+        def store_complex(slot: ctypes.Array[Any], value: Any) -> None:
+            if type(value) is not complex:
+                value = convert(value)
+            slot[0], slot[1] = value.real, value.imag
+
+        return _Argument(ctype, store_complex, lambda slot: complex(slot[0], slot[1]))
+    if isinstance(arg_type, LogType):
+
+        def store_log(slot: Any, value: Any) -> None:
+            slot.value = convert(value)
+
+        return _Argument(ctype, store_log, lambda slot: from_runtime(arg_type, slot.value))
+    exact = _STORED_AS_IS.get(ctype)
+
+    def store_scalar(slot: Any, value: Any) -> None:
+        slot.value = value if type(value) is exact else convert(value)
+
+    return _Argument(ctype, store_scalar, _value)
 
 
-def _loader(type: Attribute) -> Callable[[Any], Any]:
-    if isinstance(type, ComplexType):
-        return lambda storage: normalize(type, complex(storage[0], storage[1]))
-    return lambda storage: normalize(type, storage.value)
+_value = operator.attrgetter("value")
+
+_STORED_AS_IS: dict[Any, type] = {
+    ctypes.c_double: float,
+    ctypes.c_bool: bool,
+    **{c: int for c in (ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64)},
+}
+"""The Python type whose values a scalar's storage takes as they are, like
+``convert`` would store them (ctypes wraps integers to their width as
+``normalize`` does); f32 is missing: ``convert`` rounds it."""
 
 
-def _descriptor(array: np.ndarray) -> ctypes.Array[ctypes.c_int64]:
-    """``{ptr, i64 sizes…}``: how a memref is passed."""
-    return (ctypes.c_int64 * (1 + array.ndim))(array.ctypes.data, *array.shape)
+def _array_data_offset() -> int | None:
+    """Where an array object holds its data pointer: numpy's C API defines
+    it as the field after the object header (``PyArray_DATA`` reads
+    ``PyArrayObject_fields.data``), and CPython's ``id`` is the object's
+    address.  Confirmed on a probe array; None where that does not hold."""
+    if sys.implementation.name != "cpython":
+        return None
+    probe = np.empty(1)
+    offset = object.__basicsize__
+    found = ctypes.c_void_p.from_address(id(probe) + offset).value
+    return offset if found == probe.ctypes.data else None
+
+
+_DATA_OFFSET = _array_data_offset()
+_read_pointer = ctypes.c_void_p.from_address
+
+
+def _data_address(array: np.ndarray) -> int:
+    """``array.ctypes.data``, which costs a microsecond (it builds a ctypes
+    object per call), read from the array object itself when it can be:
+    calls with many small arrays spent most of their time here."""
+    if _DATA_OFFSET is None:
+        return array.ctypes.data
+    return _read_pointer(id(array) + _DATA_OFFSET).value or 0

@@ -1,0 +1,600 @@
+"""Checkpointed gradients: ``@f.ckpt``, with schedules driving annotated loops.
+
+A ``rev.for`` whose step is reversible only with a tape (what
+``reversibilize{mode=tape}`` makes of time stepping) costs, in store-all
+reverse mode, one tape per iteration.  Marked ``{checkpoint =
+#ad.schedule<…>}``, its gradient instead keeps a few snapshots of the loop
+state and recomputes the rest (seed 001; Griewank–Walther for binomial):
+
+* the step body is outlined once, as ``@f.ckpt.step<j>(iv, state…,
+  captured scalars…, memrefs…, stacks…)``; its adjoint ``@….adj`` is made by
+  ``ad-adjoint``'s machinery.  A *plain* step is a call on fresh local tapes
+  that are then freed unchecked (the tape is forgotten); a *taped* step is
+  a call followed at once by the adjoint call, which pops the same tapes
+  empty (checked);
+* the schedule is encoded as an action table (``revmlir.checkpoint.table``)
+  in an ``ad.action`` op; the forward sweep is one ``rev.for`` over the
+  table's entries before the first reversal (plain steps and snapshots),
+  then the last step runs taped and its tape waits for the adjoint; the
+  reverse sweep runs that step's adjoint, then one ``rev.for`` over the rest
+  of the table, one ``rev.if`` per kind of entry;
+* snapshots of the state (carried scalars and the memrefs the step writes)
+  are records on local stacks, one per element type: ``anc.snapshot``,
+  ``anc.restore``, ``anc.drop``.
+
+What is forgotten, and why the gradient is still exact: a plain step's tape
+(its state after the step is all the schedule needs: the step is rerun taped
+from a snapshot before it is reversed), and the working state a restore
+overwrites (a later action either restores another snapshot or recomputes it
+from this one).  Gradients are never forgotten: they change only in the
+adjoint calls, one per step, in reverse step order, exactly as in store-all.
+Memory: the snapshots the schedule holds, times the state, plus one step's
+tape.
+
+``@f.ckpt`` has ``@f.adj``'s signature but takes ``f``'s inputs: it runs the
+rest of ``f`` forward (its tapes as in ``f``), then the adjoint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, UnitAttr
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.ad.adjoint import Adjointer, adjoint_name, generate_adjoints, gradient_type
+from revmlir.ad.derived import prepare
+from revmlir.checkpoint import ScheduleError, binomial, bisection, store_all
+from revmlir.checkpoint.table import Entry, Table, encode, first_reverse, replay
+from revmlir.dialects import anc, rev
+from revmlir.dialects.ad import ActionOp, ScheduleAttr
+from revmlir.errors import describe_op
+from revmlir.interfaces import InvertibleOp
+from revmlir.inversion import FORGETFUL_ATTR, building_at_end
+from revmlir.semantics import is_state_type
+from revmlir.verifier import constant_index
+
+CHECKPOINT_ATTR = "checkpoint"
+CHECKPOINT_SUFFIX = ".ckpt"
+
+
+class CheckpointError(PassFailedException):
+    """A loop or snapshot ``ad-checkpoint`` cannot handle, reported at its op."""
+
+
+def _error(op: Operation, why: str) -> CheckpointError:
+    return CheckpointError(f"{describe_op(op)}: {why}")
+
+
+def _schedule_table(loop: rev.ForOp, attr: ScheduleAttr, steps: int) -> Table:
+    scheme = attr.scheme.data
+    if scheme == "binomial":
+        schedule = binomial(steps, attr.snapshots.data)
+    elif scheme == "bisection":
+        schedule = bisection(steps)
+    else:
+        schedule = store_all(steps)
+    try:
+        return encode(schedule)
+    except ScheduleError as error:
+        raise _error(loop, str(error)) from error
+
+
+Handler = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
+"""What a table entry does: ``handler(step, state) -> state``."""
+
+
+def _defined_outside(value: SSAValue, op: Operation) -> bool:
+    node = value.block if isinstance(value, BlockArgument) else value.op  # type: ignore[union-attr]
+    return not op.is_ancestor(node)
+
+
+@dataclass
+class Loop:
+    """One annotated loop: its outlined step and what both sweeps share."""
+
+    loop: rev.ForOp
+    step: str
+    table: Table
+    base: int
+    stride: int
+    captured: list[SSAValue]
+    """Scalars the body reads from outside (passed to the step as copies)."""
+    memrefs: list[SSAValue]
+    stacks: list[SSAValue]
+    """The step's tapes: every step gets fresh ones."""
+    written: list[SSAValue]
+    """The memrefs the step writes: snapshotted with the carried scalars."""
+    stores: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
+    tapes: list[SSAValue] = field(default_factory=list[SSAValue])
+    """The last step's tapes, from the forward sweep to the reverse sweep."""
+
+    @property
+    def steps(self) -> int:
+        return sum(1 for kind, _ in self.table if kind == Entry.REVERSE)
+
+    def groups(self, scalars: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]
+               ) -> list[tuple[SSAValue, list[SSAValue]]]:
+        """The snapshot records: per store, the working scalars and written
+        memrefs of its element type."""
+        out: list[tuple[SSAValue, list[SSAValue]]] = []
+        for element, store in self.stores.items():
+            values = [s for s in scalars if s.type == element]
+            values += [value(m) for m in self.written
+                       if isinstance(m.type, MemRefType) and m.type.element_type == element]
+            out.append((store, values))
+        return out
+
+
+def outline_step(loop: rev.ForOp, name: str) -> tuple[rev.FuncOp, Loop]:
+    """``@name``: ``loop``'s body as a function, and the loop's description."""
+    attr = loop.attributes[CHECKPOINT_ATTR]
+    assert isinstance(attr, ScheduleAttr)
+    bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
+    if None in bounds:
+        raise _error(loop, "a checkpointed loop needs a static trip count (constant "
+                     "bounds and step); loops with dynamic trip counts are not supported yet")
+    lb, ub, step = bounds  # type: ignore[misc]
+    steps = max(0, -(-(ub - lb) // step)) if step > 0 else 0
+    for inner in loop.body.walk():
+        if CHECKPOINT_ATTR in inner.attributes:
+            raise _error(inner, "checkpointed loops cannot be nested in one another yet")
+    captured: dict[SSAValue, None] = {}
+    constants: dict[SSAValue, None] = {}
+    for inner in loop.body.walk():
+        for operand in inner.operands:
+            if not _defined_outside(operand, loop):
+                continue
+            if isinstance(operand, OpResult) and isinstance(operand.op, arith.ConstantOp):
+                constants[operand] = None
+            else:
+                captured[operand] = None
+    scalars = [v for v in captured if is_state_type(v.type)]
+    memrefs = [v for v in captured if isinstance(v.type, MemRefType)]
+    stacks = [v for v in captured if isinstance(v.type, anc.StackType)]
+    written = {
+        m: None
+        for inner in loop.body.walk()
+        if isinstance(inner, InvertibleOp)
+        for m in inner.written_memrefs()
+        if m in memrefs
+    }
+    forward = loop.body.block
+    types = [a.type for a in forward.args]
+    types += [v.type for v in (*scalars, *memrefs, *stacks)]
+    block = Block(arg_types=types)
+    mapping: dict[SSAValue, SSAValue] = {}
+    for old, new in zip([*forward.args, *scalars, *memrefs, *stacks], block.args, strict=True):
+        new.name_hint = old.name_hint
+        mapping[old] = new
+    for value in constants:
+        assert isinstance(value, OpResult)
+        block.add_op(value.op.clone(value_mapper=mapping))
+    for op in list(forward.ops)[:-1]:
+        block.add_op(op.clone(value_mapper=mapping))
+    terminator = forward.last_op
+    assert terminator is not None
+    yielded = [mapping.get(v, v) for v in terminator.operands]
+    ret = rev.ReturnOp(block.args[0], *yielded, *block.args[len(forward.args):][: len(scalars)])
+    ret.location = terminator.location
+    block.add_op(ret)
+    function = rev.FuncOp(name, types, Region(block))
+    function.location = loop.location
+    reverse = loop.is_reverse
+    info = Loop(
+        loop, name, _schedule_table(loop, attr, steps),
+        base=lb + (steps - 1) * step if reverse else lb,
+        stride=-step if reverse else step,
+        captured=scalars, memrefs=memrefs, stacks=stacks, written=list(written),
+    )
+    return function, info
+
+
+@dataclass
+class Sweep:
+    """Emits the code of one sweep at ``builder``: the forward sweep reads
+    the forward function's values through ``value``, the reverse sweep
+    through the adjointer."""
+
+    info: Loop
+    builder: Builder
+    value: Callable[[SSAValue], SSAValue]
+    location: Operation
+
+    def emit(self, op: Operation) -> Operation:
+        op.location = self.location.location
+        self.builder.insert(op)
+        return op
+
+    def constant(self, number: int, type: Attribute) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(number, type))).results[0]
+
+    def copy(self, value: SSAValue) -> SSAValue:
+        return self.emit(anc.AllocOp(value)).results[0]
+
+    def free(self, value: SSAValue, known: SSAValue, check: bool = True) -> None:
+        free = anc.FreeOp(value, known)
+        if not check:
+            free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
+        self.emit(free)
+
+    def iv(self, step: SSAValue) -> SSAValue:
+        """The induction variable of step ``step`` (an index)."""
+        index = IndexType()
+        scaled = self.emit(arith.MuliOp(step, self.constant(self.info.stride, index))).results[0]
+        iv = self.emit(arith.AddiOp(scaled, self.constant(self.info.base, index))).results[0]
+        target = self.info.loop.lb.type
+        return iv if target == index else self.emit(arith.IndexCastOp(iv, target)).results[0]
+
+    def last_iv(self) -> SSAValue:
+        info = self.info
+        return self.constant(info.base + (info.steps - 1) * info.stride, info.loop.lb.type)
+
+    def new_tapes(self) -> list[SSAValue]:
+        return [self.emit(anc.StackAllocOp(s.type)).results[0]  # type: ignore[arg-type]
+                for s in self.info.stacks]
+
+    def free_stacks(self, stacks: Sequence[SSAValue], check: bool) -> None:
+        for stack in stacks:
+            free = anc.StackFreeOp(stack)
+            if not check:
+                free.attributes[anc.StackFreeOp.CHECK_ATTR] = UnitAttr()
+            self.emit(free)
+
+    def call_step(self, iv: SSAValue, state: Sequence[SSAValue], tapes: Sequence[SSAValue]
+                  ) -> list[SSAValue]:
+        """Run the step on ``state``; scalars read from outside go in as
+        copies, checked unchanged afterwards."""
+        info = self.info
+        captured = [self.value(c) for c in info.captured]
+        args = [self.copy(iv), *state, *map(self.copy, captured)]
+        args += [self.value(m) for m in info.memrefs] + list(tapes)
+        results = list(self.emit(rev.CallOp(info.step, args)).results)
+        self.free(results[0], iv)
+        for result, known in zip(results[1 + len(state):], captured, strict=True):
+            self.free(result, known)
+        return results[1: 1 + len(state)]
+
+    def plain_step(self, iv: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
+        """A step whose tape is forgotten at once."""
+        tapes = self.new_tapes()
+        state = self.call_step(iv, state, tapes)
+        self.free_stacks(tapes, check=False)
+        return state
+
+    def value_handlers(self) -> dict[Entry, Handler]:
+        """What the entries that only move the working state do."""
+        return {
+            Entry.PLAIN: lambda step, state: self.plain_step(self.iv(step), state),
+            Entry.TAKE: lambda step, state: self.records(anc.SnapshotOp, state),
+            Entry.RESTORE: lambda step, state: self.restore(state),
+            Entry.FREE: lambda step, state: self.records(anc.DropOp, state),
+        }
+
+    def records(self, kind: type[anc.SnapshotOp | anc.DropOp], state: list[SSAValue]
+                ) -> list[SSAValue]:
+        """Take (or drop) the snapshot of ``state``, which stays current."""
+        for store, values in self.info.groups(state, self.value):
+            self.emit(kind(store, values))
+        return state
+
+    def restore(self, state: Sequence[SSAValue]) -> list[SSAValue]:
+        restored: dict[SSAValue, SSAValue] = {}
+        for store, values in self.info.groups(state, self.value):
+            scalars = [v for v in values if not isinstance(v.type, MemRefType)]
+            op = self.emit(anc.RestoreOp(store, values))
+            for old, new in zip(scalars, op.results, strict=True):
+                restored[old] = self.copy(new)
+        return [restored[s] for s in state]
+
+    def action_loop(
+        self,
+        start: int,
+        end: int,
+        state: Sequence[SSAValue],
+        handlers: dict[Entry, Handler],
+    ) -> list[SSAValue]:
+        """``rev.for`` over table entries ``[start, end)``: one ``rev.if`` per
+        kind present, ``handlers[kind](step, state) -> state``."""
+        index = IndexType()
+        body = Block(arg_types=[index, *(s.type for s in state)])
+        flat = [number for entry in self.info.table for number in entry]
+        with building_at_end(self.builder, body):
+            kind, step = self.emit(ActionOp(body.args[0], flat)).results
+            current = list(body.args[1:])
+            for entry in sorted({k for k, _ in self.info.table[start:end]}):
+                current = self.conditional(kind, entry, current, handlers[entry], step)
+            self.emit(rev.YieldOp(*current))
+        bounds = [self.constant(n, index) for n in (start, end, 1)]
+        loop = self.emit(rev.ForOp(*bounds, list(state), Region(body)))
+        return list(loop.results)
+
+    def conditional(
+        self,
+        kind: SSAValue,
+        entry: Entry,
+        state: list[SSAValue],
+        handler: Handler,
+        step: SSAValue,
+    ) -> list[SSAValue]:
+        types = [s.type for s in state]
+        pre = Block(arg_types=types)
+        with building_at_end(self.builder, pre):
+            same = arith.CmpiOp(kind, self.constant(entry, IndexType()), "eq")
+            self.emit(same)
+            self.emit(rev.CondOp(same.result))
+        then, other = Block(arg_types=types), Block(arg_types=types)
+        with building_at_end(self.builder, then):
+            self.emit(rev.YieldOp(*handler(step, list(then.args))))
+        with building_at_end(self.builder, other):
+            self.emit(rev.YieldOp(*other.args))
+        op = self.emit(rev.IfOp(state, Region(pre), Region(then), Region(other)))
+        return list(op.results)
+
+
+def forward_sweep(sweep: Sweep, state: list[SSAValue]) -> list[SSAValue]:
+    """The schedule up to its first reversal, then the last step taped: its
+    tapes stay for the reverse sweep."""
+    info = sweep.info
+    if not info.steps:
+        return state
+    split = first_reverse(info.table)
+    state = sweep.action_loop(0, split, state, sweep.value_handlers())
+    info.tapes = sweep.new_tapes()
+    return sweep.call_step(sweep.last_iv(), state, info.tapes)
+
+
+@dataclass
+class CheckpointAdjointer(Adjointer):
+    """The adjoint of ``f`` in which annotated loops run their reverse sweep."""
+
+    loops: dict[Operation, Loop] = field(default_factory=dict[Operation, Loop])
+
+    def apply_rule(self, op: Operation) -> bool:
+        if (info := self.loops.get(op)) is not None:
+            assert isinstance(op, rev.ForOp)
+            self.reverse_sweep(op, info)
+            return True
+        return super().apply_rule(op)
+
+    def reverse_sweep(self, loop: rev.ForOp, info: Loop) -> None:
+        state, captured = self.carried_state(loop, loop.res)
+        if not info.steps:
+            self.bind_carried(loop.state, state, captured)
+            return
+        sweep = Sweep(info, self.builder, self.lookup, loop)
+        count = len(loop.res)
+        floats = [i for i, r in enumerate(loop.res) if gradient_type(r.type) is not None]
+
+        def reverse(iv: SSAValue, values: list[SSAValue], gradients: list[SSAValue],
+                    tapes: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+            """Step ``iv``'s adjoint on its tapes (then freed: it empties them)."""
+            shadows = []
+            for tape in tapes:
+                if (type := gradient_type(tape.type)) is not None:
+                    shadow = sweep.emit(anc.StackAllocOp(type)).results[0]  # type: ignore[arg-type]
+                    sweep.emit(anc.ZeroPadOp(shadow, tape))
+                    shadows.append(shadow)
+            originals = [self.lookup(c) for c in info.captured]
+            seeds = [self.new_gradient(t) for c in info.captured
+                     if (t := gradient_type(c.type)) is not None]
+            memref_shadows = [g for m in info.memrefs if (g := self.gradient(m)) is not None]
+            args = [sweep.copy(iv), *values, *map(sweep.copy, originals),
+                    *(self.lookup(m) for m in info.memrefs), *tapes,
+                    *gradients, *seeds, *memref_shadows, *shadows]
+            call = sweep.emit(rev.CallOp(adjoint_name(info.step), args))
+            results = list(call.results)
+            sweep.free(results[0], iv)
+            copies = results[1 + count: 1 + count + len(originals)]
+            for result, known in zip(copies, originals, strict=True):
+                sweep.free(result, known)
+            returned = iter(results[1 + count + len(originals) + len(gradients):])
+            for c in info.captured:
+                if gradient_type(c.type) is not None:
+                    g = next(returned)
+                    self.accumulate([(c, g)])
+                    self.discard_gradient(g)
+            sweep.free_stacks([*tapes, *shadows], check=True)
+            new_gradients = results[1 + count + len(originals):][: len(gradients)]
+            return results[1: 1 + count], new_gradients
+
+        def unpack(args: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+            for c, g in zip(captured, args[count + len(floats):], strict=True):
+                self.bind_gradient(c, g)
+            return args[:count], args[count: count + len(floats)]
+
+        def pack(values: list[SSAValue], gradients: list[SSAValue]) -> list[SSAValue]:
+            return [*values, *gradients, *(self.gradients[c] for c in captured)]
+
+        def on_values(action: Handler) -> Handler:
+            """A handler of an entry that changes no gradient."""
+            def handler(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
+                values, gradients = unpack(args)
+                return pack(action(step, values), gradients)
+            return handler
+
+        def reverse_entry(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
+            values, gradients = unpack(args)
+            iv = sweep.iv(step)
+            tapes = sweep.new_tapes()
+            return pack(*reverse(iv, sweep.call_step(iv, values, tapes), gradients, tapes))
+
+        values, gradients = unpack(state)
+        values, gradients = reverse(sweep.last_iv(), values, gradients, info.tapes)
+        handlers = {kind: on_values(action) for kind, action in sweep.value_handlers().items()}
+        handlers[Entry.REVERSE] = reverse_entry
+        results = sweep.action_loop(first_reverse(info.table) + 1, len(info.table),
+                                    pack(values, gradients), handlers)
+        self.bind_carried(loop.state, results, captured)
+
+
+def checkpointed_function(
+    func: rev.FuncOp, name: str, loops: dict[Operation, Loop], request: Callable[[str, Operation], str]
+) -> rev.FuncOp:
+    """``@name``: ``func`` (prepared) forward, then its adjoint, with the
+    annotated ``loops`` checkpointed.  Signature and results of ``@f.adj``."""
+    forward = func.body.block
+    carrying = [a for a in forward.args if gradient_type(a.type) is not None]
+    block = Block(arg_types=[a.type for a in forward.args]
+                  + [gradient_type(a.type) for a in carrying])  # type: ignore[misc]
+    builder = Builder(InsertPoint.at_end(block))
+    values: dict[SSAValue, SSAValue] = {}
+    for old, new in zip(forward.args, block.args):
+        new.name_hint = old.name_hint
+        values[old] = new
+    stores: list[SSAValue] = []
+    for info in loops.values():
+        for element in _store_elements(info):
+            store = builder.insert(anc.StackAllocOp(anc.StackType(element))).results[0]
+            store.name_hint = "snapshots"
+            info.stores[element] = store
+            stores.append(store)
+    for op in list(forward.ops)[:-1]:
+        if (info := loops.get(op)) is not None:
+            sweep = Sweep(info, builder, lambda v: values.get(v, v), op)
+            results = forward_sweep(sweep, [values[s] for s in op.operands[3:]])
+            values.update(zip(op.results, results, strict=True))
+        else:
+            builder.insert(op.clone(value_mapper=values))
+    terminator = forward.last_op
+    assert terminator is not None
+    outputs = [values.get(v, v) for v in terminator.operands]
+    gradient_args = dict(zip(carrying, block.args[len(forward.args):]))
+    for old, stack in values.items():
+        if isinstance(old.type, anc.StackType) and old in gradient_args:
+            builder.insert(anc.ZeroPadOp(gradient_args[old], stack))
+    adjointer = CheckpointAdjointer(func, builder, request=request, loops=loops)
+    state_args: list[SSAValue] = []
+    for old, new in zip(forward.args, block.args):
+        if is_state_type(old.type):
+            state_args.append(old)
+        else:
+            adjointer.bind(old, new)
+    output_gradients: list[SSAValue] = []
+    for old, new in gradient_args.items():
+        new.name_hint = f"g_{old.name_hint}" if old.name_hint else None
+        if is_state_type(old.type):
+            output_gradients.append(new)
+        else:
+            adjointer.bind_gradient(old, new)
+    results, gradients = adjointer.adjoint_body(forward, state_args, outputs, output_gradients)
+    for store in stores:
+        adjointer.insert(anc.StackFreeOp(store), like=terminator)
+    adjointer.insert(rev.ReturnOp(*results, *gradients), like=terminator)
+    function = rev.FuncOp(name, [a.type for a in block.args], Region(block))
+    function.attributes.update(func.attributes)
+    function.attributes[FORGETFUL_ATTR] = UnitAttr()
+    function.location = func.location
+    return function
+
+
+def _store_elements(info: Loop) -> list[Attribute]:
+    types = [r.type for r in info.loop.res]
+    types += [m.type.element_type for m in info.written if isinstance(m.type, MemRefType)]
+    return list(dict.fromkeys(types))
+
+
+def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+    """Add ``@f.ckpt`` for each named ``@f``, its outlined steps
+    ``@f.ckpt.step<j>`` and every adjoint they need (``@….adj``)."""
+    created: list[rev.FuncOp] = []
+    for name in names:
+        primal = SymbolTable.lookup_symbol(module, name)
+        assert isinstance(primal, rev.FuncOp)
+        target = name + CHECKPOINT_SUFFIX
+        if SymbolTable.lookup_symbol(module, target) is not None:
+            continue
+        func = prepare(primal)
+        loops: dict[Operation, Loop] = {}
+        anchor: Operation = primal
+        for op in func.walk():
+            if CHECKPOINT_ATTR not in op.attributes:
+                continue
+            if not isinstance(op, rev.ForOp) or op.parent_op() is not func:
+                raise _error(op, "only rev.for loops at the top level of a function can be "
+                             "checkpointed")
+            step, info = outline_step(op, f"{target}.step{len(loops)}")
+            module.body.block.insert_op_after(step, anchor)
+            anchor = step
+            loops[op] = info
+        requested: list[str] = []
+
+        def request(callee: str, call: Operation) -> str:
+            requested.append(callee)
+            return adjoint_name(callee)
+
+        function = checkpointed_function(func, target, loops, request)
+        module.body.block.insert_op_after(function, primal)
+        created.append(function)
+        generate_adjoints(module, [info.step for info in loops.values()] + requested)
+    return created
+
+
+def check_snapshots(module: ModuleOp) -> None:
+    """The legality check before lowering: snapshots never escape the
+    function that takes them and are balanced.
+
+    A store must be a local stack (``anc.stack_alloc``) freed with its check
+    on in the same block, so a run that leaves a snapshot behind is caught;
+    statically, every action table must replay as a valid, nested schedule
+    (``revmlir.checkpoint.table.replay``), and outside table-driven loops
+    each ``anc.restore``/``anc.drop`` must find a snapshot taken before it
+    in the same block, each snapshot being dropped before its store is
+    freed."""
+    for op in module.walk():
+        if isinstance(op, ActionOp):
+            try:
+                replay(op.entries())
+            except ScheduleError as error:
+                raise _error(op, f"the action table is not a valid schedule: {error}") from error
+        if isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp):
+            _check_store(op)
+            if not _table_driven(op):
+                _check_straight_line(op)
+
+
+def _check_store(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> None:
+    store = op.store
+    if not (isinstance(store, OpResult) and isinstance(store.op, anc.StackAllocOp)):
+        raise _error(op, "snapshots must be taken on a local stack (anc.stack_alloc): "
+                     "they cannot leave the function that takes them")
+    frees = [u.operation for u in store.uses if isinstance(u.operation, anc.StackFreeOp)]
+    if len(frees) != 1 or frees[0].parent_block() is not store.op.parent_block() \
+            or not frees[0].checks_enabled:
+        raise _error(op, "the snapshot store must be freed once, checked, in the block "
+                     "that allocates it")
+
+
+def _table_driven(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, rev.ForOp) and any(
+                isinstance(o, ActionOp) for o in parent.body.block.ops):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _check_straight_line(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> None:
+    block = op.parent_block()
+    assert block is not None
+    depth = 0
+    for other in block.ops:
+        if isinstance(other, anc.SnapshotOp) and other.store == op.store:
+            depth += 1
+        elif isinstance(other, anc.RestoreOp | anc.DropOp) and other.store == op.store:
+            if depth == 0:
+                raise _error(other, "no snapshot is held on this store here: every "
+                             f"'{other.name}' needs an anc.snapshot before it")
+            depth -= isinstance(other, anc.DropOp)
+        elif isinstance(other, anc.StackFreeOp) and other.stack == op.store and depth:
+            raise _error(other, f"{depth} snapshot(s) still held when the store is freed: "
+                         "every anc.snapshot needs its anc.drop")
+    if depth and op.store.owner.parent_block() is not block:  # type: ignore[union-attr]
+        raise _error(op, f"{depth} snapshot(s) taken here are never dropped in this block")

@@ -1,0 +1,219 @@
+"""``@rv.ordinary``: differentiating Python the user did not write reversibly.
+
+The decorator reads the function's syntax tree (it never traces) and
+compiles it, once per argument-type signature, to ordinary IR (``func``,
+``scf``, ``arith``, ``math``, ``memref``), which the ``reversibilize`` pass
+turns into Bennett's compute–copy–uncompute (docs/design.md,
+"Reversibilize"): ``@f(args…, r…, m_out…)`` adds the returned values into
+result slots ``r`` and the final contents of each array ``f`` writes into an
+output array ``m_out``, then runs backwards, so it leaves its inputs as it
+found them and no tape survives.  That reversible function is an ordinary
+``Specialization``, so it runs natively, and ``rv.gradient``/``rv.vjp``
+differentiate it through the ``ReversibleCall`` this module describes.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from io import StringIO
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType, ModuleOp, f64, i1
+from xdsl.ir import Attribute
+from xdsl.printer import Printer
+
+from revmlir.frontend.api import BACKENDS, Specialization, read_source
+from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.gradient import ReversibleCall
+from revmlir.frontend.types import describe_type, type_of_value
+
+FORMS = ("both", "ordinary", "reversible")
+
+
+class OrdinaryFunction:
+    """A function written in ordinary Python; see docs/python.md,
+    "Ordinary Python"."""
+
+    def __init__(self, pyfunc: Callable[..., Any], *, backend: str = "auto"):
+        functools.update_wrapper(self, pyfunc)
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
+        self.pyfunc = pyfunc
+        self.backend = backend
+        self.source = read_source(pyfunc, "@rv.ordinary")
+        if problem := self.source.unsupported_signature():
+            raise self.source.error(self.source.tree, f"ordinary functions do not support {problem}")
+        from revmlir.frontend.ordinary_compiler import check_structure
+
+        check_structure(self.source.tree, self.source.error)
+        self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
+        self._by_python_types: dict[tuple[Any, ...], OrdinarySpecialization] = {}
+
+    @property
+    def parameters(self) -> list[str]:
+        return self.source.parameters
+
+    def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]:
+        """The argument types ``args`` specialise to: floats, integers and
+        booleans, and numpy arrays of them."""
+        params = self.parameters
+        self.source.check_count(args)
+        types: list[Attribute] = []
+        for name, value in zip(params, args):
+            found = type_of_value(value)
+            element = found.element_type if isinstance(found, MemRefType) else found
+            if not isinstance(element, AnyFloat | IntegerType):
+                hint = " (pass a numpy array)" if isinstance(value, list | tuple) else ""
+                what = describe_type(found) if found is not None else type(value).__name__
+                raise TypeError(
+                    f"{self.__name__}(): argument '{name}' has unsupported type {what}{hint}; "
+                    "ordinary functions take floats, integers, booleans and numpy arrays of them"
+                )
+            types.append(found)  # type: ignore[arg-type]
+        return tuple(types)
+
+    def specialize(self, types: Sequence[Attribute]) -> OrdinarySpecialization:
+        """The compiled program for one argument-type signature (cached)."""
+        key = tuple(types)
+        if (spec := self._specializations.get(key)) is None:
+            spec = self._specializations[key] = OrdinarySpecialization.compile(self, key)
+        return spec
+
+    def specialization_for(self, *args: Any) -> OrdinarySpecialization:
+        key = tuple(
+            (np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args
+        )
+        if (spec := self._by_python_types.get(key)) is None:
+            spec = self._by_python_types[key] = self.specialize(self.signature_of(args))
+        return spec
+
+    def mlir(self, *args: Any, form: str = "both") -> str:
+        """The IR for these arguments: the ordinary IR the function compiles
+        to, the reversible IR ``reversibilize`` makes of it, or both."""
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, not {form!r}")
+        spec = self.specialization_for(*args)
+        parts = {
+            "ordinary": "// ordinary IR\n" + _text(spec.ordinary),
+            "reversible": "// reversible IR (reversibilize, Bennett mode)\n" + spec.reversible.text(),
+        }
+        return parts[form] if form != "both" else parts["ordinary"] + "\n" + parts["reversible"]
+
+    def __call__(self, *args: Any) -> Any:
+        return self.specialization_for(*args).run(args)
+
+    def reversible_call(self, args: Sequence[Any]) -> ReversibleCall:
+        """``f``'s call as a run of its reversible form: its outputs are the
+        returned values, then every argument as ``f`` left it (a written
+        array in its output array)."""
+        spec = self.specialization_for(*args)
+        spec.check_aliasing(args)
+        count, results = len(args), len(spec.result_types)
+        out = {position: count + results + k for k, position in enumerate(spec.written)}
+        return ReversibleCall(
+            spec.reversible,
+            spec.arguments(args),
+            tuple(range(count)),
+            (*range(count, count + results), *(out.get(i, i) for i in range(count))),
+        )
+
+    def __repr__(self) -> str:
+        return f"<ordinary function {self.__name__}>"
+
+
+@dataclass(frozen=True)
+class OrdinarySpecialization:
+    """One compiled signature: the ordinary IR, and its reversible form as
+    a ``Specialization`` (``@f`` in Bennett mode)."""
+
+    function: OrdinaryFunction
+    types: tuple[Attribute, ...]
+    ordinary: ModuleOp
+    reversible: Specialization
+    result_types: tuple[Attribute, ...]
+    written: tuple[int, ...]
+    """The array arguments ``f`` may write, in order: ``@f`` takes an output
+    array for each."""
+    returns: str
+    """What the Python function returns: ``"none"``, ``"one"`` or ``"tuple"``."""
+
+    @staticmethod
+    def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
+        from revmlir.frontend.ordinary_compiler import ModuleCompiler
+        from revmlir.reversibilize import ReversibilizeError, reversibilize
+        from revmlir.reversibilize.analysis import written_arrays
+
+        compiler = ModuleCompiler()
+        name, result_types = compiler.request(
+            function, types, lambda message: function.source.error(function.source.tree, message)
+        )
+        ordinary = compiler.finish()
+        written = tuple(sorted(written_arrays(compiler.functions)[name]))
+        module = ordinary.clone()
+        try:
+            reversibilize(module, "bennett")
+        except ReversibilizeError as error:
+            raise ReversibleSyntaxError(str(error), None, None, None) from None
+        reversible_types = (*types, *result_types, *(types[i] for i in written))
+        spec = Specialization(function, reversible_types, name, module)  # type: ignore[arg-type]
+        last = function.source.tree.body[-1]
+        value = last.value if isinstance(last, ast.Return) else None
+        returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
+        return OrdinarySpecialization(function, types, ordinary, spec, result_types, written, returns)
+
+    def arguments(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        """``@f``'s arguments for ``args``: zero result slots and output arrays."""
+        slots = [_ZEROS.get(t, 0) for t in self.result_types]
+        return (*args, *slots, *(np.zeros_like(args[i]) for i in self.written))
+
+    def check_aliasing(self, args: Sequence[Any]) -> None:
+        """Arrays ``f`` writes must not share memory with other arguments:
+        the reversible form assumes distinct arrays, as Python code that
+        reads ``v`` while it writes ``u`` usually does too."""
+        params = self.function.parameters
+        for i in self.written:
+            for j, other in enumerate(args):
+                if j != i and isinstance(other, np.ndarray) and np.may_share_memory(args[i], other):
+                    raise ValueError(
+                        f"{self.function.__name__}(): arrays '{params[i]}' and '{params[j]}' "
+                        f"share memory, and {self.function.__name__} writes '{params[i]}'; "
+                        "pass distinct arrays (a copy of one)"
+                    )
+
+    def run(self, args: Sequence[Any]) -> Any:
+        """Run ``@f`` on the arguments, write the output arrays back into
+        the arrays ``f`` writes, return what ``f`` returns."""
+        self.check_aliasing(args)
+        spec = self.reversible
+        runner = spec.native if spec.native is not None else spec.interpreter
+        state = runner.call(spec.name, *self.arguments(args))
+        count, results = len(args), len(self.result_types)
+        for k, i in enumerate(self.written):
+            args[i][...] = state[count + results + k]
+        values = state[count : count + results]
+        if self.returns == "none":
+            return None
+        return values[0] if self.returns == "one" else tuple(values)
+
+
+_ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
+
+
+def _text(module: ModuleOp) -> str:
+    stream = StringIO()
+    Printer(stream=stream).print_op(module)
+    return stream.getvalue()
+
+
+def ordinary(function: Callable[..., Any] | None = None, *, backend: str = "auto") -> Any:
+    """Decorate a function written in ordinary Python (docs/python.md,
+    "Ordinary Python"): calling it runs it natively, ``rv.gradient`` and
+    ``rv.vjp`` differentiate it.  ``backend`` as for ``@rv.reversible``:
+    ``"auto"``, ``"native"`` or ``"interpreter"``."""
+    if function is None:
+        return lambda f: OrdinaryFunction(f, backend=backend)
+    return OrdinaryFunction(function, backend=backend)

@@ -1,0 +1,620 @@
+"""Ordinary Python → ordinary IR (``func``, ``scf``, ``arith``, ``math``,
+``memref``), the input ``reversibilize`` takes (docs/design.md,
+"Reversibilize").
+
+A variable is a name for the SSA value last assigned to it, as in any SSA
+construction: re-assignment rebinds the name, element writes are
+``memref.store``, and structured control flow carries the names its body
+re-assigns (``scf.for``/``scf.while`` iteration arguments, ``scf.if``
+results).  Expressions are those of reversible Python (the same
+``ExpressionCompiler``) plus calls of other ``@rv.ordinary`` functions.
+Anything else is a ``ReversibleSyntaxError`` at the user's line with a hint.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, TypeVar
+
+import numpy as np
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    i1,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
+from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.expressions import (
+    _UNRESOLVED,
+    BINARY_FUNCTIONS,
+    UNARY_FUNCTIONS,
+    Context,
+    ExpressionCompiler,
+    namespace_of,
+)
+from revmlir.frontend.types import describe_type
+
+if TYPE_CHECKING:
+    from revmlir.frontend.ordinary import OrdinaryFunction
+
+
+class OrdinaryBuilder(ExpressionBuilder):
+    """Builds one ``func.func`` from named variables (see the module
+    docstring).  Python's ``int`` is ``i64`` throughout: values of type
+    ``index`` (loop variables, array sizes) are converted when assigned."""
+
+    def __init__(self, name: str, args: Sequence[tuple[str, Attribute]], loc: Loc = None):
+        self.name = name
+        self.arg_types = [t for _, t in args]
+        super().__init__(Block(arg_types=self.arg_types), [a for a, _ in args], loc)
+        self._entry = self.current_block
+
+    def is_array(self, name: str) -> bool:
+        return self.has(name) and isinstance(self.type_of(name), MemRefType)
+
+    def assign(self, name: str, value: Value, loc: Loc = None) -> None:
+        if isinstance(value.type, IndexType):
+            value = self.cast(value, i64, loc)
+        self._define(name, value.ssa)
+
+    def store(self, name: str, indices: Sequence[Value], value: Value, loc: Loc = None) -> None:
+        array = self._current(name, loc)
+        assert isinstance(array.type, MemRefType)
+        element = array.type.element_type
+        if value.type != element:
+            if isinstance(value.type, AnyFloat) and not isinstance(element, AnyFloat):
+                raise BuildError(
+                    f"cannot store {describe_type(value.type)} into '{name}', an array "
+                    f"of {describe_type(element)}",
+                    loc,
+                )
+            value = self.cast(value, element, loc)
+        self.emit(memref.StoreOp.get(value.ssa, array, [self.index(i, loc) for i in indices]), loc)
+
+    def _branch(self, body: Callable[[], None], names: Sequence[str]) -> tuple[Block, dict[str, SSAValue]]:
+        """Build one branch of an ``if``; also the final values of those of
+        ``names`` it ends with."""
+        block = Block()
+        with self._nested(block):
+            body()
+            return block, {n: self._current(n, None) for n in names if self.has(n)}
+
+    def if_(
+        self,
+        condition: Value,
+        then: Callable[[], None],
+        else_: Callable[[], None],
+        names: Sequence[str],
+        loc: Loc = None,
+    ) -> None:
+        """``if``/``else``; of ``names``, those that both branches end with
+        (assigned there or before) are the ``scf.if``'s results."""
+        (then_block, then_values), (else_block, else_values) = (
+            self._branch(then, names), self._branch(else_, names)
+        )
+        merged = [n for n in then_values if n in else_values]
+        for name in merged:
+            a, b = then_values[name].type, else_values[name].type
+            if a != b:
+                raise BuildError(
+                    f"'{name}' is {describe_type(a)} after one branch and "
+                    f"{describe_type(b)} after the other; give it one type in both",
+                    loc,
+                )
+        for block, values in ((then_block, then_values), (else_block, else_values)):
+            block.add_op(_locate(scf.YieldOp(*(values[n] for n in merged)), loc))
+        types = [then_values[n].type for n in merged]
+        op = self.emit(scf.IfOp(condition.ssa, types, Region(then_block), Region(else_block)), loc)
+        for name, result in zip(merged, op.results, strict=True):
+            self._define(name, result)
+
+    def _loop_body(self, block: Block, carried: Sequence[str], body: Callable[[], None], loc: Loc) -> None:
+        with self._nested(block):
+            for name, arg in zip(carried, block.args[len(block.args) - len(carried) :], strict=True):
+                self._define(name, arg)
+            body()
+            final = [self._current(n, loc) for n in carried]
+            for name, arg, value in zip(carried, block.args[len(block.args) - len(carried) :], final, strict=True):
+                if value.type != arg.type:
+                    raise BuildError(
+                        f"'{name}' is {describe_type(arg.type)} before the loop and "
+                        f"{describe_type(value.type)} after its body; give it its final "
+                        f"type before the loop (e.g. {name} = 0.0 for a float)",
+                        loc,
+                    )
+            block.add_op(_locate(scf.YieldOp(*final), loc))
+
+    def for_(
+        self,
+        lb: Value,
+        ub: Value,
+        step: Value,
+        body: Callable[[Value], None],
+        carried: Sequence[str],
+        loc: Loc = None,
+    ) -> None:
+        """``scf.for`` over ``range(lb, ub, step)`` (``step > 0``) carrying
+        the variables ``carried``; ``body`` gets the loop variable."""
+        initial = [self._current(n, loc) for n in carried]
+        block = Block(arg_types=[IndexType(), *(v.type for v in initial)])
+        index = Value(self, block.args[0])
+        self._loop_body(block, carried, lambda: body(index), loc)
+        bounds = [self.index(v, loc) for v in (lb, ub, step)]
+        op = self.emit(scf.ForOp(*bounds, initial, Region(block)), loc)
+        for name, result in zip(carried, op.results, strict=True):
+            self._define(name, result)
+
+    def while_(
+        self,
+        condition: Callable[[], Value],
+        body: Callable[[], None],
+        carried: Sequence[str],
+        loc: Loc = None,
+    ) -> None:
+        """``scf.while`` carrying the variables ``carried``: the condition is
+        evaluated on them before every iteration."""
+        initial = [self._current(n, loc) for n in carried]
+        types = [v.type for v in initial]
+        before = Block(arg_types=types)
+        with self._nested(before):
+            for name, arg in zip(carried, before.args, strict=True):
+                self._define(name, arg)
+            test = condition()
+            before.add_op(_locate(scf.ConditionOp(test.ssa, *before.args), loc))
+        after = Block(arg_types=types)
+        self._loop_body(after, carried, body, loc)
+        op = self.emit(scf.WhileOp(initial, types, Region(before), Region(after)), loc)
+        for name, result in zip(carried, op.results, strict=True):
+            self._define(name, result)
+
+    def call(
+        self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute], loc: Loc = None
+    ) -> list[Value]:
+        op = self.emit(func.CallOp(callee, args, result_types), loc)
+        return [Value(self, r) for r in op.results]
+
+    def finish(self, results: Sequence[Value], loc: Loc = None) -> func.FuncOp:
+        """Return ``results`` and close the function."""
+        values = [self.cast(r, i64, loc) if isinstance(r.type, IndexType) else r for r in results]
+        self.emit(func.ReturnOp(*(v.ssa for v in values)), loc)
+        function = func.FuncOp(
+            self.name, (self.arg_types, [v.type for v in values]), Region(self._entry)
+        )
+        return _locate(function, loc or self.loc)
+
+
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+def _locate(op: _OpT, loc: Loc) -> _OpT:
+    if loc is not None:
+        op.location = loc
+    return op
+
+
+# ---------------------------------------------------------------------------
+# Python syntax
+# ---------------------------------------------------------------------------
+
+_UNSUPPORTED: dict[type[ast.AST], tuple[str, str]] = {
+    ast.List: ("lists are not supported", "pass a numpy array and index it"),
+    ast.ListComp: ("lists are not supported", "pass a numpy array and fill it in a loop"),
+    ast.Tuple: ("tuples are only supported in assignments and return", "use separate variables"),
+    ast.Dict: ("dicts are not supported", "use separate variables or numpy arrays"),
+    ast.DictComp: ("dicts are not supported", "use separate variables or numpy arrays"),
+    ast.Set: ("sets are not supported", "use separate variables or numpy arrays"),
+    ast.SetComp: ("sets are not supported", "use separate variables or numpy arrays"),
+    ast.GeneratorExp: ("generators are not supported", "write the loop out"),
+    ast.Lambda: ("lambdas are not supported", "define a function with def"),
+    ast.Starred: ("starred expressions are not supported", "pass the arguments one by one"),
+    ast.NamedExpr: ("':=' is not supported", "assign the value in a statement of its own"),
+    ast.JoinedStr: ("strings are not supported", "ordinary functions compute with numbers"),
+    ast.Break: ("'break' is not supported", "use a while loop whose condition says when to stop"),
+    ast.Continue: ("'continue' is not supported", "put the rest of the body under an if"),
+    ast.Slice: ("slices are not supported", "index single elements in a loop: u[i]"),
+}
+_NEVER = (
+    ast.Try, ast.Raise, ast.Delete, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom,
+    ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith,
+    ast.With, ast.Assert, ast.AnnAssign, ast.Match, ast.Yield, ast.YieldFrom, ast.Await,
+)
+
+
+def check_structure(
+    tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]
+) -> None:
+    """Errors that need no types, reported when the function is decorated."""
+    last = tree.body[-1]
+    for node in ast.walk(tree):
+        if node is tree:
+            continue
+        if isinstance(node, _NEVER):
+            kind = type(node).__name__.lower()
+            raise error(node, f"'{kind}' statements are not supported in ordinary functions",
+                        "see the list of supported Python in docs/python.md, \"Ordinary Python\"")
+        if isinstance(node, ast.Tuple) and _is_tuple_place(tree, node):
+            continue
+        if type(node) in _UNSUPPORTED:
+            message, hint = _UNSUPPORTED[type(node)]
+            raise error(node, message, hint)
+        if isinstance(node, ast.Return) and node is not last:
+            raise error(
+                node, "return must be the last statement of an ordinary function",
+                "assign the result to a variable and return it at the end",
+            )
+
+
+def _is_tuple_place(tree: ast.FunctionDef, node: ast.Tuple) -> bool:
+    """Tuples may be assigned (``a, b = b, a``), returned and index arrays."""
+    for parent in ast.walk(tree):
+        if isinstance(parent, ast.Assign) and (node in parent.targets or node is parent.value):
+            return True
+        if isinstance(parent, ast.Return) and node is parent.value:
+            return True
+        if isinstance(parent, ast.Subscript) and node is parent.slice:
+            return True
+    return False
+
+
+def _assigned(body: Sequence[ast.stmt]) -> list[str]:
+    """The names ``body`` assigns, in order of appearance."""
+    names: dict[str, None] = {}
+    for statement in body:
+        for node in ast.walk(statement):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign):
+                targets = [node.target]
+            for target in targets:
+                for leaf in target.elts if isinstance(target, ast.Tuple) else [target]:
+                    if isinstance(leaf, ast.Name):
+                        names[leaf.id] = None
+    return list(names)
+
+
+class ModuleCompiler:
+    """Compiles an entry function and every ``@rv.ordinary`` function it
+    calls, each specialised to the argument types it is called with."""
+
+    def __init__(self) -> None:
+        self.functions: list[func.FuncOp] = []
+        self.compiled: dict[tuple[int, tuple[Attribute, ...]], tuple[str, tuple[Attribute, ...]] | None] = {}
+        self.used: set[str] = set()
+
+    def request(
+        self, function: OrdinaryFunction, types: Sequence[Attribute], error: Callable[[str], Exception]
+    ) -> tuple[str, tuple[Attribute, ...]]:
+        """The name and result types of ``function`` specialised to
+        ``types``, compiled on first request."""
+        key = (id(function), tuple(types))
+        if key in self.compiled:
+            found = self.compiled[key]
+            if found is None:
+                raise error(f"{function.__name__} calls itself; recursion is not supported yet")
+            return found
+        self.compiled[key] = None
+        name, suffix = function.__name__, 0
+        while name in self.used:
+            name, suffix = f"{function.__name__}_{suffix}", suffix + 1
+        self.used.add(name)
+        compiled = FunctionCompiler(self, function, name, types).compile()
+        self.functions.append(compiled)
+        found = self.compiled[key] = (name, tuple(compiled.function_type.outputs.data))
+        return found
+
+    def finish(self) -> ModuleOp:
+        module = ModuleOp(list(self.functions))
+        module.verify()
+        return module
+
+
+class FunctionCompiler:
+    def __init__(
+        self, module: ModuleCompiler, function: OrdinaryFunction, name: str, types: Sequence[Attribute]
+    ):
+        self.module = module
+        self.function = function
+        source = function.source
+        self.tree = source.tree
+        params = [a.arg for a in self.tree.args.args]
+        self.ctx = ctx = Context(
+            fn=None,  # type: ignore[arg-type]
+            filename=source.filename,
+            line_offset=source.line_offset,
+            column_offset=source.column_offset,
+            namespace=namespace_of(function.pyfunc),
+            variables="the function's arguments and the names assigned before this "
+            "point (a name first assigned inside a loop or a branch ends with it)",
+        )
+        self.fn = OrdinaryBuilder(name, list(zip(params, types)), ctx.loc(self.tree))
+        ctx.fn = self.fn
+        self.expr = OrdinaryExpressions(ctx, self.call)
+
+    def compile(self) -> func.FuncOp:
+        body = list(self.tree.body)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]
+        returned: list[ast.expr] = []
+        end: ast.AST = self.tree
+        if body and isinstance(body[-1], ast.Return):
+            end = body.pop()
+            value = end.value  # type: ignore[attr-defined]
+            if value is not None:
+                returned = list(value.elts) if isinstance(value, ast.Tuple) else [value]
+        self.statements(body)
+        results = [self.scalar(node) for node in returned]
+        return self.fn.finish(results, self.ctx.loc(end))
+
+    # -- helpers --------------------------------------------------------------
+
+    def error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
+        return self.ctx.error(node, message, hint)
+
+    def scalar(self, node: ast.expr) -> Value:
+        """A number: arrays are only read and written element by element."""
+        value = self.expr.compile(node)
+        if isinstance(value.type, MemRefType):
+            raise self.error(
+                node, f"'{ast.unparse(node)}' is an array, not a number; arrays are "
+                "arguments, updated in place, and cannot be assigned or returned",
+                "read and write their elements: u[i]",
+            )
+        return value
+
+    def condition(self, node: ast.expr) -> Value:
+        """A test with Python's truth: numbers are true when not zero."""
+        value = self.scalar(node)
+        if isinstance(value.type, IntegerType) and value.type.width.data == 1:
+            return value
+        return self.fn.compare("ne", value, self.fn.const(0, value.type), self.ctx.loc(node))
+
+    def call(self, node: ast.Call, callee: OrdinaryFunction) -> list[Value]:
+        """``func.call`` of another ordinary function: scalars are passed by
+        value, arrays by reference (and must be distinct)."""
+        fn, loc = self.fn, self.ctx.loc(node)
+        params = callee.parameters
+        if node.keywords:
+            raise self.error(node, f"{callee.__name__} takes positional arguments only",
+                             f"write {callee.__name__}({', '.join(params)})")
+        if len(node.args) != len(params):
+            raise self.error(node, f"{callee.__name__} takes {len(params)} argument(s) "
+                             f"({', '.join(params)}), got {len(node.args)}")
+        operands: list[SSAValue] = []
+        arrays: list[str] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Name) and fn.is_array(arg.id):
+                if arg.id in arrays:
+                    raise self.error(
+                        arg, f"'{arg.id}' is passed to {callee.__name__} twice",
+                        "the arrays of a call must be distinct; pass a copy made outside",
+                    )
+                arrays.append(arg.id)
+                operands.append(fn.get(arg.id).ssa)
+                continue
+            value = self.scalar(arg)
+            operands.append((fn.cast(value, i64, loc) if isinstance(value.type, IndexType) else value).ssa)
+        name, result_types = self.module.request(
+            callee, [o.type for o in operands], lambda message: self.error(node, message)
+        )
+        return fn.call(name, operands, result_types, loc)
+
+    # -- statements ---------------------------------------------------------------
+
+    def statements(self, body: Sequence[ast.stmt]) -> None:
+        for statement in body:
+            try:
+                self.statement(statement)
+            except BuildError as error:
+                raise self.error(statement, error.message) from None
+
+    def statement(self, node: ast.stmt) -> None:
+        match node:
+            case ast.Assign():
+                self.assign(node)
+            case ast.AugAssign():
+                self.update(node)
+            case ast.Expr(value=ast.Call() as call) if isinstance(self.ctx.resolve(call.func), _ordinary_type()):
+                self.call(call, self.ctx.resolve(call.func))
+            case ast.If():
+                self.fn.if_(
+                    self.condition(node.test),
+                    lambda: self.statements(node.body),
+                    lambda: self.statements(node.orelse),
+                    _assigned([*node.body, *node.orelse]),
+                    self.ctx.loc(node),
+                )
+            case ast.For():
+                self.for_(node)
+            case ast.While():
+                self.while_(node)
+            case ast.Pass():
+                pass
+            case ast.Expr(value=ast.Constant()):
+                pass  # a docstring or a comment string
+            case _:
+                raise self.error(
+                    node, f"'{ast.unparse(node).splitlines()[0]}' is not supported in an ordinary function",
+                    "statements are assignments, element writes u[i] = …, calls of "
+                    "@rv.ordinary functions, if, for … in range(…) and while",
+                )
+
+    def assign(self, node: ast.Assign) -> None:
+        if len(node.targets) != 1:
+            raise self.error(node, "chained assignment is not supported", "assign each name on its own line")
+        target, value = node.targets[0], node.value
+        targets = target.elts if isinstance(target, ast.Tuple) else [target]
+        for element in targets:
+            self.check_target(element)
+        if not isinstance(target, ast.Tuple):
+            values = [self.scalar(value)]
+        elif isinstance(value, ast.Tuple):
+            if len(value.elts) != len(targets):
+                raise self.error(node, f"cannot assign {len(value.elts)} value(s) to {len(targets)} target(s)")
+            values = [self.scalar(v) for v in value.elts]
+        elif isinstance(value, ast.Call) and isinstance(callee := self.ctx.resolve(value.func), _ordinary_type()):
+            values = self.call(value, callee)
+            if len(values) != len(targets):
+                raise self.error(node, f"{callee.__name__} returns {len(values)} value(s), "
+                                 f"assigned to {len(targets)} target(s)")
+        else:
+            raise self.error(node, f"cannot unpack '{ast.unparse(value)}'",
+                             "unpack a tuple (a, b = x, y) or the call of an @rv.ordinary function")
+        for element, element_value in zip(targets, values, strict=True):
+            self.store(element, element_value)
+
+    def check_target(self, target: ast.expr) -> None:
+        """Reject what cannot be assigned: loop variables, whole arrays,
+        anything but names and array elements."""
+        fn, ctx = self.fn, self.ctx
+        if isinstance(target, ast.Name):
+            if ctx.lookup_binding(target.id) is not None:
+                raise self.error(target, f"loop variable '{target.id}' cannot be assigned",
+                                 "use another name for the new value")
+            if fn.is_array(target.id):
+                raise self.error(target, f"'{target.id}' is an array argument; it cannot be re-assigned",
+                                 f"write its elements: {target.id}[i] = …")
+        elif not isinstance(target, ast.Subscript) or not isinstance(target.value, ast.Name):
+            raise self.error(target, f"cannot assign to '{ast.unparse(target)}'",
+                             "assign a variable or an element of an array argument: u[i] = …")
+        elif not fn.is_array(target.value.id):
+            raise self.error(target, f"'{target.value.id}' is not an array argument",
+                             "only the elements of array arguments can be written")
+
+    def store(self, target: ast.expr, value: Value) -> None:
+        """Assign ``value`` to a checked target: a variable or an element."""
+        loc = self.ctx.loc(target)
+        if isinstance(target, ast.Name):
+            self.fn.assign(target.id, value, loc)
+        else:
+            assert isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            self.fn.store(target.value.id, self.expr.indices(target), value, loc)
+
+    def update(self, node: ast.AugAssign) -> None:
+        target = node.target
+        if isinstance(target, ast.Name) and self.fn.is_array(target.id):
+            raise self.error(node, f"'{ast.unparse(node)}' updates a whole array",
+                             f"update its elements in a loop: {target.id}[i] {ast.unparse(node).split()[1]} …")
+        self.check_target(target)
+        read = ast.Subscript(target.value, target.slice, ast.Load()) if isinstance(target, ast.Subscript) else target
+        ast.copy_location(read, target)
+        self.store(target, self.scalar(ast.copy_location(ast.BinOp(read, node.op, node.value), node)))
+
+    def for_(self, node: ast.For) -> None:
+        ctx, fn = self.ctx, self.fn
+        loc = ctx.loc(node)
+        if not isinstance(node.target, ast.Name):
+            raise self.error(node.target, "a for loop needs one loop variable")
+        name = node.target.id
+        if node.orelse:
+            raise self.error(node, "for … else is not supported")
+        iterator = node.iter
+        if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range
+                and 1 <= len(iterator.args) <= 3 and not iterator.keywords):
+            raise self.error(node.iter, f"cannot loop over '{ast.unparse(iterator)}'",
+                             "loop over range(...) and index arrays with the loop variable")
+        if fn.has(name):
+            raise self.error(node.target, f"loop variable '{name}' is already a variable",
+                             "use a new name for the loop variable")
+        bounds = list(iterator.args)
+        if len(bounds) == 1:
+            bounds.insert(0, ast.Constant(0))
+        step = _literal_int(bounds[2]) if len(bounds) == 3 else 1
+        if step is None or step == 0:
+            raise self.error(bounds[2], "range() needs a constant step other than 0",
+                             "write the step as a literal, e.g. range(a, b, 2)")
+        start, stop = (self.integer(b) for b in bounds[:2])
+        first, stride = start, -step
+        if step < 0:
+            # range(a, b, -s) visits a - k·s for k in range(max(0, ⌈(a - b) / s⌉))
+            count = fn.binary("floordiv", start - stop + (stride - 1), stride, loc)
+            start, stop, step = fn.const(0, IndexType(), loc), fn.binary("max", count, 0, loc), 1
+
+        def body(k: Value) -> None:
+            ctx.bindings.append({name: first - k * stride if stride > 0 else k})
+            try:
+                self.statements(node.body)
+            finally:
+                ctx.bindings.pop()
+
+        carried = [n for n in _assigned(node.body) if fn.has(n) and not fn.is_array(n)]
+        fn.for_(start, stop, fn.const(step, IndexType(), loc), body, carried, loc)
+
+    def integer(self, node: ast.expr) -> Value:
+        value = self.scalar(node)
+        if not isinstance(value.type, IntegerType | IndexType) or value.type == i1:
+            raise self.error(node, f"range() needs integers, got {describe_type(value.type)}", "convert it: int(...)")
+        return self.fn.cast(value, IndexType(), self.ctx.loc(node))
+
+    def while_(self, node: ast.While) -> None:
+        if node.orelse:
+            raise self.error(node, "while … else is not supported")
+        for call in ast.walk(node.test):
+            if isinstance(call, ast.Call) and isinstance(self.ctx.resolve(call.func), _ordinary_type()):
+                raise self.error(call, "a while condition cannot call an @rv.ordinary function",
+                                 "compute the value in a variable before the loop and at the end of its body")
+        fn = self.fn
+        carried = [n for n in _assigned(node.body) if fn.has(n) and not fn.is_array(n)]
+        fn.while_(lambda: self.condition(node.test), lambda: self.statements(node.body), carried, self.ctx.loc(node))
+
+
+class OrdinaryExpressions(ExpressionCompiler):
+    """The expressions of reversible Python, plus calls of ``@rv.ordinary``
+    functions; array allocations and methods get their own diagnostics."""
+
+    def __init__(self, ctx: Context, call: Callable[[ast.Call, OrdinaryFunction], list[Value]]):
+        super().__init__(ctx)
+        self.ordinary_call = call
+
+    def _call(self, node: ast.Call) -> Value:
+        ctx = self.ctx
+        callee = ctx.resolve(node.func)
+        if isinstance(callee, _ordinary_type()):
+            results = self.ordinary_call(node, callee)
+            if len(results) != 1:
+                raise ctx.error(node, f"{callee.__name__} returns {len(results)} values, not one number",
+                                f"assign them: a, b = {ast.unparse(node)}")
+            return results[0]
+        if (
+            callee is not _UNRESOLVED and callee not in UNARY_FUNCTIONS and callee not in BINARY_FUNCTIONS
+            and getattr(callee, "__module__", None) == np.__name__
+        ):
+            raise ctx.error(node, f"'{ast.unparse(node)}' allocates an array",
+                            "ordinary functions cannot allocate arrays; allocate it outside and pass it in")
+        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and self.fn.has(node.func.value.id):
+            raise ctx.error(node, f"'{ast.unparse(node.func)}': array methods are not supported",
+                            "read and write elements in loops; allocate arrays outside and pass them in")
+        return super()._call(node)
+
+    def indices(self, node: ast.Subscript) -> list[Value]:
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        for part in parts:
+            literal = _literal_int(part)
+            if literal is not None and literal < 0:
+                raise self.ctx.error(part, f"negative index {literal}: indices count from 0",
+                                     f"write {ast.unparse(node.value)}[len({ast.unparse(node.value)}) - {-literal}]")
+        return super().indices(node)
+
+
+def _literal_int(node: ast.expr) -> int | None:
+    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return None if inner is None else -inner
+    return None
+
+
+def _ordinary_type() -> type[OrdinaryFunction]:
+    from revmlir.frontend.ordinary import OrdinaryFunction
+
+    return OrdinaryFunction

@@ -1,0 +1,97 @@
+"""Operational semantics of snapshots and action tables (checkpointed
+gradients, ``revmlir.ad.checkpointed``).
+
+A snapshot record is a run of elements on the store stack: the scalars and
+the memrefs' elements (row-major) in operand order.  The runtime counts the
+records held, so tests can compare the peak with a schedule's ``stats()``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType
+from xdsl.interpreter import InterpreterFunctions, PythonValues, impl, register_impls
+from xdsl.ir import SSAValue
+
+from revmlir.dialects import anc
+from revmlir.dialects.ad import ActionOp
+from revmlir.interpreter.runtime import RuntimeInterpreter
+from revmlir.interpreter.values import normalize
+
+
+def _record_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:
+    return sum(v.size if isinstance(o.type, MemRefType) else 1
+               for o, v in zip(operands, values, strict=True))
+
+
+def _latest(
+    interpreter: RuntimeInterpreter, op: anc.RestoreOp | anc.DropOp, args: PythonValues, what: str
+) -> tuple[list[Any], list[Any], int]:
+    """The store, the values named by ``op`` and where the latest record
+    (the one ``op`` acts on) starts in the store."""
+    store, *values = args
+    length = _record_length(op.values, values)
+    if len(store) < length:
+        raise interpreter.runtime.fail(op, f"no snapshot to {what}")
+    return store, values, len(store) - length
+
+
+@register_impls
+class SnapshotFunctions(InterpreterFunctions):
+    @impl(ActionOp)
+    def run_action(
+        self, interpreter: RuntimeInterpreter, op: ActionOp, args: PythonValues
+    ) -> PythonValues:
+        (index,) = args
+        values = op.actions.get_values()
+        return (values[2 * index], values[2 * index + 1])
+
+    @impl(anc.SnapshotOp)
+    def run_snapshot(
+        self, interpreter: RuntimeInterpreter, op: anc.SnapshotOp, args: PythonValues
+    ) -> PythonValues:
+        store, *values = args
+        for operand, value in zip(op.values, values, strict=True):
+            if isinstance(operand.type, MemRefType):
+                store.extend(np.asarray(value).reshape(-1).tolist())
+            else:
+                store.append(value)
+        interpreter.runtime.take_snapshot()
+        return ()
+
+    @impl(anc.RestoreOp)
+    def run_restore(
+        self, interpreter: RuntimeInterpreter, op: anc.RestoreOp, args: PythonValues
+    ) -> PythonValues:
+        store, values, position = _latest(interpreter, op, args, "restore")
+        scalars: list[Any] = []
+        for operand, value in zip(op.values, values, strict=True):
+            if isinstance(operand.type, MemRefType):
+                value.reshape(-1)[:] = store[position: position + value.size]
+                position += value.size
+            else:
+                scalars.append(normalize(operand.type, store[position]))
+                position += 1
+        return tuple(scalars)
+
+    @impl(anc.DropOp)
+    def run_drop(
+        self, interpreter: RuntimeInterpreter, op: anc.DropOp, args: PythonValues
+    ) -> PythonValues:
+        store, _, position = _latest(interpreter, op, args, "drop")
+        del store[position:]
+        interpreter.runtime.drop_snapshot()
+        return ()
+
+    @impl(anc.ZeroPadOp)
+    def run_zero_pad(
+        self, interpreter: RuntimeInterpreter, op: anc.ZeroPadOp, args: PythonValues
+    ) -> PythonValues:
+        shadow, stack = args
+        assert isinstance(op.shadow.type, anc.StackType)
+        zero = normalize(op.shadow.type.element_type, 0)
+        shadow.extend([zero] * (len(stack) - len(shadow)))
+        return ()

@@ -1,0 +1,46 @@
+// RUN: rev-opt %s --verify-diagnostics --split-input-file -p ad-checkpoint | filecheck %s
+
+// Loops ad-checkpoint cannot checkpoint yet are diagnostics at the loop.
+
+// A trip count known only at run time (the online schedule is not wired yet).
+rev.func @dynamic(%x: f64, %n: index, %tape: !anc.stack<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: error: 'rev.for' at {{.*}}ad_checkpoint_errors.mlir:[[# @LINE + 1]]:3: a checkpointed loop needs a static trip count
+  %r = rev.for %c0 to %n step %c1 : index (%x) : f64 attributes {checkpoint = #ad.schedule<bisection>} {
+  ^bb0(%i: index, %y: f64):
+    %z = anc.alloc %y : f64
+    anc.push %tape, %y : !anc.stack<f64>
+    rev.yield %z : f64
+  }
+  rev.return %r, %n : f64, index
+}
+ad.checkpoint @dynamic
+
+// -----
+
+// A checkpointed loop inside another loop.
+rev.func @nested(%x: f64, %tape: !anc.stack<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = rev.for %c0 to %c3 step %c1 : index (%x) : f64 {
+  ^bb0(%i: index, %y: f64):
+    // CHECK: error: 'rev.for' at {{.*}}ad_checkpoint_errors.mlir:[[# @LINE + 1]]:5: only rev.for loops at the top level of a function can be checkpointed
+    %s = rev.for %c0 to %c3 step %c1 : index (%y) : f64 attributes {checkpoint = #ad.schedule<store_all>} {
+    ^bb1(%j: index, %v: f64):
+      %z = anc.alloc %v : f64
+      anc.push %tape, %v : !anc.stack<f64>
+      rev.yield %z : f64
+    }
+    rev.yield %s : f64
+  }
+  rev.return %r : f64
+}
+ad.checkpoint @nested
+
+// -----
+
+// A schedule that needs a budget gets one.
+// CHECK: error: 'snapshots = n' (n >= 1) is required by binomial and only by binomial
+"test.op"() {checkpoint = #ad.schedule<binomial>} : () -> ()

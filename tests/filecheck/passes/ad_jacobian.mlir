@@ -1,0 +1,30 @@
+// RUN: rev-opt %s -p ad-jacobian | filecheck %s
+// RUN: rev-opt %s -p ad-jacobian | rev-opt -p rev-verify | filecheck %s --check-prefix=VERIFIED
+
+// ad-jacobian adds @f.tan and @f.jacobian: a loop over the unit directions
+// (as many as f64 entries: one per scalar, the elements of each array),
+// each column a call of @f.tan on the direction, gathered into %M, and
+// undone by an uncall; the direction is an ancilla for a scalar and a
+// `+= 1` on the tangent workspace for an array element.
+
+rev.func @scale(%y: memref<?xf64>, %a: f64, %n: i64) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %y[%c0] : memref<?xf64>
+  %p = arith.mulf %a, %a : f64
+  %e1 = rev.add %e, %p : f64
+  rev.put %e1, %y[%c0] : memref<?xf64>
+  rev.return %a, %n : f64, i64
+}
+ad.jacobian @scale
+
+// CHECK-NOT:   ad.jacobian
+// CHECK:       rev.func @scale.tan(
+// CHECK:       rev.func @scale.jacobian(%a0: memref<?xf64>, %a1: f64, %a2: i64, %M: memref<?x?xf64>, %t_a0: memref<?xf64>) {
+// CHECK:         rev.for
+// CHECK:           rev.if
+// CHECK:           anc.alloc
+// CHECK:           rev.call @scale.tan(%a0, %{{.*}}, %{{.*}}, %t_a0, %{{.*}})
+// CHECK:           rev.uncall @scale.tan(%a0, %{{.*}}, %{{.*}}, %t_a0, %{{.*}})
+// CHECK:           anc.free
+
+// VERIFIED: rev.func @scale.jacobian
