@@ -7,8 +7,11 @@ are dominated by it.  Rows:
 * ``f(*args)``           — the public call = specialization_for + run;
 * ``specialization_for`` — finding the compiled specialization for the
                            arguments (a cache keyed on Python types);
-* ``Specialization.run`` — argument checks and conversion, ctypes storage,
-                           error slot, the native call, results;
+* ``Specialization.run`` — picking the native caller, then the caller:
+* ``native caller``      — one pass that checks each argument and stores it
+                           in a reused frame (ctypes storage, array
+                           descriptors, error slot), the native call, the
+                           scalars read back;
 * ``signature_of``       — the xDSL type signature, computed only when a new
                            combination of Python types is seen (shown because
                            it was on every call before that cache existed);
@@ -64,24 +67,18 @@ def main() -> None:
         f(*args)
         nb(*args)
         spec = f.specialization_for(*args)
+        caller = spec.native.caller(spec.name, backward=False)
         cands = {
             "f(*args)": lambda f=f, args=args: f(*args),
             "  specialization_for(*args)": lambda f=f, args=args: f.specialization_for(*args),
             "  Specialization.run(args)": lambda spec=spec, args=args: spec.run(args, backward=False),
+            "    native caller(args)": lambda run=caller, args=args: run(args),
             "signature_of (new types only)": lambda f=f, args=args: f.signature_of(args),
             "direct (machine code)": H.direct(f, args),
             "numba dispatch": lambda nb=nb, args=args: nb(*args),
         }
         timings = H.measure(cands, repeat=7 if opts.quick else 11, min_sample_s=0.01)
         H.report(title, timings, ["numba dispatch"])
-    with_errstate = H.measure({"with np.errstate(all='ignore'): pass": _errstate,
-                               "empty Python call": lambda: None}, repeat=7)
-    H.report("one piece of Specialization.run", with_errstate, ["empty Python call"])
-
-
-def _errstate() -> None:
-    with np.errstate(all="ignore"):
-        pass
 
 
 if __name__ == "__main__":

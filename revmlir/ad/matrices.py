@@ -1,27 +1,34 @@
-"""Whole derivative matrices in one function: ``@f.jacobian``.
+"""Whole derivative matrices in one function: ``@f.jacobian`` and
+``@f.hessian``.
 
-A Jacobian is a tangent per unit direction.  Doing the loop over directions
-in Python costs a native call (and its argument marshalling) per column;
-doing it in the IR costs nothing extra, and the matrix is one call.  Each
-column is built the same reversible way from a derived function ``@d``:
+A Jacobian is a tangent per unit direction, a Hessian a Hessian-vector
+product per unit direction.  Doing the loop over directions in Python costs
+a native call (and its argument marshalling) per column; doing it in the IR
+costs nothing extra, and the matrix is one call.  A column is:
 
     set the direction e_j   (an ancilla 1.0 for a scalar, += 1.0 on a
                              workspace element for an array)
     rev.call @d             (f's arguments and the derivative slots, in place)
     M[:, j] += what @d left in the gathered slots
-    rev.uncall @d           (everything back, the slots included)
+    put every slot back     (see below)
     clear the direction
 
 so ``M`` (zero on entry) receives the columns and every workspace comes back
-as it was (up to rounding).  This needs ``@d`` to be exactly invertible,
-which tangent programs are (the inverse of a tangent is the tangent of the
-inverse); gradient programs are not — they discard the gradients of
-ancillas at their birth, so running them backwards does not give the seeds
-back — which is why Hessian matrices are assembled column by column from
-``@f.hvp`` by the caller instead.  The float arguments of ``f`` are laid out as
-``rv.jacobian``/``rv.hessian`` do: argument by argument, a scalar as one
-entry, an array's elements in C order.  Complex and log-number arguments and
-stacks are not supported here (a diagnostic names the function).
+as it was (up to rounding).  Putting the slots back differs:
+
+* ``@f.tan`` is exactly invertible (the inverse of a tangent program is the
+  tangent of the inverse), so the Jacobian uncalls it;
+* ``@f.hvp`` is not: the gradient program inside it discards the gradients
+  of ancillas at their birth, so running it backwards does not give its
+  seeds back.  The Hessian instead subtracts what it knows each slot holds:
+  the gathered slots hold ``M[:, j]``, the seeds hold the gradient, which
+  ``@f.grad`` computes once before the columns (and hands out), the
+  direction is unchanged.
+
+The float arguments of ``f`` are laid out as ``rv.jacobian``/``rv.hessian``
+do: argument by argument, a scalar as one entry, an array's elements in C
+order.  Only f64 arguments (and integers, which carry nothing) are supported
+here; a diagnostic names the function otherwise.
 """
 
 from __future__ import annotations
@@ -41,15 +48,16 @@ from revmlir.dialects import rev
 from revmlir.errors import describe_op
 
 JACOBIAN_SUFFIX = ".jacobian"
+HESSIAN_SUFFIX = ".hessian"
 
-Init = Literal["direction", "zero"]
+Init = Literal["direction", "zero", "seed"]
 
 
 @dataclass(frozen=True)
 class SlotGroup:
     """One derivative slot per float argument of ``f`` in ``@d``'s
-    signature: how it starts each column (the unit direction or zero) and
-    whether the column is read from it afterwards."""
+    signature: how it starts each column (the unit direction, zero, or the
+    loss's unit seed) and whether the column is read from it afterwards."""
 
     prefix: str
     init: Init
@@ -96,10 +104,12 @@ class _ColumnBuilder:
     fn: FunctionBuilder
     floats: list[_Argument]
     groups: Sequence[SlotGroup]
+    loss: str | None = None  # the scalar whose seed is 1 (Hessians)
 
     def dims(self, arg: _Argument) -> list[Value]:
+        fn = self.fn
         return [
-            Value(self.fn, self.fn.emit(memref.DimOp(self.fn.get(arg.name).ssa, self.fn.const(k, IndexType()).ssa)).results[0])
+            Value(fn, fn.emit(memref.DimOp(fn.get(arg.name).ssa, fn.const(k, IndexType()).ssa)).results[0])
             for k in range(arg.rank)
         ]
 
@@ -127,87 +137,175 @@ class _ColumnBuilder:
             flat = self.fn.binary("div", flat, d)
         return indices[::-1]
 
-    def in_range(self, j: Value, offset: Value, arg: _Argument) -> Callable[[], Value]:
-        return lambda: self.fn.logical(
-            "and", self.fn.compare("ge", j, offset), self.fn.compare("lt", j, offset + self.size(arg))
-        )
+    def each_element(self, arg: _Argument, body: Callable[[list[Value], Value], None]) -> None:
+        """``body(indices, flat)`` for every element of array ``arg``."""
+        fn, dims = self.fn, self.dims(arg)
 
-    def unit(self, j: Value, offset: Value) -> Value:
-        return self.fn.select(self.fn.compare("eq", j, offset), 1.0, 0.0)
+        def loops(level: int, indices: list[Value], flat: Value) -> None:
+            if level == len(dims):
+                body(indices, flat)
+                return
+            fn.for_(0, dims[level], 1, lambda i: loops(level + 1, [*indices, i], flat * dims[level] + i))
+
+        loops(0, [], fn.const(0, IndexType()))
+
+    def initial(self, group: SlotGroup, arg: _Argument, j: Value, offset: Value) -> Value:
+        """What a scalar slot holds at the start of column ``j``."""
+        fn = self.fn
+        if group.init == "direction":
+            return fn.select(fn.compare("eq", j, offset), 1.0, 0.0)
+        return fn.const(1.0 if group.init == "seed" and arg.name == self.loss else 0.0, f64)
+
+    def direction(self, group: SlotGroup, arg: _Argument, j: Value, offset: Value, sign: int) -> None:
+        """``± 1`` on the array element the unit direction ``j`` selects."""
+        fn, name = self.fn, self.slot(group, arg)
+        update = fn.add if sign > 0 else fn.sub
+        in_range = lambda: fn.logical(  # noqa: E731
+            "and", fn.compare("ge", j, offset), fn.compare("lt", j, offset + self.size(arg))
+        )
+        fn.if_(in_range, lambda: update(fn.at(name, *self.unflatten(arg, j - offset)), 1.0))
 
     def start(self, j: Value, offsets: Sequence[Value]) -> None:
-        """Allocate the scalar slots and set the direction in the arrays."""
+        """Allocate the scalar slots, set the direction in the arrays (the
+        other array slots are zero workspaces)."""
         for group in self.groups:
             for arg, offset in zip(self.floats, offsets, strict=True):
-                self._slot(group, arg, j, offset, start=True)
-
-    def finish(self, j: Value, offsets: Sequence[Value]) -> None:
-        for group in reversed(self.groups):
-            for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
-                self._slot(group, arg, j, offset, start=False)
-
-    def _slot(self, group: SlotGroup, arg: _Argument, j: Value, offset: Value, start: bool) -> None:
-        fn, name = self.fn, self.slot(group, arg)
-        if not arg.is_array:
-            value = self.unit(j, offset) if group.init == "direction" else fn.const(0.0, f64)
-            if start:
-                fn.alloc(name, value)
-            else:
-                fn.free(name, value)
-        elif group.init == "direction":
-            update = fn.add if start else fn.sub
-            element = lambda: fn.at(name, *self.unflatten(arg, j - offset))  # noqa: E731
-            fn.if_(self.in_range(j, offset, arg), lambda: update(element(), 1.0))
+                if not arg.is_array:
+                    self.fn.alloc(self.slot(group, arg), self.initial(group, arg, j, offset))
+                elif group.init == "direction":
+                    self.direction(group, arg, j, offset, +1)
 
     def gather(self, matrix: str, j: Value, offsets: Sequence[Value]) -> None:
+        """``M[:, j] +=`` the gathered slots."""
         fn = self.fn
-        for group in self.groups:
-            if not group.gathered:
-                continue
+        for group in (g for g in self.groups if g.gathered):
             for arg, offset in zip(self.floats, offsets, strict=True):
                 name = self.slot(group, arg)
                 if not arg.is_array:
                     fn.add(fn.at(matrix, offset, j), fn.get(name))
+                else:
+                    self.each_element(
+                        arg,
+                        lambda indices, flat, name=name, offset=offset: fn.add(
+                            fn.at(matrix, offset + flat, j), lambda: fn.load(name, indices)
+                        ),
+                    )
+
+    def finish_restored(self, j: Value, offsets: Sequence[Value]) -> None:
+        """End a column whose slots are back at their initial values (after
+        an uncall)."""
+        for group in reversed(self.groups):
+            for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
+                if not arg.is_array:
+                    self.fn.free(self.slot(group, arg), self.initial(group, arg, j, offset))
+                elif group.init == "direction":
+                    self.direction(group, arg, j, offset, -1)
+
+    def finish_known(self, matrix: str, j: Value, offsets: Sequence[Value], gradient: str) -> None:
+        """End a Hessian column without uncalling ``@d``: the direction is
+        unchanged, the gathered slots hold ``M[:, j]`` and the seeds hold the
+        gradient, kept in the ``gradient`` slots; each is subtracted (or
+        freed against its value)."""
+        fn = self.fn
+        for group in reversed(self.groups):
+            for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
+                name = self.slot(group, arg)
+                if group.init == "direction":
+                    if arg.is_array:
+                        self.direction(group, arg, j, offset, -1)
+                    else:
+                        fn.free(name, self.initial(group, arg, j, offset))
                     continue
-                dims = self.dims(arg)
+                known = f"{gradient}_{arg.name}"
+                if not arg.is_array:
+                    value = fn.load(matrix, [offset, j]) if group.gathered else fn.get(known)
+                    fn.free(name, value)
+                elif group.gathered:
+                    self.each_element(
+                        arg,
+                        lambda indices, flat, name=name, offset=offset: fn.sub(
+                            fn.at(name, *indices), lambda: fn.load(matrix, [offset + flat, j])
+                        ),
+                    )
+                else:
+                    self.each_element(
+                        arg,
+                        lambda indices, flat, name=name, known=known: fn.sub(
+                            fn.at(name, *indices), lambda: fn.load(known, indices)
+                        ),
+                    )
 
-                def loops(level: int, indices: list[Value], flat: Value, name: str = name, dims: list[Value] = dims, offset: Value = offset) -> None:
-                    if level == len(dims):
-                        fn.add(fn.at(matrix, offset + flat, j), lambda: fn.load(name, indices))
-                        return
-                    fn.for_(0, dims[level], 1, lambda i: loops(level + 1, [*indices, i], flat * dims[level] + i))
 
-                loops(0, [], fn.const(0, IndexType()))
-
-
-def _matrix_function(
-    module: ModuleOp, name: str, primal_name: str, derived: str, groups: Sequence[SlotGroup]
-) -> rev.FuncOp:
-    primal = SymbolTable.lookup_symbol(module, primal_name)
+def _primal(module: ModuleOp, name: str) -> tuple[rev.FuncOp, list[str], list[_Argument]]:
+    primal = SymbolTable.lookup_symbol(module, name)
     assert isinstance(primal, rev.FuncOp)
-    types = list(primal.function_type.inputs.data)
-    names = [f"a{i}" for i in range(len(types))]
+    names = [f"a{i}" for i in range(len(primal.function_type.inputs.data))]
     floats = _float_arguments(primal, names)
     if not floats:
         raise PassFailedException(f"{describe_op(primal)} has no float argument to differentiate")
-    matrix_type = MemRefType(f64, [DYNAMIC_INDEX, DYNAMIC_INDEX])
-    workspaces = [
-        (f"{g.prefix}_{a.name}", a.type) for g in groups for a in floats if a.is_array
-    ]
-    fn = ModuleBuilder().function(name, [*zip(names, types), ("M", matrix_type), *workspaces])
+    return primal, names, floats
+
+
+_MATRIX = MemRefType(f64, [DYNAMIC_INDEX, DYNAMIC_INDEX])
+
+
+def _jacobian_function(module: ModuleOp, primal_name: str) -> rev.FuncOp:
+    from revmlir.ad.tangent import TANGENT_SUFFIX
+
+    primal, names, floats = _primal(module, primal_name)
+    groups = [SlotGroup("t", "direction", gathered=True)]
+    workspaces = [(f"t_{a.name}", a.type) for a in floats if a.is_array]
+    types = primal.function_type.inputs.data
+    fn = ModuleBuilder().function(primal_name + JACOBIAN_SUFFIX, [*zip(names, types), ("M", _MATRIX), *workspaces])
     columns = _ColumnBuilder(fn, floats, groups)
     offsets = columns.offsets()
-    total = offsets[-1] + columns.size(floats[-1])
     targets = [*names, *(columns.slot(g, a) for g in groups for a in floats)]
+    derived = primal_name + TANGENT_SUFFIX
 
     def column(j: Value) -> None:
         columns.start(j, offsets)
         fn.call(derived, targets)
         columns.gather("M", j, offsets)
         fn.call(derived, targets, inverse=True)
-        columns.finish(j, offsets)
+        columns.finish_restored(j, offsets)
 
-    fn.for_(0, total, 1, column)
+    fn.for_(0, offsets[-1] + columns.size(floats[-1]), 1, column)
+    function = fn.finish()
+    function.location = primal.location
+    return function
+
+
+def _hessian_function(module: ModuleOp, primal_name: str, loss: int) -> rev.FuncOp:
+    from revmlir.ad.adjoint import GRADIENT_SUFFIX
+    from revmlir.ad.tangent import HVP_SUFFIX
+
+    primal, names, floats = _primal(module, primal_name)
+    if names[loss] not in {a.name for a in floats if not a.is_array}:
+        raise PassFailedException(f"{describe_op(primal)}: argument #{loss} is not an f64 scalar")
+    groups = [
+        SlotGroup("g", "seed", gathered=False),
+        SlotGroup("t", "direction", gathered=False),
+        SlotGroup("h", "zero", gathered=True),
+    ]
+    gradient = [(f"G_{a.name}", a.type) for a in floats if not a.is_array]
+    workspaces = [(f"{p}_{a.name}", a.type) for p in ("G", "g", "t", "h") for a in floats if a.is_array]
+    types = primal.function_type.inputs.data
+    fn = ModuleBuilder().function(
+        primal_name + HESSIAN_SUFFIX,
+        [*zip(names, types), ("M", _MATRIX), ("first", IndexType()), ("last", IndexType()), *gradient, *workspaces],
+    )
+    columns = _ColumnBuilder(fn, floats, groups, names[loss])
+    offsets = columns.offsets()
+    fn.call(primal_name + GRADIENT_SUFFIX, [*names, *(f"G_{a.name}" for a in floats)])
+    targets = [*names, *(columns.slot(g, a) for g in groups for a in floats)]
+
+    def column(j: Value) -> None:
+        columns.start(j, offsets)
+        fn.call(primal_name + HVP_SUFFIX, targets)
+        columns.gather("M", j, offsets)
+        columns.finish_known("M", j, offsets, "G")
+
+    fn.for_(fn.get("first"), fn.get("last"), 1, column)
     function = fn.finish()
     function.location = primal.location
     return function
@@ -228,9 +326,30 @@ def generate_jacobians(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncO
     from revmlir.ad.tangent import TANGENT_SUFFIX, generate_tangents
 
     generate_tangents(module, names)
-    groups = [SlotGroup("t", "direction", gathered=True)]
     return [
-        _add(module, _matrix_function(module, n + JACOBIAN_SUFFIX, n, n + TANGENT_SUFFIX, groups), n + TANGENT_SUFFIX)
+        _add(module, _jacobian_function(module, n), n + TANGENT_SUFFIX)
         for n in names
         if SymbolTable.lookup_symbol(module, n + JACOBIAN_SUFFIX) is None
+    ]
+
+
+def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int) -> list[rev.FuncOp]:
+    """Add ``@f.hessian(args…, M, first, last, G…, workspaces…)``: for
+    ``first ≤ j < last``, ``M[:, j] +=`` the Hessian of argument ``loss``
+    (an f64 scalar) along the ``j``-th unit direction (``@f.hvp`` per column,
+    forward over reverse).  ``G…`` are the
+    f64 scalar arguments' gradient slots, passed as the seeds (1.0 for the
+    loss, 0.0 otherwise) and returned holding the gradient (``@f.grad``
+    before the columns); the workspaces are four zeroed arrays per f64 array
+    argument — its gradient (returned filled), seed, tangent and seed
+    tangent."""
+    from revmlir.ad.adjoint import generate_gradients
+    from revmlir.ad.tangent import HVP_SUFFIX, generate_hvps
+
+    generate_hvps(module, names)
+    generate_gradients(module, names)
+    return [
+        _add(module, _hessian_function(module, n, loss), n + HVP_SUFFIX)
+        for n in names
+        if SymbolTable.lookup_symbol(module, n + HESSIAN_SUFFIX) is None
     ]

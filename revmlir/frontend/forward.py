@@ -148,16 +148,47 @@ def hessian(
     float inputs ``wrt`` (default: all of them), as an ``n × n`` array.  The
     inputs are flattened in argument order (``rv.jacobian``'s layout): a
     float scalar is one entry, a float array its elements in C order.
-    Column ``j`` is ``rv.hvp`` along the ``j``-th unit vector.  The arguments
-    are not modified."""
-    from revmlir.frontend.jacobian import FloatLayout
+    Column ``j`` is the Hessian-vector product along the ``j``-th unit
+    vector; when every float argument is f64 all columns come from one
+    native call (``@f.hessian``), otherwise from one ``rv.hvp`` each.  The
+    arguments are not modified."""
+    from revmlir.frontend.jacobian import FloatLayout, all_f64
 
     args = tuple(args)
     spec = _specialization(f, args, "hessian")
-    loss_index(spec, args, iloss, "hessian")
+    iloss = loss_index(spec, args, iloss, "hessian")
     layout = FloatLayout.of(spec, args, wrt, "rv.hessian")
+    if all_f64(spec):
+        whole = FloatLayout.of(spec, args, None, "rv.hessian")
+        entries = layout.entries_within(whole)
+        columns = range(entries.min(), entries.max() + 1) if entries.size else range(0)
+        return _whole_hessian(spec, args, iloss, whole, columns)[np.ix_(entries, entries)]
     matrix = np.zeros((layout.size, layout.size))
     for j in range(layout.size):
         column = hvp(spec.function, args, layout.unit(j), iloss)
         matrix[:, j] = layout.gather(column)
+    return matrix
+
+
+def _whole_hessian(
+    spec: Specialization, args: tuple[Any, ...], iloss: int, whole: Any, columns: range
+) -> np.ndarray:
+    """The Hessian's ``columns`` in one native call of ``@f.hessian`` (see
+    ``revmlir.ad.matrices``): the scalars' gradient slots get the seeds,
+    each array four zeroed workspaces."""
+    from functools import partial
+
+    from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
+
+    _, backend = derived_backend(
+        spec, f"hessian of #{iloss}", partial(generate_hessian_matrices, loss=iloss)
+    )
+    matrix = np.zeros((whole.size, whole.size))
+    arrays = [args[i] for i in whole.positions if isinstance(args[i], np.ndarray)]
+    seeds = [1.0 if i == iloss else 0.0 for i in whole.positions if not isinstance(args[i], np.ndarray)]
+    workspaces = [np.zeros_like(a) for _ in range(4) for a in arrays]
+    backend.call(
+        spec.name + HESSIAN_SUFFIX, *spec.private_copies(args), matrix, columns.start, columns.stop,
+        *seeds, *workspaces,
+    )
     return matrix

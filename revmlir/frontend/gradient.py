@@ -20,7 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp
 from xdsl.ir import Attribute
 
-from revmlir.ad.adjoint import GRADIENT_SUFFIX, generate_adjoints, generate_gradients, gradient_type
+from revmlir.ad.adjoint import GRADIENT_SUFFIX, generate_adjoints, generate_gradients
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
@@ -240,8 +240,8 @@ def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
     if not -len(outputs) <= iloss < len(outputs):
         raise IndexError(f"iloss={iloss} is out of range for {len(outputs)} output(s)")
     position = outputs[iloss]
-    if gradient_type(call.spec.types[position]) is None or isinstance(
-        call.arguments[position], np.ndarray | list
+    if position not in call.spec.carrying or isinstance(
+        call.arguments[position], (np.ndarray, list)
     ):
         raise TypeError(
             f"rv.{api}: output #{iloss % len(outputs)} of {call.spec.function.__name__} "

@@ -90,7 +90,9 @@ class FloatLayout:
         ) if self.positions else np.zeros(0)
 
 
-def _all_f64(spec: Specialization) -> bool:
+def all_f64(spec: Specialization) -> bool:
+    """Whether every argument carrying a derivative is f64 (or an f64 array):
+    what the whole-matrix functions of ``revmlir.ad.matrices`` take."""
     return all(
         (t.element_type if isinstance(t, MemRefType) else t) == f64
         for t in (spec.types[i] for i in spec.carrying)
@@ -132,7 +134,7 @@ def jacobian(
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
     whole = FloatLayout.of(spec, args, None, "rv.jacobian")
-    if mode == "forward" and inputs.positions == whole.positions and _all_f64(spec):
+    if mode == "forward" and inputs.positions == whole.positions and all_f64(spec):
         return _whole_forward(spec, args, whole)[outputs.entries_within(whole)]
     matrix = np.zeros((outputs.size, inputs.size))
     if mode == "forward":
