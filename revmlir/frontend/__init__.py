@@ -13,7 +13,7 @@ from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.forward import hessian, hvp, jvp
 from revmlir.frontend.gradient import gradient, vjp
 from revmlir.frontend.jacobian import jacobian
-from revmlir.frontend.ordinary import OrdinaryFunction, ordinary
+from revmlir.frontend.ordinary import OrdinaryFunction, checkpointed, ordinary
 from revmlir.frontend.markers import (
     ancilla,
     cond,
@@ -39,7 +39,7 @@ from revmlir.frontend.types import ULog
 
 __all__ = [
     "AdjointFunction", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
-    "ULog", "adjoint", "ancilla", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
+    "ULog", "adjoint", "ancilla", "checkpointed", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
     "irot", "neg", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",
     "stack", "swap", "ulog", "vjp",

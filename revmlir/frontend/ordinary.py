@@ -16,16 +16,34 @@ from __future__ import annotations
 
 import ast
 import functools
+import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType, ModuleOp, f64, i1
-from xdsl.ir import Attribute
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    f64,
+    i1,
+)
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.printer import Printer
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 
+from revmlir.ad.adjoint import GRADIENT_SUFFIX
+from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
+from revmlir.dialects import rev
+from revmlir.errors import describe_op
 from revmlir.frontend.api import BACKENDS, Specialization, read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.gradient import ReversibleCall
@@ -112,6 +130,8 @@ class OrdinaryFunction:
         array in its output array)."""
         spec = self.specialization_for(*args)
         spec.check_aliasing(args)
+        if spec.checkpointed:
+            return spec.checkpointed_call(args)
         count, results = len(args), len(spec.result_types)
         out = {position: count + results + k for k, position in enumerate(spec.written)}
         return ReversibleCall(
@@ -140,6 +160,12 @@ class OrdinarySpecialization:
     array for each."""
     returns: str
     """What the Python function returns: ``"none"``, ``"one"`` or ``"tuple"``."""
+    checkpointed: bool
+    """Whether a loop is marked ``rv.checkpointed``: then gradients are
+    checkpointed (``checkpointed_call``)."""
+    _by_trip_counts: dict[tuple[int, ...], Specialization] = field(
+        default_factory=dict[tuple[int, ...], Specialization], compare=False
+    )
 
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
@@ -163,12 +189,53 @@ class OrdinarySpecialization:
         last = function.source.tree.body[-1]
         value = last.value if isinstance(last, ast.Return) else None
         returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
-        return OrdinarySpecialization(function, types, ordinary, spec, result_types, written, returns)
+        checkpointed = any(CHECKPOINT_ATTR in op.attributes for op in ordinary.walk())
+        return OrdinarySpecialization(
+            function, types, ordinary, spec, result_types, written, returns, checkpointed
+        )
+
+    def checkpointed_call(self, args: Sequence[Any]) -> ReversibleCall:
+        """``f``'s call as a run of its tape-mode form ``@f(args…, r…,
+        tapes…)`` whose gradient ``@f.grad`` is the checkpointed one
+        (``ad-checkpoint``): it runs the schedule itself, so memory holds
+        the snapshots and one step's tape, not a tape per step, and no
+        Bennett round trip is needed.  A schedule is a table fixed at
+        compile time, so the module is specialised to the trip counts of
+        these arguments (compiled once per distinct trip counts)."""
+        from revmlir.reversibilize import reversibilize
+
+        name = self.reversible.name
+        key = tuple(_trip_counts(self.ordinary, name, args))
+        if (spec := self._by_trip_counts.get(key)) is None:
+            module = self.ordinary.clone()
+            for (loop, k), value in zip(_bounds(module, name), key, strict=True):
+                constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
+                Rewriter.insert_op(constant, InsertPoint.before(loop))
+                loop.operands[k] = constant.result
+            reversibilize(module, "tape")
+            (gradient,) = generate_checkpointed(module, [name])
+            gradient.sym_name = StringAttr(name + GRADIENT_SUFFIX)
+            tape = SymbolTable.lookup_symbol(module, name)
+            assert isinstance(tape, rev.FuncOp)
+            types = tuple(tape.function_type.inputs.data)
+            spec = Specialization(self.function, types, name, module)  # type: ignore[arg-type]
+            self._by_trip_counts[key] = spec
+        count, results = len(args), len(self.result_types)
+        tapes: list[list[float]] = [[] for _ in spec.types[count + results :]]
+        return ReversibleCall(
+            spec,
+            (*args, *self.slots(), *tapes),
+            tuple(range(count)),
+            (*range(count, count + results), *range(count)),
+        )
+
+    def slots(self) -> list[Any]:
+        """Zero result slots, into which the reversible forms add the results."""
+        return [_ZEROS.get(t, 0) for t in self.result_types]
 
     def arguments(self, args: Sequence[Any]) -> tuple[Any, ...]:
         """``@f``'s arguments for ``args``: zero result slots and output arrays."""
-        slots = [_ZEROS.get(t, 0) for t in self.result_types]
-        return (*args, *slots, *(np.zeros_like(args[i]) for i in self.written))
+        return (*args, *self.slots(), *(np.zeros_like(args[i]) for i in self.written))
 
     def check_aliasing(self, args: Sequence[Any]) -> None:
         """Arrays ``f`` writes must not share memory with other arguments:
@@ -202,11 +269,72 @@ class OrdinarySpecialization:
 
 _ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
 
+_FOLDS: dict[type[Operation], Callable[[int, int], int]] = {
+    arith.AddiOp: operator.add,
+    arith.SubiOp: operator.sub,
+    arith.MuliOp: operator.mul,
+    arith.FloorDivSIOp: operator.floordiv,
+    arith.MaxSIOp: max,
+    arith.MinSIOp: min,
+}
+
+
+def _bounds(module: ModuleOp, name: str) -> list[tuple[scf.ForOp, int]]:
+    """The bounds of ``@name``'s checkpointed loops: (loop, operand index)
+    of each lower bound, upper bound and step."""
+    function = SymbolTable.lookup_symbol(module, name)
+    assert isinstance(function, func.FuncOp)
+    return [
+        (loop, k)
+        for loop in function.body.block.ops
+        if isinstance(loop, scf.ForOp) and CHECKPOINT_ATTR in loop.attributes
+        for k in range(3)
+    ]
+
+
+def _trip_counts(module: ModuleOp, name: str, args: Sequence[Any]) -> list[int]:
+    """The values of ``@name``'s checkpointed loop bounds for ``args``."""
+    return [_evaluate(loop.operands[k], args, loop) for loop, k in _bounds(module, name)]
+
+
+def _evaluate(value: SSAValue, args: Sequence[Any], loop: Operation) -> int:
+    """An integer computed from constants, integer arguments and array
+    sizes, for these arguments."""
+    if isinstance(value, BlockArgument):
+        return int(args[value.index])
+    op = value.owner
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
+        return op.value.value.data
+    if isinstance(op, arith.IndexCastOp):
+        return _evaluate(op.input, args, loop)
+    if isinstance(op, memref.DimOp):
+        array = op.source
+        assert isinstance(array, BlockArgument)
+        return args[array.index].shape[_evaluate(op.index, args, loop)]
+    if (fold := _FOLDS.get(type(op))) is not None:
+        return fold(*(_evaluate(operand, args, loop) for operand in op.operands))
+    raise ReversibleSyntaxError(
+        f"{describe_op(loop)}: the trip count of a checkpointed loop must follow from "
+        f"the arguments (integers, array sizes), not from '{op.name}'", None, None, None,
+    )
+
 
 def _text(module: ModuleOp) -> str:
     stream = StringIO()
     Printer(stream=stream).print_op(module)
     return stream.getvalue()
+
+
+def checkpointed(steps: range, snapshots: int | None = None) -> range:
+    """Mark a time-stepping loop of an ``@rv.ordinary`` function,
+    ``for t in rv.checkpointed(range(n), snapshots=k):``, so that its
+    gradient keeps ``k`` snapshots of the loop state (Revolve, the initial
+    state included) and recomputes the rest, instead of a tape of every
+    step; without ``snapshots`` the schedule is binary bisection (about
+    ``log₂ n`` snapshots).  In plain Python it is ``steps`` itself, so the
+    undecorated function runs unchanged (docs/python.md, "Ordinary
+    Python")."""
+    return steps
 
 
 def ordinary(function: Callable[..., Any] | None = None, *, backend: str = "auto") -> Any:

@@ -31,7 +31,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from revmlir.ad.checkpointed import CHECKPOINT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
+from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import (
     _UNRESOLVED,
@@ -141,15 +143,20 @@ class OrdinaryBuilder(ExpressionBuilder):
         body: Callable[[Value], None],
         carried: Sequence[str],
         loc: Loc = None,
+        schedule: ScheduleAttr | None = None,
     ) -> None:
         """``scf.for`` over ``range(lb, ub, step)`` (``step > 0``) carrying
-        the variables ``carried``; ``body`` gets the loop variable."""
+        the variables ``carried``; ``body`` gets the loop variable.  A
+        ``schedule`` becomes the loop's ``checkpoint`` attribute, which
+        ``reversibilize`` carries to the ``rev.for``."""
         initial = [self._current(n, loc) for n in carried]
         block = Block(arg_types=[IndexType(), *(v.type for v in initial)])
         index = Value(self, block.args[0])
         self._loop_body(block, carried, lambda: body(index), loc)
         bounds = [self.index(v, loc) for v in (lb, ub, step)]
         op = self.emit(scf.ForOp(*bounds, initial, Region(block)), loc)
+        if schedule is not None:
+            op.attributes[CHECKPOINT_ATTR] = schedule
         for name, result in zip(carried, op.results, strict=True):
             self._define(name, result)
 
@@ -518,6 +525,10 @@ class FunctionCompiler:
         if node.orelse:
             raise self.error(node, "for … else is not supported")
         iterator = node.iter
+        schedule = None
+        if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is _checkpointed():
+            schedule = self.schedule(node, iterator)
+            iterator = iterator.args[0]
         if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range
                 and 1 <= len(iterator.args) <= 3 and not iterator.keywords):
             raise self.error(node.iter, f"cannot loop over '{ast.unparse(iterator)}'",
@@ -547,7 +558,25 @@ class FunctionCompiler:
                 ctx.bindings.pop()
 
         carried = [n for n in _assigned(node.body) if fn.has(n) and not fn.is_array(n)]
-        fn.for_(start, stop, fn.const(step, IndexType(), loc), body, carried, loc)
+        fn.for_(start, stop, fn.const(step, IndexType(), loc), body, carried, loc, schedule)
+
+    def schedule(self, node: ast.For, call: ast.Call) -> ScheduleAttr:
+        """The schedule ``rv.checkpointed(range(…), snapshots=k)`` asks for.
+        ``ad-checkpoint`` reverses loops at the top level of a function, one
+        step at a time, so only such a loop can carry one."""
+        if not any(node is statement for statement in self.tree.body):
+            raise self.error(call, "rv.checkpointed() marks a loop at the top level of the function",
+                             "checkpoint the outermost (time-stepping) loop")
+        if len(call.args) != 1 or any(k.arg != "snapshots" for k in call.keywords):
+            raise self.error(call, "rv.checkpointed() takes a range and an optional snapshots=k",
+                             "write rv.checkpointed(range(n), snapshots=20)")
+        if not call.keywords:
+            return ScheduleAttr("bisection")
+        snapshots = _literal_int(call.keywords[0].value)
+        if snapshots is None or snapshots < 1:
+            raise self.error(call.keywords[0].value, "snapshots must be a positive integer literal",
+                             "write e.g. snapshots=20")
+        return ScheduleAttr("binomial", snapshots)
 
     def integer(self, node: ast.expr) -> Value:
         value = self.scalar(node)
@@ -612,6 +641,12 @@ def _literal_int(node: ast.expr) -> int | None:
         inner = _literal_int(node.operand)
         return None if inner is None else -inner
     return None
+
+
+def _checkpointed() -> Callable[..., range]:
+    from revmlir.frontend.ordinary import checkpointed
+
+    return checkpointed
 
 
 def _ordinary_type() -> type[OrdinaryFunction]:

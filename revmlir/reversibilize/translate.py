@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
+from revmlir.ad.checkpointed import CHECKPOINT_ATTR
 from revmlir.dialects import anc, rev
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import is_expression, load_is_stable
@@ -245,6 +246,8 @@ class FunctionTranslator:
             self._insert(rev.YieldOp(*final), terminator)
         bounds = [self.values[v] for v in (op.lb, op.ub, op.step)]
         loop = self._insert(rev.ForOp(*bounds, initial, Region(block)), op)
+        if (schedule := op.attributes.get(CHECKPOINT_ATTR)) is not None:
+            loop.attributes[CHECKPOINT_ATTR] = schedule
         self._bind_results(op, loop.res, scope)
 
     def _while(self, op: scf.WhileOp, scope: _Scope) -> None:
