@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import revmlir as rv
+from test_ordinary import heat_py
 
 jax.config.update("jax_enable_x64", True)
 
@@ -45,18 +46,7 @@ def heat_halving(u, tmp, c, steps):
     return energy
 
 
-@rv.ordinary
-def heat_store_all(u, tmp, c, steps):
-    n = len(u)
-    for step in range(steps):
-        for i in range(1, n - 1):
-            tmp[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
-        for i in range(1, n - 1):
-            u[i] = tmp[i]
-    energy = 0.0
-    for i in range(n):
-        energy += u[i] * u[i]
-    return energy
+heat_store_all = rv.ordinary(heat_py)  # the same loop, unmarked
 
 
 def heat_jax(u, c, steps, ramp=False):
