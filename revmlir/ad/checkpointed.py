@@ -50,10 +50,10 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import Adjointer, adjoint_name, generate_adjoints, gradient_type
 from revmlir.ad.derived import prepare
-from revmlir.checkpoint import ScheduleError, binomial, bisection, store_all
-from revmlir.checkpoint.table import Entry, Table, encode, first_reverse, replay
+from revmlir.checkpoint.cursor import FINAL, WORDS
+from revmlir.checkpoint.table import Entry
 from revmlir.dialects import anc, rev
-from revmlir.dialects.ad import ActionOp, ScheduleAttr
+from revmlir.dialects.ad import NextOp, ScheduleAttr
 from revmlir.errors import describe_op
 from revmlir.interfaces import InvertibleOp
 from revmlir.inversion import FORGETFUL_ATTR, building_at_end
@@ -72,20 +72,6 @@ def _error(op: Operation, why: str) -> CheckpointError:
     return CheckpointError(f"{describe_op(op)}: {why}")
 
 
-def _schedule_table(loop: rev.ForOp, attr: ScheduleAttr, steps: int) -> Table:
-    scheme = attr.scheme.data
-    if scheme == "binomial":
-        schedule = binomial(steps, attr.snapshots.data)
-    elif scheme == "bisection":
-        schedule = bisection(steps)
-    else:
-        schedule = store_all(steps)
-    try:
-        return encode(schedule)
-    except ScheduleError as error:
-        raise _error(loop, str(error)) from error
-
-
 Handler = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
 """What a table entry does: ``handler(step, state) -> state``."""
 
@@ -101,9 +87,7 @@ class Loop:
 
     loop: rev.ForOp
     step: str
-    table: Table
-    base: int
-    stride: int
+    schedule: ScheduleAttr
     captured: list[SSAValue]
     """Scalars the body reads from outside (passed to the step as copies)."""
     memrefs: list[SSAValue]
@@ -112,12 +96,14 @@ class Loop:
     written: list[SSAValue]
     """The memrefs the step writes: snapshotted with the carried scalars."""
     stores: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
-    tapes: list[SSAValue] = field(default_factory=list[SSAValue])
-    """The last step's tapes, from the forward sweep to the reverse sweep."""
-
-    @property
-    def steps(self) -> int:
-        return sum(1 for kind, _ in self.table if kind == Entry.REVERSE)
+    frames: SSAValue | None = None
+    """The cursor's stack of segment starts."""
+    trip: tuple[SSAValue, SSAValue, SSAValue] | None = None
+    """The trip count, the first step's induction variable and the stride
+    (index values), computed once before the forward sweep."""
+    handoff: list[SSAValue] = field(default_factory=list[SSAValue])
+    """From the forward sweep to the reverse sweep: the cursor, stopped at
+    the last step's reversal (or at its end), and that step's tapes."""
 
     def groups(self, scalars: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]
                ) -> list[tuple[SSAValue, list[SSAValue]]]:
@@ -136,12 +122,6 @@ def outline_step(loop: rev.ForOp, name: str) -> tuple[rev.FuncOp, Loop]:
     """``@name``: ``loop``'s body as a function, and the loop's description."""
     attr = loop.attributes[CHECKPOINT_ATTR]
     assert isinstance(attr, ScheduleAttr)
-    bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
-    if None in bounds:
-        raise _error(loop, "a checkpointed loop needs a static trip count (constant "
-                     "bounds and step); loops with dynamic trip counts are not supported yet")
-    lb, ub, step = bounds  # type: ignore[misc]
-    steps = max(0, -(-(ub - lb) // step)) if step > 0 else 0
     for inner in loop.body.walk():
         if CHECKPOINT_ATTR in inner.attributes:
             raise _error(inner, "checkpointed loops cannot be nested in one another yet")
@@ -186,13 +166,8 @@ def outline_step(loop: rev.ForOp, name: str) -> tuple[rev.FuncOp, Loop]:
     block.add_op(ret)
     function = rev.FuncOp(name, types, Region(block))
     function.location = loop.location
-    reverse = loop.is_reverse
-    info = Loop(
-        loop, name, _schedule_table(loop, attr, steps),
-        base=lb + (steps - 1) * step if reverse else lb,
-        stride=-step if reverse else step,
-        captured=scalars, memrefs=memrefs, stacks=stacks, written=list(written),
-    )
+    info = Loop(loop, name, attr, captured=scalars, memrefs=memrefs, stacks=stacks,
+                written=list(written))
     return function, info
 
 
@@ -224,17 +199,43 @@ class Sweep:
             free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
         self.emit(free)
 
+    def index(self, value: SSAValue) -> SSAValue:
+        if isinstance(value.type, IndexType):
+            return value
+        return self.emit(arith.IndexCastOp(value, IndexType())).results[0]
+
+    def trip(self) -> tuple[SSAValue, SSAValue, SSAValue]:
+        """The trip count, the first step's induction variable and the
+        stride of the loop, as index values (constants when its bounds are)."""
+        loop = self.info.loop
+        index = IndexType()
+        bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
+        if None not in bounds:
+            lb, ub, step = bounds  # type: ignore[misc]
+            steps = max(0, -(-(ub - lb) // step))
+            first, stride = (lb + (steps - 1) * step, -step) if loop.is_reverse else (lb, step)
+            return tuple(self.constant(n, index) for n in (steps, first, stride))  # type: ignore[return-value]
+        lb, ub, step = (self.index(self.value(v)) for v in (loop.lb, loop.ub, loop.step))
+        span = self.emit(arith.SubiOp(ub, lb)).results[0]
+        count = self.emit(arith.CeilDivSIOp(span, step)).results[0]
+        steps = self.emit(arith.MaxSIOp(count, self.constant(0, index))).results[0]
+        if not loop.is_reverse:
+            return steps, lb, step
+        last = self.emit(arith.SubiOp(steps, self.constant(1, index))).results[0]
+        offset = self.emit(arith.MuliOp(last, step)).results[0]
+        first = self.emit(arith.AddiOp(lb, offset)).results[0]
+        stride = self.emit(arith.SubiOp(self.constant(0, index), step)).results[0]
+        return steps, first, stride
+
     def iv(self, step: SSAValue) -> SSAValue:
         """The induction variable of step ``step`` (an index)."""
-        index = IndexType()
-        scaled = self.emit(arith.MuliOp(step, self.constant(self.info.stride, index))).results[0]
-        iv = self.emit(arith.AddiOp(scaled, self.constant(self.info.base, index))).results[0]
+        assert self.info.trip is not None
+        _, first, stride = self.info.trip
+        scaled = self.emit(arith.MuliOp(step, stride)).results[0]
+        iv = self.emit(arith.AddiOp(scaled, first)).results[0]
         target = self.info.loop.lb.type
-        return iv if target == index else self.emit(arith.IndexCastOp(iv, target)).results[0]
-
-    def last_iv(self) -> SSAValue:
-        info = self.info
-        return self.constant(info.base + (info.steps - 1) * info.stride, info.loop.lb.type)
+        return iv if isinstance(target, IndexType) else self.emit(
+            arith.IndexCastOp(iv, target)).results[0]
 
     def new_tapes(self) -> list[SSAValue]:
         return [self.emit(anc.StackAllocOp(s.type)).results[0]  # type: ignore[arg-type]
@@ -293,27 +294,62 @@ class Sweep:
                 restored[old] = self.copy(new)
         return [restored[s] for s in state]
 
-    def action_loop(
+    def start_cursor(self) -> list[SSAValue]:
+        """A fresh cursor moved to its first entry."""
+        zero = self.constant(0, IndexType())
+        return self.next([self.copy(zero) for _ in range(WORDS)])
+
+    def next(self, cursor: Sequence[SSAValue]) -> list[SSAValue]:
+        info = self.info
+        assert info.frames is not None and info.trip is not None
+        results = list(self.emit(NextOp(info.schedule, info.frames, info.trip[0], cursor)).results)
+        for result, hint in zip(results, ("kind", "step"), strict=False):
+            result.name_hint = hint
+        return results
+
+    def end_cursor(self, cursor: Sequence[SSAValue]) -> None:
+        """Free the cursor, checking that its schedule ran to its end."""
+        for word, final in zip(cursor, FINAL, strict=True):
+            self.free(word, self.constant(final, IndexType()))
+
+    def cursor_loop(
         self,
-        start: int,
-        end: int,
+        cursor: list[SSAValue],
         state: Sequence[SSAValue],
         handlers: dict[Entry, Handler],
-    ) -> list[SSAValue]:
-        """``rev.for`` over table entries ``[start, end)``: one ``rev.if`` per
-        kind present, ``handlers[kind](step, state) -> state``."""
+        stop: Entry,
+    ) -> tuple[list[SSAValue], list[SSAValue]]:
+        """Carry out entries until one of kind ``stop`` or ``END``: a
+        ``rev.while`` with one ``rev.if`` per kind of entry,
+        ``handlers[kind](step, state) -> state``; an iteration counter rides
+        along for the loop's postcondition."""
         index = IndexType()
-        body = Block(arg_types=[index, *(s.type for s in state)])
-        flat = [number for entry in self.info.table for number in entry]
+        zero = self.constant(0, index)
+        types = [index] * (WORDS + 1) + [s.type for s in state]
+        pre, post, body = (Block(arg_types=types) for _ in range(3))
+        with building_at_end(self.builder, pre):
+            go = None
+            for kind in sorted({stop, Entry.END}):
+                other = self.emit(arith.CmpiOp(pre.args[0], self.constant(kind, index), "ne"))
+                go = other if go is None else self.emit(arith.AndIOp(go.result, other.result))
+            assert go is not None
+            self.emit(rev.CondOp(go.results[0]))
+        with building_at_end(self.builder, post):
+            started = self.emit(arith.CmpiOp(post.args[WORDS], zero, "ne"))
+            self.emit(rev.CondOp(started.result))
         with building_at_end(self.builder, body):
-            kind, step = self.emit(ActionOp(body.args[0], flat)).results
-            current = list(body.args[1:])
-            for entry in sorted({k for k, _ in self.info.table[start:end]}):
-                current = self.conditional(kind, entry, current, handlers[entry], step)
-            self.emit(rev.YieldOp(*current))
-        bounds = [self.constant(n, index) for n in (start, end, 1)]
-        loop = self.emit(rev.ForOp(*bounds, list(state), Region(body)))
-        return list(loop.results)
+            kind, step = body.args[0], body.args[1]
+            current = list(body.args[WORDS + 1:])
+            for entry, handler in handlers.items():
+                current = self.conditional(kind, entry, current, handler, step)
+            cursor_after = self.next(body.args[:WORDS])
+            counted = self.emit(rev.IncOp(body.args[WORDS])).results[0]
+            self.emit(rev.YieldOp(*cursor_after, counted, *current))
+        initial = [*cursor, self.copy(zero), *state]
+        loop = self.emit(rev.WhileOp(initial, Region(pre), Region(post), Region(body)))
+        results = list(loop.results)
+        self.free(results[WORDS], zero, check=False)
+        return results[:WORDS], results[WORDS + 1:]
 
     def conditional(
         self,
@@ -342,12 +378,15 @@ def forward_sweep(sweep: Sweep, state: list[SSAValue]) -> list[SSAValue]:
     """The schedule up to its first reversal, then the last step taped: its
     tapes stay for the reverse sweep."""
     info = sweep.info
-    if not info.steps:
-        return state
-    split = first_reverse(info.table)
-    state = sweep.action_loop(0, split, state, sweep.value_handlers())
-    info.tapes = sweep.new_tapes()
-    return sweep.call_step(sweep.last_iv(), state, info.tapes)
+    info.trip = sweep.trip()
+    cursor, state = sweep.cursor_loop(sweep.start_cursor(), state, sweep.value_handlers(),
+                                      stop=Entry.REVERSE)
+    tapes = sweep.new_tapes()
+    state = sweep.conditional(
+        cursor[0], Entry.REVERSE, state,
+        lambda step, values: sweep.call_step(sweep.iv(step), values, tapes), cursor[1])
+    info.handoff = [*cursor, *tapes]
+    return state
 
 
 @dataclass
@@ -365,16 +404,13 @@ class CheckpointAdjointer(Adjointer):
 
     def reverse_sweep(self, loop: rev.ForOp, info: Loop) -> None:
         state, captured = self.carried_state(loop, loop.res)
-        if not info.steps:
-            self.bind_carried(loop.state, state, captured)
-            return
         sweep = Sweep(info, self.builder, self.lookup, loop)
         count = len(loop.res)
         floats = [i for i, r in enumerate(loop.res) if gradient_type(r.type) is not None]
 
         def reverse(iv: SSAValue, values: list[SSAValue], gradients: list[SSAValue],
                     tapes: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
-            """Step ``iv``'s adjoint on its tapes (then freed: it empties them)."""
+            """Step ``iv``'s adjoint on its tapes, which it empties."""
             shadows = []
             for tape in tapes:
                 if (type := gradient_type(tape.type)) is not None:
@@ -400,7 +436,7 @@ class CheckpointAdjointer(Adjointer):
                     g = next(returned)
                     self.accumulate([(c, g)])
                     self.discard_gradient(g)
-            sweep.free_stacks([*tapes, *shadows], check=True)
+            sweep.free_stacks(shadows, check=True)
             new_gradients = results[1 + count + len(originals):][: len(gradients)]
             return results[1: 1 + count], new_gradients
 
@@ -423,14 +459,22 @@ class CheckpointAdjointer(Adjointer):
             values, gradients = unpack(args)
             iv = sweep.iv(step)
             tapes = sweep.new_tapes()
-            return pack(*reverse(iv, sweep.call_step(iv, values, tapes), gradients, tapes))
+            out = pack(*reverse(iv, sweep.call_step(iv, values, tapes), gradients, tapes))
+            sweep.free_stacks(tapes, check=True)
+            return out
 
-        values, gradients = unpack(state)
-        values, gradients = reverse(sweep.last_iv(), values, gradients, info.tapes)
+        def reverse_last(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
+            """The last step, taped by the forward sweep."""
+            values, gradients = unpack(args)
+            return pack(*reverse(sweep.iv(step), values, gradients, tapes))
+
+        cursor, tapes = info.handoff[:WORDS], info.handoff[WORDS:]
+        state = sweep.conditional(cursor[0], Entry.REVERSE, state, reverse_last, cursor[1])
+        sweep.free_stacks(tapes, check=True)
         handlers = {kind: on_values(action) for kind, action in sweep.value_handlers().items()}
         handlers[Entry.REVERSE] = reverse_entry
-        results = sweep.action_loop(first_reverse(info.table) + 1, len(info.table),
-                                    pack(values, gradients), handlers)
+        cursor, results = sweep.cursor_loop(sweep.next(cursor), state, handlers, stop=Entry.END)
+        sweep.end_cursor(cursor)
         self.bind_carried(loop.state, results, captured)
 
 
@@ -450,6 +494,10 @@ def checkpointed_function(
         values[old] = new
     stores: list[SSAValue] = []
     for info in loops.values():
+        frames = builder.insert(anc.StackAllocOp(anc.StackType(IndexType()))).results[0]
+        frames.name_hint = "frames"
+        info.frames = frames
+        stores.append(frames)
         for element in _store_elements(info):
             store = builder.insert(anc.StackAllocOp(anc.StackType(element))).results[0]
             store.name_hint = "snapshots"
@@ -540,42 +588,38 @@ def check_snapshots(module: ModuleOp) -> None:
     """The legality check before lowering: snapshots never escape the
     function that takes them and are balanced.
 
-    A store must be a local stack (``anc.stack_alloc``) freed with its check
-    on in the same block, so a run that leaves a snapshot behind is caught;
-    statically, every action table must replay as a valid, nested schedule
-    (``revmlir.checkpoint.table.replay``), and outside table-driven loops
-    each ``anc.restore``/``anc.drop`` must find a snapshot taken before it
-    in the same block, each snapshot being dropped before its store is
-    freed."""
+    A store, and a cursor's frames, must be a local stack
+    (``anc.stack_alloc``) freed with its check on in the same block, so a
+    run that leaves a snapshot (or an open segment) behind is caught; outside
+    cursor-driven loops each ``anc.restore``/``anc.drop`` must find a
+    snapshot taken before it in the same block, each snapshot being dropped
+    before its store is freed.  Within them the cursor is trusted: it is
+    the schedule, whose validity the tests check by simulation."""
     for op in module.walk():
-        if isinstance(op, ActionOp):
-            try:
-                replay(op.entries())
-            except ScheduleError as error:
-                raise _error(op, f"the action table is not a valid schedule: {error}") from error
+        if isinstance(op, NextOp):
+            _check_store(op, op.frames, "a cursor's frames")
         if isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp):
-            _check_store(op)
-            if not _table_driven(op):
+            _check_store(op, op.store, "snapshots")
+            if not _cursor_driven(op):
                 _check_straight_line(op)
 
 
-def _check_store(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> None:
-    store = op.store
+def _check_store(op: Operation, store: SSAValue, what: str) -> None:
     if not (isinstance(store, OpResult) and isinstance(store.op, anc.StackAllocOp)):
-        raise _error(op, "snapshots must be taken on a local stack (anc.stack_alloc): "
-                     "they cannot leave the function that takes them")
+        raise _error(op, f"{what} must be kept on a local stack (anc.stack_alloc): "
+                     "they cannot leave the function that uses them")
     frees = [u.operation for u in store.uses if isinstance(u.operation, anc.StackFreeOp)]
     if len(frees) != 1 or frees[0].parent_block() is not store.op.parent_block() \
             or not frees[0].checks_enabled:
-        raise _error(op, "the snapshot store must be freed once, checked, in the block "
+        raise _error(op, f"the stack of {what} must be freed once, checked, in the block "
                      "that allocates it")
 
 
-def _table_driven(op: Operation) -> bool:
+def _cursor_driven(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None:
-        if isinstance(parent, rev.ForOp) and any(
-                isinstance(o, ActionOp) for o in parent.body.block.ops):
+        if isinstance(parent, rev.WhileOp) and any(
+                isinstance(o, NextOp) for o in parent.body.block.ops):
             return True
         parent = parent.parent_op()
     return False

@@ -1,8 +1,9 @@
 """Schedules whose trip count is known before the reverse sweep starts.
 
-They are generated eagerly into a ``Schedule`` so the checkpoint pass can emit
-a static action table and tests can compare cost and memory with the known
-optima: store-all (no recomputation), binary bisection (Siskind & Pearlmutter's
+They are generated eagerly into a ``Schedule``, so they can be inspected and
+validated, serve as the reference for the run-time cursors that checkpointed
+loops run (``revmlir.checkpoint.cursor``), and tests can compare cost and
+memory with the known optima: store-all (no recomputation), binary bisection (Siskind & Pearlmutter's
 divide and conquer: logarithmic memory and logarithmic recomputation factor),
 binomial checkpointing (Griewank & Walther's Revolve: the fewest recomputed
 steps possible for a fixed number of snapshots), and Bennett's k-ary pebble
@@ -12,7 +13,6 @@ k^n steps).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from math import comb
 
 from revmlir.checkpoint.actions import Action, Compute, Objective, Uncompute
@@ -90,20 +90,16 @@ def bisection(steps: int) -> Schedule:
     return Schedule("bisection", steps, Objective.ADJOINT, tuple(b.actions))
 
 
-@lru_cache(maxsize=4096)
-def _split(length: int, snapshots: int) -> int:
-    """An optimal first split for binomial checkpointing: the j in [1, length)
-    with j + F(length - j, snapshots - 1) + F(j, snapshots) = F(length,
-    snapshots), searched outwards from beta(snapshots, t - 1)."""
-    best = binomial_optimum(length, snapshots)
+def binomial_split(length: int, snapshots: int) -> int:
+    """An optimal first split for binomial checkpointing (``length >= 2``,
+    ``snapshots >= 2``): the least j with j + F(length - j, snapshots - 1) +
+    F(j, snapshots) = F(length, snapshots), which is
+    max(length - beta(snapshots - 1, t), beta(snapshots, t - 2), 1) for the
+    repetition number t.  A closed form, so the run-time scheduler
+    (``revmlir.checkpoint.cursor``) needs no search; the tests check its
+    optimality against the search over every split."""
     t = repetition_number(length, snapshots)
-    guess = min(max(_beta(snapshots, t - 1), 1), length - 1)
-    for delta in range(length):
-        for j in (guess - delta, guess + delta):
-            if 1 <= j < length and (j + binomial_optimum(length - j, snapshots - 1)
-                                    + binomial_optimum(j, snapshots)) == best:
-                return j
-    raise AssertionError(f"no optimal split for {length} steps, {snapshots} snapshots")
+    return max(length - _beta(snapshots - 1, t), _beta(snapshots, t - 2), 1)
 
 
 def binomial(steps: int, snapshots: int) -> Schedule:
@@ -124,7 +120,7 @@ def _binomial_into(b: _Builder, a: int, end: int, snapshots: int) -> None:
     """Reverse steps [a, end) given s_a stored, using at most ``snapshots``
     stored states including s_a.  Leaves s_a stored."""
     while end - a > 1 and snapshots > 1:
-        j = _split(end - a, snapshots)
+        j = binomial_split(end - a, snapshots)
         b.goto(a)
         b.advance(j)
         b.take()

@@ -1,16 +1,19 @@
-"""Schedules as action tables: the form a checkpointed loop carries in the IR.
+"""Schedules as entry streams: what a checkpointed loop carries out.
 
 A table is a flat list of ``(kind, step)`` pairs, one per step execution or
-snapshot operation, so one loop over it with one copy of the step body can
-carry out any schedule (``ADVANCE(n)`` becomes ``n`` ``PLAIN`` entries).
-Snapshots live on stacks in the generated code, so a table is accepted only
-when every ``RESTORE`` and ``FREE_SNAPSHOT`` names the latest snapshot still
-held: store-all, bisection and binomial schedules are nested that way; the
-online schedule's thinning is not.
+snapshot operation (``ADVANCE(n)`` becomes ``n`` ``PLAIN`` entries), so one
+loop with one copy of the step body can carry out any schedule.  The
+generated code gets its entries one at a time from a run-time cursor
+(``revmlir.checkpoint.cursor``); ``encode`` gives the same stream from an
+offline schedule, as the reference the cursor is tested against.  Snapshots
+live on stacks in the generated code, so a table is accepted only when every
+``RESTORE`` and ``FREE_SNAPSHOT`` names the latest snapshot still held:
+store-all, bisection and binomial schedules are nested that way; the online
+schedule's thinning is not.
 
-``replay`` turns a table back into actions and simulates them
-(``revmlir.checkpoint.simulate``), so the legality check before lowering and
-the tests judge the IR's table with the same machine that judges schedules.
+``replay`` turns a stream back into actions and simulates them
+(``revmlir.checkpoint.simulate``), so the tests judge a cursor's entries with
+the same machine that judges schedules.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ class Entry(IntEnum):
     RESTORE = 2
     FREE = 3
     REVERSE = 4
+    END = 5
+    """Only from a run-time cursor: the schedule is over."""
 
 
 Table = list[tuple[Entry, int]]
@@ -107,8 +112,3 @@ def _check_nested(table: Table) -> None:
                                     "not the latest snapshot held (snapshots are a stack)")
             if kind == Entry.FREE:
                 held.pop()
-
-
-def first_reverse(table: Table) -> int:
-    """Where the forward sweep ends: the entry reversing the last step."""
-    return next(i for i, (kind, _) in enumerate(table) if kind == Entry.REVERSE)

@@ -16,32 +16,40 @@ reversible code.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Self
 
 from xdsl.dialects.builtin import (
-    DenseArrayBase,
     FlatSymbolRefAttr,
     IndexType,
     IntAttr,
     ModuleOp,
     StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
-    ParsePropInAttrDict,
     irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     param_def,
     prop_def,
-    result_def,
     traits_def,
+    var_operand_def,
+    var_result_def,
 )
-from xdsl.parser import AttrParser
+from xdsl.parser import AttrParser, Parser
 from xdsl.printer import Printer
-from xdsl.traits import HasParent, Pure, SymbolTable
+from xdsl.traits import HasParent, SymbolTable
 from xdsl.utils.exceptions import VerifyException
+
+from revmlir.checkpoint.cursor import SCHEMES, WORDS
+from revmlir.dialects import anc
+from revmlir.dialects.anc import GRADIENT_ONLY
+from revmlir.errors import describe_op
+from revmlir.interfaces import InvertibleOp, NotDifferentiable
+
+if TYPE_CHECKING:
+    from revmlir.inversion import Inverter
 
 
 class FunctionRequestOp(IRDLOperation):
@@ -145,19 +153,16 @@ class CheckpointOp(FunctionRequestOp):
     name = "ad.checkpoint"
 
 
-SCHEMES = ("store_all", "bisection", "binomial")
-"""Schedules for a loop with a static trip count (``revmlir.checkpoint``).
-Bennett's pebble game is not one of them: it reverses a chain without
-snapshots by copy (``reversibilize``'s default mode is that game's k = 2
-case), so it has no action table of this kind."""
-
-
 @irdl_attr_definition
 class ScheduleAttr(ParametrizedAttribute):
     """``#ad.schedule<binomial, snapshots = 4>``, ``#ad.schedule<bisection>``,
     ``#ad.schedule<store_all>``: how the adjoint of the loop carrying it is
     checkpointed.  ``snapshots`` counts stored states, the loop's initial
-    state included (Revolve's convention, ``revmlir.checkpoint``)."""
+    state included (Revolve's convention, ``revmlir.checkpoint``).
+
+    Bennett's pebble game is not one of the schemes: it reverses a chain
+    without snapshots, by uncomputing (``reversibilize``'s default mode is
+    its k = 2 case), so no adjoint cursor runs it."""
 
     name = "ad.schedule"
     scheme: StringAttr = param_def(StringAttr)
@@ -196,40 +201,102 @@ class ScheduleAttr(ParametrizedAttribute):
 
 
 @irdl_op_definition
-class ActionOp(IRDLOperation):
-    """``%kind, %step = ad.action %k {actions = array<i64: …>}``: entry ``k``
-    of a checkpoint action table (``revmlir.checkpoint.table``), a pair
-    (kind, step).
+class NextOp(IRDLOperation, InvertibleOp):
+    """``%next:8 = ad.next #ad.schedule<…> %frames, %steps (%cursor…)``:
+    the run-time cursor (``revmlir.checkpoint.cursor``) of a loop of
+    ``%steps`` steps, moved on to the schedule's next entry; its first two
+    words are that entry, a kind of ``revmlir.checkpoint.table.Entry`` and
+    a step.
 
-    The table is data in the IR, so a checkpointed loop is one loop over it
-    around one copy of the step and of its adjoint, whatever the schedule;
-    the legality check before lowering replays it.
+    The schedule is computed while it runs, from a few words carried by the
+    loops that consume it and a stack of segment starts (``%frames``, at
+    most one per snapshot held), so a checkpointed loop of any length has
+    code and memory of fixed size, and its trip count may be known only
+    when it starts.  The cursor is state, threaded from one ``ad.next`` to
+    the next: it starts as zeros and its last words are known (``END``),
+    so freeing them checks that the schedule ran to its end.
     """
 
-    name = "ad.action"
-    index = operand_def(IndexType)
-    actions = prop_def(DenseArrayBase)
-    kind = result_def(IndexType)
-    step = result_def(IndexType)
+    name = "ad.next"
+    schedule = prop_def(ScheduleAttr)
+    frames = operand_def(anc.StackType)
+    steps = operand_def(IndexType)
+    words = var_operand_def(IndexType)
+    next_words = var_result_def(IndexType)
 
-    traits = traits_def(Pure())
-    assembly_format = "$index attr-dict"
-    irdl_options = (ParsePropInAttrDict(),)
+    traits = traits_def(NotDifferentiable(GRADIENT_ONLY))
 
-    def __init__(self, index: SSAValue, actions: Sequence[int]):
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_attribute(self.schedule)
+        printer.print_string(" ")
+        printer.print_operand(self.frames)
+        printer.print_string(", ")
+        printer.print_operand(self.steps)
+        printer.print_string(" (")
+        printer.print_list(self.words, printer.print_operand)
+        printer.print_string(")")
+        printer.print_op_attributes(self.attributes)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        schedule = parser.parse_attribute()
+        if not isinstance(schedule, ScheduleAttr):
+            parser.raise_error(f"expected #ad.schedule<…>, got {schedule}")
+        frames = parser.resolve_operand(
+            parser.parse_unresolved_operand(), anc.StackType(IndexType())
+        )
+        parser.parse_punctuation(",")
+        steps = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
+        words = parser.parse_comma_separated_list(
+            parser.Delimiter.PAREN,
+            lambda: parser.resolve_operand(parser.parse_unresolved_operand(), IndexType()),
+        )
+        op = cls(schedule, frames, steps, words)
+        op.attributes.update(parser.parse_optional_attr_dict())
+        return op
+
+    def __init__(
+        self, schedule: ScheduleAttr, frames: SSAValue, steps: SSAValue, words: Sequence[SSAValue]
+    ):
         super().__init__(
-            operands=[index],
-            properties={"actions": DenseArrayBase.from_list(i64, list(actions))},
-            result_types=[IndexType(), IndexType()],
+            operands=[frames, steps, words],
+            properties={"schedule": schedule},
+            result_types=[[IndexType()] * len(words)],
         )
 
-    def entries(self) -> list[tuple[int, int]]:
-        values = self.actions.get_values()
-        return list(zip(values[0::2], values[1::2]))  # type: ignore[arg-type]
+    @property
+    def kind(self) -> SSAValue:
+        return self.next_words[0]
+
+    @property
+    def step(self) -> SSAValue:
+        return self.next_words[1]
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return tuple(self.words)
+
+    def invert(self, inverter: Inverter) -> None:
+        """A schedule only moves forward: its cursor is state (threaded
+        linearly through the loops, so its words are checked at the end like
+        any ancilla) but it has no inverse."""
+        from revmlir.inversion import InversionError
+
+        raise InversionError(f"{describe_op(self)} has no inverse: it {GRADIENT_ONLY}")
+
+    def verify_(self) -> None:
+        if len(self.words) != WORDS:
+            raise VerifyException(
+                f"a cursor has {WORDS} words (revmlir.checkpoint.cursor), got {len(self.words)}"
+            )
+        element = self.frames.type
+        assert isinstance(element, anc.StackType)
+        if not isinstance(element.element_type, IndexType):
+            raise VerifyException("the cursor's frames are a stack of index")
 
 
 Ad = Dialect(
     "ad",
-    [AdjointOp, TangentOp, HessianOp, JacobianOp, CheckpointOp, ActionOp],
+    [AdjointOp, TangentOp, HessianOp, JacobianOp, CheckpointOp, NextOp],
     [ScheduleAttr],
 )

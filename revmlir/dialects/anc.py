@@ -399,7 +399,7 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
 # Snapshots: the checkpointed gradient's deliberate forgetting
 # ---------------------------------------------------------------------------
 
-_GRADIENT_ONLY = "appears only in checkpointed gradient programs (ad-checkpoint), which are final"
+GRADIENT_ONLY = "appears only in checkpointed gradient programs (ad-checkpoint), which are final"
 
 
 class _SnapshotOp(IRDLOperation, StateConsumer):
@@ -411,7 +411,7 @@ class _SnapshotOp(IRDLOperation, StateConsumer):
     store = operand_def(StackType)
     values = var_operand_def()
 
-    traits = traits_def(NotInvertible(_GRADIENT_ONLY), NotDifferentiable(_GRADIENT_ONLY))
+    traits = traits_def(NotInvertible(GRADIENT_ONLY), NotDifferentiable(GRADIENT_ONLY))
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
@@ -491,7 +491,7 @@ class ZeroPadOp(IRDLOperation, StateConsumer):
     shadow = operand_def(StackType)
     stack = operand_def(StackType)
 
-    traits = traits_def(NotInvertible(_GRADIENT_ONLY), NotDifferentiable(_GRADIENT_ONLY))
+    traits = traits_def(NotInvertible(GRADIENT_ONLY), NotDifferentiable(GRADIENT_ONLY))
     assembly_format = "$shadow `,` $stack attr-dict `:` type($shadow) `,` type($stack)"
 
     def __init__(self, shadow: SSAValue, stack: SSAValue):

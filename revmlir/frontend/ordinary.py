@@ -16,18 +16,14 @@ from __future__ import annotations
 
 import ast
 import functools
-import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from io import StringIO
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
-    IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -35,15 +31,13 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute
 from xdsl.printer import Printer
-from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
-from revmlir.errors import describe_op
 from revmlir.frontend.api import BACKENDS, Specialization, read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.gradient import ReversibleCall
@@ -163,9 +157,6 @@ class OrdinarySpecialization:
     checkpointed: bool
     """Whether a loop is marked ``rv.checkpointed``: then gradients are
     checkpointed (``checkpointed_call``)."""
-    _by_trip_counts: dict[tuple[int, ...], Specialization] = field(
-        default_factory=dict[tuple[int, ...], Specialization], compare=False
-    )
 
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
@@ -194,32 +185,30 @@ class OrdinarySpecialization:
             function, types, ordinary, spec, result_types, written, returns, checkpointed
         )
 
-    def checkpointed_call(self, args: Sequence[Any]) -> ReversibleCall:
-        """``f``'s call as a run of its tape-mode form ``@f(args…, r…,
-        tapes…)`` whose gradient ``@f.grad`` is the checkpointed one
-        (``ad-checkpoint``): it runs the schedule itself, so memory holds
-        the snapshots and one step's tape, not a tape per step, and no
-        Bennett round trip is needed.  A schedule is a table fixed at
-        compile time, so the module is specialised to the trip counts of
-        these arguments (compiled once per distinct trip counts)."""
+    @functools.cached_property
+    def checkpointed_gradient(self) -> Specialization:
+        """``f``'s tape-mode form ``@f(args…, r…, tapes…)`` with its
+        gradient ``@f.grad``, the checkpointed one (``ad-checkpoint``).  The
+        schedule runs at run time, for the trip count the arguments give,
+        so one compiled module serves every trip count."""
         from revmlir.reversibilize import reversibilize
 
         name = self.reversible.name
-        key = tuple(_trip_counts(self.ordinary, name, args))
-        if (spec := self._by_trip_counts.get(key)) is None:
-            module = self.ordinary.clone()
-            for (loop, k), value in zip(_bounds(module, name), key, strict=True):
-                constant = arith.ConstantOp(IntegerAttr(value, IndexType()))
-                Rewriter.insert_op(constant, InsertPoint.before(loop))
-                loop.operands[k] = constant.result
-            reversibilize(module, "tape")
-            (gradient,) = generate_checkpointed(module, [name])
-            gradient.sym_name = StringAttr(name + GRADIENT_SUFFIX)
-            tape = SymbolTable.lookup_symbol(module, name)
-            assert isinstance(tape, rev.FuncOp)
-            types = tuple(tape.function_type.inputs.data)
-            spec = Specialization(self.function, types, name, module)  # type: ignore[arg-type]
-            self._by_trip_counts[key] = spec
+        module = self.ordinary.clone()
+        reversibilize(module, "tape")
+        (gradient,) = generate_checkpointed(module, [name])
+        gradient.sym_name = StringAttr(name + GRADIENT_SUFFIX)
+        tape = SymbolTable.lookup_symbol(module, name)
+        assert isinstance(tape, rev.FuncOp)
+        types = tuple(tape.function_type.inputs.data)
+        return Specialization(self.function, types, name, module)  # type: ignore[arg-type]
+
+    def checkpointed_call(self, args: Sequence[Any]) -> ReversibleCall:
+        """``f``'s call as a run of ``checkpointed_gradient``'s ``@f``: its
+        gradient runs the schedule itself, so memory holds the snapshots and
+        one step's tape, not a tape per step, and no Bennett round trip is
+        needed."""
+        spec = self.checkpointed_gradient
         count, results = len(args), len(self.result_types)
         tapes: list[list[float]] = [[] for _ in spec.types[count + results :]]
         return ReversibleCall(
@@ -268,56 +257,6 @@ class OrdinarySpecialization:
 
 
 _ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
-
-_FOLDS: dict[type[Operation], Callable[[int, int], int]] = {
-    arith.AddiOp: operator.add,
-    arith.SubiOp: operator.sub,
-    arith.MuliOp: operator.mul,
-    arith.FloorDivSIOp: operator.floordiv,
-    arith.MaxSIOp: max,
-    arith.MinSIOp: min,
-}
-
-
-def _bounds(module: ModuleOp, name: str) -> list[tuple[scf.ForOp, int]]:
-    """The bounds of ``@name``'s checkpointed loops: (loop, operand index)
-    of each lower bound, upper bound and step."""
-    function = SymbolTable.lookup_symbol(module, name)
-    assert isinstance(function, func.FuncOp)
-    return [
-        (loop, k)
-        for loop in function.body.block.ops
-        if isinstance(loop, scf.ForOp) and CHECKPOINT_ATTR in loop.attributes
-        for k in range(3)
-    ]
-
-
-def _trip_counts(module: ModuleOp, name: str, args: Sequence[Any]) -> list[int]:
-    """The values of ``@name``'s checkpointed loop bounds for ``args``."""
-    return [_evaluate(loop.operands[k], args, loop) for loop, k in _bounds(module, name)]
-
-
-def _evaluate(value: SSAValue, args: Sequence[Any], loop: Operation) -> int:
-    """An integer computed from constants, integer arguments and array
-    sizes, for these arguments."""
-    if isinstance(value, BlockArgument):
-        return int(args[value.index])
-    op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-        return op.value.value.data
-    if isinstance(op, arith.IndexCastOp):
-        return _evaluate(op.input, args, loop)
-    if isinstance(op, memref.DimOp):
-        array = op.source
-        assert isinstance(array, BlockArgument)
-        return args[array.index].shape[_evaluate(op.index, args, loop)]
-    if (fold := _FOLDS.get(type(op))) is not None:
-        return fold(*(_evaluate(operand, args, loop) for operand in op.operands))
-    raise ReversibleSyntaxError(
-        f"{describe_op(loop)}: the trip count of a checkpointed loop must follow from "
-        f"the arguments (integers, array sizes), not from '{op.name}'", None, None, None,
-    )
-
 
 def _text(module: ModuleOp) -> str:
     stream = StringIO()

@@ -1,4 +1,4 @@
-"""Operational semantics of snapshots and action tables (checkpointed
+"""Operational semantics of snapshots and schedule cursors (checkpointed
 gradients, ``revmlir.ad.checkpointed``).
 
 A snapshot record is a run of elements on the store stack: the scalars and
@@ -17,7 +17,8 @@ from xdsl.interpreter import InterpreterFunctions, PythonValues, impl, register_
 from xdsl.ir import SSAValue
 
 from revmlir.dialects import anc
-from revmlir.dialects.ad import ActionOp
+from revmlir.checkpoint.cursor import next_entry
+from revmlir.dialects.ad import NextOp
 from revmlir.interpreter.runtime import RuntimeInterpreter
 from revmlir.interpreter.values import normalize
 
@@ -41,13 +42,15 @@ def _latest(
 
 @register_impls
 class SnapshotFunctions(InterpreterFunctions):
-    @impl(ActionOp)
-    def run_action(
-        self, interpreter: RuntimeInterpreter, op: ActionOp, args: PythonValues
+    @impl(NextOp)
+    def run_next(
+        self, interpreter: RuntimeInterpreter, op: NextOp, args: PythonValues
     ) -> PythonValues:
-        (index,) = args
-        values = op.actions.get_values()
-        return (values[2 * index], values[2 * index + 1])
+        frames, steps, *words = args
+        schedule = op.schedule
+        return tuple(int(w) for w in next_entry(
+            schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames  # type: ignore[arg-type]
+        ))
 
     @impl(anc.SnapshotOp)
     def run_snapshot(

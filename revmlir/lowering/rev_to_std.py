@@ -50,11 +50,12 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
-from revmlir.dialects.ad import ActionOp
+from revmlir.dialects.ad import NextOp
 from revmlir.errors import describe_op, format_location
 from revmlir.inversion import invert_function, inverse_name
-from revmlir.lowering import stacks
+from revmlir.lowering import cursor, stacks
 from revmlir.lowering.rules import RuleTable
 from revmlir.passes.expand_routines import forward_only
 from revmlir.semantics import is_expression_op
@@ -730,26 +731,27 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
 # ---------------------------------------------------------------------------
 
 
-@lowers(ActionOp)
-def _action(lowering: FunctionLowering, op: Operation) -> None:
-    """The table becomes an array in the frame, filled once on entry (the
-    std dialects have no constant arrays), and each entry two loads."""
-    assert isinstance(op, ActionOp)
-    values = op.actions.get_values()
-    fill: list[Operation] = [table := memref.AllocaOp.get(i64, shape=[len(values)])]
-    for position, number in enumerate(values):
-        index = arith.ConstantOp(IntegerAttr(position, IndexType()))
-        value = arith.ConstantOp(IntegerAttr(number, i64))
-        fill += [index, value, memref.StoreOp.get(value, table, [index])]
-    for new in fill:
-        new.location = op.location
-    Rewriter.insert_op(fill, InsertPoint.at_start(lowering.block))
-    two = lowering.const(2, IndexType(), op)
-    first = lowering.emit(arith.MuliOp(lowering.get(op.index), two), op).results[0]
-    second = lowering.emit(arith.AddiOp(first, lowering.const(1, IndexType(), op)), op).results[0]
-    for result, position in zip(op.results, (first, second)):
-        word = lowering.emit(memref.LoadOp.get(table, [position]), op).results[0]
-        lowering.set(result, lowering.emit(arith.IndexCastOp(word, IndexType()), op).results[0])
+@lowers(NextOp)
+def _next(lowering: FunctionLowering, op: Operation) -> None:
+    """A call of the cursor machine (``revmlir.lowering.cursor``), added to
+    the module with the stack functions it calls."""
+    assert isinstance(op, NextOp)
+    for function in cursor.definitions():
+        lowering.runtime.setdefault(function.sym_name.data, function)
+    header, index = stacks.HEADER, IndexType()
+    lowering.runtime.setdefault(cursor.PUSH, func.FuncOp.external(cursor.PUSH, [header, index], []))
+    lowering.runtime.setdefault(cursor.POP, func.FuncOp.external(cursor.POP, [header], [index]))
+    schedule = op.schedule
+    constants = [
+        lowering.const(SCHEMES.index(schedule.scheme.data), index, op),
+        lowering.const(schedule.snapshots.data, index, op),
+    ]
+    operands = [lowering.get(v) for v in (op.frames, op.steps, *op.words)]
+    results = lowering.call_runtime(
+        cursor.NAME, [operands[0], *constants, *operands[1:]], [index] * len(op.results), op
+    )
+    for old, new in zip(op.results, results, strict=True):
+        lowering.set(old, new)
 
 
 def _each_element(

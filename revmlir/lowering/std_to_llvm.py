@@ -19,7 +19,7 @@ Value representation:
 - a declared function is external (libm), unless it is one of the stack
   runtime's, which the pass defines (``revmlir.lowering.stacks``).
 
-Every function also gets a C-callable entry point ``@<name>_ciface(ptr)``: its
+Every public function also gets a C-callable entry point ``@<name>_ciface(ptr)``: its
 argument points to an array of pointers, one per argument, to the argument's
 storage (a scalar, two floats for a complex, a ``{ptr, i64…}`` descriptor for
 a memref).  It calls the function and writes the scalar results back into the
@@ -836,7 +836,8 @@ class ConvertStdToLLVMPass(ModulePass):
                 translation.add_declaration(source)
                 continue
             translation.functions.append(FunctionTranslation(translation, source).translate())
-            translation.functions.append(ciface(source))
+            if source.sym_visibility is None or source.sym_visibility.data != "private":
+                translation.functions.append(ciface(source))
         for source in sources:
             source.detach()
         op.body.block.add_ops(translation.module())

@@ -20,36 +20,80 @@ rev.func @recurrence(%x: f64, %a: f64, %tape: !anc.stack<f64>) {
 }
 ad.checkpoint @recurrence
 
+// A trip count known only when the loop starts: the cursor gets it from the
+// bounds, and the loop may run backwards.
+rev.func @dynamic(%x: f64, %n: i64, %tape: !anc.stack<f64>) {
+  %c0 = arith.constant 0 : i64
+  %c2 = arith.constant 2 : i64
+  %r = rev.for reverse %c0 to %n step %c2 : i64 (%x) : f64 attributes {checkpoint = #ad.schedule<bisection>} {
+  ^bb0(%i: i64, %y: f64):
+    %z = anc.alloc %y : f64
+    anc.push %tape, %y : !anc.stack<f64>
+    rev.yield %z : f64
+  }
+  rev.return %r, %n : f64, i64
+}
+ad.checkpoint @dynamic
+
 // @f.ckpt has @f.adj's signature; it never holds the step body itself.
 // CHECK:      rev.func @recurrence.ckpt(%x: f64, %a: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_a: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {
+// CHECK-NEXT:   %frames = anc.stack_alloc : !anc.stack<index>
 // CHECK-NEXT:   %snapshots = anc.stack_alloc : !anc.stack<f64>
 // CHECK-NOT:    math.sin
-// The forward sweep: table entries [0, 7) — plain steps on forgotten tapes and snapshots.
-// CHECK:        rev.for %{{.*}} to %{{.*}} step %{{.*}} : index (%x) : f64 {
-// CHECK:          ad.action %{{.*}} {actions = array<i64: 1, 0, 0, 0, 0, 1, 0, 2, 1, 3, 0, 3, 0, 4, 4, 5,
+// The schedule is a run-time cursor over the trip count (6): eight words,
+// threaded through the loops, starting as zeros.
+// CHECK:        %[[N:[0-9]+]] = arith.constant 6 : index
+// CHECK:        %kind, %step, %{{.*}} = ad.next #ad.schedule<binomial, snapshots = 2> %frames, %[[N]] (
+// The forward sweep: entries until the first reversal (kind 4) or the end
+// (kind 5) — plain steps on forgotten tapes and snapshots.
+// CHECK:        rev.while (%kind, %step, {{.*}}, %x) : index, index, index, index, index, index, index, index, index, f64 pre {
+// CHECK:          arith.constant 4 : index
+// CHECK:          arith.constant 5 : index
+// CHECK:        } do {
 // CHECK:          rev.call @recurrence.ckpt.step0(
 // CHECK:          anc.stack_free %{{.*}} {nocheck} : !anc.stack<f64>
 // CHECK:          anc.snapshot %snapshots, %{{.*}} : !anc.stack<f64>, f64
-// The last step runs taped; the rest of @f runs; its tape gets zero gradients.
+// CHECK:          ad.next #ad.schedule<binomial, snapshots = 2> %frames
+// CHECK:          rev.inc
+// The last step runs taped (if there is one); the rest of @f runs; its tape
+// gets zero gradients.
 // CHECK:        rev.call @recurrence.ckpt.step0(
 // CHECK:        anc.zero_pad %g_tape, %tape
 // CHECK:        rev.call @recurrence.ckpt.step0.adj(
-// The reverse sweep: the rest of the table, carrying x, its gradient and a's.
-// CHECK:        rev.for %{{.*}} to %{{.*}} step %{{.*}} : index (%{{.*}}, %{{.*}}, %g_a_1) : f64, f64, f64 {
+// The reverse sweep: the rest of the schedule, carrying x, its gradient and a's.
+// CHECK:        ad.next #ad.schedule<binomial, snapshots = 2> %frames
+// CHECK:        rev.while ({{.*}}) : index, index, index, index, index, index, index, index, index, f64, f64, f64 pre {
 // CHECK:          anc.restore %snapshots
 // CHECK:          anc.drop %snapshots
 // CHECK:          anc.zero_pad
 // CHECK:          rev.call @recurrence.ckpt.step0.adj(
 // CHECK:          anc.stack_free
 // CHECK-NOT:      nocheck
+// CHECK:          ad.next
+// The cursor must have reached its end: kind 5 (END), phase 7, zeros.
+// CHECK:        anc.free %{{.*}}, %{{.*}} : index
+// CHECK:        anc.stack_free %frames : !anc.stack<index>
 // CHECK:        anc.stack_free %snapshots : !anc.stack<f64>
 // CHECK:      rev.func @recurrence.ckpt.step0(%i: index, %y: f64, %a: f64, %tape: !anc.stack<f64>) {
 // CHECK:        math.sin %y
 // CHECK:        rev.return %i, %{{.*}}, %a : index, f64, f64
 // CHECK:      rev.func @recurrence.ckpt.step0.adj(
 
-// The table becomes a frame array filled on entry; records are pushed and popped.
+// The cursor is a call of the run-time scheduler, defined in the module
+// with the stack functions its frames use; records are pushed and popped.
 // STD:      func.func @recurrence.ckpt(
-// STD:        memref.alloca() : memref<50xi64>
+// STD:        func.call @revmlir.cursor.next(%frames, %{{.*}}) : (memref<3xi64>, index, index, index, index, index, index, index, index, index, index, index) -> (index, index, index, index, index, index, index, index)
 // STD:        func.call @revmlir.stack.push.f64(%snapshots
 // STD:        func.call @revmlir.stack.pop.f64(%snapshots
+// STD:      func.func private @revmlir.cursor.next(%frames: memref<3xi64>,
+// STD:        func.call @revmlir.stack.push.index(%frames
+// STD:        func.call @revmlir.stack.pop.index(%frames
+
+// CHECK:      rev.func @dynamic.ckpt(
+// CHECK:        %[[LB:.*]] = arith.index_cast %c0 : i64 to index
+// CHECK:        %[[UB:.*]] = arith.index_cast %n : i64 to index
+// CHECK:        %[[STEP:.*]] = arith.index_cast %c2 : i64 to index
+// CHECK:        %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
+// CHECK:        %[[COUNT:.*]] = arith.ceildivsi %[[SPAN]], %[[STEP]] : index
+// CHECK:        %[[TRIP:.*]] = arith.maxsi %[[COUNT]], %{{.*}} : index
+// CHECK:        ad.next #ad.schedule<bisection> %frames, %[[TRIP]] (

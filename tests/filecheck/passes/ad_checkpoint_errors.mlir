@@ -2,23 +2,6 @@
 
 // Loops ad-checkpoint cannot checkpoint yet are diagnostics at the loop.
 
-// A trip count known only at run time (the online schedule is not wired yet).
-rev.func @dynamic(%x: f64, %n: index, %tape: !anc.stack<f64>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  // CHECK: error: 'rev.for' at {{.*}}ad_checkpoint_errors.mlir:[[# @LINE + 1]]:3: a checkpointed loop needs a static trip count
-  %r = rev.for %c0 to %n step %c1 : index (%x) : f64 attributes {checkpoint = #ad.schedule<bisection>} {
-  ^bb0(%i: index, %y: f64):
-    %z = anc.alloc %y : f64
-    anc.push %tape, %y : !anc.stack<f64>
-    rev.yield %z : f64
-  }
-  rev.return %r, %n : f64, index
-}
-ad.checkpoint @dynamic
-
-// -----
-
 // A checkpointed loop inside another loop.
 rev.func @nested(%x: f64, %tape: !anc.stack<f64>) {
   %c0 = arith.constant 0 : index

@@ -37,7 +37,7 @@ rev.func @drop_first(%x: f64) {
 // -----
 
 rev.func @escapes(%x: f64, %s: !anc.stack<f64>) {
-  // CHECK: error: 'anc.snapshot' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: snapshots must be taken on a local stack (anc.stack_alloc): they cannot leave the function that takes them
+  // CHECK: error: 'anc.snapshot' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: snapshots must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them
   anc.snapshot %s, %x : !anc.stack<f64>, f64
   rev.return %x : f64
 }
@@ -46,7 +46,7 @@ rev.func @escapes(%x: f64, %s: !anc.stack<f64>) {
 
 rev.func @unchecked(%x: f64) {
   %s = anc.stack_alloc : !anc.stack<f64>
-  // CHECK: error: 'anc.snapshot' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: the snapshot store must be freed once, checked, in the block that allocates it
+  // CHECK: error: 'anc.snapshot' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: the stack of snapshots must be freed once, checked, in the block that allocates it
   anc.snapshot %s, %x : !anc.stack<f64>, f64
   anc.drop %s, %x : !anc.stack<f64>, f64
   anc.stack_free %s {nocheck} : !anc.stack<f64>
@@ -55,15 +55,27 @@ rev.func @unchecked(%x: f64) {
 
 // -----
 
-rev.func @table(%x: f64) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %c2 = arith.constant 2 : index
-  %r = rev.for %c0 to %c2 step %c1 : index (%x) : f64 {
-  ^bb0(%k: index, %y: f64):
-    // CHECK: error: 'ad.action' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:5: the action table is not a valid schedule
-    %kind, %s = ad.action %k {actions = array<i64: 1, 0, 4, 0>}
-    rev.yield %y : f64
-  }
-  rev.return %r : f64
+// A cursor's frames are local too, and freed checked: a run that leaves a
+// segment open is caught.
+rev.func @frames(%n: index, %frames: !anc.stack<index>) {
+  %z = arith.constant 0 : index
+  %w0 = anc.alloc %z : index
+  %w1 = anc.alloc %z : index
+  %w2 = anc.alloc %z : index
+  %w3 = anc.alloc %z : index
+  %w4 = anc.alloc %z : index
+  %w5 = anc.alloc %z : index
+  %w6 = anc.alloc %z : index
+  %w7 = anc.alloc %z : index
+  // CHECK: error: 'ad.next' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: a cursor's frames must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them
+  %c:8 = ad.next #ad.schedule<bisection> %frames, %n (%w0, %w1, %w2, %w3, %w4, %w5, %w6, %w7)
+  anc.free %c#0, %z {nocheck} : index
+  anc.free %c#1, %z {nocheck} : index
+  anc.free %c#2, %z {nocheck} : index
+  anc.free %c#3, %z {nocheck} : index
+  anc.free %c#4, %z {nocheck} : index
+  anc.free %c#5, %z {nocheck} : index
+  anc.free %c#6, %z {nocheck} : index
+  anc.free %c#7, %z {nocheck} : index
+  rev.return %n : index
 }
