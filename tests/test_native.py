@@ -177,3 +177,24 @@ def test_native_and_interpreter_report_the_same_error(program, name, args):
     with pytest.raises(InvertibilityError) as compiled:
         NativeModule.compile(module).call(name, *copies(args))
     assert str(compiled.value) == str(interpreted.value)
+
+
+IPOWI = """
+rev.func @f(%y: i64, %a: i64, %b: i64) {
+  %t = math.ipowi %a, %b : i64
+  %y1 = rev.add %y, %t : i64
+  rev.return %y1, %a, %b : i64, i64, i64
+}"""
+
+
+def test_native_ipowi_matches_the_interpreter():
+    """Exponentiation by squaring, negative exponents (0 unless the base is
+    ±1) and wraparound past 2⁶³ included."""
+    module = parse_module(IPOWI, "ipowi.mlir")
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    for a in (-3, -2, -1, 0, 1, 2, 3, 7):
+        for b in (-3, -2, -1, 0, 1, 2, 5, 10, 63, 64, 100):
+            expected = interpreter.call("f", 0, a, b)
+            assert native.call("f", 0, a, b) == expected, (a, b)
+            wrapped = (a**b + 2**63) % 2**64 - 2**63 if b >= 0 else a ** (b % 2) if abs(a) == 1 else 0
+            assert expected[0] == wrapped, (a, b)

@@ -1,23 +1,27 @@
 """Checkpointed gradients: ``@f.ckpt``, with schedules driving annotated loops.
 
-A ``rev.for`` whose step is reversible only with a tape (what
-``reversibilize{mode=tape}`` makes of time stepping) costs, in store-all
-reverse mode, one tape per iteration.  Marked ``{checkpoint =
+A ``rev.for`` or ``rev.while`` whose step is reversible only with a tape
+(what ``reversibilize{mode=tape}`` makes of time stepping) costs, in
+store-all reverse mode, one tape per iteration.  Marked ``{checkpoint =
 #ad.schedule<…>}``, its gradient instead keeps a few snapshots of the loop
 state and recomputes the rest (seed 001; Griewank–Walther for binomial):
 
 * the step body is outlined once, as ``@f.ckpt.step<j>(iv, state…,
-  captured scalars…, memrefs…, stacks…)``; its adjoint ``@….adj`` is made by
-  ``ad-adjoint``'s machinery.  A *plain* step is a call on fresh local tapes
-  that are then freed unchecked (the tape is forgotten); a *taped* step is
-  a call followed at once by the adjoint call, which pops the same tapes
-  empty (checked);
-* the schedule is encoded as an action table (``revmlir.checkpoint.table``)
-  in an ``ad.action`` op; the forward sweep is one ``rev.for`` over the
-  table's entries before the first reversal (plain steps and snapshots),
-  then the last step runs taped and its tape waits for the adjoint; the
-  reverse sweep runs that step's adjoint, then one ``rev.for`` over the rest
-  of the table, one ``rev.if`` per kind of entry;
+  captured scalars…, memrefs…, stacks…)`` (no ``iv`` for a while loop); its
+  adjoint ``@….adj`` is made by ``ad-adjoint``'s machinery.  A *plain* step
+  is a call on fresh local tapes that are then freed unchecked (the tape is
+  forgotten); a *taped* step is a call followed at once by the adjoint
+  call, which pops the same tapes empty (checked);
+* the schedule runs at run time: a cursor (``ad.next``,
+  ``revmlir.checkpoint.cursor``) gives its entries one at a time for the
+  trip count the loop has when it starts, so nothing grows with the steps.
+  For a ``rev.for`` the forward sweep is one ``rev.while`` over the entries
+  before the first reversal (plain steps and snapshots), then the last step
+  runs taped and its tape waits for the adjoint; the reverse sweep runs
+  that step's adjoint, then one ``rev.while`` over the remaining entries,
+  one ``rev.if`` per kind of entry.  A ``rev.while`` is run plain once to
+  count its steps (``counting_sweep``) and its whole schedule runs in the
+  reverse sweep;
 * snapshots of the state (carried scalars and the memrefs the step writes)
   are records on local stacks, one per element type: ``anc.snapshot``,
   ``anc.restore``, ``anc.drop``.
@@ -29,7 +33,7 @@ overwrites (a later action either restores another snapshot or recomputes it
 from this one).  Gradients are never forgotten: they change only in the
 adjoint calls, one per step, in reverse step order, exactly as in store-all.
 Memory: the snapshots the schedule holds, times the state, plus one step's
-tape.
+tape and the cursor's frames (an index per snapshot).
 
 ``@f.ckpt`` has ``@f.adj``'s signature but takes ``f``'s inputs: it runs the
 rest of ``f`` forward (its tapes as in ``f``), then the adjoint.
@@ -61,6 +65,10 @@ from revmlir.semantics import is_state_type
 from revmlir.verifier import constant_index
 
 CHECKPOINT_ATTR = "checkpoint"
+SPLIT_ATTR = "checkpoint_split"
+"""``checkpoint_split = "work"`` on a checkpointed ordinary ``scf.for``:
+split at primitive steps (the iterations of its inner loop), not at its own
+iterations (``revmlir.reversibilize.flatten``)."""
 CHECKPOINT_SUFFIX = ".ckpt"
 
 
@@ -85,7 +93,7 @@ def _defined_outside(value: SSAValue, op: Operation) -> bool:
 class Loop:
     """One annotated loop: its outlined step and what both sweeps share."""
 
-    loop: rev.ForOp
+    loop: rev.ForOp | rev.WhileOp
     step: str
     schedule: ScheduleAttr
     captured: list[SSAValue]
@@ -98,9 +106,10 @@ class Loop:
     stores: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
     frames: SSAValue | None = None
     """The cursor's stack of segment starts."""
-    trip: tuple[SSAValue, SSAValue, SSAValue] | None = None
+    trip: tuple[SSAValue, SSAValue | None, SSAValue | None] | None = None
     """The trip count, the first step's induction variable and the stride
-    (index values), computed once before the forward sweep."""
+    (index values; a ``rev.while`` has only a count), computed once by the
+    forward sweep."""
     handoff: list[SSAValue] = field(default_factory=list[SSAValue])
     """From the forward sweep to the reverse sweep: the cursor, stopped at
     the last step's reversal (or at its end), and that step's tapes."""
@@ -118,7 +127,7 @@ class Loop:
         return out
 
 
-def outline_step(loop: rev.ForOp, name: str) -> tuple[rev.FuncOp, Loop]:
+def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, Loop]:
     """``@name``: ``loop``'s body as a function, and the loop's description."""
     attr = loop.attributes[CHECKPOINT_ATTR]
     assert isinstance(attr, ScheduleAttr)
@@ -161,7 +170,8 @@ def outline_step(loop: rev.ForOp, name: str) -> tuple[rev.FuncOp, Loop]:
     terminator = forward.last_op
     assert terminator is not None
     yielded = [mapping.get(v, v) for v in terminator.operands]
-    ret = rev.ReturnOp(block.args[0], *yielded, *block.args[len(forward.args):][: len(scalars)])
+    induction = block.args[:1] if isinstance(loop, rev.ForOp) else []
+    ret = rev.ReturnOp(*induction, *yielded, *block.args[len(forward.args):][: len(scalars)])
     ret.location = terminator.location
     block.add_op(ret)
     function = rev.FuncOp(name, types, Region(block))
@@ -227,12 +237,16 @@ class Sweep:
         stride = self.emit(arith.SubiOp(self.constant(0, index), step)).results[0]
         return steps, first, stride
 
-    def iv(self, step: SSAValue) -> SSAValue:
-        """The induction variable of step ``step`` (an index)."""
+    def iv(self, step: SSAValue) -> SSAValue | None:
+        """The induction variable of step ``step`` (an index); ``None`` for
+        a ``rev.while``, whose steps have none."""
         assert self.info.trip is not None
         _, first, stride = self.info.trip
+        if first is None or stride is None:
+            return None
         scaled = self.emit(arith.MuliOp(step, stride)).results[0]
         iv = self.emit(arith.AddiOp(scaled, first)).results[0]
+        assert isinstance(self.info.loop, rev.ForOp)
         target = self.info.loop.lb.type
         return iv if isinstance(target, IndexType) else self.emit(
             arith.IndexCastOp(iv, target)).results[0]
@@ -248,21 +262,32 @@ class Sweep:
                 free.attributes[anc.StackFreeOp.CHECK_ATTR] = UnitAttr()
             self.emit(free)
 
-    def call_step(self, iv: SSAValue, state: Sequence[SSAValue], tapes: Sequence[SSAValue]
+    def induction(self, iv: SSAValue | None) -> list[SSAValue]:
+        """The step's leading argument: a copy of its induction variable."""
+        return [] if iv is None else [self.copy(iv)]
+
+    def free_induction(self, results: Sequence[SSAValue], iv: SSAValue | None) -> int:
+        """Check the returned induction variable; how many results it took."""
+        if iv is None:
+            return 0
+        self.free(results[0], iv)
+        return 1
+
+    def call_step(self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue]
                   ) -> list[SSAValue]:
         """Run the step on ``state``; scalars read from outside go in as
         copies, checked unchanged afterwards."""
         info = self.info
         captured = [self.value(c) for c in info.captured]
-        args = [self.copy(iv), *state, *map(self.copy, captured)]
+        args = [*self.induction(iv), *state, *map(self.copy, captured)]
         args += [self.value(m) for m in info.memrefs] + list(tapes)
         results = list(self.emit(rev.CallOp(info.step, args)).results)
-        self.free(results[0], iv)
-        for result, known in zip(results[1 + len(state):], captured, strict=True):
+        lead = self.free_induction(results, iv)
+        for result, known in zip(results[lead + len(state):], captured, strict=True):
             self.free(result, known)
-        return results[1: 1 + len(state)]
+        return results[lead: lead + len(state)]
 
-    def plain_step(self, iv: SSAValue, state: Sequence[SSAValue]) -> list[SSAValue]:
+    def plain_step(self, iv: SSAValue | None, state: Sequence[SSAValue]) -> list[SSAValue]:
         """A step whose tape is forgotten at once."""
         tapes = self.new_tapes()
         state = self.call_step(iv, state, tapes)
@@ -293,6 +318,20 @@ class Sweep:
             for old, new in zip(scalars, op.results, strict=True):
                 restored[old] = self.copy(new)
         return [restored[s] for s in state]
+
+    def condition(self, region: Region, extra: Attribute) -> Region:
+        """A copy of one of the loop's condition regions, reading this
+        sweep's values, with one more (unused) argument of type ``extra``."""
+        outside = {
+            operand: self.value(operand)
+            for op in region.walk()
+            for operand in op.operands
+            if _defined_outside(operand, self.info.loop)
+        }
+        copy = Region()
+        region.clone_into(copy, value_mapper=outside)
+        copy.block.insert_arg(extra, len(copy.block.args))
+        return copy
 
     def start_cursor(self) -> list[SSAValue]:
         """A fresh cursor moved to its first entry."""
@@ -389,6 +428,28 @@ def forward_sweep(sweep: Sweep, state: list[SSAValue]) -> list[SSAValue]:
     return state
 
 
+def counting_sweep(sweep: Sweep, loop: rev.WhileOp, state: list[SSAValue]) -> list[SSAValue]:
+    """A ``rev.while``'s trip count is known only when it ends, so, as seed
+    001 does before bisecting, its steps are counted first: a record of the
+    initial state, then every step plain (its tape forgotten) while the
+    loop's condition holds.  The reverse sweep restores that record and
+    runs the schedule for the count, at the price of one more plain run."""
+    sweep.records(anc.SnapshotOp, state)
+    index = IndexType()
+    types = [*(s.type for s in state), index]
+    pre, post = (sweep.condition(region, index) for region in (loop.pre, loop.post))
+    body = Block(arg_types=types)
+    with building_at_end(sweep.builder, body):
+        stepped = sweep.plain_step(None, list(body.args[:-1]))
+        counted = sweep.emit(rev.IncOp(body.args[-1])).results[0]
+        sweep.emit(rev.YieldOp(*stepped, counted))
+    start = sweep.copy(sweep.constant(0, index))
+    results = list(sweep.emit(rev.WhileOp([*state, start], pre, post, Region(body))).results)
+    results[-1].name_hint = "trip"
+    sweep.info.trip = (results[-1], None, None)
+    return results[:-1]
+
+
 @dataclass
 class CheckpointAdjointer(Adjointer):
     """The adjoint of ``f`` in which annotated loops run their reverse sweep."""
@@ -397,18 +458,18 @@ class CheckpointAdjointer(Adjointer):
 
     def apply_rule(self, op: Operation) -> bool:
         if (info := self.loops.get(op)) is not None:
-            assert isinstance(op, rev.ForOp)
+            assert isinstance(op, rev.ForOp | rev.WhileOp)
             self.reverse_sweep(op, info)
             return True
         return super().apply_rule(op)
 
-    def reverse_sweep(self, loop: rev.ForOp, info: Loop) -> None:
+    def reverse_sweep(self, loop: rev.ForOp | rev.WhileOp, info: Loop) -> None:
         state, captured = self.carried_state(loop, loop.res)
         sweep = Sweep(info, self.builder, self.lookup, loop)
         count = len(loop.res)
         floats = [i for i, r in enumerate(loop.res) if gradient_type(r.type) is not None]
 
-        def reverse(iv: SSAValue, values: list[SSAValue], gradients: list[SSAValue],
+        def reverse(iv: SSAValue | None, values: list[SSAValue], gradients: list[SSAValue],
                     tapes: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
             """Step ``iv``'s adjoint on its tapes, which it empties."""
             shadows = []
@@ -421,24 +482,24 @@ class CheckpointAdjointer(Adjointer):
             seeds = [self.new_gradient(t) for c in info.captured
                      if (t := gradient_type(c.type)) is not None]
             memref_shadows = [g for m in info.memrefs if (g := self.gradient(m)) is not None]
-            args = [sweep.copy(iv), *values, *map(sweep.copy, originals),
+            args = [*sweep.induction(iv), *values, *map(sweep.copy, originals),
                     *(self.lookup(m) for m in info.memrefs), *tapes,
                     *gradients, *seeds, *memref_shadows, *shadows]
             call = sweep.emit(rev.CallOp(adjoint_name(info.step), args))
             results = list(call.results)
-            sweep.free(results[0], iv)
-            copies = results[1 + count: 1 + count + len(originals)]
+            results = results[sweep.free_induction(results, iv):]
+            copies = results[count: count + len(originals)]
             for result, known in zip(copies, originals, strict=True):
                 sweep.free(result, known)
-            returned = iter(results[1 + count + len(originals) + len(gradients):])
+            returned = iter(results[count + len(originals) + len(gradients):])
             for c in info.captured:
                 if gradient_type(c.type) is not None:
                     g = next(returned)
                     self.accumulate([(c, g)])
                     self.discard_gradient(g)
             sweep.free_stacks(shadows, check=True)
-            new_gradients = results[1 + count + len(originals):][: len(gradients)]
-            return results[1: 1 + count], new_gradients
+            new_gradients = results[count + len(originals):][: len(gradients)]
+            return results[:count], new_gradients
 
         def unpack(args: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
             for c, g in zip(captured, args[count + len(floats):], strict=True):
@@ -468,13 +529,23 @@ class CheckpointAdjointer(Adjointer):
             values, gradients = unpack(args)
             return pack(*reverse(sweep.iv(step), values, gradients, tapes))
 
-        cursor, tapes = info.handoff[:WORDS], info.handoff[WORDS:]
-        state = sweep.conditional(cursor[0], Entry.REVERSE, state, reverse_last, cursor[1])
-        sweep.free_stacks(tapes, check=True)
         handlers = {kind: on_values(action) for kind, action in sweep.value_handlers().items()}
         handlers[Entry.REVERSE] = reverse_entry
-        cursor, results = sweep.cursor_loop(sweep.next(cursor), state, handlers, stop=Entry.END)
+        if isinstance(loop, rev.WhileOp):
+            values, gradients = unpack(state)
+            initial = sweep.records(anc.DropOp, sweep.restore(values))
+            cursor = sweep.start_cursor()
+            state = pack(initial, gradients)
+        else:
+            cursor, tapes = info.handoff[:WORDS], info.handoff[WORDS:]
+            state = sweep.conditional(cursor[0], Entry.REVERSE, state, reverse_last, cursor[1])
+            sweep.free_stacks(tapes, check=True)
+            cursor = sweep.next(cursor)
+        cursor, results = sweep.cursor_loop(cursor, state, handlers, stop=Entry.END)
         sweep.end_cursor(cursor)
+        if isinstance(loop, rev.WhileOp):
+            assert info.trip is not None
+            sweep.free(info.trip[0], sweep.constant(0, IndexType()), check=False)
         self.bind_carried(loop.state, results, captured)
 
 
@@ -506,7 +577,11 @@ def checkpointed_function(
     for op in list(forward.ops)[:-1]:
         if (info := loops.get(op)) is not None:
             sweep = Sweep(info, builder, lambda v: values.get(v, v), op)
-            results = forward_sweep(sweep, [values[s] for s in op.operands[3:]])
+            state = [values.get(s, s) for s in info.loop.state]
+            if isinstance(op, rev.WhileOp):
+                results = counting_sweep(sweep, op, state)
+            else:
+                results = forward_sweep(sweep, state)
             values.update(zip(op.results, results, strict=True))
         else:
             builder.insert(op.clone(value_mapper=values))
@@ -564,9 +639,9 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
         for op in func.walk():
             if CHECKPOINT_ATTR not in op.attributes:
                 continue
-            if not isinstance(op, rev.ForOp) or op.parent_op() is not func:
-                raise _error(op, "only rev.for loops at the top level of a function can be "
-                             "checkpointed")
+            if not isinstance(op, rev.ForOp | rev.WhileOp) or op.parent_op() is not func:
+                raise _error(op, "only rev.for and rev.while loops at the top level of a "
+                             "function can be checkpointed")
             step, info = outline_step(op, f"{target}.step{len(loops)}")
             module.body.block.insert_op_after(step, anchor)
             anchor = step

@@ -191,10 +191,15 @@ class OrdinarySpecialization:
         gradient ``@f.grad``, the checkpointed one (``ad-checkpoint``).  The
         schedule runs at run time, for the trip count the arguments give,
         so one compiled module serves every trip count."""
-        from revmlir.reversibilize import reversibilize
+        from revmlir.reversibilize import ReversibilizeError, reversibilize
+        from revmlir.reversibilize.flatten import flatten_marked_loops
 
         name = self.reversible.name
         module = self.ordinary.clone()
+        try:
+            flatten_marked_loops(module)
+        except ReversibilizeError as error:
+            raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversibilize(module, "tape")
         (gradient,) = generate_checkpointed(module, [name])
         gradient.sym_name = StringAttr(name + GRADIENT_SUFFIX)
@@ -264,15 +269,17 @@ def _text(module: ModuleOp) -> str:
     return stream.getvalue()
 
 
-def checkpointed(steps: range, snapshots: int | None = None) -> range:
+def checkpointed(steps: range, snapshots: int | None = None, split: str = "iterations") -> range:
     """Mark a time-stepping loop of an ``@rv.ordinary`` function,
     ``for t in rv.checkpointed(range(n), snapshots=k):``, so that its
     gradient keeps ``k`` snapshots of the loop state (Revolve, the initial
     state included) and recomputes the rest, instead of a tape of every
     step; without ``snapshots`` the schedule is binary bisection (about
-    ``log₂ n`` snapshots).  In plain Python it is ``steps`` itself, so the
-    undecorated function runs unchanged (docs/python.md, "Ordinary
-    Python")."""
+    ``log₂ n`` snapshots).  ``split="work"`` splits at primitive steps, the
+    iterations of the loop's inner loop, instead of at its own iterations:
+    for bodies whose cost varies wildly (seed 001's adaptive grid).  In
+    plain Python it is ``steps`` itself, so the undecorated function runs
+    unchanged (docs/python.md, "Ordinary Python")."""
     return steps
 
 

@@ -26,12 +26,13 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     i1,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from revmlir.ad.checkpointed import CHECKPOINT_ATTR
+from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.errors import ReversibleSyntaxError
@@ -144,11 +145,13 @@ class OrdinaryBuilder(ExpressionBuilder):
         carried: Sequence[str],
         loc: Loc = None,
         schedule: ScheduleAttr | None = None,
+        split: str | None = None,
     ) -> None:
         """``scf.for`` over ``range(lb, ub, step)`` (``step > 0``) carrying
         the variables ``carried``; ``body`` gets the loop variable.  A
         ``schedule`` becomes the loop's ``checkpoint`` attribute, which
-        ``reversibilize`` carries to the ``rev.for``."""
+        ``reversibilize`` carries to the ``rev.for``; ``split = "work"``
+        asks for split points at primitive steps (``SPLIT_ATTR``)."""
         initial = [self._current(n, loc) for n in carried]
         block = Block(arg_types=[IndexType(), *(v.type for v in initial)])
         index = Value(self, block.args[0])
@@ -157,6 +160,8 @@ class OrdinaryBuilder(ExpressionBuilder):
         op = self.emit(scf.ForOp(*bounds, initial, Region(block)), loc)
         if schedule is not None:
             op.attributes[CHECKPOINT_ATTR] = schedule
+        if split == "work":
+            op.attributes[SPLIT_ATTR] = StringAttr(split)
         for name, result in zip(carried, op.results, strict=True):
             self._define(name, result)
 
@@ -525,9 +530,9 @@ class FunctionCompiler:
         if node.orelse:
             raise self.error(node, "for … else is not supported")
         iterator = node.iter
-        schedule = None
+        schedule = split = None
         if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is _checkpointed():
-            schedule = self.schedule(node, iterator)
+            schedule, split = self.schedule(node, iterator)
             iterator = iterator.args[0]
         if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range
                 and 1 <= len(iterator.args) <= 3 and not iterator.keywords):
@@ -558,25 +563,37 @@ class FunctionCompiler:
                 ctx.bindings.pop()
 
         carried = [n for n in _assigned(node.body) if fn.has(n) and not fn.is_array(n)]
-        fn.for_(start, stop, fn.const(step, IndexType(), loc), body, carried, loc, schedule)
+        fn.for_(start, stop, fn.const(step, IndexType(), loc), body, carried, loc, schedule, split)
 
-    def schedule(self, node: ast.For, call: ast.Call) -> ScheduleAttr:
-        """The schedule ``rv.checkpointed(range(…), snapshots=k)`` asks for.
-        ``ad-checkpoint`` reverses loops at the top level of a function, one
-        step at a time, so only such a loop can carry one."""
+    def schedule(self, node: ast.For, call: ast.Call) -> tuple[ScheduleAttr, str]:
+        """The schedule ``rv.checkpointed(range(…), snapshots=k,
+        split=…)`` asks for, and where it splits.  ``ad-checkpoint``
+        reverses loops at the top level of a function, one step at a time,
+        so only such a loop can carry one."""
         if not any(node is statement for statement in self.tree.body):
             raise self.error(call, "rv.checkpointed() marks a loop at the top level of the function",
                              "checkpoint the outermost (time-stepping) loop")
-        if len(call.args) != 1 or any(k.arg != "snapshots" for k in call.keywords):
-            raise self.error(call, "rv.checkpointed() takes a range and an optional snapshots=k",
+        keywords = {k.arg: k.value for k in call.keywords}
+        if len(call.args) != 1 or not set(keywords) <= {"snapshots", "split"} \
+                or len(keywords) != len(call.keywords):
+            raise self.error(call, "rv.checkpointed() takes a range, an optional snapshots=k "
+                             "and an optional split='work'",
                              "write rv.checkpointed(range(n), snapshots=20)")
-        if not call.keywords:
-            return ScheduleAttr("bisection")
-        snapshots = _literal_int(call.keywords[0].value)
+        split = "iterations"
+        if "split" in keywords:
+            value = keywords["split"]
+            if not (isinstance(value, ast.Constant) and value.value in ("iterations", "work")):
+                raise self.error(value, "split must be 'iterations' or 'work'",
+                                 "write split='work' to split inside iterations, at the "
+                                 "iterations of the inner loop")
+            split = value.value
+        if "snapshots" not in keywords:
+            return ScheduleAttr("bisection"), split
+        snapshots = _literal_int(keywords["snapshots"])
         if snapshots is None or snapshots < 1:
-            raise self.error(call.keywords[0].value, "snapshots must be a positive integer literal",
+            raise self.error(keywords["snapshots"], "snapshots must be a positive integer literal",
                              "write e.g. snapshots=20")
-        return ScheduleAttr("binomial", snapshots)
+        return ScheduleAttr("binomial", snapshots), split
 
     def integer(self, node: ast.expr) -> Value:
         value = self.scalar(node)

@@ -611,6 +611,37 @@ def _fpowi(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.intrinsic(name, [base, exponent], base.type, op))
 
 
+@translates(math.IPowIOp)
+def _ipowi(t: FunctionTranslation, op: Operation) -> None:
+    """Exponentiation by squaring (LLVM has no integer power).  A negative
+    exponent gives ``math.ipowi``'s truncated results: 0 unless the base is
+    ±1, whose powers stay ±1."""
+    base, exponent = (t.get(v) for v in op.operands)
+    type = base.type
+    one, zero = t.const(1, type, op), t.const(0, type, op)
+    header, body, exit = t.new_block([type] * 3), t.new_block(), t.new_block([type])
+    t.emit(llvm.BrOp(header, one, base, exponent), op)
+    t.block = header
+    power, square, rest = header.args
+    more = t.value(llvm.ICmpOp(rest, zero, IntegerAttr(4, i64)), op)  # sgt
+    t.emit(llvm.CondBrOp(more, body, [], exit, [power]), op)
+    t.block = body
+    odd = t.value(llvm.ICmpOp(t.value(llvm.AndOp(rest, one), op), zero, IntegerAttr(1, i64)), op)  # ne
+    multiplied = t.value(llvm.SelectOp(odd, t.value(llvm.MulOp(power, square), op), power), op)
+    halved = t.value(llvm.AShrOp(rest, one), op)
+    t.emit(llvm.BrOp(header, multiplied, t.value(llvm.MulOp(square, square), op), halved), op)
+    t.block = exit
+    odd_exponent = t.value(llvm.ICmpOp(t.value(llvm.AndOp(exponent, one), op), zero, IntegerAttr(1, i64)), op)
+    unit = t.value(llvm.OrOp(
+        t.value(llvm.ICmpOp(base, one, IntegerAttr(0, i64)), op),
+        t.value(llvm.ICmpOp(base, t.const(-1, type, op), IntegerAttr(0, i64)), op),
+    ), op)
+    unit_power = t.value(llvm.SelectOp(odd_exponent, base, one), op)
+    truncated = t.value(llvm.SelectOp(unit, unit_power, zero), op)
+    negative = t.value(llvm.ICmpOp(exponent, zero, IntegerAttr(2, i64)), op)  # slt
+    t.set(op.results[0], t.value(llvm.SelectOp(negative, truncated, exit.args[0]), op))
+
+
 @translates(math.FmaOp)
 def _fma(t: FunctionTranslation, op: Operation) -> None:
     a, b, c = (t.get(v) for v in op.operands)

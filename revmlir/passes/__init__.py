@@ -71,6 +71,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ReversibilizePass
 
+    def flatten_split_loops():
+        from revmlir.passes.flatten import FlattenSplitLoopsPass
+
+        return FlattenSplitLoopsPass
+
     def std_to_llvm():
         from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 
@@ -91,4 +96,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ad-checkpoint": ad_checkpoint,
         "anc-check-snapshots": check_snapshots,
         "reversibilize": reversibilize,
+        "flatten-split-loops": flatten_split_loops,
     }

@@ -293,6 +293,8 @@ class FunctionTranslator:
             final = self._carry(terminator, source.args, inner)
             self._insert(rev.YieldOp(*final, counted), terminator)
         loop = rev.WhileOp(initial, Region(pre_block), Region(post_block), Region(body))
+        if (schedule := op.attributes.get(CHECKPOINT_ATTR)) is not None:
+            loop.attributes[CHECKPOINT_ATTR] = schedule
         self._insert(loop, op)
         self._bind_results(op, loop.res[:-1], scope)
         scope.owned.append(loop.res[-1])

@@ -9,7 +9,7 @@ rev.func @nested(%x: f64, %tape: !anc.stack<f64>) {
   %c3 = arith.constant 3 : index
   %r = rev.for %c0 to %c3 step %c1 : index (%x) : f64 {
   ^bb0(%i: index, %y: f64):
-    // CHECK: error: 'rev.for' at {{.*}}ad_checkpoint_errors.mlir:[[# @LINE + 1]]:5: only rev.for loops at the top level of a function can be checkpointed
+    // CHECK: error: 'rev.for' at {{.*}}ad_checkpoint_errors.mlir:[[# @LINE + 1]]:5: only rev.for and rev.while loops at the top level of a function can be checkpointed
     %s = rev.for %c0 to %c3 step %c1 : index (%y) : f64 attributes {checkpoint = #ad.schedule<store_all>} {
     ^bb1(%j: index, %v: f64):
       %z = anc.alloc %v : f64
