@@ -30,6 +30,8 @@ BENCHMARKS = {
     "ad_graph_embedding": "bench_ad_graph_embedding.py",
     "ad_gmm": "bench_ad_gmm.py",
     "ad_ba": "bench_ad_ba.py",
+    "checkpoint": "bench_checkpoint.py",  # checkpointed gradients vs steps (issue 6)
+    "rotations": "bench_rotations.py",    # split points anywhere vs l (issue 6)
 }
 
 
