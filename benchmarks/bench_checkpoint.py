@@ -24,8 +24,8 @@ Candidates, all compiled once and run natively:
   and uncomputes the intermediate ones; the gradient is reverse computing, no
   snapshot and no tape, with n·9 + 2 states for 10^n steps and 19^n step runs
   each way (so 10^n must be the step count);
-* ours objective f(*args): the decorated function called (Bennett's
-  compute-copy-uncompute: it tapes the loop too): the 1x of gradient/objective;
+* ours objective f(*args): the decorated function called (its ordinary code
+  compiled as it is, no tape): the 1x of gradient/objective;
 * JAX scan: ``jit(grad(loss))`` with ``lax.scan`` (JAX keeps every step's
   residuals) and JAX scan+checkpoint: ``jax.checkpoint(step)`` inside the scan
   (JAX keeps the carried state of every step and recomputes the step);

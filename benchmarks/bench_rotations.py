@@ -26,8 +26,9 @@ Candidates, all compiled once and run natively:
   ``jax.checkpoint``-ed or not, over the W updates (JAX cannot reverse a loop
   whose trip count is data, so it is given W, computed in Python from ``l``
   and ``phi``, and keeps W carried states at least);
-* ours objective f(*args): ``rotations`` called (the 1x of
-  gradient/objective); JAX objective: ``jit`` of the scan.
+* ours objective f(*args): ``rotations`` called (its ordinary code compiled
+  as it is, no tape: the 1x of gradient/objective); JAX objective: ``jit``
+  of the scan.
 
 Method: as bench_checkpoint.py (benchmarks/_fresh.py): each (candidate, l)
 runs in a fresh process that warms up (ours: a gradient at l = 16, which

@@ -303,6 +303,25 @@ def test_the_interpreter_runs_the_same_program():
     assert_runs_like_python(interpreted, heat_py, args)
 
 
+def test_calls_run_the_ordinary_code_not_the_reversible_form():
+    """A call of ``f`` runs the ordinary IR compiled as it is (no tape:
+    the reversible form would keep one of every step until it returns).
+    With the reversible form's native code taken away, a call must not fall
+    back to its interpreter."""
+    args = (rng.random(6), np.zeros(6), 0.3, 5)
+    spec = heat.specialization_for(*args)
+    assert spec.plain is not None
+    assert rv.ordinary(heat_py, backend="interpreter").specialization_for(*args).plain is None
+    reversible = spec.reversible
+    native, reversible.native = reversible.native, None
+    try:
+        reversible.interpreter.reset_counters()
+        assert_runs_like_python(heat, heat_py, args)
+        assert not reversible.interpreter.counters
+    finally:
+        reversible.native = native
+
+
 def test_mlir_shows_the_ordinary_and_the_reversible_ir():
     args = (rng.random(5), np.zeros(5), 0.2, 2)
     text = heat.mlir(*args)

@@ -10,6 +10,8 @@ output array ``m_out``, then runs backwards, so it leaves its inputs as it
 found them and no tape survives.  That reversible function is an ordinary
 ``Specialization``, so it runs natively, and ``rv.gradient``/``rv.vjp``
 differentiate it through the ``ReversibleCall`` this module describes.
+Calls of ``f`` itself need no reversibility: they run the ordinary IR,
+compiled as it is (``OrdinarySpecialization.plain``).
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
+from xdsl.dialects import func
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
@@ -42,8 +46,11 @@ from revmlir.frontend.api import BACKENDS, Specialization, read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.gradient import ReversibleCall
 from revmlir.frontend.types import describe_type, type_of_value
+from revmlir.runtime.backend import Caller
+from revmlir.runtime.native import NativeModule
 
 FORMS = ("both", "ordinary", "reversible")
+PLAIN_SUFFIX = ".plain"
 
 
 class OrdinaryFunction:
@@ -245,17 +252,49 @@ class OrdinarySpecialization:
                         "pass distinct arrays (a copy of one)"
                     )
 
+    @functools.cached_property
+    def plain(self) -> Caller | None:
+        """``f`` compiled as the ordinary code it is, for calls of ``f``:
+        no tape and no uncompute, so a long loop runs at native speed in
+        the memory its arrays take.  The caller takes ``f``'s arguments and
+        zero result slots and writes the arrays in place.  None with the
+        interpreter backend, or where the ordinary IR does not compile (the
+        reversible form runs then)."""
+        if self.function.backend == "interpreter":
+            return None
+        module = self.ordinary.clone()
+        name = self.reversible.name
+        for function in module.ops:
+            if isinstance(function, func.FuncOp):
+                function.sym_visibility = StringAttr("private")
+        inputs = list(self.types)
+        scalars = [t for t in inputs if not isinstance(t, MemRefType)]
+        wrapper = func.FuncOp(name + PLAIN_SUFFIX, ((*inputs, *self.result_types), (*scalars, *self.result_types)))
+        block = wrapper.body.block
+        call = func.CallOp(name, block.args[: len(inputs)], self.result_types)
+        kept = [a for a, t in zip(block.args, inputs) if not isinstance(t, MemRefType)]
+        block.add_ops([call, func.ReturnOp(*kept, *call.res)])
+        module.body.block.add_op(wrapper)
+        try:
+            return NativeModule.compile(module).std_caller(wrapper)
+        except PassFailedException:
+            return None
+
     def run(self, args: Sequence[Any]) -> Any:
-        """Run ``@f`` on the arguments, write the output arrays back into
-        the arrays ``f`` writes, return what ``f`` returns."""
+        """Run ``f`` on the arguments: its plain native code where there
+        is, else ``@f``, whose output arrays are then written back into the
+        arrays ``f`` writes; return what ``f`` returns."""
         self.check_aliasing(args)
-        spec = self.reversible
-        runner = spec.native if spec.native is not None else spec.interpreter
-        state = runner.call(spec.name, *self.arguments(args))
         count, results = len(args), len(self.result_types)
-        for k, i in enumerate(self.written):
-            args[i][...] = state[count + results + k]
-        values = state[count : count + results]
+        if self.plain is not None:
+            values = self.plain((*args, *self.slots()))[count:]
+        else:
+            spec = self.reversible
+            runner = spec.native if spec.native is not None else spec.interpreter
+            state = runner.call(spec.name, *self.arguments(args))
+            for k, i in enumerate(self.written):
+                args[i][...] = state[count + results + k]
+            values = state[count : count + results]
         if self.returns == "none":
             return None
         return values[0] if self.returns == "one" else tuple(values)

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
+from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
@@ -115,6 +116,13 @@ class NativeModule(Backend):
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
         return _NativeCall(self, func, backward)
 
+    def std_caller(self, function: StdFuncOp) -> Caller:
+        """The caller of a ``func.func`` of the module written to rev's
+        calling convention (its results are the final values of its scalar
+        arguments, in order; arrays change in place), such as the wrappers
+        that run ordinary code as it is (``revmlir.frontend.ordinary``)."""
+        return _NativeCall(self, function, backward=False)  # type: ignore[arg-type]
+
 
 class _NativeCall:
     """A function of a native module (or its inverse), called from Python.
@@ -136,6 +144,7 @@ class _NativeCall:
         types = list(func.function_type.inputs.data)
         symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
         self.entry = _ENTRY(module.machine_code.address(symbol))
+        self.machine_code = module.machine_code  # alive while the entry may be called
         self.check_table = module.check_table
         self.name = name
         self.label = ("~" if backward else "") + name
