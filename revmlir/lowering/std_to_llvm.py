@@ -834,6 +834,137 @@ def _complex_exp(t: FunctionTranslation, op: Operation) -> None:
     _complex(t, op, t.value(llvm.FMulOp(scale, cos), op), t.value(llvm.FMulOp(scale, sin), op))
 
 
+class _Real:
+    """Real arithmetic emitted while translating ``op``: the complex
+    functions below are written with it, from real libm functions and
+    intrinsics, so that they need no C ``complex`` ABI."""
+
+    OEQ, OGE, OGT = 1, 3, 2  # arith.cmpf / LLVM fcmp predicates
+
+    def __init__(self, t: FunctionTranslation, op: Operation, type: Attribute):
+        self.t, self.op, self.type = t, op, type
+
+    def c(self, value: float) -> SSAValue:
+        return self.t.const(value, self.type, self.op)
+
+    def _emit(self, op: Operation) -> SSAValue:
+        return self.t.value(op, self.op)
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._emit(llvm.FAddOp(a, b))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._emit(llvm.FSubOp(a, b))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._emit(llvm.FMulOp(a, b))
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._emit(llvm.FDivOp(a, b))
+
+    def neg(self, a: SSAValue) -> SSAValue:
+        return self._emit(llvm.FNegOp(a))
+
+    def cmp(self, predicate: int, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._emit(llvm.FCmpOp(a, b, IntegerAttr(predicate, i64)))
+
+    def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self._emit(llvm.SelectOp(condition, a, b))
+
+    def intrinsic(self, name: str, *args: SSAValue) -> SSAValue:
+        return self.t.intrinsic(f"llvm.{name}.{_float_suffix(self.type)}", list(args), self.type, self.op)
+
+    def libm(self, name: str, *args: SSAValue) -> SSAValue:
+        return self.t.libm(name, list(args), self.op)
+
+
+def _real(t: FunctionTranslation, op: Operation) -> tuple[_Real, list[tuple[SSAValue, SSAValue]]]:
+    """The arithmetic for ``op`` and its complex operands as (re, im)."""
+    parts = [_parts(t, t.get(v), op) for v in op.operands]
+    return _Real(t, op, parts[0][0].type), parts
+
+
+def _tanh(r: _Real, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """tanh(x + iy), Kahan's formula: with s = sinh x, β = 1 + tan²y,
+    ρ = √(1 + s²), tanh = (βρs + i tan y) / (1 + βs²); beyond |x| = 22,
+    where tanh x rounds to ±1, the imaginary part is 4 sin y cos y e^(−2|x|)."""
+    tan, sinh = r.libm("tan", y), r.libm("sinh", x)
+    beta = r.add(r.c(1.0), r.mul(tan, tan))
+    rho = r.intrinsic("sqrt", r.add(r.c(1.0), r.mul(sinh, sinh)))
+    denominator = r.add(r.c(1.0), r.mul(beta, r.mul(sinh, sinh)))
+    re = r.div(r.mul(beta, r.mul(rho, sinh)), denominator)
+    im = r.div(tan, denominator)
+    size = r.intrinsic("fabs", x)
+    far = r.cmp(r.OGT, size, r.c(22.0))
+    decay = r.intrinsic("exp", r.mul(r.c(-2.0), size))
+    far_im = r.mul(r.mul(r.c(4.0), r.intrinsic("sin", y)), r.mul(r.intrinsic("cos", y), decay))
+    return r.select(far, r.intrinsic("copysign", r.c(1.0), x), re), r.select(far, far_im, im)
+
+
+def _exp_of(r: _Real, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+    scale = r.intrinsic("exp", x)
+    return r.mul(scale, r.intrinsic("cos", y)), r.mul(scale, r.intrinsic("sin", y))
+
+
+@translates(complexd.SqrtOp)
+def _complex_sqrt(t: FunctionTranslation, op: Operation) -> None:
+    """The principal root: t = √((|a| + |z|)/2), then (t, b/2t) for a ≥ 0
+    and (|b|/2t, ±t) with b's sign otherwise; √0 = (0, b)."""
+    r, ((a, b),) = _real(t, op)
+    half = r.c(0.5)
+    size = r.libm("hypot", a, b)
+    root = r.intrinsic("sqrt", r.add(r.mul(half, r.intrinsic("fabs", a)), r.mul(half, size)))
+    twice = r.add(root, root)
+    right = r.cmp(r.OGE, a, r.c(0.0))
+    re = r.select(right, root, r.div(r.intrinsic("fabs", b), twice))
+    im = r.select(right, r.div(b, twice), r.intrinsic("copysign", root, b))
+    zero = r.cmp(r.OEQ, root, r.c(0.0))
+    _complex(t, op, r.select(zero, r.c(0.0), re), r.select(zero, b, im))
+
+
+@translates(complexd.SinOp, complexd.CosOp)
+def _complex_sin_cos(t: FunctionTranslation, op: Operation) -> None:
+    """sin(a + ib) = sin a cosh b + i cos a sinh b;
+    cos(a + ib) = cos a cosh b − i sin a sinh b."""
+    r, ((a, b),) = _real(t, op)
+    sin, cos = r.intrinsic("sin", a), r.intrinsic("cos", a)
+    cosh, sinh = r.libm("cosh", b), r.libm("sinh", b)
+    if isinstance(op, complexd.SinOp):
+        _complex(t, op, r.mul(sin, cosh), r.mul(cos, sinh))
+    else:
+        _complex(t, op, r.mul(cos, cosh), r.neg(r.mul(sin, sinh)))
+
+
+@translates(complexd.TanhOp, complexd.TanOp)
+def _complex_tanh_tan(t: FunctionTranslation, op: Operation) -> None:
+    """tan z = −i tanh(iz)."""
+    r, ((a, b),) = _real(t, op)
+    if isinstance(op, complexd.TanhOp):
+        _complex(t, op, *_tanh(r, a, b))
+    else:
+        re, im = _tanh(r, r.neg(b), a)
+        _complex(t, op, im, r.neg(re))
+
+
+@translates(complexd.PowOp)
+def _complex_pow(t: FunctionTranslation, op: Operation) -> None:
+    """z^w = exp(w log z); 0^w is 1 for w = 0, 0 for Re w > 0 and NaN
+    otherwise, as numpy's power."""
+    r, ((a, b), (c, d)) = _real(t, op)
+    log_size, angle = r.intrinsic("log", r.libm("hypot", a, b)), r.libm("atan2", b, a)
+    re, im = _exp_of(r, r.sub(r.mul(c, log_size), r.mul(d, angle)), r.add(r.mul(c, angle), r.mul(d, log_size)))
+    zero, nan = r.c(0.0), r.c(float("nan"))
+
+    def is_zero(x: SSAValue, y: SSAValue) -> SSAValue:
+        return t.value(llvm.AndOp(r.cmp(r.OEQ, x, zero), r.cmp(r.OEQ, y, zero)), op)
+
+    base_zero, exponent_zero = is_zero(a, b), is_zero(c, d)
+    vanishing = r.select(r.cmp(r.OGT, c, zero), zero, nan)
+    re = r.select(base_zero, r.select(exponent_zero, r.c(1.0), vanishing), re)
+    im = r.select(base_zero, r.select(exponent_zero, zero, vanishing), im)
+    _complex(t, op, re, im)
+
+
 @translates(complexd.EqualOp, complexd.NotEqualOp)
 def _complex_equal(t: FunctionTranslation, op: Operation) -> None:
     (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
