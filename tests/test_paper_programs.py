@@ -384,8 +384,8 @@ def test_leapfrog_1000_steps_forward_then_backward_restores_the_state(record_pro
         f"|v - v0| = {rv_:.3e} AU/yr; max |reversible - regular| = {result['vs_regular']:.3e}"
     )
     print(report)
-    record_property("leapfrog_round_off_x", rx)
-    record_property("leapfrog_round_off_v", rv_)
+    record_property("leapfrog_round_off_x", float(rx))
+    record_property("leapfrog_round_off_v", float(rv_))
     # The orbits moved: Jupiter went most of the way round.
     x_end = result["forward"][0]
     assert abs(x_end[1] - leapfrog_mod.solar_system()[0][1]).max() > 1.0, report
@@ -410,7 +410,7 @@ def test_leapfrog_cumulative_uncompute_accumulates_more_error(record_property):
         f"|x - x0| = {cumulative['round_trip_x']:.3e}, vs regular {cumulative['vs_regular']:.3e}"
     )
     print(report)
-    record_property("leapfrog_cumulative_round_off_x", cumulative["round_trip_x"])
+    record_property("leapfrog_cumulative_round_off_x", float(cumulative["round_trip_x"]))
     assert cumulative["vs_regular"] > clean["vs_regular"], report
     assert cumulative["round_trip_x"] > clean["round_trip_x"], report
     assert cumulative["round_trip_x"] < 1e-10, report  # still restored

@@ -4,7 +4,7 @@
 Needs only Python 3.11+ and the package index: it creates ``.venv`` beside
 the repository, installs revmlir with its test extras into it (again only when
 ``pyproject.toml`` changed), then runs the demo or the whole test suite
-(pytest, which also runs the lit/FileCheck suite).
+(pytest, which also runs the lit/FileCheck suite, on up to 4 processes).
 """
 
 from __future__ import annotations
@@ -43,6 +43,15 @@ def ensure_environment() -> None:
     STAMP.write_text(digest)
 
 
+def parallel(rest: list[str]) -> list[str]:
+    """pytest-xdist's options: one worker per core, at most 4 (each holds
+    its own JIT and JAX), unless the caller chose (``-n``) or there is one
+    core."""
+    workers = min(os.cpu_count() or 1, 4)
+    chosen = any(a.startswith(("-n", "--numprocesses")) for a in rest)
+    return [] if chosen or workers < 2 else ["-n", str(workers)]
+
+
 def main() -> int:
     if len(sys.argv) < 2 or sys.argv[1] not in ("demo", "test"):
         print(__doc__)
@@ -53,7 +62,7 @@ def main() -> int:
     if command == "demo":
         args = [str(PYTHON), str(ROOT / "examples" / "demo.py"), *rest]
     else:
-        args = [str(PYTHON), "-m", "pytest", "-q", *rest]
+        args = [str(PYTHON), "-m", "pytest", "-q", *parallel(rest), *rest]
     return subprocess.run(args, cwd=ROOT, env=env).returncode
 
 
