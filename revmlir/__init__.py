@@ -18,7 +18,7 @@ from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViol
 # The frontend pulls in the interpreter and the native backend; tools that only
 # transform IR (rev-opt) should not pay for them, so they load on first use.
 _FRONTEND_NAMES = (
-    "AdjointFunction", "InverseFunction", "NativeCompilationError", "ReversibleFunction",
+    "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction",
     "ReversibleSyntaxError", "Specialization", "ULog", "adjoint", "ancilla", "checkpointed", "cond",
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
     "irot", "jacobian", "jvp", "neg", "OrdinaryFunction", "ordinary",

@@ -195,7 +195,7 @@ def test_pure_helpers_and_library_functions():
     assert y == pytest.approx(0.25 + math.hypot(0.5, 1.0) + math.exp(0.5) + 0.5)
 
 
-@rv.reversible
+@rv.reversible(backend="interpreter")  # print is not compiled natively
 def conditions(x, y):
     if rv.cond(x > 0.0, post=x > 0.0):
         y += x

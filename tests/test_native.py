@@ -145,7 +145,11 @@ def test_frontend_runs_natively_and_falls_back_when_needed():
     x = np.arange(4.0)
     assert accumulate(0.0, x)[0] == 14.0
     assert accumulate.specialization_for(0.0, x).backend == "native"
-    assert with_print(2.0) == 3.0
+    # the warning names the op and its line, and points at the caller's line
+    fallback = r"with_print runs on the interpreter.*'printf\.print_format' at .*test_native\.py:\d+"
+    with pytest.warns(rv.InterpreterFallbackWarning, match=fallback) as record:
+        assert with_print(2.0) == 3.0
+    assert record[0].filename == __file__
     assert with_print.specialization_for(2.0).backend == "interpreter"
 
 

@@ -2,6 +2,7 @@
 
 from revmlir.frontend.api import (
     AdjointFunction,
+    InterpreterFallbackWarning,
     InverseFunction,
     NativeCompilationError,
     ReversibleFunction,
@@ -38,7 +39,7 @@ from revmlir.frontend.markers import (
 from revmlir.frontend.types import ULog
 
 __all__ = [
-    "AdjointFunction", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
+    "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
     "ULog", "adjoint", "ancilla", "checkpointed", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
     "irot", "neg", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",

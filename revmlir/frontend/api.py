@@ -12,9 +12,12 @@ import ast
 import copy
 import functools
 import inspect
+import sys
 import textwrap
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -278,7 +281,8 @@ class Specialization:
 
     It runs natively when the backend allows and the program compiles (the
     ``auto`` backend falls back to the interpreter for constructs native code
-    does not support yet, such as ``print``); the interpreter is
+    does not support yet, such as ``print``, with an
+    ``InterpreterFallbackWarning``); the interpreter is
     always available as ``.interpreter``, with its counters.
     """
 
@@ -292,13 +296,7 @@ class Specialization:
         self.interpreter = RevInterpreter(module)
         self.native: NativeModule | None = None
         if function.backend != "interpreter":
-            try:
-                self.native = NativeModule.compile(module)
-            except PassFailedException as reason:
-                if function.backend == "native":
-                    raise NativeCompilationError(
-                        f"{function.__name__} cannot run natively: {reason}"
-                    ) from None
+            self.native = compile_natively(function, module, function.__name__)
 
     @functools.cached_property
     def written(self) -> tuple[bool, ...]:
@@ -380,6 +378,43 @@ def _written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
 
 class NativeCompilationError(Exception):
     """``backend="native"`` was requested for a program native code cannot run."""
+
+
+class InterpreterFallbackWarning(RuntimeWarning):
+    """A function with the default ``backend="auto"`` runs on the
+    interpreter because native code cannot run part of it.  The results are
+    the same, but a loop runs thousands of times slower, which users should
+    hear about rather than discover.  ``backend="interpreter"`` says it is
+    intended (no warning); ``backend="native"`` makes it an error."""
+
+
+def compile_natively(function: ReversibleFunction, module: ModuleOp, what: str) -> NativeModule | None:
+    """``module`` compiled, or None where ``function``'s ``auto`` backend
+    falls back to the interpreter (with an ``InterpreterFallbackWarning``
+    naming ``what`` and the reason); ``backend="native"`` raises instead."""
+    try:
+        return NativeModule.compile(module)
+    except PassFailedException as reason:
+        if function.backend == "native":
+            raise NativeCompilationError(f"{what} cannot run natively: {reason}") from None
+        warnings.warn(
+            f"{what} runs on the interpreter, much slower than native code: {reason} "
+            "(backend='interpreter' says this is intended, backend='native' makes it an error)",
+            InterpreterFallbackWarning,
+            stacklevel=_first_frame_outside_package(),
+        )
+        return None
+
+
+def _first_frame_outside_package() -> int:
+    """The ``stacklevel`` of the user's call, so a warning points at the line
+    that called the function rather than at revmlir's internals (Python 3.11
+    has no ``skip_file_prefixes``)."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def python_types(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -48,20 +48,10 @@ def derived_backend(
 
         backend: Backend = RevInterpreter(module)
         if spec.native is not None:
-            from xdsl.utils.exceptions import PassFailedException
+            from revmlir.frontend.api import compile_natively
 
-            from revmlir.frontend.api import NativeCompilationError
-            from revmlir.runtime.native import NativeModule
-
-            try:
-                backend = NativeModule.compile(module)
-            except PassFailedException as reason:
-                # like the specialization itself: "auto" falls back
-                if spec.function.backend == "native":
-                    raise NativeCompilationError(
-                        f"the {what} of {spec.function.__name__} cannot run "
-                        f"natively: {reason}"
-                    ) from None
+            name = spec.function.__name__
+            backend = compile_natively(spec.function, module, f"the {what} of {name}") or backend
         cached = derived[what] = (module, backend)
     return cached
 
