@@ -17,6 +17,7 @@ Run:  .venv/bin/python benchmarks/bench_ad_graph_embedding.py [--quick] [--k 1 2
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
 from functools import partial
 
 import _harness as H
@@ -36,6 +37,21 @@ reference = partial(embedding_loss_reference, jnp, edges=PETERSEN_EDGES, non_edg
 jax_loss = jax.jit(reference)
 jax_gradient = jax.jit(jax.grad(reference))
 jax_hessian = jax.jit(jax.hessian(reference))
+
+
+def loss_arguments(x: np.ndarray) -> tuple:
+    """``embedding_loss``'s arguments for the embedding ``x``: a zero loss
+    and zeroed distance workspaces."""
+    return (0.0, x, PETERSEN_EDGES, PETERSEN_NON_EDGES, np.zeros(len(PETERSEN_EDGES)), np.zeros(len(PETERSEN_NON_EDGES)))
+
+
+def embeddings(ks: list[int]) -> Iterator[tuple[int, np.ndarray, tuple]]:
+    """For each ``k``: a random embedding ``x (10, k)`` (the same ones in
+    every script) and ``embedding_loss``'s arguments for it."""
+    rng = np.random.default_rng(0)
+    for k in ks:
+        x = rng.normal(size=(10, k))
+        yield k, x, loss_arguments(x)
 
 
 def gradient_direct(args: tuple) -> H.DirectCall:
@@ -67,11 +83,8 @@ with pre-marshalled arguments, 'ours objective direct' the generated
 jit(hessian(loss)), block_until_ready (JAX's dispatch included).
 """,
     )
-    rng = np.random.default_rng(0)
     summary = []
-    for k in opts.k:
-        x = rng.normal(size=(10, k))
-        args = (0.0, x, PETERSEN_EDGES, PETERSEN_NON_EDGES, np.zeros(len(PETERSEN_EDGES)), np.zeros(len(PETERSEN_NON_EDGES)))
+    for k, x, args in embeddings(opts.k):
         n = x.size
 
         # -- correctness first -------------------------------------------------

@@ -32,6 +32,7 @@ BENCHMARKS = {
     "ad_ba": "bench_ad_ba.py",
     "checkpoint": "bench_checkpoint.py",  # checkpointed gradients vs steps (issue 6)
     "rotations": "bench_rotations.py",    # split points anywhere vs l (issue 6)
+    "vector_mode": "bench_vector_mode.py",  # lanes per run: forward Jacobian and Hessian
 }
 
 

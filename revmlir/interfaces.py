@@ -157,6 +157,12 @@ class ForwardDifferentiableOp(Operation, abc.ABC):
     are state of the tangent program, so it is itself reversible.
     """
 
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = False
+    """In vector mode the rule runs once per lane (``tangenter.lane``);
+    region ops and calls set this: one op carries every lane's tangents, so
+    their rule runs once and uses the lane-by-lane helpers
+    (``carried_state``, ``tangent_region``, ``bind_carried``)."""
+
     @abc.abstractmethod
     def tangent(self, tangenter: Tangenter) -> None:
         """Emit a copy of this op plus its tangent updates.

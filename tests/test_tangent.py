@@ -11,6 +11,8 @@ reversible function; every op must have a tangent rule or a mark.
 """
 
 import math
+import sys
+from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -36,7 +38,7 @@ from revmlir.ad.derivatives import derivatives
 from revmlir.ad.tangent import generate_tangents
 from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import get_all_dialects
-from revmlir.frontend.forward import derived_backend
+from revmlir.frontend.forward import _carrying, _input_tangent, _run_tangent, derived_backend
 from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
@@ -457,6 +459,76 @@ def test_hvp_by_argument():
 
 
 # ---------------------------------------------------------------------------
+# Vector mode: @f.tanL carries L tangents per value; every lane must equal
+# the one-lane tangent program along its own direction
+# ---------------------------------------------------------------------------
+
+
+def lanes_jvp(f, args, directions):
+    """Run ``@f.tanL`` once for ``L = len(directions)``; returns each lane's
+    output tangents, one per argument that carries one."""
+    spec = f.specialization_for(*args)
+    lanes = len(directions)
+    _, backend = derived_backend(spec, f"tangent, {lanes} lanes", partial(generate_tangents, lanes=lanes))
+    carrying = _carrying(spec)
+    dots = [_input_tangent(spec.types[i], args[i], d[i], "") for d in directions for i in carrying]
+    results = backend.call(spec.name + f".tan{lanes}", *spec.private_copies(args), *dots)[len(args) :]
+    c = len(carrying)
+    return [results[lane * c : (lane + 1) * c] for lane in range(lanes)]
+
+
+def one_lane_jvp(f, args, tangents):
+    spec = f.specialization_for(*args)
+    _, backend = derived_backend(spec, "tangent", generate_tangents)
+    return list(_run_tangent(spec, backend, args, tangents)[1].values())
+
+
+rng_vector = np.random.default_rng(7)
+VECTOR_PROGRAMS = {
+    **{case: (pyfunc, args, BACKENDS) for case, (pyfunc, args, _) in CASES.items()},
+    "affine_arrays": (
+        appendix_b.i_affine,
+        (rng_vector.normal(size=3), rng_vector.normal(size=(3, 4)), rng_vector.normal(size=3), rng_vector.normal(size=4)),
+        BACKENDS,
+    ),
+    "unitary_rotations": (appendix_b.i_umm, (rng_vector.normal(size=(3, 2)), rng_vector.normal(size=3)), BACKENDS),
+    "float_stack": (float_stack, (0.5, 1.2), ("interpreter", "auto")),
+}
+
+
+@pytest.mark.parametrize(
+    "case, backend",
+    [(case, backend) for case, (_, _, backends) in VECTOR_PROGRAMS.items() for backend in backends],
+)
+def test_vector_mode_lanes_equal_one_direction_at_a_time(case, backend):
+    pyfunc, args, _ = VECTOR_PROGRAMS[case]
+    f = make(backend, pyfunc)
+    directions = [direction(args, seed) for seed in range(3)]
+    lanes = lanes_jvp(f, args, directions)
+    assert len(lanes) == 3
+    for lane, tangents in zip(lanes, directions):
+        assert_per_argument_close(lane, one_lane_jvp(f, args, tangents), rtol=1e-13, atol=1e-14)
+    # the lanes are independent: different directions, different tangents
+    assert not np.allclose(np.concatenate([np.ravel(t) for t in lanes[0]]), np.concatenate([np.ravel(t) for t in lanes[1]]))
+
+
+@pytest.mark.parametrize("lanes", [1, 3])
+def test_hessian_and_jacobian_with_lanes(monkeypatch, lanes):
+    """8 columns: with 3 lanes the last run has an idle lane, which must
+    not be gathered; ``wrt`` makes the Hessian a range of columns."""
+    monkeypatch.setattr(sys.modules["revmlir.frontend.forward"], "HESSIAN_LANES", lanes)
+    monkeypatch.setattr(sys.modules["revmlir.frontend.jacobian"], "JACOBIAN_LANES", lanes)
+    f = make("native", quadratic_form)
+    args = (0.5, np.arange(4.0).reshape(2, 2) / 3, np.array([0.3, -0.7]), 1.1)
+    expected = flat_jax_hessian(quadratic_form_jax, args, 0)
+    np.testing.assert_allclose(rv.hessian(f, args), expected, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(rv.hessian(f, args, wrt=(2, 3)), expected[5:, 5:], rtol=1e-12, atol=1e-13)
+    jacobian = rv.jacobian(f, args, mode="forward")
+    np.testing.assert_allclose(jacobian, rv.jacobian(f, args, mode="reverse"), rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(jacobian[0, 5:7], jax.grad(lambda x: quadratic_form_jax(*args[:2], x, args[3])[0])(args[2]))
+
+
+# ---------------------------------------------------------------------------
 # The tangent program is a reversible function; the API checks its inputs
 # ---------------------------------------------------------------------------
 
@@ -468,11 +540,15 @@ def test_tangent_program_runs_backwards(backend):
     f = make(backend, CASES["control_then"][0])
     args = CASES["control_then"][1]
     spec = f.specialization_for(*args)
-    _, runner = derived_backend(spec, "tangent", generate_tangents)
+    _, runner = derived_backend(spec, "tangent", generate_tangents, inverses=True)
     assert runner.__class__.__name__ == ("NativeModule" if backend == "native" else "RevInterpreter")
     forward = runner.call(spec.name + ".tan", *args, 0.5, -0.25)
     back = runner.uncall(spec.name + ".tan", *forward)
     np.testing.assert_allclose(back, (*args, 0.5, -0.25), rtol=1e-10, atol=1e-12)
+    if backend == "native":  # compiled for forward runs only, it says so
+        _, forward_only = derived_backend(spec, "tangent", generate_tangents)
+        with pytest.raises(rv.ExecutionError, match=r"has no compiled inverse"):
+            forward_only.uncall(spec.name + ".tan", *forward)
 
 
 def test_api_errors():

@@ -9,21 +9,24 @@ costs nothing extra, and the matrix is one call.  A column is:
     set the direction e_j   (an ancilla 1.0 for a scalar, += 1.0 on a
                              workspace element for an array)
     rev.call @d             (f's arguments and the derivative slots, in place)
-    M[:, j] += what @d left in the gathered slots
+    C[j, :] += what @d left in the gathered slots
     put every slot back     (see below)
     clear the direction
 
-so ``M`` (zero on entry) receives the columns and every workspace comes back
-as it was (up to rounding).  Putting the slots back differs:
+so ``C`` (zero on entry) receives the columns as its rows — the transpose
+of the matrix, written a contiguous row per column — and every workspace
+comes back as it was (up to rounding).  With ``L`` lanes (vector mode,
+``@f.tanL``) one run computes columns ``j … j + L − 1``.  Putting the slots
+back differs:
 
 * ``@f.tan`` is exactly invertible (the inverse of a tangent program is the
   tangent of the inverse), so the Jacobian uncalls it;
 * ``@f.hvp`` is not: the gradient program inside it discards the gradients
   of ancillas at their birth, so running it backwards does not give its
-  seeds back.  The Hessian instead subtracts what it knows each slot holds:
-  the gathered slots hold ``M[:, j]``, the seeds hold the gradient, which
-  ``@f.grad`` computes once before the columns (and hands out), the
-  direction is unchanged.
+  seeds back.  The Hessian instead swaps the gathered slots with the zero
+  row ``C[j, :]`` (so they are zero again) and subtracts what it knows the
+  others hold: the seeds hold the gradient, which ``@f.grad`` computes once
+  before the columns (and hands out), the direction is unchanged.
 
 The float arguments of ``f`` are laid out as ``rv.jacobian``/``rv.hessian``
 do: argument by argument, a scalar as one entry, an array's elements in C
@@ -33,7 +36,7 @@ here; a diagnostic names the function otherwise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,7 +46,7 @@ from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.builder import FunctionBuilder, ModuleBuilder, Value
+from revmlir.builder import Element, FunctionBuilder, ModuleBuilder, Target, Value
 from revmlir.dialects import rev
 from revmlir.errors import describe_op
 
@@ -57,11 +60,14 @@ Init = Literal["direction", "zero", "seed"]
 class SlotGroup:
     """One derivative slot per float argument of ``f`` in ``@d``'s
     signature: how it starts each column (the unit direction, zero, or the
-    loss's unit seed) and whether the column is read from it afterwards."""
+    loss's unit seed), whether the column is read from it afterwards, and
+    which of the columns a vector-mode ``@d`` computes at once it belongs to
+    (its lane)."""
 
     prefix: str
     init: Init
     gathered: bool
+    lane: int = 0
 
 
 @dataclass(frozen=True)
@@ -165,49 +171,81 @@ class _ColumnBuilder:
         )
         fn.if_(in_range, lambda: update(fn.at(name, *self.unflatten(arg, j - offset)), 1.0))
 
-    def start(self, j: Value, offsets: Sequence[Value]) -> None:
-        """Allocate the scalar slots, set the direction in the arrays (the
-        other array slots are zero workspaces)."""
+    def start(self, js: Sequence[Value], offsets: Sequence[Value]) -> None:
+        """Allocate the scalar slots, set the direction (lane ``l``'s is
+        ``js[l]``) in the arrays (the other array slots are zero
+        workspaces)."""
         for group in self.groups:
+            j = js[group.lane]
             for arg, offset in zip(self.floats, offsets, strict=True):
                 if not arg.is_array:
                     self.fn.alloc(self.slot(group, arg), self.initial(group, arg, j, offset))
                 elif group.init == "direction":
                     self.direction(group, arg, j, offset, +1)
 
-    def gather(self, matrix: str, j: Value, offsets: Sequence[Value]) -> None:
-        """``M[:, j] +=`` the gathered slots."""
+    def gather(
+        self, matrix: str, js: Sequence[Value], offsets: Sequence[Value],
+        present: Mapping[int, Callable[[], Value]] | None = None, move: bool = False,
+    ) -> None:
+        """``C[js[l], :] +=`` lane ``l``'s gathered slots where ``present[l]()``
+        holds (always for a lane without a condition).  ``C`` holds the
+        columns as rows, so a column is written contiguously.  ``move``
+        swaps the slots with the (zero) row instead, leaving them zero."""
         fn = self.fn
-        for group in (g for g in self.groups if g.gathered):
-            for arg, offset in zip(self.floats, offsets, strict=True):
-                name = self.slot(group, arg)
-                if not arg.is_array:
-                    fn.add(fn.at(matrix, offset, j), fn.get(name))
-                else:
-                    self.each_element(
-                        arg,
-                        lambda indices, flat, name=name, offset=offset: fn.add(
-                            fn.at(matrix, offset + flat, j), lambda: fn.load(name, indices)
-                        ),
-                    )
 
-    def finish_restored(self, j: Value, offsets: Sequence[Value]) -> None:
+        def put(row: Element, slot: Target, value: Callable[[], Value]) -> None:
+            if move:
+                fn.swap(row, slot)
+            else:
+                fn.add(row, value)
+
+        for group in (g for g in self.groups if g.gathered):
+            j = js[group.lane]
+
+            def gather_group(group: SlotGroup = group, j: Value = j) -> None:
+                for arg, offset in zip(self.floats, offsets, strict=True):
+                    name = self.slot(group, arg)
+                    if not arg.is_array:
+                        put(fn.at(matrix, j, offset), name, lambda name=name: fn.get(name))
+                    else:
+                        self.each_element(
+                            arg,
+                            lambda indices, flat, name=name, offset=offset: put(
+                                fn.at(matrix, j, offset + flat), fn.at(name, *indices),
+                                lambda: fn.load(name, indices),
+                            ),
+                        )
+
+            condition = (present or {}).get(group.lane)
+            if condition is None:
+                gather_group()
+            else:
+                fn.if_(condition, gather_group)
+
+    def finish_restored(self, js: Sequence[Value], offsets: Sequence[Value]) -> None:
         """End a column whose slots are back at their initial values (after
         an uncall)."""
         for group in reversed(self.groups):
+            j = js[group.lane]
             for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
                 if not arg.is_array:
                     self.fn.free(self.slot(group, arg), self.initial(group, arg, j, offset))
                 elif group.init == "direction":
                     self.direction(group, arg, j, offset, -1)
 
-    def finish_known(self, matrix: str, j: Value, offsets: Sequence[Value], gradient: str) -> None:
+    def finish_known(
+        self, matrix: str, js: Sequence[Value], offsets: Sequence[Value], gradient: str,
+        present: Mapping[int, Callable[[], Value]],
+    ) -> None:
         """End a Hessian column without uncalling ``@d``: the direction is
-        unchanged, the gathered slots hold ``M[:, j]`` and the seeds hold the
-        gradient, kept in the ``gradient`` slots; each is subtracted (or
-        freed against its value)."""
+        unchanged, the seeds hold the gradient, kept in the ``gradient``
+        slots, and the gathered slots were moved into ``C`` (``gather(move=
+        True)``), except in idle lanes (``present[l]()`` false), which hold
+        what lane 0 moved to row ``js[l]``; each is subtracted (or freed
+        against its value)."""
         fn = self.fn
         for group in reversed(self.groups):
+            j = js[group.lane]
             for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
                 name = self.slot(group, arg)
                 if group.init == "direction":
@@ -217,16 +255,23 @@ class _ColumnBuilder:
                         fn.free(name, self.initial(group, arg, j, offset))
                     continue
                 known = f"{gradient}_{arg.name}"
-                if not arg.is_array:
-                    value = fn.load(matrix, [offset, j]) if group.gathered else fn.get(known)
+                idle = present.get(group.lane) if group.gathered else None
+                if group.gathered and not arg.is_array:
+                    value = fn.const(0.0, f64) if idle is None else fn.select(idle(), 0.0, fn.load(matrix, [j, offset]))
                     fn.free(name, value)
                 elif group.gathered:
-                    self.each_element(
-                        arg,
-                        lambda indices, flat, name=name, offset=offset: fn.sub(
-                            fn.at(name, *indices), lambda: fn.load(matrix, [offset + flat, j])
-                        ),
-                    )
+                    if idle is not None:
+                        fn.if_(
+                            lambda idle=idle: fn.logical("not", idle()),
+                            lambda name=name, offset=offset, arg=arg, j=j: self.each_element(
+                                arg,
+                                lambda indices, flat: fn.sub(
+                                    fn.at(name, *indices), lambda: fn.load(matrix, [j, offset + flat])
+                                ),
+                            ),
+                        )
+                elif not arg.is_array:
+                    fn.free(name, fn.get(known))
                 else:
                     self.each_element(
                         arg,
@@ -249,63 +294,85 @@ def _primal(module: ModuleOp, name: str) -> tuple[rev.FuncOp, list[str], list[_A
 _MATRIX = MemRefType(f64, [DYNAMIC_INDEX, DYNAMIC_INDEX])
 
 
-def _jacobian_function(module: ModuleOp, primal_name: str) -> rev.FuncOp:
-    from revmlir.ad.tangent import TANGENT_SUFFIX
+def _lane_columns(fn: FunctionBuilder, j: Value, last: Value, lanes: int) -> tuple[list[Value], dict[int, Callable[[], Value]]]:
+    """The columns a vector-mode derived function computes from ``j`` on:
+    lane ``l`` computes column ``j + l``, except past ``last``, where it
+    recomputes column ``j`` (bit for bit what lane 0 computes), is not
+    gathered (the conditions returned) and is put back like lane 0."""
+    present = {lane: lambda lane=lane: fn.compare("lt", j + lane, last) for lane in range(1, lanes)}
+    return [j, *(fn.select(present[lane](), j + lane, j) for lane in range(1, lanes))], present
+
+
+def _lane_groups(lanes: int, *groups: SlotGroup) -> list[SlotGroup]:
+    """``groups`` once per lane (named with the lane's number when there
+    are several)."""
+    return [
+        SlotGroup(g.prefix + (str(lane) if lanes > 1 else ""), g.init, g.gathered, lane)
+        for lane in range(lanes)
+        for g in groups
+    ]
+
+
+def _jacobian_function(module: ModuleOp, primal_name: str, lanes: int) -> rev.FuncOp:
+    from revmlir.ad.tangent import tangent_name
 
     primal, names, floats = _primal(module, primal_name)
-    groups = [SlotGroup("t", "direction", gathered=True)]
-    workspaces = [(f"t_{a.name}", a.type) for a in floats if a.is_array]
+    groups = _lane_groups(lanes, SlotGroup("t", "direction", gathered=True))
+    workspaces = [(f"{g.prefix}_{a.name}", a.type) for g in groups for a in floats if a.is_array]
     types = primal.function_type.inputs.data
-    fn = ModuleBuilder().function(primal_name + JACOBIAN_SUFFIX, [*zip(names, types), ("M", _MATRIX), *workspaces])
+    fn = ModuleBuilder().function(primal_name + JACOBIAN_SUFFIX, [*zip(names, types), ("C", _MATRIX), *workspaces])
     columns = _ColumnBuilder(fn, floats, groups)
     offsets = columns.offsets()
     targets = [*names, *(columns.slot(g, a) for g in groups for a in floats)]
-    derived = primal_name + TANGENT_SUFFIX
+    derived = tangent_name(primal_name, lanes)
+    last = offsets[-1] + columns.size(floats[-1])
 
     def column(j: Value) -> None:
-        columns.start(j, offsets)
+        js, present = _lane_columns(fn, j, last, lanes)
+        columns.start(js, offsets)
         fn.call(derived, targets)
-        columns.gather("M", j, offsets)
+        columns.gather("C", js, offsets, present)
         fn.call(derived, targets, inverse=True)
-        columns.finish_restored(j, offsets)
+        columns.finish_restored(js, offsets)
 
-    fn.for_(0, offsets[-1] + columns.size(floats[-1]), 1, column)
+    fn.for_(0, last, lanes, column)
     function = fn.finish()
     function.location = primal.location
     return function
 
 
-def _hessian_function(module: ModuleOp, primal_name: str, loss: int) -> rev.FuncOp:
+def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int) -> rev.FuncOp:
     from revmlir.ad.adjoint import GRADIENT_SUFFIX
-    from revmlir.ad.tangent import HVP_SUFFIX
+    from revmlir.ad.tangent import hvp_name
 
     primal, names, floats = _primal(module, primal_name)
     if names[loss] not in {a.name for a in floats if not a.is_array}:
         raise PassFailedException(f"{describe_op(primal)}: argument #{loss} is not an f64 scalar")
     groups = [
         SlotGroup("g", "seed", gathered=False),
-        SlotGroup("t", "direction", gathered=False),
-        SlotGroup("h", "zero", gathered=True),
+        *_lane_groups(lanes, SlotGroup("t", "direction", gathered=False), SlotGroup("h", "zero", gathered=True)),
     ]
     gradient = [(f"G_{a.name}", a.type) for a in floats if not a.is_array]
-    workspaces = [(f"{p}_{a.name}", a.type) for p in ("G", "g", "t", "h") for a in floats if a.is_array]
+    workspaces = [(f"{g.prefix}_{a.name}", a.type) for g in (SlotGroup("G", "zero", False), *groups) for a in floats if a.is_array]
     types = primal.function_type.inputs.data
     fn = ModuleBuilder().function(
         primal_name + HESSIAN_SUFFIX,
-        [*zip(names, types), ("M", _MATRIX), ("first", IndexType()), ("last", IndexType()), *gradient, *workspaces],
+        [*zip(names, types), ("C", _MATRIX), ("first", IndexType()), ("last", IndexType()), *gradient, *workspaces],
     )
     columns = _ColumnBuilder(fn, floats, groups, names[loss])
     offsets = columns.offsets()
     fn.call(primal_name + GRADIENT_SUFFIX, [*names, *(f"G_{a.name}" for a in floats)])
     targets = [*names, *(columns.slot(g, a) for g in groups for a in floats)]
+    last = fn.get("last")
 
     def column(j: Value) -> None:
-        columns.start(j, offsets)
-        fn.call(primal_name + HVP_SUFFIX, targets)
-        columns.gather("M", j, offsets)
-        columns.finish_known("M", j, offsets, "G")
+        js, present = _lane_columns(fn, j, last, lanes)
+        columns.start(js, offsets)
+        fn.call(hvp_name(primal_name, lanes), targets)
+        columns.gather("C", js, offsets, present, move=True)
+        columns.finish_known("C", js, offsets, "G", present)
 
-    fn.for_(fn.get("first"), fn.get("last"), 1, column)
+    fn.for_(fn.get("first"), last, lanes, column)
     function = fn.finish()
     function.location = primal.location
     return function
@@ -318,38 +385,40 @@ def _add(module: ModuleOp, function: rev.FuncOp, after: str) -> rev.FuncOp:
     return function
 
 
-def generate_jacobians(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
-    """Add ``@f.jacobian(args…, M, tangent workspaces…)``: ``M[:, j] +=``
+def generate_jacobians(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
+    """Add ``@f.jacobian(args…, C, tangent workspaces…)``: ``C[j, :] +=``
     the tangent of every float argument along the ``j``-th unit direction
-    (forward mode, ``@f.tan`` per column); one zeroed tangent workspace per
-    float array argument."""
-    from revmlir.ad.tangent import TANGENT_SUFFIX, generate_tangents
+    (forward mode: ``@f.tan`` per column, or ``@f.tanL`` per ``L`` =
+    ``lanes`` columns); one zeroed tangent workspace per float array
+    argument and lane."""
+    from revmlir.ad.tangent import generate_tangents, tangent_name
 
-    generate_tangents(module, names)
+    generate_tangents(module, names, lanes)
     return [
-        _add(module, _jacobian_function(module, n), n + TANGENT_SUFFIX)
+        _add(module, _jacobian_function(module, n, lanes), tangent_name(n, lanes))
         for n in names
         if SymbolTable.lookup_symbol(module, n + JACOBIAN_SUFFIX) is None
     ]
 
 
-def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int) -> list[rev.FuncOp]:
-    """Add ``@f.hessian(args…, M, first, last, G…, workspaces…)``: for
-    ``first ≤ j < last``, ``M[:, j] +=`` the Hessian of argument ``loss``
-    (an f64 scalar) along the ``j``-th unit direction (``@f.hvp`` per column,
-    forward over reverse).  ``G…`` are the
-    f64 scalar arguments' gradient slots, passed as the seeds (1.0 for the
-    loss, 0.0 otherwise) and returned holding the gradient (``@f.grad``
-    before the columns); the workspaces are four zeroed arrays per f64 array
-    argument — its gradient (returned filled), seed, tangent and seed
-    tangent."""
+def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int, lanes: int = 1) -> list[rev.FuncOp]:
+    """Add ``@f.hessian(args…, C, first, last, G…, workspaces…)``: for
+    ``first ≤ j < last``, row ``C[j, :]`` (zero on entry) receives column
+    ``j`` of the Hessian of argument ``loss``
+    (an f64 scalar) along the ``j``-th unit direction (forward over reverse:
+    ``@f.hvp`` per column, or ``@f.hvpL`` per ``L`` = ``lanes`` columns).
+    ``G…`` are the f64 scalar arguments' gradient slots, passed as the seeds
+    (1.0 for the loss, 0.0 otherwise) and returned holding the gradient
+    (``@f.grad`` before the columns); the workspaces are zeroed arrays, per
+    f64 array argument: its gradient (returned filled) and seed, then per
+    lane its tangent and seed tangent."""
     from revmlir.ad.adjoint import generate_gradients
-    from revmlir.ad.tangent import HVP_SUFFIX, generate_hvps
+    from revmlir.ad.tangent import generate_hvps, hvp_name
 
-    generate_hvps(module, names)
+    generate_hvps(module, names, lanes)
     generate_gradients(module, names)
     return [
-        _add(module, _hessian_function(module, n, loss), n + HVP_SUFFIX)
+        _add(module, _hessian_function(module, n, loss, lanes), hvp_name(n, lanes))
         for n in names
         if SymbolTable.lookup_symbol(module, n + HESSIAN_SUFFIX) is None
     ]

@@ -23,12 +23,25 @@ complex (``ẋ + iẏ``) or log-number scalar (log numbers: with respect to the
 stored logarithm), a *shadow tangent array* (stack) for a float memref (stack), which is read as
 the input tangents and overwritten in place with the output tangents.  It
 returns ``f``'s results, then the tangents of its scalar results.
+
+**Vector mode.**  ``@f.tanL`` (``L`` ≥ 2 *lanes*) carries ``L`` tangents per
+value: ``L`` directional derivatives in one run, sharing the primal
+computation, which is most of the work (a Hessian's columns, a Jacobian's).
+Its arguments are ``f``'s, then lane 0's tangents (as ``@f.tan`` takes them),
+lane 1's, …; its results likewise.  Each op's tangent rule runs once per
+lane on the lane's tangents (``Tangenter.lane``), after one copy of the op;
+region ops and calls carry every lane at once
+(``ForwardDifferentiableOp.TANGENT_OF_ALL_LANES``).  The lanes are
+separate scalars and separate shadow arrays: LLVM does not pack them into
+SIMD registers, so a lane costs what its tangent updates cost, and vector
+mode pays off as far as the shared part dominates (``docs/python.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
@@ -61,9 +74,17 @@ shadow for memrefs and stacks of those, ``None`` for integers, indices and
 booleans)."""
 
 
-def tangent_name(name: str) -> str:
-    """``@f`` → ``@f.tan`` (deterministic, so FileCheck tests are stable)."""
-    return name + TANGENT_SUFFIX
+def tangent_suffix(lanes: int = 1) -> str:
+    """``.tan`` for one lane, ``.tanL`` for ``L`` lanes (vector mode)."""
+    if lanes < 1:
+        raise TangentError(f"a tangent program carries at least one tangent per value (lanes ≥ 1), not {lanes}")
+    return TANGENT_SUFFIX if lanes == 1 else f"{TANGENT_SUFFIX}{lanes}"
+
+
+def tangent_name(name: str, lanes: int = 1) -> str:
+    """``@f`` → ``@f.tan`` (``@f.tan4`` with 4 lanes); deterministic, so
+    FileCheck tests are stable."""
+    return name + tangent_suffix(lanes)
 
 
 class TangentError(PassFailedException):
@@ -87,24 +108,50 @@ class Tangenter(Differentiator):
 
     ``tangents`` maps a state version or a reference (memref, stack) of the
     forward code to the value holding its tangent (its shadow) in the tangent
-    program; tangents of expressions are computed where they are read.
-    ``request`` returns the name of the tangent of a called function (and
-    schedules it).
+    program, in the current ``lane``; tangents of expressions are computed
+    where they are read.  ``request`` returns the name of the tangent of a
+    called function (and schedules it).
     """
 
-    tangents: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     request: Request | None = None
+    lanes: int = 1
+    lane: int = 0
+    """The lane whose tangents ``tangent``, ``bind_tangent``… read and write."""
     _varies: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
-    _swept: dict[SSAValue, SSAValue | None] = field(
-        default_factory=dict[SSAValue, SSAValue | None]
+    _lane_tangents: list[dict[SSAValue, SSAValue]] = field(default_factory=list[dict[SSAValue, SSAValue]])
+    _lane_swept: list[dict[SSAValue, SSAValue | None]] = field(
+        default_factory=list[dict[SSAValue, SSAValue | None]]
     )
+
+    def __post_init__(self) -> None:
+        self._lane_tangents = [{} for _ in range(self.lanes)]
+        self._lane_swept = [{} for _ in range(self.lanes)]
+
+    @property
+    def tangents(self) -> dict[SSAValue, SSAValue]:
+        return self._lane_tangents[self.lane]
+
+    def each_lane(self) -> Iterator[int]:
+        """Make each lane current in turn (then lane 0 again).  Not nested:
+        the ops that carry every lane run with lane 0 current."""
+        assert self.lane == 0, "lanes are iterated from lane 0, once at a time"
+        try:
+            for lane in range(self.lanes):
+                self.lane = lane
+                yield lane
+        finally:
+            self.lane = 0
 
     RULE = "tangent"
 
     def apply_rule(self, op: Operation) -> bool:
         if not isinstance(op, ForwardDifferentiableOp):
             return False
-        op.tangent(self)
+        if op.TANGENT_OF_ALL_LANES:
+            op.tangent(self)
+        else:
+            for _ in self.each_lane():
+                op.tangent(self)
         return True
 
     def fail(self, op: Operation, why: str) -> TangentError:
@@ -142,9 +189,10 @@ class Tangenter(Differentiator):
                     f"tangent of {describe_op(self.current or self.root)} needs it"
                 )
             return found
-        cached = self._swept.get(value, _UNSET)
+        swept = self._lane_swept[self.lane]
+        cached = swept.get(value, _UNSET)
         if cached is _UNSET or (cached is not None and not self._visible(cached)):
-            cached = self._swept[value] = self._sweep(value)
+            cached = swept[value] = self._sweep(value)
         return cached  # type: ignore[return-value]
 
     def _sweep(self, value: OpResult) -> SSAValue | None:
@@ -178,13 +226,15 @@ class Tangenter(Differentiator):
 
     # -- emitting ------------------------------------------------------------------
 
-    def copy(self, op: Operation) -> Operation:
-        """Emit region-free ``op`` itself on the tangent program's values."""
+    def copy(self, op: Operation) -> None:
+        """Emit region-free ``op`` itself on the tangent program's values
+        (once: in lane 0; the other lanes' rules find it copied)."""
+        if self.lane > 0:
+            return
         clone = op.clone(value_mapper={o: self.lookup(o) for o in op.operands})
         self.builder.insert(clone)
         for old, new in zip(op.results, clone.results, strict=True):
             self.bind(old, new)
-        return clone
 
     def mirror(self, op: Operation) -> Operation | None:
         """Copy region-free ``op``, then run the same op on tangents: each
@@ -242,8 +292,7 @@ class Tangenter(Differentiator):
         terminator = block.last_op
         assert terminator is not None
         outputs = [self.lookup(v) for v in terminator.operands]
-        dots = [self.carried_tangent(v) for v in terminator.operands]
-        return outputs, [d for d in dots if d is not None]
+        return outputs, self.carried_tangents(terminator.operands)
 
     def carried_tangent(self, value: SSAValue) -> SSAValue | None:
         """The tangent of a state value that is passed on (yielded, returned,
@@ -252,15 +301,32 @@ class Tangenter(Differentiator):
             return None
         return self.tangent_or_zero(value)
 
+    def carried_tangents(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """The tangents of the passed-on ``values`` that carry one, lane by
+        lane: the tangent half of a region's state, a call's arguments."""
+        return [d for _ in self.each_lane() for v in values if (d := self.carried_tangent(v)) is not None]
+
+    def tangent_types(self, types: Sequence[Attribute]) -> list[Attribute]:
+        """The types of the tangents of values of ``types``, lane by lane."""
+        return [t for _ in range(self.lanes) for a in types if (t := tangent_type(a)) is not None]
+
+    def bind_tangents(self, old: Sequence[SSAValue], new: Sequence[SSAValue]) -> None:
+        """Bind the tangents of the values of ``old`` that carry one to
+        ``new``, laid out lane by lane (as ``carried_tangents`` makes them)."""
+        carrying = [v for v in old if tangent_type(v.type) is not None]
+        dots = iter(new)
+        for _ in self.each_lane():
+            for forward in carrying:
+                self.bind_tangent(forward, next(dots))
+        assert next(dots, None) is None
+
     def bind_arguments(self, old: Sequence[BlockArgument], new: Sequence[BlockArgument]) -> None:
         """Bind a forward block's arguments to ``new``: copies of them, then
-        one tangent per argument that carries one."""
-        carrying = [a for a in old if tangent_type(a.type) is not None]
+        one tangent per argument that carries one, lane by lane."""
         for forward, value in zip(old, new):
             value.name_hint = forward.name_hint
             self.bind(forward, value)
-        for forward, dot in zip(carrying, new[len(old) :], strict=True):
-            self.bind_tangent(forward, dot)
+        self.bind_tangents(old, new[len(old) :])
 
     def tangent_region(self, region: Region) -> Region:
         """The tangent program of a state-carrying region: its block takes the
@@ -268,8 +334,7 @@ class Tangenter(Differentiator):
         and yields the forward values followed by their tangents."""
         forward = region.block
         types = [a.type for a in forward.args]
-        types += [t for a in forward.args if (t := tangent_type(a.type)) is not None]
-        block = Block(arg_types=types)
+        block = Block(arg_types=[*types, *self.tangent_types(types)])
         self.bind_arguments(forward.args, block.args)
         terminator = forward.last_op
         assert terminator is not None
@@ -281,19 +346,14 @@ class Tangenter(Differentiator):
     def carried_state(self, state: Sequence[SSAValue]) -> list[SSAValue]:
         """The state of the tangent of a region op: the copies of its state
         operands, then the tangents of those that carry one."""
-        values = [self.lookup(s) for s in state]
-        return values + [d for s in state if (d := self.carried_tangent(s)) is not None]
+        return [*(self.lookup(s) for s in state), *self.carried_tangents(state)]
 
     def bind_carried(self, results: Sequence[SSAValue], new: Sequence[SSAValue]) -> None:
         """Bind the results of an op built on ``carried_state``, a call's
         results included."""
-        values = iter(new)
-        for result in results:
-            self.bind(result, next(values))
-        for result in results:
-            if tangent_type(result.type) is not None:
-                self.bind_tangent(result, next(values))
-        assert next(values, None) is None
+        for result, value in zip(results, new):
+            self.bind(result, value)
+        self.bind_tangents(results, new[len(results) :])
 
     def condition(self, region: Region, state: Sequence[SSAValue]) -> Region:
         """A copy of condition ``region`` taking (and ignoring) the tangents
@@ -304,6 +364,8 @@ class Tangenter(Differentiator):
     # -- calls ---------------------------------------------------------------------
 
     def tangent_of(self, callee: str, call: Operation) -> str:
+        """The name of the tangent program (with this many lanes) a call of
+        ``@callee`` calls."""
         if self.request is None:
             raise unsupported(call, "calls need the module (run ad-tangent)")
         return self.request(callee, call)
@@ -314,17 +376,21 @@ class Tangenter(Differentiator):
 # ---------------------------------------------------------------------------
 
 
-def tangent_arguments(types: Sequence[Attribute]) -> list[Attribute]:
-    """The argument types of ``@f.tan`` for ``@f``'s argument ``types``."""
-    return [*types, *(t for a in types if (t := tangent_type(a)) is not None)]
+def tangent_arguments(types: Sequence[Attribute], lanes: int = 1) -> list[Attribute]:
+    """The argument types of ``@f.tan`` (``@f.tanL``) for ``@f``'s argument
+    ``types``."""
+    return [*types, *(t for _ in range(lanes) for a in types if (t := tangent_type(a)) is not None)]
 
 
-def tangent_function(func: rev.FuncOp, name: str, request: Request | None = None) -> rev.FuncOp:
+def tangent_function(
+    func: rev.FuncOp, name: str, request: Request | None = None, lanes: int = 1
+) -> rev.FuncOp:
     """``@name``: the tangent program of ``func`` (already free of routines
-    and ``rev.inv``); see the module docstring for its signature."""
+    and ``rev.inv``) with ``lanes`` tangents per value; see the module
+    docstring for its signature."""
     forward = func.body.block
-    block = Block(arg_types=tangent_arguments([a.type for a in forward.args]))
-    tangenter = Tangenter(func, Builder(InsertPoint.at_end(block)), request=request)
+    block = Block(arg_types=tangent_arguments([a.type for a in forward.args], lanes))
+    tangenter = Tangenter(func, Builder(InsertPoint.at_end(block)), request=request, lanes=lanes)
     tangenter.bind_arguments(forward.args, block.args)
     outputs, dots = tangenter.tangent_body(forward)
     terminator = forward.last_op
@@ -340,49 +406,60 @@ def _missing(where: Operation | None, message: str) -> TangentError:
     return TangentError(message) if where is None else unsupported(where, message)
 
 
-def generate_tangents(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
-    """Add ``@f.tan`` for each named ``@f`` and for every function their
-    tangents call (recursion included), right after ``@f`` and the functions
-    derived from it.  Existing tangents are kept.  ``rev.uncall @g`` becomes
-    a call of ``@g.inv.tan``; ``@g.inv`` is added when missing."""
-    return derive_functions(module, names, TANGENT_SUFFIX, tangent_function, _missing)
+def generate_tangents(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
+    """Add ``@f.tan`` (``@f.tanL`` with ``lanes`` = L ≥ 2) for each named
+    ``@f`` and for every function their tangents call (recursion included),
+    right after ``@f`` and the functions derived from it.  Existing tangents
+    are kept.  ``rev.uncall @g`` becomes a call of ``@g.inv.tan``;
+    ``@g.inv`` is added when missing."""
+    build = partial(tangent_function, lanes=lanes)
+    return derive_functions(module, names, tangent_suffix(lanes), build, _missing)
 
 
-def generate_hessians(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+def generate_hessians(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
     """Forward over reverse: for each named ``@f`` add ``@f.tan``, ``@f.adj``
     and ``@f.adj.tan`` (the tangent of the adjoint, whose input-gradient
-    tangents are Hessian-vector products)."""
+    tangents are Hessian-vector products), with ``lanes`` tangents per value
+    (``@f.tanL``, ``@f.adj.tanL``)."""
     from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 
-    created = generate_tangents(module, names)
+    created = generate_tangents(module, names, lanes)
     created += generate_adjoints(module, names)
-    created += generate_tangents(module, [adjoint_name(n) for n in names])
+    created += generate_tangents(module, [adjoint_name(n) for n in names], lanes)
     return created
 
 
 HVP_SUFFIX = ".hvp"
 
 
-def generate_hvps(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
-    """Add ``@f.hvp`` for each named ``@f``: ``@f.tan`` then ``@f.adj.tan`` in
-    one function with ``@f.adj.tan``'s signature (``f``'s arguments, the
-    seeds, the arguments' tangents ``v``, the seeds' tangents); the seeds'
-    tangents come back as ``H·v``."""
+def hvp_name(name: str, lanes: int = 1) -> str:
+    """``@f`` → ``@f.hvp`` (``@f.hvp4`` with 4 lanes)."""
+    return name + HVP_SUFFIX + (str(lanes) if lanes > 1 else "")
+
+
+def generate_hvps(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
+    """Add ``@f.hvp`` (``@f.hvpL``) for each named ``@f``: ``@f.tan`` then
+    ``@f.adj.tan`` in one function with ``@f.adj.tan``'s signature (``f``'s
+    arguments, the seeds, then per lane the arguments' tangents ``v`` and
+    the seeds' tangents); the seeds' tangents come back as ``H·v``."""
     from revmlir.ad.adjoint import adjoint_name
     from revmlir.ad.derived import add_sequence
 
-    generate_hessians(module, names)
+    generate_hessians(module, names, lanes)
     existing = {f.sym_name.data for f in module.ops if isinstance(f, rev.FuncOp)}
     created = []
     for name in names:
-        if name + HVP_SUFFIX in existing:
+        if hvp_name(name, lanes) in existing:
             continue
         primal = SymbolTable.lookup_symbol(module, name)
         assert isinstance(primal, rev.FuncOp)
         types = primal.function_type.inputs.data
         n = len(types)
         c = len(tangent_arguments(types)) - n
-        first = [*range(n), *range(n + c, n + 2 * c)]
-        created.append(add_sequence(module, name + HVP_SUFFIX, name + TANGENT_SUFFIX, first, adjoint_name(name) + TANGENT_SUFFIX))
+        # @f.adj.tanL: f's n arguments, c seeds, then per lane 2c tangents,
+        # of which @f.tanL takes the first c
+        first = [*range(n), *(i for lane in range(lanes) for i in range(n + c + 2 * c * lane, n + 2 * c + 2 * c * lane))]
+        tangent, adjoint_tangent = tangent_name(name, lanes), tangent_name(adjoint_name(name), lanes)
+        created.append(add_sequence(module, hvp_name(name, lanes), tangent, first, adjoint_tangent))
     return created
 

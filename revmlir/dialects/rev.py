@@ -977,6 +977,7 @@ class IfOp(
     """
 
     name = "rev.if"
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = True
     REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("pre", "then", "else", "post")
     OPTIONAL_REGION: ClassVar[str | None] = "post"
     pre = region_def("single_block")
@@ -1067,6 +1068,7 @@ class WhileOp(
     """
 
     name = "rev.while"
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = True
     REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("pre", "post", "do")
     pre = region_def("single_block")
     post = region_def("single_block")
@@ -1142,6 +1144,7 @@ class ForOp(
     """
 
     name = "rev.for"
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = True
     T: ClassVar = VarConstraint("T", _IntT)
     lb = operand_def(T)
     ub = operand_def(T)
@@ -1370,6 +1373,7 @@ class SafeOp(
     """
 
     name = "rev.safe"
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = True
     when = opt_prop_def(StringAttr)
     body = region_def("single_block")
 
@@ -1528,6 +1532,8 @@ class _CallLikeOp(
     """Scalar arguments are consumed and come back as the results; memrefs and
     stacks are passed by reference (and may be written by the callee)."""
 
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = True
+
     callee = prop_def(FlatSymbolRefAttr)
     args = var_operand_def()
     res = var_result_def()
@@ -1593,7 +1599,7 @@ class _CallLikeOp(
             callee = inverse_name(callee)
         target = tangenter.tangent_of(callee, self)
         operands = [tangenter.lookup(a) for a in self.args]
-        dots = [d for a in self.args if (d := tangenter.carried_tangent(a)) is not None]
+        dots = tangenter.carried_tangents(self.args)
         call = tangenter.insert(CallOp(target, [*operands, *dots]), like=self)
         tangenter.bind_carried(self.res, call.res)
 

@@ -388,12 +388,15 @@ class InterpreterFallbackWarning(RuntimeWarning):
     intended (no warning); ``backend="native"`` makes it an error."""
 
 
-def compile_natively(function: ReversibleFunction, module: ModuleOp, what: str) -> NativeModule | None:
-    """``module`` compiled, or None where ``function``'s ``auto`` backend
-    falls back to the interpreter (with an ``InterpreterFallbackWarning``
-    naming ``what`` and the reason); ``backend="native"`` raises instead."""
+def compile_natively(
+    function: ReversibleFunction, module: ModuleOp, what: str, inverses: bool = True
+) -> NativeModule | None:
+    """``module`` compiled (``inverses``: see ``NativeModule.compile``), or
+    None where ``function``'s ``auto`` backend falls back to the interpreter
+    (with an ``InterpreterFallbackWarning`` naming ``what`` and the reason);
+    ``backend="native"`` raises instead."""
     try:
-        return NativeModule.compile(module)
+        return NativeModule.compile(module, inverses=inverses)
     except PassFailedException as reason:
         if function.backend == "native":
             raise NativeCompilationError(f"{what} cannot run natively: {reason}") from None

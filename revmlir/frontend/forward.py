@@ -161,8 +161,13 @@ def hessian(
     if all_f64(spec):
         whole = FloatLayout.of(spec, args, None, "rv.hessian")
         entries = layout.entries_within(whole)
-        columns = range(entries.min(), entries.max() + 1) if entries.size else range(0)
-        return _whole_hessian(spec, args, iloss, whole, columns)[np.ix_(entries, entries)]
+        if isinstance(entries, slice):
+            columns = range(entries.start, entries.stop)
+            rows = _whole_hessian(spec, args, iloss, whole, columns)[entries, entries]
+        else:
+            columns = range(entries.min(), entries.max() + 1) if entries.size else range(0)
+            rows = _whole_hessian(spec, args, iloss, whole, columns)[np.ix_(entries, entries)]
+        return np.ascontiguousarray(rows.T)  # the rows of @f.hessian's matrix are the columns
     matrix = np.zeros((layout.size, layout.size))
     for j in range(layout.size):
         column = hvp(spec.function, args, layout.unit(j), iloss)
@@ -170,23 +175,30 @@ def hessian(
     return matrix
 
 
+HESSIAN_LANES = 2
+"""Columns ``rv.hessian`` computes per run of the derived program (vector
+mode, sharing the function's own computation between them); see
+``benchmarks/RESULTS.md`` for how the count was chosen."""
+
+
 def _whole_hessian(
     spec: Specialization, args: tuple[Any, ...], iloss: int, whole: Any, columns: range
 ) -> np.ndarray:
     """The Hessian's ``columns`` in one native call of ``@f.hessian`` (see
-    ``revmlir.ad.matrices``): the scalars' gradient slots get the seeds,
-    each array four zeroed workspaces."""
+    ``revmlir.ad.matrices``), as the rows of the matrix returned: the
+    scalars' gradient slots get the seeds, each array zeroed workspaces."""
     from functools import partial
 
     from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
 
+    lanes = max(1, min(HESSIAN_LANES, len(columns)))
     _, backend = derived_backend(
-        spec, f"hessian of #{iloss}", partial(generate_hessian_matrices, loss=iloss)
+        spec, f"hessian of #{iloss}, {lanes} lanes", partial(generate_hessian_matrices, loss=iloss, lanes=lanes)
     )
     matrix = np.zeros((whole.size, whole.size))
     arrays = [args[i] for i in whole.positions if isinstance(args[i], np.ndarray)]
     seeds = [1.0 if i == iloss else 0.0 for i in whole.positions if not isinstance(args[i], np.ndarray)]
-    workspaces = [np.zeros_like(a) for _ in range(4) for a in arrays]
+    workspaces = [np.zeros_like(a) for _ in range(2 + 2 * lanes) for a in arrays]
     backend.call(
         spec.name + HESSIAN_SUFFIX, *spec.private_copies(args), matrix, columns.start, columns.stop,
         *seeds, *workspaces,

@@ -27,20 +27,23 @@ from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specializa
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Backend
 
-_derived: WeakKeyDictionary[Specialization, dict[str, tuple[ModuleOp, Backend]]] = (
+_derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = (
     WeakKeyDictionary()
 )
 
 
 def derived_backend(
-    spec: Specialization, what: str, generate: Callable[[ModuleOp, list[str]], object]
+    spec: Specialization, what: str, generate: Callable[[ModuleOp, list[str]], object],
+    inverses: bool = False,
 ) -> tuple[ModuleOp, Backend]:
     """A copy of the specialization's module to which ``generate`` added
     functions derived from ``f`` (``what`` names them: "adjoint", …), and how
     it runs: natively when ``f``'s specialization does, otherwise on the
-    interpreter.  Built once per specialization and kind."""
+    interpreter.  Built once per specialization, kind and ``inverses``.
+    Derived functions are run forward, so native code leaves out the
+    inverses no uncall needs (half the compile time) unless ``inverses``."""
     derived = _derived.setdefault(spec, {})
-    if (cached := derived.get(what)) is None:
+    if (cached := derived.get((what, inverses))) is None:
         module = spec.module.clone()
         generate(module, [spec.name])
         module.verify()
@@ -51,8 +54,8 @@ def derived_backend(
             from revmlir.frontend.api import compile_natively
 
             name = spec.function.__name__
-            backend = compile_natively(spec.function, module, f"the {what} of {name}") or backend
-        cached = derived[what] = (module, backend)
+            backend = compile_natively(spec.function, module, f"the {what} of {name}", inverses) or backend
+        cached = derived[(what, inverses)] = (module, backend)
     return cached
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -76,12 +77,19 @@ class FloatLayout:
             start += size
         return parts
 
-    def entries_within(self, whole: FloatLayout) -> np.ndarray:
-        """Where this layout's entries sit in ``whole``'s (a superset)."""
-        starts = dict(zip(whole.positions, np.cumsum([0, *whole.sizes])[:-1], strict=True))
-        return np.concatenate(
-            [np.arange(starts[i], starts[i] + size) for i, size in zip(self.positions, self.sizes, strict=True)]
-        ) if self.positions else np.zeros(0, dtype=np.intp)
+    def entries_within(self, whole: FloatLayout) -> slice | np.ndarray:
+        """Where this layout's entries sit in ``whole``'s (a superset): a
+        slice when they are contiguous (indexing with it is a view, which
+        matters next to a derivative that takes microseconds), else their
+        indices."""
+        starts, start = {}, 0
+        for i, size in zip(whole.positions, whole.sizes, strict=True):
+            starts[i] = start
+            start += size
+        ranges = [range(starts[i], starts[i] + size) for i, size in zip(self.positions, self.sizes, strict=True)]
+        if all(a.stop == b.start for a, b in zip(ranges, ranges[1:])):
+            return slice(ranges[0].start, ranges[-1].stop) if ranges else slice(0, 0)
+        return np.concatenate([np.arange(r.start, r.stop) for r in ranges])
 
     def gather(self, values: Sequence[Any]) -> np.ndarray:
         """The layout's entries of per-argument ``values``."""
@@ -99,14 +107,23 @@ def all_f64(spec: Specialization) -> bool:
     )
 
 
+JACOBIAN_LANES = 4
+"""Columns ``@f.jacobian`` computes per run of ``@f.tanL`` (vector mode:
+the function's own computation is shared between them, each lane adds only
+its tangent updates); see ``benchmarks/RESULTS.md`` for how it was chosen."""
+
+
 def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayout) -> np.ndarray:
-    """Every column in one native call: ``@f.jacobian`` (``ad-jacobian``)."""
+    """Every column in one native call of ``@f.jacobian`` (``ad-jacobian``),
+    as the rows of the matrix returned."""
     from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
     from revmlir.frontend.gradient import derived_backend
 
-    _, backend = derived_backend(spec, "jacobian", generate_jacobians)
+    lanes = min(JACOBIAN_LANES, whole.size)
+    _, backend = derived_backend(spec, f"jacobian, {lanes} lanes", partial(generate_jacobians, lanes=lanes))
     matrix = np.zeros((whole.size, whole.size))
-    workspaces = [np.zeros_like(args[i]) for i in whole.positions if isinstance(args[i], np.ndarray)]
+    arrays = [args[i] for i in whole.positions if isinstance(args[i], np.ndarray)]
+    workspaces = [np.zeros_like(a) for _ in range(lanes) for a in arrays]
     backend.call(spec.name + JACOBIAN_SUFFIX, *spec.private_copies(args), matrix, *workspaces)
     return matrix
 
@@ -135,7 +152,8 @@ def jacobian(
         mode = "forward" if inputs.size <= outputs.size else "reverse"
     whole = FloatLayout.of(spec, args, None, "rv.jacobian")
     if mode == "forward" and inputs.positions == whole.positions and all_f64(spec):
-        return _whole_forward(spec, args, whole)[outputs.entries_within(whole)]
+        # @f.jacobian's matrix holds the columns as rows
+        return np.ascontiguousarray(_whole_forward(spec, args, whole)[:, outputs.entries_within(whole)].T)
     matrix = np.zeros((outputs.size, inputs.size))
     if mode == "forward":
         for j in range(inputs.size):

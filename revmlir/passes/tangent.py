@@ -7,9 +7,15 @@ expands ``ad.hessian @f`` into ``@f.tan``, ``@f.adj`` and ``@f.adj.tan``, the
 tangent of the adjoint: Hessian-vector products.  Functions the derived
 functions call get their own derived functions (recursion included);
 existing ones are kept, so both passes are idempotent.
+
+``lanes=L`` (L ≥ 2) asks for vector mode: ``@f.tanL`` carries ``L`` tangents
+per value, ``L`` directional derivatives in one run that share the primal
+computation (``ad-hessian`` then adds ``@f.tanL`` and ``@f.adj.tanL``,
+``ad-jacobian`` a ``@f.jacobian`` that computes ``L`` columns per run).
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -30,8 +36,11 @@ class AdTangentPass(ModulePass):
     functions: tuple[str, ...] = ()
     """Also differentiate these functions (no ad.tangent op needed)."""
 
+    lanes: int = 1
+    """Tangents per value (``@f.tanL`` for L ≥ 2)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_requests(op, TangentOp, self.functions, generate_tangents)
+        expand_requests(op, TangentOp, self.functions, partial(generate_tangents, lanes=self.lanes))
 
 
 @dataclass(frozen=True)
@@ -44,8 +53,11 @@ class AdJacobianPass(ModulePass):
     functions: tuple[str, ...] = ()
     """Also differentiate these functions (no ad.jacobian op needed)."""
 
+    lanes: int = 1
+    """Columns per run of the tangent program (``@f.tanL`` for L ≥ 2)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_requests(op, JacobianOp, self.functions, generate_jacobians)
+        expand_requests(op, JacobianOp, self.functions, partial(generate_jacobians, lanes=self.lanes))
 
 
 @dataclass(frozen=True)
@@ -58,5 +70,8 @@ class AdHessianPass(ModulePass):
     functions: tuple[str, ...] = ()
     """Also differentiate these functions (no ad.hessian op needed)."""
 
+    lanes: int = 1
+    """Hessian-vector products per run (``@f.tanL``, ``@f.adj.tanL``)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_requests(op, HessianOp, self.functions, generate_hessians)
+        expand_requests(op, HessianOp, self.functions, partial(generate_hessians, lanes=self.lanes))

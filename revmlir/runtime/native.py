@@ -38,6 +38,7 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
+from revmlir.errors import ExecutionError
 from revmlir.inversion import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.rev_to_std import (
@@ -74,12 +75,16 @@ def _scalar_ctype(type: Attribute) -> Any:
     raise TypeError(f"no native representation for {type}")
 
 
-def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None) -> tuple[str, ModuleOp]:
-    """LLVM IR text for a verified rev module (every function and its inverse),
-    and the module's run-time check table."""
+def lower_to_llvm_ir(
+    module: ModuleOp, tolerance: float | None = None, inverses: bool = True
+) -> tuple[str, ModuleOp]:
+    """LLVM IR text for a verified rev module (every function and, with
+    ``inverses``, its inverse; without, only the inverses that uncalls
+    need), and the module's run-time check table."""
     ctx = make_context()
     work = module.clone()
-    RevInvertPass().apply(ctx, work)
+    if inverses:
+        RevInvertPass().apply(ctx, work)
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
     lower.apply(ctx, work)
     checks = ModuleOp([])
@@ -109,8 +114,13 @@ class NativeModule(Backend):
     machine_code: JITModule
 
     @classmethod
-    def compile(cls, module: ModuleOp, opt_level: int = 3, tolerance: float | None = None) -> NativeModule:
-        text, checks = lower_to_llvm_ir(module, tolerance)
+    def compile(
+        cls, module: ModuleOp, opt_level: int = 3, tolerance: float | None = None, inverses: bool = True
+    ) -> NativeModule:
+        """``inverses=False`` leaves out the inverses no uncall needs (half
+        the code, half the compile time) for modules that are only run
+        forward, such as derived functions; ``uncall`` then says so."""
+        text, checks = lower_to_llvm_ir(module, tolerance, inverses)
         return cls(module, text, checks, jit(text, opt_level))
 
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
@@ -143,7 +153,13 @@ class _NativeCall:
         name = func.sym_name.data
         types = list(func.function_type.inputs.data)
         symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
-        self.entry = _ENTRY(module.machine_code.address(symbol))
+        try:
+            self.entry = _ENTRY(module.machine_code.address(symbol))
+        except KeyError:
+            raise ExecutionError(
+                f"@{name} has no compiled inverse: its module was compiled to run "
+                "forward only (NativeModule.compile(inverses=False))"
+            ) from None
         self.machine_code = module.machine_code  # alive while the entry may be called
         self.check_table = module.check_table
         self.name = name

@@ -3,7 +3,8 @@
 
 // ad-jacobian adds @f.tan and @f.jacobian: a loop over the unit directions
 // (as many as f64 entries: one per scalar, the elements of each array),
-// each column a call of @f.tan on the direction, gathered into %M, and
+// each column a call of @f.tan on the direction, gathered into row j of %C
+// (the transpose of the Jacobian: a column is written contiguously), and
 // undone by an uncall; the direction is an ancilla for a scalar and a
 // `+= 1` on the tangent workspace for an array element.
 
@@ -19,7 +20,7 @@ ad.jacobian @scale
 
 // CHECK-NOT:   ad.jacobian
 // CHECK:       rev.func @scale.tan(
-// CHECK:       rev.func @scale.jacobian(%a0: memref<?xf64>, %a1: f64, %a2: i64, %M: memref<?x?xf64>, %t_a0: memref<?xf64>) {
+// CHECK:       rev.func @scale.jacobian(%a0: memref<?xf64>, %a1: f64, %a2: i64, %C: memref<?x?xf64>, %t_a0: memref<?xf64>) {
 // CHECK:         rev.for
 // CHECK:           rev.if
 // CHECK:           anc.alloc
