@@ -190,6 +190,7 @@ def _whole_hessian(
     from functools import partial
 
     from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
+    from revmlir.frontend.jacobian import zeroed_workspaces
 
     lanes = max(1, min(HESSIAN_LANES, len(columns)))
     _, backend = derived_backend(
@@ -198,7 +199,7 @@ def _whole_hessian(
     matrix = np.zeros((whole.size, whole.size))
     arrays = [args[i] for i in whole.positions if isinstance(args[i], np.ndarray)]
     seeds = [1.0 if i == iloss else 0.0 for i in whole.positions if not isinstance(args[i], np.ndarray)]
-    workspaces = [np.zeros_like(a) for _ in range(2 + 2 * lanes) for a in arrays]
+    workspaces = zeroed_workspaces(arrays, 2 + 2 * lanes)
     backend.call(
         spec.name + HESSIAN_SUFFIX, *spec.private_copies(args), matrix, columns.start, columns.stop,
         *seeds, *workspaces,
