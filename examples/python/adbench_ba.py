@@ -15,13 +15,14 @@ feature ``feat`` has the residuals::
     err  = w·(u'·f + x0 − feat)          (computeReprojError, 2 values)
     werr = 1 − w²                        (computeZachWeightError)
 
-The reversible formulation: each stage is a reversible function that *adds*
-its result into variables the caller zeroes (``proj += project(…)``), so
-nothing is overwritten; every intermediate (``X − C``, the rotated point,
-``θ``, ``cosθ``, ``sinθ``, ``ω``, the distortion factor …) is a scalar
-ancilla computed, used and uncomputed with ``rv.routine``.  ADBench's
-in-place updates (``proj *= L``, ``proj = proj·f + x0``) become fresh
-ancillas holding the new value.  Rodrigues' small-angle branch is an ``if``
+The reversible formulation: the residuals are *added* into variables the
+caller zeroes, so nothing is overwritten; every intermediate (``X − C``, the
+rotated point, ``θ``, ``cosθ``, ``sinθ``, ``ω``, the distortion factor …) is
+a scalar ancilla computed, used and uncomputed with ``rv.routine``.
+ADBench's in-place updates (``proj *= L``, ``proj = proj·f + x0``) become
+fresh ancillas holding the new value.  The stages of ``project`` are one
+routine of ``compute_reproj_error`` instead of nested functions, which
+halves the work (see its docstring).  Rodrigues' small-angle branch is an ``if``
 whose condition (``θ² ≠ 0``) the branch does not change, so it is its own
 postcondition.  The residual arrays are accumulated into: pass zeros.
 """
@@ -59,21 +60,20 @@ def rodrigues_rotate_point(out0, out1, out2, cams, c, p0, p1, p2):
 
 
 @rv.reversible
-def radial_distort(out0, out1, cams, c, u0, u1):
-    """``out += u·(1 + κ0‖u‖² + κ1‖u‖⁴)`` with ``κ = cams[c, 9:11]``."""
-    with rv.routine() as r:
-        rsq = rv.ancilla(u0 * u0 + u1 * u1)
-        factor = rv.ancilla(1.0 + cams[c, 9] * rsq + cams[c, 10] * rsq * rsq)
-    out0 += u0 * factor
-    out1 += u1 * factor
-    ~r
+def compute_reproj_error(err0, err1, cams, c, X, p, w, feat0, feat1):
+    """``err += w·(project(cams[c], X[p]) − feat)`` (ADBench's
+    ``computeReprojError``).
 
-
-@rv.reversible
-def project(proj0, proj1, cams, c, X, p):
-    """``proj +=`` the image of point ``X[p]`` in camera ``cams[c]``
-    (ADBench's ``project``)."""
+    ADBench's ``project`` (centre, rotate, divide by depth) and
+    ``radial_distort`` are stages of this one routine rather than functions
+    of their own: a function called inside a routine runs twice (computed,
+    then uncomputed by ``~r``), and its own routine twice per run, so each
+    level of nesting doubles the work below it.  With ``project`` and
+    ``radial_distort`` as nested functions the objective and the Jacobian
+    took twice as long.  Only ``rodrigues_rotate_point`` stays a function:
+    its angle ancillas live in a branch and must be uncomputed there."""
     with rv.routine() as r:
+        # project: the point relative to the camera centre, rotated
         centred0 = rv.ancilla(X[p, 0] - cams[c, 3])
         centred1 = rv.ancilla(X[p, 1] - cams[c, 4])
         centred2 = rv.ancilla(X[p, 2] - cams[c, 5])
@@ -83,24 +83,12 @@ def project(proj0, proj1, cams, c, X, p):
         rodrigues_rotate_point(rotated0, rotated1, rotated2, cams, c, centred0, centred1, centred2)
         u0 = rv.ancilla(rotated0 / rotated2)
         u1 = rv.ancilla(rotated1 / rotated2)
-        distorted0 = rv.ancilla(0.0)
-        distorted1 = rv.ancilla(0.0)
-        radial_distort(distorted0, distorted1, cams, c, u0, u1)
-    proj0 += distorted0 * cams[c, 6] + cams[c, 7]
-    proj1 += distorted1 * cams[c, 6] + cams[c, 8]
-    ~r
-
-
-@rv.reversible
-def compute_reproj_error(err0, err1, cams, c, X, p, w, feat0, feat1):
-    """``err += w·(project(cams[c], X[p]) − feat)`` (ADBench's
-    ``computeReprojError``)."""
-    with rv.routine() as r:
-        proj0 = rv.ancilla(0.0)
-        proj1 = rv.ancilla(0.0)
-        project(proj0, proj1, cams, c, X, p)
-    err0 += w * (proj0 - feat0)
-    err1 += w * (proj1 - feat1)
+        # radial_distort: u·(1 + κ0‖u‖² + κ1‖u‖⁴)
+        rsq = rv.ancilla(u0 * u0 + u1 * u1)
+        factor = rv.ancilla(1.0 + cams[c, 9] * rsq + cams[c, 10] * rsq * rsq)
+    # project's last step (·f + x0), then the weighted residual
+    err0 += w * (u0 * factor * cams[c, 6] + cams[c, 7] - feat0)
+    err1 += w * (u1 * factor * cams[c, 6] + cams[c, 8] - feat1)
     ~r
 
 
