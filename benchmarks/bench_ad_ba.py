@@ -73,9 +73,9 @@ residual + vmap(grad) of the weight residual, block_until_ready.
         p = len(problem.w)
         reproj_err, w_err = np.zeros((p, 2)), np.zeros(p)
         J, wJ = np.zeros((p, 2, 15)), np.zeros(p)
-        g_cams, g_X = np.zeros_like(problem.cams), np.zeros_like(problem.X)
+        shadows = [np.zeros_like(problem.cams), np.zeros_like(problem.X), np.zeros_like(problem.cams), np.zeros_like(problem.X)]
         objective_args = (reproj_err, w_err, problem.cams, problem.X, problem.w, problem.obs, problem.feats)
-        jacobian_args = (J, wJ, problem.cams, problem.X, problem.w, problem.obs, problem.feats, g_cams, g_X)
+        jacobian_args = (J, wJ, problem.cams, problem.X, problem.w, problem.obs, problem.feats, *shadows)
         cams, X = problem.cams[problem.obs[:, 0]], problem.X[problem.obs[:, 1]]
 
         # -- correctness first -------------------------------------------------
@@ -86,7 +86,7 @@ residual + vmap(grad) of the weight residual, block_until_ready.
         blocks = jax_jacobian(cams, X, problem.w, problem.feats)
         reference = np.concatenate([blocks[0], blocks[1], np.asarray(blocks[2])[..., None]], axis=-1)
         assert np.allclose(J, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
-        assert np.allclose(wJ, jax_weight_jacobian(problem.w)) and not g_cams.any() and not g_X.any()
+        assert np.allclose(wJ, jax_weight_jacobian(problem.w)) and not any(s.any() for s in shadows)
         print(f"\n{label}: n={len(problem.cams)} m={len(problem.X)} p={p}; "
               "checked: residuals and blocks equal JAX's")
 

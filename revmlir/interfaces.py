@@ -9,7 +9,7 @@ op answers next to its own definition.  The interfaces follow xDSL's
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -134,16 +134,27 @@ class DifferentiableOp(Operation, abc.ABC):
     values it produced.
     """
 
-    @abc.abstractmethod
-    def adjoint(self, adjointer: Adjointer) -> None:
-        """Emit the inverse of this op plus its gradient updates.
+    ADJOINT_OF_ALL_LANES: ClassVar[bool] = False
+    """Region ops and calls set this: one op carries every lane's gradients
+    (vector mode, ``@f.adjL``), so their rule is a plain method that runs
+    once, emits the whole adjoint op and uses the lane-by-lane helpers
+    (``carried_state``, ``adjoint_region``, ``bind_carried``,
+    ``lane_gradients``)."""
 
-        Like ``InvertibleOp.invert`` (the adjointer is an ``Inverter``), and in
-        addition: read the gradients of this op's results with
-        ``adjointer.gradient``, bind the gradients of its consumed operands with
-        ``adjointer.bind_gradient``, and push gradients into the expressions it
-        read with ``adjointer.accumulate`` (a local reverse sweep using the
-        derivative table of ``revmlir.ad.derivatives``).
+    @abc.abstractmethod
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None] | None:
+        """A generator emitting this op's gradient updates around its inverse
+        step, which it marks with ``yield``.
+
+        Before the ``yield``: read the gradients of this op's results with
+        ``adjointer.gradient`` and push gradients into the expressions it read
+        with ``adjointer.accumulate`` (a local reverse sweep using the
+        derivative table of ``revmlir.ad.derivatives``): the values after the
+        op are still current.  At the ``yield`` the adjointer emits the op's
+        inverse (``InvertibleOp.invert``).  After it: bind the gradients of
+        the consumed operands with ``adjointer.bind_gradient``.  In vector
+        mode the rule runs once per lane (``adjointer.lane``): every lane up
+        to the ``yield``, one inverse step, every lane to the end.
         """
         raise NotImplementedError()
 

@@ -110,32 +110,54 @@ def ba_objective(reproj_err, w_err, cams, X, w, obs, feats):
 
 
 @rv.reversible
-def reproj_jacobian_row(J, i, r, cams, c, X, p, w, feat0, feat1, s0, s1, g_cams, g_X):
-    """Row ``r`` of observation ``i``'s Jacobian block: the zero row
-    ``J[i, r, :]`` receives ``(s0, s1)·∂err/∂(cams[c], X[p], w)`` (11 + 3 + 1
-    columns).
+def reproj_jacobian_block(J, i, cams, c, X, p, w, feat0, feat1, g_cams0, g_X0, g_cams1, g_X1):
+    """Observation ``i``'s block: the zero rows ``J[i, r, :]`` receive
+    ``∂err_r/∂(cams[c], X[p], w)`` (11 + 3 + 1 columns), both rows in one
+    backward run.
 
-    The residuals are computed into ancillas, then ``@compute_reproj_error.adj``
-    (``rv.adjoint``) uncomputes them while the seed ``(s0, s1)`` flows back
-    into the shadow arrays ``g_cams``/``g_X`` (zeroed workspaces of the
-    shapes of ``cams``/``X``) and the scalar gradients; the block's entries
-    are swapped out of the shadows into ``J``, which leaves the shadows zero
-    again.  The features' gradients are ``−w·s`` and are uncomputed."""
+    The residuals are computed into ancillas, then the two-lane adjoint
+    ``@compute_reproj_error.adj2`` (``rv.adjoint(…, lanes=2)``) uncomputes
+    them once while lane ``r`` carries the seed ``e_r`` back into its shadow
+    arrays (``g_camsr``/``g_Xr``, zeroed workspaces shaped like
+    ``cams``/``X``) and scalar gradients; the block's entries are swapped out
+    of the shadows into ``J``, which leaves the shadows zero again.  The
+    features' gradients are ``−w·e_r`` and are uncomputed."""
     e0 = rv.ancilla(0.0)
     e1 = rv.ancilla(0.0)
     compute_reproj_error(e0, e1, cams, c, X, p, w, feat0, feat1)
-    g_w = rv.ancilla(0.0)
-    g_f0 = rv.ancilla(0.0)
-    g_f1 = rv.ancilla(0.0)
-    rv.adjoint(compute_reproj_error)(e0, e1, cams, c, X, p, w, feat0, feat1, s0, s1, g_cams, g_X, g_w, g_f0, g_f1)
+    seed00 = rv.ancilla(1.0)  # lane r's seed is e_r: ∂err_r
+    seed01 = rv.ancilla(0.0)
+    seed10 = rv.ancilla(0.0)
+    seed11 = rv.ancilla(1.0)
+    g_w0 = rv.ancilla(0.0)
+    g_w1 = rv.ancilla(0.0)
+    g_f00 = rv.ancilla(0.0)
+    g_f01 = rv.ancilla(0.0)
+    g_f10 = rv.ancilla(0.0)
+    g_f11 = rv.ancilla(0.0)
+    rv.adjoint(compute_reproj_error, lanes=2)(
+        e0, e1, cams, c, X, p, w, feat0, feat1,
+        seed00, seed01, g_cams0, g_X0, g_w0, g_f00, g_f01,
+        seed10, seed11, g_cams1, g_X1, g_w1, g_f10, g_f11,
+    )
     for j in range(11):
-        J[i, r, j], g_cams[c, j] = g_cams[c, j], J[i, r, j]
+        J[i, 0, j], g_cams0[c, j] = g_cams0[c, j], J[i, 0, j]
+        J[i, 1, j], g_cams1[c, j] = g_cams1[c, j], J[i, 1, j]
     for j in range(3):
-        J[i, r, 11 + j], g_X[p, j] = g_X[p, j], J[i, r, 11 + j]
-    J[i, r, 14], g_w = g_w, J[i, r, 14]
-    rv.free(g_w)
-    rv.free(g_f0, -w * s0)
-    rv.free(g_f1, -w * s1)
+        J[i, 0, 11 + j], g_X0[p, j] = g_X0[p, j], J[i, 0, 11 + j]
+        J[i, 1, 11 + j], g_X1[p, j] = g_X1[p, j], J[i, 1, 11 + j]
+    J[i, 0, 14], g_w0 = g_w0, J[i, 0, 14]
+    J[i, 1, 14], g_w1 = g_w1, J[i, 1, 14]
+    rv.free(g_w0)
+    rv.free(g_w1)
+    rv.free(g_f00, -w)
+    rv.free(g_f01)
+    rv.free(g_f10)
+    rv.free(g_f11, -w)
+    rv.free(seed00, 1.0)
+    rv.free(seed01)
+    rv.free(seed10)
+    rv.free(seed11, 1.0)
     rv.free(e0)
     rv.free(e1)
 
@@ -156,22 +178,18 @@ def weight_jacobian(wJ, i, w):
 
 
 @rv.reversible
-def ba_jacobian(J, wJ, cams, X, w, obs, feats, g_cams, g_X):
+def ba_jacobian(J, wJ, cams, X, w, obs, feats, g_cams0, g_X0, g_cams1, g_X1):
     """The per-observation Jacobian blocks of ADBench's BA into zeroed
     ``J (p, 2, 15)`` (the reprojection error's; columns: the camera's 11
     parameters, the point's 3, the weight) and ``wJ (p,)`` (the weight
     error's).  The blocks of the sparse ``(2p + p) × (11n + 3m + p)``
     Jacobian are what ADBench's ``ba_jacobian`` fills in; the gradients are
     swapped out of the shadows into ``J``, which therefore must start at
-    zero.  ``g_cams``/``g_X`` are zeroed workspaces shaped like
-    ``cams``/``X``, given back zero."""
+    zero.  ``g_cams0``, ``g_X0``, ``g_cams1``, ``g_X1`` are zeroed
+    workspaces shaped like ``cams``, ``X``, ``cams``, ``X``: the shadows of
+    the blocks' first and second rows, given back zero."""
     for i in range(obs.shape[0]):
-        one = rv.ancilla(1.0)
-        zero = rv.ancilla(0.0)
-        reproj_jacobian_row(J, i, 0, cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1], one, zero, g_cams, g_X)
-        reproj_jacobian_row(J, i, 1, cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1], zero, one, g_cams, g_X)
-        rv.free(zero)
-        rv.free(one, 1.0)
+        reproj_jacobian_block(J, i, cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1], g_cams0, g_X0, g_cams1, g_X1)
     for i in range(len(w)):
         weight_jacobian(wJ, i, w[i])
 

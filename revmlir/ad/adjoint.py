@@ -21,12 +21,23 @@ of the adjoint program: they are updated with ``rev.add``/``rev.neg``/
 ``rev.rot``…, created with ``anc.alloc`` of zero and discarded at the end of
 their life with an unchecked ``anc.free``, so ``@f.adj`` is itself a verified
 reversible function that runs on the interpreter and natively.
+
+**Vector mode.**  ``@f.adjL`` (``L`` ≥ 2 *lanes*) carries ``L`` gradients per
+value: ``L`` vector-Jacobian products (the rows of a Jacobian with few
+outputs) in one backward run, which uncomputes the primal values once for all
+of them.  Its arguments are ``f``'s, then lane 0's gradients (as ``@f.adj``
+takes them), lane 1's, …; its results ``f``'s inputs, then lane 0's input
+gradients, lane 1's, ….  An op's rule is a generator that yields where the
+op's inverse step goes: the ``Adjointer`` runs every lane's rule up to that
+point, emits the inverse once, then finishes every lane; region ops and calls
+carry every lane at once (``DifferentiableOp.ADJOINT_OF_ALL_LANES``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from xdsl.builder import Builder
 from xdsl.dialects import memref
@@ -50,7 +61,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.derived import Differentiator, add_sequence, derive_functions
+from revmlir.ad.derived import Differentiator, add_sequence, derive_functions, lanes_suffix
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import DifferentiableOp, set_checks
@@ -59,9 +70,10 @@ from revmlir.semantics import is_expression_op, is_state_type, is_state_value
 ADJOINT_SUFFIX = ".adj"
 
 
-def adjoint_name(name: str) -> str:
-    """``@f`` → ``@f.adj`` (deterministic, so FileCheck tests are stable)."""
-    return name + ADJOINT_SUFFIX
+def adjoint_name(name: str, lanes: int = 1) -> str:
+    """``@f`` → ``@f.adj`` (``@f.adj2`` with 2 lanes); deterministic, so
+    FileCheck tests are stable."""
+    return name + lanes_suffix(ADJOINT_SUFFIX, lanes)
 
 
 def gradient_type(type: Attribute) -> Attribute | None:
@@ -91,6 +103,13 @@ def gradient_type(type: Attribute) -> Attribute | None:
     return None
 
 
+def derivative_arguments(types: Sequence[Attribute], lanes: int = 1) -> list[Attribute]:
+    """The argument types of ``@f.adj`` and ``@f.tan`` (``@f.adjL``,
+    ``@f.tanL``) for ``@f``'s argument ``types``: those, then lane by lane
+    the derivative of each that carries one."""
+    return [*types, *(t for _ in range(lanes) for a in types if (t := gradient_type(a)) is not None)]
+
+
 class AdjointError(PassFailedException):
     """A construct ``ad-adjoint`` does not differentiate, reported at its op."""
 
@@ -112,22 +131,43 @@ class Adjointer(Differentiator):
     """Emits the adjoint of the code inside ``root``.
 
     ``gradients`` maps a forward float state version to the adjoint-side value
-    holding its gradient at the insertion point (the walk goes backwards, so
-    that is the gradient of the version *after* the forward code at this
-    point).  ``request`` returns the name of the adjoint of a called function
-    (and schedules it).
+    holding its gradient at the insertion point, in the current ``lane`` (the
+    walk goes backwards, so that is the gradient of the version *after* the
+    forward code at this point).  ``request`` returns the name of the adjoint
+    of a called function (and schedules it).
     """
 
-    gradients: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
     request: Callable[[str, Operation], str] | None = None
     _needs: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
+    _lane_gradients: list[dict[SSAValue, SSAValue]] = field(
+        default_factory=list[dict[SSAValue, SSAValue]]
+    )
+
+    def __post_init__(self) -> None:
+        self._lane_gradients = [{} for _ in range(self.lanes)]
+
+    @property
+    def gradients(self) -> dict[SSAValue, SSAValue]:
+        return self._lane_gradients[self.lane]
 
     RULE = "adjoint"
 
     def apply_rule(self, op: Operation) -> bool:
         if not isinstance(op, DifferentiableOp):
             return False
-        op.adjoint(self)
+        if op.ADJOINT_OF_ALL_LANES:
+            op.adjoint(self)
+            return True
+        rules: list[Iterator[None]] = []
+        for _ in self.each_lane():
+            rule = op.adjoint(self)
+            assert rule is not None, f"the adjoint rule of '{op.name}' is a generator"
+            next(rule)  # the lane's updates that read the values after the op
+            rules.append(rule)
+        op.invert(self)
+        for lane in self.each_lane():
+            if next(rules[lane], _FINISHED) is not _FINISHED:
+                raise AdjointError(f"internal error: the adjoint rule of '{op.name}' yields twice")
         return True
 
     def fail(self, op: Operation, why: str) -> AdjointError:
@@ -256,33 +296,36 @@ class Adjointer(Differentiator):
             assert g is not None
             self.bind_gradient(value, self.emit(rev.AddOp(g, contribution)))
 
+    # -- every lane's gradients at once -----------------------------------------
+
+    def lane_gradients(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """The gradients of the ``values`` that carry one, lane by lane: the
+        gradient half of a region's state, of a call's operands or results."""
+        return [g for _ in self.each_lane() for v in values if (g := self.gradient(v)) is not None]
+
+    def bind_lane_gradients(self, values: Sequence[SSAValue], gradients: Sequence[SSAValue]) -> None:
+        """Bind the gradients of the ``values`` that carry one to
+        ``gradients``, laid out lane by lane (as ``lane_gradients`` makes them)."""
+        carrying = [v for v in values if gradient_type(v.type) is not None]
+        self.bind_lane_by_lane(carrying, gradients, self.bind_gradient)
+
     # -- blocks and regions ---------------------------------------------------
 
     def adjoint_body(
-        self,
-        block: Block,
-        state_args: Sequence[SSAValue],
-        outputs: Sequence[SSAValue],
-        output_gradients: Sequence[SSAValue],
-    ) -> tuple[list[SSAValue], list[SSAValue]]:
+        self, block: Block, state_args: Sequence[SSAValue], outputs: Sequence[SSAValue]
+    ) -> list[SSAValue]:
         """Emit the adjoint of ``block``'s ops at the insertion point.
 
-        ``outputs`` stand for the operands of the block's terminator and
-        ``output_gradients`` for the gradients of those of them that carry one.
-        Returns the values standing for ``state_args`` before the block ran and
-        the gradients of those that carry one.
+        ``outputs`` stand for the operands of the block's terminator, whose
+        gradients are bound.  Returns the values standing for ``state_args``
+        before the block ran (their gradients are bound).
         """
         terminator = block.last_op
         assert terminator is not None
         for value, output in zip(terminator.operands, outputs, strict=True):
             self.bind(value, output)
-        carrying = [v for v in terminator.operands if gradient_type(v.type) is not None]
-        for value, gradient in zip(carrying, output_gradients, strict=True):
-            self.bind_gradient(value, gradient)
         self.differentiate(reversed(list(block.ops)[:-1]))
-        results = [self.lookup(a) for a in state_args]
-        gradients = [self.gradient(a) for a in state_args if gradient_type(a.type)]
-        return results, gradients  # type: ignore[return-value]
+        return [self.lookup(a) for a in state_args]
 
     def captured_gradients(self, op: Operation) -> list[SSAValue]:
         """Float state values defined outside ``op`` that its regions read
@@ -314,13 +357,11 @@ class Adjointer(Differentiator):
         self, op: Operation, results: Sequence[SSAValue]
     ) -> tuple[list[SSAValue], list[SSAValue]]:
         """The state of the adjoint of region op ``op``: the primal values of
-        its results, their gradients, then the gradients of the outer values
-        its regions read (returned second)."""
+        its results, then lane by lane their gradients and the gradients of
+        the outer values its regions read (those are returned second)."""
         captured = self.captured_gradients(op)
         values = [self.lookup(r) for r in results]
-        values += [g for r in results if (g := self.gradient(r)) is not None]
-        values += [self.gradients[c] for c in captured]
-        return values, captured
+        return values + self.lane_gradients([*results, *captured]), captured
 
     def bind_carried(
         self,
@@ -329,23 +370,18 @@ class Adjointer(Differentiator):
         captured: Sequence[SSAValue],
     ) -> None:
         """Bind the results of an adjoint region op built on ``carried_state``."""
-        results = iter(new_results)
-        for value in inputs:
-            self.bind(value, next(results))
-        for value in inputs:
-            if gradient_type(value.type) is not None:
-                self.bind_gradient(value, next(results))
-        for value in captured:
-            self.bind_gradient(value, next(results))
-        assert next(results, None) is None
+        for value, new in zip(inputs, new_results):
+            self.bind(value, new)
+        self.bind_lane_gradients([*inputs, *captured], new_results[len(inputs) :])
 
     def adjoint_region(self, region: Region, captured: Sequence[SSAValue]) -> Region:
         """A new region computing the adjoint of state-carrying ``region``.
 
         Block arguments: the forward block's non-state arguments (an induction
-        variable), what the forward region yields, the gradients of those
-        values, the gradients of ``captured``.  It yields the forward block's
-        state arguments, their gradients and the gradients of ``captured``.
+        variable), what the forward region yields, then lane by lane the
+        gradients of those values and of ``captured``.  It yields the forward
+        block's state arguments, then lane by lane their gradients and those
+        of ``captured``.
         """
         owner = region.parent_op()
         assert owner is not None
@@ -354,32 +390,19 @@ class Adjointer(Differentiator):
         fixed = [a for a in forward.args if a not in state_args]
         terminator = forward.last_op
         assert terminator is not None
-        yielded = list(terminator.operands)
-        carrying = [v for v in yielded if gradient_type(v.type) is not None]
-        types = [a.type for a in fixed] + [v.type for v in yielded]
-        types += [gradient_type(v.type) for v in carrying]
-        types += [gradient_type(c.type) for c in captured]
-        block = Block(arg_types=types)  # type: ignore[arg-type]
-        args: Iterator[BlockArgument] = iter(block.args)
-        for old in fixed:
-            new = next(args)
+        yielded = [*terminator.operands, *captured]
+        types = [a.type for a in fixed] + [v.type for v in terminator.operands]
+        block = Block(arg_types=[*types, *derivative_arguments([v.type for v in yielded], self.lanes)[len(yielded) :]])
+        for old, new in zip([*fixed, *terminator.operands], block.args):
             new.name_hint = old.name_hint
+        for old, new in zip(fixed, block.args):
             self.bind(old, new)
-        outputs = [next(args) for _ in yielded]
-        for old, new in zip(yielded, outputs):
-            new.name_hint = old.name_hint
-        output_gradients = [next(args) for _ in carrying]
-        for old, new in zip(carrying, output_gradients):
-            new.name_hint = _gradient_name(old)
-        for value in captured:
-            self.bind_gradient(value, next(args))
-            self.gradients[value].name_hint = _gradient_name(value)
+        outputs = block.args[len(fixed) : len(types)]
+        self.bind_lane_gradients(yielded, block.args[len(types) :])
         with self._at_end(block):
-            results, gradients = self.adjoint_body(
-                forward, state_args, outputs, output_gradients
-            )
-            captured_out = [self.gradients[c] for c in captured]
-            self.insert(rev.YieldOp(*results, *gradients, *captured_out), like=terminator)
+            results = self.adjoint_body(forward, state_args, outputs)
+            gradients = self.lane_gradients([*state_args, *captured])
+            self.insert(rev.YieldOp(*results, *gradients), like=terminator)
         return Region(block)
 
     def clone_condition(self, region: Region, extra: Sequence[Attribute]) -> Region:
@@ -401,21 +424,22 @@ class Adjointer(Differentiator):
 
 
 def adjoint_function(
-    func: rev.FuncOp, name: str, request: Callable[[str, Operation], str] | None = None
+    func: rev.FuncOp,
+    name: str,
+    request: Callable[[str, Operation], str] | None = None,
+    lanes: int = 1,
 ) -> rev.FuncOp:
     """``@name``: the adjoint of ``func`` (already free of routines and
-    ``rev.inv``).  Arguments: ``func``'s arguments holding its outputs, then one
-    gradient per argument that carries one (``gradient_type``), in argument
-    order: a value for a scalar, a shadow for a float memref or stack, which
-    is updated in place from the output's gradient to the input's.  Results:
-    ``func``'s inputs, then the gradients of the scalar ones."""
+    ``rev.inv``) with ``lanes`` gradients per value.  Arguments: ``func``'s
+    arguments holding its outputs, then lane by lane one gradient per
+    argument that carries one (``gradient_type``), in argument order: a value
+    for a scalar, a shadow for a float memref or stack, which is updated in
+    place from the output's gradient to the input's.  Results: ``func``'s
+    inputs, then lane by lane the gradients of the scalar ones."""
     forward = func.body.block
-    carrying = [a for a in forward.args if gradient_type(a.type) is not None]
-    block = Block(
-        arg_types=[a.type for a in forward.args]
-        + [gradient_type(a.type) for a in carrying]  # type: ignore[misc]
-    )
-    adjointer = Adjointer(func, Builder(InsertPoint.at_end(block)), request=request)
+    types = [a.type for a in forward.args]
+    block = Block(arg_types=derivative_arguments(types, lanes))
+    adjointer = Adjointer(func, Builder(InsertPoint.at_end(block)), request=request, lanes=lanes)
     state_args: list[SSAValue] = []
     outputs: list[SSAValue] = []
     for old, new in zip(forward.args, block.args):
@@ -425,29 +449,29 @@ def adjoint_function(
             outputs.append(new)
         else:
             adjointer.bind(old, new)
-    output_gradients: list[SSAValue] = []
-    for old, new in zip(carrying, block.args[len(forward.args) :], strict=True):
-        new.name_hint = _gradient_name(old)
-        if is_state_type(old.type):
-            output_gradients.append(new)
-        else:
-            adjointer.bind_gradient(old, new)  # a shadow array or stack
-    results, gradients = adjointer.adjoint_body(forward, state_args, outputs, output_gradients)
     terminator = forward.last_op
     assert terminator is not None
-    adjointer.insert(rev.ReturnOp(*results, *gradients), like=terminator)
+    final = dict(zip(state_args, terminator.operands, strict=True))
+    carrying = [a for a in forward.args if gradient_type(a.type) is not None]
+    for old, new in zip(carrying * lanes, block.args[len(types) :], strict=True):
+        new.name_hint = _gradient_name(old)
+    adjointer.bind_lane_gradients([final.get(a, a) for a in forward.args], block.args[len(types) :])
+    results = adjointer.adjoint_body(forward, state_args, outputs)
+    adjointer.insert(rev.ReturnOp(*results, *adjointer.lane_gradients(state_args)), like=terminator)
     adjoint = rev.FuncOp(name, [a.type for a in block.args], Region(block))
     adjoint.attributes.update(func.attributes)
     adjoint.location = func.location
     return adjoint
 
 
-def generate_adjoints(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
-    """Add ``@f.adj`` for each named ``@f`` and for every function their
-    adjoints call (recursion included), right after the primal function.
-    Existing adjoints are kept.  ``rev.uncall @g`` is differentiated through
-    ``@g.inv``, which is added when missing."""
-    return derive_functions(module, names, ADJOINT_SUFFIX, adjoint_function, _missing)
+def generate_adjoints(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
+    """Add ``@f.adj`` (``@f.adjL`` with ``lanes`` = L ≥ 2) for each named
+    ``@f`` and for every function their adjoints call (recursion included),
+    right after the primal function.  Existing adjoints are kept.
+    ``rev.uncall @g`` is differentiated through ``@g.inv``, which is added
+    when missing."""
+    build = partial(adjoint_function, lanes=lanes)
+    return derive_functions(module, names, lanes_suffix(ADJOINT_SUFFIX, lanes), build, _missing)
 
 
 GRADIENT_SUFFIX = ".grad"
@@ -472,6 +496,9 @@ def _arity(module: ModuleOp, name: str) -> int:
     func = SymbolTable.lookup_symbol(module, name)
     assert isinstance(func, rev.FuncOp)
     return len(func.function_type.inputs.data)
+
+
+_FINISHED = object()
 
 
 def _missing(where: Operation | None, message: str) -> AdjointError:

@@ -599,14 +599,12 @@ def checkpointed_function(
             state_args.append(old)
         else:
             adjointer.bind(old, new)
-    output_gradients: list[SSAValue] = []
+    final = dict(zip(state_args, terminator.operands, strict=True))
     for old, new in gradient_args.items():
         new.name_hint = f"g_{old.name_hint}" if old.name_hint else None
-        if is_state_type(old.type):
-            output_gradients.append(new)
-        else:
-            adjointer.bind_gradient(old, new)
-    results, gradients = adjointer.adjoint_body(forward, state_args, outputs, output_gradients)
+        adjointer.bind_gradient(final.get(old, old), new)
+    results = adjointer.adjoint_body(forward, state_args, outputs)
+    gradients = adjointer.lane_gradients(state_args)
     for store in stores:
         adjointer.insert(anc.StackFreeOp(store), like=terminator)
     adjointer.insert(rev.ReturnOp(*results, *gradients), like=terminator)

@@ -11,7 +11,7 @@ both add derived functions to a module on demand, following calls
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -40,6 +40,12 @@ class Differentiator(Inverter):
     """
 
     current: Operation | None = None
+    lanes: int = 1
+    """Derivatives per value (vector mode): ``L`` tangents, or ``L``
+    gradients, each lane its own direction or cotangent, sharing the copy
+    of the primal program."""
+    lane: int = 0
+    """The lane whose derivatives the per-value helpers read and bind."""
 
     RULE: ClassVar[str]
     """The kind of rule the mode asks each op for ("adjoint", "tangent")."""
@@ -66,6 +72,32 @@ class Differentiator(Inverter):
                     raise self.fail(op, mark.reason if mark else f"'{op.name}' has no {self.RULE} rule")
         finally:
             self.current = saved
+
+    def each_lane(self) -> Iterator[int]:
+        """Make each lane current in turn (then lane 0 again).  Not nested:
+        the ops that carry every lane run with lane 0 current."""
+        assert self.lane == 0, "lanes are iterated from lane 0, once at a time"
+        try:
+            for lane in range(self.lanes):
+                self.lane = lane
+                yield lane
+        finally:
+            self.lane = 0
+
+    def bind_lane_by_lane(
+        self,
+        carrying: Sequence[SSAValue],
+        derivatives: Sequence[SSAValue],
+        bind: Callable[[SSAValue, SSAValue], None],
+    ) -> None:
+        """``bind`` each of the ``carrying`` values to its derivative, in
+        every lane: ``derivatives`` are laid out lane by lane, as derived
+        functions, region states and calls pass them."""
+        new = iter(derivatives)
+        for _ in self.each_lane():
+            for value in carrying:
+                bind(value, next(new))
+        assert next(new, None) is None
 
     def emit_op(self, op: Operation) -> Operation:
         if self.current is not None:
@@ -122,6 +154,14 @@ class Differentiator(Inverter):
         if isinstance(a.type, ComplexType):
             return self.emit(complex_op(a, b))
         return self.emit(real(a, b))
+
+
+def lanes_suffix(suffix: str, lanes: int) -> str:
+    """``suffix`` for one lane, ``suffix`` + ``L`` for ``L`` lanes (vector
+    mode: ``.tan4``, ``.adj2``)."""
+    if lanes < 1:
+        raise PassFailedException(f"vector mode carries at least one derivative per value (lanes ≥ 1), not {lanes}")
+    return suffix if lanes == 1 else f"{suffix}{lanes}"
 
 
 def prepare(func: rev.FuncOp) -> rev.FuncOp:

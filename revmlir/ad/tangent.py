@@ -39,14 +39,13 @@ mode pays off as far as the shared part dominates (``docs/python.md``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import (
-    Attribute,
     Block,
     BlockArgument,
     Operation,
@@ -58,8 +57,9 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.adjoint import derivative_arguments as tangent_arguments
 from revmlir.ad.adjoint import gradient_type
-from revmlir.ad.derived import Differentiator, Request, derive_functions
+from revmlir.ad.derived import Differentiator, Request, derive_functions, lanes_suffix
 from revmlir.dialects import rev
 from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import ForwardDifferentiableOp, has_switchable_checks, set_checks
@@ -74,11 +74,8 @@ shadow for memrefs and stacks of those, ``None`` for integers, indices and
 booleans)."""
 
 
-def tangent_suffix(lanes: int = 1) -> str:
-    """``.tan`` for one lane, ``.tanL`` for ``L`` lanes (vector mode)."""
-    if lanes < 1:
-        raise TangentError(f"a tangent program carries at least one tangent per value (lanes ≥ 1), not {lanes}")
-    return TANGENT_SUFFIX if lanes == 1 else f"{TANGENT_SUFFIX}{lanes}"
+tangent_suffix = partial(lanes_suffix, TANGENT_SUFFIX)
+"""``.tan`` for one lane, ``.tanL`` for ``L`` lanes (vector mode)."""
 
 
 def tangent_name(name: str, lanes: int = 1) -> str:
@@ -114,9 +111,6 @@ class Tangenter(Differentiator):
     """
 
     request: Request | None = None
-    lanes: int = 1
-    lane: int = 0
-    """The lane whose tangents ``tangent``, ``bind_tangent``… read and write."""
     _varies: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
     _lane_tangents: list[dict[SSAValue, SSAValue]] = field(default_factory=list[dict[SSAValue, SSAValue]])
     _lane_swept: list[dict[SSAValue, SSAValue | None]] = field(
@@ -130,17 +124,6 @@ class Tangenter(Differentiator):
     @property
     def tangents(self) -> dict[SSAValue, SSAValue]:
         return self._lane_tangents[self.lane]
-
-    def each_lane(self) -> Iterator[int]:
-        """Make each lane current in turn (then lane 0 again).  Not nested:
-        the ops that carry every lane run with lane 0 current."""
-        assert self.lane == 0, "lanes are iterated from lane 0, once at a time"
-        try:
-            for lane in range(self.lanes):
-                self.lane = lane
-                yield lane
-        finally:
-            self.lane = 0
 
     RULE = "tangent"
 
@@ -306,19 +289,11 @@ class Tangenter(Differentiator):
         lane: the tangent half of a region's state, a call's arguments."""
         return [d for _ in self.each_lane() for v in values if (d := self.carried_tangent(v)) is not None]
 
-    def tangent_types(self, types: Sequence[Attribute]) -> list[Attribute]:
-        """The types of the tangents of values of ``types``, lane by lane."""
-        return [t for _ in range(self.lanes) for a in types if (t := tangent_type(a)) is not None]
-
     def bind_tangents(self, old: Sequence[SSAValue], new: Sequence[SSAValue]) -> None:
         """Bind the tangents of the values of ``old`` that carry one to
         ``new``, laid out lane by lane (as ``carried_tangents`` makes them)."""
         carrying = [v for v in old if tangent_type(v.type) is not None]
-        dots = iter(new)
-        for _ in self.each_lane():
-            for forward in carrying:
-                self.bind_tangent(forward, next(dots))
-        assert next(dots, None) is None
+        self.bind_lane_by_lane(carrying, new, self.bind_tangent)
 
     def bind_arguments(self, old: Sequence[BlockArgument], new: Sequence[BlockArgument]) -> None:
         """Bind a forward block's arguments to ``new``: copies of them, then
@@ -334,7 +309,7 @@ class Tangenter(Differentiator):
         and yields the forward values followed by their tangents."""
         forward = region.block
         types = [a.type for a in forward.args]
-        block = Block(arg_types=[*types, *self.tangent_types(types)])
+        block = Block(arg_types=tangent_arguments(types, self.lanes))
         self.bind_arguments(forward.args, block.args)
         terminator = forward.last_op
         assert terminator is not None
@@ -374,12 +349,6 @@ class Tangenter(Differentiator):
 # ---------------------------------------------------------------------------
 # Functions and modules
 # ---------------------------------------------------------------------------
-
-
-def tangent_arguments(types: Sequence[Attribute], lanes: int = 1) -> list[Attribute]:
-    """The argument types of ``@f.tan`` (``@f.tanL``) for ``@f``'s argument
-    ``types``."""
-    return [*types, *(t for _ in range(lanes) for a in types if (t := tangent_type(a)) is not None)]
 
 
 def tangent_function(

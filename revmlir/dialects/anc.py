@@ -9,7 +9,7 @@ back with ``anc.pop`` when the program runs backwards.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
@@ -85,14 +85,14 @@ class AllocOp(
         """``x ← e``: ``ẋ ← ė`` (zero when ``e`` is a constant)."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``x ← e``: the ancilla's gradient flows into ``e`` (NiLang drops
         it, which is wrong when ``e`` is not a constant); then the ancilla is
         freed and its gradient discarded."""
         g = adjointer.gradient(self.result)
         if g is not None:
             adjointer.accumulate([(self.value, g)])
-        self.invert(adjointer)
+        yield  # the inverse step
         if g is not None:
             adjointer.discard_gradient(g)
 
@@ -137,10 +137,10 @@ class FreeOp(
         """``x → e``: ``ẋ → ė``, unchecked (the check on ``x`` covers it)."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``x → e``: nothing after the free depends on ``x``, so the
         re-allocated ancilla starts with a zero gradient."""
-        self.invert(adjointer)
+        yield  # the inverse step
         from revmlir.ad.adjoint import gradient_type
 
         if (type := gradient_type(self.ancilla.type)) is not None:
@@ -176,11 +176,11 @@ class StackAllocOp(
         """A stack of floats has a shadow stack of tangents, born with it."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """A stack of floats has a shadow stack of gradients, born and
         released with it."""
         shadow = adjointer.gradient(self.result)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None:
             adjointer.insert(StackFreeOp(shadow), like=self)
 
@@ -214,10 +214,10 @@ class StackFreeOp(
     def tangent(self, tangenter: Tangenter) -> None:
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         from revmlir.ad.adjoint import gradient_type
 
-        self.invert(adjointer)
+        yield  # the inverse step
         if isinstance(type := gradient_type(self.stack.type), StackType):
             shadow = adjointer.insert(StackAllocOp(type), like=self)
             adjointer.bind_gradient(self.stack, shadow.result)
@@ -271,9 +271,9 @@ class PushOp(_StackOp):
         pop = inverter.insert(PopOp(inverter.lookup(self.stack)), like=self)
         inverter.bind(self.value, pop.result)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         shadow = adjointer.gradient(self.stack)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None:
             gradient = adjointer.insert(PopOp(shadow), like=self)
             adjointer.bind_gradient(self.value, gradient.result)
@@ -305,10 +305,10 @@ class PopOp(_StackOp):
             like=self,
         )
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         shadow = adjointer.gradient(self.stack)
         gradient = adjointer.gradient(self.result)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None and gradient is not None:
             adjointer.insert(PushOp(shadow, gradient), like=self)
 
@@ -337,10 +337,10 @@ class CopyPushOp(_StackOp):
             like=self,
         )
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The copy's gradient flows into the value it was copied from."""
         shadow = adjointer.gradient(self.stack)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None:
             copy = adjointer.insert(PopOp(shadow), like=self).result
             adjointer.accumulate([(self.value, copy)])
@@ -376,13 +376,13 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
         push = CopyPushOp(inverter.lookup(self.stack), inverter.lookup(self.value))
         inverter.insert(push, like=self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The discarded copy was uncomputed from a live value; like a freed
         ancilla, nothing after it depends on it: its gradient starts at zero."""
         from revmlir.ad.adjoint import gradient_type
 
         shadow = adjointer.gradient(self.stack)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None:
             zero = adjointer.new_gradient(gradient_type(self.value.type))
             adjointer.insert(PushOp(shadow, zero), like=self)

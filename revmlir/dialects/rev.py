@@ -13,7 +13,7 @@ to the interfaces in ``revmlir.interfaces``.
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar, Self
 
 from xdsl.dialects.builtin import (
@@ -180,14 +180,14 @@ class InstructionOp(
             other.operands[other.TARGETS :]
         ) == list(self.reads())
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """Instructions on integers and booleans carry no gradient: the
         adjoint is the inverse."""
         from revmlir.ad.adjoint import gradient_type, unsupported
 
         if any(gradient_type(v.type) for v in (*self.operands, *self.results)):
             raise unsupported(self, f"'{self.name}' has no float adjoint rule")
-        self.invert(adjointer)
+        yield  # the inverse step
 
     def tangent(self, tangenter: Tangenter) -> None:
         """The same instruction on the tangents (``rev.neg``, ``rev.swap``);
@@ -216,14 +216,14 @@ class _UpdateOp(InstructionOp):
     GRADIENT_SIGN: ClassVar[int] = 1
     """``∂(y ⊙ v)/∂v`` for float targets (log numbers: in log space)."""
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``y' = y ± v``: uncompute ``y``; its gradient passes through
         unchanged and ``±ḡy'`` flows into the expression ``v``."""
         g = adjointer.gradient(self.result)
         if g is not None:
             seed = g if self.GRADIENT_SIGN > 0 else adjointer.neg(g)
             adjointer.accumulate([(self.value, seed)])
-        self.invert(adjointer)
+        yield  # the inverse step
         if g is not None:
             adjointer.bind_gradient(self.target, g)
 
@@ -330,10 +330,10 @@ class NegOp(_UnaryOp):
     def inverse_class(cls):
         return NegOp
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``y' = -y``: ``ḡy = -ḡy'``."""
         g = adjointer.gradient(self.result)
-        self.invert(adjointer)
+        yield  # the inverse step
         if g is not None:
             negated = adjointer.emit(NegOp(g))
             adjointer.bind_gradient(self.target, negated)
@@ -388,11 +388,11 @@ class SwapOp(InstructionOp):
     def inverse_class(cls):
         return SwapOp
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The gradients swap with the values (a renaming, no code)."""
         g_lhs = adjointer.gradient(self.new_lhs)
         g_rhs = adjointer.gradient(self.new_rhs)
-        self.invert(adjointer)
+        yield  # the inverse step
         if g_lhs is not None and g_rhs is not None:
             adjointer.bind_gradient(self.lhs, g_rhs)
             adjointer.bind_gradient(self.rhs, g_lhs)
@@ -412,7 +412,7 @@ class _RotationOp(InstructionOp):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, angle: SSAValue):
         super().__init__(operands=[lhs, rhs, angle], result_types=[lhs.type] * 2)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """Rotating by θ: the gradients rotate back (the inverse rotation
         applied to ``(ḡa', ḡb')``) and θ receives ``ḡb'·a' − ḡa'·b'``
         (negated for ``rev.irot``)."""
@@ -426,7 +426,7 @@ class _RotationOp(InstructionOp):
             if isinstance(self, IRotOp):
                 first, second = second, first
             adjointer.accumulate([(self.angle, adjointer.sub(first, second))])
-        self.invert(adjointer)
+        yield  # the inverse step
         back = self.inverse_class()(g_a, g_b, adjointer.lookup(self.angle))
         adjointer.insert(back, like=self)
         adjointer.bind_gradient(self.lhs, back.results[0])
@@ -524,12 +524,12 @@ class TakeOp(
         along with the element."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The element goes back, and its gradient goes back into the shadow
         array (which the matching ``rev.put``'s adjoint borrowed it from)."""
         shadow = adjointer.gradient(self.memref)
         gradient = adjointer.gradient(self.result)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None and gradient is not None:
             indices = [adjointer.lookup(i) for i in self.indices]
             adjointer.insert(PutOp(gradient, shadow, indices), like=self)
@@ -588,11 +588,11 @@ class PutOp(
         """The element's tangent goes back into the shadow tangent array."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The element is borrowed again, and so is its gradient, from the
         shadow array: GVar arrays with values and gradients kept apart."""
         shadow = adjointer.gradient(self.memref)
-        self.invert(adjointer)
+        yield  # the inverse step
         if shadow is not None:
             indices = [adjointer.lookup(i) for i in self.indices]
             take = adjointer.insert(TakeOp(shadow, indices), like=self)
@@ -657,11 +657,11 @@ class UnpackOp(
         """The parts' tangents are the parts of the tangent."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The gradient of ``z = x + iy`` is ``ḡx + i ḡy``: the parts'
         gradients are packed the same way."""
         g_re, g_im = adjointer.gradient(self.re), adjointer.gradient(self.im)
-        self.invert(adjointer)
+        yield  # the inverse step
         assert g_re is not None and g_im is not None
         pack = adjointer.insert(PackOp(g_re, g_im), like=self)
         adjointer.bind_gradient(self.value, pack.result)
@@ -701,9 +701,9 @@ class PackOp(
     def tangent(self, tangenter: Tangenter) -> None:
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         g = adjointer.gradient(self.result)
-        self.invert(adjointer)
+        yield  # the inverse step
         assert g is not None
         unpack = adjointer.insert(UnpackOp(g), like=self)
         adjointer.bind_gradient(self.re, unpack.re)
@@ -978,6 +978,7 @@ class IfOp(
 
     name = "rev.if"
     TANGENT_OF_ALL_LANES: ClassVar[bool] = True
+    ADJOINT_OF_ALL_LANES: ClassVar[bool] = True
     REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("pre", "then", "else", "post")
     OPTIONAL_REGION: ClassVar[str | None] = "post"
     pre = region_def("single_block")
@@ -1069,6 +1070,7 @@ class WhileOp(
 
     name = "rev.while"
     TANGENT_OF_ALL_LANES: ClassVar[bool] = True
+    ADJOINT_OF_ALL_LANES: ClassVar[bool] = True
     REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ("pre", "post", "do")
     pre = region_def("single_block")
     post = region_def("single_block")
@@ -1145,6 +1147,7 @@ class ForOp(
 
     name = "rev.for"
     TANGENT_OF_ALL_LANES: ClassVar[bool] = True
+    ADJOINT_OF_ALL_LANES: ClassVar[bool] = True
     T: ClassVar = VarConstraint("T", _IntT)
     lb = operand_def(T)
     ub = operand_def(T)
@@ -1414,9 +1417,9 @@ class SafeOp(
         op = SafeOp(tangenter.clone_region(self.body), self.mode)
         tangenter.insert(op, like=self)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """Touches no state, so no gradient: the adjoint is the inverse."""
-        self.invert(adjointer)
+        yield  # the inverse step
 
     def print(self, printer: Printer) -> None:
         if self.mode != "forward":
@@ -1533,6 +1536,7 @@ class _CallLikeOp(
     stacks are passed by reference (and may be written by the callee)."""
 
     TANGENT_OF_ALL_LANES: ClassVar[bool] = True
+    ADJOINT_OF_ALL_LANES: ClassVar[bool] = True
 
     callee = prop_def(FlatSymbolRefAttr)
     args = var_operand_def()
@@ -1607,8 +1611,7 @@ class _CallLikeOp(
         """``rev.call @g`` → ``rev.call @g.adj`` (``rev.uncall @g`` →
         ``rev.call @g.inv.adj``) on the results and their gradients (the
         shadows of arrays and stacks); it returns the arguments and their
-        gradients."""
-        from revmlir.ad.adjoint import gradient_type
+        gradients (lane by lane in vector mode: ``@g.adjL``)."""
         from revmlir.inversion import inverse_name
 
         callee = self.callee.string_value()
@@ -1619,15 +1622,11 @@ class _CallLikeOp(
         results = iter(self.res)
         after = [next(results) if a in scalars else a for a in self.args]
         operands = [adjointer.lookup(a) for a in after]
-        gradients = [adjointer.gradient(a) for a in after]
-        call = CallOp(target, [*operands, *(g for g in gradients if g is not None)])
+        call = CallOp(target, [*operands, *adjointer.lane_gradients(after)])
         adjointer.insert(call, like=self)
-        new = iter(call.res)
-        for arg in scalars:
-            adjointer.bind(arg, next(new))
-        for arg in scalars:
-            if gradient_type(arg.type) is not None:
-                adjointer.bind_gradient(arg, next(new))
+        for arg, new in zip(scalars, call.res):
+            adjointer.bind(arg, new)
+        adjointer.bind_lane_gradients(scalars, call.res[len(scalars) :])
 
     def is_inverse_of(self, other: Operation) -> bool:
         if not isinstance(other, self.inverse_call()):

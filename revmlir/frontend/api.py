@@ -250,30 +250,39 @@ class AdjointFunction:
     place).  Called inside a reversible function it becomes a
     ``rev.call @f.adj``, so a program can compute many gradients natively
     (a Jacobian block per observation, for instance).
+
+    ``rv.adjoint(f, lanes=L)`` is ``@f.adjL`` (vector mode): ``L`` sets of
+    gradients, lane by lane, in one backward run that uncomputes ``f`` once
+    for all of them (``L`` rows of a Jacobian).
     """
 
     function: ReversibleFunction
+    lanes: int = 1
 
     def __call__(self, *args: Any) -> Any:
+        from revmlir.ad.adjoint import adjoint_name
         from revmlir.frontend.gradient import adjoint_backend
 
         count = len(self.function.parameters)
         spec = self.function.specialization_for(*args[:count])
-        if len(args) != count + len(spec.carrying):
+        if len(args) != count + self.lanes * len(spec.carrying):
+            per_lane = f" per lane ({self.lanes} lanes)" if self.lanes > 1 else ""
             raise TypeError(
                 f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
-                f"{len(spec.carrying)} gradient(s), got {len(args)} value(s)"
+                f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
             )
-        _, backend = adjoint_backend(spec)
-        results = backend.call(spec.name + ".adj", *args)
+        _, backend = adjoint_backend(spec, self.lanes)
+        results = backend.call(adjoint_name(spec.name, self.lanes), *args)
         return results[0] if len(results) == 1 else results
 
 
-def adjoint(function: ReversibleFunction) -> AdjointFunction:
-    """``rv.adjoint(f)``, see ``AdjointFunction``."""
+def adjoint(function: ReversibleFunction, lanes: int = 1) -> AdjointFunction:
+    """``rv.adjoint(f)`` (``rv.adjoint(f, lanes=L)``), see ``AdjointFunction``."""
     if not isinstance(function, ReversibleFunction):
         raise TypeError(f"rv.adjoint expects a @rv.reversible function, got {function!r}")
-    return AdjointFunction(function)
+    if type(lanes) is not int or lanes < 1:
+        raise TypeError(f"rv.adjoint: lanes must be an integer ≥ 1, got {lanes!r}")
+    return AdjointFunction(function, lanes)
 
 
 class Specialization:

@@ -56,7 +56,7 @@ class ModuleCompiler:
         self.builder = ModuleBuilder()
         self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
         self.used: set[str] = set()
-        self.adjoints: list[str] = []  # functions whose @f.adj the module calls
+        self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
 
     def request(self, function: ReversibleFunction, types: Sequence[Attribute]) -> str:
         key = (id(function), tuple(types))
@@ -75,7 +75,8 @@ class ModuleCompiler:
         if self.adjoints:
             from revmlir.ad.adjoint import generate_adjoints
 
-            generate_adjoints(module, self.adjoints)
+            for lanes, names in self.adjoints.items():
+                generate_adjoints(module, names, lanes)
         try:
             module.verify()
         except ReversibilityViolation as violation:
@@ -404,9 +405,9 @@ class FunctionCompiler:
         if callee is markers.free:
             self._free(node, call)
             return
-        function, mode = self._reversible_callee(call.func)
+        function, mode, lanes = self._reversible_callee(call.func)
         if function is not None:
-            self._call(node, function, mode, call)
+            self._call(node, function, mode, call, lanes)
             return
         if callee is builtins.print:
             raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
@@ -448,9 +449,10 @@ class FunctionCompiler:
             value = fn.const(1.0 if isinstance(var_type, LogType) else 0, var_type, loc)
         fn.free(name, value, loc)
 
-    def _reversible_callee(self, node: ast.expr) -> tuple[ReversibleFunction | None, str]:
+    def _reversible_callee(self, node: ast.expr) -> tuple[ReversibleFunction | None, str, int]:
         """The function a call statement runs and how: ``"call"``,
-        ``"uncall"`` (``~f``, ``f.inverse``) or ``"adjoint"`` (``rv.adjoint(f)``)."""
+        ``"uncall"`` (``~f``, ``f.inverse``) or ``"adjoint"``
+        (``rv.adjoint(f)``, ``rv.adjoint(f, lanes=L)``), and the lanes."""
         from revmlir.frontend.api import AdjointFunction, ReversibleFunction, adjoint
 
         mode = "call"
@@ -460,19 +462,31 @@ class FunctionCompiler:
             node, mode = node.value, "uncall"
         callee = self.ctx.resolve(node)
         if isinstance(callee, ReversibleFunction):
-            return callee, mode
+            return callee, mode, 1
         if mode == "call" and isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
-            if len(node.args) != 1 or node.keywords:
-                raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function")
+            if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
+                raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function (and lanes=)")
             callee = self.ctx.resolve(node.args[0])
             if isinstance(callee, AdjointFunction):
                 callee = callee.function
             if not isinstance(callee, ReversibleFunction):
                 raise self.ctx.error(node.args[0], f"'{ast.unparse(node.args[0])}' is not a @rv.reversible function")
-            return callee, "adjoint"
-        return None, mode
+            return callee, "adjoint", self._lanes(node.keywords)
+        return None, mode, 1
 
-    def _call(self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call) -> None:
+    def _lanes(self, keywords: list[ast.keyword]) -> int:
+        """``lanes=L`` of ``rv.adjoint``: an integer known when compiling."""
+        if not keywords:
+            return 1
+        node = keywords[0].value
+        lanes = node.value if isinstance(node, ast.Constant) else self.ctx.resolve(node)
+        if type(lanes) is not int or lanes < 1:
+            raise self.ctx.error(
+                node, f"lanes must be an integer ≥ 1 known when compiling, got '{ast.unparse(node)}'"
+            )
+        return lanes
+
+    def _call(self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call, lanes: int = 1) -> None:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         params = function.parameters
@@ -519,27 +533,31 @@ class FunctionCompiler:
                     f"{describe_type(declared)}, got {describe_type(found)}",
                 )
         if mode == "adjoint":
-            name = self._adjoint(node, function, call, types)
+            name = self._adjoint(node, function, call, types, lanes)
         else:
             name = self.module.request(function, types)
         fn.call(name, targets, loc, inverse=mode == "uncall")
         for temp, arg in reversed(temporaries):
             fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
 
-    def _adjoint(self, node: ast.Expr, function: ReversibleFunction, call: ast.Call, types: list[Attribute]) -> str:
-        """``@f.adj`` for ``rv.adjoint(f)(args…, gradients…)``: ``f`` is
-        specialised to the first arguments, and the gradients must have the
-        types ``@f.adj`` takes for them."""
+    def _adjoint(
+        self, node: ast.Expr, function: ReversibleFunction, call: ast.Call, types: list[Attribute], lanes: int
+    ) -> str:
+        """``@f.adj`` for ``rv.adjoint(f)(args…, gradients…)`` (``@f.adjL``
+        with ``lanes=L``: the gradients lane by lane): ``f`` is specialised to
+        the first arguments, and the gradients must have the types ``@f.adj``
+        takes for them."""
         from revmlir.ad.adjoint import adjoint_name, gradient_type
 
         params = function.parameters
         primal = types[: len(params)]
-        carrying = [t for t in primal if gradient_type(t) is not None]
+        carrying = [t for t in primal if gradient_type(t) is not None] * lanes
         if len(types) != len(params) + len(carrying):
+            per_lane = f" per lane ({lanes} lanes)" if lanes > 1 else ""
             raise self.ctx.error(
                 node, f"rv.adjoint({function.__name__}) takes {len(params)} argument(s) "
                 f"({', '.join(params)}) and then one gradient for each of the "
-                f"{len(carrying)} that carry one, got {len(types)} value(s)",
+                f"{len(carrying) // lanes} that carry one{per_lane}, got {len(types)} value(s)",
             )
         for offset, (found, of) in enumerate(zip(types[len(params):], carrying)):
             expected = gradient_type(of)
@@ -550,9 +568,10 @@ class FunctionCompiler:
                     f"{describe_type(expected)}, got {describe_type(found)}",
                 )
         name = self.module.request(function, primal)
-        if name not in self.module.adjoints:
-            self.module.adjoints.append(name)
-        return adjoint_name(name)
+        requested = self.module.adjoints.setdefault(lanes, [])
+        if name not in requested:
+            requested.append(name)
+        return adjoint_name(name, lanes)
 
     def _argument_type(self, target: Target) -> Attribute:
         if isinstance(target, str):

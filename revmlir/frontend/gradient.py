@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
@@ -59,9 +60,12 @@ def derived_backend(
     return cached
 
 
-def adjoint_backend(spec: Specialization) -> tuple[ModuleOp, Backend]:
-    """The module holding ``@f.adj`` for this specialization and how it runs."""
-    return derived_backend(spec, "adjoint", generate_adjoints)
+def adjoint_backend(spec: Specialization, lanes: int = 1) -> tuple[ModuleOp, Backend]:
+    """The module holding ``@f.adj`` (``@f.adjL``) for this specialization
+    and how it runs."""
+    if lanes == 1:
+        return derived_backend(spec, "adjoint", generate_adjoints)
+    return derived_backend(spec, f"adjoint, {lanes} lanes", partial(generate_adjoints, lanes=lanes))
 
 
 def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:

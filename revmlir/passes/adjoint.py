@@ -4,9 +4,14 @@ The adjoint is built by reverse computing (``revmlir.ad.adjoint``): ``@f``'s
 body is walked backwards, each op emits its inverse plus gradient updates.
 Functions the adjoint calls get their own ``@g.adj`` (recursion included);
 existing adjoints are kept, so the pass is idempotent.
+
+``lanes=L`` (L ≥ 2) asks for vector mode: ``@f.adjL`` carries ``L``
+gradients per value, ``L`` vector-Jacobian products in one backward run that
+uncomputes the primal values once for all of them.
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -26,5 +31,8 @@ class AdAdjointPass(ModulePass):
     functions: tuple[str, ...] = ()
     """Also differentiate these functions (no ad.adjoint op needed)."""
 
+    lanes: int = 1
+    """Gradients per value (``@f.adjL`` for L ≥ 2)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_requests(op, AdjointOp, self.functions, generate_adjoints)
+        expand_requests(op, AdjointOp, self.functions, partial(generate_adjoints, lanes=self.lanes))

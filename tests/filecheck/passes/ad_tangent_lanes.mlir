@@ -65,4 +65,4 @@ rev.func @sum(%y: f64, %x: memref<?xf64>) {
 // HESS: rev.func @scale.adj(
 // HESS: rev.func @scale.adj.tan2(%y: f64, %a: f64, %g_y: f64, %g_a: f64, %d_y: f64, %d_a: f64, %d_g_y: f64, %d_g_a: f64, %d_y_1: f64, %d_a_1: f64, %d_g_y_1: f64, %d_g_a_1: f64)
 
-// ZERO: error: a tangent program carries at least one tangent per value (lanes ≥ 1), not 0
+// ZERO: error: vector mode carries at least one derivative per value (lanes ≥ 1), not 0
