@@ -4,8 +4,10 @@ blocks (2 × 15 and 1 × 1), ours against JAX ``jit(vmap(jacrev))`` of the
 same residual written with ``jax.numpy``.
 
 Ours: ``ba_objective`` and ``ba_jacobian`` of examples/python/adbench_ba.py,
-native; the Jacobian program calls ``@compute_reproj_error.adj`` twice per
-observation (``rv.adjoint``), so the whole Jacobian is one native call.
+native; the Jacobian program calls the two-lane adjoint
+``@compute_reproj_error.adj2`` once per observation (``rv.adjoint(…,
+lanes=2)``: both rows of the block), so the whole Jacobian is one native
+call.
 
 Targets (issue 5): faster than JAX on the BA Jacobians; Jacobian/objective
 ratio ≤ the NiLang paper's (seed 002, table 4: 6.1–6.9).

@@ -1,12 +1,14 @@
-"""Vector-mode tangents (``@f.tanL``: L directional derivatives per run) on
-the graph embedding loss (Petersen graph, seed 000 appendix D.2): how the
-number of lanes changes the whole forward Jacobian (``rv.jacobian``,
-``@f.jacobian``) and the whole Hessian (``rv.hessian``, ``@f.hessian``), and
-what one run of each derived function costs, against JAX's ``jacfwd`` and
-``hessian`` of the same loss measured in the same run.
+"""Vector-mode tangents (``@f.tanL``: L directional derivatives per run) and
+adjoints (``@f.adjL``: L cotangents per backward run) on the graph embedding
+loss (Petersen graph, seed 000 appendix D.2): how the number of lanes
+changes the whole forward Jacobian (``rv.jacobian``, ``@f.jacobian``), the
+whole reverse-mode Jacobian (``rv.jacobian(mode="reverse")``,
+``pullback.batch``) and the whole Hessian (``rv.hessian``, ``@f.hessian``),
+and what one run of each derived function costs, against JAX's ``jacfwd``
+and ``hessian`` of the same loss measured in the same run.
 
 This is how ``rv.jacobian``'s and ``rv.hessian``'s lane counts
-(``revmlir.frontend.jacobian.JACOBIAN_LANES``,
+(``revmlir.frontend.jacobian.JACOBIAN_LANES``, ``REVERSE_JACOBIAN_LANES``,
 ``revmlir.frontend.forward.HESSIAN_LANES``) were chosen.
 
 Run:  .venv/bin/python benchmarks/bench_vector_mode.py [--quick] [--k 5 10]
@@ -80,7 +82,8 @@ def main() -> None:
         """
 'jacobian L' = rv.jacobian(embedding_loss, args, mode="forward") with L lanes
 (all 1 + 10k + 45 float entries, one native call of @f.jacobian running
-@f.tanL and its inverse per L columns); 'hessian L' = rv.hessian(embedding_loss,
+@f.tanL and its inverse per L columns); 'reverse jacobian L' the same matrix
+with mode="reverse" (pullback.batch: one @f.adjL call per L rows); 'hessian L' = rv.hessian(embedding_loss,
 args, wrt=(1,)) with L lanes (10k x 10k, @f.hvpL per L columns); '@f.tanL run'
 and '@f.hvpL run' = one call of the derived function, pre-marshalled (per run,
 not per column).  JAX: jit(jacfwd(loss)) over x and jit(hessian(loss)),
@@ -98,6 +101,7 @@ REVMLIR_CACHE=0) are printed before the timings.
         for lanes in LANES:
             run_jacobian = with_lanes(jacobian, "JACOBIAN_LANES", lanes, lambda: rv.jacobian(embedding_loss, args, mode="forward"))
             run_hessian = with_lanes(forward, "HESSIAN_LANES", lanes, lambda: rv.hessian(embedding_loss, args, wrt=(1,)))
+            run_reverse = with_lanes(jacobian, "REVERSE_JACOBIAN_LANES", lanes, lambda: rv.jacobian(embedding_loss, args, mode="reverse"))
             start = time.perf_counter()
             J = run_jacobian()
             middle = time.perf_counter()
@@ -107,7 +111,9 @@ REVMLIR_CACHE=0) are printed before the timings.
             # correctness first: row 0 of the Jacobian is the loss's gradient after the call
             assert np.allclose(J[0, 1 : 1 + n], expected_gradient, rtol=1e-9, atol=1e-12)
             assert np.allclose(Hm, expected_hessian, rtol=1e-8, atol=1e-10)
+            assert np.allclose(run_reverse(), J, rtol=1e-10, atol=1e-12)
             cands[f"jacobian {lanes}"] = run_jacobian
+            cands[f"reverse jacobian {lanes}"] = run_reverse
             cands[f"hessian {lanes}"] = run_hessian
             cands.update(derived_runs(args, lanes))
         cands["jax jacfwd"] = lambda: jax.block_until_ready(jax_jacfwd(x))
@@ -117,13 +123,14 @@ REVMLIR_CACHE=0) are printed before the timings.
         summary.append((k, timings))
 
     print("\n## per column (medians), and the whole matrix against JAX")
-    print(f"{'k':>3} {'lanes':>5} {'jacobian/col':>13} {'hessian/col':>12} {'tan run/lane':>13} "
+    print(f"{'k':>3} {'lanes':>5} {'jacobian/col':>13} {'reverse/row':>12} {'hessian/col':>12} {'tan run/lane':>13} "
           f"{'hvp run/lane':>13} {'hessian ÷ JAX':>14}")
     for k, t in summary:
         n = 10 * k
         for lanes in LANES:
             suffix = str(lanes) if lanes > 1 else ""
             print(f"{k:>3} {lanes:>5} {H.fmt_time(t[f'jacobian {lanes}'].median / (n + 46)):>13} "
+                  f"{H.fmt_time(t[f'reverse jacobian {lanes}'].median / (n + 46)):>12} "
                   f"{H.fmt_time(t[f'hessian {lanes}'].median / n):>12} "
                   f"{H.fmt_time(t[f'@f.tan{suffix} run'].median / lanes):>13} "
                   f"{H.fmt_time(t[f'@f.hvp{suffix} run'].median / lanes):>13} "

@@ -160,3 +160,13 @@ def test_lanes_are_checked_when_compiling(lanes, message):
     with pytest.raises(rv.ReversibleSyntaxError, match=message) as error:
         one_lane_of_gradients(0.0, np.ones(2), 1.0, np.zeros(2))
     assert "test_adjoint_calls.py" in str(error.value)
+
+
+def test_pullback_batch_checks_its_lanes():
+    _, pullback = rv.vjp(model, 0.0, np.array([0.3, 2.0]), 1.5)
+    with pytest.raises(TypeError, match="needs at least one set of cotangents"):
+        pullback.batch([])
+    with pytest.raises(TypeError, match=r"takes 3 cotangent\(s\), one per output, got 1"):
+        pullback.batch([(1.0, None, None), (1.0,)])
+    one, two = pullback.batch([(1.0, None, None), (2.0, None, None)])
+    np.testing.assert_allclose(two[1], 2.0 * one[1])

@@ -35,12 +35,10 @@ from xdsl.traits import Pure
 
 import revmlir as rv
 from revmlir.ad.derivatives import derivatives
-from revmlir.ad.adjoint import generate_adjoints
 from revmlir.ad.tangent import generate_tangents
 from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import get_all_dialects
 from revmlir.frontend.forward import _carrying, _input_tangent, _run_tangent, derived_backend
-from revmlir.frontend.gradient import _input_cotangents, _seed
 from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
@@ -514,33 +512,19 @@ def test_vector_mode_lanes_equal_one_direction_at_a_time(case, backend):
     assert not np.allclose(np.concatenate([np.ravel(t) for t in lanes[0]]), np.concatenate([np.ravel(t) for t in lanes[1]]))
 
 
-def lanes_vjp(f, args, cotangents):
-    """Run ``@f.adjL`` once, ``L = len(cotangents)``, on the state after
-    ``f``; returns each lane's input cotangents (``rv.vjp``'s layout)."""
-    spec = f.specialization_for(*args)
-    state, _ = rv.vjp(f, *args)
-    lanes, n, c = len(cotangents), len(args), len(spec.carrying)
-    _, backend = derived_backend(spec, f"adjoint, {lanes} lanes", partial(generate_adjoints, lanes=lanes))
-    seeds = [_seed(spec.types[i], state[i], lane[i], "") for lane in cotangents for i in spec.carrying]
-    results = backend.call(spec.name + f".adj{lanes}", *spec.private_copies(state), *seeds)
-    return [
-        _input_cotangents(spec, state, [*results[:n], *results[n + lane * c : n + (lane + 1) * c]])
-        for lane in range(lanes)
-    ]
-
-
 @pytest.mark.parametrize(
     "case, backend",
     [(case, backend) for case, (_, _, backends) in VECTOR_PROGRAMS.items() for backend in backends],
 )
 def test_vector_mode_adjoint_lanes_equal_one_cotangent_at_a_time(case, backend):
-    """Reverse mode's vector mode: every lane of ``@f.adj3`` is the
-    one-lane pullback of its own cotangent (same programs as above)."""
+    """Reverse mode's vector mode: every lane of ``@f.adj3``
+    (``pullback.batch``) is the one-lane pullback of its own cotangent (same
+    programs as above)."""
     pyfunc, args, _ = VECTOR_PROGRAMS[case]
     f = make(backend, pyfunc)
     outputs, pullback = rv.vjp(f, *args)
     cotangents = [direction(outputs, seed) for seed in range(3)]
-    lanes = lanes_vjp(f, args, cotangents)
+    lanes = pullback.batch(cotangents)
     assert len(lanes) == 3
     for lane, cotangent in zip(lanes, cotangents):
         assert_per_argument_close(lane, pullback(*cotangent), rtol=1e-13, atol=1e-14)
@@ -550,10 +534,11 @@ def test_vector_mode_adjoint_lanes_equal_one_cotangent_at_a_time(case, backend):
 
 @pytest.mark.parametrize("lanes", [1, 3])
 def test_hessian_and_jacobian_with_lanes(monkeypatch, lanes):
-    """8 columns: with 3 lanes the last run has an idle lane, which must
-    not be gathered; ``wrt`` makes the Hessian a range of columns."""
+    """8 columns (rows): with 3 lanes the last run has an idle lane, which
+    must not be gathered; ``wrt`` makes the Hessian a range of columns."""
     monkeypatch.setattr(sys.modules["revmlir.frontend.forward"], "HESSIAN_LANES", lanes)
     monkeypatch.setattr(sys.modules["revmlir.frontend.jacobian"], "JACOBIAN_LANES", lanes)
+    monkeypatch.setattr(sys.modules["revmlir.frontend.jacobian"], "REVERSE_JACOBIAN_LANES", lanes)
     f = make("native", quadratic_form)
     args = (0.5, np.arange(4.0).reshape(2, 2) / 3, np.array([0.3, -0.7]), 1.1)
     expected = flat_jax_hessian(quadratic_form_jax, args, 0)

@@ -21,7 +21,7 @@ import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp
 from xdsl.ir import Attribute
 
-from revmlir.ad.adjoint import GRADIENT_SUFFIX, generate_adjoints, generate_gradients
+from revmlir.ad.adjoint import GRADIENT_SUFFIX, adjoint_name, generate_adjoints, generate_gradients
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
@@ -135,23 +135,37 @@ class Pullback:
         cotangent ``c`` weighs the output ``w`` as ``Re(conj(c)·w)``), an array
         (list) for an array (stack) of floats, ``0.0`` for other scalars and
         ``None`` for other arrays and stacks."""
+        return self.batch([cotangents])[0]
+
+    def batch(self, lanes: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+        """The pullbacks of several sets of cotangents (each as ``__call__``
+        takes them) in one backward run: ``@f.adjL`` with one lane per set,
+        which uncomputes ``f`` once for all of them (rows of a Jacobian)."""
         call, state = self.call, self.state
         spec, name = call.spec, call.spec.function.__name__
-        if len(cotangents) != len(call.outputs):
-            raise TypeError(
-                f"the pullback of {name} takes {len(call.outputs)} cotangent(s), one "
-                f"per output, got {len(cotangents)}"
-            )
-        cotangent = dict(zip(call.outputs, cotangents, strict=True))
+        if not lanes:
+            raise TypeError(f"the pullback of {name} needs at least one set of cotangents")
         number = {position: k for k, position in enumerate(call.outputs)}
-        seeds = [
-            _seed(spec.types[i], state[i], cotangent.get(i), f"cotangent #{number.get(i)} of {name}")
-            for i in spec.carrying
+        seeds = []
+        for cotangents in lanes:
+            if len(cotangents) != len(call.outputs):
+                raise TypeError(
+                    f"the pullback of {name} takes {len(call.outputs)} cotangent(s), one "
+                    f"per output, got {len(cotangents)}"
+                )
+            cotangent = dict(zip(call.outputs, cotangents, strict=True))
+            seeds += [
+                _seed(spec.types[i], state[i], cotangent.get(i), f"cotangent #{number.get(i)} of {name}")
+                for i in spec.carrying
+            ]
+        _, backend = adjoint_backend(spec, len(lanes))
+        results = backend.call(adjoint_name(spec.name, len(lanes)), *spec.private_copies(state), *seeds)
+        n, c = len(state), len(spec.carrying)
+        gradients = [
+            _input_cotangents(spec, state, [*results[:n], *results[n + k * c : n + (k + 1) * c]])
+            for k in range(len(lanes))
         ]
-        _, backend = adjoint_backend(spec)
-        results = backend.call(spec.name + ".adj", *spec.private_copies(state), *seeds)
-        gradients = _input_cotangents(spec, state, results)
-        return tuple([gradients[i] for i in call.inputs])
+        return [tuple([g[i] for i in call.inputs]) for g in gradients]
 
 
 def _input_cotangents(spec: Specialization, args: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:

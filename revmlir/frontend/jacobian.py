@@ -122,6 +122,11 @@ the function's own computation is shared between them, each lane adds only
 its tangent updates); see ``benchmarks/RESULTS.md`` for how it was chosen."""
 
 
+REVERSE_JACOBIAN_LANES = 4
+"""Rows per backward run of reverse-mode ``rv.jacobian`` (``@f.adjL``:
+the uncomputation of ``f`` is shared between them)."""
+
+
 def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayout) -> np.ndarray:
     """Every column in one native call of ``@f.jacobian`` (``ad-jacobian``),
     as the rows of the matrix returned."""
@@ -148,7 +153,8 @@ def jacobian(
     before)``, an ``m × n`` array in ``FloatLayout`` order (both default to
     every float argument).  ``mode`` is ``"forward"`` (one tangent per
     column; with every argument as ``wrt``, all columns in one native call of
-    ``@f.jacobian``), ``"reverse"`` (one pullback per row) or ``"auto"``
+    ``@f.jacobian``), ``"reverse"`` (pullbacks, ``REVERSE_JACOBIAN_LANES``
+rows per backward run) or ``"auto"``
     (the fewer runs).  The arguments are not modified."""
     from revmlir.frontend.forward import jvp
     from revmlir.frontend.gradient import _specialization, vjp
@@ -170,8 +176,12 @@ def jacobian(
             matrix[:, j] = outputs.gather(tangents)
     elif mode == "reverse":
         _, pullback = vjp(spec.function, *args)
-        for i in range(outputs.size):
-            matrix[i, :] = inputs.gather(pullback(*outputs.unit(i)))
+        lanes = min(REVERSE_JACOBIAN_LANES, outputs.size)
+        for start in range(0, outputs.size, lanes):
+            # a short last run repeats its first row rather than compile @f.adj with fewer lanes
+            rows = [min(start + lane, outputs.size - 1) for lane in range(lanes)]
+            for i, cotangents in zip(rows, pullback.batch([outputs.unit(i) for i in rows])):
+                matrix[i, :] = inputs.gather(cotangents)
     else:
         raise ValueError(f"rv.jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
     return matrix
