@@ -68,7 +68,7 @@ def test_arguments_are_checked():
 
     @rv.reversible
     def too_few(y, x, a):
-        rv.adjoint(model)(y, x, a, y)
+        rv.adjoint(model)(y, x, a, 1.0)
 
     with pytest.raises(rv.ReversibleSyntaxError, match=r"takes 3 argument\(s\) \(y, x, a\) and then one gradient"):
         too_few(0.0, np.ones(2), 1.0)

@@ -70,6 +70,7 @@ revmlir/frontend/compiler.py — at first call
   "g takes 2 argument(s) (a, b), got 1"                                 errors::test_call_with_wrong_argument_count
   "g takes positional arguments only"                                   test_call_with_keyword_arguments
   "'v' is passed to h twice"                                            test_same_array_passed_twice
+  "'x' is passed to g twice"                                            test_same_scalar_passed_twice
   "argument 'a' of takes_float is declared float, got int64"            test_call_with_wrong_declared_type
   "rv.cond takes a precondition and a postcondition"                    test_cond_with_wrong_arguments
   "a reversible while loop needs a postcondition"                       errors::test_while_needs_a_postcondition
@@ -652,6 +653,18 @@ def test_same_array_passed_twice():
     check(
         at_call(f, np.ones(2)), "# E:array-twice", "'v' is passed to h twice",
         "the arguments of a call must not alias; pass a copy of one of them", at="v)",
+    )
+
+
+def test_same_scalar_passed_twice():
+    # Was "%x is consumed twice" from the verifier, naming SSA values.
+    def f(x):
+        g(x, x)  # E:scalar-twice
+
+    check(
+        at_call(f, 1.0), "# E:scalar-twice", "'x' is passed to g twice",
+        "a call takes each scalar it is passed and gives it back updated; pass a second variable holding the same value",
+        at="x)",
     )
 
 

@@ -239,7 +239,7 @@ def test_call_with_wrong_argument_count():
     check(info.value, "# E:argcount", "g takes 2 argument(s) (a, b), got 1")
 
 
-def test_shared_argument_is_a_linearity_error():
+def test_shared_scalar_argument_is_reported_at_the_call():
     @rv.reversible
     def g(a, b):
         a += b
@@ -250,7 +250,7 @@ def test_shared_argument_is_a_linearity_error():
 
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         f(1.0)
-    check(info.value, "# E:shared", "consumed twice")
+    check(info.value, "# E:shared", "'x' is passed to g twice")
 
 
 def test_wrong_argument_types_are_type_errors():

@@ -517,13 +517,15 @@ class FunctionCompiler:
                 temporaries.append((temp, arg))
                 targets.append(temp)
         for i, target in enumerate(targets):
-            if isinstance(target, str) and targets.index(target) < i and isinstance(
-                fn.type_of(target), MemRefType | StackType
-            ):
-                raise ctx.error(
-                    call.args[i], f"'{target}' is passed to {function.__name__} twice",
-                    "the arguments of a call must not alias; pass a copy of one of them",
-                )
+            if isinstance(target, str) and targets.index(target) < i:
+                if isinstance(fn.type_of(target), MemRefType | StackType):
+                    hint = "the arguments of a call must not alias; pass a copy of one of them"
+                else:
+                    hint = (
+                        "a call takes each scalar it is passed and gives it back updated; "
+                        "pass a second variable holding the same value"
+                    )
+                raise ctx.error(call.args[i], f"'{target}' is passed to {function.__name__} twice", hint)
         types = [self._argument_type(t) for t in targets]
         annotated = function.annotated_types()
         for i, (found, declared) in enumerate(zip(types, annotated)):

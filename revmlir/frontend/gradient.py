@@ -26,7 +26,7 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.runtime.arguments import type_name
-from revmlir.runtime.backend import Backend
+from revmlir.runtime.backend import Backend, Caller
 
 _derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = (
     WeakKeyDictionary()
@@ -283,19 +283,51 @@ def gradient(
     ``rv.vjp``.  The arguments are not modified."""
     args = tuple(args)
     call = _reversible_call(f, args, "gradient")
-    spec = call.spec
-    position = loss_position(call, iloss, "gradient")
-    if _is_log(spec.types[position]):
+    plans = _gradient_plans.setdefault(call.spec, {})
+    if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
+        plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)
+    if plan.run is None:
         # the seed of a log number's logarithm is its value after f
         _, pullback = vjp(f, *args)
         cotangents: list[Any] = [None] * len(call.outputs)
         cotangents[iloss] = 1.0
         return pullback(*cotangents)
-    _, backend = derived_backend(spec, "gradient", generate_gradients)
-    seeds = [
-        _seed(spec.types[i], call.arguments[i], 1.0 if i == position else None, "")
-        for i in spec.carrying
-    ]
-    results = backend.call(spec.name + GRADIENT_SUFFIX, *spec.private_copies(call.arguments), *seeds)
-    gradients = _input_cotangents(spec, call.arguments, results)
+    arguments = call.arguments
+    seeds = [_zeros(arguments[i]) if seed is None else seed for i, seed in plan.seeds]
+    gradients = _input_cotangents(call.spec, arguments, plan.run([*call.spec.private_copies(arguments), *seeds]))
     return tuple([gradients[i] for i in call.inputs])
+
+
+@dataclass(frozen=True)
+class _GradientPlan:
+    """What ``rv.gradient`` does for one specialization and loss, worked out
+    on the first call: for small programs the Python around a gradient
+    costs more than the gradient."""
+
+    run: Caller | None
+    """``@f.grad``'s caller; ``None`` for a log-number loss (the pullback
+    seeds it with its value)."""
+    seeds: tuple[tuple[int, Any], ...]
+    """Per argument carrying a gradient: its position and its seed (1.0 for
+    the loss, 0.0 for other scalars), ``None`` for a fresh zero shadow."""
+
+    @staticmethod
+    def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
+        spec = call.spec
+        position = loss_position(call, iloss, "gradient")
+        if _is_log(spec.types[position]):
+            return _GradientPlan(None, ())
+        _, backend = derived_backend(spec, "gradient", generate_gradients)
+        seeds = tuple(
+            (i, None if isinstance(spec.types[i], MemRefType | StackType) else float(i == position))
+            for i in spec.carrying
+        )
+        return _GradientPlan(backend.caller(spec.name + GRADIENT_SUFFIX, backward=False), seeds)
+
+
+_gradient_plans: WeakKeyDictionary[Specialization, dict[tuple[Any, ...], _GradientPlan]] = WeakKeyDictionary()
+
+
+def _zeros(value: Any) -> Any:
+    """A zero shadow for an array (a list for a stack)."""
+    return np.zeros(value.shape, value.dtype) if isinstance(value, np.ndarray) else [0.0] * len(value)
