@@ -17,7 +17,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import operator
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -53,6 +52,7 @@ from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import Backend, Caller
 from revmlir.runtime.jit import JITModule, c_function, jit
+from revmlir.runtime.marshal import IN_PYTHON, Kind, ObjectLayout, Plan, Row, marshaller
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
@@ -104,7 +104,7 @@ def lower_to_llvm_ir(
     return str(llvm_module), checks
 
 
-@dataclass
+@dataclass(repr=False)
 class NativeModule(Backend):
     """A rev module compiled to machine code."""
 
@@ -112,6 +112,11 @@ class NativeModule(Backend):
     llvm_ir: str
     check_table: ModuleOp
     machine_code: JITModule
+
+    def __repr__(self) -> str:
+        # the dataclass's would print the whole module and its LLVM IR
+        names = [op.sym_name.data for op in self.module.ops if isinstance(op, FuncOp)]
+        return f"<NativeModule of {', '.join('@' + n for n in names) or 'no functions'}>"
 
     @classmethod
     def compile(
@@ -140,13 +145,14 @@ class _NativeCall:
     The entry point takes an array of pointers to each argument's storage and
     to the error slot (``revmlir/lowering/std_to_llvm.py``).  That memory is
     a ``_Frame``, allocated once and refilled by every call, which checks,
-    converts and stores each argument in one pass: arguments of the exact
-    Python type a check expects are stored as they are, all others go
-    through the converters of ``revmlir.runtime.arguments``, which raise the
-    messages for bad arguments.  A call takes a frame from a pool for its
-    length, so calls from several threads (ctypes releases the GIL while the
-    machine code runs) or re-entered while an argument converts never share
-    one.
+    converts and stores each argument in one pass.  Machine code
+    (``revmlir.runtime.marshal``) stores the common arguments; arguments of
+    the exact Python type a check expects are otherwise stored as they are,
+    all others go through the converters of ``revmlir.runtime.arguments``,
+    which raise the messages for bad arguments.  A call takes a frame from
+    a pool for its length, so calls from several threads (ctypes releases
+    the GIL while the machine code runs) or re-entered while an argument
+    converts never share one.
     """
 
     def __init__(self, module: NativeModule, func: FuncOp, backward: bool):
@@ -171,6 +177,7 @@ class _NativeCall:
         ]
         self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
         self.frames: list[_Frame] = []
+        self.marshal = marshaller()
 
     def __call__(self, args: Sequence[Any]) -> tuple[Any, ...]:
         if len(args) != len(self.stores):
@@ -178,12 +185,16 @@ class _NativeCall:
         try:
             frame = self.frames.pop()
         except IndexError:
-            frame = _Frame(self.arguments)
+            frame = _Frame(self.arguments, self.marshal is not None)
         try:
             storage, error = frame.storage, frame.error
             try:
-                for store, slot, value in zip(self.stores, storage, args):
-                    store(slot, value)
+                if frame.plan is None:
+                    for store, slot, value in zip(self.stores, storage, args):
+                        store(slot, value)
+                elif self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address):
+                    for i in frame.plan.left_to_python():
+                        self.stores[i](storage[i], args[i])
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
@@ -205,8 +216,9 @@ class _Frame:
     """The memory one call passes: each argument's storage, the error slot,
     and the array of pointers to them that the entry point takes."""
 
-    def __init__(self, arguments: Sequence[_Argument]):
+    def __init__(self, arguments: Sequence[_Argument], marshalled: bool):
         self.storage = [argument.allocate() for argument in arguments]
+        self.plan = Plan([a.row for a in arguments], self.storage) if marshalled else None
         self.error = (ctypes.c_int64 * ERROR_SLOT_SIZE)()
         self.error_descriptor = (ctypes.c_int64 * 2)(ctypes.addressof(self.error), ERROR_SLOT_SIZE)
         pointers = [*map(ctypes.addressof, self.storage), ctypes.addressof(self.error_descriptor)]
@@ -224,6 +236,8 @@ class _Argument:
     """Check and convert a value and write it into the storage."""
     load: Callable[[Any], Any] | None
     """The value the call leaves in the storage, for scalars."""
+    row: Row = IN_PYTHON
+    """What machine code stores without Python's help."""
 
 
 @functools.cache
@@ -317,7 +331,8 @@ def _argument(arg_type: Attribute, name: str, index: int) -> _Argument:
             else:
                 slot[1:] = value.shape
 
-        return _Argument(descriptor, store_array, None)
+        row = Row(Kind.ARRAY, rank, dtype) if quick else IN_PYTHON
+        return _Argument(descriptor, store_array, None, row)
     ctype = _scalar_ctype(arg_type)
     if isinstance(arg_type, ComplexType):
 
@@ -338,7 +353,7 @@ def _argument(arg_type: Attribute, name: str, index: int) -> _Argument:
     def store_scalar(slot: Any, value: Any) -> None:
         slot.value = value if type(value) is exact else convert(value)
 
-    return _Argument(ctype, store_scalar, _value)
+    return _Argument(ctype, store_scalar, _value, _ROWS.get(ctype, IN_PYTHON))
 
 
 _value = operator.attrgetter("value")
@@ -352,21 +367,20 @@ _STORED_AS_IS: dict[Any, type] = {
 ``convert`` would store them (ctypes wraps integers to their width as
 ``normalize`` does); f32 is missing: ``convert`` rounds it."""
 
-
-def _array_data_offset() -> int | None:
-    """Where an array object holds its data pointer: numpy's C API defines
-    it as the field after the object header (``PyArray_DATA`` reads
-    ``PyArrayObject_fields.data``), and CPython's ``id`` is the object's
-    address.  Confirmed on a probe array; None where that does not hold."""
-    if sys.implementation.name != "cpython":
-        return None
-    probe = np.empty(1)
-    offset = object.__basicsize__
-    found = ctypes.c_void_p.from_address(id(probe) + offset).value
-    return offset if found == probe.ctypes.data else None
+_ROWS: dict[Any, Row] = {
+    ctypes.c_double: Row(Kind.F64),
+    ctypes.c_bool: Row(Kind.BOOL),
+    **{c: Row(Kind.INTEGER, 8 * ctypes.sizeof(c)) for c in (ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64)},
+}
+"""The same scalars for the machine code, which stores exactly what ctypes
+would for the types of ``_STORED_AS_IS``."""
 
 
-_DATA_OFFSET = _array_data_offset()
+_LAYOUT = ObjectLayout.probe()
+_DATA_OFFSET = _LAYOUT.array_data if _LAYOUT is not None else None
+"""Where an array object holds its data pointer (``PyArray_DATA`` reads
+``PyArrayObject_fields.data``, and CPython's ``id`` is the object's
+address), confirmed on probe arrays; None where that does not hold."""
 _read_pointer = ctypes.c_void_p.from_address
 
 
