@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable
 from functools import partial
 
 import _harness as H
@@ -52,22 +53,33 @@ def with_lanes(module: object, setting: str, lanes: int, call):  # noqa: ANN001,
     return run
 
 
-def derived_runs(args: tuple, lanes: int) -> dict[str, H.DirectCall]:
-    """One run of ``@f.tanL`` and of ``@f.hvpL`` with pre-marshalled
-    arguments (zero tangents: the cost does not depend on them)."""
+def derived_runs(args: tuple, lanes: int) -> dict[str, Callable[[], None]]:
+    """One run of ``@f.tanL`` and of ``@f.hvpL.loss0`` (what ``rv.hessian``
+    runs) with pre-marshalled arguments (zero tangents: the cost does not
+    depend on them); the hvp's gradient arrays are zeroed before each run,
+    as it checks."""
     spec = embedding_loss.specialization_for(*args)
-    _, backend = derived_backend(spec, f"hvp, {lanes} lanes", partial(generate_hvps, lanes=lanes))
+    generate = partial(generate_hvps, lanes=lanes, loss=0)
+    _, backend = derived_backend(spec, f"hvp of #0, {lanes} lanes", generate)
     x, dist1, dist2 = args[1], args[4], args[5]
 
     def shadows() -> list:
         return [np.zeros_like(x), np.zeros_like(dist1), np.zeros_like(dist2)]
 
     tangent = [*args, *(a for _ in range(lanes) for a in (0.0, *shadows()))]
-    hvp = [*args, 1.0, *shadows(), *(a for _ in range(lanes) for a in (0.0, *shadows(), 0.0, *shadows()))]
+    gradients = shadows()
+    hvp = [*args, 1.0, *gradients, *(a for _ in range(lanes) for a in (0.0, *shadows(), 0.0, *shadows()))]
     name = spec.name
+    hvp_call = H.DirectCall(backend, hvp_name(name, lanes, loss=0), hvp)
+
+    def run_hvp() -> None:
+        for gradient in gradients:
+            gradient.fill(0.0)
+        hvp_call()
+
     return {
         f"@f.tan{lanes if lanes > 1 else ''} run": H.DirectCall(backend, tangent_name(name, lanes), tangent),
-        f"@f.hvp{lanes if lanes > 1 else ''} run": H.DirectCall(backend, hvp_name(name, lanes), hvp),
+        f"@f.hvp{lanes if lanes > 1 else ''} run": run_hvp,
     }
 
 
@@ -85,7 +97,7 @@ def main() -> None:
 @f.tanL and its inverse per L columns); 'reverse jacobian L' the same matrix
 with mode="reverse" (pullback.batch: one @f.adjL call per L rows); 'hessian L' = rv.hessian(embedding_loss,
 args, wrt=(1,)) with L lanes (10k x 10k, @f.hvpL per L columns); '@f.tanL run'
-and '@f.hvpL run' = one call of the derived function, pre-marshalled (per run,
+and '@f.hvpL run' = one call of the derived function (@f.hvpL.loss0), pre-marshalled (per run,
 not per column).  JAX: jit(jacfwd(loss)) over x and jit(hessian(loss)),
 block_until_ready.  First calls (compilation, from a cold cache when
 REVMLIR_CACHE=0) are printed before the timings.

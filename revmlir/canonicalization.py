@@ -6,35 +6,73 @@ inverse cancels, and ``rev.inv`` of ``rev.inv`` folds to the inner region.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from xdsl.builder import Builder
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
 from revmlir.dialects import rev
 from revmlir.interfaces import InvertibleOp
 from revmlir.inversion import inline_block
-from revmlir.semantics import is_expression_op
+from revmlir.semantics import is_reference_type
 
 
-def _previous_effectful(op: Operation) -> Operation | None:
-    prev = op.prev_op
-    while prev is not None and is_expression_op(prev):
-        prev = prev.prev_op
-    return prev
+def _references(op: Operation) -> set[SSAValue]:
+    """The arrays and stacks ``op`` (its regions included) reads or writes."""
+    return {v for inner in op.walk() for v in inner.operands if is_reference_type(v.type)}
 
 
+def _candidate(op: InvertibleOp, allowed: Callable[[Operation], bool]) -> Operation | None:
+    """The earlier op that ``op`` may undo: the nearest one before it, passing
+    over ops independent of ``op`` — they define none of its operands and
+    touch none of the arrays and stacks it touches — since ``a; b; a⁻¹`` is
+    ``b`` when ``b`` and ``a`` are independent (``a⁻¹`` touches what ``a``
+    does).  Inverse pairs meet this way where two runs are concatenated:
+    ``@f``'s final uncomputation and its undoing at the start of a
+    loss-seeded ``@f.adj``, with gradient bookkeeping in between."""
+    operands = {v for inner in op.walk() for v in inner.operands}
+    consumed = list(op.consumed_operands())
+    touched = _references(op)
+    candidate = op.prev_op
+    while candidate is not None:
+        if (
+            isinstance(candidate, InvertibleOp)
+            and consumed == list(candidate.results)
+            and op.is_inverse_of(candidate)
+            and allowed(candidate)
+        ):
+            return candidate
+        if operands.intersection(candidate.results) or touched & _references(candidate):
+            return None
+        candidate = candidate.prev_op
+    return None
+
+
+@dataclass(frozen=True)
 class CancelInversePair(RewritePattern):
-    """``a`` immediately followed by ``a⁻¹`` on the same values is the identity.
+    """``a`` followed by ``a⁻¹`` on the same values is the identity, also
+    with independent ops between them (``_candidate``).
 
     For floats this removes a rounding step (``(y + v) - v`` becomes ``y``),
-    which only makes the program more exact.
+    which only makes the program more exact.  Like every canonicalization it
+    assumes the run-time checks pass: a checked ``anc.free`` that cancels
+    with an ``anc.alloc`` is no longer checked.
     """
+
+    pairs: Callable[[Operation, Operation], bool] | None = None
+    """Which ``(a, a⁻¹)`` may cancel (all of them by default)."""
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, InvertibleOp):
             return
-        first = _previous_effectful(op)
+        if self.pairs is None:
+            first = _candidate(op, lambda _: True)
+        else:
+            pairs = self.pairs
+            first = _candidate(op, lambda candidate: pairs(candidate, op))
         if not isinstance(first, InvertibleOp):
             return
         if list(op.consumed_operands()) != list(first.results):

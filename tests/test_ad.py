@@ -17,7 +17,9 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.gradient import adjoint_backend
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
+from revmlir.errors import InvertibilityError
 from revmlir.passes.adjoint import AdAdjointPass
+from revmlir.passes.checks import RevStripChecksPass
 from revmlir.runtime.native import NativeModule
 
 BACKENDS = ("interpreter", "native")
@@ -341,3 +343,58 @@ def test_gradient_arguments_are_checked():
         rv.gradient(f, (0.5, 1.3, 4), iloss=3)
     with pytest.raises(TypeError, match="inverse"):
         rv.gradient(~f, (0.5, 1.3, 4))
+
+
+SEEDED = """
+rev.func @scaled(%l: f64, %a: f64, %x: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %l1 = rev.for %c0 to %n step %c1 : index (%l) : f64 {
+  ^bb0(%i: index, %s: f64):
+    %v = memref.load %x[%i] : memref<?xf64>
+    %p = arith.mulf %v, %a : f64
+    %q = arith.mulf %p, %v : f64
+    %s1 = rev.add %s, %q : f64
+    rev.yield %s1 : f64
+  }
+  %e = rev.take %x[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %a : f64
+  rev.put %e1, %x[%c0] : memref<?xf64>
+  rev.return %l1, %a : f64, f64
+}
+"""
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("checks", [True, False])
+def test_a_loss_seeded_adjoint_takes_only_the_loss_seed(backend, checks):
+    """``@f.adj.loss0`` gives ``@f.adj``'s gradient for the unit seed of the
+    loss; a nonzero seed of another argument (a scalar's or an array's) is
+    reported with run-time checks and ignored without them."""
+    module = parse_module(SEEDED)
+    AdAdjointPass(functions=("scaled",)).apply(make_context(), module)
+    AdAdjointPass(functions=("scaled",), loss=0).apply(make_context(), module)
+    if not checks:
+        RevStripChecksPass().apply(make_context(), module)
+    module.verify()
+    runner = RevInterpreter(module) if backend == "interpreter" else NativeModule.compile(module)
+    x = np.array([0.5, -1.5, 2.0])
+    outputs = runner.call("scaled", 0.25, 1.5, x.copy())
+
+    def adjoint(name, seeds):
+        results = runner.call(name, *outputs[:2], outputs[2].copy(), *seeds)
+        return results[3], results[4], results[5]
+
+    expected = adjoint("scaled.adj", [1.0, 0.0, np.zeros(3)])
+    np.testing.assert_allclose(expected[1], np.sum(x**2), rtol=1e-12)
+    np.testing.assert_allclose(expected[2], 2 * 1.5 * x, rtol=1e-12)
+    for seeds in ([1.0, 0.0, np.zeros(3)], [1.0, 0.5, np.zeros(3)], [1.0, 0.0, np.array([0.0, 2.0, 0.0])]):
+        nonzero = seeds[1] != 0.0 or seeds[2].any()
+        if checks and nonzero:
+            with pytest.raises(InvertibilityError, match=r"scaled.adj.loss0.*ancilla freed holding"):
+                adjoint("scaled.adj.loss0", seeds)
+            continue
+        found = adjoint("scaled.adj.loss0", seeds)
+        for f, e in zip(found, expected):
+            np.testing.assert_allclose(f, e, rtol=1e-12)

@@ -40,10 +40,12 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from xdsl.builder import Builder
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
+    IndexType,
+    IntegerAttr,
     MemRefType,
     ModuleOp,
     UnitAttr,
@@ -70,10 +72,15 @@ from revmlir.semantics import is_expression_op, is_state_type, is_state_value
 ADJOINT_SUFFIX = ".adj"
 
 
-def adjoint_name(name: str, lanes: int = 1) -> str:
-    """``@f`` → ``@f.adj`` (``@f.adj2`` with 2 lanes); deterministic, so
-    FileCheck tests are stable."""
-    return name + lanes_suffix(ADJOINT_SUFFIX, lanes)
+LOSS_SUFFIX = ".loss"
+
+
+def adjoint_name(name: str, lanes: int = 1, loss: int | None = None) -> str:
+    """``@f`` → ``@f.adj`` (``@f.adj2`` with 2 lanes, ``@f.adj.loss0``
+    seeded at argument 0 only); deterministic, so FileCheck tests are
+    stable."""
+    name += lanes_suffix(ADJOINT_SUFFIX, lanes)
+    return name if loss is None else f"{name}{LOSS_SUFFIX}{loss}"
 
 
 def gradient_type(type: Attribute) -> Attribute | None:
@@ -138,13 +145,24 @@ class Adjointer(Differentiator):
     """
 
     request: Callable[[str, Operation], str] | None = None
+    zero_shadows: set[SSAValue] = field(default_factory=set[SSAValue])
+    """Shadows (arrays of gradients) known to hold only zeros at the
+    insertion point.  Unlike ``zeros``, a fact about a place in the program:
+    any op emitted with a shadow as operand may write it, and forgets it."""
     _needs: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
     _lane_gradients: list[dict[SSAValue, SSAValue]] = field(
         default_factory=list[dict[SSAValue, SSAValue]]
     )
+    _region_entry: _ZeroFacts | None = None
+    _region_exits: list[_ZeroFacts] = field(default_factory=list["_ZeroFacts"])
 
     def __post_init__(self) -> None:
         self._lane_gradients = [{} for _ in range(self.lanes)]
+        self.builder.operation_insertion_handler.append(self._forget_written_shadows)
+
+    def _forget_written_shadows(self, op: Operation) -> None:
+        if self.zero_shadows:
+            self.zero_shadows.difference_update(op.operands)
 
     @property
     def gradients(self) -> dict[SSAValue, SSAValue]:
@@ -195,7 +213,14 @@ class Adjointer(Differentiator):
     def new_gradient(self, type: Attribute) -> SSAValue:
         """A zero gradient (an ancilla), for a value whose forward life ends."""
         alloc = anc.AllocOp(self.const(0.0, type))
-        return self.emit_op(alloc).results[0]
+        gradient = self.emit_op(alloc).results[0]
+        self.zeros.add(gradient)
+        return gradient
+
+    def is_zero(self, value: SSAValue) -> bool:
+        """Whether the gradient ``value`` (a scalar, or a shadow here) is
+        known to be zero."""
+        return value in self.zeros or value in self.zero_shadows
 
     def add_to_element(
         self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue
@@ -206,6 +231,8 @@ class Adjointer(Differentiator):
         The borrow is not checked at run time: the forward program read the
         element while the same elements were borrowed, so its own checks
         (of the primal arrays) already ruled out a shared read/write."""
+        if contribution in self.zeros:
+            return
         shadow = self.gradient(memref_value)
         assert shadow is not None
         where = [self.primal(i) for i in indices]
@@ -214,12 +241,84 @@ class Adjointer(Differentiator):
         element = self.emit(take)
         self.emit_op(rev.PutOp(self.emit(rev.AddOp(element, contribution)), shadow, where))
 
+    def take_gradient(self, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation) -> SSAValue:
+        """Borrow the gradient of an element from its shadow (the adjoint of
+        putting the element back): zero when the shadow is."""
+        zero = shadow in self.zero_shadows
+        element = self.insert(rev.TakeOp(shadow, indices), like=like).result
+        if zero:
+            self.zero_shadows.add(shadow)
+            self.zeros.add(element)
+        return element
+
+    def put_gradient(
+        self, gradient: SSAValue, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation
+    ) -> None:
+        """Return an element's gradient to its shadow (the adjoint of taking
+        the element): the shadow stays zero if it was and the gradient is."""
+        zero = shadow in self.zero_shadows and gradient in self.zeros
+        self.insert(rev.PutOp(gradient, shadow, indices), like=like)
+        if zero:
+            self.zero_shadows.add(shadow)
+
     def discard_gradient(self, gradient: SSAValue) -> None:
         """End a gradient's life: an unchecked ``anc.free`` against zero (the
         gradient of an ancilla is dropped when the ancilla is born)."""
         free = anc.FreeOp(gradient, self.const(0.0, gradient.type))
         free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
         self.emit_op(free)
+
+    def seed_only(self, func: rev.FuncOp, outputs: Sequence[SSAValue], loss: int) -> None:
+        """Make the gradient of every one of ``outputs`` (``func``'s
+        arguments as it returns them) but the ``loss``-th a known zero: a
+        scalar's is freed against zero (checked at run time) and replaced by
+        a zero ancilla, a shadow's elements likewise, in a loop nest.  With
+        run-time checks off the same code zeroes them."""
+        if not (0 <= loss < len(outputs) and isinstance(outputs[loss].type, AnyFloat | ComplexType)):
+            raise AdjointError(
+                f"{describe_op(func)}: the loss of a seeded adjoint of @{func.sym_name.data} "
+                f"must be a float or complex scalar argument; argument #{loss} is not one"
+            )
+        saved, self.current = self.current, func
+        try:
+            for position, value in enumerate(outputs):
+                g = self.gradient(value)
+                if position == loss or g is None:
+                    continue
+                if isinstance(g.type, MemRefType):
+                    self._zero_elements(g)
+                    self.zero_shadows.add(g)
+                elif not isinstance(g.type, anc.StackType):
+                    self.emit_op(anc.FreeOp(g, self.const(0.0, g.type)))
+                    self.bind_gradient(value, self.new_gradient(g.type))
+        finally:
+            self.current = saved
+
+    def _zero_elements(self, shadow: SSAValue) -> None:
+        """Free every element of ``shadow`` against zero and put a zero
+        ancilla in its place."""
+        assert isinstance(shadow.type, MemRefType)
+        index = IndexType()
+        start, step = (self.emit(arith.ConstantOp(IntegerAttr(v, index))) for v in (0, 1))
+
+        def level(indices: list[SSAValue]) -> None:
+            if len(indices) == shadow.type.get_num_dims():
+                take = rev.TakeOp(shadow, indices)
+                set_checks(take, False)
+                element = self.emit(take)
+                self.emit_op(anc.FreeOp(element, self.const(0.0, element.type)))
+                zero = self.emit(anc.AllocOp(self.const(0.0, element.type)))
+                self.emit_op(rev.PutOp(zero, shadow, indices))
+                return
+            dimension = self.emit(arith.ConstantOp(IntegerAttr(len(indices), index)))
+            size = self.emit(memref.DimOp(shadow, dimension))
+            body = Block(arg_types=[index])
+            with self._at_end(body):
+                level([*indices, body.args[0]])
+                self.emit_op(rev.YieldOp())
+            self.emit_op(rev.ForOp(start, size, step, [], Region(body)))
+
+        level([])
 
     # -- the local reverse sweep over an expression ----------------------------
 
@@ -277,7 +376,7 @@ class Adjointer(Differentiator):
             order.append(value.op)
 
         for value, contribution in seeds:
-            if self.wants(value):
+            if self.wants(value) and contribution not in self.zeros:
                 visit(value)
                 add(value, contribution)
         for op in reversed(order):
@@ -289,7 +388,7 @@ class Adjointer(Differentiator):
                 raise unsupported(op, f"'{op.name}' has no derivative rule")
             contributions = rule(self, op, g)
             for operand, contribution in zip(op.operands, contributions, strict=True):
-                if contribution is not None and self.wants(operand):
+                if contribution is not None and contribution not in self.zeros and self.wants(operand):
                     add(operand, contribution)
         for value, contribution in pending.items():
             g = self.gradient(value)
@@ -374,6 +473,48 @@ class Adjointer(Differentiator):
             self.bind(value, new)
         self.bind_lane_gradients([*inputs, *captured], new_results[len(inputs) :])
 
+    def adjoint_region_op(
+        self,
+        op: Operation,
+        inputs: Sequence[SSAValue],
+        results: Sequence[SSAValue],
+        build: Callable[[list[SSAValue], list[SSAValue]], Operation],
+        loop: bool,
+    ) -> None:
+        """Emit the adjoint of region op ``op`` (its state ``inputs`` and
+        ``results``): ``build(state, captured)`` makes the adjoint op on
+        ``carried_state``, its regions made by ``adjoint_region``.
+
+        The gradients and shadows known zero where the op starts are
+        assumed zero where each adjoint region starts.  A branch takes that
+        as it is; a loop body runs again after it ends, so what it assumed
+        must still be zero at its end: when it is not, the regions are built
+        again assuming less, until the assumptions hold (each round drops at
+        least one, so a loop whose body changes nothing is built once)."""
+        state, captured = self.carried_state(op, results)
+        count = len(results)
+        entry = _ZeroFacts(
+            frozenset(i for i, g in enumerate(state[count:]) if g in self.zeros),
+            frozenset(self.zero_shadows),
+        )
+        assumed = entry
+        saved = self._region_entry, self._region_exits
+        try:
+            while True:
+                self._region_entry, self._region_exits = assumed, []
+                adjoint = build(state, captured)
+                held = _ZeroFacts.common(self._region_exits)
+                if not loop or assumed.within(held):
+                    break
+                assumed = assumed.meet(held)
+        finally:
+            self._region_entry, self._region_exits = saved
+        self.insert(adjoint, like=op)
+        self.bind_carried(inputs, adjoint.results, captured)
+        after = assumed if loop else held.meet(entry)
+        self.zeros.update(adjoint.results[count + i] for i in after.gradients)
+        self.zero_shadows = set(after.shadows)
+
     def adjoint_region(self, region: Region, captured: Sequence[SSAValue]) -> Region:
         """A new region computing the adjoint of state-carrying ``region``.
 
@@ -381,7 +522,8 @@ class Adjointer(Differentiator):
         variable), what the forward region yields, then lane by lane the
         gradients of those values and of ``captured``.  It yields the forward
         block's state arguments, then lane by lane their gradients and those
-        of ``captured``.
+        of ``captured``.  Inside ``adjoint_region_op`` it starts from the
+        zeros assumed there and reports those at its end.
         """
         owner = region.parent_op()
         assert owner is not None
@@ -398,11 +540,24 @@ class Adjointer(Differentiator):
         for old, new in zip(fixed, block.args):
             self.bind(old, new)
         outputs = block.args[len(fixed) : len(types)]
-        self.bind_lane_gradients(yielded, block.args[len(types) :])
-        with self._at_end(block):
-            results = self.adjoint_body(forward, state_args, outputs)
-            gradients = self.lane_gradients([*state_args, *captured])
-            self.insert(rev.YieldOp(*results, *gradients), like=terminator)
+        carried = block.args[len(types) :]
+        self.bind_lane_gradients(yielded, carried)
+        entry = self._region_entry or _ZeroFacts(frozenset(), frozenset())
+        self.zeros.update(carried[i] for i in entry.gradients)
+        outer, self.zero_shadows = self.zero_shadows, set(entry.shadows)
+        try:
+            with self._at_end(block):
+                results = self.adjoint_body(forward, state_args, outputs)
+                gradients = self.lane_gradients([*state_args, *captured])
+                self._region_exits.append(
+                    _ZeroFacts(
+                        frozenset(i for i, g in enumerate(gradients) if g in self.zeros),
+                        frozenset(self.zero_shadows),
+                    )
+                )
+                self.insert(rev.YieldOp(*results, *gradients), like=terminator)
+        finally:
+            self.zero_shadows = outer
         return Region(block)
 
     def clone_condition(self, region: Region, extra: Sequence[Attribute]) -> Region:
@@ -428,6 +583,7 @@ def adjoint_function(
     name: str,
     request: Callable[[str, Operation], str] | None = None,
     lanes: int = 1,
+    loss: int | None = None,
 ) -> rev.FuncOp:
     """``@name``: the adjoint of ``func`` (already free of routines and
     ``rev.inv``) with ``lanes`` gradients per value.  Arguments: ``func``'s
@@ -435,7 +591,14 @@ def adjoint_function(
     argument that carries one (``gradient_type``), in argument order: a value
     for a scalar, a shadow for a float memref or stack, which is updated in
     place from the output's gradient to the input's.  Results: ``func``'s
-    inputs, then lane by lane the gradients of the scalar ones."""
+    inputs, then lane by lane the gradients of the scalar ones.
+
+    With a ``loss`` (the position of a float scalar argument) the adjoint
+    is *loss-seeded*: every output gradient but the loss's must be zero,
+    which it checks on entry (without run-time checks it takes them as
+    zero).  Knowing them zero, it leaves out every gradient update they
+    would feed: typically the adjoint of the uncomputation at the end of
+    ``f``, which then only recomputes."""
     forward = func.body.block
     types = [a.type for a in forward.args]
     block = Block(arg_types=derivative_arguments(types, lanes))
@@ -456,6 +619,8 @@ def adjoint_function(
     for old, new in zip(carrying * lanes, block.args[len(types) :], strict=True):
         new.name_hint = _gradient_name(old)
     adjointer.bind_lane_gradients([final.get(a, a) for a in forward.args], block.args[len(types) :])
+    if loss is not None:
+        adjointer.seed_only(func, [final.get(a, a) for a in forward.args], loss)
     results = adjointer.adjoint_body(forward, state_args, outputs)
     adjointer.insert(rev.ReturnOp(*results, *adjointer.lane_gradients(state_args)), like=terminator)
     adjoint = rev.FuncOp(name, [a.type for a in block.args], Region(block))
@@ -464,31 +629,54 @@ def adjoint_function(
     return adjoint
 
 
-def generate_adjoints(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
-    """Add ``@f.adj`` (``@f.adjL`` with ``lanes`` = L ≥ 2) for each named
-    ``@f`` and for every function their adjoints call (recursion included),
+def generate_adjoints(
+    module: ModuleOp, names: Sequence[str], lanes: int = 1, loss: int | None = None
+) -> list[rev.FuncOp]:
+    """Add ``@f.adj`` (``@f.adjL`` with ``lanes`` = L ≥ 2, ``@f.adj.lossK``
+    seeded at argument ``loss`` = K only) for each named ``@f`` and
+    ``@g.adj`` for every function their adjoints call (recursion included),
     right after the primal function.  Existing adjoints are kept.
     ``rev.uncall @g`` is differentiated through ``@g.inv``, which is added
     when missing."""
     build = partial(adjoint_function, lanes=lanes)
-    return derive_functions(module, names, lanes_suffix(ADJOINT_SUFFIX, lanes), build, _missing)
+    suffix = lanes_suffix(ADJOINT_SUFFIX, lanes)
+    if loss is None:
+        return derive_functions(module, names, suffix, build, _missing)
+    if lanes != 1:
+        raise AdjointError(
+            f"a loss-seeded adjoint has one lane (its seeds are fixed), not {lanes}"
+        )
+    root = (adjoint_name("", loss=loss), partial(adjoint_function, loss=loss))
+    return derive_functions(module, names, suffix, build, _missing, root)
 
 
 GRADIENT_SUFFIX = ".grad"
 
 
-def generate_gradients(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+def gradient_name(name: str, loss: int | None = None) -> str:
+    """``@f`` → ``@f.grad`` (``@f.grad.loss0`` for the gradient of argument 0)."""
+    name += GRADIENT_SUFFIX
+    return name if loss is None else f"{name}{LOSS_SUFFIX}{loss}"
+
+
+def generate_gradients(
+    module: ModuleOp, names: Sequence[str], loss: int | None = None
+) -> list[rev.FuncOp]:
     """Add ``@f.grad`` for each named ``@f``: ``rev.call @f`` followed by
     ``rev.call @f.adj`` in one function, with ``@f.adj``'s signature.  Given
     the inputs and the output gradients (the seeds), it returns the inputs
     (up to rounding) and the input gradients: a whole gradient in one call,
-    with nothing kept between the forward and the backward run."""
-    generate_adjoints(module, names)
+    with nothing kept between the forward and the backward run.  With a
+    ``loss``, ``@f.grad.lossK`` calls the loss-seeded ``@f.adj.lossK``
+    instead: the gradient of argument K, the other seeds zero."""
+    generate_adjoints(module, names, loss=loss)
     existing = {f.sym_name.data for f in module.ops if isinstance(f, rev.FuncOp)}
     return [
-        add_sequence(module, name + GRADIENT_SUFFIX, name, range(_arity(module, name)), adjoint_name(name))
+        add_sequence(
+            module, gradient_name(name, loss), name, range(_arity(module, name)), adjoint_name(name, loss=loss)
+        )
         for name in names
-        if name + GRADIENT_SUFFIX not in existing
+        if gradient_name(name, loss) not in existing
     ]
 
 
@@ -499,6 +687,29 @@ def _arity(module: ModuleOp, name: str) -> int:
 
 
 _FINISHED = object()
+
+
+@dataclass(frozen=True)
+class _ZeroFacts:
+    """What is known zero where an adjoint region starts or ends: positions
+    among the gradients the region op carries, and shadows."""
+
+    gradients: frozenset[int]
+    shadows: frozenset[SSAValue]
+
+    def within(self, other: _ZeroFacts) -> bool:
+        return self.gradients <= other.gradients and self.shadows <= other.shadows
+
+    def meet(self, other: _ZeroFacts) -> _ZeroFacts:
+        return _ZeroFacts(self.gradients & other.gradients, self.shadows & other.shadows)
+
+    @staticmethod
+    def common(facts: Sequence[_ZeroFacts]) -> _ZeroFacts:
+        """What every one of ``facts`` knows."""
+        first, *rest = facts
+        for other in rest:
+            first = first.meet(other)
+        return first
 
 
 def _missing(where: Operation | None, message: str) -> AdjointError:

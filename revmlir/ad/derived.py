@@ -12,18 +12,29 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
+from xdsl.builder import Builder
 from xdsl.dialects import arith
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import AnyFloat, ArrayAttr, ComplexType, FloatAttr, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.pattern_rewriter import PatternRewriteWalker
+from xdsl.rewriter import InsertPoint
+from xdsl.transforms.common_subexpression_elimination import cse
+from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import rev
 from revmlir.interfaces import NotDifferentiable
-from revmlir.inversion import INVERSE_SUFFIX, Inverter, inverse_name, invert_function
+from revmlir.inversion import (
+    INVERSE_SUFFIX,
+    Inverter,
+    inline_block,
+    inverse_name,
+    invert_function,
+)
 from revmlir.semantics import is_expression_op, is_state_type
 
 Request = Callable[[str, Operation], str]
@@ -46,6 +57,14 @@ class Differentiator(Inverter):
     of the primal program."""
     lane: int = 0
     """The lane whose derivatives the per-value helpers read and bind."""
+    zeros: set[SSAValue] = field(default_factory=set[SSAValue])
+    """Derivative values known to be exactly zero (symbolic zeros): a
+    ``0.0`` constant, the gradient of an ancilla at its birth, and what the
+    arithmetic helpers below make of them.  The helpers fold them as
+    derivative arithmetic does (``0·x = 0`` even where ``x`` is infinite:
+    a zero derivative contributes nothing, as JAX's symbolic zeros), and
+    rules skip the updates they would feed, so work that can only add zero
+    is never emitted."""
 
     RULE: ClassVar[str]
     """The kind of rule the mode asks each op for ("adjoint", "tangent")."""
@@ -117,32 +136,57 @@ class Differentiator(Inverter):
         if isinstance(type, ComplexType):
             element = type.element_type
             parts = ArrayAttr([FloatAttr(value, element), FloatAttr(0.0, element)])
-            return self.emit(complexd.ConstantOp(parts, type))
-        assert isinstance(type, AnyFloat)
-        return self.emit(arith.ConstantOp(FloatAttr(value, type)))
+            result = self.emit(complexd.ConstantOp(parts, type))
+        else:
+            assert isinstance(type, AnyFloat)
+            result = self.emit(arith.ConstantOp(FloatAttr(value, type)))
+        if value == 0.0:
+            self.zeros.add(result)
+        return result
+
+    def is_zero(self, value: SSAValue) -> bool:
+        return value in self.zeros
 
     # Derivative rules are written once for floats and complex numbers: the
-    # arithmetic below picks the op from the operands' type.
+    # arithmetic below picks the op from the operands' type, and folds zeros.
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if a in self.zeros:
+            return b
+        if b in self.zeros:
+            return a
         return self._binary(a, b, arith.AddfOp, complexd.AddOp)
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if b in self.zeros:
+            return a
+        if a in self.zeros:
+            return self.neg(b)
         return self._binary(a, b, arith.SubfOp, complexd.SubOp)
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if a in self.zeros:
+            return a
+        if b in self.zeros:
+            return b
         return self._binary(a, b, arith.MulfOp, complexd.MulOp)
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        if a in self.zeros:
+            return a
         return self._binary(a, b, arith.DivfOp, complexd.DivOp)
 
     def neg(self, a: SSAValue) -> SSAValue:
+        if a in self.zeros:
+            return a
         op = complexd.NegOp if isinstance(a.type, ComplexType) else arith.NegfOp
         return self.emit(op(a))
 
     def conj(self, a: SSAValue) -> SSAValue:
         """``conj(a)``; the identity on floats."""
-        return self.emit(complexd.ConjOp(a)) if isinstance(a.type, ComplexType) else a
+        if a in self.zeros or not isinstance(a.type, ComplexType):
+            return a
+        return self.emit(complexd.ConjOp(a))
 
     def _binary(
         self,
@@ -177,19 +221,27 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     return prepared
 
 
+Build = Callable[[rev.FuncOp, str, Request], rev.FuncOp]
+"""``build(prepared copy of @f, name, request)``: one derived function."""
+
+
 def derive_functions(
     module: ModuleOp,
     names: Sequence[str],
     suffix: str,
-    build: Callable[[rev.FuncOp, str, Request], rev.FuncOp],
+    build: Build,
     error: Callable[[Operation | None, str], PassFailedException],
+    root: tuple[str, Build] | None = None,
 ) -> list[rev.FuncOp]:
     """Add ``@f<suffix>`` for each named ``@f`` and for every function those
     call (``build`` requests them), right after ``@f`` and the functions
     already derived from it.  Existing derived functions are kept, so passes
     are idempotent.  ``rev.uncall @g`` asks for ``@g.inv<suffix>``; ``@g.inv``
     is added when missing.  ``error(op, message)`` makes the diagnostic for a
-    call to a function the module lacks."""
+    call to a function the module lacks.  ``root = (root_suffix,
+    build_root)`` derives the named functions themselves differently, as
+    ``@f<root_suffix>`` (a loss-seeded adjoint), and only the functions they
+    call with ``suffix``."""
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
     queue: list[str] = []
     scheduled: set[str] = set()
@@ -209,15 +261,9 @@ def derive_functions(
             queue.append(name)
         return name + suffix
 
-    for name in names:
-        schedule(name, None)
-    while queue:
-        name = queue.pop(0)
-        target = name + suffix
-        if target in funcs:
-            continue
+    def add(name: str, target: str, builder: Build) -> None:
         primal = funcs[name]
-        derived = build(prepare(primal), target, schedule)
+        derived = builder(prepare(primal), target, schedule)
         base = name.removesuffix(INVERSE_SUFFIX)
         anchor: Operation = funcs.get(base, primal)
         while isinstance(after := anchor.next_op, rev.FuncOp) and (
@@ -227,6 +273,20 @@ def derive_functions(
         primal.parent_block().insert_op_after(derived, anchor)  # type: ignore[union-attr]
         funcs[target] = derived
         created.append(derived)
+
+    for name in names:
+        if root is None:
+            schedule(name, None)
+            continue
+        if name not in funcs:
+            raise error(None, f"no rev.func named @{name} in the module")
+        root_suffix, build_root = root
+        if name + root_suffix not in funcs:
+            add(name, name + root_suffix, build_root)
+    while queue:
+        name = queue.pop(0)
+        if name + suffix not in funcs:
+            add(name, name + suffix, build)
     return created
 
 
@@ -235,24 +295,38 @@ def add_sequence(
 ) -> rev.FuncOp:
     """Add ``@name``, with ``@second``'s signature, running ``@first`` on the
     arguments at ``first_arguments`` and then ``@second`` on all of them (the
-    first call's results in place of the scalars it took).  Chaining a
+    first run's results in place of the scalars it took).  Chaining a
     derived function after its primal this way (``@f`` then ``@f.adj``)
     gives a whole derivative in one native call, with nothing kept between
-    the two runs."""
+    the two runs.
+
+    Both bodies are inlined, then simplified where they meet: ``@f`` ends by
+    uncomputing its workspaces, and a loss-seeded ``@f.adj`` starts by
+    undoing exactly that (its gradients are zero there), so those inverse
+    pairs cancel (``CancelInversePair``, after merging common
+    subexpressions so that recomputed expressions are the same values).
+    Only pairs with one op from each run cancel: each run's own checks (the
+    seeds a loss-seeded adjoint checks on entry) stay."""
+    from revmlir.canonicalization import CancelInversePair
+
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
     last = funcs[second]
     block = Block(arg_types=last.function_type.inputs.data)
     for old, new in zip(last.body.block.args, block.args):
         new.name_hint = old.name_hint
+    builder = Builder(InsertPoint.at_end(block))
     values: list[SSAValue] = list(block.args)
-    call = rev.CallOp(first, [values[i] for i in first_arguments])
-    results = iter(call.res)
+    returned = iter(inline_block(prepare(funcs[first]).body.block, [values[i] for i in first_arguments], builder))
+    first_run = {op for top in block.ops for op in top.walk()}
     for i in first_arguments:
         if is_state_type(values[i].type):
-            values[i] = next(results)
-    then = rev.CallOp(second, values)
-    block.add_ops([call, then, rev.ReturnOp(*then.res)])
+            values[i] = next(returned)
+    builder.insert(rev.ReturnOp(*inline_block(prepare(last).body.block, values, builder)))
     sequence = rev.FuncOp(name, [a.type for a in block.args], Region(block))
     sequence.location = funcs[first].location
     module.body.block.insert_op_after(sequence, last)
+    cse(sequence)
+    across = CancelInversePair(lambda a, b: a in first_run and b not in first_run)
+    PatternRewriteWalker(across).rewrite_region(sequence.body)
+    region_dce(sequence.body)
     return sequence

@@ -21,12 +21,13 @@ back differs:
 
 * ``@f.tan`` is exactly invertible (the inverse of a tangent program is the
   tangent of the inverse), so the Jacobian uncalls it;
-* ``@f.hvp`` is not: the gradient program inside it discards the gradients
-  of ancillas at their birth, so running it backwards does not give its
-  seeds back.  The Hessian instead swaps the gathered slots with the zero
-  row ``C[j, :]`` (so they are zero again) and subtracts what it knows the
-  others hold: the seeds hold the gradient, which ``@f.grad`` computes once
-  before the columns (and hands out), the direction is unchanged.
+* the Hessian-vector product ``@f.grad.lossK.tan`` is not: the gradient
+  program inside it discards the gradients of ancillas at their birth, so
+  running it backwards does not give its seeds back.  The Hessian instead
+  swaps the gathered slots with the zero row ``C[j, :]`` (so they are zero
+  again) and subtracts what it knows the others hold: the seeds hold the
+  gradient, which ``@f.grad.lossK`` computes once before the columns (and
+  hands out), the direction is unchanged.
 
 The float arguments of ``f`` are laid out as ``rv.jacobian``/``rv.hessian``
 do: argument by argument, a scalar as one entry, an array's elements in C
@@ -342,7 +343,7 @@ def _jacobian_function(module: ModuleOp, primal_name: str, lanes: int) -> rev.Fu
 
 
 def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int) -> rev.FuncOp:
-    from revmlir.ad.adjoint import GRADIENT_SUFFIX
+    from revmlir.ad.adjoint import gradient_name
     from revmlir.ad.tangent import hvp_name
 
     primal, names, floats = _primal(module, primal_name)
@@ -361,14 +362,14 @@ def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int)
     )
     columns = _ColumnBuilder(fn, floats, groups, names[loss])
     offsets = columns.offsets()
-    fn.call(primal_name + GRADIENT_SUFFIX, [*names, *(f"G_{a.name}" for a in floats)])
+    fn.call(gradient_name(primal_name, loss), [*names, *(f"G_{a.name}" for a in floats)])
     targets = [*names, *(columns.slot(g, a) for g in groups for a in floats)]
     last = fn.get("last")
 
     def column(j: Value) -> None:
         js, present = _lane_columns(fn, j, last, lanes)
         columns.start(js, offsets)
-        fn.call(hvp_name(primal_name, lanes), targets)
+        fn.call(hvp_name(primal_name, lanes, loss), targets)
         columns.gather("C", js, offsets, present, move=True)
         columns.finish_known("C", js, offsets, "G", present)
 
@@ -406,19 +407,20 @@ def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int,
     ``first ≤ j < last``, row ``C[j, :]`` (zero on entry) receives column
     ``j`` of the Hessian of argument ``loss``
     (an f64 scalar) along the ``j``-th unit direction (forward over reverse:
-    ``@f.hvp`` per column, or ``@f.hvpL`` per ``L`` = ``lanes`` columns).
+    ``@f.grad.lossK.tan`` per column, or ``@f.grad.lossK.tanL`` per ``L`` =
+    ``lanes`` columns, the adjoint seeded at the loss only).
     ``G…`` are the f64 scalar arguments' gradient slots, passed as the seeds
     (1.0 for the loss, 0.0 otherwise) and returned holding the gradient
-    (``@f.grad`` before the columns); the workspaces are zeroed arrays, per
+    (``@f.grad.lossK`` before the columns); the workspaces are zeroed arrays, per
     f64 array argument: its gradient (returned filled) and seed, then per
     lane its tangent and seed tangent."""
     from revmlir.ad.adjoint import generate_gradients
     from revmlir.ad.tangent import generate_hvps, hvp_name
 
-    generate_hvps(module, names, lanes)
-    generate_gradients(module, names)
+    generate_hvps(module, names, lanes, loss)
+    generate_gradients(module, names, loss)
     return [
-        _add(module, _hessian_function(module, n, loss, lanes), hvp_name(n, lanes))
+        _add(module, _hessian_function(module, n, loss, lanes), hvp_name(n, lanes, loss))
         for n in names
         if SymbolTable.lookup_symbol(module, n + HESSIAN_SUFFIX) is None
     ]

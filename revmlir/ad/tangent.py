@@ -54,7 +54,6 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import derivative_arguments as tangent_arguments
@@ -385,50 +384,40 @@ def generate_tangents(module: ModuleOp, names: Sequence[str], lanes: int = 1) ->
     return derive_functions(module, names, tangent_suffix(lanes), build, _missing)
 
 
-def generate_hessians(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
+def generate_hessians(
+    module: ModuleOp, names: Sequence[str], lanes: int = 1, loss: int | None = None
+) -> list[rev.FuncOp]:
     """Forward over reverse: for each named ``@f`` add ``@f.tan``, ``@f.adj``
     and ``@f.adj.tan`` (the tangent of the adjoint, whose input-gradient
     tangents are Hessian-vector products), with ``lanes`` tangents per value
-    (``@f.tanL``, ``@f.adj.tanL``)."""
+    (``@f.tanL``, ``@f.adj.tanL``); with a ``loss``, of the loss-seeded
+    adjoint (``@f.adj.lossK``, ``@f.adj.lossK.tanL``)."""
     from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 
     created = generate_tangents(module, names, lanes)
-    created += generate_adjoints(module, names)
-    created += generate_tangents(module, [adjoint_name(n) for n in names], lanes)
+    created += generate_adjoints(module, names, loss=loss)
+    created += generate_tangents(module, [adjoint_name(n, loss=loss) for n in names], lanes)
     return created
 
 
-HVP_SUFFIX = ".hvp"
+def hvp_name(name: str, lanes: int = 1, loss: int | None = None) -> str:
+    """``@f`` → ``@f.grad.tan`` (``@f.grad.lossK.tanL`` with ``L`` lanes for
+    the Hessian of argument K): Hessian-vector products are the tangent of
+    the gradient."""
+    from revmlir.ad.adjoint import gradient_name
+
+    return tangent_name(gradient_name(name, loss), lanes)
 
 
-def hvp_name(name: str, lanes: int = 1) -> str:
-    """``@f`` → ``@f.hvp`` (``@f.hvp4`` with 4 lanes)."""
-    return name + HVP_SUFFIX + (str(lanes) if lanes > 1 else "")
+def generate_hvps(
+    module: ModuleOp, names: Sequence[str], lanes: int = 1, loss: int | None = None
+) -> list[rev.FuncOp]:
+    """Add ``@f.grad.tan`` (``@f.grad.lossK.tanL``) for each named ``@f``:
+    the tangent of ``@f.grad`` (the forward run and the adjoint in one
+    function, ``revmlir.ad.adjoint.generate_gradients``), with its
+    signature: ``f``'s arguments, the seeds, then per lane the arguments'
+    tangents ``v`` and the seeds' tangents, which come back as ``H·v``."""
+    from revmlir.ad.adjoint import generate_gradients, gradient_name
 
-
-def generate_hvps(module: ModuleOp, names: Sequence[str], lanes: int = 1) -> list[rev.FuncOp]:
-    """Add ``@f.hvp`` (``@f.hvpL``) for each named ``@f``: ``@f.tan`` then
-    ``@f.adj.tan`` in one function with ``@f.adj.tan``'s signature (``f``'s
-    arguments, the seeds, then per lane the arguments' tangents ``v`` and
-    the seeds' tangents); the seeds' tangents come back as ``H·v``."""
-    from revmlir.ad.adjoint import adjoint_name
-    from revmlir.ad.derived import add_sequence
-
-    generate_hessians(module, names, lanes)
-    existing = {f.sym_name.data for f in module.ops if isinstance(f, rev.FuncOp)}
-    created = []
-    for name in names:
-        if hvp_name(name, lanes) in existing:
-            continue
-        primal = SymbolTable.lookup_symbol(module, name)
-        assert isinstance(primal, rev.FuncOp)
-        types = primal.function_type.inputs.data
-        n = len(types)
-        c = len(tangent_arguments(types)) - n
-        # @f.adj.tanL: f's n arguments, c seeds, then per lane 2c tangents,
-        # of which @f.tanL takes the first c
-        first = [*range(n), *(i for lane in range(lanes) for i in range(n + c + 2 * c * lane, n + 2 * c + 2 * c * lane))]
-        tangent, adjoint_tangent = tangent_name(name, lanes), tangent_name(adjoint_name(name), lanes)
-        created.append(add_sequence(module, hvp_name(name, lanes), tangent, first, adjoint_tangent))
-    return created
-
+    created = generate_gradients(module, names, loss)
+    return created + generate_tangents(module, [gradient_name(n, loss) for n in names], lanes)

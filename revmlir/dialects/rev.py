@@ -532,7 +532,7 @@ class TakeOp(
         yield  # the inverse step
         if shadow is not None and gradient is not None:
             indices = [adjointer.lookup(i) for i in self.indices]
-            adjointer.insert(PutOp(gradient, shadow, indices), like=self)
+            adjointer.put_gradient(gradient, shadow, indices, like=self)
 
     def invert(self, inverter: Inverter) -> None:
         put = PutOp(
@@ -595,8 +595,7 @@ class PutOp(
         yield  # the inverse step
         if shadow is not None:
             indices = [adjointer.lookup(i) for i in self.indices]
-            take = adjointer.insert(TakeOp(shadow, indices), like=self)
-            adjointer.bind_gradient(self.value, take.result)
+            adjointer.bind_gradient(self.value, adjointer.take_gradient(shadow, indices, like=self))
 
     def invert(self, inverter: Inverter) -> None:
         take = TakeOp(
@@ -1044,17 +1043,19 @@ class IfOp(
         """Like the inverse (the postcondition picks the branch, both
         branches are adjoint regions), carrying the gradients of the state and
         of the outer values the branches read."""
-        state, captured = adjointer.carried_state(self, self.res)
-        extra = [v.type for v in state[len(self.res) :]]
-        if self.has_post():
-            pre = adjointer.clone_condition(self.post, extra)
-            post: Region | None = adjointer.clone_condition(self.pre, extra)
-        else:
-            pre, post = adjointer.clone_condition(self.pre, extra), None
-        then_region = adjointer.adjoint_region(self.then_region, captured)
-        else_region = adjointer.adjoint_region(self.else_region, captured)
-        op = adjointer.insert(IfOp(state, pre, then_region, else_region, post), like=self)
-        adjointer.bind_carried(self.state, op.res, captured)
+
+        def build(state: list[SSAValue], captured: list[SSAValue]) -> IfOp:
+            extra = [v.type for v in state[len(self.res) :]]
+            if self.has_post():
+                pre = adjointer.clone_condition(self.post, extra)
+                post: Region | None = adjointer.clone_condition(self.pre, extra)
+            else:
+                pre, post = adjointer.clone_condition(self.pre, extra), None
+            then_region = adjointer.adjoint_region(self.then_region, captured)
+            else_region = adjointer.adjoint_region(self.else_region, captured)
+            return IfOp(state, pre, then_region, else_region, post)
+
+        adjointer.adjoint_region_op(self, self.state, self.res, build, loop=False)
 
 
 @irdl_op_definition
@@ -1122,16 +1123,17 @@ class WhileOp(
     def adjoint(self, adjointer: Adjointer) -> None:
         """The inverse loop (conditions swapped) over adjoint iterations,
         carrying gradients."""
-        state, captured = adjointer.carried_state(self, self.res)
-        extra = [v.type for v in state[len(self.res) :]]
-        op = WhileOp(
-            state,
-            adjointer.clone_condition(self.post, extra),
-            adjointer.clone_condition(self.pre, extra),
-            adjointer.adjoint_region(self.body, captured),
-        )
-        adjointer.insert(op, like=self)
-        adjointer.bind_carried(self.state, op.res, captured)
+
+        def build(state: list[SSAValue], captured: list[SSAValue]) -> WhileOp:
+            extra = [v.type for v in state[len(self.res) :]]
+            return WhileOp(
+                state,
+                adjointer.clone_condition(self.post, extra),
+                adjointer.clone_condition(self.pre, extra),
+                adjointer.adjoint_region(self.body, captured),
+            )
+
+        adjointer.adjoint_region_op(self, self.state, self.res, build, loop=True)
 
 
 @irdl_op_definition
@@ -1220,17 +1222,18 @@ class ForOp(
 
     def adjoint(self, adjointer: Adjointer) -> None:
         """The reversed loop over adjoint iterations, carrying gradients."""
-        state, captured = adjointer.carried_state(self, self.res)
-        op = ForOp(
-            adjointer.lookup(self.lb),
-            adjointer.lookup(self.ub),
-            adjointer.lookup(self.step),
-            state,
-            adjointer.adjoint_region(self.body, captured),
-            reverse=not self.is_reverse,
-        )
-        adjointer.insert(op, like=self)
-        adjointer.bind_carried(self.state, op.res, captured)
+
+        def build(state: list[SSAValue], captured: list[SSAValue]) -> ForOp:
+            return ForOp(
+                adjointer.lookup(self.lb),
+                adjointer.lookup(self.ub),
+                adjointer.lookup(self.step),
+                state,
+                adjointer.adjoint_region(self.body, captured),
+                reverse=not self.is_reverse,
+            )
+
+        adjointer.adjoint_region_op(self, self.state, self.res, build, loop=True)
 
     def print(self, printer: Printer) -> None:
         if self.is_reverse:
@@ -1614,15 +1617,22 @@ class _CallLikeOp(
         gradients (lane by lane in vector mode: ``@g.adjL``)."""
         from revmlir.inversion import inverse_name
 
+        scalars = self.scalar_args()
+        results = iter(self.res)
+        after = [next(results) if a in scalars else a for a in self.args]
+        gradients = adjointer.lane_gradients(after)
+        if all(adjointer.is_zero(g) for g in gradients):
+            # no gradient to move: the adjoint is the inverse, and the
+            # gradients of the arguments are those (zero) of the results
+            self.invert(adjointer)
+            adjointer.bind_lane_gradients(scalars, adjointer.lane_gradients(list(self.res)))
+            return
         callee = self.callee.string_value()
         if isinstance(self, UncallOp):
             callee = inverse_name(callee)
         target = adjointer.adjoint_of(callee, self)
-        scalars = self.scalar_args()
-        results = iter(self.res)
-        after = [next(results) if a in scalars else a for a in self.args]
         operands = [adjointer.lookup(a) for a in after]
-        call = CallOp(target, [*operands, *adjointer.lane_gradients(after)])
+        call = CallOp(target, [*operands, *gradients])
         adjointer.insert(call, like=self)
         for arg, new in zip(scalars, call.res):
             adjointer.bind(arg, new)

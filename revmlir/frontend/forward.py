@@ -3,17 +3,17 @@
 
 ``rv.jvp`` runs ``@f.tan`` (built by ``ad-tangent``) on copies of the
 arguments and their tangents.  Hessian-vector products differentiate the
-gradient program in forward mode (``ad-hessian``): ``@f.tan`` gives ``f``'s
-outputs and their tangents along ``v``, then ``@f.adj.tan`` runs the adjoint
-on them with the loss's unit seed (whose tangent is zero): it uncomputes the
-outputs back to the inputs, the gradient flows backwards, and the tangents of
-the input gradients are ``H·v``.  Both run in one native call, ``@f.hvp``.  The derived functions run natively when
+gradient in forward mode: ``@f.grad.lossK`` runs ``f`` and then its adjoint
+seeded at the loss (the unit seed, whose tangent is zero), and its tangent
+``@f.grad.lossK.tan`` along ``v`` gives the tangents of the input gradients,
+``H·v``, in one native call.  The derived functions run natively when
 ``f``'s specialization does, otherwise on the interpreter.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -116,21 +116,21 @@ def hvp(
     the result has one entry per argument, like ``rv.gradient``'s: a float
     per float scalar, an array per float array, ``0.0`` for other scalars and
     ``None`` for other arrays.  The arguments are not modified."""
-    from revmlir.ad.tangent import HVP_SUFFIX, generate_hvps
+    from revmlir.ad.tangent import generate_hvps, hvp_name
 
     args, vectors = tuple(args), tuple(vectors)
     spec = _specialization(f, args, "hvp")
     _check_count(spec.function, args, vectors, "vectors")
     iloss = loss_index(spec, args, iloss, "hvp")
     _no_log_numbers(spec, "hvp")
-    _, backend = derived_backend(spec, "hvp", generate_hvps)
+    _, backend = derived_backend(spec, f"hvp of #{iloss}", partial(generate_hvps, loss=iloss))
     carrying = _carrying(spec)
     name = spec.function.__name__
     seeds = [_seed(spec.types[i], args[i], 1.0 if i == iloss else None, "") for i in carrying]
     dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {name}") for i in carrying]
     seed_tangents = [_seed(spec.types[i], args[i], None, "") for i in carrying]
     results = backend.call(
-        spec.name + HVP_SUFFIX, *spec.private_copies(args), *seeds, *dots, *seed_tangents
+        hvp_name(spec.name, loss=iloss), *spec.private_copies(args), *seeds, *dots, *seed_tangents
     )
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
     return tuple(
@@ -187,8 +187,6 @@ def _whole_hessian(
     """The Hessian's ``columns`` in one native call of ``@f.hessian`` (see
     ``revmlir.ad.matrices``), as the rows of the matrix returned: the
     scalars' gradient slots get the seeds, each array zeroed workspaces."""
-    from functools import partial
-
     from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
     from revmlir.frontend.jacobian import zeroed_workspaces
 

@@ -20,8 +20,9 @@ from weakref import WeakKeyDictionary
 import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp
 from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
 
-from revmlir.ad.adjoint import GRADIENT_SUFFIX, adjoint_name, generate_adjoints, generate_gradients
+from revmlir.ad.adjoint import adjoint_name, generate_adjoints, generate_gradients, gradient_name
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
@@ -317,12 +318,19 @@ class _GradientPlan:
         position = loss_position(call, iloss, "gradient")
         if _is_log(spec.types[position]):
             return _GradientPlan(None, ())
-        _, backend = derived_backend(spec, "gradient", generate_gradients)
+        if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
+            # a gradient of its own (checkpointed loops), taking any seeds
+            _, backend = derived_backend(spec, "gradient", generate_gradients)
+            name = gradient_name(spec.name)
+        else:
+            generate = partial(generate_gradients, loss=position)
+            _, backend = derived_backend(spec, f"gradient of #{position}", generate)
+            name = gradient_name(spec.name, position)
         seeds = tuple(
             (i, None if isinstance(spec.types[i], MemRefType | StackType) else float(i == position))
             for i in spec.carrying
         )
-        return _GradientPlan(backend.caller(spec.name + GRADIENT_SUFFIX, backward=False), seeds)
+        return _GradientPlan(backend.caller(name, backward=False), seeds)
 
 
 _gradient_plans: WeakKeyDictionary[Specialization, dict[tuple[Any, ...], _GradientPlan]] = WeakKeyDictionary()

@@ -8,6 +8,10 @@ existing adjoints are kept, so the pass is idempotent.
 ``lanes=L`` (L ≥ 2) asks for vector mode: ``@f.adjL`` carries ``L``
 gradients per value, ``L`` vector-Jacobian products in one backward run that
 uncomputes the primal values once for all of them.
+
+``loss=K`` asks for the loss-seeded adjoint ``@f.adj.lossK``: the gradient
+of argument K alone, every other output gradient zero (checked on entry), so
+the updates those zeros would feed are left out.
 """
 
 from dataclasses import dataclass
@@ -34,5 +38,9 @@ class AdAdjointPass(ModulePass):
     lanes: int = 1
     """Gradients per value (``@f.adjL`` for L ≥ 2)."""
 
+    loss: int | None = None
+    """Seed the gradient of this argument only (``@f.adj.lossK``)."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_requests(op, AdjointOp, self.functions, partial(generate_adjoints, lanes=self.lanes))
+        generate = partial(generate_adjoints, lanes=self.lanes, loss=self.loss)
+        expand_requests(op, AdjointOp, self.functions, generate)

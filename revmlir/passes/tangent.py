@@ -73,5 +73,10 @@ class AdHessianPass(ModulePass):
     lanes: int = 1
     """Hessian-vector products per run (``@f.tanL``, ``@f.adj.tanL``)."""
 
+    loss: int | None = None
+    """Differentiate the loss-seeded adjoint ``@f.adj.lossK`` (the Hessian
+    of argument K): ``@f.adj.lossK.tan``."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_requests(op, HessianOp, self.functions, partial(generate_hessians, lanes=self.lanes))
+        generate = partial(generate_hessians, lanes=self.lanes, loss=self.loss)
+        expand_requests(op, HessianOp, self.functions, generate)

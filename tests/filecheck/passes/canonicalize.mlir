@@ -187,3 +187,43 @@ rev.func @h(%y: f64) {
   %y1 = rev.neg %y : f64
   rev.return %y1 : f64
 }
+
+// A pair cancels across ops independent of it: they neither read what the
+// pair produces nor touch its arrays and stacks.  Here the uncall of @k on
+// %m, then bookkeeping on %w and %z, then the call of @k on %m again (as
+// where @f's final uncomputation meets its undoing at the start of a
+// loss-seeded @f.adj).  The second pair has an update of %m between its
+// halves: it stays.
+// CHECK-LABEL: rev.func @across(%y: f64, %z: f64, %m: memref<4xf64>, %w: memref<4xf64>, %i: index) {
+// CHECK-NEXT:    %e = rev.take %w[%i] : memref<4xf64>
+// CHECK-NEXT:    %e1 = rev.add %e, %z : f64
+// CHECK-NEXT:    rev.put %e1, %w[%i] : memref<4xf64>
+// CHECK-NEXT:    %z1 = rev.neg %z : f64
+// CHECK-NEXT:    %y3 = rev.uncall @k(%y, %m) : (f64, memref<4xf64>) -> f64
+// CHECK-NEXT:    %f = rev.take %m[%i] : memref<4xf64>
+// CHECK-NEXT:    %f1 = rev.add %f, %z1 : f64
+// CHECK-NEXT:    rev.put %f1, %m[%i] : memref<4xf64>
+// CHECK-NEXT:    %y4 = rev.call @k(%y3, %m) : (f64, memref<4xf64>) -> f64
+// CHECK-NEXT:    rev.return %y4, %z1, %i : f64, f64, index
+// CHECK-NEXT:  }
+rev.func @across(%y: f64, %z: f64, %m: memref<4xf64>, %w: memref<4xf64>, %i: index) {
+  %y1 = rev.uncall @k(%y, %m) : (f64, memref<4xf64>) -> f64
+  %e = rev.take %w[%i] : memref<4xf64>
+  %e1 = rev.add %e, %z : f64
+  rev.put %e1, %w[%i] : memref<4xf64>
+  %z1 = rev.neg %z : f64
+  %y2 = rev.call @k(%y1, %m) : (f64, memref<4xf64>) -> f64
+  %y3 = rev.uncall @k(%y2, %m) : (f64, memref<4xf64>) -> f64
+  %f = rev.take %m[%i] : memref<4xf64>
+  %f1 = rev.add %f, %z1 : f64
+  rev.put %f1, %m[%i] : memref<4xf64>
+  %y4 = rev.call @k(%y3, %m) : (f64, memref<4xf64>) -> f64
+  rev.return %y4, %z1, %i : f64, f64, index
+}
+
+rev.func @k(%y: f64, %m: memref<4xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %m[%c0] : memref<4xf64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1 : f64
+}
