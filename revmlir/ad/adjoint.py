@@ -37,7 +37,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, memref
@@ -63,13 +62,18 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.derived import Differentiator, add_sequence, derive_functions, lanes_suffix
+from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import DifferentiableOp, set_checks
 from revmlir.semantics import is_expression_op, is_state_type, is_state_value
 
 ADJOINT_SUFFIX = ".adj"
+
+AdjointRequest = Callable[[str, Operation, frozenset[int]], tuple[str, frozenset[int]]]
+"""``request(callee, call, zeros)``: the name of the adjoint a call of
+``@callee`` calls when its gradients at the positions ``zeros`` are known
+zero (built or scheduled), and the positions it leaves zero."""
 
 
 LOSS_SUFFIX = ".loss"
@@ -144,7 +148,7 @@ class Adjointer(Differentiator):
     of a called function (and schedules it).
     """
 
-    request: Callable[[str, Operation], str] | None = None
+    request: AdjointRequest | None = None
     zero_shadows: set[SSAValue] = field(default_factory=set[SSAValue])
     """Shadows (arrays of gradients) known to hold only zeros at the
     insertion point.  Unlike ``zeros``, a fact about a place in the program:
@@ -268,31 +272,35 @@ class Adjointer(Differentiator):
         free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
         self.emit_op(free)
 
-    def seed_only(self, func: rev.FuncOp, outputs: Sequence[SSAValue], loss: int) -> None:
-        """Make the gradient of every one of ``outputs`` (``func``'s
-        arguments as it returns them) but the ``loss``-th a known zero: a
-        scalar's is freed against zero (checked at run time) and replaced by
-        a zero ancilla, a shadow's elements likewise, in a loop nest.  With
-        run-time checks off the same code zeroes them."""
-        if not (0 <= loss < len(outputs) and isinstance(outputs[loss].type, AnyFloat | ComplexType)):
-            raise AdjointError(
-                f"{describe_op(func)}: the loss of a seeded adjoint of @{func.sym_name.data} "
-                f"must be a float or complex scalar argument; argument #{loss} is not one"
-            )
+    def assume_zero(
+        self, func: rev.FuncOp, outputs: Sequence[SSAValue], zeros: frozenset[int], checked: bool
+    ) -> None:
+        """Know the gradients of ``outputs`` (``func``'s arguments as it
+        returns them, lane by lane, those carrying a gradient) at the
+        positions ``zeros`` zero.  ``checked``: first free each scalar one
+        against zero (checked at run time) and replace it by a zero
+        ancilla, each element of a shadow likewise (a loop nest), so a
+        nonzero one is reported — and, with run-time checks off, zeroed."""
         saved, self.current = self.current, func
         try:
-            for position, value in enumerate(outputs):
+            for position in sorted(zeros):
+                value = outputs[position]
+                self.lane = position // (len(outputs) // self.lanes)
                 g = self.gradient(value)
-                if position == loss or g is None:
-                    continue
+                assert g is not None
                 if isinstance(g.type, MemRefType):
-                    self._zero_elements(g)
+                    if checked:
+                        self._zero_elements(g)
                     self.zero_shadows.add(g)
-                elif not isinstance(g.type, anc.StackType):
+                elif isinstance(g.type, anc.StackType):
+                    continue
+                elif checked:
                     self.emit_op(anc.FreeOp(g, self.const(0.0, g.type)))
                     self.bind_gradient(value, self.new_gradient(g.type))
+                else:
+                    self.zeros.add(g)
         finally:
-            self.current = saved
+            self.current, self.lane = saved, 0
 
     def _zero_elements(self, shadow: SSAValue) -> None:
         """Free every element of ``shadow`` against zero and put a zero
@@ -567,10 +575,29 @@ class Adjointer(Differentiator):
 
     # -- calls ------------------------------------------------------------------
 
-    def adjoint_of(self, callee: str, call: Operation) -> str:
+    def adjoint_of(self, callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
+        """The adjoint a call of ``@callee`` calls when its gradients at
+        ``zeros`` are zero, and the positions whose gradients it leaves zero."""
         if self.request is None:
             raise unsupported(call, "calls need the module (run ad-adjoint)")
-        return self.request(callee, call)
+        return self.request(callee, call, zeros)
+
+    def note_zeros_after(
+        self, values: Sequence[SSAValue], gradients: Sequence[SSAValue], results: Sequence[SSAValue], exits: frozenset[int]
+    ) -> None:
+        """After a call of an adjoint on ``gradients`` (``lane_gradients``
+        of ``values``, shadows updated in place, scalars' new gradients
+        among ``results``): the positions ``exits`` are zero again."""
+        carrying = [v for v in values if gradient_type(v.type) is not None] * self.lanes
+        scalars = iter(results)
+        for position, (value, g) in enumerate(zip(carrying, gradients, strict=True)):
+            new = next(scalars) if is_state_type(value.type) else None
+            if position not in exits:
+                continue
+            if new is not None:
+                self.zeros.add(new)
+            elif isinstance(g.type, MemRefType):
+                self.zero_shadows.add(g)
 
 
 # ---------------------------------------------------------------------------
@@ -581,10 +608,11 @@ class Adjointer(Differentiator):
 def adjoint_function(
     func: rev.FuncOp,
     name: str,
-    request: Callable[[str, Operation], str] | None = None,
+    request: AdjointRequest | None = None,
     lanes: int = 1,
-    loss: int | None = None,
-) -> rev.FuncOp:
+    zeros: frozenset[int] = frozenset(),
+    checked: bool = False,
+) -> tuple[rev.FuncOp, frozenset[int]]:
     """``@name``: the adjoint of ``func`` (already free of routines and
     ``rev.inv``) with ``lanes`` gradients per value.  Arguments: ``func``'s
     arguments holding its outputs, then lane by lane one gradient per
@@ -593,12 +621,12 @@ def adjoint_function(
     place from the output's gradient to the input's.  Results: ``func``'s
     inputs, then lane by lane the gradients of the scalar ones.
 
-    With a ``loss`` (the position of a float scalar argument) the adjoint
-    is *loss-seeded*: every output gradient but the loss's must be zero,
-    which it checks on entry (without run-time checks it takes them as
-    zero).  Knowing them zero, it leaves out every gradient update they
-    would feed: typically the adjoint of the uncomputation at the end of
-    ``f``, which then only recomputes."""
+    The gradients at the positions ``zeros`` (among the gradient arguments)
+    are zero on entry, and the adjoint leaves out the updates they would
+    feed: ``checked`` (for entry points) frees each against zero first, so
+    that run-time checks report a nonzero one; otherwise the caller knows
+    them zero.  Also returned: the positions whose input gradients are
+    known zero when it returns (zeros a caller may keep)."""
     forward = func.body.block
     types = [a.type for a in forward.args]
     block = Block(arg_types=derivative_arguments(types, lanes))
@@ -615,39 +643,108 @@ def adjoint_function(
     terminator = forward.last_op
     assert terminator is not None
     final = dict(zip(state_args, terminator.operands, strict=True))
-    carrying = [a for a in forward.args if gradient_type(a.type) is not None]
-    for old, new in zip(carrying * lanes, block.args[len(types) :], strict=True):
+    carrying = [a for a in forward.args if gradient_type(a.type) is not None] * lanes
+    gradient_args = block.args[len(types) :]
+    for old, new in zip(carrying, gradient_args, strict=True):
         new.name_hint = _gradient_name(old)
-    adjointer.bind_lane_gradients([final.get(a, a) for a in forward.args], block.args[len(types) :])
-    if loss is not None:
-        adjointer.seed_only(func, [final.get(a, a) for a in forward.args], loss)
+    adjointer.bind_lane_gradients([final.get(a, a) for a in forward.args], gradient_args)
+    adjointer.assume_zero(func, [final.get(a, a) for a in carrying], zeros, checked)
     results = adjointer.adjoint_body(forward, state_args, outputs)
-    adjointer.insert(rev.ReturnOp(*results, *adjointer.lane_gradients(state_args)), like=terminator)
+    returned = adjointer.lane_gradients(state_args)
+    adjointer.insert(rev.ReturnOp(*results, *returned), like=terminator)
     adjoint = rev.FuncOp(name, [a.type for a in block.args], Region(block))
     adjoint.attributes.update(func.attributes)
     adjoint.location = func.location
-    return adjoint
+    scalars = iter(returned)
+    exits = frozenset(
+        position
+        for position, (arg, shadow) in enumerate(zip(carrying, gradient_args, strict=True))
+        if (next(scalars) in adjointer.zeros if is_state_type(arg.type) else shadow in adjointer.zero_shadows)
+    )
+    return adjoint, exits
+
+
+def zeros_suffix(zeros: frozenset[int]) -> str:
+    """``.zero_1_3`` for an adjoint whose gradient arguments 1 and 3 are
+    zero on entry (a callee's adjoint specialised for its call)."""
+    return "".join(f"_{p}" for p in sorted(zeros)).replace("_", ".zero_", 1)
+
+
+@dataclass
+class _Adjoints:
+    """The adjoints a module gets while differentiating.  A call whose
+    gradients are partly known zero calls an adjoint specialised for them
+    (``@g.adj.zero_…``), and what that adjoint leaves zero is known to the
+    caller afterwards, so adjoints are built on request, depth first, each
+    specialisation once (a recursive call, while its adjoint is being built,
+    learns nothing)."""
+
+    functions: ModuleFunctions
+    lanes: int
+    exits: dict[str, frozenset[int]] = field(default_factory=dict[str, frozenset[int]])
+    specialised: set[str] = field(default_factory=set[str])
+
+    def request(self, callee: str, call: Operation | None, zeros: frozenset[int] = frozenset()) -> tuple[str, frozenset[int]]:
+        name = adjoint_name(callee, self.lanes) + zeros_suffix(zeros)
+        if zeros:
+            self.specialised.add(name)
+        return name, self.build(callee, call, name, zeros, checked=False)
+
+    def build(
+        self, callee: str, call: Operation | None, name: str, zeros: frozenset[int], checked: bool
+    ) -> frozenset[int]:
+        """Add ``@name`` unless the module has it; what it leaves zero."""
+        if name in self.exits or name in self.functions.funcs:
+            return self.exits.get(name, frozenset())
+        self.exits[name] = frozenset()
+        primal = self.functions.primal(callee, call)
+        adjoint, exits = adjoint_function(prepare(primal), name, self.request, self.lanes, zeros, checked)
+        self.functions.add(callee, adjoint)
+        self.exits[name] = exits
+        return exits
+
+    def unused_dropped(self) -> list[rev.FuncOp]:
+        """The adjoints built, less the specialisations nothing calls: a
+        loop body built again assuming fewer zeros leaves behind those its
+        first build asked for."""
+        module = self.functions.module
+        while True:
+            called = {op.callee.string_value() for op in module.walk() if isinstance(op, rev.CallOp | rev.UncallOp)}
+            unused = [f for f in self.functions.created if f.sym_name.data in self.specialised - called]
+            if not unused:
+                return self.functions.created
+            for function in unused:
+                self.functions.created.remove(function)
+                del self.functions.funcs[function.sym_name.data]
+                function.detach()
+                function.erase()
 
 
 def generate_adjoints(
     module: ModuleOp, names: Sequence[str], lanes: int = 1, loss: int | None = None
 ) -> list[rev.FuncOp]:
     """Add ``@f.adj`` (``@f.adjL`` with ``lanes`` = L ≥ 2, ``@f.adj.lossK``
-    seeded at argument ``loss`` = K only) for each named ``@f`` and
-    ``@g.adj`` for every function their adjoints call (recursion included),
-    right after the primal function.  Existing adjoints are kept.
-    ``rev.uncall @g`` is differentiated through ``@g.inv``, which is added
-    when missing."""
-    build = partial(adjoint_function, lanes=lanes)
-    suffix = lanes_suffix(ADJOINT_SUFFIX, lanes)
-    if loss is None:
-        return derive_functions(module, names, suffix, build, _missing)
-    if lanes != 1:
-        raise AdjointError(
-            f"a loss-seeded adjoint has one lane (its seeds are fixed), not {lanes}"
-        )
-    root = (adjoint_name("", loss=loss), partial(adjoint_function, loss=loss))
-    return derive_functions(module, names, suffix, build, _missing, root)
+    seeded at argument ``loss`` = K only) for each named ``@f`` and the
+    adjoints of every function they call (recursion included), right after
+    the primal function.  Existing adjoints are kept.  ``rev.uncall @g`` is
+    differentiated through ``@g.inv``, which is added when missing."""
+    adjoints = _Adjoints(ModuleFunctions(module, _missing), lanes)
+    if loss is not None and lanes != 1:
+        raise AdjointError(f"a loss-seeded adjoint has one lane (its seeds are fixed), not {lanes}")
+    for name in names:
+        if loss is None:
+            adjoints.request(name, None)
+            continue
+        primal = adjoints.functions.primal(name, None)
+        carrying = [i for i, a in enumerate(primal.body.block.args) if gradient_type(a.type) is not None]
+        if loss not in carrying or not isinstance(primal.body.block.args[loss].type, AnyFloat | ComplexType):
+            raise AdjointError(
+                f"{describe_op(primal)}: the loss of a seeded adjoint of @{name} "
+                f"must be a float or complex scalar argument; argument #{loss} is not one"
+            )
+        others = frozenset(p for p, i in enumerate(carrying) if i != loss)
+        adjoints.build(name, None, adjoint_name(name, loss=loss), others, checked=True)
+    return adjoints.unused_dropped()
 
 
 GRADIENT_SUFFIX = ".grad"

@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.adjoint import Adjointer, adjoint_name, generate_adjoints, gradient_type
+from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints, gradient_type
 from revmlir.ad.derived import prepare
 from revmlir.checkpoint.cursor import FINAL, WORDS
 from revmlir.checkpoint.table import Entry
@@ -550,7 +550,7 @@ class CheckpointAdjointer(Adjointer):
 
 
 def checkpointed_function(
-    func: rev.FuncOp, name: str, loops: dict[Operation, Loop], request: Callable[[str, Operation], str]
+    func: rev.FuncOp, name: str, loops: dict[Operation, Loop], request: AdjointRequest
 ) -> rev.FuncOp:
     """``@name``: ``func`` (prepared) forward, then its adjoint, with the
     annotated ``loops`` checkpointed.  Signature and results of ``@f.adj``."""
@@ -646,9 +646,9 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
             loops[op] = info
         requested: list[str] = []
 
-        def request(callee: str, call: Operation) -> str:
+        def request(callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
             requested.append(callee)
-            return adjoint_name(callee)
+            return adjoint_name(callee), frozenset()  # any gradients: the plain adjoint
 
         function = checkpointed_function(func, target, loops, request)
         module.body.block.insert_op_after(function, primal)

@@ -225,69 +225,79 @@ Build = Callable[[rev.FuncOp, str, Request], rev.FuncOp]
 """``build(prepared copy of @f, name, request)``: one derived function."""
 
 
+@dataclass
+class ModuleFunctions:
+    """A module's ``rev.func``s by name while functions derived from them
+    are added: where each goes, and the inverses calls need."""
+
+    module: ModuleOp
+    error: Callable[[Operation | None, str], PassFailedException]
+    """``error(op, message)``: the diagnostic for a call of a function the
+    module lacks."""
+    funcs: dict[str, rev.FuncOp] = field(init=False)
+    created: list[rev.FuncOp] = field(default_factory=list[rev.FuncOp])
+
+    def __post_init__(self) -> None:
+        self.funcs = {f.sym_name.data: f for f in self.module.ops if isinstance(f, rev.FuncOp)}
+
+    def primal(self, name: str, where: Operation | None) -> rev.FuncOp:
+        """``@name``; ``@g.inv`` (what ``rev.uncall @g`` is derived
+        through) is added when missing."""
+        if name not in self.funcs:
+            base = inverse_name(name)
+            if not (name.endswith(INVERSE_SUFFIX) and base in self.funcs):
+                raise self.error(where, f"no rev.func named @{name} in the module")
+            inverse = invert_function(self.funcs[base], name)
+            self.funcs[base].parent_block().insert_op_after(inverse, self.funcs[base])  # type: ignore[union-attr]
+            self.funcs[name] = inverse
+        return self.funcs[name]
+
+    def add(self, name: str, derived: rev.FuncOp) -> None:
+        """Place ``derived`` (derived from ``@name``) right after the
+        function ``@name`` comes from and the functions already derived
+        from it."""
+        primal = self.funcs[name]
+        base = name.removesuffix(INVERSE_SUFFIX)
+        anchor: Operation = self.funcs.get(base, primal)
+        while isinstance(after := anchor.next_op, rev.FuncOp) and (
+            after.sym_name.data.startswith(base + ".")
+        ):
+            anchor = after
+        primal.parent_block().insert_op_after(derived, anchor)  # type: ignore[union-attr]
+        self.funcs[derived.sym_name.data] = derived
+        self.created.append(derived)
+
+
 def derive_functions(
     module: ModuleOp,
     names: Sequence[str],
     suffix: str,
     build: Build,
     error: Callable[[Operation | None, str], PassFailedException],
-    root: tuple[str, Build] | None = None,
 ) -> list[rev.FuncOp]:
     """Add ``@f<suffix>`` for each named ``@f`` and for every function those
     call (``build`` requests them), right after ``@f`` and the functions
     already derived from it.  Existing derived functions are kept, so passes
     are idempotent.  ``rev.uncall @g`` asks for ``@g.inv<suffix>``; ``@g.inv``
-    is added when missing.  ``error(op, message)`` makes the diagnostic for a
-    call to a function the module lacks.  ``root = (root_suffix,
-    build_root)`` derives the named functions themselves differently, as
-    ``@f<root_suffix>`` (a loss-seeded adjoint), and only the functions they
-    call with ``suffix``."""
-    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
+    is added when missing."""
+    functions = ModuleFunctions(module, error)
     queue: list[str] = []
     scheduled: set[str] = set()
-    created: list[rev.FuncOp] = []
 
     def schedule(name: str, where: Operation | None) -> str:
-        if name not in funcs:
-            base = inverse_name(name)
-            if name.endswith(INVERSE_SUFFIX) and base in funcs:
-                inverse = invert_function(funcs[base], name)
-                funcs[base].parent_block().insert_op_after(inverse, funcs[base])  # type: ignore[union-attr]
-                funcs[name] = inverse
-            else:
-                raise error(where, f"no rev.func named @{name} in the module")
+        functions.primal(name, where)
         if name not in scheduled:
             scheduled.add(name)
             queue.append(name)
         return name + suffix
 
-    def add(name: str, target: str, builder: Build) -> None:
-        primal = funcs[name]
-        derived = builder(prepare(primal), target, schedule)
-        base = name.removesuffix(INVERSE_SUFFIX)
-        anchor: Operation = funcs.get(base, primal)
-        while isinstance(after := anchor.next_op, rev.FuncOp) and (
-            after.sym_name.data.startswith(base + ".")
-        ):
-            anchor = after
-        primal.parent_block().insert_op_after(derived, anchor)  # type: ignore[union-attr]
-        funcs[target] = derived
-        created.append(derived)
-
     for name in names:
-        if root is None:
-            schedule(name, None)
-            continue
-        if name not in funcs:
-            raise error(None, f"no rev.func named @{name} in the module")
-        root_suffix, build_root = root
-        if name + root_suffix not in funcs:
-            add(name, name + root_suffix, build_root)
+        schedule(name, None)
     while queue:
         name = queue.pop(0)
-        if name + suffix not in funcs:
-            add(name, name + suffix, build)
-    return created
+        if name + suffix not in functions.funcs:
+            functions.add(name, build(prepare(functions.funcs[name]), name + suffix, schedule))
+    return functions.created
 
 
 def add_sequence(

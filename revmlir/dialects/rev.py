@@ -1614,14 +1614,18 @@ class _CallLikeOp(
         """``rev.call @g`` → ``rev.call @g.adj`` (``rev.uncall @g`` →
         ``rev.call @g.inv.adj``) on the results and their gradients (the
         shadows of arrays and stacks); it returns the arguments and their
-        gradients (lane by lane in vector mode: ``@g.adjL``)."""
+        gradients (lane by lane in vector mode: ``@g.adjL``).  Gradients
+        known zero here select an adjoint specialised for them
+        (``@g.adj.zero_…``), whose own zeros at its return the caller then
+        knows; with all of them zero the call is just inverted."""
         from revmlir.inversion import inverse_name
 
         scalars = self.scalar_args()
         results = iter(self.res)
         after = [next(results) if a in scalars else a for a in self.args]
         gradients = adjointer.lane_gradients(after)
-        if all(adjointer.is_zero(g) for g in gradients):
+        zeros = frozenset(i for i, g in enumerate(gradients) if adjointer.is_zero(g))
+        if len(zeros) == len(gradients):
             # no gradient to move: the adjoint is the inverse, and the
             # gradients of the arguments are those (zero) of the results
             self.invert(adjointer)
@@ -1630,13 +1634,14 @@ class _CallLikeOp(
         callee = self.callee.string_value()
         if isinstance(self, UncallOp):
             callee = inverse_name(callee)
-        target = adjointer.adjoint_of(callee, self)
+        target, exits = adjointer.adjoint_of(callee, self, zeros)
         operands = [adjointer.lookup(a) for a in after]
         call = CallOp(target, [*operands, *gradients])
         adjointer.insert(call, like=self)
         for arg, new in zip(scalars, call.res):
             adjointer.bind(arg, new)
         adjointer.bind_lane_gradients(scalars, call.res[len(scalars) :])
+        adjointer.note_zeros_after(after, gradients, call.res[len(scalars) :], exits)
 
     def is_inverse_of(self, other: Operation) -> bool:
         if not isinstance(other, self.inverse_call()):

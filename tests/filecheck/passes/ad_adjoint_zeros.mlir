@@ -93,11 +93,13 @@ rev.func @running(%y: f64, %x: memref<?xf64>) {
 
 // l += |x|² with |x| computed by a call into an ancilla and uncomputed by an
 // uncall.  The ordinary adjoint cannot know the gradient of x at the start,
-// so it differentiates the uncall (@norm.inv.adj).  Seeded at the loss
-// (argument 0) only, every other output gradient is zero: the adjoint checks
-// that ḡx is zero (freeing each element against 0.0 and putting back a zero
-// ancilla), after which undoing the uncall moves only zeros and is the plain
-// call of @norm.
+// so it differentiates the uncall, with an adjoint specialised for what it
+// does know: the gradient of the ancilla (its argument 0) is zero there
+// (@norm.inv.adj.zero_0).  Seeded at the loss (argument 0) only, every other
+// output gradient is zero: the adjoint checks that ḡx is zero (freeing each
+// element against 0.0 and putting back a zero ancilla), after which undoing
+// the uncall moves only zeros and is the plain call of @norm; ḡx is still
+// zero when the computing call is differentiated (@norm.adj.zero_1).
 rev.func @square_norm(%l: f64, %k: i64, %x: memref<?xf64>) {
   %zero = arith.constant 0.0 : f64
   %n = anc.alloc %zero : f64
@@ -111,8 +113,9 @@ rev.func @square_norm(%l: f64, %k: i64, %x: memref<?xf64>) {
 ad.adjoint @square_norm
 ad.adjoint @running
 
+
 // CHECK-LABEL: rev.func @square_norm.adj(%l: f64, %k: i64, %x: memref<?xf64>, %g_l: f64, %g_x: memref<?xf64>) {
-// CHECK:         rev.call @norm.inv.adj(
+// CHECK:         rev.call @norm.inv.adj.zero_0(
 // CHECK:         rev.call @norm.adj(
 
 // LOSS-LABEL: rev.func @square_norm.adj.loss0(%l: f64, %k: i64, %x: memref<?xf64>, %g_l: f64, %g_x: memref<?xf64>) {
@@ -129,10 +132,56 @@ ad.adjoint @running
 // LOSS-NOT:     @norm.inv.adj
 // LOSS:         %[[N1:.*]] = rev.call @norm(%{{.*}}, %x) : (f64, memref<?xf64>) -> f64
 // LOSS-NOT:     @norm.inv.adj
-// LOSS:         rev.call @norm.adj(%[[N1]], %x, %{{.*}}, %g_x)
+// LOSS:         rev.call @norm.adj.zero_1(%[[N1]], %x, %{{.*}}, %g_x)
 // LOSS:         rev.return %{{.*}}, %k, %g_l : f64, i64, f64
-// The uncomputing calls no adjoint of: @norm.inv.adj is not generated.
+// Nothing calls the adjoint of the uncall: it is not generated.
 // LOSS-NOT:   @norm.inv.adj
+
+// A callee's specialised adjoint tells its caller what it leaves zero: the
+// gradient of v stays zero through @positive.adj.zero_1 (v only decides a
+// branch), so the loop body keeps ḡv zero and is built once, calling the
+// specialisation.
+rev.func @positive(%y: f64, %v: memref<?xf64>) {
+  %zero = arith.constant 0.0 : f64
+  %i = arith.constant 0 : index
+  %y1 = rev.if (%y) : f64 pre {
+  ^bb0(%a: f64):
+    %e = memref.load %v[%i] : memref<?xf64>
+    %c = arith.cmpf ogt, %e, %zero : f64
+    rev.cond %c
+  } then {
+  ^bb0(%a: f64):
+    %one = arith.constant 1.0 : f64
+    %a1 = rev.add %a, %one : f64
+    rev.yield %a1 : f64
+  } else {
+  ^bb0(%a: f64):
+    rev.yield %a : f64
+  }
+  rev.return %y1 : f64
+}
+rev.func @count(%l: f64, %w: f64, %v: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %v, %c0 : memref<?xf64>
+  %l1 = rev.for %c0 to %n step %c1 : index (%l) : f64 {
+  ^bb0(%i: index, %a: f64):
+    %a1 = rev.call @positive(%a, %v) : (f64, memref<?xf64>) -> f64
+    %p = arith.mulf %w, %w : f64
+    %a2 = rev.add %a1, %p : f64
+    rev.yield %a2 : f64
+  }
+  rev.return %l1, %w : f64, f64
+}
+ad.adjoint @count
+
+// LOSS-LABEL: rev.func @positive.adj.zero_1(%y: f64, %v: memref<?xf64>, %g_y: f64, %g_v: memref<?xf64>) {
+// LOSS-NOT:     %g_v
+// LOSS:         rev.return
+// LOSS-LABEL: rev.func @count.adj.loss0(
+// LOSS:         rev.for reverse %c0 to %n step %c1 : index (%l, %g_l, %g_w_1) : f64, f64, f64 {
+// LOSS:           rev.call @positive.adj.zero_1(%{{.*}}, %v, %{{.*}}, %g_v)
+// LOSS-NOT:   @positive.adj(
 
 // VERIFIED: rev.func @square_norm.adj.loss0
 
