@@ -4,7 +4,8 @@ against JAX ``jit(value_and_grad)`` of the same objective written with
 the objective as ADBench's C++ does.
 
 Ours: ``gmm_objective`` of examples/python/adbench_gmm.py (native), and
-``rv.gradient`` of it (``@gmm_objective.adj``: reverse computing, no tape).
+``rv.gradient`` of it (``@gmm_objective.grad.loss0``: reverse computing, no
+tape).
 
 Targets (issue 5): gradient/objective ratio ≤ the NiLang paper's (seed 002,
 table 3, by parameter count); the ratio to JAX is stated per size.
@@ -24,7 +25,7 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 from adbench_data import DATA_DIR, read_gmm
-from adbench_gmm import gmm_objective, gmm_workspace
+from adbench_gmm import gmm_objective
 from array_references import gmm_reference
 
 import revmlir as rv
@@ -114,8 +115,8 @@ def main() -> None:
     H.print_header(
         "ADBench GMM: objective and gradient vs JAX and a plain numba objective",
         """
-'ours objective' = gmm_objective(0.0, alphas, means, icf, x, gamma, m, *workspace),
-'ours gradient' = rv.gradient(gmm_objective, args) (forward run + @gmm_objective.adj,
+'ours objective' = gmm_objective(0.0, alphas, means, icf, x, gamma, m),
+'ours gradient' = rv.gradient(gmm_objective, args) (forward run + adjoint,
 gradients of every float argument, the points x included), both public calls
 of native code, runtime checks on.  JAX: jit(objective) and
 jit(value_and_grad w.r.t. alphas, means, icf), block_until_ready.  numba: the
@@ -126,8 +127,7 @@ nearest parameter count.
     summary = []
     for name in files:
         problem = read_gmm(f"gmm/{name}.txt")
-        workspace = gmm_workspace(problem.d, problem.k)
-        args = (0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m, *workspace)
+        args = (0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
         inputs = (problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
         parameters = problem.alphas.size + problem.means.size + problem.icf.size
 

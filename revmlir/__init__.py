@@ -23,7 +23,7 @@ _FRONTEND_NAMES = (
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
     "irot", "jacobian", "jvp", "neg", "OrdinaryFunction", "ordinary",
     "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack",
-    "swap", "ulog", "vjp",
+    "swap", "ulog", "vjp", "zeros",
 )
 
 __all__ = [

@@ -28,6 +28,7 @@ from typing import Any
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     ComplexType,
     FloatAttr,
@@ -542,6 +543,9 @@ class FunctionBuilder(ExpressionBuilder):
         super().__init__(entry, self.arg_names, loc)
         self._entry = entry
         self._func: rev.FuncOp | None = None
+        self._array_sizes: dict[SSAValue, list[SSAValue]] = {}
+        """The sizes each ancilla array was allocated with, which its free
+        restates."""
 
     # -- variables ------------------------------------------------------------
 
@@ -718,6 +722,42 @@ class FunctionBuilder(ExpressionBuilder):
         self.emit(anc.FreeOp(current, known), loc)
         self._forget(name, loc)
 
+    def zeros(self, name: str, sizes: Sequence[Operand], element_type: Attribute, loc: Loc = None) -> None:
+        """``name``: a new ancilla array of zeros, one (index) size per
+        dimension (NiLang's ``zeros``)."""
+        if name in self._scope.values:
+            raise BuildError(f"'{name}' is already a variable here", loc)
+        extents = [self._index(size, loc) for size in sizes]
+        type = MemRefType(element_type, [DYNAMIC_INDEX] * len(extents))
+        op = self.emit(anc.ArrayAllocOp(type, extents), loc)
+        self._define(name, op.results[0])
+        self._array_sizes[op.results[0]] = extents
+
+    def _allocated(self, value: SSAValue) -> bool:
+        """Whether ``value`` must be freed before its scope ends: state (an
+        ancilla), a stack, an ancilla array."""
+        return is_state_type(value.type) or isinstance(value.type, anc.StackType) or value in self._array_sizes
+
+    def is_ancilla_array(self, name: str) -> bool:
+        return self.has(name) and self._current(name, None) in self._array_sizes
+
+    def free_array(self, name: str, loc: Loc = None) -> None:
+        """End the ancilla array ``name``, which must hold zeros."""
+        array = self._current(name, loc)
+        sizes = self._array_sizes.get(array)
+        if sizes is None:
+            raise BuildError(f"'{name}' is not an ancilla array (rv.zeros); it cannot be freed", loc)
+        self.emit(anc.ArrayFreeOp(array, sizes), loc)
+        self._forget(name, loc)
+
+    def _index(self, size: Operand, loc: Loc) -> SSAValue:
+        value = self._ssa(size, IndexType(), loc)
+        if isinstance(value.type, IndexType):
+            return value
+        if not _is_int(value.type):
+            raise BuildError(f"an array size is an integer, not {value.type}", loc)
+        return self.cast(Value(self, value), IndexType(), loc).ssa
+
     def stack(self, name: str, element_type: Attribute, loc: Loc = None) -> None:
         op = self.emit(anc.StackAllocOp(anc.StackType(element_type)), loc)
         self._define(name, op.results[0])
@@ -878,8 +918,7 @@ class FunctionBuilder(ExpressionBuilder):
         leaked = [
             n for n, v in result.values.items()
             if n not in result.imported and n not in allowed
-            and (is_state_type(v.type) or isinstance(v.type, anc.StackType))
-            and not isinstance(v, BlockArgument)
+            and self._allocated(v) and not isinstance(v, BlockArgument)
         ]
         if leaked:
             raise BuildError(
@@ -998,10 +1037,7 @@ class FunctionBuilder(ExpressionBuilder):
                 if name not in scope.values:
                     raise BuildError(f"argument '{name}' was freed or pushed; it must be returned", loc)
                 outputs.append(scope.values[name])
-        leaked = [
-            n for n, v in scope.values.items()
-            if n not in self.arg_names and (is_state_type(v.type) or isinstance(v.type, anc.StackType))
-        ]
+        leaked = [n for n, v in scope.values.items() if n not in self.arg_names and self._allocated(v)]
         if leaked:
             raise BuildError(
                 f"{', '.join(repr(n) for n in leaked)} is allocated but never freed; "

@@ -34,6 +34,7 @@ RULES: dict[str, str] = {
     "condition": "conditions are pure and end with rev.cond",
     "safe": "rev.safe regions do not touch reversible state",
     "call": "calls name a rev.func and match its signature",
+    "array": "an ancilla array is freed once, in the block that allocates it",
 }
 
 
@@ -160,6 +161,21 @@ class FunctionVerifier:
             if value not in self.consumer:
                 self._dropped(value, block)
         self._check_borrows(block)
+        self._check_arrays(block)
+
+    def _check_arrays(self, block: Block) -> None:
+        for op in block.ops:
+            if not isinstance(op, anc.ArrayAllocOp):
+                continue
+            frees = [u.operation for u in op.result.uses if isinstance(u.operation, anc.ArrayFreeOp)]
+            if len(frees) != 1 or frees[0].parent_block() is not block:
+                raise _fail(
+                    "array",
+                    op,
+                    f"the ancilla array {_name(op.result)} allocated here must be freed "
+                    f"once, in the block that allocates it (anc.array_free); it is freed "
+                    f"{len(frees)} time(s){' elsewhere' if frees and len(frees) == 1 else ''}",
+                )
 
     def _check_condition_block(self, block: Block) -> None:
         for op in block.ops:

@@ -159,6 +159,29 @@ def stack_of_floats_jax(x, total):
     return x, total + jnp.sum(t * jnp.exp(t)) + jnp.sum(t)
 
 
+def ancilla_arrays(y, x, c):
+    """Ancilla arrays (rv.zeros): one allocated in a routine, lives across it
+    and is uncomputed; one allocated in a loop body (on the heap natively),
+    2-D, freed by hand in the same iteration."""
+    with rv.routine() as r:
+        s = rv.zeros(len(x))
+        for i in range(len(x)):
+            s[i] += math.sin(x[i]) * c
+    for i in range(len(x)):
+        y += s[i] * s[i]
+        w = rv.zeros((2, len(x)))
+        w[1, i] += s[i] * x[i]
+        y += w[1, i] * 0.25
+        w[1, i] -= s[i] * x[i]
+        rv.free(w)
+    ~r
+
+
+def ancilla_arrays_jax(y, x, c):
+    s = jnp.sin(x) * c
+    return y + jnp.sum(s * s) + 0.25 * jnp.sum(s * x), x, c
+
+
 CASES = {
     "matvec": (
         matvec,
@@ -179,6 +202,11 @@ CASES = {
         stack_of_floats,
         stack_of_floats_jax,
         lambda r: (r.normal(size=4) * 0.5, 0.0),
+    ),
+    "ancilla_arrays": (
+        ancilla_arrays,
+        ancilla_arrays_jax,
+        lambda r: (0.3, r.normal(size=4), 1.2),
     ),
 }
 

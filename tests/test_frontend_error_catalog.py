@@ -65,7 +65,12 @@ revmlir/frontend/compiler.py — at first call
   "'x + 1.0' is not a variable"                                         test_push_of_an_expression
   "rv.free takes a variable and optionally its value"                   test_free_without_arguments
   "a stack is freed without a value"                                    test_free_of_a_stack_with_a_value
-  "'v' is an array; only ancillas and stacks can be freed"              test_free_of_an_array
+  "'v' is an argument array; only ancillas, ancilla arrays (rv.zeros) and stacks can be freed"  test_free_of_an_array
+  "an ancilla array is freed without a value"                           test_ancilla_array_freed_with_a_value
+  "rv.zeros takes a shape …" (usage, and as the hint below)             test_zeros_errors
+  "an ancilla array has at least one dimension"                         test_zeros_errors
+  "ancilla arrays hold integers or floats, not complex<f64>"            test_zeros_errors
+  "the size '1.5' is not an integer"                                    test_zeros_errors
   "argument 'x' was freed or pushed; it must be returned"               test_free_and_push_of_an_argument
   "g takes 2 argument(s) (a, b), got 1"                                 errors::test_call_with_wrong_argument_count
   "g takes positional arguments only"                                   test_call_with_keyword_arguments
@@ -125,7 +130,7 @@ revmlir/builder.py, reached from reversible Python
   "'x' is not complex; it has no .real"                                 test_real_part_of_a_float
   "a condition must be a boolean, got i64"                              errors::test_condition_that_is_not_boolean
   "'t' allocated in the then-branch is not freed there" (every region)  errors::test_ancilla_not_freed_on_a_path, test_leaks_from_a_routine_body_and_a_loop_body
-  "'t' is allocated but never freed"                                    errors::test_ancilla_never_freed, test_stack_never_freed
+  "'t' is allocated but never freed"                                    errors::test_ancilla_never_freed, test_stack_never_freed, test_ancilla_array_never_freed
   "'rev.xor' works on integers and booleans, not f64"                   test_instruction_on_the_wrong_kind_of_value
   "'rev.add' needs operands of one type, got i64 and f64"               test_instruction_mixing_types
   "a log number is made from a positive real, not complex<f64>"         test_log_number_of_a_complex
@@ -608,7 +613,43 @@ def test_free_of_an_array():
     def f(v):
         rv.free(v)  # E:free-array
 
-    check(at_call(f, np.zeros(2)), "# E:free-array", "'v' is an array; only ancillas and stacks can be freed")
+    check(
+        at_call(f, np.zeros(2)), "# E:free-array",
+        "'v' is an argument array; only ancillas, ancilla arrays (rv.zeros) and stacks can be freed",
+    )
+
+
+def test_ancilla_array_freed_with_a_value():
+    def f(x):
+        a = rv.zeros(3)
+        rv.free(a, 0.0)  # E:free-zeros-value
+
+    check(at_call(f, 1.0), "# E:free-zeros-value", "an ancilla array is freed without a value", "rv.free(a) checks that it holds zeros")
+
+
+def test_zeros_errors():
+    usage = "rv.zeros takes a shape (a size or a tuple of sizes) and optionally dtype=float or int"
+
+    def keyword(x):
+        a = rv.zeros(3, order="C")  # E:zeros-keyword
+        rv.free(a)
+
+    def empty(x):
+        a = rv.zeros(())  # E:zeros-empty
+        rv.free(a)
+
+    def complex_elements(x):
+        a = rv.zeros((2, 3), dtype=complex)  # E:zeros-complex
+        rv.free(a)
+
+    def float_size(x):
+        a = rv.zeros((2, 1.5))  # E:zeros-float
+        rv.free(a)
+
+    check(at_call(keyword, 1.0), "# E:zeros-keyword", usage)
+    check(at_call(empty, 1.0), "# E:zeros-empty", "an ancilla array has at least one dimension", usage)
+    check(at_call(complex_elements, 1.0), "# E:zeros-complex", "ancilla arrays hold integers or floats, not complex<f64>", usage)
+    check(at_call(float_size, 1.0), "# E:zeros-float", "the size '1.5' is not an integer", usage, at="1.5")
 
 
 def test_free_and_push_of_an_argument():
@@ -1145,6 +1186,16 @@ def test_stack_never_freed():
     check(
         at_call(f, 1.0), "# E:stack-never-freed",
         "'s' is allocated but never freed; free it (x → value) before the function ends",
+    )
+
+
+def test_ancilla_array_never_freed():
+    def f(x):  # E:array-never-freed
+        a = rv.zeros(2)  # noqa: F841
+
+    check(
+        at_call(f, 1.0), "# E:array-never-freed",
+        "'a' is allocated but never freed; free it (x → value) before the function ends",
     )
 
 

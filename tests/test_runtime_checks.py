@@ -188,6 +188,36 @@ def test_stack_checks():
         program.call("mismatch", 1.0)
 
 
+DIRTY_ARRAY = """
+rev.func @f(%x: f64, %n: index, %i: index) {
+  %a = anc.array_alloc(%n) : memref<?x2xf64>
+  %c1 = arith.constant 1 : index
+  %e = rev.take %a[%i, %c1] : memref<?x2xf64>
+  %e1 = rev.add %e, %x : f64
+  rev.put %e1, %a[%i, %c1] : memref<?x2xf64>
+  anc.array_free %a(%n) : memref<?x2xf64>
+  rev.return %x, %n, %i : f64, index, index
+}
+"""
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+def test_ancilla_array_must_hold_zeros_when_freed(backend):
+    from revmlir.runtime.native import NativeModule
+
+    module = parse_module(DIRTY_ARRAY, "prog.mlir")
+    program = interp(DIRTY_ARRAY) if backend == "interpreter" else NativeModule.compile(module)
+    assert program.call("f", 1e-12, 3, 2) == (1e-12, 3, 2)  # within tolerance
+    assert program.uncall("f", 0.0, 3, 1) == (0.0, 3, 1)
+    with pytest.raises(InvertibilityError, match="array freed holding 0.5 at") as info:
+        program.call("f", 0.5, 3, 2)
+    assert info.value.op_name == "anc.array_free"
+    assert info.value.location == "prog.mlir:8:3"
+    # the element's position: [row, column] or its row-major number
+    assert ("[2, 1]" if backend == "interpreter" else "element 5 (row-major)") in str(info.value)
+    assert stripped(DIRTY_ARRAY).call("f", 0.5, 3, 2) == (0.5, 3, 2)
+
+
 def test_pop_from_empty_stack_is_always_an_error():
     with pytest.raises(InvertibilityError, match="pop from an empty stack"):
         stripped(STACKS).uncall("leftover", 1.0)

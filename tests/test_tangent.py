@@ -414,6 +414,29 @@ def quadratic_form_jax(e, A, x, c):
     return (e + x @ A @ x + jnp.sum(c * jnp.sin(x) * x[0]), A, x, c)
 
 
+def through_ancilla_arrays(e, x, c):
+    """e += Σ (c·sin(x_i))² + Σ x_i·x_{i+1}, the sines in an ancilla array
+    (rv.zeros) the routine uncomputes, the products in a 2-D one freed by
+    hand: their tangents and gradients live as long as the arrays."""
+    with rv.routine() as r:
+        s = rv.zeros(len(x))
+        for i in range(len(x)):
+            s[i] += c * math.sin(x[i])
+    for i in range(len(x)):
+        e += s[i] * s[i]
+    ~r
+    p = rv.zeros((len(x), 1))
+    for i in range(len(x) - 1):
+        p[i, 0] += x[i] * x[i + 1]
+        e += p[i, 0]
+        p[i, 0] -= x[i] * x[i + 1]
+    rv.free(p)
+
+
+def through_ancilla_arrays_jax(e, x, c):
+    return (e + jnp.sum((c * jnp.sin(x)) ** 2) + jnp.sum(x[:-1] * x[1:]), x, c)
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
     "pyfunc, twin, args, iloss",
@@ -421,8 +444,9 @@ def quadratic_form_jax(e, A, x, c):
         (every_function, every_function_jax, (0.1, 0.4, 0.7, 1.3), 0),
         (every_function, every_function_jax, (0.1, -0.3, 0.7, 1.3), 3),
         (quadratic_form, quadratic_form_jax, (0.5, np.arange(4.0).reshape(2, 2) / 3, np.array([0.3, -0.7]), 1.1), 0),
+        (through_ancilla_arrays, through_ancilla_arrays_jax, (0.2, np.array([0.3, -0.7, 1.1]), 0.8), 0),
     ],
-    ids=["scalars", "scalars_other_loss", "arrays"],
+    ids=["scalars", "scalars_other_loss", "arrays", "ancilla_arrays"],
 )
 def test_hessian_against_jax_and_gradient_differences(backend, pyfunc, twin, args, iloss):
     f = make(backend, pyfunc)

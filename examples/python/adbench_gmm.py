@@ -20,20 +20,24 @@ The reversible formulation:
 
 * every intermediate is computed, used and uncomputed (``rv.routine``):
   per point, ``x_i − μ_k`` and ``Q_k(x_i − μ_k)`` for every component (rows
-  of ``k × d`` workspaces) and the ``k`` main terms, uncomputed together
-  once the point's log-sum-exp is taken; the log-normalised ``Q`` diagonals
-  for the whole run.  Each point's log-sum-exp is *added* to ``err``, so the
+  of ``k × d`` arrays) and the ``k`` main terms, uncomputed together once
+  the point's log-sum-exp is taken; the log-normalised ``Q`` diagonals for
+  the whole run.  Each point's log-sum-exp is *added* to ``err``, so the
   loop over points needs no ancilla that would have to be uncomputed, and
   the objective evaluates every ``Q·x`` product twice (once forward, once
   to uncompute it) where ADBench's C++ does once;
-* reversible Python has scalar ancillas only, so the arrays ADBench
-  allocates (``Qdiags``, ``sum_qs``, ``xcentered``, ``Qxcentered``,
-  ``main_term``, plus the running maxima of the log-sum-exp) are a
-  *workspace* the caller passes zeroed (``gmm_workspace``) and gets back
-  zeroed (up to rounding: ``(a + b) − b`` need not be exactly ``a``);
+* the arrays ADBench allocates (``Qdiags``, ``sum_qs``, ``xcentered``,
+  ``Qxcentered``, ``main_term``, plus the running maxima of the
+  log-sum-exp) are *ancilla arrays* (``rv.zeros``, NiLang's ``zeros``),
+  allocated where ADBench allocates them and freed, checked to hold zeros
+  again (up to rounding: ``(a + b) − b`` need not be exactly ``a``), when
+  the routine has uncomputed them.  Their gradients live as long as they
+  do, so the gradient of one point's intermediates never reaches the next
+  point (a workspace passed in as an argument would carry one: the result
+  depends on the values it starts with);
 * ``logsumexp`` needs ``max(v)``; a running maximum cannot be overwritten
-  reversibly, so the prefix maxima are kept in a workspace array (Bennett's
-  "keep the history"), uncomputed in reverse afterwards;
+  reversibly, so the prefix maxima are kept in an array (Bennett's "keep
+  the history"), uncomputed in reverse afterwards;
 * ``math.lgamma`` is not an expression of reversible Python.  The Wishart
   constant only needs ``log Γ`` at half-integers ``z/2`` (``n_w`` is an
   integer, as ADBench's ``Wishart.m``), computed exactly from the recurrence
@@ -51,11 +55,12 @@ import revmlir as rv
 
 
 @rv.reversible
-def logsumexp(out, v, running_max):
+def logsumexp(out, v):
     """``out += log Σ exp(v)``, shifted by ``max(v)`` as ADBench does so that
-    no exponential overflows; ``running_max`` (``len(v)``, zero) holds the
-    prefix maxima while the sum is formed."""
+    no exponential overflows; the prefix maxima are kept while the sum is
+    formed."""
     with rv.routine() as r:
+        running_max = rv.zeros(len(v))
         running_max[0] += v[0]
         for i in range(1, len(v)):
             running_max[i] += max(running_max[i - 1], v[i])
@@ -99,8 +104,9 @@ def qtimesx(out, qdiags, icf, ik, v):
 def main_term(term, ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered):
     """``term += α_k + Σ q_k − ½‖Q_k (x_ix − μ_k)‖²``, the log-density of
     point ``ix`` under component ``ik`` up to the constant, with
-    ``x_ix − μ_k`` and ``Q_k (x_ix − μ_k)`` left in row ``ik`` of the
-    workspaces (the caller uncomputes them by running this backwards)."""
+    ``x_ix − μ_k`` and ``Q_k (x_ix − μ_k)`` left in row ``ik`` of
+    ``xcentered`` and ``qxcentered`` (the caller uncomputes them by running
+    this backwards)."""
     for j in range(xcentered.shape[1]):
         xcentered[ik, j] += x[ix, j] - means[ik, j]
     qtimesx(qxcentered, qdiags, icf, ik, xcentered)
@@ -110,16 +116,19 @@ def main_term(term, ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qx
 
 
 @rv.reversible
-def point_logsumexp(out, ix, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered, terms, running_max):
+def point_logsumexp(out, ix, alphas, means, icf, x, qdiags, sum_qs):
     """``out += logsumexp_k main_term(ix, k)``: the log-likelihood of point
-    ``ix`` up to the constants; ``terms`` (``k``, zero) holds the main terms
-    and ``xcentered``/``qxcentered`` (``k × d``, zero) their intermediates
-    while the log-sum-exp is formed, and the routine's uncomputation clears
-    them all: each ``Q·x`` product is formed once and uncomputed once."""
+    ``ix`` up to the constants; ``terms`` (``k``) holds the main terms and
+    ``xcentered``/``qxcentered`` (``k × d``) their intermediates while the
+    log-sum-exp is formed, and the routine's uncomputation clears them all:
+    each ``Q·x`` product is formed once and uncomputed once."""
     with rv.routine() as r:
+        xcentered = rv.zeros((len(alphas), x.shape[1]))
+        qxcentered = rv.zeros((len(alphas), x.shape[1]))
+        terms = rv.zeros(len(alphas))
         for ik in range(len(alphas)):
             main_term(terms[ik], ix, ik, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered)
-    logsumexp(out, terms, running_max)
+    logsumexp(out, terms)
     ~r
 
 
@@ -159,27 +168,21 @@ def log_wishart_prior(out, qdiags, sum_qs, icf, gamma, m):
 
 
 @rv.reversible
-def gmm_objective(err, alphas, means, icf, x, gamma, m, qdiags, sum_qs, xcentered, qxcentered, terms, running_max):
-    """``err +=`` ADBench's GMM objective (see the module docstring); the
-    last six arguments are the zeroed workspace from ``gmm_workspace``."""
+def gmm_objective(err, alphas, means, icf, x, gamma, m):
+    """``err +=`` ADBench's GMM objective (see the module docstring)."""
     with rv.routine() as r:
+        qdiags = rv.zeros((len(alphas), x.shape[1]))
+        sum_qs = rv.zeros(len(alphas))
         preprocess_qs(qdiags, sum_qs, icf)
         lse_alphas = rv.ancilla(0.0)
-        logsumexp(lse_alphas, alphas, running_max)
+        logsumexp(lse_alphas, alphas)
         prior = rv.ancilla(0.0)
         log_wishart_prior(prior, qdiags, sum_qs, icf, gamma, m)
     for ix in range(x.shape[0]):
-        point_logsumexp(err, ix, alphas, means, icf, x, qdiags, sum_qs, xcentered, qxcentered, terms, running_max)
+        point_logsumexp(err, ix, alphas, means, icf, x, qdiags, sum_qs)
     err += -0.5 * float(x.shape[0] * x.shape[1]) * math.log(2.0 * math.pi) - float(x.shape[0]) * lse_alphas
     err += prior
     ~r
-
-
-def gmm_workspace(d: int, k: int) -> tuple[np.ndarray, ...]:
-    """The zeroed arrays ``gmm_objective`` computes in and uncomputes:
-    ``qdiags (k, d)``, ``sum_qs (k,)``, ``xcentered (k, d)``,
-    ``qxcentered (k, d)``, ``terms (k,)``, ``running_max (k,)``."""
-    return np.zeros((k, d)), np.zeros(k), np.zeros((k, d)), np.zeros((k, d)), np.zeros(k), np.zeros(k)
 
 
 if __name__ == "__main__":
@@ -187,4 +190,4 @@ if __name__ == "__main__":
 
     problem = read_gmm("gmm/1k/gmm_d10_K5.txt")
     args = (0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
-    print("objective:", gmm_objective(*args, *gmm_workspace(problem.d, problem.k))[0])
+    print("objective:", gmm_objective(*args)[0])

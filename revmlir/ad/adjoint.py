@@ -265,6 +265,20 @@ class Adjointer(Differentiator):
         if zero:
             self.zero_shadows.add(shadow)
 
+    def new_shadow(self, type: MemRefType, sizes: Sequence[SSAValue], like: Operation) -> SSAValue:
+        """The zero gradient of an ancilla array (an array of zeros), for an
+        array whose forward life ends."""
+        shadow = self.insert(anc.ArrayAllocOp(type, sizes), like=like).result
+        self.zero_shadows.add(shadow)
+        return shadow
+
+    def discard_shadow(self, shadow: SSAValue, sizes: Sequence[SSAValue], like: Operation) -> None:
+        """End an ancilla array's gradient, unchecked: the array is born
+        holding zeros, whatever the gradient says."""
+        free = anc.ArrayFreeOp(shadow, sizes)
+        set_checks(free, False)
+        self.insert(free, like=like)
+
     def discard_gradient(self, gradient: SSAValue) -> None:
         """End a gradient's life: an unchecked ``anc.free`` against zero (the
         gradient of an ancilla is dropped when the ancilla is born)."""

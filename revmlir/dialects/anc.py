@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
@@ -148,6 +148,123 @@ class FreeOp(
 
     def is_inverse_of(self, other: Operation) -> bool:
         return isinstance(other, AllocOp) and other.value == self.value
+
+
+@irdl_op_definition
+class ArrayAllocOp(
+    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
+):
+    """A new array of zeros, sized by ``sizes`` (one per dynamic dimension):
+    an ancilla array (NiLang's ``zeros``), which ``anc.array_free`` gives
+    back holding zeros again.  Inverse: ``anc.array_free`` with the same
+    sizes."""
+
+    name = "anc.array_alloc"
+    sizes = var_operand_def(IndexType)
+    result = result_def(MemRefType)
+
+    traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
+    assembly_format = "`(` $sizes `)` attr-dict `:` type($result)"
+
+    def __init__(self, type: MemRefType, sizes: Sequence[SSAValue]):
+        super().__init__(operands=[sizes], result_types=[type])
+
+    def verify_(self) -> None:
+        _verify_array(self, self.result.type, self.sizes)
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        free = ArrayFreeOp(inverter.lookup(self.result), [inverter.lookup(s) for s in self.sizes])
+        free.attributes.update(self.attributes)
+        inverter.insert(free, like=self)
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        """An array of floats has a tangent array, born zero with it."""
+        tangenter.mirror(self)
+
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+        """The array's gradient, which the adjoint created where the array
+        was freed, ends here: nothing before the array's birth depends on
+        its initial zeros."""
+        shadow = adjointer.gradient(self.result)
+        yield  # the inverse step
+        if shadow is not None:
+            adjointer.discard_shadow(shadow, [adjointer.lookup(s) for s in self.sizes], like=self)
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return (
+            isinstance(other, ArrayFreeOp)
+            and other.array.type == self.result.type
+            and list(other.sizes) == list(self.sizes)
+        )
+
+
+@irdl_op_definition
+class ArrayFreeOp(
+    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
+):
+    """Release an ancilla array, which must hold only zeros (floats: within
+    tolerance); ``sizes`` restate the ones it was allocated with, for the
+    inverse.  Inverse: ``anc.array_alloc``."""
+
+    name = "anc.array_free"
+    array = operand_def(MemRefType)
+    sizes = var_operand_def(IndexType)
+
+    assembly_format = "$array `(` $sizes `)` attr-dict `:` type($array)"
+
+    def __init__(self, array: SSAValue, sizes: Sequence[SSAValue]):
+        super().__init__(operands=[array, sizes])
+
+    def verify_(self) -> None:
+        _verify_array(self, self.array.type, self.sizes)
+
+    @classmethod
+    def runtime_check(cls) -> str:
+        return "the array holds only zeros (floats: within tolerance)"
+
+    def consumed_operands(self) -> Sequence[SSAValue]:
+        return ()
+
+    def invert(self, inverter: Inverter) -> None:
+        assert isinstance(self.array.type, MemRefType)
+        alloc = ArrayAllocOp(self.array.type, [inverter.lookup(s) for s in self.sizes])
+        alloc.attributes.update(self.attributes)
+        inverter.insert(alloc, like=self)
+        inverter.bind(self.array, alloc.result)
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        tangenter.mirror(self)
+
+    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+        """Re-allocated backwards, an array of floats gets a shadow of zeros:
+        nothing after the free depends on it."""
+        from revmlir.ad.adjoint import gradient_type
+
+        yield  # the inverse step
+        if isinstance(type := gradient_type(self.array.type), MemRefType):
+            sizes = [adjointer.lookup(s) for s in self.sizes]
+            adjointer.bind_gradient(self.array, adjointer.new_shadow(type, sizes, like=self))
+
+    def is_inverse_of(self, other: Operation) -> bool:
+        return (
+            isinstance(other, ArrayAllocOp)
+            and other.result.type == self.array.type
+            and list(other.sizes) == list(self.sizes)
+        )
+
+
+def _verify_array(op: Operation, type: Attribute, sizes: Sequence[SSAValue]) -> None:
+    assert isinstance(type, MemRefType)
+    if not isinstance(type.element_type, IntegerType | IndexType | AnyFloat):
+        raise VerifyException(f"'{op.name}': ancilla arrays hold integers or floats, not {type.element_type}")
+    dynamic = sum(1 for d in type.get_shape() if d < 0)
+    if len(sizes) != dynamic:
+        raise VerifyException(
+            f"'{op.name}' takes one size per dynamic dimension of {type}: {dynamic}, got {len(sizes)}"
+        )
 
 
 @irdl_op_definition
@@ -506,6 +623,8 @@ Anc = Dialect(
     [
         AllocOp,
         FreeOp,
+        ArrayAllocOp,
+        ArrayFreeOp,
         StackAllocOp,
         StackFreeOp,
         PushOp,

@@ -35,6 +35,7 @@ from revmlir.frontend.markers import (
     stack,
     swap,
     ulog,
+    zeros,
 )
 from revmlir.frontend.types import ULog
 
@@ -43,5 +44,5 @@ __all__ = [
     "ULog", "adjoint", "ancilla", "checkpointed", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
     "irot", "neg", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",
-    "stack", "swap", "ulog", "vjp",
+    "stack", "swap", "ulog", "vjp", "zeros",
 ]

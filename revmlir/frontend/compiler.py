@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from xdsl.dialects import printf
-from xdsl.dialects.builtin import ComplexType, IndexType, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
@@ -196,14 +196,35 @@ class FunctionCompiler:
         return None
 
     def _routine(self, statement: ast.With, body: Sequence[ast.stmt]) -> None:
+        """``compute; body; ~compute``.  An ancilla array the compute block
+        allocates (``a = rv.zeros(…)``, at its top level) lives for the whole
+        routine: it is allocated before it and freed after the uncomputation,
+        which must leave it holding zeros (arrays are references, which a
+        routine does not carry between its blocks)."""
+        arrays = [s for s in statement.body if self._allocates_array(s)]
+        compute = [s for s in statement.body if s not in arrays]
+        for allocation in arrays:
+            self.statement(allocation)
         try:
             self.fn.routine(
-                compute=lambda: self.statements(statement.body),
+                compute=lambda: self.statements(compute),
                 body=lambda: self.statements(body),
                 loc=self.ctx.loc(statement),
             )
         except BuildError as error:
             raise self.ctx.error(statement, error.message) from None
+        for allocation in reversed(arrays):
+            name = allocation.targets[0].id  # type: ignore[attr-defined]
+            self.fn.free_array(name, self.ctx.loc(allocation))
+
+    def _allocates_array(self, statement: ast.stmt) -> bool:
+        return (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.Call)
+            and self.ctx.resolve(statement.value.func) is markers.zeros
+        )
 
     # -- single statements ----------------------------------------------------------
 
@@ -313,7 +334,7 @@ class FunctionCompiler:
         target, value = node.targets[0], node.value
         if isinstance(value, ast.Call):
             callee = ctx.resolve(value.func)
-            if callee in (markers.ancilla, markers.pop, markers.stack):
+            if callee in (markers.ancilla, markers.pop, markers.stack, markers.zeros):
                 if not isinstance(target, ast.Name):
                     raise ctx.error(node, "allocate into a plain name")
                 if fn.has(target.id):
@@ -354,6 +375,9 @@ class FunctionCompiler:
                 raise ctx.error(node, "rv.pop takes a stack: x = rv.pop(s)")
             fn.pop(args[0].id, name, loc)
             return
+        if callee is markers.zeros:
+            self._zeros(node, name, call)
+            return
         if not 1 <= len(args) + len(call.keywords) <= 2 or any(k.arg != "dtype" for k in call.keywords):
             raise ctx.error(node, "rv.ancilla takes a value and optionally a type")
         dtype = None
@@ -365,6 +389,28 @@ class FunctionCompiler:
         if dtype is not None and value.type != dtype:
             value = fn.cast(value, dtype, loc)
         fn.alloc(name, value, None, loc)
+
+    def _zeros(self, node: ast.Assign, name: str, call: ast.Call) -> None:
+        """``a = rv.zeros(shape, dtype=float)``: the shape is a size or a
+        tuple of sizes, integer expressions."""
+        ctx = self.ctx
+        usage = "rv.zeros takes a shape (a size or a tuple of sizes) and optionally dtype=float or int"
+        if len(call.args) != 1 or any(k.arg != "dtype" for k in call.keywords):
+            raise ctx.error(node, usage)
+        shape = call.args[0]
+        sizes = shape.elts if isinstance(shape, ast.Tuple) else [shape]
+        if not sizes:
+            raise ctx.error(node, "an ancilla array has at least one dimension", usage)
+        dtype = _dtype(call.keywords[0].value, ctx) if call.keywords else _dtype(ast.Name("float"), ctx)
+        if not isinstance(dtype, AnyFloat | IntegerType):
+            raise ctx.error(node, f"ancilla arrays hold integers or floats, not {dtype}", usage)
+        extents = []
+        for size in sizes:
+            value = self.expr.compile(size)
+            if not isinstance(value.type, IntegerType | IndexType):
+                raise ctx.error(size, f"the size '{ast.unparse(size)}' is not an integer", usage)
+            extents.append(value)
+        self.fn.zeros(name, extents, dtype, ctx.loc(node))
 
     def _swap_assignment(self, node: ast.Assign, targets: ast.Tuple, values: ast.Tuple) -> None:
         ctx = self.ctx
@@ -442,7 +488,12 @@ class FunctionCompiler:
             fn.free_stack(name, loc)
             return
         if isinstance(var_type, MemRefType):
-            raise ctx.error(node, f"'{name}' is an array; only ancillas and stacks can be freed")
+            if len(call.args) == 2:
+                raise ctx.error(node, "an ancilla array is freed without a value", f"rv.free({name}) checks that it holds zeros")
+            if not fn.is_ancilla_array(name):
+                raise ctx.error(node, f"'{name}' is an argument array; only ancillas, ancilla arrays (rv.zeros) and stacks can be freed")
+            fn.free_array(name, loc)
+            return
         if len(call.args) == 2:
             value: Value = self.expr.compile(call.args[1])
         else:

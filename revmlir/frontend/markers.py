@@ -33,6 +33,13 @@ def free(variable: Any, value: Any = None) -> None:
     _outside("free")
 
 
+def zeros(shape: Any, dtype: Any = float) -> Any:
+    """``a = rv.zeros((m, n))``: a new ancilla array of zeros (NiLang's
+    ``zeros``), ended by ``rv.free(a)`` (or a routine's uncomputation) when
+    it holds zeros again.  Its gradient lives only as long as it does."""
+    _outside("zeros")
+
+
 def stack(dtype: Any) -> Any:
     """``s = rv.stack(float)``: a new, empty stack."""
     _outside("stack")

@@ -1,7 +1,9 @@
-"""Operational semantics of the ``anc`` dialect: ancillas and stacks."""
+"""Operational semantics of the ``anc`` dialect: ancillas, ancilla arrays and
+stacks."""
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.interpreter import (
     InterpreterFunctions,
     PythonValues,
@@ -10,6 +12,7 @@ from xdsl.interpreter import (
 )
 
 from revmlir.dialects import anc
+from revmlir.interpreter.memref import zeros
 from revmlir.interpreter.runtime import RuntimeInterpreter
 
 
@@ -33,6 +36,28 @@ class AncFunctions(InterpreterFunctions):
                 op, f"ancilla freed holding {value!r}, expected {expected!r}"
             )
         runtime.release()
+        return ()
+
+    @impl(anc.ArrayAllocOp)
+    def run_array_alloc(
+        self, interpreter: RuntimeInterpreter, op: anc.ArrayAllocOp, args: PythonValues
+    ) -> PythonValues:
+        return (zeros(op.result.type, args),)
+
+    @impl(anc.ArrayFreeOp)
+    def run_array_free(
+        self, interpreter: RuntimeInterpreter, op: anc.ArrayFreeOp, args: PythonValues
+    ) -> PythonValues:
+        array, *sizes = args
+        runtime = interpreter.runtime
+        if not runtime.checking(op):
+            return ()
+        expected = zeros(op.array.type, sizes)
+        if array.shape != expected.shape:
+            raise runtime.fail(op, f"array of shape {list(array.shape)} freed as one of shape {list(expected.shape)}")
+        for index in zip(*np.nonzero(array)):
+            if not runtime.same(array[index].item(), 0):
+                raise runtime.fail(op, f"array freed holding {array[index].item()!r} at {list(map(int, index))}, expected zeros")
         return ()
 
     @impl(anc.StackAllocOp)

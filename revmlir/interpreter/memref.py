@@ -66,7 +66,7 @@ def checked_index(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, ...
     return indices
 
 
-def _zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
+def zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
     type = cast(MemRefType, type)
     sizes = iter(dynamic_sizes)
     # dynamic sizes: xDSL 0.74 spells `?` as DYNAMIC_INDEX (-2**63), not -1
@@ -106,13 +106,13 @@ class MemRefFunctions(InterpreterFunctions):
     def run_alloc(
         self, interpreter: RuntimeInterpreter, op: memref.AllocOp, args: PythonValues
     ) -> PythonValues:
-        return (_zeros(op.memref.type, args),)
+        return (zeros(op.memref.type, args),)
 
     @impl(memref.AllocaOp)
     def run_alloca(
         self, interpreter: RuntimeInterpreter, op: memref.AllocaOp, args: PythonValues
     ) -> PythonValues:
-        return (_zeros(op.memref.type, args),)
+        return (zeros(op.memref.type, args),)
 
     @impl(memref.DeallocOp)
     def run_dealloc(

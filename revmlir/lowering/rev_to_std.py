@@ -22,7 +22,7 @@ runtime that ``convert-std-to-llvm`` defines (``revmlir.lowering.stacks``).
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
@@ -163,6 +163,8 @@ class FunctionLowering:
         self.tolerance = tolerance
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
+        self.heap_arrays: set[SSAValue] = set()
+        """Ancilla arrays on the heap, which their free releases."""
         arg_types = [std_type(t) for t in source.function_type.inputs.data]
         self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
         self.error = self.block.args[-1]
@@ -676,6 +678,60 @@ def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
     element = stack_element(op.operands[0].type)
     name = stacks.runtime_name(stacks.POP, element)
     return lowering.call_runtime(name, [stack], [element], op)[0]
+
+
+@lowers(anc.ArrayAllocOp)
+def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
+    """Zeroed element by element (LLVM makes the loop a ``memset``): in the
+    function's frame (``memref.alloca``, released when it returns) unless a
+    loop would allocate it again and again, then on the heap
+    (``memref.alloc``, released by the free)."""
+    assert isinstance(op, anc.ArrayAllocOp)
+    type = op.result.type
+    assert isinstance(type, MemRefType)
+    sizes = [lowering.get(s) for s in op.sizes]
+    in_loop = any(isinstance(parent, rev.ForOp | rev.WhileOp) for parent in _ancestors(op))
+    if in_loop:
+        allocation: Operation = memref.AllocOp(sizes, [], type)
+    else:
+        allocation = memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
+    array = lowering.emit(allocation, op).results[0]
+    if in_loop:
+        lowering.heap_arrays.add(array)
+    zero = lowering.const(0, type.element_type, op)
+    _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
+    lowering.set(op.result, array)
+
+
+def _ancestors(op: Operation) -> Iterator[Operation]:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, rev.FuncOp):
+        yield parent
+        parent = parent.parent_op()
+
+
+@lowers(anc.ArrayFreeOp)
+def _array_free(lowering: FunctionLowering, op: Operation) -> None:
+    assert isinstance(op, anc.ArrayFreeOp)
+    array = lowering.get(op.array)
+    if op.checks_enabled:
+        type = op.array.type
+        assert isinstance(type, MemRefType)
+        zero = lowering.const(0, type.element_type, op)
+
+        def check(at: list[SSAValue]) -> None:
+            element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
+            ok = lowering.same(element, zero, op, b_is_zero=True)
+            flat = at[0] if at else lowering.const(0, IndexType(), op)
+            for dimension, index in enumerate(at[1:], start=1):
+                size = lowering.emit(memref.DimOp(array, lowering.const(dimension, IndexType(), op)), op).results[0]
+                flat = lowering.emit(arith.AddiOp(lowering.emit(arith.MuliOp(flat, size), op).results[0], index), op).results[0]
+            message = "array freed holding {0} at element {1} (row-major), expected zeros"
+            lowering.check(ok, op, message, [element, flat])
+
+        _each_element(lowering, array, op, check)
+    if array in lowering.heap_arrays:
+        lowering.emit(memref.DeallocOp.get(array), op)
 
 
 @lowers(anc.StackAllocOp)

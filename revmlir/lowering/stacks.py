@@ -74,8 +74,12 @@ _LIBC = {
     "realloc": llvm.LLVMFunctionType([PTR, i64], PTR),
     "free": llvm.LLVMFunctionType([PTR], None),
 }
-MEMORY_FUNCTIONS = tuple(_LIBC)
-"""The C library functions the runtime calls: declared, but not pure."""
+MALLOC = llvm.LLVMFunctionType([i64], PTR)
+"""``memref.alloc`` (ancilla arrays) calls ``malloc``, ``memref.dealloc``
+``free``."""
+MEMORY_FUNCTIONS = (*_LIBC, "malloc")
+"""The C allocator, which the runtime and ancilla arrays call: declared, but
+not pure."""
 _EQ = IntegerAttr(0, i64)  # llvm.icmp eq
 
 

@@ -15,7 +15,9 @@ Value representation:
 - a function with several results returns a struct of them;
 - ``memref.alloca`` of a static shape is allocated once, in the entry block
   (``rev-lower-to-std`` uses it for stack headers, which never outlive one
-  iteration of a loop), so a loop does not grow the frame;
+  iteration of a loop), so a loop does not grow the frame; of a dynamic
+  shape, where it is (``rev-lower-to-std`` uses it for ancilla arrays
+  outside loops); ``memref.alloc``/``dealloc`` call ``malloc``/``free``;
 - a declared function is external (libm), unless it is one of the stack
   runtime's, which the pass defines (``revmlir.lowering.stacks``).
 
@@ -45,6 +47,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     i1,
@@ -702,8 +705,16 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
     type = op.memref.type
     assert isinstance(type, MemRefType)
     shape = type.get_shape()
-    if op.dynamic_sizes or any(d < 0 for d in shape):
-        raise PassFailedException(f"{describe_op(op)}: only static shapes are supported")
+    if op.dynamic_sizes:
+        # in place: its sizes are known here (rev-lower-to-std only uses
+        # this outside loops, so the frame does not grow per iteration)
+        sizes = _sizes(t, op, type, op.dynamic_sizes)
+        count = t.const(1, i64, op)
+        for extent in sizes:
+            count = t.value(llvm.MulOp(count, extent), op)
+        storage = t.value(llvm.AllocaOp(count, llvm_type(type.element_type)), op)
+        t.set(op.memref, t.pack(llvm_type(type), [storage, *sizes], op))
+        return
     size = llvm.ConstantOp(IntegerAttr(prod(shape), i64), i64)
     storage = llvm.AllocaOp(size, llvm_type(type.element_type))
     for allocation in (size, storage):
@@ -715,6 +726,46 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
         entry.insert_ops_before([size, storage], entry.first_op)
     sizes = [t.const(d, i64, op) for d in shape]
     t.set(op.memref, t.pack(llvm_type(type), [storage.results[0], *sizes], op))
+
+
+@translates(memref.AllocOp)
+def _alloc(t: FunctionTranslation, op: Operation) -> None:
+    """``malloc`` of the sizes' product of elements (contents undefined, as
+    ``memref.alloc``'s)."""
+    assert isinstance(op, memref.AllocOp)
+    type = op.memref.type
+    assert isinstance(type, MemRefType)
+    sizes = _sizes(t, op, type, op.dynamic_sizes)
+    bytes = t.const(_element_bytes(type.element_type), i64, op)
+    for size in sizes:
+        bytes = t.value(llvm.MulOp(bytes, size), op)
+    t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
+    pointer = t.value(llvm.CallOp("malloc", bytes, return_type=PTR), op)
+    t.set(op.memref, t.pack(llvm_type(type), [pointer, *sizes], op))
+
+
+@translates(memref.DeallocOp)
+def _dealloc(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, memref.DeallocOp)
+    t.module.declare("free", [PTR], None)
+    t.emit(llvm.CallOp("free", t.extract(t.get(op.memref), 0, PTR, op), return_type=None), op)
+
+
+def _sizes(t: FunctionTranslation, op: Operation, type: MemRefType, dynamic: Sequence[SSAValue]) -> list[SSAValue]:
+    """Every extent of an allocation: the dynamic ones given, the others
+    constants."""
+    given = iter(t.get(s) for s in dynamic)
+    return [next(given) if d < 0 else t.const(d, i64, op) for d in type.get_shape()]
+
+
+def _element_bytes(type: Attribute) -> int:
+    if isinstance(type, ComplexType):
+        return 2 * _element_bytes(type.element_type)
+    if isinstance(type, AnyFloat):
+        return type.bitwidth // 8
+    if isinstance(type, IntegerType):
+        return max(1, (type.width.data + 7) // 8)
+    return 8  # index
 
 
 @translates(memref.DimOp)

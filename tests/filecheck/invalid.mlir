@@ -294,3 +294,28 @@ rev.func @uncalls_a_func_func(%x: f64) {
   %x1 = rev.uncall @not_reversible(%x) : (f64) -> f64
   rev.return %x1 : f64
 }
+
+// -----
+
+// array: an ancilla array must be freed, once, in the block that allocates it.
+rev.func @array_never_freed(%y: f64, %n: index) {
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 0 time(s)
+  %a = anc.array_alloc(%n) : memref<?xf64>
+  rev.return %y, %n : f64, index
+}
+
+// -----
+
+// array: freed in a loop it was not allocated in (each iteration would free it).
+rev.func @array_freed_in_a_loop(%y: f64, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 1 time(s) elsewhere
+  %a = anc.array_alloc(%n) : memref<?xf64>
+  rev.for %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    anc.array_free %a(%n) : memref<?xf64>
+    rev.yield
+  }
+  rev.return %y, %n : f64, index
+}

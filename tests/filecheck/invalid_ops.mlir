@@ -188,3 +188,23 @@ rev.func @log_type(%x: f64) {
   %y = rev.from_log %x : f64
   rev.return %x : f64
 }
+
+// -----
+
+// anc.array_alloc takes one size per dynamic dimension...
+rev.func @array_sizes(%n: index) {
+  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc' takes one size per dynamic dimension of memref<?x?xf64>: 2, got 1
+  %a = anc.array_alloc(%n) : memref<?x?xf64>
+  anc.array_free %a(%n) : memref<?x?xf64>
+  rev.return %n : index
+}
+
+// -----
+
+// ...and holds integers or floats.
+rev.func @array_of_complex(%n: index) {
+  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc': ancilla arrays hold integers or floats, not complex<f64>
+  %a = anc.array_alloc(%n) : memref<?xcomplex<f64>>
+  anc.array_free %a(%n) : memref<?xcomplex<f64>>
+  rev.return %n : index
+}
