@@ -40,9 +40,8 @@ jax_hessian = jax.jit(jax.hessian(reference))
 
 
 def loss_arguments(x: np.ndarray) -> tuple:
-    """``embedding_loss``'s arguments for the embedding ``x``: a zero loss
-    and zeroed distance workspaces."""
-    return (0.0, x, PETERSEN_EDGES, PETERSEN_NON_EDGES, np.zeros(len(PETERSEN_EDGES)), np.zeros(len(PETERSEN_NON_EDGES)))
+    """``embedding_loss``'s arguments for the embedding ``x`` (a zero loss)."""
+    return (0.0, x, PETERSEN_EDGES, PETERSEN_NON_EDGES)
 
 
 def embeddings(ks: list[int]) -> Iterator[tuple[int, np.ndarray, tuple]]:
@@ -57,8 +56,8 @@ def embeddings(ks: list[int]) -> Iterator[tuple[int, np.ndarray, tuple]]:
 def gradient_direct(args: tuple) -> Callable[[], None]:
     """``@embedding_loss.grad.loss0`` (the forward run and the adjoint
     seeded at the loss in one function) with pre-marshalled arguments: the
-    generated code alone, plus zeroing the three gradient arrays it fills
-    (it checks that they start at zero)."""
+    generated code alone, plus zeroing the gradient array it fills (it
+    checks that it starts at zero)."""
     spec = embedding_loss.specialization_for(*args)
     _, backend = derived_backend(spec, "gradient of #0", partial(generate_gradients, loss=0))
     shadows = [np.zeros_like(a) for a in args[1:] if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
@@ -81,7 +80,7 @@ def main() -> None:
     H.print_header(
         "graph embedding (Petersen graph): objective, gradient, Hessian vs JAX",
         """
-'ours objective' = embedding_loss(0.0, x, edges, non_edges, dist1, dist2),
+'ours objective' = embedding_loss(0.0, x, edges, non_edges),
 'ours gradient' = rv.gradient(embedding_loss, args), 'ours hessian' =
 rv.hessian(embedding_loss, args, wrt=(1,)) (10k x 10k; its columns are 10k
 Hessian-vector products), all public calls of native code (argument checking

@@ -29,7 +29,7 @@ from bench_ad_graph_embedding import embeddings, jax_hessian, reference
 from graph_embedding import embedding_loss
 
 import revmlir as rv
-from revmlir.ad.tangent import generate_hvps, hvp_name, tangent_name
+from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
 from revmlir.frontend.gradient import derived_backend
 
 jax.config.update("jax_enable_x64", True)
@@ -56,15 +56,15 @@ def with_lanes(module: object, setting: str, lanes: int, call):  # noqa: ANN001,
 def derived_runs(args: tuple, lanes: int) -> dict[str, Callable[[], None]]:
     """One run of ``@f.tanL`` and of ``@f.hvpL.loss0`` (what ``rv.hessian``
     runs) with pre-marshalled arguments (zero tangents: the cost does not
-    depend on them); the hvp's gradient arrays are zeroed before each run,
-    as it checks."""
+    depend on them); the hvp's gradient array is zeroed before each run, as
+    it checks."""
     spec = embedding_loss.specialization_for(*args)
     generate = partial(generate_hvps, lanes=lanes, loss=0)
     _, backend = derived_backend(spec, f"hvp of #0, {lanes} lanes", generate)
-    x, dist1, dist2 = args[1], args[4], args[5]
+    x = args[1]
 
     def shadows() -> list:
-        return [np.zeros_like(x), np.zeros_like(dist1), np.zeros_like(dist2)]
+        return [np.zeros_like(x)]
 
     tangent = [*args, *(a for _ in range(lanes) for a in (0.0, *shadows()))]
     gradients = shadows()
@@ -77,8 +77,9 @@ def derived_runs(args: tuple, lanes: int) -> dict[str, Callable[[], None]]:
             gradient.fill(0.0)
         hvp_call()
 
+    _, tangents = derived_backend(spec, f"tangent, {lanes} lanes", partial(generate_tangents, lanes=lanes))
     return {
-        f"@f.tan{lanes if lanes > 1 else ''} run": H.DirectCall(backend, tangent_name(name, lanes), tangent),
+        f"@f.tan{lanes if lanes > 1 else ''} run": H.DirectCall(tangents, tangent_name(name, lanes), tangent),
         f"@f.hvp{lanes if lanes > 1 else ''} run": run_hvp,
     }
 

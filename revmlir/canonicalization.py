@@ -81,7 +81,7 @@ class CancelInversePair(RewritePattern):
             return
         if not (op.is_inverse_of(first) and first.is_inverse_of(op)):
             return
-        replacements = list(first.consumed_operands())
+        replacements = list(first.ended_operands())
         if len(replacements) != len(op.results):
             return
         rewriter.replace(op, [], replacements)

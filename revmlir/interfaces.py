@@ -63,6 +63,13 @@ class InvertibleOp(StateConsumer, abc.ABC):
         identity; canonicalization then removes both."""
         return False
 
+    def ended_operands(self) -> Sequence[SSAValue]:
+        """The operands whose life this op ends, and its inverse's results
+        begin again: the state it consumes, and a reference it releases
+        (an ancilla array).  Cancelling this op with its inverse puts them
+        in place of those results."""
+        return self.consumed_operands()
+
 
 class RuntimeCheckedOp(Operation, abc.ABC):
     """An op whose reversibility is checked while the program runs.

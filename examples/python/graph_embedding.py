@@ -14,8 +14,8 @@ Euclidean distance.  The paper's graph is the Petersen graph (10 vertices,
 ``x`` is ``(vertices, k)``, one row per vertex (the paper's Julia code
 stores the transpose).
 
-The reversible formulation: the pair distances go into workspace arrays
-(``dist1``, ``dist2``: the caller passes zeros and gets zeros back, up to
+The reversible formulation: the pair distances go into ancilla arrays
+(``dist1``, ``dist2``: ``rv.zeros``, freed holding zeros again, up to
 rounding), each distance from a squared distance held in an ancilla for the
 length of its square root; the means and variances are ancillas; all of it
 is a routine computed before and uncomputed after the loss is accumulated
@@ -80,10 +80,11 @@ def mean_and_variance(mean, var, v):
 
 
 @rv.reversible
-def embedding_loss(loss, x, edges, non_edges, dist1, dist2):
-    """``loss +=`` equation 7 for the embedding ``x``; ``dist1``/``dist2``
-    are zeroed workspaces of ``len(edges)``/``len(non_edges)``."""
+def embedding_loss(loss, x, edges, non_edges):
+    """``loss +=`` equation 7 for the embedding ``x``."""
     with rv.routine() as r:
+        dist1 = rv.zeros(len(edges))
+        dist2 = rv.zeros(len(non_edges))
         pair_distances(dist1, x, edges)
         pair_distances(dist2, x, non_edges)
         mean1 = rv.ancilla(0.0)
@@ -101,8 +102,7 @@ def embedding_loss(loss, x, edges, non_edges, dist1, dist2):
 
 def petersen_loss(x: np.ndarray) -> float:
     """The loss on the Petersen graph for an embedding ``x (10, k)``."""
-    workspace = np.zeros(len(PETERSEN_EDGES)), np.zeros(len(PETERSEN_NON_EDGES))
-    return embedding_loss(0.0, x, PETERSEN_EDGES, PETERSEN_NON_EDGES, *workspace)[0]
+    return embedding_loss(0.0, x, PETERSEN_EDGES, PETERSEN_NON_EDGES)[0]
 
 
 if __name__ == "__main__":

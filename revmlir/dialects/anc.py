@@ -228,6 +228,9 @@ class ArrayFreeOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
+    def ended_operands(self) -> Sequence[SSAValue]:
+        return (self.array,)
+
     def invert(self, inverter: Inverter) -> None:
         assert isinstance(self.array.type, MemRefType)
         alloc = ArrayAllocOp(self.array.type, [inverter.lookup(s) for s in self.sizes])

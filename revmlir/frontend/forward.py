@@ -175,7 +175,7 @@ def hessian(
     return matrix
 
 
-HESSIAN_LANES = 2
+HESSIAN_LANES = 4
 """Columns ``rv.hessian`` computes per run of the derived program (vector
 mode, sharing the function's own computation between them); see
 ``benchmarks/RESULTS.md`` for how the count was chosen."""
