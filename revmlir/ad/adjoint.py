@@ -157,6 +157,8 @@ class Adjointer(Differentiator):
     _lane_gradients: list[dict[SSAValue, SSAValue]] = field(
         default_factory=list[dict[SSAValue, SSAValue]]
     )
+    _unmade: set[SSAValue] = field(default_factory=set[SSAValue])
+    """Symbolic zero gradients (constants) not made into state yet."""
     _region_entry: _ZeroFacts | None = None
     _region_exits: list[_ZeroFacts] = field(default_factory=list["_ZeroFacts"])
 
@@ -198,7 +200,20 @@ class Adjointer(Differentiator):
     # -- gradients of state values -------------------------------------------
 
     def gradient(self, value: SSAValue) -> SSAValue | None:
-        """The gradient of forward ``value`` here; ``None`` if it carries none."""
+        """The gradient of forward ``value`` here, as state (an ancilla made
+        for it now if it was a symbolic zero); ``None`` if it carries none."""
+        found = self.gradient_value(value)
+        if found is None or found not in self._unmade:
+            return found
+        made = self.emit_op(anc.AllocOp(found)).results[0]
+        self.zeros.add(made)
+        self.bind_gradient(value, made)
+        return made
+
+    def gradient_value(self, value: SSAValue) -> SSAValue | None:
+        """The gradient of forward ``value`` here, for rules that only read
+        it or pass it on: possibly a symbolic zero not made into state yet
+        (``new_gradient``); ``None`` if it carries none."""
         if gradient_type(value.type) is None:
             return None
         found = self.gradients.get(value)
@@ -210,14 +225,24 @@ class Adjointer(Differentiator):
         return found
 
     def bind_gradient(self, forward: SSAValue, gradient: SSAValue) -> None:
-        if not gradient.name_hint and (name := _gradient_name(forward)):
+        # a symbolic zero stays unnamed: the ancilla made from it takes the name
+        if not gradient.name_hint and gradient not in self._unmade and (name := _gradient_name(forward)):
             gradient.name_hint = name
         self.gradients[forward] = gradient
 
     def new_gradient(self, type: Attribute) -> SSAValue:
-        """A zero gradient (an ancilla), for a value whose forward life ends."""
-        alloc = anc.AllocOp(self.const(0.0, type))
-        gradient = self.emit_op(alloc).results[0]
+        """A zero gradient, for a value whose forward life ends: a symbolic
+        zero, made into state (an ancilla) only where something adds to it
+        or a region, call or return carries it (``gradient``).  Until then
+        it costs nothing and sits between no inverse pairs."""
+        zero = self.const(0.0, type)
+        self._unmade.add(zero)
+        return zero
+
+    def zero_gradient_state(self, type: Attribute) -> SSAValue:
+        """A zero gradient made into state at once (an ancilla), for a
+        gradient that an op consumes right away."""
+        gradient = self.emit_op(anc.AllocOp(self.const(0.0, type))).results[0]
         self.zeros.add(gradient)
         return gradient
 
@@ -281,7 +306,10 @@ class Adjointer(Differentiator):
 
     def discard_gradient(self, gradient: SSAValue) -> None:
         """End a gradient's life: an unchecked ``anc.free`` against zero (the
-        gradient of an ancilla is dropped when the ancilla is born)."""
+        gradient of an ancilla is dropped when the ancilla is born); a
+        symbolic zero never made into state ends without code."""
+        if gradient in self._unmade:
+            return
         free = anc.FreeOp(gradient, self.const(0.0, gradient.type))
         free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
         self.emit_op(free)
@@ -420,9 +448,14 @@ class Adjointer(Differentiator):
     # -- every lane's gradients at once -----------------------------------------
 
     def lane_gradients(self, values: Sequence[SSAValue]) -> list[SSAValue]:
-        """The gradients of the ``values`` that carry one, lane by lane: the
-        gradient half of a region's state, of a call's operands or results."""
+        """The gradients of the ``values`` that carry one, lane by lane, as
+        state: the gradient half of a region's state, of a call's operands
+        or results."""
         return [g for _ in self.each_lane() for v in values if (g := self.gradient(v)) is not None]
+
+    def lane_gradient_values(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """``lane_gradients`` for reading only (``gradient_value``)."""
+        return [g for _ in self.each_lane() for v in values if (g := self.gradient_value(v)) is not None]
 
     def bind_lane_gradients(self, values: Sequence[SSAValue], gradients: Sequence[SSAValue]) -> None:
         """Bind the gradients of the ``values`` that carry one to

@@ -479,7 +479,7 @@ class CheckpointAdjointer(Adjointer):
                     sweep.emit(anc.ZeroPadOp(shadow, tape))
                     shadows.append(shadow)
             originals = [self.lookup(c) for c in info.captured]
-            seeds = [self.new_gradient(t) for c in info.captured
+            seeds = [self.zero_gradient_state(t) for c in info.captured
                      if (t := gradient_type(c.type)) is not None]
             memref_shadows = [g for m in info.memrefs if (g := self.gradient(m)) is not None]
             args = [*sweep.induction(iv), *values, *map(sweep.copy, originals),

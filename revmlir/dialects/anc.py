@@ -89,7 +89,7 @@ class AllocOp(
         """``x ← e``: the ancilla's gradient flows into ``e`` (NiLang drops
         it, which is wrong when ``e`` is not a constant); then the ancilla is
         freed and its gradient discarded."""
-        g = adjointer.gradient(self.result)
+        g = adjointer.gradient_value(self.result)
         if g is not None:
             adjointer.accumulate([(self.value, g)])
         yield  # the inverse step
@@ -504,7 +504,7 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
         shadow = adjointer.gradient(self.stack)
         yield  # the inverse step
         if shadow is not None:
-            zero = adjointer.new_gradient(gradient_type(self.value.type))
+            zero = adjointer.zero_gradient_state(gradient_type(self.value.type))
             adjointer.insert(PushOp(shadow, zero), like=self)
 
     def is_inverse_of(self, other: Operation) -> bool:

@@ -219,7 +219,7 @@ class _UpdateOp(InstructionOp):
     def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``y' = y ± v``: uncompute ``y``; its gradient passes through
         unchanged and ``±ḡy'`` flows into the expression ``v``."""
-        g = adjointer.gradient(self.result)
+        g = adjointer.gradient_value(self.result)
         if g is not None:
             seed = g if self.GRADIENT_SIGN > 0 else adjointer.neg(g)
             adjointer.accumulate([(self.value, seed)])
@@ -332,11 +332,15 @@ class NegOp(_UnaryOp):
 
     def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``y' = -y``: ``ḡy = -ḡy'``."""
-        g = adjointer.gradient(self.result)
+        g = adjointer.gradient_value(self.result)
         yield  # the inverse step
-        if g is not None:
-            negated = adjointer.emit(NegOp(g))
-            adjointer.bind_gradient(self.target, negated)
+        if g is None:
+            return
+        if adjointer.is_zero(g):
+            adjointer.bind_gradient(self.target, g)
+            return
+        negated = adjointer.emit(NegOp(g))
+        adjointer.bind_gradient(self.target, negated)
 
 
 class _IntUnaryOp(_UnaryOp):
@@ -390,8 +394,8 @@ class SwapOp(InstructionOp):
 
     def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """The gradients swap with the values (a renaming, no code)."""
-        g_lhs = adjointer.gradient(self.new_lhs)
-        g_rhs = adjointer.gradient(self.new_rhs)
+        g_lhs = adjointer.gradient_value(self.new_lhs)
+        g_rhs = adjointer.gradient_value(self.new_rhs)
         yield  # the inverse step
         if g_lhs is not None and g_rhs is not None:
             adjointer.bind_gradient(self.lhs, g_rhs)
@@ -1623,14 +1627,15 @@ class _CallLikeOp(
         scalars = self.scalar_args()
         results = iter(self.res)
         after = [next(results) if a in scalars else a for a in self.args]
-        gradients = adjointer.lane_gradients(after)
-        zeros = frozenset(i for i, g in enumerate(gradients) if adjointer.is_zero(g))
-        if len(zeros) == len(gradients):
+        known = adjointer.lane_gradient_values(after)
+        zeros = frozenset(i for i, g in enumerate(known) if adjointer.is_zero(g))
+        if len(zeros) == len(known):
             # no gradient to move: the adjoint is the inverse, and the
             # gradients of the arguments are those (zero) of the results
             self.invert(adjointer)
-            adjointer.bind_lane_gradients(scalars, adjointer.lane_gradients(list(self.res)))
+            adjointer.bind_lane_gradients(scalars, adjointer.lane_gradient_values(list(self.res)))
             return
+        gradients = adjointer.lane_gradients(after)
         callee = self.callee.string_value()
         if isinstance(self, UncallOp):
             callee = inverse_name(callee)

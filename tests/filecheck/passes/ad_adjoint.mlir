@@ -60,17 +60,18 @@ ad.adjoint @ancilla
 
 // The gradient of t is zero where the adjoint re-allocates t (nothing after
 // the free depends on t), so undoing `t -= e` only recomputes t: the update
-// of ḡx it would make is known to add zero and is left out.
+// of ḡx it would make is known to add zero and is left out.  The zero
+// gradient becomes an ancilla only where something is added to it.
 // CHECK-LABEL: rev.func @ancilla.adj(%y: f64, %x: f64, %n: i64, %g_y: f64, %g_x: f64) {
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK-NEXT:    %[[T1:.*]] = anc.alloc %[[ZERO]] : f64
 // CHECK-NEXT:    %[[Z:.*]] = arith.constant 0.000000e+00 : f64
-// CHECK-NEXT:    %[[GT1:.*]] = anc.alloc %[[Z]] : f64
 //                  (undo t -= e: recompute t; ḡt is zero)
 // CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2.000000e+00 : f64
 // CHECK-NEXT:    %[[E:.*]] = arith.mulf %x, %[[TWO]] : f64
 // CHECK-NEXT:    %[[T:.*]] = rev.add %[[T1]], %[[E]] : f64
 //                  (undo y += t: ḡt += ḡy)
+// CHECK-NEXT:    %[[GT1:.*]] = anc.alloc %[[Z]] : f64
 // CHECK-NEXT:    %[[GT:.*]] = rev.add %[[GT1]], %g_y : f64
 // CHECK-NEXT:    %[[Y0:.*]] = rev.sub %y, %[[T]] : f64
 //                  (undo t ← e: ḡt flows into e = 2x, then t and ḡt end)
