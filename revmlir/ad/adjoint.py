@@ -145,7 +145,10 @@ class Adjointer(Differentiator):
     holding its gradient at the insertion point, in the current ``lane`` (the
     walk goes backwards, so that is the gradient of the version *after* the
     forward code at this point).  ``request`` returns the name of the adjoint
-    of a called function (and schedules it).
+    of a called function, specialised for the call's zero gradients, and
+    what it leaves zero (``AdjointRequest``).  Known zeros — ``zeros``,
+    ``zero_shadows`` and the symbolic zeros not yet made into state — let
+    the rules leave out what could only add zero (design decision 18).
     """
 
     request: AdjointRequest | None = None
