@@ -716,8 +716,9 @@ def adjoint_function(
 
 def zeros_suffix(zeros: frozenset[int]) -> str:
     """``.zero_1_3`` for an adjoint whose gradient arguments 1 and 3 are
-    zero on entry (a callee's adjoint specialised for its call)."""
-    return "".join(f"_{p}" for p in sorted(zeros)).replace("_", ".zero_", 1)
+    zero on entry (a callee's adjoint specialised for its call), nothing
+    when none is."""
+    return ".zero_" + "_".join(map(str, sorted(zeros))) if zeros else ""
 
 
 @dataclass
