@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     MemRefType,
+    ModuleOp,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
@@ -70,3 +71,30 @@ def is_state_value(value: SSAValue) -> bool:
             return region is not None and value in owner.state_block_args(region)
         return False
     return isinstance(value.owner, InvertibleOp)
+
+
+def written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
+    """Per function of ``module``: the positions of the arguments its runs
+    may write, by its own ops or by the functions it passes them to (a
+    fixpoint over the call graph, from "none"), so that a call of a helper
+    that only reads an array does not count as writing it."""
+    from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
+    from revmlir.interfaces import InvertibleOp
+
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+    written = dict.fromkeys(functions, frozenset[int]())
+    changed = True
+    while changed:
+        changed = False
+        for name, func in functions.items():
+            writes: set[SSAValue] = set()
+            for op in func.walk():
+                if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
+                    callee = written[op.callee.string_value()]
+                    writes.update(arg for k, arg in enumerate(op.args) if k in callee)
+                elif isinstance(op, InvertibleOp):
+                    writes.update(op.written_memrefs())
+            found = frozenset(k for k, arg in enumerate(func.body.block.args) if arg in writes)
+            if found != written[name]:
+                written[name], changed = found, True
+    return written

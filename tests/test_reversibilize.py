@@ -304,8 +304,12 @@ def test_gradient_matches_finite_differences_and_jax(name):
         np.testing.assert_allclose(got, fd, rtol=1e-5, atol=1e-6)
 
 
-def test_native_gradient_matches_the_interpreter():
-    case = CASES["heat"]
+@pytest.mark.parametrize("name", ["heat", "calls"])
+def test_native_gradient_matches_the_interpreter(name):
+    """``calls`` passes an array twice (``@dot(%x, %x)``), so its adjoint
+    adds to one gradient array through two parameters, which native code
+    must then not take as ``noalias``."""
+    case = CASES[name]
     args = case.make_args()
     state = rng.bit_generator.state
     interpreted, _ = bennett_gradient(case, args, "interpreter")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
 from revmlir.frontend.errors import ReversibleSyntaxError
@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects.anc import StackType
 from revmlir.interpreter import RevInterpreter
 from revmlir.runtime.native import NativeModule
+from revmlir.semantics import written_arguments
 
 BACKENDS = ("auto", "native", "interpreter")
 
@@ -312,7 +313,7 @@ class Specialization:
         """Per argument: whether a run may change it (scalars are returned,
         not changed; an array is changed when some op writes it, here or in
         a function called with it, a stack always)."""
-        writes = _written_arguments(self.module)[self.name]
+        writes = written_arguments(self.module)[self.name]
         return tuple(
             isinstance(t, StackType) or (isinstance(t, MemRefType) and i in writes)
             for i, t in enumerate(self.types)
@@ -358,33 +359,6 @@ class Specialization:
         runner = self.interpreter if self.native is None or backend == "interpreter" else self.native
         results = runner.caller(self.name, backward)(args)
         return results[0] if len(results) == 1 else results
-
-
-def _written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
-    """Per function of ``module``: the positions of the arguments its runs
-    may write, by its own ops or by the functions it passes them to (a
-    fixpoint over the call graph, from "none"), so that a call of a helper
-    that only reads an array does not count as writing it."""
-    from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-    from revmlir.interfaces import InvertibleOp
-
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
-    written = dict.fromkeys(functions, frozenset[int]())
-    changed = True
-    while changed:
-        changed = False
-        for name, func in functions.items():
-            writes: set[SSAValue] = set()
-            for op in func.walk():
-                if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
-                    callee = written[op.callee.string_value()]
-                    writes.update(arg for k, arg in enumerate(op.args) if k in callee)
-                elif isinstance(op, InvertibleOp):
-                    writes.update(op.written_memrefs())
-            found = frozenset(k for k, arg in enumerate(func.body.block.args) if arg in writes)
-            if found != written[name]:
-                written[name], changed = found, True
-    return written
 
 
 class NativeCompilationError(Exception):

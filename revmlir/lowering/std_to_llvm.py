@@ -11,7 +11,9 @@ Value representation:
 - ``complex<T>`` is ``!llvm.struct<(T, T)>``;
 - a memref of rank r is ``!llvm.struct<(ptr, i64 × r)>``: a pointer to
   contiguous row-major data and the sizes, so a C-contiguous numpy array maps
-  onto it without a copy;
+  onto it without a copy; a function the module defines takes it as its
+  pointer, then its sizes (``expanded_inputs``), the pointer ``noalias``
+  where ``revmlir.lowering.aliasing`` proves it may be;
 - a function with several results returns a struct of them;
 - ``memref.alloca`` of a static shape is allocated once, in the entry block
   (``rev-lower-to-std`` uses it for stack headers, which never outlive one
@@ -42,6 +44,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     ComplexType,
     DenseArrayBase,
+    DictionaryAttr,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -50,6 +53,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    UnitAttr,
     i1,
     i32,
     i64,
@@ -60,6 +64,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
 from revmlir.lowering import stacks
+from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rules import RuleTable
 
 PTR = llvm.LLVMPointerType()
@@ -75,6 +80,19 @@ def llvm_type(type: Attribute) -> Attribute:
     if isinstance(type, MemRefType):
         return llvm.LLVMStructType.from_type_list([PTR] + [i64] * len(type.get_shape()))
     return type
+
+
+def expanded_inputs(types: Sequence[Attribute]) -> list[Attribute]:
+    """The parameters of a function the module defines: an array is passed
+    as its data pointer then its sizes, so that the pointer can carry
+    ``noalias``; every other value as its ``llvm_type``."""
+    expanded: list[Attribute] = []
+    for type in types:
+        if isinstance(type, MemRefType):
+            expanded += [PTR, *[i64] * type.get_num_dims()]
+        else:
+            expanded.append(llvm_type(type))
+    return expanded
 
 
 def _results_type(types: Sequence[Attribute]) -> Attribute | None:
@@ -112,6 +130,10 @@ class ModuleTranslation:
 
     functions: list[Operation] = field(default_factory=list[Operation])
     declared: dict[str, llvm.LLVMFunctionType] = field(default_factory=dict[str, llvm.LLVMFunctionType])
+    noalias: dict[str, frozenset[int]] = field(default_factory=dict[str, frozenset[int]])
+    """Per function the module defines (which take each array as a pointer
+    and its sizes, ``expanded_inputs``): its array parameters whose pointer
+    is ``noalias`` (``revmlir.lowering.aliasing``)."""
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
@@ -198,12 +220,20 @@ class FunctionTranslation:
     def translate(self) -> llvm.FuncOp:
         source = self.source
         entry = source.body.block
-        self.block = Block(arg_types=[llvm_type(a.type) for a in entry.args])
+        inputs = expanded_inputs(source.function_type.inputs.data)
+        self.block = Block(arg_types=inputs)
         self.region.add_block(self.block)
-        for old, new in zip(entry.args, self.block.args, strict=True):
-            self.set(old, new)
+        parameters = iter(self.block.args)
+        for old in entry.args:
+            if isinstance(old.type, MemRefType):
+                fields = [next(parameters) for _ in range(1 + old.type.get_num_dims())]
+                if old.name_hint:
+                    for index, field in enumerate(fields):
+                        field.name_hint = old.name_hint + (f"_size{index - 1}" if index else "_data")
+                self.set(old, self.pack(llvm_type(old.type), fields))
+            else:
+                self.set(old, next(parameters))
         self.translate_ops(entry.ops)
-        inputs = [llvm_type(t) for t in source.function_type.inputs.data]
         output = _results_type(source.function_type.outputs.data)
         op = llvm.FuncOp(
             source.sym_name.data,
@@ -211,8 +241,20 @@ class FunctionTranslation:
             linkage=llvm.LinkageAttr("internal"),
             body=self.region,
         )
+        op.properties["arg_attrs"] = ArrayAttr(self.parameter_attributes())
         op.location = source.location
         return op
+
+    def parameter_attributes(self) -> list[DictionaryAttr]:
+        noalias = self.module.noalias[self.source.sym_name.data]
+        attributes: list[DictionaryAttr] = []
+        for index, arg in enumerate(self.source.body.block.args):
+            if isinstance(arg.type, MemRefType):
+                pointer = {"llvm.noalias": UnitAttr()} if index in noalias else {}
+                attributes += [DictionaryAttr(pointer), *[DictionaryAttr({})] * arg.type.get_num_dims()]
+            else:
+                attributes.append(DictionaryAttr({}))
+        return attributes
 
     def translate_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
@@ -251,6 +293,7 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
         slot = add(llvm.LoadOp(slot_address, PTR))
         slots.append(slot)
         args.append(add(llvm.LoadOp(slot, llvm_type(type))))
+    args = _expanded_arguments(None, None, list(source.body.block.args), args, emit=add)
     result_type = _results_type(outputs)
     call = llvm.CallOp(source.sym_name.data, *args, return_type=result_type)
     ops.append(call)
@@ -294,12 +337,31 @@ def _return(t: FunctionTranslation, op: Operation) -> None:
 def _call(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
     args = [t.get(a) for a in op.arguments]
+    if op.callee.string_value() in t.module.noalias:
+        args = _expanded_arguments(t, op, list(op.arguments), args)
     result_type = _results_type(op.res.types)
     call = t.emit(llvm.CallOp(op.callee.string_value(), *args, return_type=result_type), op)
     if len(op.res) == 1:
         t.set(op.res[0], call.results[0])
     for index, result in enumerate(op.res if len(op.res) > 1 else ()):
         t.set(result, t.extract(call.results[0], index, llvm_type(result.type), op))
+
+
+def _expanded_arguments(
+    t: FunctionTranslation | None, like: Operation | None, sources: Sequence[SSAValue], values: Sequence[SSAValue],
+    emit: Callable[[Operation], SSAValue] | None = None,
+) -> list[SSAValue]:
+    """``values`` (for the arguments ``sources``) as ``expanded_inputs``
+    passes them: each array's descriptor split into its pointer and sizes."""
+    expanded: list[SSAValue] = []
+    for source, value in zip(sources, values, strict=True):
+        if not isinstance(source.type, MemRefType):
+            expanded.append(value)
+            continue
+        for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
+            extract = llvm.ExtractValueOp(_position(index), value, type)
+            expanded.append(emit(extract) if emit is not None else t.value(extract, like))  # type: ignore[union-attr]
+    return expanded
 
 
 # ---------------------------------------------------------------------------
@@ -1044,6 +1106,7 @@ class ConvertStdToLLVMPass(ModulePass):
         for other in op.ops:
             if not isinstance(other, func.FuncOp):
                 raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
+        translation.noalias = analyse_arrays(op).noalias
         for source in sources:
             if source.is_declaration:
                 translation.add_declaration(source)

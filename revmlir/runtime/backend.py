@@ -5,15 +5,17 @@ are often shorter than their marshalling, builds its own callers."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import functools
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import ModuleOp
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
 from revmlir.runtime.arguments import converter, from_runtime
-from revmlir.semantics import is_state_type
+from revmlir.semantics import is_state_type, written_arguments
 
 Caller = Callable[[Sequence[Any]], tuple[Any, ...]]
 """Runs one function (or its inverse) on a sequence of arguments and returns
@@ -56,11 +58,15 @@ class Backend:
         types = list(func.function_type.inputs.data)
         converters = [converter(t, name, i) for i, t in enumerate(types)]
         scalar = [is_state_type(t) for t in types]
+        arrays = [i for i, t in enumerate(types) if isinstance(t, MemRefType)]
+        written = self._written[name]
 
         def run(args: Sequence[Any]) -> tuple[Any, ...]:
             if len(args) != len(types):
                 raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
             values = [convert(a) for convert, a in zip(converters, args)]
+            if (pair := overlapping([(i, values[i]) for i in arrays], written)) is not None:
+                raise overlap_error(name, pair)
             outputs = iter(self._execute(func, values, backward))
             return tuple(
                 from_runtime(t, next(outputs)) if is_scalar else value
@@ -69,9 +75,36 @@ class Backend:
 
         return run
 
+    @functools.cached_property
+    def _written(self) -> dict[str, frozenset[int]]:
+        """Per function, the positions of the arrays a run (either way) may
+        write, which no other argument may overlap."""
+        return written_arguments(self.module)
+
     def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
         """Run ``func`` (or its inverse) on canonical values; return the final
         values of its scalar arguments, in order (arrays are updated in place).
         Backends that marshal arguments themselves override ``_caller``
         instead."""
         raise NotImplementedError()
+
+
+def overlapping(arrays: Sequence[tuple[int, np.ndarray]], written: Collection[int]) -> tuple[int, int] | None:
+    """The positions of the first two of ``arrays`` that share memory where
+    the function writes one (its position is in ``written``).  Native code
+    takes arrays as ``noalias`` pointers (``revmlir.lowering.aliasing``),
+    which a write through one seen through another breaks, and a reversible
+    update ``y[i] += x[i]`` has no inverse when ``y`` is ``x``; every
+    backend checks, so that a program means the same on each."""
+    for a, (i, first) in enumerate(arrays):
+        for j, second in arrays[a + 1 :]:
+            if (i in written or j in written) and np.shares_memory(first, second):
+                return i, j
+    return None
+
+
+def overlap_error(name: str, pair: tuple[int, int]) -> ValueError:
+    return ValueError(
+        f"arguments #{pair[0]} and #{pair[1]} of @{name} share memory, and @{name} "
+        "writes one of them; pass distinct arrays (a copy of one)"
+    )

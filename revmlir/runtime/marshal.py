@@ -27,7 +27,7 @@ import enum
 import functools
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,9 +52,10 @@ class Kind(enum.IntEnum):
     pointer, then its sizes."""
 
 
-HEADER_WORDS = 5
-"""The plan starts with the argument count and the addresses of ``float``,
-``int``, ``bool`` and ``numpy.ndarray``."""
+HEADER_WORDS = 6
+"""The plan starts with the argument count, the addresses of ``float``,
+``int``, ``bool`` and ``numpy.ndarray``, and that of the frame's
+``Extents`` (0 without)."""
 
 ROW_WORDS = 5
 """Per argument: kind, parameter (an integer's width, an array's rank), the
@@ -130,11 +131,15 @@ MARSHAL_SYMBOL = "revmlir_marshal_arguments"
 
 def _llvm_ir(layout: ObjectLayout) -> str:
     """``i64 marshal(PyObject *args, i64 *plan)``: stores what it can and
-    returns how many arguments it left to Python."""
+    returns how many arguments it left to Python; when it stored them all,
+    it also checks the arrays for overlaps (``Extents``) and returns
+    ``-2 - (i·n + j)`` for the first overlapping pair of which one is
+    written."""
     declarations = "\n".join(f"declare {signature}" for signature in _C_API.values())
     row = f"mul i64 %i, {ROW_WORDS}"
     return f"""
 {declarations}
+{_DISTINCT_IR}
 
 define i64 @{MARSHAL_SYMBOL}(ptr %args, ptr %plan) {{
 entry:
@@ -282,9 +287,139 @@ python:
 
 done:
   %result = load i64, ptr %left
+  %all_stored = icmp eq i64 %result, 0
+  %extents_at = getelementptr i64, ptr %plan, i64 5
+  %extents = load ptr, ptr %extents_at
+  %has_extents = icmp ne ptr %extents, null
+  %check = and i1 %all_stored, %has_extents
+  br i1 %check, label %overlaps, label %finish
+overlaps:
+  %pair = call i64 @{DISTINCT_SYMBOL}(ptr %extents)
+  %clear = icmp slt i64 %pair, 0
+  %code = sub i64 -2, %pair
+  %outcome = select i1 %clear, i64 0, i64 %code
+  ret i64 %outcome
+finish:
   ret i64 %result
 }}
 """
+
+
+DISTINCT_SYMBOL = "revmlir_overlapping_arrays"
+
+_DISTINCT_IR = f"""
+; array k's bytes [start, end), or [0, 0) when it has none
+define {{i64, i64}} @revmlir_array_extent(ptr %table, i64 %k) {{
+entry:
+  %row_at = mul i64 %k, 3
+  %row_word = add i64 %row_at, 2
+  %row = getelementptr i64, ptr %table, i64 %row_word
+  %slot = load ptr, ptr %row
+  %rank_at = getelementptr i64, ptr %row, i64 1
+  %rank = load i64, ptr %rank_at
+  %itemsize_at = getelementptr i64, ptr %row, i64 2
+  %itemsize = load i64, ptr %itemsize_at
+  br label %loop
+loop:
+  %d = phi i64 [0, %entry], [%d_next, %body]
+  %bytes = phi i64 [%itemsize, %entry], [%bytes_next, %body]
+  %more = icmp slt i64 %d, %rank
+  br i1 %more, label %body, label %done
+body:
+  %d_next = add i64 %d, 1
+  %size_at = getelementptr i64, ptr %slot, i64 %d_next
+  %size = load i64, ptr %size_at
+  %bytes_next = mul i64 %bytes, %size
+  br label %loop
+done:
+  %data = load i64, ptr %slot
+  %nonempty = icmp sgt i64 %bytes, 0
+  %start = select i1 %nonempty, i64 %data, i64 0
+  %end_data = add i64 %data, %bytes
+  %end = select i1 %nonempty, i64 %end_data, i64 0
+  %with_start = insertvalue {{i64, i64}} undef, i64 %start, 0
+  %extent = insertvalue {{i64, i64}} %with_start, i64 %end, 1
+  ret {{i64, i64}} %extent
+}}
+
+; the first of the written arrays (rows 0 to w - 1) that overlaps a later row
+define i64 @{DISTINCT_SYMBOL}(ptr %table) {{
+entry:
+  %n = load i64, ptr %table
+  %w_at = getelementptr i64, ptr %table, i64 1
+  %w = load i64, ptr %w_at
+  br label %outer
+outer:
+  %i = phi i64 [0, %entry], [%i_next, %outer_next]
+  %more_i = icmp slt i64 %i, %w
+  br i1 %more_i, label %outer_body, label %none
+outer_body:
+  %extent_i = call {{i64, i64}} @revmlir_array_extent(ptr %table, i64 %i)
+  %start_i = extractvalue {{i64, i64}} %extent_i, 0
+  %end_i = extractvalue {{i64, i64}} %extent_i, 1
+  %j_first = add i64 %i, 1
+  br label %inner
+inner:
+  %j = phi i64 [%j_first, %outer_body], [%j_next, %inner_next]
+  %more_j = icmp slt i64 %j, %n
+  br i1 %more_j, label %inner_body, label %outer_next
+inner_body:
+  %extent_j = call {{i64, i64}} @revmlir_array_extent(ptr %table, i64 %j)
+  %start_j = extractvalue {{i64, i64}} %extent_j, 0
+  %end_j = extractvalue {{i64, i64}} %extent_j, 1
+  %before = icmp ult i64 %start_i, %end_j
+  %after = icmp ult i64 %start_j, %end_i
+  %overlap = and i1 %before, %after
+  br i1 %overlap, label %found, label %inner_next
+inner_next:
+  %j_next = add i64 %j, 1
+  br label %inner
+outer_next:
+  %i_next = add i64 %i, 1
+  br label %outer
+found:
+  %code = mul i64 %i, %n
+  %pair = add i64 %code, %j
+  ret i64 %pair
+none:
+  ret i64 -1
+}}
+"""
+
+
+class Extents:
+    """One frame's arrays for the machine code's overlap check: their count,
+    how many the function writes, then per array (written ones first) the
+    address of its descriptor (data pointer, then sizes), its rank and its
+    element size.  An array a native function writes must share no memory
+    with another argument (``revmlir.lowering.aliasing``); only pairs with
+    a written array are compared, each written array with the arrays after
+    it.  ``revmlir.runtime.backend.overlapping`` checks the arguments Python
+    stores."""
+
+    def __init__(
+        self,
+        positions: Sequence[int],
+        storage: Sequence[Any],
+        shapes: Sequence[tuple[int, int]],
+        written: Collection[int],
+    ):
+        rows = sorted(zip(positions, shapes, strict=True), key=lambda row: row[0] not in written)
+        self.positions = [position for position, _ in rows]
+        words = [len(rows), sum(position in written for position in positions)]
+        for position, (rank, itemsize) in rows:
+            words += [ctypes.addressof(storage[position]), rank, itemsize]
+        self.words = (ctypes.c_int64 * len(words))(*words)
+        self.address = ctypes.addressof(self.words)
+
+    def pair(self, code: int) -> tuple[int, int] | None:
+        """The argument positions, in order, of an ``i·n + j`` pair (none
+        below 0)."""
+        count = len(self.positions)
+        if code < 0:
+            return None
+        first, second = self.positions[code // count], self.positions[code % count]
+        return min(first, second), max(first, second)
 
 
 _MARSHAL = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.py_object, ctypes.c_void_p)
@@ -327,10 +462,10 @@ IN_PYTHON = Row(Kind.PYTHON)
 
 class Plan:
     """One frame's instructions to the machine code: the rows of its
-    function, with the addresses of this frame's storage."""
+    function, with the addresses of this frame's storage and ``Extents``."""
 
-    def __init__(self, rows: Sequence[Row], storage: Sequence[Any]):
-        words = [len(rows), id(float), id(int), id(bool), id(np.ndarray)]
+    def __init__(self, rows: Sequence[Row], storage: Sequence[Any], extents: Extents | None):
+        words = [len(rows), id(float), id(int), id(bool), id(np.ndarray), extents.address if extents else 0]
         for row, slot in zip(rows, storage, strict=True):
             expected = id(row.dtype) if row.dtype is not None else 0
             words += [row.kind, row.parameter, expected, ctypes.addressof(slot), 0]

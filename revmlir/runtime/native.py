@@ -40,6 +40,7 @@ from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.errors import ExecutionError
 from revmlir.inversion import inverse_name
 from revmlir.lowering import stacks
+from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rev_to_std import (
     ERROR_SLOT,
     RevLowerToStdPass,
@@ -50,9 +51,17 @@ from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
-from revmlir.runtime.backend import Backend, Caller
+from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping
 from revmlir.runtime.jit import JITModule, c_function, jit
-from revmlir.runtime.marshal import IN_PYTHON, Kind, ObjectLayout, Plan, Row, marshaller
+from revmlir.runtime.marshal import (
+    IN_PYTHON,
+    Extents,
+    Kind,
+    ObjectLayout,
+    Plan,
+    Row,
+    marshaller,
+)
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
@@ -75,12 +84,22 @@ def _scalar_ctype(type: Attribute) -> Any:
     raise TypeError(f"no native representation for {type}")
 
 
-def lower_to_llvm_ir(
-    module: ModuleOp, tolerance: float | None = None, inverses: bool = True
-) -> tuple[str, ModuleOp]:
-    """LLVM IR text for a verified rev module (every function and, with
+@dataclass(frozen=True)
+class LLVMModule:
+    """A rev module lowered to LLVM IR, with what calling it needs."""
+
+    llvm_ir: str
+    check_table: ModuleOp
+    """The module's run-time checks, to report a failing one."""
+    writes: dict[str, frozenset[int]]
+    """Per function (inverses included): the array parameters a call may
+    write (``revmlir.lowering.aliasing``)."""
+
+
+def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses: bool = True) -> LLVMModule:
+    """LLVM IR for a verified rev module: every function and, with
     ``inverses``, its inverse; without, only the inverses that uncalls
-    need), and the module's run-time check table."""
+    need."""
     ctx = make_context()
     work = module.clone()
     if inverses:
@@ -89,6 +108,7 @@ def lower_to_llvm_ir(
     lower.apply(ctx, work)
     checks = ModuleOp([])
     checks.attributes.update(work.attributes)
+    writes = analyse_arrays(work).written
     ConvertStdToLLVMPass().apply(ctx, work)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
@@ -101,7 +121,7 @@ def lower_to_llvm_ir(
             # std_to_llvm): pure, so LLVM may share and hoist their calls.
             function.attributes.add("nounwind")
             function.attributes.add("readnone")
-    return str(llvm_module), checks
+    return LLVMModule(str(llvm_module), checks, writes)
 
 
 @dataclass(repr=False)
@@ -112,6 +132,9 @@ class NativeModule(Backend):
     llvm_ir: str
     check_table: ModuleOp
     machine_code: JITModule
+    writes: dict[str, frozenset[int]]
+    """``LLVMModule.writes``: the arrays of a call that no other argument may
+    overlap."""
 
     def __repr__(self) -> str:
         # the dataclass's would print the whole module and its LLVM IR
@@ -125,8 +148,8 @@ class NativeModule(Backend):
         """``inverses=False`` leaves out the inverses no uncall needs (half
         the code, half the compile time) for modules that are only run
         forward, such as derived functions; ``uncall`` then says so."""
-        text, checks = lower_to_llvm_ir(module, tolerance, inverses)
-        return cls(module, text, checks, jit(text, opt_level))
+        lowered = lower_to_llvm_ir(module, tolerance, inverses)
+        return cls(module, lowered.llvm_ir, lowered.check_table, jit(lowered.llvm_ir, opt_level), lowered.writes)
 
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
         return _NativeCall(self, func, backward)
@@ -158,9 +181,9 @@ class _NativeCall:
     def __init__(self, module: NativeModule, func: FuncOp, backward: bool):
         name = func.sym_name.data
         types = list(func.function_type.inputs.data)
-        symbol = (inverse_name(name) if backward else name) + CIFACE_SUFFIX
+        function = inverse_name(name) if backward else name
         try:
-            self.entry = _ENTRY(module.machine_code.address(symbol))
+            self.entry = _ENTRY(module.machine_code.address(function + CIFACE_SUFFIX))
         except KeyError:
             raise ExecutionError(
                 f"@{name} has no compiled inverse: its module was compiled to run "
@@ -176,6 +199,7 @@ class _NativeCall:
             (i, argument.load) for i, argument in enumerate(self.arguments) if argument.load
         ]
         self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
+        self.writes = module.writes[function]
         self.frames: list[_Frame] = []
         self.marshal = marshaller()
 
@@ -185,16 +209,19 @@ class _NativeCall:
         try:
             frame = self.frames.pop()
         except IndexError:
-            frame = _Frame(self.arguments, self.marshal is not None)
+            frame = _Frame(self.arguments, self.writes, self.marshal is not None)
         try:
             storage, error = frame.storage, frame.error
             try:
-                if frame.plan is None:
-                    for store, slot, value in zip(self.stores, storage, args):
-                        store(slot, value)
-                elif self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address):
-                    for i in frame.plan.left_to_python():
+                extents = frame.extents
+                if frame.plan is None or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0:
+                    for i in range(len(args)) if frame.plan is None else frame.plan.left_to_python():
                         self.stores[i](storage[i], args[i])
+                    overlap = overlapping([(i, args[i]) for i in extents.positions], self.writes) if extents else None
+                else:  # all stored by machine code, which checked the overlaps
+                    overlap = extents.pair(-2 - left) if extents and left < 0 else None
+                if overlap is not None:
+                    raise overlap_error(self.name, overlap)
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
@@ -216,9 +243,15 @@ class _Frame:
     """The memory one call passes: each argument's storage, the error slot,
     and the array of pointers to them that the entry point takes."""
 
-    def __init__(self, arguments: Sequence[_Argument], marshalled: bool):
+    def __init__(self, arguments: Sequence[_Argument], writes: frozenset[int], marshalled: bool):
         self.storage = [argument.allocate() for argument in arguments]
-        self.plan = Plan([a.row for a in arguments], self.storage) if marshalled else None
+        arrays = [i for i, a in enumerate(arguments) if a.extent is not None]
+        self.extents = (
+            Extents(arrays, self.storage, [arguments[i].extent for i in arrays], writes)  # type: ignore[misc]
+            if len(arrays) > 1 and writes
+            else None
+        )
+        self.plan = Plan([a.row for a in arguments], self.storage, self.extents) if marshalled else None
         self.error = (ctypes.c_int64 * ERROR_SLOT_SIZE)()
         self.error_descriptor = (ctypes.c_int64 * 2)(ctypes.addressof(self.error), ERROR_SLOT_SIZE)
         pointers = [*map(ctypes.addressof, self.storage), ctypes.addressof(self.error_descriptor)]
@@ -238,6 +271,8 @@ class _Argument:
     """The value the call leaves in the storage, for scalars."""
     row: Row = IN_PYTHON
     """What machine code stores without Python's help."""
+    extent: tuple[int, int] | None = None
+    """An array's rank and element size, for the overlap check."""
 
 
 @functools.cache
@@ -332,7 +367,7 @@ def _argument(arg_type: Attribute, name: str, index: int) -> _Argument:
                 slot[1:] = value.shape
 
         row = Row(Kind.ARRAY, rank, dtype) if quick else IN_PYTHON
-        return _Argument(descriptor, store_array, None, row)
+        return _Argument(descriptor, store_array, None, row, (rank, dtype.itemsize))
     ctype = _scalar_ctype(arg_type)
     if isinstance(arg_type, ComplexType):
 

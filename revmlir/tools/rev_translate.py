@@ -34,6 +34,7 @@ from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.inversion import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.parsing import parse_module
+from revmlir.semantics import written_arguments
 from revmlir.tools.rev_opt import TRACEBACK_ENV
 
 EMITS = ("llvm", "asm", "obj", "header")
@@ -74,23 +75,25 @@ def header(module: ModuleOp, guard: str) -> str:
         "   arguments in place; args[i] points to argument i, args[n] to the",
         "   error slot, a revmlir_memref1 over three int64_t: a failing",
         "   run-time check stores its (1-based) id in [0] and the values it",
-        "   saw in [1] and [2]. */",
+        "   saw in [1] and [2]. An array a function writes (listed after",
+        "   it) must share no memory with another of its arguments. */",
         "#include <stdbool.h>",
         "#include <stdint.h>",
     ]
     for rank in ranks:
         lines.append(f"typedef struct {{ void *data; int64_t sizes[{rank}]; }} revmlir_memref{rank};")
+    written = written_arguments(module)
     for func in module.ops:
         if not isinstance(func, FuncOp):
             continue
         name = func.sym_name.data
-        args = ", ".join(
-            f"{arg.name_hint or f'arg{i}'}: {_c_type(arg.type)}"
-            for i, arg in enumerate(func.body.block.args)
-        )
+        names = [arg.name_hint or f"arg{i}" for i, arg in enumerate(func.body.block.args)]
+        args = ", ".join(f"{n}: {_c_type(arg.type)}" for n, arg in zip(names, func.body.block.args))
+        writes = [names[i] for i in sorted(written[name]) if isinstance(func.body.block.args[i].type, MemRefType)]
+        note = f" writes {', '.join(writes)}" if writes else ""
         for symbol in (name, inverse_name(name)):
             c_name = symbol.replace(".", "_") + CIFACE_SUFFIX
-            lines.append(f"// {symbol}({args})")  # the types carry /* */ notes
+            lines.append(f"// {symbol}({args}){note}")  # the types carry /* */ notes
             lines.append(
                 f'void {c_name}(void **args) __asm__("{symbol}{CIFACE_SUFFIX}");'
             )
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
             guard = "REVMLIR_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(args.input_file)).upper()
             output: str | bytes = header(module, guard)
         else:
-            llvm_ir, _ = lower_to_llvm_ir(module)
+            llvm_ir = lower_to_llvm_ir(module).llvm_ir
             if args.emit == "llvm":
                 machine = host_target_machine(args.opt_level, reloc="pic")
                 output = str(optimize(llvm_ir, machine, args.opt_level))

@@ -1,9 +1,10 @@
 // RUN: rev-opt %s -p rev-invert,rev-lower-to-std,convert-std-to-llvm | filecheck %s
 // RUN: rev-opt %s -p rev-invert,rev-lower-to-std,convert-std-to-llvm -t llvm | filecheck %s --check-prefix=IR
 
-// Scalars keep their types, index is i64, a memref is {ptr, sizes}; several
-// results come back as a struct; structured loops become blocks.
-// CHECK-LABEL: llvm.func internal @scale(%{{.*}}: f64, %{{.*}}: !llvm.struct<(!llvm.ptr, i64)>, %{{.*}}: i64, %{{.*}}: !llvm.struct<(!llvm.ptr, i64)>) -> !llvm.struct<(f64, i64)>
+// Scalars keep their types, index is i64, a memref is {ptr, sizes}, passed
+// as its noalias pointer and its sizes (the error slot too); several results
+// come back as a struct; structured loops become blocks.
+// CHECK-LABEL: llvm.func internal @scale(%s: f64, %m_data: !llvm.ptr {llvm.noalias}, %m_size0: i64, %n: i64, %err_data: !llvm.ptr {llvm.noalias}, %err_size0: i64) -> !llvm.struct<(f64, i64)>
 // The step check, reporting through the error slot only when it fails:
 // CHECK:         llvm.icmp "sgt"
 // CHECK:         llvm.store
@@ -23,6 +24,7 @@
 // CHECK-LABEL: llvm.func internal @scale.inv(
 // CHECK:         llvm.fmul
 // CHECK:         llvm.fsub
+// IR: define {double, i64} @"scale"(double %{{.*}}, ptr noalias %{{.*}}, i64 %{{.*}}, i64 %{{.*}}, ptr noalias %{{.*}}, i64 %{{.*}})
 // IR: define void @"scale_ciface"(ptr
 // IR: define void @"scale.inv_ciface"(ptr
 rev.func @scale(%s: f64, %m: memref<?xf64>, %n: index) {

@@ -1,0 +1,157 @@
+"""Which array parameters of a lowered module LLVM may take as ``noalias``.
+
+``noalias`` on a pointer parameter promises that memory written during the
+call through that pointer is reached through no other pointer, and the
+reverse.  It is what lets LLVM keep an element in a register across stores
+to other arrays, and vectorise a loop that reads one array and updates
+another.  Reversible code seldom breaks the promise, but it can: a call
+``@dot(%x, %x)`` passes one array twice (harmless: ``@dot`` only reads
+them), and its adjoint ``@dot.adj`` then receives the one gradient array
+twice and adds to it through both (not harmless).  So the promise is
+proved, per parameter, over the whole module:
+
+- *written*: the parameters a function may write, by ``memref.store``,
+  ``memref.dealloc`` or any op that is not a known read, or by passing them
+  to a function that writes them (a fixpoint over the call graph; an
+  external function writes what it is given);
+- *aliased*: the pairs of parameters a call may bind to overlapping memory:
+  the same value twice, two parameters of the caller that may alias, or a
+  value whose origin the analysis does not follow (another fixpoint);
+- a parameter is ``noalias`` unless it may alias another and one of the two
+  is written.
+
+Arrays from outside the module reach only public functions, through their
+C entry points, whose callers promise that an array the function writes
+shares no memory with another argument (``ArrayAliasing.written``):
+revmlir's Python calls check it (``revmlir.runtime.backend.overlapping`` and
+the machine-code marshaller), a C caller of an object file must keep it.
+Arrays that are only read may overlap: ``noalias`` constrains only memory
+written during the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+
+_UNKNOWN = -1
+"""The origin of an array the analysis does not follow: it may be any."""
+
+_READS: tuple[type[Operation], ...] = (memref.LoadOp, memref.DimOp)
+_FRESH: tuple[type[Operation], ...] = (memref.AllocOp, memref.AllocaOp)
+
+Origin = int | Operation
+"""A parameter's position, ``_UNKNOWN``, or the allocation that made it."""
+
+
+@dataclass
+class _Function:
+    """What the analysis knows of one defined function."""
+
+    op: func.FuncOp
+    written: set[int] = field(default_factory=set[int])
+    aliased: set[frozenset[int]] = field(default_factory=set[frozenset[int]])
+    opaque: bool = False
+    """Whether it uses an array of unknown origin, which may be a parameter
+    under another name: none of its parameters is then ``noalias``."""
+
+    @property
+    def entry(self) -> Block:
+        return self.op.body.block
+
+    def origin(self, value: SSAValue) -> Origin:
+        if isinstance(value, BlockArgument) and value.block is self.entry:
+            return value.index
+        if isinstance(value, OpResult) and isinstance(value.op, _FRESH):
+            return value.op
+        return _UNKNOWN
+
+    def may_alias(self, first: Origin, second: Origin) -> bool:
+        if first == _UNKNOWN or second == _UNKNOWN or first == second:
+            return True
+        return isinstance(first, int) and isinstance(second, int) and frozenset((first, second)) in self.aliased
+
+    def arrays(self) -> Iterator[int]:
+        return (i for i, a in enumerate(self.entry.args) if isinstance(a.type, MemRefType))
+
+    def note_write(self, origin: Origin) -> None:
+        if origin == _UNKNOWN:
+            self.written.update(self.arrays())
+        elif isinstance(origin, int):
+            self.written.add(origin)
+
+    def noalias(self) -> frozenset[int]:
+        if self.opaque:
+            return frozenset()
+        blocked = {p for pair in self.aliased if pair & self.written for p in pair}
+        return frozenset(self.arrays()) - blocked
+
+
+@dataclass(frozen=True)
+class ArrayAliasing:
+    """Per function a module defines, positions of array parameters."""
+
+    noalias: dict[str, frozenset[int]]
+    """Those that may be declared ``noalias``."""
+    written: dict[str, frozenset[int]]
+    """Those a call may write: a caller from outside must not pass them
+    memory another parameter reaches (``revmlir.runtime.backend``)."""
+
+
+def analyse_arrays(module: ModuleOp) -> ArrayAliasing:
+    functions = {
+        f.sym_name.data: _Function(f) for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration
+    }
+    calls = [
+        (caller, op, callee)
+        for caller in functions.values()
+        for op in caller.op.walk()
+        if isinstance(op, func.CallOp) and (callee := functions.get(op.callee.string_value())) is not None
+    ]
+    for f in functions.values():
+        for op in f.op.walk():
+            arrays = [f.origin(v) for v in op.operands if isinstance(v.type, MemRefType)]
+            f.opaque |= _UNKNOWN in arrays
+            if isinstance(op, _READS) or isinstance(op, func.CallOp) and op.callee.string_value() in functions:
+                continue  # calls of defined functions write what their callees write
+            for origin in arrays:
+                f.note_write(origin)
+    _until_stable(calls, _written_up)
+    _until_stable(calls, _aliased_down)
+    return ArrayAliasing(
+        {name: f.noalias() for name, f in functions.items()},
+        {name: frozenset(f.written) for name, f in functions.items()},
+    )
+
+
+_Call = tuple[_Function, func.CallOp, _Function]
+
+
+def _until_stable(calls: list[_Call], step: Callable[[_Function, func.CallOp, _Function], bool]) -> None:
+    """Apply ``step`` to every call until none changes anything."""
+    changed = True
+    while changed:
+        changed = False
+        for call in calls:
+            changed |= step(*call)
+
+
+def _written_up(caller: _Function, op: func.CallOp, callee: _Function) -> bool:
+    before = len(caller.written)
+    for position in callee.written:
+        caller.note_write(caller.origin(op.arguments[position]))
+    return len(caller.written) != before
+
+
+def _aliased_down(caller: _Function, op: func.CallOp, callee: _Function) -> bool:
+    before = len(callee.aliased)
+    origins = [(i, caller.origin(a)) for i, a in enumerate(op.arguments) if isinstance(a.type, MemRefType)]
+    for (i, first), (j, second) in combinations(origins, 2):
+        if caller.may_alias(first, second):
+            callee.aliased.add(frozenset((i, j)))
+    return len(callee.aliased) != before

@@ -1,0 +1,145 @@
+"""Arrays that share memory.
+
+Native code takes an array parameter as a ``noalias`` pointer where
+``revmlir.lowering.aliasing`` proves it safe, so a call inside the module
+may pass one array twice and still compute what the interpreter computes.
+A call from Python must not pass an array the function writes together with
+another argument that shares its memory, which every backend checks (in
+machine code on the common path); arrays that are only read may overlap."""
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+ACCUMULATE = """
+rev.func @accumulate(%x: memref<?xf64>, %a: memref<?xf64>, %b: memref<?xf64>) {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %n = memref.dim %x, %zero : memref<?xf64>
+  rev.for %zero to %n step %one : index () {
+  ^bb0(%i: index):
+    %v = rev.take %x[%i] : memref<?xf64>
+    %e = rev.take %a[%zero] : memref<?xf64>
+    %e1 = rev.add %e, %v : f64
+    rev.put %e1, %a[%zero] : memref<?xf64>
+    %f = rev.take %b[%zero] : memref<?xf64>
+    %f1 = rev.add %f, %v : f64
+    rev.put %f1, %b[%zero] : memref<?xf64>
+    rev.put %v, %x[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return
+}
+
+rev.func @twice(%x: memref<?xf64>, %s: memref<?xf64>) {
+  rev.call @accumulate(%x, %s, %s) : (memref<?xf64>, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+rev.func @fixed(%x: memref<4xf64>, %s: memref<4xf64>) {
+  rev.call @copy_first(%x, %s) : (memref<4xf64>, memref<4xf64>) -> ()
+  rev.return
+}
+
+rev.func @copy_first(%x: memref<4xf64>, %s: memref<4xf64>) {
+  %zero = arith.constant 0 : index
+  %v = rev.take %x[%zero] : memref<4xf64>
+  %e = rev.take %s[%zero] : memref<4xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %s[%zero] : memref<4xf64>
+  rev.put %v, %x[%zero] : memref<4xf64>
+  rev.return
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["native", "interpreter"])
+def runner(request):
+    if request.param == "native":
+        return NativeModule.compile(parse_module(ACCUMULATE))
+    return RevInterpreter(parse_module(ACCUMULATE))
+
+
+def test_an_array_passed_twice_inside_the_module_gets_both_updates(runner):
+    # With @accumulate's %a and %b noalias, LLVM keeps s[0] in two registers
+    # across the loop and stores the sum once: half the answer.
+    x = np.arange(1.0, 101.0)
+    _, s = runner.call("twice", x, np.zeros(1))
+    assert s[0] == 2 * 5050.0
+    _, back = runner.uncall("twice", x, s)
+    assert back[0] == 0.0
+
+
+@pytest.mark.parametrize(
+    "slices",
+    [
+        (slice(None), slice(None)),  # the same array
+        (slice(0, 60), slice(50, 100)),  # overlapping views
+    ],
+)
+def test_arrays_from_python_that_share_memory_are_refused(runner, slices):
+    buffer = np.arange(100.0)
+    before = buffer.copy()
+    with pytest.raises(ValueError, match=r"arguments #0 and #1 of @twice share memory"):
+        runner.call("twice", buffer[slices[0]], buffer[slices[1]])
+    np.testing.assert_array_equal(buffer, before)
+
+
+def test_the_overlapping_pair_is_named_among_several_arrays(runner):
+    s = np.zeros(1)
+    with pytest.raises(ValueError, match=r"arguments #1 and #2 of @accumulate share memory"):
+        runner.call("accumulate", np.ones(3), s, s)
+
+
+def test_disjoint_views_of_one_buffer_are_distinct_arrays(runner):
+    buffer = np.arange(100.0)
+    _, s = runner.call("twice", buffer[:99], buffer[99:])
+    assert s[0] == 99.0 + 2 * sum(range(99))
+
+
+def test_an_empty_array_overlaps_nothing(runner):
+    buffer = np.arange(4.0)
+    x, a, b = runner.call("accumulate", buffer[1:1], buffer[0:2], np.zeros(1))
+    assert x.size == 0 and b[0] == 0.0
+    np.testing.assert_array_equal(a, [0.0, 1.0])
+
+
+def test_static_shapes_are_checked_on_the_long_way_too(runner):
+    # memref<4xf64> arguments are stored by Python, not the machine code
+    buffer = np.zeros(6)
+    with pytest.raises(ValueError, match=r"arguments #0 and #1 of @fixed share memory"):
+        runner.call("fixed", buffer[:4], buffer[2:])
+    _, s = runner.call("fixed", np.full(4, 3.0), np.zeros(4))
+    assert s[0] == 3.0
+
+
+@rv.reversible
+def add_into(y, x):
+    for i in range(len(x)):
+        y[i] += x[i]
+
+
+@rv.reversible
+def dot(s, x, y):
+    for i in range(len(x)):
+        s += x[i] * y[i]
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_the_frontend_refuses_an_overlap_with_a_written_array(backend):
+    x = np.ones(5)
+    with pytest.raises(ValueError, match=r"arguments #0 and #1 of @add_into\S* share memory, and .* writes one"):
+        add_into.specialization_for(x, x).run((x, x), backward=False, backend=backend)
+    y, _ = add_into(np.zeros(5), x)
+    np.testing.assert_array_equal(y, x)
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_arrays_only_read_may_be_one_array(backend):
+    x = np.arange(4.0)
+    s, _, _ = dot.specialization_for(0.0, x, x).run((0.0, x, x), backward=False, backend=backend)
+    assert s == 14.0
