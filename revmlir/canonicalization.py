@@ -25,14 +25,15 @@ def _references(op: Operation) -> set[SSAValue]:
     return {v for inner in op.walk() for v in inner.operands if is_reference_type(v.type)}
 
 
-def _candidate(op: InvertibleOp, allowed: Callable[[Operation], bool]) -> Operation | None:
-    """The earlier op that ``op`` may undo: the nearest one before it, passing
-    over ops independent of ``op`` — they define none of its operands and
-    touch none of the arrays and stacks it touches — since ``a; b; a⁻¹`` is
-    ``b`` when ``b`` and ``a`` are independent (``a⁻¹`` touches what ``a``
-    does).  Inverse pairs meet this way where two runs are concatenated:
-    ``@f``'s final uncomputation and its undoing at the start of a
-    loss-seeded ``@f.adj``, with gradient bookkeeping in between."""
+def _undone(op: InvertibleOp, allowed: Callable[[Operation], bool]) -> InvertibleOp | None:
+    """The earlier op that ``op`` undoes, if any: the nearest one before it
+    whose results ``op`` consumes (and nothing else uses), passing over ops
+    independent of ``op`` — they define none of its operands and touch none
+    of the arrays and stacks it touches — since ``a; b; a⁻¹`` is ``b`` when
+    ``b`` and ``a`` are independent (``a⁻¹`` touches what ``a`` does).
+    Inverse pairs meet this way where two runs are concatenated: ``@f``'s
+    final uncomputation and its undoing at the start of a loss-seeded
+    ``@f.adj``, with gradient bookkeeping in between."""
     operands = {v for inner in op.walk() for v in inner.operands}
     consumed = list(op.consumed_operands())
     touched = _references(op)
@@ -41,7 +42,9 @@ def _candidate(op: InvertibleOp, allowed: Callable[[Operation], bool]) -> Operat
         if (
             isinstance(candidate, InvertibleOp)
             and consumed == list(candidate.results)
+            and all(use.operation is op for r in candidate.results for use in r.uses)
             and op.is_inverse_of(candidate)
+            and candidate.is_inverse_of(op)
             and allowed(candidate)
         ):
             return candidate
@@ -54,7 +57,7 @@ def _candidate(op: InvertibleOp, allowed: Callable[[Operation], bool]) -> Operat
 @dataclass(frozen=True)
 class CancelInversePair(RewritePattern):
     """``a`` followed by ``a⁻¹`` on the same values is the identity, also
-    with independent ops between them (``_candidate``).
+    with independent ops between them (``_undone``).
 
     For floats this removes a rounding step (``(y + v) - v`` becomes ``y``),
     which only makes the program more exact.  Like every canonicalization it
@@ -68,18 +71,9 @@ class CancelInversePair(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
         if not isinstance(op, InvertibleOp):
             return
-        if self.pairs is None:
-            first = _candidate(op, lambda _: True)
-        else:
-            pairs = self.pairs
-            first = _candidate(op, lambda candidate: pairs(candidate, op))
-        if not isinstance(first, InvertibleOp):
-            return
-        if list(op.consumed_operands()) != list(first.results):
-            return
-        if any(use.operation is not op for r in first.results for use in r.uses):
-            return
-        if not (op.is_inverse_of(first) and first.is_inverse_of(op)):
+        pairs = self.pairs
+        first = _undone(op, lambda candidate: pairs is None or pairs(candidate, op))
+        if first is None:
             return
         replacements = list(first.ended_operands())
         if len(replacements) != len(op.results):

@@ -551,10 +551,7 @@ class Adjointer(Differentiator):
         least one, so a loop whose body changes nothing is built once)."""
         state, captured = self.carried_state(op, results)
         count = len(results)
-        entry = _ZeroFacts(
-            frozenset(i for i, g in enumerate(state[count:]) if g in self.zeros),
-            frozenset(self.zero_shadows),
-        )
+        entry = self._zero_facts(state[count:])
         assumed = entry
         saved = self._region_entry, self._region_exits
         try:
@@ -572,6 +569,13 @@ class Adjointer(Differentiator):
         after = assumed if loop else held.meet(entry)
         self.zeros.update(adjoint.results[count + i] for i in after.gradients)
         self.zero_shadows = set(after.shadows)
+
+    def _zero_facts(self, gradients: Sequence[SSAValue]) -> _ZeroFacts:
+        """What is zero here: which of a region op's ``gradients``, and
+        which shadows."""
+        return _ZeroFacts(
+            frozenset(i for i, g in enumerate(gradients) if g in self.zeros), frozenset(self.zero_shadows)
+        )
 
     def adjoint_region(self, region: Region, captured: Sequence[SSAValue]) -> Region:
         """A new region computing the adjoint of state-carrying ``region``.
@@ -607,12 +611,7 @@ class Adjointer(Differentiator):
             with self._at_end(block):
                 results = self.adjoint_body(forward, state_args, outputs)
                 gradients = self.lane_gradients([*state_args, *captured])
-                self._region_exits.append(
-                    _ZeroFacts(
-                        frozenset(i for i, g in enumerate(gradients) if g in self.zeros),
-                        frozenset(self.zero_shadows),
-                    )
-                )
+                self._region_exits.append(self._zero_facts(gradients))
                 self.insert(rev.YieldOp(*results, *gradients), like=terminator)
         finally:
             self.zero_shadows = outer

@@ -137,6 +137,13 @@ class _Body:
         )
 
 
+def size_of(emit: Callable[[Operation], SSAValue], element: Attribute) -> SSAValue:
+    """``sizeof(element)`` as LLVM lays it out: the address of element 1 of
+    an array at null (a constant once folded)."""
+    null = emit(llvm.ZeroOp(result_types=[PTR]))
+    return emit(llvm.PtrToIntOp(emit(llvm.GEPOp(null, [1], element)), i64))
+
+
 def _push(header_type: Attribute, element: Attribute) -> _Definition:
     body = _Body([header_type, element])
     header, value = body.block.args
@@ -152,10 +159,7 @@ def _push(header_type: Attribute, element: Attribute) -> _Definition:
     empty = body(llvm.ICmpOp(capacity, body.const(0), _EQ))
     doubled = body(llvm.AddOp(capacity, capacity))
     larger = body(llvm.SelectOp(empty, body.const(MIN_CAPACITY), doubled))
-    # sizeof(element): the address of element 1 of an array at null
-    null = body(llvm.ZeroOp(result_types=[PTR]))
-    one_past = body(llvm.GEPOp(null, [1], element))
-    width = body(llvm.PtrToIntOp(one_past, i64))
+    width = size_of(body, element)
     data_slot = body.field(header, DATA)
     old = body(llvm.IntToPtrOp(body(llvm.LoadOp(data_slot, i64))))
     new = body(llvm.CallOp("realloc", old, body(llvm.MulOp(larger, width)), return_type=PTR))

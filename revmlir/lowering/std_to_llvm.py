@@ -293,7 +293,7 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
         slot = add(llvm.LoadOp(slot_address, PTR))
         slots.append(slot)
         args.append(add(llvm.LoadOp(slot, llvm_type(type))))
-    args = _expanded_arguments(None, None, list(source.body.block.args), args, emit=add)
+    args = _expanded_arguments(list(source.body.block.args), args, add)
     result_type = _results_type(outputs)
     call = llvm.CallOp(source.sym_name.data, *args, return_type=result_type)
     ops.append(call)
@@ -338,7 +338,7 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
     args = [t.get(a) for a in op.arguments]
     if op.callee.string_value() in t.module.noalias:
-        args = _expanded_arguments(t, op, list(op.arguments), args)
+        args = _expanded_arguments(list(op.arguments), args, lambda extract: t.value(extract, op))
     result_type = _results_type(op.res.types)
     call = t.emit(llvm.CallOp(op.callee.string_value(), *args, return_type=result_type), op)
     if len(op.res) == 1:
@@ -348,8 +348,7 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
 
 
 def _expanded_arguments(
-    t: FunctionTranslation | None, like: Operation | None, sources: Sequence[SSAValue], values: Sequence[SSAValue],
-    emit: Callable[[Operation], SSAValue] | None = None,
+    sources: Sequence[SSAValue], values: Sequence[SSAValue], emit: Callable[[Operation], SSAValue]
 ) -> list[SSAValue]:
     """``values`` (for the arguments ``sources``) as ``expanded_inputs``
     passes them: each array's descriptor split into its pointer and sizes."""
@@ -359,8 +358,7 @@ def _expanded_arguments(
             expanded.append(value)
             continue
         for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
-            extract = llvm.ExtractValueOp(_position(index), value, type)
-            expanded.append(emit(extract) if emit is not None else t.value(extract, like))  # type: ignore[union-attr]
+            expanded.append(emit(llvm.ExtractValueOp(_position(index), value, type)))
     return expanded
 
 
@@ -798,7 +796,7 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     type = op.memref.type
     assert isinstance(type, MemRefType)
     sizes = _sizes(t, op, type, op.dynamic_sizes)
-    bytes = t.const(_element_bytes(type.element_type), i64, op)
+    bytes = stacks.size_of(lambda o: t.value(o, op), llvm_type(type.element_type))
     for size in sizes:
         bytes = t.value(llvm.MulOp(bytes, size), op)
     t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
@@ -818,16 +816,6 @@ def _sizes(t: FunctionTranslation, op: Operation, type: MemRefType, dynamic: Seq
     constants."""
     given = iter(t.get(s) for s in dynamic)
     return [next(given) if d < 0 else t.const(d, i64, op) for d in type.get_shape()]
-
-
-def _element_bytes(type: Attribute) -> int:
-    if isinstance(type, ComplexType):
-        return 2 * _element_bytes(type.element_type)
-    if isinstance(type, AnyFloat):
-        return type.bitwidth // 8
-    if isinstance(type, IntegerType):
-        return max(1, (type.width.data + 7) // 8)
-    return 8  # index
 
 
 @translates(memref.DimOp)

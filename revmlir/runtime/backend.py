@@ -99,7 +99,7 @@ def overlapping(arrays: Sequence[tuple[int, np.ndarray]], written: Collection[in
     for a, (i, first) in enumerate(arrays):
         for j, second in arrays[a + 1 :]:
             if (i in written or j in written) and np.shares_memory(first, second):
-                return i, j
+                return min(i, j), max(i, j)
     return None
 
 
