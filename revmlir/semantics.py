@@ -1,7 +1,7 @@
 """The value model: which values are reversible state, which are references and
 which ops are pure expressions.
 
-DESIGN.md's central decision lives here so the verifier, the inverter and the
+The central decision of the design brief (docs/brief.md) lives here so the verifier, the inverter and the
 interpreter classify values the same way.  Scalars (integers, indices, floats,
 complex numbers, log numbers) are *state*: linear SSA versions.  Memrefs and
 stacks are *references*: mutated in place by element and stack instructions.

@@ -5,8 +5,8 @@ The references (examples/python/array_references.py) are written from
 ADBench's definitions (``src/cpp/shared/gmm.h`` and ``ba.h``) in array form,
 once, for any array module: run with numpy they give the objective values
 (float64), run with ``jax.numpy`` they give ``jax.grad``/``jax.jacrev``.
-They share no code with the reversible programs.  The data files are read from the shared ADBench
-folder (``adbench_data.DATA_DIR``).
+They share no code with the reversible programs.  The data files ship with
+the repository (``data/adbench``, read through ``adbench_data.DATA_DIR``).
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ reader does (microsoft/ADBench, ``src/cpp/shared/utils.cpp``:
 ``read_gmm_instance`` and ``read_ba_instance``), so that the reversible
 programs and the references in the tests see ADBench's exact problem sizes.
 
-The files are not part of the repository; they live in the shared data folder
-next to it (``../shared/data/adbench``, provenance in ``SOURCES.md`` there).
-``REVMLIR_ADBENCH_DATA`` points elsewhere.
+The files ship with the repository in ``data/adbench`` (MIT licence and
+provenance in ``SOURCES.md`` there); ``REVMLIR_ADBENCH_DATA`` points the
+loader at another folder of the same layout.
 
 Arrays are returned with shapes rather than ADBench's flat buffers (``means``
 is ``(k, d)`` where ADBench indexes ``means[ik * d + id]``); the element order
@@ -23,26 +23,26 @@ import numpy as np
 DATA_DIR = Path(
     os.environ.get(
         "REVMLIR_ADBENCH_DATA",
-        Path(__file__).resolve().parents[3] / "shared" / "data" / "adbench",
+        Path(__file__).resolve().parents[2] / "data" / "adbench",
     )
 )
 BA_CAMERA_PARAMETERS = 11
 
 
 class MissingDataError(FileNotFoundError):
-    """The shared ADBench data is not where the loader looks for it."""
+    """An ADBench data file is not where the loader looks for it."""
 
 
 def data_path(relative: str) -> Path:
     """The path of a data file, or an error that says where it was expected
-    and where the files come from (they are not shipped with the project)."""
+    and where the files come from."""
     path = DATA_DIR / relative
     if not path.is_file():
         raise MissingDataError(
-            f"ADBench data file not found: {path}. The ADBench inputs are not "
-            f"part of the repository; see {DATA_DIR / 'SOURCES.md'} for where "
-            "they come from, or set REVMLIR_ADBENCH_DATA to the folder holding "
-            "gmm/ and ba/."
+            f"ADBench data file not found: {path}. The repository ships the "
+            "ADBench inputs in data/adbench (see SOURCES.md there for where "
+            "they come from); REVMLIR_ADBENCH_DATA must name a folder holding "
+            "gmm/ and ba/ in the same layout."
         )
     return path
 

@@ -16,3 +16,6 @@ config.environment["PATH"] = os.pathsep.join(
     [bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
 config.substitutions.append(("%python", sys.executable))
+# A PYTHONPATH that selects a checkout's own revmlir reaches the tools too.
+if "PYTHONPATH" in os.environ:
+    config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
