@@ -26,13 +26,17 @@ _FRONTEND_NAMES = (
     "swap", "ulog", "vjp", "zeros",
 )
 
+# The framework bindings import JAX or PyTorch only when they are used.
+_INTEROP_NAMES = ("to_jax", "to_torch")
+
 __all__ = [
     "ExecutionError", "InvertibilityError", "ReversibilityViolation", "checkpoint",
-    *_FRONTEND_NAMES,
+    *_FRONTEND_NAMES, *_INTEROP_NAMES,
 ]
 
 if TYPE_CHECKING:
     from revmlir.frontend import *  # noqa: F403
+    from revmlir.interop import to_jax, to_torch
 
 
 def __getattr__(name: str) -> Any:
@@ -45,5 +49,10 @@ def __getattr__(name: str) -> Any:
 
         # kept as an attribute: rv.gradient(...) in a loop looks it up each time
         value = globals()[name] = getattr(revmlir.frontend, name)
+        return value
+    if name in _INTEROP_NAMES:
+        import revmlir.interop
+
+        value = globals()[name] = getattr(revmlir.interop, name)
         return value
     raise AttributeError(f"module 'revmlir' has no attribute {name!r}")

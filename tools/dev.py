@@ -2,8 +2,8 @@
 """Developer entry point: ``python3 tools/dev.py demo|test [args...]``.
 
 Needs only Python 3.11+ and the package index: it creates ``.venv`` beside
-the repository, installs revmlir with its test extras into it (again only when
-``pyproject.toml`` changed), then runs the demo or the whole test suite
+the repository, installs revmlir with its test and torch extras into it
+(again only when ``pyproject.toml`` changed), then runs the demo or the whole test suite
 (pytest, which also runs the lit/FileCheck suite, on up to 4 processes).
 """
 
@@ -32,12 +32,12 @@ def ensure_environment() -> None:
     digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
     if STAMP.exists() and STAMP.read_text() == digest:
         return
-    print("installing revmlir and its test dependencies into .venv", flush=True)
+    print("installing revmlir, its test dependencies and torch into .venv", flush=True)
     subprocess.run(
         [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True
     )
     subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"],
+        [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test,torch]"],
         check=True,
     )
     STAMP.write_text(digest)

@@ -1,0 +1,213 @@
+"""``rv.to_jax(f)``: a revmlir function as a JAX-traceable function.
+
+JAX allows a function either a custom JVP or a custom VJP, not both, and a
+custom VJP cannot be differentiated in forward mode.  So the binding defines
+three JAX primitives instead, the way JAX's own operations are defined:
+
+* ``revmlir_call`` runs ``f``; its JVP rule runs ``f`` and
+  ``revmlir_tangent``;
+* ``revmlir_tangent`` runs the tangent program (``rv.jvp``) and is linear in
+  the tangents; its transpose is ``revmlir_cotangent``;
+* ``revmlir_cotangent`` runs the pullback (``rv.vjp``) and is linear in the
+  cotangents; its transpose is ``revmlir_tangent``.
+
+``jax.jvp`` and ``jax.jacfwd`` evaluate the tangent primitive;
+``jax.grad``, ``jax.vjp`` and ``jax.jacrev`` linearize and transpose it into
+the cotangent primitive, so reverse mode runs revmlir's adjoint, never the
+tangent program.  Under ``jax.jit`` each primitive lowers to a host callback
+(``jax.pure_callback``), which hands revmlir zero-copy numpy views of XLA's
+buffers.  ``jax.vmap`` gives every primitive a leading batch axis on the
+operands it maps (``lead``); the callback loops over it.  A batch of a
+batch multiplies into one leading axis, so each primitive stays one
+primitive under any nesting of transformations, and the linear ones stay
+transposable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.extend.core import Primitive
+from jax.interpreters import ad, batching, mlir
+
+from revmlir.interop.program import NumpyMap, Program, Signature, Value
+
+
+def _outputs(signature: Signature, host: NumpyMap) -> list[Value]:
+    """What a primitive returns for one (unbatched) call."""
+    if host is Signature.call:
+        return list(signature.outputs)
+    if host is Signature.tangent:
+        return [signature.outputs[i] for i in signature.differentiable_outputs]
+    return [signature.inputs[i] for i in signature.differentiable_inputs]
+
+
+def _run(
+    host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int, *arrays: Any
+) -> list[np.ndarray]:
+    """Run ``host`` on numpy arrays, once per index of the leading batch
+    axis when there is one."""
+    arrays = tuple(np.asarray(a) for a in arrays)
+    if not size:
+        return host(signature, arrays)
+    rows = [host(signature, [a[k] if mapped else a for a, mapped in zip(arrays, lead)]) for k in range(size)]
+    return [np.stack(column) for column in zip(*rows, strict=True)]
+
+
+def _avals(host: NumpyMap, signature: Signature, size: int) -> list[jax.core.ShapedArray]:
+    batch = (size,) if size else ()
+    return [jax.core.ShapedArray((*batch, *v.shape), v.dtype) for v in _outputs(signature, host)]
+
+
+def _primitive(name: str, host: NumpyMap) -> Primitive:
+    """A primitive running ``host``: eagerly on the arrays, under ``jit``
+    as a host callback."""
+    primitive = Primitive(name)
+    primitive.multiple_results = True
+
+    def impl(*arrays: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> list[jax.Array]:
+        return [jnp.asarray(r) for r in _run(host, signature, lead, size, *arrays)]
+
+    def abstract(*avals: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> list[Any]:
+        return _avals(host, signature, size)
+
+    def lowered(*arrays: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> Any:
+        shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _avals(host, signature, size)]
+        return jax.pure_callback(
+            partial(_run, host, signature, lead, size), shapes, *arrays, vmap_method="sequential"
+        )
+
+    primitive.def_impl(impl)
+    primitive.def_abstract_eval(abstract)
+    mlir.register_lowering(primitive, mlir.lower_fun(lowered, multiple_results=True))
+    batching.primitive_batchers[primitive] = partial(_batch, primitive)
+    return primitive
+
+
+def _batch(
+    primitive: Primitive, args: Sequence[Any], dims: Sequence[Any], *,
+    signature: Signature, lead: tuple[bool, ...], size: int,
+) -> tuple[list[Any], list[int]]:
+    """``vmap`` of a primitive: the mapped axis becomes (part of) the
+    leading batch axis.  Already batched operands and the newly mapped
+    ones are broadcast to ``(batch, size, …)`` and merged into one axis."""
+    batch = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    merged, mapped = [], []
+    for a, d, had in zip(args, dims, lead, strict=True):
+        if d is None and not had:
+            merged.append(a)
+            mapped.append(False)
+            continue
+        if d is None:
+            a = jnp.broadcast_to(a, (batch, *a.shape))
+        else:
+            a = jnp.moveaxis(a, d, 0)
+            if size and not had:
+                a = jnp.broadcast_to(a[:, None], (batch, size, *a.shape[1:]))
+        merged.append(a.reshape((batch * size, *a.shape[2:])) if size else a)
+        mapped.append(True)
+    outs = primitive.bind(*merged, signature=signature, lead=tuple(mapped), size=batch * max(size, 1))
+    if size:
+        outs = [o.reshape((batch, size, *o.shape[1:])) for o in outs]
+    return outs, [0] * len(outs)
+
+
+def _zero(value: Any) -> ad.Zero:
+    """The symbolic zero tangent of ``value``."""
+    return ad.Zero(jax.typeof(value).to_tangent_aval())
+
+
+def _call_jvp(
+    primals: Sequence[Any], tangents: Sequence[Any], *,
+    signature: Signature, lead: tuple[bool, ...], size: int,
+) -> tuple[list[Any], list[Any]]:
+    outs = call_p.bind(*primals, signature=signature, lead=lead, size=size)
+    inputs = signature.differentiable_inputs
+    zero = [_zero(o) for o in outs]
+    if all(type(tangents[i]) is ad.Zero for i in inputs):
+        return outs, zero
+    dots = [ad.instantiate_zeros(tangents[i]) for i in inputs]
+    lead_dots = (*lead, *(lead[i] for i in inputs))
+    found = iter(tangent_p.bind(*primals, *dots, signature=signature, lead=lead_dots, size=size))
+    for i in signature.differentiable_outputs:
+        zero[i] = next(found)
+    return outs, zero
+
+
+def _linear_jvp(
+    primitive: Primitive, primals: Sequence[Any], tangents: Sequence[Any], *,
+    signature: Signature, lead: tuple[bool, ...], size: int,
+) -> tuple[list[Any], list[Any]]:
+    """A linear primitive's JVP along its linear operands: itself.  Along
+    the point it is evaluated at it would need second derivatives."""
+    n = len(signature.inputs)
+    if any(type(t) is not ad.Zero for t in tangents[:n]):
+        raise NotImplementedError(
+            f"rv.to_jax({signature.name}): second derivatives are not supported yet "
+            "(use rv.hessian or rv.hvp on the revmlir function)"
+        )
+    outs = primitive.bind(*primals, signature=signature, lead=lead, size=size)
+    if all(type(t) is ad.Zero for t in tangents[n:]):
+        return outs, [_zero(o) for o in outs]
+    dots = [ad.instantiate_zeros(t) for t in tangents[n:]]
+    return outs, primitive.bind(*primals[:n], *dots, signature=signature, lead=lead, size=size)
+
+
+def _transpose(
+    into: Primitive, cts: Sequence[Any], *operands: Any,
+    signature: Signature, lead: tuple[bool, ...], size: int,
+) -> list[Any]:
+    """The transpose of a linear primitive (``tangent`` ↔ ``cotangent``):
+    the point stays, the cotangents of its results go in, the cotangents of
+    its linear operands come out.  A linear operand that was not batched
+    gets the sum over the batch."""
+    n = len(signature.inputs)
+    primals = operands[:n]
+    if any(ad.is_undefined_primal(p) for p in primals):
+        raise NotImplementedError(
+            f"rv.to_jax({signature.name}): second derivatives are not supported yet "
+            "(use rv.hessian or rv.hvp on the revmlir function)"
+        )
+    cts = [ad.instantiate_zeros(c) for c in cts]
+    found = into.bind(*primals, *cts, signature=signature, lead=(*lead[:n], *[bool(size)] * len(cts)), size=size)
+    return [
+        *[None] * n,
+        *[jnp.sum(c, axis=0) if size and not mapped else c for c, mapped in zip(found, lead[n:], strict=True)],
+    ]
+
+
+call_p = _primitive("revmlir_call", Signature.call)
+tangent_p = _primitive("revmlir_tangent", Signature.tangent)
+cotangent_p = _primitive("revmlir_cotangent", Signature.cotangent)
+
+
+ad.primitive_jvps[call_p] = _call_jvp
+ad.primitive_jvps[tangent_p] = partial(_linear_jvp, tangent_p)
+ad.primitive_jvps[cotangent_p] = partial(_linear_jvp, cotangent_p)
+ad.primitive_transposes[tangent_p] = partial(_transpose, cotangent_p)
+ad.primitive_transposes[cotangent_p] = partial(_transpose, tangent_p)
+
+
+def to_jax(function: Any) -> Callable[..., tuple[jax.Array, ...]]:
+    """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as a JAX-traceable
+    function of the same arguments (arrays or numbers), returning what
+    ``f`` returns as a tuple of arrays: for a reversible function every
+    argument updated, for an ordinary one its results and then its
+    arguments.  It works under ``jax.jit``, ``jax.vmap``, and forward and
+    reverse differentiation, whose derivatives come from revmlir's tangent
+    and adjoint programs (docs/python.md, "Inside JAX and PyTorch")."""
+    program = Program(function, "rv.to_jax")
+
+    def traced(*args: Any) -> tuple[jax.Array, ...]:
+        arrays = [jnp.asarray(a) for a in args]
+        signature = program.signature([Value(tuple(a.shape), np.dtype(a.dtype)) for a in arrays])
+        return tuple(call_p.bind(*arrays, signature=signature, lead=(False,) * len(arrays), size=0))
+
+    traced.__name__ = traced.__qualname__ = function.__name__
+    traced.__doc__ = function.__doc__
+    return traced

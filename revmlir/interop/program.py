@@ -1,0 +1,187 @@
+"""A revmlir function as maps between numpy arrays, which the JAX and
+PyTorch bindings wrap.
+
+Array frameworks see every value as an array of a shape and dtype: a scalar
+is a 0-d array.  ``Program.signature`` works out, from the inputs' shapes and
+dtypes alone (what a tracer knows), what ``f`` returns and which values carry
+derivatives, compiling ``f``'s specialization on the way so that wrong
+dtypes and ranks are reported when the framework traces, not when it runs.
+A ``Signature`` then runs ``f``, its tangent program (``rv.jvp``) and its
+pullback (``rv.vjp``) on numpy arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
+
+from revmlir.frontend.api import ReversibleFunction
+from revmlir.frontend.forward import jvp
+from revmlir.frontend.gradient import vjp
+from revmlir.frontend.ordinary import OrdinaryFunction
+
+DTYPES = tuple(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
+"""The dtypes arrays and scalars may have: revmlir's real ones."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """One input or output as the framework sees it."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def differentiable(self) -> bool:
+        """Whether it carries a derivative: floats do, integers and
+        booleans do not."""
+        return np.issubdtype(self.dtype, np.floating)
+
+    def to_revmlir(self, array: np.ndarray) -> Any:
+        """The argument revmlir takes for ``array``: a Python number for a
+        0-d array, the array itself otherwise."""
+        if self.shape:
+            return array
+        if self.dtype == np.bool_:
+            return bool(array)
+        return float(array) if self.differentiable else int(array)
+
+    def from_revmlir(self, value: Any) -> np.ndarray:
+        """``value`` (a number or an array) as this value's array."""
+        return np.asarray(value, dtype=self.dtype)
+
+
+class Program:
+    """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as ``api`` exposes it;
+    its signatures are built once per input shapes and dtypes."""
+
+    def __init__(self, function: Any, api: str):
+        if not isinstance(function, ReversibleFunction | OrdinaryFunction):
+            raise TypeError(
+                f"{api} expects a @rv.reversible or @rv.ordinary function, got {function!r}"
+            )
+        self.function = function
+        self.api = api
+        self._signatures: dict[tuple[Value, ...], Signature] = {}
+
+    def signature(self, inputs: Sequence[Value]) -> Signature:
+        key = tuple(inputs)
+        if (found := self._signatures.get(key)) is None:
+            found = self._signatures[key] = Signature.of(self, key)
+        return found
+
+
+@dataclass(frozen=True, eq=False)
+class Signature:
+    """``f`` for one list of input shapes and dtypes: what it returns and
+    how it runs on numpy arrays.  Compared by identity, so that frameworks
+    can key their caches on it."""
+
+    program: Program
+    inputs: tuple[Value, ...]
+    outputs: tuple[Value, ...]
+    """For a reversible function every argument updated; for an ordinary
+    one its results, then its arguments as it left them."""
+    written: tuple[int, ...]
+    """The array arguments a call of ``f`` writes (and so runs on copies of)."""
+
+    @staticmethod
+    def of(program: Program, inputs: tuple[Value, ...]) -> Signature:
+        function, api = program.function, program.api
+        parameters = function.parameters
+        if len(inputs) != len(parameters):
+            raise TypeError(
+                f"{api}({function.__name__}) takes {len(parameters)} argument(s) "
+                f"({', '.join(parameters)}), got {len(inputs)}"
+            )
+        for name, value in zip(parameters, inputs):
+            if value.dtype not in DTYPES:
+                raise TypeError(
+                    f"{api}({function.__name__}): argument '{name}' has dtype {value.dtype}; "
+                    f"supported: {', '.join(str(d) for d in DTYPES)}"
+                )
+        examples = [v.to_revmlir(np.zeros(v.shape, v.dtype)) for v in inputs]
+        spec = function.specialization_for(*examples)
+        if isinstance(function, OrdinaryFunction):
+            results = tuple(Value((), _dtype(t)) for t in spec.result_types)
+            return Signature(program, inputs, (*results, *inputs), spec.written)
+        written = tuple(i for i, changed in enumerate(spec.written) if changed)
+        return Signature(program, inputs, inputs, written)
+
+    @property
+    def name(self) -> str:
+        return self.program.function.__name__
+
+    @property
+    def differentiable_inputs(self) -> tuple[int, ...]:
+        return tuple(i for i, v in enumerate(self.inputs) if v.differentiable)
+
+    @property
+    def differentiable_outputs(self) -> tuple[int, ...]:
+        return tuple(i for i, v in enumerate(self.outputs) if v.differentiable)
+
+    def _arguments(self, arrays: Sequence[np.ndarray]) -> list[Any]:
+        return [v.to_revmlir(np.asarray(a)) for v, a in zip(self.inputs, arrays, strict=True)]
+
+    def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """``f``'s outputs for these inputs, which are left alone: the
+        arrays ``f`` writes are copied, the others passed as they are."""
+        args = self._arguments(arrays)
+        for i in self.written:
+            args[i] = np.array(args[i])
+        returned = self.program.function(*args)
+        if isinstance(self.program.function, OrdinaryFunction):
+            count = len(self.outputs) - len(self.inputs)
+            results = [] if count == 0 else [returned] if count == 1 else list(returned)
+            values = [*results, *args]
+        else:
+            values = [returned] if len(args) == 1 else list(returned)
+        return [v.from_revmlir(x) for v, x in zip(self.outputs, values, strict=True)]
+
+    def tangent(self, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The tangents of the differentiable outputs (``rv.jvp``);
+        ``operands`` are the inputs, then the tangents of the differentiable
+        inputs."""
+        arrays, dots = operands[: len(self.inputs)], operands[len(self.inputs) :]
+        if isinstance(self.program.function, OrdinaryFunction):
+            raise NotImplementedError(
+                f"{self.program.api}({self.name}): forward-mode derivatives of @rv.ordinary "
+                "functions are not supported yet (rv.jvp takes @rv.reversible functions); "
+                "use reverse mode (grad, vjp, jacrev)"
+            )
+        tangents: list[Any] = [None] * len(self.inputs)
+        for i, dot in zip(self.differentiable_inputs, dots, strict=True):
+            tangents[i] = self.inputs[i].to_revmlir(np.asarray(dot))
+        _, found = jvp(self.program.function, self._arguments(arrays), tangents)
+        return [self.outputs[i].from_revmlir(found[i]) for i in self.differentiable_outputs]
+
+    def cotangent(self, operands: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """The cotangents of the differentiable inputs (``rv.vjp``);
+        ``operands`` are the inputs, then the cotangents of the
+        differentiable outputs."""
+        arrays, cts = operands[: len(self.inputs)], operands[len(self.inputs) :]
+        _, pullback = vjp(self.program.function, *self._arguments(arrays))
+        cotangents: list[Any] = [None] * len(self.outputs)
+        for i, ct in zip(self.differentiable_outputs, cts, strict=True):
+            cotangents[i] = self.outputs[i].to_revmlir(np.asarray(ct))
+        found = pullback(*cotangents)
+        return [self.inputs[i].from_revmlir(found[i]) for i in self.differentiable_inputs]
+
+
+NumpyMap = Callable[[Signature, Sequence[np.ndarray]], list[np.ndarray]]
+"""``Signature.call``, ``Signature.tangent`` or ``Signature.cotangent``: what
+the bindings run on their arrays."""
+
+
+def _dtype(type: Any) -> np.dtype:
+    """The dtype of an ordinary function's result type."""
+    if isinstance(type, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(type, Float32Type):
+        return np.dtype(np.float32)
+    assert isinstance(type, IntegerType)
+    return np.dtype(np.bool_) if type.width.data == 1 else np.dtype(f"int{type.width.data}")

@@ -1,0 +1,154 @@
+"""``rv.to_torch(f)``: a revmlir function as a differentiable PyTorch
+callable over CPU tensors.
+
+It is a ``torch.autograd.Function`` whose ``forward`` runs ``f``, whose
+``backward`` runs the pullback (``rv.vjp``) and whose ``jvp`` runs the
+tangent program (``rv.jvp``), so ``torch.autograd.grad`` and forward-mode AD
+(``torch.autograd.forward_ad``, ``torch.func.jvp``) use revmlir's own
+derivative programs.  Tensors reach revmlir as numpy views of their memory
+(``Tensor.numpy``) and results come back as tensors over revmlir's arrays
+(``torch.from_numpy``): nothing is copied except the arrays ``f`` writes,
+which a call must leave alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import cache
+from typing import Any
+
+import numpy as np
+import torch
+
+from revmlir.interop.program import NumpyMap, Program, Signature, Value
+
+
+def _tensors(arrays: Sequence[np.ndarray]) -> tuple[torch.Tensor, ...]:
+    # from_numpy needs a writable buffer; revmlir's results are fresh arrays
+    return tuple(torch.from_numpy(np.require(a, requirements=("C", "W"))) for a in arrays)
+
+
+def _second_derivative(signature: Signature) -> NotImplementedError:
+    return NotImplementedError(
+        f"rv.to_torch({signature.name}): second derivatives are not supported yet "
+        "(use rv.hessian or rv.hvp on the revmlir function)"
+    )
+
+
+def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
+    """An autograd function running ``host`` on numpy views of its tensors,
+    with no derivative of its own.  ``torch.func`` transforms see only
+    ``apply``: they hand ``forward`` plain tensors, which is why derivatives
+    are such functions (a ``backward`` or ``jvp`` cannot view the memory of
+    the wrapped tensors it gets).  ``vmap`` loops over the batch."""
+
+    def forward(signature: Signature, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        arrays = [t.detach().numpy() for t in tensors]
+        # an argument f does not write comes back as it went in: a tensor
+        # of its own, so that changing the result leaves the argument alone
+        results = host(signature, arrays)
+        return _tensors([np.array(r) if any(r is a for a in arrays) else r for r in results])
+
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
+        ctx.signature = inputs[0]
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        raise _second_derivative(ctx.signature)
+
+    def jvp(ctx: Any, *tangents: Any) -> Any:
+        raise _second_derivative(ctx.signature)
+
+    def vmap(info: Any, in_dims: tuple[Any, ...], signature: Signature, *tensors: torch.Tensor) -> Any:
+        rows = [
+            cls.apply(signature, *[t if d is None else t.select(d, k) for t, d in zip(tensors, in_dims[1:])])
+            for k in range(info.batch_size)
+        ]
+        return tuple(torch.stack(column) for column in zip(*rows)), (0,) * len(rows[0])
+
+    body = {
+        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+        "backward": staticmethod(backward), "jvp": staticmethod(jvp), "vmap": staticmethod(vmap),
+    }
+    cls: type[torch.autograd.Function] = type(name, (torch.autograd.Function,), body)
+    return cls
+
+
+@cache
+def _function() -> type[torch.autograd.Function]:
+    """The autograd function of ``f``'s calls: ``backward`` and ``jvp``
+    apply the pullback and the tangent program as functions of their own."""
+    Tangent = _numpy_function("RevmlirTangent", Signature.tangent)
+    Cotangent = _numpy_function("RevmlirCotangent", Signature.cotangent)
+    Call = _numpy_function("RevmlirCall", Signature.call)
+
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: tuple[torch.Tensor, ...]) -> None:
+        signature, *tensors = inputs
+        ctx.signature = signature
+        ctx.save_for_backward(*tensors)
+        ctx.save_for_forward(*tensors)
+        ctx.mark_non_differentiable(
+            *[o for o, v in zip(output, signature.outputs, strict=True) if not v.differentiable]
+        )
+
+    def backward(ctx: Any, *grads: torch.Tensor) -> tuple[Any, ...]:
+        signature: Signature = ctx.signature
+        cts = [grads[i] for i in signature.differentiable_outputs]
+        found = iter(Cotangent.apply(signature, *ctx.saved_tensors, *cts))
+        inputs = set(signature.differentiable_inputs)
+        return (None, *[next(found) if i in inputs else None for i in range(len(signature.inputs))])
+
+    def jvp(ctx: Any, _: Any, *tangents: torch.Tensor | None) -> tuple[Any, ...]:
+        signature: Signature = ctx.signature
+        dots = [
+            torch.zeros(v.shape, dtype=getattr(torch, v.dtype.name)) if tangents[i] is None else tangents[i]
+            for i, v in enumerate(signature.inputs) if v.differentiable
+        ]
+        found = iter(Tangent.apply(signature, *ctx.saved_tensors, *dots))
+        return tuple(next(found) if v.differentiable else None for v in signature.outputs)
+
+    Call.setup_context = staticmethod(setup_context)
+    Call.backward = staticmethod(backward)
+    Call.jvp = staticmethod(jvp)
+    return Call
+
+
+def _tensor(value: Any, name: str, api: str) -> torch.Tensor:
+    """An argument as a CPU tensor: numbers become 0-d tensors of the
+    dtype revmlir gives them (a float is an f64, not torch's default)."""
+    tensor = value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value))
+    if tensor.device.type != "cpu":
+        raise TypeError(f"{api}: argument '{name}' is on {tensor.device}; revmlir runs on CPU tensors")
+    if tensor.dtype not in _DTYPES:
+        raise TypeError(
+            f"{api}: argument '{name}' has dtype {tensor.dtype}; "
+            f"supported: {', '.join(str(d) for d in _DTYPES)}"
+        )
+    return tensor
+
+
+_DTYPES = (torch.float64, torch.float32, torch.int64, torch.int32, torch.bool)
+
+
+def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as a PyTorch callable
+    of the same arguments (CPU tensors or numbers), returning what ``f``
+    returns as a tuple of tensors: for a reversible function every argument
+    updated, for an ordinary one its results and then its arguments.
+    ``backward`` and forward-mode ``jvp`` come from revmlir's adjoint and
+    tangent programs (docs/python.md, "Inside JAX and PyTorch")."""
+    program = Program(function, "rv.to_torch")
+    apply = _function().apply
+
+    def call(*args: Any) -> tuple[torch.Tensor, ...]:
+        names = function.parameters
+        tensors = [_tensor(a, names[i] if i < len(names) else f"#{i}", program.api) for i, a in enumerate(args)]
+        signature = program.signature([Value(tuple(t.shape), _numpy_dtype(t)) for t in tensors])
+        return tuple(apply(signature, *[t.contiguous() for t in tensors]))
+
+    call.__name__ = call.__qualname__ = function.__name__
+    call.__doc__ = function.__doc__
+    return call
+
+
+def _numpy_dtype(tensor: torch.Tensor) -> np.dtype:
+    return np.dtype(str(tensor.dtype).removeprefix("torch."))

@@ -1,0 +1,53 @@
+"""revmlir functions that the JAX and PyTorch binding tests run inside
+each framework, next to the same math written in that framework."""
+
+from __future__ import annotations
+
+import math
+
+import revmlir as rv
+
+
+@rv.reversible
+def energy(e, x, w):
+    for i in range(len(x)):
+        e += w * x[i] * x[i] + math.sin(x[i])
+
+
+@rv.reversible
+def affine(y, W, b, x):
+    for j in range(W.shape[1]):
+        for i in range(W.shape[0]):
+            y[i] += W[i, j] * math.tanh(x[j])
+    for i in range(len(y)):
+        y[i] += b[i]
+
+
+@rv.ordinary
+def relax(u, c, steps):
+    """Overwrites u; returns its energy and c·u[0]."""
+    for step in range(steps):
+        for i in range(len(u)):
+            u[i] = c * u[i] + math.cos(u[i])
+    e = 0.0
+    for i in range(len(u)):
+        e += u[i] * u[i]
+    return e, c * u[0]
+
+
+# The same math in an array framework ``xp`` (jax.numpy or torch), whose
+# own derivatives the bindings' are checked against.
+
+
+def energy_reference(xp, e, x, w):
+    return e + xp.sum(w * x * x + xp.sin(x)), x, w
+
+
+def affine_reference(xp, y, W, b, x):
+    return y + W @ xp.tanh(x) + b, W, b, x
+
+
+def relax_reference(xp, u, c, steps):
+    for _ in range(steps):
+        u = c * u + xp.cos(u)
+    return xp.sum(u * u), c * u[0], u, c, steps

@@ -1,0 +1,172 @@
+"""``rv.to_jax``: revmlir functions inside JAX programs, checked against
+JAX's own derivatives of the same math under ``jit``, ``grad``, ``jvp``,
+``jacfwd``, ``jacrev`` and ``vmap``."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import revmlir as rv
+
+from interop_programs import (
+    affine, affine_reference, energy, energy_reference, relax, relax_reference,
+)
+
+jax.config.update("jax_enable_x64", True)
+
+RTOL = 1e-10
+
+energy_jax = partial(energy_reference, jnp)
+affine_jax = partial(affine_reference, jnp)
+relax_jax = partial(relax_reference, jnp)
+
+rng = np.random.default_rng(7)
+X = jnp.asarray(rng.normal(size=4))
+W = jnp.asarray(rng.normal(size=(3, 4)))
+B = jnp.asarray(rng.normal(size=3))
+U = jnp.asarray(rng.normal(size=5))
+
+
+def close(found, expected) -> None:
+    for f, e in zip(jax.tree.leaves(found), jax.tree.leaves(expected), strict=True):
+        assert np.shape(f) == np.shape(e)
+        np.testing.assert_allclose(np.asarray(f), np.asarray(e), rtol=RTOL, atol=1e-13)
+
+
+def loss(f):
+    """The scalar loss of energy: e after the call, from x and w."""
+    return lambda x, w: f(0.25, x, w)[0]
+
+
+def test_call_returns_every_argument_updated():
+    found = rv.to_jax(energy)(0.25, X, 1.5)
+    assert len(found) == 3 and all(isinstance(v, jax.Array) for v in found)
+    close(found, energy_jax(0.25, X, 1.5))
+    close(jax.jit(rv.to_jax(energy))(0.25, X, 1.5), energy_jax(0.25, X, 1.5))
+
+
+def test_ordinary_returns_results_then_arguments():
+    found = jax.jit(rv.to_jax(relax), static_argnums=2)(U, 0.5, 3)
+    assert [v.dtype for v in found] == [jnp.float64, jnp.float64, jnp.float64, jnp.float64, jnp.int64]
+    close(found, relax_jax(U, 0.5, 3))
+
+
+def test_jit_grad_of_scalar_and_array():
+    grad = jax.jit(jax.grad(loss(rv.to_jax(energy)), argnums=(0, 1)))
+    close(grad(X, 1.5), jax.grad(loss(energy_jax), argnums=(0, 1))(X, 1.5))
+
+
+def test_grad_of_a_program_around_the_call():
+    """The revmlir function is one step of a bigger JAX program."""
+
+    def model(f, x, w):
+        e, x2, _ = f(0.0, jnp.sin(x) * w, w * w)
+        return jnp.log1p(e * e) + jnp.sum(x2)
+
+    f, ref = rv.to_jax(energy), energy_jax
+    close(
+        jax.jit(jax.grad(lambda x, w: model(f, x, w), argnums=(0, 1)))(X, 0.7),
+        jax.grad(lambda x, w: model(ref, x, w), argnums=(0, 1))(X, 0.7),
+    )
+
+
+def test_jvp():
+    tangents = (jnp.asarray(rng.normal(size=4)), 0.3)
+    found = jax.jvp(loss(rv.to_jax(energy)), (X, 1.5), tangents)
+    close(found, jax.jvp(loss(energy_jax), (X, 1.5), tangents))
+    close(jax.jit(lambda x, w, dx, dw: jax.jvp(loss(rv.to_jax(energy)), (x, w), (dx, dw)))(X, 1.5, *tangents), found)
+
+
+def test_jacobians_of_array_outputs():
+    f = rv.to_jax(affine)
+    args = (jnp.zeros(3), W, B, X)
+    for jacobian in (jax.jacfwd, jax.jacrev):
+        found = jax.jit(jacobian(lambda W, x: f(args[0], W, args[2], x)[0], argnums=(0, 1)))(W, X)
+        close(found, jacobian(lambda W, x: affine_jax(args[0], W, args[2], x)[0], argnums=(0, 1))(W, X))
+
+
+def test_vmap_of_call_and_of_grad():
+    xs = jnp.asarray(rng.normal(size=(6, 4)))
+    f = loss(rv.to_jax(energy))
+    close(jax.vmap(f, in_axes=(0, None))(xs, 1.5), jax.vmap(loss(energy_jax), in_axes=(0, None))(xs, 1.5))
+    ws = jnp.linspace(0.5, 1.0, 6)
+    found = jax.jit(jax.vmap(jax.grad(f, argnums=(0, 1))))(xs, ws)
+    close(found, jax.vmap(jax.grad(loss(energy_jax), argnums=(0, 1)))(xs, ws))
+
+
+def test_grad_of_vmap_and_nested_vmaps():
+    """A batch of a batch merges into one leading axis; the tangent and
+    cotangent primitives stay transposable under it."""
+    xs = jnp.asarray(rng.normal(size=(2, 3, 4)))
+    f, ref = loss(rv.to_jax(energy)), loss(energy_jax)
+
+    def total(g):
+        batched = jax.vmap(jax.vmap(g, in_axes=(0, None)), in_axes=(0, None))
+        return lambda xs, w: jnp.sum(jnp.sin(batched(xs, w)))
+
+    close(jax.jit(jax.grad(total(f), argnums=(0, 1)))(xs, 1.5), jax.grad(total(ref), argnums=(0, 1))(xs, 1.5))
+    close(jax.jacfwd(total(f), argnums=1)(xs, 1.5), jax.jacfwd(total(ref), argnums=1)(xs, 1.5))
+    rows = [jax.jacrev(jax.vmap(g, in_axes=(0, None)))(xs[0], 1.5) for g in (f, ref)]
+    close(rows[0], rows[1])
+
+
+def test_ordinary_reverse_mode():
+    f = rv.to_jax(relax)
+    for k in (0, 1):
+        found = jax.jit(jax.grad(lambda u, c: f(u, c, 3)[k], argnums=(0, 1)))(U, 0.5)
+        close(found, jax.grad(lambda u, c: relax_jax(u, c, 3)[k], argnums=(0, 1))(U, 0.5))
+    found = jax.jacrev(lambda u: f(u, 0.5, 2)[2])(U)
+    close(found, jax.jacrev(lambda u: relax_jax(u, 0.5, 2)[2])(U))
+    us = jnp.stack([U, 2 * U])
+    found = jax.vmap(jax.grad(lambda u: f(u, 0.5, 2)[0]))(us)
+    close(found, jax.vmap(jax.grad(lambda u: relax_jax(u, 0.5, 2)[0]))(us))
+
+
+def test_inputs_are_left_alone():
+    x = np.array([1.0, 2.0])
+    found = rv.to_jax(relax)(x, 0.5, 2)
+    assert np.all(x == [1.0, 2.0]) and not np.allclose(found[2], x)
+
+
+# -- errors ----------------------------------------------------------------------
+
+
+def test_not_a_revmlir_function():
+    with pytest.raises(TypeError, match=r"rv.to_jax expects a @rv.reversible or @rv.ordinary function"):
+        rv.to_jax(jnp.sin)
+    with pytest.raises(TypeError, match=r"rv.to_jax expects"):
+        rv.to_jax(~energy)
+
+
+def test_wrong_dtype_and_count():
+    with pytest.raises(TypeError, match=r"rv.to_jax\(energy\): argument 'x' has dtype complex128"):
+        jax.jit(rv.to_jax(energy))(0.0, X.astype(jnp.complex128), 1.0)
+    with pytest.raises(TypeError, match=r"rv.to_jax\(energy\) takes 3 argument\(s\) \(e, x, w\), got 2"):
+        rv.to_jax(energy)(0.0, X)
+
+
+def test_wrong_rank_is_reported_at_the_user_line_when_tracing():
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"interop_programs.py:\d+:\d+: 'W' has no dimension 1"):
+        jax.jit(rv.to_jax(affine))(jnp.zeros(3), B, B, X)
+
+
+def test_grad_with_respect_to_an_integer():
+    f = rv.to_jax(relax)
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+        jax.grad(lambda steps: f(U, 0.5, steps)[0])(3)
+
+
+def test_forward_mode_of_an_ordinary_function():
+    f = rv.to_jax(relax)
+    with pytest.raises(NotImplementedError, match=r"forward-mode derivatives of @rv.ordinary"):
+        jax.jvp(lambda u: f(u, 0.5, 2)[0], (U,), (U,))
+
+
+def test_second_derivatives():
+    with pytest.raises(NotImplementedError, match=r"rv.to_jax\(energy\): second derivatives are not supported"):
+        jax.hessian(loss(rv.to_jax(energy)))(X, 1.5)

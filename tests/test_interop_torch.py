@@ -1,0 +1,154 @@
+"""``rv.to_torch``: revmlir functions inside PyTorch programs, checked
+against PyTorch's own derivatives of the same math (``torch.autograd``,
+forward AD and ``torch.func``)."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+
+from interop_programs import (
+    affine, affine_reference, energy, energy_reference, relax, relax_reference,
+)
+
+torch = pytest.importorskip("torch")
+pytestmark = [
+    pytest.mark.torch,
+    # torch.func's first use scripts a helper, which torch itself deprecates
+    pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning"),
+]
+
+RTOL = 1e-10
+
+energy_torch = partial(energy_reference, torch)
+affine_torch = partial(affine_reference, torch)
+relax_torch = partial(relax_reference, torch)
+
+rng = np.random.default_rng(3)
+X = torch.from_numpy(rng.normal(size=4))
+W = torch.from_numpy(rng.normal(size=(3, 4)))
+B = torch.from_numpy(rng.normal(size=3))
+U = torch.from_numpy(rng.normal(size=5))
+
+
+def close(found, expected) -> None:
+    found = found if isinstance(found, tuple | list) else (found,)
+    expected = expected if isinstance(expected, tuple | list) else (expected,)
+    assert len(found) == len(expected)
+    for f, e in zip(found, expected):
+        assert tuple(f.shape) == tuple(e.shape)
+        np.testing.assert_allclose(f.detach().numpy(), e.detach().numpy(), rtol=RTOL, atol=1e-13)
+
+
+def loss(f):
+    return lambda x, w: f(torch.tensor(0.25, dtype=torch.float64), x, w)[0]
+
+
+def test_call_returns_every_argument_updated_and_leaves_inputs_alone():
+    x = X.clone()
+    found = rv.to_torch(energy)(0.25, x, 1.5)
+    close(found, energy_torch(torch.tensor(0.25), X, torch.tensor(1.5, dtype=torch.float64)))
+    found[1][0] = 100.0  # a result of its own, not a view of x
+    assert torch.equal(x, X)
+
+
+def test_ordinary_returns_results_then_arguments():
+    u = U.clone()
+    found = rv.to_torch(relax)(u, 0.5, 3)
+    assert [t.dtype for t in found] == [torch.float64, torch.float64, torch.float64, torch.float64, torch.int64]
+    close(found, relax_torch(U, torch.tensor(0.5, dtype=torch.float64), torch.tensor(3)))
+    assert torch.equal(u, U)
+
+
+def test_autograd_grad():
+    x, w = X.clone().requires_grad_(), torch.tensor(1.5, dtype=torch.float64, requires_grad=True)
+    found = torch.autograd.grad(loss(rv.to_torch(energy))(x, w), (x, w))
+    close(found, torch.autograd.grad(loss(energy_torch)(x, w), (x, w)))
+
+
+def test_backward_through_a_model_around_the_call():
+    def model(f, x, w):
+        e, x2, _ = f(torch.tensor(0.0, dtype=torch.float64), torch.sin(x) * w, w * w)
+        return torch.log1p(e * e) + torch.sum(x2)
+
+    grads = []
+    for f in (rv.to_torch(energy), energy_torch):
+        x, w = X.clone().requires_grad_(), torch.tensor(0.7, dtype=torch.float64, requires_grad=True)
+        model(f, x, w).backward()
+        grads.append((x.grad, w.grad))
+    close(*grads)
+
+
+def test_forward_mode():
+    tangents = (torch.from_numpy(rng.normal(size=4)), torch.tensor(0.3, dtype=torch.float64))
+    w = torch.tensor(1.5, dtype=torch.float64)
+    found = torch.func.jvp(loss(rv.to_torch(energy)), (X, w), tangents)
+    close(found, torch.func.jvp(loss(energy_torch), (X, w), tangents))
+    import torch.autograd.forward_ad as fwAD
+
+    with fwAD.dual_level():
+        out = rv.to_torch(energy)(0.25, fwAD.make_dual(X, tangents[0]), fwAD.make_dual(w, tangents[1]))
+        close(fwAD.unpack_dual(out[0]).tangent, found[1])
+
+
+def test_jacobians_of_array_outputs():
+    f, y = rv.to_torch(affine), torch.zeros(3, dtype=torch.float64)
+    for jacobian in (torch.func.jacfwd, torch.func.jacrev):
+        found = jacobian(lambda W, x: f(y, W, B, x)[0], argnums=(0, 1))(W, X)
+        close(found, jacobian(lambda W, x: affine_torch(y, W, B, x)[0], argnums=(0, 1))(W, X))
+
+
+def test_vmap_and_grad():
+    xs, w = torch.from_numpy(rng.normal(size=(5, 4))), torch.tensor(1.5, dtype=torch.float64)
+    f = loss(rv.to_torch(energy))
+    close(torch.func.vmap(f, in_dims=(0, None))(xs, w), torch.func.vmap(loss(energy_torch), in_dims=(0, None))(xs, w))
+    found = torch.func.vmap(torch.func.grad(f), in_dims=(0, None))(xs, w)
+    close(found, torch.func.vmap(torch.func.grad(loss(energy_torch)), in_dims=(0, None))(xs, w))
+
+
+def test_ordinary_reverse_mode():
+    u, c = U.clone().requires_grad_(), torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    found = torch.autograd.grad(rv.to_torch(relax)(u, c, 3)[0], (u, c))
+    close(found, torch.autograd.grad(relax_torch(u, c, 3)[0], (u, c)))
+    found = torch.func.jacrev(lambda u: rv.to_torch(relax)(u, 0.5, 2)[2])(U)
+    close(found, torch.func.jacrev(lambda u: relax_torch(u, 0.5, 2)[2])(U))
+
+
+# -- errors ----------------------------------------------------------------------
+
+
+def test_not_a_revmlir_function():
+    with pytest.raises(TypeError, match=r"rv.to_torch expects a @rv.reversible or @rv.ordinary function"):
+        rv.to_torch(torch.sin)
+
+
+def test_wrong_dtype_and_rank():
+    with pytest.raises(TypeError, match=r"rv.to_torch: argument 'x' has dtype torch.complex128"):
+        rv.to_torch(energy)(0.0, X.to(torch.complex128), 1.0)
+    with pytest.raises(TypeError, match=r"rv.to_torch: argument 'x' has dtype torch.float16"):
+        rv.to_torch(energy)(0.0, X.to(torch.float16), 1.0)
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"interop_programs.py:\d+:\d+: 'W' has no dimension 1"):
+        rv.to_torch(affine)(torch.zeros(3, dtype=torch.float64), B, B, X)
+
+
+def test_integer_arguments_carry_no_gradient():
+    steps = torch.tensor(3)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point"):
+        steps.requires_grad_()
+    out = rv.to_torch(relax)(U, 0.5, steps)
+    assert not out[4].requires_grad
+
+
+def test_forward_mode_of_an_ordinary_function():
+    with pytest.raises(NotImplementedError, match=r"forward-mode derivatives of @rv.ordinary"):
+        torch.func.jvp(lambda u: rv.to_torch(relax)(u, 0.5, 2)[0], (U,), (U,))
+
+
+def test_second_derivatives():
+    w = torch.tensor(1.5, dtype=torch.float64)
+    with pytest.raises(NotImplementedError, match=r"rv.to_torch\(energy\): second derivatives are not supported"):
+        torch.func.hessian(loss(rv.to_torch(energy)))(X, w)
