@@ -11,7 +11,9 @@ Conventions (see docs/writing-a-pass.md, "Documentation conventions"):
   lit instead (with the passes defined in docs/writing-a-pass.md known to
   ``rev-opt``);
 - a ```python block preceded by ``<!-- test -->`` is executed; the tested
-  blocks of one document share a namespace, in order;
+  blocks of one document share a namespace, in order; one preceded by
+  ``<!-- test torch -->`` needs PyTorch: the torch blocks of a document run
+  on their own, in a namespace of their own, where torch is importable;
 - a ```console block preceded by ``<!-- test -->`` is a transcript: each
   ``$ command`` runs in the repository root and must print exactly the lines
   that follow it (stdout and stderr together).
@@ -61,6 +63,8 @@ class CodeBlock:
     lang: str
     text: str
     tested: bool
+    torch: bool = False
+    """Needs PyTorch (``<!-- test torch -->``)."""
 
     @property
     def id(self) -> str:
@@ -95,6 +99,7 @@ def _blocks() -> list[CodeBlock]:
                     lang=match.group(1),
                     text="\n".join(lines[start:end]) + "\n",
                     tested=previous == "<!-- test -->",
+                    torch=previous == "<!-- test torch -->",
                 )
             )
             i = end + 1
@@ -248,20 +253,33 @@ def test_lit_example_passes(block: CodeBlock, tmp_path: Path):
                                         and b.tested for b in BLOCKS)]
 )
 def test_python_examples_run(doc: str, monkeypatch: pytest.MonkeyPatch):
+    _run_python([b for b in BLOCKS if b.doc == doc and b.lang == "python" and b.tested], doc, monkeypatch)
+
+
+@pytest.mark.torch
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("doc", sorted({b.doc for b in BLOCKS if b.lang == "python" and b.torch}))
+def test_python_torch_examples_run(doc: str, monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("torch")
+    _run_python([b for b in BLOCKS if b.doc == doc and b.lang == "python" and b.torch], doc, monkeypatch)
+
+
+def _run_python(blocks: list[CodeBlock], doc: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run ``blocks`` in order in one namespace, reporting errors at their
+    lines in the document."""
     monkeypatch.chdir(ROOT)
     # A real module, so that dataclasses and pickling can find it.
     module = types.ModuleType(f"docs_{doc.replace('-', '_').replace('.', '_')}")
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    for block in BLOCKS:
-        if block.doc == doc and block.lang == "python" and block.tested:
-            code = compile(
-                "\n" * (block.line - 1) + block.text,
-                str(DOCS / doc),
-                "exec",
-                dont_inherit=True,
-            )
-            with contextlib.redirect_stdout(io.StringIO()):
-                exec(code, module.__dict__)
+    for block in blocks:
+        code = compile(
+            "\n" * (block.line - 1) + block.text,
+            str(DOCS / doc),
+            "exec",
+            dont_inherit=True,
+        )
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(code, module.__dict__)
 
 
 def test_worked_example_is_tested():
