@@ -8,10 +8,17 @@ reversible programs use, on xDSL's interpreter framework.
 
 Calls return every argument, updated: scalars by value, arrays (numpy,
 updated in place) as the same objects.
+
+An interpreter may be shared between threads: it runs one call at a time
+(a lock per interpreter), since xDSL's interpreter keeps one scope of SSA
+values and the runtime one stack of frames, borrowed elements and counters
+per module.  A reference interpreter is not where parallel speed comes from;
+several threads that need it in parallel use one interpreter each.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -45,6 +52,7 @@ class RevInterpreter(Backend):
     def __init__(self, module: ModuleOp, *, tolerance: float = DEFAULT_TOLERANCE):
         self.module = module
         self.runtime = Runtime(tolerance=tolerance)
+        self._lock = threading.RLock()
         self._interpreter = RuntimeInterpreter(module, self.runtime)
         for functions in (
             RevFunctions(),
@@ -78,9 +86,10 @@ class RevInterpreter(Backend):
         return self.runtime.live_ancillas
 
     def reset_counters(self) -> None:
-        self.runtime.counters.clear()
-        self.runtime.peak_live_ancillas = self.runtime.live_ancillas
-        self.runtime.peak_snapshots = self.runtime.live_snapshots
+        with self._lock:
+            self.runtime.counters.clear()
+            self.runtime.peak_live_ancillas = self.runtime.live_ancillas
+            self.runtime.peak_snapshots = self.runtime.live_snapshots
 
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
@@ -88,18 +97,23 @@ class RevInterpreter(Backend):
         from revmlir.lowering.rev_to_std import ERROR_SLOT, check_error_slot
 
         slot = np.zeros(ERROR_SLOT.get_shape()[0], dtype=np.int64)
-        scope = self._interpreter._ctx
-        try:
-            with np.errstate(all="ignore"):
-                results = self._interpreter.call_op(name, (*args, slot))
-        finally:
-            self._interpreter._ctx = scope
+        with self._lock:
+            scope = self._interpreter._ctx
+            try:
+                with np.errstate(all="ignore"):
+                    results = self._interpreter.call_op(name, (*args, slot))
+            finally:
+                self._interpreter._ctx = scope
         check_error_slot(self.module, slot.tolist(), name)
         return tuple(results)
 
     # -- implementation -------------------------------------------------------
 
     def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
+        with self._lock:
+            return self._execute_alone(func, values, backward)
+
+    def _execute_alone(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
         name = func.sym_name.data
         body = self.runtime.inverse_function(func) if backward else func
         scope = self._interpreter._ctx

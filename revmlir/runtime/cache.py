@@ -4,18 +4,35 @@ LLVM's optimisation and code generation are a large part of the first call
 of a reversible function, and they are a pure function of the LLVM IR text,
 the optimisation level, the kind of output (JIT or position-independent
 object), LLVM's version and the target (triple, CPU name and features).  The
-cache keys object files by a SHA-256 hash of exactly those, so a program that
-has not changed, on the same machine and LLVM, is loaded in well under a
-millisecond instead of being compiled again; anything else is a different key
-(entries are never stale, only unused).
+cache keys object files by a SHA-256 hash of exactly those (and revmlir's
+version), so a program that has not changed, on the same machine and LLVM,
+is loaded in well under a millisecond instead of being compiled again;
+anything else is a different key (entries are never stale, only unused).
 
-Entries live in ``$XDG_CACHE_HOME/revmlir`` (``~/.cache/revmlir`` when
-``XDG_CACHE_HOME`` is unset), one ``<key>.o`` per compiled module, written
-atomically (a temporary file, then a rename) so concurrent processes never
-read half an object.  ``REVMLIR_CACHE=0`` turns the cache off.  Clear it
-with ``python -m revmlir.runtime.cache --clear`` (or by deleting the
-directory); ``python -m revmlir.runtime.cache`` prints where it is and its
-size.
+An entry is machine code that this process will run, so it is loaded only
+when it is provably the object this user's revmlir stored under that key:
+
+* The directory, ``$XDG_CACHE_HOME/revmlir`` (``~/.cache/revmlir`` when
+  ``XDG_CACHE_HOME`` is unset), is created with mode 0700 and used only while
+  it is a real directory (not a symbolic link) owned by this user and not
+  writable by group or others; otherwise the cache is off for the process,
+  with a ``CacheWarning``, and everything is compiled as if it were disabled.
+* Every file is opened relative to that directory without following
+  symbolic links, and only a regular file owned by this user is read.
+* Each entry starts with an HMAC-SHA-256, under a random per-user secret kept
+  in the directory (``secret``, mode 0600), of its key and its object.  A
+  truncated, empty, corrupt, swapped or foreign entry fails the check, is
+  deleted and compiled again; LLVM never sees it.
+* Entries are written to a temporary file and renamed into place, so
+  concurrent processes never read half an object; the temporary file is
+  removed when the write fails.
+* The directory holds at most ``REVMLIR_CACHE_MAX_MB`` megabytes (256 by
+  default): after each store the least recently used entries (by
+  modification time, which a hit renews) are deleted.
+
+``REVMLIR_CACHE=0`` turns the cache off.  Clear it with ``python -m
+revmlir.runtime.cache --clear`` (or by deleting the directory); ``python -m
+revmlir.runtime.cache`` prints where it is and its size.
 
 Only LLVM's work is cached: the Python passes that produce the LLVM IR run on
 every first call, since their output is the key.
@@ -24,18 +41,44 @@ every first call, since their output is the key.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
+import hmac
+import importlib.metadata
 import os
-import tempfile
-from collections.abc import Sequence
+import secrets
+import stat
+import time
+import warnings
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
 
 ENABLE_ENV = "REVMLIR_CACHE"
-FORMAT = "revmlir-object-cache-1"
-"""Part of every key: bump it when what an entry holds changes."""
+MAX_MB_ENV = "REVMLIR_CACHE_MAX_MB"
+DEFAULT_MAX_MB = 256.0
+FORMAT = "revmlir-object-cache-2"
+"""Part of every key and every entry's header: bump it when what an entry
+holds changes."""
+
+SUFFIX = ".o"
+SECRET = "secret"
+_TEMPORARY = ".tmp"
+_MAGIC = FORMAT.encode() + b"\0"
+_DIGEST = hashlib.sha256().digest_size
+_SECRET_BYTES = 32
+_STALE_TEMPORARY_S = 3600.0
+"""A temporary file this old belongs to a process that died mid-write."""
+
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+"""Never through a link, and never blocked on a FIFO planted as an entry."""
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class CacheWarning(UserWarning):
+    """The cache cannot be used safely and is off for this process."""
 
 
 def directory() -> Path | None:
@@ -46,10 +89,18 @@ def directory() -> Path | None:
     return Path(base) / "revmlir"
 
 
+def _revmlir_version() -> str:
+    try:
+        return importlib.metadata.version("revmlir")
+    except importlib.metadata.PackageNotFoundError:
+        return "unversioned"
+
+
 def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str:
     """The entry name for compiling ``text`` for a target."""
     parts = [
         FORMAT,
+        _revmlir_version(),
         llvmlite.__version__,
         ".".join(map(str, llvm.llvm_version_info)),
         triple,
@@ -62,35 +113,198 @@ def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: s
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def load(name: str) -> bytes | None:
-    """The cached object called ``name``, if there is one."""
+def max_bytes() -> int:
+    """The size bound from ``REVMLIR_CACHE_MAX_MB``; a value that is not a
+    positive number is reported and the default used."""
+    text = os.environ.get(MAX_MB_ENV)
+    megabytes = DEFAULT_MAX_MB
+    if text is not None:
+        try:
+            megabytes = float(text)
+            if not megabytes > 0 or megabytes == float("inf"):
+                raise ValueError
+        except ValueError:
+            warnings.warn(
+                f"{MAX_MB_ENV}={text!r} is not a positive number of megabytes; "
+                f"using {DEFAULT_MAX_MB:g}",
+                CacheWarning,
+                stacklevel=2,
+            )
+            megabytes = DEFAULT_MAX_MB
+    return int(megabytes * 1024 * 1024)
+
+
+def _refuse(where: Path, why: str) -> None:
+    warnings.warn(
+        f"not using the compiled-code cache {where}: {why}; compiling without it",
+        CacheWarning,
+        stacklevel=4,
+    )
+
+
+@contextlib.contextmanager
+def _opened(create: bool) -> Iterator[int | None]:
+    """A descriptor of the cache directory, or None when it is off, missing
+    (and not to be created) or not safe to use (reported once per reason)."""
     where = directory()
     if where is None:
-        return None
+        yield None
+        return
     try:
-        return (where / f"{name}.o").read_bytes()
+        if create:
+            where.parent.mkdir(parents=True, exist_ok=True)
+            with contextlib.suppress(FileExistsError):
+                where.mkdir(mode=0o700)
+        descriptor = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        if where.is_symlink():
+            _refuse(where, "it is a symbolic link")
+        yield None  # a cache that cannot be made is no cache (read-only home)
+        return
+    try:
+        info = os.fstat(descriptor)
+        if info.st_uid != os.geteuid():
+            _refuse(where, f"it is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
+            yield None
+        elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+            _refuse(where, f"others can write to it (mode {stat.S_IMODE(info.st_mode):04o})")
+            yield None
+        else:
+            yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def _read(name: str, folder: int, private: bool = False) -> bytes | None:
+    """The whole of a regular file of this user in the directory (that only
+    this user can read, if ``private``)."""
+    try:
+        descriptor = os.open(name, _READ, dir_fd=folder)
     except OSError:
         return None
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(descriptor)
+        shared = info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+        if info.st_uid != os.geteuid() or not stat.S_ISREG(info.st_mode) or (private and shared):
+            return None
+        return file.read()
+
+
+def _write(name: str, data: bytes, folder: int, replace: bool = True) -> None:
+    """Put ``data`` under ``name`` atomically: a temporary file renamed into
+    place (or, unless ``replace``, linked there if nothing is), removed
+    whatever happens."""
+    temporary = f".{name}.{secrets.token_hex(8)}{_TEMPORARY}"
+    descriptor = os.open(temporary, _CREATE, 0o600, dir_fd=folder)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(data)
+        if replace:
+            os.replace(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
+        else:
+            with contextlib.suppress(FileExistsError):
+                os.link(temporary, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder)
+
+
+def _secret(folder: int, create: bool) -> bytes | None:
+    """This user's HMAC key, made on first use.  One that is not a private
+    file of the right size is replaced when storing (the entries sealed with
+    it then fail their check and are compiled again)."""
+    data = _read(SECRET, folder, private=True)
+    if data is not None and len(data) == _SECRET_BYTES:
+        return data
+    if not create:
+        return None
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(SECRET, dir_fd=folder)
+    # linked, not renamed: a secret another process made meanwhile stays
+    _write(SECRET, secrets.token_bytes(_SECRET_BYTES), folder, replace=False)
+    return _secret(folder, create=False)
+
+
+def _seal(secret: bytes, name: str, data: bytes) -> bytes:
+    return hmac.new(secret, name.encode() + b"\0" + data, hashlib.sha256).digest()
+
+
+def _unseal(secret: bytes, name: str, entry: bytes) -> bytes | None:
+    """The object in an entry, or None unless its header, length and MAC
+    are exactly what storing it under ``name`` produced."""
+    header = len(_MAGIC) + _DIGEST + 8
+    if len(entry) < header or not entry.startswith(_MAGIC):
+        return None
+    mac = entry[len(_MAGIC) : len(_MAGIC) + _DIGEST]
+    length = int.from_bytes(entry[header - 8 : header], "little")
+    data = entry[header:]
+    if length != len(data) or not hmac.compare_digest(mac, _seal(secret, name, data)):
+        return None
+    return data
+
+
+def load(name: str) -> bytes | None:
+    """The cached object called ``name``, if there is one that passes the
+    integrity check; an entry that fails it is deleted."""
+    with _opened(create=False) as folder:
+        if folder is None:
+            return None
+        entry = _read(name + SUFFIX, folder)
+        if entry is None:
+            return None
+        secret = _secret(folder, create=False)
+        data = _unseal(secret, name, entry) if secret is not None else None
+        with contextlib.suppress(OSError):
+            if data is None:
+                os.unlink(name + SUFFIX, dir_fd=folder)
+            else:
+                os.utime(name + SUFFIX, dir_fd=folder)  # recently used
+        return data
 
 
 def store(name: str, data: bytes) -> None:
-    """Keep an object; a cache that cannot be written is no cache, not an
-    error (read-only home, full disk)."""
-    where = directory()
-    if where is None:
-        return
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=where, suffix=".tmp", delete=False) as file:
-            file.write(data)
-        os.replace(file.name, where / f"{name}.o")
-    except OSError:
-        return
+    """Keep an object, then bound the cache's size; a cache that cannot be
+    written is no cache, not an error (read-only home, full disk)."""
+    with _opened(create=True) as folder:
+        if folder is None:
+            return
+        try:
+            secret = _secret(folder, create=True)
+            if secret is None:
+                return
+            header = _MAGIC + _seal(secret, name, data) + len(data).to_bytes(8, "little")
+            _write(name + SUFFIX, header + data, folder)
+            _evict(folder, max_bytes(), keep=name + SUFFIX)
+        except OSError:
+            return
+
+
+def _evict(folder: int, limit: int, keep: str) -> None:
+    """Delete the least recently used entries until the rest fit in
+    ``limit`` bytes (the newest entry stays even if it alone is larger), and
+    temporary files of writers that died."""
+    now = time.time()
+    found: list[tuple[float, int, str]] = []
+    for name in os.listdir(folder):
+        with contextlib.suppress(OSError):
+            info = os.stat(name, dir_fd=folder, follow_symlinks=False)
+            if name.endswith(_TEMPORARY) and now - info.st_mtime > _STALE_TEMPORARY_S:
+                os.unlink(name, dir_fd=folder)
+            elif name.endswith(SUFFIX):
+                found.append((info.st_mtime, info.st_size, name))
+    total = sum(size for _, size, _ in found)
+    for _, size, name in sorted(found):
+        if total <= limit:
+            return
+        if name != keep:
+            with contextlib.suppress(OSError):
+                os.unlink(name, dir_fd=folder)
+                total -= size
 
 
 def entries() -> list[Path]:
     where = directory()
-    return sorted(where.glob("*.o")) if where is not None and where.is_dir() else []
+    return sorted(where.glob("*" + SUFFIX)) if where is not None and where.is_dir() else []
 
 
 def clear() -> int:

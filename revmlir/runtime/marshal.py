@@ -27,6 +27,7 @@ import enum
 import functools
 import logging
 import sys
+import sysconfig
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,10 +135,13 @@ def _llvm_ir(layout: ObjectLayout) -> str:
     returns how many arguments it left to Python; when it stored them all,
     it also checks the arrays for overlaps (``Extents``) and returns
     ``-2 - (i·n + j)`` for the first overlapping pair of which one is
-    written."""
+    written.  Its first line names the Python and numpy ABI it was made
+    for: the offsets it reads are checked in this process only, so the text
+    (the disk cache's key) must differ wherever they might."""
     declarations = "\n".join(f"declare {signature}" for signature in _C_API.values())
     row = f"mul i64 %i, {ROW_WORDS}"
-    return f"""
+    abi = f"{sys.implementation.name} {sys.hexversion:#x} {sysconfig.get_config_var('SOABI')}"
+    return f"""; for {abi}, numpy {np.__version__}
 {declarations}
 {_DISTINCT_IR}
 

@@ -1,0 +1,257 @@
+"""The disk cache loads only what this user's revmlir stored under a key:
+swapped, truncated, empty, garbage or bit-flipped entries are misses that
+are compiled again (LLVM never sees them), a directory or entry that others
+could have planted is not used, and the cache stays within its size bound."""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from revmlir.parsing import parse_module
+from revmlir.runtime import cache, jit, marshal
+from revmlir.runtime.native import NativeModule
+
+F = """
+rev.func @f(%y: f64, %a: f64, %b: f64) {
+  %t = arith.mulf %a, %b : f64
+  %y1 = rev.add %y, %t : f64
+  rev.return %y1, %a, %b : f64, f64, f64
+}
+"""
+G = F.replace("arith.mulf", "arith.addf")
+H = F.replace("arith.mulf", "arith.subf")
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    marshal.marshaller()  # compiled once per process: not one of the entries here
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
+    monkeypatch.delenv(cache.MAX_MB_ENV, raising=False)
+    return tmp_path / "revmlir"
+
+
+class LLVMRuns:
+    """Counts the modules LLVM optimises, i.e. the cache's misses."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch):
+        self.count = 0
+        optimize = jit.optimize
+
+        def counted(*args: object) -> object:
+            self.count += 1
+            return optimize(*args)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(jit, "optimize", counted)
+
+
+@pytest.fixture
+def llvm_runs(monkeypatch: pytest.MonkeyPatch) -> LLVMRuns:
+    return LLVMRuns(monkeypatch)
+
+
+def f_of(text: str) -> float:
+    return NativeModule.compile(parse_module(text)).call("f", 0.0, 3.0, 5.0)[0]
+
+
+def entry_of(text: str, where: Path) -> Path:
+    """Compile ``text`` into the cache and return its (new) entry."""
+    before = set(where.glob("*.o")) if where.exists() else set()
+    f_of(text)
+    (entry,) = set(where.glob("*.o")) - before
+    return entry
+
+
+def test_swapped_entries_are_rebuilt_not_run(cache_home: Path, llvm_runs: LLVMRuns):
+    f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
+    f_bytes, g_bytes = f_entry.read_bytes(), g_entry.read_bytes()
+    f_entry.write_bytes(g_bytes)
+    g_entry.write_bytes(f_bytes)
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0 and f_of(G) == 8.0
+    assert llvm_runs.count == runs + 2  # both were misses
+    assert f_entry.read_bytes() == f_bytes and g_entry.read_bytes() == g_bytes
+
+
+def _truncated(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _flip_in_object(data: bytes) -> bytes:
+    flipped = bytearray(data)
+    flipped[len(data) - 100] ^= 0x10
+    return bytes(flipped)
+
+
+def _flip_in_header(data: bytes) -> bytes:
+    flipped = bytearray(data)
+    flipped[len(cache.FORMAT) + 5] ^= 0x01
+    return bytes(flipped)
+
+
+def _bare_object(data: bytes) -> bytes:
+    """What the previous cache stored: the object without its seal."""
+    return data[data.index(b"\x7fELF") :]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _truncated,
+        lambda data: b"",
+        lambda data: os.urandom(len(data)),
+        _flip_in_object,
+        _flip_in_header,
+        _bare_object,
+        lambda data: data + b"\0",
+    ],
+    ids=["truncated", "empty", "garbage", "flipped-object-bit", "flipped-header-bit", "unsealed", "appended"],
+)
+def test_a_damaged_entry_is_a_miss_and_rebuilt(cache_home: Path, llvm_runs: LLVMRuns, damage):
+    entry = entry_of(F, cache_home)
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0
+    assert llvm_runs.count == runs + 1
+    assert entry.read_bytes() == good
+    assert f_of(F) == 15.0 and llvm_runs.count == runs + 1  # the rebuilt entry is a hit
+
+
+def test_entries_of_another_secret_are_misses(cache_home: Path, llvm_runs: LLVMRuns):
+    entry = entry_of(F, cache_home)
+    (cache_home / cache.SECRET).write_bytes(os.urandom(32))
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0 and llvm_runs.count == runs + 1
+    assert entry.exists()
+
+
+def test_a_shared_secret_is_replaced(cache_home: Path, llvm_runs: LLVMRuns):
+    entry_of(F, cache_home)
+    secret = cache_home / cache.SECRET
+    old = secret.read_bytes()
+    secret.chmod(0o644)
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0 and llvm_runs.count == runs + 1
+    assert secret.read_bytes() != old and stat.S_IMODE(secret.stat().st_mode) == 0o600
+
+
+def test_a_symlinked_entry_is_not_followed(cache_home: Path, tmp_path: Path, llvm_runs: LLVMRuns):
+    f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
+    planted = tmp_path / "planted.o"
+    planted.write_bytes(g_entry.read_bytes())
+    f_entry.unlink()
+    f_entry.symlink_to(planted)
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0 and llvm_runs.count == runs + 1
+    assert not f_entry.is_symlink() and planted.read_bytes() == g_entry.read_bytes()
+
+
+def test_a_fifo_entry_does_not_block(cache_home: Path, llvm_runs: LLVMRuns):
+    entry = entry_of(F, cache_home)
+    entry.unlink()
+    os.mkfifo(entry)
+    assert f_of(F) == 15.0
+    assert stat.S_ISREG(entry.stat().st_mode)
+
+
+def test_a_symlinked_directory_is_refused(cache_home: Path, tmp_path: Path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    cache_home.symlink_to(elsewhere)
+    with pytest.warns(cache.CacheWarning, match="symbolic link"):
+        assert f_of(F) == 15.0
+    assert list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("mode", [0o777, 0o770, 0o702])
+def test_a_directory_others_can_write_is_refused(cache_home: Path, mode: int):
+    cache_home.mkdir()
+    cache_home.chmod(mode)
+    with pytest.warns(cache.CacheWarning, match=f"others can write to it \\(mode {mode:04o}\\)"):
+        assert f_of(F) == 15.0
+    assert list(cache_home.iterdir()) == []
+
+
+def test_a_directory_of_another_user_is_refused(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    cache_home.mkdir(mode=0o700)
+    monkeypatch.setattr(os, "geteuid", lambda: os.stat(cache_home).st_uid + 1)
+    with pytest.warns(cache.CacheWarning, match="owned by user"):
+        assert f_of(F) == 15.0
+    assert list(cache_home.iterdir()) == []
+
+
+def test_the_directory_is_private_whatever_the_umask(cache_home: Path):
+    previous = os.umask(0)
+    try:
+        f_of(F)
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE(cache_home.stat().st_mode) == 0o700
+    for file in cache_home.iterdir():
+        assert stat.S_IMODE(file.stat().st_mode) == 0o600, file.name
+
+
+def test_a_failed_write_leaves_no_temporary_file(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    def full_disk(*args: object, **kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    assert f_of(F) == 15.0
+    assert [path.name for path in cache_home.iterdir()] == [cache.SECRET]
+
+
+def test_stale_temporary_files_are_removed(cache_home: Path):
+    f_of(F)
+    stale, fresh = cache_home / ".dead.tmp", cache_home / ".writing.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"half an object")
+    os.utime(stale, (0, 0))
+    f_of(G)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_least_recently_used_entries_are_evicted(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: LLVMRuns
+):
+    f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
+    os.utime(f_entry, (1000, 1000))
+    os.utime(g_entry, (2000, 2000))
+    assert f_of(F) == 15.0  # a hit makes f the most recently used
+    assert f_entry.stat().st_mtime > 2000
+    size = max(f_entry.stat().st_size, g_entry.stat().st_size)
+    monkeypatch.setenv(cache.MAX_MB_ENV, str(2.5 * size / 2**20))
+    h_entry = entry_of(H, cache_home)
+    assert f_entry.exists() and h_entry.exists() and not g_entry.exists()
+    total = sum(path.stat().st_size for path in cache_home.glob("*.o"))
+    assert total <= 2.5 * size
+
+
+def test_an_entry_larger_than_the_bound_is_still_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(cache.MAX_MB_ENV, "1e-6")
+    f_entry = entry_of(F, cache_home)
+    g_entry = entry_of(G, cache_home)
+    assert g_entry.exists() and not f_entry.exists()
+
+
+@pytest.mark.parametrize("value", ["lots", "0", "-5", "inf", "nan"])
+def test_a_bad_size_bound_is_reported(monkeypatch: pytest.MonkeyPatch, value: str):
+    monkeypatch.setenv(cache.MAX_MB_ENV, value)
+    with pytest.warns(cache.CacheWarning, match=f"{cache.MAX_MB_ENV}='{value}' is not a positive number"):
+        assert cache.max_bytes() == cache.DEFAULT_MAX_MB * 2**20
+
+
+def test_the_marshaller_is_keyed_by_the_python_and_numpy_abi():
+    layout = marshal.ObjectLayout.probe()
+    assert layout is not None
+    first_line = marshal._llvm_ir(layout).splitlines()[0]
+    assert f"{sys.hexversion:#x}" in first_line
+    assert sysconfig.get_config_var("SOABI") in first_line
+    assert f"numpy {np.__version__}" in first_line
