@@ -216,3 +216,14 @@ def test_a_malformed_annotation_fails(capsys, tmp_path: Path):
     status, _, err = verify(capsys, tmp_path, "// expected-error@below {{m}}")
     assert status == 1
     assert err == "input.mlir:1:4: error: no line below to annotate\n"
+
+
+def test_a_failure_without_a_location_is_expected_at_unknown(capsys, tmp_path: Path):
+    program = "rev.func @f(%x: f64) {\n  rev.return %x : f64\n}\n"
+    annotated = program + "// expected-error@unknown {{no rev.func named @g in the module}}\n"
+    args = ("-p", "rev-invert{functions=g}")
+    assert verify(capsys, tmp_path, annotated, *args)[:2] == (0, "")
+    status, _, err = verify(capsys, tmp_path, program, *args)
+    assert (status, err) == (
+        1, "input.mlir: error: unexpected error: no rev.func named @g in the module\n"
+    )

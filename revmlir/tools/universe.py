@@ -14,11 +14,13 @@ from xdsl.universe import Universe
 from revmlir.dialects import get_all_dialects
 from revmlir.passes import get_all_passes
 
+_UPSTREAM = upstream_dialects()
+
 REVMLIR_UNIVERSE = Universe(
     all_dialects={
         name: factory
         for name, factory in get_all_dialects().items()
-        if name not in upstream_dialects()
+        if name not in _UPSTREAM
     },
     all_passes=get_all_passes(),
 )
