@@ -1,10 +1,13 @@
 """``rev-opt``: the revmlir pass driver, built on xDSL's ``xdsl-opt`` main.
 
 Differences from ``xdsl-opt``: it knows the revmlir dialects and passes,
-records ``file:line:col`` locations while parsing, and turns every failure into
-a one-line diagnostic on stderr with a non-zero exit code (with
-``--verify-diagnostics`` the diagnostic goes to stdout and the run goes on, so
-FileCheck can match it).
+records ``file:line:col`` locations while parsing, turns every failure into a
+one-line diagnostic on stderr with a non-zero exit code, and takes mlir-opt's
+spellings where users' fingers expect them: ``--pass-pipeline`` with
+``builtin.module(...)``, a flag per pass (``--rev-invert``,
+``--ad-adjoint=lanes=2``) applied in command-line order, ``-`` for stdin,
+``--mlir-print-*`` and a ``--verify-diagnostics`` that checks the input's
+``expected-*`` annotations (``revmlir.tools.verify_diagnostics``).
 """
 
 from __future__ import annotations
@@ -14,29 +17,122 @@ import dataclasses
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib.metadata import version
-from typing import IO
+from io import BytesIO, StringIO
+from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
+from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser
 from revmlir.passes import get_all_passes
+from revmlir.tools.verify_diagnostics import (
+    AnnotationError,
+    Diagnostic,
+    check,
+    read_diagnostic,
+    read_expectations,
+)
 
 TRACEBACK_ENV = "REVMLIR_TRACEBACK"
+STDIN = "-"
+
+
+@dataclass(frozen=True)
+class ChunkFailure:
+    """Why a chunk failed: its one-line diagnostic, and whether parsing failed
+    (``--parsing-diagnostics`` prints those and goes on)."""
+
+    diagnostic: str
+    parsing: bool
+
+
+class PipelineError(ValueError):
+    """A ``--pass-pipeline`` that cannot be read."""
+
+
+def module_pipeline(text: str) -> str:
+    """The comma-separated pass list of ``-p``/``--pass-pipeline`` text.
+
+    mlir-opt anchors its pipeline on the module, ``builtin.module(a, b{x=1})``;
+    xDSL's parser (``xdsl.utils.arg_spec.parse_pipeline``) reads the list
+    inside, without spaces after the commas. Nested pipelines
+    (``func.func(...)``) have no xDSL counterpart: every pass runs on the
+    module, so they are refused rather than run on more than they name.
+    """
+    text = text.strip()
+    anchor = "builtin.module("
+    if text.startswith(anchor):
+        if not text.endswith(")"):
+            raise PipelineError(f"'{anchor}' without its closing ')' in '{text}'")
+        text = text[len(anchor) : -1]
+    passes: list[str] = []
+    current: list[str] = []
+    depth = 0
+    quoted = False
+    for char in text:
+        if char == '"' and depth:
+            quoted = not quoted
+        elif not quoted and char in "{}":
+            depth += 1 if char == "{" else -1
+        elif not quoted and not depth and char in "()":
+            name = "".join(current).strip() or text
+            raise PipelineError(
+                f"nested pass pipelines are not supported ('{name}(...)' in "
+                f"'{text}'): every pass runs on the whole module"
+            )
+        elif not quoted and not depth and char == ",":
+            passes.append("".join(current).strip())
+            current = []
+            continue
+        current.append(char)
+    passes.append("".join(current).strip())
+    return ",".join(passes) if any(passes) else ""
+
+
+def _flag_pipeline(name: str, options: str) -> str:
+    """``--name=options`` (mlir-opt's ``--name="a=1 b=2"``) as ``name{a=1 b=2}``."""
+    options = options.strip()
+    if options.startswith("{") and options.endswith("}"):
+        options = options[1:-1]
+    return f"{name}{{{options}}}" if options else name
+
+
+class _Pipeline(argparse.Action):
+    """Collects ``-p`` texts and pass flags in command-line order."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        pieces = list(getattr(namespace, self.dest) or [])
+        if self.const is None:
+            pieces.append(module_pipeline(values))
+        else:
+            pieces.append(_flag_pipeline(self.const, values))
+        setattr(namespace, self.dest, pieces)
+
+
+def _pass_summary(pass_type: type[ModulePass]) -> str:
+    doc = (pass_type.__doc__ or "").strip().splitlines()
+    return doc[0] if doc else ""
 
 
 def _pass_help() -> str:
-    from xdsl.passes import get_pass_option_infos
-
     lines = ["revmlir passes (use with -p, options as name{opt=value ...}):"]
     for name, factory in get_all_passes().items():
         pass_type = factory()
-        doc = (pass_type.__doc__ or "").strip().splitlines()[0]
-        lines.append(f"  {name:<22} {doc}")
+        lines.append(f"  {name:<22} {_pass_summary(pass_type)}")
         for info in get_pass_option_infos(pass_type):
             default = f" (default: {info.default_value})" if info.default_value else ""
             lines.append(f"      {info.name}: {info.expected_type}{default}")
@@ -48,7 +144,10 @@ class RevOptMain(xDSLOptMain):
     version_format = "rev-opt (revmlir " + version("revmlir") + ") on xDSL {xdsl_version}"
 
     def __init__(self, args: Sequence[str] | None = None):
-        super().__init__(description="revmlir modular optimizer driver", args=args)
+        # ``register_all_arguments`` rewrites bare pass flags in this list
+        # before argparse reads it.
+        self.argv = list(sys.argv[1:] if args is None else args)
+        super().__init__(description="revmlir modular optimizer driver", args=self.argv)
 
     def register_all_dialects(self) -> None:
         for name, factory in get_all_dialects().items():
@@ -62,54 +161,219 @@ class RevOptMain(xDSLOptMain):
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
+        arg_parser.usage = "rev-opt [options] [--PASS[=OPTIONS] ...] [input_file | -]"
         arg_parser.epilog = _pass_help()
+        # mlir-opt takes no abbreviations, and with one flag per pass a prefix
+        # would silently pick a pass.
+        arg_parser.allow_abbrev = False
+        # Options that replace xdsl-opt's of the same name.
+        mlir_opt = arg_parser.add_argument_group(
+            "mlir-opt options", conflict_handler="resolve"
+        )
+        mlir_opt.add_argument(
+            "-p",
+            "--passes",
+            "--pass-pipeline",
+            dest="pipeline",
+            action=_Pipeline,
+            metavar="PIPELINE",
+            help="passes to run, comma-separated with options in braces "
+            "(rev-invert{in_place=true},canonicalize), or mlir-opt's "
+            "builtin.module(...) form; may be repeated and mixed with pass flags, "
+            "which run in command-line order",
+        )
+        mlir_opt.add_argument(
+            "--mlir-print-op-generic",
+            dest="print_op_generic",
+            action="store_true",
+            help="print operations in the generic form (= --print-op-generic)",
+        )
+        mlir_opt.add_argument(
+            "--mlir-print-debuginfo",
+            dest="print_debuginfo",
+            action="store_true",
+            help="print the location of every operation (= --print-debuginfo)",
+        )
+        mlir_opt.add_argument(
+            "--mlir-print-local-scope",
+            action="store_true",
+            help="accepted for mlir-opt compatibility: xDSL prints locations and "
+            "attributes in place, never as aliases, so the output is the same",
+        )
+        mlir_opt.add_argument(
+            "--mlir-print-ir-before-all",
+            action="store_true",
+            help="print the IR to stderr before each pass",
+        )
+        mlir_opt.add_argument(
+            "--mlir-print-ir-after-all",
+            action="store_true",
+            help="print the IR to stderr after each pass",
+        )
+        mlir_opt.add_argument(
+            "--verify-diagnostics",
+            action="store_true",
+            help="check the diagnostics against the input's expected-error "
+            "{{...}} annotations (also -warning, -note, -remark, @+N, @-N, "
+            "@above, @below, @unknown, -re); exit 1 with a message for each "
+            "mismatch",
+        )
+        flags = arg_parser.add_argument_group(
+            "pass flags",
+            "one per registered pass, run in command-line order: --NAME or "
+            '--NAME="opt=value ..."',
+        )
+        for name, factory in self.available_passes.items():
+            flag = f"--{name}"
+            try:
+                flags.add_argument(
+                    flag,
+                    dest="pipeline",
+                    action=_Pipeline,
+                    const=name,
+                    metavar="OPTIONS",
+                    help=_pass_summary(factory()) if name in get_all_passes() else None,
+                )
+            except argparse.ArgumentError:  # a pass named like a driver option
+                continue
+            # argparse gives an option either no value or a required one;
+            # mlir-opt's --pass[=options] is both, so a bare flag gets "".
+            self.argv[:] = [f"{flag}=" if arg == flag else arg for arg in self.argv]
+
+    def setup_pipeline(self) -> None:
+        self.args.passes = ",".join(p for p in self.args.pipeline or [] if p)
+        super().setup_pipeline()
+        verify_and_time = self.pipeline.callback
+
+        def between_passes(
+            previous: ModulePass | None, module: ModuleOp, next: ModulePass | None
+        ) -> None:
+            if previous is not None and self.args.mlir_print_ir_after_all:
+                self.dump_ir("After", previous, module)
+            if next is not None and self.args.mlir_print_ir_before_all:
+                self.dump_ir("Before", next, module)
+            if verify_and_time is not None:
+                verify_and_time(previous, module, next)
+
+        self.pipeline = dataclasses.replace(self.pipeline, callback=between_passes)
+
+    def dump_ir(self, when: str, module_pass: ModulePass, module: ModuleOp) -> None:
+        """mlir-opt's ``--mlir-print-ir-*-all`` dump, on stderr."""
+        header = f"{type(module_pass).__name__} ({module_pass.name})"
+        text = StringIO()
+        self.printer(text).print_op(module)
+        print(f"// -----// IR Dump {when} {header} //----- //", file=sys.stderr)
+        print(text.getvalue() + "\n", file=sys.stderr)
+
+    def printer(self, stream: IO[str]) -> Printer:
+        return Printer(
+            stream=stream,
+            print_generic_format=self.args.print_op_generic,
+            print_properties_as_attributes=self.args.print_no_properties,
+            print_debuginfo=self.args.print_debuginfo,
+        )
+
+    def get_input_name(self) -> str:
+        name = self.args.input_file
+        return "stdin" if name in (None, STDIN) else name
+
+    def get_input_stream(self) -> tuple[IO[bytes], str]:
+        """The input as MLIR text whatever its name ends with (``-f`` picks
+        another frontend)."""
+        name = self.args.input_file
+        if name in (None, STDIN):
+            return sys.stdin.buffer, "mlir"
+        return open(name, "rb"), "mlir"
 
     def parse_chunk(
         self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
     ) -> ModuleOp | None:
+        data = chunk.read()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            span = Span(error.start, error.end, Input(data, self.get_input_name()))
+            raise ParseError(
+                span, f"the input is not UTF-8 text (byte 0x{data[error.start]:02x})"
+            ) from error
         parser = LocatingParser(
-            self.ctx, chunk.read(), self.get_input_name(), line_offset=start_offset
+            self.ctx, data, self.get_input_name(), line_offset=start_offset
         )
         # Verified by ``run``, which then knows the module and can point the
         # diagnostic at the failing op.
         return parser.parse_module(not self.args.no_implicit_module)
 
+    def process_chunk(
+        self, chunk: IO[bytes], offset: int, output: IO[str]
+    ) -> ChunkFailure | None:
+        """Parse, verify, transform and print one chunk; its failure, if it
+        fails."""
+        module: ModuleOp | None = None
+        try:
+            module = self.parse_chunk(chunk, "mlir", offset)
+            if module is not None:
+                if not self.args.disable_verify:
+                    module.verify()
+                self.apply_passes(module)
+                output.write(self.output_resulting_program(module))
+        except Exception as error:
+            if os.environ.get(TRACEBACK_ENV):
+                raise
+            parsing = isinstance(error, ParseError)
+            if parsing:  # report lines of the whole file
+                error.span = dataclasses.replace(error.span, line_offset=offset)
+            return ChunkFailure(
+                format_error(error, module, self.get_input_name()), parsing
+            )
+        return None
+
     def run(self) -> int:
-        chunks, file_extension = self.prepare_input()
-        output = self.prepare_output()
+        chunks, _ = self.prepare_input()
+        try:
+            output = self.prepare_output()
+        except OSError:
+            for chunk, _ in chunks:
+                chunk.close()
+            raise
         status = 0
         try:
             for index, (chunk, offset) in enumerate(chunks):
                 if index > 0:
                     output.write("// -----\n")
-                module: ModuleOp | None = None
-                try:
-                    module = self.parse_chunk(chunk, file_extension, offset)
-                    if module is not None:
-                        if not self.args.disable_verify:
-                            module.verify()
-                        self.apply_passes(module)
-                        output.write(self.output_resulting_program(module))
-                except Exception as error:
-                    if os.environ.get(TRACEBACK_ENV):
-                        raise
-                    if isinstance(error, ParseError):  # report lines of the whole file
-                        error.span = dataclasses.replace(error.span, line_offset=offset)
-                    diagnostic = format_error(error, module, self.get_input_name())
-                    expected = self.args.verify_diagnostics or (
-                        self.args.parsing_diagnostics and isinstance(error, ParseError)
-                    )
-                    if not expected:
-                        print(diagnostic, file=sys.stderr)
+                with chunk:
+                    if self.args.verify_diagnostics:
+                        failures = self.verify_chunk(chunk.read(), offset, output)
+                        for failure in failures:
+                            print(failure, file=sys.stderr)
+                        status = 1 if failures else status
+                        continue
+                    failure = self.process_chunk(chunk, offset, output)
+                if failure is not None:
+                    if not (self.args.parsing_diagnostics and failure.parsing):
+                        print(failure.diagnostic, file=sys.stderr)
                         return 1
-                    output.write(diagnostic + "\n")
-                finally:
-                    chunk.close()
+                    output.write(failure.diagnostic + "\n")
                 output.flush()
         finally:
             if output is not sys.stdout:
                 output.close()
         return status
+
+    def verify_chunk(self, data: bytes, offset: int, output: IO[str]) -> list[str]:
+        """``--verify-diagnostics`` on one chunk: its failure (if any) against
+        its annotations; the complaints, one line each."""
+        name = self.get_input_name()
+        try:
+            expectations = read_expectations(
+                data.decode("utf-8", "replace"), first_line=offset + 1
+            )
+        except AnnotationError as error:
+            return [f"{name}:{error.line}:{error.column}: error: {error.message}"]
+        failure = self.process_chunk(BytesIO(data), offset, output)
+        produced: list[Diagnostic] = []
+        if failure is not None:
+            produced.append(read_diagnostic(failure.diagnostic, name))
+        return check(expectations, produced, name)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -125,8 +389,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         return driver.run()
-    except OSError as error:
-        print(f"rev-opt: error: {error}", file=sys.stderr)
+    except OSError as error:  # a missing input, a directory, an unwritable -o
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        what = f"cannot open '{error.filename}': " if error.filename else ""
+        print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
         return 1
 
 

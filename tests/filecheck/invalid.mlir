@@ -1,4 +1,4 @@
-// RUN: rev-opt %s --verify-diagnostics --split-input-file | filecheck %s
+// RUN: rev-opt %s --verify-diagnostics --split-input-file
 
 // One chunk per static reversibility rule (RULES in revmlir/verifier.py).
 // Each diagnostic names the rule and points at the line and column of the op
@@ -7,7 +7,7 @@
 // linearity: a state version consumed twice.
 rev.func @consumed_twice(%x: f64, %y: f64) {
   %x1 = rev.neg %x : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [linearity] %x is consumed twice: by 'rev.neg' at {{.*}}invalid.mlir:[[# @LINE - 1]]:3 and by 'rev.add'
+  // expected-error-re@+1 {{[linearity] %x is consumed twice: by 'rev.neg' at {{.*}}invalid.mlir:9:3 and by 'rev.add'}}
   %x2 = rev.add %x, %y : f64
   rev.return %x2, %y : f64, f64
 }
@@ -15,7 +15,7 @@ rev.func @consumed_twice(%x: f64, %y: f64) {
 // -----
 
 // linearity: a state version never consumed (here a function argument).
-// CHECK: invalid.mlir:[[# @LINE + 1]]:1: error: 'rev.func': [linearity] %x is never consumed
+// expected-error@+1 {{'rev.func': [linearity] %x is never consumed}}
 rev.func @never_consumed(%x: f64) {
   %zero = arith.constant 0.0 : f64
   %t = anc.alloc %zero : f64
@@ -27,7 +27,7 @@ rev.func @never_consumed(%x: f64) {
 // linearity: an ancilla that is not freed.
 rev.func @ancilla_not_freed(%x: f64) {
   %zero = arith.constant 0.0 : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'anc.alloc': [linearity] the ancilla %t allocated here is not freed on every path
+  // expected-error@+1 {{'anc.alloc': [linearity] the ancilla %t allocated here is not freed on every path}}
   %t = anc.alloc %zero : f64
   rev.return %x : f64
 }
@@ -43,7 +43,7 @@ rev.func @ancilla_not_freed_on_a_path(%x: f64) {
     rev.cond %gt
   } then {
   ^bb0(%a: f64):
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: 'anc.alloc': [linearity] the ancilla %u allocated here is not freed on every path
+    // expected-error@+1 {{'anc.alloc': [linearity] the ancilla %u allocated here is not freed on every path}}
     %u = anc.alloc %zero : f64
     rev.yield %a : f64
   } else {
@@ -60,7 +60,7 @@ rev.func @ancilla_not_freed_on_a_path(%x: f64) {
 // linearity: updating a value that is not state (a constant).
 rev.func @update_non_state(%x: f64) {
   %c = arith.constant 1.0 : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [linearity] 'rev.add' updates %c, which is not a state value; allocate an ancilla with anc.alloc
+  // expected-error@+1 {{[linearity] 'rev.add' updates %c, which is not a state value; allocate an ancilla with anc.alloc}}
   %c1 = rev.add %c, %x : f64
   rev.return %x : f64
 }
@@ -71,7 +71,7 @@ rev.func @update_non_state(%x: f64) {
 rev.func @capture(%x: f64, %y: f64) {
   %y1 = rev.inv (%y) : f64 {
   ^bb0(%a: f64):
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: [capture] 'rev.neg' consumes %x, which is defined outside its region
+    // expected-error@+1 {{[capture] 'rev.neg' consumes %x, which is defined outside its region}}
     %x1 = rev.neg %x : f64
     rev.yield %a : f64
   }
@@ -83,7 +83,7 @@ rev.func @capture(%x: f64, %y: f64) {
 // stale-read: reading a version after it was consumed.
 rev.func @stale_read(%x: f64, %y: f64) {
   %x1 = rev.neg %x : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [stale-read] 'rev.add' reads %x after 'rev.neg' at {{.*}}invalid.mlir:[[# @LINE - 1]]:3 consumed it
+  // expected-error-re@+1 {{[stale-read] 'rev.add' reads %x after 'rev.neg' at {{.*}}invalid.mlir:85:3 consumed it}}
   %y1 = rev.add %y, %x : f64
   rev.return %x1, %y1 : f64, f64
 }
@@ -92,7 +92,7 @@ rev.func @stale_read(%x: f64, %y: f64) {
 
 // stale-read: a region reading the outer version its own op consumes.
 rev.func @stale_read_in_region(%x: f64) {
-  // CHECK: invalid.mlir:[[# @LINE + 3]]:5: error: [stale-read] 'rev.add' reads %x inside 'rev.inv' at {{.*}}invalid.mlir:[[# @LINE + 1]]:3, which consumes it
+  // expected-error-re@+3 {{[stale-read] 'rev.add' reads %x inside 'rev.inv' at {{.*}}invalid.mlir:96:3, which consumes it}}
   %x1 = rev.inv (%x) : f64 {
   ^bb0(%a: f64):
     %a1 = rev.add %a, %x : f64
@@ -106,7 +106,7 @@ rev.func @stale_read_in_region(%x: f64) {
 // self-read: x -= x*x reads the target.
 rev.func @self_read(%x: f64) {
   %sq = arith.mulf %x, %x : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [self-read] 'rev.sub' reads its own target %x
+  // expected-error@+1 {{[self-read] 'rev.sub' reads its own target %x}}
   %x1 = rev.sub %x, %sq : f64
   rev.return %x1 : f64
 }
@@ -115,7 +115,7 @@ rev.func @self_read(%x: f64) {
 
 // self-read: x -= x directly.
 rev.func @self_read_direct(%x: f64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [self-read] 'rev.sub' reads its own target %x
+  // expected-error@+1 {{[self-read] 'rev.sub' reads its own target %x}}
   %x1 = rev.sub %x, %x : f64
   rev.return %x1 : f64
 }
@@ -129,7 +129,7 @@ rev.func @memory_read(%m: memref<4xf64>, %x: f64) {
   %e = rev.take %m[%c0] : memref<4xf64>
   %e1 = rev.neg %e : f64
   rev.put %e1, %m[%c0] : memref<4xf64>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [memory-read] 'rev.add' uses an element of %m loaded before 'rev.put' at {{.*}}invalid.mlir:[[# @LINE - 1]]:3 wrote %m
+  // expected-error-re@+1 {{[memory-read] 'rev.add' uses an element of %m loaded before 'rev.put' at {{.*}}invalid.mlir:131:3 wrote %m}}
   %x1 = rev.add %x, %v : f64
   rev.return %x1 : f64
 }
@@ -141,7 +141,7 @@ rev.func @alias_take_twice(%m: memref<4xf64>) {
   %c1 = arith.constant 1 : index
   %one = arith.constant 1 : index
   %a = rev.take %m[%c1] : memref<4xf64>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [alias] element of %m taken again while borrowed by 'rev.take' at {{.*}}invalid.mlir:[[# @LINE - 1]]:3
+  // expected-error-re@+1 {{[alias] element of %m taken again while borrowed by 'rev.take' at {{.*}}invalid.mlir:143:3}}
   %b = rev.take %m[%one] : memref<4xf64>
   rev.put %b, %m[%one] : memref<4xf64>
   rev.put %a, %m[%c1] : memref<4xf64>
@@ -154,7 +154,7 @@ rev.func @alias_take_twice(%m: memref<4xf64>) {
 rev.func @alias_read_borrowed(%m: memref<4xf64>, %x: f64) {
   %c2 = arith.constant 2 : index
   %e = rev.take %m[%c2] : memref<4xf64>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'memref.load': [alias] reads an element of %m borrowed by 'rev.take' at {{.*}}invalid.mlir:[[# @LINE - 1]]:3
+  // expected-error-re@+1 {{'memref.load': [alias] reads an element of %m borrowed by 'rev.take' at {{.*}}invalid.mlir:156:3}}
   %v = memref.load %m[%c2] : memref<4xf64>
   %e1 = rev.add %e, %v : f64
   rev.put %e1, %m[%c2] : memref<4xf64>
@@ -168,7 +168,7 @@ rev.func @put_without_take(%m: memref<4xf64>, %x: f64) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f64
   %t = anc.alloc %zero : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [borrow] 'rev.put' gives back an element of %m that was not taken with the same indices in this block
+  // expected-error@+1 {{[borrow] 'rev.put' gives back an element of %m that was not taken with the same indices in this block}}
   rev.put %t, %m[%c0] : memref<4xf64>
   rev.return %x : f64
 }
@@ -178,7 +178,7 @@ rev.func @put_without_take(%m: memref<4xf64>, %x: f64) {
 // borrow: rev.put with other index values than its rev.take.
 rev.func @put_other_indices(%m: memref<4xf64>, %i: index, %j: index) {
   %e = rev.take %m[%i] : memref<4xf64>
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [borrow] 'rev.put' gives back an element of %m that was not taken with the same indices in this block
+  // expected-error@+1 {{[borrow] 'rev.put' gives back an element of %m that was not taken with the same indices in this block}}
   rev.put %e, %m[%j] : memref<4xf64>
   rev.return %i, %j : index, index
 }
@@ -189,7 +189,7 @@ rev.func @put_other_indices(%m: memref<4xf64>, %i: index, %j: index) {
 rev.func @take_without_put(%m: memref<4xf64>, %x: f64) {
   %c0 = arith.constant 0 : index
   %zero = arith.constant 0.0 : f64
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'rev.take': [borrow] the element taken here is never put back with rev.put
+  // expected-error@+1 {{'rev.take': [borrow] the element taken here is never put back with rev.put}}
   %e = rev.take %m[%c0] : memref<4xf64>
   anc.free %e, %zero : f64
   rev.return %x : f64
@@ -200,7 +200,7 @@ rev.func @take_without_put(%m: memref<4xf64>, %x: f64) {
 // irreversible-op: memref.store in a rev.func.
 rev.func @irreversible_op(%m: memref<4xf64>, %x: f64) {
   %c0 = arith.constant 0 : index
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [irreversible-op] 'memref.store' is not reversible
+  // expected-error@+1 {{[irreversible-op] 'memref.store' is not reversible}}
   memref.store %x, %m[%c0] : memref<4xf64>
   rev.return %x : f64
 }
@@ -212,7 +212,7 @@ rev.func @condition(%x: f64) {
   %zero = arith.constant 0.0 : f64
   %x1 = rev.if (%x) : f64 pre {
   ^bb0(%p: f64):
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: [condition] 'rev.neg' cannot appear in a condition
+    // expected-error@+1 {{[condition] 'rev.neg' cannot appear in a condition}}
     %p1 = rev.neg %p : f64
     %gt = arith.cmpf ogt, %p1, %zero : f64
     rev.cond %gt
@@ -237,7 +237,7 @@ rev.func @condition_while(%n: i64) {
     rev.cond %gt
   } post {
   ^bb0(%q: i64):
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: [condition] 'rev.inc' cannot appear in a condition
+    // expected-error@+1 {{[condition] 'rev.inc' cannot appear in a condition}}
     %q1 = rev.inc %q : i64
     %lt = arith.cmpi slt, %q1, %zero : i64
     rev.cond %lt
@@ -255,7 +255,7 @@ rev.func @condition_while(%n: i64) {
 rev.func @safe(%x: f64) {
   rev.safe {
     %zero = arith.constant 0.0 : f64
-    // CHECK: invalid.mlir:[[# @LINE + 1]]:5: error: [safe] 'anc.alloc' changes reversible state inside rev.safe
+    // expected-error@+1 {{[safe] 'anc.alloc' changes reversible state inside rev.safe}}
     %t = anc.alloc %zero : f64
     anc.free %t, %zero : f64
   }
@@ -266,7 +266,7 @@ rev.func @safe(%x: f64) {
 
 // call: an unknown callee.
 rev.func @unknown_callee(%x: f64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [call] 'rev.call' refers to unknown function @nowhere
+  // expected-error@+1 {{[call] 'rev.call' refers to unknown function @nowhere}}
   %x1 = rev.call @nowhere(%x) : (f64) -> f64
   rev.return %x1 : f64
 }
@@ -275,7 +275,7 @@ rev.func @unknown_callee(%x: f64) {
 
 // call: argument types that do not match the callee.
 rev.func @wrong_arg_types(%x: f64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [call] 'rev.call' passes (f64) to @takes_i64, which takes (i64)
+  // expected-error@+1 {{[call] 'rev.call' passes (f64) to @takes_i64, which takes (i64)}}
   %x1 = rev.call @takes_i64(%x) : (f64) -> f64
   rev.return %x1 : f64
 }
@@ -290,7 +290,7 @@ func.func @not_reversible(%x: f64) -> f64 {
   func.return %x : f64
 }
 rev.func @uncalls_a_func_func(%x: f64) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: [call] 'rev.uncall' target @not_reversible is a 'func.func', not a 'rev.func'
+  // expected-error@+1 {{[call] 'rev.uncall' target @not_reversible is a 'func.func', not a 'rev.func'}}
   %x1 = rev.uncall @not_reversible(%x) : (f64) -> f64
   rev.return %x1 : f64
 }
@@ -299,7 +299,7 @@ rev.func @uncalls_a_func_func(%x: f64) {
 
 // array: an ancilla array must be freed, once, in the block that allocates it.
 rev.func @array_never_freed(%y: f64, %n: index) {
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 0 time(s)
+  // expected-error@+1 {{'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 0 time(s)}}
   %a = anc.array_alloc(%n) : memref<?xf64>
   rev.return %y, %n : f64, index
 }
@@ -310,7 +310,7 @@ rev.func @array_never_freed(%y: f64, %n: index) {
 rev.func @array_freed_in_a_loop(%y: f64, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // CHECK: invalid.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 1 time(s) elsewhere
+  // expected-error@+1 {{'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 1 time(s) elsewhere}}
   %a = anc.array_alloc(%n) : memref<?xf64>
   rev.for %c0 to %n step %c1 : index () {
   ^bb0(%i: index):

@@ -1,4 +1,4 @@
-// RUN: rev-opt %s --verify-diagnostics --split-input-file | filecheck %s
+// RUN: rev-opt %s --verify-diagnostics --split-input-file
 
 // Errors found by the ops' own verifiers (and by the parser of their custom
 // forms), one per chunk, each reported at the line and column of the op in
@@ -6,7 +6,7 @@
 
 // rev.return must return every scalar argument...
 rev.func @return_types(%x: f64, %n: i64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.return' must return the final versions of every scalar argument of @return_types: expected (f64, i64), got (f64)
+  // expected-error@+1 {{'rev.return' must return the final versions of every scalar argument of @return_types: expected (f64, i64), got (f64)}}
   rev.return %x : f64
 }
 
@@ -14,14 +14,14 @@ rev.func @return_types(%x: f64, %n: i64) {
 
 // ...in order.
 rev.func @return_order(%x: f64, %n: i64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.return' must return the final versions of every scalar argument of @return_order: expected (f64, i64), got (i64, f64)
+  // expected-error@+1 {{'rev.return' must return the final versions of every scalar argument of @return_order: expected (f64, i64), got (i64, f64)}}
   rev.return %n, %x : i64, f64
 }
 
 // -----
 
 // A rev.func returns exactly its scalar arguments: not more...
-// CHECK: invalid_ops.mlir:[[# @LINE + 1]]:1: error: 'rev.func': @returns_more must return exactly its scalar arguments
+// expected-error@+1 {{'rev.func': @returns_more must return exactly its scalar arguments}}
 "rev.func"() <{sym_name = "returns_more", function_type = (f64) -> (f64, f64)}> ({
 ^bb0(%x: f64):
   "rev.return"(%x, %x) : (f64, f64) -> ()
@@ -30,7 +30,7 @@ rev.func @return_order(%x: f64, %n: i64) {
 // -----
 
 // ...and no references.
-// CHECK: invalid_ops.mlir:[[# @LINE + 1]]:1: error: 'rev.func': @returns_memref must return exactly its scalar arguments
+// expected-error@+1 {{'rev.func': @returns_memref must return exactly its scalar arguments}}
 "rev.func"() <{sym_name = "returns_memref", function_type = (memref<4xf64>) -> memref<4xf64>}> ({
 ^bb0(%m: memref<4xf64>):
   "rev.return"(%m) : (memref<4xf64>) -> ()
@@ -39,7 +39,7 @@ rev.func @return_order(%x: f64, %n: i64) {
 // -----
 
 // Arguments are scalars, memrefs or stacks.
-// CHECK: invalid_ops.mlir:[[# @LINE + 1]]:1: error: 'rev.func': argument #0 of @bad_argument has type tensor<4xf64>; reversible functions take scalars, memrefs and stacks
+// expected-error@+1 {{'rev.func': argument #0 of @bad_argument has type tensor<4xf64>; reversible functions take scalars, memrefs and stacks}}
 rev.func @bad_argument(%t: tensor<4xf64>) {
   rev.return
 }
@@ -48,7 +48,7 @@ rev.func @bad_argument(%t: tensor<4xf64>) {
 
 // A state-carrying region takes the state types as block arguments...
 rev.func @region_signature(%x: f64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.inv' body region must take (f64), got (i64)
+  // expected-error@+1 {{'rev.inv' body region must take (f64), got (i64)}}
   %x1 = rev.inv (%x) : f64 {
   ^bb0(%a: i64):
     rev.yield %a : i64
@@ -60,7 +60,7 @@ rev.func @region_signature(%x: f64) {
 
 // ...and yields them back.
 rev.func @yield_types(%x: f64, %n: i64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.inv' body region must yield (f64), got (i64)
+  // expected-error@+1 {{'rev.inv' body region must yield (f64), got (i64)}}
   %x1 = rev.inv (%x) : f64 {
   ^bb0(%a: f64):
     rev.yield %n : i64
@@ -72,7 +72,7 @@ rev.func @yield_types(%x: f64, %n: i64) {
 
 // The branches of rev.if take the state too.
 rev.func @branch_signature(%x: f64, %n: i64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.if' else region must take (f64, i64), got (f64)
+  // expected-error@+1 {{'rev.if' else region must take (f64, i64), got (f64)}}
   %x1, %n1 = rev.if (%x, %n) : f64, i64 pre {
   ^bb0(%p: f64, %q: i64):
     %t = arith.constant true
@@ -91,7 +91,7 @@ rev.func @branch_signature(%x: f64, %n: i64) {
 
 // A condition region ends with rev.cond.
 rev.func @pre_without_cond(%x: f64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.if' pre condition must end with 'rev.cond'
+  // expected-error@+1 {{'rev.if' pre condition must end with 'rev.cond'}}
   %x1 = rev.if (%x) : f64 pre {
   ^bb0(%p: f64):
     rev.yield %p : f64
@@ -111,7 +111,7 @@ rev.func @pre_without_cond(%x: f64) {
 rev.func @for_signature(%x: f64, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.for' body region must take (index, f64), got (f64)
+  // expected-error@+1 {{'rev.for' body region must take (index, f64), got (f64)}}
   %x1 = rev.for %c0 to %n step %c1 : index (%x) : f64 {
   ^bb0(%a: f64):
     rev.yield %a : f64
@@ -123,7 +123,7 @@ rev.func @for_signature(%x: f64, %n: index) {
 
 // A routine's compute region yields the state, then what it computes.
 rev.func @routine_yield(%x: f64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.routine' compute region must yield the state followed by the values it computes
+  // expected-error@+1 {{'rev.routine' compute region must yield the state followed by the values it computes}}
   %x1 = rev.routine (%x) : f64 compute {
   ^bb0(%a: f64):
     rev.yield
@@ -138,7 +138,7 @@ rev.func @routine_yield(%x: f64) {
 
 // rev.take needs one index per dimension.
 rev.func @take_rank(%m: memref<4x4xf64>, %i: index) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.take' expects 2 indices for memref<4x4xf64>, got 1
+  // expected-error@+1 {{'rev.take' expects 2 indices for memref<4x4xf64>, got 1}}
   %e = rev.take %m[%i] : memref<4x4xf64>
   rev.put %e, %m[%i] : memref<4x4xf64>
   rev.return %i : index
@@ -148,7 +148,7 @@ rev.func @take_rank(%m: memref<4x4xf64>, %i: index) {
 
 // A call returns the types of its scalar arguments.
 rev.func @call_results(%x: f64, %m: memref<4xf64>) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.call' must return the types of its scalar arguments (f64)
+  // expected-error@+1 {{'rev.call' must return the types of its scalar arguments (f64)}}
   %x1, %y = "rev.call"(%x, %m) <{callee = @call_results}> : (f64, memref<4xf64>) -> (f64, f64)
   rev.return %x1 : f64
 }
@@ -157,7 +157,7 @@ rev.func @call_results(%x: f64, %m: memref<4xf64>) {
 
 // rev.safe modes are forward, inverse and both.
 rev.func @safe_mode(%x: f64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.safe' mode must be one of forward, inverse, both, got 'sideways'
+  // expected-error@+1 {{'rev.safe' mode must be one of forward, inverse, both, got 'sideways'}}
   "rev.safe"() <{when = "sideways"}> ({
     %y = arith.addf %x, %x : f64
   }) : () -> ()
@@ -168,7 +168,7 @@ rev.func @safe_mode(%x: f64) {
 
 // rev.return outside a rev.func.
 func.func @not_a_rev_func(%x: f64) -> f64 {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'rev.return' must be inside a 'rev.func'
+  // expected-error@+1 {{'rev.return' must be inside a 'rev.func'}}
   "rev.return"(%x) : (f64) -> ()
 }
 
@@ -176,7 +176,7 @@ func.func @not_a_rev_func(%x: f64) -> f64 {
 
 // Operand types are checked while parsing the custom form.
 rev.func @type_mismatch(%x: f64, %n: i64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:21: error: operand is used with type f64, but has been previously used or defined with type i64
+  // expected-error@+1 {{operand is used with type f64, but has been previously used or defined with type i64}}
   %x1 = rev.add %x, %n : f64
   rev.return %x1, %n : f64, i64
 }
@@ -184,7 +184,7 @@ rev.func @type_mismatch(%x: f64, %n: i64) {
 // -----
 
 rev.func @log_type(%x: f64) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: f64 should be of base attribute rev.log
+  // expected-error@+1 {{f64 should be of base attribute rev.log}}
   %y = rev.from_log %x : f64
   rev.return %x : f64
 }
@@ -193,7 +193,7 @@ rev.func @log_type(%x: f64) {
 
 // anc.array_alloc takes one size per dynamic dimension...
 rev.func @array_sizes(%n: index) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc' takes one size per dynamic dimension of memref<?x?xf64>: 2, got 1
+  // expected-error@+1 {{'anc.array_alloc' takes one size per dynamic dimension of memref<?x?xf64>: 2, got 1}}
   %a = anc.array_alloc(%n) : memref<?x?xf64>
   anc.array_free %a(%n) : memref<?x?xf64>
   rev.return %n : index
@@ -203,7 +203,7 @@ rev.func @array_sizes(%n: index) {
 
 // ...and holds integers or floats.
 rev.func @array_of_complex(%n: index) {
-  // CHECK: invalid_ops.mlir:[[# @LINE + 1]]:3: error: 'anc.array_alloc': ancilla arrays hold integers or floats, not complex<f64>
+  // expected-error@+1 {{'anc.array_alloc': ancilla arrays hold integers or floats, not complex<f64>}}
   %a = anc.array_alloc(%n) : memref<?xcomplex<f64>>
   anc.array_free %a(%n) : memref<?xcomplex<f64>>
   rev.return %n : index

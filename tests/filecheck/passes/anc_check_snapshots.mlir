@@ -19,7 +19,7 @@ rev.func @balanced(%x: f64, %m: memref<4xf64>) {
 rev.func @unbalanced(%x: f64) {
   %s = anc.stack_alloc : !anc.stack<f64>
   anc.snapshot %s, %x : !anc.stack<f64>, f64
-  // CHECK: error: 'anc.stack_free' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: 1 snapshot(s) still held when the store is freed: every anc.snapshot needs its anc.drop
+  // expected-error@+1 {{1 snapshot(s) still held when the store is freed: every anc.snapshot needs its anc.drop}}
   anc.stack_free %s : !anc.stack<f64>
   rev.return %x : f64
 }
@@ -28,7 +28,7 @@ rev.func @unbalanced(%x: f64) {
 
 rev.func @drop_first(%x: f64) {
   %s = anc.stack_alloc : !anc.stack<f64>
-  // CHECK: error: 'anc.drop' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: no snapshot is held on this store here: every 'anc.drop' needs an anc.snapshot before it
+  // expected-error@+1 {{no snapshot is held on this store here: every 'anc.drop' needs an anc.snapshot before it}}
   anc.drop %s, %x : !anc.stack<f64>, f64
   anc.stack_free %s : !anc.stack<f64>
   rev.return %x : f64
@@ -37,7 +37,7 @@ rev.func @drop_first(%x: f64) {
 // -----
 
 rev.func @escapes(%x: f64, %s: !anc.stack<f64>) {
-  // CHECK: error: 'anc.snapshot' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: snapshots must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them
+  // expected-error@+1 {{snapshots must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them}}
   anc.snapshot %s, %x : !anc.stack<f64>, f64
   rev.return %x : f64
 }
@@ -46,7 +46,7 @@ rev.func @escapes(%x: f64, %s: !anc.stack<f64>) {
 
 rev.func @unchecked(%x: f64) {
   %s = anc.stack_alloc : !anc.stack<f64>
-  // CHECK: error: 'anc.snapshot' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: the stack of snapshots must be freed once, checked, in the block that allocates it
+  // expected-error@+1 {{the stack of snapshots must be freed once, checked, in the block that allocates it}}
   anc.snapshot %s, %x : !anc.stack<f64>, f64
   anc.drop %s, %x : !anc.stack<f64>, f64
   anc.stack_free %s {nocheck} : !anc.stack<f64>
@@ -67,7 +67,7 @@ rev.func @frames(%n: index, %frames: !anc.stack<index>) {
   %w5 = anc.alloc %z : index
   %w6 = anc.alloc %z : index
   %w7 = anc.alloc %z : index
-  // CHECK: error: 'ad.next' at {{.*}}anc_check_snapshots.mlir:[[# @LINE + 1]]:3: a cursor's frames must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them
+  // expected-error@+1 {{a cursor's frames must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them}}
   %c:8 = ad.next #ad.schedule<bisection> %frames, %n (%w0, %w1, %w2, %w3, %w4, %w5, %w6, %w7)
   anc.free %c#0, %z {nocheck} : index
   anc.free %c#1, %z {nocheck} : index

@@ -68,7 +68,7 @@ func.func @grid(%x: memref<4xf64>, %l: index) -> f64 {
 func.func @two(%x: memref<4xf64>, %l: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  // CHECK: error: 'scf.for' at {{.*}}flatten_split_loops.mlir:[[# @LINE + 1]]:3: a loop split at primitive steps must contain exactly one inner for loop at the top level of its body
+  // expected-error@+1 {{a loop split at primitive steps must contain exactly one inner for loop at the top level of its body}}
   scf.for %i = %c0 to %l step %c1 {
     scf.for %j = %c0 to %l step %c1 {
     }

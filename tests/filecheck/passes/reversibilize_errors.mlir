@@ -1,4 +1,4 @@
-// RUN: rev-opt %s --verify-diagnostics --split-input-file -p reversibilize | filecheck %s
+// RUN: rev-opt %s --verify-diagnostics --split-input-file -p reversibilize
 // RUN: not rev-opt %s --split-input-file -p 'reversibilize{mode=fast}' 2>&1 | filecheck %s --check-prefix=MODE
 
 // MODE: error: reversibilize: mode must be one of tape, bennett, not 'fast'
@@ -7,14 +7,14 @@
 // its location, never a traceback.
 
 func.func @local(%x: f64) -> f64 {
-  // CHECK: error: 'memref.alloc' at {{.*}}reversibilize_errors.mlir:[[# @LINE + 1]]:3 cannot be reversibilized: local arrays are not supported; pass the array as an argument
+  // expected-error@+1 {{cannot be reversibilized: local arrays are not supported; pass the array as an argument}}
   %m = memref.alloc() : memref<4xf64>
   func.return %x : f64
 }
 
 // -----
 
-// CHECK: error: 'func.func' at {{.*}}reversibilize_errors.mlir:[[# @LINE + 1]]:1 cannot be reversibilized: its body has several blocks; only structured control flow (scf) is supported
+// expected-error@+1 {{cannot be reversibilized: its body has several blocks; only structured control flow (scf) is supported}}
 func.func @branchy(%x: i1) {
   cf.br ^bb1
 ^bb1:
@@ -25,7 +25,7 @@ func.func @branchy(%x: i1) {
 
 func.func private @external(f64) -> f64
 func.func @caller(%x: f64) -> f64 {
-  // CHECK: error: 'func.call' at {{.*}}reversibilize_errors.mlir:[[# @LINE + 1]]:3 cannot be reversibilized: @external is not a function defined in the module
+  // expected-error@+1 {{cannot be reversibilized: @external is not a function defined in the module}}
   %y = func.call @external(%x) : (f64) -> f64
   func.return %y : f64
 }
@@ -34,7 +34,7 @@ func.func @caller(%x: f64) -> f64 {
 
 func.func @shift(%x: f64) -> f64 {
   %c0 = arith.constant 0 : index
-  // CHECK: error: 'scf.while' at {{.*}}reversibilize_errors.mlir:[[# @LINE + 1]]:3 cannot be reversibilized: its condition must forward the loop-carried values unchanged
+  // expected-error@+1 {{cannot be reversibilized: its condition must forward the loop-carried values unchanged}}
   %r = scf.while (%a = %x) : (f64) -> f64 {
     %b = arith.negf %a : f64
     %t = arith.constant true
@@ -48,7 +48,7 @@ func.func @shift(%x: f64) -> f64 {
 
 // -----
 
-// CHECK: error: 'func.func' at {{.*}}reversibilize_errors.mlir:[[# @LINE + 1]]:1 cannot be reversibilized: argument #0 has type tensor<2xf64>; only integers, floats, indices and memrefs of them are supported
+// expected-error@+1 {{cannot be reversibilized: argument #0 has type tensor<2xf64>; only integers, floats, indices and memrefs of them are supported}}
 func.func @tensor(%t: tensor<2xf64>) {
   func.return
 }
@@ -56,7 +56,7 @@ func.func @tensor(%t: tensor<2xf64>) {
 // -----
 
 func.func @printing(%x: f64) {
-  // CHECK: error: 'printf.print_format' at {{.*}}reversibilize_errors.mlir:[[# @LINE + 1]]:3 cannot be reversibilized: only func, scf (for, if, while), arith, math and memref.load/store/dim are supported
+  // expected-error@+1 {{cannot be reversibilized: only func, scf (for, if, while), arith, math and memref.load/store/dim are supported}}
   printf.print_format "{}", %x : f64
   func.return
 }

@@ -1,10 +1,15 @@
 // RUN: rev-opt --help | filecheck %s
 // RUN: rev-opt --version | filecheck %s --check-prefix=VERSION
 
-// --help lists every revmlir pass with its one-line description and its
-// options.
+// --help lists a flag per pass, then every revmlir pass with its one-line
+// description and its options.
 
 // CHECK:     usage: rev-opt
+// CHECK:     --pass-pipeline PIPELINE
+// CHECK:     pass flags:
+// CHECK-DAG: {{^ +}}--rev-invert OPTIONS
+// CHECK-DAG: {{^ +}}--ad-adjoint OPTIONS
+// CHECK-DAG: {{^ +}}--canonicalize OPTIONS
 // CHECK:     revmlir passes (use with -p
 // CHECK-DAG: {{^ +}}rev-verify {{ *}}Check every rev.func against the reversibility rules.
 // CHECK-DAG: {{^ +}}rev-invert {{ *}}Add @f.inv for each rev.func @f

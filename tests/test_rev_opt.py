@@ -1,0 +1,256 @@
+"""rev-opt where mlir-opt users' fingers expect it: pipelines (-p,
+--pass-pipeline with builtin.module(...), a flag per pass), stdin as ``-``,
+inputs of any name, the --mlir-print-* flags, and a --verify-diagnostics that
+checks expected-* annotations. Every failure is one line and exit code 1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from revmlir.tools.rev_opt import PipelineError, main, module_pipeline
+
+ROOT = Path(__file__).parent.parent
+BIN = Path(sys.executable).parent
+MULTIPLIER = ROOT / "examples" / "multiplier.mlir"
+LANES = ROOT / "tests" / "filecheck" / "passes" / "ad_adjoint_lanes.mlir"
+
+
+def rev_opt(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """rev-opt in this process: exit code, stdout, stderr."""
+    status = main([str(arg) for arg in args])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# -- pipelines ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("rev-invert", "rev-invert"),
+        ("builtin.module(rev-verify, rev-invert{in_place=true})",
+         "rev-verify,rev-invert{in_place=true}"),
+        (" builtin.module( a{x=1,2 y=\"p, q\"} ,b ) ", 'a{x=1,2 y="p, q"},b'),
+        ("builtin.module()", ""),
+    ],
+)
+def test_module_pipeline_reads_both_forms(text: str, expected: str):
+    assert module_pipeline(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("builtin.module(func.func(canonicalize))", "'func.func(...)'"),
+        ("builtin.module(rev-invert", "without its closing ')'"),
+        ("rev-verify,rev-invert)", "nested pass pipelines are not supported"),
+    ],
+)
+def test_module_pipeline_refuses_what_xdsl_cannot_run(text: str, message: str):
+    with pytest.raises(PipelineError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        module_pipeline(text)
+
+
+def test_every_pipeline_spelling_gives_the_same_program(capsys):
+    comma = rev_opt(capsys, MULTIPLIER, "-p", "rev-invert{in_place=true},rev-invert")
+    anchored = rev_opt(
+        capsys, MULTIPLIER,
+        "--pass-pipeline=builtin.module(rev-invert{in_place=true}, rev-invert)",
+    )
+    flags = rev_opt(capsys, "--rev-invert=in_place=true", MULTIPLIER, "--rev-invert")
+    braces = rev_opt(capsys, MULTIPLIER, "--rev-invert={in_place=true}", "--rev-invert")
+    assert comma[0] == 0 and "@multiplier.inv" in comma[1]
+    assert comma == anchored == flags == braces
+
+
+def test_pass_flags_run_in_command_line_order(capsys):
+    # Inverting after lowering finds no rev.func left to invert.
+    invert_first = rev_opt(capsys, MULTIPLIER, "--rev-invert", "--rev-lower-to-std")
+    lower_first = rev_opt(capsys, MULTIPLIER, "--rev-lower-to-std", "--rev-invert")
+    assert invert_first[0] == lower_first[0] == 0
+    assert "func.func @multiplier.inv" in invert_first[1]
+    assert "@multiplier.inv" not in lower_first[1]
+    assert invert_first == rev_opt(capsys, MULTIPLIER, "-p", "rev-invert,rev-lower-to-std")
+    # -p and pass flags mix, still in order.
+    assert lower_first == rev_opt(capsys, MULTIPLIER, "-p", "rev-lower-to-std", "--rev-invert")
+    assert invert_first == rev_opt(capsys, MULTIPLIER, "--rev-invert", "-p", "rev-lower-to-std")
+
+
+def test_pass_flag_options_in_mlir_opt_form(capsys):
+    pipeline = rev_opt(capsys, LANES, "-p", "ad-adjoint{functions=sum lanes=2}")
+    flag = rev_opt(capsys, LANES, "--ad-adjoint=functions=sum lanes=2")
+    assert pipeline[0] == 0 and "@sum.adj2" in pipeline[1]
+    assert flag == pipeline
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rev-invert=bogus=1"], "bogus"),
+        (["--rev-invert=in_place=maybe"], "maybe"),
+        (["--rev-frobnicate"], "unrecognized arguments: --rev-frobnicate"),
+        (["--rev-inv"], "unrecognized arguments: --rev-inv"),  # no abbreviations
+        (["-p", "builtin.module(func.func(canonicalize))"], "nested pass pipelines"),
+        (["--pass-pipeline", "builtin.module(rev-invert"], "closing ')'"),
+    ],
+)
+def test_bad_pipelines_are_one_line(capsys, args: list[str], message: str):
+    try:
+        status = main([str(MULTIPLIER), *args])
+    except SystemExit as exit:  # argparse's own usage errors
+        status = exit.code
+    _, err = capsys.readouterr()
+    assert status in (1, 2)
+    assert message in err.strip().splitlines()[-1]
+    assert "Traceback" not in err
+
+
+def test_help_lists_a_flag_per_pass():
+    from revmlir.passes import get_all_passes
+
+    result = subprocess.run(
+        [str(BIN / "rev-opt"), "--help"], capture_output=True, text=True
+    )
+    assert result.returncode == 0
+    for name in [*get_all_passes(), "canonicalize", "cse"]:
+        assert f"--{name} OPTIONS" in result.stdout, name
+    for flag in ["--pass-pipeline", "--mlir-print-ir-after-all", "--verify-diagnostics"]:
+        assert flag in result.stdout
+
+
+# -- input and output ---------------------------------------------------------
+
+
+def test_stdin_as_dash_with_an_anchored_pipeline():
+    result = subprocess.run(
+        [str(BIN / "rev-opt"), "--pass-pipeline=builtin.module(rev-verify,rev-invert)", "-"],
+        input=MULTIPLIER.read_text(), capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout
+
+
+def test_any_file_extension(capsys, tmp_path: Path):
+    text = tmp_path / "multiplier.txt"
+    text.write_text(MULTIPLIER.read_text())
+    assert rev_opt(capsys, text)[1] == rev_opt(capsys, MULTIPLIER)[1]
+
+
+def test_diagnostics_name_the_input(capsys, tmp_path: Path):
+    source = tmp_path / "self.rev"
+    source.write_text("rev.func @f(%x: f64) {\n  %x1 = rev.sub %x, %x : f64\n"
+                      "  rev.return %x1 : f64\n}\n")
+    status, _, err = rev_opt(capsys, source)
+    assert status == 1
+    assert one_line_error(err).startswith(f"{source}:2:3: error: [self-read]")
+
+
+NOT_UTF8 = b"rev.func @f(%x: f64) {\n  // caf\xe9\n  rev.return %x : f64\n}\n"
+
+
+@pytest.mark.parametrize(
+    "make_args, message",
+    [
+        (lambda tmp: [tmp / "missing.mlir"],
+         "rev-opt: error: cannot open '{tmp}/missing.mlir': No such file or directory"),
+        (lambda tmp: [tmp], "rev-opt: error: cannot open '{tmp}': Is a directory"),
+        (lambda tmp: [MULTIPLIER, "-o", tmp / "nowhere" / "out.mlir"],
+         "rev-opt: error: cannot open '{tmp}/nowhere/out.mlir': No such file or directory"),
+        (lambda tmp: [tmp / "latin1.mlir"],
+         "{tmp}/latin1.mlir:2:9: error: the input is not UTF-8 text (byte 0xe9)"),
+    ],
+    ids=["missing", "directory", "output-directory", "not-utf8"],
+)
+def test_unreadable_input_and_unwritable_output(capsys, tmp_path: Path, make_args, message):
+    (tmp_path / "latin1.mlir").write_bytes(NOT_UTF8)
+    status, _, err = rev_opt(capsys, *make_args(tmp_path))
+    assert status == 1
+    assert one_line_error(err) == message.format(tmp=tmp_path)
+
+
+def test_not_utf8_on_stdin():
+    result = subprocess.run([str(BIN / "rev-opt"), "-"], input=NOT_UTF8, capture_output=True)
+    assert result.returncode == 1
+    assert result.stderr.decode() == (
+        "stdin:2:9: error: the input is not UTF-8 text (byte 0xe9)\n"
+    )
+
+
+# -- printing -----------------------------------------------------------------
+
+
+def test_mlir_print_flags_are_xdsl_opts(capsys):
+    generic = rev_opt(capsys, MULTIPLIER, "--mlir-print-op-generic")
+    assert generic == rev_opt(capsys, MULTIPLIER, "--print-op-generic")
+    assert '"rev.add"(%y, %t) : (i64, i64) -> i64' in generic[1]
+    located = rev_opt(capsys, MULTIPLIER, "--mlir-print-debuginfo")
+    assert located == rev_opt(capsys, MULTIPLIER, "--print-debuginfo")
+    assert f'loc("{MULTIPLIER}":' in located[1]
+    # xDSL never prints aliases: local scope is what it prints anyway.
+    assert rev_opt(capsys, MULTIPLIER, "--mlir-print-debuginfo",
+                   "--mlir-print-local-scope") == located
+
+
+def test_print_ir_after_and_before_all(capsys):
+    status, out, err = rev_opt(
+        capsys, MULTIPLIER, "-p", "rev-verify,rev-invert",
+        "--mlir-print-ir-before-all", "--mlir-print-ir-after-all",
+    )
+    assert status == 0
+    headers = [line for line in err.splitlines() if line.startswith("// -----//")]
+    assert headers == [
+        "// -----// IR Dump Before RevVerifyPass (rev-verify) //----- //",
+        "// -----// IR Dump After RevVerifyPass (rev-verify) //----- //",
+        "// -----// IR Dump Before RevInvertPass (rev-invert) //----- //",
+        "// -----// IR Dump After RevInvertPass (rev-invert) //----- //",
+    ]
+    after_invert = err.split(headers[-1] + "\n")[1]
+    assert after_invert.strip() == out.strip()
+    before_invert = err.split(headers[2] + "\n")[1].split("// -----//")[0]
+    assert "@multiplier.inv" not in before_invert and "@multiplier(" in before_invert
+
+
+def test_print_ir_after_all_in_the_generic_form(capsys):
+    _, _, err = rev_opt(capsys, MULTIPLIER, "--rev-invert",
+                        "--mlir-print-ir-after-all", "--mlir-print-op-generic")
+    assert err.startswith("// -----// IR Dump After RevInvertPass (rev-invert) //----- //\n")
+    assert '"rev.func"() <{sym_name = "multiplier.inv"' in err
+
+
+# -- xdsl-opt plug-in ---------------------------------------------------------
+
+
+def test_xdsl_opt_runs_revmlir_passes(tmp_path: Path):
+    """Stock xdsl-opt finds revmlir through the entry point pyproject.toml
+    declares (installed here as the metadata of a distribution on the path)."""
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    group = "xdsl.universe"
+    entry = declared["project"]["entry-points"][group]
+    info = tmp_path / "revmlir_plugin-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: revmlir-plugin\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text(
+        f"[{group}]\n" + "".join(f"{name} = {value}\n" for name, value in entry.items())
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
+    result = subprocess.run(
+        [str(BIN / "xdsl-opt"), str(MULTIPLIER), "-p", "rev-invert"],
+        capture_output=True, text=True, env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout
+    assert "%y_1 = rev.sub %y, %t : i64" in result.stdout
