@@ -157,6 +157,12 @@ def test_integers_out_of_range(run, program: str, entry: str, values: list[str],
     fails_with(run("rev-run", program, "-e", entry, "--args", *values), f"rev-run: error: {expected}")
 
 
+@pytest.mark.parametrize("tolerance", ["-1e-3", "nan"])
+def test_a_negative_tolerance_is_refused(run, program: str, tolerance: str):
+    result = run("rev-run", program, "-e", "f", "--tolerance", tolerance, "--args", "1", "2")
+    fails_with(result, "rev-run: error: --tolerance must be a number >= 0, got ")
+
+
 def test_the_ends_of_the_range_are_accepted(run, program: str):
     result = run("rev-run", program, "-e", "narrow", "--backend", "interpreter", "--args", "-128", "127")
     assert result.returncode == 0, result.stderr

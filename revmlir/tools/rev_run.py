@@ -105,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
+    if not args.tolerance >= 0:
+        raise UsageError(f"--tolerance must be a number >= 0, got {args.tolerance}")
     text = read_text(args.input_file)
     module = None
     try:
