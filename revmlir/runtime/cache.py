@@ -134,11 +134,17 @@ def max_bytes() -> int:
     return int(megabytes * 1024 * 1024)
 
 
+_refused: set[tuple[Path, str]] = set()
+"""What was reported: each unusable directory once per process, not at
+every compilation."""
+
+
 def _refuse(where: Path, why: str) -> None:
+    if (where, why) in _refused:
+        return
+    _refused.add((where, why))
     warnings.warn(
-        f"not using the compiled-code cache {where}: {why}; compiling without it",
-        CacheWarning,
-        stacklevel=4,
+        f"not using the compiled-code cache {where}: {why}; compiling without it", CacheWarning, stacklevel=2
     )
 
 
