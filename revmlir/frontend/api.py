@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -26,7 +26,14 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
 from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.types import describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.types import (
+    IntRanges,
+    check_int_ranges,
+    describe_type,
+    int_ranges,
+    type_of_annotation,
+    type_of_value,
+)
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.anc import StackType
@@ -35,6 +42,14 @@ from revmlir.runtime.native import NativeModule
 from revmlir.semantics import written_arguments
 
 BACKENDS = ("auto", "native", "interpreter")
+
+
+class _Typed(Protocol):
+    @property
+    def types(self) -> tuple[Attribute, ...]: ...
+
+
+S = TypeVar("S", bound=_Typed)
 
 
 @dataclass(frozen=True)
@@ -101,7 +116,31 @@ def read_source(pyfunc: Callable[..., Any], decorator: str = "@rv.reversible") -
     if not isinstance(definition, ast.FunctionDef):
         raise TypeError(f"{decorator} decorates functions")
     filename = inspect.getsourcefile(pyfunc) or "<unknown>"
-    return Source(definition, filename, first - 1, indent)
+    source = Source(definition, filename, first - 1, indent)
+    _check_names(source)
+    return source
+
+
+def _check_names(source: Source) -> None:
+    """A located error for the first name compiled code cannot carry: the
+    function, its parameters and its variables name MLIR symbols and values
+    (and native symbols), which are ASCII."""
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.FunctionDef):
+            name = node.name
+        elif isinstance(node, ast.arg):
+            name = node.arg
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            name = node.id
+        else:
+            continue
+        if not name.isascii():
+            raise source.error(
+                node,
+                f"'{name}' is not an ASCII name, and compiled functions and their variables "
+                "need ASCII names",
+                "rename it (for instance 'alpha' for 'α')",
+            )
 
 
 class ReversibleFunction:
@@ -124,7 +163,7 @@ class ReversibleFunction:
 
         check_structure(self.source.tree, self._error)
         self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
-        self._by_python_types: dict[tuple[Any, ...], Specialization] = {}
+        self._by_python_types: dict[tuple[Any, ...], tuple[Specialization, IntRanges]] = {}
 
     # -- signature ------------------------------------------------------------
 
@@ -182,13 +221,7 @@ class ReversibleFunction:
         return spec
 
     def specialization_for(self, *args: Any) -> Specialization:
-        # Building xDSL types for every call costs more than running small
-        # programs, so calls are first matched on the arguments' Python types.
-        key = python_types(args)
-        if (spec := self._by_python_types.get(key)) is None:
-            spec = self.specialize(self.signature_of(args))
-            self._by_python_types[key] = spec
-        return spec
+        return matched_specialization(self, args)
 
     def mlir(self, *args: Any) -> str:
         """The rev IR for these arguments (or the annotated signature)."""
@@ -403,6 +436,36 @@ def _first_frame_outside_package() -> int:
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level
+
+
+class Specializing(Protocol[S]):
+    """A compiled Python function: ``@rv.reversible`` or ``@rv.ordinary``."""
+
+    __name__: str
+    _by_python_types: dict[tuple[Any, ...], tuple[S, IntRanges]]
+
+    @property
+    def parameters(self) -> list[str]: ...
+
+    def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]: ...
+
+    def specialize(self, types: Sequence[Attribute]) -> S: ...
+
+
+def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
+    """The specialization of ``function`` that runs ``args``.  Building xDSL
+    types for every call costs more than running small programs, so calls
+    are first matched on the arguments' Python types; the ints among them
+    are then checked against their parameters' ranges (nothing to do in
+    calls without ints)."""
+    key = python_types(args)
+    if (found := function._by_python_types.get(key)) is None:
+        spec = function.specialize(function.signature_of(args))
+        found = function._by_python_types[key] = (spec, int_ranges(spec.types, key))
+    spec, ranges = found
+    if ranges:
+        check_int_ranges(function.__name__, function.parameters, spec.types, ranges, args)
+    return spec
 
 
 def python_types(args: Sequence[Any]) -> tuple[Any, ...]:

@@ -36,6 +36,7 @@ from revmlir.builder import BuildError, ExpressionBuilder, Value
 from revmlir.dialects.rev import LogType
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.types import describe_type
 
 UNARY_FUNCTIONS: dict[Any, str] = {}
 for _name in (
@@ -290,10 +291,22 @@ class ExpressionCompiler:
         return result
 
     def indices(self, node: ast.Subscript) -> list[Value]:
+        """The indices of an element of an array, one per dimension."""
         index = node.slice
         parts = index.elts if isinstance(index, ast.Tuple) else [index]
         if any(isinstance(p, ast.Slice) for p in parts):
             raise self.ctx.error(node, "slices are not supported", "index single elements: x[i]")
+        array, fn = node.value, self.ctx.fn
+        if isinstance(array, ast.Name) and fn.has(array.id):
+            type = fn.type_of(array.id)
+            rank = len(type.get_shape()) if isinstance(type, MemRefType) else len(parts)
+            if rank != len(parts):
+                raise self.ctx.error(
+                    node,
+                    f"'{array.id}' is {describe_type(type)}, indexed with {len(parts)} "
+                    f"{'index' if len(parts) == 1 else 'indices'}",
+                    f"give one index per dimension: {array.id}[{', '.join('ijklmn'[:rank])}]" if rank else None,
+                )
         values = [self._compile(p) for p in parts]
         for part, value in zip(parts, values):
             if not _is_int(value.type):

@@ -42,10 +42,10 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
-from revmlir.frontend.api import BACKENDS, Specialization, read_source
+from revmlir.frontend.api import BACKENDS, Specialization, matched_specialization, read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.gradient import ReversibleCall
-from revmlir.frontend.types import describe_type, type_of_value
+from revmlir.frontend.types import IntRanges, describe_type, type_of_value
 from revmlir.runtime.backend import Caller
 from revmlir.runtime.native import NativeModule
 
@@ -70,7 +70,7 @@ class OrdinaryFunction:
 
         check_structure(self.source.tree, self.source.error)
         self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
-        self._by_python_types: dict[tuple[Any, ...], OrdinarySpecialization] = {}
+        self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}
 
     @property
     def parameters(self) -> list[str]:
@@ -103,12 +103,7 @@ class OrdinaryFunction:
         return spec
 
     def specialization_for(self, *args: Any) -> OrdinarySpecialization:
-        key = tuple(
-            (np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args
-        )
-        if (spec := self._by_python_types.get(key)) is None:
-            spec = self._by_python_types[key] = self.specialize(self.signature_of(args))
-        return spec
+        return matched_specialization(self, args)
 
     def mlir(self, *args: Any, form: str = "both") -> str:
         """The IR for these arguments: the ordinary IR the function compiles

@@ -8,6 +8,7 @@ log-number type.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import LogType
+from revmlir.runtime.arguments import numpy_dtype
 
 
 class ULog:
@@ -95,3 +97,57 @@ def describe_type(type: Attribute) -> str:
     if isinstance(type, LogType):
         return "ULog"
     return str(type)
+
+
+def value_range(type: Attribute) -> tuple[int, int] | None:
+    """The Python ints a scalar of ``type`` holds as the same number, or
+    None where ints do not convert to it.  Integers are read back signed,
+    so a bigger int would come back as another number (wrapped), and an
+    int beyond the largest float has no float at all."""
+    if isinstance(type, IntegerType):
+        width = type.width.data
+        return (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+    if isinstance(type, IndexType):
+        return -(2**63), 2**63 - 1
+    element = type.element_type if isinstance(type, ComplexType | LogType) else type
+    if isinstance(element, Float64Type | Float32Type):
+        largest = int(np.finfo(numpy_dtype(element)).max)
+        return -largest, largest
+    return None
+
+
+def out_of_range(value: int, type_name: str, bounds: tuple[int, int]) -> str:
+    """Says that ``value`` is outside ``bounds`` (from ``value_range``),
+    without printing thousands of digits."""
+    low, high = bounds
+    shown = str(value) if value.bit_length() <= 128 else f"an integer of {value.bit_length()} bits"
+    limits = f"{low} to {high}" if high.bit_length() <= 128 else f"magnitude at most {float(high):.6g}"
+    return f"{shown} is out of range for {type_name} ({limits})"
+
+
+IntRanges = tuple[tuple[int, int, int], ...]
+"""Per argument that is a Python int: its position and the bounds of its
+parameter's type."""
+
+
+def int_ranges(types: Sequence[Attribute], python_types: Sequence[Any]) -> IntRanges:
+    """The checks a call whose arguments have ``python_types`` needs (none
+    for calls without ints, so they cost nothing)."""
+    return tuple(
+        (i, *bounds)
+        for i, (type, found) in enumerate(zip(types, python_types))
+        if found is int and (bounds := value_range(type)) is not None
+    )
+
+
+def check_int_ranges(
+    function: str, parameters: Sequence[str], types: Sequence[Attribute], ranges: IntRanges, args: Sequence[Any]
+) -> None:
+    """An ``OverflowError`` naming the first int argument its parameter's
+    type cannot hold."""
+    for i, low, high in ranges:
+        if not low <= args[i] <= high:
+            raise OverflowError(
+                f"{function}(): argument '{parameters[i]}': "
+                + out_of_range(args[i], describe_type(types[i]), (low, high))
+            )

@@ -134,22 +134,23 @@ def max_bytes() -> int:
     return int(megabytes * 1024 * 1024)
 
 
+_refused: set[tuple[Path, str]] = set()
+"""What was reported: each unusable directory once per process, not at
+every compilation."""
+
+
 def _refuse(where: Path, why: str) -> None:
+    if (where, why) in _refused:
+        return
+    _refused.add((where, why))
     warnings.warn(
-        f"not using the compiled-code cache {where}: {why}; compiling without it",
-        CacheWarning,
-        stacklevel=4,
+        f"not using the compiled-code cache {where}: {why}; compiling without it", CacheWarning, stacklevel=2
     )
 
 
-@contextlib.contextmanager
-def _opened(create: bool) -> Iterator[int | None]:
-    """A descriptor of the cache directory, or None when it is off, missing
-    (and not to be created) or not safe to use (reported once per reason)."""
-    where = directory()
-    if where is None:
-        yield None
-        return
+def _directory(where: Path, create: bool) -> int | None:
+    """A descriptor of the cache directory, or None when it is missing (and
+    not to be created) or not safe to use (reported once per reason)."""
     try:
         if create:
             where.parent.mkdir(parents=True, exist_ok=True)
@@ -159,20 +160,29 @@ def _opened(create: bool) -> Iterator[int | None]:
     except OSError:
         if where.is_symlink():
             _refuse(where, "it is a symbolic link")
-        yield None  # a cache that cannot be made is no cache (read-only home)
-        return
+        return None  # a cache that cannot be made is no cache (read-only home)
+    info = os.fstat(descriptor)
+    if info.st_uid != os.geteuid():
+        _refuse(where, f"it is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
+    elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        _refuse(where, f"others can write to it (mode {stat.S_IMODE(info.st_mode):04o})")
+    else:
+        return descriptor
+    os.close(descriptor)
+    return None
+
+
+@contextlib.contextmanager
+def _opened(create: bool) -> Iterator[int | None]:
+    """The cache directory's descriptor while in use; None when the cache
+    is off or cannot be used."""
+    where = directory()
+    descriptor = _directory(where, create) if where is not None else None
     try:
-        info = os.fstat(descriptor)
-        if info.st_uid != os.geteuid():
-            _refuse(where, f"it is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
-            yield None
-        elif info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            _refuse(where, f"others can write to it (mode {stat.S_IMODE(info.st_mode):04o})")
-            yield None
-        else:
-            yield descriptor
+        yield descriptor
     finally:
-        os.close(descriptor)
+        if descriptor is not None:
+            os.close(descriptor)
 
 
 def _read(name: str, folder: int, private: bool = False) -> bytes | None:

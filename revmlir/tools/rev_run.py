@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
-import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -25,29 +25,41 @@ from xdsl.ir import Attribute
 
 from revmlir.diagnostics import format_error
 from revmlir.errors import ExecutionError, InvertibilityError
+from revmlir.frontend.types import out_of_range, value_range
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.interpreter.memref import numpy_dtype
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
-from revmlir.tools.rev_opt import TRACEBACK_ENV
+from revmlir.tools.cli import UsageError, read_text, run_tool
+
+_NEGATIVE_NUMBER = re.compile(r"-[0-9.]")
+"""How a value such as ``-1e-3`` or ``-2+1j`` starts; argparse takes only
+plain negative numbers (``-2``, ``-0.5``) for values, and no option of
+rev-run starts this way."""
 
 
-class UsageError(Exception):
-    """Bad command-line input: reported as ``rev-run: error: ...``."""
+def _as_values(argv: Sequence[str]) -> list[str]:
+    """``argv`` with negative numbers marked as values (a leading space,
+    which argparse does not take for an option and literals ignore)."""
+    return [" " + arg if _NEGATIVE_NUMBER.match(arg) else arg for arg in argv]
 
 
 def _parse_argument(text: str, type: Attribute, index: int) -> Any:
     try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise UsageError(
-            f"argument #{index} ({type}): cannot read {text!r} as a literal"
+            f"argument #{index} ({type}): cannot read {text.strip()!r} as a literal"
         ) from None
     if isinstance(type, MemRefType):
         try:
             return np.array(value, dtype=numpy_dtype(type.element_type))
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, OverflowError) as error:
             raise UsageError(f"argument #{index} ({type}): {error}") from None
+    bounds = value_range(type)
+    if isinstance(value, int) and not isinstance(value, bool) and bounds is not None:
+        if not bounds[0] <= value <= bounds[1]:
+            raise UsageError(f"argument #{index}: {out_of_range(value, str(type), bounds)}")
     return value
 
 
@@ -93,11 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        with open(args.input_file) as f:
-            text = f.read()
-    except OSError as error:
-        raise UsageError(str(error)) from None
+    if not args.tolerance >= 0:
+        raise UsageError(f"--tolerance must be a number >= 0, got {args.tolerance}")
+    text = read_text(args.input_file)
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)
@@ -149,17 +159,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return run(args)
-    except UsageError as error:
-        print(f"rev-run: error: {error}", file=sys.stderr)
-        return 1
-    except Exception as error:
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        print(f"rev-run: internal error: {error}", file=sys.stderr)
-        return 2
+    args = build_parser().parse_args(_as_values(sys.argv[1:] if argv is None else argv))
+    return run_tool("rev-run", run, args)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ from revmlir.inversion import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.parsing import parse_module
 from revmlir.semantics import written_arguments
+from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
 
 EMITS = ("llvm", "asm", "obj", "header")
@@ -116,12 +117,11 @@ def run(args: argparse.Namespace) -> int:
     from revmlir.runtime.jit import emit_assembly, emit_object, optimize, host_target_machine
     from revmlir.runtime.native import lower_to_llvm_ir
 
-    try:
-        with open(args.input_file) as f:
-            text = f.read()
-    except OSError as error:
-        print(f"rev-translate: error: {error}", file=sys.stderr)
-        return 1
+    if args.emit == "obj" and not args.output:
+        raise UsageError("--emit=obj needs -o FILE")
+    if args.output:
+        check_output(args.output)
+    text = read_text(args.input_file)
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)
@@ -143,22 +143,16 @@ def run(args: argparse.Namespace) -> int:
             raise
         print(format_error(error, module, args.input_file), file=sys.stderr)
         return 1
-    if isinstance(output, bytes):
-        if not args.output:
-            print("rev-translate: error: --emit=obj needs -o FILE", file=sys.stderr)
-            return 1
-        with open(args.output, "wb") as f:
-            f.write(output)
-    elif args.output:
-        with open(args.output, "w") as f:
-            f.write(output)
+    if args.output:
+        write_output(args.output, output)
     else:
+        assert isinstance(output, str)
         sys.stdout.write(output)
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(build_parser().parse_args(argv))
+    return run_tool("rev-translate", run, build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

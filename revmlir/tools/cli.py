@@ -1,0 +1,73 @@
+"""What ``rev-run`` and ``rev-translate`` share: the files they read and
+write, with the failures a user causes (a missing or unreadable file, text
+that is not UTF-8, an output path that is a directory or lies in a
+directory that does not exist) turned into ``UsageError``s, and a ``main``
+that prints those as one line and exits 1, and anything else as an
+internal error (exit 2) unless ``REVMLIR_TRACEBACK`` asks for the
+traceback."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from revmlir.tools.rev_opt import TRACEBACK_ENV
+
+
+class UsageError(Exception):
+    """Bad command-line input: reported as ``<tool>: error: ...``."""
+
+
+def read_text(path: str) -> str:
+    """The UTF-8 text of ``path``; a byte that is not UTF-8 is reported at
+    its line and column."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
+        raise UsageError(
+            f"{path}:{line}:{column}: byte 0x{data[error.start]:02x} is not UTF-8 text "
+            "(.mlir files are UTF-8)"
+        ) from None
+
+
+def check_output(path: str) -> None:
+    """Refuse an output path that cannot be written, before any work is
+    done for it."""
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {path}: it is a directory")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise UsageError(f"cannot write {path}: no directory {parent}")
+
+
+def write_output(path: str, data: str | bytes) -> None:
+    try:
+        if isinstance(data, bytes):
+            Path(path).write_bytes(data)
+        else:
+            Path(path).write_text(data, encoding="utf-8")
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def run_tool(tool: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``run(args)``'s exit code, with its failures reported on one line."""
+    try:
+        return run(args)
+    except UsageError as error:
+        print(f"{tool}: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"{tool}: internal error: {error}", file=sys.stderr)
+        return 2

@@ -1,0 +1,204 @@
+"""rev-run and rev-translate on input a user gets wrong: a file that is not
+UTF-8, an output path that is a directory or in a missing one, negative
+numbers as values, integers the argument's type cannot hold, and a string
+literal without its closing quote (which made xDSL's lexer take
+exponential time).  Each is one line on stderr and exit code 1."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from xdsl.utils.exceptions import ParseError
+
+from revmlir.parsing import parse_module
+from revmlir.tools import rev_run, rev_translate
+
+ROOT = Path(__file__).parent.parent
+BIN = Path(sys.executable).parent
+MULTIPLIER = str(ROOT / "examples" / "multiplier.mlir")
+
+PROGRAM = """
+rev.func @f(%y: f64, %x: f64) {
+  %y1 = rev.add %y, %x : f64
+  rev.return %y1, %x : f64, f64
+}
+rev.func @narrow(%y: i8, %x: i8) {
+  %y1 = rev.add %y, %x : i8
+  rev.return %y1, %x : i8, i8
+}
+rev.func @shift(%x: memref<?xi16>) {
+  rev.return
+}
+"""
+
+
+@dataclass
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+TOOLS = {"rev-run": rev_run.main, "rev-translate": rev_translate.main}
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]) -> Callable[..., Result]:
+    """A tool's ``main`` in this process (starting one costs seconds); the
+    console scripts themselves are run in ``test_the_console_scripts``."""
+
+    def run_tool(tool: str, *args: str) -> Result:
+        capsys.readouterr()
+        try:
+            code = TOOLS[tool](list(args))
+        except SystemExit as exit:  # argparse's own usage errors
+            code = exit.code if isinstance(exit.code, int) else 1
+        out, err = capsys.readouterr()
+        return Result(code, out, err)
+
+    return run_tool
+
+
+def fails_with(result: Result | subprocess.CompletedProcess[str], expected: str) -> None:
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert expected in result.stderr, result.stderr
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> str:
+    path = tmp_path / "program.mlir"
+    path.write_text(PROGRAM)
+    return str(path)
+
+
+@pytest.fixture
+def latin1(tmp_path: Path) -> str:
+    path = tmp_path / "latin1.mlir"
+    path.write_bytes(PROGRAM.encode() + "// Grüße\n".encode("latin-1"))
+    return str(path)
+
+
+def test_rev_translate_on_a_file_that_is_not_utf8(run, latin1: str):
+    fails_with(run("rev-translate", latin1), f"rev-translate: error: {latin1}:13:6: byte 0xfc is not UTF-8 text")
+
+
+def test_rev_run_on_a_file_that_is_not_utf8(run, latin1: str):
+    fails_with(run("rev-run", latin1, "-e", "f", "--args", "1", "2"), f"rev-run: error: {latin1}:13:6: byte 0xfc")
+
+
+@pytest.mark.parametrize("emit", ["llvm", "obj", "header"])
+def test_rev_translate_into_a_missing_directory(run, tmp_path: Path, emit: str):
+    target = tmp_path / "missing" / "out"
+    result = run("rev-translate", MULTIPLIER, f"--emit={emit}", "-o", str(target))
+    fails_with(result, f"rev-translate: error: cannot write {target}: no directory {target.parent}")
+
+
+def test_rev_translate_onto_a_directory(run, tmp_path: Path):
+    result = run("rev-translate", MULTIPLIER, "--emit=obj", "-o", str(tmp_path))
+    fails_with(result, f"rev-translate: error: cannot write {tmp_path}: it is a directory")
+
+
+def test_rev_translate_when_the_write_fails(run):
+    fails_with(run("rev-translate", MULTIPLIER, "-o", "/dev/full"), "cannot write /dev/full: No space left on device")
+
+
+def test_rev_translate_still_writes_where_it_can(run, tmp_path: Path):
+    target = tmp_path / "multiplier.h"
+    result = run("rev-translate", MULTIPLIER, "--emit=header", "-o", str(target))
+    assert result.returncode == 0 and result.stderr == ""
+    assert "multiplier_ciface" in target.read_text()
+
+
+def test_rev_translate_on_a_missing_file(run):
+    fails_with(run("rev-translate", "no-such-file.mlir"), "rev-translate: error: cannot read no-such-file.mlir: No such file")
+
+
+@pytest.mark.parametrize(
+    "values, expected",
+    [
+        (["-1e-3", "2"], ["1.999 : f64", "2.0 : f64"]),
+        (["-.5", "-2.5E+1"], ["-25.5 : f64", "-25.0 : f64"]),
+        (["1", "-2"], ["-1.0 : f64", "-2.0 : f64"]),
+    ],
+)
+def test_negative_numbers_are_values(run, program: str, values: list[str], expected: list[str]):
+    result = run("rev-run", program, "-e", "f", "--args", *values)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == expected
+
+
+def test_negative_numbers_in_inverse_runs_and_arrays(run, program: str):
+    result = run("rev-run", program, "-e", "narrow", "--inverse", "--args", "-3", "-4")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["1 : i8", "-4 : i8"]
+    result = run("rev-run", program, "-e", "shift", "--args", "[-1, -2]")
+    assert result.stdout.splitlines() == ["[-1, -2] : memref<?xi16>"]
+
+
+@pytest.mark.parametrize(
+    "entry, values, expected",
+    [
+        ("narrow", ["300", "1"], "argument #0: 300 is out of range for i8 (-128 to 127)"),
+        ("narrow", ["1", "-129"], "argument #1: -129 is out of range for i8 (-128 to 127)"),
+        ("f", ["1" + "0" * 400, "1.0"], "argument #0: an integer of 1329 bits is out of range for f64 (magnitude at most 1.79769e+308)"),
+        ("shift", ["[1, 70000]"], "argument #0 (memref<?xi16>): Python integer 70000 out of bounds for int16"),
+        ("narrow", ["9" * 5000, "1"], "argument #0 (i8): cannot read"),
+    ],
+)
+def test_integers_out_of_range(run, program: str, entry: str, values: list[str], expected: str):
+    fails_with(run("rev-run", program, "-e", entry, "--args", *values), f"rev-run: error: {expected}")
+
+
+@pytest.mark.parametrize("tolerance", ["-1e-3", "nan"])
+def test_a_negative_tolerance_is_refused(run, program: str, tolerance: str):
+    result = run("rev-run", program, "-e", "f", "--tolerance", tolerance, "--args", "1", "2")
+    fails_with(result, "rev-run: error: --tolerance must be a number >= 0, got ")
+
+
+def test_the_ends_of_the_range_are_accepted(run, program: str):
+    result = run("rev-run", program, "-e", "narrow", "--backend", "interpreter", "--args", "-128", "127")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == ["-1 : i8", "127 : i8"]
+
+
+@pytest.mark.parametrize("length", [28, 40, 10_000])
+def test_an_unterminated_string_literal_fails_in_linear_time(length: int):
+    text = 'rev.func @f(%x: f64) attributes {note = "' + "a" * length + "\n"
+    start = time.perf_counter()
+    with pytest.raises(ParseError, match="End of file reached before closing string literal"):
+        parse_module(text)
+    assert time.perf_counter() - start < 0.5
+
+
+def test_string_literals_still_parse():
+    module = parse_module('"builtin.module"() ({\n^bb0:\n}) {sym_name = "a\\n\\"b\\0A\\\\", note = "é"} : () -> ()')
+    assert module.sym_name is not None and module.sym_name.data == 'a\n"b\n\\'
+    assert module.attributes["note"].data == "é"
+
+
+def test_rev_translate_on_an_unterminated_string(run, tmp_path: Path):
+    path = tmp_path / "open.mlir"
+    path.write_text('rev.func @f(%x: f64) attributes {note = "' + "a" * 40 + "\n")
+    start = time.perf_counter()
+    result = run("rev-translate", str(path))
+    assert time.perf_counter() - start < 2
+    fails_with(result, f"{path}:1:41: error: End of file reached before closing string literal")
+
+
+def test_the_console_scripts(latin1: str, tmp_path: Path):
+    """The installed commands report like their ``main``: one line, exit 1."""
+    result = subprocess.run(
+        [str(BIN / "rev-run"), latin1, "-e", "f", "--args", "-1e-3", "2"], capture_output=True, text=True
+    )
+    fails_with(result, f"rev-run: error: {latin1}:13:6: byte 0xfc")
+    target = tmp_path / "missing" / "out.ll"
+    result = subprocess.run([str(BIN / "rev-translate"), MULTIPLIER, "-o", str(target)], capture_output=True, text=True)
+    fails_with(result, f"rev-translate: error: cannot write {target}")

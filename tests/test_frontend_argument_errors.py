@@ -1,0 +1,185 @@
+"""What a user gets wrong in the arguments and names of compiled Python
+functions is a clear error: arrays indexed with the wrong number of indices
+and non-ASCII names are located at the line that has them, and an int its
+parameter's type cannot hold (it would wrap, or has no float) names the
+parameter and the range, on every backend and call path."""
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+
+HERE = Path(__file__)
+LINES = HERE.read_text().splitlines()
+
+
+def line_of(marker: str) -> int:
+    (line,) = [i + 1 for i, text in enumerate(LINES) if text.rstrip().endswith(marker)]
+    return line
+
+
+def check(error: rv.ReversibleSyntaxError, marker: str, *fragments: str) -> None:
+    assert error.filename == str(HERE) and error.lineno == line_of(marker)
+    text = str(error)
+    assert text.startswith(f"{HERE}:{error.lineno}:{error.offset}: ")
+    assert len(text.splitlines()) == 1
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+# -- arrays of the wrong rank ------------------------------------------------
+
+
+@rv.reversible
+def read_one_index(x, y):
+    x[0] += y[0]  # E:read-rank
+
+
+@rv.reversible
+def write_one_index(x, s):
+    x[1] += s  # E:write-rank
+
+
+@rv.reversible
+def loop_one_index(x, s):
+    for i in range(len(x)):
+        s += x[i]  # E:loop-rank
+
+
+def test_reading_a_2d_array_with_one_index():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        read_one_index(np.zeros(3), np.zeros((2, 2)))
+    check(info.value, "# E:read-rank", "'y' is a 2-d array of float, indexed with 1 index", "y[i, j]")
+
+
+def test_updating_a_1d_array_with_two_indices_is_reported_too():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        write_one_index(np.zeros((2, 3, 4)), 1.0)
+    check(info.value, "# E:write-rank", "'x' is a 3-d array of float, indexed with 1 index", "x[i, j, k]")
+
+
+def test_the_rank_that_fits_still_runs():
+    x = np.zeros(3)
+    assert write_one_index(x, 2.0)[1] == 2.0 and x.tolist() == [0.0, 2.0, 0.0]
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        loop_one_index(np.zeros((2, 2)), 0.0)
+    check(info.value, "# E:loop-rank", "'x' is a 2-d array of float, indexed with 1 index")
+
+
+def test_the_rank_check_holds_in_ordinary_functions():
+    @rv.ordinary
+    def total(x):
+        return x[0]  # E:ordinary-rank
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        total(np.zeros((2, 2)))
+    check(info.value, "# E:ordinary-rank", "'x' is a 2-d array of float, indexed with 1 index")
+
+
+# -- non-ASCII names -----------------------------------------------------------
+
+
+def test_a_non_ascii_parameter_is_located():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+
+        @rv.reversible
+        def f(α, y):  # E:greek-parameter
+            y += α
+
+    check(info.value, "# E:greek-parameter", "'α' is not an ASCII name", "rename it")
+
+
+def test_a_non_ascii_parameter_starting_with_ascii_is_located():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+
+        @rv.ordinary
+        def f(größe):  # E:umlaut-parameter
+            return größe * 2.0
+
+    check(info.value, "# E:umlaut-parameter", "'größe' is not an ASCII name")
+
+
+def test_a_non_ascii_function_name_is_located():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+
+        @rv.reversible
+        def möbius(x, y):  # E:function-name
+            y += x
+
+    check(info.value, "# E:function-name", "'möbius' is not an ASCII name")
+
+
+def test_a_non_ascii_variable_is_located():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+
+        @rv.reversible
+        def f(x, y):
+            for ι in range(3):  # E:loop-variable
+                y += x
+
+    check(info.value, "# E:loop-variable", "'ι' is not an ASCII name")
+
+
+# -- ints out of range ---------------------------------------------------------
+
+
+@rv.reversible
+def accumulate(y, x):
+    y += x
+
+
+@rv.reversible(backend="interpreter")
+def accumulate_interpreted(y, x):
+    y += x
+
+
+INT64 = "int64 (-9223372036854775808 to 9223372036854775807)"
+
+
+@pytest.mark.parametrize("function", [accumulate, accumulate_interpreted], ids=["native", "interpreter"])
+@pytest.mark.parametrize("value", [2**63, -(2**63) - 1, 2**70])
+def test_an_int_beyond_int64_is_refused_not_wrapped(function, value):
+    expected = f"{function.__name__}(): argument 'x': {value} is out of range for {INT64}"
+    with pytest.raises(OverflowError, match=f"^{re.escape(expected)}$"):
+        function(0, value)
+    with pytest.raises(OverflowError, match=rf"argument 'y': {value} is out of range"):
+        function.inverse(value, 1)
+
+
+def test_the_ends_of_int64_are_accepted():
+    assert accumulate(-(2**63), 2**63 - 1) == (-1, 2**63 - 1)
+    assert accumulate_interpreted(2**63 - 1, -(2**63)) == (-1, -(2**63))
+
+
+def test_an_int_too_large_for_a_float_parameter():
+    @rv.reversible
+    def add(y: float, x):
+        y += x
+
+    expected = "argument 'y': an integer of 1329 bits is out of range for float (magnitude at most 1.79769e+308)"
+    with pytest.raises(OverflowError, match=re.escape(expected)):
+        add(10**400, 1.0)
+    assert add(10**300, 1.0) == (1e300 + 1.0, 1.0)
+
+
+def test_derivatives_check_their_ints_too():
+    @rv.reversible
+    def scaled(y, x, k: float):
+        y += x * k
+
+    with pytest.raises(OverflowError, match="argument 'k': an integer of 1329 bits"):
+        rv.gradient(scaled, (0.0, 1.0, 10**400))
+
+
+def test_ordinary_functions_check_their_ints():
+    @rv.ordinary
+    def double(n):
+        return n * 2
+
+    assert double(2**40) == 2**41
+    expected = f"double(): argument 'n': {2**64} is out of range for {INT64}"
+    with pytest.raises(OverflowError, match=f"^{re.escape(expected)}$"):
+        double(2**64)
