@@ -14,7 +14,7 @@ import pytest
 import revmlir as rv
 
 from interop_programs import (
-    affine, affine_reference, energy, energy_reference, relax, relax_reference,
+    affine, affine_reference, diffuse, energy, energy_reference, relax, relax_reference,
 )
 
 jax.config.update("jax_enable_x64", True)
@@ -125,6 +125,22 @@ def test_ordinary_reverse_mode():
     us = jnp.stack([U, 2 * U])
     found = jax.vmap(jax.grad(lambda u: f(u, 0.5, 2)[0]))(us)
     close(found, jax.vmap(jax.grad(lambda u: relax_jax(u, 0.5, 2)[0]))(us))
+
+
+def test_checkpointed_ordinary_function():
+    """Its gradient runs the checkpointing schedule; jacrev's rows share
+    one forward run (pullback.batch)."""
+
+    def reference(u, c, steps):
+        for _ in range(steps):
+            u = u.at[1:-1].set(u[1:-1] + c * (u[:-2] - 2.0 * u[1:-1] + u[2:]))
+        return jnp.sum(u * u), u
+
+    f = rv.to_jax(diffuse)
+    found = jax.jit(jax.grad(lambda u, c: f(u, jnp.zeros(5), c, 12)[0], argnums=(0, 1)))(U, 0.2)
+    close(found, jax.grad(lambda u, c: reference(u, c, 12)[0], argnums=(0, 1))(U, 0.2))
+    found = jax.jacrev(lambda u: f(u, jnp.zeros(5), 0.2, 12)[1])(U)
+    close(found, jax.jacrev(lambda u: reference(u, 0.2, 12)[1])(U))
 
 
 def test_inputs_are_left_alone():

@@ -55,7 +55,16 @@ def _run(
     arrays = tuple(np.asarray(a) for a in arrays)
     if not size:
         return host(signature, arrays)
-    rows = [host(signature, [a[k] if mapped else a for a, mapped in zip(arrays, lead)]) for k in range(size)]
+
+    def row(k: int) -> list[np.ndarray]:
+        return [a[k] if mapped else a for a, mapped in zip(arrays, lead)]
+
+    n = len(signature.inputs)
+    if host is Signature.cotangent and not any(lead[:n]):
+        # cotangents at one point (jacrev): one run of f for all of them
+        rows = signature.cotangent_rows(arrays[:n], [row(k)[n:] for k in range(size)])
+    else:
+        rows = [host(signature, row(k)) for k in range(size)]
     return [np.stack(column) for column in zip(*rows, strict=True)]
 
 
@@ -205,7 +214,7 @@ def to_jax(function: Any) -> Callable[..., tuple[jax.Array, ...]]:
 
     def traced(*args: Any) -> tuple[jax.Array, ...]:
         arrays = [jnp.asarray(a) for a in args]
-        signature = program.signature([Value(tuple(a.shape), np.dtype(a.dtype)) for a in arrays])
+        signature = program.signature([a.shape for a in arrays], [a.dtype for a in arrays])
         return tuple(call_p.bind(*arrays, signature=signature, lead=(False,) * len(arrays), size=0))
 
     traced.__name__ = traced.__qualname__ = function.__name__
