@@ -108,7 +108,8 @@ class Signature:
                     f"{api}({function.__name__}): argument '{name}' has dtype {value.dtype}; "
                     f"supported: {', '.join(str(d) for d in DTYPES)}"
                 )
-        examples = [v.to_revmlir(np.zeros(v.shape, v.dtype)) for v in inputs]
+        # a specialization depends on ranks and dtypes, not on sizes
+        examples = [v.to_revmlir(np.zeros((1,) * len(v.shape), v.dtype)) for v in inputs]
         spec = function.specialization_for(*examples)
         if isinstance(function, OrdinaryFunction):
             results = tuple(Value((), _dtype(t)) for t in spec.result_types)
