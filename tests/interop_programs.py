@@ -49,6 +49,15 @@ def diffuse(u, tmp, c, steps):
     return e
 
 
+@rv.reversible
+def leaky(y, x):
+    """Frees an ancilla that still holds x: a run-time check fails."""
+    a = rv.ancilla(0.0)
+    a += x
+    y += a
+    rv.free(a)
+
+
 # The same math in an array framework ``xp`` (jax.numpy or torch), whose
 # own derivatives the bindings' are checked against.
 

@@ -14,7 +14,7 @@ import pytest
 import revmlir as rv
 
 from interop_programs import (
-    affine, affine_reference, diffuse, energy, energy_reference, relax, relax_reference,
+    affine, affine_reference, diffuse, energy, energy_reference, leaky, relax, relax_reference,
 )
 
 jax.config.update("jax_enable_x64", True)
@@ -186,3 +186,12 @@ def test_forward_mode_of_an_ordinary_function():
 def test_second_derivatives():
     with pytest.raises(NotImplementedError, match=r"rv.to_jax\(energy\): second derivatives are not supported"):
         jax.hessian(loss(rv.to_jax(energy)))(X, 1.5)
+
+
+def test_failed_run_time_check():
+    """Eagerly the revmlir error itself; under jit JAX reports the
+    callback's error with revmlir's message in it."""
+    with pytest.raises(rv.InvertibilityError, match="ancilla freed holding 2.0"):
+        rv.to_jax(leaky)(0.0, 2.0)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="ancilla freed holding 2.0"):
+        jax.jit(rv.to_jax(leaky))(0.0, 2.0)
