@@ -156,10 +156,7 @@ def _linear_jvp(
     the point it is evaluated at it would need second derivatives."""
     n = len(signature.inputs)
     if any(type(t) is not ad.Zero for t in tangents[:n]):
-        raise NotImplementedError(
-            f"rv.to_jax({signature.name}): second derivatives are not supported yet "
-            "(use rv.hessian or rv.hvp on the revmlir function)"
-        )
+        raise signature.second_derivatives()
     outs = primitive.bind(*primals, signature=signature, lead=lead, size=size)
     if all(type(t) is ad.Zero for t in tangents[n:]):
         return outs, [_zero(o) for o in outs]
@@ -178,16 +175,12 @@ def _transpose(
     n = len(signature.inputs)
     primals = operands[:n]
     if any(ad.is_undefined_primal(p) for p in primals):
-        raise NotImplementedError(
-            f"rv.to_jax({signature.name}): second derivatives are not supported yet "
-            "(use rv.hessian or rv.hvp on the revmlir function)"
-        )
+        raise signature.second_derivatives()
     cts = [ad.instantiate_zeros(c) for c in cts]
-    found = into.bind(*primals, *cts, signature=signature, lead=(*lead[:n], *[bool(size)] * len(cts)), size=size)
-    return [
-        *[None] * n,
-        *[jnp.sum(c, axis=0) if size and not mapped else c for c, mapped in zip(found, lead[n:], strict=True)],
-    ]
+    lead_cts = (*lead[:n], *[bool(size)] * len(cts))
+    found = into.bind(*primals, *cts, signature=signature, lead=lead_cts, size=size)
+    summed = [jnp.sum(c, axis=0) if size and not mapped else c for c, mapped in zip(found, lead[n:], strict=True)]
+    return [*[None] * n, *summed]
 
 
 call_p = _primitive("revmlir_call", Signature.call)

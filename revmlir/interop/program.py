@@ -121,6 +121,13 @@ class Signature:
     def name(self) -> str:
         return self.program.function.__name__
 
+    def second_derivatives(self) -> NotImplementedError:
+        """The error for derivatives of the derivative programs."""
+        return NotImplementedError(
+            f"{self.program.api}({self.name}): second derivatives are not supported yet "
+            "(use rv.hessian or rv.hvp on the revmlir function)"
+        )
+
     @property
     def differentiable_inputs(self) -> tuple[int, ...]:
         return tuple(i for i, v in enumerate(self.inputs) if v.differentiable)

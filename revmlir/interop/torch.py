@@ -29,13 +29,6 @@ def _tensors(arrays: Sequence[np.ndarray]) -> tuple[torch.Tensor, ...]:
     return tuple(torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays)
 
 
-def _second_derivative(signature: Signature) -> NotImplementedError:
-    return NotImplementedError(
-        f"rv.to_torch({signature.name}): second derivatives are not supported yet "
-        "(use rv.hessian or rv.hvp on the revmlir function)"
-    )
-
-
 def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
     """An autograd function running ``host`` on numpy views of its tensors,
     with no derivative of its own.  ``torch.func`` transforms see only
@@ -54,10 +47,10 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
         ctx.signature = inputs[0]
 
     def backward(ctx: Any, *grads: Any) -> Any:
-        raise _second_derivative(ctx.signature)
+        raise ctx.signature.second_derivatives()
 
     def jvp(ctx: Any, *tangents: Any) -> Any:
-        raise _second_derivative(ctx.signature)
+        raise ctx.signature.second_derivatives()
 
     def vmap(info: Any, in_dims: tuple[Any, ...], signature: Signature, *tensors: torch.Tensor) -> Any:
         rows = [
