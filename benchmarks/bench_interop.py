@@ -10,15 +10,18 @@ The function is ``e += Σ w·x[i]² + sin(x[i])`` over ``n`` elements (small
                                   callback (``jax.pure_callback``) from XLA
                                   into revmlir;
 * ``jit(pure_callback(id))``    — the floor of that path: a jitted callback
-                                  returning its argument, which an XLA FFI
-                                  custom call would save;
+                                  returning its argument;
+* ``jit(ffi_call(copy))``       — what an XLA FFI custom call costs instead: a
+                                  C++ handler copying its argument, built
+                                  with the C++ compiler and jaxlib's FFI
+                                  headers (the row is left out without them);
 * ``jit(jax math)``             — the same math as a jitted JAX function;
 * ``rv.gradient``, ``jit(grad(to_jax(f)))``, ``jit(grad(jax math))`` — a
   gradient with respect to ``x`` and ``w``, from Python, inside JAX, and by
   JAX;
 * ``to_torch(f)``, ``torch math`` — a call from PyTorch and the same math
-  in eager PyTorch; with ``+ backward``, a call and its
-  ``torch.autograd.grad``.
+  in eager PyTorch (on one thread, as revmlir runs); with ``+ backward``, a
+  call and its ``torch.autograd.grad``.
 
 Run:  .venv/bin/python benchmarks/bench_interop.py [--quick]   (torch rows need the torch extra)
 """
@@ -26,8 +29,14 @@ Run:  .venv/bin/python benchmarks/bench_interop.py [--quick]   (torch rows need 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import math
+import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
 
 import _harness as H
 import jax
@@ -49,7 +58,40 @@ def energy_math(xp, e, x, w):
     return e + xp.sum(w * x * x + xp.sin(x))
 
 
-def jax_rows(n: int) -> dict[str, object]:
+COPY_HANDLER = """
+#include <cstring>
+#include "xla/ffi/api/ffi.h"
+namespace ffi = xla::ffi;
+static ffi::Error Copy(ffi::AnyBuffer x, ffi::Result<ffi::AnyBuffer> y) {
+  std::memcpy(y->untyped_data(), x.untyped_data(), x.size_bytes());
+  return ffi::Error::Success();
+}
+XLA_FFI_DEFINE_HANDLER_SYMBOL(Copy_, Copy, ffi::Ffi::Bind().Arg<ffi::AnyBuffer>().Ret<ffi::AnyBuffer>());
+"""
+
+
+def ffi_copy() -> Callable[[jax.Array], jax.Array] | None:
+    """A jitted XLA FFI custom call that copies its argument, or None
+    without a C++ compiler."""
+    compiler = shutil.which("c++") or shutil.which("g++")
+    if compiler is None:
+        return None
+    directory = Path(tempfile.mkdtemp(prefix="bench-interop-"))
+    (directory / "copy.cc").write_text(COPY_HANDLER)
+    library = directory / "libcopy.so"
+    built = subprocess.run(
+        [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-I{jax.ffi.include_dir()}",
+         str(directory / "copy.cc"), "-o", str(library)],
+        capture_output=True,
+    )
+    if built.returncode != 0:
+        return None
+    handler = ctypes.cdll.LoadLibrary(str(library)).Copy_
+    jax.ffi.register_ffi_target("bench_interop_copy", jax.ffi.pycapsule(handler), platform="cpu")
+    return jax.jit(lambda x: jax.ffi.ffi_call("bench_interop_copy", jax.ShapeDtypeStruct(x.shape, x.dtype))(x))
+
+
+def jax_rows(n: int, copy: Callable[[jax.Array], jax.Array] | None) -> dict[str, object]:
     x = np.random.default_rng(0).normal(size=n)
     xj = jnp.asarray(x)
     inside = jax.jit(lambda e, x, w: rv.to_jax(energy)(e, x, w)[0])
@@ -64,10 +106,16 @@ def jax_rows(n: int) -> dict[str, object]:
     assert math.isclose(float(inside(0.0, xj, 1.5)), expected, rel_tol=1e-12)
     for found, reference in zip(grad_inside(xj, 1.5), grad_pure(xj, 1.5)):
         np.testing.assert_allclose(found, reference, rtol=1e-10)
+    np.testing.assert_array_equal(identity(xj), x)
+    ffi_row = {}
+    if copy is not None:
+        np.testing.assert_array_equal(copy(xj), x)
+        ffi_row = {"jit(ffi_call(copy))": lambda: copy(xj).block_until_ready()}
     return {
         "f(*args)": lambda: energy(0.0, x, 1.5),
         "jit(to_jax(f))": lambda: inside(0.0, xj, 1.5).block_until_ready(),
         "jit(pure_callback(id))": lambda: identity(xj).block_until_ready(),
+        **ffi_row,
         "jit(jax math)": lambda: pure(0.0, xj, 1.5).block_until_ready(),
         "rv.gradient": lambda: rv.gradient(energy, (0.0, x, 1.5)),
         "jit(grad(to_jax(f)))": lambda: jax.block_until_ready(grad_inside(xj, 1.5)),
@@ -80,6 +128,7 @@ def torch_rows(n: int) -> dict[str, object]:
         import torch
     except ImportError:
         return {}
+    torch.set_num_threads(1)
     x = torch.from_numpy(np.random.default_rng(0).normal(size=n))
     e, w = torch.tensor(0.0, dtype=torch.float64), torch.tensor(1.5, dtype=torch.float64)
     f = rv.to_torch(energy)
@@ -104,8 +153,9 @@ def main() -> None:
     opts = parser.parse_args()
     H.print_header("revmlir inside JAX and PyTorch: per-call cost", __doc__.split("Run:")[0])
     print(f"jax {jax.__version__}")
+    copy = ffi_copy()
     for n in (16, 100_000):
-        rows = {**jax_rows(n), **torch_rows(n)}
+        rows = {**jax_rows(n, copy), **torch_rows(n)}
         timings = H.measure(rows, repeat=7 if opts.quick else 11, min_sample_s=0.01)  # type: ignore[arg-type]
         H.report(f"n = {n}", timings, ["f(*args)", "jit(jax math)"])
 

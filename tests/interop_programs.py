@@ -35,6 +35,29 @@ def relax(u, c, steps):
     return e, c * u[0]
 
 
+@rv.ordinary
+def diffuse(u, tmp, c, steps):
+    """A checkpointed time loop; returns the energy of the final state."""
+    for step in rv.checkpointed(range(steps), snapshots=3):
+        for i in range(1, len(u) - 1):
+            tmp[i] = u[i] + c * (u[i - 1] - 2.0 * u[i] + u[i + 1])
+        for i in range(1, len(u) - 1):
+            u[i] = tmp[i]
+    e = 0.0
+    for i in range(len(u)):
+        e += u[i] * u[i]
+    return e
+
+
+@rv.reversible
+def leaky(y, x):
+    """Frees an ancilla that still holds x: a run-time check fails."""
+    a = rv.ancilla(0.0)
+    a += x
+    y += a
+    rv.free(a)
+
+
 # The same math in an array framework ``xp`` (jax.numpy or torch), whose
 # own derivatives the bindings' are checked against.
 

@@ -14,7 +14,7 @@ import pytest
 import revmlir as rv
 
 from interop_programs import (
-    affine, affine_reference, energy, energy_reference, relax, relax_reference,
+    affine, affine_reference, diffuse, energy, energy_reference, leaky, relax, relax_reference,
 )
 
 jax.config.update("jax_enable_x64", True)
@@ -127,6 +127,22 @@ def test_ordinary_reverse_mode():
     close(found, jax.vmap(jax.grad(lambda u: relax_jax(u, 0.5, 2)[0]))(us))
 
 
+def test_checkpointed_ordinary_function():
+    """Its gradient runs the checkpointing schedule; jacrev's rows share
+    one forward run (pullback.batch)."""
+
+    def reference(u, c, steps):
+        for _ in range(steps):
+            u = u.at[1:-1].set(u[1:-1] + c * (u[:-2] - 2.0 * u[1:-1] + u[2:]))
+        return jnp.sum(u * u), u
+
+    f = rv.to_jax(diffuse)
+    found = jax.jit(jax.grad(lambda u, c: f(u, jnp.zeros(5), c, 12)[0], argnums=(0, 1)))(U, 0.2)
+    close(found, jax.grad(lambda u, c: reference(u, c, 12)[0], argnums=(0, 1))(U, 0.2))
+    found = jax.jacrev(lambda u: f(u, jnp.zeros(5), 0.2, 12)[1])(U)
+    close(found, jax.jacrev(lambda u: reference(u, 0.2, 12)[1])(U))
+
+
 def test_inputs_are_left_alone():
     x = np.array([1.0, 2.0])
     found = rv.to_jax(relax)(x, 0.5, 2)
@@ -170,3 +186,12 @@ def test_forward_mode_of_an_ordinary_function():
 def test_second_derivatives():
     with pytest.raises(NotImplementedError, match=r"rv.to_jax\(energy\): second derivatives are not supported"):
         jax.hessian(loss(rv.to_jax(energy)))(X, 1.5)
+
+
+def test_failed_run_time_check():
+    """Eagerly the revmlir error itself; under jit JAX reports the
+    callback's error with revmlir's message in it."""
+    with pytest.raises(rv.InvertibilityError, match="ancilla freed holding 2.0"):
+        rv.to_jax(leaky)(0.0, 2.0)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="ancilla freed holding 2.0"):
+        jax.jit(rv.to_jax(leaky))(0.0, 2.0)

@@ -12,7 +12,7 @@ import pytest
 import revmlir as rv
 
 from interop_programs import (
-    affine, affine_reference, energy, energy_reference, relax, relax_reference,
+    affine, affine_reference, energy, energy_reference, leaky, relax, relax_reference,
 )
 
 torch = pytest.importorskip("torch")
@@ -133,6 +133,16 @@ def test_wrong_dtype_and_rank():
         rv.to_torch(energy)(0.0, X.to(torch.float16), 1.0)
     with pytest.raises(rv.ReversibleSyntaxError, match=r"interop_programs.py:\d+:\d+: 'W' has no dimension 1"):
         rv.to_torch(affine)(torch.zeros(3, dtype=torch.float64), B, B, X)
+
+
+def test_tensor_not_on_the_cpu():
+    with pytest.raises(TypeError, match=r"rv.to_torch: argument 'x' is on meta; revmlir runs on CPU tensors"):
+        rv.to_torch(energy)(0.0, torch.empty(4, dtype=torch.float64, device="meta"), 1.0)
+
+
+def test_failed_run_time_check():
+    with pytest.raises(rv.InvertibilityError, match="ancilla freed holding 2.0"):
+        rv.to_torch(leaky)(0.0, torch.tensor(2.0, dtype=torch.float64, requires_grad=True))
 
 
 def test_integer_arguments_carry_no_gradient():

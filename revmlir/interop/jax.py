@@ -55,7 +55,16 @@ def _run(
     arrays = tuple(np.asarray(a) for a in arrays)
     if not size:
         return host(signature, arrays)
-    rows = [host(signature, [a[k] if mapped else a for a, mapped in zip(arrays, lead)]) for k in range(size)]
+
+    def row(k: int) -> list[np.ndarray]:
+        return [a[k] if mapped else a for a, mapped in zip(arrays, lead)]
+
+    n = len(signature.inputs)
+    if host is Signature.cotangent and not any(lead[:n]):
+        # cotangents at one point (jacrev): one run of f for all of them
+        rows = signature.cotangent_rows(arrays[:n], [row(k)[n:] for k in range(size)])
+    else:
+        rows = [host(signature, row(k)) for k in range(size)]
     return [np.stack(column) for column in zip(*rows, strict=True)]
 
 
@@ -147,10 +156,7 @@ def _linear_jvp(
     the point it is evaluated at it would need second derivatives."""
     n = len(signature.inputs)
     if any(type(t) is not ad.Zero for t in tangents[:n]):
-        raise NotImplementedError(
-            f"rv.to_jax({signature.name}): second derivatives are not supported yet "
-            "(use rv.hessian or rv.hvp on the revmlir function)"
-        )
+        raise signature.second_derivatives()
     outs = primitive.bind(*primals, signature=signature, lead=lead, size=size)
     if all(type(t) is ad.Zero for t in tangents[n:]):
         return outs, [_zero(o) for o in outs]
@@ -169,16 +175,12 @@ def _transpose(
     n = len(signature.inputs)
     primals = operands[:n]
     if any(ad.is_undefined_primal(p) for p in primals):
-        raise NotImplementedError(
-            f"rv.to_jax({signature.name}): second derivatives are not supported yet "
-            "(use rv.hessian or rv.hvp on the revmlir function)"
-        )
+        raise signature.second_derivatives()
     cts = [ad.instantiate_zeros(c) for c in cts]
-    found = into.bind(*primals, *cts, signature=signature, lead=(*lead[:n], *[bool(size)] * len(cts)), size=size)
-    return [
-        *[None] * n,
-        *[jnp.sum(c, axis=0) if size and not mapped else c for c, mapped in zip(found, lead[n:], strict=True)],
-    ]
+    lead_cts = (*lead[:n], *[bool(size)] * len(cts))
+    found = into.bind(*primals, *cts, signature=signature, lead=lead_cts, size=size)
+    summed = [jnp.sum(c, axis=0) if size and not mapped else c for c, mapped in zip(found, lead[n:], strict=True)]
+    return [*[None] * n, *summed]
 
 
 call_p = _primitive("revmlir_call", Signature.call)
@@ -205,7 +207,7 @@ def to_jax(function: Any) -> Callable[..., tuple[jax.Array, ...]]:
 
     def traced(*args: Any) -> tuple[jax.Array, ...]:
         arrays = [jnp.asarray(a) for a in args]
-        signature = program.signature([Value(tuple(a.shape), np.dtype(a.dtype)) for a in arrays])
+        signature = program.signature([a.shape for a in arrays], [a.dtype for a in arrays])
         return tuple(call_p.bind(*arrays, signature=signature, lead=(False,) * len(arrays), size=0))
 
     traced.__name__ = traced.__qualname__ = function.__name__

@@ -13,7 +13,7 @@ pullback (``rv.vjp``) on numpy arrays.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 from revmlir.frontend.api import ReversibleFunction
 from revmlir.frontend.forward import jvp
 from revmlir.frontend.gradient import vjp
+from revmlir.frontend.jacobian import REVERSE_JACOBIAN_LANES
 from revmlir.frontend.ordinary import OrdinaryFunction
 
 DTYPES = tuple(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
@@ -34,12 +35,12 @@ class Value:
 
     shape: tuple[int, ...]
     dtype: np.dtype
+    differentiable: bool = field(init=False, compare=False)
+    """Whether it carries a derivative: floats do, integers and booleans
+    do not."""
 
-    @property
-    def differentiable(self) -> bool:
-        """Whether it carries a derivative: floats do, integers and
-        booleans do not."""
-        return np.issubdtype(self.dtype, np.floating)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "differentiable", self.dtype.kind == "f")
 
     def to_revmlir(self, array: np.ndarray) -> Any:
         """The argument revmlir takes for ``array``: a Python number for a
@@ -66,12 +67,15 @@ class Program:
             )
         self.function = function
         self.api = api
-        self._signatures: dict[tuple[Value, ...], Signature] = {}
+        self._signatures: dict[tuple[Any, ...], Signature] = {}
 
-    def signature(self, inputs: Sequence[Value]) -> Signature:
-        key = tuple(inputs)
+    def signature(self, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[np.dtype]) -> Signature:
+        """The signature for inputs of these shapes and dtypes (cached: it
+        is looked up on every call from a framework)."""
+        key = (*shapes, *dtypes)
         if (found := self._signatures.get(key)) is None:
-            found = self._signatures[key] = Signature.of(self, key)
+            inputs = tuple(Value(tuple(s), np.dtype(d)) for s, d in zip(shapes, dtypes, strict=True))
+            found = self._signatures[key] = Signature.of(self, inputs)
         return found
 
 
@@ -104,7 +108,8 @@ class Signature:
                     f"{api}({function.__name__}): argument '{name}' has dtype {value.dtype}; "
                     f"supported: {', '.join(str(d) for d in DTYPES)}"
                 )
-        examples = [v.to_revmlir(np.zeros(v.shape, v.dtype)) for v in inputs]
+        # a specialization depends on ranks and dtypes, not on sizes
+        examples = [v.to_revmlir(np.zeros((1,) * len(v.shape), v.dtype)) for v in inputs]
         spec = function.specialization_for(*examples)
         if isinstance(function, OrdinaryFunction):
             results = tuple(Value((), _dtype(t)) for t in spec.result_types)
@@ -115,6 +120,13 @@ class Signature:
     @property
     def name(self) -> str:
         return self.program.function.__name__
+
+    def second_derivatives(self) -> NotImplementedError:
+        """The error for derivatives of the derivative programs."""
+        return NotImplementedError(
+            f"{self.program.api}({self.name}): second derivatives are not supported yet "
+            "(use rv.hessian or rv.hvp on the revmlir function)"
+        )
 
     @property
     def differentiable_inputs(self) -> tuple[int, ...]:
@@ -163,13 +175,26 @@ class Signature:
         """The cotangents of the differentiable inputs (``rv.vjp``);
         ``operands`` are the inputs, then the cotangents of the
         differentiable outputs."""
-        arrays, cts = operands[: len(self.inputs)], operands[len(self.inputs) :]
+        n = len(self.inputs)
+        return self.cotangent_rows(operands[:n], [operands[n:]])[0]
+
+    def cotangent_rows(
+        self, arrays: Sequence[np.ndarray], rows: Sequence[Sequence[np.ndarray]]
+    ) -> list[list[np.ndarray]]:
+        """``cotangent`` for several sets of output cotangents at one
+        point (the rows of a Jacobian): one run of ``f`` and one backward
+        run per ``REVERSE_JACOBIAN_LANES`` sets (``pullback.batch``)."""
         _, pullback = vjp(self.program.function, *self._arguments(arrays))
-        cotangents: list[Any] = [None] * len(self.outputs)
-        for i, ct in zip(self.differentiable_outputs, cts, strict=True):
-            cotangents[i] = self.outputs[i].to_revmlir(np.asarray(ct))
-        found = pullback(*cotangents)
-        return [self.inputs[i].from_revmlir(found[i]) for i in self.differentiable_inputs]
+        lanes = []
+        for cts in rows:
+            cotangents: list[Any] = [None] * len(self.outputs)
+            for i, ct in zip(self.differentiable_outputs, cts, strict=True):
+                cotangents[i] = self.outputs[i].to_revmlir(np.asarray(ct))
+            lanes.append(cotangents)
+        found = []
+        for start in range(0, len(lanes), REVERSE_JACOBIAN_LANES):
+            found += pullback.batch(lanes[start : start + REVERSE_JACOBIAN_LANES])
+        return [[self.inputs[i].from_revmlir(g[i]) for i in self.differentiable_inputs] for g in found]
 
 
 NumpyMap = Callable[[Signature, Sequence[np.ndarray]], list[np.ndarray]]

@@ -20,19 +20,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from revmlir.interop.program import NumpyMap, Program, Signature, Value
+from revmlir.interop.program import NumpyMap, Program, Signature
 
 
 def _tensors(arrays: Sequence[np.ndarray]) -> tuple[torch.Tensor, ...]:
-    # from_numpy needs a writable buffer; revmlir's results are fresh arrays
-    return tuple(torch.from_numpy(np.require(a, requirements=("C", "W"))) for a in arrays)
-
-
-def _second_derivative(signature: Signature) -> NotImplementedError:
-    return NotImplementedError(
-        f"rv.to_torch({signature.name}): second derivatives are not supported yet "
-        "(use rv.hessian or rv.hvp on the revmlir function)"
-    )
+    # from_numpy wants a writable buffer: revmlir's results are fresh arrays,
+    # but a 0-d one may be a read-only view
+    return tuple(torch.from_numpy(a if a.flags.writeable else a.copy()) for a in arrays)
 
 
 def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
@@ -53,10 +47,10 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
         ctx.signature = inputs[0]
 
     def backward(ctx: Any, *grads: Any) -> Any:
-        raise _second_derivative(ctx.signature)
+        raise ctx.signature.second_derivatives()
 
     def jvp(ctx: Any, *tangents: Any) -> Any:
-        raise _second_derivative(ctx.signature)
+        raise ctx.signature.second_derivatives()
 
     def vmap(info: Any, in_dims: tuple[Any, ...], signature: Signature, *tensors: torch.Tensor) -> Any:
         rows = [
@@ -112,21 +106,26 @@ def _function() -> type[torch.autograd.Function]:
     return Call
 
 
-def _tensor(value: Any, name: str, api: str) -> torch.Tensor:
+def _tensor(value: Any, program: Program, index: int) -> torch.Tensor:
     """An argument as a CPU tensor: numbers become 0-d tensors of the
     dtype revmlir gives them (a float is an f64, not torch's default)."""
     tensor = value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value))
     if tensor.device.type != "cpu":
-        raise TypeError(f"{api}: argument '{name}' is on {tensor.device}; revmlir runs on CPU tensors")
-    if tensor.dtype not in _DTYPES:
-        raise TypeError(
-            f"{api}: argument '{name}' has dtype {tensor.dtype}; "
-            f"supported: {', '.join(str(d) for d in _DTYPES)}"
-        )
-    return tensor
+        problem = f"is on {tensor.device}; revmlir runs on CPU tensors"
+    elif tensor.dtype not in _NUMPY:
+        problem = f"has dtype {tensor.dtype}; supported: {', '.join(str(d) for d in _NUMPY)}"
+    else:
+        return tensor
+    names = program.function.parameters
+    name = names[index] if index < len(names) else f"#{index}"
+    raise TypeError(f"{program.api}: argument '{name}' {problem}")
 
 
-_DTYPES = (torch.float64, torch.float32, torch.int64, torch.int32, torch.bool)
+_NUMPY = {
+    torch.float64: np.dtype(np.float64), torch.float32: np.dtype(np.float32), torch.int64: np.dtype(np.int64),
+    torch.int32: np.dtype(np.int32), torch.bool: np.dtype(np.bool_),
+}
+"""The dtypes revmlir takes, and their numpy names."""
 
 
 def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
@@ -140,15 +139,11 @@ def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
     apply = _function().apply
 
     def call(*args: Any) -> tuple[torch.Tensor, ...]:
-        names = function.parameters
-        tensors = [_tensor(a, names[i] if i < len(names) else f"#{i}", program.api) for i, a in enumerate(args)]
-        signature = program.signature([Value(tuple(t.shape), _numpy_dtype(t)) for t in tensors])
+        tensors = [_tensor(a, program, i) for i, a in enumerate(args)]
+        signature = program.signature([tuple(t.shape) for t in tensors], [_NUMPY[t.dtype] for t in tensors])
         return tuple(apply(signature, *[t.contiguous() for t in tensors]))
 
     call.__name__ = call.__qualname__ = function.__name__
     call.__doc__ = function.__doc__
     return call
 
-
-def _numpy_dtype(tensor: torch.Tensor) -> np.dtype:
-    return np.dtype(str(tensor.dtype).removeprefix("torch."))
