@@ -5,11 +5,12 @@ Time and peak memory against ``l``, checkpointed at outer iterations and at
 primitive steps, beside store-all and JAX.
 
 The program is examples/python/rotations.py, ordinary Python: ``l`` outer
-iterations, the ``i``-th running ``m(i)`` rotation updates of a state of
-``N`` = 100 numbers (seed 001 uses 1000; 100 keeps store-all's tape in
-memory up to the largest ``l``); ``m(i)`` is 1 on most iterations but ``l``
-on a few, and the updates total W ≈ l·(lg l + 1).  The gradient is that of
-``y = Σ (k+1) x_k`` with respect to the initial state ``x``.
+iterations, the ``i``-th running ``m(i)`` steps ``x = rot2(1.4|x|, rot1(1.2|x|,
+x))`` of a state of ``N`` = 100 numbers (seed 001 uses 1000; 100 keeps
+store-all's tape in memory up to the largest ``l``); ``m(i)`` is 1 on most
+iterations but ``l`` on a few, and the steps total W ≈ l·(lg l + 1).  The
+gradient is that of ``|x|²/2`` with respect to the initial state ``x``,
+which is ``x`` itself in real arithmetic.
 
 Candidates, all compiled once and run natively:
 
@@ -38,7 +39,12 @@ median of further calls.  The parent process first checks, for the smaller
 ``l``, that all gradients agree with JAX's (rtol 1e-9) and with central
 finite differences of the numpy form (rtol 1e-6).
 
-Run:  .venv/bin/python benchmarks/bench_rotations.py [--quick]
+``--seed`` runs seed 001's own sizes instead (n = 1000, x = (n, …, 1),
+φ = 3, l = 53 … 3203): every schedule's gradient (store-all, bisection,
+binomial, binomial split anywhere) against the exact ∇f = x₀, beside JAX's,
+and f against 166916750; no timing.
+
+Run:  .venv/bin/python benchmarks/bench_rotations.py [--quick | --seed]
       (--quick: l up to 2^10, fewer samples)
 Writes benchmarks/rotations_time.png and benchmarks/rotations_memory.png
 (needs matplotlib: pip install -e .[bench]).
@@ -84,9 +90,9 @@ def initial() -> np.ndarray:
     return np.linspace(0.1, 1.0, N)
 
 
-def work(l: int) -> int:
+def work(l: int, phi: float = PHI) -> int:
     """W, the updates of all outer iterations."""
-    return sum(R.durations(l, PHI))
+    return sum(R.durations(l, phi))
 
 
 def jax_functions(updates: int, checkpoint: bool):
@@ -95,17 +101,17 @@ def jax_functions(updates: int, checkpoint: bool):
 
     jax.config.update("jax_enable_x64", True)
 
-    def rotate(x, _):
-        theta = 0.01 * jnp.sqrt(jnp.sum(x * x))
-        c, s = jnp.cos(theta), jnp.sin(theta)
-        a, b = x[0:N - 1:2], x[1:N:2]
-        x = x.at[0:N - 1:2].set(c * a - s * b).at[1:N:2].set(s * a + c * b)
-        a, b = x[1:N - 1:2], x[2:N:2]
-        return x.at[1:N - 1:2].set(c * a - s * b).at[2:N:2].set(s * a + c * b), None
+    def step(x, _):
+        y = jnp.sqrt(jnp.sum(x * x))
+        for theta, first in ((1.2 * y, 0), (1.4 * y, 1)):
+            c, s = jnp.cos(theta), jnp.sin(theta)
+            a, b = x[first:-1:2], x[first + 1::2]
+            x = x.at[first:-1:2].set(c * a - s * b).at[first + 1::2].set(s * a + c * b)
+        return x, None
 
     def output(x):
-        x, _ = jax.lax.scan(jax.checkpoint(rotate) if checkpoint else rotate, x, None, length=updates)
-        return jnp.sum(x * jnp.arange(1.0, N + 1.0))
+        x, _ = jax.lax.scan(jax.checkpoint(step) if checkpoint else step, x, None, length=updates)
+        return 0.5 * jnp.sum(x * x)
 
     return jax.jit(jax.grad(output)), jax.jit(output)
 
@@ -210,12 +216,34 @@ def summary(sizes: list[int], results: dict[tuple[str, int], dict], gradients: l
     print(f"\nlargest relative deviation of any gradient from JAX scan's (max-norm, all l): {worst:.1e}")
 
 
+def seed_sizes() -> None:
+    """Seed 001's own sizes: every schedule's gradient against the exact
+    answer, JAX's beside it."""
+    x0 = R.seed_state()
+    exact = 0.5 * float(x0 @ x0)
+    print(f"seed 001: n = {R.N}, x0 = (n, ..., 1), phi = {R.PHI:g}; exact f = {exact:.0f}, exact gradient x0")
+    print(f"{'l':>5} {'W':>6} {'schedule':<27} {'|f - exact|/f':>14} {'max |g - x0|/x0':>16} {'time':>8}")
+    for l in R.L:
+        for schedule, f in R.SCHEDULES.items():
+            value = f(x0.copy(), l, R.PHI)
+            g, seconds = timed(lambda f=f: rv.gradient(f, (x0.copy(), l, R.PHI))[0])
+            print(f"{l:>5} {work(l, R.PHI):>6} {schedule:<27} {abs(value - exact) / exact:>14.1e} "
+                  f"{np.max(np.abs(g - x0) / x0):>16.1e} {seconds:>7.2f}s", flush=True)
+        updates = work(l, R.PHI)
+        g = np.asarray(jax_functions(updates, False)[0](x0))
+        print(f"{l:>5} {updates:>6} {'JAX scan (float64)':<27} {'':>14} {np.max(np.abs(g - x0) / x0):>16.1e}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="l up to 2^10, fewer samples")
+    parser.add_argument("--seed", action="store_true", help="seed 001's sizes against the exact gradient")
     parser.add_argument("--max-l", type=int, help="largest l (default 2^14, --quick 2^10)")
     opts = options_or_case(parser, run_case)
     if opts is None:
+        return 0
+    if opts.seed:
+        seed_sizes()
         return 0
 
     top = opts.max_l or (2**10 if opts.quick else 2**14)

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
 
@@ -35,6 +35,7 @@ RULES: dict[str, str] = {
     "safe": "rev.safe regions do not touch reversible state",
     "call": "calls name a rev.func and match its signature",
     "array": "an ancilla array is freed once, in the block that allocates it",
+    "layout": "arrays are contiguous and row-major (memrefs carry no layout)",
 }
 
 
@@ -117,6 +118,7 @@ class FunctionVerifier:
         self.position: dict[Operation, int] = {}
 
     def run(self) -> None:
+        self._check_layouts()
         for block in self._blocks():
             for index, op in enumerate(block.ops):
                 self.position[op] = index
@@ -134,6 +136,23 @@ class FunctionVerifier:
             self._check_reads(op)
             if isinstance(op, rev.CallOp | rev.UncallOp):
                 self._check_call(op)
+
+    def _check_layouts(self) -> None:
+        """Every engine addresses element (i, j, …) of an array at its
+        row-major position from the data pointer (a numpy array in C order),
+        so a layout such as ``strided<[8, 1], offset: 2>`` would be ignored
+        and another element read: it is rejected where the array appears."""
+        for op in self.func.walk():
+            arguments = (a for region in op.regions for block in region.blocks for a in block.args)
+            for value in (*op.results, *arguments):
+                if isinstance(value.type, MemRefType) and not isinstance(value.type.layout, NoneAttr):
+                    raise _fail(
+                        "layout",
+                        op,
+                        f"{_name(value)} has the layout {value.type.layout}; arrays are contiguous "
+                        "and row-major (numpy's C order): drop the layout and pass the view as its "
+                        "own contiguous array",
+                    )
 
     def _blocks(self) -> Iterator[Block]:
         for op in self.func.walk():

@@ -11,7 +11,6 @@ import pytest
 
 import revmlir as rv
 from revmlir import InvertibilityError
-from revmlir.errors import ExecutionError
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
@@ -225,11 +224,7 @@ def test_native_complex_functions_match_the_interpreter(function):
     module = parse_module(source, "complex.mlir")
     interpreter, native = RevInterpreter(module), NativeModule.compile(module)
     for z in COMPLEX_POINTS:
-        try:
-            expected = interpreter.call("f", 0j, z)[0]
-        except ExecutionError as error:  # cmath raises where C overflows to inf
-            assert "math range error" in str(error)
-            continue
+        expected = interpreter.call("f", 0j, z)[0]
         got = native.call("f", 0j, z)[0]
         for part, (e, g) in (("re", (expected.real, got.real)), ("im", (expected.imag, got.imag))):
             assert (math.isinf(e) and e == g) or abs(g - e) <= 1e-13 * max(abs(expected), 1e-300), (function, z, part, got, expected)

@@ -2,25 +2,31 @@
 ordinary Python, differentiated with checkpointing split at outer
 iterations or at arbitrary execution points.
 
-The state ``x`` (length ``n``) is updated ``l`` times by an outer loop; the
-``i``-th outer iteration runs an inner loop of
-``m(i) = 2^(⌊lg l⌋ − ⌊lg(1 + (1013 ⌊3^φ⌋ i mod l))⌋)`` updates, small on most
-iterations but about ``l`` on a few (``inner_count``).  An update rotates
-the pairs of adjacent odd–even coordinates, then the even–odd ones, by an
-angle proportional to ``|x|`` (``rotate``).  The output is ``y = Σ (k+1)
-x_k`` of the final state.
+The state ``x`` (length ``n``) is updated by an outer loop of ``l``
+iterations; the ``i``-th runs an inner loop of
+``m(i) = 2^(⌊lg l⌋ − ⌊lg(1 + (1013 ⌊3^φ⌋ i mod l))⌋)`` steps, one on most
+iterations but about ``l`` on a few (``inner_count``).  A step computes
+``y = |x|`` and then ``x = rot2(1.4 y, rot1(1.2 y, x))``: ``rot1(θ, x)``
+rotates each pair ``(x[2j], x[2j+1])`` by ``θ``, ``rot2(θ, x)`` each pair
+``(x[2j+1], x[2j+2])`` (``step``).  The output is ``|x|²/2`` of the final
+state.  Rotations keep the norm and the angles depend only on the norm, so
+in real arithmetic ``f(x₀) = |x₀|²/2`` and ``∇f = x₀``: an exact answer to
+check every schedule against, at any size.
 
-Three forms of the same function:
+Four forms of the same function:
 
-* ``rotations``: unmarked, so its gradient keeps a tape of every update
+* ``rotations``: unmarked, so its gradient keeps a tape of every step
   (store-all);
-* ``rotations_iterations``: ``rv.checkpointed(range(l), snapshots=4)``: a
-  snapshot may only be taken between outer iterations, so one long outer
-  iteration is taped whole: memory grows like the longest inner loop, O(l);
+* ``rotations_bisection``: ``rv.checkpointed(range(l))``: the seed's binary
+  bisection over the outer iterations;
+* ``rotations_iterations``: ``rv.checkpointed(range(l), snapshots=4)``:
+  binomial (Revolve) over the outer iterations; a snapshot may only be taken
+  between them, so one long outer iteration is taped whole: memory grows
+  like the longest inner loop, O(l);
 * ``rotations_work``: ``split="work"``: split points anywhere between
-  updates (the loop nest is flattened into one loop of primitive steps,
+  steps (the loop nest is flattened into one loop of primitive steps,
   counted before the reverse sweep, as the seed does), so memory is the 4
-  snapshots plus the tape of one update, whatever ``l``.
+  snapshots plus the tape of one step, whatever ``l``.
 
 ``rotations_numpy`` is the same computation in numpy, for references.
 """
@@ -40,38 +46,54 @@ def inner_count(i, l, phi):
 
 
 @rv.ordinary
-def rotate(x):
-    """Rotate odd–even, then even–odd pairs of ``x`` by ``0.01 |x|``."""
-    n = len(x)
-    norm = 0.0
-    for k in range(n):
-        norm += x[k] * x[k]
-    theta = 0.01 * math.sqrt(norm)
+def norm(x):
+    """``|x|``."""
+    s = 0.0
+    for k in range(len(x)):
+        s += x[k] * x[k]
+    return math.sqrt(s)
+
+
+@rv.ordinary
+def rotate_pairs(theta, x, first):
+    """Rotate each pair ``(x[k], x[k+1])``, ``k = first, first + 2, …``, by
+    ``theta``: ``rot1`` from 0, ``rot2`` from 1."""
     c = math.cos(theta)
     s = math.sin(theta)
-    for k in range(0, n - 1, 2):
-        a = x[k]
-        x[k] = c * a - s * x[k + 1]
-        x[k + 1] = s * a + c * x[k + 1]
-    for k in range(1, n - 1, 2):
+    for k in range(first, len(x) - 1, 2):
         a = x[k]
         x[k] = c * a - s * x[k + 1]
         x[k + 1] = s * a + c * x[k + 1]
 
 
 @rv.ordinary
+def step(x):
+    """One primitive step: ``x = rot2(1.4 y, rot1(1.2 y, x))``, ``y = |x|``."""
+    y = norm(x)
+    rotate_pairs(1.2 * y, x, 0)
+    rotate_pairs(1.4 * y, x, 1)
+
+
+@rv.ordinary
 def output(x):
-    y = 0.0
-    for k in range(len(x)):
-        y += x[k] * (k + 1.0)
-    return y
+    """``|x|²/2``."""
+    y = norm(x)
+    return 0.5 * y * y
 
 
 @rv.ordinary
 def rotations(x, l, phi):
     for i in range(l):
         for j in range(inner_count(i, l, phi)):
-            rotate(x)
+            step(x)
+    return output(x)
+
+
+@rv.ordinary
+def rotations_bisection(x, l, phi):
+    for i in rv.checkpointed(range(l)):
+        for j in range(inner_count(i, l, phi)):
+            step(x)
     return output(x)
 
 
@@ -79,7 +101,7 @@ def rotations(x, l, phi):
 def rotations_iterations(x, l, phi):
     for i in rv.checkpointed(range(l), snapshots=4):
         for j in range(inner_count(i, l, phi)):
-            rotate(x)
+            step(x)
     return output(x)
 
 
@@ -87,8 +109,22 @@ def rotations_iterations(x, l, phi):
 def rotations_work(x, l, phi):
     for i in rv.checkpointed(range(l), snapshots=4, split="work"):
         for j in range(inner_count(i, l, phi)):
-            rotate(x)
+            step(x)
     return output(x)
+
+
+SCHEDULES = {"store-all": rotations, "bisection": rotations_bisection,
+             "binomial": rotations_iterations, "binomial, split anywhere": rotations_work}
+"""Every form, by the schedule its gradient runs."""
+
+N, PHI = 1000, 3.0
+L = (53, 101, 211, 401, 809, 1601, 3203)
+"""The seed's sizes: ``n``, ``φ`` and the outer trip counts."""
+
+
+def seed_state(n: int = N) -> np.ndarray:
+    """The seed's ``x₀ = (n, n − 1, …, 1)``."""
+    return np.arange(n, 0, -1, dtype=float)
 
 
 def durations(l: int, phi: float) -> list[int]:
@@ -100,13 +136,20 @@ def rotations_numpy(x: np.ndarray, l: int, phi: float) -> float:
     x = np.array(x, dtype=float)
     for m in durations(l, phi):
         for _ in range(m):
-            rotate.pyfunc(x)
-    return output.pyfunc(x)
+            y = np.sqrt(np.dot(x, x))
+            for theta, first in ((1.2 * y, 0), (1.4 * y, 1)):
+                c, s = np.cos(theta), np.sin(theta)
+                a, b = x[first:-1:2].copy(), x[first + 1::2].copy()
+                x[first:-1:2], x[first + 1::2] = c * a - s * b, s * a + c * b
+    return 0.5 * float(np.dot(x, x))
 
 
 if __name__ == "__main__":
-    x0 = np.linspace(0.1, 1.0, 8)
-    print("durations:", durations(32, 1.0))
-    for f in (rotations, rotations_iterations, rotations_work):
-        g_x, _, _ = rv.gradient(f, (x0.copy(), 32, 1.0))
-        print(f"{f.__name__:22s} dy/dx = {np.round(g_x, 6)}")
+    x0 = seed_state()
+    print(f"f(x0) = |x0|^2/2 = {0.5 * x0 @ x0:.0f}; the gradient is x0")
+    for l in L[:2]:
+        for schedule, f in SCHEDULES.items():
+            value = f(x0.copy(), l, PHI)
+            g = rv.gradient(f, (x0.copy(), l, PHI))[0]
+            print(f"l = {l:4d} {schedule:26s} f = {value:.6f}, max |g - x0|/|x0| = "
+                  f"{np.max(np.abs(g - x0) / x0):.1e}")

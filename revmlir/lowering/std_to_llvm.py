@@ -55,7 +55,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     UnitAttr,
     i1,
-    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -664,14 +663,12 @@ def _atan2(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(math.FPowIOp)
 def _fpowi(t: FunctionTranslation, op: Operation) -> None:
+    """``pow(a, (double) b)``, as the interpreter computes it: libm's pow is
+    correctly rounded where ``llvm.powi``'s repeated squaring is off by a
+    few ulps, and needs no compiler-runtime call (``__powidf2``)."""
     base, exponent = (t.get(v) for v in op.operands)
-    width = _int_width(exponent.type)
-    if width > 32:
-        exponent = t.value(llvm.TruncOp(exponent, i32), op)
-    elif width < 32:
-        exponent = t.value(llvm.SExtOp(exponent, i32), op)
-    name = f"llvm.powi.{_float_suffix(base.type)}.i32"
-    t.set(op.results[0], t.intrinsic(name, [base, exponent], base.type, op))
+    real = t.value(llvm.SIToFPOp(exponent, base.type), op)
+    t.set(op.results[0], t.intrinsic(f"llvm.pow.{_float_suffix(base.type)}", [base, real], base.type, op))
 
 
 @translates(math.IPowIOp)
@@ -874,27 +871,14 @@ def _complex_add(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(complexd.MulOp)
 def _complex_mul(t: FunctionTranslation, op: Operation) -> None:
-    (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
-
-    def mul(x: SSAValue, y: SSAValue) -> SSAValue:
-        return t.value(llvm.FMulOp(x, y), op)
-
-    re = t.value(llvm.FSubOp(mul(ar, br), mul(ai, bi)), op)
-    im = t.value(llvm.FAddOp(mul(ar, bi), mul(ai, br)), op)
-    _complex(t, op, re, im)
+    r, (x, y) = _real(t, op)
+    _complex(t, op, *_multiply(r, x, y))
 
 
 @translates(complexd.DivOp)
 def _complex_div(t: FunctionTranslation, op: Operation) -> None:
-    (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
-
-    def mul(x: SSAValue, y: SSAValue) -> SSAValue:
-        return t.value(llvm.FMulOp(x, y), op)
-
-    denominator = t.value(llvm.FAddOp(mul(br, br), mul(bi, bi)), op)
-    re = t.value(llvm.FAddOp(mul(ar, br), mul(ai, bi)), op)
-    im = t.value(llvm.FSubOp(mul(ai, br), mul(ar, bi)), op)
-    _complex(t, op, t.value(llvm.FDivOp(re, denominator), op), t.value(llvm.FDivOp(im, denominator), op))
+    r, ((ar, ai), (br, bi)) = _real(t, op)
+    _complex(t, op, *_divide(r, ar, ai, br, bi))
 
 
 @translates(complexd.NegOp, complexd.ConjOp)
@@ -927,12 +911,8 @@ def _complex_log(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(complexd.ExpOp)
 def _complex_exp(t: FunctionTranslation, op: Operation) -> None:
-    re, im = _parts(t, t.get(op.operands[0]), op)
-    suffix = _float_suffix(re.type)
-    scale = t.intrinsic(f"llvm.exp.{suffix}", [re], re.type, op)
-    cos = t.intrinsic(f"llvm.cos.{suffix}", [im], im.type, op)
-    sin = t.intrinsic(f"llvm.sin.{suffix}", [im], im.type, op)
-    _complex(t, op, t.value(llvm.FMulOp(scale, cos), op), t.value(llvm.FMulOp(scale, sin), op))
+    r, ((a, b),) = _real(t, op)
+    _complex(t, op, *_exp_of(r, a, b))
 
 
 class _Real:
@@ -940,7 +920,7 @@ class _Real:
     functions below are written with it, from real libm functions and
     intrinsics, so that they need no C ``complex`` ABI."""
 
-    OEQ, OGE, OGT = 1, 3, 2  # arith.cmpf / LLVM fcmp predicates
+    OEQ, OGT, OGE, OLT = 1, 2, 3, 4  # arith.cmpf / LLVM fcmp predicates
 
     def __init__(self, t: FunctionTranslation, op: Operation, type: Attribute):
         self.t, self.op, self.type = t, op, type
@@ -1003,8 +983,48 @@ def _tanh(r: _Real, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
 
 
 def _exp_of(r: _Real, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """e^x (cos y + i sin y), as the interpreter computes it: where e^x
+    overflows but a part of the result may not (x past ln(DBL_MAX)), as
+    (e^(x/2) cos y) e^(x/2); a real argument keeps its imaginary zero
+    (e^1000 is ∞ + 0i, not ∞ + NaN·i)."""
+    cos, sin = r.intrinsic("cos", y), r.intrinsic("sin", y)
     scale = r.intrinsic("exp", x)
-    return r.mul(scale, r.intrinsic("cos", y)), r.mul(scale, r.intrinsic("sin", y))
+    half = r.intrinsic("exp", r.mul(r.c(0.5), x))
+    large = r.cmp(r.OGT, x, r.c(_EXP_OVERFLOW))
+    re = r.select(large, r.mul(r.mul(half, cos), half), r.mul(scale, cos))
+    im = r.select(large, r.mul(r.mul(half, sin), half), r.mul(scale, sin))
+    return re, r.select(r.cmp(r.OEQ, y, r.c(0.0)), y, im)
+
+
+def _multiply(r: _Real, x: tuple[SSAValue, SSAValue], y: tuple[SSAValue, SSAValue]) -> tuple[SSAValue, SSAValue]:
+    """(a + ib)(c + id) = (ac − bd) + i(ad + bc), as numpy and the
+    interpreter multiply."""
+    return r.sub(r.mul(x[0], y[0]), r.mul(x[1], y[1])), r.add(r.mul(x[0], y[1]), r.mul(x[1], y[0]))
+
+
+_EXP_OVERFLOW = 709.0
+"""Below ln(DBL_MAX) ≈ 709.78: e^x is finite, one multiplication is exact
+enough."""
+
+
+def _divide(r: _Real, ar: SSAValue, ai: SSAValue, br: SSAValue, bi: SSAValue) -> tuple[SSAValue, SSAValue]:
+    """(ar + i ai) / (br + i bi) by Smith's algorithm, as numpy and the
+    interpreter divide: the ratio of the divisor's smaller part to its
+    larger keeps every product in range where (a·conj b)/|b|² overflows or
+    underflows ((1+i)/(10⁻²⁰⁰+10⁻²⁰⁰i) is 10²⁰⁰, not ∞ + NaN·i); a zero
+    divisor gives (ar/0, ai/0), infinities or NaN."""
+    one = r.c(1.0)
+    size_r, size_i = r.intrinsic("fabs", br), r.intrinsic("fabs", bi)
+    real_larger = r.cmp(r.OGE, size_r, size_i)
+    ratio = r.div(bi, br)
+    scale = r.div(one, r.add(br, r.mul(bi, ratio)))
+    by_real = (r.mul(r.add(ar, r.mul(ai, ratio)), scale), r.mul(r.sub(ai, r.mul(ar, ratio)), scale))
+    zero = r.cmp(r.OEQ, size_r, r.c(0.0))
+    by_real = (r.select(zero, r.div(ar, size_r), by_real[0]), r.select(zero, r.div(ai, size_r), by_real[1]))
+    ratio = r.div(br, bi)
+    scale = r.div(one, r.add(bi, r.mul(br, ratio)))
+    by_imag = (r.mul(r.add(r.mul(ar, ratio), ai), scale), r.mul(r.sub(r.mul(ai, ratio), ar), scale))
+    return r.select(real_larger, by_real[0], by_imag[0]), r.select(real_larger, by_real[1], by_imag[1])
 
 
 @translates(complexd.SqrtOp)
@@ -1049,21 +1069,49 @@ def _complex_tanh_tan(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(complexd.PowOp)
 def _complex_pow(t: FunctionTranslation, op: Operation) -> None:
-    """z^w = exp(w log z); 0^w is 1 for w = 0, 0 for Re w > 0 and NaN
-    otherwise, as numpy's power."""
+    """z^w as numpy's power (the interpreter's): 1 for w = 0; for z = 0, 0
+    when Re w > 0 and NaN otherwise; for an integer w = n, |n| < 100,
+    repeated squaring (1/z^|n| by ``_divide`` for n < 0), exact where
+    exp(n log z) is off by |n log z| ulps; otherwise exp(w log z)."""
     r, ((a, b), (c, d)) = _real(t, op)
     log_size, angle = r.intrinsic("log", r.libm("hypot", a, b)), r.libm("atan2", b, a)
     re, im = _exp_of(r, r.sub(r.mul(c, log_size), r.mul(d, angle)), r.add(r.mul(c, angle), r.mul(d, log_size)))
     zero, nan = r.c(0.0), r.c(float("nan"))
 
+    def both(condition: SSAValue, x: tuple[SSAValue, SSAValue], y: tuple[SSAValue, SSAValue]) -> tuple[SSAValue, SSAValue]:
+        return r.select(condition, x[0], y[0]), r.select(condition, x[1], y[1])
+
+    def conjunction(first: SSAValue, second: SSAValue) -> SSAValue:
+        return t.value(llvm.AndOp(first, second), op)
+
+    size = r.intrinsic("fabs", c)
+    integer = conjunction(
+        conjunction(r.cmp(r.OEQ, d, zero), r.cmp(r.OEQ, r.intrinsic("floor", size), size)),
+        r.cmp(r.OLT, size, r.c(float(_POWER_BY_SQUARING))),
+    )
+    bits = t.intrinsic(f"llvm.fptosi.sat.i64.{_float_suffix(c.type)}", [r.select(integer, size, zero)], i64, op)
+    power, square = (r.c(1.0), zero), (a, b)
+    for bit in range(_POWER_BY_SQUARING.bit_length()):
+        mask = t.const(1 << bit, i64, op)
+        set_bit = t.value(llvm.ICmpOp(t.value(llvm.AndOp(bits, mask), op), t.const(0, i64, op), IntegerAttr(1, i64)), op)
+        power = both(set_bit, _multiply(r, power, square), power)
+        if bit + 1 < _POWER_BY_SQUARING.bit_length():
+            square = _multiply(r, square, square)
+    power = both(r.cmp(r.OLT, c, zero), _divide(r, r.c(1.0), zero, *power), power)
+    re, im = both(integer, power, (re, im))
+
     def is_zero(x: SSAValue, y: SSAValue) -> SSAValue:
-        return t.value(llvm.AndOp(r.cmp(r.OEQ, x, zero), r.cmp(r.OEQ, y, zero)), op)
+        return conjunction(r.cmp(r.OEQ, x, zero), r.cmp(r.OEQ, y, zero))
 
     base_zero, exponent_zero = is_zero(a, b), is_zero(c, d)
     vanishing = r.select(r.cmp(r.OGT, c, zero), zero, nan)
-    re = r.select(base_zero, r.select(exponent_zero, r.c(1.0), vanishing), re)
-    im = r.select(base_zero, r.select(exponent_zero, zero, vanishing), im)
+    re, im = both(base_zero, (vanishing, vanishing), (re, im))
+    re, im = both(exponent_zero, (r.c(1.0), zero), (re, im))
     _complex(t, op, re, im)
+
+
+_POWER_BY_SQUARING = 100
+"""numpy raises a complex to an integer power below this by squaring."""
 
 
 @translates(complexd.EqualOp, complexd.NotEqualOp)

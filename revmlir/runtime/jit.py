@@ -27,7 +27,9 @@ def _initialize() -> None:
         llvm.initialize_native_asmprinter()
         # Native code calls libm, and malloc/realloc/free for stacks; Python
         # allocates stack buffers with the same malloc (``c_function``).
-        for library in ("m", "c"):
+        # Code generation may call the compiler runtime (``__powidf2``,
+        # 128-bit division) for operations the target has no instruction for.
+        for library in ("m", "c", "gcc_s"):
             if (path := ctypes.util.find_library(library)) is not None:
                 llvm.load_library_permanently(path)
         _initialized = True
@@ -76,6 +78,10 @@ def host_target_machine(opt_level: int = 3, reloc: str = "default") -> llvm.Targ
     return HostTarget.detect().machine(opt_level, reloc)
 
 
+class UnresolvedSymbolError(LookupError):
+    """Machine code would call a function this process does not have."""
+
+
 def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.ModuleRef:
     """Parse and verify LLVM IR and run the standard -O<level> pipeline on it."""
     module = llvm.parse_assembly(text)
@@ -85,6 +91,22 @@ def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.Mod
         builder = llvm.create_pass_builder(machine, options)
         builder.getModulePassManager().run(module, builder)
     return module
+
+
+def _check_externals(module: llvm.ModuleRef) -> None:
+    """Every external function the module calls resolves in this process.
+    MCJIT binds an unresolved one to address 0, so its first call (and any
+    call through the same stub) would crash the process instead of failing
+    here."""
+    _initialize()
+    missing = sorted(
+        f.name for f in module.functions
+        if f.is_declaration and not f.name.startswith("llvm.") and llvm.address_of_symbol(f.name) is None
+    )
+    if missing:
+        raise UnresolvedSymbolError(
+            f"native code calls {', '.join(missing)}, which no library loaded in this process defines"
+        )
 
 
 @dataclass
@@ -118,6 +140,7 @@ def jit(text: str, opt_level: int = 3) -> JITModule:
         engine.add_object_file(llvm.ObjectFileRef.from_data(cached))
     else:
         module = optimize(text, machine, opt_level)
+        _check_externals(module)
         engine = llvm.create_mcjit_compiler(module, machine)
         engine.set_object_cache(lambda _, data: cache.store(name, bytes(data)))
     engine.finalize_object()

@@ -27,14 +27,14 @@ func.func @sweep(%m: memref<?xf64>, %a: f64) -> f64 {
 // copied into an ancilla where it is loaded; the loop result is saved after
 // it is added into the result slot.
 // TAPE:      rev.func @sweep(%m: memref<?xf64>, %a: f64, %result0: f64, %tape_f64: !anc.stack<f64>) {
-// TAPE:        %zero_1 = anc.alloc %zero : f64
+// TAPE:        %zero_1 = anc.alloc %zero {nocheck} : f64
 // TAPE-NEXT:   %r = rev.for %c0 to %n step %c1 : index (%zero_1) : f64 {
 // TAPE-NEXT:   ^bb0(%i: index, %acc: f64):
 // TAPE-NEXT:     %x = memref.load %m[%i] : memref<?xf64>
-// TAPE-NEXT:     %x_1 = anc.alloc %x : f64
+// TAPE-NEXT:     %x_1 = anc.alloc %x {nocheck} : f64
 // TAPE-NEXT:     %sq = arith.mulf %x_1, %x_1 : f64
 // TAPE-NEXT:     %y = math.sin %x_1 : f64
-// TAPE-NEXT:     %y_1 = anc.alloc %y : f64
+// TAPE-NEXT:     %y_1 = anc.alloc %y {nocheck} : f64
 // TAPE-NEXT:     %0 = rev.take %m[%i] : memref<?xf64>
 // TAPE-NEXT:     anc.push %tape_f64, %0 : !anc.stack<f64>
 // TAPE-NEXT:     rev.put %y_1, %m[%i] : memref<?xf64>
@@ -57,7 +57,7 @@ func.func @sweep(%m: memref<?xf64>, %a: f64) -> f64 {
 // BENNETT-NEXT:   %0, %1 = rev.routine (%a, %result0) : f64, f64 compute {
 // BENNETT-NEXT:   ^bb0(%a_1: f64, %result0_1: f64):
 // BENNETT-NEXT:     %2 = arith.constant 0.000000e+00 : f64
-// BENNETT-NEXT:     %value0 = anc.alloc %2 : f64
+// BENNETT-NEXT:     %value0 = anc.alloc %2 {nocheck} : f64
 // BENNETT-NEXT:     %3, %4 = rev.call @sweep.tape(%m, %a_1, %value0, %tape_f64)
 // BENNETT-NEXT:     rev.yield %3, %result0_1, %4 : f64, f64, f64
 // BENNETT-NEXT:   } do {
