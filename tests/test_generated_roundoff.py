@@ -1,5 +1,5 @@
 """Round-off in the uncomputation the compiler generates (docs/design.md,
-decision 21).
+decision 25).
 
 ``reversibilize`` uncomputes every ancilla it makes by the mirror of its
 computation, so a float ancilla comes back to its known value up to

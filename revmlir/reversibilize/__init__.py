@@ -79,7 +79,7 @@ def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> None:
 
 def discard_float_ancillas(function: rev.FuncOp) -> None:
     """Float ancillas of generated code are freed unchecked
-    (docs/design.md, decision 21).
+    (docs/design.md, decision 25).
 
     The translation uncomputes each ancilla it makes by the exact mirror of
     its computation, so in real arithmetic every free holds its known value:
