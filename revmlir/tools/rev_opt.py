@@ -223,6 +223,7 @@ class RevOptMain(xDSLOptMain):
             "one per registered pass, run in command-line order: --NAME or "
             '--NAME="opt=value ..."',
         )
+        revmlir_passes = get_all_passes()
         for name, factory in self.available_passes.items():
             flag = f"--{name}"
             try:
@@ -232,7 +233,7 @@ class RevOptMain(xDSLOptMain):
                     action=_Pipeline,
                     const=name,
                     metavar="OPTIONS",
-                    help=_pass_summary(factory()) if name in get_all_passes() else None,
+                    help=_pass_summary(factory()) if name in revmlir_passes else None,
                 )
             except argparse.ArgumentError:  # a pass named like a driver option
                 continue
@@ -261,17 +262,14 @@ class RevOptMain(xDSLOptMain):
         """mlir-opt's ``--mlir-print-ir-*-all`` dump, on stderr."""
         header = f"{type(module_pass).__name__} ({module_pass.name})"
         text = StringIO()
-        self.printer(text).print_op(module)
-        print(f"// -----// IR Dump {when} {header} //----- //", file=sys.stderr)
-        print(text.getvalue() + "\n", file=sys.stderr)
-
-    def printer(self, stream: IO[str]) -> Printer:
-        return Printer(
-            stream=stream,
+        Printer(
+            stream=text,
             print_generic_format=self.args.print_op_generic,
             print_properties_as_attributes=self.args.print_no_properties,
             print_debuginfo=self.args.print_debuginfo,
-        )
+        ).print_op(module)
+        print(f"// -----// IR Dump {when} {header} //----- //", file=sys.stderr)
+        print(text.getvalue() + "\n", file=sys.stderr)
 
     def get_input_name(self) -> str:
         name = self.args.input_file
