@@ -402,3 +402,57 @@ def test_invariants_on_generated_programs(program: Program, data: st.DataObject)
                      derivative_entries(func, pulled) @ derivative_entries(func, v))
     for left, right in (inverse_pair, ordinary_pair):
         assert math.isclose(left, right, rel_tol=1e-7, abs_tol=1e-7 * (1 + abs(left)))
+
+
+# ---------------------------------------------------------------------------
+# 4. Newton steps
+# ---------------------------------------------------------------------------
+
+
+def residual_jax(x, p):
+    for i in range(x.shape[0] - 1):
+        x = x.at[i + 1].add(jnp.sin(x[i]) * 0.5 + x[i] ** 3 * 0.1 - p[i])
+    return x.at[0].add(jnp.tanh(x[-1]) - p[-1]), p
+
+
+def test_newton_step_against_a_dense_solve():
+    newton = load_example("newton")
+    x, p = newton.problem(6, seed=1)
+    x = x + 0.3
+    (value, p_after), (delta, p_step) = rv.newton_step(newton.residual, (x, p), wrt=[0])
+    J = dense_jacobian(residual_jax, (x, p), (0,))
+    np.testing.assert_allclose(value, np.asarray(residual_jax(jnp.asarray(x), jnp.asarray(p))[0]), rtol=1e-13)
+    np.testing.assert_allclose(delta, -np.linalg.solve(J, value), rtol=1e-12, atol=1e-14)
+    assert np.array_equal(p_after, p) and not np.any(p_step)
+
+
+def test_newton_example_finds_the_root():
+    from scipy.optimize import root
+
+    newton = load_example("newton")
+    x0, p = newton.problem(8)
+    x, steps = newton.solve(x0, p)
+    exact = (~newton.residual)(np.zeros(8), p)[0]  # F is reversible: its root is ~F(0)
+    np.testing.assert_allclose(x, exact, rtol=1e-12, atol=1e-14)
+    assert np.abs(newton.residual(x.copy(), p)[0]).max() <= 1e-12
+    assert 2 <= steps <= 8  # quadratic convergence from zero
+    found = root(lambda x: newton.residual(x.copy(), p)[0], x0, tol=1e-12)
+    np.testing.assert_allclose(x, found.x, rtol=1e-10, atol=1e-12)
+
+
+def drifting(x, p, n):
+    x += math.sin(p)
+    p += 1.0
+
+
+def test_newton_step_errors():
+    f = make("interpreter", drifting)
+    with pytest.raises(TypeError, match="argument #2 of drifting is not a float scalar"):
+        rv.newton_step(f, (0.5, 0.2, 3), wrt=[0, 2])
+    with pytest.raises(ValueError, match=r"drifting changes argument\(s\) #1, which are not in wrt=\[0\]"):
+        rv.newton_step(f, (0.5, 0.2, 3), wrt=[0])
+    with pytest.raises(TypeError, match="or its inverse"):
+        rv.newton_step(drifting, (0.5, 0.2, 3))
+    # every float argument is the unknown by default: J = [[1, cos p], [0, 1]]
+    (value, _, _), step = rv.newton_step(f, (0.5, 0.2, 3))
+    np.testing.assert_allclose(step[:2], -np.linalg.solve([[1, math.cos(0.2)], [0, 1]], [value, 1.2]), rtol=1e-12)
