@@ -33,6 +33,7 @@ BENCHMARKS = {
     "checkpoint": "bench_checkpoint.py",  # checkpointed gradients vs steps (issue 6)
     "rotations": "bench_rotations.py",    # split points anywhere vs l (issue 6)
     "vector_mode": "bench_vector_mode.py",  # lanes per run: forward Jacobian and Hessian
+    "inverse": "bench_inverse.py",        # J⁻¹·v and J⁻ᵀ·w against J·v and Jᵀ·w (issue 20)
 }
 
 

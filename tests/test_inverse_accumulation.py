@@ -10,8 +10,6 @@ seed's section 4.7 on generated programs: ``⟨ȳ*, ẏ*⟩ = ⟨x̄*, ẋ*⟩``
 round trips ``J(J⁻¹v) = v``, ``Jᵀ(J⁻ᵀw) = w`` through the ordinary tangent
 and adjoint."""
 
-from __future__ import annotations
-
 import copy
 import math
 from pathlib import Path
@@ -456,3 +454,22 @@ def test_newton_step_errors():
     # every float argument is the unknown by default: J = [[1, cos p], [0, 1]]
     (value, _, _), step = rv.newton_step(f, (0.5, 0.2, 3))
     np.testing.assert_allclose(step[:2], -np.linalg.solve([[1, math.cos(0.2)], [0, 1]], [value, 1.2]), rtol=1e-12)
+
+
+def scale_by(y: rv.ULog, x):
+    y *= rv.ulog(x * x + 1.0)
+    x += float(y) * 0.1
+
+
+def test_log_number_arguments():
+    """A log number's derivatives are taken with respect to its value, as
+    ``rv.jvp``'s and ``rv.vjp``'s: the round trips through them hold."""
+    f = make("interpreter", scale_by)
+    x = (2.0, 0.5)
+    v = (0.3, -0.2)
+    _, solved = rv.inverse_jvp(f, x, v)
+    np.testing.assert_allclose(rv.jvp(f, x, solved)[1], v, rtol=1e-12)
+    outputs, transposed = rv.inverse_vjp(f, x, v)
+    np.testing.assert_allclose(rv.vjp(f, *x)[1](*transposed), v, rtol=1e-12)
+    y = f(*x)
+    np.testing.assert_allclose(outputs, y, rtol=1e-14)
