@@ -38,3 +38,16 @@ rev.func @forgets(%y: f64) attributes {rev.forgetful} {
 }
 ad.inverse_tangent @forgets
 ad.inverse_adjoint @forgets
+
+// -----
+
+// A function holding an op without an inverse (a checkpoint schedule's
+// cursor, which only checkpointed gradients contain).
+// CHECK: error: the inverse tangent of @cursor needs its inverse: 'ad.next' at {{.*}}ad_inverse_errors.mlir:[[# @LINE + 3]]:3 has no inverse
+// ADJ: error: the inverse adjoint of @cursor needs its inverse: 'ad.next' at {{.*}}ad_inverse_errors.mlir:[[# @LINE + 2]]:3 has no inverse
+rev.func @cursor(%frames: !anc.stack<index>, %n: index, %w0: index, %w1: index, %w2: index, %w3: index, %w4: index, %w5: index, %w6: index, %w7: index) {
+  %c:8 = ad.next #ad.schedule<bisection> %frames, %n (%w0, %w1, %w2, %w3, %w4, %w5, %w6, %w7)
+  rev.return %n, %c#0, %c#1, %c#2, %c#3, %c#4, %c#5, %c#6, %c#7 : index, index, index, index, index, index, index, index, index
+}
+ad.inverse_tangent @cursor
+ad.inverse_adjoint @cursor
