@@ -79,7 +79,7 @@ def dense_jacobian(twin: Any, args: Any, positions: Any) -> np.ndarray:
         outputs = twin(*parts)
         return jnp.concatenate([jnp.ravel(jnp.asarray(outputs[i])) for i in positions])
 
-    return np.asarray(jax.jacfwd(function)(jnp.asarray(flat(args, positions))))
+    return np.asarray(jax.jit(jax.jacfwd(function))(jnp.asarray(flat(args, positions))))
 
 
 # ---------------------------------------------------------------------------
@@ -332,7 +332,7 @@ def test_inverse_of_the_inverse():
 # ---------------------------------------------------------------------------
 
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
