@@ -34,6 +34,7 @@ BENCHMARKS = {
     "rotations": "bench_rotations.py",    # split points anywhere vs l (issue 6)
     "vector_mode": "bench_vector_mode.py",  # lanes per run: forward Jacobian and Hessian
     "interop": "bench_interop.py",        # rv.to_jax / rv.to_torch per-call cost
+    "inverse": "bench_inverse.py",        # J⁻¹·v and J⁻ᵀ·w against J·v and Jᵀ·w (issue 20)
 }
 
 

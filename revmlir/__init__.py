@@ -21,7 +21,7 @@ _FRONTEND_NAMES = (
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction",
     "ReversibleSyntaxError", "Specialization", "ULog", "adjoint", "ancilla", "checkpointed", "cond",
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
-    "irot", "jacobian", "jvp", "neg", "OrdinaryFunction", "ordinary",
+    "inverse_jvp", "inverse_vjp", "irot", "jacobian", "jvp", "neg", "newton_step", "OrdinaryFunction", "ordinary",
     "nocheck", "pop", "push", "reversible", "rot", "routine", "safe", "stack",
     "swap", "ulog", "vjp", "zeros",
 )

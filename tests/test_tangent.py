@@ -600,8 +600,8 @@ def test_api_errors():
     f = make("native", CASES["multiplier"][0])
     with pytest.raises(TypeError, match="3 tangents"):
         rv.jvp(f, (1.0, 2.0, 3.0), (1.0,))
-    with pytest.raises(TypeError, match="rv.jvp of an inverse"):
-        rv.jvp(~f, (1.0, 2.0, 3.0), (None, None, None))
+    with pytest.raises(TypeError, match="3 tangents"):
+        rv.jvp(~f, (1.0, 2.0, 3.0), (None, None))
     with pytest.raises(TypeError, match="must be a real number"):
         rv.jvp(f, (1.0, 2.0, 3.0), (None, np.zeros(2), None))
     with pytest.raises(TypeError, match="not a float scalar"):

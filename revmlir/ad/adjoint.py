@@ -797,6 +797,15 @@ def generate_adjoints(
     return adjoints.unused_dropped()
 
 
+def add_adjoint(module: ModuleOp, primal: str, name: str) -> list[rev.FuncOp]:
+    """Add ``@name``, the adjoint of ``@primal`` under a name of its own
+    (the inverse adjoint ``@f.iadj`` is the adjoint of ``@f.inv``), and the
+    adjoints of what it calls; returns the functions added."""
+    adjoints = _Adjoints(ModuleFunctions(module, _missing), lanes=1)
+    adjoints.build(primal, None, name, frozenset(), checked=False)
+    return adjoints.unused_dropped()
+
+
 GRADIENT_SUFFIX = ".grad"
 
 

@@ -11,6 +11,12 @@ reversible code.
     ad.hessian @f                  // ad-hessian adds @f.tan, @f.adj, @f.adj.tan
     ad.checkpoint @f               // ad-checkpoint adds @f.ckpt (loops marked
                                    // {checkpoint = #ad.schedule<…>} recompute)
+    ad.inverse_tangent @f          // ad-inverse-tangent adds @f.itan (J⁻¹·v)
+    ad.inverse_adjoint @f          // ad-inverse-adjoint adds @f.iadj (J⁻ᵀ·w)
+
+A request may name the inverse ``@f.inv`` of a ``rev.func @f`` without the
+module holding it: the pass adds it (as ``rev-invert`` would), so
+``ad.adjoint @f.inv`` differentiates ``~f``.
 """
 
 from __future__ import annotations
@@ -72,12 +78,17 @@ class FunctionRequestOp(IRDLOperation):
 
     def verify_(self) -> None:
         from revmlir.dialects.rev import FuncOp
+        from revmlir.inversion import INVERSE_SUFFIX, inverse_name
 
-        target = SymbolTable.lookup_symbol(self, self.function)
+        name = self.function_name
+        target = SymbolTable.lookup_symbol(self, name)
+        if target is None and name.endswith(INVERSE_SUFFIX):
+            # the inverse of a function, built by the pass when missing
+            target = SymbolTable.lookup_symbol(self, inverse_name(name))
         if not isinstance(target, FuncOp):
             raise VerifyException(
-                f"'{self.name}' names @{self.function_name}, which is not a "
-                "rev.func of the module"
+                f"'{self.name}' names @{name}, which is not a rev.func of the "
+                "module nor the inverse of one"
             )
 
 
@@ -151,6 +162,39 @@ class CheckpointOp(FunctionRequestOp):
     """
 
     name = "ad.checkpoint"
+
+
+@irdl_op_definition
+class InverseTangentOp(FunctionRequestOp):
+    """Request the inverse tangent program of ``rev.func @f``: ``J⁻¹·v``
+    without forming ``J`` (Pearlmutter and Siskind's inverse forward mode).
+
+    ``ad-inverse-tangent`` replaces it with ``rev.func @f.itan``, the tangent
+    program of ``~f``: it takes ``f``'s arguments holding ``f``'s outputs
+    ``y``, then one tangent ``ẏ`` per argument carrying a derivative (as
+    ``@f.tan`` takes them), runs ``f`` backwards, and returns ``f``'s inputs
+    ``x`` followed by the scalar tangents ``ẋ``, with ``J·ẋ = ẏ`` (``J`` the
+    Jacobian of ``f`` at ``x``).  Each step's inverse Jacobian is applied
+    last step first, as its inverse runs.
+    """
+
+    name = "ad.inverse_tangent"
+
+
+@irdl_op_definition
+class InverseAdjointOp(FunctionRequestOp):
+    """Request the inverse adjoint program of ``rev.func @f``: ``J⁻ᵀ·w``
+    without forming ``J`` (Pearlmutter and Siskind's inverse reverse mode).
+
+    ``ad-inverse-adjoint`` replaces it with ``rev.func @f.iadj``, the
+    adjoint of ``~f``: it takes ``f``'s inputs ``x``, then one cotangent
+    ``x̄`` per argument carrying a derivative (as ``@f.adj`` takes them), runs
+    ``f`` forward, and returns ``f``'s outputs ``y`` followed by the scalar
+    cotangents ``ȳ``, with ``Jᵀ·ȳ = x̄``.  Each step's inverse transposed
+    Jacobian is applied first step first, alongside the step itself.
+    """
+
+    name = "ad.inverse_adjoint"
 
 
 @irdl_attr_definition
@@ -297,6 +341,6 @@ class NextOp(IRDLOperation, InvertibleOp):
 
 Ad = Dialect(
     "ad",
-    [AdjointOp, TangentOp, HessianOp, JacobianOp, CheckpointOp, NextOp],
+    [AdjointOp, TangentOp, HessianOp, JacobianOp, CheckpointOp, InverseTangentOp, InverseAdjointOp, NextOp],
     [ScheduleAttr],
 )

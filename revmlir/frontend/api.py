@@ -37,6 +37,7 @@ from revmlir.frontend.types import (
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import FuncOp
 from revmlir.interpreter import RevInterpreter
 from revmlir.runtime.native import NativeModule
 from revmlir.semantics import written_arguments
@@ -258,7 +259,9 @@ class ReversibleFunction:
 
 @dataclass(frozen=True)
 class InverseFunction:
-    """``~f``: runs ``f`` backwards."""
+    """``~f``: runs ``f`` backwards.  It is differentiated like ``f``
+    (``rv.gradient(~f, …)``, ``rv.jvp``, …): its derived functions are
+    those of ``@f.inv`` (``Specialization.inverse``)."""
 
     function: ReversibleFunction
 
@@ -267,6 +270,22 @@ class InverseFunction:
 
     def __invert__(self) -> ReversibleFunction:
         return self.function
+
+    @property
+    def __name__(self) -> str:  # type: ignore[override]
+        return "~" + self.function.__name__
+
+    @property
+    def backend(self) -> str:
+        return self.function.backend
+
+    @property
+    def parameters(self) -> list[str]:
+        return self.function.parameters
+
+    def specialization_for(self, *args: Any) -> Specialization:
+        """The specialization of ``~f`` for ``args`` (``f``'s outputs)."""
+        return self.function.specialization_for(*args).inverse
 
     def mlir(self, *args: Any) -> str:
         return self.function.mlir(*args)
@@ -330,7 +349,11 @@ class Specialization:
     """
 
     def __init__(
-        self, function: ReversibleFunction, types: tuple[Attribute, ...], name: str, module: ModuleOp
+        self,
+        function: ReversibleFunction | InverseFunction,
+        types: tuple[Attribute, ...],
+        name: str,
+        module: ModuleOp,
     ):
         self.function = function
         self.types = types
@@ -340,6 +363,19 @@ class Specialization:
         self.native: NativeModule | None = None
         if function.backend != "interpreter":
             self.native = compile_natively(function, module, function.__name__)
+
+    @functools.cached_property
+    def inverse(self) -> Specialization:
+        """The specialization of ``~f``: a module holding ``@f.inv`` as a
+        function of its own, run forward, so that its derived functions are
+        built (``@f.inv.adj``, ``@f.inv.tan``…) and called as any other
+        function's."""
+        from revmlir.inversion import inverse_name, invert_function
+
+        module = self.module.clone()
+        primal = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == self.name)
+        module.body.block.insert_op_after(invert_function(primal), primal)
+        return Specialization(InverseFunction(self.function), self.types, inverse_name(self.name), module)
 
     @functools.cached_property
     def written(self) -> tuple[bool, ...]:
@@ -407,7 +443,7 @@ class InterpreterFallbackWarning(RuntimeWarning):
 
 
 def compile_natively(
-    function: ReversibleFunction, module: ModuleOp, what: str, inverses: bool = True
+    function: ReversibleFunction | InverseFunction, module: ModuleOp, what: str, inverses: bool = True
 ) -> NativeModule | None:
     """``module`` compiled (``inverses``: see ``NativeModule.compile``), or
     None where ``function``'s ``auto`` backend falls back to the interpreter

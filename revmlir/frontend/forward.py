@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Attribute
 
-from revmlir.frontend.api import ReversibleFunction, Specialization
+from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.frontend.gradient import (
     _is_log,
     _seed,
@@ -36,7 +36,7 @@ def _carrying(spec: Specialization) -> list[int]:
     return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
 
 
-def _check_count(f: ReversibleFunction, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
+def check_count(f: ReversibleFunction | InverseFunction, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
     if len(given) != len(args):
         raise TypeError(
             f"{f.__name__} takes {len(args)} argument(s), so {len(args)} {what} "
@@ -55,23 +55,46 @@ def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
 
 
 def _run_tangent(
-    spec: Specialization, backend: Backend, args: Sequence[Any], tangents: Sequence[Any]
+    spec: Specialization,
+    backend: Backend,
+    args: Sequence[Any],
+    tangents: Sequence[Any],
+    function: str | None = None,
 ) -> tuple[tuple[Any, ...], dict[int, Any]]:
-    """Run ``@f.tan`` on copies of ``args`` and their tangents; returns the
-    outputs and the output tangents by argument index (log numbers: of the
-    logarithm)."""
+    """Run the tangent program ``@function`` (default ``@f.tan``; the
+    inverse tangent ``@f.itan`` takes the same arguments) on copies of
+    ``args`` and their tangents; returns the outputs and the output tangents
+    by argument index (log numbers: of the logarithm)."""
+    from revmlir.ad.tangent import tangent_name
+
     name = spec.function.__name__
     carrying = _carrying(spec)
     dots = [
         _input_tangent(spec.types[i], args[i], tangents[i], f"tangent #{i} of {name}")
         for i in carrying
     ]
-    results = backend.call(spec.name + ".tan", *spec.private_copies(args), *dots)
+    results = backend.call(function or tangent_name(spec.name), *spec.private_copies(args), *dots)
     return results[: len(args)], dict(zip(carrying, results[len(args) :], strict=True))
 
 
+def per_argument(spec: Specialization, outputs: Sequence[Any], found: dict[int, Any]) -> tuple[Any, ...]:
+    """One tangent per argument out of ``_run_tangent``'s: a float per float
+    scalar (log numbers: with respect to their real value), an array (list)
+    per array (stack) of floats, ``0.0`` for other scalars and ``None`` for
+    other arrays."""
+    results: list[Any] = []
+    for i, type in enumerate(spec.types):
+        if i not in found:
+            results.append(None if isinstance(outputs[i], np.ndarray | list) else 0.0)
+        elif _is_log(type):
+            results.append(found[i] * float(outputs[i]))  # ẏ = y · d(log y)
+        else:
+            results.append(found[i])
+    return tuple(results)
+
+
 def jvp(
-    f: ReversibleFunction, args: Sequence[Any], tangents: Sequence[Any]
+    f: ReversibleFunction | InverseFunction, args: Sequence[Any], tangents: Sequence[Any]
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """Forward mode, like ``jax.jvp``: run ``f`` on (copies of) ``args`` and
     push ``tangents`` (one per argument, shaped like it; ``None`` for zero)
@@ -82,20 +105,12 @@ def jvp(
     ``None`` for other arrays.  The arguments are not modified."""
     args, tangents = tuple(args), tuple(tangents)
     spec = _specialization(f, args, "jvp")
-    _check_count(spec.function, args, tangents, "tangents")
+    check_count(spec.function, args, tangents, "tangents")
     from revmlir.ad.tangent import generate_tangents
 
     _, backend = derived_backend(spec, "tangent", generate_tangents)
     outputs, found = _run_tangent(spec, backend, args, tangents)
-    results: list[Any] = []
-    for i, type in enumerate(spec.types):
-        if i not in found:
-            results.append(None if isinstance(outputs[i], np.ndarray | list) else 0.0)
-        elif _is_log(type):
-            results.append(found[i] * float(outputs[i]))  # ẏ = y · d(log y)
-        else:
-            results.append(found[i])
-    return outputs, tuple(results)
+    return outputs, per_argument(spec, outputs, found)
 
 
 def _no_log_numbers(spec: Specialization, api: str) -> None:
@@ -108,7 +123,7 @@ def _no_log_numbers(spec: Specialization, api: str) -> None:
 
 
 def hvp(
-    f: ReversibleFunction, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0
+    f: ReversibleFunction | InverseFunction, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0
 ) -> tuple[Any, ...]:
     """The Hessian-vector product ``H·v`` of output ``iloss`` (a float
     scalar) with respect to the float arguments, forward over reverse.
@@ -120,7 +135,7 @@ def hvp(
 
     args, vectors = tuple(args), tuple(vectors)
     spec = _specialization(f, args, "hvp")
-    _check_count(spec.function, args, vectors, "vectors")
+    check_count(spec.function, args, vectors, "vectors")
     iloss = loss_index(spec, args, iloss, "hvp")
     _no_log_numbers(spec, "hvp")
     _, backend = derived_backend(spec, f"hvp of #{iloss}", partial(generate_hvps, loss=iloss))
@@ -142,7 +157,7 @@ def hvp(
 
 
 def hessian(
-    f: ReversibleFunction, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int] | None = None
+    f: ReversibleFunction | InverseFunction, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int] | None = None
 ) -> np.ndarray:
     """The Hessian of output ``iloss`` (a float scalar) with respect to the
     float inputs ``wrt`` (default: all of them), as an ``n × n`` array.  The

@@ -70,10 +70,10 @@ def adjoint_backend(spec: Specialization, lanes: int = 1) -> tuple[ModuleOp, Bac
 
 
 def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
-    if isinstance(f, InverseFunction):
-        raise TypeError(f"rv.{api} of an inverse is not supported yet; differentiate f")
-    if not isinstance(f, ReversibleFunction):
-        raise TypeError(f"rv.{api} expects a @rv.reversible function, got {f!r}")
+    """The specialization ``rv.{api}`` differentiates: ``f``'s, or for
+    ``~f`` the one of ``@f.inv`` (its arguments are ``f``'s outputs)."""
+    if not isinstance(f, ReversibleFunction | InverseFunction):
+        raise TypeError(f"rv.{api} expects a @rv.reversible function or its inverse, got {f!r}")
     return f.specialization_for(*args)
 
 
@@ -232,7 +232,7 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     return seed
 
 
-def vjp(f: ReversibleFunction | Differentiable, *args: Any) -> tuple[tuple[Any, ...], Pullback]:
+def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any) -> tuple[tuple[Any, ...], Pullback]:
     """Run ``f`` on (copies of) ``args``; return its outputs (for a
     reversible function every argument, as a call returns them; for an
     ordinary one what it returns, then every argument as it left it) and the

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, f64
 
-from revmlir.frontend.api import ReversibleFunction, Specialization
+from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 
 
 @dataclass(frozen=True)
@@ -143,7 +143,7 @@ def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayo
 
 
 def jacobian(
-    f: ReversibleFunction,
+    f: ReversibleFunction | InverseFunction,
     args: Sequence[Any],
     wrt: Sequence[int] | None = None,
     of: Sequence[int] | None = None,

@@ -56,6 +56,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AdHessianPass
 
+    def ad_inverse_tangent():
+        from revmlir.passes.inverse_modes import AdInverseTangentPass
+
+        return AdInverseTangentPass
+
+    def ad_inverse_adjoint():
+        from revmlir.passes.inverse_modes import AdInverseAdjointPass
+
+        return AdInverseAdjointPass
+
     def ad_checkpoint():
         from revmlir.passes.checkpoint import AdCheckpointPass
 
@@ -94,6 +104,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ad-hessian": ad_hessian,
         "ad-jacobian": ad_jacobian,
         "ad-checkpoint": ad_checkpoint,
+        "ad-inverse-tangent": ad_inverse_tangent,
+        "ad-inverse-adjoint": ad_inverse_adjoint,
         "anc-check-snapshots": check_snapshots,
         "reversibilize": reversibilize,
         "flatten-split-loops": flatten_split_loops,

@@ -1,0 +1,475 @@
+"""Inverse accumulation (Pearlmutter and Siskind, "Inverse Accumulation
+Mode"): derivatives of ``~f`` in every mode, ``J⁻¹·v`` (``@f.itan``,
+``rv.inverse_jvp``) and ``J⁻ᵀ·w`` (``@f.iadj``, ``rv.inverse_vjp``) of
+reversible programs, and Newton steps.
+
+What they are checked against is independent of revmlir's derivatives: JAX's
+Jacobian of the same function written with ``jax.numpy`` (inverted or solved
+with numpy.linalg), finite differences of ``~f``, and the invariants of the
+seed's section 4.7 on generated programs: ``⟨ȳ*, ẏ*⟩ = ⟨x̄*, ẋ*⟩`` and the
+round trips ``J(J⁻¹v) = v``, ``Jᵀ(J⁻ᵀw) = w`` through the ordinary tangent
+and adjoint."""
+
+import copy
+import math
+from pathlib import Path
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import revmlir as rv
+from program_generator import F64, Program, arguments, programs
+from python_examples import load_example
+from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+from revmlir.ad.inverse_modes import (
+    generate_inverse_adjoints,
+    generate_inverse_tangents,
+    inverse_adjoint_name,
+    inverse_tangent_name,
+)
+from revmlir.ad.tangent import generate_tangents, tangent_name
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+jax.config.update("jax_enable_x64", True)
+
+BACKENDS = ("interpreter", "native")
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def make(backend: str, pyfunc: Any) -> rv.ReversibleFunction:
+    return rv.reversible(pyfunc, backend=backend)
+
+
+def flat(values: Any, positions: Any) -> np.ndarray:
+    """The float entries of ``values`` at ``positions``, in ``rv.jacobian``'s
+    layout (argument by argument, arrays in C order)."""
+    return np.concatenate([np.ravel(np.asarray(values[i], dtype=float)) for i in positions])
+
+
+def shaped(vector: np.ndarray, args: Any, positions: Any) -> list[Any]:
+    """``vector`` in ``flat``'s layout as one entry per argument (``None``
+    outside ``positions``)."""
+    parts: list[Any] = [None] * len(args)
+    start = 0
+    for i in positions:
+        size = int(np.size(args[i]))
+        chunk = vector[start : start + size]
+        parts[i] = chunk.reshape(np.shape(args[i])).copy() if isinstance(args[i], np.ndarray) else float(chunk[0])
+        start += size
+    return parts
+
+
+def dense_jacobian(twin: Any, args: Any, positions: Any) -> np.ndarray:
+    """JAX's Jacobian of ``twin`` (``f`` with ``jax.numpy``, returning every
+    argument) over the float entries at ``positions``, ``flat``'s layout."""
+
+    def function(vector: jnp.ndarray) -> jnp.ndarray:
+        parts, start = list(args), 0
+        for i in positions:
+            size = int(np.size(args[i]))
+            parts[i] = vector[start : start + size].reshape(np.shape(args[i]))
+            start += size
+        outputs = twin(*parts)
+        return jnp.concatenate([jnp.ravel(jnp.asarray(outputs[i])) for i in positions])
+
+    return np.asarray(jax.jit(jax.jacfwd(function))(jnp.asarray(flat(args, positions))))
+
+
+# ---------------------------------------------------------------------------
+# 1. Derivatives of ~f in every mode
+# ---------------------------------------------------------------------------
+
+
+def shear(y, x, a):
+    y += math.sin(x) * a
+    x += y * y
+
+
+def shear_jax(y, x, a):
+    y = y + jnp.sin(x) * a
+    return y, x + y * y, a
+
+
+def unshear_jax(y, x, a):
+    """``~shear``, written by hand: the independent inverse."""
+    x = x - y * y
+    return y - jnp.sin(x) * a, x, a
+
+
+def finite_gradient(run: Any, args: tuple[float, ...], output: int, h: float = 1e-6) -> np.ndarray:
+    found = []
+    for i in range(len(args)):
+        plus, minus = list(args), list(args)
+        plus[i] += h
+        minus[i] -= h
+        found.append((run(*plus)[output] - run(*minus)[output]) / (2 * h))
+    return np.array(found)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_mode_differentiates_the_inverse(backend):
+    f = make(backend, shear)
+    x = (0.3, 0.7, 1.3)
+    y = f(*x)
+    J = dense_jacobian(shear_jax, x, (0, 1, 2))
+    inverse = np.linalg.inv(J)  # the Jacobian of ~f at y
+    np.testing.assert_allclose(rv.jacobian(~f, y), inverse, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(rv.jacobian(~f, y, mode="reverse"), inverse, rtol=1e-12, atol=1e-14)
+    for output in range(3):
+        gradient = rv.gradient(~f, y, iloss=output)
+        np.testing.assert_allclose(gradient, inverse[output], rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(gradient, finite_gradient(~f, y, output), rtol=1e-6, atol=1e-8)
+    v, w = np.array([0.4, -1.2, 0.5]), np.array([2.0, 0.3, -0.7])
+    outputs, tangents = rv.jvp(~f, y, tuple(v))
+    np.testing.assert_allclose(outputs, x, rtol=1e-12)
+    np.testing.assert_allclose(tangents, inverse @ v, rtol=1e-12)
+    outputs, pullback = rv.vjp(~f, *y)
+    np.testing.assert_allclose(pullback(*w), inverse.T @ w, rtol=1e-12)
+    # second derivatives of ~f against JAX's of the inverse written by hand
+    for output in range(2):
+        hessian = np.asarray(jax.hessian(lambda p: unshear_jax(*p)[output])(jnp.asarray(y)))
+        np.testing.assert_allclose(rv.hessian(~f, y, iloss=output), hessian, rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(rv.hvp(~f, y, tuple(v), iloss=output), hessian @ v, rtol=1e-10, atol=1e-12)
+
+
+def cascade(x, a):
+    for i in range(len(x) - 1):
+        x[i + 1] += a * math.sin(x[i])
+    x[0] += math.tanh(x[len(x) - 1]) * 0.5
+
+
+def cascade_jax(x, a):
+    for i in range(x.shape[0] - 1):
+        x = x.at[i + 1].add(a * jnp.sin(x[i]))
+    return x.at[0].add(jnp.tanh(x[-1]) * 0.5), a
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inverse_of_an_array_program(backend):
+    f = make(backend, cascade)
+    x = (np.array([0.1, -0.4, 0.9, 0.3]), 0.8)
+    y = f(x[0].copy(), x[1])
+    inverse = np.linalg.inv(dense_jacobian(cascade_jax, x, (0, 1)))
+    np.testing.assert_allclose(rv.jacobian(~f, y), inverse, rtol=1e-12, atol=1e-14)
+    w = np.array([0.2, 1.0, -0.3, 0.5, 0.7])
+    _, pullback = rv.vjp(~f, *y)
+    np.testing.assert_allclose(flat(pullback(*shaped(w, y, (0, 1))), (0, 1)), inverse.T @ w, rtol=1e-12)
+
+
+def test_derivatives_of_the_inverse_reject_bad_arguments():
+    f = make("interpreter", shear)
+    with pytest.raises(TypeError, match="or its inverse"):
+        rv.jvp(shear, (1.0, 2.0, 3.0), (None, None, None))
+    with pytest.raises(TypeError, match=r"~shear takes 3 argument\(s\), so 3 tangents"):
+        rv.jvp(~f, (1.0, 2.0, 3.0), (None, None))
+    with pytest.raises(TypeError, match="not a float scalar"):
+        rv.gradient(~make("interpreter", cascade), (np.zeros(3), 0.5), iloss=0)
+
+
+# ---------------------------------------------------------------------------
+# 2. J⁻¹·v and J⁻ᵀ·w from Python, against dense solves of JAX's Jacobian
+# ---------------------------------------------------------------------------
+
+
+def check_inverse_products(f: Any, args: tuple[Any, ...], J: np.ndarray, rng: np.random.Generator, rtol: float = 1e-9) -> None:
+    positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray | float)]
+    v, w = rng.normal(size=J.shape[0]), rng.normal(size=J.shape[0])
+    expected_outputs = f(*copy.deepcopy(args))
+    outputs, tangents = rv.inverse_jvp(f, args, shaped(v, args, positions))
+    np.testing.assert_allclose(flat(tangents, positions), np.linalg.solve(J, v), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(flat(outputs, positions), flat(expected_outputs, positions), rtol=1e-14)
+    outputs, cotangents = rv.inverse_vjp(f, args, shaped(w, args, positions))
+    np.testing.assert_allclose(flat(cotangents, positions), np.linalg.solve(J.T, w), rtol=rtol, atol=rtol)
+    np.testing.assert_allclose(flat(outputs, positions), flat(expected_outputs, positions), rtol=1e-14)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inverse_products_of_scalar_and_array_programs(backend):
+    rng = np.random.default_rng(1)
+    x = (0.3, 0.7, 1.3)
+    check_inverse_products(make(backend, shear), x, dense_jacobian(shear_jax, x, (0, 1, 2)), rng, 1e-12)
+    x = (np.array([0.1, -0.4, 0.9, 0.3]), 0.8)
+    check_inverse_products(make(backend, cascade), x, dense_jacobian(cascade_jax, x, (0, 1)), rng, 1e-12)
+    # the arguments are left alone
+    assert x[0].tolist() == [0.1, -0.4, 0.9, 0.3]
+
+
+def leapfrog_jax(x, v, m, G, dt, nsteps):
+    def kick(x, v, h):
+        d = x[None, :, :] - x[:, None, :]  # x_j - x_i
+        apart = ~np.eye(x.shape[0], dtype=bool)
+        r = jnp.sqrt(jnp.where(apart, jnp.sum(d * d, axis=-1), 1.0))
+        scale = jnp.where(apart, G * m[None, :] / r**3, 0.0)
+        return v + h * jnp.sum(scale[:, :, None] * d, axis=1)
+
+    v = kick(x, v, dt / 2)
+    for _ in range(nsteps):
+        x = x + v * dt
+        v = kick(x, v, dt)
+    return x, v, m, G, dt, nsteps
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_leapfrog(backend):
+    example = load_example("paper_leapfrog")
+    f = example.leapfrog if backend == "native" else rv.reversible(example.leapfrog.pyfunc, backend=backend)
+    x, v, m = example.solar_system()
+    args = (x, v, m, example.G_SOLAR, 0.01, 3)
+    J = dense_jacobian(leapfrog_jax, args, (0, 1, 2, 3, 4))
+    check_inverse_products(f, args, J, np.random.default_rng(2))
+
+
+def test_coupling_layer():
+    example = load_example("coupling_layer")
+    x, *weights = example.random_flow(6, layers=4, hidden=5)
+    args = (x, *weights)
+    y = example.flow(x.copy(), *weights)[0]
+    np.testing.assert_allclose(y, example.flow_numpy(x, *weights), rtol=1e-13)
+
+    def twin(x, W1, b1, W2, b2):
+        return example.flow_numpy(x, W1, b1, W2, b2, xp=jnp), W1, b1, W2, b2
+
+    J = dense_jacobian(twin, args, range(5))
+    check_inverse_products(example.flow, args, J, np.random.default_rng(3))
+    # the state's own block: J_xx⁻¹ (the weights are parameters, unchanged)
+    v = np.linspace(-1.0, 1.0, 6)
+    _, (dx, *rest) = rv.inverse_jvp(example.flow, args, (v, None, None, None, None))
+    np.testing.assert_allclose(dx, np.linalg.solve(J[:6, :6], v), rtol=1e-12)
+    assert all(not np.any(r) for r in rest)
+
+
+def affine_jax(y, W, b, x):
+    return y + W @ x + b, W, b, x
+
+
+def unitary_jax(x, theta):
+    k = 0
+    M = x.shape[0]
+    for _ in range(x.shape[1]):
+        for j in range(M):
+            for i in reversed(range(j, M - 1)):
+                a, b = x[i, 0], x[i + 1, 0]
+                c, s = jnp.cos(theta[k]), jnp.sin(theta[k])
+                x = x.at[i, 0].set(a * c - b * s).at[i + 1, 0].set(a * s + b * c)
+                k += 1
+    return x, theta
+
+
+MLIR_EXAMPLES = {
+    "affine.mlir": ("i_affine", affine_jax, lambda rng: (
+        rng.normal(size=3), rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=2)
+    )),
+    "unitary.mlir": ("i_ummm", unitary_jax, lambda rng: (rng.normal(size=(3, 2)), rng.normal(size=6))),
+}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("example", sorted(MLIR_EXAMPLES))
+def test_passes_on_the_paper_examples(example, backend):
+    """``@f.itan`` and ``@f.iadj`` built by the passes, run on the
+    interpreter and natively, against dense solves."""
+    name, twin, draw = MLIR_EXAMPLES[example]
+    path = EXAMPLES / example
+    module = parse_module(path.read_text(), str(path))
+    generate_inverse_tangents(module, [name])
+    generate_inverse_adjoints(module, [name])
+    module.verify()
+    runner = RevInterpreter(module) if backend == "interpreter" else NativeModule.compile(module, inverses=False)
+    rng = np.random.default_rng(4)
+    args = draw(rng)
+    every = range(len(args))
+    J = dense_jacobian(twin, args, every)
+    outputs = runner.call(name, *copy.deepcopy(args))
+    v, w = rng.normal(size=len(J)), rng.normal(size=len(J))
+    # arrays: @f.itan overwrites the tangents in place, from ẏ to ẋ
+    dots = shaped(v, args, every)
+    back = runner.call(inverse_tangent_name(name), *copy.deepcopy(outputs), *dots)
+    np.testing.assert_allclose(flat(back[: len(args)], every), flat(args, every), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(flat(back[len(args) :], every), np.linalg.solve(J, v), rtol=1e-10, atol=1e-12)
+    bars = shaped(w, args, every)
+    forward = runner.call(inverse_adjoint_name(name), *copy.deepcopy(args), *bars)
+    np.testing.assert_allclose(flat(forward[: len(args)], every), flat(outputs, every), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(flat(forward[len(args) :], every), np.linalg.solve(J.T, w), rtol=1e-10, atol=1e-12)
+
+
+def test_api_errors():
+    f = make("interpreter", shear)
+    with pytest.raises(TypeError, match="or its inverse"):
+        rv.inverse_jvp(shear, (1.0, 2.0, 3.0), (None, None, None))
+    with pytest.raises(TypeError, match="3 output tangents"):
+        rv.inverse_jvp(f, (1.0, 2.0, 3.0), (1.0,))
+    with pytest.raises(TypeError, match="3 input cotangents"):
+        rv.inverse_vjp(f, (1.0, 2.0, 3.0), ())
+    g = make("interpreter", cascade)
+    with pytest.raises(TypeError, match=r"cotangent #0 of cascade must have the argument's shape \(3,\)"):
+        rv.inverse_vjp(g, (np.zeros(3), 0.5), (np.zeros(2), None))
+    with pytest.raises(TypeError, match="must be a real number"):
+        rv.inverse_jvp(f, (1.0, 2.0, 3.0), (np.zeros(2), None, None))
+
+
+def test_inverse_of_the_inverse():
+    """The inverse modes of ``~f`` are the ordinary modes of ``f``."""
+    f = make("interpreter", shear)
+    x = (0.3, 0.7, 1.3)
+    y = f(*x)
+    v = (0.4, -1.2, 0.5)
+    outputs, tangents = rv.inverse_jvp(~f, y, v)
+    np.testing.assert_allclose(outputs, x, rtol=1e-12)
+    np.testing.assert_allclose(tangents, rv.jvp(f, x, v)[1], rtol=1e-12)
+    _, cotangents = rv.inverse_vjp(~f, y, v)
+    np.testing.assert_allclose(cotangents, rv.vjp(f, *x)[1](*v), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------
+# 3. The invariants of section 4.7 on generated programs
+# ---------------------------------------------------------------------------
+
+SETTINGS = settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
+
+
+def derivative_entries(func: Any, values: Any) -> np.ndarray:
+    """The float entries of per-carrying-argument derivatives (scalars and
+    arrays of f64), in argument order."""
+    carrying = [p for p in func.params if p.elem == F64]
+    return np.concatenate([np.ravel(np.asarray(v, dtype=float)) for p, v in zip(carrying, values, strict=True)])
+
+
+def directions(func: Any, args: Any, rng: np.random.Generator) -> list[Any]:
+    """A random derivative per float scalar and float array argument."""
+    return [
+        rng.normal() if p.kind == "scalar" else rng.normal(size=np.shape(a))
+        for p, a in zip(func.params, args)
+        if p.elem == F64
+    ]
+
+
+@SETTINGS
+@given(programs(floats=True, stacks=False), st.data())
+def test_invariants_on_generated_programs(program: Program, data: st.DataObject):
+    func = data.draw(st.sampled_from(program.functions), label="function")
+    assume(func.bidirectional and any(p.elem == F64 for p in func.params))
+    module = parse_module(program.text)
+    for generate in (generate_tangents, generate_adjoints, generate_inverse_tangents, generate_inverse_adjoints):
+        generate(module, [func.name])
+    module.verify()
+    run = RevInterpreter(module)
+    args = data.draw(arguments(func), label="args")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1), label="seed"))
+    n = len(args)
+    y = run.call(func.name, *copy.deepcopy(args))
+    v, w = directions(func, args, rng), directions(func, args, rng)
+
+    # J⁻¹v by the inverse tangent, run backwards from y: it gives x back
+    back = run.call(inverse_tangent_name(func.name), *copy.deepcopy(y), *copy.deepcopy(v))
+    for a, b in zip(args, back[:n]):
+        np.testing.assert_allclose(np.asarray(b, dtype=float), np.asarray(a, dtype=float), rtol=1e-8, atol=1e-8)
+    solved = back[n:]
+    # J⁻ᵀw by the inverse adjoint, run forwards from x: it gives y
+    forward = run.call(inverse_adjoint_name(func.name), *copy.deepcopy(args), *copy.deepcopy(w))
+    for a, b in zip(y, forward[:n]):
+        np.testing.assert_allclose(np.asarray(b, dtype=float), np.asarray(a, dtype=float), rtol=1e-12, atol=1e-12)
+    transposed = forward[n:]
+
+    def close(found: Any, expected: Any, what: str) -> None:
+        found, expected = derivative_entries(func, found), derivative_entries(func, expected)
+        scale = 1.0 + np.abs(expected).max(initial=0.0) + np.abs(found).max(initial=0.0)
+        assert np.abs(found - expected).max(initial=0.0) <= 1e-7 * scale, f"{what}: {found} != {expected}"
+
+    # round trips: J(J⁻¹v) = v by the tangent at x, Jᵀ(J⁻ᵀw) = w by the adjoint at y
+    tangent = run.call(tangent_name(func.name), *copy.deepcopy(args), *copy.deepcopy(solved))
+    close(tangent[n:], v, "J(J⁻¹v)")
+    adjoint = run.call(adjoint_name(func.name), *copy.deepcopy(y), *copy.deepcopy(transposed))
+    close(adjoint[n:], w, "Jᵀ(J⁻ᵀw)")
+    # (4.7) ⟨ȳ*, ẏ*⟩ = ⟨x̄*, ẋ*⟩ for the inverse pair, ⟨ȳ, ẏ⟩ = ⟨x̄, ẋ⟩ for the ordinary one
+    inverse_pair = (derivative_entries(func, transposed) @ derivative_entries(func, v),
+                    derivative_entries(func, w) @ derivative_entries(func, solved))
+    ordinary = run.call(tangent_name(func.name), *copy.deepcopy(args), *copy.deepcopy(v))[n:]
+    pulled = run.call(adjoint_name(func.name), *copy.deepcopy(y), *copy.deepcopy(w))[n:]
+    ordinary_pair = (derivative_entries(func, w) @ derivative_entries(func, ordinary),
+                     derivative_entries(func, pulled) @ derivative_entries(func, v))
+    for left, right in (inverse_pair, ordinary_pair):
+        assert math.isclose(left, right, rel_tol=1e-7, abs_tol=1e-7 * (1 + abs(left)))
+
+
+# ---------------------------------------------------------------------------
+# 4. Newton steps
+# ---------------------------------------------------------------------------
+
+
+def residual_jax(x, p):
+    for i in range(x.shape[0] - 1):
+        x = x.at[i + 1].add(jnp.sin(x[i]) * 0.5 + x[i] ** 3 * 0.1 - p[i])
+    return x.at[0].add(jnp.tanh(x[-1]) - p[-1]), p
+
+
+def test_newton_step_against_a_dense_solve():
+    newton = load_example("newton")
+    x, p = newton.problem(6, seed=1)
+    x = x + 0.3
+    (value, p_after), (delta, p_step) = rv.newton_step(newton.residual, (x, p), wrt=[0])
+    J = dense_jacobian(residual_jax, (x, p), (0,))
+    np.testing.assert_allclose(value, np.asarray(residual_jax(jnp.asarray(x), jnp.asarray(p))[0]), rtol=1e-13)
+    np.testing.assert_allclose(delta, -np.linalg.solve(J, value), rtol=1e-12, atol=1e-14)
+    assert np.array_equal(p_after, p) and not np.any(p_step)
+
+
+def test_newton_example_finds_the_root():
+    from scipy.optimize import root
+
+    newton = load_example("newton")
+    x0, p = newton.problem(8)
+    x, steps = newton.solve(x0, p)
+    exact = (~newton.residual)(np.zeros(8), p)[0]  # F is reversible: its root is ~F(0)
+    np.testing.assert_allclose(x, exact, rtol=1e-12, atol=1e-14)
+    assert np.abs(newton.residual(x.copy(), p)[0]).max() <= 1e-12
+    assert 2 <= steps <= 8  # quadratic convergence from zero
+    found = root(lambda x: newton.residual(x.copy(), p)[0], x0, tol=1e-12)
+    np.testing.assert_allclose(x, found.x, rtol=1e-10, atol=1e-12)
+
+
+def drifting(x, p, n):
+    x += math.sin(p)
+    p += 1.0
+
+
+def test_newton_step_errors():
+    f = make("interpreter", drifting)
+    with pytest.raises(TypeError, match="argument #2 of drifting is not a float scalar"):
+        rv.newton_step(f, (0.5, 0.2, 3), wrt=[0, 2])
+    with pytest.raises(ValueError, match=r"drifting changes argument\(s\) #1, which are not in wrt=\[0\]"):
+        rv.newton_step(f, (0.5, 0.2, 3), wrt=[0])
+    with pytest.raises(TypeError, match="or its inverse"):
+        rv.newton_step(drifting, (0.5, 0.2, 3))
+    # every float argument is the unknown by default: J = [[1, cos p], [0, 1]]
+    (value, _, _), step = rv.newton_step(f, (0.5, 0.2, 3))
+    np.testing.assert_allclose(step[:2], -np.linalg.solve([[1, math.cos(0.2)], [0, 1]], [value, 1.2]), rtol=1e-12)
+
+
+def scale_by(y: rv.ULog, x):
+    y *= rv.ulog(x * x + 1.0)
+    x += float(y) * 0.1
+
+
+def test_log_number_arguments():
+    """A log number's derivatives are taken with respect to its value, as
+    ``rv.jvp``'s and ``rv.vjp``'s: the round trips through them hold."""
+    f = make("interpreter", scale_by)
+    x = (2.0, 0.5)
+    v = (0.3, -0.2)
+    _, solved = rv.inverse_jvp(f, x, v)
+    np.testing.assert_allclose(rv.jvp(f, x, solved)[1], v, rtol=1e-12)
+    outputs, transposed = rv.inverse_vjp(f, x, v)
+    np.testing.assert_allclose(rv.vjp(f, *x)[1](*transposed), v, rtol=1e-12)
+    y = f(*x)
+    np.testing.assert_allclose(outputs, y, rtol=1e-14)
