@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.builder import Builder
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.utils.exceptions import DiagnosticException
 
-from revmlir.dialects.rev import FuncOp, ReturnOp, YieldOp
+from revmlir.dialects.rev import CallOp, FuncOp, ReturnOp, UncallOp, YieldOp
 from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import InvertibleOp
 from revmlir.semantics import is_expression_op, is_state_type
@@ -31,10 +32,34 @@ from revmlir.semantics import is_expression_op, is_state_type
 INVERSE_SUFFIX = ".inv"
 FORGETFUL_ATTR = "rev.forgetful"
 """On a function that deliberately forgets state (a checkpointed gradient,
-``@f.ckpt``): it has no inverse, so ``rev-invert`` leaves it out unless it
-is named."""
+``@f.ckpt``), or on an op that does (an adjoint's ``anc.free`` of the
+gradient an ancilla has at its birth): it has no inverse, so ``rev-invert``
+leaves such functions, and those calling them, out unless they are named
+(``forgetful_functions``)."""
 
 _OpT = TypeVar("_OpT", bound=Operation)
+
+
+def forgetful_functions(module: ModuleOp) -> set[str]:
+    """The ``rev.func``s of ``module`` with no inverse: marked forgetful,
+    containing a forgetful op, or calling (or uncalling) such a function."""
+    functions = [f for f in module.ops if isinstance(f, FuncOp)]
+    forgetful = {
+        f.sym_name.data for f in functions
+        if FORGETFUL_ATTR in f.attributes or any(FORGETFUL_ATTR in op.attributes for op in f.walk())
+    }
+    changed = True
+    while changed:
+        changed = False
+        for f in functions:
+            name = f.sym_name.data
+            if name not in forgetful and any(
+                isinstance(op, CallOp | UncallOp) and op.callee.string_value() in forgetful
+                for op in f.walk()
+            ):
+                forgetful.add(name)
+                changed = True
+    return forgetful
 
 
 class InversionError(DiagnosticException):

@@ -66,6 +66,7 @@ from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, la
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, describe_value
 from revmlir.interfaces import DifferentiableOp, set_checks
+from revmlir.inversion import FORGETFUL_ATTR
 from revmlir.semantics import is_expression_op, is_state_type, is_state_value
 
 ADJOINT_SUFFIX = ".adj"
@@ -315,6 +316,9 @@ class Adjointer(Differentiator):
             return
         free = anc.FreeOp(gradient, self.const(0.0, gradient.type))
         free.attributes[anc.FreeOp.CHECK_ATTR] = UnitAttr()
+        # the gradient is not zero in general, so the adjoint forgets it and
+        # has no inverse (docs/design.md, decision 28)
+        free.attributes[FORGETFUL_ATTR] = UnitAttr()
         self.emit_op(free)
 
     def assume_zero(

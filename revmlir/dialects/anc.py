@@ -31,6 +31,7 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects.rev import InverseCancellationTrait
+from revmlir.errors import describe_op
 from revmlir.interfaces import (
     ChecksWhenInverted,
     DifferentiableOp,
@@ -126,6 +127,13 @@ class FreeOp(
         return (self.ancilla,)
 
     def invert(self, inverter: Inverter) -> None:
+        from revmlir.inversion import FORGETFUL_ATTR, InversionError
+
+        if FORGETFUL_ATTR in self.attributes:
+            raise InversionError(
+                f"{describe_op(self)} forgets the value it frees (the gradient an ancilla has at its "
+                "birth, a derivative with respect to a constant), so its function has no inverse"
+            )
         alloc = AllocOp(inverter.lookup(self.value))
         # keeps `nocheck`: inert on the alloc, it makes the alloc's inverse an
         # unchecked free again (invert(invert(f)) == f)
@@ -147,7 +155,9 @@ class FreeOp(
             adjointer.bind_gradient(self.ancilla, adjointer.new_gradient(type))
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return isinstance(other, AllocOp) and other.value == self.value
+        from revmlir.inversion import FORGETFUL_ATTR
+
+        return isinstance(other, AllocOp) and other.value == self.value and FORGETFUL_ATTR not in self.attributes
 
 
 @irdl_op_definition

@@ -14,7 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-from revmlir.inversion import FORGETFUL_ATTR, invert_function, inverse_name
+from revmlir.inversion import forgetful_functions, invert_function, inverse_name
 from revmlir.passes.selection import selected_functions
 
 
@@ -35,8 +35,9 @@ class RevInvertPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
         inverted_in_place: set[str] = set()
+        forgetful = set() if self.functions else forgetful_functions(op)
         for func in list(selected_functions(op, self.functions)):
-            if not self.functions and FORGETFUL_ATTR in func.attributes:
+            if func.sym_name.data in forgetful:
                 continue
             if self.in_place:
                 inverse = invert_function(func, func.sym_name.data)

@@ -38,7 +38,7 @@ from xdsl.ir import Attribute
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.errors import ExecutionError
-from revmlir.inversion import inverse_name
+from revmlir.inversion import forgetful_functions, inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rev_to_std import (
@@ -185,6 +185,12 @@ class _NativeCall:
         try:
             self.entry = _ENTRY(module.machine_code.address(function + CIFACE_SUFFIX))
         except KeyError:
+            if backward and name in forgetful_functions(module.module):
+                raise ExecutionError(
+                    f"@{name} has no inverse: it forgets state, itself or in a function it calls "
+                    "(a checkpointed gradient, or an adjoint discarding the gradient an ancilla "
+                    "has at its birth)"
+                ) from None
             raise ExecutionError(
                 f"@{name} has no compiled inverse: its module was compiled to run "
                 "forward only (NativeModule.compile(inverses=False))"

@@ -74,12 +74,13 @@ ad.adjoint @ancilla
 // CHECK-NEXT:    %[[GT1:.*]] = anc.alloc %[[Z]] : f64
 // CHECK-NEXT:    %[[GT:.*]] = rev.add %[[GT1]], %g_y : f64
 // CHECK-NEXT:    %[[Y0:.*]] = rev.sub %y, %[[T]] : f64
-//                  (undo t ← e: ḡt flows into e = 2x, then t and ḡt end)
+//                  (undo t ← e: ḡt flows into e = 2x, then t and ḡt end;
+//                   ḡt is not zero, so @f.adj forgets it and has no inverse)
 // CHECK-NEXT:    %[[D:.*]] = arith.mulf %[[GT]], %[[TWO]] : f64
 // CHECK-NEXT:    %[[GX:.*]] = rev.add %g_x, %[[D]] : f64
 // CHECK-NEXT:    anc.free %[[T]], %[[E]] : f64
 // CHECK-NEXT:    %[[Z2:.*]] = arith.constant 0.000000e+00 : f64
-// CHECK-NEXT:    anc.free %[[GT]], %[[Z2]] {nocheck} : f64
+// CHECK-NEXT:    anc.free %[[GT]], %[[Z2]] {nocheck, rev.forgetful} : f64
 // CHECK-NEXT:    rev.return %[[Y0]], %x, %n, %g_y, %[[GX]] : f64, f64, i64, f64, f64
 // CHECK-NEXT:  }
 
