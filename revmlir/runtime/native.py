@@ -51,6 +51,7 @@ from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
+from revmlir.runtime.guard import add_guards
 from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
@@ -109,9 +110,15 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     checks = ModuleOp([])
     checks.attributes.update(work.attributes)
     writes = analyse_arrays(work).written
+    entries = {
+        f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
+        for f in work.ops
+        if isinstance(f, StdFuncOp) and f.body.blocks and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
+    }
     ConvertStdToLLVMPass().apply(ctx, work)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
+    add_guards(llvm_module, entries)
     for function in llvm_module.functions:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
@@ -230,7 +237,7 @@ class _NativeCall:
                 for i in self.stacks:
                     storage[i].give_back(args[i])
             if error[0]:
-                check_error_slot(self.check_table, list(error), self.label)
+                check_error_slot(self.check_table, list(error))
             results = list(args)
             for i, load in self.loads:
                 results[i] = load(storage[i])
