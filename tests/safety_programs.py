@@ -9,13 +9,18 @@ arrays after the call."""
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 import revmlir as rv
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 
 
 def read_past_end(y, x, i):
@@ -110,6 +115,33 @@ def dirty_free(x, y):
     x[1] += 1.0
 
 
+def ordinary_divide(a: int, b: int):
+    return a // b
+
+
+def ordinary_sum(x, n: int):
+    total = 0.0
+    for i in range(n):
+        total += x[i]
+    return total
+
+
+def ordinary_write(x, i: int):
+    x[i] = 1.0
+
+
+def read_only_bytes() -> np.ndarray:
+    return np.frombuffer(bytes(32))
+
+
+def read_only_mmap() -> np.ndarray:
+    with tempfile.NamedTemporaryFile(delete=False) as file:
+        file.write(bytes(32))
+    mapped = np.memmap(file.name, dtype=np.float64, mode="r")
+    os.unlink(file.name)  # the mapping outlives the name
+    return mapped
+
+
 CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]] = {
     # name: (function, arguments, run backwards)
     "read past the end": (read_past_end, lambda: (0.0, np.zeros(4), 4), False),
@@ -142,7 +174,54 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     "fails in a callee": (caller, lambda: (0.0, np.zeros(2), 2), False),
     "fails in a callee, backwards": (caller, lambda: (0.0, np.zeros(2), 2), True),
     "arrays after a failed check": (dirty_free, lambda: (np.zeros(2), 2.0), False),
+    "write a view of bytes": (write_past_end, lambda: (1.0, read_only_bytes(), 0), False),
+    "write a read-only mmap": (write_past_end, lambda: (1.0, read_only_mmap(), 0), False),
+    "read a view of bytes": (read_past_end, lambda: (0.0, read_only_bytes(), 3), False),
+    "ordinary: divide by zero": (ordinary_divide, lambda: (7, 0), False),
+    "ordinary: read past the end": (ordinary_sum, lambda: (np.ones(3), 5), False),
+    "ordinary: write at -1": (ordinary_write, lambda: (np.zeros(3), -1), False),
 }
+ARITH = """
+rev.func @f(%y: i64, %a: i64, %b: i64) {
+  %q = arith.OP %a, %b : i64
+  %y1 = rev.add %y, %q : i64
+  rev.return %y1, %a, %b : i64, i64, i64
+}
+"""
+CONSTANT_SHIFT = """
+rev.func @f(%y: i64, %a: i64) {
+  %zero = arith.constant 0 : i64
+  %count = arith.constant 64 : i64
+  %t = anc.alloc %zero : i64
+  %s = arith.shli %a, %count : i64
+  %t1 = rev.add %t, %s : i64
+  %y1 = rev.add %y, %t1 : i64
+  %t2 = rev.sub %t1, %s : i64
+  anc.free %t2, %zero : i64
+  rev.return %y1, %a : i64, i64
+}
+"""
+STATIC_INDEX = """
+rev.func @f(%y: f64, %m: memref<4xf64>) {
+  %four = arith.constant 4 : index
+  %v = memref.load %m[%four] : memref<4xf64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1 : f64
+}
+"""
+MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
+    **{
+        f"mlir: {op} by zero": (ARITH.replace("OP", op), lambda: (0, 7, 0))
+        for op in ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi")
+    },
+    "mlir: shrui by 64": (ARITH.replace("OP", "shrui"), lambda: (0, 7, 64)),
+    "mlir: constant shift count": (CONSTANT_SHIFT, lambda: (0, 3)),
+    "mlir: constant index of a static shape": (STATIC_INDEX, lambda: (0.0, np.zeros(4))),
+}
+"""Cases in IR, for the ops the eDSL does not produce."""
+CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})
+ORDINARY = {name for name in CASES if name.startswith("ordinary:")}
+"""Cases written in ordinary Python (``@rv.ordinary``)."""
 
 
 def _plain(value: Any) -> Any:
@@ -153,13 +232,23 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _compiled(name: str, engine: str) -> Callable[..., Any]:
+    function, _, backwards = CASES[name]
+    if name in MLIR:
+        module = parse_module(MLIR[name][0], "case.mlir")
+        backend = NativeModule.compile(module) if engine == "native" else RevInterpreter(module)
+        return lambda *args: backend.call("f", *args)
+    decorator = rv.ordinary if name in ORDINARY else rv.reversible
+    compiled = decorator(backend=engine)(function)
+    return ~compiled if backwards else compiled
+
+
 def run(name: str, engine: str) -> dict[str, Any]:
-    function, arguments, backwards = CASES[name]
-    compiled = rv.reversible(backend=engine)(function)
+    _, arguments, _ = CASES[name]
     args = arguments()
     outcome: dict[str, Any] = {"case": name}
     try:
-        outcome["result"] = _plain((~compiled if backwards else compiled)(*args))
+        outcome["result"] = _plain(_compiled(name, engine)(*args))
     except Exception as error:  # the test compares what each engine raised
         outcome["error"] = type(error).__name__
         outcome["message"] = str(error)

@@ -40,6 +40,7 @@ from xdsl.dialects.builtin import (
     ComplexType,
     Float64Type,
     FloatAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -184,53 +185,22 @@ Lowering = Callable[["FunctionLowering", Operation], None]
 lowers: RuleTable[Lowering] = RuleTable()
 
 
-class FunctionLowering:
-    """Translates one ``rev.func`` into a ``func.func``."""
+class CheckedCode:
+    """Emits run-time checks into one ``func.func`` at the builder's
+    insertion point, reporting through its error slot ``error``."""
 
     def __init__(
-        self,
-        source: rev.FuncOp,
-        checks: CheckTable,
-        tolerance: float,
-        runtime: dict[str, func.FuncOp],
+        self, function: str, checks: CheckTable, runtime: dict[str, func.FuncOp], error: SSAValue, builder: Builder
     ):
-        self.source = source
+        self.function = display_name(function)
         self.checks = checks
         self.runtime = runtime
-        self.tolerance = tolerance
-        self.mapping: dict[SSAValue, SSAValue] = {}
-        self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
-        self.heap_arrays: set[SSAValue] = set()
-        """Ancilla arrays on the heap, which their free releases."""
-        arg_types = [std_type(t) for t in source.function_type.inputs.data]
-        self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
-        self.error = self.block.args[-1]
-        self.error.name_hint = "err"
-        self.builder = Builder(InsertPoint.at_end(self.block))
-
-    def lower(self) -> func.FuncOp:
-        entry = self.source.body.block
-        for old, new in zip(entry.args, self.block.args):
-            new.name_hint = old.name_hint
-            self.mapping[old] = new
-        self.lower_ops(entry)
-        inputs = [a.type for a in self.block.args]
-        outputs = [std_type(t) for t in self.source.function_type.outputs.data]
-        lowered = func.FuncOp(
-            self.source.sym_name.data, (inputs, outputs), Region(self.block)
-        )
-        lowered.location = self.source.location
-        return lowered
-
-    # -- helpers used by the rules ------------------------------------------------
+        self.error = error
+        self.builder = builder
 
     def get(self, value: SSAValue) -> SSAValue:
-        return self.mapping[value]
-
-    def set(self, old: SSAValue, new: SSAValue) -> None:
-        if old.name_hint and not new.name_hint:
-            new.name_hint = old.name_hint
-        self.mapping[old] = new
+        """The value ``value`` of the source stands for here."""
+        return value
 
     def emit(self, op: Operation, like: Operation) -> Operation:
         op.location = like.location
@@ -257,65 +227,6 @@ class FunctionLowering:
         )
         return self.emit(func.CallOp(name, list(args), list(results)), like).results
 
-    def lower_ops(self, block: Block) -> None:
-        for op in block.ops:
-            if is_expression_op(op) and type(op) not in lowers:
-                self._clone_expression(op)
-                continue
-            rule = lowers.get(type(op))
-            if rule is None:
-                raise PassFailedException(f"{describe_op(op)} cannot be lowered to std")
-            rule(self, op)
-
-    def _clone_expression(self, op: Operation) -> None:
-        if isinstance(op, memref.LoadOp):
-            self.check_indices(op, self.get(op.memref), [self.get(i) for i in op.indices])
-            self._check_borrowed_read(op, op.memref, list(op.indices))
-        self.check_arithmetic(op)
-        if any(isinstance(r.type, rev.LogType) for r in op.results):
-            raise PassFailedException(
-                f"{describe_op(op)} computes a log number; only rev.to_log can"
-            )
-        clone = op.clone(value_mapper=dict(self.mapping))
-        self.emit(clone, op)
-        for old, new in zip(op.results, clone.results, strict=True):
-            self.set(old, new)
-
-    def lower_region(
-        self, region: Region, args: Sequence[SSAValue], terminator: Callable[[list[SSAValue]], Operation]
-    ) -> Region:
-        """A new single-block region: ``region``'s block arguments are bound to
-        ``args``; ``terminator`` receives what the region yields."""
-        block = Block()
-        saved = self.builder.insertion_point
-        self.builder.insertion_point = InsertPoint.at_end(block)
-        try:
-            for old, new in zip(region.block.args, args, strict=True):
-                self.set(old, new)
-            self.lower_ops(region.block)
-            last = region.block.last_op
-            assert last is not None
-            yielded = [self.get(v) for v in last.operands]
-            self.builder.insert(terminator(yielded))
-        finally:
-            self.builder.insertion_point = saved
-        return Region(block)
-
-    def inline_region(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
-        """Lower ``region``'s ops here with its arguments bound to ``args``;
-        return the lowered operands of its terminator."""
-        for old, new in zip(region.block.args, args, strict=True):
-            self.set(old, new)
-        self.lower_ops(region.block)
-        last = region.block.last_op
-        assert last is not None
-        return [self.get(v) for v in last.operands]
-
-    def block_with_args(self, types: Sequence[Attribute]) -> Block:
-        return Block(arg_types=[std_type(t) for t in types])
-
-    # -- the error channel --------------------------------------------------------
-
     def check(
         self,
         ok: SSAValue,
@@ -329,8 +240,7 @@ class FunctionLowering:
         kinds = [_payload_kind(v.type) for v in payload]
         if None in kinds or len(payload) > PAYLOAD_SLOTS:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
-        function = display_name(self.source.sym_name.data)
-        identifier = self.checks.register(op, message, kinds, function, error)  # type: ignore[arg-type]
+        identifier = self.checks.register(op, message, kinds, self.function, error)  # type: ignore[arg-type]
         true = self.const(True, i1, op)
         bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
         # Checks that pass cost a comparison and a branch to a cold path
@@ -391,6 +301,111 @@ class FunctionLowering:
         if not isinstance(type, Float64Type):
             value = self.emit(arith.ExtFOp(value, f64), like).results[0]
         return self.emit(arith.BitcastOp(value, i64), like).results[0]
+
+
+class FunctionLowering(CheckedCode):
+    """Translates one ``rev.func`` into a ``func.func``."""
+
+    def __init__(
+        self,
+        source: rev.FuncOp,
+        checks: CheckTable,
+        tolerance: float,
+        runtime: dict[str, func.FuncOp],
+    ):
+        self.source = source
+        self.tolerance = tolerance
+        self.mapping: dict[SSAValue, SSAValue] = {}
+        self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
+        self.heap_arrays: set[SSAValue] = set()
+        """Ancilla arrays on the heap, which their free releases."""
+        arg_types = [std_type(t) for t in source.function_type.inputs.data]
+        self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
+        self.block.args[-1].name_hint = "err"
+        super().__init__(
+            source.sym_name.data, checks, runtime, self.block.args[-1], Builder(InsertPoint.at_end(self.block))
+        )
+
+    def lower(self) -> func.FuncOp:
+        entry = self.source.body.block
+        for old, new in zip(entry.args, self.block.args):
+            new.name_hint = old.name_hint
+            self.mapping[old] = new
+        self.lower_ops(entry)
+        inputs = [a.type for a in self.block.args]
+        outputs = [std_type(t) for t in self.source.function_type.outputs.data]
+        lowered = func.FuncOp(
+            self.source.sym_name.data, (inputs, outputs), Region(self.block)
+        )
+        lowered.location = self.source.location
+        return lowered
+
+    # -- helpers used by the rules ------------------------------------------------
+
+    def get(self, value: SSAValue) -> SSAValue:
+        return self.mapping[value]
+
+    def set(self, old: SSAValue, new: SSAValue) -> None:
+        if old.name_hint and not new.name_hint:
+            new.name_hint = old.name_hint
+        self.mapping[old] = new
+
+    def lower_ops(self, block: Block) -> None:
+        for op in block.ops:
+            if is_expression_op(op) and type(op) not in lowers:
+                self._clone_expression(op)
+                continue
+            rule = lowers.get(type(op))
+            if rule is None:
+                raise PassFailedException(f"{describe_op(op)} cannot be lowered to std")
+            rule(self, op)
+
+    def _clone_expression(self, op: Operation) -> None:
+        if isinstance(op, memref.LoadOp):
+            self.check_indices(op, self.get(op.memref), [self.get(i) for i in op.indices])
+            self._check_borrowed_read(op, op.memref, list(op.indices))
+        self.check_arithmetic(op)
+        if any(isinstance(r.type, rev.LogType) for r in op.results):
+            raise PassFailedException(
+                f"{describe_op(op)} computes a log number; only rev.to_log can"
+            )
+        clone = op.clone(value_mapper=dict(self.mapping))
+        self.emit(clone, op)
+        for old, new in zip(op.results, clone.results, strict=True):
+            self.set(old, new)
+
+    def lower_region(
+        self, region: Region, args: Sequence[SSAValue], terminator: Callable[[list[SSAValue]], Operation]
+    ) -> Region:
+        """A new single-block region: ``region``'s block arguments are bound to
+        ``args``; ``terminator`` receives what the region yields."""
+        block = Block()
+        saved = self.builder.insertion_point
+        self.builder.insertion_point = InsertPoint.at_end(block)
+        try:
+            for old, new in zip(region.block.args, args, strict=True):
+                self.set(old, new)
+            self.lower_ops(region.block)
+            last = region.block.last_op
+            assert last is not None
+            yielded = [self.get(v) for v in last.operands]
+            self.builder.insert(terminator(yielded))
+        finally:
+            self.builder.insertion_point = saved
+        return Region(block)
+
+    def inline_region(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
+        """Lower ``region``'s ops here with its arguments bound to ``args``;
+        return the lowered operands of its terminator."""
+        for old, new in zip(region.block.args, args, strict=True):
+            self.set(old, new)
+        self.lower_ops(region.block)
+        last = region.block.last_op
+        assert last is not None
+        return [self.get(v) for v in last.operands]
+
+    def block_with_args(self, types: Sequence[Attribute]) -> Block:
+        return Block(arg_types=[std_type(t) for t in types])
 
     def same(self, a: SSAValue, b: SSAValue, like: Operation, b_is_zero: bool = False) -> SSAValue:
         """Equality for checks: exact on integers, within tolerance on floats
@@ -547,12 +562,12 @@ def _put(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.PutOp)
     array = lowering.get(op.memref)
     indices = [lowering.get(i) for i in op.indices]
-    lowering.check_indices(op, array, indices)
+    taken = next((e for e in lowering.borrows if e[0] is array and e[2].indices == op.indices), None)
+    if taken is None or taken[1] != indices:  # else the take checked them
+        lowering.check_indices(op, array, indices)
     lowering.emit(memref.StoreOp.get(lowering.get(op.value), array, indices), op)
-    for entry in lowering.borrows:
-        if entry[0] is array and entry[2].indices == op.indices:
-            lowering.borrows.remove(entry)
-            break
+    if taken is not None:
+        lowering.borrows.remove(taken)
 
 
 @lowers(rev.UnpackOp)
@@ -1031,6 +1046,27 @@ def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
     lowering.emit(scf.ForOp(start, end, lowering.const(1, IndexType(), op), [], Region(body)), op)
 
 
+def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+    """A ``func.func`` the module brought with it (ordinary code that runs as
+    it is) gets an error slot, which its calls pass on, and the checks of
+    ``revmlir.safety`` before its array accesses, divisions and shifts."""
+    block = function.body.block
+    error = block.insert_arg(ERROR_SLOT, len(block.args))
+    error.name_hint = "err"
+    inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
+    function.function_type = FunctionType.from_lists([*inputs, ERROR_SLOT], list(outputs))
+    code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(block)))
+    for op in list(function.walk()):
+        code.builder.insertion_point = InsertPoint.before(op)
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            code.check_indices(op, op.memref, list(op.indices))
+        code.check_arithmetic(op)
+        if isinstance(op, func.CallOp) and op.callee.string_value() in defined:
+            call = func.CallOp(op.callee.string_value(), [*op.arguments, error], list(op.res.types))
+            call.location = op.location
+            Rewriter.replace_op(op, call)
+
+
 @dataclass(frozen=True)
 class RevLowerToStdPass(ModulePass):
     """Lower rev/anc functions to func/scf/arith/math/memref/complex."""
@@ -1048,6 +1084,9 @@ class RevLowerToStdPass(ModulePass):
         _materialize_uncalled_inverses(op)
         checks = CheckTable()
         runtime: dict[str, func.FuncOp] = {}
+        plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+        for function in plain:
+            _check_std_function(function, {f.sym_name.data for f in plain}, checks, runtime)
         for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
             lowered = FunctionLowering(source, checks, self.tolerance, runtime).lower()
             Rewriter.replace_op(source, lowered)
