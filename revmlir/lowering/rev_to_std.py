@@ -91,8 +91,8 @@ ERRORS: dict[str, type[LocatedError]] = {e.__name__: e for e in (InvertibilityEr
 defined behaviour (``revmlir.safety``)."""
 DEFAULT_TOLERANCE = 1e-8
 FRAME_ARRAY_BYTES = 4096
-"""The largest ancilla array kept in the function's frame; larger ones, and
-those of run-time sizes, go to the heap, so they cannot overflow the stack."""
+"""The largest ancilla array kept in the function's frame; larger ones go to
+the heap, so they cannot overflow the stack."""
 DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
 SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 
@@ -317,8 +317,9 @@ class FunctionLowering(CheckedCode):
         self.tolerance = tolerance
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
-        self.heap_arrays: set[SSAValue] = set()
-        """Ancilla arrays on the heap, which their free releases."""
+        self.heap_arrays: dict[SSAValue, SSAValue | None] = {}
+        """Ancilla arrays that may be on the heap, which their free releases:
+        always (None) or when an ``i1`` says so."""
         arg_types = [std_type(t) for t in source.function_type.inputs.data]
         self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
         self.block.args[-1].name_hint = "err"
@@ -765,28 +766,46 @@ def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
 
 @lowers(anc.ArrayAllocOp)
 def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
-    """Zeroed element by element (LLVM makes the loop a ``memset``): in the
-    function's frame (``memref.alloca``, released when it returns) when its
-    shape is static and small and no loop would allocate it again and
-    again, else on the heap (``memref.alloc``, released by the free), after
-    checking that its sizes are not negative and its bytes within
-    ``MAX_ALLOCATION``, as the interpreter does."""
+    """Zeroed element by element (LLVM makes the loop a ``memset``), after
+    checking, as the interpreter does, that its sizes are not negative and
+    its bytes within ``MAX_ALLOCATION``.  In the function's frame
+    (``memref.alloca``, released when it returns) when it takes at most
+    ``FRAME_ARRAY_BYTES`` (for run-time sizes: decided when it runs) and no
+    loop would allocate it again and again, else on the heap
+    (``memref.alloc``, released by the free)."""
     assert isinstance(op, anc.ArrayAllocOp)
     type = op.result.type
     assert isinstance(type, MemRefType)
     sizes = [lowering.get(s) for s in op.sizes]
     itemsize = _itemsize(type.element_type)
     in_loop = any(isinstance(parent, rev.ForOp | rev.WhileOp) for parent in _ancestors(op))
-    on_heap = in_loop or bool(sizes) or prod(type.get_shape()) * itemsize > FRAME_ARRAY_BYTES
-    if sizes:
-        _check_sizes(lowering, op, sizes, type, itemsize)
-    if on_heap:
-        allocation: Operation = memref.AllocOp(sizes, [], type)
+    elements = _checked_elements(lowering, op, sizes, type, itemsize)
+
+    def frame() -> Operation:
+        return memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
+
+    def heap() -> Operation:
+        return memref.AllocOp(sizes, [], type)
+
+    on_heap: SSAValue | None = None
+    """Where the choice is made at run time: whether the array is on the heap."""
+    if in_loop or prod(type.get_shape()) * itemsize > FRAME_ARRAY_BYTES:
+        array = lowering.emit(heap(), op).results[0]
+        lowering.heap_arrays[array] = None
+    elif sizes:
+        limit = lowering.const(float(FRAME_ARRAY_BYTES // itemsize), f64, op)
+        on_heap = lowering.emit(arith.CmpfOp(elements, limit, "ogt"), op).results[0]
+        branches = []
+        for make in (heap, frame):
+            block = Block()
+            allocated = make()
+            allocated.location = op.location
+            block.add_ops([allocated, scf.YieldOp(allocated.results[0])])
+            branches.append(Region(block))
+        array = lowering.emit(scf.IfOp(on_heap, [type], *branches), op).results[0]
+        lowering.heap_arrays[array] = on_heap
     else:
-        allocation = memref.AllocaOp.get(type.element_type, shape=type.get_shape())
-    array = lowering.emit(allocation, op).results[0]
-    if on_heap:
-        lowering.heap_arrays.add(array)
+        array = lowering.emit(frame(), op).results[0]
     zero = lowering.const(0, type.element_type, op)
     _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
     lowering.set(op.result, array)
@@ -804,11 +823,12 @@ def _itemsize(type: Attribute) -> int:
     return type.bitwidth // 8
 
 
-def _check_sizes(
+def _checked_elements(
     lowering: FunctionLowering, op: Operation, sizes: Sequence[SSAValue], type: MemRefType, itemsize: int
-) -> None:
-    """Sizes that are not negative, and an array within ``MAX_ALLOCATION``
-    bytes; its elements are counted in ``f64``, which cannot overflow."""
+) -> SSAValue:
+    """The number of elements, as an ``f64`` (which cannot overflow), after
+    checking that the sizes are not negative and the array within
+    ``MAX_ALLOCATION`` bytes."""
     elements = lowering.const(float(prod(d for d in type.get_shape() if d >= 0)), f64, op)
     for size in sizes:
         natural = lowering.emit(arith.CmpiOp(size, lowering.const(0, size.type, op), "sge"), op).results[0]
@@ -817,8 +837,10 @@ def _check_sizes(
         count = lowering.emit(arith.SIToFPOp(count, f64), op).results[0]
         elements = lowering.emit(arith.MulfOp(elements, count), op).results[0]
     limit = lowering.const(float(MAX_ALLOCATION // itemsize), f64, op)
-    fits = lowering.emit(arith.CmpfOp(elements, limit, "ole"), op).results[0]
-    lowering.check(fits, op, too_large(itemsize), [elements], ExecutionError)
+    if sizes:
+        fits = lowering.emit(arith.CmpfOp(elements, limit, "ole"), op).results[0]
+        lowering.check(fits, op, too_large(itemsize), [elements], ExecutionError)
+    return elements
 
 
 def _ancestors(op: Operation) -> Iterator[Operation]:
@@ -848,8 +870,16 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             lowering.check(ok, op, message, [element, flat])
 
         _each_element(lowering, array, op, check)
-    if array in lowering.heap_arrays:
+    if array not in lowering.heap_arrays:
+        return
+    if (on_heap := lowering.heap_arrays[array]) is None:
         lowering.emit(memref.DeallocOp.get(array), op)
+        return
+    release = Block()
+    release.add_ops([memref.DeallocOp.get(array), scf.YieldOp()])
+    for released in release.ops:
+        released.location = op.location
+    lowering.emit(scf.IfOp(on_heap, [], Region(release)), op)
 
 
 @lowers(anc.StackAllocOp)

@@ -205,8 +205,12 @@ class _NativeCall:
         self.label = ("~" if backward else "") + name
         self.writes = module.writes[function]
         parameters = [arg.name_hint for arg in func.body.block.args]
+        # what the program writes, as the interpreter decides it (``writes``
+        # is the lowering's cover of it, for noalias; all there is for a
+        # ``func.func`` run as it is)
+        written = module._written.get(name, self.writes)
         self.arguments = [
-            _argument(t, name, i, i in self.writes, parameters[i]) for i, t in enumerate(types)
+            _argument(t, name, i, i in written, parameters[i]) for i, t in enumerate(types)
         ]
         self.stores = [argument.store for argument in self.arguments]
         self.loads = [
