@@ -347,14 +347,14 @@ class DirectCall:
         symbol = (inverse_name(name) if backward else name) + "_ciface"
         self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(native.machine_code.address(symbol))
         self._pointer = ctypes.addressof(self._slots)
-        self._native, self._name = native, ("~" if backward else "") + name
+        self._native = native
 
     def __call__(self) -> None:
         self._entry(self._pointer)
         if self.error[0]:
             from revmlir.lowering.rev_to_std import check_error_slot
 
-            check_error_slot(self._native.check_table, self.error.tolist(), self._name)
+            check_error_slot(self._native.check_table, self.error.tolist())
 
     def scalars(self) -> list[Any]:
         out: list[Any] = []

@@ -445,6 +445,11 @@ class ExpressionBuilder:
             re = self.cast(Value(self, x), type.element_type, loc)
             zero = self.const(0.0, type.element_type, loc)
             return self.complex(re, zero, loc)
+        boolean = isinstance(src, IntegerType) and src.width.data == 1
+        if boolean and isinstance(type, IndexType | AnyFloat):
+            # True is 1 (MLIR's extui), not the -1 of a signed extension
+            x = self.emit(arith.ExtUIOp(x, IntegerType(64)), loc).results[0]
+            src = IntegerType(64)
         if _is_int(src) and isinstance(type, AnyFloat):
             if isinstance(src, IndexType):
                 x = self.emit(arith.IndexCastOp(x, IntegerType(64)), loc).results[0]
@@ -459,7 +464,7 @@ class ExpressionBuilder:
             if isinstance(src, IndexType) or isinstance(type, IndexType):
                 op = arith.IndexCastOp(x, type)
             elif src.width.data < type.width.data:  # type: ignore[union-attr]
-                op = arith.ExtSIOp(x, type)
+                op = (arith.ExtUIOp if boolean else arith.ExtSIOp)(x, type)
             else:
                 op = arith.TruncIOp(x, type)
         elif isinstance(src, AnyFloat) and isinstance(type, AnyFloat):

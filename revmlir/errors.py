@@ -48,12 +48,10 @@ class ReversibilityViolation(VerifyException):
         super().__init__(f"[{rule}] {message}")
 
 
-class InvertibilityError(RuntimeError):
-    """A run broke reversibility: an ancilla freed holding the wrong value, a
-    postcondition that does not match, a shared read/write of one element, ...
-
-    Raised by the interpreter (and, with checks on, by compiled code).
-    """
+class LocatedError(RuntimeError):
+    """An error of a running program, reported at the op that failed: its
+    name, its source location and the function running it (``~f`` when
+    ``f`` runs backwards), which every engine fills in the same way."""
 
     def __init__(
         self,
@@ -89,6 +87,14 @@ class InvertibilityError(RuntimeError):
         )
 
 
-class ExecutionError(RuntimeError):
+class InvertibilityError(LocatedError):
+    """A run broke reversibility: an ancilla freed holding the wrong value, a
+    postcondition that does not match, a shared read/write of one element, ...
+
+    Raised by the interpreter (and, with checks on, by compiled code).
+    """
+
+
+class ExecutionError(LocatedError):
     """A run failed for a reason other than reversibility (division by zero,
     an index out of bounds, a wrong argument), with the op's location."""

@@ -126,5 +126,5 @@ def test_no_stack_op_or_type_survives_lowering():
     called = {op.callee.string_value() for op in ops if isinstance(op, func.CallOp)}
     declared = {op.sym_name.data for op in ops if isinstance(op, func.FuncOp) and op.is_declaration}
     assert called == declared == {
-        "revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free"
+        "revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free", "revmlir.fail"
     }

@@ -24,17 +24,20 @@ from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl_external, register_impls
 from xdsl.interpreters.func import FuncFunctions
+from xdsl.ir import Operation
 from xdsl.interpreters.printf import PrintfFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
 from revmlir.dialects.rev import FuncOp
-from revmlir.errors import ExecutionError, InvertibilityError, describe_op
+from revmlir.errors import LocatedError
 from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
+from revmlir.lowering.rev_to_std import FAIL
 from revmlir.interpreter.runtime import (
     DEFAULT_TOLERANCE,
     FunctionCounters,
@@ -44,6 +47,20 @@ from revmlir.interpreter.runtime import (
 from revmlir.runtime.backend import Backend
 
 __all__ = ["RevInterpreter", "FunctionCounters", "DEFAULT_TOLERANCE"]
+
+
+class _Failed(Exception):
+    """``revmlir.fail`` was called: the error slot says why."""
+
+
+@register_impls
+class _LoweredRuntime(InterpreterFunctions):
+    """``revmlir.fail``, which lowered code calls when a check fails: like
+    native code, the run stops there."""
+
+    @impl_external(FAIL)
+    def run_fail(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        raise _Failed()
 
 
 class RevInterpreter(Backend):
@@ -63,6 +80,7 @@ class RevInterpreter(Backend):
             ScfFunctions(),
             FuncFunctions(),
             PrintfFunctions(),
+            _LoweredRuntime(),
         ):
             self._interpreter.register_implementations(functions)
 
@@ -93,7 +111,8 @@ class RevInterpreter(Backend):
 
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
-        is supplied here and a reported check becomes ``InvertibilityError``."""
+        is supplied here and a failed check raises its error, as native code
+        does."""
         from revmlir.lowering.rev_to_std import ERROR_SLOT, check_error_slot
 
         slot = np.zeros(ERROR_SLOT.get_shape()[0], dtype=np.int64)
@@ -102,9 +121,11 @@ class RevInterpreter(Backend):
             try:
                 with np.errstate(all="ignore"):
                     results = self._interpreter.call_op(name, (*args, slot))
+            except _Failed:
+                check_error_slot(self.module, slot.tolist())
+                raise
             finally:
                 self._interpreter._ctx = scope
-        check_error_slot(self.module, slot.tolist(), name)
         return tuple(results)
 
     # -- implementation -------------------------------------------------------
@@ -120,19 +141,14 @@ class RevInterpreter(Backend):
         try:
             with np.errstate(all="ignore"):
                 return invoke(self._interpreter, body, values, name, backward)
-        except InvertibilityError as error:
+        except LocatedError as error:
             # xDSL attaches a dump of the whole module per interpreted op on the
             # way up; the error already names the op and its location.
             error.__notes__ = []
             raise
         except Exception as error:
-            where = (
-                describe_op(self.runtime.current_op)
-                if self.runtime.current_op is not None
-                else f"@{name}"
-            )
             error.__notes__ = []
-            raise ExecutionError(f"{where}: {error}") from error
+            raise self.runtime.failed_execution(error) from error
         finally:
             self._interpreter._ctx = scope
             self.runtime.frames.clear()

@@ -6,6 +6,7 @@ element borrowed by ``rev.take`` cannot be read until it is put back.
 
 from __future__ import annotations
 
+import math
 from typing import cast
 
 import numpy as np
@@ -29,6 +30,7 @@ from xdsl.ir import Attribute
 
 from revmlir.interpreter.runtime import RuntimeInterpreter
 from revmlir.interpreter.values import normalize
+from revmlir.safety import MAX_ALLOCATION, NEGATIVE_SIZE, out_of_bounds, too_large
 
 
 def numpy_dtype(element: Attribute) -> np.dtype:
@@ -56,13 +58,13 @@ def element_key(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, tuple
 
 
 def checked_index(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, ...]:
-    if len(indices) != array.ndim or any(
-        not 0 <= i < n for i, n in zip(indices, array.shape)
-    ):
-        raise IndexError(
-            f"index {list(indices)} is out of bounds for an array of shape "
-            f"{list(array.shape)}"
-        )
+    """``indices`` when each is within its axis; native code checks the same
+    axes in the same order (``rev-lower-to-std``), with the same message."""
+    if len(indices) != array.ndim:
+        raise IndexError(f"{len(indices)} indices for an array of rank {array.ndim}")
+    for axis, (index, size) in enumerate(zip(indices, array.shape)):
+        if not 0 <= index < size:
+            raise IndexError(out_of_bounds(axis).format(index, size))
     return indices
 
 
@@ -71,7 +73,14 @@ def zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
     sizes = iter(dynamic_sizes)
     # dynamic sizes: xDSL 0.74 spells `?` as DYNAMIC_INDEX (-2**63), not -1
     shape = [next(sizes) if d < 0 else d for d in type.get_shape()]
-    return np.zeros(shape, dtype=numpy_dtype(type.element_type))
+    dtype = numpy_dtype(type.element_type)
+    for size in shape:
+        if size < 0:
+            raise ValueError(NEGATIVE_SIZE.format(size))
+    elements = math.prod(map(float, shape))  # as native code counts them
+    if elements > MAX_ALLOCATION // dtype.itemsize:
+        raise MemoryError(too_large(dtype.itemsize).format(repr(elements)))
+    return np.zeros(shape, dtype=dtype)
 
 
 @register_impls

@@ -33,7 +33,8 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
-from revmlir.interpreter.values import int_width, normalize, to_unsigned
+from revmlir.interpreter.values import int_width, normalize, to_unsigned, wrap_int
+from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, shift_out_of_range
 
 Semantics = Callable[..., Any]
 
@@ -47,25 +48,51 @@ def _width(op: Operation) -> int:
     return int_width(op.operands[0].type)
 
 
-def _unsigned(op: Operation, fn: Callable[[int, int], Any]) -> Semantics:
+def _unsigned(fn: Callable[[int, int], Any]) -> Semantics:
     return lambda op, a, b: fn(to_unsigned(a, _width(op)), to_unsigned(b, _width(op)))
 
 
 def _trunc_div(a: int, b: int) -> int:
     if b == 0:
-        raise InterpretationError("integer division by zero")
+        raise InterpretationError(DIVISION_BY_ZERO)
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b >= 0) else -q
 
 
 def _floor_div(a: int, b: int) -> int:
     if b == 0:
-        raise InterpretationError("integer division by zero")
+        raise InterpretationError(DIVISION_BY_ZERO)
     return a // b
 
 
 def _trunc_rem(a: int, b: int) -> int:
+    if b == 0:
+        raise InterpretationError(REMAINDER_BY_ZERO)
     return a - b * _trunc_div(a, b)
+
+
+def _unsigned_rem(a: int, b: int) -> int:
+    if b == 0:
+        raise InterpretationError(REMAINDER_BY_ZERO)
+    return a % b
+
+
+def _shift(fn: Callable[[int, int, int], int]) -> Semantics:
+    """A shift ``fn(value, count, width)`` of a count within the width."""
+
+    def run(op: Operation, a: int, b: int) -> int:
+        width = _width(op)
+        if not 0 <= b < width:
+            raise InterpretationError(shift_out_of_range(width).format(b))
+        return fn(a, b, width)
+
+    return run
+
+
+def _signed(op: Operation, a: int) -> int:
+    """The operand read as a signed integer of its width (MLIR's ``extsi``,
+    ``sitofp``, ``index_cast``: an ``i1`` true is −1)."""
+    return wrap_int(int(a), _width(op))
 
 
 def _constant(op: arith.ConstantOp) -> Any:
@@ -170,12 +197,9 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.SubiOp: lambda op, a, b: a - b,
     arith.MuliOp: lambda op, a, b: a * b,
     arith.DivSIOp: lambda op, a, b: _trunc_div(a, b),
-    arith.DivUIOp: lambda op, a, b: _floor_div(
-        to_unsigned(a, _width(op)), to_unsigned(b, _width(op))
-    ),
+    arith.DivUIOp: _unsigned(_floor_div),
     arith.RemSIOp: lambda op, a, b: _trunc_rem(a, b),
-    arith.RemUIOp: lambda op, a, b: to_unsigned(a, _width(op))
-    % to_unsigned(b, _width(op)),
+    arith.RemUIOp: _unsigned(_unsigned_rem),
     arith.FloorDivSIOp: lambda op, a, b: _floor_div(a, b),
     arith.CeilDivSIOp: lambda op, a, b: -_floor_div(-a, b),
     arith.MinSIOp: lambda op, a, b: min(a, b),
@@ -183,9 +207,9 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.AndIOp: lambda op, a, b: int(a) & int(b),
     arith.OrIOp: lambda op, a, b: int(a) | int(b),
     arith.XOrIOp: lambda op, a, b: int(a) ^ int(b),
-    arith.ShLIOp: lambda op, a, b: a << b,
-    arith.ShRSIOp: lambda op, a, b: a >> b,
-    arith.ShRUIOp: lambda op, a, b: to_unsigned(a, _width(op)) >> b,
+    arith.ShLIOp: _shift(lambda a, b, width: a << b),
+    arith.ShRSIOp: _shift(lambda a, b, width: a >> b),
+    arith.ShRUIOp: _shift(lambda a, b, width: to_unsigned(a, width) >> b),
     arith.CmpiOp: lambda op, a, b: _CMPI[op.predicate.value.data](a, b, _width(op)),
     arith.CmpfOp: lambda op, a, b: _cmpf(op.predicate.value.data, a, b),
     arith.SelectOp: lambda op, c, a, b: a if c else b,
@@ -198,15 +222,15 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.MinimumfOp: _f(np.minimum),
     arith.MaxnumfOp: _f(np.fmax),
     arith.MinnumfOp: _f(np.fmin),
-    arith.IndexCastOp: lambda op, a: a,
+    arith.IndexCastOp: _signed,
     arith.BitcastOp: lambda op, a: _bitcast(a, op.results[0].type),
-    arith.SIToFPOp: lambda op, a: float(a),
+    arith.SIToFPOp: lambda op, a: float(_signed(op, a)),
     arith.UIToFPOp: lambda op, a: float(to_unsigned(a, _width(op))),
     arith.FPToSIOp: lambda op, a: int(a),
     arith.FPToUIOp: lambda op, a: int(a),
     arith.ExtFOp: lambda op, a: a,
     arith.TruncFOp: lambda op, a: a,
-    arith.ExtSIOp: lambda op, a: int(a),
+    arith.ExtSIOp: _signed,
     arith.ExtUIOp: lambda op, a: to_unsigned(a, _width(op)),
     arith.TruncIOp: lambda op, a: int(a),
     mathd.AbsFOp: _f(np.abs),

@@ -23,7 +23,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Region
 
 from revmlir.dialects import rev
-from revmlir.errors import describe_op
+from revmlir.errors import LocatedError, describe_op
 from revmlir.interpreter.memref import checked_index, element_key
 from revmlir.interpreter.runtime import Frame, RuntimeInterpreter
 from revmlir.interpreter.values import normalize
@@ -63,6 +63,12 @@ def invoke(
     runtime.frames.append(Frame(name, backward))
     try:
         return _run(interpreter, func.body, args, name)
+    except LocatedError:
+        raise
+    except Exception as error:
+        # located here, in the innermost function, where native code's
+        # check is: its caller only passes it on
+        raise runtime.failed_execution(error) from error
     finally:
         runtime.frames.pop()
 

@@ -16,7 +16,7 @@ from xdsl.ir import Block, Operation, Region
 from xdsl.rewriter import InsertPoint
 
 from revmlir.dialects import rev
-from revmlir.errors import InvertibilityError, describe_op
+from revmlir.errors import ExecutionError, InvertibilityError, describe_op
 from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.inversion import Inverter, invert_function
 
@@ -76,6 +76,14 @@ class Runtime:
         function = str(self.frames[-1]) if self.frames else None
         error = InvertibilityError.at(op, message, function)
         return error
+
+    def failed_execution(self, error: Exception) -> ExecutionError:
+        """``error`` (an index out of bounds, a division by zero, …) at the op
+        that raised it, in the function running it."""
+        function = str(self.frames[-1]) if self.frames else None
+        if self.current_op is None:
+            return ExecutionError(str(error), function=function)
+        return ExecutionError.at(self.current_op, str(error), function)
 
     def checking(self, op: RuntimeCheckedOp) -> bool:
         return op.checks_enabled

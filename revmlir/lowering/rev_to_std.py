@@ -8,12 +8,16 @@ left.  State values simply become SSA values; log numbers become their
 logarithm; borrowed elements become loads and stores.
 
 Run-time checks become explicit code that reports through an *error slot*:
-every lowered function takes a trailing ``memref<3xi64>``; a failing check
-stores its id and up to two values it saw there (the first failure wins) and
-loops stop early, so a run always terminates.  The module attribute
-``rev.checks`` maps ids (1-based) to ``op|location|payload kinds|message`` so a
-caller can raise the same ``InvertibilityError`` the interpreter would, at the
-right source location.
+every lowered function takes a trailing ``memref<4xi64>``; a failing check
+stores its id and up to two values it saw there and calls ``revmlir.fail``,
+which does not return: native code jumps back to the entry point the call
+came in by (``revmlir.runtime.guard``), so nothing runs after the first
+failure, however deep in loops and calls it happens.  Besides the
+reversibility checks, every array access, integer division and shift is
+checked (``revmlir.safety``), whatever ``nocheck`` says.  The module
+attribute ``rev.checks`` maps ids (1-based) to ``error|op|location|function|
+payload kinds|message`` so a caller can raise the same error the interpreter
+would, at the right source location and in the function that failed.
 
 Stacks become ``memref<3xi64>`` headers in the frame and calls of a small
 runtime that ``convert-std-to-llvm`` defines (``revmlir.lowering.stacks``).
@@ -24,6 +28,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -35,6 +40,7 @@ from xdsl.dialects.builtin import (
     ComplexType,
     Float64Type,
     FloatAttr,
+    FunctionType,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -53,20 +59,42 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
-from revmlir.errors import describe_op, format_location
-from revmlir.inversion import invert_function, inverse_name
+from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
+from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name
 from revmlir.lowering import cursor, stacks
 from revmlir.lowering.rules import RuleTable
 from revmlir.passes.expand_routines import forward_only
+from revmlir.safety import (
+    DIVISION_BY_ZERO,
+    MAX_ALLOCATION,
+    NEGATIVE_SIZE,
+    REMAINDER_BY_ZERO,
+    out_of_bounds,
+    shift_out_of_range,
+    too_large,
+)
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import constant_index
 
 PAYLOAD_SLOTS = 2
-ERROR_SLOT = MemRefType(i64, [1 + PAYLOAD_SLOTS])
-"""``[check id, payload…]``: the failing check and up to two values it saw,
-as 64-bit patterns, so native errors read like the interpreter's."""
+JUMP_WORD = 1 + PAYLOAD_SLOTS
+ERROR_SLOT = MemRefType(i64, [JUMP_WORD + 1])
+"""``[check id, payload…, jump]``: the failing check and up to two values it
+saw, as 64-bit patterns, so native errors read like the interpreter's; the
+last word is the entry point's, where ``revmlir.fail`` finds the way back
+(``revmlir.runtime.guard``)."""
+FAIL = "revmlir.fail"
+"""``revmlir.fail(error slot)``: leave the run; it never returns."""
 CHECKS_ATTR = "rev.checks"
+ERRORS: dict[str, type[LocatedError]] = {e.__name__: e for e in (InvertibilityError, ExecutionError)}
+"""What a check raises: a broken reversibility rule, or a run leaving
+defined behaviour (``revmlir.safety``)."""
 DEFAULT_TOLERANCE = 1e-8
+FRAME_ARRAY_BYTES = 4096
+"""The largest ancilla array kept in the function's frame; larger ones go to
+the heap, so they cannot overflow the stack."""
+DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
+SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 
 
 def std_type(type: Attribute) -> Attribute:
@@ -117,16 +145,26 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
 
 @dataclass
 class CheckTable:
-    """Entries are ``op|location|payload kinds|message``; the message is a
-    ``str.format`` template over the payload (``{branch}`` names the branch
-    an ``if`` took, from its second payload value)."""
+    """Entries are ``error|op|location|function|payload kinds|message``; the
+    message is a ``str.format`` template over the payload (``{branch}``
+    names the branch an ``if`` took, from its second payload value)."""
 
     entries: list[str] = field(default_factory=list[str])
 
-    def register(self, op: Operation, message: str, kinds: Sequence[str] = ()) -> int:
+    def register(
+        self, op: Operation, message: str, kinds: Sequence[str], function: str, error: type[LocatedError]
+    ) -> int:
         where = format_location(op.location) or ""
-        self.entries.append(f"{op.name}|{where}|{','.join(kinds)}|{message}")
+        self.entries.append(f"{error.__name__}|{op.name}|{where}|{function}|{','.join(kinds)}|{message}")
         return len(self.entries)
+
+
+def display_name(function: str) -> str:
+    """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
+    interpreter names ``f`` run backwards."""
+    if function.endswith(INVERSE_SUFFIX):
+        return "~" + inverse_name(function)
+    return function
 
 
 def _payload_kind(type: Attribute) -> str | None:
@@ -147,53 +185,22 @@ Lowering = Callable[["FunctionLowering", Operation], None]
 lowers: RuleTable[Lowering] = RuleTable()
 
 
-class FunctionLowering:
-    """Translates one ``rev.func`` into a ``func.func``."""
+class CheckedCode:
+    """Emits run-time checks into one ``func.func`` at the builder's
+    insertion point, reporting through its error slot ``error``."""
 
     def __init__(
-        self,
-        source: rev.FuncOp,
-        checks: CheckTable,
-        tolerance: float,
-        runtime: dict[str, func.FuncOp],
+        self, function: str, checks: CheckTable, runtime: dict[str, func.FuncOp], error: SSAValue, builder: Builder
     ):
-        self.source = source
+        self.function = display_name(function)
         self.checks = checks
         self.runtime = runtime
-        self.tolerance = tolerance
-        self.mapping: dict[SSAValue, SSAValue] = {}
-        self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
-        self.heap_arrays: set[SSAValue] = set()
-        """Ancilla arrays on the heap, which their free releases."""
-        arg_types = [std_type(t) for t in source.function_type.inputs.data]
-        self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
-        self.error = self.block.args[-1]
-        self.error.name_hint = "err"
-        self.builder = Builder(InsertPoint.at_end(self.block))
-
-    def lower(self) -> func.FuncOp:
-        entry = self.source.body.block
-        for old, new in zip(entry.args, self.block.args):
-            new.name_hint = old.name_hint
-            self.mapping[old] = new
-        self.lower_ops(entry)
-        inputs = [a.type for a in self.block.args]
-        outputs = [std_type(t) for t in self.source.function_type.outputs.data]
-        lowered = func.FuncOp(
-            self.source.sym_name.data, (inputs, outputs), Region(self.block)
-        )
-        lowered.location = self.source.location
-        return lowered
-
-    # -- helpers used by the rules ------------------------------------------------
+        self.error = error
+        self.builder = builder
 
     def get(self, value: SSAValue) -> SSAValue:
-        return self.mapping[value]
-
-    def set(self, old: SSAValue, new: SSAValue) -> None:
-        if old.name_hint and not new.name_hint:
-            new.name_hint = old.name_hint
-        self.mapping[old] = new
+        """The value ``value`` of the source stands for here."""
+        return value
 
     def emit(self, op: Operation, like: Operation) -> Operation:
         op.location = like.location
@@ -220,6 +227,130 @@ class FunctionLowering:
         )
         return self.emit(func.CallOp(name, list(args), list(results)), like).results
 
+    def check(
+        self,
+        ok: SSAValue,
+        op: Operation,
+        message: str,
+        payload: Sequence[SSAValue] = (),
+        error: type[LocatedError] = InvertibilityError,
+    ) -> None:
+        """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
+        the ``payload`` values the message template formats."""
+        kinds = [_payload_kind(v.type) for v in payload]
+        if None in kinds or len(payload) > PAYLOAD_SLOTS:
+            raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
+        identifier = self.checks.register(op, message, kinds, self.function, error)  # type: ignore[arg-type]
+        true = self.const(True, i1, op)
+        bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
+        # Checks that pass cost a comparison and a branch to a cold path
+        # that does not come back.
+        report = Block()
+        saved = self.builder.insertion_point
+        try:
+            self.builder.insertion_point = InsertPoint.at_end(report)
+            for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
+                bits = self._bits(value, op)
+                index = self.const(slot, IndexType(), op)
+                self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
+            self.call_runtime(FAIL, [self.error], [], op)
+            self.emit(scf.YieldOp(), op)
+        finally:
+            self.builder.insertion_point = saved
+        self.emit(scf.IfOp(bad, [], Region(report)), op)
+
+    def check_indices(self, op: Operation, array: SSAValue, indices: Sequence[SSAValue]) -> None:
+        """Every index within its axis, as the interpreter checks them: one
+        unsigned comparison per axis (a negative index is a huge unsigned
+        one), which LLVM can hoist out of a loop whose range it knows."""
+        type = array.type
+        assert isinstance(type, MemRefType)
+        for axis, (index, extent) in enumerate(zip(indices, type.get_shape(), strict=True)):
+            known = constant_index(index)
+            if known is not None and 0 <= known < extent:
+                continue
+            size = self.emit(memref.DimOp(array, self.const(axis, IndexType(), op)), op).results[0]
+            inside = self.emit(arith.CmpiOp(index, size, "ult"), op).results[0]
+            self.check(inside, op, out_of_bounds(axis), [index, size], ExecutionError)
+
+    def check_arithmetic(self, op: Operation) -> None:
+        """A divisor that is not zero, a shift count within the width: LLVM
+        traps on the first and gives poison for the second."""
+        if isinstance(op, DIVISIONS):
+            divisor = self.get(op.operands[1])
+            nonzero = self.emit(arith.CmpiOp(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
+            message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO
+            self.check(nonzero, op, message, (), ExecutionError)
+        elif isinstance(op, SHIFTS):
+            count = self.get(op.operands[1])
+            type = count.type
+            width = 64 if isinstance(type, IndexType) else type.width.data  # type: ignore[attr-defined]
+            within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
+            self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
+
+    def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
+        """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
+        type = value.type
+        if isinstance(type, IndexType):
+            return self.emit(arith.IndexCastOp(value, i64), like).results[0]
+        if isinstance(type, IntegerType):
+            if type.width.data == 64:
+                return value
+            extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
+            return self.emit(extend(value, i64), like).results[0]
+        if not isinstance(type, Float64Type):
+            value = self.emit(arith.ExtFOp(value, f64), like).results[0]
+        return self.emit(arith.BitcastOp(value, i64), like).results[0]
+
+
+class FunctionLowering(CheckedCode):
+    """Translates one ``rev.func`` into a ``func.func``."""
+
+    def __init__(
+        self,
+        source: rev.FuncOp,
+        checks: CheckTable,
+        tolerance: float,
+        runtime: dict[str, func.FuncOp],
+    ):
+        self.source = source
+        self.tolerance = tolerance
+        self.mapping: dict[SSAValue, SSAValue] = {}
+        self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
+        self.heap_arrays: dict[SSAValue, SSAValue | None] = {}
+        """Ancilla arrays that may be on the heap, which their free releases:
+        always (None) or when an ``i1`` says so."""
+        arg_types = [std_type(t) for t in source.function_type.inputs.data]
+        self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
+        self.block.args[-1].name_hint = "err"
+        super().__init__(
+            source.sym_name.data, checks, runtime, self.block.args[-1], Builder(InsertPoint.at_end(self.block))
+        )
+
+    def lower(self) -> func.FuncOp:
+        entry = self.source.body.block
+        for old, new in zip(entry.args, self.block.args):
+            new.name_hint = old.name_hint
+            self.mapping[old] = new
+        self.lower_ops(entry)
+        inputs = [a.type for a in self.block.args]
+        outputs = [std_type(t) for t in self.source.function_type.outputs.data]
+        lowered = func.FuncOp(
+            self.source.sym_name.data, (inputs, outputs), Region(self.block)
+        )
+        lowered.location = self.source.location
+        return lowered
+
+    # -- helpers used by the rules ------------------------------------------------
+
+    def get(self, value: SSAValue) -> SSAValue:
+        return self.mapping[value]
+
+    def set(self, old: SSAValue, new: SSAValue) -> None:
+        if old.name_hint and not new.name_hint:
+            new.name_hint = old.name_hint
+        self.mapping[old] = new
+
     def lower_ops(self, block: Block) -> None:
         for op in block.ops:
             if is_expression_op(op) and type(op) not in lowers:
@@ -232,7 +363,9 @@ class FunctionLowering:
 
     def _clone_expression(self, op: Operation) -> None:
         if isinstance(op, memref.LoadOp):
+            self.check_indices(op, self.get(op.memref), [self.get(i) for i in op.indices])
             self._check_borrowed_read(op, op.memref, list(op.indices))
+        self.check_arithmetic(op)
         if any(isinstance(r.type, rev.LogType) for r in op.results):
             raise PassFailedException(
                 f"{describe_op(op)} computes a log number; only rev.to_log can"
@@ -274,56 +407,6 @@ class FunctionLowering:
 
     def block_with_args(self, types: Sequence[Attribute]) -> Block:
         return Block(arg_types=[std_type(t) for t in types])
-
-    # -- the error channel --------------------------------------------------------
-
-    def no_error(self, like: Operation) -> SSAValue:
-        zero = self.const(0, IndexType(), like)
-        current = self.emit(memref.LoadOp.get(self.error, [zero]), like).results[0]
-        return self.emit(arith.CmpiOp(current, self.const(0, i64, like), "eq"), like).results[0]
-
-    def check(
-        self, ok: SSAValue, op: Operation, message: str, payload: Sequence[SSAValue] = ()
-    ) -> None:
-        """Report ``op`` through the error slot when ``ok`` is false, with the
-        ``payload`` values the message template formats."""
-        kinds = [_payload_kind(v.type) for v in payload]
-        if None in kinds or len(payload) > PAYLOAD_SLOTS:
-            raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
-        identifier = self.checks.register(op, message, kinds)  # type: ignore[arg-type]
-        true = self.const(True, i1, op)
-        bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
-        # The slot is only read on the failure path: checks that pass cost a
-        # comparison and a branch.
-        report, first = Block(), Block()
-        saved = self.builder.insertion_point
-        try:
-            self.builder.insertion_point = InsertPoint.at_end(first)
-            for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
-                bits = self._bits(value, op)
-                index = self.const(slot, IndexType(), op)
-                self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
-            self.emit(scf.YieldOp(), op)
-            self.builder.insertion_point = InsertPoint.at_end(report)
-            self.emit(scf.IfOp(self.no_error(op), [], Region(first)), op)
-            self.emit(scf.YieldOp(), op)
-        finally:
-            self.builder.insertion_point = saved
-        self.emit(scf.IfOp(bad, [], Region(report)), op)
-
-    def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
-        """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
-        type = value.type
-        if isinstance(type, IndexType):
-            return self.emit(arith.IndexCastOp(value, i64), like).results[0]
-        if isinstance(type, IntegerType):
-            if type.width.data == 64:
-                return value
-            extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
-            return self.emit(extend(value, i64), like).results[0]
-        if not isinstance(type, Float64Type):
-            value = self.emit(arith.ExtFOp(value, f64), like).results[0]
-        return self.emit(arith.BitcastOp(value, i64), like).results[0]
 
     def same(self, a: SSAValue, b: SSAValue, like: Operation, b_is_zero: bool = False) -> SSAValue:
         """Equality for checks: exact on integers, within tolerance on floats
@@ -468,6 +551,7 @@ def _take(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.TakeOp)
     array = lowering.get(op.memref)
     indices = [lowering.get(i) for i in op.indices]
+    lowering.check_indices(op, array, indices)
     lowering._check_borrowed_read(op, op.memref, list(op.indices), taking=True)
     load = lowering.emit(memref.LoadOp.get(array, indices), op)
     lowering.set(op.result, load.results[0])
@@ -479,11 +563,12 @@ def _put(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.PutOp)
     array = lowering.get(op.memref)
     indices = [lowering.get(i) for i in op.indices]
+    taken = next((e for e in lowering.borrows if e[0] is array and e[2].indices == op.indices), None)
+    if taken is None or taken[1] != indices:  # else the take checked them
+        lowering.check_indices(op, array, indices)
     lowering.emit(memref.StoreOp.get(lowering.get(op.value), array, indices), op)
-    for entry in lowering.borrows:
-        if entry[0] is array and entry[2].indices == op.indices:
-            lowering.borrows.remove(entry)
-            break
+    if taken is not None:
+        lowering.borrows.remove(taken)
 
 
 @lowers(rev.UnpackOp)
@@ -559,8 +644,8 @@ def _if(lowering: FunctionLowering, op: Operation) -> None:
 
 @lowers(rev.WhileOp)
 def _while(lowering: FunctionLowering, op: Operation) -> None:
-    """scf.while whose condition also stops at the first failed check; with
-    checks on, an iteration counter rides along for the error message."""
+    """scf.while; with checks on, an iteration counter rides along for the
+    error message."""
     assert isinstance(op, rev.WhileOp)
     state = [lowering.get(v) for v in op.state]
     types = [std_type(t) for t in op.res.types]
@@ -577,8 +662,7 @@ def _while(lowering: FunctionLowering, op: Operation) -> None:
     saved = lowering.builder.insertion_point
     lowering.builder.insertion_point = InsertPoint.at_end(before)
     (pre,) = lowering.inline_region(op.pre, list(before.args[: len(types)]))
-    go = lowering.emit(arith.AndIOp(pre, lowering.no_error(op)), op).results[0]
-    lowering.emit(scf.ConditionOp(go, *before.args), op)
+    lowering.emit(scf.ConditionOp(pre, *before.args), op)
     after = lowering.block_with_args(carried)
     lowering.builder.insertion_point = InsertPoint.at_end(after)
     new_state = lowering.inline_region(op.body, list(after.args[: len(types)]))
@@ -682,25 +766,81 @@ def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
 
 @lowers(anc.ArrayAllocOp)
 def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
-    """Zeroed element by element (LLVM makes the loop a ``memset``): in the
-    function's frame (``memref.alloca``, released when it returns) unless a
-    loop would allocate it again and again, then on the heap
+    """Zeroed element by element (LLVM makes the loop a ``memset``), after
+    checking, as the interpreter does, that its sizes are not negative and
+    its bytes within ``MAX_ALLOCATION``.  In the function's frame
+    (``memref.alloca``, released when it returns) when it takes at most
+    ``FRAME_ARRAY_BYTES`` (for run-time sizes: decided when it runs) and no
+    loop would allocate it again and again, else on the heap
     (``memref.alloc``, released by the free)."""
     assert isinstance(op, anc.ArrayAllocOp)
     type = op.result.type
     assert isinstance(type, MemRefType)
     sizes = [lowering.get(s) for s in op.sizes]
+    itemsize = _itemsize(type.element_type)
     in_loop = any(isinstance(parent, rev.ForOp | rev.WhileOp) for parent in _ancestors(op))
-    if in_loop:
-        allocation: Operation = memref.AllocOp(sizes, [], type)
+    elements = _checked_elements(lowering, op, sizes, type, itemsize)
+
+    def frame() -> Operation:
+        return memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
+
+    def heap() -> Operation:
+        return memref.AllocOp(sizes, [], type)
+
+    on_heap: SSAValue | None = None
+    """Where the choice is made at run time: whether the array is on the heap."""
+    if in_loop or prod(type.get_shape()) * itemsize > FRAME_ARRAY_BYTES:
+        array = lowering.emit(heap(), op).results[0]
+        lowering.heap_arrays[array] = None
+    elif sizes:
+        limit = lowering.const(float(FRAME_ARRAY_BYTES // itemsize), f64, op)
+        on_heap = lowering.emit(arith.CmpfOp(elements, limit, "ogt"), op).results[0]
+        branches = []
+        for make in (heap, frame):
+            block = Block()
+            allocated = make()
+            allocated.location = op.location
+            block.add_ops([allocated, scf.YieldOp(allocated.results[0])])
+            branches.append(Region(block))
+        array = lowering.emit(scf.IfOp(on_heap, [type], *branches), op).results[0]
+        lowering.heap_arrays[array] = on_heap
     else:
-        allocation = memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
-    array = lowering.emit(allocation, op).results[0]
-    if in_loop:
-        lowering.heap_arrays.add(array)
+        array = lowering.emit(frame(), op).results[0]
     zero = lowering.const(0, type.element_type, op)
     _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
     lowering.set(op.result, array)
+
+
+def _itemsize(type: Attribute) -> int:
+    """The bytes of one element, as native code lays it out."""
+    if isinstance(type, ComplexType):
+        return 2 * _itemsize(type.element_type)
+    if isinstance(type, IndexType):
+        return 8
+    if isinstance(type, IntegerType):
+        return max(1, type.width.data // 8)
+    assert isinstance(type, AnyFloat)
+    return type.bitwidth // 8
+
+
+def _checked_elements(
+    lowering: FunctionLowering, op: Operation, sizes: Sequence[SSAValue], type: MemRefType, itemsize: int
+) -> SSAValue:
+    """The number of elements, as an ``f64`` (which cannot overflow), after
+    checking that the sizes are not negative and the array within
+    ``MAX_ALLOCATION`` bytes."""
+    elements = lowering.const(float(prod(d for d in type.get_shape() if d >= 0)), f64, op)
+    for size in sizes:
+        natural = lowering.emit(arith.CmpiOp(size, lowering.const(0, size.type, op), "sge"), op).results[0]
+        lowering.check(natural, op, NEGATIVE_SIZE, [size], ExecutionError)
+        count = lowering.emit(arith.IndexCastOp(size, i64), op).results[0]
+        count = lowering.emit(arith.SIToFPOp(count, f64), op).results[0]
+        elements = lowering.emit(arith.MulfOp(elements, count), op).results[0]
+    limit = lowering.const(float(MAX_ALLOCATION // itemsize), f64, op)
+    if sizes:
+        fits = lowering.emit(arith.CmpfOp(elements, limit, "ole"), op).results[0]
+        lowering.check(fits, op, too_large(itemsize), [elements], ExecutionError)
+    return elements
 
 
 def _ancestors(op: Operation) -> Iterator[Operation]:
@@ -730,8 +870,16 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             lowering.check(ok, op, message, [element, flat])
 
         _each_element(lowering, array, op, check)
-    if array in lowering.heap_arrays:
+    if array not in lowering.heap_arrays:
+        return
+    if (on_heap := lowering.heap_arrays[array]) is None:
         lowering.emit(memref.DeallocOp.get(array), op)
+        return
+    release = Block()
+    release.add_ops([memref.DeallocOp.get(array), scf.YieldOp()])
+    for released in release.ops:
+        released.location = op.location
+    lowering.emit(scf.IfOp(on_heap, [], Region(release)), op)
 
 
 @lowers(anc.StackAllocOp)
@@ -928,6 +1076,27 @@ def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
     lowering.emit(scf.ForOp(start, end, lowering.const(1, IndexType(), op), [], Region(body)), op)
 
 
+def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+    """A ``func.func`` the module brought with it (ordinary code that runs as
+    it is) gets an error slot, which its calls pass on, and the checks of
+    ``revmlir.safety`` before its array accesses, divisions and shifts."""
+    block = function.body.block
+    error = block.insert_arg(ERROR_SLOT, len(block.args))
+    error.name_hint = "err"
+    inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
+    function.function_type = FunctionType.from_lists([*inputs, ERROR_SLOT], list(outputs))
+    code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(block)))
+    for op in list(function.walk()):
+        code.builder.insertion_point = InsertPoint.before(op)
+        if isinstance(op, memref.LoadOp | memref.StoreOp):
+            code.check_indices(op, op.memref, list(op.indices))
+        code.check_arithmetic(op)
+        if isinstance(op, func.CallOp) and op.callee.string_value() in defined:
+            call = func.CallOp(op.callee.string_value(), [*op.arguments, error], list(op.res.types))
+            call.location = op.location
+            Rewriter.replace_op(op, call)
+
+
 @dataclass(frozen=True)
 class RevLowerToStdPass(ModulePass):
     """Lower rev/anc functions to func/scf/arith/math/memref/complex."""
@@ -945,6 +1114,9 @@ class RevLowerToStdPass(ModulePass):
         _materialize_uncalled_inverses(op)
         checks = CheckTable()
         runtime: dict[str, func.FuncOp] = {}
+        plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+        for function in plain:
+            _check_std_function(function, {f.sym_name.data for f in plain}, checks, runtime)
         for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
             lowered = FunctionLowering(source, checks, self.tolerance, runtime).lower()
             Rewriter.replace_op(source, lowered)
@@ -952,27 +1124,23 @@ class RevLowerToStdPass(ModulePass):
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
 
 
-def check_error_slot(module: ModuleOp, slot: Sequence[int], function: str | None = None) -> None:
-    """Raise the ``InvertibilityError`` a lowered run reported in its error slot."""
+def check_error_slot(module: ModuleOp, slot: Sequence[int]) -> None:
+    """Raise the error a lowered run reported in its error slot."""
     code = int(slot[0])
     if code == 0:
         return
-    from revmlir.errors import InvertibilityError
-
     table = module.attributes.get(CHECKS_ATTR)
     assert isinstance(table, ArrayAttr)
     entry = table.data[code - 1]
     assert isinstance(entry, StringAttr)
-    op_name, location, kinds, template = entry.data.split("|", 3)
+    error, op_name, location, function, kinds, template = entry.data.split("|", 5)
     values = [
         _decode(kind, int(bits))
         for kind, bits in zip(filter(None, kinds.split(",")), slot[1:])
     ]
     branch = "then" if len(values) > 1 and values[1] else "else"
     message = template.format(*(repr(v) for v in values), branch=branch)
-    raise InvertibilityError(
-        message, op_name=op_name, location=location or None, function=function
-    )
+    raise ERRORS[error](message, op_name=op_name, location=location or None, function=function)
 
 
 def _decode(kind: str, bits: int) -> float | int | bool:

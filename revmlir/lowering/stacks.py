@@ -31,14 +31,15 @@ Why this shape:
 - As a memref, a header passes through ``func.call``, the C interface and
   the argument marshalling exactly like an array; the element type stays
   visible in the names of the push and pop functions.
-- A total pop keeps a failed run harmless: checks do not stop a run (only
-  loops stop early), so after "pop from an empty stack" is reported the run
-  continues on a zero, like the rest of the program after any failed check,
-  and the first failure is what Python raises.
+- A total pop keeps a pop harmless where nothing checks it first: the
+  lowering reports an empty stack before the pop (and the run stops
+  there), but the cursor machine of checkpointed gradients pops without
+  asking.
 
 A failed run may leak: a stack that is never freed (the verifier does not
 require ``anc.stack_free``) keeps its buffer, and so does one whose
-``anc.stack_free`` is not reached.  Buffers of stacks freed holding values
+``anc.stack_free`` is not reached, as after a failed check, which leaves the
+run at once (``revmlir.runtime.guard``).  Buffers of stacks freed holding values
 (a failed, or an unchecked, ``anc.stack_free``) are released all the same.
 """
 

@@ -65,6 +65,9 @@ class Backend:
             if len(args) != len(types):
                 raise TypeError(f"@{name} takes {len(types)} argument(s), got {len(args)}")
             values = [convert(a) for convert, a in zip(converters, args)]
+            for i in arrays:
+                if i in written and not values[i].flags.writeable:
+                    raise read_only_error(name, i, func.body.block.args[i].name_hint)
             if (pair := overlapping([(i, values[i]) for i in arrays], written)) is not None:
                 raise overlap_error(name, pair)
             outputs = iter(self._execute(func, values, backward))
@@ -107,4 +110,15 @@ def overlap_error(name: str, pair: tuple[int, int]) -> ValueError:
     return ValueError(
         f"arguments #{pair[0]} and #{pair[1]} of @{name} share memory, and @{name} "
         "writes one of them; pass distinct arrays (a copy of one)"
+    )
+
+
+def read_only_error(name: str, index: int, parameter: str | None) -> ValueError:
+    """An array the function writes that numpy marks read-only (a view of
+    ``bytes``, a read-only ``mmap``): writing it would change an immutable
+    object or fault."""
+    which = f"#{index}" + (f" ({parameter})" if parameter else "")
+    return ValueError(
+        f"argument {which} of @{name} is a read-only array, and @{name} writes it; "
+        "pass a writeable copy (numpy.array(...))"
     )

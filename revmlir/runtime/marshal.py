@@ -3,8 +3,9 @@
 A native function that runs in a few microseconds used to spend most of its
 call in Python, converting each argument into its ctypes storage (a
 microsecond and a half per array on a slow machine).  The common arguments
-(a float for an f64, an int for an integer, a bool for an i1, a C-contiguous
-numpy array of the exact dtype and rank for a memref with dynamic sizes) do
+(a float for an f64, an int for an integer, a bool for an i1, a C-contiguous,
+writeable numpy array of the exact dtype and rank for a memref with dynamic
+sizes) do
 not need Python to be checked and stored: one function compiled once per
 process reads them from the argument tuple the way a C extension would, and
 writes them where ``revmlir.runtime.native``'s frame keeps them.  Whatever it
@@ -103,7 +104,9 @@ class ObjectLayout:
         def int32(obj: Any, offset: int) -> int:
             return ctypes.c_int32.from_address(id(obj) + offset).value
 
-        probes = [np.empty((2, 3, 4)), np.empty(5, dtype=np.int32), np.empty((4, 6))[:, ::2]]
+        read_only = np.empty(3)
+        read_only.flags.writeable = False
+        probes = [np.empty((2, 3, 4)), np.empty(5, dtype=np.int32), np.empty((4, 6))[:, ::2], read_only]
         for array in probes:
             sizes = (ctypes.c_int64 * array.ndim).from_address(word(array, self.array_sizes))
             if not (
@@ -113,6 +116,7 @@ class ObjectLayout:
                 and tuple(sizes) == array.shape
                 and word(array, self.array_dtype) == id(array.dtype)
                 and bool(int32(array, self.array_flags) & _C_CONTIGUOUS) == array.flags.c_contiguous
+                and bool(int32(array, self.array_flags) & _WRITEABLE) == array.flags.writeable
             ):
                 return False
         return all(word(value, self.type) == id(type(value)) for value in (1.5, 7, True, (1,)))
@@ -120,6 +124,9 @@ class ObjectLayout:
 
 _C_CONTIGUOUS = 0x1
 """``NPY_ARRAY_C_CONTIGUOUS``."""
+_WRITEABLE = 0x400
+"""``NPY_ARRAY_WRITEABLE``: read-only arrays are left to Python, which
+refuses them where the function writes them."""
 
 _C_API = {
     "PyTuple_GetItem": "ptr @PyTuple_GetItem(ptr, i64)",
@@ -248,10 +255,10 @@ array_dtype:
   %rank = sext i32 %rank32 to i64
   %flags_at = getelementptr i8, ptr %object, i64 {layout.array_flags}
   %flags = load i32, ptr %flags_at
-  %contiguous = and i32 %flags, {_C_CONTIGUOUS}
+  %contiguous = and i32 %flags, {_C_CONTIGUOUS | _WRITEABLE}
   %same_dtype = icmp eq i64 %dtype, %expected
   %same_rank = icmp eq i64 %rank, %param
-  %is_contiguous = icmp ne i32 %contiguous, 0
+  %is_contiguous = icmp eq i32 %contiguous, {_C_CONTIGUOUS | _WRITEABLE}
   %same = and i1 %same_dtype, %same_rank
   %fast = and i1 %same, %is_contiguous
   br i1 %fast, label %array_store, label %python

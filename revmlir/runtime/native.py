@@ -51,7 +51,8 @@ from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
-from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping
+from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
+from revmlir.runtime.guard import add_guards
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
     IN_PYTHON,
@@ -109,9 +110,18 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     checks = ModuleOp([])
     checks.attributes.update(work.attributes)
     writes = analyse_arrays(work).written
+    entries = {
+        f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
+        for f in work.ops
+        if isinstance(f, StdFuncOp)
+        and f.body.blocks
+        and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
+        and (f.sym_visibility is None or f.sym_visibility.data != "private")
+    }
     ConvertStdToLLVMPass().apply(ctx, work)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
+    add_guards(llvm_module, entries)
     for function in llvm_module.functions:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
@@ -199,13 +209,20 @@ class _NativeCall:
         self.check_table = module.check_table
         self.name = name
         self.label = ("~" if backward else "") + name
-        self.arguments = [_argument(t, name, i) for i, t in enumerate(types)]
+        self.writes = module.writes[function]
+        parameters = [arg.name_hint for arg in func.body.block.args]
+        # what the program writes, as the interpreter decides it (``writes``
+        # is the lowering's cover of it, for noalias; all there is for a
+        # ``func.func`` run as it is)
+        written = module._written.get(name, self.writes)
+        self.arguments = [
+            _argument(t, name, i, i in written, parameters[i]) for i, t in enumerate(types)
+        ]
         self.stores = [argument.store for argument in self.arguments]
         self.loads = [
             (i, argument.load) for i, argument in enumerate(self.arguments) if argument.load
         ]
         self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
-        self.writes = module.writes[function]
         self.frames: list[_Frame] = []
         self.marshal = marshaller()
 
@@ -236,7 +253,7 @@ class _NativeCall:
                 for i in self.stacks:
                     storage[i].give_back(args[i])
             if error[0]:
-                check_error_slot(self.check_table, list(error), self.label)
+                check_error_slot(self.check_table, list(error))
             results = list(args)
             for i, load in self.loads:
                 results[i] = load(storage[i])
@@ -335,7 +352,7 @@ class _StackArgument(ctypes.Structure):
         self.fields[stacks.DATA] = self.fields[stacks.SIZE] = self.fields[stacks.CAPACITY] = 0
 
 
-def _argument(arg_type: Attribute, name: str, index: int) -> _Argument:
+def _argument(arg_type: Attribute, name: str, index: int, written: bool, parameter: str | None) -> _Argument:
     convert = converter(arg_type, name, index)
     if isinstance(arg_type, StackType):
         element = stack_element(arg_type)
@@ -366,6 +383,8 @@ def _argument(arg_type: Attribute, name: str, index: int) -> _Argument:
                     f"argument #{index} of @{name} must be a C-contiguous array "
                     "(use numpy.ascontiguousarray)"
                 )
+            if written and not value.flags.writeable:
+                raise read_only_error(name, index, parameter)
             slot[0] = _data_address(value)
             if rank == 1:  # most arrays: cheaper than a slice
                 slot[1] = value.shape[0]

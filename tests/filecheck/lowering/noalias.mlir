@@ -71,8 +71,9 @@ rev.func @outer(%w: memref<?xf64>) {
 }
 
 // An array whose origin the analysis does not follow (here the result of an
-// scf.if) may be any parameter under another name: no parameter is noalias.
-// CHECK-LABEL: define {i1, double} @"pick"(i1 %".1", ptr %".2", i64 %".3", ptr %".4", i64 %".5", double %".6")
+// scf.if) may be any parameter under another name: no parameter is noalias
+// (nor the error slot that rev-lower-to-std gives a func.func it brings).
+// CHECK-LABEL: define {i1, double} @"pick"(i1 %".1", ptr %".2", i64 %".3", ptr %".4", i64 %".5", double %".6", ptr %".7", i64 %".8")
 func.func @pick(%c: i1, %a: memref<?xf64>, %b: memref<?xf64>, %x: f64) -> (i1, f64) {
   %m = scf.if %c -> (memref<?xf64>) {
     scf.yield %a : memref<?xf64>

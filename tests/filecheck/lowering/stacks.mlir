@@ -4,8 +4,8 @@
 
 // A stack is a header memref<3xi64> (buffer address, size, capacity); the
 // checks read the size and report through the error slot.
-// CHECK: builtin.module attributes {rev.checks = ["anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 42]]:3||pop from an empty stack", "anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 42]]:3|f64,f64|popped {0}, but the live value is {1}", "anc.pop|{{.*}}stacks.mlir:[[# @LINE + 44]]:3||pop from an empty stack", "anc.pop|{{.*}}stacks.mlir:[[# @LINE + 47]]:3||pop from an empty stack", "anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 48]]:3|i64|stack freed holding {0} value(s)"]}
-// CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<3xi64>) -> (f64, complex<f64>)
+// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 42]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 42]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 44]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 47]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 48]]:3|stacks|i64|stack freed holding {0} value(s)"]}
+// CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<4xi64>) -> (f64, complex<f64>)
 // CHECK-NEXT:    func.call @revmlir.stack.push.f64(%s, %y) : (memref<3xi64>, f64) -> ()
 // CHECK-NEXT:    %[[SIZE_AT:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[SIZE:.*]] = memref.load %s[%[[SIZE_AT]]] : memref<3xi64>

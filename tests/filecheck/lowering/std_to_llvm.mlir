@@ -5,19 +5,25 @@
 // as its noalias pointer and its sizes (the error slot too); several results
 // come back as a struct; structured loops become blocks.
 // CHECK-LABEL: llvm.func internal @scale(%s: f64, %m_data: !llvm.ptr {llvm.noalias}, %m_size0: i64, %n: i64, %err_data: !llvm.ptr {llvm.noalias}, %err_size0: i64) -> !llvm.struct<(f64, i64)>
-// The step check, reporting through the error slot only when it fails:
+// The step check, reporting through the error slot only when it fails, and
+// leaving the run:
 // CHECK:         llvm.icmp "sgt"
 // CHECK:         llvm.store
-// The loop header, then the body: load, compute, store.
+// CHECK:         llvm.call @revmlir.fail(%err) : (!llvm.struct<(!llvm.ptr, i64)>) -> ()
+// The loop header, then the body: the index checked against the array's
+// size, load, compute, store.
 // CHECK:         %[[MORE:.*]] = llvm.icmp "slt" %[[I:.*]], %{{.*}} : i64
 // CHECK-NEXT:    llvm.cond_br %[[MORE]]
+// CHECK:         llvm.icmp "ult" %[[I]], %{{.*}} : i64
+// CHECK:         llvm.return %{{.*}} : !llvm.struct<(f64, i64)>
+// CHECK:         llvm.call @revmlir.fail(%err)
 // CHECK:         llvm.getelementptr inbounds %{{.*}}[%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // CHECK-NEXT:    %[[E:.*]] = llvm.load
 // CHECK-NEXT:    %[[P:.*]] = llvm.fmul
 // CHECK-NEXT:    %{{.*}} = llvm.fadd %[[E]], %[[P]] : f64
 // CHECK:         llvm.store
-// CHECK:         llvm.return %{{.*}} : !llvm.struct<(f64, i64)>
-// The C entry point: one pointer per argument plus the error slot.
+// The C entry point: one pointer per argument plus the error slot (the
+// native runtime later wraps it in a setjmp guard, revmlir/runtime/guard.py).
 // CHECK-LABEL: llvm.func @scale_ciface(%{{.*}}: !llvm.ptr)
 // CHECK:         llvm.call @scale
 // CHECK:         llvm.return

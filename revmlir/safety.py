@@ -1,0 +1,39 @@
+"""The errors both engines raise where a program would leave defined
+behaviour: an index outside its array, an integer division or remainder by
+zero, a shift by at least the width, an array of negative size.
+
+They are ``ExecutionError``s and, unlike reversibility checks, not
+switchable by ``nocheck``: the interpreter raises them from the op's
+semantics, native code from checks that ``rev-lower-to-std`` inserts before
+the op, with the same messages, which are kept here so that the two cannot
+drift apart.  A message is a ``str.format`` template over the values the
+check saw.
+"""
+
+from __future__ import annotations
+
+DIVISION_BY_ZERO = "integer division by zero"
+REMAINDER_BY_ZERO = "integer remainder by zero"
+NEGATIVE_SIZE = "array size {0} is negative"
+MAX_ALLOCATION = 1 << 40
+"""The most bytes one array allocation may take (1 TiB): anything larger is
+refused before ``malloc`` sees it, which also keeps the size's product of
+extents from overflowing."""
+
+
+def out_of_bounds(axis: int) -> str:
+    """An index outside ``axis``, over the index and the axis's size
+    (numpy's wording)."""
+    return f"index {{0}} is out of bounds for axis {axis} with size {{1}}"
+
+
+def shift_out_of_range(width: int) -> str:
+    """A shift count outside ``[0, width)``, over the count: LLVM's shifts
+    give poison there, so both engines refuse it."""
+    return f"shift count {{0}} is out of range for i{width}"
+
+
+def too_large(itemsize: int) -> str:
+    """An array over ``MAX_ALLOCATION`` bytes, over its number of elements,
+    counted as a float (a product of sizes that cannot overflow)."""
+    return f"array of {{0}} elements of {itemsize} bytes is too large"

@@ -1,0 +1,263 @@
+"""Programs that leave defined behaviour (an index outside its array, a
+division by zero, a shift by the width, a step of zero, an array of negative
+size, …), each run on one engine in a process of its own by
+``test_native_safety.py``: native code that regressed could take the
+process down.  ``python safety_programs.py ENGINE`` prints one JSON line per
+case: the error raised (type, message, op, location, function) and the
+arrays after the call."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import revmlir as rv
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+
+def read_past_end(y, x, i):
+    y += x[i]
+
+
+def write_past_end(y, x, i):
+    x[i] += y
+
+
+def read_axis_one(y, m, i, j):
+    y += m[i, j]
+
+
+def divide(y: int, a: int, b: int):
+    y += a // b
+
+
+def remainder(y: int, a: int, b: int):
+    y += a % b
+
+
+def shift_left(y: int, a: int, b: int):
+    y += a << b
+
+
+def shift_right(y: int, a: int, b: int):
+    y += a >> b
+
+
+def add_bool(y: int, b: bool):
+    y += b
+
+
+def add_true(y: int):
+    y += True
+
+
+def add_bool_to_float(y: float, b: bool):
+    y += b
+
+
+def stepped(x, s: int):
+    for i in range(0, len(x), s):
+        x[i] += 1.0
+
+
+def sized(y, n: int):
+    t = rv.zeros(n)
+    for i in range(n):
+        t[i] += y
+    for i in range(n):
+        t[i] -= y
+    rv.free(t)
+
+
+def sized_once(y, n: int):
+    t = rv.zeros(n)
+    t[n - 1] += y
+    t[n - 1] -= y
+    rv.free(t)
+
+
+def big_frame(y):
+    t = rv.zeros(10000)
+    t[9999] += y
+    y += t[9999] * 2.0
+    t[9999] -= y / 3.0
+    rv.free(t)
+
+
+def prefix_then_past_end(x, n: int):
+    for i in range(n):
+        x[i] += 1.0
+
+
+@rv.reversible
+def callee_read(y, x, i):
+    y += x[i]
+
+
+def caller(y, x, i):
+    y += 1.0
+    callee_read(y, x, i)
+
+
+def dirty_free(x, y):
+    x[0] += 1.0
+    t = rv.ancilla(0.0)
+    t += y
+    rv.free(t)
+    x[1] += 1.0
+
+
+def ordinary_divide(a: int, b: int):
+    return a // b
+
+
+def ordinary_sum(x, n: int):
+    total = 0.0
+    for i in range(n):
+        total += x[i]
+    return total
+
+
+def ordinary_write(x, i: int):
+    x[i] = 1.0
+
+
+def read_only_bytes() -> np.ndarray:
+    return np.frombuffer(bytes(32))
+
+
+def read_only_mmap() -> np.ndarray:
+    with tempfile.NamedTemporaryFile(delete=False) as file:
+        file.write(bytes(32))
+    mapped = np.memmap(file.name, dtype=np.float64, mode="r")
+    os.unlink(file.name)  # the mapping outlives the name
+    return mapped
+
+
+CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]] = {
+    # name: (function, arguments, run backwards)
+    "read past the end": (read_past_end, lambda: (0.0, np.zeros(4), 4), False),
+    "read at -1": (read_past_end, lambda: (0.0, np.zeros(4), -1), False),
+    "read from an empty array": (read_past_end, lambda: (0.0, np.zeros(0), 0), False),
+    "write past the end": (write_past_end, lambda: (1.0, np.zeros(4), 7), False),
+    "write at -3": (write_past_end, lambda: (1.0, np.zeros(4), -3), False),
+    "write past the end, backwards": (write_past_end, lambda: (1.0, np.zeros(4), 9), True),
+    "read outside axis 1": (read_axis_one, lambda: (0.0, np.zeros((2, 3)), 1, 3), False),
+    "read outside axis 0": (read_axis_one, lambda: (0.0, np.zeros((2, 3)), -1, 0), False),
+    "divide by zero": (divide, lambda: (0, 7, 0), False),
+    "remainder by zero": (remainder, lambda: (0, 7, 0), False),
+    "divide by zero, backwards": (divide, lambda: (0, 7, 0), True),
+    "shift left by 64": (shift_left, lambda: (0, 1, 64), False),
+    "shift right by 200": (shift_right, lambda: (0, 1, 200), False),
+    "shift left by -1": (shift_left, lambda: (0, 1, -1), False),
+    "shift left by 63": (shift_left, lambda: (0, 1, 63), False),
+    "add a bool": (add_bool, lambda: (5, True), False),
+    "add True": (add_true, lambda: (5,), False),
+    "add a bool to a float": (add_bool_to_float, lambda: (0.5, True), False),
+    "step of zero": (stepped, lambda: (np.zeros(5), 0), False),
+    "negative step": (stepped, lambda: (np.zeros(5), -2), False),
+    "step of two": (stepped, lambda: (np.zeros(5), 2), False),
+    "zeros of negative size": (sized, lambda: (1.0, -5), False),
+    "zeros of 2**61 elements": (sized, lambda: (1.0, 2**61), False),
+    "zeros of 10**7 elements": (sized_once, lambda: (1.0, 10**7), False),
+    "zeros of 3 elements": (sized, lambda: (1.0, 3), False),
+    "zeros of a large static size": (big_frame, lambda: (3.0,), False),
+    "stops at the first bad index": (prefix_then_past_end, lambda: (np.zeros(3), 6), False),
+    "fails in a callee": (caller, lambda: (0.0, np.zeros(2), 2), False),
+    "fails in a callee, backwards": (caller, lambda: (0.0, np.zeros(2), 2), True),
+    "arrays after a failed check": (dirty_free, lambda: (np.zeros(2), 2.0), False),
+    "write a view of bytes": (write_past_end, lambda: (1.0, read_only_bytes(), 0), False),
+    "write a read-only mmap": (write_past_end, lambda: (1.0, read_only_mmap(), 0), False),
+    "read a view of bytes": (read_past_end, lambda: (0.0, read_only_bytes(), 3), False),
+    "ordinary: divide by zero": (ordinary_divide, lambda: (7, 0), False),
+    "ordinary: read past the end": (ordinary_sum, lambda: (np.ones(3), 5), False),
+    "ordinary: write at -1": (ordinary_write, lambda: (np.zeros(3), -1), False),
+}
+ARITH = """
+rev.func @f(%y: i64, %a: i64, %b: i64) {
+  %q = arith.OP %a, %b : i64
+  %y1 = rev.add %y, %q : i64
+  rev.return %y1, %a, %b : i64, i64, i64
+}
+"""
+CONSTANT_SHIFT = """
+rev.func @f(%y: i64, %a: i64) {
+  %zero = arith.constant 0 : i64
+  %count = arith.constant 64 : i64
+  %t = anc.alloc %zero : i64
+  %s = arith.shli %a, %count : i64
+  %t1 = rev.add %t, %s : i64
+  %y1 = rev.add %y, %t1 : i64
+  %t2 = rev.sub %t1, %s : i64
+  anc.free %t2, %zero : i64
+  rev.return %y1, %a : i64, i64
+}
+"""
+STATIC_INDEX = """
+rev.func @f(%y: f64, %m: memref<4xf64>) {
+  %four = arith.constant 4 : index
+  %v = memref.load %m[%four] : memref<4xf64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1 : f64
+}
+"""
+MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
+    **{
+        f"mlir: {op} by zero": (ARITH.replace("OP", op), lambda: (0, 7, 0))
+        for op in ("divsi", "divui", "remsi", "remui", "floordivsi", "ceildivsi")
+    },
+    "mlir: shrui by 64": (ARITH.replace("OP", "shrui"), lambda: (0, 7, 64)),
+    "mlir: constant shift count": (CONSTANT_SHIFT, lambda: (0, 3)),
+    "mlir: constant index of a static shape": (STATIC_INDEX, lambda: (0.0, np.zeros(4))),
+}
+"""Cases in IR, for the ops the eDSL does not produce."""
+CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})
+ORDINARY = {name for name in CASES if name.startswith("ordinary:")}
+"""Cases written in ordinary Python (``@rv.ordinary``)."""
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _compiled(name: str, engine: str) -> Callable[..., Any]:
+    function, _, backwards = CASES[name]
+    if name in MLIR:
+        module = parse_module(MLIR[name][0], "case.mlir")
+        backend = NativeModule.compile(module) if engine == "native" else RevInterpreter(module)
+        return lambda *args: backend.call("f", *args)
+    decorator = rv.ordinary if name in ORDINARY else rv.reversible
+    compiled = decorator(backend=engine)(function)
+    return ~compiled if backwards else compiled
+
+
+def run(name: str, engine: str) -> dict[str, Any]:
+    _, arguments, _ = CASES[name]
+    args = arguments()
+    outcome: dict[str, Any] = {"case": name}
+    try:
+        outcome["result"] = _plain(_compiled(name, engine)(*args))
+    except Exception as error:  # the test compares what each engine raised
+        outcome["error"] = type(error).__name__
+        outcome["message"] = str(error)
+        for field in ("op_name", "location", "function"):
+            outcome[field] = getattr(error, field, None)
+    outcome["arrays"] = [a.tolist() for a in args if isinstance(a, np.ndarray)]
+    return outcome
+
+
+if __name__ == "__main__":
+    for case in CASES:
+        print(json.dumps(run(case, sys.argv[1])), flush=True)
