@@ -3,6 +3,13 @@
 Ops get a ``file:line:col`` location from the text they were parsed from, so
 diagnostics and run-time errors can point at the user's source even when the
 text carries no ``loc(...)`` annotations.
+
+Location aliases may be used before they are defined: ``mlir-opt
+--mlir-print-debuginfo`` prints ``loc(#loc3)`` on ops and the ``#loc3 =
+loc(...)`` definitions after the module, which xDSL's parser (aliases are
+defined before use) does not accept.  ``LocatingParser`` reads every
+location alias definition first, blanking it in the text so that line
+numbers stay those of the file.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Operation
+from xdsl.ir import Attribute, Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
@@ -38,15 +45,47 @@ class LinearLexer(MLIRLexer):
     _unescaped_characters_regex = re.compile(r'"(?:[^"\\\n\v\f]|\\(?:["nt\\]|[0-9A-Fa-f]{2}))*+"')
 
 
+_LOCATION_ALIAS = re.compile(r"^(#[A-Za-z_][\w$.-]*)[ \t]*=[ \t]*(loc\(.*\))[ \t]*$", re.MULTILINE)
+"""A location alias definition, alone on its line as MLIR prints it."""
+
+
+def _location_aliases(ctx: Context, text: str) -> tuple[str, dict[str, Attribute]]:
+    """``text`` without the location alias definitions that can be resolved
+    (each blanked to the end of its line), and their values.  A definition
+    may use another one defined after it: they are resolved until none more
+    can be; the rest stay in the text, for the parser to report."""
+    definitions = {m.group(1): m for m in _LOCATION_ALIAS.finditer(text)}
+    aliases: dict[str, Attribute] = {}
+    progress = True
+    while progress:
+        progress = False
+        for name, match in list(definitions.items()):
+            parser = Parser(ctx, match.group(2), name)
+            parser.attribute_aliases.update(aliases)
+            try:
+                aliases[name] = parser.parse_optional_location()  # type: ignore[assignment]
+            except ParseError:
+                continue  # uses an alias not resolved yet
+            del definitions[name]
+            progress = True
+    resolved = [m for m in _LOCATION_ALIAS.finditer(text) if m.group(1) in aliases]
+    for match in reversed(resolved):
+        text = text[: match.start()] + " " * (match.end() - match.start()) + text[match.end() :]
+    return text, aliases
+
+
 class LocatingParser(Parser):
-    """An xDSL parser that records where each op starts."""
+    """An xDSL parser that records where each op starts, and reads location
+    aliases defined after their use."""
 
     def __init__(
         self, ctx: Context, input: str | bytes, name: str = "<stdin>", line_offset: int = 0
     ):
-        super().__init__(ctx, "", name)
         text = input.decode("utf-8") if isinstance(input, bytes) else input
+        text, aliases = _location_aliases(ctx, text) if "loc(" in text else (text, {})
+        super().__init__(ctx, "", name)
         self._parser_state = ParserState(LinearLexer(Input(text, name)))
+        self.attribute_aliases.update(aliases)
         self.file_name = name
         self.line_offset = line_offset
 

@@ -26,3 +26,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     else:
         os.environ[_CACHE] = previous
 
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Tests marked ``upstream_mlir`` need upstream MLIR's tools: they skip
+    where the binaries are missing (``.ci/run`` installs them)."""
+    if item.get_closest_marker("upstream_mlir") is not None:
+        from upstream_tools import missing
+
+        if (reason := missing()) is not None:
+            pytest.skip(reason)

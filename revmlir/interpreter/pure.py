@@ -17,10 +17,15 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import complex as complexd
 from xdsl.dialects import math as mathd
+from xdsl.dialects import ub
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ArrayAttr,
+    ComplexType,
     FloatAttr,
+    IndexType,
     IntegerAttr,
+    IntegerType,
 )
 from xdsl.interpreter import (
     Interpreter,
@@ -49,6 +54,7 @@ def _width(op: Operation) -> int:
 
 
 def _unsigned(fn: Callable[[int, int], Any]) -> Semantics:
+    """``fn`` of both integer operands read as unsigned."""
     return lambda op, a, b: fn(to_unsigned(a, _width(op)), to_unsigned(b, _width(op)))
 
 
@@ -185,6 +191,23 @@ def _fpowi(a: float, b: int) -> float:
     return float(np.float64(a) ** np.float64(b))
 
 
+def _fptoui(op: Operation, a: float) -> int:
+    """Saturating, as native code's ``llvm.fptoui.sat``: NaN gives 0, values
+    beyond the range its nearest end."""
+    if math.isnan(a):
+        return 0
+    largest = (1 << int_width(op.results[0].type)) - 1
+    return largest if a >= largest else max(0, int(a))
+
+
+def _poison(op: ub.PoisonOp) -> Any:
+    """Zero, a value poison may be refined to (native code's choice too)."""
+    type = op.result.type
+    if isinstance(type, IntegerType | IndexType | AnyFloat | ComplexType):
+        return 0
+    raise InterpretationError(f"a poison {type} has no value to run with")
+
+
 def _ipowi(a: int, b: int) -> int:
     if b < 0:
         return 0 if abs(a) != 1 else (a if b % 2 else 1)
@@ -204,6 +227,9 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.CeilDivSIOp: lambda op, a, b: -_floor_div(-a, b),
     arith.MinSIOp: lambda op, a, b: min(a, b),
     arith.MaxSIOp: lambda op, a, b: max(a, b),
+    arith.MinUIOp: _unsigned(min),
+    arith.MaxUIOp: _unsigned(max),
+    arith.CeilDivUIOp: _unsigned(lambda a, b: -_floor_div(-a, b)),
     arith.AndIOp: lambda op, a, b: int(a) & int(b),
     arith.OrIOp: lambda op, a, b: int(a) | int(b),
     arith.XOrIOp: lambda op, a, b: int(a) ^ int(b),
@@ -227,7 +253,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.SIToFPOp: lambda op, a: float(_signed(op, a)),
     arith.UIToFPOp: lambda op, a: float(to_unsigned(a, _width(op))),
     arith.FPToSIOp: lambda op, a: int(a),
-    arith.FPToUIOp: lambda op, a: int(a),
+    arith.FPToUIOp: _fptoui,
     arith.ExtFOp: lambda op, a: a,
     arith.TruncFOp: lambda op, a: a,
     arith.ExtSIOp: _signed,
@@ -235,6 +261,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.TruncIOp: lambda op, a: int(a),
     mathd.AbsFOp: _f(np.abs),
     mathd.AbsIOp: lambda op, a: abs(a),
+    mathd.CtPopOp: lambda op, a: to_unsigned(a, _width(op)).bit_count(),
     mathd.ExpOp: _f(np.exp),
     mathd.Exp2Op: _f(np.exp2),
     mathd.ExpM1Op: _f(np.expm1),
@@ -295,6 +322,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     complexd.SignOp: lambda op, z: z / abs(z) if z else z,
     complexd.EqualOp: lambda op, a, b: a == b,
     complexd.NotEqualOp: lambda op, a, b: a != b,
+    ub.PoisonOp: _poison,
     rev.ToLogOp: _f(np.log),
     rev.FromLogOp: _f(np.exp),
 }

@@ -62,7 +62,7 @@ class _Function:
 
     @property
     def entry(self) -> Block:
-        return self.op.body.block
+        return self.op.body.blocks[0]
 
     def origin(self, value: SSAValue) -> Origin:
         if isinstance(value, BlockArgument) and value.block is self.entry:

@@ -1121,6 +1121,7 @@ class RevLowerToStdPass(ModulePass):
             lowered = FunctionLowering(source, checks, self.tolerance, runtime).lower()
             Rewriter.replace_op(source, lowered)
         op.body.block.add_ops(runtime[name] for name in sorted(runtime))
+        stacks.define_runtime(op)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
 
 

@@ -10,12 +10,17 @@ of elements, and the buffer's capacity in elements.
   reads the size with ``memref.load`` for the run-time checks, which it
   reports through the error slot like every other check, and calls three
   runtime functions for what needs the buffer: ``revmlir.stack.push.<T>``,
-  ``revmlir.stack.pop.<T>`` and ``revmlir.stack.free``, declared in the
-  module.
-- ``convert-std-to-llvm`` defines these functions (``runtime_function``)
-  instead of leaving them external: push grows the buffer geometrically with
+  ``revmlir.stack.pop.<T>`` and ``revmlir.stack.free``, private functions of
+  the module (``define_runtime``): push grows the buffer geometrically with
   ``realloc``; pop of an empty stack yields zero and leaves the stack empty;
   free releases the buffer and zeroes the header.
+- The bodies are std (func, scf, arith, memref, complex) but for the buffer
+  itself, which only an address in the header points to: ``llvm`` ops
+  convert the address (``llvm.inttoptr``), address, load and store elements
+  and call ``realloc`` and ``free``.  ``convert-std-to-llvm`` translates
+  them like any function, and upstream MLIR's ``convert-to-llvm`` too: std
+  IR that uses stacks needs nothing but the C library, whichever pipeline
+  lowers it.
 - Python builds a header around a ``malloc``'d copy of a list argument, and
   after the call copies the elements back into the list and frees the buffer
   (``revmlir.runtime.native``).
@@ -48,13 +53,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from xdsl.dialects import llvm
+from xdsl.builder import ImplicitBuilder
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     AnyFloat,
-    DenseArrayBase,
+    ComplexType,
     FloatAttr,
+    IndexType,
     IntegerAttr,
     MemRefType,
+    ModuleOp,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -69,8 +78,6 @@ PREFIX = "revmlir.stack."
 PUSH, POP, FREE = "push", "pop", "free"
 
 PTR = llvm.LLVMPointerType()
-_Definition = tuple[list[Attribute], Attribute | None, Region]
-"""A runtime function's inputs, output and body."""
 _LIBC = {
     "realloc": llvm.LLVMFunctionType([PTR, i64], PTR),
     "free": llvm.LLVMFunctionType([PTR], None),
@@ -81,7 +88,6 @@ MALLOC = llvm.LLVMFunctionType([i64], PTR)
 MEMORY_FUNCTIONS = (*_LIBC, "malloc")
 """The C allocator, which the runtime and ancilla arrays call: declared, but
 not pure."""
-_EQ = IntegerAttr(0, i64)  # llvm.icmp eq
 
 
 def runtime_name(kind: str, element: Attribute | None = None) -> str:
@@ -92,52 +98,6 @@ def runtime_name(kind: str, element: Attribute | None = None) -> str:
     return f"{PREFIX}{kind}.{re.sub(r'[^A-Za-z0-9]+', '_', str(element)).strip('_')}"
 
 
-class _Body:
-    """Appends llvm ops to the current block of one runtime function."""
-
-    def __init__(self, inputs: list[Attribute]):
-        self.region = Region()
-        self.block = self.new_block(inputs)
-
-    def new_block(self, types: list[Attribute] | None = None) -> Block:
-        block = Block(arg_types=types or [])
-        self.region.add_block(block)
-        return block
-
-    def __call__(self, op: Operation) -> SSAValue:
-        self.block.add_op(op)
-        return op.results[0]
-
-    def emit(self, op: Operation) -> None:
-        self.block.add_op(op)
-
-    def const(self, value: int) -> SSAValue:
-        return self(llvm.ConstantOp(IntegerAttr(value, i64), i64))
-
-    def zero(self, type: Attribute) -> SSAValue:
-        """Zero of a scalar or of a struct of scalars (a complex number)."""
-        if isinstance(type, llvm.LLVMStructType):
-            value = self(llvm.UndefOp(type))
-            for index, member in enumerate(type.types.data):
-                position = DenseArrayBase.from_list(i64, [index])
-                value = self(llvm.InsertValueOp(position, value, self.zero(member)))
-            return value
-        attr = FloatAttr(0.0, type) if isinstance(type, AnyFloat) else IntegerAttr(0, type)
-        return self(llvm.ConstantOp(attr, type))
-
-    def field(self, header: SSAValue, index: int) -> SSAValue:
-        """The address of one header word."""
-        base = self(llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [0]), header, PTR))
-        return self(llvm.GEPOp(base, [index], i64, inbounds=True))
-
-    def element(self, header: SSAValue, index: SSAValue, element: Attribute) -> SSAValue:
-        """The address of element ``index`` of the buffer."""
-        data = self(llvm.IntToPtrOp(self(llvm.LoadOp(self.field(header, DATA), i64))))
-        return self(
-            llvm.GEPOp(data, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[index], inbounds=True)
-        )
-
-
 def size_of(emit: Callable[[Operation], SSAValue], element: Attribute) -> SSAValue:
     """``sizeof(element)`` as LLVM lays it out: the address of element 1 of
     an array at null (a constant once folded)."""
@@ -145,69 +105,127 @@ def size_of(emit: Callable[[Operation], SSAValue], element: Attribute) -> SSAVal
     return emit(llvm.PtrToIntOp(emit(llvm.GEPOp(null, [1], element)), i64))
 
 
-def _push(header_type: Attribute, element: Attribute) -> _Definition:
-    body = _Body([header_type, element])
-    header, value = body.block.args
-    size_slot = body.field(header, SIZE)
-    size = body(llvm.LoadOp(size_slot, i64))
-    capacity_slot = body.field(header, CAPACITY)
-    capacity = body(llvm.LoadOp(capacity_slot, i64))
-    grow, store = body.new_block(), body.new_block()
-    full = body(llvm.ICmpOp(size, capacity, _EQ))
-    body.emit(llvm.CondBrOp(full, grow, [], store, []))
-
-    body.block = grow
-    empty = body(llvm.ICmpOp(capacity, body.const(0), _EQ))
-    doubled = body(llvm.AddOp(capacity, capacity))
-    larger = body(llvm.SelectOp(empty, body.const(MIN_CAPACITY), doubled))
-    width = size_of(body, element)
-    data_slot = body.field(header, DATA)
-    old = body(llvm.IntToPtrOp(body(llvm.LoadOp(data_slot, i64))))
-    new = body(llvm.CallOp("realloc", old, body(llvm.MulOp(larger, width)), return_type=PTR))
-    body.emit(llvm.StoreOp(body(llvm.PtrToIntOp(new, i64)), data_slot))
-    body.emit(llvm.StoreOp(larger, capacity_slot))
-    body.emit(llvm.BrOp(store))
-
-    body.block = store
-    body.emit(llvm.StoreOp(value, body.element(header, size, element)))
-    body.emit(llvm.StoreOp(body(llvm.AddOp(size, body.const(1))), size_slot))
-    body.emit(llvm.ReturnOp())
-    return [header_type, element], None, body.region
+def _result(op: Operation) -> SSAValue:
+    """``op``'s result (``ImplicitBuilder`` has inserted ``op``)."""
+    return op.results[0]
 
 
-def _pop(header_type: Attribute, element: Attribute) -> _Definition:
-    body = _Body([header_type])
-    (header,) = body.block.args
-    size_slot = body.field(header, SIZE)
-    size = body(llvm.LoadOp(size_slot, i64))
-    empty, take = body.new_block(), body.new_block()
-    is_empty = body(llvm.ICmpOp(size, body.const(0), _EQ))
-    body.emit(llvm.CondBrOp(is_empty, empty, [], take, []))
-
-    body.block = empty
-    body.emit(llvm.ReturnOp(body.zero(element)))
-
-    body.block = take
-    top = body(llvm.SubOp(size, body.const(1)))
-    body.emit(llvm.StoreOp(top, size_slot))
-    body.emit(llvm.ReturnOp(body(llvm.LoadOp(body.element(header, top, element), element))))
-    return [header_type], element, body.region
+def _constant(value: int, type: Attribute = i64) -> SSAValue:
+    return _result(arith.ConstantOp(IntegerAttr(value, type)))
 
 
-def _free(header_type: Attribute, element: Attribute | None) -> _Definition:
-    body = _Body([header_type])
-    (header,) = body.block.args
-    data_slot = body.field(header, DATA)
-    data = body(llvm.IntToPtrOp(body(llvm.LoadOp(data_slot, i64))))
-    body.emit(llvm.CallOp("free", data, return_type=None))
-    zero = body.const(0)
-    for index in (DATA, SIZE, CAPACITY):
-        body.emit(llvm.StoreOp(zero, body.field(header, index)))
-    body.emit(llvm.ReturnOp())
-    return [header_type], None, body.region
+def _word(header: SSAValue, word: int) -> SSAValue:
+    return _result(memref.LoadOp.get(header, [_constant(word, IndexType())]))
 
 
-_DEFINITIONS: dict[str, Callable[[Attribute, Attribute | None], _Definition]] = {
+def _set_word(value: SSAValue, header: SSAValue, word: int) -> None:
+    memref.StoreOp.get(value, header, [_constant(word, IndexType())])
+
+
+def _buffer(header: SSAValue) -> SSAValue:
+    return _result(llvm.IntToPtrOp(_word(header, DATA)))
+
+
+def _slots(element: Attribute) -> tuple[Attribute, int]:
+    """How the buffer holds an element: as ``count`` scalars of one type (a
+    complex number as its two parts, an ``index`` as ``i64``)."""
+    if isinstance(element, ComplexType):
+        return element.element_type, 2
+    return (i64 if isinstance(element, IndexType) else element), 1
+
+
+def _slot_addresses(header: SSAValue, position: SSAValue, element: Attribute) -> list[SSAValue]:
+    slot, count = _slots(element)
+    data = _buffer(header)
+    first = _result(arith.MuliOp(position, _constant(count)))
+    indices = [first] + [_result(arith.AddiOp(first, _constant(j))) for j in range(1, count)]
+    return [
+        _result(llvm.GEPOp(data, [llvm.GEP_USE_SSA_VAL], slot, ssa_indices=[index], inbounds=True))
+        for index in indices
+    ]
+
+
+def _to_slots(value: SSAValue) -> list[SSAValue]:
+    if isinstance(value.type, ComplexType):
+        return [_result(complexd.ReOp(value)), _result(complexd.ImOp(value))]
+    if isinstance(value.type, IndexType):
+        return [_result(arith.IndexCastOp(value, i64))]
+    return [value]
+
+
+def _from_slots(parts: list[SSAValue], element: Attribute) -> SSAValue:
+    if isinstance(element, ComplexType):
+        return _result(complexd.CreateOp(*parts, result_type=element))
+    if isinstance(element, IndexType):
+        return _result(arith.IndexCastOp(parts[0], element))
+    return parts[0]
+
+
+def _zero(element: Attribute) -> SSAValue:
+    if isinstance(element, ComplexType):
+        zero = _zero(element.element_type)
+        return _result(complexd.CreateOp(zero, zero, result_type=element))
+    if isinstance(element, AnyFloat):
+        return _result(arith.ConstantOp(FloatAttr(0.0, element)))
+    return _constant(0, element)
+
+
+def _push(function: func.FuncOp, element: Attribute | None) -> None:
+    """Grows a full buffer (to ``MIN_CAPACITY`` elements, then doubling)
+    with ``realloc``, then stores the value at the top."""
+    assert element is not None
+    header, value = function.body.block.args
+    size, capacity = _word(header, SIZE), _word(header, CAPACITY)
+    full = _result(arith.CmpiOp(size, capacity, "eq"))
+    grow = scf.IfOp(full, [], Region(Block()), Region(Block()))
+    with ImplicitBuilder(grow.true_region):
+        empty = _result(arith.CmpiOp(capacity, _constant(0), "eq"))
+        doubled = _result(arith.AddiOp(capacity, capacity))
+        larger = _result(arith.SelectOp(empty, _constant(MIN_CAPACITY), doubled))
+        slot, count = _slots(element)
+        width = _result(arith.MuliOp(size_of(_result, slot), _constant(count)))
+        bytes = _result(arith.MuliOp(larger, width))
+        grown = _result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR))
+        _set_word(_result(llvm.PtrToIntOp(grown, i64)), header, DATA)
+        _set_word(larger, header, CAPACITY)
+        scf.YieldOp()
+    with ImplicitBuilder(grow.false_region):
+        scf.YieldOp()
+    for part, address in zip(_to_slots(value), _slot_addresses(header, size, element), strict=True):
+        llvm.StoreOp(part, address)
+    _set_word(_result(arith.AddiOp(size, _constant(1))), header, SIZE)
+    func.ReturnOp()
+
+
+def _pop(function: func.FuncOp, element: Attribute | None) -> None:
+    """The top element, removed; zero from an empty stack, which stays
+    empty."""
+    assert element is not None
+    (header,) = function.body.block.args
+    size = _word(header, SIZE)
+    empty = _result(arith.CmpiOp(size, _constant(0), "eq"))
+    take = scf.IfOp(empty, [element], Region(Block()), Region(Block()))
+    with ImplicitBuilder(take.true_region):
+        scf.YieldOp(_zero(element))
+    with ImplicitBuilder(take.false_region):
+        top = _result(arith.SubiOp(size, _constant(1)))
+        _set_word(top, header, SIZE)
+        slot, _ = _slots(element)
+        parts = [_result(llvm.LoadOp(a, slot)) for a in _slot_addresses(header, top, element)]
+        scf.YieldOp(_from_slots(parts, element))
+    func.ReturnOp(take.results[0])
+
+
+def _free(function: func.FuncOp, element: Attribute | None) -> None:
+    """Releases the buffer and zeroes the header."""
+    (header,) = function.body.block.args
+    llvm.CallOp("free", _buffer(header), return_type=None)
+    zero = _constant(0)
+    for word in (DATA, SIZE, CAPACITY):
+        _set_word(zero, header, word)
+    func.ReturnOp()
+
+_DEFINITIONS: dict[str, Callable[[func.FuncOp, Attribute | None], None]] = {
     PUSH: _push,
     POP: _pop,
     FREE: _free,
@@ -222,17 +240,32 @@ def runtime_kind(name: str) -> str | None:
     return kind if kind in _DEFINITIONS else None
 
 
-def runtime_function(
-    name: str, inputs: list[Attribute], output: Attribute | None
-) -> tuple[llvm.FuncOp, dict[str, llvm.LLVMFunctionType]]:
-    """The llvm definition of the runtime function ``name`` declared with
-    llvm types ``inputs -> output``, and the C library functions it calls."""
-    kind = runtime_kind(name)
-    assert kind is not None, name
-    element = {PUSH: inputs[-1], POP: output}.get(kind)
-    inputs, output, body = _DEFINITIONS[kind](inputs[0], element)
-    function = llvm.FuncOp(
-        name, llvm.LLVMFunctionType(inputs, output), linkage=llvm.LinkageAttr("internal"), body=body
-    )
-    called = {op.callee.string_value() for op in body.walk() if isinstance(op, llvm.CallOp) and op.callee}
-    return function, {callee: _LIBC[callee] for callee in sorted(called)}
+def define_runtime(module: ModuleOp) -> None:
+    """Give every stack runtime function ``module`` declares its body, and
+    declare the C library functions the bodies call (``llvm.func``, which
+    upstream's ``convert-to-llvm`` also uses for them), so that the module
+    needs nothing but the C library, whichever pipeline lowers it."""
+    called: set[str] = set()
+    for declaration in list(module.ops):
+        if not isinstance(declaration, func.FuncOp) or not declaration.is_declaration:
+            continue
+        kind = runtime_kind(declaration.sym_name.data)
+        if kind is None:
+            continue
+        inputs, outputs = declaration.function_type.inputs.data, declaration.function_type.outputs.data
+        element = {PUSH: inputs[-1], POP: outputs[0] if outputs else None}.get(kind)
+        function = func.FuncOp(
+            declaration.sym_name.data, declaration.function_type, visibility="private"
+        )
+        for arg, hint in zip(function.body.block.args, ("header", "value")):
+            arg.name_hint = hint
+        with ImplicitBuilder(function.body):
+            _DEFINITIONS[kind](function, element)
+        called |= {op.callee.string_value() for op in function.walk() if isinstance(op, llvm.CallOp) and op.callee}
+        module.body.block.insert_op_before(function, declaration)
+        declaration.detach()
+        declaration.erase()
+    present = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
+    for name in sorted(called - present):
+        declaration = llvm.FuncOp(name, _LIBC[name], linkage=llvm.LinkageAttr("external"))
+        module.body.block.insert_op_before(declaration, module.body.block.first_op)  # type: ignore[arg-type]

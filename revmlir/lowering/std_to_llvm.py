@@ -20,14 +20,35 @@ Value representation:
   iteration of a loop), so a loop does not grow the frame; of a dynamic
   shape, where it is (``rev-lower-to-std`` uses it for ancilla arrays
   outside loops); ``memref.alloc``/``dealloc`` call ``malloc``/``free``;
-- a declared function is external (libm), unless it is one of the stack
-  runtime's, which the pass defines (``revmlir.lowering.stacks``).
+- a declared function is external (libm, or the C library's allocator
+  declared as an ``llvm.func``), unless it is one of the stack runtime's,
+  which the pass defines first (``revmlir.lowering.stacks``);
+- ``llvm`` ops in a function (the stack runtime's address its buffer with
+  them) are kept as they are.
 
-Every public function also gets a C-callable entry point ``@<name>_ciface(ptr)``: its
-argument points to an array of pointers, one per argument, to the argument's
-storage (a scalar, two floats for a complex, a ``{ptr, i64…}`` descriptor for
-a memref).  It calls the function and writes the scalar results back into the
-scalar arguments' storage, in order: the caller gets every argument, updated.
+A function may have several blocks (``cf.br``, ``cf.cond_br``, ``cf.assert``,
+as ``mlir-opt --convert-scf-to-cf`` leaves it): its blocks are translated
+dominators first, block arguments becoming LLVM phis.
+
+Every public function gets C-callable entry points:
+
+- ``@_mlir_ciface_<name>``, upstream MLIR's C interface, so that objects link
+  with C written against MLIR's (``mlir/ExecutionEngine/CRunnerUtils.h``): a
+  memref argument is a pointer to upstream's descriptor ``{allocated ptr,
+  aligned ptr, offset, sizes[rank], strides[rank]}`` (the data must be
+  row-major contiguous, as the memref type's identity layout says), other
+  arguments are passed by value; one scalar result is returned, a struct
+  result (several results, a memref, a complex number) is stored through a
+  pointer passed first.
+- ``@<name>_ciface(ptr)``, revmlir's own, for functions written to rev's
+  calling convention (results are the final values of the scalar arguments,
+  in order): its argument points to an array of pointers, one per argument,
+  to the argument's storage (a scalar, two floats for a complex, a ``{ptr,
+  i64…}`` descriptor for a memref).  It calls the function and writes the
+  scalar results back into the scalar arguments' storage, in order: the
+  caller gets every argument, updated.  The native runtime calls this one:
+  one pointer per argument, filled once per call frame, is what its fast
+  path (``revmlir.runtime.marshal``) writes.
 """
 
 from __future__ import annotations
@@ -37,7 +58,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, math, memref, scf
+from xdsl.dialects import arith, cf, func, llvm, math, memref, scf, ub
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -53,6 +74,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    NoneAttr,
     UnitAttr,
     i1,
     i64,
@@ -68,6 +90,7 @@ from revmlir.lowering.rules import RuleTable
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
+MLIR_CIFACE_PREFIX = "_mlir_ciface_"
 
 
 def llvm_type(type: Attribute) -> Attribute:
@@ -79,6 +102,14 @@ def llvm_type(type: Attribute) -> Attribute:
     if isinstance(type, MemRefType):
         return llvm.LLVMStructType.from_type_list([PTR] + [i64] * len(type.get_shape()))
     return type
+
+
+def descriptor_type(type: MemRefType) -> llvm.LLVMStructType:
+    """Upstream MLIR's memref descriptor: allocated and aligned pointers,
+    offset, then sizes and strides (in elements) when the rank is not 0."""
+    rank = type.get_num_dims()
+    arrays = [llvm.LLVMArrayType(rank, i64)] * 2 if rank else []
+    return llvm.LLVMStructType.from_type_list([PTR, PTR, i64, *arrays])
 
 
 def expanded_inputs(types: Sequence[Attribute]) -> list[Attribute]:
@@ -138,18 +169,11 @@ class ModuleTranslation:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
 
     def add_declaration(self, source: func.FuncOp) -> None:
-        """A body-less ``func.func``: a stack runtime function gets its
-        definition, any other function stays external."""
+        """A body-less ``func.func``: an external function (the stack
+        runtime's are defined before, ``stacks.define_runtime``)."""
         inputs = [llvm_type(t) for t in source.function_type.inputs.data]
         output = _results_type(source.function_type.outputs.data)
-        name = source.sym_name.data
-        if stacks.runtime_kind(name) is None:
-            self.declare(name, inputs, output)
-            return
-        function, called = stacks.runtime_function(name, inputs, output)
-        self.functions.append(function)
-        for callee, type in called.items():
-            self.declared.setdefault(callee, type)
+        self.declare(source.sym_name.data, inputs, output)
 
     def module(self) -> list[Operation]:
         externals: list[Operation] = [
@@ -166,6 +190,9 @@ class FunctionTranslation:
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.region = Region()
         self.block = Block()
+        self.blocks: dict[Block, Block] = {}
+        """Each block of the source function's body: its translation's
+        first block (``cf`` branches target it)."""
 
     # -- emission -------------------------------------------------------------
 
@@ -218,7 +245,7 @@ class FunctionTranslation:
 
     def translate(self) -> llvm.FuncOp:
         source = self.source
-        entry = source.body.block
+        entry = source.body.blocks[0]
         inputs = expanded_inputs(source.function_type.inputs.data)
         self.block = Block(arg_types=inputs)
         self.region.add_block(self.block)
@@ -232,7 +259,14 @@ class FunctionTranslation:
                 self.set(old, self.pack(llvm_type(old.type), fields))
             else:
                 self.set(old, next(parameters))
-        self.translate_ops(entry.ops)
+        order = _dominators_first(entry)
+        self.blocks = {entry: self.block} | {b: self.new_block([a.type for a in b.args]) for b in order[1:]}
+        for block in order:
+            self.block = self.blocks[block]
+            if block is not entry:
+                for old, new in zip(block.args, self.block.args, strict=True):
+                    self.set(old, new)
+            self.translate_ops(block.ops)
         output = _results_type(source.function_type.outputs.data)
         op = llvm.FuncOp(
             source.sym_name.data,
@@ -247,7 +281,7 @@ class FunctionTranslation:
     def parameter_attributes(self) -> list[DictionaryAttr]:
         noalias = self.module.noalias[self.source.sym_name.data]
         attributes: list[DictionaryAttr] = []
-        for index, arg in enumerate(self.source.body.block.args):
+        for index, arg in enumerate(self.source.body.blocks[0].args):
             if isinstance(arg.type, MemRefType):
                 pointer = {"llvm.noalias": UnitAttr()} if index in noalias else {}
                 attributes += [DictionaryAttr(pointer), *[DictionaryAttr({})] * arg.type.get_num_dims()]
@@ -258,8 +292,15 @@ class FunctionTranslation:
     def translate_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
             rule = translates.get(type(op))
+            if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
+                rule = _keep
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
+            if strided := [t for t in (*op.operand_types, *op.result_types) if _has_layout(t)]:
+                raise PassFailedException(
+                    f"{describe_op(op)}: {strided[0]} is not row-major contiguous, "
+                    "which native code requires of every memref"
+                )
             rule(self, op)
 
     def translate_region_into(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
@@ -274,8 +315,30 @@ class FunctionTranslation:
         return [self.get(v) for v in terminator.operands]
 
 
+def _dominators_first(entry: Block) -> list[Block]:
+    """The blocks reachable from ``entry`` in breadth-first order, in which
+    every block comes after its dominators (on every path to it, so on the
+    shortest), and so after the definitions of the values it uses."""
+    order, seen = [entry], {entry}
+    for block in order:
+        assert block.last_op is not None
+        for successor in block.last_op.successors:
+            if successor not in seen:
+                seen.add(successor)
+                order.append(successor)
+    return order
+
+
+def follows_rev_convention(source: func.FuncOp) -> bool:
+    """Whether the results of ``source`` are the final values of its scalar
+    (non-memref) arguments, in order, as rev functions' are."""
+    inputs = source.function_type.inputs.data
+    return list(source.function_type.outputs.data) == [t for t in inputs if not isinstance(t, MemRefType)]
+
+
 def ciface(source: func.FuncOp) -> llvm.FuncOp:
-    """``void <name>_ciface(ptr args)``: see the module docstring."""
+    """``void <name>_ciface(ptr args)`` of a function that
+    ``follows_rev_convention``: see the module docstring."""
     inputs = list(source.function_type.inputs.data)
     outputs = list(source.function_type.outputs.data)
     block = Block(arg_types=[PTR])
@@ -292,7 +355,7 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
         slot = add(llvm.LoadOp(slot_address, PTR))
         slots.append(slot)
         args.append(add(llvm.LoadOp(slot, llvm_type(type))))
-    args = _expanded_arguments(list(source.body.block.args), args, add)
+    args = _expanded_arguments(list(source.body.blocks[0].args), args, add)
     result_type = _results_type(outputs)
     call = llvm.CallOp(source.sym_name.data, *args, return_type=result_type)
     ops.append(call)
@@ -313,6 +376,71 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
     )
     op.location = source.location
     return op
+
+
+def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
+    """``_mlir_ciface_<name>``, upstream MLIR's C interface: see the module
+    docstring."""
+    inputs = list(source.function_type.inputs.data)
+    outputs = list(source.function_type.outputs.data)
+    packed = [descriptor_type(t) if isinstance(t, MemRefType) else llvm_type(t) for t in outputs]
+    returned = llvm.LLVMStructType.from_type_list(packed) if len(packed) > 1 else (packed or [None])[0]
+    by_pointer = isinstance(returned, llvm.LLVMStructType)
+    parameters = [PTR if isinstance(t, MemRefType) else llvm_type(t) for t in inputs]
+    t = FunctionTranslation(module, source)
+    t.block = t.new_block([PTR] * by_pointer + parameters)
+    args: list[SSAValue] = []
+    for arg, type in zip(t.block.args[by_pointer:], inputs, strict=True):
+        if isinstance(type, MemRefType):
+            args += _from_descriptor(t, t.value(llvm.LoadOp(arg, descriptor_type(type))), type)
+        else:
+            args.append(arg)
+    call = t.emit(llvm.CallOp(source.sym_name.data, *args, return_type=_results_type(outputs)))
+    results = list(call.results) if len(outputs) == 1 else [
+        t.extract(call.results[0], index, llvm_type(type)) for index, type in enumerate(outputs)
+    ]
+    results = [_to_descriptor(t, r, o) if isinstance(o, MemRefType) else r for r, o in zip(results, outputs)]
+    if by_pointer:
+        assert returned is not None
+        value = t.pack(returned, results) if len(results) > 1 else results[0]
+        t.emit(llvm.StoreOp(value, t.block.args[0]))
+    t.emit(llvm.ReturnOp(*results[:1]) if returned is not None and not by_pointer else llvm.ReturnOp())
+    op = llvm.FuncOp(
+        MLIR_CIFACE_PREFIX + source.sym_name.data,
+        llvm.LLVMFunctionType(list(t.block.arg_types), None if by_pointer else returned),
+        linkage=llvm.LinkageAttr("external"),
+        body=t.region,
+    )
+    op.location = source.location
+    return op
+
+
+def _from_descriptor(t: FunctionTranslation, descriptor: SSAValue, type: MemRefType) -> list[SSAValue]:
+    """The data pointer (aligned pointer plus offset) and the sizes of an
+    upstream memref descriptor, as ``expanded_inputs`` passes an array."""
+    aligned = t.value(llvm.ExtractValueOp(_position(1), descriptor, PTR))
+    offset = t.value(llvm.ExtractValueOp(_position(2), descriptor, i64))
+    element = llvm_type(type.element_type)
+    data = t.value(llvm.GEPOp(aligned, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset], inbounds=True))
+    sizes = [t.value(llvm.ExtractValueOp(_position(3, d), descriptor, i64)) for d in range(type.get_num_dims())]
+    return [data, *sizes]
+
+
+def _to_descriptor(t: FunctionTranslation, array: SSAValue, type: MemRefType) -> SSAValue:
+    """The upstream descriptor of an array: its data as both pointers,
+    offset 0, row-major strides."""
+    rank = type.get_num_dims()
+    data = t.extract(array, 0, PTR)
+    descriptor = t.value(llvm.UndefOp(descriptor_type(type)))
+    fields: list[tuple[tuple[int, ...], SSAValue]] = [((0,), data), ((1,), data), ((2,), t.const(0, i64))]
+    stride = t.const(1, i64)
+    for dim in reversed(range(rank)):
+        size = t.extract(array, dim + 1, i64)
+        fields += [((3, dim), size), ((4, dim), stride)]
+        stride = t.value(llvm.MulOp(stride, size))
+    for position, value in fields:
+        descriptor = t.value(llvm.InsertValueOp(_position(*position), descriptor, value))
+    return descriptor
 
 
 # ---------------------------------------------------------------------------
@@ -359,6 +487,51 @@ def _expanded_arguments(
         for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
             expanded.append(emit(llvm.ExtractValueOp(_position(index), value, type)))
     return expanded
+
+
+def _has_layout(type: Attribute) -> bool:
+    """Whether ``type`` is a memref with a layout other than the identity
+    (``llvm_type`` represents a memref by its data pointer and sizes)."""
+    return isinstance(type, MemRefType) and not isinstance(type.layout, NoneAttr)
+
+
+def _keep(t: FunctionTranslation, op: Operation) -> None:
+    """An ``llvm`` op, with its operands translated."""
+    clone = t.emit(op.clone(value_mapper=dict(t.mapping)), op)
+    for old, new in zip(op.results, clone.results, strict=True):
+        t.set(old, new)
+
+
+# ---------------------------------------------------------------------------
+# cf
+# ---------------------------------------------------------------------------
+
+
+@translates(cf.BranchOp)
+def _branch(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, cf.BranchOp)
+    t.emit(llvm.BrOp(t.blocks[op.successor], *[t.get(v) for v in op.arguments]), op)
+
+
+@translates(cf.ConditionalBranchOp)
+def _conditional_branch(t: FunctionTranslation, op: Operation) -> None:
+    assert isinstance(op, cf.ConditionalBranchOp)
+    then_args, else_args = ([t.get(v) for v in args] for args in (op.then_arguments, op.else_arguments))
+    then_block, else_block = t.blocks[op.then_block], t.blocks[op.else_block]
+    t.emit(llvm.CondBrOp(t.get(op.cond), then_block, then_args, else_block, else_args), op)
+
+
+@translates(cf.AssertOp)
+def _assert(t: FunctionTranslation, op: Operation) -> None:
+    """A failed assertion traps (upstream prints the message and aborts;
+    revmlir's own checks report through the error slot instead)."""
+    assert isinstance(op, cf.AssertOp)
+    holds, fails = t.new_block(), t.new_block()
+    t.emit(llvm.CondBrOp(t.get(op.arg), holds, [], fails, []), op)
+    t.block = fails
+    t.emit(llvm.CallIntrinsicOp("llvm.trap", [], []), op)
+    t.emit(llvm.UnreachableOp(), op)
+    t.block = holds
 
 
 # ---------------------------------------------------------------------------
@@ -470,8 +643,15 @@ def _cmpi(t: FunctionTranslation, op: Operation) -> None:
 def _cmpf(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, arith.CmpfOp)
     a, b = t.get(op.lhs), t.get(op.rhs)
+    if (constant := _CONSTANT_PREDICATES.get(op.predicate.value.data)) is not None:
+        t.set(op.result, t.const(constant, i1, op))
+        return
     predicate = IntegerAttr(op.predicate.value.data, i64)
     t.set(op.result, t.value(llvm.FCmpOp(a, b, predicate), op))
+
+
+_CONSTANT_PREDICATES = {0: 0, 15: 1}
+"""``arith.cmpf``'s ``false`` and ``true``, which need no comparison."""
 
 
 @translates(arith.SelectOp)
@@ -485,20 +665,28 @@ def _negf(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.value(llvm.FNegOp(t.get(op.operands[0])), op))
 
 
-def _compare_select(t: FunctionTranslation, op: Operation, predicate: int) -> None:
+_INTEGER_EXTREMA: dict[type[Operation], int] = {
+    arith.MaxSIOp: 4, arith.MinSIOp: 2, arith.MaxUIOp: 8, arith.MinUIOp: 6,  # sgt, slt, ugt, ult
+}
+"""The predicate under which an integer extremum takes its first operand."""
+
+
+@translates(*_INTEGER_EXTREMA)
+def _integer_extremum(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
-    take_a = t.value(llvm.ICmpOp(a, b, IntegerAttr(predicate, i64)), op)
+    take_a = t.value(llvm.ICmpOp(a, b, IntegerAttr(_INTEGER_EXTREMA[type(op)], i64)), op)
     t.set(op.results[0], t.value(llvm.SelectOp(take_a, a, b), op))
 
 
-@translates(arith.MaxSIOp)
-def _maxsi(t: FunctionTranslation, op: Operation) -> None:
-    _compare_select(t, op, 4)  # sgt
-
-
-@translates(arith.MinSIOp)
-def _minsi(t: FunctionTranslation, op: Operation) -> None:
-    _compare_select(t, op, 2)  # slt
+@translates(arith.CeilDivUIOp)
+def _ceildivui(t: FunctionTranslation, op: Operation) -> None:
+    """Upstream's expansion: 0 for a = 0, else (a − 1) / b + 1, unsigned
+    (which cannot overflow); division by zero stays undefined."""
+    a, b = (t.get(v) for v in op.operands)
+    zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
+    quotient = t.value(llvm.UDivOp(t.value(llvm.SubOp(a, one), op), b), op)
+    is_zero = t.value(llvm.ICmpOp(a, zero, IntegerAttr(0, i64)), op)  # eq
+    t.set(op.results[0], t.value(llvm.SelectOp(is_zero, zero, t.value(llvm.AddOp(quotient, one), op)), op))
 
 
 @translates(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
@@ -594,6 +782,37 @@ def _fptosi(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.operands[0])
     target = llvm_type(op.results[0].type)
     name = f"llvm.fptosi.sat.i{_int_width(target)}.{_float_suffix(value.type)}"
+    t.set(op.results[0], t.intrinsic(name, [value], target, op))
+
+
+@translates(arith.UIToFPOp)
+def _uitofp(t: FunctionTranslation, op: Operation) -> None:
+    """By ``sitofp`` (the llvm dialect has no ``uitofp``): a narrow value
+    zero-extended to 64 bits; a wide one with its top bit set halved first,
+    its lowest bit kept as a sticky bit so the result rounds as a direct
+    conversion does, then doubled."""
+    value = t.get(op.operands[0])
+    result_type = op.results[0].type
+    if _int_width(value.type) < 64:
+        wide = t.value(llvm.ZExtOp(value, i64), op)
+        t.set(op.results[0], t.value(llvm.SIToFPOp(wide, result_type), op))
+        return
+    one = t.const(1, value.type, op)
+    direct = t.value(llvm.SIToFPOp(value, result_type), op)
+    sticky = t.value(llvm.OrOp(t.value(llvm.LShrOp(value, one), op), t.value(llvm.AndOp(value, one), op)), op)
+    halved = t.value(llvm.SIToFPOp(sticky, result_type), op)
+    doubled = t.value(llvm.FAddOp(halved, halved), op)
+    small = t.value(llvm.ICmpOp(value, t.const(0, value.type, op), IntegerAttr(5, i64)), op)  # sge
+    t.set(op.results[0], t.value(llvm.SelectOp(small, direct, doubled), op))
+
+
+@translates(arith.FPToUIOp)
+def _fptoui(t: FunctionTranslation, op: Operation) -> None:
+    """Saturating, as ``arith.fptosi``: out-of-range values clamp to 0 or
+    the largest unsigned value, NaN gives 0 (upstream leaves them poison)."""
+    value = t.get(op.operands[0])
+    target = llvm_type(op.results[0].type)
+    name = f"llvm.fptoui.sat.i{_int_width(target)}.{_float_suffix(value.type)}"
     t.set(op.results[0], t.intrinsic(name, [value], target, op))
 
 
@@ -708,6 +927,13 @@ def _fma(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.intrinsic(f"llvm.fma.{_float_suffix(a.type)}", [a, b, c], a.type, op))
 
 
+@translates(math.CtPopOp)
+def _ctpop(t: FunctionTranslation, op: Operation) -> None:
+    value = t.get(op.operands[0])
+    name = f"llvm.ctpop.i{_int_width(value.type)}"
+    t.set(op.results[0], t.intrinsic(name, [value], value.type, op))
+
+
 @translates(math.AbsIOp)
 def _absi(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.operands[0])
@@ -715,6 +941,25 @@ def _absi(t: FunctionTranslation, op: Operation) -> None:
     negative = t.value(llvm.ICmpOp(value, zero, IntegerAttr(2, i64)), op)
     flipped = t.value(llvm.SubOp(zero, value), op)
     t.set(op.results[0], t.value(llvm.SelectOp(negative, flipped, value), op))
+
+
+# ---------------------------------------------------------------------------
+# ub
+# ---------------------------------------------------------------------------
+
+
+@translates(ub.PoisonOp)
+def _poison(t: FunctionTranslation, op: Operation) -> None:
+    """Zero, a value poison may be refined to, so that native code agrees
+    with the interpreter; a poisoned array has nothing to point to."""
+    type = op.results[0].type
+    if isinstance(type, ComplexType):
+        zero = t.const(0, type.element_type, op)
+        _complex(t, op, zero, zero)
+    elif isinstance(type, IntegerType | IndexType | AnyFloat):
+        t.set(op.results[0], t.const(0, type, op))
+    else:
+        raise PassFailedException(f"{describe_op(op)}: a poison {type} cannot be compiled to native code")
 
 
 # ---------------------------------------------------------------------------
@@ -1138,9 +1383,13 @@ class ConvertStdToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         translation = ModuleTranslation()
+        stacks.define_runtime(op)
         sources = [f for f in op.ops if isinstance(f, func.FuncOp)]
-        for other in op.ops:
-            if not isinstance(other, func.FuncOp):
+        for other in list(op.ops):
+            if isinstance(other, llvm.FuncOp) and not other.body.blocks:
+                translation.declared.setdefault(other.sym_name.data, other.function_type)
+                other.detach()
+            elif not isinstance(other, func.FuncOp):
                 raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
         translation.noalias = analyse_arrays(op).noalias
         for source in sources:
@@ -1149,7 +1398,9 @@ class ConvertStdToLLVMPass(ModulePass):
                 continue
             translation.functions.append(FunctionTranslation(translation, source).translate())
             if source.sym_visibility is None or source.sym_visibility.data != "private":
-                translation.functions.append(ciface(source))
+                translation.functions.append(mlir_ciface(translation, source))
+                if follows_rev_convention(source):
+                    translation.functions.append(ciface(source))
         for source in sources:
             source.detach()
         op.body.block.add_ops(translation.module())

@@ -83,8 +83,14 @@ class UnresolvedSymbolError(LookupError):
 
 
 def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.ModuleRef:
-    """Parse and verify LLVM IR and run the standard -O<level> pipeline on it."""
+    """Parse and verify LLVM IR and run the standard -O<level> pipeline on
+    it, for ``machine``'s triple and data layout (the translation from the
+    llvm dialect leaves both empty: optimised without them, LLVM would lay
+    out types by its defaults instead of the target's, and an emitted
+    module would not say what it was compiled for)."""
     module = llvm.parse_assembly(text)
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
     module.verify()
     if opt_level > 0:
         options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
