@@ -125,17 +125,14 @@ def test_no_stack_op_or_type_survives_lowering():
     assert not [t for t in types if isinstance(t, StackType)]
     called = {op.callee.string_value() for op in ops if isinstance(op, func.CallOp)}
     # the runtime is defined in the module (private), over the C library's
-    # realloc and free only; revmlir.fail is the one declaration (native
-    # code defines it, revmlir.runtime.guard)
+    # realloc, free and abort only: std IR is complete for any pipeline
     defined = {
         op.sym_name.data for op in module.ops
         if isinstance(op, func.FuncOp) and not op.is_declaration and op.sym_visibility is not None
     }
-    declared = {op.sym_name.data for op in ops if isinstance(op, func.FuncOp) and op.is_declaration}
-    assert declared == {"revmlir.fail"}
-    assert called == defined | declared
-    assert defined == {
-        "revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free"
+    assert not [op for op in ops if isinstance(op, func.FuncOp) and op.is_declaration]
+    assert called == defined == {
+        "revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free", "revmlir.fail"
     }
     external = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
-    assert external == {"realloc", "free"}
+    assert external == {"realloc", "free", "abort"}

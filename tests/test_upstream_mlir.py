@@ -42,7 +42,7 @@ from xdsl.ir import Attribute
 
 from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import inverse_name
-from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.rev_to_std import ERROR_SLOT, RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
@@ -237,7 +237,7 @@ class Probe:
                 result, result_type = next(scalars)
                 self.store(result, result_type)
                 following.append(result)
-        error = self.emit(f"memref.load {args[-1]}[{self.index(0)}] : memref<3xi64>")
+        error = self.emit(f"memref.load {args[-1]}[{self.index(0)}] : {ERROR_SLOT}")
         self.store(error, IntegerType(64))
         return following + [args[-1]]
 
@@ -255,10 +255,10 @@ def probe_module(std: ModuleOp, name: str, args: list[Any]) -> tuple[str, int]:
     values = []
     for value, type in zip(args, forward.function_type.inputs.data):
         values.append(probe.array(value, type) if isinstance(value, np.ndarray) else probe.constant(value, type))
-    error = probe.emit("memref.alloc() : memref<3xi64>")
+    error = probe.emit(f"memref.alloc() : {ERROR_SLOT}")
     zero = probe.emit("arith.constant 0 : i64")
-    for word in range(3):
-        probe.lines.append(f"    memref.store {zero}, {error}[{probe.index(word)}] : memref<3xi64>")
+    for word in range(ERROR_SLOT.get_shape()[0]):
+        probe.lines.append(f"    memref.store {zero}, {error}[{probe.index(word)}] : {ERROR_SLOT}")
     shapes = [np.shape(a) for a in args]
     following = probe.call(forward, values + [error], shapes)
     probe.call(backward, following, shapes)

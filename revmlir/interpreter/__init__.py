@@ -23,10 +23,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl_external, register_impls
+from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, impl_external, register_impls
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
 from xdsl.interpreters.printf import PrintfFunctions
 from xdsl.interpreters.scf import ScfFunctions
 
@@ -37,7 +39,7 @@ from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
-from revmlir.lowering.rev_to_std import FAIL
+from revmlir.lowering.rev_to_std import ABORT, FAIL
 from revmlir.interpreter.runtime import (
     DEFAULT_TOLERANCE,
     FunctionCounters,
@@ -56,10 +58,18 @@ class _Failed(Exception):
 @register_impls
 class _LoweredRuntime(InterpreterFunctions):
     """``revmlir.fail``, which lowered code calls when a check fails: like
-    native code, the run stops there."""
+    native code, the run stops there.  Std IR defines it as a call of the C
+    library's ``abort`` (``revmlir.lowering.rev_to_std.define_fail``), the
+    one ``llvm.call`` lowered code makes outside the stack runtime."""
 
     @impl_external(FAIL)
     def run_fail(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
+        raise _Failed()
+
+    @impl(llvm.CallOp)
+    def run_llvm_call(self, interpreter: Interpreter, op: llvm.CallOp, args: PythonValues) -> PythonValues:
+        if op.callee is None or op.callee.string_value() != ABORT:
+            raise InterpretationError(f"cannot run a call of the C function {op.callee} on the interpreter")
         raise _Failed()
 
 

@@ -20,6 +20,9 @@ from revmlir.errors import ExecutionError, InvertibilityError, describe_op
 from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.inversion import Inverter, invert_function
 
+_NO_SEMANTICS = "Could not find interpretation function for op"
+"""How xDSL's interpreter reports an op it has no implementation for."""
+
 DEFAULT_TOLERANCE = 1e-8
 """Relative and absolute tolerance when a float must equal a known value
 (NiLang's default); integers are compared exactly."""
@@ -81,9 +84,12 @@ class Runtime:
         """``error`` (an index out of bounds, a division by zero, …) at the op
         that raised it, in the function running it."""
         function = str(self.frames[-1]) if self.frames else None
+        message = str(error)
+        if message.startswith(_NO_SEMANTICS):  # xDSL's text for an unknown op
+            message = "the interpreter has no semantics for this op"
         if self.current_op is None:
-            return ExecutionError(str(error), function=function)
-        return ExecutionError.at(self.current_op, str(error), function)
+            return ExecutionError(message, function=function)
+        return ExecutionError.at(self.current_op, message, function)
 
     def checking(self, op: RuntimeCheckedOp) -> bool:
         return op.checks_enabled

@@ -32,7 +32,7 @@ from math import prod
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math, memref, printf, scf
+from xdsl.dialects import arith, func, llvm, math, memref, printf, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.checkpoint.cursor import SCHEMES
@@ -85,6 +86,8 @@ last word is the entry point's, where ``revmlir.fail`` finds the way back
 (``revmlir.runtime.guard``)."""
 FAIL = "revmlir.fail"
 """``revmlir.fail(error slot)``: leave the run; it never returns."""
+ABORT = "abort"
+"""The C library's ``abort``: what ``revmlir.fail`` does in std IR."""
 CHECKS_ATTR = "rev.checks"
 ERRORS: dict[str, type[LocatedError]] = {e.__name__: e for e in (InvertibilityError, ExecutionError)}
 """What a check raises: a broken reversibility rule, or a run leaving
@@ -93,7 +96,10 @@ DEFAULT_TOLERANCE = 1e-8
 FRAME_ARRAY_BYTES = 4096
 """The largest ancilla array kept in the function's frame; larger ones go to
 the heap, so they cannot overflow the stack."""
-DIVISIONS = (arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp)
+DIVISIONS = (
+    arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
+    arith.CeilDivUIOp,
+)
 SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 
 
@@ -1122,7 +1128,30 @@ class RevLowerToStdPass(ModulePass):
             Rewriter.replace_op(source, lowered)
         op.body.block.add_ops(runtime[name] for name in sorted(runtime))
         stacks.define_runtime(op)
+        define_fail(op)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
+
+
+def define_fail(module: ModuleOp) -> None:
+    """Give ``revmlir.fail``, if ``module`` declares it, a body that calls
+    the C library's ``abort``, so that std IR is complete for any pipeline
+    (upstream's ``convert-to-llvm`` and ``mlir-runner`` among them): a failed
+    check then ends the process, as ``cf.assert`` does, after storing its id
+    and values in the error slot.  revmlir's native code replaces the body
+    with a jump back to the entry point, which raises the check's error
+    instead (``revmlir.runtime.guard``)."""
+    declaration = SymbolTable.lookup_symbol(module, FAIL)
+    if not isinstance(declaration, func.FuncOp) or not declaration.is_declaration:
+        return
+    function = func.FuncOp(FAIL, declaration.function_type, visibility="private")
+    function.body.block.args[0].name_hint = "error"
+    function.body.block.add_ops([llvm.CallOp(ABORT), func.ReturnOp()])
+    module.body.block.insert_op_before(function, declaration)
+    declaration.detach()
+    declaration.erase()
+    if SymbolTable.lookup_symbol(module, ABORT) is None:
+        abort = llvm.FuncOp(ABORT, llvm.LLVMFunctionType([]), linkage=llvm.LinkageAttr("external"))
+        module.body.block.insert_op_before(abort, module.body.block.first_op)  # type: ignore[arg-type]
 
 
 def check_error_slot(module: ModuleOp, slot: Sequence[int]) -> None:

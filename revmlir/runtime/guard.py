@@ -9,7 +9,8 @@ otherwise.  This module completes the LLVM module for that:
 - every C entry point ``<f>_ciface`` becomes a guard that keeps a
   ``jmp_buf`` in its frame, stores its address in the error slot's last
   word, calls ``_setjmp`` and runs the original entry point (now internal);
-- ``revmlir.fail`` gets a body that ``longjmp``\\ s to the address it finds
+- ``revmlir.fail`` gets a body (in place of std IR's ``abort``) that
+  ``longjmp``\\ s to the address it finds
   in the slot, so the guard returns to its caller at once, out of any
   depth of loops and calls, with the check's id and values in the slot.
 
@@ -40,9 +41,11 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     fail = module.globals.get(FAIL)
     if not isinstance(fail, ir.Function):
         return
-    i32, i64 = ir.IntType(32), ir.IntType(64)
-    (slot_type,) = fail.function_type.args
-    pointer = slot_type.elements[0]
+    i32 = ir.IntType(32)
+    # std IR defines revmlir.fail, so its error slot arrives as a defined
+    # function's array does: the data pointer, then the size
+    pointer = fail.function_type.args[0]
+    assert isinstance(pointer, ir.PointerType), fail.function_type
     setjmp = ir.Function(module, ir.FunctionType(i32, [pointer]), "_setjmp")
     setjmp.attributes.add("returns_twice")
     longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), "longjmp")
@@ -53,13 +56,15 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
 
 
 def _define_fail(fail: ir.Function, longjmp: ir.Function) -> None:
+    """Replace the std body of ``revmlir.fail`` (an ``abort``) by a
+    ``longjmp`` to the entry point's guard."""
+    fail.blocks = []
     for attribute in ("noreturn", "cold", "noinline", "nounwind"):
         fail.attributes.add(attribute)
     fail.attributes.discard("readnone")
     fail.linkage = "internal"
     builder = ir.IRBuilder(fail.append_basic_block())
-    data = builder.extract_value(fail.args[0], 0)
-    word = builder.gep(data, [ir.Constant(ir.IntType(64), JUMP_WORD)], source_etype=ir.IntType(64))
+    word = builder.gep(fail.args[0], [ir.Constant(ir.IntType(64), JUMP_WORD)], source_etype=ir.IntType(64))
     target = builder.load(word, typ=longjmp.function_type.args[0])
     builder.call(longjmp, [target, ir.Constant(ir.IntType(32), 1)])
     builder.unreachable()

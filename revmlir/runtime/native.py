@@ -42,6 +42,7 @@ from revmlir.inversion import forgetful_functions, inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rev_to_std import (
+    ABORT,
     ERROR_SLOT,
     RevLowerToStdPass,
     check_error_slot,
@@ -126,7 +127,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in stacks.MEMORY_FUNCTIONS:
+        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT):
             # Apart from the allocator, only libm functions are declared (see
             # std_to_llvm): pure, so LLVM may share and hoist their calls.
             function.attributes.add("nounwind")

@@ -4,9 +4,11 @@
 
 // A stack is a header memref<3xi64> (buffer address, size, capacity); the
 // checks read the size and report through the error slot.
-// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 56]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 56]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 58]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 61]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 62]]:3|stacks|i64|stack freed holding {0} value(s)"]}
+// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 58]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 58]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 60]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 63]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 64]]:3|stacks|i64|stack freed holding {0} value(s)"]}
 // The C library functions the runtime calls are declared as upstream's
-// convert-to-llvm declares them:
+// convert-to-llvm declares them (abort is what a failed check calls,
+// through revmlir.fail, outside native code):
+// CHECK-NEXT:  llvm.func @abort()
 // CHECK-NEXT:  llvm.func @realloc(!llvm.ptr, i64) -> !llvm.ptr
 // CHECK-NEXT:  llvm.func @free(!llvm.ptr)
 // CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<4xi64>) -> (f64, complex<f64>)
