@@ -17,6 +17,7 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
+from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects import anc, rev
 from revmlir.errors import ReversibilityViolation, describe_op
@@ -138,6 +139,7 @@ class FunctionVerifier:
         for block in self._blocks():
             for index, op in enumerate(block.ops):
                 self.position[op] = index
+        self._check_end()
         self._check_dominance()
         for block in self._blocks():
             kind = _block_kind(block)
@@ -158,6 +160,17 @@ class FunctionVerifier:
         for op in self.func.walk():
             for region in op.regions:
                 yield from region.blocks
+
+    def _check_end(self) -> None:
+        """The body ends with ``rev.return``: ``rev.yield`` is a terminator
+        too, and the engines would otherwise find no way out of the
+        function."""
+        last = self.func.body.block.last_op
+        if not isinstance(last, rev.ReturnOp):
+            found = f"'{last.name}'" if last is not None else "nothing"
+            raise VerifyException(
+                f"@{self.func.sym_name.data} must end with 'rev.return', not {found}"
+            )
 
     # -- dominance ------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import pytest
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import Float64Type, ModuleOp
 from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 from revmlir.dialects import rev
@@ -182,3 +183,13 @@ def test_a_value_of_another_region_is_rejected():
         ModuleOp([func]).verify()
     assert info.value.rule == "dominance" and info.value.op is outer_use
     assert "%t, which is not defined in its region or a region around it" in info.value.message
+
+
+# -- found by the mutation fuzzer -----------------------------------------------
+
+
+def test_a_function_must_end_with_rev_return():
+    """``rev.yield`` ending a function was accepted; native code then failed
+    inside LLVM (an internal error of rev-run)."""
+    with pytest.raises(VerifyException, match="@f must end with 'rev.return', not 'rev.yield'"):
+        parse_module("rev.func @f(%y: f64) {\n  rev.yield %y : f64\n}\n")

@@ -95,3 +95,12 @@ rev.func @index_from_elsewhere(%x: memref<3xi64>, %p: memref<2xi64>, %m: memref<
   rev.put %f1, %m[%c0, %j] : memref<2x3xi64>
   rev.return
 }
+
+// -----
+
+// A function ends with rev.return (rev.yield was accepted, then native code
+// failed inside LLVM).
+// CHECK: verify_soundness.mlir:[[# @LINE + 1]]:1: error: 'rev.func': @ends_with_yield must end with 'rev.return', not 'rev.yield'
+rev.func @ends_with_yield(%y: f64) {
+  rev.yield %y : f64
+}
