@@ -105,8 +105,8 @@ def test_mutations_change_the_text_deterministically():
 # -- known open findings: each a regression test --------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="open: see fuzz.known (owned by the parser and the lowering)")
-@pytest.mark.parametrize("known", KNOWN, ids=["forward-reference", "multi-block-func", "func-without-results"])
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason="open: see fuzz.known (parser, lowering)")
+@pytest.mark.parametrize("known", KNOWN, ids=["forward-reference", "multi-block-func", "func-without-results", "dim-past-rank"])
 def test_known_finding_is_fixed(known: Known):
     pipelines = ("rev-verify", "rev-lower-to-std,convert-std-to-llvm")
     assert mutation.run_case(mutation.Case(known.reproducer, pipelines)) == []
