@@ -8,6 +8,6 @@
 * ``differential``: random valid programs (``program_generator``) must run
   backwards to their inputs, and alike on native code and the interpreter.
 
-Cases run in a forked worker (``worker``), so a crash or a hang in native
+Cases run in a worker process (``worker``), so a crash or a hang in native
 code is reported as a finding instead of ending the run.
 """

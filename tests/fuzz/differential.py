@@ -2,7 +2,7 @@
 
 ``program_generator`` builds modules the verifier accepts.  For each, one
 function runs on random inputs on the interpreter and on native code (in a
-forked worker), and the fuzzer checks:
+worker process), and the fuzzer checks:
 
 * soundness: a run that succeeds is undone by the inverse, to the input
   bits for integers (within rounding for floats), on both engines;

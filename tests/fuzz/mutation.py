@@ -5,7 +5,7 @@ FileCheck tests, one ``// -----`` chunk each), applies one to three textual
 mutations (swap operands, replace a use by another value, change an op name,
 a type or a constant, delete, duplicate or swap lines), and runs ``rev-opt``
 with a few pass pipelines, ``rev-translate`` and ``rev-run`` on both
-backends, in-process, in a forked worker.  The oracle: every tool ends with
+backends, in-process, in a worker process.  The oracle: every tool ends with
 a result or a clean diagnostic (``outcomes.CLEAN_ERRORS``); an unexpected
 exception, a crash of the worker or a hang is a finding.
 """
