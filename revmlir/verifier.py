@@ -4,18 +4,20 @@ Each rule has a short name that diagnostics print and ``docs/dialects.md``
 explains.  The rules make the inverter's job well defined: every state version
 is consumed exactly once, in the block that made it; everything an op reads is
 still current when the op runs (so the inverse can recompute it at the mirrored
-point); borrowed elements are given back; conditions are pure.
+point); borrowed elements are given back; conditions are pure.  Dominance is
+checked first: the other rules follow use-def chains, which must be acyclic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
+from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects import anc, rev
 from revmlir.errors import ReversibilityViolation, describe_op
@@ -23,11 +25,13 @@ from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.semantics import is_expression_op, is_state_value
 
 RULES: dict[str, str] = {
+    "dominance": "a value is used after its definition, in its block or a region inside it",
     "linearity": "every state version is consumed exactly once",
     "capture": "a region may read outer state but not consume it",
     "stale-read": "an op reads only current versions of state",
     "self-read": "an instruction does not read its own target",
     "memory-read": "an element read is not overwritten before the op using it",
+    "index-read": "the indices of an element written do not read the memory written",
     "alias": "a borrowed element is not read or borrowed again",
     "borrow": "every rev.take is matched by a rev.put of the same element",
     "irreversible-op": "only reversible instructions and pure expressions",
@@ -46,6 +50,14 @@ def constant_index(value: SSAValue) -> int | None:
         if isinstance(attr, IntegerAttr):
             return attr.value.data
     return None
+
+
+def _constant_through_cast(value: SSAValue) -> int | None:
+    """A constant index, also one cast from an integer constant (the Python
+    frontend writes ``x[0]`` as an ``i64`` constant cast to ``index``)."""
+    if isinstance(value, OpResult) and isinstance(value.op, arith.IndexCastOp):
+        value = value.op.input
+    return constant_index(value)
 
 
 def _name(value: SSAValue) -> str:
@@ -79,6 +91,13 @@ def _ancestor_in(op: Operation, block: Block) -> Operation | None:
     while current is not None and current.parent_block() is not block:
         current = current.parent_op()
     return current
+
+
+def _home_block(value: SSAValue) -> Block | None:
+    if isinstance(value, BlockArgument):
+        return value.block
+    assert isinstance(value, OpResult)
+    return value.op.parent_block()
 
 
 def _writes(op: Operation, target: SSAValue) -> bool:
@@ -122,6 +141,8 @@ class FunctionVerifier:
         for block in self._blocks():
             for index, op in enumerate(block.ops):
                 self.position[op] = index
+        self._check_end()
+        self._check_dominance()
         for block in self._blocks():
             kind = _block_kind(block)
             if kind == "state":
@@ -158,6 +179,57 @@ class FunctionVerifier:
         for op in self.func.walk():
             for region in op.regions:
                 yield from region.blocks
+
+    def _check_end(self) -> None:
+        """The body ends with ``rev.return``: ``rev.yield`` is a terminator
+        too, and the engines would otherwise find no way out of the
+        function."""
+        last = self.func.body.block.last_op
+        if not isinstance(last, rev.ReturnOp):
+            found = f"'{last.name}'" if last is not None else "nothing"
+            raise VerifyException(
+                f"@{self.func.sym_name.data} must end with 'rev.return', not {found}"
+            )
+
+    # -- dominance ------------------------------------------------------------
+
+    def _check_dominance(self) -> None:
+        """Every operand is defined before its use, in the use's block or a
+        block around it (rev regions have one block each).  xDSL does not
+        check this, and a cycle would send the rules below, the inverter and
+        the engines round in circles."""
+        for op in self.func.walk():
+            if op is self.func:
+                continue
+            for operand in op.operands:
+                home = _home_block(operand)
+                anchor = _ancestor_in(op, home) if home is not None else None
+                if anchor is None:
+                    raise _fail(
+                        "dominance",
+                        op,
+                        f"'{op.name}' uses {_name(operand)}, which is not defined in "
+                        "its region or a region around it",
+                    )
+                if isinstance(operand, BlockArgument):
+                    continue
+                definition = operand.owner
+                assert isinstance(definition, Operation)
+                if anchor is definition:
+                    owner = "itself" if op is definition else f"the '{definition.name}' around it"
+                    raise _fail(
+                        "dominance",
+                        op,
+                        f"'{op.name}' uses {_name(operand)}, a result of {owner}",
+                    )
+                if self.position[anchor] < self.position[definition]:
+                    raise _fail(
+                        "dominance",
+                        op,
+                        f"'{op.name}' uses {_name(operand)} before "
+                        f"{describe_op(definition)} defines it; define a value "
+                        "before its uses",
+                    )
 
     # -- op classes per block kind -------------------------------------------
 
@@ -354,6 +426,8 @@ class FunctionVerifier:
                 f"{describe_op(anchor)}, which writes {_name(target)}; load it "
                 "inside, next to its use",
             )
+        if anchor is op and isinstance(op, rev.PutOp) and target == op.memref:
+            self._check_written_element(op, load)
         if anchor is op and op.regions and _writes(op, target):
             raise _fail(
                 "memory-read",
@@ -371,6 +445,23 @@ class FunctionVerifier:
                     f"before {describe_op(between)} wrote {_name(target)}; load "
                     "it after the write",
                 )
+
+    def _check_written_element(self, op: rev.PutOp, load: memref.LoadOp) -> None:
+        """The inverse of ``rev.put`` is a ``rev.take`` that evaluates the
+        same indices after the write.  An index read from the written memref
+        has the same value then only if it reads another element, which is
+        known when a constant index differs from the written element's."""
+        if _same_indices(op.indices, load.indices) is False:
+            return
+        raise _fail(
+            "index-read",
+            op,
+            f"'{op.name}' computes its indices from {describe_op(load)}, which may "
+            f"read the element of {_name(op.memref)} it writes; run backwards, the "
+            "index would be read after the write and the element not found again. "
+            "Copy the index into an ancilla first (freed against the same "
+            "expression after the update)",
+        )
 
     # -- borrowed elements ----------------------------------------------------
 
@@ -459,11 +550,19 @@ def _same_element(
     """True/False when known statically, None when only a run can tell."""
     if take.memref != target:
         return False
+    return _same_indices(take.indices, indices)
+
+
+def _same_indices(
+    first: Sequence[SSAValue], second: Sequence[SSAValue]
+) -> bool | None:
+    """Whether two index lists of one memref name the same element: True/False
+    when known statically, None when only a run can tell."""
     known = True
-    for a, b in zip(take.indices, indices, strict=True):
+    for a, b in zip(first, second, strict=True):
         if a == b:
             continue
-        ca, cb = constant_index(a), constant_index(b)
+        ca, cb = _constant_through_cast(a), _constant_through_cast(b)
         if ca is None or cb is None:
             known = False
         elif ca != cb:

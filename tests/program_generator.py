@@ -29,6 +29,10 @@ loop induction variables), and these patterns, nested up to ``max_depth``:
   dynamic indices (``(x + k) & 3`` or a loop index), with loads of the other
   elements while they are borrowed.
 
+``Extensions`` switches on features beyond these (``i1`` state, division by
+values that may be zero, wide shifts, out-of-bounds indices, failing checks)
+for the fuzzer, ``tests/fuzz``.
+
 Invariants the generator maintains (they are what makes programs valid):
 
 * a value is read only while current; a variable that an enclosing pattern
@@ -65,7 +69,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-I64, F64 = "i64", "f64"
+I1, I64, F64 = "i1", "i64", "f64"
 MEMREF_SIZE = 4  # a power of two: `& 3` gives an in-bounds index
 INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 
@@ -77,7 +81,7 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 @dataclass(frozen=True)
 class Param:
     kind: str  # "scalar" | "memref" | "stack"
-    elem: str  # I64 | F64
+    elem: str  # I1 | I64 | F64
 
     @property
     def mlir_type(self) -> str:
@@ -111,6 +115,36 @@ class Program:
         return self.functions[-1]
 
 
+@dataclass(frozen=True)
+class Extensions:
+    """Features beyond the default programs, each off unless asked for.
+
+    They produce programs whose runs hit the corners of the semantics: the
+    engines must still agree, with the same result or the same error.  Some
+    corners are not defined alike on both engines yet, so the suites that
+    must pass today leave them off; the fuzzer (``tests/fuzz``) switches them
+    on by name."""
+
+    flags: bool = False
+    """``i1`` state (arguments, ancillas, stacks) updated by ``rev.xor`` with
+    conditions, read by conditions and extended (``extui``/``extsi``) in
+    integer expressions."""
+    division: bool = False
+    """Divisors computed from the state (zero, ``INT_MIN / -1``), also unsigned
+    and rounding-up division."""
+    wide_shifts: bool = False
+    """Shift amounts of 63 to 127, negative, or computed from the state."""
+    out_of_bounds: bool = False
+    """Dynamic indices masked to twice the array size."""
+    failing_checks: bool = False
+    """Ancillas freed sometimes against a value one off: the run must fail
+    with the same error on both engines."""
+
+
+def zero_of(type: str) -> Any:
+    return 0.0 if type == F64 else 0
+
+
 # ---------------------------------------------------------------------------
 # Expression trees (re-emittable: patterns recompute the same expression)
 # ---------------------------------------------------------------------------
@@ -126,10 +160,20 @@ class Program:
 #   ("math", fn, a)                 math.<fn> on f64
 #   ("negf", a)
 #   ("sitofp", a)
+#   ("ext", op, a)                  arith.extui/extsi of an i1 to i64
 #
 # index trees: ("cidx", k) | ("didx", base_int_tree, shift) | ("ividx", ssa)
 
 Tree = tuple[Any, ...]
+
+# the unary trees: name prefix, and the op's text given the tree's middle
+# fields and the operand ``a``
+UNARY_FORMS = {
+    "math": ("f", "math.{0} {a} : f64"),
+    "negf": ("f", "arith.negf {a} : f64"),
+    "ext": ("e", "arith.{0} {a} : i1 to i64"),
+    "sitofp": ("f", "arith.sitofp {a} : i64 to f64"),
+}
 
 INT_BINOPS = ["addi", "subi", "muli", "xori", "andi", "ori", "maxsi", "minsi"]
 SHIFT_OPS = ["shli", "shrsi", "shrui"]
@@ -263,8 +307,10 @@ class ProgramBuilder:
         budget: int,
         share: bool = False,
         stacks: bool = True,
+        extensions: Extensions = Extensions(),
     ):
         self.draw = draw
+        self.extensions = extensions
         self.floats = floats
         self.stacks = stacks
         self.share = share
@@ -310,8 +356,11 @@ class ProgramBuilder:
     def mutable_of(self, scope: Scope, type: str) -> list[int]:
         return self.vars_of(scope, type, scope.mutable)
 
-    def types(self) -> list[str]:
+    def array_types(self) -> list[str]:
         return [I64, F64] if self.floats else [I64]
+
+    def types(self) -> list[str]:
+        return self.array_types() + ([I1] if self.extensions.flags else [])
 
     def refs_of(self, scope: Scope, kind: str, elem: str, allowed: set[int]) -> list[int]:
         return sorted(
@@ -330,9 +379,14 @@ class ProgramBuilder:
         memrefs = self.refs_of(scope, "memref", I64, scope.ref_read)
         if allow_loads and memrefs:
             options.append("load")
+        flags = [v for v in self.vars_of(scope, I1) if v not in exclude]
+        if flags:
+            options.append("flag")
         kind = self.pick(options)
         if kind == "var":
             return ("var", self.pick(ints))
+        if kind == "flag":
+            return ("ext", self.pick(["extui", "extsi"]), ("var", self.pick(flags)))
         if kind == "iv":
             return ("iv", self.pick(scope.ivs))
         if kind == "load":
@@ -351,11 +405,18 @@ class ProgramBuilder:
         if kind == "bin":
             return ("bin", self.pick(INT_BINOPS), I64, sub(), sub())
         if kind == "shift":
-            amount = ("const", I64, self.draw(st.integers(0, 7)))
+            amount: Tree = ("const", I64, self.draw(st.integers(0, 7)))
+            if self.extensions.wide_shifts and self.chance(50):
+                amount = sub() if self.chance(50) else ("const", I64, self.pick([63, 64, 65, 127, -1]))
             return ("bin", self.pick(SHIFT_OPS), I64, sub(), amount)
         if kind == "divrem":
-            divisor = ("const", I64, self.pick([1, 2, 3, -1, -7, 16]))
-            return ("bin", self.pick(["divsi", "remsi"]), I64, sub(), divisor)
+            divisor: Tree = ("const", I64, self.pick([1, 2, 3, -1, -7, 16]))
+            ops = ["divsi", "remsi"]
+            if self.extensions.division:
+                ops += ["divui", "remui", "ceildivsi", "floordivsi"]
+                if self.chance(50):
+                    divisor = sub() if self.chance(50) else ("const", I64, self.pick([0, -1]))
+            return ("bin", self.pick(ops), I64, sub(), divisor)
         cond = ("cmp", self.pick(CMP_PREDS), sub(), sub())
         return ("select", cond, sub(), sub(), I64)
 
@@ -363,6 +424,9 @@ class ProgramBuilder:
         """An i1 condition over integers (never floats: branches must not
         depend on rounding)."""
         exclude = set(scope.names) - allowed
+        flags = [v for v in self.vars_of(scope, I1) if v not in exclude]
+        if flags and self.chance(30):
+            return ("var", self.pick(flags))
 
         def cmp() -> Tree:
             return (
@@ -436,6 +500,8 @@ class ProgramBuilder:
         return ("const", F64, self.pick([0.5, -1.25, 3.0, 0.0]))
 
     def value(self, scope: Scope, type: str, exclude: set[int]) -> Tree:
+        if type == I1:
+            return self.cond_tree(scope, set(scope.names) - exclude)
         if type == I64:
             return self.int_tree(scope, exclude)
         return self.float_value(scope, exclude)
@@ -549,21 +615,11 @@ class ProgramBuilder:
             name = self.fresh("e")
             scope.emit(f"{name} = arith.select {ec}, {ea}, {eb} : {type}")
             return name
-        if kind == "math":
-            _, fn, a = tree
-            ea = self.emit_tree(scope, a)
-            name = self.fresh("f")
-            scope.emit(f"{name} = math.{fn} {ea} : f64")
-            return name
-        if kind == "negf":
-            ea = self.emit_tree(scope, tree[1])
-            name = self.fresh("f")
-            scope.emit(f"{name} = arith.negf {ea} : f64")
-            return name
-        if kind == "sitofp":
-            ea = self.emit_tree(scope, tree[1])
-            name = self.fresh("f")
-            scope.emit(f"{name} = arith.sitofp {ea} : i64 to f64")
+        if kind in UNARY_FORMS:
+            prefix, form = UNARY_FORMS[kind]
+            operand = self.emit_tree(scope, tree[-1])
+            name = self.fresh(prefix)
+            scope.emit(f"{name} = " + form.format(*tree[1:-1], a=operand))
             return name
         raise AssertionError(tree)
 
@@ -582,7 +638,8 @@ class ProgramBuilder:
             shifted = self.fresh("e")
             scope.emit(f"{shifted} = arith.addi {value}, {k} : i64")
             value = shifted
-        mask = self.emit_tree(scope, ("const", I64, MEMREF_SIZE - 1))
+        size = 2 * MEMREF_SIZE if self.extensions.out_of_bounds else MEMREF_SIZE
+        mask = self.emit_tree(scope, ("const", I64, size - 1))
         masked = self.fresh("e")
         scope.emit(f"{masked} = arith.andi {value}, {mask} : i64")
         name = self.fresh("ix")
@@ -664,7 +721,9 @@ class ProgramBuilder:
         if not targets:
             return False
         vid = self.pick(targets)
-        if self.vtype[vid] == I64:
+        if self.vtype[vid] == I1:
+            op = "xor"
+        elif self.vtype[vid] == I64:
             op = self.pick(["add", "sub", "xor", "neg", "inc", "dec"])
         else:
             op = self.pick(["add", "sub", "add", "sub", "neg"])
@@ -706,7 +765,7 @@ class ProgramBuilder:
         type = self.pick(self.types())
         anc = self.new_var(type)
         if self.chance(50):
-            init: Tree = ("const", type, 0 if type == I64 else 0.0)
+            init: Tree = ("const", type, zero_of(type))
         else:
             init = self.value(scope, type, set())
         steps: list[tuple[str, Tree | None]] = []
@@ -716,7 +775,9 @@ class ProgramBuilder:
         inverse = {"add": "sub", "sub": "add", "xor": "xor", "neg": "neg", "inc": "dec",
                    "dec": "inc"}
         for _ in range(self.draw(st.integers(1, 2))):
-            ops = ["add", "sub", "xor", "neg", "inc"] if type == I64 else ["add", "sub", "neg"]
+            ops = {I1: ["xor"], I64: ["add", "sub", "xor", "neg", "inc"]}.get(
+                type, ["add", "sub", "neg"]
+            )
             op = self.pick(ops)
             tree = None if op in ("neg", "inc") else self.value(scope, type, {anc})
             steps.append((op, tree))
@@ -734,8 +795,14 @@ class ProgramBuilder:
             value = None if tree is None else self.emit_tree(scope, tree)
             self.update(scope, anc, inverse[op], value)
         expected = self.emit_tree(scope, init)
-        attrs = " {nocheck}" if self.chance(10) else ""
-        scope.emit(f"anc.free {scope.names.pop(anc)}, {expected}{attrs} : {type}")
+        if self.extensions.failing_checks and type != I1 and self.chance(20):
+            one = self.emit_tree(scope, ("const", type, 1 if type == I64 else 1.0))
+            off = self.fresh("e")
+            scope.emit(f"{off} = arith.{'addi' if type == I64 else 'addf'} {expected}, {one} : {type}")
+            expected = off
+        elif self.chance(10):  # a failing check is never switched off
+            expected += " {nocheck}"
+        scope.emit(f"anc.free {scope.names.pop(anc)}, {expected} : {type}")
         return True
 
     def carry(self, scope: Scope, max_size: int = 3) -> list[int]:
@@ -1034,7 +1101,7 @@ class ProgramBuilder:
         for extra in extras:
             type = self.vtype[extra]
             init = self.value(compute, type, set()) if self.chance(50) else (
-                "const", type, 0 if type == I64 else 0.0)
+                "const", type, zero_of(type))
             name = self.fresh("a")
             compute.emit(f"{name} = anc.alloc {self.emit_tree(compute, init)} : {type}")
             compute.names[extra] = name
@@ -1194,7 +1261,7 @@ class ProgramBuilder:
         refs = [
             Param(kind, type)
             for kind in ("memref", "stack") if self.stacks or kind == "memref"
-            for type in self.types()
+            for type in self.array_types()
             if self.chance(40)
         ]
         texts = []
@@ -1216,6 +1283,7 @@ def programs(
     budget: int = 10,
     canonical: bool | None = None,
     stacks: bool = True,
+    extensions: Extensions = Extensions(),
 ) -> Program:
     """Modules of reversible functions; the last one is the entry point.
 
@@ -1228,7 +1296,7 @@ def programs(
         canonical = draw(st.booleans())
     builder = ProgramBuilder(
         draw, floats=floats, max_depth=max_depth, budget=budget, share=not canonical,
-        stacks=stacks,
+        stacks=stacks, extensions=extensions,
     )
     return builder.module(draw(st.integers(1, max_functions)))
 
@@ -1246,7 +1314,7 @@ FLOATS = st.floats(-4.0, 4.0, allow_nan=False, allow_infinity=False)
 
 
 def _scalars(elem: str) -> st.SearchStrategy[Any]:
-    return INTS if elem == I64 else FLOATS
+    return {I1: st.booleans(), I64: INTS}.get(elem, FLOATS)
 
 
 def arguments(func: FuncInfo) -> st.SearchStrategy[tuple[Any, ...]]:

@@ -1,0 +1,75 @@
+"""Findings of the fuzzers that are known and open, each with the smallest
+input that shows it.  The bounded run in the test suite tolerates these and
+nothing else; ``tests/test_fuzz.py`` holds each reproducer as a strict
+expected failure, so fixing one makes the suite say to remove it here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .outcomes import Finding
+
+
+@dataclass(frozen=True)
+class Known:
+    error: str  # "Type: message fragment", as it appears in the finding's detail
+    where: str  # the code that should turn it into a diagnostic
+    reproducer: str
+
+    def matches(self, finding: Finding) -> bool:
+        return finding.kind == "traceback" and self.error in finding.detail
+
+
+KNOWN = [
+    Known(
+        "ValueError: Forward declared values do not have an owner",
+        "parsing: a region op's operand named like a block argument of its own "
+        "region stays a forward reference, which xDSL's IsolatedFromAbove check "
+        "cannot handle",
+        """rev.func @f(%n: index) {
+  %c1 = arith.constant 1 : index
+  rev.for %i to %n step %c1 : index () {
+  ^bb0(%i: index):
+    rev.yield
+  }
+  rev.return %n : index
+}
+""",
+    ),
+    Known(
+        "ValueError: 'block' property of Region class is only available for single-block regions",
+        "lowering (aliasing analysis of convert-std-to-llvm, rev-translate): a "
+        "func.func with several blocks",
+        """func.func @f(%x: i1) {
+  cf.br ^bb1
+^bb1:
+  func.return
+}
+""",
+    ),
+    Known(
+        "ValueError: zip() argument 2 is shorter than argument 1",
+        "lowering (C interface of convert-std-to-llvm, rev-translate): a "
+        "func.func with scalar arguments that returns nothing",
+        """func.func @f(%l: index) {
+  func.return
+}
+""",
+    ),
+    Known(
+        "TypeError: Can't index at [64]",
+        "lowering (convert-std-to-llvm, rev-translate, native code): memref.dim "
+        "with a constant dimension past the rank",
+        """rev.func @f(%y: index, %x: memref<?xf64>) {
+  %c64 = arith.constant 64 : index
+  %n = memref.dim %x, %c64 : memref<?xf64>
+  %y1 = rev.add %y, %n : index
+  rev.return %y1 : index
+}
+""",
+    ),
+]
+
+
+def is_known(finding: Finding) -> bool:
+    return any(known.matches(finding) for known in KNOWN)

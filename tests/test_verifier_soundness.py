@@ -1,0 +1,195 @@
+"""Programs the verifier used to accept and that then went wrong: an element
+written at an index read from the array being written (``x[x[0]] += 1``: the
+inverse restored another element), and values used before their definition
+(reordered silently by the inverter, an internal error in the interpreter, a
+RecursionError for a self-use).  Rules ``index-read`` and ``dominance`` reject
+them with a diagnostic at the op, in MLIR and at the user's Python line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import Float64Type, ModuleOp
+from xdsl.ir import Block, Region
+from xdsl.utils.exceptions import VerifyException
+
+import revmlir as rv
+from revmlir.dialects import rev
+from revmlir.errors import InvertibilityError, ReversibilityViolation
+from revmlir.parsing import parse_module
+
+HERE = Path(__file__)
+LINES = HERE.read_text().splitlines()
+BACKENDS = ["native", "interpreter"]
+
+
+def line_of(marker: str) -> int:
+    matches = [i + 1 for i, line in enumerate(LINES) if line.rstrip().endswith(marker)]
+    assert len(matches) == 1, marker
+    return matches[0]
+
+
+def rule_of(text: str) -> ReversibilityViolation:
+    with pytest.raises(ReversibilityViolation) as info:
+        parse_module(text)
+    return info.value
+
+
+# -- index-read: from Python ----------------------------------------------------
+
+
+def test_index_read_from_the_written_array_is_rejected_at_its_line():
+    @rv.reversible
+    def f(x):
+        x[x[0]] += 1  # E:self-index
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        f(np.zeros(3, dtype=np.int64))
+    error = info.value
+    assert (error.filename, error.lineno) == (str(HERE), line_of("# E:self-index"))
+    assert "computes its indices from 'memref.load'" in str(error)
+    assert "Copy the index into an ancilla first" in str(error)
+
+
+def test_index_computed_by_arithmetic_is_rejected_too():
+    @rv.reversible(backend="interpreter")
+    def g(x):
+        x[x[0] % 2] ^= 1  # E:mod-index
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        g(np.zeros(3, dtype=np.int64))
+    assert info.value.lineno == line_of("# E:mod-index")
+
+
+def test_a_swap_with_an_index_read_from_the_array_is_rejected():
+    @rv.reversible
+    def s(x):
+        x[0], x[x[0]] = x[x[0]], x[0]  # E:swap-index
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        s(np.array([1, 2, 3]))
+    assert info.value.lineno == line_of("# E:swap-index")
+    assert "[index-read]" not in str(info.value)  # the frontend prints the message alone
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_ancilla_copy_the_hint_suggests_is_checked_at_run_time(backend: str):
+    @rv.reversible(backend=backend)
+    def f(x):
+        i = rv.ancilla(x[0])
+        x[i] += 1
+        rv.free(i, x[0])
+
+    x = np.array([2, 0, 0])
+    f(x)
+    assert x.tolist() == [2, 0, 1]
+    (~f)(x)
+    assert x.tolist() == [2, 0, 0]
+    with pytest.raises(InvertibilityError, match="ancilla freed holding 0, expected 1"):
+        f(np.zeros(3, dtype=np.int64))  # x[0] was the element written: no inverse
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_indices_read_elsewhere_stay_accepted(backend: str):
+    @rv.reversible(backend=backend)
+    def f(x, p, m):
+        x[p[0]] += 1
+        m[0, m[1, 0]] += 5  # row 1 is read, row 0 written: distinct by a constant
+
+    x, p, m = np.zeros(3, dtype=np.int64), np.array([2, 0]), np.array([[0, 0], [1, 0]])
+    f(x, p, m)
+    assert x.tolist() == [0, 0, 1] and m.tolist() == [[0, 5], [1, 0]]
+    (~f)(x, p, m)
+    assert x.tolist() == [0, 0, 0] and m.tolist() == [[0, 0], [1, 0]]
+
+
+# -- index-read: in MLIR --------------------------------------------------------
+
+SELF_INDEX = """
+rev.func @f(%x: memref<3xi64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %x[%c0] : memref<3xi64>
+  %i = arith.index_cast %v : i64 to index
+  %e = rev.take %x[%i] : memref<3xi64>
+  %one = arith.constant 1 : i64
+  %e1 = rev.add %e, %one : i64
+  rev.put %e1, %x[%i] : memref<3xi64>
+  rev.return
+}
+"""
+
+
+def test_mlir_self_index_names_the_put_and_the_load():
+    violation = rule_of(SELF_INDEX)
+    assert violation.rule == "index-read"
+    assert isinstance(violation.op, rev.PutOp)
+    assert "'memref.load' at <stdin>:4:3" in violation.message
+
+
+def test_a_load_at_a_distinct_constant_index_does_not_excuse_a_dynamic_put():
+    # x[1] holds the index, x[x[1]] is written: x[1] = 1 would write it
+    violation = rule_of(SELF_INDEX.replace("%c0 = arith.constant 0", "%c0 = arith.constant 1"))
+    assert violation.rule == "index-read"
+
+
+# -- dominance ------------------------------------------------------------------
+
+USE_BEFORE_DEF = """
+rev.func @f(%y: f64, %a: f64) {
+  %y1 = rev.add %y, %t : f64
+  %t = arith.mulf %a, %a : f64
+  rev.return %y1, %a : f64, f64
+}
+"""
+
+SELF_USE = """
+rev.func @f(%y: f64, %a: f64) {
+  %p = arith.mulf %p, %a : f64
+  %y1 = rev.add %y, %p : f64
+  rev.return %y1, %a : f64, f64
+}
+"""
+
+
+def test_use_before_definition():
+    violation = rule_of(USE_BEFORE_DEF)
+    assert violation.rule == "dominance"
+    assert isinstance(violation.op, rev.AddOp)
+    assert "uses %t before 'arith.mulf' at <stdin>:4:3 defines it" in violation.message
+
+
+def test_self_use_is_a_diagnostic_not_a_recursion_error():
+    violation = rule_of(SELF_USE)
+    assert violation.rule == "dominance"
+    assert violation.message == "'arith.mulf' uses %p, a result of itself"
+
+
+def test_a_value_of_another_region_is_rejected():
+    """The parser refuses such text; built IR (a pass, the builder) can hold it."""
+    f64 = Float64Type()
+    inner = Block(arg_types=[f64])
+    square = arith.MulfOp(inner.args[0], inner.args[0])
+    square.result.name_hint = "t"
+    inner.add_ops([square, rev.YieldOp(inner.args[0])])
+    body = Block(arg_types=[f64])
+    inv = rev.InvOp([body.args[0]], Region(inner))
+    outer_use = rev.AddOp(inv.results[0], square.result)
+    body.add_ops([inv, outer_use, rev.ReturnOp(outer_use.results[0])])
+    func = rev.FuncOp("f", [f64], Region(body))
+    with pytest.raises(ReversibilityViolation) as info:
+        ModuleOp([func]).verify()
+    assert info.value.rule == "dominance" and info.value.op is outer_use
+    assert "%t, which is not defined in its region or a region around it" in info.value.message
+
+
+# -- found by the mutation fuzzer -----------------------------------------------
+
+
+def test_a_function_must_end_with_rev_return():
+    """``rev.yield`` ending a function was accepted; native code then failed
+    inside LLVM (an internal error of rev-run)."""
+    with pytest.raises(VerifyException, match="@f must end with 'rev.return', not 'rev.yield'"):
+        parse_module("rev.func @f(%y: f64) {\n  rev.yield %y : f64\n}\n")
