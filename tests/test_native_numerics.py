@@ -233,7 +233,8 @@ FLOAT_UNARY = ["arith.negf", "math.absf", "math.acos", "math.asin", "math.asinh"
                "math.trunc"]
 INT_BINARY = ["arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui", "arith.remsi",
               "arith.remui", "arith.floordivsi", "arith.ceildivsi", "arith.maxsi", "arith.minsi", "arith.andi",
-              "arith.ori", "arith.xori", "arith.shli", "arith.shrsi", "arith.shrui", "math.ipowi"]
+              "arith.ori", "arith.xori", "arith.shli", "arith.shrsi", "arith.shrui", "math.ipowi",
+              "arith.ceildivui", "arith.maxui", "arith.minui"]
 COMPLEX_BINARY = ["complex.add", "complex.sub", "complex.mul", "complex.div", "complex.pow"]
 COMPLEX_UNARY = ["complex.exp", "complex.log", "complex.sqrt", "complex.sin", "complex.cos", "complex.tan",
                  "complex.tanh", "complex.neg", "complex.conj"]
@@ -260,6 +261,10 @@ EXPRESSIONS: dict[str, tuple[str, str]] = {
     "arith.extui": ("%s = arith.trunci %i : i64 to i32\n%t = arith.extui %s : i32 to i64", "i64"),
     "arith.fptosi": ("%t = arith.fptosi %b : f64 to i64", "i64"),
     "arith.sitofp": ("%t = arith.sitofp %i : i64 to f64", "f64"),
+    "arith.uitofp": ("%t = arith.uitofp %i : i64 to f64", "f64"),
+    "arith.fptoui": ("%t = arith.fptoui %b : f64 to i64", "i64"),
+    "math.ctpop": ("%t = math.ctpop %i : i64", "i64"),
+    "ub.poison": ("%p = ub.poison : i64\n%t = arith.addi %p, %i : i64", "i64"),
     "arith.index_cast": ("%s = arith.index_cast %i : i64 to index\n%t = arith.index_cast %s : index to i64", "i64"),
     "complex.create": ("%t = complex.create %a, %b : complex<f64>", "complex<f64>"),
     "complex.constant": ("%t = complex.constant [1.5, -2.0] : complex<f64>", "complex<f64>"),
@@ -404,8 +409,14 @@ def test_control_flow_calls_and_memory_run_natively_like_the_interpreter():
     np.testing.assert_array_equal(backward[1], m)
 
 
+UNSTRUCTURED = {"cf.br", "cf.cond_br", "cf.assert"}
+"""Ops only upstream's std IR brings (reversible code is structured): they
+run natively against closed forms and upstream's mlir-runner in
+tests/test_std_interop.py and tests/test_upstream_mlir.py."""
+
+
 def test_every_op_the_lowering_translates_is_run_above():
     """A new entry of std_to_llvm's translation table needs a program here."""
     covered = set().union(lowered_op_names(STRUCTURE), *(lowered_op_names(expression_program(op)) for op in EXPRESSIONS))
-    missing = sorted({op.name for op in translates.rules} - covered)
+    missing = sorted({op.name for op in translates.rules} - covered - UNSTRUCTURED)
     assert not missing, f"no native-vs-interpreter program runs {missing}"

@@ -1085,8 +1085,9 @@ def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
 def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
     """A ``func.func`` the module brought with it (ordinary code that runs as
     it is) gets an error slot, which its calls pass on, and the checks of
-    ``revmlir.safety`` before its array accesses, divisions and shifts."""
-    block = function.body.block
+    ``revmlir.safety`` before its array accesses, divisions and shifts (in
+    every block: upstream's ``cf`` form has several)."""
+    block = function.body.blocks[0]
     error = block.insert_arg(ERROR_SLOT, len(block.args))
     error.name_hint = "err"
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data

@@ -8,7 +8,7 @@
 
 // dominance: a use before its definition.
 rev.func @use_before_definition(%y: f64, %a: f64) {
-  // CHECK: verify_soundness.mlir:[[# @LINE + 1]]:3: error: [dominance] 'rev.add' uses %t before 'arith.mulf' at {{.*}}verify_soundness.mlir:[[# @LINE + 2]]:3 defines it
+  // expected-error-re @+1 {{[dominance] 'rev.add' uses %t before 'arith.mulf' at {{.*}}verify_soundness.mlir:{{[0-9]+}}:3 defines it}}
   %y1 = rev.add %y, %t : f64
   %t = arith.mulf %a, %a : f64
   rev.return %y1, %a : f64, f64
@@ -18,7 +18,7 @@ rev.func @use_before_definition(%y: f64, %a: f64) {
 
 // dominance: an expression that uses its own result.
 rev.func @self_use(%y: f64, %a: f64) {
-  // CHECK: verify_soundness.mlir:[[# @LINE + 1]]:3: error: [dominance] 'arith.mulf' uses %p, a result of itself
+  // expected-error @+1 {{[dominance] 'arith.mulf' uses %p, a result of itself}}
   %p = arith.mulf %p, %a : f64
   %y1 = rev.add %y, %p : f64
   rev.return %y1, %a : f64, f64
@@ -30,7 +30,7 @@ rev.func @self_use(%y: f64, %a: f64) {
 rev.func @result_inside_own_region(%y: f64, %a: f64) {
   %y1 = rev.inv (%y) : f64 {
   ^bb0(%p: f64):
-    // CHECK: verify_soundness.mlir:[[# @LINE + 1]]:5: error: [dominance] 'rev.add' uses %y1, a result of the 'rev.inv' around it
+    // expected-error @+1 {{[dominance] 'rev.add' uses %y1, a result of the 'rev.inv' around it}}
     %p1 = rev.add %p, %y1 : f64
     rev.yield %p1 : f64
   }
@@ -47,7 +47,7 @@ rev.func @index_reads_written_array(%x: memref<3xi64>) {
   %e = rev.take %x[%i] : memref<3xi64>
   %one = arith.constant 1 : i64
   %e1 = rev.add %e, %one : i64
-  // CHECK: verify_soundness.mlir:[[# @LINE + 1]]:3: error: [index-read] 'rev.put' computes its indices from 'memref.load' at {{.*}}verify_soundness.mlir:[[# @LINE - 5]]:3, which may read the element of %x it writes
+  // expected-error-re @+1 {{[index-read] 'rev.put' computes its indices from 'memref.load' at {{.*}}verify_soundness.mlir:{{[0-9]+}}:3, which may read the element of %x it writes}}
   rev.put %e1, %x[%i] : memref<3xi64>
   rev.return
 }
@@ -67,7 +67,7 @@ rev.func @index_through_arithmetic(%x: memref<3xi64>, %n: index) {
     %e = rev.take %x[%i] : memref<3xi64>
     %one = arith.constant 1 : i64
     %e1 = rev.xor %e, %one : i64
-    // CHECK: verify_soundness.mlir:[[# @LINE + 1]]:5: error: [index-read] 'rev.put' computes its indices from 'memref.load'
+    // expected-error @+1 {{[index-read] 'rev.put' computes its indices from 'memref.load'}}
     rev.put %e1, %x[%i] : memref<3xi64>
     rev.yield
   }
@@ -100,7 +100,7 @@ rev.func @index_from_elsewhere(%x: memref<3xi64>, %p: memref<2xi64>, %m: memref<
 
 // A function ends with rev.return (rev.yield was accepted, then native code
 // failed inside LLVM).
-// CHECK: verify_soundness.mlir:[[# @LINE + 1]]:1: error: 'rev.func': @ends_with_yield must end with 'rev.return', not 'rev.yield'
+// expected-error @+1 {{'rev.func': @ends_with_yield must end with 'rev.return', not 'rev.yield'}}
 rev.func @ends_with_yield(%y: f64) {
   rev.yield %y : f64
 }

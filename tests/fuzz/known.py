@@ -48,15 +48,6 @@ KNOWN = [
 """,
     ),
     Known(
-        "ValueError: zip() argument 2 is shorter than argument 1",
-        "lowering (C interface of convert-std-to-llvm, rev-translate): a "
-        "func.func with scalar arguments that returns nothing",
-        """func.func @f(%l: index) {
-  func.return
-}
-""",
-    ),
-    Known(
         "TypeError: Can't index at [64]",
         "lowering (convert-std-to-llvm, rev-translate, native code): memref.dim "
         "with a constant dimension past the rank",

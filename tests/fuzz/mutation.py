@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from unittest.mock import patch
 
 from .outcomes import Finding, summary_of, unexpected
 
@@ -201,8 +202,9 @@ def run_case(case: Case) -> list[tuple[str, str, str]]:
     from revmlir.parsing import parse_module
     from revmlir.tools import rev_opt, rev_run, rev_translate
 
-    os.environ["REVMLIR_TRACEBACK"] = "1"  # unexpected exceptions escape the tools
-    with tempfile.TemporaryDirectory() as folder:
+    # unexpected exceptions escape the tools (only while this case runs: a
+    # test may run a case in its own process)
+    with patch.dict(os.environ, {"REVMLIR_TRACEBACK": "1"}), tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "case.mlir")
         Path(path).write_text(case.text)
         try:
