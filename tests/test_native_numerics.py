@@ -410,9 +410,10 @@ def test_control_flow_calls_and_memory_run_natively_like_the_interpreter():
 
 
 UNSTRUCTURED = {"cf.br", "cf.cond_br", "cf.assert"}
-"""Ops only upstream's std IR brings (reversible code is structured): they
-run natively against closed forms and upstream's mlir-runner in
-tests/test_std_interop.py and tests/test_upstream_mlir.py."""
+"""Ops only upstream's std IR brings (reversible code is structured): the
+branches run natively against the interpreter and upstream's mlir-runner in
+tests/test_std_interop.py and tests/test_upstream_mlir.py, a failed
+``cf.assert`` in test_a_failed_assertion_is_a_located_error_not_a_trap."""
 
 
 def test_every_op_the_lowering_translates_is_run_above():

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from test_aot import c_compiler, translate
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.utils.exceptions import ParseError
 
@@ -333,3 +334,21 @@ def test_emitted_llvm_ir_has_the_hosts_data_layout_and_triple():
     triple = [line for line in result.stdout.splitlines() if line.startswith("target triple")]
     assert layout and layout[0] != 'target datalayout = ""'
     assert triple and triple[0] != 'target triple = ""'
+
+
+def test_a_failed_assertion_is_a_located_error_not_a_trap():
+    """Std code compiled by revmlir gets an error slot: its ``cf.assert``
+    becomes a check that leaves the run with the assertion's message (a
+    trap would end the Python process)."""
+    module = parse_module(
+        "func.func @g(%x: f64) -> f64 {\n  %zero = arith.constant 0.0 : f64\n"
+        "  %positive = arith.cmpf ogt, %x, %zero : f64\n"
+        '  cf.assert %positive, "x must be positive {0}"\n  func.return %x : f64\n}\n', "assert.mlir"
+    )
+    native = NativeModule.compile(module)
+    (g,) = [op for op in native.module.ops if isinstance(op, func.FuncOp)]
+    caller = native.std_caller(g)
+    assert caller([2.0]) == (2.0,)
+    with pytest.raises(ExecutionError) as error:
+        caller([-2.0])
+    assert str(error.value) == "assert.mlir:4:3: 'cf.assert' in @g: x must be positive {0}"

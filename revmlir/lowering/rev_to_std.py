@@ -32,7 +32,7 @@ from math import prod
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, math, memref, printf, scf
+from xdsl.dialects import arith, cf, func, llvm, math, memref, printf, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -1086,7 +1086,8 @@ def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckT
     """A ``func.func`` the module brought with it (ordinary code that runs as
     it is) gets an error slot, which its calls pass on, and the checks of
     ``revmlir.safety`` before its array accesses, divisions and shifts (in
-    every block: upstream's ``cf`` form has several)."""
+    every block: upstream's ``cf`` form has several); its ``cf.assert`` ops
+    become checks too."""
     block = function.body.blocks[0]
     error = block.insert_arg(ERROR_SLOT, len(block.args))
     error.name_hint = "err"
@@ -1098,6 +1099,13 @@ def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckT
         if isinstance(op, memref.LoadOp | memref.StoreOp):
             code.check_indices(op, op.memref, list(op.indices))
         code.check_arithmetic(op)
+        if isinstance(op, cf.AssertOp):
+            # a failed assertion leaves the run like any check, with its
+            # message, instead of trapping the process
+            message = op.msg.data.replace("{", "{{").replace("}", "}}")
+            code.check(op.arg, op, message, error=ExecutionError)
+            op.detach()
+            op.erase()
         if isinstance(op, func.CallOp) and op.callee.string_value() in defined:
             call = func.CallOp(op.callee.string_value(), [*op.arguments, error], list(op.res.types))
             call.location = op.location
