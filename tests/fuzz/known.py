@@ -37,17 +37,6 @@ KNOWN = [
 """,
     ),
     Known(
-        "ValueError: 'block' property of Region class is only available for single-block regions",
-        "lowering (aliasing analysis of convert-std-to-llvm, rev-translate): a "
-        "func.func with several blocks",
-        """func.func @f(%x: i1) {
-  cf.br ^bb1
-^bb1:
-  func.return
-}
-""",
-    ),
-    Known(
         "TypeError: Can't index at [64]",
         "lowering (convert-std-to-llvm, rev-translate, native code): memref.dim "
         "with a constant dimension past the rank",
