@@ -105,7 +105,7 @@ def test_mutations_change_the_text_deterministically():
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError, reason="open: see fuzz.known (parser, lowering)")
-@pytest.mark.parametrize("known", KNOWN, ids=["forward-reference", "dim-past-rank"])
+@pytest.mark.parametrize("known", KNOWN, ids=["forward-reference"])
 def test_known_finding_is_fixed(known: Known):
     pipelines = ("rev-verify", "rev-lower-to-std,convert-std-to-llvm")
     assert mutation.run_case(mutation.Case(known.reproducer, pipelines)) == []

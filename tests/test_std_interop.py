@@ -17,7 +17,7 @@ from test_aot import c_compiler, translate
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.exceptions import ParseError, PassFailedException
 
 from revmlir.errors import ExecutionError
 from revmlir.interpreter import RevInterpreter
@@ -352,3 +352,17 @@ def test_a_failed_assertion_is_a_located_error_not_a_trap():
     with pytest.raises(ExecutionError) as error:
         caller([-2.0])
     assert str(error.value) == "assert.mlir:4:3: 'cf.assert' in @g: x must be positive {0}"
+
+
+def test_a_dimension_past_the_rank_is_a_located_error_on_both_engines():
+    """A fuzz finding: ``memref.dim`` at a constant past the rank was an
+    internal TypeError in the lowering."""
+    text = (
+        "rev.func @f(%y: index, %x: memref<?xf64>) {\n  %c64 = arith.constant 64 : index\n"
+        "  %n = memref.dim %x, %c64 : memref<?xf64>\n  %y1 = rev.add %y, %n : index\n"
+        "  rev.return %y1 : index\n}\n"
+    )
+    with pytest.raises(PassFailedException, match=r"'memref.dim' at dim.mlir:3:3: dimension 64 is out of range"):
+        NativeModule.compile(parse_module(text, "dim.mlir"))
+    with pytest.raises(ExecutionError, match=r"^dim.mlir:3:3: 'memref.dim' in @f: dimension 64 is out of range"):
+        RevInterpreter(parse_module(text, "dim.mlir")).call("f", 0, np.zeros(2))

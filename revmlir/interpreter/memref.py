@@ -27,6 +27,7 @@ from xdsl.interpreter import (
     register_impls,
 )
 from xdsl.ir import Attribute
+from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.interpreter.runtime import RuntimeInterpreter
 from revmlir.interpreter.values import normalize
@@ -134,4 +135,6 @@ class MemRefFunctions(InterpreterFunctions):
         self, interpreter: RuntimeInterpreter, op: memref.DimOp, args: PythonValues
     ) -> PythonValues:
         array, dim = args
+        if not 0 <= dim < array.ndim:
+            raise InterpretationError(f"dimension {dim} is out of range for {op.source.type}")
         return (int(array.shape[dim]),)

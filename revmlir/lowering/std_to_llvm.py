@@ -1069,6 +1069,10 @@ def _dim(t: FunctionTranslation, op: Operation) -> None:
     dim = constant_index(index)
     if dim is None:
         raise PassFailedException(f"{describe_op(op)}: the dimension must be a constant")
+    source = op.source.type
+    assert isinstance(source, MemRefType)
+    if not 0 <= dim < source.get_num_dims():
+        raise PassFailedException(f"{describe_op(op)}: dimension {dim} is out of range for {source}")
     t.set(op.result, t.extract(t.get(op.source), dim + 1, i64, op))
 
 

@@ -36,18 +36,6 @@ KNOWN = [
 }
 """,
     ),
-    Known(
-        "TypeError: Can't index at [64]",
-        "lowering (convert-std-to-llvm, rev-translate, native code): memref.dim "
-        "with a constant dimension past the rank",
-        """rev.func @f(%y: index, %x: memref<?xf64>) {
-  %c64 = arith.constant 64 : index
-  %n = memref.dim %x, %c64 : memref<?xf64>
-  %y1 = rev.add %y, %n : index
-  rev.return %y1 : index
-}
-""",
-    ),
 ]
 
 
