@@ -24,7 +24,7 @@ from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 from revmlir.parsing import make_context, parse_module
 from revmlir.runtime.jit import JITModule, jit
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
 
 
 def compile_std(text: str) -> JITModule:
@@ -366,3 +366,12 @@ def test_a_dimension_past_the_rank_is_a_located_error_on_both_engines():
         NativeModule.compile(parse_module(text, "dim.mlir"))
     with pytest.raises(ExecutionError, match=r"^dim.mlir:3:3: 'memref.dim' in @f: dimension 64 is out of range"):
         RevInterpreter(parse_module(text, "dim.mlir")).call("f", 0, np.zeros(2))
+
+
+def test_a_std_function_with_its_own_results_compiles_with_checks():
+    """A fuzz finding: a std function whose results are not its scalar
+    arguments (here several, of other types) has no revmlir entry point to
+    guard, and compiling it raised a KeyError."""
+    path = Path(__file__).parent / "filecheck" / "lowering" / "upstream_ops.mlir"
+    ir = lower_to_llvm_ir(parse_module(path.read_text(), str(path))).llvm_ir
+    assert "_mlir_ciface_ops" in ir and '@"ops_ciface"' not in ir
