@@ -27,7 +27,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ[_CACHE] = previous
 
 
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Tests marked ``upstream_mlir`` need upstream MLIR's tools: they skip
     where the binaries are missing (``.ci/run`` installs them)."""
