@@ -10,7 +10,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from revmlir.errors import (
     ExecutionError,
     InvertibilityError,
-    ReversibilityViolation,
+    RuleViolation,
     format_location,
 )
 
@@ -46,14 +46,14 @@ def format_error(
         return f"{file}: error: {error}"
     op: Operation | None = None
     message = _first_line(str(error))
-    if isinstance(error, ReversibilityViolation):
+    if isinstance(error, RuleViolation):
         op = error.op
     elif module is not None and isinstance(error, DiagnosticException | Exception):
         found = failing_op(module)
         if found is not None:
             op, cause = found
             message = _first_line(str(cause))
-            if isinstance(cause, ReversibilityViolation):
+            if isinstance(cause, RuleViolation):
                 op = cause.op  # the op breaking the rule, not its rev.func
     prefix = (format_location(op.location) if op is not None else None) or file
     if op is not None and f"'{op.name}'" not in message:

@@ -34,11 +34,12 @@ def describe_value(value: SSAValue) -> str:
     return f"{name} (block argument #{value.index})"  # type: ignore[attr-defined]
 
 
-class ReversibilityViolation(VerifyException):
-    """A program the verifier can prove irreversible.
+class RuleViolation(VerifyException):
+    """A module that breaks a rule of the IR, reported at the op breaking it.
 
-    ``rule`` is the short name of the broken rule (``linearity``, ``stale-read``,
-    ...); the docs list every rule under the same name.
+    ``rule`` is the short name of the broken rule (``dominance``,
+    ``linearity``, ``stale-read``, ...); the docs list every rule under the
+    same name.
     """
 
     def __init__(self, rule: str, op: Operation, message: str):
@@ -46,6 +47,10 @@ class ReversibilityViolation(VerifyException):
         self.op = op
         self.message = message
         super().__init__(f"[{rule}] {message}")
+
+
+class ReversibilityViolation(RuleViolation):
+    """A program the verifier can prove irreversible."""
 
 
 class LocatedError(RuntimeError):

@@ -18,14 +18,15 @@ import re
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.parser import Parser
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
 from xdsl.utils.lexer import Input
-from xdsl.utils.mlir_lexer import MLIRLexer
+from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from revmlir.dialects import get_all_dialects
+from revmlir.ir_rules import check_ir_rules
 
 
 def make_context() -> Context:
@@ -89,6 +90,20 @@ class LocatingParser(Parser):
         self.file_name = name
         self.line_offset = line_offset
 
+    def _parse_block(self) -> Block:
+        """xDSL's, with a located error for a block label defined twice
+        after a branch to it: xDSL then forgets the first definition and
+        fails with a ``KeyError``."""
+        token = self._current_token
+        name = token.text[1:]
+        if (
+            token.kind == MLIRTokenKind.CARET_IDENT
+            and name in self.blocks
+            and name not in self.forward_block_references
+        ):
+            raise ParseError(token.span, f"re-declaration of block '{name}'")
+        return super()._parse_block()
+
     def parse_optional_operation(self) -> Operation | None:
         start_span = self._current_token.span
         start = start_span.get_location()
@@ -117,5 +132,15 @@ def parse_module(
     """Parse (and verify) a module; raises ``ParseError`` or ``VerifyException``."""
     module = LocatingParser(ctx or make_context(), text, name, line_offset).parse_module()
     if verify:
-        module.verify()
+        verify_module(module)
     return module
+
+
+def verify_module(module: ModuleOp) -> None:
+    """What upstream MLIR's verifier checks: the rules xDSL leaves out
+    (``revmlir.ir_rules``), then every op's own rules (xDSL's ``verify``).
+    Those come first because some of xDSL's op verifiers index into operands
+    that a value from the wrong region breaks (``scf.while`` raised an
+    ``IndexError``)."""
+    check_ir_rules(module)
+    module.verify()

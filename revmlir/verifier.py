@@ -20,6 +20,7 @@ from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects import anc, rev
+from revmlir.ir_rules import DominanceChecker, value_name
 from revmlir.errors import ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.semantics import is_expression_op, is_state_value
@@ -60,15 +61,6 @@ def _constant_through_cast(value: SSAValue) -> int | None:
     return constant_index(value)
 
 
-def _name(value: SSAValue) -> str:
-    if value.name_hint:
-        return f"%{value.name_hint}"
-    if isinstance(value, BlockArgument):
-        return f"block argument #{value.index}"
-    assert isinstance(value, OpResult)
-    return f"the result of '{value.op.name}'"
-
-
 def _fail(rule: str, op: Operation, message: str) -> ReversibilityViolation:
     return ReversibilityViolation(rule, op, message)
 
@@ -91,13 +83,6 @@ def _ancestor_in(op: Operation, block: Block) -> Operation | None:
     while current is not None and current.parent_block() is not block:
         current = current.parent_op()
     return current
-
-
-def _home_block(value: SSAValue) -> Block | None:
-    if isinstance(value, BlockArgument):
-        return value.block
-    assert isinstance(value, OpResult)
-    return value.op.parent_block()
 
 
 def _writes(op: Operation, target: SSAValue) -> bool:
@@ -170,7 +155,7 @@ class FunctionVerifier:
                     raise _fail(
                         "layout",
                         op,
-                        f"{_name(value)} has the layout {value.type.layout}; arrays are contiguous "
+                        f"{value_name(value)} has the layout {value.type.layout}; arrays are contiguous "
                         "and row-major (numpy's C order): drop the layout and pass the view as its "
                         "own contiguous array",
                     )
@@ -194,42 +179,11 @@ class FunctionVerifier:
     # -- dominance ------------------------------------------------------------
 
     def _check_dominance(self) -> None:
-        """Every operand is defined before its use, in the use's block or a
-        block around it (rev regions have one block each).  xDSL does not
-        check this, and a cycle would send the rules below, the inverter and
-        the engines round in circles."""
-        for op in self.func.walk():
-            if op is self.func:
-                continue
-            for operand in op.operands:
-                home = _home_block(operand)
-                anchor = _ancestor_in(op, home) if home is not None else None
-                if anchor is None:
-                    raise _fail(
-                        "dominance",
-                        op,
-                        f"'{op.name}' uses {_name(operand)}, which is not defined in "
-                        "its region or a region around it",
-                    )
-                if isinstance(operand, BlockArgument):
-                    continue
-                definition = operand.owner
-                assert isinstance(definition, Operation)
-                if anchor is definition:
-                    owner = "itself" if op is definition else f"the '{definition.name}' around it"
-                    raise _fail(
-                        "dominance",
-                        op,
-                        f"'{op.name}' uses {_name(operand)}, a result of {owner}",
-                    )
-                if self.position[anchor] < self.position[definition]:
-                    raise _fail(
-                        "dominance",
-                        op,
-                        f"'{op.name}' uses {_name(operand)} before "
-                        f"{describe_op(definition)} defines it; define a value "
-                        "before its uses",
-                    )
+        """Every operand is defined before its use (``revmlir.dominance``):
+        a cycle would send the rules below, the inverter and the engines
+        round in circles."""
+        for op, message in DominanceChecker(self.func).violations():
+            raise _fail("dominance", op, message)
 
     # -- op classes per block kind -------------------------------------------
 
@@ -263,7 +217,7 @@ class FunctionVerifier:
                 raise _fail(
                     "array",
                     op,
-                    f"the ancilla array {_name(op.result)} allocated here must be freed "
+                    f"the ancilla array {value_name(op.result)} allocated here must be freed "
                     f"once, in the block that allocates it (anc.array_free); it is freed "
                     f"{len(frees)} time(s){' elsewhere' if frees and len(frees) == 1 else ''}",
                 )
@@ -298,7 +252,7 @@ class FunctionVerifier:
                     raise _fail(
                         "safe",
                         op,
-                        f"'{op.name}' writes {_name(operand)}, which the reversible "
+                        f"'{op.name}' writes {value_name(operand)}, which the reversible "
                         "program owns; rev.safe may only write memory it allocates",
                     )
 
@@ -315,7 +269,7 @@ class FunctionVerifier:
                 raise _fail(
                     "linearity",
                     op,
-                    f"'{op.name}' updates {_name(value)}, which is not a state "
+                    f"'{op.name}' updates {value_name(value)}, which is not a state "
                     f"value; {hint}",
                 )
             home = (
@@ -327,7 +281,7 @@ class FunctionVerifier:
                 raise _fail(
                     "capture",
                     op,
-                    f"'{op.name}' consumes {_name(value)}, which is defined "
+                    f"'{op.name}' consumes {value_name(value)}, which is defined "
                     "outside its region; carry it through the region op's "
                     "state operands",
                 )
@@ -335,7 +289,7 @@ class FunctionVerifier:
                 raise _fail(
                     "linearity",
                     op,
-                    f"{_name(value)} is consumed twice: by {describe_op(first)} "
+                    f"{value_name(value)} is consumed twice: by {describe_op(first)} "
                     f"and by '{op.name}'; each state version is used up by one op",
                 )
             self.consumer[value] = op
@@ -347,7 +301,7 @@ class FunctionVerifier:
                 raise _fail(
                     "linearity",
                     where,
-                    f"the ancilla {_name(value)} allocated here is not freed on "
+                    f"the ancilla {value_name(value)} allocated here is not freed on "
                     "every path; free it with anc.free (or push it) before the "
                     "end of its region",
                 )
@@ -356,7 +310,7 @@ class FunctionVerifier:
         raise _fail(
             "linearity",
             where,
-            f"{_name(value)} is never consumed; every state version must be "
+            f"{value_name(value)} is never consumed; every state version must be "
             "updated, freed, pushed, passed on or yielded",
         )
 
@@ -384,7 +338,7 @@ class FunctionVerifier:
             raise _fail(
                 "self-read",
                 op,
-                f"'{op.name}' reads its own target {_name(state)}; use an "
+                f"'{op.name}' reads its own target {value_name(state)}; use an "
                 "ancilla copy (x ← 0; x += y; …; x -= y; x → 0) instead",
             )
         consumer = self.consumer.get(state)
@@ -399,7 +353,7 @@ class FunctionVerifier:
             raise _fail(
                 "stale-read",
                 op,
-                f"'{op.name}' reads {_name(state)} inside "
+                f"'{op.name}' reads {value_name(state)} inside "
                 f"{describe_op(consumer)}, which consumes it; use the region's "
                 "block argument instead",
             )
@@ -407,7 +361,7 @@ class FunctionVerifier:
             raise _fail(
                 "stale-read",
                 op,
-                f"'{op.name}' reads {_name(state)} after {describe_op(consumer)} "
+                f"'{op.name}' reads {value_name(state)} after {describe_op(consumer)} "
                 "consumed it; read the current version instead",
             )
 
@@ -422,8 +376,8 @@ class FunctionVerifier:
             raise _fail(
                 "memory-read",
                 op,
-                f"'{op.name}' reads an element of {_name(target)} loaded outside "
-                f"{describe_op(anchor)}, which writes {_name(target)}; load it "
+                f"'{op.name}' reads an element of {value_name(target)} loaded outside "
+                f"{describe_op(anchor)}, which writes {value_name(target)}; load it "
                 "inside, next to its use",
             )
         if anchor is op and isinstance(op, rev.PutOp) and target == op.memref:
@@ -432,7 +386,7 @@ class FunctionVerifier:
             raise _fail(
                 "memory-read",
                 op,
-                f"'{op.name}' reads {_name(target)} in its operands but writes "
+                f"'{op.name}' reads {value_name(target)} in its operands but writes "
                 "it in its body; the value would differ when run backwards",
             )
         start, end = self.position[load], self.position[anchor]
@@ -441,8 +395,8 @@ class FunctionVerifier:
                 raise _fail(
                     "memory-read",
                     op,
-                    f"'{op.name}' uses an element of {_name(target)} loaded "
-                    f"before {describe_op(between)} wrote {_name(target)}; load "
+                    f"'{op.name}' uses an element of {value_name(target)} loaded "
+                    f"before {describe_op(between)} wrote {value_name(target)}; load "
                     "it after the write",
                 )
 
@@ -457,7 +411,7 @@ class FunctionVerifier:
             "index-read",
             op,
             f"'{op.name}' computes its indices from {describe_op(load)}, which may "
-            f"read the element of {_name(op.memref)} it writes; run backwards, the "
+            f"read the element of {value_name(op.memref)} it writes; run backwards, the "
             "index would be read after the write and the element not found again. "
             "Copy the index into an ancilla first (freed against the same "
             "expression after the update)",
@@ -474,7 +428,7 @@ class FunctionVerifier:
                         raise _fail(
                             "alias",
                             op,
-                            f"element of {_name(op.memref)} taken again while "
+                            f"element of {value_name(op.memref)} taken again while "
                             f"borrowed by {describe_op(other)}",
                         )
                 open_takes.append(op)
@@ -492,7 +446,7 @@ class FunctionVerifier:
                     raise _fail(
                         "borrow",
                         op,
-                        f"'rev.put' gives back an element of {_name(op.memref)} "
+                        f"'rev.put' gives back an element of {value_name(op.memref)} "
                         "that was not taken with the same indices in this block",
                     )
                 open_takes.remove(match)
@@ -507,7 +461,7 @@ class FunctionVerifier:
                         raise _fail(
                             "alias",
                             nested,
-                            f"reads an element of {_name(take.memref)} borrowed by "
+                            f"reads an element of {value_name(take.memref)} borrowed by "
                             f"{describe_op(take)}; a shared read/write is not "
                             "reversible",
                         )

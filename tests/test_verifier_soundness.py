@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 from revmlir.dialects import rev
-from revmlir.errors import InvertibilityError, ReversibilityViolation
+from revmlir.errors import InvertibilityError, ReversibilityViolation, RuleViolation
 from revmlir.parsing import parse_module
 
 HERE = Path(__file__)
@@ -32,8 +32,10 @@ def line_of(marker: str) -> int:
     return matches[0]
 
 
-def rule_of(text: str) -> ReversibilityViolation:
-    with pytest.raises(ReversibilityViolation) as info:
+def rule_of(text: str) -> RuleViolation:
+    """The rule ``text`` breaks: dominance is checked for every op while
+    parsing (``revmlir.ir_rules``), the rest by the rev verifier."""
+    with pytest.raises(RuleViolation) as info:
         parse_module(text)
     return info.value
 

@@ -31,7 +31,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
-from revmlir.parsing import LocatingParser
+from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
@@ -311,7 +311,7 @@ class RevOptMain(xDSLOptMain):
             module = self.parse_chunk(chunk, "mlir", offset)
             if module is not None:
                 if not self.args.disable_verify:
-                    module.verify()
+                    verify_module(module)
                 self.apply_passes(module)
                 output.write(self.output_resulting_program(module))
         except Exception as error:

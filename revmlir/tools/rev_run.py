@@ -28,7 +28,7 @@ from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.frontend.types import out_of_range, value_range
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.interpreter.memref import numpy_dtype
-from revmlir.parsing import parse_module
+from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.cli import UsageError, read_text, run_tool
 
@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)
-        module.verify()
+        verify_module(module)
     except Exception as error:
         print(format_error(error, module, args.input_file), file=sys.stderr)
         return 1

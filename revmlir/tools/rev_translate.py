@@ -33,7 +33,7 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.inversion import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
-from revmlir.parsing import parse_module
+from revmlir.parsing import parse_module, verify_module
 from revmlir.semantics import written_arguments
 from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)
-        module.verify()
+        verify_module(module)
         if args.emit == "header":
             guard = "REVMLIR_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(args.input_file)).upper()
             output: str | bytes = header(module, guard)
