@@ -28,6 +28,11 @@ from revmlir.errors import RuleViolation, describe_op
 
 DOMINANCE = "dominance"
 TERMINATOR = "terminator"
+IR_RULES: dict[str, str] = {
+    DOMINANCE: "a value is used after its definition, in its block or a region inside it",
+    TERMINATOR: "each block of a region with several blocks ends with a terminator",
+}
+"""The rules' names, as diagnostics print them, and what each asks."""
 
 
 def value_name(value: SSAValue) -> str:

@@ -20,13 +20,13 @@ from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects import anc, rev
-from revmlir.ir_rules import DominanceChecker, value_name
+from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.errors import ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.semantics import is_expression_op, is_state_value
 
 RULES: dict[str, str] = {
-    "dominance": "a value is used after its definition, in its block or a region inside it",
+    **IR_RULES,
     "linearity": "every state version is consumed exactly once",
     "capture": "a region may read outer state but not consume it",
     "stale-read": "an op reads only current versions of state",

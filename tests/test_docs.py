@@ -41,7 +41,7 @@ from xdsl.utils.exceptions import ParseError, VerifyException
 
 from revmlir.dialects.anc import Anc
 from revmlir.dialects.rev import Rev
-from revmlir.errors import ReversibilityViolation
+from revmlir.errors import RuleViolation
 from revmlir.interfaces import RuntimeCheckedOp
 from revmlir.parsing import parse_module
 from revmlir.passes import get_all_passes
@@ -172,7 +172,7 @@ def test_invalid_example_is_rejected(block: CodeBlock, offset: int, chunk: str):
     message = str(error)
     if rule is not None:
         assert rule in RULES, f"[{rule}] is not a verifier rule"
-        assert isinstance(error, ReversibilityViolation), message
+        assert isinstance(error, RuleViolation), message
         assert error.rule == rule, message
     if text:
         assert text in " ".join(message.split()), message
