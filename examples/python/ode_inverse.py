@@ -61,34 +61,37 @@ KAPPA = 0.3
 
 
 @rv.reversible
+def kick(v, x, h, omega2, kappa):
+    """``v −= h a(x)``: the spring and gravity forces of the ring."""
+    for i in range(len(x)):
+        v[i] -= h * (
+            omega2 * math.sin(x[i])
+            + kappa * (2.0 * x[i] - x[(i + len(x) - 1) % len(x)] - x[(i + 1) % len(x)])
+        )
+
+
+@rv.reversible
+def drift(x, v, h):
+    """``x += h v``."""
+    for i in range(len(x)):
+        x[i] += h * v[i]
+
+
+@rv.reversible
 def symplectic_euler(x, v, dt, omega2, kappa, steps):
     """``steps`` steps of ``x += Δt v; v −= Δt a(x)``."""
     for k in range(steps):
-        for i in range(len(x)):
-            x[i] += dt * v[i]
-        for i in range(len(x)):
-            v[i] -= dt * (
-                omega2 * math.sin(x[i])
-                + kappa * (2.0 * x[i] - x[(i + len(x) - 1) % len(x)] - x[(i + 1) % len(x)])
-            )
+        drift(x, v, dt)
+        kick(v, x, dt, omega2, kappa)
 
 
 @rv.reversible
 def leapfrog(x, v, dt, omega2, kappa, steps):
     """``steps`` steps of a half kick, a drift and a half kick."""
     for k in range(steps):
-        for i in range(len(x)):
-            v[i] -= 0.5 * dt * (
-                omega2 * math.sin(x[i])
-                + kappa * (2.0 * x[i] - x[(i + len(x) - 1) % len(x)] - x[(i + 1) % len(x)])
-            )
-        for i in range(len(x)):
-            x[i] += dt * v[i]
-        for i in range(len(x)):
-            v[i] -= 0.5 * dt * (
-                omega2 * math.sin(x[i])
-                + kappa * (2.0 * x[i] - x[(i + len(x) - 1) % len(x)] - x[(i + 1) % len(x)])
-            )
+        kick(v, x, 0.5 * dt, omega2, kappa)
+        drift(x, v, dt)
+        kick(v, x, 0.5 * dt, omega2, kappa)
 
 
 SCHEMES = {"symplectic Euler": symplectic_euler, "leapfrog": leapfrog}
