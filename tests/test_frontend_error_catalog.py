@@ -21,6 +21,7 @@ revmlir/frontend/api.py
   "… keyword-only and positional-only parameters"                       test_signature_restrictions
   "… default values"                                                    test_signature_restrictions (+ errors::test_signature_restrictions_at_decoration)
   "… other decorators"                                                  test_signature_restrictions
+  "unknown annotation '…' for parameter '…'"                            test_unknown_annotations_are_refused
   TypeError "f() takes N argument(s) (…), got M"                        errors::test_wrong_argument_types_are_type_errors
   TypeError "argument 'v' has unsupported type list (pass a numpy array)"  errors::test_wrong_argument_types_are_type_errors
   TypeError "… unsupported type ndarray (arrays of int8 are not supported)"  test_array_of_an_unsupported_dtype
@@ -299,6 +300,46 @@ def test_unknown_backend():
 
 def deco(function):
     return function
+
+
+UNKNOWN_ANNOTATION_HINT = (
+    "annotate with float, int, complex, bool, rv.ULog, numpy.ndarray or a numpy scalar type, "
+    "or leave the parameter unannotated (fixed-point numbers are not supported)"
+)
+
+
+def test_unknown_annotations_are_refused():
+    """An annotation revmlir would ignore is an error at the annotation, for
+    both decorators, whether written as an object or a string."""
+
+    def f(y: "Fixed43", x):  # E:fixed
+        y += x
+
+    check(at_decoration(f), "# E:fixed", "unknown annotation 'Fixed43' for parameter 'y'", UNKNOWN_ANNOTATION_HINT, at='"Fixed43"')
+
+    def f(y, x: list):  # E:list
+        y += x[0]
+
+    check(at_decoration(f), "# E:list", "unknown annotation 'list' for parameter 'x'", UNKNOWN_ANNOTATION_HINT, at="list")
+
+    def f(y: float, x: "Fixed43"):  # E:ordinary
+        return y + x
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.ordinary(f)
+    check(info.value, "# E:ordinary", "unknown annotation 'Fixed43' for parameter 'x'", UNKNOWN_ANNOTATION_HINT, at='"Fixed43"')
+
+
+def test_documenting_annotations_are_accepted():
+    """numpy's array and scalar types document a parameter (its dtype comes
+    from the argument); the known Python types fix it."""
+
+    @rv.reversible
+    def f(y: np.ndarray, x: np.float64, c: "complex", n: int):
+        y[0] += x
+
+    out = f(np.zeros(2), 1.5, 1j, 3)
+    assert out[0].tolist() == [1.5, 0.0]
 
 
 def test_signature_restrictions():

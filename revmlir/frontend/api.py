@@ -27,10 +27,12 @@ from xdsl.printer import Printer
 
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import (
+    KNOWN_ANNOTATIONS,
     IntRanges,
     check_int_ranges,
     describe_type,
     int_ranges,
+    is_known_annotation,
     type_of_annotation,
     type_of_value,
 )
@@ -119,7 +121,35 @@ def read_source(pyfunc: Callable[..., Any], decorator: str = "@rv.reversible") -
     filename = inspect.getsourcefile(pyfunc) or "<unknown>"
     source = Source(definition, filename, first - 1, indent)
     _check_names(source)
+    _check_annotations(source, pyfunc)
     return source
+
+
+def _check_annotations(source: Source, pyfunc: Callable[..., Any]) -> None:
+    """A located error for a parameter annotation revmlir does not know,
+    which it would otherwise ignore: ``y: Fixed43`` must not quietly
+    compile ``y`` as a float.  Annotations written as strings (or under
+    ``from __future__ import annotations``) are evaluated in the function's
+    globals, as ``typing.get_type_hints`` does."""
+    hints = pyfunc.__annotations__
+    for arg in source.tree.args.args:
+        if arg.annotation is None or arg.arg not in hints:
+            continue
+        annotation = hints[arg.arg]
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, pyfunc.__globals__)  # noqa: S307 - the user's own annotation
+            except Exception:
+                annotation = None
+        if annotation is None or not is_known_annotation(annotation):
+            node = arg.annotation
+            written = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
+            raise source.error(
+                arg.annotation,
+                f"unknown annotation '{written}' for parameter '{arg.arg}'",
+                f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated "
+                "(fixed-point numbers are not supported)",
+            )
 
 
 def _check_names(source: Source) -> None:

@@ -80,6 +80,22 @@ def type_of_annotation(annotation: Any) -> Attribute | None:
     return _ANNOTATIONS.get(annotation)
 
 
+def is_known_annotation(annotation: Any) -> bool:
+    """Whether a parameter annotation means something here: a type that
+    fixes the parameter's (``_ANNOTATIONS``), or one that only documents
+    it — ``numpy.ndarray`` and numpy's scalar types, whose dtype the
+    argument gives.  Anything else (``Fixed43``, ``list``) would be
+    silently ignored, so it is refused."""
+    if annotation in _ANNOTATIONS or annotation is np.ndarray:
+        return True
+    return isinstance(annotation, type) and issubclass(annotation, np.generic) and (
+        np.dtype(annotation) in _DTYPES
+    )
+
+
+KNOWN_ANNOTATIONS = "float, int, complex, bool, rv.ULog, numpy.ndarray or a numpy scalar type"
+
+
 def describe_type(type: Attribute) -> str:
     """How a Python user would call the type."""
     if isinstance(type, MemRefType):
