@@ -44,7 +44,6 @@ import argparse
 import contextlib
 import hashlib
 import hmac
-import importlib.metadata
 import os
 import secrets
 import stat
@@ -55,6 +54,8 @@ from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
+
+from revmlir.version import revmlir_version
 
 ENABLE_ENV = "REVMLIR_CACHE"
 MAX_MB_ENV = "REVMLIR_CACHE_MAX_MB"
@@ -89,18 +90,11 @@ def directory() -> Path | None:
     return Path(base) / "revmlir"
 
 
-def _revmlir_version() -> str:
-    try:
-        return importlib.metadata.version("revmlir")
-    except importlib.metadata.PackageNotFoundError:
-        return "unversioned"
-
-
 def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str:
     """The entry name for compiling ``text`` for a target."""
     parts = [
         FORMAT,
-        _revmlir_version(),
+        revmlir_version(),
         llvmlite.__version__,
         ".".join(map(str, llvm.llvm_version_info)),
         triple,

@@ -18,7 +18,6 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import version
 from io import BytesIO, StringIO
 from typing import IO, Any
 
@@ -32,6 +31,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser, verify_module
+from revmlir.version import revmlir_version
 from revmlir.passes import get_all_passes
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
@@ -141,7 +141,7 @@ def _pass_help() -> str:
 
 
 class RevOptMain(xDSLOptMain):
-    version_format = "rev-opt (revmlir " + version("revmlir") + ") on xDSL {xdsl_version}"
+    version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
 
     def __init__(self, args: Sequence[str] | None = None):
         # ``register_all_arguments`` rewrites bare pass flags in this list
