@@ -131,6 +131,74 @@ rev.func @histogram(%h: memref<8xi64>, %bins: memref<?xindex>, %n: index) {
         assert not h.any()
 
 
+KERNEL = """
+rev.func @norm(%acc: f64, %m: memref<3xf64>) {
+  %c0 = arith.constant 0 : index
+  %a = memref.load %m[%c0] : memref<3xf64>
+  %p = arith.mulf %a, %a : f64
+  %acc1 = rev.add %acc, %p : f64
+  rev.return %acc1 : f64
+}
+
+rev.func @kernel(%a: memref<?x3xf64>, %w: memref<3xf64>, %g: memref<3xf64>, %out: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %t = anc.array_alloc() : memref<3xf64>
+    rev.for %c0 to %c3 step %c1 : index () {
+    ^bb0(%k: index):
+      %wk = memref.load %w[%k] : memref<3xf64>
+      %aik = rev.take %a[%i, %k] : memref<?x3xf64>
+      %aik1 = rev.add %aik, %wk : f64
+      rev.put %aik1, %a[%i, %k] : memref<?x3xf64>
+      %ai = memref.load %a[%i, %k] : memref<?x3xf64>
+      %tk = rev.take %t[%k] : memref<3xf64>
+      %tk1 = rev.add %tk, %ai : f64
+      rev.put %tk1, %t[%k] : memref<3xf64>
+      %gk = rev.take %g[%k] : memref<3xf64>
+      %gk1 = rev.sub %gk, %wk : f64
+      rev.put %gk1, %g[%k] : memref<3xf64>
+      rev.yield
+    }
+    %o = rev.take %out[%i] : memref<?xf64>
+    %o1 = rev.call @norm(%o, %w) : (f64, memref<3xf64>) -> f64
+    rev.put %o1, %out[%i] : memref<?xf64>
+    rev.for reverse %c0 to %c3 step %c1 : index () {
+    ^bb0(%k: index):
+      %ai = memref.load %a[%i, %k] : memref<?x3xf64>
+      %tk = rev.take %t[%k] : memref<3xf64>
+      %tk1 = rev.sub %tk, %ai : f64
+      rev.put %tk1, %t[%k] : memref<3xf64>
+      rev.yield
+    }
+    anc.array_free %t() : memref<3xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+
+
+@pytest.mark.parametrize("engine", ["interpreter", "native"])
+def test_a_kernel_within_the_footprint_rule_runs_against_numpy(engine):
+    """Private rows written by a nested sequential loop, a private ancilla
+    array, a callee reading a shared array, a shared accumulation."""
+    module = parse_module(KERNEL, "kernel.mlir")
+    program = RevInterpreter(module) if engine == "interpreter" else NativeModule.compile(module)
+    n = 9
+    a, w, g, out = rng.normal(size=(n, 3)), rng.normal(size=3), rng.normal(size=3), rng.normal(size=n)
+    args = [a.copy(), w.copy(), g.copy(), out.copy(), n]
+    program.call("kernel", *args)
+    np.testing.assert_allclose(args[0], a + w, rtol=1e-15)
+    np.testing.assert_allclose(args[2], g - n * w, rtol=1e-13)
+    np.testing.assert_allclose(args[3], out + w[0] ** 2, rtol=1e-15)
+    program.uncall("kernel", *args)
+    for before, after in zip((a, w, g, out), args):
+        np.testing.assert_allclose(after, before, rtol=1e-12, atol=1e-14)
+
+
 vector = MemRefType(f64, [DYNAMIC_INDEX])
 
 
