@@ -86,24 +86,21 @@ class Graph:
 
 @dataclass(frozen=True)
 class Lump:
-    """Ops ``nodes`` (in order), taking ``before`` (the ``n`` values live
-    when it starts) to ``before − dying + new``; ``width`` is ``l``, ``peak``
-    the most values live inside it."""
+    """Ops ``nodes`` (in order), which overwrite the live values ``dying``
+    with ``new`` and read the live values ``reads`` that pass through them
+    (the others pass through unread: the columns of ``B`` that are zero are
+    never formed); ``width`` is ``l``, ``peak`` the most values live inside
+    it."""
 
     nodes: tuple[int, ...]
-    before: tuple[int, ...]
     dying: tuple[int, ...]
     new: tuple[int, ...]
+    reads: tuple[int, ...]
     peak: int
 
     @property
     def width(self) -> int:
         return len(self.new)
-
-    @property
-    def passing(self) -> tuple[int, ...]:
-        dying = set(self.dying)
-        return tuple(v for v in self.before if v not in dying)
 
 
 @dataclass(frozen=True)
@@ -157,7 +154,7 @@ class _Liveness:
                 self.readers[operand] += 1
         self.output_set = set(graph.outputs)
         self.live = {i for i in range(graph.n) if self.readers[i] or i in self.output_set}
-        self.waiting = {i: len(set(graph.nodes[i].operands) - set(range(graph.n))) for i in self.ops}
+        self.waiting = {i: len({v for v in graph.nodes[i].operands if v >= graph.n}) for i in self.ops}
         self.ready = {i for i in self.ops if self.waiting[i] == 0}
         self.users: dict[int, list[int]] = {i: [] for i in range(len(graph.nodes))}
         for i in self.ops:
@@ -173,17 +170,21 @@ class _Liveness:
         )
         return 1 - freed
 
-    def schedule(self, op: int) -> None:
+    def schedule(self, op: int) -> list[int]:
+        """Schedule ``op``; the values it frees."""
         self.ready.discard(op)
         self.live.add(op)
+        freed = []
         for v in set(self.graph.nodes[op].operands):
             self.readers[v] -= 1
             if self.readers[v] == 0 and v not in self.output_set:
                 self.live.discard(v)
+                freed.append(v)
         for user in self.users[op]:
             self.waiting[user] -= 1
             if self.waiting[user] == 0:
                 self.ready.add(user)
+        return freed
 
 
 def _too_few(graph: Graph, after: int | None, live: int) -> SingularLumpError:
@@ -208,22 +209,24 @@ def lumps_of(graph: Graph, order: Sequence[int]) -> Lumping:
     if len(state.live) < graph.n:
         raise _too_few(graph, None, len(state.live))
     lumps: list[Lump] = []
-    before = tuple(sorted(state.live))
     current: list[int] = []
+    dying: list[int] = []
     peak = graph.n
     for op in order:
-        state.schedule(op)
         current.append(op)
+        dying += state.schedule(op)
         live = len(state.live)
         if live < graph.n:
             raise _too_few(graph, op, live)
         peak = max(peak, live)
         if live == graph.n:
-            after = set(state.live)
-            dying = tuple(v for v in before if v not in after)
-            new = tuple(sorted(after - set(before)))
-            lumps.append(Lump(tuple(current), before, dying, new, peak))
-            before, current, peak = tuple(sorted(after)), [], graph.n
+            created = set(current)
+            old = [v for v in dying if v not in created]
+            new = tuple(v for v in current if v in state.live)
+            skip = created | set(old)
+            reads = {v for i in current for v in graph.nodes[i].operands if v not in skip}
+            lumps.append(Lump(tuple(current), tuple(old), new, tuple(sorted(reads)), peak))
+            current, dying, peak = [], [], graph.n
     return Lumping(tuple(order), tuple(lumps))
 
 
@@ -315,7 +318,7 @@ def exhaustive(graph: Graph, limit: int = EXHAUSTIVE_LIMIT) -> Lumping | None:
 def _tangents(graph: Graph, lump: Lump) -> dict[int, dict[int, float | None]]:
     """The tangent of each value the lump computes, as coefficients of its
     live-in values (``None`` where a partial is not known)."""
-    found: dict[int, dict[int, float | None]] = {v: {v: 1.0} for v in lump.before}
+    found: dict[int, dict[int, float | None]] = {v: {v: 1.0} for v in (*lump.dying, *lump.reads)}
     for index in lump.nodes:
         node = graph.nodes[index]
         total: dict[int, float | None] = {}
@@ -338,11 +341,11 @@ def _plus(a: float | None, b: float | None) -> float | None:
 
 
 def blocks(graph: Graph, lump: Lump) -> tuple[list[list[float | None]], list[list[float | None]]]:
-    """The lump's ``A = ∂new/∂dying`` and ``B = ∂new/∂passing``."""
+    """The lump's ``A = ∂new/∂dying`` and ``B = ∂new/∂reads``."""
     found = _tangents(graph, lump)
     rows = [found[v] for v in lump.new]
     A = [[row.get(d, 0.0) for d in lump.dying] for row in rows]
-    B = [[row.get(p, 0.0) for p in lump.passing] for row in rows]
+    B = [[row.get(p, 0.0) for p in lump.reads] for row in rows]
     return A, B
 
 
@@ -400,8 +403,8 @@ def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndar
 
 def _dense(graph: Graph, lump: Lump) -> tuple[np.ndarray, np.ndarray]:
     A, B = blocks(graph, lump)
-    width, rest = lump.width, graph.n - lump.width
-    return np.array(A, dtype=float).reshape(width, width), np.array(B, dtype=float).reshape(width, rest)
+    width = lump.width
+    return np.array(A, dtype=float).reshape(width, width), np.array(B, dtype=float).reshape(width, len(lump.reads))
 
 
 def inverse_tangent(graph: Graph, lumping: Lumping, output_tangents: np.ndarray) -> np.ndarray:
@@ -411,7 +414,7 @@ def inverse_tangent(graph: Graph, lumping: Lumping, output_tangents: np.ndarray)
     for index in reversed(range(len(lumping.lumps))):
         lump = lumping.lumps[index]
         A, B = _dense(graph, lump)
-        passing = np.array([dots[p] for p in lump.passing])
+        passing = np.array([dots[p] for p in lump.reads])
         new = np.array([dots.pop(w) for w in lump.new])
         rhs = new - B @ passing if len(passing) else new
         for d, value in zip(lump.dying, _solve(graph, lumping, index, A, rhs, False)):
@@ -427,7 +430,7 @@ def inverse_adjoint(graph: Graph, lumping: Lumping, input_cotangents: np.ndarray
         A, B = _dense(graph, lump)
         dying = np.array([bars.pop(d) for d in lump.dying])
         new = _solve(graph, lumping, index, A, dying, True)
-        for k, p in enumerate(lump.passing):
+        for k, p in enumerate(lump.reads):
             bars[p] -= float(B[:, k] @ new)
         bars.update(zip(lump.new, new))
     return np.array([bars[o] for o in graph.outputs])

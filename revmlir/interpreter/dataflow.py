@@ -31,6 +31,7 @@ from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import AnyFloat, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.ad.lumps import Graph, LumpError, Node
 from revmlir.interpreter.pure import PURE_SEMANTICS
@@ -38,6 +39,9 @@ from revmlir.interpreter.values import normalize
 
 NODE_LIMIT = 200_000
 """The most active values a graph may have: unrolling is for small kernels."""
+
+ITERATION_LIMIT = 200_000
+"""The most loop iterations an evaluation may run (a loop that does not end)."""
 
 Partial = Callable[[Sequence[Any], Any], Any]
 """``∂result/∂operand`` from the operand values and the result value; it
@@ -122,6 +126,7 @@ class _Evaluator:
         self.module = module
         self.static = static
         self.nodes: list[Node] = []
+        self.iterations = 0
 
     def add(self, node: Node) -> _Active:
         if len(self.nodes) >= NODE_LIMIT:
@@ -167,7 +172,11 @@ class _Evaluator:
             array.cells[array.offset(op, args[2:])] = args[0]
             return []
         if isinstance(op, memref.DimOp):
-            return [args[0].shape[args[1]] if args[1] is not UNKNOWN else UNKNOWN]
+            if args[1] is UNKNOWN:
+                return [UNKNOWN]
+            if not 0 <= args[1] < len(args[0].shape):
+                raise LumpError(op, f"dimension {args[1]} is out of range for rank {len(args[0].shape)}")
+            return [args[0].shape[args[1]]]
         if isinstance(op, func.CallOp):
             callee = SymbolTable.lookup_symbol(self.module, op.callee)
             if not isinstance(callee, func.FuncOp) or not callee.body.blocks:
@@ -186,7 +195,10 @@ class _Evaluator:
         known = [self.value_of(a) for a in args]
         if any(k is None for k in known):
             return [UNKNOWN]
-        return [normalize(result.type, semantics(op, *known))]
+        try:
+            return [normalize(result.type, semantics(op, *known))]
+        except (InterpretationError, ArithmeticError, ValueError) as error:
+            raise LumpError(op, str(error)) from None
 
     def node(self, op: Operation, args: list[Any]) -> _Active:
         partials = PARTIALS.get(type(op))
@@ -212,12 +224,21 @@ class _Evaluator:
         lower, upper, step, *carried = args
         if UNKNOWN in (lower, upper, step):
             raise LumpError(op, "the trip count is not a constant, so the loop cannot be unrolled")
+        if step <= 0:
+            raise LumpError(op, f"the step {step} is not positive")
         for i in range(lower, upper, step):
+            self.iterate(op)
             carried = self.run_block(op.body.block, [i, *carried], env)
         return carried
 
+    def iterate(self, loop: Operation) -> None:
+        self.iterations += 1
+        if self.iterations > ITERATION_LIMIT:
+            raise LumpError(loop, f"the evaluation runs more than {ITERATION_LIMIT} loop iterations: too large to lump")
+
     def run_while(self, op: scf.WhileOp, args: list[Any], env: dict[SSAValue, Any]) -> list[Any]:
         while True:
+            self.iterate(op)
             cond, *values = self.run_block(op.before_region.block, args, env)
             if not self.condition(op, cond):
                 return values
@@ -264,7 +285,10 @@ def dataflow_graph(module: ModuleOp, function: func.FuncOp, arguments: Sequence[
         else:
             args.append(UNKNOWN if static else normalize(type, given))
     n = len(evaluator.nodes)
-    results = evaluator.call(function, args)
+    try:
+        results = evaluator.call(function, args)
+    except RecursionError:
+        raise LumpError(function, "calls nest too deeply to lump") from None
     returned = [
         (f"result #{k}", value)
         for k, (value, type) in enumerate(zip(results, function.function_type.outputs.data))

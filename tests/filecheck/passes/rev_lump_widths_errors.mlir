@@ -102,3 +102,39 @@ func.func @norule(%a: f64) -> f64 {
   %y = math.erf %a : f64
   func.return %y : f64
 }
+
+// -----
+
+// Local arrays are not ordinary code the analysis evaluates.
+func.func @local(%a: f64) -> f64 {
+  // expected-error-re @+1 {{'memref.alloc' at {{.*}}: has no data-flow semantics for lumps}}
+  %m = memref.alloc() : memref<1xf64>
+  func.return %a : f64
+}
+
+// -----
+
+// A loop that does not end is stopped.
+func.func @forever(%a: f64) -> f64 {
+  %true = arith.constant true
+  // expected-error @+1 {{the evaluation runs more than 200000 loop iterations}}
+  %r = scf.while (%x = %a) : (f64) -> f64 {
+    scf.condition(%true) %x : f64
+  } do {
+  ^bb0(%y: f64):
+    scf.yield %y : f64
+  }
+  func.return %r : f64
+}
+
+// -----
+
+// Index arithmetic fails as it would at run time, at the op.
+func.func @divide(%x: memref<2xf64>) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{division by zero}}
+  %i = arith.divsi %c0, %c0 : index
+  %v = memref.load %x[%i] : memref<2xf64>
+  memref.store %v, %x[%c0] : memref<2xf64>
+  func.return
+}
