@@ -414,10 +414,9 @@ def inverse_tangent(graph: Graph, lumping: Lumping, output_tangents: np.ndarray)
     for index in reversed(range(len(lumping.lumps))):
         lump = lumping.lumps[index]
         A, B = _dense(graph, lump)
-        passing = np.array([dots[p] for p in lump.reads])
+        passing = np.array([dots[p] for p in lump.reads], dtype=float)
         new = np.array([dots.pop(w) for w in lump.new])
-        rhs = new - B @ passing if len(passing) else new
-        for d, value in zip(lump.dying, _solve(graph, lumping, index, A, rhs, False)):
+        for d, value in zip(lump.dying, _solve(graph, lumping, index, A, new - B @ passing, False)):
             dots[d] = value
     return np.array([dots[i] for i in range(graph.n)])
 

@@ -28,7 +28,12 @@ from revmlir.ad.inverse_modes import (
 )
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.frontend.forward import _run_tangent, check_count, per_argument
-from revmlir.frontend.gradient import _input_cotangents, _seed, _specialization, derived_backend
+from revmlir.frontend.gradient import (
+    _input_cotangents,
+    _seed,
+    _specialization,
+    derived_backend,
+)
 from revmlir.frontend.ordinary import OrdinaryFunction
 from revmlir.interpreter.dataflow import dataflow_graph
 

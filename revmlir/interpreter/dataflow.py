@@ -122,9 +122,8 @@ class _Array:
 
 
 class _Evaluator:
-    def __init__(self, module: ModuleOp, static: bool):
+    def __init__(self, module: ModuleOp):
         self.module = module
-        self.static = static
         self.nodes: list[Node] = []
         self.iterations = 0
 
@@ -256,7 +255,7 @@ def dataflow_graph(module: ModuleOp, function: func.FuncOp, arguments: Sequence[
     """``function``'s graph at ``arguments`` (Python floats, ints, bools and
     numpy arrays), or statically when ``arguments`` is ``None``."""
     static = arguments is None
-    evaluator = _Evaluator(module, static)
+    evaluator = _Evaluator(module)
     types = function.function_type.inputs.data
     args: list[Any] = []
     arrays: list[tuple[int, _Array]] = []

@@ -36,7 +36,6 @@ from revmlir.passes import get_all_passes
 from revmlir.remarks import Remark, collect_remarks
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
-    Diagnostic,
     check,
     read_diagnostic,
     read_expectations,

@@ -138,3 +138,23 @@ func.func @divide(%x: memref<2xf64>) {
   memref.store %v, %x[%c0] : memref<2xf64>
   func.return
 }
+
+// -----
+
+// An index that depends on an argument.
+func.func @gather(%x: memref<2xf64>, %i: index) {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{the index is not known statically, so the data flow is not}}
+  %v = memref.load %x[%i] : memref<2xf64>
+  memref.store %v, %x[%c0] : memref<2xf64>
+  func.return
+}
+
+// -----
+
+// Recursion without a base case.
+// expected-error @+1 {{calls nest too deeply to lump}}
+func.func @again(%a: f64) -> f64 {
+  %y = func.call @again(%a) : (f64) -> f64
+  func.return %y : f64
+}
