@@ -363,3 +363,30 @@ def test_lumps_of_random_ordinary_programs_against_a_dense_solve():
         np.testing.assert_allclose(lumps.inverse_adjoint(graph, lumping, v), np.linalg.solve(J.T, v), rtol=1e-7, atol=1e-9)
         solved += 1
     assert (solved, rejected) == (90, 41)
+
+
+def test_the_analysis_from_python():
+    """``rv.constant_width``: at a point, with the Python source lines."""
+    report = rv.constant_width(mix, (np.array([0.1, 0.2, 0.3, 0.4]), 0.5, 0.7, 2))
+    assert not report.constant_width
+    assert report.greedy is not None and report.exhaustive is None  # more than 12 ops
+    assert report.greedy.widths == (4, 1)  # the sum of squares keeps the new x live with a and b
+    assert "test_lumps.py:" in report.why
+
+    @rv.ordinary
+    def shear(a, b):
+        b = b + math.sin(a)
+        a = a * b
+        return a, b
+
+    report = rv.constant_width(shear, (0.3, 0.4))
+    assert report.constant_width and report.greedy.widths == (1, 1)
+    assert report.message().startswith("@shear: constant-width: n = 2, every lump overwrites one active value")
+
+    @rv.reversible
+    def step(y, x):
+        y += math.sin(x)
+
+    assert rv.constant_width(step, (0.3, 0.4)).constant_width
+    with pytest.raises(LumpError, match="not square"):
+        rv.constant_width(rotate, (0.1, 0.2, 0.3))

@@ -20,12 +20,14 @@ from xdsl.dialects.builtin import AnyFloat, MemRefType
 from xdsl.traits import SymbolTable
 
 from revmlir.ad import lumps
+from revmlir.ad.constant_width import WidthReport, ordinary_width, reversible_width
 from revmlir.ad.inverse_modes import (
     generate_inverse_adjoints,
     generate_inverse_tangents,
     inverse_adjoint_name,
     inverse_tangent_name,
 )
+from revmlir.dialects import rev
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.frontend.forward import _run_tangent, check_count, per_argument
 from revmlir.frontend.gradient import (
@@ -165,9 +167,7 @@ class _Lumped:
 
     def __init__(self, f: OrdinaryFunction, args: tuple[Any, ...]):
         spec = f.specialization_for(*args)
-        function = SymbolTable.lookup_symbol(spec.ordinary, spec.reversible.name)
-        assert isinstance(function, func.FuncOp)
-        self.graph = dataflow_graph(spec.ordinary, function, args)
+        self.graph = _graph(f, args)
         self.lumping = lumps.greedy(self.graph)
         copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
         values = f(*copies)
@@ -215,6 +215,35 @@ class _Lumped:
 
     def per_output(self, vector: np.ndarray) -> tuple[Any, ...]:
         return _split(vector, self.outputs, self.output_active, [None] * len(self.outputs))
+
+
+def _graph(f: OrdinaryFunction, args: Sequence[Any]) -> lumps.Graph:
+    """``f``'s data-flow graph at ``args``."""
+    spec = f.specialization_for(*args)
+    function = SymbolTable.lookup_symbol(spec.ordinary, spec.reversible.name)
+    assert isinstance(function, func.FuncOp)
+    return dataflow_graph(spec.ordinary, function, args)
+
+
+def constant_width(
+    f: ReversibleFunction | OrdinaryFunction,
+    args: Sequence[Any],
+    exhaustive_limit: int = lumps.EXHAUSTIVE_LIMIT,
+) -> WidthReport:
+    """Whether ``f`` is constant-width at ``args``, and why not: the
+    analysis of ``rev-lump-widths`` from Python.  A reversible function is,
+    by the verifier.  For an ``@rv.ordinary`` function the report has the
+    lumps of its data-flow graph at ``args`` in program order, by greedy
+    cutting and (up to ``exhaustive_limit`` ops) by exhaustive search;
+    ``report.message()`` says it in one line.  Errors as for
+    ``rv.inverse_jvp``."""
+    args = tuple(args)
+    if isinstance(f, OrdinaryFunction):
+        return ordinary_width(_graph(f, args), exhaustive_limit)
+    spec = _specialization(f, args, "constant_width")
+    function = SymbolTable.lookup_symbol(spec.module, spec.name)
+    assert isinstance(function, rev.FuncOp)
+    return reversible_width(function)
 
 
 def _is_float(type: Any) -> bool:
