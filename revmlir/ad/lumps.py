@@ -387,12 +387,14 @@ def check_steps(graph: Graph, lumping: Lumping) -> None:
 
 
 def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndarray, transpose: bool) -> np.ndarray:
-    """``A⁻¹b`` (``A⁻ᵀb``) by LU; a singular ``A`` is an error naming the lump."""
+    """``A⁻¹b`` (``A⁻ᵀb``) by LU; an ``A`` singular to working precision is
+    an error naming the lump."""
     try:
         x = np.linalg.solve(A.T if transpose else A, b)
     except np.linalg.LinAlgError:
         x = np.full(len(b), np.nan)
-    if not np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
+    singular = np.linalg.cond(A) * np.finfo(float).eps > 1.0
+    if singular or not np.all(np.isfinite(x)) and np.all(np.isfinite(b)):
         raise SingularLumpError(
             graph.function,
             f"singular step: {describe_lump(graph, lumping, index)} has a singular "
