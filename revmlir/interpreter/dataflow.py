@@ -122,6 +122,9 @@ class _Array:
 
 
 class _Evaluator:
+    """Runs ordinary IR on known, unknown and active values, adding a node
+    for every float op that reads an active value."""
+
     def __init__(self, module: ModuleOp):
         self.module = module
         self.nodes: list[Node] = []
