@@ -13,7 +13,7 @@ from revmlir.frontend.api import (
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.forward import hessian, hvp, jvp
 from revmlir.frontend.gradient import gradient, vjp
-from revmlir.frontend.inverse_modes import inverse_jvp, inverse_vjp, newton_step
+from revmlir.frontend.inverse_modes import constant_width, inverse_jvp, inverse_vjp, newton_step
 from revmlir.frontend.jacobian import jacobian
 from revmlir.frontend.ordinary import OrdinaryFunction, checkpointed, ordinary
 from revmlir.frontend.markers import (
@@ -43,7 +43,7 @@ from revmlir.frontend.types import ULog
 
 __all__ = [
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
-    "ULog", "adjoint", "ancilla", "checkpointed", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
+    "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "inverse_jvp", "inverse_vjp", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
     "irot", "neg", "newton_step", "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe",
     "stack", "swap", "ulog", "vjp", "zeros",

@@ -15,28 +15,49 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import func
+from xdsl.dialects.builtin import AnyFloat, MemRefType
+from xdsl.traits import SymbolTable
 
+from revmlir.ad import lumps
+from revmlir.ad.constant_width import WidthReport, ordinary_width, reversible_width
 from revmlir.ad.inverse_modes import (
     generate_inverse_adjoints,
     generate_inverse_tangents,
     inverse_adjoint_name,
     inverse_tangent_name,
 )
+from revmlir.dialects import rev
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.frontend.forward import _run_tangent, check_count, per_argument
-from revmlir.frontend.gradient import _input_cotangents, _seed, _specialization, derived_backend
+from revmlir.frontend.gradient import (
+    _input_cotangents,
+    _seed,
+    _specialization,
+    derived_backend,
+)
+from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.interpreter.dataflow import dataflow_graph
 
 
 def inverse_jvp(
-    f: ReversibleFunction | InverseFunction, args: Sequence[Any], output_tangents: Sequence[Any]
+    f: ReversibleFunction | InverseFunction | OrdinaryFunction,
+    args: Sequence[Any],
+    output_tangents: Sequence[Any],
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """Inverse forward mode (Pearlmutter and Siskind's 1.2b): run ``f`` on
     (copies of) ``args`` and return ``(outputs, input_tangents)`` with
     ``J · input_tangents = output_tangents``, ``J`` the Jacobian of ``f`` at
     ``args`` over its float scalars and arrays.  ``output_tangents`` has one
     entry per argument, shaped like it (``None`` for zero); the results are
-    laid out as ``rv.jvp``'s.  The arguments are not modified."""
+    laid out as ``rv.jvp``'s.  For an ``@rv.ordinary`` function the outputs
+    and ``output_tangents`` are laid out as ``rv.vjp``'s outputs (see
+    ``_Lumped``).  The arguments are not modified."""
     args, output_tangents = tuple(args), tuple(output_tangents)
+    if isinstance(f, OrdinaryFunction):
+        lumped = _Lumped(f, args)
+        dots = lumps.inverse_tangent(lumped.graph, lumped.lumping, lumped.output_vector(output_tangents))
+        return lumped.outputs, lumped.per_input(dots)
     spec = _specialization(f, args, "inverse_jvp")
     check_count(spec.function, args, output_tangents, "output tangents")
     outputs = _run(spec, args)
@@ -60,7 +81,9 @@ def _inverse_tangents(
 
 
 def inverse_vjp(
-    f: ReversibleFunction | InverseFunction, args: Sequence[Any], input_cotangents: Sequence[Any]
+    f: ReversibleFunction | InverseFunction | OrdinaryFunction,
+    args: Sequence[Any],
+    input_cotangents: Sequence[Any],
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """Inverse reverse mode (Pearlmutter and Siskind's 1.2a): run ``f`` on
     (copies of) ``args`` and return ``(outputs, output_cotangents)`` with
@@ -68,8 +91,14 @@ def inverse_vjp(
     ``@f.iadj``: the cotangents travel with the program, first step first.
     ``input_cotangents`` has one entry per argument, shaped like it
     (``None`` for zero); the results are laid out as ``rv.vjp``'s
-    pullback's.  The arguments are not modified."""
+    pullback's.  For an ``@rv.ordinary`` function ``output_cotangents``
+    are laid out as ``rv.vjp``'s outputs (see ``_Lumped``).  The arguments
+    are not modified."""
     args, input_cotangents = tuple(args), tuple(input_cotangents)
+    if isinstance(f, OrdinaryFunction):
+        lumped = _Lumped(f, args)
+        bars = lumps.inverse_adjoint(lumped.graph, lumped.lumping, lumped.input_vector(input_cotangents))
+        return lumped.outputs, lumped.per_output(bars)
     spec = _specialization(f, args, "inverse_vjp")
     check_count(spec.function, args, input_cotangents, "input cotangents")
     _, backend = derived_backend(spec, "inverse adjoint", generate_inverse_adjoints)
@@ -124,3 +153,114 @@ def _negated(value: Any) -> Any:
 
 def _same(before: Any, after: Any) -> bool:
     return bool(np.array_equal(before, after)) if isinstance(before, np.ndarray) else before == after
+
+
+class _Lumped:
+    """An ``@rv.ordinary`` function's inverse products at ``args``, lump by
+    lump.  ``J`` maps its active inputs (float scalar arguments, entries of
+    float array arguments) to its active outputs (returned floats, then the
+    entries of the float arrays as it leaves them).  Inputs are laid out one
+    entry per argument, outputs as ``rv.vjp``'s outputs are: one entry per
+    returned value, then one per argument; entries outside ``J`` (integers,
+    and scalar arguments as outputs: Python passes them by value) are
+    ``None``, or ``0.0`` for a scalar input, as in ``rv.jvp``."""
+
+    def __init__(self, f: OrdinaryFunction, args: tuple[Any, ...]):
+        spec = f.specialization_for(*args)
+        self.graph = _graph(f, args)
+        self.lumping = lumps.greedy(self.graph)
+        copies = tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
+        values = f(*copies)
+        returned = () if spec.returns == "none" else (values,) if spec.returns == "one" else tuple(values)
+        self.name, self.args, self.outputs = f.__name__, args, (*returned, *copies)
+        self.input_active = [_is_float(t) for t in spec.types]
+        self.output_active = [
+            *(isinstance(t, AnyFloat) for t in spec.result_types),
+            *(isinstance(t, MemRefType) and _is_float(t) for t in spec.types),
+        ]
+
+    def _vector(self, given: tuple[Any, ...], like: tuple[Any, ...], active: list[bool], what: str) -> np.ndarray:
+        """One vector in ``J``'s layout from one entry per value of ``like``."""
+        parts: list[np.ndarray] = [np.zeros(0)]
+        for k, (value, model, is_active) in enumerate(zip(given, like, active)):
+            if is_active:
+                parts.append(np.ravel(_seed(None, model, value, f"{what} #{k} of {self.name}")))  # type: ignore[arg-type]
+            elif value is not None:
+                raise TypeError(
+                    f"{what} #{k} of {self.name} is not part of J (an integer, or a scalar "
+                    "argument as an output: Python passes it by value): pass None"
+                )
+        return np.concatenate(parts)
+
+    def output_vector(self, output_tangents: tuple[Any, ...]) -> np.ndarray:
+        count, returned = len(self.outputs), len(self.outputs) - len(self.args)
+        if len(output_tangents) != count:
+            raise TypeError(
+                f"{self.name} has {count} output(s) ({returned} returned, then its arguments), "
+                f"so {count} output tangents (None for zero), got {len(output_tangents)}"
+            )
+        return self._vector(output_tangents, self.outputs, self.output_active, "output tangent")
+
+    def input_vector(self, input_cotangents: tuple[Any, ...]) -> np.ndarray:
+        if len(input_cotangents) != len(self.args):
+            raise TypeError(
+                f"{self.name} takes {len(self.args)} argument(s), so {len(self.args)} input "
+                f"cotangents (one per argument, None for zero), got {len(input_cotangents)}"
+            )
+        return self._vector(input_cotangents, self.args, self.input_active, "cotangent")
+
+    def per_input(self, vector: np.ndarray) -> tuple[Any, ...]:
+        absent = [None if isinstance(a, np.ndarray) else 0.0 for a in self.args]
+        return _split(vector, self.args, self.input_active, absent)
+
+    def per_output(self, vector: np.ndarray) -> tuple[Any, ...]:
+        return _split(vector, self.outputs, self.output_active, [None] * len(self.outputs))
+
+
+def _graph(f: OrdinaryFunction, args: Sequence[Any]) -> lumps.Graph:
+    """``f``'s data-flow graph at ``args``."""
+    spec = f.specialization_for(*args)
+    function = SymbolTable.lookup_symbol(spec.ordinary, spec.reversible.name)
+    assert isinstance(function, func.FuncOp)
+    return dataflow_graph(spec.ordinary, function, args)
+
+
+def constant_width(
+    f: ReversibleFunction | OrdinaryFunction,
+    args: Sequence[Any],
+    exhaustive_limit: int = lumps.EXHAUSTIVE_LIMIT,
+) -> WidthReport:
+    """Whether ``f`` is constant-width at ``args``, and why not: the
+    analysis of ``rev-lump-widths`` from Python.  A reversible function is,
+    by the verifier.  For an ``@rv.ordinary`` function the report has the
+    lumps of its data-flow graph at ``args`` in program order, by greedy
+    cutting and (up to ``exhaustive_limit`` ops) by exhaustive search;
+    ``report.message()`` says it in one line.  Errors as for
+    ``rv.inverse_jvp``."""
+    args = tuple(args)
+    if isinstance(f, OrdinaryFunction):
+        return ordinary_width(_graph(f, args), exhaustive_limit)
+    spec = _specialization(f, args, "constant_width")
+    function = SymbolTable.lookup_symbol(spec.module, spec.name)
+    assert isinstance(function, rev.FuncOp)
+    return reversible_width(function)
+
+
+def _is_float(type: Any) -> bool:
+    return isinstance(type.element_type if isinstance(type, MemRefType) else type, AnyFloat)
+
+
+def _split(vector: np.ndarray, like: Sequence[Any], active: Sequence[bool], absent: Sequence[Any]) -> tuple[Any, ...]:
+    """``vector`` cut into one entry per value of ``like``: an array shaped
+    like an active array, a float for an active scalar, ``absent`` else."""
+    found: list[Any] = []
+    start = 0
+    for value, is_active, missing in zip(like, active, absent):
+        if not is_active:
+            found.append(missing)
+            continue
+        size = int(np.size(value))
+        chunk = vector[start : start + size]
+        start += size
+        found.append(chunk.reshape(np.shape(value)).copy() if isinstance(value, np.ndarray) else float(chunk[0]))
+    return tuple(found)

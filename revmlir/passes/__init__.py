@@ -66,6 +66,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return AdInverseAdjointPass
 
+    def lump_widths():
+        from revmlir.interpreter.lump_widths import RevLumpWidthsPass
+
+        return RevLumpWidthsPass
+
     def ad_checkpoint():
         from revmlir.passes.checkpoint import AdCheckpointPass
 
@@ -106,6 +111,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "ad-checkpoint": ad_checkpoint,
         "ad-inverse-tangent": ad_inverse_tangent,
         "ad-inverse-adjoint": ad_inverse_adjoint,
+        "rev-lump-widths": lump_widths,
         "anc-check-snapshots": check_snapshots,
         "reversibilize": reversibilize,
         "flatten-split-loops": flatten_split_loops,

@@ -33,9 +33,9 @@ from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.version import revmlir_version
 from revmlir.passes import get_all_passes
+from revmlir.remarks import Remark, collect_remarks
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
-    Diagnostic,
     check,
     read_diagnostic,
     read_expectations,
@@ -52,6 +52,15 @@ class ChunkFailure:
 
     diagnostic: str
     parsing: bool
+
+
+@dataclass(frozen=True)
+class ChunkResult:
+    """What one chunk produced besides its output: the remarks its passes
+    made (rendered, in order) and its failure, if it failed."""
+
+    remarks: list[str]
+    failure: ChunkFailure | None
 
 
 class PipelineError(ValueError):
@@ -303,16 +312,23 @@ class RevOptMain(xDSLOptMain):
 
     def process_chunk(
         self, chunk: IO[bytes], offset: int, output: IO[str]
-    ) -> ChunkFailure | None:
-        """Parse, verify, transform and print one chunk; its failure, if it
-        fails."""
+    ) -> ChunkResult:
+        """Parse, verify, transform and print one chunk; the remarks its
+        passes made and its failure, if it fails."""
         module: ModuleOp | None = None
+        remarks: list[Remark] = []
+
+        def result(failure: ChunkFailure | None) -> ChunkResult:
+            name = self.get_input_name()
+            return ChunkResult([r.render(name) for r in remarks], failure)
+
         try:
             module = self.parse_chunk(chunk, "mlir", offset)
             if module is not None:
                 if not self.args.disable_verify:
                     verify_module(module)
-                self.apply_passes(module)
+                with collect_remarks() as remarks:
+                    self.apply_passes(module)
                 output.write(self.output_resulting_program(module))
         except Exception as error:
             if os.environ.get(TRACEBACK_ENV):
@@ -320,10 +336,10 @@ class RevOptMain(xDSLOptMain):
             parsing = isinstance(error, ParseError)
             if parsing:  # report lines of the whole file
                 error.span = dataclasses.replace(error.span, line_offset=offset)
-            return ChunkFailure(
-                format_error(error, module, self.get_input_name()), parsing
+            return result(
+                ChunkFailure(format_error(error, module, self.get_input_name()), parsing)
             )
-        return None
+        return result(None)
 
     def run(self) -> int:
         chunks, _ = self.prepare_input()
@@ -345,7 +361,10 @@ class RevOptMain(xDSLOptMain):
                             print(failure, file=sys.stderr)
                         status = 1 if failures else status
                         continue
-                    failure = self.process_chunk(chunk, offset, output)
+                    processed = self.process_chunk(chunk, offset, output)
+                for line in processed.remarks:
+                    print(line, file=sys.stderr)
+                failure = processed.failure
                 if failure is not None:
                     if not (self.args.parsing_diagnostics and failure.parsing):
                         print(failure.diagnostic, file=sys.stderr)
@@ -367,10 +386,10 @@ class RevOptMain(xDSLOptMain):
             )
         except AnnotationError as error:
             return [f"{name}:{error.line}:{error.column}: error: {error.message}"]
-        failure = self.process_chunk(BytesIO(data), offset, output)
-        produced: list[Diagnostic] = []
-        if failure is not None:
-            produced.append(read_diagnostic(failure.diagnostic, name))
+        processed = self.process_chunk(BytesIO(data), offset, output)
+        produced = [read_diagnostic(line, name) for line in processed.remarks]
+        if processed.failure is not None:
+            produced.append(read_diagnostic(processed.failure.diagnostic, name))
         return check(expectations, produced, name)
 
 
