@@ -54,3 +54,18 @@ def test_inverse_tangent_matches_a_dense_solve():
     jac = np.column_stack([run.mode("tangent", e) for e in np.eye(len(z0))])
     np.testing.assert_allclose(run.mode("inverse tangent", u), np.linalg.solve(jac, u), rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(run.mode("inverse adjoint", u), np.linalg.solve(jac.T, u), rtol=1e-10, atol=1e-12)
+
+
+def test_damped_euler_inverse_modes_grow_where_the_primal_decays():
+    """The seed's stability remark on a dissipative primal (ordinary code,
+    inverse modes through lumps): the adjoint shrinks like exp(−γT/2), both
+    inverse modes grow like exp(γT/2), and all three stay within O(Δt) of
+    the damped linear ODEs."""
+    z0, vector = ode.problem(2, seed=7)
+    gamma = 1.0
+    found = ode.dissipative(z0, vector, 0.05, gamma, [1.0, 3.0])
+    assert found["adjoint"][1] < found["adjoint"][0] < 1.0
+    for name in ("inverse tangent", "inverse adjoint"):
+        assert 1.0 < found[name][0] < found[name][1]
+        assert found[name][1] / found["adjoint"][1] > 0.25 * np.exp(gamma * 3.0)
+    assert max(found["error"]) < 0.1
