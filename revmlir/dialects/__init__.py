@@ -23,10 +23,16 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Ad
 
+    def get_nvvm():
+        from revmlir.dialects.nvvm import NVVM
+
+        return NVVM
+
     from xdsl.dialects import get_all_dialects as upstream
 
     dialects = dict(upstream())
     dialects["rev"] = get_rev
     dialects["anc"] = get_anc
     dialects["ad"] = get_ad
+    dialects["nvvm"] = get_nvvm
     return dialects
