@@ -29,9 +29,11 @@ from typing import Any
 
 from revmlir.frontend.api import AdjointFunction, InverseFunction, ReversibleFunction, Specialization
 from revmlir.gpu import runtime
-from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, synchronize
+from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, synchronize, unavailable_reason
 
-__all__ = ["CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "synchronize"]
+__all__ = [
+    "CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "synchronize", "unavailable_reason",
+]
 
 Target = ReversibleFunction | InverseFunction | AdjointFunction
 
@@ -77,16 +79,18 @@ class Kernel:
         runtime.driver()
         handle = runtime.stream_handle(stream)
         described = runtime.describe(args, handle)
-        compiled = self._specialise([runtime.stand_in(a) for a in described])
+        compiled = self.specialise(*[runtime.stand_in(a) for a in described])
         runtime.launch(compiled.program, compiled.name, described, compiled.written, handle, stream is None)
         return args[0] if len(args) == 1 else args
 
     def compile(self, *args: Any) -> Any:
         """The ``GPUProgram`` for these arguments (numpy arrays and scalars
         here stand for device arrays of their type); needs no GPU."""
-        return self._specialise(args).program
+        return self.specialise(*args).program
 
-    def _specialise(self, args: Sequence[Any]) -> CompiledKernel:
+    def specialise(self, *args: Any) -> CompiledKernel:
+        """The compiled kernel for these arguments (as ``compile``), with
+        what a launch needs."""
         spec, name, generate = self._rev_function(args)
         if (found := self._compiled.get((spec, name))) is None:
             from revmlir.gpu.program import compile_kernels
@@ -95,6 +99,9 @@ class Kernel:
 
             module = spec.module.clone()
             generate(module)
+            # the parallel rule holds for derived functions too: kernels
+            # must not race
+            module.verify()
             # ~f writes the arrays f writes
             written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
             program = compile_kernels(module, [name], arch=self.arch)
