@@ -30,7 +30,7 @@ _FRONTEND_NAMES = (
 _INTEROP_NAMES = ("to_jax", "to_torch")
 
 __all__ = [
-    "ExecutionError", "InvertibilityError", "ReversibilityViolation", "checkpoint",
+    "ExecutionError", "InvertibilityError", "ReversibilityViolation", "checkpoint", "cuda",
     *_FRONTEND_NAMES, *_INTEROP_NAMES,
 ]
 
@@ -44,6 +44,11 @@ def __getattr__(name: str) -> Any:
         import revmlir.checkpoint
 
         return revmlir.checkpoint
+    if name == "cuda":
+        # GPU kernels; the CUDA packages themselves load at the first launch
+        import revmlir.gpu.api
+
+        return revmlir.gpu.api
     if name in _FRONTEND_NAMES:
         import revmlir.frontend
 

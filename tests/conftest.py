@@ -29,9 +29,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Tests marked ``upstream_mlir`` need upstream MLIR's tools: they skip
-    where the binaries are missing (``.ci/run`` installs them)."""
+    where the binaries are missing (``.ci/run`` installs them).  Tests marked
+    ``gpu`` need a CUDA GPU and the ``cuda`` extra."""
     if item.get_closest_marker("upstream_mlir") is not None:
         from upstream_tools import missing
 
         if (reason := missing()) is not None:
             pytest.skip(reason)
+    if item.get_closest_marker("gpu") is not None:
+        from revmlir.gpu.runtime import unavailable_reason
+
+        if (reason := unavailable_reason()) is not None:
+            pytest.skip(f"no GPU to launch on: {reason}")

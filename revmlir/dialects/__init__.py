@@ -33,6 +33,11 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return scf_dialect()
 
+    def get_nvvm():
+        from revmlir.dialects.nvvm import NVVM
+
+        return NVVM
+
     from xdsl.dialects import get_all_dialects as upstream
 
     dialects = dict(upstream())
@@ -41,4 +46,5 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     dialects["ad"] = get_ad
     dialects["memref"] = get_memref
     dialects["scf"] = get_scf
+    dialects["nvvm"] = get_nvvm
     return dialects

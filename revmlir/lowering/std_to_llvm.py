@@ -165,6 +165,9 @@ class ModuleTranslation:
     """Per function the module defines (which take each array as a pointer
     and its sizes, ``expanded_inputs``): its array parameters whose pointer
     is ``noalias`` (``revmlir.lowering.aliasing``)."""
+    overrides: RuleTable[Rule] | None = None
+    """Rules that take precedence over ``translates``, for a target whose
+    code differs (GPU code: ``revmlir.gpu.nvptx``)."""
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
@@ -291,8 +294,9 @@ class FunctionTranslation:
         return attributes
 
     def translate_ops(self, ops: Iterable[Operation]) -> None:
+        overrides = self.module.overrides
         for op in ops:
-            rule = translates.get(type(op))
+            rule = (overrides.get(type(op)) if overrides is not None else None) or translates.get(type(op))
             if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
                 rule = _keep
             if rule is None:
@@ -1095,6 +1099,14 @@ def _dealloc(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.CallOp("free", t.extract(t.get(op.memref), 0, PTR, op), return_type=None), op)
 
 
+@translates(memref.ExtractAlignedPointerAsIndexOp)
+def _pointer_as_index(t: FunctionTranslation, op: Operation) -> None:
+    """The data pointer's address (GPU kernels keep the error slot's in a
+    thread's own slot, ``revmlir.gpu.outline``)."""
+    pointer = t.extract(t.get(op.operands[0]), 0, PTR, op)
+    t.set(op.results[0], t.value(llvm.PtrToIntOp(pointer, i64), op))
+
+
 def _sizes(t: FunctionTranslation, op: Operation, type: MemRefType, dynamic: Sequence[SSAValue]) -> list[SSAValue]:
     """Every extent of an allocation: the dynamic ones given, the others
     constants."""
@@ -1428,25 +1440,31 @@ class ConvertStdToLLVMPass(ModulePass):
     name = "convert-std-to-llvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        translation = ModuleTranslation()
-        stacks.define_runtime(op)
-        sources = [f for f in op.ops if isinstance(f, func.FuncOp)]
-        for other in list(op.ops):
-            if isinstance(other, llvm.FuncOp) and not other.body.blocks:
-                translation.declared.setdefault(other.sym_name.data, other.function_type)
-                other.detach()
-            elif not isinstance(other, func.FuncOp):
-                raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
-        translation.noalias = analyse_arrays(op).noalias
-        for source in sources:
-            if source.is_declaration:
-                translation.add_declaration(source)
-                continue
-            translation.functions.append(FunctionTranslation(translation, source).translate())
-            if source.sym_visibility is None or source.sym_visibility.data != "private":
-                translation.functions.append(mlir_ciface(translation, source))
-                if follows_rev_convention(source):
-                    translation.functions.append(ciface(source))
-        for source in sources:
-            source.detach()
-        op.body.block.add_ops(translation.module())
+        translate_module(op, ModuleTranslation(), entry_points=True)
+
+
+def translate_module(op: ModuleOp, translation: ModuleTranslation, entry_points: bool) -> None:
+    """Replace the std functions of ``op`` by their llvm translation, with
+    the C entry points of its public functions where ``entry_points`` (host
+    code; a GPU has no C callers)."""
+    stacks.define_runtime(op)
+    sources = [f for f in op.ops if isinstance(f, func.FuncOp)]
+    for other in list(op.ops):
+        if isinstance(other, llvm.FuncOp) and not other.body.blocks:
+            translation.declared.setdefault(other.sym_name.data, other.function_type)
+            other.detach()
+        elif not isinstance(other, func.FuncOp):
+            raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
+    translation.noalias = analyse_arrays(op).noalias
+    for source in sources:
+        if source.is_declaration:
+            translation.add_declaration(source)
+            continue
+        translation.functions.append(FunctionTranslation(translation, source).translate())
+        if entry_points and (source.sym_visibility is None or source.sym_visibility.data != "private"):
+            translation.functions.append(mlir_ciface(translation, source))
+            if follows_rev_convention(source):
+                translation.functions.append(ciface(source))
+    for source in sources:
+        source.detach()
+    op.body.block.add_ops(translation.module())

@@ -96,6 +96,16 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return ConvertStdToLLVMPass
 
+    def gpu_outline():
+        from revmlir.gpu.outline import RevGpuOutlinePass
+
+        return RevGpuOutlinePass
+
+    def gpu_to_nvvm():
+        from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
+
+        return ConvertGpuToNvvmPass
+
     return {
         "rev-verify": verify,
         "rev-invert": invert,
@@ -104,6 +114,8 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-strip-checks": strip_checks,
         "rev-lower-to-std": lower_to_std,
         "convert-std-to-llvm": std_to_llvm,
+        "rev-gpu-outline": gpu_outline,
+        "convert-gpu-to-nvvm": gpu_to_nvvm,
         "ad-adjoint": ad_adjoint,
         "ad-tangent": ad_tangent,
         "ad-hessian": ad_hessian,

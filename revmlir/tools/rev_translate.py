@@ -1,5 +1,6 @@
 """``rev-translate``: compile a ``.mlir`` file of reversible functions ahead of
-time: LLVM IR, assembly, an object file, or a C header for it.
+time: LLVM IR, assembly, an object file, or a C header for it; or for an
+NVIDIA GPU: PTX, or a cubin where ptxas is installed (docs/gpu.md).
 
     rev-translate examples/multiplier.mlir --emit=obj -o multiplier.o
     rev-translate examples/multiplier.mlir --emit=header -o multiplier.h
@@ -38,7 +39,7 @@ from revmlir.semantics import written_arguments
 from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
 
-EMITS = ("llvm", "asm", "obj", "header")
+EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 
 
 def _c_type(type: Attribute) -> str:
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("input_file")
     parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")
+    parser.add_argument("--gpu-arch", default="sm_90", help="the GPU for --emit=ptx/cubin (default: sm_90)")
     parser.add_argument("-O", dest="opt_level", type=int, default=3, choices=range(4), help="LLVM optimisation level")
     return parser
 
@@ -118,8 +120,8 @@ def run(args: argparse.Namespace) -> int:
     from revmlir.runtime.jit import emit_assembly, emit_object, optimize, host_target_machine
     from revmlir.runtime.native import lower_to_llvm_ir
 
-    if args.emit == "obj" and not args.output:
-        raise UsageError("--emit=obj needs -o FILE")
+    if args.emit in ("obj", "cubin") and not args.output:
+        raise UsageError(f"--emit={args.emit} needs -o FILE")
     if args.output:
         check_output(args.output)
     text = read_text(args.input_file)
@@ -130,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
         if args.emit == "header":
             guard = "REVMLIR_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(args.input_file)).upper()
             output: str | bytes = header(module, guard)
+        elif args.emit in ("ptx", "cubin"):
+            from revmlir.gpu.program import module_ptx
+            from revmlir.gpu.toolkit import emit_cubin
+
+            output = module_ptx(module, args.gpu_arch, args.opt_level)
+            if args.emit == "cubin":
+                output = emit_cubin(output, args.gpu_arch)
         else:
             llvm_ir = lower_to_llvm_ir(module).llvm_ir
             if args.emit == "llvm":

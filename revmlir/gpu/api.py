@@ -1,0 +1,145 @@
+"""``rv.cuda``: reversible functions, their inverses and adjoints run as GPU
+kernels.
+
+    import revmlir as rv
+
+    @rv.reversible
+    def f(y, x):
+        for i in rv.prange(len(x)):
+            y[i] += log(x[i]) * sin(x[i])
+
+    k = rv.cuda.kernel(f)       # also ~f and rv.adjoint(f)
+    k(y, x)                     # CuPy, JAX, PyTorch arrays in place; numpy copied
+
+A kernel is called like the function it runs and returns what that returns
+(arrays are updated in place, scalars come back unchanged: a kernel's
+parallel loop carries no state).  It specialises on the argument types as
+``@rv.reversible`` does (a device array like a numpy array of its element
+type and rank), and compiles once per specialisation.  Compiling needs no
+GPU (``Kernel.compile``); launching needs one and the ``revmlir[cuda]``
+extra, and says what is missing at the first launch: importing this module
+imports nothing of CUDA.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from revmlir.frontend.api import AdjointFunction, InverseFunction, ReversibleFunction, Specialization
+from revmlir.gpu import runtime
+from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, synchronize, unavailable_reason
+
+__all__ = [
+    "CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "synchronize", "unavailable_reason",
+]
+
+Target = ReversibleFunction | InverseFunction | AdjointFunction
+
+
+@dataclass(frozen=True)
+class CompiledKernel:
+    """One specialisation of a kernel: its program and what a launch needs."""
+
+    program: Any
+    """The ``GPUProgram`` (PTX, kernel ABI, check table)."""
+    name: str
+    """The rev function the kernel runs (``f``, ``f.inv``, ``f.adj``)."""
+    written: frozenset[int]
+    """The positions of the arrays it may write."""
+
+
+class Kernel:
+    """``rv.cuda.kernel(f)``: see the module's docstring."""
+
+    def __init__(self, function: Target, arch: str = "sm_90"):
+        if not isinstance(function, Target):
+            raise TypeError(
+                "rv.cuda.kernel expects a @rv.reversible function, its inverse ~f or "
+                f"rv.adjoint(f), got {function!r}"
+            )
+        self.function = function
+        self.arch = arch
+        self._compiled: dict[tuple[Specialization, str], CompiledKernel] = {}
+
+    @property
+    def __name__(self) -> str:
+        if isinstance(self.function, AdjointFunction):
+            return f"rv.adjoint({self.function.function.__name__})"
+        return self.function.__name__
+
+    def __repr__(self) -> str:
+        return f"<CUDA kernel of {self.__name__}>"
+
+    def __call__(self, *args: Any, stream: Any = None) -> Any:
+        """Launch on ``args``; with ``stream=`` queue the launch on that
+        stream and return at once (its errors surface at
+        ``rv.cuda.synchronize()``), unless a numpy array must be copied back."""
+        runtime.driver()
+        handle = runtime.stream_handle(stream)
+        described = runtime.describe(args, handle)
+        compiled = self.specialise(*[runtime.stand_in(a) for a in described])
+        runtime.launch(compiled.program, compiled.name, described, compiled.written, handle, stream is None)
+        return args[0] if len(args) == 1 else args
+
+    def compile(self, *args: Any) -> Any:
+        """The ``GPUProgram`` for these arguments (numpy arrays and scalars
+        here stand for device arrays of their type); needs no GPU."""
+        return self.specialise(*args).program
+
+    def specialise(self, *args: Any) -> CompiledKernel:
+        """The compiled kernel for these arguments (as ``compile``), with
+        what a launch needs."""
+        spec, name, generate = self._rev_function(args)
+        if (found := self._compiled.get((spec, name))) is None:
+            from revmlir.gpu.program import compile_kernels
+            from revmlir.inversion import inverse_name
+            from revmlir.semantics import written_arguments
+
+            module = spec.module.clone()
+            generate(module)
+            # the parallel rule holds for derived functions too: kernels
+            # must not race
+            module.verify()
+            # ~f writes the arrays f writes
+            written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
+            program = compile_kernels(module, [name], arch=self.arch)
+            found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
+        return found
+
+    def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Any]:
+        """The specialisation ``args`` select, the rev function the kernel
+        runs, and what adds it to a copy of the specialisation's module."""
+        from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+        from revmlir.inversion import inverse_name
+
+        target = self.function
+        if isinstance(target, AdjointFunction):
+            primal = target.function
+            count = len(primal.parameters)
+            spec = primal.specialization_for(*args[:count])
+            if len(args) != count + target.lanes * len(spec.carrying):
+                raise TypeError(
+                    f"{self.__name__} takes {count} argument(s) and "
+                    f"{target.lanes * len(spec.carrying)} gradient(s), got {len(args)} value(s)"
+                )
+            name = adjoint_name(spec.name, target.lanes)
+            return spec, name, lambda m: generate_adjoints(m, [spec.name], lanes=target.lanes)
+        if isinstance(target, InverseFunction):
+            spec = target.function.specialization_for(*args)
+            return spec, inverse_name(spec.name), lambda m: None
+        spec = target.specialization_for(*args)
+        return spec, spec.name, lambda m: None
+
+
+def kernel(function: Target, arch: str = "sm_90") -> Kernel:
+    """``f`` (``~f``, ``rv.adjoint(f)``) as a GPU kernel; ``f``'s body is one
+    ``rv.prange`` loop (``docs/gpu.md`` says what a kernel may hold).
+    ``arch``: the GPU architecture the PTX targets."""
+    return Kernel(function, arch)
+
+
+def is_available() -> bool:
+    """Whether a GPU and the CUDA packages are here to launch kernels."""
+    return runtime.unavailable_reason() is None

@@ -1,0 +1,241 @@
+"""Arrays a GPU kernel takes, described without touching the driver.
+
+A kernel runs on device memory.  Arrays that already live on a CUDA device
+are used in place: anything with ``__cuda_array_interface__`` (CuPy, numba,
+PyTorch) or with ``__dlpack__`` and a CUDA ``__dlpack_device__`` (JAX,
+PyTorch, CuPy).  numpy arrays, and DLPack producers on the CPU, are host
+arrays: the runtime copies them in before the launch and back after it.
+This module reads both protocols into one description, ``DeviceArray``, and
+checks what a kernel needs of it (element type, rank, C-contiguity, write
+access), so that everything but the launch itself is testable without a GPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+DLPACK_CPU = 1
+DLPACK_CUDA = 2
+DLPACK_CUDA_MANAGED = 13
+DEVICE_KINDS = (DLPACK_CUDA, DLPACK_CUDA_MANAGED)
+"""DLPack device types whose memory a kernel reads in place."""
+LEGACY_DEFAULT_STREAM = 1
+"""The stream number the array protocols use for CUDA's legacy default
+stream (0 is reserved: it would be ambiguous)."""
+_DLPACK_READ_ONLY = 1
+_DLPACK_CODES = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
+"""DLPack type codes → numpy kinds (int, uint, float, complex, bool)."""
+
+
+@dataclass(frozen=True)
+class DeviceArray:
+    """An array in device memory, as a kernel argument sees it."""
+
+    pointer: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    readonly: bool
+    device: int | None
+    """The device ordinal where the producer says it (DLPack); None where
+    the runtime asks the driver (``__cuda_array_interface__``)."""
+    owner: Any
+    """What keeps the memory alive while a launch uses it (the array, or its
+    DLPack capsule, whose destructor gives the tensor back)."""
+    producer: str
+    """The array's library, for messages: "a CuPy array"."""
+    stream: int | None = None
+    """The producer's stream that must finish before the kernel reads the
+    array (``__cuda_array_interface__`` version 3), if not the default."""
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+def producer_name(value: Any) -> str:
+    """"a CuPy array", "a torch array"…: the library a value comes from."""
+    module = type(value).__module__.split(".")[0]
+    return "a " + {"cupy": "CuPy", "jaxlib": "JAX", "jax": "JAX"}.get(module, module) + " array"
+
+
+def is_device_array(value: Any) -> bool:
+    """Whether ``value`` lives in CUDA memory (and is used in place)."""
+    if hasattr(value, "__cuda_array_interface__"):
+        return True
+    if hasattr(value, "__dlpack_device__") and not isinstance(value, np.ndarray):
+        try:
+            kind, _ = value.__dlpack_device__()
+        except Exception:  # a producer that cannot say is not on the device
+            return False
+        return int(kind) in DEVICE_KINDS
+    return False
+
+
+def host_array(value: Any) -> np.ndarray | None:
+    """``value`` as a numpy array sharing its memory, for host arrays: numpy
+    itself, and DLPack producers on the CPU (a torch CPU tensor); None for
+    anything else."""
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "__dlpack_device__") and not hasattr(value, "__cuda_array_interface__"):
+        try:
+            kind, _ = value.__dlpack_device__()
+        except Exception:
+            return None
+        if int(kind) == DLPACK_CPU:
+            return np.from_dlpack(value)
+    return None
+
+
+def device_array(value: Any, stream: int) -> DeviceArray:
+    """The description of a device array; ``stream`` is the stream the
+    kernel runs on, which a DLPack producer orders its own work before."""
+    interface = getattr(value, "__cuda_array_interface__", None)
+    if interface is not None:
+        return _from_cuda_array_interface(value, interface)
+    return _from_dlpack(value, stream)
+
+
+def _from_cuda_array_interface(value: Any, interface: dict[str, Any]) -> DeviceArray:
+    what = producer_name(value)
+    if interface.get("mask") is not None:
+        raise TypeError(f"{what} with a mask (__cuda_array_interface__) cannot be a kernel argument")
+    shape = tuple(int(d) for d in interface["shape"])
+    dtype = np.dtype(interface["typestr"])
+    pointer, readonly = interface["data"]
+    strides = interface.get("strides")
+    if strides is not None and not _c_contiguous(shape, tuple(strides), dtype.itemsize):
+        raise _not_contiguous(what)
+    stream = interface.get("stream")
+    return DeviceArray(int(pointer or 0), shape, dtype, bool(readonly), None, value, what, stream)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", _DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", _DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("major", ctypes.c_uint32),
+        ("minor", ctypes.c_uint32),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", _DLTensor),
+    ]
+
+
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _from_dlpack(value: Any, stream: int) -> DeviceArray:
+    what = producer_name(value)
+    try:
+        capsule = value.__dlpack__(stream=stream, max_version=(1, 0))
+    except TypeError:  # producers before DLPack 1.0 take no max_version
+        capsule = value.__dlpack__(stream=stream)
+    array, kind = dlpack_array(capsule, what)
+    if kind not in DEVICE_KINDS:
+        raise TypeError(f"{what} is not in CUDA memory (DLPack device type {kind})")
+    return array
+
+
+def dlpack_array(capsule: Any, what: str) -> tuple[DeviceArray, int]:
+    """The array a DLPack capsule holds, and its DLPack device type.  The
+    capsule is kept (not renamed "used_dltensor"), so that its destructor
+    hands the tensor back once the launch no longer holds it."""
+    name = _capsule_name(capsule)
+    if name == b"dltensor_versioned":
+        managed = _DLManagedTensorVersioned.from_address(_capsule_pointer(capsule, name))
+        readonly = bool(managed.flags & _DLPACK_READ_ONLY)
+    elif name == b"dltensor":
+        managed = _DLManagedTensor.from_address(_capsule_pointer(capsule, name))  # type: ignore[assignment]
+        readonly = False
+    else:
+        raise TypeError(f"{what}: __dlpack__ gave a capsule named {name!r}, not an unused DLPack tensor")
+    tensor = managed.dl_tensor
+    dtype = dlpack_dtype(tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes, what)
+    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+    if tensor.strides:
+        strides = tuple(tensor.strides[i] * dtype.itemsize for i in range(tensor.ndim))
+        if not _c_contiguous(shape, strides, dtype.itemsize):
+            raise _not_contiguous(what)
+    pointer = (tensor.data or 0) + tensor.byte_offset
+    array = DeviceArray(pointer, shape, dtype, readonly, tensor.device.device_id, capsule, what)
+    return array, tensor.device.device_type
+
+
+def dlpack_dtype(code: int, bits: int, lanes: int, what: str) -> np.dtype:
+    """The numpy dtype of a DLPack element type (no vector lanes)."""
+    kind = _DLPACK_CODES.get(code)
+    if kind is None or lanes != 1 or bits % 8:
+        raise TypeError(f"{what} has elements of DLPack type (code {code}, {bits} bits, {lanes} lanes), "
+                        "which no kernel argument takes")
+    return np.dtype("?") if kind == "b" else np.dtype(f"{kind}{bits // 8}")
+
+
+def _c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int) -> bool:
+    """Whether byte ``strides`` lay ``shape`` out row-major without gaps
+    (dimensions of extent 1 may have any stride, as numpy allows)."""
+    expected = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+def _not_contiguous(what: str) -> TypeError:
+    return TypeError(f"{what} is not C-contiguous; kernels take C-contiguous arrays (copy it first)")
+
+
+def check_array(array: DeviceArray | np.ndarray, dtype: np.dtype, rank: int, label: str) -> None:
+    """A ``TypeError`` unless ``array`` has the element type and rank the
+    kernel's argument ``label`` was compiled for."""
+    if array.dtype != dtype or len(array.shape) != rank:
+        what = array.producer if isinstance(array, DeviceArray) else "a numpy array"
+        raise TypeError(
+            f"{label} must be a {rank}-d array of {dtype}, got {what} of {array.dtype} "
+            f"with shape {list(array.shape)}"
+        )
+
+
+def overlapping_ranges(ranges: Sequence[tuple[int, int, int]], written: frozenset[int]) -> tuple[int, int] | None:
+    """The positions of the first two byte ranges ``(position, start, end)``
+    that overlap where one of them is written: device arrays share memory
+    exactly when their ranges meet, since kernels take contiguous arrays."""
+    for a, (i, start, end) in enumerate(ranges):
+        for j, other_start, other_end in ranges[a + 1:]:
+            if (i in written or j in written) and start < other_end and other_start < end:
+                return min(i, j), max(i, j)
+    return None

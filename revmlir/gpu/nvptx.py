@@ -1,0 +1,249 @@
+"""LLVM IR for NVPTX from a ``gpu.module`` after ``convert-gpu-to-nvvm``.
+
+The bodies are translated by ``convert-std-to-llvm``'s rules, as host code
+is, with the device's own for the ops that differ (the ``nvvm`` ops, f64
+and f32 atomic adds as PTX ``red``/``atom``), and without what only a host
+has: no C entry points, no setjmp guard (``revmlir.fail`` reports and exits
+the thread instead, ``revmlir.gpu.to_nvvm``).
+
+NVPTX selects no transcendental math: LLVM's ``exp``/``log``/``sin``/
+``cos``/``pow``/``powi`` intrinsics would abort the process in instruction
+selection, and libm's functions are unresolved for ptxas.  Both become calls
+of libdevice's ``__nv_*`` functions (linked in by ``revmlir.gpu.program``).
+Every call and intrinsic the device code is left with is checked against
+what NVPTX and the device runtime provide, so that nothing reaches LLVM that
+would abort there: the rest is a located error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from llvmlite import ir
+from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import func, gpu, llvm, memref
+from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Operation
+from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.dialects import nvvm
+from revmlir.errors import describe_op
+from revmlir.gpu.outline import entry_name
+from revmlir.lowering import stacks
+from revmlir.lowering.rules import RuleTable
+from revmlir.lowering.std_to_llvm import (
+    FunctionTranslation,
+    ModuleTranslation,
+    Rule,
+    translate_module,
+)
+from revmlir.lowering.std_to_llvm import _element_address as element_address
+
+TRIPLE = "nvptx64-nvidia-cuda"
+KERNEL_CONVENTION = "ptx_kernel"
+DEVICE_RUNTIME = frozenset({"malloc", "free"})
+"""C functions the CUDA device runtime has."""
+
+LIBDEVICE_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "pow")
+"""LLVM math intrinsics NVPTX cannot select, which libdevice has as
+``__nv_<name>`` (f64) and ``__nv_<name>f`` (f32)."""
+LIBDEVICE_LIBM = frozenset({
+    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "cbrt",
+    "expm1", "log1p", "atan2", "hypot",
+})
+"""The libm functions native code calls (``convert-std-to-llvm``)."""
+SELECTABLE_INTRINSICS = frozenset({
+    "sqrt", "fabs", "floor", "ceil", "trunc", "round", "roundeven", "copysign", "fma", "minnum", "maxnum",
+    "minimum", "maximum", "fptosi.sat", "fptoui.sat", "ctpop", "trap", "smax", "smin", "umax", "umin", "abs",
+})
+"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``llvm.nvvm.*``
+are its own."""
+
+ATOMIC_ADDF = 0
+"""``memref.atomic_rmw``'s kind ``addf``."""
+
+
+def libdevice_name(callee: str, type: object) -> str | None:
+    """The libdevice function for a math intrinsic or libm function, if any."""
+    if callee.startswith("llvm."):
+        parts = callee.split(".")
+        suffix = "f" if isinstance(type, Float32Type) else ""
+        if parts[1] == "powi":
+            return f"__nv_powi{suffix}"
+        return f"__nv_{parts[1]}{suffix}" if parts[1] in LIBDEVICE_INTRINSICS else None
+    base = callee[:-1] if callee.endswith("f") and callee[:-1] in LIBDEVICE_LIBM else callee
+    return f"__nv_{callee}" if base in LIBDEVICE_LIBM else None
+
+
+def _selectable(intrinsic: str) -> bool:
+    if intrinsic.startswith("llvm.nvvm."):
+        return True
+    name = intrinsic.removeprefix("llvm.")
+    return any(name == base or name.startswith(base + ".") for base in SELECTABLE_INTRINSICS)
+
+
+# ---------------------------------------------------------------------------
+# Device rules
+# ---------------------------------------------------------------------------
+
+device_rules: RuleTable[Rule] = RuleTable()
+
+
+@device_rules(*nvvm.SPECIAL_REGISTERS.values(), nvvm.Barrier0Op)
+def _intrinsic(t: FunctionTranslation, op: Operation) -> None:
+    name = op.INTRINSIC  # type: ignore[attr-defined]
+    if op.results:
+        t.set(op.results[0], t.intrinsic(name, [], op.results[0].type, op))
+    else:
+        t.emit(llvm.CallIntrinsicOp(name, [], []), op)
+
+
+@device_rules(nvvm.ExitOp)
+def _ptx(t: FunctionTranslation, op: Operation) -> None:
+    t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)  # type: ignore[attr-defined]
+
+
+_PTX_FLOATS = {Float64Type: ("f64", "d"), Float32Type: ("f32", "f")}
+"""PTX type and inline-assembly register constraint of each float."""
+
+
+@device_rules(memref.AtomicRMWOp)
+def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
+    """A shared accumulation ``m[j] += d``: PTX's ``red.add`` (``atom.add``
+    where the old value is used), on sm_60 and later for f64."""
+    assert isinstance(op, memref.AtomicRMWOp)
+    kind = op.kind.value.data
+    found = _PTX_FLOATS.get(type(op.value.type))  # type: ignore[arg-type]
+    if kind != ATOMIC_ADDF or found is None:
+        raise PassFailedException(
+            f"{describe_op(op)}: only f64 and f32 atomic additions (addf) are supported in GPU code"
+        )
+    ptx_type, register = found
+    address = t.value(llvm.PtrToIntOp(element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)), op)
+    value = t.get(op.value)
+    if op.result.uses:
+        asm = llvm.InlineAsmOp(
+            f"atom.add.{ptx_type} $0, [$1], $2;", f"={register},l,{register}", [address, value], [op.value.type],
+            has_side_effects=True,
+        )
+        t.set(op.result, t.value(asm, op))
+    else:
+        t.emit(llvm.InlineAsmOp(f"red.add.{ptx_type} [$0], $1;", f"l,{register}", [address, value], [], has_side_effects=True), op)
+
+
+# ---------------------------------------------------------------------------
+# The module
+# ---------------------------------------------------------------------------
+
+
+def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
+    """The functions of ``module``'s ``gpu.module`` as a module of
+    ``func.func``s, and its kernels (function name → entry name)."""
+    found = [op for op in module.walk() if isinstance(op, gpu.ModuleOp)]
+    if len(found) != 1:
+        raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
+    _check_device_ops(found[0])
+    kernels: dict[str, str] = {}
+    functions: list[Operation] = []
+    names = {
+        op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)
+    }
+    for op in found[0].body.ops:
+        if isinstance(op, gpu.FuncOp):
+            name = op.sym_name.data
+            kernels[name] = entry_name(name)
+            body = op.body.clone()
+            returned = body.block.last_op
+            assert isinstance(returned, gpu.ReturnOp)
+            Rewriter.replace_op(returned, func.ReturnOp())
+            function = func.FuncOp(kernels[name], op.function_type, body)
+            function.location = op.location
+            functions.append(function)
+        elif isinstance(op, func.FuncOp):
+            copy = op.clone()
+            copy.sym_name = StringAttr(names[op.sym_name.data])
+            functions.append(copy)
+        else:
+            raise PassFailedException(f"{describe_op(op)} cannot be compiled for the GPU")
+    device = ModuleOp(functions)
+    for call in device.walk():
+        if isinstance(call, func.CallOp) and (renamed := names.get(call.callee.string_value())) is not None:
+            call.callee = SymbolRefAttr(renamed)
+    return device, kernels
+
+
+def ptx_name(function: str) -> str:
+    """A device function's name as PTX allows it (no dots), as LLVM's
+    NVPTX back end would rename it."""
+    return function.replace(".", "_$_")
+
+
+def _check_device_ops(module: gpu.ModuleOp) -> None:
+    """What the GPU cannot run, rejected at the op."""
+    for op in module.walk():
+        if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) is not None:
+            raise PassFailedException(
+                f"{describe_op(op)}: stacks are not supported in GPU code yet (their buffers grow with "
+                "realloc, which the device lacks)"
+            )
+
+
+def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
+    for op in module.walk():
+        if isinstance(op, llvm.CallOp | llvm.CallIntrinsicOp):
+            yield op
+
+
+def map_to_libdevice(module: ModuleOp) -> None:
+    """Math intrinsics and libm calls become libdevice calls; any other call
+    NVPTX or ptxas could not handle is a located error."""
+    defined = {f.sym_name.data for f in module.ops if isinstance(f, llvm.FuncOp) and f.body.blocks}
+    declared = {f.sym_name.data: f for f in module.ops if isinstance(f, llvm.FuncOp) and not f.body.blocks}
+    needed: dict[str, llvm.LLVMFunctionType] = {}
+    for op in list(_calls(module)):
+        if isinstance(op, llvm.CallIntrinsicOp):
+            callee = op.intrin.data
+        else:
+            assert op.callee is not None
+            callee = op.callee.string_value()
+            if callee in defined or callee in DEVICE_RUNTIME:
+                continue
+        result = op.results[0].type if op.results else None
+        target = libdevice_name(callee, result)
+        if target is None:
+            if isinstance(op, llvm.CallIntrinsicOp) and _selectable(callee):
+                continue
+            raise PassFailedException(f"{describe_op(op)}: GPU code cannot call {callee}")
+        assert result is not None
+        needed[target] = llvm.LLVMFunctionType([a.type for a in op.operands], result)
+        Rewriter.replace_op(op, llvm.CallOp(target, *op.operands, return_type=result))
+    for name, function in declared.items():
+        if name not in DEVICE_RUNTIME:
+            function.detach()
+    for name, type in sorted(needed.items()):
+        module.body.block.insert_op_before(
+            llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op  # type: ignore[arg-type]
+        )
+
+
+def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.Module, dict[str, str]]:
+    """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm``, and
+    its kernels (function → entry).  Device functions are internal (inlined
+    or dropped) unless ``keep_functions``."""
+    device, kernels = device_module(module)
+    private = {
+        f.sym_name.data for f in device.ops
+        if isinstance(f, func.FuncOp) and f.sym_visibility is not None and f.sym_visibility.data == "private"
+    }
+    translate_module(device, ModuleTranslation(overrides=device_rules), entry_points=False)
+    map_to_libdevice(device)
+    entries = set(kernels.values())
+    converted = convert_module(device, fallback_target_triple=None)
+    converted.triple = TRIPLE
+    for function in converted.functions:
+        if function.name in entries:
+            function.calling_convention = KERNEL_CONVENTION
+        elif not function.is_declaration and (not keep_functions or function.name in private):
+            function.linkage = "internal"
+    return converted, kernels

@@ -1,0 +1,305 @@
+"""``rev-gpu-outline``: kernels of std-level functions, in xDSL's ``gpu``
+dialect.
+
+A *kernel function* is a function ``rev-lower-to-std`` produced (its last
+argument the error slot) whose body holds exactly one top-level
+``scf.parallel`` and whose other top-level ops write no memory but the
+error slot (run-time checks).  Every thread of a launch runs the whole body;
+the parallel loop becomes a grid-stride loop, so any grid covers any trip
+count::
+
+    for (i = lb + (ctaid.x·ntid.x + tid.x)·s; i < ub; i += nctaid.x·ntid.x·s)
+
+The pass moves each kernel into ``gpu.module @<module>_kernels`` as a
+``gpu.func … kernel``, with a device copy (``func.func``) of every function
+it calls, and replaces the host function by a ``gpu.launch_func`` whose grid
+and block sizes are two new trailing ``index`` arguments.
+
+The error slot of a kernel holds ``GPU_ERROR_WORDS`` words, ``[check id,
+value 1, value 2, element, unused, unused]``, shared by every thread.
+Checks write a thread's own four-word slot, as on the CPU; its last word
+(the CPU's jump word) holds the address of a two-word context ``[address of
+the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
+finds what to report.  The element is the parallel index, or −1 for a check
+outside the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects.builtin import (
+    FunctionType,
+    IndexType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.errors import describe_op
+from revmlir.lowering.rev_to_std import ERROR_SLOT, FAIL, JUMP_WORD
+
+GPU_ERROR_WORDS = 6
+GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
+ELEMENT_WORD = 3
+"""Where the shared slot records the failing thread's element."""
+CONTAINER = "gpu.container_module"
+NO_ELEMENT = -1
+
+
+def kernel_module_name(module: ModuleOp) -> str:
+    name = module.sym_name.data if module.sym_name is not None else "module"
+    return f"{name}_kernels"
+
+
+def entry_name(function: str) -> str:
+    """The PTX ``.entry`` of a kernel: PTX names have no dots."""
+    return function.replace(".", "_")
+
+
+def has_parallel_loop(function: func.FuncOp) -> bool:
+    return any(isinstance(op, scf.ParallelOp) for op in function.body.ops)
+
+
+def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
+    """The parallel loop of a kernel function; anything that breaks the
+    kernel rule (module docstring) is a located error."""
+    where = describe_op(function)
+    name = function.sym_name.data
+    if function.is_declaration or function.function_type.inputs.data[-1:] != (ERROR_SLOT,):
+        raise PassFailedException(
+            f"{where}: @{name} is not a kernel function: it is not a lowered reversible function "
+            f"(its last argument must be the error slot {ERROR_SLOT})"
+        )
+    if len(function.body.blocks) != 1:
+        raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has several blocks")
+    loops = [op for op in function.body.ops if isinstance(op, scf.ParallelOp)]
+    if not loops:
+        raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has no top-level scf.parallel")
+    if len(loops) > 1:
+        raise PassFailedException(
+            f"{describe_op(loops[1])}: @{name} is not a kernel function: it has {len(loops)} top-level "
+            "parallel loops (one launch runs one)"
+        )
+    (loop,) = loops
+    if len(loop.lowerBound) != 1 or loop.initVals:
+        raise PassFailedException(
+            f"{describe_op(loop)}: a kernel's parallel loop must be one-dimensional without reductions"
+        )
+    error = function.body.block.args[-1]
+    for op in function.body.ops:
+        if op is not loop:
+            _check_top_level(op, error, name)
+    returned = function.body.block.last_op
+    scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
+    if isinstance(returned, func.ReturnOp) and list(returned.arguments) != scalars:
+        raise PassFailedException(
+            f"{describe_op(returned)}: @{name} is not a kernel function: it changes a scalar argument "
+            "outside its parallel loop (a kernel returns nothing)"
+        )
+    return loop
+
+
+def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
+    """Outside the parallel loop, every thread runs ``op``: it may write
+    only the error slot and its own allocations."""
+    for inner in op.walk():
+        if isinstance(inner, memref.StoreOp | memref.AtomicRMWOp) and inner.memref is not error and not (
+            isinstance(inner.memref.owner, memref.AllocaOp | memref.AllocOp)
+        ):
+            raise PassFailedException(
+                f"{describe_op(inner)}: @{name} is not a kernel function: it writes an array outside its "
+                "parallel loop, which every thread would do"
+            )
+        if isinstance(inner, func.CallOp) and inner.callee.string_value() != FAIL:
+            raise PassFailedException(
+                f"{describe_op(inner)}: @{name} is not a kernel function: it calls "
+                f"@{inner.callee.string_value()} outside its parallel loop, which every thread would do"
+            )
+
+
+def callees(module: ModuleOp, roots: list[func.FuncOp]) -> list[func.FuncOp]:
+    """The functions ``roots`` call, directly or not, in module order."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    seen: set[str] = set()
+    work = list(roots)
+    while work:
+        for op in work.pop().walk():
+            if isinstance(op, func.CallOp) and (callee := op.callee.string_value()) not in seen:
+                seen.add(callee)
+                if callee in functions:
+                    work.append(functions[callee])
+    return [f for f in functions.values() if f.sym_name.data in seen]
+
+
+def _device_copy(function: func.FuncOp) -> func.FuncOp:
+    """A function for the device: ``revmlir.fail`` only declared (its std
+    body aborts the process; ``convert-gpu-to-nvvm`` defines the
+    device's)."""
+    if function.sym_name.data != FAIL:
+        return function.clone()
+    return func.FuncOp.external(FAIL, function.function_type.inputs.data, function.function_type.outputs.data)
+
+
+def _index(value: int) -> Operation:
+    return arith.ConstantOp.from_int_and_width(value, IndexType())
+
+
+def _store(value: SSAValue, array: SSAValue, word: int, ops: list[Operation]) -> None:
+    position = _index(word)
+    ops += [position, memref.StoreOp.get(value, array, [position])]
+
+
+def _address(array: SSAValue, ops: list[Operation]) -> SSAValue:
+    pointer = memref.ExtractAlignedPointerAsIndexOp.get(array)
+    cast = arith.IndexCastOp(pointer, i64)
+    ops += [pointer, cast]
+    return cast.result
+
+
+def kernel(function: func.FuncOp, loop: scf.ParallelOp) -> gpu.FuncOp:
+    """The ``gpu.func`` of a kernel function: see the module docstring."""
+    source = function.clone()
+    inputs = [*source.function_type.inputs.data[:-1], GPU_ERROR_SLOT]
+    body = source.body.block
+    index = list(function.body.ops).index(loop)
+    loop = list(body.ops)[index]
+    assert isinstance(loop, scf.ParallelOp)
+    error = body.args[-1]
+    shared = body.insert_arg(GPU_ERROR_SLOT, len(body.args))
+    shared.name_hint = error.name_hint
+    prologue: list[Operation] = []
+    own = memref.AllocaOp.get(i64, shape=ERROR_SLOT.get_shape())
+    context = memref.AllocaOp.get(i64, shape=[2])
+    prologue += [own, context]
+    own.memref.name_hint, context.memref.name_hint = "thread_err", "err_context"
+    error.replace_all_uses_with(own.memref)
+    body.erase_arg(error)
+    _store(_address(shared, prologue), context.memref, 0, prologue)
+    none = arith.ConstantOp.from_int_and_width(NO_ELEMENT, i64)
+    prologue.append(none)
+    _store(none.result, context.memref, 1, prologue)
+    _store(_address(context.memref, prologue), own.memref, JUMP_WORD, prologue)
+    body.insert_ops_before(prologue, body.first_op)  # type: ignore[arg-type]
+
+    ops: list[Operation] = []
+    (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
+    x = gpu.DimensionAttr(gpu.DimensionEnum.X)
+    tid, bid, bdim, gdim = gpu.ThreadIdOp(x), gpu.BlockIdOp(x), gpu.BlockDimOp(x), gpu.GridDimOp(x)
+    block_start = arith.MuliOp(bid, bdim)
+    thread = arith.AddiOp(block_start, tid)
+    offset = arith.MuliOp(thread, step)
+    start = arith.AddiOp(lb, offset)
+    threads = arith.MuliOp(gdim, bdim)
+    stride = arith.MuliOp(threads, step)
+    ops += [tid, bid, bdim, gdim, block_start, thread, offset, start, threads, stride]
+    start.result.name_hint, stride.result.name_hint = "first", "stride"
+    grid_loop = scf.ForOp(start, ub, stride, [], Region(Block(arg_types=[IndexType()])))
+    ops.append(grid_loop)
+    Rewriter.insert_op(ops, InsertPoint.before(loop))
+    i = grid_loop.body.block.args[0]
+    old = loop.body.block
+    i.name_hint = old.args[0].name_hint
+    element = arith.IndexCastOp(i, i64)
+    position = _index(1)
+    grid_loop.body.block.add_ops([element, position, memref.StoreOp.get(element.result, context.memref, [position])])
+    for op in list(old.ops)[:-1]:
+        op.detach()
+        grid_loop.body.block.add_op(op)
+    old.args[0].replace_all_uses_with(i)
+    grid_loop.body.block.add_op(scf.YieldOp())
+    loop.detach()
+    loop.erase()
+    returned = body.last_op
+    assert isinstance(returned, func.ReturnOp)
+    Rewriter.replace_op(returned, gpu.ReturnOp([]))
+    kernel_op = gpu.FuncOp(
+        function.sym_name.data, FunctionType.from_lists(inputs, []), source.detach_region(source.body), kernel=True
+    )
+    kernel_op.location = function.location
+    return kernel_op
+
+
+def launch(function: func.FuncOp, module_name: str) -> func.FuncOp:
+    """The host function: a ``gpu.launch_func`` of the kernel, with the grid
+    and block sizes as two more arguments."""
+    inputs = [*function.function_type.inputs.data[:-1], GPU_ERROR_SLOT, IndexType(), IndexType()]
+    block = Block(arg_types=inputs)
+    for old, new in zip(function.body.block.args, block.args):
+        new.name_hint = old.name_hint
+    *args, blocks, threads = block.args
+    blocks.name_hint, threads.name_hint = "blocks", "threads"
+    one = _index(1)
+    symbol = SymbolRefAttr(module_name, [function.sym_name.data])
+    run = gpu.LaunchFuncOp(symbol, [blocks, one, one], [threads, one, one], kernelOperands=args)
+    scalars = [a for a in args if not isinstance(a.type, MemRefType)]
+    block.add_ops([one, run, func.ReturnOp(*scalars)])
+    host = func.FuncOp(
+        function.sym_name.data, FunctionType.from_lists(inputs, function.function_type.outputs.data), Region(block)
+    )
+    host.location = function.location
+    return host
+
+
+def outline(module: ModuleOp, names: list[str] | None = None, all_functions: bool = False) -> None:
+    """Outline the kernels ``names`` (default: every function with a
+    top-level parallel loop) of ``module``; with ``all_functions``, every
+    other function gets a device copy too."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    if names is None:
+        names = [n for n, f in functions.items() if not f.is_declaration and has_parallel_loop(f)]
+    for name in names:
+        if name not in functions:
+            known = ", ".join("@" + n for n in functions) or "none"
+            raise PassFailedException(f"no function @{name} to make a kernel of (module has: {known})")
+    kernels = [functions[n] for n in names]
+    loops = [kernel_loop(f) for f in kernels]
+    devices = (
+        [f for f in functions.values() if f.sym_name.data not in names]
+        if all_functions
+        else callees(module, kernels)
+    )
+    for caller in [*devices, *kernels]:
+        for call in caller.walk():
+            if isinstance(call, func.CallOp) and call.callee.string_value() in names:
+                raise PassFailedException(
+                    f"{describe_op(call)}: kernel @{call.callee.string_value()} is called from GPU code; "
+                    "a kernel is launched, not called (call a function it calls instead)"
+                )
+    if not kernels and not all_functions:
+        return
+    module_name = kernel_module_name(module)
+    body = Block()
+    body.add_ops([_device_copy(f) for f in devices])
+    body.add_ops([kernel(f, loop) for f, loop in zip(kernels, loops)])
+    for f in kernels:
+        Rewriter.replace_op(f, launch(f, module_name))
+    module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))  # type: ignore[arg-type]
+    module.attributes[CONTAINER] = UnitAttr()
+
+
+@dataclass(frozen=True)
+class RevGpuOutlinePass(ModulePass):
+    """Std-level kernel functions become ``gpu.func`` kernels launched by
+    their host functions (``kernels``: the functions to outline, comma
+    separated; default: every function with a top-level ``scf.parallel``;
+    ``all-functions``: copy every function to the device, not only the
+    kernels' callees)."""
+
+    name = "rev-gpu-outline"
+
+    kernels: str = ""
+    all_functions: bool = False
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        names = [n.strip().lstrip("@") for n in self.kernels.split(",") if n.strip()] or None
+        outline(op, names, self.all_functions)

@@ -1,0 +1,160 @@
+"""``compile_kernels``: rev functions to PTX kernels, the whole pipeline.
+
+    rev ──rev-invert──► rev-lower-to-std ──rev-gpu-outline──► gpu.module
+        ──convert-gpu-to-nvvm──► nvvm ──(convert-std-to-llvm rules)──► LLVM
+        ──libdevice linked, -O3 for nvptx64-nvidia-cuda──► PTX
+
+What a launcher needs comes with the PTX: each kernel's ``.entry`` and its
+rev function's argument types (the ABI of docs/gpu.md), and the module's
+run-time checks, to raise the CPU's error for a check id a launch reports.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
+
+from revmlir.dialects.rev import FuncOp
+from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
+from revmlir.gpu.outline import CONTAINER, outline
+from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
+from revmlir.gpu.toolkit import ToolkitError, find_libdevice
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context
+from revmlir.passes.invert import RevInvertPass
+
+LIBDEVICE_PREFIX = "__nv_"
+ARCHITECTURES = (
+    "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
+    "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110", "sm_120", "sm_120a", "sm_121",
+    "sm_121a",
+)
+"""The GPUs code can be compiled for: LLVM's NVPTX targets from sm_60 on,
+the first with f64 atomic addition (shared accumulations use it)."""
+_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    entry: str
+    """The PTX ``.entry`` (the function's name, dots made ``_``)."""
+    arguments: tuple[Attribute, ...]
+    """The rev function's argument types; the entry's parameters are these
+    expanded as native code expands them, then the error slot."""
+
+
+@dataclass(frozen=True)
+class GPUProgram:
+    ptx: str
+    kernels: dict[str, KernelInfo]
+    check_table: ModuleOp
+    """The module's ``rev.checks``, as ``LLVMModule.check_table``."""
+    arch: str
+
+
+@functools.cache
+def _initialize() -> None:
+    with _lock:
+        llvm.initialize_all_targets()
+        llvm.initialize_all_asmprinters()
+
+
+def check_architecture(arch: str) -> None:
+    if arch not in ARCHITECTURES:
+        raise ValueError(f"unknown GPU architecture '{arch}' (known: {', '.join(ARCHITECTURES)})")
+
+
+def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    check_architecture(arch)
+    _initialize()
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=opt_level)
+
+
+@functools.cache
+def _libdevice_bitcode() -> bytes:
+    path = find_libdevice()
+    if path is None:
+        raise ToolkitError(
+            "libdevice.10.bc was not found (GPU math needs it): install a CUDA toolkit or the nvidia-nvvm wheel"
+        )
+    return path.read_bytes()
+
+
+def ptx_from_llvm(module: ir.Module, arch: str = "sm_90", opt_level: int = 3) -> str:
+    """PTX for device LLVM IR: libdevice linked in where the code calls it
+    (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
+    off), then optimised and assembled for ``arch``."""
+    flags = module.add_metadata([ir.IntType(32)(4), ir.MetaDataString(module, "nvvm-reflect-ftz"), ir.IntType(32)(0)])
+    module.add_named_metadata("llvm.module.flags", flags)
+    machine = target_machine(arch, opt_level)
+    # before parsing: LLVM gives loads and stores without an alignment the
+    # ABI alignment of the layout in force then
+    module.data_layout = str(machine.target_data)
+    parsed = llvm.parse_assembly(str(module))
+    parsed.triple = TRIPLE
+    if any(f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX) for f in parsed.functions):
+        libdevice = llvm.parse_bitcode(_libdevice_bitcode())
+        libdevice.triple = TRIPLE
+        libdevice.data_layout = parsed.data_layout
+        parsed.link_in(libdevice)
+        for function in parsed.functions:
+            if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration:
+                function.linkage = llvm.Linkage.internal
+    parsed.verify()
+    options = llvm.create_pipeline_tuning_options(speed_level=max(opt_level, 1))
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(parsed, builder)
+    return machine.emit_assembly(parsed)
+
+
+def lower_kernels(
+    module: ModuleOp, names: Sequence[str] | None, all_functions: bool = False
+) -> tuple[ModuleOp, dict[str, tuple[Attribute, ...]]]:
+    """A verified rev module, inverted and lowered, with ``names`` (default:
+    every function with a top-level parallel loop) outlined and converted to
+    nvvm; and the argument types of each rev function (inverses included)."""
+    ctx = make_context()
+    work = module.clone()
+    RevInvertPass().apply(ctx, work)
+    arguments = {
+        f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
+    }
+    RevLowerToStdPass().apply(ctx, work)
+    outline(work, list(names) if names is not None else None, all_functions)
+    ConvertGpuToNvvmPass().apply(ctx, work)
+    return work, arguments
+
+
+def compile_kernels(
+    module: ModuleOp, names: Sequence[str], arch: str = "sm_90", opt_level: int = 3
+) -> GPUProgram:
+    """PTX kernels of the rev functions ``names`` of a verified module (the
+    inverse of ``f`` is ``f.inv``; derived functions must be in the module,
+    after the ad passes).  Std functions (``func.func``) of the module,
+    which ``rev-lower-to-std`` checks as it does rev code, may be kernels
+    too."""
+    check_architecture(arch)
+    work, arguments = lower_kernels(module, names)
+    checks = ModuleOp([])
+    checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
+    llvm_module, entries = device_llvm_ir(work)
+    kernels = {name: KernelInfo(entries[name], arguments[name]) for name in names}
+    return GPUProgram(ptx_from_llvm(llvm_module, arch, opt_level), kernels, checks, arch)
+
+
+def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str:
+    """PTX for a whole verified rev module (``rev-translate --emit=ptx``):
+    every function and inverse a ``.func``, every kernel function an
+    ``.entry``."""
+    check_architecture(arch)
+    work, _ = lower_kernels(module, None, all_functions=True)
+    llvm_module, _ = device_llvm_ir(work, keep_functions=True)
+    return ptx_from_llvm(llvm_module, arch, opt_level)

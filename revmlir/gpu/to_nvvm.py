@@ -1,0 +1,113 @@
+"""``convert-gpu-to-nvvm``: the code of every ``gpu.module`` in NVIDIA's
+terms.
+
+- ``gpu.thread_id``/``block_id``/``block_dim``/``grid_dim`` read PTX's
+  special registers (``nvvm.read.ptx.sreg.{tid,ctaid,ntid,nctaid}.*``, 32
+  bits, widened to ``index``); ``gpu.barrier`` is ``nvvm.barrier0``.
+- The device's ``revmlir.fail`` reports a failed check to the host and ends
+  the thread: the first failing thread of a launch wins a compare-and-swap
+  of the shared slot's check id (0 → its own) and then stores its values
+  and element there; every failing thread exits (``nvvm.exit``).  Where the
+  shared slot is, and the element, it reads from the context whose address
+  the thread's own slot holds in its last word (``revmlir.gpu.outline``).
+
+Bodies stay std-level: ``revmlir.gpu.nvptx`` translates them with
+``convert-std-to-llvm``'s rules, as it does host code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu, llvm, memref, scf
+from xdsl.dialects.builtin import IndexType, ModuleOp, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from revmlir.dialects import nvvm
+from revmlir.gpu.outline import ELEMENT_WORD
+from revmlir.lowering.rev_to_std import FAIL, JUMP_WORD, PAYLOAD_SLOTS
+
+_REGISTERS: dict[type[Operation], str] = {
+    gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid",
+}
+
+CAS_PTX = "atom.cas.b64 $0, [$1], $2, $3;"
+"""``atom.cas`` on a generic address: old value, address, compare, new."""
+
+
+class SpecialRegisters(RewritePattern):
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        register = _REGISTERS.get(type(op))
+        if register is None:
+            return
+        dimension = op.properties["dimension"]
+        assert isinstance(dimension, gpu.DimensionAttr)
+        read = nvvm.SPECIAL_REGISTERS[(register, dimension.data.value)]()
+        cast = arith.IndexCastOp(read, IndexType())
+        rewriter.replace(op, [read, cast], [cast.result])
+
+
+class Barrier(RewritePattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: gpu.BarrierOp, rewriter: PatternRewriter) -> None:
+        rewriter.replace(op, [nvvm.Barrier0Op()], [])
+
+
+def define_device_fail(function: func.FuncOp) -> None:
+    """Give ``revmlir.fail`` the device body of the module docstring."""
+    block = Block(arg_types=function.function_type.inputs.data)
+    (own,) = block.args
+    own.name_hint = "thread_err"
+    ops: list[Operation] = []
+
+    def add(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    def word(index: int) -> SSAValue:
+        return add(memref.LoadOp.get(own, [add(arith.ConstantOp.from_int_and_width(index, IndexType()))]))
+
+    check, *values = (word(w) for w in range(1 + PAYLOAD_SLOTS))
+    context = add(llvm.IntToPtrOp(word(JUMP_WORD)))
+    shared_address = add(llvm.LoadOp(context, i64))
+    element = add(llvm.LoadOp(add(llvm.GEPOp(context, [1], i64)), i64))
+    zero = add(arith.ConstantOp.from_int_and_width(0, i64))
+    previous = add(llvm.InlineAsmOp(CAS_PTX, "=l,l,l,l", [shared_address, zero, check], [i64], has_side_effects=True))
+    won = add(arith.CmpiOp(previous, zero, "eq"))
+    report: list[Operation] = []
+    shared = llvm.IntToPtrOp(shared_address)
+    report.append(shared)
+    for index, value in enumerate([*values, element], start=1):
+        assert index < ELEMENT_WORD + 1
+        address = llvm.GEPOp(shared, [index], i64)
+        report += [address, llvm.StoreOp(value, address)]
+    report.append(scf.YieldOp())
+    ops += [scf.IfOp(won, [], Region(Block(report))), nvvm.ExitOp(), func.ReturnOp()]
+    block.add_ops(ops)
+    function.body.add_block(block)
+
+
+@dataclass(frozen=True)
+class ConvertGpuToNvvmPass(ModulePass):
+    """GPU ops of every ``gpu.module`` become ``nvvm`` ops; its
+    ``revmlir.fail`` reports to the launch's shared error slot."""
+
+    name = "convert-gpu-to-nvvm"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for device in [m for m in op.walk() if isinstance(m, gpu.ModuleOp)]:
+            PatternRewriteWalker(
+                GreedyRewritePatternApplier([SpecialRegisters(), Barrier()]), apply_recursively=False
+            ).rewrite_module(device)  # type: ignore[arg-type]
+            for function in device.body.ops:
+                if isinstance(function, func.FuncOp) and function.sym_name.data == FAIL and function.is_declaration:
+                    define_device_fail(function)

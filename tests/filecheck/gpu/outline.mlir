@@ -1,0 +1,77 @@
+// RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline | filecheck %s
+
+// A function whose body is one parallel loop (plus checks) is a kernel: its
+// host function launches it with the grid and block sizes it is given.
+// CHECK:       builtin.module attributes {{{.*}}gpu.container_module}
+// CHECK-LABEL: func.func @scale(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<6xi64>, %blocks: index, %threads: index) -> f64 {
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    "gpu.launch_func"(%blocks, %[[ONE]], %[[ONE]], %threads, %[[ONE]], %[[ONE]], %y, %x, %a, %err) <{kernel = @module_kernels::@scale, {{.*}}}>
+// CHECK-NEXT:    func.return %a : f64
+// A function without a parallel loop stays on the host.
+// CHECK-LABEL: func.func @host_only(
+// CHECK:       "gpu.module"() <{sym_name = "module_kernels"}> ({
+// The kernel's callees are copied to the device; revmlir.fail is only
+// declared (convert-gpu-to-nvvm defines the device's).
+// CHECK-DAG:     func.func @twice(%v: f64, %{{.*}}: memref<4xi64>) -> f64
+// CHECK-DAG:     func.func private @revmlir.fail(memref<4xi64>) -> ()
+// CHECK:         "gpu.func"() <{function_type = (memref<?xf64>, memref<?xf64>, f64, memref<6xi64>) -> (), kernel}> ({
+// CHECK-NEXT:    ^bb0(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<6xi64>):
+// Each thread's own error slot, whose last word points to the context
+// [shared slot's address, element]:
+// CHECK-NEXT:      %thread_err = memref.alloca() : memref<4xi64>
+// CHECK-NEXT:      %err_context = memref.alloca() : memref<2xi64>
+// CHECK-NEXT:      %[[SHARED:.*]] = "memref.extract_aligned_pointer_as_index"(%err) : (memref<6xi64>) -> index
+// CHECK:           memref.store %{{.*}}, %err_context[%{{.*}}] : memref<2xi64>
+// CHECK:           %[[NONE:.*]] = arith.constant -1 : i64
+// CHECK:           memref.store %[[NONE]], %err_context
+// CHECK:           "memref.extract_aligned_pointer_as_index"(%err_context)
+// CHECK:           memref.store %{{.*}}, %thread_err[%{{.*}}] : memref<4xi64>
+// The grid-stride loop: i = lb + (block·threads per block + thread)·step,
+// stepping by the grid's thread count times the step.
+// CHECK:           %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %[[BID:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %[[BDIM:.*]] = "gpu.block_dim"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %[[GDIM:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}> : () -> index
+// CHECK-NEXT:      %[[B:.*]] = arith.muli %[[BID]], %[[BDIM]] : index
+// CHECK-NEXT:      %[[T:.*]] = arith.addi %[[B]], %[[TID]] : index
+// CHECK-NEXT:      %[[O:.*]] = arith.muli %[[T]], %c1 : index
+// CHECK-NEXT:      %first = arith.addi %c0, %[[O]] : index
+// CHECK-NEXT:      %[[ALL:.*]] = arith.muli %[[GDIM]], %[[BDIM]] : index
+// CHECK-NEXT:      %stride = arith.muli %[[ALL]], %c1 : index
+// CHECK-NEXT:      scf.for %i = %first to %n step %stride {
+// The element a failing check reports:
+// CHECK-NEXT:        %[[E:.*]] = arith.index_cast %i : index to i64
+// CHECK-NEXT:        %[[ONEW:.*]] = arith.constant 1 : index
+// CHECK-NEXT:        memref.store %[[E]], %err_context[%[[ONEW]]] : memref<2xi64>
+// Checks report through the thread's own slot:
+// CHECK:             func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
+// CHECK:             func.call @twice(%{{.*}}, %thread_err)
+// CHECK:             "memref.atomic_rmw"(%{{.*}}, %y, %i) <{kind = 0 : i64}>
+// CHECK:           "gpu.return"() : () -> ()
+// CHECK-NEXT:    }) {sym_name = "scale"} : () -> ()
+
+func.func @twice(%v: f64) -> f64 {
+  %r = arith.addf %v, %v : f64
+  func.return %r : f64
+}
+
+func.func @scale(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %t = func.call @twice(%xi) : (f64) -> f64
+    %p = arith.mulf %t, %a : f64
+    %old = "memref.atomic_rmw"(%p, %y, %i) <{kind = 0 : i64}> : (f64, memref<?xf64>, index) -> f64
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return %a : f64
+}
+
+func.func @host_only(%y: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %y[%c0] : memref<?xf64>
+  func.return
+}

@@ -1,0 +1,47 @@
+// RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline,convert-gpu-to-nvvm | filecheck %s
+
+// The device's revmlir.fail: the first failing thread wins the shared
+// slot's check id by compare-and-swap and stores its values and element;
+// every failing thread then exits.
+// CHECK-LABEL: func.func private @revmlir.fail(%thread_err: memref<4xi64>) {
+// CHECK:         %[[ID:.*]] = memref.load %thread_err[%{{.*}}] : memref<4xi64>
+// CHECK:         %[[V1:.*]] = memref.load %thread_err
+// CHECK:         %[[V2:.*]] = memref.load %thread_err
+// CHECK:         %[[CTX:.*]] = memref.load %thread_err
+// CHECK-NEXT:    %[[P:.*]] = llvm.inttoptr %[[CTX]] : i64 to !llvm.ptr
+// CHECK-NEXT:    %[[SHARED:.*]] = llvm.load %[[P]] : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[EP:.*]] = llvm.getelementptr %[[P]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    %[[E:.*]] = llvm.load %[[EP]] : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[OLD:.*]] = llvm.inline_asm has_side_effects "atom.cas.b64 $0, [$1], $2, $3;", "=l,l,l,l" %[[SHARED]], %[[ZERO]], %[[ID]]
+// CHECK-NEXT:    %[[WON:.*]] = arith.cmpi eq, %[[OLD]], %[[ZERO]] : i64
+// CHECK-NEXT:    scf.if %[[WON]] {
+// CHECK:           llvm.store %[[V1]]
+// CHECK:           llvm.store %[[V2]]
+// CHECK:           llvm.store %[[E]]
+// CHECK:         }
+// CHECK-NEXT:    nvvm.exit
+// CHECK-NEXT:    func.return
+// The thread's place in the grid, from PTX's special registers:
+// CHECK:       "gpu.func"()
+// CHECK:         %[[TID:.*]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK-NEXT:    %{{.*}} = arith.index_cast %[[TID]] : i32 to index
+// CHECK:         nvvm.read.ptx.sreg.ctaid.x : i32
+// CHECK:         nvvm.read.ptx.sreg.ntid.x : i32
+// CHECK:         nvvm.read.ptx.sreg.nctaid.x : i32
+// CHECK-NOT:     gpu.thread_id
+
+func.func @add(%y: memref<?xf64>, %x: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %yi = memref.load %y[%i] : memref<?xf64>
+    %s = arith.addf %yi, %xi : f64
+    memref.store %s, %y[%i] : memref<?xf64>
+    scf.reduce
+  }) : (index, index, index) -> ()
+  func.return
+}

@@ -1,0 +1,241 @@
+"""The GPU path without a GPU: kernels run thread by thread on the CPU
+against the CPU function, PTX for every example accepted by ptxas, the
+pipeline's pieces (compile_kernels, the toolkit, rev-translate) and its
+errors."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.gpu import toolkit
+from revmlir.gpu.program import compile_kernels, module_ptx
+from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.invert import RevInvertPass
+from revmlir.tools.rev_translate import main as rev_translate
+from tests.gpu_emulation import EmulatedKernel, reference
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.mlir"))
+ELF_MAGIC = b"\x7fELF"
+
+PARALLEL = '"scf.parallel"({lb}, {ub}, {step}) <{{operandSegmentSizes = array<i32: 1, 1, 1, 0>}}> ({{'
+END = "    scf.reduce\n  }) : (index, index, index) -> ()"
+
+ELEMENTWISE = f"""
+func.func @log_sin(%y: memref<?xf64>, %x: memref<?xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %l = math.log %xi : f64
+    %s = math.sin %xi : f64
+    %p = arith.mulf %l, %s : f64
+    %yi = memref.load %y[%i] : memref<?xf64>
+    %yi1 = arith.addf %yi, %p : f64
+    memref.store %yi1, %y[%i] : memref<?xf64>
+{END}
+  func.return
+}}
+"""
+
+SHARED = f"""
+func.func @twice(%v: f64) -> f64 {{
+  %r = arith.addf %v, %v : f64
+  func.return %r : f64
+}}
+
+func.func @histogram.adj(%g: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  %m = memref.dim %g, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c1", ub="%n", step="%c2")}
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %t = func.call @twice(%xi) : (f64) -> f64
+    %e = math.exp %t : f64
+    %p = arith.mulf %e, %a : f64
+    %j = arith.remui %i, %m : index
+    %old = "memref.atomic_rmw"(%p, %g, %j) <{{kind = 0 : i64}}> : (f64, memref<?xf64>, index) -> f64
+{END}
+  func.return %a : f64
+}}
+"""
+
+
+def _module(text: str):
+    return parse_module(text, "kernels.mlir")
+
+
+@pytest.mark.parametrize("blocks, threads", [(1, 1), (3, 4), (8, 32)])
+def test_elementwise_kernel_thread_by_thread_is_the_cpu_function(blocks: int, threads: int):
+    module = _module(ELEMENTWISE)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.1, 4.0, 37)
+    y = rng.normal(size=37)
+    expected = y.copy()
+    reference(module, "log_sin")([expected, x])
+    np.testing.assert_allclose(expected, y + np.log(x) * np.sin(x), rtol=1e-15)
+    got = y.copy()
+    slot = EmulatedKernel(module, "log_sin").launch([got, x], blocks, threads)
+    assert not slot.any()
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("blocks, threads", [(1, 1), (2, 3), (4, 16)])
+def test_shared_accumulation_kernel_thread_by_thread_is_the_cpu_function(blocks: int, threads: int):
+    """Odd elements from 1 (a lower bound and step the grid-stride loop
+    must keep), accumulated into 5 shared cells through a device function."""
+    module = _module(SHARED)
+    rng = np.random.default_rng(1)
+    x = rng.uniform(-1.0, 1.0, 41)
+    g = np.zeros(5)
+    expected = g.copy()
+    reference(module, "histogram.adj")([expected, x, 0.5])
+    closed_form = np.zeros(5)
+    for i in range(1, 41, 2):
+        closed_form[i % 5] += np.exp(2 * x[i]) * 0.5
+    np.testing.assert_allclose(expected, closed_form, rtol=1e-14)
+    got = g.copy()
+    slot = EmulatedKernel(module, "histogram.adj").launch([got, x, 0.5], blocks, threads)
+    assert not slot.any()
+    np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+def test_compile_kernels_gives_entries_arguments_and_the_cpu_check_table():
+    module = _module(ELEMENTWISE + SHARED)
+    start = time.perf_counter()
+    program = compile_kernels(module, ["log_sin", "histogram.adj"])
+    elapsed = time.perf_counter() - start
+    assert elapsed < 1.0, f"source to PTX took {elapsed:.2f} s"
+    assert {name: info.entry for name, info in program.kernels.items()} == {
+        "log_sin": "log_sin", "histogram.adj": "histogram_adj",
+    }
+    assert [str(t) for t in program.kernels["histogram.adj"].arguments] == ["memref<?xf64>", "memref<?xf64>", "f64"]
+    assert ".visible .entry log_sin(" in program.ptx and ".visible .entry histogram_adj(" in program.ptx
+    assert "red.add.f64" in program.ptx and "__nv_" not in program.ptx
+    # check ids are the CPU's: the table native code's lowering makes
+    cpu = module.clone()
+    RevInvertPass().apply(make_context(), cpu)
+    RevLowerToStdPass().apply(make_context(), cpu)
+    assert program.check_table.attributes["rev.checks"] == cpu.attributes["rev.checks"]
+    assert emit_cubin(program.ptx, program.arch)[:4] == ELF_MAGIC
+
+
+def test_compile_kernels_rejects_what_is_not_a_kernel():
+    with pytest.raises(PassFailedException, match="@twice is not a kernel function: its body has no top-level"):
+        compile_kernels(_module(SHARED), ["twice"])
+    with pytest.raises(ValueError, match="unknown GPU architecture 'sm_35'"):
+        compile_kernels(_module(SHARED), ["histogram.adj"], arch="sm_35")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+def test_every_example_compiles_to_ptx_that_ptxas_accepts(example: Path, tmp_path: Path):
+    """Every function and inverse a .func; ptxas (the toolkit's or the
+    nvidia-cuda-nvcc wheel's) assembles it."""
+    ptx = module_ptx(parse_module(example.read_text(), str(example)))
+    assert ".visible .func" in ptx and "__nv_" not in ptx
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC
+    cubin = tmp_path / "out.cubin"
+    assert rev_translate([str(example), "--emit=cubin", "-o", str(cubin)]) == 0
+    assert cubin.read_bytes()[:4] == ELF_MAGIC
+
+
+def test_rev_translate_emit_ptx_writes_the_module(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    source = tmp_path / "kernels.mlir"
+    source.write_text(SHARED)
+    assert rev_translate([str(source), "--emit=ptx", "--gpu-arch=sm_80"]) == 0
+    out = capsys.readouterr().out
+    assert ".target sm_80" in out and ".visible .entry histogram_adj(" in out and "twice(" in out
+
+
+def test_ptxas_rejection_is_an_error_with_its_message():
+    with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
+        emit_cubin(".version 7.8\n.target sm_90\n.address_size 64\nnot ptx at all\n")
+
+
+def test_the_toolkit_is_found_and_a_missing_part_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):
+    assert find_ptxas() is not None and find_libdevice() is not None
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: None)
+    with pytest.raises(ToolkitError, match="ptxas was not found: install a CUDA toolkit or the nvidia-cuda-nvcc"):
+        toolkit.emit_cubin("")
+
+
+def test_the_wheels_layout_is_found(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    root = tmp_path / "nvidia" / "cu13"
+    (root / "bin").mkdir(parents=True)
+    (root / "nvvm" / "libdevice").mkdir(parents=True)
+    (root / "bin" / "ptxas").write_text("")
+    (root / "nvvm" / "libdevice" / "libdevice.10.bc").write_bytes(b"")
+    for variable in ("CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setattr("sys.path", [str(tmp_path)])
+    assert find_ptxas() == root / "bin" / "ptxas"
+    assert find_libdevice() == root / "nvvm" / "libdevice" / "libdevice.10.bc"
+
+
+UNARY_MATH = (
+    "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "absf", "floor", "ceil", "trunc",
+    "round", "roundeven", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "cbrt",
+    "expm1", "log1p",
+)
+COMPLEX_MATH = ("log", "exp", "sqrt", "sin", "cos", "tan", "tanh")
+
+
+def _chain(name: str, first: str, ops: tuple[str, ...], dialect: str, type: str) -> list[str]:
+    """``%<name>1 = <dialect>.<op 1> <first>``, then each op on the last
+    result; the last result is ``%<name><len(ops)>``."""
+    values = [first, *(f"%{name}{k}" for k in range(1, len(ops) + 1))]
+    return [f"{values[k + 1]} = {dialect}.{op} {values[k]} : {type}" for k, op in enumerate(ops)]
+
+
+def _every_math_kernel(element: str) -> str:
+    complex_type = f"complex<{element}>"
+    lines = [
+        f"%v0 = memref.load %x[%i] : memref<?x{element}>",
+        *_chain("v", "%v0", UNARY_MATH, "math", element),
+        f"%p = math.powf %v0, %v{len(UNARY_MATH)} : {element}",
+        f"%q = math.atan2 %p, %v0 : {element}",
+        f"%r = math.fpowi %q, %k : {element}, i32",
+        f"%s = math.fma %r, %p, %q : {element}",
+        f"%t = math.copysign %s, %r : {element}",
+        f"%z = complex.create %t, %v0 : {complex_type}",
+        *_chain("z", "%z", COMPLEX_MATH, "complex", complex_type),
+        f"%w = complex.pow %z{len(COMPLEX_MATH)}, %z : {complex_type}",
+        f"%a = complex.abs %w : {complex_type}",
+        f"%b = complex.angle %w : {complex_type}",
+        f"%c = arith.addf %a, %b : {element}",
+        f"memref.store %c, %y[%i] : memref<?x{element}>",
+    ]
+    body = "\n    ".join(lines)
+    return f"""
+func.func @every_math(%y: memref<?x{element}>, %x: memref<?x{element}>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %k = arith.constant 3 : i32
+  %n = memref.dim %y, %c0 : memref<?x{element}>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+  ^bb0(%i: index):
+    {body}
+{END}
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("element", ["f64", "f32"])
+def test_every_math_op_reaches_libdevice_and_ptxas_accepts_it(element: str):
+    """NVPTX selects none of the transcendental functions (LLVM would abort
+    the process): each must become a libdevice call, inlined."""
+    program = compile_kernels(_module(_every_math_kernel(element)), ["every_math"])
+    assert "__nv_" not in program.ptx and ".extern" not in program.ptx
+    assert emit_cubin(program.ptx, program.arch)[:4] == ELF_MAGIC

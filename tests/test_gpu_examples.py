@@ -1,0 +1,134 @@
+"""The GPU examples on the CPU, where their ``rv.prange`` loops run in
+order: against closed forms, numpy, and the sequential programs they
+parallelise (``adbench_ba.ba_jacobian``, ``rv.gradient`` of
+``adbench_gmm.gmm_objective``).  Their kernels compile to PTX without a
+GPU.  ``test_gpu_kernels.py`` runs them on a GPU."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gpu_examples import complex_values, examples, positive
+from python_examples import load_example
+
+import revmlir as rv
+
+EX = examples()
+elementwise, graph, ba, gmm = EX["elementwise"], EX["graph_embedding"], EX["ba"], EX["gmm"]
+data, adbench_ba, adbench_gmm = (load_example(name) for name in ("adbench_data", "adbench_ba", "adbench_gmm"))
+
+
+def test_log_sin_and_its_gradient() -> None:
+    x = positive(1000)
+    y = np.zeros_like(x)
+    elementwise.log_sin(y, x)
+    assert np.allclose(y, np.log(x) * np.sin(x), rtol=1e-14, atol=1e-15)
+    g_y, g_x = np.ones_like(x), np.zeros_like(x)
+    rv.adjoint(elementwise.log_sin)(y, x, g_y, g_x)
+    assert np.allclose(g_x, np.sin(x) / x + np.log(x) * np.cos(x), rtol=1e-13, atol=1e-14)
+    assert np.allclose(y, 0.0, atol=1e-14)  # uncomputed
+
+
+def test_complex_log() -> None:
+    z = complex_values(1000)
+    w = np.zeros_like(z)
+    elementwise.complex_log(w, z)
+    assert np.allclose(w, np.log(z), rtol=1e-14, atol=1e-15)
+
+
+def test_batch_distances_and_their_gradient() -> None:
+    x, pairs = graph.random_batch(50, 4, 400)
+    dist = np.zeros(len(pairs))
+    graph.batch_distances(dist, x, pairs)
+    difference = x[pairs[:, 0]] - x[pairs[:, 1]]
+    assert np.allclose(dist, np.linalg.norm(difference, axis=1), rtol=1e-14)
+    g_x = np.zeros_like(x)
+    rv.adjoint(graph.batch_distances)(dist, x, pairs, np.ones(len(pairs)), g_x)
+    expected = np.zeros_like(x)
+    unit = difference / np.linalg.norm(difference, axis=1)[:, None]
+    np.add.at(expected, pairs[:, 0], unit)
+    np.add.at(expected, pairs[:, 1], -unit)
+    assert np.allclose(g_x, expected, rtol=1e-12, atol=1e-13)
+
+
+def test_ba_blocks_equal_the_sequential_jacobian() -> None:
+    problem = ba.with_observations(data.read_ba("ba/ba1_n49_m7776_p31843.txt"), 300)
+    p = len(problem.w)
+    J, wJ = np.zeros((p, 2, 15)), np.zeros(p)
+    ba.ba_jacobian_blocks(J, wJ, problem.cams, problem.X, problem.w, problem.obs, problem.feats)
+    J2, wJ2 = np.zeros_like(J), np.zeros_like(wJ)
+    shadows = [np.zeros_like(a) for a in (problem.cams, problem.X, problem.cams, problem.X)]
+    adbench_ba.ba_jacobian(J2, wJ2, problem.cams, problem.X, problem.w, problem.obs, problem.feats, *shadows)
+    assert np.array_equal(J, J2) and np.array_equal(wJ, wJ2)
+    assert np.abs(J).max() > 1.0
+
+
+def test_gmm_gradient_equals_the_whole_objectives() -> None:
+    problem = data.read_gmm("gmm/1k/gmm_d2_K5.txt")
+    objective = adbench_gmm.gmm_objective
+    args = (0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
+    value, gradient = gmm.gmm_gradient(*args[1:])
+    assert value == pytest.approx(objective(*args)[0], rel=1e-13)
+    reference = rv.gradient(objective, args, iloss=0)[1:4]
+    for ours, expected in zip(gradient, reference):
+        assert np.allclose(ours, expected, rtol=1e-11, atol=1e-12 * np.abs(expected).max())
+
+
+def _kernel_cases() -> list[object]:
+    x, z = positive(8), complex_values(8)
+    xs, pairs = graph.random_batch(6, 3, 8)
+    problem = ba.with_observations(data.read_ba("ba/ba1_n49_m7776_p31843.txt"), 4)
+    gmm_problem = data.read_gmm("gmm/1k/gmm_d2_K5.txt")
+    k, d = gmm_problem.means.shape
+    gmm_args = (np.zeros(8), gmm_problem.alphas, gmm_problem.means, gmm_problem.icf, gmm_problem.x[:8], np.ones((k, d)), np.zeros(k))
+    gmm_gradients = tuple(np.zeros_like(a) for a in gmm_args)
+    cases = [
+        ("log_sin", elementwise.log_sin, (np.zeros(8), x)),
+        ("~log_sin", ~elementwise.log_sin, (np.zeros(8), x)),
+        ("log_sin.adj", rv.adjoint(elementwise.log_sin), (np.zeros(8), x, np.ones(8), np.zeros(8))),
+        ("complex_log", elementwise.complex_log, (np.zeros_like(z), z)),
+        ("complex_log.adj", rv.adjoint(elementwise.complex_log), (np.zeros_like(z), z, np.ones_like(z), np.zeros_like(z))),
+        ("batch_distances", graph.batch_distances, (np.zeros(8), xs, pairs)),
+        ("batch_distances.adj", rv.adjoint(graph.batch_distances), (np.zeros(8), xs, pairs, np.ones(8), np.zeros_like(xs))),
+        ("ba_jacobian_blocks", ba.ba_jacobian_blocks, (np.zeros((4, 2, 15)), np.zeros(4), problem.cams, problem.X, problem.w, problem.obs, problem.feats)),
+        ("gmm_points", gmm.gmm_points, gmm_args),
+        ("gmm_points.adj", rv.adjoint(gmm.gmm_points), gmm_args + gmm_gradients),
+    ]
+    return [pytest.param(function, args, id=label) for label, function, args in cases]
+
+
+@pytest.mark.parametrize("function, args", _kernel_cases())
+def test_example_kernels_compile_to_ptx(function: object, args: tuple) -> None:
+    """Every example's kernel, its gradient kernel (and an inverse) compile
+    to PTX without a GPU, and ptxas accepts it where it is installed."""
+    from revmlir.gpu.toolkit import emit_cubin, find_ptxas
+
+    compiled = rv.cuda.kernel(function).specialise(*args)
+    entry = compiled.program.kernels[compiled.name].entry
+    assert f".entry {entry}(" in compiled.program.ptx
+    if find_ptxas() is not None:
+        assert emit_cubin(compiled.program.ptx, "sm_90")
+
+
+distance = load_example("graph_embedding").distance
+
+
+@rv.reversible
+def shared_through_a_call(dist, x, pairs):
+    for i in rv.prange(len(dist)):
+        distance(dist[i], x, pairs[i, 0], pairs[i, 1])
+
+
+def test_a_gradient_kernel_that_would_race_is_rejected() -> None:
+    """The adjoint of a call that reads a shared array whole writes its
+    gradient whole in every iteration: a verifier error, not a kernel whose
+    threads race (the examples copy what an iteration reads instead)."""
+    from revmlir.errors import ReversibilityViolation
+
+    x, pairs = graph.random_batch(6, 3, 8)
+    dist = np.zeros(8)
+    shared_through_a_call(dist, x, pairs)  # the forward kernel is fine
+    assert np.allclose(dist, np.linalg.norm(x[pairs[:, 0]] - x[pairs[:, 1]], axis=1))
+    kernel = rv.cuda.kernel(rv.adjoint(shared_through_a_call))
+    with pytest.raises(ReversibilityViolation, match=r"\[parallel\] .*passes %g_x, which it writes, as a whole array"):
+        kernel.compile(dist, x, pairs, np.ones(8), np.zeros_like(x))

@@ -1,0 +1,184 @@
+"""Kernels launched on a GPU (marked ``gpu``: skipped where no GPU and no
+``cuda`` extra are): every example's kernel against the same function run on
+the CPU, adjoint kernels against the CPU's gradients, failing checks against
+the CPU's located errors, and the array libraries, copies and streams."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import numpy as np
+import pytest
+from gpu_examples import complex_values, examples, positive
+from python_examples import load_example
+
+import revmlir as rv
+from revmlir.errors import ExecutionError
+
+pytestmark = pytest.mark.gpu
+
+EX = examples()
+elementwise, graph, ba, gmm = EX["elementwise"], EX["graph_embedding"], EX["ba"], EX["gmm"]
+data = load_example("adbench_data")
+
+
+def library(name: str) -> Any:
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        pytest.skip(f"needs {name}")
+
+
+@rv.reversible
+def gather(y, x, idx):
+    for i in rv.prange(len(y)):
+        y[i] += x[idx[i]]
+
+
+def on_gpu(function: Any, *args: Any) -> None:
+    rv.cuda.kernel(function)(*args)
+
+
+def cpu_and_gpu(function: Any, *args: Any) -> tuple[list[Any], list[Any]]:
+    """``function`` run on the CPU and as a kernel, each on its own copies
+    of ``args``: the arguments after each run."""
+    cpu, gpu = ([a.copy() if isinstance(a, np.ndarray) else a for a in args] for _ in range(2))
+    function(*cpu)
+    on_gpu(function, *gpu)
+    return cpu, gpu
+
+
+def assert_same(cpu: list[Any], gpu: list[Any], rtol: float) -> None:
+    """libdevice's math against glibc's; atomic sums in another order."""
+    for c, g in zip(cpu, gpu):
+        if isinstance(c, np.ndarray) and c.dtype.kind in "fc":
+            np.testing.assert_allclose(g, c, rtol=rtol, atol=rtol * 1e-2 * max(np.abs(c).max(initial=0.0), 1.0))
+
+
+@pytest.mark.parametrize(
+    "name, seeds",
+    [("log_sin", lambda x: (np.ones_like(x), np.zeros_like(x))), ("complex_log", lambda z: (np.full_like(z, 1 + 0.5j), np.zeros_like(z)))],
+)
+def test_elementwise_forward_gradient_and_inverse(name: str, seeds: Any) -> None:
+    function = getattr(elementwise, name)
+    x = positive(100_003) if name == "log_sin" else complex_values(100_003)
+    cpu, gpu = cpu_and_gpu(function, np.zeros_like(x), x)
+    assert_same(cpu, gpu, 1e-12)
+    assert_same(*cpu_and_gpu(rv.adjoint(function), *cpu, *seeds(x)), 1e-12)
+    on_gpu(~function, gpu[0], x)
+    assert np.allclose(gpu[0], 0.0, atol=1e-12)
+
+
+def test_batch_distances_and_shared_gradient() -> None:
+    x, pairs = graph.random_batch(1000, 8, 200_000)
+    cpu, gpu = cpu_and_gpu(graph.batch_distances, np.zeros(len(pairs)), x, pairs)
+    assert_same(cpu, gpu, 1e-13)
+    assert_same(*cpu_and_gpu(rv.adjoint(graph.batch_distances), *cpu, np.ones(len(pairs)), np.zeros_like(x)), 1e-10)
+
+
+def test_ba_blocks() -> None:
+    problem = ba.with_observations(data.read_ba("ba/ba1_n49_m7776_p31843.txt"), 20_000)
+    p = len(problem.w)
+    arrays = (np.zeros((p, 2, 15)), np.zeros(p), problem.cams, problem.X, problem.w, problem.obs, problem.feats)
+    assert_same(*cpu_and_gpu(ba.ba_jacobian_blocks, *arrays), 1e-11)
+
+
+def test_gmm_gradient() -> None:
+    problem = data.read_gmm("gmm/10k/gmm_d10_K5.txt")
+    args = (problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
+    value, gradient = gmm.gmm_gradient(*args)
+    value_gpu, gradient_gpu = gmm.gmm_gradient(*args, run=on_gpu)
+    assert value_gpu == pytest.approx(value, rel=1e-11)
+    for ours, expected in zip(gradient_gpu, gradient):
+        assert np.allclose(ours, expected, rtol=1e-10, atol=1e-11 * np.abs(expected).max())
+
+
+def test_failing_check_raises_the_cpus_error_at_its_element() -> None:
+    x, idx = np.ones(10), np.zeros(100_000, dtype=np.int64)
+    idx[26_624] = 10
+    with pytest.raises(ExecutionError) as cpu:
+        gather(np.zeros(len(idx)), x, idx)
+    with pytest.raises(ExecutionError) as gpu:
+        on_gpu(gather, np.zeros(len(idx)), x, idx)
+    assert str(gpu.value) == f"{cpu.value} (element 26624)"
+    y = np.zeros(len(idx))
+    idx[26_624] = 3
+    on_gpu(gather, y, x, idx)  # the slot is clean again
+    assert np.all(y == 1.0)
+
+
+def test_cupy_arrays_in_place_and_streams() -> None:
+    cp = library("cupy")
+    x = cp.asarray(positive(1 << 20))
+    y = cp.zeros_like(x)
+    assert rv.cuda.kernel(elementwise.log_sin)(y, x)[0] is y
+    assert cp.allclose(y, cp.log(x) * cp.sin(x), rtol=1e-12)
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        y2 = cp.zeros_like(x)
+    rv.cuda.kernel(elementwise.log_sin)(y2, x, stream=stream)
+    rv.cuda.synchronize()
+    assert cp.array_equal(y2, y)
+    x_cpu, idx = np.ones(4), np.zeros(1000, dtype=np.int64)
+    idx[777] = -9
+    rv.cuda.kernel(gather)(cp.zeros(1000), cp.asarray(x_cpu), cp.asarray(idx), stream=stream)
+    with pytest.raises(ExecutionError, match=r"\(element 777\)$"):
+        rv.cuda.synchronize()
+
+
+def test_torch_tensors_in_place() -> None:
+    torch = library("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("PyTorch without CUDA")
+    x = torch.from_numpy(positive(4096)).cuda()
+    y = torch.zeros_like(x)
+    rv.cuda.kernel(elementwise.log_sin)(y, x, stream=torch.cuda.current_stream())
+    torch.cuda.synchronize()
+    assert torch.allclose(y, torch.log(x) * torch.sin(x))
+    with pytest.raises(TypeError, match="must be a 1-d array of float64, got a torch array of float32"):
+        rv.cuda.kernel(elementwise.log_sin)(y, x.float())
+
+
+def test_jax_arrays_are_read_in_place_and_never_written() -> None:
+    jax = library("jax")
+    cp = library("cupy")
+    jax.config.update("jax_enable_x64", True)
+    x = jax.device_put(positive(4096), jax.devices("gpu")[0])
+    y = cp.zeros(4096)
+    rv.cuda.kernel(elementwise.log_sin)(y, x)
+    assert np.allclose(cp.asnumpy(y), np.log(positive(4096)) * np.sin(positive(4096)))
+    with pytest.raises(ValueError, match="JAX arrays are immutable"):
+        rv.cuda.kernel(elementwise.log_sin)(x, cp.asarray(positive(4096)))
+
+
+class DLPackOnly:
+    """A device array that speaks DLPack alone (no CUDA Array Interface)."""
+
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.array.__dlpack_device__()
+
+
+def test_dlpack_arrays_in_place() -> None:
+    cp = library("cupy")
+    x = cp.asarray(positive(1000))
+    y = cp.zeros_like(x)
+    rv.cuda.kernel(elementwise.log_sin)(DLPackOnly(y), DLPackOnly(x))
+    assert cp.allclose(y, cp.log(x) * cp.sin(x), rtol=1e-12)
+
+
+def test_arrays_on_the_host_are_copied_in_and_back() -> None:
+    x = positive(1000)
+    y = np.zeros_like(x)
+    x_before = x.copy()
+    k = rv.cuda.kernel(elementwise.log_sin)
+    assert k(y, x)[0] is y
+    assert np.allclose(y, np.log(x) * np.sin(x)) and np.array_equal(x, x_before)
+    empty = np.zeros(0)
+    k(empty, np.zeros(0))  # nothing to run

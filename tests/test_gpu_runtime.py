@@ -1,0 +1,356 @@
+"""The GPU runtime and ``rv.cuda`` where no GPU is needed: what the array
+protocols describe, how parameters are packed, how an error slot becomes the
+CPU's error, streams, and the errors of a machine without a GPU.  The
+launches themselves are in ``test_gpu.py`` (marked ``gpu``)."""
+
+from __future__ import annotations
+
+import ctypes
+import struct
+import subprocess
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ComplexType, MemRefType, f32, f64, i1, i8, i32, i64
+from xdsl.ir import Attribute
+
+import revmlir as rv
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import LogType
+from revmlir.errors import ExecutionError
+from revmlir.gpu import arrays, runtime
+from revmlir.gpu.arrays import DeviceArray
+
+try:
+    import torch
+except ImportError:  # the torch extra
+    torch = None
+
+
+@rv.reversible
+def shift(y, x, k: int):
+    y[k] += x[0]
+
+
+@rv.reversible
+def scale(y, x, a: float):
+    for i in range(len(x)):
+        y[i] += a * x[i]
+
+
+class FakeCudaArray:
+    """An object exposing a device array the way CuPy, numba and PyTorch do;
+    its memory is never touched here."""
+
+    def __init__(self, **interface: Any):
+        self.__cuda_array_interface__ = {"version": 3, "strides": None, "data": (4096, False), **interface}
+
+
+def test_import_revmlir_imports_no_cuda_package() -> None:
+    code = (
+        "import sys, revmlir as rv\n"
+        "rv.cuda.kernel\n"
+        "import revmlir.gpu.runtime, revmlir.gpu.arrays\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in ('cuda', 'cupy', 'numba')]\n"
+        "print(loaded)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.skipif(runtime.unavailable_reason() is None, reason="a GPU is here")
+def test_a_launch_without_gpu_says_what_is_missing() -> None:
+    assert not rv.cuda.is_available()
+    k = rv.cuda.kernel(scale)
+    with pytest.raises(rv.cuda.CUDAUnavailableError) as error:
+        k(np.zeros(3), np.ones(3), 2.0)
+    assert str(error.value) == runtime.unavailable_reason()
+    assert "CUDA" in str(error.value) or "GPU" in str(error.value)
+
+
+def test_missing_bindings_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "cuda", None)
+    runtime.driver.cache_clear()
+    try:
+        with pytest.raises(runtime.CUDAUnavailableError, match=r"pip install 'revmlir\[cuda\]'"):
+            runtime.driver()
+    finally:
+        runtime.driver.cache_clear()
+
+
+def test_missing_driver_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """cuda.bindings without libcuda raises its own error from ``cuInit``."""
+
+    def cuInit(flags: int) -> Any:
+        raise RuntimeError('"cuda" is an NVIDIA driver library and can only be found via system search')
+
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.driver = types.SimpleNamespace(cuInit=cuInit)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    runtime.driver.cache_clear()
+    try:
+        with pytest.raises(runtime.CUDAUnavailableError, match="no NVIDIA driver found: .*system search"):
+            runtime.driver()
+    finally:
+        runtime.driver.cache_clear()
+
+
+def test_kernel_takes_reversible_functions_only() -> None:
+    with pytest.raises(TypeError, match="rv.cuda.kernel expects a @rv.reversible function"):
+        rv.cuda.kernel(lambda x: x)  # type: ignore[arg-type]
+    assert repr(rv.cuda.kernel(~scale)) == "<CUDA kernel of ~scale>"
+    assert repr(rv.cuda.kernel(rv.adjoint(scale))) == "<CUDA kernel of rv.adjoint(scale)>"
+
+
+def test_adjoint_kernel_counts_its_gradients() -> None:
+    k = rv.cuda.kernel(rv.adjoint(scale))
+    with pytest.raises(TypeError, match=r"takes 3 argument\(s\) and 3 gradient\(s\), got 4"):
+        k.compile(np.zeros(3), np.ones(3), 2.0, np.zeros(3))
+
+
+# -- array protocols ------------------------------------------------------------
+
+
+def test_cuda_array_interface_is_read_in_place() -> None:
+    value = FakeCudaArray(shape=(4, 5), typestr="<f8", data=(0xABC000, True))
+    assert arrays.is_device_array(value)
+    array = arrays.device_array(value, stream=0)
+    assert (array.pointer, array.shape, array.dtype, array.readonly) == (0xABC000, (4, 5), np.dtype("f8"), True)
+    assert array.nbytes == 160 and array.owner is value and array.device is None
+
+
+def test_cuda_array_interface_strides() -> None:
+    # C-contiguous strides spelled out, extent-1 dimensions with any stride
+    contiguous = FakeCudaArray(shape=(2, 1, 3), typestr="<f4", strides=(12, 99, 4))
+    assert arrays.device_array(contiguous, 0).shape == (2, 1, 3)
+    transposed = FakeCudaArray(shape=(3, 2), typestr="<f8", strides=(8, 24))
+    with pytest.raises(TypeError, match="FakeCudaArray|is not C-contiguous"):
+        arrays.device_array(transposed, 0)
+    masked = FakeCudaArray(shape=(3,), typestr="<f8", mask=object())
+    with pytest.raises(TypeError, match="with a mask"):
+        arrays.device_array(masked, 0)
+
+
+def test_dlpack_capsules_are_read_like_numpy() -> None:
+    host = np.arange(12.0).reshape(3, 4)
+    array, kind = arrays.dlpack_array(host.__dlpack__(max_version=(1, 0)), "a numpy array")
+    assert kind == arrays.DLPACK_CPU
+    assert array.pointer == host.ctypes.data and array.shape == (3, 4) and array.dtype == np.float64
+    assert not array.readonly
+    frozen = np.arange(3, dtype=np.int32)
+    frozen.flags.writeable = False
+    array, _ = arrays.dlpack_array(frozen.__dlpack__(max_version=(1, 0)), "a numpy array")
+    assert array.readonly and array.dtype == np.int32
+    sliced = host[1:, 1:]
+    array, _ = arrays.dlpack_array(sliced[0].__dlpack__(), "a numpy array")  # byte_offset or data moved
+    assert array.pointer == sliced[0].ctypes.data
+    with pytest.raises(TypeError, match="is not C-contiguous"):
+        arrays.dlpack_array(host[:, ::2].__dlpack__(), "a numpy array")
+
+
+class Inconsistent:
+    """A DLPack producer that says it is on the GPU and exports host memory."""
+
+    def __init__(self) -> None:
+        self.host = np.ones(3)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (arrays.DLPACK_CUDA, 0)
+
+    def __dlpack__(self, stream: int | None = None) -> Any:  # before DLPack 1.0: no max_version
+        return self.host.__dlpack__()
+
+
+def test_dlpack_tensors_must_be_on_the_device() -> None:
+    assert not arrays.is_device_array(np.ones(3))
+    producer = Inconsistent()
+    assert arrays.is_device_array(producer)
+    with pytest.raises(TypeError, match="a test_gpu_runtime array is not in CUDA memory .*device type 1"):
+        arrays.device_array(producer, 0)
+
+
+def test_dlpack_element_types() -> None:
+    assert arrays.dlpack_dtype(2, 64, 1, "x") == np.float64
+    assert arrays.dlpack_dtype(0, 32, 1, "x") == np.int32
+    assert arrays.dlpack_dtype(5, 128, 1, "x") == np.complex128
+    assert arrays.dlpack_dtype(6, 8, 1, "x") == np.bool_
+    with pytest.raises(TypeError, match="bfloat|code 4"):
+        arrays.dlpack_dtype(4, 16, 1, "a JAX array")
+    with pytest.raises(TypeError, match="4 lanes"):
+        arrays.dlpack_dtype(2, 32, 4, "a JAX array")
+
+
+@pytest.mark.skipif(torch is None, reason="needs PyTorch (the torch extra)")
+def test_host_tensors_share_memory_with_their_numpy_copy_target() -> None:
+    tensor = torch.zeros(4, dtype=torch.float64)
+    assert not arrays.is_device_array(tensor)
+    host = arrays.host_array(tensor)
+    assert host is not None
+    host[2] = 7.0  # what a kernel's copy back does
+    assert tensor[2].item() == 7.0
+
+
+def test_array_checks() -> None:
+    array = DeviceArray(64, (3,), np.dtype("f4"), False, 0, None, "a CuPy array")
+    with pytest.raises(TypeError, match=r"argument #1 of kernel @k must be a 1-d array of float64, got a CuPy array of float32"):
+        arrays.check_array(array, np.dtype("f8"), 1, "argument #1 of kernel @k")
+    with pytest.raises(TypeError, match=r"must be a 2-d array of float64, got a numpy array of float64 with shape \[3\]"):
+        arrays.check_array(np.zeros(3), np.dtype("f8"), 2, "argument #0 of kernel @k")
+
+
+def test_overlapping_ranges() -> None:
+    ranges = [(0, 0, 80), (1, 80, 160), (2, 40, 48)]
+    assert arrays.overlapping_ranges(ranges, frozenset({0})) == (0, 2)
+    assert arrays.overlapping_ranges(ranges, frozenset({1})) is None
+    assert arrays.overlapping_ranges(ranges, frozenset()) is None
+
+
+# -- parameters ---------------------------------------------------------------
+
+
+def test_parameters_are_laid_out_as_c_does() -> None:
+    """The packed buffer against ctypes' own layout of the same fields."""
+
+    class Expected(ctypes.Structure):
+        _fields_ = [
+            ("flag", ctypes.c_bool), ("x", ctypes.c_double), ("n", ctypes.c_int32),
+            ("b", ctypes.c_int8), ("data", ctypes.c_uint64), ("size", ctypes.c_int64),
+            ("re", ctypes.c_float), ("im", ctypes.c_float), ("slot", ctypes.c_uint64), ("words", ctypes.c_int64),
+        ]
+
+    pieces = [
+        *runtime.scalar_pieces(i1, True), *runtime.scalar_pieces(f64, 1.5), *runtime.scalar_pieces(i32, -3),
+        *runtime.scalar_pieces(i8, 5), *runtime.array_pieces(0xDEAD0, (7,)),
+        *runtime.scalar_pieces(ComplexType(f32), complex(0.5, -2.0)),
+        *runtime.array_pieces(0xBEEF0, (runtime.ERROR_WORDS,)),
+    ]
+    expected = Expected(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, runtime.ERROR_WORDS)
+    assert runtime.pack_parameters(pieces) == bytes(expected)
+
+
+def test_scalar_formats() -> None:
+    assert runtime.scalar_format(ComplexType(f64)) == "dd"
+    assert runtime.scalar_format(LogType(f64)) == "d"
+    assert runtime.scalar_format(i64) == "q"
+    with pytest.raises(TypeError, match="kernels take no arguments of type"):
+        runtime.scalar_format(StackType(f64))
+
+
+@dataclass(frozen=True)
+class Info:
+    entry: str
+    arguments: tuple[Attribute, ...]
+
+
+@dataclass(frozen=True)
+class Program:
+    """A program as ``compile_kernels`` describes it, for the argument
+    checks that come before the driver: its PTX is never loaded."""
+
+    kernels: dict[str, Info]
+    ptx: str = ""
+    check_table: Any = None
+
+
+VECTOR = MemRefType(f64, [-1])
+SCALE = Program({"scale": Info("scale", (VECTOR, VECTOR, f64))})
+
+
+def described(*args: Any) -> list[Any]:
+    return runtime.describe(args, 0)
+
+
+def test_launch_checks_arguments_before_the_driver() -> None:
+    written = frozenset({0})
+    with pytest.raises(TypeError, match=r"kernel @scale takes 3 argument\(s\), got 2"):
+        runtime.launch(SCALE, "scale", described(np.zeros(3), np.ones(3)), written, 0)
+    with pytest.raises(TypeError, match="argument #1 of kernel @scale must be an array .*got list"):
+        runtime.launch(SCALE, "scale", described(np.zeros(3), [1.0], 2.0), written, 0)
+    with pytest.raises(TypeError, match="must be a real number"):
+        runtime.launch(SCALE, "scale", described(np.zeros(3), np.ones(3), 2j), written, 0)
+    with pytest.raises(TypeError, match="must be a C-contiguous array"):
+        runtime.launch(SCALE, "scale", described(np.zeros(6)[::2], np.ones(3), 2.0), written, 0)
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="argument #0 of @scale is a read-only array, and @scale writes it"):
+        runtime.launch(SCALE, "scale", described(frozen, np.ones(3), 2.0), written, 0)
+    readonly = FakeCudaArray(shape=(3,), typestr="<f8", data=(4096, True))
+    with pytest.raises(ValueError, match="argument #0 of kernel @scale is a test_gpu_runtime array marked read-only"):
+        runtime.launch(SCALE, "scale", described(readonly, np.ones(3), 2.0), written, 0)
+    shared = FakeCudaArray(shape=(3,), typestr="<f8")
+    with pytest.raises(ValueError, match="arguments #0 and #1 of @scale share memory"):
+        runtime.launch(SCALE, "scale", described(shared, shared, 2.0), written, 0)
+    stacks = Program({"s": Info("s", (StackType(f64),))})
+    with pytest.raises(TypeError, match="is a stack; kernels take arrays and scalars"):
+        runtime.launch(stacks, "s", described([]), frozenset(), 0)
+
+
+def test_device_arrays_specialise_like_numpy_arrays() -> None:
+    device = runtime.describe([FakeCudaArray(shape=(5,), typestr="<f8")], 0)[0]
+    standin = runtime.stand_in(device)
+    assert isinstance(standin, np.ndarray) and standin.dtype == np.float64 and standin.ndim == 1
+    assert scale.specialization_for(standin, standin, 1.0) is scale.specialization_for(np.ones(9), np.ones(9), 1.0)
+
+
+# -- errors -------------------------------------------------------------------
+
+
+def test_error_slot_raises_the_cpus_error_with_the_element() -> None:
+    y, x = np.zeros(3), np.ones(3)
+    with pytest.raises(ExecutionError) as cpu:
+        shift(y, x, 10)
+    spec = shift.specialization_for(y, x, 10)
+    assert spec.native is not None
+    table = spec.native.check_table
+    entries = [e.data for e in table.attributes["rev.checks"].data]  # type: ignore[attr-defined]
+    check = 1 + next(i for i, e in enumerate(entries) if e.split("|")[1:4:2] == ["rev.take", "shift"])
+    with pytest.raises(ExecutionError) as gpu:
+        runtime.raise_gpu_error(table, [check, 10, 3, 26624, 0, 0])
+    assert str(gpu.value) == f"{cpu.value} (element 26624)"
+    assert (gpu.value.location, gpu.value.op_name) == (cpu.value.location, cpu.value.op_name)
+    with pytest.raises(ExecutionError) as outside:
+        runtime.raise_gpu_error(table, [check, 10, 3, -1, 0, 0])
+    assert str(outside.value) == str(cpu.value)
+
+
+# -- streams ------------------------------------------------------------------
+
+
+def test_stream_handles() -> None:
+    class TorchStream:
+        cuda_stream = 0x1234
+
+    class CupyStream:
+        ptr = 0x5678
+
+    class CoreStream:
+        def __cuda_stream__(self) -> tuple[int, int]:
+            return (0, 0x9ABC)
+
+    class Handle:
+        def __int__(self) -> int:
+            return 0xDEF0
+
+    assert runtime.stream_handle(None) == 0
+    assert runtime.stream_handle(77) == 77
+    assert runtime.stream_handle(TorchStream()) == 0x1234
+    assert runtime.stream_handle(CupyStream()) == 0x5678
+    assert runtime.stream_handle(CoreStream()) == 0x9ABC
+    assert runtime.stream_handle(Handle()) == 0xDEF0
+    with pytest.raises(TypeError, match="stream= takes a CUDA stream"):
+        runtime.stream_handle(True)
+    with pytest.raises(TypeError, match="stream= takes a CUDA stream .* got str"):
+        runtime.stream_handle("default")
+
+
+def test_no_pending_launch_synchronizes_at_once() -> None:
+    runtime.synchronize()  # nothing queued: no driver needed
+
+
+def test_pack_matches_struct() -> None:
+    assert runtime.pack_parameters([("q", 1), ("?", True), ("d", 2.0)]) == struct.pack("<q?7xd", 1, True, 2.0)
