@@ -984,16 +984,24 @@ class FunctionBuilder(ExpressionBuilder):
         body: Callable[[Value], Any],
         reverse: bool = False,
         loc: Loc = None,
+        parallel: bool = False,
     ) -> None:
         """A loop over ``range(lb, ub, step)`` (``step > 0``); ``body`` gets the
-        induction variable."""
+        induction variable.  A ``parallel`` loop's iterations are independent
+        (``revmlir.parallel``): its body updates no variable outside it."""
         bounds = [self.index(v, loc) for v in (lb, ub, step)]
         result = self._build_region(body, [IndexType()])
         result.block.args[0].name_hint = "i"
         self._check_scope_closed(result, "loop body", loc)
         carried = self._carried([result])
+        if parallel and carried:
+            raise BuildError(
+                f"a parallel loop updates {', '.join(repr(n) for n in carried)}, defined outside it: "
+                "its iterations are independent, so they may only write array elements",
+                loc,
+            )
         region = self._seal(result, carried, leading=1, loc=loc)
-        op = rev.ForOp(*bounds, [self._current(n, loc) for n in carried], region, reverse)
+        op = rev.ForOp(*bounds, [self._current(n, loc) for n in carried], region, reverse, parallel)
         self._finish_region_op(op, carried, loc)
 
     def routine(self, compute: Callable[[], Any], body: Callable[[], Any], loc: Loc = None) -> None:

@@ -22,7 +22,8 @@ from xdsl.utils.exceptions import VerifyException
 from revmlir.dialects import anc, rev
 from revmlir.errors import ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
-from revmlir.semantics import is_expression_op, is_state_value
+from revmlir.parallel import check_parallel_loop
+from revmlir.semantics import is_expression_op, is_state_value, written_arguments
 
 RULES: dict[str, str] = {
     "dominance": "a value is used after its definition, in its block or a region inside it",
@@ -40,6 +41,7 @@ RULES: dict[str, str] = {
     "call": "calls name a rev.func and match its signature",
     "array": "an ancilla array is freed once, in the block that allocates it",
     "layout": "arrays are contiguous and row-major (memrefs carry no layout)",
+    "parallel": "an iteration of a parallel loop writes private elements or accumulates into shared ones",
 }
 
 
@@ -135,6 +137,7 @@ class FunctionVerifier:
         self.func = func
         self.consumer: dict[SSAValue, Operation] = {}
         self.position: dict[Operation, int] = {}
+        self._written: dict[str, frozenset[int]] | None = None
 
     def run(self) -> None:
         self._check_layouts()
@@ -157,6 +160,20 @@ class FunctionVerifier:
             self._check_reads(op)
             if isinstance(op, rev.CallOp | rev.UncallOp):
                 self._check_call(op)
+        for op in self.func.walk():
+            if isinstance(op, rev.ForOp) and op.is_parallel:
+                check_parallel_loop(op, self._call_writes)
+
+    def _call_writes(self, op: Operation) -> list[SSAValue]:
+        """The arrays a call passes to a callee that may write them."""
+        assert isinstance(op, rev.CallOp | rev.UncallOp)
+        module = self.func.parent_op()
+        if self._written is None:
+            self._written = written_arguments(module) if isinstance(module, ModuleOp) else {}
+        writes = self._written.get(op.callee.string_value())
+        if writes is None:
+            return list(op.written_memrefs())
+        return [arg for k, arg in enumerate(op.args) if k in writes]
 
     def _check_layouts(self) -> None:
         """Every engine addresses element (i, j, …) of an array at its

@@ -62,6 +62,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.parallel import share_carried_gradients
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, describe_value
@@ -545,7 +546,9 @@ class Adjointer(Differentiator):
     ) -> None:
         """Emit the adjoint of region op ``op`` (its state ``inputs`` and
         ``results``): ``build(state, captured)`` makes the adjoint op on
-        ``carried_state``, its regions made by ``adjoint_region``.
+        ``carried_state``, its regions made by ``adjoint_region``.  The
+        adjoint of a parallel loop carries no state: the gradients it would
+        carry are shared sums (``revmlir.ad.parallel``).
 
         The gradients and shadows known zero where the op starts are
         assumed zero where each adjoint region starts.  A branch takes that
@@ -569,9 +572,12 @@ class Adjointer(Differentiator):
         finally:
             self._region_entry, self._region_exits = saved
         self.insert(adjoint, like=op)
-        self.bind_carried(inputs, adjoint.results, captured)
+        results = list(adjoint.results)
+        if isinstance(adjoint, rev.ForOp) and adjoint.is_parallel and results:
+            results = share_carried_gradients(adjoint)
+        self.bind_carried(inputs, results, captured)
         after = assumed if loop else held.meet(entry)
-        self.zeros.update(adjoint.results[count + i] for i in after.gradients)
+        self.zeros.update(results[count + i] for i in after.gradients)
         self.zero_shadows = set(after.shadows)
 
     def _zero_facts(self, gradients: Sequence[SSAValue]) -> _ZeroFacts:

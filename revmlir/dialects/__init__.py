@@ -28,6 +28,16 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return NVVM
 
+    def get_memref():
+        from revmlir.dialects.upstream_forms import memref_dialect
+
+        return memref_dialect()
+
+    def get_scf():
+        from revmlir.dialects.upstream_forms import scf_dialect
+
+        return scf_dialect()
+
     from xdsl.dialects import get_all_dialects as upstream
 
     dialects = dict(upstream())
@@ -35,4 +45,6 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     dialects["anc"] = get_anc
     dialects["ad"] = get_ad
     dialects["nvvm"] = get_nvvm
+    dialects["memref"] = get_memref
+    dialects["scf"] = get_scf
     return dialects

@@ -216,6 +216,11 @@ class _UpdateOp(InstructionOp):
     GRADIENT_SIGN: ClassVar[int] = 1
     """``∂(y ⊙ v)/∂v`` for float targets (log numbers: in log space)."""
 
+    ACCUMULATES: ClassVar[bool] = False
+    """Whether ``y ⊙ v`` is ``y + GRADIENT_SIGN·v``: such updates of one
+    element commute, so iterations of a parallel loop may apply them to a
+    shared element in any order (atomically)."""
+
     def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
         """``y' = y ± v``: uncompute ``y``; its gradient passes through
         unchanged and ``±ḡy'`` flows into the expression ``v``."""
@@ -246,6 +251,7 @@ class AddOp(_UpdateOp):
     """``y += v``.  Inverse: ``rev.sub``."""
 
     name = "rev.add"
+    ACCUMULATES: ClassVar[bool] = True
 
     @classmethod
     def inverse_class(cls):
@@ -258,6 +264,7 @@ class SubOp(_UpdateOp):
 
     name = "rev.sub"
     GRADIENT_SIGN: ClassVar[int] = -1
+    ACCUMULATES: ClassVar[bool] = True
 
     @classmethod
     def inverse_class(cls):
@@ -522,6 +529,29 @@ class TakeOp(
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
+
+    def accumulation(self) -> tuple[list[_UpdateOp], PutOp] | None:
+        """The updates and the put when this borrow only accumulates: the
+        element goes through ``rev.add``/``rev.sub`` as their target (nothing
+        else uses it) and is put back where it came from, in this block.
+        Such a borrow never reads the element, so parallel iterations may
+        share it (``y[j] += v`` lowers to an atomic add)."""
+        updates: list[_UpdateOp] = []
+        current: SSAValue = self.result
+        while True:
+            uses = list(current.uses)
+            if len(uses) != 1 or uses[0].index != 0:
+                return None
+            user = uses[0].operation
+            if user.parent_block() is not self.parent_block():
+                return None
+            if isinstance(user, PutOp):
+                same = user.memref == self.memref and tuple(user.indices) == tuple(self.indices)
+                return (updates, user) if same and updates else None
+            if not isinstance(user, _UpdateOp) or not user.ACCUMULATES:
+                return None
+            updates.append(user)
+            current = user.result
 
     def tangent(self, tangenter: Tangenter) -> None:
         """The element's tangent is borrowed from the shadow tangent array
@@ -1149,6 +1179,12 @@ class ForOp(
     The body receives the induction variable and the carried state.  With
     ``reverse`` the same index set is visited in descending order.  Inverse:
     toggle ``reverse`` and invert the body.
+
+    With ``parallel`` the iterations are independent, so they may run in any
+    order or at once: such a loop carries no state, its index is an
+    ``index``, and what an iteration writes is private to it or a shared
+    accumulation (``revmlir.parallel`` states the rule; ``verify-rev`` checks
+    it).  Its inverse, tangent and adjoint are parallel too.
     """
 
     name = "rev.for"
@@ -1162,6 +1198,7 @@ class ForOp(
     res = var_result_def()
     body = region_def("single_block")
     reverse = opt_prop_def(UnitAttr)
+    parallel = opt_prop_def(UnitAttr)
 
     def __init__(
         self,
@@ -1171,17 +1208,23 @@ class ForOp(
         state: Sequence[SSAValue],
         body: Region,
         reverse: bool = False,
+        parallel: bool = False,
     ):
+        flags = {"reverse": reverse, "parallel": parallel}
         super().__init__(
             operands=[lb, ub, step, state],
             result_types=[[v.type for v in state]],
             regions=[body],
-            properties={"reverse": UnitAttr()} if reverse else {},
+            properties={name: UnitAttr() for name, on in flags.items() if on},
         )
 
     @property
     def is_reverse(self) -> bool:
         return self.reverse is not None
+
+    @property
+    def is_parallel(self) -> bool:
+        return self.parallel is not None
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return self.state
@@ -1196,6 +1239,10 @@ class ForOp(
                 "'rev.for' results must have the types of its state operands"
             )
         _verify_carrying_region(self, self.body, "body", [self.lb.type, *types], types)
+        if self.is_parallel and types:
+            raise VerifyException("'rev.for parallel' carries no state: its iterations are independent")
+        if self.is_parallel and not isinstance(self.lb.type, IndexType):
+            raise VerifyException(f"'rev.for parallel' runs over index, not {self.lb.type}")
 
     def invert(self, inverter: Inverter) -> None:
         op = ForOp(
@@ -1205,6 +1252,7 @@ class ForOp(
             [inverter.lookup(r) for r in self.res],
             inverter.invert_region(self.body),
             reverse=not self.is_reverse,
+            parallel=self.is_parallel,
         )
         op.attributes.update(self.attributes)
         inverter.insert(op, like=self)
@@ -1220,6 +1268,7 @@ class ForOp(
             tangenter.carried_state(self.state),
             tangenter.tangent_region(self.body),
             reverse=self.is_reverse,
+            parallel=self.is_parallel,
         )
         tangenter.insert(op, like=self)
         tangenter.bind_carried(self.res, op.res)
@@ -1235,11 +1284,14 @@ class ForOp(
                 state,
                 adjointer.adjoint_region(self.body, captured),
                 reverse=not self.is_reverse,
+                parallel=self.is_parallel,
             )
 
         adjointer.adjoint_region_op(self, self.state, self.res, build, loop=True)
 
     def print(self, printer: Printer) -> None:
+        if self.is_parallel:
+            printer.print_string(" parallel")
         if self.is_reverse:
             printer.print_string(" reverse")
         printer.print_string(" ")
@@ -1257,6 +1309,7 @@ class ForOp(
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
+        parallel = parser.parse_optional_keyword("parallel") is not None
         reverse = parser.parse_optional_keyword("reverse") is not None
         lb = parser.parse_unresolved_operand()
         parser.parse_keyword("to")
@@ -1269,7 +1322,7 @@ class ForOp(
         state = _parse_state(parser)
         attrs = _parse_attributes(parser)
         body = parser.parse_region()
-        op = cls(lb_v, ub_v, step_v, state, body, reverse=reverse)
+        op = cls(lb_v, ub_v, step_v, state, body, reverse=reverse, parallel=parallel)
         op.attributes.update(attrs)
         return op
 

@@ -29,6 +29,7 @@ from revmlir.frontend.markers import (
     neg,
     nocheck,
     pop,
+    prange,
     push,
     rot,
     routine,
@@ -44,6 +45,6 @@ __all__ = [
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
     "ULog", "adjoint", "ancilla", "checkpointed", "cond", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "inverse_jvp", "inverse_vjp", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
-    "irot", "neg", "newton_step", "nocheck", "pop", "push", "reversible", "rot", "routine", "safe",
+    "irot", "neg", "newton_step", "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe",
     "stack", "swap", "ulog", "vjp", "zeros",
 ]

@@ -684,10 +684,24 @@ class FunctionCompiler:
         iterator, reverse = node.iter, False
         if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.reversed and len(iterator.args) == 1:
             iterator, reverse = iterator.args[0], True
-        if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range and 1 <= len(iterator.args) <= 3 and not iterator.keywords):
+        kind = ctx.resolve(iterator.func) if isinstance(iterator, ast.Call) else None
+        parallel = kind is markers.prange
+        if parallel and reverse:
+            raise ctx.error(
+                node, f"cannot loop over '{ast.unparse(node.iter)}': a parallel loop has no order",
+                "loop over rv.prange(...) itself",
+            )
+        if kind not in (builtins.range, markers.prange):
             raise ctx.error(
                 node, f"cannot loop over '{ast.unparse(node.iter)}'",
-                "loop over range(...) or reversed(range(...))",
+                "loop over range(...), reversed(range(...)) or rv.prange(...)",
+            )
+        assert isinstance(iterator, ast.Call)
+        if not (1 <= len(iterator.args) <= 3 and not iterator.keywords):
+            name = "rv.prange" if parallel else "range"
+            raise ctx.error(
+                node, f"{name}() takes one to three integers: stop, or start, stop and an optional step",
+                f"write {name}(n) or {name}(start, stop, step)",
             )
         bounds = list(iterator.args)
         if len(bounds) == 1:
@@ -717,7 +731,7 @@ class FunctionCompiler:
             finally:
                 ctx.bindings.pop()
 
-        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc)
+        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel)
 
     def _descending(self, start: Value, stop: Value, step: int, loc: Any) -> tuple[Value, Value]:
         """range(start, stop, -step) as the ascending range it visits backwards."""

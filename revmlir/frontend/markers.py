@@ -21,6 +21,15 @@ def _outside(name: str) -> NoReturn:
     )
 
 
+def prange(*bounds: int) -> range:
+    """``for i in rv.prange(n):`` (or ``rv.prange(start, stop, step)``): a
+    loop whose iterations are independent, a ``rev.for parallel``.  Each
+    iteration writes only elements indexed by ``i`` (``y[i]``, ``a[i, k]``)
+    and accumulates into shared ones (``g[j] += v``); the verifier checks it.
+    Outside a reversible function it is ``range``."""
+    return range(*bounds)
+
+
 def ancilla(value: Any, dtype: Any = None) -> Any:
     """``x = rv.ancilla(e)``: a new variable holding the known value ``e``
     (NiLang's ``x ← e``)."""

@@ -1,8 +1,8 @@
 """LLVM IR for NVPTX from a ``gpu.module`` after ``convert-gpu-to-nvvm``.
 
 The bodies are translated by ``convert-std-to-llvm``'s rules, as host code
-is, with the device's own for the ops that differ (the ``nvvm`` ops, f64
-and f32 atomic adds as PTX ``red``/``atom``), and without what only a host
+is, with the device's own for the ops that differ (the ``nvvm`` ops,
+atomic additions as PTX ``red``/``atom``), and without what only a host
 has: no C entry points, no setjmp guard (``revmlir.fail`` reports and exits
 the thread instead, ``revmlir.gpu.to_nvvm``).
 
@@ -22,12 +22,13 @@ from collections.abc import Iterator
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func, gpu, llvm, memref
-from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, ModuleOp, StringAttr, SymbolRefAttr
+from xdsl.ir import Attribute, Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import nvvm
+from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
 from revmlir.lowering import stacks
@@ -38,7 +39,7 @@ from revmlir.lowering.std_to_llvm import (
     Rule,
     translate_module,
 )
-from revmlir.lowering.std_to_llvm import _element_address as element_address
+from revmlir.lowering.std_to_llvm import _element_address
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
@@ -59,10 +60,6 @@ SELECTABLE_INTRINSICS = frozenset({
 })
 """LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``llvm.nvvm.*``
 are its own."""
-
-ATOMIC_ADDF = 0
-"""``memref.atomic_rmw``'s kind ``addf``."""
-
 
 def libdevice_name(callee: str, type: object) -> str | None:
     """The libdevice function for a math intrinsic or libm function, if any."""
@@ -104,23 +101,31 @@ def _ptx(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)  # type: ignore[attr-defined]
 
 
-_PTX_FLOATS = {Float64Type: ("f64", "d"), Float32Type: ("f32", "f")}
-"""PTX type and inline-assembly register constraint of each float."""
+def _ptx_atomic(kind: str, type: Attribute) -> tuple[str, str] | None:
+    """The PTX type and inline-assembly register constraint of an atomic
+    addition of ``type``, if PTX has one."""
+    if kind == "addf" and isinstance(type, Float64Type | Float32Type):
+        return ("f64", "d") if isinstance(type, Float64Type) else ("f32", "f")
+    if kind == "addi" and isinstance(type, IntegerType) and type.width.data in (32, 64):
+        return ("u64", "l") if type.width.data == 64 else ("u32", "r")
+    return None
 
 
-@device_rules(memref.AtomicRMWOp)
+@device_rules(memref.AtomicRMWOp, AtomicRMWOp)
 def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
     """A shared accumulation ``m[j] += d``: PTX's ``red.add`` (``atom.add``
-    where the old value is used), on sm_60 and later for f64."""
+    where the old value is used); f64 on sm_60 and later."""
     assert isinstance(op, memref.AtomicRMWOp)
     kind = op.kind.value.data
-    found = _PTX_FLOATS.get(type(op.value.type))  # type: ignore[arg-type]
-    if kind != ATOMIC_ADDF or found is None:
+    found = _ptx_atomic(KINDS[kind] if 0 <= kind < len(KINDS) else "", op.value.type)
+    if found is None:
         raise PassFailedException(
-            f"{describe_op(op)}: only f64 and f32 atomic additions (addf) are supported in GPU code"
+            f"{describe_op(op)}: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported "
+            "in GPU code"
         )
     ptx_type, register = found
-    address = t.value(llvm.PtrToIntOp(element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)), op)
+    element = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)
+    address = t.value(llvm.PtrToIntOp(element), op)
     value = t.get(op.value)
     if op.result.uses:
         asm = llvm.InlineAsmOp(
@@ -129,7 +134,8 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
         )
         t.set(op.result, t.value(asm, op))
     else:
-        t.emit(llvm.InlineAsmOp(f"red.add.{ptx_type} [$0], $1;", f"l,{register}", [address, value], [], has_side_effects=True), op)
+        asm = llvm.InlineAsmOp(f"red.add.{ptx_type} [$0], $1;", f"l,{register}", [address, value], [], has_side_effects=True)
+        t.emit(asm, op)
 
 
 # ---------------------------------------------------------------------------

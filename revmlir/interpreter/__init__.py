@@ -36,6 +36,7 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.errors import LocatedError
 from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.memref import MemRefFunctions
+from revmlir.interpreter.parallel import ParallelFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
@@ -88,6 +89,7 @@ class RevInterpreter(Backend):
             PureFunctions(),
             MemRefFunctions(),
             ScfFunctions(),
+            ParallelFunctions(),
             FuncFunctions(),
             PrintfFunctions(),
             _LoweredRuntime(),

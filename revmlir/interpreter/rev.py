@@ -214,7 +214,10 @@ class RevFunctions(InterpreterFunctions):
         if step <= 0:
             raise interpreter.runtime.fail(op, f"step must be positive, got {step}")
         indices = range(lb, ub, step)
-        for index in reversed(indices) if op.is_reverse else indices:
+        # A parallel loop's iterations are independent: ascending is as valid
+        # as any order, and it is the one native code uses.
+        backwards = op.is_reverse and not op.is_parallel
+        for index in reversed(indices) if backwards else indices:
             state = _run(interpreter, op.body, (index, *state), "for")
         return tuple(state)
 

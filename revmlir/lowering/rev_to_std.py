@@ -60,10 +60,12 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
+from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
 from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name
 from revmlir.lowering import cursor, stacks
 from revmlir.lowering.rules import RuleTable
+from revmlir.parallel import atomic_accumulation
 from revmlir.passes.expand_routines import forward_only
 from revmlir.safety import (
     DIVISION_BY_ZERO,
@@ -323,6 +325,9 @@ class FunctionLowering(CheckedCode):
         self.tolerance = tolerance
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
+        self.atomic: dict[Operation, _SharedElement] = {}
+        """The updates and puts of shared accumulations in parallel loops,
+        with the element they update (``_take`` fills it in)."""
         self.heap_arrays: dict[SSAValue, SSAValue | None] = {}
         """Ancilla arrays that may be on the heap, which their free releases:
         always (None) or when an ``i1`` says so."""
@@ -362,7 +367,7 @@ class FunctionLowering(CheckedCode):
             if is_expression_op(op) and type(op) not in lowers:
                 self._clone_expression(op)
                 continue
-            rule = lowers.get(type(op))
+            rule = _accumulate if op in self.atomic else lowers.get(type(op))
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be lowered to std")
             rule(self, op)
@@ -558,6 +563,13 @@ def _take(lowering: FunctionLowering, op: Operation) -> None:
     array = lowering.get(op.memref)
     indices = [lowering.get(i) for i in op.indices]
     lowering.check_indices(op, array, indices)
+    shared = atomic_accumulation(op)
+    if shared is not None:
+        updates, put = shared
+        element = _SharedElement(array, indices)
+        for update in (*updates, put):
+            lowering.atomic[update] = element
+        return
     lowering._check_borrowed_read(op, op.memref, list(op.indices), taking=True)
     load = lowering.emit(memref.LoadOp.get(array, indices), op)
     lowering.set(op.result, load.results[0])
@@ -575,6 +587,39 @@ def _put(lowering: FunctionLowering, op: Operation) -> None:
     lowering.emit(memref.StoreOp.get(lowering.get(op.value), array, indices), op)
     if taken is not None:
         lowering.borrows.remove(taken)
+
+
+@dataclass
+class _SharedElement:
+    """An element a parallel loop's iterations accumulate into, and the sum
+    of what this borrow adds so far."""
+
+    array: SSAValue
+    indices: list[SSAValue]
+    delta: SSAValue | None = None
+
+
+def _accumulate(lowering: FunctionLowering, op: Operation) -> None:
+    """A step of a shared accumulation (``rev.TakeOp.accumulation``): the
+    updates sum their signed values, the put adds the sum to the element in
+    one atomic step (the take checked the indices and loaded nothing)."""
+    shared = lowering.atomic.pop(op)
+    assert shared.delta is not None or not isinstance(op, rev.PutOp)
+    if isinstance(op, rev.PutOp):
+        kind = "addf" if isinstance(shared.delta.type, AnyFloat) else "addi"
+        lowering.emit(AtomicRMWOp(kind, shared.delta, shared.array, shared.indices), op)
+        return
+    assert isinstance(op, rev._UpdateOp)
+    value = lowering.get(op.value)
+    floating = isinstance(value.type, AnyFloat)
+    add, sub = (arith.AddfOp, arith.SubfOp) if floating else (arith.AddiOp, arith.SubiOp)
+    if shared.delta is not None:
+        update = add if op.GRADIENT_SIGN > 0 else sub
+        value = lowering.emit(update(shared.delta, value), op).results[0]
+    elif op.GRADIENT_SIGN < 0:
+        negated = arith.NegfOp(value) if floating else sub(lowering.const(0, value.type, op), value)
+        value = lowering.emit(negated, op).results[0]
+    shared.delta = value
 
 
 @lowers(rev.UnpackOp)
@@ -695,6 +740,8 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
     zero = lowering.const(0, lb.type, op)
     positive = lowering.emit(arith.CmpiOp(step, zero, "sgt"), op).results[0]
     lowering.check(positive, op, "step must be positive, got {0}", [step])
+    if op.is_parallel:
+        return _parallel_for(lowering, op)
     last: SSAValue | None = None
     if op.is_reverse:
         # Visit lb + j*step for j = n-1 … 0: index = (lb + last) - k.
@@ -717,6 +764,19 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
     result = lowering.emit(scf.ForOp(lb, ub, step, state, Region(body)), op)
     for old, new in zip(op.res, result.results, strict=True):
         lowering.set(old, new)
+
+
+def _parallel_for(lowering: FunctionLowering, op: rev.ForOp) -> None:
+    """``scf.parallel`` without reductions: a parallel loop carries no state,
+    and its iterations may run in any order, so ``reverse`` is dropped."""
+    lb, ub, step = (lowering.get(v) for v in (op.lb, op.ub, op.step))
+    body = lowering.block_with_args([lb.type])
+    saved = lowering.builder.insertion_point
+    lowering.builder.insertion_point = InsertPoint.at_end(body)
+    lowering.inline_region(op.body, [body.args[0]])
+    lowering.emit(scf.ReduceOp(), op)
+    lowering.builder.insertion_point = saved
+    lowering.emit(ParallelOp([lb], [ub], [step], Region(body)), op)
 
 
 @lowers(rev.SafeOp)

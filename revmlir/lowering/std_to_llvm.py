@@ -83,6 +83,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
@@ -562,21 +563,44 @@ def _if(t: FunctionTranslation, op: Operation) -> None:
 @translates(scf.ForOp)
 def _for(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, scf.ForOp)
-    lb, ub, step = (t.get(v) for v in (op.lb, op.ub, op.step))
-    types = [op.lb.type, *op.iter_args.types]
-    header, body, exit = t.new_block(types), t.new_block(), t.new_block(list(op.iter_args.types))
-    t.emit(llvm.BrOp(header, lb, *[t.get(v) for v in op.iter_args]), op)
+    bounds = (op.lb, op.ub, op.step)
+    results = _counted_loop(t, op, bounds, list(op.iter_args), op.body)
+    for old, new in zip(op.res, results, strict=True):
+        t.set(old, new)
+
+
+@translates(scf.ParallelOp, ParallelOp)
+def _parallel(t: FunctionTranslation, op: Operation) -> None:
+    """One thread runs the iterations in ascending order (any order is
+    valid); a GPU kernel runs them at once instead."""
+    assert isinstance(op, scf.ParallelOp)
+    if len(op.lowerBound) != 1 or op.initVals:
+        raise PassFailedException(
+            f"{describe_op(op)}: only one-dimensional scf.parallel loops without reductions "
+            "can be lowered (a parallel rev.for lowers to one)"
+        )
+    _counted_loop(t, op, (op.lowerBound[0], op.upperBound[0], op.step[0]), [], op.body)
+
+
+def _counted_loop(
+    t: FunctionTranslation, op: Operation, bounds: Sequence[SSAValue], carried: Sequence[SSAValue], region: Region
+) -> Sequence[SSAValue]:
+    """``for (i = lb; i < ub; i += step)`` carrying ``carried`` through
+    ``region``; the values after the loop."""
+    lb, ub, step = (t.get(v) for v in bounds)
+    types = [bounds[0].type, *(v.type for v in carried)]
+    header, body, exit = t.new_block(types), t.new_block(), t.new_block(types[1:])
+    t.emit(llvm.BrOp(header, lb, *[t.get(v) for v in carried]), op)
     t.block = header
     index, *state = header.args
     more = t.value(llvm.ICmpOp(index, ub, IntegerAttr(2, i64)), op)  # slt
     t.emit(llvm.CondBrOp(more, body, [], exit, state), op)
     t.block = body
-    yielded = t.translate_region_into(op.body, [index, *state])
+    yielded = t.translate_region_into(region, [index, *state])
     following = t.value(llvm.AddOp(index, step), op)
     t.emit(llvm.BrOp(header, following, *yielded), op)
     t.block = exit
-    for old, new in zip(op.res, exit.args, strict=True):
-        t.set(old, new)
+    return exit.args
 
 
 @translates(scf.WhileOp)
@@ -1003,6 +1027,24 @@ def _store(t: FunctionTranslation, op: Operation) -> None:
     element = op.value.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
     t.emit(llvm.StoreOp(t.get(op.value), address), op)
+
+
+@translates(memref.AtomicRMWOp, AtomicRMWOp)
+def _atomic_rmw(t: FunctionTranslation, op: Operation) -> None:
+    """Load, add, store: native code runs one thread, so no other thread can
+    touch the element in between."""
+    assert isinstance(op, memref.AtomicRMWOp)
+    kind = op.kind.value.data
+    adds = {KINDS.index("addf"): llvm.FAddOp, KINDS.index("addi"): llvm.AddOp}
+    if kind not in adds:
+        raise PassFailedException(
+            f"{describe_op(op)}: only atomic_rmw addf and addi can be lowered, not kind {kind}"
+        )
+    element = op.result.type
+    address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
+    old = t.value(llvm.LoadOp(address, llvm_type(element)), op)
+    t.emit(llvm.StoreOp(t.value(adds[kind](old, t.get(op.value)), op), address), op)
+    t.set(op.result, old)
 
 
 @translates(memref.AllocaOp)

@@ -208,3 +208,39 @@ rev.func @array_of_complex(%n: index) {
   anc.array_free %a(%n) : memref<?xcomplex<f64>>
   rev.return %n : index
 }
+
+// -----
+
+// A parallel loop's iterations are independent: it carries no state...
+rev.func @parallel_state(%s: f64, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error@+1 {{'rev.for parallel' carries no state: its iterations are independent}}
+  %s1 = rev.for parallel %c0 to %n step %c1 : index (%s) : f64 {
+  ^bb0(%i: index, %t: f64):
+    rev.yield %t : f64
+  }
+  rev.return %s1, %n : f64, index
+}
+
+// -----
+
+// ...and runs over index, as scf.parallel does.
+rev.func @parallel_i64(%n: i64) {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  // expected-error@+1 {{'rev.for parallel' runs over index, not i64}}
+  rev.for parallel %c0 to %n step %c1 : i64 () {
+  ^bb0(%i: i64):
+    rev.yield
+  }
+  rev.return %n : i64
+}
+
+// -----
+
+func.func @atomic_kind(%m: memref<4xf64>, %v: f64, %j: index) {
+  // expected-error@+1 {{unknown atomic_rmw kind 'addx' (one of addf, addi, assign, maximumf, maxs, maxu, minimumf, mins, minu, mulf, muli, ori, andi, maxnumf, minnumf)}}
+  %old = memref.atomic_rmw addx %v, %m[%j] : (f64, memref<4xf64>) -> f64
+  func.return
+}

@@ -1,0 +1,184 @@
+// RUN: rev-opt %s --verify-diagnostics --split-input-file
+
+// The `parallel` rule (revmlir/parallel.py): what an iteration of a
+// `rev.for parallel` may write and read. Each diagnostic points at the op of
+// the body that breaks it.
+
+// A write at an index that is not the loop's index, and not an accumulation.
+rev.func @shared_write(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    // expected-error@+1 {{[parallel] 'rev.take' in a parallel loop writes an element of %y whose first index is not the loop's index: another iteration may write it too; only accumulations (rev.take, rev.add/rev.sub, rev.put) may share an element}}
+    %v = rev.take %y[%c0] : memref<?xf64>
+    %v1 = rev.neg %v : f64
+    rev.put %v1, %y[%c0] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// The first index must be the induction variable itself, not an expression
+// of it (i + 1 is iteration i + 1's element).
+rev.func @shifted_index(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %k = arith.addi %i, %c1 : index
+    // expected-error@+1 {{[parallel] 'rev.take' in a parallel loop writes an element of %y whose first index is not the loop's index}}
+    %v = rev.take %y[%k] : memref<?xf64>
+    %v1 = rev.neg %v : f64
+    rev.put %v1, %y[%k] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// An exclusive or is an update, but not an accumulation.
+rev.func @shared_xor(%y: memref<4xi64>, %x: memref<?xi64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xi64>
+    // expected-error@+1 {{[parallel] 'rev.take' in a parallel loop writes an element of %y whose first index is not the loop's index}}
+    %v = rev.take %y[%c0] : memref<4xi64>
+    %v1 = rev.xor %v, %xi : i64
+    rev.put %v1, %y[%c0] : memref<4xi64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// An array accumulated into is not read in the loop.
+rev.func @read_accumulated(%g: memref<4xf64>, %y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    // expected-error@+1 {{[parallel] 'memref.load' in a parallel loop reads %g, which iterations accumulate into: its elements change while the loop runs}}
+    %gi = memref.load %g[%c1] : memref<4xf64>
+    %v = rev.take %y[%i] : memref<?xf64>
+    %v1 = rev.add %v, %gi : f64
+    rev.put %v1, %y[%i] : memref<?xf64>
+    %yi = memref.load %y[%i] : memref<?xf64>
+    %w = rev.take %g[%c0] : memref<4xf64>
+    %w1 = rev.add %w, %yi : f64
+    rev.put %w1, %g[%c0] : memref<4xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// Nor borrowed other than to accumulate, even at a private index.
+rev.func @swap_accumulated(%g: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f64
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    // expected-error@+1 {{[parallel] 'rev.take' in a parallel loop borrows an element of %g, which iterations accumulate into: it is only accumulated into (rev.take, rev.add/rev.sub, rev.put) in the loop}}
+    %v = rev.take %g[%i] : memref<?xf64>
+    %v1 = rev.neg %v : f64
+    rev.put %v1, %g[%i] : memref<?xf64>
+    %w = rev.take %g[%c0] : memref<?xf64>
+    %w1 = rev.add %w, %one : f64
+    rev.put %w1, %g[%c0] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// A privately written array is read only at private elements.
+rev.func @read_neighbour(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %k = arith.addi %i, %c1 : index
+    // expected-error@+1 {{[parallel] 'memref.load' in a parallel loop reads an element of %y, which the loop writes, at an index other than the loop's: another iteration may be writing it}}
+    %next = memref.load %y[%k] : memref<?xf64>
+    %v = rev.take %y[%i] : memref<?xf64>
+    %v1 = rev.add %v, %next : f64
+    rev.put %v1, %y[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// A whole array passed to a callee that writes it.
+rev.func @scale(%m: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = rev.take %m[%c0] : memref<?xf64>
+  %v1 = rev.neg %v : f64
+  rev.put %v1, %m[%c0] : memref<?xf64>
+  rev.return
+}
+
+rev.func @call_writes(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %y, which it writes, as a whole array: another iteration may write the same elements; pass the element instead}}
+    rev.call @scale(%y) : (memref<?xf64>) -> ()
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// A whole array the loop writes, passed to a callee that only reads it.
+rev.func @first(%acc: f64, %m: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %m[%c0] : memref<?xf64>
+  %acc1 = rev.add %acc, %v : f64
+  rev.return %acc1 : f64
+}
+
+rev.func @call_reads_written(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %v = rev.take %y[%i] : memref<?xf64>
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %y as a whole array while the loop writes it: a callee reading it would race with other iterations}}
+    %v1 = rev.call @first(%v, %y) : (f64, memref<?xf64>) -> f64
+    rev.put %v1, %y[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// Shared accumulations are atomic adds: not on complex elements.
+rev.func @complex_accumulation(%g: memref<4xcomplex<f64>>, %x: memref<?xcomplex<f64>>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xcomplex<f64>>
+    // expected-error@+1 {{[parallel] 'rev.take' in a parallel loop accumulates into a shared element of %g of type memref<4xcomplex<f64>>: shared accumulations need float or integer elements}}
+    %w = rev.take %g[%c0] : memref<4xcomplex<f64>>
+    %w1 = rev.add %w, %xi : complex<f64>
+    rev.put %w1, %g[%c0] : memref<4xcomplex<f64>>
+    rev.yield
+  }
+  rev.return %n : index
+}
