@@ -25,7 +25,7 @@ update accumulates (``ACCUMULATES``) and whether a borrow only accumulates
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType
@@ -36,15 +36,6 @@ from revmlir.errors import ReversibilityViolation
 from revmlir.interfaces import InvertibleOp
 
 RULE = "parallel"
-
-
-def parallel_loops(op: Operation) -> Iterator[rev.ForOp]:
-    """The parallel loops around ``op``, innermost first, up to its function."""
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, rev.FuncOp):
-        if isinstance(parent, rev.ForOp) and parent.is_parallel:
-            yield parent
-        parent = parent.parent_op()
 
 
 def _inside(value: SSAValue, loop: rev.ForOp) -> bool:
@@ -73,18 +64,6 @@ def accumulated_arrays(loop: rev.ForOp) -> set[SSAValue]:
         and not is_private(op.memref, op.indices, loop)
         and op.accumulation() is not None
     }
-
-
-def atomic_accumulation(take: rev.TakeOp) -> tuple[list[rev._UpdateOp], rev.PutOp] | None:
-    """The updates and the put of ``take`` when they must be atomic: it
-    accumulates into an array that iterations of a loop around it share."""
-    accumulation = take.accumulation()
-    if accumulation is None:
-        return None
-    for loop in parallel_loops(take):
-        if take.memref in accumulated_arrays(loop):
-            return accumulation
-    return None
 
 
 def _can_accumulate_atomically(array: SSAValue) -> bool:

@@ -190,3 +190,32 @@ def test_prange_arguments_are_checked():
 
     with pytest.raises(rv.ReversibleSyntaxError, match="a parallel loop has no order"):
         ordered(np.zeros(3))
+
+
+def test_an_outer_scalar_read_in_a_nested_loop_is_differentiated_through_a_copy():
+    """Its gradient would be summed inside the inner loop, which a shared sum
+    cannot take: a located error that names the fix, which works."""
+    line = inspect.currentframe().f_lineno + 4
+
+    @rv.reversible
+    def nested(y, x, a):
+        for i in rv.prange(len(y)):
+            for k in range(x.shape[1]):
+                y[i] += a * x[i, k]
+
+    @rv.reversible
+    def copied(y, x, a):
+        for i in rv.prange(len(y)):
+            b = rv.ancilla(a)
+            for k in range(x.shape[1]):
+                y[i] += b * x[i, k]
+            rv.free(b, a)
+
+    x = rng.normal(size=(4, 3))
+    with pytest.raises(Exception, match=rf"'rev.for' at .*test_prange.py:{line}:9 cannot be differentiated: the gradient of an outer scalar it reads \(%a .*\) would be summed inside a region of the parallel loop's body; read a copy made in the body instead"):
+        rv.vjp(nested, np.zeros(4), x, 0.5)[1](np.ones(4), None, None)  # the adjoint is built here
+    _, pullback = rv.vjp(copied, np.zeros(4), x, 0.5)
+    y_bar = rng.normal(size=4)
+    _, g_x, g_a = pullback(y_bar, None, None)
+    np.testing.assert_allclose(g_x, 0.5 * np.repeat(y_bar[:, None], 3, axis=1), rtol=1e-15)
+    np.testing.assert_allclose(g_a, y_bar @ x.sum(axis=1), rtol=1e-13)

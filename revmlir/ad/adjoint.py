@@ -62,7 +62,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.parallel import share_carried_gradients
+from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op, describe_value
@@ -574,6 +574,14 @@ class Adjointer(Differentiator):
         self.insert(adjoint, like=op)
         results = list(adjoint.results)
         if isinstance(adjoint, rev.ForOp) and adjoint.is_parallel and results:
+            if unshareable := unshareable_gradients(adjoint):
+                names = ", ".join(sorted({describe_value(captured[k % len(captured)]) for k in unshareable}))
+                raise unsupported(
+                    op,
+                    f"the gradient of an outer scalar it reads ({names}) would be summed inside a "
+                    "region of the parallel loop's body; read a copy made in the body instead "
+                    "(b = rv.ancilla(a) … rv.free(b, a))",
+                )
             results = share_carried_gradients(adjoint)
         self.bind_carried(inputs, results, captured)
         after = assumed if loop else held.meet(entry)

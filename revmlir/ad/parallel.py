@@ -31,10 +31,33 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from revmlir.dialects import anc, rev
 
 
+def unshareable_gradients(loop: rev.ForOp) -> list[int]:
+    """The positions of the gradients ``loop`` carries whose updates are not
+    a chain of ``rev.add``/``rev.sub`` in the body's own block (one that
+    passes through a region op inside the body): no shared sum can take
+    them."""
+    block = loop.body.block
+    found: list[int] = []
+    terminator = block.last_op
+    assert terminator is not None
+    for position, (argument, output) in enumerate(zip(block.args[1:], terminator.operands, strict=True)):
+        current: SSAValue = argument
+        while current is not output:
+            uses = list(current.uses)
+            user = uses[0].operation if len(uses) == 1 else None
+            accumulates = isinstance(user, rev._UpdateOp) and user.ACCUMULATES and uses[0].index == 0
+            if not accumulates or user.parent_block() is not block:
+                found.append(position)
+                break
+            current = user.result
+    return found
+
+
 def share_carried_gradients(loop: rev.ForOp) -> list[SSAValue]:
-    """Replace ``loop`` (a parallel adjoint loop carrying gradients) by a
-    parallel loop without state that accumulates them into one-element
-    arrays; return the values that stand for ``loop``'s results."""
+    """Replace ``loop`` (a parallel adjoint loop carrying gradients, none of
+    them ``unshareable_gradients``) by a parallel loop without state that
+    accumulates them into one-element arrays; return the values that stand
+    for ``loop``'s results."""
     block = loop.body.block
     terminator = block.last_op
     assert isinstance(terminator, rev.YieldOp)
@@ -57,11 +80,13 @@ def share_carried_gradients(loop: rev.ForOp) -> list[SSAValue]:
     for argument, output, buffer in zip(block.args[1:], outputs, buffers, strict=True):
         if output is argument:
             continue  # the body adds nothing to this gradient
-        take = rev.TakeOp(buffer, [index])
+        take, put = rev.TakeOp(buffer, [index]), rev.PutOp(output, buffer, [index])
+        take.location = put.location = loop.location
         block.insert_op_before(take, block.first_op) if block.first_op else block.add_op(take)
         argument.replace_all_uses_with(take.result)
-        block.add_op(rev.PutOp(output, buffer, [index]))
+        block.add_op(put)
     block.add_op(rev.YieldOp())
+    block.last_op.location = terminator.location
     for argument in reversed(block.args[1:]):
         block.erase_arg(argument)
     region = loop.detach_region(loop.body)

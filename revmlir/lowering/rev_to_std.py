@@ -65,7 +65,7 @@ from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, des
 from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name
 from revmlir.lowering import cursor, stacks
 from revmlir.lowering.rules import RuleTable
-from revmlir.parallel import atomic_accumulation
+from revmlir.parallel import accumulated_arrays
 from revmlir.passes.expand_routines import forward_only
 from revmlir.safety import (
     DIVISION_BY_ZERO,
@@ -328,6 +328,9 @@ class FunctionLowering(CheckedCode):
         self.atomic: dict[Operation, _SharedElement] = {}
         """The updates and puts of shared accumulations in parallel loops,
         with the element they update (``_take`` fills it in)."""
+        self.shared_arrays: list[set[SSAValue]] = []
+        """Per parallel loop being lowered (outermost first): the arrays its
+        iterations accumulate into at shared elements."""
         self.heap_arrays: dict[SSAValue, SSAValue | None] = {}
         """Ancilla arrays that may be on the heap, which their free releases:
         always (None) or when an ``i1`` says so."""
@@ -563,7 +566,7 @@ def _take(lowering: FunctionLowering, op: Operation) -> None:
     array = lowering.get(op.memref)
     indices = [lowering.get(i) for i in op.indices]
     lowering.check_indices(op, array, indices)
-    shared = atomic_accumulation(op)
+    shared = op.accumulation() if any(op.memref in arrays for arrays in lowering.shared_arrays) else None
     if shared is not None:
         updates, put = shared
         element = _SharedElement(array, indices)
@@ -773,7 +776,9 @@ def _parallel_for(lowering: FunctionLowering, op: rev.ForOp) -> None:
     body = lowering.block_with_args([lb.type])
     saved = lowering.builder.insertion_point
     lowering.builder.insertion_point = InsertPoint.at_end(body)
+    lowering.shared_arrays.append(accumulated_arrays(op))
     lowering.inline_region(op.body, [body.args[0]])
+    lowering.shared_arrays.pop()
     lowering.emit(scf.ReduceOp(), op)
     lowering.builder.insertion_point = saved
     lowering.emit(ParallelOp([lb], [ub], [step], Region(body)), op)
