@@ -273,3 +273,34 @@ def test_an_adjoint_with_a_scalar_gradient_is_not_a_kernel():
     assert ".entry k_inv(" in compile_kernels(module, ["k", "k.inv"]).ptx
     with pytest.raises(PassFailedException, match="returns a new value of its scalar argument %g_a"):
         compile_kernels(module, ["k.adj"])
+
+
+SCALARS = f"""
+func.func @scalars(%y: memref<?xf64>, %c: complex<f64>, %b: i1, %k: i8, %j: i32, %s: f32) -> (complex<f64>, i1, i8, i32, f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %re = complex.re %c : complex<f64>
+    %im = complex.im %c : complex<f64>
+    %wide = arith.extf %s : f32 to f64
+    %picked = arith.select %b, %re, %wide : f64
+    %kj = arith.extsi %k : i8 to i32
+    %sum = arith.addi %kj, %j : i32
+    %f = arith.sitofp %sum : i32 to f64
+    %t = arith.addf %picked, %f : f64
+    %u = arith.mulf %t, %im : f64
+    memref.store %u, %y[%i] : memref<?xf64>
+{END}
+  func.return %c, %b, %k, %j, %s : complex<f64>, i1, i8, i32, f32
+}}
+"""
+
+
+def test_scalar_parameters_are_their_llvm_types_and_a_complex_number_its_two_parts():
+    ptx = compile_kernels(_module(SCALARS), ["scalars"]).ptx
+    entry = ptx[ptx.index(".visible .entry scalars(") : ptx.index(")", ptx.index(".visible .entry scalars("))]
+    kinds = [line.split()[1] for line in entry.splitlines()[1:]]
+    # y (pointer, size), c (re, im), b, k, j, s, then the error slot (pointer, size)
+    assert kinds == [".u64", ".u64", ".f64", ".f64", ".u8", ".u8", ".u32", ".f32", ".u64", ".u64"]
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC

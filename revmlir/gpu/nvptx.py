@@ -21,9 +21,18 @@ from collections.abc import Iterator
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import complex as complexd
 from xdsl.dialects import func, gpu, llvm, memref
-from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType, ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.ir import Attribute, Operation
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
@@ -163,7 +172,8 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
             returned = body.block.last_op
             assert isinstance(returned, gpu.ReturnOp)
             Rewriter.replace_op(returned, func.ReturnOp())
-            function = func.FuncOp(kernels[name], op.function_type, body)
+            _split_complex_parameters(body.block)
+            function = func.FuncOp(kernels[name], (body.block.arg_types, ()), body)
             function.location = op.location
             functions.append(function)
         elif isinstance(op, func.FuncOp):
@@ -177,6 +187,20 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
         if isinstance(call, func.CallOp) and (renamed := names.get(call.callee.string_value())) is not None:
             call.callee = SymbolRefAttr(renamed)
     return device, kernels
+
+
+def _split_complex_parameters(block: Block) -> None:
+    """A kernel takes a complex number as its two parts (the ABI of
+    docs/gpu.md): PTX has no aggregate scalars, and a launcher packs
+    scalars one by one."""
+    for arg in [a for a in block.args if isinstance(a.type, ComplexType)]:
+        element = arg.type.element_type
+        re = block.insert_arg(element, arg.index)
+        im = block.insert_arg(element, arg.index)
+        create = complexd.CreateOp(re, im, arg.type)
+        block.insert_op_before(create, block.first_op)  # type: ignore[arg-type]
+        arg.replace_all_uses_with(create.results[0])
+        block.erase_arg(arg)
 
 
 def ptx_name(function: str) -> str:
