@@ -153,8 +153,9 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
 
 
 def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
-    """The functions of ``module``'s ``gpu.module`` as a module of
-    ``func.func``s, and its kernels (function name → entry name)."""
+    """The functions of ``module``'s ``gpu.module``, moved out of it, as a
+    module of ``func.func``s, and its kernels (function name → entry
+    name)."""
     found = [op for op in module.walk() if isinstance(op, gpu.ModuleOp)]
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
@@ -164,11 +165,11 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     names = {
         op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)
     }
-    for op in found[0].body.ops:
+    for op in list(found[0].body.ops):
         if isinstance(op, gpu.FuncOp):
             name = op.sym_name.data
             kernels[name] = entry_name(name)
-            body = op.body.clone()
+            body = op.detach_region(op.body)
             returned = body.block.last_op
             assert isinstance(returned, gpu.ReturnOp)
             Rewriter.replace_op(returned, func.ReturnOp())
@@ -177,9 +178,9 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
             function.location = op.location
             functions.append(function)
         elif isinstance(op, func.FuncOp):
-            copy = op.clone()
-            copy.sym_name = StringAttr(names[op.sym_name.data])
-            functions.append(copy)
+            op.detach()
+            op.sym_name = StringAttr(names[op.sym_name.data])
+            functions.append(op)
         else:
             raise PassFailedException(f"{describe_op(op)} cannot be compiled for the GPU")
     device = ModuleOp(functions)
@@ -258,9 +259,9 @@ def map_to_libdevice(module: ModuleOp) -> None:
 
 
 def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.Module, dict[str, str]]:
-    """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm``, and
-    its kernels (function → entry).  Device functions are internal (inlined
-    or dropped) unless ``keep_functions``."""
+    """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm`` (its
+    ``gpu.module`` is emptied), and its kernels (function → entry).  Device
+    functions are internal (inlined or dropped) unless ``keep_functions``."""
     device, kernels = device_module(module)
     private = {
         f.sym_name.data for f in device.ops
