@@ -304,3 +304,32 @@ def test_scalar_parameters_are_their_llvm_types_and_a_complex_number_its_two_par
     # y (pointer, size), c (re, im), b, k, j, s, then the error slot (pointer, size)
     assert kinds == [".u64", ".u64", ".f64", ".f64", ".u8", ".u8", ".u32", ".f32", ".u64", ".u64"]
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+LARGE_ANCILLA = """
+rev.func @scratch(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %a = anc.array_alloc() : memref<1000xf64>
+    %v = memref.load %y[%i] : memref<?xf64>
+    %t = rev.take %a[%i] : memref<1000xf64>
+    %t1 = rev.add %t, %v : f64
+    %t2 = rev.sub %t1, %v : f64
+    rev.put %t2, %a[%i] : memref<1000xf64>
+    anc.array_free %a() : memref<1000xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+
+
+def test_a_large_static_ancilla_array_is_local_memory_not_the_heap():
+    """Native code puts an 8000-byte ancilla array on the heap; a thread
+    keeps it in its local memory."""
+    ptx = compile_kernels(_module(LARGE_ANCILLA), ["scratch"]).ptx
+    assert ".local .align 32 .b8 \t__local_depot0[8000];" in ptx
+    assert "malloc" not in ptx and "free" not in ptx
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC

@@ -52,8 +52,6 @@ from revmlir.lowering.std_to_llvm import _element_address
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
-DEVICE_RUNTIME = frozenset({"malloc", "free"})
-"""C functions the CUDA device runtime has."""
 
 LIBDEVICE_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "pow")
 """LLVM math intrinsics NVPTX cannot select, which libdevice has as
@@ -159,7 +157,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     found = [op for op in module.walk() if isinstance(op, gpu.ModuleOp)]
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
-    _check_device_ops(found[0])
+    _device_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
     names = {
@@ -210,14 +208,30 @@ def ptx_name(function: str) -> str:
     return function.replace(".", "_$_")
 
 
-def _check_device_ops(module: gpu.ModuleOp) -> None:
-    """What the GPU cannot run, rejected at the op."""
-    for op in module.walk():
+def _device_memory(module: gpu.ModuleOp) -> None:
+    """Memory as the GPU has it, and what it cannot run rejected at the op:
+    an array of a static size is the thread's local memory (an ``alloca``,
+    however large: native code puts arrays past a page on the heap, which
+    on a GPU is small and slow); one of a dynamic size allocated in a loop,
+    and a stack, would need the device heap."""
+    for op in list(module.walk()):
         if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) is not None:
             raise PassFailedException(
                 f"{describe_op(op)}: stacks are not supported in GPU code yet (their buffers grow with "
                 "realloc, which the device lacks)"
             )
+        if isinstance(op, memref.AllocOp):
+            if op.dynamic_sizes:
+                raise PassFailedException(
+                    f"{describe_op(op)}: an ancilla array of a dynamic size in a loop is not supported in GPU "
+                    "code yet (it would live on the device heap); give it a static size"
+                )
+            for use in list(op.memref.uses):
+                if isinstance(use.operation, memref.DeallocOp):
+                    use.operation.detach()
+                    use.operation.erase()
+            local = memref.AllocaOp.get(op.memref.type.element_type, shape=op.memref.type.get_shape())
+            Rewriter.replace_op(op, local)
 
 
 def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
@@ -238,7 +252,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
         else:
             assert op.callee is not None
             callee = op.callee.string_value()
-            if callee in defined or callee in DEVICE_RUNTIME:
+            if callee in defined:
                 continue
         result = op.results[0].type if op.results else None
         target = libdevice_name(callee, result)
@@ -249,9 +263,8 @@ def map_to_libdevice(module: ModuleOp) -> None:
         assert result is not None
         needed[target] = llvm.LLVMFunctionType([a.type for a in op.operands], result)
         Rewriter.replace_op(op, llvm.CallOp(target, *op.operands, return_type=result))
-    for name, function in declared.items():
-        if name not in DEVICE_RUNTIME:
-            function.detach()
+    for function in declared.values():
+        function.detach()
     for name, type in sorted(needed.items()):
         module.body.block.insert_op_before(
             llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op  # type: ignore[arg-type]
