@@ -20,14 +20,16 @@ from typing import Any
 
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import func, gpu
+from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import Float64Type, IndexType, MemRefType, ModuleOp
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from revmlir.gpu.outline import GPU_ERROR_WORDS, outline
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, define_fail
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
+from revmlir.gpu.nvptx import pointer_as_index
+from revmlir.lowering.rules import RuleTable
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, Rule, translate_module
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.jit import jit
@@ -85,7 +87,10 @@ class EmulatedKernel:
         define_fail(host)  # the tests' runs pass every check
         kernel = next(f for f in host.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         self.types = list(kernel.function_type.inputs.data)
-        translate_module(host, ModuleTranslation(), entry_points=True)
+        # the host's translation, with the one rule only kernels need
+        pointers: RuleTable[Rule] = RuleTable()
+        pointers(memref.ExtractAlignedPointerAsIndexOp)(pointer_as_index)
+        translate_module(host, ModuleTranslation(overrides=pointers), entry_points=True)
         self.machine = jit(str(convert_module(host, fallback_target_triple=None)))
         self.entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(self.machine.address(name + CIFACE_SUFFIX))
 

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.rewriter import Rewriter
@@ -43,6 +44,7 @@ from revmlir.gpu.outline import entry_name
 from revmlir.lowering import stacks
 from revmlir.lowering.rules import RuleTable
 from revmlir.lowering.std_to_llvm import (
+    PTR,
     FunctionTranslation,
     ModuleTranslation,
     Rule,
@@ -92,6 +94,16 @@ def _selectable(intrinsic: str) -> bool:
 # ---------------------------------------------------------------------------
 
 device_rules: RuleTable[Rule] = RuleTable()
+
+
+@device_rules(memref.ExtractAlignedPointerAsIndexOp)
+def pointer_as_index(t: FunctionTranslation, op: Operation) -> None:
+    """The data pointer's address: a kernel keeps the shared error slot's
+    and its context's in a thread's own slot (``revmlir.gpu.outline``).
+    Only kernels use it, and an address is no value two engines agree on,
+    so native code's table does not have it."""
+    pointer = t.extract(t.get(op.operands[0]), 0, PTR, op)
+    t.set(op.results[0], t.value(llvm.PtrToIntOp(pointer, i64), op))
 
 
 @device_rules(*nvvm.SPECIAL_REGISTERS.values(), nvvm.Barrier0Op)
