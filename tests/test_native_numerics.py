@@ -348,14 +348,23 @@ rev.func @f(%y: f64, %m: memref<?xf64>) {
     %acc2 = rev.add %acc, %x : f64
     rev.yield %acc2 : f64
   }
+  %quarter = arith.constant 0.25 : f64
+  rev.for parallel %c0 to %size step %c1 : index () {
+  ^bb0(%k: index):
+    %first = rev.take %m[%c0] : memref<?xf64>
+    %first2 = rev.add %first, %quarter : f64
+    rev.put %first2, %m[%c0] : memref<?xf64>
+    rev.yield
+  }
   %count = anc.alloc %size : index
   %y3, %count2 = rev.call @callee(%y2, %count) : (f64, index) -> (f64, index)
   anc.free %count2, %size : index
   rev.return %y3 : f64
 }
 """
-"""Control flow, calls, stacks, arrays in the frame and on the heap: what
-rev-lower-to-std emits them as (func, scf, memref)."""
+"""Control flow (a parallel loop with a shared accumulation too), calls,
+stacks, arrays in the frame and on the heap: what rev-lower-to-std emits
+them as (func, scf, memref)."""
 
 
 def expression_program(op: str) -> str:
