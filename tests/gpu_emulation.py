@@ -8,9 +8,8 @@ for every thread of a grid, one after the other, must give what the CPU
 function gives.  That tests the outlined body, the grid-stride loop and the
 device's error-slot set-up, with the host's code generation.
 
-The reference runs the std function with its parallel loop as a sequential
-``scf.for`` and its shared accumulations as load/add/store, which is what a
-parallel loop means (docs/gpu.md).
+The reference is the CPU function, native code for the same std function,
+which runs the parallel loop in order (any order is one of its meanings).
 """
 
 from __future__ import annotations
@@ -21,36 +20,22 @@ from typing import Any
 
 import numpy as np
 from xdsl.backend.llvm.convert import convert_module
-from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import Float64Type, IndexType, MemRefType, ModuleOp
-from xdsl.ir import Block, Operation
+from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from revmlir.gpu.outline import GPU_ERROR_WORDS, outline
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, define_fail
+from revmlir.gpu.nvptx import pointer_as_index
 from revmlir.lowering.rules import RuleTable
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, FunctionTranslation, ModuleTranslation, translate_module
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, Rule, translate_module
 from revmlir.parsing import make_context
+from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.jit import jit
+from revmlir.runtime.native import NativeModule
 
 GRID_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
-
-
-def sequential(function: func.FuncOp) -> None:
-    """Run ``function``'s parallel loops in order, its atomic additions as
-    plain ones: the CPU's meaning of both."""
-    for loop in [op for op in function.walk() if isinstance(op, scf.ParallelOp)]:
-        (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
-        body = loop.detach_region(loop.body)
-        reduce = body.block.last_op
-        assert reduce is not None
-        Rewriter.replace_op(reduce, scf.YieldOp())
-        Rewriter.replace_op(loop, scf.ForOp(lb, ub, step, [], body))
-    for add in [op for op in function.walk() if isinstance(op, memref.AtomicRMWOp)]:
-        load = memref.LoadOp.get(add.memref, add.indices)
-        total = arith.AddfOp(load, add.value)
-        store = memref.StoreOp.get(total, add.memref, add.indices)
-        Rewriter.replace_op(add, [load, total, store], [load.res])
 
 
 def thread_function(kernel: gpu.FuncOp) -> func.FuncOp:
@@ -71,21 +56,6 @@ def thread_function(kernel: gpu.FuncOp) -> func.FuncOp:
     return func.FuncOp(kernel.sym_name.data, (inputs, [a.type for a in scalars]), body)
 
 
-def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
-    """The host's single thread adds without an atomic."""
-    assert isinstance(op, memref.AtomicRMWOp)
-    load = memref.LoadOp.get(op.memref, op.indices)
-    total = arith.AddfOp(load, op.value)
-    store = memref.StoreOp.get(total, op.memref, op.indices)
-    block = Block([load, total, store])
-    t.translate_ops(block.ops)
-    t.set(op.result, t.get(load.res))
-
-
-_host_rules: RuleTable[Callable[[FunctionTranslation, Operation], None]] = RuleTable()
-_host_rules(memref.AtomicRMWOp)(_atomic_add)
-
-
 def _descriptor(array: np.ndarray) -> ctypes.Structure:
     class Descriptor(ctypes.Structure):
         _fields_ = [("data", ctypes.c_void_p), ("sizes", ctypes.c_int64 * array.ndim)]
@@ -97,11 +67,13 @@ _SCALARS = {Float64Type: ctypes.c_double, IndexType: ctypes.c_int64}
 
 
 class EmulatedKernel:
-    """A kernel of a std module, compiled for the host."""
+    """A kernel of a module (rev functions, their inverses, std functions),
+    compiled for the host."""
 
     def __init__(self, module: ModuleOp, name: str):
         ctx = make_context()
         work = module.clone()
+        RevInvertPass().apply(ctx, work)
         RevLowerToStdPass().apply(ctx, work)
         outline(work, [name])
         (device,) = [op for op in work.ops if isinstance(op, gpu.ModuleOp)]
@@ -115,7 +87,10 @@ class EmulatedKernel:
         define_fail(host)  # the tests' runs pass every check
         kernel = next(f for f in host.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
         self.types = list(kernel.function_type.inputs.data)
-        translate_module(host, ModuleTranslation(overrides=_host_rules), entry_points=True)
+        # the host's translation, with the one rule only kernels need
+        pointers: RuleTable[Rule] = RuleTable()
+        pointers(memref.ExtractAlignedPointerAsIndexOp)(pointer_as_index)
+        translate_module(host, ModuleTranslation(overrides=pointers), entry_points=True)
         self.machine = jit(str(convert_module(host, fallback_target_triple=None)))
         self.entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(self.machine.address(name + CIFACE_SUFFIX))
 
@@ -135,12 +110,8 @@ class EmulatedKernel:
         return slot
 
 
-def reference(module: ModuleOp, name: str) -> Callable[..., tuple[Any, ...]]:
-    """The CPU function ``name`` of a std module, its parallel loops run in
-    order."""
-    from revmlir.runtime.native import NativeModule
-
-    work = module.clone()
-    function = next(f for f in work.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
-    sequential(function)
-    return NativeModule.compile(work).std_caller(function)
+def reference(module: ModuleOp, name: str) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """The CPU function ``name`` of a std module (native code runs its
+    parallel loop in order)."""
+    function = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
+    return NativeModule.compile(module).std_caller(function)

@@ -5,7 +5,6 @@ errors."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,34 +16,19 @@ from revmlir.gpu.program import compile_kernels, module_ptx
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
+from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.invert import RevInvertPass
+from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_translate import main as rev_translate
-from tests.gpu_emulation import EmulatedKernel, reference
+from gpu_emulation import EmulatedKernel, reference
+from test_parallel_ad import KERNEL
+from test_prange import gmm_args, gmm_like, variants
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.mlir"))
 ELF_MAGIC = b"\x7fELF"
 
-PARALLEL = '"scf.parallel"({lb}, {ub}, {step}) <{{operandSegmentSizes = array<i32: 1, 1, 1, 0>}}> ({{'
-END = "    scf.reduce\n  }) : (index, index, index) -> ()"
-
-ELEMENTWISE = f"""
-func.func @log_sin(%y: memref<?xf64>, %x: memref<?xf64>) {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %y, %c0 : memref<?xf64>
-  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
-  ^bb0(%i: index):
-    %xi = memref.load %x[%i] : memref<?xf64>
-    %l = math.log %xi : f64
-    %s = math.sin %xi : f64
-    %p = arith.mulf %l, %s : f64
-    %yi = memref.load %y[%i] : memref<?xf64>
-    %yi1 = arith.addf %yi, %p : f64
-    memref.store %yi1, %y[%i] : memref<?xf64>
-{END}
-  func.return
-}}
-"""
+PARALLEL = "scf.parallel (%i) = ({lb}) to ({ub}) step ({step}) {{"
+END = "    scf.reduce\n  }"
 
 SHARED = f"""
 func.func @twice(%v: f64) -> f64 {{
@@ -59,36 +43,47 @@ func.func @histogram.adj(%g: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {
   %n = memref.dim %x, %c0 : memref<?xf64>
   %m = memref.dim %g, %c0 : memref<?xf64>
   {PARALLEL.format(lb="%c1", ub="%n", step="%c2")}
-  ^bb0(%i: index):
     %xi = memref.load %x[%i] : memref<?xf64>
     %t = func.call @twice(%xi) : (f64) -> f64
     %e = math.exp %t : f64
     %p = arith.mulf %e, %a : f64
     %j = arith.remui %i, %m : index
-    %old = "memref.atomic_rmw"(%p, %g, %j) <{{kind = 0 : i64}}> : (f64, memref<?xf64>, index) -> f64
+    %old = memref.atomic_rmw addf %p, %g[%j] : (f64, memref<?xf64>) -> f64
 {END}
   func.return %a : f64
 }}
 """
 
 
+PARALLEL_AD_KERNEL = KERNEL.replace("MODE", "parallel")
+
+
 def _module(text: str):
     return parse_module(text, "kernels.mlir")
 
 
+def _copies(values):
+    return [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+
+
 @pytest.mark.parametrize("blocks, threads", [(1, 1), (3, 4), (8, 32)])
-def test_elementwise_kernel_thread_by_thread_is_the_cpu_function(blocks: int, threads: int):
-    module = _module(ELEMENTWISE)
+@pytest.mark.parametrize("name", ["k", "k.inv"])
+def test_parallel_rev_for_kernel_thread_by_thread_is_the_cpu_function(name: str, blocks: int, threads: int):
+    """``y[i] += log(x[i]) sin(x[i]); g[i] += a x[idx[i]]`` as a parallel
+    rev.for, and its inverse."""
+    module = _module(PARALLEL_AD_KERNEL)
     rng = np.random.default_rng(0)
-    x = rng.uniform(0.1, 4.0, 37)
-    y = rng.normal(size=37)
-    expected = y.copy()
-    reference(module, "log_sin")([expected, x])
-    np.testing.assert_allclose(expected, y + np.log(x) * np.sin(x), rtol=1e-15)
-    got = y.copy()
-    slot = EmulatedKernel(module, "log_sin").launch([got, x], blocks, threads)
+    n = 37
+    args = [rng.uniform(0.1, 4.0, n), rng.normal(size=n), rng.integers(0, n, n), rng.normal(size=n), 0.7, n]
+    cpu = NativeModule.compile(module)
+    expected = (cpu.uncall if name == "k.inv" else cpu.call)("k", *_copies(args))
+    sign = -1 if name == "k.inv" else 1
+    np.testing.assert_allclose(expected[1], args[1] + sign * np.log(args[0]) * np.sin(args[0]), rtol=1e-14)
+    got = _copies(args)
+    slot = EmulatedKernel(module, name).launch(got, blocks, threads)
     assert not slot.any()
-    np.testing.assert_array_equal(got, expected)
+    for g, e in zip(got[:4], expected[:4], strict=True):
+        np.testing.assert_array_equal(g, e)
 
 
 @pytest.mark.parametrize("blocks, threads", [(1, 1), (2, 3), (4, 16)])
@@ -111,17 +106,43 @@ def test_shared_accumulation_kernel_thread_by_thread_is_the_cpu_function(blocks:
     np.testing.assert_allclose(got, expected, rtol=1e-14)
 
 
+def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_functions():
+    """The GMM-like per-point function written with rv.prange: its kernel,
+    its inverse's and its adjoint's (the parameters' gradients are shared
+    accumulations) give the CPU's results, and ptxas accepts all three."""
+    args = gmm_args(points=23)
+    text = variants(gmm_like, "native")["parallel"].specialization_for(*args).text()
+    module = _module(text)
+    AdAdjointPass(functions=("gmm_like",)).apply(make_context(), module)
+    names = ["gmm_like", "gmm_like.inv", "gmm_like.adj"]
+    program = compile_kernels(module, names)
+    assert [program.kernels[n].entry for n in names] == ["gmm_like", "gmm_like_inv", "gmm_like_adj"]
+    assert emit_cubin(program.ptx, program.arch)[:4] == ELF_MAGIC
+    cpu = NativeModule.compile(module)
+    rng = np.random.default_rng(2)
+    gradients = [rng.normal(size=a.shape) for a in args]
+    runs = (("gmm_like", cpu.call, args), ("gmm_like.inv", cpu.uncall, args), ("gmm_like.adj", cpu.call, args + gradients))
+    for name, run, inputs in runs:
+        expected = run(name.removesuffix(".inv"), *[a.copy() for a in inputs])
+        got = [a.copy() for a in inputs]
+        slot = EmulatedKernel(module, name).launch(got, 3, 4)
+        assert not slot.any()
+        for g, e in zip(got, expected, strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+
+
 def test_compile_kernels_gives_entries_arguments_and_the_cpu_check_table():
-    module = _module(ELEMENTWISE + SHARED)
-    start = time.perf_counter()
-    program = compile_kernels(module, ["log_sin", "histogram.adj"])
-    elapsed = time.perf_counter() - start
-    assert elapsed < 1.0, f"source to PTX took {elapsed:.2f} s"
+    module = _module(PARALLEL_AD_KERNEL + SHARED)
+    program = compile_kernels(module, ["k", "k.inv", "histogram.adj"])
     assert {name: info.entry for name, info in program.kernels.items()} == {
-        "log_sin": "log_sin", "histogram.adj": "histogram_adj",
+        "k": "k", "k.inv": "k_inv", "histogram.adj": "histogram_adj",
     }
+    assert [str(t) for t in program.kernels["k.inv"].arguments] == [
+        "memref<?xf64>", "memref<?xf64>", "memref<?xindex>", "memref<?xf64>", "f64", "index",
+    ]
     assert [str(t) for t in program.kernels["histogram.adj"].arguments] == ["memref<?xf64>", "memref<?xf64>", "f64"]
-    assert ".visible .entry log_sin(" in program.ptx and ".visible .entry histogram_adj(" in program.ptx
+    for entry in ("k", "k_inv", "histogram_adj"):
+        assert f".visible .entry {entry}(" in program.ptx
     assert "red.add.f64" in program.ptx and "__nv_" not in program.ptx
     # check ids are the CPU's: the table native code's lowering makes
     cpu = module.clone()
@@ -224,7 +245,6 @@ func.func @every_math(%y: memref<?x{element}>, %x: memref<?x{element}>) {{
   %k = arith.constant 3 : i32
   %n = memref.dim %y, %c0 : memref<?x{element}>
   {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
-  ^bb0(%i: index):
     {body}
 {END}
   func.return
@@ -239,3 +259,73 @@ def test_every_math_op_reaches_libdevice_and_ptxas_accepts_it(element: str):
     program = compile_kernels(_module(_every_math_kernel(element)), ["every_math"])
     assert "__nv_" not in program.ptx and ".extern" not in program.ptx
     assert emit_cubin(program.ptx, program.arch)[:4] == ELF_MAGIC
+
+
+def test_an_adjoint_with_a_scalar_gradient_is_not_a_kernel():
+    """Its gradient of an outer scalar is a sum over the iterations that
+    comes back as a scalar result, which a kernel cannot return."""
+    module = _module(PARALLEL_AD_KERNEL)
+    AdAdjointPass(functions=("k",)).apply(make_context(), module)
+    assert ".entry k_inv(" in compile_kernels(module, ["k", "k.inv"]).ptx
+    with pytest.raises(PassFailedException, match="returns a new value of its scalar argument %g_a"):
+        compile_kernels(module, ["k.adj"])
+
+
+SCALARS = f"""
+func.func @scalars(%y: memref<?xf64>, %c: complex<f64>, %b: i1, %k: i8, %j: i32, %s: f32) -> (complex<f64>, i1, i8, i32, f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %re = complex.re %c : complex<f64>
+    %im = complex.im %c : complex<f64>
+    %wide = arith.extf %s : f32 to f64
+    %picked = arith.select %b, %re, %wide : f64
+    %kj = arith.extsi %k : i8 to i32
+    %sum = arith.addi %kj, %j : i32
+    %f = arith.sitofp %sum : i32 to f64
+    %t = arith.addf %picked, %f : f64
+    %u = arith.mulf %t, %im : f64
+    memref.store %u, %y[%i] : memref<?xf64>
+{END}
+  func.return %c, %b, %k, %j, %s : complex<f64>, i1, i8, i32, f32
+}}
+"""
+
+
+def test_scalar_parameters_are_their_llvm_types_and_a_complex_number_its_two_parts():
+    ptx = compile_kernels(_module(SCALARS), ["scalars"]).ptx
+    entry = ptx[ptx.index(".visible .entry scalars(") : ptx.index(")", ptx.index(".visible .entry scalars("))]
+    kinds = [line.split()[1] for line in entry.splitlines()[1:]]
+    # y (pointer, size), c (re, im), b, k, j, s, then the error slot (pointer, size)
+    assert kinds == [".u64", ".u64", ".f64", ".f64", ".u8", ".u8", ".u32", ".f32", ".u64", ".u64"]
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+LARGE_ANCILLA = """
+rev.func @scratch(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %a = anc.array_alloc() : memref<1000xf64>
+    %v = memref.load %y[%i] : memref<?xf64>
+    %t = rev.take %a[%i] : memref<1000xf64>
+    %t1 = rev.add %t, %v : f64
+    %t2 = rev.sub %t1, %v : f64
+    rev.put %t2, %a[%i] : memref<1000xf64>
+    anc.array_free %a() : memref<1000xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+
+
+def test_a_large_static_ancilla_array_is_local_memory_not_the_heap():
+    """Native code puts an 8000-byte ancilla array on the heap; a thread
+    keeps it in its local memory."""
+    ptx = compile_kernels(_module(LARGE_ANCILLA), ["scratch"]).ptx
+    assert ".local .align 32 .b8 \t__local_depot0[8000];" in ptx
+    assert "malloc" not in ptx and "free" not in ptx
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC

@@ -23,6 +23,11 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return Ad
 
+    def get_nvvm():
+        from revmlir.dialects.nvvm import NVVM
+
+        return NVVM
+
     def get_memref():
         from revmlir.dialects.upstream_forms import memref_dialect
 
@@ -33,18 +38,13 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return scf_dialect()
 
-    def get_nvvm():
-        from revmlir.dialects.nvvm import NVVM
-
-        return NVVM
-
     from xdsl.dialects import get_all_dialects as upstream
 
     dialects = dict(upstream())
     dialects["rev"] = get_rev
     dialects["anc"] = get_anc
     dialects["ad"] = get_ad
+    dialects["nvvm"] = get_nvvm
     dialects["memref"] = get_memref
     dialects["scf"] = get_scf
-    dialects["nvvm"] = get_nvvm
     return dialects

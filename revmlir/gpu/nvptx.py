@@ -1,8 +1,8 @@
 """LLVM IR for NVPTX from a ``gpu.module`` after ``convert-gpu-to-nvvm``.
 
 The bodies are translated by ``convert-std-to-llvm``'s rules, as host code
-is, with the device's own for the ops that differ (the ``nvvm`` ops, f64
-and f32 atomic adds as PTX ``red``/``atom``), and without what only a host
+is, with the device's own for the ops that differ (the ``nvvm`` ops,
+atomic additions as PTX ``red``/``atom``), and without what only a host
 has: no C entry points, no setjmp guard (``revmlir.fail`` reports and exits
 the thread instead, ``revmlir.gpu.to_nvvm``).
 
@@ -21,29 +21,39 @@ from collections.abc import Iterator
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
+from xdsl.dialects import complex as complexd
 from xdsl.dialects import func, gpu, llvm, memref
-from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, StringAttr, SymbolRefAttr
-from xdsl.ir import Operation
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    IntegerType,
+    ModuleOp,
+    StringAttr,
+    SymbolRefAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import nvvm
+from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
 from revmlir.lowering import stacks
 from revmlir.lowering.rules import RuleTable
 from revmlir.lowering.std_to_llvm import (
+    PTR,
     FunctionTranslation,
     ModuleTranslation,
     Rule,
     translate_module,
 )
-from revmlir.lowering.std_to_llvm import _element_address as element_address
+from revmlir.lowering.std_to_llvm import _element_address
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
-DEVICE_RUNTIME = frozenset({"malloc", "free"})
-"""C functions the CUDA device runtime has."""
 
 LIBDEVICE_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "pow")
 """LLVM math intrinsics NVPTX cannot select, which libdevice has as
@@ -59,10 +69,6 @@ SELECTABLE_INTRINSICS = frozenset({
 })
 """LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``llvm.nvvm.*``
 are its own."""
-
-ATOMIC_ADDF = 0
-"""``memref.atomic_rmw``'s kind ``addf``."""
-
 
 def libdevice_name(callee: str, type: object) -> str | None:
     """The libdevice function for a math intrinsic or libm function, if any."""
@@ -90,6 +96,16 @@ def _selectable(intrinsic: str) -> bool:
 device_rules: RuleTable[Rule] = RuleTable()
 
 
+@device_rules(memref.ExtractAlignedPointerAsIndexOp)
+def pointer_as_index(t: FunctionTranslation, op: Operation) -> None:
+    """The data pointer's address: a kernel keeps the shared error slot's
+    and its context's in a thread's own slot (``revmlir.gpu.outline``).
+    Only kernels use it, and an address is no value two engines agree on,
+    so native code's table does not have it."""
+    pointer = t.extract(t.get(op.operands[0]), 0, PTR, op)
+    t.set(op.results[0], t.value(llvm.PtrToIntOp(pointer, i64), op))
+
+
 @device_rules(*nvvm.SPECIAL_REGISTERS.values(), nvvm.Barrier0Op)
 def _intrinsic(t: FunctionTranslation, op: Operation) -> None:
     name = op.INTRINSIC  # type: ignore[attr-defined]
@@ -104,23 +120,31 @@ def _ptx(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)  # type: ignore[attr-defined]
 
 
-_PTX_FLOATS = {Float64Type: ("f64", "d"), Float32Type: ("f32", "f")}
-"""PTX type and inline-assembly register constraint of each float."""
+def _ptx_atomic(kind: str, type: Attribute) -> tuple[str, str] | None:
+    """The PTX type and inline-assembly register constraint of an atomic
+    addition of ``type``, if PTX has one."""
+    if kind == "addf" and isinstance(type, Float64Type | Float32Type):
+        return ("f64", "d") if isinstance(type, Float64Type) else ("f32", "f")
+    if kind == "addi" and isinstance(type, IntegerType) and type.width.data in (32, 64):
+        return ("u64", "l") if type.width.data == 64 else ("u32", "r")
+    return None
 
 
-@device_rules(memref.AtomicRMWOp)
+@device_rules(memref.AtomicRMWOp, AtomicRMWOp)
 def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
     """A shared accumulation ``m[j] += d``: PTX's ``red.add`` (``atom.add``
-    where the old value is used), on sm_60 and later for f64."""
+    where the old value is used); f64 on sm_60 and later."""
     assert isinstance(op, memref.AtomicRMWOp)
     kind = op.kind.value.data
-    found = _PTX_FLOATS.get(type(op.value.type))  # type: ignore[arg-type]
-    if kind != ATOMIC_ADDF or found is None:
+    found = _ptx_atomic(KINDS[kind] if 0 <= kind < len(KINDS) else "", op.value.type)
+    if found is None:
         raise PassFailedException(
-            f"{describe_op(op)}: only f64 and f32 atomic additions (addf) are supported in GPU code"
+            f"{describe_op(op)}: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported "
+            "in GPU code"
         )
     ptx_type, register = found
-    address = t.value(llvm.PtrToIntOp(element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)), op)
+    element = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)
+    address = t.value(llvm.PtrToIntOp(element), op)
     value = t.get(op.value)
     if op.result.uses:
         asm = llvm.InlineAsmOp(
@@ -129,7 +153,8 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
         )
         t.set(op.result, t.value(asm, op))
     else:
-        t.emit(llvm.InlineAsmOp(f"red.add.{ptx_type} [$0], $1;", f"l,{register}", [address, value], [], has_side_effects=True), op)
+        asm = llvm.InlineAsmOp(f"red.add.{ptx_type} [$0], $1;", f"l,{register}", [address, value], [], has_side_effects=True)
+        t.emit(asm, op)
 
 
 # ---------------------------------------------------------------------------
@@ -138,32 +163,34 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
 
 
 def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
-    """The functions of ``module``'s ``gpu.module`` as a module of
-    ``func.func``s, and its kernels (function name → entry name)."""
+    """The functions of ``module``'s ``gpu.module``, moved out of it, as a
+    module of ``func.func``s, and its kernels (function name → entry
+    name)."""
     found = [op for op in module.walk() if isinstance(op, gpu.ModuleOp)]
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
-    _check_device_ops(found[0])
+    _device_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
     names = {
         op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)
     }
-    for op in found[0].body.ops:
+    for op in list(found[0].body.ops):
         if isinstance(op, gpu.FuncOp):
             name = op.sym_name.data
             kernels[name] = entry_name(name)
-            body = op.body.clone()
+            body = op.detach_region(op.body)
             returned = body.block.last_op
             assert isinstance(returned, gpu.ReturnOp)
             Rewriter.replace_op(returned, func.ReturnOp())
-            function = func.FuncOp(kernels[name], op.function_type, body)
+            _split_complex_parameters(body.block)
+            function = func.FuncOp(kernels[name], (body.block.arg_types, ()), body)
             function.location = op.location
             functions.append(function)
         elif isinstance(op, func.FuncOp):
-            copy = op.clone()
-            copy.sym_name = StringAttr(names[op.sym_name.data])
-            functions.append(copy)
+            op.detach()
+            op.sym_name = StringAttr(names[op.sym_name.data])
+            functions.append(op)
         else:
             raise PassFailedException(f"{describe_op(op)} cannot be compiled for the GPU")
     device = ModuleOp(functions)
@@ -173,20 +200,50 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     return device, kernels
 
 
+def _split_complex_parameters(block: Block) -> None:
+    """A kernel takes a complex number as its two parts (the ABI of
+    docs/gpu.md): PTX has no aggregate scalars, and a launcher packs
+    scalars one by one."""
+    for arg in [a for a in block.args if isinstance(a.type, ComplexType)]:
+        element = arg.type.element_type
+        re = block.insert_arg(element, arg.index)
+        im = block.insert_arg(element, arg.index)
+        create = complexd.CreateOp(re, im, arg.type)
+        block.insert_op_before(create, block.first_op)  # type: ignore[arg-type]
+        arg.replace_all_uses_with(create.results[0])
+        block.erase_arg(arg)
+
+
 def ptx_name(function: str) -> str:
     """A device function's name as PTX allows it (no dots), as LLVM's
     NVPTX back end would rename it."""
     return function.replace(".", "_$_")
 
 
-def _check_device_ops(module: gpu.ModuleOp) -> None:
-    """What the GPU cannot run, rejected at the op."""
-    for op in module.walk():
+def _device_memory(module: gpu.ModuleOp) -> None:
+    """Memory as the GPU has it, and what it cannot run rejected at the op:
+    an array of a static size is the thread's local memory (an ``alloca``,
+    however large: native code puts arrays past a page on the heap, which
+    on a GPU is small and slow); one of a dynamic size allocated in a loop,
+    and a stack, would need the device heap."""
+    for op in list(module.walk()):
         if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) is not None:
             raise PassFailedException(
                 f"{describe_op(op)}: stacks are not supported in GPU code yet (their buffers grow with "
                 "realloc, which the device lacks)"
             )
+        if isinstance(op, memref.AllocOp):
+            if op.dynamic_sizes:
+                raise PassFailedException(
+                    f"{describe_op(op)}: an ancilla array of a dynamic size in a loop is not supported in GPU "
+                    "code yet (it would live on the device heap); give it a static size"
+                )
+            for use in list(op.memref.uses):
+                if isinstance(use.operation, memref.DeallocOp):
+                    use.operation.detach()
+                    use.operation.erase()
+            local = memref.AllocaOp.get(op.memref.type.element_type, shape=op.memref.type.get_shape())
+            Rewriter.replace_op(op, local)
 
 
 def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
@@ -207,7 +264,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
         else:
             assert op.callee is not None
             callee = op.callee.string_value()
-            if callee in defined or callee in DEVICE_RUNTIME:
+            if callee in defined:
                 continue
         result = op.results[0].type if op.results else None
         target = libdevice_name(callee, result)
@@ -218,9 +275,8 @@ def map_to_libdevice(module: ModuleOp) -> None:
         assert result is not None
         needed[target] = llvm.LLVMFunctionType([a.type for a in op.operands], result)
         Rewriter.replace_op(op, llvm.CallOp(target, *op.operands, return_type=result))
-    for name, function in declared.items():
-        if name not in DEVICE_RUNTIME:
-            function.detach()
+    for function in declared.values():
+        function.detach()
     for name, type in sorted(needed.items()):
         module.body.block.insert_op_before(
             llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op  # type: ignore[arg-type]
@@ -228,9 +284,9 @@ def map_to_libdevice(module: ModuleOp) -> None:
 
 
 def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.Module, dict[str, str]]:
-    """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm``, and
-    its kernels (function → entry).  Device functions are internal (inlined
-    or dropped) unless ``keep_functions``."""
+    """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm`` (its
+    ``gpu.module`` is emptied), and its kernels (function → entry).  Device
+    functions are internal (inlined or dropped) unless ``keep_functions``."""
     device, kernels = device_module(module)
     private = {
         f.sym_name.data for f in device.ops

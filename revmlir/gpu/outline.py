@@ -101,11 +101,15 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
             _check_top_level(op, error, name)
     returned = function.body.block.last_op
     scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
-    if isinstance(returned, func.ReturnOp) and list(returned.arguments) != scalars:
-        raise PassFailedException(
-            f"{describe_op(returned)}: @{name} is not a kernel function: it changes a scalar argument "
-            "outside its parallel loop (a kernel returns nothing)"
-        )
+    if isinstance(returned, func.ReturnOp):
+        for scalar, value in zip(scalars, returned.arguments, strict=True):
+            if value is not scalar:
+                which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
+                raise PassFailedException(
+                    f"{describe_op(returned)}: @{name} is not a kernel function: it returns a new value of "
+                    f"its scalar argument {which} (a kernel returns nothing; an adjoint's scalar gradient "
+                    "is one)"
+                )
     return loop
 
 

@@ -24,13 +24,7 @@ from xdsl.dialects import arith, func, gpu, llvm, memref, scf
 from xdsl.dialects.builtin import IndexType, ModuleOp, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
 from revmlir.gpu.outline import ELEMENT_WORD
@@ -44,22 +38,16 @@ CAS_PTX = "atom.cas.b64 $0, [$1], $2, $3;"
 """``atom.cas`` on a generic address: old value, address, compare, new."""
 
 
-class SpecialRegisters(RewritePattern):
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        register = _REGISTERS.get(type(op))
-        if register is None:
-            return
+def convert_op(op: Operation) -> None:
+    """Replace ``op`` by its ``nvvm`` form, if it has one."""
+    if (register := _REGISTERS.get(type(op))) is not None:
         dimension = op.properties["dimension"]
         assert isinstance(dimension, gpu.DimensionAttr)
         read = nvvm.SPECIAL_REGISTERS[(register, dimension.data.value)]()
         cast = arith.IndexCastOp(read, IndexType())
-        rewriter.replace(op, [read, cast], [cast.result])
-
-
-class Barrier(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: gpu.BarrierOp, rewriter: PatternRewriter) -> None:
-        rewriter.replace(op, [nvvm.Barrier0Op()], [])
+        Rewriter.replace_op(op, [read, cast], [cast.result])
+    elif isinstance(op, gpu.BarrierOp):
+        Rewriter.replace_op(op, nvvm.Barrier0Op(), [])
 
 
 def define_device_fail(function: func.FuncOp) -> None:
@@ -105,9 +93,10 @@ class ConvertGpuToNvvmPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for device in [m for m in op.walk() if isinstance(m, gpu.ModuleOp)]:
-            PatternRewriteWalker(
-                GreedyRewritePatternApplier([SpecialRegisters(), Barrier()]), apply_recursively=False
-            ).rewrite_module(device)  # type: ignore[arg-type]
+            # one walk, not a rewrite worklist: the ops to replace are few
+            # and a kernel's callees many
+            for inner in [o for o in device.walk() if type(o) in _REGISTERS or isinstance(o, gpu.BarrierOp)]:
+                convert_op(inner)
             for function in device.body.ops:
                 if isinstance(function, func.FuncOp) and function.sym_name.data == FAIL and function.is_declaration:
                     define_device_fail(function)

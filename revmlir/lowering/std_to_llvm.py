@@ -1099,14 +1099,6 @@ def _dealloc(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.CallOp("free", t.extract(t.get(op.memref), 0, PTR, op), return_type=None), op)
 
 
-@translates(memref.ExtractAlignedPointerAsIndexOp)
-def _pointer_as_index(t: FunctionTranslation, op: Operation) -> None:
-    """The data pointer's address (GPU kernels keep the error slot's in a
-    thread's own slot, ``revmlir.gpu.outline``)."""
-    pointer = t.extract(t.get(op.operands[0]), 0, PTR, op)
-    t.set(op.results[0], t.value(llvm.PtrToIntOp(pointer, i64), op))
-
-
 def _sizes(t: FunctionTranslation, op: Operation, type: MemRefType, dynamic: Sequence[SSAValue]) -> list[SSAValue]:
     """Every extent of an allocation: the dynamic ones given, the others
     constants."""

@@ -46,7 +46,7 @@
 // Checks report through the thread's own slot:
 // CHECK:             func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
 // CHECK:             func.call @twice(%{{.*}}, %thread_err)
-// CHECK:             "memref.atomic_rmw"(%{{.*}}, %y, %i) <{kind = 0 : i64}>
+// CHECK:             memref.atomic_rmw addf %{{.*}}, %y[%i] : (f64, memref<?xf64>) -> f64
 // CHECK:           "gpu.return"() : () -> ()
 // CHECK-NEXT:    }) {sym_name = "scale"} : () -> ()
 
@@ -59,14 +59,13 @@ func.func @scale(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     %xi = memref.load %x[%i] : memref<?xf64>
     %t = func.call @twice(%xi) : (f64) -> f64
     %p = arith.mulf %t, %a : f64
-    %old = "memref.atomic_rmw"(%p, %y, %i) <{kind = 0 : i64}> : (f64, memref<?xf64>, index) -> f64
+    %old = memref.atomic_rmw addf %p, %y[%i] : (f64, memref<?xf64>) -> f64
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return %a : f64
 }
 

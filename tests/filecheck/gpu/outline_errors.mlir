@@ -19,15 +19,13 @@ func.func @two_loops(%y: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   // expected-error-re @+1 {{'scf.parallel' at {{.*}}: @two_loops is not a kernel function: it has 2 top-level parallel loops (one launch runs one)}}
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return
 }
 
@@ -40,10 +38,9 @@ func.func @top_level_write(%y: memref<?xf64>) {
   %n = memref.dim %y, %c0 : memref<?xf64>
   // expected-error-re @+1 {{'memref.store' at {{.*}}: @top_level_write is not a kernel function: it writes an array outside its parallel loop, which every thread would do}}
   memref.store %z, %y[%c0] : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return
 }
 
@@ -59,10 +56,9 @@ func.func @top_level_call(%y: memref<?xf64>) {
   %n = memref.dim %y, %c0 : memref<?xf64>
   // expected-error-re @+1 {{'func.call' at {{.*}}: @top_level_call is not a kernel function: it calls @g outside its parallel loop, which every thread would do}}
   func.call @g(%y) : (memref<?xf64>) -> ()
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return
 }
 
@@ -72,12 +68,11 @@ func.func @changed_scalar(%y: memref<?xf64>, %a: f64) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   %b = arith.addf %a, %a : f64
-  // expected-error-re @+1 {{'func.return' at {{.*}}: @changed_scalar is not a kernel function: it changes a scalar argument outside its parallel loop (a kernel returns nothing)}}
+  // expected-error-re @+1 {{'func.return' at {{.*}}: @changed_scalar is not a kernel function: it returns a new value of its scalar argument %a (a kernel returns nothing; an adjoint's scalar gradient is one)}}
   func.return %b : f64
 }
 
@@ -88,10 +83,9 @@ func.func @two_dimensional(%y: memref<?x?xf64>) {
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?x?xf64>
   // expected-error-re @+1 {{'scf.parallel' at {{.*}}: a kernel's parallel loop must be one-dimensional without reductions}}
-  "scf.parallel"(%c0, %c0, %n, %n, %c1, %c1) <{operandSegmentSizes = array<i32: 2, 2, 2, 0>}> ({
-  ^bb0(%i: index, %j: index):
+  scf.parallel (%i, %j) = (%c0, %c0) to (%n, %n) step (%c1, %c1) {
     scf.reduce
-  }) : (index, index, index, index, index, index) -> ()
+  }
   func.return
 }
 
@@ -101,10 +95,9 @@ func.func @kernel(%y: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return
 }
 
@@ -112,11 +105,10 @@ func.func @caller(%y: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     // expected-error-re @+1 {{'func.call' at {{.*}}: kernel @kernel is called from GPU code; a kernel is launched, not called (call a function it calls instead)}}
     func.call @kernel(%y) : (memref<?xf64>) -> ()
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return
 }

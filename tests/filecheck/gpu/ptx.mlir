@@ -38,8 +38,7 @@ func.func @k.adj(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     %xi = memref.load %x[%i] : memref<?xf64>
     %l = math.log %xi : f64
     %s = math.sin %xi : f64
@@ -47,8 +46,8 @@ func.func @k.adj(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {
     %u = func.call @twice(%t) : (f64) -> f64
     %p = arith.mulf %u, %a : f64
     %j = arith.remui %i, %c1 : index
-    %old = "memref.atomic_rmw"(%p, %y, %j) <{kind = 0 : i64}> : (f64, memref<?xf64>, index) -> f64
+    %old = memref.atomic_rmw addf %p, %y[%j] : (f64, memref<?xf64>) -> f64
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return %a : f64
 }

@@ -35,13 +35,12 @@ func.func @add(%y: memref<?xf64>, %x: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %y, %c0 : memref<?xf64>
-  "scf.parallel"(%c0, %n, %c1) <{operandSegmentSizes = array<i32: 1, 1, 1, 0>}> ({
-  ^bb0(%i: index):
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     %xi = memref.load %x[%i] : memref<?xf64>
     %yi = memref.load %y[%i] : memref<?xf64>
     %s = arith.addf %yi, %xi : f64
     memref.store %s, %y[%i] : memref<?xf64>
     scf.reduce
-  }) : (index, index, index) -> ()
+  }
   func.return
 }
