@@ -32,7 +32,7 @@ lowering makes atomic.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType, ModuleOp
@@ -83,21 +83,19 @@ def _can_accumulate_atomically(array: SSAValue) -> bool:
     return isinstance(element, AnyFloat | IntegerType)
 
 
-def _passed_for_accumulation(loop: rev.ForOp, call_writes: CallWrites) -> set[SSAValue]:
-    """The outer arrays ``loop``'s calls pass whole to callees that only
-    accumulate into them."""
-    return {
-        array
-        for op in loop.body.walk()
-        if isinstance(op, Call)
-        for array, how in zip(op.args, call_writes(op), strict=True)
-        if how is Writes.ACCUMULATES and not _inside(array, loop)
-    }
+def _accumulating_calls(loop: rev.ForOp, call_writes: CallWrites) -> Iterator[tuple[Call, int, SSAValue]]:
+    """The calls in ``loop`` that pass an outer array whole to a callee that
+    only accumulates into it, with the argument's position and the array."""
+    for op in loop.body.walk():
+        if isinstance(op, Call):
+            for position, (array, how) in enumerate(zip(op.args, call_writes(op), strict=True)):
+                if how is Writes.ACCUMULATES and not _inside(array, loop):
+                    yield op, position, array
 
 
 def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
     """Raise the first op of ``loop``'s body that breaks the footprint rule."""
-    shared = accumulated_arrays(loop) | _passed_for_accumulation(loop, call_writes)
+    shared = accumulated_arrays(loop) | {array for _, _, array in _accumulating_calls(loop, call_writes)}
     written: set[SSAValue] = set(shared)
     for op in loop.body.walk():
         if isinstance(op, rev.TakeOp):
@@ -140,30 +138,25 @@ def shared_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     writes = argument_writes(module)
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, rev.FuncOp)}
 
-    def accumulating(call: Call) -> Sequence[Writes]:
-        return writes.get(call.callee.string_value(), ())
+    def call_writes(call: Call) -> Sequence[Writes]:
+        return writes.get(call.callee.string_value(), (Writes.NONE,) * len(call.args))
 
+    pending = [
+        (call.callee.string_value(), position)
+        for function in functions.values()
+        for loop in function.walk()
+        if isinstance(loop, rev.ForOp) and loop.is_parallel
+        for call, position, _ in _accumulating_calls(loop, call_writes)
+    ]
     uses = {name: argument_uses(func) for name, func in functions.items()}
     found: dict[str, set[int]] = {name: set() for name in functions}
-    pending: list[tuple[str, int]] = []
-    for function in functions.values():
-        for loop in function.walk():
-            if not (isinstance(loop, rev.ForOp) and loop.is_parallel):
-                continue
-            for call in loop.body.walk():
-                if isinstance(call, Call):
-                    pending += [
-                        (call.callee.string_value(), k)
-                        for k, (array, how) in enumerate(zip(call.args, accumulating(call)))
-                        if how is Writes.ACCUMULATES and not _inside(array, loop)
-                    ]
     while pending:
         name, position = pending.pop()
-        if name not in functions or position in found[name]:
+        if position in found[name]:
             continue
         found[name].add(position)
         for call, index in uses[name][position]:
-            if isinstance(call, Call) and accumulating(call)[index] is Writes.ACCUMULATES:
+            if isinstance(call, Call) and call_writes(call)[index] is Writes.ACCUMULATES:
                 pending.append((call.callee.string_value(), index))
     return {name: frozenset(positions) for name, positions in found.items()}
 

@@ -97,7 +97,7 @@ def variants(pyfunc, backend):
 
 
 def copies(args):
-    return [a.copy() for a in args]
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -119,6 +119,37 @@ def test_gradients_through_calls_in_a_parallel_loop_equal_ranges_and_jax(case):
         assert_per_argument_close(gradients, expected, rtol=1e-10, atol=1e-12)
         assert_per_argument_close(gradients, found["interpreter", "plain"][1], rtol=1e-12, atol=1e-14)
     assert_per_argument_close(found["native", "parallel"][1], found["interpreter", "parallel"][1], rtol=1e-13, atol=1e-15)
+
+
+def squared_rows(s, y, x):
+    """``s += Σ_i y_i²`` after ``y[i] += f(x, i)``: a scalar to take the
+    Hessian of."""
+    for i in LOOP(len(y)):  # noqa: F821 (bound per variant)
+        weighted_sines(y[i], x, i)
+    for i in range(len(y)):
+        s += y[i] * y[i]
+
+
+def jax_squared_rows(x):
+    return jnp.sum((x[:3] * jnp.sum(jnp.sin(x))) ** 2)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_tangents_hessians_and_vector_mode_through_calls_in_a_parallel_loop(backend):
+    x = rng.uniform(-1.0, 1.0, 5)
+    dx = rng.normal(size=5)
+    args = [0.0, np.zeros(3), x]
+    expected_tangent = jax.jvp(jax_squared_rows, (x,), (dx,))[1]
+    expected_hessian = jax.hessian(jax_squared_rows)(x)
+    for function in variants(squared_rows, backend).values():
+        _, tangents = rv.jvp(function, copies(args), [0.0, np.zeros(3), dx])
+        np.testing.assert_allclose(tangents[0], expected_tangent, rtol=1e-11)
+        hessian = rv.hessian(function, copies(args), iloss=0, wrt=[2])
+        np.testing.assert_allclose(np.asarray(hessian).reshape(5, 5), expected_hessian, rtol=1e-10, atol=1e-12)
+        _, pullback = rv.vjp(function, *copies(args))
+        rows = [[rng.normal(), rng.normal(size=3), rng.normal(size=5)] for _ in range(3)]
+        for row, got in zip(rows, pullback.batch(rows)):
+            assert_per_argument_close(got, pullback(*row), rtol=1e-12, atol=1e-14)
 
 
 CLASSIFIED = """
