@@ -22,7 +22,10 @@ from python_examples import load_example
 
 import revmlir as rv
 from derivative_checks import assert_per_argument_close
-from revmlir.parsing import parse_module
+from revmlir.interpreter import RevInterpreter
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context, parse_module
+from revmlir.runtime.native import NativeModule
 from revmlir.semantics import Writes, argument_writes
 
 jax.config.update("jax_enable_x64", True)
@@ -150,6 +153,61 @@ def test_tangents_hessians_and_vector_mode_through_calls_in_a_parallel_loop(back
         rows = [[rng.normal(), rng.normal(size=3), rng.normal(size=5)] for _ in range(3)]
         for row, got in zip(rows, pullback.batch(rows)):
             assert_per_argument_close(got, pullback(*row), rtol=1e-12, atol=1e-14)
+
+
+SCATTER = """
+rev.func @add_at(%g: memref<?xf64>, %j: index, %v: f64) {
+  %e = rev.take %g[%j] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %g[%j] : memref<?xf64>
+  rev.return %j, %v : index, f64
+}
+
+rev.func @scatter(%g: memref<?xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %cj = anc.alloc %j : index
+    %cv = anc.alloc %xi : f64
+    %cj1, %cv1 = rev.call @add_at(%g, %cj, %cv) : (memref<?xf64>, index, f64) -> (index, f64)
+    %c0j = anc.alloc %c0 : index
+    %c0j1, %cv2 = rev.uncall @add_at(%g, %c0j, %cv1) : (memref<?xf64>, index, f64) -> (index, f64)
+    anc.free %c0j1, %c0 : index
+    anc.free %cv2, %xi : f64
+    anc.free %cj1, %j : index
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+
+
+def test_a_callees_atomic_accumulations_run_on_every_engine_as_numpy_adds():
+    """g[idx[i]] += x[i] and g[0] -= x[i] in callees of a parallel loop: the
+    rev interpreter, the lowered std form on the interpreter (atomic adds in
+    @add_at and @add_at.inv) and native code agree with numpy."""
+    module = parse_module(SCATTER, "scatter.mlir")
+    lowered = module.clone()
+    RevLowerToStdPass().apply(make_context(), lowered)
+    assert str(lowered).count("memref.atomic_rmw") == 2
+    n = 40
+    x, idx = rng.normal(size=n), rng.integers(0, 6, n)
+    expected = rng.normal(size=6)
+    start = expected.copy()
+    np.add.at(expected, idx, x)
+    expected[0] -= x.sum()
+    runs = {
+        "interpreter": lambda g: RevInterpreter(module).call("scatter", g, x, idx, n),
+        "std": lambda g: RevInterpreter(lowered).call_lowered("scatter", g, x, idx, n),
+        "native": lambda g: NativeModule.compile(module).call("scatter", g, x, idx, n),
+    }
+    for run in runs.values():
+        g = start.copy()
+        run(g)
+        np.testing.assert_allclose(g, expected, rtol=1e-13, atol=1e-13)
 
 
 CLASSIFIED = """
