@@ -155,14 +155,16 @@ def test_tangents_hessians_and_vector_mode_through_calls_in_a_parallel_loop(back
             assert_per_argument_close(got, pullback(*row), rtol=1e-12, atol=1e-14)
 
 
-SCATTER = """
+ADD_AT = """
 rev.func @add_at(%g: memref<?xf64>, %j: index, %v: f64) {
   %e = rev.take %g[%j] : memref<?xf64>
   %e1 = rev.add %e, %v : f64
   rev.put %e1, %g[%j] : memref<?xf64>
   rev.return %j, %v : index, f64
 }
+"""
 
+SCATTER = ADD_AT + """
 rev.func @scatter(%g: memref<?xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -210,14 +212,7 @@ def test_a_callees_atomic_accumulations_run_on_every_engine_as_numpy_adds():
         np.testing.assert_allclose(g, expected, rtol=1e-13, atol=1e-13)
 
 
-CLASSIFIED = """
-rev.func @accumulate(%g: memref<?xf64>, %j: index, %v: f64) {
-  %e = rev.take %g[%j] : memref<?xf64>
-  %e1 = rev.add %e, %v : f64
-  rev.put %e1, %g[%j] : memref<?xf64>
-  rev.return %j, %v : index, f64
-}
-
+CLASSIFIED = ADD_AT + """
 rev.func @recurse(%g: memref<?xf64>, %r: memref<?xf64>, %j: index, %v: f64) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %g, %c0 : memref<?xf64>
@@ -227,7 +222,7 @@ rev.func @recurse(%g: memref<?xf64>, %r: memref<?xf64>, %j: index, %v: f64) {
     rev.cond %more
   } then {
   ^bb0(%a: index, %b: f64):
-    %a1, %b1 = rev.call @accumulate(%g, %a, %b) : (memref<?xf64>, index, f64) -> (index, f64)
+    %a1, %b1 = rev.call @add_at(%g, %a, %b) : (memref<?xf64>, index, f64) -> (index, f64)
     %k = memref.load %r[%c0] : memref<?xf64>
     %b2 = rev.add %b1, %k : f64
     %a2, %b3 = rev.call @recurse(%g, %r, %a1, %b2) : (memref<?xf64>, memref<?xf64>, index, f64) -> (index, f64)
@@ -247,8 +242,8 @@ rev.func @negate(%g: memref<?xf64>, %j: index) {
 }
 
 rev.func @mixed(%g: memref<?xf64>, %h: memref<?xf64>, %j: index, %v: f64) {
-  %j1, %v1 = rev.call @accumulate(%g, %j, %v) : (memref<?xf64>, index, f64) -> (index, f64)
-  %j2, %v2 = rev.call @accumulate(%h, %j1, %v1) : (memref<?xf64>, index, f64) -> (index, f64)
+  %j1, %v1 = rev.call @add_at(%g, %j, %v) : (memref<?xf64>, index, f64) -> (index, f64)
+  %j2, %v2 = rev.call @add_at(%h, %j1, %v1) : (memref<?xf64>, index, f64) -> (index, f64)
   %j3 = rev.call @negate(%h, %j2) : (memref<?xf64>, index) -> index
   rev.return %j3, %v2 : index, f64
 }
@@ -258,7 +253,7 @@ rev.func @mixed(%g: memref<?xf64>, %h: memref<?xf64>, %j: index, %v: f64) {
 def test_argument_writes_classifies_accumulations_through_calls_and_recursion():
     writes = argument_writes(parse_module(CLASSIFIED))
     none, acc, other = Writes.NONE, Writes.ACCUMULATES, Writes.OTHER
-    assert writes["accumulate"] == (acc, none, none)
+    assert writes["add_at"] == (acc, none, none)
     # only accumulations reach %g, through the recursion too; %r is read
     assert writes["recurse"] == (acc, none, none, none)
     assert writes["negate"] == (other, none)
