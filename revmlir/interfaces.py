@@ -58,6 +58,13 @@ class InvertibleOp(StateConsumer, abc.ABC):
         """Memrefs whose contents this op itself (not its regions) may change."""
         return ()
 
+    def accumulated_memrefs(self) -> Sequence[SSAValue]:
+        """Memrefs this op uses only as a step of an accumulation
+        (``rev.take``, ``rev.add``/``rev.sub``, ``rev.put`` of one element):
+        such a step neither reads the element nor depends on other writes,
+        so concurrent steps on one element commute."""
+        return ()
+
     def is_inverse_of(self, other: Operation) -> bool:
         """Whether ``other`` followed by this op, on the same values, is the
         identity; canonicalization then removes both."""

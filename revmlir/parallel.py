@@ -13,29 +13,40 @@ may see another's writes.  Each iteration's footprint keeps to:
   lower to atomic adds.  An array accumulated into this way is not otherwise
   read or written in the loop, since its elements change under the reader.
 
-A whole array passed to a call that writes it is neither (the callee could
-write any element): pass the element instead.  The same holds for a whole
-array that the loop writes and a callee only reads.  Nested regions are part
-of the body; callees are checked as their own functions.
+A whole array passed to a call that only accumulates into it
+(``Writes.ACCUMULATES``: every write, in the callee and its callees, is an
+accumulation, and it reads nothing of the array but its shape) is a shared
+accumulation too: ``f(y[i], x, i)`` whose adjoint adds into all of ``ḡx``.
+A whole array passed to a call that writes it otherwise is neither (the
+callee could write any element): pass the element instead.  The same holds
+for a whole array that the loop writes and a callee reads.  Nested regions
+are part of the body; callees are checked as their own functions.
 
 The ops say what they write (``InvertibleOp.written_memrefs``), whether an
 update accumulates (``ACCUMULATES``) and whether a borrow only accumulates
-(``rev.TakeOp.accumulation``); this module puts that together per loop.
+(``rev.TakeOp.accumulation``); ``argument_writes`` says it of functions; this
+module puts that together per loop, and finds the function arguments that
+accumulations reach from a parallel loop (``shared_arguments``), which the
+lowering makes atomic.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType
+from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from revmlir.dialects import rev
 from revmlir.errors import ReversibilityViolation
-from revmlir.interfaces import InvertibleOp
+from revmlir.semantics import Writes, argument_uses, argument_writes
 
 RULE = "parallel"
+
+Call = rev.CallOp | rev.UncallOp
+CallWrites = Callable[[Call], Sequence[Writes]]
+"""How a call's callee may change each of its arguments."""
 
 
 def _inside(value: SSAValue, loop: rev.ForOp) -> bool:
@@ -72,34 +83,82 @@ def _can_accumulate_atomically(array: SSAValue) -> bool:
     return isinstance(element, AnyFloat | IntegerType)
 
 
-def check_parallel_loop(loop: rev.ForOp, written_by_call: Callable[[Operation], Sequence[SSAValue]]) -> None:
-    """Raise the first op of ``loop``'s body that breaks the footprint rule.
-    ``written_by_call(op)`` is what a call writes of its arguments."""
-    shared = accumulated_arrays(loop)
+def _accumulating_calls(loop: rev.ForOp, call_writes: CallWrites) -> Iterator[tuple[Call, int, SSAValue]]:
+    """The calls in ``loop`` that pass an outer array whole to a callee that
+    only accumulates into it, with the argument's position and the array."""
+    for op in loop.body.walk():
+        if isinstance(op, Call):
+            for position, (array, how) in enumerate(zip(op.args, call_writes(op), strict=True)):
+                if how is Writes.ACCUMULATES and not _inside(array, loop):
+                    yield op, position, array
+
+
+def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
+    """Raise the first op of ``loop``'s body that breaks the footprint rule."""
+    shared = accumulated_arrays(loop) | {array for _, _, array in _accumulating_calls(loop, call_writes)}
     written: set[SSAValue] = set(shared)
     for op in loop.body.walk():
         if isinstance(op, rev.TakeOp):
             _check_write(op, loop, shared)
             written.add(op.memref)
-        elif isinstance(op, InvertibleOp) and not isinstance(op, rev.PutOp):
-            for array in written_by_call(op) if isinstance(op, rev.CallOp | rev.UncallOp) else op.written_memrefs():
-                if not _inside(array, loop):
+        elif isinstance(op, Call):
+            for array, how in zip(op.args, call_writes(op), strict=True):
+                if how is Writes.NONE or _inside(array, loop):
+                    continue
+                if how is Writes.OTHER:
                     raise _violation(
                         op,
                         f"passes {_name(array)}, which it writes, as a whole array: another "
                         "iteration may write the same elements; pass the element instead",
                     )
+                if not _can_accumulate_atomically(array):
+                    raise _violation(
+                        op,
+                        f"passes {_name(array)} of type {array.type} to a callee that accumulates "
+                        "into it: shared accumulations need float or integer elements",
+                    )
     for op in loop.body.walk():
         if isinstance(op, memref.LoadOp):
             _check_read(op, op.memref, op.indices, loop, shared, written)
-        elif isinstance(op, rev.CallOp | rev.UncallOp):
-            for array in op.args:
-                if array in written and not _inside(array, loop):
+        elif isinstance(op, Call):
+            for array, how in zip(op.args, call_writes(op), strict=True):
+                if array in written and not _inside(array, loop) and how is not Writes.ACCUMULATES:
                     raise _violation(
                         op,
                         f"passes {_name(array)} as a whole array while the loop writes it: "
                         "a callee reading it would race with other iterations",
                     )
+
+
+def shared_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
+    """Per function of ``module``: the positions of the arguments that may be
+    bound to an array the iterations of a parallel loop accumulate into
+    through calls, directly or through callees passing it on; the
+    accumulations into them must be atomic."""
+    writes = argument_writes(module)
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, rev.FuncOp)}
+
+    def call_writes(call: Call) -> Sequence[Writes]:
+        return writes.get(call.callee.string_value(), (Writes.NONE,) * len(call.args))
+
+    pending = [
+        (call.callee.string_value(), position)
+        for function in functions.values()
+        for loop in function.walk()
+        if isinstance(loop, rev.ForOp) and loop.is_parallel
+        for call, position, _ in _accumulating_calls(loop, call_writes)
+    ]
+    uses = {name: argument_uses(func) for name, func in functions.items()}
+    found: dict[str, set[int]] = {name: set() for name in functions}
+    while pending:
+        name, position = pending.pop()
+        if position in found[name]:
+            continue
+        found[name].add(position)
+        for call, index in uses[name][position]:
+            if isinstance(call, Call) and call_writes(call)[index] is Writes.ACCUMULATES:
+                pending.append((call.callee.string_value(), index))
+    return {name: frozenset(positions) for name, positions in found.items()}
 
 
 def _check_write(take: rev.TakeOp, loop: rev.ForOp, shared: set[SSAValue]) -> None:

@@ -11,6 +11,10 @@ values, recomputed wherever the inverse needs it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from enum import Enum
+from typing import TYPE_CHECKING
+
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -24,6 +28,9 @@ from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 
 from revmlir.interfaces import InvertibleOp, StateConsumer
+
+if TYPE_CHECKING:
+    from revmlir.dialects.rev import FuncOp
 
 
 PURE_DIALECTS = frozenset({"arith", "math", "complex"})
@@ -73,28 +80,105 @@ def is_state_value(value: SSAValue) -> bool:
     return isinstance(value.owner, InvertibleOp)
 
 
-def written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
-    """Per function of ``module``: the positions of the arguments its runs
-    may write, by its own ops or by the functions it passes them to (a
-    fixpoint over the call graph, from "none"), so that a call of a helper
-    that only reads an array does not count as writing it."""
+ArgumentUse = tuple[Operation, int]
+"""An op and the position of its operand that is a function's argument."""
+
+
+def argument_uses(func: FuncOp) -> list[list[ArgumentUse]]:
+    """Per argument of ``func``: its uses by the ops in ``func``'s body (a
+    value's own use list may still hold an op that a rewrite detached)."""
+    found: list[list[ArgumentUse]] = [[] for _ in func.body.block.args]
+    for op in func.walk():
+        for index, operand in enumerate(op.operands):
+            if isinstance(operand, BlockArgument) and operand.block is func.body.block:
+                found[operand.index].append((op, index))
+    return found
+
+
+class Writes(Enum):
+    """How a function's runs may change one of its arguments."""
+
+    NONE = "none"
+    """Never: the function at most reads it."""
+    ACCUMULATES = "accumulates"
+    """Only by accumulations (``InvertibleOp.accumulated_memrefs``), in the
+    function and in every callee it passes the array to, and it reads
+    nothing of the array but its shape: runs that share the array commute."""
+    OTHER = "other"
+    """Any other way."""
+
+
+def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
+    """Per function of ``module``: how it may change each argument, by its
+    own ops or by the functions it passes them to.  Writes are a least
+    fixpoint over the call graph (from "none"), so that a call of a helper
+    that only reads an array does not count as writing it; accumulations a
+    greatest one (from "all"), so that a recursive accumulation stays one."""
     from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-    from revmlir.interfaces import InvertibleOp
 
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
-    written = dict.fromkeys(functions, frozenset[int]())
-    changed = True
-    while changed:
-        changed = False
-        for name, func in functions.items():
-            writes: set[SSAValue] = set()
-            for op in func.walk():
-                if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
-                    callee = written[op.callee.string_value()]
-                    writes.update(arg for k, arg in enumerate(op.args) if k in callee)
-                elif isinstance(op, InvertibleOp):
-                    writes.update(op.written_memrefs())
-            found = frozenset(k for k, arg in enumerate(func.body.block.args) if arg in writes)
-            if found != written[name]:
-                written[name], changed = found, True
-    return written
+    uses = {name: argument_uses(func) for name, func in functions.items()}
+
+    def passed(use: ArgumentUse, positions: dict[str, frozenset[int]]) -> bool:
+        """Whether ``use`` passes its array to a callee at one of ``positions``."""
+        op, index = use
+        if not isinstance(op, CallOp | UncallOp):
+            return False
+        callee = positions.get(op.callee.string_value())
+        return callee is not None and index in callee
+
+    def fixpoint(
+        keeps: Callable[[ArgumentUse, dict[str, frozenset[int]]], bool], least: bool
+    ) -> dict[str, frozenset[int]]:
+        """Per function, the array arguments one of whose uses ``keeps``
+        (``least``: from none) or all of whose uses do (from all)."""
+        quantifier = any if least else all
+        found = {
+            name: frozenset[int]() if least else frozenset(range(len(func.body.block.args)))
+            for name, func in functions.items()
+        }
+        changed = True
+        while changed:
+            changed = False
+            for name, func in functions.items():
+                new = frozenset(
+                    k
+                    for k, arg in enumerate(func.body.block.args)
+                    if is_reference_type(arg.type) and quantifier(keeps(use, found) for use in uses[name][k])
+                )
+                if new != found[name]:
+                    found[name], changed = new, True
+        return found
+
+    def writes(use: ArgumentUse, written: dict[str, frozenset[int]]) -> bool:
+        op, index = use
+        if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
+            return passed(use, written)
+        return isinstance(op, InvertibleOp) and op.operands[index] in op.written_memrefs()
+
+    def accumulates(use: ArgumentUse, accumulating: dict[str, frozenset[int]]) -> bool:
+        op, index = use
+        if isinstance(op, memref.DimOp) or passed(use, accumulating):
+            return True
+        return isinstance(op, InvertibleOp) and op.operands[index] in op.accumulated_memrefs()
+
+    written = fixpoint(writes, least=True)
+    accumulating = fixpoint(accumulates, least=False)
+    return {
+        name: tuple(
+            Writes.NONE if k not in written[name]
+            else Writes.ACCUMULATES if k in accumulating[name]
+            else Writes.OTHER
+            for k in range(len(func.body.block.args))
+        )
+        for name, func in functions.items()
+    }
+
+
+def written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
+    """Per function of ``module``: the positions of the arguments its runs
+    may write (``argument_writes``)."""
+    return {
+        name: frozenset(k for k, how in enumerate(writes) if how is not Writes.NONE)
+        for name, writes in argument_writes(module).items()
+    }

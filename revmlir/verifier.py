@@ -24,7 +24,7 @@ from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.errors import ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.parallel import check_parallel_loop
-from revmlir.semantics import is_expression_op, is_state_value, written_arguments
+from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
 
 RULES: dict[str, str] = {
     **IR_RULES,
@@ -122,7 +122,7 @@ class FunctionVerifier:
         self.func = func
         self.consumer: dict[SSAValue, Operation] = {}
         self.position: dict[Operation, int] = {}
-        self._written: dict[str, frozenset[int]] | None = None
+        self._written: dict[str, tuple[Writes, ...]] | None = None
 
     def run(self) -> None:
         self._check_layouts()
@@ -149,16 +149,17 @@ class FunctionVerifier:
             if isinstance(op, rev.ForOp) and op.is_parallel:
                 check_parallel_loop(op, self._call_writes)
 
-    def _call_writes(self, op: Operation) -> list[SSAValue]:
-        """The arrays a call passes to a callee that may write them."""
-        assert isinstance(op, rev.CallOp | rev.UncallOp)
+    def _call_writes(self, op: rev.CallOp | rev.UncallOp) -> Sequence[Writes]:
+        """How a call's callee may change each argument (any array, for a
+        callee outside the module)."""
         module = self.func.parent_op()
         if self._written is None:
-            self._written = written_arguments(module) if isinstance(module, ModuleOp) else {}
+            self._written = argument_writes(module) if isinstance(module, ModuleOp) else {}
         writes = self._written.get(op.callee.string_value())
         if writes is None:
-            return list(op.written_memrefs())
-        return [arg for k, arg in enumerate(op.args) if k in writes]
+            written = op.written_memrefs()
+            return [Writes.OTHER if arg in written else Writes.NONE for arg in op.args]
+        return writes
 
     def _check_layouts(self) -> None:
         """Every engine addresses element (i, j, …) of an array at its

@@ -553,6 +553,9 @@ class TakeOp(
             updates.append(user)
             current = user.result
 
+    def accumulated_memrefs(self) -> Sequence[SSAValue]:
+        return (self.memref,) if self.accumulation() is not None else ()
+
     def tangent(self, tangenter: Tangenter) -> None:
         """The element's tangent is borrowed from the shadow tangent array
         along with the element."""
@@ -617,6 +620,15 @@ class PutOp(
 
     def written_memrefs(self) -> Sequence[SSAValue]:
         return (self.memref,)
+
+    def accumulated_memrefs(self) -> Sequence[SSAValue]:
+        """The array when this put ends a borrow that only accumulates."""
+        current = self.value
+        while isinstance(current.owner, _UpdateOp) and current.owner.ACCUMULATES:
+            current = current.owner.target
+        take = current.owner
+        found = take.accumulation() if isinstance(take, TakeOp) else None
+        return (self.memref,) if found is not None and found[1] is self else ()
 
     def tangent(self, tangenter: Tangenter) -> None:
         """The element's tangent goes back into the shadow tangent array."""

@@ -65,7 +65,7 @@ from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, des
 from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name
 from revmlir.lowering import cursor, stacks
 from revmlir.lowering.rules import RuleTable
-from revmlir.parallel import accumulated_arrays
+from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.passes.expand_routines import forward_only
 from revmlir.safety import (
     DIVISION_BY_ZERO,
@@ -320,6 +320,7 @@ class FunctionLowering(CheckedCode):
         checks: CheckTable,
         tolerance: float,
         runtime: dict[str, func.FuncOp],
+        shared: frozenset[int],
     ):
         self.source = source
         self.tolerance = tolerance
@@ -328,9 +329,12 @@ class FunctionLowering(CheckedCode):
         self.atomic: dict[Operation, _SharedElement] = {}
         """The updates and puts of shared accumulations in parallel loops,
         with the element they update (``_take`` fills it in)."""
-        self.shared_arrays: list[set[SSAValue]] = []
-        """Per parallel loop being lowered (outermost first): the arrays its
-        iterations accumulate into at shared elements."""
+        entry = source.body.block.args
+        self.shared_arrays: list[set[SSAValue]] = [{entry[k] for k in shared}]
+        """The arguments at positions ``shared`` (``shared_arguments``: the
+        iterations of a parallel loop may be accumulating into them at once),
+        then per parallel loop being lowered (outermost first): the arrays
+        its iterations accumulate into at shared elements."""
         self.heap_arrays: dict[SSAValue, SSAValue | None] = {}
         """Ancilla arrays that may be on the heap, which their free releases:
         always (None) or when an ``i1`` says so."""
@@ -1197,8 +1201,10 @@ class RevLowerToStdPass(ModulePass):
         plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
         for function in plain:
             _check_std_function(function, {f.sym_name.data for f in plain}, checks, runtime)
+        shared = shared_arguments(op)
         for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
-            lowered = FunctionLowering(source, checks, self.tolerance, runtime).lower()
+            name = source.sym_name.data
+            lowered = FunctionLowering(source, checks, self.tolerance, runtime, shared[name]).lower()
             Rewriter.replace_op(source, lowered)
         op.body.block.add_ops(runtime[name] for name in sorted(runtime))
         stacks.define_runtime(op)

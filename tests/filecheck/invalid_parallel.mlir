@@ -182,3 +182,193 @@ rev.func @complex_accumulation(%g: memref<4xcomplex<f64>>, %x: memref<?xcomplex<
   }
   rev.return %n : index
 }
+
+// -----
+
+// Accepted: a whole array passed to a callee that only accumulates into it,
+// here through a second callee (as an adjoint passes a gradient array; reading
+// its shape is not reading it), is a
+// shared accumulation; the loop may accumulate into it directly too.
+rev.func @add_at(%g: memref<?xf64>, %j: index, %v: f64) {
+  %e = rev.take %g[%j] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %g[%j] : memref<?xf64>
+  rev.return %j, %v : index, f64
+}
+
+rev.func @add_first(%g: memref<?xf64>, %v: f64) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %g, %c0 : memref<?xf64>
+  %k = anc.alloc %c0 : index
+  %k1, %v1 = rev.call @add_at(%g, %k, %v) : (memref<?xf64>, index, f64) -> (index, f64)
+  anc.free %k1, %c0 : index
+  rev.return %v1 : f64
+}
+
+rev.func @call_accumulates(%g: memref<?xf64>, %x: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %v = anc.alloc %xi : f64
+    %v1 = rev.call @add_first(%g, %v) : (memref<?xf64>, f64) -> f64
+    anc.free %v1, %xi : f64
+    %w = rev.take %g[%c1] : memref<?xf64>
+    %w1 = rev.sub %w, %xi : f64
+    rev.put %w1, %g[%c1] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// A callee that accumulates into an array but also reads it does not only
+// accumulate: its reads would see other iterations' sums.
+rev.func @add_and_read(%g: memref<?xf64>, %v: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = memref.load %g[%c1] : memref<?xf64>
+  %e = rev.take %g[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %r : f64
+  rev.put %e1, %g[%c0] : memref<?xf64>
+  rev.return %v : f64
+}
+
+rev.func @call_accumulates_and_reads(%g: memref<?xf64>, %x: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %v = anc.alloc %xi : f64
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %g, which it writes, as a whole array: another iteration may write the same elements; pass the element instead}}
+    %v1 = rev.call @add_and_read(%g, %v) : (memref<?xf64>, f64) -> f64
+    anc.free %v1, %xi : f64
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// Nor does one that passes the array on to a callee writing it otherwise.
+rev.func @negate_first(%g: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %g[%c0] : memref<?xf64>
+  %e1 = rev.neg %e : f64
+  rev.put %e1, %g[%c0] : memref<?xf64>
+  rev.return
+}
+
+rev.func @add_then_negate(%g: memref<?xf64>, %v: f64) {
+  %c1 = arith.constant 1 : index
+  %e = rev.take %g[%c1] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %g[%c1] : memref<?xf64>
+  rev.call @negate_first(%g) : (memref<?xf64>) -> ()
+  rev.return %v : f64
+}
+
+rev.func @call_writes_through_a_callee(%g: memref<?xf64>, %x: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xf64>
+    %v = anc.alloc %xi : f64
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %g, which it writes, as a whole array}}
+    %v1 = rev.call @add_then_negate(%g, %v) : (memref<?xf64>, f64) -> f64
+    anc.free %v1, %xi : f64
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// An array a callee accumulates into is not read in the loop either.
+rev.func @add_zeroth(%g: memref<?xf64>, %v: f64) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %g[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %g[%c0] : memref<?xf64>
+  rev.return %v : f64
+}
+
+rev.func @read_call_accumulated(%g: memref<?xf64>, %y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %yi = rev.take %y[%i] : memref<?xf64>
+    %yi1 = rev.call @add_zeroth(%g, %yi) : (memref<?xf64>, f64) -> f64
+    // expected-error@+1 {{[parallel] 'memref.load' in a parallel loop reads %g, which iterations accumulate into: its elements change while the loop runs}}
+    %g1 = memref.load %g[%c1] : memref<?xf64>
+    %yi2 = rev.add %yi1, %g1 : f64
+    rev.put %yi2, %y[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// Nor passed to a callee that reads it.
+rev.func @add_zeroth(%g: memref<?xf64>, %v: f64) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %g[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %g[%c0] : memref<?xf64>
+  rev.return %v : f64
+}
+
+rev.func @second(%acc: f64, %m: memref<?xf64>) {
+  %c1 = arith.constant 1 : index
+  %v = memref.load %m[%c1] : memref<?xf64>
+  %acc1 = rev.add %acc, %v : f64
+  rev.return %acc1 : f64
+}
+
+rev.func @call_reads_call_accumulated(%g: memref<?xf64>, %y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %yi = rev.take %y[%i] : memref<?xf64>
+    %yi1 = rev.call @add_zeroth(%g, %yi) : (memref<?xf64>, f64) -> f64
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %g as a whole array while the loop writes it: a callee reading it would race with other iterations}}
+    %yi2 = rev.call @second(%yi1, %g) : (f64, memref<?xf64>) -> f64
+    rev.put %yi2, %y[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+// -----
+
+// A callee's accumulations into a shared array are atomic adds: not on
+// complex elements.
+rev.func @add_complex(%g: memref<4xcomplex<f64>>, %v: complex<f64>) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %g[%c0] : memref<4xcomplex<f64>>
+  %e1 = rev.add %e, %v : complex<f64>
+  rev.put %e1, %g[%c0] : memref<4xcomplex<f64>>
+  rev.return %v : complex<f64>
+}
+
+rev.func @call_complex_accumulation(%g: memref<4xcomplex<f64>>, %x: memref<?xcomplex<f64>>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %xi = memref.load %x[%i] : memref<?xcomplex<f64>>
+    %v = anc.alloc %xi : complex<f64>
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %g of type memref<4xcomplex<f64>> to a callee that accumulates into it: shared accumulations need float or integer elements}}
+    %v1 = rev.call @add_complex(%g, %v) : (memref<4xcomplex<f64>>, complex<f64>) -> complex<f64>
+    anc.free %v1, %xi : complex<f64>
+    rev.yield
+  }
+  rev.return %n : index
+}
