@@ -110,25 +110,20 @@ def test_example_kernels_compile_to_ptx(function: object, args: tuple) -> None:
         assert emit_cubin(compiled.program.ptx, "sm_90")
 
 
-distance = load_example("graph_embedding").distance
-
-
-@rv.reversible
-def shared_through_a_call(dist, x, pairs):
-    for i in rv.prange(len(dist)):
-        distance(dist[i], x, pairs[i, 0], pairs[i, 1])
-
-
-def test_a_gradient_kernel_that_would_race_is_rejected() -> None:
-    """The adjoint of a call that reads a shared array whole writes its
-    gradient whole in every iteration: a verifier error, not a kernel whose
-    threads race (the examples copy what an iteration reads instead)."""
-    from revmlir.errors import ReversibilityViolation
-
+def test_a_shared_gradient_through_a_call_is_atomic_in_the_callee() -> None:
+    """The adjoint of a call that reads a shared array whole accumulates
+    into its gradient from every iteration: the callee's accumulations are
+    atomic in the kernel's PTX, and the gradient equals the sequential one."""
     x, pairs = graph.random_batch(6, 3, 8)
     dist = np.zeros(8)
-    shared_through_a_call(dist, x, pairs)  # the forward kernel is fine
-    assert np.allclose(dist, np.linalg.norm(x[pairs[:, 0]] - x[pairs[:, 1]], axis=1))
-    kernel = rv.cuda.kernel(rv.adjoint(shared_through_a_call))
-    with pytest.raises(ReversibilityViolation, match=r"\[parallel\] .*passes %g_x, which it writes, as a whole array"):
-        kernel.compile(dist, x, pairs, np.ones(8), np.zeros_like(x))
+    kernel = rv.cuda.kernel(rv.adjoint(graph.batch_distances))
+    compiled = kernel.specialise(dist, x, pairs, np.ones(8), np.zeros_like(x))
+    assert "red.add.f64" in compiled.program.ptx
+    forward = graph.batch_distances(np.zeros(8), x, pairs)[0]
+    g_x = rv.adjoint(graph.batch_distances)(forward, x, pairs, np.ones(8), np.zeros_like(x))[4]
+    expected = np.zeros_like(x)
+    for a, b in pairs:
+        unit = (x[a] - x[b]) / np.linalg.norm(x[a] - x[b])
+        expected[a] += unit
+        expected[b] -= unit
+    np.testing.assert_allclose(g_x, expected, rtol=1e-12, atol=1e-12)

@@ -3,14 +3,11 @@
 
 The points' log-likelihoods (``point_logsumexp``, the whole cost of the
 objective) are one kernel, a thread per point, each adding its term to a
-``point_err`` element of its own.  Each thread calls ``point_logsumexp`` on
-copies of the parameters (``alphas``, ``means``, ``icf``, the preprocessed
-``qdiags``/``sum_qs``) and of its point, in ancilla arrays of its own: a
-call's adjoint writes the gradients of the arrays it reads whole, which must
-not be shared between iterations.  The adjoint kernel runs the points
-backwards in parallel: the intermediates and the copies' gradients stay
-private, and the adjoint of each copy is a shared accumulation into the
-parameter gradients, which the GPU makes atomic.  The
+``point_err`` element of its own and reading the parameters and the points
+whole.  The adjoint kernel runs the points backwards in parallel: the
+adjoint of each call only accumulates into the parameter gradients, which
+the parallel rule admits for a callee and the compiler makes atomic in it
+(``memref.atomic_rmw``, f64 atomics on the GPU).  The
 parameter-only terms (log-sum-exp of the weights, the Wishart prior) and the
 preprocessing are small and run on the CPU, and their gradients are chained
 with the kernel's: ``gmm_gradient`` equals ``rv.gradient(gmm_objective)``.
@@ -29,25 +26,7 @@ from adbench_gmm import log_wishart_prior, logsumexp, point_logsumexp, preproces
 def gmm_points(point_err, alphas, means, icf, x, qdiags, sum_qs):
     """``point_err[i] +=`` the log-likelihood of point ``i`` up to the constants."""
     for ix in rv.prange(x.shape[0]):
-        with rv.routine() as r:
-            own_alphas = rv.zeros(len(alphas))
-            own_means = rv.zeros((means.shape[0], means.shape[1]))
-            own_icf = rv.zeros((icf.shape[0], icf.shape[1]))
-            own_qdiags = rv.zeros((qdiags.shape[0], qdiags.shape[1]))
-            own_sum_qs = rv.zeros(len(sum_qs))
-            point = rv.zeros((1, x.shape[1]))
-            for ik in range(len(alphas)):
-                own_alphas[ik] += alphas[ik]
-                own_sum_qs[ik] += sum_qs[ik]
-                for j in range(x.shape[1]):
-                    own_means[ik, j] += means[ik, j]
-                    own_qdiags[ik, j] += qdiags[ik, j]
-                for j in range(icf.shape[1]):
-                    own_icf[ik, j] += icf[ik, j]
-            for j in range(x.shape[1]):
-                point[0, j] += x[ix, j]
-        point_logsumexp(point_err[ix], 0, own_alphas, own_means, own_icf, point, own_qdiags, own_sum_qs)
-        ~r
+        point_logsumexp(point_err[ix], ix, alphas, means, icf, x, qdiags, sum_qs)
 
 
 @rv.reversible

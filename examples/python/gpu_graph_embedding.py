@@ -2,14 +2,12 @@
 embedding loss (``graph_embedding.py``) for a large batch of vertex pairs,
 one pair per thread, and their gradient with respect to the embedding.
 
-Each iteration copies its pair's two rows of ``x`` into an ancilla array of
-its own and measures that: a call in a parallel loop may read a shared array
-whole, but its adjoint would then write the whole gradient array, which
-another iteration may write too (the parallel rule rejects it).  With the
-copy, the callee's gradient stays private, and the adjoint of the copy
-turns each read of ``x[a, j]`` into a shared accumulation
-``g_x[a, j] += …`` in the loop itself, which the GPU makes atomic (pairs
-share vertices).  Called directly, the functions run on the CPU.
+Each iteration calls ``distance`` on the shared embedding ``x`` whole.
+The adjoint of that call only accumulates into the gradient ``g_x`` (pairs
+share vertices, so iterations accumulate into the same rows): the parallel
+rule admits a callee that only accumulates into an array, and the compiler
+makes those accumulations atomic in the callee (``memref.atomic_rmw``, f64
+atomics on the GPU).  Called directly, the functions run on the CPU.
 """
 
 import numpy as np
@@ -22,13 +20,7 @@ from graph_embedding import distance
 def batch_distances(dist, x, pairs):
     """``dist[i] += ‖x[pairs[i, 0]] − x[pairs[i, 1]]‖`` for every pair."""
     for i in rv.prange(len(dist)):
-        with rv.routine() as r:
-            ends = rv.zeros((2, x.shape[1]))
-            for j in range(x.shape[1]):
-                ends[0, j] += x[pairs[i, 0], j]
-                ends[1, j] += x[pairs[i, 1], j]
-        distance(dist[i], ends, 0, 1)
-        ~r
+        distance(dist[i], x, pairs[i, 0], pairs[i, 1])
 
 
 def random_batch(vertices: int, k: int, pairs: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
