@@ -94,6 +94,24 @@ def test_gmm_gradient() -> None:
         assert np.allclose(ours, expected, rtol=1e-10, atol=1e-11 * np.abs(expected).max())
 
 
+def test_dynamic_ancilla_arrays_in_the_arena_and_its_exhaustion() -> None:
+    """batch_distances copies each pair's two rows into an ``rv.zeros`` of
+    a run-time size: from the per-thread arena, exactly as large as one
+    iteration needs (2 rows of 8 f64: 128 bytes) it gives the CPU's
+    distances on every thread, one byte less per thread is the located
+    error of the first thread that ran out, never an illegal address."""
+    x, pairs = graph.random_batch(1000, 8, 100_000)
+    cpu = np.zeros(len(pairs))
+    graph.batch_distances(cpu, x, pairs)
+    kernel = rv.cuda.kernel(graph.batch_distances)
+    gpu = np.zeros(len(pairs))
+    kernel(gpu, x, pairs, arena=128)
+    assert_same([cpu], [gpu], 1e-13)
+    with pytest.raises(ExecutionError, match=r"gpu_graph_embedding.py:\d+:\d+: .* needs 128 bytes of per-thread arena, has 112 .*\(element \d+\)"):
+        kernel(np.zeros(len(pairs)), x, pairs, arena=112)
+    kernel(gpu, x, pairs)  # the default arena, and the slot clean again
+
+
 def test_failing_check_raises_the_cpus_error_at_its_element() -> None:
     x, idx = np.ones(10), np.zeros(100_000, dtype=np.int64)
     idx[26_624] = 10

@@ -22,6 +22,11 @@ Checks write a thread's own four-word slot, as on the CPU; its last word
 the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
 finds what to report.  The element is the parallel index, or −1 for a check
 outside the loop.
+
+Arrays of a dynamic size (``memref.alloc``) in a kernel or the functions it
+calls come from a per-thread arena (``revmlir.gpu.arena``): such a kernel
+takes the arena's address and bytes per thread after the error slot, and
+its context holds three more words, the thread's ``[top, base, end]``.
 """
 
 from __future__ import annotations
