@@ -74,7 +74,7 @@ def test_gmm_gradient_equals_the_whole_objectives() -> None:
         assert np.allclose(ours, expected, rtol=1e-11, atol=1e-12 * np.abs(expected).max())
 
 
-def _kernel_cases() -> list[object]:
+def _kernel_cases(only: tuple[str, ...] = ()) -> list[object]:
     x, z = positive(8), complex_values(8)
     xs, pairs = graph.random_batch(6, 3, 8)
     problem = ba.with_observations(data.read_ba("ba/ba1_n49_m7776_p31843.txt"), 4)
@@ -94,7 +94,7 @@ def _kernel_cases() -> list[object]:
         ("gmm_points", gmm.gmm_points, gmm_args),
         ("gmm_points.adj", rv.adjoint(gmm.gmm_points), gmm_args + gmm_gradients),
     ]
-    return [pytest.param(function, args, id=label) for label, function, args in cases]
+    return [pytest.param(function, args, id=label) for label, function, args in cases if not only or label in only]
 
 
 @pytest.mark.parametrize("function, args", _kernel_cases())
@@ -108,6 +108,51 @@ def test_example_kernels_compile_to_ptx(function: object, args: tuple) -> None:
     assert f".entry {entry}(" in compiled.program.ptx
     if find_ptxas() is not None:
         assert emit_cubin(compiled.program.ptx, "sm_90")
+
+
+ARENA_KERNELS = ("ba_jacobian_blocks", "gmm_points", "gmm_points.adj")
+"""The kernels with ancilla arrays of a run-time size (BA's copies of what
+an observation reads, the GMM's per-point work arrays in the callee): the
+per-thread arena holds those."""
+
+
+@pytest.mark.parametrize("function, args", _kernel_cases(ARENA_KERNELS))
+def test_arena_kernels_thread_by_thread_are_the_cpu_functions(function: object, args: tuple) -> None:
+    """The kernels with ancilla arrays of a dynamic size take a per-thread
+    arena, and run thread by thread with it (a grid smaller than the trip
+    count: threads reuse their part) give what the CPU function gives."""
+    from gpu_emulation import EmulatedKernel
+
+    kernel = rv.cuda.kernel(function)
+    assert kernel.specialise(*args).program.kernels[kernel.specialise(*args).name].arena
+    module, name = kernel.rev_module(*args)
+    expected = [a.copy() for a in args]
+    function(*expected)
+    got = [a.copy() for a in args]
+    slot = EmulatedKernel(module, name).launch(got, 2, 3)
+    assert not slot.any()
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_an_exhausted_arena_is_the_located_error_of_the_thread_that_ran_out() -> None:
+    """``needs N bytes of per-thread arena, has M``, at the ``rv.zeros`` that
+    needed it, with the element, as a launch raises it; nothing is written
+    past the arena (the thread ends at the check)."""
+    from gpu_emulation import EmulatedKernel
+
+    from revmlir.errors import ExecutionError
+    from revmlir.gpu.runtime import raise_gpu_error
+
+    ((function, args),) = (p.values for p in _kernel_cases(("gmm_points",)))
+    module, name = rv.cuda.kernel(function).rev_module(*args)
+    emulated = EmulatedKernel(module, name)
+    got = [a.copy() for a in args]
+    slot = emulated.launch(got, 1, 2, arena=16)
+    with pytest.raises(ExecutionError, match=r"needs \d+ bytes of per-thread arena, has 16 .* \(element 0\)") as error:
+        raise_gpu_error(emulated.check_table, slot)
+    assert error.value.location is not None and "adbench_gmm.py" in error.value.location
+    assert not got[0].any()  # no thread got past its first allocation
 
 
 def test_a_shared_gradient_through_a_call_is_atomic_in_the_callee() -> None:

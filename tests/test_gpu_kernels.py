@@ -94,6 +94,37 @@ def test_gmm_gradient() -> None:
         assert np.allclose(ours, expected, rtol=1e-10, atol=1e-11 * np.abs(expected).max())
 
 
+@rv.reversible
+def window_energy(y, x, m):
+    """``y[i] += Σ_j x[(i+j) mod n]²`` over a window of ``m`` elements
+    copied into an ``rv.zeros(m)`` of a run-time size."""
+    for i in rv.prange(len(y)):
+        with rv.routine() as r:
+            w = rv.zeros(m)
+            for j in range(m):
+                w[j] += x[(i + j) % len(x)]
+        for j in range(m):
+            y[i] += w[j] * w[j]
+        ~r
+
+
+def test_dynamic_ancilla_arrays_in_the_arena_and_its_exhaustion() -> None:
+    """An ``rv.zeros`` of a run-time size comes from the per-thread arena:
+    exactly as large as one iteration needs (16 f64: 128 bytes) it gives the
+    CPU's results on every thread, 16 bytes less per thread is the located
+    error of the first thread that ran out, never an illegal address."""
+    x = np.random.default_rng(0).normal(size=1000)
+    cpu = np.zeros(100_000)
+    window_energy(cpu, x, 16)
+    kernel = rv.cuda.kernel(window_energy)
+    gpu = np.zeros(len(cpu))
+    kernel(gpu, x, 16, arena=128)
+    assert_same([cpu], [gpu], 1e-13)
+    with pytest.raises(ExecutionError, match=r"test_gpu_kernels.py:\d+:\d+: .* needs 128 bytes of per-thread arena, has 112 .*\(element \d+\)"):
+        kernel(np.zeros(len(cpu)), x, 16, arena=112)
+    kernel(gpu, x, 16)  # the default arena, and the slot clean again
+
+
 def test_failing_check_raises_the_cpus_error_at_its_element() -> None:
     x, idx = np.ones(10), np.zeros(100_000, dtype=np.int64)
     idx[26_624] = 10

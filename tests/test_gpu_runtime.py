@@ -6,6 +6,7 @@ launches themselves are in ``test_gpu.py`` (marked ``gpu``)."""
 from __future__ import annotations
 
 import ctypes
+import re
 import struct
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ComplexType, MemRefType, f32, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute
+
+from gpu_examples import examples
 
 import revmlir as rv
 from revmlir.dialects.anc import StackType
@@ -39,6 +42,12 @@ def shift(y, x, k: int):
 @rv.reversible
 def scale(y, x, a: float):
     for i in range(len(x)):
+        y[i] += a * x[i]
+
+
+@rv.reversible
+def scale_kernel(y, x, a: float):
+    for i in rv.prange(len(x)):
         y[i] += a * x[i]
 
 
@@ -231,6 +240,49 @@ def test_parameters_are_laid_out_as_c_does() -> None:
     ]
     expected = Expected(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, runtime.ERROR_WORDS)
     assert runtime.pack_parameters(pieces) == bytes(expected)
+
+
+def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> None:
+    """A kernel with ancilla arrays of a dynamic size says it takes an
+    arena; its packed parameters (arrays, error slot, arena address, bytes
+    per thread) are as many and as large as its PTX entry's."""
+    graph = examples()["graph_embedding"]
+    x, pairs = graph.random_batch(6, 3, 8)
+    compiled = rv.cuda.kernel(graph.batch_distances).specialise(np.zeros(8), x, pairs)
+    info = compiled.program.kernels[compiled.name]
+    assert info.arena
+    assert not rv.cuda.kernel(scale_kernel).specialise(np.zeros(3), np.ones(3), 2.0).program.kernels["scale_kernel"].arena
+    pieces = [
+        *runtime.array_pieces(0xA0, (8,)), *runtime.array_pieces(0xB0, (6, 3)), *runtime.array_pieces(0xC0, (8, 2)),
+        *runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096),
+    ]
+    entry = compiled.program.ptx.split(f".entry {info.entry}(")[1].split(")")[0]
+    declared = re.findall(r"\.param \.u64", entry)
+    assert len(declared) == len(pieces) and len(runtime.pack_parameters(pieces)) == 8 * len(declared)
+
+    class Expected(ctypes.Structure):
+        _fields_ = [("slot", ctypes.c_uint64), ("words", ctypes.c_int64), ("arena", ctypes.c_uint64), ("bytes", ctypes.c_int64)]
+
+    tail = [*runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096)]
+    assert runtime.pack_parameters(tail) == bytes(Expected(0xD0, runtime.ERROR_WORDS, 0xE0, 4096))
+
+
+def test_arena_sizes() -> None:
+    """The default, rounded up to whole 16-byte units, the grid cut to keep
+    a launch's arena within the limit; sizes that are no byte counts are
+    errors before any GPU is needed."""
+    assert runtime.arena_plan(None, 256, 528) == (528, runtime.DEFAULT_ARENA)
+    assert runtime.arena_plan(100, 256, 528) == (528, 112)
+    assert runtime.arena_plan(0, 256, 528) == (528, 0)
+    grid, per_thread = runtime.arena_plan(1 << 20, 1024, 528)
+    assert per_thread == 1 << 20 and grid * 1024 * per_thread <= runtime.ARENA_LIMIT and grid == 1
+    grid, _ = runtime.arena_plan(65536, 256, 528)
+    assert grid == runtime.ARENA_LIMIT // (65536 * 256)
+    for wrong, error in ((-1, ValueError), (runtime.ARENA_LIMIT, ValueError), (1.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="arena"):
+            runtime.check_arena(wrong)
+    with pytest.raises(ValueError, match=r"arena=-16 bytes per thread is outside"):
+        rv.cuda.kernel(scale_kernel)(np.zeros(3), np.ones(3), 2.0, arena=-16)
 
 
 def test_scalar_formats() -> None:

@@ -72,15 +72,22 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<CUDA kernel of {self.__name__}>"
 
-    def __call__(self, *args: Any, stream: Any = None) -> Any:
+    def __call__(self, *args: Any, stream: Any = None, arena: int | None = None) -> Any:
         """Launch on ``args``; with ``stream=`` queue the launch on that
         stream and return at once (its errors surface at
-        ``rv.cuda.synchronize()``), unless a numpy array must be copied back."""
+        ``rv.cuda.synchronize()``), unless a numpy array must be copied back.
+        ``arena=``: bytes per thread of the per-thread arena that ancilla
+        arrays of a dynamic size come from (default
+        ``runtime.DEFAULT_ARENA``; kernels without such arrays take none)."""
+        if arena is not None:
+            runtime.check_arena(arena)
         runtime.driver()
         handle = runtime.stream_handle(stream)
         described = runtime.describe(args, handle)
         compiled = self.specialise(*[runtime.stand_in(a) for a in described])
-        runtime.launch(compiled.program, compiled.name, described, compiled.written, handle, stream is None)
+        runtime.launch(
+            compiled.program, compiled.name, described, compiled.written, handle, stream is None, arena
+        )
         return args[0] if len(args) == 1 else args
 
     def compile(self, *args: Any) -> Any:
@@ -91,22 +98,29 @@ class Kernel:
     def specialise(self, *args: Any) -> CompiledKernel:
         """The compiled kernel for these arguments (as ``compile``), with
         what a launch needs."""
-        spec, name, generate = self._rev_function(args)
+        spec, name, _ = self._rev_function(args)
         if (found := self._compiled.get((spec, name))) is None:
             from revmlir.gpu.program import compile_kernels
             from revmlir.inversion import inverse_name
             from revmlir.semantics import written_arguments
 
-            module = spec.module.clone()
-            generate(module)
-            # the parallel rule holds for derived functions too: kernels
-            # must not race
-            module.verify()
+            module, name = self.rev_module(*args)
             # ~f writes the arrays f writes
             written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
             program = compile_kernels(module, [name], arch=self.arch)
             found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
         return found
+
+    def rev_module(self, *args: Any) -> tuple[Any, str]:
+        """The verified rev module the kernel for these arguments is compiled
+        from (derived functions generated) and the rev function it runs."""
+        spec, name, generate = self._rev_function(args)
+        module = spec.module.clone()
+        generate(module)
+        # the parallel rule holds for derived functions too: kernels must
+        # not race
+        module.verify()
+        return module, name
 
     def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Any]:
         """The specialisation ``args`` select, the rev function the kernel

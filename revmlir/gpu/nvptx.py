@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     SymbolRefAttr,
+    UnrealizedConversionCastOp,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation
@@ -48,6 +49,7 @@ from revmlir.lowering.std_to_llvm import (
     FunctionTranslation,
     ModuleTranslation,
     Rule,
+    llvm_type,
     translate_module,
 )
 from revmlir.lowering.std_to_llvm import _element_address
@@ -104,6 +106,16 @@ def pointer_as_index(t: FunctionTranslation, op: Operation) -> None:
     so native code's table does not have it."""
     pointer = t.extract(t.get(op.operands[0]), 0, PTR, op)
     t.set(op.results[0], t.value(llvm.PtrToIntOp(pointer, i64), op))
+
+
+@device_rules(UnrealizedConversionCastOp)
+def array_at_address(t: FunctionTranslation, op: Operation) -> None:
+    """An array the arena holds (``revmlir.gpu.arena``): its descriptor,
+    built in the llvm dialect, is the array, as native code represents
+    arrays."""
+    if len(op.operands) != 1 or len(op.results) != 1 or llvm_type(op.results[0].type) != op.operands[0].type:
+        raise PassFailedException(f"{describe_op(op)}: only an array's descriptor converts to the array")
+    t.set(op.results[0], t.get(op.operands[0]))
 
 
 @device_rules(*nvvm.SPECIAL_REGISTERS.values(), nvvm.Barrier0Op)
@@ -224,8 +236,9 @@ def _device_memory(module: gpu.ModuleOp) -> None:
     """Memory as the GPU has it, and what it cannot run rejected at the op:
     an array of a static size is the thread's local memory (an ``alloca``,
     however large: native code puts arrays past a page on the heap, which
-    on a GPU is small and slow); one of a dynamic size allocated in a loop,
-    and a stack, would need the device heap."""
+    on a GPU is small and slow); one of a dynamic size comes from the
+    thread's arena (``revmlir.gpu.arena``, done by ``rev-gpu-outline``); a
+    stack would need the device heap."""
     for op in list(module.walk()):
         if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) is not None:
             raise PassFailedException(
@@ -233,11 +246,7 @@ def _device_memory(module: gpu.ModuleOp) -> None:
                 "realloc, which the device lacks)"
             )
         if isinstance(op, memref.AllocOp):
-            if op.dynamic_sizes:
-                raise PassFailedException(
-                    f"{describe_op(op)}: an ancilla array of a dynamic size in a loop is not supported in GPU "
-                    "code yet (it would live on the device heap); give it a static size"
-                )
+            assert not op.dynamic_sizes, "rev-gpu-outline carves arrays of a dynamic size from the arena"
             for use in list(op.memref.uses):
                 if isinstance(use.operation, memref.DeallocOp):
                     use.operation.detach()

@@ -22,6 +22,11 @@ Checks write a thread's own four-word slot, as on the CPU; its last word
 the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
 finds what to report.  The element is the parallel index, or −1 for a check
 outside the loop.
+
+Arrays of a dynamic size (``memref.alloc``) in a kernel or the functions it
+calls come from a per-thread arena (``revmlir.gpu.arena``): such a kernel
+takes the arena's address and bytes per thread after the error slot, and
+its context holds three more words, the thread's ``[top, base, end]``.
 """
 
 from __future__ import annotations
@@ -46,12 +51,25 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
-from revmlir.lowering.rev_to_std import ERROR_SLOT, FAIL, JUMP_WORD
+from revmlir.gpu.arena import (
+    BASE_WORD,
+    CONTEXT_WORDS,
+    END_WORD,
+    TOP_WORD,
+    arena_allocations,
+    carve,
+    register_checks,
+    store_checks,
+)
+from revmlir.lowering.rev_to_std import ERROR_SLOT, FAIL, JUMP_WORD, CheckTable
 
 GPU_ERROR_WORDS = 6
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
 ELEMENT_WORD = 3
 """Where the shared slot records the failing thread's element."""
+ARENA_PARAMETERS = (i64, i64)
+"""A kernel with an arena takes its address and bytes per thread last."""
+ARENA_NAMES = ("arena", "arena_bytes")
 CONTAINER = "gpu.container_module"
 NO_ELEMENT = -1
 
@@ -64,6 +82,12 @@ def kernel_module_name(module: ModuleOp) -> str:
 def entry_name(function: str) -> str:
     """The PTX ``.entry`` of a kernel: PTX names have no dots."""
     return function.replace(".", "_")
+
+
+def takes_arena(kernel: gpu.FuncOp) -> bool:
+    """Whether a kernel takes a per-thread arena (its last parameters, after
+    the error slot)."""
+    return kernel.function_type.inputs.data[-1] != GPU_ERROR_SLOT
 
 
 def has_parallel_loop(function: func.FuncOp) -> bool:
@@ -170,10 +194,13 @@ def _address(array: SSAValue, ops: list[Operation]) -> SSAValue:
     return cast.result
 
 
-def kernel(function: func.FuncOp, loop: scf.ParallelOp) -> gpu.FuncOp:
-    """The ``gpu.func`` of a kernel function: see the module docstring."""
+def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable) -> gpu.FuncOp:
+    """The ``gpu.func`` of a kernel function: see the module docstring;
+    with ``arena``, its arrays of a dynamic size come from a per-thread
+    arena (``revmlir.gpu.arena``), whose address and bytes per thread are
+    two more parameters after the error slot."""
     source = function.clone()
-    inputs = [*source.function_type.inputs.data[:-1], GPU_ERROR_SLOT]
+    inputs = [*source.function_type.inputs.data[:-1], GPU_ERROR_SLOT, *(ARENA_PARAMETERS if arena else ())]
     body = source.body.block
     index = list(function.body.ops).index(loop)
     loop = list(body.ops)[index]
@@ -183,7 +210,7 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp) -> gpu.FuncOp:
     shared.name_hint = error.name_hint
     prologue: list[Operation] = []
     own = memref.AllocaOp.get(i64, shape=ERROR_SLOT.get_shape())
-    context = memref.AllocaOp.get(i64, shape=[2])
+    context = memref.AllocaOp.get(i64, shape=[CONTEXT_WORDS if arena else 2])
     prologue += [own, context]
     own.memref.name_hint, context.memref.name_hint = "thread_err", "err_context"
     error.replace_all_uses_with(own.memref)
@@ -192,20 +219,21 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp) -> gpu.FuncOp:
     none = arith.ConstantOp.from_int_and_width(NO_ELEMENT, i64)
     prologue.append(none)
     _store(none.result, context.memref, 1, prologue)
+    if arena:
+        _arena_context(body, context.memref, prologue)
     _store(_address(context.memref, prologue), own.memref, JUMP_WORD, prologue)
     body.insert_ops_before(prologue, body.first_op)  # type: ignore[arg-type]
+    if arena:
+        carve(source, own.memref, checks, function.sym_name.data)
 
     ops: list[Operation] = []
     (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
-    x = gpu.DimensionAttr(gpu.DimensionEnum.X)
-    tid, bid, bdim, gdim = gpu.ThreadIdOp(x), gpu.BlockIdOp(x), gpu.BlockDimOp(x), gpu.GridDimOp(x)
-    block_start = arith.MuliOp(bid, bdim)
-    thread = arith.AddiOp(block_start, tid)
+    thread, bdim, gdim = _global_thread(ops)
     offset = arith.MuliOp(thread, step)
     start = arith.AddiOp(lb, offset)
     threads = arith.MuliOp(gdim, bdim)
     stride = arith.MuliOp(threads, step)
-    ops += [tid, bid, bdim, gdim, block_start, thread, offset, start, threads, stride]
+    ops += [offset, start, threads, stride]
     start.result.name_hint, stride.result.name_hint = "first", "stride"
     grid_loop = scf.ForOp(start, ub, stride, [], Region(Block(arg_types=[IndexType()])))
     ops.append(grid_loop)
@@ -233,19 +261,54 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp) -> gpu.FuncOp:
     return kernel_op
 
 
-def launch(function: func.FuncOp, module_name: str) -> func.FuncOp:
-    """The host function: a ``gpu.launch_func`` of the kernel, with the grid
-    and block sizes as two more arguments."""
-    inputs = [*function.function_type.inputs.data[:-1], GPU_ERROR_SLOT, IndexType(), IndexType()]
+def _global_thread(ops: list[Operation]) -> tuple[SSAValue, SSAValue, SSAValue]:
+    """The thread's index in the grid, ``ctaid.x·ntid.x + tid.x``, the
+    block size and the grid size."""
+    x = gpu.DimensionAttr(gpu.DimensionEnum.X)
+    tid, bid, bdim, gdim = gpu.ThreadIdOp(x), gpu.BlockIdOp(x), gpu.BlockDimOp(x), gpu.GridDimOp(x)
+    block_start = arith.MuliOp(bid, bdim)
+    thread = arith.AddiOp(block_start, tid)
+    ops += [tid, bid, bdim, gdim, block_start, thread]
+    return thread.result, bdim.result, gdim.result
+
+
+def _arena_context(body: Block, context: SSAValue, ops: list[Operation]) -> None:
+    """The thread's part of the arena, ``[arena + t·bytes, arena + (t +
+    1)·bytes)`` for its global thread id ``t``, as its context's top, base
+    and end."""
+    pointer, per_thread = (body.insert_arg(t, len(body.args)) for t in ARENA_PARAMETERS)
+    pointer.name_hint, per_thread.name_hint = ARENA_NAMES
+    thread, _, _ = _global_thread(ops)
+    thread_word = arith.IndexCastOp(thread, i64)
+    offset = arith.MuliOp(thread_word, per_thread)
+    base = arith.AddiOp(pointer, offset)
+    end = arith.AddiOp(base, per_thread)
+    ops += [thread_word, offset, base, end]
+    base.result.name_hint, end.result.name_hint = "arena_base", "arena_end"
+    for word, value in ((TOP_WORD, base), (BASE_WORD, base), (END_WORD, end)):
+        _store(value.result, context, word, ops)
+
+
+def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
+    """The host function: a ``gpu.launch_func`` of the kernel (given its
+    arena's address and bytes per thread if it has one), with the grid and
+    block sizes as two more arguments."""
+    inputs = [
+        *function.function_type.inputs.data[:-1], GPU_ERROR_SLOT, *(ARENA_PARAMETERS if arena else ()),
+        IndexType(), IndexType(),
+    ]
     block = Block(arg_types=inputs)
     for old, new in zip(function.body.block.args, block.args):
         new.name_hint = old.name_hint
     *args, blocks, threads = block.args
     blocks.name_hint, threads.name_hint = "blocks", "threads"
+    if arena:
+        args[-2].name_hint, args[-1].name_hint = ARENA_NAMES
     one = _index(1)
     symbol = SymbolRefAttr(module_name, [function.sym_name.data])
     run = gpu.LaunchFuncOp(symbol, [blocks, one, one], [threads, one, one], kernelOperands=args)
-    scalars = [a for a in args if not isinstance(a.type, MemRefType)]
+    own = args[: len(function.function_type.inputs.data) - 1]
+    scalars = [a for a in own if not isinstance(a.type, MemRefType)]
     block.add_ops([one, run, func.ReturnOp(*scalars)])
     host = func.FuncOp(
         function.sym_name.data, FunctionType.from_lists(inputs, function.function_type.outputs.data), Region(block)
@@ -282,11 +345,18 @@ def outline(module: ModuleOp, names: list[str] | None = None, all_functions: boo
     if not kernels and not all_functions:
         return
     module_name = kernel_module_name(module)
+    checks = register_checks(module)
+    copies = [_device_copy(f) for f in devices]
+    for copy in copies:
+        if arena_allocations(copy):
+            carve(copy, copy.body.block.args[-1], checks, copy.sym_name.data)
     body = Block()
-    body.add_ops([_device_copy(f) for f in devices])
-    body.add_ops([kernel(f, loop) for f, loop in zip(kernels, loops)])
-    for f in kernels:
-        Rewriter.replace_op(f, launch(f, module_name))
+    body.add_ops(copies)
+    arenas = [any(arena_allocations(g) for g in [f, *callees(module, [f])]) for f in kernels]
+    body.add_ops([kernel(f, loop, arena, checks) for f, loop, arena in zip(kernels, loops, arenas)])
+    store_checks(module, checks)
+    for f, arena in zip(kernels, arenas):
+        Rewriter.replace_op(f, launch(f, module_name, arena))
     module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))  # type: ignore[arg-type]
     module.attributes[CONTAINER] = UnitAttr()
 

@@ -18,13 +18,13 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 from llvmlite import ir
-from xdsl.dialects import func
+from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
-from revmlir.gpu.outline import CONTAINER, outline
+from revmlir.gpu.outline import CONTAINER, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import ToolkitError, find_libdevice
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -49,6 +49,10 @@ class KernelInfo:
     arguments: tuple[Attribute, ...]
     """The rev function's argument types; the entry's parameters are these
     expanded as native code expands them, then the error slot."""
+    arena: bool = False
+    """Whether the entry takes a per-thread arena after the error slot (its
+    address, then bytes per thread): its device code allocates ancilla
+    arrays of a dynamic size (``revmlir.gpu.arena``)."""
 
 
 @dataclass(frozen=True)
@@ -145,8 +149,9 @@ def compile_kernels(
     work, arguments = lower_kernels(module, names)
     checks = ModuleOp([])
     checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
+    arenas = {k.sym_name.data: takes_arena(k) for k in work.walk() if isinstance(k, gpu.FuncOp)}
     llvm_module, entries = device_llvm_ir(work)
-    kernels = {name: KernelInfo(entries[name], arguments[name]) for name in names}
+    kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name]) for name in names}
     return GPUProgram(ptx_from_llvm(llvm_module, arch, opt_level), kernels, checks, arch)
 
 

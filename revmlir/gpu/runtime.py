@@ -12,7 +12,10 @@ pointer and its sizes, a scalar its value (a complex number its two parts),
 then the error slot, ``ERROR_WORDS`` words the kernel's first failing
 thread fills with ``[check id, value 1, value 2, element, …]``.  The host
 raises the error the CPU raises for that check, at the same source location,
-with the element appended.  Device arrays are used in place
+with the element appended.  A kernel with ancilla arrays of a dynamic size
+also takes a per-thread arena (``revmlir.gpu.arena``): the address of one
+buffer of ``bytes per thread`` for every thread of the grid, then the bytes
+per thread, which the launch allocates and frees.  Device arrays are used in place
 (``revmlir.gpu.arrays``); host arrays are copied in and, when the kernel
 writes them, back.
 
@@ -62,6 +65,13 @@ ERROR_WORDS = 6
 """The GPU error slot: ``[check id, value 1, value 2, element, unused,
 unused]`` as i64 words, zero before each launch."""
 ELEMENT_WORD = 3
+DEFAULT_ARENA = 4096
+"""Bytes of per-thread arena a kernel gets without ``arena=``."""
+ARENA_ALIGNMENT = 16
+"""Each thread's part starts at a multiple of this (``revmlir.gpu.arena``)."""
+ARENA_LIMIT = 1 << 30
+"""The most device memory one launch's arena takes: the grid shrinks to fit
+it, which a grid-stride loop allows."""
 INSTALL_HINT = "pip install 'revmlir[cuda]'"
 
 
@@ -82,6 +92,9 @@ class KernelInfo(Protocol):
 
     @property
     def arguments(self) -> tuple[Attribute, ...]: ...
+
+    @property
+    def arena(self) -> bool: ...
 
 
 class Program(Protocol):
@@ -325,6 +338,34 @@ def array_pieces(pointer: int, shape: Sequence[int]) -> list[tuple[str, Any]]:
     return [("Q", pointer), *(("q", int(d)) for d in shape)]
 
 
+def check_arena(bytes_per_thread: Any) -> None:
+    """A ``TypeError`` or ``ValueError`` unless ``bytes_per_thread`` is an
+    arena size one block of threads can have within ``ARENA_LIMIT``."""
+    if isinstance(bytes_per_thread, bool) or not isinstance(bytes_per_thread, int):
+        raise TypeError(f"arena= must be a number of bytes per thread, got {type_name(bytes_per_thread)}")
+    if not 0 <= bytes_per_thread <= ARENA_LIMIT // 1024:
+        raise ValueError(
+            f"arena={bytes_per_thread} bytes per thread is outside 0..{ARENA_LIMIT // 1024} "
+            f"(a launch's arena is at most {ARENA_LIMIT} bytes, for at least one block of 1024 threads)"
+        )
+
+
+def arena_plan(bytes_per_thread: int | None, block: int, grid: int) -> tuple[int, int]:
+    """The grid and bytes per thread of a launch with an arena: the bytes
+    rounded up to ``ARENA_ALIGNMENT``, the occupancy's grid cut to keep the
+    arena within ``ARENA_LIMIT``."""
+    wanted = DEFAULT_ARENA if bytes_per_thread is None else bytes_per_thread
+    check_arena(wanted)
+    rounded = -(-wanted // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
+    return max(1, min(grid, ARENA_LIMIT // max(rounded * block, 1))), rounded
+
+
+def arena_pieces(pointer: int, bytes_per_thread: int) -> list[tuple[str, Any]]:
+    """The arena as the kernel takes it, after the error slot: its address,
+    then the bytes per thread."""
+    return [("Q", pointer), ("q", bytes_per_thread)]
+
+
 def pack_parameters(pieces: Sequence[tuple[str, Any]]) -> bytes:
     """The kernel's parameter buffer: each value at the next offset aligned
     to its size, as the driver lays parameters out."""
@@ -372,6 +413,9 @@ class _Launch:
     keep: list[Any]
     """The device arrays' owners (DLPack capsules), alive while the kernel
     runs."""
+    arena: int = 0
+    """The launch's arena (device address), freed when it has run; 0 for
+    none."""
 
 
 _pending: list[_Launch] = []
@@ -402,13 +446,15 @@ def stand_in(value: Any) -> Any:
 
 def launch(
     program: Program, name: str, args: Sequence[Any], written: frozenset[int], stream: int,
-    wait: bool = True,
+    wait: bool = True, arena: int | None = None,
 ) -> None:
     """Run kernel ``name`` of ``program`` on described ``args`` (``describe``;
     in the order of the rev function's arguments; ``written``: the positions
     of the arrays it may write): device arrays are updated in place, host
     arrays copied in and back.  ``wait=False`` leaves a launch that copies
-    no host array queued on ``stream``, for ``synchronize``."""
+    no host array queued on ``stream``, for ``synchronize``.  ``arena``: the
+    bytes per thread of a kernel's per-thread arena, if it takes one
+    (default ``DEFAULT_ARENA``)."""
     info = program.kernels[name]
     types = info.arguments
     label = f"kernel @{name}"
@@ -465,13 +511,23 @@ def launch(
             else:
                 pieces += array_pieces(copies[i].pointer, hosts[i].shape)
         slot = target.slot()
-        parameters = pack_parameters([*pieces, *array_pieces(slot.device, (ERROR_WORDS,))])
+        pieces += array_pieces(slot.device, (ERROR_WORDS,))
+        size = len(pack_parameters([*pieces, *(arena_pieces(0, 0) if info.arena else [])]))
+        buffer = 0
         try:
-            _enqueue(target.kernel(program, info.entry, len(parameters)), parameters, slot, stream)
+            kernel = target.kernel(program, info.entry, size)
+            grid = kernel.grid
+            if info.arena:
+                grid, per_thread = arena_plan(arena, kernel.block, kernel.grid)
+                buffer = int(_call("cuMemAlloc", max(grid * kernel.block * per_thread, 1)))
+                pieces += arena_pieces(buffer, per_thread)
+            _enqueue(kernel, grid, pack_parameters(pieces), slot, stream)
         except BaseException:
             target.slots.append(slot)
+            if buffer:
+                _call("cuMemFree", buffer)
             raise
-        record = _Launch(target, stream, slot, program.check_table, [a.owner for a in arrays.values()])
+        record = _Launch(target, stream, slot, program.check_table, [a.owner for a in arrays.values()], buffer)
         for copy in copies.values():
             if copy.back:
                 _call("cuMemcpyDtoHAsync", copy.array.ctypes.data, copy.pointer, copy.array.nbytes, stream)
@@ -492,25 +548,28 @@ def _copy_in(host: np.ndarray, back: bool, stream: int) -> _Copy:
     return _Copy(host, pointer, back and host.nbytes > 0)
 
 
-def _enqueue(kernel: LoadedKernel, parameters: bytes, slot: _ErrorSlot, stream: int) -> None:
-    """Zero the error slot, launch with the packed parameters, and queue the
-    slot's copy back to the host."""
+def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlot, stream: int) -> None:
+    """Zero the error slot, launch ``grid`` blocks with the packed
+    parameters, and queue the slot's copy back to the host."""
     buffer = ctypes.create_string_buffer(parameters, len(parameters))
     size = ctypes.c_size_t(len(parameters))
     # CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
     extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
     _call("cuMemsetD8Async", slot.device, 0, ERROR_WORDS * 8, stream)
     _call(
-        "cuLaunchKernel", kernel.function, kernel.grid, 1, 1, kernel.block, 1, 1, 0, stream, None,
+        "cuLaunchKernel", kernel.function, grid, 1, 1, kernel.block, 1, 1, 0, stream, None,
         ctypes.addressof(extra),
     )
     _call("cuMemcpyDtoHAsync", ctypes.addressof(slot.host), slot.device, ERROR_WORDS * 8, stream)
 
 
 def _finish(record: _Launch) -> None:
-    """Give a finished launch's slot back and raise the error it holds."""
+    """Give a finished launch's slot back, free its arena, and raise the
+    error the slot holds."""
     words = list(record.slot.host)
     record.device.slots.append(record.slot)
+    if record.arena:
+        _call("cuMemFree", record.arena)
     if words[0]:
         raise_gpu_error(record.check_table, words)
 

@@ -55,7 +55,7 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
         # std functions whose results are not their scalar arguments have
         # only upstream's _mlir_ciface_ entry point, which is not guarded
         if name in module.globals:
-            _guard(module, module.get_global(name), slot, setjmp, pointer)
+            guard_entry(module, module.get_global(name), slot, setjmp, pointer)
 
 
 def _define_fail(fail: ir.Function, longjmp: ir.Function) -> None:
@@ -73,9 +73,12 @@ def _define_fail(fail: ir.Function, longjmp: ir.Function) -> None:
     builder.unreachable()
 
 
-def _guard(module: ir.Module, guard: ir.Function, slot: int, setjmp: ir.Function, pointer: ir.Type) -> None:
+def guard_entry(
+    module: ir.Module, guard: ir.Function, slot: int, setjmp: ir.Function, pointer: ir.Type, word: int = JUMP_WORD
+) -> None:
     """Move the body of entry point ``guard`` into an internal function,
-    which ``guard`` now calls under ``_setjmp``."""
+    which ``guard`` now calls under ``_setjmp``, with the ``jmp_buf``'s
+    address in word ``word`` of its argument ``slot``."""
     entry = ir.Function(module, guard.function_type, guard.name + UNGUARDED)
     entry.linkage = "internal"
     entry.attributes.add("noinline")
@@ -93,8 +96,8 @@ def _guard(module: ir.Module, guard: ir.Function, slot: int, setjmp: ir.Function
     address = builder.gep(arguments, [ir.Constant(i64, slot)], source_etype=pointer)
     descriptor = builder.load(address, typ=pointer)
     data = builder.load(descriptor, typ=pointer)
-    word = builder.gep(data, [ir.Constant(i64, JUMP_WORD)], source_etype=i64)
-    builder.store(builder.bitcast(buffer, pointer), word)
+    target = builder.gep(data, [ir.Constant(i64, word)], source_etype=i64)
+    builder.store(builder.bitcast(buffer, pointer), target)
     jumped = builder.call(setjmp, [builder.bitcast(buffer, pointer)])
     run, done = guard.append_basic_block("run"), guard.append_basic_block("done")
     builder.cbranch(builder.icmp_signed("==", jumped, ir.Constant(ir.IntType(32), 0)), run, done)

@@ -1,17 +1,15 @@
 // RUN: not rev-translate %s --emit=ptx 2>&1 | filecheck %s
 // RUN: not rev-translate %S/inputs/gpu_atomic_max.mlir --emit=ptx 2>&1 | filecheck %s --check-prefix=ATOMIC
 // RUN: not rev-translate %S/inputs/gpu_stack.mlir --emit=ptx 2>&1 | filecheck %s --check-prefix=STACK
-// RUN: not rev-translate %S/inputs/gpu_dynamic_ancilla.mlir --emit=ptx 2>&1 | filecheck %s --check-prefix=DYNAMIC
 // RUN: not rev-translate %s --emit=ptx --gpu-arch=sm_50 2>&1 | filecheck %s --check-prefix=ARCH
 // RUN: not rev-translate %s --emit=cubin 2>&1 | filecheck %s --check-prefix=CUBIN
 
 // What NVPTX or the device cannot run is an error at the op, before LLVM
 // sees it (LLVM would abort the process).
 
-// CHECK: error: 'llvm.call' at {{.*}}ptx_errors.mlir:[[# @LINE + 8]]:3: GPU code cannot call mystery
+// CHECK: error: 'llvm.call' at {{.*}}ptx_errors.mlir:[[# @LINE + 7]]:3: GPU code cannot call mystery
 // ATOMIC: error: 'memref.atomic_rmw' at {{.*}}gpu_atomic_max.mlir:8:5: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported in GPU code
 // STACK: error: 'func.call' at {{.*}}gpu_stack.mlir:{{[0-9]+}}:3: stacks are not supported in GPU code yet (their buffers grow with realloc, which the device lacks)
-// DYNAMIC: error: 'memref.alloc' at {{.*}}gpu_dynamic_ancilla.mlir:8:5: an ancilla array of a dynamic size in a loop is not supported in GPU code yet (it would live on the device heap); give it a static size
 // ARCH: error: unknown GPU architecture 'sm_50' (known: sm_60,
 // CUBIN: error: --emit=cubin needs -o FILE
 func.func private @mystery(f64) -> f64
