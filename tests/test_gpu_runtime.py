@@ -242,18 +242,30 @@ def test_parameters_are_laid_out_as_c_does() -> None:
     assert runtime.pack_parameters(pieces) == bytes(expected)
 
 
+@rv.reversible
+def window_sums(y, x, m):
+    """``y[i] +=`` the sum of a window of ``m`` entries of ``x``, copied into
+    an ``rv.zeros(m)`` of a run-time size (so the kernel takes an arena)."""
+    for i in rv.prange(len(y)):
+        with rv.routine() as r:
+            w = rv.zeros(m)
+            for j in range(m):
+                w[j] += x[i % x.shape[0], j % x.shape[1]]
+        for j in range(m):
+            y[i] += w[j]
+        ~r
+
+
 def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> None:
     """A kernel with ancilla arrays of a dynamic size says it takes an
     arena; its packed parameters (arrays, error slot, arena address, bytes
     per thread) are as many and as large as its PTX entry's."""
-    graph = examples()["graph_embedding"]
-    x, pairs = graph.random_batch(6, 3, 8)
-    compiled = rv.cuda.kernel(graph.batch_distances).specialise(np.zeros(8), x, pairs)
+    compiled = rv.cuda.kernel(window_sums).specialise(np.zeros(8), np.ones((6, 3)), 4)
     info = compiled.program.kernels[compiled.name]
     assert info.arena
     assert not rv.cuda.kernel(scale_kernel).specialise(np.zeros(3), np.ones(3), 2.0).program.kernels["scale_kernel"].arena
     pieces = [
-        *runtime.array_pieces(0xA0, (8,)), *runtime.array_pieces(0xB0, (6, 3)), *runtime.array_pieces(0xC0, (8, 2)),
+        *runtime.array_pieces(0xA0, (8,)), *runtime.array_pieces(0xB0, (6, 3)), *runtime.scalar_pieces(i64, 4),
         *runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096),
     ]
     entry = compiled.program.ptx.split(f".entry {info.entry}(")[1].split(")")[0]
