@@ -19,11 +19,11 @@ from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViol
 # transform IR (rev-opt) should not pay for them, so they load on first use.
 _FRONTEND_NAMES = (
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction",
-    "ReversibleSyntaxError", "Specialization", "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width",
+    "ReversibleSyntaxError", "Specialization", "Stack", "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width",
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
     "inverse_jvp", "inverse_vjp", "irot", "jacobian", "jvp", "neg", "newton_step", "OrdinaryFunction", "ordinary",
     "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe", "stack",
-    "swap", "ulog", "vjp", "zeros",
+    "swap", "ulog", "view", "vjp", "zeros",
 )
 
 # The framework bindings import JAX or PyTorch only when they are used.

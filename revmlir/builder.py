@@ -274,6 +274,9 @@ class ExpressionBuilder:
         """Build into ``entry``, whose arguments are the variables ``names``."""
         self.loc = loc
         self._scope = _Scope(entry, None)
+        self._kept_parts: dict[tuple[str, str], SSAValue] = {}
+        """Per complex variable and part: that part while an update of the
+        other part has the number unpacked (see ``kept_part``)."""
         for name, arg in zip(names, entry.args, strict=True):
             arg.name_hint = name
             self._scope.values[name] = arg
@@ -289,6 +292,14 @@ class ExpressionBuilder:
 
     def has(self, name: str) -> bool:
         return self._scope.find(name) is not None
+
+    def kept_part(self, name: str, part: str) -> Value | None:
+        """``part`` of the complex variable ``name`` while an update of its
+        other part is being built (``z.imag`` in ``z.real -= z.imag``): the
+        update unpacks ``name``, which it may then no longer read whole, but
+        this part it leaves alone."""
+        value = self._kept_parts.get((name, part))
+        return None if value is None else Value(self, value)
 
     def type_of(self, name: str, loc: Loc = None) -> Attribute:
         return self._current(name, loc).type
@@ -628,8 +639,11 @@ class FunctionBuilder(ExpressionBuilder):
         unpack = self.emit(rev.UnpackOp(whole), loc)
         re, im = unpack.results
         keep = im if target.part == "real" else re
+        kept = (name, "imag" if target.part == "real" else "real")
+        self._kept_parts[kept] = keep
 
         def pack(new: SSAValue) -> None:
+            del self._kept_parts[kept]
             parts = (new, keep) if target.part == "real" else (keep, new)
             self._define(name, self.emit(rev.PackOp(*parts), loc).results[0])
 

@@ -154,6 +154,8 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
         op, index = use
         if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
             return passed(use, written)
+        if isinstance(op, memref.StoreOp):
+            return index == 1  # a count in rev.safe (revmlir.counters): nothing else stores
         return isinstance(op, InvertibleOp) and op.operands[index] in op.written_memrefs()
 
     def accumulates(use: ArgumentUse, accumulating: dict[str, frozenset[int]]) -> bool:

@@ -19,6 +19,7 @@ from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.counters import counter_arguments
 from revmlir.dialects import anc, rev
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.errors import ReversibilityViolation, describe_op
@@ -123,6 +124,7 @@ class FunctionVerifier:
         self.consumer: dict[SSAValue, Operation] = {}
         self.position: dict[Operation, int] = {}
         self._written: dict[str, tuple[Writes, ...]] | None = None
+        self._counted: dict[str, frozenset[int]] | None = None
 
     def run(self) -> None:
         self._check_layouts()
@@ -264,14 +266,17 @@ class FunctionVerifier:
             if not has_effects(op, MemoryEffectKind.WRITE):
                 continue
             for operand in op.operands:
-                if isinstance(operand.type, MemRefType) and not owner.is_ancestor(
-                    _defining_node(operand)
+                if (
+                    isinstance(operand.type, MemRefType)
+                    and not owner.is_ancestor(_defining_node(operand))
+                    and not self._is_counter(operand)
                 ):
                     raise _fail(
                         "safe",
                         op,
                         f"'{op.name}' writes {value_name(operand)}, which the reversible "
-                        "program owns; rev.safe may only write memory it allocates",
+                        "program owns; rev.safe may only write memory it allocates, or a "
+                        "counter (an array argument that only rev.safe regions use)",
                     )
 
     # -- linearity ------------------------------------------------------------
@@ -514,6 +519,29 @@ class FunctionVerifier:
                 f"'{op.name}' passes ({', '.join(map(str, op.args.types))}) to "
                 f"@{name}, which takes ({', '.join(map(str, expected))})",
             )
+        for position in self._counters(name):
+            if not self._is_counter(op.args[position]):
+                raise _fail(
+                    "safe",
+                    op,
+                    f"'{op.name}' passes {value_name(op.args[position])} to @{name}, which counts into it "
+                    "in rev.safe; only a counter of this function (an array argument that only rev.safe "
+                    "regions use) may be counted into",
+                )
+
+    def _counters(self, name: str) -> frozenset[int]:
+        """The counters of function ``name`` of this module (``revmlir.counters``)."""
+        module = self.func.parent_op()
+        if self._counted is None:
+            self._counted = counter_arguments(module) if isinstance(module, ModuleOp) else {}
+        return self._counted.get(name, frozenset())
+
+    def _is_counter(self, value: SSAValue) -> bool:
+        return (
+            isinstance(value, BlockArgument)
+            and value.block is self.func.body.block
+            and value.index in self._counters(self.func.sym_name.data)
+        )
 
 
 def _same_element(

@@ -90,7 +90,8 @@ revmlir/frontend/compiler.py — at first call
   "'with rv.safe(when=x)': rv.safe takes one constant, …"               test_safe_with_a_non_constant_option
   "rv.safe(when='sideways'): use 'forward', 'inverse' or 'both'"        test_safe_with_an_unknown_direction
   "'with open('f')' is not a reversible block"                          test_with_a_foreign_context_manager
-  "only print(...) can run inside rv.safe"                              test_instruction_inside_safe
+  "'x' is reversible state, which rv.safe does not update: …"            test_instruction_inside_safe
+  "only print(...), assert and counts … can run inside rv.safe", print, assert and count forms  tests/test_language_ext.py
   (specialisation names) no bogus "'rev.call' passes (…)" error         test_specialisation_names_do_not_collide
 revmlir/frontend/expressions.py
   "'None' is not a supported expression"                                test_unsupported_expression
@@ -874,7 +875,12 @@ def test_instruction_inside_safe():
         with rv.safe():
             x += 1.0  # E:safe-instruction
 
-    check(at_call(f, 1.0), "# E:safe-instruction", "only print(...) can run inside rv.safe")
+    check(
+        at_call(f, 1.0), "# E:safe-instruction",
+        "'x' is reversible state, which rv.safe does not update: running backwards could not restore it",
+        "count into an element of an array argument that only rv.safe blocks use (c[0] += 1), "
+        "or count reversibly outside the block",
+    )
 
 
 def test_specialisation_names_do_not_collide():

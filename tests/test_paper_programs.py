@@ -176,6 +176,12 @@ def test_affine_matches_numpy_and_inverts(shape):
     np.testing.assert_allclose(y, y0, rtol=0, atol=1e-14)
 
 
+def test_affine_asserts_its_shapes():
+    # Listing 13's @safe @assert, a run-time check at the assertion
+    with pytest.raises(rv.ExecutionError, match="'cf.assert' in @i_affine: i_affine: shapes do not match"):
+        appendix_b.i_affine(np.zeros(2), np.zeros((3, 2)), np.zeros(3), np.zeros(2))
+
+
 # ---------------------------------------------------------------------------
 # Appendix B.2, Listing 14: unitary matrix from rotations
 # ---------------------------------------------------------------------------

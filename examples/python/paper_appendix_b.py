@@ -9,8 +9,9 @@
 
 Differences from the listings, all deliberate:
 
-* Listing 13's ``@safe @assert size(W) == …`` has no counterpart: ``rv.safe``
-  blocks may only ``print``; the tests check shapes on the host side.
+* Listing 13's ``@safe @assert size(W) == (length(y), length(x)) && …`` is
+  an ``assert`` in an ``rv.safe`` block, which a wrong shape stops with an
+  ``rv.ExecutionError`` at the assertion.
 * Listing 14 as printed rotates column 1 for every ``l`` and keeps one
   counter ``k`` over all columns, which only matches ``k → length(θ)`` when
   N = 1.  Here every column ``l`` is rotated by the same M(M−1)/2 angles
@@ -26,6 +27,8 @@ import revmlir as rv
 
 @rv.reversible
 def i_affine(y, W, b, x):
+    with rv.safe():
+        assert W.shape[0] == len(y) and W.shape[1] == len(x) and len(b) == len(y), "i_affine: shapes do not match"
     with rv.nocheck():
         for j in range(W.shape[1]):
             for i in range(W.shape[0]):

@@ -33,8 +33,9 @@ Differences from the listings, all deliberate:
   changed by the body).
 * The listing never frees ``ia1, ib1, ia2, ib2, ia, ib``; here they are freed
   with the values they must hold.
-* ``@safe size(A) == size(B) || throw(…)`` and the ``β != 1`` error have no
-  counterpart (``rv.safe`` blocks can only print); shapes are the caller's.
+* ``@safe size(A) == size(B) || throw(…)`` and the ``β != 1`` error are
+  left out: the shapes are the caller's (an ``assert`` in an ``rv.safe``
+  block would check them, as ``i_affine`` in ``paper_appendix_b.py`` does).
 
 The index arrays may be scipy's int32 or int64 (``csr_arrays`` returns a
 matrix's arrays with sorted indices and optionally another index dtype).

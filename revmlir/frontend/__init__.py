@@ -37,14 +37,16 @@ from revmlir.frontend.markers import (
     stack,
     swap,
     ulog,
+    view,
     zeros,
 )
+from revmlir.frontend.stack_values import Stack
 from revmlir.frontend.types import ULog
 
 __all__ = [
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
-    "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
+    "Stack", "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "inverse_jvp", "inverse_vjp", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
     "irot", "neg", "newton_step", "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe",
-    "stack", "swap", "ulog", "vjp", "zeros",
+    "stack", "swap", "ulog", "view", "vjp", "zeros",
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import functools
 import inspect
 import sys
@@ -26,6 +27,8 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer
 
 from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.stack_values import Stack
+from revmlir.frontend.structs import Layout, flatten_tree, is_struct_class
 from revmlir.frontend.types import (
     KNOWN_ANNOTATIONS,
     IntRanges,
@@ -121,26 +124,23 @@ def read_source(pyfunc: Callable[..., Any], decorator: str = "@rv.reversible") -
     filename = inspect.getsourcefile(pyfunc) or "<unknown>"
     source = Source(definition, filename, first - 1, indent)
     _check_names(source)
-    _check_annotations(source, pyfunc)
+    _check_annotations(source, pyfunc, decorator)
     return source
 
 
-def _check_annotations(source: Source, pyfunc: Callable[..., Any]) -> None:
+def _check_annotations(source: Source, pyfunc: Callable[..., Any], decorator: str) -> None:
     """A located error for a parameter annotation revmlir does not know,
     which it would otherwise ignore: ``y: Fixed43`` must not quietly
     compile ``y`` as a float.  Annotations written as strings (or under
     ``from __future__ import annotations``) are evaluated in the function's
     globals, as ``typing.get_type_hints`` does."""
-    hints = pyfunc.__annotations__
+    hints = resolved_annotations(pyfunc)
     for arg in source.tree.args.args:
         if arg.annotation is None or arg.arg not in hints:
             continue
         annotation = hints[arg.arg]
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, pyfunc.__globals__)  # noqa: S307 - the user's own annotation
-            except Exception:
-                annotation = None
+        if (annotation is Stack or is_struct_class(annotation)) and decorator == "@rv.reversible":
+            continue  # the argument gives the element or field types (structs.Layout checks the class)
         if annotation is None or not is_known_annotation(annotation):
             node = arg.annotation
             written = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
@@ -150,6 +150,20 @@ def _check_annotations(source: Source, pyfunc: Callable[..., Any]) -> None:
                 f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated "
                 "(fixed-point numbers are not supported)",
             )
+
+
+def resolved_annotations(pyfunc: Callable[..., Any]) -> dict[str, Any]:
+    """The parameter annotations of ``pyfunc``, those written as strings (or
+    under ``from __future__ import annotations``) evaluated in its globals,
+    as ``typing.get_type_hints`` does; None for one that does not evaluate."""
+    hints = dict(pyfunc.__annotations__)
+    for name, annotation in hints.items():
+        if isinstance(annotation, str):
+            try:
+                hints[name] = eval(annotation, pyfunc.__globals__)  # noqa: S307 - the user's own annotation
+            except Exception:
+                hints[name] = None
+    return hints
 
 
 def _check_names(source: Source) -> None:
@@ -189,12 +203,14 @@ class ReversibleFunction:
         self.checks = checks
         self.backend = backend
         self.source = read_source(pyfunc)
+        self.hints = resolved_annotations(pyfunc)
         self._check_signature()
         from revmlir.frontend.compiler import check_structure
 
         check_structure(self.source.tree, self._error)
         self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
         self._by_python_types: dict[tuple[Any, ...], tuple[Specialization, IntRanges]] = {}
+        self._flattened: dict[Layout, ReversibleFunction] = {}
 
     # -- signature ------------------------------------------------------------
 
@@ -210,8 +226,7 @@ class ReversibleFunction:
         return self.source.error(node, message, hint)
 
     def annotated_types(self) -> list[Attribute | None]:
-        hints = self.pyfunc.__annotations__
-        return [type_of_annotation(hints.get(p)) for p in self.parameters]
+        return [type_of_annotation(self.hints.get(p)) for p in self.parameters]
 
     def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]:
         params = self.parameters
@@ -220,7 +235,9 @@ class ReversibleFunction:
         for name, declared, value in zip(params, self.annotated_types(), args):
             found = type_of_value(value)
             if found is None:
-                hint = " (pass a numpy array)" if isinstance(value, list | tuple) else ""
+                hint = " (pass a numpy array, or an rv.Stack for a stack)" if isinstance(value, list | tuple) else ""
+                if is_struct_class(type(value)):
+                    hint = " (struct arguments are taken by calls, f(…) and ~f(…); pass the fields here)"
                 if isinstance(value, np.ndarray):
                     hint = f" (arrays of {value.dtype} are not supported)"
                 raise TypeError(
@@ -274,7 +291,29 @@ class ReversibleFunction:
     # -- running --------------------------------------------------------------
 
     def __call__(self, *args: Any) -> Any:
-        return self.specialization_for(*args).run(args, backward=False)
+        return self.run(args, backward=False)
+
+    def run(self, args: Sequence[Any], backward: bool) -> Any:
+        """Run forward or backward; struct arguments go in field by field
+        and come back as new instances (``revmlir.frontend.structs``)."""
+        if (layout := Layout.of(self.parameters, self.hints, args)) is None:
+            return self.specialization_for(*args).run(args, backward=backward)
+        self.source.check_count(args)
+        flat_args = layout.flatten(args)
+        results = self.flattened(layout).specialization_for(*flat_args).run(flat_args, backward=backward)
+        updated = layout.rebuild(args, (results,) if len(flat_args) == 1 else results)
+        return updated[0] if len(updated) == 1 else updated
+
+    def flattened(self, layout: Layout) -> ReversibleFunction:
+        """This function taking the fields of its struct arguments in
+        ``layout`` as parameters of their own (cached)."""
+        if (flat := self._flattened.get(layout)) is None:
+            flat = copy.copy(self)
+            flat.source = dataclasses.replace(self.source, tree=flatten_tree(self.source.tree, layout, self._error))
+            flat.hints = {**self.hints, **layout.field_hints(self.parameters)}
+            flat._specializations, flat._by_python_types, flat._flattened = {}, {}, {}
+            self._flattened[layout] = flat
+        return flat
 
     @property
     def inverse(self) -> InverseFunction:
@@ -296,7 +335,7 @@ class InverseFunction:
     function: ReversibleFunction
 
     def __call__(self, *args: Any) -> Any:
-        return self.function.specialization_for(*args).run(args, backward=True)
+        return self.function.run(args, backward=True)
 
     def __invert__(self) -> ReversibleFunction:
         return self.function

@@ -12,7 +12,6 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects import printf
 from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
@@ -25,7 +24,9 @@ from revmlir.errors import ReversibilityViolation
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
+from revmlir.frontend.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.types import describe_type, type_of_annotation
+from revmlir.frontend.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
 
 if TYPE_CHECKING:
@@ -324,6 +325,8 @@ class FunctionCompiler:
             )
         if kind in ("add", "sub") and is_log:
             raise ctx.error(node, "log numbers are updated with *= and /=")
+        if isinstance(target, Part) and isinstance(node.target, ast.Attribute):
+            check_part_update(node.target, node.value, ctx.error)
         getattr(fn, kind)(target, lambda: self.expr.compile(node.value), ctx.loc(node))
 
     def _assign(self, node: ast.Assign) -> None:
@@ -453,8 +456,10 @@ class FunctionCompiler:
             return
         function, mode, lanes = self._reversible_callee(call.func)
         if function is not None:
-            self._call(node, function, mode, call, lanes)
+            self._call_through_views(node, function, mode, call, lanes)
             return
+        if callee is markers.view:
+            raise ctx.error(node, "rv.view(x, g) is an argument of a call", "pass it to a reversible function: f(rv.view(x, g))")
         if callee is builtins.print:
             raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
         if callee is _UNRESOLVED and isinstance(call.func, ast.Name) and not (
@@ -485,6 +490,11 @@ class FunctionCompiler:
         if isinstance(var_type, StackType):
             if len(call.args) == 2:
                 raise ctx.error(node, "a stack is freed without a value", f"rv.free({name}) checks that it is empty")
+            if name in fn.arg_names:
+                raise ctx.error(
+                    node, f"'{name}' is an argument stack; it goes back to the caller",
+                    "free only stacks the function allocates (s = rv.stack(float))",
+                )
             fn.free_stack(name, loc)
             return
         if isinstance(var_type, MemRefType):
@@ -536,6 +546,41 @@ class FunctionCompiler:
                 node, f"lanes must be an integer ≥ 1 known when compiling, got '{ast.unparse(node)}'"
             )
         return lanes
+
+    def _call_through_views(
+        self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call, lanes: int
+    ) -> None:
+        """A call with bijection views among its arguments (``rv.view(x, g)``,
+        NiLang's ``x |> g``): ``g(x)`` gets the view, the call takes ``x``,
+        ``(~g)(x)`` puts it back (SET-VIEW-BIJECTOR: the caller's ``x`` is
+        ``~g`` of what the call left in the view)."""
+        views: list[tuple[ast.expr, ast.expr, ReversibleFunction]] = []
+        args: list[ast.expr] = []
+        for arg in call.args:
+            if isinstance(arg, ast.Call) and self.ctx.resolve(arg.func) is markers.view:
+                views.append(self._view(arg))
+                args.append(views[-1][0])
+            else:
+                args.append(arg)
+        for place, g, bijection in views:
+            self._call(node, bijection, "call", ast.copy_location(ast.Call(func=g, args=[place], keywords=[]), g))
+        self._call(node, function, mode, ast.copy_location(ast.Call(func=call.func, args=args, keywords=call.keywords), call), lanes)
+        for place, g, bijection in reversed(views):
+            self._call(node, bijection, "uncall", ast.copy_location(ast.Call(func=g, args=[place], keywords=[]), g))
+
+    def _view(self, view: ast.Call) -> tuple[ast.expr, ast.expr, ReversibleFunction]:
+        """The place and the bijection of ``rv.view(place, g)``: ``g`` a
+        ``@rv.reversible`` function of one argument."""
+        if len(view.args) != 2 or view.keywords:
+            raise self.ctx.error(view, "rv.view takes a place and a bijection: rv.view(x, g)")
+        place, g = view.args
+        function, mode, _ = self._reversible_callee(g)
+        if function is None or mode != "call" or len(function.parameters) != 1:
+            raise self.ctx.error(
+                g, f"the bijection '{ast.unparse(g)}' of a view must be a @rv.reversible function of one argument",
+                "write a reversible function g(x) that updates x, and view through it: rv.view(x, g)",
+            )
+        return place, g, function
 
     def _call(self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call, lanes: int = 1) -> None:
         ctx, fn = self.ctx, self.fn
@@ -761,7 +806,7 @@ class FunctionCompiler:
                     raise ctx.error(node, f"'with {ast.unparse(call)}': rv.safe takes one constant, when='forward', 'inverse' or 'both'")
             if when not in ("forward", "inverse", "both"):
                 raise ctx.error(node, f"rv.safe(when={when!r}): use 'forward', 'inverse' or 'both'")
-            fn.safe(lambda: self._host_statements(node.body), when, loc)
+            fn.safe(lambda: SafeBlockCompiler(ctx, self.expr).statements(node.body), when, loc)
         elif kind is markers.nocheck:
             block = fn.current_block
             first = block.last_op
@@ -769,22 +814,6 @@ class FunctionCompiler:
             _strip_checks(block, first)
         else:
             raise ctx.error(node, f"'with {ast.unparse(call)}' is not a reversible block")
-
-    def _host_statements(self, body: Sequence[ast.stmt]) -> None:
-        ctx, fn = self.ctx, self.fn
-        for statement in body:
-            call = statement.value if isinstance(statement, ast.Expr) else None
-            if not (isinstance(call, ast.Call) and ctx.resolve(call.func) is builtins.print):
-                raise ctx.error(statement, "only print(...) can run inside rv.safe")
-            pieces: list[str] = []
-            values: list[Any] = []
-            for arg in call.args:
-                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                    pieces.append(arg.value.replace("{", "{{").replace("}", "}}"))
-                else:
-                    pieces.append("{}")
-                    values.append(self.expr.compile(arg).ssa)
-            fn.emit(printf.PrintFormatOp(" ".join(pieces), *values), ctx.loc(statement))
 
 
 _NEVER_REVERSIBLE = (
@@ -799,12 +828,14 @@ def check_structure(
     tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]
 ) -> None:
     """Errors that need no types, reported when the function is decorated."""
+    checked = {id(s) for block in ast.walk(tree) if is_safe_block(block) for s in block.body}  # type: ignore[attr-defined]
     for node in ast.walk(tree):
         if node is tree:
             continue
-        if isinstance(node, _NEVER_REVERSIBLE):
+        if isinstance(node, _NEVER_REVERSIBLE) and not (isinstance(node, ast.Assert) and id(node) in checked):
             kind = type(node).__name__.lower()
-            raise error(node, f"'{kind}' statements are not reversible", "see the statement table in docs/python.md")
+            hint = "assert inside `with rv.safe():`" if isinstance(node, ast.Assert) else "see the statement table in docs/python.md"
+            raise error(node, f"'{kind}' statements are not reversible", hint)
         if isinstance(node, ast.Return) and node.value is not None:
             raise error(node, "a reversible function returns all its arguments, updated", "remove the return value")
         if isinstance(node, ast.AugAssign) and type(node.op) not in _UPDATES:

@@ -344,6 +344,8 @@ class ExpressionCompiler:
         if isinstance(resolved, int | float | complex) and not isinstance(resolved, bool):
             return fn.const(resolved, None, ctx.loc(node))
         if attr in ("real", "imag"):
+            if isinstance(value, ast.Name) and (kept := fn.kept_part(value.id, attr)) is not None:
+                return kept
             inner = self._compile(value)
             if not isinstance(inner.type, ComplexType):
                 return inner if attr == "real" else fn.const(0.0, inner.type, ctx.loc(node))

@@ -74,6 +74,13 @@ def copy_pop(stack: Any, value: Any) -> None:
     _outside("copy_pop")
 
 
+def view(place: Any, bijection: Any) -> Any:
+    """``f(rv.view(x, g))``: pass ``x`` to ``f`` through the bijection ``g``,
+    a ``@rv.reversible`` function of one argument (NiLang's ``x |> g``): the
+    call runs ``g(x)``, then ``f``, then ``(~g)(x)``."""
+    _outside("view")
+
+
 def swap(a: Any, b: Any) -> None:
     """Exchange two variables or elements (also ``a, b = b, a``)."""
     _outside("swap")

@@ -28,7 +28,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
+from revmlir.frontend.stack_values import Stack
 from revmlir.runtime.arguments import numpy_dtype
 
 
@@ -63,6 +65,9 @@ def type_of_value(value: Any) -> Attribute | None:
         if element is None:
             return None
         return MemRefType(element, [DYNAMIC_INDEX] * value.ndim)
+    if isinstance(value, Stack):
+        element = type_of_annotation(value.dtype)
+        return None if element is None else StackType(element)
     if isinstance(value, bool | np.bool_):
         return i1
     if isinstance(value, np.generic):
@@ -112,6 +117,8 @@ def describe_type(type: Attribute) -> str:
         return "index"
     if isinstance(type, LogType):
         return "ULog"
+    if isinstance(type, StackType):
+        return f"a stack of {describe_type(type.element_type)}"
     return str(type)
 
 

@@ -35,6 +35,7 @@ from xdsl.interpreters.scf import ScfFunctions
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import LocatedError
 from revmlir.interpreter.anc import AncFunctions
+from revmlir.interpreter.assertions import AssertFunctions
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.parallel import ParallelFunctions
 from revmlir.interpreter.pure import PureFunctions
@@ -92,6 +93,7 @@ class RevInterpreter(Backend):
             ParallelFunctions(),
             FuncFunctions(),
             PrintfFunctions(),
+            AssertFunctions(),
             _LoweredRuntime(),
         ):
             self._interpreter.register_implementations(functions)

@@ -798,6 +798,12 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             lowering._clone_expression(inner)
         elif isinstance(inner, printf.PrintFormatOp):
             lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)
+        elif isinstance(inner, memref.StoreOp):  # a count (revmlir.counters)
+            lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
+            lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)
+        elif isinstance(inner, cf.AssertOp):
+            message = inner.msg.data.replace("{", "{{").replace("}", "}}")
+            lowering.check(lowering.get(inner.arg), inner, message, error=ExecutionError)
         else:
             raise PassFailedException(f"{describe_op(inner)} in rev.safe cannot be lowered")
 

@@ -264,6 +264,45 @@ rev.func @safe(%x: f64) {
 
 // -----
 
+// safe: a count into an array that reversible code reads is no counter.
+rev.func @count_into_state(%x: f64, %c: memref<1xf64>) {
+  %i = arith.constant 0 : index
+  %v = memref.load %c[%i] : memref<1xf64>
+  %x1 = rev.add %x, %v : f64
+  rev.safe {
+    %one = arith.constant 1.0 : f64
+    %old = memref.load %c[%i] : memref<1xf64>
+    %new = arith.addf %old, %one : f64
+    // expected-error@+1 {{[safe] 'memref.store' writes %c, which the reversible program owns; rev.safe may only write memory it allocates, or a counter}}
+    memref.store %new, %c[%i] : memref<1xf64>
+  }
+  rev.return %x1 : f64
+}
+
+// -----
+
+// safe: a callee's counter gets only a counter of the caller.
+rev.func @counts(%c: memref<1xf64>) {
+  rev.safe {
+    %i = arith.constant 0 : index
+    %one = arith.constant 1.0 : f64
+    %old = memref.load %c[%i] : memref<1xf64>
+    %new = arith.addf %old, %one : f64
+    memref.store %new, %c[%i] : memref<1xf64>
+  }
+  rev.return
+}
+rev.func @passes_state(%x: f64, %c: memref<1xf64>) {
+  %i = arith.constant 0 : index
+  %v = memref.load %c[%i] : memref<1xf64>
+  %x1 = rev.add %x, %v : f64
+  // expected-error@+1 {{[safe] 'rev.call' passes %c to @counts, which counts into it in rev.safe}}
+  rev.call @counts(%c) : (memref<1xf64>) -> ()
+  rev.return %x1 : f64
+}
+
+// -----
+
 // call: an unknown callee.
 rev.func @unknown_callee(%x: f64) {
   // expected-error@+1 {{[call] 'rev.call' refers to unknown function @nowhere}}

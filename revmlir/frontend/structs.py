@@ -1,0 +1,139 @@
+"""Struct arguments: dataclasses and named tuples of numbers and arrays.
+
+A reversible function takes a struct as its fields: a call with a struct
+argument ``d`` runs the function compiled with one parameter per field,
+named ``d.x`` (in the IR and in diagnostics), whose body reads and updates
+``d.x`` like any variable.  ``d.x += d.y`` is then an update of one
+variable reading another, which is reversible, and ``d.x -= d.x`` is
+rejected as ``x -= x`` is.  The call gives the struct back as a new
+instance of its class holding the updated fields (arrays in it are updated
+in place, as any array argument is).
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import typing
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from revmlir.frontend.types import type_of_annotation
+
+Error = Callable[[ast.AST, str, str | None], Exception]
+
+
+def is_struct_class(cls: Any) -> bool:
+    """A dataclass or a named tuple class (cheap: every call asks it of
+    every argument's class)."""
+    return isinstance(cls, type) and (
+        hasattr(cls, "__dataclass_fields__") or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+    )
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    return tuple(cls._fields)  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which parameters of a function are structs in one call: per
+    parameter, the struct's class, or None."""
+
+    classes: tuple[type | None, ...]
+
+    @staticmethod
+    def of(parameters: Sequence[str], hints: dict[str, Any], args: Sequence[Any]) -> Layout | None:
+        """The layout of a call with ``args``, or None when no parameter is
+        a struct.  A parameter annotated with a struct class must get an
+        instance of it (a ``TypeError`` naming the parameter otherwise)."""
+        classes: list[type | None] = []
+        for name, value in zip(parameters, args):
+            declared = hints.get(name)
+            if is_struct_class(declared) and not isinstance(value, declared):
+                raise TypeError(f"argument '{name}' is declared {declared.__name__}, got {type(value).__name__}")
+            classes.append(type(value) if is_struct_class(type(value)) else None)
+        return Layout(tuple(classes)) if any(classes) else None
+
+    def flat_parameters(self, parameters: Sequence[str]) -> list[str]:
+        """The parameters of the function compiled for this layout."""
+        return [
+            name for parameter, cls in zip(parameters, self.classes)
+            for name in ([parameter] if cls is None else [f"{parameter}.{f}" for f in field_names(cls)])
+        ]
+
+    def field_hints(self, parameters: Sequence[str]) -> dict[str, Any]:
+        """The annotations of the fields that fix a type (``x: float``), as
+        the annotations of the flat parameters."""
+        hints: dict[str, Any] = {}
+        for parameter, cls in zip(parameters, self.classes):
+            if cls is not None:
+                declared = typing.get_type_hints(cls)
+                for name in field_names(cls):
+                    if type_of_annotation(declared.get(name)) is not None:
+                        hints[f"{parameter}.{name}"] = declared[name]
+        return hints
+
+    def flatten(self, args: Sequence[Any]) -> list[Any]:
+        flat: list[Any] = []
+        for value, cls in zip(args, self.classes):
+            flat.extend([value] if cls is None else [getattr(value, f) for f in field_names(cls)])
+        return flat
+
+    def rebuild(self, args: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
+        """The call's results per parameter: each struct a new instance of
+        its class holding the fields the flat call returned."""
+        out: list[Any] = []
+        position = 0
+        for value, cls in zip(args, self.classes):
+            if cls is None:
+                out.append(results[position])
+                position += 1
+                continue
+            names = field_names(cls)
+            updated = dict(zip(names, results[position : position + len(names)]))
+            position += len(names)
+            out.append(dataclasses.replace(value, **updated) if dataclasses.is_dataclass(cls) else value._replace(**updated))
+        return tuple(out)
+
+
+def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.FunctionDef:
+    """``tree`` with each struct parameter ``d`` replaced by its fields,
+    ``d.x`` read and updated as the variable ``d.x``.  Any other use of
+    ``d`` (an unknown field, ``d`` itself) is an error at it."""
+    structs = {
+        arg.arg: field_names(cls) for arg, cls in zip(tree.args.args, layout.classes) if cls is not None
+    }
+
+    class Flatten(ast.NodeTransformer):
+        def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
+            if isinstance(node.value, ast.Name) and (fields := structs.get(node.value.id)) is not None:
+                if node.attr not in fields:
+                    raise error(
+                        node, f"'{node.value.id}' has no field '{node.attr}'",
+                        f"its fields are {', '.join(fields)}",
+                    )
+                return ast.copy_location(ast.Name(id=f"{node.value.id}.{node.attr}", ctx=node.ctx), node)
+            return self.generic_visit(node)
+
+        def visit_Name(self, node: ast.Name) -> ast.AST:
+            if (fields := structs.get(node.id)) is not None:
+                raise error(
+                    node, f"'{node.id}' is a struct argument, which is passed and updated field by field",
+                    f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), and pass them to calls",
+                )
+            return node
+
+    flat = copy.deepcopy(tree)
+    flat.body = [Flatten().visit(statement) for statement in flat.body]
+    arguments: list[ast.arg] = []
+    for arg in flat.args.args:
+        fields = structs.get(arg.arg)
+        names = [arg.arg] if fields is None else [f"{arg.arg}.{f}" for f in fields]
+        arguments.extend(ast.copy_location(ast.arg(arg=name), arg) for name in names)
+    flat.args.args = arguments
+    return flat

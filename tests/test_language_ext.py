@@ -1,0 +1,427 @@
+"""NiLang's language beyond plain variables: updates of one part of a
+complex number, stack arguments, struct arguments with bijection views, and
+``rv.safe`` blocks with assertions, printing and counters.  Each runs on
+both engines, which must agree with each other and with plain Python, and
+each error is located at the user's line."""
+
+from __future__ import annotations
+
+import cmath
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from revmlir.frontend.structs import Layout
+
+HERE = Path(__file__)
+LINES = HERE.read_text().splitlines()
+BACKENDS = ("native", "interpreter")
+
+
+def line_of(marker: str) -> int:
+    """The line of this file holding ``marker`` (a comment on the faulty line)."""
+    matches = [i + 1 for i, line in enumerate(LINES) if line.rstrip().endswith(marker)]
+    assert len(matches) == 1, marker
+    return matches[0]
+
+
+def located(error: BaseException, marker: str, *fragments: str) -> None:
+    """``error`` names this file and the line marked ``marker``."""
+    text = str(error)
+    assert f"{HERE}:{line_of(marker)}:" in text, text
+    for fragment in fragments:
+        assert fragment in text, text
+
+
+def on_both(pyfunc: Callable[..., Any]) -> dict[str, rv.ReversibleFunction]:
+    """``pyfunc`` as a reversible function per backend."""
+    return {backend: rv.reversible(pyfunc, backend=backend) for backend in BACKENDS}
+
+
+def compile_error(source: str, *args: Any) -> rv.ReversibleSyntaxError:
+    """The error calling the reversible function ``f`` of this file's
+    ``source`` (a function defined below) raises."""
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.reversible(globals()[source])(*args)
+    return info.value
+
+
+# -- complex parts ---------------------------------------------------------------------
+
+
+def _rotate_parts(z: complex, w: complex):
+    z.real -= z.imag * 2.0
+    z.imag += math.sin(z.real) + w.imag
+    w.imag += cmath.phase(z) * 0.0 + z.real
+
+
+ROTATE_PARTS = on_both(_rotate_parts)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_part_update_reads_the_other_part(backend: str):
+    f = ROTATE_PARTS[backend]
+    z, w = 1.0 + 2.0j, 0.5 + 3.0j
+    real = z.real - 2.0 * z.imag
+    imag = z.imag + math.sin(real) + w.imag
+    assert f(z, w) == (complex(real, imag), complex(w.real, w.imag + real))
+    assert (~f)(*f(z, w)) == (z, w)
+
+
+def test_part_updates_have_gradients():
+    # Re z after = Re z - 2 Im z: the gradient ∂/∂Re z + i ∂/∂Im z is 1 - 2i
+    grad = rv.gradient(ROTATE_PARTS["native"], (1.0 + 2.0j, 0.5 + 3.0j), iloss=0)
+    assert grad == (1.0 - 2.0j, 0.0)
+
+
+def _alias_same_part(z: complex):
+    z.real -= z.real  # E:same-part
+
+
+def _alias_whole(z: complex):
+    z.imag += abs(z) + z.real  # E:whole
+
+
+@pytest.mark.parametrize(
+    "source, marker, read",
+    [("_alias_same_part", "# E:same-part", "'z.real' aliases 'z.real'"), ("_alias_whole", "# E:whole", "'z' aliases 'z.imag'")],
+)
+def test_a_part_update_reading_its_own_part_is_located(source: str, marker: str, read: str):
+    located(compile_error(source, 1 + 2j), marker, read, "its inverse would need the value it destroyed")
+
+
+# -- stack arguments ------------------------------------------------------------------
+
+
+@rv.reversible
+def _stash(s, x: float, y: float):
+    rv.push(s, x)
+    x = rv.pop(s)
+    rv.copy_push(s, x)
+    y += x
+
+
+def _keep_top(s: rv.Stack, x: float, y: float):
+    _stash(s, x, y)  # passes the stack on
+    t = rv.pop(s)
+    y += t * 2.0
+    rv.push(s, t)
+
+
+KEEP_TOP = on_both(_keep_top)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_stack_argument_comes_back_updated(backend: str):
+    f = KEEP_TOP[backend]
+    s = rv.Stack(float, [7.0])
+    result = f(s, 2.0, 1.0)
+    assert result == ([7.0, 2.0], 2.0, 1.0 + 2.0 + 2.0 * 2.0)
+    assert result[0] is s  # updated in place
+    assert (~f)(*result) == ([7.0], 2.0, 1.0) and s == [7.0]
+
+
+def test_stack_arguments_are_typed_by_their_elements():
+    assert rv.Stack(int, [1, 2]) == [1, 2] and repr(rv.Stack(int, [1])) == "rv.Stack(int, [1])"
+    assert "!anc.stack<f64>" in KEEP_TOP["native"].mlir(rv.Stack(float), 1.0, 2.0)
+    with pytest.raises(TypeError, match=r"the element type must be float, int, complex, bool or rv.ULog"):
+        rv.Stack(str)
+    with pytest.raises(TypeError, match=r"argument 's' has unsupported type list \(pass a numpy array, or an rv.Stack"):
+        KEEP_TOP["native"]([7.0], 1.0, 2.0)
+
+
+def _free_argument_stack(s, x: float):
+    rv.free(s)  # E:free-argument-stack
+
+
+def _push_wrong_type(s, x: float):
+    rv.push(s, x)  # E:push-wrong-type
+    x = rv.ancilla(0.0)
+
+
+def test_stack_argument_errors_are_located():
+    located(compile_error("_free_argument_stack", rv.Stack(float), 1.0), "# E:free-argument-stack", "'s' is an argument stack")
+    located(compile_error("_push_wrong_type", rv.Stack(int), 1.0), "# E:push-wrong-type")
+
+
+def _pop_too_many(s: rv.Stack, x: float):
+    t = rv.pop(s)  # E:pop-empty
+    x += t
+    rv.push(s, t)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_popping_an_empty_argument_stack_is_located(backend: str):
+    with pytest.raises(rv.InvertibilityError) as info:
+        rv.reversible(_pop_too_many, backend=backend)(rv.Stack(float), 1.0)
+    located(info.value, "# E:pop-empty", "pop from an empty stack")
+
+
+# -- struct arguments and bijection views ----------------------------------------------
+
+
+@dataclass
+class Particle:
+    x: float
+    v: float
+    trail: np.ndarray
+
+
+class Spring(NamedTuple):
+    k: float
+    steps: int
+
+
+def _leapfrog(p: Particle, s: Spring, energy):
+    for step in range(s.steps):
+        p.v -= 0.1 * s.k * p.x
+        p.x += 0.1 * p.v
+        p.trail[step] += p.x
+    energy += 0.5 * (p.v * p.v + s.k * p.x * p.x)
+
+
+LEAPFROG = on_both(_leapfrog)
+
+
+def _plain_leapfrog(x: float, v: float, k: float, steps: int) -> tuple[float, float, list[float], float]:
+    trail = []
+    for _ in range(steps):
+        v -= 0.1 * k * x
+        x += 0.1 * v
+        trail.append(x)
+    return x, v, trail, 0.5 * (v * v + k * x * x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_struct_fields_are_updated_and_come_back_in_new_instances(backend: str):
+    f = LEAPFROG[backend]
+    p, s = Particle(1, 0.0, np.zeros(3)), Spring(2.0, 3)  # x: float converts the int
+    trail = p.trail
+    q, s2, energy = f(p, s, 0.0)
+    x, v, expected_trail, expected_energy = _plain_leapfrog(1.0, 0.0, 2.0, 3)
+    assert isinstance(q, Particle) and q is not p and p.x == 1  # the caller's instance is left alone
+    assert (q.x, q.v, energy) == (x, v, expected_energy) and type(q.x) is float
+    assert q.trail is trail and trail.tolist() == expected_trail  # arrays are updated in place
+    assert s2 == s and isinstance(s2, Spring)
+    back, s3, zero = (~f)(q, s2, energy)
+    assert (back.x, back.v, zero, s3) == (1.0, 0.0, 0.0, s) and not trail.any()
+
+
+def test_struct_fields_are_parameters_of_their_own():
+    text = LEAPFROG["native"].flattened(Layout((Particle, Spring, None))).mlir(1.0, 0.0, np.zeros(3), 2.0, 3, 0.0)
+    assert "rev.func @_leapfrog(%p.x: f64, %p.v: f64, %p.trail: memref<?xf64>, %s.k: f64, %s.steps: i64, %energy: f64)" in text
+
+
+def _use_whole_struct(p: Particle):
+    _stash(p, p.x, p.v)  # E:whole-struct
+
+
+def _unknown_field(p: Particle):
+    p.y += 1.0  # E:unknown-field
+
+
+def _field_reads_itself(p: Particle):
+    p.x -= p.x * 2.0  # E:field-alias
+
+
+def test_struct_errors_are_located():
+    p = Particle(1.0, 0.0, np.zeros(1))
+    located(compile_error("_use_whole_struct", p), "# E:whole-struct", "'p' is a struct argument", "use its fields (p.x, p.v, p.trail)")
+    located(compile_error("_unknown_field", p), "# E:unknown-field", "'p' has no field 'y'", "its fields are x, v, trail")
+    located(compile_error("_field_reads_itself", p), "# E:field-alias", "p.x")
+    with pytest.raises(TypeError, match="argument 'p' is declared Particle, got Spring"):
+        LEAPFROG["native"](Spring(1.0, 1), Spring(1.0, 1), 0.0)
+    with pytest.raises(TypeError, match=r"struct arguments are taken by calls"):
+        rv.gradient(LEAPFROG["native"], (p, Spring(1.0, 1), 0.0), iloss=2)
+
+
+@rv.reversible
+def _negate(x):
+    x = -x
+
+
+@rv.reversible
+def _shift(x):
+    x += 10.0
+
+
+@rv.reversible
+def _add_twice(y, x):
+    y += 2.0 * x
+
+
+def _through_views(y, x, v):
+    _add_twice(rv.view(y, _negate), x)  # y ← -(-y + 2x)
+    _add_twice(rv.view(v[1], _shift), rv.view(x, _shift))  # v[1] ← v[1] + 2 (x + 10)
+
+
+THROUGH_VIEWS = on_both(_through_views)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_view_runs_the_bijection_around_the_call(backend: str):
+    f = THROUGH_VIEWS[backend]
+    y, x, v = f(1.0, 3.0, np.zeros(2))
+    assert (y, x, v.tolist()) == (1.0 - 2 * 3.0, 3.0, [0.0, 2 * 13.0])
+    assert (~f)(y, x, v)[:2] == (1.0, 3.0) and not v.any()
+
+
+def _view_through_a_non_bijection(y, x):
+    _add_twice(rv.view(y, math.sin), x)  # E:not-bijection
+
+
+def _view_as_a_statement(y):
+    rv.view(y, _negate)  # E:view-statement
+
+
+def test_view_errors_are_located():
+    located(compile_error("_view_through_a_non_bijection", 1.0, 2.0), "# E:not-bijection", "the bijection 'math.sin' of a view")
+    located(compile_error("_view_as_a_statement", 1.0), "# E:view-statement", "rv.view(x, g) is an argument of a call")
+
+
+# -- rv.safe: printing and assertions --------------------------------------------------
+
+
+def _report(x: float, n: int, calls: int):
+    calls += 1  # a counter is reversible state: ~f counts back down
+    with rv.safe():
+        print("x =", x, "n:", n, sep="|")
+        print("no newline", end="")
+        print()
+        print("{braces}", end=" }\n")
+    x += n
+
+
+def test_print_in_a_safe_block_prints_as_python_does(capsys: pytest.CaptureFixture[str]):
+    f = rv.reversible(_report, backend="interpreter")
+    assert f(1.5, 2, 0) == (3.5, 2, 1)
+    expected = "x =|1.5|n:|2\nno newline\n{braces} }\n"
+    assert capsys.readouterr().out == expected
+    assert (~f)(3.5, 2, 1) == (1.5, 2, 0) and capsys.readouterr().out == ""  # forward only by default
+
+
+def _checked(x: float, n: int):
+    with rv.safe(when="both"):
+        assert x > 0, "x must be {positive}"  # E:assert-message
+        assert n < 10  # E:assert-plain
+    x += n
+
+
+CHECKED = on_both(_checked)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_assertions_in_a_safe_block_are_checked_on_both_engines(backend: str):
+    f = CHECKED[backend]
+    assert f(1.5, 2) == (3.5, 2) and (~f)(3.5, 2) == (1.5, 2)
+    with pytest.raises(rv.ExecutionError) as info:
+        f(-1.0, 2)
+    located(info.value, "# E:assert-message", "'cf.assert' in @_checked: x must be {positive}")
+    with pytest.raises(rv.ExecutionError) as info:
+        f(1.0, 20)
+    located(info.value, "# E:assert-plain", "assertion failed: n < 10")
+    with pytest.raises(rv.ExecutionError) as info:
+        (~f)(1.0, 2)  # when="both": x is -1 after running backwards
+    located(info.value, "# E:assert-message", "in @~_checked")
+
+
+def _assert_outside_safe(x: float):
+    assert x > 0  # E:assert-outside
+
+
+def _scalar_count_in_safe(x: float, calls: int):
+    with rv.safe():
+        calls += 1  # E:safe-scalar
+
+
+def _print_with_file(x: float):
+    with rv.safe():
+        print(x, flush=True)  # E:print-keyword
+
+
+def _assert_with_a_computed_message(x: float):
+    with rv.safe():
+        assert x > 0, str(x)  # E:assert-message-expression
+
+
+def test_safe_block_errors_are_located():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.reversible(_assert_outside_safe)
+    located(info.value, "# E:assert-outside", "'assert' statements are not reversible", "assert inside `with rv.safe():`")
+    located(compile_error("_scalar_count_in_safe", 1.0, 0), "# E:safe-scalar", "'calls' is reversible state, which rv.safe does not update")
+    located(compile_error("_print_with_file", 1.0), "# E:print-keyword", "print(…, flush=…) is not supported inside rv.safe")
+    located(compile_error("_assert_with_a_computed_message", 1.0), "# E:assert-message-expression", "an assertion's message must be a constant string")
+
+
+# -- rv.safe: counters ---------------------------------------------------------------
+
+
+@rv.reversible
+def _counted_fib(out, n, calls):
+    with rv.safe(when="both"):
+        calls[0] += 1  # counts the calls, in both directions
+    if n >= 1:
+        counter = rv.ancilla(0)
+        counter += n
+        while rv.cond(counter > 1, post=counter != n):
+            _counted_fib(out, counter - 1, calls)
+            counter -= 2
+        counter -= n % 2
+        rv.free(counter)
+    out += 1
+
+
+def _plain_fib_calls(n: int) -> int:
+    """The calls of the recursion above, counted in plain Python."""
+    return 1 + sum(_plain_fib_calls(k - 1) for k in range(n, 1, -2)) if n >= 1 else 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_counter_counts_calls_and_is_read_after_the_call(backend: str):
+    f = rv.reversible(_counted_fib.pyfunc, backend=backend)  # calls _counted_fib, on the same engine
+    calls = np.zeros(1, dtype=np.int64)
+    assert f(0, 8, calls) == (34, 8, calls)
+    assert calls[0] == _plain_fib_calls(8)
+    assert (~f)(34, 8, calls) == (0, 8, calls)
+    assert calls[0] == 2 * _plain_fib_calls(8)  # running backwards counts too, it does not undo
+
+
+def _count_into_state(x, c):
+    x += c[0]
+    with rv.safe():
+        c[0] += 1  # E:count-into-state
+
+
+@rv.reversible
+def _counts_into(x, c):
+    with rv.safe():
+        c[0] += 1
+
+
+def _passes_state_to_a_counter(x, c):
+    x += c[0]
+    _counts_into(x, c)  # E:passes-state
+
+
+def _count_into_a_scalar(x, c):
+    with rv.safe():
+        x[0] += 1  # E:count-scalar
+
+
+def _count_by_multiplying(x, c):
+    with rv.safe():
+        c[0] *= 2  # E:count-multiply
+
+
+def test_counter_errors_are_located():
+    c = np.zeros(1, dtype=np.int64)
+    located(compile_error("_count_into_state", 1, c), "# E:count-into-state", "'memref.store' writes %c", "or a counter")
+    located(compile_error("_passes_state_to_a_counter", 1, c), "# E:passes-state", "passes %c to @_counts_into, which counts into it")
+    located(compile_error("_count_into_a_scalar", 1, c), "# E:count-scalar", "'x' is not an array")
+    located(compile_error("_count_by_multiplying", 1, c), "# E:count-multiply", "'c[0] *= 2' is no count")
