@@ -91,6 +91,12 @@ revmlir/frontend/compiler.py — at first call
   "rv.safe(when='sideways'): use 'forward', 'inverse' or 'both'"        test_safe_with_an_unknown_direction
   "'with open('f')' is not a reversible block"                          test_with_a_foreign_context_manager
   "'x' is reversible state, which rv.safe does not update: …"            test_instruction_inside_safe
+revmlir/frontend/structs.py, views.py, safe_blocks.py, stack_values.py — tests/test_language_ext.py
+  "'p' has no field 'y'", "'p' is a struct argument, …", "g(): argument 'p' is declared Particle, got …"
+  "'z.real' aliases 'z.real', which this instruction updates: …"
+  "the bijection '…' of a view must be a @rv.reversible function of one argument", "rv.view(x, g) is an argument of a call"
+  "'s' is an argument stack; it goes back to the caller", TypeError "rv.Stack(…): the element type must be …"
+  "print(…, flush=…) is not supported inside rv.safe", "an assertion's message must be a constant string", "'c[0] *= 2' is no count"
   "only print(...), assert and counts … can run inside rv.safe", print, assert and count forms  tests/test_language_ext.py
   (specialisation names) no bogus "'rev.call' passes (…)" error         test_specialisation_names_do_not_collide
 revmlir/frontend/expressions.py
@@ -404,7 +410,7 @@ def test_native_backend_for_a_program_native_code_cannot_run():
 
     f = rv.reversible(prints, backend="native")
     with pytest.raises(rv.NativeCompilationError) as info:
-        f(1.0)
+        f(np.zeros(2))  # native code prints numbers, not arrays
     text = str(info.value)
     assert text.startswith("prints cannot run natively: 'printf.print_format' at ")
     assert f"{HERE}:{line_of('# E:native')}:" in text

@@ -218,8 +218,41 @@ def test_struct_fields_are_parameters_of_their_own():
     assert "rev.func @_leapfrog(%p.x: f64, %p.v: f64, %p.trail: memref<?xf64>, %s.k: f64, %s.steps: i64, %energy: f64)" in text
 
 
+@rv.reversible
+def _kick(p: Particle, k):
+    p.v -= 0.1 * k * p.x
+
+
+@rv.reversible
+def _drift(p, trail_step):
+    p.x += 0.1 * p.v
+    p.trail[trail_step] += p.x
+
+
+def _leapfrog_by_calls(p: Particle, s: Spring, energy):
+    for step in range(s.steps):
+        _kick(p, s.k)  # a struct passed whole: the callee takes its fields
+        _drift(p, step)
+    energy += 0.5 * (p.v * p.v + s.k * p.x * p.x)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_structs_are_passed_whole_to_calls(backend: str):
+    f = rv.reversible(_leapfrog_by_calls, backend=backend)
+    p, s = Particle(1.0, 0.0, np.zeros(3)), Spring(2.0, 3)
+    direct = LEAPFROG[backend](Particle(1.0, 0.0, np.zeros(3)), s, 0.0)
+    q, _, energy = f(p, s, 0.0)
+    assert (q.x, q.v, q.trail.tolist(), energy) == (direct[0].x, direct[0].v, direct[0].trail.tolist(), direct[2])
+    back, _, _ = (~f)(q, s, energy)
+    assert (back.x, back.v) == (1.0, 0.0) and not p.trail.any()
+
+
 def _use_whole_struct(p: Particle):
-    _stash(p, p.x, p.v)  # E:whole-struct
+    p.x += abs(p)  # E:whole-struct
+
+
+def _pass_the_wrong_struct(p: Particle, s: Spring):
+    _kick(s, p.x)  # E:wrong-struct
 
 
 def _unknown_field(p: Particle):
@@ -232,7 +265,8 @@ def _field_reads_itself(p: Particle):
 
 def test_struct_errors_are_located():
     p = Particle(1.0, 0.0, np.zeros(1))
-    located(compile_error("_use_whole_struct", p), "# E:whole-struct", "'p' is a struct argument", "use its fields (p.x, p.v, p.trail)")
+    located(compile_error("_use_whole_struct", p), "# E:whole-struct", "'p' is a struct argument", "use its fields (p.x, p.v, p.trail), or pass it whole")
+    located(compile_error("_pass_the_wrong_struct", p, Spring(1.0, 1)), "# E:wrong-struct", "_kick(): argument 'p' is declared Particle, got Spring")
     located(compile_error("_unknown_field", p), "# E:unknown-field", "'p' has no field 'y'", "its fields are x, v, trail")
     located(compile_error("_field_reads_itself", p), "# E:field-alias", "p.x")
     with pytest.raises(TypeError, match="argument 'p' is declared Particle, got Spring"):
@@ -298,12 +332,35 @@ def _report(x: float, n: int, calls: int):
     x += n
 
 
-def test_print_in_a_safe_block_prints_as_python_does(capsys: pytest.CaptureFixture[str]):
-    f = rv.reversible(_report, backend="interpreter")
+REPORT = on_both(_report)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_print_in_a_safe_block_prints_as_python_does(backend: str, capsys: pytest.CaptureFixture[str]):
+    f = REPORT[backend]
     assert f(1.5, 2, 0) == (3.5, 2, 1)
     expected = "x =|1.5|n:|2\nno newline\n{braces} }\n"
     assert capsys.readouterr().out == expected
     assert (~f)(3.5, 2, 1) == (1.5, 2, 0) and capsys.readouterr().out == ""  # forward only by default
+
+
+def _print_numbers(x: float, n: int, z: complex, b: bool, y: np.float32):
+    with rv.safe():
+        print(x, x / 0.0, -0.0, 1e300, x * 0.1, n, n > 1, b, z, y, y + y, sep=", ")
+    x += n
+
+
+def test_both_engines_print_the_same_text(capsys: pytest.CaptureFixture[str]):
+    args = (0.3, -7, 1 - 2.5j, True, np.float32(0.1))
+    texts = []
+    for backend in BACKENDS:
+        f = rv.reversible(_print_numbers, backend=backend)
+        assert f.specialization_for(*args).backend == backend
+        f(*args)
+        texts.append(capsys.readouterr().out)
+    y = float(np.float32(0.1))
+    python = ", ".join(str(v) for v in (0.3, math.inf, -0.0, 1e300, 0.3 * 0.1, -7, False, True, 1 - 2.5j, y, y * 2.0))
+    assert texts == [python + "\n"] * 2
 
 
 def _checked(x: float, n: int):

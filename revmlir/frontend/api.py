@@ -28,7 +28,7 @@ from xdsl.printer import Printer
 
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.stack_values import Stack
-from revmlir.frontend.structs import Layout, flatten_tree, is_struct_class
+from revmlir.frontend.structs import Layout, StructArgument, flatten_tree, is_struct_class
 from revmlir.frontend.types import (
     KNOWN_ANNOTATIONS,
     IntRanges,
@@ -204,6 +204,7 @@ class ReversibleFunction:
         self.backend = backend
         self.source = read_source(pyfunc)
         self.hints = resolved_annotations(pyfunc)
+        self._struct_parameters = any(is_struct_class(h) for h in self.hints.values())
         self._check_signature()
         from revmlir.frontend.compiler import check_structure
 
@@ -235,9 +236,12 @@ class ReversibleFunction:
         for name, declared, value in zip(params, self.annotated_types(), args):
             found = type_of_value(value)
             if found is None:
-                hint = " (pass a numpy array, or an rv.Stack for a stack)" if isinstance(value, list | tuple) else ""
                 if is_struct_class(type(value)):
-                    hint = " (struct arguments are taken by calls, f(…) and ~f(…); pass the fields here)"
+                    raise StructArgument(
+                        f"{self.__name__}(): argument '{name}' has unsupported type {type(value).__name__} "
+                        "(struct arguments are taken by calls, f(…) and ~f(…); pass the fields here)"
+                    )
+                hint = " (pass a numpy array, or an rv.Stack for a stack)" if isinstance(value, list | tuple) else ""
                 if isinstance(value, np.ndarray):
                     hint = f" (arrays of {value.dtype} are not supported)"
                 raise TypeError(
@@ -296,6 +300,11 @@ class ReversibleFunction:
     def run(self, args: Sequence[Any], backward: bool) -> Any:
         """Run forward or backward; struct arguments go in field by field
         and come back as new instances (``revmlir.frontend.structs``)."""
+        if not self._struct_parameters:
+            try:
+                return self.specialization_for(*args).run(args, backward=backward)
+            except StructArgument:
+                pass
         if (layout := Layout.of(self.parameters, self.hints, args)) is None:
             return self.specialization_for(*args).run(args, backward=backward)
         self.source.check_count(args)

@@ -25,6 +25,7 @@ from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
 from revmlir.frontend.safe_blocks import SafeBlockCompiler, is_safe_block
+from revmlir.frontend.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.types import describe_type, type_of_annotation
 from revmlir.frontend.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
@@ -456,6 +457,11 @@ class FunctionCompiler:
             return
         function, mode, lanes = self._reversible_callee(call.func)
         if function is not None:
+            layout = getattr(call, CALLEE_LAYOUT, None) or Layout((None,) * len(function.parameters))
+            if (problem := layout.mismatch(function.parameters, function.hints)) is not None:
+                raise ctx.error(node, f"{function.__name__}(): {problem}")
+            if any(layout.classes):
+                function = function.flattened(layout)  # structs passed whole, as their fields
             self._call_through_views(node, function, mode, call, lanes)
             return
         if callee is markers.view:

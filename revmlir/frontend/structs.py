@@ -26,11 +26,17 @@ Error = Callable[[ast.AST, str, str | None], Exception]
 
 
 def is_struct_class(cls: Any) -> bool:
-    """A dataclass or a named tuple class (cheap: every call asks it of
-    every argument's class)."""
+    """A dataclass or a named tuple class."""
     return isinstance(cls, type) and (
         hasattr(cls, "__dataclass_fields__") or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
     )
+
+
+class StructArgument(TypeError):
+    """A struct where only numbers, arrays and stacks go: in ``rv.gradient``
+    and the other transformations, which take the fields, and on the first
+    call with a struct, which ``ReversibleFunction.run`` then flattens (so
+    that calls without structs pay nothing for them)."""
 
 
 def field_names(cls: type) -> tuple[str, ...]:
@@ -51,13 +57,19 @@ class Layout:
         """The layout of a call with ``args``, or None when no parameter is
         a struct.  A parameter annotated with a struct class must get an
         instance of it (a ``TypeError`` naming the parameter otherwise)."""
-        classes: list[type | None] = []
-        for name, value in zip(parameters, args):
+        layout = Layout(tuple(type(value) if is_struct_class(type(value)) else None for value in args))
+        if (problem := layout.mismatch(parameters, hints)) is not None:
+            raise TypeError(problem)
+        return layout if any(layout.classes) else None
+
+    def mismatch(self, parameters: Sequence[str], hints: dict[str, Any]) -> str | None:
+        """What disagrees with a parameter annotated with a struct class, or None."""
+        for name, cls in zip(parameters, self.classes):
             declared = hints.get(name)
-            if is_struct_class(declared) and not isinstance(value, declared):
-                raise TypeError(f"argument '{name}' is declared {declared.__name__}, got {type(value).__name__}")
-            classes.append(type(value) if is_struct_class(type(value)) else None)
-        return Layout(tuple(classes)) if any(classes) else None
+            if is_struct_class(declared) and not (cls is not None and issubclass(cls, declared)):
+                found = "no struct" if cls is None else cls.__name__
+                return f"argument '{name}' is declared {declared.__name__}, got {found}"
+        return None
 
     def flat_parameters(self, parameters: Sequence[str]) -> list[str]:
         """The parameters of the function compiled for this layout."""
@@ -101,15 +113,42 @@ class Layout:
         return tuple(out)
 
 
+CALLEE_LAYOUT = "revmlir_struct_layout"
+"""The attribute of a call statement of a flattened tree that passes
+structs whole: the callee's ``Layout``, whose flattened function the call
+runs."""
+
+
 def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.FunctionDef:
     """``tree`` with each struct parameter ``d`` replaced by its fields,
-    ``d.x`` read and updated as the variable ``d.x``.  Any other use of
-    ``d`` (an unknown field, ``d`` itself) is an error at it."""
-    structs = {
-        arg.arg: field_names(cls) for arg, cls in zip(tree.args.args, layout.classes) if cls is not None
-    }
+    ``d.x`` read and updated as the variable ``d.x``, and ``d`` passed whole
+    to a call as its fields.  Any other use of ``d`` (an unknown field,
+    ``d`` in an expression) is an error at it."""
+    classes = {arg.arg: cls for arg, cls in zip(tree.args.args, layout.classes) if cls is not None}
+    structs = {name: field_names(cls) for name, cls in classes.items()}
 
     class Flatten(ast.NodeTransformer):
+        def visit_Expr(self, node: ast.Expr) -> ast.AST:
+            """A call statement passing a struct whole, ``g(y, d)``: it passes
+            the fields, to ``g`` taking them as parameters (the call's
+            ``CALLEE_LAYOUT``)."""
+            call = node.value
+            if isinstance(call, ast.Call) and any(isinstance(a, ast.Name) and a.id in structs for a in call.args):
+                callee = tuple(classes.get(a.id) if isinstance(a, ast.Name) else None for a in call.args)
+                args: list[ast.expr] = []
+                for arg in call.args:
+                    if isinstance(arg, ast.Name) and arg.id in structs:
+                        args.extend(
+                            ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg) for f in structs[arg.id]
+                        )
+                    else:
+                        args.append(self.visit(arg))
+                call.func = self.visit(call.func)
+                call.args = args
+                setattr(call, CALLEE_LAYOUT, Layout(callee))
+                return node
+            return self.generic_visit(node)
+
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             if isinstance(node.value, ast.Name) and (fields := structs.get(node.value.id)) is not None:
                 if node.attr not in fields:
@@ -123,8 +162,9 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if (fields := structs.get(node.id)) is not None:
                 raise error(
-                    node, f"'{node.id}' is a struct argument, which is passed and updated field by field",
-                    f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), and pass them to calls",
+                    node, f"'{node.id}' is a struct argument, which is read and updated field by field",
+                    f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), or pass it whole "
+                    f"to a reversible function: g({node.id})",
                 )
             return node
 

@@ -64,6 +64,7 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
 from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name
 from revmlir.lowering import cursor, stacks
+from revmlir.lowering.printing import lower_print
 from revmlir.lowering.rules import RuleTable
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.passes.expand_routines import forward_only
@@ -797,7 +798,7 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
         if is_expression_op(inner):
             lowering._clone_expression(inner)
         elif isinstance(inner, printf.PrintFormatOp):
-            lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)
+            lower_print(lowering, inner)
         elif isinstance(inner, memref.StoreOp):  # a count (revmlir.counters)
             lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
             lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)

@@ -12,7 +12,9 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
+from revmlir.lowering.printing import PRINT
 from revmlir.runtime import cache
+from revmlir.runtime.printing import print_address
 
 _lock = threading.Lock()
 _initialized = False
@@ -32,6 +34,8 @@ def _initialize() -> None:
         for library in ("m", "c", "gcc_s"):
             if (path := ctypes.util.find_library(library)) is not None:
                 llvm.load_library_permanently(path)
+        # ``print`` in a rev.safe region calls back into Python to format.
+        llvm.add_symbol(PRINT, print_address())
         _initialized = True
 
 

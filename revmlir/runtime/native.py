@@ -41,6 +41,7 @@ from revmlir.errors import ExecutionError
 from revmlir.inversion import forgetful_functions, inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
+from revmlir.lowering.printing import PRINT
 from revmlir.lowering.rev_to_std import (
     ABORT,
     ERROR_SLOT,
@@ -127,9 +128,9 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT):
-            # Apart from the allocator, only libm functions are declared (see
-            # std_to_llvm): pure, so LLVM may share and hoist their calls.
+        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT, PRINT):
+            # Apart from the allocator and printing, only libm functions are
+            # declared (see std_to_llvm): pure, so LLVM may share and hoist their calls.
             function.attributes.add("nounwind")
             function.attributes.add("readnone")
     return LLVMModule(str(llvm_module), checks, writes)
