@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import revmlir as rv
 from revmlir.frontend.structs import Layout
@@ -125,6 +127,13 @@ def test_a_stack_argument_comes_back_updated(backend: str):
     assert result == ([7.0, 2.0], 2.0, 1.0 + 2.0 + 2.0 * 2.0)
     assert result[0] is s  # updated in place
     assert (~f)(*result) == ([7.0], 2.0, 1.0) and s == [7.0]
+
+
+def test_stack_arguments_have_gradients():
+    # y += x, then y += 2 t with t the copy of x _stash left on the stack:
+    # the gradient reaches x through the stack too, ∂y/∂x = 1 + 2
+    grad = rv.gradient(KEEP_TOP["native"], (rv.Stack(float, [7.0]), 3.0, 0.0), iloss=2)
+    assert grad[1:] == (3.0, 1.0)
 
 
 def test_stack_arguments_are_typed_by_their_elements():
@@ -482,3 +491,32 @@ def test_counter_errors_are_located():
     located(compile_error("_passes_state_to_a_counter", 1, c), "# E:passes-state", "passes %c to @_counts_into, which counts into it")
     located(compile_error("_count_into_a_scalar", 1, c), "# E:count-scalar", "'x' is not an array")
     located(compile_error("_count_by_multiplying", 1, c), "# E:count-multiply", "'c[0] *= 2' is no count")
+
+
+# -- invert, then run forward --------------------------------------------------------
+
+FINITE = st.floats(-100.0, 100.0, allow_nan=False)
+
+
+@settings(max_examples=20, deadline=None)
+@given(FINITE, FINITE, FINITE, FINITE, st.floats(0.0, 5.0))
+def test_views_invert_then_run_forward(a: float, b: float, x: float, v: float, k: float):
+    """``f(~f(state)) == state`` and ``~f(f(state)) == state`` (up to
+    round-off) for part updates, struct fields and bijection views."""
+    def close(p: Any, q: Any) -> bool:
+        return bool(np.allclose(np.asarray(p, dtype=complex), np.asarray(q, dtype=complex), rtol=1e-9, atol=1e-9))
+
+    parts = ROTATE_PARTS["native"]
+    z, w = complex(a, b), complex(x, v)
+    assert close(parts(*(~parts)(z, w)), (z, w)) and close((~parts)(*parts(z, w)), (z, w))
+
+    leapfrog = LEAPFROG["native"]
+    p, spring = Particle(x, v, np.zeros(3)), Spring(k, 3)
+    q, _, energy = (~leapfrog)(*leapfrog(p, spring, a))
+    assert close((q.x, q.v, energy), (x, v, a)) and close(q.trail, np.zeros(3))
+    q, _, energy = leapfrog(*(~leapfrog)(p, spring, a))
+    assert close((q.x, q.v, energy), (x, v, a)) and close(q.trail, np.zeros(3))
+
+    views = THROUGH_VIEWS["native"]
+    y, x2, arr = views(*(~views)(a, x, np.array([b, v])))
+    assert close((y, x2, *arr), (a, x, b, v))
