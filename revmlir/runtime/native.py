@@ -38,16 +38,12 @@ from xdsl.ir import Attribute
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.errors import ExecutionError
-from revmlir.inversion import forgetful_functions, inverse_name
+from revmlir.inversion import forgetful_functions
+from revmlir.naming import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
-from revmlir.lowering.rev_to_std import (
-    ABORT,
-    ERROR_SLOT,
-    RevLowerToStdPass,
-    check_error_slot,
-    stack_element,
-)
+from revmlir.lowering.rev_to_std import ABORT, RevLowerToStdPass, stack_element
+from revmlir.runtime_checks import ERROR_SLOT, check_error_slot
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
