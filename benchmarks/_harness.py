@@ -318,7 +318,7 @@ class DirectCall:
             MemRefType,
         )
 
-        from revmlir.inversion import inverse_name
+        from revmlir.naming import inverse_name
 
         func = native.function(name)
         types = list(func.function_type.inputs.data)
@@ -352,7 +352,7 @@ class DirectCall:
     def __call__(self) -> None:
         self._entry(self._pointer)
         if self.error[0]:
-            from revmlir.lowering.rev_to_std import check_error_slot
+            from revmlir.runtime_checks import check_error_slot
 
             check_error_slot(self._native.check_table, self.error.tolist())
 
@@ -372,7 +372,7 @@ def _array_descriptor(array: np.ndarray) -> Any:
 
 def _error_slot_size() -> int:
     try:
-        from revmlir.lowering.rev_to_std import ERROR_SLOT
+        from revmlir.runtime_checks import ERROR_SLOT
 
         return ERROR_SLOT.get_shape()[0]
     except ImportError:  # pragma: no cover

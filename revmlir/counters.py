@@ -27,12 +27,11 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation
 
+from revmlir.dialects.rev import CallOp, FuncOp, SafeOp, UncallOp
 from revmlir.semantics import ArgumentUse, argument_uses
 
 
 def in_safe_region(op: Operation) -> bool:
-    from revmlir.dialects.rev import SafeOp
-
     parent = op.parent_op()
     while parent is not None:
         if isinstance(parent, SafeOp):
@@ -43,8 +42,6 @@ def in_safe_region(op: Operation) -> bool:
 
 def counter_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     """Per ``rev.func`` of ``module``: the positions of its counters."""
-    from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
     uses = {name: argument_uses(func) for name, func in functions.items()}
 

@@ -1,16 +1,20 @@
 """Errors that revmlir reports to its users.
 
-Two families exist: static violations found by the verifier (they derive from
-xDSL's ``VerifyException`` so every xDSL driver reports them) and dynamic
-violations found while a program runs (``InvertibilityError``).  Both carry the
+Three families exist: static violations found by the verifier (they derive from
+xDSL's ``VerifyException`` so every xDSL driver reports them), constructs a
+transformation does not handle (``InversionError``, ``AdjointError``,
+``TangentError``, ``CheckpointError``: xDSL's pass failures), and dynamic
+violations found while a program runs (``InvertibilityError``).  All carry the
 operation and its source location so a diagnostic can point at the user's text.
+They live at the bottom of the layers because the rules on the ops raise them
+as much as the transformations that call those rules do.
 """
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import FileLineColLoc, LocationAttr
 from xdsl.ir import Operation, OpResult, SSAValue
-from xdsl.utils.exceptions import VerifyException
+from xdsl.utils.exceptions import DiagnosticException, PassFailedException, VerifyException
 
 
 def format_location(loc: LocationAttr | None) -> str | None:
@@ -51,6 +55,34 @@ class RuleViolation(VerifyException):
 
 class ReversibilityViolation(RuleViolation):
     """A program the verifier can prove irreversible."""
+
+
+class InversionError(DiagnosticException):
+    """The inverter met IR the verifier should have rejected, or an op that
+    has no inverse (one that forgets a value)."""
+
+
+class AdjointError(PassFailedException):
+    """A construct ``ad-adjoint`` does not differentiate, reported at its op."""
+
+
+class TangentError(PassFailedException):
+    """A construct ``ad-tangent`` does not differentiate, reported at its op."""
+
+
+class CheckpointError(PassFailedException):
+    """A loop or snapshot ``ad-checkpoint`` cannot handle, or snapshots that
+    escape or unbalance their store, reported at the op."""
+
+
+def unsupported(op: Operation, why: str) -> AdjointError:
+    """What an adjoint rule raises for a construct it does not handle."""
+    return AdjointError(f"{describe_op(op)} cannot be differentiated: {why}")
+
+
+def unsupported_in_forward_mode(op: Operation, why: str) -> TangentError:
+    """What a tangent rule raises for a construct it does not handle."""
+    return TangentError(f"{describe_op(op)} cannot be differentiated in forward mode: {why}")
 
 
 class LocatedError(RuntimeError):

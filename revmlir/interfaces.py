@@ -4,23 +4,321 @@ Passes never ask "is this a ``rev.add``?".  They ask an op what it consumes,
 what it writes, how to invert it and which run-time checks it performs, and each
 op answers next to its own definition.  The interfaces follow xDSL's
 ``HasCanonicalizationPatternsInterface`` pattern: abstract mixins on the op class.
+
+The rules receive the transformation that calls them typed as a narrow
+protocol (``InverseBuilder``, ``AdjointBuilder``, ``TangentBuilder``): the
+methods a rule may call, and no more.  The inverter and the differentiators
+implement them a layer above, so the dialects never import the
+transformations that use them.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol, TypeVar
 
-from xdsl.dialects.builtin import UnitAttr
-from xdsl.ir import BlockArgument, Operation, Region, SSAValue
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ComplexType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    UnitAttr,
+)
+from xdsl.ir import Attribute, BlockArgument, Operation, Region, SSAValue
 from xdsl.traits import OpTrait
+from xdsl.utils.exceptions import PassFailedException
 
-if TYPE_CHECKING:
-    from revmlir.ad.adjoint import Adjointer
-    from revmlir.ad.tangent import Tangenter
-    from revmlir.inversion import Inverter
+_OpT = TypeVar("_OpT", bound=Operation)
+
+
+# ---------------------------------------------------------------------------
+# Kinds of values
+# ---------------------------------------------------------------------------
+
+
+class StateType:
+    """Marks a dialect type whose values are reversible state (linear SSA
+    versions), like the builtin integers, indices, floats and complex
+    numbers: ``rev.log``."""
+
+
+class ReferenceType:
+    """Marks a dialect type whose values are references, mutated in place
+    by element or stack instructions, like memrefs: ``anc.stack``."""
+
+
+def is_state_type(type: Attribute) -> bool:
+    """Whether values of ``type`` are reversible state."""
+    return isinstance(type, IntegerType | IndexType | ComplexType | AnyFloat | StateType)
+
+
+def is_reference_type(type: Attribute) -> bool:
+    """Whether values of ``type`` are references (memrefs and stacks)."""
+    return isinstance(type, MemRefType | ReferenceType)
+
+
+# ---------------------------------------------------------------------------
+# What rules may ask of the transformation calling them
+# ---------------------------------------------------------------------------
+
+
+class InverseBuilder(Protocol):
+    """What an inverse rule (``InvertibleOp.invert``) may ask of the
+    inverter: the inverse-side values, and where to put the inverse."""
+
+    def lookup(self, value: SSAValue) -> SSAValue:
+        """The inverse-side value standing for forward ``value`` here."""
+        ...
+
+    def bind(self, forward: SSAValue, inverse: SSAValue) -> None:
+        """Record that ``inverse`` is the inverse-side version of ``forward``."""
+        ...
+
+    def insert(self, op: _OpT, like: Operation) -> _OpT:
+        """Insert ``op`` as the inverse of ``like`` (its location and
+        attributes carried over)."""
+        ...
+
+    def clone_region(self, region: Region, extra_args: Sequence[Attribute] = ()) -> Region:
+        """A forward copy of ``region`` with its captured values mapped."""
+        ...
+
+    def invert_region(self, region: Region) -> Region:
+        """A new region computing the inverse of ``region``."""
+        ...
+
+
+class DerivativeBuilder(InverseBuilder, Protocol):
+    """What both modes' rules share: the lane being differentiated, the
+    primal values, and float arithmetic emitted at the insertion point."""
+
+    lane: int
+    """The lane (vector mode) the rule is running for."""
+
+    def fail(self, op: Operation, why: str) -> PassFailedException:
+        """The mode's diagnostic for ``op``, which cannot be differentiated."""
+        ...
+
+    def emit(self, op: Operation) -> SSAValue:
+        """Insert ``op`` at the insertion point; its result."""
+        ...
+
+    def primal(self, value: SSAValue) -> SSAValue:
+        """The forward ``value`` here (recomputed if needed)."""
+        ...
+
+    def const(self, value: float, type: Attribute) -> SSAValue:
+        """``value`` as a float of ``type`` (``value + 0i`` if complex)."""
+        ...
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue: ...
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue: ...
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue: ...
+
+    def div(self, a: SSAValue, b: SSAValue) -> SSAValue: ...
+
+    def neg(self, a: SSAValue) -> SSAValue: ...
+
+    def conj(self, a: SSAValue) -> SSAValue:
+        """``conj(a)``; the identity on floats."""
+        ...
+
+
+class AdjointBuilder(DerivativeBuilder, Protocol):
+    """What an adjoint rule (``DifferentiableOp.adjoint``) and a derivative
+    rule (``revmlir.ad.derivatives``) may ask of the adjointer: gradients
+    of values, of array elements and of whole arrays, and the lane-by-lane
+    helpers of region ops and calls."""
+
+    def gradient_type(self, type: Attribute) -> Attribute | None:
+        """The type of the gradient a value of ``type`` carries, ``None``
+        for none (``revmlir.semantics.gradient_type``)."""
+        ...
+
+    def wants(self, value: SSAValue) -> bool:
+        """Whether gradient must flow into ``value``."""
+        ...
+
+    def gradient(self, value: SSAValue) -> SSAValue | None:
+        """The gradient of forward ``value`` here, as state."""
+        ...
+
+    def gradient_value(self, value: SSAValue) -> SSAValue | None:
+        """The gradient of ``value`` for reading only (maybe a symbolic zero)."""
+        ...
+
+    def bind_gradient(self, forward: SSAValue, gradient: SSAValue) -> None: ...
+
+    def is_zero(self, value: SSAValue) -> bool:
+        """Whether the gradient ``value`` is known to be zero."""
+        ...
+
+    def new_gradient(self, type: Attribute) -> SSAValue:
+        """A zero gradient (symbolic until something needs it as state)."""
+        ...
+
+    def zero_gradient_state(self, type: Attribute) -> SSAValue:
+        """A zero gradient made into state at once."""
+        ...
+
+    def discard_gradient(self, gradient: SSAValue) -> None:
+        """End a gradient's life, unchecked."""
+        ...
+
+    def accumulate(self, seeds: Sequence[tuple[SSAValue, SSAValue]]) -> None:
+        """Add each seed's gradient to the expression it belongs to."""
+        ...
+
+    def add_to_element(
+        self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue
+    ) -> None:
+        """``shadow[i…] += contribution`` for an element the forward program read."""
+        ...
+
+    def take_gradient(self, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation) -> SSAValue:
+        """Borrow an element's gradient from its shadow."""
+        ...
+
+    def put_gradient(
+        self, gradient: SSAValue, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation
+    ) -> None:
+        """Return an element's gradient to its shadow."""
+        ...
+
+    def new_shadow(self, type: MemRefType, sizes: Sequence[SSAValue], like: Operation) -> SSAValue:
+        """The zero gradient of an ancilla array."""
+        ...
+
+    def discard_shadow(self, shadow: SSAValue, sizes: Sequence[SSAValue], like: Operation) -> None:
+        """End an ancilla array's gradient, unchecked."""
+        ...
+
+    def lane_gradients(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """The gradients of ``values`` that carry one, lane by lane, as state."""
+        ...
+
+    def lane_gradient_values(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """``lane_gradients`` for reading only."""
+        ...
+
+    def bind_lane_gradients(self, values: Sequence[SSAValue], gradients: Sequence[SSAValue]) -> None:
+        """Bind gradients laid out as ``lane_gradients`` makes them."""
+        ...
+
+    def carried_state(
+        self, op: Operation, results: Sequence[SSAValue]
+    ) -> tuple[list[SSAValue], list[SSAValue]]:
+        """The state of the adjoint of region op ``op``, and the gradients
+        of the outer values its regions read."""
+        ...
+
+    def bind_carried(
+        self, inputs: Sequence[SSAValue], new_results: Sequence[SSAValue], captured: Sequence[SSAValue]
+    ) -> None:
+        """Bind the results of an adjoint region op built on ``carried_state``."""
+        ...
+
+    def adjoint_region(self, region: Region, captured: Sequence[SSAValue]) -> Region:
+        """A new region computing the adjoint of state-carrying ``region``."""
+        ...
+
+    def adjoint_region_op(
+        self,
+        op: Operation,
+        inputs: Sequence[SSAValue],
+        results: Sequence[SSAValue],
+        build: Callable[[list[SSAValue], list[SSAValue]], Operation],
+        loop: bool,
+    ) -> None:
+        """Emit the adjoint of region op ``op``, built by ``build``."""
+        ...
+
+    def clone_condition(self, region: Region, extra: Sequence[Attribute]) -> Region:
+        """A copy of condition ``region`` taking ``extra`` ignored arguments."""
+        ...
+
+    def adjoint_of(
+        self, callee: str, call: Operation, zeros: frozenset[int]
+    ) -> tuple[str, frozenset[int]]:
+        """The adjoint a call of ``@callee`` calls, given its zero
+        gradients, and the positions whose gradients it leaves zero."""
+        ...
+
+    def note_zeros_after(
+        self,
+        values: Sequence[SSAValue],
+        gradients: Sequence[SSAValue],
+        results: Sequence[SSAValue],
+        exits: frozenset[int],
+    ) -> None:
+        """After a call of an adjoint: the positions ``exits`` are zero again."""
+        ...
+
+
+class TangentBuilder(DerivativeBuilder, Protocol):
+    """What a tangent rule (``ForwardDifferentiableOp.tangent``) and a
+    tangent-table rule (``revmlir.ad.tangent_rules``) may ask of the
+    tangenter."""
+
+    def tangent(self, value: SSAValue) -> SSAValue | None:
+        """The tangent of forward ``value`` here (``None``: zero or none)."""
+        ...
+
+    def bind_tangent(self, forward: SSAValue, tangent: SSAValue) -> None: ...
+
+    def zero(self, forward: SSAValue) -> SSAValue:
+        """A zero of the tangent type of float ``forward``."""
+        ...
+
+    def sum(self, *terms: SSAValue | None) -> SSAValue | None:
+        """The sum of the terms that are not zero (``None``)."""
+        ...
+
+    def scaled(self, dot: SSAValue | None, partial: Callable[[], SSAValue]) -> SSAValue | None:
+        """``dot · partial``, the partial built only for a nonzero tangent."""
+        ...
+
+    def copy(self, op: Operation) -> None:
+        """Emit region-free ``op`` itself on the tangent program's values."""
+        ...
+
+    def mirror(self, op: Operation) -> Operation | None:
+        """Copy region-free ``op``, then run the same op on tangents."""
+        ...
+
+    def carried_state(self, state: Sequence[SSAValue]) -> list[SSAValue]:
+        """The state of the tangent of a region op."""
+        ...
+
+    def carried_tangents(self, values: Sequence[SSAValue]) -> list[SSAValue]:
+        """The tangents of ``values`` that carry one, lane by lane."""
+        ...
+
+    def bind_carried(self, results: Sequence[SSAValue], new: Sequence[SSAValue]) -> None:
+        """Bind the results of an op built on ``carried_state``."""
+        ...
+
+    def tangent_region(self, region: Region) -> Region:
+        """The tangent program of a state-carrying region."""
+        ...
+
+    def condition(self, region: Region, state: Sequence[SSAValue]) -> Region:
+        """A copy of condition ``region`` taking the tangents in ``state``."""
+        ...
+
+    def tangent_of(self, callee: str, call: Operation) -> str:
+        """The tangent program a call of ``@callee`` calls."""
+        ...
+
+
+# ---------------------------------------------------------------------------
+# Op interfaces
+# ---------------------------------------------------------------------------
 
 
 class StateConsumer(Operation, abc.ABC):
@@ -40,7 +338,7 @@ class InvertibleOp(StateConsumer, abc.ABC):
     """An op with an inverse.  All its results are new state versions."""
 
     @abc.abstractmethod
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         """Emit the inverse of this op at the inverter's insertion point.
 
         The inverse reads the inverse-side values of this op's results through
@@ -156,7 +454,7 @@ class DifferentiableOp(Operation, abc.ABC):
     ``lane_gradients``)."""
 
     @abc.abstractmethod
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None] | None:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None] | None:
         """A generator emitting this op's gradient updates around its inverse
         step, which it marks with ``yield``.
 
@@ -189,7 +487,7 @@ class ForwardDifferentiableOp(Operation, abc.ABC):
     (``carried_state``, ``tangent_region``, ``bind_carried``)."""
 
     @abc.abstractmethod
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """Emit a copy of this op plus its tangent updates.
 
         Read the tangents of operands with ``tangenter.tangent`` (``None``:

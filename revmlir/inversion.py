@@ -22,20 +22,12 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.utils.exceptions import DiagnosticException
 
 from revmlir.dialects.rev import CallOp, FuncOp, ReturnOp, UncallOp, YieldOp
-from revmlir.errors import describe_op, describe_value
+from revmlir.errors import InversionError, describe_op, describe_value
 from revmlir.interfaces import InvertibleOp
+from revmlir.naming import FORGETFUL_ATTR, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
-
-INVERSE_SUFFIX = ".inv"
-FORGETFUL_ATTR = "rev.forgetful"
-"""On a function that deliberately forgets state (a checkpointed gradient,
-``@f.ckpt``), or on an op that does (an adjoint's ``anc.free`` of the
-gradient an ancilla has at its birth): it has no inverse, so ``rev-invert``
-leaves such functions, and those calling them, out unless they are named
-(``forgetful_functions``)."""
 
 _OpT = TypeVar("_OpT", bound=Operation)
 
@@ -60,17 +52,6 @@ def forgetful_functions(module: ModuleOp) -> set[str]:
                 forgetful.add(name)
                 changed = True
     return forgetful
-
-
-class InversionError(DiagnosticException):
-    """The inverter met IR the verifier should have rejected."""
-
-
-def inverse_name(name: str) -> str:
-    """``@f`` ↔ ``@f.inv``: the inverse of an inverse has the original name."""
-    if name.endswith(INVERSE_SUFFIX):
-        return name[: -len(INVERSE_SUFFIX)]
-    return name + INVERSE_SUFFIX
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:

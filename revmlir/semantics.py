@@ -13,43 +13,55 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
-    IndexType,
-    IntegerType,
     MemRefType,
     ModuleOp,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import CallOp, FuncOp, LogType, UncallOp
 from revmlir.interfaces import InvertibleOp, StateConsumer
-
-if TYPE_CHECKING:
-    from revmlir.dialects.rev import FuncOp
-
+# The value model's classification of types is decided on the type
+# interfaces (the dialects ask it too); passes ask it here.
+from revmlir.interfaces import is_reference_type as is_reference_type
+from revmlir.interfaces import is_state_type as is_state_type
 
 PURE_DIALECTS = frozenset({"arith", "math", "complex"})
 """Every op of these dialects computes a value from its operands; xDSL 0.74
 does not give all of them a ``Pure`` trait (``arith.extsi`` has none)."""
 
 
-def is_state_type(type: Attribute) -> bool:
-    from revmlir.dialects.rev import LogType
+def gradient_type(type: Attribute) -> Attribute | None:
+    """The type of the gradient a value of ``type`` carries, ``None`` for none.
 
-    return isinstance(type, IntegerType | IndexType | ComplexType | LogType) or (
-        isinstance(type, AnyFloat)
-    )
-
-
-def is_reference_type(type: Attribute) -> bool:
-    from revmlir.dialects.anc import StackType
-
-    return isinstance(type, MemRefType | StackType)
+    Floats carry a float gradient; log numbers carry the gradient with respect
+    to their stored logarithm; a complex ``z = x + iy`` carries the complex
+    ``∂L/∂x + i ∂L/∂y`` (NiLang's convention: for holomorphic ``r = f(z)`` the
+    rules read ``ḡz = ḡr · conj(f'(z))``); integers, indices and booleans
+    carry none.
+    A memref or stack of such elements carries a *shadow*: a memref (stack) of
+    the same shape holding one gradient per element, updated in place as the
+    elements are (GVar arrays, without interleaving values and gradients).
+    """
+    if isinstance(type, LogType):
+        return type.element_type
+    if isinstance(type, AnyFloat | ComplexType):
+        return type
+    if isinstance(type, MemRefType):
+        element = gradient_type(type.element_type)
+        if element is None:
+            return None
+        return MemRefType(element, type.shape, type.layout, type.memory_space)
+    if isinstance(type, StackType):
+        element = gradient_type(type.element_type)
+        return None if element is None else StackType(element)
+    return None
 
 
 def is_expression_op(op: Operation) -> bool:
@@ -69,8 +81,6 @@ def is_state_value(value: SSAValue) -> bool:
         return False
     if isinstance(value, BlockArgument):
         owner = value.block.parent_op()
-        from revmlir.dialects.rev import FuncOp
-
         if isinstance(owner, FuncOp):
             return True
         if isinstance(owner, InvertibleOp):
@@ -114,8 +124,6 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     fixpoint over the call graph (from "none"), so that a call of a helper
     that only reads an array does not count as writing it; accumulations a
     greatest one (from "all"), so that a recursive accumulation stays one."""
-    from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
     uses = {name: argument_uses(func) for name, func in functions.items()}
 

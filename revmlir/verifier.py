@@ -14,7 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, NoneAttr
+from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
 from xdsl.utils.exceptions import VerifyException
@@ -22,7 +22,9 @@ from xdsl.utils.exceptions import VerifyException
 from revmlir.counters import counter_arguments
 from revmlir.dialects import anc, rev
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
-from revmlir.errors import ReversibilityViolation, describe_op
+from revmlir.ir_utils import constant_index
+from revmlir.dialects.ad import NextOp
+from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
@@ -45,15 +47,6 @@ RULES: dict[str, str] = {
     "layout": "arrays are contiguous and row-major (memrefs carry no layout)",
     "parallel": "an iteration of a parallel loop writes private elements or accumulates into shared ones",
 }
-
-
-def constant_index(value: SSAValue) -> int | None:
-    """The value of an index known at compile time, else ``None``."""
-    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
-        attr = value.op.value
-        if isinstance(attr, IntegerAttr):
-            return attr.value.data
-    return None
 
 
 def _constant_through_cast(value: SSAValue) -> int | None:
@@ -572,3 +565,72 @@ def _same_indices(
 
 def verify_function(func: rev.FuncOp) -> None:
     FunctionVerifier(func).run()
+
+
+# ---------------------------------------------------------------------------
+# Snapshots
+# ---------------------------------------------------------------------------
+
+
+def _snapshot_error(op: Operation, why: str) -> CheckpointError:
+    return CheckpointError(f"{describe_op(op)}: {why}")
+
+
+def check_snapshots(module: ModuleOp) -> None:
+    """The legality check before lowering: snapshots never escape the
+    function that takes them and are balanced.
+
+    A store, and a cursor's frames, must be a local stack
+    (``anc.stack_alloc``) freed with its check on in the same block, so a
+    run that leaves a snapshot (or an open segment) behind is caught; outside
+    cursor-driven loops each ``anc.restore``/``anc.drop`` must find a
+    snapshot taken before it in the same block, each snapshot being dropped
+    before its store is freed.  Within them the cursor is trusted: it is
+    the schedule, whose validity the tests check by simulation."""
+    for op in module.walk():
+        if isinstance(op, NextOp):
+            _check_store(op, op.frames, "a cursor's frames")
+        if isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp):
+            _check_store(op, op.store, "snapshots")
+            if not _cursor_driven(op):
+                _check_straight_line(op)
+
+
+def _check_store(op: Operation, store: SSAValue, what: str) -> None:
+    if not (isinstance(store, OpResult) and isinstance(store.op, anc.StackAllocOp)):
+        raise _snapshot_error(op, f"{what} must be kept on a local stack (anc.stack_alloc): "
+                     "they cannot leave the function that uses them")
+    frees = [u.operation for u in store.uses if isinstance(u.operation, anc.StackFreeOp)]
+    if len(frees) != 1 or frees[0].parent_block() is not store.op.parent_block() \
+            or not frees[0].checks_enabled:
+        raise _snapshot_error(op, f"the stack of {what} must be freed once, checked, in the block "
+                     "that allocates it")
+
+
+def _cursor_driven(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, rev.WhileOp) and any(
+                isinstance(o, NextOp) for o in parent.body.block.ops):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _check_straight_line(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> None:
+    block = op.parent_block()
+    assert block is not None
+    depth = 0
+    for other in block.ops:
+        if isinstance(other, anc.SnapshotOp) and other.store == op.store:
+            depth += 1
+        elif isinstance(other, anc.RestoreOp | anc.DropOp) and other.store == op.store:
+            if depth == 0:
+                raise _snapshot_error(other, "no snapshot is held on this store here: every "
+                             f"'{other.name}' needs an anc.snapshot before it")
+            depth -= isinstance(other, anc.DropOp)
+        elif isinstance(other, anc.StackFreeOp) and other.stack == op.store and depth:
+            raise _snapshot_error(other, f"{depth} snapshot(s) still held when the store is freed: "
+                         "every anc.snapshot needs its anc.drop")
+    if depth and op.store.owner.parent_block() is not block:  # type: ignore[union-attr]
+        raise _snapshot_error(op, f"{depth} snapshot(s) taken here are never dropped in this block")

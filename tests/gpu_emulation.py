@@ -33,10 +33,11 @@ from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from revmlir.gpu.outline import ELEMENT_WORD, GPU_ERROR_SLOT, GPU_ERROR_WORDS, outline, takes_arena
-from revmlir.lowering.rev_to_std import FAIL, JUMP_WORD, PAYLOAD_SLOTS, RevLowerToStdPass, define_fail
+from revmlir.lowering.rev_to_std import RevLowerToStdPass, define_fail
+from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
 from revmlir.gpu.nvptx import array_at_address, pointer_as_index
 from revmlir.runtime.guard import guard_entry
-from revmlir.lowering.rules import RuleTable
+from revmlir.ir_utils import RuleTable
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, Rule, translate_module
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass

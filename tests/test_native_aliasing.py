@@ -7,13 +7,22 @@ A call from Python must not pass an array the function writes together with
 another argument that shares its memory, which every backend checks (in
 machine code on the common path); arrays that are only read may overlap."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import revmlir as rv
 from revmlir.interpreter import RevInterpreter
-from revmlir.parsing import parse_module
+from revmlir.lowering.aliasing import analyse_arrays
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.naming import inverse_name
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
+from revmlir.semantics import written_arguments
+
+ROOT = Path(__file__).resolve().parent.parent
 
 ACCUMULATE = """
 rev.func @accumulate(%x: memref<?xf64>, %a: memref<?xf64>, %b: memref<?xf64>) {
@@ -143,3 +152,26 @@ def test_arrays_only_read_may_be_one_array(backend):
     x = np.arange(4.0)
     s, _, _ = dot.specialization_for(0.0, x, x).run((0.0, x, x), backward=False, backend=backend)
     assert s == 14.0
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted((ROOT / "examples").glob("*.mlir")), *(ROOT / "tests/filecheck/lowering" / f for f in (
+        "noalias.mlir", "parallel.mlir", "parallel_calls.mlir", "rev_to_std.mlir", "std_to_llvm.mlir"))],
+    ids=lambda p: p.name,
+)
+def test_the_lowering_covers_the_arrays_the_value_model_says_are_written(path):
+    """Two analyses say which arrays a function writes: the value model's on
+    rev IR (``revmlir.semantics.written_arguments``, what every backend
+    checks a call against) and the lowering's on std IR (what ``noalias``
+    rests on).  The second must cover the first, for each function and its
+    inverse, or a ``noalias`` parameter could be written."""
+    module = parse_module(path.read_text(), str(path))
+    written = written_arguments(module)
+    lowered = module.clone()
+    RevInvertPass().apply(make_context(), lowered)
+    RevLowerToStdPass().apply(make_context(), lowered)
+    cover = analyse_arrays(lowered).written
+    for name, positions in written.items():
+        for function in (name, inverse_name(name)):
+            assert positions <= cover[function], (function, positions, cover[function])

@@ -21,12 +21,12 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.traits import SymbolTable
 
-from revmlir.ad.adjoint import gradient_type
+from revmlir.semantics import gradient_type
 from revmlir.dialects.rev import FuncOp
 from revmlir.interpreter import RevInterpreter
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.pure import PureFunctions
-from revmlir.interpreter.runtime import Runtime, RuntimeInterpreter
+from revmlir.interpreter.state import Runtime, RuntimeInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.reversibilize import ReversibilizePass

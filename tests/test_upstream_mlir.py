@@ -41,8 +41,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from revmlir.interpreter import RevInterpreter
-from revmlir.inversion import inverse_name
-from revmlir.lowering.rev_to_std import ERROR_SLOT, RevLowerToStdPass
+from revmlir.naming import inverse_name
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.runtime_checks import ERROR_SLOT
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Developer entry point: ``python3 tools/dev.py demo|test [args...]``.
+"""Developer entry point: ``python3 tools/dev.py demo|test|lint [args...]``.
 
 Needs only Python 3.11+ and the package index: it creates ``.venv`` beside
 the repository, installs revmlir with its test extras into it (again only when
 ``pyproject.toml`` or the extras changed), then runs the demo or the whole
 test suite (pytest, which also runs the lit/FileCheck suite, on up to 4
-processes).
+processes), or the linters: ``ruff check``, ``ruff format --check`` and
+import-linter's layer contracts (``lint-imports``), each on the whole
+repository, configured in ``pyproject.toml``; ``lint`` fails if any does.
 
 ``REVMLIR_EXTRAS`` adds extras to the install, e.g. ``REVMLIR_EXTRAS=torch``:
 CI does, so the PyTorch tests run there; elsewhere they are skipped unless
@@ -60,13 +62,32 @@ def parallel(rest: list[str]) -> list[str]:
     return [] if chosen or workers < 2 else ["-n", str(workers)]
 
 
+LINTERS = (
+    ("ruff", "check", "."),
+    ("ruff", "format", "--check", "."),
+    ("lint-imports", "--no-cache"),
+)
+
+
+def lint(env: dict[str, str]) -> int:
+    """Run every linter (all of them, so one run reports every problem);
+    the first nonzero exit status, else 0."""
+    statuses = [
+        subprocess.run([str(BIN / tool), *args], cwd=ROOT, env=env).returncode
+        for tool, *args in LINTERS
+    ]
+    return next((s for s in statuses if s), 0)
+
+
 def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in ("demo", "test"):
+    if len(sys.argv) < 2 or sys.argv[1] not in ("demo", "test", "lint"):
         print(__doc__)
         return 2
     ensure_environment()
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     command, rest = sys.argv[1], sys.argv[2:]
+    if command == "lint":
+        return lint(env)
     if command == "demo":
         args = [str(PYTHON), str(ROOT / "examples" / "demo.py"), *rest]
     else:

@@ -60,15 +60,15 @@ from xdsl.ir import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.derivatives import derivatives
 from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
 from revmlir.dialects import anc, rev
-from revmlir.errors import describe_op, describe_value
+from revmlir.errors import AdjointError, describe_op, describe_value, unsupported
 from revmlir.interfaces import DifferentiableOp, set_checks
-from revmlir.inversion import FORGETFUL_ATTR
-from revmlir.semantics import is_expression_op, is_state_type, is_state_value
+from revmlir.naming import FORGETFUL_ATTR
+from revmlir.semantics import gradient_type, is_expression_op, is_state_type, is_state_value
 
 ADJOINT_SUFFIX = ".adj"
 
@@ -89,46 +89,11 @@ def adjoint_name(name: str, lanes: int = 1, loss: int | None = None) -> str:
     return name if loss is None else f"{name}{LOSS_SUFFIX}{loss}"
 
 
-def gradient_type(type: Attribute) -> Attribute | None:
-    """The type of the gradient a value of ``type`` carries, ``None`` for none.
-
-    Floats carry a float gradient; log numbers carry the gradient with respect
-    to their stored logarithm; a complex ``z = x + iy`` carries the complex
-    ``∂L/∂x + i ∂L/∂y`` (NiLang's convention: for holomorphic ``r = f(z)`` the
-    rules read ``ḡz = ḡr · conj(f'(z))``); integers, indices and booleans
-    carry none.
-    A memref or stack of such elements carries a *shadow*: a memref (stack) of
-    the same shape holding one gradient per element, updated in place as the
-    elements are (GVar arrays, without interleaving values and gradients).
-    """
-    if isinstance(type, rev.LogType):
-        return type.element_type
-    if isinstance(type, AnyFloat | ComplexType):
-        return type
-    if isinstance(type, MemRefType):
-        element = gradient_type(type.element_type)
-        if element is None:
-            return None
-        return MemRefType(element, type.shape, type.layout, type.memory_space)
-    if isinstance(type, anc.StackType):
-        element = gradient_type(type.element_type)
-        return None if element is None else anc.StackType(element)
-    return None
-
-
 def derivative_arguments(types: Sequence[Attribute], lanes: int = 1) -> list[Attribute]:
     """The argument types of ``@f.adj`` and ``@f.tan`` (``@f.adjL``,
     ``@f.tanL``) for ``@f``'s argument ``types``: those, then lane by lane
     the derivative of each that carries one."""
     return [*types, *(t for _ in range(lanes) for a in types if (t := gradient_type(a)) is not None)]
-
-
-class AdjointError(PassFailedException):
-    """A construct ``ad-adjoint`` does not differentiate, reported at its op."""
-
-
-def unsupported(op: Operation, why: str) -> AdjointError:
-    return AdjointError(f"{describe_op(op)} cannot be differentiated: {why}")
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:
@@ -201,6 +166,9 @@ class Adjointer(Differentiator):
 
     def fail(self, op: Operation, why: str) -> AdjointError:
         return unsupported(op, why)
+
+    def gradient_type(self, type: Attribute) -> Attribute | None:
+        return gradient_type(type)
 
     # -- gradients of state values -------------------------------------------
 
@@ -411,8 +379,6 @@ class Adjointer(Differentiator):
         ``2·x·ḡy``), then each state value's gradient is updated once with
         ``rev.add``.
         """
-        from revmlir.ad.derivatives import derivatives
-
         pending: dict[SSAValue, SSAValue] = {}
 
         def add(value: SSAValue, contribution: SSAValue) -> None:

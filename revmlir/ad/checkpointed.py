@@ -50,19 +50,20 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, ModuleOp, 
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints, gradient_type
+from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints
+from revmlir.semantics import gradient_type
 from revmlir.ad.derived import prepare
 from revmlir.checkpoint.cursor import FINAL, WORDS
 from revmlir.checkpoint.table import Entry
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp, ScheduleAttr
-from revmlir.errors import describe_op
+from revmlir.errors import CheckpointError, describe_op
 from revmlir.interfaces import InvertibleOp
-from revmlir.inversion import FORGETFUL_ATTR, building_at_end
+from revmlir.inversion import building_at_end
+from revmlir.naming import FORGETFUL_ATTR
 from revmlir.semantics import is_state_type
-from revmlir.verifier import constant_index
+from revmlir.ir_utils import constant_index
 
 CHECKPOINT_ATTR = "checkpoint"
 SPLIT_ATTR = "checkpoint_split"
@@ -70,10 +71,6 @@ SPLIT_ATTR = "checkpoint_split"
 split at primitive steps (the iterations of its inner loop), not at its own
 iterations (``revmlir.reversibilize.flatten``)."""
 CHECKPOINT_SUFFIX = ".ckpt"
-
-
-class CheckpointError(PassFailedException):
-    """A loop or snapshot ``ad-checkpoint`` cannot handle, reported at its op."""
 
 
 def _error(op: Operation, why: str) -> CheckpointError:
@@ -655,63 +652,3 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
         created.append(function)
         generate_adjoints(module, [info.step for info in loops.values()] + requested)
     return created
-
-
-def check_snapshots(module: ModuleOp) -> None:
-    """The legality check before lowering: snapshots never escape the
-    function that takes them and are balanced.
-
-    A store, and a cursor's frames, must be a local stack
-    (``anc.stack_alloc``) freed with its check on in the same block, so a
-    run that leaves a snapshot (or an open segment) behind is caught; outside
-    cursor-driven loops each ``anc.restore``/``anc.drop`` must find a
-    snapshot taken before it in the same block, each snapshot being dropped
-    before its store is freed.  Within them the cursor is trusted: it is
-    the schedule, whose validity the tests check by simulation."""
-    for op in module.walk():
-        if isinstance(op, NextOp):
-            _check_store(op, op.frames, "a cursor's frames")
-        if isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp):
-            _check_store(op, op.store, "snapshots")
-            if not _cursor_driven(op):
-                _check_straight_line(op)
-
-
-def _check_store(op: Operation, store: SSAValue, what: str) -> None:
-    if not (isinstance(store, OpResult) and isinstance(store.op, anc.StackAllocOp)):
-        raise _error(op, f"{what} must be kept on a local stack (anc.stack_alloc): "
-                     "they cannot leave the function that uses them")
-    frees = [u.operation for u in store.uses if isinstance(u.operation, anc.StackFreeOp)]
-    if len(frees) != 1 or frees[0].parent_block() is not store.op.parent_block() \
-            or not frees[0].checks_enabled:
-        raise _error(op, f"the stack of {what} must be freed once, checked, in the block "
-                     "that allocates it")
-
-
-def _cursor_driven(op: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None:
-        if isinstance(parent, rev.WhileOp) and any(
-                isinstance(o, NextOp) for o in parent.body.block.ops):
-            return True
-        parent = parent.parent_op()
-    return False
-
-
-def _check_straight_line(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> None:
-    block = op.parent_block()
-    assert block is not None
-    depth = 0
-    for other in block.ops:
-        if isinstance(other, anc.SnapshotOp) and other.store == op.store:
-            depth += 1
-        elif isinstance(other, anc.RestoreOp | anc.DropOp) and other.store == op.store:
-            if depth == 0:
-                raise _error(other, "no snapshot is held on this store here: every "
-                             f"'{other.name}' needs an anc.snapshot before it")
-            depth -= isinstance(other, anc.DropOp)
-        elif isinstance(other, anc.StackFreeOp) and other.stack == op.store and depth:
-            raise _error(other, f"{depth} snapshot(s) still held when the store is freed: "
-                         "every anc.snapshot needs its anc.drop")
-    if depth and op.store.owner.parent_block() is not block:  # type: ignore[union-attr]
-        raise _error(op, f"{depth} snapshot(s) taken here are never dropped in this block")

@@ -23,7 +23,6 @@ from __future__ import annotations
 import math as pymath
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects import complex as complexd
@@ -31,13 +30,11 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
-from revmlir.lowering.rules import RuleTable
-
-if TYPE_CHECKING:
-    from revmlir.ad.adjoint import Adjointer
+from revmlir.interfaces import AdjointBuilder
+from revmlir.ir_utils import RuleTable
 
 Contributions = Sequence[SSAValue | None]
-DerivativeRule = Callable[["Adjointer", Operation, SSAValue], Contributions]
+DerivativeRule = Callable[[AdjointBuilder, Operation, SSAValue], Contributions]
 
 derivatives: RuleTable[DerivativeRule] = RuleTable()  # type: ignore[type-var]
 """op class → rule.  ``derivatives.get(type(op))`` is ``None`` for ops without
@@ -48,7 +45,7 @@ def _operand(op: Operation, i: int) -> SSAValue:
     return op.operands[i]
 
 
-def _conj(d: Adjointer, value: SSAValue) -> SSAValue:
+def _conj(d: AdjointBuilder, value: SSAValue) -> SSAValue:
     """The primal ``value``, conjugated if complex: holomorphic rules are
     the real ones with ``ḡz = ḡr · conj(f'(z))`` (NiLang's convention)."""
     return d.conj(d.primal(value))
@@ -58,17 +55,17 @@ def _conj(d: Adjointer, value: SSAValue) -> SSAValue:
 
 
 @derivatives(arith.AddfOp, complexd.AddOp)
-def _addf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _addf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [g, g]
 
 
 @derivatives(arith.SubfOp, complexd.SubOp)
-def _subf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _subf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [g, d.neg(g) if d.wants(_operand(op, 1)) else None]
 
 
 @derivatives(arith.MulfOp, complexd.MulOp)
-def _mulf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _mulf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     a, b = op.operands
     return [
         d.mul(g, _conj(d, b)) if d.wants(a) else None,
@@ -77,7 +74,7 @@ def _mulf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(arith.DivfOp, complexd.DivOp)
-def _divf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _divf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = a / b:  ∂r/∂a = 1/b,  ∂r/∂b = -a/b² = -r/b
     a, b = op.operands
     q = d.div(g, _conj(d, b))
@@ -88,12 +85,12 @@ def _divf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(arith.NegfOp, complexd.NegOp)
-def _negf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _negf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.neg(g)]
 
 
 @derivatives(arith.SelectOp)
-def _select(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _select(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     cond, a, b = op.operands
     c = d.primal(cond)
     zero = d.const(0.0, g.type)
@@ -108,105 +105,105 @@ def _select(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(math.ExpOp, complexd.ExpOp)
-def _exp(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _exp(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, _conj(d, op.results[0]))]
 
 
 @derivatives(math.LogOp, complexd.LogOp)
-def _log(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.div(g, _conj(d, op.operands[0]))]
 
 
 @derivatives(math.SqrtOp, complexd.SqrtOp)
-def _sqrt(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _sqrt(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     r = _conj(d, op.results[0])
     return [d.div(g, d.add(r, r))]
 
 
-def _apply(d: Adjointer, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
+def _apply(d: AdjointBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
     """``f(value)`` with the math op for floats or the complex op."""
     op = complex_op if isinstance(value.type, ComplexType) else real
     return d.emit(op(value))  # type: ignore[call-arg]
 
 
 @derivatives(math.SinOp, complexd.SinOp)
-def _sin(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _sin(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     x = d.primal(op.operands[0])
     return [d.mul(g, d.conj(_apply(d, x, math.CosOp, complexd.CosOp)))]
 
 
 @derivatives(math.CosOp, complexd.CosOp)
-def _cos(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _cos(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     x = d.primal(op.operands[0])
     return [d.neg(d.mul(g, d.conj(_apply(d, x, math.SinOp, complexd.SinOp))))]
 
 
 @derivatives(math.TanOp, complexd.TanOp)
-def _tan(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _tan(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # 1 + tan²
     r = _conj(d, op.results[0])
     return [d.mul(g, d.add(d.const(1.0, g.type), d.mul(r, r)))]
 
 
 @derivatives(math.TanhOp, complexd.TanhOp)
-def _tanh(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _tanh(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # 1 - tanh²
     r = _conj(d, op.results[0])
     return [d.mul(g, d.sub(d.const(1.0, g.type), d.mul(r, r)))]
 
 
 @derivatives(math.ExpM1Op)
-def _expm1(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _expm1(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     r = d.primal(op.results[0])
     return [d.mul(g, d.add(r, d.const(1.0, g.type)))]
 
 
 @derivatives(math.Log1pOp)
-def _log1p(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _log1p(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.div(g, d.add(d.primal(op.operands[0]), d.const(1.0, g.type)))]
 
 
 @derivatives(math.Log2Op, math.Log10Op)
-def _log_base(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _log_base(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     base = 2.0 if isinstance(op, math.Log2Op) else 10.0
     scale = d.const(pymath.log(base), g.type)
     return [d.div(g, d.mul(d.primal(op.operands[0]), scale))]
 
 
-def _one_minus_square_root(d: Adjointer, x: SSAValue) -> SSAValue:
+def _one_minus_square_root(d: AdjointBuilder, x: SSAValue) -> SSAValue:
     """``sqrt(1 - x²)``, the denominator of asin' and acos'."""
     px = d.primal(x)
     return d.emit(math.SqrtOp(d.sub(d.const(1.0, px.type), d.mul(px, px))))
 
 
 @derivatives(math.AsinOp)
-def _asin(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _asin(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.div(g, _one_minus_square_root(d, op.operands[0]))]
 
 
 @derivatives(math.AcosOp)
-def _acos(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _acos(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.neg(d.div(g, _one_minus_square_root(d, op.operands[0])))]
 
 
 @derivatives(math.AtanOp)
-def _atan(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _atan(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     x = d.primal(op.operands[0])
     return [d.div(g, d.add(d.const(1.0, g.type), d.mul(x, x)))]
 
 
 @derivatives(math.SinhOp)
-def _sinh(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _sinh(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, d.emit(math.CoshOp(d.primal(op.operands[0]))))]
 
 
 @derivatives(math.CoshOp)
-def _cosh(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _cosh(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, d.emit(math.SinhOp(d.primal(op.operands[0]))))]
 
 
 @derivatives(math.ErfOp)
-def _erf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _erf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # 2/√π · exp(-x²)
     x = d.primal(op.operands[0])
     bell = d.emit(math.ExpOp(d.neg(d.mul(x, x))))
@@ -214,12 +211,12 @@ def _erf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(math.FloorOp, math.CeilOp)
-def _step(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _step(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [None]  # piecewise constant
 
 
 @derivatives(math.CopySignOp)
-def _copysign(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _copysign(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = |a|·sign(b):  ∂r/∂a = sign(a)·sign(b) = copysign(1, a)·copysign(1, b)
     a, b = (d.primal(v) for v in op.operands)
     one = d.const(1.0, g.type)
@@ -228,7 +225,7 @@ def _copysign(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(arith.MaximumfOp, arith.MinimumfOp)
-def _extremum(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _extremum(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # the gradient goes to the operand that was chosen (the first one on ties)
     a, b = op.operands
     chosen = d.emit(arith.CmpfOp(d.primal(a), d.primal(op.results[0]), "oeq"))
@@ -240,14 +237,14 @@ def _extremum(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(arith.ExtFOp, arith.TruncFOp)
-def _float_cast(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _float_cast(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     source = op.operands[0].type
     cast = arith.TruncFOp if isinstance(op, arith.ExtFOp) else arith.ExtFOp
     return [d.emit(cast(g, source))]
 
 
 @derivatives(math.PowFOp)
-def _powf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _powf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = x^y:  ∂r/∂x = y·x^(y-1) (no division by x, so x = 0 works),
     #           ∂r/∂y = r·log x
     x, y = op.operands
@@ -263,7 +260,7 @@ def _powf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(math.Atan2Op)
-def _atan2(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _atan2(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = atan2(y, x):  ∂r/∂y = x/(x²+y²),  ∂r/∂x = -y/(x²+y²)
     y, x = op.operands
     py, px = d.primal(y), d.primal(x)
@@ -275,7 +272,7 @@ def _atan2(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(math.AbsFOp)
-def _absf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _absf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # sign(x) (the subgradient +1 at +0, -1 at -0)
     one = d.const(1.0, g.type)
     return [d.mul(g, d.emit(math.CopySignOp(one, d.primal(op.operands[0]))))]
@@ -285,13 +282,13 @@ def _absf(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(complexd.ConjOp)
-def _conj_rule(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _conj_rule(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # conj flips the sign of ∂L/∂y
     return [d.conj(g)]
 
 
 @derivatives(complexd.CreateOp)
-def _create(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _create(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     re, im = op.operands
     return [
         d.emit(complexd.ReOp(g)) if d.wants(re) else None,
@@ -299,28 +296,28 @@ def _create(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     ]
 
 
-def _complex(d: Adjointer, re: SSAValue, im: SSAValue, type: Attribute) -> SSAValue:
+def _complex(d: AdjointBuilder, re: SSAValue, im: SSAValue, type: Attribute) -> SSAValue:
     assert isinstance(type, ComplexType)
     return d.emit(complexd.CreateOp(re, im, type))
 
 
 @derivatives(complexd.ReOp)
-def _re(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _re(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [_complex(d, g, d.const(0.0, g.type), op.operands[0].type)]
 
 
 @derivatives(complexd.ImOp)
-def _im(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _im(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [_complex(d, d.const(0.0, g.type), g, op.operands[0].type)]
 
 
-def _parts(d: Adjointer, z: SSAValue) -> tuple[SSAValue, SSAValue]:
+def _parts(d: AdjointBuilder, z: SSAValue) -> tuple[SSAValue, SSAValue]:
     value = d.primal(z)
     return d.emit(complexd.ReOp(value)), d.emit(complexd.ImOp(value))
 
 
 @derivatives(complexd.AbsOp)
-def _cabs(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _cabs(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = |z|:  ∂r/∂x = x/r,  ∂r/∂y = y/r
     x, y = _parts(d, op.operands[0])
     q = d.div(g, d.primal(op.results[0]))
@@ -328,7 +325,7 @@ def _cabs(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(complexd.AngleOp)
-def _angle(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _angle(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = atan2(y, x):  ∂r/∂x = -y/|z|²,  ∂r/∂y = x/|z|²
     x, y = _parts(d, op.operands[0])
     q = d.div(g, d.add(d.mul(x, x), d.mul(y, y)))
@@ -336,7 +333,7 @@ def _angle(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(complexd.PowOp)
-def _cpow(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _cpow(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = a^b:  ∂r/∂a = b·r/a,  ∂r/∂b = r·log a
     a, b = op.operands
     pa, r = d.primal(a), d.primal(op.results[0])
@@ -350,7 +347,7 @@ def _cpow(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(memref.LoadOp)
-def _load(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _load(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # a leaf of the expression: the element's gradient lives in the shadow array
     assert isinstance(op, memref.LoadOp)
     d.add_to_element(op.memref, op.indices, g)
@@ -361,10 +358,10 @@ def _load(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(rev.ToLogOp)
-def _to_log(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _to_log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.div(g, d.primal(op.operands[0]))]
 
 
 @derivatives(rev.FromLogOp)
-def _from_log(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _from_log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, d.primal(op.results[0]))]

@@ -26,15 +26,12 @@ from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.canonicalization import CancelInversePair
 from revmlir.dialects import rev
+from revmlir.expansion import forward_only
 from revmlir.interfaces import NotDifferentiable
-from revmlir.inversion import (
-    INVERSE_SUFFIX,
-    Inverter,
-    inline_block,
-    inverse_name,
-    invert_function,
-)
+from revmlir.inversion import Inverter, inline_block, invert_function
+from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
 Request = Callable[[str, Operation], str]
@@ -211,8 +208,6 @@ def lanes_suffix(suffix: str, lanes: int) -> str:
 def prepare(func: rev.FuncOp) -> rev.FuncOp:
     """A copy of ``func`` with routines expanded and ``rev.inv`` regions
     inlined as their inverse, as ``rev-lower-to-std`` prepares functions."""
-    from revmlir.passes.expand_routines import forward_only
-
     module = ModuleOp([func.clone()])
     forward_only(module)
     prepared = module.body.block.first_op
@@ -317,8 +312,6 @@ def add_sequence(
     subexpressions so that recomputed expressions are the same values).
     Only pairs with one op from each run cancel: each run's own checks (the
     seeds a loss-seeded adjoint checks on entry) stay."""
-    from revmlir.canonicalization import CancelInversePair
-
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
     last = funcs[second]
     block = Block(arg_types=last.function_type.inputs.data)

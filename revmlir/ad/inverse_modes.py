@@ -38,7 +38,8 @@ from revmlir.ad.derived import ModuleFunctions, prepare
 from revmlir.ad.tangent import generate_tangents, tangent_function, tangent_name
 from revmlir.dialects import rev
 from revmlir.errors import describe_op
-from revmlir.inversion import FORGETFUL_ATTR, InversionError, inverse_name
+from revmlir.naming import FORGETFUL_ATTR, inverse_name
+from revmlir.errors import InversionError
 
 INVERSE_TANGENT_SUFFIX = ".itan"
 INVERSE_ADJOINT_SUFFIX = ".iadj"

@@ -47,6 +47,8 @@ from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.adjoint import generate_gradients, gradient_name
+from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
 from revmlir.builder import Element, FunctionBuilder, ModuleBuilder, Target, Value
 from revmlir.dialects import rev
 from revmlir.errors import describe_op
@@ -315,8 +317,6 @@ def _lane_groups(lanes: int, *groups: SlotGroup) -> list[SlotGroup]:
 
 
 def _jacobian_function(module: ModuleOp, primal_name: str, lanes: int) -> rev.FuncOp:
-    from revmlir.ad.tangent import tangent_name
-
     primal, names, floats = _primal(module, primal_name)
     groups = _lane_groups(lanes, SlotGroup("t", "direction", gathered=True))
     workspaces = [(f"{g.prefix}_{a.name}", a.type) for g in groups for a in floats if a.is_array]
@@ -343,9 +343,6 @@ def _jacobian_function(module: ModuleOp, primal_name: str, lanes: int) -> rev.Fu
 
 
 def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int) -> rev.FuncOp:
-    from revmlir.ad.adjoint import gradient_name
-    from revmlir.ad.tangent import hvp_name
-
     primal, names, floats = _primal(module, primal_name)
     if names[loss] not in {a.name for a in floats if not a.is_array}:
         raise PassFailedException(f"{describe_op(primal)}: argument #{loss} is not an f64 scalar")
@@ -392,8 +389,6 @@ def generate_jacobians(module: ModuleOp, names: Sequence[str], lanes: int = 1) -
     (forward mode: ``@f.tan`` per column, or ``@f.tanL`` per ``L`` =
     ``lanes`` columns); one zeroed tangent workspace per float array
     argument and lane."""
-    from revmlir.ad.tangent import generate_tangents, tangent_name
-
     generate_tangents(module, names, lanes)
     return [
         _add(module, _jacobian_function(module, n, lanes), tangent_name(n, lanes))
@@ -414,9 +409,6 @@ def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int,
     (``@f.grad.lossK`` before the columns); the workspaces are zeroed arrays, per
     f64 array argument: its gradient (returned filled) and seed, then per
     lane its tangent and seed tangent."""
-    from revmlir.ad.adjoint import generate_gradients
-    from revmlir.ad.tangent import generate_hvps, hvp_name
-
     generate_hvps(module, names, lanes, loss)
     generate_gradients(module, names, loss)
     return [

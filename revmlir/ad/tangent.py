@@ -54,15 +54,16 @@ from xdsl.ir import (
     SSAValue,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.adjoint import adjoint_name, generate_adjoints, generate_gradients, gradient_name
 from revmlir.ad.adjoint import derivative_arguments as tangent_arguments
-from revmlir.ad.adjoint import gradient_type
 from revmlir.ad.derived import Differentiator, Request, derive_functions, lanes_suffix
+from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import rev
-from revmlir.errors import describe_op, describe_value
+from revmlir.errors import TangentError, describe_op, describe_value
+from revmlir.errors import unsupported_in_forward_mode as unsupported
 from revmlir.interfaces import ForwardDifferentiableOp, has_switchable_checks, set_checks
-from revmlir.semantics import is_expression_op, is_reference_type, is_state_value
+from revmlir.semantics import gradient_type, is_expression_op, is_reference_type, is_state_value
 
 TANGENT_SUFFIX = ".tan"
 
@@ -81,14 +82,6 @@ def tangent_name(name: str, lanes: int = 1) -> str:
     """``@f`` → ``@f.tan`` (``@f.tan4`` with 4 lanes); deterministic, so
     FileCheck tests are stable."""
     return name + tangent_suffix(lanes)
-
-
-class TangentError(PassFailedException):
-    """A construct ``ad-tangent`` does not differentiate, reported at its op."""
-
-
-def unsupported(op: Operation, why: str) -> TangentError:
-    return TangentError(f"{describe_op(op)} cannot be differentiated in forward mode: {why}")
 
 
 def _tangent_name(value: SSAValue) -> str | None:
@@ -180,8 +173,6 @@ class Tangenter(Differentiator):
     def _sweep(self, value: OpResult) -> SSAValue | None:
         """The forward sweep over an expression DAG: operands first (each
         computed once while it stays visible), then the op's tangent rule."""
-        from revmlir.ad.tangent_rules import tangents
-
         op = value.op
         dots = [self.tangent(o) for o in op.operands]
         if all(d is None for d in dots):
@@ -392,8 +383,6 @@ def generate_hessians(
     tangents are Hessian-vector products), with ``lanes`` tangents per value
     (``@f.tanL``, ``@f.adj.tanL``); with a ``loss``, of the loss-seeded
     adjoint (``@f.adj.lossK``, ``@f.adj.lossK.tanL``)."""
-    from revmlir.ad.adjoint import adjoint_name, generate_adjoints
-
     created = generate_tangents(module, names, lanes)
     created += generate_adjoints(module, names, loss=loss)
     created += generate_tangents(module, [adjoint_name(n, loss=loss) for n in names], lanes)
@@ -404,8 +393,6 @@ def hvp_name(name: str, lanes: int = 1, loss: int | None = None) -> str:
     """``@f`` → ``@f.grad.tan`` (``@f.grad.lossK.tanL`` with ``L`` lanes for
     the Hessian of argument K): Hessian-vector products are the tangent of
     the gradient."""
-    from revmlir.ad.adjoint import gradient_name
-
     return tangent_name(gradient_name(name, loss), lanes)
 
 
@@ -417,7 +404,5 @@ def generate_hvps(
     function, ``revmlir.ad.adjoint.generate_gradients``), with its
     signature: ``f``'s arguments, the seeds, then per lane the arguments'
     tangents ``v`` and the seeds' tangents, which come back as ``H·v``."""
-    from revmlir.ad.adjoint import generate_gradients, gradient_name
-
     created = generate_gradients(module, names, loss)
     return created + generate_tangents(module, [gradient_name(n, loss) for n in names], lanes)

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math as pymath
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
 
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects import complex as complexd
@@ -31,35 +30,33 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
-from revmlir.lowering.rules import RuleTable
-
-if TYPE_CHECKING:
-    from revmlir.ad.tangent import Tangenter
+from revmlir.interfaces import TangentBuilder
+from revmlir.ir_utils import RuleTable
 
 Dots = Sequence[SSAValue | None]
-TangentRule = Callable[["Tangenter", Operation, Dots], SSAValue | None]
+TangentRule = Callable[[TangentBuilder, Operation, Dots], SSAValue | None]
 
 tangents: RuleTable[TangentRule] = RuleTable()  # type: ignore[type-var]
 """op class → rule.  ``tangents.get(type(op))`` is ``None`` for ops without
 a rule."""
 
 
-def _result(t: Tangenter, op: Operation) -> SSAValue:
+def _result(t: TangentBuilder, op: Operation) -> SSAValue:
     return t.primal(op.results[0])
 
 
-def _operand(t: Tangenter, op: Operation, i: int = 0) -> SSAValue:
+def _operand(t: TangentBuilder, op: Operation, i: int = 0) -> SSAValue:
     return t.primal(op.operands[i])
 
 
-def _negated(t: Tangenter, dot: SSAValue | None) -> SSAValue | None:
+def _negated(t: TangentBuilder, dot: SSAValue | None) -> SSAValue | None:
     return None if dot is None else t.neg(dot)
 
 
-def _unary(partial: Callable[[Tangenter, Operation], SSAValue]) -> TangentRule:
+def _unary(partial: Callable[[TangentBuilder, Operation], SSAValue]) -> TangentRule:
     """The rule of ``r = f(x)``: ``ṙ = f'(x)·ẋ``."""
 
-    def rule(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    def rule(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
         return t.scaled(dots[0], lambda: partial(t, op))
 
     return rule
@@ -69,17 +66,17 @@ def _unary(partial: Callable[[Tangenter, Operation], SSAValue]) -> TangentRule:
 
 
 @tangents(arith.AddfOp, complexd.AddOp)
-def _addf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _addf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return t.sum(*dots)
 
 
 @tangents(arith.SubfOp, complexd.SubOp)
-def _subf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _subf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return t.sum(dots[0], _negated(t, dots[1]))
 
 
 @tangents(arith.MulfOp, complexd.MulOp)
-def _mulf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _mulf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     da, db = dots
     return t.sum(
         t.scaled(da, lambda: _operand(t, op, 1)), t.scaled(db, lambda: _operand(t, op, 0))
@@ -87,7 +84,7 @@ def _mulf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(arith.DivfOp, complexd.DivOp)
-def _divf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _divf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = a / b:  ṙ = (ȧ − r·ḃ) / b
     da, db = dots
     numerator = t.sum(da, _negated(t, t.scaled(db, lambda: _result(t, op))))
@@ -96,12 +93,12 @@ def _divf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(arith.NegfOp, complexd.NegOp)
-def _negf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _negf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return _negated(t, dots[0])
 
 
 @tangents(arith.SelectOp)
-def _select(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _select(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     _, da, db = dots
     da, db = (d if d is not None else t.zero(op.results[0]) for d in (da, db))
     return t.emit(arith.SelectOp(_operand(t, op, 0), da, db))
@@ -110,7 +107,7 @@ def _select(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 def _extremum(predicate: str) -> TangentRule:
     """``max``/``min``: the tangent of the operand that is chosen."""
 
-    def rule(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    def rule(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
         a, b = _operand(t, op, 0), _operand(t, op, 1)
         da, db = (d if d is not None else t.zero(op.results[0]) for d in dots)
         first = t.emit(arith.CmpfOp(a, b, predicate))
@@ -124,7 +121,7 @@ tangents(arith.MinimumfOp)(_extremum("ole"))
 
 
 @tangents(arith.ExtFOp, arith.TruncFOp)
-def _convert(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _convert(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     assert dots[0] is not None
     return t.emit(type(op)(dots[0], op.results[0].type))  # type: ignore[call-arg]
 
@@ -132,7 +129,7 @@ def _convert(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 # -- math -------------------------------------------------------------------
 
 
-def _one(t: Tangenter, op: Operation) -> SSAValue:
+def _one(t: TangentBuilder, op: Operation) -> SSAValue:
     return t.const(1.0, op.results[0].type)
 
 
@@ -154,7 +151,7 @@ tangents(math.SqrtOp, complexd.SqrtOp)(
 )
 
 
-def _apply(t: Tangenter, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
+def _apply(t: TangentBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
     """``f(value)`` with the math op for floats or the complex op."""
     op = complex_op if isinstance(value.type, ComplexType) else real
     return t.emit(op(value))  # type: ignore[call-arg]
@@ -170,7 +167,7 @@ tangents(math.SinhOp)(_unary(lambda t, op: t.emit(math.CoshOp(_operand(t, op))))
 tangents(math.CoshOp)(_unary(lambda t, op: t.emit(math.SinhOp(_operand(t, op)))))
 
 
-def _one_plus_square(t: Tangenter, op: Operation, value: SSAValue, sign: float) -> SSAValue:
+def _one_plus_square(t: TangentBuilder, op: Operation, value: SSAValue, sign: float) -> SSAValue:
     square = t.mul(value, value)
     return t.add(_one(t, op), square) if sign > 0 else t.sub(_one(t, op), square)
 
@@ -183,7 +180,7 @@ tangents(math.AtanOp)(
 )
 
 
-def _arcsine(t: Tangenter, op: Operation) -> SSAValue:
+def _arcsine(t: TangentBuilder, op: Operation) -> SSAValue:
     """1 / sqrt(1 − x²)"""
     root = t.emit(math.SqrtOp(_one_plus_square(t, op, _operand(t, op), -1)))
     return t.div(_one(t, op), root)
@@ -193,7 +190,7 @@ tangents(math.AsinOp)(_unary(_arcsine))
 tangents(math.AcosOp)(_unary(lambda t, op: t.neg(_arcsine(t, op))))
 
 
-def _erf(t: Tangenter, op: Operation) -> SSAValue:
+def _erf(t: TangentBuilder, op: Operation) -> SSAValue:
     """2/sqrt(π) · exp(−x²)"""
     x = _operand(t, op)
     gauss = t.emit(math.ExpOp(t.neg(t.mul(x, x))))
@@ -204,11 +201,11 @@ tangents(math.ErfOp)(_unary(_erf))
 
 
 @tangents(math.FloorOp, math.CeilOp)
-def _step(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _step(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return None  # piecewise constant
 
 
-def _sign(t: Tangenter, op: Operation, value: SSAValue) -> SSAValue:
+def _sign(t: TangentBuilder, op: Operation, value: SSAValue) -> SSAValue:
     """±1 with the sign of ``value`` (+1 at +0, −1 at −0, as the adjoint)."""
     return t.emit(math.CopySignOp(_one(t, op), value))
 
@@ -217,7 +214,7 @@ tangents(math.AbsFOp)(_unary(lambda t, op: _sign(t, op, _operand(t, op))))
 
 
 @tangents(math.CopySignOp)
-def _copysign(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _copysign(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = |a|·sign(b):  ṙ = sign(a)·sign(b)·ȧ (the sign of b is piecewise constant)
     return t.scaled(
         dots[0],
@@ -226,7 +223,7 @@ def _copysign(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(math.PowFOp)
-def _powf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _powf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = x^y:  ṙ = y·x^(y−1)·ẋ + r·log x·ẏ (no division by x, so x = 0 works)
     dx, dy = dots
 
@@ -241,7 +238,7 @@ def _powf(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(math.Atan2Op)
-def _atan2(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _atan2(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = atan2(y, x):  ṙ = (x·ẏ − y·ẋ) / (x² + y²)
     dy, dx = dots
     y, x = _operand(t, op, 0), _operand(t, op, 1)
@@ -254,49 +251,49 @@ def _atan2(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(complexd.ConjOp)
-def _conj(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _conj(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     assert dots[0] is not None
     return t.conj(dots[0])
 
 
-def _complex(t: Tangenter, re: SSAValue, im: SSAValue, type: Attribute) -> SSAValue:
+def _complex(t: TangentBuilder, re: SSAValue, im: SSAValue, type: Attribute) -> SSAValue:
     assert isinstance(type, ComplexType)
     return t.emit(complexd.CreateOp(re, im, type))
 
 
 @tangents(complexd.CreateOp)
-def _create(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _create(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     d_re, d_im = (d if d is not None else t.zero(o) for d, o in zip(dots, op.operands))
     return _complex(t, d_re, d_im, op.results[0].type)
 
 
 @tangents(complexd.ReOp)
-def _re(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _re(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     assert dots[0] is not None
     return t.emit(complexd.ReOp(dots[0]))
 
 
 @tangents(complexd.ImOp)
-def _im(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _im(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     assert dots[0] is not None
     return t.emit(complexd.ImOp(dots[0]))
 
 
-def _conj_times(t: Tangenter, op: Operation, dot: SSAValue) -> tuple[SSAValue, SSAValue]:
+def _conj_times(t: TangentBuilder, op: Operation, dot: SSAValue) -> tuple[SSAValue, SSAValue]:
     """The parts of ``conj(z)·ż``: ``x ẋ + y ẏ`` and ``x ẏ − y ẋ``."""
     product = t.mul(t.conj(_operand(t, op)), dot)
     return t.emit(complexd.ReOp(product)), t.emit(complexd.ImOp(product))
 
 
 @tangents(complexd.AbsOp)
-def _cabs(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _cabs(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = |z|:  ṙ = (x ẋ + y ẏ) / r
     assert dots[0] is not None
     return t.div(_conj_times(t, op, dots[0])[0], _result(t, op))
 
 
 @tangents(complexd.AngleOp)
-def _angle(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _angle(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = atan2(y, x):  ṙ = (x ẏ − y ẋ) / |z|²
     assert dots[0] is not None
     modulus = t.emit(complexd.AbsOp(_operand(t, op)))
@@ -304,7 +301,7 @@ def _angle(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(complexd.PowOp)
-def _cpow(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _cpow(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = a^b:  ṙ = b·r/a·ȧ + r·log a·ḃ
     da, db = dots
     a, b, r = _operand(t, op, 0), _operand(t, op, 1), _result(t, op)
@@ -318,7 +315,7 @@ def _cpow(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 
 @tangents(memref.LoadOp)
-def _load(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _load(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # the tangent of the memref operand is its shadow tangent array
     assert isinstance(op, memref.LoadOp) and dots[0] is not None
     return t.emit(memref.LoadOp.get(dots[0], [t.primal(i) for i in op.indices]))

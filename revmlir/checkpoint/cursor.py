@@ -18,7 +18,7 @@ Store-all, bisection and binomial share the machine and differ only in where
 they split a segment (``split``).  The entries are exactly those of
 ``revmlir.checkpoint.table.encode`` applied to the offline schedule of the
 same scheme, which the tests check; this module is the reference semantics
-of ``ad.next`` in the interpreter, and ``revmlir.lowering.cursor`` is the
+of ``ad.next`` in the interpreter, and ``revmlir.lowering.cursor_functions`` is the
 same machine in native code.
 """
 

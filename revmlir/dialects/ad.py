@@ -22,7 +22,7 @@ module holding it: the pass adds it (as ``rev-invert`` would), so
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Self
+from typing import Self
 
 from xdsl.dialects.builtin import (
     FlatSymbolRefAttr,
@@ -51,11 +51,11 @@ from xdsl.utils.exceptions import VerifyException
 from revmlir.checkpoint.cursor import SCHEMES, WORDS
 from revmlir.dialects import anc
 from revmlir.dialects.anc import GRADIENT_ONLY
-from revmlir.errors import describe_op
-from revmlir.interfaces import InvertibleOp, NotDifferentiable
+from revmlir.dialects.rev import FuncOp
+from revmlir.errors import InversionError, describe_op
+from revmlir.interfaces import InverseBuilder, InvertibleOp, NotDifferentiable
+from revmlir.naming import INVERSE_SUFFIX, inverse_name
 
-if TYPE_CHECKING:
-    from revmlir.inversion import Inverter
 
 
 class FunctionRequestOp(IRDLOperation):
@@ -77,9 +77,6 @@ class FunctionRequestOp(IRDLOperation):
         return self.function.string_value()
 
     def verify_(self) -> None:
-        from revmlir.dialects.rev import FuncOp
-        from revmlir.inversion import INVERSE_SUFFIX, inverse_name
-
         name = self.function_name
         target = SymbolTable.lookup_symbol(self, name)
         if target is None and name.endswith(INVERSE_SUFFIX):
@@ -320,12 +317,10 @@ class NextOp(IRDLOperation, InvertibleOp):
     def consumed_operands(self) -> Sequence[SSAValue]:
         return tuple(self.words)
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         """A schedule only moves forward: its cursor is state (threaded
         linearly through the loops, so its words are checked at the end like
         any ancilla) but it has no inverse."""
-        from revmlir.inversion import InversionError
-
         raise InversionError(f"{describe_op(self)} has no inverse: it {GRADIENT_ONLY}")
 
     def verify_(self) -> None:

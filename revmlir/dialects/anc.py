@@ -10,7 +10,7 @@ back with ``anc.pop`` when the program runs backwards.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
@@ -31,25 +31,26 @@ from xdsl.irdl import (
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.dialects.rev import InverseCancellationTrait
-from revmlir.errors import describe_op
+from revmlir.errors import InversionError, describe_op
 from revmlir.interfaces import (
+    AdjointBuilder,
     ChecksWhenInverted,
     DifferentiableOp,
     ForwardDifferentiableOp,
+    InverseBuilder,
     InvertibleOp,
     NotDifferentiable,
     NotInvertible,
+    ReferenceType,
     RuntimeCheckedOp,
     StateConsumer,
+    TangentBuilder,
 )
+from revmlir.naming import FORGETFUL_ATTR
 
-if TYPE_CHECKING:
-    from revmlir.ad.adjoint import Adjointer
-    from revmlir.ad.tangent import Tangenter
-    from revmlir.inversion import Inverter
 
 @irdl_attr_definition
-class StackType(ParametrizedAttribute, TypeAttribute):
+class StackType(ParametrizedAttribute, TypeAttribute, ReferenceType):
     """A LIFO stack of values of one type, mutated in place like a memref."""
 
     name = "anc.stack"
@@ -77,16 +78,16 @@ class AllocOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         free = FreeOp(inverter.lookup(self.result), inverter.lookup(self.value))
         free.attributes.update(self.attributes)
         inverter.insert(free, like=self)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """``x ← e``: ``ẋ ← ė`` (zero when ``e`` is a constant)."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """``x ← e``: the ancilla's gradient flows into ``e`` (NiLang drops
         it, which is wrong when ``e`` is not a constant); then the ancilla is
         freed and its gradient discarded."""
@@ -126,9 +127,7 @@ class FreeOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return (self.ancilla,)
 
-    def invert(self, inverter: Inverter) -> None:
-        from revmlir.inversion import FORGETFUL_ATTR, InversionError
-
+    def invert(self, inverter: InverseBuilder) -> None:
         if FORGETFUL_ATTR in self.attributes:
             raise InversionError(
                 f"{describe_op(self)} forgets the value it frees (the gradient an ancilla has at its "
@@ -141,22 +140,18 @@ class FreeOp(
         inverter.insert(alloc, like=self)
         inverter.bind(self.ancilla, alloc.result)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """``x → e``: ``ẋ → ė``, unchecked (the check on ``x`` covers it)."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """``x → e``: nothing after the free depends on ``x``, so the
         re-allocated ancilla starts with a zero gradient."""
         yield  # the inverse step
-        from revmlir.ad.adjoint import gradient_type
-
-        if (type := gradient_type(self.ancilla.type)) is not None:
+        if (type := adjointer.gradient_type(self.ancilla.type)) is not None:
             adjointer.bind_gradient(self.ancilla, adjointer.new_gradient(type))
 
     def is_inverse_of(self, other: Operation) -> bool:
-        from revmlir.inversion import FORGETFUL_ATTR
-
         return isinstance(other, AllocOp) and other.value == self.value and FORGETFUL_ATTR not in self.attributes
 
 
@@ -185,16 +180,16 @@ class ArrayAllocOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         free = ArrayFreeOp(inverter.lookup(self.result), [inverter.lookup(s) for s in self.sizes])
         free.attributes.update(self.attributes)
         inverter.insert(free, like=self)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """An array of floats has a tangent array, born zero with it."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The array's gradient, which the adjoint created where the array
         was freed, ends here: nothing before the array's birth depends on
         its initial zeros."""
@@ -241,23 +236,21 @@ class ArrayFreeOp(
     def ended_operands(self) -> Sequence[SSAValue]:
         return (self.array,)
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         assert isinstance(self.array.type, MemRefType)
         alloc = ArrayAllocOp(self.array.type, [inverter.lookup(s) for s in self.sizes])
         alloc.attributes.update(self.attributes)
         inverter.insert(alloc, like=self)
         inverter.bind(self.array, alloc.result)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """Re-allocated backwards, an array of floats gets a shadow of zeros:
         nothing after the free depends on it."""
-        from revmlir.ad.adjoint import gradient_type
-
         yield  # the inverse step
-        if isinstance(type := gradient_type(self.array.type), MemRefType):
+        if isinstance(type := adjointer.gradient_type(self.array.type), MemRefType):
             sizes = [adjointer.lookup(s) for s in self.sizes]
             adjointer.bind_gradient(self.array, adjointer.new_shadow(type, sizes, like=self))
 
@@ -299,14 +292,14 @@ class StackAllocOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         inverter.insert(StackFreeOp(inverter.lookup(self.result)), like=self)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """A stack of floats has a shadow stack of tangents, born with it."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """A stack of floats has a shadow stack of gradients, born and
         released with it."""
         shadow = adjointer.gradient(self.result)
@@ -336,19 +329,17 @@ class StackFreeOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         assert isinstance(self.stack.type, StackType)
         alloc = inverter.insert(StackAllocOp(self.stack.type), like=self)
         inverter.bind(self.stack, alloc.result)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
-        from revmlir.ad.adjoint import gradient_type
-
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         yield  # the inverse step
-        if isinstance(type := gradient_type(self.stack.type), StackType):
+        if isinstance(type := adjointer.gradient_type(self.stack.type), StackType):
             shadow = adjointer.insert(StackAllocOp(type), like=self)
             adjointer.bind_gradient(self.stack, shadow.result)
 
@@ -363,7 +354,7 @@ class _StackOp(
     """Shared behaviour; each op declares ``stack`` first so it is operand 0.
 
     The adjoint of each op moves values on the stack as its inverse does and
-    moves their gradients on the shadow stack (``Adjointer.gradient`` of the
+    moves their gradients on the shadow stack (``AdjointBuilder.gradient`` of the
     stack; ``None`` for stacks of integers and booleans) the same way.
     """
 
@@ -372,7 +363,7 @@ class _StackOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The same op on the shadow stack of tangents, with the tangent in
         place of the value (stacks of integers and booleans have none)."""
         tangenter.mirror(self)
@@ -397,11 +388,11 @@ class PushOp(_StackOp):
     def consumed_operands(self) -> Sequence[SSAValue]:
         return (self.value,)
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         pop = inverter.insert(PopOp(inverter.lookup(self.stack)), like=self)
         inverter.bind(self.value, pop.result)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         shadow = adjointer.gradient(self.stack)
         yield  # the inverse step
         if shadow is not None:
@@ -429,13 +420,13 @@ class PopOp(_StackOp):
         assert isinstance(stack.type, StackType)
         super().__init__(operands=[stack], result_types=[stack.type.element_type])
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         inverter.insert(
             PushOp(inverter.lookup(self.stack), inverter.lookup(self.result)),
             like=self,
         )
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         shadow = adjointer.gradient(self.stack)
         gradient = adjointer.gradient(self.result)
         yield  # the inverse step
@@ -461,13 +452,13 @@ class CopyPushOp(_StackOp):
     def __init__(self, stack: SSAValue, value: SSAValue):
         super().__init__(operands=[stack, value])
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         inverter.insert(
             CopyPopOp(inverter.lookup(self.stack), inverter.lookup(self.value)),
             like=self,
         )
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The copy's gradient flows into the value it was copied from."""
         shadow = adjointer.gradient(self.stack)
         yield  # the inverse step
@@ -502,19 +493,17 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
     def runtime_check(cls) -> str:
         return "the popped value equals the live value (floats: within tolerance)"
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         push = CopyPushOp(inverter.lookup(self.stack), inverter.lookup(self.value))
         inverter.insert(push, like=self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The discarded copy was uncomputed from a live value; like a freed
         ancilla, nothing after it depends on it: its gradient starts at zero."""
-        from revmlir.ad.adjoint import gradient_type
-
         shadow = adjointer.gradient(self.stack)
         yield  # the inverse step
         if shadow is not None:
-            zero = adjointer.zero_gradient_state(gradient_type(self.value.type))
+            zero = adjointer.zero_gradient_state(adjointer.gradient_type(self.value.type))
             adjointer.insert(PushOp(shadow, zero), like=self)
 
     def is_inverse_of(self, other: Operation) -> bool:

@@ -69,23 +69,28 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.errors import unsupported
 from revmlir.interfaces import (
+    AdjointBuilder,
     DifferentiableOp,
     ForwardDifferentiableOp,
+    InverseBuilder,
     InvertibleOp,
     NotDifferentiable,
     NotInvertible,
     ChecksWhenInverted,
     RuntimeCheckedOp,
     StateConsumer,
+    StateType,
+    TangentBuilder,
+    is_reference_type,
+    is_state_type,
 )
+from revmlir.ir_utils import constant_index
+from revmlir.naming import inverse_name
 
 if TYPE_CHECKING:
     from xdsl.pattern_rewriter import RewritePattern
-
-    from revmlir.ad.adjoint import Adjointer
-    from revmlir.ad.tangent import Tangenter
-    from revmlir.inversion import Inverter
 
 
 # ---------------------------------------------------------------------------
@@ -94,7 +99,7 @@ if TYPE_CHECKING:
 
 
 @irdl_attr_definition
-class LogType(ParametrizedAttribute, TypeAttribute):
+class LogType(ParametrizedAttribute, TypeAttribute, StateType):
     """A positive real stored as its logarithm (NiLang's ``ULogarithmic``).
 
     ``*=`` and ``/=`` are exact inverses of each other on it, which makes
@@ -113,6 +118,7 @@ class LogType(ParametrizedAttribute, TypeAttribute):
 class InverseCancellationTrait(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        # lazy: xDSL's hook; the patterns are built from the dialect's ops
         from revmlir.canonicalization import CancelInversePair
 
         return (CancelInversePair(),)
@@ -121,6 +127,7 @@ class InverseCancellationTrait(HasCanonicalizationPatternsTrait):
 class InvFoldingTrait(HasCanonicalizationPatternsTrait):
     @classmethod
     def get_canonicalization_patterns(cls) -> tuple[RewritePattern, ...]:
+        # lazy: xDSL's hook; the patterns are built from the dialect's ops
         from revmlir.canonicalization import CancelInversePair, FoldInvOfInv
 
         return (FoldInvOfInv(), CancelInversePair())
@@ -160,7 +167,7 @@ class InstructionOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return self.targets()
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         operands = [inverter.lookup(r) for r in self.results]
         operands += [inverter.lookup(v) for v in self.reads()]
         inverse = inverter.insert(
@@ -180,16 +187,14 @@ class InstructionOp(
             other.operands[other.TARGETS :]
         ) == list(self.reads())
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """Instructions on integers and booleans carry no gradient: the
         adjoint is the inverse."""
-        from revmlir.ad.adjoint import gradient_type, unsupported
-
-        if any(gradient_type(v.type) for v in (*self.operands, *self.results)):
+        if any(adjointer.gradient_type(v.type) for v in (*self.operands, *self.results)):
             raise unsupported(self, f"'{self.name}' has no float adjoint rule")
         yield  # the inverse step
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The same instruction on the tangents (``rev.neg``, ``rev.swap``);
         instructions on integers and booleans are only copied."""
         tangenter.mirror(self)
@@ -221,7 +226,7 @@ class _UpdateOp(InstructionOp):
     element commute, so iterations of a parallel loop may apply them to a
     shared element in any order (atomically)."""
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """``y' = y ± v``: uncompute ``y``; its gradient passes through
         unchanged and ``±ḡy'`` flows into the expression ``v``."""
         g = adjointer.gradient_value(self.result)
@@ -232,7 +237,7 @@ class _UpdateOp(InstructionOp):
         if g is not None:
             adjointer.bind_gradient(self.target, g)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """``y' = y ± v``: ``ẏ' = ẏ ± v̇`` (for log numbers ``rev.mul``/
         ``rev.div`` add/subtract the tangents of the logarithms)."""
         dot = tangenter.tangent(self.target)
@@ -337,7 +342,7 @@ class NegOp(_UnaryOp):
     def inverse_class(cls):
         return NegOp
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """``y' = -y``: ``ḡy = -ḡy'``."""
         g = adjointer.gradient_value(self.result)
         yield  # the inverse step
@@ -399,7 +404,7 @@ class SwapOp(InstructionOp):
     def inverse_class(cls):
         return SwapOp
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The gradients swap with the values (a renaming, no code)."""
         g_lhs = adjointer.gradient_value(self.new_lhs)
         g_rhs = adjointer.gradient_value(self.new_rhs)
@@ -423,7 +428,7 @@ class _RotationOp(InstructionOp):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, angle: SSAValue):
         super().__init__(operands=[lhs, rhs, angle], result_types=[lhs.type] * 2)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """Rotating by θ: the gradients rotate back (the inverse rotation
         applied to ``(ḡa', ḡb')``) and θ receives ``ḡb'·a' − ḡa'·b'``
         (negated for ``rev.irot``)."""
@@ -443,7 +448,7 @@ class _RotationOp(InstructionOp):
         adjointer.bind_gradient(self.lhs, back.results[0])
         adjointer.bind_gradient(self.rhs, back.results[1])
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The tangents rotate with the values, and θ̇ adds
         ``θ̇·∂(a', b')/∂θ = θ̇·(−b', a')`` (``θ̇·(b', −a')`` for ``rev.irot``)."""
         d_a, d_b = tangenter.tangent(self.lhs), tangenter.tangent(self.rhs)
@@ -520,8 +525,6 @@ class TakeOp(
         return "the element is not already borrowed (dynamic indices only)"
 
     def needs_runtime_check(self) -> bool:
-        from revmlir.verifier import constant_index
-
         return any(constant_index(i) is None for i in self.indices)
 
     def verify_(self) -> None:
@@ -556,12 +559,12 @@ class TakeOp(
     def accumulated_memrefs(self) -> Sequence[SSAValue]:
         return (self.memref,) if self.accumulation() is not None else ()
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The element's tangent is borrowed from the shadow tangent array
         along with the element."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The element goes back, and its gradient goes back into the shadow
         array (which the matching ``rev.put``'s adjoint borrowed it from)."""
         shadow = adjointer.gradient(self.memref)
@@ -571,7 +574,7 @@ class TakeOp(
             indices = [adjointer.lookup(i) for i in self.indices]
             adjointer.put_gradient(gradient, shadow, indices, like=self)
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         put = PutOp(
             inverter.lookup(self.result),
             inverter.lookup(self.memref),
@@ -630,11 +633,11 @@ class PutOp(
         found = take.accumulation() if isinstance(take, TakeOp) else None
         return (self.memref,) if found is not None and found[1] is self else ()
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The element's tangent goes back into the shadow tangent array."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The element is borrowed again, and so is its gradient, from the
         shadow array: GVar arrays with values and gradients kept apart."""
         shadow = adjointer.gradient(self.memref)
@@ -643,7 +646,7 @@ class PutOp(
             indices = [adjointer.lookup(i) for i in self.indices]
             adjointer.bind_gradient(self.value, adjointer.take_gradient(shadow, indices, like=self))
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         take = TakeOp(
             inverter.lookup(self.memref), [inverter.lookup(i) for i in self.indices]
         )
@@ -692,17 +695,17 @@ class UnpackOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return (self.value,)
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         pack = inverter.insert(
             PackOp(inverter.lookup(self.re), inverter.lookup(self.im)), like=self
         )
         inverter.bind(self.value, pack.result)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The parts' tangents are the parts of the tangent."""
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """The gradient of ``z = x + iy`` is ``ḡx + i ḡy``: the parts'
         gradients are packed the same way."""
         g_re, g_im = adjointer.gradient(self.re), adjointer.gradient(self.im)
@@ -736,17 +739,17 @@ class PackOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return (self.re, self.im)
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         unpack = inverter.insert(
             UnpackOp(inverter.lookup(self.result)), like=self
         )
         inverter.bind(self.re, unpack.re)
         inverter.bind(self.im, unpack.im)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         tangenter.mirror(self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         g = adjointer.gradient(self.result)
         yield  # the inverse step
         assert g is not None
@@ -966,10 +969,10 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
     """A trailing region that may be absent (printed only when present)."""
 
     @abc.abstractmethod
-    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+    def inverse_regions(self, inverter: InverseBuilder) -> Sequence[Region | None]:
         """The regions of the inverse op, in constructor order."""
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         op = type(self)(
             [inverter.lookup(r) for r in self.res], *self.inverse_regions(inverter)
         )
@@ -1066,7 +1069,7 @@ class IfOp(
         _verify_carrying_region(self, self.then_region, "then", types, types)
         _verify_carrying_region(self, self.else_region, "else", types, types)
 
-    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+    def inverse_regions(self, inverter: InverseBuilder) -> Sequence[Region | None]:
         if self.has_post():
             pre, post = inverter.clone_region(self.post), inverter.clone_region(self.pre)
         else:
@@ -1074,7 +1077,7 @@ class IfOp(
         then_region = inverter.invert_region(self.then_region)
         return pre, then_region, inverter.invert_region(self.else_region), post
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The same branch runs on the values and their tangents, which the
         state carries; the conditions ignore them."""
         state = tangenter.carried_state(self.state)
@@ -1085,7 +1088,7 @@ class IfOp(
         op = tangenter.insert(IfOp(state, pre, then_region, else_region, post), like=self)
         tangenter.bind_carried(self.res, op.res)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: AdjointBuilder) -> None:
         """Like the inverse (the postcondition picks the branch, both
         branches are adjoint regions), carrying the gradients of the state and
         of the outer values the branches read."""
@@ -1146,14 +1149,14 @@ class WhileOp(
         _verify_condition_region(self, self.post, "post", types)
         _verify_carrying_region(self, self.body, "body", types, types)
 
-    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+    def inverse_regions(self, inverter: InverseBuilder) -> Sequence[Region | None]:
         return (
             inverter.clone_region(self.post),
             inverter.clone_region(self.pre),
             inverter.invert_region(self.body),
         )
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The same loop over tangent iterations; the state carries the
         tangents and the conditions ignore them."""
         state = tangenter.carried_state(self.state)
@@ -1166,7 +1169,7 @@ class WhileOp(
         tangenter.insert(op, like=self)
         tangenter.bind_carried(self.res, op.res)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: AdjointBuilder) -> None:
         """The inverse loop (conditions swapped) over adjoint iterations,
         carrying gradients."""
 
@@ -1256,7 +1259,7 @@ class ForOp(
         if self.is_parallel and not isinstance(self.lb.type, IndexType):
             raise VerifyException(f"'rev.for parallel' runs over index, not {self.lb.type}")
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         op = ForOp(
             inverter.lookup(self.lb),
             inverter.lookup(self.ub),
@@ -1271,7 +1274,7 @@ class ForOp(
         for old, new in zip(self.state, op.res, strict=True):
             inverter.bind(old, new)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """The same loop over tangent iterations, carrying the tangents."""
         op = ForOp(
             tangenter.lookup(self.lb),
@@ -1285,7 +1288,7 @@ class ForOp(
         tangenter.insert(op, like=self)
         tangenter.bind_carried(self.res, op.res)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: AdjointBuilder) -> None:
         """The reversed loop over adjoint iterations, carrying gradients."""
 
         def build(state: list[SSAValue], captured: list[SSAValue]) -> ForOp:
@@ -1390,7 +1393,7 @@ class RoutineOp(_StateRegionOp):
         _verify_carrying_region(self, self.compute, "compute", types, full)
         _verify_carrying_region(self, self.body, "do", full, full)
 
-    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+    def inverse_regions(self, inverter: InverseBuilder) -> Sequence[Region | None]:
         return inverter.clone_region(self.compute), inverter.invert_region(self.body)
 
 
@@ -1428,7 +1431,7 @@ class InvOp(_StateRegionOp):
         self.verify_results()
         _verify_carrying_region(self, self.body, "body", types, types)
 
-    def inverse_regions(self, inverter: Inverter) -> Sequence[Region | None]:
+    def inverse_regions(self, inverter: InverseBuilder) -> Sequence[Region | None]:
         return (inverter.invert_region(self.body),)
 
 
@@ -1478,18 +1481,18 @@ class SafeOp(
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         flipped = {"forward": "inverse", "inverse": "forward"}.get(self.mode, "both")
         op = SafeOp(inverter.clone_region(self.body), flipped)
         op.attributes.update(self.attributes)
         inverter.insert(op, like=self)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """Touches no state, so no tangent: it runs as it is."""
         op = SafeOp(tangenter.clone_region(self.body), self.mode)
         tangenter.insert(op, like=self)
 
-    def adjoint(self, adjointer: Adjointer) -> Iterator[None]:
+    def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """Touches no state, so no gradient: the adjoint is the inverse."""
         yield  # the inverse step
 
@@ -1538,8 +1541,6 @@ class FuncOp(IRDLOperation):
     )
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region):
-        from revmlir.semantics import is_state_type
-
         outputs = [t for t in arg_types if is_state_type(t)]
         super().__init__(
             properties={
@@ -1551,13 +1552,9 @@ class FuncOp(IRDLOperation):
 
     @staticmethod
     def outputs_for(arg_types: Sequence[Attribute]) -> list[Attribute]:
-        from revmlir.semantics import is_state_type
-
         return [t for t in arg_types if is_state_type(t)]
 
     def verify_(self) -> None:
-        from revmlir.semantics import is_reference_type, is_state_type
-
         inputs = self.function_type.inputs.data
         for i, t in enumerate(inputs):
             if not (is_state_type(t) or is_reference_type(t)):
@@ -1574,6 +1571,7 @@ class FuncOp(IRDLOperation):
                 f"entry block arguments of @{self.sym_name.data} do not match "
                 "its function type"
             )
+        # lazy: the dialect's verifier hook; the rules are stated over its ops
         from revmlir.verifier import verify_function
 
         verify_function(self)
@@ -1632,16 +1630,12 @@ class _CallLikeOp(
         """``rev.uncall`` for ``rev.call`` and the other way round."""
 
     def scalar_args(self) -> list[SSAValue]:
-        from revmlir.semantics import is_state_type
-
         return [a for a in self.args if is_state_type(a.type)]
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return self.scalar_args()
 
     def written_memrefs(self) -> Sequence[SSAValue]:
-        from revmlir.semantics import is_reference_type
-
         return [a for a in self.args if is_reference_type(a.type)]
 
     def verify_(self) -> None:
@@ -1652,7 +1646,7 @@ class _CallLikeOp(
                 f"({', '.join(map(str, expected))})"
             )
 
-    def invert(self, inverter: Inverter) -> None:
+    def invert(self, inverter: InverseBuilder) -> None:
         results = iter(self.res)
         operands = [
             inverter.lookup(next(results) if a in self.scalar_args() else a)
@@ -1664,12 +1658,10 @@ class _CallLikeOp(
         for old, new in zip(self.scalar_args(), op.res, strict=True):
             inverter.bind(old, new)
 
-    def tangent(self, tangenter: Tangenter) -> None:
+    def tangent(self, tangenter: TangentBuilder) -> None:
         """``rev.call @g`` → ``rev.call @g.tan`` (``rev.uncall @g`` →
         ``rev.call @g.inv.tan``) on the arguments and their tangents (shadows
         for arrays and stacks); it returns the results and their tangents."""
-        from revmlir.inversion import inverse_name
-
         callee = self.callee.string_value()
         if isinstance(self, UncallOp):
             callee = inverse_name(callee)
@@ -1679,7 +1671,7 @@ class _CallLikeOp(
         call = tangenter.insert(CallOp(target, [*operands, *dots]), like=self)
         tangenter.bind_carried(self.res, call.res)
 
-    def adjoint(self, adjointer: Adjointer) -> None:
+    def adjoint(self, adjointer: AdjointBuilder) -> None:
         """``rev.call @g`` → ``rev.call @g.adj`` (``rev.uncall @g`` →
         ``rev.call @g.inv.adj``) on the results and their gradients (the
         shadows of arrays and stacks); it returns the arguments and their
@@ -1687,8 +1679,6 @@ class _CallLikeOp(
         known zero here select an adjoint specialised for them
         (``@g.adj.zero_…``), whose own zeros at its return the caller then
         knows; with all of them zero the call is just inverted."""
-        from revmlir.inversion import inverse_name
-
         scalars = self.scalar_args()
         results = iter(self.res)
         after = [next(results) if a in scalars else a for a in self.args]
@@ -1718,8 +1708,6 @@ class _CallLikeOp(
             return False
         if other.callee != self.callee:
             return False
-        from revmlir.semantics import is_reference_type
-
         refs = [a for a in self.args if is_reference_type(a.type)]
         other_refs = [a for a in other.args if is_reference_type(a.type)]
         return refs == other_refs

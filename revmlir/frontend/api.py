@@ -448,7 +448,8 @@ class Specialization:
         function of its own, run forward, so that its derived functions are
         built (``@f.inv.adj``, ``@f.inv.tan``…) and called as any other
         function's."""
-        from revmlir.inversion import inverse_name, invert_function
+        from revmlir.inversion import invert_function
+        from revmlir.naming import inverse_name
 
         module = self.module.clone()
         primal = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == self.name)
@@ -471,7 +472,7 @@ class Specialization:
         """The arguments that carry derivatives (floats, complex and log
         numbers, arrays and stacks of them): derived functions (``@f.adj``,
         ``@f.tan``) take one gradient or tangent for each."""
-        from revmlir.ad.adjoint import gradient_type
+        from revmlir.semantics import gradient_type
 
         return tuple(i for i, t in enumerate(self.types) if gradient_type(t) is not None)
 

@@ -651,7 +651,8 @@ class FunctionCompiler:
         with ``lanes=L``: the gradients lane by lane): ``f`` is specialised to
         the first arguments, and the gradients must have the types ``@f.adj``
         takes for them."""
-        from revmlir.ad.adjoint import adjoint_name, gradient_type
+        from revmlir.ad.adjoint import adjoint_name
+        from revmlir.semantics import gradient_type
 
         params = function.parameters
         primal = types[: len(params)]

@@ -27,9 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.frontend.api import AdjointFunction, InverseFunction, ReversibleFunction, Specialization
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, synchronize, unavailable_reason
+from revmlir.naming import inverse_name
+from revmlir.semantics import written_arguments
 
 __all__ = [
     "CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "synchronize", "unavailable_reason",
@@ -100,10 +103,8 @@ class Kernel:
         what a launch needs."""
         spec, name, _ = self._rev_function(args)
         if (found := self._compiled.get((spec, name))) is None:
+            # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
             from revmlir.gpu.program import compile_kernels
-            from revmlir.inversion import inverse_name
-            from revmlir.semantics import written_arguments
-
             module, name = self.rev_module(*args)
             # ~f writes the arrays f writes
             written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
@@ -125,9 +126,6 @@ class Kernel:
     def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Any]:
         """The specialisation ``args`` select, the rev function the kernel
         runs, and what adds it to a copy of the specialisation's module."""
-        from revmlir.ad.adjoint import adjoint_name, generate_adjoints
-        from revmlir.inversion import inverse_name
-
         target = self.function
         if isinstance(target, AdjointFunction):
             primal = target.function

@@ -43,7 +43,7 @@ from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
 from revmlir.lowering import stacks
-from revmlir.lowering.rules import RuleTable
+from revmlir.ir_utils import RuleTable
 from revmlir.lowering.std_to_llvm import (
     PTR,
     FunctionTranslation,

@@ -57,7 +57,7 @@ from revmlir.gpu.arrays import (
     is_device_array,
     overlapping_ranges,
 )
-from revmlir.lowering.rev_to_std import check_error_slot
+from revmlir.runtime_checks import check_error_slot
 from revmlir.runtime.arguments import converter, numpy_dtype, type_name
 from revmlir.runtime.backend import overlap_error, read_only_error
 

@@ -28,7 +28,7 @@ from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
 from revmlir.gpu.outline import ELEMENT_WORD
-from revmlir.lowering.rev_to_std import FAIL, JUMP_WORD, PAYLOAD_SLOTS
+from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
 
 _REGISTERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid",

@@ -41,14 +41,10 @@ from revmlir.interpreter.parallel import ParallelFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
-from revmlir.lowering.rev_to_std import ABORT, FAIL
-from revmlir.interpreter.runtime import (
-    DEFAULT_TOLERANCE,
-    FunctionCounters,
-    Runtime,
-    RuntimeInterpreter,
-)
+from revmlir.lowering.rev_to_std import ABORT
+from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter
 from revmlir.runtime.backend import Backend
+from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, FAIL, check_error_slot
 
 __all__ = ["RevInterpreter", "FunctionCounters", "DEFAULT_TOLERANCE"]
 
@@ -127,8 +123,6 @@ class RevInterpreter(Backend):
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
         is supplied here and a failed check raises its error, as native code
         does."""
-        from revmlir.lowering.rev_to_std import ERROR_SLOT, check_error_slot
-
         slot = np.zeros(ERROR_SLOT.get_shape()[0], dtype=np.int64)
         with self._lock:
             scope = self._interpreter._ctx

@@ -13,7 +13,7 @@ from xdsl.interpreter import (
 
 from revmlir.dialects import anc
 from revmlir.interpreter.memref import zeros
-from revmlir.interpreter.runtime import RuntimeInterpreter
+from revmlir.interpreter.state import RuntimeInterpreter
 
 
 @register_impls

@@ -9,7 +9,7 @@ from xdsl.dialects import cf
 from xdsl.interpreter import InterpreterFunctions, PythonValues, impl, register_impls
 
 from revmlir.errors import ExecutionError
-from revmlir.interpreter.runtime import RuntimeInterpreter
+from revmlir.interpreter.state import RuntimeInterpreter
 
 
 @register_impls

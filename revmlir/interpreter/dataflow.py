@@ -35,7 +35,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.ad.lumps import Graph, LumpError, Node
 from revmlir.interpreter.pure import PURE_SEMANTICS
-from revmlir.interpreter.values import normalize
+from revmlir.runtime.values import normalize
 
 NODE_LIMIT = 200_000
 """The most active values a graph may have: unrolling is for small kernels."""

@@ -12,12 +12,6 @@ from typing import cast
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
-    ComplexType,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
     MemRefType,
 )
 from xdsl.interpreter import (
@@ -29,29 +23,10 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
-from revmlir.interpreter.runtime import RuntimeInterpreter
-from revmlir.interpreter.values import normalize
+from revmlir.interpreter.state import RuntimeInterpreter
+from revmlir.runtime.values import normalize, numpy_dtype
 from revmlir.safety import MAX_ALLOCATION, NEGATIVE_SIZE, out_of_bounds, too_large
-
-
-def numpy_dtype(element: Attribute) -> np.dtype:
-    if isinstance(element, Float64Type):
-        return np.dtype(np.float64)
-    if isinstance(element, Float32Type):
-        return np.dtype(np.float32)
-    if isinstance(element, Float16Type):
-        return np.dtype(np.float16)
-    if isinstance(element, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(element, IntegerType):
-        width = element.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
-    if isinstance(element, ComplexType):
-        inner = element.element_type
-        return np.dtype(np.complex64 if isinstance(inner, Float32Type) else np.complex128)
-    raise TypeError(f"no numpy dtype for memref element type {element}")
+from revmlir.errors import describe_op
 
 
 def element_key(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
@@ -95,8 +70,6 @@ class MemRefFunctions(InterpreterFunctions):
         runtime = interpreter.runtime
         take = runtime.borrowed.get(element_key(array, index))
         if take is not None and runtime.checking(take):
-            from revmlir.errors import describe_op
-
             raise runtime.fail(
                 op,
                 f"reads element {list(index)} while it is borrowed by "

@@ -22,7 +22,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.interpreter.memref import checked_index
-from revmlir.interpreter.values import normalize
+from revmlir.runtime.values import normalize
 
 
 @register_impls

@@ -38,7 +38,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
-from revmlir.interpreter.values import int_width, normalize, to_unsigned, wrap_int
+from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
 from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, shift_out_of_range
 
 Semantics = Callable[..., Any]

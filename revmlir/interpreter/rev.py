@@ -25,8 +25,8 @@ from xdsl.ir import Region
 from revmlir.dialects import rev
 from revmlir.errors import LocatedError, describe_op
 from revmlir.interpreter.memref import checked_index, element_key
-from revmlir.interpreter.runtime import Frame, RuntimeInterpreter
-from revmlir.interpreter.values import normalize
+from revmlir.interpreter.state import Frame, RuntimeInterpreter
+from revmlir.runtime.values import normalize
 
 
 def _result(op: rev.InstructionOp, *values: Any) -> PythonValues:

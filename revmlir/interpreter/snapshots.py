@@ -19,8 +19,8 @@ from xdsl.ir import SSAValue
 from revmlir.dialects import anc
 from revmlir.checkpoint.cursor import next_entry
 from revmlir.dialects.ad import NextOp
-from revmlir.interpreter.runtime import RuntimeInterpreter
-from revmlir.interpreter.values import normalize
+from revmlir.interpreter.state import RuntimeInterpreter
+from revmlir.runtime.values import normalize
 
 
 def _record_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:

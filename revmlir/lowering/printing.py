@@ -13,27 +13,42 @@ endian: the values' kinds joined by commas, a NUL, and the format.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import Protocol
 
 from xdsl.dialects import complex as complexd
 from xdsl.dialects import memref, printf
 from xdsl.dialects.builtin import ComplexType, IndexType, i64
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
-
-if TYPE_CHECKING:
-    from revmlir.lowering.rev_to_std import CheckedCode
+from revmlir.runtime_checks import payload_kind
 
 PRINT = "revmlir.print"
 """``revmlir.print(words)``: format and print; the host defines it."""
 
 
-def lower_print(code: CheckedCode, op: printf.PrintFormatOp) -> None:
+class PrintEmitter(Protocol):
+    """What a print needs of the function being lowered (the lowering's
+    ``CheckedCode``): typed here so that this module imports no lowering."""
+
+    def get(self, value: SSAValue) -> SSAValue: ...
+
+    def emit(self, op: Operation, like: Operation) -> Operation: ...
+
+    def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue: ...
+
+    def bits(self, value: SSAValue, like: Operation) -> SSAValue: ...
+
+    def call_runtime(
+        self, name: str, args: Sequence[SSAValue], results: Sequence[Attribute], like: Operation
+    ) -> Sequence[SSAValue]: ...
+
+
+def lower_print(code: PrintEmitter, op: printf.PrintFormatOp) -> None:
     """The words ``op`` prints and the call that prints them, at the
     builder's insertion point."""
-    from revmlir.lowering.rev_to_std import _payload_kind
     kinds: list[str] = []
     values: list[SSAValue] = []
     for operand in op.format_vals:
@@ -41,13 +56,13 @@ def lower_print(code: CheckedCode, op: printf.PrintFormatOp) -> None:
         if isinstance(value.type, ComplexType):
             parts = [code.emit(part(value), op).results[0] for part in (complexd.ReOp, complexd.ImOp)]
             kinds.append("complex")
-            values.extend(code._bits(p, op) for p in parts)
+            values.extend(code.bits(p, op) for p in parts)
             continue
-        kind = _payload_kind(value.type)
+        kind = payload_kind(value.type)
         if kind is None:
             raise PassFailedException(f"{describe_op(op)} cannot print a {value.type} in native code")
         kinds.append(kind)
-        values.append(code._bits(value, op))
+        values.append(code.bits(value, op))
     text = (",".join(kinds) + "\0" + op.format_str.data).encode()
     padded = text + b"\0" * (-len(text) % 8)
     words: list[SSAValue | int] = [len(values), len(text), *values]

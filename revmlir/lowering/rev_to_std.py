@@ -25,9 +25,8 @@ runtime that ``convert-std-to-llvm`` defines (``revmlir.lowering.stacks``).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from math import prod
 
 from xdsl.builder import Builder
@@ -62,12 +61,13 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
-from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name
-from revmlir.lowering import cursor, stacks
+from revmlir.inversion import invert_function
+from revmlir.naming import INVERSE_SUFFIX, inverse_name
+from revmlir.lowering import cursor_functions, stacks
 from revmlir.lowering.printing import lower_print
-from revmlir.lowering.rules import RuleTable
+from revmlir.ir_utils import RuleTable
 from revmlir.parallel import accumulated_arrays, shared_arguments
-from revmlir.passes.expand_routines import forward_only
+from revmlir.expansion import forward_only
 from revmlir.safety import (
     DIVISION_BY_ZERO,
     MAX_ALLOCATION,
@@ -77,25 +77,21 @@ from revmlir.safety import (
     shift_out_of_range,
     too_large,
 )
+from revmlir.runtime_checks import (
+    CHECKS_ATTR,
+    DEFAULT_TOLERANCE,
+    ERROR_SLOT,
+    FAIL,
+    PAYLOAD_SLOTS,
+    CheckTable,
+    payload_kind,
+)
 from revmlir.semantics import is_expression_op
-from revmlir.verifier import constant_index
+from revmlir.ir_utils import constant_index
+from revmlir.verifier import check_snapshots
 
-PAYLOAD_SLOTS = 2
-JUMP_WORD = 1 + PAYLOAD_SLOTS
-ERROR_SLOT = MemRefType(i64, [JUMP_WORD + 1])
-"""``[check id, payload…, jump]``: the failing check and up to two values it
-saw, as 64-bit patterns, so native errors read like the interpreter's; the
-last word is the entry point's, where ``revmlir.fail`` finds the way back
-(``revmlir.runtime.guard``)."""
-FAIL = "revmlir.fail"
-"""``revmlir.fail(error slot)``: leave the run; it never returns."""
 ABORT = "abort"
 """The C library's ``abort``: what ``revmlir.fail`` does in std IR."""
-CHECKS_ATTR = "rev.checks"
-ERRORS: dict[str, type[LocatedError]] = {e.__name__: e for e in (InvertibilityError, ExecutionError)}
-"""What a check raises: a broken reversibility rule, or a run leaving
-defined behaviour (``revmlir.safety``)."""
-DEFAULT_TOLERANCE = 1e-8
 FRAME_ARRAY_BYTES = 4096
 """The largest ancilla array kept in the function's frame; larger ones go to
 the heap, so they cannot overflow the stack."""
@@ -152,38 +148,12 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
 # ---------------------------------------------------------------------------
 
 
-@dataclass
-class CheckTable:
-    """Entries are ``error|op|location|function|payload kinds|message``; the
-    message is a ``str.format`` template over the payload (``{branch}``
-    names the branch an ``if`` took, from its second payload value)."""
-
-    entries: list[str] = field(default_factory=list[str])
-
-    def register(
-        self, op: Operation, message: str, kinds: Sequence[str], function: str, error: type[LocatedError]
-    ) -> int:
-        where = format_location(op.location) or ""
-        self.entries.append(f"{error.__name__}|{op.name}|{where}|{function}|{','.join(kinds)}|{message}")
-        return len(self.entries)
-
-
 def display_name(function: str) -> str:
     """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
     interpreter names ``f`` run backwards."""
     if function.endswith(INVERSE_SUFFIX):
         return "~" + inverse_name(function)
     return function
-
-
-def _payload_kind(type: Attribute) -> str | None:
-    if isinstance(type, IndexType):
-        return "i64"
-    if isinstance(type, IntegerType):
-        return "i1" if type.width.data == 1 else "i64"
-    if isinstance(type, AnyFloat):
-        return "f64"
-    return None
 
 
 # ---------------------------------------------------------------------------
@@ -246,7 +216,7 @@ class CheckedCode:
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
         the ``payload`` values the message template formats."""
-        kinds = [_payload_kind(v.type) for v in payload]
+        kinds = [payload_kind(v.type) for v in payload]
         if None in kinds or len(payload) > PAYLOAD_SLOTS:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)  # type: ignore[arg-type]
@@ -259,7 +229,7 @@ class CheckedCode:
         try:
             self.builder.insertion_point = InsertPoint.at_end(report)
             for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
-                bits = self._bits(value, op)
+                bits = self.bits(value, op)
                 index = self.const(slot, IndexType(), op)
                 self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
             self.call_runtime(FAIL, [self.error], [], op)
@@ -297,7 +267,7 @@ class CheckedCode:
             within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
             self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
 
-    def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
+    def bits(self, value: SSAValue, like: Operation) -> SSAValue:
         """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
         type = value.type
         if isinstance(type, IndexType):
@@ -671,7 +641,7 @@ def _free(lowering: FunctionLowering, op: Operation) -> None:
     if op.checks_enabled:
         value, expected = lowering.get(op.ancilla), lowering.get(op.value)
         ok = lowering.same(value, expected, op, b_is_zero=_is_zero_constant(op.value))
-        if _payload_kind(value.type) is None:
+        if payload_kind(value.type) is None:
             lowering.check(ok, op, "ancilla freed holding a value other than its known value")
         else:
             lowering.check(ok, op, "ancilla freed holding {0}, expected {1}", [value, expected])
@@ -1006,7 +976,7 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
         return
     value = lowering.get(op.value)
     same = lowering.same(popped, value, op)
-    if _payload_kind(value.type) is None:
+    if payload_kind(value.type) is None:
         lowering.check(same, op, "popped a value other than the live value")
     else:
         lowering.check(same, op, "popped {0}, but the live value is {1}", [popped, value])
@@ -1019,14 +989,14 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
 
 @lowers(NextOp)
 def _next(lowering: FunctionLowering, op: Operation) -> None:
-    """A call of the cursor machine (``revmlir.lowering.cursor``), added to
+    """A call of the cursor machine (``revmlir.lowering.cursor_functions``), added to
     the module with the stack functions it calls."""
     assert isinstance(op, NextOp)
-    for function in cursor.definitions():
+    for function in cursor_functions.definitions():
         lowering.runtime.setdefault(function.sym_name.data, function)
     header, index = stacks.HEADER, IndexType()
-    lowering.runtime.setdefault(cursor.PUSH, func.FuncOp.external(cursor.PUSH, [header, index], []))
-    lowering.runtime.setdefault(cursor.POP, func.FuncOp.external(cursor.POP, [header], [index]))
+    lowering.runtime.setdefault(cursor_functions.PUSH, func.FuncOp.external(cursor_functions.PUSH, [header, index], []))
+    lowering.runtime.setdefault(cursor_functions.POP, func.FuncOp.external(cursor_functions.POP, [header], [index]))
     schedule = op.schedule
     constants = [
         lowering.const(SCHEMES.index(schedule.scheme.data), index, op),
@@ -1034,7 +1004,7 @@ def _next(lowering: FunctionLowering, op: Operation) -> None:
     ]
     operands = [lowering.get(v) for v in (op.frames, op.steps, *op.words)]
     results = lowering.call_runtime(
-        cursor.NAME, [operands[0], *constants, *operands[1:]], [index] * len(op.results), op
+        cursor_functions.NAME, [operands[0], *constants, *operands[1:]], [index] * len(op.results), op
     )
     for old, new in zip(op.results, results, strict=True):
         lowering.set(old, new)
@@ -1198,8 +1168,6 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        from revmlir.ad.checkpointed import check_snapshots
-
         check_snapshots(op)
         forward_only(op)
         _materialize_uncalled_inverses(op)
@@ -1239,30 +1207,3 @@ def define_fail(module: ModuleOp) -> None:
     if SymbolTable.lookup_symbol(module, ABORT) is None:
         abort = llvm.FuncOp(ABORT, llvm.LLVMFunctionType([]), linkage=llvm.LinkageAttr("external"))
         module.body.block.insert_op_before(abort, module.body.block.first_op)  # type: ignore[arg-type]
-
-
-def check_error_slot(module: ModuleOp, slot: Sequence[int]) -> None:
-    """Raise the error a lowered run reported in its error slot."""
-    code = int(slot[0])
-    if code == 0:
-        return
-    table = module.attributes.get(CHECKS_ATTR)
-    assert isinstance(table, ArrayAttr)
-    entry = table.data[code - 1]
-    assert isinstance(entry, StringAttr)
-    error, op_name, location, function, kinds, template = entry.data.split("|", 5)
-    values = [
-        _decode(kind, int(bits))
-        for kind, bits in zip(filter(None, kinds.split(",")), slot[1:])
-    ]
-    branch = "then" if len(values) > 1 and values[1] else "else"
-    message = template.format(*(repr(v) for v in values), branch=branch)
-    raise ERRORS[error](message, op_name=op_name, location=location or None, function=function)
-
-
-def _decode(kind: str, bits: int) -> float | int | bool:
-    if kind == "f64":
-        return struct.unpack("<d", struct.pack("<q", bits))[0]
-    if kind == "i1":
-        return bool(bits)
-    return bits

@@ -87,7 +87,7 @@ from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
-from revmlir.lowering.rules import RuleTable
+from revmlir.ir_utils import RuleTable, constant_index
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -1110,8 +1110,6 @@ def _sizes(t: FunctionTranslation, op: Operation, type: MemRefType, dynamic: Seq
 def _dim(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.DimOp)
     index = op.index
-    from revmlir.verifier import constant_index
-
     dim = constant_index(index)
     if dim is None:
         raise PassFailedException(f"{describe_op(op)}: the dimension must be a constant")

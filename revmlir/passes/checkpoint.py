@@ -12,7 +12,8 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 
-from revmlir.ad.checkpointed import check_snapshots, generate_checkpointed
+from revmlir.ad.checkpointed import generate_checkpointed
+from revmlir.verifier import check_snapshots
 from revmlir.dialects.ad import CheckpointOp
 from revmlir.passes.selection import expand_requests
 

@@ -1,52 +1,13 @@
 """``rev-expand-routines``: replace ``rev.routine`` by compute, body and the
-inverse of compute, inline (the preprocessing stage of seed 000, appendix G.3)."""
+inverse of compute, inline (``revmlir.expansion``)."""
 
 from dataclasses import dataclass
 
-from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-from xdsl.rewriter import InsertPoint, Rewriter
 
-from revmlir.dialects.rev import InvOp, RoutineOp
-from revmlir.inversion import Inverter, inline_block
-
-
-class ExpandRoutine(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: RoutineOp, rewriter: PatternRewriter) -> None:
-        builder = Builder(InsertPoint.before(op))
-        computed = inline_block(op.compute.block, list(op.state), builder)
-        used = inline_block(op.body.block, computed, builder)
-        inverter = Inverter(op, builder)
-        state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
-        rewriter.replace(op, [], state)
-
-
-def inline_inverse_regions(module: ModuleOp) -> None:
-    """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
-    an outer region rebuilds the ones nested in it)."""
-    while (op := next(
-        (o for o in module.walk(region_first=True) if isinstance(o, InvOp)), None
-    )) is not None:
-        inverter = Inverter(op, Builder(InsertPoint.before(op)))
-        block = op.body.block
-        state = inverter.invert_body(block, block.args, list(op.state))
-        Rewriter.replace_op(op, [], state)
-
-
-def forward_only(module: ModuleOp) -> None:
-    """Expand routines and inline ``rev.inv`` regions: what is left runs in
-    one direction, which is what lowering and differentiation start from."""
-    PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(module)
-    inline_inverse_regions(module)
+from revmlir.expansion import expand_routines
 
 
 @dataclass(frozen=True)
@@ -56,4 +17,4 @@ class RevExpandRoutinesPass(ModulePass):
     name = "rev-expand-routines"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(op)
+        expand_routines(op)

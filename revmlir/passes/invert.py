@@ -14,7 +14,8 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
-from revmlir.inversion import forgetful_functions, invert_function, inverse_name
+from revmlir.inversion import forgetful_functions, invert_function
+from revmlir.naming import inverse_name
 from revmlir.passes.selection import selected_functions
 
 

@@ -1,6 +1,6 @@
 """Python arguments of reversible functions, checked against the function's
 signature and brought into the canonical representation every backend uses
-(see ``revmlir.interpreter.values``); and results brought back."""
+(``revmlir.runtime.values``); and results brought back."""
 
 from __future__ import annotations
 
@@ -13,12 +13,7 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
-
-
-def numpy_dtype(element: Attribute) -> np.dtype:
-    from revmlir.interpreter.memref import numpy_dtype as dtype_of
-
-    return dtype_of(element)
+from revmlir.runtime.values import normalize, numpy_dtype
 
 
 def type_name(value: Any) -> str:
@@ -35,9 +30,6 @@ def to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
 def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
     """``to_runtime`` for one argument position, with everything that depends
     only on the type worked out once (calls are often small)."""
-    # imported here: the interpreter package imports this module
-    from revmlir.interpreter.values import normalize
-
     def mismatch(value: Any, expected: str) -> TypeError:
         return TypeError(
             f"argument #{index} of @{func} must be {expected} ({type}), "

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 from llvmlite import ir
 
-from revmlir.lowering.rev_to_std import FAIL, JUMP_WORD
+from revmlir.runtime_checks import FAIL, JUMP_WORD
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from revmlir.runtime.jit import jit
 
 logger = logging.getLogger(__name__)
 
@@ -442,7 +443,6 @@ def marshaller() -> Any | None:
     where calls stay in Python."""
     import llvmlite.binding as llvm
 
-    from revmlir.runtime.jit import jit
 
     layout = ObjectLayout.probe()
     if layout is None:

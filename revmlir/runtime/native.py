@@ -34,21 +34,18 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
+from xdsl.passes import ModulePass, PassPipeline
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
 from revmlir.errors import ExecutionError
-from revmlir.inversion import forgetful_functions, inverse_name
+from revmlir.inversion import forgetful_functions
+from revmlir.naming import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.printing import PRINT
-from revmlir.lowering.rev_to_std import (
-    ABORT,
-    ERROR_SLOT,
-    RevLowerToStdPass,
-    check_error_slot,
-    stack_element,
-)
+from revmlir.lowering.rev_to_std import ABORT, RevLowerToStdPass, stack_element
+from revmlir.runtime_checks import ERROR_SLOT, check_error_slot
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
@@ -103,24 +100,32 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     """LLVM IR for a verified rev module: every function and, with
     ``inverses``, its inverse; without, only the inverses that uncalls
     need."""
-    ctx = make_context()
     work = module.clone()
-    if inverses:
-        RevInvertPass().apply(ctx, work)
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
-    lower.apply(ctx, work)
+    to_llvm = ConvertStdToLLVMPass()
     checks = ModuleOp([])
-    checks.attributes.update(work.attributes)
-    writes = analyse_arrays(work).written
-    entries = {
-        f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
-        for f in work.ops
-        if isinstance(f, StdFuncOp)
-        and f.body.blocks
-        and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
-        and (f.sym_visibility is None or f.sym_visibility.data != "private")
-    }
-    ConvertStdToLLVMPass().apply(ctx, work)
+    writes: dict[str, frozenset[int]] = {}
+    entries: dict[str, int] = {}
+
+    def read_std_form(done: ModulePass | None, std: ModuleOp, next: ModulePass | None) -> None:
+        """Between std IR and LLVM: keep what calls need of the std form
+        (the check table, the arrays each function writes, the error
+        slot's position in each C entry point)."""
+        if next is not to_llvm:
+            return
+        checks.attributes.update(std.attributes)
+        writes.update(analyse_arrays(std).written)
+        entries.update(
+            (f.sym_name.data + CIFACE_SUFFIX, len(f.function_type.inputs) - 1)
+            for f in std.ops
+            if isinstance(f, StdFuncOp)
+            and f.body.blocks
+            and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
+            and (f.sym_visibility is None or f.sym_visibility.data != "private")
+        )
+
+    passes = (RevInvertPass(), lower, to_llvm) if inverses else (lower, to_llvm)
+    PassPipeline(passes, read_std_form).apply(make_context(), work)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
     add_guards(llvm_module, entries)

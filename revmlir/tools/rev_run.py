@@ -27,7 +27,7 @@ from revmlir.diagnostics import format_error
 from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.frontend.types import out_of_range, value_range
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
-from revmlir.interpreter.memref import numpy_dtype
+from revmlir.runtime.values import numpy_dtype
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.cli import UsageError, read_text, run_tool

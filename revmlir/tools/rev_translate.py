@@ -32,12 +32,14 @@ from xdsl.ir import Attribute
 from revmlir.diagnostics import format_error
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp, LogType
-from revmlir.inversion import inverse_name
+from revmlir.naming import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.parsing import parse_module, verify_module
 from revmlir.semantics import written_arguments
 from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
+from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
+from revmlir.runtime.native import lower_to_llvm_ir
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 
@@ -117,9 +119,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> int:
-    from revmlir.runtime.jit import emit_assembly, emit_object, optimize, host_target_machine
-    from revmlir.runtime.native import lower_to_llvm_ir
-
     if args.emit in ("obj", "cubin") and not args.output:
         raise UsageError(f"--emit={args.emit} needs -o FILE")
     if args.output:
@@ -133,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
             guard = "REVMLIR_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(args.input_file)).upper()
             output: str | bytes = header(module, guard)
         elif args.emit in ("ptx", "cubin"):
+            # lazy: the kernel compiler loads only for the GPU outputs
             from revmlir.gpu.program import module_ptx
             from revmlir.gpu.toolkit import emit_cubin
 

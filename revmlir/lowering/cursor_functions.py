@@ -26,6 +26,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import IndexType, ModuleOp
 
 from revmlir.lowering import stacks
+from revmlir.parsing import make_context, parse_module
 
 NAME = "revmlir.cursor.next"
 PUSH = stacks.runtime_name(stacks.PUSH, IndexType())
@@ -239,8 +240,6 @@ func.func private @{NAME}(%frames: memref<3xi64>, %scheme: index, %snapshots: in
 
 @cache
 def _functions() -> ModuleOp:
-    from revmlir.parsing import make_context, parse_module
-
     return parse_module(_SOURCE, "revmlir.cursor", make_context())
 
 

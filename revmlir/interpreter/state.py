@@ -19,13 +19,10 @@ from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, InvertibilityError, describe_op
 from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.inversion import Inverter, invert_function
+from revmlir.runtime_checks import DEFAULT_TOLERANCE
 
 _NO_SEMANTICS = "Could not find interpretation function for op"
 """How xDSL's interpreter reports an op it has no implementation for."""
-
-DEFAULT_TOLERANCE = 1e-8
-"""Relative and absolute tolerance when a float must equal a known value
-(NiLang's default); integers are compared exactly."""
 
 
 @dataclass

@@ -1,4 +1,6 @@
-"""How the interpreter represents values of each type.
+"""How the engines represent values of each type in Python: the
+interpreter computes on them, and native code's arguments and results are
+converted to and from them (``revmlir.runtime.arguments``).
 
 Integers are Python ints wrapped to their width (two's complement), so integer
 programs are bit-exact and reversible; ``i1`` is ``bool``; floats are Python
@@ -17,10 +19,13 @@ from xdsl.dialects.builtin import (
     ComplexType,
     Float16Type,
     Float32Type,
+    Float64Type,
     IndexType,
     IntegerType,
 )
 from xdsl.ir import Attribute
+
+from revmlir.dialects.rev import LogType
 
 INDEX_WIDTH = 64
 
@@ -64,8 +69,26 @@ def normalize(type: Attribute, value: Any) -> Any:
         element = type.element_type
         value = complex(value)
         return complex(_round_float(element, value.real), _round_float(element, value.imag))
-    from revmlir.dialects.rev import LogType
-
     if isinstance(type, LogType):
         return _round_float(type.element_type, value)
     return value
+
+
+def numpy_dtype(element: Attribute) -> np.dtype:
+    if isinstance(element, Float64Type):
+        return np.dtype(np.float64)
+    if isinstance(element, Float32Type):
+        return np.dtype(np.float32)
+    if isinstance(element, Float16Type):
+        return np.dtype(np.float16)
+    if isinstance(element, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(element, IntegerType):
+        width = element.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
+    if isinstance(element, ComplexType):
+        inner = element.element_type
+        return np.dtype(np.complex64 if isinstance(inner, Float32Type) else np.complex128)
+    raise TypeError(f"no numpy dtype for memref element type {element}")

@@ -1,0 +1,53 @@
+"""Small facts about IR that every layer asks: an index known at compile
+time, and a table from op classes to the rule that handles them.
+
+They sit just above the dialects so that the verifier, the lowering, the
+differentiators and the GPU compiler share one definition without
+importing each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr
+from xdsl.ir import Operation, OpResult, SSAValue
+
+RuleT = TypeVar("RuleT", bound=Callable[..., None])
+
+
+def constant_index(value: SSAValue) -> int | None:
+    """The value of an index known at compile time, else ``None``."""
+    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
+        attr = value.op.value
+        if isinstance(attr, IntegerAttr):
+            return attr.value.data
+    return None
+
+
+class RuleTable(Generic[RuleT]):
+    """Maps op classes to the rule that handles them in one translation
+    (the analogue of xDSL's interpreter ``@impl`` registry): the lowering's,
+    the LLVM translation's, the device rules, and the derivative and
+    tangent tables of AD."""
+
+    def __init__(self) -> None:
+        self.rules: dict[type[Operation], RuleT] = {}
+
+    def __call__(self, *op_types: type[Operation]) -> Callable[[RuleT], RuleT]:
+        """Decorator registering a rule for ``op_types``."""
+
+        def register(rule: RuleT) -> RuleT:
+            for op_type in op_types:
+                self.rules[op_type] = rule
+            return rule
+
+        return register
+
+    def get(self, op_type: type[Operation]) -> RuleT | None:
+        return self.rules.get(op_type)
+
+    def __contains__(self, op_type: type[Operation]) -> bool:
+        return op_type in self.rules

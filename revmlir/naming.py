@@ -1,0 +1,24 @@
+"""How derived functions are named, and the attribute that marks code with
+no inverse.
+
+Ops refer to derived functions by name (``rev.uncall @f`` runs ``@f.inv``;
+an adjoint rule calls ``@g.adj``) and the dialects, the inverter and the
+engines must agree on these names, so they live below all of them.
+"""
+
+from __future__ import annotations
+
+INVERSE_SUFFIX = ".inv"
+FORGETFUL_ATTR = "rev.forgetful"
+"""On a function that deliberately forgets state (a checkpointed gradient,
+``@f.ckpt``), or on an op that does (an adjoint's ``anc.free`` of the
+gradient an ancilla has at its birth): it has no inverse, so ``rev-invert``
+leaves such functions, and those calling them, out unless they are named
+(``revmlir.inversion.forgetful_functions``)."""
+
+
+def inverse_name(name: str) -> str:
+    """``@f`` ↔ ``@f.inv``: the inverse of an inverse has the original name."""
+    if name.endswith(INVERSE_SUFFIX):
+        return name[: -len(INVERSE_SUFFIX)]
+    return name + INVERSE_SUFFIX
