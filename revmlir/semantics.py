@@ -39,9 +39,9 @@ does not give all of them a ``Pure`` trait (``arith.extsi`` has none)."""
 
 
 def is_state_type(type: Attribute) -> bool:
-    from revmlir.dialects.rev import LogType
+    from revmlir.dialects.rev import FixedType, LogType, TropicalType
 
-    return isinstance(type, IntegerType | IndexType | ComplexType | LogType) or (
+    return isinstance(type, IntegerType | IndexType | ComplexType | LogType | FixedType | TropicalType) or (
         isinstance(type, AnyFloat)
     )
 

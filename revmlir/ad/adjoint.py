@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    f64,
 )
 from xdsl.ir import (
     Attribute,
@@ -96,13 +97,17 @@ def gradient_type(type: Attribute) -> Attribute | None:
     to their stored logarithm; a complex ``z = x + iy`` carries the complex
     ``∂L/∂x + i ∂L/∂y`` (NiLang's convention: for holomorphic ``r = f(z)`` the
     rules read ``ḡz = ḡr · conj(f'(z))``); integers, indices and booleans
-    carry none.
+    carry none.  Fixed-point and tropical numbers carry the f64 gradient
+    with respect to their real value (fixed-point rounding is not
+    differentiated).
     A memref or stack of such elements carries a *shadow*: a memref (stack) of
     the same shape holding one gradient per element, updated in place as the
     elements are (GVar arrays, without interleaving values and gradients).
     """
-    if isinstance(type, rev.LogType):
+    if isinstance(type, rev.LogType | rev.TropicalType):
         return type.element_type
+    if isinstance(type, rev.FixedType):
+        return f64
     if isinstance(type, AnyFloat | ComplexType):
         return type
     if isinstance(type, MemRefType):
@@ -805,10 +810,11 @@ def generate_adjoints(
             continue
         primal = adjoints.functions.primal(name, None)
         carrying = [i for i, a in enumerate(primal.body.block.args) if gradient_type(a.type) is not None]
-        if loss not in carrying or not isinstance(primal.body.block.args[loss].type, AnyFloat | ComplexType):
+        real = AnyFloat | ComplexType | rev.FixedType | rev.TropicalType  # gradients w.r.t. the value
+        if loss not in carrying or not isinstance(primal.body.block.args[loss].type, real):
             raise AdjointError(
                 f"{describe_op(primal)}: the loss of a seeded adjoint of @{name} "
-                f"must be a float or complex scalar argument; argument #{loss} is not one"
+                f"must be a float, complex, fixed-point or tropical scalar argument; argument #{loss} is not one"
             )
         others = frozenset(p for p, i in enumerate(carrying) if i != loss)
         adjoints.build(name, None, adjoint_name(name, loss=loss), others, checked=True)

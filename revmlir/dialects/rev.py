@@ -69,6 +69,22 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.dialects.numbers import (  # the dialect's number systems, re-exported
+    NUMBER_OPS,
+    NUMBER_TYPES,
+    REAL,
+    FromNumberOp,
+    ToNumberOp,
+    FixedAddOp as FixedAddOp,
+    FixedMulOp as FixedMulOp,
+    FixedSubOp as FixedSubOp,
+    FixedType as FixedType,
+    FromFixedOp as FromFixedOp,
+    FromTropicalOp as FromTropicalOp,
+    ToFixedOp as ToFixedOp,
+    ToTropicalOp as ToTropicalOp,
+    TropicalType as TropicalType,
+)
 from revmlir.interfaces import (
     DifferentiableOp,
     ForwardDifferentiableOp,
@@ -195,7 +211,7 @@ class InstructionOp(
         tangenter.mirror(self)
 
 
-_ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
+_ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType) | base(FixedType)
 _IntT = base(IntegerType) | base(IndexType)
 _NumT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
 
@@ -287,7 +303,10 @@ class XorOp(_UpdateOp):
 
 
 class _LogUpdateOp(_UpdateOp):
-    T: ClassVar = VarConstraint("T", base(LogType))
+    """On log numbers and tropical numbers, whose products add what they
+    store."""
+
+    T: ClassVar = VarConstraint("T", base(LogType) | base(TropicalType))
     target = operand_def(T)
     value = operand_def(T)
     result = result_def(T)
@@ -295,7 +314,8 @@ class _LogUpdateOp(_UpdateOp):
 
 @irdl_op_definition
 class MulOp(_LogUpdateOp):
-    """``y *= v`` on log numbers (adds the logarithms).  Inverse: ``rev.div``."""
+    """``y *= v`` on log numbers (adds the logarithms) and tropical numbers
+    (adds the reals).  Inverse: ``rev.div``."""
 
     name = "rev.mul"
 
@@ -306,7 +326,7 @@ class MulOp(_LogUpdateOp):
 
 @irdl_op_definition
 class DivOp(_LogUpdateOp):
-    """``y /= v`` on log numbers.  Inverse: ``rev.mul``."""
+    """``y /= v`` on log and tropical numbers.  Inverse: ``rev.mul``."""
 
     name = "rev.div"
     GRADIENT_SIGN: ClassVar[int] = -1
@@ -764,36 +784,20 @@ class PackOp(
 
 
 @irdl_op_definition
-class ToLogOp(IRDLOperation):
+class ToLogOp(ToNumberOp):
     """The log number equal to a positive real (stores ``log(x)``)."""
 
     name = "rev.to_log"
-    T: ClassVar = VarConstraint("T", AnyFloatConstr)
-    value = operand_def(T)
-    result = result_def(ParamAttrConstraint(LogType, (T,)))
-
-    traits = traits_def(Pure())
-    assembly_format = "$value attr-dict `:` type($value)"
-
-    def __init__(self, value: SSAValue):
-        super().__init__(operands=[value], result_types=[LogType(value.type)])
+    NUMBER: ClassVar = LogType
+    result = result_def(ParamAttrConstraint(LogType, (REAL,)))
 
 
 @irdl_op_definition
-class FromLogOp(IRDLOperation):
+class FromLogOp(FromNumberOp):
     """The real value of a log number (``exp`` of the stored logarithm)."""
 
     name = "rev.from_log"
-    T: ClassVar = VarConstraint("T", AnyFloatConstr)
-    value = operand_def(ParamAttrConstraint(LogType, (T,)))
-    result = result_def(T)
-
-    traits = traits_def(Pure())
-    assembly_format = "$value attr-dict `:` type($value)"
-
-    def __init__(self, value: SSAValue):
-        assert isinstance(value.type, LogType)
-        super().__init__(operands=[value], result_types=[value.type.element_type])
+    value = operand_def(ParamAttrConstraint(LogType, (REAL,)))
 
 
 # ---------------------------------------------------------------------------
@@ -1780,7 +1784,8 @@ Rev = Dialect(
         CondOp,
         CallOp,
         UncallOp,
+        *NUMBER_OPS,
     ],
-    [LogType],
+    [LogType, *NUMBER_TYPES],
 )
 

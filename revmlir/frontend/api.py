@@ -135,21 +135,27 @@ def _check_annotations(source: Source, pyfunc: Callable[..., Any]) -> None:
     for arg in source.tree.args.args:
         if arg.annotation is None or arg.arg not in hints:
             continue
-        annotation = hints[arg.arg]
-        if isinstance(annotation, str):
-            try:
-                annotation = eval(annotation, pyfunc.__globals__)  # noqa: S307 - the user's own annotation
-            except Exception:
-                annotation = None
+        annotation = _annotation(pyfunc, arg.arg)
         if annotation is None or not is_known_annotation(annotation):
             node = arg.annotation
             written = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
             raise source.error(
                 arg.annotation,
                 f"unknown annotation '{written}' for parameter '{arg.arg}'",
-                f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated "
-                "(fixed-point numbers are not supported)",
+                f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated",
             )
+
+
+def _annotation(pyfunc: Callable[..., Any], parameter: str) -> Any:
+    """A parameter's annotation, evaluated when written as a string; None
+    for none, or for a string that does not evaluate."""
+    annotation = pyfunc.__annotations__.get(parameter)
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, pyfunc.__globals__)  # noqa: S307 - the user's own annotation
+        except Exception:
+            annotation = None
+    return annotation
 
 
 def _check_names(source: Source) -> None:
@@ -210,8 +216,7 @@ class ReversibleFunction:
         return self.source.error(node, message, hint)
 
     def annotated_types(self) -> list[Attribute | None]:
-        hints = self.pyfunc.__annotations__
-        return [type_of_annotation(hints.get(p)) for p in self.parameters]
+        return [type_of_annotation(_annotation(self.pyfunc, p)) for p in self.parameters]
 
     def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]:
         params = self.parameters
@@ -548,16 +553,22 @@ def _is_log(declared: Attribute) -> bool:
     return isinstance(declared, LogType)
 
 
+def _is_real_number(declared: Attribute) -> bool:
+    """A type whose arguments are given as reals: log, fixed-point and
+    tropical numbers."""
+    from revmlir.dialects.rev import FixedType, LogType, TropicalType
+
+    return isinstance(declared, LogType | FixedType | TropicalType)
+
+
 def _converts(found: Attribute, declared: Attribute) -> bool:
     from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
 
     if isinstance(found, IntegerType) and found.width.data > 1:
-        return isinstance(declared, AnyFloat | ComplexType) or declared == found
+        return isinstance(declared, AnyFloat | ComplexType) or declared == found or _is_real_number(declared)
     if isinstance(found, AnyFloat):
-        return isinstance(declared, ComplexType) or _is_log(declared)
-    from revmlir.dialects.rev import LogType
-
-    return isinstance(declared, LogType) and isinstance(found, AnyFloat | IntegerType)
+        return isinstance(declared, ComplexType) or _is_real_number(declared)
+    return _is_real_number(declared) and isinstance(found, AnyFloat | IntegerType)
 
 
 def reversible(

@@ -33,7 +33,8 @@ from xdsl.dialects.builtin import (
 )
 
 from revmlir.builder import BuildError, ExpressionBuilder, Value
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import LogType, TropicalType
+from revmlir.runtime.numbers import Fixed
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type
@@ -368,6 +369,10 @@ class ExpressionCompiler:
             return fn.angle(self._compile(args[0]), loc)
         if callee is markers.ulog and len(args) == 1:
             return fn.to_log(self._compile(args[0]), loc)
+        if callee is markers.tropical and len(args) == 1:
+            return fn.cast(self._compile(args[0]), TropicalType(f64), loc)
+        if isinstance(callee, Fixed) and len(args) == 1:
+            return fn.cast(self._compile(args[0]), callee.type, loc)
         if callee is builtins.float and len(args) == 1:
             value = self._compile(args[0])
             return fn.from_log(value, loc) if isinstance(value.type, LogType) else fn.cast(value, f64, loc)

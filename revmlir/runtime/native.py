@@ -36,7 +36,7 @@ from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import FuncOp, LogType
+from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.errors import ExecutionError
 from revmlir.inversion import forgetful_functions, inverse_name
 from revmlir.lowering import stacks
@@ -70,8 +70,10 @@ ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
 
 
 def _scalar_ctype(type: Attribute) -> Any:
-    if isinstance(type, LogType):
+    if isinstance(type, LogType | TropicalType):
         type = type.element_type
+    if isinstance(type, FixedType):
+        type = IntegerType(type.width.data)
     if isinstance(type, Float64Type):
         return ctypes.c_double
     if isinstance(type, Float32Type):
@@ -403,10 +405,10 @@ def _argument(arg_type: Attribute, name: str, index: int, written: bool, paramet
             slot[0], slot[1] = value.real, value.imag
 
         return _Argument(ctype, store_complex, lambda slot: complex(slot[0], slot[1]))
-    if isinstance(arg_type, LogType):
+    if isinstance(arg_type, LogType | FixedType | TropicalType):
 
         def store_log(slot: Any, value: Any) -> None:
-            slot.value = convert(value)
+            slot.value = convert(value)  # checked: no Python value is stored as is
 
         return _Argument(ctype, store_log, lambda slot: from_runtime(arg_type, slot.value))
     exact = _STORED_AS_IS.get(ctype)
