@@ -192,6 +192,23 @@ def test_tangents_are_the_real_programs(compiled, real_program):
     assert isinstance(outputs[0], rv.FixedPoint)
 
 
+def _stacked(y: F43, a: F43):
+    s = rv.stack(F43)
+    t = rv.ancilla(a * a)
+    rv.push(s, t)
+    y += a
+    t = rv.pop(s)
+    rv.free(t, a * a)
+    rv.free(s)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_stacks_hold_fixed_point_numbers(engine):
+    f = rv.reversible(backend=engine)(_stacked)
+    a = F43.from_raw(3 * FRACTION + 5)
+    assert f(0.5, a) == (F43.from_raw(FRACTION // 2 + 3 * FRACTION + 5), a)
+
+
 def _expect_syntax_error(source_function, match: str) -> None:
     with pytest.raises(rv.ReversibleSyntaxError, match=match):
         rv.reversible(source_function)(0.0, 1.0)
@@ -204,5 +221,10 @@ def test_what_fixed_point_numbers_do_not_have_is_a_located_error():
     def divide(y: F43, a: F43):
         y += a / a
 
+    def array(y: F43, a: F43):
+        z = rv.zeros(3, dtype=F43)
+        rv.free(z)
+
+    _expect_syntax_error(array, r"test_fixed_point.py:\d+:\d+: ancilla arrays hold integers or floats, not !rev.fixed<64, 43>")
     _expect_syntax_error(times, r"test_fixed_point.py:\d+:\d+: 'y \*= a' is not reversible on !rev.fixed<64, 43>")
     _expect_syntax_error(divide, r"test_fixed_point.py:\d+:\d+: .*'div' is not defined on !rev.fixed<64, 43>")

@@ -1,4 +1,9 @@
 // RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
+// RUN: rev-translate %s --emit=header | filecheck %s --check-prefix=HEADER
+
+// A C caller passes a fixed-point number as its stored integer.
+// HEADER: // fixed(y: int64_t /* fixed point, 43 fraction bits */, a: int64_t /* fixed point, 43 fraction bits */, x: double)
+// HEADER: // tropical(y: double /* tropical */, x: double)
 
 // A fixed-point number becomes the integer it stores. A sum or product is
 // computed at twice the width (a product shifted right by the fraction bits)
