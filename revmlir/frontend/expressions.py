@@ -101,7 +101,8 @@ class Context:
         return None
 
     def resolve(self, node: ast.expr) -> Any:
-        """The Python object a dotted name refers to, or a sentinel."""
+        """The Python object a dotted name (or a fixed-point format) refers
+        to, or a sentinel."""
         if isinstance(node, ast.Name):
             if self.lookup_binding(node.id) is not None or self.fn.has(node.id):
                 return _UNRESOLVED
@@ -111,6 +112,14 @@ class Context:
             if base is _UNRESOLVED:
                 return _UNRESOLVED
             return getattr(base, node.attr, _UNRESOLVED)
+        if isinstance(node, ast.Subscript) and self.resolve(node.value) is Fixed:
+            # a format written in place, rv.Fixed[43] or rv.Fixed[16, 32]
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
+                try:
+                    return Fixed(*(p.value for p in parts))  # type: ignore[union-attr]
+                except (TypeError, ValueError):
+                    return _UNRESOLVED
         return _UNRESOLVED
 
 
