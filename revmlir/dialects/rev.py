@@ -64,34 +64,33 @@ from xdsl.traits import (
     IsolatedFromAbove,
     IsTerminator,
     NoTerminator,
-    Pure,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.dialects.numbers import (  # the dialect's number systems, re-exported
+from revmlir.dialects.numbers import (  # noqa: F401 - the dialect's number systems, re-exported
     NUMBER_OPS,
     NUMBER_TYPES,
     REAL,
+    FixedAddOp,
+    FixedMulOp,
+    FixedSubOp,
+    FixedType,
+    FromFixedOp,
     FromNumberOp,
+    FromTropicalOp,
+    ToFixedOp,
     ToNumberOp,
-    FixedAddOp as FixedAddOp,
-    FixedMulOp as FixedMulOp,
-    FixedSubOp as FixedSubOp,
-    FixedType as FixedType,
-    FromFixedOp as FromFixedOp,
-    FromTropicalOp as FromTropicalOp,
-    ToFixedOp as ToFixedOp,
-    ToTropicalOp as ToTropicalOp,
-    TropicalType as TropicalType,
+    ToTropicalOp,
+    TropicalType,
 )
 from revmlir.interfaces import (
+    ChecksWhenInverted,
     DifferentiableOp,
     ForwardDifferentiableOp,
     InvertibleOp,
     NotDifferentiable,
     NotInvertible,
-    ChecksWhenInverted,
     RuntimeCheckedOp,
     StateConsumer,
 )

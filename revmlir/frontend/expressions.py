@@ -34,10 +34,10 @@ from xdsl.dialects.builtin import (
 
 from revmlir.builder import BuildError, ExpressionBuilder, Value
 from revmlir.dialects.rev import LogType, TropicalType
-from revmlir.runtime.numbers import Fixed
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type
+from revmlir.runtime.numbers import Fixed
 
 UNARY_FUNCTIONS: dict[Any, str] = {}
 for _name in (
