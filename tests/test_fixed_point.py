@@ -228,3 +228,12 @@ def test_what_fixed_point_numbers_do_not_have_is_a_located_error():
     _expect_syntax_error(array, r"test_fixed_point.py:\d+:\d+: ancilla arrays hold integers or floats, not !rev.fixed<64, 43>")
     _expect_syntax_error(times, r"test_fixed_point.py:\d+:\d+: 'y \*= a' is not reversible on !rev.fixed<64, 43>")
     _expect_syntax_error(divide, r"test_fixed_point.py:\d+:\d+: .*'div' is not defined on !rev.fixed<64, 43>")
+
+
+def test_second_derivatives_are_the_real_ones():
+    @rv.reversible(backend="interpreter")
+    def cubic(y: F43, a: F43, b: F43):
+        y += a * a * b
+
+    hessian = rv.hessian(cubic, (F43(0.0), F43(1.5), F43(2.0)))
+    np.testing.assert_allclose(hessian, [[0, 0, 0], [0, 2 * 2.0, 2 * 1.5], [0, 2 * 1.5, 0]], atol=1e-12)
