@@ -225,6 +225,10 @@ def test_what_fixed_point_numbers_do_not_have_is_a_located_error():
         z = rv.zeros(3, dtype=F43)
         rv.free(z)
 
+    def bad_format(y: F43, a: F43):
+        y += rv.Fixed[64](1.0)
+
+    _expect_syntax_error(bad_format, r"test_fixed_point.py:\d+:\d+: Fixed\[64, 64\]: a fixed-point number is stored in")
     _expect_syntax_error(array, r"test_fixed_point.py:\d+:\d+: ancilla arrays hold integers or floats, not !rev.fixed<64, 43>")
     _expect_syntax_error(times, r"test_fixed_point.py:\d+:\d+: 'y \*= a' is not reversible on !rev.fixed<64, 43>")
     _expect_syntax_error(divide, r"test_fixed_point.py:\d+:\d+: .*'div' is not defined on !rev.fixed<64, 43>")

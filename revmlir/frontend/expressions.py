@@ -118,8 +118,8 @@ class Context:
             if all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
                 try:
                     return Fixed(*(p.value for p in parts))  # type: ignore[union-attr]
-                except (TypeError, ValueError):
-                    return _UNRESOLVED
+                except (TypeError, ValueError) as error:
+                    raise self.error(node, str(error)) from None
         return _UNRESOLVED
 
 
