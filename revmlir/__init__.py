@@ -23,7 +23,7 @@ _FRONTEND_NAMES = (
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
     "inverse_jvp", "inverse_vjp", "irot", "jacobian", "jvp", "neg", "newton_step", "OrdinaryFunction", "ordinary",
     "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe", "stack",
-    "swap", "ulog", "view", "vjp", "zeros",
+    "swap", "ulog", "view", "vjp", "zeros", "Fixed", "FixedPoint", "Tropical", "tropical",
 )
 
 # The framework bindings import JAX or PyTorch only when they are used.

@@ -156,6 +156,13 @@ _FLOAT_BINARY: dict[str, type[Operation]] = {
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
 }
+_FIXED_BINARY: dict[str, type[Operation]] = {
+    "add": rev.FixedAddOp,
+    "sub": rev.FixedSubOp,
+    "mul": rev.FixedMulOp,
+}
+_TROPICAL_BINARY: dict[str, str] = {"mul": "add", "div": "sub", "add": "max", "max": "max"}
+"""Tropical arithmetic as the real arithmetic it is (max-plus)."""
 _COMPLEX_BINARY: dict[str, type[Operation]] = {
     "add": complexd.AddOp,
     "sub": complexd.SubOp,
@@ -357,6 +364,8 @@ class ExpressionBuilder:
             op = arith.ConstantOp(IntegerAttr(int(value), type))
         elif isinstance(type, rev.LogType):
             return self.to_log(self.const(value, type.element_type, loc), loc)
+        elif isinstance(type, rev.FixedType | rev.TropicalType):
+            return self.cast(self.const(float(value), _f64(), loc), type, loc)
         else:
             raise BuildError(f"no constants of type {type}", loc)
         return Value(self, self.emit(op, loc).results[0])
@@ -371,11 +380,15 @@ class ExpressionBuilder:
 
     def _promote(self, x: SSAValue, y: SSAValue, loc: Loc) -> tuple[SSAValue, SSAValue]:
         """Mixed arithmetic: integers meet as index (or the wider integer),
-        integers widen to floats, reals to complex."""
+        integers widen to floats, reals to complex, integers and floats
+        meet fixed-point and tropical numbers as such."""
         if _is_int(x.type) and _is_int(y.type):
             wide = _wider_int(x.type, y.type)
             return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
         for a, b, swap in ((x, y, False), (y, x, True)):
+            if isinstance(b.type, rev.FixedType | rev.TropicalType) and (_is_int(a.type) or isinstance(a.type, AnyFloat)):
+                a = self.cast(Value(self, a), b.type, loc).ssa
+                return (b, a) if swap else (a, b)
             if _is_int(a.type) and isinstance(b.type, AnyFloat):
                 a = self.cast(Value(self, a), b.type, loc).ssa
                 return (b, a) if swap else (a, b)
@@ -388,8 +401,12 @@ class ExpressionBuilder:
         """``a <kind> b`` with the op chosen by type (add, sub, mul, div,
         floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign)."""
         x, y = self._pair(a, b, loc)
+        if isinstance(x.type, rev.TropicalType) and kind in _TROPICAL_BINARY:
+            real = self.binary(_TROPICAL_BINARY[kind], self.from_number(x, loc), self.from_number(y, loc), loc)
+            return self.cast(real, x.type, loc)
         table = (
             _INT_BINARY if _is_int(x.type)
+            else _FIXED_BINARY if isinstance(x.type, rev.FixedType)
             else _COMPLEX_BINARY if isinstance(x.type, ComplexType)
             else _FLOAT_BINARY if isinstance(x.type, AnyFloat)
             else {}
@@ -403,6 +420,10 @@ class ExpressionBuilder:
     def unary(self, kind: str, a: Operand, loc: Loc = None) -> Value:
         """Negation, absolute value and the elementary functions."""
         x = self._ssa(a, None, loc)
+        if isinstance(x.type, rev.FixedType) and kind == "neg":
+            return self.binary("sub", self.const(0, x.type, loc), Value(self, x), loc)
+        if isinstance(x.type, rev.FixedType | rev.TropicalType):
+            x = self.from_number(x, loc).ssa  # elementary functions of the real value
         if _is_int(x.type):
             if kind == "neg":
                 return self.binary("sub", self.const(0, x.type, loc), Value(self, x), loc)
@@ -423,6 +444,12 @@ class ExpressionBuilder:
     def compare(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``lt``, ``le``, ``gt``, ``ge``, ``eq``, ``ne``; the result is ``i1``."""
         x, y = self._pair(a, b, loc)
+        if isinstance(x.type, rev.FixedType):
+            # exact: a nonzero difference is a nonzero f64 of its sign
+            difference = self.from_number(self.binary("sub", Value(self, x), Value(self, y), loc), loc)
+            return self.compare(kind, difference, self.const(0.0, _f64(), loc), loc)
+        if isinstance(x.type, rev.TropicalType):
+            return self.compare(kind, self.from_number(x, loc), self.from_number(y, loc), loc)
         if _is_int(x.type):
             op: Operation = arith.CmpiOp(x, y, _CMPI[kind])
         elif isinstance(x.type, AnyFloat):
@@ -447,11 +474,21 @@ class ExpressionBuilder:
         return Value(self, self.emit(op, loc).results[0])
 
     def cast(self, a: Operand, type: Attribute, loc: Loc = None) -> Value:
-        """Convert between integer, index, float and complex types."""
+        """Convert between integer, index, float, complex, fixed-point and
+        tropical types (fixed-point numbers and tropical numbers through
+        their real value)."""
         x = self._ssa(a, None, loc)
         src = x.type
         if src == type:
             return Value(self, x)
+        if isinstance(src, rev.FixedType | rev.TropicalType):
+            return self.cast(self.from_number(x, loc), type, loc)
+        if isinstance(type, rev.FixedType | rev.TropicalType):
+            if not (_is_int(src) or isinstance(src, AnyFloat)):
+                raise BuildError(f"cannot convert {src} to {type}", loc)
+            real = self.cast(Value(self, x), _f64(), loc).ssa
+            op = rev.ToFixedOp(real, type) if isinstance(type, rev.FixedType) else rev.ToTropicalOp(real)
+            return Value(self, self.emit(op, loc).results[0])
         if isinstance(type, ComplexType):
             re = self.cast(Value(self, x), type.element_type, loc)
             zero = self.const(0.0, type.element_type, loc)
@@ -506,6 +543,12 @@ class ExpressionBuilder:
         if not isinstance(x.type, AnyFloat):
             raise BuildError(f"a log number is made from a positive real, not {x.type}", loc)
         return Value(self, self.emit(rev.ToLogOp(x), loc).results[0])
+
+    def from_number(self, a: Operand, loc: Loc = None) -> Value:
+        """The real value (f64) of a fixed-point or tropical number."""
+        x = self._ssa(a, None, loc)
+        op = rev.FromFixedOp(x) if isinstance(x.type, rev.FixedType) else rev.FromTropicalOp(x)
+        return Value(self, self.emit(op, loc).results[0])
 
     def from_log(self, a: Operand, loc: Loc = None) -> Value:
         return Value(self, self.emit(rev.FromLogOp(self._ssa(a, None, loc)), loc).results[0])
@@ -667,7 +710,9 @@ class FunctionBuilder(ExpressionBuilder):
                 if operand.type != like and (
                     _is_int(operand.type)
                     or (isinstance(like, ComplexType) and operand.type == like.element_type)
-                ):  # exact conversions: an integer to any number, a real to complex
+                    or (isinstance(like, rev.FixedType | rev.TropicalType) and isinstance(operand.type, AnyFloat))
+                ):  # exact conversions: an integer to any number, a real to complex;
+                    # a float to a fixed-point number (rounded) or tropical one
                     operands[i] = self.cast(Value(self, operand), like, loc).ssa
             _check_instruction_types(op_type, [v.type for v in values], [o.type for o in operands], loc)
             op = self.emit(
@@ -1100,13 +1145,13 @@ def _check_instruction_types(
     if op_type in (rev.XorOp, rev.IncOp, rev.DecOp):
         accepts, what = _is_int, "integers and booleans"
     elif op_type in (rev.MulOp, rev.DivOp):
-        accepts, what = (lambda t: isinstance(t, rev.LogType)), "log numbers"
+        accepts, what = (lambda t: isinstance(t, rev.LogType | rev.TropicalType)), "log and tropical numbers"
     elif op_type in (rev.RotOp, rev.IRotOp):
         accepts, what = (lambda t: isinstance(t, AnyFloat)), "floats"
     elif op_type is rev.SwapOp:
         accepts, what = (lambda t: True), "values"
     else:
-        accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType)), "numbers"
+        accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType)), "numbers"
     for type in targets:
         if not accepts(type):
             raise BuildError(f"'{op_type.name}' works on {what}, not {type}", loc)

@@ -42,7 +42,7 @@ _OpT = TypeVar("_OpT", bound=Operation)
 class StateType:
     """Marks a dialect type whose values are reversible state (linear SSA
     versions), like the builtin integers, indices, floats and complex
-    numbers: ``rev.log``."""
+    numbers: ``rev.log``, ``rev.fixed``, ``rev.tropical``."""
 
 
 class ReferenceType:

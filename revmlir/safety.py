@@ -37,3 +37,18 @@ def too_large(itemsize: int) -> str:
     """An array over ``MAX_ALLOCATION`` bytes, over its number of elements,
     counted as a float (a product of sizes that cannot overflow)."""
     return f"array of {{0}} elements of {itemsize} bytes is too large"
+
+
+def fixed_overflow(type: str) -> str:
+    """A fixed-point sum, difference or product outside its type: checked
+    rather than wrapped, so no result is a number the program did not mean."""
+    return f"fixed-point overflow: the result is out of range for {type}"
+
+
+def not_fixed(type: str) -> str:
+    """A real with no fixed-point number of ``type`` near it (too large, or
+    not finite), over the real."""
+    return f"{{0}} has no fixed-point number in {type}"
+
+NOT_TROPICAL = "{0} is no tropical number: only finite reals have a tropical inverse (-inf is the tropical zero)"
+"""A tropical number made from a real that is not finite, over the real."""

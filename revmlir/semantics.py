@@ -20,12 +20,13 @@ from xdsl.dialects.builtin import (
     ComplexType,
     MemRefType,
     ModuleOp,
+    f64,
 )
 from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import CallOp, FuncOp, LogType, UncallOp
+from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TropicalType, UncallOp
 from revmlir.interfaces import InvertibleOp, StateConsumer
 # The value model's classification of types is decided on the type
 # interfaces (the dialects ask it too); passes ask it here.
@@ -44,13 +45,17 @@ def gradient_type(type: Attribute) -> Attribute | None:
     to their stored logarithm; a complex ``z = x + iy`` carries the complex
     ``∂L/∂x + i ∂L/∂y`` (NiLang's convention: for holomorphic ``r = f(z)`` the
     rules read ``ḡz = ḡr · conj(f'(z))``); integers, indices and booleans
-    carry none.
+    carry none.  Fixed-point and tropical numbers carry the f64 gradient
+    with respect to their real value (fixed-point rounding is not
+    differentiated).
     A memref or stack of such elements carries a *shadow*: a memref (stack) of
     the same shape holding one gradient per element, updated in place as the
     elements are (GVar arrays, without interleaving values and gradients).
     """
-    if isinstance(type, LogType):
+    if isinstance(type, LogType | TropicalType):
         return type.element_type
+    if isinstance(type, FixedType):
+        return f64
     if isinstance(type, AnyFloat | ComplexType):
         return type
     if isinstance(type, MemRefType):

@@ -456,3 +456,20 @@ def test_example_cites_its_listing(example):
     assert text.startswith("//")
     header = "".join(text.splitlines(keepends=True)[:3])
     assert "seed 000" in header and "Listing" in header
+
+
+def test_fixed_point_oscillator_returns_bit_for_bit():
+    """examples/python/fixed_point.py: 2000 fixed-point steps and back give
+    the initial integers; the state and its gradient follow the closed form
+    (tests/test_fixed_point.py compares gradients with the f64 program's)."""
+    from python_examples import load_example
+
+    example = load_example("fixed_point")
+    dt, n = 0.005, 2000
+    start, end, back = example.run(0.6, -0.8, dt, n)
+    assert back == start and end != start
+    t = dt * n
+    x = 0.6 * math.cos(t) - 0.8 * math.sin(t)
+    assert float(end[0]) == pytest.approx(x, abs=5 * dt)
+    gradient = example.rv.gradient(example.oscillator, start)
+    np.testing.assert_allclose(gradient[:2], [math.cos(t), math.sin(t)], atol=5 * dt)

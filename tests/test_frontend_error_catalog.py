@@ -310,8 +310,8 @@ def deco(function):
 
 
 UNKNOWN_ANNOTATION_HINT = (
-    "annotate with float, int, complex, bool, rv.ULog, numpy.ndarray or a numpy scalar type, "
-    "or leave the parameter unannotated (fixed-point numbers are not supported)"
+    "annotate with float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray or a numpy "
+    "scalar type, or leave the parameter unannotated"
 )
 
 

@@ -164,6 +164,15 @@ def every_function(y, x, z, w):
     w += float(product)
     product /= rv.ulog(z + 1.0)
     rv.free(product, rv.ulog(z))
+    fixed = rv.ancilla(rv.Fixed[43](0.0))  # fixed point: to_fixed, mul, sub, add, from_fixed
+    fixed += rv.Fixed[43](x) * rv.Fixed[43](z) - rv.Fixed[43](x) + rv.Fixed[43](w)
+    y += float(fixed)
+    fixed -= rv.Fixed[43](x) * rv.Fixed[43](z) - rv.Fixed[43](x) + rv.Fixed[43](w)
+    rv.free(fixed)
+    tropical = rv.ancilla(rv.tropical(x))  # tropical: to_tropical, from_tropical
+    y += float(tropical)
+    tropical /= rv.tropical(x)
+    rv.free(tropical)
 
 
 def every_function_jax(y, x, z, w):
@@ -174,6 +183,7 @@ def every_function_jax(y, x, z, w):
     y = y + jnp.minimum(x, z) * jnp.maximum(x, w) + z**x + z**2.5 + jnp.arctan2(x, w) + jnp.hypot(x, z)
     y = y + jnp.where(x > z, x * 3.0, -x * z) - (x - z) / (w * w + 1.0) + (-w)
     w = w + z * (z + 1.0)
+    y = y + x * z - x + w + x
     return y, x, z, w
 
 

@@ -48,6 +48,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
+    f64,
 )
 from xdsl.ir import (
     Attribute,
@@ -771,10 +772,11 @@ def generate_adjoints(
             continue
         primal = adjoints.functions.primal(name, None)
         carrying = [i for i, a in enumerate(primal.body.block.args) if gradient_type(a.type) is not None]
-        if loss not in carrying or not isinstance(primal.body.block.args[loss].type, AnyFloat | ComplexType):
+        real = AnyFloat | ComplexType | rev.FixedType | rev.TropicalType  # gradients w.r.t. the value
+        if loss not in carrying or not isinstance(primal.body.block.args[loss].type, real):
             raise AdjointError(
                 f"{describe_op(primal)}: the loss of a seeded adjoint of @{name} "
-                f"must be a float or complex scalar argument; argument #{loss} is not one"
+                f"must be a float, complex, fixed-point or tropical scalar argument; argument #{loss} is not one"
             )
         others = frozenset(p for p, i in enumerate(carrying) if i != loss)
         adjoints.build(name, None, adjoint_name(name, loss=loss), others, checked=True)

@@ -365,3 +365,36 @@ def _to_log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 @derivatives(rev.FromLogOp)
 def _from_log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, d.primal(op.results[0]))]
+
+
+# -- fixed-point and tropical numbers (gradients w.r.t. their real value) ----
+
+
+@derivatives(rev.ToFixedOp, rev.FromFixedOp, rev.ToTropicalOp, rev.FromTropicalOp)
+def _same_real(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # rounding to the fixed-point grid is differentiated as the identity
+    return [g]
+
+
+@derivatives(rev.FixedAddOp)
+def _fixed_add(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return _addf(d, op, g)
+
+
+@derivatives(rev.FixedSubOp)
+def _fixed_sub(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    return _subf(d, op, g)
+
+
+@derivatives(rev.FixedMulOp)
+def _fixed_mul(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    # the real product's rule: the rounding is not differentiated
+    a, b = op.operands
+    return [
+        d.mul(g, _real(d, b)) if d.wants(a) else None,
+        d.mul(g, _real(d, a)) if d.wants(b) else None,
+    ]
+
+
+def _real(d: Adjointer, value: SSAValue) -> SSAValue:
+    return d.emit(rev.FromFixedOp(d.primal(value)))

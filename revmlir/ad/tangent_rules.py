@@ -326,3 +326,21 @@ def _load(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
 
 tangents(rev.ToLogOp)(_unary(lambda t, op: t.div(t.const(1.0, op.operands[0].type), _operand(t, op))))
 tangents(rev.FromLogOp)(_unary(_result))
+
+
+# -- fixed-point and tropical numbers (tangents of their real value) ---------
+
+
+tangents(rev.ToFixedOp, rev.FromFixedOp, rev.ToTropicalOp, rev.FromTropicalOp)(lambda t, op, dots: dots[0])
+tangents(rev.FixedAddOp)(_addf)
+tangents(rev.FixedSubOp)(_subf)
+
+
+@tangents(rev.FixedMulOp)
+def _fixed_mul(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    da, db = dots
+    return t.sum(t.scaled(da, lambda: _real(t, op, 1)), t.scaled(db, lambda: _real(t, op, 0)))
+
+
+def _real(t: Tangenter, op: Operation, i: int) -> SSAValue:
+    return t.emit(rev.FromFixedOp(_operand(t, op, i)))

@@ -64,21 +64,36 @@ from xdsl.traits import (
     IsolatedFromAbove,
     IsTerminator,
     NoTerminator,
-    Pure,
     SymbolOpInterface,
 )
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.dialects.numbers import (  # noqa: F401 - the dialect's number systems, re-exported
+    NUMBER_OPS,
+    NUMBER_TYPES,
+    REAL,
+    FixedAddOp,
+    FixedMulOp,
+    FixedSubOp,
+    FixedType,
+    FromFixedOp,
+    FromNumberOp,
+    FromTropicalOp,
+    ToFixedOp,
+    ToNumberOp,
+    ToTropicalOp,
+    TropicalType,
+)
 from revmlir.errors import unsupported
 from revmlir.interfaces import (
     AdjointBuilder,
+    ChecksWhenInverted,
     DifferentiableOp,
     ForwardDifferentiableOp,
     InverseBuilder,
     InvertibleOp,
     NotDifferentiable,
     NotInvertible,
-    ChecksWhenInverted,
     RuntimeCheckedOp,
     StateConsumer,
     StateType,
@@ -200,7 +215,7 @@ class InstructionOp(
         tangenter.mirror(self)
 
 
-_ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
+_ArithT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType) | base(FixedType)
 _IntT = base(IntegerType) | base(IndexType)
 _NumT = base(IntegerType) | base(IndexType) | AnyFloatConstr | base(ComplexType)
 
@@ -292,7 +307,10 @@ class XorOp(_UpdateOp):
 
 
 class _LogUpdateOp(_UpdateOp):
-    T: ClassVar = VarConstraint("T", base(LogType))
+    """On log numbers and tropical numbers, whose products add what they
+    store."""
+
+    T: ClassVar = VarConstraint("T", base(LogType) | base(TropicalType))
     target = operand_def(T)
     value = operand_def(T)
     result = result_def(T)
@@ -300,7 +318,8 @@ class _LogUpdateOp(_UpdateOp):
 
 @irdl_op_definition
 class MulOp(_LogUpdateOp):
-    """``y *= v`` on log numbers (adds the logarithms).  Inverse: ``rev.div``."""
+    """``y *= v`` on log numbers (adds the logarithms) and tropical numbers
+    (adds the reals).  Inverse: ``rev.div``."""
 
     name = "rev.mul"
 
@@ -311,7 +330,7 @@ class MulOp(_LogUpdateOp):
 
 @irdl_op_definition
 class DivOp(_LogUpdateOp):
-    """``y /= v`` on log numbers.  Inverse: ``rev.mul``."""
+    """``y /= v`` on log and tropical numbers.  Inverse: ``rev.mul``."""
 
     name = "rev.div"
     GRADIENT_SIGN: ClassVar[int] = -1
@@ -767,36 +786,20 @@ class PackOp(
 
 
 @irdl_op_definition
-class ToLogOp(IRDLOperation):
+class ToLogOp(ToNumberOp):
     """The log number equal to a positive real (stores ``log(x)``)."""
 
     name = "rev.to_log"
-    T: ClassVar = VarConstraint("T", AnyFloatConstr)
-    value = operand_def(T)
-    result = result_def(ParamAttrConstraint(LogType, (T,)))
-
-    traits = traits_def(Pure())
-    assembly_format = "$value attr-dict `:` type($value)"
-
-    def __init__(self, value: SSAValue):
-        super().__init__(operands=[value], result_types=[LogType(value.type)])
+    NUMBER: ClassVar = LogType
+    result = result_def(ParamAttrConstraint(LogType, (REAL,)))
 
 
 @irdl_op_definition
-class FromLogOp(IRDLOperation):
+class FromLogOp(FromNumberOp):
     """The real value of a log number (``exp`` of the stored logarithm)."""
 
     name = "rev.from_log"
-    T: ClassVar = VarConstraint("T", AnyFloatConstr)
-    value = operand_def(ParamAttrConstraint(LogType, (T,)))
-    result = result_def(T)
-
-    traits = traits_def(Pure())
-    assembly_format = "$value attr-dict `:` type($value)"
-
-    def __init__(self, value: SSAValue):
-        assert isinstance(value.type, LogType)
-        super().__init__(operands=[value], result_types=[value.type.element_type])
+    value = operand_def(ParamAttrConstraint(LogType, (REAL,)))
 
 
 # ---------------------------------------------------------------------------
@@ -1768,7 +1771,8 @@ Rev = Dialect(
         CondOp,
         CallOp,
         UncallOp,
+        *NUMBER_OPS,
     ],
-    [LogType],
+    [LogType, *NUMBER_TYPES],
 )
 

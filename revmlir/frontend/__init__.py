@@ -36,17 +36,19 @@ from revmlir.frontend.markers import (
     safe,
     stack,
     swap,
+    tropical,
     ulog,
     view,
     zeros,
 )
 from revmlir.frontend.stack_values import Stack
-from revmlir.frontend.types import ULog
+from revmlir.frontend.types import Tropical, ULog
+from revmlir.runtime.numbers import Fixed, FixedPoint
 
 __all__ = [
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
     "Stack", "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "inverse_jvp", "inverse_vjp", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
     "irot", "neg", "newton_step", "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe",
-    "stack", "swap", "ulog", "view", "vjp", "zeros",
+    "stack", "swap", "ulog", "view", "vjp", "zeros", "Fixed", "FixedPoint", "Tropical", "tropical",
 ]

@@ -147,8 +147,7 @@ def _check_annotations(source: Source, pyfunc: Callable[..., Any], decorator: st
             raise source.error(
                 arg.annotation,
                 f"unknown annotation '{written}' for parameter '{arg.arg}'",
-                f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated "
-                "(fixed-point numbers are not supported)",
+                f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated",
             )
 
 
@@ -597,16 +596,22 @@ def _is_log(declared: Attribute) -> bool:
     return isinstance(declared, LogType)
 
 
+def _is_real_number(declared: Attribute) -> bool:
+    """A type whose arguments are given as reals: log, fixed-point and
+    tropical numbers."""
+    from revmlir.dialects.rev import FixedType, LogType, TropicalType
+
+    return isinstance(declared, LogType | FixedType | TropicalType)
+
+
 def _converts(found: Attribute, declared: Attribute) -> bool:
     from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
 
     if isinstance(found, IntegerType) and found.width.data > 1:
-        return isinstance(declared, AnyFloat | ComplexType) or declared == found
+        return isinstance(declared, AnyFloat | ComplexType) or declared == found or _is_real_number(declared)
     if isinstance(found, AnyFloat):
-        return isinstance(declared, ComplexType) or _is_log(declared)
-    from revmlir.dialects.rev import LogType
-
-    return isinstance(declared, LogType) and isinstance(found, AnyFloat | IntegerType)
+        return isinstance(declared, ComplexType) or _is_real_number(declared)
+    return _is_real_number(declared) and isinstance(found, AnyFloat | IntegerType)
 
 
 def reversible(

@@ -19,7 +19,7 @@ from xdsl.utils.exceptions import VerifyException
 from revmlir.builder import BuildError, Element, ModuleBuilder, Part, Target, Value
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
@@ -318,13 +318,19 @@ class FunctionCompiler:
             )
         target = self.target(node.target)
         target_type = self._target_type(target)
-        is_log = isinstance(target_type, LogType)
-        if kind in ("mul", "div") and not is_log:
+        is_product = isinstance(target_type, LogType | TropicalType)
+        if kind in ("mul", "div") and not is_product:
             raise ctx.error(
                 node, f"'{ast.unparse(node)}' is not reversible on {target_type}",
                 "multiply log numbers instead: ly = rv.ancilla(rv.ulog(1.0)); ly *= rv.ulog(x)",
             )
-        if kind in ("add", "sub") and is_log:
+        if kind in ("add", "sub") and isinstance(target_type, TropicalType):
+            raise ctx.error(
+                node, f"'{ast.unparse(node)}' is not reversible: a tropical += is max, which forgets the smaller value",
+                "tropical numbers are updated with *= and /=; compute a tropical sum into an ancilla: "
+                "s = rv.ancilla(rv.tropical(0.0)); s *= a + b",
+            )
+        if kind in ("add", "sub") and is_product:
             raise ctx.error(node, "log numbers are updated with *= and /=")
         if isinstance(target, Part) and isinstance(node.target, ast.Attribute):
             check_part_update(node.target, node.value, ctx.error)

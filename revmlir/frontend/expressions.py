@@ -33,10 +33,11 @@ from xdsl.dialects.builtin import (
 )
 
 from revmlir.builder import BuildError, ExpressionBuilder, Value
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type
+from revmlir.runtime.numbers import Fixed
 
 UNARY_FUNCTIONS: dict[Any, str] = {}
 for _name in (
@@ -100,7 +101,8 @@ class Context:
         return None
 
     def resolve(self, node: ast.expr) -> Any:
-        """The Python object a dotted name refers to, or a sentinel."""
+        """The Python object a dotted name (or a fixed-point format) refers
+        to, or a sentinel."""
         if isinstance(node, ast.Name):
             if self.lookup_binding(node.id) is not None or self.fn.has(node.id):
                 return _UNRESOLVED
@@ -110,6 +112,14 @@ class Context:
             if base is _UNRESOLVED:
                 return _UNRESOLVED
             return getattr(base, node.attr, _UNRESOLVED)
+        if isinstance(node, ast.Subscript) and self.resolve(node.value) is Fixed:
+            # a format written in place, rv.Fixed[43] or rv.Fixed[16, 32]
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
+                try:
+                    return Fixed(*(p.value for p in parts))  # type: ignore[union-attr]
+                except (TypeError, ValueError) as error:
+                    raise self.error(node, str(error)) from None
         return _UNRESOLVED
 
 
@@ -370,6 +380,10 @@ class ExpressionCompiler:
             return fn.angle(self._compile(args[0]), loc)
         if callee is markers.ulog and len(args) == 1:
             return fn.to_log(self._compile(args[0]), loc)
+        if callee is markers.tropical and len(args) == 1:
+            return fn.cast(self._compile(args[0]), TropicalType(f64), loc)
+        if isinstance(callee, Fixed) and len(args) == 1:
+            return fn.cast(self._compile(args[0]), callee.type, loc)
         if callee is builtins.float and len(args) == 1:
             value = self._compile(args[0])
             return fn.from_log(value, loc) if isinstance(value.type, LogType) else fn.cast(value, f64, loc)

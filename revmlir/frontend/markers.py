@@ -122,6 +122,11 @@ def ulog(x: Any) -> Any:
     _outside("ulog")
 
 
+def tropical(x: Any) -> Any:
+    """The tropical number that is the real ``x``."""
+    _outside("tropical")
+
+
 class _Block:
     """A ``with`` block marker."""
 

@@ -3,7 +3,8 @@
 float → f64, int → i64, complex → complex<f64>, bool → i1, numpy scalars keep
 their width, numpy arrays become memrefs with dynamic sizes (so one compiled
 function serves every shape of the same rank and dtype), ``rv.ULog`` is the
-log-number type.
+log-number type, ``rv.Fixed[fraction]`` a fixed-point type, ``rv.Tropical``
+the tropical one; a ``FixedPoint`` argument specialises to its format.
 """
 
 from __future__ import annotations
@@ -29,14 +30,20 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.stack_values import Stack
 from revmlir.runtime.arguments import numpy_dtype
+from revmlir.runtime.numbers import Fixed, FixedPoint
 
 
 class ULog:
     """Annotation for a log-number argument (NiLang's ``ULogarithmic``): the
     caller passes and receives a positive float, the function stores its log."""
+
+
+class Tropical:
+    """Annotation for a tropical (max-plus) argument: the caller passes and
+    receives a finite float, whose products are sums and sums maxima."""
 
 
 _DTYPES: dict[np.dtype, Attribute] = {
@@ -55,6 +62,7 @@ _ANNOTATIONS: dict[Any, Attribute] = {
     complex: ComplexType(f64),
     bool: i1,
     ULog: LogType(f64),
+    Tropical: TropicalType(f64),
 }
 
 
@@ -78,10 +86,14 @@ def type_of_value(value: Any) -> Attribute | None:
         return f64
     if isinstance(value, complex):
         return ComplexType(f64)
+    if isinstance(value, FixedPoint):
+        return value.format.type
     return None
 
 
 def type_of_annotation(annotation: Any) -> Attribute | None:
+    if isinstance(annotation, Fixed):
+        return annotation.type
     return _ANNOTATIONS.get(annotation)
 
 
@@ -91,14 +103,14 @@ def is_known_annotation(annotation: Any) -> bool:
     it — ``numpy.ndarray`` and numpy's scalar types, whose dtype the
     argument gives.  Anything else (``Fixed43``, ``list``) would be
     silently ignored, so it is refused."""
-    if annotation in _ANNOTATIONS or annotation is np.ndarray:
+    if annotation in _ANNOTATIONS or annotation is np.ndarray or isinstance(annotation, Fixed):
         return True
     return isinstance(annotation, type) and issubclass(annotation, np.generic) and (
         np.dtype(annotation) in _DTYPES
     )
 
 
-KNOWN_ANNOTATIONS = "float, int, complex, bool, rv.ULog, numpy.ndarray or a numpy scalar type"
+KNOWN_ANNOTATIONS = "float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray or a numpy scalar type"
 
 
 def describe_type(type: Attribute) -> str:
@@ -119,6 +131,10 @@ def describe_type(type: Attribute) -> str:
         return "ULog"
     if isinstance(type, StackType):
         return f"a stack of {describe_type(type.element_type)}"
+    if isinstance(type, FixedType):
+        return type.describe()
+    if isinstance(type, TropicalType):
+        return "Tropical"
     return str(type)
 
 
@@ -132,7 +148,9 @@ def value_range(type: Attribute) -> tuple[int, int] | None:
         return (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
     if isinstance(type, IndexType):
         return -(2**63), 2**63 - 1
-    element = type.element_type if isinstance(type, ComplexType | LogType) else type
+    if isinstance(type, FixedType):
+        return -(2 ** (type.width.data - 1 - type.fraction.data)), 2 ** (type.width.data - 1 - type.fraction.data) - 1
+    element = type.element_type if isinstance(type, ComplexType | LogType | TropicalType) else type
     if isinstance(element, Float64Type | Float32Type):
         largest = int(np.finfo(numpy_dtype(element)).max)
         return -largest, largest

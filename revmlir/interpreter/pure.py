@@ -1,5 +1,6 @@
-"""Semantics of the pure upstream ops (arith, math, complex) and of the
-log-number conversions, as one table: op class → Python function.
+"""Semantics of the pure upstream ops (arith, math, complex), of the
+log-number and tropical conversions and of fixed-point expressions (on the
+stored integers, checked by ``normalize``), as one table: op class → Python function.
 
 Floats follow IEEE semantics (division by zero gives ±inf, log(0) gives -inf)
 because numpy computes them; the runner evaluates under
@@ -39,7 +40,7 @@ from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
 from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
-from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, shift_out_of_range
+from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
 
 Semantics = Callable[..., Any]
 
@@ -325,7 +326,27 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     ub.PoisonOp: _poison,
     rev.ToLogOp: _f(np.log),
     rev.FromLogOp: _f(np.exp),
+    rev.ToFixedOp: lambda op, x: _to_fixed(op.results[0].type, x),
+    rev.FromFixedOp: lambda op, raw: op.operands[0].type.real(raw),
+    rev.FixedAddOp: lambda op, a, b: a + b,
+    rev.FixedSubOp: lambda op, a, b: a - b,
+    rev.FixedMulOp: lambda op, a, b: (a * b) >> op.results[0].type.fraction.data,
+    rev.ToTropicalOp: lambda op, x: _to_tropical(x),
+    rev.FromTropicalOp: lambda op, x: x,
 }
+
+
+def _to_fixed(type: rev.FixedType, x: float) -> int:
+    raw = type.nearest(x)
+    if raw is None:
+        raise InterpretationError(not_fixed(type.describe()).format(x))
+    return raw
+
+
+def _to_tropical(x: float) -> float:
+    if not math.isfinite(x):
+        raise InterpretationError(NOT_TROPICAL.format(x))
+    return x
 
 
 def _make_impl(semantics: Semantics):

@@ -13,40 +13,21 @@ endian: the values' kinds joined by commas, a NUL, and the format.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
-
 from xdsl.dialects import complex as complexd
 from xdsl.dialects import memref, printf
 from xdsl.dialects.builtin import ComplexType, IndexType, i64
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
+from revmlir.lowering.emitter import Emitter
 from revmlir.runtime_checks import payload_kind
 
 PRINT = "revmlir.print"
 """``revmlir.print(words)``: format and print; the host defines it."""
 
 
-class PrintEmitter(Protocol):
-    """What a print needs of the function being lowered (the lowering's
-    ``CheckedCode``): typed here so that this module imports no lowering."""
-
-    def get(self, value: SSAValue) -> SSAValue: ...
-
-    def emit(self, op: Operation, like: Operation) -> Operation: ...
-
-    def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue: ...
-
-    def bits(self, value: SSAValue, like: Operation) -> SSAValue: ...
-
-    def call_runtime(
-        self, name: str, args: Sequence[SSAValue], results: Sequence[Attribute], like: Operation
-    ) -> Sequence[SSAValue]: ...
-
-
-def lower_print(code: PrintEmitter, op: printf.PrintFormatOp) -> None:
+def lower_print(code: Emitter, op: printf.PrintFormatOp) -> None:
     """The words ``op`` prints and the call that prints them, at the
     builder's insertion point."""
     kinds: list[str] = []

@@ -63,7 +63,7 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
 from revmlir.inversion import invert_function
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
-from revmlir.lowering import cursor_functions, stacks
+from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.printing import lower_print
 from revmlir.ir_utils import RuleTable
 from revmlir.parallel import accumulated_arrays, shared_arguments
@@ -104,10 +104,13 @@ SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 
 def std_type(type: Attribute) -> Attribute:
     """The type a rev value has after lowering (log numbers are their log,
+    fixed-point numbers the integer they store, tropical numbers their real,
     stacks their header)."""
     if isinstance(type, anc.StackType):
         return stacks.HEADER
-    return type.element_type if isinstance(type, rev.LogType) else type
+    if isinstance(type, rev.FixedType):
+        return IntegerType(type.width.data)
+    return type.element_type if isinstance(type, rev.LogType | rev.TropicalType) else type
 
 
 def stack_element(type: Attribute) -> Attribute:
@@ -467,11 +470,15 @@ def _update(lowering: FunctionLowering, op: Operation, kinds: dict[str, type[Ope
 
 @lowers(rev.AddOp)
 def _add(lowering: FunctionLowering, op: Operation) -> None:
+    if numbers.is_fixed(op.results[0]):
+        return numbers.checked_fixed(lowering, op)
     _update(lowering, op, {"int": arith.AddiOp, "float": arith.AddfOp, "complex": complexd.AddOp})
 
 
 @lowers(rev.SubOp)
 def _sub(lowering: FunctionLowering, op: Operation) -> None:
+    if numbers.is_fixed(op.results[0]):
+        return numbers.checked_fixed(lowering, op)
     _update(lowering, op, {"int": arith.SubiOp, "float": arith.SubfOp, "complex": complexd.SubOp})
 
 
@@ -619,6 +626,13 @@ def _log_conversion(lowering: FunctionLowering, op: Operation) -> None:
     value = lowering.get(op.operands[0])
     kind = math.LogOp if isinstance(op, rev.ToLogOp) else math.ExpOp
     lowering.set(op.results[0], lowering.emit(kind(value), op).results[0])
+
+
+lowers(rev.FixedAddOp, rev.FixedSubOp, rev.FixedMulOp)(numbers.checked_fixed)
+lowers(rev.ToFixedOp)(numbers.to_fixed)
+lowers(rev.FromFixedOp)(numbers.from_fixed)
+lowers(rev.ToTropicalOp)(numbers.to_tropical)
+lowers(rev.FromTropicalOp)(numbers.from_tropical)
 
 
 @lowers(anc.AllocOp)

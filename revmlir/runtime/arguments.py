@@ -12,7 +12,8 @@ from xdsl.dialects.builtin import ComplexType, IndexType, IntegerType, MemRefTyp
 from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import FixedType, LogType, TropicalType
+from revmlir.runtime.numbers import FixedPoint, fixed_format, fixed_raw
 from revmlir.runtime.values import normalize, numpy_dtype
 
 
@@ -77,6 +78,15 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
             if isinstance(value, complex) or not value > 0:
                 raise mismatch(value, "a positive real number")
             return normalize(type, np.log(float(value)))
+        if isinstance(type, FixedType):
+            raw = fixed_raw(type, value)
+            if raw is None:
+                raise mismatch(value, f"a {fixed_format(type)!r} or a real number within its range")
+            return raw
+        if isinstance(type, TropicalType):
+            if isinstance(value, complex) or not np.isfinite(value):
+                raise mismatch(value, "a finite real number (-inf, the tropical zero, has no inverse)")
+            return normalize(type, float(value))
         if isinstance(type, ComplexType):
             return normalize(type, complex(value))
         if isinstance(value, complex):
@@ -89,4 +99,6 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
 def from_runtime(type: Attribute, value: Any) -> Any:
     if isinstance(type, LogType):
         return float(np.exp(value))
+    if isinstance(type, FixedType):
+        return FixedPoint(int(value), fixed_format(type))
     return value

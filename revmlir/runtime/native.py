@@ -37,7 +37,7 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass, PassPipeline
 
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import FuncOp, LogType
+from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.errors import ExecutionError
 from revmlir.inversion import forgetful_functions
 from revmlir.naming import inverse_name
@@ -68,8 +68,10 @@ ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
 
 
 def _scalar_ctype(type: Attribute) -> Any:
-    if isinstance(type, LogType):
+    if isinstance(type, LogType | TropicalType):
         type = type.element_type
+    if isinstance(type, FixedType):
+        type = IntegerType(type.width.data)
     if isinstance(type, Float64Type):
         return ctypes.c_double
     if isinstance(type, Float32Type):
@@ -409,10 +411,10 @@ def _argument(arg_type: Attribute, name: str, index: int, written: bool, paramet
             slot[0], slot[1] = value.real, value.imag
 
         return _Argument(ctype, store_complex, lambda slot: complex(slot[0], slot[1]))
-    if isinstance(arg_type, LogType):
+    if isinstance(arg_type, LogType | FixedType | TropicalType):
 
         def store_log(slot: Any, value: Any) -> None:
-            slot.value = convert(value)
+            slot.value = convert(value)  # checked: no Python value is stored as is
 
         return _Argument(ctype, store_log, lambda slot: from_runtime(arg_type, slot.value))
     exact = _STORED_AS_IS.get(ctype)

@@ -5,7 +5,8 @@ converted to and from them (``revmlir.runtime.arguments``).
 Integers are Python ints wrapped to their width (two's complement), so integer
 programs are bit-exact and reversible; ``i1`` is ``bool``; floats are Python
 floats rounded to their precision; complex numbers are Python complex; log
-numbers hold their logarithm; memrefs are numpy arrays (updated in place);
+numbers hold their logarithm; fixed-point numbers the integer they store,
+never outside their type; tropical numbers the real they are; memrefs are numpy arrays (updated in place);
 stacks are lists.
 """
 
@@ -24,8 +25,10 @@ from xdsl.dialects.builtin import (
     IntegerType,
 )
 from xdsl.ir import Attribute
+from xdsl.utils.exceptions import InterpretationError
 
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import FixedType, LogType, TropicalType
+from revmlir.safety import fixed_overflow
 
 INDEX_WIDTH = 64
 
@@ -69,8 +72,14 @@ def normalize(type: Attribute, value: Any) -> Any:
         element = type.element_type
         value = complex(value)
         return complex(_round_float(element, value.real), _round_float(element, value.imag))
-    if isinstance(type, LogType):
+    if isinstance(type, LogType | TropicalType):
         return _round_float(type.element_type, value)
+    if isinstance(type, FixedType):
+        # checked here, where every fixed-point result is formed: native
+        # code checks the same results before truncating them
+        if not type.holds(value):
+            raise InterpretationError(fixed_overflow(type.describe()))
+        return int(value)
     return value
 
 

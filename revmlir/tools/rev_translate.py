@@ -31,7 +31,7 @@ from xdsl.ir import Attribute
 
 from revmlir.diagnostics import format_error
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import FuncOp, LogType
+from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.naming import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.parsing import parse_module, verify_module
@@ -47,6 +47,10 @@ EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 def _c_type(type: Attribute) -> str:
     if isinstance(type, LogType):
         return f"{_c_type(type.element_type)} /* log of the value */"
+    if isinstance(type, TropicalType):
+        return f"{_c_type(type.element_type)} /* tropical */"
+    if isinstance(type, FixedType):
+        return f"int{type.width.data}_t /* fixed point, {type.fraction.data} fraction bits */"
     if isinstance(type, Float64Type):
         return "double"
     if isinstance(type, Float32Type):

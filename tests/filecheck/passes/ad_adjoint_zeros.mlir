@@ -185,5 +185,5 @@ ad.adjoint @count
 
 // VERIFIED: rev.func @square_norm.adj.loss0
 
-// NOTFLOAT: error: 'rev.func' at {{.*}}ad_adjoint_zeros.mlir:{{[0-9]+}}:1: the loss of a seeded adjoint of @square_norm must be a float or complex scalar argument; argument #1 is not one
-// RANGE: error: 'rev.func' at {{.*}}ad_adjoint_zeros.mlir:{{[0-9]+}}:1: the loss of a seeded adjoint of @{{square_norm|running}} must be a float or complex scalar argument; argument #5 is not one
+// NOTFLOAT: error: 'rev.func' at {{.*}}ad_adjoint_zeros.mlir:{{[0-9]+}}:1: the loss of a seeded adjoint of @square_norm must be a float, complex, fixed-point or tropical scalar argument; argument #1 is not one
+// RANGE: error: 'rev.func' at {{.*}}ad_adjoint_zeros.mlir:{{[0-9]+}}:1: the loss of a seeded adjoint of @{{square_norm|running}} must be a float, complex, fixed-point or tropical scalar argument; argument #5 is not one
