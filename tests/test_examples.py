@@ -456,3 +456,24 @@ def test_example_cites_its_listing(example):
     assert text.startswith("//")
     header = "".join(text.splitlines(keepends=True)[:3])
     assert "seed 000" in header and "Listing" in header
+
+
+# ---------------------------------------------------------------------------
+# examples/python/user_primitives.py: lgamma as a user primitive
+# ---------------------------------------------------------------------------
+
+
+def test_user_primitives_example_fits_a_gamma_distribution():
+    """The gradient through the lgamma primitive equals JAX's and central
+    differences, and the fit it drives is scipy's maximum-likelihood fit."""
+    import scipy.stats
+    from python_examples import load_example
+
+    example = load_example("user_primitives")
+    x = example.samples(n=100)
+    ours = example.gradient(2.0, 1.0, x)
+    assert ours == pytest.approx(example.jax_gradient(2.0, 1.0, x), rel=1e-12)
+    assert ours == pytest.approx(example.central_differences(2.0, 1.0, x), rel=1e-6)
+    k, theta = example.fit(x, steps=40)
+    shape, _, scale = scipy.stats.gamma.fit(x, floc=0)
+    assert (k, theta) == pytest.approx((shape, scale), rel=1e-4)

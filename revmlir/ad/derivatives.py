@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
+from revmlir.dialects.primitives import ApplyOp, carries_derivative
 from revmlir.lowering.rules import RuleTable
 
 if TYPE_CHECKING:
@@ -368,3 +369,19 @@ def _to_log(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
 @derivatives(rev.FromLogOp)
 def _from_log(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, d.primal(op.results[0]))]
+
+
+# -- user primitives ----------------------------------------------------------
+
+
+@derivatives(ApplyOp)
+def _primitive(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+    """A primitive has no body: its adjoint rule ``(args…, ḡ) -> (ḡa…)``
+    gives the gradients of its float arguments (docs/design.md, decision 37)."""
+    from revmlir.ad.adjoint import unsupported
+
+    assert isinstance(op, ApplyOp)
+    rule = op.rule("adjoint", unsupported)
+    inputs = [d.primal(a) for a in op.args]
+    gradients = iter(d.emit_op(ApplyOp(rule, [*inputs, g], op.derivative_types())).results)
+    return [next(gradients) if carries_derivative(a.type) else None for a in op.args]

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
+from revmlir.dialects.primitives import ApplyOp, carries_derivative
 from revmlir.lowering.rules import RuleTable
 
 if TYPE_CHECKING:
@@ -329,3 +330,23 @@ def _load(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
 
 tangents(rev.ToLogOp)(_unary(lambda t, op: t.div(t.const(1.0, op.operands[0].type), _operand(t, op))))
 tangents(rev.FromLogOp)(_unary(_result))
+
+
+# -- user primitives ----------------------------------------------------------
+
+
+@tangents(ApplyOp)
+def _primitive(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+    """A primitive has no body: its tangent rule ``(args…, ȧ…) -> ṙ`` gives
+    the tangent of its result (docs/design.md, decision 37)."""
+    from revmlir.ad.tangent import unsupported
+
+    assert isinstance(op, ApplyOp)
+    rule = op.rule("tangent", unsupported)
+    inputs = [t.primal(a) for a in op.args]
+    tangents_in = [
+        t.zero(a) if dot is None else dot
+        for a, dot in zip(op.args, dots, strict=True)
+        if carries_derivative(a.type)
+    ]
+    return t.emit(ApplyOp(rule, [*inputs, *tangents_in], [op.res.types[0]]))

@@ -69,6 +69,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.interfaces import (
     DifferentiableOp,
     ForwardDifferentiableOp,
@@ -1780,6 +1781,8 @@ Rev = Dialect(
         CondOp,
         CallOp,
         UncallOp,
+        ExternOp,
+        ApplyOp,
     ],
     [LogType],
 )

@@ -37,6 +37,7 @@ from revmlir.errors import LocatedError
 from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.parallel import ParallelFunctions
+from revmlir.interpreter.primitives import PrimitiveFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
@@ -90,6 +91,7 @@ class RevInterpreter(Backend):
             MemRefFunctions(),
             ScfFunctions(),
             ParallelFunctions(),
+            PrimitiveFunctions(),
             FuncFunctions(),
             PrintfFunctions(),
             _LoweredRuntime(),

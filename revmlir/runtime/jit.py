@@ -44,6 +44,13 @@ def c_function(name: str, result: Any, *arguments: Any) -> Any:
     return ctypes.CFUNCTYPE(result, *arguments)(address)
 
 
+def has_symbol(name: str) -> bool:
+    """Whether native code calling the C function ``name`` would find it in
+    this process."""
+    _initialize()
+    return llvm.address_of_symbol(name) is not None
+
+
 @dataclass(frozen=True)
 class HostTarget:
     """The host CPU as LLVM sees it; all of it is part of a cache key."""
