@@ -8,11 +8,10 @@ from __future__ import annotations
 import math
 
 import jax
-import jax.numpy as jnp
 import pytest
+from python_examples import load_example
 
 import revmlir as rv
-from python_examples import load_example
 from revmlir.ad.adjoint import AdjointError
 from revmlir.ad.tangent import TangentError
 

@@ -28,8 +28,8 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerType,
     StringAttr,
-    SymbolRefAttr,
     SymbolNameConstraint,
+    SymbolRefAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
@@ -53,12 +53,12 @@ RULE_KINDS = ("adjoint", "tangent")
 
 
 def is_scalar_type(type: Attribute) -> bool:
-    return isinstance(type, AnyFloat) or isinstance(type, ComplexType | IntegerType | IndexType)
+    return isinstance(type, AnyFloat | ComplexType | IntegerType | IndexType)
 
 
 def carries_derivative(type: Attribute) -> bool:
     """Floats and complex numbers carry gradients and tangents; integers do not."""
-    return isinstance(type, AnyFloat) or isinstance(type, ComplexType)
+    return isinstance(type, AnyFloat | ComplexType)
 
 
 def rule_signature(kind: str, primitive: FunctionType) -> FunctionType:
@@ -153,6 +153,11 @@ class ExternOp(IRDLOperation):
         outputs = signature.outputs.data
         if len(outputs) != 1 or not is_scalar_type(outputs[0]):
             raise VerifyException(f"primitive @{name} must return one scalar")
+        if "inverse" in self.attributes:
+            raise VerifyException(
+                f"primitive @{name} declares an inverse rule, which primitives do not have yet: "
+                "their calls are pure expressions, which the inverse recomputes"
+            )
         for kind in RULE_KINDS:
             if (rule := self.rule(kind)) is None or not _in_symbol_table(self):
                 continue

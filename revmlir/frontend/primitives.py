@@ -98,7 +98,7 @@ class Primitive:
         tree = self.source.tree
         try:
             annotations = inspect.get_annotations(self.__wrapped__, eval_str=True)  # type: ignore[attr-defined]
-        except Exception as error:  # an annotation naming nothing: Python's own error, located
+        except (NameError, AttributeError, SyntaxError, TypeError) as error:  # Python's own error, located
             raise self.source.error(tree, f"the annotations of primitive {self.__name__} do not evaluate: {error}") from None
         inputs = [self._annotated(annotations, arg.arg, arg, f"parameter '{arg.arg}'") for arg in tree.args.args]
         result = self._annotated(annotations, "return", tree, "the result")

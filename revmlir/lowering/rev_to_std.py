@@ -59,9 +59,9 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.checkpoint.cursor import SCHEMES
-from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
+from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
 from revmlir.inversion import INVERSE_SUFFIX, invert_function, inverse_name

@@ -3,6 +3,7 @@
 // RUN: rev-opt %s -p ad-adjoint,ad-tangent | filecheck %s --check-prefix=AD
 // RUN: rev-opt %s -p ad-adjoint,ad-tangent,rev-lower-to-std | filecheck %s --check-prefix=STD
 // RUN: rev-opt %s -p ad-adjoint,ad-tangent -o %t && rev-run %t -e log_beta.adj --args 0.052161890795489715 2.5 0.75 1.0 0.0 0.0 | filecheck %s --check-prefix=EXEC
+// RUN: rev-translate %t --emit=llvm | filecheck %s --check-prefix=LLVM
 
 // A user primitive: lgamma from the C library, with its adjoint rule
 // (args..., gradient of the result) -> (gradient of each float argument) and
@@ -75,3 +76,8 @@ ad.tangent @log_beta
 // EXEC-NEXT: 1.0 : f64
 // EXEC-NEXT: -0.2623642644674{{[0-9]*}} : f64
 // EXEC-NEXT: -1.4663370687934{{[0-9]*}} : f64
+
+// Compiled ahead of time, the primitive stays an external function, which
+// the linker resolves.
+// LLVM: declare double @lgamma(double)
+// LLVM: call double @lgamma(double

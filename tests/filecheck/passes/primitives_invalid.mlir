@@ -54,3 +54,10 @@ rev.func @mistyped(%y: f64, %n: i64) {
   %y1 = rev.add %y, %l : f64
   rev.return %y1, %n : f64, i64
 }
+
+// -----
+
+// Calls of primitives are pure expressions: the inverse recomputes them, and
+// an in-place primitive with an inverse rule is not supported yet.
+// expected-error@+1 {{'rev.extern': primitive @exp declares an inverse rule, which primitives do not have yet}}
+rev.extern @exp : (f64) -> f64 {symbol = "exp", inverse = @log}
