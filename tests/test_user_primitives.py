@@ -6,6 +6,7 @@ against finite differences and JAX; every error is a located diagnostic."""
 from __future__ import annotations
 
 import math
+import subprocess
 
 import jax
 import pytest
@@ -265,3 +266,48 @@ def test_a_failing_python_implementation_is_located():
     with pytest.raises(rv.ExecutionError, match=rf":{pole.__wrapped__.__code__.co_firstlineno + 2}:\d+: 'rev.apply' in @pole: math domain error"):
         pole(0.0, 0.0)
     assert math.isinf(log_beta(0.0, 0.0, 1.0)[0])  # native: the C library's lgamma(0) = inf
+
+
+# -- a C function of the user's own shared library -----------------------------
+
+C_LIBRARY = r"""
+#include <math.h>
+double soft_plus(double x) { return log1p(exp(x)); }
+"""
+
+
+@pytest.fixture(scope="module")
+def soft_plus_library(tmp_path_factory):
+    from test_aot import c_compiler
+
+    folder = tmp_path_factory.mktemp("library")
+    (folder / "soft_plus.c").write_text(C_LIBRARY)
+    library = folder / "libsoft_plus.so"
+    subprocess.run(
+        [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / "soft_plus.c"), "-lm"],
+        check=True, capture_output=True,
+    )
+    return str(library)
+
+
+def test_a_c_function_of_a_shared_library(soft_plus_library):
+    def sigmoid_adjoint(x, g):
+        return g / (1 + math.exp(-x))
+
+    @rv.primitive("soft_plus", library=soft_plus_library, adjoint=sigmoid_adjoint)
+    def soft_plus(x: float) -> float: ...
+
+    @rv.reversible(backend="native")
+    def activation(y, x):
+        y += soft_plus(x) * x
+
+    x = 0.8
+    assert activation(0.0, x)[0] == pytest.approx(math.log1p(math.exp(x)) * x, rel=1e-15)
+    expected = jax.grad(lambda x: jax.nn.softplus(x) * x)(x)
+    assert rv.gradient(activation, (0.0, x))[1] == pytest.approx(float(expected), rel=1e-13)
+
+
+def test_a_library_that_does_not_load_is_located():
+    with _raises_at("cannot load the library '/nonexistent/libnothing.so'", _line(1)):
+        @rv.primitive("nothing", library="/nonexistent/libnothing.so")
+        def nothing(x: float) -> float: ...

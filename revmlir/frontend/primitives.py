@@ -3,8 +3,8 @@ not compile, with the derivative rules its users give it (docs/python.md,
 "User primitives"; docs/design.md, decision 37).
 
 A primitive is declared on a stub whose annotations give its signature.  Its
-implementations are a C function found by ``symbol`` in this process (native
-code calls it) and a Python callable (the interpreter calls it); its rules are
+implementations are a C function found by ``symbol`` in this process, or in
+the shared library ``library`` (native code calls it), and a Python callable (the interpreter calls it); its rules are
 ordinary functions (``@rv.ordinary``, or plain functions, which are made
 ordinary): ``adjoint(args…, ḡ) -> ḡa…`` and ``tangent(args…, ȧ…) -> ṙ`` (one
 gradient or tangent per float argument).  A reversible function calls the
@@ -29,7 +29,7 @@ from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.ordinary import OrdinaryFunction
 from revmlir.frontend.types import describe_type, type_of_annotation
 from revmlir.interpreter.primitives import register_python
-from revmlir.runtime.jit import has_symbol
+from revmlir.runtime.jit import has_symbol, load_library
 
 _implementations: dict[str, Callable[..., Any] | None] = {}
 """The Python implementation of each primitive name in use: the interpreter
@@ -56,6 +56,7 @@ class Primitive:
         stub: Callable[..., Any],
         *,
         symbol: str | None,
+        library: str | None,
         python: Callable[..., Any] | None,
         rules: dict[str, Callable[..., Any] | None],
     ):
@@ -70,10 +71,15 @@ class Primitive:
                 where, f"primitive {stub.__name__} has no implementation",
                 "give symbol= (a C function) and/or python= (a callable for the interpreter)",
             )
+        if library is not None:
+            try:
+                load_library(library)
+            except RuntimeError as error:
+                raise source.error(where, f"cannot load the library '{library}': {error}") from None
         if symbol is not None and not has_symbol(symbol):
             raise source.error(
                 where, f"no C function '{symbol}' is loaded in this process",
-                "load its library first (ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)) or leave symbol= out "
+                "name the shared library that defines it (library=path) or leave symbol= out "
                 "to run the primitive on the interpreter only",
             )
         if python is not None and not callable(python):
@@ -156,6 +162,7 @@ _RULE_HINTS = {
 def primitive(
     symbol: str | None = None,
     *,
+    library: str | None = None,
     python: Callable[..., Any] | None = None,
     adjoint: Callable[..., Any] | None = None,
     tangent: Callable[..., Any] | None = None,
@@ -165,4 +172,6 @@ def primitive(
         @rv.primitive("lgamma", python=math.lgamma, adjoint=lgamma_adjoint)
         def lgamma(x: float) -> float: ...
     """
-    return lambda stub: Primitive(stub, symbol=symbol, python=python, rules={"adjoint": adjoint, "tangent": tangent})
+    return lambda stub: Primitive(
+        stub, symbol=symbol, library=library, python=python, rules={"adjoint": adjoint, "tangent": tangent}
+    )
