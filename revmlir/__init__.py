@@ -22,6 +22,7 @@ _FRONTEND_NAMES = (
     "ReversibleSyntaxError", "Specialization", "Stack", "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width",
     "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp", "inc", "inverse",
     "inverse_jvp", "inverse_vjp", "irot", "jacobian", "jvp", "neg", "newton_step", "OrdinaryFunction", "ordinary",
+    "Primitive", "primitive",
     "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe", "stack",
     "swap", "ulog", "view", "vjp", "zeros", "Fixed", "FixedPoint", "Tropical", "tropical",
 )

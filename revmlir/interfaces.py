@@ -106,6 +106,10 @@ class DerivativeBuilder(InverseBuilder, Protocol):
         """Insert ``op`` at the insertion point; its result."""
         ...
 
+    def emit_op(self, op: Operation) -> Operation:
+        """Insert ``op`` at the insertion point; the op (for several results)."""
+        ...
+
     def primal(self, value: SSAValue) -> SSAValue:
         """The forward ``value`` here (recomputed if needed)."""
         ...

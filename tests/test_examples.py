@@ -473,3 +473,24 @@ def test_fixed_point_oscillator_returns_bit_for_bit():
     assert float(end[0]) == pytest.approx(x, abs=5 * dt)
     gradient = example.rv.gradient(example.oscillator, start)
     np.testing.assert_allclose(gradient[:2], [math.cos(t), math.sin(t)], atol=5 * dt)
+
+
+# ---------------------------------------------------------------------------
+# examples/python/user_primitives.py: lgamma as a user primitive
+# ---------------------------------------------------------------------------
+
+
+def test_user_primitives_example_fits_a_gamma_distribution():
+    """The gradient through the lgamma primitive equals JAX's and central
+    differences, and the fit it drives is scipy's maximum-likelihood fit."""
+    import scipy.stats
+    from python_examples import load_example
+
+    example = load_example("user_primitives")
+    x = example.samples(n=100)
+    ours = example.gradient(2.0, 1.0, x)
+    assert ours == pytest.approx(example.jax_gradient(2.0, 1.0, x), rel=1e-12)
+    assert ours == pytest.approx(example.central_differences(2.0, 1.0, x), rel=1e-6)
+    k, theta = example.fit(x, steps=40)
+    shape, _, scale = scipy.stats.gamma.fit(x, floc=0)
+    assert (k, theta) == pytest.approx((shape, scale), rel=1e-4)

@@ -126,6 +126,7 @@ revmlir/frontend/expressions.py
   "'helper_square' takes 1 argument(s), got 2"                          test_helper_with_wrong_argument_count
   "helper 'h' is not a pure expression function"                        test_impure_helper
   (errors inside a helper point into the helper's own source)           test_error_inside_a_helper_points_into_the_helper
+  calls of user primitives, and revmlir/frontend/primitives.py          tests/test_user_primitives.py (test_declaration_errors_are_located, test_call_errors_are_located, test_rule_signatures_are_checked_at_the_rule)
 revmlir/builder.py, reached from reversible Python
   "unknown variable 's'"                                                test_pop_from_an_unknown_stack
   "cannot combine f32 and f64"                                          test_mixing_float_widths

@@ -65,3 +65,17 @@ def test_every_op_has_an_adjoint_rule_or_a_mark(op):
     )
     if marked:
         assert op.get_trait(NotDifferentiable).reason
+
+
+def test_every_rule_kind_of_a_primitive_has_a_table_entry():
+    """A primitive (rev.extern) is differentiated through the rule functions
+    it names: each kind of rule the verifier checks is one a derivative
+    table calls for rev.apply."""
+    from revmlir.ad.derivatives import derivatives
+    from revmlir.ad.tangent_rules import tangents
+    from revmlir.dialects.primitives import RULE_KINDS, ApplyOp
+
+    tables = {"adjoint": derivatives, "tangent": tangents}
+    assert set(RULE_KINDS) == set(tables)
+    for kind in RULE_KINDS:
+        assert ApplyOp in tables[kind], kind

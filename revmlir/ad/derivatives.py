@@ -30,6 +30,8 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
+from revmlir.dialects.primitives import ApplyOp, carries_derivative
+from revmlir.errors import unsupported
 from revmlir.interfaces import AdjointBuilder
 from revmlir.ir_utils import RuleTable
 
@@ -371,23 +373,23 @@ def _from_log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 
 
 @derivatives(rev.ToFixedOp, rev.FromFixedOp, rev.ToTropicalOp, rev.FromTropicalOp)
-def _same_real(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _same_real(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # rounding to the fixed-point grid is differentiated as the identity
     return [g]
 
 
 @derivatives(rev.FixedAddOp)
-def _fixed_add(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _fixed_add(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return _addf(d, op, g)
 
 
 @derivatives(rev.FixedSubOp)
-def _fixed_sub(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _fixed_sub(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return _subf(d, op, g)
 
 
 @derivatives(rev.FixedMulOp)
-def _fixed_mul(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
+def _fixed_mul(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # the real product's rule: the rounding is not differentiated
     a, b = op.operands
     return [
@@ -396,5 +398,19 @@ def _fixed_mul(d: Adjointer, op: Operation, g: SSAValue) -> Contributions:
     ]
 
 
-def _real(d: Adjointer, value: SSAValue) -> SSAValue:
+def _real(d: AdjointBuilder, value: SSAValue) -> SSAValue:
     return d.emit(rev.FromFixedOp(d.primal(value)))
+
+
+# -- user primitives ----------------------------------------------------------
+
+
+@derivatives(ApplyOp)
+def _primitive(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
+    """A primitive has no body: its adjoint rule ``(args…, ḡ) -> (ḡa…)``
+    gives the gradients of its float arguments (docs/design.md, decision 37)."""
+    assert isinstance(op, ApplyOp)
+    rule = op.rule("adjoint", unsupported)
+    inputs = [d.primal(a) for a in op.args]
+    gradients = iter(d.emit_op(ApplyOp(rule, [*inputs, g], op.derivative_types())).results)
+    return [next(gradients) if carries_derivative(a.type) else None for a in op.args]

@@ -28,6 +28,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.canonicalization import CancelInversePair
 from revmlir.dialects import rev
+from revmlir.dialects.primitives import ExternOp
 from revmlir.expansion import forward_only
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import Inverter, inline_block, invert_function
@@ -207,12 +208,15 @@ def lanes_suffix(suffix: str, lanes: int) -> str:
 
 def prepare(func: rev.FuncOp) -> rev.FuncOp:
     """A copy of ``func`` with routines expanded and ``rev.inv`` regions
-    inlined as their inverse, as ``rev-lower-to-std`` prepares functions."""
-    module = ModuleOp([func.clone()])
+    inlined as their inverse, as ``rev-lower-to-std`` prepares functions.
+    The copy sits in a module of its own with the declarations of the
+    primitives of ``func``'s module, whose rules derived code calls."""
+    source = func.parent_op()
+    declarations = [op.clone() for op in source.ops if isinstance(op, ExternOp)] if isinstance(source, ModuleOp) else []
+    module = ModuleOp([*declarations, func.clone()])
     forward_only(module)
-    prepared = module.body.block.first_op
+    prepared = module.body.block.last_op
     assert isinstance(prepared, rev.FuncOp)
-    prepared.detach()
     return prepared
 
 

@@ -30,6 +30,8 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
+from revmlir.dialects.primitives import ApplyOp, carries_derivative
+from revmlir.errors import unsupported_in_forward_mode
 from revmlir.interfaces import TangentBuilder
 from revmlir.ir_utils import RuleTable
 
@@ -337,10 +339,28 @@ tangents(rev.FixedSubOp)(_subf)
 
 
 @tangents(rev.FixedMulOp)
-def _fixed_mul(t: Tangenter, op: Operation, dots: Dots) -> SSAValue | None:
+def _fixed_mul(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     da, db = dots
     return t.sum(t.scaled(da, lambda: _real(t, op, 1)), t.scaled(db, lambda: _real(t, op, 0)))
 
 
-def _real(t: Tangenter, op: Operation, i: int) -> SSAValue:
+def _real(t: TangentBuilder, op: Operation, i: int) -> SSAValue:
     return t.emit(rev.FromFixedOp(_operand(t, op, i)))
+
+
+# -- user primitives ----------------------------------------------------------
+
+
+@tangents(ApplyOp)
+def _primitive(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
+    """A primitive has no body: its tangent rule ``(args…, ȧ…) -> ṙ`` gives
+    the tangent of its result (docs/design.md, decision 37)."""
+    assert isinstance(op, ApplyOp)
+    rule = op.rule("tangent", unsupported_in_forward_mode)
+    inputs = [t.primal(a) for a in op.args]
+    tangents_in = [
+        t.zero(a) if dot is None else dot
+        for a, dot in zip(op.args, dots, strict=True)
+        if carries_derivative(a.type)
+    ]
+    return t.emit(ApplyOp(rule, [*inputs, *tangents_in], [op.res.types[0]]))

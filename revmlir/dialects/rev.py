@@ -68,6 +68,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.dialects.numbers import (  # noqa: F401 - the dialect's number systems, re-exported
     NUMBER_OPS,
     NUMBER_TYPES,
@@ -1772,6 +1773,8 @@ Rev = Dialect(
         CallOp,
         UncallOp,
         *NUMBER_OPS,
+        ExternOp,
+        ApplyOp,
     ],
     [LogType, *NUMBER_TYPES],
 )

@@ -16,6 +16,7 @@ from revmlir.frontend.gradient import gradient, vjp
 from revmlir.frontend.inverse_modes import constant_width, inverse_jvp, inverse_vjp, newton_step
 from revmlir.frontend.jacobian import jacobian
 from revmlir.frontend.ordinary import OrdinaryFunction, checkpointed, ordinary
+from revmlir.frontend.primitives import Primitive, primitive
 from revmlir.frontend.markers import (
     ancilla,
     cond,
@@ -49,6 +50,6 @@ __all__ = [
     "AdjointFunction", "InterpreterFallbackWarning", "InverseFunction", "NativeCompilationError", "ReversibleFunction", "ReversibleSyntaxError", "Specialization",
     "Stack", "ULog", "adjoint", "ancilla", "checkpointed", "cond", "constant_width", "copy_pop", "copy_push", "dec", "free", "gradient", "hessian", "hvp",
     "inc", "inverse", "inverse_jvp", "inverse_vjp", "jacobian", "jvp", "OrdinaryFunction", "ordinary",
-    "irot", "neg", "newton_step", "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe",
+    "irot", "Primitive", "primitive", "neg", "newton_step", "nocheck", "pop", "prange", "push", "reversible", "rot", "routine", "safe",
     "stack", "swap", "ulog", "view", "vjp", "zeros", "Fixed", "FixedPoint", "Tropical", "tropical",
 ]

@@ -9,16 +9,28 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ComplexType,
+    FileLineColLoc,
+    IndexType,
+    IntAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+)
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.builder import BuildError, Element, ModuleBuilder, Part, Target, Value
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
+from revmlir.dialects.primitives import ExternOp
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend import markers
@@ -26,12 +38,14 @@ from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
 from revmlir.frontend.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.structs import CALLEE_LAYOUT, Layout
+from revmlir.frontend.ordinary_compiler import ModuleCompiler as OrdinaryModuleCompiler
 from revmlir.frontend.types import describe_type, type_of_annotation
 from revmlir.frontend.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
 
 if TYPE_CHECKING:
     from revmlir.frontend.api import ReversibleFunction
+    from revmlir.frontend.primitives import Primitive
 
 _UPDATES = {
     ast.Add: "add",
@@ -59,6 +73,8 @@ class ModuleCompiler:
         self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
         self.used: set[str] = set()
         self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
+        self.primitives: dict[int, str] = {}  # id(primitive) → its rev.extern
+        self.rules: OrdinaryModuleCompiler | None = None  # compiles the primitives' rules
 
     def request(self, function: ReversibleFunction, types: Sequence[Attribute]) -> str:
         key = (id(function), tuple(types))
@@ -70,6 +86,40 @@ class ModuleCompiler:
         self.used.add(name)
         self.names[key] = name
         FunctionCompiler(self, function, name, types).compile()
+        return name
+
+    def primitive(self, primitive: Primitive) -> str:
+        """Declare ``primitive`` (a ``rev.extern``) and its rules (ordinary
+        ``func.func``s) in the module, once; its name."""
+        if (name := self.primitives.get(id(primitive))) is not None:
+            return name
+        if self.rules is None:
+            self.rules = OrdinaryModuleCompiler()
+            self.rules.used = self.used
+        compiled = len(self.rules.functions)
+        rules: dict[str, str] = {}
+        for kind, rule in primitive.rules.items():
+            expected = primitive.check_rule(kind, rule)
+            error = functools.partial(rule.source.error, rule.source.tree)
+            rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
+            if results != tuple(expected.outputs.data):
+                raise primitive.rule_error(kind, rule, results)
+        name = primitive.name
+        if name in self.used:
+            raise primitive.source.error(
+                primitive.source.tree, f"another function or primitive of the program is named {name}",
+                "rename one of them",
+            )
+        self.used.add(name)
+        self.primitives[id(primitive)] = name
+        extern = ExternOp(name, primitive.signature, primitive.symbol, rules)
+        source = primitive.source
+        extern.location = FileLineColLoc(
+            StringAttr(source.filename),
+            IntAttr(source.tree.lineno + source.line_offset),
+            IntAttr(source.tree.col_offset + source.column_offset + 1),
+        )
+        self.builder.ops.extend([extern, *self.rules.functions[compiled:]])
         return name
 
     def finish(self) -> ModuleOp:
@@ -120,6 +170,7 @@ class FunctionCompiler:
             line_offset=source.line_offset,
             column_offset=source.column_offset,
             namespace=namespace_of(function.pyfunc),
+            primitive=module.primitive,
         )
         params = [a.arg for a in self.tree.args.args]
         self.fn = module.builder.function(name, list(zip(params, types)), ctx.loc(self.tree))

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
 )
 
 from revmlir.builder import BuildError, ExpressionBuilder, Value
+from revmlir.dialects.primitives import ApplyOp
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
@@ -83,6 +84,9 @@ class Context:
     inline_depth: int = 0
     variables: str = "the function's arguments and ancillas (x = rv.ancilla(0.0))"
     """Where variables come from, for the hint of an unknown name."""
+    primitive: Callable[[Any], str] | None = None
+    """Declares a user primitive (``rv.primitive``) in the module being
+    compiled and names it; ``None`` where primitives cannot be called."""
 
     def loc(self, node: ast.AST) -> FileLineColLoc:
         line = getattr(node, "lineno", 1) + self.line_offset
@@ -398,6 +402,8 @@ class ExpressionCompiler:
             shape = ast.Subscript(value=ast.Attribute(value=args[0], attr="shape"), slice=ast.Constant(0))
             ast.copy_location(shape, node)
             return fn.cast(self._dimension(shape, args[0]), i64, loc)
+        if getattr(callee, "__revmlir_primitive__", False):
+            return self._primitive(node, callee)
         if inspect.isfunction(callee) or getattr(callee, "__revmlir_reversible__", False):
             return self._inline(node, callee)
         if (
@@ -413,6 +419,29 @@ class ExpressionCompiler:
             f"cannot call '{ast.unparse(node.func)}' in an expression",
             "use math/cmath/numpy functions or a pure helper function",
         )
+
+    def _primitive(self, node: ast.Call, primitive: Any) -> Value:
+        """``rev.apply`` of a user primitive, its arguments converted to its
+        parameter types where that is exact (an ``int`` for a ``float``)."""
+        ctx, fn = self.ctx, self.ctx.fn
+        name = primitive.__name__
+        if ctx.primitive is None:
+            raise ctx.error(node, f"primitive {name} can only be called from @rv.reversible functions")
+        signature = primitive.signature
+        inputs = signature.inputs.data
+        if len(node.args) != len(inputs):
+            raise ctx.error(node, f"{name}() takes {len(inputs)} argument(s), got {len(node.args)}")
+        args = []
+        for i, (arg, type) in enumerate(zip(node.args, inputs)):
+            value = self._compile(arg)
+            if value.type != type and not (_is_int(value.type) and not _is_int(type)):
+                raise ctx.error(
+                    arg, f"argument {i + 1} of {name}() is {describe_type(value.type)}; it must be {describe_type(type)}"
+                )
+            args.append(fn.cast(value, type, ctx.loc(arg)).ssa)
+        callee = ctx.primitive(primitive)
+        op = fn.emit(ApplyOp(callee, args, signature.outputs.data), ctx.loc(node))
+        return Value(fn, op.results[0])
 
     def _unary_function(self, node: ast.Call, kind: str, value: Value) -> Value:
         fn, loc = self.fn, self.ctx.loc(node)

@@ -38,6 +38,7 @@ from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.assertions import AssertFunctions
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.parallel import ParallelFunctions
+from revmlir.interpreter.primitives import PrimitiveFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
@@ -87,6 +88,7 @@ class RevInterpreter(Backend):
             MemRefFunctions(),
             ScfFunctions(),
             ParallelFunctions(),
+            PrimitiveFunctions(),
             FuncFunctions(),
             PrintfFunctions(),
             AssertFunctions(),

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     ComplexType,
+    FlatSymbolRefAttr,
     Float64Type,
     FloatAttr,
     FunctionType,
@@ -59,6 +60,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
+from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
 from revmlir.inversion import invert_function
@@ -803,6 +805,60 @@ def _call(lowering: FunctionLowering, op: Operation) -> None:
         lowering.set(old, new)
 
 
+@lowers(ApplyOp)
+def _primitive_call(lowering: FunctionLowering, op: Operation) -> None:
+    """A primitive is called as the external function it names; a rule
+    written as ordinary code takes the error slot like every function
+    lowered here."""
+    assert isinstance(op, ApplyOp)
+    target = op.target()
+    args = [lowering.get(a) for a in op.args]
+    if isinstance(target, func.FuncOp) and target.body.blocks:
+        args.append(lowering.error)
+    call = lowering.emit(func.CallOp(op.callee.string_value(), args, [std_type(t) for t in op.res.types]), op)
+    for old, new in zip(op.res, call.results, strict=True):
+        lowering.set(old, new)
+
+
+def declare_primitives(module: ModuleOp) -> None:
+    """Each ``rev.extern`` becomes the external ``func.func`` of its C symbol,
+    which its calls name: native code calls that function.  A primitive
+    without a symbol runs on the interpreter only."""
+    externs = {op.sym_name.data: op for op in module.ops if isinstance(op, ExternOp)}
+    symbols = {name: extern.symbol.data for name, extern in externs.items() if extern.symbol is not None}
+    signatures: dict[str, FunctionType] = {}
+    for name, symbol in symbols.items():
+        extern, signature = externs[name], externs[name].function_type
+        if symbol not in externs and SymbolTable.lookup_symbol(module, symbol) is not None:
+            raise PassFailedException(
+                f"{describe_op(extern)} names the C symbol '{symbol}', which is also the name of a "
+                "function of the module"
+            )
+        if signatures.setdefault(symbol, signature) != signature:
+            raise PassFailedException(
+                f"{describe_op(extern)} names the C symbol '{symbol}' with type {signature}, "
+                f"another primitive with type {signatures[symbol]}"
+            )
+    for apply in [op for op in module.walk() if isinstance(op, ApplyOp)]:
+        name = apply.callee.string_value()
+        if name not in externs:
+            continue
+        if name not in symbols:
+            raise PassFailedException(
+                f"{describe_op(apply)} calls primitive @{name}, which has no C symbol "
+                "(it runs on the interpreter only)"
+            )
+        apply.callee = FlatSymbolRefAttr(symbols[name])
+    for name, extern in externs.items():
+        if (symbol := symbols.get(name)) is not None and symbol in signatures:
+            signature = signatures.pop(symbol)
+            declaration = func.FuncOp.external(symbol, signature.inputs.data, signature.outputs.data)
+            declaration.location = extern.location
+            module.body.block.insert_op_before(declaration, extern)
+        extern.detach()
+        extern.erase()
+
+
 @lowers(rev.ReturnOp)
 def _return(lowering: FunctionLowering, op: Operation) -> None:
     lowering.emit(func.ReturnOp(*[lowering.get(v) for v in op.operands]), op)
@@ -1185,6 +1241,7 @@ class RevLowerToStdPass(ModulePass):
         check_snapshots(op)
         forward_only(op)
         _materialize_uncalled_inverses(op)
+        declare_primitives(op)
         checks = CheckTable()
         runtime: dict[str, func.FuncOp] = {}
         plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]

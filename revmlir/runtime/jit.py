@@ -48,6 +48,21 @@ def c_function(name: str, result: Any, *arguments: Any) -> Any:
     return ctypes.CFUNCTYPE(result, *arguments)(address)
 
 
+def load_library(path: str) -> None:
+    """Make the functions of the shared library at ``path`` callable from
+    native code for the rest of the process; a ``RuntimeError`` saying why
+    when it cannot be loaded."""
+    _initialize()
+    llvm.load_library_permanently(path)
+
+
+def has_symbol(name: str) -> bool:
+    """Whether native code calling the C function ``name`` would find it in
+    this process."""
+    _initialize()
+    return llvm.address_of_symbol(name) is not None
+
+
 @dataclass(frozen=True)
 class HostTarget:
     """The host CPU as LLVM sees it; all of it is part of a cache key."""

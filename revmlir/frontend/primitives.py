@@ -1,0 +1,177 @@
+"""``@rv.primitive``: a scalar function the program calls but revmlir does
+not compile, with the derivative rules its users give it (docs/python.md,
+"User primitives"; docs/design.md, decision 37).
+
+A primitive is declared on a stub whose annotations give its signature.  Its
+implementations are a C function found by ``symbol`` in this process, or in
+the shared library ``library`` (native code calls it), and a Python callable (the interpreter calls it); its rules are
+ordinary functions (``@rv.ordinary``, or plain functions, which are made
+ordinary): ``adjoint(args…, ḡ) -> ḡa…`` and ``tangent(args…, ȧ…) -> ṙ`` (one
+gradient or tangent per float argument).  A reversible function calls the
+primitive in an expression; the module it compiles to holds a ``rev.extern``
+declaration and the rules as ``func.func``s.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.dialects.builtin import FunctionType
+from xdsl.ir import Attribute
+
+from revmlir.dialects.primitives import RULE_KINDS, is_scalar_type, rule_signature
+from revmlir.frontend.api import read_source
+from revmlir.frontend.errors import ReversibleSyntaxError
+from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.frontend.types import describe_type, type_of_annotation
+from revmlir.interpreter.primitives import register_python
+from revmlir.runtime.jit import has_symbol, load_library
+
+_implementations: dict[str, Callable[..., Any] | None] = {}
+"""The Python implementation of each primitive name in use: the interpreter
+finds a primitive's callable by its name in the IR, so two primitives share
+a name only when they share their Python implementation."""
+
+
+def _unique_name(name: str, python: Callable[..., Any] | None) -> str:
+    candidate, count = name, 0
+    while _implementations.setdefault(candidate, python) is not python:
+        count += 1
+        candidate = f"{name}.{count}"
+    return candidate
+
+
+class Primitive:
+    """A user primitive (see the module docstring).  Calling it from Python
+    calls its Python implementation."""
+
+    __revmlir_primitive__ = True
+
+    def __init__(
+        self,
+        stub: Callable[..., Any],
+        *,
+        symbol: str | None,
+        library: str | None,
+        python: Callable[..., Any] | None,
+        rules: dict[str, Callable[..., Any] | None],
+    ):
+        functools.update_wrapper(self, stub)
+        self.source = source = read_source(stub, "@rv.primitive")
+        where = source.tree.decorator_list[0] if source.tree.decorator_list else source.tree
+        if problem := source.unsupported_signature():
+            raise source.error(source.tree, f"primitives do not support {problem}")
+        self.signature = self._signature()
+        if symbol is None and python is None:
+            raise source.error(
+                where, f"primitive {stub.__name__} has no implementation",
+                "give symbol= (a C function) and/or python= (a callable for the interpreter)",
+            )
+        if library is not None:
+            try:
+                load_library(library)
+            except RuntimeError as error:
+                raise source.error(where, f"cannot load the library '{library}': {error}") from None
+        if symbol is not None and not has_symbol(symbol):
+            raise source.error(
+                where, f"no C function '{symbol}' is loaded in this process",
+                "name the shared library that defines it (library=path) or leave symbol= out "
+                "to run the primitive on the interpreter only",
+            )
+        if python is not None and not callable(python):
+            raise source.error(where, f"python= of primitive {stub.__name__} is not callable")
+        self.symbol = symbol
+        self.python = python
+        self.rules: dict[str, OrdinaryFunction] = {}
+        for kind in RULE_KINDS:
+            rule = rules.get(kind)
+            if rule is None:
+                continue
+            if not isinstance(rule, OrdinaryFunction):
+                if not callable(rule) or isinstance(rule, Primitive):
+                    raise source.error(where, f"{kind}= of primitive {stub.__name__} must be a function")
+                rule = OrdinaryFunction(rule)
+            self.rules[kind] = rule
+        self.name = _unique_name(stub.__name__, python)
+        if python is not None:
+            register_python(self.name, python)
+
+    def _signature(self) -> FunctionType:
+        tree = self.source.tree
+        try:
+            annotations = inspect.get_annotations(self.__wrapped__, eval_str=True)  # type: ignore[attr-defined]
+        except (NameError, AttributeError, SyntaxError, TypeError) as error:  # Python's own error, located
+            raise self.source.error(tree, f"the annotations of primitive {self.__name__} do not evaluate: {error}") from None
+        inputs = [self._annotated(annotations, arg.arg, arg, f"parameter '{arg.arg}'") for arg in tree.args.args]
+        result = self._annotated(annotations, "return", tree, "the result")
+        return FunctionType.from_lists(inputs, [result])
+
+    def _annotated(self, annotations: dict[str, Any], key: str, node: ast.AST, what: str) -> Attribute:
+        hint = "annotate every parameter and the result with float, int or complex"
+        if key not in annotations:
+            raise self.source.error(node, f"{what} of primitive {self.__name__} has no type annotation", hint)
+        type = type_of_annotation(annotations[key])
+        if type is None or not is_scalar_type(type):
+            raise self.source.error(node, f"{what} of primitive {self.__name__} is annotated {annotations[key]!r}", hint)
+        return type
+
+    def check_rule(self, kind: str, rule: OrdinaryFunction) -> FunctionType:
+        """The signature ``rule`` must have; a located error when it takes
+        the wrong number of arguments."""
+        expected = rule_signature(kind, self.signature)
+        count = len(expected.inputs.data)
+        if len(rule.parameters) != count:
+            raise rule.source.error(
+                rule.source.tree,
+                f"the {kind} rule {rule.__name__} of primitive {self.__name__} takes "
+                f"{len(rule.parameters)} argument(s); it must take {count}",
+                _RULE_HINTS[kind],
+            )
+        return expected
+
+    def rule_error(self, kind: str, rule: OrdinaryFunction, results: tuple[Attribute, ...]) -> ReversibleSyntaxError:
+        expected = rule_signature(kind, self.signature).outputs.data
+        return rule.source.error(
+            rule.source.tree,
+            f"the {kind} rule {rule.__name__} of primitive {self.__name__} returns "
+            f"({', '.join(map(describe_type, results))}); it must return ({', '.join(map(describe_type, expected))})",
+            _RULE_HINTS[kind],
+        )
+
+    def __call__(self, *args: Any) -> Any:
+        if self.python is None:
+            raise TypeError(f"primitive {self.__name__} has no Python implementation (python=)")
+        return self.python(*args)
+
+    def __repr__(self) -> str:
+        return f"<primitive {self.__name__}>"
+
+
+_RULE_HINTS = {
+    "adjoint": "an adjoint rule takes the primitive's arguments and the gradient of its result, "
+    "and returns one gradient per float argument",
+    "tangent": "a tangent rule takes the primitive's arguments and one tangent per float argument, "
+    "and returns the tangent of the result",
+}
+
+
+def primitive(
+    symbol: str | None = None,
+    *,
+    library: str | None = None,
+    python: Callable[..., Any] | None = None,
+    adjoint: Callable[..., Any] | None = None,
+    tangent: Callable[..., Any] | None = None,
+) -> Callable[[Callable[..., Any]], Primitive]:
+    """Declare a user primitive on a signature stub::
+
+        @rv.primitive("lgamma", python=math.lgamma, adjoint=lgamma_adjoint)
+        def lgamma(x: float) -> float: ...
+    """
+    return lambda stub: Primitive(
+        stub, symbol=symbol, library=library, python=python, rules={"adjoint": adjoint, "tangent": tangent}
+    )

@@ -1,0 +1,313 @@
+"""User primitives (``rv.primitive``, ``rev.extern``/``rev.apply``): a C
+function or a Python callable with user-written adjoint and tangent rules,
+differentiated through those rules natively and on the interpreter, checked
+against finite differences and JAX; every error is a located diagnostic."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+
+import jax
+import pytest
+from python_examples import load_example
+
+import revmlir as rv
+from revmlir.ad.adjoint import AdjointError
+from revmlir.ad.tangent import TangentError
+
+jax.config.update("jax_enable_x64", True)
+
+
+# math.lgamma from the C library, with digamma as its derivative
+lgamma = load_example("user_primitives").lgamma
+
+
+@rv.reversible
+def log_beta(y, a, b):
+    """y += log B(a, b) = lgamma(a) + lgamma(b) − lgamma(a + b)."""
+    y += lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
+@rv.reversible(backend="interpreter")
+def log_beta_interpreted(y, a, b):
+    y += lgamma(a) + lgamma(b) - lgamma(a + b)
+
+
+def _log_beta_jax(a, b):
+    gammaln = jax.scipy.special.gammaln
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
+
+POINTS = [(2.5, 0.75), (7.0, 3.25)]
+
+
+@pytest.mark.parametrize("f", [log_beta, log_beta_interpreted], ids=["native", "interpreter"])
+@pytest.mark.parametrize("a,b", POINTS)
+def test_lgamma_values_gradients_and_tangents(f, a, b):
+    expected = math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+    y, _, _ = f(0.5, a, b)
+    assert y == pytest.approx(0.5 + expected, rel=1e-14)
+    assert (~f)(y, a, b)[0] == pytest.approx(0.5, abs=1e-14)
+
+    gradient = rv.gradient(f, (0.5, a, b))
+    jax_gradient = jax.grad(_log_beta_jax, argnums=(0, 1))(a, b)
+    h = 1e-6
+    differences = [
+        (f(0.0, a + h, b)[0] - f(0.0, a - h, b)[0]) / (2 * h),
+        (f(0.0, a, b + h)[0] - f(0.0, a, b - h)[0]) / (2 * h),
+    ]
+    for ours, reference, difference in zip(gradient[1:], jax_gradient, differences):
+        assert ours == pytest.approx(float(reference), rel=1e-10)
+        assert ours == pytest.approx(difference, rel=1e-6)
+    assert gradient[0] == 1.0
+
+    _, tangents = rv.jvp(f, (0.5, a, b), (0.0, 1.0, -2.0))
+    assert tangents[0] == pytest.approx(float(jax_gradient[0] - 2 * jax_gradient[1]), rel=1e-10)
+
+
+def test_native_and_interpreter_run_the_same_primitive():
+    assert log_beta.specialization_for(0.0, 2.5, 0.75).backend == "native"
+    assert log_beta_interpreted.specialization_for(0.0, 2.5, 0.75).backend == "interpreter"
+    assert rv.gradient(log_beta, (0.0, 2.5, 0.75)) == pytest.approx(
+        rv.gradient(log_beta_interpreted, (0.0, 2.5, 0.75)), rel=1e-14
+    )
+
+
+def test_the_module_declares_the_primitive_and_its_rules():
+    text = log_beta.mlir(0.0, 2.5, 0.75)
+    declaration = '(f64) -> f64 {symbol = "lgamma", adjoint = @lgamma_adjoint, tangent = @lgamma_tangent}'
+    assert f"rev.extern @{lgamma.name} : {declaration}" in text
+    assert "func.func @lgamma_adjoint(%x: f64, %g: f64) -> f64" in text
+    assert text.count(f"rev.apply @{lgamma.name}(") == 3
+
+
+def test_an_integer_argument_is_converted_and_the_primitive_runs_from_python():
+    @rv.reversible
+    def shifted(y, n: int):
+        y += lgamma(n + 1)
+
+    assert shifted(0.0, 5)[0] == pytest.approx(math.log(120.0), rel=1e-14)
+    assert lgamma(5.0) == math.lgamma(5.0)
+
+
+# -- a primitive with an integer argument and two float ones ------------------
+
+
+@rv.ordinary
+def scaled_power_adjoint(x, n, s, g):
+    return g * s * n * x ** (n - 1), g * x**n
+
+
+@rv.ordinary
+def scaled_power_tangent(x, n, s, dx, ds):
+    return s * n * x ** (n - 1) * dx + x**n * ds
+
+
+@rv.primitive(python=lambda x, n, s: s * x**n, adjoint=scaled_power_adjoint, tangent=scaled_power_tangent)
+def scaled_power(x: float, n: int, s: float) -> float: ...
+
+
+@rv.reversible(backend="interpreter")
+def uses_power(y, x, n: int, s):
+    y += scaled_power(x, n, s)
+
+
+def test_a_python_only_primitive_with_an_integer_argument():
+    y, *_ = uses_power(1.0, 1.5, 3, 2.0)
+    assert y == pytest.approx(1.0 + 2.0 * 1.5**3)
+    gradient = rv.gradient(uses_power, (1.0, 1.5, 3, 2.0))
+    assert gradient == pytest.approx((1.0, 2.0 * 3 * 1.5**2, 0.0, 1.5**3))
+    _, tangents = rv.jvp(uses_power, (1.0, 1.5, 3, 2.0), (0.0, 1.0, 0, 1.0))
+    assert tangents[0] == pytest.approx(2.0 * 3 * 1.5**2 + 1.5**3)
+
+
+def test_a_python_only_primitive_falls_back_to_the_interpreter():
+    @rv.reversible
+    def auto(y, x, n: int, s):
+        y += scaled_power(x, n, s)
+
+    with pytest.warns(rv.InterpreterFallbackWarning, match="has no C symbol"):
+        assert auto(0.0, 2.0, 2, 1.0)[0] == 4.0
+
+
+# -- errors ---------------------------------------------------------------------
+
+
+@rv.primitive("lgamma", python=math.lgamma)
+def lgamma_without_rules(x: float) -> float: ...
+
+
+@rv.reversible
+def uses_no_rules(y, x):
+    y += lgamma_without_rules(x)
+
+
+def test_a_missing_rule_is_located_at_the_call():
+    line = uses_no_rules.__wrapped__.__code__.co_firstlineno + 2
+    with pytest.raises(AdjointError, match=rf":{line}:\d+ cannot be differentiated: primitive @lgamma_without_rules declares no adjoint rule"):
+        rv.gradient(uses_no_rules, (0.0, 2.0))
+    with pytest.raises(TangentError, match="declares no tangent rule"):
+        rv.jvp(uses_no_rules, (0.0, 2.0), (0.0, 1.0))
+
+
+def test_a_rule_is_not_differentiated_again():
+    with pytest.raises(TangentError, match="@lgamma_adjoint is ordinary code, not a primitive with rules"):
+        rv.hessian(log_beta, (0.0, 2.5, 0.75))
+
+
+def test_the_interpreter_needs_a_python_implementation():
+    @rv.primitive("lgamma")
+    def c_only(x: float) -> float: ...
+
+    @rv.reversible(backend="interpreter")
+    def interpreted(y, x):
+        y += c_only(x)
+
+    with pytest.raises(rv.ExecutionError, match="primitive @c_only has no Python implementation"):
+        interpreted(0.0, 2.0)
+    with pytest.raises(TypeError, match="has no Python implementation"):
+        c_only(2.0)
+
+
+def _raises_at(fragment: str, line: int):
+    return pytest.raises(rv.ReversibleSyntaxError, match=rf"test_user_primitives.py:{line}:\d+: .*{fragment}")
+
+
+def _line(offset: int) -> int:
+    import inspect
+
+    frame = inspect.currentframe()
+    assert frame is not None and frame.f_back is not None
+    return frame.f_back.f_lineno + offset
+
+
+def test_declaration_errors_are_located():
+    with _raises_at("no C function 'no_such_function_xyz' is loaded", _line(1)):
+        @rv.primitive("no_such_function_xyz")
+        def unknown(x: float) -> float: ...
+
+    with _raises_at("parameter 'x' of primitive untyped has no type annotation", _line(2)):
+        @rv.primitive("lgamma")
+        def untyped(x) -> float: ...
+
+    with _raises_at("the result of primitive no_result has no type annotation", _line(2)):
+        @rv.primitive("lgamma")
+        def no_result(x: float): ...
+
+    with _raises_at("unknown annotation 'list' for parameter 'x'", _line(2)):
+        @rv.primitive("lgamma")
+        def listed(x: list) -> float: ...
+
+    with _raises_at("primitive nothing has no implementation", _line(1)):
+        @rv.primitive()
+        def nothing(x: float) -> float: ...
+
+    with _raises_at("adjoint= of primitive not_a_function must be a function", _line(1)):
+        @rv.primitive("lgamma", adjoint=3)
+        def not_a_function(x: float) -> float: ...
+
+
+def _one_argument(x):
+    return x
+
+
+def _two_results(x, dx):
+    return x, dx
+
+
+@pytest.mark.parametrize(
+    "kind, rule, message",
+    [
+        ("adjoint", _one_argument, "the adjoint rule _one_argument of primitive wrong takes 1 argument.s.; it must take 2"),
+        ("tangent", _two_results, r"the tangent rule _two_results of primitive wrong returns \(float, float\); it must return \(float\)"),
+    ],
+)
+def test_rule_signatures_are_checked_at_the_rule(kind, rule, message):
+    @rv.primitive("lgamma", **{kind: rule})
+    def wrong(x: float) -> float: ...
+
+    @rv.reversible
+    def uses_wrong(y, x):
+        y += wrong(x)
+
+    with _raises_at(message, rule.__code__.co_firstlineno):
+        uses_wrong(0.0, 1.0)
+
+
+def test_call_errors_are_located():
+    @rv.reversible
+    def too_many(y, x):
+        y += lgamma(x, x)
+
+    with _raises_at(r"lgamma\(\) takes 1 argument\(s\), got 2", too_many.__wrapped__.__code__.co_firstlineno + 2):
+        too_many(0.0, 1.0)
+
+    @rv.reversible
+    def complex_argument(y: complex, x: complex):
+        y += lgamma(x)
+
+    with _raises_at("argument 1 of lgamma.. is complex; it must be float", complex_argument.__wrapped__.__code__.co_firstlineno + 2):
+        complex_argument(0j, 1j)
+
+    @rv.ordinary
+    def ordinary_caller(x):
+        return lgamma(x)
+
+    with _raises_at("primitive lgamma can only be called from @rv.reversible functions", ordinary_caller.__wrapped__.__code__.co_firstlineno + 2):
+        ordinary_caller(1.0)
+
+
+def test_a_failing_python_implementation_is_located():
+    @rv.reversible(backend="interpreter")
+    def pole(y, x):
+        y += lgamma(x)
+
+    with pytest.raises(rv.ExecutionError, match=rf":{pole.__wrapped__.__code__.co_firstlineno + 2}:\d+: 'rev.apply' in @pole: math domain error"):
+        pole(0.0, 0.0)
+    assert math.isinf(log_beta(0.0, 0.0, 1.0)[0])  # native: the C library's lgamma(0) = inf
+
+
+# -- a C function of the user's own shared library -----------------------------
+
+C_LIBRARY = r"""
+#include <math.h>
+double soft_plus(double x) { return log1p(exp(x)); }
+"""
+
+
+@pytest.fixture(scope="module")
+def soft_plus_library(tmp_path_factory):
+    from test_aot import c_compiler
+
+    folder = tmp_path_factory.mktemp("library")
+    (folder / "soft_plus.c").write_text(C_LIBRARY)
+    library = folder / "libsoft_plus.so"
+    subprocess.run(
+        [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / "soft_plus.c"), "-lm"],
+        check=True, capture_output=True,
+    )
+    return str(library)
+
+
+def test_a_c_function_of_a_shared_library(soft_plus_library):
+    def sigmoid_adjoint(x, g):
+        return g / (1 + math.exp(-x))
+
+    @rv.primitive("soft_plus", library=soft_plus_library, adjoint=sigmoid_adjoint)
+    def soft_plus(x: float) -> float: ...
+
+    @rv.reversible(backend="native")
+    def activation(y, x):
+        y += soft_plus(x) * x
+
+    x = 0.8
+    assert activation(0.0, x)[0] == pytest.approx(math.log1p(math.exp(x)) * x, rel=1e-15)
+    expected = jax.grad(lambda x: jax.nn.softplus(x) * x)(x)
+    assert rv.gradient(activation, (0.0, x))[1] == pytest.approx(float(expected), rel=1e-13)
+
+
+def test_a_library_that_does_not_load_is_located():
+    with _raises_at("cannot load the library '/nonexistent/libnothing.so'", _line(1)):
+        @rv.primitive("nothing", library="/nonexistent/libnothing.so")
+        def nothing(x: float) -> float: ...
