@@ -32,14 +32,21 @@ class MakeResumablePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.functions:
-            raise PassFailedException("make-resumable: name the functions to rewrite, "
-                                      "e.g. make-resumable{functions=f}")
-        try:
-            schedule = ScheduleAttr(self.policy, self.snapshots)
-            schedule.verify()
-        except VerifyException as error:
-            raise PassFailedException(f"make-resumable: {error}") from None
-        if self.base < 1:
-            raise PassFailedException(f"make-resumable: base must be at least 1, not {self.base}")
+            raise PassFailedException(f"{self.name}: name the functions to rewrite, "
+                                      f"e.g. {self.name}{{functions=f}}")
+        schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
         for name in self.functions:
             make_resumable(op, name, schedule, self.base)
+
+
+def checked_schedule(pass_name: str, policy: str, snapshots: int, base: int) -> ScheduleAttr:
+    """The schedule a pass's ``policy``/``snapshots``/``base`` options ask
+    for, or a diagnostic naming the pass and the bad option."""
+    try:
+        schedule = ScheduleAttr(policy, snapshots)
+        schedule.verify()
+    except VerifyException as error:
+        raise PassFailedException(f"{pass_name}: {error}") from None
+    if base < 1:
+        raise PassFailedException(f"{pass_name}: base must be at least 1, not {base}")
+    return schedule

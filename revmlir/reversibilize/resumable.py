@@ -174,8 +174,6 @@ class _Flattener:
 
     functions: dict[str, func.FuncOp]
     segments: list[Segment] = field(default_factory=list[Segment])
-    inlining: list[str] = field(default_factory=list[str])
-    """The callees being inlined, outermost first (a repeat is recursion)."""
     originals: list[Operation] = field(default_factory=list[Operation])
     """The ops moved into segments (their clones run), to be dropped."""
 
@@ -265,12 +263,7 @@ class _Flattener:
         """The callee's body, inlined: scalar parameters are slots assigned
         at the call, array parameters the caller's arrays, its return a
         jump to the point after the call."""
-        name = op.callee.string_value()
-        if name in self.inlining:
-            raise _error(op, f"cannot call @{name} recursively: calls are inlined into "
-                         "the machine and recursion needs an explicit frame stack, "
-                         "which is not implemented")
-        callee = self.functions[name].clone()
+        callee = self.functions[op.callee.string_value()].clone()
         body = callee.body.block
         moves: list[tuple[SSAValue, SSAValue]] = []
         for parameter, argument in zip(body.args, op.arguments, strict=True):
@@ -280,9 +273,7 @@ class _Flattener:
                 parameter.replace_all_uses_with(argument)
         entry, after = self.new(), self.new()
         self.close(at, Jump(entry, moves))
-        self.inlining.append(name)
         end = self.block(body, entry)
-        self.inlining.pop()
         returned = body.last_op
         assert isinstance(returned, func.ReturnOp)
         self.close(end, Jump(after, list(zip(op.results, returned.arguments, strict=True))))
@@ -299,16 +290,18 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
     finer than any loop's iterations.  The other functions stay."""
     function = SymbolTable.lookup_symbol(module, name)
     if not isinstance(function, func.FuncOp) or function.is_declaration:
-        raise ReversibilizeError(f"@{name} is not a function defined in the module: only "
-                                 "func.func functions with a body can be made resumable")
+        where = f"{describe_op(function)}: " if function is not None else ""
+        raise ReversibilizeError(f"{where}@{name} is not a function defined in the module: "
+                                 "only func.func functions with a body can be made resumable")
     functions = {f.sym_name.data: f for f in module.ops
                  if isinstance(f, func.FuncOp) and not f.is_declaration}
     for each in functions.values():
         check_function(each, functions)
+    _check_no_recursion(functions, [name])
     body = function.body.block
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
-    flattener = _Flattener(functions, inlining=[name])
+    flattener = _Flattener(functions)
     end = flattener.block(body, flattener.new())
     results = [arith.ConstantOp(_zero_attr(v.type)).result for v in returned.arguments]
     for result, value in zip(results, returned.arguments, strict=True):
@@ -321,6 +314,20 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
         for op in original.walk():
             op.drop_all_references()
     return loop
+
+
+def _check_no_recursion(functions: dict[str, func.FuncOp], path: list[str]) -> None:
+    """Calls are inlined, so the functions ``path[-1]`` reaches must not
+    reach themselves: a recursive call is reported where it is made, before
+    anything is rewritten."""
+    for op in functions[path[-1]].walk():
+        if isinstance(op, func.CallOp):
+            callee = op.callee.string_value()
+            if callee in path:
+                raise _error(op, f"cannot call @{callee} recursively: calls are inlined into "
+                             "the machine and recursion needs an explicit frame stack, "
+                             "which is not implemented")
+            _check_no_recursion(functions, [*path, callee])
 
 
 def _zero_attr(type: Attribute) -> Attribute:
