@@ -57,15 +57,21 @@ KICK = rv.ordinary(kick, backend="interpreter")
 PROGRAM = rv.ordinary(program, backend="interpreter")
 
 
-def program_jax(x, a, l, halvings, branch):
-    """``program`` in JAX; the while loop's trip count and the branch are
-    taken from a float run (JAX cannot trace data-dependent control flow)."""
+def loop_jax(x, a, l):
+    """``program``'s for loop in JAX: the carried ``s`` and the array."""
     s = 0.0
     for i in range(l):
         for j in range(2):
             x = x.at[j + 1].set(x[j + 1] * 0.9 + 0.1 * s)
         x = x.at[0].set(x[0] * a)
         s = jnp.sin(s) + x[0]
+    return s, x
+
+
+def program_jax(x, a, l, halvings, branch):
+    """``program`` in JAX; the while loop's trip count and the branch are
+    taken from a float run (JAX cannot trace data-dependent control flow)."""
+    s, x = loop_jax(x, a, l)
     for _ in range(halvings):
         s = s * 0.5
     if branch:
@@ -122,15 +128,21 @@ def test_every_policy_equals_store_all_and_jax(reference, policy):
 
 
 def test_vjp_pulls_back_through_the_schedule(reference):
+    """An array cotangent too: the pullback of (loss, x as the run leaves
+    it) equals JAX's."""
     (l, a), _ = reference
-    outputs, pullback = rv.vjp(PROGRAM, X, l, a, checkpoint="binomial", snapshots=2)
-    expected, store_all = rv.vjp(PROGRAM, X, l, a)
-    assert outputs[0] == pytest.approx(expected[0], rel=1e-12)
-    np.testing.assert_allclose(outputs[1], expected[1], rtol=1e-12)
-    w = np.array([0.5, -1.0, 2.0])  # a cotangent of the array x as the run leaves it
-    got, want = pullback(1.0, w, None, None), store_all(1.0, w, None, None)
-    np.testing.assert_allclose(got[0], want[0], rtol=1e-12, atol=1e-14)
-    assert got[2] == pytest.approx(want[2], rel=1e-12)
+    halvings, branch = control(X, l, a)
+    outputs, pullback = rv.vjp(PROGRAM, X, l, a, checkpoint="bisection")
+
+    expected, jax_pullback = jax.vjp(lambda x, a: (program_jax(x, a, l, halvings, branch),
+                                                   loop_jax(x, a, l)[1]), jnp.asarray(X), a)
+    assert outputs[0] == pytest.approx(float(expected[0]), rel=1e-12)
+    np.testing.assert_allclose(outputs[1], np.asarray(expected[1]), rtol=1e-12)
+    w = np.array([0.5, -1.0, 2.0])
+    got = pullback(1.0, w, None, None)
+    jx, ja = jax_pullback((1.0, jnp.asarray(w)))
+    np.testing.assert_allclose(got[0], np.asarray(jx), rtol=1e-12, atol=1e-14)
+    assert got[2] == pytest.approx(float(ja), rel=1e-12)
 
 
 def loop(x, l):
