@@ -5,7 +5,8 @@ reverses it under the schedule.
 
 Every policy's gradient equals the store-all one (Bennett's reversible
 form) and JAX's on a program with nested loops, nested calls, a branch
-holding a loop and a ``while`` whose trip count depends on the data; the
+holding a loop and a ``while`` whose trip count depends on the data; a
+callee's ``rv.checkpointed`` loop joins the caller's schedule; the
 interpreter and native code agree; the steps the gradient reverses are the
 program's primitive steps (a closed form), and the plain and taped steps and
 peak snapshots are exactly the schedule's ``stats()``, so under bisection
@@ -143,6 +144,34 @@ def test_vjp_pulls_back_through_the_schedule(reference):
     jx, ja = jax_pullback((1.0, jnp.asarray(w)))
     np.testing.assert_allclose(got[0], np.asarray(jx), rtol=1e-12, atol=1e-14)
     assert got[2] == pytest.approx(float(ja), rel=1e-12)
+
+
+def relax(x, n):
+    for t in rv.checkpointed(range(n), snapshots=2):
+        x[0] = x[0] * 0.9 + 0.1 * x[1]
+    return x[0]
+
+
+RELAX = rv.ordinary(relax, backend="interpreter")
+
+
+def relaxations(x, m, n):
+    s = 0.0
+    for k in range(m):
+        s = s + RELAX(x, n)
+    return s
+
+
+def test_a_checkpointed_callee_nests_in_the_schedule():
+    """A callee with an rv.checkpointed loop: without checkpoint= its mark
+    is honoured, with it the callee's steps join the caller's schedule.
+    Both equal the closed form: after T steps x0 = 0.9^T x0 + (1 - 0.9^T) x1."""
+    f = rv.ordinary(relaxations, backend="interpreter")
+    x, m, n = np.array([1.0, 0.5]), 3, 4
+    decay = 0.9 ** (n * np.arange(1, m + 1))
+    expected = [decay.sum(), (1.0 - decay).sum()]
+    for policy in ({}, {"checkpoint": "bisection"}):
+        np.testing.assert_allclose(rv.gradient(f, (x, m, n), **policy)[0], expected, rtol=1e-12)
 
 
 def loop(x, l):
