@@ -211,13 +211,14 @@ def counted(policy: dict, l: int) -> tuple[dict, int, int]:
 @pytest.mark.parametrize("policy", [{"checkpoint": "bisection"},
                                     {"checkpoint": "binomial", "snapshots": 3}])
 def test_steps_and_snapshots_are_the_schedules(policy):
-    """A loop of l iterations is 2l + 3 primitive steps (the entry, l + 1
-    loop tests, l bodies, the return); each is taped once, run plain as the schedule
+    """A loop of l iterations is l + 2 primitive steps (the entry with the
+    first loop test, l bodies each ending with the next test, the return);
+    each is taped once, run plain as the schedule
     says and once more to count them; the snapshots held peak at the
     schedule's peak, in each store."""
     l = 6
     counts, peak, stores = counted(policy, l)
-    steps = 2 * l + 3
+    steps = l + 2
     schedule = (rv.checkpoint.bisection(steps) if policy["checkpoint"] == "bisection"
                 else rv.checkpoint.binomial(steps, 3))
     stats = schedule.stats()
@@ -228,10 +229,10 @@ def test_steps_and_snapshots_are_the_schedules(policy):
 
 def test_bisection_memory_is_logarithmic_in_the_run_length():
     peaks = {}
-    for l in (2, 8, 32):
+    for l in (2, 14, 62):
         counts, peak, stores = counted({"checkpoint": "bisection"}, l)
         peaks[counts["steps"]] = peak // stores
-    assert peaks == {steps: math.ceil(math.log2(steps)) + 1 for steps in (7, 19, 67)}
+    assert peaks == {steps: math.ceil(math.log2(steps)) + 1 for steps in (4, 16, 64)}
 
 
 def test_native_code_agrees_with_the_interpreter():

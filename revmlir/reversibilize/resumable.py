@@ -16,8 +16,10 @@ a state machine::
     }
 
 A *segment* is a straight-line run of the function's code between two
-control points: the ops between loop heads, loop tests, branches of an
-``scf.if`` that contains a loop or a call, calls and returns.  An ``scf.if``
+control points: the start of a loop body, the code after a loop, the
+branches of an ``scf.if`` that contains a loop or a call and the code after
+it.  A loop's test ends both the segment before the loop and its body, so
+an iteration is one step.  An ``scf.if``
 with only straight-line code inside stays whole in its segment.  Every value
 that one segment computes and another reads (loop-carried values, induction
 variables, results of flattened loops, branches and calls, and temporaries
@@ -204,43 +206,57 @@ class _Flattener:
         return at
 
     def for_(self, op: scf.ForOp, at: int) -> int:
-        """``head``: ``iv < ub`` enters ``body`` or leaves with the carried
-        values as results; the end of the body steps ``iv`` and goes back."""
+        """The test ``iv < ub`` ends the segment before the loop and the
+        end of the body (after stepping ``iv``): it enters the body or
+        leaves with the carried values as results, so an iteration is one
+        step."""
         body = op.body.block
         iv, carried = body.args[0], list(body.args[1:])
-        head, first, after = self.new(), self.new(), self.new()
-        self.close(at, Jump(head, [(iv, op.lb), *zip(carried, op.iter_args, strict=True)]))
-        test = arith.CmpiOp(iv, op.ub, "slt")
-        test.location = op.location
-        self.segments[head].ops.append(test)
-        self.close(head, Branch(test.result, Jump(first),
-                                Jump(after, list(zip(op.results, carried, strict=True)))))
+        first, after = self.new(), self.new()
         terminator = body.last_op
         assert isinstance(terminator, scf.YieldOp)
+
+        def test(segment: int, start: SSAValue, values: Sequence[SSAValue]) -> None:
+            compare = arith.CmpiOp(start, op.ub, "slt")
+            compare.location = op.location
+            self.segments[segment].ops.append(compare)
+            self.close(segment, Branch(
+                compare.result, Jump(first, [(iv, start), *zip(carried, values, strict=True)]),
+                Jump(after, list(zip(op.results, values, strict=True)))))
+
+        test(at, op.lb, op.iter_args)
         end = self.block(body, first)
         stepped = arith.AddiOp(iv, op.step)
         stepped.location = op.location
         self.segments[end].ops.append(stepped)
-        self.close(end, Jump(head, [(iv, stepped.result),
-                                    *zip(carried, terminator.operands, strict=True)]))
+        test(end, stepped.result, terminator.operands)
         return after
 
     def while_(self, op: scf.WhileOp, at: int) -> int:
+        """The condition (expressions only, by ``check_function``) ends the
+        segment before the loop and, recomputed, the end of the body."""
         before, after_block = op.before_region.block, op.after_region.block
         condition = before.last_op
         assert isinstance(condition, scf.ConditionOp)
-        head, first, after = self.new(), self.new(), self.new()
-        self.close(at, Jump(head, list(zip(before.args, op.arguments, strict=True))))
-        tested = self.block(before, head)
-        assert tested == head  # the condition computes expressions only (check_function)
-        forwarded = list(condition.args)
-        self.close(head, Branch(condition.condition,
-                                Jump(first, list(zip(after_block.args, forwarded, strict=True))),
-                                Jump(after, list(zip(op.results, forwarded, strict=True)))))
+        first, after = self.new(), self.new()
+        expressions = list(before.ops)[:-1]
+
+        def test(segment: int, values: Sequence[SSAValue]) -> None:
+            mapping: dict[SSAValue, SSAValue] = {}
+            ops = self.segments[segment].ops
+            ops.append(Bind(list(zip(before.args, values, strict=True))))
+            ops += [op.clone(value_mapper=mapping) for op in expressions]
+            forwarded = [mapping.get(v, v) for v in condition.args]
+            self.close(segment, Branch(
+                mapping.get(condition.condition, condition.condition),
+                Jump(first, list(zip(after_block.args, forwarded, strict=True))),
+                Jump(after, list(zip(op.results, forwarded, strict=True)))))
+
+        test(at, op.arguments)
         terminator = after_block.last_op
         assert isinstance(terminator, scf.YieldOp)
         end = self.block(after_block, first)
-        self.close(end, Jump(head, list(zip(before.args, terminator.operands, strict=True))))
+        test(end, terminator.operands)
         return after
 
     def if_(self, op: scf.IfOp, at: int) -> int:
