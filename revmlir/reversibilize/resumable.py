@@ -51,7 +51,15 @@ from dataclasses import dataclass, field
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
+from xdsl.ir import (
+    Attribute,
+    Block,
+    BlockArgument,
+    Operation,
+    OpResult,
+    Region,
+    SSAValue,
+)
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
@@ -416,8 +424,8 @@ class _Machine:
             for value in values:
                 conflicts.setdefault(value, set()).update(values - {value})
         types: list[Attribute] = []
-        for value in conflicts:
-            taken = {self.slots[v] for v in conflicts[value] if v in self.slots}
+        for value, neighbours in conflicts.items():
+            taken = {self.slots[v] for v in neighbours if v in self.slots}
             free = [n for n, t in enumerate(types) if t == value.type and n not in taken]
             if not free:
                 types.append(value.type)
