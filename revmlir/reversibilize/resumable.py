@@ -51,15 +51,7 @@ from dataclasses import dataclass, field
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, ModuleOp
-from xdsl.ir import (
-    Attribute,
-    Block,
-    BlockArgument,
-    Operation,
-    OpResult,
-    Region,
-    SSAValue,
-)
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
@@ -364,7 +356,7 @@ class _Machine:
 
     segments: list[Segment]
     exit: int
-    arguments: set[BlockArgument]
+    arguments: set[SSAValue]
     """The entry's arguments, read where they are: the loop captures them."""
     slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
     types: list[Attribute] = field(default_factory=list[Attribute])
