@@ -11,8 +11,7 @@ import pytest
 from python_examples import load_example
 
 import revmlir as rv
-from revmlir.ad.adjoint import generate_gradients
-from revmlir.frontend.gradient import derived_backend
+from revmlir.frontend.gradient import own_gradient
 
 R = load_example("rotations")
 
@@ -41,7 +40,7 @@ def test_the_steps_are_primitive_steps():
     np.testing.assert_allclose(rv.gradient(f, (x.copy(), l, 1.0))[0],
                                rv.gradient(R.rotations, (x.copy(), l, 1.0))[0], rtol=1e-12)
     spec = f.specialization_for(x, l, 1.0).checkpointed_gradient
-    _, run = derived_backend(spec, "gradient", generate_gradients)
+    run = own_gradient(spec)
     steps = sum(R.durations(l, 1.0)) + 2 * l
     stats = rv.checkpoint.binomial(steps, 4).stats()
     name = f"{spec.name}.ckpt.step0"

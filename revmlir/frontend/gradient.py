@@ -26,6 +26,7 @@ from revmlir.ad.adjoint import adjoint_name, generate_adjoints, generate_gradien
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
+from revmlir.frontend.checkpoint_policy import CheckpointPolicy
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Backend, Caller
 
@@ -69,6 +70,12 @@ def adjoint_backend(spec: Specialization, lanes: int = 1) -> tuple[ModuleOp, Bac
     return derived_backend(spec, f"adjoint, {lanes} lanes", partial(generate_adjoints, lanes=lanes))
 
 
+def own_gradient(spec: Specialization) -> Backend:
+    """How a specialization whose module holds its own ``@f.grad``
+    (checkpointed gradients) runs it: as it runs ``f``, compiled once."""
+    return spec.native if spec.native is not None else spec.interpreter
+
+
 def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
     """The specialization ``rv.{api}`` differentiates: ``f``'s, or for
     ``~f`` the one of ``@f.inv`` (its arguments are ``f``'s outputs)."""
@@ -92,6 +99,10 @@ class ReversibleCall:
     """Per input of ``f``: the argument that receives it (and its gradient)."""
     outputs: tuple[int, ...]
     """Per output of ``f``: the argument that holds it after the run."""
+    recompute: bool = False
+    """Whether the specialization's gradient ``@f.grad`` reruns ``f`` from
+    its inputs under a checkpoint schedule: then pullbacks call it, not
+    ``@f.adj`` on the state after the run."""
 
 
 @runtime_checkable
@@ -102,7 +113,15 @@ class Differentiable(Protocol):
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall: ...
 
 
-def _reversible_call(f: Any, args: Sequence[Any], api: str) -> ReversibleCall:
+def _reversible_call(f: Any, args: Sequence[Any], api: str,
+                     policy: CheckpointPolicy | None = None) -> ReversibleCall:
+    if policy is not None:
+        resumable = getattr(f, "resumable_call", None)
+        if resumable is None:
+            raise TypeError(f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
+                            f"{f!r} (mark a loop of a reversible function with a schedule "
+                            "and use ad-checkpoint)")
+        return resumable(args, policy)
     # checking a protocol costs more than many calls it guards
     if not isinstance(f, ReversibleFunction) and isinstance(f, Differentiable):
         return f.reversible_call(args)
@@ -155,17 +174,29 @@ class Pullback:
                     f"per output, got {len(cotangents)}"
                 )
             cotangent = dict(zip(call.outputs, cotangents, strict=True))
+            # a recomputing gradient starts from the inputs: its tapes are empty
+            before = call.arguments if call.recompute else state
             seeds += [
-                _seed(spec.types[i], state[i], cotangent.get(i), f"cotangent #{number.get(i)} of {name}")
+                _seed(spec.types[i], state[i] if i in number else before[i], cotangent.get(i),
+                      f"cotangent #{number.get(i)} of {name}")
                 for i in spec.carrying
             ]
-        _, backend = adjoint_backend(spec, len(lanes))
-        results = backend.call(adjoint_name(spec.name, len(lanes)), *spec.private_copies(state), *seeds)
         n, c = len(state), len(spec.carrying)
-        gradients = [
-            _input_cotangents(spec, state, [*results[:n], *results[n + k * c : n + (k + 1) * c]])
-            for k in range(len(lanes))
-        ]
+        if call.recompute:
+            # @f.grad reruns f from its inputs under its schedule, one lane at a time
+            run = own_gradient(spec).caller(gradient_name(spec.name), backward=False)
+            gradients = [
+                _input_cotangents(spec, call.arguments, run(
+                    [*spec.private_copies(call.arguments), *seeds[k * c : (k + 1) * c]]))
+                for k in range(len(lanes))
+            ]
+        else:
+            _, backend = adjoint_backend(spec, len(lanes))
+            results = backend.call(adjoint_name(spec.name, len(lanes)), *spec.private_copies(state), *seeds)
+            gradients = [
+                _input_cotangents(spec, state, [*results[:n], *results[n + k * c : n + (k + 1) * c]])
+                for k in range(len(lanes))
+            ]
         return [tuple([g[i] for i in call.inputs]) for g in gradients]
 
 
@@ -232,13 +263,17 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     return seed
 
 
-def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any) -> tuple[tuple[Any, ...], Pullback]:
+def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any,
+        checkpoint: str | None = None, snapshots: int | None = None,
+        memory: int | str | None = None, base: int | None = None) -> tuple[tuple[Any, ...], Pullback]:
     """Run ``f`` on (copies of) ``args``; return its outputs (for a
     reversible function every argument, as a call returns them; for an
     ordinary one what it returns, then every argument as it left it) and the
     pullback mapping output cotangents to input cotangents, like
-    ``jax.vjp``.  The arguments are not modified."""
-    call = _reversible_call(f, args, "vjp")
+    ``jax.vjp``.  The arguments are not modified.  ``checkpoint=`` (an
+    ``@rv.ordinary`` ``f``) checkpoints the pullback as for ``rv.gradient``:
+    it reruns ``f`` from its inputs under the schedule."""
+    call = _reversible_call(f, args, "vjp", CheckpointPolicy.of(checkpoint, snapshots, memory, base))
     spec = call.spec
     forward = spec.native if spec.native is not None else spec.interpreter
     state = tuple(forward.call(spec.name, *spec.private_copies(call.arguments)))
@@ -271,7 +306,9 @@ def loss_index(spec: Specialization, args: Sequence[Any], iloss: int, api: str) 
 
 
 def gradient(
-    f: ReversibleFunction | InverseFunction | Differentiable, args: Sequence[Any], iloss: int = 0
+    f: ReversibleFunction | InverseFunction | Differentiable, args: Sequence[Any], iloss: int = 0,
+    *, checkpoint: str | None = None, snapshots: int | None = None,
+    memory: int | str | None = None, base: int | None = None,
 ) -> tuple[Any, ...]:
     """``∂(output iloss of f) / ∂(each input)``, as a tuple with one entry
     per argument: a float per float scalar (log numbers: with respect to
@@ -281,9 +318,15 @@ def gradient(
     arguments after the call; an ordinary function's are the values it
     returns, then its arguments.  The loss must be a scalar (of a complex
     loss, its real part is differentiated); for array outputs use
-    ``rv.vjp``.  The arguments are not modified."""
+    ``rv.vjp``.  The arguments are not modified.
+
+    For an ``@rv.ordinary`` ``f``, ``checkpoint=`` checkpoints the gradient
+    over ``f``'s primitive steps, with no annotation (docs/checkpointing.md,
+    "Checkpointing anywhere"): ``"bisection"``, ``"binomial"`` with
+    ``snapshots=k``, ``"store_all"``, or ``"auto"`` with a ``memory=``
+    budget (bytes or ``"64MB"``); ``base=b`` steps per checkpointed step."""
     args = tuple(args)
-    call = _reversible_call(f, args, "gradient")
+    call = _reversible_call(f, args, "gradient", CheckpointPolicy.of(checkpoint, snapshots, memory, base))
     plans = _gradient_plans.setdefault(call.spec, {})
     if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
         plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)
@@ -320,8 +363,7 @@ class _GradientPlan:
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds
-            _, backend = derived_backend(spec, "gradient", generate_gradients)
-            name = gradient_name(spec.name)
+            backend, name = own_gradient(spec), gradient_name(spec.name)
         else:
             generate = partial(generate_gradients, loss=position)
             _, backend = derived_backend(spec, f"gradient of #{position}", generate)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any
 
@@ -42,7 +42,9 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
+from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.api import BACKENDS, Specialization, matched_specialization, read_source
+from revmlir.frontend.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.gradient import ReversibleCall
 from revmlir.frontend.types import IntRanges, describe_type, type_of_value
@@ -127,7 +129,7 @@ class OrdinaryFunction:
         spec = self.specialization_for(*args)
         spec.check_aliasing(args)
         if spec.checkpointed:
-            return spec.checkpointed_call(args)
+            return spec.checkpointed_call(args, spec.checkpointed_gradient)
         count, results = len(args), len(spec.result_types)
         out = {position: count + results + k for k, position in enumerate(spec.written)}
         return ReversibleCall(
@@ -136,6 +138,15 @@ class OrdinaryFunction:
             tuple(range(count)),
             (*range(count, count + results), *(out.get(i, i) for i in range(count))),
         )
+
+    def resumable_call(self, args: Sequence[Any], policy: CheckpointPolicy) -> ReversibleCall:
+        """``f``'s call as a run of its resumable form, whose gradient is
+        checkpointed under ``policy`` over primitive steps (``checkpoint=``
+        of ``rv.gradient``)."""
+        spec = self.specialization_for(*args)
+        spec.check_aliasing(args)
+        schedule = policy.schedule(spec.snapshot_bytes(args) if policy.scheme == "auto" else 0)
+        return spec.checkpointed_call(args, spec.resumable_gradient(schedule, policy.base))
 
     def __repr__(self) -> str:
         return f"<ordinary function {self.__name__}>"
@@ -159,6 +170,9 @@ class OrdinarySpecialization:
     checkpointed: bool
     """Whether a loop is marked ``rv.checkpointed``: then gradients are
     checkpointed (``checkpointed_call``)."""
+    resumable: dict[tuple[str, int, int], Specialization] = field(
+        default_factory=dict[tuple[str, int, int], Specialization], compare=False, repr=False)
+    """The resumable forms built so far, by schedule and base."""
 
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
@@ -193,15 +207,55 @@ class OrdinarySpecialization:
         gradient ``@f.grad``, the checkpointed one (``ad-checkpoint``).  The
         schedule runs at run time, for the trip count the arguments give,
         so one compiled module serves every trip count."""
-        from revmlir.reversibilize import ReversibilizeError, reversibilize
         from revmlir.reversibilize.flatten import flatten_marked_loops
 
-        name = self.reversible.name
+        return self._checkpointed(flatten_marked_loops)
+
+    def resumable_gradient(self, schedule: ScheduleAttr, base: int) -> Specialization:
+        """As ``checkpointed_gradient``, for ``f`` made resumable
+        (``make-resumable``): the schedule runs over its primitive steps,
+        ``base`` to a checkpointed step, with no loop marked.  One per
+        schedule and base."""
+        from revmlir.reversibilize.resumable import make_resumable
+
+        key = (schedule.scheme.data, schedule.snapshots.data, base)
+        if (spec := self.resumable.get(key)) is None:
+            name = self.reversible.name
+            spec = self.resumable[key] = self._checkpointed(
+                lambda module: make_resumable(module, name, schedule, base))
+        return spec
+
+    @functools.cached_property
+    def resumable_slots(self) -> int:
+        """How many scalars the resumable form's state has (its program
+        point included): a snapshot holds them and the arrays ``f`` writes."""
+        from revmlir.reversibilize.resumable import make_resumable
+
+        loop = self._prepared(lambda module: make_resumable(
+            module, self.reversible.name, ScheduleAttr("bisection")))[1]
+        return len(loop.results)
+
+    def snapshot_bytes(self, args: Sequence[Any]) -> int:
+        """The size of one snapshot of the resumable form for ``args``."""
+        return 8 * self.resumable_slots + sum(args[i].nbytes for i in self.written)
+
+    def _prepared(self, prepare: Callable[[ModuleOp], Any]) -> tuple[ModuleOp, Any]:
+        """A copy of the ordinary IR, ``prepare``d; its errors as syntax errors."""
+        from revmlir.reversibilize import ReversibilizeError
+
         module = self.ordinary.clone()
         try:
-            flatten_marked_loops(module)
+            return module, prepare(module)
         except ReversibilizeError as error:
             raise ReversibleSyntaxError(str(error), None, None, None) from None
+
+    def _checkpointed(self, prepare: Callable[[ModuleOp], Any]) -> Specialization:
+        """``f``'s tape-mode form and its checkpointed ``@f.grad``, from the
+        ordinary IR ``prepare``d (loops marked with schedules)."""
+        from revmlir.reversibilize import reversibilize
+
+        name = self.reversible.name
+        module, _ = self._prepared(prepare)
         reversibilize(module, "tape")
         (gradient,) = generate_checkpointed(module, [name])
         gradient.sym_name = StringAttr(name + GRADIENT_SUFFIX)
@@ -210,12 +264,11 @@ class OrdinarySpecialization:
         types = tuple(tape.function_type.inputs.data)
         return Specialization(self.function, types, name, module)  # type: ignore[arg-type]
 
-    def checkpointed_call(self, args: Sequence[Any]) -> ReversibleCall:
-        """``f``'s call as a run of ``checkpointed_gradient``'s ``@f``: its
-        gradient runs the schedule itself, so memory holds the snapshots and
-        one step's tape, not a tape per step, and no Bennett round trip is
-        needed."""
-        spec = self.checkpointed_gradient
+    def checkpointed_call(self, args: Sequence[Any], spec: Specialization) -> ReversibleCall:
+        """``f``'s call as a run of ``spec``'s ``@f`` (``checkpointed_gradient``
+        or a ``resumable_gradient``): its gradient runs the schedule itself,
+        so memory holds the snapshots and one step's tape, not a tape per
+        step, and no Bennett round trip is needed."""
         count, results = len(args), len(self.result_types)
         tapes: list[list[float]] = [[] for _ in spec.types[count + results :]]
         return ReversibleCall(
@@ -223,6 +276,7 @@ class OrdinarySpecialization:
             (*args, *self.slots(), *tapes),
             tuple(range(count)),
             (*range(count, count + results), *range(count)),
+            recompute=True,
         )
 
     def slots(self) -> list[Any]:

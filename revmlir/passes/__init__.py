@@ -91,6 +91,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return FlattenSplitLoopsPass
 
+    def make_resumable():
+        from revmlir.passes.resumable import MakeResumablePass
+
+        return MakeResumablePass
+
     def std_to_llvm():
         from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 
@@ -127,4 +132,5 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "anc-check-snapshots": check_snapshots,
         "reversibilize": reversibilize,
         "flatten-split-loops": flatten_split_loops,
+        "make-resumable": make_resumable,
     }

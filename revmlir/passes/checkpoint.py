@@ -9,13 +9,19 @@ docs/checkpointing.md.
 from dataclasses import dataclass
 
 from xdsl.context import Context
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.checkpointed import generate_checkpointed
 from revmlir.verifier import check_snapshots
 from revmlir.dialects.ad import CheckpointOp
+from revmlir.passes.resumable import checked_schedule
 from revmlir.passes.selection import expand_requests
+from revmlir.reversibilize import reversibilize
+from revmlir.reversibilize.resumable import make_resumable
 
 
 @dataclass(frozen=True)
@@ -27,8 +33,24 @@ class AdCheckpointPass(ModulePass):
 
     functions: tuple[str, ...] = ()
     """Also build these functions' checkpointed gradients (no ad.checkpoint op needed)."""
+    policy: str = ""
+    """With a schedule (``bisection``, ``binomial``, ``store_all``), the
+    named functions are ordinary ``func.func``s with no mark: they are made
+    resumable (``make-resumable``) and reversibilized in tape mode first, so
+    the schedule runs over their primitive steps."""
+    snapshots: int = 0
+    base: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.policy:
+            schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
+            for name in self.functions:
+                if not isinstance(SymbolTable.lookup_symbol(op, name), func.FuncOp):
+                    raise PassFailedException(
+                        f"{self.name}: policy= checkpoints an ordinary func.func, and @{name} "
+                        "is not one (mark a loop of a rev.func with a schedule instead)")
+                make_resumable(op, name, schedule, self.base)
+            reversibilize(op, "tape")
         expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)
         check_snapshots(op)
 

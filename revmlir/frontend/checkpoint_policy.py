@@ -1,0 +1,96 @@
+"""``checkpoint=`` of ``rv.gradient`` and ``rv.vjp``: how the gradient of an
+``@rv.ordinary`` function is checkpointed with no annotation in its source.
+
+The function runs as its resumable form (``make-resumable``), one loop of
+primitive steps, and the policy picks the schedule over those steps:
+``"bisection"`` (seed 001), ``"binomial"`` with ``snapshots=k`` (Revolve),
+``"store_all"`` (every state kept), or ``"auto"``: Revolve with as many
+snapshots as ``memory=`` holds.  ``base=b`` makes a checkpointed step ``b``
+primitive steps, reversed on one tape (the schedules' base case).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from revmlir.dialects.ad import ScheduleAttr
+
+POLICIES = ("bisection", "binomial", "store_all", "auto")
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+@dataclass(frozen=True)
+class CheckpointPolicy:
+    """A checked ``checkpoint=`` request (module docstring)."""
+
+    scheme: str
+    snapshots: int = 0
+    memory: int = 0
+    """Bytes the snapshots may take (``"auto"`` only)."""
+    base: int = 1
+
+    @staticmethod
+    def of(checkpoint: Any, snapshots: Any = None, memory: Any = None, base: Any = None,
+           ) -> CheckpointPolicy | None:
+        """The policy the keyword arguments ask for, ``None`` without
+        ``checkpoint=``; a ``ValueError`` or ``TypeError`` names what is
+        wrong."""
+        if checkpoint is None:
+            given = [name for name, value in (("snapshots", snapshots), ("memory", memory),
+                                              ("base", base)) if value is not None]
+            if given:
+                raise ValueError(f"{given[0]}= needs checkpoint=: write checkpoint='binomial' "
+                                 "(snapshots=), checkpoint='auto' (memory=) or "
+                                 "checkpoint='bisection' (base=)")
+            return None
+        if checkpoint not in POLICIES:
+            raise ValueError(f"checkpoint must be one of {', '.join(map(repr, POLICIES))}, "
+                             f"not {checkpoint!r}")
+        if (checkpoint == "binomial") != (snapshots is not None):
+            raise ValueError("snapshots=k is required by checkpoint='binomial' and only by it")
+        if (checkpoint == "auto") != (memory is not None):
+            raise ValueError("memory= is required by checkpoint='auto' and only by it, "
+                             "e.g. memory='64MB'")
+        count = 0 if snapshots is None else _positive(snapshots, "snapshots")
+        steps = 1 if base is None else _positive(base, "base")
+        return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None
+                                else 0, steps)
+
+    def schedule(self, snapshot_bytes: int) -> ScheduleAttr:
+        """The schedule for a state of ``snapshot_bytes`` bytes: ``"auto"``
+        keeps as many snapshots as its budget holds (Revolve is optimal for
+        any number of steps, and needs no more than the steps)."""
+        if self.scheme != "auto":
+            return ScheduleAttr(self.scheme, self.snapshots)
+        count = self.memory // max(snapshot_bytes, 1)
+        if count < 1:
+            raise ValueError(f"memory={self.memory} bytes holds no snapshot of the "
+                             f"function's state ({snapshot_bytes} bytes); allow more memory")
+        return ScheduleAttr("binomial", count)
+
+
+def _positive(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be at least 1, not {value}")
+    return value
+
+
+def parse_memory(memory: Any) -> int:
+    """Bytes from ``64_000_000``, ``"64MB"``, ``"1.5 GiB"`` or ``"512kB"``."""
+    if isinstance(memory, int) and not isinstance(memory, bool):
+        if memory < 1:
+            raise ValueError(f"memory must be positive, not {memory}")
+        return memory
+    if isinstance(memory, str):
+        match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zA-Z]*)\s*", memory)
+        if match is not None and match.group(2).lower() in _UNITS:
+            value = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
+            if value >= 1:
+                return value
+    raise ValueError(f"memory must be a number of bytes or a size like '64MB' or '1GiB', "
+                     f"not {memory!r}")

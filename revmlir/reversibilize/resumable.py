@@ -1,0 +1,553 @@
+"""Resumable functions: an ordinary function as one loop of primitive steps.
+
+Seed 001 checkpoints any program, with no annotation, by interrupting its
+execution after a counted number of primitive steps and resuming it later
+from a saved state.  In compiled code this is a rewrite of the function into
+a state machine::
+
+    func.func @f(args…) -> results… {
+      %pc, slots… = scf.while (%pc = 0, slots… = 0…) {
+        scf.condition(%pc != EXIT) %pc, slots…
+      } do {
+        // dispatch on %pc (a binary tree of scf.if): run one segment,
+        // yield the next program point and the updated slots
+      } {checkpoint = #ad.schedule<…>}
+      func.return result slots…
+    }
+
+A *segment* is a straight-line run of the function's code between two
+control points: the start of a loop body, the code after a loop, the
+branches of an ``scf.if`` that contains a loop or a call and the code after
+it.  A loop's test ends both the segment before the loop and its body, so
+an iteration is one step.  An ``scf.if``
+with only straight-line code inside stays whole in its segment.  Every value
+that one segment computes and another reads (loop-carried values, induction
+variables, results of flattened loops, branches and calls, and temporaries
+live across a control point) is a *slot* of the loop state; constants are
+recomputed where they are read, and the entry's arguments are read where
+they are (the loop body captures them).  The loop state is therefore the
+whole resumable state of the function: program point, live values; the
+arrays it writes are its memref arguments, which ``ad-checkpoint``
+snapshots with the state.
+
+Calls are inlined: the callee's body becomes segments of the machine, its
+scalar parameters slots, its array parameters the caller's arrays, and its
+return a jump back to the point after the call.  So a step is a step of any
+callee too.  Recursion would need an explicit frame stack; it is rejected
+at the recursive call.
+
+The loop is then checkpointed like a marked ``scf.while``:
+``reversibilize{mode=tape}`` makes it a ``rev.while`` with one tape per step
+and ``ad-checkpoint`` counts its steps in a first plain run, then reverses
+it under the schedule, so a step of the schedule is a primitive step
+anywhere in the program (docs/checkpointing.md, "Checkpointing anywhere").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.builder import Builder
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
+
+from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
+from revmlir.dialects.ad import ScheduleAttr
+from revmlir.errors import describe_op
+from revmlir.inversion import building_at_end
+from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
+
+_STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
+
+
+def _error(op: Operation, why: str) -> ReversibilizeError:
+    return ReversibilizeError(f"{describe_op(op)}: a resumable function {why}")
+
+
+_Side = Callable[[Builder], list[SSAValue]]
+
+
+@dataclass
+class Jump:
+    """Go to segment ``target``, assigning ``moves`` (slot value ← value,
+    all at once, as a loop's yield does)."""
+
+    target: int
+    moves: list[tuple[SSAValue, SSAValue]] = field(default_factory=list[tuple[SSAValue, SSAValue]])
+
+
+@dataclass
+class Branch:
+    condition: SSAValue
+    then: Jump
+    otherwise: Jump
+
+
+@dataclass
+class Bind:
+    """A jump merged into the segment it ends (its target has no other
+    entry): the targets take the values there, all at once."""
+
+    moves: list[tuple[SSAValue, SSAValue]]
+
+
+EXIT = -1
+"""The target of the entry's return, numbered once the segments are final."""
+
+
+@dataclass
+class Segment:
+    """One primitive step: ops run in order, then an exit."""
+
+    ops: list[Operation | Bind] = field(default_factory=list[Operation | Bind])
+    exit: Jump | Branch | None = None
+
+    def jumps(self) -> list[Jump]:
+        exit = self.exit
+        return [exit] if isinstance(exit, Jump) else [exit.then, exit.otherwise] if exit else []
+
+    def defined(self) -> set[SSAValue]:
+        """The values this segment computes (or binds)."""
+        found: set[SSAValue] = set()
+        for item in self.ops:
+            found.update(item.results if isinstance(item, Operation) else (t for t, _ in item.moves))
+        return found
+
+    def reads(self) -> Iterator[SSAValue]:
+        """The values this segment reads from before it: operands of its
+        ops (nested ones included), bound values, its exit's condition and
+        moved values."""
+        inside: set[SSAValue] = set()
+        for item in self.ops:
+            if isinstance(item, Bind):
+                yield from (v for _, v in item.moves if v not in inside)
+                inside.update(t for t, _ in item.moves)
+                continue
+            yield from (v for v in _outer_operands(item) if v not in inside)
+            inside.update(item.results)
+        if isinstance(self.exit, Branch) and self.exit.condition not in inside:
+            yield self.exit.condition
+        yield from (v for jump in self.jumps() for _, v in jump.moves if v not in inside)
+
+
+def _merged(segments: list[Segment]) -> list[Segment]:
+    """The segments with every jump to a segment that has no other entry
+    merged into it (a call's body into the call, the code after a call or a
+    loop into what precedes it), renumbered; fewer, longer steps."""
+    entries = [0] * len(segments)
+    entries[0] = 1
+    for segment in segments:
+        for jump in segment.jumps():
+            if jump.target != EXIT:
+                entries[jump.target] += 1
+    gone: set[int] = set()
+    for number, segment in enumerate(segments):
+        if number in gone:
+            continue
+        while (isinstance(segment.exit, Jump) and segment.exit.target not in (EXIT, number)
+               and entries[segment.exit.target] == 1):
+            target = segment.exit.target
+            following = segments[target]
+            if segment.exit.moves:
+                segment.ops.append(Bind(segment.exit.moves))
+            segment.ops += following.ops
+            segment.exit = following.exit
+            gone.add(target)
+    kept = [n for n in range(len(segments)) if n not in gone]
+    number = {old: new for new, old in enumerate(kept)}
+    for old in kept:
+        for jump in segments[old].jumps():
+            jump.target = number.get(jump.target, len(kept))
+    return [segments[old] for old in kept]
+
+
+def _is_straight(op: Operation) -> bool:
+    """Ops that stay whole inside a segment: no loop and no call inside."""
+    return not any(isinstance(inner, _STRUCTURED) for inner in op.walk())
+
+
+@dataclass
+class _Flattener:
+    """Builds the segments of one function, inlining its callees."""
+
+    functions: dict[str, func.FuncOp]
+    segments: list[Segment] = field(default_factory=list[Segment])
+    originals: list[Operation] = field(default_factory=list[Operation])
+    """The ops moved into segments (their clones run), to be dropped."""
+
+    def new(self) -> int:
+        self.segments.append(Segment())
+        return len(self.segments) - 1
+
+    def close(self, at: int, exit: Jump | Branch) -> None:
+        self.segments[at].exit = exit
+
+    def block(self, block: Block, at: int) -> int:
+        """Append ``block``'s ops (not its terminator) from segment ``at``;
+        the segment open at the end."""
+        for op in list(block.ops)[:-1]:
+            op.detach()
+            self.originals.append(op)
+            if _is_straight(op):
+                self.segments[at].ops.append(op)
+            elif isinstance(op, scf.ForOp):
+                at = self.for_(op, at)
+            elif isinstance(op, scf.WhileOp):
+                at = self.while_(op, at)
+            elif isinstance(op, scf.IfOp):
+                at = self.if_(op, at)
+            else:
+                assert isinstance(op, func.CallOp)
+                at = self.call(op, at)
+        return at
+
+    def for_(self, op: scf.ForOp, at: int) -> int:
+        """The test ``iv < ub`` ends the segment before the loop and the
+        end of the body (after stepping ``iv``): it enters the body or
+        leaves with the carried values as results, so an iteration is one
+        step."""
+        body = op.body.block
+        iv, carried = body.args[0], list(body.args[1:])
+        first, after = self.new(), self.new()
+        terminator = body.last_op
+        assert isinstance(terminator, scf.YieldOp)
+
+        def test(segment: int, start: SSAValue, values: Sequence[SSAValue]) -> None:
+            compare = arith.CmpiOp(start, op.ub, "slt")
+            compare.location = op.location
+            self.segments[segment].ops.append(compare)
+            self.close(segment, Branch(
+                compare.result, Jump(first, [(iv, start), *zip(carried, values, strict=True)]),
+                Jump(after, list(zip(op.results, values, strict=True)))))
+
+        test(at, op.lb, op.iter_args)
+        end = self.block(body, first)
+        stepped = arith.AddiOp(iv, op.step)
+        stepped.location = op.location
+        self.segments[end].ops.append(stepped)
+        test(end, stepped.result, terminator.operands)
+        return after
+
+    def while_(self, op: scf.WhileOp, at: int) -> int:
+        """The condition (expressions only, by ``check_function``) ends the
+        segment before the loop and, recomputed, the end of the body."""
+        before, after_block = op.before_region.block, op.after_region.block
+        condition = before.last_op
+        assert isinstance(condition, scf.ConditionOp)
+        first, after = self.new(), self.new()
+        expressions = list(before.ops)[:-1]
+
+        def test(segment: int, values: Sequence[SSAValue]) -> None:
+            mapping: dict[SSAValue, SSAValue] = {}
+            ops = self.segments[segment].ops
+            ops.append(Bind(list(zip(before.args, values, strict=True))))
+            ops += [op.clone(value_mapper=mapping) for op in expressions]
+            forwarded = [mapping.get(v, v) for v in condition.args]
+            self.close(segment, Branch(
+                mapping.get(condition.condition, condition.condition),
+                Jump(first, list(zip(after_block.args, forwarded, strict=True))),
+                Jump(after, list(zip(op.results, forwarded, strict=True)))))
+
+        test(at, op.arguments)
+        terminator = after_block.last_op
+        assert isinstance(terminator, scf.YieldOp)
+        end = self.block(after_block, first)
+        test(end, terminator.operands)
+        return after
+
+    def if_(self, op: scf.IfOp, at: int) -> int:
+        join = self.new()
+        sides: list[Jump] = []
+        for region in (op.true_region, op.false_region):
+            if not region.blocks:
+                sides.append(Jump(join))
+                continue
+            start = self.new()
+            terminator = region.block.last_op
+            assert isinstance(terminator, scf.YieldOp)
+            end = self.block(region.block, start)
+            self.close(end, Jump(join, list(zip(op.results, terminator.operands, strict=True))))
+            sides.append(Jump(start))
+        self.close(at, Branch(op.cond, *sides))
+        return join
+
+    def call(self, op: func.CallOp, at: int) -> int:
+        """The callee's body, inlined: scalar parameters are slots assigned
+        at the call, array parameters the caller's arrays, its return a
+        jump to the point after the call."""
+        callee = self.functions[op.callee.string_value()].clone()
+        body = callee.body.block
+        moves: list[tuple[SSAValue, SSAValue]] = []
+        for parameter, argument in zip(body.args, op.arguments, strict=True):
+            if is_scalar(parameter.type):
+                moves.append((parameter, argument))
+            else:
+                parameter.replace_all_uses_with(argument)
+        entry, after = self.new(), self.new()
+        self.close(at, Jump(entry, moves))
+        end = self.block(body, entry)
+        returned = body.last_op
+        assert isinstance(returned, func.ReturnOp)
+        self.close(end, Jump(after, list(zip(op.results, returned.arguments, strict=True))))
+        return after
+
+
+def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: int = 1
+                   ) -> scf.WhileOp:
+    """Rewrite ``@name`` of ``module`` into its state machine (module
+    docstring), the loop marked with ``schedule``.  Each iteration runs
+    ``base`` segments (fewer at the end): the schedule's base case, reversed
+    store-all on one tape, and fewer, cheaper counted steps.  Loop marks inside
+    ``@name`` (``rv.checkpointed``) are dropped: the machine's steps are
+    finer than any loop's iterations.  The other functions stay."""
+    function = SymbolTable.lookup_symbol(module, name)
+    if not isinstance(function, func.FuncOp) or function.is_declaration:
+        where = f"{describe_op(function)}: " if function is not None else ""
+        raise ReversibilizeError(f"{where}@{name} is not a function defined in the module: "
+                                 "only func.func functions with a body can be made resumable")
+    functions = {f.sym_name.data: f for f in module.ops
+                 if isinstance(f, func.FuncOp) and not f.is_declaration}
+    for each in functions.values():
+        check_function(each, functions)
+    _check_no_recursion(functions, [name])
+    body = function.body.block
+    returned = body.last_op
+    assert isinstance(returned, func.ReturnOp)
+    flattener = _Flattener(functions)
+    end = flattener.block(body, flattener.new())
+    results = [arith.ConstantOp(_zero_attr(v.type)).result for v in returned.arguments]
+    for result, value in zip(results, returned.arguments, strict=True):
+        result.name_hint = value.name_hint or "result"
+    flattener.close(end, Jump(EXIT, list(zip(results, returned.arguments, strict=True))))
+    segments = _merged(flattener.segments)
+    machine = _Machine(segments, len(segments), set(body.args))
+    loop = machine.build(schedule, base, returned, results)
+    for original in flattener.originals:
+        for op in original.walk():
+            op.drop_all_references()
+    return loop
+
+
+def _check_no_recursion(functions: dict[str, func.FuncOp], path: list[str]) -> None:
+    """Calls are inlined, so the functions ``path[-1]`` reaches must not
+    reach themselves: a recursive call is reported where it is made, before
+    anything is rewritten."""
+    for op in functions[path[-1]].walk():
+        if isinstance(op, func.CallOp):
+            callee = op.callee.string_value()
+            if callee in path:
+                raise _error(op, f"cannot call @{callee} recursively: calls are inlined into "
+                             "the machine and recursion needs an explicit frame stack, "
+                             "which is not implemented")
+            _check_no_recursion(functions, [*path, callee])
+
+
+def _zero_attr(type: Attribute) -> Attribute:
+    return FloatAttr(0.0, type) if isinstance(type, AnyFloat) else IntegerAttr(0, type)
+
+
+@dataclass
+class _Machine:
+    """Emits the ``scf.while`` of a function's segments."""
+
+    segments: list[Segment]
+    exit: int
+    arguments: set[SSAValue]
+    """The entry's arguments, read where they are: the loop captures them."""
+    slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+    types: list[Attribute] = field(default_factory=list[Attribute])
+    names: list[str | None] = field(default_factory=list[str | None])
+    live: list[set[SSAValue]] = field(default_factory=list[set[SSAValue]])
+    """Per segment (and the end), the values live at its start."""
+
+    def build(self, schedule: ScheduleAttr, base: int, returned: func.ReturnOp,
+              results: Sequence[SSAValue]) -> scf.WhileOp:
+        """The loop, in place of the function's body before ``returned``,
+        which then returns the result slots."""
+        self._place_values(results)
+        index = IndexType()
+        types = [index, *self.types]
+        builder = Builder(InsertPoint.before(returned))
+        initial = [builder.insert(arith.ConstantOp(_zero_attr(t))).results[0] for t in types]
+        before, body = Block(arg_types=types), Block(arg_types=types)
+        names = ["pc", *self.names]
+        for block in (before, body):
+            for argument, name in zip(block.args, names, strict=True):
+                argument.name_hint = name
+        with building_at_end(builder, before):
+            builder.insert(scf.ConditionOp(self._running(builder, before.args[0]), *before.args))
+        with building_at_end(builder, body):
+            builder.insert(scf.YieldOp(*self._steps(builder, list(body.args), base)))
+        loop = builder.insert(scf.WhileOp(initial, types, Region(before), Region(body)))
+        loop.location = returned.location
+        loop.attributes[CHECKPOINT_ATTR] = schedule
+        for op in loop.walk():
+            if op is not loop:
+                op.attributes.pop(CHECKPOINT_ATTR, None)
+            op.attributes.pop(SPLIT_ATTR, None)
+        final = func.ReturnOp(*(loop.results[1 + self.slots[v]] for v in results))
+        final.location = returned.location
+        Rewriter.replace_op(returned, final)
+        return loop
+
+    def _place_values(self, results: Sequence[SSAValue]) -> None:
+        """Slots for the values live at the start of some segment (or at
+        the end: the results), shared by values never live together."""
+        defined = [segment.defined() for segment in self.segments]
+        reads = [{v for v in segment.reads() if self._carried(v)} for segment in self.segments]
+        live: list[set[SSAValue]] = [set() for _ in self.segments] + [set(results)]
+        changed = True
+        while changed:
+            changed = False
+            for number in reversed(range(len(self.segments))):
+                out: set[SSAValue] = set()
+                for jump in self.segments[number].jumps():
+                    out |= live[jump.target] - {t for t, _ in jump.moves}
+                found = reads[number] | (out - defined[number])
+                if found != live[number]:
+                    live[number], changed = found, True
+        self.live = live
+        conflicts: dict[SSAValue, set[SSAValue]] = {}
+        for values in live:
+            for value in values:
+                conflicts.setdefault(value, set()).update(values - {value})
+        types: list[Attribute] = []
+        for value, neighbours in conflicts.items():
+            taken = {self.slots[v] for v in neighbours if v in self.slots}
+            free = [n for n, t in enumerate(types) if t == value.type and n not in taken]
+            if not free:
+                types.append(value.type)
+                self.names.append(value.name_hint)
+            self.slots[value] = free[0] if free else len(types) - 1
+        self.types = types
+
+    def _carried(self, value: SSAValue) -> bool:
+        """Whether ``value`` is read from a slot where it is not computed:
+        constants are recomputed and the entry's arguments read directly."""
+        if value in self.arguments or _constant(value) is not None:
+            return False
+        if not is_scalar(value.type):
+            owner = value.owner
+            where = owner if isinstance(owner, Operation) else owner.parent_op()
+            assert where is not None
+            raise _error(where, f"cannot carry a value of type {value.type}")
+        return True
+
+    def _running(self, builder: Builder, pc: SSAValue) -> SSAValue:
+        stop = builder.insert(arith.ConstantOp(IntegerAttr(self.exit, IndexType()))).results[0]
+        return builder.insert(arith.CmpiOp(pc, stop, "ne")).results[0]
+
+    def _steps(self, builder: Builder, state: list[SSAValue], base: int) -> list[SSAValue]:
+        """Up to ``base`` segments from ``state``: one, or an inner
+        ``scf.while`` counting them."""
+        if base == 1:
+            return self._dispatch(builder, state, 0, self.exit)
+        index = IndexType()
+        types = [index, *(v.type for v in state)]
+        before, body = Block(arg_types=types), Block(arg_types=types)
+        with building_at_end(builder, before):
+            limit = builder.insert(arith.ConstantOp(IntegerAttr(base, index))).results[0]
+            within = builder.insert(arith.CmpiOp(before.args[0], limit, "slt")).results[0]
+            running = self._running(builder, before.args[1])
+            going = builder.insert(arith.AndIOp(within, running)).results[0]
+            builder.insert(scf.ConditionOp(going, *before.args))
+        with building_at_end(builder, body):
+            one = builder.insert(arith.ConstantOp(IntegerAttr(1, index))).results[0]
+            counted = builder.insert(arith.AddiOp(body.args[0], one)).results[0]
+            stepped = self._dispatch(builder, list(body.args[1:]), 0, self.exit)
+            builder.insert(scf.YieldOp(counted, *stepped))
+        start = builder.insert(arith.ConstantOp(IntegerAttr(0, index))).results[0]
+        group = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
+        return list(group.results[1:])
+
+    def _dispatch(self, builder: Builder, state: list[SSAValue], low: int, high: int
+                  ) -> list[SSAValue]:
+        """The next state for program points ``low ≤ pc < high``: a binary
+        tree of ``scf.if``, one segment per leaf."""
+        if high - low == 1:
+            return self._segment(builder, state, low)
+        middle = (low + high) // 2
+        pc = state[0]
+        bound = builder.insert(arith.ConstantOp(IntegerAttr(middle, IndexType()))).results[0]
+        below = builder.insert(arith.CmpiOp(pc, bound, "slt")).results[0]
+        return self._if(builder, below, state,
+                        lambda b: self._dispatch(b, state, low, middle),
+                        lambda b: self._dispatch(b, state, middle, high))
+
+    def _if(self, builder: Builder, condition: SSAValue, state: Sequence[SSAValue],
+            then: _Side, otherwise: _Side) -> list[SSAValue]:
+        regions = []
+        saved = builder.insertion_point
+        for side in (then, otherwise):
+            block = Block()
+            builder.insertion_point = InsertPoint.at_end(block)
+            builder.insert(scf.YieldOp(*side(builder)))
+            regions.append(Region(block))
+        builder.insertion_point = saved
+        op = builder.insert(scf.IfOp(condition, [v.type for v in state], *regions))
+        return list(op.results)
+
+    def _segment(self, builder: Builder, state: list[SSAValue], number: int) -> list[SSAValue]:
+        """Segment ``number``'s ops on the slots, then its exit: each jump
+        writes the slots of the values live at its target."""
+        segment = self.segments[number]
+        mapping: dict[SSAValue, SSAValue] = {}
+
+        def read(value: SSAValue) -> SSAValue:
+            if value in mapping:
+                return mapping[value]
+            if (slot := self.slots.get(value)) is not None:
+                return state[1 + slot]
+            if (constant := _constant(value)) is not None:
+                mapping[value] = builder.insert(constant.clone()).results[0]
+                return mapping[value]
+            return value
+
+        for item in segment.ops:
+            if isinstance(item, Bind):
+                values = [read(v) for _, v in item.moves]
+                mapping.update((t, v) for (t, _), v in zip(item.moves, values, strict=True))
+                continue
+            for operand in _outer_operands(item):
+                mapping.setdefault(operand, read(operand))
+            clone = builder.insert(item.clone(value_mapper=mapping))
+            for old, new in zip(item.results, clone.results, strict=True):
+                new.name_hint = old.name_hint
+                mapping[old] = new
+
+        def jump(b: Builder, to: Jump) -> list[SSAValue]:
+            out = list(state)
+            out[0] = b.insert(arith.ConstantOp(IntegerAttr(to.target, IndexType()))).results[0]
+            moved = dict(to.moves)
+            for value in self.live[to.target]:
+                out[1 + self.slots[value]] = read(moved.get(value, value))
+            return out
+
+        exit = segment.exit
+        if isinstance(exit, Jump):
+            return jump(builder, exit)
+        assert isinstance(exit, Branch)
+        condition = read(exit.condition)
+        return self._if(builder, condition, state,
+                        lambda b: jump(b, exit.then), lambda b: jump(b, exit.otherwise))
+
+
+def _constant(value: SSAValue) -> arith.ConstantOp | None:
+    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
+        return value.op
+    return None
+
+
+def _outer_operands(op: Operation) -> Iterator[SSAValue]:
+    """The values ``op`` (and ops nested in it) read from outside it."""
+    inside: set[SSAValue] = set()
+    for nested in op.walk():
+        inside.update(a for r in nested.regions for b in r.blocks for a in b.args)
+        for operand in nested.operands:
+            if operand not in inside:
+                yield operand
+        inside.update(nested.results)

@@ -1,0 +1,52 @@
+// RUN: rev-opt %s --verify-diagnostics --split-input-file -p 'make-resumable{functions=f}'
+// RUN: not rev-opt %s --split-input-file -p 'make-resumable{functions=f policy=revolve}' 2>&1 | filecheck %s --check-prefix=POLICY
+// RUN: not rev-opt %s --split-input-file -p 'make-resumable{functions=f policy=binomial}' 2>&1 | filecheck %s --check-prefix=BUDGET
+// RUN: not rev-opt %s --split-input-file -p 'make-resumable{functions=f base=0}' 2>&1 | filecheck %s --check-prefix=BASE
+// RUN: not rev-opt %s --split-input-file -p 'make-resumable' 2>&1 | filecheck %s --check-prefix=NAMES
+// RUN: not rev-opt %s --split-input-file -p 'ad-checkpoint{functions=h policy=bisection}' 2>&1 | filecheck %s --check-prefix=REV
+
+// POLICY: make-resumable: unknown checkpoint scheme 'revolve'; expected one of store_all, bisection, binomial
+// BUDGET: make-resumable: 'snapshots = n' (n >= 1) is required by binomial and only by binomial
+// BASE: make-resumable: base must be at least 1, not 0
+// NAMES: make-resumable: name the functions to rewrite, e.g. make-resumable{functions=f}
+// REV: ad-checkpoint: policy= checkpoints an ordinary func.func, and @h is not one (mark a loop of a rev.func with a schedule instead)
+
+// Recursion: calls are inlined into the machine, so a recursive call is
+// rejected where it is made.
+func.func @f(%n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %done = arith.cmpi eq, %n, %c0 : index
+  %r = scf.if %done -> (index) {
+    scf.yield %c0 : index
+  } else {
+    %m = arith.subi %n, %c1 : index
+    // expected-error@+1 {{a resumable function cannot call @f recursively: calls are inlined into the machine and recursion needs an explicit frame stack, which is not implemented}}
+    %k = func.call @f(%m) : (index) -> index
+    %s = arith.addi %k, %c1 : index
+    scf.yield %s : index
+  }
+  func.return %r : index
+}
+rev.func @h(%x: f64) {
+  rev.return %x : f64
+}
+
+// -----
+
+// Mutual recursion is found the same way, at the call that closes the cycle.
+func.func @g(%n: index) -> index {
+  // expected-error@+1 {{a resumable function cannot call @f recursively}}
+  %k = func.call @f(%n) : (index) -> index
+  func.return %k : index
+}
+func.func @f(%n: index) -> index {
+  %k = func.call @g(%n) : (index) -> index
+  func.return %k : index
+}
+
+// -----
+
+// A name that is not an ordinary function with a body.
+// expected-error@+1 {{@f is not a function defined in the module: only func.func functions with a body can be made resumable}}
+func.func private @f(%n: index) -> index
