@@ -52,9 +52,10 @@ from revmlir.checkpoint.cursor import SCHEMES, WORDS
 from revmlir.dialects import anc
 from revmlir.dialects.anc import GRADIENT_ONLY
 from revmlir.errors import describe_op
-from revmlir.interfaces import InvertibleOp, NotDifferentiable
+from revmlir.interfaces import ForwardDifferentiableOp, InvertibleOp, NotDifferentiable
 
 if TYPE_CHECKING:
+    from revmlir.ad.tangent import Tangenter
     from revmlir.inversion import Inverter
 
 
@@ -245,7 +246,7 @@ class ScheduleAttr(ParametrizedAttribute):
 
 
 @irdl_op_definition
-class NextOp(IRDLOperation, InvertibleOp):
+class NextOp(IRDLOperation, InvertibleOp, ForwardDifferentiableOp):
     """``%next:8 = ad.next #ad.schedule<…> %frames, %steps (%cursor…)``:
     the run-time cursor (``revmlir.checkpoint.cursor``) of a loop of
     ``%steps`` steps, moved on to the schedule's next entry; its first two
@@ -327,6 +328,11 @@ class NextOp(IRDLOperation, InvertibleOp):
         from revmlir.inversion import InversionError
 
         raise InversionError(f"{describe_op(self)} has no inverse: it {GRADIENT_ONLY}")
+
+    def tangent(self, tangenter: Tangenter) -> None:
+        """The schedule is control: the tangent program runs the same one
+        (the cursor's words are indices, which carry no tangent)."""
+        tangenter.copy(self)
 
     def verify_(self) -> None:
         if len(self.words) != WORDS:

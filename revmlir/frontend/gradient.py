@@ -238,7 +238,11 @@ def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any) ->
     ordinary one what it returns, then every argument as it left it) and the
     pullback mapping output cotangents to input cotangents, like
     ``jax.vjp``.  The arguments are not modified."""
-    call = _reversible_call(f, args, "vjp")
+    return run_call(_reversible_call(f, args, "vjp"))
+
+
+def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:
+    """``rv.vjp`` of one run of a reversible specialization."""
     spec = call.spec
     forward = spec.native if spec.native is not None else spec.interpreter
     state = tuple(forward.call(spec.name, *spec.private_copies(call.arguments)))
