@@ -178,9 +178,13 @@ def test_grad_with_respect_to_an_integer():
 
 
 def test_forward_mode_of_an_ordinary_function():
+    """``jax.jvp`` and ``jax.jacfwd`` of an ordinary function run ``rv.jvp``."""
     f = rv.to_jax(relax)
-    with pytest.raises(NotImplementedError, match=r"forward-mode derivatives of @rv.ordinary"):
-        jax.jvp(lambda u: f(u, 0.5, 2)[0], (U,), (U,))
+    _, found = jax.jvp(lambda u: f(u, 0.5, 2)[:2], (U,), (U,))
+    _, expected = jax.jvp(lambda u: relax_jax(u, 0.5, 2)[:2], (U,), (U,))
+    np.testing.assert_allclose(found, expected, rtol=1e-12)
+    np.testing.assert_allclose(jax.jacfwd(lambda u: f(u, 0.5, 2)[2])(U),
+                               jax.jacfwd(lambda u: relax_jax(u, 0.5, 2)[2])(U), rtol=1e-12, atol=1e-15)
 
 
 def test_second_derivatives():
