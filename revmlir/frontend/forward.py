@@ -112,40 +112,30 @@ def whole_call(spec: Specialization, args: Sequence[Any]) -> ReversibleCall:
     return ReversibleCall(spec, tuple(args), every, every)
 
 
-def _checked(f: Any, api: str) -> None:
-    if not isinstance(f, ReversibleFunction | InverseFunction | OrdinaryFunction):
+def differentiated_call(f: Any, args: Sequence[Any], api: str, gradient: bool = False) -> ReversibleCall:
+    """The run of a reversible specialization ``rv.{api}`` differentiates:
+    a reversible function's own; an ordinary function's Bennett form in
+    forward mode, or with ``gradient`` (Hessians: forward over the gradient
+    program) the form ``rv.gradient`` runs, which is the tape-mode form
+    with the checkpointed gradient where a loop is marked (docs/design.md,
+    decision 40)."""
+    if isinstance(f, OrdinaryFunction):
+        return f.reversible_call(args) if gradient else f.forward_call(args)
+    if not isinstance(f, ReversibleFunction | InverseFunction):
         raise TypeError(
             f"rv.{api} expects an @rv.ordinary function, a @rv.reversible function or "
             f"its inverse, got {f!r}"
         )
-
-
-def forward_call(f: Function, args: Sequence[Any], api: str) -> ReversibleCall:
-    """The run forward mode differentiates: a reversible function's own, an
-    ordinary function's Bennett form (docs/design.md, decision 40)."""
-    _checked(f, api)
-    if isinstance(f, OrdinaryFunction):
-        return f.forward_call(args)
-    return whole_call(_specialization(f, args, api), args)
-
-
-def gradient_call(f: Function, args: Sequence[Any], api: str) -> ReversibleCall:
-    """The run whose gradient forward over reverse differentiates: as
-    ``rv.gradient`` runs ``f`` (an ordinary function with a checkpointed
-    loop: its tape-mode form, with the checkpointed gradient)."""
-    _checked(f, api)
-    if isinstance(f, OrdinaryFunction):
-        return f.reversible_call(args)
     return whole_call(_specialization(f, args, api), args)
 
 
 def spread(call: ReversibleCall, values: Sequence[Any]) -> list[Any]:
     """Per argument of ``call.spec``: ``values`` (one per input of ``f``) at
     the arguments receiving the inputs, ``None`` (zero) elsewhere."""
-    spread: list[Any] = [None] * len(call.arguments)
+    placed: list[Any] = [None] * len(call.arguments)
     for position, value in zip(call.inputs, values, strict=True):
-        spread[position] = value
-    return spread
+        placed[position] = value
+    return placed
 
 
 def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
@@ -159,7 +149,7 @@ def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tupl
     per array (stack) of floats, ``0.0`` for other scalars and ``None`` for
     other arrays.  The arguments are not modified."""
     args, tangents = tuple(args), tuple(tangents)
-    call = forward_call(f, args, "jvp")
+    call = differentiated_call(f, args, "jvp")
     check_count(call.spec.function, args, tangents, "tangents")
     outputs, found = spec_jvp(call.spec, call.arguments, spread(call, tangents))
     return tuple(outputs[i] for i in call.outputs), tuple(found[i] for i in call.outputs)
@@ -194,7 +184,7 @@ def hvp(f: Function, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0
     per float array, ``0.0`` for other scalars and ``None`` for other
     arrays.  The arguments are not modified."""
     args, vectors = tuple(args), tuple(vectors)
-    call = gradient_call(f, args, "hvp")
+    call = differentiated_call(f, args, "hvp", gradient=True)
     check_count(call.spec.function, args, vectors, "vectors")
     products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss_position(call, iloss, "hvp"))
     return tuple(products[i] for i in call.inputs)
@@ -248,7 +238,7 @@ def hessian(f: Function, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int]
     from revmlir.frontend.jacobian import FloatLayout, all_f64, selected
 
     args = tuple(args)
-    call = gradient_call(f, args, "hessian")
+    call = differentiated_call(f, args, "hessian", gradient=True)
     spec, state = call.spec, call.arguments
     loss = loss_position(call, iloss, "hessian")
     layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.hessian"), "rv.hessian")

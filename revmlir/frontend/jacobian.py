@@ -177,10 +177,10 @@ def jacobian(
     ``wrt``, all columns in one native call of ``@f.jacobian``),
     ``"reverse"`` (pullbacks, ``REVERSE_JACOBIAN_LANES`` rows per backward
     run) or ``"auto"`` (the fewer runs).  The arguments are not modified."""
-    from revmlir.frontend.forward import forward_call, spec_jvp, whole_call
+    from revmlir.frontend.forward import differentiated_call, spec_jvp, whole_call
     from revmlir.frontend.gradient import run_call
 
-    call = forward_call(f, tuple(args), "jacobian")
+    call = differentiated_call(f, tuple(args), "jacobian")
     spec, state = call.spec, call.arguments
     inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")
     outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "rv.jacobian"), "rv.jacobian")
