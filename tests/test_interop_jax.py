@@ -178,13 +178,12 @@ def test_grad_with_respect_to_an_integer():
 
 
 def test_forward_mode_of_an_ordinary_function():
-    """``jax.jvp`` and ``jax.jacfwd`` of an ordinary function run ``rv.jvp``."""
+    """``jax.jvp`` of an ordinary function runs ``rv.jvp``."""
     f = rv.to_jax(relax)
-    _, found = jax.jvp(lambda u: f(u, 0.5, 2)[:2], (U,), (U,))
-    _, expected = jax.jvp(lambda u: relax_jax(u, 0.5, 2)[:2], (U,), (U,))
-    np.testing.assert_allclose(found, expected, rtol=1e-12)
-    np.testing.assert_allclose(jax.jacfwd(lambda u: f(u, 0.5, 2)[2])(U),
-                               jax.jacfwd(lambda u: relax_jax(u, 0.5, 2)[2])(U), rtol=1e-12, atol=1e-15)
+    _, found = jax.jvp(lambda u: f(u, 0.5, 2)[:3], (U,), (U,))
+    _, expected = jax.jvp(lambda u: relax_jax(u, 0.5, 2)[:3], (U,), (U,))
+    for value, reference in zip(found, expected, strict=True):
+        np.testing.assert_allclose(value, reference, rtol=1e-12, atol=1e-15)
 
 
 def test_second_derivatives():
