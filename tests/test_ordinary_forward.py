@@ -214,6 +214,33 @@ def test_hvp_of_a_checkpointed_gradient_equals_store_all_and_jax():
     assert tangents[0] == pytest.approx(float(np.asarray(gradient) @ v_flat), rel=RTOL)
 
 
+@rv.ordinary(backend="interpreter")
+def sweeps(u, c, steps):
+    n = len(u)
+    for step in rv.checkpointed(range(steps), snapshots=2, split="work"):
+        for i in range(1, n):
+            u[i] = u[i] * (1.0 + c * u[i - 1])
+    return u[n - 1] * u[n - 1]
+
+
+def test_hvp_of_a_gradient_checkpointed_at_primitive_steps():
+    """``split="work"`` flattens the loop nest before ``ad-checkpoint``: the
+    tangent of the gradient it builds composes the same way."""
+    u, c, steps = np.array([0.5, 0.4, 0.3]), 0.3, 4
+    v = (np.array([1.0, 0.5, -0.2]), 0.7, None)
+
+    def loss(z):
+        u = z[:3]
+        for _ in range(steps):
+            for i in range(1, 3):
+                u = u.at[i].set(u[i] * (1.0 + z[3] * u[i - 1]))
+        return u[2] * u[2]
+
+    found = rv.hvp(sweeps, (u, c, steps), v)
+    _, expected = jax.jvp(jax.grad(loss), (np.append(u, c),), (np.append(v[0], v[1]),))
+    np.testing.assert_allclose(np.append(found[0], found[1]), np.asarray(expected), rtol=RTOL)
+
+
 def test_errors():
     with pytest.raises(TypeError, match=r"takes 4 argument\(s\), so 4 tangents"):
         rv.jvp(interpreted, ARGS, V[:2])
