@@ -505,9 +505,11 @@ class ForwardDifferentiableOp(Operation, abc.ABC):
 
 @dataclass(frozen=True)
 class NotDifferentiable(OpTrait):
-    """Marks an op that has neither an adjoint nor a tangent rule of its own,
-    with the reason (it is differentiated by its owner, expanded before
-    differentiation, or its values carry no derivative yet).  ``ad-adjoint``
-    and ``ad-tangent`` report the reason at the op."""
+    """Marks an op that has no adjoint rule of its own, nor a tangent rule
+    unless it is a ``ForwardDifferentiableOp``, with the reason (it is
+    differentiated by its owner, expanded before differentiation, its
+    values carry no derivative yet, or it appears only in programs that are
+    differentiated forward only).  ``ad-adjoint`` and ``ad-tangent`` report
+    the reason at the op."""
 
     reason: str = ""

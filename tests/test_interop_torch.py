@@ -154,8 +154,11 @@ def test_integer_arguments_carry_no_gradient():
 
 
 def test_forward_mode_of_an_ordinary_function():
-    with pytest.raises(NotImplementedError, match=r"forward-mode derivatives of @rv.ordinary"):
-        torch.func.jvp(lambda u: rv.to_torch(relax)(u, 0.5, 2)[0], (U,), (U,))
+    """``torch.func.jvp`` of an ordinary function runs ``rv.jvp``."""
+    _, found = torch.func.jvp(lambda u: rv.to_torch(relax)(u, 0.5, 2)[:2], (U,), (U,))
+    _, expected = torch.func.jvp(lambda u: relax_torch(u, 0.5, 2)[:2], (U,), (U,))
+    for value, reference in zip(found, expected, strict=True):
+        np.testing.assert_allclose(value.numpy(), reference.numpy(), rtol=1e-12)
 
 
 def test_second_derivatives():

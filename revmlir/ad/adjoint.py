@@ -48,7 +48,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     UnitAttr,
-    f64,
 )
 from xdsl.ir import (
     Attribute,

@@ -91,6 +91,15 @@ def _tangent_name(value: SSAValue) -> str | None:
 _UNSET = object()
 
 
+def _bound_by_rule(value: SSAValue) -> bool:
+    """Whether ``value`` is the result of an instruction whose tangent rule
+    binds its tangent though it is no state version: the scalars
+    ``anc.restore`` brings back from a snapshot."""
+    return isinstance(value, OpResult) and not is_expression_op(value.op) and isinstance(
+        value.op, ForwardDifferentiableOp
+    )
+
+
 @dataclass
 class Tangenter(Differentiator):
     """Emits the tangent program of the code inside ``root``.
@@ -145,7 +154,7 @@ class Tangenter(Differentiator):
 
     def _compute_varies(self, value: SSAValue) -> bool:
         carries = tangent_type(value.type) is not None
-        if is_state_value(value) or is_reference_type(value.type):
+        if is_state_value(value) or is_reference_type(value.type) or _bound_by_rule(value):
             return carries
         if not (isinstance(value, OpResult) and is_expression_op(value.op)):
             return False  # an induction variable, a condition's argument
@@ -403,6 +412,12 @@ def generate_hvps(
     the tangent of ``@f.grad`` (the forward run and the adjoint in one
     function, ``revmlir.ad.adjoint.generate_gradients``), with its
     signature: ``f``'s arguments, the seeds, then per lane the arguments'
-    tangents ``v`` and the seeds' tangents, which come back as ``H·v``."""
-    created = generate_gradients(module, names, loss)
+    tangents ``v`` and the seeds' tangents, which come back as ``H·v``.  A
+    gradient the module already has is differentiated as it is: a
+    checkpointed ``@f.grad`` (``ad-checkpoint``) gives Hessian-vector
+    products that recompute as its schedule does, the tangents snapshotted
+    and restored with the state."""
+    existing = {f.sym_name.data for f in module.ops if isinstance(f, rev.FuncOp)}
+    missing = [n for n in names if gradient_name(n, loss) not in existing]
+    created = generate_gradients(module, missing, loss) if missing else []
     return created + generate_tangents(module, [gradient_name(n, loss) for n in names], lanes)

@@ -53,7 +53,7 @@ from revmlir.dialects import anc
 from revmlir.dialects.anc import GRADIENT_ONLY
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import InversionError, describe_op
-from revmlir.interfaces import InverseBuilder, InvertibleOp, NotDifferentiable
+from revmlir.interfaces import ForwardDifferentiableOp, InverseBuilder, InvertibleOp, NotDifferentiable, TangentBuilder
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 
 
@@ -242,7 +242,7 @@ class ScheduleAttr(ParametrizedAttribute):
 
 
 @irdl_op_definition
-class NextOp(IRDLOperation, InvertibleOp):
+class NextOp(IRDLOperation, InvertibleOp, ForwardDifferentiableOp):
     """``%next:8 = ad.next #ad.schedule<…> %frames, %steps (%cursor…)``:
     the run-time cursor (``revmlir.checkpoint.cursor``) of a loop of
     ``%steps`` steps, moved on to the schedule's next entry; its first two
@@ -322,6 +322,11 @@ class NextOp(IRDLOperation, InvertibleOp):
         linearly through the loops, so its words are checked at the end like
         any ancilla) but it has no inverse."""
         raise InversionError(f"{describe_op(self)} has no inverse: it {GRADIENT_ONLY}")
+
+    def tangent(self, tangenter: TangentBuilder) -> None:
+        """The schedule is control: the tangent program runs the same one
+        (the cursor's words are indices, which carry no tangent)."""
+        tangenter.copy(self)
 
     def verify_(self) -> None:
         if len(self.words) != WORDS:

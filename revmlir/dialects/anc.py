@@ -45,6 +45,7 @@ from revmlir.interfaces import (
     RuntimeCheckedOp,
     StateConsumer,
     TangentBuilder,
+    set_checks,
 )
 from revmlir.naming import FORGETFUL_ATTR
 
@@ -335,7 +336,14 @@ class StackFreeOp(
         inverter.bind(self.stack, alloc.result)
 
     def tangent(self, tangenter: TangentBuilder) -> None:
-        tangenter.mirror(self)
+        """The shadow stack of tangents is released with the stack.  Its
+        emptiness is exact (it mirrors the stack push for push), so unlike
+        the checks on tangent values, which would repeat the op's up to
+        rounding, this check stays as the op has it: a checkpointed
+        gradient's snapshot stores must be freed checked."""
+        twin = tangenter.mirror(self)
+        if twin is not None:
+            set_checks(twin, self.checks_enabled)
 
     def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         yield  # the inverse step
@@ -518,10 +526,13 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
 # Snapshots: the checkpointed gradient's deliberate forgetting
 # ---------------------------------------------------------------------------
 
-GRADIENT_ONLY = "appears only in checkpointed gradient programs (ad-checkpoint), which are final"
+GRADIENT_ONLY = (
+    "appears only in checkpointed gradient programs (ad-checkpoint), which are "
+    "differentiated in forward mode only (Hessians)"
+)
 
 
-class _SnapshotOp(IRDLOperation, StateConsumer):
+class _SnapshotOp(IRDLOperation, StateConsumer, ForwardDifferentiableOp):
     """A snapshot record on a stack ``store``: every scalar of ``values`` and
     every element of each memref of ``values``, in order, all of the
     store's element type.  Records are last in, first out, like the
@@ -537,6 +548,13 @@ class _SnapshotOp(IRDLOperation, StateConsumer):
 
     def scalars(self) -> list[SSAValue]:
         return [v for v in self.values if not isinstance(v.type, MemRefType)]
+
+    def tangent(self, tangenter: TangentBuilder) -> None:
+        """The tangent of a checkpointed gradient (a Hessian-vector product)
+        keeps the tangents of the state with the state: the same record of
+        them on the store's shadow, so a restore brings back the state and
+        its tangents together (stores of integers have no shadow)."""
+        tangenter.mirror(self)
 
     def verify_(self) -> None:
         assert isinstance(self.store.type, StackType)
@@ -598,7 +616,7 @@ class DropOp(_SnapshotOp):
 
 
 @irdl_op_definition
-class ZeroPadOp(IRDLOperation, StateConsumer):
+class ZeroPadOp(IRDLOperation, StateConsumer, ForwardDifferentiableOp):
     """Push zeros on ``shadow`` until it holds as many values as ``stack``.
 
     The gradient of a value pushed and never popped again is zero: a
@@ -618,6 +636,11 @@ class ZeroPadOp(IRDLOperation, StateConsumer):
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
+
+    def tangent(self, tangenter: TangentBuilder) -> None:
+        """The padding zeros have zero tangents: pad the shadow's tangents
+        to the tape's tangents, which mirror the tape value for value."""
+        tangenter.mirror(self)
 
 
 Anc = Dialect(

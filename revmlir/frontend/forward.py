@@ -8,6 +8,12 @@ seeded at the loss (the unit seed, whose tangent is zero), and its tangent
 ``@f.grad.lossK.tan`` along ``v`` gives the tangents of the input gradients,
 ``H·v``, in one native call.  The derived functions run natively when
 ``f``'s specialization does, otherwise on the interpreter.
+
+An ``@rv.ordinary`` function is differentiated through its reversible form,
+as ``rv.gradient`` does (``ReversibleCall``: its inputs and outputs among
+the form's arguments): forward mode through the Bennett form, Hessians
+through the gradient program, the checkpointed one where a loop is marked
+(docs/design.md, decision 40).
 """
 
 from __future__ import annotations
@@ -19,15 +25,21 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Attribute
 
+from xdsl.traits import SymbolTable
+
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
 from revmlir.frontend.gradient import (
+    ReversibleCall,
     _is_log,
     _seed,
     _specialization,
     derived_backend,
-    loss_index,
+    loss_position,
 )
+from revmlir.frontend.ordinary import OrdinaryFunction
 from revmlir.runtime.backend import Backend
+
+Function = ReversibleFunction | InverseFunction | OrdinaryFunction
 
 
 def _carrying(spec: Specialization) -> list[int]:
@@ -36,7 +48,7 @@ def _carrying(spec: Specialization) -> list[int]:
     return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
 
 
-def check_count(f: ReversibleFunction | InverseFunction, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
+def check_count(f: Function, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
     if len(given) != len(args):
         raise TypeError(
             f"{f.__name__} takes {len(args)} argument(s), so {len(args)} {what} "
@@ -93,19 +105,60 @@ def per_argument(spec: Specialization, outputs: Sequence[Any], found: dict[int, 
     return tuple(results)
 
 
-def jvp(
-    f: ReversibleFunction | InverseFunction, args: Sequence[Any], tangents: Sequence[Any]
-) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def whole_call(spec: Specialization, args: Sequence[Any]) -> ReversibleCall:
+    """A reversible specialization's own run: every argument is an input
+    and, after the call, an output."""
+    every = tuple(range(len(args)))
+    return ReversibleCall(spec, tuple(args), every, every)
+
+
+def differentiated_call(f: Any, args: Sequence[Any], api: str, gradient: bool = False) -> ReversibleCall:
+    """The run of a reversible specialization ``rv.{api}`` differentiates:
+    a reversible function's own; an ordinary function's Bennett form in
+    forward mode, or with ``gradient`` (Hessians: forward over the gradient
+    program) the form ``rv.gradient`` runs, which is the tape-mode form
+    with the checkpointed gradient where a loop is marked (docs/design.md,
+    decision 40)."""
+    if isinstance(f, OrdinaryFunction):
+        return f.reversible_call(args) if gradient else f.forward_call(args)
+    if not isinstance(f, ReversibleFunction | InverseFunction):
+        raise TypeError(
+            f"rv.{api} expects an @rv.ordinary function, a @rv.reversible function or "
+            f"its inverse, got {f!r}"
+        )
+    return whole_call(_specialization(f, args, api), args)
+
+
+def spread(call: ReversibleCall, values: Sequence[Any]) -> list[Any]:
+    """Per argument of ``call.spec``: ``values`` (one per input of ``f``) at
+    the arguments receiving the inputs, ``None`` (zero) elsewhere."""
+    placed: list[Any] = [None] * len(call.arguments)
+    for position, value in zip(call.inputs, values, strict=True):
+        placed[position] = value
+    return placed
+
+
+def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """Forward mode, like ``jax.jvp``: run ``f`` on (copies of) ``args`` and
     push ``tangents`` (one per argument, shaped like it; ``None`` for zero)
-    through it.  Returns ``(outputs, output_tangents)``: every argument after
-    ``f`` (as a call returns them), and one tangent per argument — a float per
-    float scalar (log numbers: with respect to their real value), an array
-    (list) per array (stack) of floats, ``0.0`` for other scalars and
-    ``None`` for other arrays.  The arguments are not modified."""
+    through it.  Returns ``(outputs, output_tangents)``: ``f``'s outputs (a
+    reversible function's: every argument after ``f``, as a call returns
+    them; an ordinary function's: the values it returns, then every
+    argument as it left it) and one tangent per output — a float per float
+    scalar (log numbers: with respect to their real value), an array (list)
+    per array (stack) of floats, ``0.0`` for other scalars and ``None`` for
+    other arrays.  The arguments are not modified."""
     args, tangents = tuple(args), tuple(tangents)
-    spec = _specialization(f, args, "jvp")
-    check_count(spec.function, args, tangents, "tangents")
+    call = differentiated_call(f, args, "jvp")
+    check_count(call.spec.function, args, tangents, "tangents")
+    outputs, found = spec_jvp(call.spec, call.arguments, spread(call, tangents))
+    return tuple(outputs[i] for i in call.outputs), tuple(found[i] for i in call.outputs)
+
+
+def spec_jvp(
+    spec: Specialization, args: Sequence[Any], tangents: Sequence[Any]
+) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """``rv.jvp`` of a reversible specialization, a tangent per argument."""
     from revmlir.ad.tangent import generate_tangents
 
     _, backend = derived_backend(spec, "tangent", generate_tangents)
@@ -122,31 +175,47 @@ def _no_log_numbers(spec: Specialization, api: str) -> None:
             )
 
 
-def hvp(
-    f: ReversibleFunction | InverseFunction, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0
-) -> tuple[Any, ...]:
+def hvp(f: Function, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0) -> tuple[Any, ...]:
     """The Hessian-vector product ``H·v`` of output ``iloss`` (a float
-    scalar) with respect to the float arguments, forward over reverse.
-    ``vectors`` gives ``v`` per argument, shaped like it (``None`` for zero);
-    the result has one entry per argument, like ``rv.gradient``'s: a float
-    per float scalar, an array per float array, ``0.0`` for other scalars and
-    ``None`` for other arrays.  The arguments are not modified."""
+    scalar; outputs as ``rv.gradient`` numbers them) with respect to the
+    float arguments, forward over reverse.  ``vectors`` gives ``v`` per
+    argument, shaped like it (``None`` for zero); the result has one entry
+    per argument, like ``rv.gradient``'s: a float per float scalar, an array
+    per float array, ``0.0`` for other scalars and ``None`` for other
+    arrays.  The arguments are not modified."""
+    args, vectors = tuple(args), tuple(vectors)
+    call = differentiated_call(f, args, "hvp", gradient=True)
+    check_count(call.spec.function, args, vectors, "vectors")
+    products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss_position(call, iloss, "hvp"))
+    return tuple(products[i] for i in call.inputs)
+
+
+def own_gradient(spec: Specialization) -> bool:
+    """Whether the specialization's module brings its gradient ``@f.grad``
+    (a checkpointed one), which takes any seeds, instead of the
+    loss-seeded ``@f.grad.lossK`` built on demand."""
+    from revmlir.ad.adjoint import gradient_name
+
+    return SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None
+
+
+def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], loss: int) -> tuple[Any, ...]:
+    """``H·v`` of argument ``loss`` after the call, per argument of a
+    reversible specialization: the tangent of its gradient program along
+    ``vectors``, the seeds' tangents zero."""
     from revmlir.ad.tangent import generate_hvps, hvp_name
 
-    args, vectors = tuple(args), tuple(vectors)
-    spec = _specialization(f, args, "hvp")
-    check_count(spec.function, args, vectors, "vectors")
-    iloss = loss_index(spec, args, iloss, "hvp")
     _no_log_numbers(spec, "hvp")
-    _, backend = derived_backend(spec, f"hvp of #{iloss}", partial(generate_hvps, loss=iloss))
+    seeded = None if own_gradient(spec) else loss
+    what = "hvp" if seeded is None else f"hvp of #{loss}"
+    _, backend = derived_backend(spec, what, partial(generate_hvps, loss=seeded))
+    name = hvp_name(spec.name, loss=seeded)
     carrying = _carrying(spec)
-    name = spec.function.__name__
-    seeds = [_seed(spec.types[i], args[i], 1.0 if i == iloss else None, "") for i in carrying]
-    dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {name}") for i in carrying]
+    function = spec.function.__name__
+    seeds = [_seed(spec.types[i], args[i], 1.0 if i == loss else None, "") for i in carrying]
+    dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {function}") for i in carrying]
     seed_tangents = [_seed(spec.types[i], args[i], None, "") for i in carrying]
-    results = backend.call(
-        hvp_name(spec.name, loss=iloss), *spec.private_copies(args), *seeds, *dots, *seed_tangents
-    )
+    results = backend.call(name, *spec.private_copies(args), *seeds, *dots, *seed_tangents)
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
     return tuple(
         products[i]
@@ -156,37 +225,36 @@ def hvp(
     )
 
 
-def hessian(
-    f: ReversibleFunction | InverseFunction, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int] | None = None
-) -> np.ndarray:
-    """The Hessian of output ``iloss`` (a float scalar) with respect to the
-    float inputs ``wrt`` (default: all of them), as an ``n × n`` array.  The
-    inputs are flattened in argument order (``rv.jacobian``'s layout): a
-    float scalar is one entry, a float array its elements in C order.
-    Column ``j`` is the Hessian-vector product along the ``j``-th unit
-    vector; when every float argument is f64 all columns come from one
-    native call (``@f.hessian``), otherwise from one ``rv.hvp`` each.  The
-    arguments are not modified."""
-    from revmlir.frontend.jacobian import FloatLayout, all_f64
+def hessian(f: Function, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int] | None = None) -> np.ndarray:
+    """The Hessian of output ``iloss`` (a float scalar; outputs as
+    ``rv.gradient`` numbers them) with respect to the float arguments
+    ``wrt`` (default: all of them), as an ``n × n`` array.  The arguments
+    are flattened in order (``rv.jacobian``'s layout): a float scalar is one
+    entry, a float array its elements in C order.  Column ``j`` is the
+    Hessian-vector product along the ``j``-th unit vector; when every float
+    argument is f64 all columns come from one native call (``@f.hessian``),
+    otherwise (and for a checkpointed gradient) from one ``rv.hvp`` each.
+    The arguments are not modified."""
+    from revmlir.frontend.jacobian import FloatLayout, all_f64, selected
 
     args = tuple(args)
-    spec = _specialization(f, args, "hessian")
-    iloss = loss_index(spec, args, iloss, "hessian")
-    layout = FloatLayout.of(spec, args, wrt, "rv.hessian")
-    if all_f64(spec):
-        whole = FloatLayout.of(spec, args, None, "rv.hessian")
+    call = differentiated_call(f, args, "hessian", gradient=True)
+    spec, state = call.spec, call.arguments
+    loss = loss_position(call, iloss, "hessian")
+    layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.hessian"), "rv.hessian")
+    if all_f64(spec) and not own_gradient(spec):
+        whole = FloatLayout.of(spec, state, None, "rv.hessian")
         entries = layout.entries_within(whole)
         if isinstance(entries, slice):
             columns = range(entries.start, entries.stop)
-            rows = _whole_hessian(spec, args, iloss, whole, columns)[entries, entries]
+            rows = _whole_hessian(spec, state, loss, whole, columns)[entries, entries]
         else:
             columns = range(entries.min(), entries.max() + 1) if entries.size else range(0)
-            rows = _whole_hessian(spec, args, iloss, whole, columns)[np.ix_(entries, entries)]
+            rows = _whole_hessian(spec, state, loss, whole, columns)[np.ix_(entries, entries)]
         return np.ascontiguousarray(rows.T)  # the rows of @f.hessian's matrix are the columns
     matrix = np.zeros((layout.size, layout.size))
     for j in range(layout.size):
-        column = hvp(spec.function, args, layout.unit(j), iloss)
-        matrix[:, j] = layout.gather(column)
+        matrix[:, j] = layout.gather(spec_hvp(spec, state, layout.unit(j), loss))
     return matrix
 
 

@@ -273,7 +273,11 @@ def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any,
     ``jax.vjp``.  The arguments are not modified.  ``checkpoint=`` (an
     ``@rv.ordinary`` ``f``) checkpoints the pullback as for ``rv.gradient``:
     it reruns ``f`` from its inputs under the schedule."""
-    call = _reversible_call(f, args, "vjp", CheckpointPolicy.of(checkpoint, snapshots, memory, base))
+    return run_call(_reversible_call(f, args, "vjp", CheckpointPolicy.of(checkpoint, snapshots, memory, base)))
+
+
+def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:
+    """``rv.vjp`` of one run of a reversible specialization."""
     spec = call.spec
     forward = spec.native if spec.native is not None else spec.interpreter
     state = tuple(forward.call(spec.name, *spec.private_copies(call.arguments)))

@@ -19,6 +19,8 @@ import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, f64
 
 from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
+from revmlir.frontend.gradient import ReversibleCall
+from revmlir.frontend.ordinary import OrdinaryFunction
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,23 @@ class FloatLayout:
         ) if self.positions else np.zeros(0)
 
 
+def selected(call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | None, what: str) -> tuple[int, ...]:
+    """The arguments of ``call.spec`` holding ``f``'s inputs or outputs
+    (``side``: ``call.inputs`` or ``call.outputs``) numbered ``chosen``,
+    checked to carry a derivative; by default every one that does."""
+    spec = call.spec
+    if chosen is None:
+        return tuple(p for p in side if p in spec.carrying)
+    noun = "output" if side is call.outputs and call.outputs != call.inputs else "argument"
+    for k in chosen:
+        if not -len(side) <= k < len(side) or side[k] not in spec.carrying:
+            raise TypeError(
+                f"{what}: {noun} #{k} of {spec.function.__name__} is not a float scalar or "
+                "an array of floats"
+            )
+    return tuple(side[k] for k in chosen)
+
+
 def zeroed_workspaces(arrays: Sequence[np.ndarray], groups: int) -> list[np.ndarray]:
     """``groups`` zeroed f64 copies of each of ``arrays``, group by group, as
     the matrix functions take them: views into one buffer per array (a
@@ -143,39 +162,41 @@ def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayo
 
 
 def jacobian(
-    f: ReversibleFunction | InverseFunction,
+    f: ReversibleFunction | InverseFunction | OrdinaryFunction,
     args: Sequence[Any],
     wrt: Sequence[int] | None = None,
     of: Sequence[int] | None = None,
     mode: str = "auto",
 ) -> np.ndarray:
-    """``∂(float entries of arguments `of` after f) / ∂(those of `wrt`
-    before)``, an ``m × n`` array in ``FloatLayout`` order (both default to
-    every float argument).  ``mode`` is ``"forward"`` (one tangent per
-    column; with every argument as ``wrt``, all columns in one native call of
-    ``@f.jacobian``), ``"reverse"`` (pullbacks, ``REVERSE_JACOBIAN_LANES``
-rows per backward run) or ``"auto"``
-    (the fewer runs).  The arguments are not modified."""
-    from revmlir.frontend.forward import jvp
-    from revmlir.frontend.gradient import _specialization, vjp
+    """``∂(float entries of outputs `of`) / ∂(those of arguments `wrt`)``,
+    an ``m × n`` array in ``FloatLayout`` order (both default to every
+    float one).  A reversible function's outputs are its arguments after
+    the call; an ordinary function's are what it returns, then every
+    argument as it left it (``rv.vjp``'s).  ``mode`` is ``"forward"`` (one
+    tangent per column; for a reversible function with every argument as
+    ``wrt``, all columns in one native call of ``@f.jacobian``),
+    ``"reverse"`` (pullbacks, ``REVERSE_JACOBIAN_LANES`` rows per backward
+    run) or ``"auto"`` (the fewer runs).  The arguments are not modified."""
+    from revmlir.frontend.forward import differentiated_call, spec_jvp, whole_call
+    from revmlir.frontend.gradient import run_call
 
-    args = tuple(args)
-    spec = _specialization(f, args, "jacobian")
-    inputs = FloatLayout.of(spec, args, wrt, "rv.jacobian")
-    outputs = FloatLayout.of(spec, args, of, "rv.jacobian")
+    call = differentiated_call(f, tuple(args), "jacobian")
+    spec, state = call.spec, call.arguments
+    inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")
+    outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "rv.jacobian"), "rv.jacobian")
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
-    whole = FloatLayout.of(spec, args, None, "rv.jacobian")
+    whole = FloatLayout.of(spec, state, None, "rv.jacobian")
     if mode == "forward" and inputs.positions == whole.positions and all_f64(spec):
         # @f.jacobian's matrix holds the columns as rows
-        return np.ascontiguousarray(_whole_forward(spec, args, whole)[:, outputs.entries_within(whole)].T)
+        return np.ascontiguousarray(_whole_forward(spec, state, whole)[:, outputs.entries_within(whole)].T)
     matrix = np.zeros((outputs.size, inputs.size))
     if mode == "forward":
         for j in range(inputs.size):
-            _, tangents = jvp(spec.function, args, inputs.unit(j))
+            _, tangents = spec_jvp(spec, state, inputs.unit(j))
             matrix[:, j] = outputs.gather(tangents)
     elif mode == "reverse":
-        _, pullback = vjp(spec.function, *args)
+        _, pullback = run_call(whole_call(spec, state))
         lanes = min(REVERSE_JACOBIAN_LANES, outputs.size)
         for start in range(0, outputs.size, lanes):
             # a short last run repeats its first row rather than compile @f.adj with fewer lanes

@@ -123,21 +123,24 @@ class OrdinaryFunction:
         return self.specialization_for(*args).run(args)
 
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall:
-        """``f``'s call as a run of its reversible form: its outputs are the
-        returned values, then every argument as ``f`` left it (a written
-        array in its output array)."""
+        """``f``'s call as a run of its reversible form, which gradients
+        differentiate: its outputs are the returned values, then every
+        argument as ``f`` left it (a written array in its output array).
+        A function with a checkpointed loop runs its tape-mode form, whose
+        gradient is the checkpointed one."""
         spec = self.specialization_for(*args)
         spec.check_aliasing(args)
         if spec.checkpointed:
             return spec.checkpointed_call(args, spec.checkpointed_gradient)
-        count, results = len(args), len(spec.result_types)
-        out = {position: count + results + k for k, position in enumerate(spec.written)}
-        return ReversibleCall(
-            spec.reversible,
-            spec.arguments(args),
-            tuple(range(count)),
-            (*range(count, count + results), *(out.get(i, i) for i in range(count))),
-        )
+        return spec.bennett_call(args)
+
+    def forward_call(self, args: Sequence[Any]) -> ReversibleCall:
+        """``f``'s call as a run of its Bennett form, laid out as
+        ``reversible_call``'s: what forward mode differentiates, checkpointed
+        loops or not (a tangent needs no schedule)."""
+        spec = self.specialization_for(*args)
+        spec.check_aliasing(args)
+        return spec.bennett_call(args)
 
     def resumable_call(self, args: Sequence[Any], policy: CheckpointPolicy) -> ReversibleCall:
         """``f``'s call as a run of its resumable form, whose gradient is
@@ -264,6 +267,17 @@ class OrdinarySpecialization:
         types = tuple(tape.function_type.inputs.data)
         return Specialization(self.function, types, name, module)  # type: ignore[arg-type]
 
+    def bennett_call(self, args: Sequence[Any]) -> ReversibleCall:
+        """``f``'s call as a run of ``@f`` in Bennett mode (``reversible``)."""
+        count, results = len(args), len(self.result_types)
+        out = {position: count + results + k for k, position in enumerate(self.written)}
+        return ReversibleCall(
+            self.reversible,
+            self.arguments(args),
+            tuple(range(count)),
+            (*range(count, count + results), *(out.get(i, i) for i in range(count))),
+        )
+
     def checkpointed_call(self, args: Sequence[Any], spec: Specialization) -> ReversibleCall:
         """``f``'s call as a run of ``spec``'s ``@f`` (``checkpointed_gradient``
         or a ``resumable_gradient``): its gradient runs the schedule itself,
@@ -373,8 +387,9 @@ def checkpointed(steps: range, snapshots: int | None = None, split: str = "itera
 
 def ordinary(function: Callable[..., Any] | None = None, *, backend: str = "auto") -> Any:
     """Decorate a function written in ordinary Python (docs/python.md,
-    "Ordinary Python"): calling it runs it natively, ``rv.gradient`` and
-    ``rv.vjp`` differentiate it.  ``backend`` as for ``@rv.reversible``:
+    "Ordinary Python"): calling it runs it natively, ``rv.gradient``,
+    ``rv.vjp``, ``rv.jvp``, ``rv.jacobian``, ``rv.hvp`` and ``rv.hessian``
+    differentiate it.  ``backend`` as for ``@rv.reversible``:
     ``"auto"``, ``"native"`` or ``"interpreter"``."""
     if function is None:
         return lambda f: OrdinaryFunction(f, backend=backend)

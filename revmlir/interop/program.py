@@ -159,12 +159,6 @@ class Signature:
         ``operands`` are the inputs, then the tangents of the differentiable
         inputs."""
         arrays, dots = operands[: len(self.inputs)], operands[len(self.inputs) :]
-        if isinstance(self.program.function, OrdinaryFunction):
-            raise NotImplementedError(
-                f"{self.program.api}({self.name}): forward-mode derivatives of @rv.ordinary "
-                "functions are not supported yet (rv.jvp takes @rv.reversible functions); "
-                "use reverse mode (grad, vjp, jacrev)"
-            )
         tangents: list[Any] = [None] * len(self.inputs)
         for i, dot in zip(self.differentiable_inputs, dots, strict=True):
             tangents[i] = self.inputs[i].to_revmlir(np.asarray(dot))

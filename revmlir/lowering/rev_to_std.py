@@ -62,7 +62,7 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
-from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op, format_location
+from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op
 from revmlir.inversion import invert_function
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.lowering import cursor_functions, numbers, stacks
