@@ -43,7 +43,7 @@ step's forward rounding (10⁻¹⁶ of ``‖x‖``) reaches the adjoint as a cha
 of scale of about 2·10⁻¹², and these add up over the ``W`` steps:
 ``∇f = (1 + ε) x₀`` with ``ε`` ≈ 10⁻¹¹ at ``l = 53``, 10⁻⁹ at ``l = 809``
 and 4·10⁻⁸ at ``l = 3203``, a uniform relative error that JAX's float64
-gradient of the same program shares (``benchmarks/RESULTS.md``, "Checkpoint
+gradient of the same program shares (``benchmarks/RESULTS.md``, "Checkpointing
 anywhere").
 
 ``rotations_numpy`` is the same computation in numpy, for references.
