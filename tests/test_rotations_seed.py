@@ -12,8 +12,7 @@ import pytest
 from python_examples import load_example
 
 import revmlir as rv
-from revmlir.ad.adjoint import generate_gradients
-from revmlir.frontend.gradient import derived_backend
+from revmlir.frontend.gradient import own_gradient
 
 R = load_example("rotations")
 X0 = R.seed_state()
@@ -70,6 +69,6 @@ def test_interpreter_agrees_with_native_code(form):
     np.testing.assert_allclose(g, x, rtol=1e-13)
     if form == "rotations_bisection":
         spec = interpreted.specialization_for(x, l, R.PHI).checkpointed_gradient
-        _, run = derived_backend(spec, "gradient", generate_gradients)
+        run = own_gradient(spec)
         steps = sum(R.durations(l, R.PHI)) + 2 * l
         assert run.peak_snapshots == 2 * rv.checkpoint.bisection(steps).stats()["peak"]
