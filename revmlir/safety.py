@@ -37,3 +37,12 @@ def too_large(itemsize: int) -> str:
     """An array over ``MAX_ALLOCATION`` bytes, over its number of elements,
     counted as a float (a product of sizes that cannot overflow)."""
     return f"array of {{0}} elements of {itemsize} bytes is too large"
+
+
+RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"
+"""A call that would leave too little stack: native code checks the stack
+pointer before a call that may recurse (``revmlir.lowering.host_safety``),
+the interpreter stops where Python's recursion limit does."""
+STACK_NOT_GROWN = "cannot grow a stack of {0} elements: out of memory"
+"""A push whose ``realloc`` failed, or whose buffer would pass
+``MAX_ALLOCATION`` bytes (which also keeps its size from overflowing)."""

@@ -1192,6 +1192,7 @@ class RevLowerToStdPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         from revmlir.ad.checkpointed import check_snapshots
+        from revmlir.lowering.host_safety import check_pushes
 
         check_snapshots(op)
         forward_only(op)
@@ -1206,6 +1207,7 @@ class RevLowerToStdPass(ModulePass):
             name = source.sym_name.data
             lowered = FunctionLowering(source, checks, self.tolerance, runtime, shared[name]).lower()
             Rewriter.replace_op(source, lowered)
+        check_pushes(op, checks, runtime)
         op.body.block.add_ops(runtime[name] for name in sorted(runtime))
         stacks.define_runtime(op)
         define_fail(op)

@@ -41,9 +41,11 @@ from revmlir.errors import ExecutionError
 from revmlir.inversion import forgetful_functions, inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
+from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
 from revmlir.lowering.rev_to_std import (
     ABORT,
     ERROR_SLOT,
+    JUMP_WORD,
     RevLowerToStdPass,
     check_error_slot,
     stack_element,
@@ -53,7 +55,8 @@ from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
-from revmlir.runtime.guard import add_guards
+from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
+from revmlir.runtime.interrupt import interrupted, run_context
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
     IN_PYTHON,
@@ -108,6 +111,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
         RevInvertPass().apply(ctx, work)
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
     lower.apply(ctx, work)
+    HostSafetyPass().apply(ctx, work)
     checks = ModuleOp([])
     checks.attributes.update(work.attributes)
     writes = analyse_arrays(work).written
@@ -127,7 +131,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT):
+        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS):
             # Apart from the allocator, only libm functions are declared (see
             # std_to_llvm): pure, so LLVM may share and hoist their calls.
             function.attributes.add("nounwind")
@@ -249,11 +253,14 @@ class _NativeCall:
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
+                error[JUMP_WORD] = run_context()
                 self.entry(frame.address)
             finally:
                 for i in self.stacks:
                     storage[i].give_back(args[i])
             if error[0]:
+                if error[0] == INTERRUPTED:
+                    interrupted()
                 check_error_slot(self.check_table, list(error))
             results = list(args)
             for i, load in self.loads:
