@@ -47,8 +47,14 @@ rev.func @spin(%y: f64, %n: index) {
 // CHECK-LABEL: func.func @spin(
 // CHECK-NEXT:    %[[FLAG:.*]] = func.call @revmlir.interrupt_flag(%err) : (memref<4xi64>) -> i64
 // CHECK-NOT:     revmlir.stack_ok
-// CHECK:         scf.for
-// CHECK-NEXT:      func.call @revmlir.poll(%err, %[[FLAG]]) : (memref<4xi64>, i64) -> ()
+// A for loop polls where its variable modulo 2^16 falls below the step.
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[STEP:.*]] iter_args
+// CHECK-NEXT:      %[[MASK:.*]] = arith.constant 65535 : index
+// CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[I]], %[[MASK]] : index
+// CHECK-NEXT:      %[[DUE:.*]] = arith.cmpi ult, %[[LOW]], %[[STEP]] : index
+// CHECK-NEXT:      scf.if %[[DUE]] {
+// CHECK-NEXT:        func.call @revmlir.poll(%err, %[[FLAG]]) : (memref<4xi64>, i64) -> ()
+// CHECK-NEXT:      }
 // CHECK-NEXT:      arith.constant
 // CHECK-NEXT:      arith.addf
 
