@@ -19,6 +19,7 @@ from typing import Any
 from xdsl.context import Context
 
 from revmlir.lowering.host_safety import POLL, STACK_OK, HostSafetyPass
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import parse_module
 
 HERE = Path(__file__).parent
@@ -128,15 +129,22 @@ func.func @leaf(%n: index) -> i1 {
 ^exit:
   return %t : i1
 }
+func.func @nest(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+    }
+  }
+  return
+}
 """
 
 
 def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     """Only calls within a cycle of the call graph check the stack (even ↔
     odd, not odd → leaf); a loop in ``cf`` form polls at the target of its
-    backward branch."""
-    from revmlir.lowering.rev_to_std import RevLowerToStdPass
-
+    backward branch; of two nested ``for`` loops, the outer one polls."""
     module = parse_module(RECURSIVE, "recursive.mlir")
     RevLowerToStdPass().apply(Context(), module)
     HostSafetyPass().apply(Context(), module)
@@ -147,3 +155,6 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     assert odd.index(STACK_OK) < odd.index("@even(") and STACK_OK not in leaf
     assert leaf.count(f"func.call @{POLL}") == 1
     assert leaf.index("^head(") < leaf.index(POLL) < leaf.index("^body")
+    nest = text.split("func.func @nest(")[1].split("func.func")[0]
+    assert nest.count(f"func.call @{POLL}") == 1
+    assert nest.index(POLL) < nest.rindex("scf.for")
