@@ -52,3 +52,10 @@ def not_fixed(type: str) -> str:
 
 NOT_TROPICAL = "{0} is no tropical number: only finite reals have a tropical inverse (-inf is the tropical zero)"
 """A tropical number made from a real that is not finite, over the real."""
+RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"
+"""A call that would leave too little stack: native code checks the stack
+pointer before a call that may recurse (``revmlir.lowering.host_safety``),
+the interpreter stops where Python's recursion limit does."""
+STACK_NOT_GROWN = "cannot grow a stack of {0} elements: out of memory"
+"""A push whose ``realloc`` failed, or whose buffer would pass
+``MAX_ALLOCATION`` bytes (which also keeps its size from overflowing)."""

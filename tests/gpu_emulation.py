@@ -33,7 +33,8 @@ from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
 from revmlir.gpu.outline import ELEMENT_WORD, GPU_ERROR_SLOT, GPU_ERROR_WORDS, outline, takes_arena
-from revmlir.lowering.rev_to_std import RevLowerToStdPass, define_fail
+from revmlir.lowering.checked_code import define_fail
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
 from revmlir.gpu.nvptx import array_at_address, pointer_as_index
 from revmlir.runtime.guard import guard_entry

@@ -115,6 +115,21 @@ def dirty_free(x, y):
     x[1] += 1.0
 
 
+@rv.reversible
+def recurse_forever(y):
+    y += 1.0
+    recurse_forever(y)
+
+
+@rv.reversible
+def recurse(y, n: int):
+    if n > 0:
+        y += 1.0
+        n -= 1
+        recurse(y, n)
+        n += 1
+
+
 def ordinary_divide(a: int, b: int):
     return a // b
 
@@ -177,6 +192,10 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     "write a view of bytes": (write_past_end, lambda: (1.0, read_only_bytes(), 0), False),
     "write a read-only mmap": (write_past_end, lambda: (1.0, read_only_mmap(), 0), False),
     "read a view of bytes": (read_past_end, lambda: (0.0, read_only_bytes(), 3), False),
+    "recursion without end": (recurse_forever, lambda: (0.0,), False),
+    "recursion 10**6 deep": (recurse, lambda: (0.0, 10**6), False),
+    "recursion 10**6 deep, backwards": (recurse, lambda: (0.0, 10**6), True),
+    "recursion 30 deep": (recurse, lambda: (0.0, 30), False),
     "ordinary: divide by zero": (ordinary_divide, lambda: (7, 0), False),
     "ordinary: read past the end": (ordinary_sum, lambda: (np.ones(3), 5), False),
     "ordinary: write at -1": (ordinary_write, lambda: (np.zeros(3), -1), False),
@@ -222,6 +241,9 @@ MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
 CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})
 ORDINARY = {name for name in CASES if name.startswith("ordinary:")}
 """Cases written in ordinary Python (``@rv.ordinary``)."""
+AT_A_CALL = {name for name in CASES if name.startswith("recursion") and "30 deep" not in name}
+"""Cases that stop at a call, which the interpreter runs as ``rev.call``
+and native code as the ``func.call`` it was lowered to."""
 
 
 def _plain(value: Any) -> Any:
@@ -239,7 +261,9 @@ def _compiled(name: str, engine: str) -> Callable[..., Any]:
         backend = NativeModule.compile(module) if engine == "native" else RevInterpreter(module)
         return lambda *args: backend.call("f", *args)
     decorator = rv.ordinary if name in ORDINARY else rv.reversible
-    compiled = decorator(backend=engine)(function)
+    # a function that calls itself is compiled where it calls itself, with
+    # the backend it was declared with: that of the run
+    compiled = decorator(backend=engine)(getattr(function, "__wrapped__", function))
     return ~compiled if backwards else compiled
 
 

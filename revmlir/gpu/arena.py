@@ -41,7 +41,8 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from revmlir.errors import ExecutionError
-from revmlir.lowering.rev_to_std import _itemsize, display_name
+from revmlir.lowering.checked_code import display_name
+from revmlir.lowering.rev_to_std import _itemsize
 from revmlir.runtime_checks import CHECKS_ATTR, CheckTable, FAIL, JUMP_WORD
 from revmlir.lowering.std_to_llvm import _position, llvm_type
 

@@ -42,7 +42,7 @@ from revmlir.interpreter.primitives import PrimitiveFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
-from revmlir.lowering.rev_to_std import ABORT
+from revmlir.lowering.checked_code import ABORT
 from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter
 from revmlir.runtime.backend import Backend
 from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, FAIL, check_error_slot

@@ -23,10 +23,11 @@ from xdsl.interpreter import (
 from xdsl.ir import Region
 
 from revmlir.dialects import rev
-from revmlir.errors import LocatedError, describe_op
+from revmlir.errors import ExecutionError, LocatedError, describe_op
 from revmlir.interpreter.memref import checked_index, element_key
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
 from revmlir.runtime.values import normalize
+from revmlir.safety import RECURSION_TOO_DEEP
 
 
 def _result(op: rev.InstructionOp, *values: Any) -> PythonValues:
@@ -63,7 +64,8 @@ def invoke(
     runtime.frames.append(Frame(name, backward))
     try:
         return _run(interpreter, func.body, args, name)
-    except LocatedError:
+    except (LocatedError, RecursionError):
+        # a recursion too deep is reported at the call (``_nested``)
         raise
     except Exception as error:
         # located here, in the innermost function, where native code's
@@ -246,15 +248,14 @@ class RevFunctions(InterpreterFunctions):
     @impl(rev.CallOp)
     def run_call(self, interpreter: RuntimeInterpreter, op: rev.CallOp, args: PythonValues):
         callee = _callee(interpreter, op)
-        return invoke(interpreter, callee, args, callee.sym_name.data, False)
+        return _nested(interpreter, op, callee, args, False)
 
     @impl(rev.UncallOp)
     def run_uncall(
         self, interpreter: RuntimeInterpreter, op: rev.UncallOp, args: PythonValues
     ):
         callee = _callee(interpreter, op)
-        inverse = interpreter.runtime.inverse_function(callee)
-        return invoke(interpreter, inverse, args, callee.sym_name.data, True)
+        return _nested(interpreter, op, callee, args, True)
 
     # -- terminators ----------------------------------------------------------
 
@@ -280,6 +281,21 @@ class RevFunctions(InterpreterFunctions):
 def _rotate(a: float, b: float, theta: float) -> tuple[float, float]:
     c, s = math.cos(theta), math.sin(theta)
     return a * c - b * s, a * s + b * c
+
+
+def _nested(
+    interpreter: RuntimeInterpreter, op: rev.CallOp | rev.UncallOp, callee: rev.FuncOp, args: PythonValues, backward: bool
+) -> PythonValues:
+    """A call or an uncall; recursion deeper than Python allows stops with
+    the error native code raises where the stack would run out, at the call
+    (building the error may itself hit the limit: an outer call reports it
+    then)."""
+    body = interpreter.runtime.inverse_function(callee) if backward else callee
+    try:
+        return invoke(interpreter, body, args, callee.sym_name.data, backward)
+    except RecursionError:
+        frames = interpreter.runtime.frames
+        raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]) if frames else None) from None
 
 
 def _callee(interpreter: RuntimeInterpreter, op: rev.CallOp | rev.UncallOp) -> rev.FuncOp:

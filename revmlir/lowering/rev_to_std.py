@@ -31,18 +31,16 @@ from math import prod
 
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import arith, cf, func, llvm, math, memref, printf, scf
+from xdsl.dialects import arith, cf, func, math, memref, printf, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     ComplexType,
     FlatSymbolRefAttr,
-    Float64Type,
     FloatAttr,
     FunctionType,
     IndexType,
-    IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -62,28 +60,25 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ApplyOp, ExternOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
-from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, describe_op
+from revmlir.errors import ExecutionError, describe_op
 from revmlir.inversion import invert_function
-from revmlir.naming import INVERSE_SUFFIX, inverse_name
+from revmlir.naming import inverse_name
 from revmlir.lowering import cursor_functions, numbers, stacks
+from revmlir.lowering.checked_code import CheckedCode, define_fail
+from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.printing import lower_print
 from revmlir.ir_utils import RuleTable
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.expansion import forward_only
 from revmlir.safety import (
-    DIVISION_BY_ZERO,
     MAX_ALLOCATION,
     NEGATIVE_SIZE,
-    REMAINDER_BY_ZERO,
-    out_of_bounds,
-    shift_out_of_range,
     too_large,
 )
 from revmlir.runtime_checks import (
     CHECKS_ATTR,
     DEFAULT_TOLERANCE,
     ERROR_SLOT,
-    FAIL,
     PAYLOAD_SLOTS,
     CheckTable,
     payload_kind,
@@ -92,16 +87,9 @@ from revmlir.semantics import is_expression_op
 from revmlir.ir_utils import constant_index
 from revmlir.verifier import check_snapshots
 
-ABORT = "abort"
-"""The C library's ``abort``: what ``revmlir.fail`` does in std IR."""
 FRAME_ARRAY_BYTES = 4096
 """The largest ancilla array kept in the function's frame; larger ones go to
 the heap, so they cannot overflow the stack."""
-DIVISIONS = (
-    arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
-    arith.CeilDivUIOp,
-)
-SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
 
 
 def std_type(type: Attribute) -> Attribute:
@@ -149,142 +137,11 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
 
 
 # ---------------------------------------------------------------------------
-# The check table
-# ---------------------------------------------------------------------------
-
-
-def display_name(function: str) -> str:
-    """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
-    interpreter names ``f`` run backwards."""
-    if function.endswith(INVERSE_SUFFIX):
-        return "~" + inverse_name(function)
-    return function
-
-
-# ---------------------------------------------------------------------------
 # Lowering
 # ---------------------------------------------------------------------------
 
 Lowering = Callable[["FunctionLowering", Operation], None]
 lowers: RuleTable[Lowering] = RuleTable()
-
-
-class CheckedCode:
-    """Emits run-time checks into one ``func.func`` at the builder's
-    insertion point, reporting through its error slot ``error``."""
-
-    def __init__(
-        self, function: str, checks: CheckTable, runtime: dict[str, func.FuncOp], error: SSAValue, builder: Builder
-    ):
-        self.function = display_name(function)
-        self.checks = checks
-        self.runtime = runtime
-        self.error = error
-        self.builder = builder
-
-    def get(self, value: SSAValue) -> SSAValue:
-        """The value ``value`` of the source stands for here."""
-        return value
-
-    def emit(self, op: Operation, like: Operation) -> Operation:
-        op.location = like.location
-        self.builder.insert(op)
-        return op
-
-    def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue:
-        if isinstance(type, AnyFloat):
-            attr: Attribute = FloatAttr(float(value), type)
-        else:
-            attr = IntegerAttr(int(value), type)
-        return self.emit(arith.ConstantOp(attr), like).results[0]
-
-    def call_runtime(
-        self,
-        name: str,
-        args: Sequence[SSAValue],
-        results: Sequence[Attribute],
-        like: Operation,
-    ) -> Sequence[SSAValue]:
-        """Call a runtime function, declaring it in the module on first use."""
-        self.runtime.setdefault(
-            name, func.FuncOp.external(name, [a.type for a in args], list(results))
-        )
-        return self.emit(func.CallOp(name, list(args), list(results)), like).results
-
-    def check(
-        self,
-        ok: SSAValue,
-        op: Operation,
-        message: str,
-        payload: Sequence[SSAValue] = (),
-        error: type[LocatedError] = InvertibilityError,
-    ) -> None:
-        """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
-        the ``payload`` values the message template formats."""
-        kinds = [payload_kind(v.type) for v in payload]
-        if None in kinds or len(payload) > PAYLOAD_SLOTS:
-            raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
-        identifier = self.checks.register(op, message, kinds, self.function, error)  # type: ignore[arg-type]
-        true = self.const(True, i1, op)
-        bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
-        # Checks that pass cost a comparison and a branch to a cold path
-        # that does not come back.
-        report = Block()
-        saved = self.builder.insertion_point
-        try:
-            self.builder.insertion_point = InsertPoint.at_end(report)
-            for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
-                bits = self.bits(value, op)
-                index = self.const(slot, IndexType(), op)
-                self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
-            self.call_runtime(FAIL, [self.error], [], op)
-            self.emit(scf.YieldOp(), op)
-        finally:
-            self.builder.insertion_point = saved
-        self.emit(scf.IfOp(bad, [], Region(report)), op)
-
-    def check_indices(self, op: Operation, array: SSAValue, indices: Sequence[SSAValue]) -> None:
-        """Every index within its axis, as the interpreter checks them: one
-        unsigned comparison per axis (a negative index is a huge unsigned
-        one), which LLVM can hoist out of a loop whose range it knows."""
-        type = array.type
-        assert isinstance(type, MemRefType)
-        for axis, (index, extent) in enumerate(zip(indices, type.get_shape(), strict=True)):
-            known = constant_index(index)
-            if known is not None and 0 <= known < extent:
-                continue
-            size = self.emit(memref.DimOp(array, self.const(axis, IndexType(), op)), op).results[0]
-            inside = self.emit(arith.CmpiOp(index, size, "ult"), op).results[0]
-            self.check(inside, op, out_of_bounds(axis), [index, size], ExecutionError)
-
-    def check_arithmetic(self, op: Operation) -> None:
-        """A divisor that is not zero, a shift count within the width: LLVM
-        traps on the first and gives poison for the second."""
-        if isinstance(op, DIVISIONS):
-            divisor = self.get(op.operands[1])
-            nonzero = self.emit(arith.CmpiOp(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
-            message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO
-            self.check(nonzero, op, message, (), ExecutionError)
-        elif isinstance(op, SHIFTS):
-            count = self.get(op.operands[1])
-            type = count.type
-            width = 64 if isinstance(type, IndexType) else type.width.data  # type: ignore[attr-defined]
-            within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
-            self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
-
-    def bits(self, value: SSAValue, like: Operation) -> SSAValue:
-        """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
-        type = value.type
-        if isinstance(type, IndexType):
-            return self.emit(arith.IndexCastOp(value, i64), like).results[0]
-        if isinstance(type, IntegerType):
-            if type.width.data == 64:
-                return value
-            extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
-            return self.emit(extend(value, i64), like).results[0]
-        if not isinstance(type, Float64Type):
-            value = self.emit(arith.ExtFOp(value, f64), like).results[0]
-        return self.emit(arith.BitcastOp(value, i64), like).results[0]
 
 
 class FunctionLowering(CheckedCode):
@@ -1252,29 +1109,8 @@ class RevLowerToStdPass(ModulePass):
             name = source.sym_name.data
             lowered = FunctionLowering(source, checks, self.tolerance, runtime, shared[name]).lower()
             Rewriter.replace_op(source, lowered)
+        check_pushes(op, checks, runtime)
         op.body.block.add_ops(runtime[name] for name in sorted(runtime))
         stacks.define_runtime(op)
         define_fail(op)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
-
-
-def define_fail(module: ModuleOp) -> None:
-    """Give ``revmlir.fail``, if ``module`` declares it, a body that calls
-    the C library's ``abort``, so that std IR is complete for any pipeline
-    (upstream's ``convert-to-llvm`` and ``mlir-runner`` among them): a failed
-    check then ends the process, as ``cf.assert`` does, after storing its id
-    and values in the error slot.  revmlir's native code replaces the body
-    with a jump back to the entry point, which raises the check's error
-    instead (``revmlir.runtime.guard``)."""
-    declaration = SymbolTable.lookup_symbol(module, FAIL)
-    if not isinstance(declaration, func.FuncOp) or not declaration.is_declaration:
-        return
-    function = func.FuncOp(FAIL, declaration.function_type, visibility="private")
-    function.body.block.args[0].name_hint = "error"
-    function.body.block.add_ops([llvm.CallOp(ABORT), func.ReturnOp()])
-    module.body.block.insert_op_before(function, declaration)
-    declaration.detach()
-    declaration.erase()
-    if SymbolTable.lookup_symbol(module, ABORT) is None:
-        abort = llvm.FuncOp(ABORT, llvm.LLVMFunctionType([]), linkage=llvm.LinkageAttr("external"))
-        module.body.block.insert_op_before(abort, module.body.block.first_op)  # type: ignore[arg-type]

@@ -12,7 +12,8 @@ of elements, and the buffer's capacity in elements.
   runtime functions for what needs the buffer: ``revmlir.stack.push.<T>``,
   ``revmlir.stack.pop.<T>`` and ``revmlir.stack.free``, private functions of
   the module (``define_runtime``): push grows the buffer geometrically with
-  ``realloc``; pop of an empty stack yields zero and leaves the stack empty;
+  ``realloc``, and leaves the stack as it was where it cannot (the caller
+  checks the size); pop of an empty stack yields zero and leaves the stack empty;
   free releases the buffer and zeroes the header.
 - The bodies are std (func, scf, arith, memref, complex) but for the buffer
   itself, which only an address in the header points to: ``llvm`` ops
@@ -67,6 +68,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from revmlir.safety import MAX_ALLOCATION
 
 HEADER = MemRefType(i64, [3])
 """``[buffer address, size, capacity]``."""
@@ -172,7 +175,11 @@ def _zero(element: Attribute) -> SSAValue:
 
 def _push(function: func.FuncOp, element: Attribute | None) -> None:
     """Grows a full buffer (to ``MIN_CAPACITY`` elements, then doubling)
-    with ``realloc``, then stores the value at the top."""
+    with ``realloc``, then stores the value at the top.  A buffer that
+    cannot grow (``realloc`` fails, or it would pass ``MAX_ALLOCATION``
+    bytes: the size is then ``SIZE_MAX``, which ``realloc`` refuses) keeps
+    the stack as it was, the value not pushed: the caller sees the size
+    unchanged and stops the run (``revmlir.lowering.host_safety``)."""
     assert element is not None
     header, value = function.body.block.args
     size, capacity = _word(header, SIZE), _word(header, CAPACITY)
@@ -184,16 +191,25 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
         larger = _result(arith.SelectOp(empty, _constant(MIN_CAPACITY), doubled))
         slot, count = _slots(element)
         width = _result(arith.MuliOp(size_of(_result, slot), _constant(count)))
-        bytes = _result(arith.MuliOp(larger, width))
-        grown = _result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR))
-        _set_word(_result(llvm.PtrToIntOp(grown, i64)), header, DATA)
-        _set_word(larger, header, CAPACITY)
+        most = _result(arith.DivUIOp(_constant(MAX_ALLOCATION), width))
+        fits = _result(arith.CmpiOp(larger, most, "ule"))
+        bytes = _result(arith.SelectOp(fits, _result(arith.MuliOp(larger, width)), _constant(-1)))
+        grown = _result(llvm.PtrToIntOp(_result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR)), i64))
+        moved = _result(arith.CmpiOp(grown, _constant(0), "ne"))
+        _set_word(_result(arith.SelectOp(moved, grown, _word(header, DATA))), header, DATA)
+        _set_word(_result(arith.SelectOp(moved, larger, capacity)), header, CAPACITY)
         scf.YieldOp()
     with ImplicitBuilder(grow.false_region):
         scf.YieldOp()
-    for part, address in zip(_to_slots(value), _slot_addresses(header, size, element), strict=True):
-        llvm.StoreOp(part, address)
-    _set_word(_result(arith.AddiOp(size, _constant(1))), header, SIZE)
+    room = _result(arith.CmpiOp(size, _word(header, CAPACITY), "ult"))
+    store = scf.IfOp(room, [], Region(Block()), Region(Block()))
+    with ImplicitBuilder(store.true_region):
+        for part, address in zip(_to_slots(value), _slot_addresses(header, size, element), strict=True):
+            llvm.StoreOp(part, address)
+        _set_word(_result(arith.AddiOp(size, _constant(1))), header, SIZE)
+        scf.YieldOp()
+    with ImplicitBuilder(store.false_region):
+        scf.YieldOp()
     func.ReturnOp()
 
 

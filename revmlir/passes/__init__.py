@@ -96,6 +96,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return MakeResumablePass
 
+    def host_safety():
+        from revmlir.lowering.host_safety import HostSafetyPass
+
+        return HostSafetyPass
+
     def std_to_llvm():
         from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 
@@ -118,6 +123,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-insert-checks": insert_checks,
         "rev-strip-checks": strip_checks,
         "rev-lower-to-std": lower_to_std,
+        "rev-host-safety": host_safety,
         "convert-std-to-llvm": std_to_llvm,
         "rev-gpu-outline": gpu_outline,
         "convert-gpu-to-nvvm": gpu_to_nvvm,

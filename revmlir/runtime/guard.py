@@ -18,26 +18,71 @@ Nothing below the entry point is unwound: memory the run allocated itself
 (ancilla arrays on the heap, stack buffers of local stacks) is not freed
 when a check fails.  The buffers of stacks passed as arguments are the
 caller's and are given back as usual.
+
+Beyond the jump, the guard keeps what ``rev-host-safety`` asks at run time
+(``revmlir.lowering.host_safety``) in a *record* in its frame, whose
+address replaces the context in the slot's last word:
+
+- on entry, that word is 0 or the address of a run context ``[interrupt
+  flag address, struct sigaction address or 0, stack budget in bytes,
+  the handler that action calls]`` (``revmlir.runtime.interrupt`` makes
+  Python's); a C caller passes a zeroed slot, and gets
+  ``DEFAULT_STACK_BUDGET`` and no interruption;
+- the guard installs the context's SIGINT action for the run and puts the
+  previous one back after; where the previous one was neither that
+  handler (Python's) nor the action's own (a call in another thread), the
+  program chose something else (to ignore SIGINT, say), and the guard
+  puts it back at once.  It clears the flag, and stores the stack limit
+  (its own frame's address less the budget) and the flag's address in the
+  record; it zeroes the word when it returns, so a slot can be reused;
+- ``revmlir.stack_ok`` compares the stack pointer with the limit,
+  ``revmlir.interrupt_flag`` gives the flag's address, which
+  ``revmlir.poll`` reads, leaving the run with ``INTERRUPTED`` in the slot
+  when it is set.
+
+``_mlir_ciface_<f>`` entry points (upstream's C interface) get the same
+guard, so a failed check under them returns to the C caller with the
+check's id in the slot, and a function's scalar result is 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import signal
+from collections.abc import Callable, Mapping, Sequence
 
 from llvmlite import ir
 
+from revmlir.lowering.host_safety import FLAG, INTERRUPTED, POLL, STACK_OK
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
 from revmlir.runtime_checks import FAIL, JUMP_WORD
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
 on AArch64)."""
+LIMIT, FLAG_WORD, NO_FLAG = JMP_BUF_WORDS, JMP_BUF_WORDS + 1, JMP_BUF_WORDS + 2
+"""Words of the guard's record after the ``jmp_buf``: the lowest stack
+address a call may start at, the interrupt flag's address, and a zero word
+that stands for the flag when the caller gave none."""
+RECORD_WORDS = NO_FLAG + 1
+CONTEXT_FLAG, CONTEXT_ACTION, CONTEXT_BUDGET, CONTEXT_HANDLER = range(4)
+"""Words of a run context (see the module docstring)."""
+SIGACTION_WORDS = 64
+"""512 bytes, more than any libc's ``struct sigaction`` (glibc: 152)."""
+DEFAULT_STACK_BUDGET = 1 << 20
+"""The stack a run may use below its entry point when its caller gave no
+context (C callers): 1 MiB."""
 UNGUARDED = ".unguarded"
+GUARD_FUNCTIONS = ("_setjmp", "longjmp", "sigaction")
+"""What the guards call: declared, but not pure."""
+
+I64 = ir.IntType(64)
 
 
 def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
-    """Guard the entry points ``entries`` (symbol → position of the error
-    slot among its arguments) and define ``revmlir.fail``, if the module
-    calls it."""
+    """Guard the entry points ``entries`` (``<f>_ciface`` → position of the
+    error slot among its arguments) and ``_mlir_ciface_<f>``, and define
+    ``revmlir.fail``, ``revmlir.poll`` and ``revmlir.stack_ok``, if the
+    module calls them."""
     fail = module.globals.get(FAIL)
     if not isinstance(fail, ir.Function):
         return
@@ -51,34 +96,129 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), "longjmp")
     longjmp.attributes.add("noreturn")
     _define_fail(fail, longjmp)
+    if isinstance(poll := module.globals.get(POLL), ir.Function):
+        _define_poll(poll, fail)
+    if isinstance(flag := module.globals.get(FLAG), ir.Function):
+        _define_flag(flag)
+    if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
+        _define_stack_ok(stack_ok)
+    sigaction = ir.Function(module, ir.FunctionType(i32, [i32, pointer, pointer]), "sigaction")
     for name, slot in entries.items():
         # std functions whose results are not their scalar arguments have
-        # only upstream's _mlir_ciface_ entry point, which is not guarded
+        # only upstream's _mlir_ciface_ entry point
         if name in module.globals:
-            guard_entry(module, module.get_global(name), slot, setjmp, pointer)
+            guard_entry(module, module.get_global(name), slot, setjmp, pointer, sigaction=sigaction)
+        upstream = module.globals.get(MLIR_CIFACE_PREFIX + name.removesuffix(CIFACE_SUFFIX))
+        if isinstance(upstream, ir.Function):
+            _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, sigaction)
+
+
+def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
+    """The error slot's data under ``_mlir_ciface_<f>``: its last argument
+    points to upstream's descriptor ``{allocated, aligned, offset, …}``."""
+    descriptor = args[-1]
+    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64])
+    aligned = builder.load(builder.gep(descriptor, [_i32(0), _i32(1)], source_etype=fields), typ=descriptor.type)
+    offset = builder.load(builder.gep(descriptor, [_i32(0), _i32(2)], source_etype=fields), typ=I64)
+    return builder.gep(aligned, [offset], source_etype=I64)
+
+
+def _i32(value: int) -> ir.Constant:
+    return ir.Constant(ir.IntType(32), value)
+
+
+def _word(builder: ir.IRBuilder, base: ir.Value, index: int | ir.Value) -> ir.Value:
+    """The address of 64-bit word ``index`` from ``base``."""
+    offset = ir.Constant(I64, index) if isinstance(index, int) else index
+    return builder.gep(base, [offset], source_etype=I64)
+
+
+def _record(builder: ir.IRBuilder, data: ir.Value, pointer: ir.Type) -> ir.Value:
+    """The record of the guard whose slot's data is ``data``."""
+    return builder.inttoptr(builder.load(_word(builder, data, JUMP_WORD), typ=I64), pointer)
 
 
 def _define_fail(fail: ir.Function, longjmp: ir.Function) -> None:
     """Replace the std body of ``revmlir.fail`` (an ``abort``) by a
     ``longjmp`` to the entry point's guard."""
-    fail.blocks = []
-    for attribute in ("noreturn", "cold", "noinline", "nounwind"):
-        fail.attributes.add(attribute)
-    fail.attributes.discard("readnone")
-    fail.linkage = "internal"
-    builder = ir.IRBuilder(fail.append_basic_block())
-    word = builder.gep(fail.args[0], [ir.Constant(ir.IntType(64), JUMP_WORD)], source_etype=ir.IntType(64))
+    builder = _replace_body(fail, "noreturn", "cold", "noinline", "nounwind")
+    word = _word(builder, fail.args[0], JUMP_WORD)
     target = builder.load(word, typ=longjmp.function_type.args[0])
-    builder.call(longjmp, [target, ir.Constant(ir.IntType(32), 1)])
+    builder.call(longjmp, [target, _i32(1)])
     builder.unreachable()
 
 
+def _replace_body(function: ir.Function, *attributes: str) -> ir.IRBuilder:
+    function.blocks = []
+    for attribute in attributes:
+        function.attributes.add(attribute)
+    function.attributes.discard("readnone")
+    function.linkage = "internal"
+    return ir.IRBuilder(function.append_basic_block())
+
+
+def _define_poll(poll: ir.Function, fail: ir.Function) -> None:
+    """Leave the run with ``INTERRUPTED`` in the slot once the flag is set:
+    one atomic load and a branch per iteration."""
+    builder = _replace_body(poll, "nounwind", "alwaysinline")
+    data, _, flag = poll.args
+    value = builder.load_atomic(builder.inttoptr(flag, data.type), "monotonic", 8, typ=I64)
+    with builder.if_then(builder.icmp_unsigned("!=", value, ir.Constant(I64, 0)), likely=False):
+        builder.store(ir.Constant(I64, INTERRUPTED), data)
+        builder.call(fail, list(poll.args[:2]))
+        builder.unreachable()
+    builder.ret_void()
+
+
+def _define_flag(function: ir.Function) -> None:
+    """The interrupt flag's address, from the record."""
+    builder = _replace_body(function, "nounwind", "alwaysinline")
+    data = function.args[0]
+    builder.ret(builder.load(_word(builder, _record(builder, data, data.type), FLAG_WORD), typ=I64))
+
+
+def _define_stack_ok(stack_ok: ir.Function) -> None:
+    """Whether the stack pointer is above the record's limit (stacks grow
+    down on every target LLVM runs revmlir on)."""
+    builder = _replace_body(stack_ok, "nounwind")
+    data = stack_ok.args[0]
+    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
+    here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
+    builder.ret(builder.icmp_unsigned(">", here, limit))
+
+
 def guard_entry(
-    module: ir.Module, guard: ir.Function, slot: int, setjmp: ir.Function, pointer: ir.Type, word: int = JUMP_WORD
+    module: ir.Module,
+    guard: ir.Function,
+    slot: int,
+    setjmp: ir.Function,
+    pointer: ir.Type,
+    word: int = JUMP_WORD,
+    sigaction: ir.Function | None = None,
 ) -> None:
-    """Move the body of entry point ``guard`` into an internal function,
-    which ``guard`` now calls under ``_setjmp``, with the ``jmp_buf``'s
-    address in word ``word`` of its argument ``slot``."""
+    """Move the body of entry point ``guard`` (``<f>_ciface``: an array of
+    pointers to the arguments) into an internal function, which ``guard``
+    now calls under ``_setjmp``, with the ``jmp_buf``'s address in word
+    ``word`` of its argument ``slot``; with ``sigaction``, with the whole
+    record and the run context's effects (see the module docstring)."""
+
+    def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
+        (arguments,) = args
+        descriptor = builder.load(builder.gep(arguments, [ir.Constant(I64, slot)], source_etype=pointer), typ=pointer)
+        return builder.load(descriptor, typ=pointer)
+
+    _guard(module, guard, slot_data, setjmp, pointer, word, sigaction)
+
+
+def _guard(
+    module: ir.Module,
+    guard: ir.Function,
+    slot_data: Callable[[ir.IRBuilder, Sequence[ir.Value]], ir.Value],
+    setjmp: ir.Function,
+    pointer: ir.Type,
+    word: int,
+    sigaction: ir.Function | None,
+) -> None:
     entry = ir.Function(module, guard.function_type, guard.name + UNGUARDED)
     entry.linkage = "internal"
     entry.attributes.add("noinline")
@@ -89,20 +229,75 @@ def guard_entry(
             for old, new in zip(guard.args, entry.args):
                 instruction.replace_usage(old, new)
     builder = ir.IRBuilder(guard.append_basic_block())
-    buffer = builder.alloca(ir.ArrayType(ir.IntType(64), JMP_BUF_WORDS))
+    buffer = builder.alloca(ir.ArrayType(I64, JMP_BUF_WORDS if sigaction is None else RECORD_WORDS))
     buffer.align = 16
-    (arguments,) = guard.args
-    i64 = ir.IntType(64)
-    address = builder.gep(arguments, [ir.Constant(i64, slot)], source_etype=pointer)
-    descriptor = builder.load(address, typ=pointer)
-    data = builder.load(descriptor, typ=pointer)
-    target = builder.gep(data, [ir.Constant(i64, word)], source_etype=i64)
-    builder.store(builder.bitcast(buffer, pointer), target)
-    jumped = builder.call(setjmp, [builder.bitcast(buffer, pointer)])
+    returned = guard.function_type.return_type
+    result = None
+    if not isinstance(returned, ir.VoidType):
+        result = builder.alloca(returned)
+        builder.store(ir.Constant(returned, None), result)
+    data = slot_data(builder, list(guard.args))
+    target = _word(builder, data, word)
+    # an opaque pointer, which llvmlite's bitcast does not give
+    record = builder.inttoptr(builder.ptrtoint(buffer, I64), pointer)
+    restore = _enter(builder, record, builder.load(target, typ=I64), sigaction, pointer) if sigaction else None
+    builder.store(record, target)
+    jumped = builder.call(setjmp, [record])
     run, done = guard.append_basic_block("run"), guard.append_basic_block("done")
-    builder.cbranch(builder.icmp_signed("==", jumped, ir.Constant(ir.IntType(32), 0)), run, done)
+    builder.cbranch(builder.icmp_signed("==", jumped, _i32(0)), run, done)
     builder.position_at_end(run)
-    builder.call(entry, [arguments])
+    value = builder.call(entry, list(guard.args))
+    if result is not None:
+        builder.store(value, result)
     builder.branch(done)
     builder.position_at_end(done)
-    builder.ret_void()
+    if restore is not None:
+        restore(builder)
+        builder.store(ir.Constant(I64, 0), target)
+    builder.ret_void() if result is None else builder.ret(builder.load(result, typ=returned))
+
+
+def _enter(
+    builder: ir.IRBuilder, record: ir.Value, context: ir.Value, sigaction: ir.Function, pointer: ir.Type
+) -> Callable[[ir.IRBuilder], None]:
+    """Fill the record from the run ``context`` (0: none) and install its
+    SIGINT action; return what puts the previous action back."""
+    address = builder.ptrtoint(record, I64)
+    builder.store(ir.Constant(I64, 0), _word(builder, record, NO_FLAG))
+    builder.store(builder.ptrtoint(_word(builder, record, NO_FLAG), I64), _word(builder, record, FLAG_WORD))
+    _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET))
+    previous = builder.inttoptr(builder.ptrtoint(builder.alloca(ir.ArrayType(I64, SIGACTION_WORDS)), I64), pointer)
+    given = builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))
+    action = builder.alloca(I64)
+    builder.store(ir.Constant(I64, 0), action)
+    with builder.if_then(given):
+        words = builder.inttoptr(context, pointer)
+        flag = builder.load(_word(builder, words, CONTEXT_FLAG), typ=I64)
+        builder.store(flag, _word(builder, record, FLAG_WORD))
+        builder.store(ir.Constant(I64, 0), builder.inttoptr(flag, pointer))
+        _set_limit(builder, record, address, builder.load(_word(builder, words, CONTEXT_BUDGET), typ=I64))
+        builder.store(builder.load(_word(builder, words, CONTEXT_ACTION), typ=I64), action)
+    interrupt = _i32(int(signal.SIGINT))
+    with builder.if_then(builder.icmp_unsigned("!=", builder.load(action, typ=I64), ir.Constant(I64, 0))):
+        ours = builder.inttoptr(builder.load(action, typ=I64), pointer)
+        builder.call(sigaction, [interrupt, ours, previous])
+        was = builder.load(previous, typ=I64)
+        chained = builder.icmp_unsigned("==", was, builder.load(_word(builder, builder.inttoptr(context, pointer), CONTEXT_HANDLER), typ=I64))
+        again = builder.icmp_unsigned("==", was, builder.load(ours, typ=I64))
+        with builder.if_then(builder.not_(builder.or_(chained, again))):
+            builder.call(sigaction, [interrupt, previous, ir.Constant(pointer, None)])
+            builder.store(ir.Constant(I64, 0), action)
+
+    def restore(builder: ir.IRBuilder) -> None:
+        with builder.if_then(builder.icmp_unsigned("!=", builder.load(action, typ=I64), ir.Constant(I64, 0))):
+            builder.call(sigaction, [interrupt, previous, ir.Constant(pointer, None)])
+
+    return restore
+
+
+def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value) -> None:
+    """The lowest address a call may start at: ``budget`` below the record
+    (0 where that would wrap)."""
+    room = builder.icmp_unsigned(">", address, budget)
+    limit = builder.select(room, builder.sub(address, budget), ir.Constant(I64, 0))
+    builder.store(limit, _word(builder, record, LIMIT))

@@ -101,6 +101,21 @@ class UnresolvedSymbolError(LookupError):
     """Machine code would call a function this process does not have."""
 
 
+class TargetIntrinsicError(ValueError):
+    """The module calls an intrinsic of a particular target (``llvm.nvvm.*``,
+    ``llvm.x86.*``, …)."""
+
+
+TARGET_INTRINSICS = (
+    "aarch64", "amdgcn", "arm", "bpf", "dx", "hexagon", "loongarch", "mips", "nvvm", "ppc", "r600",
+    "riscv", "s390", "spv", "ve", "wasm", "x86", "xcore",
+)
+"""The targets whose intrinsics LLVM names ``llvm.<target>.…``.  Selecting
+instructions for one the host (or its CPU) lacks is an LLVM *fatal* error,
+which ends the process instead of raising; revmlir's native code calls
+none, but IR brought from upstream may."""
+
+
 def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.ModuleRef:
     """Parse and verify LLVM IR and run the standard -O<level> pipeline on
     it, for ``machine``'s triple and data layout (the translation from the
@@ -111,11 +126,25 @@ def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.Mod
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
     module.verify()
+    _check_intrinsics(module)
     if opt_level > 0:
         options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
         builder = llvm.create_pass_builder(machine, options)
         builder.getModulePassManager().run(module, builder)
     return module
+
+
+def _check_intrinsics(module: llvm.ModuleRef) -> None:
+    """No target-specific intrinsic reaches code generation (see
+    ``TARGET_INTRINSICS``)."""
+    for function in module.functions:
+        parts = function.name.split(".")
+        if function.is_declaration and parts[0] == "llvm" and len(parts) > 2 and parts[1] in TARGET_INTRINSICS:
+            raise TargetIntrinsicError(
+                f"native code cannot call @{function.name}, an intrinsic of the {parts[1]} target: "
+                "LLVM would end the process compiling it for the host (use the target-independent "
+                "op, or compile for that target)"
+            )
 
 
 def _check_externals(module: llvm.ModuleRef) -> None:

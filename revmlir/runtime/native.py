@@ -43,15 +43,18 @@ from revmlir.inversion import forgetful_functions
 from revmlir.naming import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
+from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
 from revmlir.lowering.printing import PRINT
-from revmlir.lowering.rev_to_std import ABORT, RevLowerToStdPass, stack_element
-from revmlir.runtime_checks import ERROR_SLOT, check_error_slot
+from revmlir.lowering.checked_code import ABORT
+from revmlir.lowering.rev_to_std import RevLowerToStdPass, stack_element
+from revmlir.runtime_checks import ERROR_SLOT, JUMP_WORD, check_error_slot
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
-from revmlir.runtime.guard import add_guards
+from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
+from revmlir.runtime.interrupt import interrupted, run_context
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
     IN_PYTHON,
@@ -126,7 +129,8 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
             and (f.sym_visibility is None or f.sym_visibility.data != "private")
         )
 
-    passes = (RevInvertPass(), lower, to_llvm) if inverses else (lower, to_llvm)
+    safety = HostSafetyPass()
+    passes = (RevInvertPass(), lower, safety, to_llvm) if inverses else (lower, safety, to_llvm)
     PassPipeline(passes, read_std_form).apply(make_context(), work)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
@@ -135,8 +139,8 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT, PRINT):
-            # Apart from the allocator and printing, only libm functions are
+        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT, PRINT, *GUARD_FUNCTIONS):
+            # Apart from the allocator, printing and the guard, only libm functions are
             # declared (see std_to_llvm): pure, so LLVM may share and hoist their calls.
             function.attributes.add("nounwind")
             function.attributes.add("readnone")
@@ -257,11 +261,14 @@ class _NativeCall:
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
+                error[JUMP_WORD] = run_context()
                 self.entry(frame.address)
             finally:
                 for i in self.stacks:
                     storage[i].give_back(args[i])
             if error[0]:
+                if error[0] == INTERRUPTED:
+                    interrupted()
                 check_error_slot(self.check_table, list(error))
             results = list(args)
             for i, load in self.loads:

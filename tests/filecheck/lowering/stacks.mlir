@@ -4,7 +4,7 @@
 
 // A stack is a header memref<3xi64> (buffer address, size, capacity); the
 // checks read the size and report through the error slot.
-// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 58]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 58]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 60]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 63]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 64]]:3|stacks|i64|stack freed holding {0} value(s)"]}
+// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 65]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 65]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 67]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 70]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 71]]:3|stacks|i64|stack freed holding {0} value(s)", "ExecutionError|func.call|{{.*}}stacks.mlir:[[# @LINE + 64]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|func.call|{{.*}}stacks.mlir:[[# @LINE + 66]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|func.call|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory"]}
 // The C library functions the runtime calls are declared as upstream's
 // convert-to-llvm declares them (abort is what a failed check calls,
 // through revmlir.fail, outside native code):
@@ -12,8 +12,15 @@
 // CHECK-NEXT:  llvm.func @realloc(!llvm.ptr, i64) -> !llvm.ptr
 // CHECK-NEXT:  llvm.func @free(!llvm.ptr)
 // CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<4xi64>) -> (f64, complex<f64>)
+// CHECK-NEXT:    %[[BEFORE_AT:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[BEFORE:.*]] = memref.load %s[%[[BEFORE_AT]]] : memref<3xi64>
 // CHECK-NEXT:    func.call @revmlir.stack.push.f64(%s, %y) : (memref<3xi64>, f64) -> ()
-// CHECK-NEXT:    %[[SIZE_AT:.*]] = arith.constant 1 : index
+// A push that could not grow its stack left the size as it was: the run
+// stops there.
+// CHECK-NEXT:    %[[AFTER:.*]] = memref.load %s[%[[BEFORE_AT]]] : memref<3xi64>
+// CHECK-NEXT:    %{{.*}} = arith.cmpi ne, %[[AFTER]], %[[BEFORE]] : i64
+// CHECK:         func.call @revmlir.fail(%err)
+// CHECK:         %[[SIZE_AT:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[SIZE:.*]] = memref.load %s[%[[SIZE_AT]]] : memref<3xi64>
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK-NEXT:    %{{.*}} = arith.cmpi sgt, %[[SIZE]], %[[ZERO]] : i64
@@ -35,7 +42,7 @@
 // CHECK-NEXT:    memref.store %[[Z]], %t[%[[I1]]] : memref<3xi64>
 // CHECK-NEXT:    %[[I2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    memref.store %[[Z]], %t[%[[I2]]] : memref<3xi64>
-// CHECK-NEXT:    func.call @revmlir.stack.push.complex_f64(%t, %z) : (memref<3xi64>, complex<f64>) -> ()
+// CHECK:         func.call @revmlir.stack.push.complex_f64(%t, %z) : (memref<3xi64>, complex<f64>) -> ()
 // CHECK:         %z1 = func.call @revmlir.stack.pop.complex_f64(%t) : (memref<3xi64>) -> complex<f64>
 // stack_free checks emptiness; nocheck leaves only the release.
 // CHECK:         arith.cmpi eq
@@ -89,10 +96,14 @@ rev.func @stacks(%y: f64, %s: !anc.stack<f64>, %z: complex<f64>) {
 // LLVM:          llvm.mlir.constant(0.000000e+00 : f64) : f64
 // LLVM:          llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // LLVM-LABEL: llvm.func internal @revmlir.stack.push.complex_f64(
-// A full buffer doubles (starting at 8 elements of sizeof(element) bytes):
+// A full buffer doubles (starting at 8 elements of sizeof(element) bytes),
+// asking realloc for SIZE_MAX bytes (which it refuses) past 2^40 bytes:
 // LLVM:          llvm.icmp "eq"
 // LLVM:          llvm.mlir.constant(8) : i64
 // LLVM:          llvm.getelementptr %{{.*}}[1] : (!llvm.ptr) -> !llvm.ptr, f64
+// LLVM:          llvm.mlir.constant(1099511627776) : i64
+// LLVM:          llvm.icmp "ule"
+// LLVM:          llvm.mlir.constant(-1) : i64
 // LLVM:          llvm.call @realloc(
 // IR: declare void @"free"(ptr
 // IR: declare ptr @"realloc"(ptr

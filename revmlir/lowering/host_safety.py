@@ -1,0 +1,253 @@
+"""What keeps native code from taking the host process down where no op's
+check can: a stack that cannot grow, recursion that would exhaust the
+machine stack, and a loop that never ends.
+
+- ``check_pushes`` (part of ``rev-lower-to-std``): a push leaves the stack
+  as it was when its buffer cannot grow (``revmlir.lowering.stacks``); the
+  call site compares the size before and after and stops the run with
+  ``ExecutionError`` (``STACK_NOT_GROWN``) instead of going on without the
+  value, in every pipeline.
+- ``rev-host-safety`` (native code only, after ``rev-lower-to-std``):
+  before every call that may recurse (caller and callee in one cycle of the
+  call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
+  pointer is still above the limit the entry point set, and the run stops
+  with ``RECURSION_TOO_DEEP`` at the call if not; at the start of every
+  loop body (``_loop_heads``: ``scf.while``, the outermost ``scf.for`` and
+  ``scf.parallel``, the targets of backward branches in ``cf`` form),
+  ``revmlir.poll`` leaves the run
+  with ``INTERRUPTED`` in the slot once Ctrl-C has been pressed (it reads
+  the flag whose address ``revmlir.interrupt_flag`` found on entry to the
+  function).  These functions get std bodies that do nothing here (the
+  module stays complete); ``revmlir.runtime.guard`` gives them their
+  native bodies, which read the limit and the flag's address from the
+  record the entry point keeps.
+
+*Why at run time, and why these places*: frames differ by function and by
+target, so only the stack pointer knows how deep a run may go; a bound on
+the depth would be either unsafe or needlessly low.  Only a cycle of calls
+grows the stack without bound (frames hold at most ``FRAME_ARRAY_BYTES``
+of arrays), and only a loop runs without bound, so those are where the
+checks go.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder
+from xdsl.context import Context
+from xdsl.dialects import arith, cf, func, memref, scf
+from xdsl.dialects.builtin import ArrayAttr, IndexType, ModuleOp, StringAttr, i1, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint
+
+from revmlir.errors import ExecutionError
+from revmlir.lowering import stacks
+from revmlir.lowering.checked_code import CheckedCode, define_fail
+from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, CheckTable
+from revmlir.safety import RECURSION_TOO_DEEP, STACK_NOT_GROWN
+
+POLL = "revmlir.poll"
+"""``revmlir.poll(error slot, flag address)``: leave the run if Ctrl-C was
+pressed."""
+FLAG = "revmlir.interrupt_flag"
+"""``revmlir.interrupt_flag(error slot) -> i64``: the address of the flag
+``revmlir.poll`` reads, looked up once per function, so that a poll costs
+one load and a branch."""
+STACK_OK = "revmlir.stack_ok"
+"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits."""
+INTERRUPTED = -1
+"""The check id ``revmlir.poll`` leaves in the error slot: the run was
+interrupted (no check failed)."""
+PUSH_PREFIX = stacks.runtime_name(stacks.PUSH) + "."
+
+
+def _error_slot(function: func.FuncOp) -> SSAValue | None:
+    """The error slot of a defined function that has one."""
+    if not function.body.blocks:
+        return None
+    args = function.body.blocks[0].args
+    return args[-1] if args and args[-1].type == ERROR_SLOT else None
+
+
+def _checked_functions(module: ModuleOp) -> Iterator[tuple[func.FuncOp, SSAValue]]:
+    for function in module.ops:
+        if isinstance(function, func.FuncOp) and (error := _error_slot(function)) is not None:
+            yield function, error
+
+
+def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+    """Stop the run where a push could not grow its stack: the push left
+    the size as it was."""
+    for function, error in _checked_functions(module):
+        code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0])))
+        for call in [op for op in function.walk() if isinstance(op, func.CallOp)]:
+            if not call.callee.string_value().startswith(PUSH_PREFIX):
+                continue
+            header = call.arguments[0]
+            word = arith.ConstantOp.from_int_and_width(stacks.SIZE, IndexType())
+            before = memref.LoadOp.get(header, [word])
+            code.builder.insertion_point = InsertPoint.before(call)
+            for op in (word, before):
+                code.emit(op, call)
+            code.builder.insertion_point = InsertPoint.after(call)
+            after = code.emit(memref.LoadOp.get(header, [word]), call).results[0]
+            grown = code.emit(arith.CmpiOp(after, before.results[0], "ne"), call).results[0]
+            code.check(grown, call, STACK_NOT_GROWN, [before.results[0]], ExecutionError)
+
+
+def _recursive_calls(functions: Sequence[func.FuncOp]) -> set[func.CallOp]:
+    """The calls whose callee can call their caller again (both in one
+    strongly connected component of the call graph, Tarjan's algorithm)."""
+    names = {f.sym_name.data for f in functions}
+    calls = {
+        f.sym_name.data: [op for op in f.walk() if isinstance(op, func.CallOp) and op.callee.string_value() in names]
+        for f in functions
+    }
+    component: dict[str, int] = {}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(name: str) -> None:
+        index[name] = low[name] = len(index)
+        path.append(name)
+        for call in calls[name]:
+            callee = call.callee.string_value()
+            if callee not in index:
+                visit(callee)
+                low[name] = min(low[name], low[callee])
+            elif callee not in component:
+                low[name] = min(low[name], index[callee])
+        if low[name] == index[name]:
+            while True:
+                member = path.pop()
+                component[member] = index[name]
+                if member == name:
+                    break
+
+    for name in calls:
+        if name not in index:
+            visit(name)
+    return {
+        call for name, found in calls.items() for call in found
+        if component[call.callee.string_value()] == component[name]
+    }
+
+
+def _nested_in_a_loop(op: Operation) -> bool:
+    """Whether a structured loop encloses ``op`` (in this function)."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.ForOp | scf.ParallelOp | scf.WhileOp):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
+    """Where each loop of ``function`` starts an iteration, with the op
+    that stands for the loop: the body of a ``while`` loop and of a ``for``
+    or parallel loop that no other loop encloses, and in ``cf`` form the
+    target of each backward branch (every cycle of blocks has one, whatever
+    the order of the blocks).  A ``for`` loop inside another runs to its
+    end before Ctrl-C is seen: its trip count was fixed when it started,
+    and a poll in it made short inner loops (a sparse row) up to 1.8×
+    slower."""
+    for op in function.walk():
+        if isinstance(op, scf.ForOp | scf.ParallelOp):
+            if not _nested_in_a_loop(op):
+                yield op.body.blocks[0], op
+        elif isinstance(op, scf.WhileOp):
+            yield op.after_region.blocks[0], op
+        elif isinstance(op, cf.BranchOp | cf.ConditionalBranchOp):
+            region = op.parent_region()
+            assert region is not None and op.parent_block() is not None
+            blocks = list(region.blocks)
+            position = blocks.index(op.parent_block())  # type: ignore[arg-type]
+            for successor in op.successors:
+                if blocks.index(successor) <= position:
+                    yield successor, op
+
+
+@dataclass(frozen=True)
+class HostSafetyPass(ModulePass):
+    """Check the stack before recursive calls and poll for Ctrl-C in loops
+    (native code: ``revmlir.runtime.guard`` defines what the checks call)."""
+
+    name = "rev-host-safety"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        table = op.attributes.get(CHECKS_ATTR)
+        checks = CheckTable([e.data for e in table.data] if isinstance(table, ArrayAttr) else [])  # type: ignore[union-attr]
+        runtime: dict[str, func.FuncOp] = {}
+        functions = list(_checked_functions(op))
+        recursive = _recursive_calls([f for f, _ in functions])
+        for function, error in functions:
+            code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0])))
+            for call in [c for c in function.walk() if c in recursive]:
+                code.builder.insertion_point = InsertPoint.before(call)
+                (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
+                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
+            heads = list(_loop_heads(function))
+            if heads:
+                code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
+                (flag,) = code.call_runtime(FLAG, [error], [i64], function)
+            for block, loop in heads:
+                code.builder.insertion_point = InsertPoint.at_start(block)
+                if isinstance(loop, scf.ForOp):
+                    _poll_now_and_then(code, loop, [error, flag])
+                else:
+                    code.call_runtime(POLL, [error, flag], [], loop)
+        _define(op, runtime)
+        op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
+
+
+POLL_SPAN = 1 << 16
+"""How far an ``scf.for``'s induction variable moves between polls."""
+
+
+def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAValue]) -> None:
+    """Poll where the induction variable modulo ``POLL_SPAN`` falls below
+    the step: once every ``POLL_SPAN / step`` iterations (every iteration
+    for steps of ``POLL_SPAN`` or more; the variable cannot skip the
+    window).  A comparison on the variable costs less than the flag's
+    atomic load, which LLVM keeps in the loop and optimises around."""
+    variable = loop.body.blocks[0].args[0]
+    mask = code.const(POLL_SPAN - 1, variable.type, loop)
+    low = code.emit(arith.AndIOp(variable, mask), loop).results[0]
+    due = code.emit(arith.CmpiOp(low, loop.step, "ult"), loop).results[0]
+    poll = Block()
+    saved = code.builder.insertion_point
+    code.builder.insertion_point = InsertPoint.at_end(poll)
+    code.call_runtime(POLL, args, [], loop)
+    code.emit(scf.YieldOp(), loop)
+    code.builder.insertion_point = saved
+    code.emit(scf.IfOp(due, [], Region(poll)), loop)
+
+
+def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
+    """Add what the checks call: ``revmlir.fail`` if the module has none yet,
+    and std bodies for ``revmlir.poll`` (nothing to do),
+    ``revmlir.interrupt_flag`` (0) and ``revmlir.stack_ok`` (true), which
+    native code replaces."""
+    if POLL in runtime:
+        # native code's poll leaves the run through revmlir.fail
+        runtime.setdefault(FAIL, func.FuncOp.external(FAIL, [ERROR_SLOT], []))
+    present = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
+    for name in sorted(runtime.keys() - present):
+        declaration = runtime[name]
+        if name == FAIL:
+            module.body.block.add_op(declaration)
+            continue
+        function = func.FuncOp(name, declaration.function_type, visibility="private")
+        function.body.block.args[0].name_hint = "error"
+        if name in (STACK_OK, FLAG):
+            value = arith.ConstantOp.from_int_and_width(int(name == STACK_OK), function.function_type.outputs.data[0])
+            function.body.block.add_ops([value, func.ReturnOp(value)])
+        else:
+            function.body.block.add_op(func.ReturnOp())
+        module.body.block.add_op(function)
+    define_fail(module)

@@ -1,0 +1,67 @@
+// RUN: rev-opt %s -p rev-lower-to-std,rev-host-safety | filecheck %s
+
+// A call within a cycle of the call graph checks the stack first, at the
+// call's location; a loop body polls for Ctrl-C first.
+// CHECK: rev.checks = [{{.*}}"ExecutionError|func.call|{{.*}}host_safety.mlir:18:5|down||calls nest too deeply: the recursion would exhaust the stack"]
+rev.func @down(%y: f64, %n: i64) {
+  %y_1, %n_1 = rev.if (%y, %n) : f64, i64 pre {
+  ^bb0(%y_2: f64, %n_2: i64):
+    %0 = arith.constant 0 : i64
+    %1 = arith.cmpi sgt, %n_2, %0 : i64
+    rev.cond %1
+  } then {
+  ^bb0(%y_3: f64, %n_3: i64):
+    %2 = arith.constant 1.000000e+00 : f64
+    %y_4 = rev.add %y_3, %2 : f64
+    %3 = arith.constant 1 : i64
+    %n_4 = rev.sub %n_3, %3 : i64
+    %y_5, %n_5 = rev.call @down(%y_4, %n_4) : (f64, i64) -> (f64, i64)
+    %4 = arith.constant 1 : i64
+    %n_6 = rev.add %n_5, %4 : i64
+    rev.yield %y_5, %n_6 : f64, i64
+  } else {
+  ^bb0(%y_6: f64, %n_7: i64):
+    rev.yield %y_6, %n_7 : f64, i64
+  }
+  rev.return %y_1, %n_1 : f64, i64
+}
+
+// CHECK-LABEL: func.func @down(
+// CHECK:         %[[OK:.*]] = func.call @revmlir.stack_ok(%err) : (memref<4xi64>) -> i1
+// CHECK:         scf.if
+// CHECK:           func.call @revmlir.fail(%err)
+// CHECK:         func.call @down(
+
+rev.func @spin(%y: f64, %n: index) {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %y_1 = rev.for %0 to %n step %1 : index (%y) : f64 {
+  ^bb0(%i: index, %y_2: f64):
+    %5 = arith.constant 1.000000e+00 : f64
+    %y_3 = rev.add %y_2, %5 : f64
+    rev.yield %y_3 : f64
+  }
+  rev.return %y_1, %n : f64, index
+}
+
+// CHECK-LABEL: func.func @spin(
+// CHECK-NEXT:    %[[FLAG:.*]] = func.call @revmlir.interrupt_flag(%err) : (memref<4xi64>) -> i64
+// CHECK-NOT:     revmlir.stack_ok
+// A for loop polls where its variable modulo 2^16 falls below the step.
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[STEP:.*]] iter_args
+// CHECK-NEXT:      %[[MASK:.*]] = arith.constant 65535 : index
+// CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[I]], %[[MASK]] : index
+// CHECK-NEXT:      %[[DUE:.*]] = arith.cmpi ult, %[[LOW]], %[[STEP]] : index
+// CHECK-NEXT:      scf.if %[[DUE]] {
+// CHECK-NEXT:        func.call @revmlir.poll(%err, %[[FLAG]]) : (memref<4xi64>, i64) -> ()
+// CHECK-NEXT:      }
+// CHECK-NEXT:      arith.constant
+// CHECK-NEXT:      arith.addf
+
+// The checks' functions do nothing in std IR.
+// CHECK-LABEL: func.func private @revmlir.interrupt_flag(%error: memref<4xi64>) -> i64 {
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
+// CHECK-LABEL: func.func private @revmlir.poll(%error: memref<4xi64>, %{{.*}}: i64) {
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func private @revmlir.stack_ok(%error: memref<4xi64>) -> i1 {
+// CHECK-NEXT:    %{{.*}} = arith.constant true

@@ -1,0 +1,193 @@
+"""Native runs that would take the host process down or never end without
+``revmlir.lowering.host_safety``: Ctrl-C in long loops, a stack that
+cannot grow, a failed check under upstream's C interface.  Run by
+``test_host_safety.py`` in a process of its own (a regression could crash
+it, and a SIGINT or an address-space limit must not reach the test run);
+``python host_safety_programs.py`` prints one JSON line per case."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import signal
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import revmlir as rv
+from revmlir.runtime_checks import check_error_slot
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+FOREVER = 10**15
+"""A trip count no run reaches (days): only Ctrl-C ends it."""
+
+
+@rv.reversible(backend="native")
+def spin(y, n: int):
+    for i in range(n):
+        y += 1.0
+
+
+@rv.ordinary(backend="native")
+def spin_while(n: int):
+    k = 0
+    while k < n:
+        k += 1
+    return k
+
+
+@rv.reversible(backend="native")
+def pile(y, n: int):
+    s = rv.stack(float)
+    for i in range(n):
+        t = rv.ancilla(0.0)
+        t += y
+        rv.push(s, t)
+    for i in range(n):
+        t = rv.pop(s)
+        t -= y
+        rv.free(t)
+    rv.free(s)
+
+
+def interrupted(run: Callable[[], Any], after: float = 0.3) -> dict[str, Any]:
+    """Send this process SIGINT ``after`` seconds into ``run``, as Ctrl-C
+    does, and say what ``run`` raised and when."""
+    threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT)).start()
+    start = time.perf_counter()
+    try:
+        return {"result": run(), "seconds": time.perf_counter() - start}
+    except KeyboardInterrupt:
+        return {"error": "KeyboardInterrupt", "seconds": time.perf_counter() - start}
+
+
+def handler_that_returns() -> dict[str, Any]:
+    calls: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda *_: calls.append(1))
+    try:
+        return {**interrupted(lambda: spin(0.0, FOREVER)), "handler calls": len(calls)}
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def ignored() -> dict[str, Any]:
+    """SIGINT ignored: the run is not interrupted, and finishes."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return interrupted(lambda: spin(0.0, 10**8), after=0.05)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+UPSTREAM = """
+rev.func @f(%y: f64, %x: memref<?xf64>, %i: index) {
+  %v = memref.load %x[%i] : memref<?xf64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1, %i : f64, index
+}
+"""
+
+
+class Descriptor(ctypes.Structure):
+    """Upstream's memref descriptor of rank 1."""
+
+    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64),
+                ("sizes", ctypes.c_int64 * 1), ("strides", ctypes.c_int64 * 1)]
+
+
+class Results(ctypes.Structure):
+    _fields_ = [("y", ctypes.c_double), ("i", ctypes.c_int64)]
+
+
+def upstream_entry_point() -> dict[str, Any]:
+    """``_mlir_ciface_f`` called as C would, reading past the end: the guard
+    returns to the caller with the check in the slot, which reads as the
+    error a call from Python raises; a zeroed slot is left for the next."""
+    module = NativeModule.compile(parse_module(UPSTREAM, "upstream.mlir"))
+    entry = ctypes.CFUNCTYPE(
+        None, ctypes.POINTER(Results), ctypes.c_double, ctypes.POINTER(Descriptor), ctypes.c_int64,
+        ctypes.POINTER(Descriptor),
+    )(module.machine_code.address("_mlir_ciface_f"))
+    x, slot = np.arange(4.0), np.zeros(4, dtype=np.int64)
+    array = Descriptor(x.ctypes.data, x.ctypes.data, 0, (4,), (1,))
+    error = Descriptor(slot.ctypes.data, slot.ctypes.data, 0, (4,), (1,))
+    results = Results()
+    outcome: dict[str, Any] = {}
+    entry(ctypes.byref(results), 1.0, ctypes.byref(array), 3, ctypes.byref(error))
+    outcome["passes"] = [results.y, slot.tolist()]
+    entry(ctypes.byref(results), 1.0, ctypes.byref(array), 9, ctypes.byref(error))
+    outcome["jump word after"] = int(slot[3])
+    try:
+        check_error_slot(module.check_table, slot.tolist())
+    except rv.ExecutionError as failure:
+        outcome["slot says"] = str(failure)
+    try:
+        module.call("f", 1.0, x, 9)
+    except rv.ExecutionError as failure:
+        outcome["python says"] = str(failure)
+    return outcome
+
+
+TARGET_INTRINSIC = """
+llvm.func @llvm.nvvm.read.ptx.sreg.tid.x() -> i32
+func.func @f(%x: memref<?xi32>) {
+  %t = llvm.call @llvm.nvvm.read.ptx.sreg.tid.x() : () -> i32
+  %c0 = arith.constant 0 : index
+  memref.store %t, %x[%c0] : memref<?xi32>
+  return
+}
+"""
+
+
+def target_intrinsic() -> dict[str, Any]:
+    """Upstream IR calling a GPU intrinsic: LLVM's instruction selection
+    would abort the process; compiling it raises instead."""
+    try:
+        NativeModule.compile(parse_module(TARGET_INTRINSIC, "intrinsic.mlir"))
+    except Exception as error:  # the test checks which
+        return {"error": type(error).__name__, "message": str(error)}
+    return {"result": "compiled"}
+
+
+def push_without_memory() -> dict[str, Any]:
+    """Pushes until ``realloc`` fails under an address-space limit 256 MiB
+    above what the process has: a clean error, and the process lives on."""
+    spin(0.0, 1)  # compiled before the limit
+    pile(1.0, 4)
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    limit = pages * resource.getpagesize() + (256 << 20)
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        pile(1.0, 10**9)
+    except rv.ExecutionError as failure:
+        return {"error": "ExecutionError", "message": str(failure), "after": pile(1.0, 5)}
+    return {"result": "no error"}
+
+
+CASES: dict[str, Callable[[], dict[str, Any]]] = {
+    "Ctrl-C in a for loop": lambda: interrupted(lambda: spin(0.0, FOREVER)),
+    "Ctrl-C in a for loop, backwards": lambda: interrupted(lambda: (~spin)(0.0, FOREVER)),
+    "Ctrl-C in ordinary code's while loop": lambda: interrupted(lambda: spin_while(FOREVER)),
+    "runs on after Ctrl-C": lambda: {"result": spin(0.0, 1000)},
+    "a SIGINT handler that returns": handler_that_returns,
+    "SIGINT ignored": ignored,
+    "upstream entry point, failed check": upstream_entry_point,
+    "a target intrinsic": target_intrinsic,
+    # last: it limits the address space of the process
+    "push without memory": push_without_memory,
+}
+
+
+if __name__ == "__main__":
+    # compiled before any SIGINT is sent: only the native loop may see it
+    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1)
+    for name, case in CASES.items():
+        print(json.dumps({"case": name, **case()}), flush=True)

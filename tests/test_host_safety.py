@@ -1,0 +1,160 @@
+"""Native code never takes the host process down or hangs it: Ctrl-C stops
+long loops with ``KeyboardInterrupt``, a push that cannot grow its stack
+stops the run with an ``ExecutionError``, a failed check under upstream's
+C interface returns to its caller, and IR that LLVM could only compile by
+aborting is refused.  The cases of
+``host_safety_programs.py`` run in a process of their own (recursion too
+deep is among ``safety_programs.py``'s, on both engines)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from xdsl.context import Context
+
+from revmlir.lowering.host_safety import POLL, STACK_OK, HostSafetyPass
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import parse_module
+
+HERE = Path(__file__).parent
+PROGRAMS = HERE / "host_safety_programs.py"
+
+
+@cache
+def outcomes() -> dict[str, dict[str, Any]]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
+    run = subprocess.run(
+        [sys.executable, str(PROGRAMS)], capture_output=True, text=True, timeout=300, env=environment, check=False
+    )
+    results = {line["case"]: line for line in map(json.loads, run.stdout.splitlines())}
+    results["<exit>"] = {"returncode": run.returncode, "stderr": run.stderr[-2000:]}
+    return results
+
+
+def outcome(case: str) -> dict[str, Any]:
+    results = outcomes()
+    assert case in results, f"the programs did not finish {case!r}: {results['<exit>']}"
+    return results[case]
+
+
+def test_the_programs_run_to_the_end():
+    assert outcomes()["<exit>"]["returncode"] == 0, outcomes()["<exit>"]
+
+
+def test_ctrl_c_interrupts_native_loops():
+    """SIGINT 0.3 s into a loop of 10¹⁵ iterations (for, backwards, ordinary
+    code's while): KeyboardInterrupt soon after, and the function runs
+    again."""
+    for case in ("Ctrl-C in a for loop", "Ctrl-C in a for loop, backwards", "Ctrl-C in ordinary code's while loop"):
+        result = outcome(case)
+        assert result.get("error") == "KeyboardInterrupt", result
+        assert result["seconds"] < 5.0, result
+    assert outcome("runs on after Ctrl-C")["result"] == [1000.0, 1000]
+
+
+def test_a_handler_that_returns_still_stops_the_run():
+    result = outcome("a SIGINT handler that returns")
+    assert result.get("error") == "KeyboardInterrupt" and result["handler calls"] == 1, result
+
+
+def test_an_ignored_sigint_does_not_stop_the_run():
+    assert outcome("SIGINT ignored").get("result") == [1e8, 10**8]
+
+
+def test_a_push_that_cannot_grow_its_stack_stops_the_run():
+    result = outcome("push without memory")
+    assert result.get("error") == "ExecutionError", result
+    assert result["message"].startswith(f"{PROGRAMS}:"), result
+    assert "'func.call' in @pile: cannot grow a stack of" in result["message"]
+    assert result["message"].endswith("elements: out of memory")
+    assert result["after"] == [1.0, 5]
+
+
+def test_a_failed_check_under_mlir_ciface_returns_to_the_c_caller():
+    result = outcome("upstream entry point, failed check")
+    assert result["passes"] == [4.0, [0, 0, 0, 0]]
+    expected = "upstream.mlir:3:3: 'memref.load' in @f: index 9 is out of bounds for axis 0 with size 4"
+    assert result["slot says"] == result["python says"] == expected
+    assert result["jump word after"] == 0
+
+
+def test_a_target_intrinsic_is_an_error_not_an_llvm_abort():
+    result = outcome("a target intrinsic")
+    assert result.get("error") == "TargetIntrinsicError", result
+    assert result["message"].startswith(
+        "native code cannot call @llvm.nvvm.read.ptx.sreg.tid.x, an intrinsic of the nvvm target"
+    )
+
+
+RECURSIVE = """
+func.func @even(%n: index) -> i1 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.cmpi eq, %n, %c0 : index
+  %r = scf.if %zero -> (i1) {
+    %t = arith.constant true
+    scf.yield %t : i1
+  } else {
+    %m = arith.subi %n, %c1 : index
+    %o = func.call @odd(%m) : (index) -> i1
+    scf.yield %o : i1
+  }
+  return %r : i1
+}
+func.func @odd(%n: index) -> i1 {
+  %c1 = arith.constant 1 : index
+  %m = arith.subi %n, %c1 : index
+  %e = func.call @even(%m) : (index) -> i1
+  %f = func.call @leaf(%m) : (index) -> i1
+  %r = arith.andi %e, %f : i1
+  return %r : i1
+}
+func.func @leaf(%n: index) -> i1 {
+  %t = arith.constant true
+  cf.br ^head(%n : index)
+^head(%k: index):
+  %c0 = arith.constant 0 : index
+  %done = arith.cmpi eq, %k, %c0 : index
+  cf.cond_br %done, ^exit, ^body
+^body:
+  %c1 = arith.constant 1 : index
+  %k1 = arith.subi %k, %c1 : index
+  cf.br ^head(%k1 : index)
+^exit:
+  return %t : i1
+}
+func.func @nest(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    scf.for %j = %c0 to %n step %c1 {
+    }
+  }
+  return
+}
+"""
+
+
+def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
+    """Only calls within a cycle of the call graph check the stack (even ↔
+    odd, not odd → leaf); a loop in ``cf`` form polls at the target of its
+    backward branch; of two nested ``for`` loops, the outer one polls."""
+    module = parse_module(RECURSIVE, "recursive.mlir")
+    RevLowerToStdPass().apply(Context(), module)
+    HostSafetyPass().apply(Context(), module)
+    text = str(module)
+    assert text.count(f"func.call @{STACK_OK}") == 2
+    even, odd, leaf = (text.split(f"func.func @{name}(")[1].split("func.func")[0] for name in ("even", "odd", "leaf"))
+    assert even.index(STACK_OK) < even.index("@odd(")
+    assert odd.index(STACK_OK) < odd.index("@even(") and STACK_OK not in leaf
+    assert leaf.count(f"func.call @{POLL}") == 1
+    assert leaf.index("^head(") < leaf.index(POLL) < leaf.index("^body")
+    nest = text.split("func.func @nest(")[1].split("func.func")[0]
+    assert nest.count(f"func.call @{POLL}") == 1
+    assert nest.index(POLL) < nest.rindex("scf.for")
