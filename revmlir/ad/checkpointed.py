@@ -54,6 +54,7 @@ from xdsl.traits import SymbolTable
 from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints
 from revmlir.semantics import gradient_type
 from revmlir.ad.derived import prepare
+from revmlir.ad.untaped import untaped_copy
 from revmlir.checkpoint.cursor import FINAL, WORDS
 from revmlir.checkpoint.table import Entry
 from revmlir.dialects import anc, rev
@@ -100,6 +101,9 @@ class Loop:
     """The step's tapes: every step gets fresh ones."""
     written: list[SSAValue]
     """The memrefs the step writes: snapshotted with the carried scalars."""
+    plain: str | None = None
+    """The step's untaped copy, which plain steps call (None: they call the
+    taped step and forget its tapes)."""
     stores: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
     frames: SSAValue | None = None
     """The cursor's stack of segment starts."""
@@ -270,24 +274,26 @@ class Sweep:
         self.free(results[0], iv)
         return 1
 
-    def call_step(self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue]
-                  ) -> list[SSAValue]:
-        """Run the step on ``state``; scalars read from outside go in as
-        copies, checked unchanged afterwards."""
+    def call_step(self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue],
+                  callee: str | None = None) -> list[SSAValue]:
+        """Run the step (or ``callee``, its untaped copy) on ``state``;
+        scalars read from outside go in as copies, checked unchanged
+        afterwards."""
         info = self.info
         captured = [self.value(c) for c in info.captured]
         args = [*self.induction(iv), *state, *map(self.copy, captured)]
         args += [self.value(m) for m in info.memrefs] + list(tapes)
-        results = list(self.emit(rev.CallOp(info.step, args)).results)
+        results = list(self.emit(rev.CallOp(callee or info.step, args)).results)
         lead = self.free_induction(results, iv)
         for result, known in zip(results[lead + len(state):], captured, strict=True):
             self.free(result, known)
         return results[lead: lead + len(state)]
 
     def plain_step(self, iv: SSAValue | None, state: Sequence[SSAValue]) -> list[SSAValue]:
-        """A step whose tape is forgotten at once."""
+        """A step whose tape is forgotten at once (never written, with an
+        untaped copy)."""
         tapes = self.new_tapes()
-        state = self.call_step(iv, state, tapes)
+        state = self.call_step(iv, state, tapes, self.info.plain)
         self.free_stacks(tapes, check=False)
         return state
 
@@ -640,6 +646,7 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
             step, info = outline_step(op, f"{target}.step{len(loops)}")
             module.body.block.insert_op_after(step, anchor)
             anchor = step
+            info.plain = untaped_copy(module, info.step)
             loops[op] = info
         requested: list[str] = []
 

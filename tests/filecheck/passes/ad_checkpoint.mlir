@@ -45,12 +45,12 @@ ad.checkpoint @dynamic
 // CHECK:        %[[N:[0-9]+]] = arith.constant 6 : index
 // CHECK:        %kind, %step, %{{.*}} = ad.next #ad.schedule<binomial, snapshots = 2> %frames, %[[N]] (
 // The forward sweep: entries until the first reversal (kind 4) or the end
-// (kind 5) — plain steps on forgotten tapes and snapshots.
+// (kind 5) — plain steps (the step's untaped copy) and snapshots.
 // CHECK:        rev.while (%kind, %step, {{.*}}, %x) : index, index, index, index, index, index, index, index, index, f64 pre {
 // CHECK:          arith.constant 4 : index
 // CHECK:          arith.constant 5 : index
 // CHECK:        } do {
-// CHECK:          rev.call @recurrence.ckpt.step0(
+// CHECK:          rev.call @recurrence.ckpt.step0.plain(
 // CHECK:          anc.stack_free %{{.*}} {nocheck} : !anc.stack<f64>
 // CHECK:          anc.snapshot %snapshots, %{{.*}} : !anc.stack<f64>, f64
 // CHECK:          ad.next #ad.schedule<binomial, snapshots = 2> %frames
@@ -77,6 +77,13 @@ ad.checkpoint @dynamic
 // CHECK:      rev.func @recurrence.ckpt.step0(%i: index, %y: f64, %a: f64, %tape: !anc.stack<f64>) {
 // CHECK:        math.sin %y
 // CHECK:        rev.return %i, %{{.*}}, %a : index, f64, f64
+// The untaped copy, which plain steps call: its push forgets the value.
+// CHECK:      rev.func @recurrence.ckpt.step0.plain(%i: index, %y: f64, %a: f64, %tape: !anc.stack<f64>) {
+// CHECK:        math.sin %y
+// CHECK-NOT:    anc.push
+// CHECK:        %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:   anc.free %y, %[[ZERO]] {nocheck, rev.forgetful} : f64
+// CHECK-NEXT:   rev.return %i, %{{.*}}, %a : index, f64, f64
 // CHECK:      rev.func @recurrence.ckpt.step0.adj(
 
 // The cursor is a call of the run-time scheduler, defined in the module
