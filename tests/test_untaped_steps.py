@@ -7,7 +7,7 @@ taped step."""
 import numpy as np
 import pytest
 
-from revmlir.checkpoint import binomial
+from revmlir.checkpoint import binomial, bisection
 from revmlir.ad.untaped import untaped_copy
 from revmlir.dialects import anc, rev
 from revmlir.interpreter import RevInterpreter
@@ -128,3 +128,36 @@ def test_a_step_that_reads_a_tape_or_pushes_other_values_stays_taped(name):
     before = set(functions(module))
     assert untaped_copy(module, name) is None
     assert set(functions(module)) == before
+
+
+COMPLEX_LOOP = """
+rev.func @spin(%x: complex<f64>, %a: complex<f64>, %tape: !anc.stack<complex<f64>>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %r = rev.for %c0 to %c7 step %c1 : index (%x) : complex<f64> attributes {checkpoint = #ad.schedule<bisection>} {
+  ^bb0(%i: index, %y: complex<f64>):
+    %n = complex.mul %y, %a : complex<f64>
+    %z = anc.alloc %n : complex<f64>
+    anc.push %tape, %y : !anc.stack<complex<f64>>
+    rev.yield %z : complex<f64>
+  }
+  rev.return %r, %a : complex<f64>, complex<f64>
+}
+"""
+
+
+def test_without_a_copy_plain_steps_run_the_taped_step_and_forget_its_tape():
+    ctx = make_context()
+    module = parse_module(COMPLEX_LOOP, "spin", ctx)
+    AdCheckpointPass(functions=("spin",)).apply(ctx, module)
+    AdAdjointPass(functions=("spin",)).apply(ctx, module)
+    assert "spin.ckpt.step0.plain" not in functions(module)
+    run = RevInterpreter(module)
+    x, a, seed = 0.3 + 0.4j, 0.9 - 0.2j, 1.0 - 0.5j
+    got = run.call("spin.ckpt", x, a, [], seed, 0j, [])
+    outputs = run.call("spin", x, a, [])
+    reference = run.call("spin.adj", *outputs, seed, 0j, [0j] * len(outputs[2]))
+    np.testing.assert_allclose(got[3:5], reference[3:5], rtol=1e-12)
+    stats = bisection(7).stats()
+    assert run.counters["spin.ckpt.step0"].calls == stats["plain"] + stats["taped"]

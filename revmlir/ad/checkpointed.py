@@ -8,10 +8,14 @@ state and recomputes the rest (seed 001; Griewank–Walther for binomial):
 
 * the step body is outlined once, as ``@f.ckpt.step<j>(iv, state…,
   captured scalars…, memrefs…, stacks…)`` (no ``iv`` for a while loop); its
-  adjoint ``@….adj`` is made by ``ad-adjoint``'s machinery.  A *plain* step
-  is a call on fresh local tapes that are then freed unchecked (the tape is
-  forgotten); a *taped* step is a call followed at once by the adjoint
-  call, which pops the same tapes empty (checked);
+  adjoint ``@….adj`` is made by ``ad-adjoint``'s machinery.  The step's
+  tapes are allocated once, freed (checked empty) when ``@f.ckpt`` returns:
+  a *plain* step is a call of its untaped copy ``@….plain``
+  (``revmlir.ad.untaped``: every push forgets its value), which leaves them
+  empty (where the step reads a tape back, a call of the step itself on
+  fresh tapes, then freed unchecked); a *taped* step is a call followed at
+  once by the adjoint call, which pops the tapes empty again, so their
+  buffers serve every step;
 * the schedule runs at run time: a cursor (``ad.next``,
   ``revmlir.checkpoint.cursor``) gives its entries one at a time for the
   trip count the loop has when it starts, so nothing grows with the steps.
@@ -98,13 +102,16 @@ class Loop:
     """Scalars the body reads from outside (passed to the step as copies)."""
     memrefs: list[SSAValue]
     stacks: list[SSAValue]
-    """The step's tapes: every step gets fresh ones."""
+    """The step's tape arguments in the forward function."""
     written: list[SSAValue]
     """The memrefs the step writes: snapshotted with the carried scalars."""
     plain: str | None = None
     """The step's untaped copy, which plain steps call (None: they call the
     taped step and forget its tapes)."""
     stores: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
+    tapes: list[SSAValue] = field(default_factory=list[SSAValue])
+    """The step's tapes in ``@f.ckpt``, shared by every step: empty between
+    steps."""
     frames: SSAValue | None = None
     """The cursor's stack of segment starts."""
     trip: tuple[SSAValue, SSAValue | None, SSAValue | None] | None = None
@@ -113,7 +120,8 @@ class Loop:
     forward sweep."""
     handoff: list[SSAValue] = field(default_factory=list[SSAValue])
     """From the forward sweep to the reverse sweep: the cursor, stopped at
-    the last step's reversal (or at its end), and that step's tapes."""
+    the last step's reversal (or at its end); that step's tape waits on
+    ``tapes``."""
 
     def groups(self, scalars: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]
                ) -> list[tuple[SSAValue, list[SSAValue]]]:
@@ -290,10 +298,13 @@ class Sweep:
         return results[lead: lead + len(state)]
 
     def plain_step(self, iv: SSAValue | None, state: Sequence[SSAValue]) -> list[SSAValue]:
-        """A step whose tape is forgotten at once (never written, with an
-        untaped copy)."""
+        """A step whose tape is forgotten: never written, with an untaped
+        copy (the shared tapes stay empty), else written on fresh tapes
+        freed unchecked."""
+        if self.info.plain is not None:
+            return self.call_step(iv, state, self.info.tapes, self.info.plain)
         tapes = self.new_tapes()
-        state = self.call_step(iv, state, tapes, self.info.plain)
+        state = self.call_step(iv, state, tapes)
         self.free_stacks(tapes, check=False)
         return state
 
@@ -418,16 +429,15 @@ class Sweep:
 
 def forward_sweep(sweep: Sweep, state: list[SSAValue]) -> list[SSAValue]:
     """The schedule up to its first reversal, then the last step taped: its
-    tapes stay for the reverse sweep."""
+    tape stays for the reverse sweep."""
     info = sweep.info
     info.trip = sweep.trip()
     cursor, state = sweep.cursor_loop(sweep.start_cursor(), state, sweep.value_handlers(),
                                       stop=Entry.REVERSE)
-    tapes = sweep.new_tapes()
     state = sweep.conditional(
         cursor[0], Entry.REVERSE, state,
-        lambda step, values: sweep.call_step(sweep.iv(step), values, tapes), cursor[1])
-    info.handoff = [*cursor, *tapes]
+        lambda step, values: sweep.call_step(sweep.iv(step), values, info.tapes), cursor[1])
+    info.handoff = cursor
     return state
 
 
@@ -522,15 +532,12 @@ class CheckpointAdjointer(Adjointer):
         def reverse_entry(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
             values, gradients = unpack(args)
             iv = sweep.iv(step)
-            tapes = sweep.new_tapes()
-            out = pack(*reverse(iv, sweep.call_step(iv, values, tapes), gradients, tapes))
-            sweep.free_stacks(tapes, check=True)
-            return out
+            return pack(*reverse(iv, sweep.call_step(iv, values, info.tapes), gradients, info.tapes))
 
         def reverse_last(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
             """The last step, taped by the forward sweep."""
             values, gradients = unpack(args)
-            return pack(*reverse(sweep.iv(step), values, gradients, tapes))
+            return pack(*reverse(sweep.iv(step), values, gradients, info.tapes))
 
         handlers = {kind: on_values(action) for kind, action in sweep.value_handlers().items()}
         handlers[Entry.REVERSE] = reverse_entry
@@ -540,9 +547,8 @@ class CheckpointAdjointer(Adjointer):
             cursor = sweep.start_cursor()
             state = pack(initial, gradients)
         else:
-            cursor, tapes = info.handoff[:WORDS], info.handoff[WORDS:]
+            cursor = info.handoff
             state = sweep.conditional(cursor[0], Entry.REVERSE, state, reverse_last, cursor[1])
-            sweep.free_stacks(tapes, check=True)
             cursor = sweep.next(cursor)
         cursor, results = sweep.cursor_loop(cursor, state, handlers, stop=Entry.END)
         sweep.end_cursor(cursor)
@@ -577,6 +583,11 @@ def checkpointed_function(
             store.name_hint = "snapshots"
             info.stores[element] = store
             stores.append(store)
+        for stack in info.stacks:
+            tape = builder.insert(anc.StackAllocOp(stack.type)).results[0]  # type: ignore[arg-type]
+            tape.name_hint = "step_tape"
+            info.tapes.append(tape)
+            stores.append(tape)
     for op in list(forward.ops)[:-1]:
         if (info := loops.get(op)) is not None:
             sweep = Sweep(info, builder, lambda v: values.get(v, v), op)
