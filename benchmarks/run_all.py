@@ -32,6 +32,7 @@ BENCHMARKS = {
     "ad_ba": "bench_ad_ba.py",
     "checkpoint": "bench_checkpoint.py",  # checkpointed gradients vs steps (issue 6)
     "checkpoint_anywhere": "bench_checkpoint_anywhere.py",  # seed 001's rotations vs l (issue 22)
+    "step_cost": "bench_step_cost.py",    # checkpointed gradients ÷ primal, per schedule (issue 22)
     "vector_mode": "bench_vector_mode.py",  # lanes per run: forward Jacobian and Hessian
     "interop": "bench_interop.py",        # rv.to_jax / rv.to_torch per-call cost
     "inverse": "bench_inverse.py",        # J⁻¹·v and J⁻ᵀ·w against J·v and Jᵀ·w (issue 20)

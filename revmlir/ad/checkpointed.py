@@ -8,10 +8,14 @@ state and recomputes the rest (seed 001; Griewank–Walther for binomial):
 
 * the step body is outlined once, as ``@f.ckpt.step<j>(iv, state…,
   captured scalars…, memrefs…, stacks…)`` (no ``iv`` for a while loop); its
-  adjoint ``@….adj`` is made by ``ad-adjoint``'s machinery.  A *plain* step
-  is a call on fresh local tapes that are then freed unchecked (the tape is
-  forgotten); a *taped* step is a call followed at once by the adjoint
-  call, which pops the same tapes empty (checked);
+  adjoint ``@….adj`` is made by ``ad-adjoint``'s machinery.  The step's
+  tapes are allocated once, freed (checked empty) when ``@f.ckpt`` returns:
+  a *plain* step is a call of its untaped copy ``@….plain``
+  (``revmlir.ad.untaped``: every push forgets its value), which leaves them
+  empty (where the step reads a tape back, a call of the step itself on
+  fresh tapes, then freed unchecked); a *taped* step is a call followed at
+  once by the adjoint call, which pops the tapes empty again, so their
+  buffers serve every step;
 * the schedule runs at run time: a cursor (``ad.next``,
   ``revmlir.checkpoint.cursor``) gives its entries one at a time for the
   trip count the loop has when it starts, so nothing grows with the steps.
@@ -54,6 +58,7 @@ from xdsl.traits import SymbolTable
 from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints
 from revmlir.semantics import gradient_type
 from revmlir.ad.derived import prepare
+from revmlir.ad.untaped import untaped_copy
 from revmlir.checkpoint.cursor import FINAL, WORDS
 from revmlir.checkpoint.table import Entry
 from revmlir.dialects import anc, rev
@@ -97,10 +102,16 @@ class Loop:
     """Scalars the body reads from outside (passed to the step as copies)."""
     memrefs: list[SSAValue]
     stacks: list[SSAValue]
-    """The step's tapes: every step gets fresh ones."""
+    """The step's tape arguments in the forward function."""
     written: list[SSAValue]
     """The memrefs the step writes: snapshotted with the carried scalars."""
+    plain: str | None = None
+    """The step's untaped copy, which plain steps call (None: they call the
+    taped step and forget its tapes)."""
     stores: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
+    tapes: list[SSAValue] = field(default_factory=list[SSAValue])
+    """The step's tapes in ``@f.ckpt``, shared by every step: empty between
+    steps."""
     frames: SSAValue | None = None
     """The cursor's stack of segment starts."""
     trip: tuple[SSAValue, SSAValue | None, SSAValue | None] | None = None
@@ -109,7 +120,8 @@ class Loop:
     forward sweep."""
     handoff: list[SSAValue] = field(default_factory=list[SSAValue])
     """From the forward sweep to the reverse sweep: the cursor, stopped at
-    the last step's reversal (or at its end), and that step's tapes."""
+    the last step's reversal (or at its end); that step's tape waits on
+    ``tapes``."""
 
     def groups(self, scalars: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]
                ) -> list[tuple[SSAValue, list[SSAValue]]]:
@@ -270,22 +282,27 @@ class Sweep:
         self.free(results[0], iv)
         return 1
 
-    def call_step(self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue]
-                  ) -> list[SSAValue]:
-        """Run the step on ``state``; scalars read from outside go in as
-        copies, checked unchanged afterwards."""
+    def call_step(self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue],
+                  callee: str | None = None) -> list[SSAValue]:
+        """Run the step (or ``callee``, its untaped copy) on ``state``;
+        scalars read from outside go in as copies, checked unchanged
+        afterwards."""
         info = self.info
         captured = [self.value(c) for c in info.captured]
         args = [*self.induction(iv), *state, *map(self.copy, captured)]
         args += [self.value(m) for m in info.memrefs] + list(tapes)
-        results = list(self.emit(rev.CallOp(info.step, args)).results)
+        results = list(self.emit(rev.CallOp(callee or info.step, args)).results)
         lead = self.free_induction(results, iv)
         for result, known in zip(results[lead + len(state):], captured, strict=True):
             self.free(result, known)
         return results[lead: lead + len(state)]
 
     def plain_step(self, iv: SSAValue | None, state: Sequence[SSAValue]) -> list[SSAValue]:
-        """A step whose tape is forgotten at once."""
+        """A step whose tape is forgotten: never written, with an untaped
+        copy (the shared tapes stay empty), else written on fresh tapes
+        freed unchecked."""
+        if self.info.plain is not None:
+            return self.call_step(iv, state, self.info.tapes, self.info.plain)
         tapes = self.new_tapes()
         state = self.call_step(iv, state, tapes)
         self.free_stacks(tapes, check=False)
@@ -412,16 +429,15 @@ class Sweep:
 
 def forward_sweep(sweep: Sweep, state: list[SSAValue]) -> list[SSAValue]:
     """The schedule up to its first reversal, then the last step taped: its
-    tapes stay for the reverse sweep."""
+    tape stays for the reverse sweep."""
     info = sweep.info
     info.trip = sweep.trip()
     cursor, state = sweep.cursor_loop(sweep.start_cursor(), state, sweep.value_handlers(),
                                       stop=Entry.REVERSE)
-    tapes = sweep.new_tapes()
     state = sweep.conditional(
         cursor[0], Entry.REVERSE, state,
-        lambda step, values: sweep.call_step(sweep.iv(step), values, tapes), cursor[1])
-    info.handoff = [*cursor, *tapes]
+        lambda step, values: sweep.call_step(sweep.iv(step), values, info.tapes), cursor[1])
+    info.handoff = cursor
     return state
 
 
@@ -516,15 +532,12 @@ class CheckpointAdjointer(Adjointer):
         def reverse_entry(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
             values, gradients = unpack(args)
             iv = sweep.iv(step)
-            tapes = sweep.new_tapes()
-            out = pack(*reverse(iv, sweep.call_step(iv, values, tapes), gradients, tapes))
-            sweep.free_stacks(tapes, check=True)
-            return out
+            return pack(*reverse(iv, sweep.call_step(iv, values, info.tapes), gradients, info.tapes))
 
         def reverse_last(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
             """The last step, taped by the forward sweep."""
             values, gradients = unpack(args)
-            return pack(*reverse(sweep.iv(step), values, gradients, tapes))
+            return pack(*reverse(sweep.iv(step), values, gradients, info.tapes))
 
         handlers = {kind: on_values(action) for kind, action in sweep.value_handlers().items()}
         handlers[Entry.REVERSE] = reverse_entry
@@ -534,9 +547,8 @@ class CheckpointAdjointer(Adjointer):
             cursor = sweep.start_cursor()
             state = pack(initial, gradients)
         else:
-            cursor, tapes = info.handoff[:WORDS], info.handoff[WORDS:]
+            cursor = info.handoff
             state = sweep.conditional(cursor[0], Entry.REVERSE, state, reverse_last, cursor[1])
-            sweep.free_stacks(tapes, check=True)
             cursor = sweep.next(cursor)
         cursor, results = sweep.cursor_loop(cursor, state, handlers, stop=Entry.END)
         sweep.end_cursor(cursor)
@@ -571,6 +583,11 @@ def checkpointed_function(
             store.name_hint = "snapshots"
             info.stores[element] = store
             stores.append(store)
+        for stack in info.stacks:
+            tape = builder.insert(anc.StackAllocOp(stack.type)).results[0]  # type: ignore[arg-type]
+            tape.name_hint = "step_tape"
+            info.tapes.append(tape)
+            stores.append(tape)
     for op in list(forward.ops)[:-1]:
         if (info := loops.get(op)) is not None:
             sweep = Sweep(info, builder, lambda v: values.get(v, v), op)
@@ -640,6 +657,7 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
             step, info = outline_step(op, f"{target}.step{len(loops)}")
             module.body.block.insert_op_after(step, anchor)
             anchor = step
+            info.plain = untaped_copy(module, info.step)
             loops[op] = info
         requested: list[str] = []
 

@@ -39,19 +39,21 @@ ad.checkpoint @dynamic
 // CHECK:      rev.func @recurrence.ckpt(%x: f64, %a: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_a: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {
 // CHECK-NEXT:   %frames = anc.stack_alloc : !anc.stack<index>
 // CHECK-NEXT:   %snapshots = anc.stack_alloc : !anc.stack<f64>
+// The step's tape, allocated once: every step leaves it empty.
+// CHECK-NEXT:   %step_tape = anc.stack_alloc : !anc.stack<f64>
 // CHECK-NOT:    math.sin
 // The schedule is a run-time cursor over the trip count (6): eight words,
 // threaded through the loops, starting as zeros.
 // CHECK:        %[[N:[0-9]+]] = arith.constant 6 : index
 // CHECK:        %kind, %step, %{{.*}} = ad.next #ad.schedule<binomial, snapshots = 2> %frames, %[[N]] (
 // The forward sweep: entries until the first reversal (kind 4) or the end
-// (kind 5) — plain steps on forgotten tapes and snapshots.
+// (kind 5) — plain steps (the step's untaped copy) and snapshots.
 // CHECK:        rev.while (%kind, %step, {{.*}}, %x) : index, index, index, index, index, index, index, index, index, f64 pre {
 // CHECK:          arith.constant 4 : index
 // CHECK:          arith.constant 5 : index
 // CHECK:        } do {
-// CHECK:          rev.call @recurrence.ckpt.step0(
-// CHECK:          anc.stack_free %{{.*}} {nocheck} : !anc.stack<f64>
+// CHECK:          rev.call @recurrence.ckpt.step0.plain(%{{.*}}, %step_tape)
+// CHECK-NOT:      anc.stack_free
 // CHECK:          anc.snapshot %snapshots, %{{.*}} : !anc.stack<f64>, f64
 // CHECK:          ad.next #ad.schedule<binomial, snapshots = 2> %frames
 // CHECK:          rev.inc
@@ -74,9 +76,17 @@ ad.checkpoint @dynamic
 // CHECK:        anc.free %{{.*}}, %{{.*}} : index
 // CHECK:        anc.stack_free %frames : !anc.stack<index>
 // CHECK:        anc.stack_free %snapshots : !anc.stack<f64>
+// CHECK-NEXT:   anc.stack_free %step_tape : !anc.stack<f64>
 // CHECK:      rev.func @recurrence.ckpt.step0(%i: index, %y: f64, %a: f64, %tape: !anc.stack<f64>) {
 // CHECK:        math.sin %y
 // CHECK:        rev.return %i, %{{.*}}, %a : index, f64, f64
+// The untaped copy, which plain steps call: its push forgets the value.
+// CHECK:      rev.func @recurrence.ckpt.step0.plain(%i: index, %y: f64, %a: f64, %tape: !anc.stack<f64>) {
+// CHECK:        math.sin %y
+// CHECK-NOT:    anc.push
+// CHECK:        %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:   anc.free %y, %[[ZERO]] {nocheck, rev.forgetful} : f64
+// CHECK-NEXT:   rev.return %i, %{{.*}}, %a : index, f64, f64
 // CHECK:      rev.func @recurrence.ckpt.step0.adj(
 
 // The cursor is a call of the run-time scheduler, defined in the module

@@ -38,4 +38,6 @@ ad.checkpoint @recurrence
 // CHECK-NEXT:    anc.zero_pad %d_g_tape, %d_tape : !anc.stack<f64>, !anc.stack<f64>
 // CHECK:         anc.stack_free %snapshots : !anc.stack<f64>
 // CHECK-NEXT:    anc.stack_free %d_snapshots : !anc.stack<f64>
+// CHECK-NEXT:    anc.stack_free %step_tape : !anc.stack<f64>
+// CHECK-NEXT:    anc.stack_free %d_step_tape : !anc.stack<f64>
 // CHECK-NEXT:    rev.return

@@ -57,7 +57,7 @@ func.func @grid(%x: memref<4xf64>, %l: index) -> f64 {
 // then reversed under the schedule.
 // CKPT:       rev.func @grid.ckpt(
 // CKPT:         anc.snapshot %snapshots
-// CKPT:         rev.call @grid.ckpt.step0(
+// CKPT:         rev.call @grid.ckpt.step0.plain(
 // CKPT:         rev.inc
 // CKPT:         anc.restore %snapshots
 // CKPT:         anc.drop %snapshots

@@ -57,7 +57,7 @@ func.func @f(%x: memref<4xf64>, %l: index, %a: f64) -> f64 {
 // CKPT:         rev.while {{.*}} attributes {checkpoint = #ad.schedule<bisection>}
 // CKPT:       rev.func @f.ckpt(
 // CKPT:         anc.snapshot %snapshots
-// CKPT:         rev.call @f.ckpt.step0(
+// CKPT:         rev.call @f.ckpt.step0.plain(
 // CKPT:         ad.next #ad.schedule<bisection>
 // CKPT:         rev.call @f.ckpt.step0.adj(
 // A step runs up to two segments: an inner loop counts them.

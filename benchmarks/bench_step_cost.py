@@ -1,0 +1,102 @@
+"""The cost of one step in checkpointed gradients of ordinary code, ÷ the
+compiled primal's: seed 001's rotations example (``examples/python/rotations.py``,
+``n = 1000``) under store-all, bisection and binomial (k = 4, at primitive
+steps), and a fine-grained program checkpointed with ``checkpoint=`` (a loop
+of ``n`` calls of a 32-point relaxation sweep: about ``32 n`` primitive steps
+of one element update each, made resumable).
+
+CPU time per call (``time.process_time``), the least of a few samples after
+one warm-up call (which compiles).  Every gradient is checked: the
+rotations' against the exact ``x₀`` (to 10⁻⁸, as the checkpoint-anywhere
+benchmark does up to l = 809), the relaxation's against its store-all
+gradient (to 10⁻¹²).
+
+Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import revmlir as rv
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "python"))
+import rotations as R  # noqa: E402
+
+SCHEDULES = ("store-all", "bisection", "binomial")
+
+
+@rv.ordinary
+def relax_sweep(u):
+    """One Gauss–Seidel sweep of a 32-point relaxation: 30 steps."""
+    for k in range(1, 31):
+        u[k] = 0.5 * u[k] + 0.25 * (u[k - 1] + u[k + 1])
+
+
+@rv.ordinary
+def relaxation(u, n):
+    s = 0.0
+    for t in range(n):
+        relax_sweep(u)
+        s += u[16]
+    return s
+
+
+def cpu(call: Callable[[], object], samples: int) -> float:
+    """The least CPU time of ``samples`` calls, after one warm-up call."""
+    call()
+    best = float("inf")
+    for _ in range(samples):
+        start = time.process_time()
+        call()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def rotations_row(l: int, samples: int) -> None:
+    x0 = R.seed_state()
+    primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), max(samples, 5))
+    cells = [f"primal {primal * 1e3:.3g} ms"]
+    for name in SCHEDULES:
+        f = R.SCHEDULES[name]
+        gradient = rv.gradient(f, (x0.copy(), l, R.PHI))[0]
+        if l <= 809:
+            assert R.relative_error(gradient, x0) <= 1e-8, (name, l)
+        seconds = cpu(lambda: rv.gradient(f, (x0.copy(), l, R.PHI)), samples)
+        cells.append(f"{name} {seconds * 1e3:.3g} ms ({seconds / primal:.1f}x)")
+    print(f"rotations l = {l:5d} (W = {sum(R.durations(l, R.PHI))}): " + ", ".join(cells), flush=True)
+
+
+def relaxation_row(n: int, samples: int) -> None:
+    u0 = np.linspace(0.0, 1.0, 32) ** 2
+    primal = cpu(lambda: relaxation(u0.copy(), n), max(samples, 20))
+    reference = rv.gradient(relaxation, (u0.copy(), n))[0]
+    cells = [f"primal {primal * 1e6:.3g} µs"]
+    for policy in ({"checkpoint": "bisection"}, {"checkpoint": "bisection", "base": 16}):
+        gradient = rv.gradient(relaxation, (u0.copy(), n), **policy)[0]
+        np.testing.assert_allclose(gradient, reference, rtol=1e-12, atol=1e-15)
+        seconds = cpu(lambda: rv.gradient(relaxation, (u0.copy(), n), **policy), samples)
+        label = "bisection" + (f", base={policy['base']}" if "base" in policy else "")
+        cells.append(f"{label} {seconds * 1e3:.3g} ms ({seconds / primal:.0f}x)")
+    print(f"relaxation n = {n:5d} (~{30 * n} steps): " + ", ".join(cells), flush=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="l = 53 and n = 100 only")
+    options = parser.parse_args()
+    for l in (53,) if options.quick else (53, 401, 3203):
+        rotations_row(l, 1 if l > 1000 else 3)
+    for n in (100,) if options.quick else (100, 1000):
+        relaxation_row(n, 3)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
