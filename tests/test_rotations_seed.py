@@ -58,8 +58,8 @@ def test_seed_001_value_and_gradient_with_no_annotation(policy, l):
     """The seed's own sizes and inputs, unscaled and unmarked: f to 10⁻¹²
     and ∇f = x₀ to 10⁻⁸, in every component and as a vector (the errors
     are about 5·10⁻¹¹ and 1.5·10⁻¹⁰ at these sizes, a uniform scale, so
-    both measures agree; from l = 1601 the float64 program's conditioning
-    puts both above 10⁻⁸, benchmarks/RESULTS.md).  (The accumulator of
+    both measures agree; at l = 3203 the float64 program's conditioning
+    puts both above 10⁻⁸, as it does JAX's, benchmarks/RESULTS.md).  (The accumulator of
     ‖x‖² reaches 3.3·10⁸ and its uncomputation ends ~10⁻⁷ off zero: the
     gradient used to fail with "ancilla freed holding -1.09e-07",
     docs/design.md, decision 25.)"""

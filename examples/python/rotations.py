@@ -57,8 +57,11 @@ gradient of the same program shares (``benchmarks/RESULTS.md``, "Checkpointing
 anywhere").  Being a uniform scale, it is the same number whether measured
 componentwise, ``max_k |g_k − x₀_k| / x₀_k`` (``relative_error``), or
 normwise, ``‖g − x₀‖ / ‖x₀‖`` (``normwise_error``, the usual meaning of a
-gradient's relative error); both are within 10⁻⁸ up to ``l = 809`` and
-exceed it from ``l = 1601`` (``benchmarks/RESULTS.md`` has every ``l``).
+gradient's relative error).  Both meet 10⁻⁸ up to ``l = 809`` under every
+policy, up to ``l = 1601`` for the unannotated form with ``base=1024``
+(1.3·10⁻⁹, where the marked forms and Bennett's tape give 1.3·10⁻⁸), and
+neither does at ``l = 3203`` (5.6·10⁻⁸ unannotated, 4.3·10⁻⁸ marked, 7.1·10⁻⁸
+for JAX; ``benchmarks/RESULTS.md`` has every ``l``).
 
 ``rotations_numpy`` is the same computation in numpy, for references.
 """
