@@ -11,17 +11,22 @@ against it.
 
 Policies (``POLICIES``, one line each: how the gradient is made):
 
-* store-all: ``rv.gradient`` of ``rotations``, the unmarked program: a tape
-  of every step;
-* bisection: ``rotations_bisection`` (outer loop marked
-  ``rv.checkpointed(…, split="work")``): binary bisection over the ``W + 2l``
-  primitive steps of the flattened loop nest, counted first (the seed's
-  checkpointVLAD schedule);
-* binomial: ``rotations_work`` (``snapshots=4, split="work"``): Revolve over
-  the same steps with 4 snapshots;
-* binomial at outer iterations: ``rotations_iterations`` (``snapshots=4``):
-  Revolve over the ``l`` outer iterations only, as Tapenade's
-  ``binomial-ckp`` pragma in the seed: the longest iteration is taped whole.
+* store-all: ``rv.gradient(rotations, args)`` with no ``checkpoint=``:
+  Bennett's tape of every step;
+* bisection: ``rv.gradient(rotations, args, checkpoint="bisection",
+  base=BASE)``: the unannotated program run as a state machine over its
+  primitive steps (segments: a rotation step is about ``2n`` of them),
+  ``BASE`` segments to a checkpointed step, reversed under binary bisection
+  over the counted steps (the seed's checkpointVLAD schedule);
+* binomial: ``checkpoint="binomial", snapshots=4, base=BASE``: Revolve
+  over the same steps with 4 snapshots;
+* bisection, marked: ``rotations_bisection`` (outer loop marked
+  ``rv.checkpointed(…, split="work")``): bisection over the ``W + 2l``
+  steps of the flattened loop nest, one rotation step each;
+* binomial at outer iterations: ``rotations_iterations`` (marked
+  ``snapshots=4``): Revolve over the ``l`` outer iterations only, as
+  Tapenade's ``binomial-ckp`` pragma in the seed: the longest iteration is
+  taped whole.
 
 Beside them: the primal (``rotations`` called: its ordinary code compiled as
 it is, no tape), and JAX (float64, ``jit(grad)``) of ``lax.scan`` over the
@@ -41,9 +46,10 @@ schedule the compiled code runs) times the bytes of one snapshot record as
 the compiled gradient's ``anc.snapshot`` ops declare it (the state ``x``
 and the loop's index words).
 
-Run:  .venv/bin/python benchmarks/bench_checkpoint_anywhere.py [--large] [--reps N] [--max-l L]
+Run:  .venv/bin/python benchmarks/bench_checkpoint_anywhere.py [--large] [--reps N] [--max-l L] [--quick]
       (--large adds l = 10⁴ and 10⁵, one sample each; ``LARGEST_L`` says
-      where each candidate stops)
+      where each candidate stops; benchmarks/RESULTS.md's run is
+      ``--max-l 3203 --reps 1``, the seed's sizes)
 Writes benchmarks/checkpoint_anywhere_time.png and
 benchmarks/checkpoint_anywhere_memory.png (needs matplotlib).
 """
@@ -82,27 +88,32 @@ import rotations as R
 PHI = R.PHI
 SIZES = R.L
 LARGE = (10_000, 100_000)
-LARGEST_L = {"store-all": 3203, "JAX scan": 3203, "JAX scan+checkpoint": 10_000, "binomial": 10_000,
+LARGEST_L = {"store-all": 3203, "JAX scan": 3203, "JAX scan+checkpoint": 10_000, "binomial": 3203,
              "binomial at outer iterations": 10_000}
 """Where a candidate stops: memory linear in W (store-all's tape is about
 1 GiB at l = 3203, JAX's checkpointed scan keeps W states), or time
-(binomial with 4 snapshots recomputes about 40 steps per step at l = 10⁴)."""
+(binomial with 4 snapshots recomputes some 15 steps per step at l = 3203)."""
 SNAPSHOTS = 4
+BASE = 1024
+"""Segments to a checkpointed step under ``checkpoint=``: about half a
+rotation step."""
 
 Gradient = Callable[[np.ndarray, int], np.ndarray]
 POLICIES: dict[str, Gradient] = {
-    "store-all": lambda x, l: rv.gradient(R.rotations, (x, l, PHI))[0],
-    "bisection": lambda x, l: rv.gradient(R.rotations_bisection, (x, l, PHI))[0],
-    "binomial": lambda x, l: rv.gradient(R.rotations_work, (x, l, PHI))[0],
-    "binomial at outer iterations": lambda x, l: rv.gradient(R.rotations_iterations, (x, l, PHI))[0],
+    "store-all": lambda x, l: R.gradient("Bennett's tape", x, l, PHI),
+    "bisection": lambda x, l: R.gradient("bisection", x, l, PHI, base=BASE),
+    "binomial": lambda x, l: R.gradient("binomial", x, l, PHI, base=BASE),
+    "bisection, marked": lambda x, l: R.gradient("bisection, marked", x, l, PHI),
+    "binomial at outer iterations": lambda x, l: R.gradient("binomial at outer iterations, marked", x, l, PHI),
 }
-"""Policy → how its gradient is made (with the current API: each policy is a
-marked form of the example)."""
+"""Policy → how its gradient is made: ``rv.gradient(rotations, …,
+checkpoint=…)`` of the unannotated program, or a marked form."""
 
 PRIMAL = "primal (compiled, no tape)"
 JAX = {"JAX scan": False, "JAX scan+checkpoint": True}
 JAX_PRIMAL = "JAX primal jit(scan)"
 STYLES = {"store-all": ("C0", "o-"), "bisection": ("C2", "^-"), "binomial": ("C1", "s-"),
+          "bisection, marked": ("C6", "<-"),
           "binomial at outer iterations": ("C4", "v-"), PRIMAL: ("0.4", ".:"),
           "JAX scan": ("C3", "D--"), "JAX scan+checkpoint": ("C5", "x--"), JAX_PRIMAL: ("C3", "+:"),
           "Tapenade binomial (paper's machine)": ("C4", "v:"),
@@ -121,22 +132,26 @@ def work(l: int) -> int:
 
 
 def schedule_steps(policy: str, l: int) -> int:
-    """The steps a policy's schedule reverses: primitive steps (W updates
-    plus the begin and end of each outer iteration) or outer iterations."""
+    """The steps a policy's schedule reverses: checkpointed steps of
+    ``BASE`` segments, primitive steps of the flattened loop nest (W
+    updates plus the begin and end of each outer iteration) or outer
+    iterations."""
+    if policy in ("bisection", "binomial"):
+        return -(-R.segments(l, PHI) // BASE)
     return l if policy == "binomial at outer iterations" else work(l) + 2 * l
 
 
 def schedule_stats(policy: str, l: int) -> dict[str, int]:
     steps = schedule_steps(policy, l)
-    if policy == "bisection":
+    if policy.startswith("bisection"):
         return rv.checkpoint.bisection(steps).stats()
     return rv.checkpoint.binomial(steps, SNAPSHOTS).stats()
 
 
 def snapshot_record_bytes(f: Any, n: int) -> int:
-    """The bytes one snapshot stores, from the compiled gradient's first
-    ``anc.snapshot`` of each stack: index words 8 bytes, an f64 array of
-    length ``n`` (the state) 8n."""
+    """The bytes one snapshot of a marked form stores, from the compiled
+    gradient's first ``anc.snapshot`` of each stack: index words 8 bytes,
+    an f64 array of length ``n`` (the state) 8n."""
     x = R.seed_state(n)
     module = f.specialization_for(x, 53, PHI).checkpointed_gradient.module
     records: dict[str, int] = {}
@@ -148,6 +163,13 @@ def snapshot_record_bytes(f: Any, n: int) -> int:
     assert all(isinstance(v.type, IndexType | MemRefType | Float64Type) for op in module.walk()
                if isinstance(op, anc.SnapshotOp) for v in op.operands[1:]), "a snapshot of another type"
     return sum(records.values())
+
+
+def resumable_record_bytes(n: int) -> int:
+    """The bytes one snapshot of the unannotated program's state machine
+    stores: its slots and the array it writes."""
+    x = R.seed_state(n)
+    return R.rotations.specialization_for(x, 53, PHI).snapshot_bytes((x, 53, PHI))
 
 
 def jax_functions(updates: int, checkpoint: bool):
@@ -182,6 +204,7 @@ def measure(name: str, l: int, reps: int) -> dict:
         call = lambda: gradient(x.copy(), l)
         g, once = peak_increase(call, result)
         result["error"] = R.relative_error(np.asarray(g), x)
+        result["normwise"] = R.normwise_error(np.asarray(g), x)
     elif name == PRIMAL:
         call = lambda: R.rotations(x.copy(), l, PHI)
         value, once = peak_increase(call, result)
@@ -192,6 +215,7 @@ def measure(name: str, l: int, reps: int) -> dict:
         grad, output = jax_functions(work(l), JAX[name])
         g, call, once = jax_case(result, grad, output, (jax.device_put(x),), reps, objective=JAX[name])
         result["error"] = R.relative_error(np.asarray(g), x)
+        result["normwise"] = R.normwise_error(np.asarray(g), x)
     else:
         raise ValueError(name)
     cpu = time.process_time()
@@ -240,16 +264,17 @@ def report(l: int, results: dict, counted: dict) -> None:
     print(f"\n## l = {l}: W = {work(l)} steps, longest outer iteration {max(R.durations(l, PHI))} steps; "
           f"primal {H.fmt_time(primal)} CPU")
     head = (f"{'candidate':<30} {'wall median':>11} {'CPU/call':>9} {'CPU ÷ primal':>12} {'peak RSS':>10} "
-            f"{'snapshots':>9} {'snapshot bytes':>14} {'max|g-x0|/x0':>12}")
+            f"{'snapshots':>9} {'snapshot bytes':>14} {'max|g-x0|/x0':>12} {'‖g-x0‖/‖x0‖':>12}")
     print(head)
     print("-" * len(head))
     for name in candidates(l):
         r = results[name, l]
         peak, nbytes = counted.get((name, l), ("", ""))
-        error = f"{r['error']:.1e}" if "error" in r else f"f: {r['value_error']:.0e}"
+        error = (f"{r['error']:>12.1e} {r['normwise']:>12.1e}" if "error" in r
+                 else f"{'f: ' + format(r['value_error'], '.0e'):>12}")
         ratio = f"{cpu(results, name, l) / primal:11.1f}×" if name not in JAX else ""
         print(f"{name:<30} {H.fmt_time(median(results, name, l)):>11} {H.fmt_time(cpu(results, name, l)):>9} "
-              f"{ratio:>12} {r['rss_increase_mib']:>6.1f} MiB {peak!s:>9} {nbytes!s:>14} {error:>12}")
+              f"{ratio:>12} {r['rss_increase_mib']:>6.1f} MiB {peak!s:>9} {nbytes!s:>14} {error}")
     if (JAX_PRIMAL, l) in results:
         print(f"{JAX_PRIMAL:<30} {H.fmt_time(median(results, JAX_PRIMAL, l)):>11}")
     print("(samples × calls: " + ", ".join(f"{n} {len(results[n, l]['samples'])}×{results[n, l]['number']}"
@@ -258,14 +283,16 @@ def report(l: int, results: dict, counted: dict) -> None:
 
 def check(results: dict) -> None:
     """The primal's value is the exact f to 10⁻¹², and every gradient is the
-    exact x₀ to 10⁻⁸ in every component where the program's float64
-    conditioning allows it (l ≤ 809; the example's docstring)."""
+    exact x₀ to 10⁻⁸, in every component and as a vector, where the
+    program's float64 conditioning allows it (l ≤ 809; the example's
+    docstring)."""
     for (name, l), r in results.items():
         if "value_error" in r:
             assert r["value_error"] <= 1e-12, f"{name} at l = {l}: f off by {r['value_error']:.1e}"
         if "error" in r and l <= 809:
-            assert r["error"] <= 1e-8, f"{name} at l = {l}: gradient off by {r['error']:.1e}"
-    print("checked: f = 166916750 to 1e-12 at every l; every gradient = x0 to 1e-8 in every component at l <= 809")
+            assert max(r["error"], r["normwise"]) <= 1e-8, f"{name} at l = {l}: gradient off by {r['error']:.1e}"
+    print("checked: f = 166916750 to 1e-12 at every l; every gradient = x0 to 1e-8, componentwise and "
+          "normwise, at l <= 809")
 
 
 def targets(sizes: list[int], results: dict, counted: dict) -> None:
@@ -277,7 +304,7 @@ def targets(sizes: list[int], results: dict, counted: dict) -> None:
         print(f"memory flat under bisection: counted snapshot bytes at l = 3203 {high} B, at l = 53 {low} B: "
               f"{high / low:.2f}× ({'met' if high <= 2 * low else 'MISSED'}: target at most 2×)")
     for l in sizes:
-        steps = schedule_steps("bisection", l)
+        steps = R.segments(l, PHI)
         ratio = cpu(results, "bisection", l) / cpu(results, PRIMAL, l)
         bound = math.log2(steps)
         print(f"time under bisection at l = {l:>6}: {ratio:5.1f}× the primal's CPU time, "
@@ -323,8 +350,9 @@ def main() -> int:
 
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, float64 (jax_enable_x64)")
     record = {name: snapshot_record_bytes(f, R.N) for name, f in
-              (("bisection", R.rotations_bisection), ("binomial", R.rotations_work),
+              (("bisection, marked", R.rotations_bisection),
                ("binomial at outer iterations", R.rotations_iterations))}
+    record["bisection"] = record["binomial"] = resumable_record_bytes(R.N)
     print("one snapshot record: " + ", ".join(f"{name} {size} B" for name, size in record.items()))
     results: dict[tuple[str, int], dict] = {}
     started = time.perf_counter()

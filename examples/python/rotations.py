@@ -13,20 +13,28 @@ state.  Rotations keep the norm and the angles depend only on the norm, so
 in real arithmetic ``f(x₀) = ‖x₀‖²/2`` and ``∇f = x₀``: at the seed's
 ``n = 1000``, ``φ = 3``, ``f = 166916750`` for every ``l``.
 
-``rotations`` is the program itself, unmarked: its gradient keeps a tape of
-every step (store-all).  The checkpointed forms are the same program with
-its outer loop marked, the only change:
+``rotations`` is the program itself, unmarked, and its gradient under each
+policy is ``rv.gradient(rotations, args, checkpoint=…)`` (``POLICIES``):
+with no annotation the function is run as a state machine over its
+primitive steps, the straight-line segments between control points
+(docs/checkpointing.md, "Checkpointing anywhere, with no annotation"); a
+rotation step is about ``2n`` of them (an iteration of ``norm``'s loop, of
+each ``rotate_pairs`` loop).  ``checkpoint="bisection"`` is the seed's own
+schedule, binary bisection over the counted steps (about ``log₂`` of their
+number in snapshots); ``checkpoint="binomial", snapshots=4`` is Revolve
+with 4 snapshots; ``checkpoint="store_all"`` keeps the state at every step,
+the reference; and with no ``checkpoint=`` the gradient keeps Bennett's tape
+of every step.  ``base=b`` makes ``b`` segments one checkpointed step.
 
-* ``rotations_bisection``: ``rv.checkpointed(range(1, l + 1),
-  split="work")``: the seed's own schedule, binary bisection over arbitrary
-  execution points (the loop nest is flattened into one loop of primitive
-  steps, counted before the reverse sweep, as the seed does): about
-  ``log₂ W`` snapshots of the state for ``W`` steps, and the tape of one
-  step, whatever the lengths of the outer iterations;
-* ``rotations_work``: ``snapshots=4, split="work"``: binomial (Revolve)
-  over the same primitive steps, 4 snapshots;
-* ``rotations_iterations``: ``snapshots=4``: binomial over the outer
-  iterations only, as Tapenade's ``binomial-ckp`` pragma does in the seed: a
+The marked forms show what the no-annotation API does not:
+
+* ``rotations_bisection`` and ``rotations_work``: the outer loop marked
+  ``rv.checkpointed(range(1, l + 1), split="work")`` (bisection) or with
+  ``snapshots=4`` (Revolve): the steps are the user's, one rotation step
+  (an inner iteration) each, not a segment, so a step is ``2n`` times more
+  work and there are ``2n`` times fewer of them;
+* ``rotations_iterations``: ``snapshots=4`` alone, Revolve over the outer
+  iterations only, as Tapenade's ``binomial-ckp`` pragma in the seed: a
   snapshot may only be taken between them, so one long outer iteration is
   taped whole and memory grows like the longest inner loop, O(l).
 
@@ -37,14 +45,23 @@ norm as the square root of the sum of squares in order, the angles
 them in the program would only add a rounding).  The value comes out
 within 10⁻¹⁴ of 166916750.  The gradient's error is the program's own
 conditioning, the same under every schedule (their gradients are bitwise
-equal): the angle's sensitivity to the norm makes a step's Jacobian
+equal; the unannotated form's, equal under each of its policies, differ
+from them by rounding alone, 5·10⁻¹¹ against 1.5·10⁻¹¹ at ``l = 53``): the
+angle's sensitivity to the norm makes a step's Jacobian
 ``R + (∂R/∂θ x)(1.2 x/‖x‖)ᵀ`` of norm about ``1.2‖x‖ ≈ 2·10⁴``, so each
 step's forward rounding (10⁻¹⁶ of ``‖x‖``) reaches the adjoint as a change
 of scale of about 2·10⁻¹², and these add up over the ``W`` steps:
 ``∇f = (1 + ε) x₀`` with ``ε`` ≈ 10⁻¹¹ at ``l = 53``, 10⁻⁹ at ``l = 809``
 and 4·10⁻⁸ at ``l = 3203``, a uniform relative error that JAX's float64
 gradient of the same program shares (``benchmarks/RESULTS.md``, "Checkpointing
-anywhere").
+anywhere").  Being a uniform scale, it is the same number whether measured
+componentwise, ``max_k |g_k − x₀_k| / x₀_k`` (``relative_error``), or
+normwise, ``‖g − x₀‖ / ‖x₀‖`` (``normwise_error``, the usual meaning of a
+gradient's relative error).  Both meet 10⁻⁸ up to ``l = 809`` under every
+policy, up to ``l = 1601`` for the unannotated form with ``base=1024``
+(1.3·10⁻⁹, where the marked forms and Bennett's tape give 1.3·10⁻⁸), and
+neither does at ``l = 3203`` (5.6·10⁻⁸ unannotated, 4.3·10⁻⁸ marked, 7.1·10⁻⁸
+for JAX; ``benchmarks/RESULTS.md`` has every ``l``).
 
 ``rotations_numpy`` is the same computation in numpy, for references.
 """
@@ -87,7 +104,7 @@ def rotate_pairs(theta, x, first):
 
 @rv.ordinary
 def step(x):
-    """One primitive step: ``x = rot2(1.4 y, rot1(1.2 y, x))``, ``y = |x|``."""
+    """One rotation step: ``x = rot2(1.4 y, rot1(1.2 y, x))``, ``y = |x|``."""
     y = norm(x)
     rotate_pairs(1.2 * y, x, 0)
     rotate_pairs(1.4 * y, x, 1)
@@ -132,9 +149,25 @@ def rotations_work(x, l, phi):
     return output(x)
 
 
-SCHEDULES = {"store-all": rotations, "bisection": rotations_bisection, "binomial": rotations_work,
-             "binomial at outer iterations": rotations_iterations}
-"""Every form, by the schedule its gradient runs."""
+POLICIES = {"bisection": {"checkpoint": "bisection"},
+            "binomial": {"checkpoint": "binomial", "snapshots": 4},
+            "store_all": {"checkpoint": "store_all"},
+            "Bennett's tape": {}}
+"""``checkpoint=`` options of ``rv.gradient(rotations, …)``, by policy."""
+
+MARKED = {"bisection, marked": rotations_bisection, "binomial, marked": rotations_work,
+          "binomial at outer iterations, marked": rotations_iterations}
+"""The marked forms, by the schedule their (plain) gradient runs."""
+
+
+def gradient(policy: str, x: np.ndarray, l: int, phi: float, base: int | None = None) -> np.ndarray:
+    """``∇f`` with respect to ``x`` under a policy of ``POLICIES`` (``base``
+    segments to a checkpointed step) or a form of ``MARKED``."""
+    if policy in MARKED:
+        return rv.gradient(MARKED[policy], (x, l, phi))[0]
+    options = POLICIES[policy] | ({"base": base} if base is not None else {})
+    return rv.gradient(rotations, (x, l, phi), **options)[0]
+
 
 N, PHI = 1000, 3.0
 L = (53, 101, 211, 401, 809, 1601, 3203)
@@ -151,6 +184,16 @@ def seed_state(n: int = N) -> np.ndarray:
 def durations(l: int, phi: float) -> list[int]:
     """``m(i)`` for every outer iteration ``i = 1 … l``."""
     return [inner_count.pyfunc(i, l, phi) for i in range(1, l + 1)]
+
+
+def segments(l: int, phi: float, n: int = N) -> int:
+    """The primitive steps (segments) the unannotated ``rotations`` runs as
+    a state machine, ``W (2n + 3) + 2l + n + 3`` for ``W`` rotation steps:
+    each is ``n`` iterations of ``norm``'s loop, ``n − 1`` pair rotations
+    and 4 segments around the loops; each outer iteration adds its begin
+    and end, the output its norm (tests/test_rotations_seed.py counts them
+    on the interpreter)."""
+    return sum(durations(l, phi)) * (2 * n + 3) + 2 * l + n + 3
 
 
 def rotations_numpy(x: np.ndarray, l: int, phi: float) -> float:
@@ -171,17 +214,24 @@ def relative_error(g: np.ndarray, x0: np.ndarray) -> float:
     return float(np.max(np.abs(g - x0) / np.abs(x0)))
 
 
+def normwise_error(g: np.ndarray, x0: np.ndarray) -> float:
+    """``‖g − x0‖ / ‖x0‖``: the gradient's error against the exact
+    ``∇f = x₀`` as a vector, the usual relative error of a gradient."""
+    return float(np.linalg.norm(g - x0) / np.linalg.norm(x0))
+
+
 def main(sizes: tuple[int, ...] = L[:2]) -> None:
-    """f and the gradient's error under every schedule at the seed's
-    ``n``, ``φ`` and the given ``l``."""
+    """f and the gradient's error under every policy and marked form at the
+    seed's ``n``, ``φ`` and the given ``l``."""
     x0 = seed_state()
     print(f"n = {N}, x0 = (n, ..., 1), phi = {PHI:g}: exact f = {EXACT:.0f}, exact gradient x0")
     for l in sizes:
-        for schedule, f in SCHEDULES.items():
-            value = f(x0.copy(), l, PHI)
-            g = rv.gradient(f, (x0.copy(), l, PHI))[0]
-            print(f"l = {l:4d} {schedule:29s} f = {value:.6f} (|f - exact|/f = {abs(value - EXACT) / EXACT:.1e}), "
-                  f"max |g - x0|/x0 = {relative_error(g, x0):.1e}")
+        value = rotations(x0.copy(), l, PHI)
+        print(f"l = {l:4d}: f = {value:.6f} (|f - exact|/f = {abs(value - EXACT) / EXACT:.1e})")
+        for policy in (*POLICIES, *MARKED):
+            g = gradient(policy, x0.copy(), l, PHI)
+            print(f"  {policy:38s} max_k |g_k - x0_k|/x0_k = {relative_error(g, x0):.1e}, "
+                  f"|g - x0|/|x0| = {normwise_error(g, x0):.1e}")
 
 
 if __name__ == "__main__":
