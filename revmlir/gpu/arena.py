@@ -42,7 +42,7 @@ from xdsl.rewriter import Rewriter
 
 from revmlir.errors import ExecutionError
 from revmlir.lowering.checked_code import display_name
-from revmlir.lowering.rev_to_std import _itemsize
+from revmlir.lowering.rev_to_std import element_bytes
 from revmlir.runtime_checks import CHECKS_ATTR, CheckTable, FAIL, JUMP_WORD
 from revmlir.lowering.std_to_llvm import _position, llvm_type
 
@@ -126,7 +126,7 @@ def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: st
     end = add(llvm.LoadOp(_word(context, END_WORD, ops), i64))
     sizes = iter(alloc.dynamic_sizes)
     extents = [const(d) if d >= 0 else add(arith.IndexCastOp(next(sizes), i64)) for d in type.get_shape()]
-    bytes = const(_itemsize(type.element_type) * prod(d for d in type.get_shape() if d >= 0))
+    bytes = const(element_bytes(type.element_type) * prod(d for d in type.get_shape() if d >= 0))
     for extent, static in zip(extents, type.get_shape()):
         if static < 0:
             bytes = add(arith.MuliOp(bytes, extent))

@@ -756,7 +756,7 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     type = op.result.type
     assert isinstance(type, MemRefType)
     sizes = [lowering.get(s) for s in op.sizes]
-    itemsize = _itemsize(type.element_type)
+    itemsize = element_bytes(type.element_type)
     in_loop = any(isinstance(parent, rev.ForOp | rev.WhileOp) for parent in _ancestors(op))
     elements = _checked_elements(lowering, op, sizes, type, itemsize)
 
@@ -790,10 +790,10 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     lowering.set(op.result, array)
 
 
-def _itemsize(type: Attribute) -> int:
+def element_bytes(type: Attribute) -> int:
     """The bytes of one element, as native code lays it out."""
     if isinstance(type, ComplexType):
-        return 2 * _itemsize(type.element_type)
+        return 2 * element_bytes(type.element_type)
     if isinstance(type, IndexType):
         return 8
     if isinstance(type, IntegerType):
