@@ -209,7 +209,7 @@ def _revolve_counts(steps: int, snaps: int) -> tuple[int, int]:
 def test_binomial_agrees_with_checkpoint_schedules_revolve(snaps: int) -> None:
     import checkpoint_schedules as cs
 
-    for steps in [*range(1, 80), 100, 257, 1000]:
+    for steps in [*range(1, 80), 100, 257]:
         stats = binomial(steps, snaps).stats()
         assert (stats["plain"], stats["taped"]) == _revolve_counts(steps, snaps), (steps, snaps)
         if steps > 1:

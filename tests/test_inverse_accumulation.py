@@ -218,7 +218,7 @@ def smooth_mix_jax(y, x, a):
     return y, x, a
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(2, 4).flatmap(
         lambda n: st.tuples(
