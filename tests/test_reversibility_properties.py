@@ -169,7 +169,7 @@ def test_float_programs_undo_within_rounding(program: Program, data: st.DataObje
 # ---------------------------------------------------------------------------
 
 
-@property_settings(80)
+@property_settings(50)
 @given(programs(), st.data())
 def test_invert_pass_matches_uncall(program: Program, data: st.DataObject):
     func = pick_function(data, program)
