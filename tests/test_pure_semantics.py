@@ -121,19 +121,21 @@ def test_float_division_by_zero_is_ieee():
 
 
 UNARY = {
-    "math.exp": np.exp, "math.log": np.log, "math.sqrt": np.sqrt, "math.sin": np.sin,
-    "math.cos": np.cos, "math.tan": np.tan, "math.tanh": np.tanh, "math.absf": np.abs,
-    "math.atan": np.arctan, "math.log1p": np.log1p, "math.expm1": np.expm1,
-    "arith.negf": np.negative, "math.floor": np.floor,
+    "math.exp": math.exp, "math.log": math.log, "math.sqrt": math.sqrt, "math.sin": math.sin,
+    "math.cos": math.cos, "math.tan": math.tan, "math.tanh": math.tanh, "math.absf": abs,
+    "math.atan": math.atan, "math.log1p": math.log1p, "math.expm1": math.expm1,
+    "arith.negf": lambda a: -a, "math.floor": math.floor,
 }
+"""Python's ``math`` module calls the C math library, as native code does
+(numpy's own implementations differ from it by an ulp on some inputs)."""
 
 
 @pytest.mark.parametrize("op", UNARY)
 @settings(max_examples=25, deadline=None)
 @given(st.floats(0.01, 50.0))
-def test_float_unary_ops_match_numpy(op, a):
+def test_float_unary_ops_are_the_c_librarys(op, a):
     (y, _) = unary(op, "f64").call("f", 0.0, a)
-    assert y == float(UNARY[op](np.float64(a)))
+    assert y == float(UNARY[op](a))
 
 
 def test_f32_rounds_to_single_precision():

@@ -4,7 +4,9 @@ stored integers, checked by ``normalize``), as one table: op class → Python fu
 
 Floats follow IEEE semantics (division by zero gives ±inf, log(0) gives -inf)
 because numpy computes them; the runner evaluates under
-``numpy.errstate(all="ignore")``.
+``numpy.errstate(all="ignore")``.  Transcendental functions and ``fma`` are
+the C math library's (``revmlir.runtime.libm``), which native code calls, so
+that both engines agree bit for bit.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
+from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
 
@@ -48,6 +51,12 @@ Semantics = Callable[..., Any]
 def _f(fn: Callable[..., Any]) -> Semantics:
     """A float function evaluated in IEEE double precision by numpy."""
     return lambda op, *args: float(fn(*(np.float64(a) for a in args)))
+
+
+def _c(name: str, arity: int = 1) -> Semantics:
+    """The C math library's ``name``, the function native code calls."""
+    fn = libm.function(name, arity)
+    return lambda op, *args: fn(*args)
 
 
 def _width(op: Operation) -> int:
@@ -188,8 +197,12 @@ def _overflowing(accurate: Callable[[complex], complex], c_library: Callable[[An
     return run
 
 
+_pow = libm.function("pow", 2)
+
+
 def _fpowi(a: float, b: int) -> float:
-    return float(np.float64(a) ** np.float64(b))
+    """``pow(a, (double) b)``, as native code computes it."""
+    return _pow(a, float(b))
 
 
 def _fptoui(op: Operation, a: float) -> int:
@@ -263,31 +276,31 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     mathd.AbsFOp: _f(np.abs),
     mathd.AbsIOp: lambda op, a: abs(a),
     mathd.CtPopOp: lambda op, a: to_unsigned(a, _width(op)).bit_count(),
-    mathd.ExpOp: _f(np.exp),
-    mathd.Exp2Op: _f(np.exp2),
-    mathd.ExpM1Op: _f(np.expm1),
-    mathd.LogOp: _f(np.log),
-    mathd.Log2Op: _f(np.log2),
-    mathd.Log10Op: _f(np.log10),
-    mathd.Log1pOp: _f(np.log1p),
+    mathd.ExpOp: _c("exp"),
+    mathd.Exp2Op: _c("exp2"),
+    mathd.ExpM1Op: _c("expm1"),
+    mathd.LogOp: _c("log"),
+    mathd.Log2Op: _c("log2"),
+    mathd.Log10Op: _c("log10"),
+    mathd.Log1pOp: _c("log1p"),
     mathd.SqrtOp: _f(np.sqrt),
     mathd.RsqrtOp: _f(lambda x: 1.0 / np.sqrt(x)),
-    mathd.CbrtOp: _f(np.cbrt),
-    mathd.SinOp: _f(np.sin),
-    mathd.CosOp: _f(np.cos),
-    mathd.TanOp: _f(np.tan),
-    mathd.AsinOp: _f(np.arcsin),
-    mathd.AcosOp: _f(np.arccos),
-    mathd.AtanOp: _f(np.arctan),
-    mathd.Atan2Op: _f(np.arctan2),
-    mathd.SinhOp: _f(np.sinh),
-    mathd.CoshOp: _f(np.cosh),
-    mathd.TanhOp: _f(np.tanh),
-    mathd.AsinhOp: _f(np.arcsinh),
-    mathd.AcoshOp: _f(np.arccosh),
-    mathd.AtanhOp: _f(np.arctanh),
-    mathd.ErfOp: lambda op, a: math.erf(a),
-    mathd.PowFOp: _f(np.power),
+    mathd.CbrtOp: _c("cbrt"),
+    mathd.SinOp: _c("sin"),
+    mathd.CosOp: _c("cos"),
+    mathd.TanOp: _c("tan"),
+    mathd.AsinOp: _c("asin"),
+    mathd.AcosOp: _c("acos"),
+    mathd.AtanOp: _c("atan"),
+    mathd.Atan2Op: _c("atan2", 2),
+    mathd.SinhOp: _c("sinh"),
+    mathd.CoshOp: _c("cosh"),
+    mathd.TanhOp: _c("tanh"),
+    mathd.AsinhOp: _c("asinh"),
+    mathd.AcoshOp: _c("acosh"),
+    mathd.AtanhOp: _c("atanh"),
+    mathd.ErfOp: _c("erf"),
+    mathd.PowFOp: _c("pow", 2),
     mathd.FPowIOp: lambda op, a, b: _fpowi(a, b),
     mathd.IPowIOp: lambda op, a, b: _ipowi(a, b),
     mathd.FloorOp: _f(np.floor),
@@ -296,7 +309,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     mathd.RoundEvenOp: _f(np.rint),
     mathd.TruncOp: _f(np.trunc),
     mathd.CopySignOp: _f(np.copysign),
-    mathd.FmaOp: lambda op, a, b, c: float(np.float64(a) * b + c),
+    mathd.FmaOp: _c("fma", 3),
     complexd.ConstantOp: _complex_constant,
     complexd.CreateOp: lambda op, re, im: complex(re, im),
     complexd.ReOp: lambda op, z: z.real,
@@ -324,8 +337,8 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     complexd.EqualOp: lambda op, a, b: a == b,
     complexd.NotEqualOp: lambda op, a, b: a != b,
     ub.PoisonOp: _poison,
-    rev.ToLogOp: _f(np.log),
-    rev.FromLogOp: _f(np.exp),
+    rev.ToLogOp: _c("log"),
+    rev.FromLogOp: _c("exp"),
     rev.ToFixedOp: lambda op, x: _to_fixed(op.results[0].type, x),
     rev.FromFixedOp: lambda op, raw: op.operands[0].type.real(raw),
     rev.FixedAddOp: lambda op, a, b: a + b,
