@@ -46,7 +46,6 @@ from revmlir.gpu.arena import (
     EXHAUSTED,
     TOP_WORD,
     built,
-    check,
     context_word,
     load,
     release,
