@@ -48,24 +48,26 @@ def stack_in_callee(y, x):
 
 
 @rv.reversible
-def two_stacks(y, x, m: int):
-    """Pushes on two stacks in turn, as an adjoint's tapes do: each buffer
-    that is full finds the other's above it, and moves."""
+def two_stacks(y, z, x, ks, m: int):
+    """Pushes on two stacks in turn, as an adjoint's tapes do, of integers
+    and of complex numbers (16 bytes): each buffer that is full finds the
+    other's above it, and moves."""
     for i in rv.prange(len(y)):
-        s = rv.stack(float)
-        t = rv.stack(float)
+        s = rv.stack(int)
+        c = rv.stack(complex)
         for j in range(m):
-            v = rv.ancilla(x[i] + j)
-            rv.push(s, v)
-            w = rv.ancilla(x[i] * j)
-            rv.push(t, w)
+            k = rv.ancilla(ks[i])
+            rv.push(s, k)
+            w = rv.ancilla(z[i] * j)
+            rv.push(c, w)
         for j in range(m):
-            w = rv.pop(t)
-            v = rv.pop(s)
-            y[i] += v * w
-            rv.free(w, x[i] * (m - 1 - j))
-            rv.free(v, x[i] + (m - 1 - j))
-        rv.free(t)
+            w = rv.pop(c)
+            k = rv.pop(s)
+            y[i] += x[i] * k
+            y[i] += w.real * (j + 1)
+            rv.free(k, ks[i])
+            rv.free(w, z[i] * (m - 1 - j))
+        rv.free(c)
         rv.free(s)
 
 

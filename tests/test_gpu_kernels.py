@@ -140,7 +140,7 @@ def test_stacks_in_the_arena_their_checks_and_exhaustion() -> None:
     cases = [
         (stacks.stack_per_thread, (np.zeros(n), x, 16)),
         (stacks.stack_in_callee, (np.zeros(n), x)),
-        (stacks.two_stacks, (np.zeros(n), x, 9)),
+        (stacks.two_stacks, (np.zeros(n), x + 0.5j, x, np.arange(n, dtype=np.int64), 9)),
         (stacks.array_below_stack, (np.zeros(n), x, 3)),
         (rv.adjoint(stacks.stack_per_thread), (np.zeros(n), x, 16, np.ones(n), np.zeros(n))),
     ]

@@ -33,7 +33,7 @@ FUNCTIONS["stack_per_thread.adj"] = rv.adjoint(stack_per_thread)
 ARGS: dict[str, tuple[Any, ...]] = {
     "stack_per_thread": (np.zeros(N), X, 5),
     "stack_in_callee": (np.zeros(N), X),
-    "two_stacks": (np.zeros(N), X, 7),
+    "two_stacks": (np.zeros(N), X + 0.5j, X, np.arange(N, dtype=np.int64) * 7, 7),
     "array_below_stack": (np.zeros(N), X, 3),
     "unbalanced": (np.zeros(N), X, 0),
     "stack_per_thread.adj": (np.zeros(N), X, 5, np.linspace(1.0, 2.0, N), np.zeros(N)),

@@ -37,6 +37,7 @@ from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
+    LocationAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -72,7 +73,7 @@ def arena_allocations(function: Operation) -> list[memref.AllocOp]:
     return [op for op in function.walk() if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
 
 
-def built(location: object, build: Callable[[], SSAValue | None]) -> tuple[list[Operation], SSAValue | None]:
+def built(location: LocationAttr, build: Callable[[], SSAValue | None]) -> tuple[list[Operation], SSAValue | None]:
     """The ops ``build`` makes (under ``ImplicitBuilder``), detached and
     located at ``location`` (every check they make reports there), and the
     value it returns."""
@@ -80,7 +81,7 @@ def built(location: object, build: Callable[[], SSAValue | None]) -> tuple[list[
     with ImplicitBuilder(block):
         value = build()
     for op in block.walk():
-        op.location = location  # type: ignore[assignment]
+        op.location = location
     ops = list(block.ops)
     for op in ops:
         op.detach()
