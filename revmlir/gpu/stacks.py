@@ -87,6 +87,8 @@ def place(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> 
 
 
 def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str) -> None:
+    """Replace the push ``call`` by the arena's: grow a full buffer, then
+    store the value at the top."""
     header, value = call.arguments
     slot, count = slots(value.type)
     width = element_bytes(slot) * count
@@ -149,6 +151,7 @@ def _copy(source: SSAValue, target: SSAValue, bytes: SSAValue) -> None:
 
 
 def _free(header: SSAValue, own: SSAValue) -> None:
+    """Give the buffer back to the arena and zero the header."""
     start = header_word(header, stacks.DATA)
     release(thread_context(own), start, result(arith.AddiOp(start, header_word(header, stacks.CAPACITY))))
     zero = constant(0)
