@@ -14,7 +14,7 @@ from gpu_examples import complex_values, examples, positive
 from python_examples import load_example
 
 import revmlir as rv
-from revmlir.errors import ExecutionError
+from revmlir.errors import ExecutionError, InvertibilityError
 
 pytestmark = pytest.mark.gpu
 
@@ -123,6 +123,41 @@ def test_dynamic_ancilla_arrays_in_the_arena_and_its_exhaustion() -> None:
     with pytest.raises(ExecutionError, match=r"test_gpu_kernels.py:\d+:\d+: .* needs 128 bytes of per-thread arena, has 112 .*\(element \d+\)"):
         kernel(np.zeros(len(cpu)), x, 16, arena=112)
     kernel(gpu, x, 16)  # the default arena, and the slot clean again
+
+
+def test_stacks_in_the_arena_their_checks_and_exhaustion() -> None:
+    """Stacks per thread come from the per-thread arena: a stack per thread
+    (the benchmark's kernel), one in a callee, two pushed in turn (buffers
+    that move), an array freed below a live stack, and the adjoint of a
+    kernel with a stack give the CPU's results on 10^5 threads; 16 floats
+    need 128 bytes, and 112 is the located error at the push; a stack freed
+    holding a value and a pop of an empty stack are the CPU's errors with
+    the element."""
+    import gpu_stack_kernels as stacks
+
+    n = 100_000
+    x = np.random.default_rng(1).uniform(0.5, 1.5, n)
+    cases = [
+        (stacks.stack_per_thread, (np.zeros(n), x, 16)),
+        (stacks.stack_in_callee, (np.zeros(n), x)),
+        (stacks.two_stacks, (np.zeros(n), x + 0.5j, x, np.arange(n, dtype=np.int64), 9)),
+        (stacks.array_below_stack, (np.zeros(n), x, 3)),
+        (rv.adjoint(stacks.stack_per_thread), (np.zeros(n), x, 16, np.ones(n), np.zeros(n))),
+    ]
+    for function, args in cases:
+        assert_same(*cpu_and_gpu(function, *args), 1e-13)
+    kernel = rv.cuda.kernel(stacks.stack_per_thread)
+    y = np.zeros(n)
+    with pytest.raises(ExecutionError, match=r"gpu_stack_kernels.py:21:13: .* needs 128 bytes of per-thread arena, has 112 \(a stack; .*\(element \d+\)$"):
+        kernel(y, x, 16, arena=112)
+    assert not y.any()
+    kernel(y, x, 16, arena=128)
+    for pops in (0, 2):
+        with pytest.raises(InvertibilityError) as cpu:
+            stacks.unbalanced(np.zeros(n), x, pops)
+        with pytest.raises(InvertibilityError) as gpu:
+            on_gpu(stacks.unbalanced, np.zeros(n), x, pops)
+        assert str(gpu.value).startswith(f"{cpu.value} (element ")
 
 
 def test_failing_check_raises_the_cpus_error_at_its_element() -> None:

@@ -80,8 +80,9 @@ class Kernel:
         stream and return at once (its errors surface at
         ``rv.cuda.synchronize()``), unless a numpy array must be copied back.
         ``arena=``: bytes per thread of the per-thread arena that ancilla
-        arrays of a dynamic size come from (default
-        ``runtime.DEFAULT_ARENA``; kernels without such arrays take none)."""
+        arrays of a dynamic size and the buffers of stacks come from
+        (default ``runtime.DEFAULT_ARENA``; kernels without either take
+        none)."""
         if arena is not None:
             runtime.check_arena(arena)
         runtime.driver()

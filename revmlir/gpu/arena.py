@@ -14,22 +14,30 @@ which every device function reaches through the thread's own error slot
 (its last word holds the context's address), so callees need no new
 argument: ``[shared slot, element, top, base, end]``, addresses.  An
 allocation is a bump of ``top`` by the array's bytes (rounded up to
-``ALIGNMENT``); its free sets ``top`` back to the array's address.  Ancilla
-arrays are freed in the reverse order of their allocation (the verifier's
-``array`` rule), so that is a stack's discipline, and the arena never
-fragments.  An allocation that would pass ``end`` is the run-time check
-"needs N bytes of per-thread arena, has M", reported at the allocation
-through the error slot like every other check, before anything is written.
+``ALIGNMENT``); its free sets ``top`` back to the array's address when the
+array is the newest allocation (it ends at ``top``).  Ancilla arrays are
+freed in the reverse order of their allocation (the verifier's ``array``
+rule), so that is a stack's discipline, and the arena does not fragment;
+a stack's buffer (``revmlir.gpu.stacks``) follows no such rule, and an
+array freed below a live buffer leaves its bytes to the end of the
+iteration (the kernel sets ``top`` back at the start of every iteration of
+its parallel loop, whose allocations cannot outlive it).  An allocation
+that would pass ``end`` is the run-time check "needs N bytes of per-thread
+arena, has M", reported at the allocation through the error slot like
+every other check, before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
 
+from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
+    LocationAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
@@ -43,6 +51,7 @@ from xdsl.rewriter import Rewriter
 from revmlir.errors import ExecutionError
 from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.rev_to_std import element_bytes
+from revmlir.lowering.stacks import constant, result
 from revmlir.runtime_checks import CHECKS_ATTR, CheckTable, FAIL, JUMP_WORD
 from revmlir.lowering.std_to_llvm import _position, llvm_type
 
@@ -53,16 +62,91 @@ CONTEXT_WORDS = 5
 ALIGNMENT = 16
 """Every array starts at a multiple of this (the widest element, complex
 f64, needs 16)."""
-EXHAUSTED = (
-    "needs {0} bytes of per-thread arena, has {1} (an ancilla array of a dynamic size; launch with a larger "
-    "arena=)"
-)
+EXHAUSTED = "needs {{0}} bytes of per-thread arena, has {{1}} ({what}; launch with a larger arena=)"
+"""The check of an allocation past the arena's end, for ``what`` needed it."""
+ARRAY = "an ancilla array of a dynamic size"
 
 
 def arena_allocations(function: Operation) -> list[memref.AllocOp]:
     """The allocations of a dynamic size in ``function``: those an arena
     holds (one of a static size is the thread's local memory)."""
     return [op for op in function.walk() if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
+
+
+def built(location: LocationAttr, build: Callable[[], SSAValue | None]) -> tuple[list[Operation], SSAValue | None]:
+    """The ops ``build`` makes (under ``ImplicitBuilder``), detached and
+    located at ``location`` (every check they make reports there), and the
+    value it returns."""
+    block = Block()
+    with ImplicitBuilder(block):
+        value = build()
+    for op in block.walk():
+        op.location = location
+    ops = list(block.ops)
+    for op in ops:
+        op.detach()
+    return ops, value
+
+
+def thread_context(own: SSAValue) -> SSAValue:
+    """The thread's context, whose address its own slot's last word holds."""
+    return result(llvm.IntToPtrOp(result(memref.LoadOp.get(own, [constant(JUMP_WORD, IndexType())]))))
+
+
+def context_word(context: SSAValue, word: int) -> SSAValue:
+    """The address of a word of the thread's context."""
+    return llvm.GEPOp(context, [word], i64).result
+
+
+def load(address: SSAValue) -> SSAValue:
+    return llvm.LoadOp(address, i64).dereferenced_value
+
+
+def rounded(bytes: SSAValue) -> SSAValue:
+    """``bytes`` rounded up to ``ALIGNMENT``."""
+    return result(arith.AndIOp(result(arith.AddiOp(bytes, constant(ALIGNMENT - 1))), constant(-ALIGNMENT)))
+
+
+def check(ok: SSAValue, own: SSAValue, identifier: int, values: list[SSAValue]) -> None:
+    """Where ``ok`` is false, report check ``identifier`` with ``values``
+    through the thread's own slot (``revmlir.fail`` ends the thread)."""
+    failed = result(arith.XOrIOp(ok, constant(1, i1)))
+    report = Block()
+    with ImplicitBuilder(report):
+        for position, value in enumerate([constant(identifier), *values]):
+            memref.StoreOp.get(value, own, [constant(position, IndexType())])
+        func.CallOp(FAIL, [own], [])
+        scf.YieldOp()
+    scf.IfOp(failed, [], Region(report))
+
+
+def reserve(context: SSAValue, own: SSAValue, new_top: SSAValue, identifier: int) -> None:
+    """Move the arena's top to ``new_top`` after check ``identifier``
+    (``EXHAUSTED``) that it does not pass the end: the bytes the thread's
+    arena then holds, and has."""
+    base, end = (load(context_word(context, w)) for w in (BASE_WORD, END_WORD))
+    needed, has = result(arith.SubiOp(new_top, base)), result(arith.SubiOp(end, base))
+    check(result(arith.CmpiOp(new_top, end, "ule")), own, identifier, [needed, has])
+    llvm.StoreOp(new_top, context_word(context, TOP_WORD))
+
+
+def release(context: SSAValue, start: SSAValue, end: SSAValue) -> None:
+    """Give the bytes ``[start, end)`` back: the top moves to ``start`` if
+    they are the newest allocation, else they stay taken until an older
+    allocation is given back or the iteration ends."""
+    top_address = context_word(context, TOP_WORD)
+    top = load(top_address)
+    newest = result(arith.CmpiOp(end, top, "eq"))
+    llvm.StoreOp(result(arith.SelectOp(newest, start, top)), top_address)
+
+
+def _array_bytes(type: MemRefType, dynamic: list[SSAValue]) -> SSAValue:
+    """The bytes an array of ``type`` takes in the arena, given its dynamic
+    extents (``i64``)."""
+    bytes = constant(element_bytes(type.element_type) * prod(d for d in type.get_shape() if d >= 0))
+    for extent in dynamic:
+        bytes = result(arith.MuliOp(bytes, extent))
+    return rounded(bytes)
 
 
 def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> None:
@@ -80,29 +164,20 @@ def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> 
     for alloc in arena_allocations(function):
         _allocate(alloc, own, checks, name)
     for free in frees:
-        ops: list[Operation] = []
-        pointer = memref.ExtractAlignedPointerAsIndexOp.get(free.memref)
-        address = arith.IndexCastOp(pointer, i64)
-        ops += [pointer, address, llvm.StoreOp(address.result, _word(_context(own, ops), TOP_WORD, ops))]
-        for op in ops:
-            op.location = free.location
+        ops, _ = built(free.location, lambda: _free(free.memref, own))
         Rewriter.replace_op(free, ops, [])
 
 
-def _context(own: SSAValue, ops: list[Operation]) -> SSAValue:
-    """The thread's context, whose address its own slot's last word holds."""
-    jump = arith.ConstantOp.from_int_and_width(JUMP_WORD, IndexType())
-    context = memref.LoadOp.get(own, [jump])
-    pointer = llvm.IntToPtrOp(context)
-    ops += [jump, context, pointer]
-    return pointer.results[0]
-
-
-def _word(context: SSAValue, word: int, ops: list[Operation]) -> SSAValue:
-    """The address of a word of the thread's context."""
-    address = llvm.GEPOp(context, [word], i64)
-    ops.append(address)
-    return address.result
+def _free(array: SSAValue, own: SSAValue) -> None:
+    type = array.type
+    assert isinstance(type, MemRefType)
+    address = result(arith.IndexCastOp(result(memref.ExtractAlignedPointerAsIndexOp.get(array)), i64))
+    extents = [
+        result(arith.IndexCastOp(result(memref.DimOp(array, constant(d, IndexType()))), i64))
+        for d, extent in enumerate(type.get_shape()) if extent < 0
+    ]
+    end = result(arith.AddiOp(address, _array_bytes(type, extents)))
+    release(thread_context(own), address, end)
 
 
 def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: str) -> None:
@@ -110,49 +185,24 @@ def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: st
     the old top), after the check that it fits."""
     type = alloc.memref.type
     assert isinstance(type, MemRefType)
-    ops: list[Operation] = []
+    identifier = checks.register(
+        alloc, EXHAUSTED.format(what=ARRAY), ["i64", "i64"], display_name(name), ExecutionError
+    )
 
-    def add(op: Operation) -> SSAValue:
-        ops.append(op)
-        return op.results[0]
+    def build() -> SSAValue:
+        context = thread_context(own)
+        top = load(context_word(context, TOP_WORD))
+        sizes = iter(alloc.dynamic_sizes)
+        extents = [constant(d) if d >= 0 else result(arith.IndexCastOp(next(sizes), i64)) for d in type.get_shape()]
+        dynamic = [e for e, d in zip(extents, type.get_shape()) if d < 0]
+        reserve(context, own, result(arith.AddiOp(top, _array_bytes(type, dynamic))), identifier)
+        descriptor = result(llvm.UndefOp(llvm_type(type)))
+        for position, value in enumerate([result(llvm.IntToPtrOp(top)), *extents]):
+            descriptor = result(llvm.InsertValueOp(_position(position), descriptor, value))
+        return result(UnrealizedConversionCastOp.get([descriptor], [type]))
 
-    def const(value: int) -> SSAValue:
-        return add(arith.ConstantOp.from_int_and_width(value, i64))
-
-    context = _context(own, ops)
-    top_address = _word(context, TOP_WORD, ops)
-    top = add(llvm.LoadOp(top_address, i64))
-    base = add(llvm.LoadOp(_word(context, BASE_WORD, ops), i64))
-    end = add(llvm.LoadOp(_word(context, END_WORD, ops), i64))
-    sizes = iter(alloc.dynamic_sizes)
-    extents = [const(d) if d >= 0 else add(arith.IndexCastOp(next(sizes), i64)) for d in type.get_shape()]
-    bytes = const(element_bytes(type.element_type) * prod(d for d in type.get_shape() if d >= 0))
-    for extent, static in zip(extents, type.get_shape()):
-        if static < 0:
-            bytes = add(arith.MuliOp(bytes, extent))
-    rounded = add(arith.AndIOp(add(arith.AddiOp(bytes, const(ALIGNMENT - 1))), const(-ALIGNMENT)))
-    new_top = add(arith.AddiOp(top, rounded))
-    fits = add(arith.CmpiOp(new_top, end, "ule"))
-    needed = add(arith.SubiOp(new_top, base))
-    has = add(arith.SubiOp(end, base))
-    identifier = checks.register(alloc, EXHAUSTED, ["i64", "i64"], display_name(name), ExecutionError)
-    report: list[Operation] = []
-    for slot, value in enumerate([const(identifier), needed, has]):
-        position = arith.ConstantOp.from_int_and_width(slot, IndexType())
-        report += [position, memref.StoreOp.get(value, own, [position])]
-    report += [func.CallOp(FAIL, [own], []), scf.YieldOp()]
-    exhausted = add(arith.XOrIOp(fits, add(arith.ConstantOp.from_int_and_width(1, i1))))
-    ops += [scf.IfOp(exhausted, [], Region(Block(report))), llvm.StoreOp(new_top, top_address)]
-    descriptor = add(llvm.UndefOp(llvm_type(type)))
-    for position, value in enumerate([add(llvm.IntToPtrOp(top)), *extents]):
-        descriptor = add(llvm.InsertValueOp(_position(position), descriptor, value))
-    array = UnrealizedConversionCastOp.get([descriptor], [type])
-    ops.append(array)
-    for op in ops:
-        op.location = alloc.location
-    for op in report:
-        op.location = alloc.location
-    Rewriter.replace_op(alloc, ops, [array.results[0]])
+    ops, array = built(alloc.location, build)
+    Rewriter.replace_op(alloc, ops, [array])
 
 
 def register_checks(module: ModuleOp) -> CheckTable:

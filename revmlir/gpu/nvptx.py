@@ -42,7 +42,6 @@ from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
-from revmlir.lowering import stacks
 from revmlir.ir_utils import RuleTable
 from revmlir.lowering.std_to_llvm import (
     PTR,
@@ -237,14 +236,9 @@ def _device_memory(module: gpu.ModuleOp) -> None:
     an array of a static size is the thread's local memory (an ``alloca``,
     however large: native code puts arrays past a page on the heap, which
     on a GPU is small and slow); one of a dynamic size comes from the
-    thread's arena (``revmlir.gpu.arena``, done by ``rev-gpu-outline``); a
-    stack would need the device heap."""
+    thread's arena (``revmlir.gpu.arena``, done by ``rev-gpu-outline``), as
+    do the buffers of stacks (``revmlir.gpu.stacks``)."""
     for op in list(module.walk()):
-        if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) is not None:
-            raise PassFailedException(
-                f"{describe_op(op)}: stacks are not supported in GPU code yet (their buffers grow with "
-                "realloc, which the device lacks)"
-            )
         if isinstance(op, memref.AllocOp):
             assert not op.dynamic_sizes, "rev-gpu-outline carves arrays of a dynamic size from the arena"
             for use in list(op.memref.uses):

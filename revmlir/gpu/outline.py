@@ -23,10 +23,11 @@ the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
 finds what to report.  The element is the parallel index, or −1 for a check
 outside the loop.
 
-Arrays of a dynamic size (``memref.alloc``) in a kernel or the functions it
-calls come from a per-thread arena (``revmlir.gpu.arena``): such a kernel
-takes the arena's address and bytes per thread after the error slot, and
-its context holds three more words, the thread's ``[top, base, end]``.
+Arrays of a dynamic size (``memref.alloc``) and the buffers of stacks in a
+kernel or the functions it calls come from a per-thread arena
+(``revmlir.gpu.arena``, ``revmlir.gpu.stacks``): such a kernel takes the
+arena's address and bytes per thread after the error slot, and its context
+holds three more words, the thread's ``[top, base, end]``.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ from revmlir.gpu.arena import (
     register_checks,
     store_checks,
 )
+from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
+from revmlir.lowering import stacks
 from revmlir.runtime_checks import CheckTable, ERROR_SLOT, FAIL, JUMP_WORD
 
 GPU_ERROR_WORDS = 6
@@ -169,6 +172,33 @@ def callees(module: ModuleOp, roots: list[func.FuncOp]) -> list[func.FuncOp]:
     return [f for f in functions.values() if f.sym_name.data in seen]
 
 
+def uses_arena(function: Operation) -> bool:
+    """Whether ``function`` allocates from the arena: arrays of a dynamic
+    size, the buffers of stacks."""
+    return bool(arena_allocations(function) or arena_calls(function))
+
+
+def _error_slot(function: func.FuncOp) -> SSAValue:
+    """The error slot of a device function that allocates from the arena,
+    through which it reaches the thread's arena."""
+    args = function.body.block.args
+    if not args or args[-1].type != ERROR_SLOT:
+        user = next(iter([*arena_allocations(function), *arena_calls(function)]))
+        raise PassFailedException(
+            f"{describe_op(user)}: @{function.sym_name.data} allocates from the per-thread arena in GPU code but "
+            f"takes no error slot {ERROR_SLOT}, through which device code reaches the arena (only lowered "
+            "reversible functions have one)"
+        )
+    return args[-1]
+
+
+def _in_arena(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> None:
+    """Give ``function``'s arrays and stacks the arena of the thread whose
+    own error slot is ``own``."""
+    carve(function, own, checks, name)
+    place(function, own, checks, name)
+
+
 def _device_copy(function: func.FuncOp) -> func.FuncOp:
     """A function for the device: ``revmlir.fail`` only declared (its std
     body aborts the process; ``convert-gpu-to-nvvm`` defines the
@@ -224,7 +254,7 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: Che
     _store(_address(context.memref, prologue), own.memref, JUMP_WORD, prologue)
     body.insert_ops_before(prologue, body.first_op)  # type: ignore[arg-type]
     if arena:
-        carve(source, own.memref, checks, function.sym_name.data)
+        _in_arena(source, own.memref, checks, function.sym_name.data)
 
     ops: list[Operation] = []
     (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
@@ -242,8 +272,11 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: Che
     old = loop.body.block
     i.name_hint = old.args[0].name_hint
     element = arith.IndexCastOp(i, i64)
-    position = _index(1)
-    grid_loop.body.block.add_ops([element, position, memref.StoreOp.get(element.result, context.memref, [position])])
+    iteration: list[Operation] = [element]
+    _store(element.result, context.memref, 1, iteration)
+    if arena:
+        _restore_top(context.memref, grid_loop, iteration)
+    grid_loop.body.block.add_ops(iteration)
     for op in list(old.ops)[:-1]:
         op.detach()
         grid_loop.body.block.add_op(op)
@@ -287,6 +320,17 @@ def _arena_context(body: Block, context: SSAValue, ops: list[Operation]) -> None
     base.result.name_hint, end.result.name_hint = "arena_base", "arena_end"
     for word, value in ((TOP_WORD, base), (BASE_WORD, base), (END_WORD, end)):
         _store(value.result, context, word, ops)
+
+
+def _restore_top(context: SSAValue, loop: scf.ForOp, iteration: list[Operation]) -> None:
+    """Set the arena's top back at the start of every iteration to where it
+    was before the loop: what an iteration allocates cannot outlive it, and
+    stacks it does not free or bytes freed below a live stack's buffer
+    (``revmlir.gpu.arena``) are not lost for the next one."""
+    word = _index(TOP_WORD)
+    top = memref.LoadOp.get(context, [word])
+    Rewriter.insert_op([word, top], InsertPoint.before(loop))
+    _store(top.res, context, TOP_WORD, iteration)
 
 
 def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
@@ -346,13 +390,13 @@ def outline(module: ModuleOp, names: list[str] | None = None, all_functions: boo
         return
     module_name = kernel_module_name(module)
     checks = register_checks(module)
-    copies = [_device_copy(f) for f in devices]
+    copies = [_device_copy(f) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
     for copy in copies:
-        if arena_allocations(copy):
-            carve(copy, copy.body.block.args[-1], checks, copy.sym_name.data)
+        if uses_arena(copy):
+            _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)
     body = Block()
     body.add_ops(copies)
-    arenas = [any(arena_allocations(g) for g in [f, *callees(module, [f])]) for f in kernels]
+    arenas = [any(uses_arena(g) for g in [f, *callees(module, [f])]) for f in kernels]
     body.add_ops([kernel(f, loop, arena, checks) for f, loop, arena in zip(kernels, loops, arenas)])
     store_checks(module, checks)
     for f, arena in zip(kernels, arenas):

@@ -52,7 +52,8 @@ class KernelInfo:
     arena: bool = False
     """Whether the entry takes a per-thread arena after the error slot (its
     address, then bytes per thread): its device code allocates ancilla
-    arrays of a dynamic size (``revmlir.gpu.arena``)."""
+    arrays of a dynamic size (``revmlir.gpu.arena``) or pushes on stacks
+    (``revmlir.gpu.stacks``)."""
 
 
 @dataclass(frozen=True)

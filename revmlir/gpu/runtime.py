@@ -13,7 +13,7 @@ then the error slot, ``ERROR_WORDS`` words the kernel's first failing
 thread fills with ``[check id, value 1, value 2, element, …]``.  The host
 raises the error the CPU raises for that check, at the same source location,
 with the element appended.  A kernel with ancilla arrays of a dynamic size
-also takes a per-thread arena (``revmlir.gpu.arena``): the address of one
+or stacks also takes a per-thread arena (``revmlir.gpu.arena``): the address of one
 buffer of ``bytes per thread`` for every thread of the grid, then the bytes
 per thread, which the launch allocates and frees.  Device arrays are used in place
 (``revmlir.gpu.arrays``); host arrays are copied in and, when the kernel

@@ -22,6 +22,9 @@ of elements, and the buffer's capacity in elements.
   them like any function, and upstream MLIR's ``convert-to-llvm`` too: std
   IR that uses stacks needs nothing but the C library, whichever pipeline
   lowers it.
+- On the GPU a stack's buffer is the thread's per-thread arena, and pushes
+  and frees are the arena's (``revmlir.gpu.stacks``): the header's
+  ``CAPACITY`` word holds the bytes reserved there, pops are the same.
 - Python builds a header around a ``malloc``'d copy of a list argument, and
   after the call copies the elements back into the list and frees the buffer
   (``revmlir.runtime.native``).
@@ -108,28 +111,29 @@ def size_of(emit: Callable[[Operation], SSAValue], element: Attribute) -> SSAVal
     return emit(llvm.PtrToIntOp(emit(llvm.GEPOp(null, [1], element)), i64))
 
 
-def _result(op: Operation) -> SSAValue:
+def result(op: Operation) -> SSAValue:
     """``op``'s result (``ImplicitBuilder`` has inserted ``op``)."""
     return op.results[0]
 
 
-def _constant(value: int, type: Attribute = i64) -> SSAValue:
-    return _result(arith.ConstantOp(IntegerAttr(value, type)))
+def constant(value: int, type: Attribute = i64) -> SSAValue:
+    return result(arith.ConstantOp(IntegerAttr(value, type)))
 
 
-def _word(header: SSAValue, word: int) -> SSAValue:
-    return _result(memref.LoadOp.get(header, [_constant(word, IndexType())]))
+def header_word(header: SSAValue, word: int) -> SSAValue:
+    """Word ``DATA``, ``SIZE`` or ``CAPACITY`` of a stack's header."""
+    return result(memref.LoadOp.get(header, [constant(word, IndexType())]))
 
 
-def _set_word(value: SSAValue, header: SSAValue, word: int) -> None:
-    memref.StoreOp.get(value, header, [_constant(word, IndexType())])
+def set_header_word(value: SSAValue, header: SSAValue, word: int) -> None:
+    memref.StoreOp.get(value, header, [constant(word, IndexType())])
 
 
 def _buffer(header: SSAValue) -> SSAValue:
-    return _result(llvm.IntToPtrOp(_word(header, DATA)))
+    return result(llvm.IntToPtrOp(header_word(header, DATA)))
 
 
-def _slots(element: Attribute) -> tuple[Attribute, int]:
+def slots(element: Attribute) -> tuple[Attribute, int]:
     """How the buffer holds an element: as ``count`` scalars of one type (a
     complex number as its two parts, an ``index`` as ``i64``)."""
     if isinstance(element, ComplexType):
@@ -137,40 +141,42 @@ def _slots(element: Attribute) -> tuple[Attribute, int]:
     return (i64 if isinstance(element, IndexType) else element), 1
 
 
-def _slot_addresses(header: SSAValue, position: SSAValue, element: Attribute) -> list[SSAValue]:
-    slot, count = _slots(element)
+def slot_addresses(header: SSAValue, position: SSAValue, element: Attribute) -> list[SSAValue]:
+    """The addresses of the scalars of the element at ``position``."""
+    slot, count = slots(element)
     data = _buffer(header)
-    first = _result(arith.MuliOp(position, _constant(count)))
-    indices = [first] + [_result(arith.AddiOp(first, _constant(j))) for j in range(1, count)]
+    first = result(arith.MuliOp(position, constant(count)))
+    indices = [first] + [result(arith.AddiOp(first, constant(j))) for j in range(1, count)]
     return [
-        _result(llvm.GEPOp(data, [llvm.GEP_USE_SSA_VAL], slot, ssa_indices=[index], inbounds=True))
+        result(llvm.GEPOp(data, [llvm.GEP_USE_SSA_VAL], slot, ssa_indices=[index], inbounds=True))
         for index in indices
     ]
 
 
-def _to_slots(value: SSAValue) -> list[SSAValue]:
+def to_slots(value: SSAValue) -> list[SSAValue]:
+    """A value as the scalars ``slots`` stores it as."""
     if isinstance(value.type, ComplexType):
-        return [_result(complexd.ReOp(value)), _result(complexd.ImOp(value))]
+        return [result(complexd.ReOp(value)), result(complexd.ImOp(value))]
     if isinstance(value.type, IndexType):
-        return [_result(arith.IndexCastOp(value, i64))]
+        return [result(arith.IndexCastOp(value, i64))]
     return [value]
 
 
 def _from_slots(parts: list[SSAValue], element: Attribute) -> SSAValue:
     if isinstance(element, ComplexType):
-        return _result(complexd.CreateOp(*parts, result_type=element))
+        return result(complexd.CreateOp(*parts, result_type=element))
     if isinstance(element, IndexType):
-        return _result(arith.IndexCastOp(parts[0], element))
+        return result(arith.IndexCastOp(parts[0], element))
     return parts[0]
 
 
 def _zero(element: Attribute) -> SSAValue:
     if isinstance(element, ComplexType):
         zero = _zero(element.element_type)
-        return _result(complexd.CreateOp(zero, zero, result_type=element))
+        return result(complexd.CreateOp(zero, zero, result_type=element))
     if isinstance(element, AnyFloat):
-        return _result(arith.ConstantOp(FloatAttr(0.0, element)))
-    return _constant(0, element)
+        return result(arith.ConstantOp(FloatAttr(0.0, element)))
+    return constant(0, element)
 
 
 def _push(function: func.FuncOp, element: Attribute | None) -> None:
@@ -182,31 +188,31 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
     unchanged and stops the run (``revmlir.lowering.host_safety``)."""
     assert element is not None
     header, value = function.body.block.args
-    size, capacity = _word(header, SIZE), _word(header, CAPACITY)
-    full = _result(arith.CmpiOp(size, capacity, "eq"))
+    size, capacity = header_word(header, SIZE), header_word(header, CAPACITY)
+    full = result(arith.CmpiOp(size, capacity, "eq"))
     grow = scf.IfOp(full, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(grow.true_region):
-        empty = _result(arith.CmpiOp(capacity, _constant(0), "eq"))
-        doubled = _result(arith.AddiOp(capacity, capacity))
-        larger = _result(arith.SelectOp(empty, _constant(MIN_CAPACITY), doubled))
-        slot, count = _slots(element)
-        width = _result(arith.MuliOp(size_of(_result, slot), _constant(count)))
-        most = _result(arith.DivUIOp(_constant(MAX_ALLOCATION), width))
-        fits = _result(arith.CmpiOp(larger, most, "ule"))
-        bytes = _result(arith.SelectOp(fits, _result(arith.MuliOp(larger, width)), _constant(-1)))
-        grown = _result(llvm.PtrToIntOp(_result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR)), i64))
-        moved = _result(arith.CmpiOp(grown, _constant(0), "ne"))
-        _set_word(_result(arith.SelectOp(moved, grown, _word(header, DATA))), header, DATA)
-        _set_word(_result(arith.SelectOp(moved, larger, capacity)), header, CAPACITY)
+        empty = result(arith.CmpiOp(capacity, constant(0), "eq"))
+        doubled = result(arith.AddiOp(capacity, capacity))
+        larger = result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled))
+        slot, count = slots(element)
+        width = result(arith.MuliOp(size_of(result, slot), constant(count)))
+        most = result(arith.DivUIOp(constant(MAX_ALLOCATION), width))
+        fits = result(arith.CmpiOp(larger, most, "ule"))
+        bytes = result(arith.SelectOp(fits, result(arith.MuliOp(larger, width)), constant(-1)))
+        grown = result(llvm.PtrToIntOp(result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR)), i64))
+        moved = result(arith.CmpiOp(grown, constant(0), "ne"))
+        set_header_word(result(arith.SelectOp(moved, grown, header_word(header, DATA))), header, DATA)
+        set_header_word(result(arith.SelectOp(moved, larger, capacity)), header, CAPACITY)
         scf.YieldOp()
     with ImplicitBuilder(grow.false_region):
         scf.YieldOp()
-    room = _result(arith.CmpiOp(size, _word(header, CAPACITY), "ult"))
+    room = result(arith.CmpiOp(size, header_word(header, CAPACITY), "ult"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
-        for part, address in zip(_to_slots(value), _slot_addresses(header, size, element), strict=True):
+        for part, address in zip(to_slots(value), slot_addresses(header, size, element), strict=True):
             llvm.StoreOp(part, address)
-        _set_word(_result(arith.AddiOp(size, _constant(1))), header, SIZE)
+        set_header_word(result(arith.AddiOp(size, constant(1))), header, SIZE)
         scf.YieldOp()
     with ImplicitBuilder(store.false_region):
         scf.YieldOp()
@@ -218,16 +224,16 @@ def _pop(function: func.FuncOp, element: Attribute | None) -> None:
     empty."""
     assert element is not None
     (header,) = function.body.block.args
-    size = _word(header, SIZE)
-    empty = _result(arith.CmpiOp(size, _constant(0), "eq"))
+    size = header_word(header, SIZE)
+    empty = result(arith.CmpiOp(size, constant(0), "eq"))
     take = scf.IfOp(empty, [element], Region(Block()), Region(Block()))
     with ImplicitBuilder(take.true_region):
         scf.YieldOp(_zero(element))
     with ImplicitBuilder(take.false_region):
-        top = _result(arith.SubiOp(size, _constant(1)))
-        _set_word(top, header, SIZE)
-        slot, _ = _slots(element)
-        parts = [_result(llvm.LoadOp(a, slot)) for a in _slot_addresses(header, top, element)]
+        top = result(arith.SubiOp(size, constant(1)))
+        set_header_word(top, header, SIZE)
+        slot, _ = slots(element)
+        parts = [result(llvm.LoadOp(a, slot)) for a in slot_addresses(header, top, element)]
         scf.YieldOp(_from_slots(parts, element))
     func.ReturnOp(take.results[0])
 
@@ -236,9 +242,9 @@ def _free(function: func.FuncOp, element: Attribute | None) -> None:
     """Releases the buffer and zeroes the header."""
     (header,) = function.body.block.args
     llvm.CallOp("free", _buffer(header), return_type=None)
-    zero = _constant(0)
+    zero = constant(0)
     for word in (DATA, SIZE, CAPACITY):
-        _set_word(zero, header, word)
+        set_header_word(zero, header, word)
     func.ReturnOp()
 
 _DEFINITIONS: dict[str, Callable[[func.FuncOp, Attribute | None], None]] = {

@@ -5,8 +5,9 @@
 // thread's part of a per-thread arena: the kernel takes the arena's
 // address and bytes per thread after the error slot, keeps its part's
 // [top, base, end] in the thread's error context, bumps top by the array's
-// bytes (rounded up to 16) after checking it fits, and sets it back at the
-// free. No device heap: no malloc, no free.
+// bytes (rounded up to 16) after checking it fits, sets it back at the
+// free, and at the start of every iteration. No device heap: no malloc, no
+// free.
 
 // STD:       rev.checks = [{{.*}}"ExecutionError|memref.alloc|{{.*}}arena.mlir:{{[0-9]+}}:5|scratch|i64,i64|needs {0} bytes of per-thread arena, has {1}
 // STD:       func.func @scratch(%y: memref<?xf64>, %n: index, %err: memref<6xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
@@ -19,29 +20,41 @@
 // STD:         memref.store %arena_base, %err_context[%{{.*}}] : memref<5xi64>
 // STD:         memref.store %arena_base, %err_context[%{{.*}}] : memref<5xi64>
 // STD:         memref.store %arena_end, %err_context[%{{.*}}] : memref<5xi64>
-// STD:         scf.for %i =
-// The allocation: top, base and end from the context, the bytes rounded
-// up, the check, the bump, the array at the old top.
+// Every iteration starts with top where it was before the loop.
+// STD:         %[[SAVED:.*]] = memref.load %err_context[%{{.*}}] : memref<5xi64>
+// STD-NEXT:    scf.for %i =
+// STD:           memref.store %[[SAVED]], %err_context[%{{.*}}] : memref<5xi64>
+// The allocation: top from the context, the bytes rounded up, the new top
+// checked against base and end, the bump, the array at the old top.
 // STD:           %[[CONTEXT:.*]] = llvm.inttoptr %{{.*}} : i64 to !llvm.ptr
 // STD-NEXT:      %[[TOPW:.*]] = llvm.getelementptr %[[CONTEXT]][2] : (!llvm.ptr) -> !llvm.ptr, i64
 // STD-NEXT:      %[[TOP:.*]] = llvm.load %[[TOPW]] : !llvm.ptr -> i64
+// STD:           %[[ROUNDED:.*]] = arith.andi %{{.*}}, %{{.*}} : i64
+// STD-NEXT:      %[[NEW:.*]] = arith.addi %[[TOP]], %[[ROUNDED]] : i64
 // STD-NEXT:      %[[BASEW:.*]] = llvm.getelementptr %[[CONTEXT]][3] : (!llvm.ptr) -> !llvm.ptr, i64
 // STD-NEXT:      %[[BASE:.*]] = llvm.load %[[BASEW]] : !llvm.ptr -> i64
 // STD-NEXT:      %[[ENDW:.*]] = llvm.getelementptr %[[CONTEXT]][4] : (!llvm.ptr) -> !llvm.ptr, i64
 // STD-NEXT:      %[[END:.*]] = llvm.load %[[ENDW]] : !llvm.ptr -> i64
-// STD:           %[[ROUNDED:.*]] = arith.andi %{{.*}}, %{{.*}} : i64
-// STD-NEXT:      %[[NEW:.*]] = arith.addi %[[TOP]], %[[ROUNDED]] : i64
+// STD-NEXT:      %{{.*}} = arith.subi %[[NEW]], %[[BASE]] : i64
+// STD-NEXT:      %{{.*}} = arith.subi %[[END]], %[[BASE]] : i64
 // STD-NEXT:      %{{.*}} = arith.cmpi ule, %[[NEW]], %[[END]] : i64
 // STD:           scf.if
 // STD:             func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
-// STD:           llvm.store %[[NEW]], %[[TOPW]] : i64, !llvm.ptr
+// STD:           %[[TOPW2:.*]] = llvm.getelementptr %[[CONTEXT]][2] : (!llvm.ptr) -> !llvm.ptr, i64
+// STD-NEXT:      llvm.store %[[NEW]], %[[TOPW2]] : i64, !llvm.ptr
 // STD-NEXT:      %{{.*}} = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, i64)>
 // STD-NEXT:      %{{.*}} = llvm.inttoptr %[[TOP]] : i64 to !llvm.ptr
 // STD:           %[[ARRAY:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(!llvm.ptr, i64)> to memref<?xf64>
-// The free sets top back to the array's address.
+// The free sets top back to the array's address if the array ends at top
+// (it is the newest allocation).
 // STD:           %[[AT:.*]] = "memref.extract_aligned_pointer_as_index"(%[[ARRAY]])
 // STD-NEXT:      %[[ATW:.*]] = arith.index_cast %[[AT]] : index to i64
-// STD:           llvm.store %[[ATW]], %{{.*}} : i64, !llvm.ptr
+// STD:           %[[BYTES:.*]] = arith.andi %{{.*}}, %{{.*}} : i64
+// STD-NEXT:      %[[ARRAY_END:.*]] = arith.addi %[[ATW]], %[[BYTES]] : i64
+// STD:           %[[FREE_TOP:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// STD-NEXT:      %[[NEWEST:.*]] = arith.cmpi eq, %[[ARRAY_END]], %[[FREE_TOP]] : i64
+// STD-NEXT:      %[[BACK:.*]] = arith.select %[[NEWEST]], %[[ATW]], %[[FREE_TOP]] : i64
+// STD-NEXT:      llvm.store %[[BACK]], %{{.*}} : i64, !llvm.ptr
 // STD-NOT:       memref.alloc(
 // STD-NOT:       memref.dealloc
 

@@ -1,0 +1,117 @@
+"""Stacks on the GPU (``revmlir.gpu.stacks``), without a GPU: kernels with
+stacks compile to PTX that ptxas accepts, and run thread by thread on the
+CPU (``gpu_emulation``, a grid smaller than the trip count, so threads
+reuse their arena) they give what the CPU function gives, the CPU's errors
+with the element appended, and the arena's own errors at the push."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+import pytest
+from gpu_emulation import EmulatedKernel
+from gpu_stack_kernels import (
+    array_below_stack,
+    stack_in_callee,
+    stack_per_thread,
+    two_stacks,
+    unbalanced,
+)
+
+import revmlir as rv
+from revmlir.errors import ExecutionError, InvertibilityError
+from revmlir.gpu.runtime import raise_gpu_error
+
+N = 11
+X = np.linspace(0.5, 1.5, N)
+FUNCTIONS = {
+    f.__name__: f for f in (stack_per_thread, stack_in_callee, two_stacks, array_below_stack, unbalanced)
+}
+FUNCTIONS["stack_per_thread.adj"] = rv.adjoint(stack_per_thread)
+ARGS: dict[str, tuple[Any, ...]] = {
+    "stack_per_thread": (np.zeros(N), X, 5),
+    "stack_in_callee": (np.zeros(N), X),
+    "two_stacks": (np.zeros(N), X + 0.5j, X, np.arange(N, dtype=np.int64) * 7, 7),
+    "array_below_stack": (np.zeros(N), X, 3),
+    "unbalanced": (np.zeros(N), X, 0),
+    "stack_per_thread.adj": (np.zeros(N), X, 5, np.linspace(1.0, 2.0, N), np.zeros(N)),
+}
+
+
+def _copies(args: tuple[Any, ...]) -> list[Any]:
+    return [a.copy() if isinstance(a, np.ndarray) else a for a in args]
+
+
+@functools.cache
+def emulated(name: str) -> EmulatedKernel:
+    """Each kernel compiled for the host once."""
+    return EmulatedKernel(*rv.cuda.kernel(FUNCTIONS[name]).rev_module(*ARGS[name]))
+
+
+def run(name: str, args: list[Any], arena: int = 4096) -> None:
+    """``name``'s kernel on a 2 × 3 grid, raising the error a launch would."""
+    kernel = emulated(name)
+    raise_gpu_error(kernel.check_table, kernel.launch(args, 2, 3, arena=arena))
+
+
+@pytest.mark.parametrize("name", ["stack_per_thread", "stack_in_callee", "two_stacks", "array_below_stack", "stack_per_thread.adj"])
+def test_stack_kernels_thread_by_thread_are_the_cpu_functions(name: str) -> None:
+    """A stack per thread, in a callee, two pushed in turn (their buffers
+    move past each other, elements copied), an array freed below a live
+    stack's buffer (a larger array after it must not take the buffer's
+    bytes: the popped value would fail its free), and the adjoint of a
+    kernel with a stack (its tape and the stack pushed in turn)."""
+    expected, got = _copies(ARGS[name]), _copies(ARGS[name])
+    FUNCTIONS[name](*expected)
+    run(name, got)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+    assert np.asarray(got[0]).any()
+
+
+@pytest.mark.parametrize("pops", [0, 2])
+def test_a_stacks_checks_are_the_cpus_errors_with_the_element(pops: int) -> None:
+    """A stack freed holding a value, a pop of an empty stack: the CPU's
+    error (class, message, location) with the first failing element."""
+    args = (np.zeros(N), X, pops)
+    with pytest.raises(InvertibilityError) as cpu:
+        unbalanced(*_copies(args))
+    assert ("stack freed holding 1 value(s)" if pops == 0 else "pop from an empty stack") in str(cpu.value)
+    with pytest.raises(InvertibilityError) as gpu:
+        run("unbalanced", _copies(args))
+    assert str(gpu.value) == f"{cpu.value} (element 0)"
+
+
+def test_an_exhausted_arena_is_a_located_error_at_the_push_and_enough_arena_runs() -> None:
+    """16 floats take 128 bytes of arena: with 112 each thread stops at the
+    push that needed the 128, before writing anything; with 128 the kernel
+    gives the CPU's results."""
+    args = (np.zeros(N), X, 16)
+    got = _copies(args)
+    with pytest.raises(ExecutionError) as error:
+        run("stack_per_thread", got, arena=112)
+    assert str(error.value).endswith(
+        "in @stack_per_thread: needs 128 bytes of per-thread arena, has 112 (a stack; launch with a larger arena=) "
+        "(element 0)"
+    )
+    assert error.value.location is not None and "gpu_stack_kernels.py:21:" in error.value.location
+    assert not got[0].any()
+    expected, got = _copies(args), _copies(args)
+    stack_per_thread(*expected)
+    run("stack_per_thread", got, arena=128)
+    np.testing.assert_array_equal(got[0], expected[0])
+
+
+@pytest.mark.parametrize("name", ["stack_per_thread", "stack_in_callee"])
+def test_stack_kernels_take_an_arena_and_ptxas_accepts_them(name: str) -> None:
+    """No realloc or free: the kernel takes a per-thread arena."""
+    from revmlir.gpu.toolkit import emit_cubin, find_ptxas
+
+    compiled = rv.cuda.kernel(FUNCTIONS[name]).specialise(*ARGS[name])
+    info = compiled.program.kernels[compiled.name]
+    assert info.arena and f".entry {info.entry}(" in compiled.program.ptx
+    assert "realloc" not in compiled.program.ptx and "free" not in compiled.program.ptx
+    if find_ptxas() is not None:
+        assert emit_cubin(compiled.program.ptx, "sm_90")[:4] == b"\x7fELF"
