@@ -124,6 +124,8 @@ def test_a_kernel_made_again_is_the_same_kernel() -> None:
         assert rv.cuda.kernel(target()) is rv.cuda.kernel(target())
     assert rv.cuda.kernel(scale_kernel, arch="sm_80") is not rv.cuda.kernel(scale_kernel)
     assert rv.cuda.kernel(rv.adjoint(scale_kernel, lanes=2)) is not rv.cuda.kernel(rv.adjoint(scale_kernel))
+    with pytest.raises(ValueError, match=r"unknown GPU architecture '\['sm_90'\]'"):
+        rv.cuda.kernel(scale_kernel, arch=["sm_90"]).compile(np.zeros(3), np.ones(3), 2.0)  # type: ignore[arg-type]
 
 
 def test_adjoint_kernel_counts_its_gradients() -> None:

@@ -159,8 +159,8 @@ def kernel(function: Target, arch: str = "sm_90") -> Kernel:
     and ``rv.adjoint(f)`` made again compare equal), so a kernel made
     where it is launched (``rv.cuda.kernel(f)(x)`` in a loop) compiles
     each specialisation once and its program loads on the device once."""
-    if not isinstance(function, Target):
-        return Kernel(function, arch)  # raises the TypeError
+    if not isinstance(function, Target) or not isinstance(arch, str):
+        return Kernel(function, arch)  # its errors, at once or at the first compile
     return _kernel(function, arch)
 
 
