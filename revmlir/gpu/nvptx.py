@@ -170,7 +170,9 @@ def warp_aggregated_red(ptx_type: str, bits: int) -> str:
     does.  Predicates, not branches (an inline-assembly block's labels
     would repeat where LLVM inlines or duplicates it): a predicated-off
     ``shfl.sync`` is no deadlock, since the predicate is the same in every
-    lane of the warp."""
+    lane of the warp.  Nothing relies on LLVM keeping the block where the
+    warp is converged (inline assembly is not ``convergent`` to it): a copy
+    that runs in part of a warp finds ``activemask`` not full."""
     lines = [
         "{",
         ".reg .pred full, same, equal, lead;",
