@@ -261,6 +261,24 @@ def test_every_math_op_reaches_libdevice_and_ptxas_accepts_it(element: str):
     assert emit_cubin(program.ptx, program.arch)[:4] == ELF_MAGIC
 
 
+WARP_ATOMICS = Path(__file__).parent / "filecheck" / "gpu" / "warp_atomics.mlir"
+
+
+@pytest.mark.parametrize("arch", ["sm_60", "sm_75", "sm_90", "sm_120"])
+def test_warp_aggregated_accumulations_of_every_kind_assemble(arch: str):
+    """Shared additions of f64, f32, i64 and i32 aggregated over the warp
+    (filecheck/gpu/warp_atomics.mlir checks their PTX) assemble with
+    ptxas.  GPUs before sm_75 get PTX 6.3 (LLVM's default for them
+    predates ``activemask``), the version sm_75's PTX has, which ptxas
+    checks there: the ptxas of CUDA 13 assembles no older GPU."""
+    program = compile_kernels(parse_module(WARP_ATOMICS.read_text(), str(WARP_ATOMICS)), ["k"], arch=arch)
+    assert program.ptx.count("activemask.b32") == 4 and program.ptx.count("atom.add.f64") == 1
+    if arch == "sm_60":
+        assert ".version 6.3\n" in program.ptx
+    else:
+        assert emit_cubin(program.ptx, arch)[:4] == ELF_MAGIC
+
+
 def test_an_adjoint_with_a_scalar_gradient_is_not_a_kernel():
     """Its gradient of an outer scalar is a sum over the iterations that
     comes back as a scalar result, which a kernel cannot return."""

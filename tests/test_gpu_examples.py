@@ -63,15 +63,46 @@ def test_ba_blocks_equal_the_sequential_jacobian() -> None:
     assert np.abs(J).max() > 1.0
 
 
-def test_gmm_gradient_equals_the_whole_objectives() -> None:
+def test_gmm_gradient_equals_the_whole_objectives_and_compiles_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``gmm_gradient`` equals ``rv.gradient`` of the whole objective.  It
+    makes ``rv.adjoint(…)`` and ``rv.gradient`` of its CPU parts at every
+    call, and ``gpu_elementwise.run`` makes ``rv.cuda.kernel(f)`` at every
+    call: with a ``run`` that compiles each kernel as a launch does, then
+    runs it on the CPU, a second call compiles no kernel and no native
+    code, and gives the first's result."""
+    from revmlir.gpu import program
+    from revmlir.runtime.native import NativeModule
+
+    compiled: list[str] = []
+    compile_kernels, native_compile = program.compile_kernels, NativeModule.compile.__func__
+
+    def counting_kernels(module: object, names: list[str], **options: object) -> object:
+        compiled.extend(names)
+        return compile_kernels(module, names, **options)
+
+    def counting_native(cls: type, *args: object, **options: object) -> object:
+        compiled.append("native")
+        return native_compile(cls, *args, **options)
+
+    monkeypatch.setattr(program, "compile_kernels", counting_kernels)
+    monkeypatch.setattr(NativeModule, "compile", classmethod(counting_native))
+
+    def run(function: object, *args: object) -> object:
+        assert rv.cuda.kernel(function).specialise(*args).program.ptx
+        return function(*args)
+
     problem = data.read_gmm("gmm/1k/gmm_d2_K5.txt")
     objective = adbench_gmm.gmm_objective
     args = (0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
-    value, gradient = gmm.gmm_gradient(*args[1:])
+    value, gradient = gmm.gmm_gradient(*args[1:], run=run)
     assert value == pytest.approx(objective(*args)[0], rel=1e-13)
     reference = rv.gradient(objective, args, iloss=0)[1:4]
     for ours, expected in zip(gradient, reference):
         assert np.allclose(ours, expected, rtol=1e-11, atol=1e-12 * np.abs(expected).max())
+    first = len(compiled)
+    again, gradient_again = gmm.gmm_gradient(*args[1:], run=run)
+    assert compiled[first:] == []
+    assert again == value and all(np.array_equal(a, b) for a, b in zip(gradient, gradient_again))
 
 
 def _kernel_cases(only: tuple[str, ...] = ()) -> list[object]:

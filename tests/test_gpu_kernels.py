@@ -94,6 +94,23 @@ def test_gmm_gradient() -> None:
         assert np.allclose(ours, expected, rtol=1e-10, atol=1e-11 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("cells", ["one", "three", "runs of 40"])
+def test_shared_accumulations_aggregated_over_the_warp(cells: str) -> None:
+    """The adjoint of a gather adds ``g_y[i]`` into ``g_x[idx[i]]``: into
+    one cell from every thread (each full warp sums its 32 values and adds
+    once), into cells that differ between neighbouring lanes (each lane
+    adds its own), and into runs of one cell that change inside a warp;
+    the trip count leaves the last warp partial.  Against numpy."""
+    n = 100_003
+    idx = {"one": np.zeros(n, np.int64), "three": np.arange(n) % 3, "runs of 40": np.arange(n) // 40 % 7}[cells]
+    g_y = np.random.default_rng(5).uniform(0.5, 1.5, n)
+    g_x = np.zeros(7)
+    on_gpu(rv.adjoint(gather), np.zeros(n), np.ones(7), idx, g_y, g_x)
+    expected = np.zeros(7)
+    np.add.at(expected, idx, g_y)
+    np.testing.assert_allclose(g_x, expected, rtol=1e-10)
+
+
 @rv.reversible
 def window_energy(y, x, m):
     """``y[i] += Σ_j x[(i+j) mod n]²`` over a window of ``m`` elements

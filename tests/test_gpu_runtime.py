@@ -116,6 +116,18 @@ def test_kernel_takes_reversible_functions_only() -> None:
     assert repr(rv.cuda.kernel(rv.adjoint(scale))) == "<CUDA kernel of rv.adjoint(scale)>"
 
 
+def test_a_kernel_made_again_is_the_same_kernel() -> None:
+    """``rv.cuda.kernel(f)`` made where it is launched keeps its compiled
+    specialisations: the same function (``~f``, ``rv.adjoint(f)`` made
+    again) and architecture give the same ``Kernel``."""
+    for target in (lambda: scale_kernel, lambda: ~scale_kernel, lambda: rv.adjoint(scale_kernel)):
+        assert rv.cuda.kernel(target()) is rv.cuda.kernel(target())
+    assert rv.cuda.kernel(scale_kernel, arch="sm_80") is not rv.cuda.kernel(scale_kernel)
+    assert rv.cuda.kernel(rv.adjoint(scale_kernel, lanes=2)) is not rv.cuda.kernel(rv.adjoint(scale_kernel))
+    with pytest.raises(ValueError, match=r"unknown GPU architecture '\['sm_90'\]'"):
+        rv.cuda.kernel(scale_kernel, arch=["sm_90"]).compile(np.zeros(3), np.ones(3), 2.0)  # type: ignore[arg-type]
+
+
 def test_adjoint_kernel_counts_its_gradients() -> None:
     k = rv.cuda.kernel(rv.adjoint(scale))
     with pytest.raises(TypeError, match=r"takes 3 argument\(s\) and 3 gradient\(s\), got 4"):

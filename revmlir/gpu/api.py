@@ -23,6 +23,7 @@ imports nothing of CUDA.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -146,10 +147,26 @@ class Kernel:
         return spec, spec.name, lambda m: None
 
 
+KERNEL_CACHE_SIZE = 256
+"""How many kernels ``kernel`` keeps (least recently used go first)."""
+
+
 def kernel(function: Target, arch: str = "sm_90") -> Kernel:
     """``f`` (``~f``, ``rv.adjoint(f)``) as a GPU kernel; ``f``'s body is one
     ``rv.prange`` loop (``docs/gpu.md`` says what a kernel may hold).
-    ``arch``: the GPU architecture the PTX targets."""
+    ``arch``: the GPU architecture the PTX targets.
+
+    The same function and architecture give the same ``Kernel`` (``~f``
+    and ``rv.adjoint(f)`` made again compare equal), so a kernel made
+    where it is launched (``rv.cuda.kernel(f)(x)`` in a loop) compiles
+    each specialisation once and its program loads on the device once."""
+    if not isinstance(function, Target) or not isinstance(arch, str):
+        return Kernel(function, arch)  # its errors, at once or at the first compile
+    return _kernel(function, arch)
+
+
+@functools.lru_cache(maxsize=KERNEL_CACHE_SIZE)
+def _kernel(function: Target, arch: str) -> Kernel:
     return Kernel(function, arch)
 
 

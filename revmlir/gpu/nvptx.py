@@ -2,9 +2,10 @@
 
 The bodies are translated by ``convert-std-to-llvm``'s rules, as host code
 is, with the device's own for the ops that differ (the ``nvvm`` ops,
-atomic additions as PTX ``red``/``atom``), and without what only a host
-has: no C entry points, no setjmp guard (``revmlir.fail`` reports and exits
-the thread instead, ``revmlir.gpu.to_nvvm``).
+atomic additions as PTX ``red``/``atom``, aggregated over the warp), and
+without what only a host has: no C entry points, no setjmp guard
+(``revmlir.fail`` reports and exits the thread instead,
+``revmlir.gpu.to_nvvm``).
 
 NVPTX selects no transcendental math: LLVM's ``exp``/``log``/``sin``/
 ``cos``/``pow``/``powi`` intrinsics would abort the process in instruction
@@ -131,20 +132,81 @@ def _ptx(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)  # type: ignore[attr-defined]
 
 
-def _ptx_atomic(kind: str, type: Attribute) -> tuple[str, str] | None:
-    """The PTX type and inline-assembly register constraint of an atomic
-    addition of ``type``, if PTX has one."""
+def _ptx_atomic(kind: str, type: Attribute) -> tuple[str, str, int] | None:
+    """The PTX type, inline-assembly register constraint and bits of an
+    atomic addition of ``type``, if PTX has one."""
     if kind == "addf" and isinstance(type, Float64Type | Float32Type):
-        return ("f64", "d") if isinstance(type, Float64Type) else ("f32", "f")
+        return ("f64", "d", 64) if isinstance(type, Float64Type) else ("f32", "f", 32)
     if kind == "addi" and isinstance(type, IntegerType) and type.width.data in (32, 64):
-        return ("u64", "l") if type.width.data == 64 else ("u32", "r")
+        return ("u64", "l", 64) if type.width.data == 64 else ("u32", "r", 32)
     return None
+
+
+WARP_LANES = 32
+FULL_WARP = "0xffffffff"
+
+
+def _shuffled(mode: str, lane: int, value: str, into: str, bits: int, guard: str) -> list[str]:
+    """PTX that sets ``into`` to ``value`` of another lane of the warp
+    (``shfl.sync`` moves 32 bits: a 64-bit value moves in two halves)."""
+    if bits == 32:
+        return [f"@{guard} shfl.sync.{mode}.b32 {into}, {value}, {lane}, 31, {FULL_WARP};"]
+    return [
+        f"mov.b64 {{lo, hi}}, {value};",
+        f"@{guard} shfl.sync.{mode}.b32 lo, lo, {lane}, 31, {FULL_WARP};",
+        f"@{guard} shfl.sync.{mode}.b32 hi, hi, {lane}, 31, {FULL_WARP};",
+        f"mov.b64 {into}, {{lo, hi}};",
+    ]
+
+
+def warp_aggregated_red(ptx_type: str, bits: int) -> str:
+    """PTX for ``[$0] += $1`` (address, value) from every thread: where
+    the whole warp runs it (``activemask`` full) and every lane adds to
+    the same address (lane 0's, shuffled to all, equal in all: a
+    ``vote``), the 32 values are summed in a butterfly of shuffles and
+    lane 0 alone adds the sum (one ``red`` instead of 32 queued on one
+    address); otherwise each lane adds its own value, as ``red`` alone
+    does.  Predicates, not branches (an inline-assembly block's labels
+    would repeat where LLVM inlines or duplicates it): a predicated-off
+    ``shfl.sync`` is no deadlock, since the predicate is the same in every
+    lane of the warp.  Nothing relies on LLVM keeping the block where the
+    warp is converged (inline assembly is not ``convergent`` to it): a copy
+    that runs in part of a warp finds ``activemask`` not full."""
+    lines = [
+        "{",
+        ".reg .pred full, same, equal, lead;",
+        ".reg .b32 mask, lane, lo, hi;",
+        ".reg .b64 first;",
+        f".reg .{ptx_type} sum, other;",
+        "activemask.b32 mask;",
+        f"setp.eq.b32 full, mask, {FULL_WARP};",
+        *_shuffled("idx", 0, "$0", "first", 64, "full"),
+        "setp.eq.and.b64 equal, first, $0, full;",
+        "mov.pred same, 0;",
+        f"@full vote.sync.all.pred same, equal, {FULL_WARP};",
+        f"mov.{ptx_type} sum, $1;",
+    ]
+    offset = WARP_LANES // 2
+    while offset:
+        lines += [*_shuffled("bfly", offset, "sum", "other", bits, "same"), f"@same add.{ptx_type} sum, sum, other;"]
+        offset //= 2
+    lines += [
+        "mov.u32 lane, %laneid;",
+        "setp.eq.and.u32 lead, lane, 0, same;",
+        f"@lead red.add.{ptx_type} [$0], sum;",
+        f"@!same red.add.{ptx_type} [$0], $1;",
+        "}",
+    ]
+    return "\n".join(lines)
 
 
 @device_rules(memref.AtomicRMWOp, AtomicRMWOp)
 def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
-    """A shared accumulation ``m[j] += d``: PTX's ``red.add`` (``atom.add``
-    where the old value is used); f64 on sm_60 and later."""
+    """A shared accumulation ``m[j] += d``: PTX's ``red.add``, aggregated
+    over the warp where every lane adds to one address
+    (``warp_aggregated_red``, docs/gpu.md "Shared accumulations");
+    ``atom.add`` of each lane where the old value is used; f64 on sm_60
+    and later."""
     assert isinstance(op, memref.AtomicRMWOp)
     kind = op.kind.value.data
     found = _ptx_atomic(KINDS[kind] if 0 <= kind < len(KINDS) else "", op.value.type)
@@ -153,7 +215,7 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
             f"{describe_op(op)}: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported "
             "in GPU code"
         )
-    ptx_type, register = found
+    ptx_type, register, bits = found
     element = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)
     address = t.value(llvm.PtrToIntOp(element), op)
     value = t.get(op.value)
@@ -164,7 +226,9 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
         )
         t.set(op.result, t.value(asm, op))
     else:
-        asm = llvm.InlineAsmOp(f"red.add.{ptx_type} [$0], $1;", f"l,{register}", [address, value], [], has_side_effects=True)
+        asm = llvm.InlineAsmOp(
+            warp_aggregated_red(ptx_type, bits), f"l,{register}", [address, value], [], has_side_effects=True
+        )
         t.emit(asm, op)
 
 

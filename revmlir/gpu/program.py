@@ -72,6 +72,14 @@ def _initialize() -> None:
         llvm.initialize_all_asmprinters()
 
 
+OLD_PTX_ARCHITECTURES = frozenset({"sm_60", "sm_61", "sm_62", "sm_70", "sm_72"})
+"""GPUs whose default PTX version in LLVM (5.0 to 6.1) predates
+``activemask`` (PTX 6.2), which shared accumulations use
+(``revmlir.gpu.nvptx.warp_aggregated_red``): their PTX says 6.3 (CUDA
+10.0's).  Asking for it on a newer GPU would make LLVM abort."""
+MINIMUM_PTX = "+ptx63"
+
+
 def check_architecture(arch: str) -> None:
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown GPU architecture '{arch}' (known: {', '.join(ARCHITECTURES)})")
@@ -80,7 +88,8 @@ def check_architecture(arch: str) -> None:
 def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
     check_architecture(arch)
     _initialize()
-    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, opt=opt_level)
+    features = MINIMUM_PTX if arch in OLD_PTX_ARCHITECTURES else ""
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=opt_level)
 
 
 @functools.cache
