@@ -15,6 +15,7 @@ from python_examples import load_example
 
 import revmlir as rv
 from revmlir.errors import ExecutionError, InvertibilityError
+from revmlir.gpu import runtime
 
 pytestmark = pytest.mark.gpu
 
@@ -140,6 +141,12 @@ def test_dynamic_ancilla_arrays_in_the_arena_and_its_exhaustion() -> None:
     with pytest.raises(ExecutionError, match=r"test_gpu_kernels.py:\d+:\d+: .* needs 128 bytes of per-thread arena, has 112 .*\(element \d+\)"):
         kernel(np.zeros(len(cpu)), x, 16, arena=112)
     kernel(gpu, x, 16)  # the default arena, and the slot clean again
+    kept = dict(runtime.device(0).arenas)
+    assert kept  # the stream's arena buffer, kept for its next launches
+    kernel(gpu, x, 16)
+    assert runtime.device(0).arenas == kept
+    rv.cuda.release_arenas()
+    assert runtime.device(0).arenas == {}
 
 
 def test_stacks_in_the_arena_their_checks_and_exhaustion() -> None:

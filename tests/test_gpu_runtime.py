@@ -19,7 +19,6 @@ import pytest
 from xdsl.dialects.builtin import ComplexType, MemRefType, f32, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute
 
-from gpu_examples import examples
 
 import revmlir as rv
 from revmlir.dialects.anc import StackType
@@ -430,3 +429,30 @@ def test_no_pending_launch_synchronizes_at_once() -> None:
 
 def test_pack_matches_struct() -> None:
     assert runtime.pack_parameters([("q", 1), ("?", True), ("d", 2.0)]) == struct.pack("<q?7xd", 1, True, 2.0)
+
+
+def test_each_stream_keeps_one_arena_buffer_and_grows_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Launches on a stream share its arena buffer (stream order keeps them
+    apart); a larger need replaces it after the stream has drained; other
+    streams get their own; ``release_arenas`` frees them all."""
+    calls: list[tuple[Any, ...]] = []
+    addresses = iter(range(0x1000, 0x100000, 0x1000))
+
+    def fake_call(name: str, *args: Any) -> Any:
+        calls.append((name, *args))
+        return next(addresses) if name == "cuMemAlloc" else None
+
+    monkeypatch.setattr(runtime, "_call", fake_call)
+    device = runtime._Device(0, context=None)
+    first = device.arena(7, 4096)
+    assert device.arena(7, 1024) == first and device.arena(7, 4096) == first
+    assert [c[0] for c in calls] == ["cuMemAlloc"]
+    grown = device.arena(7, 8192)
+    assert grown != first
+    assert calls[1:] == [("cuStreamSynchronize", 7), ("cuMemFree", first), ("cuMemAlloc", 8192)]
+    other = device.arena(9, 16)
+    assert other not in (first, grown)
+    calls.clear()
+    device.release_arenas()
+    assert ("cuMemFree", grown) in calls and ("cuMemFree", other) in calls
+    assert device.arenas == {}

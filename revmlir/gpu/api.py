@@ -31,12 +31,13 @@ from typing import Any
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.frontend.api import AdjointFunction, InverseFunction, ReversibleFunction, Specialization
 from revmlir.gpu import runtime
-from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, synchronize, unavailable_reason
+from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, release_arenas, synchronize, unavailable_reason
 from revmlir.naming import inverse_name
 from revmlir.semantics import written_arguments
 
 __all__ = [
-    "CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "synchronize", "unavailable_reason",
+    "CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "release_arenas", "synchronize",
+    "unavailable_reason",
 ]
 
 Target = ReversibleFunction | InverseFunction | AdjointFunction

@@ -207,6 +207,32 @@ class _Device:
     modules: dict[int, tuple[Program, Any]] = field(default_factory=dict)
     kernels: dict[tuple[int, str], LoadedKernel] = field(default_factory=dict)
     slots: list[_ErrorSlot] = field(default_factory=list)
+    arenas: dict[int, tuple[int, int]] = field(default_factory=dict)
+    """Per stream, the arena buffer its launches share: ``(address, bytes)``.
+    Launches on one stream run one after another, so they can share it;
+    allocating and freeing up to ``ARENA_LIMIT`` at every launch cost more
+    than small kernels themselves (``cuMemFree`` waits for the device)."""
+
+    def arena(self, stream: int, nbytes: int) -> int:
+        """A buffer of at least ``nbytes`` for a launch on ``stream``: the
+        stream's own, replaced by a larger one when it is too small."""
+        found = self.arenas.get(stream)
+        if found is not None and found[1] >= nbytes:
+            return found[0]
+        if found is not None:
+            _call("cuStreamSynchronize", stream)
+            _call("cuMemFree", found[0])
+            del self.arenas[stream]
+        pointer = int(_call("cuMemAlloc", max(nbytes, 1)))
+        self.arenas[stream] = (pointer, nbytes)
+        return pointer
+
+    def release_arenas(self) -> None:
+        self.activate()
+        for stream, (pointer, _) in list(self.arenas.items()):
+            _call("cuStreamSynchronize", stream)
+            _call("cuMemFree", pointer)
+            del self.arenas[stream]
 
     def activate(self) -> None:
         _call("cuCtxSetCurrent", self.context)
@@ -249,14 +275,19 @@ def _check_parameters(function: Any, entry: str, expected: int) -> None:
         )
 
 
-@functools.cache
+_devices: dict[int, _Device] = {}
+
+
 def device(ordinal: int) -> _Device:
+    if (found := _devices.get(ordinal)) is not None:
+        return found
     cuda = driver()
     count = _checked(cuda, "cuDeviceGetCount", cuda.cuDeviceGetCount())
     if not 0 <= ordinal < count:
         raise ValueError(f"no CUDA device {ordinal} (this machine has {count})")
     handle = _call("cuDeviceGet", ordinal)
-    return _Device(ordinal, _call("cuDevicePrimaryCtxRetain", handle))
+    found = _devices[ordinal] = _Device(ordinal, _call("cuDevicePrimaryCtxRetain", handle))
+    return found
 
 
 def _ordinal_of(array: DeviceArray) -> int | None:
@@ -413,9 +444,6 @@ class _Launch:
     keep: list[Any]
     """The device arrays' owners (DLPack capsules), alive while the kernel
     runs."""
-    arena: int = 0
-    """The launch's arena (device address), freed when it has run; 0 for
-    none."""
 
 
 _pending: list[_Launch] = []
@@ -513,21 +541,17 @@ def launch(
         slot = target.slot()
         pieces += array_pieces(slot.device, (ERROR_WORDS,))
         size = len(pack_parameters([*pieces, *(arena_pieces(0, 0) if info.arena else [])]))
-        buffer = 0
         try:
             kernel = target.kernel(program, info.entry, size)
             grid = kernel.grid
             if info.arena:
                 grid, per_thread = arena_plan(arena, kernel.block, kernel.grid)
-                buffer = int(_call("cuMemAlloc", max(grid * kernel.block * per_thread, 1)))
-                pieces += arena_pieces(buffer, per_thread)
+                pieces += arena_pieces(target.arena(stream, grid * kernel.block * per_thread), per_thread)
             _enqueue(kernel, grid, pack_parameters(pieces), slot, stream)
         except BaseException:
             target.slots.append(slot)
-            if buffer:
-                _call("cuMemFree", buffer)
             raise
-        record = _Launch(target, stream, slot, program.check_table, [a.owner for a in arrays.values()], buffer)
+        record = _Launch(target, stream, slot, program.check_table, [a.owner for a in arrays.values()])
         for copy in copies.values():
             if copy.back:
                 _call("cuMemcpyDtoHAsync", copy.array.ctypes.data, copy.pointer, copy.array.nbytes, stream)
@@ -564,12 +588,10 @@ def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlo
 
 
 def _finish(record: _Launch) -> None:
-    """Give a finished launch's slot back, free its arena, and raise the
-    error the slot holds."""
+    """Give a finished launch's slot back and raise the error the slot
+    holds."""
     words = list(record.slot.host)
     record.device.slots.append(record.slot)
-    if record.arena:
-        _call("cuMemFree", record.arena)
     if words[0]:
         raise_gpu_error(record.check_table, words)
 
@@ -588,3 +610,12 @@ def synchronize() -> None:
             first = first or error
     if first is not None:
         raise first
+
+
+
+def release_arenas() -> None:
+    """Free the arena buffers kept for later launches (each stream keeps
+    the largest one its launches needed, at most ``ARENA_LIMIT``), after
+    waiting for the launches that use them."""
+    for found in _devices.values():
+        found.release_arenas()
