@@ -28,8 +28,8 @@ func.func @tan(%x: f64) -> f64 {
 
 // -----
 
-// expected-error@+1 {{'rev.extern': argument #0 of primitive @sum has type memref<4xf64>; primitives take scalars}}
-rev.extern @sum : (memref<4xf64>) -> f64
+// expected-error@+1 {{'rev.extern': argument #0 of primitive @sum has type memref<2x2xf64>; primitives take scalars and vectors (memref<?xT>)}}
+rev.extern @sum : (memref<2x2xf64>) -> f64
 
 // -----
 
@@ -39,7 +39,7 @@ rev.extern @two : (f64) -> (f64, f64)
 // -----
 
 rev.func @unknown(%y: f64, %x: f64) {
-  // expected-error@+1 {{'rev.apply' calls @nosuch, which is not a rev.extern or a func.func of scalars of the module}}
+  // expected-error@+1 {{'rev.apply' calls @nosuch, which is not a rev.extern or a func.func of scalars and vectors of the module}}
   %l = rev.apply @nosuch(%x) : (f64) -> f64
   %y1 = rev.add %y, %l : f64
   rev.return %y1, %x : f64, f64
@@ -57,7 +57,7 @@ rev.func @mistyped(%y: f64, %n: i64) {
 
 // -----
 
-// Calls of primitives are pure expressions: the inverse recomputes them, and
-// an in-place primitive with an inverse rule is not supported yet.
-// expected-error@+1 {{'rev.extern': primitive @exp declares an inverse rule, which primitives do not have yet}}
+// Calls of pure primitives are expressions: the inverse recomputes them, so
+// only a primitive that updates arrays has an inverse rule.
+// expected-error@+1 {{'rev.extern': primitive @exp declares an inverse rule, which only a primitive that updates arrays and returns nothing has}}
 rev.extern @exp : (f64) -> f64 {symbol = "exp", inverse = @log}
