@@ -464,9 +464,8 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
                 )
         # a rule in derived code may get one gradient array twice where the
         # primal passed one array twice (docs/design.md, decision 20)
-        written = self.written_memrefs() if isinstance(target, ExternOp) else ()
-        for i, array in enumerate(self.args):
-            if array in written and any(other is array for j, other in enumerate(self.args) if j != i):
+        for i in target.updated() if isinstance(target, ExternOp) else ():
+            if any(other is self.args[i] for j, other in enumerate(self.args) if j != i):
                 raise VerifyException(
                     f"'rev.invoke' passes the array it updates as argument #{i} of @{name} twice: "
                     "an updated array may share memory with no other argument"
