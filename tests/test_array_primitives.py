@@ -14,7 +14,7 @@ import pytest
 from python_examples import load_example
 
 import revmlir as rv
-from revmlir.errors import InversionError
+from revmlir.errors import AdjointError, InversionError, TangentError
 from revmlir.runtime.blas import BlasNotFound, numpy_blas
 
 example = load_example("blas_primitives")
@@ -248,3 +248,14 @@ def test_declaration_errors_are_located(monkeypatch):
     with _raises_at("primitive no_blas calls the BLAS routine 'ddot': none of scipy_cblas_ddot64_ is exported", _line(1)):
         @rv.primitive(blas="ddot", python=np.dot)
         def no_blas(x: Vector, y: Vector) -> float: ...
+
+
+def test_derivatives_the_declaration_lacks_are_located(state):
+    """The inverse rule has no adjoint of its own (a gradient of ~f), and
+    array primitives have no tangent rules yet."""
+    h, q, p = state
+    line = inspect.getsourcelines(example.leapfrog.__wrapped__)[1] + 5
+    with pytest.raises(AdjointError, match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated: the inverse of primitive @daxpy has no adjoint rule"):
+        rv.gradient(~example.leapfrog, (0.0, h, q, p, STEPS))
+    with pytest.raises(TangentError, match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated in forward mode: 'rev.invoke' has no tangent rule"):
+        rv.jvp(example.leapfrog, (0.0, h, q, p, STEPS), (0.0, 1.0, np.zeros_like(q), np.zeros_like(p), 0))
