@@ -259,3 +259,69 @@ def test_derivatives_the_declaration_lacks_are_located(state):
         rv.gradient(~example.leapfrog, (0.0, h, q, p, STEPS))
     with pytest.raises(TangentError, match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated in forward mode: 'rev.invoke' has no tangent rule"):
         rv.jvp(example.leapfrog, (0.0, h, q, p, STEPS), (0.0, 1.0, np.zeros_like(q), np.zeros_like(p), 0))
+
+
+# -- arrays passed as a pointer and a length to the user's own C function ------
+
+C_LIBRARY = r"""
+#include <stdint.h>
+double weighted_sum(const double *x, int64_t n, double w) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; ++i) s += w * x[i];
+    return s;
+}
+void scale_add(double a, const double *x, int64_t n, double *y, int64_t m) {
+    for (int64_t i = 0; i < n && i < m; ++i) y[i] += a * x[i];
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def vector_library(tmp_path_factory):
+    import subprocess
+
+    from test_aot import c_compiler
+
+    folder = tmp_path_factory.mktemp("library")
+    (folder / "vectors.c").write_text(C_LIBRARY)
+    library = folder / "libvectors.so"
+    subprocess.run(
+        [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / "vectors.c")],
+        check=True, capture_output=True,
+    )
+    return str(library)
+
+
+def test_pointer_and_length_arrays_of_a_c_library(vector_library):
+    """The default convention: each array as its data pointer and its
+    length, scalars by value in between; native code and the interpreter
+    (numpy) agree, forward and backward."""
+
+    def scale_add_py(a, x, y):
+        y += a * x
+
+    @rv.primitive("weighted_sum", library=vector_library, python=lambda x, w: w * float(np.sum(x)))
+    def weighted_sum(x: Vector, w: float) -> float: ...
+
+    @rv.ordinary
+    def scale_add_inverse(a: float, x, y):
+        scale_add(-a, x, y)
+
+    @rv.primitive("scale_add", library=vector_library, python=scale_add_py, updates=["y"], inverse=scale_add_inverse)
+    def scale_add(a: float, x: Vector, y: Vector) -> None: ...
+
+    def program(s, a, x, y):
+        scale_add(a, x, y)
+        s += weighted_sum(y, 0.5)
+
+    native = rv.reversible(backend="native")(program)
+    interpreted = rv.reversible(backend="interpreter")(program)
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.25, -1.0, 4.0])
+    expected_y = y + 1.5 * x
+    for f in (native, interpreted):
+        s, _, _, y1 = f(1.0, 1.5, x, y.copy())
+        np.testing.assert_allclose(y1, expected_y, rtol=1e-15)
+        assert s == pytest.approx(1.0 + 0.5 * expected_y.sum(), rel=1e-15)
+        back = (~f)(s, 1.5, x, y1)
+        assert back[0] == pytest.approx(1.0, abs=1e-14)
+        np.testing.assert_allclose(back[3], y, atol=1e-15)
