@@ -278,18 +278,9 @@ void scale_add(double a, const double *x, int64_t n, double *y, int64_t m) {
 
 @pytest.fixture(scope="module")
 def vector_library(tmp_path_factory):
-    import subprocess
+    from test_aot import shared_library
 
-    from test_aot import c_compiler
-
-    folder = tmp_path_factory.mktemp("library")
-    (folder / "vectors.c").write_text(C_LIBRARY)
-    library = folder / "libvectors.so"
-    subprocess.run(
-        [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / "vectors.c")],
-        check=True, capture_output=True,
-    )
-    return str(library)
+    return shared_library(tmp_path_factory.mktemp("library"), "vectors", C_LIBRARY)
 
 
 def test_pointer_and_length_arrays_of_a_c_library(vector_library):
