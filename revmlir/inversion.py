@@ -22,6 +22,7 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
 
 from revmlir.dialects.rev import CallOp, FuncOp, ReturnOp, UncallOp, YieldOp
 from revmlir.errors import InversionError, describe_op, describe_value
@@ -52,6 +53,26 @@ def forgetful_functions(module: ModuleOp) -> set[str]:
                 forgetful.add(name)
                 changed = True
     return forgetful
+
+
+def first_forgetful_op(module: ModuleOp, name: str) -> list[Operation]:
+    """The first op that forgets state in ``@name``, or in a function it
+    calls, for diagnostics (none if ``@name`` is marked forgetful as a
+    whole)."""
+    seen: set[str] = set()
+    pending = [name]
+    while pending:
+        current = pending.pop()
+        function = SymbolTable.lookup_symbol(module, current)
+        if current in seen or not isinstance(function, FuncOp):
+            continue
+        seen.add(current)
+        for op in function.walk():
+            if FORGETFUL_ATTR in op.attributes and op is not function:
+                return [op]
+            if isinstance(op, CallOp | UncallOp):
+                pending.append(op.callee.string_value())
+    return []
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:

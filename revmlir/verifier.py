@@ -24,6 +24,7 @@ from revmlir.dialects import anc, rev
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.ir_utils import constant_index
 from revmlir.dialects.ad import NextOp
+from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.parallel import check_parallel_loop
@@ -91,7 +92,15 @@ def _writes(op: Operation, target: SSAValue) -> bool:
 @dataclass
 class _Leaves:
     state: set[SSAValue] = field(default_factory=set[SSAValue])
-    loads: set[memref.LoadOp] = field(default_factory=set[memref.LoadOp])
+    loads: set[Operation] = field(default_factory=set[Operation])
+    """``memref.load``s, and calls of primitives that read arrays."""
+
+
+def _read_arrays(read: Operation) -> list[SSAValue]:
+    """The arrays a memory read of an expression reads."""
+    if isinstance(read, memref.LoadOp):
+        return [read.memref]
+    return [o for o in read.operands if isinstance(o.type, MemRefType)]
 
 
 def _leaves(value: SSAValue, seen: _Leaves | None = None) -> _Leaves:
@@ -100,7 +109,7 @@ def _leaves(value: SSAValue, seen: _Leaves | None = None) -> _Leaves:
     if is_state_value(value):
         leaves.state.add(value)
     elif isinstance(value, OpResult) and is_expression_op(value.op):
-        if isinstance(value.op, memref.LoadOp):
+        if isinstance(value.op, memref.LoadOp) or (isinstance(value.op, ApplyOp) and _read_arrays(value.op)):
             if value.op in leaves.loads:
                 return leaves
             leaves.loads.add(value.op)
@@ -381,13 +390,23 @@ class FunctionVerifier:
                 "consumed it; read the current version instead",
             )
 
-    def _check_load(self, op: Operation, load: memref.LoadOp) -> None:
+    def _check_load(self, op: Operation, load: Operation) -> None:
+        for target in _read_arrays(load):
+            self._check_array_read(op, load, target)
+
+    def _check_array_read(self, op: Operation, load: Operation, target: SSAValue) -> None:
         block = load.parent_block()
         assert block is not None
         anchor = _ancestor_in(op, block)
         if anchor is None:
             return
-        target = load.memref
+        if anchor is op and isinstance(op, InvokeOp) and target in op.written_memrefs():
+            raise _fail(
+                "memory-read",
+                op,
+                f"'{op.name}' reads {value_name(target)} in its scalar arguments but updates it; "
+                "the inverse would read the updated array: copy the value into an ancilla first",
+            )
         if anchor is not op and _writes(anchor, target):
             raise _fail(
                 "memory-read",
@@ -396,7 +415,7 @@ class FunctionVerifier:
                 f"{describe_op(anchor)}, which writes {value_name(target)}; load it "
                 "inside, next to its use",
             )
-        if anchor is op and isinstance(op, rev.PutOp) and target == op.memref:
+        if anchor is op and isinstance(op, rev.PutOp) and isinstance(load, memref.LoadOp) and target == op.memref:
             self._check_written_element(op, load)
         if anchor is op and op.regions and _writes(op, target):
             raise _fail(

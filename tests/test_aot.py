@@ -24,6 +24,18 @@ def c_compiler() -> list[str]:
     return [sys.executable, "-m", "ziglang", "cc"]
 
 
+def shared_library(folder: Path, name: str, source: str) -> str:
+    """The C ``source`` built as the shared library ``lib<name>.so`` in
+    ``folder`` (linked with libm); its path."""
+    (folder / f"{name}.c").write_text(source)
+    library = folder / f"lib{name}.so"
+    subprocess.run(
+        [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / f"{name}.c"), "-lm"],
+        check=True, capture_output=True,
+    )
+    return str(library)
+
+
 def test_emit_llvm_ir_and_assembly():
     ir = translate(str(EXAMPLES / "multiplier.mlir"), "--emit=llvm")
     assert ir.returncode == 0, ir.stderr

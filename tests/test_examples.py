@@ -494,3 +494,26 @@ def test_user_primitives_example_fits_a_gamma_distribution():
     k, theta = example.fit(x, steps=40)
     shape, _, scale = scipy.stats.gamma.fit(x, floc=0)
     assert (k, theta) == pytest.approx((shape, scale), rel=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# examples/python/blas_primitives.py: BLAS ddot/daxpy as array primitives
+# ---------------------------------------------------------------------------
+
+
+def test_blas_primitives_example_differentiates_and_inverts_a_leapfrog():
+    """The example's gradient of the leapfrog energy through the
+    hand-written BLAS adjoints equals JAX's, and ~leapfrog undoes it
+    (tests/test_array_primitives.py checks more)."""
+    from python_examples import load_example
+
+    example = load_example("blas_primitives")
+    q, p = example.initial_state()
+    ours = example.energy_gradient(0.1, q, p, 20)
+    reference = example.jax_gradient(0.1, q, p, 20)
+    assert ours[0] == pytest.approx(reference[0], rel=1e-12)
+    for mine, theirs in zip(ours[1:], reference[1:]):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+    energy, _, q1, p1, _ = example.leapfrog(0.0, 0.1, q.copy(), p.copy(), 20)
+    back = (~example.leapfrog)(energy, 0.1, q1, p1, 20)
+    np.testing.assert_allclose(back[2:4], [q, p], atol=1e-13)

@@ -126,7 +126,7 @@ revmlir/frontend/expressions.py
   "'helper_square' takes 1 argument(s), got 2"                          test_helper_with_wrong_argument_count
   "helper 'h' is not a pure expression function"                        test_impure_helper
   (errors inside a helper point into the helper's own source)           test_error_inside_a_helper_points_into_the_helper
-  calls of user primitives, and revmlir/frontend/primitives.py          tests/test_user_primitives.py (test_declaration_errors_are_located, test_call_errors_are_located, test_rule_signatures_are_checked_at_the_rule)
+  calls of user primitives, and revmlir/frontend/primitives.py          tests/test_user_primitives.py (test_declaration_errors_are_located, test_call_errors_are_located, test_rule_signatures_are_checked_at_the_rule), tests/test_array_primitives.py
 revmlir/builder.py, reached from reversible Python
   "unknown variable 's'"                                                test_pop_from_an_unknown_stack
   "cannot combine f32 and f64"                                          test_mixing_float_widths
@@ -311,8 +311,8 @@ def deco(function):
 
 
 UNKNOWN_ANNOTATION_HINT = (
-    "annotate with float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray or a numpy "
-    "scalar type, or leave the parameter unannotated"
+    "annotate with float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray, "
+    "numpy.typing.NDArray[dtype] or a numpy scalar type, or leave the parameter unannotated"
 )
 
 

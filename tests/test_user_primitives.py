@@ -6,7 +6,6 @@ against finite differences and JAX; every error is a located diagnostic."""
 from __future__ import annotations
 
 import math
-import subprocess
 
 import jax
 import pytest
@@ -278,16 +277,9 @@ double soft_plus(double x) { return log1p(exp(x)); }
 
 @pytest.fixture(scope="module")
 def soft_plus_library(tmp_path_factory):
-    from test_aot import c_compiler
+    from test_aot import shared_library
 
-    folder = tmp_path_factory.mktemp("library")
-    (folder / "soft_plus.c").write_text(C_LIBRARY)
-    library = folder / "libsoft_plus.so"
-    subprocess.run(
-        [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / "soft_plus.c"), "-lm"],
-        check=True, capture_output=True,
-    )
-    return str(library)
+    return shared_library(tmp_path_factory.mktemp("library"), "soft_plus", C_LIBRARY)
 
 
 def test_a_c_function_of_a_shared_library(soft_plus_library):

@@ -65,6 +65,7 @@ from revmlir.ad.derivatives import derivatives
 from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
 from revmlir.dialects import anc, rev
+from revmlir.dialects.primitives import ApplyOp, has_shadow
 from revmlir.errors import AdjointError, describe_op, describe_value, unsupported
 from revmlir.interfaces import DifferentiableOp, set_checks
 from revmlir.naming import FORGETFUL_ATTR
@@ -367,6 +368,8 @@ class Adjointer(Differentiator):
         op = value.op
         if isinstance(op, memref.LoadOp):
             return True  # an element of a float array: its shadow gets the gradient
+        if isinstance(op, ApplyOp) and any(has_shadow(o.type) for o in op.operands):
+            return True  # a primitive of float arrays: their shadows get the gradient
         return any(self.wants(o) for o in op.operands)
 
     def accumulate(self, seeds: Sequence[tuple[SSAValue, SSAValue]]) -> None:

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
-from revmlir.dialects.primitives import ApplyOp, carries_derivative
+from revmlir.dialects.primitives import ApplyOp, carries_derivative, has_shadow, invoke_rule
 from revmlir.errors import unsupported
 from revmlir.interfaces import AdjointBuilder
 from revmlir.ir_utils import RuleTable
@@ -411,6 +411,11 @@ def _primitive(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     gives the gradients of its float arguments (docs/design.md, decision 37)."""
     assert isinstance(op, ApplyOp)
     rule = op.rule("adjoint", unsupported)
+    if any(has_shadow(a.type) for a in op.args):
+        # the rule adds to the shadows of the arrays: an invoke, which
+        # sweeps the scalars' gradients into their expressions itself
+        invoke_rule(d, rule, op.args, [g])
+        return [None] * len(op.args)
     inputs = [d.primal(a) for a in op.args]
     gradients = iter(d.emit_op(ApplyOp(rule, [*inputs, g], op.derivative_types())).results)
     return [next(gradients) if carries_derivative(a.type) else None for a in op.args]

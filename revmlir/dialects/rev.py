@@ -68,7 +68,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.dialects.primitives import ApplyOp, ExternOp
+from revmlir.dialects.primitives import ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.numbers import (  # noqa: F401 - the dialect's number systems, re-exported
     NUMBER_OPS,
     NUMBER_TYPES,
@@ -1775,6 +1775,7 @@ Rev = Dialect(
         *NUMBER_OPS,
         ExternOp,
         ApplyOp,
+        InvokeOp,
     ],
     [LogType, *NUMBER_TYPES],
 )

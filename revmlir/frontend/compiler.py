@@ -75,6 +75,7 @@ class ModuleCompiler:
         self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
         self.primitives: dict[int, str] = {}  # id(primitive) → its rev.extern
         self.rules: OrdinaryModuleCompiler | None = None  # compiles the primitives' rules
+        self.emitted_rules = 0  # how many of them the module holds
 
     def request(self, function: ReversibleFunction, types: Sequence[Attribute]) -> str:
         key = (id(function), tuple(types))
@@ -94,16 +95,8 @@ class ModuleCompiler:
         if (name := self.primitives.get(id(primitive))) is not None:
             return name
         if self.rules is None:
-            self.rules = OrdinaryModuleCompiler()
+            self.rules = OrdinaryModuleCompiler(primitive=self.primitive)
             self.rules.used = self.used
-        compiled = len(self.rules.functions)
-        rules: dict[str, str] = {}
-        for kind, rule in primitive.rules.items():
-            expected = primitive.check_rule(kind, rule)
-            error = functools.partial(rule.source.error, rule.source.tree)
-            rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
-            if results != tuple(expected.outputs.data):
-                raise primitive.rule_error(kind, rule, results)
         name = primitive.name
         if name in self.used:
             raise primitive.source.error(
@@ -111,15 +104,23 @@ class ModuleCompiler:
                 "rename one of them",
             )
         self.used.add(name)
-        self.primitives[id(primitive)] = name
-        extern = ExternOp(name, primitive.signature, primitive.symbol, rules)
+        self.primitives[id(primitive)] = name  # before its rules, which may call it
+        rules: dict[str, str] = {}
+        for kind, rule in primitive.rules.items():
+            expected = primitive.check_rule(kind, rule)
+            error = functools.partial(rule.source.error, rule.source.tree)
+            rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
+            if results != tuple(expected.outputs.data):
+                raise primitive.rule_error(kind, rule, results)
+        extern = ExternOp(name, primitive.signature, primitive.symbol, rules, primitive.updates, primitive.arrays)
         source = primitive.source
         extern.location = FileLineColLoc(
             StringAttr(source.filename),
             IntAttr(source.tree.lineno + source.line_offset),
             IntAttr(source.tree.col_offset + source.column_offset + 1),
         )
-        self.builder.ops.extend([extern, *self.rules.functions[compiled:]])
+        self.builder.ops.extend([extern, *self.rules.functions[self.emitted_rules :]])
+        self.emitted_rules = len(self.rules.functions)
         return name
 
     def finish(self) -> ModuleOp:
@@ -511,6 +512,9 @@ class FunctionCompiler:
             return
         if callee is markers.free:
             self._free(node, call)
+            return
+        if getattr(callee, "__revmlir_primitive__", False):
+            self.expr.primitive_statement(call, callee)
             return
         function, mode, lanes = self._reversible_callee(call.func)
         if function is not None:

@@ -27,17 +27,20 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     StringAttr,
+    UnitAttr,
     f64,
     i1,
     i64,
 )
+from xdsl.ir import SSAValue
 
 from revmlir.builder import BuildError, ExpressionBuilder, Value
-from revmlir.dialects.primitives import ApplyOp
+from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.types import describe_type
+from revmlir.naming import FORGETFUL_ATTR
 from revmlir.runtime.numbers import Fixed
 
 UNARY_FUNCTIONS: dict[Any, str] = {}
@@ -421,27 +424,64 @@ class ExpressionCompiler:
         )
 
     def _primitive(self, node: ast.Call, primitive: Any) -> Value:
-        """``rev.apply`` of a user primitive, its arguments converted to its
-        parameter types where that is exact (an ``int`` for a ``float``)."""
+        """``rev.apply`` of a pure user primitive."""
+        if primitive.updates:
+            raise self.ctx.error(
+                node, f"primitive {primitive.__name__} updates arrays: it is a statement, not a value",
+                f"call it on its own line: {ast.unparse(node)}",
+            )
+        args, callee = self._primitive_arguments(node, primitive)
+        op = self.ctx.fn.emit(ApplyOp(callee, args, primitive.signature.outputs.data), self.ctx.loc(node))
+        return Value(self.ctx.fn, op.results[0])
+
+    def primitive_statement(self, node: ast.Call, primitive: Any) -> None:
+        """``rev.invoke`` of a user primitive that updates arrays in place;
+        an updated array may be no other argument (it would read what it
+        writes)."""
+        ctx = self.ctx
+        if not primitive.updates:
+            raise ctx.error(
+                node, f"primitive {primitive.__name__} returns a value and changes nothing",
+                "use its value in an expression: y += f(...)",
+            )
+        args, callee = self._primitive_arguments(node, primitive)
+        for position in primitive.updates:
+            if any(other is args[position] for i, other in enumerate(args) if i != position):
+                raise ctx.error(
+                    node.args[position],
+                    f"{primitive.__name__}() updates argument {position + 1}, which is also another of its arguments",
+                    "an updated array may share memory with no other argument: pass a copy",
+                )
+        invoke = InvokeOp(callee, args, primitive.signature.outputs.data)
+        if "inverse" not in primitive.rules:
+            invoke.attributes[FORGETFUL_ATTR] = UnitAttr()  # it has no inverse
+        ctx.fn.emit(invoke, ctx.loc(node))
+
+    def _primitive_arguments(self, node: ast.Call, primitive: Any) -> tuple[list[SSAValue], str]:
+        """The arguments of a call of a user primitive, converted to its
+        parameter types where that is exact (an ``int`` for a ``float``;
+        arrays must have the parameter's rank and dtype), and its name in
+        the module."""
         ctx, fn = self.ctx, self.ctx.fn
         name = primitive.__name__
         if ctx.primitive is None:
-            raise ctx.error(node, f"primitive {name} can only be called from @rv.reversible functions")
-        signature = primitive.signature
-        inputs = signature.inputs.data
+            raise ctx.error(
+                node, f"primitive {name} can only be called from @rv.reversible functions and the rules of primitives",
+            )
+        inputs = primitive.signature.inputs.data
+        if node.keywords:
+            raise ctx.error(node.keywords[0], f"{name}() takes no keyword arguments", "pass its arguments in order")
         if len(node.args) != len(inputs):
             raise ctx.error(node, f"{name}() takes {len(inputs)} argument(s), got {len(node.args)}")
-        args = []
+        args: list[SSAValue] = []
         for i, (arg, type) in enumerate(zip(node.args, inputs)):
             value = self._compile(arg)
-            if value.type != type and not (_is_int(value.type) and not _is_int(type)):
+            if value.type != type and not (_is_int(value.type) and is_scalar_type(type) and not _is_int(type)):
                 raise ctx.error(
                     arg, f"argument {i + 1} of {name}() is {describe_type(value.type)}; it must be {describe_type(type)}"
                 )
-            args.append(fn.cast(value, type, ctx.loc(arg)).ssa)
-        callee = ctx.primitive(primitive)
-        op = fn.emit(ApplyOp(callee, args, signature.outputs.data), ctx.loc(node))
-        return Value(fn, op.results[0])
+            args.append(value.ssa if value.type == type else fn.cast(value, type, ctx.loc(arg)).ssa)
+        return args, ctx.primitive(primitive)
 
     def _unary_function(self, node: ast.Call, kind: str, value: Value) -> Value:
         fn, loc = self.fn, self.ctx.loc(node)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -298,7 +298,10 @@ class ModuleCompiler:
     """Compiles an entry function and every ``@rv.ordinary`` function it
     calls, each specialised to the argument types it is called with."""
 
-    def __init__(self) -> None:
+    def __init__(self, primitive: Callable[[Any], str] | None = None) -> None:
+        self.primitive = primitive
+        """Declares a user primitive the functions call (``Context.primitive``):
+        given where they are the rules of primitives."""
         self.functions: list[func.FuncOp] = []
         self.compiled: dict[tuple[int, tuple[Attribute, ...]], tuple[str, tuple[Attribute, ...]] | None] = {}
         self.used: set[str] = set()
@@ -347,6 +350,7 @@ class FunctionCompiler:
             namespace=namespace_of(function.pyfunc),
             variables="the function's arguments and the names assigned before this "
             "point (a name first assigned inside a loop or a branch ends with it)",
+            primitive=module.primitive,
         )
         self.fn = OrdinaryBuilder(name, list(zip(params, types)), ctx.loc(self.tree))
         ctx.fn = self.fn
@@ -437,6 +441,8 @@ class FunctionCompiler:
                 self.update(node)
             case ast.Expr(value=ast.Call() as call) if isinstance(self.ctx.resolve(call.func), _ordinary_type()):
                 self.call(call, self.ctx.resolve(call.func))
+            case ast.Expr(value=ast.Call() as call) if getattr(self.ctx.resolve(call.func), "__revmlir_primitive__", False):
+                self.expr.primitive_statement(call, self.ctx.resolve(call.func))
             case ast.If():
                 self.fn.if_(
                     self.condition(node.test),

@@ -1,15 +1,21 @@
-"""``@rv.primitive``: a scalar function the program calls but revmlir does
-not compile, with the derivative rules its users give it (docs/python.md,
-"User primitives"; docs/design.md, decision 37).
+"""``@rv.primitive``: a function of scalars and vectors the program calls
+but revmlir does not compile, with the rules its users give it
+(docs/python.md, "User primitives"; docs/design.md, decisions 37 and 44).
 
-A primitive is declared on a stub whose annotations give its signature.  Its
-implementations are a C function found by ``symbol`` in this process, or in
-the shared library ``library`` (native code calls it), and a Python callable (the interpreter calls it); its rules are
-ordinary functions (``@rv.ordinary``, or plain functions, which are made
-ordinary): ``adjoint(args…, ḡ) -> ḡa…`` and ``tangent(args…, ȧ…) -> ṙ`` (one
-gradient or tangent per float argument).  A reversible function calls the
-primitive in an expression; the module it compiles to holds a ``rev.extern``
-declaration and the rules as ``func.func``s.
+A primitive is declared on a stub whose annotations give its signature
+(``float``, ``int``, ``complex``, and ``numpy.typing.NDArray[numpy.float64]``
+and the like for vectors).  Its implementations are a C function found by
+``symbol`` in this process, or in the shared library ``library``, or the
+BLAS routine ``blas`` of numpy's CBLAS (native code calls it), and a Python
+callable (the interpreter calls it); its rules are ordinary functions
+(``@rv.ordinary``, or plain functions, which are made ordinary), which may
+call primitives themselves: ``adjoint(args…, ḡ?, shadows…) -> ḡa…`` and
+``tangent(args…, ȧ…) -> ṙ`` (one gradient or tangent per float argument;
+the shadows of float arrays are updated in place), and for a primitive that
+``updates`` arrays, ``inverse(args…)``, which undoes it.  A reversible
+function calls a pure primitive in an expression and an updating one as a
+statement; the module it compiles to holds a ``rev.extern`` declaration and
+the rules as ``func.func``s.
 """
 
 from __future__ import annotations
@@ -17,18 +23,19 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import FunctionType
+from xdsl.dialects.builtin import FunctionType, MemRefType
 from xdsl.ir import Attribute
 
-from revmlir.dialects.primitives import RULE_KINDS, is_scalar_type, rule_signature
+from revmlir.dialects.primitives import RULES, is_scalar_type, is_vector_type, rule_signature
 from revmlir.frontend.api import read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.ordinary import OrdinaryFunction
-from revmlir.frontend.types import describe_type, type_of_annotation
+from revmlir.frontend.types import describe_type, type_of_annotation, type_of_vector_annotation
 from revmlir.interpreter.primitives import register_python
+from revmlir.runtime.blas import BlasNotFound, numpy_blas
 from revmlir.runtime.jit import has_symbol, load_library
 
 _implementations: dict[str, Callable[..., Any] | None] = {}
@@ -59,13 +66,28 @@ class Primitive:
         library: str | None,
         python: Callable[..., Any] | None,
         rules: dict[str, Callable[..., Any] | None],
+        updates: Sequence[str] = (),
+        arrays: str | None = None,
+        blas: str | None = None,
     ):
         functools.update_wrapper(self, stub)
         self.source = source = read_source(stub, "@rv.primitive")
         where = source.tree.decorator_list[0] if source.tree.decorator_list else source.tree
         if problem := source.unsupported_signature():
             raise source.error(source.tree, f"primitives do not support {problem}")
-        self.signature = self._signature()
+        self.signature = self._signature(updates)
+        self.updates = self._updated(updates, where)
+        if blas is not None:
+            if symbol is not None or library is not None or arrays is not None:
+                raise source.error(where, "blas= names the symbol, the library and the arrays' convention itself",
+                                   "leave symbol=, library= and arrays= out")
+            try:
+                found = numpy_blas()
+            except BlasNotFound as error:
+                raise source.error(where, f"primitive {stub.__name__} calls the BLAS routine '{blas}': {error}",
+                                   "give symbol= and library= of a CBLAS, or leave blas= out to run on the interpreter only") from None
+            symbol, arrays = found.symbol(blas), found.arrays
+        self.arrays = arrays
         if symbol is None and python is None:
             raise source.error(
                 where, f"primitive {stub.__name__} has no implementation",
@@ -87,10 +109,17 @@ class Primitive:
         self.symbol = symbol
         self.python = python
         self.rules: dict[str, OrdinaryFunction] = {}
-        for kind in RULE_KINDS:
+        for kind in RULES:
             rule = rules.get(kind)
             if rule is None:
                 continue
+            if kind == "inverse" and (not self.updates or self.signature.outputs.data):
+                raise source.error(
+                    where, f"primitive {stub.__name__} has an inverse= rule but updates no array",
+                    "a pure primitive is an expression, which the inverse recomputes: leave inverse= out",
+                )
+            if kind == "tangent" and any(isinstance(t, MemRefType) for t in self.signature.inputs.data):
+                raise source.error(where, f"primitive {stub.__name__} takes arrays: tangent rules of array primitives are not supported yet")
             if not isinstance(rule, OrdinaryFunction):
                 if not callable(rule) or isinstance(rule, Primitive):
                     raise source.error(where, f"{kind}= of primitive {stub.__name__} must be a function")
@@ -100,24 +129,41 @@ class Primitive:
         if python is not None:
             register_python(self.name, python)
 
-    def _signature(self) -> FunctionType:
+    def _signature(self, updates: Sequence[str]) -> FunctionType:
         tree = self.source.tree
         try:
             annotations = inspect.get_annotations(self.__wrapped__, eval_str=True)  # type: ignore[attr-defined]
         except (NameError, AttributeError, SyntaxError, TypeError) as error:  # Python's own error, located
             raise self.source.error(tree, f"the annotations of primitive {self.__name__} do not evaluate: {error}") from None
         inputs = [self._annotated(annotations, arg.arg, arg, f"parameter '{arg.arg}'") for arg in tree.args.args]
+        if updates and annotations.get("return", None) is None:
+            return FunctionType.from_lists(inputs, [])
         result = self._annotated(annotations, "return", tree, "the result")
+        if not is_scalar_type(result):
+            raise self.source.error(tree, f"the result of primitive {self.__name__} is an array", _ANNOTATION_HINT)
         return FunctionType.from_lists(inputs, [result])
 
     def _annotated(self, annotations: dict[str, Any], key: str, node: ast.AST, what: str) -> Attribute:
-        hint = "annotate every parameter and the result with float, int or complex"
         if key not in annotations:
-            raise self.source.error(node, f"{what} of primitive {self.__name__} has no type annotation", hint)
-        type = type_of_annotation(annotations[key])
-        if type is None or not is_scalar_type(type):
-            raise self.source.error(node, f"{what} of primitive {self.__name__} is annotated {annotations[key]!r}", hint)
+            raise self.source.error(node, f"{what} of primitive {self.__name__} has no type annotation", _ANNOTATION_HINT)
+        type = type_of_annotation(annotations[key]) or type_of_vector_annotation(annotations[key])
+        if type is None or not (is_scalar_type(type) or is_vector_type(type)):
+            raise self.source.error(
+                node, f"{what} of primitive {self.__name__} is annotated {annotations[key]!r}", _ANNOTATION_HINT
+            )
         return type
+
+    def _updated(self, names: Sequence[str], where: ast.AST) -> tuple[int, ...]:
+        """The positions of the parameters named in ``updates=``: arrays."""
+        parameters = [arg.arg for arg in self.source.tree.args.args]
+        positions: list[int] = []
+        for name in names:
+            if name not in parameters or not isinstance(self.signature.inputs.data[parameters.index(name)], MemRefType):
+                raise self.source.error(
+                    where, f"updates= of primitive {self.__name__} names '{name}', which is not one of its array parameters"
+                )
+            positions.append(parameters.index(name))
+        return tuple(positions)
 
     def check_rule(self, kind: str, rule: OrdinaryFunction) -> FunctionType:
         """The signature ``rule`` must have; a located error when it takes
@@ -151,9 +197,16 @@ class Primitive:
         return f"<primitive {self.__name__}>"
 
 
+_ANNOTATION_HINT = (
+    "annotate every parameter and the result with float, int or complex, arrays with "
+    "numpy.typing.NDArray[numpy.float64] (or another dtype)"
+)
+
+
 _RULE_HINTS = {
-    "adjoint": "an adjoint rule takes the primitive's arguments and the gradient of its result, "
-    "and returns one gradient per float argument",
+    "inverse": "an inverse rule takes the primitive's arguments, returns nothing, and undoes its updates",
+    "adjoint": "an adjoint rule takes the primitive's arguments, the gradient of its result (if it returns one) "
+    "and the gradient arrays of its float arrays (which it updates), and returns one gradient per float scalar argument",
     "tangent": "a tangent rule takes the primitive's arguments and one tangent per float argument, "
     "and returns the tangent of the result",
 }
@@ -163,7 +216,11 @@ def primitive(
     symbol: str | None = None,
     *,
     library: str | None = None,
+    blas: str | None = None,
+    arrays: str | None = None,
     python: Callable[..., Any] | None = None,
+    updates: Sequence[str] = (),
+    inverse: Callable[..., Any] | None = None,
     adjoint: Callable[..., Any] | None = None,
     tangent: Callable[..., Any] | None = None,
 ) -> Callable[[Callable[..., Any]], Primitive]:
@@ -171,7 +228,14 @@ def primitive(
 
         @rv.primitive("lgamma", python=math.lgamma, adjoint=lgamma_adjoint)
         def lgamma(x: float) -> float: ...
+
+        @rv.primitive(blas="daxpy", python=axpy, updates=["y"], inverse=daxpy_inverse, adjoint=daxpy_adjoint)
+        def daxpy(a: float, x: NDArray[np.float64], y: NDArray[np.float64]) -> None: ...
     """
+    if isinstance(updates, str):
+        updates = (updates,)
     return lambda stub: Primitive(
-        stub, symbol=symbol, library=library, python=python, rules={"adjoint": adjoint, "tangent": tangent}
+        stub, symbol=symbol, library=library, python=python,
+        rules={"inverse": inverse, "adjoint": adjoint, "tangent": tangent},
+        updates=updates, arrays=arrays, blas=blas,
     )

@@ -9,6 +9,7 @@ the tropical one; a ``FixedPoint`` argument specialises to its format.
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 from typing import Any
 
@@ -105,12 +106,28 @@ def is_known_annotation(annotation: Any) -> bool:
     silently ignored, so it is refused."""
     if annotation in _ANNOTATIONS or annotation is np.ndarray or isinstance(annotation, Fixed):
         return True
+    if typing.get_origin(annotation) is np.ndarray:
+        return True  # numpy.typing.NDArray[dtype]
     return isinstance(annotation, type) and issubclass(annotation, np.generic) and (
         np.dtype(annotation) in _DTYPES
     )
 
 
-KNOWN_ANNOTATIONS = "float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray or a numpy scalar type"
+def type_of_vector_annotation(annotation: Any) -> Attribute | None:
+    """The vector type ``numpy.typing.NDArray[dtype]`` stands for where the
+    annotation fixes the type (a primitive's signature), or None."""
+    if typing.get_origin(annotation) is not np.ndarray:
+        return None
+    scalars = typing.get_args(typing.get_args(annotation)[-1])
+    if len(scalars) != 1 or not isinstance(scalars[0], type) or not issubclass(scalars[0], np.generic):
+        return None
+    return type_of_value(np.empty(0, dtype=scalars[0]))
+
+
+KNOWN_ANNOTATIONS = (
+    "float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray, "
+    "numpy.typing.NDArray[dtype] or a numpy scalar type"
+)
 
 
 def describe_type(type: Attribute) -> str:

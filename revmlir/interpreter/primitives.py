@@ -1,6 +1,8 @@
-"""User primitives on the interpreter: ``rev.apply`` of a ``rev.extern``
-calls the Python callable registered for its name, of a ``func.func`` runs
-that function.
+"""User primitives on the interpreter: ``rev.apply`` and ``rev.invoke`` of
+a ``rev.extern`` call the Python callable registered for its name (a
+backward ``rev.invoke``, its inverse rule), of a ``func.func`` run that
+function.  Arrays are passed as the numpy arrays the interpreter holds, so
+a callable that updates one in place updates the program's array.
 
 Native code calls a primitive's C symbol; the interpreter cannot, so a
 primitive runs here only with a Python implementation of the same function
@@ -13,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 from xdsl.dialects.builtin import ComplexType, IndexType, IntegerType
 from xdsl.interpreter import InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
-from revmlir.dialects.primitives import ApplyOp, ExternOp
+from revmlir.dialects.primitives import DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.errors import ExecutionError
 from revmlir.interpreter.state import RuntimeInterpreter
 
@@ -43,18 +46,40 @@ def _converted(value: Any, type: Attribute) -> Any:
 class PrimitiveFunctions(InterpreterFunctions):
     @impl(ApplyOp)
     def run_apply(self, interpreter: RuntimeInterpreter, op: ApplyOp, args: PythonValues) -> PythonValues:
-        # derived code (an uncall's inverse) is not in the module: look up there
-        target = SymbolTable.lookup_symbol(interpreter.module, op.callee.string_value())
-        if not isinstance(target, ExternOp):
-            return interpreter.call_op(op.callee.string_value(), args)
-        name = target.sym_name.data
-        implementation = _PYTHON.get(name)
-        if implementation is None:
-            frames = interpreter.runtime.frames
-            raise ExecutionError.at(
-                op,
-                f"primitive @{name} has no Python implementation to run on the interpreter "
-                "(rv.primitive(python=...) registers one)",
-                str(frames[-1]) if frames else None,
-            )
-        return (_converted(implementation(*args), op.res.types[0]),)
+        return _call(interpreter, op, op.callee.string_value(), args)
+
+    @impl(InvokeOp)
+    def run_invoke(self, interpreter: RuntimeInterpreter, op: InvokeOp, args: PythonValues) -> PythonValues:
+        callee = op.callee.string_value()
+        if op.backward is not None:
+            primitive = SymbolTable.lookup_symbol(interpreter.module, callee)
+            assert isinstance(primitive, ExternOp), "the verifier requires an inverse rule"
+            callee = primitive.rule("inverse") or callee
+        return _call(interpreter, op, callee, args)
+
+
+def _call(interpreter: RuntimeInterpreter, op: ApplyOp | InvokeOp, callee: str, args: PythonValues) -> PythonValues:
+    # derived code (an uncall's inverse) is not in the module: look up there
+    target = SymbolTable.lookup_symbol(interpreter.module, callee)
+    if not isinstance(target, ExternOp):
+        return interpreter.call_op(callee, args)
+    name = target.sym_name.data
+    implementation = _PYTHON.get(name)
+    if implementation is None:
+        frames = interpreter.runtime.frames
+        raise ExecutionError.at(
+            op,
+            f"primitive @{name} has no Python implementation to run on the interpreter "
+            "(rv.primitive(python=...) registers one)",
+            str(frames[-1]) if frames else None,
+        )
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    if target.array_convention() != "pointer_length" and len({len(a) for a in arrays}) > 1:
+        frames = interpreter.runtime.frames
+        raise ExecutionError.at(op, DIFFERENT_LENGTHS, str(frames[-1]) if frames else None)
+    results = implementation(*args)
+    types = op.res.types
+    if not types:
+        return ()
+    values = (results,) if len(types) == 1 else tuple(results)
+    return tuple(_converted(value, type) for value, type in zip(values, types, strict=True))

@@ -58,7 +58,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
-from revmlir.dialects.primitives import ApplyOp, ExternOp
+from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, describe_op
 from revmlir.inversion import invert_function
@@ -662,54 +662,77 @@ def _call(lowering: FunctionLowering, op: Operation) -> None:
         lowering.set(old, new)
 
 
-@lowers(ApplyOp)
+@lowers(ApplyOp, InvokeOp)
 def _primitive_call(lowering: FunctionLowering, op: Operation) -> None:
-    """A primitive is called as the external function it names; a rule
-    written as ordinary code takes the error slot like every function
-    lowered here."""
-    assert isinstance(op, ApplyOp)
-    target = op.target()
-    args = [lowering.get(a) for a in op.args]
-    if isinstance(target, func.FuncOp) and target.body.blocks:
-        args.append(lowering.error)
-    call = lowering.emit(func.CallOp(op.callee.string_value(), args, [std_type(t) for t in op.res.types]), op)
-    for old, new in zip(op.res, call.results, strict=True):
+    assert isinstance(op, ApplyOp | InvokeOp)
+    for old, new in zip(op.res, lower_primitive_call(lowering, op).results, strict=True):
         lowering.set(old, new)
+
+
+def lower_primitive_call(code: CheckedCode, op: ApplyOp | InvokeOp) -> func.CallOp:
+    """A primitive is called as the external function it names
+    (``declare_primitives``), after checking that the arrays of a BLAS
+    convention have the one length its C function takes; a rule written as
+    ordinary code takes the error slot like every function lowered here."""
+    callee = op.callee.string_value()
+    target = SymbolTable.lookup_symbol(op, callee)
+    args = [code.get(a) for a in op.args]
+    if isinstance(target, func.FuncOp) and target.body.blocks:
+        args.append(code.error)
+    elif isinstance(target, func.FuncOp) and isinstance(convention := target.attributes.get(ARRAYS_ATTR), StringAttr):
+        arrays = [a for a in args if isinstance(a.type, MemRefType)]
+        if convention.data != "pointer_length" and len(arrays) > 1:
+            zero = code.const(0, IndexType(), op)
+            first = code.emit(memref.DimOp(arrays[0], zero), op).results[0]
+            for other in arrays[1:]:
+                size = code.emit(memref.DimOp(other, zero), op).results[0]
+                same = code.emit(arith.CmpiOp(first, size, "eq"), op).results[0]
+                code.check(same, op, DIFFERENT_LENGTHS, error=ExecutionError)
+    return code.emit(func.CallOp(callee, args, [std_type(t) for t in op.res.types]), op)
 
 
 def declare_primitives(module: ModuleOp) -> None:
     """Each ``rev.extern`` becomes the external ``func.func`` of its C symbol,
-    which its calls name: native code calls that function.  A primitive
-    without a symbol runs on the interpreter only."""
+    which its calls name: native code calls that function (a backward
+    ``rev.invoke`` its inverse rule).  A primitive without a symbol runs on
+    the interpreter only."""
     externs = {op.sym_name.data: op for op in module.ops if isinstance(op, ExternOp)}
     symbols = {name: extern.symbol.data for name, extern in externs.items() if extern.symbol is not None}
-    signatures: dict[str, FunctionType] = {}
+    signatures: dict[str, tuple[FunctionType, str | None]] = {}
     for name, symbol in symbols.items():
-        extern, signature = externs[name], externs[name].function_type
+        extern = externs[name]
+        convention = extern.array_convention() if any(isinstance(t, MemRefType) for t in extern.function_type.inputs.data) else None
+        declared = (extern.function_type, convention)
         if symbol not in externs and SymbolTable.lookup_symbol(module, symbol) is not None:
             raise PassFailedException(
                 f"{describe_op(extern)} names the C symbol '{symbol}', which is also the name of a "
                 "function of the module"
             )
-        if signatures.setdefault(symbol, signature) != signature:
+        if signatures.setdefault(symbol, declared) != declared:
             raise PassFailedException(
-                f"{describe_op(extern)} names the C symbol '{symbol}' with type {signature}, "
-                f"another primitive with type {signatures[symbol]}"
+                f"{describe_op(extern)} names the C symbol '{symbol}' with type {declared[0]}, "
+                f"another primitive with type {signatures[symbol][0]}"
+                + (" (or passes arrays otherwise)" if declared[0] == signatures[symbol][0] else "")
             )
-    for apply in [op for op in module.walk() if isinstance(op, ApplyOp)]:
-        name = apply.callee.string_value()
+    for call in [op for op in module.walk() if isinstance(op, ApplyOp | InvokeOp)]:
+        if isinstance(call, InvokeOp) and call.backward is not None:
+            call.callee = FlatSymbolRefAttr(call.function())
+            del call.attributes["backward"]
+        name = call.callee.string_value()
         if name not in externs:
             continue
         if name not in symbols:
             raise PassFailedException(
-                f"{describe_op(apply)} calls primitive @{name}, which has no C symbol "
+                f"{describe_op(call)} calls primitive @{name}, which has no C symbol "
                 "(it runs on the interpreter only)"
             )
-        apply.callee = FlatSymbolRefAttr(symbols[name])
+        call.callee = FlatSymbolRefAttr(symbols[name])
     for name, extern in externs.items():
         if (symbol := symbols.get(name)) is not None and symbol in signatures:
-            signature = signatures.pop(symbol)
+            signature, convention = signatures.pop(symbol)
             declaration = func.FuncOp.external(symbol, signature.inputs.data, signature.outputs.data)
+            if convention is not None:
+                declaration.attributes[ARRAYS_ATTR] = StringAttr(convention)
             declaration.location = extern.location
             module.body.block.insert_op_before(declaration, extern)
         extern.detach()
@@ -1077,6 +1100,12 @@ def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckT
             # message, instead of trapping the process
             message = op.msg.data.replace("{", "{{").replace("}", "}}")
             code.check(op.arg, op, message, error=ExecutionError)
+            op.detach()
+            op.erase()
+        if isinstance(op, ApplyOp | InvokeOp):
+            call = lower_primitive_call(code, op)
+            for old, new in zip(op.results, call.results, strict=True):
+                old.replace_all_uses_with(new)
             op.detach()
             op.erase()
         if isinstance(op, func.CallOp) and op.callee.string_value() in defined:

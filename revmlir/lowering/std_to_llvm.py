@@ -22,7 +22,9 @@ Value representation:
   outside loops); ``memref.alloc``/``dealloc`` call ``malloc``/``free``;
 - a declared function is external (libm, or the C library's allocator
   declared as an ``llvm.func``), unless it is one of the stack runtime's,
-  which the pass defines first (``revmlir.lowering.stacks``);
+  which the pass defines first (``revmlir.lowering.stacks``); one whose
+  ``rev.arrays`` attribute names how a primitive's C function takes arrays
+  gets them that way (a pointer and a length or BLAS's stride);
 - ``llvm`` ops in a function (the stack runtime's address its buffer with
   them) are kept as they are.
 
@@ -75,14 +77,17 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
+    StringAttr,
     UnitAttr,
     i1,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.lowering import stacks
@@ -165,6 +170,9 @@ class ModuleTranslation:
     """Per function the module defines (which take each array as a pointer
     and its sizes, ``expanded_inputs``): its array parameters whose pointer
     is ``noalias`` (``revmlir.lowering.aliasing``)."""
+    conventions: dict[str, str] = field(default_factory=dict[str, str])
+    """Per external function of a primitive that takes arrays: how it takes
+    them (``ARRAY_CONVENTIONS``, from the declaration's ``rev.arrays``)."""
     overrides: RuleTable[Rule] | None = None
     """Rules that take precedence over ``translates``, for a target whose
     code differs (GPU code: ``revmlir.gpu.nvptx``)."""
@@ -175,7 +183,9 @@ class ModuleTranslation:
     def add_declaration(self, source: func.FuncOp) -> None:
         """A body-less ``func.func``: an external function (the stack
         runtime's are defined before, ``stacks.define_runtime``)."""
-        inputs = [llvm_type(t) for t in source.function_type.inputs.data]
+        types = source.function_type.inputs.data
+        convention = self.conventions.get(source.sym_name.data)
+        inputs = [llvm_type(t) for t in types] if convention is None else _convention_inputs(types, convention)
         output = _results_type(source.function_type.outputs.data)
         self.declare(source.sym_name.data, inputs, output)
 
@@ -471,6 +481,8 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
     args = [t.get(a) for a in op.arguments]
     if op.callee.string_value() in t.module.noalias:
         args = _expanded_arguments(list(op.arguments), args, lambda extract: t.value(extract, op))
+    elif (convention := t.module.conventions.get(op.callee.string_value())) is not None:
+        args = _convention_arguments(t, list(op.arguments), args, convention, op)
     result_type = _results_type(op.res.types)
     call = t.emit(llvm.CallOp(op.callee.string_value(), *args, return_type=result_type), op)
     if len(op.res) == 1:
@@ -491,6 +503,43 @@ def _expanded_arguments(
             continue
         for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
             expanded.append(emit(llvm.ExtractValueOp(_position(index), value, type)))
+    return expanded
+
+
+def _count_type(convention: str) -> Attribute:
+    return i32 if convention == "blas32" else i64
+
+
+def _convention_inputs(types: Sequence[Attribute], convention: str) -> list[Attribute]:
+    """The C parameters of a primitive's function that takes arrays as
+    ``convention`` says (``ARRAY_CONVENTIONS``): BLAS's leading length, then
+    each array as a pointer and its length or stride."""
+    count = _count_type(convention)
+    expanded: list[Attribute] = [count] if convention != "pointer_length" else []
+    for type in types:
+        expanded += [PTR, count] if isinstance(type, MemRefType) else [llvm_type(type)]
+    return expanded
+
+
+def _convention_arguments(
+    t: FunctionTranslation, sources: Sequence[SSAValue], values: Sequence[SSAValue], convention: str, like: Operation
+) -> list[SSAValue]:
+    """``values`` as ``_convention_inputs`` takes them; the lowering checked
+    that BLAS's arrays have one length (``rev-lower-to-std``)."""
+    count = _count_type(convention)
+
+    def length(array: SSAValue) -> SSAValue:
+        size = t.extract(array, 1, i64, like)
+        return size if count == i64 else t.value(llvm.TruncOp(size, count), like)
+
+    arrays = [v for source, v in zip(sources, values, strict=True) if isinstance(source.type, MemRefType)]
+    expanded = [length(arrays[0])] if convention != "pointer_length" else []
+    for source, value in zip(sources, values, strict=True):
+        if not isinstance(source.type, MemRefType):
+            expanded.append(value)
+            continue
+        second = length(value) if convention == "pointer_length" else t.const(1, count, like)
+        expanded += [t.extract(value, 0, PTR, like), second]
     return expanded
 
 
@@ -1446,6 +1495,11 @@ def translate_module(op: ModuleOp, translation: ModuleTranslation, entry_points:
         elif not isinstance(other, func.FuncOp):
             raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
     translation.noalias = analyse_arrays(op).noalias
+    translation.conventions = {
+        f.sym_name.data: convention.data
+        for f in sources
+        if f.is_declaration and isinstance(convention := f.attributes.get(ARRAYS_ATTR), StringAttr)
+    }
     for source in sources:
         if source.is_declaration:
             translation.add_declaration(source)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import (
     ComplexType,
@@ -38,8 +39,8 @@ from xdsl.passes import ModulePass, PassPipeline
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
-from revmlir.errors import ExecutionError
-from revmlir.inversion import forgetful_functions
+from revmlir.errors import ExecutionError, format_location
+from revmlir.inversion import first_forgetful_op, forgetful_functions
 from revmlir.naming import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
@@ -140,10 +141,12 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
         elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT, PRINT, *GUARD_FUNCTIONS):
-            # Apart from the allocator, printing and the guard, only libm functions are
-            # declared (see std_to_llvm): pure, so LLVM may share and hoist their calls.
+            # Apart from the allocator, printing and the guard, only libm functions and
+            # primitives are declared (see std_to_llvm): those of scalars are pure, so
+            # LLVM may share and hoist their calls; those of arrays read and write them.
             function.attributes.add("nounwind")
-            function.attributes.add("readnone")
+            if not any(isinstance(argument.type, ir.PointerType) for argument in function.args):
+                function.attributes.add("readnone")
     return LLVMModule(str(llvm_module), checks, writes)
 
 
@@ -211,8 +214,10 @@ class _NativeCall:
             if backward and name in forgetful_functions(module.module):
                 raise ExecutionError(
                     f"@{name} has no inverse: it forgets state, itself or in a function it calls "
-                    "(a checkpointed gradient, or an adjoint discarding the gradient an ancilla "
-                    "has at its birth)"
+                    "(a checkpointed gradient, an adjoint discarding the gradient an ancilla "
+                    "has at its birth, or a primitive without an inverse rule"
+                    + "".join(f" at {format_location(op.location)}" for op in first_forgetful_op(module.module, name))
+                    + ")"
                 ) from None
             raise ExecutionError(
                 f"@{name} has no compiled inverse: its module was compiled to run "

@@ -67,3 +67,45 @@ rev.func @clash(%y: f64, %x: f64) {
 rev.extern @p : (f64) -> f64 {symbol = "lgamma"}
 // expected-error@+1 {{names the C symbol 'lgamma' with type (f32) -> f32, another primitive with type (f64) -> f64}}
 rev.extern @q : (f32) -> f32 {symbol = "lgamma"}
+
+// -----
+
+// An updating primitive without an inverse rule cannot be undone, which the
+// adjoint needs; nor differentiated forward (array primitives have no
+// tangent rules yet).
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, adjoint = @axpy_adj}
+func.func @axpy_adj(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>, %gx: memref<?xf64>, %gy: memref<?xf64>) -> f64 {
+  %z = arith.constant 0.0 : f64
+  func.return %z : f64
+}
+rev.func @no_inverse(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  // expected-error@+1 {{has no inverse: primitive @axpy updates arrays and declares no inverse rule}}
+  rev.invoke @axpy(%a, %x, %y) {rev.forgetful} : (f64, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return %a : f64
+}
+ad.adjoint @no_inverse
+
+// -----
+
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, inverse = @axpy_inv}
+func.func @axpy_inv(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  func.return
+}
+rev.func @forward(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  // expected-error@+1 {{'rev.invoke' has no tangent rule}}
+  rev.invoke @axpy(%a, %x, %y) : (f64, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return %a : f64
+}
+ad.tangent @forward
+
+// -----
+
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, inverse = @axpy_inv}
+func.func @axpy_inv(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  func.return
+}
+rev.func @interpreted(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  // expected-error@+1 {{calls primitive @axpy, which has no C symbol (it runs on the interpreter only)}}
+  rev.invoke @axpy(%a, %x, %y) : (f64, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return %a : f64
+}

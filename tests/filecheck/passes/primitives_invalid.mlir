@@ -28,8 +28,8 @@ func.func @tan(%x: f64) -> f64 {
 
 // -----
 
-// expected-error@+1 {{'rev.extern': argument #0 of primitive @sum has type memref<4xf64>; primitives take scalars}}
-rev.extern @sum : (memref<4xf64>) -> f64
+// expected-error@+1 {{'rev.extern': argument #0 of primitive @sum has type memref<2x2xf64>; primitives take scalars and vectors (memref<?xT>)}}
+rev.extern @sum : (memref<2x2xf64>) -> f64
 
 // -----
 
@@ -39,7 +39,7 @@ rev.extern @two : (f64) -> (f64, f64)
 // -----
 
 rev.func @unknown(%y: f64, %x: f64) {
-  // expected-error@+1 {{'rev.apply' calls @nosuch, which is not a rev.extern or a func.func of scalars of the module}}
+  // expected-error@+1 {{'rev.apply' calls @nosuch, which is not a rev.extern or a func.func of scalars and vectors of the module}}
   %l = rev.apply @nosuch(%x) : (f64) -> f64
   %y1 = rev.add %y, %l : f64
   rev.return %y1, %x : f64, f64
@@ -57,7 +57,90 @@ rev.func @mistyped(%y: f64, %n: i64) {
 
 // -----
 
-// Calls of primitives are pure expressions: the inverse recomputes them, and
-// an in-place primitive with an inverse rule is not supported yet.
-// expected-error@+1 {{'rev.extern': primitive @exp declares an inverse rule, which primitives do not have yet}}
+// Calls of pure primitives are expressions: the inverse recomputes them, so
+// only a primitive that updates arrays has an inverse rule.
+// expected-error@+1 {{'rev.extern': primitive @exp declares an inverse rule, which only a primitive that updates arrays and returns nothing has}}
 rev.extern @exp : (f64) -> f64 {symbol = "exp", inverse = @log}
+
+// -----
+
+// Array primitives: what they update must be arrays, and a pure one returns
+// one scalar.
+// expected-error@+1 {{'rev.extern': primitive @axpy updates argument #0, which is not one of its arrays}}
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 0>}
+
+// -----
+
+// expected-error@+1 {{'rev.extern': primitive @axpy must return one scalar, or update arrays (updates = array<i64: …>)}}
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> ()
+
+// -----
+
+// expected-error@+1 {{'rev.extern': primitive @dot passes arrays as 'fortran'; known are 'pointer_length', 'blas', 'blas32'}}
+rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {arrays = "fortran"}
+
+// -----
+
+// expected-error@+1 {{'rev.extern': primitive @dot takes arrays and declares a tangent rule, which array primitives do not have yet}}
+rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {tangent = @dot}
+
+// -----
+
+// The inverse rule has the primitive's own signature.
+// expected-error@+1 {{'rev.extern': the inverse rule @inv of @axpy has type (f64, memref<?xf64>) -> (); a inverse rule of (f64, memref<?xf64>, memref<?xf64>) -> () must have type (f64, memref<?xf64>, memref<?xf64>) -> ()}}
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, inverse = @inv}
+func.func @inv(%a: f64, %y: memref<?xf64>) {
+  func.return
+}
+
+// -----
+
+// The adjoint rule of an array primitive takes the shadows of its float
+// arrays after the gradient of its result.
+// expected-error@+1 {{'rev.extern': the adjoint rule @adj of @dot has type (memref<?xf64>, memref<?xf64>, f64) -> (); a adjoint rule of (memref<?xf64>, memref<?xf64>) -> f64 must have type (memref<?xf64>, memref<?xf64>, f64, memref<?xf64>, memref<?xf64>) -> ()}}
+rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {adjoint = @adj}
+func.func @adj(%x: memref<?xf64>, %y: memref<?xf64>, %g: f64) {
+  func.return
+}
+
+// -----
+
+// A primitive that updates arrays is invoked, a pure one applied.
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>}
+rev.func @applied(%s: f64, %a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  // expected-error@+1 {{'rev.apply' calls @axpy, which updates arrays: invoke it (rev.invoke)}}
+  rev.apply @axpy(%a, %x, %y) : (f64, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return %s, %a : f64, f64
+}
+
+// -----
+
+rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64
+rev.func @invoked(%x: memref<?xf64>, %y: memref<?xf64>) {
+  // expected-error@+1 {{'rev.invoke' calls @dot, which updates no array: apply it (rev.apply)}}
+  %d = rev.invoke @dot(%x, %y) : (memref<?xf64>, memref<?xf64>) -> f64
+  rev.return
+}
+
+// -----
+
+// Without an inverse rule, an invoke has no inverse and says so.
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>}
+rev.func @silent(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  // expected-error@+1 {{'rev.invoke' calls @axpy, which declares no inverse rule: the call has no inverse and must say so (rev.forgetful)}}
+  rev.invoke @axpy(%a, %x, %y) : (f64, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return %a : f64
+}
+
+// -----
+
+// An updated array shares memory with no other argument.
+rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, inverse = @inv}
+func.func @inv(%a: f64, %x: memref<?xf64>, %y: memref<?xf64>) {
+  func.return
+}
+rev.func @aliased(%a: f64, %x: memref<?xf64>) {
+  // expected-error@+1 {{'rev.invoke' passes the array it updates as argument #2 of @axpy twice: an updated array may share memory with no other argument}}
+  rev.invoke @axpy(%a, %x, %x) : (f64, memref<?xf64>, memref<?xf64>) -> ()
+  rev.return %a : f64
+}
