@@ -24,9 +24,9 @@ from xdsl.dialects.builtin import FunctionType
 from xdsl.ir import Attribute
 
 from revmlir.dialects.primitives import RULE_KINDS, is_scalar_type, rule_signature
-from revmlir.frontend.api import read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.frontend.source import read_source
 from revmlir.frontend.types import describe_type, type_of_annotation
 from revmlir.interpreter.primitives import register_python
 from revmlir.runtime.jit import has_symbol, load_library
