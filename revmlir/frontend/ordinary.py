@@ -182,17 +182,15 @@ class OrdinarySpecialization:
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
         from revmlir.reversibilize import ReversibilizeError, reversibilize
-        from revmlir.reversibilize.analysis import written_arrays
 
         compiler = ModuleCompiler()
         name, result_types = compiler.request(
             function, types, lambda message: function.source.error(function.source.tree, message)
         )
         ordinary = compiler.finish()
-        written = tuple(sorted(written_arrays(compiler.functions)[name]))
         module = ordinary.clone()
         try:
-            reversibilize(module, "bennett")
+            written = tuple(sorted(reversibilize(module, "bennett")[name]))
         except ReversibilizeError as error:
             raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversible_types = (*types, *result_types, *(types[i] for i in written))
