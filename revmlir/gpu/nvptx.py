@@ -42,17 +42,17 @@ from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
-from revmlir.lowering import stacks
 from revmlir.ir_utils import RuleTable
+from revmlir.lowering import stacks
 from revmlir.lowering.std_to_llvm import (
     PTR,
     FunctionTranslation,
     ModuleTranslation,
     Rule,
+    _element_address,
     llvm_type,
     translate_module,
 )
-from revmlir.lowering.std_to_llvm import _element_address
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"

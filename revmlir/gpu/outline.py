@@ -61,7 +61,7 @@ from revmlir.gpu.arena import (
     register_checks,
     store_checks,
 )
-from revmlir.runtime_checks import CheckTable, ERROR_SLOT, FAIL, JUMP_WORD
+from revmlir.runtime_checks import ERROR_SLOT, FAIL, JUMP_WORD, CheckTable
 
 GPU_ERROR_WORDS = 6
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
