@@ -31,6 +31,7 @@ class ReversibleFunction:
     """A function written in reversible Python; see ``docs/python.md``."""
 
     __revmlir_reversible__ = True
+    __name__: str  # the decorated function's, set by functools.update_wrapper
 
     def __init__(
         self, pyfunc: Callable[..., Any], *, checks: bool = True, backend: str = "auto"

@@ -31,7 +31,7 @@ from revmlir.frontend.derived import ReversibleCall, derived_backend
 from revmlir.frontend.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.gradient import _is_log, _seed, _specialization, loss_position
 from revmlir.frontend.ordinary import OrdinaryFunction
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.specialization import Compiled, Specialization
 from revmlir.runtime.backend import Backend
 
 Function = ReversibleFunction | InverseFunction | OrdinaryFunction
@@ -43,7 +43,7 @@ def _carrying(spec: Specialization) -> list[int]:
     return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
 
 
-def check_count(f: Function, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
+def check_count(f: Compiled, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
     if len(given) != len(args):
         raise TypeError(
             f"{f.__name__} takes {len(args)} argument(s), so {len(args)} {what} "

@@ -62,6 +62,7 @@ class OrdinaryFunction:
     "Ordinary Python"."""
 
     __revmlir_ordinary__ = True
+    __name__: str  # the decorated function's, set by functools.update_wrapper
 
     def __init__(self, pyfunc: Callable[..., Any], *, backend: str = "auto"):
         functools.update_wrapper(self, pyfunc)

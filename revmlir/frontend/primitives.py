@@ -50,6 +50,7 @@ class Primitive:
     calls its Python implementation."""
 
     __revmlir_primitive__ = True
+    __name__: str  # the decorated function's, set by functools.update_wrapper
 
     def __init__(
         self,

@@ -16,6 +16,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
@@ -192,7 +193,8 @@ def _first_frame_outside_package() -> int:
     that called the function rather than at revmlir's internals (Python 3.11
     has no ``skip_file_prefixes``)."""
     package = str(Path(__file__).resolve().parent.parent)
-    frame, level = sys._getframe(1), 1
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level
