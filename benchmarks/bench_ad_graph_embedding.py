@@ -29,7 +29,7 @@ from graph_embedding import PETERSEN_EDGES, PETERSEN_NON_EDGES, embedding_loss
 
 import revmlir as rv
 from revmlir.ad.adjoint import generate_gradients, gradient_name
-from revmlir.frontend.gradient import derived_backend
+from revmlir.frontend.derived import derived_backend
 
 jax.config.update("jax_enable_x64", True)
 

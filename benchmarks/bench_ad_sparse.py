@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from paper_sparse import csr_arrays, csr_dot, csr_mul
 
 import revmlir as rv
-from revmlir.frontend.gradient import adjoint_backend
+from revmlir.frontend.derived import adjoint_backend
 
 
 @numba.njit(cache=False)

@@ -68,8 +68,8 @@ import time
 from pathlib import Path
 
 import _harness as H
-from _fresh import deviation, jax_case, options_or_case, peak_increase, plot_scaling, sample, spawn, timed
 import numpy as np
+from _fresh import deviation, jax_case, options_or_case, peak_increase, plot_scaling, sample, spawn, timed
 
 import revmlir as rv
 

@@ -201,8 +201,8 @@ def gmm(cp: Any, stream: Any, files: list[str], repeat: int) -> None:
     import jax.numpy as jnp
     from adbench_data import read_gmm
     from array_references import gmm_reference
-    from gpu_gmm import gmm_gradient, gmm_points
     from gpu_elementwise import run
+    from gpu_gmm import gmm_gradient, gmm_points
 
     value_and_grad = jax.jit(jax.value_and_grad(partial(gmm_reference, jnp), argnums=(0, 1, 2)), static_argnums=(5,))
     forward, adjoint = rv.cuda.kernel(gmm_points), rv.cuda.kernel(rv.adjoint(gmm_points))

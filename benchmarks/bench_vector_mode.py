@@ -30,7 +30,7 @@ from graph_embedding import embedding_loss
 
 import revmlir as rv
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
-from revmlir.frontend.gradient import derived_backend
+from revmlir.frontend.derived import derived_backend
 
 jax.config.update("jax_enable_x64", True)
 

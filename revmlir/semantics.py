@@ -28,6 +28,7 @@ from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TropicalType, UncallOp
 from revmlir.interfaces import InvertibleOp, StateConsumer
+
 # The value model's classification of types is decided on the type
 # interfaces (the dialects ask it too); passes ask it here.
 from revmlir.interfaces import is_reference_type as is_reference_type

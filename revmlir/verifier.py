@@ -21,12 +21,12 @@ from xdsl.utils.exceptions import VerifyException
 
 from revmlir.counters import counter_arguments
 from revmlir.dialects import anc, rev
-from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
-from revmlir.ir_utils import constant_index
 from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
+from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
+from revmlir.ir_utils import constant_index
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
 

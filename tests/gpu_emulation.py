@@ -32,18 +32,18 @@ from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefTyp
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
+from revmlir.gpu.nvptx import array_at_address, pointer_as_index
 from revmlir.gpu.outline import ELEMENT_WORD, GPU_ERROR_SLOT, GPU_ERROR_WORDS, outline, takes_arena
+from revmlir.ir_utils import RuleTable
 from revmlir.lowering.checked_code import define_fail
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
-from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
-from revmlir.gpu.nvptx import array_at_address, pointer_as_index
-from revmlir.runtime.guard import guard_entry
-from revmlir.ir_utils import RuleTable
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, Rule, translate_module
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
+from revmlir.runtime.guard import guard_entry
 from revmlir.runtime.jit import jit
 from revmlir.runtime.native import NativeModule
+from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
 
 GRID_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
 

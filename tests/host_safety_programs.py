@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 import revmlir as rv
-from revmlir.runtime_checks import check_error_slot
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
+from revmlir.runtime_checks import check_error_slot
 
 FOREVER = 10**15
 """A trip count no run reaches (days): only Ctrl-C ends it."""

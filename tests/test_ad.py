@@ -14,10 +14,10 @@ import pytest
 import revmlir as rv
 from revmlir.ad.adjoint import generate_adjoints
 from revmlir.dialects.rev import FuncOp
-from revmlir.frontend.gradient import adjoint_backend
+from revmlir.errors import InvertibilityError
+from revmlir.frontend.derived import adjoint_backend
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
-from revmlir.errors import InvertibilityError
 from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.checks import RevStripChecksPass
 from revmlir.runtime.native import NativeModule

@@ -13,11 +13,10 @@ from xdsl.dialects.builtin import ModuleOp
 
 from revmlir.ad.adjoint import generate_adjoints
 from revmlir.dialects import anc, rev
-from revmlir.errors import ExecutionError, format_location
+from revmlir.errors import ExecutionError, InversionError, format_location
 from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import forgetful_functions, invert_function
 from revmlir.naming import FORGETFUL_ATTR
-from revmlir.errors import InversionError
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule

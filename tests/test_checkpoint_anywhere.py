@@ -24,7 +24,7 @@ import revmlir as rv
 from revmlir.ad.adjoint import gradient_name
 from revmlir.dialects import anc
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy, parse_memory
-from revmlir.frontend.gradient import own_gradient
+from revmlir.frontend.derived import own_gradient
 
 jax.config.update("jax_enable_x64", True)
 

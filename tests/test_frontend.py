@@ -3,10 +3,10 @@ type specialisation."""
 
 import cmath
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
-from pathlib import Path
 
 import revmlir as rv
 

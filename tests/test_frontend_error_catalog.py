@@ -12,7 +12,7 @@ section), and say so.
 Catalogue: message → test (``errors::`` = tests/test_frontend_errors.py, which
 this file does not repeat).
 
-revmlir/frontend/api.py
+revmlir/frontend/api.py, source.py (reading the function), specialization.py (compiling it)
   TypeError "@rv.reversible decorates functions defined with def, not …"  test_decorating_a_lambda_or_an_object
   TypeError "@rv.reversible needs the source of …"                     test_function_without_source
   TypeError "@rv.reversible decorates functions" (async def)            test_decorating_an_async_function
@@ -91,7 +91,7 @@ revmlir/frontend/compiler.py — at first call
   "rv.safe(when='sideways'): use 'forward', 'inverse' or 'both'"        test_safe_with_an_unknown_direction
   "'with open('f')' is not a reversible block"                          test_with_a_foreign_context_manager
   "'x' is reversible state, which rv.safe does not update: …"            test_instruction_inside_safe
-revmlir/frontend/structs.py, views.py, safe_blocks.py, stack_values.py — tests/test_language_ext.py
+revmlir/frontend/structs.py, views.py, safe_blocks.py, types.py (rv.Stack) — tests/test_language_ext.py
   "'p' has no field 'y'", "'p' is a struct argument, …", "g(): argument 'p' is declared Particle, got …"
   "'z.real' aliases 'z.real', which this instruction updates: …"
   "the bijection '…' of a view must be a @rv.reversible function of one argument", "rv.view(x, g) is an argument of a call"
@@ -177,7 +177,7 @@ from xdsl.dialects.builtin import (
 
 import revmlir as rv
 import revmlir.builder
-import revmlir.frontend.compiler
+import revmlir.frontend.api
 from revmlir.builder import BuildError, Element, ModuleBuilder
 
 HERE = Path(__file__)
@@ -508,7 +508,7 @@ def test_unsupported_update_operator_at_call_time(monkeypatch):
     # Unreachable from reversible Python: the same check at decoration
     # (errors::test_unsupported_update_operator_at_decoration) reports it
     # first, so the decoration-time check is switched off to reach this one.
-    monkeypatch.setattr(revmlir.frontend.compiler, "check_structure", lambda tree, error: None)
+    monkeypatch.setattr(revmlir.frontend.api, "check_structure", lambda tree, error: None)
 
     def f(y):
         y //= 2  # E:floordiv-call

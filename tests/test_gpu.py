@@ -9,6 +9,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from gpu_emulation import EmulatedKernel, reference
+from test_parallel_ad import KERNEL
+from test_prange import gmm_args, gmm_like, variants
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.gpu import toolkit
@@ -20,9 +23,6 @@ from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_translate import main as rev_translate
-from gpu_emulation import EmulatedKernel, reference
-from test_parallel_ad import KERNEL
-from test_prange import gmm_args, gmm_like, variants
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.mlir"))
 ELF_MAGIC = b"\x7fELF"

@@ -19,7 +19,6 @@ import pytest
 from xdsl.dialects.builtin import ComplexType, MemRefType, f32, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute
 
-
 import revmlir as rv
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType

@@ -8,12 +8,17 @@ from functools import partial
 
 import numpy as np
 import pytest
+from interop_programs import (
+    affine,
+    affine_reference,
+    energy,
+    energy_reference,
+    leaky,
+    relax,
+    relax_reference,
+)
 
 import revmlir as rv
-
-from interop_programs import (
-    affine, affine_reference, energy, energy_reference, leaky, relax, relax_reference,
-)
 
 torch = pytest.importorskip("torch")
 pytestmark = [

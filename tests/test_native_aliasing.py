@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 
 import revmlir as rv
+import revmlir.lowering.std_to_llvm
+import revmlir.runtime.native
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -175,3 +177,22 @@ def test_the_lowering_covers_the_arrays_the_value_model_says_are_written(path):
     for name, positions in written.items():
         for function in (name, inverse_name(name)):
             assert positions <= cover[function], (function, positions, cover[function])
+
+
+def test_the_array_analysis_runs_once_per_compilation(monkeypatch):
+    """The lowering analyses the std form's arrays once: the arrays a call
+    checks for overlaps and the ``noalias`` parameters of the translation
+    come from the same ``analyse_arrays`` (it used to run twice)."""
+    runs = []
+
+    def counted(module):
+        runs.append(module.clone())
+        return analyse_arrays(module)
+
+    monkeypatch.setattr(revmlir.runtime.native, "analyse_arrays", counted)
+    monkeypatch.setattr(revmlir.lowering.std_to_llvm, "analyse_arrays", counted)
+    native = NativeModule.compile(parse_module(ACCUMULATE), opt_level=0)
+    assert len(runs) == 1
+    assert native.writes == analyse_arrays(runs[0]).written
+    assert {1, 2} <= native.writes["accumulate"] and {1, 2} <= native.writes[inverse_name("accumulate")]
+    assert "noalias" in native.llvm_ir  # the translation used the analysis it was given

@@ -16,7 +16,6 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from revmlir.errors import ExecutionError
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.lowering.std_to_llvm import translates

@@ -14,8 +14,8 @@ from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.inverse_modes import AdInverseAdjointPass, AdInverseTangentPass
 from revmlir.passes.tangent import AdHessianPass, AdJacobianPass, AdTangentPass
-from revmlir.runtime.native import NativeModule
 from revmlir.passes.verify import RevVerifyPass
+from revmlir.runtime.native import NativeModule
 
 jax.config.update("jax_enable_x64", True)
 

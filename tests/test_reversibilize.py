@@ -21,7 +21,6 @@ from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.scf import ScfFunctions
 from xdsl.traits import SymbolTable
 
-from revmlir.semantics import gradient_type
 from revmlir.dialects.rev import FuncOp
 from revmlir.interpreter import RevInterpreter
 from revmlir.interpreter.memref import MemRefFunctions
@@ -30,7 +29,9 @@ from revmlir.interpreter.state import Runtime, RuntimeInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.reversibilize import ReversibilizePass
+from revmlir.reversibilize import reversibilize
 from revmlir.runtime.native import NativeModule
+from revmlir.semantics import gradient_type
 
 jax.config.update("jax_enable_x64", True)
 
@@ -317,3 +318,13 @@ def test_native_gradient_matches_the_interpreter(name):
     native, _ = bennett_gradient(case, args, "native")
     for a, b in zip(interpreted, native, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_reversibilize_returns_the_arrays_each_function_writes():
+    """The lowering's array analysis, run once: the Bennett form of each
+    function takes an output array for each array it reports written."""
+    module = parse_module(source(CASES["calls"]), "calls.mlir")
+    assert reversibilize(module, "bennett") == {"axpy": {2}, "dot": set(), "driver": {0, 1}}
+    driver = SymbolTable.lookup_symbol(module, "driver")
+    assert isinstance(driver, FuncOp)
+    assert [a.name_hint for a in driver.body.block.args][4:] == ["x_out", "y_out"]

@@ -24,7 +24,7 @@ from python_examples import load_example
 
 import revmlir as rv
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy
-from revmlir.frontend.gradient import own_gradient
+from revmlir.frontend.derived import own_gradient
 
 R = load_example("rotations")
 X0 = R.seed_state()

@@ -11,7 +11,7 @@ import pytest
 from python_examples import load_example
 
 import revmlir as rv
-from revmlir.frontend.gradient import own_gradient
+from revmlir.frontend.derived import own_gradient
 
 R = load_example("rotations")
 

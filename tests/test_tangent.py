@@ -39,7 +39,8 @@ from revmlir.ad.tangent import generate_tangents
 from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import get_all_dialects
 from revmlir.dialects.primitives import ApplyOp
-from revmlir.frontend.forward import _carrying, _input_tangent, _run_tangent, derived_backend
+from revmlir.frontend.derived import derived_backend
+from revmlir.frontend.forward import _carrying, _input_tangent, _run_tangent
 from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module

@@ -7,8 +7,8 @@ taped step."""
 import numpy as np
 import pytest
 
-from revmlir.checkpoint import binomial, bisection
 from revmlir.ad.untaped import untaped_copy
+from revmlir.checkpoint import binomial, bisection
 from revmlir.dialects import anc, rev
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module

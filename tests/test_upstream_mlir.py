@@ -41,12 +41,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 from revmlir.interpreter import RevInterpreter
-from revmlir.naming import inverse_name
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
-from revmlir.runtime_checks import ERROR_SLOT
+from revmlir.naming import inverse_name
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
+from revmlir.runtime_checks import ERROR_SLOT
 
 pytestmark = pytest.mark.upstream_mlir
 

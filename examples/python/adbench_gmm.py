@@ -49,8 +49,6 @@ The reversible formulation:
 
 import math
 
-import numpy as np
-
 import revmlir as rv
 
 

@@ -62,8 +62,8 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.derivatives import derivatives
-from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
+from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients
 from revmlir.dialects import anc, rev
 from revmlir.dialects.primitives import ApplyOp, has_shadow
 from revmlir.errors import AdjointError, describe_op, describe_value, unsupported

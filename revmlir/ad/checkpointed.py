@@ -56,7 +56,6 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints
-from revmlir.semantics import gradient_type
 from revmlir.ad.derived import prepare
 from revmlir.ad.untaped import untaped_copy
 from revmlir.checkpoint.cursor import FINAL, WORDS
@@ -66,9 +65,9 @@ from revmlir.dialects.ad import NextOp, ScheduleAttr
 from revmlir.errors import CheckpointError, describe_op
 from revmlir.interfaces import InvertibleOp
 from revmlir.inversion import building_at_end
-from revmlir.naming import FORGETFUL_ATTR
-from revmlir.semantics import is_state_type
 from revmlir.ir_utils import constant_index
+from revmlir.naming import FORGETFUL_ATTR
+from revmlir.semantics import gradient_type, is_state_type
 
 CHECKPOINT_ATTR = "checkpoint"
 SPLIT_ATTR = "checkpoint_split"

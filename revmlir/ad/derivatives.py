@@ -21,7 +21,6 @@ their location when a gradient has to flow through them.
 from __future__ import annotations
 
 import math as pymath
-
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith, math, memref

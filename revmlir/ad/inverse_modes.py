@@ -37,9 +37,8 @@ from revmlir.ad.adjoint import add_adjoint
 from revmlir.ad.derived import ModuleFunctions, prepare
 from revmlir.ad.tangent import generate_tangents, tangent_function, tangent_name
 from revmlir.dialects import rev
-from revmlir.errors import describe_op
+from revmlir.errors import InversionError, describe_op
 from revmlir.naming import FORGETFUL_ATTR, inverse_name
-from revmlir.errors import InversionError
 
 INVERSE_TANGENT_SUFFIX = ".itan"
 INVERSE_ADJOINT_SUFFIX = ".iadj"

@@ -57,7 +57,6 @@ from revmlir.interfaces import ForwardDifferentiableOp, InverseBuilder, Invertib
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 
 
-
 class FunctionRequestOp(IRDLOperation):
     """An op that names a ``rev.func`` of its module and requests a function
     derived from it; an ``ad-*`` pass replaces it by that function."""

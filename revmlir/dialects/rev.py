@@ -68,7 +68,6 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.dialects.primitives import ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.numbers import (  # noqa: F401 - the dialect's number systems, re-exported
     NUMBER_OPS,
     NUMBER_TYPES,
@@ -85,6 +84,7 @@ from revmlir.dialects.numbers import (  # noqa: F401 - the dialect's number syst
     ToTropicalOp,
     TropicalType,
 )
+from revmlir.dialects.primitives import ApplyOp, ExternOp, InvokeOp
 from revmlir.errors import unsupported
 from revmlir.interfaces import (
     AdjointBuilder,

@@ -1,24 +1,15 @@
 """The Python frontend: ``@rv.reversible`` and the reversible-Python vocabulary."""
 
-from revmlir.frontend.api import (
-    AdjointFunction,
-    InterpreterFallbackWarning,
-    InverseFunction,
-    NativeCompilationError,
-    ReversibleFunction,
-    Specialization,
-    adjoint,
-    reversible,
-)
+from revmlir.frontend.api import InverseFunction, ReversibleFunction, reversible
+from revmlir.frontend.derived import AdjointFunction, adjoint
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.forward import hessian, hvp, jvp
 from revmlir.frontend.gradient import gradient, vjp
 from revmlir.frontend.inverse_modes import constant_width, inverse_jvp, inverse_vjp, newton_step
 from revmlir.frontend.jacobian import jacobian
-from revmlir.frontend.ordinary import OrdinaryFunction, checkpointed, ordinary
-from revmlir.frontend.primitives import Primitive, primitive
 from revmlir.frontend.markers import (
     ancilla,
+    checkpointed,
     cond,
     copy_pop,
     copy_push,
@@ -42,8 +33,10 @@ from revmlir.frontend.markers import (
     view,
     zeros,
 )
-from revmlir.frontend.stack_values import Stack
-from revmlir.frontend.types import Tropical, ULog
+from revmlir.frontend.ordinary import OrdinaryFunction, ordinary
+from revmlir.frontend.primitives import Primitive, primitive
+from revmlir.frontend.specialization import InterpreterFallbackWarning, NativeCompilationError, Specialization
+from revmlir.frontend.types import Stack, Tropical, ULog
 from revmlir.runtime.numbers import Fixed, FixedPoint
 
 __all__ = [

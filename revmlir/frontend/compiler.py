@@ -34,18 +34,19 @@ from revmlir.dialects.primitives import ExternOp
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend import markers
+from revmlir.frontend.derived import AdjointFunction, Reversible, adjoint, is_reversible
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
+from revmlir.frontend.ordinary_compiler import ModuleCompiler as OrdinaryModuleCompiler
 from revmlir.frontend.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.structs import CALLEE_LAYOUT, Layout
-from revmlir.frontend.ordinary_compiler import ModuleCompiler as OrdinaryModuleCompiler
 from revmlir.frontend.types import describe_type, type_of_annotation
 from revmlir.frontend.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
 
 if TYPE_CHECKING:
-    from revmlir.frontend.api import ReversibleFunction
     from revmlir.frontend.primitives import Primitive
+
 
 _UPDATES = {
     ast.Add: "add",
@@ -77,7 +78,7 @@ class ModuleCompiler:
         self.rules: OrdinaryModuleCompiler | None = None  # compiles the primitives' rules
         self.emitted_rules = 0  # how many of them the module holds
 
-    def request(self, function: ReversibleFunction, types: Sequence[Attribute]) -> str:
+    def request(self, function: Reversible, types: Sequence[Attribute]) -> str:
         key = (id(function), tuple(types))
         if (name := self.names.get(key)) is not None:
             return name
@@ -157,7 +158,7 @@ class FunctionCompiler:
     def __init__(
         self,
         module: ModuleCompiler,
-        function: ReversibleFunction,
+        function: Reversible,
         name: str,
         types: Sequence[Attribute],
     ):
@@ -577,19 +578,17 @@ class FunctionCompiler:
             value = fn.const(1.0 if isinstance(var_type, LogType) else 0, var_type, loc)
         fn.free(name, value, loc)
 
-    def _reversible_callee(self, node: ast.expr) -> tuple[ReversibleFunction | None, str, int]:
+    def _reversible_callee(self, node: ast.expr) -> tuple[Reversible | None, str, int]:
         """The function a call statement runs and how: ``"call"``,
         ``"uncall"`` (``~f``, ``f.inverse``) or ``"adjoint"``
         (``rv.adjoint(f)``, ``rv.adjoint(f, lanes=L)``), and the lanes."""
-        from revmlir.frontend.api import AdjointFunction, ReversibleFunction, adjoint
-
         mode = "call"
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
             node, mode = node.operand, "uncall"
         elif isinstance(node, ast.Attribute) and node.attr == "inverse":
             node, mode = node.value, "uncall"
         callee = self.ctx.resolve(node)
-        if isinstance(callee, ReversibleFunction):
+        if is_reversible(callee):
             return callee, mode, 1
         if mode == "call" and isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
             if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
@@ -597,7 +596,7 @@ class FunctionCompiler:
             callee = self.ctx.resolve(node.args[0])
             if isinstance(callee, AdjointFunction):
                 callee = callee.function
-            if not isinstance(callee, ReversibleFunction):
+            if not is_reversible(callee):
                 raise self.ctx.error(node.args[0], f"'{ast.unparse(node.args[0])}' is not a @rv.reversible function")
             return callee, "adjoint", self._lanes(node.keywords)
         return None, mode, 1
@@ -615,13 +614,13 @@ class FunctionCompiler:
         return lanes
 
     def _call_through_views(
-        self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call, lanes: int
+        self, node: ast.Expr, function: Reversible, mode: str, call: ast.Call, lanes: int
     ) -> None:
         """A call with bijection views among its arguments (``rv.view(x, g)``,
         NiLang's ``x |> g``): ``g(x)`` gets the view, the call takes ``x``,
         ``(~g)(x)`` puts it back (SET-VIEW-BIJECTOR: the caller's ``x`` is
         ``~g`` of what the call left in the view)."""
-        views: list[tuple[ast.expr, ast.expr, ReversibleFunction]] = []
+        views: list[tuple[ast.expr, ast.expr, Reversible]] = []
         args: list[ast.expr] = []
         for arg in call.args:
             if isinstance(arg, ast.Call) and self.ctx.resolve(arg.func) is markers.view:
@@ -635,7 +634,7 @@ class FunctionCompiler:
         for place, g, bijection in reversed(views):
             self._call(node, bijection, "uncall", ast.copy_location(ast.Call(func=g, args=[place], keywords=[]), g))
 
-    def _view(self, view: ast.Call) -> tuple[ast.expr, ast.expr, ReversibleFunction]:
+    def _view(self, view: ast.Call) -> tuple[ast.expr, ast.expr, Reversible]:
         """The place and the bijection of ``rv.view(place, g)``: ``g`` a
         ``@rv.reversible`` function of one argument."""
         if len(view.args) != 2 or view.keywords:
@@ -649,7 +648,7 @@ class FunctionCompiler:
             )
         return place, g, function
 
-    def _call(self, node: ast.Expr, function: ReversibleFunction, mode: str, call: ast.Call, lanes: int = 1) -> None:
+    def _call(self, node: ast.Expr, function: Reversible, mode: str, call: ast.Call, lanes: int = 1) -> None:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         params = function.parameters
@@ -706,7 +705,7 @@ class FunctionCompiler:
             fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
 
     def _adjoint(
-        self, node: ast.Expr, function: ReversibleFunction, call: ast.Call, types: list[Attribute], lanes: int
+        self, node: ast.Expr, function: Reversible, call: ast.Call, types: list[Attribute], lanes: int
     ) -> str:
         """``@f.adj`` for ``rv.adjoint(f)(args…, gradients…)`` (``@f.adjL``
         with ``lanes=L``: the gradients lane by lane): ``f`` is specialised to

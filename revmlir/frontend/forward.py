@@ -24,19 +24,14 @@ from typing import Any
 
 import numpy as np
 from xdsl.ir import Attribute
-
 from xdsl.traits import SymbolTable
 
-from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
-from revmlir.frontend.gradient import (
-    ReversibleCall,
-    _is_log,
-    _seed,
-    _specialization,
-    derived_backend,
-    loss_position,
-)
+from revmlir.frontend.api import InverseFunction, ReversibleFunction
+from revmlir.frontend.derived import ReversibleCall, derived_backend
+from revmlir.frontend.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
+from revmlir.frontend.gradient import _is_log, _seed, _specialization, loss_position
 from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.frontend.specialization import Compiled, Specialization
 from revmlir.runtime.backend import Backend
 
 Function = ReversibleFunction | InverseFunction | OrdinaryFunction
@@ -48,7 +43,7 @@ def _carrying(spec: Specialization) -> list[int]:
     return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
 
 
-def check_count(f: Function, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
+def check_count(f: Compiled, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
     if len(given) != len(args):
         raise TypeError(
             f"{f.__name__} takes {len(args)} argument(s), so {len(args)} {what} "
@@ -235,8 +230,6 @@ def hessian(f: Function, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int]
     argument is f64 all columns come from one native call (``@f.hessian``),
     otherwise (and for a checkpointed gradient) from one ``rv.hvp`` each.
     The arguments are not modified."""
-    from revmlir.frontend.jacobian import FloatLayout, all_f64, selected
-
     args = tuple(args)
     call = differentiated_call(f, args, "hessian", gradient=True)
     spec, state = call.spec, call.arguments
@@ -271,7 +264,6 @@ def _whole_hessian(
     ``revmlir.ad.matrices``), as the rows of the matrix returned: the
     scalars' gradient slots get the seeds, each array zeroed workspaces."""
     from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
-    from revmlir.frontend.jacobian import zeroed_workspaces
 
     lanes = max(1, min(HESSIAN_LANES, len(columns)))
     _, backend = derived_backend(

@@ -11,69 +11,26 @@ otherwise on the interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
 from weakref import WeakKeyDictionary
 
 import numpy as np
-from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp
+from xdsl.dialects.builtin import ComplexType, MemRefType
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
-from revmlir.ad.adjoint import adjoint_name, generate_adjoints, generate_gradients, gradient_name
+from revmlir.ad.adjoint import adjoint_name, generate_gradients, gradient_name
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
-from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
+from revmlir.frontend.api import InverseFunction, ReversibleFunction
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy
+from revmlir.frontend.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
+from revmlir.frontend.specialization import Specialization
 from revmlir.runtime.arguments import type_name
-from revmlir.runtime.backend import Backend, Caller
-
-_derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = (
-    WeakKeyDictionary()
-)
-
-
-def derived_backend(
-    spec: Specialization, what: str, generate: Callable[[ModuleOp, list[str]], object],
-    inverses: bool = False,
-) -> tuple[ModuleOp, Backend]:
-    """A copy of the specialization's module to which ``generate`` added
-    functions derived from ``f`` (``what`` names them: "adjoint", …), and how
-    it runs: natively when ``f``'s specialization does, otherwise on the
-    interpreter.  Built once per specialization, kind and ``inverses``.
-    Derived functions are run forward, so native code leaves out the
-    inverses no uncall needs (half the compile time) unless ``inverses``."""
-    derived = _derived.setdefault(spec, {})
-    if (cached := derived.get((what, inverses))) is None:
-        module = spec.module.clone()
-        generate(module, [spec.name])
-        module.verify()
-        from revmlir.interpreter import RevInterpreter
-
-        backend: Backend = RevInterpreter(module)
-        if spec.native is not None:
-            from revmlir.frontend.api import compile_natively
-
-            name = spec.function.__name__
-            backend = compile_natively(spec.function, module, f"the {what} of {name}", inverses) or backend
-        cached = derived[(what, inverses)] = (module, backend)
-    return cached
-
-
-def adjoint_backend(spec: Specialization, lanes: int = 1) -> tuple[ModuleOp, Backend]:
-    """The module holding ``@f.adj`` (``@f.adjL``) for this specialization
-    and how it runs."""
-    if lanes == 1:
-        return derived_backend(spec, "adjoint", generate_adjoints)
-    return derived_backend(spec, f"adjoint, {lanes} lanes", partial(generate_adjoints, lanes=lanes))
-
-
-def own_gradient(spec: Specialization) -> Backend:
-    """How a specialization whose module holds its own ``@f.grad``
-    (checkpointed gradients) runs it: as it runs ``f``, compiled once."""
-    return spec.native if spec.native is not None else spec.interpreter
+from revmlir.runtime.backend import Caller
 
 
 def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
@@ -82,27 +39,6 @@ def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
     if not isinstance(f, ReversibleFunction | InverseFunction):
         raise TypeError(f"rv.{api} expects a @rv.reversible function or its inverse, got {f!r}")
     return f.specialization_for(*args)
-
-
-@dataclass(frozen=True)
-class ReversibleCall:
-    """A call of ``f`` as a run of a reversible specialization, which
-    ``rv.gradient`` and ``rv.vjp`` differentiate.  A reversible function is
-    its own specialization, whose arguments are ``f``'s inputs and outputs;
-    an ``@rv.ordinary`` function runs its reversibilized form, which also
-    takes result slots and output arrays."""
-
-    spec: Specialization
-    arguments: tuple[Any, ...]
-    """The specialization's arguments for ``f``'s inputs."""
-    inputs: tuple[int, ...]
-    """Per input of ``f``: the argument that receives it (and its gradient)."""
-    outputs: tuple[int, ...]
-    """Per output of ``f``: the argument that holds it after the run."""
-    recompute: bool = False
-    """Whether the specialization's gradient ``@f.grad`` reruns ``f`` from
-    its inputs under a checkpoint schedule: then pullbacks call it, not
-    ``@f.adj`` on the state after the run."""
 
 
 @runtime_checkable

@@ -28,15 +28,16 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
-from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
+from revmlir.frontend.api import InverseFunction, ReversibleFunction
+from revmlir.frontend.derived import derived_backend
 from revmlir.frontend.forward import _run_tangent, check_count, per_argument
 from revmlir.frontend.gradient import (
     _input_cotangents,
     _seed,
     _specialization,
-    derived_backend,
 )
 from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.frontend.specialization import Specialization
 from revmlir.interpreter.dataflow import dataflow_graph
 
 

@@ -11,129 +11,18 @@ chosen by hand.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ComplexType, MemRefType, f64
 
-from revmlir.frontend.api import InverseFunction, ReversibleFunction, Specialization
-from revmlir.frontend.gradient import ReversibleCall
+from revmlir.frontend.api import InverseFunction, ReversibleFunction
+from revmlir.frontend.derived import derived_backend
+from revmlir.frontend.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
+from revmlir.frontend.forward import differentiated_call, spec_jvp, whole_call
+from revmlir.frontend.gradient import run_call
 from revmlir.frontend.ordinary import OrdinaryFunction
-
-
-@dataclass(frozen=True)
-class FloatLayout:
-    """How the float entries of some arguments are laid out in one vector:
-    argument by argument, a scalar as one entry, an array's elements in C
-    order."""
-
-    args: tuple[Any, ...]
-    positions: tuple[int, ...]
-
-    @staticmethod
-    def of(spec: Specialization, args: Sequence[Any], positions: Sequence[int] | None, what: str) -> FloatLayout:
-        """The layout of ``positions`` (default: every argument carrying a
-        derivative), checked against the specialization."""
-        carrying = spec.carrying
-        chosen = tuple(carrying if positions is None else positions)
-        for i in chosen:
-            if i not in carrying:
-                raise TypeError(
-                    f"{what}: argument #{i} of {spec.function.__name__} is not a float "
-                    "scalar or an array of floats"
-                )
-            if isinstance(spec.types[i], ComplexType) or (
-                isinstance(args[i], np.ndarray) and np.iscomplexobj(args[i])
-            ):
-                raise TypeError(
-                    f"{what}: argument #{i} of {spec.function.__name__} is complex; "
-                    "Jacobians of complex arguments are not supported yet "
-                    "(use rv.vjp/rv.jvp)"
-                )
-        return FloatLayout(tuple(args), chosen)
-
-    @property
-    def sizes(self) -> list[int]:
-        return [int(np.size(self.args[i])) for i in self.positions]
-
-    @property
-    def size(self) -> int:
-        return sum(self.sizes)
-
-    def unit(self, k: int) -> list[Any]:
-        """One entry per argument: the ``k``-th unit vector of the layout
-        shaped like the arguments, ``None`` elsewhere."""
-        parts: list[Any] = [None] * len(self.args)
-        start = 0
-        for i, size in zip(self.positions, self.sizes, strict=True):
-            if start <= k < start + size:
-                arg = self.args[i]
-                if isinstance(arg, np.ndarray):
-                    part = np.zeros(arg.shape)
-                    part.flat[k - start] = 1.0
-                    parts[i] = part
-                else:
-                    parts[i] = 1.0
-            start += size
-        return parts
-
-    def entries_within(self, whole: FloatLayout) -> slice | np.ndarray:
-        """Where this layout's entries sit in ``whole``'s (a superset): a
-        slice when they are contiguous (indexing with it is a view, which
-        matters next to a derivative that takes microseconds), else their
-        indices."""
-        starts, start = {}, 0
-        for i, size in zip(whole.positions, whole.sizes, strict=True):
-            starts[i] = start
-            start += size
-        ranges = [range(starts[i], starts[i] + size) for i, size in zip(self.positions, self.sizes, strict=True)]
-        if all(a.stop == b.start for a, b in zip(ranges, ranges[1:])):
-            return slice(ranges[0].start, ranges[-1].stop) if ranges else slice(0, 0)
-        return np.concatenate([np.arange(r.start, r.stop) for r in ranges])
-
-    def gather(self, values: Sequence[Any]) -> np.ndarray:
-        """The layout's entries of per-argument ``values``."""
-        return np.concatenate(
-            [np.ravel(np.asarray(values[i], dtype=np.float64)) for i in self.positions]
-        ) if self.positions else np.zeros(0)
-
-
-def selected(call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | None, what: str) -> tuple[int, ...]:
-    """The arguments of ``call.spec`` holding ``f``'s inputs or outputs
-    (``side``: ``call.inputs`` or ``call.outputs``) numbered ``chosen``,
-    checked to carry a derivative; by default every one that does."""
-    spec = call.spec
-    if chosen is None:
-        return tuple(p for p in side if p in spec.carrying)
-    noun = "output" if side is call.outputs and call.outputs != call.inputs else "argument"
-    for k in chosen:
-        if not -len(side) <= k < len(side) or side[k] not in spec.carrying:
-            raise TypeError(
-                f"{what}: {noun} #{k} of {spec.function.__name__} is not a float scalar or "
-                "an array of floats"
-            )
-    return tuple(side[k] for k in chosen)
-
-
-def zeroed_workspaces(arrays: Sequence[np.ndarray], groups: int) -> list[np.ndarray]:
-    """``groups`` zeroed f64 copies of each of ``arrays``, group by group, as
-    the matrix functions take them: views into one buffer per array (a
-    tenth of the time of separate ``np.zeros_like`` calls, which dominate a
-    small Hessian)."""
-    buffers = [np.zeros((groups, *np.shape(a))) for a in arrays]
-    return [buffer[group] for group in range(groups) for buffer in buffers]
-
-
-def all_f64(spec: Specialization) -> bool:
-    """Whether every argument carrying a derivative is f64 (or an f64 array):
-    what the whole-matrix functions of ``revmlir.ad.matrices`` take."""
-    return all(
-        (t.element_type if isinstance(t, MemRefType) else t) == f64
-        for t in (spec.types[i] for i in spec.carrying)
-    )
-
+from revmlir.frontend.specialization import Specialization
 
 JACOBIAN_LANES = 4
 """Columns ``@f.jacobian`` computes per run of ``@f.tanL`` (vector mode:
@@ -150,7 +39,6 @@ def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayo
     """Every column in one native call of ``@f.jacobian`` (``ad-jacobian``),
     as the rows of the matrix returned."""
     from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
-    from revmlir.frontend.gradient import derived_backend
 
     lanes = min(JACOBIAN_LANES, whole.size)
     _, backend = derived_backend(spec, f"jacobian, {lanes} lanes", partial(generate_jacobians, lanes=lanes))
@@ -177,9 +65,6 @@ def jacobian(
     ``wrt``, all columns in one native call of ``@f.jacobian``),
     ``"reverse"`` (pullbacks, ``REVERSE_JACOBIAN_LANES`` rows per backward
     run) or ``"auto"`` (the fewer runs).  The arguments are not modified."""
-    from revmlir.frontend.forward import differentiated_call, spec_jvp, whole_call
-    from revmlir.frontend.gradient import run_call
-
     call = differentiated_call(f, tuple(args), "jacobian")
     spec, state = call.spec, call.arguments
     inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")

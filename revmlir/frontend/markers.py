@@ -30,6 +30,20 @@ def prange(*bounds: int) -> range:
     return range(*bounds)
 
 
+def checkpointed(steps: range, snapshots: int | None = None, split: str = "iterations") -> range:
+    """Mark a time-stepping loop of an ``@rv.ordinary`` function,
+    ``for t in rv.checkpointed(range(n), snapshots=k):``, so that its
+    gradient keeps ``k`` snapshots of the loop state (Revolve, the initial
+    state included) and recomputes the rest, instead of a tape of every
+    step; without ``snapshots`` the schedule is binary bisection (about
+    ``log₂ n`` snapshots).  ``split="work"`` splits at primitive steps, the
+    iterations of the loop's inner loop, instead of at its own iterations:
+    for bodies whose cost varies wildly (seed 001's adaptive grid).  In
+    plain Python it is ``steps`` itself, so the undecorated function runs
+    unchanged (docs/python.md, "Ordinary Python")."""
+    return steps
+
+
 def ancilla(value: Any, dtype: Any = None) -> Any:
     """``x = rv.ancilla(e)``: a new variable holding the known value ``e``
     (NiLang's ``x ← e``)."""

@@ -9,7 +9,7 @@ result slots ``r`` and the final contents of each array ``f`` writes into an
 output array ``m_out``, then runs backwards, so it leaves its inputs as it
 found them and no tape survives.  That reversible function is an ordinary
 ``Specialization``, so it runs natively, and ``rv.gradient``/``rv.vjp``
-differentiate it through the ``ReversibleCall`` this module describes.
+differentiate it through the ``ReversibleCall`` this module builds.
 Calls of ``f`` itself need no reversibility: they run the ordinary IR,
 compiled as it is (``OrdinarySpecialization.plain``).
 """
@@ -24,6 +24,7 @@ from io import StringIO
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AnyFloat,
     IntegerType,
@@ -33,7 +34,6 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
-from xdsl.dialects import func
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
@@ -43,10 +43,12 @@ from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
 from revmlir.dialects.ad import ScheduleAttr
-from revmlir.frontend.api import BACKENDS, Specialization, matched_specialization, read_source
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy
+from revmlir.frontend.derived import ReversibleCall
 from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.gradient import ReversibleCall
+from revmlir.frontend.ordinary_compiler import ModuleCompiler, check_structure
+from revmlir.frontend.source import read_source
+from revmlir.frontend.specialization import BACKENDS, Specialization, matched_specialization
 from revmlir.frontend.types import IntRanges, describe_type, type_of_value
 from revmlir.runtime.backend import Caller
 from revmlir.runtime.native import NativeModule
@@ -59,6 +61,9 @@ class OrdinaryFunction:
     """A function written in ordinary Python; see docs/python.md,
     "Ordinary Python"."""
 
+    __revmlir_ordinary__ = True
+    __name__: str  # the decorated function's, set by functools.update_wrapper
+
     def __init__(self, pyfunc: Callable[..., Any], *, backend: str = "auto"):
         functools.update_wrapper(self, pyfunc)
         if backend not in BACKENDS:
@@ -68,8 +73,6 @@ class OrdinaryFunction:
         self.source = read_source(pyfunc, "@rv.ordinary")
         if problem := self.source.unsupported_signature():
             raise self.source.error(self.source.tree, f"ordinary functions do not support {problem}")
-        from revmlir.frontend.ordinary_compiler import check_structure
-
         check_structure(self.source.tree, self.source.error)
         self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
         self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}
@@ -179,19 +182,16 @@ class OrdinarySpecialization:
 
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
-        from revmlir.frontend.ordinary_compiler import ModuleCompiler
         from revmlir.reversibilize import ReversibilizeError, reversibilize
-        from revmlir.reversibilize.analysis import written_arrays
 
         compiler = ModuleCompiler()
         name, result_types = compiler.request(
             function, types, lambda message: function.source.error(function.source.tree, message)
         )
         ordinary = compiler.finish()
-        written = tuple(sorted(written_arrays(compiler.functions)[name]))
         module = ordinary.clone()
         try:
-            reversibilize(module, "bennett")
+            written = tuple(sorted(reversibilize(module, "bennett")[name]))
         except ReversibilizeError as error:
             raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversible_types = (*types, *result_types, *(types[i] for i in written))
@@ -369,20 +369,6 @@ def _text(module: ModuleOp) -> str:
     stream = StringIO()
     Printer(stream=stream).print_op(module)
     return stream.getvalue()
-
-
-def checkpointed(steps: range, snapshots: int | None = None, split: str = "iterations") -> range:
-    """Mark a time-stepping loop of an ``@rv.ordinary`` function,
-    ``for t in rv.checkpointed(range(n), snapshots=k):``, so that its
-    gradient keeps ``k`` snapshots of the loop state (Revolve, the initial
-    state included) and recomputes the rest, instead of a tape of every
-    step; without ``snapshots`` the schedule is binary bisection (about
-    ``log₂ n`` snapshots).  ``split="work"`` splits at primitive steps, the
-    iterations of the loop's inner loop, instead of at its own iterations:
-    for bodies whose cost varies wildly (seed 001's adaptive grid).  In
-    plain Python it is ``steps`` itself, so the undecorated function runs
-    unchanged (docs/python.md, "Ordinary Python")."""
-    return steps
 
 
 def ordinary(function: Callable[..., Any] | None = None, *, backend: str = "auto") -> Any:

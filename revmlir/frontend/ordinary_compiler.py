@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.ad import ScheduleAttr
+from revmlir.frontend import markers
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.expressions import (
     _UNRESOLVED,
@@ -44,10 +45,29 @@ from revmlir.frontend.expressions import (
     ExpressionCompiler,
     namespace_of,
 )
+from revmlir.frontend.source import Source
 from revmlir.frontend.types import describe_type
 
-if TYPE_CHECKING:
-    from revmlir.frontend.ordinary import OrdinaryFunction
+
+class Ordinary(Protocol):
+    """What the compiler reads of an ``@rv.ordinary`` function
+    (``revmlir.frontend.ordinary``, which compiles itself with this
+    module): recognised by its ``__revmlir_ordinary__`` marker."""
+
+    __revmlir_ordinary__: bool
+    pyfunc: Callable[..., Any]
+    source: Source
+
+    @property
+    def __name__(self) -> str: ...
+
+    @property
+    def parameters(self) -> list[str]: ...
+
+
+def is_ordinary(value: object) -> TypeGuard[Ordinary]:
+    """Whether ``value`` is an ``@rv.ordinary`` function."""
+    return getattr(value, "__revmlir_ordinary__", False) is True
 
 
 class OrdinaryBuilder(ExpressionBuilder):
@@ -307,7 +327,7 @@ class ModuleCompiler:
         self.used: set[str] = set()
 
     def request(
-        self, function: OrdinaryFunction, types: Sequence[Attribute], error: Callable[[str], Exception]
+        self, function: Ordinary, types: Sequence[Attribute], error: Callable[[str], Exception]
     ) -> tuple[str, tuple[Attribute, ...]]:
         """The name and result types of ``function`` specialised to
         ``types``, compiled on first request."""
@@ -335,7 +355,7 @@ class ModuleCompiler:
 
 class FunctionCompiler:
     def __init__(
-        self, module: ModuleCompiler, function: OrdinaryFunction, name: str, types: Sequence[Attribute]
+        self, module: ModuleCompiler, function: Ordinary, name: str, types: Sequence[Attribute]
     ):
         self.module = module
         self.function = function
@@ -394,7 +414,7 @@ class FunctionCompiler:
             return value
         return self.fn.compare("ne", value, self.fn.const(0, value.type), self.ctx.loc(node))
 
-    def call(self, node: ast.Call, callee: OrdinaryFunction) -> list[Value]:
+    def call(self, node: ast.Call, callee: Ordinary) -> list[Value]:
         """``func.call`` of another ordinary function: scalars are passed by
         value, arrays by reference (and must be distinct)."""
         fn, loc = self.fn, self.ctx.loc(node)
@@ -439,7 +459,7 @@ class FunctionCompiler:
                 self.assign(node)
             case ast.AugAssign():
                 self.update(node)
-            case ast.Expr(value=ast.Call() as call) if isinstance(self.ctx.resolve(call.func), _ordinary_type()):
+            case ast.Expr(value=ast.Call() as call) if is_ordinary(self.ctx.resolve(call.func)):
                 self.call(call, self.ctx.resolve(call.func))
             case ast.Expr(value=ast.Call() as call) if getattr(self.ctx.resolve(call.func), "__revmlir_primitive__", False):
                 self.expr.primitive_statement(call, self.ctx.resolve(call.func))
@@ -479,7 +499,7 @@ class FunctionCompiler:
             if len(value.elts) != len(targets):
                 raise self.error(node, f"cannot assign {len(value.elts)} value(s) to {len(targets)} target(s)")
             values = [self.scalar(v) for v in value.elts]
-        elif isinstance(value, ast.Call) and isinstance(callee := self.ctx.resolve(value.func), _ordinary_type()):
+        elif isinstance(value, ast.Call) and is_ordinary(callee := self.ctx.resolve(value.func)):
             values = self.call(value, callee)
             if len(values) != len(targets):
                 raise self.error(node, f"{callee.__name__} returns {len(values)} value(s), "
@@ -537,7 +557,7 @@ class FunctionCompiler:
             raise self.error(node, "for … else is not supported")
         iterator = node.iter
         schedule = split = None
-        if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is _checkpointed():
+        if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is markers.checkpointed:
             schedule, split = self.schedule(node, iterator)
             iterator = iterator.args[0]
         if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range
@@ -611,7 +631,7 @@ class FunctionCompiler:
         if node.orelse:
             raise self.error(node, "while … else is not supported")
         for call in ast.walk(node.test):
-            if isinstance(call, ast.Call) and isinstance(self.ctx.resolve(call.func), _ordinary_type()):
+            if isinstance(call, ast.Call) and is_ordinary(self.ctx.resolve(call.func)):
                 raise self.error(call, "a while condition cannot call an @rv.ordinary function",
                                  "compute the value in a variable before the loop and at the end of its body")
         fn = self.fn
@@ -623,14 +643,14 @@ class OrdinaryExpressions(ExpressionCompiler):
     """The expressions of reversible Python, plus calls of ``@rv.ordinary``
     functions; array allocations and methods get their own diagnostics."""
 
-    def __init__(self, ctx: Context, call: Callable[[ast.Call, OrdinaryFunction], list[Value]]):
+    def __init__(self, ctx: Context, call: Callable[[ast.Call, Ordinary], list[Value]]):
         super().__init__(ctx)
         self.ordinary_call = call
 
     def _call(self, node: ast.Call) -> Value:
         ctx = self.ctx
         callee = ctx.resolve(node.func)
-        if isinstance(callee, _ordinary_type()):
+        if is_ordinary(callee):
             results = self.ordinary_call(node, callee)
             if len(results) != 1:
                 raise ctx.error(node, f"{callee.__name__} returns {len(results)} values, not one number",
@@ -664,15 +684,3 @@ def _literal_int(node: ast.expr) -> int | None:
         inner = _literal_int(node.operand)
         return None if inner is None else -inner
     return None
-
-
-def _checkpointed() -> Callable[..., range]:
-    from revmlir.frontend.ordinary import checkpointed
-
-    return checkpointed
-
-
-def _ordinary_type() -> type[OrdinaryFunction]:
-    from revmlir.frontend.ordinary import OrdinaryFunction
-
-    return OrdinaryFunction

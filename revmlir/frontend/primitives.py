@@ -30,9 +30,9 @@ from xdsl.dialects.builtin import FunctionType, MemRefType
 from xdsl.ir import Attribute
 
 from revmlir.dialects.primitives import RULES, is_scalar_type, is_vector_type, rule_signature
-from revmlir.frontend.api import read_source
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.frontend.source import read_source
 from revmlir.frontend.types import describe_type, type_of_annotation, type_of_vector_annotation
 from revmlir.interpreter.primitives import register_python
 from revmlir.runtime.blas import BlasNotFound, numpy_blas
@@ -57,6 +57,7 @@ class Primitive:
     calls its Python implementation."""
 
     __revmlir_primitive__ = True
+    __name__: str  # the decorated function's, set by functools.update_wrapper
 
     def __init__(
         self,

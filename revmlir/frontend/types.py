@@ -4,13 +4,14 @@ float → f64, int → i64, complex → complex<f64>, bool → i1, numpy scalars
 their width, numpy arrays become memrefs with dynamic sizes (so one compiled
 function serves every shape of the same rank and dtype), ``rv.ULog`` is the
 log-number type, ``rv.Fixed[fraction]`` a fixed-point type, ``rv.Tropical``
-the tropical one; a ``FixedPoint`` argument specialises to its format.
+the tropical one; a ``FixedPoint`` argument specialises to its format;
+``rv.Stack(float)`` is a list that says its element type.
 """
 
 from __future__ import annotations
 
 import typing
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,7 +33,6 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
-from revmlir.frontend.stack_values import Stack
 from revmlir.runtime.arguments import numpy_dtype
 from revmlir.runtime.numbers import Fixed, FixedPoint
 
@@ -65,6 +65,27 @@ _ANNOTATIONS: dict[Any, Attribute] = {
     ULog: LogType(f64),
     Tropical: TropicalType(f64),
 }
+
+
+class Stack(list[Any]):
+    """``rv.Stack(float)`` (or ``rv.Stack(float, [1.0, 2.0])``): a list of
+    ``float``, ``int``, ``complex``, ``bool`` or ``rv.ULog`` values, the top
+    last.  A reversible function it is passed to updates it in place.
+
+    A reversible function takes a stack argument as a list whose elements it
+    pushes and pops in place (``anc.stack`` values, docs/design.md decision
+    14), but a Python list does not say what its elements are, and an empty
+    one cannot: ``rv.Stack(float)`` is a list that does, so that the
+    function is specialised to ``!anc.stack<f64>`` whatever it holds."""
+
+    def __init__(self, dtype: Any, values: Iterable[Any] = ()):
+        if type_of_annotation(dtype) is None:
+            raise TypeError(f"rv.Stack({dtype!r}): the element type must be float, int, complex, bool or rv.ULog")
+        super().__init__(values)
+        self.dtype = dtype
+
+    def __repr__(self) -> str:
+        return f"rv.Stack({getattr(self.dtype, '__name__', self.dtype)}, {list.__repr__(self)})"
 
 
 def type_of_value(value: Any) -> Attribute | None:

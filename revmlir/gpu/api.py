@@ -29,7 +29,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
-from revmlir.frontend.api import AdjointFunction, InverseFunction, ReversibleFunction, Specialization
+from revmlir.frontend.api import InverseFunction, ReversibleFunction
+from revmlir.frontend.derived import AdjointFunction
+from revmlir.frontend.specialization import Specialization
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, release_arenas, synchronize, unavailable_reason
 from revmlir.naming import inverse_name

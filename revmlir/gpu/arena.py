@@ -52,8 +52,8 @@ from revmlir.errors import ExecutionError
 from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.rev_to_std import element_bytes
 from revmlir.lowering.stacks import constant, result
-from revmlir.runtime_checks import CHECKS_ATTR, CheckTable, FAIL, JUMP_WORD
 from revmlir.lowering.std_to_llvm import _position, llvm_type
+from revmlir.runtime_checks import CHECKS_ATTR, FAIL, JUMP_WORD, CheckTable
 
 TOP_WORD, BASE_WORD, END_WORD = 2, 3, 4
 """Where a thread's error context keeps its arena's top, start and end."""

@@ -49,10 +49,10 @@ from revmlir.lowering.std_to_llvm import (
     FunctionTranslation,
     ModuleTranslation,
     Rule,
+    _element_address,
     llvm_type,
     translate_module,
 )
-from revmlir.lowering.std_to_llvm import _element_address
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"

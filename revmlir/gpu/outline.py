@@ -64,7 +64,7 @@ from revmlir.gpu.arena import (
 )
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.lowering import stacks
-from revmlir.runtime_checks import CheckTable, ERROR_SLOT, FAIL, JUMP_WORD
+from revmlir.runtime_checks import ERROR_SLOT, FAIL, JUMP_WORD, CheckTable
 
 GPU_ERROR_WORDS = 6
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])

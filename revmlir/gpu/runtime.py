@@ -57,9 +57,9 @@ from revmlir.gpu.arrays import (
     is_device_array,
     overlapping_ranges,
 )
-from revmlir.runtime_checks import check_error_slot
 from revmlir.runtime.arguments import converter, numpy_dtype, type_name
 from revmlir.runtime.backend import overlap_error, read_only_error
+from revmlir.runtime_checks import check_error_slot
 
 ERROR_WORDS = 6
 """The GPU error slot: ``[check id, value 1, value 2, element, unused,

@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+
 class ToolkitError(RuntimeError):
     """A part of the CUDA toolkit is missing or failed."""
 

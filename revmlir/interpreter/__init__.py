@@ -27,10 +27,10 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, impl_external, register_impls
 from xdsl.interpreters.func import FuncFunctions
-from xdsl.ir import Operation
-from xdsl.utils.exceptions import InterpretationError
 from xdsl.interpreters.printf import PrintfFunctions
 from xdsl.interpreters.scf import ScfFunctions
+from xdsl.ir import Operation
+from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import LocatedError
@@ -42,8 +42,8 @@ from revmlir.interpreter.primitives import PrimitiveFunctions
 from revmlir.interpreter.pure import PureFunctions
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
-from revmlir.lowering.checked_code import ABORT
 from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter
+from revmlir.lowering.checked_code import ABORT
 from revmlir.runtime.backend import Backend
 from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, FAIL, check_error_slot
 

@@ -23,10 +23,10 @@ from xdsl.interpreter import (
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
 
+from revmlir.errors import describe_op
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime.values import normalize, numpy_dtype
 from revmlir.safety import MAX_ALLOCATION, NEGATIVE_SIZE, out_of_bounds, too_large
-from revmlir.errors import describe_op
 
 
 def element_key(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:

@@ -17,10 +17,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, ub
 from xdsl.dialects import complex as complexd
 from xdsl.dialects import math as mathd
-from xdsl.dialects import ub
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,

@@ -16,8 +16,8 @@ from xdsl.dialects.builtin import MemRefType
 from xdsl.interpreter import InterpreterFunctions, PythonValues, impl, register_impls
 from xdsl.ir import SSAValue
 
-from revmlir.dialects import anc
 from revmlir.checkpoint.cursor import next_entry
+from revmlir.dialects import anc
 from revmlir.dialects.ad import NextOp
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime.values import normalize

@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
+from typing import TypeAlias
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -45,7 +46,7 @@ _UNKNOWN = -1
 _READS: tuple[type[Operation], ...] = (memref.LoadOp, memref.DimOp)
 _FRESH: tuple[type[Operation], ...] = (memref.AllocOp, memref.AllocaOp)
 
-Origin = int | Operation
+Origin: TypeAlias = int | Operation
 """A parameter's position, ``_UNKNOWN``, or the allocation that made it."""
 
 

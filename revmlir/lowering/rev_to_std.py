@@ -61,20 +61,15 @@ from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, describe_op
+from revmlir.expansion import forward_only
 from revmlir.inversion import invert_function
-from revmlir.naming import inverse_name
+from revmlir.ir_utils import RuleTable, constant_index
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.printing import lower_print
-from revmlir.ir_utils import RuleTable
+from revmlir.naming import inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
-from revmlir.expansion import forward_only
-from revmlir.safety import (
-    MAX_ALLOCATION,
-    NEGATIVE_SIZE,
-    too_large,
-)
 from revmlir.runtime_checks import (
     CHECKS_ATTR,
     DEFAULT_TOLERANCE,
@@ -83,8 +78,12 @@ from revmlir.runtime_checks import (
     CheckTable,
     payload_kind,
 )
+from revmlir.safety import (
+    MAX_ALLOCATION,
+    NEGATIVE_SIZE,
+    too_large,
+)
 from revmlir.semantics import is_expression_op
-from revmlir.ir_utils import constant_index
 from revmlir.verifier import check_snapshots
 
 FRAME_ARRAY_BYTES = 4096

@@ -90,9 +90,9 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
-from revmlir.lowering import stacks
-from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.ir_utils import RuleTable, constant_index
+from revmlir.lowering import stacks
+from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -1482,10 +1482,14 @@ class ConvertStdToLLVMPass(ModulePass):
         translate_module(op, ModuleTranslation(), entry_points=True)
 
 
-def translate_module(op: ModuleOp, translation: ModuleTranslation, entry_points: bool) -> None:
+def translate_module(
+    op: ModuleOp, translation: ModuleTranslation, entry_points: bool, aliasing: ArrayAliasing | None = None
+) -> None:
     """Replace the std functions of ``op`` by their llvm translation, with
     the C entry points of its public functions where ``entry_points`` (host
-    code; a GPU has no C callers)."""
+    code; a GPU has no C callers).  ``aliasing`` is ``analyse_arrays(op)``
+    where the caller needed it already (the native pipeline's calls check
+    their arguments against its written arrays)."""
     stacks.define_runtime(op)
     sources = [f for f in op.ops if isinstance(f, func.FuncOp)]
     for other in list(op.ops):
@@ -1494,7 +1498,7 @@ def translate_module(op: ModuleOp, translation: ModuleTranslation, entry_points:
             other.detach()
         elif not isinstance(other, func.FuncOp):
             raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
-    translation.noalias = analyse_arrays(op).noalias
+    translation.noalias = (analyse_arrays(op) if aliasing is None else aliasing).noalias
     translation.conventions = {
         f.sym_name.data: convention.data
         for f in sources

@@ -16,12 +16,12 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.checkpointed import generate_checkpointed
-from revmlir.verifier import check_snapshots
 from revmlir.dialects.ad import CheckpointOp
 from revmlir.passes.resumable import checked_schedule
 from revmlir.passes.selection import expand_requests
 from revmlir.reversibilize import reversibilize
 from revmlir.reversibilize.resumable import make_resumable
+from revmlir.verifier import check_snapshots
 
 
 @dataclass(frozen=True)

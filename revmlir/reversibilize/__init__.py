@@ -24,11 +24,11 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects import anc, rev
 from revmlir.interfaces import set_checks
+from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.reversibilize.analysis import (
     ReversibilizeError,
     check_function,
     saved_types,
-    written_arrays,
 )
 from revmlir.reversibilize.translate import (
     TAPE_SUFFIX,
@@ -44,16 +44,20 @@ Mode = Literal["tape", "bennett"]
 MODES: tuple[Mode, ...] = ("tape", "bennett")
 
 
-def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> None:
+def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> dict[str, frozenset[int]]:
     """Replace every ``func.func`` of ``module`` that has a body by its
-    reversible form (declarations stay; calling one is an error)."""
+    reversible form (declarations stay; calling one is an error).  Returns,
+    per function, the positions of the array arguments it may write, for
+    which its Bennett form takes output arrays: ``analyse_arrays``' (the
+    lowering's analysis, which is exact on the stores and calls of the
+    ordinary code ``check_function`` admits)."""
     functions = [
         op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration
     ]
     by_name = {f.sym_name.data: f for f in functions}
     for function in functions:
         check_function(function, by_name)
-    written = written_arrays(functions)
+    written = analyse_arrays(module).written
     tapes = saved_types(functions)
     interfaces = {
         name: Interface(
@@ -75,6 +79,7 @@ def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> None:
         Rewriter.insert_op(replacements, InsertPoint.before(function))
         function.detach()
         function.erase()
+    return written
 
 
 def discard_float_ancillas(function: rev.FuncOp) -> None:

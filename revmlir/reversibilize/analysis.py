@@ -1,7 +1,8 @@
 """What ``reversibilize`` must know about ordinary code before translating it:
-whether it can be translated at all, which array arguments each function
-writes, which value types may have to be saved, and which loads can stay
-recomputable expressions."""
+whether it can be translated at all, which value types may have to be saved,
+and which loads can stay recomputable expressions.  Which array arguments
+each function writes is the lowering's analysis
+(``revmlir.lowering.aliasing``), the one native code's ``noalias`` rests on."""
 
 from __future__ import annotations
 
@@ -95,35 +96,6 @@ def _check_while(op: scf.WhileOp) -> None:
     if tuple(condition.args) != tuple(before.args):
         raise unsupported(op, "its condition must forward the loop-carried values "
                           "unchanged")
-
-
-def written_arrays(functions: Sequence[func.FuncOp]) -> dict[str, frozenset[int]]:
-    """Per function, the positions of the array arguments it may write
-    (stores, and arrays passed to callees that write them), to a fixpoint so
-    recursion is covered."""
-    written: dict[str, frozenset[int]] = {f.sym_name.data: frozenset() for f in functions}
-    changed = True
-    while changed:
-        changed = False
-        for function in functions:
-            args = function.body.block.args
-            found = {
-                index for index, arg in enumerate(args)
-                if any(_writes_array(op, arg, written) for op in function.body.walk())
-            }
-            if found != written[function.sym_name.data]:
-                written[function.sym_name.data] = frozenset(found)
-                changed = True
-    return written
-
-
-def _writes_array(op: Operation, array: SSAValue, written: dict[str, frozenset[int]]) -> bool:
-    if isinstance(op, memref.StoreOp):
-        return op.memref == array
-    if isinstance(op, func.CallOp):
-        callee = written[op.callee.string_value()]
-        return any(a == array and i in callee for i, a in enumerate(op.arguments))
-    return False
 
 
 def saved_types(functions: Sequence[func.FuncOp]) -> list[Attribute]:

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from revmlir.runtime.jit import jit
 
 logger = logging.getLogger(__name__)

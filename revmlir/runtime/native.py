@@ -35,21 +35,20 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import PassPipeline
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.errors import ExecutionError, format_location
 from revmlir.inversion import first_forgetful_op, forgetful_functions
-from revmlir.naming import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
+from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
 from revmlir.lowering.printing import PRINT
-from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, stack_element
-from revmlir.runtime_checks import ERROR_SLOT, JUMP_WORD, check_error_slot
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ConvertStdToLLVMPass
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
+from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
@@ -66,6 +65,7 @@ from revmlir.runtime.marshal import (
     Row,
     marshaller,
 )
+from revmlir.runtime_checks import ERROR_SLOT, JUMP_WORD, check_error_slot
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
@@ -108,31 +108,25 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     need."""
     work = module.clone()
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
-    to_llvm = ConvertStdToLLVMPass()
-    checks = ModuleOp([])
-    writes: dict[str, frozenset[int]] = {}
-    entries: dict[str, int] = {}
-
-    def read_std_form(done: ModulePass | None, std: ModuleOp, next: ModulePass | None) -> None:
-        """Between std IR and LLVM: keep what calls need of the std form
-        (the check table, the arrays each function writes, the error
-        slot's position in each C entry point)."""
-        if next is not to_llvm:
-            return
-        checks.attributes.update(std.attributes)
-        writes.update(analyse_arrays(std).written)
-        entries.update(
-            (f.sym_name.data + CIFACE_SUFFIX, len(f.function_type.inputs) - 1)
-            for f in std.ops
-            if isinstance(f, StdFuncOp)
-            and f.body.blocks
-            and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
-            and (f.sym_visibility is None or f.sym_visibility.data != "private")
-        )
-
     safety = HostSafetyPass()
-    passes = (RevInvertPass(), lower, safety, to_llvm) if inverses else (lower, safety, to_llvm)
-    PassPipeline(passes, read_std_form).apply(make_context(), work)
+    passes = (RevInvertPass(), lower, safety) if inverses else (lower, safety)
+    PassPipeline(passes).apply(make_context(), work)
+    # Between std IR and LLVM: keep what calls need of the std form (the
+    # check table, the arrays each function writes, the error slot's
+    # position in each C entry point).  The array analysis serves both the
+    # calls and the translation's noalias parameters: it runs once.
+    checks = ModuleOp([])
+    checks.attributes.update(work.attributes)
+    aliasing = analyse_arrays(work)
+    entries = {
+        f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
+        for f in work.ops
+        if isinstance(f, StdFuncOp)
+        and f.body.blocks
+        and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
+        and (f.sym_visibility is None or f.sym_visibility.data != "private")
+    }
+    translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
     add_guards(llvm_module, entries)
@@ -147,7 +141,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
             function.attributes.add("nounwind")
             if not any(isinstance(argument.type, ir.PointerType) for argument in function.args):
                 function.attributes.add("readnone")
-    return LLVMModule(str(llvm_module), checks, writes)
+    return LLVMModule(str(llvm_module), checks, dict(aliasing.written))
 
 
 @dataclass(repr=False)

@@ -31,7 +31,6 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser, verify_module
-from revmlir.version import revmlir_version
 from revmlir.passes import get_all_passes
 from revmlir.remarks import Remark, collect_remarks
 from revmlir.tools.verify_diagnostics import (
@@ -40,6 +39,7 @@ from revmlir.tools.verify_diagnostics import (
     read_diagnostic,
     read_expectations,
 )
+from revmlir.version import revmlir_version
 
 TRACEBACK_ENV = "REVMLIR_TRACEBACK"
 STDIN = "-"

@@ -19,17 +19,17 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.utils.exceptions import PassFailedException
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Attribute
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.diagnostics import format_error
 from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.frontend.types import out_of_range, value_range
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
-from revmlir.runtime.values import numpy_dtype
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.native import NativeModule
+from revmlir.runtime.values import numpy_dtype
 from revmlir.tools.cli import UsageError, read_text, run_tool
 
 _NEGATIVE_NUMBER = re.compile(r"-[0-9.]")

@@ -32,14 +32,14 @@ from xdsl.ir import Attribute
 from revmlir.diagnostics import format_error
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
-from revmlir.naming import inverse_name
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
+from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
+from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
+from revmlir.runtime.native import lower_to_llvm_ir
 from revmlir.semantics import written_arguments
 from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
-from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
-from revmlir.runtime.native import lower_to_llvm_ir
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 

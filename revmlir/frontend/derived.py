@@ -1,0 +1,168 @@
+"""The programs derived from a specialization (``@f.adj``, ``@f.grad``,
+``@f.tan``, …) and what the derivatives of Python functions share.
+
+A derived program is built once per specialization and kind, in a copy of
+the specialization's module, and runs where ``f`` does: natively when ``f``'s
+specialization does, otherwise on the interpreter.  ``rv.adjoint(f)`` calls
+``@f.adj`` itself; ``rv.gradient``, ``rv.vjp``, ``rv.jvp`` and the matrices
+differentiate a ``ReversibleCall``, which ``@rv.ordinary`` functions build
+for their reversible form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any, Protocol, TypeGuard
+from weakref import WeakKeyDictionary
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Attribute
+
+from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+from revmlir.frontend.source import Source
+from revmlir.frontend.specialization import Specialization, compile_natively
+from revmlir.frontend.structs import Layout
+from revmlir.interpreter import RevInterpreter
+from revmlir.runtime.backend import Backend
+
+
+class Reversible(Protocol):
+    """A ``@rv.reversible`` function as ``rv.adjoint`` and the compiler see
+    it (``revmlir.frontend.api`` defines it, above both, and compiles it
+    with ``revmlir.frontend.compiler``): recognised by its
+    ``__revmlir_reversible__`` marker."""
+
+    __revmlir_reversible__: bool
+    pyfunc: Callable[..., Any]
+    source: Source
+    checks: bool
+    hints: dict[str, Any]
+
+    @property
+    def __name__(self) -> str: ...
+
+    @property
+    def parameters(self) -> list[str]: ...
+
+    def annotated_types(self) -> list[Attribute | None]: ...
+
+    def flattened(self, layout: Layout) -> Reversible:
+        """The function taking the fields of its struct arguments in
+        ``layout`` as parameters of their own."""
+        ...
+
+    def specialization_for(self, *args: Any) -> Specialization: ...
+
+
+def is_reversible(value: object) -> TypeGuard[Reversible]:
+    """Whether ``value`` is a ``@rv.reversible`` function."""
+    return getattr(value, "__revmlir_reversible__", False) is True
+
+
+_derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = (
+    WeakKeyDictionary()
+)
+
+
+def derived_backend(
+    spec: Specialization, what: str, generate: Callable[[ModuleOp, list[str]], object],
+    inverses: bool = False,
+) -> tuple[ModuleOp, Backend]:
+    """A copy of the specialization's module to which ``generate`` added
+    functions derived from ``f`` (``what`` names them: "adjoint", …), and how
+    it runs: natively when ``f``'s specialization does, otherwise on the
+    interpreter.  Built once per specialization, kind and ``inverses``.
+    Derived functions are run forward, so native code leaves out the
+    inverses no uncall needs (half the compile time) unless ``inverses``."""
+    derived = _derived.setdefault(spec, {})
+    if (cached := derived.get((what, inverses))) is None:
+        module = spec.module.clone()
+        generate(module, [spec.name])
+        module.verify()
+        backend: Backend = RevInterpreter(module)
+        if spec.native is not None:
+            name = spec.function.__name__
+            backend = compile_natively(spec.function, module, f"the {what} of {name}", inverses) or backend
+        cached = derived[(what, inverses)] = (module, backend)
+    return cached
+
+
+def adjoint_backend(spec: Specialization, lanes: int = 1) -> tuple[ModuleOp, Backend]:
+    """The module holding ``@f.adj`` (``@f.adjL``) for this specialization
+    and how it runs."""
+    if lanes == 1:
+        return derived_backend(spec, "adjoint", generate_adjoints)
+    return derived_backend(spec, f"adjoint, {lanes} lanes", partial(generate_adjoints, lanes=lanes))
+
+
+def own_gradient(spec: Specialization) -> Backend:
+    """How a specialization whose module holds its own ``@f.grad``
+    (checkpointed gradients) runs it: as it runs ``f``, compiled once."""
+    return spec.native if spec.native is not None else spec.interpreter
+
+
+@dataclass(frozen=True)
+class ReversibleCall:
+    """A call of ``f`` as a run of a reversible specialization, which
+    ``rv.gradient`` and ``rv.vjp`` differentiate.  A reversible function is
+    its own specialization, whose arguments are ``f``'s inputs and outputs;
+    an ``@rv.ordinary`` function runs its reversibilized form, which also
+    takes result slots and output arrays."""
+
+    spec: Specialization
+    arguments: tuple[Any, ...]
+    """The specialization's arguments for ``f``'s inputs."""
+    inputs: tuple[int, ...]
+    """Per input of ``f``: the argument that receives it (and its gradient)."""
+    outputs: tuple[int, ...]
+    """Per output of ``f``: the argument that holds it after the run."""
+    recompute: bool = False
+    """Whether the specialization's gradient ``@f.grad`` reruns ``f`` from
+    its inputs under a checkpoint schedule: then pullbacks call it, not
+    ``@f.adj`` on the state after the run."""
+
+
+@dataclass(frozen=True)
+class AdjointFunction:
+    """``rv.adjoint(f)``: the gradient program ``@f.adj`` as a function.
+
+    It takes ``f``'s arguments holding ``f``'s outputs, then one gradient per
+    argument that carries one (a float for a float or complex scalar, an
+    array shaped like the argument for an array of floats), and runs ``f``
+    backwards while the gradients flow from the outputs to the inputs: it
+    returns ``f``'s inputs and the input gradients (arrays are updated in
+    place).  Called inside a reversible function it becomes a
+    ``rev.call @f.adj``, so a program can compute many gradients natively
+    (a Jacobian block per observation, for instance).
+
+    ``rv.adjoint(f, lanes=L)`` is ``@f.adjL`` (vector mode): ``L`` sets of
+    gradients, lane by lane, in one backward run that uncomputes ``f`` once
+    for all of them (``L`` rows of a Jacobian).
+    """
+
+    function: Reversible
+    lanes: int = 1
+
+    def __call__(self, *args: Any) -> Any:
+        count = len(self.function.parameters)
+        spec = self.function.specialization_for(*args[:count])
+        if len(args) != count + self.lanes * len(spec.carrying):
+            per_lane = f" per lane ({self.lanes} lanes)" if self.lanes > 1 else ""
+            raise TypeError(
+                f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
+                f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
+            )
+        _, backend = adjoint_backend(spec, self.lanes)
+        results = backend.call(adjoint_name(spec.name, self.lanes), *args)
+        return results[0] if len(results) == 1 else results
+
+
+def adjoint(function: Reversible, lanes: int = 1) -> AdjointFunction:
+    """``rv.adjoint(f)`` (``rv.adjoint(f, lanes=L)``), see ``AdjointFunction``."""
+    if not is_reversible(function):
+        raise TypeError(f"rv.adjoint expects a @rv.reversible function, got {function!r}")
+    if type(lanes) is not int or lanes < 1:
+        raise TypeError(f"rv.adjoint: lanes must be an integer ≥ 1, got {lanes!r}")
+    return AdjointFunction(function, lanes)

@@ -1,0 +1,238 @@
+"""What every compiled Python function shares: its specializations.
+
+``@rv.reversible`` (``revmlir.frontend.api``), ``~f`` and ``@rv.ordinary``
+(``revmlir.frontend.ordinary``) each compile once per argument-type
+signature to a rev module, a ``Specialization``, which runs natively where
+the backend allows and the program compiles, else on the interpreter; calls
+find theirs by the arguments' Python types first.  The functions build on
+this module, so it knows them only as ``Compiled``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Attribute
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import FuncOp
+from revmlir.frontend.types import IntRanges, check_int_ranges, int_ranges
+from revmlir.interpreter import RevInterpreter
+from revmlir.runtime.native import NativeModule
+from revmlir.semantics import written_arguments
+
+
+class Compiled(Protocol):
+    """What a specialization runs: a ``@rv.reversible`` function, its
+    inverse ``~f`` or an ``@rv.ordinary`` function."""
+
+    @property
+    def __name__(self) -> str: ...
+
+    @property
+    def backend(self) -> str:
+        """``"auto"``, ``"native"`` or ``"interpreter"`` (``BACKENDS``)."""
+        ...
+
+    def __invert__(self) -> Compiled:
+        """The function run backwards: ``~f``, whose specialization is
+        ``Specialization.inverse``."""
+        ...
+
+
+BACKENDS = ("auto", "native", "interpreter")
+
+
+class _Typed(Protocol):
+    @property
+    def types(self) -> tuple[Attribute, ...]: ...
+
+
+S = TypeVar("S", bound=_Typed)
+
+
+class Specialization:
+    """One compiled signature of a reversible function.
+
+    It runs natively when the backend allows and the program compiles (the
+    ``auto`` backend falls back to the interpreter for constructs native code
+    does not support yet, such as ``print``, with an
+    ``InterpreterFallbackWarning``); the interpreter is
+    always available as ``.interpreter``, with its counters.
+    """
+
+    def __init__(
+        self,
+        function: Compiled,
+        types: tuple[Attribute, ...],
+        name: str,
+        module: ModuleOp,
+    ):
+        self.function = function
+        self.types = types
+        self.name = name
+        self.module = module
+        self.interpreter = RevInterpreter(module)
+        self.native: NativeModule | None = None
+        if function.backend != "interpreter":
+            self.native = compile_natively(function, module, function.__name__)
+
+    @functools.cached_property
+    def inverse(self) -> Specialization:
+        """The specialization of ``~f``: a module holding ``@f.inv`` as a
+        function of its own, run forward, so that its derived functions are
+        built (``@f.inv.adj``, ``@f.inv.tan``…) and called as any other
+        function's."""
+        from revmlir.inversion import invert_function
+        from revmlir.naming import inverse_name
+
+        module = self.module.clone()
+        primal = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == self.name)
+        module.body.block.insert_op_after(invert_function(primal), primal)
+        return Specialization(~self.function, self.types, inverse_name(self.name), module)
+
+    @functools.cached_property
+    def written(self) -> tuple[bool, ...]:
+        """Per argument: whether a run may change it (scalars are returned,
+        not changed; an array is changed when some op writes it, here or in
+        a function called with it, a stack always)."""
+        writes = written_arguments(self.module)[self.name]
+        return tuple(
+            isinstance(t, StackType) or (isinstance(t, MemRefType) and i in writes)
+            for i, t in enumerate(self.types)
+        )
+
+    @functools.cached_property
+    def carrying(self) -> tuple[int, ...]:
+        """The arguments that carry derivatives (floats, complex and log
+        numbers, arrays and stacks of them): derived functions (``@f.adj``,
+        ``@f.tan``) take one gradient or tangent for each."""
+        from revmlir.semantics import gradient_type
+
+        return tuple(i for i, t in enumerate(self.types) if gradient_type(t) is not None)
+
+    def private_copies(self, args: Sequence[Any]) -> list[Any]:
+        """``args`` with copies of the arrays and stacks a run changes, so
+        that running on them leaves the caller's data alone."""
+        copies = list(args)
+        for i in self._written_positions:
+            value = args[i]
+            # ndarray.copy: a third of copy.copy's dispatch, on every derivative call
+            copies[i] = value.copy() if type(value) is np.ndarray else copy.copy(value)
+        return copies
+
+    @functools.cached_property
+    def _written_positions(self) -> tuple[int, ...]:
+        return tuple(i for i, changed in enumerate(self.written) if changed)
+
+    @property
+    def backend(self) -> str:
+        return "native" if self.native is not None else "interpreter"
+
+    def text(self) -> str:
+        from io import StringIO
+
+        stream = StringIO()
+        Printer(stream=stream).print_op(self.module)
+        return stream.getvalue()
+
+    def run(self, args: Sequence[Any], backward: bool, backend: str | None = None) -> Any:
+        """Run forward or backward; ``backend="interpreter"`` forces the
+        interpreter (for its counters), otherwise native code when compiled."""
+        runner = self.interpreter if self.native is None or backend == "interpreter" else self.native
+        results = runner.caller(self.name, backward)(args)
+        return results[0] if len(results) == 1 else results
+
+
+class NativeCompilationError(Exception):
+    """``backend="native"`` was requested for a program native code cannot run."""
+
+
+class InterpreterFallbackWarning(RuntimeWarning):
+    """A function with the default ``backend="auto"`` runs on the
+    interpreter because native code cannot run part of it.  The results are
+    the same, but a loop runs thousands of times slower, which users should
+    hear about rather than discover.  ``backend="interpreter"`` says it is
+    intended (no warning); ``backend="native"`` makes it an error."""
+
+
+def compile_natively(
+    function: Compiled, module: ModuleOp, what: str, inverses: bool = True
+) -> NativeModule | None:
+    """``module`` compiled (``inverses``: see ``NativeModule.compile``), or
+    None where ``function``'s ``auto`` backend falls back to the interpreter
+    (with an ``InterpreterFallbackWarning`` naming ``what`` and the reason);
+    ``backend="native"`` raises instead."""
+    try:
+        return NativeModule.compile(module, inverses=inverses)
+    except PassFailedException as reason:
+        if function.backend == "native":
+            raise NativeCompilationError(f"{what} cannot run natively: {reason}") from None
+        warnings.warn(
+            f"{what} runs on the interpreter, much slower than native code: {reason} "
+            "(backend='interpreter' says this is intended, backend='native' makes it an error)",
+            InterpreterFallbackWarning,
+            stacklevel=_first_frame_outside_package(),
+        )
+        return None
+
+
+def _first_frame_outside_package() -> int:
+    """The ``stacklevel`` of the user's call, so a warning points at the line
+    that called the function rather than at revmlir's internals (Python 3.11
+    has no ``skip_file_prefixes``)."""
+    package = str(Path(__file__).resolve().parent.parent)
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class Specializing(Protocol[S]):
+    """A compiled Python function: ``@rv.reversible`` or ``@rv.ordinary``."""
+
+    __name__: str
+    _by_python_types: dict[tuple[Any, ...], tuple[S, IntRanges]]
+
+    @property
+    def parameters(self) -> list[str]: ...
+
+    def signature_of(self, args: Sequence[Any]) -> tuple[Attribute, ...]: ...
+
+    def specialize(self, types: Sequence[Attribute]) -> S: ...
+
+
+def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
+    """The specialization of ``function`` that runs ``args``.  Building xDSL
+    types for every call costs more than running small programs, so calls
+    are first matched on the arguments' Python types; the ints among them
+    are then checked against their parameters' ranges (nothing to do in
+    calls without ints)."""
+    key = python_types(args)
+    if (found := function._by_python_types.get(key)) is None:
+        spec = function.specialize(function.signature_of(args))
+        found = function._by_python_types[key] = (spec, int_ranges(spec.types, key))
+    spec, ranges = found
+    if ranges:
+        check_int_ranges(function.__name__, function.parameters, spec.types, ranges, args)
+    return spec
+
+
+def python_types(args: Sequence[Any]) -> tuple[Any, ...]:
+    """What calls are matched on first: each argument's Python type, and an
+    array's dtype and rank."""
+    return tuple(
+        [(np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args]
+    )
