@@ -1,6 +1,7 @@
 """``compile_kernels``: rev functions to PTX kernels, the whole pipeline.
 
-    rev ──rev-invert──► rev-lower-to-std ──rev-gpu-outline──► gpu.module
+    rev ──rev-invert──► rev-lower-to-std ──rev-gpu-local-arrays──►
+        ──rev-gpu-outline──► gpu.module
         ──convert-gpu-to-nvvm──► nvvm ──(convert-std-to-llvm rules)──► LLVM
         ──libdevice linked, -O3 for nvptx64-nvidia-cuda──► PTX
 
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp
+from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
@@ -132,6 +134,7 @@ def lower_kernels(
         f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
     }
     RevLowerToStdPass().apply(ctx, work)
+    RevGpuLocalArraysPass().apply(ctx, work)
     outline(work, list(names) if names is not None else None, all_functions)
     ConvertGpuToNvvmPass().apply(ctx, work)
     return work, arguments

@@ -15,10 +15,11 @@ Value representation:
   pointer, then its sizes (``expanded_inputs``), the pointer ``noalias``
   where ``revmlir.lowering.aliasing`` proves it may be;
 - a function with several results returns a struct of them;
-- ``memref.alloca`` of a static shape is allocated once, in the entry block
-  (``rev-lower-to-std`` uses it for stack headers, which never outlive one
-  iteration of a loop), so a loop does not grow the frame; of a dynamic
-  shape, where it is (``rev-lower-to-std`` uses it for ancilla arrays
+- ``memref.alloca`` of a static shape (or of sizes that are constants) is
+  allocated once, in the entry block (``rev-lower-to-std`` uses it for stack
+  headers, which never outlive one iteration of a loop; the GPU compiler for
+  arrays of a known size, ``revmlir.gpu.local_arrays``), so a loop does not
+  grow the frame; of a dynamic shape, where it is (``rev-lower-to-std`` uses it for ancilla arrays
   outside loops); ``memref.alloc``/``dealloc`` call ``malloc``/``free``;
 - a declared function is external (libm, or the C library's allocator
   declared as an ``llvm.func``), unless it is one of the stack runtime's,
@@ -87,7 +88,7 @@ from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
-from revmlir.ir_utils import RuleTable, constant_index
+from revmlir.ir_utils import RuleTable, constant_index, constant_shape
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -1052,8 +1053,10 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.AllocaOp)
     type = op.memref.type
     assert isinstance(type, MemRefType)
-    shape = type.get_shape()
-    if op.dynamic_sizes:
+    # sizes that are constants (rv.zeros((1, 11)) has a dynamic type) make
+    # a static allocation, which LLVM's SROA can keep in registers
+    shape = constant_shape(type.get_shape(), op.dynamic_sizes)
+    if shape is None:
         # in place: its sizes are known here (rev-lower-to-std only uses
         # this outside loops, so the frame does not grow per iteration)
         sizes = _sizes(t, op, type, op.dynamic_sizes)
