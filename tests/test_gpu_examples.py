@@ -6,6 +6,8 @@ GPU.  ``test_gpu_kernels.py`` runs them on a GPU."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from gpu_examples import complex_values, examples, positive
@@ -141,6 +143,21 @@ def test_ba_kernel_keeps_its_arrays_in_registers() -> None:
         usage = resource_usage(compiled.program.ptx, "sm_90")[info.entry]
         assert usage.spill_stores == usage.spill_loads == 0
         assert usage.stack_frame <= 160 < 73 * 8, usage
+
+
+@pytest.mark.parametrize("function, args", _kernel_cases(("log_sin", "complex_log")))
+def test_elementwise_kernels_load_before_they_compute(function: object, args: tuple) -> None:
+    """An iteration's loads leave together, in program order: ``y[i]``
+    (read, then written: ``ld.global``) before ``x[i]`` (read only:
+    ``ld.global.nc``), not sunk past ``x[i]``'s check and the logarithm's
+    branches to where the sum needs it, which made two memory latencies
+    of each iteration."""
+    compiled = rv.cuda.kernel(function).specialise(*args)
+    entry = compiled.program.ptx.split(f".entry {compiled.program.kernels[compiled.name].entry}(")[1]
+    entry = entry.split("\n.func")[0]
+    first_read_only = re.search(r"ld\.global\.nc\.b64\s", entry)
+    assert first_read_only is not None
+    assert "ld.global.b64" in entry[: first_read_only.start()]
 
 
 ARENA_KERNELS = ("gmm_points", "gmm_points.adj")
