@@ -342,20 +342,29 @@ def write(out: Path, device: str) -> None:
     (out / "bench_gpu.md").write_text("\n".join(lines) + "\n")
 
 
+def parse_cases(text: str) -> list[str]:
+    """The cases ``--cases`` names (comma separated, any case), as
+    ``CASES`` spells them."""
+    known = {c.lower(): c for c in CASES}
+    asked = [c.strip() for c in text.split(",") if c.strip()]
+    unknown = [c for c in asked if c.lower() not in known]
+    if unknown or not asked:
+        raise argparse.ArgumentTypeError(
+            f"unknown case(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(CASES)}"
+        )
+    return [known[c.lower()] for c in asked]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="directory for bench_gpu.md and bench_gpu.json")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer samples")
     parser.add_argument(
-        "--cases", default=",".join(CASES), help=f"comma-separated cases to run (default: {','.join(CASES)})"
+        "--cases", type=parse_cases, default=list(CASES),
+        help=f"comma-separated cases to run, any case (default: {','.join(CASES)})",
     )
     opts = parser.parse_args()
-    known = {c.lower(): c for c in CASES}
-    asked = [c.strip() for c in opts.cases.split(",") if c.strip()]
-    unknown = [c for c in asked if c.lower() not in known]
-    if unknown or not asked:
-        parser.error(f"unknown case(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(CASES)}")
-    selected = {known[c.lower()] for c in asked}
+    selected = set(opts.cases)
     if not rv.cuda.is_available():
         sys.exit(f"bench_gpu.py needs a GPU: {rv.cuda.unavailable_reason()}")
     import cupy as cp
