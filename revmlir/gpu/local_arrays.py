@@ -55,7 +55,7 @@ def local_shape(op: memref.AllocOp) -> list[int] | None:
     type = op.memref.type
     assert isinstance(type, MemRefType)
     shape = constant_shape(type.get_shape(), op.dynamic_sizes)
-    if shape is None or prod(shape) * element_bytes(type.element_type) > FRAME_ARRAY_BYTES:
+    if shape is None or any(d < 0 for d in shape) or prod(shape) * element_bytes(type.element_type) > FRAME_ARRAY_BYTES:
         return None
     if any(isinstance(use.operation, scf.YieldOp) for use in op.memref.uses):
         return None

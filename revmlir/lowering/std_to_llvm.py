@@ -88,6 +88,7 @@ from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
+from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape
 
 PTR = llvm.LLVMPointerType()
@@ -1053,9 +1054,7 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.AllocaOp)
     type = op.memref.type
     assert isinstance(type, MemRefType)
-    # sizes that are constants (rv.zeros((1, 11)) has a dynamic type) make
-    # a static allocation, which LLVM's SROA can keep in registers
-    shape = constant_shape(type.get_shape(), op.dynamic_sizes)
+    shape = _frame_shape(type, op.dynamic_sizes)
     if shape is None:
         # in place: its sizes are known here (rev-lower-to-std only uses
         # this outside loops, so the frame does not grow per iteration)
@@ -1077,6 +1076,21 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
         entry.insert_ops_before([size, storage], entry.first_op)
     sizes = [t.const(d, i64, op) for d in shape]
     t.set(op.memref, t.pack(llvm_type(type), [storage.results[0], *sizes], op))
+
+
+def _frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int] | None:
+    """The shape to allocate once in the entry block: a static one, or one
+    whose sizes are constants (``rv.zeros((1, 11))`` has a dynamic type),
+    which LLVM's SROA can then keep in registers, if it takes at most
+    ``FRAME_ARRAY_BYTES`` (``rev-lower-to-std`` also allocates with
+    constant sizes in the frame branch of its run-time choice between
+    frame and heap, which never runs for a larger array)."""
+    shape = constant_shape(type.get_shape(), dynamic_sizes)
+    if shape is None or not dynamic_sizes:
+        return shape
+    if any(d < 0 for d in shape) or prod(shape) * element_bytes(type.element_type) > FRAME_ARRAY_BYTES:
+        return None
+    return shape
 
 
 @translates(memref.AllocOp)
