@@ -30,7 +30,6 @@ fixes.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import memref, scf
@@ -43,21 +42,18 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from revmlir.ir_utils import constant_shape
-from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
+from revmlir.lowering.std_to_llvm import frame_shape
 
 
 def local_shape(op: memref.AllocOp) -> list[int] | None:
     """The shape of a heap array that may live in the thread's local memory
-    instead, or ``None``: its sizes must be constants, its bytes at most
-    ``FRAME_ARRAY_BYTES``, and no ``scf.yield`` may pass it on (its free
-    would not be found)."""
+    instead, or ``None``: one a frame would hold (``frame_shape``: constant
+    sizes, at most ``FRAME_ARRAY_BYTES``), which no ``scf.yield`` passes on
+    (its free would not be found)."""
     type = op.memref.type
     assert isinstance(type, MemRefType)
-    shape = constant_shape(type.get_shape(), op.dynamic_sizes)
-    if shape is None or any(d < 0 for d in shape) or prod(shape) * element_bytes(type.element_type) > FRAME_ARRAY_BYTES:
-        return None
-    if any(isinstance(use.operation, scf.YieldOp) for use in op.memref.uses):
+    shape = frame_shape(type, op.dynamic_sizes)
+    if shape is None or any(isinstance(use.operation, scf.YieldOp) for use in op.memref.uses):
         return None
     return shape
 

@@ -1054,7 +1054,7 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.AllocaOp)
     type = op.memref.type
     assert isinstance(type, MemRefType)
-    shape = _frame_shape(type, op.dynamic_sizes)
+    shape = frame_shape(type, op.dynamic_sizes)
     if shape is None:
         # in place: its sizes are known here (rev-lower-to-std only uses
         # this outside loops, so the frame does not grow per iteration)
@@ -1078,7 +1078,7 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.memref, t.pack(llvm_type(type), [storage.results[0], *sizes], op))
 
 
-def _frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int] | None:
+def frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int] | None:
     """The shape to allocate once in the entry block: a static one, or one
     whose sizes are constants (``rv.zeros((1, 11))`` has a dynamic type),
     which LLVM's SROA can then keep in registers, if it takes at most
