@@ -7,7 +7,9 @@ Cases (n elements or observations):
   with their gradients (``rv.adjoint``), 10⁷ elements; against CuPy
   ElementwiseKernels of the same math, and as a fraction of the measured
   device-to-device copy bandwidth (bytes: each array argument read once,
-  the arrays the kernel writes written once);
+  and each array whose contents a call changes written once; the complex
+  log's routine form writes ``x`` and restores it, which is no traffic a
+  kernel needs);
 * BA Jacobian blocks (``examples/python/gpu_ba.py``), 10⁶ and 10⁷
   observations; against JAX ``jit(vmap(jacrev))`` of the reprojection error
   plus ``vmap(grad)`` of the weight error, on gathered inputs;
@@ -27,8 +29,9 @@ are its own, is timed by the wall clock around ``inner`` calls and one
 Every case first checks the GPU's results against the CPU's.
 
 Run (on a machine with a GPU, CuPy and JAX):
-    python benchmarks/bench_gpu.py --out DIR [--quick]
-It prints progress and writes DIR/bench_gpu.md and DIR/bench_gpu.json.
+    python benchmarks/bench_gpu.py --out DIR [--quick] [--cases elementwise,BA,memory,ptx,GMM]
+It prints progress and writes DIR/bench_gpu.md and DIR/bench_gpu.json after
+every case; ``--cases`` runs only the cases named (default: all, GMM last).
 """
 
 from __future__ import annotations
@@ -53,6 +56,9 @@ sys.path.insert(0, str(ROOT / "examples" / "python"))
 import revmlir as rv
 
 ROWS: list[dict[str, Any]] = []
+CASES = ("elementwise", "BA", "memory", "ptx", "GMM")
+"""The cases, in the order they run: GMM, the slowest to set up, last, so
+that the others' numbers are written first."""
 STARTED = time.perf_counter()
 
 
@@ -149,8 +155,7 @@ def elementwise(cp: Any, stream: Any, n: int, repeat: int, bandwidth: float) -> 
         kernel(*ours)
         cupy_kernels[name](*cupy_order(theirs))
         assert all(cp.allclose(a, b, rtol=1e-10, atol=1e-12) for a, b in zip(ours, theirs)), name
-        written = kernel.specialise(*[np.empty(0, a.dtype) for a in ours]).written
-        nbytes = sum(a.nbytes * (2 if i in written else 1) for i, a in enumerate(ours))
+        nbytes = traffic(make(), lambda *a: kernel(*a))
         ms = gpu_ms(cp, stream, lambda: kernel(*ours, stream=stream), repeat, 10)
         record(case, "ours (GPU)", ms, bandwidth=f"{nbytes / (ms * 1e-3) / bandwidth:.0%} of copy")
         with stream:
@@ -158,6 +163,17 @@ def elementwise(cp: Any, stream: Any, n: int, repeat: int, bandwidth: float) -> 
         record(case, "CuPy ElementwiseKernel", ms, bandwidth=f"{nbytes / (ms * 1e-3) / bandwidth:.0%} of copy")
         host = [cp.asnumpy(a) for a in make()]
         record(case, "ours (CPU, one core)", wall_ms(lambda: function(*host), max(3, repeat // 4)))
+
+
+def traffic(arrays: list[Any], call: Callable[..., Any]) -> int:
+    """The bytes a call must move at least: every array read once, and
+    every array whose contents it changes written once (an array written and
+    restored, as the complex log's routine form does with ``x``, counts as
+    read only)."""
+    before = [a.copy() for a in arrays]
+    call(*arrays)
+    changed = [not bool((a == b).all()) for a, b in zip(arrays, before)]
+    return sum(a.nbytes * (2 if c else 1) for a, c in zip(arrays, changed))
 
 
 def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
@@ -171,6 +187,7 @@ def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
     weight_jacobian = jax.jit(jax.vmap(jax.grad(lambda w: 1.0 - w * w)))
     base = read_ba("ba/ba1_n49_m7776_p31843.txt")
     kernel = rv.cuda.kernel(ba_jacobian_blocks)
+    resources(kernel, "BA Jacobian-blocks kernel", base)
     for p in sizes:
         case = f"BA Jacobian blocks, {p:.0e} observations"
         problem = with_observations(base, p)
@@ -194,6 +211,19 @@ def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
         record(case, "JAX jit(vmap(jacrev)) (GPU)", wall_ms(
             lambda: (jacobian(*gathered), weight_jacobian(gathered[2])), repeat, 3, jax.block_until_ready,
         ))
+
+
+def resources(kernel: Any, case: str, base: Any) -> None:
+    """What ptxas reports for the BA kernel for sm_90: registers (they bound
+    occupancy), local memory (its stack frame) and spills."""
+    from revmlir.gpu.toolkit import resource_usage
+
+    args = (np.zeros((1, 2, 15)), np.zeros(1), base.cams, base.X, base.w[:1], base.obs[:1], base.feats[:1])
+    compiled = kernel.specialise(*args)
+    info = compiled.program.kernels[compiled.name]
+    usage = resource_usage(compiled.program.ptx, "sm_90")[info.entry]
+    record(case, "ptxas -v, sm_90", None, registers=usage.registers, stack_frame=f"{usage.stack_frame} B",
+           spills=f"{usage.spill_stores} B stored, {usage.spill_loads} B loaded", arena=info.arena)
 
 
 def gmm(cp: Any, stream: Any, files: list[str], repeat: int) -> None:
@@ -318,11 +348,29 @@ def write(out: Path, device: str) -> None:
     (out / "bench_gpu.md").write_text("\n".join(lines) + "\n")
 
 
+def parse_cases(text: str) -> list[str]:
+    """The cases ``--cases`` names (comma separated, any case), as
+    ``CASES`` spells them."""
+    known = {c.lower(): c for c in CASES}
+    asked = [c.strip() for c in text.split(",") if c.strip()]
+    unknown = [c for c in asked if c.lower() not in known]
+    if unknown or not asked:
+        raise argparse.ArgumentTypeError(
+            f"unknown case(s) {', '.join(unknown) or '(none given)'}; known: {', '.join(CASES)}"
+        )
+    return [known[c.lower()] for c in asked]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, required=True, help="directory for bench_gpu.md and bench_gpu.json")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer samples")
+    parser.add_argument(
+        "--cases", type=parse_cases, default=list(CASES),
+        help=f"comma-separated cases to run, any case (default: {','.join(CASES)})",
+    )
     opts = parser.parse_args()
+    selected = set(opts.cases)
     if not rv.cuda.is_available():
         sys.exit(f"bench_gpu.py needs a GPU: {rv.cuda.unavailable_reason()}")
     import cupy as cp
@@ -335,15 +383,17 @@ def main() -> None:
     stream = cp.cuda.Stream(non_blocking=True)
     bandwidth = copy_bandwidth(cp, stream, (1 << 28) if opts.quick else (1 << 32), repeat)
     record("device-to-device copy", "cudaMemcpyAsync", None, bandwidth=f"{bandwidth / 1e12:.3f} TB/s")
-    cases: list[tuple[str, Callable[[], None]]] = [
-        ("elementwise", lambda: elementwise(cp, stream, 10**6 if opts.quick else 10**7, repeat, bandwidth)),
-        ("BA", lambda: ba(cp, stream, [10**5] if opts.quick else [10**6, 10**7], repeat)),
-        ("GMM", lambda: gmm(cp, stream, ["gmm/10k/gmm_d10_K5.txt"] if opts.quick else
-                            ["gmm/10k/gmm_d2_K5.txt", "gmm/10k/gmm_d10_K5.txt", "gmm/10k/gmm_d20_K5.txt"], repeat)),
-        ("per-thread memory", lambda: per_thread_memory(cp, stream, 10**5 if opts.quick else 10**6, 16, repeat)),
-        ("source to PTX", lambda: source_to_ptx(3)),
-    ]
-    for name, run in cases:
+    cases: dict[str, Callable[[], None]] = {
+        "elementwise": lambda: elementwise(cp, stream, 10**6 if opts.quick else 10**7, repeat, bandwidth),
+        "BA": lambda: ba(cp, stream, [10**5] if opts.quick else [10**6, 10**7], repeat),
+        "memory": lambda: per_thread_memory(cp, stream, 10**5 if opts.quick else 10**6, 16, repeat),
+        "ptx": lambda: source_to_ptx(3),
+        "GMM": lambda: gmm(cp, stream, ["gmm/10k/gmm_d10_K5.txt"] if opts.quick else
+                           ["gmm/10k/gmm_d2_K5.txt", "gmm/10k/gmm_d10_K5.txt", "gmm/10k/gmm_d20_K5.txt"], repeat),
+    }
+    for name, run in cases.items():
+        if name not in selected:
+            continue
         progress(f"-- {name}")
         try:
             run()

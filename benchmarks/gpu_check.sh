@@ -2,9 +2,10 @@
 # The GPU check of issue 19, for a machine with an NVIDIA GPU: the tests
 # marked gpu (they launch kernels), then benchmarks/bench_gpu.py.  Output
 # goes under $OUT (default ./gpu-check): nvidia-smi.txt, tests.txt,
-# bench.txt, bench/bench_gpu.{md,json}.  Under 5 minutes on an H100.
+# bench.txt, bench/bench_gpu.{md,json}.  Under 7 minutes on an H100; arguments
+# go to the benchmark (--quick, --cases BA,ptx).
 #
-#   OUT=/somewhere sh benchmarks/gpu_check.sh [--quick]
+#   OUT=/somewhere sh benchmarks/gpu_check.sh [--quick] [--cases LIST]
 #
 # PYTHON picks the interpreter (default python3); it needs numpy, llvmlite,
 # xdsl, pytest, cuda-bindings, and for the benchmark cupy and jax.
@@ -35,9 +36,9 @@ EOF2
 echo "== tests marked gpu"
 tests=$(ls tests/test_gpu*.py)
 # the GPU libraries' own deprecation warnings are not this check's failures
-timeout 170 "$PYTHON" -m pytest -q -rs -m gpu -p no:cacheprovider -n 8 \
+timeout 170 "$PYTHON" -m pytest -q -rs -m gpu -p no:cacheprovider -p no:benchmark -n 8 \
     -W ignore::DeprecationWarning -W ignore::FutureWarning $tests > "$OUT/tests.txt" 2>&1
 echo "pytest exit status $? (log in $OUT/tests.txt)"
 tail -n 5 "$OUT/tests.txt"
 echo "== benchmarks/bench_gpu.py"
-timeout 200 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT/bench" "$@" 2>&1 | tee "$OUT/bench.txt"
+timeout 240 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT/bench" "$@" 2>&1 | tee "$OUT/bench.txt"

@@ -8,7 +8,7 @@ importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from xdsl.dialects import arith
@@ -25,6 +25,24 @@ def constant_index(value: SSAValue) -> int | None:
         if isinstance(attr, IntegerAttr):
             return attr.value.data
     return None
+
+
+def constant_index_through_cast(value: SSAValue) -> int | None:
+    """A constant index, also one cast from an integer constant (the Python
+    frontend writes ``x[0]`` and ``rv.zeros((1, 11))``'s sizes as ``i64``
+    constants cast to ``index``)."""
+    if isinstance(value, OpResult) and isinstance(value.op, arith.IndexCastOp):
+        value = value.op.input
+    return constant_index(value)
+
+
+def constant_shape(shape: Sequence[int], dynamic_sizes: Sequence[SSAValue]) -> list[int] | None:
+    """A memref's shape with its dynamic sizes (``-1`` in ``shape``, given
+    in order by ``dynamic_sizes``) filled in, if all are known at compile
+    time, else ``None``."""
+    sizes = iter(dynamic_sizes)
+    known = [d if d >= 0 else constant_index_through_cast(next(sizes)) for d in shape]
+    return None if None in known else known  # type: ignore[return-value]
 
 
 class RuleTable(Generic[RuleT]):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, memref
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
@@ -26,7 +26,7 @@ from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
-from revmlir.ir_utils import constant_index
+from revmlir.ir_utils import constant_index_through_cast
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
 
@@ -48,14 +48,6 @@ RULES: dict[str, str] = {
     "layout": "arrays are contiguous and row-major (memrefs carry no layout)",
     "parallel": "an iteration of a parallel loop writes private elements or accumulates into shared ones",
 }
-
-
-def _constant_through_cast(value: SSAValue) -> int | None:
-    """A constant index, also one cast from an integer constant (the Python
-    frontend writes ``x[0]`` as an ``i64`` constant cast to ``index``)."""
-    if isinstance(value, OpResult) and isinstance(value.op, arith.IndexCastOp):
-        value = value.op.input
-    return constant_index(value)
 
 
 def _fail(rule: str, op: Operation, message: str) -> ReversibilityViolation:
@@ -574,7 +566,7 @@ def _same_indices(
     for a, b in zip(first, second, strict=True):
         if a == b:
             continue
-        ca, cb = _constant_through_cast(a), _constant_through_cast(b)
+        ca, cb = constant_index_through_cast(a), constant_index_through_cast(b)
         if ca is None or cb is None:
             known = False
         elif ca != cb:

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import Float64Type, IndexType, IntegerType, MemRefTyp
 from xdsl.ir import Operation
 from xdsl.rewriter import Rewriter
 
+from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import array_at_address, pointer_as_index
 from revmlir.gpu.outline import ELEMENT_WORD, GPU_ERROR_SLOT, GPU_ERROR_WORDS, outline, takes_arena
 from revmlir.ir_utils import RuleTable
@@ -117,6 +118,7 @@ class EmulatedKernel:
         work = module.clone()
         RevInvertPass().apply(ctx, work)
         RevLowerToStdPass().apply(ctx, work)
+        RevGpuLocalArraysPass().apply(ctx, work)
         outline(work, [name])
         (device,) = [op for op in work.ops if isinstance(op, gpu.ModuleOp)]
         functions: list[Operation] = []

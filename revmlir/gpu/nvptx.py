@@ -53,6 +53,7 @@ from revmlir.lowering.std_to_llvm import (
     llvm_type,
     translate_module,
 )
+from revmlir.runtime_checks import FAIL
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
@@ -369,4 +370,20 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
             function.calling_convention = KERNEL_CONVENTION
         elif not function.is_declaration and (not keep_functions or function.name in private):
             function.linkage = "internal"
+    _out_of_line_fail(converted)
     return converted, kernels
+
+
+def _out_of_line_fail(module: ir.Module) -> None:
+    """The device's ``revmlir.fail`` is called, not inlined: a kernel has a
+    check at nearly every array access, and the report inlined at each
+    made loops over small arrays too large for LLVM to unroll, so their
+    arrays stayed in local memory instead of registers (BA's Jacobian
+    blocks).  It never returns (the thread exits) and is cold, so LLVM lays
+    out the checks as the unlikely branches they are."""
+    name = ptx_name(FAIL)
+    for function in module.functions:
+        if function.name == name and not function.is_declaration:
+            function.attributes.add("noinline")
+            function.attributes.add("cold")
+            function.attributes.add("noreturn")

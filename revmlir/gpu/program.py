@@ -1,6 +1,7 @@
 """``compile_kernels``: rev functions to PTX kernels, the whole pipeline.
 
-    rev ──rev-invert──► rev-lower-to-std ──rev-gpu-outline──► gpu.module
+    rev ──rev-invert──► rev-lower-to-std ──rev-gpu-local-arrays──►
+        ──rev-gpu-outline──► gpu.module
         ──convert-gpu-to-nvvm──► nvvm ──(convert-std-to-llvm rules)──► LLVM
         ──libdevice linked, -O3 for nvptx64-nvidia-cuda──► PTX
 
@@ -23,6 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FuncOp
+from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
@@ -126,7 +128,25 @@ def ptx_from_llvm(module: ir.Module, arch: str = "sm_90", opt_level: int = 3) ->
     options = llvm.create_pipeline_tuning_options(speed_level=max(opt_level, 1))
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(parsed, builder)
-    return machine.emit_assembly(parsed)
+    return _emit_without_machine_sinking(machine, parsed)
+
+
+def _emit_without_machine_sinking(machine: llvm.TargetMachine, module: llvm.ModuleRef) -> str:
+    """PTX for ``module``, with the back end's machine sinking off.  Every
+    array access of a kernel is checked, and a check's failure path reads
+    nothing; machine sinking then moves each load past the next checks and
+    the math before its use, so an iteration's loads went out one after the
+    other (``y[i]`` only once ``log(x[i])`` was done) instead of together,
+    and values stayed live longer (BA's kernel: 254 registers, 230
+    without).  The switch is LLVM's process-wide ``-disable-machine-sink``,
+    set for this emission only (native code compiled in another thread
+    meanwhile would be emitted without sinking too: slower, never wrong)."""
+    with _lock:
+        llvm.set_option("", "-disable-machine-sink=true")
+        try:
+            return machine.emit_assembly(module)
+        finally:
+            llvm.set_option("", "-disable-machine-sink=false")
 
 
 def lower_kernels(
@@ -142,6 +162,7 @@ def lower_kernels(
         f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
     }
     RevLowerToStdPass().apply(ctx, work)
+    RevGpuLocalArraysPass().apply(ctx, work)
     outline(work, list(names) if names is not None else None, all_functions)
     ConvertGpuToNvvmPass().apply(ctx, work)
     return work, arguments

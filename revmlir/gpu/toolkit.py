@@ -1,5 +1,6 @@
 """The parts of NVIDIA's CUDA toolkit the GPU path uses: ``ptxas`` (PTX to
-a cubin, and the test that PTX is valid) and ``libdevice.10.bc`` (math
+a cubin, the test that PTX is valid, and what a kernel costs in registers
+and local memory) and ``libdevice.10.bc`` (math
 functions as LLVM bitcode).  Either comes from a toolkit (``CUDA_HOME``,
 ``CUDA_PATH``, ``/usr/local/cuda*``) or from NVIDIA's wheels on PyPI
 (``nvidia-cuda-nvcc``, ``nvidia-nvvm``)."""
@@ -8,10 +9,12 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -49,6 +52,44 @@ def find_libdevice() -> Path | None:
 def emit_cubin(ptx: str, arch: str = "sm_90") -> bytes:
     """A cubin for ``arch`` from ``ptx``, by ptxas; its messages become the
     error where it rejects the PTX."""
+    return _ptxas(ptx, arch, [])[0]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What ptxas reports for one function (``ptxas -v``): a kernel's
+    registers bound its occupancy; its stack frame is local memory (arrays
+    not kept in registers, a call's parameters); spills are registers that
+    did not fit."""
+
+    registers: int | None
+    """``None`` for a ``.func`` (ptxas counts registers per entry)."""
+    stack_frame: int
+    spill_stores: int
+    spill_loads: int
+
+
+def resource_usage(ptx: str, arch: str = "sm_90") -> dict[str, Usage]:
+    """The resources of every function of ``ptx`` (its PTX name), as ptxas
+    assembling it for ``arch`` reports them."""
+    _, report = _ptxas(ptx, arch, ["-v"])
+    frames: dict[str, tuple[int, int, int]] = {}
+    registers: dict[str, int] = {}
+    function = entry = ""
+    for line in report.splitlines():
+        if found := re.search(r"Compiling entry function '([^']+)'", line):
+            entry = found.group(1)
+        elif found := re.search(r"Function properties for (\S+)", line):
+            function = found.group(1)
+        elif found := re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line):
+            frames[function] = (int(found.group(1)), int(found.group(2)), int(found.group(3)))
+        elif found := re.search(r"Used (\d+) registers", line):
+            registers[entry] = int(found.group(1))
+    return {name: Usage(registers.get(name), *frame) for name, frame in frames.items()}
+
+
+def _ptxas(ptx: str, arch: str, options: list[str]) -> tuple[bytes, str]:
+    """The cubin and ptxas's messages."""
     ptxas = find_ptxas()
     if ptxas is None:
         raise ToolkitError("ptxas was not found: install a CUDA toolkit or the nvidia-cuda-nvcc wheel")
@@ -56,8 +97,8 @@ def emit_cubin(ptx: str, arch: str = "sm_90") -> bytes:
         source, output = Path(folder) / "kernels.ptx", Path(folder) / "kernels.cubin"
         source.write_text(ptx)
         result = subprocess.run(
-            [str(ptxas), f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
+            [str(ptxas), *options, f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
         )
         if result.returncode != 0:
             raise ToolkitError(f"ptxas rejected the PTX: {result.stderr.strip()}")
-        return output.read_bytes()
+        return output.read_bytes(), result.stdout + result.stderr

@@ -15,10 +15,11 @@ Value representation:
   pointer, then its sizes (``expanded_inputs``), the pointer ``noalias``
   where ``revmlir.lowering.aliasing`` proves it may be;
 - a function with several results returns a struct of them;
-- ``memref.alloca`` of a static shape is allocated once, in the entry block
-  (``rev-lower-to-std`` uses it for stack headers, which never outlive one
-  iteration of a loop), so a loop does not grow the frame; of a dynamic
-  shape, where it is (``rev-lower-to-std`` uses it for ancilla arrays
+- ``memref.alloca`` of a static shape (or of sizes that are constants) is
+  allocated once, in the entry block (``rev-lower-to-std`` uses it for stack
+  headers, which never outlive one iteration of a loop; the GPU compiler for
+  arrays of a known size, ``revmlir.gpu.local_arrays``), so a loop does not
+  grow the frame; of a dynamic shape, where it is (``rev-lower-to-std`` uses it for ancilla arrays
   outside loops); ``memref.alloc``/``dealloc`` call ``malloc``/``free``;
 - a declared function is external (libm, or the C library's allocator
   declared as an ``llvm.func``), unless it is one of the stack runtime's,
@@ -90,9 +91,10 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
-from revmlir.ir_utils import RuleTable, constant_index
+from revmlir.ir_utils import RuleTable, constant_index, constant_shape
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
+from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -1101,8 +1103,8 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.AllocaOp)
     type = op.memref.type
     assert isinstance(type, MemRefType)
-    shape = type.get_shape()
-    if op.dynamic_sizes:
+    shape = frame_shape(type, op.dynamic_sizes)
+    if shape is None:
         # in place: its sizes are known here (rev-lower-to-std only uses
         # this outside loops, so the frame does not grow per iteration)
         sizes = _sizes(t, op, type, op.dynamic_sizes)
@@ -1123,6 +1125,21 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
         entry.insert_ops_before([size, storage], entry.first_op)
     sizes = [t.const(d, i64, op) for d in shape]
     t.set(op.memref, t.pack(llvm_type(type), [storage.results[0], *sizes], op))
+
+
+def frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int] | None:
+    """The shape to allocate once in the entry block: a static one, or one
+    whose sizes are constants (``rv.zeros((1, 11))`` has a dynamic type),
+    which LLVM's SROA can then keep in registers, if it takes at most
+    ``FRAME_ARRAY_BYTES`` (``rev-lower-to-std`` also allocates with
+    constant sizes in the frame branch of its run-time choice between
+    frame and heap, which never runs for a larger array)."""
+    shape = constant_shape(type.get_shape(), dynamic_sizes)
+    if shape is None or not dynamic_sizes:
+        return shape
+    if any(d < 0 for d in shape) or prod(shape) * element_bytes(type.element_type) > FRAME_ARRAY_BYTES:
+        return None
+    return shape
 
 
 @translates(memref.AllocOp)

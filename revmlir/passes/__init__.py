@@ -111,6 +111,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return RevGpuOutlinePass
 
+    def gpu_local_arrays():
+        from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
+
+        return RevGpuLocalArraysPass
+
     def gpu_to_nvvm():
         from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 
@@ -125,6 +130,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-lower-to-std": lower_to_std,
         "rev-host-safety": host_safety,
         "convert-std-to-llvm": std_to_llvm,
+        "rev-gpu-local-arrays": gpu_local_arrays,
         "rev-gpu-outline": gpu_outline,
         "convert-gpu-to-nvvm": gpu_to_nvvm,
         "ad-adjoint": ad_adjoint,
