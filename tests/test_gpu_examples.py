@@ -254,3 +254,34 @@ def test_a_shared_gradient_through_a_call_is_atomic_in_the_callee() -> None:
         expected[a] += unit
         expected[b] -= unit
     np.testing.assert_allclose(g_x, expected, rtol=1e-12, atol=1e-12)
+
+
+def test_max_registers_bounds_the_kernels_registers() -> None:
+    """``max_registers=`` gives each kernel PTX's ``.maxnreg``, which ptxas
+    obeys (spilling what does not fit); the same function and bound give
+    the same kernel, another bound another one."""
+    from revmlir.gpu.toolkit import find_ptxas, resource_usage
+
+    adjoint = rv.adjoint(elementwise.complex_log)
+    z = complex_values(8)
+    args = (np.zeros_like(z), z, np.ones_like(z), np.zeros_like(z))
+    bounded = rv.cuda.kernel(adjoint, max_registers=32)
+    assert bounded is rv.cuda.kernel(adjoint, max_registers=32)
+    assert bounded is not rv.cuda.kernel(adjoint)
+    compiled = bounded.specialise(*args)
+    entry = compiled.program.kernels[compiled.name].entry
+    assert re.search(rf"\.entry {re.escape(entry)}\([^)]*\)\s*\.maxnreg 32\b", compiled.program.ptx)
+    if find_ptxas() is not None:
+        free = rv.cuda.kernel(adjoint).specialise(*args).program
+        assert resource_usage(free.ptx, "sm_90")[entry].registers > 32
+        assert resource_usage(compiled.program.ptx, "sm_90")[entry].registers <= 32
+
+
+@pytest.mark.parametrize(
+    "bound, error, message",
+    [(8, ValueError, "max_registers=8 is outside 16..255"), (256, ValueError, "outside 16..255"),
+     (True, TypeError, "must be a number of registers"), ("64", TypeError, "must be a number of registers")],
+)
+def test_max_registers_outside_the_hardware_is_refused(bound: object, error: type, message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        rv.cuda.kernel(elementwise.log_sin, max_registers=bound)

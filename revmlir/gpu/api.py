@@ -60,14 +60,19 @@ class CompiledKernel:
 class Kernel:
     """``rv.cuda.kernel(f)``: see the module's docstring."""
 
-    def __init__(self, function: Target, arch: str = "sm_90"):
+    def __init__(self, function: Target, arch: str = "sm_90", max_registers: int | None = None):
         if not isinstance(function, Target):
             raise TypeError(
                 "rv.cuda.kernel expects a @rv.reversible function, its inverse ~f or "
                 f"rv.adjoint(f), got {function!r}"
             )
+        # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
+        from revmlir.gpu.program import check_max_registers
+
+        check_max_registers(max_registers)
         self.function = function
         self.arch = arch
+        self.max_registers = max_registers
         self._compiled: dict[tuple[Specialization, str], CompiledKernel] = {}
 
     @property
@@ -113,7 +118,7 @@ class Kernel:
             module, name = self.rev_module(*args)
             # ~f writes the arrays f writes
             written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
-            program = compile_kernels(module, [name], arch=self.arch)
+            program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
             found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
         return found
 
@@ -154,23 +159,25 @@ KERNEL_CACHE_SIZE = 256
 """How many kernels ``kernel`` keeps (least recently used go first)."""
 
 
-def kernel(function: Target, arch: str = "sm_90") -> Kernel:
+def kernel(function: Target, arch: str = "sm_90", max_registers: int | None = None) -> Kernel:
     """``f`` (``~f``, ``rv.adjoint(f)``) as a GPU kernel; ``f``'s body is one
     ``rv.prange`` loop (``docs/gpu.md`` says what a kernel may hold).
-    ``arch``: the GPU architecture the PTX targets.
+    ``arch``: the GPU architecture the PTX targets; ``max_registers``: a
+    bound on the registers per thread (PTX's ``.maxnreg``: more threads per
+    multiprocessor, at the cost of spills; default: as ptxas chooses).
 
     The same function and architecture give the same ``Kernel`` (``~f``
     and ``rv.adjoint(f)`` made again compare equal), so a kernel made
     where it is launched (``rv.cuda.kernel(f)(x)`` in a loop) compiles
     each specialisation once and its program loads on the device once."""
-    if not isinstance(function, Target) or not isinstance(arch, str):
-        return Kernel(function, arch)  # its errors, at once or at the first compile
-    return _kernel(function, arch)
+    if not isinstance(function, Target) or not isinstance(arch, str) or not isinstance(max_registers, int | None):
+        return Kernel(function, arch, max_registers)  # its errors, at once or at the first compile
+    return _kernel(function, arch, max_registers)
 
 
 @functools.lru_cache(maxsize=KERNEL_CACHE_SIZE)
-def _kernel(function: Target, arch: str) -> Kernel:
-    return Kernel(function, arch)
+def _kernel(function: Target, arch: str, max_registers: int | None) -> Kernel:
+    return Kernel(function, arch, max_registers)
 
 
 def is_available() -> bool:

@@ -168,21 +168,56 @@ def lower_kernels(
     return work, arguments
 
 
+REGISTER_LIMITS = (16, 255)
+"""The registers per thread ``max_registers`` may name: ptxas's floor and
+the most a thread of any supported GPU has."""
+
+
+def check_max_registers(max_registers: object) -> None:
+    """A ``TypeError`` or ``ValueError`` unless ``max_registers`` is None or
+    a register count within ``REGISTER_LIMITS``."""
+    if max_registers is None:
+        return
+    if isinstance(max_registers, bool) or not isinstance(max_registers, int):
+        raise TypeError(f"max_registers= must be a number of registers per thread, got {max_registers!r}")
+    low, high = REGISTER_LIMITS
+    if not low <= max_registers <= high:
+        raise ValueError(f"max_registers={max_registers} is outside {low}..{high}")
+
+
+def limit_registers(module: ir.Module, entries: Sequence[str], max_registers: int) -> None:
+    """Give each kernel of ``module`` PTX's ``.maxnreg``: ptxas keeps the
+    kernel within ``max_registers`` per thread (spilling what does not
+    fit), so that more threads fit on a multiprocessor.  A kernel whose
+    iterations are latency-bound (BA's blocks: 230 registers, one block of
+    256 threads per multiprocessor) may run faster with more of them."""
+    for entry in entries:
+        function = module.get_global(entry)
+        module.add_named_metadata(
+            "nvvm.annotations", [function, ir.MetaDataString(module, "maxnreg"), ir.IntType(32)(max_registers)]
+        )
+
+
 def compile_kernels(
-    module: ModuleOp, names: Sequence[str], arch: str = "sm_90", opt_level: int = 3
+    module: ModuleOp, names: Sequence[str], arch: str = "sm_90", opt_level: int = 3,
+    max_registers: int | None = None,
 ) -> GPUProgram:
     """PTX kernels of the rev functions ``names`` of a verified module (the
     inverse of ``f`` is ``f.inv``; derived functions must be in the module,
     after the ad passes).  Std functions (``func.func``) of the module,
     which ``rev-lower-to-std`` checks as it does rev code, may be kernels
-    too."""
+    too.  ``max_registers``: a bound on each kernel's registers per thread
+    (``limit_registers``)."""
     check_architecture(arch)
+    check_max_registers(max_registers)
     work, arguments = lower_kernels(module, names)
     checks = ModuleOp([])
     checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
     arenas = {k.sym_name.data: takes_arena(k) for k in work.walk() if isinstance(k, gpu.FuncOp)}
     llvm_module, entries = device_llvm_ir(work)
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name]) for name in names}
+    if max_registers is not None:
+        limit_registers(llvm_module, [k.entry for k in kernels.values()], max_registers)
     return GPUProgram(ptx_from_llvm(llvm_module, arch, opt_level), kernels, checks, arch)
 
 
