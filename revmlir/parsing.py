@@ -113,6 +113,10 @@ class LocatingParser(Parser):
             # A type constraint checked while parsing the custom form: report
             # it where the op starts, like any other parse error.
             raise ParseError(start_span, str(error)) from error
+        except OverflowError as error:
+            # xDSL packs a float attribute into its width as it builds it:
+            # ``1.0e+308 : f32`` overflows there
+            raise ParseError(start_span, f"a constant is out of range for its type ({error})") from error
         if op is not None and isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 StringAttr(self.file_name),
