@@ -324,7 +324,7 @@ def per_thread_memory(cp: Any, stream: Any, n: int, m: int, repeat: int) -> None
         y, x_device = cp.zeros(n), cp.asarray(x)
         try:
             kernel(y, x_device, m)
-        except Exception as error:  # stacks: not on the device yet (docs/gpu.md)
+        except Exception as error:  # a kernel the device cannot run: its row says why
             record(case, "ours (GPU)", None, unsupported=str(error).splitlines()[0][:200])
             continue
         expected = np.zeros(n)
