@@ -44,6 +44,7 @@ from revmlir.naming import inverse_name
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
+from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, stack_element
@@ -129,8 +130,8 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
             and (f.sym_visibility is None or f.sym_visibility.data != "private")
         )
 
-    safety = HostSafetyPass()
-    passes = (RevInvertPass(), lower, safety, to_llvm) if inverses else (lower, safety, to_llvm)
+    native = (lower, LoopVersioningPass(), HostSafetyPass(), to_llvm)
+    passes = (RevInvertPass(), *native) if inverses else native
     PassPipeline(passes, read_std_form).apply(make_context(), work)
     work.attributes.clear()
     llvm_module = convert_module(work, fallback_target_triple=None)
