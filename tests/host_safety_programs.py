@@ -34,6 +34,13 @@ def spin(y, n: int):
         y += 1.0
 
 
+@rv.reversible(backend="native")
+def spin_inside(y, n: int):
+    for i in range(2):
+        for j in range(n):
+            y += 1.0
+
+
 @rv.ordinary(backend="native")
 def spin_while(n: int):
     k = 0
@@ -176,6 +183,7 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "Ctrl-C in a for loop": lambda: interrupted(lambda: spin(0.0, FOREVER)),
     "Ctrl-C in a for loop, backwards": lambda: interrupted(lambda: (~spin)(0.0, FOREVER)),
     "Ctrl-C in ordinary code's while loop": lambda: interrupted(lambda: spin_while(FOREVER)),
+    "Ctrl-C in an inner for loop": lambda: interrupted(lambda: spin_inside(0.0, FOREVER)),
     "runs on after Ctrl-C": lambda: {"result": spin(0.0, 1000)},
     "a SIGINT handler that returns": handler_that_returns,
     "SIGINT ignored": ignored,
@@ -188,6 +196,6 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
 
 if __name__ == "__main__":
     # compiled before any SIGINT is sent: only the native loop may see it
-    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1)
+    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1)
     for name, case in CASES.items():
         print(json.dumps({"case": name, **case()}), flush=True)
