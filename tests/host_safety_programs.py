@@ -24,6 +24,8 @@ from revmlir.runtime_checks import check_error_slot
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 
+from cursor_driver import quiet
+
 FOREVER = 10**15
 """A trip count no run reaches (days): only Ctrl-C ends it."""
 
@@ -162,15 +164,42 @@ def target_intrinsic() -> dict[str, Any]:
     return {"result": "compiled"}
 
 
+DEEPEN = quiet("#ad.schedule<store_all>")
+"""A store-all cursor over ``n`` steps, driven to its end: its frames grow
+one level per step, and nothing else grows."""
+
+
+def address_space_limit() -> tuple[int, int]:
+    """256 MiB above what the process has now, and the hard limit."""
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return pages * resource.getpagesize() + (256 << 20), hard
+
+
+def cursor_push_without_memory() -> dict[str, Any]:
+    """A cursor whose frames cannot grow under the address-space limit: the
+    run stops at ``ad.next`` (the cursor's machine has no error slot of its
+    own), and the limit is lifted again."""
+    module = NativeModule.compile(parse_module(DEEPEN, "drive.mlir"))
+    outcome: dict[str, Any] = {"small": module.call("drive", 40)}
+    limit, hard = address_space_limit()
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        module.call("drive", 10**12)
+    except rv.ExecutionError as failure:
+        outcome.update(error="ExecutionError", message=str(failure))
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    return outcome
+
+
 def push_without_memory() -> dict[str, Any]:
     """Pushes until ``realloc`` fails under an address-space limit 256 MiB
     above what the process has: a clean error, and the process lives on."""
     spin(0.0, 1)  # compiled before the limit
     pile(1.0, 4)
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[0])
-    limit = pages * resource.getpagesize() + (256 << 20)
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit, hard = address_space_limit()
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     try:
         pile(1.0, 10**9)
@@ -189,6 +218,7 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "SIGINT ignored": ignored,
     "upstream entry point, failed check": upstream_entry_point,
     "a target intrinsic": target_intrinsic,
+    "cursor push without memory": cursor_push_without_memory,
     # last: it limits the address space of the process
     "push without memory": push_without_memory,
 }

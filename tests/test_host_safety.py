@@ -16,7 +16,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 from xdsl.context import Context
+
+from host_safety_programs import DEEPEN
+from revmlir.checkpoint.cursor import next_entry
+from revmlir.errors import ExecutionError
+from revmlir.interpreter import RevInterpreter, snapshots
 
 from revmlir.lowering.host_safety import POLL, STACK_OK, HostSafetyPass
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -77,6 +83,34 @@ def test_a_push_that_cannot_grow_its_stack_stops_the_run():
     assert "'func.call' in @pile: cannot grow a stack of" in result["message"]
     assert result["message"].endswith("elements: out of memory")
     assert result["after"] == [1.0, 5]
+
+
+def test_a_cursor_whose_frames_cannot_grow_stops_the_run_on_both_engines(monkeypatch: pytest.MonkeyPatch):
+    """Natively under an address-space limit; on the interpreter with an
+    allocator that refuses the cursor's next push: the same error at
+    ``ad.next``, the frames as they were."""
+    result = outcome("cursor push without memory")
+    assert result["small"] == [40]
+    assert result.get("error") == "ExecutionError", result
+    line = next(n for n, text in enumerate(DEEPEN.splitlines(), 1) if "ad.next" in text)
+    prefix = f"drive.mlir:{line}:5: 'ad.next' in @drive: cannot grow a stack of "
+    assert result["message"].startswith(prefix) and result["message"].endswith(" elements: out of memory")
+    assert int(result["message"][len(prefix):].split()[0]) > 1000
+
+    def refusing(scheme: str, snapshots: int, steps: int, words: Any, frames: list[int]) -> Any:
+        grown = list(frames)
+        moved = next_entry(scheme, snapshots, steps, words, grown)
+        if len(grown) > len(frames) and len(frames) >= 3:
+            raise MemoryError
+        frames[:] = grown
+        return moved
+
+    monkeypatch.setattr(snapshots, "next_entry", refusing)
+    interpreter = RevInterpreter(parse_module(DEEPEN, "drive.mlir"))
+    assert interpreter.call("drive", 3) == (3,)
+    with pytest.raises(ExecutionError) as failure:
+        interpreter.call("drive", 40)
+    assert str(failure.value) == prefix + "3 elements: out of memory"
 
 
 def test_a_failed_check_under_mlir_ciface_returns_to_the_c_caller():

@@ -73,6 +73,7 @@ from revmlir.expansion import forward_only
 from revmlir.safety import (
     MAX_ALLOCATION,
     NEGATIVE_SIZE,
+    STACK_NOT_GROWN,
     too_large,
 )
 from revmlir.runtime_checks import (
@@ -948,7 +949,9 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
 @lowers(NextOp)
 def _next(lowering: FunctionLowering, op: Operation) -> None:
     """A call of the cursor machine (``revmlir.lowering.cursor_functions``), added to
-    the module with the stack functions it calls."""
+    the module with the stack functions it calls.  The machine has no error
+    slot: its caller checks that a transition one level deeper grew the
+    frames, as ``check_pushes`` checks the pushes of the function itself."""
     assert isinstance(op, NextOp)
     for function in cursor_functions.definitions():
         lowering.runtime.setdefault(function.sym_name.data, function)
@@ -961,9 +964,18 @@ def _next(lowering: FunctionLowering, op: Operation) -> None:
         lowering.const(schedule.snapshots.data, index, op),
     ]
     operands = [lowering.get(v) for v in (op.frames, op.steps, *op.words)]
+    frames, depth = operands[0], operands[-1]
+    size = _stack_size(lowering, frames, op)
     results = lowering.call_runtime(
-        cursor_functions.NAME, [operands[0], *constants, *operands[1:]], [index] * len(op.results), op
+        cursor_functions.NAME, [frames, *constants, *operands[1:]], [index] * len(op.results), op
     )
+    # A transition that goes one level deeper pushes a frame; a push that
+    # could not grow the stack left its size as it was.
+    deeper = lowering.emit(arith.CmpiOp(results[-1], depth, "sgt"), op).results[0]
+    unchanged = lowering.emit(arith.CmpiOp(_stack_size(lowering, frames, op), size, "eq"), op).results[0]
+    failed = lowering.emit(arith.AndIOp(deeper, unchanged), op).results[0]
+    pushed = lowering.emit(arith.XOrIOp(failed, lowering.const(True, i1, op)), op).results[0]
+    lowering.check(pushed, op, STACK_NOT_GROWN, [size], ExecutionError)
     for old, new in zip(op.results, results, strict=True):
         lowering.set(old, new)
 
