@@ -181,6 +181,9 @@ def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:
     condition = op.cond.owner
     if op.results or op.false_region.blocks or not isinstance(condition, arith.XOrIOp):
         return None
+    true = condition.rhs.owner
+    if not (isinstance(true, arith.ConstantOp) and true.value == IntegerAttr(1, i1)):
+        return None
     first = next((s for s in op.true_region.walk() if isinstance(s, memref.StoreOp)), None)
     calls = [c for c in op.true_region.walk() if isinstance(c, func.CallOp) and c.callee.string_value() == FAIL]
     if first is None or not calls or first.memref is not calls[0].arguments[0]:

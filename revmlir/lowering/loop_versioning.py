@@ -124,8 +124,8 @@ def _accesses(loop: scf.ForOp, table: ArrayAttr) -> Iterator[_Access]:
         if not isinstance(op, scf.IfOp) or (found := reported_check(op)) is None:
             continue
         identifier, ok = found
-        entry = table.data[identifier - 1]
-        if not (isinstance(entry, StringAttr) and is_out_of_bounds(entry.data.split("|", 5)[5])):
+        entry = table.data[identifier - 1] if 0 < identifier <= len(table.data) else None
+        if not (isinstance(entry, StringAttr) and is_out_of_bounds(entry.data.split("|", 5)[-1])):
             continue
         compare = ok.owner
         if not isinstance(compare, arith.CmpiOp) or compare.predicate.value.data != 6:  # ult
@@ -199,8 +199,11 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> None:
     checks = {access.check for access in accesses}
     for original, copy in zip(list(loop.walk()), list(unchecked.walk()), strict=True):
         if original in checks:
+            assert isinstance(copy, scf.IfOp)
+            condition = copy.cond
             copy.detach()
             copy.erase()
+            _erase_if_unused(condition, unchecked)
     versions = scf.IfOp(fast, loop.result_types, Region(Block()), Region(Block()))
     before.insert(versions)
     for old, new in zip(loop.results, versions.results, strict=True):
@@ -208,6 +211,21 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> None:
     loop.detach()
     versions.true_region.block.add_ops([unchecked, scf.YieldOp(*unchecked.results)])
     versions.false_region.block.add_ops([loop, scf.YieldOp(*loop.results)])
+
+
+def _erase_if_unused(value: SSAValue, loop: scf.ForOp) -> None:
+    """Erase what computed a removed check's condition in ``loop``, as far
+    as nothing else uses it (``xori``, ``cmpi``, ``memref.dim``, constants)."""
+    op = value.owner
+    if not isinstance(op, (*_INVARIANT_OPS, arith.XOrIOp, arith.CmpiOp)) or not _inside(value, loop):
+        return
+    if any(result.uses for result in op.results):
+        return
+    operands = list(op.operands)
+    op.detach()
+    op.erase()
+    for operand in operands:
+        _erase_if_unused(operand, loop)
 
 
 def _size(op: Operation) -> int:
