@@ -17,13 +17,13 @@ from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context
 
-@rv.reversible
+@rv.reversible(backend="interpreter")
 def mixed(y, x, at, n: int, c: int):
     for i in range(n):
         y[i] += x[2 * i + c] * x[at[i]]
 
 
-@rv.reversible
+@rv.reversible(backend="interpreter")
 def squares(y, x, n: int):
     for i in range(n):
         y += x[i * i]
