@@ -10,7 +10,8 @@ axes of loop-invariant size runs as
     else:
         the loop as it was
 
-(``rev-version-loops``, native code only, on the output of
+(``rev-version-loops``, native code only, for loops with no loop inside
+them, on the output of
 ``rev-lower-to-std``).  An affine index takes its extremes at the ends of
 the range, so two unsigned comparisons per access before the loop stand for
 one per access and iteration; where they fail, the loop that runs is the
@@ -27,9 +28,12 @@ is every index between the ends.  ``ub − 1`` rather than the last value the
 variable takes avoids a division per loop entry; it is the same bound for
 step 1 and only stricter otherwise.
 
-*Why a size limit*: each versioned loop doubles its body, and an outer loop
-doubles the versions of the loops inside it; a loop of more than
-``MAX_BODY_OPS`` ops stays as it is.
+*Why innermost loops only, and a size limit*: each versioned loop doubles
+its body, and an outer loop would double the versions of the loops inside
+it (GMM's objective: 49 % more LLVM IR with every loop versioned, 24 % with
+innermost loops only), while an outer loop's own checks run once per run
+of its inner loops; a loop of more than ``MAX_BODY_OPS`` ops stays as it
+is.
 """
 
 from __future__ import annotations
@@ -228,6 +232,10 @@ def _erase_if_unused(value: SSAValue, loop: scf.ForOp) -> None:
         _erase_if_unused(operand, loop)
 
 
+def _has_inner_loop(loop: scf.ForOp) -> bool:
+    return any(isinstance(op, scf.ForOp | scf.WhileOp | scf.ParallelOp) for op in loop.body.walk())
+
+
 def _size(op: Operation) -> int:
     return sum(1 for _ in op.walk())
 
@@ -246,10 +254,8 @@ class LoopVersioningPass(ModulePass):
         for function in op.ops:
             if not isinstance(function, func.FuncOp):
                 continue
-            # innermost loops first: an outer loop then versions both
-            # versions of the loops inside it
-            for loop in reversed([o for o in function.walk() if isinstance(o, scf.ForOp)]):
-                if not _is_64_bit(loop.lb) or _size(loop) > MAX_BODY_OPS:
+            for loop in [o for o in function.walk() if isinstance(o, scf.ForOp)]:
+                if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or _size(loop) > MAX_BODY_OPS:
                     continue
                 accesses = list(_accesses(loop, table))
                 if accesses:
