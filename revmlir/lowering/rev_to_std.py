@@ -267,7 +267,7 @@ class FunctionLowering(CheckedCode):
         ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol`` (which is
         ``|a| ≤ tol`` when ``b`` is known to be zero and ``tol < 1``).
 
-        *Why* three comparisons and no ``max``: LLVM's ``maximum`` must
+        *Why* comparisons and no ``max``: LLVM's ``maximum`` must
         propagate NaN and order signed zeros, a dozen instructions on x86
         where a comparison is one, and a free's check runs for every
         ancilla a routine uncomputes (the BA objective paid 1.6× for it)."""
