@@ -3,7 +3,8 @@ Bennett, leapfrog) and the ADBench GMM and BA objectives, each with its
 reversibility checks on and off (``checks=``), as the public call
 ``f(*args)``.  The safety checks of docs/design.md decision 29 (bounds,
 division, shifts, the stack and Ctrl-C polls of ``rev-host-safety``) are in
-both columns: no switch removes them.  Run the script under two revisions
+both columns: no switch removes them (``rev-version-loops`` hoists the index
+checks of loops out of them where it can, in both).  Run the script under two revisions
 (``PYTHONPATH`` pointing at each) to compare before and after a change.
 
 Run:  .venv/bin/python benchmarks/bench_checks_cost.py [--quick]

@@ -59,3 +59,9 @@ the interpreter stops where Python's recursion limit does."""
 STACK_NOT_GROWN = "cannot grow a stack of {0} elements: out of memory"
 """A push whose ``realloc`` failed, or whose buffer would pass
 ``MAX_ALLOCATION`` bytes (which also keeps its size from overflowing)."""
+
+
+def is_out_of_bounds(message: str) -> bool:
+    """Whether ``message`` is ``out_of_bounds``'s for some axis."""
+    axis = message.removeprefix("index {0} is out of bounds for axis ").split(" ", 1)[0]
+    return axis.isdigit() and message == out_of_bounds(int(axis))

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from cursor_driver import quiet
 
 import revmlir as rv
 from revmlir.parsing import parse_module
@@ -32,6 +33,13 @@ FOREVER = 10**15
 def spin(y, n: int):
     for i in range(n):
         y += 1.0
+
+
+@rv.reversible(backend="native")
+def spin_inside(y, n: int):
+    for i in range(2):
+        for j in range(n):
+            y += 1.0
 
 
 @rv.ordinary(backend="native")
@@ -155,15 +163,42 @@ def target_intrinsic() -> dict[str, Any]:
     return {"result": "compiled"}
 
 
+DEEPEN = quiet("#ad.schedule<store_all>")
+"""A store-all cursor over ``n`` steps, driven to its end: its frames grow
+one level per step, and nothing else grows."""
+
+
+def address_space_limit() -> tuple[int, int]:
+    """256 MiB above what the process has now, and the hard limit."""
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    return pages * resource.getpagesize() + (256 << 20), hard
+
+
+def cursor_push_without_memory() -> dict[str, Any]:
+    """A cursor whose frames cannot grow under the address-space limit: the
+    run stops at ``ad.next`` (the cursor's machine has no error slot of its
+    own), and the limit is lifted again."""
+    module = NativeModule.compile(parse_module(DEEPEN, "drive.mlir"))
+    outcome: dict[str, Any] = {"small": module.call("drive", 40)}
+    limit, hard = address_space_limit()
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    try:
+        module.call("drive", 10**12)
+    except rv.ExecutionError as failure:
+        outcome.update(error="ExecutionError", message=str(failure))
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    return outcome
+
+
 def push_without_memory() -> dict[str, Any]:
     """Pushes until ``realloc`` fails under an address-space limit 256 MiB
     above what the process has: a clean error, and the process lives on."""
     spin(0.0, 1)  # compiled before the limit
     pile(1.0, 4)
-    with open("/proc/self/statm") as statm:
-        pages = int(statm.read().split()[0])
-    limit = pages * resource.getpagesize() + (256 << 20)
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit, hard = address_space_limit()
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
     try:
         pile(1.0, 10**9)
@@ -176,11 +211,13 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "Ctrl-C in a for loop": lambda: interrupted(lambda: spin(0.0, FOREVER)),
     "Ctrl-C in a for loop, backwards": lambda: interrupted(lambda: (~spin)(0.0, FOREVER)),
     "Ctrl-C in ordinary code's while loop": lambda: interrupted(lambda: spin_while(FOREVER)),
+    "Ctrl-C in an inner for loop": lambda: interrupted(lambda: spin_inside(0.0, FOREVER)),
     "runs on after Ctrl-C": lambda: {"result": spin(0.0, 1000)},
     "a SIGINT handler that returns": handler_that_returns,
     "SIGINT ignored": ignored,
     "upstream entry point, failed check": upstream_entry_point,
     "a target intrinsic": target_intrinsic,
+    "cursor push without memory": cursor_push_without_memory,
     # last: it limits the address space of the process
     "push without memory": push_without_memory,
 }
@@ -188,6 +225,6 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
 
 if __name__ == "__main__":
     # compiled before any SIGINT is sent: only the native loop may see it
-    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1)
+    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1)
     for name, case in CASES.items():
         print(json.dumps({"case": name, **case()}), flush=True)

@@ -97,6 +97,27 @@ def prefix_then_past_end(x, n: int):
         x[i] += 1.0
 
 
+def affine_reads(y, x, n: int, c: int):
+    for i in range(n):
+        y[i] += x[2 * i + c]
+
+
+def falling_reads(y, x, n: int, c: int):
+    for i in range(n):
+        y[i] += x[c - i]
+
+
+def nested_reads(m, x, n: int):
+    for i in range(n):
+        for j in range(3):
+            m[i, j] += x[i + j]
+
+
+def indirect_reads(y, x, at):
+    for i in range(len(y)):
+        y[i] += x[at[i]]
+
+
 @rv.reversible
 def callee_read(y, x, i):
     y += x[i]
@@ -186,6 +207,14 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     "zeros of 3 elements": (sized, lambda: (1.0, 3), False),
     "zeros of a large static size": (big_frame, lambda: (3.0,), False),
     "stops at the first bad index": (prefix_then_past_end, lambda: (np.zeros(3), 6), False),
+    "versioned loop in range": (affine_reads, lambda: (np.zeros(4), np.arange(10.0), 4, 1), False),
+    "versioned loop fails in the middle": (affine_reads, lambda: (np.zeros(8), np.arange(10.0), 8, 1), False),
+    "versioned loop fails in the middle, backwards": (falling_reads, lambda: (np.zeros(8), np.arange(10.0), 8, 12), True),
+    "versioned loop falls below zero": (falling_reads, lambda: (np.zeros(8), np.arange(10.0), 8, 5), False),
+    "nested versioned loops fail in the middle": (nested_reads, lambda: (np.zeros((4, 3)), np.arange(5.0), 4), False),
+    "an indirect index fails in a versioned loop": (
+        indirect_reads, lambda: (np.zeros(4), np.arange(5.0), np.array([4, 0, 5, 1])), False,
+    ),
     "fails in a callee": (caller, lambda: (0.0, np.zeros(2), 2), False),
     "fails in a callee, backwards": (caller, lambda: (0.0, np.zeros(2), 2), True),
     "arrays after a failed check": (dirty_free, lambda: (np.zeros(2), 2.0), False),

@@ -16,8 +16,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
+from host_safety_programs import DEEPEN
 from xdsl.context import Context
 
+from revmlir.checkpoint.cursor import next_entry
+from revmlir.errors import ExecutionError
+from revmlir.interpreter import RevInterpreter, snapshots
 from revmlir.lowering.host_safety import POLL, STACK_OK, HostSafetyPass
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import parse_module
@@ -49,9 +54,12 @@ def test_the_programs_run_to_the_end():
 
 def test_ctrl_c_interrupts_native_loops():
     """SIGINT 0.3 s into a loop of 10¹⁵ iterations (for, backwards, ordinary
-    code's while): KeyboardInterrupt soon after, and the function runs
-    again."""
-    for case in ("Ctrl-C in a for loop", "Ctrl-C in a for loop, backwards", "Ctrl-C in ordinary code's while loop"):
+    code's while, a for loop inside another): KeyboardInterrupt soon
+    after, and the function runs again."""
+    for case in (
+        "Ctrl-C in a for loop", "Ctrl-C in a for loop, backwards", "Ctrl-C in ordinary code's while loop",
+        "Ctrl-C in an inner for loop",
+    ):
         result = outcome(case)
         assert result.get("error") == "KeyboardInterrupt", result
         assert result["seconds"] < 5.0, result
@@ -74,6 +82,34 @@ def test_a_push_that_cannot_grow_its_stack_stops_the_run():
     assert "'func.call' in @pile: cannot grow a stack of" in result["message"]
     assert result["message"].endswith("elements: out of memory")
     assert result["after"] == [1.0, 5]
+
+
+def test_a_cursor_whose_frames_cannot_grow_stops_the_run_on_both_engines(monkeypatch: pytest.MonkeyPatch):
+    """Natively under an address-space limit; on the interpreter with an
+    allocator that refuses the cursor's next push: the same error at
+    ``ad.next``, the frames as they were."""
+    result = outcome("cursor push without memory")
+    assert result["small"] == [40]
+    assert result.get("error") == "ExecutionError", result
+    line = next(n for n, text in enumerate(DEEPEN.splitlines(), 1) if "ad.next" in text)
+    prefix = f"drive.mlir:{line}:5: 'ad.next' in @drive: cannot grow a stack of "
+    assert result["message"].startswith(prefix) and result["message"].endswith(" elements: out of memory")
+    assert int(result["message"][len(prefix):].split()[0]) > 1000
+
+    def refusing(scheme: str, snapshots: int, steps: int, words: Any, frames: list[int]) -> Any:
+        grown = list(frames)
+        moved = next_entry(scheme, snapshots, steps, words, grown)
+        if len(grown) > len(frames) and len(frames) >= 3:
+            raise MemoryError
+        frames[:] = grown
+        return moved
+
+    monkeypatch.setattr(snapshots, "next_entry", refusing)
+    interpreter = RevInterpreter(parse_module(DEEPEN, "drive.mlir"))
+    assert interpreter.call("drive", 3) == (3,)
+    with pytest.raises(ExecutionError) as failure:
+        interpreter.call("drive", 40)
+    assert str(failure.value) == prefix + "3 elements: out of memory"
 
 
 def test_a_failed_check_under_mlir_ciface_returns_to_the_c_caller():
@@ -144,7 +180,7 @@ func.func @nest(%n: index) {
 def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     """Only calls within a cycle of the call graph check the stack (even ↔
     odd, not odd → leaf); a loop in ``cf`` form polls at the target of its
-    backward branch; of two nested ``for`` loops, the outer one polls."""
+    backward branch; nested ``for`` loops poll, each now and then."""
     module = parse_module(RECURSIVE, "recursive.mlir")
     RevLowerToStdPass().apply(Context(), module)
     HostSafetyPass().apply(Context(), module)
@@ -156,5 +192,5 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     assert leaf.count(f"func.call @{POLL}") == 1
     assert leaf.index("^head(") < leaf.index(POLL) < leaf.index("^body")
     nest = text.split("func.func @nest(")[1].split("func.func")[0]
-    assert nest.count(f"func.call @{POLL}") == 1
-    assert nest.index(POLL) < nest.rindex("scf.for")
+    assert nest.count(f"func.call @{POLL}") == 2
+    assert nest.index("scf.for") < nest.index(POLL) < nest.rindex("scf.for") < nest.rindex(POLL)

@@ -92,6 +92,11 @@ EXPECTED = {
     "zeros of negative size": ("ExecutionError", "sized", "rv.zeros(n)", "'anc.array_alloc' in @sized: array size -5 is negative"),
     "zeros of 2**61 elements": ("ExecutionError", "sized", "rv.zeros(n)", "array of 2.305843009213694e+18 elements of 8 bytes is too large"),
     "stops at the first bad index": ("ExecutionError", "prefix_then_past_end", "x[i] += 1.0", "index 3 is out of bounds for axis 0 with size 3"),
+    "versioned loop fails in the middle": ("ExecutionError", "affine_reads", "x[2 * i + c]", "'memref.load' in @affine_reads: index 11 is out of bounds for axis 0 with size 10"),
+    "versioned loop fails in the middle, backwards": ("ExecutionError", "falling_reads", "x[c - i]", "in @~falling_reads: index 10 is out of bounds for axis 0 with size 10"),
+    "versioned loop falls below zero": ("ExecutionError", "falling_reads", "x[c - i]", "index -1 is out of bounds for axis 0 with size 10"),
+    "nested versioned loops fail in the middle": ("ExecutionError", "nested_reads", "x[i + j]", "index 5 is out of bounds for axis 0 with size 5"),
+    "an indirect index fails in a versioned loop": ("ExecutionError", "indirect_reads", "x[at[i]]", "index 5 is out of bounds for axis 0 with size 5"),
     "fails in a callee": ("ExecutionError", "callee_read", "y += x[i]", "in @callee_read: index 2 is out of bounds"),
     "fails in a callee, backwards": ("ExecutionError", "callee_read", "y += x[i]", "in @~callee_read: index 2 is out of bounds"),
     "arrays after a failed check": ("InvertibilityError", "dirty_free", "rv.free(t)", "in @dirty_free: ancilla freed holding 2.0, expected 0.0"),
@@ -137,6 +142,21 @@ def test_arrays_keep_what_the_run_wrote_before_the_failed_check():
     # written before the failing free, not after it
     assert outcome("native", "arrays after a failed check")["arrays"] == [[1.0, 0.0]]
     assert outcome("native", "step of two")["arrays"] == [[1.0, 0.0, 1.0, 0.0, 1.0]]
+
+
+def test_a_versioned_loop_stops_at_the_element_the_checked_loop_stops_at():
+    """Loops whose indices are affine in their variable run without their
+    index checks where both ends are in range (``rev-version-loops``), and
+    as before where not: the run stops at the first bad element, with
+    what came before it written."""
+    assert outcome("native", "versioned loop in range").get("result") == [[1.0, 3.0, 5.0, 7.0], list(range(10)), 4, 1]
+    assert outcome("native", "versioned loop fails in the middle")["arrays"][0] == [1.0, 3.0, 5.0, 7.0, 9.0, 0.0, 0.0, 0.0]
+    assert outcome("native", "versioned loop fails in the middle, backwards")["arrays"][0] == [0.0] * 3 + [-9.0, -8.0, -7.0, -6.0, -5.0]
+    assert outcome("native", "versioned loop falls below zero")["arrays"][0] == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0, 0.0, 0.0]
+    assert outcome("native", "nested versioned loops fail in the middle")["arrays"][0] == [
+        [0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 4.0], [3.0, 4.0, 0.0],
+    ]
+    assert outcome("native", "an indirect index fails in a versioned loop")["arrays"][0] == [4.0, 0.0, 0.0, 0.0]
 
 
 @pytest.mark.parametrize("case", ["write a view of bytes", "write a read-only mmap"])

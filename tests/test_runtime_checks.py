@@ -239,3 +239,58 @@ def test_out_of_bounds_index_is_an_execution_error_with_location():
     program = interp(ALIAS)
     with pytest.raises(ExecutionError, match="prog.mlir:3:3: .rev.take. in @f: index 7 is out of bounds for axis 0 with size 4"):
         program.call("f", np.zeros(4), 7, 0)
+
+
+FREE_AS_GIVEN = """
+rev.func @f(%x: T, %e: T) {
+  %n = anc.alloc %x : T
+  anc.free %n, %e : T
+  rev.return %x, %e : T, T
+}
+"""
+INF, NAN = float("inf"), float("nan")
+NEAR_PAIRS = [
+    (1.0, 1.0), (1.0, 1.0 + 1e-9), (1.0, 1.0 + 1e-7), (0.0, 1e-9), (0.0, 1e-7), (1e20, 1e20 * (1 + 1e-9)),
+    (INF, INF), (-INF, -INF), (INF, 1.0), (1.0, INF), (INF, -INF), (1e308, -1e308), (NAN, NAN), (NAN, 1.0),
+]
+
+
+@pytest.fixture(scope="module")
+def free_engines() -> dict[str, tuple[RevInterpreter, object]]:
+    from revmlir.runtime.native import NativeModule
+
+    engines = {}
+    for name, type in (("real", "f64"), ("complex", "complex<f64>")):
+        module = parse_module(FREE_AS_GIVEN.replace("T", type), "free.mlir")
+        engines[name] = (RevInterpreter(module), NativeModule.compile(module))
+    return engines
+
+
+def _freed(backend: object, x: complex, e: complex) -> str:
+    try:
+        backend.call("f", x, e)  # type: ignore[attr-defined]
+    except InvertibilityError as error:
+        return str(error)
+    return "freed"
+
+
+@pytest.mark.parametrize("x, e", NEAR_PAIRS)
+def test_free_tolerance_is_the_same_on_both_engines(free_engines, x: float, e: float):
+    """Native code decides as ``math.isclose`` does, at infinities and NaN
+    too: equal infinities are close, an infinity is close to nothing else,
+    a finite pair whose difference overflows is not close."""
+    import math
+
+    interpreter, native = free_engines["real"]
+    expected = "freed" if math.isclose(x, e, rel_tol=1e-8, abs_tol=1e-8) else f"ancilla freed holding {x!r}, expected {e!r}"
+    assert _freed(interpreter, x, e).endswith(expected)
+    assert _freed(native, x, e).endswith(expected)
+    interpreter, native = free_engines["complex"]
+    for z, w in ((complex(x, 1.0), complex(e, 1.0)), (complex(1.0, x), complex(1.0, e))):
+        assert (_freed(interpreter, z, w) == "freed") == (_freed(native, z, w) == "freed") == cmath_close(z, w)
+
+
+def cmath_close(z: complex, w: complex) -> bool:
+    import cmath
+
+    return cmath.isclose(z, w, rel_tol=1e-8, abs_tol=1e-8)

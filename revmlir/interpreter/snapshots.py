@@ -21,6 +21,7 @@ from revmlir.dialects import anc
 from revmlir.dialects.ad import NextOp
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime.values import normalize
+from revmlir.safety import STACK_NOT_GROWN
 
 
 def _record_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:
@@ -48,9 +49,13 @@ class SnapshotFunctions(InterpreterFunctions):
     ) -> PythonValues:
         frames, steps, *words = args
         schedule = op.schedule
-        return tuple(int(w) for w in next_entry(
-            schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames  # type: ignore[arg-type]
-        ))
+        try:
+            return tuple(int(w) for w in next_entry(
+                schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames  # type: ignore[arg-type]
+            ))
+        except MemoryError:
+            # the frames are as they were, as native code's failed push leaves them
+            raise MemoryError(STACK_NOT_GROWN.format(len(frames))) from None
 
     @impl(anc.SnapshotOp)
     def run_snapshot(

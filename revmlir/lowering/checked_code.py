@@ -173,6 +173,27 @@ class CheckedCode:
         return self.emit(arith.BitcastOp(value, i64), like).results[0]
 
 
+def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:
+    """The check id and the condition ``ok`` of an ``scf.if`` that
+    ``CheckedCode.check`` made (the id is what its report stores first), or
+    ``None`` for any other ``scf.if``: passes that move checks ask the
+    module's check table what a check is about."""
+    condition = op.cond.owner
+    if op.results or op.false_region.blocks or not isinstance(condition, arith.XOrIOp):
+        return None
+    true = condition.rhs.owner
+    if not (isinstance(true, arith.ConstantOp) and true.value == IntegerAttr(1, i1)):
+        return None
+    first = next((s for s in op.true_region.walk() if isinstance(s, memref.StoreOp)), None)
+    calls = [c for c in op.true_region.walk() if isinstance(c, func.CallOp) and c.callee.string_value() == FAIL]
+    if first is None or not calls or first.memref is not calls[0].arguments[0]:
+        return None
+    identifier = first.value.owner
+    if not isinstance(identifier, arith.ConstantOp) or not isinstance(identifier.value, IntegerAttr):
+        return None
+    return identifier.value.value.data, condition.lhs
+
+
 def define_fail(module: ModuleOp) -> None:
     """Give ``revmlir.fail``, if ``module`` declares it, a body that calls
     the C library's ``abort``, so that std IR is complete for any pipeline

@@ -12,8 +12,9 @@ machine stack, and a loop that never ends.
   call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
   pointer is still above the limit the entry point set, and the run stops
   with ``RECURSION_TOO_DEEP`` at the call if not; at the start of every
-  loop body (``_loop_heads``: ``scf.while``, the outermost ``scf.for`` and
-  ``scf.parallel``, the targets of backward branches in ``cf`` form),
+  loop body (``_loop_heads``: ``scf.while``, ``scf.for`` (now and then),
+  the outermost ``scf.parallel``, the targets of backward branches in
+  ``cf`` form),
   ``revmlir.poll`` leaves the run
   with ``INTERRUPTED`` in the slot once Ctrl-C has been pressed (it reads
   the flag whose address ``revmlir.interrupt_flag`` found on entry to the
@@ -149,17 +150,15 @@ def _nested_in_a_loop(op: Operation) -> bool:
 
 def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
     """Where each loop of ``function`` starts an iteration, with the op
-    that stands for the loop: the body of a ``while`` loop and of a ``for``
-    or parallel loop that no other loop encloses, and in ``cf`` form the
+    that stands for the loop: the body of every ``for`` and ``while`` loop,
+    of a parallel loop that no other loop encloses, and in ``cf`` form the
     target of each backward branch (every cycle of blocks has one, whatever
-    the order of the blocks).  A ``for`` loop inside another runs to its
-    end before Ctrl-C is seen: its trip count was fixed when it started,
-    and a poll in it made short inner loops (a sparse row) up to 1.8×
-    slower."""
+    the order of the blocks).  An inner parallel loop runs to its end
+    before Ctrl-C is seen: its iterations may run in any order, so no
+    iteration is sure to come after a given time."""
     for op in function.walk():
-        if isinstance(op, scf.ForOp | scf.ParallelOp):
-            if not _nested_in_a_loop(op):
-                yield op.body.blocks[0], op
+        if isinstance(op, scf.ForOp) or (isinstance(op, scf.ParallelOp) and not _nested_in_a_loop(op)):
+            yield op.body.blocks[0], op
         elif isinstance(op, scf.WhileOp):
             yield op.after_region.blocks[0], op
         elif isinstance(op, cf.BranchOp | cf.ConditionalBranchOp):
@@ -210,17 +209,24 @@ POLL_SPAN = 1 << 16
 
 
 def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAValue]) -> None:
-    """Poll where the induction variable modulo ``POLL_SPAN`` falls below
-    the step: once every ``POLL_SPAN / step`` iterations (every iteration
-    for steps of ``POLL_SPAN`` or more; the variable cannot skip the
-    window).  A comparison on the variable costs less than the flag's
+    """Poll where ``i − lb + step`` modulo ``POLL_SPAN`` falls below the
+    step, ``i`` the induction variable: once every ``POLL_SPAN / step``
+    iterations (every iteration for steps of ``POLL_SPAN`` or more; the
+    variable cannot skip the window), the first time after about
+    ``POLL_SPAN / step`` iterations.  A loop that runs fewer, such as the
+    inner loop over a sparse row, never polls and pays an addition, a mask
+    and a comparison per iteration, which costs less than the flag's
     atomic load, which LLVM keeps in the loop and optimises around."""
+    saved = code.builder.insertion_point
+    code.builder.insertion_point = InsertPoint.before(loop)
+    offset = code.emit(arith.SubiOp(loop.step, loop.lb), loop).results[0]
+    code.builder.insertion_point = saved
     variable = loop.body.blocks[0].args[0]
     mask = code.const(POLL_SPAN - 1, variable.type, loop)
-    low = code.emit(arith.AndIOp(variable, mask), loop).results[0]
+    moved = code.emit(arith.AddiOp(variable, offset), loop).results[0]
+    low = code.emit(arith.AndIOp(moved, mask), loop).results[0]
     due = code.emit(arith.CmpiOp(low, loop.step, "ult"), loop).results[0]
     poll = Block()
-    saved = code.builder.insertion_point
     code.builder.insertion_point = InsertPoint.at_end(poll)
     code.call_runtime(POLL, args, [], loop)
     code.emit(scf.YieldOp(), loop)

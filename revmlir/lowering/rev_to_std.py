@@ -81,6 +81,7 @@ from revmlir.runtime_checks import (
 from revmlir.safety import (
     MAX_ALLOCATION,
     NEGATIVE_SIZE,
+    STACK_NOT_GROWN,
     too_large,
 )
 from revmlir.semantics import is_expression_op
@@ -259,15 +260,41 @@ class FunctionLowering(CheckedCode):
         return Block(arg_types=[std_type(t) for t in types])
 
     def same(self, a: SSAValue, b: SSAValue, like: Operation, b_is_zero: bool = False) -> SSAValue:
-        """Equality for checks: exact on integers, within tolerance on floats
-        (``|a − b| ≤ max(tol·max(|a|, |b|), tol)``, which is ``|a| ≤ tol`` when
-        ``b`` is known to be zero and ``tol < 1``)."""
+        """Equality for checks: exact on integers, on floats and complex
+        numbers what ``math.isclose``/``cmath.isclose`` decide with ``tol``
+        as both tolerances (the interpreter's test): ``a = b``, or a finite
+        ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol`` (which is
+        ``|a| ≤ tol`` when ``b`` is known to be zero and ``tol < 1``).
+
+        *Why* comparisons and no ``max``: LLVM's ``maximum`` must
+        propagate NaN and order signed zeros, a dozen instructions on x86
+        where a comparison is one, and a free's check runs for every
+        ancilla a routine uncomputes (the BA objective paid 1.6× for it)."""
         if isinstance(a.type, IntegerType | IndexType):
             return self.emit(arith.CmpiOp(a, b, "eq"), like).results[0]
         if b_is_zero and isinstance(a.type, AnyFloat) and self.tolerance < 1:
             size = self.emit(math.AbsFOp(a), like).results[0]
             limit = self.const(self.tolerance, a.type, like)
             return self.emit(arith.CmpfOp(size, limit, "ole"), like).results[0]
+        if isinstance(a.type, ComplexType):
+            equal = self.emit(complexd.EqualOp(a, b), like).results[0]
+        else:
+            equal = self.emit(arith.CmpfOp(a, b, "oeq"), like).results[0]
+        # Equal values, the common case, cost one comparison; the tolerance
+        # is computed only when they differ.
+        near = Block()
+        saved = self.builder.insertion_point
+        try:
+            self.builder.insertion_point = InsertPoint.at_end(near)
+            self.emit(scf.YieldOp(self._within_tolerance(a, b, like)), like)
+        finally:
+            self.builder.insertion_point = saved
+        exact = Block()
+        exact.add_op(scf.YieldOp(equal))
+        return self.emit(scf.IfOp(equal, [i1], Region(exact), Region(near)), like).results[0]
+
+    def _within_tolerance(self, a: SSAValue, b: SSAValue, like: Operation) -> SSAValue:
+        """A finite ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol``."""
         if isinstance(a.type, ComplexType):
             difference = self.emit(complexd.SubOp(a, b), like).results[0]
             gap = self.emit(complexd.AbsOp(difference), like).results[0]
@@ -279,11 +306,16 @@ class FunctionLowering(CheckedCode):
             size_a = self.emit(math.AbsFOp(a), like).results[0]
             size_b = self.emit(math.AbsFOp(b), like).results[0]
         float_type = gap.type
-        size = self.emit(arith.MaximumfOp(size_a, size_b), like).results[0]
         tolerance = self.const(self.tolerance, float_type, like)
-        relative = self.emit(arith.MulfOp(size, tolerance), like).results[0]
-        limit = self.emit(arith.MaximumfOp(relative, tolerance), like).results[0]
-        return self.emit(arith.CmpfOp(gap, limit, "ole"), like).results[0]
+        # an infinite gap is close to nothing, not even where tol·|a| is
+        # infinite too; a NaN fails every comparison
+        finite = self.emit(arith.CmpfOp(gap, self.const(float("inf"), float_type, like), "olt"), like).results[0]
+        close = self.emit(arith.CmpfOp(gap, tolerance, "ole"), like).results[0]
+        for size in (size_a, size_b):
+            relative = self.emit(arith.MulfOp(size, tolerance), like).results[0]
+            within = self.emit(arith.CmpfOp(gap, relative, "ole"), like).results[0]
+            close = self.emit(arith.OrIOp(close, within), like).results[0]
+        return self.emit(arith.AndIOp(finite, close), like).results[0]
 
     def _check_borrowed_read(
         self, op: Operation, array: SSAValue, indices: list[SSAValue], taking: bool = False
@@ -939,7 +971,9 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
 @lowers(NextOp)
 def _next(lowering: FunctionLowering, op: Operation) -> None:
     """A call of the cursor machine (``revmlir.lowering.cursor_functions``), added to
-    the module with the stack functions it calls."""
+    the module with the stack functions it calls.  The machine has no error
+    slot: its caller checks that a transition one level deeper grew the
+    frames, as ``check_pushes`` checks the pushes of the function itself."""
     assert isinstance(op, NextOp)
     for function in cursor_functions.definitions():
         lowering.runtime.setdefault(function.sym_name.data, function)
@@ -952,9 +986,18 @@ def _next(lowering: FunctionLowering, op: Operation) -> None:
         lowering.const(schedule.snapshots.data, index, op),
     ]
     operands = [lowering.get(v) for v in (op.frames, op.steps, *op.words)]
+    frames, depth = operands[0], operands[-1]
+    size = _stack_size(lowering, frames, op)
     results = lowering.call_runtime(
-        cursor_functions.NAME, [operands[0], *constants, *operands[1:]], [index] * len(op.results), op
+        cursor_functions.NAME, [frames, *constants, *operands[1:]], [index] * len(op.results), op
     )
+    # A transition that goes one level deeper pushes a frame; a push that
+    # could not grow the stack left its size as it was.
+    deeper = lowering.emit(arith.CmpiOp(results[-1], depth, "sgt"), op).results[0]
+    unchanged = lowering.emit(arith.CmpiOp(_stack_size(lowering, frames, op), size, "eq"), op).results[0]
+    failed = lowering.emit(arith.AndIOp(deeper, unchanged), op).results[0]
+    pushed = lowering.emit(arith.XOrIOp(failed, lowering.const(True, i1, op)), op).results[0]
+    lowering.check(pushed, op, STACK_NOT_GROWN, [size], ExecutionError)
     for old, new in zip(op.results, results, strict=True):
         lowering.set(old, new)
 

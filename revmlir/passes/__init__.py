@@ -101,6 +101,11 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
 
         return HostSafetyPass
 
+    def version_loops():
+        from revmlir.lowering.loop_versioning import LoopVersioningPass
+
+        return LoopVersioningPass
+
     def std_to_llvm():
         from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 
@@ -128,6 +133,7 @@ def get_all_passes() -> dict[str, Callable[[], type[ModulePass]]]:
         "rev-insert-checks": insert_checks,
         "rev-strip-checks": strip_checks,
         "rev-lower-to-std": lower_to_std,
+        "rev-version-loops": version_loops,
         "rev-host-safety": host_safety,
         "convert-std-to-llvm": std_to_llvm,
         "rev-gpu-local-arrays": gpu_local_arrays,

@@ -45,6 +45,7 @@ from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
+from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, stack_element
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
@@ -108,8 +109,8 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     need."""
     work = module.clone()
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
-    safety = HostSafetyPass()
-    passes = (RevInvertPass(), lower, safety) if inverses else (lower, safety)
+    native = (lower, LoopVersioningPass(), HostSafetyPass())
+    passes = (RevInvertPass(), *native) if inverses else native
     PassPipeline(passes).apply(make_context(), work)
     # Between std IR and LLVM: keep what calls need of the std form (the
     # check table, the arrays each function writes, the error slot's

@@ -47,10 +47,12 @@ rev.func @spin(%y: f64, %n: index) {
 // CHECK-LABEL: func.func @spin(
 // CHECK-NEXT:    %[[FLAG:.*]] = func.call @revmlir.interrupt_flag(%err) : (memref<4xi64>) -> i64
 // CHECK-NOT:     revmlir.stack_ok
-// A for loop polls where its variable modulo 2^16 falls below the step.
-// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %[[STEP:.*]] iter_args
+// A for loop polls where i - lb + step modulo 2^16 falls below the step.
+// CHECK:         %[[OFFSET:.*]] = arith.subi %[[STEP:.*]], %[[LB:.*]] : index
+// CHECK-NEXT:    scf.for %[[I:.*]] = %[[LB]] to %{{.*}} step %[[STEP]] iter_args
 // CHECK-NEXT:      %[[MASK:.*]] = arith.constant 65535 : index
-// CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[I]], %[[MASK]] : index
+// CHECK-NEXT:      %[[MOVED:.*]] = arith.addi %[[I]], %[[OFFSET]] : index
+// CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[MOVED]], %[[MASK]] : index
 // CHECK-NEXT:      %[[DUE:.*]] = arith.cmpi ult, %[[LOW]], %[[STEP]] : index
 // CHECK-NEXT:      scf.if %[[DUE]] {
 // CHECK-NEXT:        func.call @revmlir.poll(%err, %[[FLAG]]) : (memref<4xi64>, i64) -> ()
