@@ -58,8 +58,10 @@ def parallel(rest: list[str]) -> list[str]:
     its own JIT and JAX), unless the caller chose (``-n``) or there is one
     core.  A worker that runs out of tests takes some of another's
     (``worksteal``): the suite's items take from milliseconds to half a
-    minute, and xdist's default queues tests on a worker ahead of time, where
-    they stay while another worker sits idle at the end."""
+    minute, and xdist's default deals tests out one by one ahead of time,
+    where they stay while another worker sits idle at the end; worksteal
+    first splits the suite in contiguous halves, which also keeps a file's
+    tests, and the functions they compile, on one worker."""
     workers = min(os.cpu_count() or 1, 4)
     chosen = any(a.startswith(("-n", "--numprocesses")) for a in rest)
     return [] if chosen or workers < 2 else ["-n", str(workers), "--dist", "worksteal"]

@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
             if args.emit == "cubin":
                 output = emit_cubin(output, args.gpu_arch)
         else:
-            # lazy too: LLVM and NumPy load only for the host's outputs
+            # lazy: LLVM and NumPy load only for the host's outputs
             from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
             from revmlir.runtime.native import lower_to_llvm_ir
 
