@@ -1,5 +1,8 @@
 """Test runs get a compile cache of their own (``revmlir.runtime.cache``):
-they never load objects from, nor write to, the user's cache."""
+they never load objects from, nor write to, the user's cache.  The workers of
+one ``pytest -n`` run share their run's cache, so that a function that tests
+on two workers compile is optimised by LLVM once (the cache is made for
+concurrent processes); the process that made the cache removes it."""
 
 from __future__ import annotations
 
@@ -10,17 +13,27 @@ import tempfile
 import pytest
 
 _CACHE = "XDG_CACHE_HOME"
-_private = pytest.StashKey[tuple[str | None, str]]()
+_RUN_CACHE = "REVMLIR_TESTS_CACHE"
+"""The run's cache, as its first process made it: xdist's workers inherit it."""
+_private = pytest.StashKey[tuple[str | None, str, bool]]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.stash[_private] = (os.environ.get(_CACHE), tempfile.mkdtemp(prefix="revmlir-tests-"))
+    inherited = os.environ.get(_RUN_CACHE)
+    if "PYTEST_XDIST_WORKER" in os.environ and inherited is not None:
+        config.stash[_private] = (os.environ.get(_CACHE), inherited, False)
+    else:
+        made = tempfile.mkdtemp(prefix="revmlir-tests-")
+        config.stash[_private] = (os.environ.get(_CACHE), made, True)
+        os.environ[_RUN_CACHE] = made
     os.environ[_CACHE] = config.stash[_private][1]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    previous, directory = config.stash[_private]
-    shutil.rmtree(directory, ignore_errors=True)
+    previous, directory, made = config.stash[_private]
+    if made:
+        os.environ.pop(_RUN_CACHE, None)
+        shutil.rmtree(directory, ignore_errors=True)
     if previous is None:
         os.environ.pop(_CACHE, None)
     else:

@@ -130,6 +130,28 @@ def test_help_lists_a_flag_per_pass():
         assert f"--{name} OPTIONS" in result.stdout, name
     for flag in ["--pass-pipeline", "--mlir-print-ir-after-all", "--verify-diagnostics"]:
         assert flag in result.stdout
+    text = " ".join(result.stdout.split())
+    for name, factory in get_all_passes().items():
+        summary = (factory().__doc__ or "").strip().splitlines()[0]
+        assert f"--{name} OPTIONS {summary}" in text, name  # the flag's own help
+        assert f"{name} {summary}" in text.split("revmlir passes", 1)[1], name  # the list
+
+
+def test_a_run_loads_only_the_passes_it_runs():
+    """The help's pass list and flag summaries load every pass module (the
+    interpreter's and the lowering's among them), seconds of start-up that a
+    run of rev-opt, e.g. each RUN line of the lit suite, must not pay."""
+    code = (
+        "import sys\n"
+        "from revmlir.tools.rev_opt import main\n"
+        f"status = main([{str(MULTIPLIER)!r}, '-p', 'rev-verify,rev-invert'])\n"
+        "loaded = [m for m in ('revmlir.interpreter', 'revmlir.lowering.rev_to_std',"
+        " 'revmlir.passes.adjoint', 'llvmlite', 'numpy') if m in sys.modules]\n"
+        "print(status, loaded, file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stderr.strip().splitlines()[-1] == "0 []", result.stderr
+    assert "rev.func @multiplier.inv" in result.stdout
 
 
 # -- input and output ---------------------------------------------------------

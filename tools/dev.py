@@ -56,10 +56,15 @@ def ensure_environment() -> None:
 def parallel(rest: list[str]) -> list[str]:
     """pytest-xdist's options: one worker per core, at most 4 (each holds
     its own JIT and JAX), unless the caller chose (``-n``) or there is one
-    core."""
+    core.  A worker that runs out of tests takes some of another's
+    (``worksteal``): the suite's items take from milliseconds to half a
+    minute, and xdist's default deals tests out one by one ahead of time,
+    where they stay while another worker sits idle at the end; worksteal
+    first splits the suite in contiguous halves, which also keeps a file's
+    tests, and the functions they compile, on one worker."""
     workers = min(os.cpu_count() or 1, 4)
     chosen = any(a.startswith(("-n", "--numprocesses")) for a in rest)
-    return [] if chosen or workers < 2 else ["-n", str(workers)]
+    return [] if chosen or workers < 2 else ["-n", str(workers), "--dist", "worksteal"]
 
 
 LINTERS = (

@@ -149,6 +149,39 @@ def _pass_help() -> str:
     return "\n".join(lines)
 
 
+class _Help(argparse.Action):
+    """``-h``/``--help`` with the pass list and each pass flag's summary.
+
+    Both come from the pass classes, and loading every pass module (the
+    interpreter's among them) takes seconds; a run that does not ask for
+    help loads only the passes it runs, so they are filled in here, when
+    help is printed.
+    """
+
+    def __init__(
+        self,
+        option_strings: Sequence[str],
+        dest: str,
+        pass_flags: dict[str, argparse.Action],
+        **kwargs: Any,
+    ):
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+        self.pass_flags = pass_flags
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        for name, flag in self.pass_flags.items():
+            flag.help = _pass_summary(get_all_passes()[name]())
+        parser.epilog = _pass_help()
+        parser.print_help()
+        parser.exit()
+
+
 class RevOptMain(xDSLOptMain):
     version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
 
@@ -171,10 +204,11 @@ class RevOptMain(xDSLOptMain):
         super().register_all_arguments(arg_parser)
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         arg_parser.usage = "rev-opt [options] [--PASS[=OPTIONS] ...] [input_file | -]"
-        arg_parser.epilog = _pass_help()
         # mlir-opt takes no abbreviations, and with one flag per pass a prefix
         # would silently pick a pass.
         arg_parser.allow_abbrev = False
+        revmlir_passes = get_all_passes()
+        revmlir_flags: dict[str, argparse.Action] = {}  # filled below, read by -h
         # Options that replace xdsl-opt's of the same name.
         mlir_opt = arg_parser.add_argument_group(
             "mlir-opt options", conflict_handler="resolve"
@@ -220,6 +254,14 @@ class RevOptMain(xDSLOptMain):
             help="print the IR to stderr after each pass",
         )
         mlir_opt.add_argument(
+            "-h",
+            "--help",
+            action=_Help,
+            pass_flags=revmlir_flags,
+            default=argparse.SUPPRESS,
+            help="show this help message, with every revmlir pass, and exit",
+        )
+        mlir_opt.add_argument(
             "--verify-diagnostics",
             action="store_true",
             help="check the diagnostics against the input's expected-error "
@@ -232,20 +274,16 @@ class RevOptMain(xDSLOptMain):
             "one per registered pass, run in command-line order: --NAME or "
             '--NAME="opt=value ..."',
         )
-        revmlir_passes = get_all_passes()
-        for name, factory in self.available_passes.items():
+        for name in self.available_passes:
             flag = f"--{name}"
             try:
-                flags.add_argument(
-                    flag,
-                    dest="pipeline",
-                    action=_Pipeline,
-                    const=name,
-                    metavar="OPTIONS",
-                    help=_pass_summary(factory()) if name in revmlir_passes else None,
+                action = flags.add_argument(
+                    flag, dest="pipeline", action=_Pipeline, const=name, metavar="OPTIONS"
                 )
             except argparse.ArgumentError:  # a pass named like a driver option
                 continue
+            if name in revmlir_passes:
+                revmlir_flags[name] = action
             # argparse gives an option either no value or a required one;
             # mlir-opt's --pass[=options] is both, so a bare flag gets "".
             self.argv[:] = [f"{flag}=" if arg == flag else arg for arg in self.argv]

@@ -35,8 +35,6 @@ from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
-from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
-from revmlir.runtime.native import lower_to_llvm_ir
 from revmlir.semantics import written_arguments
 from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
@@ -144,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
             if args.emit == "cubin":
                 output = emit_cubin(output, args.gpu_arch)
         else:
+            # lazy: LLVM and NumPy load only for the host's outputs
+            from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
+            from revmlir.runtime.native import lower_to_llvm_ir
+
             llvm_ir = lower_to_llvm_ir(module).llvm_ir
             if args.emit == "llvm":
                 machine = host_target_machine(args.opt_level, reloc="pic")
