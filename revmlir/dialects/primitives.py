@@ -66,14 +66,16 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.errors import InversionError, describe_op
+from revmlir.errors import InversionError, describe_op, unsupported_in_forward_mode
 from revmlir.interfaces import (
     AdjointBuilder,
     DifferentiableOp,
+    ForwardDifferentiableOp,
     InverseBuilder,
     InvertibleOp,
     NotDifferentiable,
     NotInvertible,
+    TangentBuilder,
 )
 from revmlir.naming import FORGETFUL_ATTR
 
@@ -393,7 +395,7 @@ def _rule(op: Operation, name: str, kind: str, missing: Callable[[Operation, str
 
 
 @irdl_op_definition
-class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
+class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """``rev.invoke @f(%a, …) : (T…) -> (R…)``: a call that updates arrays in
     place, a reversible instruction.  It writes the arrays a primitive
     declares in ``updates`` (every array it passes to ordinary code) and only
@@ -499,6 +501,14 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp):
         _, rule = _rule(self, name, "adjoint", adjointer.fail)
         yield
         invoke_rule(adjointer, rule, self.args, [])
+
+    def tangent(self, tangenter: TangentBuilder) -> None:
+        """None yet: a tangent rule of an array primitive would update the
+        tangent arrays in place as its adjoint rule updates the gradient
+        arrays, and declarations do not take one (decision 44)."""
+        raise unsupported_in_forward_mode(
+            self, f"'{self.name}' has no tangent rule (array primitives have none yet)"
+        )
 
 
 _READS = (memref.LoadOp, memref.DimOp, ApplyOp)
