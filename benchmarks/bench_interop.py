@@ -6,19 +6,23 @@ The function is ``e += Σ w·x[i]² + sin(x[i])`` over ``n`` elements (small
 ``n``: the fixed cost; large ``n``: the work).  Rows:
 
 * ``f(*args)``                  — revmlir's own native call;
-* ``jit(to_jax(f))``            — the same under ``jax.jit``: a host
-                                  callback (``jax.pure_callback``) from XLA
-                                  into revmlir;
-* ``jit(pure_callback(id))``    — the floor of that path: a jitted callback
-                                  returning its argument;
+* ``jit(to_jax(f)) [ffi]``      — the same under ``jax.jit``, lowered to an
+                                  XLA FFI custom call whose generated
+                                  handler calls the native entry point (the
+                                  default for a native reversible function);
+* ``jit(to_jax(f)) [callback]`` — the same with ``lowering="callback"``: a
+                                  host callback (``jax.pure_callback``) from
+                                  XLA into revmlir's Python;
+* ``jit(pure_callback(id))``    — the floor of the callback: a jitted
+                                  callback returning its argument;
 * ``jit(ffi_call(copy))``       — what an XLA FFI custom call costs instead: a
                                   C++ handler copying its argument, built
                                   with the C++ compiler and jaxlib's FFI
                                   headers (the row is left out without them);
 * ``jit(jax math)``             — the same math as a jitted JAX function;
-* ``rv.gradient``, ``jit(grad(to_jax(f)))``, ``jit(grad(jax math))`` — a
-  gradient with respect to ``x`` and ``w``, from Python, inside JAX, and by
-  JAX;
+* ``rv.gradient``, ``jit(grad(to_jax(f)))`` (both lowerings),
+  ``jit(grad(jax math))`` — a gradient with respect to ``x`` and ``w``, from
+  Python, inside JAX, and by JAX;
 * ``to_torch(f)``, ``torch math`` — a call from PyTorch and the same math
   in eager PyTorch (on one thread, as revmlir runs); with ``+ backward``, a
   call and its ``torch.autograd.grad``.
@@ -36,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import _harness as H
@@ -94,18 +99,23 @@ def ffi_copy() -> Callable[[jax.Array], jax.Array] | None:
 def jax_rows(n: int, copy: Callable[[jax.Array], jax.Array] | None) -> dict[str, object]:
     x = np.random.default_rng(0).normal(size=n)
     xj = jnp.asarray(x)
-    inside = jax.jit(lambda e, x, w: rv.to_jax(energy)(e, x, w)[0])
+    lowerings = ("ffi", "callback")
+    inside = {how: jax.jit(lambda e, x, w, f=rv.to_jax(energy, how): f(e, x, w)[0]) for how in lowerings}
     pure = jax.jit(lambda e, x, w: energy_math(jnp, e, x, w))
     identity = jax.jit(
         lambda x: jax.pure_callback(lambda x: x, jax.ShapeDtypeStruct(x.shape, x.dtype), x, vmap_method="sequential")
     )
-    grad_inside = jax.jit(jax.grad(lambda x, w: rv.to_jax(energy)(0.0, x, w)[0], argnums=(0, 1)))
+    grad_inside = {
+        how: jax.jit(jax.grad(lambda x, w, f=rv.to_jax(energy, how): f(0.0, x, w)[0], argnums=(0, 1)))
+        for how in lowerings
+    }
     grad_pure = jax.jit(jax.grad(lambda x, w: energy_math(jnp, 0.0, x, w), argnums=(0, 1)))
     expected = energy_math(np, 0.0, x, 1.5)
     assert math.isclose(energy(0.0, x, 1.5)[0], expected, rel_tol=1e-12)
-    assert math.isclose(float(inside(0.0, xj, 1.5)), expected, rel_tol=1e-12)
-    for found, reference in zip(grad_inside(xj, 1.5), grad_pure(xj, 1.5)):
-        np.testing.assert_allclose(found, reference, rtol=1e-10)
+    for how in lowerings:
+        assert math.isclose(float(inside[how](0.0, xj, 1.5)), expected, rel_tol=1e-12)
+        for found, reference in zip(grad_inside[how](xj, 1.5), grad_pure(xj, 1.5)):
+            np.testing.assert_allclose(found, reference, rtol=1e-10)
     np.testing.assert_array_equal(identity(xj), x)
     ffi_row = {}
     if copy is not None:
@@ -113,12 +123,14 @@ def jax_rows(n: int, copy: Callable[[jax.Array], jax.Array] | None) -> dict[str,
         ffi_row = {"jit(ffi_call(copy))": lambda: copy(xj).block_until_ready()}
     return {
         "f(*args)": lambda: energy(0.0, x, 1.5),
-        "jit(to_jax(f))": lambda: inside(0.0, xj, 1.5).block_until_ready(),
+        **{f"jit(to_jax(f)) [{how}]": partial(lambda f: f(0.0, xj, 1.5).block_until_ready(), inside[how])
+           for how in lowerings},
         "jit(pure_callback(id))": lambda: identity(xj).block_until_ready(),
         **ffi_row,
         "jit(jax math)": lambda: pure(0.0, xj, 1.5).block_until_ready(),
         "rv.gradient": lambda: rv.gradient(energy, (0.0, x, 1.5)),
-        "jit(grad(to_jax(f)))": lambda: jax.block_until_ready(grad_inside(xj, 1.5)),
+        **{f"jit(grad(to_jax(f))) [{how}]": partial(lambda g: jax.block_until_ready(g(xj, 1.5)), grad_inside[how])
+           for how in lowerings},
         "jit(grad(jax math))": lambda: jax.block_until_ready(grad_pure(xj, 1.5)),
     }
 

@@ -20,12 +20,11 @@ from interop_programs import (
     relax,
     relax_reference,
 )
+from jax_checks import close, loss
 
 import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)
-
-RTOL = 1e-10
 
 energy_jax = partial(energy_reference, jnp)
 affine_jax = partial(affine_reference, jnp)
@@ -36,17 +35,6 @@ X = jnp.asarray(rng.normal(size=4))
 W = jnp.asarray(rng.normal(size=(3, 4)))
 B = jnp.asarray(rng.normal(size=3))
 U = jnp.asarray(rng.normal(size=5))
-
-
-def close(found, expected) -> None:
-    for f, e in zip(jax.tree.leaves(found), jax.tree.leaves(expected), strict=True):
-        assert np.shape(f) == np.shape(e)
-        np.testing.assert_allclose(np.asarray(f), np.asarray(e), rtol=RTOL, atol=1e-13)
-
-
-def loss(f):
-    """The scalar loss of energy: e after the call, from x and w."""
-    return lambda x, w: f(0.25, x, w)[0]
 
 
 def test_call_returns_every_argument_updated():

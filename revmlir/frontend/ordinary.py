@@ -316,13 +316,14 @@ class OrdinarySpecialization:
                     )
 
     @functools.cached_property
-    def plain(self) -> Caller | None:
+    def plain_code(self) -> tuple[NativeModule, str] | None:
         """``f`` compiled as the ordinary code it is, for calls of ``f``:
         no tape and no uncompute, so a long loop runs at native speed in
-        the memory its arrays take.  The caller takes ``f``'s arguments and
-        zero result slots and writes the arrays in place.  None with the
-        interpreter backend, or where the ordinary IR does not compile (the
-        reversible form runs then)."""
+        the memory its arrays take.  The native module and its function
+        ``@f.plain``, written to rev's calling convention, which takes
+        ``f``'s arguments and zero result slots and writes the arrays in
+        place.  None with the interpreter backend, or where the ordinary
+        IR does not compile (the reversible form runs then)."""
         if self.function.backend == "interpreter":
             return None
         module = self.ordinary.clone()
@@ -339,9 +340,19 @@ class OrdinarySpecialization:
         block.add_ops([call, func.ReturnOp(*kept, *call.res)])
         module.body.block.add_op(wrapper)
         try:
-            return NativeModule.compile(module).std_caller(wrapper)
+            return NativeModule.compile(module), wrapper.sym_name.data
         except PassFailedException:
             return None
+
+    @functools.cached_property
+    def plain(self) -> Caller | None:
+        """The caller of ``plain_code``'s ``@f.plain``, or None without it."""
+        if self.plain_code is None:
+            return None
+        native, name = self.plain_code
+        wrapper = SymbolTable.lookup_symbol(native.module, name)
+        assert isinstance(wrapper, func.FuncOp)
+        return native.std_caller(wrapper)
 
     def run(self, args: Sequence[Any]) -> Any:
         """Run ``f`` on the arguments: its plain native code where there

@@ -5,11 +5,11 @@ imports its framework when it is first used, so revmlir runs without them."""
 from typing import Any
 
 
-def to_jax(function: Any) -> Any:
+def to_jax(function: Any, lowering: str = "auto") -> Any:
     """See ``revmlir.interop.jax.to_jax``."""
     from revmlir.interop.jax import to_jax
 
-    return to_jax(function)
+    return to_jax(function, lowering)
 
 
 def to_torch(function: Any) -> Any:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import jax
 import jax.numpy as jnp
@@ -35,7 +36,11 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
+from revmlir.interop import jax_ffi
 from revmlir.interop.program import NumpyMap, Program, Signature, Value
+
+_lowerings: WeakKeyDictionary[Program, str] = WeakKeyDictionary()
+"""``rv.to_jax(f, lowering=…)`` per program (``jax_ffi.LOWERINGS``)."""
 
 
 def _outputs(signature: Signature, host: NumpyMap) -> list[Value]:
@@ -91,11 +96,39 @@ def _primitive(name: str, host: NumpyMap) -> Primitive:
             partial(_run, host, signature, lead, size), shapes, *arrays, vmap_method="sequential"
         )
 
+    def lowered_on_cpu(*arrays: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> Any:
+        if (run := _native(host, signature)) is None:
+            return lowered(*arrays, signature=signature, lead=lead, size=size)
+        return run(arrays, lead, size)
+
     primitive.def_impl(impl)
     primitive.def_abstract_eval(abstract)
     mlir.register_lowering(primitive, mlir.lower_fun(lowered, multiple_results=True))
+    mlir.register_lowering(primitive, mlir.lower_fun(lowered_on_cpu, multiple_results=True), platform="cpu")
     batching.primitive_batchers[primitive] = partial(_batch, primitive)
     return primitive
+
+
+def _native(host: NumpyMap, signature: Signature) -> Callable[..., list[Any]] | None:
+    """How ``host`` runs as custom calls, or None for the callback; with
+    ``lowering="ffi"`` the reason it cannot is an error."""
+    lowering = _lowerings.get(signature.program, "auto")
+    if lowering == "callback":
+        return None
+    if (reason := jax_ffi.unsupported(signature)) is None:
+        targets = jax_ffi.native_targets(signature)
+        if host is Signature.call:
+            return partial(jax_ffi.call, targets)
+        if host is Signature.tangent and (tangent := targets.tangent) is not None:
+            return partial(jax_ffi.tangent, tangent, len(signature.differentiable_inputs))
+        if host is Signature.cotangent and (adjoint := targets.adjoint) is not None:
+            return partial(jax_ffi.cotangent, targets, adjoint)
+        reason = targets.underived
+    if lowering == "ffi":
+        raise NotImplementedError(
+            f"{signature.program.api}({signature.name}, lowering='ffi'): no custom call, {reason}"
+        )
+    return None
 
 
 def _batch(
@@ -195,15 +228,21 @@ ad.primitive_transposes[tangent_p] = partial(_transpose, cotangent_p)
 ad.primitive_transposes[cotangent_p] = partial(_transpose, tangent_p)
 
 
-def to_jax(function: Any) -> Callable[..., tuple[jax.Array, ...]]:
+def to_jax(function: Any, lowering: str = "auto") -> Callable[..., tuple[jax.Array, ...]]:
     """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as a JAX-traceable
     function of the same arguments (arrays or numbers), returning what
     ``f`` returns as a tuple of arrays: for a reversible function every
     argument updated, for an ordinary one its results and then its
     arguments.  It works under ``jax.jit``, ``jax.vmap``, and forward and
     reverse differentiation, whose derivatives come from revmlir's tangent
-    and adjoint programs (docs/python.md, "Inside JAX and PyTorch")."""
+    and adjoint programs (docs/python.md, "Inside JAX and PyTorch").
+    ``lowering`` picks how ``jit`` calls revmlir on the CPU: ``"auto"``
+    (custom calls where they apply, else a callback), ``"ffi"`` (custom
+    calls, or an error saying why not) or ``"callback"``."""
+    if lowering not in jax_ffi.LOWERINGS:
+        raise ValueError(f"rv.to_jax: lowering must be one of {', '.join(jax_ffi.LOWERINGS)}, got {lowering!r}")
     program = Program(function, "rv.to_jax")
+    _lowerings[program] = lowering
 
     def traced(*args: Any) -> tuple[jax.Array, ...]:
         arrays = [jnp.asarray(a) for a in args]

@@ -23,7 +23,8 @@ from revmlir.frontend.api import ReversibleFunction
 from revmlir.frontend.forward import jvp
 from revmlir.frontend.gradient import vjp
 from revmlir.frontend.jacobian import REVERSE_JACOBIAN_LANES
-from revmlir.frontend.ordinary import OrdinaryFunction
+from revmlir.frontend.ordinary import OrdinaryFunction, OrdinarySpecialization
+from revmlir.frontend.specialization import Specialization
 
 DTYPES = tuple(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
 """The dtypes arrays and scalars may have: revmlir's real ones."""
@@ -92,6 +93,8 @@ class Signature:
     one its results, then its arguments as it left them."""
     written: tuple[int, ...]
     """The array arguments a call of ``f`` writes (and so runs on copies of)."""
+    specialization: Specialization | OrdinarySpecialization
+    """What runs ``f`` for these inputs (native bindings call its code)."""
 
     @staticmethod
     def of(program: Program, inputs: tuple[Value, ...]) -> Signature:
@@ -113,9 +116,9 @@ class Signature:
         spec = function.specialization_for(*examples)
         if isinstance(function, OrdinaryFunction):
             results = tuple(Value((), _dtype(t)) for t in spec.result_types)
-            return Signature(program, inputs, (*results, *inputs), spec.written)
+            return Signature(program, inputs, (*results, *inputs), spec.written, spec)
         written = tuple(i for i, changed in enumerate(spec.written) if changed)
-        return Signature(program, inputs, inputs, written)
+        return Signature(program, inputs, inputs, written, spec)
 
     @property
     def name(self) -> str:

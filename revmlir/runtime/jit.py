@@ -56,6 +56,13 @@ def load_library(path: str) -> None:
     llvm.load_library_permanently(path)
 
 
+def define_symbol(name: str, address: int) -> None:
+    """Make native code calling the external function ``name`` call the
+    machine code at ``address`` (for the rest of the process)."""
+    _initialize()
+    llvm.add_symbol(name, address)
+
+
 def has_symbol(name: str) -> bool:
     """Whether native code calling the C function ``name`` would find it in
     this process."""

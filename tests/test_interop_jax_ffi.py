@@ -1,0 +1,132 @@
+"""``rv.to_jax`` through XLA FFI custom calls: the same results and
+derivatives as the callback path and as JAX's own math, revmlir's located
+errors for failed checks, and clean errors for buffers the handler does
+not take."""
+
+from __future__ import annotations
+
+import re
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from interop_programs import affine, affine_reference, energy, energy_reference, leaky, relax, relax_reference
+from jax_checks import close, loss
+
+import revmlir as rv
+
+jax.config.update("jax_enable_x64", True)
+
+rng = np.random.default_rng(11)
+X = jnp.asarray(rng.normal(size=4))
+W = jnp.asarray(rng.normal(size=(3, 4)))
+B = jnp.asarray(rng.normal(size=3))
+
+energy_jax = partial(energy_reference, jnp)
+affine_jax = partial(affine_reference, jnp)
+
+
+def targets(jitted, *args) -> set[str]:
+    """The custom-call targets of a jitted function's lowering."""
+    return set(re.findall(r"custom_call @([\w.]+)", jitted.lower(*args).as_text()))
+
+
+def test_transformations_match_the_callback_and_jax():
+    """jit, grad, jvp and vmap of grad through the custom calls agree with
+    JAX's own math and with the callback (``tests/test_interop_jax.py``
+    runs the rest of JAX's transformations through them too)."""
+    ffi, callback = rv.to_jax(energy, "ffi"), rv.to_jax(energy, "callback")
+    xs = jnp.asarray(rng.normal(size=(3, 4)))
+    ws = jnp.linspace(0.5, 1.0, 3)
+    tangents = (jnp.asarray(rng.normal(size=4)), 0.3)
+
+    def transformations(f, jit):
+        return {
+            "call": jit(f)(0.25, X, 1.5),
+            "grad": jit(jax.vmap(jax.grad(loss(f), argnums=(0, 1))))(xs, ws),
+            "jvp": jit(lambda x, w, dx, dw: jax.jvp(loss(f), (x, w), (dx, dw)))(X, 1.5, *tangents),
+        }
+
+    found = transformations(ffi, jax.jit)
+    close(found, transformations(energy_jax, lambda f: f))
+    close(found, transformations(callback, jax.jit))
+
+
+def test_an_array_written_in_place():
+    """``affine`` writes ``y``, which runs in its aliased result buffer;
+    the caller's array is left alone."""
+    y = jnp.asarray(rng.normal(size=3))
+    before = np.array(y)
+    close(jax.jit(rv.to_jax(affine, "ffi"))(y, W, B, X), affine_jax(y, W, B, X))
+    np.testing.assert_array_equal(y, before)
+
+
+def test_lowered_to_custom_calls_not_callbacks():
+    grad = jax.jit(jax.grad(loss(rv.to_jax(energy)), argnums=(0, 1)))
+    found = targets(grad, X, 1.5)
+    assert any(t.startswith("revmlir_energy_") for t in found)
+    assert any(t.startswith("revmlir_energy.adj_") for t in found)
+    assert not any("callback" in t for t in found), found
+    found = targets(jax.jit(rv.to_jax(energy, "callback")), 0.0, X, 1.5)
+    assert found and all("callback" in t for t in found), found
+
+
+def test_a_failed_check_raises_revmlir_located_error():
+    """Both paths report the error of the eager call, with its location."""
+    with pytest.raises(rv.InvertibilityError) as eager:
+        rv.to_jax(leaky)(0.0, 2.0)
+    message = str(eager.value)
+    assert re.search(r"interop_programs.py:\d+", message)
+    for lowering in ("ffi", "callback"):
+        with pytest.raises(jax.errors.JaxRuntimeError) as raised:
+            jax.jit(rv.to_jax(leaky, lowering))(0.0, 2.0)
+        assert message in str(raised.value)
+        assert "InvertibilityError" in str(raised.value)
+
+
+def test_buffers_the_handler_does_not_take():
+    """A custom call of the handler with buffers of the wrong dtype, rank,
+    count or shape is an FFI error, not a crash."""
+    y = jnp.zeros(3)
+    (name,) = targets(jax.jit(rv.to_jax(affine, "ffi")), y, W, B, X)
+    call = partial(jax.ffi.ffi_call, name)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"argument #1 must be a buffer of float64 of rank 2"):
+        jax.jit(call(jax.ShapeDtypeStruct((3,), jnp.float64)))(y, W.astype(jnp.float32), B, X)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"argument #3 must be a buffer of float64 of rank 1"):
+        jax.jit(call(jax.ShapeDtypeStruct((3,), jnp.float64)))(y, W, B, W)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"the custom call takes 4 arguments"):
+        jax.jit(call(jax.ShapeDtypeStruct((3,), jnp.float64)))(y, W, B)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"the custom call takes 1 results"):
+        jax.jit(call([jax.ShapeDtypeStruct((3,), jnp.float64)] * 2))(y, W, B, X)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"result #0 must have the shape of argument #0"):
+        jax.jit(call(jax.ShapeDtypeStruct((5,), jnp.float64)))(y, W, B, X)
+
+
+def test_ordinary_function_calls():
+    """An ordinary function's call runs its plain code in a custom call:
+    its results, then its arguments as it left them (``u`` written in its
+    aliased result buffer); its derivatives take the callback."""
+    u = jnp.asarray(rng.normal(size=5))
+    f = jax.jit(rv.to_jax(relax, "ffi"), static_argnums=2)
+    found = f(u, 0.5, 3)
+    assert [v.dtype for v in found] == [jnp.float64, jnp.float64, jnp.float64, jnp.float64, jnp.int64]
+    close(found, relax_reference(jnp, u, 0.5, 3))
+    close(found, jax.jit(rv.to_jax(relax, "callback"), static_argnums=2)(u, 0.5, 3))
+    assert any(t.startswith("revmlir_relax.plain_") for t in targets(f, u, 0.5, 3))
+    grad = jax.jit(jax.grad(lambda u: rv.to_jax(relax)(u, 0.5, 2)[0]))
+    close(grad(u), jax.grad(lambda u: relax_reference(jnp, u, 0.5, 2)[0])(u))
+    with pytest.raises(NotImplementedError, match=r"rv.to_jax\(relax, lowering='ffi'\): no custom call, the derivatives of @rv.ordinary"):
+        jax.jit(jax.grad(lambda u: rv.to_jax(relax, "ffi")(u, 0.5, 2)[0]))(u)
+
+
+def test_where_the_custom_call_does_not_apply():
+    """The interpreter backend takes the callback; ``lowering="ffi"`` says
+    why it cannot."""
+    interpreted = rv.reversible(energy.pyfunc, backend="interpreter")
+    close(jax.jit(rv.to_jax(interpreted))(0.25, X, 1.5), energy_jax(0.25, X, 1.5))
+    with pytest.raises(NotImplementedError, match=r"no custom call, it runs on the interpreter"):
+        jax.jit(rv.to_jax(interpreted, "ffi"))(0.25, X, 1.5)
+    with pytest.raises(ValueError, match=r"rv.to_jax: lowering must be one of auto, ffi, callback, got 'xla'"):
+        rv.to_jax(energy, "xla")
