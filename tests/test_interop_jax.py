@@ -186,8 +186,9 @@ def test_second_derivatives():
 
 
 def test_failed_run_time_check():
-    """Eagerly the revmlir error itself; under jit JAX reports the
-    callback's error with revmlir's message in it."""
+    """Eagerly the revmlir error itself; under jit JAX reports the custom
+    call's error with revmlir's message in it (tests/test_interop_jax_ffi.py
+    checks both lowerings)."""
     with pytest.raises(rv.InvertibilityError, match="ancilla freed holding 2.0"):
         rv.to_jax(leaky)(0.0, 2.0)
     with pytest.raises(jax.errors.JaxRuntimeError, match="ancilla freed holding 2.0"):

@@ -32,7 +32,7 @@ from weakref import WeakKeyDictionary
 
 import jax
 import numpy as np
-from xdsl.dialects.builtin import MemRefType, f32, f64, i1, i32, i64
+from xdsl.dialects.builtin import MemRefType, ModuleOp, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
@@ -188,26 +188,28 @@ class NativeTargets:
 
     @cached_property
     def tangent(self) -> Target | None:
-        if not isinstance(self.spec, Specialization):
-            return None
-        _, backend = derived_backend(self.spec, "tangent", generate_tangents)
-        return self._derived(self.spec, backend, tangent_name(self.spec.name))
+        return self._derived("tangent", generate_tangents, tangent_name)
 
     @cached_property
     def adjoint(self) -> Target | None:
-        if not isinstance(self.spec, Specialization):
-            return None
-        _, backend = derived_backend(self.spec, "adjoint", generate_adjoints)
-        return self._derived(self.spec, backend, adjoint_name(self.spec.name))
+        return self._derived("adjoint", generate_adjoints, adjoint_name)
 
-    def _derived(self, spec: Specialization, backend: object, function: str) -> Target | None:
-        """``@f.tan`` or ``@f.adj`` of a reversible function: copies of the
-        arguments (scratch results for the arrays it writes), then one
-        tangent or gradient per float argument, running in its result.
-        None where it runs on the interpreter (or for an ordinary function,
-        whose derivatives run through Python)."""
+    def _derived(
+        self, what: str, generate: Callable[[ModuleOp, list[str]], object], name: Callable[[str], str]
+    ) -> Target | None:
+        """``@f.tan`` or ``@f.adj`` of a reversible function (``what`` and
+        how ``derived_backend`` makes it): copies of the arguments (scratch
+        results for the arrays it writes), then one tangent or gradient per
+        float argument, running in its result.  None where it runs on the
+        interpreter (or for an ordinary function, whose derivatives run
+        through Python)."""
+        spec = self.spec
+        if not isinstance(spec, Specialization):
+            return None
+        _, backend = derived_backend(spec, what, generate)
         if not isinstance(backend, NativeModule):
             return None
+        function = name(spec.name)
         inputs, carrying = self.signature.inputs, spec.carrying
         writes = backend.writes[function]
         parameters, scratch = [], len(carrying)
