@@ -63,6 +63,35 @@ def test_an_array_written_in_place():
     np.testing.assert_array_equal(y, before)
 
 
+@rv.reversible
+def subtract_squares(y, x, flip):
+    for i in range(len(x)):
+        if flip:
+            y[i] -= x[i] * x[i]
+
+
+@rv.reversible
+def count(n, a):
+    for i in range(len(a)):
+        n[0] += a[i]
+
+
+def test_float32_int32_and_bool_buffers():
+    """The handler passes every dtype ``rv.to_jax`` takes: float32 arrays
+    (and their gradients), int32 arrays, bool scalars."""
+    y, x = jnp.zeros(3, jnp.float32), jnp.arange(3, dtype=jnp.float32)
+    f = jax.jit(rv.to_jax(subtract_squares, "ffi"))
+    found = f(y, x, True)
+    assert [v.dtype for v in found] == [jnp.float32, jnp.float32, jnp.bool_]
+    np.testing.assert_array_equal(found[0], -x * x)
+    np.testing.assert_array_equal(f(y, x, False)[0], y)
+    grad = jax.jit(jax.grad(lambda x: jnp.sum(rv.to_jax(subtract_squares, "ffi")(y, x, True)[0])))
+    np.testing.assert_allclose(grad(x), -2 * x, rtol=1e-6)
+    a = jnp.arange(5, dtype=jnp.int32)
+    n, _ = jax.jit(rv.to_jax(count, "ffi"))(jnp.zeros(1, jnp.int32), a)
+    assert n.dtype == jnp.int32 and int(n[0]) == 10
+
+
 def test_lowered_to_custom_calls_not_callbacks():
     grad = jax.jit(jax.grad(loss(rv.to_jax(energy)), argnums=(0, 1)))
     found = targets(grad, X, 1.5)
