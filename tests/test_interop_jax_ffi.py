@@ -12,7 +12,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from interop_programs import affine, affine_reference, energy, energy_reference, leaky, relax, relax_reference
+from interop_programs import (
+    affine,
+    affine_reference,
+    diffuse,
+    energy,
+    energy_reference,
+    leaky,
+    relax,
+    relax_reference,
+)
 from jax_checks import close, loss
 
 import revmlir as rv
@@ -133,21 +142,27 @@ def test_buffers_the_handler_does_not_take():
         jax.jit(call(jax.ShapeDtypeStruct((5,), jnp.float64)))(y, W, B, X)
 
 
-def test_ordinary_function_calls():
+def test_ordinary_functions():
     """An ordinary function's call runs its plain code in a custom call:
     its results, then its arguments as it left them (``u`` written in its
-    aliased result buffer); its derivatives take the callback."""
+    aliased result buffer); its derivatives run its Bennett form's tangent
+    and adjoint programs.  A checkpointed gradient takes the callback."""
     u = jnp.asarray(rng.normal(size=5))
-    f = jax.jit(rv.to_jax(relax, "ffi"), static_argnums=2)
-    found = f(u, 0.5, 3)
+    f = rv.to_jax(relax, "ffi")
+    call = jax.jit(f, static_argnums=2)
+    found = call(u, 0.5, 3)
     assert [v.dtype for v in found] == [jnp.float64, jnp.float64, jnp.float64, jnp.float64, jnp.int64]
     close(found, relax_reference(jnp, u, 0.5, 3))
     close(found, jax.jit(rv.to_jax(relax, "callback"), static_argnums=2)(u, 0.5, 3))
-    assert any(t.startswith("revmlir_relax.plain_") for t in targets(f, u, 0.5, 3))
-    grad = jax.jit(jax.grad(lambda u: rv.to_jax(relax)(u, 0.5, 2)[0]))
-    close(grad(u), jax.grad(lambda u: relax_reference(jnp, u, 0.5, 2)[0])(u))
-    with pytest.raises(NotImplementedError, match=r"rv.to_jax\(relax, lowering='ffi'\): no custom call, the derivatives of @rv.ordinary"):
-        jax.jit(jax.grad(lambda u: rv.to_jax(relax, "ffi")(u, 0.5, 2)[0]))(u)
+    assert any(t.startswith("revmlir_relax.plain_") for t in targets(call, u, 0.5, 3))
+    for k in (0, 2):
+        grad = jax.jit(jax.grad(lambda u, c, k=k: jnp.sum(f(u, c, 2)[k]), argnums=(0, 1)))
+        close(grad(u, 0.5), jax.grad(lambda u, c, k=k: jnp.sum(relax_reference(jnp, u, c, 2)[k]), argnums=(0, 1))(u, 0.5))
+    tangent = jax.jit(lambda u: jax.jvp(lambda u: f(u, 0.5, 2)[:3], (u,), (u,)))
+    close(tangent(u), jax.jvp(lambda u: relax_reference(jnp, u, 0.5, 2)[:3], (u,), (u,)))
+    g = rv.to_jax(diffuse, "ffi")
+    with pytest.raises(NotImplementedError, match=r"rv.to_jax\(diffuse, lowering='ffi'\): no custom call, the gradient of a checkpointed"):
+        jax.jit(jax.grad(lambda u: g(u, jnp.zeros(5), 0.2, 4)[0]))(u)
 
 
 def test_where_the_custom_call_does_not_apply():

@@ -120,7 +120,7 @@ def _native(host: NumpyMap, signature: Signature) -> Callable[..., list[Any]] | 
         if host is Signature.call:
             return partial(jax_ffi.call, targets)
         if host is Signature.tangent and (tangent := targets.tangent) is not None:
-            return partial(jax_ffi.tangent, tangent, len(signature.differentiable_inputs))
+            return partial(jax_ffi.tangent, tangent, len(signature.differentiable_outputs))
         if host is Signature.cotangent and (adjoint := targets.adjoint) is not None:
             return partial(jax_ffi.cotangent, targets, adjoint)
         reason = targets.underived

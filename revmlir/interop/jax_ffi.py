@@ -14,7 +14,8 @@ copies but those XLA makes for aliased results:
 * ``revmlir_cotangent``: ``@f`` as above, then ``@f.adj`` on its outputs,
   the cotangents running in the gradient results: two custom calls.
 
-The derivatives of ordinary functions take the callback.
+An ordinary function's derivatives run the derived programs of its Bennett
+form (``Run``), except the checkpointed gradient, which takes the callback.
 
 ``jax.vmap``'s leading batch axis becomes a ``lax.map`` over the mapped
 operands (a cotangent at one point runs ``f`` once for all the rows).
@@ -31,7 +32,6 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 import jax
-import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute
 
@@ -128,50 +128,109 @@ class Target:
         for p in self.entry.parameters:
             if p.result is None:
                 continue
-            if p.rank is None:
-                shapes[p.result] = jax.ShapeDtypeStruct((), p.dtype)
-            else:
-                assert p.source is not None  # an array's seed comes from a cotangent
-                shapes[p.result] = jax.ShapeDtypeStruct(np.shape(operands[p.source]), p.dtype)
+            shapes[p.result] = jax.ShapeDtypeStruct(p.shape or (), p.dtype)
+            if p.shape is not None and p.source is not None:
                 aliases[p.source] = p.result
         results = [shapes[r] for r in range(len(shapes))]
         return list(jax.ffi.ffi_call(self.name, results, input_output_aliases=aliases)(*operands))
 
 
+@dataclass(frozen=True)
+class Run:
+    """``f``'s call as a run of a reversible specialization, laid out as
+    ``ReversibleCall`` lays it out: what the derivative programs take.  A
+    reversible function is its own run; an ordinary one runs its Bennett
+    form, which also takes zero result slots and zero output arrays."""
+
+    spec: Specialization
+    values: tuple[Value, ...]
+    """Per argument of the run: its dtype and shape."""
+    initial: tuple[int | None, ...]
+    """Per argument: the input of ``f`` it starts as, or None for zero."""
+    outputs: tuple[int, ...]
+    """Per output of ``f``: the argument holding it after the run."""
+    gradients: bool
+    """Whether ``@f.adj`` of this run is ``f``'s reverse mode (not for an
+    ordinary function with a checkpointed loop, whose gradient reruns it)."""
+
+    @staticmethod
+    def of(signature: Signature) -> Run:
+        spec, inputs = signature.specialization, signature.inputs
+        n = len(inputs)
+        if isinstance(spec, Specialization):
+            return Run(spec, inputs, tuple(range(n)), tuple(range(n)), True)
+        count, written = len(spec.result_types), spec.written
+        slots = tuple(Value((), numpy_dtype(t)) for t in spec.result_types)
+        out = {i: n + count + k for k, i in enumerate(written)}
+        return Run(
+            spec.reversible,
+            (*inputs, *slots, *(inputs[i] for i in written)),
+            (*range(n), *[None] * (count + len(written))),
+            (*range(n, n + count), *(out.get(i, i) for i in range(n))),
+            not spec.checkpointed,
+        )
+
+
+class _Results:
+    """Numbers result buffers: those JAX reads come first, the ones taken
+    after (scratch, or a call's written arrays) follow."""
+
+    def __init__(self, first: int):
+        self.count = first
+
+    def take(self) -> int:
+        self.count += 1
+        return self.count - 1
+
+
 class NativeTargets:
-    """The custom calls of one signature: ``@f``, and ``@f.tan`` and
-    ``@f.adj`` when a derivative is first lowered (None where the derived
-    program does not run natively)."""
+    """The custom calls of one signature: ``f``'s call, and the tangent
+    and adjoint programs of its run when a derivative is first lowered
+    (None where they do not run natively)."""
 
     def __init__(self, signature: Signature):
-        self.signature, spec = signature, signature.specialization
+        self.signature, self.spec = signature, signature.specialization
         self.label = f"{signature.program.api}({signature.name})"
-        parameters: list[Parameter] = []
-        self.outputs_from: list[tuple[bool, int]] = []
-        """Per output of ``f``: (True, result) or (False, argument), for an
-        argument the call does not change, returned as it is."""
-        if isinstance(spec, OrdinarySpecialization):
-            assert spec.plain_code is not None
-            native, function = spec.plain_code
-            written = set(spec.written) | native.writes[function]
-            results = [Parameter(numpy_dtype(t), None, None, k) for k, t in enumerate(spec.result_types)]
-            self.outputs_from = [(True, k) for k in range(len(results))]
+        self.run = Run.of(signature)
+        if isinstance(self.spec, OrdinarySpecialization):
+            self.call, self.outputs_from = self._plain(self.spec)
         else:
-            assert spec.native is not None
-            native, function = spec.native, spec.name
-            written = set(native.writes[function])
-            results = []
-        count = len(results)
-        for i, value in enumerate(signature.inputs):
-            rank = len(value.shape) if value.shape else None
+            self.call, self.outputs_from = self._forward()
+
+    def _plain(self, spec: OrdinarySpecialization) -> tuple[Target, list[tuple[bool, int]]]:
+        """An ordinary function's call: ``@f.plain`` on its arguments and
+        zero result slots; it leaves its scalar arguments alone."""
+        assert spec.plain_code is not None
+        native, function = spec.plain_code
+        written = set(spec.written) | native.writes[function]
+        results = _Results(len(spec.result_types))
+        parameters = []
+        outputs_from = [(True, k) for k in range(len(spec.result_types))]
+        for i, value in enumerate(self.signature.inputs):
+            result = results.take() if value.shape and i in written else None
+            outputs_from.append((True, result) if result is not None else (False, i))
+            parameters.append(Parameter(value.dtype, _shape(value), i, result))
+        slots = [Parameter(numpy_dtype(t), None, None, k) for k, t in enumerate(spec.result_types)]
+        return Target.of(native, function, [*parameters, *slots], self.label), outputs_from
+
+    def _forward(self) -> tuple[Target, list[tuple[bool, int]]]:
+        """The run itself: per argument, (True, result) for what it leaves
+        in a result buffer, or (False, input) for an array it only reads,
+        which is the input as it was passed."""
+        spec, run = self.run.spec, self.run
+        assert spec.native is not None
+        written = spec.native.writes[spec.name]
+        results, parameters = _Results(0), []
+        state: list[tuple[bool, int]] = []
+        for p, (value, start) in enumerate(zip(run.values, run.initial, strict=True)):
             result = None
-            # an ordinary function leaves its scalar arguments alone
-            if i in written or rank is None and not isinstance(spec, OrdinarySpecialization):
-                result, count = count, count + 1
-            self.outputs_from.append((True, result) if result is not None else (False, i))
-            parameters.append(Parameter(value.dtype, rank, i, result))
-        self.spec = spec
-        self.call = Target.of(native, function, [*parameters, *results], self.label)
+            if value.shape and start is not None and p not in written:
+                state.append((False, start))
+            else:
+                result = results.take()
+                state.append((True, result))
+            parameters.append(Parameter(value.dtype, _shape(value), start, result))
+        return Target.of(spec.native, spec.name, parameters, self.label), state
 
     def outputs(self, arrays: Sequence[Any]) -> list[Any]:
         """``f``'s outputs: a reversible function's arguments, updated; an
@@ -179,50 +238,86 @@ class NativeTargets:
         found = self.call(*arrays)
         return [found[k] if result else arrays[k] for result, k in self.outputs_from]
 
+    def state(self, arrays: Sequence[Any]) -> list[Any]:
+        """The run's arguments after it (``forward``'s)."""
+        assert self.forward is not None
+        target, state = self.forward
+        found = target(*arrays)
+        return [found[k] if result else arrays[k] for result, k in state]
+
+    @cached_property
+    def forward(self) -> tuple[Target, list[tuple[bool, int]]] | None:
+        """The run for the adjoint: ``f``'s call for a reversible function,
+        the Bennett form for an ordinary one (None on the interpreter)."""
+        if self.run.spec is self.spec:
+            return self.call, self.outputs_from
+        return self._forward() if self.run.spec.native is not None else None
+
     @property
     def underived(self) -> str:
         """Why ``tangent`` or ``adjoint`` is None."""
-        if isinstance(self.spec, OrdinarySpecialization):
-            return "the derivatives of @rv.ordinary functions run through Python"
+        if not self.run.gradients:
+            return "the gradient of a checkpointed @rv.ordinary function reruns it through Python"
         return "its derivative program runs on the interpreter"
 
     @cached_property
     def tangent(self) -> Target | None:
-        return self._derived("tangent", generate_tangents, tangent_name)
+        return self._derived("tangent", generate_tangents, tangent_name, forward=True)
 
     @cached_property
     def adjoint(self) -> Target | None:
-        return self._derived("adjoint", generate_adjoints, adjoint_name)
+        if not self.run.gradients or self.forward is None:
+            return None
+        return self._derived("adjoint", generate_adjoints, adjoint_name, forward=False)
 
     def _derived(
-        self, what: str, generate: Callable[[ModuleOp, list[str]], object], name: Callable[[str], str]
+        self, what: str, generate: Callable[[ModuleOp, list[str]], object], name: Callable[[str], str],
+        forward: bool,
     ) -> Target | None:
-        """``@f.tan`` or ``@f.adj`` of a reversible function (``what`` and
-        how ``derived_backend`` makes it): copies of the arguments (scratch
-        results for the arrays it writes), then one tangent or gradient per
-        float argument, running in its result.  None where it runs on the
-        interpreter (or for an ordinary function, whose derivatives run
-        through Python)."""
-        spec = self.spec
-        if not isinstance(spec, Specialization):
-            return None
-        _, backend = derived_backend(spec, what, generate)
+        """``@f.tan`` or ``@f.adj`` of the run (``what`` and how
+        ``derived_backend`` makes it): its arguments, on copies (scratch
+        results for the arrays it writes or starts from zero), then one
+        tangent or gradient per float argument.  The tangent program starts
+        from the inputs and the tangents of the float ones, and leaves the
+        output tangents in the results JAX reads; the adjoint starts from
+        the run's arguments after it and the cotangents of the float
+        outputs, and leaves the input gradients there.  None where it runs
+        on the interpreter."""
+        run, signature = self.run, self.signature
+        _, backend = derived_backend(run.spec, what, generate)
         if not isinstance(backend, NativeModule):
             return None
-        function = name(spec.name)
-        inputs, carrying = self.signature.inputs, spec.carrying
+        function = name(run.spec.name)
         writes = backend.writes[function]
-        parameters, scratch = [], len(carrying)
-        for i, value in enumerate(inputs):
-            rank = len(value.shape) if value.shape else None
-            result = None
-            if rank is not None and i in writes:
-                result, scratch = scratch, scratch + 1
-            parameters.append(Parameter(value.dtype, rank, i, result))
-        for k, i in enumerate(carrying):
-            rank = len(inputs[i].shape) if inputs[i].shape else None
-            parameters.append(Parameter(inputs[i].dtype, rank, len(inputs) + k, k))
+        count = len(run.values)
+        inputs = list(signature.differentiable_inputs)
+        outputs = [run.outputs[o] for o in signature.differentiable_outputs]
+        # a tangent starts at an input and ends at an output; a gradient
+        # starts at an output and ends at an input
+        given, wanted = (inputs, outputs) if forward else (outputs, inputs)
+        operands = len(signature.inputs) if forward else count
+        results = _Results(len(wanted))
+        parameters = []
+        for p, value in enumerate(run.values):
+            start = run.initial[p] if forward else p
+            result = results.take() if value.shape and (start is None or p in writes) else None
+            parameters.append(Parameter(value.dtype, _shape(value), start, result))
+        for k, c in enumerate(run.spec.carrying):
+            value, at_input = run.values[c], run.initial[c]
+            starts, ends = (at_input, c) if forward else (c, at_input)
+            source = operands + given.index(starts) if starts in given else None
+            into = None
+            if ends in wanted:
+                into = wanted.index(ends)
+            elif value.shape and (source is None or count + k in writes):
+                into = results.take()
+            parameters.append(Parameter(value.dtype, _shape(value), source, into))
         return Target.of(backend, function, parameters, self.label)
+
+
+def _shape(value: Value) -> tuple[int, ...] | None:
+    """A parameter's shape: None for a scalar."""
+    return value.shape if value.shape else None
 
 
 _targets: WeakKeyDictionary[Signature, NativeTargets] = WeakKeyDictionary()
@@ -262,7 +357,7 @@ def cotangent(
     then ``@f.adj`` on its outputs and the cotangents."""
     n, carried = len(targets.signature.inputs), len(targets.signature.differentiable_inputs)
     batched = size and any(lead[:n])
-    state = call(targets, arrays[:n], lead[:n], size if batched else 0)
+    state = mapped(lambda *a: targets.state(a), arrays[:n], lead[:n], size if batched else 0)
     return mapped(
-        lambda *a: target(*a)[:carried], [*state, *arrays[n:]], [bool(batched)] * n + list(lead[n:]), size
+        lambda *a: target(*a)[:carried], [*state, *arrays[n:]], [bool(batched)] * len(state) + list(lead[n:]), size
     )

@@ -82,14 +82,18 @@ class Parameter:
     """One argument of the entry point, as the handler fills it."""
 
     dtype: np.dtype
-    rank: int | None
-    """An array's rank; ``None`` for a scalar."""
+    shape: tuple[int, ...] | None
+    """An array's shape; ``None`` for a scalar."""
     source: int | None
     """The argument buffer holding its value before the call; ``None``
     for zero (a gradient seed no cotangent gives)."""
     result: int | None
     """The result buffer that holds its value after the call (an array the
     entry writes runs in it); ``None`` when nothing reads it after."""
+
+    @property
+    def rank(self) -> int | None:
+        return None if self.shape is None else len(self.shape)
 
 
 @dataclass(frozen=True)
