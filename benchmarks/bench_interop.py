@@ -38,11 +38,11 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import _harness as H
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+import _harness as H
 import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)

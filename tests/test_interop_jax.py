@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+import revmlir as rv
 from interop_programs import (
     affine,
     affine_reference,
@@ -20,8 +22,6 @@ from interop_programs import (
     relax,
     relax_reference,
 )
-
-import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)
 
