@@ -250,7 +250,7 @@ class _NativeCall:
             storage, error = frame.storage, frame.error
             try:
                 extents = frame.extents
-                if frame.plan is None or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0:
+                if frame.plan is None or self.marshal is None or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0:
                     for i in range(len(args)) if frame.plan is None else frame.plan.left_to_python():
                         self.stores[i](storage[i], args[i])
                     overlap = overlapping([(i, args[i]) for i in extents.positions], self.writes) if extents else None
