@@ -100,7 +100,8 @@ class LLVMModule:
     """The module's run-time checks, to report a failing one."""
     writes: dict[str, frozenset[int]]
     """Per function (inverses included): the array parameters a call may
-    write (``revmlir.lowering.aliasing``)."""
+    write (``revmlir.semantics.written_arguments`` of the std form, which
+    ``revmlir.lowering.aliasing`` hands on)."""
 
 
 def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses: bool = True) -> LLVMModule:
