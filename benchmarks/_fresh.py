@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from _harness import max_rss_mib
 
 CASE_PREFIX = "CASE "

@@ -20,10 +20,11 @@ from __future__ import annotations
 import argparse
 from functools import partial
 
-import _harness as H
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import _harness as H
 from adbench_ba import ba_jacobian, ba_objective
 from adbench_data import read_ba
 from array_references import reproj_reference

@@ -19,16 +19,16 @@ import argparse
 import math
 from functools import partial
 
-import _harness as H
 import jax
 import jax.numpy as jnp
 import numba
 import numpy as np
+
+import _harness as H
+import revmlir as rv
 from adbench_data import DATA_DIR, read_gmm
 from adbench_gmm import gmm_objective
 from array_references import gmm_reference
-
-import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)
 

@@ -20,14 +20,14 @@ import argparse
 from collections.abc import Callable, Iterator
 from functools import partial
 
-import _harness as H
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import _harness as H
+import revmlir as rv
 from array_references import embedding_loss_reference
 from graph_embedding import PETERSEN_EDGES, PETERSEN_NON_EDGES, embedding_loss
-
-import revmlir as rv
 from revmlir.ad.adjoint import generate_gradients, gradient_name
 from revmlir.frontend.derived import derived_backend
 

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 
-import _harness as H
 import numba
 import numpy as np
 import scipy.sparse as sp
-from paper_sparse import csr_arrays, csr_dot, csr_mul
 
+import _harness as H
 import revmlir as rv
+from paper_sparse import csr_arrays, csr_dot, csr_mul
 from revmlir.frontend.derived import adjoint_backend
 
 

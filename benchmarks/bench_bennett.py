@@ -26,10 +26,10 @@ import argparse
 import math
 import sys
 
-import _harness as H
 import numba
-import paper_bennett
 
+import _harness as H
+import paper_bennett
 import revmlir as rv
 
 K = 4

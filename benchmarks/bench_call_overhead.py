@@ -27,10 +27,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-import _harness as H
 import numba
 import numpy as np
 
+import _harness as H
 import revmlir as rv
 
 

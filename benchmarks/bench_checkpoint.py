@@ -67,11 +67,11 @@ import sys
 import time
 from pathlib import Path
 
-import _harness as H
 import numpy as np
-from _fresh import deviation, jax_case, options_or_case, peak_increase, plot_scaling, sample, spawn, timed
 
+import _harness as H
 import revmlir as rv
+from _fresh import deviation, jax_case, options_or_case, peak_increase, plot_scaling, sample, spawn, timed
 
 HERE = Path(__file__).resolve().parent
 N = 32  # grid points

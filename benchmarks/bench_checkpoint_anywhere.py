@@ -65,8 +65,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import _harness as H
 import numpy as np
+from xdsl.dialects.builtin import Float64Type, IndexType, MemRefType
+
+import _harness as H
+import revmlir as rv
 from _fresh import (
     jax_case,
     options_or_case,
@@ -76,9 +79,6 @@ from _fresh import (
     spawn,
     timed,
 )
-from xdsl.dialects.builtin import Float64Type, IndexType, MemRefType
-
-import revmlir as rv
 from revmlir.dialects import anc
 
 HERE = Path(__file__).resolve().parent

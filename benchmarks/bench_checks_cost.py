@@ -19,14 +19,14 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-import _harness as H
 import numpy as np
 import scipy.sparse as sp
+
+import _harness as H
+import revmlir as rv
 from adbench_data import read_ba, read_gmm
 from bench_ad_ba import FILES as BA_FILES
 from bench_sparse import csr_arrays, csr_mul
-
-import revmlir as rv
 
 
 def reloaded(name: str, checks: bool) -> ModuleType:

@@ -56,7 +56,6 @@ def staged_compile(source: str) -> dict[str, float]:
     t = clock()
     if source == "edsl":
         import paper_basics
-
         import revmlir as rv
 
         fresh = rv.reversible(paper_basics.complex_log.pyfunc)  # nothing cached
@@ -101,7 +100,6 @@ def first_call_minus_warm() -> dict[str, float]:
     """The user-visible latency: first call of a freshly decorated function
     minus a warm call."""
     import paper_basics
-
     import revmlir as rv
 
     fresh = rv.reversible(paper_basics.complex_log.pyfunc)
@@ -134,16 +132,16 @@ def native_module_compile() -> dict[str, float]:
 def other_programs(repeat: int) -> dict[str, list[float]]:
     """Compile latency (first call − warm call) of the programs the other
     benchmarks run, each decorated afresh per sample, checks off."""
+    import numpy as np
+    import scipy.sparse as sp
+
     import bench_bennett
     import bench_complex_log
     import bench_leapfrog
     import bench_sparse
-    import numpy as np
     import paper_leapfrog
-    import scipy.sparse as sp
-    from paper_sparse import csr_arrays
-
     import revmlir as rv
+    from paper_sparse import csr_arrays
 
     a = csr_arrays(sp.random(50, 50, density=0.1, format="csr", random_state=1))
     x0, v0, m = paper_leapfrog.solar_system()

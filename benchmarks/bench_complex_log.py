@@ -24,12 +24,12 @@ import cmath
 import math
 import sys
 
-import _harness as H
 import numba
 import numpy as np
-from paper_basics import complex_log as paper_complex_log
 
+import _harness as H
 import revmlir as rv
+from paper_basics import complex_log as paper_complex_log
 
 
 def make(checks: bool):

@@ -179,6 +179,7 @@ def traffic(arrays: list[Any], call: Callable[..., Any]) -> int:
 def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
     import jax
     import jax.numpy as jnp
+
     from adbench_data import read_ba
     from array_references import reproj_reference
     from gpu_ba import ba_jacobian_blocks, with_observations
@@ -243,6 +244,7 @@ def resources(kernel: Any, case: str, base: Any) -> None:
 def gmm(cp: Any, stream: Any, files: list[str], repeat: int) -> None:
     import jax
     import jax.numpy as jnp
+
     from adbench_data import read_gmm
     from array_references import gmm_reference
     from gpu_elementwise import run

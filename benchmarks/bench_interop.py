@@ -43,11 +43,11 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import _harness as H
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+import _harness as H
 import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)

@@ -26,13 +26,13 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-import _harness as H
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+import _harness as H
 from coupling_layer import flow, flow_numpy, random_flow
 from paper_leapfrog import G_SOLAR, leapfrog
-
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.ad.inverse_modes import (
     generate_inverse_adjoints,

@@ -15,11 +15,11 @@ import argparse
 import math
 import sys
 
-import _harness as H
 import numba
 import numpy as np
-import paper_leapfrog
 
+import _harness as H
+import paper_leapfrog
 import revmlir as rv
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-import _harness as H
 import numba
 import numpy as np
 import scipy.sparse as sp
+
+import _harness as H
+import revmlir as rv
 from paper_sparse import csr_arrays
 from paper_sparse import csr_dot as paper_csr_dot
 from paper_sparse import csr_mul as paper_csr_mul
-
-import revmlir as rv
 
 # ---------------------------------------------------------------------------
 # The reversible programs: the bodies of examples/python/paper_sparse.py

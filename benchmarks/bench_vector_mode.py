@@ -22,13 +22,13 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-import _harness as H
 import jax
 import numpy as np
+
+import _harness as H
+import revmlir as rv
 from bench_ad_graph_embedding import embeddings, jax_hessian, reference
 from graph_embedding import embedding_loss
-
-import revmlir as rv
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
 from revmlir.frontend.derived import derived_backend
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects import complex as complexd
@@ -46,7 +46,7 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from revmlir.dialects import anc, rev
 from revmlir.semantics import is_reference_type, is_state_type
 
-Loc = LocationAttr | None
+Loc: TypeAlias = LocationAttr | None
 
 
 class BuildError(Exception):
@@ -115,7 +115,7 @@ class Value:
         return self.fn.compare("ge", self, other)
 
 
-Operand = Value | SSAValue | int | float | complex | bool
+Operand: TypeAlias = Value | SSAValue | int | float | complex | bool
 
 
 def _is_int(type: Attribute) -> bool:
@@ -487,8 +487,8 @@ class ExpressionBuilder:
             if not (_is_int(src) or isinstance(src, AnyFloat)):
                 raise BuildError(f"cannot convert {src} to {type}", loc)
             real = self.cast(Value(self, x), _f64(), loc).ssa
-            op = rev.ToFixedOp(real, type) if isinstance(type, rev.FixedType) else rev.ToTropicalOp(real)
-            return Value(self, self.emit(op, loc).results[0])
+            fixed = rev.ToFixedOp(real, type) if isinstance(type, rev.FixedType) else rev.ToTropicalOp(real)
+            return Value(self, self.emit(fixed, loc).results[0])
         if isinstance(type, ComplexType):
             re = self.cast(Value(self, x), type.element_type, loc)
             zero = self.const(0.0, type.element_type, loc)
@@ -1005,11 +1005,12 @@ class FunctionBuilder(ExpressionBuilder):
         self._check_scope_closed(then_result, "then-branch", loc)
         self._check_scope_closed(else_result, "else-branch", loc)
         carried = self._carried([then_result, else_result])
-        regions = [self._seal(r, carried, loc=loc) for r in (then_result, else_result)]
+        then_region, else_region = (self._seal(r, carried, loc=loc) for r in (then_result, else_result))
         op = rev.IfOp(
             [self._current(n, loc) for n in carried],
             self._condition_region(pre, carried, loc),
-            *regions,
+            then_region,
+            else_region,
             self._condition_region(post, carried, loc) if post else None,
         )
         self._finish_region_op(op, carried, loc)
@@ -1048,7 +1049,7 @@ class FunctionBuilder(ExpressionBuilder):
         """A loop over ``range(lb, ub, step)`` (``step > 0``); ``body`` gets the
         induction variable.  A ``parallel`` loop's iterations are independent
         (``revmlir.parallel``): its body updates no variable outside it."""
-        bounds = [self.index(v, loc) for v in (lb, ub, step)]
+        first, last, stride = (self.index(v, loc) for v in (lb, ub, step))
         result = self._build_region(body, [IndexType()])
         result.block.args[0].name_hint = "i"
         self._check_scope_closed(result, "loop body", loc)
@@ -1060,7 +1061,7 @@ class FunctionBuilder(ExpressionBuilder):
                 loc,
             )
         region = self._seal(result, carried, leading=1, loc=loc)
-        op = rev.ForOp(*bounds, [self._current(n, loc) for n in carried], region, reverse, parallel)
+        op = rev.ForOp(first, last, stride, [self._current(n, loc) for n in carried], region, reverse, parallel)
         self._finish_region_op(op, carried, loc)
 
     def routine(self, compute: Callable[[], Any], body: Callable[[], Any], loc: Loc = None) -> None:

@@ -39,9 +39,9 @@ def format_error(
         return f"{where.file}:{where.line}:{where.col}: error: {error.msg}"
     if isinstance(error, InvertibilityError):
         where = error.location or file
-        op = f"'{error.op_name}'" if error.op_name else "the program"
+        subject = f"'{error.op_name}'" if error.op_name else "the program"
         within = f" in @{error.function}" if error.function else ""
-        return f"{where}: error: [invertibility] {op}{within}: {error.message}"
+        return f"{where}: error: [invertibility] {subject}{within}: {error.message}"
     if isinstance(error, ExecutionError):
         return f"{file}: error: {error}"
     op: Operation | None = None

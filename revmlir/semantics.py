@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
+from typing import TypeAlias
 
-from xdsl.dialects import memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
@@ -22,9 +23,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     f64,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 
+from revmlir.dialects import anc
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TropicalType, UncallOp
 from revmlir.interfaces import InvertibleOp, StateConsumer
@@ -111,6 +113,33 @@ def argument_uses(func: FuncOp) -> list[list[ArgumentUse]]:
     return found
 
 
+Origin: TypeAlias = int | Operation | None
+"""Where a reference a function uses comes from: the position of the
+function's argument it is, the op that allocated it, or ``None``: an origin
+not followed, which may be any argument."""
+
+FRESH_REFERENCES: tuple[type[Operation], ...] = (
+    memref.AllocOp,
+    memref.AllocaOp,
+    anc.ArrayAllocOp,
+    anc.StackAllocOp,
+)
+"""Ops whose result is new memory, which no argument reaches."""
+
+Function: TypeAlias = FuncOp | func.FuncOp
+"""A function with arguments the analyses below follow: a reversible one, or
+ordinary (``reversibilize``'s input) and lowered code (the native pipeline)."""
+
+
+def reference_origin(function: Function, value: SSAValue) -> Origin:
+    """The origin of reference ``value`` used in ``function``'s body."""
+    if isinstance(value, BlockArgument) and value.block is function.body.blocks[0]:
+        return value.index
+    if isinstance(value, OpResult) and isinstance(value.op, FRESH_REFERENCES):
+        return value.op
+    return None
+
+
 class Writes(Enum):
     """How a function's runs may change one of its arguments."""
 
@@ -124,19 +153,58 @@ class Writes(Enum):
     """Any other way."""
 
 
+REVERSIBLE_DIALECTS = frozenset({"rev", "anc", "ad"})
+"""The dialects whose ops say which references they write: an
+``InvertibleOp`` by ``written_memrefs``, any other op of them writes none
+(an expression such as ``rev.apply`` reads; ``anc.restore`` puts back what
+an ``anc.snapshot`` of the same function saved)."""
+
+_CALLS = (CallOp, UncallOp, func.CallOp)
+_READS = (memref.LoadOp, memref.DimOp)
+
+
 def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
-    """Per function of ``module``: how it may change each argument, by its
-    own ops or by the functions it passes them to.  Writes are a least
-    fixpoint over the call graph (from "none"), so that a call of a helper
-    that only reads an array does not count as writing it; accumulations a
-    greatest one (from "all"), so that a recursive accumulation stays one."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
-    uses = {name: argument_uses(func) for name, func in functions.items()}
+    """Per function of ``module`` that has a body (a ``rev.func`` or a
+    ``func.func``): how it may change each argument, by its own ops or by the functions it
+    passes them to.  This is the one answer to which arrays a function
+    writes: the interpreter's and the native code's overlap checks, the
+    frontend's outputs, ``reversibilize``'s output arrays, the verifier's
+    parallel loops and the lowering's ``noalias`` parameters all rest on it.
+
+    A call of a function of the module writes what its callee writes; a
+    load or ``memref.dim`` reads; an op of the reversible dialects writes
+    what it says (``REVERSIBLE_DIALECTS``); any other op (a
+    ``memref.store``, a call of a declared function, an op of lowered code)
+    may write every reference it is given.  A write through a reference of
+    unknown origin (``reference_origin``) may write every reference
+    argument.  Writes are a least fixpoint over the call graph
+    (from "none"), so that a call of a helper that only reads an array does
+    not count as writing it; accumulations a greatest one (from "all"), so
+    that a recursive accumulation stays one."""
+    functions: dict[str, Function] = {
+        op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp | func.FuncOp) and op.body.blocks
+    }
+    references = {
+        name: frozenset(k for k, arg in enumerate(f.body.blocks[0].args) if is_reference_type(arg.type))
+        for name, f in functions.items()
+    }
+    # per function, the uses of references by origin: an argument's
+    # position, or None for those not followed (fresh memory is no argument)
+    uses: dict[str, dict[int | None, list[ArgumentUse]]] = {}
+    for name, function in functions.items():
+        found: dict[int | None, list[ArgumentUse]] = {k: [] for k in (*references[name], None)}
+        uses[name] = found
+        for op in function.walk():
+            for index, operand in enumerate(op.operands):
+                if is_reference_type(operand.type):
+                    origin = reference_origin(function, operand)
+                    if origin is None or isinstance(origin, int):
+                        found[origin].append((op, index))
 
     def passed(use: ArgumentUse, positions: dict[str, frozenset[int]]) -> bool:
         """Whether ``use`` passes its array to a callee at one of ``positions``."""
         op, index = use
-        if not isinstance(op, CallOp | UncallOp):
+        if not isinstance(op, _CALLS):
             return False
         callee = positions.get(op.callee.string_value())
         return callee is not None and index in callee
@@ -144,21 +212,18 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     def fixpoint(
         keeps: Callable[[ArgumentUse, dict[str, frozenset[int]]], bool], least: bool
     ) -> dict[str, frozenset[int]]:
-        """Per function, the array arguments one of whose uses ``keeps``
-        (``least``: from none) or all of whose uses do (from all)."""
+        """Per function, the reference arguments one of whose uses ``keeps``
+        (``least``: from none) or all of whose uses do (from all); a use of
+        unknown origin counts as one of every argument's."""
         quantifier = any if least else all
-        found = {
-            name: frozenset[int]() if least else frozenset(range(len(func.body.block.args)))
-            for name, func in functions.items()
-        }
+        found = {name: frozenset[int]() if least else references[name] for name in functions}
         changed = True
         while changed:
             changed = False
-            for name, func in functions.items():
+            for name in functions:
+                unknown = uses[name][None]
                 new = frozenset(
-                    k
-                    for k, arg in enumerate(func.body.block.args)
-                    if is_reference_type(arg.type) and quantifier(keeps(use, found) for use in uses[name][k])
+                    k for k in references[name] if quantifier(keeps(use, found) for use in (*uses[name][k], *unknown))
                 )
                 if new != found[name]:
                     found[name], changed = new, True
@@ -166,11 +231,13 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
 
     def writes(use: ArgumentUse, written: dict[str, frozenset[int]]) -> bool:
         op, index = use
-        if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions:
+        if isinstance(op, _CALLS) and op.callee.string_value() in functions:
             return passed(use, written)
-        if isinstance(op, memref.StoreOp):
-            return index == 1  # a count in rev.safe (revmlir.counters): nothing else stores
-        return isinstance(op, InvertibleOp) and op.operands[index] in op.written_memrefs()
+        if isinstance(op, _READS):
+            return False
+        if isinstance(op, InvertibleOp):
+            return op.operands[index] in op.written_memrefs()
+        return op.dialect_name() not in REVERSIBLE_DIALECTS
 
     def accumulates(use: ArgumentUse, accumulating: dict[str, frozenset[int]]) -> bool:
         op, index = use
@@ -185,15 +252,15 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
             Writes.NONE if k not in written[name]
             else Writes.ACCUMULATES if k in accumulating[name]
             else Writes.OTHER
-            for k in range(len(func.body.block.args))
+            for k in range(len(function.body.blocks[0].args))
         )
-        for name, func in functions.items()
+        for name, function in functions.items()
     }
 
 
 def written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
-    """Per function of ``module``: the positions of the arguments its runs
-    may write (``argument_writes``)."""
+    """Per function of ``module`` that has a body: the positions of the
+    arguments its runs may write (``argument_writes``)."""
     return {
         name: frozenset(k for k, how in enumerate(writes) if how is not Writes.NONE)
         for name, writes in argument_writes(module).items()

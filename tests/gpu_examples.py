@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import ModuleType
 
 import numpy as np
+
 from python_examples import load_example
 
 

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from cursor_driver import quiet
 
 import revmlir as rv
+from cursor_driver import quiet
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime_checks import check_error_slot

@@ -13,11 +13,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from derivative_checks import assert_per_argument_close
-from python_examples import load_example
 from xdsl.traits import SymbolTable
 
 import revmlir as rv
+from derivative_checks import assert_per_argument_close
+from python_examples import load_example
 from revmlir.frontend.derived import adjoint_backend
 
 jax.config.update("jax_enable_x64", True)

@@ -7,12 +7,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+import revmlir as rv
 from derivative_checks import assert_per_argument_close
 from python_examples import load_example
 from test_ad import CASES, make
 from test_tangent import direction, leapfrog_jax
-
-import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)
 

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from program_generator import F64, FuncInfo, Param, Program, arguments, programs
 
+from program_generator import F64, FuncInfo, Param, Program, arguments, programs
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module

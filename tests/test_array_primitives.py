@@ -11,9 +11,9 @@ import inspect
 
 import numpy as np
 import pytest
-from python_examples import load_example
 
 import revmlir as rv
+from python_examples import load_example
 from revmlir.errors import AdjointError, InversionError, TangentError
 from revmlir.runtime.blas import BlasNotFound, numpy_blas
 

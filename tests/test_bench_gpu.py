@@ -33,7 +33,6 @@ def test_traffic_counts_an_array_written_and_restored_as_read_only() -> None:
     is read and written, ``x`` read (three arrays' bytes, not four); its
     gradient changes ``y`` (uncomputed) and ``g_x``, not ``x`` or ``g_y``."""
     import gpu_elementwise as ex
-
     import revmlir as rv
 
     n = 64

@@ -484,6 +484,7 @@ def test_user_primitives_example_fits_a_gamma_distribution():
     """The gradient through the lgamma primitive equals JAX's and central
     differences, and the fit it drives is scipy's maximum-likelihood fit."""
     import scipy.stats
+
     from python_examples import load_example
 
     example = load_example("user_primitives")

@@ -10,6 +10,7 @@ import random
 import time
 
 import pytest
+
 from fuzz import differential, mutation
 from fuzz.known import KNOWN, Known, is_known
 from fuzz.outcomes import Finding

@@ -10,11 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from gpu_emulation import EmulatedKernel, reference
-from test_parallel_ad import KERNEL
-from test_prange import gmm_args, gmm_like, variants
 from xdsl.utils.exceptions import PassFailedException
 
+from gpu_emulation import EmulatedKernel, reference
 from revmlir.gpu import toolkit
 from revmlir.gpu.program import compile_kernels, module_ptx
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
@@ -24,6 +22,8 @@ from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_translate import main as rev_translate
+from test_parallel_ad import KERNEL
+from test_prange import gmm_args, gmm_like, variants
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.mlir"))
 ELF_MAGIC = b"\x7fELF"

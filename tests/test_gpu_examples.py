@@ -10,10 +10,10 @@ import re
 
 import numpy as np
 import pytest
-from gpu_examples import complex_values, examples, positive
-from python_examples import load_example
 
 import revmlir as rv
+from gpu_examples import complex_values, examples, positive
+from python_examples import load_example
 
 EX = examples()
 elementwise, graph, ba, gmm = EX["elementwise"], EX["graph_embedding"], EX["ba"], EX["gmm"]
@@ -222,7 +222,6 @@ def test_an_exhausted_arena_is_the_located_error_of_the_thread_that_ran_out() ->
     needed it, with the element, as a launch raises it; nothing is written
     past the arena (the thread ends at the check)."""
     from gpu_emulation import EmulatedKernel
-
     from revmlir.errors import ExecutionError
     from revmlir.gpu.runtime import raise_gpu_error
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from gpu_examples import complex_values, examples, positive
-from python_examples import load_example
 
 import revmlir as rv
+from gpu_examples import complex_values, examples, positive
+from python_examples import load_example
 from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.gpu import runtime
 

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+import revmlir as rv
 from gpu_emulation import EmulatedKernel
 from gpu_stack_kernels import (
     array_below_stack,
@@ -19,8 +21,6 @@ from gpu_stack_kernels import (
     two_stacks,
     unbalanced,
 )
-
-import revmlir as rv
 from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.gpu.runtime import raise_gpu_error
 

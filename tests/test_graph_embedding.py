@@ -14,9 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from python_examples import load_example
 
 import revmlir as rv
+from python_examples import load_example
 
 jax.config.update("jax_enable_x64", True)
 

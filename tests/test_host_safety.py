@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from host_safety_programs import DEEPEN
 from xdsl.context import Context
 
+from host_safety_programs import DEEPEN
 from revmlir.checkpoint.cursor import next_entry
 from revmlir.errors import ExecutionError
 from revmlir.interpreter import RevInterpreter, snapshots

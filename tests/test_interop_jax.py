@@ -10,6 +10,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+
+import revmlir as rv
 from interop_programs import (
     affine,
     affine_reference,
@@ -21,8 +23,6 @@ from interop_programs import (
     relax_reference,
 )
 from jax_checks import close, loss
-
-import revmlir as rv
 
 jax.config.update("jax_enable_x64", True)
 

@@ -8,6 +8,8 @@ from functools import partial
 
 import numpy as np
 import pytest
+
+import revmlir as rv
 from interop_programs import (
     affine,
     affine_reference,
@@ -17,8 +19,6 @@ from interop_programs import (
     relax,
     relax_reference,
 )
-
-import revmlir as rv
 
 torch = pytest.importorskip("torch")
 pytestmark = [

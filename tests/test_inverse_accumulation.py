@@ -21,10 +21,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from program_generator import F64, Program, arguments, programs
-from python_examples import load_example
 
 import revmlir as rv
+from program_generator import F64, Program, arguments, programs
+from python_examples import load_example
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.ad.inverse_modes import (
     generate_inverse_adjoints,

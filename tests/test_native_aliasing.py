@@ -15,6 +15,7 @@ import pytest
 import revmlir as rv
 import revmlir.lowering.std_to_llvm
 import revmlir.runtime.native
+from revmlir.dialects import rev
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -163,19 +164,21 @@ def test_arrays_only_read_may_be_one_array(backend):
     ids=lambda p: p.name,
 )
 def test_the_lowering_covers_the_arrays_the_value_model_says_are_written(path):
-    """Two analyses say which arrays a function writes: the value model's on
-    rev IR (``revmlir.semantics.written_arguments``, what every backend
-    checks a call against) and the lowering's on std IR (what ``noalias``
-    rests on).  The second must cover the first, for each function and its
-    inverse, or a ``noalias`` parameter could be written."""
+    """One analysis says which arrays a function writes
+    (``revmlir.semantics.written_arguments``), asked of two forms: rev IR
+    (what every backend checks a call against) and the std IR it lowers to
+    (what ``noalias`` rests on).  The second answer must cover the first,
+    for each function and the inverse of each ``rev.func``, or a ``noalias``
+    parameter could be written."""
     module = parse_module(path.read_text(), str(path))
     written = written_arguments(module)
     lowered = module.clone()
     RevInvertPass().apply(make_context(), lowered)
     RevLowerToStdPass().apply(make_context(), lowered)
     cover = analyse_arrays(lowered).written
+    reversible = {op.sym_name.data for op in module.ops if isinstance(op, rev.FuncOp)}
     for name, positions in written.items():
-        for function in (name, inverse_name(name)):
+        for function in (name, inverse_name(name)) if name in reversible else (name,):
             assert positions <= cover[function], (function, positions, cover[function])
 
 

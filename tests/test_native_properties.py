@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_generator import Program, arguments, programs
 
+from program_generator import Program, arguments, programs
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from safety_programs import AT_A_CALL, CASES, ORDINARY
 
 HERE = Path(__file__).parent

@@ -15,11 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from derivative_checks import assert_per_argument_close
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import revmlir as rv
+from derivative_checks import assert_per_argument_close
 
 jax.config.update("jax_enable_x64", True)
 

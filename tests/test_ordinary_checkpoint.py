@@ -11,9 +11,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from test_ordinary import heat_py
 
 import revmlir as rv
+from test_ordinary import heat_py
 
 jax.config.update("jax_enable_x64", True)
 

@@ -21,9 +21,9 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from python_examples import load_example as _load
 
 import revmlir as rv
+from python_examples import load_example as _load
 
 basics = _load("paper_basics")
 bennett_mod = _load("paper_bennett")

@@ -18,10 +18,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from derivative_checks import assert_per_argument_close
-from python_examples import load_example
 
 import revmlir as rv
+from derivative_checks import assert_per_argument_close
+from python_examples import load_example
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module

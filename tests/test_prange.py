@@ -11,9 +11,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from derivative_checks import assert_per_argument_close
 
 import revmlir as rv
+from derivative_checks import assert_per_argument_close
 
 jax.config.update("jax_enable_x64", True)
 

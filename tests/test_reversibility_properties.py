@@ -36,11 +36,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from program_generator import FuncInfo, Program, arguments, programs
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 from xdsl.printer import Printer
 
+from program_generator import FuncInfo, Program, arguments, programs
 from revmlir.dialects.anc import FreeOp, PushOp
 from revmlir.dialects.rev import FuncOp, InstructionOp, PutOp
 from revmlir.errors import ReversibilityViolation

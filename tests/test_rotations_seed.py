@@ -20,9 +20,9 @@ import math
 
 import numpy as np
 import pytest
-from python_examples import load_example
 
 import revmlir as rv
+from python_examples import load_example
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.derived import own_gradient
 

@@ -6,8 +6,8 @@ at run time get the store-all gradient."""
 
 import numpy as np
 import pytest
-from cursor_driver import DRIVER
 
+from cursor_driver import DRIVER
 from revmlir.checkpoint import binomial, binomial_optimum, bisection, store_all
 from revmlir.checkpoint.cursor import SCHEMES, entries
 from revmlir.checkpoint.offline import _beta, binomial_split, repetition_number

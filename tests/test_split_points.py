@@ -8,9 +8,9 @@ it holds are the schedule's."""
 
 import numpy as np
 import pytest
-from python_examples import load_example
 
 import revmlir as rv
+from python_examples import load_example
 from revmlir.frontend.derived import own_gradient
 
 R = load_example("rotations")

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_aot import c_compiler, translate
 from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FileLineColLoc
@@ -25,6 +24,7 @@ from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 from revmlir.parsing import make_context, parse_module
 from revmlir.runtime.jit import JITModule, jit
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
+from test_aot import c_compiler, translate
 
 
 def compile_std(text: str) -> JITModule:

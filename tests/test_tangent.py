@@ -20,20 +20,13 @@ import jax.scipy.special as jsp
 import numpy as np
 import pytest
 import scipy.sparse as sparse_matrices
-from derivative_checks import assert_per_argument_close
-from python_examples import load_example
-from test_ad import CASES
-from test_ad_complex import (
-    holomorphic,
-    holomorphic_jax,
-    non_holomorphic,
-    non_holomorphic_jax,
-)
 from xdsl.dialects import arith, memref
 from xdsl.dialects import complex as complexd
 from xdsl.traits import Pure
 
 import revmlir as rv
+from derivative_checks import assert_per_argument_close
+from python_examples import load_example
 from revmlir.ad.derivatives import derivatives
 from revmlir.ad.tangent import generate_tangents
 from revmlir.ad.tangent_rules import tangents
@@ -45,6 +38,13 @@ from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.tangent import AdTangentPass
+from test_ad import CASES
+from test_ad_complex import (
+    holomorphic,
+    holomorphic_jax,
+    non_holomorphic,
+    non_holomorphic_jax,
+)
 
 jax.config.update("jax_enable_x64", True)
 

@@ -27,8 +27,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_std_interop import MemRef1D, compile_std, entry
-from upstream_tools import c_runner_utils, tool
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     ComplexType,
@@ -47,6 +45,8 @@ from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime_checks import ERROR_SLOT
+from test_std_interop import MemRef1D, compile_std, entry
+from upstream_tools import c_runner_utils, tool
 
 pytestmark = pytest.mark.upstream_mlir
 

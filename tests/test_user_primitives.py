@@ -9,9 +9,9 @@ import math
 
 import jax
 import pytest
-from python_examples import load_example
 
 import revmlir as rv
+from python_examples import load_example
 from revmlir.ad.adjoint import AdjointError
 from revmlir.ad.tangent import TangentError
 

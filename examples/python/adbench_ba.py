@@ -196,6 +196,7 @@ def ba_jacobian(J, wJ, cams, X, w, obs, feats, g_cams0, g_X0, g_cams1, g_X1):
 
 if __name__ == "__main__":
     import numpy as np
+
     from adbench_data import read_ba
 
     problem = read_ba("ba/ba1_n49_m7776_p31843.txt")

@@ -12,10 +12,10 @@ into ``wJ[i]``.  Called directly, the function runs on the CPU.
 """
 
 import numpy as np
-from adbench_ba import reproj_jacobian_block, weight_jacobian
-from adbench_data import BAInstance
 
 import revmlir as rv
+from adbench_ba import reproj_jacobian_block, weight_jacobian
+from adbench_data import BAInstance
 
 
 @rv.reversible

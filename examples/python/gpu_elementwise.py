@@ -11,9 +11,9 @@ CPU, the loop in order.  ``run`` picks the GPU where one is.
 import math
 
 import numpy as np
-from paper_basics import complex_log_routine
 
 import revmlir as rv
+from paper_basics import complex_log_routine
 
 
 @rv.reversible

@@ -17,9 +17,9 @@ Without a GPU the kernels run on the CPU.
 import math
 
 import numpy as np
-from adbench_gmm import log_wishart_prior, logsumexp, point_logsumexp, preprocess_qs
 
 import revmlir as rv
+from adbench_gmm import log_wishart_prior, logsumexp, point_logsumexp, preprocess_qs
 
 
 @rv.reversible

@@ -11,9 +11,9 @@ atomics on the GPU).  Called directly, the functions run on the CPU.
 """
 
 import numpy as np
-from graph_embedding import distance
 
 import revmlir as rv
+from graph_embedding import distance
 
 
 @rv.reversible

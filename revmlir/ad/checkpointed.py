@@ -227,12 +227,13 @@ class Sweep:
         stride of the loop, as index values (constants when its bounds are)."""
         loop = self.info.loop
         index = IndexType()
-        bounds = [constant_index(v) for v in (loop.lb, loop.ub, loop.step)]
-        if None not in bounds:
-            lb, ub, step = bounds  # type: ignore[misc]
-            steps = max(0, -(-(ub - lb) // step))
-            first, stride = (lb + (steps - 1) * step, -step) if loop.is_reverse else (lb, step)
-            return tuple(self.constant(n, index) for n in (steps, first, stride))  # type: ignore[return-value]
+        known_lb, known_ub, known_step = (constant_index(v) for v in (loop.lb, loop.ub, loop.step))
+        if known_lb is not None and known_ub is not None and known_step is not None:
+            steps = max(0, -(-(known_ub - known_lb) // known_step))
+            first, stride = (
+                (known_lb + (steps - 1) * known_step, -known_step) if loop.is_reverse else (known_lb, known_step)
+            )
+            return self.constant(steps, index), self.constant(first, index), self.constant(stride, index)
         lb, ub, step = (self.index(self.value(v)) for v in (loop.lb, loop.ub, loop.step))
         span = self.emit(arith.SubiOp(ub, lb)).results[0]
         count = self.emit(arith.CeilDivSIOp(span, step)).results[0]
@@ -588,9 +589,9 @@ def checkpointed_function(
             info.tapes.append(tape)
             stores.append(tape)
     for op in list(forward.ops)[:-1]:
-        if (info := loops.get(op)) is not None:
-            sweep = Sweep(info, builder, lambda v: values.get(v, v), op)
-            state = [values.get(s, s) for s in info.loop.state]
+        if (checkpointed := loops.get(op)) is not None:
+            sweep = Sweep(checkpointed, builder, lambda v: values.get(v, v), op)
+            state = [values.get(s, s) for s in checkpointed.loop.state]
             if isinstance(op, rev.WhileOp):
                 results = counting_sweep(sweep, op, state)
             else:

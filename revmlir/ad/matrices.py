@@ -209,11 +209,11 @@ class _ColumnBuilder:
                 for arg, offset in zip(self.floats, offsets, strict=True):
                     name = self.slot(group, arg)
                     if not arg.is_array:
-                        put(fn.at(matrix, j, offset), name, lambda name=name: fn.get(name))
+                        put(fn.at(matrix, j, offset), name, lambda: fn.get(name))
                     else:
                         self.each_element(
                             arg,
-                            lambda indices, flat, name=name, offset=offset: put(
+                            lambda indices, flat: put(
                                 fn.at(matrix, j, offset + flat), fn.at(name, *indices),
                                 lambda: fn.load(name, indices),
                             ),
@@ -265,8 +265,8 @@ class _ColumnBuilder:
                 elif group.gathered:
                     if idle is not None:
                         fn.if_(
-                            lambda idle=idle: fn.logical("not", idle()),
-                            lambda name=name, offset=offset, arg=arg, j=j: self.each_element(
+                            lambda: fn.logical("not", idle()),
+                            lambda: self.each_element(
                                 arg,
                                 lambda indices, flat: fn.sub(
                                     fn.at(name, *indices), lambda: fn.load(matrix, [j, offset + flat])
@@ -278,7 +278,7 @@ class _ColumnBuilder:
                 else:
                     self.each_element(
                         arg,
-                        lambda indices, flat, name=name, known=known: fn.sub(
+                        lambda indices, flat: fn.sub(
                             fn.at(name, *indices), lambda: fn.load(known, indices)
                         ),
                     )
@@ -302,7 +302,11 @@ def _lane_columns(fn: FunctionBuilder, j: Value, last: Value, lanes: int) -> tup
     lane ``l`` computes column ``j + l``, except past ``last``, where it
     recomputes column ``j`` (bit for bit what lane 0 computes), is not
     gathered (the conditions returned) and is put back like lane 0."""
-    present = {lane: lambda lane=lane: fn.compare("lt", j + lane, last) for lane in range(1, lanes)}
+
+    def present_in(lane: int) -> Callable[[], Value]:
+        return lambda: fn.compare("lt", j + lane, last)
+
+    present = {lane: present_in(lane) for lane in range(1, lanes)}
     return [j, *(fn.select(present[lane](), j + lane, j) for lane in range(1, lanes))], present
 
 

@@ -45,8 +45,10 @@ def unshareable_gradients(loop: rev.ForOp) -> list[int]:
         while current is not output:
             uses = list(current.uses)
             user = uses[0].operation if len(uses) == 1 else None
-            accumulates = isinstance(user, rev._UpdateOp) and user.ACCUMULATES and uses[0].index == 0
-            if not accumulates or user.parent_block() is not block:
+            if (
+                not (isinstance(user, rev._UpdateOp) and user.ACCUMULATES and uses[0].index == 0)
+                or user.parent_block() is not block
+            ):
                 found.append(position)
                 break
             current = user.result

@@ -14,9 +14,13 @@ k^n steps).
 from __future__ import annotations
 
 from math import comb
+from typing import TypeAlias
 
-from revmlir.checkpoint.actions import Action, Compute, Objective, Uncompute
+from revmlir.checkpoint.actions import Compute, Objective, Uncompute
 from revmlir.checkpoint.schedule import Schedule, _Builder
+
+Pebble: TypeAlias = Compute | Uncompute
+"""An action of Bennett's pebble game: every step is run or unrun."""
 
 
 def _check(steps: int, name: str, value: int, least: int) -> None:
@@ -138,17 +142,17 @@ def bennett(steps: int, k: int) -> Schedule:
     nothing, by computing k segments, then uncomputing the k - 1 intermediate
     states.  For steps = k^n: (2k-1)^n step executions, peak n(k-1)+2 states."""
     _check(steps, "k", k, 2)
-    cache: dict[int, tuple[Action, ...]] = {}
+    cache: dict[int, tuple[Pebble, ...]] = {}
 
-    def pebble(length: int) -> tuple[Action, ...]:  # actions for [0, length)
+    def pebble(length: int) -> tuple[Pebble, ...]:  # actions for [0, length)
         if length in cache:
             return cache[length]
         if length == 1:
-            out: tuple[Action, ...] = (Compute(0),)
+            out: tuple[Pebble, ...] = (Compute(0),)
         else:
             parts = min(k, length)
             cuts = [length * p // parts for p in range(parts + 1)]
-            acts: list[Action] = []
+            acts: list[Pebble] = []
             for p in range(parts):
                 acts += _shift(pebble(cuts[p + 1] - cuts[p]), cuts[p])
             for p in reversed(range(parts - 1)):
@@ -161,11 +165,11 @@ def bennett(steps: int, k: int) -> Schedule:
     return Schedule("bennett", steps, Objective.REVERSIBLE, actions, (("k", k),))
 
 
-def _shift(actions: tuple[Action, ...], by: int) -> list[Action]:
+def _shift(actions: tuple[Pebble, ...], by: int) -> list[Pebble]:
     return [Compute(a.step + by) if isinstance(a, Compute) else Uncompute(a.step + by)
             for a in actions]
 
 
-def _inverse(actions: tuple[Action, ...]) -> tuple[Action, ...]:
+def _inverse(actions: tuple[Pebble, ...]) -> tuple[Pebble, ...]:
     return tuple(Uncompute(a.step) if isinstance(a, Compute) else Compute(a.step)
                  for a in reversed(actions))

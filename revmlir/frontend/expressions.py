@@ -122,9 +122,10 @@ class Context:
         if isinstance(node, ast.Subscript) and self.resolve(node.value) is Fixed:
             # a format written in place, rv.Fixed[43] or rv.Fixed[16, 32]
             parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-            if all(isinstance(p, ast.Constant) and type(p.value) is int for p in parts):
+            sizes = [p.value for p in parts if isinstance(p, ast.Constant) and type(p.value) is int]
+            if len(sizes) == len(parts):
                 try:
-                    return Fixed(*(p.value for p in parts))  # type: ignore[union-attr]
+                    return Fixed(*sizes)
                 except (TypeError, ValueError) as error:
                     raise self.error(node, str(error)) from None
         return _UNRESOLVED
@@ -169,10 +170,10 @@ class ExpressionCompiler:
             case ast.UnaryOp(op=ast.Not(), operand=operand):
                 return fn.logical("not", self._boolean(operand), None, loc)
             case ast.UnaryOp(op=ast.Invert(), operand=operand):
-                value = self._compile(operand)
-                if not isinstance(value.type, IntegerType | IndexType):
+                integer = self._compile(operand)
+                if not isinstance(integer.type, IntegerType | IndexType):
                     raise ctx.error(node, f"'{ast.unparse(node)}': ~ needs an integer")
-                return fn.binary("xor", value, fn.const(-1, value.type, loc), loc)
+                return fn.binary("xor", integer, fn.const(-1, integer.type, loc), loc)
             case ast.BoolOp(op=op, values=values):
                 kind = "and" if isinstance(op, ast.And) else "or"
                 result = self._boolean(values[0])

@@ -18,14 +18,14 @@ import dataclasses
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from revmlir.frontend.types import type_of_annotation
 
 Error = Callable[[ast.AST, str, str | None], Exception]
 
 
-def is_struct_class(cls: Any) -> bool:
+def is_struct_class(cls: object) -> TypeGuard[type]:
     """A dataclass or a named tuple class."""
     return isinstance(cls, type) and (
         hasattr(cls, "__dataclass_fields__") or (issubclass(cls, tuple) and hasattr(cls, "_fields"))

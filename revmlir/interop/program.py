@@ -113,10 +113,11 @@ class Signature:
                 )
         # a specialization depends on ranks and dtypes, not on sizes
         examples = [v.to_revmlir(np.zeros((1,) * len(v.shape), v.dtype)) for v in inputs]
-        spec = function.specialization_for(*examples)
         if isinstance(function, OrdinaryFunction):
-            results = tuple(Value((), _dtype(t)) for t in spec.result_types)
-            return Signature(program, inputs, (*results, *inputs), spec.written, spec)
+            ordinary = function.specialization_for(*examples)
+            results = tuple(Value((), _dtype(t)) for t in ordinary.result_types)
+            return Signature(program, inputs, (*results, *inputs), ordinary.written, ordinary)
+        spec = function.specialization_for(*examples)
         written = tuple(i for i, changed in enumerate(spec.written) if changed)
         return Signature(program, inputs, inputs, written, spec)
 

@@ -10,10 +10,9 @@ them), and its adjoint ``@dot.adj`` then receives the one gradient array
 twice and adds to it through both (not harmless).  So the promise is
 proved, per parameter, over the whole module:
 
-- *written*: the parameters a function may write, by ``memref.store``,
-  ``memref.dealloc`` or any op that is not a known read, or by passing them
-  to a function that writes them (a fixpoint over the call graph; an
-  external function writes what it is given);
+- *written*: the parameters a function may write
+  (``revmlir.semantics.written_arguments``, the one analysis of written
+  arrays, which reads lowered code as it reads reversible code);
 - *aliased*: the pairs of parameters a call may bind to overlapping memory:
   the same value twice, two parameters of the caller that may alias, or a
   value whose origin the analysis does not follow (another fixpoint);
@@ -34,20 +33,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import TypeAlias
 
-from xdsl.dialects import func, memref
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
-from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Block
 
-_UNKNOWN = -1
-"""The origin of an array the analysis does not follow: it may be any."""
-
-_READS: tuple[type[Operation], ...] = (memref.LoadOp, memref.DimOp)
-_FRESH: tuple[type[Operation], ...] = (memref.AllocOp, memref.AllocaOp)
-
-Origin: TypeAlias = int | Operation
-"""A parameter's position, ``_UNKNOWN``, or the allocation that made it."""
+from revmlir.semantics import Origin, reference_origin, written_arguments
 
 
 @dataclass
@@ -55,7 +46,7 @@ class _Function:
     """What the analysis knows of one defined function."""
 
     op: func.FuncOp
-    written: set[int] = field(default_factory=set[int])
+    written: frozenset[int]
     aliased: set[frozenset[int]] = field(default_factory=set[frozenset[int]])
     opaque: bool = False
     """Whether it uses an array of unknown origin, which may be a parameter
@@ -65,26 +56,13 @@ class _Function:
     def entry(self) -> Block:
         return self.op.body.blocks[0]
 
-    def origin(self, value: SSAValue) -> Origin:
-        if isinstance(value, BlockArgument) and value.block is self.entry:
-            return value.index
-        if isinstance(value, OpResult) and isinstance(value.op, _FRESH):
-            return value.op
-        return _UNKNOWN
-
     def may_alias(self, first: Origin, second: Origin) -> bool:
-        if first == _UNKNOWN or second == _UNKNOWN or first == second:
+        if first is None or second is None or first == second:
             return True
         return isinstance(first, int) and isinstance(second, int) and frozenset((first, second)) in self.aliased
 
     def arrays(self) -> Iterator[int]:
         return (i for i, a in enumerate(self.entry.args) if isinstance(a.type, MemRefType))
-
-    def note_write(self, origin: Origin) -> None:
-        if origin == _UNKNOWN:
-            self.written.update(self.arrays())
-        elif isinstance(origin, int):
-            self.written.add(origin)
 
     def noalias(self) -> frozenset[int]:
         if self.opaque:
@@ -100,13 +78,17 @@ class ArrayAliasing:
     noalias: dict[str, frozenset[int]]
     """Those that may be declared ``noalias``."""
     written: dict[str, frozenset[int]]
-    """Those a call may write: a caller from outside must not pass them
-    memory another parameter reaches (``revmlir.runtime.backend``)."""
+    """Those a call may write (``written_arguments``): a caller from outside
+    must not pass them memory another parameter reaches
+    (``revmlir.runtime.backend``)."""
 
 
 def analyse_arrays(module: ModuleOp) -> ArrayAliasing:
+    written = written_arguments(module)
     functions = {
-        f.sym_name.data: _Function(f) for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration
+        f.sym_name.data: _Function(f, written[f.sym_name.data])
+        for f in module.ops
+        if isinstance(f, func.FuncOp) and not f.is_declaration
     }
     calls = [
         (caller, op, callee)
@@ -115,18 +97,16 @@ def analyse_arrays(module: ModuleOp) -> ArrayAliasing:
         if isinstance(op, func.CallOp) and (callee := functions.get(op.callee.string_value())) is not None
     ]
     for f in functions.values():
-        for op in f.op.walk():
-            arrays = [f.origin(v) for v in op.operands if isinstance(v.type, MemRefType)]
-            f.opaque |= _UNKNOWN in arrays
-            if isinstance(op, _READS) or isinstance(op, func.CallOp) and op.callee.string_value() in functions:
-                continue  # calls of defined functions write what their callees write
-            for origin in arrays:
-                f.note_write(origin)
-    _until_stable(calls, _written_up)
+        f.opaque = any(
+            reference_origin(f.op, v) is None
+            for op in f.op.walk()
+            for v in op.operands
+            if isinstance(v.type, MemRefType)
+        )
     _until_stable(calls, _aliased_down)
     return ArrayAliasing(
         {name: f.noalias() for name, f in functions.items()},
-        {name: frozenset(f.written) for name, f in functions.items()},
+        {name: f.written for name, f in functions.items()},
     )
 
 
@@ -142,16 +122,11 @@ def _until_stable(calls: list[_Call], step: Callable[[_Function, func.CallOp, _F
             changed |= step(*call)
 
 
-def _written_up(caller: _Function, op: func.CallOp, callee: _Function) -> bool:
-    before = len(caller.written)
-    for position in callee.written:
-        caller.note_write(caller.origin(op.arguments[position]))
-    return len(caller.written) != before
-
-
 def _aliased_down(caller: _Function, op: func.CallOp, callee: _Function) -> bool:
     before = len(callee.aliased)
-    origins = [(i, caller.origin(a)) for i, a in enumerate(op.arguments) if isinstance(a.type, MemRefType)]
+    origins = [
+        (i, reference_origin(caller.op, a)) for i, a in enumerate(op.arguments) if isinstance(a.type, MemRefType)
+    ]
     for (i, first), (j, second) in combinations(origins, 2):
         if caller.may_alias(first, second):
             callee.aliased.add(frozenset((i, j)))

@@ -479,8 +479,8 @@ def _accumulate(lowering: FunctionLowering, op: Operation) -> None:
     updates sum their signed values, the put adds the sum to the element in
     one atomic step (the take checked the indices and loaded nothing)."""
     shared = lowering.atomic.pop(op)
-    assert shared.delta is not None or not isinstance(op, rev.PutOp)
     if isinstance(op, rev.PutOp):
+        assert shared.delta is not None
         kind = "addf" if isinstance(shared.delta.type, AnyFloat) else "addi"
         lowering.emit(AtomicRMWOp(kind, shared.delta, shared.array, shared.indices), op)
         return
@@ -1006,7 +1006,7 @@ def _each_element(
     lowering: FunctionLowering,
     array: SSAValue,
     like: Operation,
-    visit: Callable[[list[SSAValue]], None],
+    visit: Callable[[list[SSAValue]], object],
     reverse: bool = False,
 ) -> None:
     """``visit(indices)`` inside loops over every element of ``array``, in
@@ -1044,8 +1044,8 @@ def _push_record(lowering: FunctionLowering, op: Operation, store: SSAValue,
     push = stacks.runtime_name(stacks.PUSH, stack_element(op.operands[0].type))
     for operand, value in values:
         if isinstance(operand.type, MemRefType):
-            _each_element(lowering, value, op, lambda at, v=value: lowering.call_runtime(
-                push, [store, lowering.emit(memref.LoadOp.get(v, at), op).results[0]], [], op))
+            _each_element(lowering, value, op, lambda at: lowering.call_runtime(
+                push, [store, lowering.emit(memref.LoadOp.get(value, at), op).results[0]], [], op))
         else:
             lowering.call_runtime(push, [store, value], [], op)
 

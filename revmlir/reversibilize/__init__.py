@@ -24,7 +24,6 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects import anc, rev
 from revmlir.interfaces import set_checks
-from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.reversibilize.analysis import (
     ReversibilizeError,
     check_function,
@@ -36,7 +35,7 @@ from revmlir.reversibilize.translate import (
     Interface,
     zero,
 )
-from revmlir.semantics import is_state_type
+from revmlir.semantics import is_state_type, written_arguments
 
 __all__ = ["Mode", "ReversibilizeError", "reversibilize"]
 
@@ -48,16 +47,16 @@ def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> dict[str, frozens
     """Replace every ``func.func`` of ``module`` that has a body by its
     reversible form (declarations stay; calling one is an error).  Returns,
     per function, the positions of the array arguments it may write, for
-    which its Bennett form takes output arrays: ``analyse_arrays``' (the
-    lowering's analysis, which is exact on the stores and calls of the
-    ordinary code ``check_function`` admits)."""
+    which its Bennett form takes output arrays (``written_arguments``, exact
+    on the stores and calls of the ordinary code ``check_function``
+    admits)."""
     functions = [
         op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration
     ]
     by_name = {f.sym_name.data: f for f in functions}
     for function in functions:
         check_function(function, by_name)
-    written = analyse_arrays(module).written
+    written = written_arguments(module)
     tapes = saved_types(functions)
     interfaces = {
         name: Interface(

@@ -1,8 +1,8 @@
 """What ``reversibilize`` must know about ordinary code before translating it:
 whether it can be translated at all, which value types may have to be saved,
 and which loads can stay recomputable expressions.  Which array arguments
-each function writes is the lowering's analysis
-(``revmlir.lowering.aliasing``), the one native code's ``noalias`` rests on."""
+each function writes is ``revmlir.semantics.written_arguments``, the one
+analysis of written arrays, which native code's ``noalias`` rests on too."""
 
 from __future__ import annotations
 

@@ -158,10 +158,10 @@ def _merged(segments: list[Segment]) -> list[Segment]:
             segment.exit = following.exit
             gone.add(target)
     kept = [n for n in range(len(segments)) if n not in gone]
-    number = {old: new for new, old in enumerate(kept)}
+    renumbered = {old: new for new, old in enumerate(kept)}
     for old in kept:
         for jump in segments[old].jumps():
-            jump.target = number.get(jump.target, len(kept))
+            jump.target = renumbered.get(jump.target, len(kept))
     return [segments[old] for old in kept]
 
 

@@ -244,8 +244,8 @@ class FunctionTranslator:
             assert isinstance(terminator, scf.YieldOp)
             final = self._carry(terminator, source.args[1:], inner)
             self._insert(rev.YieldOp(*final), terminator)
-        bounds = [self.values[v] for v in (op.lb, op.ub, op.step)]
-        loop = self._insert(rev.ForOp(*bounds, initial, Region(block)), op)
+        first, last, step = (self.values[v] for v in (op.lb, op.ub, op.step))
+        loop = self._insert(rev.ForOp(first, last, step, initial, Region(block)), op)
         if (schedule := op.attributes.get(CHECKPOINT_ATTR)) is not None:
             loop.attributes[CHECKPOINT_ATTR] = schedule
         self._bind_results(op, loop.res, scope)
@@ -313,7 +313,7 @@ class FunctionTranslator:
         for index, value in enumerate(yielded):
             argument = arguments[index]
             if final[index] is None and self.values[argument] in scope.owned:
-                if (update := update_of(value, lambda v, a=argument: v == a)) is not None:
+                if (update := update_of(value, lambda v: v == argument)) is not None:
                     updates[index] = update
         while True:
             targets = {arguments[i] for i in updates}

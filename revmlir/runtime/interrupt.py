@@ -88,6 +88,8 @@ class _Interrupts:
 
 _lock = threading.Lock()
 _address = 0
+_interrupts: _Interrupts | None = None
+"""Made with the first run context, whose handler code and action it keeps alive."""
 
 
 def run_context() -> int:

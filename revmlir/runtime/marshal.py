@@ -31,11 +31,11 @@ import sys
 import sysconfig
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
-from revmlir.runtime.jit import jit
+from revmlir.runtime.jit import JITModule, jit
 
 logger = logging.getLogger(__name__)
 
@@ -438,10 +438,21 @@ class Extents:
 _MARSHAL = ctypes.PYFUNCTYPE(ctypes.c_int64, ctypes.py_object, ctypes.c_void_p)
 
 
+class Marshal(Protocol):
+    """The compiled ``marshal(args, plan address)``: stores the arguments
+    of a call into a frame by ``Plan``, returns what the caller reads (how
+    many it left to Python, or the code of an overlapping pair)."""
+
+    def __call__(self, args: tuple[Any, ...], plan: int, /) -> int: ...
+
+
+_machine_code: list[JITModule] = []
+"""The machine code of the cached marshaller, alive as long as the process."""
+
+
 @functools.cache
-def marshaller() -> Any | None:
-    """The compiled function (``marshal(args, plan address)``), or None
-    where calls stay in Python."""
+def marshaller() -> Marshal | None:
+    """The compiled function, or None where calls stay in Python."""
     import llvmlite.binding as llvm
 
 
@@ -455,8 +466,8 @@ def marshaller() -> Any | None:
     except RuntimeError as reason:  # an LLVM that rejects it leaves calls in Python
         logger.warning("native argument marshalling unavailable: %s", reason)
         return None
-    function = _MARSHAL(machine_code.address(MARSHAL_SYMBOL))
-    function.machine_code = machine_code  # alive as long as the function
+    _machine_code.append(machine_code)
+    function: Marshal = _MARSHAL(machine_code.address(MARSHAL_SYMBOL))
     return function
 
 

@@ -100,7 +100,8 @@ class LLVMModule:
     """The module's run-time checks, to report a failing one."""
     writes: dict[str, frozenset[int]]
     """Per function (inverses included): the array parameters a call may
-    write (``revmlir.lowering.aliasing``)."""
+    write (``revmlir.semantics.written_arguments`` of the std form, which
+    ``revmlir.lowering.aliasing`` hands on)."""
 
 
 def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses: bool = True) -> LLVMModule:
@@ -250,7 +251,7 @@ class _NativeCall:
             storage, error = frame.storage, frame.error
             try:
                 extents = frame.extents
-                if frame.plan is None or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0:
+                if frame.plan is None or self.marshal is None or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0:
                     for i in range(len(args)) if frame.plan is None else frame.plan.left_to_python():
                         self.stores[i](storage[i], args[i])
                     overlap = overlapping([(i, args[i]) for i in extents.positions], self.writes) if extents else None

@@ -22,7 +22,7 @@ from io import BytesIO, StringIO
 from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, get_pass_option_infos
+from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
@@ -184,6 +184,8 @@ class _Help(argparse.Action):
 
 class RevOptMain(xDSLOptMain):
     version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
+    pipeline: PassPipeline
+    """xDSLOptMain's, which ``setup_pipeline`` makes."""
 
     def __init__(self, args: Sequence[str] | None = None):
         # ``register_all_arguments`` rewrites bare pass flags in this list
@@ -371,11 +373,10 @@ class RevOptMain(xDSLOptMain):
         except Exception as error:
             if os.environ.get(TRACEBACK_ENV):
                 raise
-            parsing = isinstance(error, ParseError)
-            if parsing:  # report lines of the whole file
+            if isinstance(error, ParseError):  # report lines of the whole file
                 error.span = dataclasses.replace(error.span, line_offset=offset)
             return result(
-                ChunkFailure(format_error(error, module, self.get_input_name()), parsing)
+                ChunkFailure(format_error(error, module, self.get_input_name()), isinstance(error, ParseError))
             )
         return result(None)
 
@@ -395,8 +396,8 @@ class RevOptMain(xDSLOptMain):
                 with chunk:
                     if self.args.verify_diagnostics:
                         failures = self.verify_chunk(chunk.read(), offset, output)
-                        for failure in failures:
-                            print(failure, file=sys.stderr)
+                        for message in failures:
+                            print(message, file=sys.stderr)
                         status = 1 if failures else status
                         continue
                     processed = self.process_chunk(chunk, offset, output)

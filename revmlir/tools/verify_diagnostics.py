@@ -108,8 +108,8 @@ def read_expectations(text: str, first_line: int = 1) -> list[Expectation]:
         number = first_line + index
         mention = _MENTION.search(content)
         if mention is None:
-            for annotation_line, column, found in below:
-                expect(number, (annotation_line, column), found)
+            for annotation_line, below_column, below_found in below:
+                expect(number, (annotation_line, below_column), below_found)
             below.clear()
             previous_plain = number
             continue
