@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from interop_programs import affine, affine_reference, diffuse, energy, energy_reference, leaky, relax, relax_reference
-from jax_checks import close, loss
 
 import revmlir as rv
+from interop_programs import affine, affine_reference, diffuse, energy, energy_reference, leaky, relax, relax_reference
+from jax_checks import close, loss
 
 jax.config.update("jax_enable_x64", True)
 
