@@ -79,6 +79,7 @@ from revmlir.runtime_checks import (
     payload_kind,
 )
 from revmlir.safety import (
+    EMPTY_STACK,
     MAX_ALLOCATION,
     NEGATIVE_SIZE,
     STACK_NOT_GROWN,
@@ -791,7 +792,7 @@ def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
     stack = lowering.get(op.operands[0])
     size = _stack_size(lowering, stack, op)
     nonempty = lowering.emit(arith.CmpiOp(size, lowering.const(0, i64, op), "sgt"), op).results[0]
-    lowering.check(nonempty, op, "pop from an empty stack")
+    lowering.check(nonempty, op, EMPTY_STACK)
     element = stack_element(op.operands[0].type)
     name = stacks.runtime_name(stacks.POP, element)
     return lowering.call_runtime(name, [stack], [element], op)[0]
@@ -998,6 +999,13 @@ def _next(lowering: FunctionLowering, op: Operation) -> None:
     failed = lowering.emit(arith.AndIOp(deeper, unchanged), op).results[0]
     pushed = lowering.emit(arith.XOrIOp(failed, lowering.const(True, i1, op)), op).results[0]
     lowering.check(pushed, op, STACK_NOT_GROWN, [size], ExecutionError)
+    # A transition one level up pops a frame, which hand-written words can
+    # ask of empty frames.
+    shallower = lowering.emit(arith.CmpiOp(results[-1], depth, "slt"), op).results[0]
+    empty = lowering.emit(arith.CmpiOp(size, lowering.const(0, i64, op), "eq"), op).results[0]
+    underflow = lowering.emit(arith.AndIOp(shallower, empty), op).results[0]
+    popped = lowering.emit(arith.XOrIOp(underflow, lowering.const(True, i1, op)), op).results[0]
+    lowering.check(popped, op, EMPTY_STACK)
     for old, new in zip(op.results, results, strict=True):
         lowering.set(old, new)
 
@@ -1050,11 +1058,33 @@ def _push_record(lowering: FunctionLowering, op: Operation, store: SSAValue,
             lowering.call_runtime(push, [store, value], [], op)
 
 
+def _record_length(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> SSAValue:
+    """The elements of ``op``'s record: one per scalar, every element of
+    each memref."""
+    index = IndexType()
+    length = lowering.const(sum(not isinstance(v.type, MemRefType) for v in op.values), index, op)
+    for operand in op.values:
+        if not isinstance(operand.type, MemRefType):
+            continue
+        count = lowering.const(1, index, op)
+        for axis in range(operand.type.get_num_dims()):
+            size = lowering.emit(memref.DimOp(lowering.get(operand), lowering.const(axis, index, op)), op).results[0]
+            count = lowering.emit(arith.MuliOp(count, size), op).results[0]
+        length = lowering.emit(arith.AddiOp(length, count), op).results[0]
+    return lowering.emit(arith.IndexCastOp(length, i64), op).results[0]
+
+
 def _pop_record(lowering: FunctionLowering, op: Operation, write: bool) -> list[SSAValue]:
     """Pop the top record of ``op``'s store; with ``write``, into the memrefs
-    of its operands.  Returns the popped scalars in operand order."""
-    assert isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp)
+    of its operands.  Returns the popped scalars in operand order.  A store
+    holding less than a record is reported whatever ``nocheck`` says, as the
+    interpreter does: the verifier proves it held only for straight-line
+    snapshots, not for those of a loop driven by ``ad.next``."""
+    assert isinstance(op, anc.RestoreOp | anc.DropOp)
     store = lowering.get(op.store)
+    held = lowering.emit(arith.CmpiOp(_stack_size(lowering, store, op), _record_length(lowering, op), "sge"), op)
+    what = "restore" if isinstance(op, anc.RestoreOp) else "drop"
+    lowering.check(held.results[0], op, f"no snapshot to {what}")
     element = stack_element(op.store.type)
     pop = stacks.runtime_name(stacks.POP, element)
     scalars: list[SSAValue] = []
