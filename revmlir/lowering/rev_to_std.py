@@ -38,6 +38,8 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     ComplexType,
     FlatSymbolRefAttr,
+    Float32Type,
+    Float64Type,
     FloatAttr,
     FunctionType,
     IndexType,
@@ -49,7 +51,7 @@ from xdsl.dialects.builtin import (
     i1,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
@@ -172,6 +174,8 @@ class FunctionLowering(CheckedCode):
         self.heap_arrays: dict[SSAValue, SSAValue | None] = {}
         """Ancilla arrays that may be on the heap, which their free releases:
         always (None) or when an ``i1`` says so."""
+        self.checked_ahead: set[Operation] = set()
+        """Frees whose check an earlier free of their run made (``_free``)."""
         arg_types = [std_type(t) for t in source.function_type.inputs.data]
         self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
         self.block.args[-1].name_hint = "err"
@@ -540,16 +544,83 @@ def _is_zero_constant(value: SSAValue) -> bool:
     return False
 
 
+def _zero_float_frees(lowering: FunctionLowering, op: anc.FreeOp) -> list[anc.FreeOp]:
+    """``op`` and the checked frees after it, with only constants between
+    them, of float ancillas of ``op``'s type known to be zero and already
+    computed: the run whose checks ``_free`` makes at once."""
+    kind = op.ancilla.type
+    if not (isinstance(kind, Float64Type | Float32Type) and _is_zero_constant(op.value) and lowering.tolerance < 1):
+        return [op]
+    run = [op]
+    following = op.next_op
+    while following is not None:
+        if isinstance(following, anc.FreeOp):
+            if not (following.checks_enabled and following.ancilla.type == kind
+                    and _is_zero_constant(following.value) and following.ancilla in lowering.mapping):
+                break
+            run.append(following)
+        elif not isinstance(following, arith.ConstantOp):
+            break
+        following = following.next_op
+    return run
+
+
+def _check_zero_run(lowering: FunctionLowering, run: list[anc.FreeOp]) -> None:
+    """The checks of a run of frees of float ancillas known to be zero, as
+    one branch: when every value is ±0 (its bits but the sign are zero) all
+    of them pass; otherwise each check runs, in order, so the first that
+    fails reports as it would alone.
+
+    *Why*: each check alone is a subtraction (the uncompute LLVM folded),
+    an absolute value, a comparison and a branch out of the function; the
+    leapfrog's pair interaction frees eight ancillas per ~70 instructions of
+    work, and their checks made it 1.5× slower."""
+    first = run[0]
+    bits_type = IntegerType(64 if isinstance(first.ancilla.type, Float64Type) else 32)
+    union: SSAValue | None = None
+    for free in run:
+        bits = lowering.emit(arith.BitcastOp(lowering.get(free.ancilla), bits_type), free).results[0]
+        union = bits if union is None else lowering.emit(arith.OrIOp(union, bits), first).results[0]
+    assert union is not None
+    magnitude = lowering.emit(arith.ShLIOp(union, lowering.const(1, bits_type, first)), first).results[0]
+    nonzero = lowering.emit(arith.CmpiOp(magnitude, lowering.const(0, bits_type, first), "ne"), first).results[0]
+    each = Block()
+    saved = lowering.builder.insertion_point
+    try:
+        lowering.builder.insertion_point = InsertPoint.at_end(each)
+        for free in run:
+            _check_free(lowering, free)
+        lowering.emit(scf.YieldOp(), first)
+    finally:
+        lowering.builder.insertion_point = saved
+    lowering.emit(scf.IfOp(nonzero, [], Region(each)), first)
+
+
+def _check_free(lowering: FunctionLowering, op: anc.FreeOp) -> None:
+    value = lowering.get(op.ancilla)
+    if op.value in lowering.mapping:
+        expected = lowering.get(op.value)
+    else:  # the constant of a later free of a run (``_check_zero_run``), not lowered yet
+        assert isinstance(op.value, OpResult)
+        expected = lowering.emit(op.value.op.clone(), op).results[0]
+    ok = lowering.same(value, expected, op, b_is_zero=_is_zero_constant(op.value))
+    if payload_kind(value.type) is None:
+        lowering.check(ok, op, "ancilla freed holding a value other than its known value")
+    else:
+        lowering.check(ok, op, "ancilla freed holding {0}, expected {1}", [value, expected])
+
+
 @lowers(anc.FreeOp)
 def _free(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, anc.FreeOp)
-    if op.checks_enabled:
-        value, expected = lowering.get(op.ancilla), lowering.get(op.value)
-        ok = lowering.same(value, expected, op, b_is_zero=_is_zero_constant(op.value))
-        if payload_kind(value.type) is None:
-            lowering.check(ok, op, "ancilla freed holding a value other than its known value")
-        else:
-            lowering.check(ok, op, "ancilla freed holding {0}, expected {1}", [value, expected])
+    if not op.checks_enabled or op in lowering.checked_ahead:
+        return
+    run = _zero_float_frees(lowering, op)
+    if len(run) == 1:
+        _check_free(lowering, op)
+        return
+    lowering.checked_ahead.update(run[1:])
+    _check_zero_run(lowering, run)
 
 
 @lowers(rev.IfOp)
