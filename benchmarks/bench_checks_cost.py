@@ -66,6 +66,7 @@ def programs(checks: bool) -> dict[str, Callable[[], Any]]:
     bennett = bench_bennett.make(checks)
     leapfrog = bench_leapfrog.make(checks)
     x0, v0, m = paper_leapfrog.solar_system()
+    x16, v16, m16 = bench_leapfrog.cluster(16)
     gmm = reloaded("adbench_gmm", checks)
     problem = read_gmm("gmm/1k/gmm_d10_K5.txt")
     ba = reloaded("adbench_ba", checks)
@@ -78,6 +79,7 @@ def programs(checks: bool) -> dict[str, Callable[[], Any]]:
         "complex log 10⁵, routine form": lambda: log_routine(ys, zs),
         "Bennett k = 4, n = 4": lambda: bennett(1.0, 0.0, 4),
         "leapfrog 3 bodies, 1000 steps": lambda: leapfrog(x0.copy(), v0.copy(), m, paper_leapfrog.G_SOLAR, 0.01, 1000),
+        "leapfrog 16 bodies, 100 steps": lambda: leapfrog(x16.copy(), v16.copy(), m16, 1.0, 0.01, 100),
         "GMM d = 10, K = 5 objective": functools.partial(
             gmm.gmm_objective, 0.0, problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m
         ),

@@ -10,19 +10,30 @@ loc(...)`` definitions after the module, which xDSL's parser (aliases are
 defined before use) does not accept.  ``LocatingParser`` reads every
 location alias definition first, blanking it in the text so that line
 numbers stay those of the file.
+
+A value used before its definition is parsed as a forward reference, which
+xDSL replaces by the value once it is defined.  Two forms of that never
+become a located diagnostic in xDSL: an op's operand defined inside the
+op's own regions (``rev.for %i ... { ^bb0(%i: index): ... }``) is resolved
+before the op exists, so the op keeps the placeholder, which has no owner;
+and a value used where its definition is out of scope (from a sibling
+region) is reported at the end of the file.  ``LocatingParser`` reports the
+first at the op and the second at the use.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
-from xdsl.ir import Attribute, Block, Operation
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.parser import Parser
+from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
 from xdsl.utils.exceptions import ParseError, VerifyException
-from xdsl.utils.lexer import Input
+from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from revmlir.dialects import get_all_dialects
@@ -89,6 +100,44 @@ class LocatingParser(Parser):
         self.attribute_aliases.update(aliases)
         self.file_name = name
         self.line_offset = line_offset
+        self._first_uses: dict[SSAValue, Span] = {}
+        """Where each forward reference was first used."""
+        self._resolved: dict[SSAValue, tuple[str, Span]] = {}
+        """Forward references resolved so far: the name and its definition."""
+        self._definitions: dict[str, Span] = {}
+        """The last definition of each name, in any scope."""
+
+    def resolve_operand(self, operand: Parser.UnresolvedOperand, type: Attribute) -> SSAValue:
+        value = super().resolve_operand(operand, type)
+        if isinstance(value, ForwardDeclaredValue):
+            self._first_uses.setdefault(value, operand.span)
+        return value
+
+    def _register_ssa_definition(self, name: str, values: Sequence[SSAValue], span: Span) -> None:
+        references = self.forward_ssa_references.get(name, {})
+        for reference in references.values():
+            self._resolved[reference] = (name, span)
+        self._definitions[name] = span
+        super()._register_ssa_definition(name, values, span)
+
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xDSL's, with a value that is never defined in scope reported at
+        its first use (xDSL reports it at the end of the file)."""
+        try:
+            return super().parse_module(allow_implicit_module)
+        except ParseError:
+            if self._current_token.kind != MLIRTokenKind.EOF or not self.forward_ssa_references:
+                raise
+            name, references = next(iter(self.forward_ssa_references.items()))
+            uses = [self._first_uses[r] for r in references.values() if r in self._first_uses]
+            if not uses:
+                raise
+            use = min(uses, key=lambda span: span.start)
+            message = f"use of undefined value %{name}"
+            if name in self._definitions:
+                line = self._line(self._definitions[name])
+                message += f"; %{name} is defined at line {line}, in a region that does not contain this use"
+            raise ParseError(use, message) from None
 
     def _parse_block(self) -> Block:
         """xDSL's, with a located error for a block label defined twice
@@ -117,6 +166,8 @@ class LocatingParser(Parser):
             # xDSL packs a float attribute into its width as it builds it:
             # ``1.0e+308 : f32`` overflows there
             raise ParseError(start_span, f"a constant is out of range for its type ({error})") from error
+        if op is not None:
+            self._check_own_definitions(op, start_span)
         if op is not None and isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 StringAttr(self.file_name),
@@ -124,6 +175,24 @@ class LocatingParser(Parser):
                 IntAttr(start.col),
             )
         return op
+
+
+    def _line(self, span: Span) -> int:
+        """The line of ``span`` in the file, as op locations give it."""
+        return span.get_location().line + self.line_offset
+
+    def _check_own_definitions(self, op: Operation, span: Span) -> None:
+        """An operand defined inside ``op``'s own regions was resolved before
+        ``op`` was built, so ``op`` holds its placeholder: report it here."""
+        for operand in op.operands:
+            if operand in self._resolved:
+                name, definition = self._resolved[operand]
+                line = self._line(definition)
+                raise ParseError(
+                    self._first_uses.get(operand, span),
+                    f"'{op.name}' uses %{name}, which is defined inside its own region (line {line});"
+                    " an op can only use values defined before it",
+                )
 
 
 def parse_module(

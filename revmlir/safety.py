@@ -55,7 +55,11 @@ NOT_TROPICAL = "{0} is no tropical number: only finite reals have a tropical inv
 RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"
 """A call that would leave too little stack: native code checks the stack
 pointer before a call that may recurse (``revmlir.lowering.host_safety``),
-the interpreter stops where Python's recursion limit does."""
+the interpreter beyond ``MAX_CALL_DEPTH`` nested calls
+(``revmlir.interpreter.recursion``) or where Python's frames run out."""
+EMPTY_STACK = "pop from an empty stack"
+"""A pop of an empty stack: ``anc.pop`` and ``anc.copy_pop``, and ``ad.next``
+taking a frame from empty frames (hand-written cursor words can ask that)."""
 STACK_NOT_GROWN = "cannot grow a stack of {0} elements: out of memory"
 """A push whose ``realloc`` failed, or whose buffer would pass
 ``MAX_ALLOCATION`` bytes (which also keeps its size from overflowing)."""

@@ -225,6 +225,7 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     "recursion 10**6 deep": (recurse, lambda: (0.0, 10**6), False),
     "recursion 10**6 deep, backwards": (recurse, lambda: (0.0, 10**6), True),
     "recursion 30 deep": (recurse, lambda: (0.0, 30), False),
+    "recursion 5000 deep": (recurse, lambda: (0.0, 5000), False),
     "ordinary: divide by zero": (ordinary_divide, lambda: (7, 0), False),
     "ordinary: read past the end": (ordinary_sum, lambda: (np.ones(3), 5), False),
     "ordinary: write at -1": (ordinary_write, lambda: (np.zeros(3), -1), False),
@@ -270,7 +271,7 @@ MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
 CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})
 ORDINARY = {name for name in CASES if name.startswith("ordinary:")}
 """Cases written in ordinary Python (``@rv.ordinary``)."""
-AT_A_CALL = {name for name in CASES if name.startswith("recursion") and "30 deep" not in name}
+AT_A_CALL = {"recursion without end", "recursion 10**6 deep", "recursion 10**6 deep, backwards"}
 """Cases that stop at a call, which the interpreter runs as ``rev.call``
 and native code as the ``func.call`` it was lowered to."""
 

@@ -24,3 +24,47 @@ def test_fibonacci_forward_and_back(n):
     out, n_after = interp.call("rrfib", 0, n)
     assert (out, n_after) == (FIB[n], n)
     assert interp.uncall("rrfib", out, n) == (0, n)
+
+
+RECURSE = """
+rev.func @recurse(%y: f64, %n: i64) {
+  %y1, %n1 = rev.if (%y, %n) : f64, i64 pre {
+  ^bb0(%a: f64, %k: i64):
+    %c0 = arith.constant 0 : i64
+    %more = arith.cmpi sgt, %k, %c0 : i64
+    rev.cond %more
+  } then {
+  ^bb0(%a: f64, %k: i64):
+    %one = arith.constant 1.0 : f64
+    %a1 = rev.add %a, %one : f64
+    %c1 = arith.constant 1 : i64
+    %k1 = rev.sub %k, %c1 : i64
+    %a2, %k2 = rev.call @recurse(%a1, %k1) : (f64, i64) -> (f64, i64)
+    %k3 = rev.add %k2, %c1 : i64
+    rev.yield %a2, %k3 : f64, i64
+  } else {
+  ^bb0(%a: f64, %k: i64):
+    rev.yield %a, %k : f64, i64
+  }
+  rev.return %y1, %n1 : f64, i64
+}
+"""
+
+
+def test_calls_nest_up_to_the_interpreters_depth_and_stop_cleanly_beyond(monkeypatch):
+    """Python's recursion limit is raised while the interpreter runs and put
+    back after; the interpreter's own depth bounds the calls (small here;
+    ``test_native_safety`` runs a recursion 5000 deep on both engines)."""
+    import sys
+
+    import revmlir.interpreter.rev as semantics
+    from revmlir.errors import ExecutionError
+
+    monkeypatch.setattr(semantics, "MAX_CALL_DEPTH", 300)
+    interpreter = RevInterpreter(parse_module(RECURSE, "recurse.mlir"))
+    limit = sys.getrecursionlimit()
+    assert interpreter.call("recurse", 0.0, 299) == (299.0, 299)  # 300 calls deep
+    assert interpreter.uncall("recurse", 299.0, 299) == (0.0, 299)
+    with pytest.raises(ExecutionError, match="recurse.mlir:14:5: 'rev.call' in @recurse: calls nest too deeply"):
+        interpreter.call("recurse", 0.0, 300)
+    assert sys.getrecursionlimit() == limit

@@ -294,3 +294,75 @@ def cmath_close(z: complex, w: complex) -> bool:
     import cmath
 
     return cmath.isclose(z, w, rel_tol=1e-8, abs_tol=1e-8)
+
+
+# Consecutive frees of float ancillas known to be zero: native code tests
+# them with one branch (all ±0) and checks them one by one only otherwise,
+# which must report what the checks alone report, first failure first.
+ZERO_FREES = """
+rev.func @f(%a: f64, %b: f64, %c: f64, %d: f64) {
+  %zero = arith.constant 0.0 : f64
+  %p = anc.alloc %zero : f64
+  %q = anc.alloc %zero : f64
+  %r = anc.alloc %zero : f64
+  %s = anc.alloc %zero : f64
+  %p1 = rev.add %p, %a : f64
+  %q1 = rev.add %q, %b : f64
+  %r1 = rev.add %r, %c : f64
+  %s1 = rev.add %s, %d : f64
+  %z0 = arith.constant 0.0 : f64
+  anc.free %p1, %z0 : f64
+  %z1 = arith.constant -0.0 : f64
+  anc.free %q1, %z1 : f64
+  %z2 = arith.constant 0.0 : f64
+  anc.free %r1, %z2 : f64
+  anc.free %s1, %zero : f64
+  rev.return %a, %b, %c, %d : f64, f64, f64, f64
+}
+"""
+ZERO_CASES = [
+    (0.0, -0.0, 0.0, -0.0), (0.0, 1e-9, 0.0, -1e-9), (0.0, 0.0, 1e-3, 5.0), (0.0, NAN, 0.0, 0.0),
+    (INF, 0.0, 0.0, 1.0), (0.0, 2.0, 0.0, 0.0), (0.0, 0.0, 0.0, -1e-7),
+]
+
+
+@pytest.fixture(scope="module")
+def zero_free_engines() -> tuple[RevInterpreter, object]:
+    from revmlir.runtime.native import NativeModule
+
+    module = parse_module(ZERO_FREES, "zeros.mlir")
+    return RevInterpreter(module), NativeModule.compile(module)
+
+
+@pytest.mark.parametrize("values", ZERO_CASES)
+def test_a_run_of_zero_frees_reports_as_each_check_alone(zero_free_engines, values):
+    interpreter, native = zero_free_engines
+    outcome = _freed_values(interpreter, values)
+    assert _freed_values(native, values) == outcome
+    failing = [k for k, v in enumerate(values) if not abs(v) <= 1e-8]
+    if not failing:
+        assert outcome == "freed"
+        return
+    first = failing[0]
+    expected = "-0.0" if first == 1 else "0.0"
+    assert outcome == (f"zeros.mlir:{(13, 15, 17, 18)[first]}:3: 'anc.free' in @f: "
+                       f"ancilla freed holding {values[first]!r}, expected {expected}")
+
+
+def _freed_values(backend: object, values: tuple[float, ...]) -> str:
+    try:
+        backend.call("f", *values)  # type: ignore[attr-defined]
+    except InvertibilityError as error:
+        return str(error)
+    return "freed"
+
+
+def test_a_run_of_zero_frees_is_one_branch_in_native_code():
+    from revmlir.lowering.rev_to_std import RevLowerToStdPass
+
+    ctx = make_context()
+    module = parse_module(ZERO_FREES, "zeros.mlir", ctx)
+    RevLowerToStdPass().apply(ctx, module)
+    text = str(module)
+    assert text.count("arith.ori") == 3  # the four values' bits
+    assert text.count("scf.if") == 5  # the run's branch, then each check inside it

@@ -7,11 +7,12 @@ at run time get the store-all gradient."""
 import numpy as np
 import pytest
 
-from cursor_driver import DRIVER
+from cursor_driver import DRIVER, quiet
 from revmlir.checkpoint import binomial, binomial_optimum, bisection, store_all
 from revmlir.checkpoint.cursor import SCHEMES, entries
 from revmlir.checkpoint.offline import _beta, binomial_split, repetition_number
 from revmlir.checkpoint.table import Entry, encode, replay
+from revmlir.errors import InvertibilityError
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
@@ -143,3 +144,53 @@ def test_dynamic_trip_counts_give_the_store_all_gradient(scheme):
     assert fresh.counters["walk.ckpt.step0.plain"].calls == stats["plain"]
     assert fresh.counters["walk.ckpt.step0.adj"].calls == stats["taped"]
     assert fresh.peak_snapshots == stats["peak"]
+
+
+# Hand-written cursor loops that pop what is not there: the verifier proves
+# snapshots balanced only in straight-line code, so both engines check at run
+# time, with the same located error.
+STORE = "  %s = anc.stack_alloc : !anc.stack<index>\n"
+FREE_STORE = "  anc.stack_free %s : !anc.stack<index>\n"
+STEP = "    %c1 = rev.inc %c : index\n"
+POPS = {
+    # words of a cursor one level deep on its way up, with no frame pushed
+    "empty_frames": (
+        [("%w2 = anc.alloc %z", "%six = arith.constant 6 : index\n  %w2 = anc.alloc %six"),
+         ("%w7 = anc.alloc %z", "%one = arith.constant 1 : index\n  %w7 = anc.alloc %one")],
+        "'ad.next' in @empty_frames: pop from an empty stack",
+    ),
+    "restore_nothing": (
+        [(STEP, "    %c0 = anc.restore %s, %c : !anc.stack<index>, index -> (index)\n"
+                "    %c1 = anc.alloc %c0 : index\n")],
+        "'anc.restore' in @restore_nothing: no snapshot to restore",
+    ),
+    "drop_more": (  # a record of one element, dropped as one of two
+        [(STEP, "    anc.snapshot %s, %n : !anc.stack<index>, index\n"
+                "    anc.drop %s, %n, %n : !anc.stack<index>, index, index\n" + STEP)],
+        "'anc.drop' in @drop_more: no snapshot to drop",
+    ),
+}
+
+
+def _popping(name: str, edits: list[tuple[str, str]]) -> str:
+    text = quiet(ATTRS["bisection"]).replace("@drive", f"@{name}")
+    text = text.replace("  %frames = anc.stack_alloc : !anc.stack<index>\n",
+                        "  %frames = anc.stack_alloc : !anc.stack<index>\n" + STORE)
+    text = text.replace("  anc.stack_free %frames : !anc.stack<index>\n",
+                        "  anc.stack_free %frames : !anc.stack<index>\n" + FREE_STORE)
+    for old, new in edits:
+        assert old in text
+        text = text.replace(old, new)
+    return text
+
+
+def test_a_pop_of_what_is_not_there_is_the_same_error_on_both_engines():
+    module = parse_module("".join(_popping(name, edits) for name, (edits, _) in POPS.items()), "pops")
+    native = NativeModule.compile(module)
+    interpreter = RevInterpreter(module)
+    for name, (_, message) in POPS.items():
+        for runner in (interpreter, native):
+            with pytest.raises(InvertibilityError) as error:
+                runner.call(name, 5)
+            assert message in str(error.value)
+            assert "pops:" in str(error.value)  # located

@@ -40,6 +40,7 @@ from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.parallel import ParallelFunctions
 from revmlir.interpreter.primitives import PrimitiveFunctions
 from revmlir.interpreter.pure import PureFunctions
+from revmlir.interpreter.recursion import room_for_calls
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
 from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter
@@ -141,7 +142,7 @@ class RevInterpreter(Backend):
     # -- implementation -------------------------------------------------------
 
     def _execute(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:
-        with self._lock:
+        with self._lock, room_for_calls():
             return self._execute_alone(func, values, backward)
 
     def _execute_alone(self, func: FuncOp, values: list[Any], backward: bool) -> Sequence[Any]:

@@ -14,6 +14,7 @@ from xdsl.interpreter import (
 from revmlir.dialects import anc
 from revmlir.interpreter.memref import zeros
 from revmlir.interpreter.state import RuntimeInterpreter
+from revmlir.safety import EMPTY_STACK
 
 
 @register_impls
@@ -90,7 +91,7 @@ class AncFunctions(InterpreterFunctions):
     ) -> PythonValues:
         (stack,) = args
         if not stack:
-            raise interpreter.runtime.fail(op, "pop from an empty stack")
+            raise interpreter.runtime.fail(op, EMPTY_STACK)
         return (stack.pop(),)
 
     @impl(anc.CopyPushOp)
@@ -108,7 +109,7 @@ class AncFunctions(InterpreterFunctions):
         stack, value = args
         runtime = interpreter.runtime
         if not stack:
-            raise runtime.fail(op, "pop from an empty stack")
+            raise runtime.fail(op, EMPTY_STACK)
         popped = stack.pop()
         if runtime.checking(op) and not runtime.same(popped, value):
             raise runtime.fail(

@@ -25,6 +25,7 @@ from xdsl.ir import Region
 from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, LocatedError, describe_op
 from revmlir.interpreter.memref import checked_index, element_key
+from revmlir.interpreter.recursion import MAX_CALL_DEPTH
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
 from revmlir.runtime.values import normalize
 from revmlir.safety import RECURSION_TOO_DEEP
@@ -286,11 +287,14 @@ def _rotate(a: float, b: float, theta: float) -> tuple[float, float]:
 def _nested(
     interpreter: RuntimeInterpreter, op: rev.CallOp | rev.UncallOp, callee: rev.FuncOp, args: PythonValues, backward: bool
 ) -> PythonValues:
-    """A call or an uncall; recursion deeper than Python allows stops with
-    the error native code raises where the stack would run out, at the call
-    (building the error may itself hit the limit: an outer call reports it
-    then)."""
+    """A call or an uncall; recursion deeper than ``MAX_CALL_DEPTH`` calls
+    or than Python's frames allow stops with the error native code raises
+    where the stack would run out, at the call (building the error may
+    itself hit the limit: an outer call reports it then)."""
     body = interpreter.runtime.inverse_function(callee) if backward else callee
+    frames = interpreter.runtime.frames
+    if len(frames) >= MAX_CALL_DEPTH:
+        raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]))
     try:
         return invoke(interpreter, body, args, callee.sym_name.data, backward)
     except RecursionError:

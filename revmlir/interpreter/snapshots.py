@@ -21,7 +21,7 @@ from revmlir.dialects import anc
 from revmlir.dialects.ad import NextOp
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime.values import normalize
-from revmlir.safety import STACK_NOT_GROWN
+from revmlir.safety import EMPTY_STACK, STACK_NOT_GROWN
 
 
 def _record_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:
@@ -53,6 +53,10 @@ class SnapshotFunctions(InterpreterFunctions):
             return tuple(int(w) for w in next_entry(
                 schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames  # type: ignore[arg-type]
             ))
+        except IndexError:
+            # the machine pops a frame on its way up; hand-written words may
+            # ask that of empty frames
+            raise interpreter.runtime.fail(op, EMPTY_STACK) from None
         except MemoryError:
             # the frames are as they were, as native code's failed push leaves them
             raise MemoryError(STACK_NOT_GROWN.format(len(frames))) from None

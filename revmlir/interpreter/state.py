@@ -11,7 +11,7 @@ from typing import Any
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.interpreter import Interpreter
+from xdsl.interpreter import Interpreter, OpImplResult, _InterpreterFunctionImpls
 from xdsl.ir import Block, Operation, Region
 from xdsl.rewriter import InsertPoint
 
@@ -136,6 +136,21 @@ class Runtime:
         return inverse
 
 
+class _Implementations(_InterpreterFunctionImpls):
+    """xDSL's dispatch of an op to its semantics, without the note xDSL adds
+    to an error: it prints the whole module into every exception that
+    passes an op on its way up, so an error at the bottom of n nested calls
+    cost n dumps of the module (minutes for 10 000), which the interpreter
+    drops anyway: its errors name their op and location."""
+
+    def run(self, interpreter: Interpreter, op: Operation, args: tuple[Any, ...]) -> OpImplResult:
+        found = self._impl_dict.get(type(op))
+        if found is None:
+            return super().run(interpreter, op, args)  # xDSL's error for an op without semantics
+        functions, implementation = found
+        return implementation(functions, interpreter, op, args)
+
+
 class RuntimeInterpreter(Interpreter):
     """xDSL's interpreter plus the revmlir runtime state."""
 
@@ -143,6 +158,7 @@ class RuntimeInterpreter(Interpreter):
 
     def __init__(self, module: ModuleOp, runtime: Runtime):
         super().__init__(module, index_bitwidth=64, listeners=(_Observer(runtime),))
+        self._impls = _Implementations()
         self.runtime = runtime
 
 

@@ -20,23 +20,7 @@ class Known:
         return finding.kind == "traceback" and self.error in finding.detail
 
 
-KNOWN = [
-    Known(
-        "ValueError: Forward declared values do not have an owner",
-        "parsing: a region op's operand named like a block argument of its own "
-        "region stays a forward reference, which xDSL's IsolatedFromAbove check "
-        "cannot handle",
-        """rev.func @f(%n: index) {
-  %c1 = arith.constant 1 : index
-  rev.for %i to %n step %c1 : index () {
-  ^bb0(%i: index):
-    rev.yield
-  }
-  rev.return %n : index
-}
-""",
-    ),
-]
+KNOWN: list[Known] = []
 
 
 def is_known(finding: Finding) -> bool:
