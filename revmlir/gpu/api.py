@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+from revmlir.collector import collector_paused
 from revmlir.frontend.api import InverseFunction, ReversibleFunction
 from revmlir.frontend.derived import AdjointFunction
 from revmlir.frontend.specialization import Specialization
@@ -111,17 +112,19 @@ class Kernel:
     def specialise(self, *args: Any) -> CompiledKernel:
         """The compiled kernel for these arguments (as ``compile``), with
         what a launch needs."""
-        spec, name, _ = self._rev_function(args)
-        if (found := self._compiled.get((spec, name))) is None:
-            # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
-            from revmlir.gpu.program import compile_kernels
-            module, name = self.rev_module(*args)
-            # ~f writes the arrays f writes
-            written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
-            program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
-            found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
-        return found
+        with collector_paused():
+            spec, name, _ = self._rev_function(args)
+            if (found := self._compiled.get((spec, name))) is None:
+                # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
+                from revmlir.gpu.program import compile_kernels
+                module, name = self.rev_module(*args)
+                # ~f writes the arrays f writes
+                written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
+                program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
+                found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
+            return found
 
+    @collector_paused()
     def rev_module(self, *args: Any) -> tuple[Any, str]:
         """The verified rev module the kernel for these arguments is compiled
         from (derived functions generated) and the rev function it runs."""

@@ -23,6 +23,7 @@ from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from revmlir.collector import collector_paused
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
@@ -198,6 +199,7 @@ def limit_registers(module: ir.Module, entries: Sequence[str], max_registers: in
         )
 
 
+@collector_paused()
 def compile_kernels(
     module: ModuleOp, names: Sequence[str], arch: str = "sm_90", opt_level: int = 3,
     max_registers: int | None = None,
@@ -221,6 +223,7 @@ def compile_kernels(
     return GPUProgram(ptx_from_llvm(llvm_module, arch, opt_level), kernels, checks, arch)
 
 
+@collector_paused()
 def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str:
     """PTX for a whole verified rev module (``rev-translate --emit=ptx``):
     every function and inverse a ``.func``, every kernel function an
