@@ -20,9 +20,14 @@ turned the collector off itself keeps it off.
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import ParamSpec, TypeVar
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _lock = threading.Lock()
 _depth = 0
@@ -35,7 +40,7 @@ _paused = False
 def collector_paused() -> Iterator[None]:
     """The collector off for the block (and for any block that nests or
     overlaps it, in any thread), back to how the outermost found it after
-    the last one ends, however it ends.  Usable as a decorator."""
+    the last one ends, however it ends."""
     global _depth, _paused
     with _lock:
         if _depth == 0:
@@ -49,3 +54,17 @@ def collector_paused() -> Iterator[None]:
             _depth -= 1
             if _depth == 0 and _paused:
                 gc.enable()
+
+
+def pausing(function: Callable[P, R]) -> Callable[P, R]:
+    """``function`` run with the collector paused.  Its wrapper is a frame
+    of this package, as the warnings that point past revmlir's frames at the
+    user's line require (``contextlib``'s decorator would be the first frame
+    outside it)."""
+
+    @functools.wraps(function)
+    def paused(*args: P.args, **kwargs: P.kwargs) -> R:
+        with collector_paused():
+            return function(*args, **kwargs)
+
+    return paused

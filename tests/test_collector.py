@@ -16,7 +16,7 @@ import pytest
 
 import revmlir as rv
 from revmlir import collector
-from revmlir.collector import collector_paused
+from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.derived import adjoint_backend
 
 
@@ -41,7 +41,7 @@ def test_paused_in_the_block_and_nested_blocks_and_back_after():
 
 @pytest.mark.usefixtures("collector_on")
 def test_back_on_after_an_error_and_as_a_decorator():
-    @collector_paused()
+    @pausing
     def failing() -> None:
         assert not gc.isenabled()
         raise ValueError("compile failed")

@@ -25,7 +25,7 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.collector import collector_paused
+from revmlir.collector import collector_paused, pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.types import IntRanges, check_int_ranges, int_ranges
@@ -168,7 +168,7 @@ class InterpreterFallbackWarning(RuntimeWarning):
     intended (no warning); ``backend="native"`` makes it an error."""
 
 
-@collector_paused()
+@pausing
 def compile_natively(
     function: Compiled, module: ModuleOp, what: str, inverses: bool = True
 ) -> NativeModule | None:
