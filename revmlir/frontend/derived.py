@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+from revmlir.collector import collector_paused
 from revmlir.frontend.source import Source
 from revmlir.frontend.specialization import Specialization, compile_natively
 from revmlir.frontend.structs import Layout
@@ -78,13 +79,14 @@ def derived_backend(
     inverses no uncall needs (half the compile time) unless ``inverses``."""
     derived = _derived.setdefault(spec, {})
     if (cached := derived.get((what, inverses))) is None:
-        module = spec.module.clone()
-        generate(module, [spec.name])
-        module.verify()
-        backend: Backend = RevInterpreter(module)
-        if spec.native is not None:
-            name = spec.function.__name__
-            backend = compile_natively(spec.function, module, f"the {what} of {name}", inverses) or backend
+        with collector_paused():
+            module = spec.module.clone()
+            generate(module, [spec.name])
+            module.verify()
+            backend: Backend = RevInterpreter(module)
+            if spec.native is not None:
+                name = spec.function.__name__
+                backend = compile_natively(spec.function, module, f"the {what} of {name}", inverses) or backend
         cached = derived[(what, inverses)] = (module, backend)
     return cached
 

@@ -25,6 +25,7 @@ from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.collector import collector_paused, pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.types import IntRanges, check_int_ranges, int_ranges
@@ -167,6 +168,7 @@ class InterpreterFallbackWarning(RuntimeWarning):
     intended (no warning); ``backend="native"`` makes it an error."""
 
 
+@pausing
 def compile_natively(
     function: Compiled, module: ModuleOp, what: str, inverses: bool = True
 ) -> NativeModule | None:
@@ -222,7 +224,8 @@ def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
     calls without ints)."""
     key = python_types(args)
     if (found := function._by_python_types.get(key)) is None:
-        spec = function.specialize(function.signature_of(args))
+        with collector_paused():
+            spec = function.specialize(function.signature_of(args))
         found = function._by_python_types[key] = (spec, int_ranges(spec.types, key))
     spec, ranges = found
     if ranges:

@@ -24,11 +24,14 @@ imports nothing of CUDA.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.dialects.builtin import ModuleOp
+
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
+from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.api import InverseFunction, ReversibleFunction
 from revmlir.frontend.derived import AdjointFunction
 from revmlir.frontend.specialization import Specialization
@@ -111,31 +114,36 @@ class Kernel:
     def specialise(self, *args: Any) -> CompiledKernel:
         """The compiled kernel for these arguments (as ``compile``), with
         what a launch needs."""
-        spec, name, _ = self._rev_function(args)
-        if (found := self._compiled.get((spec, name))) is None:
-            # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
-            from revmlir.gpu.program import compile_kernels
-            module, name = self.rev_module(*args)
-            # ~f writes the arrays f writes
-            written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
-            program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
-            found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
-        return found
+        with collector_paused():
+            spec, name, _ = self._rev_function(args)
+            if (found := self._compiled.get((spec, name))) is None:
+                # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
+                from revmlir.gpu.program import compile_kernels
+                module, name = self.rev_module(*args)
+                # ~f writes the arrays f writes
+                written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
+                program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
+                found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
+            return found
 
-    def rev_module(self, *args: Any) -> tuple[Any, str]:
+    @pausing
+    def rev_module(self, *args: Any) -> tuple[ModuleOp, str]:
         """The verified rev module the kernel for these arguments is compiled
         from (derived functions generated) and the rev function it runs."""
         spec, name, generate = self._rev_function(args)
         module = spec.module.clone()
-        generate(module)
-        # the parallel rule holds for derived functions too: kernels must
-        # not race
-        module.verify()
+        if generate is not None:
+            generate(module)
+            # the parallel rule holds for derived functions too: kernels
+            # must not race (the specialisation's own functions were
+            # verified when it was compiled)
+            module.verify()
         return module, name
 
-    def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Any]:
+    def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Callable[[ModuleOp], object] | None]:
         """The specialisation ``args`` select, the rev function the kernel
-        runs, and what adds it to a copy of the specialisation's module."""
+        runs, and what adds it to a copy of the specialisation's module
+        (None: it is there)."""
         target = self.function
         if isinstance(target, AdjointFunction):
             primal = target.function
@@ -150,9 +158,9 @@ class Kernel:
             return spec, name, lambda m: generate_adjoints(m, [spec.name], lanes=target.lanes)
         if isinstance(target, InverseFunction):
             spec = target.function.specialization_for(*args)
-            return spec, inverse_name(spec.name), lambda m: None
+            return spec, inverse_name(spec.name), None
         spec = target.specialization_for(*args)
-        return spec, spec.name, lambda m: None
+        return spec, spec.name, None
 
 
 KERNEL_CACHE_SIZE = 256

@@ -199,13 +199,16 @@ def _in_arena(function: Operation, own: SSAValue, checks: CheckTable, name: str)
     place(function, own, checks, name)
 
 
-def _device_copy(function: func.FuncOp) -> func.FuncOp:
-    """A function for the device: ``revmlir.fail`` only declared (its std
-    body aborts the process; ``convert-gpu-to-nvvm`` defines the
-    device's)."""
-    if function.sym_name.data != FAIL:
+def _device_copy(function: func.FuncOp, copy: bool) -> func.FuncOp:
+    """A function for the device, a copy or ``function`` itself detached:
+    ``revmlir.fail`` only declared (its std body aborts the process;
+    ``convert-gpu-to-nvvm`` defines the device's)."""
+    if function.sym_name.data == FAIL:
+        return func.FuncOp.external(FAIL, function.function_type.inputs.data, function.function_type.outputs.data)
+    if copy:
         return function.clone()
-    return func.FuncOp.external(FAIL, function.function_type.inputs.data, function.function_type.outputs.data)
+    function.detach()
+    return function
 
 
 def _index(value: int) -> Operation:
@@ -361,10 +364,16 @@ def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
     return host
 
 
-def outline(module: ModuleOp, names: list[str] | None = None, all_functions: bool = False) -> None:
+def outline(
+    module: ModuleOp, names: list[str] | None = None, all_functions: bool = False, keep_host: bool = True
+) -> None:
     """Outline the kernels ``names`` (default: every function with a
     top-level parallel loop) of ``module``; with ``all_functions``, every
-    other function gets a device copy too."""
+    other function gets a device copy too.  Without ``keep_host`` the device
+    functions are moved, not copied: for a compiler that reads only the
+    ``gpu.module`` (``compile_kernels``), which the host functions left
+    calling them would no longer verify, and copying them was a tenth of
+    BA's kernel compile."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     if names is None:
         names = [n for n, f in functions.items() if not f.is_declaration and has_parallel_loop(f)]
@@ -390,13 +399,15 @@ def outline(module: ModuleOp, names: list[str] | None = None, all_functions: boo
         return
     module_name = kernel_module_name(module)
     checks = register_checks(module)
-    copies = [_device_copy(f) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
+    arenas = [any(uses_arena(g) for g in [f, *callees(module, [f])]) for f in kernels]
+    copies = [
+        _device_copy(f, keep_host) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS
+    ]
     for copy in copies:
         if uses_arena(copy):
             _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)
     body = Block()
     body.add_ops(copies)
-    arenas = [any(uses_arena(g) for g in [f, *callees(module, [f])]) for f in kernels]
     body.add_ops([kernel(f, loop, arena, checks) for f, loop, arena in zip(kernels, loops, arenas)])
     store_checks(module, checks)
     for f, arena in zip(kernels, arenas):

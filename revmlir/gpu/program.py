@@ -23,6 +23,7 @@ from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 
+from revmlir.collector import pausing
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
@@ -154,7 +155,9 @@ def lower_kernels(
 ) -> tuple[ModuleOp, dict[str, tuple[Attribute, ...]]]:
     """A verified rev module, inverted and lowered, with ``names`` (default:
     every function with a top-level parallel loop) outlined and converted to
-    nvvm; and the argument types of each rev function (inverses included)."""
+    nvvm; and the argument types of each rev function (inverses included).
+    Its ``gpu.module`` is what is compiled: the device functions are moved
+    there, so the host functions that called them no longer verify."""
     ctx = make_context()
     work = module.clone()
     RevInvertPass().apply(ctx, work)
@@ -163,7 +166,7 @@ def lower_kernels(
     }
     RevLowerToStdPass().apply(ctx, work)
     RevGpuLocalArraysPass().apply(ctx, work)
-    outline(work, list(names) if names is not None else None, all_functions)
+    outline(work, list(names) if names is not None else None, all_functions, keep_host=False)
     ConvertGpuToNvvmPass().apply(ctx, work)
     return work, arguments
 
@@ -198,6 +201,7 @@ def limit_registers(module: ir.Module, entries: Sequence[str], max_registers: in
         )
 
 
+@pausing
 def compile_kernels(
     module: ModuleOp, names: Sequence[str], arch: str = "sm_90", opt_level: int = 3,
     max_registers: int | None = None,
@@ -221,6 +225,7 @@ def compile_kernels(
     return GPUProgram(ptx_from_llvm(llvm_module, arch, opt_level), kernels, checks, arch)
 
 
+@pausing
 def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str:
     """PTX for a whole verified rev module (``rev-translate --emit=ptx``):
     every function and inverse a ``.func``, every kernel function an

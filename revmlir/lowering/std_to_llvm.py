@@ -56,6 +56,7 @@ Every public function gets C-callable entry points:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
@@ -142,7 +143,9 @@ def _results_type(types: Sequence[Attribute]) -> Attribute | None:
     return llvm.LLVMStructType.from_type_list(converted)
 
 
+@functools.cache
 def _position(*indices: int) -> DenseArrayBase:
+    """An aggregate's field (attributes are immutable: one per position)."""
     return DenseArrayBase.from_list(i64, indices)
 
 
@@ -209,6 +212,14 @@ class FunctionTranslation:
         self.blocks: dict[Block, Block] = {}
         """Each block of the source function's body: its translation's
         first block (``cf`` branches target it)."""
+        self.reused: dict[tuple[Block, object, object], SSAValue] = {}
+        """Constants and descriptor fields already emitted, by the scope
+        (``continue_in``) that may use them again (``const``, ``extract``):
+        a kernel's every array access is checked, and each check branches,
+        so each access emitted its own in a block of its own."""
+        self.scopes: dict[Block, Block] = {}
+        """A block that continues another's code (``continue_in``): the
+        first block of their scope."""
 
     # -- emission -------------------------------------------------------------
 
@@ -223,6 +234,14 @@ class FunctionTranslation:
         self.block.add_op(op)
         return op
 
+    def continue_in(self, block: Block) -> None:
+        """Emit the code after a structured op in ``block``, which the
+        current block dominates and branches to, and which is where the
+        current block's code goes on (it gets no more ops): what the current
+        block's scope emitted, ``block`` uses again."""
+        self.scopes[block] = self.scopes.get(self.block, self.block)
+        self.block = block
+
     def value(self, op: Operation, like: Operation | None = None) -> SSAValue:
         return self.emit(op, like).results[0]
 
@@ -236,11 +255,19 @@ class FunctionTranslation:
 
     def const(self, value: int | float, type: Attribute, like: Operation | None = None) -> SSAValue:
         type = llvm_type(type)
-        attr: Attribute = FloatAttr(float(value), type) if isinstance(type, AnyFloat) else IntegerAttr(int(value), type)
-        return self.value(llvm.ConstantOp(attr, type), like)
+        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        # repr tells -0.0 from 0.0, which compare equal
+        key = (self.scopes.get(self.block, self.block), type, repr(number))
+        if (found := self.reused.get(key)) is None:
+            attr: Attribute = FloatAttr(number, type) if isinstance(number, float) else IntegerAttr(number, type)
+            found = self.reused[key] = self.value(llvm.ConstantOp(attr, type), like)
+        return found
 
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
-        return self.value(llvm.ExtractValueOp(_position(index), container, type), like)
+        key = (self.scopes.get(self.block, self.block), container, index)
+        if (found := self.reused.get(key)) is None:
+            found = self.reused[key] = self.value(llvm.ExtractValueOp(_position(index), container, type), like)
+        return found
 
     def pack(self, type: Attribute, values: Sequence[SSAValue], like: Operation | None = None) -> SSAValue:
         result = self.value(llvm.UndefOp(type), like)
@@ -584,10 +611,12 @@ def _assert(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, cf.AssertOp)
     holds, fails = t.new_block(), t.new_block()
     t.emit(llvm.CondBrOp(t.get(op.arg), holds, [], fails, []), op)
+    before = t.block
     t.block = fails
     t.emit(llvm.CallIntrinsicOp("llvm.trap", [], []), op)
     t.emit(llvm.UnreachableOp(), op)
-    t.block = holds
+    t.block = before
+    t.continue_in(holds)
 
 
 # ---------------------------------------------------------------------------
@@ -602,11 +631,13 @@ def _if(t: FunctionTranslation, op: Operation) -> None:
     types = list(op.output.types)
     then_block, else_block, merge = t.new_block(), t.new_block(), t.new_block(types)
     t.emit(llvm.CondBrOp(condition, then_block, [], else_block, []), op)
+    before = t.block
     for block, region in ((then_block, op.true_region), (else_block, op.false_region)):
         t.block = block
         values = t.translate_region_into(region, []) if region.blocks else []
         t.emit(llvm.BrOp(merge, *values), op)
-    t.block = merge
+    t.block = before
+    t.continue_in(merge)
     for old, new in zip(op.output, merge.args, strict=True):
         t.set(old, new)
 
@@ -642,6 +673,7 @@ def _counted_loop(
     types = [bounds[0].type, *(v.type for v in carried)]
     header, body, exit = t.new_block(types), t.new_block(), t.new_block(types[1:])
     t.emit(llvm.BrOp(header, lb, *[t.get(v) for v in carried]), op)
+    before = t.block
     t.block = header
     index, *state = header.args
     more = t.value(llvm.ICmpOp(index, ub, IntegerAttr(2, i64)), op)  # slt
@@ -650,7 +682,8 @@ def _counted_loop(
     yielded = t.translate_region_into(region, [index, *state])
     following = t.value(llvm.AddOp(index, step), op)
     t.emit(llvm.BrOp(header, following, *yielded), op)
-    t.block = exit
+    t.block = before
+    t.continue_in(exit)
     return exit.args
 
 

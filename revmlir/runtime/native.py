@@ -37,6 +37,7 @@ from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 from xdsl.passes import PassPipeline
 
+from revmlir.collector import pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.errors import ExecutionError, format_location
@@ -164,6 +165,7 @@ class NativeModule(Backend):
         return f"<NativeModule of {', '.join('@' + n for n in names) or 'no functions'}>"
 
     @classmethod
+    @pausing
     def compile(
         cls, module: ModuleOp, opt_level: int = 3, tolerance: float | None = None, inverses: bool = True
     ) -> NativeModule:

@@ -1,0 +1,56 @@
+// RUN: rev-opt %s -p convert-std-to-llvm | filecheck %s
+
+// A constant or an array descriptor's field is emitted once in a scope and
+// used again by the code after an scf.if or a loop, which its block
+// dominates (every checked access is an scf.if, so each access emitted its
+// own before); what a branch or a loop body emitted is not used after it,
+// and the same constant in a branch is a constant of its own.
+
+// CHECK-LABEL: llvm.func internal @after_an_if(
+// CHECK:         %[[TWO:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %[[P:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[P]][%[[TWO]]]
+// CHECK:         llvm.cond_br %{{.*}}, ^[[THEN:.*]], ^{{.*}}
+// CHECK-NEXT:  ^[[THEN]]:
+// CHECK-NEXT:    %[[AGAIN:.*]] = llvm.mlir.constant(2) : i64
+// CHECK-NEXT:    %[[INNER:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[INNER]][%[[AGAIN]]]
+// CHECK-NEXT:    llvm.load
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[INNER]][%[[AGAIN]]]
+// CHECK:       ^{{.*}}:
+// CHECK-NEXT:    llvm.br ^[[MERGE:.*]]
+// CHECK-NEXT:  ^[[MERGE]]:
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[P]][%[[TWO]]]
+// CHECK:         llvm.return
+func.func @after_an_if(%a: memref<?xf64>, %c: i1) -> f64 {
+  %two = arith.constant 2 : index
+  %x = memref.load %a[%two] : memref<?xf64>
+  scf.if %c {
+    %again = arith.constant 2 : index
+    %y = memref.load %a[%again] : memref<?xf64>
+    memref.store %y, %a[%again] : memref<?xf64>
+  }
+  %z = memref.load %a[%two] : memref<?xf64>
+  %s = arith.addf %x, %z : f64
+  func.return %s : f64
+}
+
+// CHECK-LABEL: llvm.func internal @after_a_loop(
+// CHECK:         llvm.cond_br %{{.*}}, ^[[BODY:.*]], ^[[EXIT:.*]]
+// CHECK-NEXT:  ^[[BODY]]:
+// CHECK-NEXT:    %[[INNER:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[INNER]]
+// CHECK:       ^[[EXIT]]:
+// CHECK-NEXT:    %[[OUTER:.*]] = llvm.extractvalue %{{.*}}[0]
+// CHECK-NEXT:    llvm.getelementptr inbounds %[[OUTER]]
+// CHECK:         llvm.return
+func.func @after_a_loop(%a: memref<?xf64>, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    %v = memref.load %a[%i] : memref<?xf64>
+    memref.store %v, %a[%c0] : memref<?xf64>
+  }
+  %w = memref.load %a[%c1] : memref<?xf64>
+  func.return %w : f64
+}

@@ -1,0 +1,139 @@
+"""The garbage collector is off while revmlir compiles, and back as it was
+after (``revmlir.collector``): nested and overlapping compiles, failures,
+threads, a program that turned it off itself, and the compiles that pause
+it (a function's first call on the CPU, its derived functions, a GPU
+kernel) running no collection."""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import threading
+from collections.abc import Callable, Iterator
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from revmlir import collector
+from revmlir.collector import collector_paused, pausing
+from revmlir.frontend.derived import adjoint_backend
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if not was:
+        gc.disable()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_paused_in_the_block_and_nested_blocks_and_back_after():
+    with collector_paused():
+        assert not gc.isenabled()
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_back_on_after_an_error_and_as_a_decorator():
+    @pausing
+    def failing() -> None:
+        assert not gc.isenabled()
+        raise ValueError("compile failed")
+
+    with pytest.raises(ValueError, match="compile failed"):
+        failing()
+    assert gc.isenabled()
+
+
+def test_a_collector_turned_off_by_the_program_stays_off():
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        with collector_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_overlapping_compiles_in_two_threads_resume_it_after_the_last():
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with collector_paused():
+            first_in.set()
+            second_in.wait()
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait()
+        with collector_paused():
+            second_in.set()
+            first_out.wait()
+            seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+def _scaled(y, x):
+    for i in rv.prange(len(x)):
+        y[i] += x[i] * x[i]
+
+
+def _collections(compile_: Callable[[], object]) -> int:
+    """How many collections start while ``compile_()`` runs, with the
+    collector eager (a collection every 10 allocations more than frees)."""
+    count = 0
+
+    def counted(phase: str, info: dict[str, int]) -> None:
+        nonlocal count
+        count += phase == "start"
+
+    threshold = gc.get_threshold()
+    gc.set_threshold(10)
+    gc.callbacks.append(counted)
+    try:
+        compile_()
+    finally:
+        gc.callbacks.remove(counted)
+        gc.set_threshold(*threshold)
+    return count
+
+
+RESUMED = 2
+"""The collections that may start as the compile returns, the collector
+back on with a compile's allocations pending: at the end of the paused
+block and at the next few allocations of its caller."""
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_compiling_natively_and_for_the_gpu_runs_no_collection(monkeypatch: pytest.MonkeyPatch):
+    f = rv.reversible(_scaled)
+    x = np.arange(3.0)
+    adjoint_args = (np.zeros(3), x, np.ones(3), np.zeros(3))
+    spec = f.specialization_for(np.zeros(3), x)  # rv.reversible's compile, native code included
+    assert spec.native is not None
+    assert _collections(lambda: f.specialization_for(np.zeros(2, np.float32), x.astype(np.float32))) <= RESUMED
+    assert _collections(lambda: adjoint_backend(spec)) <= RESUMED
+    # rv.cuda and the kernel compiler loaded, as their first use loads them
+    kernel, adjoint_kernel = rv.cuda.kernel(f), rv.cuda.kernel(rv.adjoint(f))
+    importlib.import_module("revmlir.gpu.program")
+    assert _collections(lambda: adjoint_kernel.compile(*adjoint_args)) <= RESUMED
+    # the same compile with the collector left on collects all along
+    monkeypatch.setattr(collector.gc, "disable", lambda: None)
+    assert _collections(lambda: kernel.compile(np.zeros(3), x)) > 100
