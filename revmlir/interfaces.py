@@ -98,6 +98,11 @@ class DerivativeBuilder(InverseBuilder, Protocol):
     lane: int
     """The lane (vector mode) the rule is running for."""
 
+    def each_lane(self) -> Iterator[int]:
+        """Make each lane current in turn (then lane 0 again): for the rules
+        of ops that carry every lane (``TANGENT_OF_ALL_LANES``)."""
+        ...
+
     def fail(self, op: Operation, why: str) -> PassFailedException:
         """The mode's diagnostic for ``op``, which cannot be differentiated."""
         ...

@@ -30,7 +30,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
-from revmlir.dialects.primitives import ApplyOp, carries_derivative
+from revmlir.dialects.primitives import ApplyOp, tangent_operands
 from revmlir.errors import unsupported_in_forward_mode
 from revmlir.interfaces import TangentBuilder
 from revmlir.ir_utils import RuleTable
@@ -354,13 +354,10 @@ def _real(t: TangentBuilder, op: Operation, i: int) -> SSAValue:
 @tangents(ApplyOp)
 def _primitive(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     """A primitive has no body: its tangent rule ``(args…, ȧ…) -> ṙ`` gives
-    the tangent of its result (docs/design.md, decision 37)."""
+    the tangent of its result, from the tangents of its float scalars and
+    the tangent arrays of its float arrays (docs/design.md, decisions 37
+    and 44)."""
     assert isinstance(op, ApplyOp)
     rule = op.rule("tangent", unsupported_in_forward_mode)
     inputs = [t.primal(a) for a in op.args]
-    tangents_in = [
-        t.zero(a) if dot is None else dot
-        for a, dot in zip(op.args, dots, strict=True)
-        if carries_derivative(a.type)
-    ]
-    return t.emit(ApplyOp(rule, [*inputs, *tangents_in], [op.res.types[0]]))
+    return t.emit(ApplyOp(rule, [*inputs, *tangent_operands(t, op, op.args, dots)], [op.res.types[0]]))
