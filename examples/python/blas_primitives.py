@@ -93,7 +93,7 @@ def energy_jvp(
     return d_energy, d_q, d_p
 
 
-def _jax_leapfrog(steps: int):  # type: ignore[no-untyped-def]
+def jax_leapfrog(steps: int):  # type: ignore[no-untyped-def]
     import jax
     import jax.numpy as jnp
 
@@ -109,7 +109,7 @@ def _jax_leapfrog(steps: int):  # type: ignore[no-untyped-def]
 
 
 def jax_gradient(h: float, q: np.ndarray, p: np.ndarray, steps: int) -> tuple[float, np.ndarray, np.ndarray]:
-    jax, jnp, integrate = _jax_leapfrog(steps)
+    jax, jnp, integrate = jax_leapfrog(steps)
     energy = lambda h, q, p: integrate(h, q, p)[0]  # noqa: E731
     g_h, g_q, g_p = jax.grad(energy, argnums=(0, 1, 2))(h, jnp.asarray(q), jnp.asarray(p))
     return float(g_h), np.asarray(g_q), np.asarray(g_p)
@@ -118,7 +118,7 @@ def jax_gradient(h: float, q: np.ndarray, p: np.ndarray, steps: int) -> tuple[fl
 def jax_jvp(
     h: float, q: np.ndarray, p: np.ndarray, steps: int, dh: float, dq: np.ndarray, dp: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray]:
-    jax, jnp, integrate = _jax_leapfrog(steps)
+    jax, jnp, integrate = jax_leapfrog(steps)
     _, (d_energy, d_q, d_p) = jax.jvp(integrate, (h, jnp.asarray(q), jnp.asarray(p)), (dh, jnp.asarray(dq), jnp.asarray(dp)))
     return float(d_energy), np.asarray(d_q), np.asarray(d_p)
 

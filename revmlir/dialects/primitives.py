@@ -515,14 +515,18 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentia
     TANGENT_OF_ALL_LANES: ClassVar[bool] = True
 
     def tangent(self, tangenter: TangentBuilder) -> None:
-        """The tangent rule runs before the call, on the arguments as the
-        primitive receives them (the convention of the adjoint rule): it
-        adds the tangent of the update to the tangent arrays of the updated
-        arrays in place.  In vector mode it runs once per lane, every lane
-        before the call, which changes what the rule reads."""
-        name = self.callee.string_value()
-        if self.backward is not None:
-            raise tangenter.fail(self, f"the inverse of primitive @{name} has no tangent rule")
+        """A primitive's tangent rule runs before the call, on the arguments
+        as the primitive receives them (the convention of the adjoint rule):
+        it adds the tangent of the update to the tangent arrays of the
+        updated arrays in place.  In vector mode it runs once per lane,
+        every lane before the call, which changes what the rule reads.  The
+        inverse runs the inverse rule's tangent rule.  Ordinary code (a rule
+        that derived code invokes, or an inverse rule) has a derived tangent
+        that runs it too, with every lane (``tangenter.ordinary_tangent``)."""
+        name = self.function()
+        if not is_primitive_call(self, name):
+            tangenter.ordinary_tangent(name, self.args, self.res, _forgetful_invoke)
+            return
         _, rule = _rule(self, name, "tangent", tangenter.fail)
         for _ in tangenter.each_lane():
             tangents = tangent_operands(tangenter, self, self.args)
@@ -533,6 +537,20 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentia
                 if carries_derivative(result.type):
                     tangenter.bind_tangent(result, dot)
         tangenter.copy(self)
+
+
+def _forgetful_invoke(callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> InvokeOp:
+    """An invoke in derived code, which has no inverse."""
+    call = InvokeOp(callee, args, result_types)
+    call.attributes[FORGETFUL_ATTR] = UnitAttr()
+    return call
+
+
+def is_primitive_call(op: Operation, name: str) -> bool:
+    """Whether ``@name``, which ``op`` calls, is a primitive rather than
+    ordinary code.  In the copy that derived code is built from, ordinary
+    code is not there to look up: what is not a primitive is ordinary code."""
+    return isinstance(_lookup(op, name), ExternOp)
 
 
 def tangent_operands(

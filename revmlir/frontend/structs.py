@@ -60,6 +60,13 @@ class Layout:
         layout = Layout(tuple(type(value) if is_struct_class(type(value)) else None for value in args))
         if (problem := layout.mismatch(parameters, hints)) is not None:
             raise TypeError(problem)
+        for name, value, cls in zip(parameters, args, layout.classes):
+            for field in field_names(cls) if cls is not None else ():
+                if is_struct_class(type(getattr(value, field))):
+                    raise TypeError(
+                        f"argument '{name}.{field}' is a struct inside a struct, which is not supported "
+                        f"(a field is one parameter): pass {name}.{field} as an argument of its own"
+                    )
         return layout if any(layout.classes) else None
 
     def mismatch(self, parameters: Sequence[str], hints: dict[str, Any]) -> str | None:
@@ -95,6 +102,34 @@ class Layout:
         for value, cls in zip(args, self.classes):
             flat.extend([value] if cls is None else [getattr(value, f) for f in field_names(cls)])
         return flat
+
+    def flatten_cotangents(self, cotangents: Sequence[Any]) -> list[Any]:
+        """Cotangents shaped like the call's outputs, per field: a struct's
+        as an instance of its class, or ``None`` for zero."""
+        flat: list[Any] = []
+        for value, cls in zip(cotangents, self.classes, strict=True):
+            if cls is None:
+                flat.append(value)
+            elif value is None:
+                flat.extend([None] * len(field_names(cls)))
+            elif isinstance(value, cls):
+                flat.extend(getattr(value, f) for f in field_names(cls))
+            else:
+                raise TypeError(f"the cotangent of a {cls.__name__} is one, or None, not {type(value).__name__}")
+        return flat
+
+    def flat_output(self, args: Sequence[Any], output: int) -> int:
+        """The position among the flattened outputs of output ``output``,
+        which must not be a struct (a loss is a number)."""
+        classes = self.classes
+        if -len(classes) <= output < len(classes) and (cls := classes[output]) is not None:
+            raise TypeError(
+                f"output #{output % len(classes)} is a {cls.__name__}, not a number: the loss is a float "
+                "argument of its own (a field of a struct cannot be the loss)"
+            )
+        if not -len(classes) <= output < len(classes):
+            return output  # out of range: said where the flattened call checks it
+        return len(self.flatten(args[: output % len(classes)]))
 
     def rebuild(self, args: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
         """The call's results per parameter: each struct a new instance of
