@@ -29,7 +29,7 @@ from revmlir.frontend.api import InverseFunction, ReversibleFunction
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
 from revmlir.frontend.specialization import Specialization
-from revmlir.frontend.structs import Layout, is_struct_class
+from revmlir.frontend.structs import Layout, is_struct
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Caller
 
@@ -244,7 +244,7 @@ def _struct_call(f: Any, args: Sequence[Any]) -> tuple[ReversibleFunction | Inve
     """For a reversible function (or ``~f``) called with struct arguments:
     the function taking their fields, and the layout of the call."""
     function = f.function if isinstance(f, InverseFunction) else f
-    if not isinstance(function, ReversibleFunction) or not any(is_struct_class(type(a)) for a in args):
+    if not isinstance(function, ReversibleFunction) or not any(is_struct(a) for a in args):
         return None
     function.source.check_count(args)
     if (layout := Layout.of(function.parameters, function.hints, args)) is None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from revmlir.frontend.types import type_of_annotation
+from revmlir.frontend.types import type_of_annotation, type_of_value
 
 Error = Callable[[ast.AST, str, str | None], Exception]
 
@@ -30,6 +30,12 @@ def is_struct_class(cls: Any) -> bool:
     return isinstance(cls, type) and (
         hasattr(cls, "__dataclass_fields__") or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
     )
+
+
+def is_struct(value: Any) -> bool:
+    """A struct argument: an instance of a struct class that is no number
+    of revmlir's own (``FixedPoint`` is a dataclass too)."""
+    return is_struct_class(type(value)) and type_of_value(value) is None
 
 
 class StructArgument(TypeError):
@@ -57,12 +63,12 @@ class Layout:
         """The layout of a call with ``args``, or None when no parameter is
         a struct.  A parameter annotated with a struct class must get an
         instance of it (a ``TypeError`` naming the parameter otherwise)."""
-        layout = Layout(tuple(type(value) if is_struct_class(type(value)) else None for value in args))
+        layout = Layout(tuple(type(value) if is_struct(value) else None for value in args))
         if (problem := layout.mismatch(parameters, hints)) is not None:
             raise TypeError(problem)
         for name, value, cls in zip(parameters, args, layout.classes):
             for field in field_names(cls) if cls is not None else ():
-                if is_struct_class(type(getattr(value, field))):
+                if is_struct(getattr(value, field)):
                     raise TypeError(
                         f"argument '{name}.{field}' is a struct inside a struct, which is not supported "
                         f"(a field is one parameter): pass {name}.{field} as an argument of its own"
