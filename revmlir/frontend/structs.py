@@ -7,7 +7,8 @@ named ``d.x`` (in the IR and in diagnostics), whose body reads and updates
 variable reading another, which is reversible, and ``d.x -= d.x`` is
 rejected as ``x -= x`` is.  The call gives the struct back as a new
 instance of its class holding the updated fields (arrays in it are updated
-in place, as any array argument is).
+in place, as any array argument is); ``rv.gradient`` and ``rv.vjp`` give a
+struct's gradient back the same way.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ def is_struct(value: Any) -> bool:
 
 
 class StructArgument(TypeError):
-    """A struct where only numbers, arrays and stacks go: in ``rv.gradient``
-    and the other transformations, which take the fields, and on the first
+    """A struct where only numbers, arrays and stacks go: in the
+    transformations of forward mode, which take the fields (``rv.gradient``
+    and ``rv.vjp`` flatten structs as calls do), and on the first
     call with a struct, which ``ReversibleFunction.run`` then flattens (so
     that calls without structs pay nothing for them)."""
 
