@@ -329,14 +329,15 @@ def test_the_tangent_of_the_inverse_undoes_the_tangent(state):
     np.testing.assert_allclose(back[3], dp, atol=1e-12)
 
 
-def test_forward_jacobian_matches_the_reverse_one(state):
+@pytest.mark.parametrize("f", [example.leapfrog, leapfrog_interpreted], ids=["native", "interpreter"])
+def test_forward_jacobian_matches_the_reverse_one(f, state):
     """rv.jacobian in forward mode runs one tangent per column (the
     whole-matrix @f.jacobian uncalls @f.tan, whose rule calls have no
     inverse), and agrees with the reverse-mode one."""
     h, q, p = state
     args = (0.0, h, q[:3].copy(), p[:3].copy(), 2)
-    forward = rv.jacobian(example.leapfrog, args, mode="forward")
-    reverse = rv.jacobian(example.leapfrog, args, mode="reverse")
+    forward = rv.jacobian(f, args, mode="forward")
+    reverse = rv.jacobian(f, args, mode="reverse")
     assert forward.shape == (8, 8)
     np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
 
