@@ -98,6 +98,14 @@ class DerivativeBuilder(InverseBuilder, Protocol):
     lane: int
     """The lane (vector mode) the rule is running for."""
 
+    lanes: int
+    """How many lanes there are."""
+
+    def each_lane(self) -> Iterator[int]:
+        """Make each lane current in turn (then lane 0 again): for the rules
+        of ops that carry every lane (``TANGENT_OF_ALL_LANES``)."""
+        ...
+
     def fail(self, op: Operation, why: str) -> PassFailedException:
         """The mode's diagnostic for ``op``, which cannot be differentiated."""
         ...
@@ -264,6 +272,10 @@ class AdjointBuilder(DerivativeBuilder, Protocol):
         ...
 
 
+MakeCall = Callable[[str, Sequence[SSAValue], Sequence[Attribute]], Operation]
+"""``make(callee, operands, result types)``: a call op of some kind."""
+
+
 class TangentBuilder(DerivativeBuilder, Protocol):
     """What a tangent rule (``ForwardDifferentiableOp.tangent``) and a
     tangent-table rule (``revmlir.ad.tangent_rules``) may ask of the
@@ -317,6 +329,14 @@ class TangentBuilder(DerivativeBuilder, Protocol):
 
     def tangent_of(self, callee: str, call: Operation) -> str:
         """The tangent program a call of ``@callee`` calls."""
+        ...
+
+    def ordinary_tangent(
+        self, callee: str, args: Sequence[SSAValue], results: Sequence[SSAValue], make: MakeCall
+    ) -> None:
+        """Emit, in place of the call of ordinary code ``@callee``, the call
+        ``make(name, operands, result types)`` of its derived tangent, which
+        runs it with every lane's tangents."""
         ...
 
 

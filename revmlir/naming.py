@@ -9,6 +9,10 @@ engines must agree on these names, so they live below all of them.
 from __future__ import annotations
 
 INVERSE_SUFFIX = ".inv"
+TANGENT_SUFFIX = ".tan"
+"""``@f.tan``: the tangent of a reversible function, or of ordinary code
+that derived code calls (a primitive's rule, differentiated again for a
+Hessian), which the tangents of calls of it name."""
 FORGETFUL_ATTR = "rev.forgetful"
 """On a function that deliberately forgets state (a checkpointed gradient,
 ``@f.ckpt``), or on an op that does (an adjoint's ``anc.free`` of the

@@ -82,7 +82,8 @@ def test_the_module_declares_arrays_updates_and_rules(state):
     blas = numpy_blas()
     assert (
         f'rev.extern @daxpy : (f64, memref<?xf64>, memref<?xf64>) -> () {{symbol = "{blas.symbol("daxpy")}", '
-        f'arrays = "{blas.arrays}", updates = array<i64: 2>, inverse = @daxpy_inverse, adjoint = @daxpy_adjoint}}'
+        f'arrays = "{blas.arrays}", updates = array<i64: 2>, inverse = @daxpy_inverse, adjoint = @daxpy_adjoint, '
+        f'tangent = @daxpy_tangent}}'
     ) in text
     assert "rev.invoke @daxpy(" in text and "rev.apply @ddot(" in text
 
@@ -200,12 +201,23 @@ def _inverse_returning(a, x, y):
     return a
 
 
+def _tangent_of_scalars_only(a, x, y, da):
+    return da
+
+
+def _tangent_returning(a, x, y, da, dx, dy):
+    daxpy(da, x, dy)
+    return da
+
+
 @pytest.mark.parametrize(
     "kind, rule, message",
     [
         ("adjoint", _adjoint_without_shadows, "the adjoint rule _adjoint_without_shadows of primitive wrong takes 3 argument.s.; it must take 5"),
         ("adjoint", _adjoint_returning_nothing, r"the adjoint rule _adjoint_returning_nothing of primitive wrong returns \(\); it must return \(float\)"),
         ("inverse", _inverse_returning, r"the inverse rule _inverse_returning of primitive wrong returns \(float\); it must return \(\)"),
+        ("tangent", _tangent_of_scalars_only, "the tangent rule _tangent_of_scalars_only of primitive wrong takes 4 argument.s.; it must take 6"),
+        ("tangent", _tangent_returning, r"the tangent rule _tangent_returning of primitive wrong returns \(float\); it must return \(\)"),
     ],
 )
 def test_rule_signatures_are_checked_at_the_rule(kind, rule, message):
@@ -229,10 +241,6 @@ def test_declaration_errors_are_located(monkeypatch):
         @rv.primitive(python=np.dot, inverse=example.daxpy_inverse)
         def pure(x: Vector, y: Vector) -> float: ...
 
-    with _raises_at("primitive with_tangent takes arrays: tangent rules of array primitives are not supported yet", _line(1)):
-        @rv.primitive(python=np.dot, tangent=example.ddot_adjoint)
-        def with_tangent(x: Vector, y: Vector) -> float: ...
-
     with _raises_at("blas= names the symbol, the library and the arrays' convention itself", _line(1)):
         @rv.primitive("cblas_ddot", blas="ddot")
         def both(x: Vector, y: Vector) -> float: ...
@@ -251,14 +259,87 @@ def test_declaration_errors_are_located(monkeypatch):
 
 
 def test_derivatives_the_declaration_lacks_are_located(state):
-    """The inverse rule has no adjoint of its own (a gradient of ~f), and
-    array primitives have no tangent rules yet."""
+    """The inverse rule has no adjoint of its own (a gradient of ~f), and a
+    primitive without a tangent rule has no tangent."""
     h, q, p = state
     line = inspect.getsourcelines(example.leapfrog.__wrapped__)[1] + 5
     with pytest.raises(AdjointError, match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated: the inverse of primitive @daxpy has no adjoint rule"):
         rv.gradient(~example.leapfrog, (0.0, h, q, p, STEPS))
-    with pytest.raises(TangentError, match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated in forward mode: 'rev.invoke' has no tangent rule"):
-        rv.jvp(example.leapfrog, (0.0, h, q, p, STEPS), (0.0, 1.0, np.zeros_like(q), np.zeros_like(p), 0))
+
+    def inverse(a: float, x, y):
+        axpy_without_tangent(-a, x, y)
+
+    @rv.primitive(python=example.axpy, updates=["y"], inverse=inverse)
+    def axpy_without_tangent(a: float, x: Vector, y: Vector) -> None: ...
+
+    @rv.reversible(backend="interpreter")
+    def shear(h, q, p):
+        axpy_without_tangent(h, p, q)
+
+    with pytest.raises(TangentError, match=r"cannot be differentiated in forward mode: primitive @axpy_without_tangent declares no tangent rule"):
+        rv.jvp(shear, (h, q, p), (1.0, np.zeros_like(q), np.zeros_like(p)))
+
+
+# -- forward mode: the tangent rules ---------------------------------------------
+
+
+@pytest.mark.parametrize("f", [example.leapfrog, leapfrog_interpreted], ids=["native", "interpreter"])
+def test_jvp_matches_jax_and_finite_differences(f, state):
+    """The tangent rules (daxpy's updates ẏ in place before the call,
+    ddot's is an expression) give JAX's directional derivative of the
+    energy and the final state, and the central difference of the energy."""
+    h, q, p = state
+    dq, dp = example.initial_state(n=5, seed=4)
+    outputs, (d_energy, d_h, d_q, d_p, _) = rv.jvp(f, (0.0, h, q, p, STEPS), (0.0, 0.5, dq, dp, 0))
+    j_energy, j_q, j_p = example.jax_jvp(h, q, p, STEPS, 0.5, dq, dp)
+    assert outputs[0] == pytest.approx(f(0.0, h, q.copy(), p.copy(), STEPS)[0], rel=1e-14)
+    assert d_energy == pytest.approx(j_energy, rel=1e-12) and d_h == 0.5
+    np.testing.assert_allclose(d_q, j_q, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(d_p, j_p, rtol=1e-12, atol=1e-14)
+    step = 1e-6
+    moved = [f(0.0, h + s * 0.5, q + s * dq, p + s * dp, STEPS)[0] for s in (step, -step)]
+    assert d_energy == pytest.approx((moved[0] - moved[1]) / (2 * step), rel=1e-6)
+
+
+def test_hessian_through_blas_matches_jax():
+    """Forward over reverse through the BLAS rules: the gradient program
+    runs daxpy's inverse rule and invokes the adjoint rules, ordinary code
+    whose tangents are derived from their bodies (BLAS calls, so their
+    tangents call the tangent rules); on the interpreter, which compiles
+    nothing."""
+    jax, jnp, integrate = example.jax_leapfrog(2)
+    q, p = example.initial_state(n=2)
+    expected = jax.jit(jax.hessian(lambda v: integrate(v[0], v[1:3], v[3:5])[0]))(jnp.array([0.3, *q, *p]))
+    hessian = rv.hessian(leapfrog_interpreted, (0.0, 0.3, q, p, 2))
+    np.testing.assert_allclose(hessian[1:, 1:], np.asarray(expected), rtol=1e-12, atol=1e-13)
+    assert not hessian[0].any()
+
+
+def test_the_tangent_of_the_inverse_undoes_the_tangent(state):
+    """~f runs daxpy's inverse rule, ordinary code whose tangent is derived
+    from its body (a daxpy, whose tangent rule it calls): the jvp of ~f
+    along the tangents f's jvp gave brings the tangents back."""
+    h, q, p = state
+    dq, dp = example.initial_state(n=5, seed=4)
+    outputs, tangents = rv.jvp(leapfrog_interpreted, (0.0, h, q, p, STEPS), (0.0, 0.5, dq, dp, 0))
+    inputs, back = rv.jvp(~leapfrog_interpreted, outputs, tangents)
+    np.testing.assert_allclose(inputs[2], q, atol=1e-13)
+    assert back[0] == pytest.approx(0.0, abs=1e-12) and back[1] == 0.5
+    np.testing.assert_allclose(back[2], dq, atol=1e-12)
+    np.testing.assert_allclose(back[3], dp, atol=1e-12)
+
+
+@pytest.mark.parametrize("f", [example.leapfrog, leapfrog_interpreted], ids=["native", "interpreter"])
+def test_forward_jacobian_matches_the_reverse_one(f, state):
+    """rv.jacobian in forward mode runs one tangent per column (the
+    whole-matrix @f.jacobian uncalls @f.tan, whose rule calls have no
+    inverse), and agrees with the reverse-mode one."""
+    h, q, p = state
+    args = (0.0, h, q[:3].copy(), p[:3].copy(), 2)
+    forward = rv.jacobian(f, args, mode="forward")
+    reverse = rv.jacobian(f, args, mode="reverse")
+    assert forward.shape == (8, 8)
+    np.testing.assert_allclose(forward, reverse, rtol=1e-12, atol=1e-14)
 
 
 # -- arrays passed as a pointer and a length to the user's own C function ------

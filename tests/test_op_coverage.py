@@ -74,9 +74,13 @@ def test_every_rule_kind_of_a_primitive_has_a_table_entry():
     table calls for rev.apply."""
     from revmlir.ad.derivatives import derivatives
     from revmlir.ad.tangent_rules import tangents
-    from revmlir.dialects.primitives import RULE_KINDS, ApplyOp
+    from revmlir.dialects.primitives import RULE_KINDS, ApplyOp, InvokeOp
+    from revmlir.interfaces import DifferentiableOp, ForwardDifferentiableOp
 
     tables = {"adjoint": derivatives, "tangent": tangents}
-    assert set(RULE_KINDS) == set(tables)
+    interfaces = {"adjoint": DifferentiableOp, "tangent": ForwardDifferentiableOp}
+    assert set(RULE_KINDS) == set(tables) == set(interfaces)
     for kind in RULE_KINDS:
         assert ApplyOp in tables[kind], kind
+        # a primitive that updates arrays is invoked: its rules run from the op's own
+        assert issubclass(InvokeOp, interfaces[kind]), kind

@@ -39,13 +39,16 @@ mode pays off as far as the shared part dominates (``docs/python.md``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects import func as std
+from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import (
+    Attribute,
     Block,
     BlockArgument,
     Operation,
@@ -60,12 +63,12 @@ from revmlir.ad.adjoint import derivative_arguments as tangent_arguments
 from revmlir.ad.derived import Differentiator, Request, derive_functions, lanes_suffix
 from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import rev
+from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import TangentError, describe_op, describe_value
 from revmlir.errors import unsupported_in_forward_mode as unsupported
-from revmlir.interfaces import ForwardDifferentiableOp, has_switchable_checks, set_checks
+from revmlir.interfaces import ForwardDifferentiableOp, MakeCall, has_switchable_checks, set_checks
+from revmlir.naming import TANGENT_SUFFIX
 from revmlir.semantics import gradient_type, is_expression_op, is_reference_type, is_state_value
-
-TANGENT_SUFFIX = ".tan"
 
 tangent_type = gradient_type
 """The type of the tangent a value carries: the same as its gradient's (a
@@ -344,6 +347,22 @@ class Tangenter(Differentiator):
             raise unsupported(call, "calls need the module (run ad-tangent)")
         return self.request(callee, call)
 
+    def ordinary_tangent(
+        self, callee: str, args: Sequence[SSAValue], results: Sequence[SSAValue], make: MakeCall
+    ) -> None:
+        """Call ``@callee.tan`` (``@callee.tanL``) in place of ``@callee``:
+        ordinary code has a tangent with a reversible function's signature,
+        which runs it as well (it may update arrays), derived from its body
+        once the module's tangents are built (``derive_ordinary_tangents``)."""
+        types = [tangent_type(r.type) for _ in range(self.lanes) for r in results]
+        derived = make(
+            tangent_name(callee, self.lanes),
+            self.carried_state(args),
+            [*(r.type for r in results), *(t for t in types if t is not None)],
+        )
+        self.emit_op(derived)
+        self.bind_carried(results, derived.results)
+
 
 # ---------------------------------------------------------------------------
 # Functions and modules
@@ -379,9 +398,119 @@ def generate_tangents(module: ModuleOp, names: Sequence[str], lanes: int = 1) ->
     ``@f`` and for every function their tangents call (recursion included),
     right after ``@f`` and the functions derived from it.  Existing tangents
     are kept.  ``rev.uncall @g`` becomes a call of ``@g.inv.tan``;
-    ``@g.inv`` is added when missing."""
+    ``@g.inv`` is added when missing.  The tangents of the rules that
+    derived code calls as ordinary code are added too
+    (``derive_ordinary_tangents``)."""
     build = partial(tangent_function, lanes=lanes)
-    return derive_functions(module, names, tangent_suffix(lanes), build, _missing)
+    created = derive_functions(module, names, tangent_suffix(lanes), build, _missing)
+    try:
+        derive_ordinary_tangents(module)
+    except TangentError:
+        # the module as it was: the diagnostic is the rule's, not the call of a missing tangent
+        for function in created:
+            function.detach()
+            function.erase()
+        raise
+    return created
+
+
+# ---------------------------------------------------------------------------
+# Ordinary code that derived code calls: the rules of primitives
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class OrdinaryTangenter(Tangenter):
+    """Emits ``@g.tan`` (``@g.tanL``) for a ``func.func`` ``@g`` that
+    derived code calls: the adjoint rule of a primitive in a gradient that
+    a Hessian runs in forward mode, an inverse rule, or what those call.
+    ``@g.tan`` has the signature of a reversible function's tangent: ``g``'s
+    arguments and their tangents give ``g``'s results and theirs; it runs
+    ``g`` too, since ``g`` may update arrays that later ops read.  Rules are
+    straight-line code: pure ops (swept by the tangent table, primitives'
+    calls included), ``rev.invoke``s and calls of ordinary functions;
+    anything else is a located error naming the function."""
+
+    def _compute_varies(self, value: SSAValue) -> bool:
+        carries = tangent_type(value.type) is not None
+        if isinstance(value, BlockArgument) and value.block.parent_op() is self.root:
+            return carries
+        if isinstance(value, OpResult) and isinstance(value.op, std.CallOp):
+            return carries
+        return super()._compute_varies(value)
+
+    def apply_rule(self, op: Operation) -> bool:
+        if not isinstance(op, std.CallOp):
+            return super().apply_rule(op)
+        self.ordinary_tangent(op.callee.string_value(), op.arguments, op.res, _call)
+        return True
+
+    def fail(self, op: Operation, why: str) -> TangentError:
+        assert isinstance(self.root, std.FuncOp)
+        return unsupported(
+            op,
+            f"{why}, in @{self.root.sym_name.data}, ordinary code that a derivative calls (a rule of a "
+            "primitive) and differentiates again (a Hessian through a primitive): its tangent is derived "
+            "for straight-line code only; declare what it computes a primitive with a tangent rule instead",
+        )
+
+
+def _call(callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> std.CallOp:
+    return std.CallOp(callee, args, result_types)
+
+
+def ordinary_tangent(function: std.FuncOp, lanes: int = 1) -> std.FuncOp:
+    """``@g.tan`` (``@g.tanL``) of ordinary ``@g`` (see ``OrdinaryTangenter``)."""
+    forward = function.body.block
+    block = Block(arg_types=tangent_arguments([a.type for a in forward.args], lanes))
+    tangenter = OrdinaryTangenter(function, Builder(InsertPoint.at_end(block)), lanes=lanes)
+    tangenter.bind_arguments(forward.args, block.args)
+    tangenter.differentiate(list(forward.ops)[:-1])
+    terminator = forward.last_op
+    assert isinstance(terminator, std.ReturnOp)
+    outputs = [tangenter.lookup(v) for v in terminator.arguments]
+    tangenter.insert(std.ReturnOp(*outputs, *tangenter.carried_tangents(terminator.arguments)), like=terminator)
+    derived = std.FuncOp(
+        tangent_name(function.sym_name.data, lanes),
+        ([a.type for a in block.args], [*function.function_type.outputs.data, *(
+            t for _ in range(lanes) for r in function.function_type.outputs.data if (t := tangent_type(r)) is not None
+        )]),
+        Region(block),
+    )
+    derived.location = function.location
+    return derived
+
+
+_TANGENT_NAME = re.compile(rf"(.+){re.escape(TANGENT_SUFFIX)}(\d*)")
+
+
+def derive_ordinary_tangents(module: ModuleOp) -> list[std.FuncOp]:
+    """Add ``@g.tan`` (``@g.tanL``) for each function ``@g`` of ordinary
+    code whose tangent the module calls and lacks (``rev.apply``,
+    ``rev.invoke`` or ``func.call`` of it, as the tangents of calls of
+    ``@g`` are made), and then for those such a tangent calls, each right
+    after ``@g``."""
+    symbols: dict[str, Operation] = {
+        name.data: op for op in module.ops if isinstance(name := op.properties.get("sym_name"), StringAttr)
+    }
+    created: list[tuple[std.FuncOp, std.FuncOp]] = []
+    scan: list[Operation] = [module]
+    while scan:
+        for op in scan.pop().walk():
+            if not isinstance(op, ApplyOp | InvokeOp | std.CallOp):
+                continue
+            name = op.callee.string_value()
+            if name in symbols or (match := _TANGENT_NAME.fullmatch(name)) is None:
+                continue
+            base = symbols.get(match[1])
+            if not isinstance(base, std.FuncOp) or not base.body.blocks:
+                continue
+            derived = symbols[name] = ordinary_tangent(base, int(match[2] or 1))
+            created.append((base, derived))
+            scan.append(derived)
+    for base, derived in created:  # only once all are built: a failure leaves the module as it was
+        module.body.block.insert_op_after(derived, base)
+    return [derived for _, derived in created]
 
 
 def generate_hessians(

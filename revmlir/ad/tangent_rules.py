@@ -30,10 +30,11 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import rev
-from revmlir.dialects.primitives import ApplyOp, carries_derivative
+from revmlir.dialects.primitives import ApplyOp, is_primitive_call, tangent_operands
 from revmlir.errors import unsupported_in_forward_mode
 from revmlir.interfaces import TangentBuilder
 from revmlir.ir_utils import RuleTable
+from revmlir.naming import TANGENT_SUFFIX
 
 Dots = Sequence[SSAValue | None]
 TangentRule = Callable[[TangentBuilder, Operation, Dots], SSAValue | None]
@@ -354,13 +355,15 @@ def _real(t: TangentBuilder, op: Operation, i: int) -> SSAValue:
 @tangents(ApplyOp)
 def _primitive(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     """A primitive has no body: its tangent rule ``(args…, ȧ…) -> ṙ`` gives
-    the tangent of its result (docs/design.md, decision 37)."""
+    the tangent of its result, from the tangents of its float scalars and
+    the tangent arrays of its float arrays (docs/design.md, decisions 37,
+    44 and 53).  Ordinary code (a rule that derived code applies) has a
+    derived tangent ``@g.tan``, which returns its result and then the
+    tangent (``revmlir.ad.tangent.derive_ordinary_tangents``)."""
     assert isinstance(op, ApplyOp)
-    rule = op.rule("tangent", unsupported_in_forward_mode)
-    inputs = [t.primal(a) for a in op.args]
-    tangents_in = [
-        t.zero(a) if dot is None else dot
-        for a, dot in zip(op.args, dots, strict=True)
-        if carries_derivative(a.type)
-    ]
-    return t.emit(ApplyOp(rule, [*inputs, *tangents_in], [op.res.types[0]]))
+    name = op.callee.string_value()
+    inputs = [*(t.primal(a) for a in op.args), *tangent_operands(t, op, op.args, dots)]
+    result = op.res.types[0]
+    if not is_primitive_call(op, name):
+        return t.emit_op(ApplyOp(name + TANGENT_SUFFIX, inputs, [result, result])).results[1]
+    return t.emit(ApplyOp(op.rule("tangent", unsupported_in_forward_mode), inputs, [result]))

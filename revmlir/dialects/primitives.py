@@ -25,7 +25,7 @@ that update gradient arrays.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence, Set
-from typing import Self
+from typing import ClassVar, Self
 
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import (
@@ -66,7 +66,7 @@ from xdsl.traits import (
 )
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.errors import InversionError, describe_op, unsupported_in_forward_mode
+from revmlir.errors import InversionError, describe_op
 from revmlir.interfaces import (
     AdjointBuilder,
     DifferentiableOp,
@@ -131,6 +131,12 @@ def has_shadow(type: Attribute) -> bool:
     return isinstance(type, MemRefType) and carries_derivative(type.element_type)
 
 
+def has_tangent(type: Attribute) -> bool:
+    """The arguments a tangent rule takes a tangent of: float scalars, and
+    float arrays (a tangent array of the same shape)."""
+    return carries_derivative(type) or has_shadow(type)
+
+
 def rule_signature(kind: str, primitive: FunctionType) -> FunctionType:
     """The signature a rule of ``kind`` must have for a primitive
     ``(T1, …, Tn) -> (R?)``, where ``D`` lists the ``Ti`` that are float or
@@ -141,8 +147,13 @@ def rule_signature(kind: str, primitive: FunctionType) -> FunctionType:
       of the float arrays, to which the rule adds (and, for an array the
       primitive updates, which it maps back through the update in place),
       give one gradient per float scalar argument;
-    - ``tangent``: ``(T1, …, Tn, D…) -> R``: the arguments and one tangent
-      per float argument give the tangent of the result (scalar primitives);
+    - ``tangent``: ``(T1, …, Tn, Ḋ…) -> (R?)``: the arguments (as the
+      primitive received them) and one tangent per float argument, in
+      argument order (``Ḋ…``: a scalar for a float scalar, a tangent array
+      for a float array), give the tangent of the result; the rule of a
+      primitive that updates arrays adds the tangent of each update to the
+      tangent arrays of the arrays it updates, in place, and reads the
+      others;
     - ``inverse``: the primitive's own signature: it undoes the updates.
     """
     inputs = list(primitive.inputs.data)
@@ -152,7 +163,8 @@ def rule_signature(kind: str, primitive: FunctionType) -> FunctionType:
         shadows = [t for t in inputs if has_shadow(t)]
         return FunctionType.from_lists([*inputs, *results, *shadows], derivatives)
     if kind == "tangent":
-        return FunctionType.from_lists([*inputs, *derivatives], results)
+        tangents = [t for t in inputs if has_tangent(t)]
+        return FunctionType.from_lists([*inputs, *tangents], results)
     assert kind == "inverse"
     return primitive
 
@@ -279,8 +291,6 @@ class ExternOp(IRDLOperation):
                 f"primitive @{name} declares an inverse rule, which only a primitive that updates arrays "
                 "and returns nothing has: the calls of a pure one are expressions, which the inverse recomputes"
             )
-        if self.rule("tangent") is not None and any(isinstance(t, MemRefType) for t in inputs):
-            raise VerifyException(f"primitive @{name} takes arrays and declares a tangent rule, which array primitives do not have yet")
         for kind in RULES:
             if (rule := self.rule(kind)) is None or not _in_symbol_table(self):
                 continue
@@ -502,13 +512,62 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentia
         yield
         invoke_rule(adjointer, rule, self.args, [])
 
+    TANGENT_OF_ALL_LANES: ClassVar[bool] = True
+
     def tangent(self, tangenter: TangentBuilder) -> None:
-        """None yet: a tangent rule of an array primitive would update the
-        tangent arrays in place as its adjoint rule updates the gradient
-        arrays, and declarations do not take one (decision 44)."""
-        raise unsupported_in_forward_mode(
-            self, f"'{self.name}' has no tangent rule (array primitives have none yet)"
-        )
+        """A primitive's tangent rule runs before the call, on the arguments
+        as the primitive receives them (the convention of the adjoint rule):
+        it adds the tangent of the update to the tangent arrays of the
+        updated arrays in place.  In vector mode it runs once per lane,
+        every lane before the call, which changes what the rule reads.  The
+        inverse runs the inverse rule's tangent rule.  Ordinary code (a rule
+        that derived code invokes, or an inverse rule) has a derived tangent
+        that runs it too, with every lane (``tangenter.ordinary_tangent``)."""
+        name = self.function()
+        if not is_primitive_call(self, name):
+            tangenter.ordinary_tangent(name, self.args, self.res, _forgetful_invoke)
+            return
+        _, rule = _rule(self, name, "tangent", tangenter.fail)
+        for _ in tangenter.each_lane():
+            tangents = tangent_operands(tangenter, self, self.args)
+            call = InvokeOp(rule, [*(tangenter.primal(a) for a in self.args), *tangents], list(self.res.types))
+            call.attributes[FORGETFUL_ATTR] = UnitAttr()
+            tangenter.emit_op(call)
+            for result, dot in zip(self.res, call.res, strict=True):
+                if carries_derivative(result.type):
+                    tangenter.bind_tangent(result, dot)
+        tangenter.copy(self)
+
+
+def _forgetful_invoke(callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute]) -> InvokeOp:
+    """An invoke in derived code, which has no inverse."""
+    call = InvokeOp(callee, args, result_types)
+    call.attributes[FORGETFUL_ATTR] = UnitAttr()
+    return call
+
+
+def is_primitive_call(op: Operation, name: str) -> bool:
+    """Whether ``@name``, which ``op`` calls, is a primitive rather than
+    ordinary code.  In the copy that derived code is built from, ordinary
+    code is not there to look up: what is not a primitive is ordinary code."""
+    return isinstance(_lookup(op, name), ExternOp)
+
+
+def tangent_operands(
+    tangenter: TangentBuilder, op: Operation, args: Sequence[SSAValue], dots: Sequence[SSAValue | None] | None = None
+) -> list[SSAValue]:
+    """The tangents a tangent rule takes for a call on ``args``: one per
+    float scalar (zero where it has none) and the tangent array of each
+    float array, in argument order (``dots``: those already swept)."""
+    found = [tangenter.tangent(a) for a in args] if dots is None else list(dots)
+    tangents: list[SSAValue] = []
+    for arg, dot in zip(args, found, strict=True):
+        if not has_tangent(arg.type):
+            continue
+        if dot is None and isinstance(arg.type, MemRefType):
+            raise tangenter.fail(op, f"internal error: {describe_op(op)} reads an array without a tangent array")
+        tangents.append(tangenter.zero(arg) if dot is None else dot)
+    return tangents
 
 
 _READS = (memref.LoadOp, memref.DimOp, ApplyOp)

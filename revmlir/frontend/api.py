@@ -77,7 +77,8 @@ class ReversibleFunction:
                 if is_struct_class(type(value)):
                     raise StructArgument(
                         f"{self.__name__}(): argument '{name}' has unsupported type {type(value).__name__} "
-                        "(struct arguments are taken by calls, f(…) and ~f(…); pass the fields here)"
+                        "(struct arguments are taken by calls, f(…) and ~f(…), and by rv.gradient and rv.vjp; "
+                        "pass the fields here)"
                     )
                 hint = " (pass a numpy array, or an rv.Stack for a stack)" if isinstance(value, list | tuple) else ""
                 if isinstance(value, np.ndarray):

@@ -29,6 +29,7 @@ from revmlir.frontend.api import InverseFunction, ReversibleFunction
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
 from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.structs import Layout, is_struct
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Caller
 
@@ -201,15 +202,55 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
 
 def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any,
         checkpoint: str | None = None, snapshots: int | None = None,
-        memory: int | str | None = None, base: int | None = None) -> tuple[tuple[Any, ...], Pullback]:
+        memory: int | str | None = None, base: int | None = None) -> tuple[tuple[Any, ...], Pullback | StructPullback]:
     """Run ``f`` on (copies of) ``args``; return its outputs (for a
     reversible function every argument, as a call returns them; for an
     ordinary one what it returns, then every argument as it left it) and the
     pullback mapping output cotangents to input cotangents, like
     ``jax.vjp``.  The arguments are not modified.  ``checkpoint=`` (an
     ``@rv.ordinary`` ``f``) checkpoints the pullback as for ``rv.gradient``:
-    it reruns ``f`` from its inputs under the schedule."""
-    return run_call(_reversible_call(f, args, "vjp", CheckpointPolicy.of(checkpoint, snapshots, memory, base)))
+    it reruns ``f`` from its inputs under the schedule.  Struct arguments of
+    a reversible function come back as structs, and so do their
+    cotangents (``StructPullback``)."""
+    policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base)
+    if policy is None and (structs := _struct_call(f, args)) is not None:
+        flat, layout = structs
+        outputs, pullback = run_call(_reversible_call(flat, layout.flatten(args), "vjp"))
+        return layout.rebuild(args, outputs), StructPullback(pullback, layout, tuple(args))
+    return run_call(_reversible_call(f, args, "vjp", policy))
+
+
+@dataclass(frozen=True)
+class StructPullback:
+    """The pullback of a reversible function called with structs: it takes
+    and returns cotangents shaped like the arguments, a struct's as an
+    instance of its class holding one cotangent per field (or ``None``, a
+    zero), as JAX's pullbacks take and give pytrees."""
+
+    pullback: Pullback
+    """The pullback of the function taking the structs' fields."""
+    layout: Layout
+    args: tuple[Any, ...]
+
+    def __call__(self, *cotangents: Any) -> tuple[Any, ...]:
+        return self.batch([cotangents])[0]
+
+    def batch(self, lanes: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
+        flat = [self.layout.flatten_cotangents(c) for c in lanes]
+        return [self.layout.rebuild(self.args, g) for g in self.pullback.batch(flat)]
+
+
+def _struct_call(f: Any, args: Sequence[Any]) -> tuple[ReversibleFunction | InverseFunction, Layout] | None:
+    """For a reversible function (or ``~f``) called with struct arguments:
+    the function taking their fields, and the layout of the call."""
+    function = f.function if isinstance(f, InverseFunction) else f
+    if not isinstance(function, ReversibleFunction) or not any(is_struct(a) for a in args):
+        return None
+    function.source.check_count(args)
+    if (layout := Layout.of(function.parameters, function.hints, args)) is None:
+        return None
+    flat = function.flattened(layout)
+    return (~flat if isinstance(f, InverseFunction) else flat), layout
 
 
 def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:
@@ -258,7 +299,9 @@ def gradient(
     arguments after the call; an ordinary function's are the values it
     returns, then its arguments.  The loss must be a scalar (of a complex
     loss, its real part is differentiated); for array outputs use
-    ``rv.vjp``.  The arguments are not modified.
+    ``rv.vjp``.  The arguments are not modified.  A struct argument of a
+    reversible function gets its gradient as an instance of its class
+    holding one gradient per field, like JAX's pytrees.
 
     For an ``@rv.ordinary`` ``f``, ``checkpoint=`` checkpoints the gradient
     over ``f``'s primitive steps, with no annotation (docs/checkpointing.md,
@@ -266,7 +309,11 @@ def gradient(
     ``snapshots=k``, ``"store_all"``, or ``"auto"`` with a ``memory=``
     budget (bytes or ``"64MB"``); ``base=b`` steps per checkpointed step."""
     args = tuple(args)
-    call = _reversible_call(f, args, "gradient", CheckpointPolicy.of(checkpoint, snapshots, memory, base))
+    policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base)
+    if policy is None and (structs := _struct_call(f, args)) is not None:
+        flat, layout = structs
+        return layout.rebuild(args, gradient(flat, layout.flatten(args), layout.flat_output(args, iloss)))
+    call = _reversible_call(f, args, "gradient", policy)
     plans = _gradient_plans.setdefault(call.spec, {})
     if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
         plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)

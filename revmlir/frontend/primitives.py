@@ -11,7 +11,7 @@ callable (the interpreter calls it); its rules are ordinary functions
 (``@rv.ordinary``, or plain functions, which are made ordinary), which may
 call primitives themselves: ``adjoint(args…, ḡ?, shadows…) -> ḡa…`` and
 ``tangent(args…, ȧ…) -> ṙ`` (one gradient or tangent per float argument;
-the shadows of float arrays are updated in place), and for a primitive that
+the shadows and tangent arrays of float arrays are updated in place), and for a primitive that
 ``updates`` arrays, ``inverse(args…)``, which undoes it.  A reversible
 function calls a pure primitive in an expression and an updating one as a
 statement; the module it compiles to holds a ``rev.extern`` declaration and
@@ -119,8 +119,6 @@ class Primitive:
                     where, f"primitive {stub.__name__} has an inverse= rule but updates no array",
                     "a pure primitive is an expression, which the inverse recomputes: leave inverse= out",
                 )
-            if kind == "tangent" and any(isinstance(t, MemRefType) for t in self.signature.inputs.data):
-                raise source.error(where, f"primitive {stub.__name__} takes arrays: tangent rules of array primitives are not supported yet")
             if not isinstance(rule, OrdinaryFunction):
                 if not callable(rule) or isinstance(rule, Primitive):
                     raise source.error(where, f"{kind}= of primitive {stub.__name__} must be a function")
@@ -208,8 +206,9 @@ _RULE_HINTS = {
     "inverse": "an inverse rule takes the primitive's arguments, returns nothing, and undoes its updates",
     "adjoint": "an adjoint rule takes the primitive's arguments, the gradient of its result (if it returns one) "
     "and the gradient arrays of its float arrays (which it updates), and returns one gradient per float scalar argument",
-    "tangent": "a tangent rule takes the primitive's arguments and one tangent per float argument, "
-    "and returns the tangent of the result",
+    "tangent": "a tangent rule takes the primitive's arguments and one tangent per float argument "
+    "(a tangent array for a float array, which it updates where the primitive updates the array), "
+    "and returns the tangent of the result (if it returns one)",
 }
 
 

@@ -7,7 +7,8 @@ named ``d.x`` (in the IR and in diagnostics), whose body reads and updates
 variable reading another, which is reversible, and ``d.x -= d.x`` is
 rejected as ``x -= x`` is.  The call gives the struct back as a new
 instance of its class holding the updated fields (arrays in it are updated
-in place, as any array argument is).
+in place, as any array argument is); ``rv.gradient`` and ``rv.vjp`` give a
+struct's gradient back the same way.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from revmlir.frontend.types import type_of_annotation
+from revmlir.frontend.types import type_of_annotation, type_of_value
 
 Error = Callable[[ast.AST, str, str | None], Exception]
 
@@ -32,9 +33,16 @@ def is_struct_class(cls: object) -> TypeGuard[type]:
     )
 
 
+def is_struct(value: Any) -> bool:
+    """A struct argument: an instance of a struct class that is no number
+    of revmlir's own (``FixedPoint`` is a dataclass too)."""
+    return is_struct_class(type(value)) and type_of_value(value) is None
+
+
 class StructArgument(TypeError):
-    """A struct where only numbers, arrays and stacks go: in ``rv.gradient``
-    and the other transformations, which take the fields, and on the first
+    """A struct where only numbers, arrays and stacks go: in the
+    transformations of forward mode, which take the fields (``rv.gradient``
+    and ``rv.vjp`` flatten structs as calls do), and on the first
     call with a struct, which ``ReversibleFunction.run`` then flattens (so
     that calls without structs pay nothing for them)."""
 
@@ -57,9 +65,16 @@ class Layout:
         """The layout of a call with ``args``, or None when no parameter is
         a struct.  A parameter annotated with a struct class must get an
         instance of it (a ``TypeError`` naming the parameter otherwise)."""
-        layout = Layout(tuple(type(value) if is_struct_class(type(value)) else None for value in args))
+        layout = Layout(tuple(type(value) if is_struct(value) else None for value in args))
         if (problem := layout.mismatch(parameters, hints)) is not None:
             raise TypeError(problem)
+        for name, value, cls in zip(parameters, args, layout.classes):
+            for field in field_names(cls) if cls is not None else ():
+                if is_struct(getattr(value, field)):
+                    raise TypeError(
+                        f"argument '{name}.{field}' is a struct inside a struct, which is not supported "
+                        f"(a field is one parameter): pass {name}.{field} as an argument of its own"
+                    )
         return layout if any(layout.classes) else None
 
     def mismatch(self, parameters: Sequence[str], hints: dict[str, Any]) -> str | None:
@@ -95,6 +110,34 @@ class Layout:
         for value, cls in zip(args, self.classes):
             flat.extend([value] if cls is None else [getattr(value, f) for f in field_names(cls)])
         return flat
+
+    def flatten_cotangents(self, cotangents: Sequence[Any]) -> list[Any]:
+        """Cotangents shaped like the call's outputs, per field: a struct's
+        as an instance of its class, or ``None`` for zero."""
+        flat: list[Any] = []
+        for value, cls in zip(cotangents, self.classes, strict=True):
+            if cls is None:
+                flat.append(value)
+            elif value is None:
+                flat.extend([None] * len(field_names(cls)))
+            elif isinstance(value, cls):
+                flat.extend(getattr(value, f) for f in field_names(cls))
+            else:
+                raise TypeError(f"the cotangent of a {cls.__name__} is one, or None, not {type(value).__name__}")
+        return flat
+
+    def flat_output(self, args: Sequence[Any], output: int) -> int:
+        """The position among the flattened outputs of output ``output``,
+        which must not be a struct (a loss is a number)."""
+        classes = self.classes
+        if -len(classes) <= output < len(classes) and (cls := classes[output]) is not None:
+            raise TypeError(
+                f"output #{output % len(classes)} is a {cls.__name__}, not a number: the loss is a float "
+                "argument of its own (a field of a struct cannot be the loss)"
+            )
+        if not -len(classes) <= output < len(classes):
+            return output  # out of range: said where the flattened call checks it
+        return len(self.flatten(args[: output % len(classes)]))
 
     def rebuild(self, args: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
         """The call's results per parameter: each struct a new instance of

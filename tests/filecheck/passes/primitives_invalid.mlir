@@ -81,8 +81,13 @@ rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {arrays = "fortran"}
 
 // -----
 
-// expected-error@+1 {{'rev.extern': primitive @dot takes arrays and declares a tangent rule, which array primitives do not have yet}}
-rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {tangent = @dot}
+// The tangent rule of an array primitive takes a tangent array per float array.
+// expected-error@+1 {{'rev.extern': the tangent rule @dot_tan of @dot has type (memref<?xf64>, memref<?xf64>) -> f64; a tangent rule of (memref<?xf64>, memref<?xf64>) -> f64 must have type (memref<?xf64>, memref<?xf64>, memref<?xf64>, memref<?xf64>) -> f64}}
+rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {tangent = @dot_tan}
+func.func @dot_tan(%x: memref<?xf64>, %y: memref<?xf64>) -> f64 {
+  %z = arith.constant 0.0 : f64
+  func.return %z : f64
+}
 
 // -----
 
