@@ -29,7 +29,10 @@ import revmlir as rv
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "python"))
 import rotations as R  # noqa: E402
 
-SCHEDULES = ("store-all", "bisection", "binomial")
+SCHEDULES = {"store-all": R.rotations, "bisection": R.rotations_bisection, "binomial": R.rotations_work}
+"""The rotations' gradients by schedule: Bennett's tape of the unmarked
+program, and bisection and binomial (k = 4) at primitive steps
+(``split="work"``)."""
 
 
 @rv.ordinary
@@ -63,8 +66,7 @@ def rotations_row(l: int, samples: int) -> None:
     x0 = R.seed_state()
     primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), max(samples, 5))
     cells = [f"primal {primal * 1e3:.3g} ms"]
-    for name in SCHEDULES:
-        f = R.SCHEDULES[name]
+    for name, f in SCHEDULES.items():
         gradient = rv.gradient(f, (x0.copy(), l, R.PHI))[0]
         if l <= 809:
             assert R.relative_error(gradient, x0) <= 1e-8, (name, l)
