@@ -546,7 +546,7 @@ class _Machine:
         again, leave = (exit.then, exit.otherwise) if exit.then.target == number else (
             exit.otherwise, exit.then)
         if (guard := self.segments[number].guard) is not None:
-            return self._repeat_guarded(builder, state, number, guard, leave.target, group)
+            return self._repeat_guarded(builder, state, number, guard, again, leave.target, group)
         index = IndexType()
         types = [index, *(v.type for v in state)]
         before, body = Block(arg_types=types), Block(arg_types=types)
@@ -584,7 +584,7 @@ class _Machine:
         return [*loop.results[1:], counted]
 
     def _repeat_guarded(self, builder: Builder, state: list[SSAValue], number: int, guard: Guard,
-                        after: int, group: _Group) -> list[SSAValue]:
+                        again: Jump, after: int, group: _Group) -> list[SSAValue]:
         """A ``for`` body's segment as a loop that tests the ``for``'s own
         ``iv < ub`` first (``Guard``): it carries the slots only, so its
         taped form saves what the body itself overwrites and nothing of
@@ -601,14 +601,11 @@ class _Machine:
         with building_at_end(builder, body):
             current = list(body.args[1:])
             read = self._run(builder, current, self.segments[number])
-            exit = self.segments[number].exit
-            assert isinstance(exit, Branch)
-            moves = (exit.then if exit.then.target == number else exit.otherwise).moves
-            again = self._jump(builder, read, current, Jump(number, moves))
-            again[0] = current[0]
+            stepped = self._jump(builder, read, current, again)
+            stepped[0] = current[0]
             one = builder.insert(arith.ConstantOp(IntegerAttr(1, index))).results[0]
             repeated = builder.insert(arith.AddiOp(body.args[0], one)).results[0]
-            builder.insert(scf.YieldOp(repeated, *again))
+            builder.insert(scf.YieldOp(repeated, *stepped))
         start = builder.insert(arith.ConstantOp(IntegerAttr(0, index))).results[0]
         loop = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
         final = list(loop.results[1:])
