@@ -11,7 +11,11 @@ rotations' against the exact ``x₀`` (to 10⁻⁸, as the checkpoint-anywhere
 benchmark does up to l = 809), the relaxation's against its store-all
 gradient (to 10⁻¹²).
 
-Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick]
+``--unannotated L…`` measures instead seed 001's rotations with no
+annotation (``checkpoint="bisection"``, ``base`` 1024 and 4096) beside the
+primal and the marked bisection, at the given ``l``.
+
+Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick | --unannotated L…]
 """
 
 from __future__ import annotations
@@ -29,7 +33,10 @@ import revmlir as rv
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples" / "python"))
 import rotations as R  # noqa: E402
 
-SCHEDULES = ("store-all", "bisection", "binomial")
+SCHEDULES = {"store-all": R.rotations, "bisection": R.rotations_bisection, "binomial": R.rotations_work}
+"""The rotations' gradients by schedule: Bennett's tape of the unmarked
+program, and bisection and binomial (k = 4) at primitive steps
+(``split="work"``)."""
 
 
 @rv.ordinary
@@ -63,14 +70,34 @@ def rotations_row(l: int, samples: int) -> None:
     x0 = R.seed_state()
     primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), max(samples, 5))
     cells = [f"primal {primal * 1e3:.3g} ms"]
-    for name in SCHEDULES:
-        f = R.SCHEDULES[name]
+    for name, f in SCHEDULES.items():
         gradient = rv.gradient(f, (x0.copy(), l, R.PHI))[0]
         if l <= 809:
             assert R.relative_error(gradient, x0) <= 1e-8, (name, l)
         seconds = cpu(lambda: rv.gradient(f, (x0.copy(), l, R.PHI)), samples)
         cells.append(f"{name} {seconds * 1e3:.3g} ms ({seconds / primal:.1f}x)")
     print(f"rotations l = {l:5d} (W = {sum(R.durations(l, R.PHI))}): " + ", ".join(cells), flush=True)
+
+
+def unannotated_row(l: int, bases: tuple[int, ...]) -> None:
+    """The unannotated rotations' bisection gradient (``checkpoint=``,
+    make-resumable) for each ``base``, beside the primal and the marked
+    bisection, in one process; one sample from l = 1601 on."""
+    x0 = R.seed_state()
+    samples = 1 if l >= 1601 else 3
+    primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), 5 if l >= 1601 else 9)
+    cells = [f"primal {primal * 1e3:.3g} ms"]
+    for base in bases:
+        options = {"checkpoint": "bisection", "base": base}
+        gradient = rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options)[0]
+        if l <= 809:
+            assert R.relative_error(gradient, x0) <= 1e-8, (base, l)
+        seconds = cpu(lambda: rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options), samples)
+        cells.append(f"bisection base={base} {seconds * 1e3:.4g} ms ({seconds / primal:.1f}x)")
+    seconds = cpu(lambda: rv.gradient(R.rotations_bisection, (x0.copy(), l, R.PHI)), samples)
+    cells.append(f"marked {seconds * 1e3:.4g} ms ({seconds / primal:.1f}x)")
+    print(f"rotations l = {l:5d}, log2(segments) = {np.log2(R.segments(l, R.PHI)):.1f}: "
+          + ", ".join(cells), flush=True)
 
 
 def relaxation_row(n: int, samples: int) -> None:
@@ -90,7 +117,13 @@ def relaxation_row(n: int, samples: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="l = 53 and n = 100 only")
+    parser.add_argument("--unannotated", type=int, nargs="+", metavar="L",
+                        help="only the unannotated bisection gradient at these l (base 1024 and 4096)")
     options = parser.parse_args()
+    if options.unannotated:
+        for l in options.unannotated:
+            unannotated_row(l, (1024, 4096))
+        return 0
     for l in (53,) if options.quick else (53, 401, 3203):
         rotations_row(l, 1 if l > 1000 else 3)
     for n in (100,) if options.quick else (100, 1000):

@@ -23,6 +23,7 @@ import pytest
 import revmlir as rv
 from revmlir.ad.adjoint import gradient_name
 from revmlir.dialects import anc
+from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.checkpoint_policy import CheckpointPolicy, parse_memory
 from revmlir.frontend.derived import own_gradient
 
@@ -199,14 +200,19 @@ def counted(policy: dict, l: int) -> tuple[dict, int, int]:
     run.reset_counters()
     gradient = rv.gradient(LOOP, (x, l), **policy)[0]
     np.testing.assert_allclose(gradient, rv.gradient(LOOP, (x, l))[0], rtol=1e-12)
-    grad = next(f for f in spec.module.ops if getattr(f, "sym_name", None)
-                and f.sym_name.data == gradient_name(spec.name))
-    stores = sum(1 for op in grad.walk() if isinstance(op, anc.StackAllocOp)
-                 and op.result.name_hint == "snapshots")
     step = f"{spec.name}.ckpt.step0"
     return {"steps": run.counters[f"{step}.adj"].calls, "taped": run.counters[step].calls,
             "plain": run.counters[f"{step}.plain"].calls}, \
-        run.peak_snapshots, stores
+        run.peak_snapshots, snapshot_stores(spec)
+
+
+def snapshot_stores(spec) -> int:
+    """The snapshot stores of a resumable gradient: one per element type of
+    its state."""
+    grad = next(f for f in spec.module.ops if getattr(f, "sym_name", None)
+                and f.sym_name.data == gradient_name(spec.name))
+    return sum(1 for op in grad.walk() if isinstance(op, anc.StackAllocOp)
+               and op.result.name_hint == "snapshots")
 
 
 @pytest.mark.parametrize("policy", [{"checkpoint": "bisection"},
@@ -235,6 +241,46 @@ def test_bisection_memory_is_logarithmic_in_the_run_length():
         counts, peak, stores = counted({"checkpoint": "bisection"}, l)
         peaks[counts["steps"]] = peak // stores
     assert peaks == {steps: math.ceil(math.log2(steps)) + 1 for steps in (4, 16, 64)}
+
+
+def sweeps(x, n):
+    s = 0.0
+    for t in range(n):
+        for k in range(1, 5):
+            x[k] = 0.5 * x[k] + 0.25 * (x[k - 1] + x[k + 1])
+        s = s + x[2]
+    while s > 0.5:
+        s = s * 0.75
+    return s + x[3]
+
+
+SWEEPS = rv.ordinary(sweeps, backend="interpreter")
+
+
+def test_grouped_segments_repeat_loop_bodies_in_place():
+    """With ``base=b`` a loop body with no loop or call inside repeats in a
+    loop of its own within a step (the ``for``'s test first, the ``while``'s
+    condition selecting the next point), and a step may end inside it: the
+    steps are still ``⌈segments / b⌉`` (segments counted with ``base=1``),
+    taped once each, the snapshots peak at the schedule's, and the gradient
+    is store-all's (native code runs grouped steps in
+    tests/test_rotations_seed.py, against the exact gradient)."""
+    x, n, base = np.array([0.3, 1.2, -0.4, 0.8, 0.1, 0.6]), 5, 3
+    policy = {"checkpoint": "bisection"}
+    reference = rv.gradient(SWEEPS, (x.copy(), n))[0]
+    counts = {}
+    for b in (1, base):
+        spec = SWEEPS.specialization_for(x, n).resumable_gradient(ScheduleAttr("bisection"), b)
+        run = own_gradient(spec)
+        run.reset_counters()
+        np.testing.assert_allclose(rv.gradient(SWEEPS, (x.copy(), n), **policy, base=b)[0],
+                                   reference, rtol=1e-12, atol=1e-15)
+        peak = run.peak_snapshots // snapshot_stores(spec)
+        counts[b] = run.counters[f"{spec.name}.ckpt.step0.adj"].calls, peak
+    segments = counts[1][0]
+    steps = -(-segments // base)
+    assert segments > 4 * n  # the loop bodies are most of the segments
+    assert counts[base] == (steps, rv.checkpoint.bisection(steps).stats()["peak"])
 
 
 def test_native_code_agrees_with_the_interpreter():

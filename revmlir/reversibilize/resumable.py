@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
@@ -100,11 +100,24 @@ EXIT = -1
 
 
 @dataclass
+class Guard:
+    """What the body of an ``scf.for`` with no loop or call inside (one
+    segment, jumping back to itself) is entered on: ``iv < ub`` of its
+    induction variable, tested on the slots before it runs; leaving it
+    assigns ``moves`` from its carried values."""
+
+    iv: SSAValue
+    ub: SSAValue
+    moves: list[tuple[SSAValue, SSAValue]]
+
+
+@dataclass
 class Segment:
     """One primitive step: ops run in order, then an exit."""
 
     ops: list[Operation | Bind] = field(default_factory=list[Operation | Bind])
     exit: Jump | Branch | None = None
+    guard: Guard | None = None
 
     def jumps(self) -> list[Jump]:
         exit = self.exit
@@ -230,6 +243,8 @@ class _Flattener:
         stepped.location = op.location
         self.segments[end].ops.append(stepped)
         test(end, stepped.result, terminator.operands)
+        if end == first:
+            self.segments[first].guard = Guard(iv, op.ub, list(zip(op.results, carried, strict=True)))
         return after
 
     def while_(self, op: scf.WhileOp, at: int) -> int:
@@ -443,9 +458,9 @@ class _Machine:
 
     def _steps(self, builder: Builder, state: list[SSAValue], base: int) -> list[SSAValue]:
         """Up to ``base`` segments from ``state``: one, or an inner
-        ``scf.while`` counting them."""
+        ``scf.while`` counting them (``_Group``)."""
         if base == 1:
-            return self._dispatch(builder, state, 0, self.exit)
+            return self._dispatch(builder, state, 0, self.exit, None)
         index = IndexType()
         types = [index, *(v.type for v in state)]
         before, body = Block(arg_types=types), Block(arg_types=types)
@@ -456,29 +471,32 @@ class _Machine:
             going = builder.insert(arith.AndIOp(within, running)).results[0]
             builder.insert(scf.ConditionOp(going, *before.args))
         with building_at_end(builder, body):
-            one = builder.insert(arith.ConstantOp(IntegerAttr(1, index))).results[0]
-            counted = builder.insert(arith.AddiOp(body.args[0], one)).results[0]
-            stepped = self._dispatch(builder, list(body.args[1:]), 0, self.exit)
+            limit = builder.insert(arith.ConstantOp(IntegerAttr(base, index))).results[0]
+            remaining = builder.insert(arith.SubiOp(limit, body.args[0])).results[0]
+            group = _Group(body.args[0], remaining)
+            *stepped, counted = self._dispatch(builder, list(body.args[1:]), 0, self.exit, group)
             builder.insert(scf.YieldOp(counted, *stepped))
         start = builder.insert(arith.ConstantOp(IntegerAttr(0, index))).results[0]
-        group = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
-        return list(group.results[1:])
+        loop = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
+        return list(loop.results[1:])
 
-    def _dispatch(self, builder: Builder, state: list[SSAValue], low: int, high: int
-                  ) -> list[SSAValue]:
-        """The next state for program points ``low ≤ pc < high``: a binary
-        tree of ``scf.if``, one segment per leaf."""
+    def _dispatch(self, builder: Builder, state: list[SSAValue], low: int, high: int,
+                  group: _Group | None) -> list[SSAValue]:
+        """The next state for program points ``low ≤ pc < high`` (and, in a
+        group, the segments counted so far after it): a binary tree of
+        ``scf.if``, one segment per leaf."""
         if high - low == 1:
-            return self._segment(builder, state, low)
+            return self._segment(builder, state, low, group)
         middle = (low + high) // 2
         pc = state[0]
         bound = builder.insert(arith.ConstantOp(IntegerAttr(middle, IndexType()))).results[0]
         below = builder.insert(arith.CmpiOp(pc, bound, "slt")).results[0]
-        return self._if(builder, below, state,
-                        lambda b: self._dispatch(b, state, low, middle),
-                        lambda b: self._dispatch(b, state, middle, high))
+        types = [v.type for v in state] + ([IndexType()] if group is not None else [])
+        return self._if(builder, below, types,
+                        lambda b: self._dispatch(b, state, low, middle, group),
+                        lambda b: self._dispatch(b, state, middle, high, group))
 
-    def _if(self, builder: Builder, condition: SSAValue, state: Sequence[SSAValue],
+    def _if(self, builder: Builder, condition: SSAValue, types: Sequence[Attribute],
             then: _Side, otherwise: _Side) -> list[SSAValue]:
         regions = []
         saved = builder.insertion_point
@@ -488,13 +506,127 @@ class _Machine:
             builder.insert(scf.YieldOp(*side(builder)))
             regions.append(Region(block))
         builder.insertion_point = saved
-        op = builder.insert(scf.IfOp(condition, [v.type for v in state], *regions))
+        op = builder.insert(scf.IfOp(condition, types, *regions))
         return list(op.results)
 
-    def _segment(self, builder: Builder, state: list[SSAValue], number: int) -> list[SSAValue]:
+    def _segment(self, builder: Builder, state: list[SSAValue], number: int,
+                 group: _Group | None) -> list[SSAValue]:
         """Segment ``number``'s ops on the slots, then its exit: each jump
-        writes the slots of the values live at its target."""
+        writes the slots of the values live at its target.  In a group, a
+        segment that jumps back to itself (the body of a loop with no loop
+        or call inside) repeats in a loop of its own (``_repeat``)."""
         segment = self.segments[number]
+        exit = segment.exit
+        if group is not None and isinstance(exit, Branch) and (
+                (exit.then.target == number) != (exit.otherwise.target == number)):
+            return self._repeat(builder, state, number, exit, group)
+        read = self._run(builder, state, segment)
+        counted: list[SSAValue] = []
+        if group is not None:
+            one = builder.insert(arith.ConstantOp(IntegerAttr(1, IndexType()))).results[0]
+            counted.append(builder.insert(arith.AddiOp(group.count, one)).results[0])
+        if isinstance(exit, Jump):
+            return self._jump(builder, read, state, exit) + counted
+        assert isinstance(exit, Branch)
+        condition = read(exit.condition)
+        types = [v.type for v in state] + [v.type for v in counted]
+        return self._if(builder, condition, types,
+                        lambda b: self._jump(b, read, state, exit.then) + counted,
+                        lambda b: self._jump(b, read, state, exit.otherwise) + counted)
+
+    def _repeat(self, builder: Builder, state: list[SSAValue], number: int, exit: Branch,
+                group: _Group) -> list[SSAValue]:
+        """Segment ``number``, which jumps back to itself on one side of its
+        exit, as an ``scf.while`` that runs it while it stays and the group
+        has segments left: the slots it does not change, and the program
+        point, stay out of the dispatch, so each repetition costs the
+        segment's own ops and a compare (one step each, as before).  A slot
+        the two exits write differently is selected by the exit's
+        condition unless one side's target has no value live in it."""
+        again, leave = (exit.then, exit.otherwise) if exit.then.target == number else (
+            exit.otherwise, exit.then)
+        if (guard := self.segments[number].guard) is not None:
+            return self._repeat_guarded(builder, state, number, guard, again, leave.target, group)
+        index = IndexType()
+        types = [index, *(v.type for v in state)]
+        before, body = Block(arg_types=types), Block(arg_types=types)
+        with building_at_end(builder, before):
+            within = builder.insert(arith.CmpiOp(before.args[0], group.remaining, "slt")).results[0]
+            here = builder.insert(arith.ConstantOp(IntegerAttr(number, index))).results[0]
+            staying = builder.insert(arith.CmpiOp(before.args[1], here, "eq")).results[0]
+            going = builder.insert(arith.AndIOp(within, staying)).results[0]
+            builder.insert(scf.ConditionOp(going, *before.args))
+        with building_at_end(builder, body):
+            current = list(body.args[1:])
+            read = self._run(builder, current, self.segments[number])
+            stays = read(exit.condition)
+            if again is not exit.then:
+                true = builder.insert(arith.ConstantOp(IntegerAttr(1, IntegerType(1)))).results[0]
+                stays = builder.insert(arith.XOrIOp(stays, true)).results[0]
+            staying_out = self._jump(builder, read, current, again)
+            leaving_out = self._jump(builder, read, current, leave)
+            live_again = {1 + self.slots[v] for v in self.live[again.target]}
+            live_leave = {1 + self.slots[v] for v in self.live[leave.target]}
+            merged: list[SSAValue] = []
+            for k, (stay, go) in enumerate(zip(staying_out, leaving_out, strict=True)):
+                if stay is go or (k and k not in live_leave):
+                    merged.append(stay)
+                elif k and k not in live_again:
+                    merged.append(go)
+                else:
+                    merged.append(builder.insert(arith.SelectOp(stays, stay, go)).results[0])
+            one = builder.insert(arith.ConstantOp(IntegerAttr(1, index))).results[0]
+            repeated = builder.insert(arith.AddiOp(body.args[0], one)).results[0]
+            builder.insert(scf.YieldOp(repeated, *merged))
+        start = builder.insert(arith.ConstantOp(IntegerAttr(0, index))).results[0]
+        loop = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
+        counted = builder.insert(arith.AddiOp(group.count, loop.results[0])).results[0]
+        return [*loop.results[1:], counted]
+
+    def _repeat_guarded(self, builder: Builder, state: list[SSAValue], number: int, guard: Guard,
+                        again: Jump, after: int, group: _Group) -> list[SSAValue]:
+        """A ``for`` body's segment as a loop that tests the ``for``'s own
+        ``iv < ub`` first (``Guard``): it carries the slots only, so its
+        taped form saves what the body itself overwrites and nothing of
+        the dispatch; once it stops, the program point stays at the body
+        while the guard holds (the group is full) or the loop is left."""
+        index = IndexType()
+        types = [index, *(v.type for v in state)]
+        before, body = Block(arg_types=types), Block(arg_types=types)
+        with building_at_end(builder, before):
+            within = builder.insert(arith.CmpiOp(before.args[0], group.remaining, "slt")).results[0]
+            entered = self._entered(builder, list(before.args[1:]), guard)
+            going = builder.insert(arith.AndIOp(within, entered)).results[0]
+            builder.insert(scf.ConditionOp(going, *before.args))
+        with building_at_end(builder, body):
+            current = list(body.args[1:])
+            read = self._run(builder, current, self.segments[number])
+            stepped = self._jump(builder, read, current, again)
+            stepped[0] = current[0]
+            one = builder.insert(arith.ConstantOp(IntegerAttr(1, index))).results[0]
+            repeated = builder.insert(arith.AddiOp(body.args[0], one)).results[0]
+            builder.insert(scf.YieldOp(repeated, *stepped))
+        start = builder.insert(arith.ConstantOp(IntegerAttr(0, index))).results[0]
+        loop = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
+        final = list(loop.results[1:])
+        counted = builder.insert(arith.AddiOp(group.count, loop.results[0])).results[0]
+        staying = self._entered(builder, final, guard)
+        left = self._run(builder, final, Segment())
+        return self._if(builder, staying, [*(v.type for v in state), index],
+                        lambda b: [*final, counted],
+                        lambda b: [*self._jump(b, left, final, Jump(after, guard.moves)), counted])
+
+    def _entered(self, builder: Builder, state: list[SSAValue], guard: Guard) -> SSAValue:
+        """Whether a ``for`` body is (still) entered from ``state``."""
+        read = self._run(builder, state, Segment())
+        iv, ub = read(guard.iv), read(guard.ub)
+        return builder.insert(arith.CmpiOp(iv, ub, "slt")).results[0]
+
+    def _run(self, builder: Builder, state: list[SSAValue], segment: Segment
+             ) -> Callable[[SSAValue], SSAValue]:
+        """Clone ``segment``'s ops on the slots of ``state``; how to read
+        any value after them (computed, bound, in a slot, a constant or an
+        entry argument)."""
         mapping: dict[SSAValue, SSAValue] = {}
 
         def read(value: SSAValue) -> SSAValue:
@@ -518,22 +650,28 @@ class _Machine:
             for old, new in zip(item.results, clone.results, strict=True):
                 new.name_hint = old.name_hint
                 mapping[old] = new
+        return read
 
-        def jump(b: Builder, to: Jump) -> list[SSAValue]:
-            out = list(state)
-            out[0] = b.insert(arith.ConstantOp(IntegerAttr(to.target, IndexType()))).results[0]
-            moved = dict(to.moves)
-            for value in self.live[to.target]:
-                out[1 + self.slots[value]] = read(moved.get(value, value))
-            return out
+    def _jump(self, builder: Builder, read: Callable[[SSAValue], SSAValue],
+              state: list[SSAValue], to: Jump) -> list[SSAValue]:
+        """The state after ``to``: its target as the program point, the
+        slots of the values live there assigned."""
+        out = list(state)
+        out[0] = builder.insert(arith.ConstantOp(IntegerAttr(to.target, IndexType()))).results[0]
+        moved = dict(to.moves)
+        for value in self.live[to.target]:
+            out[1 + self.slots[value]] = read(moved.get(value, value))
+        return out
 
-        exit = segment.exit
-        if isinstance(exit, Jump):
-            return jump(builder, exit)
-        assert isinstance(exit, Branch)
-        condition = read(exit.condition)
-        return self._if(builder, condition, state,
-                        lambda b: jump(b, exit.then), lambda b: jump(b, exit.otherwise))
+
+@dataclass(frozen=True)
+class _Group:
+    """The segments of one iteration of the machine when it runs ``base``
+    at a time: those counted before the current one, and how many more
+    the iteration may run."""
+
+    count: SSAValue
+    remaining: SSAValue
 
 
 def _constant(value: SSAValue) -> arith.ConstantOp | None:

@@ -303,7 +303,9 @@ class FunctionTranslator:
         """The next versions of a loop's carried values, in order: an owned
         value moves; ``y ⊙ e`` of the carried ``y`` at the same position is
         the instruction ``y ⊙= e``; anything else is copied and the old
-        version saved.  Copies read old versions, so they come first."""
+        version saved.  Copies read old versions, so they come first, and an
+        update whose ``e`` reads another update's target comes before it
+        (``_update_order``)."""
         yielded = list(terminator.arguments)
         final: list[SSAValue | None] = [None] * len(yielded)
         for index, value in enumerate(yielded):
@@ -315,17 +317,12 @@ class FunctionTranslator:
             if final[index] is None and self.values[argument] in scope.owned:
                 if (update := update_of(value, lambda v: v == argument)) is not None:
                     updates[index] = update
-        while True:
-            targets = {arguments[i] for i in updates}
-            dependent = [i for i, (_, e) in updates.items() if reads(e, targets.__contains__)]
-            if not dependent:
-                break
-            for index in dependent:
-                del updates[index]
+        order = _update_order(updates, arguments)
         for index, value in enumerate(yielded):
-            if final[index] is None and index not in updates:
+            if final[index] is None and index not in order:
                 final[index] = self._copy(self.values[value], terminator)
-        for index, (instruction, e) in updates.items():
+        for index in order:
+            instruction, e = updates[index]
             target = self.values[arguments[index]]
             scope.take(target)
             final[index] = self._insert(instruction(target, self.values[e]), terminator).results[0]
@@ -425,6 +422,27 @@ _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], 
     func.CallOp: FunctionTranslator._call,  # type: ignore[dict-item]
 }
 """How each ordinary statement is translated (expressions are copied)."""
+
+
+def _update_order(updates: dict[int, tuple[type[rev.InstructionOp], SSAValue]],
+                  arguments: Sequence[SSAValue]) -> list[int]:
+    """The positions of ``updates`` in an order in which each ``e`` is read
+    before any target it reads is updated (``s += x[k]`` before ``k += 1``:
+    the inverse undoes ``k`` first, so ``e`` is read on the same ``k``
+    both ways).  Updates caught in a cycle of such reads are left out: they
+    are copied instead."""
+    pending = dict(updates)
+    order: list[int] = []
+    while pending:
+        read_by_others = {i for i in pending for j, (_, e) in pending.items()
+                          if j != i and reads(e, {arguments[i]}.__contains__)}
+        ready = [i for i in pending if i not in read_by_others]
+        if not ready:
+            break
+        for index in ready:
+            order.append(index)
+            del pending[index]
+    return order
 
 
 def _drop_unused_expressions(function: rev.FuncOp) -> None:
