@@ -119,6 +119,7 @@ revmlir/frontend/expressions.py
   "keyword arguments are not supported in expressions"                  test_keyword_argument_in_an_expression
   "unknown function 'f'" (expression)                                   test_call_of_an_undefined_function_in_an_expression
   "cannot call 'sorted' in an expression"                               errors::test_unsupported_expression_call
+  "'math.lgamma' has no rules in revmlir" / "@rv.primitive"             errors::test_library_function_without_rules
   "'g' is reversible; call it as a statement"                           test_reversible_function_in_an_expression
   "helper 'h' is recursive or nested too deeply"                        test_recursive_helper
   "the source of '<lambda>' is not available"                           test_helper_without_source

@@ -1,6 +1,7 @@
 """Every frontend error is a ReversibleSyntaxError (a SyntaxError) at the
 user's file, line and column, with a hint, raised at decoration or first call."""
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -223,6 +224,26 @@ def test_unsupported_expression_call():
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         f(1.0)
     check(info.value, "# E:call", "cannot call 'sorted'")
+
+
+def test_library_function_without_rules():
+    """A math or NumPy function the compiler has no rule for points to
+    ``@rv.primitive``, in reversible and ordinary Python alike."""
+
+    @rv.reversible
+    def f(y, x):
+        y += np.i0(x)  # E:i0
+
+    @rv.ordinary
+    def g(x):
+        return 2.0 * math.lgamma(x)  # E:ord-lgamma
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        f(0.0, 3.5)
+    check(info.value, "# E:i0", "'np.i0' has no rules in revmlir", "@rv.primitive")
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        g(3.5)
+    check(info.value, "# E:ord-lgamma", "'math.lgamma' has no rules in revmlir", "@rv.primitive")
 
 
 def test_call_with_wrong_argument_count():

@@ -418,6 +418,12 @@ class ExpressionCompiler:
                 node, f"unknown function '{node.func.id}'",
                 "use math/cmath/numpy functions or a pure helper function",
             )
+        if _library_function(callee):
+            raise ctx.error(
+                node,
+                f"'{ast.unparse(node.func)}' has no rules in revmlir: its inverse and derivatives are unknown",
+                "declare it with @rv.primitive and give it its rules (docs/python.md, \"User primitives\")",
+            )
         raise ctx.error(
             node,
             f"cannot call '{ast.unparse(node.func)}' in an expression",
@@ -565,3 +571,11 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
 
 def _is_int(type: Any) -> bool:
     return isinstance(type, IntegerType | IndexType) and type != i1
+
+
+def _library_function(callee: object) -> bool:
+    """Whether ``callee`` is a function of ``math``, ``cmath`` or NumPy that
+    the compiler has no rule for (``math.lgamma``, ``np.i0``): a user can
+    still call it as an ``@rv.primitive`` that states its rules."""
+    module = getattr(callee, "__module__", None) or ""
+    return module in ("math", "cmath") or module.partition(".")[0] == "numpy" or isinstance(callee, np.ufunc)
