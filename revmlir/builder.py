@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeGuard
 
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects import complex as complexd
@@ -258,6 +258,19 @@ class _Scope:
                 return scope.values[name]
             scope = scope.parent
         return None
+
+    def carried(self, name: str) -> SSAValue:
+        """The value of a variable a region carries, which is visible here
+        since the regions that carry it were built from this scope."""
+        value = self.find(name)
+        assert value is not None, f"carried variable '{name}' is not visible"
+        return value
+
+    def enclosing(self) -> _Scope:
+        """The scope a nested region's scope was opened in: every scope but
+        the function's entry one, which is never left, has one."""
+        assert self.parent is not None, "the entry scope is never left"
+        return self.parent
 
 
 @dataclass
@@ -511,7 +524,7 @@ class ExpressionBuilder:
         elif _is_int(src) and _is_int(type):
             if isinstance(src, IndexType) or isinstance(type, IndexType):
                 op = arith.IndexCastOp(x, type)
-            elif src.width.data < type.width.data:  # type: ignore[union-attr]
+            elif src.width.data < type.width.data:
                 op = (arith.ExtUIOp if boolean else arith.ExtSIOp)(x, type)
             else:
                 op = arith.TruncIOp(x, type)
@@ -574,7 +587,7 @@ class ExpressionBuilder:
         try:
             yield
         finally:
-            self._scope = self._scope.parent  # type: ignore[assignment]
+            self._scope = self._scope.enclosing()
 
 
 class FunctionBuilder(ExpressionBuilder):
@@ -867,14 +880,14 @@ class FunctionBuilder(ExpressionBuilder):
         with self._borrow(scalars, loc) as values:
             current = iter(values)
             operands = [
-                next(current) if not self._is_reference(a, loc) else self._current(a, loc)  # type: ignore[arg-type]
+                next(current) if not self._is_reference(a, loc) else self._current(a, loc)
                 for a in args
             ]
             op_type = rev.UncallOp if inverse else rev.CallOp
             op = self.emit(op_type(callee, operands), loc)
             values[:] = list(op.results)
 
-    def _is_reference(self, target: Target, loc: Loc) -> bool:
+    def _is_reference(self, target: Target, loc: Loc) -> TypeGuard[str]:
         return isinstance(target, str) and is_reference_type(self._current(target, loc).type)
 
     # -- regions ----------------------------------------------------------------
@@ -898,7 +911,7 @@ class FunctionBuilder(ExpressionBuilder):
         try:
             body(*[Value(self, a) for a in block.args[len(named) :]])
         finally:
-            self._scope = scope.parent  # type: ignore[assignment]
+            self._scope = scope.enclosing()
         return _RegionResult(block, scope.imported, scope.values, scope.outer)
 
     def _carried(self, results: Sequence[_RegionResult]) -> list[str]:
@@ -925,7 +938,7 @@ class FunctionBuilder(ExpressionBuilder):
         region only read become plain reads of the outer value."""
         old = result.block
         fixed = list(old.args[: leading + trailing])
-        types = [self._scope.find(n).type for n in carried]  # type: ignore[union-attr]
+        types = [self._scope.carried(n).type for n in carried]
         new_types = (
             [a.type for a in fixed[:leading]] + types + [a.type for a in fixed[leading:]]
         )
@@ -958,7 +971,7 @@ class FunctionBuilder(ExpressionBuilder):
         self, cond: Callable[[], Operand], carried: Sequence[str], loc: Loc
     ) -> Region:
         """A condition evaluated on the carried variables (its arguments)."""
-        block = Block(arg_types=[self._scope.find(n).type for n in carried])  # type: ignore[union-attr]
+        block = Block(arg_types=[self._scope.carried(n).type for n in carried])
         scope = _Scope(block, self._scope, carries=False)
         for name, arg in zip(carried, block.args, strict=True):
             arg.name_hint = name
@@ -970,7 +983,7 @@ class FunctionBuilder(ExpressionBuilder):
                 raise BuildError(f"a condition must be a boolean, got {value.type}", loc)
             self.emit(rev.CondOp(value), loc)
         finally:
-            self._scope = scope.parent  # type: ignore[assignment]
+            self._scope = scope.enclosing()
         return Region(block)
 
     def _finish_region_op(self, op: Operation, carried: Sequence[str], loc: Loc) -> None:

@@ -35,7 +35,7 @@ def describe_value(value: SSAValue) -> str:
     name = f"%{value.name_hint}" if value.name_hint else "a value"
     if isinstance(value, OpResult):
         return f"{name} (result of {describe_op(value.op)})"
-    return f"{name} (block argument #{value.index})"  # type: ignore[attr-defined]
+    return f"{name} (block argument #{value.index})"
 
 
 class RuleViolation(VerifyException):

@@ -73,7 +73,7 @@ class DominanceChecker:
                     yield op, message
 
     def _check(self, op: Operation, operand: SSAValue) -> str | None:
-        home = operand.block if isinstance(operand, BlockArgument) else operand.owner.parent_block()  # type: ignore[union-attr]
+        home = operand.block if isinstance(operand, BlockArgument) else operand.owner.parent_block()
         region = home.parent if home is not None else None
         anchor = _ancestor_in_region(op, region) if region is not None else None
         if home is None or anchor is None:

@@ -15,7 +15,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, OpResult, SSAValue
 
-RuleT = TypeVar("RuleT", bound=Callable[..., None])
+RuleT = TypeVar("RuleT", bound=Callable[..., object])
 
 
 def constant_index(value: SSAValue) -> int | None:
@@ -41,8 +41,9 @@ def constant_shape(shape: Sequence[int], dynamic_sizes: Sequence[SSAValue]) -> l
     in order by ``dynamic_sizes``) filled in, if all are known at compile
     time, else ``None``."""
     sizes = iter(dynamic_sizes)
-    known = [d if d >= 0 else constant_index_through_cast(next(sizes)) for d in shape]
-    return None if None in known else known  # type: ignore[return-value]
+    found = [d if d >= 0 else constant_index_through_cast(next(sizes)) for d in shape]
+    known = [d for d in found if d is not None]
+    return known if len(known) == len(found) else None
 
 
 class RuleTable(Generic[RuleT]):

@@ -75,7 +75,7 @@ def _location_aliases(ctx: Context, text: str) -> tuple[str, dict[str, Attribute
             parser = Parser(ctx, match.group(2), name)
             parser.attribute_aliases.update(aliases)
             try:
-                aliases[name] = parser.parse_optional_location()  # type: ignore[assignment]
+                aliases[name] = parser.parse_optional_location()
             except ParseError:
                 continue  # uses an alias not resolved yet
             del definitions[name]

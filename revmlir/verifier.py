@@ -64,7 +64,7 @@ def _block_kind(block: Block) -> str:
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:
-    return value.block if isinstance(value, BlockArgument) else value.owner  # type: ignore[return-value]
+    return value.block if isinstance(value, BlockArgument) else value.owner
 
 
 def _ancestor_in(op: Operation, block: Block) -> Operation | None:
@@ -643,5 +643,5 @@ def _check_straight_line(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> Non
         elif isinstance(other, anc.StackFreeOp) and other.stack == op.store and depth:
             raise _snapshot_error(other, f"{depth} snapshot(s) still held when the store is freed: "
                          "every anc.snapshot needs its anc.drop")
-    if depth and op.store.owner.parent_block() is not block:  # type: ignore[union-attr]
+    if depth and op.store.owner.parent_block() is not block:
         raise _snapshot_error(op, f"{depth} snapshot(s) taken here are never dropped in this block")

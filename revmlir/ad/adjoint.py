@@ -98,7 +98,7 @@ def derivative_arguments(types: Sequence[Attribute], lanes: int = 1) -> list[Att
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:
-    return value.block if isinstance(value, BlockArgument) else value.op  # type: ignore[union-attr]
+    return value.block if isinstance(value, BlockArgument) else value.op
 
 
 def _gradient_name(value: SSAValue) -> str | None:
@@ -577,7 +577,7 @@ class Adjointer(Differentiator):
         owner = region.parent_op()
         assert owner is not None
         forward = region.block
-        state_args = owner.state_block_args(region)  # type: ignore[attr-defined]
+        state_args = owner.state_block_args(region)
         fixed = [a for a in forward.args if a not in state_args]
         terminator = forward.last_op
         assert terminator is not None

@@ -86,7 +86,7 @@ Handler = Callable[[SSAValue, list[SSAValue]], list[SSAValue]]
 
 
 def _defined_outside(value: SSAValue, op: Operation) -> bool:
-    node = value.block if isinstance(value, BlockArgument) else value.op  # type: ignore[union-attr]
+    node = value.block if isinstance(value, BlockArgument) else value.op
     return not op.is_ancestor(node)
 
 
@@ -261,7 +261,7 @@ class Sweep:
             arith.IndexCastOp(iv, target)).results[0]
 
     def new_tapes(self) -> list[SSAValue]:
-        return [self.emit(anc.StackAllocOp(s.type)).results[0]  # type: ignore[arg-type]
+        return [self.emit(anc.StackAllocOp(s.type)).results[0]
                 for s in self.info.stacks]
 
     def free_stacks(self, stacks: Sequence[SSAValue], check: bool) -> None:
@@ -488,7 +488,7 @@ class CheckpointAdjointer(Adjointer):
             shadows = []
             for tape in tapes:
                 if (type := gradient_type(tape.type)) is not None:
-                    shadow = sweep.emit(anc.StackAllocOp(type)).results[0]  # type: ignore[arg-type]
+                    shadow = sweep.emit(anc.StackAllocOp(type)).results[0]
                     sweep.emit(anc.ZeroPadOp(shadow, tape))
                     shadows.append(shadow)
             originals = [self.lookup(c) for c in info.captured]
@@ -566,7 +566,7 @@ def checkpointed_function(
     forward = func.body.block
     carrying = [a for a in forward.args if gradient_type(a.type) is not None]
     block = Block(arg_types=[a.type for a in forward.args]
-                  + [gradient_type(a.type) for a in carrying])  # type: ignore[misc]
+                  + [gradient_type(a.type) for a in carrying])
     builder = Builder(InsertPoint.at_end(block))
     values: dict[SSAValue, SSAValue] = {}
     for old, new in zip(forward.args, block.args):
@@ -584,7 +584,7 @@ def checkpointed_function(
             info.stores[element] = store
             stores.append(store)
         for stack in info.stacks:
-            tape = builder.insert(anc.StackAllocOp(stack.type)).results[0]  # type: ignore[arg-type]
+            tape = builder.insert(anc.StackAllocOp(stack.type)).results[0]
             tape.name_hint = "step_tape"
             info.tapes.append(tape)
             stores.append(tape)

@@ -37,7 +37,7 @@ from revmlir.ir_utils import RuleTable
 Contributions = Sequence[SSAValue | None]
 DerivativeRule = Callable[[AdjointBuilder, Operation, SSAValue], Contributions]
 
-derivatives: RuleTable[DerivativeRule] = RuleTable()  # type: ignore[type-var]
+derivatives: RuleTable[DerivativeRule] = RuleTable()
 """op class → rule.  ``derivatives.get(type(op))`` is ``None`` for ops without
 a rule."""
 
@@ -124,7 +124,7 @@ def _sqrt(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 def _apply(d: AdjointBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
     """``f(value)`` with the math op for floats or the complex op."""
     op = complex_op if isinstance(value.type, ComplexType) else real
-    return d.emit(op(value))  # type: ignore[call-arg]
+    return d.emit(op(value))
 
 
 @derivatives(math.SinOp, complexd.SinOp)

@@ -247,7 +247,7 @@ class ModuleFunctions:
             if not (name.endswith(INVERSE_SUFFIX) and base in self.funcs):
                 raise self.error(where, f"no rev.func named @{name} in the module")
             inverse = invert_function(self.funcs[base], name)
-            self.funcs[base].parent_block().insert_op_after(inverse, self.funcs[base])  # type: ignore[union-attr]
+            self.funcs[base].parent_block().insert_op_after(inverse, self.funcs[base])
             self.funcs[name] = inverse
         return self.funcs[name]
 
@@ -262,7 +262,7 @@ class ModuleFunctions:
             after.sym_name.data.startswith(base + ".")
         ):
             anchor = after
-        primal.parent_block().insert_op_after(derived, anchor)  # type: ignore[union-attr]
+        primal.parent_block().insert_op_after(derived, anchor)
         self.funcs[derived.sym_name.data] = derived
         self.created.append(derived)
 

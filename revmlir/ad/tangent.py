@@ -180,7 +180,7 @@ class Tangenter(Differentiator):
         cached = swept.get(value, _UNSET)
         if cached is _UNSET or (cached is not None and not self._visible(cached)):
             cached = swept[value] = self._sweep(value)
-        return cached  # type: ignore[return-value]
+        return cached
 
     def _sweep(self, value: OpResult) -> SSAValue | None:
         """The forward sweep over an expression DAG: operands first (each
@@ -242,7 +242,7 @@ class Tangenter(Differentiator):
         self.copy(op)
         twin = op.create(
             operands=operands,
-            result_types=[tangent_type(r.type) for r in op.results],  # type: ignore[misc]
+            result_types=[tangent_type(r.type) for r in op.results],
             properties=dict(op.properties),
         )
         self.insert(twin, like=op)

@@ -39,7 +39,7 @@ from revmlir.naming import TANGENT_SUFFIX
 Dots = Sequence[SSAValue | None]
 TangentRule = Callable[[TangentBuilder, Operation, Dots], SSAValue | None]
 
-tangents: RuleTable[TangentRule] = RuleTable()  # type: ignore[type-var]
+tangents: RuleTable[TangentRule] = RuleTable()
 """op class → rule.  ``tangents.get(type(op))`` is ``None`` for ops without
 a rule."""
 
@@ -126,7 +126,7 @@ tangents(arith.MinimumfOp)(_extremum("ole"))
 @tangents(arith.ExtFOp, arith.TruncFOp)
 def _convert(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     assert dots[0] is not None
-    return t.emit(type(op)(dots[0], op.results[0].type))  # type: ignore[call-arg]
+    return t.emit(type(op)(dots[0], op.results[0].type))
 
 
 # -- math -------------------------------------------------------------------
@@ -157,7 +157,7 @@ tangents(math.SqrtOp, complexd.SqrtOp)(
 def _apply(t: TangentBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
     """``f(value)`` with the math op for floats or the complex op."""
     op = complex_op if isinstance(value.type, ComplexType) else real
-    return t.emit(op(value))  # type: ignore[call-arg]
+    return t.emit(op(value))
 
 
 tangents(math.SinOp, complexd.SinOp)(

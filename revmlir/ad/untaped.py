@@ -80,7 +80,7 @@ def _forget_pushes(function: rev.FuncOp) -> None:
             forget.attributes[FORGETFUL_ATTR] = UnitAttr()
             for new in (zero, forget):
                 new.location = op.location
-                op.parent_block().insert_op_before(new, op)  # type: ignore[union-attr]
+                op.parent_block().insert_op_before(new, op)
             op.detach()
             op.erase()
         elif isinstance(op, anc.CopyPushOp):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from enum import IntEnum
+from typing import Final
 
 from revmlir.checkpoint.offline import binomial_split
 from revmlir.checkpoint.table import Entry
@@ -49,7 +50,7 @@ class Phase(IntEnum):
     DONE = 7
 
 
-WORDS = 8
+WORDS: Final = 8
 """``(kind, step, phase, pos, start, end, goal, depth)``: the entry just
 produced and the machine's state.  The initial words are zeros, and so are
 the final ones but for ``kind = END`` and ``phase = DONE``, so the code that
@@ -124,7 +125,7 @@ def entries(scheme: str, steps: int, snapshots: int = 0) -> Iterator[tuple[Entry
     """Every entry up to ``END`` (excluded), as the generated code sees them."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme '{scheme}'; expected one of {', '.join(SCHEMES)}")
-    words: Words = (0,) * WORDS  # type: ignore[assignment]
+    words: Words = (0,) * WORDS
     frames: list[int] = []
     while True:
         words = next_entry(scheme, snapshots, steps, words, frames)

@@ -229,7 +229,7 @@ class FromNumberOp(IRDLOperation):
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue):
-        super().__init__(operands=[value], result_types=[value.type.element_type])  # type: ignore[attr-defined]
+        super().__init__(operands=[value], result_types=[value.type.element_type])
 
 
 @irdl_op_definition

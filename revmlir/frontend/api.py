@@ -126,7 +126,7 @@ class ReversibleFunction:
                     )
                 spec = next(iter(self._specializations.values()))
             else:
-                spec = self.specialize(declared)  # type: ignore[arg-type]
+                spec = self.specialize(declared)
         return spec.text()
 
     # -- running --------------------------------------------------------------
@@ -187,7 +187,7 @@ class InverseFunction:
         return self.function
 
     @property
-    def __name__(self) -> str:  # type: ignore[override]
+    def __name__(self) -> str:
         return "~" + self.function.__name__
 
     @property

@@ -11,7 +11,7 @@ import ast
 import builtins
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -167,7 +167,7 @@ class FunctionCompiler:
         source = function.source
         self.tree = source.tree
         ctx = Context(
-            fn=None,  # type: ignore[arg-type]
+            fn=None,  # type: ignore[arg-type]  # the builder needs ctx.loc, so it is set just below
             filename=source.filename,
             line_offset=source.line_offset,
             column_offset=source.column_offset,
@@ -269,10 +269,10 @@ class FunctionCompiler:
         except BuildError as error:
             raise self.ctx.error(statement, error.message) from None
         for allocation in reversed(arrays):
-            name = allocation.targets[0].id  # type: ignore[attr-defined]
+            name = cast(ast.Name, allocation.targets[0]).id  # as _allocates_array checked
             self.fn.free_array(name, self.ctx.loc(allocation))
 
-    def _allocates_array(self, statement: ast.stmt) -> bool:
+    def _allocates_array(self, statement: ast.stmt) -> TypeGuard[ast.Assign]:
         return (
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
@@ -355,7 +355,7 @@ class FunctionCompiler:
             return fn.type_of(target)
         if isinstance(target, Element):
             array = fn.type_of(target.name)
-            return array.element_type  # type: ignore[attr-defined]
+            return array.element_type
         whole = fn.type_of(target.name)
         return whole.element_type if isinstance(whole, ComplexType) else whole
 
@@ -509,7 +509,9 @@ class FunctionCompiler:
                 raise ctx.error(node, f"'{ast.unparse(call.func)}' takes {count} argument(s)")
             emit(args)
             if callee is markers.push:
-                self.ended[args[1].id] = node  # type: ignore[attr-defined]
+                pushed = args[1]
+                assert isinstance(pushed, ast.Name)  # emit read it as a variable
+                self.ended[pushed.id] = node
             return
         if callee is markers.free:
             self._free(node, call)
@@ -895,7 +897,7 @@ def check_structure(
     tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]
 ) -> None:
     """Errors that need no types, reported when the function is decorated."""
-    checked = {id(s) for block in ast.walk(tree) if is_safe_block(block) for s in block.body}  # type: ignore[attr-defined]
+    checked = {id(s) for block in ast.walk(tree) if is_safe_block(block) for s in block.body}
     for node in ast.walk(tree):
         if node is tree:
             continue

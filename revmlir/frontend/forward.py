@@ -57,7 +57,7 @@ def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
     respect to its logarithm: ``ẋ / x``."""
     from revmlir.ad.tangent import tangent_type
 
-    dot = _seed(tangent_type(type), arg, tangent, what)  # type: ignore[arg-type]
+    dot = _seed(tangent_type(type), arg, tangent, what)
     return dot / float(arg) if _is_log(type) else dot
 
 

@@ -185,7 +185,7 @@ class _Lumped:
         parts: list[np.ndarray] = [np.zeros(0)]
         for k, (value, model, is_active) in enumerate(zip(given, like, active)):
             if is_active:
-                parts.append(np.ravel(_seed(None, model, value, f"{what} #{k} of {self.name}")))  # type: ignore[arg-type]
+                parts.append(np.ravel(_seed(None, model, value, f"{what} #{k} of {self.name}")))
             elif value is not None:
                 raise TypeError(
                     f"{what} #{k} of {self.name} is not part of J (an integer, or a scalar "

@@ -97,7 +97,7 @@ class OrdinaryFunction:
                     f"{self.__name__}(): argument '{name}' has unsupported type {what}{hint}; "
                     "ordinary functions take floats, integers, booleans and numpy arrays of them"
                 )
-            types.append(found)  # type: ignore[arg-type]
+            types.append(found)
         return tuple(types)
 
     def specialize(self, types: Sequence[Attribute]) -> OrdinarySpecialization:
@@ -195,7 +195,7 @@ class OrdinarySpecialization:
         except ReversibilizeError as error:
             raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversible_types = (*types, *result_types, *(types[i] for i in written))
-        spec = Specialization(function, reversible_types, name, module)  # type: ignore[arg-type]
+        spec = Specialization(function, reversible_types, name, module)  # type: ignore[arg-type]  # Compiled has ~f, never asked of it here
         last = function.source.tree.body[-1]
         value = last.value if isinstance(last, ast.Return) else None
         returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
@@ -265,7 +265,7 @@ class OrdinarySpecialization:
         tape = SymbolTable.lookup_symbol(module, name)
         assert isinstance(tape, rev.FuncOp)
         types = tuple(tape.function_type.inputs.data)
-        return Specialization(self.function, types, name, module)  # type: ignore[arg-type]
+        return Specialization(self.function, types, name, module)  # type: ignore[arg-type]  # Compiled has ~f, never asked of it here
 
     def bennett_call(self, args: Sequence[Any]) -> ReversibleCall:
         """``f``'s call as a run of ``@f`` in Bennett mode (``reversible``)."""

@@ -363,7 +363,7 @@ class FunctionCompiler:
         self.tree = source.tree
         params = [a.arg for a in self.tree.args.args]
         self.ctx = ctx = Context(
-            fn=None,  # type: ignore[arg-type]
+            fn=None,  # type: ignore[arg-type]  # the builder needs ctx.loc, so it is set just below
             filename=source.filename,
             line_offset=source.line_offset,
             column_offset=source.column_offset,
@@ -382,9 +382,9 @@ class FunctionCompiler:
             body = body[1:]
         returned: list[ast.expr] = []
         end: ast.AST = self.tree
-        if body and isinstance(body[-1], ast.Return):
+        if body and isinstance(last := body[-1], ast.Return):
             end = body.pop()
-            value = end.value  # type: ignore[attr-defined]
+            value = last.value
             if value is not None:
                 returned = list(value.elts) if isinstance(value, ast.Tuple) else [value]
         self.statements(body)

@@ -58,6 +58,7 @@ class Primitive:
 
     __revmlir_primitive__ = True
     __name__: str  # the decorated function's, set by functools.update_wrapper
+    __wrapped__: Callable[..., Any]  # the decorated function, set there too
 
     def __init__(
         self,
@@ -131,7 +132,7 @@ class Primitive:
     def _signature(self, updates: Sequence[str]) -> FunctionType:
         tree = self.source.tree
         try:
-            annotations = inspect.get_annotations(self.__wrapped__, eval_str=True)  # type: ignore[attr-defined]
+            annotations = inspect.get_annotations(self.__wrapped__, eval_str=True)
         except (NameError, AttributeError, SyntaxError, TypeError) as error:  # Python's own error, located
             raise self.source.error(tree, f"the annotations of primitive {self.__name__} do not evaluate: {error}") from None
         inputs = [self._annotated(annotations, arg.arg, arg, f"parameter '{arg.arg}'") for arg in tree.args.args]

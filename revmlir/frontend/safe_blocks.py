@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from xdsl.dialects import cf, memref, printf
 from xdsl.dialects.builtin import MemRefType, StringAttr, i1
@@ -27,7 +27,7 @@ from revmlir.frontend.expressions import Context, ExpressionCompiler
 SAFE_STATEMENTS = "print(...), assert and counts (c[i] += …)"
 
 
-def is_safe_block(node: ast.AST) -> bool:
+def is_safe_block(node: ast.AST) -> TypeGuard[ast.With]:
     """Whether ``node`` is syntactically ``with <…>safe(…):``, the one
     place an ``assert`` may stand (checked when decorating, before names
     resolve; compiling the block checks that ``safe`` is ``rv.safe``)."""
@@ -49,7 +49,9 @@ class SafeBlockCompiler:
 
     @property
     def fn(self) -> FunctionBuilder:
-        return self.ctx.fn  # type: ignore[return-value]
+        fn = self.ctx.fn
+        assert isinstance(fn, FunctionBuilder), "safe blocks stand in reversible functions only"
+        return fn
 
     def statements(self, body: Sequence[ast.stmt]) -> None:
         ctx = self.ctx

@@ -19,7 +19,7 @@ import dataclasses
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import Any, Protocol, TypeGuard, cast
 
 from revmlir.frontend.types import type_of_annotation, type_of_value
 
@@ -47,10 +47,15 @@ class StructArgument(TypeError):
     that calls without structs pay nothing for them)."""
 
 
+class _NamedTupleClass(Protocol):
+    _fields: tuple[str, ...]
+
+
 def field_names(cls: type) -> tuple[str, ...]:
     if dataclasses.is_dataclass(cls):
         return tuple(f.name for f in dataclasses.fields(cls))
-    return tuple(cls._fields)  # type: ignore[attr-defined]
+    # A struct class that is no dataclass is a named tuple (is_struct_class).
+    return tuple(cast(_NamedTupleClass, cls)._fields)
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,12 @@ def check_part_update(
     other = COMPLEX_PARTS[1 - COMPLEX_PARTS.index(part)]
 
     def visit(node: ast.AST) -> None:
-        reads_variable = isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name
-        if reads_variable and node.attr == other:  # type: ignore[attr-defined]
+        read_part: str | None = None  # the part of the variable ``node`` reads, if it reads one
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == name:
+            read_part = node.attr
+        if read_part == other:
             return
-        if reads_variable or isinstance(node, ast.Name) and node.id == name:
+        if read_part is not None or isinstance(node, ast.Name) and node.id == name:
             raise error(
                 node,
                 f"'{ast.unparse(node)}' aliases '{name}.{part}', which this instruction updates: "

@@ -175,11 +175,12 @@ def dlpack_array(capsule: Any, what: str) -> tuple[DeviceArray, int]:
     capsule is kept (not renamed "used_dltensor"), so that its destructor
     hands the tensor back once the launch no longer holds it."""
     name = _capsule_name(capsule)
+    managed: _DLManagedTensorVersioned | _DLManagedTensor
     if name == b"dltensor_versioned":
         managed = _DLManagedTensorVersioned.from_address(_capsule_pointer(capsule, name))
         readonly = bool(managed.flags & _DLPACK_READ_ONLY)
     elif name == b"dltensor":
-        managed = _DLManagedTensor.from_address(_capsule_pointer(capsule, name))  # type: ignore[assignment]
+        managed = _DLManagedTensor.from_address(_capsule_pointer(capsule, name))
         readonly = False
     else:
         raise TypeError(f"{what}: __dlpack__ gave a capsule named {name!r}, not an unused DLPack tensor")

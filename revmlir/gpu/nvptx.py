@@ -121,7 +121,7 @@ def array_at_address(t: FunctionTranslation, op: Operation) -> None:
 
 @device_rules(*nvvm.SPECIAL_REGISTERS.values(), nvvm.Barrier0Op)
 def _intrinsic(t: FunctionTranslation, op: Operation) -> None:
-    name = op.INTRINSIC  # type: ignore[attr-defined]
+    name = op.INTRINSIC
     if op.results:
         t.set(op.results[0], t.intrinsic(name, [], op.results[0].type, op))
     else:
@@ -130,7 +130,7 @@ def _intrinsic(t: FunctionTranslation, op: Operation) -> None:
 
 @device_rules(nvvm.ExitOp)
 def _ptx(t: FunctionTranslation, op: Operation) -> None:
-    t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)  # type: ignore[attr-defined]
+    t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)
 
 
 def _ptx_atomic(kind: str, type: Attribute) -> tuple[str, str, int] | None:
@@ -285,7 +285,7 @@ def _split_complex_parameters(block: Block) -> None:
         re = block.insert_arg(element, arg.index)
         im = block.insert_arg(element, arg.index)
         create = complexd.CreateOp(re, im, arg.type)
-        block.insert_op_before(create, block.first_op)  # type: ignore[arg-type]
+        block.insert_op_before(create, block.first_op)
         arg.replace_all_uses_with(create.results[0])
         block.erase_arg(arg)
 
@@ -347,7 +347,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
         function.detach()
     for name, type in sorted(needed.items()):
         module.body.block.insert_op_before(
-            llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op  # type: ignore[arg-type]
+            llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op
         )
 
 

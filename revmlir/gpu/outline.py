@@ -255,7 +255,7 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: Che
     if arena:
         _arena_context(body, context.memref, prologue)
     _store(_address(context.memref, prologue), own.memref, JUMP_WORD, prologue)
-    body.insert_ops_before(prologue, body.first_op)  # type: ignore[arg-type]
+    body.insert_ops_before(prologue, body.first_op)
     if arena:
         _in_arena(source, own.memref, checks, function.sym_name.data)
 
@@ -412,7 +412,7 @@ def outline(
     store_checks(module, checks)
     for f, arena in zip(kernels, arenas):
         Rewriter.replace_op(f, launch(f, module_name, arena))
-    module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))  # type: ignore[arg-type]
+    module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))
     module.attributes[CONTAINER] = UnitAttr()
 
 

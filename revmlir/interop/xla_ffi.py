@@ -329,7 +329,12 @@ class _HandlerBuilder:
         """The descriptor ``[data, dims…]`` of the buffer the entry runs on."""
         b = self.builder
         rank = p.rank or 0
-        home = results[p.result] if p.result is not None else arguments[p.source]  # type: ignore[index]
+        if p.result is not None:
+            home = results[p.result]
+        else:
+            # The handler gives every array without a source a result buffer.
+            assert p.source is not None, p
+            home = arguments[p.source]
         dims = self.dims(home, rank)
         data = self.load(home, BUFFER_DATA, PTR)
         nbytes = ir.Constant(I64, p.dtype.itemsize)
@@ -337,8 +342,8 @@ class _HandlerBuilder:
             nbytes = b.mul(nbytes, d)
         if p.result is not None and p.source is None:
             b.call(self.memset, [data, ir.Constant(I32, 0), nbytes])
-        elif p.result is not None:
-            source = arguments[p.source]  # type: ignore[index]
+        elif p.result is not None and p.source is not None:
+            source = arguments[p.source]
             same = ir.Constant(ir.IntType(1), 1)
             for d, e in zip(dims, self.dims(source, rank)):
                 same = b.and_(same, b.icmp_signed("==", d, e))

@@ -152,7 +152,7 @@ def _cmpf(predicate: int, a: float, b: float) -> bool:
 def _complex_constant(op: complexd.ConstantOp) -> complex:
     value = op.value
     assert isinstance(value, ArrayAttr)
-    re, im = (v.value.data for v in value.data)  # type: ignore[attr-defined]
+    re, im = (v.value.data for v in value.data)
     return complex(re, im)
 
 

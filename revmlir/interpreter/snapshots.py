@@ -51,7 +51,7 @@ class SnapshotFunctions(InterpreterFunctions):
         schedule = op.schedule
         try:
             return tuple(int(w) for w in next_entry(
-                schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames  # type: ignore[arg-type]
+                schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames
             ))
         except IndexError:
             # the machine pops a frame on its way up; hand-written words may

@@ -107,10 +107,11 @@ class CheckedCode:
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
         the ``payload`` values the message template formats."""
-        kinds = [payload_kind(v.type) for v in payload]
-        if None in kinds or len(payload) > PAYLOAD_SLOTS:
+        found = [payload_kind(v.type) for v in payload]
+        kinds = [k for k in found if k is not None]
+        if len(kinds) < len(found) or len(payload) > PAYLOAD_SLOTS:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
-        identifier = self.checks.register(op, message, kinds, self.function, error)  # type: ignore[arg-type]
+        identifier = self.checks.register(op, message, kinds, self.function, error)
         true = self.const(True, i1, op)
         bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
         # Checks that pass cost a comparison and a branch to a cold path
@@ -154,7 +155,7 @@ class CheckedCode:
         elif isinstance(op, SHIFTS):
             count = self.get(op.operands[1])
             type = count.type
-            width = 64 if isinstance(type, IndexType) else type.width.data  # type: ignore[attr-defined]
+            width = 64 if isinstance(type, IndexType) else type.width.data
             within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
             self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
 
@@ -213,4 +214,4 @@ def define_fail(module: ModuleOp) -> None:
     declaration.erase()
     if SymbolTable.lookup_symbol(module, ABORT) is None:
         abort = llvm.FuncOp(ABORT, llvm.LLVMFunctionType([]), linkage=llvm.LinkageAttr("external"))
-        module.body.block.insert_op_before(abort, module.body.block.first_op)  # type: ignore[arg-type]
+        module.body.block.insert_op_before(abort, module.body.block.first_op)

@@ -165,7 +165,7 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
             region = op.parent_region()
             assert region is not None and op.parent_block() is not None
             blocks = list(region.blocks)
-            position = blocks.index(op.parent_block())  # type: ignore[arg-type]
+            position = blocks.index(op.parent_block())
             for successor in op.successors:
                 if blocks.index(successor) <= position:
                     yield successor, op
@@ -180,7 +180,7 @@ class HostSafetyPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         table = op.attributes.get(CHECKS_ATTR)
-        checks = CheckTable([e.data for e in table.data] if isinstance(table, ArrayAttr) else [])  # type: ignore[union-attr]
+        checks = CheckTable([e.data for e in table.data] if isinstance(table, ArrayAttr) else [])
         runtime: dict[str, func.FuncOp] = {}
         functions = list(_checked_functions(op))
         recursive = _recursive_calls([f for f, _ in functions])

@@ -94,19 +94,20 @@ def _coefficient(value: SSAValue, loop: scf.ForOp) -> int | None:
     op = value.owner
     if not isinstance(op, _INVARIANT_OPS) or not _is_64_bit(value):
         return None
-    parts = [_coefficient(operand, loop) for operand in op.operands]
-    if None in parts or (isinstance(op, arith.IndexCastOp) and not _is_64_bit(op.operands[0])):
+    found = [_coefficient(operand, loop) for operand in op.operands]
+    parts = [p for p in found if p is not None]
+    if len(parts) < len(found) or (isinstance(op, arith.IndexCastOp) and not _is_64_bit(op.operands[0])):
         return None
     if isinstance(op, arith.AddiOp):
-        return parts[0] + parts[1]  # type: ignore[operator]
+        return parts[0] + parts[1]
     if isinstance(op, arith.SubiOp):
-        return parts[0] - parts[1]  # type: ignore[operator]
+        return parts[0] - parts[1]
     if isinstance(op, arith.MuliOp):
         if parts[0] and parts[1]:
             return None
         factor = [_constant(operand) for operand, part in zip(op.operands, parts) if not part]
         if parts[0] or parts[1]:
-            return None if factor[0] is None else (parts[0] or parts[1]) * factor[0]  # type: ignore[operator]
+            return None if factor[0] is None else (parts[0] or parts[1]) * factor[0]
         return 0
     return 0 if not any(parts) else (parts[0] if isinstance(op, arith.IndexCastOp) else None)
 
@@ -150,7 +151,7 @@ class _Before:
 
     def insert(self, op: Operation) -> Operation:
         op.location = self.loop.location
-        self.loop.parent_block().insert_op_before(op, self.loop)  # type: ignore[union-attr]
+        self.loop.parent_block().insert_op_before(op, self.loop)
         return op
 
     def emit(self, op: Operation) -> SSAValue:
@@ -193,7 +194,7 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> None:
     invariant: dict[SSAValue, SSAValue] = {}
     for access in accesses:
         size = before.value(access.size, None, invariant)
-        limit = before.constant(SIZE_LIMIT, size.type)  # type: ignore[arg-type]
+        limit = before.constant(SIZE_LIMIT, size.type)
         conditions.append(before.emit(arith.CmpiOp(size, limit, "ule")))
         for end in (loop.lb, last):
             index = before.value(access.index, end, dict(invariant))

@@ -290,4 +290,4 @@ def define_runtime(module: ModuleOp) -> None:
     present = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
     for name in sorted(called - present):
         declaration = llvm.FuncOp(name, _LIBC[name], linkage=llvm.LinkageAttr("external"))
-        module.body.block.insert_op_before(declaration, module.body.block.first_op)  # type: ignore[arg-type]
+        module.body.block.insert_op_before(declaration, module.body.block.first_op)

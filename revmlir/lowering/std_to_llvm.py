@@ -858,7 +858,7 @@ def _rounded_division(t: FunctionTranslation, op: Operation) -> None:
 
 
 def _int_width(type: Attribute) -> int:
-    return 64 if isinstance(type, IndexType) else type.width.data  # type: ignore[attr-defined]
+    return 64 if isinstance(type, IndexType) else type.width.data
 
 
 def _resize(t: FunctionTranslation, op: Operation, signed: bool = True) -> None:
@@ -1242,9 +1242,9 @@ def _create(t: FunctionTranslation, op: Operation) -> None:
 @translates(complexd.ConstantOp)
 def _complex_constant(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, complexd.ConstantOp)
-    element = op.results[0].type.element_type  # type: ignore[attr-defined]
+    element = op.results[0].type.element_type
     assert isinstance(op.value, ArrayAttr)
-    re, im = (t.const(v.value.data, element, op) for v in op.value.data)  # type: ignore[attr-defined]
+    re, im = (t.const(v.value.data, element, op) for v in op.value.data)
     _complex(t, op, re, im)
 
 

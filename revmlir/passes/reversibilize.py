@@ -32,4 +32,4 @@ class ReversibilizePass(ModulePass):
             raise PassFailedException(
                 f"reversibilize: mode must be one of {', '.join(MODES)}, not '{self.mode}'"
             )
-        reversibilize(op, self.mode)  # type: ignore[arg-type]
+        reversibilize(op, self.mode)

@@ -415,11 +415,11 @@ class FunctionTranslator:
         return building_at_end(self.builder, block)
 
 _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], None]] = {
-    memref.StoreOp: FunctionTranslator._store,  # type: ignore[dict-item]
-    scf.ForOp: FunctionTranslator._for,  # type: ignore[dict-item]
-    scf.WhileOp: FunctionTranslator._while,  # type: ignore[dict-item]
-    scf.IfOp: FunctionTranslator._if,  # type: ignore[dict-item]
-    func.CallOp: FunctionTranslator._call,  # type: ignore[dict-item]
+    memref.StoreOp: FunctionTranslator._store,
+    scf.ForOp: FunctionTranslator._for,
+    scf.WhileOp: FunctionTranslator._while,
+    scf.IfOp: FunctionTranslator._if,
+    func.CallOp: FunctionTranslator._call,
 }
 """How each ordinary statement is translated (expressions are copied)."""
 

@@ -183,7 +183,7 @@ class NativeModule(Backend):
         calling convention (its results are the final values of its scalar
         arguments, in order; arrays change in place), such as the wrappers
         that run ordinary code as it is (``revmlir.frontend.ordinary``)."""
-        return _NativeCall(self, function, backward=False)  # type: ignore[arg-type]
+        return _NativeCall(self, function, backward=False)
 
 
 class _NativeCall:
@@ -287,9 +287,10 @@ class _Frame:
 
     def __init__(self, arguments: Sequence[_Argument], writes: frozenset[int], marshalled: bool):
         self.storage = [argument.allocate() for argument in arguments]
-        arrays = [i for i, a in enumerate(arguments) if a.extent is not None]
+        extents = [(i, a.extent) for i, a in enumerate(arguments) if a.extent is not None]
+        arrays = [i for i, _ in extents]
         self.extents = (
-            Extents(arrays, self.storage, [arguments[i].extent for i in arrays], writes)  # type: ignore[misc]
+            Extents(arrays, self.storage, [extent for _, extent in extents], writes)
             if len(arrays) > 1 and writes
             else None
         )

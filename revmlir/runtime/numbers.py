@@ -32,7 +32,7 @@ class Fixed:
                 f"{FIXED_WIDTHS} bits with 0 to width - 1 fraction bits"
             )
 
-    def __class_getitem__(cls, item: int | tuple[int, int]) -> Fixed:  # type: ignore[override]
+    def __class_getitem__(cls, item: int | tuple[int, int]) -> Fixed:
         return cls(*item) if isinstance(item, tuple) else cls(item)
 
     @property
