@@ -18,11 +18,9 @@ from xdsl.dialects.builtin import (
     ComplexType,
     FileLineColLoc,
     IndexType,
-    IntAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
-    StringAttr,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
@@ -115,11 +113,7 @@ class ModuleCompiler:
                 raise primitive.rule_error(kind, rule, results)
         extern = ExternOp(name, primitive.signature, primitive.symbol, rules, primitive.updates, primitive.arrays)
         source = primitive.source
-        extern.location = FileLineColLoc(
-            StringAttr(source.filename),
-            IntAttr(source.tree.lineno + source.line_offset),
-            IntAttr(source.tree.col_offset + source.column_offset + 1),
-        )
+        extern.location = source.loc(source.tree)
         self.builder.ops.extend([extern, *self.rules.functions[self.emitted_rules :]])
         self.emitted_rules = len(self.rules.functions)
         return name
@@ -146,7 +140,6 @@ class ModuleCompiler:
 
 
 def _located_error(op: Operation, message: str) -> ReversibleSyntaxError:
-    from xdsl.dialects.builtin import FileLineColLoc
 
     loc = op.location
     if isinstance(loc, FileLineColLoc):
@@ -166,17 +159,16 @@ class FunctionCompiler:
         self.function = function
         source = function.source
         self.tree = source.tree
+        params = [a.arg for a in self.tree.args.args]
+        self.fn = module.builder.function(name, list(zip(params, types)), source.loc(self.tree))
         ctx = Context(
-            fn=None,  # type: ignore[arg-type]  # the builder needs ctx.loc, so it is set just below
+            fn=self.fn,
             filename=source.filename,
             line_offset=source.line_offset,
             column_offset=source.column_offset,
             namespace=namespace_of(function.pyfunc),
             primitive=module.primitive,
         )
-        params = [a.arg for a in self.tree.args.args]
-        self.fn = module.builder.function(name, list(zip(params, types)), ctx.loc(self.tree))
-        ctx.fn = self.fn
         self.ctx = ctx
         self.expr = ExpressionCompiler(ctx)
         self.ended: dict[str, ast.AST] = {}  # variable → the rv.free / rv.push that ended it

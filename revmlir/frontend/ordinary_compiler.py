@@ -362,8 +362,9 @@ class FunctionCompiler:
         source = function.source
         self.tree = source.tree
         params = [a.arg for a in self.tree.args.args]
+        self.fn = OrdinaryBuilder(name, list(zip(params, types)), source.loc(self.tree))
         self.ctx = ctx = Context(
-            fn=None,  # type: ignore[arg-type]  # the builder needs ctx.loc, so it is set just below
+            fn=self.fn,
             filename=source.filename,
             line_offset=source.line_offset,
             column_offset=source.column_offset,
@@ -372,8 +373,6 @@ class FunctionCompiler:
             "point (a name first assigned inside a loop or a branch ends with it)",
             primitive=module.primitive,
         )
-        self.fn = OrdinaryBuilder(name, list(zip(params, types)), ctx.loc(self.tree))
-        ctx.fn = self.fn
         self.expr = OrdinaryExpressions(ctx, self.call)
 
     def compile(self) -> func.FuncOp:

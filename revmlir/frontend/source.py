@@ -15,6 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
 from revmlir.frontend.errors import ReversibleSyntaxError
 from revmlir.frontend.structs import is_struct_class
 from revmlir.frontend.types import KNOWN_ANNOTATIONS, Stack, is_known_annotation
@@ -26,6 +28,14 @@ class Source:
     filename: str
     line_offset: int
     column_offset: int
+
+    def loc(self, node: ast.AST) -> FileLineColLoc:
+        """``node``'s place in the user's file, as an op's location."""
+        return FileLineColLoc(
+            StringAttr(self.filename),
+            IntAttr(getattr(node, "lineno", 1) + self.line_offset),
+            IntAttr(getattr(node, "col_offset", 0) + self.column_offset + 1),
+        )
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
         """A diagnostic at ``node``, located in the user's file."""
