@@ -689,3 +689,15 @@ def test_signature_restrictions():
         return x
 
     check(at_decoration(f), "# E:default", "ordinary functions do not support default values", None, "def")
+
+
+def test_the_reversible_form_of_an_ordinary_function_has_no_inverse():
+    """Its specialization runs Bennett's form forward only: ``~f`` is a
+    reversible function's, and asking for it names the function."""
+
+    @rv.ordinary
+    def square(x: float):
+        return x * x
+
+    with pytest.raises(TypeError, match=r"square is not reversible: it has no inverse"):
+        square.specialization_for(3.0).reversible.inverse

@@ -195,7 +195,7 @@ class OrdinarySpecialization:
         except ReversibilizeError as error:
             raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversible_types = (*types, *result_types, *(types[i] for i in written))
-        spec = Specialization(function, reversible_types, name, module)  # type: ignore[arg-type]  # Compiled has ~f, never asked of it here
+        spec = Specialization(function, reversible_types, name, module)
         last = function.source.tree.body[-1]
         value = last.value if isinstance(last, ast.Return) else None
         returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
@@ -265,7 +265,7 @@ class OrdinarySpecialization:
         tape = SymbolTable.lookup_symbol(module, name)
         assert isinstance(tape, rev.FuncOp)
         types = tuple(tape.function_type.inputs.data)
-        return Specialization(self.function, types, name, module)  # type: ignore[arg-type]  # Compiled has ~f, never asked of it here
+        return Specialization(self.function, types, name, module)
 
     def bennett_call(self, args: Sequence[Any]) -> ReversibleCall:
         """``f``'s call as a run of ``@f`` in Bennett mode (``reversible``)."""

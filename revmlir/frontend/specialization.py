@@ -17,7 +17,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -46,7 +46,13 @@ class Compiled(Protocol):
         """``"auto"``, ``"native"`` or ``"interpreter"`` (``BACKENDS``)."""
         ...
 
-    def __invert__(self) -> Compiled:
+
+@runtime_checkable
+class Invertible(Compiled, Protocol):
+    """A compiled function that runs backwards too: a ``@rv.reversible``
+    function and its inverse, not an ``@rv.ordinary`` one."""
+
+    def __invert__(self) -> Invertible:
         """The function run backwards: ``~f``, whose specialization is
         ``Specialization.inverse``."""
         ...
@@ -98,10 +104,13 @@ class Specialization:
         from revmlir.inversion import invert_function
         from revmlir.naming import inverse_name
 
+        function = self.function
+        if not isinstance(function, Invertible):
+            raise TypeError(f"{function.__name__} is not reversible: it has no inverse")
         module = self.module.clone()
         primal = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == self.name)
         module.body.block.insert_op_after(invert_function(primal), primal)
-        return Specialization(~self.function, self.types, inverse_name(self.name), module)
+        return Specialization(~function, self.types, inverse_name(self.name), module)
 
     @functools.cached_property
     def written(self) -> tuple[bool, ...]:
