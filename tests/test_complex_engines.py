@@ -14,6 +14,7 @@ import struct
 import numpy as np
 import pytest
 
+import revmlir as rv
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
@@ -168,3 +169,38 @@ def test_powers_of_zero_and_to_zero_on_both_engines(engines):
     assert all(math.isnan(p) for p in (lambda v: (v.real, v.imag))(run_both(engines, "pow", (0j, -1 + 0j))))
     assert run_both(engines, "pow", (complex(math.nan, 1.0), 0j)) == 1 + 0j
     assert run_both(engines, "pow", (1j, 2 + 0j)) == -1 + 0j
+
+
+FREE = """
+rev.func @free(%a: complex<f64>, %b: complex<f64>) {
+  %z = anc.alloc %a : complex<f64>
+  anc.free %z, %b : complex<f64>
+  rev.return %a, %b : complex<f64>, complex<f64>
+}"""
+
+
+@pytest.fixture(scope="module")
+def free_engines() -> tuple[RevInterpreter, NativeModule]:
+    module = parse_module(FREE, "free.mlir")
+    return RevInterpreter(module), NativeModule.compile(module)
+
+
+@pytest.mark.parametrize("a, b, close", [
+    (1 + 1j, 1 + 1j, True),
+    (1 + 1j, 1 + 1j + 1e-12, True),
+    (1 + 1j, 2 + 1j, False),
+    (1.5e308 + 1.5e308j, 1.5e308 + 1.4999999999e308j, True),
+    (1.5e308 + 1.5e308j, -1.5e308 + 1.5e308j, False),
+    (complex(math.inf, 1), complex(math.inf, 1), True),
+    (complex(math.nan, 1), complex(math.nan, 1), False),
+])
+def test_a_check_of_complex_numbers_decides_alike_on_both_engines(free_engines, a, b, close):
+    """A free's check: equal, or a finite |a − b| within the tolerance
+    (relative or absolute).  ``cmath.isclose`` took the infinite gap of
+    1.5·10³⁰⁸(1+i) − 1.5·10³⁰⁸(−1+i) as close, native code did not."""
+    for engine in free_engines:
+        if close:
+            assert engine.call("free", a, b) == (a, b)
+        else:
+            with pytest.raises(rv.InvertibilityError, match=r"^free.mlir:4:3: 'anc.free' in @free: ancilla freed"):
+                engine.call("free", a, b)

@@ -117,6 +117,20 @@ def power(op: Operation, a: complex, b: complex) -> complex:
     return complex(*complex_functions.power(_FLOATS, a.real, a.imag, b.real, b.imag))
 
 
+def close(a: complex, b: complex, tolerance: float) -> bool:
+    """A check's equality of complex numbers, as native code decides it
+    (``rev_to_std``'s ``same``): equal parts, or a finite ``|a − b|`` within
+    ``tol``, ``tol·|a|`` or ``tol·|b|``.  ``cmath.isclose`` differs where the
+    difference overflows: an infinite gap is close to an infinite ``|b|``
+    there."""
+    if a == b:
+        return True
+    size = functools.partial(complex_functions.absolute, _FLOATS)
+    gap = size((a - b).real, (a - b).imag)
+    return gap < math.inf and (
+        gap <= tolerance or gap <= size(a.real, a.imag) * tolerance or gap <= size(b.real, b.imag) * tolerance)
+
+
 COMPLEX_SEMANTICS: dict[type[Operation], Callable[..., Any]] = {
     **{kind: _unary(function) for kind, function in complex_functions.UNARY.items()},
     **{kind: _to_real(function) for kind, function in complex_functions.TO_REAL.items()},
