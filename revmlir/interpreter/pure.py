@@ -6,7 +6,8 @@ Floats follow IEEE semantics (division by zero gives ±inf, log(0) gives -inf)
 because numpy computes them; the runner evaluates under
 ``numpy.errstate(all="ignore")``.  Transcendental functions and ``fma`` are
 the C math library's (``revmlir.runtime.libm``), which native code calls, so
-that both engines agree bit for bit.
+that both engines agree bit for bit; the complex functions native code
+translates are its algorithms (``complex_numbers``), the others ``cmath``'s.
 """
 
 from __future__ import annotations
