@@ -15,6 +15,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -220,6 +221,25 @@ define double @f(double %x) {
 }"""
     with pytest.raises(UnresolvedSymbolError, match="no_such_function"):
         jit(text)
+
+
+@pytest.mark.parametrize("name, op", [("exp", "math.exp"), ("tanh", "math.tanh"), ("hypot", "math.sin")])
+def test_a_function_named_like_a_library_function_it_calls_is_refused(name, op):
+    """``@exp`` calling ``math.exp`` bound the library call to itself and
+    recursed until the process crashed; ``@tanh`` (a libm declaration)
+    failed inside llvmlite.  A located diagnostic instead; other names run."""
+    source = f"""
+rev.func @{name}(%y: f64, %z: f64) {{
+  %t = {op} %z : f64
+  %y1 = rev.add %y, %t : f64
+  rev.return %y1, %z : f64, f64
+}}"""
+    module = parse_module(source, "named.mlir")
+    if name == "hypot":
+        assert NativeModule.compile(module).call(name, 0.0, 1.0)[0] == math.sin(1.0)
+        return
+    with pytest.raises(PassFailedException, match=rf"named.mlir:2:1: @{name} is named like the C library function"):
+        NativeModule.compile(module)
 
 
 # -- every op the lowering translates -----------------------------------------

@@ -181,6 +181,10 @@ class ModuleTranslation:
     overrides: RuleTable[Rule] | None = None
     """Rules that take precedence over ``translates``, for a target whose
     code differs (GPU code: ``revmlir.gpu.nvptx``)."""
+    library: set[str] = field(default_factory=set[str])
+    """The C library functions the code calls: libm calls, and the
+    functions LLVM's math intrinsics may become (``exp``, ``expf`` for
+    ``llvm.exp.*``)."""
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
@@ -276,11 +280,14 @@ class FunctionTranslation:
         return result
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
+        function = name.split(".")[1]
+        self.module.library.update((function, function + "f"))
         return self.value(llvm.CallIntrinsicOp(name, list(args), [result]), like)
 
     def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
         type = args[0].type
         symbol = name if isinstance(type, Float64Type) else name + "f"
+        self.module.library.add(symbol)
         self.module.declare(symbol, [a.type for a in args], type)
         return self.value(llvm.CallOp(symbol, *args, return_type=type), like)
 
@@ -1417,6 +1424,12 @@ def translate_module(
             translation.functions.append(mlir_ciface(translation, source))
             if follows_rev_convention(source):
                 translation.functions.append(ciface(source))
+    for source in sources:
+        if not source.is_declaration and source.sym_name.data in translation.library:
+            raise PassFailedException(
+                f"{describe_op(source)}: @{source.sym_name.data} is named like the C library function "
+                "its code calls, which would call it instead: rename it"
+            )
     for source in sources:
         source.detach()
     op.body.block.add_ops(translation.module())
