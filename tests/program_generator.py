@@ -139,6 +139,11 @@ class Extensions:
     failing_checks: bool = False
     """Ancillas freed sometimes against a value one off: the run must fail
     with the same error on both engines."""
+    complex: bool = False
+    """Float leaves computed through a complex function (``exp``, ``log``,
+    ``sqrt``, ``sin``, ``tanh``, ``pow``, ``div`` …) of numbers made from the
+    state, read back as a part, the size or the angle: the engines must
+    agree on them (infinities and NaN included)."""
 
 
 def zero_of(type: str) -> Any:
@@ -161,6 +166,8 @@ def zero_of(type: str) -> Any:
 #   ("negf", a)
 #   ("sitofp", a)
 #   ("ext", op, a)                  arith.extui/extsi of an i1 to i64
+#   ("complex", fn, part, a, b)     complex.<part> of complex.<fn> of a + ib
+#                                   (and of e^(b + ia), never 0, for a binary fn)
 #
 # index trees: ("cidx", k) | ("didx", base_int_tree, shift) | ("ividx", ssa)
 
@@ -181,6 +188,9 @@ CMP_PREDS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 BOUNDED_FNS = ["tanh", "sin", "cos", "atan"]
 INT_CONSTS = [0, 1, -1, 2, 3, 7, -5, 100, 2**31, INT_MAX, INT_MIN]
 FLOAT_CONSTS = [0.0, 1.0, -1.0, 0.5, -0.25, 1.5, -2.0]
+COMPLEX_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh"]
+COMPLEX_BINARY = ["mul", "div", "pow"]
+COMPLEX_PARTS = ["re", "im", "abs", "angle"]
 
 
 def tree_vars(tree: Tree) -> set[int]:
@@ -440,8 +450,11 @@ class ProgramBuilder:
             return ("bool", self.pick(["andi", "ori", "xori"]), cmp(), cmp())
         return cmp()
 
-    def float_leaf(self, scope: Scope, exclude: set[int]) -> Tree:
-        """A bounded (|x| ≤ 2), 1-Lipschitz function of the current state."""
+    def float_leaf(self, scope: Scope, exclude: set[int], complex: bool = True) -> Tree:
+        """A bounded (|x| ≤ 2), 1-Lipschitz function of the current state;
+        with the ``complex`` extension, sometimes one through a complex
+        function instead (bounded, finite: ``tanh`` or ``atan`` of its
+        result, which may be infinite)."""
         options = ["const", "int"]
         floats = [v for v in self.vars_of(scope, F64) if v not in exclude]
         if floats:
@@ -456,6 +469,10 @@ class ProgramBuilder:
             load = self.load(scope, self.pick(memrefs), exclude)
             if load is not None:
                 return ("math", self.pick(BOUNDED_FNS), load)
+        if complex and self.extensions.complex and self.chance(25):
+            fn, part = self.pick(COMPLEX_UNARY + COMPLEX_BINARY), self.pick(COMPLEX_PARTS)
+            parts = self.float_leaf(scope, exclude, False), self.float_leaf(scope, exclude, False)
+            return ("math", self.pick(["tanh", "atan"]), ("complex", fn, part, *parts))
         if kind == "int":
             small = ("bin", "andi", I64, self.int_tree(scope, exclude, 1), ("const", I64, 3))
             return ("bin", "mulf", F64, ("sitofp", small), ("const", F64, 0.5))
@@ -614,6 +631,20 @@ class ProgramBuilder:
             ea, eb = self.emit_tree(scope, a), self.emit_tree(scope, b)
             name = self.fresh("e")
             scope.emit(f"{name} = arith.select {ec}, {ea}, {eb} : {type}")
+            return name
+        if kind == "complex":
+            _, fn, part, a, b = tree
+            ea, eb = self.emit_tree(scope, a), self.emit_tree(scope, b)
+            z, swapped, w, result = (self.fresh("z") for _ in range(4))
+            name = self.fresh("f")
+            scope.emit(f"{z} = complex.create {ea}, {eb} : complex<f64>")
+            if fn in COMPLEX_BINARY:
+                scope.emit(f"{swapped} = complex.create {eb}, {ea} : complex<f64>")
+                scope.emit(f"{w} = complex.exp {swapped} : complex<f64>")
+                scope.emit(f"{result} = complex.{fn} {z}, {w} : complex<f64>")
+            else:
+                scope.emit(f"{result} = complex.{fn} {z} : complex<f64>")
+            scope.emit(f"{name} = complex.{part} {result} : complex<f64>")
             return name
         if kind in UNARY_FORMS:
             prefix, form = UNARY_FORMS[kind]

@@ -6,7 +6,8 @@ Floats follow IEEE semantics (division by zero gives ±inf, log(0) gives -inf)
 because numpy computes them; the runner evaluates under
 ``numpy.errstate(all="ignore")``.  Transcendental functions and ``fma`` are
 the C math library's (``revmlir.runtime.libm``), which native code calls, so
-that both engines agree bit for bit.
+that both engines agree bit for bit; the complex functions native code
+translates are its algorithms (``complex_numbers``), the others ``cmath``'s.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
+from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS
 from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
@@ -163,23 +165,6 @@ def _bitcast(value: Any, to: Any) -> Any:
     if isinstance(value, float):
         return struct.unpack("<q", struct.pack("<d", value))[0]
     return struct.unpack("<d", struct.pack("<q", int(value)))[0]
-
-
-def _complex_divide(a: complex, b: complex) -> complex:
-    """Smith's algorithm, as numpy divides and native code does
-    (``std_to_llvm._divide``, the same operations in the same order): the
-    ratio of the divisor's smaller part to its larger keeps the products in
-    range; a zero divisor gives ``(a.real/0, a.imag/0)``."""
-    ar, ai, br, bi = (np.float64(v) for v in (a.real, a.imag, b.real, b.imag))
-    if abs(br) >= abs(bi):
-        if abs(br) == 0:
-            return complex(ar / abs(br), ai / abs(br))
-        ratio = bi / br
-        scale = 1.0 / (br + bi * ratio)
-        return complex((ar + ai * ratio) * scale, (ai - ar * ratio) * scale)
-    ratio = br / bi
-    scale = 1.0 / (bi + br * ratio)
-    return complex((ar * ratio + ai) * scale, (ai * ratio - ar) * scale)
 
 
 def _overflowing(accurate: Callable[[complex], complex], c_library: Callable[[Any], Any]) -> Semantics:
@@ -313,25 +298,14 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     complexd.CreateOp: lambda op, re, im: complex(re, im),
     complexd.ReOp: lambda op, z: z.real,
     complexd.ImOp: lambda op, z: z.imag,
-    complexd.AbsOp: lambda op, z: abs(z),
-    complexd.AngleOp: lambda op, z: cmath.phase(z),
     complexd.AddOp: lambda op, a, b: a + b,
     complexd.SubOp: lambda op, a, b: a - b,
-    complexd.MulOp: lambda op, a, b: a * b,
-    complexd.DivOp: lambda op, a, b: _complex_divide(a, b),
+    **COMPLEX_SEMANTICS,
     complexd.NegOp: lambda op, z: -z,
     complexd.ConjOp: lambda op, z: z.conjugate(),
-    complexd.ExpOp: _overflowing(cmath.exp, np.exp),
     complexd.Expm1Op: _overflowing(lambda z: cmath.exp(z) - 1, np.expm1),
-    complexd.LogOp: lambda op, z: complex(np.log(np.complex128(z))),
     complexd.Log1pOp: lambda op, z: complex(np.log1p(np.complex128(z))),
-    complexd.SqrtOp: lambda op, z: cmath.sqrt(z),
     complexd.RsqrtOp: lambda op, z: 1 / cmath.sqrt(z),
-    complexd.SinOp: _overflowing(cmath.sin, np.sin),
-    complexd.CosOp: _overflowing(cmath.cos, np.cos),
-    complexd.TanOp: _overflowing(cmath.tan, np.tan),
-    complexd.TanhOp: _overflowing(cmath.tanh, np.tanh),
-    complexd.PowOp: lambda op, a, b: complex(np.complex128(a) ** np.complex128(b)),
     complexd.SignOp: lambda op, z: z / abs(z) if z else z,
     complexd.EqualOp: lambda op, a, b: a == b,
     complexd.NotEqualOp: lambda op, a, b: a != b,

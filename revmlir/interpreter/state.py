@@ -4,7 +4,6 @@ borrowed elements, and the inverse code it derived for ``rev.uncall``,
 
 from __future__ import annotations
 
-import cmath
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +17,7 @@ from xdsl.rewriter import InsertPoint
 from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, InvertibilityError, describe_op
 from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
+from revmlir.interpreter import complex_numbers
 from revmlir.inversion import Inverter, invert_function
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
 
@@ -97,7 +97,7 @@ class Runtime:
         if isinstance(a, bool | int) and isinstance(b, bool | int):
             return a == b
         if isinstance(a, complex) or isinstance(b, complex):
-            return cmath.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance)
+            return complex_numbers.close(complex(a), complex(b), self.tolerance)
         import math
 
         return math.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance)

@@ -266,8 +266,9 @@ class FunctionLowering(CheckedCode):
 
     def same(self, a: SSAValue, b: SSAValue, like: Operation, b_is_zero: bool = False) -> SSAValue:
         """Equality for checks: exact on integers, on floats and complex
-        numbers what ``math.isclose``/``cmath.isclose`` decide with ``tol``
-        as both tolerances (the interpreter's test): ``a = b``, or a finite
+        numbers what ``math.isclose`` decides with ``tol`` as both
+        tolerances (the interpreter's test, ``complex_numbers.close`` for
+        complex numbers): ``a = b``, or a finite
         ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol`` (which is
         ``|a| ≤ tol`` when ``b`` is known to be zero and ``tol < 1``).
 

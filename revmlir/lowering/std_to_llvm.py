@@ -93,7 +93,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape
-from revmlir.lowering import stacks
+from revmlir.lowering import complex_functions, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
 
@@ -181,6 +181,10 @@ class ModuleTranslation:
     overrides: RuleTable[Rule] | None = None
     """Rules that take precedence over ``translates``, for a target whose
     code differs (GPU code: ``revmlir.gpu.nvptx``)."""
+    library: set[str] = field(default_factory=set[str])
+    """The C library functions the code calls: libm calls, and the
+    functions LLVM's math intrinsics may become (``exp``, ``expf`` for
+    ``llvm.exp.*``)."""
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
@@ -276,11 +280,14 @@ class FunctionTranslation:
         return result
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
+        function = name.split(".")[1]
+        self.module.library.update((function, function + "f"))
         return self.value(llvm.CallIntrinsicOp(name, list(args), [result]), like)
 
     def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
         type = args[0].type
         symbol = name if isinstance(type, Float64Type) else name + "f"
+        self.module.library.add(symbol)
         self.module.declare(symbol, [a.type for a in args], type)
         return self.value(llvm.CallOp(symbol, *args, return_type=type), like)
 
@@ -1261,18 +1268,6 @@ def _complex_add(t: FunctionTranslation, op: Operation) -> None:
     _complex(t, op, t.value(kind(ar, br), op), t.value(kind(ai, bi), op))
 
 
-@translates(complexd.MulOp)
-def _complex_mul(t: FunctionTranslation, op: Operation) -> None:
-    r, (x, y) = _real(t, op)
-    _complex(t, op, *_multiply(r, x, y))
-
-
-@translates(complexd.DivOp)
-def _complex_div(t: FunctionTranslation, op: Operation) -> None:
-    r, ((ar, ai), (br, bi)) = _real(t, op)
-    _complex(t, op, *_divide(r, ar, ai, br, bi))
-
-
 @translates(complexd.NegOp, complexd.ConjOp)
 def _complex_neg(t: FunctionTranslation, op: Operation) -> None:
     re, im = _parts(t, t.get(op.operands[0]), op)
@@ -1281,36 +1276,40 @@ def _complex_neg(t: FunctionTranslation, op: Operation) -> None:
     _complex(t, op, re, t.value(llvm.FNegOp(im), op))
 
 
-@translates(complexd.AbsOp)
-def _complex_abs(t: FunctionTranslation, op: Operation) -> None:
-    re, im = _parts(t, t.get(op.operands[0]), op)
-    t.set(op.results[0], t.libm("hypot", [re, im], op))
+@translates(*complex_functions.TO_REAL)
+def _complex_to_real(t: FunctionTranslation, op: Operation) -> None:
+    r, ((re, im),) = _real(t, op)
+    t.set(op.results[0], complex_functions.TO_REAL[type(op)](r, re, im))
 
 
-@translates(complexd.AngleOp)
-def _complex_angle(t: FunctionTranslation, op: Operation) -> None:
-    re, im = _parts(t, t.get(op.operands[0]), op)
-    t.set(op.results[0], t.libm("atan2", [im, re], op))
-
-
-@translates(complexd.LogOp)
-def _complex_log(t: FunctionTranslation, op: Operation) -> None:
-    re, im = _parts(t, t.get(op.operands[0]), op)
-    size = t.libm("hypot", [re, im], op)
-    log = t.intrinsic(f"llvm.log.{_float_suffix(size.type)}", [size], size.type, op)
-    _complex(t, op, log, t.libm("atan2", [im, re], op))
-
-
-@translates(complexd.ExpOp)
-def _complex_exp(t: FunctionTranslation, op: Operation) -> None:
+@translates(*complex_functions.UNARY)
+def _complex_function(t: FunctionTranslation, op: Operation) -> None:
     r, ((a, b),) = _real(t, op)
-    _complex(t, op, *_exp_of(r, a, b))
+    _complex(t, op, *complex_functions.UNARY[type(op)](r, a, b))
+
+
+@translates(complexd.MulOp)
+def _complex_mul(t: FunctionTranslation, op: Operation) -> None:
+    r, (x, y) = _real(t, op)
+    _complex(t, op, *complex_functions.multiply(r, x, y))
+
+
+@translates(complexd.DivOp)
+def _complex_div(t: FunctionTranslation, op: Operation) -> None:
+    r, ((ar, ai), (br, bi)) = _real(t, op)
+    _complex(t, op, *complex_functions.divide(r, ar, ai, br, bi))
+
+
+@translates(complexd.PowOp)
+def _complex_pow(t: FunctionTranslation, op: Operation) -> None:
+    r, ((a, b), (c, d)) = _real(t, op)
+    _complex(t, op, *complex_functions.power(r, a, b, c, d))
 
 
 class _Real:
-    """Real arithmetic emitted while translating ``op``: the complex
-    functions below are written with it, from real libm functions and
-    intrinsics, so that they need no C ``complex`` ABI."""
+    """``complex_functions.Real`` emitted while translating ``op``: LLVM
+    instructions, intrinsics and libm calls, so that the complex functions
+    need no C ``complex`` ABI."""
 
     OEQ, OGT, OGE, OLT = 1, 2, 3, 4  # arith.cmpf / LLVM fcmp predicates
 
@@ -1341,6 +1340,9 @@ class _Real:
     def cmp(self, predicate: int, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._emit(llvm.FCmpOp(a, b, IntegerAttr(predicate, i64)))
 
+    def both(self, first: SSAValue, second: SSAValue) -> SSAValue:
+        return self._emit(llvm.AndOp(first, second))
+
     def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
         return self._emit(llvm.SelectOp(condition, a, b))
 
@@ -1350,160 +1352,19 @@ class _Real:
     def libm(self, name: str, *args: SSAValue) -> SSAValue:
         return self.t.libm(name, list(args), self.op)
 
+    def integer(self, value: SSAValue) -> SSAValue:
+        """``llvm.fptosi.sat``: an i64, NaN as 0, beyond the range its ends."""
+        return self.t.intrinsic(f"llvm.fptosi.sat.i64.{_float_suffix(self.type)}", [value], i64, self.op)
+
+    def has_bit(self, integer: SSAValue, bit: int) -> SSAValue:
+        masked = self._emit(llvm.AndOp(integer, self.t.const(1 << bit, i64, self.op)))
+        return self._emit(llvm.ICmpOp(masked, self.t.const(0, i64, self.op), IntegerAttr(1, i64)))
+
 
 def _real(t: FunctionTranslation, op: Operation) -> tuple[_Real, list[tuple[SSAValue, SSAValue]]]:
     """The arithmetic for ``op`` and its complex operands as (re, im)."""
     parts = [_parts(t, t.get(v), op) for v in op.operands]
     return _Real(t, op, parts[0][0].type), parts
-
-
-def _tanh(r: _Real, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """tanh(x + iy), Kahan's formula: with s = sinh x, β = 1 + tan²y,
-    ρ = √(1 + s²), tanh = (βρs + i tan y) / (1 + βs²); beyond |x| = 22,
-    where tanh x rounds to ±1, the imaginary part is 4 sin y cos y e^(−2|x|)."""
-    tan, sinh = r.libm("tan", y), r.libm("sinh", x)
-    beta = r.add(r.c(1.0), r.mul(tan, tan))
-    rho = r.intrinsic("sqrt", r.add(r.c(1.0), r.mul(sinh, sinh)))
-    denominator = r.add(r.c(1.0), r.mul(beta, r.mul(sinh, sinh)))
-    re = r.div(r.mul(beta, r.mul(rho, sinh)), denominator)
-    im = r.div(tan, denominator)
-    size = r.intrinsic("fabs", x)
-    far = r.cmp(r.OGT, size, r.c(22.0))
-    decay = r.intrinsic("exp", r.mul(r.c(-2.0), size))
-    far_im = r.mul(r.mul(r.c(4.0), r.intrinsic("sin", y)), r.mul(r.intrinsic("cos", y), decay))
-    return r.select(far, r.intrinsic("copysign", r.c(1.0), x), re), r.select(far, far_im, im)
-
-
-def _exp_of(r: _Real, x: SSAValue, y: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """e^x (cos y + i sin y), as the interpreter computes it: where e^x
-    overflows but a part of the result may not (x past ln(DBL_MAX)), as
-    (e^(x/2) cos y) e^(x/2); a real argument keeps its imaginary zero
-    (e^1000 is ∞ + 0i, not ∞ + NaN·i)."""
-    cos, sin = r.intrinsic("cos", y), r.intrinsic("sin", y)
-    scale = r.intrinsic("exp", x)
-    half = r.intrinsic("exp", r.mul(r.c(0.5), x))
-    large = r.cmp(r.OGT, x, r.c(_EXP_OVERFLOW))
-    re = r.select(large, r.mul(r.mul(half, cos), half), r.mul(scale, cos))
-    im = r.select(large, r.mul(r.mul(half, sin), half), r.mul(scale, sin))
-    return re, r.select(r.cmp(r.OEQ, y, r.c(0.0)), y, im)
-
-
-def _multiply(r: _Real, x: tuple[SSAValue, SSAValue], y: tuple[SSAValue, SSAValue]) -> tuple[SSAValue, SSAValue]:
-    """(a + ib)(c + id) = (ac − bd) + i(ad + bc), as numpy and the
-    interpreter multiply."""
-    return r.sub(r.mul(x[0], y[0]), r.mul(x[1], y[1])), r.add(r.mul(x[0], y[1]), r.mul(x[1], y[0]))
-
-
-_EXP_OVERFLOW = 709.0
-"""Below ln(DBL_MAX) ≈ 709.78: e^x is finite, one multiplication is exact
-enough."""
-
-
-def _divide(r: _Real, ar: SSAValue, ai: SSAValue, br: SSAValue, bi: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """(ar + i ai) / (br + i bi) by Smith's algorithm, as numpy and the
-    interpreter divide: the ratio of the divisor's smaller part to its
-    larger keeps every product in range where (a·conj b)/|b|² overflows or
-    underflows ((1+i)/(10⁻²⁰⁰+10⁻²⁰⁰i) is 10²⁰⁰, not ∞ + NaN·i); a zero
-    divisor gives (ar/0, ai/0), infinities or NaN."""
-    one = r.c(1.0)
-    size_r, size_i = r.intrinsic("fabs", br), r.intrinsic("fabs", bi)
-    real_larger = r.cmp(r.OGE, size_r, size_i)
-    ratio = r.div(bi, br)
-    scale = r.div(one, r.add(br, r.mul(bi, ratio)))
-    by_real = (r.mul(r.add(ar, r.mul(ai, ratio)), scale), r.mul(r.sub(ai, r.mul(ar, ratio)), scale))
-    zero = r.cmp(r.OEQ, size_r, r.c(0.0))
-    by_real = (r.select(zero, r.div(ar, size_r), by_real[0]), r.select(zero, r.div(ai, size_r), by_real[1]))
-    ratio = r.div(br, bi)
-    scale = r.div(one, r.add(bi, r.mul(br, ratio)))
-    by_imag = (r.mul(r.add(r.mul(ar, ratio), ai), scale), r.mul(r.sub(r.mul(ai, ratio), ar), scale))
-    return r.select(real_larger, by_real[0], by_imag[0]), r.select(real_larger, by_real[1], by_imag[1])
-
-
-@translates(complexd.SqrtOp)
-def _complex_sqrt(t: FunctionTranslation, op: Operation) -> None:
-    """The principal root: t = √((|a| + |z|)/2), then (t, b/2t) for a ≥ 0
-    and (|b|/2t, ±t) with b's sign otherwise; √0 = (0, b)."""
-    r, ((a, b),) = _real(t, op)
-    half = r.c(0.5)
-    size = r.libm("hypot", a, b)
-    root = r.intrinsic("sqrt", r.add(r.mul(half, r.intrinsic("fabs", a)), r.mul(half, size)))
-    twice = r.add(root, root)
-    right = r.cmp(r.OGE, a, r.c(0.0))
-    re = r.select(right, root, r.div(r.intrinsic("fabs", b), twice))
-    im = r.select(right, r.div(b, twice), r.intrinsic("copysign", root, b))
-    zero = r.cmp(r.OEQ, root, r.c(0.0))
-    _complex(t, op, r.select(zero, r.c(0.0), re), r.select(zero, b, im))
-
-
-@translates(complexd.SinOp, complexd.CosOp)
-def _complex_sin_cos(t: FunctionTranslation, op: Operation) -> None:
-    """sin(a + ib) = sin a cosh b + i cos a sinh b;
-    cos(a + ib) = cos a cosh b − i sin a sinh b."""
-    r, ((a, b),) = _real(t, op)
-    sin, cos = r.intrinsic("sin", a), r.intrinsic("cos", a)
-    cosh, sinh = r.libm("cosh", b), r.libm("sinh", b)
-    if isinstance(op, complexd.SinOp):
-        _complex(t, op, r.mul(sin, cosh), r.mul(cos, sinh))
-    else:
-        _complex(t, op, r.mul(cos, cosh), r.neg(r.mul(sin, sinh)))
-
-
-@translates(complexd.TanhOp, complexd.TanOp)
-def _complex_tanh_tan(t: FunctionTranslation, op: Operation) -> None:
-    """tan z = −i tanh(iz)."""
-    r, ((a, b),) = _real(t, op)
-    if isinstance(op, complexd.TanhOp):
-        _complex(t, op, *_tanh(r, a, b))
-    else:
-        re, im = _tanh(r, r.neg(b), a)
-        _complex(t, op, im, r.neg(re))
-
-
-@translates(complexd.PowOp)
-def _complex_pow(t: FunctionTranslation, op: Operation) -> None:
-    """z^w as numpy's power (the interpreter's): 1 for w = 0; for z = 0, 0
-    when Re w > 0 and NaN otherwise; for an integer w = n, |n| < 100,
-    repeated squaring (1/z^|n| by ``_divide`` for n < 0), exact where
-    exp(n log z) is off by |n log z| ulps; otherwise exp(w log z)."""
-    r, ((a, b), (c, d)) = _real(t, op)
-    log_size, angle = r.intrinsic("log", r.libm("hypot", a, b)), r.libm("atan2", b, a)
-    re, im = _exp_of(r, r.sub(r.mul(c, log_size), r.mul(d, angle)), r.add(r.mul(c, angle), r.mul(d, log_size)))
-    zero, nan = r.c(0.0), r.c(float("nan"))
-
-    def both(condition: SSAValue, x: tuple[SSAValue, SSAValue], y: tuple[SSAValue, SSAValue]) -> tuple[SSAValue, SSAValue]:
-        return r.select(condition, x[0], y[0]), r.select(condition, x[1], y[1])
-
-    def conjunction(first: SSAValue, second: SSAValue) -> SSAValue:
-        return t.value(llvm.AndOp(first, second), op)
-
-    size = r.intrinsic("fabs", c)
-    integer = conjunction(
-        conjunction(r.cmp(r.OEQ, d, zero), r.cmp(r.OEQ, r.intrinsic("floor", size), size)),
-        r.cmp(r.OLT, size, r.c(float(_POWER_BY_SQUARING))),
-    )
-    bits = t.intrinsic(f"llvm.fptosi.sat.i64.{_float_suffix(c.type)}", [r.select(integer, size, zero)], i64, op)
-    power, square = (r.c(1.0), zero), (a, b)
-    for bit in range(_POWER_BY_SQUARING.bit_length()):
-        mask = t.const(1 << bit, i64, op)
-        set_bit = t.value(llvm.ICmpOp(t.value(llvm.AndOp(bits, mask), op), t.const(0, i64, op), IntegerAttr(1, i64)), op)
-        power = both(set_bit, _multiply(r, power, square), power)
-        if bit + 1 < _POWER_BY_SQUARING.bit_length():
-            square = _multiply(r, square, square)
-    power = both(r.cmp(r.OLT, c, zero), _divide(r, r.c(1.0), zero, *power), power)
-    re, im = both(integer, power, (re, im))
-
-    def is_zero(x: SSAValue, y: SSAValue) -> SSAValue:
-        return conjunction(r.cmp(r.OEQ, x, zero), r.cmp(r.OEQ, y, zero))
-
-    base_zero, exponent_zero = is_zero(a, b), is_zero(c, d)
-    vanishing = r.select(r.cmp(r.OGT, c, zero), zero, nan)
-    re, im = both(base_zero, (vanishing, vanishing), (re, im))
-    re, im = both(exponent_zero, (r.c(1.0), zero), (re, im))
-    _complex(t, op, re, im)
-
-
-_POWER_BY_SQUARING = 100
-"""numpy raises a complex to an integer power below this by squaring."""
 
 
 @translates(complexd.EqualOp, complexd.NotEqualOp)
@@ -1563,6 +1424,12 @@ def translate_module(
             translation.functions.append(mlir_ciface(translation, source))
             if follows_rev_convention(source):
                 translation.functions.append(ciface(source))
+    for source in sources:
+        if not source.is_declaration and source.sym_name.data in translation.library:
+            raise PassFailedException(
+                f"{describe_op(source)}: @{source.sym_name.data} is named like the C library function "
+                "its code calls, which would call it instead: rename it"
+            )
     for source in sources:
         source.detach()
     op.body.block.add_ops(translation.module())

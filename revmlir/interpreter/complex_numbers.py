@@ -1,0 +1,142 @@
+"""The interpreter's complex functions: ``lowering.complex_functions`` run
+on Python floats.
+
+``Floats`` is the real arithmetic native code performs, value for value:
+IEEE double operations (a division by zero is an infinity or NaN, never
+``ZeroDivisionError``), the C math library's functions for libm calls and
+for the ``llvm.*`` intrinsics that become them on the CPU (``sqrt``,
+``fabs``, ``copysign`` and ``floor`` are exact, so the library's are the
+instructions' values), and ``fptosi.sat`` for the integer of a power.  The
+complex ops therefore give native code's bits and never raise: an overflow
+is an infinity, an invalid operation a NaN.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Callable
+from typing import Any
+
+from xdsl.dialects import complex as complexd
+from xdsl.ir import Operation
+
+from revmlir.lowering import complex_functions
+from revmlir.runtime import libm
+
+
+@functools.cache
+def _function(name: str, arity: int) -> Callable[..., float]:
+    return libm.function(name, arity)
+
+
+class Floats:
+    """``complex_functions.Real`` on Python floats."""
+
+    OEQ, OGT, OGE, OLT = 1, 2, 3, 4
+
+    def c(self, value: float) -> float:
+        return value
+
+    def add(self, a: float, b: float) -> float:
+        return a + b
+
+    def sub(self, a: float, b: float) -> float:
+        return a - b
+
+    def mul(self, a: float, b: float) -> float:
+        return a * b
+
+    def div(self, a: float, b: float) -> float:
+        """IEEE division: x/±0 is ±∞ by the signs, 0/0 and NaN/0 NaN."""
+        if b != 0.0:
+            return a / b
+        if a != a or a == 0.0:
+            return math.nan
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+    def neg(self, a: float) -> float:
+        return -a
+
+    def cmp(self, predicate: int, a: float, b: float) -> bool:
+        """The ordered predicates (false where an operand is NaN, as
+        Python's comparisons are)."""
+        if predicate == self.OEQ:
+            return a == b
+        if predicate == self.OGT:
+            return a > b
+        if predicate == self.OGE:
+            return a >= b
+        assert predicate == self.OLT
+        return a < b
+
+    def both(self, first: bool, second: bool) -> bool:
+        return first and second
+
+    def select(self, condition: bool, a: float, b: float) -> float:
+        return a if condition else b
+
+    def intrinsic(self, name: str, *args: float) -> float:
+        return self.libm(name, *args)
+
+    def libm(self, name: str, *args: float) -> float:
+        return _function(name, len(args))(*args)
+
+    def integer(self, value: float) -> int:
+        """``fptosi.sat`` to i64: NaN is 0, values beyond the range its ends."""
+        if math.isnan(value):
+            return 0
+        low, high = -(1 << 63), (1 << 63) - 1
+        if math.isinf(value):
+            return high if value > 0 else low
+        return max(low, min(high, int(value)))
+
+    def has_bit(self, integer: int, bit: int) -> bool:
+        return bool(integer >> bit & 1)
+
+
+_FLOATS = Floats()
+
+def _unary(function: Callable[[Floats, float, float], tuple[float, float]]) -> Callable[[Operation, complex], complex]:
+    return lambda op, z: complex(*function(_FLOATS, z.real, z.imag))
+
+
+def _to_real(function: Callable[[Floats, float, float], float]) -> Callable[[Operation, complex], float]:
+    return lambda op, z: function(_FLOATS, z.real, z.imag)
+
+
+def multiply(op: Operation, a: complex, b: complex) -> complex:
+    return complex(*complex_functions.multiply(_FLOATS, (a.real, a.imag), (b.real, b.imag)))
+
+
+def divide(op: Operation, a: complex, b: complex) -> complex:
+    return complex(*complex_functions.divide(_FLOATS, a.real, a.imag, b.real, b.imag))
+
+
+def power(op: Operation, a: complex, b: complex) -> complex:
+    return complex(*complex_functions.power(_FLOATS, a.real, a.imag, b.real, b.imag))
+
+
+def close(a: complex, b: complex, tolerance: float) -> bool:
+    """A check's equality of complex numbers, as native code decides it
+    (``rev_to_std``'s ``same``): equal parts, or a finite ``|a − b|`` within
+    ``tol``, ``tol·|a|`` or ``tol·|b|``.  ``cmath.isclose`` differs where the
+    difference overflows: an infinite gap is close to an infinite ``|b|``
+    there."""
+    if a == b:
+        return True
+    size = functools.partial(complex_functions.absolute, _FLOATS)
+    gap = size((a - b).real, (a - b).imag)
+    return gap < math.inf and (
+        gap <= tolerance or gap <= size(a.real, a.imag) * tolerance or gap <= size(b.real, b.imag) * tolerance)
+
+
+COMPLEX_SEMANTICS: dict[type[Operation], Callable[..., Any]] = {
+    **{kind: _unary(function) for kind, function in complex_functions.UNARY.items()},
+    **{kind: _to_real(function) for kind, function in complex_functions.TO_REAL.items()},
+    complexd.MulOp: multiply,
+    complexd.DivOp: divide,
+    complexd.PowOp: power,
+}
+"""The complex ops native code translates with ``complex_functions``, by
+the same algorithms."""
