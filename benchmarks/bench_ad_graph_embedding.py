@@ -29,7 +29,7 @@ import revmlir as rv
 from array_references import embedding_loss_reference
 from graph_embedding import PETERSEN_EDGES, PETERSEN_NON_EDGES, embedding_loss
 from revmlir.ad.adjoint import generate_gradients, gradient_name
-from revmlir.frontend.derived import derived_backend
+from revmlir.frontend.base.derived import derived_backend
 
 jax.config.update("jax_enable_x64", True)
 

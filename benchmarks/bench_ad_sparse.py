@@ -23,7 +23,7 @@ import scipy.sparse as sp
 import _harness as H
 import revmlir as rv
 from paper_sparse import csr_arrays, csr_dot, csr_mul
-from revmlir.frontend.derived import adjoint_backend
+from revmlir.frontend.base.derived import adjoint_backend
 
 
 @numba.njit(cache=False)

@@ -44,7 +44,7 @@ def staged_compile(source: str) -> dict[str, float]:
     import llvmlite.binding as llvm
     from xdsl.backend.llvm.convert import convert_module
 
-    from revmlir.frontend.compiler import ModuleCompiler
+    from revmlir.frontend.reversible_code.compiler import ModuleCompiler
     from revmlir.lowering.rev_to_std import RevLowerToStdPass
     from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
     from revmlir.parsing import make_context, parse_module

@@ -8,8 +8,8 @@ and what one run of each derived function costs, against JAX's ``jacfwd``
 and ``hessian`` of the same loss measured in the same run.
 
 This is how ``rv.jacobian``'s and ``rv.hessian``'s lane counts
-(``revmlir.frontend.jacobian.JACOBIAN_LANES``, ``REVERSE_JACOBIAN_LANES``,
-``revmlir.frontend.forward.HESSIAN_LANES``) were chosen.
+(``revmlir.frontend.derivatives.jacobian.JACOBIAN_LANES``, ``REVERSE_JACOBIAN_LANES``,
+``revmlir.frontend.derivatives.forward.HESSIAN_LANES``) were chosen.
 
 Run:  .venv/bin/python benchmarks/bench_vector_mode.py [--quick] [--k 5 10]
 """
@@ -30,13 +30,13 @@ import revmlir as rv
 from bench_ad_graph_embedding import embeddings, jax_hessian, reference
 from graph_embedding import embedding_loss
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
-from revmlir.frontend.derived import derived_backend
+from revmlir.frontend.base.derived import derived_backend
 
 jax.config.update("jax_enable_x64", True)
 
 LANES = (1, 2, 4, 8)
-forward = sys.modules["revmlir.frontend.forward"]
-jacobian = sys.modules["revmlir.frontend.jacobian"]
+forward = sys.modules["revmlir.frontend.derivatives.forward"]
+jacobian = sys.modules["revmlir.frontend.derivatives.jacobian"]
 
 
 def with_lanes(module: object, setting: str, lanes: int, call):  # noqa: ANN001, ANN202

@@ -286,7 +286,7 @@ class ExpressionBuilder:
     ``complex``, ``memref.load``) appended to the block being built.
 
     The reversible ``FunctionBuilder`` and builders of ordinary code
-    (``revmlir.frontend.ordinary_compiler``) share it, so one expression compiler
+    (``revmlir.frontend.ordinary_code.compiler``) share it, so one expression compiler
     serves both kinds of function.
     """
 

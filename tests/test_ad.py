@@ -15,7 +15,7 @@ import revmlir as rv
 from revmlir.ad.adjoint import generate_adjoints
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import InvertibilityError
-from revmlir.frontend.derived import adjoint_backend
+from revmlir.frontend.base.derived import adjoint_backend
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass

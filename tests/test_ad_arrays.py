@@ -18,7 +18,7 @@ from xdsl.traits import SymbolTable
 import revmlir as rv
 from derivative_checks import assert_per_argument_close
 from python_examples import load_example
-from revmlir.frontend.derived import adjoint_backend
+from revmlir.frontend.base.derived import adjoint_backend
 
 jax.config.update("jax_enable_x64", True)
 

@@ -252,7 +252,7 @@ def test_declaration_errors_are_located(monkeypatch):
     def missing() -> None:
         raise BlasNotFound("none of scipy_cblas_ddot64_ is exported by nothing")
 
-    monkeypatch.setattr("revmlir.frontend.primitives.numpy_blas", missing)
+    monkeypatch.setattr("revmlir.frontend.ordinary_code.primitives.numpy_blas", missing)
     with _raises_at("primitive no_blas calls the BLAS routine 'ddot': none of scipy_cblas_ddot64_ is exported", _line(1)):
         @rv.primitive(blas="ddot", python=np.dot)
         def no_blas(x: Vector, y: Vector) -> float: ...

@@ -24,8 +24,8 @@ import revmlir as rv
 from revmlir.ad.adjoint import gradient_name
 from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
-from revmlir.frontend.checkpoint_policy import CheckpointPolicy, parse_memory
-from revmlir.frontend.derived import own_gradient
+from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy, parse_memory
+from revmlir.frontend.base.derived import own_gradient
 
 jax.config.update("jax_enable_x64", True)
 

@@ -17,7 +17,7 @@ import pytest
 import revmlir as rv
 from revmlir import collector
 from revmlir.collector import collector_paused, pausing
-from revmlir.frontend.derived import adjoint_backend
+from revmlir.frontend.base.derived import adjoint_backend
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ section), and say so.
 Catalogue: message → test (``errors::`` = tests/test_frontend_errors.py, which
 this file does not repeat).
 
-revmlir/frontend/api.py, source.py (reading the function), specialization.py (compiling it)
+revmlir/frontend/reversible_code/functions.py, source.py (reading the function), specialization.py (compiling it)
   TypeError "@rv.reversible decorates functions defined with def, not …"  test_decorating_a_lambda_or_an_object
   TypeError "@rv.reversible needs the source of …"                     test_function_without_source
   TypeError "@rv.reversible decorates functions" (async def)            test_decorating_an_async_function
@@ -28,14 +28,14 @@ revmlir/frontend/api.py, source.py (reading the function), specialization.py (co
   TypeError "argument 'x' is declared float, got complex"               errors::test_wrong_argument_types_are_type_errors
   TypeError "f.mlir() needs example arguments, …"                       test_mlir_without_arguments
   NativeCompilationError "f cannot run natively: …"                     test_native_backend_for_a_program_native_code_cannot_run
-revmlir/frontend/markers.py
+revmlir/frontend/base/markers.py
   RuntimeError "rv.X only has a meaning inside a @rv.reversible function"  errors::test_markers_outside_reversible_functions, test_with_block_marker_outside
-revmlir/frontend/compiler.py — at decoration (check_structure)
+revmlir/frontend/reversible_code/compiler.py — at decoration (check_structure)
   "'delete' statements are not reversible" (every _NEVER_REVERSIBLE)    errors::test_unsupported_statements_at_decoration
   "a reversible function returns all its arguments, updated" / "remove the return value"  errors::test_return_value_at_decoration
   "'y //= 2' is not reversible"                                         errors::test_unsupported_update_operator_at_decoration
   "'y = x * 2.0' overwrites y, which is not reversible"                 errors::test_plain_assignment_is_rejected_at_decoration
-revmlir/frontend/compiler.py — at first call
+revmlir/frontend/reversible_code/compiler.py — at first call
   _located_error: verifier ReversibilityViolation                       errors::test_target_read_in_its_own_update, errors::test_shared_argument_is_a_linearity_error
   _located_error: other VerifyException ("'op': …" in full)             test_verifier_fallback_names_the_op_and_the_whole_reason
   "routine 'r' is never uncomputed"                                     errors::test_routine_without_uncompute
@@ -91,7 +91,7 @@ revmlir/frontend/compiler.py — at first call
   "rv.safe(when='sideways'): use 'forward', 'inverse' or 'both'"        test_safe_with_an_unknown_direction
   "'with open('f')' is not a reversible block"                          test_with_a_foreign_context_manager
   "'x' is reversible state, which rv.safe does not update: …"            test_instruction_inside_safe
-revmlir/frontend/structs.py, views.py, safe_blocks.py, types.py (rv.Stack) — tests/test_language_ext.py
+revmlir/frontend/base/structs.py, views.py, safe_blocks.py, types.py (rv.Stack) — tests/test_language_ext.py
   "'p' has no field 'y'", "'p' is a struct argument, …", "g(): argument 'p' is declared Particle, got …"
   "'z.real' aliases 'z.real', which this instruction updates: …"
   "the bijection '…' of a view must be a @rv.reversible function of one argument", "rv.view(x, g) is an argument of a call"
@@ -99,7 +99,7 @@ revmlir/frontend/structs.py, views.py, safe_blocks.py, types.py (rv.Stack) — t
   "print(…, flush=…) is not supported inside rv.safe", "an assertion's message must be a constant string", "'c[0] *= 2' is no count"
   "only print(...), assert and counts … can run inside rv.safe", print, assert and count forms  tests/test_language_ext.py
   (specialisation names) no bogus "'rev.call' passes (…)" error         test_specialisation_names_do_not_collide
-revmlir/frontend/expressions.py
+revmlir/frontend/base/expressions.py
   "'None' is not a supported expression"                                test_unsupported_expression
   "'x' is not a boolean" / "compare it explicitly"                      test_non_boolean_operand_of_and
   "unknown variable 'u'" (expression)                                   errors::test_unknown_variable
@@ -127,7 +127,7 @@ revmlir/frontend/expressions.py
   "'helper_square' takes 1 argument(s), got 2"                          test_helper_with_wrong_argument_count
   "helper 'h' is not a pure expression function"                        test_impure_helper
   (errors inside a helper point into the helper's own source)           test_error_inside_a_helper_points_into_the_helper
-  calls of user primitives, and revmlir/frontend/primitives.py          tests/test_user_primitives.py (test_declaration_errors_are_located, test_call_errors_are_located, test_rule_signatures_are_checked_at_the_rule), tests/test_array_primitives.py
+  calls of user primitives, and revmlir/frontend/ordinary_code/primitives.py          tests/test_user_primitives.py (test_declaration_errors_are_located, test_call_errors_are_located, test_rule_signatures_are_checked_at_the_rule), tests/test_array_primitives.py
 revmlir/builder.py, reached from reversible Python
   "unknown variable 's'"                                                test_pop_from_an_unknown_stack
   "cannot combine f32 and f64"                                          test_mixing_float_widths
@@ -178,7 +178,7 @@ from xdsl.dialects.builtin import (
 
 import revmlir as rv
 import revmlir.builder
-import revmlir.frontend.api
+import revmlir.frontend.reversible_code.functions
 from revmlir.builder import BuildError, Element, ModuleBuilder
 
 HERE = Path(__file__)
@@ -509,7 +509,7 @@ def test_unsupported_update_operator_at_call_time(monkeypatch):
     # Unreachable from reversible Python: the same check at decoration
     # (errors::test_unsupported_update_operator_at_decoration) reports it
     # first, so the decoration-time check is switched off to reach this one.
-    monkeypatch.setattr(revmlir.frontend.api, "check_structure", lambda tree, error: None)
+    monkeypatch.setattr(revmlir.frontend.reversible_code.functions, "check_structure", lambda tree, error: None)
 
     def f(y):
         y //= 2  # E:floordiv-call

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import revmlir as rv
-from revmlir.frontend.structs import Layout
+from revmlir.frontend.base.structs import Layout
 
 HERE = Path(__file__)
 LINES = HERE.read_text().splitlines()

@@ -23,8 +23,8 @@ import pytest
 
 import revmlir as rv
 from python_examples import load_example
-from revmlir.frontend.checkpoint_policy import CheckpointPolicy
-from revmlir.frontend.derived import own_gradient
+from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
+from revmlir.frontend.base.derived import own_gradient
 
 R = load_example("rotations")
 X0 = R.seed_state()

@@ -11,7 +11,7 @@ import pytest
 
 import revmlir as rv
 from python_examples import load_example
-from revmlir.frontend.derived import own_gradient
+from revmlir.frontend.base.derived import own_gradient
 
 R = load_example("rotations")
 

@@ -32,8 +32,8 @@ from revmlir.ad.tangent import generate_tangents
 from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import get_all_dialects
 from revmlir.dialects.primitives import ApplyOp, ReadsItsArrays
-from revmlir.frontend.derived import derived_backend
-from revmlir.frontend.forward import _carrying, _input_tangent, _run_tangent
+from revmlir.frontend.base.derived import derived_backend
+from revmlir.frontend.derivatives.forward import _carrying, _input_tangent, _run_tangent
 from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
@@ -573,9 +573,9 @@ def test_vector_mode_adjoint_lanes_equal_one_cotangent_at_a_time(case, backend):
 def test_hessian_and_jacobian_with_lanes(monkeypatch, lanes):
     """8 columns (rows): with 3 lanes the last run has an idle lane, which
     must not be gathered; ``wrt`` makes the Hessian a range of columns."""
-    monkeypatch.setattr(sys.modules["revmlir.frontend.forward"], "HESSIAN_LANES", lanes)
-    monkeypatch.setattr(sys.modules["revmlir.frontend.jacobian"], "JACOBIAN_LANES", lanes)
-    monkeypatch.setattr(sys.modules["revmlir.frontend.jacobian"], "REVERSE_JACOBIAN_LANES", lanes)
+    monkeypatch.setattr(sys.modules["revmlir.frontend.derivatives.forward"], "HESSIAN_LANES", lanes)
+    monkeypatch.setattr(sys.modules["revmlir.frontend.derivatives.jacobian"], "JACOBIAN_LANES", lanes)
+    monkeypatch.setattr(sys.modules["revmlir.frontend.derivatives.jacobian"], "REVERSE_JACOBIAN_LANES", lanes)
     f = make("native", quadratic_form)
     args = (0.5, np.arange(4.0).reshape(2, 2) / 3, np.array([0.3, -0.7]), 1.1)
     expected = flat_jax_hessian(quadratic_form_jax, args, 0)

@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from python_examples import load_example
 from revmlir.dialects import rev
-from revmlir.frontend.ordinary import OrdinarySpecialization
+from revmlir.frontend.ordinary_code.functions import OrdinarySpecialization
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module

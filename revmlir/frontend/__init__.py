@@ -1,13 +1,8 @@
 """The Python frontend: ``@rv.reversible`` and the reversible-Python vocabulary."""
 
-from revmlir.frontend.api import InverseFunction, ReversibleFunction, reversible
-from revmlir.frontend.derived import AdjointFunction, adjoint
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.forward import hessian, hvp, jvp
-from revmlir.frontend.gradient import gradient, vjp
-from revmlir.frontend.inverse_modes import constant_width, inverse_jvp, inverse_vjp, newton_step
-from revmlir.frontend.jacobian import jacobian
-from revmlir.frontend.markers import (
+from revmlir.frontend.base.derived import AdjointFunction, adjoint
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.markers import (
     ancilla,
     checkpointed,
     cond,
@@ -33,10 +28,15 @@ from revmlir.frontend.markers import (
     view,
     zeros,
 )
-from revmlir.frontend.ordinary import OrdinaryFunction, ordinary
-from revmlir.frontend.primitives import Primitive, primitive
-from revmlir.frontend.specialization import InterpreterFallbackWarning, NativeCompilationError, Specialization
-from revmlir.frontend.types import Stack, Tropical, ULog
+from revmlir.frontend.base.specialization import InterpreterFallbackWarning, NativeCompilationError, Specialization
+from revmlir.frontend.base.types import Stack, Tropical, ULog
+from revmlir.frontend.derivatives.forward import hessian, hvp, jvp
+from revmlir.frontend.derivatives.gradient import gradient, vjp
+from revmlir.frontend.derivatives.inverse_modes import constant_width, inverse_jvp, inverse_vjp, newton_step
+from revmlir.frontend.derivatives.jacobian import jacobian
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction, ordinary
+from revmlir.frontend.ordinary_code.primitives import Primitive, primitive
+from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction, reversible
 from revmlir.runtime.numbers import Fixed, FixedPoint
 
 __all__ = [

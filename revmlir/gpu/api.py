@@ -32,9 +32,9 @@ from xdsl.dialects.builtin import ModuleOp
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
-from revmlir.frontend.api import InverseFunction, ReversibleFunction
-from revmlir.frontend.derived import AdjointFunction
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.base.derived import AdjointFunction
+from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, release_arenas, synchronize, unavailable_reason
 from revmlir.naming import inverse_name

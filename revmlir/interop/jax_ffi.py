@@ -37,9 +37,9 @@ from xdsl.ir import Attribute
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.ad.tangent import generate_tangents, tangent_name
-from revmlir.frontend.derived import derived_backend
-from revmlir.frontend.ordinary import OrdinarySpecialization
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.base.derived import derived_backend
+from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.ordinary_code.functions import OrdinarySpecialization
 from revmlir.interop.program import Signature, Value
 from revmlir.interop.xla_ffi import Entry, Parameter, compile_handler
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX

@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 
-from revmlir.frontend.api import ReversibleFunction
-from revmlir.frontend.forward import jvp
-from revmlir.frontend.gradient import vjp
-from revmlir.frontend.jacobian import REVERSE_JACOBIAN_LANES
-from revmlir.frontend.ordinary import OrdinaryFunction, OrdinarySpecialization
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.derivatives.forward import jvp
+from revmlir.frontend.derivatives.gradient import vjp
+from revmlir.frontend.derivatives.jacobian import REVERSE_JACOBIAN_LANES
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction, OrdinarySpecialization
+from revmlir.frontend.reversible_code.functions import ReversibleFunction
 
 DTYPES = tuple(np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.bool_))
 """The dtypes arrays and scalars may have: revmlir's real ones."""

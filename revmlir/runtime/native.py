@@ -182,7 +182,7 @@ class NativeModule(Backend):
         """The caller of a ``func.func`` of the module written to rev's
         calling convention (its results are the final values of its scalar
         arguments, in order; arrays change in place), such as the wrappers
-        that run ordinary code as it is (``revmlir.frontend.ordinary``)."""
+        that run ordinary code as it is (``revmlir.frontend.ordinary_code.functions``)."""
         return _NativeCall(self, function, backward=False)
 
 

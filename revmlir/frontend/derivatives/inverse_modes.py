@@ -28,16 +28,16 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
-from revmlir.frontend.api import InverseFunction, ReversibleFunction
-from revmlir.frontend.derived import derived_backend
-from revmlir.frontend.forward import _run_tangent, check_count, per_argument
-from revmlir.frontend.gradient import (
+from revmlir.frontend.base.derived import derived_backend
+from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.derivatives.forward import _run_tangent, check_count, per_argument
+from revmlir.frontend.derivatives.gradient import (
     _input_cotangents,
     _seed,
     _specialization,
 )
-from revmlir.frontend.ordinary import OrdinaryFunction
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
+from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.interpreter.dataflow import dataflow_graph
 
 

@@ -1,7 +1,7 @@
 """What every compiled Python function shares: its specializations.
 
-``@rv.reversible`` (``revmlir.frontend.api``), ``~f`` and ``@rv.ordinary``
-(``revmlir.frontend.ordinary``) each compile once per argument-type
+``@rv.reversible`` (``revmlir.frontend.reversible_code.functions``), ``~f`` and ``@rv.ordinary``
+(``revmlir.frontend.ordinary_code.functions``) each compile once per argument-type
 signature to a rev module, a ``Specialization``, which runs natively where
 the backend allows and the program compiles, else on the interpreter; calls
 find theirs by the arguments' Python types first.  The functions build on
@@ -28,7 +28,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.collector import collector_paused, pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
-from revmlir.frontend.types import IntRanges, check_int_ranges, int_ranges
+from revmlir.frontend.base.types import IntRanges, check_int_ranges, int_ranges
 from revmlir.interpreter import RevInterpreter
 from revmlir.runtime.native import NativeModule
 from revmlir.semantics import written_arguments

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from revmlir.dialects.primitives import InvokeOp
-from revmlir.frontend.api import InverseFunction, ReversibleFunction
-from revmlir.frontend.derived import derived_backend
-from revmlir.frontend.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
-from revmlir.frontend.forward import differentiated_call, spec_jvp, whole_call
-from revmlir.frontend.gradient import run_call
-from revmlir.frontend.ordinary import OrdinaryFunction
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.base.derived import derived_backend
+from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
+from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.derivatives.forward import differentiated_call, spec_jvp, whole_call
+from revmlir.frontend.derivatives.gradient import run_call
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
+from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 
 JACOBIAN_LANES = 4
 """Columns ``@f.jacobian`` computes per run of ``@f.tanL`` (vector mode:

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, f64
 
-from revmlir.frontend.derived import ReversibleCall
-from revmlir.frontend.specialization import Specialization
+from revmlir.frontend.base.derived import ReversibleCall
+from revmlir.frontend.base.specialization import Specialization
 
 
 @dataclass(frozen=True)

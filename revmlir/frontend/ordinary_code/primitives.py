@@ -30,10 +30,10 @@ from xdsl.dialects.builtin import FunctionType, MemRefType
 from xdsl.ir import Attribute
 
 from revmlir.dialects.primitives import RULES, is_scalar_type, is_vector_type, rule_signature
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.ordinary import OrdinaryFunction
-from revmlir.frontend.source import read_source
-from revmlir.frontend.types import describe_type, type_of_annotation, type_of_vector_annotation
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.source import read_source
+from revmlir.frontend.base.types import describe_type, type_of_annotation, type_of_vector_annotation
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.interpreter.primitives import register_python
 from revmlir.runtime.blas import BlasNotFound, numpy_blas
 from revmlir.runtime.jit import has_symbol, load_library

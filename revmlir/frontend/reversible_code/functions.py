@@ -19,12 +19,12 @@ from typing import Any
 import numpy as np
 from xdsl.ir import Attribute
 
-from revmlir.frontend.compiler import ModuleCompiler, check_structure
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.source import read_source, resolved_annotations
-from revmlir.frontend.specialization import BACKENDS, Specialization, matched_specialization
-from revmlir.frontend.structs import Layout, StructArgument, flatten_tree, is_struct_class
-from revmlir.frontend.types import IntRanges, describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.source import read_source, resolved_annotations
+from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
+from revmlir.frontend.base.structs import Layout, StructArgument, flatten_tree, is_struct_class
+from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_structure
 
 
 class ReversibleFunction:
@@ -136,7 +136,7 @@ class ReversibleFunction:
 
     def run(self, args: Sequence[Any], backward: bool) -> Any:
         """Run forward or backward; struct arguments go in field by field
-        and come back as new instances (``revmlir.frontend.structs``)."""
+        and come back as new instances (``revmlir.frontend.base.structs``)."""
         if not self._struct_parameters:
             try:
                 return self.specialization_for(*args).run(args, backward=backward)

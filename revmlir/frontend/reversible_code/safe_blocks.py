@@ -22,7 +22,7 @@ from xdsl.dialects import cf, memref, printf
 from xdsl.dialects.builtin import MemRefType, StringAttr, i1
 
 from revmlir.builder import FunctionBuilder, Value
-from revmlir.frontend.expressions import Context, ExpressionCompiler
+from revmlir.frontend.base.expressions import Context, ExpressionCompiler
 
 SAFE_STATEMENTS = "print(...), assert and counts (c[i] += …)"
 

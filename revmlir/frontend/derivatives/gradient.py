@@ -25,11 +25,11 @@ from xdsl.traits import SymbolTable
 from revmlir.ad.adjoint import adjoint_name, generate_gradients, gradient_name
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
-from revmlir.frontend.api import InverseFunction, ReversibleFunction
-from revmlir.frontend.checkpoint_policy import CheckpointPolicy
-from revmlir.frontend.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
-from revmlir.frontend.specialization import Specialization
-from revmlir.frontend.structs import Layout, is_struct
+from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
+from revmlir.frontend.base.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
+from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.structs import Layout, is_struct
+from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Caller
 

@@ -35,9 +35,9 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.ad import ScheduleAttr
-from revmlir.frontend import markers
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.expressions import (
+from revmlir.frontend.base import markers
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.expressions import (
     _UNRESOLVED,
     BINARY_FUNCTIONS,
     UNARY_FUNCTIONS,
@@ -45,13 +45,13 @@ from revmlir.frontend.expressions import (
     ExpressionCompiler,
     namespace_of,
 )
-from revmlir.frontend.source import Source
-from revmlir.frontend.types import describe_type
+from revmlir.frontend.base.source import Source
+from revmlir.frontend.base.types import describe_type
 
 
 class Ordinary(Protocol):
     """What the compiler reads of an ``@rv.ordinary`` function
-    (``revmlir.frontend.ordinary``, which compiles itself with this
+    (``revmlir.frontend.ordinary_code.functions``, which compiles itself with this
     module): recognised by its ``__revmlir_ordinary__`` marker."""
 
     __revmlir_ordinary__: bool

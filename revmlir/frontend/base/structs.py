@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, cast
 
-from revmlir.frontend.types import type_of_annotation, type_of_value
+from revmlir.frontend.base.types import type_of_annotation, type_of_value
 
 Error = Callable[[ast.AST, str, str | None], Exception]
 

@@ -37,9 +37,9 @@ from xdsl.ir import SSAValue
 from revmlir.builder import BuildError, ExpressionBuilder, Value
 from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
 from revmlir.dialects.rev import LogType, TropicalType
-from revmlir.frontend import markers
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.types import describe_type
+from revmlir.frontend.base import markers
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.types import describe_type
 from revmlir.naming import FORGETFUL_ATTR
 from revmlir.runtime.numbers import Fixed
 

@@ -17,9 +17,9 @@ from typing import Any
 
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.structs import is_struct_class
-from revmlir.frontend.types import KNOWN_ANNOTATIONS, Stack, is_known_annotation
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.structs import is_struct_class
+from revmlir.frontend.base.types import KNOWN_ANNOTATIONS, Stack, is_known_annotation
 
 
 @dataclass(frozen=True)

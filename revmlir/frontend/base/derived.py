@@ -22,17 +22,17 @@ from xdsl.ir import Attribute
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
-from revmlir.frontend.source import Source
-from revmlir.frontend.specialization import Specialization, compile_natively
-from revmlir.frontend.structs import Layout
+from revmlir.frontend.base.source import Source
+from revmlir.frontend.base.specialization import Specialization, compile_natively
+from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
 from revmlir.runtime.backend import Backend
 
 
 class Reversible(Protocol):
     """A ``@rv.reversible`` function as ``rv.adjoint`` and the compiler see
-    it (``revmlir.frontend.api`` defines it, above both, and compiles it
-    with ``revmlir.frontend.compiler``): recognised by its
+    it (``revmlir.frontend.reversible_code.functions`` defines it, above both, and compiles it
+    with ``revmlir.frontend.reversible_code.compiler``): recognised by its
     ``__revmlir_reversible__`` marker."""
 
     __revmlir_reversible__: bool

@@ -26,12 +26,12 @@ import numpy as np
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
-from revmlir.frontend.api import InverseFunction, ReversibleFunction
-from revmlir.frontend.derived import ReversibleCall, derived_backend
-from revmlir.frontend.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
-from revmlir.frontend.gradient import _is_log, _seed, _specialization, loss_position
-from revmlir.frontend.ordinary import OrdinaryFunction
-from revmlir.frontend.specialization import Compiled, Specialization
+from revmlir.frontend.base.derived import ReversibleCall, derived_backend
+from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
+from revmlir.frontend.base.specialization import Compiled, Specialization
+from revmlir.frontend.derivatives.gradient import _is_log, _seed, _specialization, loss_position
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
+from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.backend import Backend
 
 Function = ReversibleFunction | InverseFunction | OrdinaryFunction

@@ -43,13 +43,13 @@ from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
 from revmlir.dialects.ad import ScheduleAttr
-from revmlir.frontend.checkpoint_policy import CheckpointPolicy
-from revmlir.frontend.derived import ReversibleCall
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.ordinary_compiler import ModuleCompiler, check_structure
-from revmlir.frontend.source import read_source
-from revmlir.frontend.specialization import BACKENDS, Specialization, matched_specialization
-from revmlir.frontend.types import IntRanges, describe_type, type_of_value
+from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
+from revmlir.frontend.base.derived import ReversibleCall
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.source import read_source
+from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
+from revmlir.frontend.base.types import IntRanges, describe_type, type_of_value
+from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure
 from revmlir.runtime.backend import Caller
 from revmlir.runtime.native import NativeModule
 

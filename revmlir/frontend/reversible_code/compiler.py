@@ -31,19 +31,19 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.primitives import ExternOp
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
-from revmlir.frontend import markers
-from revmlir.frontend.derived import AdjointFunction, Reversible, adjoint, is_reversible
-from revmlir.frontend.errors import ReversibleSyntaxError
-from revmlir.frontend.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
-from revmlir.frontend.ordinary_compiler import ModuleCompiler as OrdinaryModuleCompiler
-from revmlir.frontend.safe_blocks import SafeBlockCompiler, is_safe_block
-from revmlir.frontend.structs import CALLEE_LAYOUT, Layout
-from revmlir.frontend.types import describe_type, type_of_annotation
-from revmlir.frontend.views import check_part_update
+from revmlir.frontend.base import markers
+from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
+from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
+from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
+from revmlir.frontend.base.types import describe_type, type_of_annotation
+from revmlir.frontend.ordinary_code.compiler import ModuleCompiler as OrdinaryModuleCompiler
+from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
+from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
 
 if TYPE_CHECKING:
-    from revmlir.frontend.primitives import Primitive
+    from revmlir.frontend.ordinary_code.primitives import Primitive
 
 
 _UPDATES = {

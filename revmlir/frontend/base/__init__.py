@@ -1,0 +1,1 @@
+"""What every part of the Python frontend stands on: types, source, specializations, derived programs."""

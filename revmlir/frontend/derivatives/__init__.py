@@ -1,0 +1,1 @@
+"""Derivatives of compiled Python functions: gradients, forward mode, Jacobians, inverse products."""

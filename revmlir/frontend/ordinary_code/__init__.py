@@ -1,0 +1,1 @@
+"""``@rv.ordinary`` and ``@rv.primitive``: ordinary Python compiled to ordinary IR."""

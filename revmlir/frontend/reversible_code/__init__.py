@@ -1,0 +1,1 @@
+"""``@rv.reversible``: reversible Python compiled to rev IR."""
