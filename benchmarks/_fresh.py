@@ -110,11 +110,12 @@ def spawn(script: Path, name: str, size: int, reps: int) -> dict:
         sys.stderr.write(process.stdout + process.stderr)
         raise RuntimeError(f"case {name!r} at size {size} failed (exit {process.returncode})")
     line = [x for x in process.stdout.splitlines() if x.startswith(CASE_PREFIX)][-1]
-    return json.loads(line[len(CASE_PREFIX):])
+    return json.loads(line[len(CASE_PREFIX) :])
 
 
-def plot_scaling(file: Path, title: str, xlabel: str, what: str,
-                 series: dict[str, tuple[list[int], list[float], tuple[str, str]]]) -> None:
+def plot_scaling(
+    file: Path, title: str, xlabel: str, what: str, series: dict[str, tuple[list[int], list[float], tuple[str, str]]]
+) -> None:
     """One PNG of time (``what="time"``, log-log) or of the memory a call
     adds (``"memory"``, symlog: linear below 1 MiB, where a flat line sits)
     against a size; ``series`` maps a label to (sizes, values, (color,
@@ -151,8 +152,9 @@ def plot_scaling(file: Path, title: str, xlabel: str, what: str,
     print(f"wrote {file.name}")
 
 
-def jax_case(result: dict, grad: Any, loss: Any, args: tuple, reps: int,
-             objective: bool) -> tuple[Any, Callable[[], Any], float]:
+def jax_case(
+    result: dict, grad: Any, loss: Any, args: tuple, reps: int, objective: bool
+) -> tuple[Any, Callable[[], Any], float]:
     """A JAX gradient case: ``grad`` (jitted) compiled ahead of time for
     ``args`` (``warmup_s``), one call measured by ``peak_increase``; with
     ``objective``, ``loss`` (jitted) is compiled and sampled too
@@ -177,8 +179,9 @@ def deviation(a: Any, b: Any) -> float:
     return float(np.max(np.abs(a - b)) / np.max(np.abs(b)))
 
 
-def options_or_case(parser: argparse.ArgumentParser, run_case: Callable[[str, int, int], dict]
-                    ) -> argparse.Namespace | None:
+def options_or_case(
+    parser: argparse.ArgumentParser, run_case: Callable[[str, int, int], dict]
+) -> argparse.Namespace | None:
     """The script's options; or, in a process ``spawn`` started (the hidden
     ``--case NAME SIZE REPS``), None after running that case and printing
     its result."""

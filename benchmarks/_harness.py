@@ -121,8 +121,10 @@ def print_header(title: str, what: str) -> None:
     print("-" * 78)
     for key, value in machine_info().items():
         print(f"{key:>14}: {value}")
-    print(f"{'command':>14}: {Path(sys.executable).relative_to(ROOT) if _under_root(sys.executable) else sys.executable} "
-          f"{' '.join(_script_args())}")
+    print(
+        f"{'command':>14}: {Path(sys.executable).relative_to(ROOT) if _under_root(sys.executable) else sys.executable} "
+        f"{' '.join(_script_args())}"
+    )
     print("=" * 78)
 
 
@@ -192,7 +194,7 @@ def measure(
     samples: dict[str, list[float]] = {name: [] for name in candidates}
     names = list(candidates)
     for round_ in range(repeat):
-        order = names[round_ % len(names):] + names[: round_ % len(names)]
+        order = names[round_ % len(names) :] + names[: round_ % len(names)]
         for name in order:
             fn, number = candidates[name], numbers[name]
             gc.disable()
@@ -274,8 +276,10 @@ def report(
         if memory is not None:
             line += f" {fmt_bytes(memory[name]) if name in memory else '':>11}"
         print(line)
-    print(f"(median of {len(next(iter(timings.values())).samples)} round-robin samples; "
-          f"calls per sample: {', '.join(f'{k}={t.number}' for k, t in timings.items())})")
+    print(
+        f"(median of {len(next(iter(timings.values())).samples)} round-robin samples; "
+        f"calls per sample: {', '.join(f'{k}={t.number}' for k, t in timings.items())})"
+    )
 
 
 def verdict(ours: Timing, base: Timing, target: float) -> str:
@@ -427,8 +431,7 @@ def has_vector_ops(body: str) -> bool:
 # --------------------------------------------------------------------------
 
 
-def rejit(native: Any, transform: Callable[[str], str] | None = None,
-          inlining_threshold: int | None = None) -> Any:
+def rejit(native: Any, transform: Callable[[str], str] | None = None, inlining_threshold: int | None = None) -> Any:
     """A copy of a ``NativeModule`` whose machine code comes from its LLVM IR
     after ``transform`` (text → text) and the -O3 pipeline, optionally with a
     different inlining threshold.  Used only to measure what a suggested fix
@@ -436,6 +439,7 @@ def rejit(native: Any, transform: Callable[[str], str] | None = None,
     import llvmlite.binding as llvm
 
     from revmlir.runtime.jit import JITModule, host_target_machine
+
     text = transform(native.llvm_ir) if transform else native.llvm_ir
     machine = host_target_machine(3)
     module = llvm.parse_assembly(text)
@@ -450,8 +454,26 @@ def rejit(native: Any, transform: Callable[[str], str] | None = None,
     return dataclasses.replace(native, llvm_ir=text, machine_code=JITModule(engine, module))
 
 
-def readnone_libm(text: str, names: Sequence[str] = ("hypot", "atan2", "atan", "log1p", "expm1", "cbrt", "pow",
-                                                      "exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh")) -> str:
+def readnone_libm(
+    text: str,
+    names: Sequence[str] = (
+        "hypot",
+        "atan2",
+        "atan",
+        "log1p",
+        "expm1",
+        "cbrt",
+        "pow",
+        "exp",
+        "log",
+        "sin",
+        "cos",
+        "tan",
+        "sinh",
+        "cosh",
+        "tanh",
+    ),
+) -> str:
     """Mark external libm declarations ``memory(none) nounwind willreturn``
     (what clang does under -fno-math-errno), so LLVM may CSE, hoist and
     delete their calls."""
@@ -465,5 +487,3 @@ def readnone_libm(text: str, names: Sequence[str] = ("hypot", "atan2", "atan", "
         out.append(line)
     out.append("attributes #9000 = { nounwind willreturn memory(none) }")
     return "\n".join(out) + "\n"
-
-

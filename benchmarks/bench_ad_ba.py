@@ -76,7 +76,12 @@ residual + vmap(grad) of the weight residual, block_until_ready.
         p = len(problem.w)
         reproj_err, w_err = np.zeros((p, 2)), np.zeros(p)
         J, wJ = np.zeros((p, 2, 15)), np.zeros(p)
-        shadows = [np.zeros_like(problem.cams), np.zeros_like(problem.X), np.zeros_like(problem.cams), np.zeros_like(problem.X)]
+        shadows = [
+            np.zeros_like(problem.cams),
+            np.zeros_like(problem.X),
+            np.zeros_like(problem.cams),
+            np.zeros_like(problem.X),
+        ]
         objective_args = (reproj_err, w_err, problem.cams, problem.X, problem.w, problem.obs, problem.feats)
         jacobian_args = (J, wJ, problem.cams, problem.X, problem.w, problem.obs, problem.feats, *shadows)
         cams, X = problem.cams[problem.obs[:, 0]], problem.X[problem.obs[:, 1]]
@@ -90,8 +95,7 @@ residual + vmap(grad) of the weight residual, block_until_ready.
         reference = np.concatenate([blocks[0], blocks[1], np.asarray(blocks[2])[..., None]], axis=-1)
         assert np.allclose(J, reference, rtol=1e-10, atol=1e-10 * np.abs(reference).max())
         assert np.allclose(wJ, jax_weight_jacobian(problem.w)) and not any(s.any() for s in shadows)
-        print(f"\n{label}: n={len(problem.cams)} m={len(problem.X)} p={p}; "
-              "checked: residuals and blocks equal JAX's")
+        print(f"\n{label}: n={len(problem.cams)} m={len(problem.X)} p={p}; checked: residuals and blocks equal JAX's")
 
         cands = {
             "ours objective": lambda: ba_objective(*objective_args),
@@ -109,8 +113,10 @@ residual + vmap(grad) of the weight residual, block_until_ready.
     print("\n## targets (median ratios)")
     for label, t in summary:
         ratio = t["ours jacobian"].median / t["ours objective"].median
-        print(f"{label}: ours J/O = {ratio:.2f}  (NiLang paper J/O = {NILANG_RATIO[label]:.2f})"
-              f"  → {'met' if ratio <= NILANG_RATIO[label] else 'NOT met'}")
+        print(
+            f"{label}: ours J/O = {ratio:.2f}  (NiLang paper J/O = {NILANG_RATIO[label]:.2f})"
+            f"  → {'met' if ratio <= NILANG_RATIO[label] else 'NOT met'}"
+        )
         print(f"{label}: ours jacobian vs jax jacobian" + H.verdict(t["ours jacobian"], t["jax jacobian"], 1.0))
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
 

@@ -99,10 +99,7 @@ jax_value_and_grad = jax.jit(jax.value_and_grad(partial(gmm_reference, jnp), arg
 
 
 def available() -> list[str]:
-    return sorted(
-        str(p.relative_to(DATA_DIR / "gmm").with_suffix(""))
-        for p in (DATA_DIR / "gmm").glob("*/gmm_*.txt")
-    )
+    return sorted(str(p.relative_to(DATA_DIR / "gmm").with_suffix("")) for p in (DATA_DIR / "gmm").glob("*/gmm_*.txt"))
 
 
 def main() -> None:
@@ -140,8 +137,10 @@ nearest parameter count.
         _, expected = jax_value_and_grad(*inputs)
         for found, want in zip(gradient[1:4], expected):
             assert np.allclose(found, want, rtol=1e-8, atol=1e-8 * np.abs(want).max())
-        print(f"\n{name}: d={problem.d} k={problem.k} n={problem.n}, {parameters} parameters; "
-              "checked: objective and gradient equal JAX's")
+        print(
+            f"\n{name}: d={problem.d} k={problem.k} n={problem.n}, {parameters} parameters; "
+            "checked: objective and gradient equal JAX's"
+        )
 
         cands = {
             "ours objective": lambda: gmm_objective(*args),
@@ -156,15 +155,19 @@ nearest parameter count.
         summary.append((name, parameters, timings))
 
     print("\n## ratios (medians)")
-    print(f"{'file':<18} {'params':>7} {'ours G/O':>9} {'NiLang G/O':>11} {'met':>4} "
-          f"{'ours O/numba O':>15} {'ours G/JAX G':>13} {'JAX G/O':>8}")
+    print(
+        f"{'file':<18} {'params':>7} {'ours G/O':>9} {'NiLang G/O':>11} {'met':>4} "
+        f"{'ours O/numba O':>15} {'ours G/JAX G':>13} {'JAX G/O':>8}"
+    )
     for name, parameters, t in summary:
         ours = t["ours gradient"].median / t["ours objective"].median
         nearest, paper = nilang_ratio(parameters)
-        print(f"{name:<18} {parameters:>7} {ours:>9.2f} {paper:>8.2f} @{nearest:<6} {'yes' if ours <= paper else 'no':>3} "
-              f"{t['ours objective'].median / t['numba objective'].median:>15.2f} "
-              f"{t['ours gradient'].median / t['jax value_and_grad'].median:>13.2f} "
-              f"{t['jax value_and_grad'].median / t['jax objective'].median:>8.2f}")
+        print(
+            f"{name:<18} {parameters:>7} {ours:>9.2f} {paper:>8.2f} @{nearest:<6} {'yes' if ours <= paper else 'no':>3} "
+            f"{t['ours objective'].median / t['numba objective'].median:>15.2f} "
+            f"{t['ours gradient'].median / t['jax value_and_grad'].median:>13.2f} "
+            f"{t['jax value_and_grad'].median / t['jax objective'].median:>8.2f}"
+        )
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
 
 

@@ -117,15 +117,19 @@ jit(hessian(loss)), block_until_ready (JAX's dispatch included).
         summary.append((k, timings))
 
     print("\n## ratios (medians)")
-    print(f"{'k':>3} {'ours G/O':>9} {'direct G/O':>11} {'ours G/JAX G':>13} {'direct G/JAX G':>15} "
-          f"{'ours H/JAX H':>13} {'ours O/JAX O':>13}")
+    print(
+        f"{'k':>3} {'ours G/O':>9} {'direct G/O':>11} {'ours G/JAX G':>13} {'direct G/JAX G':>15} "
+        f"{'ours H/JAX H':>13} {'ours O/JAX O':>13}"
+    )
     for k, t in summary:
-        print(f"{k:>3} {t['ours gradient'].median / t['ours objective'].median:>9.2f} "
-              f"{t['ours gradient direct'].median / t['ours objective direct'].median:>11.2f} "
-              f"{t['ours gradient'].median / t['jax gradient'].median:>13.2f} "
-              f"{t['ours gradient direct'].median / t['jax gradient'].median:>15.2f} "
-              f"{t['ours hessian'].median / t['jax hessian'].median:>13.2f} "
-              f"{t['ours objective'].median / t['jax objective'].median:>13.2f}")
+        print(
+            f"{k:>3} {t['ours gradient'].median / t['ours objective'].median:>9.2f} "
+            f"{t['ours gradient direct'].median / t['ours objective direct'].median:>11.2f} "
+            f"{t['ours gradient'].median / t['jax gradient'].median:>13.2f} "
+            f"{t['ours gradient direct'].median / t['jax gradient'].median:>15.2f} "
+            f"{t['ours hessian'].median / t['jax hessian'].median:>13.2f} "
+            f"{t['ours objective'].median / t['jax objective'].median:>13.2f}"
+        )
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
 
 

@@ -130,8 +130,13 @@ median / median (> 1 = slower).
     }
     timings = H.measure(cands, repeat=repeat)
     memory = {k: H.peak_alloc(fn) for k, fn in cands.items()}
-    H.report("csr_mul: gradient of w·(y + alpha*A@x)", timings,
-             ["objective direct", "numba hand-written adjoint", "scipy closed form"], memory, per=("nnz", A.nnz))
+    H.report(
+        "csr_mul: gradient of w·(y + alpha*A@x)",
+        timings,
+        ["objective direct", "numba hand-written adjoint", "scipy closed form"],
+        memory,
+        per=("nnz", A.nnz),
+    )
     results["csr_mul"] = timings
 
     # -- csr_dot ---------------------------------------------------------------
@@ -145,8 +150,13 @@ median / median (> 1 = slower).
     }
     timings = H.measure(cands, repeat=repeat)
     memory = {k: H.peak_alloc(fn) for k, fn in cands.items()}
-    H.report("csr_dot: gradient of sum(A.*B)", timings,
-             ["objective direct", "numba hand-written adjoint", "scipy closed form"], memory, per=("row", n))
+    H.report(
+        "csr_dot: gradient of sum(A.*B)",
+        timings,
+        ["objective direct", "numba hand-written adjoint", "scipy closed form"],
+        memory,
+        per=("row", n),
+    )
     assert not keeper.any()
     results["csr_dot"] = timings
 
@@ -156,8 +166,10 @@ median / median (> 1 = slower).
     t = results["csr_mul"]
     ratio = t["adjoint direct"].median / t["objective direct"].median
     reference = t["numba hand-written adjoint"].median / t["objective direct"].median
-    print(f"(csr_mul, not a target: adjoint direct {ratio:.2f}x its objective, a hand-written "
-          f"numba adjoint {reference:.2f}x: scattering gradients costs more than gathering)")
+    print(
+        f"(csr_mul, not a target: adjoint direct {ratio:.2f}x its objective, a hand-written "
+        f"numba adjoint {reference:.2f}x: scattering gradients costs more than gathering)"
+    )
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
 
 

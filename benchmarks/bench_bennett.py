@@ -115,11 +115,15 @@ executions.  s_in = 2^-1000 so that 2^(4^n) s_in stays finite for n = 5.
 
     # -- counts from the interpreter: the (2k-1)^n claim and the memory ---------
     print("\n## step counts and peak states (reference interpreter counters, paper_bennett.run_counted)")
-    print(f"{'n':>2} {'unit steps k^n':>15} {'executed (2k-1)^n':>18} {'factor (7/4)^n':>15} {'peak states':>12} {'n(k-1)+2':>9}")
+    print(
+        f"{'n':>2} {'unit steps k^n':>15} {'executed (2k-1)^n':>18} {'factor (7/4)^n':>15} {'peak states':>12} {'n(k-1)+2':>9}"
+    )
     for level in range(1, 5):
         _, steps, peak = paper_bennett.run_counted(1.0, 0.0, level)
         assert steps == (2 * K - 1) ** level and peak == level * (K - 1)
-        print(f"{level:>2} {K ** level:>15} {steps:>18} {steps / K ** level:>15.2f} {peak + 2:>12} {level * (K - 1) + 2:>9}")
+        print(
+            f"{level:>2} {K**level:>15} {steps:>18} {steps / K**level:>15.2f} {peak + 2:>12} {level * (K - 1) + 2:>9}"
+        )
 
     summary = []
     for level in opts.levels:
@@ -143,32 +147,48 @@ executions.  s_in = 2^-1000 so that 2^(4^n) s_in stays finite for n = 5.
                 cands[f"rev checks={mode}  direct"] = H.direct(f, args, backward)
             cands["bennett.mlir (checks=on) direct"] = H.DirectCall(mlir_native, "bennett", args, backward)
             cands["numba same schedule"] = lambda s_in=s_in, y0=y0, level=level, sign=sign: nb_bennett(
-                s_in, y0, level, sign)
-            cands["numba plain loop"] = lambda s_in=s_in, y0=y0, unit=unit, sign=sign: nb_plain(
-                s_in, y0, unit, sign)
+                s_in, y0, level, sign
+            )
+            cands["numba plain loop"] = lambda s_in=s_in, y0=y0, unit=unit, sign=sign: nb_plain(s_in, y0, unit, sign)
             # the plain loop's rate per step without numba's call overhead:
             # the same loop over 1000x as many steps (from 0.0: no overflow)
-            cands["numba plain loop x1000 (rate)"] = lambda unit=unit, sign=sign: nb_plain(
-                0.0, 0.0, unit * 1000, sign)
+            cands["numba plain loop x1000 (rate)"] = lambda unit=unit, sign=sign: nb_plain(0.0, 0.0, unit * 1000, sign)
             timings = H.measure(cands, repeat=repeat)
             rate = timings.pop("numba plain loop x1000 (rate)")
             memory = {k: H.peak_alloc(fn) for k, fn in cands.items()}
             label = f"n={level}, {'inverse (~bennett)' if backward else 'forward'}"
-            H.report(f"{label}: {unit} unit steps, {executed} executed", timings,
-                     ["numba same schedule", "numba plain loop"], memory, per=("exec. step", executed))
+            H.report(
+                f"{label}: {unit} unit steps, {executed} executed",
+                timings,
+                ["numba same schedule", "numba plain loop"],
+                memory,
+                per=("exec. step", executed),
+            )
             plain_per_step = rate.median / (unit * 1000)
-            print(f"numba plain loop per step (loop of {unit * 1000} steps, no call overhead): "
-                  f"{H.fmt_time(plain_per_step)}; recomputation factor (2k-1)^n/k^n = (7/4)^{level} = "
-                  f"{executed / unit:.2f}")
+            print(
+                f"numba plain loop per step (loop of {unit * 1000} steps, no call overhead): "
+                f"{H.fmt_time(plain_per_step)}; recomputation factor (2k-1)^n/k^n = (7/4)^{level} = "
+                f"{executed / unit:.2f}"
+            )
             for mode in ("off", "on"):
                 t = timings[f"rev checks={mode}  direct"].median
-                summary.append((label, mode, t / executed / plain_per_step,
-                                t / timings["numba same schedule"].median,
-                                t / timings["numba plain loop"].median, executed / unit,
-                                timings[f"rev checks={mode}  direct"], timings["numba same schedule"]))
+                summary.append(
+                    (
+                        label,
+                        mode,
+                        t / executed / plain_per_step,
+                        t / timings["numba same schedule"].median,
+                        t / timings["numba plain loop"].median,
+                        executed / unit,
+                        timings[f"rev checks={mode}  direct"],
+                        timings["numba same schedule"],
+                    )
+                )
 
     print("\n## summary (direct calls): per-step ratio = (time / 7^n) / (plain-loop time per step)")
-    print(f"{'case':<28} {'checks':<6} {'÷ same sched.':>14} {'per-step ÷ plain':>17} {'total ÷ plain':>14} {'(7/4)^n':>8}")
+    print(
+        f"{'case':<28} {'checks':<6} {'÷ same sched.':>14} {'per-step ÷ plain':>17} {'total ÷ plain':>14} {'(7/4)^n':>8}"
+    )
     for label, mode, per_step, same, total, factor, _, _ in summary:
         print(f"{label:<28} {mode:<6} {same:>13.2f}× {per_step:>16.2f}× {total:>13.2f}× {factor:>8.2f}")
     print("\n## targets (direct call vs numba same schedule: ≤ 1.2× checks off, ≤ 2× checks on)")

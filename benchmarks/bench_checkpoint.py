@@ -202,6 +202,8 @@ def ours_gradient(name: str, u: np.ndarray, tmp: np.ndarray, c: float, steps: in
         return bennett_gradient(u, c, steps)
     grads = rv.gradient(OURS[name], (u, tmp, c, steps))
     return grads[0], grads[2]
+
+
 JAX = {"JAX scan": False, "JAX scan+checkpoint": True}
 JAX_OBJECTIVE = "JAX objective jit(loss)"
 NUMBA = "numba forward (plain loop)"
@@ -339,7 +341,8 @@ def check(step_counts: list[int], names: list[str]) -> None:
             g_u, g_c = ours_gradient(name, u, tmp, c, steps)
             assert close(g_u, ref_u) and close(g_c, ref_c), (
                 f"{name} at {steps} steps: gradient differs from JAX by {deviation(g_u, ref_u):.1e} (u), "
-                f"{deviation(g_c, ref_c):.1e} (c)")
+                f"{deviation(g_c, ref_c):.1e} (c)"
+            )
             assert np.array_equal(u, initial()[0]) and not tmp.any(), "rv.gradient wrote its inputs"
         value = heat_store_all(u.copy(), tmp.copy(), c, steps)
         expected = heat_store_all.pyfunc(u.copy(), tmp.copy(), c, steps)
@@ -349,9 +352,11 @@ def check(step_counts: list[int], names: list[str]) -> None:
     for steps in (100, 1000, 1234):
         stats = rv.checkpoint.bisection(steps).stats()
         assert stats["plain"] == bisection_plain(steps) and stats["peak"] == math.ceil(math.log2(steps)) + 1
-    print(f"checked at {', '.join(map(str, step_counts))} steps: the gradients (u and c) of "
-          f"{', '.join(names)} equal JAX scan's and JAX scan+checkpoint's (rtol {RTOL:g}); "
-          "f(*args), f.pyfunc, numba and JAX's loss agree (rtol 1e-12)")
+    print(
+        f"checked at {', '.join(map(str, step_counts))} steps: the gradients (u and c) of "
+        f"{', '.join(names)} equal JAX scan's and JAX scan+checkpoint's (rtol {RTOL:g}); "
+        "f(*args), f.pyfunc, numba and JAX's loss agree (rtol 1e-12)"
+    )
 
 
 # --------------------------------------------------------------------------
@@ -368,18 +373,30 @@ def exponent(steps: int) -> str:
 
 
 def plots(step_counts: list[int], results: dict[tuple[str, int], dict], gradients: list[str]) -> None:
-    styles = {"ours store-all": ("C0", "o-"), "ours bisection": ("C1", "s-"), "ours binomial k=10": ("C2", "^-"),
-              "ours binomial k=30": ("C4", "v-"), BENNETT: ("C6", "P-"), "JAX scan": ("C3", "D--"),
-              "JAX scan+checkpoint": ("C5", "x--"), OBJECTIVE: ("0.4", ".:"), NUMBA: ("0.7", "+:"),
-              JAX_OBJECTIVE: ("C3", "+:")}
+    styles = {
+        "ours store-all": ("C0", "o-"),
+        "ours bisection": ("C1", "s-"),
+        "ours binomial k=10": ("C2", "^-"),
+        "ours binomial k=30": ("C4", "v-"),
+        BENNETT: ("C6", "P-"),
+        "JAX scan": ("C3", "D--"),
+        "JAX scan+checkpoint": ("C5", "x--"),
+        OBJECTIVE: ("0.4", ".:"),
+        NUMBA: ("0.7", "+:"),
+        JAX_OBJECTIVE: ("C3", "+:"),
+    }
     title = f"heat equation, {N} points: gradient w.r.t. u and c"
     for what, file in (("time", "checkpoint_time.png"), ("memory", "checkpoint_memory.png")):
         names = [*gradients, OBJECTIVE] + ([NUMBA, JAX_OBJECTIVE] if what == "time" else [])
         series = {}
         for name in names:
             xs = [s for s in step_counts if (name, s) in results]
-            ys = [statistics.median(results[name, s]["samples"]) if what == "time"
-                  else results[name, s]["rss_increase_mib"] for s in xs]
+            ys = [
+                statistics.median(results[name, s]["samples"])
+                if what == "time"
+                else results[name, s]["rss_increase_mib"]
+                for s in xs
+            ]
             series[name] = (xs, ys, styles[name])
         plot_scaling(HERE / file, title, "time steps", what, series)
 
@@ -403,8 +420,10 @@ def main() -> int:
     import jax
     import jaxlib
 
-    print(f"jax {jax.__version__}, jaxlib {jaxlib.__version__}, backend {jax.default_backend()}, float64 "
-          f"(jax_enable_x64); one snapshot of ours = the arrays the loop writes, u and tmp: {2 * N * 8} B")
+    print(
+        f"jax {jax.__version__}, jaxlib {jaxlib.__version__}, backend {jax.default_backend()}, float64 "
+        f"(jax_enable_x64); one snapshot of ours = the arrays the loop writes, u and tmp: {2 * N * 8} B"
+    )
     check([s for s in step_counts if s <= 10**4], [n for n in gradients if n in OURS_NAMES])
 
     results: dict[tuple[str, int], dict] = {}
@@ -442,19 +461,26 @@ def report_steps(steps: int, results: dict[tuple[str, int], dict], gradients: li
             r["deviation"] = max(deviation(r["g_u"], ref["g_u"]), deviation([r["g_c"]], [ref["g_c"]]))
             if steps <= 10**4:
                 assert r["deviation"] <= RTOL, (name, steps, r["deviation"])
-    t = {name: timing(results[name, steps]) for name in [*gradients, OBJECTIVE, JAX_OBJECTIVE, NUMBA]
-         if (name, steps) in results}
+    t = {
+        name: timing(results[name, steps])
+        for name in [*gradients, OBJECTIVE, JAX_OBJECTIVE, NUMBA]
+        if (name, steps) in results
+    }
     print(f"\n## {steps} steps (c = {coefficient(steps):g}), gradient w.r.t. u and c")
-    head = (f"{'candidate':<28} {'median':>10} {'min … max':>23} {'peak':>10} {'Δmaxrss':>10} {'÷ JAX scan':>11} "
-            f"{'÷ JAX+ckpt':>11} {'÷ objective':>12} {'dev. vs JAX':>11}  schedule")
+    head = (
+        f"{'candidate':<28} {'median':>10} {'min … max':>23} {'peak':>10} {'Δmaxrss':>10} {'÷ JAX scan':>11} "
+        f"{'÷ JAX+ckpt':>11} {'÷ objective':>12} {'dev. vs JAX':>11}  schedule"
+    )
     print(head)
     print("-" * len(head))
     for name, tm in t.items():
         r = results[name, steps]
         memory = f"{r['rss_increase_mib']:.1f} MiB" if "rss_increase_mib" in r else ""
         plain = f"{r['maxrss_increase_mib']:.1f} MiB" if "maxrss_increase_mib" in r else ""
-        line = (f"{name:<28} {H.fmt_time(tm.median):>10} {H.fmt_time(tm.low) + ' … ' + H.fmt_time(tm.high):>23}"
-                f" {memory:>10} {plain:>10}")
+        line = (
+            f"{name:<28} {H.fmt_time(tm.median):>10} {H.fmt_time(tm.low) + ' … ' + H.fmt_time(tm.high):>23}"
+            f" {memory:>10} {plain:>10}"
+        )
         if name in gradients:
             line += f" {tm.median / t['JAX scan'].median:>10.2f}× {tm.median / t['JAX scan+checkpoint'].median:>10.2f}×"
             base = t[JAX_OBJECTIVE] if name in JAX else t[OBJECTIVE]
@@ -463,14 +489,25 @@ def report_steps(steps: int, results: dict[tuple[str, int], dict], gradients: li
             line += f" {'':>11} {'':>11} {'1.00×':>12}"
         print(line)
     resets = {results[n, steps]["peak_reset"] for n in t if "peak_reset" in results[n, steps]}
-    print("(peak: peak RSS during the call − RSS before it" + ("" if resets == {True} else
-          " — WARNING: the peak could not be reset here, so it is the plain ru_maxrss difference") +
-          "; Δmaxrss: ru_maxrss after − before, not reset; "
-          f"÷ objective: ours ÷ ours objective f(*args), JAX ÷ {JAX_OBJECTIVE}; samples: "
-          + ", ".join(f"{len(tm.samples)}×{tm.number}" for tm in t.values()) + " (samples × calls per sample); "
-          "first call at 10 steps (compile, ours) / AOT compile (JAX): "
-          + ", ".join(f"{n.replace('ours ', '')} {results[n, steps]['warmup_s']:.2f} s" for n in t
-                      if 'warmup_s' in results[n, steps]) + ")")
+    print(
+        "(peak: peak RSS during the call − RSS before it"
+        + (
+            ""
+            if resets == {True}
+            else " — WARNING: the peak could not be reset here, so it is the plain ru_maxrss difference"
+        )
+        + "; Δmaxrss: ru_maxrss after − before, not reset; "
+        f"÷ objective: ours ÷ ours objective f(*args), JAX ÷ {JAX_OBJECTIVE}; samples: "
+        + ", ".join(f"{len(tm.samples)}×{tm.number}" for tm in t.values())
+        + " (samples × calls per sample); "
+        "first call at 10 steps (compile, ours) / AOT compile (JAX): "
+        + ", ".join(
+            f"{n.replace('ours ', '')} {results[n, steps]['warmup_s']:.2f} s"
+            for n in t
+            if "warmup_s" in results[n, steps]
+        )
+        + ")"
+    )
 
 
 def summary(step_counts: list[int], results: dict[tuple[str, int], dict], gradients: list[str]) -> None:
@@ -479,14 +516,17 @@ def summary(step_counts: list[int], results: dict[tuple[str, int], dict], gradie
     print("\n## summary: median time per call")
     print(f"{'candidate':<28}{cols}")
     for name in names:
-        cells = "".join(f" {H.fmt_time(statistics.median(results[name, s]['samples'])) if (name, s) in results else '—':>10}"
-                        for s in step_counts)
+        cells = "".join(
+            f" {H.fmt_time(statistics.median(results[name, s]['samples'])) if (name, s) in results else '—':>10}"
+            for s in step_counts
+        )
         print(f"{name:<28}{cells}")
     print("\n## summary: peak RSS during one call − RSS before it (MiB)")
     print(f"{'candidate':<28}{cols}")
     for name in [*gradients, OBJECTIVE]:
-        cells = "".join(f" {results[name, s]['rss_increase_mib'] if (name, s) in results else math.nan:>10.1f}"
-                        for s in step_counts)
+        cells = "".join(
+            f" {results[name, s]['rss_increase_mib'] if (name, s) in results else math.nan:>10.1f}" for s in step_counts
+        )
         print(f"{name:<28}{cells}")
     print("\n## summary: ratios of medians (ours ÷ JAX scan / ours ÷ JAX scan+checkpoint / ours ÷ ours objective)")
     print(f"{'candidate':<28}" + "".join(f" {exponent(s):>18}" for s in step_counts))

@@ -90,8 +90,13 @@ import rotations as R
 PHI = R.PHI
 SIZES = R.L
 LARGE = (10_000, 100_000)
-LARGEST_L = {"store-all": 3203, "JAX scan": 3203, "JAX scan+checkpoint": 10_000, "binomial": 3203,
-             "binomial at outer iterations": 10_000}
+LARGEST_L = {
+    "store-all": 3203,
+    "JAX scan": 3203,
+    "JAX scan+checkpoint": 10_000,
+    "binomial": 3203,
+    "binomial at outer iterations": 10_000,
+}
 """Where a candidate stops: memory linear in W (store-all's tape is about
 1 GiB at l = 3203, JAX's checkpointed scan keeps W states), or time
 (binomial with 4 snapshots recomputes some 15 steps per step at l = 3203)."""
@@ -121,13 +126,20 @@ BASES = {"bisection": BASE, "binomial": BASE, "bisection, base=4096": WIDE_BASE}
 PRIMAL = "primal (compiled, no tape)"
 JAX = {"JAX scan": False, "JAX scan+checkpoint": True}
 JAX_PRIMAL = "JAX primal jit(scan)"
-STYLES = {"store-all": ("C0", "o-"), "bisection": ("C2", "^-"), "binomial": ("C1", "s-"),
-          "bisection, base=4096": ("C8", ">-"),
-          "bisection, marked": ("C6", "<-"),
-          "binomial at outer iterations": ("C4", "v-"), PRIMAL: ("0.4", ".:"),
-          "JAX scan": ("C3", "D--"), "JAX scan+checkpoint": ("C5", "x--"), JAX_PRIMAL: ("C3", "+:"),
-          "Tapenade binomial (paper's machine)": ("C4", "v:"),
-          "checkpointVLAD bisection (paper's machine)": ("C2", "^:")}
+STYLES = {
+    "store-all": ("C0", "o-"),
+    "bisection": ("C2", "^-"),
+    "binomial": ("C1", "s-"),
+    "bisection, base=4096": ("C8", ">-"),
+    "bisection, marked": ("C6", "<-"),
+    "binomial at outer iterations": ("C4", "v-"),
+    PRIMAL: ("0.4", ".:"),
+    "JAX scan": ("C3", "D--"),
+    "JAX scan+checkpoint": ("C5", "x--"),
+    JAX_PRIMAL: ("C3", "+:"),
+    "Tapenade binomial (paper's machine)": ("C4", "v:"),
+    "checkpointVLAD bisection (paper's machine)": ("C2", "^:"),
+}
 SEED_ROWS = {
     "Tapenade binomial (paper's machine)": {"time_s": (0.05, 6.9), "memory_mib": (3.0, 34.0)},
     "checkpointVLAD bisection (paper's machine)": {"time_s": (48.0, 8495.0), "memory_mib": (11.0, 17.0)},
@@ -170,8 +182,12 @@ def snapshot_record_bytes(f: Any, n: int) -> int:
             store = str(op.operands[0].type)
             if store not in records:
                 records[store] = sum(8 * n if isinstance(v.type, MemRefType) else 8 for v in op.operands[1:])
-    assert all(isinstance(v.type, IndexType | MemRefType | Float64Type) for op in module.walk()
-               if isinstance(op, anc.SnapshotOp) for v in op.operands[1:]), "a snapshot of another type"
+    assert all(
+        isinstance(v.type, IndexType | MemRefType | Float64Type)
+        for op in module.walk()
+        if isinstance(op, anc.SnapshotOp)
+        for v in op.operands[1:]
+    ), "a snapshot of another type"
     return sum(records.values())
 
 
@@ -192,8 +208,8 @@ def jax_functions(updates: int, checkpoint: bool):
         y = jnp.sqrt(jnp.sum(x * x))
         for theta, first in ((1.2 * y, 0), (1.4 * y, 1)):
             c, s = jnp.cos(theta), jnp.sin(theta)
-            a, b = x[first:-1:2], x[first + 1::2]
-            x = x.at[first:-1:2].set(c * a - s * b).at[first + 1::2].set(s * a + c * b)
+            a, b = x[first:-1:2], x[first + 1 :: 2]
+            x = x.at[first:-1:2].set(c * a - s * b).at[first + 1 :: 2].set(s * a + c * b)
         return x, None
 
     def output(x):
@@ -271,24 +287,37 @@ def cpu(results: dict, name: str, l: int) -> float:
 
 def report(l: int, results: dict, counted: dict) -> None:
     primal = cpu(results, PRIMAL, l)
-    print(f"\n## l = {l}: W = {work(l)} steps, longest outer iteration {max(R.durations(l, PHI))} steps; "
-          f"primal {H.fmt_time(primal)} CPU")
-    head = (f"{'candidate':<30} {'wall median':>11} {'CPU/call':>9} {'CPU ÷ primal':>12} {'peak RSS':>10} "
-            f"{'snapshots':>9} {'snapshot bytes':>14} {'max|g-x0|/x0':>12} {'‖g-x0‖/‖x0‖':>12}")
+    print(
+        f"\n## l = {l}: W = {work(l)} steps, longest outer iteration {max(R.durations(l, PHI))} steps; "
+        f"primal {H.fmt_time(primal)} CPU"
+    )
+    head = (
+        f"{'candidate':<30} {'wall median':>11} {'CPU/call':>9} {'CPU ÷ primal':>12} {'peak RSS':>10} "
+        f"{'snapshots':>9} {'snapshot bytes':>14} {'max|g-x0|/x0':>12} {'‖g-x0‖/‖x0‖':>12}"
+    )
     print(head)
     print("-" * len(head))
     for name in candidates(l):
         r = results[name, l]
         peak, nbytes = counted.get((name, l), ("", ""))
-        error = (f"{r['error']:>12.1e} {r['normwise']:>12.1e}" if "error" in r
-                 else f"{'f: ' + format(r['value_error'], '.0e'):>12}")
+        error = (
+            f"{r['error']:>12.1e} {r['normwise']:>12.1e}"
+            if "error" in r
+            else f"{'f: ' + format(r['value_error'], '.0e'):>12}"
+        )
         ratio = f"{cpu(results, name, l) / primal:11.1f}×" if name not in JAX else ""
-        print(f"{name:<30} {H.fmt_time(median(results, name, l)):>11} {H.fmt_time(cpu(results, name, l)):>9} "
-              f"{ratio:>12} {r['rss_increase_mib']:>6.1f} MiB {peak!s:>9} {nbytes!s:>14} {error}")
+        print(
+            f"{name:<30} {H.fmt_time(median(results, name, l)):>11} {H.fmt_time(cpu(results, name, l)):>9} "
+            f"{ratio:>12} {r['rss_increase_mib']:>6.1f} MiB {peak!s:>9} {nbytes!s:>14} {error}"
+        )
     if (JAX_PRIMAL, l) in results:
         print(f"{JAX_PRIMAL:<30} {H.fmt_time(median(results, JAX_PRIMAL, l)):>11}")
-    print("(samples × calls: " + ", ".join(f"{n} {len(results[n, l]['samples'])}×{results[n, l]['number']}"
-                                           for n in candidates(l)) + ")", flush=True)
+    print(
+        "(samples × calls: "
+        + ", ".join(f"{n} {len(results[n, l]['samples'])}×{results[n, l]['number']}" for n in candidates(l))
+        + ")",
+        flush=True,
+    )
 
 
 def check(results: dict) -> None:
@@ -301,8 +330,10 @@ def check(results: dict) -> None:
             assert r["value_error"] <= 1e-12, f"{name} at l = {l}: f off by {r['value_error']:.1e}"
         if "error" in r and l <= 809:
             assert max(r["error"], r["normwise"]) <= 1e-8, f"{name} at l = {l}: gradient off by {r['error']:.1e}"
-    print("checked: f = 166916750 to 1e-12 at every l; every gradient = x0 to 1e-8, componentwise and "
-          "normwise, at l <= 809")
+    print(
+        "checked: f = 166916750 to 1e-12 at every l; every gradient = x0 to 1e-8, componentwise and "
+        "normwise, at l <= 809"
+    )
 
 
 def targets(sizes: list[int], results: dict, counted: dict) -> None:
@@ -311,8 +342,10 @@ def targets(sizes: list[int], results: dict, counted: dict) -> None:
     print("\n## targets")
     if ("bisection", 3203) in counted:
         low, high = counted["bisection", 53][1], counted["bisection", 3203][1]
-        print(f"memory flat under bisection: counted snapshot bytes at l = 3203 {high} B, at l = 53 {low} B: "
-              f"{high / low:.2f}× ({'met' if high <= 2 * low else 'MISSED'}: target at most 2×)")
+        print(
+            f"memory flat under bisection: counted snapshot bytes at l = 3203 {high} B, at l = 53 {low} B: "
+            f"{high / low:.2f}× ({'met' if high <= 2 * low else 'MISSED'}: target at most 2×)"
+        )
     for name in ("bisection", "bisection, base=4096"):
         for l in sizes:
             if (name, l) not in results:
@@ -320,8 +353,10 @@ def targets(sizes: list[int], results: dict, counted: dict) -> None:
             steps = R.segments(l, PHI)
             ratio = cpu(results, name, l) / cpu(results, PRIMAL, l)
             bound = math.log2(steps)
-            print(f"time under {name} at l = {l:>6}: {ratio:5.1f}× the primal's CPU time, "
-                  f"log₂(steps = {steps}) = {bound:4.1f}: {'met' if ratio <= bound else 'MISSED'}")
+            print(
+                f"time under {name} at l = {l:>6}: {ratio:5.1f}× the primal's CPU time, "
+                f"log₂(steps = {steps}) = {bound:4.1f}: {'met' if ratio <= bound else 'MISSED'}"
+            )
 
 
 def seed_rows() -> None:
@@ -357,14 +392,20 @@ def main() -> int:
     if opts.quick:
         opts.max_l, opts.reps = opts.max_l or 401, 1
     sizes = sizes_up_to(opts.max_l or (LARGE[-1] if opts.large else SIZES[-1]))
-    H.print_header("checkpointing anywhere (issue 22): seed 001's rotations example against l",
-                   __doc__.split("Method:")[0].split("\n", 2)[2])
+    H.print_header(
+        "checkpointing anywhere (issue 22): seed 001's rotations example against l",
+        __doc__.split("Method:")[0].split("\n", 2)[2],
+    )
     import jax
 
     print(f"jax {jax.__version__}, backend {jax.default_backend()}, float64 (jax_enable_x64)")
-    record = {name: snapshot_record_bytes(f, R.N) for name, f in
-              (("bisection, marked", R.rotations_bisection),
-               ("binomial at outer iterations", R.rotations_iterations))}
+    record = {
+        name: snapshot_record_bytes(f, R.N)
+        for name, f in (
+            ("bisection, marked", R.rotations_bisection),
+            ("binomial at outer iterations", R.rotations_iterations),
+        )
+    }
     record.update(dict.fromkeys(BASES, resumable_record_bytes(R.N)))
     print("one snapshot record: " + ", ".join(f"{name} {size} B" for name, size in record.items()))
     results: dict[tuple[str, int], dict] = {}
@@ -381,8 +422,10 @@ def main() -> int:
             elif name == "store-all":
                 counted[name, l] = (0, 0)
         if ("JAX scan+checkpoint", l) in results:
-            results[JAX_PRIMAL, l] = {"name": JAX_PRIMAL,
-                                      "samples": results["JAX scan+checkpoint", l]["objective_samples"]}
+            results[JAX_PRIMAL, l] = {
+                "name": JAX_PRIMAL,
+                "samples": results["JAX scan+checkpoint", l]["objective_samples"],
+            }
         report(l, results, counted)
     print(f"\n(cases took {time.perf_counter() - started:.0f} s, one fresh process per candidate)")
     check(results)

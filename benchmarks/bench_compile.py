@@ -32,8 +32,15 @@ import _harness as H
 # compiled objects unless REVMLIR_CACHE is set (fresh processes inherit this).
 os.environ.setdefault("REVMLIR_CACHE", "0")
 
-EDSL_STAGES = ["python → rev IR", "rev-invert", "rev-lower-to-std", "convert-std-to-llvm",
-               "llvm dialect → LLVM IR text", "LLVM parse+verify+O3", "MCJIT codegen"]
+EDSL_STAGES = [
+    "python → rev IR",
+    "rev-invert",
+    "rev-lower-to-std",
+    "convert-std-to-llvm",
+    "llvm dialect → LLVM IR text",
+    "LLVM parse+verify+O3",
+    "MCJIT codegen",
+]
 
 
 def staged_compile(source: str) -> dict[str, float]:
@@ -111,8 +118,7 @@ def first_call_minus_warm() -> dict[str, float]:
         t = time.perf_counter()
         fresh(0j, 3 - 4j)
         warm.append(time.perf_counter() - t)
-    return {"first call": first, "warm call": statistics.median(warm),
-            "first - warm": first - statistics.median(warm)}
+    return {"first call": first, "warm call": statistics.median(warm), "first - warm": first - statistics.median(warm)}
 
 
 def native_module_compile() -> dict[str, float]:
@@ -147,14 +153,23 @@ def other_programs(repeat: int) -> dict[str, list[float]]:
     x0, v0, m = paper_leapfrog.solar_system()
     z = np.ones(8, dtype=np.complex128)
     factories = {
-        "csr_mul (a)": (lambda: rv.reversible(bench_sparse.csr_mul, checks=False),
-                        lambda: (np.zeros(50), *a, np.ones(50), 1.0)),
-        "csr_dot (a)": (lambda: rv.reversible(bench_sparse.csr_dot, checks=False),
-                        lambda: (0.0, *a, *a, np.zeros(100, dtype=bool))),
-        "complex-log loop (b)": (lambda: bench_complex_log.make(False)[1], lambda: (np.zeros(8, dtype=np.complex128), z)),
+        "csr_mul (a)": (
+            lambda: rv.reversible(bench_sparse.csr_mul, checks=False),
+            lambda: (np.zeros(50), *a, np.ones(50), 1.0),
+        ),
+        "csr_dot (a)": (
+            lambda: rv.reversible(bench_sparse.csr_dot, checks=False),
+            lambda: (0.0, *a, *a, np.zeros(100, dtype=bool)),
+        ),
+        "complex-log loop (b)": (
+            lambda: bench_complex_log.make(False)[1],
+            lambda: (np.zeros(8, dtype=np.complex128), z),
+        ),
         "bennett (c)": (lambda: bench_bennett.make(False), lambda: (1.0, 0.0, 2)),
-        "leapfrog (d)": (lambda: bench_leapfrog.make(False),
-                         lambda: (x0.copy(), v0.copy(), m, paper_leapfrog.G_SOLAR, 0.01, 1)),
+        "leapfrog (d)": (
+            lambda: bench_leapfrog.make(False),
+            lambda: (x0.copy(), v0.copy(), m, paper_leapfrog.G_SOLAR, 0.01, 1),
+        ),
     }
     runs: dict[str, list[float]] = {}
     for name, (make, make_args) in factories.items():
@@ -191,7 +206,9 @@ def cold(kind: str, repeat: int) -> dict[str, list[float]]:
     for _ in range(repeat):
         done = subprocess.run(
             [sys.executable, str(Path(__file__).resolve()), "--child", kind],
-            check=True, capture_output=True, text=True,
+            check=True,
+            capture_output=True,
+            text=True,
         )
         for key, value in json.loads(done.stdout.strip().splitlines()[-1]).items():
             runs.setdefault(key, []).append(value)
@@ -202,8 +219,10 @@ def show(title: str, runs: dict[str, list[float]]) -> None:
     print(f"\n## {title}")
     print(f"{'stage':<30} {'median':>11} {'min … max':>25}")
     for key, values in runs.items():
-        print(f"{key:<30} {H.fmt_time(statistics.median(values)):>11} "
-              f"{H.fmt_time(min(values)) + ' … ' + H.fmt_time(max(values)):>25}")
+        print(
+            f"{key:<30} {H.fmt_time(statistics.median(values)):>11} "
+            f"{H.fmt_time(min(values)) + ' … ' + H.fmt_time(max(values)):>25}"
+        )
 
 
 def main() -> None:
@@ -223,10 +242,12 @@ Target: < 1 s from source to machine code.
 """,
     )
     results = {}
-    for kind, title in (("first-call", "eDSL: first call − warm call (fresh process)"),
-                        ("native-compile", "examples/complex_log.mlir: parse + NativeModule.compile (fresh process)"),
-                        ("edsl", "eDSL complex_log, per stage (fresh process)"),
-                        ("mlir", "complex_log.mlir, per stage (fresh process)")):
+    for kind, title in (
+        ("first-call", "eDSL: first call − warm call (fresh process)"),
+        ("native-compile", "examples/complex_log.mlir: parse + NativeModule.compile (fresh process)"),
+        ("edsl", "eDSL complex_log, per stage (fresh process)"),
+        ("mlir", "complex_log.mlir, per stage (fresh process)"),
+    ):
         runs = cold(kind, repeat)
         show(title, runs)
         results[kind] = runs
@@ -242,8 +263,13 @@ Target: < 1 s from source to machine code.
     programs = other_programs(repeat)
     show("first call − warm call of every benchmarked program (fresh decoration, warm process)", programs)
     print("\n## target: compile latency < 1 s")
-    for key, label in (("first-call", "first - warm"), ("native-compile", "total"),
-                       ("edsl", "total"), ("mlir", "total"), ("edsl-warm", "total")):
+    for key, label in (
+        ("first-call", "first - warm"),
+        ("native-compile", "total"),
+        ("edsl", "total"),
+        ("mlir", "total"),
+        ("edsl-warm", "total"),
+    ):
         value = statistics.median(results[key][label])
         print(f"{key + ' [' + label + ']':<32} {H.fmt_time(value):>10} → {'met' if value < 1.0 else 'NOT met'}")
     for name, values in programs.items():

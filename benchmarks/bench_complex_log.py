@@ -124,16 +124,17 @@ y[i] += complex(log(abs(x[i])), phase(x[i])).  numpy: y += np.log(x).
         timings = H.measure(cands, repeat=repeat, warmup=1, min_sample_s=0.0)
         memory = {k: H.peak_alloc(fn) for k, fn in cands.items()}
         label = "inverse" if backward else "forward"
-        H.report(f"complex log, {label}", timings, ["numba loop", "numpy y ∓= np.log(x)"], memory,
-                 per=("element", n))
+        H.report(f"complex log, {label}", timings, ["numba loop", "numpy y ∓= np.log(x)"], memory, per=("element", n))
         results[label] = timings
 
     print("\n## targets (median ratio to the numba loop)")
     for label, timings in results.items():
         for variant in ("call", "routine"):
             for mode, target in (("off", 1.2), ("on", 2.0)):
-                print(f"{label:<8} {variant:<8} checks={mode:<3}"
-                      + H.verdict(timings[f"rev {variant:<7} checks={mode}"], timings["numba loop"], target))
+                print(
+                    f"{label:<8} {variant:<8} checks={mode:<3}"
+                    + H.verdict(timings[f"rev {variant:<7} checks={mode}"], timings["numba loop"], target)
+                )
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
     ir_evidence(variants, y, x)
 
@@ -148,12 +149,21 @@ def ir_evidence(variants, y, x) -> None:
             for name in (spec.name, spec.name + ".inv"):
                 body = H.function_body(ir, name)
                 counts = {c: H.count_calls(body, c) for c in ("hypot", "atan2", "llvm.log.f64", "log")}
-                print(f"checks={mode:<3} @{name:<16} " + ", ".join(f"{c}: {k}" for c, k in counts.items() if k)
-                      + f"; vectorized: {H.has_vector_ops(body)}")
-    decl = [l for l in H.optimized_ir(variants['off'][1].specialization_for(y, x).native.llvm_ir).splitlines()
-            if l.startswith("declare") and ("hypot" in l or "atan2" in l)]
-    attrs = [l for l in H.optimized_ir(variants['off'][1].specialization_for(y, x).native.llvm_ir).splitlines()
-             if l.startswith("attributes #0")]
+                print(
+                    f"checks={mode:<3} @{name:<16} "
+                    + ", ".join(f"{c}: {k}" for c, k in counts.items() if k)
+                    + f"; vectorized: {H.has_vector_ops(body)}"
+                )
+    decl = [
+        l
+        for l in H.optimized_ir(variants["off"][1].specialization_for(y, x).native.llvm_ir).splitlines()
+        if l.startswith("declare") and ("hypot" in l or "atan2" in l)
+    ]
+    attrs = [
+        l
+        for l in H.optimized_ir(variants["off"][1].specialization_for(y, x).native.llvm_ir).splitlines()
+        if l.startswith("attributes #0")
+    ]
     print("\n".join(decl + attrs))
     ir = next(iter(nb_log.inspect_llvm().values()))
     print(f"numba loop: hypot calls: {H.count_calls(ir, 'hypot')}, atan2 calls: {H.count_calls(ir, 'atan2')}")

@@ -130,19 +130,25 @@ def elementwise(cp: Any, stream: Any, n: int, repeat: int, bandwidth: float) -> 
     cupy_kernels = {
         "log_sin": cp.ElementwiseKernel("float64 x", "float64 y", "y += log(x) * sin(x)", "log_sin"),
         "log_sin gradient": cp.ElementwiseKernel(
-            "float64 x, float64 gy", "float64 y, float64 gx",
-            "y -= log(x) * sin(x); gx += gy * (sin(x) / x + log(x) * cos(x))", "log_sin_adj",
+            "float64 x, float64 gy",
+            "float64 y, float64 gx",
+            "y -= log(x) * sin(x); gx += gy * (sin(x) / x + log(x) * cos(x))",
+            "log_sin_adj",
         ),
         "complex log": cp.ElementwiseKernel("complex128 x", "complex128 y", "y += log(x)", "clog"),
         "complex log gradient": cp.ElementwiseKernel(
-            "complex128 x, complex128 gy", "complex128 y, complex128 gx",
-            "y -= log(x); gx += gy / conj(x)", "clog_adj",
+            "complex128 x, complex128 gy",
+            "complex128 y, complex128 gx",
+            "y -= log(x); gx += gy / conj(x)",
+            "clog_adj",
         ),
     }
     cases = {
         "log_sin": (ex.log_sin, lambda: (cp.zeros(n), x), lambda a: (a[1], a[0])),
         "log_sin gradient": (
-            rv.adjoint(ex.log_sin), lambda: (cp.zeros(n), x, cp.ones(n), cp.zeros(n)), lambda a: (a[1], a[2], a[0], a[3]),
+            rv.adjoint(ex.log_sin),
+            lambda: (cp.zeros(n), x, cp.ones(n), cp.zeros(n)),
+            lambda a: (a[1], a[2], a[0], a[3]),
         ),
         "complex log": (ex.complex_log, lambda: (cp.zeros(n, complex), z), lambda a: (a[1], a[0])),
         "complex log gradient": (
@@ -206,7 +212,10 @@ def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
         inputs = [cp.asarray(a) for a in (problem.cams, problem.X, problem.w, problem.obs, problem.feats)]
         J, wJ = cp.zeros((p, 2, 15)), cp.zeros(p)
         kernel(J, wJ, *inputs)
-        gathered = [jnp.asarray(a) for a in (problem.cams[problem.obs[:, 0]], problem.X[problem.obs[:, 1]], problem.w, problem.feats)]
+        gathered = [
+            jnp.asarray(a)
+            for a in (problem.cams[problem.obs[:, 0]], problem.X[problem.obs[:, 1]], problem.w, problem.feats)
+        ]
         blocks = jacobian(*gathered)
         reference = np.concatenate([blocks[0], blocks[1], np.asarray(blocks[2])[..., None]], axis=-1)
         assert np.allclose(cp.asnumpy(J), reference, rtol=1e-9, atol=1e-9 * np.abs(reference).max())
@@ -226,9 +235,16 @@ def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
                 rv.cuda.synchronize()
                 assert np.allclose(cp.asnumpy(J), expected, rtol=1e-12)
                 record(case, label, gpu_ms(cp, stream, partial(ours, variant), repeat, 3))
-        record(case, "JAX jit(vmap(jacrev)) (GPU)", wall_ms(
-            lambda: (jacobian(*gathered), weight_jacobian(gathered[2])), repeat, 3, jax.block_until_ready,
-        ))
+        record(
+            case,
+            "JAX jit(vmap(jacrev)) (GPU)",
+            wall_ms(
+                lambda: (jacobian(*gathered), weight_jacobian(gathered[2])),
+                repeat,
+                3,
+                jax.block_until_ready,
+            ),
+        )
 
 
 def resources(kernel: Any, case: str, base: Any) -> None:
@@ -240,8 +256,15 @@ def resources(kernel: Any, case: str, base: Any) -> None:
     compiled = kernel.specialise(*args)
     info = compiled.program.kernels[compiled.name]
     usage = resource_usage(compiled.program.ptx, "sm_90")[info.entry]
-    record(case, "ptxas -v, sm_90", None, registers=usage.registers, stack_frame=f"{usage.stack_frame} B",
-           spills=f"{usage.spill_stores} B stored, {usage.spill_loads} B loaded", arena=info.arena)
+    record(
+        case,
+        "ptxas -v, sm_90",
+        None,
+        registers=usage.registers,
+        stack_frame=f"{usage.stack_frame} B",
+        spills=f"{usage.spill_stores} B stored, {usage.spill_loads} B loaded",
+        arena=info.arena,
+    )
 
 
 def gmm(cp: Any, stream: Any, files: list[str], repeat: int) -> None:
@@ -269,7 +292,15 @@ def gmm(cp: Any, stream: Any, files: list[str], repeat: int) -> None:
         qdiags, sum_qs = cp.asarray(np.exp(problem.icf[:, :d])), cp.asarray(problem.icf[:, :d].sum(axis=1))
         device = [cp.asarray(a) for a in args[:4]]
         point_err = cp.zeros(n)
-        gradients = [cp.ones(n), cp.zeros(k), cp.zeros((k, d)), cp.zeros(problem.icf.shape), cp.zeros((n, d)), cp.zeros((k, d)), cp.zeros(k)]
+        gradients = [
+            cp.ones(n),
+            cp.zeros(k),
+            cp.zeros((k, d)),
+            cp.zeros(problem.icf.shape),
+            cp.zeros((n, d)),
+            cp.zeros((k, d)),
+            cp.zeros(k),
+        ]
 
         def kernels() -> None:
             forward(point_err, *device, qdiags, sum_qs, stream=stream)
@@ -281,12 +312,24 @@ def gmm(cp: Any, stream: Any, files: list[str], repeat: int) -> None:
         # made by gpu_elementwise.run at every call (compiled at the first
         # file's check above, then cached); few repeats, each is a few launches
         # with their copies
-        record(case, "ours: gmm_gradient, with its CPU parts", wall_ms(
-            lambda: gmm_gradient(*args, run=run), max(3, repeat // 4),
-        ))
-        record(case, "JAX jit(value_and_grad), float64 (GPU)", wall_ms(
-            lambda: value_and_grad(*jax_args), repeat, 5, jax.block_until_ready,
-        ))
+        record(
+            case,
+            "ours: gmm_gradient, with its CPU parts",
+            wall_ms(
+                lambda: gmm_gradient(*args, run=run),
+                max(3, repeat // 4),
+            ),
+        )
+        record(
+            case,
+            "JAX jit(value_and_grad), float64 (GPU)",
+            wall_ms(
+                lambda: value_and_grad(*jax_args),
+                repeat,
+                5,
+                jax.block_until_ready,
+            ),
+        )
 
 
 @rv.reversible
@@ -349,7 +392,15 @@ def source_to_ptx(repeat: int) -> None:
     from gpu_ba import ba_jacobian_blocks
 
     problem = read_ba("ba/ba1_n49_m7776_p31843.txt")
-    args = (np.zeros((1, 2, 15)), np.zeros(1), problem.cams, problem.X, problem.w[:1], problem.obs[:1], problem.feats[:1])
+    args = (
+        np.zeros((1, 2, 15)),
+        np.zeros(1),
+        problem.cams,
+        problem.X,
+        problem.w[:1],
+        problem.obs[:1],
+        problem.feats[:1],
+    )
 
     def timed() -> tuple[float, float]:
         cpu, wall = time.process_time(), time.perf_counter()
@@ -361,7 +412,9 @@ def source_to_ptx(repeat: int) -> None:
     record("source to PTX, BA kernel", "ours, cold (CPU time)", cpu, wall=f"{wall:.4g} ms")
     samples = [timed() for _ in range(repeat)]
     record(
-        "source to PTX, BA kernel", "ours, warm process (CPU time)", statistics.median(c for c, _ in samples),
+        "source to PTX, BA kernel",
+        "ours, warm process (CPU time)",
+        statistics.median(c for c, _ in samples),
         wall=f"{statistics.median(w for _, w in samples):.4g} ms",
     )
 
@@ -371,8 +424,15 @@ def source_to_ptx(repeat: int) -> None:
 
 def write(out: Path, device: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_gpu.json").write_text(json.dumps({"device": device, "command": " ".join(sys.argv), "rows": ROWS}, indent=1))
-    lines = [f"GPU: {device}; command: `{' '.join(sys.argv)}`", "", "| case | candidate | median | notes |", "|---|---|---|---|"]
+    (out / "bench_gpu.json").write_text(
+        json.dumps({"device": device, "command": " ".join(sys.argv), "rows": ROWS}, indent=1)
+    )
+    lines = [
+        f"GPU: {device}; command: `{' '.join(sys.argv)}`",
+        "",
+        "| case | candidate | median | notes |",
+        "|---|---|---|---|",
+    ]
     for row in ROWS:
         notes = ", ".join(f"{k} {v}" for k, v in row.items() if k not in ("case", "candidate", "ms"))
         shown = "–" if row["ms"] is None else f"{row['ms']:.4g} ms"
@@ -398,7 +458,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True, help="directory for bench_gpu.md and bench_gpu.json")
     parser.add_argument("--quick", action="store_true", help="smaller sizes, fewer samples")
     parser.add_argument(
-        "--cases", type=parse_cases, default=list(CASES),
+        "--cases",
+        type=parse_cases,
+        default=list(CASES),
         help=f"comma-separated cases to run, any case (default: {','.join(CASES)})",
     )
     opts = parser.parse_args()
@@ -425,8 +487,14 @@ def main() -> None:
         "BA": lambda: ba(cp, stream, [10**5] if opts.quick else [10**6, 10**7], repeat),
         "memory": lambda: per_thread_memory(cp, stream, 10**5 if opts.quick else 10**6, 16, repeat),
         "ptx": lambda: source_to_ptx(3),
-        "GMM": lambda: gmm(cp, stream, ["gmm/10k/gmm_d10_K5.txt"] if opts.quick else
-                           ["gmm/10k/gmm_d2_K5.txt", "gmm/10k/gmm_d10_K5.txt", "gmm/10k/gmm_d20_K5.txt"], repeat),
+        "GMM": lambda: gmm(
+            cp,
+            stream,
+            ["gmm/10k/gmm_d10_K5.txt"]
+            if opts.quick
+            else ["gmm/10k/gmm_d2_K5.txt", "gmm/10k/gmm_d10_K5.txt", "gmm/10k/gmm_d20_K5.txt"],
+            repeat,
+        ),
     }
     for name, run in cases.items():
         if name not in selected:

@@ -85,8 +85,18 @@ def ffi_copy() -> Callable[[jax.Array], jax.Array] | None:
     (directory / "copy.cc").write_text(COPY_HANDLER)
     library = directory / "libcopy.so"
     built = subprocess.run(
-        [compiler, "-O2", "-std=c++17", "-shared", "-fPIC", "-w", f"-I{jax.ffi.include_dir()}",
-         str(directory / "copy.cc"), "-o", str(library)],
+        [
+            compiler,
+            "-O2",
+            "-std=c++17",
+            "-shared",
+            "-fPIC",
+            "-w",
+            f"-I{jax.ffi.include_dir()}",
+            str(directory / "copy.cc"),
+            "-o",
+            str(library),
+        ],
         capture_output=True,
     )
     if built.returncode != 0:
@@ -123,14 +133,18 @@ def jax_rows(n: int, copy: Callable[[jax.Array], jax.Array] | None) -> dict[str,
         ffi_row = {"jit(ffi_call(copy))": lambda: copy(xj).block_until_ready()}
     return {
         "f(*args)": lambda: energy(0.0, x, 1.5),
-        **{f"jit(to_jax(f)) [{how}]": partial(lambda f: f(0.0, xj, 1.5).block_until_ready(), inside[how])
-           for how in lowerings},
+        **{
+            f"jit(to_jax(f)) [{how}]": partial(lambda f: f(0.0, xj, 1.5).block_until_ready(), inside[how])
+            for how in lowerings
+        },
         "jit(pure_callback(id))": lambda: identity(xj).block_until_ready(),
         **ffi_row,
         "jit(jax math)": lambda: pure(0.0, xj, 1.5).block_until_ready(),
         "rv.gradient": lambda: rv.gradient(energy, (0.0, x, 1.5)),
-        **{f"jit(grad(to_jax(f))) [{how}]": partial(lambda g: jax.block_until_ready(g(xj, 1.5)), grad_inside[how])
-           for how in lowerings},
+        **{
+            f"jit(grad(to_jax(f))) [{how}]": partial(lambda g: jax.block_until_ready(g(xj, 1.5)), grad_inside[how])
+            for how in lowerings
+        },
         "jit(grad(jax math))": lambda: jax.block_until_ready(grad_pure(xj, 1.5)),
     }
 

@@ -52,7 +52,9 @@ def generate_all(module: Any, names: list[str]) -> None:
         generate(module, names)
 
 
-def derived_calls(native: NativeModule, name: str, x: list[Any], y: list[Any], seeds: list[Any]) -> dict[str, Callable[[], None]]:
+def derived_calls(
+    native: NativeModule, name: str, x: list[Any], y: list[Any], seeds: list[Any]
+) -> dict[str, Callable[[], None]]:
     """One run of each derived function on fresh copies of its arguments:
     ``@f.tan`` and ``@f.iadj`` start from ``x``, ``@f.adj`` and ``@f.itan``
     from ``y = f(x)``; the arrays (state and derivatives) are restored
@@ -155,9 +157,15 @@ Ratios: the inverse mode over its ordinary mode (target ≤ 1.5×).
         spec, args, jac = leapfrog_problem(n)
         problems.append(("leapfrog", spec, args, jac, args[0].size + args[1].size))
         side = max(2, n // 2)
-        affine = example_problem("affine.mlir", "i_affine", [rng.normal(size=n), rng.normal(size=(n, side)), rng.normal(size=n), rng.normal(size=side)])
+        affine = example_problem(
+            "affine.mlir",
+            "i_affine",
+            [rng.normal(size=n), rng.normal(size=(n, side)), rng.normal(size=n), rng.normal(size=side)],
+        )
         rows = max(2, int(round(n**0.5)))
-        unitary = example_problem("unitary.mlir", "i_ummm", [rng.normal(size=(rows, 1)), rng.normal(size=rows * (rows - 1) // 2)])
+        unitary = example_problem(
+            "unitary.mlir", "i_ummm", [rng.normal(size=(rows, 1)), rng.normal(size=rows * (rows - 1) // 2)]
+        )
         for label, spec_or_module, args, jac, state in problems + [
             ("affine", affine[0], affine[2], None, n),
             ("unitary", unitary[0], unitary[2], None, rows),
@@ -175,7 +183,9 @@ Ratios: the inverse mode over its ordinary mode (target ≤ 1.5×).
             v = np.concatenate([np.ravel(s) for s in seeds if isinstance(s, np.ndarray)])[:state]
             if jac is not None:
                 # correctness first: J⁻¹v and J⁻ᵀw against dense solves of JAX's Jacobian
-                flat = jnp.asarray(args[0].ravel() if label == "coupling" else np.concatenate([args[0].ravel(), args[1].ravel()]))
+                flat = jnp.asarray(
+                    args[0].ravel() if label == "coupling" else np.concatenate([args[0].ravel(), args[1].ravel()])
+                )
                 J = np.asarray(jac(flat))
                 full = [*y, *copy.deepcopy(seeds)]
                 solved = native.call(inverse_tangent_name(name), *full)[len(args) :]

@@ -133,8 +133,10 @@ Inverse = (~leapfrog) vs a numba leapfrog run with -dt in reverse order.
 """,
     )
     variants = {"off": make(False), "on": make(True)}
-    cases = [("solar system, 3 bodies", *paper_leapfrog.solar_system(), paper_leapfrog.G_SOLAR, 0.01, 20_000),
-             ("cluster, 16 bodies", *cluster(16), 1.0, 0.01, 400)]
+    cases = [
+        ("solar system, 3 bodies", *paper_leapfrog.solar_system(), paper_leapfrog.G_SOLAR, 0.01, 20_000),
+        ("cluster, 16 bodies", *cluster(16), 1.0, 0.01, 400),
+    ]
     summary = []
     for title, x0, v0, m, G, dt, nsteps in cases:
         # -- correctness: same trajectory as the example and as numba ------------------
@@ -191,9 +193,11 @@ def ir_evidence(variants, case) -> None:
             body = H.function_body(ir, name)
             if not body:
                 continue
-            print(f"{mode:<5} @{name:<16}: {len(body.splitlines())} lines, sqrt: {body.count('call double @llvm.sqrt')}, "
-                  f"fdiv: {body.count(' fdiv ')}, anc.free tolerance checks: {body.count('llvm.maximum.f64') // 2}, "
-                  f"error-slot loads: {body.count('load i64')}, returns a struct: {body.startswith('define {')}")
+            print(
+                f"{mode:<5} @{name:<16}: {len(body.splitlines())} lines, sqrt: {body.count('call double @llvm.sqrt')}, "
+                f"fdiv: {body.count(' fdiv ')}, anc.free tolerance checks: {body.count('llvm.maximum.f64') // 2}, "
+                f"error-slot loads: {body.count('load i64')}, returns a struct: {body.startswith('define {')}"
+            )
 
 
 if __name__ == "__main__":

@@ -55,9 +55,7 @@ def csr_dot(r, a_data, a_indices, a_indptr, b_data, b_indices, b_indptr, branch_
                     rv.inc(ia)
             with rv.inverse():
                 for i in range(ia2 - ia1 + ib2 - ib1 - 1):
-                    branch_keeper[i] ^= ia == ia2 - 1 or (
-                        ib != ib2 - 1 and a_indices[ia] > b_indices[ib]
-                    )
+                    branch_keeper[i] ^= ia == ia2 - 1 or (ib != ib2 - 1 and a_indices[ia] > b_indices[ib])
                     if branch_keeper[i]:
                         rv.inc(ib)
                     else:
@@ -211,8 +209,13 @@ Ratios are median / median of the baseline column (> 1 = slower).
         timings = H.measure(cands, repeat=repeat)
         memory = {k: H.peak_alloc(fn) for k, fn in cands.items()}
         label = "inverse (~csr_mul)" if backward else "forward (csr_mul)"
-        H.report(f"csr_mul {label}", timings, ["numba loop", next(k for k in cands if k.startswith("scipy"))], memory,
-                 per=("nnz", A.nnz))
+        H.report(
+            f"csr_mul {label}",
+            timings,
+            ["numba loop", next(k for k in cands if k.startswith("scipy"))],
+            memory,
+            per=("nnz", A.nnz),
+        )
         results[label] = timings
 
     # -- csr_dot ---------------------------------------------------------------
@@ -231,8 +234,13 @@ Ratios are median / median of the baseline column (> 1 = slower).
         timings = H.measure(cands, repeat=repeat)
         memory = {k: H.peak_alloc(fn) for k, fn in cands.items()}
         label = "inverse (~csr_dot)" if backward else "forward (csr_dot)"
-        H.report(f"csr_dot {label}", timings, ["numba merge", "numba same schedule", "scipy A.multiply(B).sum()"],
-                 memory, per=("row", n))
+        H.report(
+            f"csr_dot {label}",
+            timings,
+            ["numba merge", "numba same schedule", "scipy A.multiply(B).sum()"],
+            memory,
+            per=("row", n),
+        )
         assert not keeper.any()
         results[label] = timings
 
@@ -243,8 +251,10 @@ Ratios are median / median of the baseline column (> 1 = slower).
         for base in bases:
             for mode, target in (("off", 1.2), ("on", 2.0)):
                 for how in ("direct", "f(*args)"):
-                    print(f"{label:<20} checks={mode:<3} {how:<8} vs {base:<19}"
-                          + H.verdict(timings[f"rev checks={mode}  {how}"], timings[base], target))
+                    print(
+                        f"{label:<20} checks={mode:<3} {how:<8} vs {base:<19}"
+                        + H.verdict(timings[f"rev checks={mode}  {how}"], timings[base], target)
+                    )
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
     _ir_notes(mul_args, dot_args)
 
@@ -258,8 +268,10 @@ def _ir_notes(mul_args: tuple, dot_args: tuple) -> None:
         body = H.function_body(ir, spec.name)
         loads = sum(1 for line in body.splitlines() if " load " in line)
         stores = sum(1 for line in body.splitlines() if " store " in line)
-        print(f"@{spec.name}: {len(body.splitlines())} lines, {loads} loads, {stores} stores, "
-              f"vectorized: {H.has_vector_ops(body)}")
+        print(
+            f"@{spec.name}: {len(body.splitlines())} lines, {loads} loads, {stores} stores, "
+            f"vectorized: {H.has_vector_ops(body)}"
+        )
 
 
 if __name__ == "__main__":

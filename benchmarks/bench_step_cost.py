@@ -96,8 +96,9 @@ def unannotated_row(l: int, bases: tuple[int, ...]) -> None:
         cells.append(f"bisection base={base} {seconds * 1e3:.4g} ms ({seconds / primal:.1f}x)")
     seconds = cpu(lambda: rv.gradient(R.rotations_bisection, (x0.copy(), l, R.PHI)), samples)
     cells.append(f"marked {seconds * 1e3:.4g} ms ({seconds / primal:.1f}x)")
-    print(f"rotations l = {l:5d}, log2(segments) = {np.log2(R.segments(l, R.PHI)):.1f}: "
-          + ", ".join(cells), flush=True)
+    print(
+        f"rotations l = {l:5d}, log2(segments) = {np.log2(R.segments(l, R.PHI)):.1f}: " + ", ".join(cells), flush=True
+    )
 
 
 def relaxation_row(n: int, samples: int) -> None:
@@ -117,8 +118,13 @@ def relaxation_row(n: int, samples: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="l = 53 and n = 100 only")
-    parser.add_argument("--unannotated", type=int, nargs="+", metavar="L",
-                        help="only the unannotated bisection gradient at these l (base 1024 and 4096)")
+    parser.add_argument(
+        "--unannotated",
+        type=int,
+        nargs="+",
+        metavar="L",
+        help="only the unannotated bisection gradient at these l (base 1024 and 4096)",
+    )
     options = parser.parse_args()
     if options.unannotated:
         for l in options.unannotated:

@@ -112,15 +112,23 @@ REVMLIR_CACHE=0) are printed before the timings.
         expected_gradient = np.asarray(jax_jacfwd(x)).ravel()
         cands: dict = {}
         for lanes in LANES:
-            run_jacobian = with_lanes(jacobian, "JACOBIAN_LANES", lanes, lambda: rv.jacobian(embedding_loss, args, mode="forward"))
-            run_hessian = with_lanes(forward, "HESSIAN_LANES", lanes, lambda: rv.hessian(embedding_loss, args, wrt=(1,)))
-            run_reverse = with_lanes(jacobian, "REVERSE_JACOBIAN_LANES", lanes, lambda: rv.jacobian(embedding_loss, args, mode="reverse"))
+            run_jacobian = with_lanes(
+                jacobian, "JACOBIAN_LANES", lanes, lambda: rv.jacobian(embedding_loss, args, mode="forward")
+            )
+            run_hessian = with_lanes(
+                forward, "HESSIAN_LANES", lanes, lambda: rv.hessian(embedding_loss, args, wrt=(1,))
+            )
+            run_reverse = with_lanes(
+                jacobian, "REVERSE_JACOBIAN_LANES", lanes, lambda: rv.jacobian(embedding_loss, args, mode="reverse")
+            )
             start = time.perf_counter()
             J = run_jacobian()
             middle = time.perf_counter()
             Hm = run_hessian()
-            print(f"k = {k}, {lanes} lane(s): first calls {middle - start:.2f} s (jacobian), "
-                  f"{time.perf_counter() - middle:.2f} s (hessian)")
+            print(
+                f"k = {k}, {lanes} lane(s): first calls {middle - start:.2f} s (jacobian), "
+                f"{time.perf_counter() - middle:.2f} s (hessian)"
+            )
             # correctness first: row 0 of the Jacobian is the loss's gradient after the call
             assert np.allclose(J[0, 1 : 1 + n], expected_gradient, rtol=1e-9, atol=1e-12)
             assert np.allclose(Hm, expected_hessian, rtol=1e-8, atol=1e-10)
@@ -136,18 +144,22 @@ REVMLIR_CACHE=0) are printed before the timings.
         summary.append((k, timings))
 
     print("\n## per column (medians), and the whole matrix against JAX")
-    print(f"{'k':>3} {'lanes':>5} {'jacobian/col':>13} {'reverse/row':>12} {'hessian/col':>12} {'tan run/lane':>13} "
-          f"{'hvp run/lane':>13} {'hessian ÷ JAX':>14}")
+    print(
+        f"{'k':>3} {'lanes':>5} {'jacobian/col':>13} {'reverse/row':>12} {'hessian/col':>12} {'tan run/lane':>13} "
+        f"{'hvp run/lane':>13} {'hessian ÷ JAX':>14}"
+    )
     for k, t in summary:
         n = 10 * k
         for lanes in LANES:
             suffix = str(lanes) if lanes > 1 else ""
-            print(f"{k:>3} {lanes:>5} {H.fmt_time(t[f'jacobian {lanes}'].median / (n + 46)):>13} "
-                  f"{H.fmt_time(t[f'reverse jacobian {lanes}'].median / (n + 46)):>12} "
-                  f"{H.fmt_time(t[f'hessian {lanes}'].median / n):>12} "
-                  f"{H.fmt_time(t[f'@f.tan{suffix} run'].median / lanes):>13} "
-                  f"{H.fmt_time(t[f'@f.hvp{suffix} run'].median / lanes):>13} "
-                  f"{t[f'hessian {lanes}'].median / t['jax hessian'].median:>13.2f}×")
+            print(
+                f"{k:>3} {lanes:>5} {H.fmt_time(t[f'jacobian {lanes}'].median / (n + 46)):>13} "
+                f"{H.fmt_time(t[f'reverse jacobian {lanes}'].median / (n + 46)):>12} "
+                f"{H.fmt_time(t[f'hessian {lanes}'].median / n):>12} "
+                f"{H.fmt_time(t[f'@f.tan{suffix} run'].median / lanes):>13} "
+                f"{H.fmt_time(t[f'@f.hvp{suffix} run'].median / lanes):>13} "
+                f"{t[f'hessian {lanes}'].median / t['jax hessian'].median:>13.2f}×"
+            )
     print(f"\nmax RSS of this process: {H.max_rss_mib():.0f} MiB")
 
 

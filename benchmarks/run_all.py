@@ -20,22 +20,22 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 BENCHMARKS = {
-    "sparse": "bench_sparse.py",          # (a)
+    "sparse": "bench_sparse.py",  # (a)
     "complex_log": "bench_complex_log.py",  # (b)
-    "bennett": "bench_bennett.py",        # (c)
-    "leapfrog": "bench_leapfrog.py",      # (d)
-    "compile": "bench_compile.py",        # compile latency
+    "bennett": "bench_bennett.py",  # (c)
+    "leapfrog": "bench_leapfrog.py",  # (d)
+    "compile": "bench_compile.py",  # compile latency
     "call_overhead": "bench_call_overhead.py",  # the fixed cost of f(*args)
-    "ad_sparse": "bench_ad_sparse.py",    # gradients of (a)
+    "ad_sparse": "bench_ad_sparse.py",  # gradients of (a)
     "ad_graph_embedding": "bench_ad_graph_embedding.py",
     "ad_gmm": "bench_ad_gmm.py",
     "ad_ba": "bench_ad_ba.py",
     "checkpoint": "bench_checkpoint.py",  # checkpointed gradients vs steps (issue 6)
     "checkpoint_anywhere": "bench_checkpoint_anywhere.py",  # seed 001's rotations vs l (issue 22)
-    "step_cost": "bench_step_cost.py",    # checkpointed gradients ÷ primal, per schedule (issue 22)
+    "step_cost": "bench_step_cost.py",  # checkpointed gradients ÷ primal, per schedule (issue 22)
     "vector_mode": "bench_vector_mode.py",  # lanes per run: forward Jacobian and Hessian
-    "interop": "bench_interop.py",        # rv.to_jax / rv.to_torch per-call cost
-    "inverse": "bench_inverse.py",        # J⁻¹·v and J⁻ᵀ·w against J·v and Jᵀ·w (issue 20)
+    "interop": "bench_interop.py",  # rv.to_jax / rv.to_torch per-call cost
+    "inverse": "bench_inverse.py",  # J⁻¹·v and J⁻ᵀ·w against J·v and Jᵀ·w (issue 20)
 }
 
 
@@ -51,7 +51,9 @@ def main() -> int:
     for name in names:
         command = [sys.executable, str(HERE / BENCHMARKS[name]), *(["--quick"] if opts.quick else [])]
         start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=HERE.parent)
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=HERE.parent
+        )
         assert process.stdout is not None
         for line in process.stdout:
             sys.stdout.write(line)

@@ -366,9 +366,7 @@ class ExpressionBuilder:
             if isinstance(value, complex):
                 type = ComplexType(f64)
         if isinstance(type, ComplexType):
-            op = complexd.ConstantOp.from_floats(
-                (complex(value).real, complex(value).imag), type.element_type
-            )
+            op = complexd.ConstantOp.from_floats((complex(value).real, complex(value).imag), type.element_type)
         elif isinstance(type, AnyFloat):
             op = arith.ConstantOp(FloatAttr(float(value), type))
         elif isinstance(type, IntegerType | IndexType):
@@ -399,7 +397,9 @@ class ExpressionBuilder:
             wide = _wider_int(x.type, y.type)
             return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
         for a, b, swap in ((x, y, False), (y, x, True)):
-            if isinstance(b.type, rev.FixedType | rev.TropicalType) and (_is_int(a.type) or isinstance(a.type, AnyFloat)):
+            if isinstance(b.type, rev.FixedType | rev.TropicalType) and (
+                _is_int(a.type) or isinstance(a.type, AnyFloat)
+            ):
                 a = self.cast(Value(self, a), b.type, loc).ssa
                 return (b, a) if swap else (a, b)
             if _is_int(a.type) and isinstance(b.type, AnyFloat):
@@ -418,10 +418,14 @@ class ExpressionBuilder:
             real = self.binary(_TROPICAL_BINARY[kind], self.from_number(x, loc), self.from_number(y, loc), loc)
             return self.cast(real, x.type, loc)
         table = (
-            _INT_BINARY if _is_int(x.type)
-            else _FIXED_BINARY if isinstance(x.type, rev.FixedType)
-            else _COMPLEX_BINARY if isinstance(x.type, ComplexType)
-            else _FLOAT_BINARY if isinstance(x.type, AnyFloat)
+            _INT_BINARY
+            if _is_int(x.type)
+            else _FIXED_BINARY
+            if isinstance(x.type, rev.FixedType)
+            else _COMPLEX_BINARY
+            if isinstance(x.type, ComplexType)
+            else _FLOAT_BINARY
+            if isinstance(x.type, AnyFloat)
             else {}
         )
         if kind not in table:
@@ -716,9 +720,7 @@ class FunctionBuilder(ExpressionBuilder):
     ) -> None:
         with self._borrow(targets, loc) as values:
             like = values[0].type
-            operands = [
-                self._ssa(r() if callable(r) else r, like, loc) for r in reads
-            ]
+            operands = [self._ssa(r() if callable(r) else r, like, loc) for r in reads]
             for i, operand in enumerate(operands):
                 if operand.type != like and (
                     _is_int(operand.type)
@@ -729,9 +731,7 @@ class FunctionBuilder(ExpressionBuilder):
                     operands[i] = self.cast(Value(self, operand), like, loc).ssa
             _check_instruction_types(op_type, [v.type for v in values], [o.type for o in operands], loc)
             op = self.emit(
-                op_type.create(
-                    operands=[*values, *operands], result_types=[v.type for v in values]
-                ),
+                op_type.create(operands=[*values, *operands], result_types=[v.type for v in values]),
                 loc,
             )
             values[:] = list(op.results)
@@ -879,10 +879,7 @@ class FunctionBuilder(ExpressionBuilder):
         scalars = [a for a in args if not self._is_reference(a, loc)]
         with self._borrow(scalars, loc) as values:
             current = iter(values)
-            operands = [
-                next(current) if not self._is_reference(a, loc) else self._current(a, loc)
-                for a in args
-            ]
+            operands = [next(current) if not self._is_reference(a, loc) else self._current(a, loc) for a in args]
             op_type = rev.UncallOp if inverse else rev.CallOp
             op = self.emit(op_type(callee, operands), loc)
             values[:] = list(op.results)
@@ -939,9 +936,7 @@ class FunctionBuilder(ExpressionBuilder):
         old = result.block
         fixed = list(old.args[: leading + trailing])
         types = [self._scope.carried(n).type for n in carried]
-        new_types = (
-            [a.type for a in fixed[:leading]] + types + [a.type for a in fixed[leading:]]
-        )
+        new_types = [a.type for a in fixed[:leading]] + types + [a.type for a in fixed[leading:]]
         block = Block(arg_types=new_types)
         new_fixed = list(block.args[:leading]) + list(block.args[leading + len(types) :])
         renamed: dict[SSAValue, SSAValue] = dict(zip(fixed, new_fixed, strict=True))
@@ -967,9 +962,7 @@ class FunctionBuilder(ExpressionBuilder):
         block.add_op(_located(rev.YieldOp(*final), loc or self.loc))
         return Region(block)
 
-    def _condition_region(
-        self, cond: Callable[[], Operand], carried: Sequence[str], loc: Loc
-    ) -> Region:
+    def _condition_region(self, cond: Callable[[], Operand], carried: Sequence[str], loc: Loc) -> Region:
         """A condition evaluated on the carried variables (its arguments)."""
         block = Block(arg_types=[self._scope.carried(n).type for n in carried])
         scope = _Scope(block, self._scope, carries=False)
@@ -993,9 +986,9 @@ class FunctionBuilder(ExpressionBuilder):
 
     def _check_scope_closed(self, result: _RegionResult, what: str, loc: Loc, allowed: Sequence[str] = ()) -> None:
         leaked = [
-            n for n, v in result.values.items()
-            if n not in result.imported and n not in allowed
-            and self._allocated(v) and not isinstance(v, BlockArgument)
+            n
+            for n, v in result.values.items()
+            if n not in result.imported and n not in allowed and self._allocated(v) and not isinstance(v, BlockArgument)
         ]
         if leaked:
             raise BuildError(
@@ -1081,10 +1074,7 @@ class FunctionBuilder(ExpressionBuilder):
         """Compute–copy–uncompute: ``compute``, ``body``, then ``compute``
         backwards.  Variables ``compute`` allocates are visible in ``body``."""
         computed = self._build_region(compute)
-        extra = [
-            n for n, v in computed.values.items()
-            if n not in computed.imported and is_state_type(v.type)
-        ]
+        extra = [n for n, v in computed.values.items() if n not in computed.imported and is_state_type(v.type)]
         extra_types = [computed.values[n].type for n in extra]
         used = self._build_region(body, extra_types, named=extra)
         self._check_scope_closed(used, "routine body", loc, allowed=extra)
@@ -1171,9 +1161,7 @@ def _check_instruction_types(
             raise BuildError(f"'{op_type.name}' works on {what}, not {type}", loc)
     for type in [*targets[1:], *reads]:
         if type != targets[0]:
-            raise BuildError(
-                f"'{op_type.name}' needs operands of one type, got {targets[0]} and {type}", loc
-            )
+            raise BuildError(f"'{op_type.name}' needs operands of one type, got {targets[0]} and {type}", loc)
 
 
 @dataclass
@@ -1182,9 +1170,7 @@ class ModuleBuilder:
 
     ops: list[Operation] = field(default_factory=list[Operation])
 
-    def function(
-        self, name: str, args: Sequence[tuple[str, Attribute]], loc: Loc = None
-    ) -> FunctionBuilder:
+    def function(self, name: str, args: Sequence[tuple[str, Attribute]], loc: Loc = None) -> FunctionBuilder:
         return FunctionBuilder(self, name, args, loc)
 
     def finish(self, verify: bool = True) -> ModuleOp:

@@ -92,9 +92,7 @@ class FoldInvOfInv(RewritePattern):
         ops = list(outer.ops)
         if len(ops) != 2 or not isinstance(inner := ops[0], rev.InvOp):
             return
-        if list(inner.state) != list(outer.args) or list(
-            ops[1].operands
-        ) != list(inner.res):
+        if list(inner.state) != list(outer.args) or list(ops[1].operands) != list(inner.res):
             return
         builder = Builder(InsertPoint.before(op))
         results = inline_block(inner.body.block, list(op.state), builder)

@@ -30,9 +30,7 @@ def failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:
     return None
 
 
-def format_error(
-    error: BaseException, module: ModuleOp | None = None, file: str = "<stdin>"
-) -> str:
+def format_error(error: BaseException, module: ModuleOp | None = None, file: str = "<stdin>") -> str:
     """Render ``error`` as ``file:line:col: error: message``."""
     if isinstance(error, ParseError):
         where = error.span.get_location()

@@ -41,9 +41,7 @@ def expand_routines(module: ModuleOp) -> None:
 def inline_inverse_regions(module: ModuleOp) -> None:
     """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
     an outer region rebuilds the ones nested in it)."""
-    while (op := next(
-        (o for o in module.walk(region_first=True) if isinstance(o, InvOp)), None
-    )) is not None:
+    while (op := next((o for o in module.walk(region_first=True) if isinstance(o, InvOp)), None)) is not None:
         inverter = Inverter(op, Builder(InsertPoint.before(op)))
         block = op.body.block
         state = inverter.invert_body(block, block.args, list(op.state))

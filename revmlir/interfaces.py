@@ -186,9 +186,7 @@ class AdjointBuilder(DerivativeBuilder, Protocol):
         """Add each seed's gradient to the expression it belongs to."""
         ...
 
-    def add_to_element(
-        self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue
-    ) -> None:
+    def add_to_element(self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue) -> None:
         """``shadow[i…] += contribution`` for an element the forward program read."""
         ...
 
@@ -196,9 +194,7 @@ class AdjointBuilder(DerivativeBuilder, Protocol):
         """Borrow an element's gradient from its shadow."""
         ...
 
-    def put_gradient(
-        self, gradient: SSAValue, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation
-    ) -> None:
+    def put_gradient(self, gradient: SSAValue, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation) -> None:
         """Return an element's gradient to its shadow."""
         ...
 
@@ -222,9 +218,7 @@ class AdjointBuilder(DerivativeBuilder, Protocol):
         """Bind gradients laid out as ``lane_gradients`` makes them."""
         ...
 
-    def carried_state(
-        self, op: Operation, results: Sequence[SSAValue]
-    ) -> tuple[list[SSAValue], list[SSAValue]]:
+    def carried_state(self, op: Operation, results: Sequence[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
         """The state of the adjoint of region op ``op``, and the gradients
         of the outer values its regions read."""
         ...
@@ -254,9 +248,7 @@ class AdjointBuilder(DerivativeBuilder, Protocol):
         """A copy of condition ``region`` taking ``extra`` ignored arguments."""
         ...
 
-    def adjoint_of(
-        self, callee: str, call: Operation, zeros: frozenset[int]
-    ) -> tuple[str, frozenset[int]]:
+    def adjoint_of(self, callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
         """The adjoint a call of ``@callee`` calls, given its zero
         gradients, and the positions whose gradients it leaves zero."""
         ...

@@ -38,7 +38,8 @@ def forgetful_functions(module: ModuleOp) -> set[str]:
     containing a forgetful op, or calling (or uncalling) such a function."""
     functions = [f for f in module.ops if isinstance(f, FuncOp)]
     forgetful = {
-        f.sym_name.data for f in functions
+        f.sym_name.data
+        for f in functions
         if FORGETFUL_ATTR in f.attributes or any(FORGETFUL_ATTR in op.attributes for op in f.walk())
     }
     changed = True
@@ -47,8 +48,7 @@ def forgetful_functions(module: ModuleOp) -> set[str]:
         for f in functions:
             name = f.sym_name.data
             if name not in forgetful and any(
-                isinstance(op, CallOp | UncallOp) and op.callee.string_value() in forgetful
-                for op in f.walk()
+                isinstance(op, CallOp | UncallOp) and op.callee.string_value() in forgetful for op in f.walk()
             ):
                 forgetful.add(name)
                 changed = True
@@ -93,9 +93,7 @@ class Inverter:
     root: Operation
     builder: Builder
     mapping: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
-    recomputed: dict[SSAValue, SSAValue] = field(
-        default_factory=dict[SSAValue, SSAValue]
-    )
+    recomputed: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
 
     # -- the interface ops use -------------------------------------------------
 
@@ -218,14 +216,10 @@ class Inverter:
             block = parent.parent_block() if parent is not None else None
         return False
 
-    def _clone_with_captures(
-        self, op: Operation, region: Region, local: dict[SSAValue, SSAValue]
-    ) -> Operation:
+    def _clone_with_captures(self, op: Operation, region: Region, local: dict[SSAValue, SSAValue]) -> Operation:
         for nested in op.walk():
             for operand in nested.operands:
-                if operand not in local and not region.is_ancestor(
-                    _defining_node(operand)
-                ):
+                if operand not in local and not region.is_ancestor(_defining_node(operand)):
                     local[operand] = self.lookup(operand)
         return op.clone(value_mapper=local)
 
@@ -274,9 +268,7 @@ def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:
     return inverse
 
 
-def inline_block(
-    block: Block, args: Sequence[SSAValue], builder: Builder
-) -> list[SSAValue]:
+def inline_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:
     """Copy ``block``'s ops (not its terminator) forward at ``builder``'s
     insertion point with its arguments replaced by ``args``; return what the
     terminator would have yielded."""

@@ -77,10 +77,7 @@ class DominanceChecker:
         region = home.parent if home is not None else None
         anchor = _ancestor_in_region(op, region) if region is not None else None
         if home is None or anchor is None:
-            return (
-                f"'{op.name}' uses {value_name(operand)}, which is not defined in "
-                "its region or a region around it"
-            )
+            return f"'{op.name}' uses {value_name(operand)}, which is not defined in its region or a region around it"
         assert region is not None
         using_block = anchor.parent_block()
         assert using_block is not None

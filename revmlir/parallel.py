@@ -71,9 +71,7 @@ def accumulated_arrays(loop: rev.ForOp) -> set[SSAValue]:
     return {
         op.memref
         for op in loop.body.walk()
-        if isinstance(op, rev.TakeOp)
-        and not is_private(op.memref, op.indices, loop)
-        and op.accumulation() is not None
+        if isinstance(op, rev.TakeOp) and not is_private(op.memref, op.indices, loop) and op.accumulation() is not None
     }
 
 
@@ -197,8 +195,7 @@ def _check_read(
     if array in shared:
         raise _violation(
             op,
-            f"reads {_name(array)}, which iterations accumulate into: its elements change "
-            "while the loop runs",
+            f"reads {_name(array)}, which iterations accumulate into: its elements change while the loop runs",
         )
     if array in written and not is_private(array, indices, loop):
         raise _violation(

@@ -90,9 +90,7 @@ class LocatingParser(Parser):
     """An xDSL parser that records where each op starts, and reads location
     aliases defined after their use."""
 
-    def __init__(
-        self, ctx: Context, input: str | bytes, name: str = "<stdin>", line_offset: int = 0
-    ):
+    def __init__(self, ctx: Context, input: str | bytes, name: str = "<stdin>", line_offset: int = 0):
         text = input.decode("utf-8") if isinstance(input, bytes) else input
         text, aliases = _location_aliases(ctx, text) if "loc(" in text else (text, {})
         super().__init__(ctx, "", name)
@@ -175,7 +173,6 @@ class LocatingParser(Parser):
                 IntAttr(start.col),
             )
         return op
-
 
     def _line(self, span: Span) -> int:
         """The line of ``span`` in the file, as op locations give it."""

@@ -65,10 +65,7 @@ def check_error_slot(module: ModuleOp, slot: Sequence[int]) -> None:
     entry = table.data[code - 1]
     assert isinstance(entry, StringAttr)
     error, op_name, location, function, kinds, template = entry.data.split("|", 5)
-    values = [
-        _decode(kind, int(bits))
-        for kind, bits in zip(filter(None, kinds.split(",")), slot[1:])
-    ]
+    values = [_decode(kind, int(bits)) for kind, bits in zip(filter(None, kinds.split(",")), slot[1:])]
     branch = "then" if len(values) > 1 and values[1] else "else"
     message = template.format(*(repr(v) for v in values), branch=branch)
     raise ERRORS[error](message, op_name=op_name, location=location or None, function=function)

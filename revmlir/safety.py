@@ -50,6 +50,7 @@ def not_fixed(type: str) -> str:
     not finite), over the real."""
     return f"{{0}} has no fixed-point number in {type}"
 
+
 NOT_TROPICAL = "{0} is no tropical number: only finite reals have a tropical inverse (-inf is the tropical zero)"
 """A tropical number made from a real that is not finite, over the real."""
 RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"

@@ -249,9 +249,7 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     accumulating = fixpoint(accumulates, least=False)
     return {
         name: tuple(
-            Writes.NONE if k not in written[name]
-            else Writes.ACCUMULATES if k in accumulating[name]
-            else Writes.OTHER
+            Writes.NONE if k not in written[name] else Writes.ACCUMULATES if k in accumulating[name] else Writes.OTHER
             for k in range(len(function.body.blocks[0].args))
         )
         for name, function in functions.items()

@@ -186,9 +186,7 @@ class FunctionVerifier:
         last = self.func.body.block.last_op
         if not isinstance(last, rev.ReturnOp):
             found = f"'{last.name}'" if last is not None else "nothing"
-            raise VerifyException(
-                f"@{self.func.sym_name.data} must end with 'rev.return', not {found}"
-            )
+            raise VerifyException(f"@{self.func.sym_name.data} must end with 'rev.return', not {found}")
 
     # -- dominance ------------------------------------------------------------
 
@@ -242,8 +240,7 @@ class FunctionVerifier:
                 raise _fail(
                     "condition",
                     op,
-                    f"'{op.name}' cannot appear in a condition; conditions are "
-                    "pure expressions ending with rev.cond",
+                    f"'{op.name}' cannot appear in a condition; conditions are pure expressions ending with rev.cond",
                 )
 
     def _check_safe_block(self, block: Block) -> None:
@@ -254,8 +251,7 @@ class FunctionVerifier:
                 raise _fail(
                     "safe",
                     op,
-                    f"'{op.name}' changes reversible state inside rev.safe; "
-                    "rev.safe is only for host side effects",
+                    f"'{op.name}' changes reversible state inside rev.safe; rev.safe is only for host side effects",
                 )
             if not has_effects(op, MemoryEffectKind.WRITE):
                 continue
@@ -286,14 +282,9 @@ class FunctionVerifier:
                 raise _fail(
                     "linearity",
                     op,
-                    f"'{op.name}' updates {value_name(value)}, which is not a state "
-                    f"value; {hint}",
+                    f"'{op.name}' updates {value_name(value)}, which is not a state value; {hint}",
                 )
-            home = (
-                value.block
-                if isinstance(value, BlockArgument)
-                else value.owner.parent_block()
-            )
+            home = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
             if home is not block:
                 raise _fail(
                     "capture",
@@ -348,9 +339,7 @@ class FunctionVerifier:
             for load in leaves.loads:
                 self._check_load(op, load)
 
-    def _check_current(
-        self, op: Operation, state: SSAValue, consumed: set[SSAValue]
-    ) -> None:
+    def _check_current(self, op: Operation, state: SSAValue, consumed: set[SSAValue]) -> None:
         if state in consumed:
             raise _fail(
                 "self-read",
@@ -455,18 +444,12 @@ class FunctionVerifier:
                         raise _fail(
                             "alias",
                             op,
-                            f"element of {value_name(op.memref)} taken again while "
-                            f"borrowed by {describe_op(other)}",
+                            f"element of {value_name(op.memref)} taken again while borrowed by {describe_op(other)}",
                         )
                 open_takes.append(op)
             elif isinstance(op, rev.PutOp):
                 match = next(
-                    (
-                        t
-                        for t in reversed(open_takes)
-                        if t.memref == op.memref
-                        and list(t.indices) == list(op.indices)
-                    ),
+                    (t for t in reversed(open_takes) if t.memref == op.memref and list(t.indices) == list(op.indices)),
                     None,
                 )
                 if match is None:
@@ -481,10 +464,7 @@ class FunctionVerifier:
                 if take is op:
                     continue
                 for nested in op.walk():
-                    if (
-                        isinstance(nested, memref.LoadOp)
-                        and _same_element(take, nested.memref, nested.indices) is True
-                    ):
+                    if isinstance(nested, memref.LoadOp) and _same_element(take, nested.memref, nested.indices) is True:
                         raise _fail(
                             "alias",
                             nested,
@@ -548,18 +528,14 @@ class FunctionVerifier:
         )
 
 
-def _same_element(
-    take: rev.TakeOp, target: SSAValue, indices: tuple[SSAValue, ...] | list[SSAValue]
-) -> bool | None:
+def _same_element(take: rev.TakeOp, target: SSAValue, indices: tuple[SSAValue, ...] | list[SSAValue]) -> bool | None:
     """True/False when known statically, None when only a run can tell."""
     if take.memref != target:
         return False
     return _same_indices(take.indices, indices)
 
 
-def _same_indices(
-    first: Sequence[SSAValue], second: Sequence[SSAValue]
-) -> bool | None:
+def _same_indices(first: Sequence[SSAValue], second: Sequence[SSAValue]) -> bool | None:
     """Whether two index lists of one memref name the same element: True/False
     when known statically, None when only a run can tell."""
     known = True
@@ -609,20 +585,18 @@ def check_snapshots(module: ModuleOp) -> None:
 
 def _check_store(op: Operation, store: SSAValue, what: str) -> None:
     if not (isinstance(store, OpResult) and isinstance(store.op, anc.StackAllocOp)):
-        raise _snapshot_error(op, f"{what} must be kept on a local stack (anc.stack_alloc): "
-                     "they cannot leave the function that uses them")
+        raise _snapshot_error(
+            op, f"{what} must be kept on a local stack (anc.stack_alloc): they cannot leave the function that uses them"
+        )
     frees = [u.operation for u in store.uses if isinstance(u.operation, anc.StackFreeOp)]
-    if len(frees) != 1 or frees[0].parent_block() is not store.op.parent_block() \
-            or not frees[0].checks_enabled:
-        raise _snapshot_error(op, f"the stack of {what} must be freed once, checked, in the block "
-                     "that allocates it")
+    if len(frees) != 1 or frees[0].parent_block() is not store.op.parent_block() or not frees[0].checks_enabled:
+        raise _snapshot_error(op, f"the stack of {what} must be freed once, checked, in the block that allocates it")
 
 
 def _cursor_driven(op: Operation) -> bool:
     parent = op.parent_op()
     while parent is not None:
-        if isinstance(parent, rev.WhileOp) and any(
-                isinstance(o, NextOp) for o in parent.body.block.ops):
+        if isinstance(parent, rev.WhileOp) and any(isinstance(o, NextOp) for o in parent.body.block.ops):
             return True
         parent = parent.parent_op()
     return False
@@ -637,11 +611,14 @@ def _check_straight_line(op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> Non
             depth += 1
         elif isinstance(other, anc.RestoreOp | anc.DropOp) and other.store == op.store:
             if depth == 0:
-                raise _snapshot_error(other, "no snapshot is held on this store here: every "
-                             f"'{other.name}' needs an anc.snapshot before it")
+                raise _snapshot_error(
+                    other,
+                    f"no snapshot is held on this store here: every '{other.name}' needs an anc.snapshot before it",
+                )
             depth -= isinstance(other, anc.DropOp)
         elif isinstance(other, anc.StackFreeOp) and other.stack == op.store and depth:
-            raise _snapshot_error(other, f"{depth} snapshot(s) still held when the store is freed: "
-                         "every anc.snapshot needs its anc.drop")
+            raise _snapshot_error(
+                other, f"{depth} snapshot(s) still held when the store is freed: every anc.snapshot needs its anc.drop"
+            )
     if depth and op.store.owner.parent_block() is not block:
         raise _snapshot_error(op, f"{depth} snapshot(s) taken here are never dropped in this block")

@@ -105,8 +105,13 @@ rev.func @f(%y: f64, %x: memref<?xf64>, %i: index) {
 class Descriptor(ctypes.Structure):
     """Upstream's memref descriptor of rank 1."""
 
-    _fields_ = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64),
-                ("sizes", ctypes.c_int64 * 1), ("strides", ctypes.c_int64 * 1)]
+    _fields_ = [
+        ("allocated", ctypes.c_void_p),
+        ("aligned", ctypes.c_void_p),
+        ("offset", ctypes.c_int64),
+        ("sizes", ctypes.c_int64 * 1),
+        ("strides", ctypes.c_int64 * 1),
+    ]
 
 
 class Results(ctypes.Structure):
@@ -119,7 +124,11 @@ def upstream_entry_point() -> dict[str, Any]:
     error a call from Python raises; a zeroed slot is left for the next."""
     module = NativeModule.compile(parse_module(UPSTREAM, "upstream.mlir"))
     entry = ctypes.CFUNCTYPE(
-        None, ctypes.POINTER(Results), ctypes.c_double, ctypes.POINTER(Descriptor), ctypes.c_int64,
+        None,
+        ctypes.POINTER(Results),
+        ctypes.c_double,
+        ctypes.POINTER(Descriptor),
+        ctypes.c_int64,
         ctypes.POINTER(Descriptor),
     )(module.machine_code.address("_mlir_ciface_f"))
     x, slot = np.arange(4.0), np.zeros(4, dtype=np.int64)

@@ -254,9 +254,7 @@ class Scope:
     lines: list[str] = field(default_factory=list[str])
     # non-canonical mode: expressions already emitted here or in an enclosing
     # block, with the versions of the variables they read
-    caches: list[dict[Tree, tuple[str, dict[int, str]]]] = field(
-        default_factory=lambda: [{}]
-    )
+    caches: list[dict[Tree, tuple[str, dict[int, str]]]] = field(default_factory=lambda: [{}])
 
     def child(self, carried: dict[int, str], mutable: set[int]) -> Scope:
         names = dict(self.names)
@@ -354,9 +352,7 @@ class ProgramBuilder:
     def subset(self, items: list[Any], max_size: int | None = None) -> list[Any]:
         if not items:
             return []
-        chosen = self.draw(
-            st.lists(st.sampled_from(items), max_size=max_size or len(items), unique=True)
-        )
+        chosen = self.draw(st.lists(st.sampled_from(items), max_size=max_size or len(items), unique=True))
         return [x for x in items if x in chosen]  # keep a stable order
 
     def vars_of(self, scope: Scope, type: str, pool: set[int] | None = None) -> list[int]:
@@ -373,9 +369,7 @@ class ProgramBuilder:
         return self.array_types() + ([I1] if self.extensions.flags else [])
 
     def refs_of(self, scope: Scope, kind: str, elem: str, allowed: set[int]) -> list[int]:
-        return sorted(
-            r for r in allowed if scope.refs[r].kind == kind and scope.refs[r].elem == elem
-        )
+        return sorted(r for r in allowed if scope.refs[r].kind == kind and scope.refs[r].elem == elem)
 
     # -- expressions --------------------------------------------------------------
 
@@ -405,9 +399,7 @@ class ProgramBuilder:
                 return load
         return ("const", I64, self.pick(INT_CONSTS))
 
-    def int_tree(
-        self, scope: Scope, exclude: set[int], depth: int = 2, allow_loads: bool = True
-    ) -> Tree:
+    def int_tree(self, scope: Scope, exclude: set[int], depth: int = 2, allow_loads: bool = True) -> Tree:
         if depth <= 0 or not self.chance(55):
             return self.int_leaf(scope, exclude, allow_loads)
         kind = self.pick(["bin", "shift", "divrem", "select"])
@@ -785,9 +777,7 @@ class ProgramBuilder:
         theta = self.emit_tree(scope, self.angle(scope, {a, b}))
         op = self.pick(["rot", "irot"])
         na, nb = self.fresh("x"), self.fresh("x")
-        scope.emit(
-            f"{na}, {nb} = rev.{op} {scope.names[a]}, {scope.names[b]}, {theta} : f64"
-        )
+        scope.emit(f"{na}, {nb} = rev.{op} {scope.names[a]}, {scope.names[b]}, {theta} : f64")
         scope.names[a], scope.names[b] = na, nb
         return True
 
@@ -803,12 +793,9 @@ class ProgramBuilder:
         name = self.fresh("a")
         scope.emit(f"{name} = anc.alloc {self.emit_tree(scope, init)} : {type}")
         scope.names[anc] = name
-        inverse = {"add": "sub", "sub": "add", "xor": "xor", "neg": "neg", "inc": "dec",
-                   "dec": "inc"}
+        inverse = {"add": "sub", "sub": "add", "xor": "xor", "neg": "neg", "inc": "dec", "dec": "inc"}
         for _ in range(self.draw(st.integers(1, 2))):
-            ops = {I1: ["xor"], I64: ["add", "sub", "xor", "neg", "inc"]}.get(
-                type, ["add", "sub", "neg"]
-            )
+            ops = {I1: ["xor"], I64: ["add", "sub", "xor", "neg", "inc"]}.get(type, ["add", "sub", "neg"])
             op = self.pick(ops)
             tree = None if op in ("neg", "inc") else self.value(scope, type, {anc})
             steps.append((op, tree))
@@ -859,12 +846,7 @@ class ProgramBuilder:
     def yield_line(self, scope: Scope, values: list[int], op: str = "rev.yield") -> str:
         if not values:
             return op
-        return (
-            f"{op} "
-            + ", ".join(scope.names[v] for v in values)
-            + " : "
-            + ", ".join(self.vtype[v] for v in values)
-        )
+        return f"{op} " + ", ".join(scope.names[v] for v in values) + " : " + ", ".join(self.vtype[v] for v in values)
 
     def body_region(
         self,
@@ -885,9 +867,7 @@ class ProgramBuilder:
         child.emit(self.yield_line(child, [*carried, *extra_yield]))
         return [*lead_args, *args], child.lines
 
-    def condition_region(
-        self, scope: Scope, carried: list[int], tree: Tree
-    ) -> tuple[list[tuple[str, str]], list[str]]:
+    def condition_region(self, scope: Scope, carried: list[int], tree: Tree) -> tuple[list[tuple[str, str]], list[str]]:
         names, args = self.block_args(carried)
         child = scope.child(names, set())
         value = self.emit_tree(child, tree)
@@ -944,8 +924,7 @@ class ProgramBuilder:
         reverse = "reverse " if self.chance(30) else ""
         results = self.results(scope, carried)
         self.region(
-            f"{results}rev.for {reverse}{names[0]} to {names[1]} step {names[2]} : index "
-            f"{state} ",
+            f"{results}rev.for {reverse}{names[0]} to {names[1]} step {names[2]} : index {state} ",
             scope,
             args,
             body,
@@ -1006,9 +985,7 @@ class ProgramBuilder:
         return True
 
     def stmt_take(self, scope: Scope) -> bool:
-        memrefs = sorted(
-            r for r in scope.ref_write if scope.refs[r].kind == "memref"
-        )
+        memrefs = sorted(r for r in scope.ref_write if scope.refs[r].kind == "memref")
         if not memrefs:
             return False
         rid = self.pick(memrefs)
@@ -1019,9 +996,7 @@ class ProgramBuilder:
             base = self.index_base(scope, set())
         shifts = [self.draw(st.integers(0, MEMREF_SIZE - 1))]
         if self.chance(35):
-            shifts.append(
-                self.pick([s for s in range(MEMREF_SIZE) if s != shifts[0]])
-            )
+            shifts.append(self.pick([s for s in range(MEMREF_SIZE) if s != shifts[0]]))
         indices: list[str] = []
         elements: list[int] = []
         for shift in shifts:
@@ -1042,9 +1017,7 @@ class ProgramBuilder:
             if len(elements) == 2 and self.chance(50):
                 a, b = elements
                 na, nb = self.fresh("x"), self.fresh("x")
-                scope.emit(
-                    f"{na}, {nb} = rev.swap {scope.names[a]}, {scope.names[b]} : {ref.elem}"
-                )
+                scope.emit(f"{na}, {nb} = rev.swap {scope.names[a]}, {scope.names[b]} : {ref.elem}")
                 scope.names[a], scope.names[b] = na, nb
             self.block(scope, 3)
         for item in added:
@@ -1131,8 +1104,7 @@ class ProgramBuilder:
         compute.forward, compute.in_compute = True, True
         for extra in extras:
             type = self.vtype[extra]
-            init = self.value(compute, type, set()) if self.chance(50) else (
-                "const", type, zero_of(type))
+            init = self.value(compute, type, set()) if self.chance(50) else ("const", type, zero_of(type))
             name = self.fresh("a")
             compute.emit(f"{name} = anc.alloc {self.emit_tree(compute, init)} : {type}")
             compute.names[extra] = name
@@ -1198,9 +1170,7 @@ class ProgramBuilder:
                     return False
             else:
                 options = [
-                    r
-                    for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write)
-                    if r not in used_refs
+                    r for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write) if r not in used_refs
                 ]
                 if not options:
                     return False
@@ -1229,9 +1199,7 @@ class ProgramBuilder:
             types = ", ".join(p.mlir_type for p in callee.params)
             out = ", ".join(self.vtype[v] for v in scalars)
             results = self.results(scope, scalars)
-            scope.emit(
-                f"{results}rev.{op} @{callee.name}({', '.join(values)}) : ({types}) -> ({out})"
-            )
+            scope.emit(f"{results}rev.{op} @{callee.name}({', '.join(values)}) : ({types}) -> ({out})")
 
         first = "uncall" if uncall else "call"
         emit_call(first)
@@ -1263,8 +1231,17 @@ class ProgramBuilder:
         info = FuncInfo(name, list(params))
         self.current = info
         scope = Scope(
-            names={}, mutable=set(), ivs=[], refs={}, ref_write=set(), ref_read=set(),
-            borrows={}, forward=True, in_compute=False, depth=0, loop_depth=0,
+            names={},
+            mutable=set(),
+            ivs=[],
+            refs={},
+            ref_write=set(),
+            ref_read=set(),
+            borrows={},
+            forward=True,
+            in_compute=False,
+            depth=0,
+            loop_depth=0,
         )
         args: list[str] = []
         scalars: list[int] = []
@@ -1291,7 +1268,8 @@ class ProgramBuilder:
         # every function takes the same arrays and stacks, so calls can pass them
         refs = [
             Param(kind, type)
-            for kind in ("memref", "stack") if self.stacks or kind == "memref"
+            for kind in ("memref", "stack")
+            if self.stacks or kind == "memref"
             for type in self.array_types()
             if self.chance(40)
         ]
@@ -1299,9 +1277,7 @@ class ProgramBuilder:
         for i in range(count):
             self.budget = self.function_budget
             texts.append(self.function(f"f{i}", refs))
-        return Program(
-            "\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share
-        )
+        return Program("\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share)
 
 
 @st.composite
@@ -1326,8 +1302,13 @@ def programs(
     if canonical is None:
         canonical = draw(st.booleans())
     builder = ProgramBuilder(
-        draw, floats=floats, max_depth=max_depth, budget=budget, share=not canonical,
-        stacks=stacks, extensions=extensions,
+        draw,
+        floats=floats,
+        max_depth=max_depth,
+        budget=budget,
+        share=not canonical,
+        stacks=stacks,
+        extensions=extensions,
     )
     return builder.module(draw(st.integers(1, max_functions)))
 

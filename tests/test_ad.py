@@ -254,9 +254,7 @@ def test_the_pass_on_text_is_idempotent_and_verified():
     assert (y, x, gy) == pytest.approx((1.0, 0.5, 1.0))
     assert gx == pytest.approx(math.exp(0.5))
     native = NativeModule.compile(module)
-    assert native.call("f.adj", 1.0 + math.exp(0.5), 0.5, 1.0, 0.0) == pytest.approx(
-        (1.0, 0.5, 1.0, math.exp(0.5))
-    )
+    assert native.call("f.adj", 1.0 + math.exp(0.5), 0.5, 1.0, 0.0) == pytest.approx((1.0, 0.5, 1.0, math.exp(0.5)))
 
 
 def test_generate_adjoints_for_callees_and_uncalls():
@@ -330,9 +328,7 @@ def test_nested_loops_reading_outer_expressions(backend, iloss):
     seeds = [1.0 if i == iloss else 0.0 for i in range(4)]
     results = runner.call("nest.adj", *run(*args), *seeds)
     np.testing.assert_allclose(results[:4], args, rtol=1e-12)
-    np.testing.assert_allclose(
-        results[4:], finite_differences(run, args, iloss), rtol=1e-6, atol=1e-7
-    )
+    np.testing.assert_allclose(results[4:], finite_differences(run, args, iloss), rtol=1e-6, atol=1e-7)
 
 
 def test_gradient_arguments_are_checked():

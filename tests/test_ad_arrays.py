@@ -63,9 +63,6 @@ def finite_difference_vjp(f, args, cotangents, h=1e-6):
     return gradients
 
 
-
-
-
 # ---------------------------------------------------------------------------
 # Programs and their JAX twins
 # ---------------------------------------------------------------------------
@@ -211,10 +208,7 @@ CASES = {
 
 
 def random_cotangents(rng, args):
-    return [
-        rng.normal(size=a.shape) if isinstance(a, np.ndarray) else float(rng.normal())
-        for a in args
-    ]
+    return [rng.normal(size=a.shape) if isinstance(a, np.ndarray) else float(rng.normal()) for a in args]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -275,8 +269,14 @@ def test_the_adjoint_takes_shadow_arrays_in_argument_order():
     adjoint = SymbolTable.lookup_symbol(module, "matvec.adj")
     types = [str(t) for t in adjoint.function_type.inputs.data]
     assert types == [
-        "memref<?xf64>", "memref<?x?xf64>", "memref<?xf64>", "f64",
-        "memref<?xf64>", "memref<?x?xf64>", "memref<?xf64>", "f64",
+        "memref<?xf64>",
+        "memref<?x?xf64>",
+        "memref<?xf64>",
+        "f64",
+        "memref<?xf64>",
+        "memref<?x?xf64>",
+        "memref<?xf64>",
+        "f64",
     ]
     assert [str(t) for t in adjoint.function_type.outputs.data] == ["f64", "f64"]
 

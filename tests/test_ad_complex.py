@@ -76,6 +76,7 @@ def real_part_loss(f, iloss):
 def finite_difference_gradient(loss, args, h=1e-6):
     gradients = []
     for i, a in enumerate(args):
+
         def along(step, i=i):
             plus, minus = list(args), list(args)
             plus[i], minus[i] = a + step, a - step

@@ -60,9 +60,7 @@ def test_gmm_reader_keeps_the_file_order(relative):
     problem = data.read_gmm(relative)
     d, k, n = (int(v) for v in numbers[:3])
     assert (problem.d, problem.k, problem.n) == (d, k, n)
-    flat = np.concatenate(
-        [problem.alphas, problem.means.ravel(), problem.icf.ravel(), problem.x.ravel()]
-    )
+    flat = np.concatenate([problem.alphas, problem.means.ravel(), problem.icf.ravel(), problem.x.ravel()])
     assert flat.tolist() == numbers[3:-2]
     assert (problem.gamma, problem.m) == (numbers[-2], int(numbers[-1]))
     assert problem.icf.shape == (k, d * (d + 1) // 2)
@@ -155,9 +153,7 @@ def test_gmm_inverse_restores_the_inputs():
 def test_gmm_gradient_matches_jax(relative):
     problem = data.read_gmm(relative)
     gradient = rv.gradient(gmm.gmm_objective, gmm_args(problem), iloss=0)
-    expected = gmm_jax_gradient(
-        problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m
-    )
+    expected = gmm_jax_gradient(problem.alphas, problem.means, problem.icf, problem.x, problem.gamma, problem.m)
     # alphas, means, icf, and also the points and the Wishart gamma
     for found, reference in zip(gradient[1:6], expected, strict=True):
         np.testing.assert_allclose(found, reference, rtol=1e-9, atol=1e-9 * np.abs(reference).max())
@@ -303,7 +299,12 @@ def test_ba_jacobian_program_matches_jax_on_every_observation(problem):
     check."""
     p = len(problem.w)
     J, wJ = np.zeros((p, 2, 15)), np.zeros(p)
-    shadows = [np.zeros_like(problem.cams), np.zeros_like(problem.X), np.zeros_like(problem.cams), np.zeros_like(problem.X)]
+    shadows = [
+        np.zeros_like(problem.cams),
+        np.zeros_like(problem.X),
+        np.zeros_like(problem.cams),
+        np.zeros_like(problem.X),
+    ]
     args = (J, wJ, problem.cams, problem.X, problem.w, problem.obs, problem.feats, *shadows)
     assert ba.ba_jacobian.specialization_for(*args).native is not None
     ba.ba_jacobian(*args)

@@ -33,7 +33,8 @@ def shared_library(folder: Path, name: str, source: str) -> str:
     library = folder / f"lib{name}.so"
     subprocess.run(
         [*c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(folder / f"{name}.c"), "-lm"],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     return str(library)
 
@@ -75,7 +76,9 @@ def test_object_file_links_into_a_c_program(tmp_path: Path):
     exe = tmp_path / "main"
     build = subprocess.run(
         [*c_compiler(), "-O2", str(tmp_path / "main.c"), str(obj), "-o", str(exe), "-lm"],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True)
@@ -84,7 +87,9 @@ def test_object_file_links_into_a_c_program(tmp_path: Path):
 
 def test_bad_input_is_a_one_line_diagnostic(tmp_path: Path):
     bad = tmp_path / "bad.mlir"
-    bad.write_text("rev.func @f(%x: f64) {\n  %t = arith.mulf %x, %x : f64\n  %x1 = rev.sub %x, %t : f64\n  rev.return %x1 : f64\n}\n")
+    bad.write_text(
+        "rev.func @f(%x: f64) {\n  %t = arith.mulf %x, %x : f64\n  %x1 = rev.sub %x, %t : f64\n  rev.return %x1 : f64\n}\n"
+    )
     result = translate(str(bad), "--emit=obj", "-o", str(tmp_path / "o.o"))
     assert result.returncode == 1
     assert result.stderr.strip() == (

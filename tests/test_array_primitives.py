@@ -83,7 +83,7 @@ def test_the_module_declares_arrays_updates_and_rules(state):
     assert (
         f'rev.extern @daxpy : (f64, memref<?xf64>, memref<?xf64>) -> () {{symbol = "{blas.symbol("daxpy")}", '
         f'arrays = "{blas.arrays}", updates = array<i64: 2>, inverse = @daxpy_inverse, adjoint = @daxpy_adjoint, '
-        f'tangent = @daxpy_tangent}}'
+        f"tangent = @daxpy_tangent}}"
     ) in text
     assert "rev.invoke @daxpy(" in text and "rev.apply @ddot(" in text
 
@@ -137,7 +137,10 @@ def test_arrays_of_different_lengths_are_an_error_on_both_engines():
         s += ddot(x, y)
 
     for f in (dot, rv.reversible(backend="interpreter")(dot.__wrapped__)):
-        with pytest.raises(rv.ExecutionError, match=r"test_array_primitives.py:\d+:\d+: .*the arrays passed to a primitive of BLAS differ in length"):
+        with pytest.raises(
+            rv.ExecutionError,
+            match=r"test_array_primitives.py:\d+:\d+: .*the arrays passed to a primitive of BLAS differ in length",
+        ):
             f(0.0, np.ones(2), np.ones(3))
 
 
@@ -146,14 +149,19 @@ def test_calls_are_statements_or_expressions_as_the_primitive_says():
     def as_value(s, a, x, y):
         s += daxpy(a, x, y)
 
-    with _raises_at("primitive daxpy updates arrays: it is a statement, not a value", as_value.__wrapped__.__code__.co_firstlineno + 2):
+    with _raises_at(
+        "primitive daxpy updates arrays: it is a statement, not a value",
+        as_value.__wrapped__.__code__.co_firstlineno + 2,
+    ):
         as_value(0.0, 1.0, np.ones(2), np.ones(2))
 
     @rv.reversible
     def as_statement(x, y):
         ddot(x, y)
 
-    with _raises_at("primitive ddot returns a value and changes nothing", as_statement.__wrapped__.__code__.co_firstlineno + 2):
+    with _raises_at(
+        "primitive ddot returns a value and changes nothing", as_statement.__wrapped__.__code__.co_firstlineno + 2
+    ):
         as_statement(np.ones(2), np.ones(2))
 
 
@@ -162,7 +170,10 @@ def test_aliased_arguments_are_located():
     def twice(a, x):
         daxpy(a, x, x)
 
-    with _raises_at(r"daxpy\(\) updates argument 3, which is also another of its arguments", twice.__wrapped__.__code__.co_firstlineno + 2):
+    with _raises_at(
+        r"daxpy\(\) updates argument 3, which is also another of its arguments",
+        twice.__wrapped__.__code__.co_firstlineno + 2,
+    ):
         twice(1.0, np.ones(2))
 
     @rv.reversible
@@ -185,7 +196,10 @@ def test_a_missing_inverse_is_located_where_an_inverse_is_needed():
     x, y = np.ones(2), np.ones(2)
     assert list(forward_only(2.0, x, y)[2]) == [3.0, 3.0]
     line = forward_only.__wrapped__.__code__.co_firstlineno + 2
-    with pytest.raises(InversionError, match=rf"test_array_primitives.py:{line}:\d+ has no inverse: primitive @axpy updates arrays and declares no inverse rule"):
+    with pytest.raises(
+        InversionError,
+        match=rf"test_array_primitives.py:{line}:\d+ has no inverse: primitive @axpy updates arrays and declares no inverse rule",
+    ):
         (~forward_only)(2.0, x, y)
 
 
@@ -213,11 +227,31 @@ def _tangent_returning(a, x, y, da, dx, dy):
 @pytest.mark.parametrize(
     "kind, rule, message",
     [
-        ("adjoint", _adjoint_without_shadows, "the adjoint rule _adjoint_without_shadows of primitive wrong takes 3 argument.s.; it must take 5"),
-        ("adjoint", _adjoint_returning_nothing, r"the adjoint rule _adjoint_returning_nothing of primitive wrong returns \(\); it must return \(float\)"),
-        ("inverse", _inverse_returning, r"the inverse rule _inverse_returning of primitive wrong returns \(float\); it must return \(\)"),
-        ("tangent", _tangent_of_scalars_only, "the tangent rule _tangent_of_scalars_only of primitive wrong takes 4 argument.s.; it must take 6"),
-        ("tangent", _tangent_returning, r"the tangent rule _tangent_returning of primitive wrong returns \(float\); it must return \(\)"),
+        (
+            "adjoint",
+            _adjoint_without_shadows,
+            "the adjoint rule _adjoint_without_shadows of primitive wrong takes 3 argument.s.; it must take 5",
+        ),
+        (
+            "adjoint",
+            _adjoint_returning_nothing,
+            r"the adjoint rule _adjoint_returning_nothing of primitive wrong returns \(\); it must return \(float\)",
+        ),
+        (
+            "inverse",
+            _inverse_returning,
+            r"the inverse rule _inverse_returning of primitive wrong returns \(float\); it must return \(\)",
+        ),
+        (
+            "tangent",
+            _tangent_of_scalars_only,
+            "the tangent rule _tangent_of_scalars_only of primitive wrong takes 4 argument.s.; it must take 6",
+        ),
+        (
+            "tangent",
+            _tangent_returning,
+            r"the tangent rule _tangent_returning of primitive wrong returns \(float\); it must return \(\)",
+        ),
     ],
 )
 def test_rule_signatures_are_checked_at_the_rule(kind, rule, message):
@@ -234,18 +268,22 @@ def test_rule_signatures_are_checked_at_the_rule(kind, rule, message):
 
 def test_declaration_errors_are_located(monkeypatch):
     with _raises_at("updates= of primitive scalar names 'a', which is not one of its array parameters", _line(1)):
+
         @rv.primitive(python=example.axpy, updates=["a"])
         def scalar(a: float, x: Vector, y: Vector) -> None: ...
 
     with _raises_at("primitive pure has an inverse= rule but updates no array", _line(1)):
+
         @rv.primitive(python=np.dot, inverse=example.daxpy_inverse)
         def pure(x: Vector, y: Vector) -> float: ...
 
     with _raises_at("blas= names the symbol, the library and the arrays' convention itself", _line(1)):
+
         @rv.primitive("cblas_ddot", blas="ddot")
         def both(x: Vector, y: Vector) -> float: ...
 
     with _raises_at("the result of primitive returns_array is an array", _line(2)):
+
         @rv.primitive(python=np.add)
         def returns_array(x: Vector, y: Vector) -> Vector: ...
 
@@ -253,7 +291,10 @@ def test_declaration_errors_are_located(monkeypatch):
         raise BlasNotFound("none of scipy_cblas_ddot64_ is exported by nothing")
 
     monkeypatch.setattr("revmlir.frontend.ordinary_code.primitives.numpy_blas", missing)
-    with _raises_at("primitive no_blas calls the BLAS routine 'ddot': none of scipy_cblas_ddot64_ is exported", _line(1)):
+    with _raises_at(
+        "primitive no_blas calls the BLAS routine 'ddot': none of scipy_cblas_ddot64_ is exported", _line(1)
+    ):
+
         @rv.primitive(blas="ddot", python=np.dot)
         def no_blas(x: Vector, y: Vector) -> float: ...
 
@@ -263,7 +304,10 @@ def test_derivatives_the_declaration_lacks_are_located(state):
     primitive without a tangent rule has no tangent."""
     h, q, p = state
     line = inspect.getsourcelines(example.leapfrog.__wrapped__)[1] + 5
-    with pytest.raises(AdjointError, match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated: the inverse of primitive @daxpy has no adjoint rule"):
+    with pytest.raises(
+        AdjointError,
+        match=rf"blas_primitives.py:{line}:\d+ cannot be differentiated: the inverse of primitive @daxpy has no adjoint rule",
+    ):
         rv.gradient(~example.leapfrog, (0.0, h, q, p, STEPS))
 
     def inverse(a: float, x, y):
@@ -276,7 +320,10 @@ def test_derivatives_the_declaration_lacks_are_located(state):
     def shear(h, q, p):
         axpy_without_tangent(h, p, q)
 
-    with pytest.raises(TangentError, match=r"cannot be differentiated in forward mode: primitive @axpy_without_tangent declares no tangent rule"):
+    with pytest.raises(
+        TangentError,
+        match=r"cannot be differentiated in forward mode: primitive @axpy_without_tangent declares no tangent rule",
+    ):
         rv.jvp(shear, (h, q, p), (1.0, np.zeros_like(q), np.zeros_like(p)))
 
 

@@ -94,7 +94,16 @@ def test_recursive_fibonacci_carries_only_what_regions_update():
     assert "rev.while (%counter_1, %out_3) : i64, i64 pre" in text
     program = RevInterpreter(module)
     assert [program.call("rrfib", 0, n)[0] for n in range(10)] == [
-        1, 1, 2, 3, 5, 8, 13, 21, 34, 55,
+        1,
+        1,
+        2,
+        3,
+        5,
+        8,
+        13,
+        21,
+        34,
+        55,
     ]
     assert program.uncall("rrfib", 55, 9) == (0, 9)
 

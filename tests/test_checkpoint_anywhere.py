@@ -136,8 +136,9 @@ def test_vjp_pulls_back_through_the_schedule(reference):
     halvings, branch = control(X, l, a)
     outputs, pullback = rv.vjp(PROGRAM, X, l, a, checkpoint="bisection")
 
-    expected, jax_pullback = jax.vjp(lambda x, a: (program_jax(x, a, l, halvings, branch),
-                                                   loop_jax(x, a, l)[1]), jnp.asarray(X), a)
+    expected, jax_pullback = jax.vjp(
+        lambda x, a: (program_jax(x, a, l, halvings, branch), loop_jax(x, a, l)[1]), jnp.asarray(X), a
+    )
     assert outputs[0] == pytest.approx(float(expected[0]), rel=1e-12)
     np.testing.assert_allclose(outputs[1], np.asarray(expected[1]), rtol=1e-12)
     w = np.array([0.5, -1.0, 2.0])
@@ -201,22 +202,27 @@ def counted(policy: dict, l: int) -> tuple[dict, int, int]:
     gradient = rv.gradient(LOOP, (x, l), **policy)[0]
     np.testing.assert_allclose(gradient, rv.gradient(LOOP, (x, l))[0], rtol=1e-12)
     step = f"{spec.name}.ckpt.step0"
-    return {"steps": run.counters[f"{step}.adj"].calls, "taped": run.counters[step].calls,
-            "plain": run.counters[f"{step}.plain"].calls}, \
-        run.peak_snapshots, snapshot_stores(spec)
+    return (
+        {
+            "steps": run.counters[f"{step}.adj"].calls,
+            "taped": run.counters[step].calls,
+            "plain": run.counters[f"{step}.plain"].calls,
+        },
+        run.peak_snapshots,
+        snapshot_stores(spec),
+    )
 
 
 def snapshot_stores(spec) -> int:
     """The snapshot stores of a resumable gradient: one per element type of
     its state."""
-    grad = next(f for f in spec.module.ops if getattr(f, "sym_name", None)
-                and f.sym_name.data == gradient_name(spec.name))
-    return sum(1 for op in grad.walk() if isinstance(op, anc.StackAllocOp)
-               and op.result.name_hint == "snapshots")
+    grad = next(
+        f for f in spec.module.ops if getattr(f, "sym_name", None) and f.sym_name.data == gradient_name(spec.name)
+    )
+    return sum(1 for op in grad.walk() if isinstance(op, anc.StackAllocOp) and op.result.name_hint == "snapshots")
 
 
-@pytest.mark.parametrize("policy", [{"checkpoint": "bisection"},
-                                    {"checkpoint": "binomial", "snapshots": 3}])
+@pytest.mark.parametrize("policy", [{"checkpoint": "bisection"}, {"checkpoint": "binomial", "snapshots": 3}])
 def test_steps_and_snapshots_are_the_schedules(policy):
     """A loop of l iterations is l + 2 primitive steps (the entry with the
     first loop test, l bodies each ending with the next test, the return);
@@ -226,8 +232,9 @@ def test_steps_and_snapshots_are_the_schedules(policy):
     l = 6
     counts, peak, stores = counted(policy, l)
     steps = l + 2
-    schedule = (rv.checkpoint.bisection(steps) if policy["checkpoint"] == "bisection"
-                else rv.checkpoint.binomial(steps, 3))
+    schedule = (
+        rv.checkpoint.bisection(steps) if policy["checkpoint"] == "bisection" else rv.checkpoint.binomial(steps, 3)
+    )
     stats = schedule.stats()
     assert counts["steps"] == stats["taped"] == steps
     assert counts["taped"] == stats["taped"]  # plain steps run the untaped copy
@@ -273,8 +280,9 @@ def test_grouped_segments_repeat_loop_bodies_in_place():
         spec = SWEEPS.specialization_for(x, n).resumable_gradient(ScheduleAttr("bisection"), b)
         run = own_gradient(spec)
         run.reset_counters()
-        np.testing.assert_allclose(rv.gradient(SWEEPS, (x.copy(), n), **policy, base=b)[0],
-                                   reference, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(
+            rv.gradient(SWEEPS, (x.copy(), n), **policy, base=b)[0], reference, rtol=1e-12, atol=1e-15
+        )
         peak = run.peak_snapshots // snapshot_stores(spec)
         counts[b] = run.counters[f"{spec.name}.ckpt.step0.adj"].calls, peak
     segments = counts[1][0]
@@ -288,22 +296,26 @@ def test_native_code_agrees_with_the_interpreter():
     x = np.array([0.7])
     policy = {"checkpoint": "binomial", "snapshots": 2}
     assert resumable(native, (x, 9), policy).native is not None
-    np.testing.assert_allclose(rv.gradient(native, (x, 9), **policy)[0],
-                               rv.gradient(LOOP, (x, 9), **policy)[0], rtol=1e-12)
+    np.testing.assert_allclose(
+        rv.gradient(native, (x, 9), **policy)[0], rv.gradient(LOOP, (x, 9), **policy)[0], rtol=1e-12
+    )
 
 
-@pytest.mark.parametrize("options, error, match", [
-    ({"checkpoint": "revolve"}, ValueError, "checkpoint must be one of 'bisection', 'binomial'"),
-    ({"checkpoint": "binomial"}, ValueError, "snapshots=k is required by checkpoint='binomial'"),
-    ({"checkpoint": "bisection", "snapshots": 3}, ValueError, "and only by it"),
-    ({"checkpoint": "binomial", "snapshots": 0}, ValueError, "snapshots must be at least 1"),
-    ({"checkpoint": "binomial", "snapshots": 2.5}, TypeError, "snapshots must be an integer"),
-    ({"checkpoint": "auto"}, ValueError, "memory= is required by checkpoint='auto'"),
-    ({"checkpoint": "auto", "memory": "lots"}, ValueError, "a size like '64MB'"),
-    ({"checkpoint": "auto", "memory": "8B"}, ValueError, "holds no snapshot"),
-    ({"checkpoint": "bisection", "base": 0}, ValueError, "base must be at least 1"),
-    ({"snapshots": 3}, ValueError, "snapshots= needs checkpoint="),
-])
+@pytest.mark.parametrize(
+    "options, error, match",
+    [
+        ({"checkpoint": "revolve"}, ValueError, "checkpoint must be one of 'bisection', 'binomial'"),
+        ({"checkpoint": "binomial"}, ValueError, "snapshots=k is required by checkpoint='binomial'"),
+        ({"checkpoint": "bisection", "snapshots": 3}, ValueError, "and only by it"),
+        ({"checkpoint": "binomial", "snapshots": 0}, ValueError, "snapshots must be at least 1"),
+        ({"checkpoint": "binomial", "snapshots": 2.5}, TypeError, "snapshots must be an integer"),
+        ({"checkpoint": "auto"}, ValueError, "memory= is required by checkpoint='auto'"),
+        ({"checkpoint": "auto", "memory": "lots"}, ValueError, "a size like '64MB'"),
+        ({"checkpoint": "auto", "memory": "8B"}, ValueError, "holds no snapshot"),
+        ({"checkpoint": "bisection", "base": 0}, ValueError, "base must be at least 1"),
+        ({"snapshots": 3}, ValueError, "snapshots= needs checkpoint="),
+    ],
+)
 def test_bad_policies_are_reported(options, error, match):
     with pytest.raises(error, match=match):
         rv.gradient(LOOP, (np.array([0.7]), 3), **options)

@@ -48,8 +48,7 @@ def brute_force(steps: int, snaps: int) -> int:
         return 0
     if snaps == 1:
         return steps * (steps - 1) // 2
-    return min(j + brute_force(steps - j, snaps - 1) + brute_force(j, snaps)
-               for j in range(1, steps))
+    return min(j + brute_force(steps - j, snaps - 1) + brute_force(j, snaps) for j in range(1, steps))
 
 
 @pytest.mark.parametrize("snaps", range(1, 9))
@@ -100,7 +99,7 @@ def test_bisection_peak_is_ceil_log2_plus_one(steps: int) -> None:
 @pytest.mark.parametrize("k", [2, 3, 4])
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_bennett_time_and_space(k: int, n: int) -> None:
-    steps = k ** n
+    steps = k**n
     space = n * (k - 1) + 2
     stats = validate(bennett(steps, k), steps, memory=space)
     assert stats["plain"] + stats["uncompute"] == (2 * k - 1) ** n
@@ -144,7 +143,7 @@ def test_online_forward_does_not_depend_on_the_trip_count() -> None:
     run_short, run_long = online(5).start(), online(5).start()
     short = [a for _ in range(40) for a in run_short.step()]
     long = [a for _ in range(300) for a in run_long.step()]
-    assert long[:len(short)] == short
+    assert long[: len(short)] == short
     with pytest.raises(RuntimeError):
         run_short.finish()
         run_short.step()
@@ -162,20 +161,26 @@ def _adjoint(steps: int, *actions: object) -> Schedule:
     return Schedule("hand", steps, Objective.ADJOINT, tuple(actions))  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("schedule", "message"), [
-    (_adjoint(2, TakeSnapshot(0), ReverseStep(0)), r"#1 REVERSE_STEP\(0\).*expected step 1"),
-    (_adjoint(2, TakeSnapshot(0), Advance(1), ReverseStep(1), ReverseStep(0)),
-     r"#3 REVERSE_STEP\(0\).*working state is none"),
-    (_adjoint(2, Restore(0)), r"#0 RESTORE\(0\).*not stored"),
-    (_adjoint(2, TakeSnapshot(0), Advance(3)), r"#1 ADVANCE\(3\).*past s_2"),
-    (_adjoint(1, TakeSnapshot(0), ReverseStep(0)), r"end of schedule.*left stored: \[0\]"),
-    (_adjoint(2, TakeSnapshot(0), Advance(1), ReverseStep(1), FreeSnapshot(0)),
-     r"end of schedule.*step 0 was never reversed"),
-    (_adjoint(1, TakeSnapshot(0), Compute(0)), r"#1 COMPUTE\(0\).*not an action of a adjoint"),
-    (Schedule("hand", 2, Objective.REVERSIBLE, (Compute(1),)), r"#0 COMPUTE\(1\).*s_1 is not stored"),
-    (Schedule("hand", 2, Objective.REVERSIBLE, (Compute(0), Compute(1))),
-     r"end of schedule.*holds \[0, 1, 2\]"),
-])
+@pytest.mark.parametrize(
+    ("schedule", "message"),
+    [
+        (_adjoint(2, TakeSnapshot(0), ReverseStep(0)), r"#1 REVERSE_STEP\(0\).*expected step 1"),
+        (
+            _adjoint(2, TakeSnapshot(0), Advance(1), ReverseStep(1), ReverseStep(0)),
+            r"#3 REVERSE_STEP\(0\).*working state is none",
+        ),
+        (_adjoint(2, Restore(0)), r"#0 RESTORE\(0\).*not stored"),
+        (_adjoint(2, TakeSnapshot(0), Advance(3)), r"#1 ADVANCE\(3\).*past s_2"),
+        (_adjoint(1, TakeSnapshot(0), ReverseStep(0)), r"end of schedule.*left stored: \[0\]"),
+        (
+            _adjoint(2, TakeSnapshot(0), Advance(1), ReverseStep(1), FreeSnapshot(0)),
+            r"end of schedule.*step 0 was never reversed",
+        ),
+        (_adjoint(1, TakeSnapshot(0), Compute(0)), r"#1 COMPUTE\(0\).*not an action of a adjoint"),
+        (Schedule("hand", 2, Objective.REVERSIBLE, (Compute(1),)), r"#0 COMPUTE\(1\).*s_1 is not stored"),
+        (Schedule("hand", 2, Objective.REVERSIBLE, (Compute(0), Compute(1))), r"end of schedule.*holds \[0, 1, 2\]"),
+    ],
+)
 def test_validate_names_first_bad_action(schedule: Schedule, message: str) -> None:
     with pytest.raises(ScheduleError, match=message):
         validate(schedule, schedule.steps, memory=None)

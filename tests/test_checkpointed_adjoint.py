@@ -31,8 +31,7 @@ STEPS = {"recurrence": 6, "heat": 5}
 SCHEDULES = {
     "store_all": (ScheduleAttr("store_all"), store_all),
     "bisection": (ScheduleAttr("bisection"), bisection),
-    **{f"binomial{s}": (ScheduleAttr("binomial", s), lambda n, s=s: binomial(n, s))
-       for s in (1, 2, 3)},
+    **{f"binomial{s}": (ScheduleAttr("binomial", s), lambda n, s=s: binomial(n, s)) for s in (1, 2, 3)},
 }
 rng = np.random.default_rng(5)
 
@@ -87,7 +86,7 @@ def store_all_gradient(runner, program: str, args: list) -> list:
 
 def _gradients(program: str, returned, grads) -> list:
     """Calls return every argument: the inputs, then the gradients."""
-    gradients = returned[len(grads):]
+    gradients = returned[len(grads) :]
     if program == "heat":
         return [grads[0], grads[1], gradients[2]]  # ∂/∂u, ∂/∂tmp (in place), ∂/∂c
     return list(gradients[:2])  # ∂/∂x, ∂/∂a
@@ -95,6 +94,7 @@ def _gradients(program: str, returned, grads) -> list:
 
 def jax_gradient(program: str, args: list) -> list:
     if program == "heat":
+
         def loss(u, tmp, c):
             for _ in range(STEPS["heat"]):
                 tmp = tmp.at[1:-1].set(u[1:-1] + c * (u[:-2] - 2 * u[1:-1] + u[2:]))

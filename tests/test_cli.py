@@ -12,9 +12,7 @@ BIN = Path(sys.executable).parent
 
 
 def run(tool: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(BIN / tool), *args], input=stdin, capture_output=True, text=True
-    )
+    return subprocess.run([str(BIN / tool), *args], input=stdin, capture_output=True, text=True)
 
 
 BAD_INPUTS = {
@@ -75,8 +73,16 @@ def test_rev_run_forward_and_inverse():
     assert forward.returncode == 0
     assert forward.stdout.split("\n")[:3] == ["17 : i64", "3 : i64", "5 : i64"]
     backward = run(
-        "rev-run", path, "-e", "multiplier", "--inverse", "--counters",
-        "--args", "17", "3", "5",
+        "rev-run",
+        path,
+        "-e",
+        "multiplier",
+        "--inverse",
+        "--counters",
+        "--args",
+        "17",
+        "3",
+        "5",
     )
     assert backward.stdout.splitlines()[0] == "2 : i64"
     assert "// @multiplier: calls=0 uncalls=1 instructions=1" in backward.stdout
@@ -96,8 +102,7 @@ def test_rev_run_reports_invertibility_errors(tmp_path):
     result = run("rev-run", str(program), "-e", "f", "--args", "3.0")
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        f"{program}:5:3: error: [invertibility] 'anc.free' in @f: "
-        "ancilla freed holding 3.0, expected 0.0"
+        f"{program}:5:3: error: [invertibility] 'anc.free' in @f: ancilla freed holding 3.0, expected 0.0"
     )
 
 

@@ -118,7 +118,9 @@ def test_rev_translate_still_writes_where_it_can(run, tmp_path: Path):
 
 
 def test_rev_translate_on_a_missing_file(run):
-    fails_with(run("rev-translate", "no-such-file.mlir"), "rev-translate: error: cannot read no-such-file.mlir: No such file")
+    fails_with(
+        run("rev-translate", "no-such-file.mlir"), "rev-translate: error: cannot read no-such-file.mlir: No such file"
+    )
 
 
 @pytest.mark.parametrize(
@@ -148,7 +150,11 @@ def test_negative_numbers_in_inverse_runs_and_arrays(run, program: str):
     [
         ("narrow", ["300", "1"], "argument #0: 300 is out of range for i8 (-128 to 127)"),
         ("narrow", ["1", "-129"], "argument #1: -129 is out of range for i8 (-128 to 127)"),
-        ("f", ["1" + "0" * 400, "1.0"], "argument #0: an integer of 1329 bits is out of range for f64 (magnitude at most 1.79769e+308)"),
+        (
+            "f",
+            ["1" + "0" * 400, "1.0"],
+            "argument #0: an integer of 1329 bits is out of range for f64 (magnitude at most 1.79769e+308)",
+        ),
         ("shift", ["[1, 70000]"], "argument #0 (memref<?xi16>): Python integer 70000 out of bounds for int16"),
         ("narrow", ["9" * 5000, "1"], "argument #0 (i8): cannot read"),
     ],

@@ -10,7 +10,9 @@ ROOT = Path(__file__).parent.parent
 def test_demo_runs_and_shows_inverse_and_gradient():
     result = subprocess.run(
         [sys.executable, str(ROOT / "examples" / "demo.py")],
-        capture_output=True, text=True, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
     )
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -110,11 +110,7 @@ BLOCKS = _blocks()
 
 
 def _of(lang: str, lit: bool | None = None) -> list[CodeBlock]:
-    return [
-        b
-        for b in BLOCKS
-        if b.lang == lang and (lit is None or ("// RUN:" in b.text) == lit)
-    ]
+    return [b for b in BLOCKS if b.lang == lang and (lit is None or ("// RUN:" in b.text) == lit)]
 
 
 def _params(blocks: list[CodeBlock]):
@@ -161,10 +157,7 @@ INVALID = [
 @pytest.mark.parametrize("block,offset,chunk", INVALID)
 def test_invalid_example_is_rejected(block: CodeBlock, offset: int, chunk: str):
     expectations = [m for m in map(_EXPECTED.match, chunk.splitlines()) if m]
-    assert expectations, (
-        f"{block.doc}:{offset}: an mlir-invalid example needs a "
-        "'// error: [rule] ...' comment"
-    )
+    assert expectations, f"{block.doc}:{offset}: an mlir-invalid example needs a '// error: [rule] ...' comment"
     rule, text = expectations[0].groups()
     with pytest.raises((ParseError, VerifyException)) as caught:
         parse_module(chunk, block.doc, line_offset=offset - 1)
@@ -206,8 +199,7 @@ sys.exit(DocsOpt().run())
 
 
 def _tested_python(doc: str) -> str:
-    return "\n".join(b.text for b in BLOCKS if b.doc == doc and b.lang == "python"
-                     and b.tested)
+    return "\n".join(b.text for b in BLOCKS if b.doc == doc and b.lang == "python" and b.tested)
 
 
 LIT = [b for b in BLOCKS if b.lang.startswith("mlir") and "// RUN:" in b.text]
@@ -227,21 +219,17 @@ def test_lit_example_passes(block: CodeBlock, tmp_path: Path):
     wrapper.write_text(
         f"#!/bin/sh\nexec {shlex.quote(sys.executable)} "
         f"{shlex.quote(str(tmp_path / 'rev_opt.py'))} "
-        f"{shlex.quote(str(code))} \"$@\"\n"
+        f'{shlex.quote(str(code))} "$@"\n'
     )
     wrapper.chmod(0o755)
     (tmp_path / "rev_opt.py").write_text(_WRAPPER)
-    env = dict(os.environ, PATH=f"{tools}{os.pathsep}{BIN}{os.pathsep}"
-               f"{os.environ.get('PATH', '')}")
+    env = dict(os.environ, PATH=f"{tools}{os.pathsep}{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     # lit.cfg.py puts the interpreter's bin directory first; keep ours first.
     cfg = (suite / "lit.cfg.py").read_text()
     (suite / "lit.cfg.py").write_text(
-        cfg + f"\nconfig.environment['PATH'] = {str(tools)!r} + os.pathsep + "
-        "config.environment['PATH']\n"
+        cfg + f"\nconfig.environment['PATH'] = {str(tools)!r} + os.pathsep + config.environment['PATH']\n"
     )
-    result = subprocess.run(
-        [str(BIN / "lit"), "-v", str(suite)], capture_output=True, text=True, env=env
-    )
+    result = subprocess.run([str(BIN / "lit"), "-v", str(suite)], capture_output=True, text=True, env=env)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -249,8 +237,7 @@ def test_lit_example_passes(block: CodeBlock, tmp_path: Path):
 
 
 @pytest.mark.parametrize(
-    "doc", [d for d in [*DOC_NAMES, README] if any(b.doc == d and b.lang == "python"
-                                        and b.tested for b in BLOCKS)]
+    "doc", [d for d in [*DOC_NAMES, README] if any(b.doc == d and b.lang == "python" and b.tested for b in BLOCKS)]
 )
 def test_python_examples_run(doc: str, monkeypatch: pytest.MonkeyPatch):
     _run_python([b for b in BLOCKS if b.doc == doc and b.lang == "python" and b.tested], doc, monkeypatch)
@@ -310,9 +297,7 @@ def test_console_transcript(block: CodeBlock):
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("REVMLIR_TRACEBACK", None)
     for command, expected in _transcript(block):
-        result = subprocess.run(
-            command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True
-        )
+        result = subprocess.run(command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)
         output = (result.stdout + result.stderr).rstrip("\n").splitlines()
         assert [line.rstrip() for line in output] == expected, (
             f"{block.id}: $ {command}\n" + result.stdout + result.stderr
@@ -323,21 +308,15 @@ def test_console_transcript(block: CodeBlock):
 
 
 def _headings(doc: str) -> str:
-    return "\n".join(
-        line for line in (DOCS / doc).read_text().splitlines() if line.startswith("#")
-    )
+    return "\n".join(line for line in (DOCS / doc).read_text().splitlines() if line.startswith("#"))
 
 
-@pytest.mark.parametrize(
-    "name", [op.name for dialect in (Rev, Anc) for op in dialect.operations]
-)
+@pytest.mark.parametrize("name", [op.name for dialect in (Rev, Anc) for op in dialect.operations])
 def test_every_op_is_documented(name: str):
     assert f"`{name}`" in _headings("dialects.md"), f"no heading for {name}"
 
 
-@pytest.mark.parametrize(
-    "name", [t.name for dialect in (Rev, Anc) for t in dialect.attributes]
-)
+@pytest.mark.parametrize("name", [t.name for dialect in (Rev, Anc) for t in dialect.attributes])
 def test_every_type_is_documented(name: str):
     assert f"`!{name}<" in _headings("dialects.md"), f"no heading for !{name}"
 
@@ -350,12 +329,7 @@ def test_every_rule_is_documented(rule: str):
 
 @pytest.mark.parametrize(
     "op",
-    [
-        op
-        for dialect in (Rev, Anc)
-        for op in dialect.operations
-        if issubclass(op, RuntimeCheckedOp)
-    ],
+    [op for dialect in (Rev, Anc) for op in dialect.operations if issubclass(op, RuntimeCheckedOp)],
     ids=lambda op: op.name,
 )
 def test_every_runtime_check_is_documented(op: type[RuntimeCheckedOp]):

@@ -47,9 +47,7 @@ def test_multiplier_listing_4():
     assert interp.uncall("multiplier", 17, 3, 5) == (2, 3, 5)
 
 
-@pytest.mark.parametrize(
-    "y, a, b", [(0, 0, 0), (-7, 11, -13), (2**62, 2**31, 2**31), (-(2**63), -1, 1)]
-)
+@pytest.mark.parametrize("y, a, b", [(0, 0, 0), (-7, 11, -13), (2**62, 2**31, 2**31), (-(2**63), -1, 1)])
 def test_multiplier_round_trip_is_exact(y, a, b):
     interp = load("multiplier.mlir")
     out = interp.call("multiplier", y, a, b)

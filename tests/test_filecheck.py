@@ -31,9 +31,7 @@ TEST_FILES = _test_files()
 
 @pytest.mark.parametrize("test_file", TEST_FILES)
 def test_filecheck(test_file: str):
-    result = subprocess.run(
-        [LIT, "-v", str(SUITE / test_file)], capture_output=True, text=True
-    )
+    result = subprocess.run([LIT, "-v", str(SUITE / test_file)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Passed: 1" in result.stdout, result.stdout
 
@@ -41,9 +39,7 @@ def test_filecheck(test_file: str):
 def test_items_are_what_lit_discovers():
     """The parametrisation covers exactly the tests lit runs for the whole
     suite: a file lit would run and pytest not (or the reverse) fails here."""
-    result = subprocess.run(
-        [LIT, "--show-tests", str(SUITE)], capture_output=True, text=True
-    )
+    result = subprocess.run([LIT, "--show-tests", str(SUITE)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     discovered = sorted(
         line.strip().removeprefix("revmlir :: ")

@@ -106,7 +106,9 @@ def test_conversions_in_a_program(converted, engine):
     f = converted[engine]
     y, x = f(0.0, 0.1)
     assert y.raw == (F43(0.1).raw ** 2) >> 43 and x == 0.1
-    with pytest.raises(rv.ExecutionError, match=r"test_fixed_point.py:\d+:\d+: 'rev.to_fixed' in @_converted: inf has no"):
+    with pytest.raises(
+        rv.ExecutionError, match=r"test_fixed_point.py:\d+:\d+: 'rev.to_fixed' in @_converted: inf has no"
+    ):
         f(0.0, math.inf)
     with pytest.raises(rv.ExecutionError, match="nan has no fixed-point number in Fixed"):
         f(0.0, math.nan)
@@ -115,16 +117,23 @@ def test_conversions_in_a_program(converted, engine):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_overflow_is_a_located_error(compiled, narrow, engine):
     big, zero = F43(2.0**19), F43(0.0)
-    with pytest.raises(rv.ExecutionError, match=r"test_fixed_point.py:\d+:\d+: 'rev.fixed_mul' in @_program: fixed-point overflow"):
+    with pytest.raises(
+        rv.ExecutionError, match=r"test_fixed_point.py:\d+:\d+: 'rev.fixed_mul' in @_program: fixed-point overflow"
+    ):
         compiled[engine](zero, big, big, zero, 0)
-    with pytest.raises(rv.ExecutionError, match=r"'rev.add' in @_narrow: fixed-point overflow: the result is out of range for Fixed\[8, 16\]"):
+    with pytest.raises(
+        rv.ExecutionError,
+        match=r"'rev.add' in @_narrow: fixed-point overflow: the result is out of range for Fixed\[8, 16\]",
+    ):
         narrow[engine](127.0, 1.0, 1.0)
     assert narrow[engine](126.5, 1.5, -2.0) == (F16(123.5), F16(1.5), F16(-2.0))
 
 
 def test_arguments_are_checked(converted):
     f = converted["native"]
-    with pytest.raises(TypeError, match=r"argument #0 of @_converted must be a Fixed\[43\] or a real number within its range"):
+    with pytest.raises(
+        TypeError, match=r"argument #0 of @_converted must be a Fixed\[43\] or a real number within its range"
+    ):
         f(1e9, 0.0)
     with pytest.raises(TypeError, match=r"argument 'y' is declared Fixed\[43\], got Fixed\[8, 16\]"):
         f(F16(1.0), 0.0)
@@ -229,7 +238,9 @@ def test_what_fixed_point_numbers_do_not_have_is_a_located_error():
         y += rv.Fixed[64](1.0)
 
     _expect_syntax_error(bad_format, r"test_fixed_point.py:\d+:\d+: Fixed\[64, 64\]: a fixed-point number is stored in")
-    _expect_syntax_error(array, r"test_fixed_point.py:\d+:\d+: ancilla arrays hold integers or floats, not !rev.fixed<64, 43>")
+    _expect_syntax_error(
+        array, r"test_fixed_point.py:\d+:\d+: ancilla arrays hold integers or floats, not !rev.fixed<64, 43>"
+    )
     _expect_syntax_error(times, r"test_fixed_point.py:\d+:\d+: 'y \*= a' is not reversible on !rev.fixed<64, 43>")
     _expect_syntax_error(divide, r"test_fixed_point.py:\d+:\d+: .*'div' is not defined on !rev.fixed<64, 43>")
 

@@ -197,9 +197,7 @@ def column_of(marker: str, text: str) -> int:
     return LINES[line_of(marker) - 1].index(text) + 1
 
 
-def check(
-    error: BaseException, marker: str, message: str, hint: str | None = None, at: str | None = None
-) -> None:
+def check(error: BaseException, marker: str, message: str, hint: str | None = None, at: str | None = None) -> None:
     """``error`` is a ReversibleSyntaxError at this file and the marked line
     (at the column of ``at`` when given) with exactly this message and hint."""
     assert isinstance(error, rv.ReversibleSyntaxError), repr(error)
@@ -273,7 +271,9 @@ no_source_helper = eval("lambda v: v * v")
 def test_decorating_a_lambda_or_an_object():
     with pytest.raises(TypeError, match=r"^@rv.reversible decorates functions defined with def, not a lambda$"):
         rv.reversible(lambda x: x)
-    with pytest.raises(TypeError, match=r"^@rv.reversible decorates functions defined with def, not builtin_function_or_method$"):
+    with pytest.raises(
+        TypeError, match=r"^@rv.reversible decorates functions defined with def, not builtin_function_or_method$"
+    ):
         rv.reversible(math.sin)
 
     class Callable:
@@ -324,19 +324,33 @@ def test_unknown_annotations_are_refused():
     def f(y: "Fixed43", x):  # E:fixed
         y += x
 
-    check(at_decoration(f), "# E:fixed", "unknown annotation 'Fixed43' for parameter 'y'", UNKNOWN_ANNOTATION_HINT, at='"Fixed43"')
+    check(
+        at_decoration(f),
+        "# E:fixed",
+        "unknown annotation 'Fixed43' for parameter 'y'",
+        UNKNOWN_ANNOTATION_HINT,
+        at='"Fixed43"',
+    )
 
     def f(y, x: list):  # E:list
         y += x[0]
 
-    check(at_decoration(f), "# E:list", "unknown annotation 'list' for parameter 'x'", UNKNOWN_ANNOTATION_HINT, at="list")
+    check(
+        at_decoration(f), "# E:list", "unknown annotation 'list' for parameter 'x'", UNKNOWN_ANNOTATION_HINT, at="list"
+    )
 
     def f(y: float, x: "Fixed43"):  # E:ordinary
         return y + x
 
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         rv.ordinary(f)
-    check(info.value, "# E:ordinary", "unknown annotation 'Fixed43' for parameter 'x'", UNKNOWN_ANNOTATION_HINT, at='"Fixed43"')
+    check(
+        info.value,
+        "# E:ordinary",
+        "unknown annotation 'Fixed43' for parameter 'x'",
+        UNKNOWN_ANNOTATION_HINT,
+        at='"Fixed43"',
+    )
 
 
 def test_documenting_annotations_are_accepted():
@@ -365,12 +379,20 @@ def test_signature_restrictions():
     def f(x, *, y):  # E:kwonly
         pass
 
-    check(at_decoration(f), "# E:kwonly", "reversible functions do not support keyword-only and positional-only parameters")
+    check(
+        at_decoration(f),
+        "# E:kwonly",
+        "reversible functions do not support keyword-only and positional-only parameters",
+    )
 
     def f(x, /, y):  # E:posonly
         pass
 
-    check(at_decoration(f), "# E:posonly", "reversible functions do not support keyword-only and positional-only parameters")
+    check(
+        at_decoration(f),
+        "# E:posonly",
+        "reversible functions do not support keyword-only and positional-only parameters",
+    )
 
     def f(x, y=1.0):  # E:defaults
         pass
@@ -392,7 +414,9 @@ def test_array_of_an_unsupported_dtype():
     def f(v):
         v[0] += 1
 
-    with pytest.raises(TypeError, match=r"^f\(\): argument 'v' has unsupported type ndarray \(arrays of int8 are not supported\)$"):
+    with pytest.raises(
+        TypeError, match=r"^f\(\): argument 'v' has unsupported type ndarray \(arrays of int8 are not supported\)$"
+    ):
         f(np.zeros(2, dtype=np.int8))
 
 
@@ -401,7 +425,10 @@ def test_mlir_without_arguments():
     def f(x):
         x += 1.0
 
-    with pytest.raises(TypeError, match=r"^f.mlir\(\) needs example arguments, type annotations on every parameter, or a previous call$"):
+    with pytest.raises(
+        TypeError,
+        match=r"^f.mlir\(\) needs example arguments, type annotations on every parameter, or a previous call$",
+    ):
         f.mlir()
 
 
@@ -459,7 +486,9 @@ def test_bare_return_before_the_end():
         x += 1.0
 
     check(
-        at_call(f, 1.0), "# E:early-return", "a reversible function returns all its arguments, updated",
+        at_call(f, 1.0),
+        "# E:early-return",
+        "a reversible function returns all its arguments, updated",
         "remove the return; callers receive every argument",
     )
 
@@ -475,7 +504,12 @@ def test_expression_statement():
     def f(x):
         x + 1.0  # E:expr-stmt
 
-    check(at_call(f, 1.0), "# E:expr-stmt", "'x + 1.0' is not a reversible statement", "see the statement table in docs/python.md")
+    check(
+        at_call(f, 1.0),
+        "# E:expr-stmt",
+        "'x + 1.0' is not a reversible statement",
+        "see the statement table in docs/python.md",
+    )
 
 
 def test_update_of_an_unknown_variable():
@@ -483,8 +517,11 @@ def test_update_of_an_unknown_variable():
         z += x  # E:unknown-target  # noqa: F821
 
     check(
-        at_call(f, 1.0), "# E:unknown-target  # noqa: F821", "unknown variable 'z'",
-        "allocate it first: z = rv.ancilla(0.0)", at="z",
+        at_call(f, 1.0),
+        "# E:unknown-target  # noqa: F821",
+        "unknown variable 'z'",
+        "allocate it first: z = rv.ancilla(0.0)",
+        at="z",
     )
 
 
@@ -500,7 +537,9 @@ def test_update_of_an_attribute():
         x.foo += 1.0  # E:attr-target
 
     check(
-        at_call(f, 1.0), "# E:attr-target", "cannot update 'x.foo'",
+        at_call(f, 1.0),
+        "# E:attr-target",
+        "cannot update 'x.foo'",
         "update a variable, an array element x[i] or a complex part z.real/z.imag",
     )
 
@@ -515,7 +554,9 @@ def test_unsupported_update_operator_at_call_time(monkeypatch):
         y //= 2  # E:floordiv-call
 
     check(
-        at_call(f, 4), "# E:floordiv-call", "'y //= 2' is not reversible",
+        at_call(f, 4),
+        "# E:floordiv-call",
+        "'y //= 2' is not reversible",
         "only +=, -=, ^= (and *=, /= on log numbers) update a variable",
     )
 
@@ -548,7 +589,9 @@ def test_allocating_an_existing_name():
         x = rv.ancilla(0.0)  # E:alloc-exists
 
     check(
-        at_call(f, 1.0), "# E:alloc-exists", "'x' already exists",
+        at_call(f, 1.0),
+        "# E:alloc-exists",
+        "'x' already exists",
         "an ancilla needs a new name (or free the old one first)",
     )
 
@@ -558,7 +601,9 @@ def test_overwrite_by_a_call():
         x = math.sin(x)  # E:overwrite-call
 
     check(
-        at_call(f, 1.0), "# E:overwrite-call", "'x = math.sin(x)' overwrites x, which is not reversible",
+        at_call(f, 1.0),
+        "# E:overwrite-call",
+        "'x = math.sin(x)' overwrites x, which is not reversible",
         "accumulate instead (x += …), or allocate a new variable: x = rv.ancilla(0.0); x += …",
     )
 
@@ -601,7 +646,9 @@ def test_tuple_assignment_that_is_not_a_swap():
         a, b = a, b  # E:not-swap
 
     check(
-        at_call(f, 1.0, 2.0), "# E:not-swap", "'a, b = (a, b)' is not a swap",
+        at_call(f, 1.0, 2.0),
+        "# E:not-swap",
+        "'a, b = (a, b)' is not a swap",
         "exchange two places with a, b = b, a",
     )
 
@@ -618,7 +665,9 @@ def test_call_of_an_undefined_function_statement():
         undefined_function(x)  # E:undefined-stmt  # noqa: F821
 
     check(
-        at_call(f, 1.0), "# E:undefined-stmt  # noqa: F821", "unknown function 'undefined_function'",
+        at_call(f, 1.0),
+        "# E:undefined-stmt  # noqa: F821",
+        "unknown function 'undefined_function'",
         "call @rv.reversible functions, or rv.* instructions",
     )
 
@@ -628,7 +677,9 @@ def test_call_of_a_non_reversible_function_statement():
         math.sin(x)  # E:math-stmt
 
     check(
-        at_call(f, 1.0), "# E:math-stmt", "'math.sin(x)' is not a reversible statement",
+        at_call(f, 1.0),
+        "# E:math-stmt",
+        "'math.sin(x)' is not a reversible statement",
         "call @rv.reversible functions, or rv.* instructions",
     )
 
@@ -655,7 +706,12 @@ def test_free_of_a_stack_with_a_value():
         s = rv.stack(float)
         rv.free(s, 0.0)  # E:free-stack-value
 
-    check(at_call(f, 1.0), "# E:free-stack-value", "a stack is freed without a value", "rv.free(s) checks that it is empty")
+    check(
+        at_call(f, 1.0),
+        "# E:free-stack-value",
+        "a stack is freed without a value",
+        "rv.free(s) checks that it is empty",
+    )
 
 
 def test_free_of_an_array():
@@ -664,7 +720,8 @@ def test_free_of_an_array():
         rv.free(v)  # E:free-array
 
     check(
-        at_call(f, np.zeros(2)), "# E:free-array",
+        at_call(f, np.zeros(2)),
+        "# E:free-array",
         "'v' is an argument array; only ancillas, ancilla arrays (rv.zeros) and stacks can be freed",
     )
 
@@ -674,7 +731,12 @@ def test_ancilla_array_freed_with_a_value():
         a = rv.zeros(3)
         rv.free(a, 0.0)  # E:free-zeros-value
 
-    check(at_call(f, 1.0), "# E:free-zeros-value", "an ancilla array is freed without a value", "rv.free(a) checks that it holds zeros")
+    check(
+        at_call(f, 1.0),
+        "# E:free-zeros-value",
+        "an ancilla array is freed without a value",
+        "rv.free(a) checks that it holds zeros",
+    )
 
 
 def test_zeros_errors():
@@ -698,7 +760,12 @@ def test_zeros_errors():
 
     check(at_call(keyword, 1.0), "# E:zeros-keyword", usage)
     check(at_call(empty, 1.0), "# E:zeros-empty", "an ancilla array has at least one dimension", usage)
-    check(at_call(complex_elements, 1.0), "# E:zeros-complex", "ancilla arrays hold integers or floats, not complex<f64>", usage)
+    check(
+        at_call(complex_elements, 1.0),
+        "# E:zeros-complex",
+        "ancilla arrays hold integers or floats, not complex<f64>",
+        usage,
+    )
     check(at_call(float_size, 1.0), "# E:zeros-float", "the size '1.5' is not an integer", usage, at="1.5")
 
 
@@ -742,8 +809,11 @@ def test_same_array_passed_twice():
         h(v, v)  # E:array-twice
 
     check(
-        at_call(f, np.ones(2)), "# E:array-twice", "'v' is passed to h twice",
-        "the arguments of a call must not alias; pass a copy of one of them", at="v)",
+        at_call(f, np.ones(2)),
+        "# E:array-twice",
+        "'v' is passed to h twice",
+        "the arguments of a call must not alias; pass a copy of one of them",
+        at="v)",
     )
 
 
@@ -753,7 +823,9 @@ def test_same_scalar_passed_twice():
         g(x, x)  # E:scalar-twice
 
     check(
-        at_call(f, 1.0), "# E:scalar-twice", "'x' is passed to g twice",
+        at_call(f, 1.0),
+        "# E:scalar-twice",
+        "'x' is passed to g twice",
         "a call takes each scalar it is passed and gives it back updated; pass a second variable holding the same value",
         at="x)",
     )
@@ -774,8 +846,11 @@ def test_cond_with_wrong_arguments():
             x += 1
 
     check(
-        at_call(f, 1), "# E:cond-post-only", "rv.cond takes a precondition and a postcondition",
-        "write rv.cond(pre, post=...)", at="rv.cond",
+        at_call(f, 1),
+        "# E:cond-post-only",
+        "rv.cond takes a precondition and a postcondition",
+        "write rv.cond(pre, post=...)",
+        at="rv.cond",
     )
 
     def f(x):
@@ -783,7 +858,9 @@ def test_cond_with_wrong_arguments():
             x += 1
 
     check(
-        at_call(f, 1), "# E:cond-typo", "rv.cond takes a precondition and a postcondition",
+        at_call(f, 1),
+        "# E:cond-typo",
+        "rv.cond takes a precondition and a postcondition",
         "write rv.cond(pre, post=...)",
     )
 
@@ -828,7 +905,9 @@ def test_range_of_a_float():
         for i in range(0, n, x):  # E:range-step-float
             n += 0
 
-    check(at_call(f, 1.0, 3), "# E:range-step-float", "range() needs integers, got float", "convert it: int(...)", at="x)")
+    check(
+        at_call(f, 1.0, 3), "# E:range-step-float", "range() needs integers, got float", "convert it: int(...)", at="x)"
+    )
 
 
 def test_range_step_zero():
@@ -845,7 +924,8 @@ def test_with_two_context_managers():
             x += 1.0
 
     check(
-        at_call(f, 1.0), "# E:with-two",
+        at_call(f, 1.0),
+        "# E:with-two",
         "use `with rv.inverse():`, `with rv.safe():`, `with rv.nocheck():` or `with rv.routine() as r:`",
     )
 
@@ -857,7 +937,8 @@ def test_safe_with_a_non_constant_option():
             print(x)
 
     check(
-        at_call(f, 1.0), "# E:safe-when-var",
+        at_call(f, 1.0),
+        "# E:safe-when-var",
         "'with rv.safe(when=x)': rv.safe takes one constant, when='forward', 'inverse' or 'both'",
     )
 
@@ -884,7 +965,8 @@ def test_instruction_inside_safe():
             x += 1.0  # E:safe-instruction
 
     check(
-        at_call(f, 1.0), "# E:safe-instruction",
+        at_call(f, 1.0),
+        "# E:safe-instruction",
         "'x' is reversible state, which rv.safe does not update: running backwards could not restore it",
         "count into an element of an array argument that only rv.safe blocks use (c[0] += 1), "
         "or count reversibly outside the block",
@@ -985,12 +1067,24 @@ def test_float_index():
     def f(v, x, y):
         y += v[x]  # E:float-index
 
-    check(at_call(f, np.zeros(3), 1.0, 0.0), "# E:float-index", "array index 'x' is not an integer", "convert it: int(...)", at="x]")
+    check(
+        at_call(f, np.zeros(3), 1.0, 0.0),
+        "# E:float-index",
+        "array index 'x' is not an integer",
+        "convert it: int(...)",
+        at="x]",
+    )
 
     def f(v, x):
         v[x] += 1.0  # E:float-index-target
 
-    check(at_call(f, np.zeros(3), 1.0), "# E:float-index-target", "array index 'x' is not an integer", "convert it: int(...)", at="x]")
+    check(
+        at_call(f, np.zeros(3), 1.0),
+        "# E:float-index-target",
+        "array index 'x' is not an integer",
+        "convert it: int(...)",
+        at="x]",
+    )
 
 
 def test_subscript_of_a_list_literal():
@@ -1054,7 +1148,9 @@ def test_call_of_an_undefined_function_in_an_expression():
         y += undefined_helper(x)  # E:undefined-expr  # noqa: F821
 
     check(
-        at_call(f, 1.0, 0.0), "# E:undefined-expr  # noqa: F821", "unknown function 'undefined_helper'",
+        at_call(f, 1.0, 0.0),
+        "# E:undefined-expr  # noqa: F821",
+        "unknown function 'undefined_helper'",
         "use math/cmath/numpy functions or a pure helper function",
     )
 
@@ -1065,7 +1161,9 @@ def test_reversible_function_in_an_expression():
         y += g(x, x)  # E:reversible-expr
 
     check(
-        at_call(f, 1.0, 0.0), "# E:reversible-expr", "'g' is reversible; call it as a statement",
+        at_call(f, 1.0, 0.0),
+        "# E:reversible-expr",
+        "'g' is reversible; call it as a statement",
         "write g(...) on its own line to update its arguments",
     )
 
@@ -1092,7 +1190,9 @@ def test_lambda_helper():
         y += lambda_helper(x)  # E:lambda-helper
 
     check(
-        at_call(f, 1.0, 0.0), "# E:lambda-helper", "helper '<lambda>' is not defined with def",
+        at_call(f, 1.0, 0.0),
+        "# E:lambda-helper",
+        "helper '<lambda>' is not defined with def",
         "write helpers as `def name(args): … return expr`",
     )
 
@@ -1109,7 +1209,9 @@ def test_impure_helper():
         y += impure_helper(x)  # E:impure-helper
 
     check(
-        at_call(f, 1.0, 0.0), "# E:impure-helper", "helper 'impure_helper' is not a pure expression function",
+        at_call(f, 1.0, 0.0),
+        "# E:impure-helper",
+        "helper 'impure_helper' is not a pure expression function",
         "helpers may only assign local names and end with `return expr`",
     )
 
@@ -1119,7 +1221,9 @@ def test_error_inside_a_helper_points_into_the_helper():
         y += helper_reading_an_unknown_name(x)
 
     check(
-        at_call(f, 1.0, 0.0), "# E:inside-helper", "unknown variable 'not_a_number'",
+        at_call(f, 1.0, 0.0),
+        "# E:inside-helper",
+        "unknown variable 'not_a_number'",
         "variables are the function's arguments and ancillas (x = rv.ancilla(0.0)); globals must be numbers",
         at="not_a_number",
     )
@@ -1179,7 +1283,11 @@ def test_ordering_complex_numbers():
         if a == b:  # E:array-eq
             x += 1.0
 
-    check(at_call(f, np.zeros(2), np.zeros(2), 0.0), "# E:array-eq", "cannot compare values of type memref<?xf64> with 'eq'")
+    check(
+        at_call(f, np.zeros(2), np.zeros(2), 0.0),
+        "# E:array-eq",
+        "cannot compare values of type memref<?xf64> with 'eq'",
+    )
 
 
 def test_float_of_a_complex():
@@ -1219,7 +1327,8 @@ def test_leaks_from_a_routine_body_and_a_loop_body():
         ~r
 
     check(
-        at_call(f, 1.0), "# E:routine-leak",
+        at_call(f, 1.0),
+        "# E:routine-leak",
         "'t' allocated in the routine body is not freed there; free it (x → value) before the end of the routine body",
     )
 
@@ -1228,7 +1337,8 @@ def test_leaks_from_a_routine_body_and_a_loop_body():
             s = rv.stack(float)  # noqa: F841
 
     check(
-        at_call(f, 1.0), "# E:stack-leak-loop",
+        at_call(f, 1.0),
+        "# E:stack-leak-loop",
         "'s' allocated in the loop body is not freed there; free it (x → value) before the end of the loop body",
     )
 
@@ -1239,7 +1349,8 @@ def test_stack_never_freed():
         s = rv.stack(float)  # noqa: F841
 
     check(
-        at_call(f, 1.0), "# E:stack-never-freed",
+        at_call(f, 1.0),
+        "# E:stack-never-freed",
         "'s' is allocated but never freed; free it (x → value) before the function ends",
     )
 
@@ -1249,7 +1360,8 @@ def test_ancilla_array_never_freed():
         a = rv.zeros(2)  # noqa: F841
 
     check(
-        at_call(f, 1.0), "# E:array-never-freed",
+        at_call(f, 1.0),
+        "# E:array-never-freed",
         "'a' is allocated but never freed; free it (x → value) before the function ends",
     )
 
@@ -1293,7 +1405,9 @@ def test_log_number_of_a_complex():
         ly = rv.ancilla(rv.ulog(z))  # E:ulog-complex
         rv.free(ly)
 
-    check(at_call(f, 1j), "# E:ulog-complex", "a log number is made from a positive real, not complex<f64>", at="rv.ulog")
+    check(
+        at_call(f, 1j), "# E:ulog-complex", "a log number is made from a positive real, not complex<f64>", at="rv.ulog"
+    )
 
     @rv.reversible
     def from_an_int(y):

@@ -20,14 +20,11 @@ from program_generator import Extensions
 # shifts of 64 and more, out-of-bounds indices, failed checks and complex
 # functions, on which both engines agree (the same result or the same
 # located error).
-TODAY = Extensions(flags=True, division=True, wide_shifts=True, out_of_bounds=True, failing_checks=True,
-                   complex=True)
+TODAY = Extensions(flags=True, division=True, wide_shifts=True, out_of_bounds=True, failing_checks=True, complex=True)
 
 
 def describe(findings: list[Finding]) -> str:
-    return "\n\n".join(
-        f"{f.kind} in {f.stage}: {f.summary}\n{f.reproducer}\n{f.detail}" for f in findings
-    )
+    return "\n\n".join(f"{f.kind} in {f.stage}: {f.summary}\n{f.reproducer}\n{f.detail}" for f in findings)
 
 
 def test_mutated_repository_programs_end_in_results_or_diagnostics():

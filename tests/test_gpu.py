@@ -122,7 +122,11 @@ def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_fu
     cpu = NativeModule.compile(module)
     rng = np.random.default_rng(2)
     gradients = [rng.normal(size=a.shape) for a in args]
-    runs = (("gmm_like", cpu.call, args), ("gmm_like.inv", cpu.uncall, args), ("gmm_like.adj", cpu.call, args + gradients))
+    runs = (
+        ("gmm_like", cpu.call, args),
+        ("gmm_like.inv", cpu.uncall, args),
+        ("gmm_like.adj", cpu.call, args + gradients),
+    )
     for name, run, inputs in runs:
         expected = run(name.removesuffix(".inv"), *[a.copy() for a in inputs])
         got = [a.copy() for a in inputs]
@@ -136,10 +140,17 @@ def test_compile_kernels_gives_entries_arguments_and_the_cpu_check_table():
     module = _module(PARALLEL_AD_KERNEL + SHARED)
     program = compile_kernels(module, ["k", "k.inv", "histogram.adj"])
     assert {name: info.entry for name, info in program.kernels.items()} == {
-        "k": "k", "k.inv": "k_inv", "histogram.adj": "histogram_adj",
+        "k": "k",
+        "k.inv": "k_inv",
+        "histogram.adj": "histogram_adj",
     }
     assert [str(t) for t in program.kernels["k.inv"].arguments] == [
-        "memref<?xf64>", "memref<?xf64>", "memref<?xindex>", "memref<?xf64>", "f64", "index",
+        "memref<?xf64>",
+        "memref<?xf64>",
+        "memref<?xindex>",
+        "memref<?xf64>",
+        "f64",
+        "index",
     ]
     assert [str(t) for t in program.kernels["histogram.adj"].arguments] == ["memref<?xf64>", "memref<?xf64>", "f64"]
     for entry in ("k", "k_inv", "histogram_adj"):
@@ -206,9 +217,35 @@ def test_the_wheels_layout_is_found(monkeypatch: pytest.MonkeyPatch, tmp_path: P
 
 
 UNARY_MATH = (
-    "exp", "exp2", "log", "log2", "log10", "sqrt", "rsqrt", "sin", "cos", "tan", "absf", "floor", "ceil", "trunc",
-    "round", "roundeven", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "cbrt",
-    "expm1", "log1p",
+    "exp",
+    "exp2",
+    "log",
+    "log2",
+    "log10",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "absf",
+    "floor",
+    "ceil",
+    "trunc",
+    "round",
+    "roundeven",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+    "cbrt",
+    "expm1",
+    "log1p",
 )
 COMPLEX_MATH = ("log", "exp", "sqrt", "sin", "cos", "tan", "tanh")
 

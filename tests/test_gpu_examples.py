@@ -113,17 +113,37 @@ def _kernel_cases(only: tuple[str, ...] = ()) -> list[object]:
     problem = ba.with_observations(data.read_ba("ba/ba1_n49_m7776_p31843.txt"), 4)
     gmm_problem = data.read_gmm("gmm/1k/gmm_d2_K5.txt")
     k, d = gmm_problem.means.shape
-    gmm_args = (np.zeros(8), gmm_problem.alphas, gmm_problem.means, gmm_problem.icf, gmm_problem.x[:8], np.ones((k, d)), np.zeros(k))
+    gmm_args = (
+        np.zeros(8),
+        gmm_problem.alphas,
+        gmm_problem.means,
+        gmm_problem.icf,
+        gmm_problem.x[:8],
+        np.ones((k, d)),
+        np.zeros(k),
+    )
     gmm_gradients = tuple(np.zeros_like(a) for a in gmm_args)
     cases = [
         ("log_sin", elementwise.log_sin, (np.zeros(8), x)),
         ("~log_sin", ~elementwise.log_sin, (np.zeros(8), x)),
         ("log_sin.adj", rv.adjoint(elementwise.log_sin), (np.zeros(8), x, np.ones(8), np.zeros(8))),
         ("complex_log", elementwise.complex_log, (np.zeros_like(z), z)),
-        ("complex_log.adj", rv.adjoint(elementwise.complex_log), (np.zeros_like(z), z, np.ones_like(z), np.zeros_like(z))),
+        (
+            "complex_log.adj",
+            rv.adjoint(elementwise.complex_log),
+            (np.zeros_like(z), z, np.ones_like(z), np.zeros_like(z)),
+        ),
         ("batch_distances", graph.batch_distances, (np.zeros(8), xs, pairs)),
-        ("batch_distances.adj", rv.adjoint(graph.batch_distances), (np.zeros(8), xs, pairs, np.ones(8), np.zeros_like(xs))),
-        ("ba_jacobian_blocks", ba.ba_jacobian_blocks, (np.zeros((4, 2, 15)), np.zeros(4), problem.cams, problem.X, problem.w, problem.obs, problem.feats)),
+        (
+            "batch_distances.adj",
+            rv.adjoint(graph.batch_distances),
+            (np.zeros(8), xs, pairs, np.ones(8), np.zeros_like(xs)),
+        ),
+        (
+            "ba_jacobian_blocks",
+            ba.ba_jacobian_blocks,
+            (np.zeros((4, 2, 15)), np.zeros(4), problem.cams, problem.X, problem.w, problem.obs, problem.feats),
+        ),
         ("gmm_points", gmm.gmm_points, gmm_args),
         ("gmm_points.adj", rv.adjoint(gmm.gmm_points), gmm_args + gmm_gradients),
     ]
@@ -136,7 +156,8 @@ seconds: it is compiled once)."""
 
 
 @pytest.mark.parametrize(
-    "function, args", [c for c in _kernel_cases() if c.id not in COMPILED_ALONE]  # type: ignore[attr-defined]
+    "function, args",
+    [c for c in _kernel_cases() if c.id not in COMPILED_ALONE],  # type: ignore[attr-defined]
 )
 def test_example_kernels_compile_to_ptx(function: object, args: tuple) -> None:
     """Every example's kernel, its gradient kernel (and an inverse) compile
@@ -278,8 +299,12 @@ def test_max_registers_bounds_the_kernels_registers() -> None:
 
 @pytest.mark.parametrize(
     "bound, error, message",
-    [(8, ValueError, "max_registers=8 is outside 16..255"), (256, ValueError, "outside 16..255"),
-     (True, TypeError, "must be a number of registers"), ("64", TypeError, "must be a number of registers")],
+    [
+        (8, ValueError, "max_registers=8 is outside 16..255"),
+        (256, ValueError, "outside 16..255"),
+        (True, TypeError, "must be a number of registers"),
+        ("64", TypeError, "must be a number of registers"),
+    ],
 )
 def test_max_registers_outside_the_hardware_is_refused(bound: object, error: type, message: str) -> None:
     with pytest.raises(error, match=re.escape(message)):

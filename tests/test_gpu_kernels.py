@@ -59,7 +59,10 @@ def assert_same(cpu: list[Any], gpu: list[Any], rtol: float) -> None:
 
 @pytest.mark.parametrize(
     "name, seeds",
-    [("log_sin", lambda x: (np.ones_like(x), np.zeros_like(x))), ("complex_log", lambda z: (np.full_like(z, 1 + 0.5j), np.zeros_like(z)))],
+    [
+        ("log_sin", lambda x: (np.ones_like(x), np.zeros_like(x))),
+        ("complex_log", lambda z: (np.full_like(z, 1 + 0.5j), np.zeros_like(z))),
+    ],
 )
 def test_elementwise_forward_gradient_and_inverse(name: str, seeds: Any) -> None:
     function = getattr(elementwise, name)
@@ -138,7 +141,10 @@ def test_dynamic_ancilla_arrays_in_the_arena_and_its_exhaustion() -> None:
     gpu = np.zeros(len(cpu))
     kernel(gpu, x, 16, arena=128)
     assert_same([cpu], [gpu], 1e-13)
-    with pytest.raises(ExecutionError, match=r"test_gpu_kernels.py:\d+:\d+: .* needs 128 bytes of per-thread arena, has 112 .*\(element \d+\)"):
+    with pytest.raises(
+        ExecutionError,
+        match=r"test_gpu_kernels.py:\d+:\d+: .* needs 128 bytes of per-thread arena, has 112 .*\(element \d+\)",
+    ):
         kernel(np.zeros(len(cpu)), x, 16, arena=112)
     kernel(gpu, x, 16)  # the default arena, and the slot clean again
     kept = dict(runtime.device(0).arenas)
@@ -172,7 +178,10 @@ def test_stacks_in_the_arena_their_checks_and_exhaustion() -> None:
         assert_same(*cpu_and_gpu(function, *args), 1e-13)
     kernel = rv.cuda.kernel(stacks.stack_per_thread)
     y = np.zeros(n)
-    with pytest.raises(ExecutionError, match=r"gpu_stack_kernels.py:21:13: .* needs 128 bytes of per-thread arena, has 112 \(a stack; .*\(element \d+\)$"):
+    with pytest.raises(
+        ExecutionError,
+        match=r"gpu_stack_kernels.py:21:13: .* needs 128 bytes of per-thread arena, has 112 \(a stack; .*\(element \d+\)$",
+    ):
         kernel(y, x, 16, arena=112)
     assert not y.any()
     kernel(y, x, 16, arena=128)

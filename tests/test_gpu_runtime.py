@@ -216,9 +216,13 @@ def test_host_tensors_share_memory_with_their_numpy_copy_target() -> None:
 
 def test_array_checks() -> None:
     array = DeviceArray(64, (3,), np.dtype("f4"), False, 0, None, "a CuPy array")
-    with pytest.raises(TypeError, match=r"argument #1 of kernel @k must be a 1-d array of float64, got a CuPy array of float32"):
+    with pytest.raises(
+        TypeError, match=r"argument #1 of kernel @k must be a 1-d array of float64, got a CuPy array of float32"
+    ):
         arrays.check_array(array, np.dtype("f8"), 1, "argument #1 of kernel @k")
-    with pytest.raises(TypeError, match=r"must be a 2-d array of float64, got a numpy array of float64 with shape \[3\]"):
+    with pytest.raises(
+        TypeError, match=r"must be a 2-d array of float64, got a numpy array of float64 with shape \[3\]"
+    ):
         arrays.check_array(np.zeros(3), np.dtype("f8"), 2, "argument #0 of kernel @k")
 
 
@@ -237,14 +241,24 @@ def test_parameters_are_laid_out_as_c_does() -> None:
 
     class Expected(ctypes.Structure):
         _fields_ = [
-            ("flag", ctypes.c_bool), ("x", ctypes.c_double), ("n", ctypes.c_int32),
-            ("b", ctypes.c_int8), ("data", ctypes.c_uint64), ("size", ctypes.c_int64),
-            ("re", ctypes.c_float), ("im", ctypes.c_float), ("slot", ctypes.c_uint64), ("words", ctypes.c_int64),
+            ("flag", ctypes.c_bool),
+            ("x", ctypes.c_double),
+            ("n", ctypes.c_int32),
+            ("b", ctypes.c_int8),
+            ("data", ctypes.c_uint64),
+            ("size", ctypes.c_int64),
+            ("re", ctypes.c_float),
+            ("im", ctypes.c_float),
+            ("slot", ctypes.c_uint64),
+            ("words", ctypes.c_int64),
         ]
 
     pieces = [
-        *runtime.scalar_pieces(i1, True), *runtime.scalar_pieces(f64, 1.5), *runtime.scalar_pieces(i32, -3),
-        *runtime.scalar_pieces(i8, 5), *runtime.array_pieces(0xDEAD0, (7,)),
+        *runtime.scalar_pieces(i1, True),
+        *runtime.scalar_pieces(f64, 1.5),
+        *runtime.scalar_pieces(i32, -3),
+        *runtime.scalar_pieces(i8, 5),
+        *runtime.array_pieces(0xDEAD0, (7,)),
         *runtime.scalar_pieces(ComplexType(f32), complex(0.5, -2.0)),
         *runtime.array_pieces(0xBEEF0, (runtime.ERROR_WORDS,)),
     ]
@@ -273,17 +287,27 @@ def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> No
     compiled = rv.cuda.kernel(window_sums).specialise(np.zeros(8), np.ones((6, 3)), 4)
     info = compiled.program.kernels[compiled.name]
     assert info.arena
-    assert not rv.cuda.kernel(scale_kernel).specialise(np.zeros(3), np.ones(3), 2.0).program.kernels["scale_kernel"].arena
+    assert (
+        not rv.cuda.kernel(scale_kernel).specialise(np.zeros(3), np.ones(3), 2.0).program.kernels["scale_kernel"].arena
+    )
     pieces = [
-        *runtime.array_pieces(0xA0, (8,)), *runtime.array_pieces(0xB0, (6, 3)), *runtime.scalar_pieces(i64, 4),
-        *runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096),
+        *runtime.array_pieces(0xA0, (8,)),
+        *runtime.array_pieces(0xB0, (6, 3)),
+        *runtime.scalar_pieces(i64, 4),
+        *runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)),
+        *runtime.arena_pieces(0xE0, 4096),
     ]
     entry = compiled.program.ptx.split(f".entry {info.entry}(")[1].split(")")[0]
     declared = re.findall(r"\.param \.u64", entry)
     assert len(declared) == len(pieces) and len(runtime.pack_parameters(pieces)) == 8 * len(declared)
 
     class Expected(ctypes.Structure):
-        _fields_ = [("slot", ctypes.c_uint64), ("words", ctypes.c_int64), ("arena", ctypes.c_uint64), ("bytes", ctypes.c_int64)]
+        _fields_ = [
+            ("slot", ctypes.c_uint64),
+            ("words", ctypes.c_int64),
+            ("arena", ctypes.c_uint64),
+            ("bytes", ctypes.c_int64),
+        ]
 
     tail = [*runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096)]
     assert runtime.pack_parameters(tail) == bytes(Expected(0xD0, runtime.ERROR_WORDS, 0xE0, 4096))

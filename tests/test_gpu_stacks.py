@@ -26,9 +26,7 @@ from revmlir.gpu.runtime import raise_gpu_error
 
 N = 11
 X = np.linspace(0.5, 1.5, N)
-FUNCTIONS = {
-    f.__name__: f for f in (stack_per_thread, stack_in_callee, two_stacks, array_below_stack, unbalanced)
-}
+FUNCTIONS = {f.__name__: f for f in (stack_per_thread, stack_in_callee, two_stacks, array_below_stack, unbalanced)}
 FUNCTIONS["stack_per_thread.adj"] = rv.adjoint(stack_per_thread)
 ARGS: dict[str, tuple[Any, ...]] = {
     "stack_per_thread": (np.zeros(N), X, 5),
@@ -56,7 +54,9 @@ def run(name: str, args: list[Any], arena: int = 4096) -> None:
     raise_gpu_error(kernel.check_table, kernel.launch(args, 2, 3, arena=arena))
 
 
-@pytest.mark.parametrize("name", ["stack_per_thread", "stack_in_callee", "two_stacks", "array_below_stack", "stack_per_thread.adj"])
+@pytest.mark.parametrize(
+    "name", ["stack_per_thread", "stack_in_callee", "two_stacks", "array_below_stack", "stack_per_thread.adj"]
+)
 def test_stack_kernels_thread_by_thread_are_the_cpu_functions(name: str) -> None:
     """A stack per thread, in a callee, two pushed in turn (their buffers
     move past each other, elements copied), an array freed below a live

@@ -57,7 +57,9 @@ def test_ctrl_c_interrupts_native_loops():
     code's while, a for loop inside another): KeyboardInterrupt soon
     after, and the function runs again."""
     for case in (
-        "Ctrl-C in a for loop", "Ctrl-C in a for loop, backwards", "Ctrl-C in ordinary code's while loop",
+        "Ctrl-C in a for loop",
+        "Ctrl-C in a for loop, backwards",
+        "Ctrl-C in ordinary code's while loop",
         "Ctrl-C in an inner for loop",
     ):
         result = outcome(case)
@@ -94,7 +96,7 @@ def test_a_cursor_whose_frames_cannot_grow_stops_the_run_on_both_engines(monkeyp
     line = next(n for n, text in enumerate(DEEPEN.splitlines(), 1) if "ad.next" in text)
     prefix = f"drive.mlir:{line}:5: 'ad.next' in @drive: cannot grow a stack of "
     assert result["message"].startswith(prefix) and result["message"].endswith(" elements: out of memory")
-    assert int(result["message"][len(prefix):].split()[0]) > 1000
+    assert int(result["message"][len(prefix) :].split()[0]) > 1000
 
     def refusing(scheme: str, snapshots: int, steps: int, words: Any, frames: list[int]) -> Any:
         grown = list(frames)

@@ -148,11 +148,16 @@ def test_ordinary_functions():
     assert any(t.startswith("revmlir_relax.plain_") for t in targets(call, u, 0.5, 3))
     for k in (0, 2):
         grad = jax.jit(jax.grad(lambda u, c, k=k: jnp.sum(f(u, c, 2)[k]), argnums=(0, 1)))
-        close(grad(u, 0.5), jax.grad(lambda u, c, k=k: jnp.sum(relax_reference(jnp, u, c, 2)[k]), argnums=(0, 1))(u, 0.5))
+        close(
+            grad(u, 0.5), jax.grad(lambda u, c, k=k: jnp.sum(relax_reference(jnp, u, c, 2)[k]), argnums=(0, 1))(u, 0.5)
+        )
     tangent = jax.jit(lambda u: jax.jvp(lambda u: f(u, 0.5, 2)[:3], (u,), (u,)))
     close(tangent(u), jax.jvp(lambda u: relax_reference(jnp, u, 0.5, 2)[:3], (u,), (u,)))
     g = rv.to_jax(diffuse, "ffi")
-    with pytest.raises(NotImplementedError, match=r"rv.to_jax\(diffuse, lowering='ffi'\): no custom call, the gradient of a checkpointed"):
+    with pytest.raises(
+        NotImplementedError,
+        match=r"rv.to_jax\(diffuse, lowering='ffi'\): no custom call, the gradient of a checkpointed",
+    ):
         jax.jit(jax.grad(lambda u: g(u, jnp.zeros(5), 0.2, 4)[0]))(u)
 
 

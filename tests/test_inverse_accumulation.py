@@ -178,7 +178,9 @@ def test_derivatives_of_the_inverse_reject_bad_arguments():
 # ---------------------------------------------------------------------------
 
 
-def check_inverse_products(f: Any, args: tuple[Any, ...], J: np.ndarray, rng: np.random.Generator, rtol: float = 1e-9) -> None:
+def check_inverse_products(
+    f: Any, args: tuple[Any, ...], J: np.ndarray, rng: np.random.Generator, rtol: float = 1e-9
+) -> None:
     positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray | float)]
     v, w = rng.normal(size=J.shape[0]), rng.normal(size=J.shape[0])
     expected_outputs = f(*copy.deepcopy(args))
@@ -315,9 +317,11 @@ def unitary_jax(x, theta):
 
 
 MLIR_EXAMPLES = {
-    "affine.mlir": ("i_affine", affine_jax, lambda rng: (
-        rng.normal(size=3), rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=2)
-    )),
+    "affine.mlir": (
+        "i_affine",
+        affine_jax,
+        lambda rng: (rng.normal(size=3), rng.normal(size=(3, 2)), rng.normal(size=3), rng.normal(size=2)),
+    ),
     "unitary.mlir": ("i_ummm", unitary_jax, lambda rng: (rng.normal(size=(3, 2)), rng.normal(size=6))),
 }
 
@@ -401,8 +405,10 @@ def directions(func: Any, args: Any, rng: np.random.Generator) -> list[Any]:
     """A random derivative per float scalar, float array and float stack
     argument."""
     return [
-        rng.normal() if p.kind == "scalar"
-        else rng.normal(size=len(a)).tolist() if p.kind == "stack"  # a stack's tangent is a list
+        rng.normal()
+        if p.kind == "scalar"
+        else rng.normal(size=len(a)).tolist()
+        if p.kind == "stack"  # a stack's tangent is a list
         else rng.normal(size=np.shape(a))
         for p, a in zip(func.params, args)
         if p.elem == F64
@@ -447,12 +453,16 @@ def test_invariants_on_generated_programs(program: Program, data: st.DataObject)
     adjoint = run.call(adjoint_name(func.name), *copy.deepcopy(y), *copy.deepcopy(transposed))
     close(adjoint[n:], w, "Jᵀ(J⁻ᵀw)")
     # (4.7) ⟨ȳ*, ẏ*⟩ = ⟨x̄*, ẋ*⟩ for the inverse pair, ⟨ȳ, ẏ⟩ = ⟨x̄, ẋ⟩ for the ordinary one
-    inverse_pair = (derivative_entries(func, transposed) @ derivative_entries(func, v),
-                    derivative_entries(func, w) @ derivative_entries(func, solved))
+    inverse_pair = (
+        derivative_entries(func, transposed) @ derivative_entries(func, v),
+        derivative_entries(func, w) @ derivative_entries(func, solved),
+    )
     ordinary = run.call(tangent_name(func.name), *copy.deepcopy(args), *copy.deepcopy(v))[n:]
     pulled = run.call(adjoint_name(func.name), *copy.deepcopy(y), *copy.deepcopy(w))[n:]
-    ordinary_pair = (derivative_entries(func, w) @ derivative_entries(func, ordinary),
-                     derivative_entries(func, pulled) @ derivative_entries(func, v))
+    ordinary_pair = (
+        derivative_entries(func, w) @ derivative_entries(func, ordinary),
+        derivative_entries(func, pulled) @ derivative_entries(func, v),
+    )
     for left, right in (inverse_pair, ordinary_pair):
         assert math.isclose(left, right, rel_tol=1e-7, abs_tol=1e-7 * (1 + abs(left)))
 

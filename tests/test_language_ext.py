@@ -92,7 +92,10 @@ def _alias_whole(z: complex):
 
 @pytest.mark.parametrize(
     "source, marker, read",
-    [("_alias_same_part", "# E:same-part", "'z.real' aliases 'z.real'"), ("_alias_whole", "# E:whole", "'z' aliases 'z.imag'")],
+    [
+        ("_alias_same_part", "# E:same-part", "'z.real' aliases 'z.real'"),
+        ("_alias_whole", "# E:whole", "'z' aliases 'z.imag'"),
+    ],
 )
 def test_a_part_update_reading_its_own_part_is_located(source: str, marker: str, read: str):
     located(compile_error(source, 1 + 2j), marker, read, "its inverse would need the value it destroyed")
@@ -155,7 +158,11 @@ def _push_wrong_type(s, x: float):
 
 
 def test_stack_argument_errors_are_located():
-    located(compile_error("_free_argument_stack", rv.Stack(float), 1.0), "# E:free-argument-stack", "'s' is an argument stack")
+    located(
+        compile_error("_free_argument_stack", rv.Stack(float), 1.0),
+        "# E:free-argument-stack",
+        "'s' is an argument stack",
+    )
     located(compile_error("_push_wrong_type", rv.Stack(int), 1.0), "# E:push-wrong-type")
 
 
@@ -224,7 +231,10 @@ def test_struct_fields_are_updated_and_come_back_in_new_instances(backend: str):
 
 def test_struct_fields_are_parameters_of_their_own():
     text = LEAPFROG["native"].flattened(Layout((Particle, Spring, None))).mlir(1.0, 0.0, np.zeros(3), 2.0, 3, 0.0)
-    assert "rev.func @_leapfrog(%p.x: f64, %p.v: f64, %p.trail: memref<?xf64>, %s.k: f64, %s.steps: i64, %energy: f64)" in text
+    assert (
+        "rev.func @_leapfrog(%p.x: f64, %p.v: f64, %p.trail: memref<?xf64>, %s.k: f64, %s.steps: i64, %energy: f64)"
+        in text
+    )
 
 
 @rv.reversible
@@ -274,9 +284,20 @@ def _field_reads_itself(p: Particle):
 
 def test_struct_errors_are_located():
     p = Particle(1.0, 0.0, np.zeros(1))
-    located(compile_error("_use_whole_struct", p), "# E:whole-struct", "'p' is a struct argument", "use its fields (p.x, p.v, p.trail), or pass it whole")
-    located(compile_error("_pass_the_wrong_struct", p, Spring(1.0, 1)), "# E:wrong-struct", "_kick(): argument 'p' is declared Particle, got Spring")
-    located(compile_error("_unknown_field", p), "# E:unknown-field", "'p' has no field 'y'", "its fields are x, v, trail")
+    located(
+        compile_error("_use_whole_struct", p),
+        "# E:whole-struct",
+        "'p' is a struct argument",
+        "use its fields (p.x, p.v, p.trail), or pass it whole",
+    )
+    located(
+        compile_error("_pass_the_wrong_struct", p, Spring(1.0, 1)),
+        "# E:wrong-struct",
+        "_kick(): argument 'p' is declared Particle, got Spring",
+    )
+    located(
+        compile_error("_unknown_field", p), "# E:unknown-field", "'p' has no field 'y'", "its fields are x, v, trail"
+    )
     located(compile_error("_field_reads_itself", p), "# E:field-alias", "p.x")
     with pytest.raises(TypeError, match="argument 'p' is declared Particle, got Spring"):
         LEAPFROG["native"](Spring(1.0, 1), Spring(1.0, 1), 0.0)
@@ -357,7 +378,11 @@ def _view_as_a_statement(y):
 
 
 def test_view_errors_are_located():
-    located(compile_error("_view_through_a_non_bijection", 1.0, 2.0), "# E:not-bijection", "the bijection 'math.sin' of a view")
+    located(
+        compile_error("_view_through_a_non_bijection", 1.0, 2.0),
+        "# E:not-bijection",
+        "the bijection 'math.sin' of a view",
+    )
     located(compile_error("_view_as_a_statement", 1.0), "# E:view-statement", "rv.view(x, g) is an argument of a call")
 
 
@@ -452,10 +477,22 @@ def _assert_with_a_computed_message(x: float):
 def test_safe_block_errors_are_located():
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         rv.reversible(_assert_outside_safe)
-    located(info.value, "# E:assert-outside", "'assert' statements are not reversible", "assert inside `with rv.safe():`")
-    located(compile_error("_scalar_count_in_safe", 1.0, 0), "# E:safe-scalar", "'calls' is reversible state, which rv.safe does not update")
-    located(compile_error("_print_with_file", 1.0), "# E:print-keyword", "print(…, flush=…) is not supported inside rv.safe")
-    located(compile_error("_assert_with_a_computed_message", 1.0), "# E:assert-message-expression", "an assertion's message must be a constant string")
+    located(
+        info.value, "# E:assert-outside", "'assert' statements are not reversible", "assert inside `with rv.safe():`"
+    )
+    located(
+        compile_error("_scalar_count_in_safe", 1.0, 0),
+        "# E:safe-scalar",
+        "'calls' is reversible state, which rv.safe does not update",
+    )
+    located(
+        compile_error("_print_with_file", 1.0), "# E:print-keyword", "print(…, flush=…) is not supported inside rv.safe"
+    )
+    located(
+        compile_error("_assert_with_a_computed_message", 1.0),
+        "# E:assert-message-expression",
+        "an assertion's message must be a constant string",
+    )
 
 
 # -- rv.safe: counters ---------------------------------------------------------------
@@ -520,8 +557,14 @@ def _count_by_multiplying(x, c):
 
 def test_counter_errors_are_located():
     c = np.zeros(1, dtype=np.int64)
-    located(compile_error("_count_into_state", 1, c), "# E:count-into-state", "'memref.store' writes %c", "or a counter")
-    located(compile_error("_passes_state_to_a_counter", 1, c), "# E:passes-state", "passes %c to @_counts_into, which counts into it")
+    located(
+        compile_error("_count_into_state", 1, c), "# E:count-into-state", "'memref.store' writes %c", "or a counter"
+    )
+    located(
+        compile_error("_passes_state_to_a_counter", 1, c),
+        "# E:passes-state",
+        "passes %c to @_counts_into, which counts into it",
+    )
     located(compile_error("_count_into_a_scalar", 1, c), "# E:count-scalar", "'x' is not an array")
     located(compile_error("_count_by_multiplying", 1, c), "# E:count-multiply", "'c[0] *= 2' is no count")
 
@@ -536,6 +579,7 @@ FINITE = st.floats(-100.0, 100.0, allow_nan=False)
 def test_views_invert_then_run_forward(a: float, b: float, x: float, v: float, k: float):
     """``f(~f(state)) == state`` and ``~f(f(state)) == state`` (up to
     round-off) for part updates, struct fields and bijection views."""
+
     def close(p: Any, q: Any) -> bool:
         return bool(np.allclose(np.asarray(p, dtype=complex), np.asarray(q, dtype=complex), rtol=1e-9, atol=1e-9))
 

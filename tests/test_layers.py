@@ -85,8 +85,7 @@ def imports(module: str, source: str, known: set[str]) -> Iterator[Import]:
             targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
             targets = [
-                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module
-                for a in node.names
+                f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known else node.module for a in node.names
             ]
         else:
             continue
@@ -208,9 +207,13 @@ def test_a_cycle_in_the_frontend_is_found():
     """The frontend's modules below ``api`` know ``@rv.reversible``
     functions by a protocol, not by importing them: importing ``api``
     again from one of them is a cycle."""
-    planted = Import("revmlir.frontend.base.specialization", "revmlir.frontend.reversible_code.functions", 1, local=False)
+    planted = Import(
+        "revmlir.frontend.base.specialization", "revmlir.frontend.reversible_code.functions", 1, local=False
+    )
     found = cycles(import_graph([*package_imports(), planted]))
-    assert any({"revmlir.frontend.reversible_code.functions", "revmlir.frontend.base.specialization"} <= set(c) for c in found), found
+    assert any(
+        {"revmlir.frontend.reversible_code.functions", "revmlir.frontend.base.specialization"} <= set(c) for c in found
+    ), found
     lazy = Import("revmlir.frontend.base.specialization", "revmlir.frontend.reversible_code.functions", 1, local=True)
     assert checked_locally(lazy) and unjustified([lazy], {lazy.module: "def f():\n    import x\n"})
 
@@ -228,9 +231,7 @@ def test_the_checks_find_planted_violations():
         "    import revmlir.b\n"
     )
     planted = list(imports("revmlir.a", source, known))
-    assert unjustified(planted, {"revmlir.a": source}) == [
-        "revmlir.a:2 imports revmlir.b.c inside a function"
-    ]
+    assert unjustified(planted, {"revmlir.a": source}) == ["revmlir.a:2 imports revmlir.b.c inside a function"]
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 
@@ -284,11 +285,7 @@ def calls_outside(source: str, members: dict[str, set[str]]) -> list[str]:
 
 def test_rules_call_only_their_protocol_and_the_builders_provide_it():
     members = {name: protocol_members(getattr(interfaces, name)) for name in PROTOCOLS}
-    outside = {
-        module: problems
-        for module in RULE_MODULES
-        if (problems := calls_outside(modules()[module], members))
-    }
+    outside = {module: problems for module in RULE_MODULES if (problems := calls_outside(modules()[module], members))}
     assert not outside, outside
     missing = {
         name: sorted(m for m in members[name] if not hasattr(getattr(importlib.import_module(where), cls), m))

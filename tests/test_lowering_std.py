@@ -127,12 +127,13 @@ def test_no_stack_op_or_type_survives_lowering():
     # the runtime is defined in the module (private), over the C library's
     # realloc, free and abort only: std IR is complete for any pipeline
     defined = {
-        op.sym_name.data for op in module.ops
+        op.sym_name.data
+        for op in module.ops
         if isinstance(op, func.FuncOp) and not op.is_declaration and op.sym_visibility is not None
     }
     assert not [op for op in ops if isinstance(op, func.FuncOp) and op.is_declaration]
-    assert called == defined == {
-        "revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free", "revmlir.fail"
-    }
+    assert (
+        called == defined == {"revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free", "revmlir.fail"}
+    )
     external = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
     assert external == {"realloc", "free", "abort"}

@@ -141,14 +141,19 @@ def test_singular_step_at_run_time_names_the_lump():
     _, dots = rv.inverse_jvp(product_and_sum, (2.0, 3.0), v)
     assert np.allclose(np.array([[3.0, 2.0], [1.0, 1.0]]) @ dots, [1.0, 1.0])
     # J = [[b, a], [1, 1]] is singular where a = b
-    with pytest.raises(SingularLumpError, match=r"singular step: lump #0 of width 2 \('arith.mulf' at .*, 'arith.addf' at .*\) has a singular Jacobian block at these arguments"):
+    with pytest.raises(
+        SingularLumpError,
+        match=r"singular step: lump #0 of width 2 \('arith.mulf' at .*, 'arith.addf' at .*\) has a singular Jacobian block at these arguments",
+    ):
         rv.inverse_jvp(product_and_sum, (2.0, 2.0), v)
     with pytest.raises(SingularLumpError, match="singular step: lump #0"):
         rv.inverse_vjp(product_and_sum, (2.0, 2.0), (1.0, 1.0))
 
 
 def test_layout_errors():
-    with pytest.raises(TypeError, match=r"mix has 6 output\(s\) \(2 returned, then its arguments\), so 6 output tangents"):
+    with pytest.raises(
+        TypeError, match=r"mix has 6 output\(s\) \(2 returned, then its arguments\), so 6 output tangents"
+    ):
         rv.inverse_jvp(mix, (np.zeros(4), 0.5, 0.5, 2), (1.0, 2.0))
     with pytest.raises(TypeError, match="output tangent #3 of mix is not part of J"):
         rv.inverse_jvp(mix, (np.zeros(4), 0.5, 0.5, 2), (1.0, 2.0, None, 1.0, None, None))
@@ -203,7 +208,14 @@ def random_graph(rng: np.random.Generator) -> Graph:
     for _ in range(count):
         arity = int(rng.integers(1, 3))
         operands = tuple(sorted({int(rng.integers(0, len(nodes))) for _ in range(arity)}))
-        nodes.append(Node(None, operands, tuple(rng.uniform(0.5, 2.0) * rng.choice([-1, 1]) for _ in operands), label=f"t{len(nodes)}"))
+        nodes.append(
+            Node(
+                None,
+                operands,
+                tuple(rng.uniform(0.5, 2.0) * rng.choice([-1, 1]) for _ in operands),
+                label=f"t{len(nodes)}",
+            )
+        )
     outputs = tuple(int(o) for o in rng.choice(len(nodes), size=n, replace=False))
     return Graph(func.FuncOp("random", ((), ())), tuple(nodes), n, outputs)
 
@@ -277,8 +289,12 @@ def test_greedy_against_exhaustive_on_random_graphs():
             continue
         v = rng.normal(size=graph.n)
         for lumping in (found, best):
-            np.testing.assert_allclose(lumps.inverse_tangent(graph, lumping, v), np.linalg.solve(J, v), rtol=1e-8, atol=1e-10)
-            np.testing.assert_allclose(lumps.inverse_adjoint(graph, lumping, v), np.linalg.solve(J.T, v), rtol=1e-8, atol=1e-10)
+            np.testing.assert_allclose(
+                lumps.inverse_tangent(graph, lumping, v), np.linalg.solve(J, v), rtol=1e-8, atol=1e-10
+            )
+            np.testing.assert_allclose(
+                lumps.inverse_adjoint(graph, lumping, v), np.linalg.solve(J.T, v), rtol=1e-8, atol=1e-10
+            )
     assert (compared, singular) == (COMPARED, SINGULAR)
     assert worse == GREEDY_WORSE
 
@@ -325,8 +341,11 @@ def random_program(rng: np.random.Generator) -> tuple[str, int, list]:
     signature = ", ".join(f"%x{i}: f64" for i in range(n))
     types = ", ".join(["f64"] * n)
     returned = ", ".join(names[o] for o in outputs)
-    text = (f"func.func @f({signature}) -> ({types}) {{\n" + "\n".join(lines)
-            + f"\n  func.return {returned} : {types}\n}}\n")
+    text = (
+        f"func.func @f({signature}) -> ({types}) {{\n"
+        + "\n".join(lines)
+        + f"\n  func.return {returned} : {types}\n}}\n"
+    )
     return text, n, [steps, outputs]
 
 
@@ -359,8 +378,12 @@ def test_lumps_of_random_ordinary_programs_against_a_dense_solve():
         if np.linalg.cond(J) > 1e8:
             continue
         v = rng.normal(size=n)
-        np.testing.assert_allclose(lumps.inverse_tangent(graph, lumping, v), np.linalg.solve(J, v), rtol=1e-7, atol=1e-9)
-        np.testing.assert_allclose(lumps.inverse_adjoint(graph, lumping, v), np.linalg.solve(J.T, v), rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(
+            lumps.inverse_tangent(graph, lumping, v), np.linalg.solve(J, v), rtol=1e-7, atol=1e-9
+        )
+        np.testing.assert_allclose(
+            lumps.inverse_adjoint(graph, lumping, v), np.linalg.solve(J.T, v), rtol=1e-7, atol=1e-9
+        )
         solved += 1
     assert (solved, rejected) == (90, 41)
 

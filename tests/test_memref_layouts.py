@@ -20,8 +20,9 @@ READ = """rev.func @f(%y: f64, %m: memref<4x8xf64{layout}>) {{
 }}"""
 
 
-@pytest.mark.parametrize("layout", [", strided<[8, 1], offset: 2>", ", strided<[1, 4]>",
-                                    ", affine_map<(d0, d1) -> (d1, d0)>"])
+@pytest.mark.parametrize(
+    "layout", [", strided<[8, 1], offset: 2>", ", strided<[1, 4]>", ", affine_map<(d0, d1) -> (d1, d0)>"]
+)
 def test_an_argument_with_a_layout_is_rejected_at_its_function(layout):
     with pytest.raises(ReversibilityViolation, match=r"\[layout\] %m has the layout") as error:
         parse_module(READ.format(layout=layout), "layout.mlir")

@@ -206,8 +206,22 @@ def test_native_ipowi_matches_the_interpreter():
             assert expected[0] == wrapped, (a, b)
 
 
-COMPLEX_POINTS = [0j, 1 + 0j, -1 + 0j, -4 - 0.0j, -4 + 0j, 0.5j, -2.5 - 1.5j, 3 - 4j, 1e-3 + 2e-3j,
-                  0.3 + 30j, 30 - 0.7j, -40 + 2j, 1e150 + 1e150j, 2 + 700j]
+COMPLEX_POINTS = [
+    0j,
+    1 + 0j,
+    -1 + 0j,
+    -4 - 0.0j,
+    -4 + 0j,
+    0.5j,
+    -2.5 - 1.5j,
+    3 - 4j,
+    1e-3 + 2e-3j,
+    0.3 + 30j,
+    30 - 0.7j,
+    -40 + 2j,
+    1e150 + 1e150j,
+    2 + 700j,
+]
 
 
 @pytest.mark.parametrize("function", ["sqrt", "sin", "cos", "tan", "tanh"])
@@ -227,7 +241,13 @@ def test_native_complex_functions_match_the_interpreter(function):
         expected = interpreter.call("f", 0j, z)[0]
         got = native.call("f", 0j, z)[0]
         for part, (e, g) in (("re", (expected.real, got.real)), ("im", (expected.imag, got.imag))):
-            assert (math.isinf(e) and e == g) or abs(g - e) <= 1e-13 * max(abs(expected), 1e-300), (function, z, part, got, expected)
+            assert (math.isinf(e) and e == g) or abs(g - e) <= 1e-13 * max(abs(expected), 1e-300), (
+                function,
+                z,
+                part,
+                got,
+                expected,
+            )
         if function == "sqrt":
             assert math.copysign(1.0, got.imag) == math.copysign(1.0, expected.imag), (z, got, expected)
 
@@ -260,7 +280,12 @@ def test_every_operator_the_builder_emits_compiles_natively():
     from revmlir import builder
     from revmlir.lowering.std_to_llvm import translates
 
-    tables = [builder._INT_BINARY, builder._FLOAT_BINARY, builder._COMPLEX_BINARY,
-              builder._FLOAT_UNARY, builder._COMPLEX_UNARY]
+    tables = [
+        builder._INT_BINARY,
+        builder._FLOAT_BINARY,
+        builder._COMPLEX_BINARY,
+        builder._FLOAT_UNARY,
+        builder._COMPLEX_UNARY,
+    ]
     missing = sorted({op.name for table in tables for op in table.values() if op not in translates})
     assert not missing, f"no native translation for {missing}"

@@ -159,8 +159,13 @@ def test_arrays_only_read_may_be_one_array(backend):
 
 @pytest.mark.parametrize(
     "path",
-    [*sorted((ROOT / "examples").glob("*.mlir")), *(ROOT / "tests/filecheck/lowering" / f for f in (
-        "noalias.mlir", "parallel.mlir", "parallel_calls.mlir", "rev_to_std.mlir", "std_to_llvm.mlir"))],
+    [
+        *sorted((ROOT / "examples").glob("*.mlir")),
+        *(
+            ROOT / "tests/filecheck/lowering" / f
+            for f in ("noalias.mlir", "parallel.mlir", "parallel_calls.mlir", "rev_to_std.mlir", "std_to_llvm.mlir")
+        ),
+    ],
     ids=lambda p: p.name,
 )
 def test_the_lowering_covers_the_arrays_the_value_model_says_are_written(path):

@@ -137,7 +137,10 @@ def test_what_machine_code_does_not_recognise_goes_to_the_converters(native):
         caller((*base[:8], np.zeros((3, 2)).T, *base[9:]))
     with pytest.raises(TypeError, match=r"argument #7 of @probe must be an array of float64 .* got int64"):
         caller((*base[:7], np.arange(2), *base[8:]))
-    with pytest.raises(TypeError, match=r"argument #8 of @probe must be an array of float64 with shape \['\?', '\?'\], got float64 \[6\]"):
+    with pytest.raises(
+        TypeError,
+        match=r"argument #8 of @probe must be an array of float64 with shape \['\?', '\?'\], got float64 \[6\]",
+    ):
         caller((*base[:8], np.zeros(6), *base[9:]))
     with pytest.raises(TypeError, match=r"argument #1 of @probe must be an integer"):
         caller((base[0], 2.5, *base[2:]))

@@ -149,16 +149,19 @@ def same_outcome(expected: complex, got: complex, tolerance: float) -> None:
             assert abs(g - e) <= tolerance * abs(expected), (expected, got)
 
 
-@pytest.mark.parametrize("z, expected", [
-    (1e200 + 0j, complex(math.inf, 0.0)),
-    (1000 + 0j, complex(math.inf, 0.0)),
-    (1e200 + 1j, complex(math.inf, math.inf)),
-    (1e200 + 2j, complex(-math.inf, math.inf)),
-    (710 + 1.5707963j, complex(5.985965873079827e300, math.inf)),
-    (709.5 + 3j, None),
-    (-1e200 + 1j, 0j),
-    (2 + 700j, None),
-])
+@pytest.mark.parametrize(
+    "z, expected",
+    [
+        (1e200 + 0j, complex(math.inf, 0.0)),
+        (1000 + 0j, complex(math.inf, 0.0)),
+        (1e200 + 1j, complex(math.inf, math.inf)),
+        (1e200 + 2j, complex(-math.inf, math.inf)),
+        (710 + 1.5707963j, complex(5.985965873079827e300, math.inf)),
+        (709.5 + 3j, None),
+        (-1e200 + 1j, 0j),
+        (2 + 700j, None),
+    ],
+)
 def test_complex_exp_overflows_to_the_same_infinities(z, expected):
     """cmath raises where a part overflows; both engines give the C
     library's infinities instead (a real argument keeps its zero imaginary
@@ -248,20 +251,85 @@ SIGNATURE = "%a: f64, %b: f64, %c: f64, %i: i64, %j: i64, %z: complex<f64>, %w: 
 ARGUMENTS = (0.7, -1.3, 2.5, -7, 3, 0.3 - 1.2j, -2 + 0.5j)
 ZERO = {"f64": 0.0, "i64": 0, "complex<f64>": 0j}
 
-FLOAT_BINARY = ["arith.addf", "arith.subf", "arith.mulf", "arith.divf", "arith.maximumf", "arith.minimumf",
-                "arith.maxnumf", "arith.minnumf", "math.atan2", "math.powf", "math.copysign"]
-FLOAT_UNARY = ["arith.negf", "math.absf", "math.acos", "math.asin", "math.asinh", "math.atan", "math.atanh",
-               "math.cbrt", "math.ceil", "math.cos", "math.cosh", "math.erf", "math.exp", "math.exp2",
-               "math.expm1", "math.floor", "math.log", "math.log10", "math.log1p", "math.log2", "math.round",
-               "math.roundeven", "math.rsqrt", "math.sin", "math.sinh", "math.sqrt", "math.tan", "math.tanh",
-               "math.trunc"]
-INT_BINARY = ["arith.addi", "arith.subi", "arith.muli", "arith.divsi", "arith.divui", "arith.remsi",
-              "arith.remui", "arith.floordivsi", "arith.ceildivsi", "arith.maxsi", "arith.minsi", "arith.andi",
-              "arith.ori", "arith.xori", "arith.shli", "arith.shrsi", "arith.shrui", "math.ipowi",
-              "arith.ceildivui", "arith.maxui", "arith.minui"]
+FLOAT_BINARY = [
+    "arith.addf",
+    "arith.subf",
+    "arith.mulf",
+    "arith.divf",
+    "arith.maximumf",
+    "arith.minimumf",
+    "arith.maxnumf",
+    "arith.minnumf",
+    "math.atan2",
+    "math.powf",
+    "math.copysign",
+]
+FLOAT_UNARY = [
+    "arith.negf",
+    "math.absf",
+    "math.acos",
+    "math.asin",
+    "math.asinh",
+    "math.atan",
+    "math.atanh",
+    "math.cbrt",
+    "math.ceil",
+    "math.cos",
+    "math.cosh",
+    "math.erf",
+    "math.exp",
+    "math.exp2",
+    "math.expm1",
+    "math.floor",
+    "math.log",
+    "math.log10",
+    "math.log1p",
+    "math.log2",
+    "math.round",
+    "math.roundeven",
+    "math.rsqrt",
+    "math.sin",
+    "math.sinh",
+    "math.sqrt",
+    "math.tan",
+    "math.tanh",
+    "math.trunc",
+]
+INT_BINARY = [
+    "arith.addi",
+    "arith.subi",
+    "arith.muli",
+    "arith.divsi",
+    "arith.divui",
+    "arith.remsi",
+    "arith.remui",
+    "arith.floordivsi",
+    "arith.ceildivsi",
+    "arith.maxsi",
+    "arith.minsi",
+    "arith.andi",
+    "arith.ori",
+    "arith.xori",
+    "arith.shli",
+    "arith.shrsi",
+    "arith.shrui",
+    "math.ipowi",
+    "arith.ceildivui",
+    "arith.maxui",
+    "arith.minui",
+]
 COMPLEX_BINARY = ["complex.add", "complex.sub", "complex.mul", "complex.div", "complex.pow"]
-COMPLEX_UNARY = ["complex.exp", "complex.log", "complex.sqrt", "complex.sin", "complex.cos", "complex.tan",
-                 "complex.tanh", "complex.neg", "complex.conj"]
+COMPLEX_UNARY = [
+    "complex.exp",
+    "complex.log",
+    "complex.sqrt",
+    "complex.sin",
+    "complex.cos",
+    "complex.tan",
+    "complex.tanh",
+    "complex.neg",
+    "complex.conj",
+]
 COMPLEX_TO_FLOAT = ["complex.abs", "complex.angle", "complex.re", "complex.im"]
 
 EXPRESSIONS: dict[str, tuple[str, str]] = {
@@ -453,13 +521,36 @@ tests/test_std_interop.py and tests/test_upstream_mlir.py, a failed
 
 def test_every_op_the_lowering_translates_is_run_above():
     """A new entry of std_to_llvm's translation table needs a program here."""
-    covered = set().union(lowered_op_names(STRUCTURE), *(lowered_op_names(expression_program(op)) for op in EXPRESSIONS))
+    covered = set().union(
+        lowered_op_names(STRUCTURE), *(lowered_op_names(expression_program(op)) for op in EXPRESSIONS)
+    )
     missing = sorted({op.name for op in translates.rules} - covered - UNSTRUCTURED)
     assert not missing, f"no native-vs-interpreter program runs {missing}"
 
 
-LIBM = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "cbrt", "sin", "cos", "tan", "asin",
-        "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf"]
+LIBM = [
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "cbrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+]
 
 
 def libm_program() -> str:
@@ -501,8 +592,14 @@ def test_the_c_math_library_gives_both_engines_the_same_bits():
     ``anc.free`` check with 2.7565340039709767e-16 natively and
     2.756534003970976e-16 in the interpreter.  Every value must be equal."""
     interpreter, native = engines(libm_program())
-    x = np.concatenate([rng.uniform(-1.0, 1.0, 150), rng.normal(0.0, 30.0, 100), 10.0 ** rng.uniform(-300, 2, 50),
-                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -3.616943308477426e-16]])
+    x = np.concatenate(
+        [
+            rng.uniform(-1.0, 1.0, 150),
+            rng.normal(0.0, 30.0, 100),
+            10.0 ** rng.uniform(-300, 2, 50),
+            [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-310, -3.616943308477426e-16],
+        ]
+    )
     z = rng.uniform(-3.0, 3.0, len(x))
     y = np.zeros((len(LIBM) + 3, len(x)))
     with np.errstate(all="ignore"):

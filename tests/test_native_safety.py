@@ -28,7 +28,11 @@ def outcomes(engine: str) -> dict[str, dict[str, Any]]:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
     run = subprocess.run(
         [sys.executable, str(PROGRAMS), engine],
-        capture_output=True, text=True, timeout=600, env=environment, check=False,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=environment,
+        check=False,
     )
     results = {line["case"]: line for line in map(json.loads, run.stdout.splitlines())}
     if run.returncode != 0:
@@ -74,14 +78,44 @@ def test_both_engines_agree(case: str):
 
 
 EXPECTED = {
-    "read past the end": ("ExecutionError", "read_past_end", "y += x[i]", "'memref.load' in @read_past_end: index 4 is out of bounds for axis 0 with size 4"),
+    "read past the end": (
+        "ExecutionError",
+        "read_past_end",
+        "y += x[i]",
+        "'memref.load' in @read_past_end: index 4 is out of bounds for axis 0 with size 4",
+    ),
     "read at -1": ("ExecutionError", "read_past_end", "y += x[i]", "index -1 is out of bounds for axis 0 with size 4"),
-    "read from an empty array": ("ExecutionError", "read_past_end", "y += x[i]", "index 0 is out of bounds for axis 0 with size 0"),
-    "write past the end": ("ExecutionError", "write_past_end", "x[i] += y", "'rev.take' in @write_past_end: index 7 is out of bounds for axis 0 with size 4"),
+    "read from an empty array": (
+        "ExecutionError",
+        "read_past_end",
+        "y += x[i]",
+        "index 0 is out of bounds for axis 0 with size 0",
+    ),
+    "write past the end": (
+        "ExecutionError",
+        "write_past_end",
+        "x[i] += y",
+        "'rev.take' in @write_past_end: index 7 is out of bounds for axis 0 with size 4",
+    ),
     "write at -3": ("ExecutionError", "write_past_end", "x[i] += y", "index -3 is out of bounds"),
-    "write past the end, backwards": ("ExecutionError", "write_past_end", "x[i] += y", "in @~write_past_end: index 9 is out of bounds"),
-    "read outside axis 1": ("ExecutionError", "read_axis_one", "y += m[i, j]", "index 3 is out of bounds for axis 1 with size 3"),
-    "read outside axis 0": ("ExecutionError", "read_axis_one", "y += m[i, j]", "index -1 is out of bounds for axis 0 with size 2"),
+    "write past the end, backwards": (
+        "ExecutionError",
+        "write_past_end",
+        "x[i] += y",
+        "in @~write_past_end: index 9 is out of bounds",
+    ),
+    "read outside axis 1": (
+        "ExecutionError",
+        "read_axis_one",
+        "y += m[i, j]",
+        "index 3 is out of bounds for axis 1 with size 3",
+    ),
+    "read outside axis 0": (
+        "ExecutionError",
+        "read_axis_one",
+        "y += m[i, j]",
+        "index -1 is out of bounds for axis 0 with size 2",
+    ),
     "divide by zero": ("ExecutionError", "divide", "a // b", "in @divide: integer division by zero"),
     "remainder by zero": ("ExecutionError", "remainder", "a % b", "in @remainder: integer division by zero"),
     "divide by zero, backwards": ("ExecutionError", "divide", "a // b", "in @~divide: integer division by zero"),
@@ -90,23 +124,98 @@ EXPECTED = {
     "shift left by -1": ("ExecutionError", "shift_left", "a << b", "shift count -1 is out of range for i64"),
     "step of zero": ("InvertibilityError", "stepped", "for i in range", "step must be positive, got 0"),
     "negative step": ("InvertibilityError", "stepped", "for i in range", "step must be positive, got -2"),
-    "zeros of negative size": ("ExecutionError", "sized", "rv.zeros(n)", "'anc.array_alloc' in @sized: array size -5 is negative"),
-    "zeros of 2**61 elements": ("ExecutionError", "sized", "rv.zeros(n)", "array of 2.305843009213694e+18 elements of 8 bytes is too large"),
-    "stops at the first bad index": ("ExecutionError", "prefix_then_past_end", "x[i] += 1.0", "index 3 is out of bounds for axis 0 with size 3"),
-    "versioned loop fails in the middle": ("ExecutionError", "affine_reads", "x[2 * i + c]", "'memref.load' in @affine_reads: index 11 is out of bounds for axis 0 with size 10"),
-    "versioned loop fails in the middle, backwards": ("ExecutionError", "falling_reads", "x[c - i]", "in @~falling_reads: index 10 is out of bounds for axis 0 with size 10"),
-    "versioned loop falls below zero": ("ExecutionError", "falling_reads", "x[c - i]", "index -1 is out of bounds for axis 0 with size 10"),
-    "nested versioned loops fail in the middle": ("ExecutionError", "nested_reads", "x[i + j]", "index 5 is out of bounds for axis 0 with size 5"),
-    "an indirect index fails in a versioned loop": ("ExecutionError", "indirect_reads", "x[at[i]]", "index 5 is out of bounds for axis 0 with size 5"),
+    "zeros of negative size": (
+        "ExecutionError",
+        "sized",
+        "rv.zeros(n)",
+        "'anc.array_alloc' in @sized: array size -5 is negative",
+    ),
+    "zeros of 2**61 elements": (
+        "ExecutionError",
+        "sized",
+        "rv.zeros(n)",
+        "array of 2.305843009213694e+18 elements of 8 bytes is too large",
+    ),
+    "stops at the first bad index": (
+        "ExecutionError",
+        "prefix_then_past_end",
+        "x[i] += 1.0",
+        "index 3 is out of bounds for axis 0 with size 3",
+    ),
+    "versioned loop fails in the middle": (
+        "ExecutionError",
+        "affine_reads",
+        "x[2 * i + c]",
+        "'memref.load' in @affine_reads: index 11 is out of bounds for axis 0 with size 10",
+    ),
+    "versioned loop fails in the middle, backwards": (
+        "ExecutionError",
+        "falling_reads",
+        "x[c - i]",
+        "in @~falling_reads: index 10 is out of bounds for axis 0 with size 10",
+    ),
+    "versioned loop falls below zero": (
+        "ExecutionError",
+        "falling_reads",
+        "x[c - i]",
+        "index -1 is out of bounds for axis 0 with size 10",
+    ),
+    "nested versioned loops fail in the middle": (
+        "ExecutionError",
+        "nested_reads",
+        "x[i + j]",
+        "index 5 is out of bounds for axis 0 with size 5",
+    ),
+    "an indirect index fails in a versioned loop": (
+        "ExecutionError",
+        "indirect_reads",
+        "x[at[i]]",
+        "index 5 is out of bounds for axis 0 with size 5",
+    ),
     "fails in a callee": ("ExecutionError", "callee_read", "y += x[i]", "in @callee_read: index 2 is out of bounds"),
-    "fails in a callee, backwards": ("ExecutionError", "callee_read", "y += x[i]", "in @~callee_read: index 2 is out of bounds"),
-    "arrays after a failed check": ("InvertibilityError", "dirty_free", "rv.free(t)", "in @dirty_free: ancilla freed holding 2.0, expected 0.0"),
-    "recursion without end": ("ExecutionError", "recurse_forever", "    recurse_forever(y)", "in @recurse_forever_1: calls nest too deeply: the recursion would exhaust the stack"),
+    "fails in a callee, backwards": (
+        "ExecutionError",
+        "callee_read",
+        "y += x[i]",
+        "in @~callee_read: index 2 is out of bounds",
+    ),
+    "arrays after a failed check": (
+        "InvertibilityError",
+        "dirty_free",
+        "rv.free(t)",
+        "in @dirty_free: ancilla freed holding 2.0, expected 0.0",
+    ),
+    "recursion without end": (
+        "ExecutionError",
+        "recurse_forever",
+        "    recurse_forever(y)",
+        "in @recurse_forever_1: calls nest too deeply: the recursion would exhaust the stack",
+    ),
     "recursion 10**6 deep": ("ExecutionError", "recurse", "recurse(y, n)", "in @recurse_1: calls nest too deeply"),
-    "recursion 10**6 deep, backwards": ("ExecutionError", "recurse", "recurse(y, n)", "in @~recurse_1: calls nest too deeply"),
-    "ordinary: divide by zero": ("ExecutionError", "ordinary_divide", "a // b", "in @ordinary_divide: integer division by zero"),
-    "ordinary: read past the end": ("ExecutionError", "ordinary_sum", "x[i]", "in @ordinary_sum: index 3 is out of bounds for axis 0 with size 3"),
-    "ordinary: write at -1": ("ExecutionError", "ordinary_write", "x[i] = 1.0", "'memref.store' in @ordinary_write: index -1 is out of bounds"),
+    "recursion 10**6 deep, backwards": (
+        "ExecutionError",
+        "recurse",
+        "recurse(y, n)",
+        "in @~recurse_1: calls nest too deeply",
+    ),
+    "ordinary: divide by zero": (
+        "ExecutionError",
+        "ordinary_divide",
+        "a // b",
+        "in @ordinary_divide: integer division by zero",
+    ),
+    "ordinary: read past the end": (
+        "ExecutionError",
+        "ordinary_sum",
+        "x[i]",
+        "in @ordinary_sum: index 3 is out of bounds for axis 0 with size 3",
+    ),
+    "ordinary: write at -1": (
+        "ExecutionError",
+        "ordinary_write",
+        "x[i] = 1.0",
+        "'memref.store' in @ordinary_write: index -1 is out of bounds",
+    ),
 }
 
 
@@ -151,11 +260,29 @@ def test_a_versioned_loop_stops_at_the_element_the_checked_loop_stops_at():
     as before where not: the run stops at the first bad element, with
     what came before it written."""
     assert outcome("native", "versioned loop in range").get("result") == [[1.0, 3.0, 5.0, 7.0], list(range(10)), 4, 1]
-    assert outcome("native", "versioned loop fails in the middle")["arrays"][0] == [1.0, 3.0, 5.0, 7.0, 9.0, 0.0, 0.0, 0.0]
-    assert outcome("native", "versioned loop fails in the middle, backwards")["arrays"][0] == [0.0] * 3 + [-9.0, -8.0, -7.0, -6.0, -5.0]
+    assert outcome("native", "versioned loop fails in the middle")["arrays"][0] == [
+        1.0,
+        3.0,
+        5.0,
+        7.0,
+        9.0,
+        0.0,
+        0.0,
+        0.0,
+    ]
+    assert outcome("native", "versioned loop fails in the middle, backwards")["arrays"][0] == [0.0] * 3 + [
+        -9.0,
+        -8.0,
+        -7.0,
+        -6.0,
+        -5.0,
+    ]
     assert outcome("native", "versioned loop falls below zero")["arrays"][0] == [5.0, 4.0, 3.0, 2.0, 1.0, 0.0, 0.0, 0.0]
     assert outcome("native", "nested versioned loops fail in the middle")["arrays"][0] == [
-        [0.0, 1.0, 2.0], [1.0, 2.0, 3.0], [2.0, 3.0, 4.0], [3.0, 4.0, 0.0],
+        [0.0, 1.0, 2.0],
+        [1.0, 2.0, 3.0],
+        [2.0, 3.0, 4.0],
+        [3.0, 4.0, 0.0],
     ]
     assert outcome("native", "an indirect index fails in a versioned loop")["arrays"][0] == [4.0, 0.0, 0.0, 0.0]
 
@@ -176,7 +303,10 @@ def test_a_read_only_array_may_be_read():
 
 
 IR_MESSAGES = {
-    **{f"mlir: {op} by zero": f"'arith.{op}' in @f: integer division by zero" for op in ("divsi", "divui", "floordivsi", "ceildivsi")},
+    **{
+        f"mlir: {op} by zero": f"'arith.{op}' in @f: integer division by zero"
+        for op in ("divsi", "divui", "floordivsi", "ceildivsi")
+    },
     **{f"mlir: {op} by zero": f"'arith.{op}' in @f: integer remainder by zero" for op in ("remsi", "remui")},
     "mlir: shrui by 64": "case.mlir:3:3: 'arith.shrui' in @f: shift count 64 is out of range for i64",
     "mlir: constant shift count": "case.mlir:6:3: 'arith.shli' in @f: shift count 64 is out of range for i64",

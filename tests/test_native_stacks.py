@@ -357,7 +357,10 @@ def test_objects_with_stacks_link_together_into_a_c_program(tmp_path):
     # both objects carry the stack runtime: it must be internal to each
     build = subprocess.run(
         [*c_compiler(), "-O2", str(tmp_path / "main.c"), *objects, "-o", str(exe), "-lm"],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
     )
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True, check=False)

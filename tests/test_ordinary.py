@@ -188,6 +188,7 @@ def assert_runs_like_python(function, pyfunc, args) -> None:
 def finite_differences(pyfunc, args, loss=lambda result: result, h=1e-6):
     """Central differences of the Python function with respect to every float
     argument (``None`` for the others)."""
+
     def value(changed):
         return loss(pyfunc(*_copies(changed)))
 
@@ -214,7 +215,9 @@ def finite_differences(pyfunc, args, loss=lambda result: result, h=1e-6):
 def jax_gradient(jax_function, args):
     """``jax.grad`` with respect to every float argument (``None`` for the
     others, which JAX sees as Python values)."""
-    floats = [i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")]
+    floats = [
+        i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype.kind == "f")
+    ]
     found = jax.grad(jax_function, argnums=tuple(floats))(
         *(jnp.asarray(a) if i in floats else a for i, a in enumerate(args))
     )
@@ -503,8 +506,13 @@ def test_return_inside_a_loop():
             return x  # E:return
         return x
 
-    check(at_decoration(f), "# E:return", "return must be the last statement of an ordinary function",
-          "assign the result to a variable and return it at the end", "return")
+    check(
+        at_decoration(f),
+        "# E:return",
+        "return must be the last statement of an ordinary function",
+        "assign the result to a variable and return it at the end",
+        "return",
+    )
 
 
 def test_break():
@@ -514,8 +522,13 @@ def test_break():
             break  # E:break
         return x
 
-    check(at_decoration(f), "# E:break", "'break' is not supported",
-          "use a while loop whose condition says when to stop", "break")
+    check(
+        at_decoration(f),
+        "# E:break",
+        "'break' is not supported",
+        "use a while loop whose condition says when to stop",
+        "break",
+    )
 
 
 def test_unsupported_statement_at_decoration():
@@ -524,8 +537,13 @@ def test_unsupported_statement_at_decoration():
             pass
         return x
 
-    check(at_decoration(f), "# E:with", "'with' statements are not supported in ordinary functions",
-          "see the list of supported Python in docs/python.md, \"Ordinary Python\"", "with")
+    check(
+        at_decoration(f),
+        "# E:with",
+        "'with' statements are not supported in ordinary functions",
+        'see the list of supported Python in docs/python.md, "Ordinary Python"',
+        "with",
+    )
 
 
 def test_allocating_an_array():
@@ -533,16 +551,26 @@ def test_allocating_an_array():
         work = np.zeros(n)  # E:alloc
         return x + work[0]
 
-    check(at_call(f, 1.0, 3), "# E:alloc", "'np.zeros(n)' allocates an array",
-          "ordinary functions cannot allocate arrays; allocate it outside and pass it in", "np.zeros")
+    check(
+        at_call(f, 1.0, 3),
+        "# E:alloc",
+        "'np.zeros(n)' allocates an array",
+        "ordinary functions cannot allocate arrays; allocate it outside and pass it in",
+        "np.zeros",
+    )
 
 
 def test_array_methods():
     def f(u):
         return u.sum()  # E:method
 
-    check(at_call(f, np.ones(3)), "# E:method", "'u.sum': array methods are not supported",
-          "read and write elements in loops; allocate arrays outside and pass them in", "u.sum")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:method",
+        "'u.sum': array methods are not supported",
+        "read and write elements in loops; allocate arrays outside and pass them in",
+        "u.sum",
+    )
 
 
 def test_assigning_an_array_makes_an_alias():
@@ -550,33 +578,52 @@ def test_assigning_an_array_makes_an_alias():
         v = u  # E:alias
         return v[0]
 
-    check(at_call(f, np.ones(3)), "# E:alias",
-          "'u' is an array, not a number; arrays are arguments, updated in place, and cannot be "
-          "assigned or returned", "read and write their elements: u[i]", "u  #")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:alias",
+        "'u' is an array, not a number; arrays are arguments, updated in place, and cannot be assigned or returned",
+        "read and write their elements: u[i]",
+        "u  #",
+    )
 
 
 def test_passing_the_same_array_twice():
     def f(u):
         diffuse(u, u, 0.1)  # E:twice
 
-    check(at_call(f, np.ones(4)), "# E:twice", "'u' is passed to diffuse twice",
-          "the arrays of a call must be distinct; pass a copy made outside", "u, 0.1")
+    check(
+        at_call(f, np.ones(4)),
+        "# E:twice",
+        "'u' is passed to diffuse twice",
+        "the arrays of a call must be distinct; pass a copy made outside",
+        "u, 0.1",
+    )
 
 
 def test_reassigning_an_array_argument():
     def f(u):
         u = u + 1.0  # E:rebind
 
-    check(at_call(f, np.ones(3)), "# E:rebind", "'u' is an array argument; it cannot be re-assigned",
-          "write its elements: u[i] = …", "u =")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:rebind",
+        "'u' is an array argument; it cannot be re-assigned",
+        "write its elements: u[i] = …",
+        "u =",
+    )
 
 
 def test_updating_a_whole_array():
     def f(u):
         u *= 2.0  # E:whole
 
-    check(at_call(f, np.ones(3)), "# E:whole", "'u *= 2.0' updates a whole array",
-          "update its elements in a loop: u[i] *= …", "u *=")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:whole",
+        "'u *= 2.0' updates a whole array",
+        "update its elements in a loop: u[i] *= …",
+        "u *=",
+    )
 
 
 def test_loop_changes_the_type_of_a_variable():
@@ -586,8 +633,14 @@ def test_loop_changes_the_type_of_a_variable():
             x = x + 0.5
         return x
 
-    check(at_call(f, 3), "# E:type", "'x' is int64 before the loop and float after its body; give it "
-          "its final type before the loop (e.g. x = 0.0 for a float)", None, "for")
+    check(
+        at_call(f, 3),
+        "# E:type",
+        "'x' is int64 before the loop and float after its body; give it "
+        "its final type before the loop (e.g. x = 0.0 for a float)",
+        None,
+        "for",
+    )
 
 
 def test_branches_give_different_types():
@@ -598,8 +651,13 @@ def test_branches_give_different_types():
             y = 2.0
         return y
 
-    check(at_call(f, 1.0), "# E:branch", "'y' is int64 after one branch and float after the other; "
-          "give it one type in both", None, "if")
+    check(
+        at_call(f, 1.0),
+        "# E:branch",
+        "'y' is int64 after one branch and float after the other; give it one type in both",
+        None,
+        "if",
+    )
 
 
 def test_name_first_assigned_in_a_loop_ends_with_it():
@@ -608,17 +666,23 @@ def test_name_first_assigned_in_a_loop_ends_with_it():
             last = u[i]
         return last  # E:scope
 
-    check(at_call(f, np.ones(3)), "# E:scope", "unknown variable 'last'",
-          "variables are the function's arguments and the names assigned before this point (a name "
-          "first assigned inside a loop or a branch ends with it); globals must be numbers", "last  #")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:scope",
+        "unknown variable 'last'",
+        "variables are the function's arguments and the names assigned before this point (a name "
+        "first assigned inside a loop or a branch ends with it); globals must be numbers",
+        "last  #",
+    )
 
 
 def test_negative_index():
     def f(u):
         return u[-1]  # E:negative
 
-    check(at_call(f, np.ones(3)), "# E:negative", "negative index -1: indices count from 0",
-          "write u[len(u) - 1]", "-1")
+    check(
+        at_call(f, np.ones(3)), "# E:negative", "negative index -1: indices count from 0", "write u[len(u) - 1]", "-1"
+    )
 
 
 def test_loop_over_a_list():
@@ -628,8 +692,13 @@ def test_loop_over_a_list():
             total += x
         return total
 
-    check(at_call(f, np.ones(3)), "# E:iterate", "cannot loop over 'u'",
-          "loop over range(...) and index arrays with the loop variable", "u:")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:iterate",
+        "cannot loop over 'u'",
+        "loop over range(...) and index arrays with the loop variable",
+        "u:",
+    )
 
 
 def test_range_with_a_variable_step():
@@ -637,8 +706,13 @@ def test_range_with_a_variable_step():
         for i in range(0, len(u), k):  # E:step
             u[i] = 0.0
 
-    check(at_call(f, np.ones(3), 2), "# E:step", "range() needs a constant step other than 0",
-          "write the step as a literal, e.g. range(a, b, 2)", "k)")
+    check(
+        at_call(f, np.ones(3), 2),
+        "# E:step",
+        "range() needs a constant step other than 0",
+        "write the step as a literal, e.g. range(a, b, 2)",
+        "k)",
+    )
 
 
 def test_host_call_as_a_statement():
@@ -646,25 +720,35 @@ def test_host_call_as_a_statement():
         print(x)  # E:print
         return x
 
-    check(at_call(f, 1.0), "# E:print", "'print(x)' is not supported in an ordinary function",
-          "statements are assignments, element writes u[i] = …, calls of @rv.ordinary functions, "
-          "if, for … in range(…) and while", "print")
+    check(
+        at_call(f, 1.0),
+        "# E:print",
+        "'print(x)' is not supported in an ordinary function",
+        "statements are assignments, element writes u[i] = …, calls of @rv.ordinary functions, "
+        "if, for … in range(…) and while",
+        "print",
+    )
 
 
 def test_returning_an_array():
     def f(u):
         return u  # E:return-array
 
-    check(at_call(f, np.ones(3)), "# E:return-array",
-          "'u' is an array, not a number; arrays are arguments, updated in place, and cannot be "
-          "assigned or returned", "read and write their elements: u[i]", "u  #")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:return-array",
+        "'u' is an array, not a number; arrays are arguments, updated in place, and cannot be assigned or returned",
+        "read and write their elements: u[i]",
+        "u  #",
+    )
 
 
 def test_recursion():
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         countdown(1.0, 3)
-    check(caught.value, "# E:recursion", "countdown_py calls itself; recursion is not supported yet", None,
-          "countdown(")
+    check(
+        caught.value, "# E:recursion", "countdown_py calls itself; recursion is not supported yet", None, "countdown("
+    )
 
 
 def test_a_while_condition_cannot_call_an_ordinary_function():
@@ -672,16 +756,26 @@ def test_a_while_condition_cannot_call_an_ordinary_function():
         while norm2(u) > 1.0:  # E:while-call
             u[0] = u[0] * 0.5
 
-    check(at_call(f, np.ones(3)), "# E:while-call", "a while condition cannot call an @rv.ordinary function",
-          "compute the value in a variable before the loop and at the end of its body", "norm2(")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:while-call",
+        "a while condition cannot call an @rv.ordinary function",
+        "compute the value in a variable before the loop and at the end of its body",
+        "norm2(",
+    )
 
 
 def test_several_results_in_an_expression():
     def f(u):
         return norm2_and_sum(u) * 2.0  # E:several
 
-    check(at_call(f, np.ones(3)), "# E:several", "norm2_and_sum returns 2 values, not one number",
-          "assign them: a, b = norm2_and_sum(u)", "norm2_and_sum(")
+    check(
+        at_call(f, np.ones(3)),
+        "# E:several",
+        "norm2_and_sum returns 2 values, not one number",
+        "assign them: a, b = norm2_and_sum(u)",
+        "norm2_and_sum(",
+    )
 
 
 def test_signature_restrictions():

@@ -115,6 +115,7 @@ def test_snapshots_must_be_a_positive_literal():
 def test_the_trip_count_is_known_at_run_time():
     """Any trip count the code computes works, and one compiled gradient
     serves them all: the schedule runs at run time."""
+
     def scaled(u, c):
         for step in rv.checkpointed(range(int(c)), snapshots=2):
             u[0] = u[0] * 0.5

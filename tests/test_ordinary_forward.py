@@ -118,8 +118,9 @@ def test_hessian_equals_jax():
     expected = reference()[2][0]
     np.testing.assert_allclose(rv.hessian(interpreted, ARGS), expected, rtol=RTOL, atol=1e-13)
     order = [6, 0, 1, 2]  # wrt a, then u
-    np.testing.assert_allclose(rv.hessian(interpreted, ARGS, wrt=(2, 0)), expected[np.ix_(order, order)],
-                               rtol=RTOL, atol=1e-13)
+    np.testing.assert_allclose(
+        rv.hessian(interpreted, ARGS, wrt=(2, 0)), expected[np.ix_(order, order)], rtol=RTOL, atol=1e-13
+    )
 
 
 def test_hvp_equals_jax():
@@ -127,8 +128,7 @@ def test_hvp_equals_jax():
     Bennett form's gradient, tape pushes and pops included."""
     found = rv.hvp(interpreted, ARGS, V, iloss=1)
     expected = reference()[2][1] @ v_flat
-    np.testing.assert_allclose(np.concatenate([found[0], found[1], [found[2]]]), expected,
-                               rtol=RTOL, atol=1e-13)
+    np.testing.assert_allclose(np.concatenate([found[0], found[1], [found[2]]]), expected, rtol=RTOL, atol=1e-13)
     assert found[3] == 0.0
 
 
@@ -137,8 +137,12 @@ def test_native_equals_interpreter():
     expected_outputs, expected_tangents = rv.jvp(interpreted, ARGS, V)
     for found, expected in zip((*outputs, *tangents), (*expected_outputs, *expected_tangents), strict=True):
         np.testing.assert_allclose(found, expected, rtol=1e-13, atol=1e-15)
-    np.testing.assert_allclose(rv.jacobian(native, ARGS, mode="forward"),
-                               rv.jacobian(interpreted, ARGS, mode="forward"), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(
+        rv.jacobian(native, ARGS, mode="forward"),
+        rv.jacobian(interpreted, ARGS, mode="forward"),
+        rtol=1e-13,
+        atol=1e-15,
+    )
 
 
 @rv.ordinary(backend="interpreter")
@@ -254,7 +258,9 @@ def test_errors():
         rv.hvp(interpreted, ARGS, V, iloss=2)  # u after the call: an array
     with pytest.raises(IndexError, match="iloss=7 is out of range for 6 output"):
         rv.hessian(interpreted, ARGS, iloss=7)
-    with pytest.raises(TypeError, match=r"rv.jvp expects an @rv.ordinary function, a @rv.reversible function or its inverse"):
+    with pytest.raises(
+        TypeError, match=r"rv.jvp expects an @rv.ordinary function, a @rv.reversible function or its inverse"
+    ):
         rv.jvp(model, ARGS, V)
     with pytest.raises(TypeError, match=r"vector #0 of model must have the argument's shape"):
         rv.hvp(interpreted, ARGS, (np.ones(2), None, None, None))

@@ -224,9 +224,7 @@ def test_unitary_matches_numpy_preserves_norm_and_inverts(shape):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "x, n", [(2.0, 10), (1.5, 3), (0.5, 7), (3.25, 0), (1.01, 100), (1e-3, 5)]
-)
+@pytest.mark.parametrize("x, n", [(2.0, 10), (1.5, 3), (0.5, 7), (3.25, 0), (1.01, 100), (1e-3, 5)])
 def test_power_with_log_numbers(x, n):
     out0 = 0.125
     out, x_out, n_out = appendix_b.mypower(out0, x, n)
@@ -259,9 +257,7 @@ def _random_csr(m: int, n: int, density: float, seed: int, dtype=np.float64) -> 
     rng = np.random.default_rng(seed)
     matrix = sp.random(m, n, density=density, format="csr", random_state=rng, dtype=np.float64)
     if np.dtype(dtype).kind == "c":
-        matrix = matrix + 1j * sp.random(
-            m, n, density=density, format="csr", random_state=rng, dtype=np.float64
-        )
+        matrix = matrix + 1j * sp.random(m, n, density=density, format="csr", random_state=rng, dtype=np.float64)
     return sp.csr_matrix(matrix, dtype=dtype)
 
 
@@ -368,9 +364,7 @@ def _leapfrog_round_trip(program, nsteps: int):
     program(x, v, m, leapfrog_mod.G_SOLAR, LEAPFROG_DT, nsteps)
     forward = x.copy(), v.copy()
     program.inverse(x, v, m, leapfrog_mod.G_SOLAR, LEAPFROG_DT, nsteps)
-    x_regular, v_regular = leapfrog_mod.leapfrog_regular(
-        x0, v0, m, leapfrog_mod.G_SOLAR, LEAPFROG_DT, nsteps
-    )
+    x_regular, v_regular = leapfrog_mod.leapfrog_regular(x0, v0, m, leapfrog_mod.G_SOLAR, LEAPFROG_DT, nsteps)
     return {
         "forward": forward,
         "regular": (x_regular, v_regular),

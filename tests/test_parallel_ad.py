@@ -80,7 +80,7 @@ def gradient(program, x, y, idx, g, a, y_bar, g_bar):
 
 def test_the_adjoint_keeps_the_loop_parallel_and_accumulates_shared_reads():
     text = str(kernel(True))
-    adjoint = text[text.index("@k.adj"):]
+    adjoint = text[text.index("@k.adj") :]
     assert "rev.for parallel reverse" in adjoint
     assert "%g_a_sum = anc.array_alloc() : memref<1xf64>" in adjoint  # the outer scalar's gradient
 

@@ -82,8 +82,11 @@ def pointwise_args():
 
 def gmm_args(points=6, components=3, dims=3):
     return [
-        np.zeros(points), rng.normal(size=components), rng.normal(size=(components, dims)),
-        0.3 * rng.normal(size=(components, dims + dims * (dims - 1) // 2)), rng.normal(size=(points, dims)),
+        np.zeros(points),
+        rng.normal(size=components),
+        rng.normal(size=(components, dims)),
+        0.3 * rng.normal(size=(components, dims + dims * (dims - 1) // 2)),
+        rng.normal(size=(points, dims)),
     ]
 
 
@@ -121,7 +124,9 @@ def test_gradients_through_calls_in_a_parallel_loop_equal_ranges_and_jax(case):
             np.testing.assert_allclose(got, np.asarray(want), rtol=1e-12, atol=1e-14)
         assert_per_argument_close(gradients, expected, rtol=1e-10, atol=1e-12)
         assert_per_argument_close(gradients, found["interpreter", "plain"][1], rtol=1e-12, atol=1e-14)
-    assert_per_argument_close(found["native", "parallel"][1], found["interpreter", "parallel"][1], rtol=1e-13, atol=1e-15)
+    assert_per_argument_close(
+        found["native", "parallel"][1], found["interpreter", "parallel"][1], rtol=1e-13, atol=1e-15
+    )
 
 
 def squared_rows(s, y, x):
@@ -164,7 +169,9 @@ rev.func @add_at(%g: memref<?xf64>, %j: index, %v: f64) {
 }
 """
 
-SCATTER = ADD_AT + """
+SCATTER = (
+    ADD_AT
+    + """
 rev.func @scatter(%g: memref<?xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -185,6 +192,7 @@ rev.func @scatter(%g: memref<?xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %
   rev.return %n : index
 }
 """
+)
 
 
 def test_a_callees_atomic_accumulations_run_on_every_engine_as_numpy_adds():
@@ -212,7 +220,9 @@ def test_a_callees_atomic_accumulations_run_on_every_engine_as_numpy_adds():
         np.testing.assert_allclose(g, expected, rtol=1e-13, atol=1e-13)
 
 
-CLASSIFIED = ADD_AT + """
+CLASSIFIED = (
+    ADD_AT
+    + """
 rev.func @recurse(%g: memref<?xf64>, %r: memref<?xf64>, %j: index, %v: f64) {
   %c0 = arith.constant 0 : index
   %n = memref.dim %g, %c0 : memref<?xf64>
@@ -248,6 +258,7 @@ rev.func @mixed(%g: memref<?xf64>, %h: memref<?xf64>, %j: index, %v: f64) {
   rev.return %j3, %v2 : index, f64
 }
 """
+)
 
 
 def test_argument_writes_classifies_accumulations_through_calls_and_recursion():
@@ -275,5 +286,8 @@ def test_a_callee_that_writes_a_shared_array_otherwise_is_a_located_error():
         for i in rv.prange(len(y)):
             rotate_into(y[i], x, i)
 
-    with pytest.raises(rv.ReversibleSyntaxError, match=rf"test_parallel_calls.py:{line}:13: 'rev.call' in a parallel loop passes %x, which it writes, as a whole array"):
+    with pytest.raises(
+        rv.ReversibleSyntaxError,
+        match=rf"test_parallel_calls.py:{line}:13: 'rev.call' in a parallel loop passes %x, which it writes, as a whole array",
+    ):
         uses(np.zeros(3), np.ones(3))

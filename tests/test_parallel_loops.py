@@ -101,7 +101,10 @@ def test_a_shared_element_out_of_bounds_is_the_takes_located_error():
     args = gather_arguments(5)
     args[3][2] = 4
     for program in (RevInterpreter(module), NativeModule.compile(module)):
-        with pytest.raises(ExecutionError, match=r"gather.mlir:15:5: 'rev.take' in @gather: index 4 is out of bounds for axis 0 with size 4"):
+        with pytest.raises(
+            ExecutionError,
+            match=r"gather.mlir:15:5: 'rev.take' in @gather: index 4 is out of bounds for axis 0 with size 4",
+        ):
             program.call("gather", *copies(args))
 
 

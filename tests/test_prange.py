@@ -63,8 +63,11 @@ def sine_log_args(n=10):
 
 def gmm_args(points=7, components=3, dims=2):
     return [
-        np.zeros(points), rng.normal(size=(points, dims)), rng.normal(size=(components, dims)),
-        rng.uniform(0.5, 1.5, components), rng.uniform(0.5, 1.5, components),
+        np.zeros(points),
+        rng.normal(size=(points, dims)),
+        rng.normal(size=(components, dims)),
+        rng.uniform(0.5, 1.5, components),
+        rng.uniform(0.5, 1.5, components),
     ]
 
 
@@ -108,8 +111,12 @@ def copies(args):
 
 
 def cotangents(args):
-    return [rng.normal(size=a.shape) if isinstance(a, np.ndarray) and a.dtype == np.float64 else
-            (1.3 if isinstance(a, float) else None) for a in args]
+    return [
+        rng.normal(size=a.shape)
+        if isinstance(a, np.ndarray) and a.dtype == np.float64
+        else (1.3 if isinstance(a, float) else None)
+        for a in args
+    ]
 
 
 def test_prange_gradients_equal_ranges_and_jax(program):
@@ -119,11 +126,17 @@ def test_prange_gradients_equal_ranges_and_jax(program):
     for name, function in made.items():
         _, pullback = rv.vjp(function, *args)
         found[name] = pullback(*seeds)
-    floats = [i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64)]
-    _, jax_pullback = jax.vjp(lambda *fl: reference(*[fl[floats.index(i)] if i in floats else a for i, a in enumerate(args)]),
-                              *[args[i] for i in floats])
-    jax_seeds = tuple(seeds[i] if seeds[i] is not None else np.zeros_like(np.asarray(args[i]), dtype=np.int64)
-                      for i in range(len(args)))
+    floats = [
+        i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64)
+    ]
+    _, jax_pullback = jax.vjp(
+        lambda *fl: reference(*[fl[floats.index(i)] if i in floats else a for i, a in enumerate(args)]),
+        *[args[i] for i in floats],
+    )
+    jax_seeds = tuple(
+        seeds[i] if seeds[i] is not None else np.zeros_like(np.asarray(args[i]), dtype=np.int64)
+        for i in range(len(args))
+    )
     wanted = jax_pullback(jax_seeds)
     expected = [None] * len(args)
     for position, value in zip(floats, wanted):
@@ -150,7 +163,10 @@ def test_a_prange_body_that_breaks_the_rule_is_a_located_error():
         for i in rv.prange(len(y) - 1):
             y[i] += y[i + 1]
 
-    with pytest.raises(rv.ReversibleSyntaxError, match=rf"test_prange.py:{line}:21: 'memref.load' in a parallel loop reads an element of %y, which the loop writes, at an index other than the loop's"):
+    with pytest.raises(
+        rv.ReversibleSyntaxError,
+        match=rf"test_prange.py:{line}:21: 'memref.load' in a parallel loop reads an element of %y, which the loop writes, at an index other than the loop's",
+    ):
         shift(np.zeros(4))
 
 
@@ -162,7 +178,9 @@ def test_a_prange_updating_an_outer_variable_is_a_located_error():
         for i in rv.prange(len(x)):
             s += x[i]
 
-    with pytest.raises(rv.ReversibleSyntaxError, match=rf"test_prange.py:{line}:9: a parallel loop updates 's', defined outside it"):
+    with pytest.raises(
+        rv.ReversibleSyntaxError, match=rf"test_prange.py:{line}:9: a parallel loop updates 's', defined outside it"
+    ):
         total(0.0, np.ones(3))
 
 
@@ -212,7 +230,10 @@ def test_an_outer_scalar_read_in_a_nested_loop_is_differentiated_through_a_copy(
             rv.free(b, a)
 
     x = rng.normal(size=(4, 3))
-    with pytest.raises(Exception, match=rf"'rev.for' at .*test_prange.py:{line}:9 cannot be differentiated: the gradient of an outer scalar it reads \(%a .*\) would be summed inside a region of the parallel loop's body; read a copy made in the body instead"):
+    with pytest.raises(
+        Exception,
+        match=rf"'rev.for' at .*test_prange.py:{line}:9 cannot be differentiated: the gradient of an outer scalar it reads \(%a .*\) would be summed inside a region of the parallel loop's body; read a copy made in the body instead",
+    ):
         rv.vjp(nested, np.zeros(4), x, 0.5)[1](np.ones(4), None, None)  # the adjoint is built here
     _, pullback = rv.vjp(copied, np.zeros(4), x, 0.5)
     y_bar = rng.normal(size=4)

@@ -79,9 +79,12 @@ def test_signed_division_family(a, b):
 
 
 CMPI = {
-    "eq": lambda a, b: a == b, "ne": lambda a, b: a != b,
-    "slt": lambda a, b: a < b, "sle": lambda a, b: a <= b,
-    "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+    "slt": lambda a, b: a < b,
+    "sle": lambda a, b: a <= b,
+    "sgt": lambda a, b: a > b,
+    "sge": lambda a, b: a >= b,
     "ult": lambda a, b: (a % 2**64) < (b % 2**64),
     "uge": lambda a, b: (a % 2**64) >= (b % 2**64),
 }
@@ -107,9 +110,14 @@ def c_pow(a: float, b: float) -> float:
 
 
 FLOAT_OPS = {
-    "arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply,
-    "arith.divf": np.divide, "math.powf": c_pow, "math.atan2": math.atan2,
-    "arith.maximumf": np.maximum, "math.copysign": np.copysign,
+    "arith.addf": np.add,
+    "arith.subf": np.subtract,
+    "arith.mulf": np.multiply,
+    "arith.divf": np.divide,
+    "math.powf": c_pow,
+    "math.atan2": math.atan2,
+    "arith.maximumf": np.maximum,
+    "math.copysign": np.copysign,
 }
 """IEEE arithmetic (numpy), and the C library's functions as native code
 calls them (numpy's own ``arctan2`` and ``power`` differ by an ulp)."""
@@ -134,10 +142,19 @@ def test_float_division_by_zero_is_ieee():
 
 
 UNARY = {
-    "math.exp": math.exp, "math.log": math.log, "math.sqrt": math.sqrt, "math.sin": math.sin,
-    "math.cos": math.cos, "math.tan": math.tan, "math.tanh": math.tanh, "math.absf": abs,
-    "math.atan": math.atan, "math.log1p": math.log1p, "math.expm1": math.expm1,
-    "arith.negf": lambda a: -a, "math.floor": math.floor,
+    "math.exp": math.exp,
+    "math.log": math.log,
+    "math.sqrt": math.sqrt,
+    "math.sin": math.sin,
+    "math.cos": math.cos,
+    "math.tan": math.tan,
+    "math.tanh": math.tanh,
+    "math.absf": abs,
+    "math.atan": math.atan,
+    "math.log1p": math.log1p,
+    "math.expm1": math.expm1,
+    "arith.negf": lambda a: -a,
+    "math.floor": math.floor,
 }
 """Python's ``math`` module calls the C math library, as native code does
 (numpy's own implementations differ from it by an ulp on some inputs)."""

@@ -42,9 +42,8 @@ def one_line_error(err: str) -> str:
     "text, expected",
     [
         ("rev-invert", "rev-invert"),
-        ("builtin.module(rev-verify, rev-invert{in_place=true})",
-         "rev-verify,rev-invert{in_place=true}"),
-        (" builtin.module( a{x=1,2 y=\"p, q\"} ,b ) ", 'a{x=1,2 y="p, q"},b'),
+        ("builtin.module(rev-verify, rev-invert{in_place=true})", "rev-verify,rev-invert{in_place=true}"),
+        (' builtin.module( a{x=1,2 y="p, q"} ,b ) ', 'a{x=1,2 y="p, q"},b'),
         ("builtin.module()", ""),
     ],
 )
@@ -68,7 +67,8 @@ def test_module_pipeline_refuses_what_xdsl_cannot_run(text: str, message: str):
 def test_every_pipeline_spelling_gives_the_same_program(capsys):
     comma = rev_opt(capsys, MULTIPLIER, "-p", "rev-invert{in_place=true},rev-invert")
     anchored = rev_opt(
-        capsys, MULTIPLIER,
+        capsys,
+        MULTIPLIER,
         "--pass-pipeline=builtin.module(rev-invert{in_place=true}, rev-invert)",
     )
     flags = rev_opt(capsys, "--rev-invert=in_place=true", MULTIPLIER, "--rev-invert")
@@ -122,9 +122,7 @@ def test_bad_pipelines_are_one_line(capsys, args: list[str], message: str):
 def test_help_lists_a_flag_per_pass():
     from revmlir.passes import get_all_passes
 
-    result = subprocess.run(
-        [str(BIN / "rev-opt"), "--help"], capture_output=True, text=True
-    )
+    result = subprocess.run([str(BIN / "rev-opt"), "--help"], capture_output=True, text=True)
     assert result.returncode == 0
     for name in [*get_all_passes(), "canonicalize", "cse"]:
         assert f"--{name} OPTIONS" in result.stdout, name
@@ -160,7 +158,9 @@ def test_a_run_loads_only_the_passes_it_runs():
 def test_stdin_as_dash_with_an_anchored_pipeline():
     result = subprocess.run(
         [str(BIN / "rev-opt"), "--pass-pipeline=builtin.module(rev-verify,rev-invert)", "-"],
-        input=MULTIPLIER.read_text(), capture_output=True, text=True,
+        input=MULTIPLIER.read_text(),
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stderr
     assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout
@@ -174,8 +174,7 @@ def test_any_file_extension(capsys, tmp_path: Path):
 
 def test_diagnostics_name_the_input(capsys, tmp_path: Path):
     source = tmp_path / "self.rev"
-    source.write_text("rev.func @f(%x: f64) {\n  %x1 = rev.sub %x, %x : f64\n"
-                      "  rev.return %x1 : f64\n}\n")
+    source.write_text("rev.func @f(%x: f64) {\n  %x1 = rev.sub %x, %x : f64\n  rev.return %x1 : f64\n}\n")
     status, _, err = rev_opt(capsys, source)
     assert status == 1
     assert one_line_error(err).startswith(f"{source}:2:3: error: [self-read]")
@@ -187,13 +186,16 @@ NOT_UTF8 = b"rev.func @f(%x: f64) {\n  // caf\xe9\n  rev.return %x : f64\n}\n"
 @pytest.mark.parametrize(
     "make_args, message",
     [
-        (lambda tmp: [tmp / "missing.mlir"],
-         "rev-opt: error: cannot open '{tmp}/missing.mlir': No such file or directory"),
+        (
+            lambda tmp: [tmp / "missing.mlir"],
+            "rev-opt: error: cannot open '{tmp}/missing.mlir': No such file or directory",
+        ),
         (lambda tmp: [tmp], "rev-opt: error: cannot open '{tmp}': Is a directory"),
-        (lambda tmp: [MULTIPLIER, "-o", tmp / "nowhere" / "out.mlir"],
-         "rev-opt: error: cannot open '{tmp}/nowhere/out.mlir': No such file or directory"),
-        (lambda tmp: [tmp / "latin1.mlir"],
-         "{tmp}/latin1.mlir:2:9: error: the input is not UTF-8 text (byte 0xe9)"),
+        (
+            lambda tmp: [MULTIPLIER, "-o", tmp / "nowhere" / "out.mlir"],
+            "rev-opt: error: cannot open '{tmp}/nowhere/out.mlir': No such file or directory",
+        ),
+        (lambda tmp: [tmp / "latin1.mlir"], "{tmp}/latin1.mlir:2:9: error: the input is not UTF-8 text (byte 0xe9)"),
     ],
     ids=["missing", "directory", "output-directory", "not-utf8"],
 )
@@ -207,9 +209,7 @@ def test_unreadable_input_and_unwritable_output(capsys, tmp_path: Path, make_arg
 def test_not_utf8_on_stdin():
     result = subprocess.run([str(BIN / "rev-opt"), "-"], input=NOT_UTF8, capture_output=True)
     assert result.returncode == 1
-    assert result.stderr.decode() == (
-        "stdin:2:9: error: the input is not UTF-8 text (byte 0xe9)\n"
-    )
+    assert result.stderr.decode() == ("stdin:2:9: error: the input is not UTF-8 text (byte 0xe9)\n")
 
 
 # -- printing -----------------------------------------------------------------
@@ -223,14 +223,17 @@ def test_mlir_print_flags_are_xdsl_opts(capsys):
     assert located == rev_opt(capsys, MULTIPLIER, "--print-debuginfo")
     assert f'loc("{MULTIPLIER}":' in located[1]
     # xDSL never prints aliases: local scope is what it prints anyway.
-    assert rev_opt(capsys, MULTIPLIER, "--mlir-print-debuginfo",
-                   "--mlir-print-local-scope") == located
+    assert rev_opt(capsys, MULTIPLIER, "--mlir-print-debuginfo", "--mlir-print-local-scope") == located
 
 
 def test_print_ir_after_and_before_all(capsys):
     status, out, err = rev_opt(
-        capsys, MULTIPLIER, "-p", "rev-verify,rev-invert",
-        "--mlir-print-ir-before-all", "--mlir-print-ir-after-all",
+        capsys,
+        MULTIPLIER,
+        "-p",
+        "rev-verify,rev-invert",
+        "--mlir-print-ir-before-all",
+        "--mlir-print-ir-after-all",
     )
     assert status == 0
     headers = [line for line in err.splitlines() if line.startswith("// -----//")]
@@ -247,8 +250,7 @@ def test_print_ir_after_and_before_all(capsys):
 
 
 def test_print_ir_after_all_in_the_generic_form(capsys):
-    _, _, err = rev_opt(capsys, MULTIPLIER, "--rev-invert",
-                        "--mlir-print-ir-after-all", "--mlir-print-op-generic")
+    _, _, err = rev_opt(capsys, MULTIPLIER, "--rev-invert", "--mlir-print-ir-after-all", "--mlir-print-op-generic")
     assert err.startswith("// -----// IR Dump After RevInvertPass (rev-invert) //----- //\n")
     assert '"rev.func"() <{sym_name = "multiplier.inv"' in err
 
@@ -271,7 +273,9 @@ def test_xdsl_opt_runs_revmlir_passes(tmp_path: Path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), str(tmp_path)]))
     result = subprocess.run(
         [str(BIN / "xdsl-opt"), str(MULTIPLIER), "-p", "rev-invert"],
-        capture_output=True, text=True, env=env,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert result.returncode == 0, result.stderr
     assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout

@@ -94,24 +94,16 @@ class Program:
 
 
 CASES = {
-    "heat": Program(
-        "heat.mlir", "heat", lambda: [rng.random(9), np.zeros(9), 0.2, 4], _heat_jax
-    ),
-    "threshold": Program(
-        "threshold.mlir", "threshold", lambda: [rng.normal(size=7), 1.7], _threshold_jax
-    ),
+    "heat": Program("heat.mlir", "heat", lambda: [rng.random(9), np.zeros(9), 0.2, 4], _heat_jax),
+    "threshold": Program("threshold.mlir", "threshold", lambda: [rng.normal(size=7), 1.7], _threshold_jax),
     "layers": Program(
         "layers.mlir",
         "layers",
         lambda: [rng.normal(size=(4, 4)) / 2, rng.normal(size=4), np.zeros(4), 3],
         _layers_jax,
     ),
-    "calls": Program(
-        "calls.mlir", "driver", lambda: [rng.normal(size=5), rng.normal(size=5), 0.7], _driver_jax
-    ),
-    "while": Program(
-        "halve.mlir", "halve", lambda: [13.3, np.array([0.5, 1.5])], _halve_jax
-    ),
+    "calls": Program("calls.mlir", "driver", lambda: [rng.normal(size=5), rng.normal(size=5), 0.7], _driver_jax),
+    "while": Program("halve.mlir", "halve", lambda: [13.3, np.array([0.5, 1.5])], _halve_jax),
 }
 
 
@@ -147,7 +139,8 @@ def written(case: Program, args: list[Any]) -> list[int]:
     arguments) — what the Bennett form must copy out."""
     final = run_ordinary(case, args)[1:]
     return [
-        i for i, (before, after) in enumerate(zip(args, final))
+        i
+        for i, (before, after) in enumerate(zip(args, final))
         if isinstance(before, np.ndarray) and not np.array_equal(before, after)
     ]
 

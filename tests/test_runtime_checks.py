@@ -237,7 +237,9 @@ def test_argument_type_errors():
 
 def test_out_of_bounds_index_is_an_execution_error_with_location():
     program = interp(ALIAS)
-    with pytest.raises(ExecutionError, match="prog.mlir:3:3: .rev.take. in @f: index 7 is out of bounds for axis 0 with size 4"):
+    with pytest.raises(
+        ExecutionError, match="prog.mlir:3:3: .rev.take. in @f: index 7 is out of bounds for axis 0 with size 4"
+    ):
         program.call("f", np.zeros(4), 7, 0)
 
 
@@ -250,8 +252,20 @@ rev.func @f(%x: T, %e: T) {
 """
 INF, NAN = float("inf"), float("nan")
 NEAR_PAIRS = [
-    (1.0, 1.0), (1.0, 1.0 + 1e-9), (1.0, 1.0 + 1e-7), (0.0, 1e-9), (0.0, 1e-7), (1e20, 1e20 * (1 + 1e-9)),
-    (INF, INF), (-INF, -INF), (INF, 1.0), (1.0, INF), (INF, -INF), (1e308, -1e308), (NAN, NAN), (NAN, 1.0),
+    (1.0, 1.0),
+    (1.0, 1.0 + 1e-9),
+    (1.0, 1.0 + 1e-7),
+    (0.0, 1e-9),
+    (0.0, 1e-7),
+    (1e20, 1e20 * (1 + 1e-9)),
+    (INF, INF),
+    (-INF, -INF),
+    (INF, 1.0),
+    (1.0, INF),
+    (INF, -INF),
+    (1e308, -1e308),
+    (NAN, NAN),
+    (NAN, 1.0),
 ]
 
 
@@ -282,7 +296,9 @@ def test_free_tolerance_is_the_same_on_both_engines(free_engines, x: float, e: f
     import math
 
     interpreter, native = free_engines["real"]
-    expected = "freed" if math.isclose(x, e, rel_tol=1e-8, abs_tol=1e-8) else f"ancilla freed holding {x!r}, expected {e!r}"
+    expected = (
+        "freed" if math.isclose(x, e, rel_tol=1e-8, abs_tol=1e-8) else f"ancilla freed holding {x!r}, expected {e!r}"
+    )
     assert _freed(interpreter, x, e).endswith(expected)
     assert _freed(native, x, e).endswith(expected)
     interpreter, native = free_engines["complex"]
@@ -321,8 +337,13 @@ rev.func @f(%a: f64, %b: f64, %c: f64, %d: f64) {
 }
 """
 ZERO_CASES = [
-    (0.0, -0.0, 0.0, -0.0), (0.0, 1e-9, 0.0, -1e-9), (0.0, 0.0, 1e-3, 5.0), (0.0, NAN, 0.0, 0.0),
-    (INF, 0.0, 0.0, 1.0), (0.0, 2.0, 0.0, 0.0), (0.0, 0.0, 0.0, -1e-7),
+    (0.0, -0.0, 0.0, -0.0),
+    (0.0, 1e-9, 0.0, -1e-9),
+    (0.0, 0.0, 1e-3, 5.0),
+    (0.0, NAN, 0.0, 0.0),
+    (INF, 0.0, 0.0, 1.0),
+    (0.0, 2.0, 0.0, 0.0),
+    (0.0, 0.0, 0.0, -1e-7),
 ]
 
 
@@ -345,8 +366,10 @@ def test_a_run_of_zero_frees_reports_as_each_check_alone(zero_free_engines, valu
         return
     first = failing[0]
     expected = "-0.0" if first == 1 else "0.0"
-    assert outcome == (f"zeros.mlir:{(13, 15, 17, 18)[first]}:3: 'anc.free' in @f: "
-                       f"ancilla freed holding {values[first]!r}, expected {expected}")
+    assert outcome == (
+        f"zeros.mlir:{(13, 15, 17, 18)[first]}:3: 'anc.free' in @f: "
+        f"ancilla freed holding {values[first]!r}, expected {expected}"
+    )
 
 
 def _freed_values(backend: object, values: tuple[float, ...]) -> str:

@@ -33,15 +33,21 @@ def test_the_binomial_split_is_optimal(snapshots):
         best = binomial_optimum(length, snapshots)
         j = binomial_split(length, snapshots)
         assert 1 <= j < length
-        assert j + binomial_optimum(length - j, snapshots - 1) + binomial_optimum(j, snapshots) \
-            == best, (length, snapshots, j)
+        assert j + binomial_optimum(length - j, snapshots - 1) + binomial_optimum(j, snapshots) == best, (
+            length,
+            snapshots,
+            j,
+        )
 
 
 def test_the_binomial_split_is_the_least_optimal_one():
     for snapshots, length in [(2, 4), (3, 50), (5, 1000), (9, 777)]:
         j = binomial_split(length, snapshots)
-        assert all(i + binomial_optimum(length - i, snapshots - 1) + binomial_optimum(i, snapshots)
-                   > binomial_optimum(length, snapshots) for i in range(1, j))
+        assert all(
+            i + binomial_optimum(length - i, snapshots - 1) + binomial_optimum(i, snapshots)
+            > binomial_optimum(length, snapshots)
+            for i in range(1, j)
+        )
         t = repetition_number(length, snapshots)
         assert j == max(length - _beta(snapshots - 1, t), _beta(snapshots, t - 2), 1)
 
@@ -54,9 +60,10 @@ def test_cursor_entries_are_the_offline_tables(scheme):
             assert list(entries(scheme, steps, snapshots)) == expected, (steps, snapshots)
 
 
-@pytest.mark.parametrize("scheme, steps, snapshots",
-                         [("binomial", 5000, 4), ("binomial", 2000, 30), ("bisection", 3000, 0),
-                          ("store_all", 500, 0)])
+@pytest.mark.parametrize(
+    "scheme, steps, snapshots",
+    [("binomial", 5000, 4), ("binomial", 2000, 30), ("bisection", 3000, 0), ("store_all", 500, 0)],
+)
 def test_cursor_entries_replay_as_the_schedule(scheme, steps, snapshots):
     """Simulated independently of the generators: every step reversed once,
     last first, within the memory, with the optimal recomputation."""
@@ -73,8 +80,11 @@ def test_unknown_scheme():
         list(entries("revolve", 3))
 
 
-ATTRS = {"store_all": "#ad.schedule<store_all>", "bisection": "#ad.schedule<bisection>",
-         "binomial": "#ad.schedule<binomial, snapshots = 4>"}
+ATTRS = {
+    "store_all": "#ad.schedule<store_all>",
+    "bisection": "#ad.schedule<bisection>",
+    "binomial": "#ad.schedule<binomial, snapshots = 4>",
+}
 
 
 def _stream(table: list[tuple[Entry, int]]) -> list[int]:
@@ -155,18 +165,29 @@ STEP = "    %c1 = rev.inc %c : index\n"
 POPS = {
     # words of a cursor one level deep on its way up, with no frame pushed
     "empty_frames": (
-        [("%w2 = anc.alloc %z", "%six = arith.constant 6 : index\n  %w2 = anc.alloc %six"),
-         ("%w7 = anc.alloc %z", "%one = arith.constant 1 : index\n  %w7 = anc.alloc %one")],
+        [
+            ("%w2 = anc.alloc %z", "%six = arith.constant 6 : index\n  %w2 = anc.alloc %six"),
+            ("%w7 = anc.alloc %z", "%one = arith.constant 1 : index\n  %w7 = anc.alloc %one"),
+        ],
         "'ad.next' in @empty_frames: pop from an empty stack",
     ),
     "restore_nothing": (
-        [(STEP, "    %c0 = anc.restore %s, %c : !anc.stack<index>, index -> (index)\n"
-                "    %c1 = anc.alloc %c0 : index\n")],
+        [
+            (
+                STEP,
+                "    %c0 = anc.restore %s, %c : !anc.stack<index>, index -> (index)\n    %c1 = anc.alloc %c0 : index\n",
+            )
+        ],
         "'anc.restore' in @restore_nothing: no snapshot to restore",
     ),
     "drop_more": (  # a record of one element, dropped as one of two
-        [(STEP, "    anc.snapshot %s, %n : !anc.stack<index>, index\n"
-                "    anc.drop %s, %n, %n : !anc.stack<index>, index, index\n" + STEP)],
+        [
+            (
+                STEP,
+                "    anc.snapshot %s, %n : !anc.stack<index>, index\n"
+                "    anc.drop %s, %n, %n : !anc.stack<index>, index, index\n" + STEP,
+            )
+        ],
         "'anc.drop' in @drop_more: no snapshot to drop",
     ),
 }
@@ -174,10 +195,12 @@ POPS = {
 
 def _popping(name: str, edits: list[tuple[str, str]]) -> str:
     text = quiet(ATTRS["bisection"]).replace("@drive", f"@{name}")
-    text = text.replace("  %frames = anc.stack_alloc : !anc.stack<index>\n",
-                        "  %frames = anc.stack_alloc : !anc.stack<index>\n" + STORE)
-    text = text.replace("  anc.stack_free %frames : !anc.stack<index>\n",
-                        "  anc.stack_free %frames : !anc.stack<index>\n" + FREE_STORE)
+    text = text.replace(
+        "  %frames = anc.stack_alloc : !anc.stack<index>\n", "  %frames = anc.stack_alloc : !anc.stack<index>\n" + STORE
+    )
+    text = text.replace(
+        "  anc.stack_free %frames : !anc.stack<index>\n", "  anc.stack_free %frames : !anc.stack<index>\n" + FREE_STORE
+    )
     for old, new in edits:
         assert old in text
         text = text.replace(old, new)

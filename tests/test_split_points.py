@@ -22,11 +22,11 @@ X = np.linspace(0.1, 1.0, 8)
 def test_gradients_agree_with_store_all_and_finite_differences(l):
     reference = rv.gradient(R.rotations, (X.copy(), l, 1.0))[0]
     for f in (R.rotations_iterations, R.rotations_work):
-        np.testing.assert_allclose(rv.gradient(f, (X.copy(), l, 1.0))[0], reference,
-                                   rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(rv.gradient(f, (X.copy(), l, 1.0))[0], reference, rtol=1e-12, atol=1e-13)
     h = 1e-6
-    central = [(R.rotations_numpy(X + h * e, l, 1.0) - R.rotations_numpy(X - h * e, l, 1.0)) / (2 * h)
-               for e in np.eye(len(X))]
+    central = [
+        (R.rotations_numpy(X + h * e, l, 1.0) - R.rotations_numpy(X - h * e, l, 1.0)) / (2 * h) for e in np.eye(len(X))
+    ]
     np.testing.assert_allclose(reference, central, rtol=1e-7, atol=1e-8)
 
 
@@ -37,8 +37,9 @@ def test_the_steps_are_primitive_steps():
     f64 state)."""
     f = rv.ordinary(R.rotations_work.pyfunc, backend="interpreter")
     x, l = np.linspace(0.1, 1.0, 4), 8
-    np.testing.assert_allclose(rv.gradient(f, (x.copy(), l, 1.0))[0],
-                               rv.gradient(R.rotations, (x.copy(), l, 1.0))[0], rtol=1e-12)
+    np.testing.assert_allclose(
+        rv.gradient(f, (x.copy(), l, 1.0))[0], rv.gradient(R.rotations, (x.copy(), l, 1.0))[0], rtol=1e-12
+    )
     spec = f.specialization_for(x, l, 1.0).checkpointed_gradient
     run = own_gradient(spec)
     steps = sum(R.durations(l, 1.0)) + 2 * l

@@ -203,7 +203,9 @@ def test_object_links_with_c_written_against_mlirs_c_interface(tmp_path: Path):
     exe = tmp_path / "main"
     build = subprocess.run(
         [*c_compiler(), "-O2", str(tmp_path / "main.c"), *objects, "-o", str(exe), "-lm"],
-        capture_output=True, text=True, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
     )
     assert build.returncode == 0, build.stdout + build.stderr
     run = subprocess.run([str(exe)], capture_output=True, text=True)
@@ -244,7 +246,9 @@ rev.func @f(%r1: i64, %r2: i64, %r3: i64, %r4: i64, %r5: f64, %r6: i32, %r7: f64
 
 
 def signed(value: int, bits: int) -> int:
-    return int(np.array(value, dtype=np.uint64).astype(np.int64)) if bits == 64 else value - (value >> (bits - 1) << bits)
+    return (
+        int(np.array(value, dtype=np.uint64).astype(np.int64)) if bits == 64 else value - (value >> (bits - 1) << bits)
+    )
 
 
 def closed_forms(a: int, b: int, x: float) -> tuple:
@@ -253,15 +257,29 @@ def closed_forms(a: int, b: int, x: float) -> tuple:
     ceil = 0 if ua == 0 else int((ua - np.uint64(1)) // ub) + 1
     fu = 0 if np.isnan(x) else int(min(max(x, 0.0), 2.0**32 - 1))
     return (
-        signed(int(max(ua, ub)), 64), signed(int(min(ua, ub)), 64), signed(ceil, 64),
-        bin(int(ua)).count("1"), float(ua), signed(fu, 32), 0.0, 1,
+        signed(int(max(ua, ub)), 64),
+        signed(int(min(ua, ub)), 64),
+        signed(ceil, 64),
+        bin(int(ua)).count("1"),
+        float(ua),
+        signed(fu, 32),
+        0.0,
+        1,
     )
 
 
-@pytest.mark.parametrize("a, b, x", [
-    (7, 3, 2.5), (-1, 2, -3.0), (0, 5, float("nan")), (-(2**63), -1, 1e20),
-    (2**63 - 1, 7, 4294967295.9), (12345, -3, float("inf")), ((1 << 53) + 1, 1, 0.99),
-])
+@pytest.mark.parametrize(
+    "a, b, x",
+    [
+        (7, 3, 2.5),
+        (-1, 2, -3.0),
+        (0, 5, float("nan")),
+        (-(2**63), -1, 1e20),
+        (2**63 - 1, 7, 4294967295.9),
+        (12345, -3, float("inf")),
+        ((1 << 53) + 1, 1, 0.99),
+    ],
+)
 def test_upstream_ops_agree_with_the_interpreter_and_numpy(a, b, x):
     module = parse_module(OPS, "ops.mlir")
     args = (0, 0, 0, 0, 0.0, 0, 0.0, 0, a, b, x)
@@ -273,7 +291,8 @@ def test_upstream_ops_agree_with_the_interpreter_and_numpy(a, b, x):
 def test_an_op_neither_engine_knows_is_named_where_it_is():
     module = parse_module(
         "rev.func @f(%r: i64, %a: i64) {\n  %c = math.ctlz %a : i64\n"
-        "  %s = rev.add %r, %c : i64\n  rev.return %s, %a : i64, i64\n}\n", "ctlz.mlir"
+        "  %s = rev.add %r, %c : i64\n  rev.return %s, %a : i64, i64\n}\n",
+        "ctlz.mlir",
     )
     with pytest.raises(ExecutionError, match=r"^ctlz.mlir:2:3: 'math.ctlz' in @f: the interpreter has no semantics"):
         RevInterpreter(module).call("f", 0, 5)
@@ -282,8 +301,10 @@ def test_an_op_neither_engine_knows_is_named_where_it_is():
 
 
 def test_a_poison_array_is_a_located_diagnostic():
-    module = parse_module("func.func @g() -> memref<?xf64> {\n  %m = ub.poison : memref<?xf64>\n"
-                          "  func.return %m : memref<?xf64>\n}\n", "poison.mlir")
+    module = parse_module(
+        "func.func @g() -> memref<?xf64> {\n  %m = ub.poison : memref<?xf64>\n  func.return %m : memref<?xf64>\n}\n",
+        "poison.mlir",
+    )
     with pytest.raises(Exception, match=r"'ub.poison' at poison.mlir:2:3: a poison memref<\?xf64>"):
         ConvertStdToLLVMPass().apply(make_context(), module)
 
@@ -343,7 +364,8 @@ def test_a_failed_assertion_is_a_located_error_not_a_trap():
     module = parse_module(
         "func.func @g(%x: f64) -> f64 {\n  %zero = arith.constant 0.0 : f64\n"
         "  %positive = arith.cmpf ogt, %x, %zero : f64\n"
-        '  cf.assert %positive, "x must be positive {0}"\n  func.return %x : f64\n}\n', "assert.mlir"
+        '  cf.assert %positive, "x must be positive {0}"\n  func.return %x : f64\n}\n',
+        "assert.mlir",
     )
     native = NativeModule.compile(module)
     (g,) = [op for op in native.module.ops if isinstance(op, func.FuncOp)]

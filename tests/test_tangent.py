@@ -75,7 +75,11 @@ def central_differences(f, args, tangents, h=1e-6):
 
     def shifted(sign):
         values = [
-            _copy(a) if t is None else _copy(a) + sign * h * np.asarray(t) if isinstance(a, np.ndarray) else a + sign * h * t
+            _copy(a)
+            if t is None
+            else _copy(a) + sign * h * np.asarray(t)
+            if isinstance(a, np.ndarray)
+            else a + sign * h * t
             for a, t in zip(args, tangents)
         ]
         return _as_tuple(f(*values), len(args))
@@ -83,9 +87,7 @@ def central_differences(f, args, tangents, h=1e-6):
     plus, minus = shifted(1.0), shifted(-1.0)
     result = []
     for p, m in zip(plus, minus):
-        exact = isinstance(p, int | np.integer) or (
-            isinstance(p, np.ndarray) and p.dtype.kind in "iub"
-        )
+        exact = isinstance(p, int | np.integer) or (isinstance(p, np.ndarray) and p.dtype.kind in "iub")
         result.append(None if exact else (np.asarray(p) - np.asarray(m)) / (2 * h))
     return result
 
@@ -196,8 +198,7 @@ def test_every_rule_is_exercised():
     module = f.specialization_for(0.1, 0.4, 0.7, 1.3).module
     used = {type(op) for op in module.walk()}
     expected = {
-        op for op in tangents.rules
-        if op.__module__ != complexd.__name__ and op not in (arith.ExtFOp, arith.TruncFOp)
+        op for op in tangents.rules if op.__module__ != complexd.__name__ and op not in (arith.ExtFOp, arith.TruncFOp)
     }
     # arrays: tested below; user primitives: tests/test_user_primitives.py
     assert expected - used == {memref.LoadOp, ApplyOp}
@@ -272,7 +273,7 @@ def float_stack(y, x):
     s = rv.stack(float)
     t = rv.ancilla(0.0)
     t += x * x
-    rv.push(s, t)            # t ends on the stack
+    rv.push(s, t)  # t ends on the stack
     rv.copy_push(s, x)
     y += math.sin(x) * 2.0
     rv.copy_pop(s, x)
@@ -378,7 +379,9 @@ def test_leapfrog_against_jax(backend):
 def gradient_differences(f, args, iloss, h=1e-5):
     """The Hessian by central differences of rv.gradient, flattened like
     rv.hessian's."""
-    floats = [i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64)]
+    floats = [
+        i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64)
+    ]
 
     def flat_gradient(values):
         g = rv.gradient(f, values, iloss=iloss)
@@ -400,7 +403,9 @@ def gradient_differences(f, args, iloss, h=1e-5):
 
 def flat_jax_hessian(twin, args, iloss):
     """jax.hessian of output iloss over the flattened float arguments."""
-    floats = [i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64)]
+    floats = [
+        i for i, a in enumerate(args) if isinstance(a, float) or (isinstance(a, np.ndarray) and a.dtype == np.float64)
+    ]
     sizes = [int(np.size(args[i])) for i in floats]
 
     def scalar(flat):
@@ -488,9 +493,7 @@ def test_hvp_by_argument():
     # ∂²e/∂x∂x₀ = (A + Aᵀ)[:, 0] + the sin terms; ∂²e/∂A∂x₀ = x ⊗ e₀ + e₀ ⊗ x
     assert products[0] == 0.0
     np.testing.assert_allclose(products[1], [[2 * 0.3, -0.7], [-0.7, 0.0]])
-    expected_x = (A + A.T)[:, 0] + 1.1 * np.array(
-        [2 * math.cos(0.3) - 0.3 * math.sin(0.3), math.cos(-0.7)]
-    )
+    expected_x = (A + A.T)[:, 0] + 1.1 * np.array([2 * math.cos(0.3) - 0.3 * math.sin(0.3), math.cos(-0.7)])
     np.testing.assert_allclose(products[2], expected_x)
     assert products[3] == pytest.approx(math.sin(0.3) + 0.3 * math.cos(0.3) + math.sin(-0.7))
 
@@ -525,7 +528,12 @@ VECTOR_PROGRAMS = {
     **{case: (pyfunc, args, BACKENDS) for case, (pyfunc, args, _) in CASES.items()},
     "affine_arrays": (
         appendix_b.i_affine,
-        (rng_vector.normal(size=3), rng_vector.normal(size=(3, 4)), rng_vector.normal(size=3), rng_vector.normal(size=4)),
+        (
+            rng_vector.normal(size=3),
+            rng_vector.normal(size=(3, 4)),
+            rng_vector.normal(size=3),
+            rng_vector.normal(size=4),
+        ),
         BACKENDS,
     ),
     "unitary_rotations": (appendix_b.i_umm, (rng_vector.normal(size=(3, 2)), rng_vector.normal(size=3)), BACKENDS),
@@ -546,7 +554,9 @@ def test_vector_mode_lanes_equal_one_direction_at_a_time(case, backend):
     for lane, tangents in zip(lanes, directions):
         assert_per_argument_close(lane, one_lane_jvp(f, args, tangents), rtol=1e-13, atol=1e-14)
     # the lanes are independent: different directions, different tangents
-    assert not np.allclose(np.concatenate([np.ravel(t) for t in lanes[0]]), np.concatenate([np.ravel(t) for t in lanes[1]]))
+    assert not np.allclose(
+        np.concatenate([np.ravel(t) for t in lanes[0]]), np.concatenate([np.ravel(t) for t in lanes[1]])
+    )
 
 
 @pytest.mark.parametrize(
@@ -565,7 +575,10 @@ def test_vector_mode_adjoint_lanes_equal_one_cotangent_at_a_time(case, backend):
     assert len(lanes) == 3
     for lane, cotangent in zip(lanes, cotangents):
         assert_per_argument_close(lane, pullback(*cotangent), rtol=1e-13, atol=1e-14)
-    flat = [np.concatenate([np.ravel(np.asarray(g if g is not None else 0.0, dtype=complex)) for g in lane]) for lane in lanes]
+    flat = [
+        np.concatenate([np.ravel(np.asarray(g if g is not None else 0.0, dtype=complex)) for g in lane])
+        for lane in lanes
+    ]
     assert not np.allclose(flat[0], flat[1])
 
 
@@ -583,7 +596,9 @@ def test_hessian_and_jacobian_with_lanes(monkeypatch, lanes):
     np.testing.assert_allclose(rv.hessian(f, args, wrt=(2, 3)), expected[5:, 5:], rtol=1e-12, atol=1e-13)
     jacobian = rv.jacobian(f, args, mode="forward")
     np.testing.assert_allclose(jacobian, rv.jacobian(f, args, mode="reverse"), rtol=1e-12, atol=1e-13)
-    np.testing.assert_allclose(jacobian[0, 5:7], jax.grad(lambda x: quadratic_form_jax(*args[:2], x, args[3])[0])(args[2]))
+    np.testing.assert_allclose(
+        jacobian[0, 5:7], jax.grad(lambda x: quadratic_form_jax(*args[:2], x, args[3])[0])(args[2])
+    )
 
 
 # ---------------------------------------------------------------------------

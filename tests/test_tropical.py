@@ -74,7 +74,9 @@ def test_gradients_are_those_of_max_plus(path, engine):
 
 
 def test_the_tropical_zero_is_refused(path):
-    with pytest.raises(TypeError, match=r"argument #1 of @_path must be a finite real number \(-inf, the tropical zero"):
+    with pytest.raises(
+        TypeError, match=r"argument #1 of @_path must be a finite real number \(-inf, the tropical zero"
+    ):
         path["native"](0.0, -math.inf, 0.0, 0.0)
     with pytest.raises(TypeError, match="must be a finite real number"):
         path["interpreter"](0.0, 0.0, math.nan, 0.0)
@@ -85,7 +87,9 @@ def test_making_the_tropical_zero_is_a_located_error(engine):
     made = rv.reversible(backend=engine)(_made)
     assert made(1.0, 2.0) == (3.0, 2.0)
     for x in (-np.inf, np.nan):
-        with pytest.raises(rv.ExecutionError, match=r"test_tropical.py:\d+:\d+: 'rev.to_tropical' in @_made: .* is no tropical number"):
+        with pytest.raises(
+            rv.ExecutionError, match=r"test_tropical.py:\d+:\d+: 'rev.to_tropical' in @_made: .* is no tropical number"
+        ):
             made(1.0, x)
 
 
@@ -97,5 +101,8 @@ def test_a_tropical_sum_into_a_variable_is_refused():
         y -= a
 
     for f, text in ((accumulate, "y += a"), (minus, "y -= a")):
-        with pytest.raises(rv.ReversibleSyntaxError, match=rf"test_tropical.py:\d+:\d+: '{re.escape(text)}' is not reversible: a tropical \+= is max"):
+        with pytest.raises(
+            rv.ReversibleSyntaxError,
+            match=rf"test_tropical.py:\d+:\d+: '{re.escape(text)}' is not reversible: a tropical \+= is max",
+        ):
             rv.reversible(f)(0.0, 1.0)

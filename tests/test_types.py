@@ -42,7 +42,9 @@ def test_every_module_of_the_package_type_checks(tmp_path):
 
 def test_the_checker_finds_a_planted_error(tmp_path):
     planted = tmp_path / "planted.py"
-    planted.write_text("def half(x: int) -> int:\n    return x / 2\n\n\nTWO: int = 2  # type: ignore[assignment]  # none\n")
+    planted.write_text(
+        "def half(x: int) -> int:\n    return x / 2\n\n\nTWO: int = 2  # type: ignore[assignment]  # none\n"
+    )
     result = mypy(tmp_path / "cache", planted)
     assert result.returncode == 1
     assert "[return-value]" in result.stdout and "[unused-ignore]" in result.stdout, result.stdout

@@ -77,8 +77,7 @@ def test_the_untaped_copies_push_nothing_and_call_each_other(sweep):
     found = functions(sweep)
     for name in ("f.ckpt.step0.plain", "relax.plain"):
         assert not any(isinstance(op, anc.PushOp | anc.CopyPushOp) for op in found[name].walk())
-    calls = [op.callee.string_value() for op in found["f.ckpt.step0.plain"].walk()
-             if isinstance(op, rev.CallOp)]
+    calls = [op.callee.string_value() for op in found["f.ckpt.step0.plain"].walk() if isinstance(op, rev.CallOp)]
     assert calls == ["relax.plain"]
     assert "f.plain" not in found  # only the step and what it calls
 

@@ -85,19 +85,25 @@ UPSTREAM_TRANSFORMS = [
 
 # Values move through a local stack that grows past its first buffer
 # (``revmlir.lowering.stacks``): a and b come back swapped.
-SWAP = """
+SWAP = (
+    """
 rev.func @swap(%a: ELEM, %b: ELEM) {
   %t = anc.stack_alloc : !anc.stack<ELEM>
-""" + "  anc.copy_push %t, %a : !anc.stack<ELEM>\n" * 9 + """
+"""
+    + "  anc.copy_push %t, %a : !anc.stack<ELEM>\n" * 9
+    + """
   anc.push %t, %a : !anc.stack<ELEM>
   anc.push %t, %b : !anc.stack<ELEM>
   %b1 = anc.pop %t : !anc.stack<ELEM>
   %a1 = anc.pop %t : !anc.stack<ELEM>
-""" + "  anc.copy_pop %t, %a1 : !anc.stack<ELEM>\n" * 9 + """
+"""
+    + "  anc.copy_pop %t, %a1 : !anc.stack<ELEM>\n" * 9
+    + """
   anc.stack_free %t : !anc.stack<ELEM>
   rev.return %b1, %a1 : ELEM, ELEM
 }
 """
+)
 STACKS: dict[str, list[Any]] = {
     "f64": [0.1, -1e300],
     "complex<f64>": [1 + 2j, -0.5 - 1e-300j],
@@ -195,7 +201,9 @@ class Probe:
         array = self.emit(f"memref.alloc({', '.join(sizes)}) : {type}")
         for position, element in np.ndenumerate(value):
             indices = ", ".join(self.index(i) for i in position)
-            self.lines.append(f"    memref.store {self.constant(element, type.element_type)}, {array}[{indices}] : {type}")
+            self.lines.append(
+                f"    memref.store {self.constant(element, type.element_type)}, {array}[{indices}] : {type}"
+            )
         return array
 
     def store(self, value: str, type: Attribute) -> None:
@@ -301,9 +309,7 @@ def std_of(case: str) -> ModuleOp:
 
 
 def mlir_opt(text: str, *options: str) -> str:
-    result = subprocess.run(
-        [tool("mlir-opt"), *options], input=text, capture_output=True, text=True, timeout=120
-    )
+    result = subprocess.run([tool("mlir-opt"), *options], input=text, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -313,7 +319,10 @@ def run_upstream(text: str) -> list[int]:
     lowered = mlir_opt(text, *UPSTREAM_LOWERING)
     result = subprocess.run(
         [tool("mlir-runner"), "-e", "main", "--entry-point-result=void", f"-shared-libs={c_runner_utils()}"],
-        input=lowered, capture_output=True, text=True, timeout=120,
+        input=lowered,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     return [int(line) for line in result.stdout.split()]

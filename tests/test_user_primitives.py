@@ -145,7 +145,10 @@ def uses_no_rules(y, x):
 
 def test_a_missing_rule_is_located_at_the_call():
     line = uses_no_rules.__wrapped__.__code__.co_firstlineno + 2
-    with pytest.raises(AdjointError, match=rf":{line}:\d+ cannot be differentiated: primitive @lgamma_without_rules declares no adjoint rule"):
+    with pytest.raises(
+        AdjointError,
+        match=rf":{line}:\d+ cannot be differentiated: primitive @lgamma_without_rules declares no adjoint rule",
+    ):
         rv.gradient(uses_no_rules, (0.0, 2.0))
     with pytest.raises(TangentError, match="declares no tangent rule"):
         rv.jvp(uses_no_rules, (0.0, 2.0), (0.0, 1.0))
@@ -196,7 +199,10 @@ def test_a_rule_that_is_no_straight_line_code_is_located_in_a_hessian():
     the adjoint rule is an error at the loop, naming the rule."""
     assert rv.gradient(uses_series, (0.0, 0.5))[1] == pytest.approx(0.5 + 0.25 / 2 + 0.125 / 3)
     line = _series_adjoint.__wrapped__.__code__.co_firstlineno + 3
-    with pytest.raises(TangentError, match=rf":{line}:\d+ cannot be differentiated in forward mode: 'scf.for' has no tangent rule, in @_series_adjoint, ordinary code that a derivative calls"):
+    with pytest.raises(
+        TangentError,
+        match=rf":{line}:\d+ cannot be differentiated in forward mode: 'scf.for' has no tangent rule, in @_series_adjoint, ordinary code that a derivative calls",
+    ):
         rv.hessian(uses_series, (0.0, 0.5))
 
 
@@ -228,26 +234,32 @@ def _line(offset: int) -> int:
 
 def test_declaration_errors_are_located():
     with _raises_at("no C function 'no_such_function_xyz' is loaded", _line(1)):
+
         @rv.primitive("no_such_function_xyz")
         def unknown(x: float) -> float: ...
 
     with _raises_at("parameter 'x' of primitive untyped has no type annotation", _line(2)):
+
         @rv.primitive("lgamma")
         def untyped(x) -> float: ...
 
     with _raises_at("the result of primitive no_result has no type annotation", _line(2)):
+
         @rv.primitive("lgamma")
         def no_result(x: float): ...
 
     with _raises_at("unknown annotation 'list' for parameter 'x'", _line(2)):
+
         @rv.primitive("lgamma")
         def listed(x: list) -> float: ...
 
     with _raises_at("primitive nothing has no implementation", _line(1)):
+
         @rv.primitive()
         def nothing(x: float) -> float: ...
 
     with _raises_at("adjoint= of primitive not_a_function must be a function", _line(1)):
+
         @rv.primitive("lgamma", adjoint=3)
         def not_a_function(x: float) -> float: ...
 
@@ -263,8 +275,16 @@ def _two_results(x, dx):
 @pytest.mark.parametrize(
     "kind, rule, message",
     [
-        ("adjoint", _one_argument, "the adjoint rule _one_argument of primitive wrong takes 1 argument.s.; it must take 2"),
-        ("tangent", _two_results, r"the tangent rule _two_results of primitive wrong returns \(float, float\); it must return \(float\)"),
+        (
+            "adjoint",
+            _one_argument,
+            "the adjoint rule _one_argument of primitive wrong takes 1 argument.s.; it must take 2",
+        ),
+        (
+            "tangent",
+            _two_results,
+            r"the tangent rule _two_results of primitive wrong returns \(float, float\); it must return \(float\)",
+        ),
     ],
 )
 def test_rule_signatures_are_checked_at_the_rule(kind, rule, message):
@@ -291,14 +311,19 @@ def test_call_errors_are_located():
     def complex_argument(y: complex, x: complex):
         y += lgamma(x)
 
-    with _raises_at("argument 1 of lgamma.. is complex; it must be float", complex_argument.__wrapped__.__code__.co_firstlineno + 2):
+    with _raises_at(
+        "argument 1 of lgamma.. is complex; it must be float", complex_argument.__wrapped__.__code__.co_firstlineno + 2
+    ):
         complex_argument(0j, 1j)
 
     @rv.ordinary
     def ordinary_caller(x):
         return lgamma(x)
 
-    with _raises_at("primitive lgamma can only be called from @rv.reversible functions", ordinary_caller.__wrapped__.__code__.co_firstlineno + 2):
+    with _raises_at(
+        "primitive lgamma can only be called from @rv.reversible functions",
+        ordinary_caller.__wrapped__.__code__.co_firstlineno + 2,
+    ):
         ordinary_caller(1.0)
 
 
@@ -307,7 +332,10 @@ def test_a_failing_python_implementation_is_located():
     def pole(y, x):
         y += lgamma(x)
 
-    with pytest.raises(rv.ExecutionError, match=rf":{pole.__wrapped__.__code__.co_firstlineno + 2}:\d+: 'rev.apply' in @pole: math domain error"):
+    with pytest.raises(
+        rv.ExecutionError,
+        match=rf":{pole.__wrapped__.__code__.co_firstlineno + 2}:\d+: 'rev.apply' in @pole: math domain error",
+    ):
         pole(0.0, 0.0)
     assert math.isinf(log_beta(0.0, 0.0, 1.0)[0])  # native: the C library's lgamma(0) = inf
 
@@ -346,5 +374,6 @@ def test_a_c_function_of_a_shared_library(soft_plus_library):
 
 def test_a_library_that_does_not_load_is_located():
     with _raises_at("cannot load the library '/nonexistent/libnothing.so'", _line(1)):
+
         @rv.primitive("nothing", library="/nonexistent/libnothing.so")
         def nothing(x: float) -> float: ...

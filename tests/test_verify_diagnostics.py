@@ -23,17 +23,19 @@ def where(text: str, first_line: int = 1) -> list[tuple[str, int | None, str]]:
 
 
 def test_designators_name_lines():
-    text = "\n".join([
-        "op0",                                  # 1
-        "op1 // expected-error {{here}}",       # 2: annotated code
-        "// expected-note@above {{above}}",     # 3: op1
-        "// expected-remark@below {{below}}",   # 4
-        "// expected-warning@below {{also}}",   # 5
-        "op2",                                  # 6
-        "// expected-error@-6 {{minus}}",       # 7
-        "// expected-error@+2 {{plus}}",        # 8
-        "// expected-error@unknown {{nowhere}}",
-    ])
+    text = "\n".join(
+        [
+            "op0",  # 1
+            "op1 // expected-error {{here}}",  # 2: annotated code
+            "// expected-note@above {{above}}",  # 3: op1
+            "// expected-remark@below {{below}}",  # 4
+            "// expected-warning@below {{also}}",  # 5
+            "op2",  # 6
+            "// expected-error@-6 {{minus}}",  # 7
+            "// expected-error@+2 {{plus}}",  # 8
+            "// expected-error@unknown {{nowhere}}",
+        ]
+    )
     assert where(text) == [
         ("error", 2, "here"),
         ("note", 2, "above"),
@@ -49,8 +51,7 @@ def test_designators_name_lines():
 
 def test_message_is_a_substring_and_regex_only_with_re():
     plain, regex = read_expectations(
-        "x // expected-error {{[rule] a.b}}\n"
-        "y // expected-error-re {{[rule] {{[0-9]+}} at {{.*}}f.mlir:3:1}}\n"
+        "x // expected-error {{[rule] a.b}}\ny // expected-error-re {{[rule] {{[0-9]+}} at {{.*}}f.mlir:3:1}}\n"
     )
     assert plain.matches(Diagnostic("error", "'op': [rule] a.b c", 1))
     assert not plain.matches(Diagnostic("error", "'op': [rule] aXb c", 1))
@@ -78,18 +79,14 @@ def test_malformed_annotations(text: str, message: str, line: int):
 
 
 def test_check_reports_like_mlir_opt():
-    expectations = read_expectations(
-        "a // expected-error {{right}}\nb // expected-error {{wrong}}\n"
-    )
+    expectations = read_expectations("a // expected-error {{right}}\nb // expected-error {{wrong}}\n")
     produced = [Diagnostic("error", "the right one", 1, 3), Diagnostic("error", "other", 2, 5)]
     assert check(expectations, produced, "f.mlir") == [
         "f.mlir:2:5: error: unexpected error: other",
         'f.mlir:2:6: error: expected error "wrong" was not produced',
     ]
     assert check(expectations[:1], produced[:1], "f.mlir") == []
-    assert check([], [Diagnostic("error", "lost")], "f.mlir") == [
-        "f.mlir: error: unexpected error: lost"
-    ]
+    assert check([], [Diagnostic("error", "lost")], "f.mlir") == ["f.mlir: error: unexpected error: lost"]
 
 
 def test_read_diagnostic_locates_pass_failures():
@@ -134,18 +131,27 @@ def test_the_expected_error_passes(capsys, tmp_path: Path):
 @pytest.mark.parametrize(
     "annotation, complaints",
     [
-        (" // expected-error {{reads its own target %y}}", [
-            f"input.mlir:3:3: error: unexpected error: {MESSAGE}",
-            'input.mlir:3:34: error: expected error "reads its own target %y" was not produced',
-        ]),
-        (" // expected-error@+1 {{" + MESSAGE + "}}", [
-            f"input.mlir:3:3: error: unexpected error: {MESSAGE}",
-            f'input.mlir:3:34: error: expected error "{MESSAGE}" was not produced',
-        ]),
-        (" // expected-warning {{" + MESSAGE + "}}", [
-            f"input.mlir:3:3: error: unexpected error: {MESSAGE}",
-            f'input.mlir:3:34: error: expected warning "{MESSAGE}" was not produced',
-        ]),
+        (
+            " // expected-error {{reads its own target %y}}",
+            [
+                f"input.mlir:3:3: error: unexpected error: {MESSAGE}",
+                'input.mlir:3:34: error: expected error "reads its own target %y" was not produced',
+            ],
+        ),
+        (
+            " // expected-error@+1 {{" + MESSAGE + "}}",
+            [
+                f"input.mlir:3:3: error: unexpected error: {MESSAGE}",
+                f'input.mlir:3:34: error: expected error "{MESSAGE}" was not produced',
+            ],
+        ),
+        (
+            " // expected-warning {{" + MESSAGE + "}}",
+            [
+                f"input.mlir:3:3: error: unexpected error: {MESSAGE}",
+                f'input.mlir:3:34: error: expected warning "{MESSAGE}" was not produced',
+            ],
+        ),
         ("", [f"input.mlir:3:3: error: unexpected error: {MESSAGE}"]),
     ],
     ids=["wrong-text", "wrong-line", "wrong-severity", "unannotated"],
@@ -154,14 +160,13 @@ def test_a_wrong_expectation_fails(capsys, tmp_path: Path, annotation, complaint
     status, out, err = verify(capsys, tmp_path, SELF_READ.replace("ANNOTATION", annotation))
     assert status == 1
     assert out == ""
-    assert [line.split(" instead")[0].split("; use")[0] for line in err.splitlines()] == (
-        complaints
-    )
+    assert [line.split(" instead")[0].split("; use")[0] for line in err.splitlines()] == (complaints)
 
 
 def test_an_expected_error_that_never_comes(capsys, tmp_path: Path):
     status, out, err = verify(
-        capsys, tmp_path,
+        capsys,
+        tmp_path,
         "// expected-error@+1 {{never}}\nrev.func @f(%x: f64) {\n  rev.return %x : f64\n}\n",
     )
     assert status == 1
@@ -172,9 +177,7 @@ def test_an_expected_error_that_never_comes(capsys, tmp_path: Path):
 def test_split_input_file_checks_every_chunk(capsys, tmp_path: Path):
     good = SELF_READ.replace("ANNOTATION", " // expected-error {{" + MESSAGE + "}}")
     bad = SELF_READ.replace("ANNOTATION", " // expected-error {{nope}}")
-    status, out, err = verify(
-        capsys, tmp_path, good + "\n// -----\n" + bad, "--split-input-file"
-    )
+    status, out, err = verify(capsys, tmp_path, good + "\n// -----\n" + bad, "--split-input-file")
     assert status == 1
     assert out == "// -----\n"
     lines = err.splitlines()
@@ -199,15 +202,15 @@ def test_pass_failures_are_expected_on_their_op(capsys, tmp_path: Path):
     assert status == 1
     assert err.startswith("input.mlir:3:3: error: unexpected error: 'math.cbrt' at ")
     assert err.endswith(
-        "input.mlir:2:6: error: expected error \"'math.cbrt' has no derivative rule\""
-        " was not produced\n"
+        "input.mlir:2:6: error: expected error \"'math.cbrt' has no derivative rule\" was not produced\n"
     )
 
 
 def test_parse_errors_are_diagnostics_too(capsys, tmp_path: Path):
     status, _, err = verify(
-        capsys, tmp_path, "rev.func @f(%x: f64) {\n  rev.frobnicate %x : f64 "
-        "// expected-error {{rev.frobnicate is not registered}}\n}\n",
+        capsys,
+        tmp_path,
+        "rev.func @f(%x: f64) {\n  rev.frobnicate %x : f64 // expected-error {{rev.frobnicate is not registered}}\n}\n",
     )
     assert (status, err) == (0, "")
 
@@ -224,6 +227,4 @@ def test_a_failure_without_a_location_is_expected_at_unknown(capsys, tmp_path: P
     args = ("-p", "rev-invert{functions=g}")
     assert verify(capsys, tmp_path, annotated, *args)[:2] == (0, "")
     status, _, err = verify(capsys, tmp_path, program, *args)
-    assert (status, err) == (
-        1, "input.mlir: error: unexpected error: no rev.func named @g in the module\n"
-    )
+    assert (status, err) == (1, "input.mlir: error: unexpected error: no rev.func named @g in the module\n")

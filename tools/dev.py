@@ -43,9 +43,7 @@ def ensure_environment() -> None:
     if STAMP.exists() and STAMP.read_text() == digest:
         return
     print(f"installing revmlir[{extras}] into .venv", flush=True)
-    subprocess.run(
-        [str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True
-    )
+    subprocess.run([str(PYTHON), "-m", "pip", "install", "--quiet", "--upgrade", "pip"], check=True)
     subprocess.run(
         [str(PYTHON), "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[{extras}]"],
         check=True,
@@ -77,10 +75,7 @@ LINTERS = (
 def lint(env: dict[str, str]) -> int:
     """Run every linter (all of them, so one run reports every problem);
     the first nonzero exit status, else 0."""
-    statuses = [
-        subprocess.run([str(BIN / tool), *args], cwd=ROOT, env=env).returncode
-        for tool, *args in LINTERS
-    ]
+    statuses = [subprocess.run([str(BIN / tool), *args], cwd=ROOT, env=env).returncode for tool, *args in LINTERS]
     return next((s for s in statuses if s), 0)
 
 

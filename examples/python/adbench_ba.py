@@ -104,7 +104,9 @@ def ba_objective(reproj_err, w_err, cams, X, w, obs, feats):
     ``w_err (p,) +=`` the weight residuals of every observation (ADBench's
     ``ba_objective``)."""
     for i in range(obs.shape[0]):
-        compute_reproj_error(reproj_err[i, 0], reproj_err[i, 1], cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1])
+        compute_reproj_error(
+            reproj_err[i, 0], reproj_err[i, 1], cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1]
+        )
     for i in range(len(w)):
         compute_zach_weight_error(w_err[i], w[i])
 
@@ -136,9 +138,29 @@ def reproj_jacobian_block(J, i, cams, c, X, p, w, feat0, feat1, g_cams0, g_X0, g
     g_f10 = rv.ancilla(0.0)
     g_f11 = rv.ancilla(0.0)
     rv.adjoint(compute_reproj_error, lanes=2)(
-        e0, e1, cams, c, X, p, w, feat0, feat1,
-        seed00, seed01, g_cams0, g_X0, g_w0, g_f00, g_f01,
-        seed10, seed11, g_cams1, g_X1, g_w1, g_f10, g_f11,
+        e0,
+        e1,
+        cams,
+        c,
+        X,
+        p,
+        w,
+        feat0,
+        feat1,
+        seed00,
+        seed01,
+        g_cams0,
+        g_X0,
+        g_w0,
+        g_f00,
+        g_f01,
+        seed10,
+        seed11,
+        g_cams1,
+        g_X1,
+        g_w1,
+        g_f10,
+        g_f11,
     )
     for j in range(11):
         J[i, 0, j], g_cams0[c, j] = g_cams0[c, j], J[i, 0, j]
@@ -189,7 +211,9 @@ def ba_jacobian(J, wJ, cams, X, w, obs, feats, g_cams0, g_X0, g_cams1, g_X1):
     workspaces shaped like ``cams``, ``X``, ``cams``, ``X``: the shadows of
     the blocks' first and second rows, given back zero."""
     for i in range(obs.shape[0]):
-        reproj_jacobian_block(J, i, cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1], g_cams0, g_X0, g_cams1, g_X1)
+        reproj_jacobian_block(
+            J, i, cams, obs[i, 0], X, obs[i, 1], w[i], feats[i, 0], feats[i, 1], g_cams0, g_X0, g_cams1, g_X1
+        )
     for i in range(len(w)):
         weight_jacobian(wJ, i, w[i])
 

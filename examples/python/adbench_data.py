@@ -117,9 +117,7 @@ def read_gmm(relative: str) -> GMMInstance:
     alphas = values[:k].copy()
     means = values[k : k + k * d].reshape(k, d).copy()
     icf = values[k + k * d : header].reshape(k, icf_size).copy()
-    x = np.ascontiguousarray(
-        np.broadcast_to(values[header : header + points * d].reshape(points, d), (n, d))
-    )
+    x = np.ascontiguousarray(np.broadcast_to(values[header : header + points * d].reshape(points, d), (n, d)))
     gamma, m = values[-2], tokens[-1]
     return GMMInstance(alphas, means, icf, x, float(gamma), int(m))
 

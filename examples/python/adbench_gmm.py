@@ -148,8 +148,7 @@ def log_wishart_prior(out, qdiags, sum_qs, icf, gamma, m):
         for j in range(1, qdiags.shape[1] + 1):
             log_gamma_half(log_gamma_d, qdiags.shape[1] + m + 2 - j)
         constant = rv.ancilla(
-            float((qdiags.shape[1] + m + 1) * qdiags.shape[1]) * (math.log(gamma) - 0.5 * math.log(2.0))
-            - log_gamma_d
+            float((qdiags.shape[1] + m + 1) * qdiags.shape[1]) * (math.log(gamma) - 0.5 * math.log(2.0)) - log_gamma_d
         )
     for ik in range(qdiags.shape[0]):
         with rv.routine() as s:

@@ -38,9 +38,7 @@ def gmm_reference(xp: ModuleType, alphas: Any, means: Any, icf: Any, x: Any, gam
     n, d = x.shape
     k = alphas.shape[0]
     log_diagonal = icf[:, :d]
-    Q = xp.exp(log_diagonal)[:, :, None] * xp.eye(d) + xp.einsum(
-        "kl,lij->kij", icf[:, d:], lower_triangle_placement(d)
-    )
+    Q = xp.exp(log_diagonal)[:, :, None] * xp.eye(d) + xp.einsum("kl,lij->kij", icf[:, d:], lower_triangle_placement(d))
     centred = x[:, None, :] - means[None, :, :]
     mahalanobis = xp.sum(xp.einsum("kij,nkj->nki", Q, centred) ** 2, axis=-1)
     main = alphas + xp.sum(log_diagonal, axis=1) - 0.5 * mahalanobis

@@ -119,7 +119,9 @@ def jax_jvp(
     h: float, q: np.ndarray, p: np.ndarray, steps: int, dh: float, dq: np.ndarray, dp: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray]:
     jax, jnp, integrate = jax_leapfrog(steps)
-    _, (d_energy, d_q, d_p) = jax.jvp(integrate, (h, jnp.asarray(q), jnp.asarray(p)), (dh, jnp.asarray(dq), jnp.asarray(dp)))
+    _, (d_energy, d_q, d_p) = jax.jvp(
+        integrate, (h, jnp.asarray(q), jnp.asarray(p)), (dh, jnp.asarray(dq), jnp.asarray(dp))
+    )
     return float(d_energy), np.asarray(d_q), np.asarray(d_p)
 
 

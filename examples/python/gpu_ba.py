@@ -35,7 +35,9 @@ def ba_jacobian_blocks(J, wJ, cams, X, w, obs, feats):
         g_cam1 = rv.zeros((1, 11))
         g_point1 = rv.zeros((1, 3))
         block = rv.zeros((1, 2, 15))
-        reproj_jacobian_block(block, 0, cam, 0, point, 0, w[i], feats[i, 0], feats[i, 1], g_cam0, g_point0, g_cam1, g_point1)
+        reproj_jacobian_block(
+            block, 0, cam, 0, point, 0, w[i], feats[i, 0], feats[i, 1], g_cam0, g_point0, g_cam1, g_point1
+        )
         for k in range(2):
             for j in range(15):
                 J[i, k, j], block[0, k, j] = block[0, k, j], J[i, k, j]

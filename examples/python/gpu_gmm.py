@@ -57,8 +57,21 @@ def gmm_gradient(alphas, means, icf, x, gamma, m, run=None):
     g_alphas, g_means, g_icf = np.zeros(k), np.zeros((k, d)), np.zeros(icf.shape)
     g_qdiags, g_sum_qs = np.zeros((k, d)), np.zeros(k)
     run(
-        rv.adjoint(gmm_points), point_err, alphas, means, icf, x, qdiags, sum_qs,
-        np.ones(n), g_alphas, g_means, g_icf, np.zeros(x.shape), g_qdiags, g_sum_qs,
+        rv.adjoint(gmm_points),
+        point_err,
+        alphas,
+        means,
+        icf,
+        x,
+        qdiags,
+        sum_qs,
+        np.ones(n),
+        g_alphas,
+        g_means,
+        g_icf,
+        np.zeros(x.shape),
+        g_qdiags,
+        g_sum_qs,
     )
     args = (0.0, alphas, icf, qdiags, sum_qs, gamma, m, n, d)
     value += gmm_parameter_terms(*args)[0]

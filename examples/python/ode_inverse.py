@@ -67,8 +67,7 @@ def kick(v, x, h, omega2, kappa):
     """``v −= h a(x)``: the spring and gravity forces of the ring."""
     for i in range(len(x)):
         v[i] -= h * (
-            omega2 * math.sin(x[i])
-            + kappa * (2.0 * x[i] - x[(i + len(x) - 1) % len(x)] - x[(i + 1) % len(x)])
+            omega2 * math.sin(x[i]) + kappa * (2.0 * x[i] - x[(i + len(x) - 1) % len(x)] - x[(i + 1) % len(x)])
         )
 
 
@@ -241,7 +240,9 @@ def invariants(run: Run, u: np.ndarray, w: np.ndarray) -> dict[str, float]:
     }
 
 
-def dissipative(z0: np.ndarray, vector: np.ndarray, dt: float, gamma: float, times: list[float]) -> dict[str, list[float]]:
+def dissipative(
+    z0: np.ndarray, vector: np.ndarray, dt: float, gamma: float, times: list[float]
+) -> dict[str, list[float]]:
     """The damped primal's modes for growing ``T1`` at a fixed ``Δt``: the
     norm of each mode's result over the seed's (the adjoint through
     ``rv.vjp``, the inverse modes through lumps), and the largest relative
@@ -259,7 +260,11 @@ def dissipative(z0: np.ndarray, vector: np.ndarray, dt: float, gamma: float, tim
         _, inverse_adjoint = rv.inverse_vjp(damped_euler, args, seed)
         results = {
             name: np.concatenate(value[:2])
-            for name, value in (("adjoint", adjoint), ("inverse tangent", inverse_tangent), ("inverse adjoint", inverse_adjoint))
+            for name, value in (
+                ("adjoint", adjoint),
+                ("inverse tangent", inverse_tangent),
+                ("inverse adjoint", inverse_adjoint),
+            )
         }
         exact = reference(z0, vector, t1, gamma)
         errors = [np.linalg.norm(results[k] - exact[k]) / np.linalg.norm(exact[k]) for k in results]
@@ -333,8 +338,10 @@ def main() -> None:
     for index, t in enumerate(times):
         row = (damped[name][index] for name in ("adjoint", "inverse tangent", "inverse adjoint", "error"))
         print(f"  {t:5.1f}  " + "".join(f"{value:17.3e}" for value in row))
-    print(f"  (‖result‖/‖seed‖; exp(∓γT/2) at the last T1: {math.exp(-gamma * times[-1] / 2):.3f}, "
-          f"{math.exp(gamma * times[-1] / 2):.3f}; error: the largest relative error against (5.11b–d))")
+    print(
+        f"  (‖result‖/‖seed‖; exp(∓γT/2) at the last T1: {math.exp(-gamma * times[-1] / 2):.3f}, "
+        f"{math.exp(gamma * times[-1] / 2):.3f}; error: the largest relative error against (5.11b–d))"
+    )
     if arguments.plot:
         plot(results, steps, t1, damped, times, gamma, arguments.plot)
         print(f"wrote {arguments.plot}")

@@ -76,6 +76,6 @@ if __name__ == "__main__":
     for n in range(1, 5):
         out, steps, peak = run_counted(1.0, 0.0, n)
         print(
-            f"n={n}: s_out = 2^{K**n} (exact: {out[1] == 2.0 ** K**n}), "
+            f"n={n}: s_out = 2^{K**n} (exact: {out[1] == 2.0**K**n}), "
             f"steps = {steps} = (2k-1)^n, peak states = {peak} + 2 = n(k-1)+2"
         )

@@ -93,9 +93,7 @@ def csr_dot(r, a_data, a_indices, a_indptr, b_data, b_indices, b_indptr, branch_
                         rv.inc(ia)
                 with rv.inverse():
                     for i in range(ia2 - ia1 + ib2 - ib1 - 1):
-                        branch_keeper[i] ^= ia == ia2 - 1 or (
-                            ib != ib2 - 1 and a_indices[ia] > b_indices[ib]
-                        )
+                        branch_keeper[i] ^= ia == ia2 - 1 or (ib != ib2 - 1 and a_indices[ia] > b_indices[ib])
                         if branch_keeper[i]:
                             rv.inc(ib)
                         else:

@@ -78,7 +78,7 @@ import revmlir as rv
 def inner_count(i, l, phi):
     """The duration of outer iteration ``i``."""
     top = int(math.log2(l))
-    return 2 ** (top - int(math.log2(1 + (1013 * int(3.0 ** phi) * i) % l)))
+    return 2 ** (top - int(math.log2(1 + (1013 * int(3.0**phi) * i) % l)))
 
 
 @rv.ordinary
@@ -149,14 +149,19 @@ def rotations_work(x, l, phi):
     return output(x)
 
 
-POLICIES = {"bisection": {"checkpoint": "bisection"},
-            "binomial": {"checkpoint": "binomial", "snapshots": 4},
-            "store_all": {"checkpoint": "store_all"},
-            "Bennett's tape": {}}
+POLICIES = {
+    "bisection": {"checkpoint": "bisection"},
+    "binomial": {"checkpoint": "binomial", "snapshots": 4},
+    "store_all": {"checkpoint": "store_all"},
+    "Bennett's tape": {},
+}
 """``checkpoint=`` options of ``rv.gradient(rotations, …)``, by policy."""
 
-MARKED = {"bisection, marked": rotations_bisection, "binomial, marked": rotations_work,
-          "binomial at outer iterations, marked": rotations_iterations}
+MARKED = {
+    "bisection, marked": rotations_bisection,
+    "binomial, marked": rotations_work,
+    "binomial at outer iterations, marked": rotations_iterations,
+}
 """The marked forms, by the schedule their (plain) gradient runs."""
 
 
@@ -203,8 +208,8 @@ def rotations_numpy(x: np.ndarray, l: int, phi: float) -> float:
             y = np.sqrt(np.dot(x, x))
             for theta, first in ((1.2 * y, 0), (1.4 * y, 1)):
                 c, s = np.cos(theta), np.sin(theta)
-                a, b = x[first:-1:2].copy(), x[first + 1::2].copy()
-                x[first:-1:2], x[first + 1::2] = c * a - s * b, s * a + c * b
+                a, b = x[first:-1:2].copy(), x[first + 1 :: 2].copy()
+                x[first:-1:2], x[first + 1 :: 2] = c * a - s * b, s * a + c * b
     return 0.5 * float(np.dot(x, x))
 
 
@@ -230,8 +235,10 @@ def main(sizes: tuple[int, ...] = L[:2]) -> None:
         print(f"l = {l:4d}: f = {value:.6f} (|f - exact|/f = {abs(value - EXACT) / EXACT:.1e})")
         for policy in (*POLICIES, *MARKED):
             g = gradient(policy, x0.copy(), l, PHI)
-            print(f"  {policy:38s} max_k |g_k - x0_k|/x0_k = {relative_error(g, x0):.1e}, "
-                  f"|g - x0|/|x0| = {normwise_error(g, x0):.1e}")
+            print(
+                f"  {policy:38s} max_k |g_k - x0_k|/x0_k = {relative_error(g, x0):.1e}, "
+                f"|g - x0|/|x0| = {normwise_error(g, x0):.1e}"
+            )
 
 
 if __name__ == "__main__":

@@ -125,9 +125,7 @@ class Adjointer(Differentiator):
     insertion point.  Unlike ``zeros``, a fact about a place in the program:
     any op emitted with a shadow as operand may write it, and forgets it."""
     _needs: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
-    _lane_gradients: list[dict[SSAValue, SSAValue]] = field(
-        default_factory=list[dict[SSAValue, SSAValue]]
-    )
+    _lane_gradients: list[dict[SSAValue, SSAValue]] = field(default_factory=list[dict[SSAValue, SSAValue]])
     _unmade: set[SSAValue] = field(default_factory=set[SSAValue])
     """Symbolic zero gradients (constants) not made into state yet."""
     _region_entry: _ZeroFacts | None = None
@@ -225,9 +223,7 @@ class Adjointer(Differentiator):
         known to be zero."""
         return value in self.zeros or value in self.zero_shadows
 
-    def add_to_element(
-        self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue
-    ) -> None:
+    def add_to_element(self, memref_value: SSAValue, indices: Sequence[SSAValue], contribution: SSAValue) -> None:
         """``shadow[i…] += contribution`` for an element of a float array read
         by the forward program (the indices are recomputed at this point).
 
@@ -254,9 +250,7 @@ class Adjointer(Differentiator):
             self.zeros.add(element)
         return element
 
-    def put_gradient(
-        self, gradient: SSAValue, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation
-    ) -> None:
+    def put_gradient(self, gradient: SSAValue, shadow: SSAValue, indices: Sequence[SSAValue], like: Operation) -> None:
         """Return an element's gradient to its shadow (the adjoint of taking
         the element): the shadow stays zero if it was and the gradient is."""
         zero = shadow in self.zero_shadows and gradient in self.zeros
@@ -291,9 +285,7 @@ class Adjointer(Differentiator):
         free.attributes[FORGETFUL_ATTR] = UnitAttr()
         self.emit_op(free)
 
-    def assume_zero(
-        self, func: rev.FuncOp, outputs: Sequence[SSAValue], zeros: frozenset[int], checked: bool
-    ) -> None:
+    def assume_zero(self, func: rev.FuncOp, outputs: Sequence[SSAValue], zeros: frozenset[int], checked: bool) -> None:
         """Know the gradients of ``outputs`` (``func``'s arguments as it
         returns them, lane by lane, those carrying a gradient) at the
         positions ``zeros`` zero.  ``checked``: first free each scalar one
@@ -442,9 +434,7 @@ class Adjointer(Differentiator):
 
     # -- blocks and regions ---------------------------------------------------
 
-    def adjoint_body(
-        self, block: Block, state_args: Sequence[SSAValue], outputs: Sequence[SSAValue]
-    ) -> list[SSAValue]:
+    def adjoint_body(self, block: Block, state_args: Sequence[SSAValue], outputs: Sequence[SSAValue]) -> list[SSAValue]:
         """Emit the adjoint of ``block``'s ops at the insertion point.
 
         ``outputs`` stand for the operands of the block's terminator, whose
@@ -484,9 +474,7 @@ class Adjointer(Differentiator):
                     collect(operand)
         return list(found)
 
-    def carried_state(
-        self, op: Operation, results: Sequence[SSAValue]
-    ) -> tuple[list[SSAValue], list[SSAValue]]:
+    def carried_state(self, op: Operation, results: Sequence[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
         """The state of the adjoint of region op ``op``: the primal values of
         its results, then lane by lane their gradients and the gradients of
         the outer values its regions read (those are returned second)."""
@@ -619,7 +607,11 @@ class Adjointer(Differentiator):
         return self.request(callee, call, zeros)
 
     def note_zeros_after(
-        self, values: Sequence[SSAValue], gradients: Sequence[SSAValue], results: Sequence[SSAValue], exits: frozenset[int]
+        self,
+        values: Sequence[SSAValue],
+        gradients: Sequence[SSAValue],
+        results: Sequence[SSAValue],
+        exits: frozenset[int],
     ) -> None:
         """After a call of an adjoint on ``gradients`` (``lane_gradients``
         of ``values``, shadows updated in place, scalars' new gradients
@@ -721,7 +713,9 @@ class _Adjoints:
     exits: dict[str, frozenset[int]] = field(default_factory=dict[str, frozenset[int]])
     specialised: set[str] = field(default_factory=set[str])
 
-    def request(self, callee: str, call: Operation | None, zeros: frozenset[int] = frozenset()) -> tuple[str, frozenset[int]]:
+    def request(
+        self, callee: str, call: Operation | None, zeros: frozenset[int] = frozenset()
+    ) -> tuple[str, frozenset[int]]:
         name = adjoint_name(callee, self.lanes) + zeros_suffix(zeros)
         if zeros:
             self.specialised.add(name)
@@ -803,9 +797,7 @@ def gradient_name(name: str, loss: int | None = None) -> str:
     return name if loss is None else f"{name}{LOSS_SUFFIX}{loss}"
 
 
-def generate_gradients(
-    module: ModuleOp, names: Sequence[str], loss: int | None = None
-) -> list[rev.FuncOp]:
+def generate_gradients(module: ModuleOp, names: Sequence[str], loss: int | None = None) -> list[rev.FuncOp]:
     """Add ``@f.grad`` for each named ``@f``: ``rev.call @f`` followed by
     ``rev.call @f.adj`` in one function, with ``@f.adj``'s signature.  Given
     the inputs and the output gradients (the seeds), it returns the inputs

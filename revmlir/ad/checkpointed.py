@@ -122,15 +122,17 @@ class Loop:
     the last step's reversal (or at its end); that step's tape waits on
     ``tapes``."""
 
-    def groups(self, scalars: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]
-               ) -> list[tuple[SSAValue, list[SSAValue]]]:
+    def groups(
+        self, scalars: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]
+    ) -> list[tuple[SSAValue, list[SSAValue]]]:
         """The snapshot records: per store, the working scalars and written
         memrefs of its element type."""
         out: list[tuple[SSAValue, list[SSAValue]]] = []
         for element, store in self.stores.items():
             values = [s for s in scalars if s.type == element]
-            values += [value(m) for m in self.written
-                       if isinstance(m.type, MemRefType) and m.type.element_type == element]
+            values += [
+                value(m) for m in self.written if isinstance(m.type, MemRefType) and m.type.element_type == element
+            ]
             out.append((store, values))
         return out
 
@@ -179,13 +181,12 @@ def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, 
     assert terminator is not None
     yielded = [mapping.get(v, v) for v in terminator.operands]
     induction = block.args[:1] if isinstance(loop, rev.ForOp) else []
-    ret = rev.ReturnOp(*induction, *yielded, *block.args[len(forward.args):][: len(scalars)])
+    ret = rev.ReturnOp(*induction, *yielded, *block.args[len(forward.args) :][: len(scalars)])
     ret.location = terminator.location
     block.add_op(ret)
     function = rev.FuncOp(name, types, Region(block))
     function.location = loop.location
-    info = Loop(loop, name, attr, captured=scalars, memrefs=memrefs, stacks=stacks,
-                written=list(written))
+    info = Loop(loop, name, attr, captured=scalars, memrefs=memrefs, stacks=stacks, written=list(written))
     return function, info
 
 
@@ -257,12 +258,10 @@ class Sweep:
         iv = self.emit(arith.AddiOp(scaled, first)).results[0]
         assert isinstance(self.info.loop, rev.ForOp)
         target = self.info.loop.lb.type
-        return iv if isinstance(target, IndexType) else self.emit(
-            arith.IndexCastOp(iv, target)).results[0]
+        return iv if isinstance(target, IndexType) else self.emit(arith.IndexCastOp(iv, target)).results[0]
 
     def new_tapes(self) -> list[SSAValue]:
-        return [self.emit(anc.StackAllocOp(s.type)).results[0]
-                for s in self.info.stacks]
+        return [self.emit(anc.StackAllocOp(s.type)).results[0] for s in self.info.stacks]
 
     def free_stacks(self, stacks: Sequence[SSAValue], check: bool) -> None:
         for stack in stacks:
@@ -282,8 +281,9 @@ class Sweep:
         self.free(results[0], iv)
         return 1
 
-    def call_step(self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue],
-                  callee: str | None = None) -> list[SSAValue]:
+    def call_step(
+        self, iv: SSAValue | None, state: Sequence[SSAValue], tapes: Sequence[SSAValue], callee: str | None = None
+    ) -> list[SSAValue]:
         """Run the step (or ``callee``, its untaped copy) on ``state``;
         scalars read from outside go in as copies, checked unchanged
         afterwards."""
@@ -293,9 +293,9 @@ class Sweep:
         args += [self.value(m) for m in info.memrefs] + list(tapes)
         results = list(self.emit(rev.CallOp(callee or info.step, args)).results)
         lead = self.free_induction(results, iv)
-        for result, known in zip(results[lead + len(state):], captured, strict=True):
+        for result, known in zip(results[lead + len(state) :], captured, strict=True):
             self.free(result, known)
-        return results[lead: lead + len(state)]
+        return results[lead : lead + len(state)]
 
     def plain_step(self, iv: SSAValue | None, state: Sequence[SSAValue]) -> list[SSAValue]:
         """A step whose tape is forgotten: never written, with an untaped
@@ -317,8 +317,7 @@ class Sweep:
             Entry.FREE: lambda step, state: self.records(anc.DropOp, state),
         }
 
-    def records(self, kind: type[anc.SnapshotOp | anc.DropOp], state: list[SSAValue]
-                ) -> list[SSAValue]:
+    def records(self, kind: type[anc.SnapshotOp | anc.DropOp], state: list[SSAValue]) -> list[SSAValue]:
         """Take (or drop) the snapshot of ``state``, which stays current."""
         for store, values in self.info.groups(state, self.value):
             self.emit(kind(store, values))
@@ -392,7 +391,7 @@ class Sweep:
             self.emit(rev.CondOp(started.result))
         with building_at_end(self.builder, body):
             kind, step = body.args[0], body.args[1]
-            current = list(body.args[WORDS + 1:])
+            current = list(body.args[WORDS + 1 :])
             for entry, handler in handlers.items():
                 current = self.conditional(kind, entry, current, handler, step)
             cursor_after = self.next(body.args[:WORDS])
@@ -402,7 +401,7 @@ class Sweep:
         loop = self.emit(rev.WhileOp(initial, Region(pre), Region(post), Region(body)))
         results = list(loop.results)
         self.free(results[WORDS], zero, check=False)
-        return results[:WORDS], results[WORDS + 1:]
+        return results[:WORDS], results[WORDS + 1 :]
 
     def conditional(
         self,
@@ -432,11 +431,14 @@ def forward_sweep(sweep: Sweep, state: list[SSAValue]) -> list[SSAValue]:
     tape stays for the reverse sweep."""
     info = sweep.info
     info.trip = sweep.trip()
-    cursor, state = sweep.cursor_loop(sweep.start_cursor(), state, sweep.value_handlers(),
-                                      stop=Entry.REVERSE)
+    cursor, state = sweep.cursor_loop(sweep.start_cursor(), state, sweep.value_handlers(), stop=Entry.REVERSE)
     state = sweep.conditional(
-        cursor[0], Entry.REVERSE, state,
-        lambda step, values: sweep.call_step(sweep.iv(step), values, info.tapes), cursor[1])
+        cursor[0],
+        Entry.REVERSE,
+        state,
+        lambda step, values: sweep.call_step(sweep.iv(step), values, info.tapes),
+        cursor[1],
+    )
     info.handoff = cursor
     return state
 
@@ -482,8 +484,9 @@ class CheckpointAdjointer(Adjointer):
         count = len(loop.res)
         floats = [i for i, r in enumerate(loop.res) if gradient_type(r.type) is not None]
 
-        def reverse(iv: SSAValue | None, values: list[SSAValue], gradients: list[SSAValue],
-                    tapes: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
+        def reverse(
+            iv: SSAValue | None, values: list[SSAValue], gradients: list[SSAValue], tapes: list[SSAValue]
+        ) -> tuple[list[SSAValue], list[SSAValue]]:
             """Step ``iv``'s adjoint on its tapes, which it empties."""
             shadows = []
             for tape in tapes:
@@ -492,41 +495,50 @@ class CheckpointAdjointer(Adjointer):
                     sweep.emit(anc.ZeroPadOp(shadow, tape))
                     shadows.append(shadow)
             originals = [self.lookup(c) for c in info.captured]
-            seeds = [self.zero_gradient_state(t) for c in info.captured
-                     if (t := gradient_type(c.type)) is not None]
+            seeds = [self.zero_gradient_state(t) for c in info.captured if (t := gradient_type(c.type)) is not None]
             memref_shadows = [g for m in info.memrefs if (g := self.gradient(m)) is not None]
-            args = [*sweep.induction(iv), *values, *map(sweep.copy, originals),
-                    *(self.lookup(m) for m in info.memrefs), *tapes,
-                    *gradients, *seeds, *memref_shadows, *shadows]
+            args = [
+                *sweep.induction(iv),
+                *values,
+                *map(sweep.copy, originals),
+                *(self.lookup(m) for m in info.memrefs),
+                *tapes,
+                *gradients,
+                *seeds,
+                *memref_shadows,
+                *shadows,
+            ]
             call = sweep.emit(rev.CallOp(adjoint_name(info.step), args))
             results = list(call.results)
-            results = results[sweep.free_induction(results, iv):]
-            copies = results[count: count + len(originals)]
+            results = results[sweep.free_induction(results, iv) :]
+            copies = results[count : count + len(originals)]
             for result, known in zip(copies, originals, strict=True):
                 sweep.free(result, known)
-            returned = iter(results[count + len(originals) + len(gradients):])
+            returned = iter(results[count + len(originals) + len(gradients) :])
             for c in info.captured:
                 if gradient_type(c.type) is not None:
                     g = next(returned)
                     self.accumulate([(c, g)])
                     self.discard_gradient(g)
             sweep.free_stacks(shadows, check=True)
-            new_gradients = results[count + len(originals):][: len(gradients)]
+            new_gradients = results[count + len(originals) :][: len(gradients)]
             return results[:count], new_gradients
 
         def unpack(args: list[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
-            for c, g in zip(captured, args[count + len(floats):], strict=True):
+            for c, g in zip(captured, args[count + len(floats) :], strict=True):
                 self.bind_gradient(c, g)
-            return args[:count], args[count: count + len(floats)]
+            return args[:count], args[count : count + len(floats)]
 
         def pack(values: list[SSAValue], gradients: list[SSAValue]) -> list[SSAValue]:
             return [*values, *gradients, *(self.gradients[c] for c in captured)]
 
         def on_values(action: Handler) -> Handler:
             """A handler of an entry that changes no gradient."""
+
             def handler(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
                 values, gradients = unpack(args)
                 return pack(action(step, values), gradients)
+
             return handler
 
         def reverse_entry(step: SSAValue, args: list[SSAValue]) -> list[SSAValue]:
@@ -565,8 +577,7 @@ def checkpointed_function(
     annotated ``loops`` checkpointed.  Signature and results of ``@f.adj``."""
     forward = func.body.block
     carrying = [a for a in forward.args if gradient_type(a.type) is not None]
-    block = Block(arg_types=[a.type for a in forward.args]
-                  + [gradient_type(a.type) for a in carrying])
+    block = Block(arg_types=[a.type for a in forward.args] + [gradient_type(a.type) for a in carrying])
     builder = Builder(InsertPoint.at_end(block))
     values: dict[SSAValue, SSAValue] = {}
     for old, new in zip(forward.args, block.args):
@@ -602,7 +613,7 @@ def checkpointed_function(
     terminator = forward.last_op
     assert terminator is not None
     outputs = [values.get(v, v) for v in terminator.operands]
-    gradient_args = dict(zip(carrying, block.args[len(forward.args):]))
+    gradient_args = dict(zip(carrying, block.args[len(forward.args) :]))
     for old, stack in values.items():
         if isinstance(old.type, anc.StackType) and old in gradient_args:
             builder.insert(anc.ZeroPadOp(gradient_args[old], stack))
@@ -652,8 +663,7 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
             if CHECKPOINT_ATTR not in op.attributes:
                 continue
             if not isinstance(op, rev.ForOp | rev.WhileOp) or op.parent_op() is not func:
-                raise _error(op, "only rev.for and rev.while loops at the top level of a "
-                             "function can be checkpointed")
+                raise _error(op, "only rev.for and rev.while loops at the top level of a function can be checkpointed")
             step, info = outline_step(op, f"{target}.step{len(loops)}")
             module.body.block.insert_op_after(step, anchor)
             anchor = step

@@ -258,9 +258,7 @@ class ModuleFunctions:
         primal = self.funcs[name]
         base = name.removesuffix(INVERSE_SUFFIX)
         anchor: Operation = self.funcs.get(base, primal)
-        while isinstance(after := anchor.next_op, rev.FuncOp) and (
-            after.sym_name.data.startswith(base + ".")
-        ):
+        while isinstance(after := anchor.next_op, rev.FuncOp) and (after.sym_name.data.startswith(base + ".")):
             anchor = after
         primal.parent_block().insert_op_after(derived, anchor)
         self.funcs[derived.sym_name.data] = derived
@@ -299,9 +297,7 @@ def derive_functions(
     return functions.created
 
 
-def add_sequence(
-    module: ModuleOp, name: str, first: str, first_arguments: Sequence[int], second: str
-) -> rev.FuncOp:
+def add_sequence(module: ModuleOp, name: str, first: str, first_arguments: Sequence[int], second: str) -> rev.FuncOp:
     """Add ``@name``, with ``@second``'s signature, running ``@first`` on the
     arguments at ``first_arguments`` and then ``@second`` on all of them (the
     first run's results in place of the scalars it took).  Chaining a

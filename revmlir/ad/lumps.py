@@ -163,11 +163,7 @@ class _Liveness:
 
     def change(self, op: int) -> int:
         """How many more values are live after scheduling ``op``."""
-        freed = sum(
-            1
-            for v in set(self.graph.nodes[op].operands)
-            if self.readers[v] == 1 and v not in self.output_set
-        )
+        freed = sum(1 for v in set(self.graph.nodes[op].operands) if self.readers[v] == 1 and v not in self.output_set)
         return 1 - freed
 
     def schedule(self, op: int) -> list[int]:
@@ -259,19 +255,12 @@ def exhaustive(graph: Graph, limit: int = EXHAUSTIVE_LIMIT) -> Lumping | None:
         return None
     bit = {op: 1 << k for k, op in enumerate(ops)}
     needs = [sum(bit.get(v, 0) for v in graph.nodes[op].operands) for op in ops]
-    readers = {
-        v: sum(bit[op] for op in ops if v in graph.nodes[op].operands)
-        for v in [*range(graph.n), *ops]
-    }
+    readers = {v: sum(bit[op] for op in ops if v in graph.nodes[op].operands) for v in [*range(graph.n), *ops]}
     outputs = set(graph.outputs)
     full = (1 << len(ops)) - 1
 
     def live(done: int) -> frozenset[int]:
-        return frozenset(
-            v
-            for v in readers
-            if (v < graph.n or done & bit[v]) and (v in outputs or readers[v] & ~done)
-        )
+        return frozenset(v for v in readers if (v < graph.n or done & bit[v]) and (v in outputs or readers[v] & ~done))
 
     best: dict[int, tuple[int, tuple[int, ...]]] = {full: (0, ())}
 

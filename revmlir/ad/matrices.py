@@ -187,8 +187,12 @@ class _ColumnBuilder:
                     self.direction(group, arg, j, offset, +1)
 
     def gather(
-        self, matrix: str, js: Sequence[Value], offsets: Sequence[Value],
-        present: Mapping[int, Callable[[], Value]] | None = None, move: bool = False,
+        self,
+        matrix: str,
+        js: Sequence[Value],
+        offsets: Sequence[Value],
+        present: Mapping[int, Callable[[], Value]] | None = None,
+        move: bool = False,
     ) -> None:
         """``C[js[l], :] +=`` lane ``l``'s gathered slots where ``present[l]()``
         holds (always for a lane without a condition).  ``C`` holds the
@@ -214,7 +218,8 @@ class _ColumnBuilder:
                         self.each_element(
                             arg,
                             lambda indices, flat: put(
-                                fn.at(matrix, j, offset + flat), fn.at(name, *indices),
+                                fn.at(matrix, j, offset + flat),
+                                fn.at(name, *indices),
                                 lambda: fn.load(name, indices),
                             ),
                         )
@@ -237,7 +242,11 @@ class _ColumnBuilder:
                     self.direction(group, arg, j, offset, -1)
 
     def finish_known(
-        self, matrix: str, js: Sequence[Value], offsets: Sequence[Value], gradient: str,
+        self,
+        matrix: str,
+        js: Sequence[Value],
+        offsets: Sequence[Value],
+        gradient: str,
         present: Mapping[int, Callable[[], Value]],
     ) -> None:
         """End a Hessian column without uncalling ``@d``: the direction is
@@ -278,9 +287,7 @@ class _ColumnBuilder:
                 else:
                     self.each_element(
                         arg,
-                        lambda indices, flat: fn.sub(
-                            fn.at(name, *indices), lambda: fn.load(known, indices)
-                        ),
+                        lambda indices, flat: fn.sub(fn.at(name, *indices), lambda: fn.load(known, indices)),
                     )
 
 
@@ -297,7 +304,9 @@ def _primal(module: ModuleOp, name: str) -> tuple[rev.FuncOp, list[str], list[_A
 _MATRIX = MemRefType(f64, [DYNAMIC_INDEX, DYNAMIC_INDEX])
 
 
-def _lane_columns(fn: FunctionBuilder, j: Value, last: Value, lanes: int) -> tuple[list[Value], dict[int, Callable[[], Value]]]:
+def _lane_columns(
+    fn: FunctionBuilder, j: Value, last: Value, lanes: int
+) -> tuple[list[Value], dict[int, Callable[[], Value]]]:
     """The columns a vector-mode derived function computes from ``j`` on:
     lane ``l`` computes column ``j + l``, except past ``last``, where it
     recomputes column ``j`` (bit for bit what lane 0 computes), is not
@@ -355,7 +364,9 @@ def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int)
         *_lane_groups(lanes, SlotGroup("t", "direction", gathered=False), SlotGroup("h", "zero", gathered=True)),
     ]
     gradient = [(f"G_{a.name}", a.type) for a in floats if not a.is_array]
-    workspaces = [(f"{g.prefix}_{a.name}", a.type) for g in (SlotGroup("G", "zero", False), *groups) for a in floats if a.is_array]
+    workspaces = [
+        (f"{g.prefix}_{a.name}", a.type) for g in (SlotGroup("G", "zero", False), *groups) for a in floats if a.is_array
+    ]
     types = primal.function_type.inputs.data
     fn = ModuleBuilder().function(
         primal_name + HESSIAN_SUFFIX,

@@ -98,8 +98,8 @@ def _bound_by_rule(value: SSAValue) -> bool:
     """Whether ``value`` is the result of an instruction whose tangent rule
     binds its tangent though it is no state version: the scalars
     ``anc.restore`` brings back from a snapshot."""
-    return isinstance(value, OpResult) and not is_expression_op(value.op) and isinstance(
-        value.op, ForwardDifferentiableOp
+    return (
+        isinstance(value, OpResult) and not is_expression_op(value.op) and isinstance(value.op, ForwardDifferentiableOp)
     )
 
 
@@ -117,9 +117,7 @@ class Tangenter(Differentiator):
     request: Request | None = None
     _varies: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
     _lane_tangents: list[dict[SSAValue, SSAValue]] = field(default_factory=list[dict[SSAValue, SSAValue]])
-    _lane_swept: list[dict[SSAValue, SSAValue | None]] = field(
-        default_factory=list[dict[SSAValue, SSAValue | None]]
-    )
+    _lane_swept: list[dict[SSAValue, SSAValue | None]] = field(default_factory=list[dict[SSAValue, SSAValue | None]])
 
     def __post_init__(self) -> None:
         self._lane_tangents = [{} for _ in range(self.lanes)]
@@ -236,8 +234,7 @@ class Tangenter(Differentiator):
             self.copy(op)
             return None
         operands = [
-            self.tangent_or_zero(o) if tangent_type(o.type) is not None else self.lookup(o)
-            for o in op.operands
+            self.tangent_or_zero(o) if tangent_type(o.type) is not None else self.lookup(o) for o in op.operands
         ]
         self.copy(op)
         twin = op.create(
@@ -369,9 +366,7 @@ class Tangenter(Differentiator):
 # ---------------------------------------------------------------------------
 
 
-def tangent_function(
-    func: rev.FuncOp, name: str, request: Request | None = None, lanes: int = 1
-) -> rev.FuncOp:
+def tangent_function(func: rev.FuncOp, name: str, request: Request | None = None, lanes: int = 1) -> rev.FuncOp:
     """``@name``: the tangent program of ``func`` (already free of routines
     and ``rev.inv``) with ``lanes`` tangents per value; see the module
     docstring for its signature."""
@@ -472,9 +467,18 @@ def ordinary_tangent(function: std.FuncOp, lanes: int = 1) -> std.FuncOp:
     tangenter.insert(std.ReturnOp(*outputs, *tangenter.carried_tangents(terminator.arguments)), like=terminator)
     derived = std.FuncOp(
         tangent_name(function.sym_name.data, lanes),
-        ([a.type for a in block.args], [*function.function_type.outputs.data, *(
-            t for _ in range(lanes) for r in function.function_type.outputs.data if (t := tangent_type(r)) is not None
-        )]),
+        (
+            [a.type for a in block.args],
+            [
+                *function.function_type.outputs.data,
+                *(
+                    t
+                    for _ in range(lanes)
+                    for r in function.function_type.outputs.data
+                    if (t := tangent_type(r)) is not None
+                ),
+            ],
+        ),
         Region(block),
     )
     derived.location = function.location
@@ -534,9 +538,7 @@ def hvp_name(name: str, lanes: int = 1, loss: int | None = None) -> str:
     return tangent_name(gradient_name(name, loss), lanes)
 
 
-def generate_hvps(
-    module: ModuleOp, names: Sequence[str], lanes: int = 1, loss: int | None = None
-) -> list[rev.FuncOp]:
+def generate_hvps(module: ModuleOp, names: Sequence[str], lanes: int = 1, loss: int | None = None) -> list[rev.FuncOp]:
     """Add ``@f.grad.tan`` (``@f.grad.lossK.tanL``) for each named ``@f``:
     the tangent of ``@f.grad`` (the forward run and the adjoint in one
     function, ``revmlir.ad.adjoint.generate_gradients``), with its

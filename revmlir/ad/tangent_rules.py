@@ -81,9 +81,7 @@ def _subf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
 @tangents(arith.MulfOp, complexd.MulOp)
 def _mulf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     da, db = dots
-    return t.sum(
-        t.scaled(da, lambda: _operand(t, op, 1)), t.scaled(db, lambda: _operand(t, op, 0))
-    )
+    return t.sum(t.scaled(da, lambda: _operand(t, op, 1)), t.scaled(db, lambda: _operand(t, op, 0)))
 
 
 @tangents(arith.DivfOp, complexd.DivOp)
@@ -139,19 +137,11 @@ def _one(t: TangentBuilder, op: Operation) -> SSAValue:
 tangents(math.ExpOp, complexd.ExpOp)(_unary(_result))
 tangents(math.ExpM1Op)(_unary(lambda t, op: t.add(_result(t, op), _one(t, op))))
 tangents(math.LogOp, complexd.LogOp)(_unary(lambda t, op: t.div(_one(t, op), _operand(t, op))))
-tangents(math.Log1pOp)(
-    _unary(lambda t, op: t.div(_one(t, op), t.add(_one(t, op), _operand(t, op))))
-)
-tangents(math.Log2Op)(
-    _unary(lambda t, op: t.div(t.const(1 / pymath.log(2), op.results[0].type), _operand(t, op)))
-)
-tangents(math.Log10Op)(
-    _unary(lambda t, op: t.div(t.const(1 / pymath.log(10), op.results[0].type), _operand(t, op)))
-)
+tangents(math.Log1pOp)(_unary(lambda t, op: t.div(_one(t, op), t.add(_one(t, op), _operand(t, op)))))
+tangents(math.Log2Op)(_unary(lambda t, op: t.div(t.const(1 / pymath.log(2), op.results[0].type), _operand(t, op))))
+tangents(math.Log10Op)(_unary(lambda t, op: t.div(t.const(1 / pymath.log(10), op.results[0].type), _operand(t, op))))
 # 1 / (2·sqrt x)
-tangents(math.SqrtOp, complexd.SqrtOp)(
-    _unary(lambda t, op: t.div(_one(t, op), t.add(_result(t, op), _result(t, op))))
-)
+tangents(math.SqrtOp, complexd.SqrtOp)(_unary(lambda t, op: t.div(_one(t, op), t.add(_result(t, op), _result(t, op)))))
 
 
 def _apply(t: TangentBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
@@ -160,9 +150,7 @@ def _apply(t: TangentBuilder, value: SSAValue, real: type[Operation], complex_op
     return t.emit(op(value))
 
 
-tangents(math.SinOp, complexd.SinOp)(
-    _unary(lambda t, op: _apply(t, _operand(t, op), math.CosOp, complexd.CosOp))
-)
+tangents(math.SinOp, complexd.SinOp)(_unary(lambda t, op: _apply(t, _operand(t, op), math.CosOp, complexd.CosOp)))
 tangents(math.CosOp, complexd.CosOp)(
     _unary(lambda t, op: t.neg(_apply(t, _operand(t, op), math.SinOp, complexd.SinOp)))
 )
@@ -178,9 +166,7 @@ def _one_plus_square(t: TangentBuilder, op: Operation, value: SSAValue, sign: fl
 # tan' = 1 + tan², tanh' = 1 − tanh², atan' = 1 / (1 + x²)
 tangents(math.TanOp, complexd.TanOp)(_unary(lambda t, op: _one_plus_square(t, op, _result(t, op), 1)))
 tangents(math.TanhOp, complexd.TanhOp)(_unary(lambda t, op: _one_plus_square(t, op, _result(t, op), -1)))
-tangents(math.AtanOp)(
-    _unary(lambda t, op: t.div(_one(t, op), _one_plus_square(t, op, _operand(t, op), 1)))
-)
+tangents(math.AtanOp)(_unary(lambda t, op: t.div(_one(t, op), _one_plus_square(t, op, _operand(t, op), 1))))
 
 
 def _arcsine(t: TangentBuilder, op: Operation) -> SSAValue:

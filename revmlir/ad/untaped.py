@@ -49,8 +49,7 @@ def _callees(module: ModuleOp, root: rev.FuncOp) -> list[rev.FuncOp] | None:
     pending = [root]
     while pending:
         for op in pending.pop().walk():
-            if isinstance(op, _READS_TAPE) or (
-                    isinstance(op, anc.PushOp) and _zero(op.value.type) is None):
+            if isinstance(op, _READS_TAPE) or (isinstance(op, anc.PushOp) and _zero(op.value.type) is None):
                 return None
             if not isinstance(op, rev.CallOp):
                 continue

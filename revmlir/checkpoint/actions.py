@@ -121,8 +121,13 @@ class Uncompute:
 
 Action = Advance | TakeSnapshot | Restore | FreeSnapshot | ReverseStep | Compute | Uncompute
 
-ADJOINT_KINDS = frozenset({
-    ActionKind.ADVANCE, ActionKind.TAKE_SNAPSHOT, ActionKind.RESTORE,
-    ActionKind.FREE_SNAPSHOT, ActionKind.REVERSE_STEP,
-})
+ADJOINT_KINDS = frozenset(
+    {
+        ActionKind.ADVANCE,
+        ActionKind.TAKE_SNAPSHOT,
+        ActionKind.RESTORE,
+        ActionKind.FREE_SNAPSHOT,
+        ActionKind.REVERSE_STEP,
+    }
+)
 REVERSIBLE_KINDS = frozenset({ActionKind.COMPUTE, ActionKind.UNCOMPUTE})

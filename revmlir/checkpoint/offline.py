@@ -116,8 +116,7 @@ def binomial(steps: int, snapshots: int) -> Schedule:
         b.take()
         _binomial_into(b, 0, steps, snapshots)
         b.free(0)
-    return Schedule("binomial", steps, Objective.ADJOINT, tuple(b.actions),
-                    (("snapshots", snapshots),))
+    return Schedule("binomial", steps, Objective.ADJOINT, tuple(b.actions), (("snapshots", snapshots),))
 
 
 def _binomial_into(b: _Builder, a: int, end: int, snapshots: int) -> None:
@@ -166,10 +165,8 @@ def bennett(steps: int, k: int) -> Schedule:
 
 
 def _shift(actions: tuple[Pebble, ...], by: int) -> list[Pebble]:
-    return [Compute(a.step + by) if isinstance(a, Compute) else Uncompute(a.step + by)
-            for a in actions]
+    return [Compute(a.step + by) if isinstance(a, Compute) else Uncompute(a.step + by) for a in actions]
 
 
 def _inverse(actions: tuple[Pebble, ...]) -> tuple[Pebble, ...]:
-    return tuple(Uncompute(a.step) if isinstance(a, Compute) else Compute(a.step)
-                 for a in reversed(actions))
+    return tuple(Uncompute(a.step) if isinstance(a, Compute) else Compute(a.step) for a in reversed(actions))

@@ -64,8 +64,7 @@ class OnlineSchedule:
         for _ in range(trip_count):
             actions += run.step()
         actions += run.finish()
-        return Schedule("online", trip_count, Objective.ADJOINT, tuple(actions),
-                        (("snapshots", self.snapshots),))
+        return Schedule("online", trip_count, Objective.ADJOINT, tuple(actions), (("snapshots", self.snapshots),))
 
 
 @dataclass

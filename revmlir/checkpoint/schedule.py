@@ -59,12 +59,10 @@ class Stats:
     peak: int = 0
 
     def as_dict(self) -> dict[str, int]:
-        return {"plain": self.plain, "taped": self.taped,
-                "uncompute": self.uncompute, "peak": self.peak}
+        return {"plain": self.plain, "taped": self.taped, "uncompute": self.uncompute, "peak": self.peak}
 
 
-def simulate(objective: Objective, actions: tuple[Action, ...], steps: int,
-             memory: int | None = None) -> Stats:
+def simulate(objective: Objective, actions: tuple[Action, ...], steps: int, memory: int | None = None) -> Stats:
     """Replay ``actions`` on a chain of ``steps`` steps; raise ``ScheduleError``
     at the first illegal action.  ``memory=None`` means unbounded."""
     if steps < 0:
@@ -89,8 +87,9 @@ def simulate(objective: Objective, actions: tuple[Action, ...], steps: int,
             if pos is None:
                 raise ScheduleError(i, a, "no working state (restore a snapshot first)")
             if pos + a.n > next_rev + 1:
-                raise ScheduleError(i, a, f"advances from s_{pos} past s_{next_rev + 1}, "
-                                    f"the state after the next step to reverse")
+                raise ScheduleError(
+                    i, a, f"advances from s_{pos} past s_{next_rev + 1}, the state after the next step to reverse"
+                )
             pos += a.n
             plain += a.n
         elif isinstance(a, TakeSnapshot):
@@ -111,8 +110,7 @@ def simulate(objective: Objective, actions: tuple[Action, ...], steps: int,
         elif isinstance(a, ReverseStep):
             if a.step != next_rev:
                 expected = f"step {next_rev}" if next_rev >= 0 else "nothing (all reversed)"
-                raise ScheduleError(i, a, f"steps must be reversed once, last first; "
-                                    f"expected {expected}")
+                raise ScheduleError(i, a, f"steps must be reversed once, last first; expected {expected}")
             if pos != a.step:
                 raise ScheduleError(i, a, f"working state is {_state(pos)}, not s_{a.step}")
             next_rev -= 1
@@ -143,8 +141,7 @@ def simulate(objective: Objective, actions: tuple[Action, ...], steps: int,
         if stored:
             raise ScheduleError(None, None, f"snapshots left stored: {sorted(stored)}")
     elif stored != {0, steps}:
-        raise ScheduleError(None, None, f"must end holding s_0 and s_{steps}, "
-                            f"holds {sorted(stored)}")
+        raise ScheduleError(None, None, f"must end holding s_0 and s_{steps}, holds {sorted(stored)}")
     return Stats(plain, taped, uncompute, peak)
 
 
@@ -181,8 +178,7 @@ def validate(schedule: Schedule, steps: int, memory: int | None) -> dict[str, in
     stored states (``None``: unbounded); return its stats.  Raises
     ``ScheduleError`` naming the first bad action."""
     if schedule.steps != steps:
-        raise ScheduleError(None, None, f"schedule is for {schedule.steps} steps, "
-                            f"not {steps}")
+        raise ScheduleError(None, None, f"schedule is for {schedule.steps} steps, not {steps}")
     return simulate(schedule.objective, schedule.actions, steps, memory).as_dict()
 
 

@@ -53,8 +53,7 @@ def encode(schedule: Schedule) -> Table:
     """The table of a valid adjoint ``schedule``; ``ScheduleError`` if it
     is not one or is not last-in-first-out."""
     if schedule.objective is not Objective.ADJOINT:
-        raise ScheduleError(None, None, f"a {schedule.objective.value} schedule has "
-                            "no adjoint action table")
+        raise ScheduleError(None, None, f"a {schedule.objective.value} schedule has no adjoint action table")
     simulate(schedule.objective, schedule.actions, schedule.steps)
     table: Table = []
     position = 0
@@ -108,7 +107,10 @@ def _check_nested(table: Table) -> None:
             held.append(step)
         elif kind in (Entry.RESTORE, Entry.FREE):
             if not held or held[-1] != step:
-                raise ScheduleError(index, None, f"{kind.name} of s_{step}, which is "
-                                    "not the latest snapshot held (snapshots are a stack)")
+                raise ScheduleError(
+                    index,
+                    None,
+                    f"{kind.name} of s_{step}, which is not the latest snapshot held (snapshots are a stack)",
+                )
             if kind == Entry.FREE:
                 held.pop()

@@ -83,8 +83,7 @@ class FunctionRequestOp(IRDLOperation):
             target = SymbolTable.lookup_symbol(self, inverse_name(name))
         if not isinstance(target, FuncOp):
             raise VerifyException(
-                f"'{self.name}' names @{name}, which is not a rev.func of the "
-                "module nor the inverse of one"
+                f"'{self.name}' names @{name}, which is not a rev.func of the module nor the inverse of one"
             )
 
 
@@ -231,13 +230,10 @@ class ScheduleAttr(ParametrizedAttribute):
     def verify(self) -> None:
         if self.scheme.data not in SCHEMES:
             raise VerifyException(
-                f"unknown checkpoint scheme '{self.scheme.data}'; expected one of "
-                f"{', '.join(SCHEMES)}"
+                f"unknown checkpoint scheme '{self.scheme.data}'; expected one of {', '.join(SCHEMES)}"
             )
         if (self.scheme.data == "binomial") != (self.snapshots.data > 0):
-            raise VerifyException(
-                "'snapshots = n' (n >= 1) is required by binomial and only by binomial"
-            )
+            raise VerifyException("'snapshots = n' (n >= 1) is required by binomial and only by binomial")
 
 
 @irdl_op_definition
@@ -283,9 +279,7 @@ class NextOp(IRDLOperation, InvertibleOp, ForwardDifferentiableOp):
         schedule = parser.parse_attribute()
         if not isinstance(schedule, ScheduleAttr):
             parser.raise_error(f"expected #ad.schedule<…>, got {schedule}")
-        frames = parser.resolve_operand(
-            parser.parse_unresolved_operand(), anc.StackType(IndexType())
-        )
+        frames = parser.resolve_operand(parser.parse_unresolved_operand(), anc.StackType(IndexType()))
         parser.parse_punctuation(",")
         steps = parser.resolve_operand(parser.parse_unresolved_operand(), IndexType())
         words = parser.parse_comma_separated_list(
@@ -296,9 +290,7 @@ class NextOp(IRDLOperation, InvertibleOp, ForwardDifferentiableOp):
         op.attributes.update(parser.parse_optional_attr_dict())
         return op
 
-    def __init__(
-        self, schedule: ScheduleAttr, frames: SSAValue, steps: SSAValue, words: Sequence[SSAValue]
-    ):
+    def __init__(self, schedule: ScheduleAttr, frames: SSAValue, steps: SSAValue, words: Sequence[SSAValue]):
         super().__init__(
             operands=[frames, steps, words],
             properties={"schedule": schedule},
@@ -329,9 +321,7 @@ class NextOp(IRDLOperation, InvertibleOp, ForwardDifferentiableOp):
 
     def verify_(self) -> None:
         if len(self.words) != WORDS:
-            raise VerifyException(
-                f"a cursor has {WORDS} words (revmlir.checkpoint.cursor), got {len(self.words)}"
-            )
+            raise VerifyException(f"a cursor has {WORDS} words (revmlir.checkpoint.cursor), got {len(self.words)}")
         element = self.frames.type
         assert isinstance(element, anc.StackType)
         if not isinstance(element.element_type, IndexType):

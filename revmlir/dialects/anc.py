@@ -59,9 +59,7 @@ class StackType(ParametrizedAttribute, TypeAttribute, ReferenceType):
 
 
 @irdl_op_definition
-class AllocOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """``x ← e``: a new state value holding the known value ``e``.
     Inverse: ``anc.free`` with the same ``e``."""
 
@@ -104,9 +102,7 @@ class AllocOp(
 
 
 @irdl_op_definition
-class FreeOp(
-    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp):
     """``x → e``: consume the ancilla ``x``, which must hold ``e``.
     Inverse: ``anc.alloc`` of ``e``."""
 
@@ -157,9 +153,7 @@ class FreeOp(
 
 
 @irdl_op_definition
-class ArrayAllocOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class ArrayAllocOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """A new array of zeros, sized by ``sizes`` (one per dynamic dimension):
     an ancilla array (NiLang's ``zeros``), which ``anc.array_free`` gives
     back holding zeros again.  Inverse: ``anc.array_free`` with the same
@@ -208,9 +202,7 @@ class ArrayAllocOp(
 
 
 @irdl_op_definition
-class ArrayFreeOp(
-    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class ArrayFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp):
     """Release an ancilla array, which must hold only zeros (floats: within
     tolerance); ``sizes`` restate the ones it was allocated with, for the
     inverse.  Inverse: ``anc.array_alloc``."""
@@ -275,9 +267,7 @@ def _verify_array(op: Operation, type: Attribute, sizes: Sequence[SSAValue]) -> 
 
 
 @irdl_op_definition
-class StackAllocOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class StackAllocOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """A new, empty stack.  Inverse: ``anc.stack_free``."""
 
     name = "anc.stack_alloc"
@@ -310,9 +300,7 @@ class StackAllocOp(
 
 
 @irdl_op_definition
-class StackFreeOp(
-    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class StackFreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp):
     """Release a stack, which must be empty.  Inverse: ``anc.stack_alloc``."""
 
     name = "anc.stack_free"
@@ -356,9 +344,7 @@ _ElementT = VarConstraint("T", AnyAttr())
 _StackT = ParamAttrConstraint(StackType, (_ElementT,))
 
 
-class _StackOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class _StackOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """Shared behaviour; each op declares ``stack`` first so it is operand 0.
 
     The adjoint of each op moves values on the stack as its inverse does and
@@ -476,11 +462,7 @@ class CopyPushOp(_StackOp):
             adjointer.discard_gradient(copy)
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return (
-            isinstance(other, CopyPopOp)
-            and super().is_inverse_of(other)
-            and other.value == self.value
-        )
+        return isinstance(other, CopyPopOp) and super().is_inverse_of(other) and other.value == self.value
 
 
 @irdl_op_definition
@@ -515,11 +497,7 @@ class CopyPopOp(_StackOp, RuntimeCheckedOp):
             adjointer.insert(PushOp(shadow, zero), like=self)
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return (
-            isinstance(other, CopyPushOp)
-            and super().is_inverse_of(other)
-            and other.value == self.value
-        )
+        return isinstance(other, CopyPushOp) and super().is_inverse_of(other) and other.value == self.value
 
 
 # ---------------------------------------------------------------------------
@@ -562,9 +540,7 @@ class _SnapshotOp(IRDLOperation, StateConsumer, ForwardDifferentiableOp):
         for value in self.values:
             type = value.type.element_type if isinstance(value.type, MemRefType) else value.type
             if type != element:
-                raise VerifyException(
-                    f"'{self.name}' stores {value.type} on a stack of {element}"
-                )
+                raise VerifyException(f"'{self.name}' stores {value.type} on a stack of {element}")
 
 
 @irdl_op_definition
@@ -591,9 +567,7 @@ class RestoreOp(_SnapshotOp):
 
     name = "anc.restore"
     res = var_result_def()
-    assembly_format = (
-        "$store `,` $values attr-dict `:` type($store) `,` type($values) `->` `(` type($res) `)`"
-    )
+    assembly_format = "$store `,` $values attr-dict `:` type($store) `,` type($values) `->` `(` type($res) `)`"
 
     def __init__(self, store: SSAValue, values: Sequence[SSAValue]):
         scalars = [v.type for v in values if not isinstance(v.type, MemRefType)]

@@ -78,7 +78,9 @@ class FixedType(ParametrizedAttribute, TypeAttribute, StateType):
         if width not in FIXED_WIDTHS:
             raise VerifyException(f"a fixed-point number is stored in {FIXED_WIDTHS} bits, not {width}")
         if not 0 <= fraction < width:
-            raise VerifyException(f"a {width}-bit fixed-point number has 0 to {width - 1} fraction bits, not {fraction}")
+            raise VerifyException(
+                f"a {width}-bit fixed-point number has 0 to {width - 1} fraction bits, not {fraction}"
+            )
 
     @property
     def bounds(self) -> tuple[int, int]:
@@ -105,8 +107,10 @@ class FixedType(ParametrizedAttribute, TypeAttribute, StateType):
 
     def describe(self) -> str:
         """How a Python user would call the type."""
-        return f"Fixed[{self.fraction.data}]" if self.width.data == 64 else (
-            f"Fixed[{self.fraction.data}, {self.width.data}]"
+        return (
+            f"Fixed[{self.fraction.data}]"
+            if self.width.data == 64
+            else (f"Fixed[{self.fraction.data}, {self.width.data}]")
         )
 
 

@@ -53,9 +53,7 @@ REGISTERS = ("tid", "ntid", "ctaid", "nctaid")
 """Thread index in its block, block size, block index, grid size."""
 DIMENSIONS = ("x", "y", "z")
 SPECIAL_REGISTERS: dict[tuple[str, str], type[SpecialRegisterOp]] = {
-    (register, dimension): _special_register(register, dimension)
-    for register in REGISTERS
-    for dimension in DIMENSIONS
+    (register, dimension): _special_register(register, dimension) for register in REGISTERS for dimension in DIMENSIONS
 }
 
 

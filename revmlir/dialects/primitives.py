@@ -197,7 +197,6 @@ def _lookup(op: Operation, name: str) -> Operation | None:
     return SymbolTable.lookup_symbol(op, name) if _in_symbol_table(op) else None
 
 
-
 @irdl_op_definition
 class ExternOp(IRDLOperation):
     """``rev.extern @f : (T…) -> (R?) {symbol = "f", arrays = "blas",
@@ -221,7 +220,9 @@ class ExternOp(IRDLOperation):
 
     traits = traits_def(
         SymbolOpInterface(),
-        NotInvertible("a declaration; its calls are pure expressions (rev.apply) or invoke its inverse rule (rev.invoke)"),
+        NotInvertible(
+            "a declaration; its calls are pure expressions (rev.apply) or invoke its inverse rule (rev.invoke)"
+        ),
         NotDifferentiable("a declaration; ad-adjoint and ad-tangent call its rule functions"),
     )
 
@@ -240,9 +241,7 @@ class ExternOp(IRDLOperation):
         if updates:
             attributes["updates"] = DenseArrayBase.from_list(i64, list(updates))
         attributes.update((kind, FlatSymbolRefAttr(rule)) for kind, rule in (rules or {}).items())
-        super().__init__(
-            properties={"sym_name": StringAttr(name), "function_type": signature}, attributes=attributes
-        )
+        super().__init__(properties={"sym_name": StringAttr(name), "function_type": signature}, attributes=attributes)
 
     def rule(self, kind: str) -> str | None:
         """The name of the rule function of ``kind``, if declared."""
@@ -325,7 +324,9 @@ class ExternOp(IRDLOperation):
         return op
 
 
-def _called(op: Operation, callee: FlatSymbolRefAttr, args: Sequence[SSAValue], results: Sequence[SSAValue]) -> Operation | None:
+def _called(
+    op: Operation, callee: FlatSymbolRefAttr, args: Sequence[SSAValue], results: Sequence[SSAValue]
+) -> Operation | None:
     """The primitive or function a call names, after checking the call
     against its signature (``None`` outside a module)."""
     name = callee.string_value()
@@ -490,8 +491,7 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentia
             raise InversionError(f"{describe_op(self)} returns values, which no inverse could take back")
         if self.backward is None and (not isinstance(target, ExternOp) or target.rule("inverse") is None):
             raise InversionError(
-                f"{describe_op(self)} has no inverse: primitive @{name} updates arrays and declares "
-                "no inverse rule"
+                f"{describe_op(self)} has no inverse: primitive @{name} updates arrays and declares no inverse rule"
             )
         op = InvokeOp(name, [inverter.lookup(a) for a in self.args])
         inverter.insert(op, like=self)
@@ -589,17 +589,18 @@ def function_writes(function: func.FuncOp, visiting: frozenset[str] = frozenset(
                 continue
             if isinstance(user, InvokeOp) and array not in user.written_memrefs():
                 continue
-            if isinstance(user, func.CallOp) and isinstance(
-                callee := _lookup(user, user.callee.string_value()), func.FuncOp
-            ) and callee.body.blocks and use.index not in function_writes(callee, visiting | {name}):
+            if (
+                isinstance(user, func.CallOp)
+                and isinstance(callee := _lookup(user, user.callee.string_value()), func.FuncOp)
+                and callee.body.blocks
+                and use.index not in function_writes(callee, visiting | {name})
+            ):
                 continue
             written.add(array.index)
     return frozenset(written)
 
 
-def invoke_rule(
-    adjointer: AdjointBuilder, rule: str, args: Sequence[SSAValue], seeds: Sequence[SSAValue]
-) -> None:
+def invoke_rule(adjointer: AdjointBuilder, rule: str, args: Sequence[SSAValue], seeds: Sequence[SSAValue]) -> None:
     """Invoke the adjoint ``rule`` of a primitive called on ``args`` (the
     gradient of its result in ``seeds``, if it has one): the rule adds to
     the shadows of the float arrays in place and returns the gradients of

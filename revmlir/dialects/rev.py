@@ -154,9 +154,7 @@ class InvFoldingTrait(HasCanonicalizationPatternsTrait):
 # ---------------------------------------------------------------------------
 
 
-class InstructionOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class InstructionOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """A reversible instruction on scalars.
 
     The first ``TARGETS`` operands are consumed and reappear, updated, as the
@@ -199,9 +197,7 @@ class InstructionOp(
             inverter.bind(target, new)
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return isinstance(other, self.inverse_class()) and list(
-            other.operands[other.TARGETS :]
-        ) == list(self.reads())
+        return isinstance(other, self.inverse_class()) and list(other.operands[other.TARGETS :]) == list(self.reads())
 
     def adjoint(self, adjointer: AdjointBuilder) -> Iterator[None]:
         """Instructions on integers and booleans carry no gradient: the
@@ -516,9 +512,7 @@ class IRotOp(_RotationOp):
 
 
 @irdl_op_definition
-class TakeOp(
-    IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp):
     """Borrow ``m[i...]`` as a state value until the matching ``rev.put``.
 
     While borrowed, the element must not be read (``memref.load``) or taken
@@ -536,9 +530,7 @@ class TakeOp(
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(memref.type, MemRefType)
-        super().__init__(
-            operands=[memref, indices], result_types=[memref.type.element_type]
-        )
+        super().__init__(operands=[memref, indices], result_types=[memref.type.element_type])
 
     @classmethod
     def runtime_check(cls) -> str:
@@ -604,17 +596,11 @@ class TakeOp(
         inverter.insert(put, like=self)
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return (
-            isinstance(other, PutOp)
-            and other.memref == self.memref
-            and list(other.indices) == list(self.indices)
-        )
+        return isinstance(other, PutOp) and other.memref == self.memref and list(other.indices) == list(self.indices)
 
 
 @irdl_op_definition
-class PutOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """Give a borrowed element back: ``m[i...] ← v``, consuming ``v``.
 
     Must follow a ``rev.take`` of the same element (same memref and index
@@ -630,9 +616,7 @@ class PutOp(
     traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
     assembly_format = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)"
 
-    def __init__(
-        self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]
-    ):
+    def __init__(self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]):
         super().__init__(operands=[value, memref, indices])
 
     def verify_(self) -> None:
@@ -667,34 +651,25 @@ class PutOp(
             adjointer.bind_gradient(self.value, adjointer.take_gradient(shadow, indices, like=self))
 
     def invert(self, inverter: InverseBuilder) -> None:
-        take = TakeOp(
-            inverter.lookup(self.memref), [inverter.lookup(i) for i in self.indices]
-        )
+        take = TakeOp(inverter.lookup(self.memref), [inverter.lookup(i) for i in self.indices])
         take.attributes.update(self.attributes)
         inverter.insert(take, like=self)
         inverter.bind(self.value, take.result)
 
     def is_inverse_of(self, other: Operation) -> bool:
-        return (
-            isinstance(other, TakeOp)
-            and other.memref == self.memref
-            and list(other.indices) == list(self.indices)
-        )
+        return isinstance(other, TakeOp) and other.memref == self.memref and list(other.indices) == list(self.indices)
 
 
 def _verify_rank(op: Operation, memref_type: Attribute, indices: Sequence[SSAValue]):
     assert isinstance(memref_type, MemRefType)
     if memref_type.get_num_dims() != len(indices):
         raise VerifyException(
-            f"'{op.name}' expects {memref_type.get_num_dims()} indices for "
-            f"{memref_type}, got {len(indices)}"
+            f"'{op.name}' expects {memref_type.get_num_dims()} indices for {memref_type}, got {len(indices)}"
         )
 
 
 @irdl_op_definition
-class UnpackOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class UnpackOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """Split a complex value into its real and imaginary parts (NiLang's
     ``y.re`` / ``y.im`` views).  Inverse: ``rev.pack``."""
 
@@ -716,9 +691,7 @@ class UnpackOp(
         return (self.value,)
 
     def invert(self, inverter: InverseBuilder) -> None:
-        pack = inverter.insert(
-            PackOp(inverter.lookup(self.re), inverter.lookup(self.im)), like=self
-        )
+        pack = inverter.insert(PackOp(inverter.lookup(self.re), inverter.lookup(self.im)), like=self)
         inverter.bind(self.value, pack.result)
 
     def tangent(self, tangenter: TangentBuilder) -> None:
@@ -739,9 +712,7 @@ class UnpackOp(
 
 
 @irdl_op_definition
-class PackOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class PackOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """Join real and imaginary parts into a complex value.  Inverse: ``rev.unpack``."""
 
     name = "rev.pack"
@@ -760,9 +731,7 @@ class PackOp(
         return (self.re, self.im)
 
     def invert(self, inverter: InverseBuilder) -> None:
-        unpack = inverter.insert(
-            UnpackOp(inverter.lookup(self.result)), like=self
-        )
+        unpack = inverter.insert(UnpackOp(inverter.lookup(self.result)), like=self)
         inverter.bind(self.re, unpack.re)
         inverter.bind(self.im, unpack.im)
 
@@ -896,9 +865,7 @@ def _parse_state(parser: Parser) -> list[SSAValue]:
     types: list[Attribute] = []
     if unresolved:
         parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(
-            Parser.Delimiter.NONE, parser.parse_type
-        )
+        types = parser.parse_comma_separated_list(Parser.Delimiter.NONE, parser.parse_type)
     return parser.resolve_operands(unresolved, types, pos)
 
 
@@ -913,7 +880,10 @@ def _parse_attributes(parser: Parser) -> dict[str, Attribute]:
 
 
 def _verify_carrying_region(
-    op: Operation, region: Region, kind: str, args: Sequence[Attribute],
+    op: Operation,
+    region: Region,
+    kind: str,
+    args: Sequence[Attribute],
     yields: Sequence[Attribute],
 ) -> None:
     block = region.block
@@ -932,9 +902,7 @@ def _verify_carrying_region(
         )
 
 
-def _verify_condition_region(
-    op: Operation, region: Region, kind: str, args: Sequence[Attribute]
-) -> None:
+def _verify_condition_region(op: Operation, region: Region, kind: str, args: Sequence[Attribute]) -> None:
     block = region.block
     if tuple(a.type for a in block.args) != tuple(args):
         raise VerifyException(
@@ -942,9 +910,7 @@ def _verify_condition_region(
             f"got ({', '.join(str(a.type) for a in block.args)})"
         )
     if not isinstance(block.last_op, CondOp):
-        raise VerifyException(
-            f"'{op.name}' {kind} condition must end with 'rev.cond'"
-        )
+        raise VerifyException(f"'{op.name}' {kind} condition must end with 'rev.cond'")
 
 
 class _StateRegionOp(IRDLOperation, InvertibleOp):
@@ -962,9 +928,7 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
 
     def verify_results(self) -> None:
         if tuple(self.res.types) != tuple(self.state_types()):
-            raise VerifyException(
-                f"'{self.name}' results must have the types of its state operands"
-            )
+            raise VerifyException(f"'{self.name}' results must have the types of its state operands")
 
     REGION_KEYWORDS: ClassVar[tuple[str, ...]] = ()
     """The keyword printed before each region, in constructor order."""
@@ -977,9 +941,7 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
         """The regions of the inverse op, in constructor order."""
 
     def invert(self, inverter: InverseBuilder) -> None:
-        op = type(self)(
-            [inverter.lookup(r) for r in self.res], *self.inverse_regions(inverter)
-        )
+        op = type(self)([inverter.lookup(r) for r in self.res], *self.inverse_regions(inverter))
         op.attributes.update(self.attributes)
         inverter.insert(op, like=self)
         for old, new in zip(self.state, op.res, strict=True):
@@ -1017,9 +979,7 @@ class _StateRegionOp(IRDLOperation, InvertibleOp):
 
 
 @irdl_op_definition
-class IfOp(
-    _StateRegionOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class IfOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp):
     """NiLang's ``if (pre, post)``.
 
     ``pre`` decides the branch going forward; ``post``, evaluated on the
@@ -1112,9 +1072,7 @@ class IfOp(
 
 
 @irdl_op_definition
-class WhileOp(
-    _StateRegionOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class WhileOp(_StateRegionOp, RuntimeCheckedOp, DifferentiableOp, ForwardDifferentiableOp):
     """NiLang's ``while (pre, post)``.
 
     ``post`` must be false on entry and true after every iteration; the loop
@@ -1130,9 +1088,7 @@ class WhileOp(
     post = region_def("single_block")
     body = region_def("single_block")
 
-    def __init__(
-        self, state: Sequence[SSAValue], pre: Region, post: Region, body: Region
-    ):
+    def __init__(self, state: Sequence[SSAValue], pre: Region, post: Region, body: Region):
         super().__init__(
             operands=[state],
             result_types=[[v.type for v in state]],
@@ -1190,9 +1146,7 @@ class WhileOp(
 
 
 @irdl_op_definition
-class ForOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class ForOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """A loop over the immutable range ``lb, lb+step, ... < ub`` (``step > 0``).
 
     The body receives the induction variable and the carried state.  With
@@ -1254,9 +1208,7 @@ class ForOp(
     def verify_(self) -> None:
         types = [v.type for v in self.state]
         if tuple(self.res.types) != tuple(types):
-            raise VerifyException(
-                "'rev.for' results must have the types of its state operands"
-            )
+            raise VerifyException("'rev.for' results must have the types of its state operands")
         _verify_carrying_region(self, self.body, "body", [self.lb.type, *types], types)
         if self.is_parallel and types:
             raise VerifyException("'rev.for parallel' carries no state: its iterations are independent")
@@ -1364,8 +1316,7 @@ class RoutineOp(_StateRegionOp):
     traits = traits_def(
         InverseCancellationTrait(),
         NotDifferentiable(
-            "differentiated after expansion: ad-adjoint first inlines it as "
-            "compute; do; ~compute (rev-expand-routines)"
+            "differentiated after expansion: ad-adjoint first inlines it as compute; do; ~compute (rev-expand-routines)"
         ),
     )
 
@@ -1390,8 +1341,7 @@ class RoutineOp(_StateRegionOp):
         term = self.compute.block.last_op
         if not isinstance(term, YieldOp) or len(term.values) < len(types):
             raise VerifyException(
-                "'rev.routine' compute region must yield the state followed by "
-                "the values it computes"
+                "'rev.routine' compute region must yield the state followed by the values it computes"
             )
         full = [*types, *self.extra_types()]
         _verify_carrying_region(self, self.compute, "compute", types, full)
@@ -1416,16 +1366,11 @@ class InvOp(_StateRegionOp):
 
     traits = traits_def(
         InvFoldingTrait(),
-        NotDifferentiable(
-            "differentiated after expansion: ad-adjoint first inlines it as "
-            "the inverse of its region"
-        ),
+        NotDifferentiable("differentiated after expansion: ad-adjoint first inlines it as the inverse of its region"),
     )
 
     def __init__(self, state: Sequence[SSAValue], body: Region):
-        super().__init__(
-            operands=[state], result_types=[[v.type for v in state]], regions=[body]
-        )
+        super().__init__(operands=[state], result_types=[[v.type for v in state]], regions=[body])
 
     def state_block_args(self, region: Region) -> Sequence[BlockArgument]:
         return region.block.args
@@ -1443,9 +1388,7 @@ SAFE_MODES = ("forward", "inverse", "both")
 
 
 @irdl_op_definition
-class SafeOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class SafeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """Irreversible host side effects (logging, counters) that touch no state.
 
     ``when`` says in which direction the region runs: ``forward`` (the
@@ -1477,10 +1420,7 @@ class SafeOp(
 
     def verify_(self) -> None:
         if self.mode not in SAFE_MODES:
-            raise VerifyException(
-                f"'rev.safe' mode must be one of {', '.join(SAFE_MODES)}, "
-                f"got '{self.mode}'"
-            )
+            raise VerifyException(f"'rev.safe' mode must be one of {', '.join(SAFE_MODES)}, got '{self.mode}'")
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
@@ -1539,9 +1479,7 @@ class FuncOp(IRDLOperation):
         IsolatedFromAbove(),
         SymbolOpInterface(),
         NotInvertible("rev-invert builds a whole inverse function"),
-        NotDifferentiable(
-            "ad-adjoint and ad-tangent build whole derived functions (@f.adj, @f.tan)"
-        ),
+        NotDifferentiable("ad-adjoint and ad-tangent build whole derived functions (@f.adj, @f.tan)"),
     )
 
     def __init__(self, name: str, arg_types: Sequence[Attribute], body: Region):
@@ -1567,14 +1505,9 @@ class FuncOp(IRDLOperation):
                     "reversible functions take scalars, memrefs and stacks"
                 )
         if tuple(self.function_type.outputs.data) != tuple(self.outputs_for(inputs)):
-            raise VerifyException(
-                f"@{self.sym_name.data} must return exactly its scalar arguments"
-            )
+            raise VerifyException(f"@{self.sym_name.data} must return exactly its scalar arguments")
         if tuple(a.type for a in self.body.block.args) != tuple(inputs):
-            raise VerifyException(
-                f"entry block arguments of @{self.sym_name.data} do not match "
-                "its function type"
-            )
+            raise VerifyException(f"entry block arguments of @{self.sym_name.data} do not match its function type")
         # lazy: the dialect's verifier hook; the rules are stated over its ops
         from revmlir.verifier import verify_function
 
@@ -1603,9 +1536,7 @@ class FuncOp(IRDLOperation):
         return op
 
 
-class _CallLikeOp(
-    IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp
-):
+class _CallLikeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiableOp):
     """Scalar arguments are consumed and come back as the results; memrefs and
     stacks are passed by reference (and may be written by the callee)."""
 
@@ -1617,9 +1548,7 @@ class _CallLikeOp(
     res = var_result_def()
 
     traits = traits_def(InverseCancellationTrait())
-    assembly_format = (
-        "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
-    )
+    assembly_format = "$callee `(` $args `)` attr-dict `:` functional-type($args, $res)"
 
     def __init__(self, callee: str, args: Sequence[SSAValue]):
         super().__init__(
@@ -1646,16 +1575,12 @@ class _CallLikeOp(
         expected = FuncOp.outputs_for(self.args.types)
         if tuple(self.res.types) != tuple(expected):
             raise VerifyException(
-                f"'{self.name}' must return the types of its scalar arguments "
-                f"({', '.join(map(str, expected))})"
+                f"'{self.name}' must return the types of its scalar arguments ({', '.join(map(str, expected))})"
             )
 
     def invert(self, inverter: InverseBuilder) -> None:
         results = iter(self.res)
-        operands = [
-            inverter.lookup(next(results) if a in self.scalar_args() else a)
-            for a in self.args
-        ]
+        operands = [inverter.lookup(next(results) if a in self.scalar_args() else a) for a in self.args]
         op = self.inverse_call()(self.callee.string_value(), operands)
         op.attributes.update(self.attributes)
         inverter.insert(op, like=self)
@@ -1779,4 +1704,3 @@ Rev = Dialect(
     ],
     [LogType, *NUMBER_TYPES],
 )
-

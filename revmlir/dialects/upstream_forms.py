@@ -27,8 +27,21 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 
 KINDS: tuple[str, ...] = (
-    "addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins",
-    "minu", "mulf", "muli", "ori", "andi", "maxnumf", "minnumf",
+    "addf",
+    "addi",
+    "assign",
+    "maximumf",
+    "maxs",
+    "maxu",
+    "minimumf",
+    "mins",
+    "minu",
+    "mulf",
+    "muli",
+    "ori",
+    "andi",
+    "maxnumf",
+    "minnumf",
 )
 """Upstream's ``arith::AtomicRMWKind`` in its enum order (the stored ``i64``)."""
 

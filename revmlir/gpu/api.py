@@ -41,7 +41,13 @@ from revmlir.naming import inverse_name
 from revmlir.semantics import written_arguments
 
 __all__ = [
-    "CUDAError", "CUDAUnavailableError", "Kernel", "is_available", "kernel", "release_arenas", "synchronize",
+    "CUDAError",
+    "CUDAUnavailableError",
+    "Kernel",
+    "is_available",
+    "kernel",
+    "release_arenas",
+    "synchronize",
     "unavailable_reason",
 ]
 
@@ -66,8 +72,7 @@ class Kernel:
     def __init__(self, function: Target, arch: str = "sm_90", max_registers: int | None = None):
         if not isinstance(function, Target):
             raise TypeError(
-                "rv.cuda.kernel expects a @rv.reversible function, its inverse ~f or "
-                f"rv.adjoint(f), got {function!r}"
+                f"rv.cuda.kernel expects a @rv.reversible function, its inverse ~f or rv.adjoint(f), got {function!r}"
             )
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
         from revmlir.gpu.program import check_max_registers
@@ -101,9 +106,7 @@ class Kernel:
         handle = runtime.stream_handle(stream)
         described = runtime.describe(args, handle)
         compiled = self.specialise(*[runtime.stand_in(a) for a in described])
-        runtime.launch(
-            compiled.program, compiled.name, described, compiled.written, handle, stream is None, arena
-        )
+        runtime.launch(compiled.program, compiled.name, described, compiled.written, handle, stream is None, arena)
         return args[0] if len(args) == 1 else args
 
     def compile(self, *args: Any) -> Any:
@@ -119,6 +122,7 @@ class Kernel:
             if (found := self._compiled.get((spec, name))) is None:
                 # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
                 from revmlir.gpu.program import compile_kernels
+
                 module, name = self.rev_module(*args)
                 # ~f writes the arrays f writes
                 written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]

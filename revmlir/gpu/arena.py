@@ -157,7 +157,8 @@ def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> 
     frees an array outside loops that it may have put in the frame only
     when it did not)."""
     frees = [
-        op for op in function.walk()
+        op
+        for op in function.walk()
         if isinstance(op, memref.DeallocOp)
         and not (isinstance(op.memref.owner, memref.AllocOp) and not op.memref.owner.dynamic_sizes)
     ]
@@ -174,7 +175,8 @@ def _free(array: SSAValue, own: SSAValue) -> None:
     address = result(arith.IndexCastOp(result(memref.ExtractAlignedPointerAsIndexOp.get(array)), i64))
     extents = [
         result(arith.IndexCastOp(result(memref.DimOp(array, constant(d, IndexType()))), i64))
-        for d, extent in enumerate(type.get_shape()) if extent < 0
+        for d, extent in enumerate(type.get_shape())
+        if extent < 0
     ]
     end = result(arith.AddiOp(address, _array_bytes(type, extents)))
     release(thread_context(own), address, end)

@@ -58,7 +58,7 @@ class DeviceArray:
 
 
 def producer_name(value: Any) -> str:
-    """"a CuPy array", "a torch array"…: the library a value comes from."""
+    """ "a CuPy array", "a torch array"…: the library a value comes from."""
     module = type(value).__module__.split(".")[0]
     return "a " + {"cupy": "CuPy", "jaxlib": "JAX", "jax": "JAX"}.get(module, module) + " array"
 
@@ -200,8 +200,10 @@ def dlpack_dtype(code: int, bits: int, lanes: int, what: str) -> np.dtype:
     """The numpy dtype of a DLPack element type (no vector lanes)."""
     kind = _DLPACK_CODES.get(code)
     if kind is None or lanes != 1 or bits % 8:
-        raise TypeError(f"{what} has elements of DLPack type (code {code}, {bits} bits, {lanes} lanes), "
-                        "which no kernel argument takes")
+        raise TypeError(
+            f"{what} has elements of DLPack type (code {code}, {bits} bits, {lanes} lanes), "
+            "which no kernel argument takes"
+        )
     return np.dtype("?") if kind == "b" else np.dtype(f"{kind}{bits // 8}")
 
 
@@ -226,8 +228,7 @@ def check_array(array: DeviceArray | np.ndarray, dtype: np.dtype, rank: int, lab
     if array.dtype != dtype or len(array.shape) != rank:
         what = array.producer if isinstance(array, DeviceArray) else "a numpy array"
         raise TypeError(
-            f"{label} must be a {rank}-d array of {dtype}, got {what} of {array.dtype} "
-            f"with shape {list(array.shape)}"
+            f"{label} must be a {rank}-d array of {dtype}, got {what} of {array.dtype} with shape {list(array.shape)}"
         )
 
 
@@ -236,7 +237,7 @@ def overlapping_ranges(ranges: Sequence[tuple[int, int, int]], written: frozense
     that overlap where one of them is written: device arrays share memory
     exactly when their ranges meet, since kernels take contiguous arrays."""
     for a, (i, start, end) in enumerate(ranges):
-        for j, other_start, other_end in ranges[a + 1:]:
+        for j, other_start, other_end in ranges[a + 1 :]:
             if (i in written or j in written) and start < other_end and other_start < end:
                 return min(i, j), max(i, j)
     return None

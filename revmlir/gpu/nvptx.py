@@ -61,17 +61,56 @@ KERNEL_CONVENTION = "ptx_kernel"
 LIBDEVICE_INTRINSICS = ("exp", "exp2", "log", "log2", "log10", "sin", "cos", "pow")
 """LLVM math intrinsics NVPTX cannot select, which libdevice has as
 ``__nv_<name>`` (f64) and ``__nv_<name>f`` (f32)."""
-LIBDEVICE_LIBM = frozenset({
-    "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "cbrt",
-    "expm1", "log1p", "atan2", "hypot",
-})
+LIBDEVICE_LIBM = frozenset(
+    {
+        "tan",
+        "asin",
+        "acos",
+        "atan",
+        "sinh",
+        "cosh",
+        "tanh",
+        "asinh",
+        "acosh",
+        "atanh",
+        "erf",
+        "cbrt",
+        "expm1",
+        "log1p",
+        "atan2",
+        "hypot",
+    }
+)
 """The libm functions native code calls (``convert-std-to-llvm``)."""
-SELECTABLE_INTRINSICS = frozenset({
-    "sqrt", "fabs", "floor", "ceil", "trunc", "round", "roundeven", "copysign", "fma", "minnum", "maxnum",
-    "minimum", "maximum", "fptosi.sat", "fptoui.sat", "ctpop", "trap", "smax", "smin", "umax", "umin", "abs",
-})
+SELECTABLE_INTRINSICS = frozenset(
+    {
+        "sqrt",
+        "fabs",
+        "floor",
+        "ceil",
+        "trunc",
+        "round",
+        "roundeven",
+        "copysign",
+        "fma",
+        "minnum",
+        "maxnum",
+        "minimum",
+        "maximum",
+        "fptosi.sat",
+        "fptoui.sat",
+        "ctpop",
+        "trap",
+        "smax",
+        "smin",
+        "umax",
+        "umin",
+        "abs",
+    }
+)
 """LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``llvm.nvvm.*``
 are its own."""
+
 
 def libdevice_name(callee: str, type: object) -> str | None:
     """The libdevice function for a math intrinsic or libm function, if any."""
@@ -213,8 +252,7 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
     found = _ptx_atomic(KINDS[kind] if 0 <= kind < len(KINDS) else "", op.value.type)
     if found is None:
         raise PassFailedException(
-            f"{describe_op(op)}: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported "
-            "in GPU code"
+            f"{describe_op(op)}: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported in GPU code"
         )
     ptx_type, register, bits = found
     element = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], op.value.type)
@@ -222,7 +260,10 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.value)
     if op.result.uses:
         asm = llvm.InlineAsmOp(
-            f"atom.add.{ptx_type} $0, [$1], $2;", f"={register},l,{register}", [address, value], [op.value.type],
+            f"atom.add.{ptx_type} $0, [$1], $2;",
+            f"={register},l,{register}",
+            [address, value],
+            [op.value.type],
             has_side_effects=True,
         )
         t.set(op.result, t.value(asm, op))
@@ -248,9 +289,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     _device_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
-    names = {
-        op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)
-    }
+    names = {op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)}
     for op in list(found[0].body.ops):
         if isinstance(op, gpu.FuncOp):
             name = op.sym_name.data
@@ -357,7 +396,8 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
     functions are internal (inlined or dropped) unless ``keep_functions``."""
     device, kernels = device_module(module)
     private = {
-        f.sym_name.data for f in device.ops
+        f.sym_name.data
+        for f in device.ops
         if isinstance(f, func.FuncOp) and f.sym_visibility is not None and f.sym_visibility.data == "private"
     }
     translate_module(device, ModuleTranslation(overrides=device_rules), entry_points=False)

@@ -144,8 +144,10 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
     """Outside the parallel loop, every thread runs ``op``: it may write
     only the error slot and its own allocations."""
     for inner in op.walk():
-        if isinstance(inner, memref.StoreOp | memref.AtomicRMWOp) and inner.memref is not error and not (
-            isinstance(inner.memref.owner, memref.AllocaOp | memref.AllocOp)
+        if (
+            isinstance(inner, memref.StoreOp | memref.AtomicRMWOp)
+            and inner.memref is not error
+            and not (isinstance(inner.memref.owner, memref.AllocaOp | memref.AllocOp))
         ):
             raise PassFailedException(
                 f"{describe_op(inner)}: @{name} is not a kernel function: it writes an array outside its "
@@ -341,8 +343,11 @@ def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
     arena's address and bytes per thread if it has one), with the grid and
     block sizes as two more arguments."""
     inputs = [
-        *function.function_type.inputs.data[:-1], GPU_ERROR_SLOT, *(ARENA_PARAMETERS if arena else ()),
-        IndexType(), IndexType(),
+        *function.function_type.inputs.data[:-1],
+        GPU_ERROR_SLOT,
+        *(ARENA_PARAMETERS if arena else ()),
+        IndexType(),
+        IndexType(),
     ]
     block = Block(arg_types=inputs)
     for old, new in zip(function.body.block.args, block.args):
@@ -384,9 +389,7 @@ def outline(
     kernels = [functions[n] for n in names]
     loops = [kernel_loop(f) for f in kernels]
     devices = (
-        [f for f in functions.values() if f.sym_name.data not in names]
-        if all_functions
-        else callees(module, kernels)
+        [f for f in functions.values() if f.sym_name.data not in names] if all_functions else callees(module, kernels)
     )
     for caller in [*devices, *kernels]:
         for call in caller.walk():
@@ -400,9 +403,7 @@ def outline(
     module_name = kernel_module_name(module)
     checks = register_checks(module)
     arenas = [any(uses_arena(g) for g in [f, *callees(module, [f])]) for f in kernels]
-    copies = [
-        _device_copy(f, keep_host) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS
-    ]
+    copies = [_device_copy(f, keep_host) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
     for copy in copies:
         if uses_arena(copy):
             _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)

@@ -36,8 +36,28 @@ from revmlir.passes.invert import RevInvertPass
 
 LIBDEVICE_PREFIX = "__nv_"
 ARCHITECTURES = (
-    "sm_60", "sm_61", "sm_62", "sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_90a",
-    "sm_100", "sm_100a", "sm_101", "sm_101a", "sm_103", "sm_103a", "sm_110", "sm_120", "sm_120a", "sm_121",
+    "sm_60",
+    "sm_61",
+    "sm_62",
+    "sm_70",
+    "sm_72",
+    "sm_75",
+    "sm_80",
+    "sm_86",
+    "sm_87",
+    "sm_89",
+    "sm_90",
+    "sm_90a",
+    "sm_100",
+    "sm_100a",
+    "sm_101",
+    "sm_101a",
+    "sm_103",
+    "sm_103a",
+    "sm_110",
+    "sm_120",
+    "sm_120a",
+    "sm_121",
     "sm_121a",
 )
 """The GPUs code can be compiled for: LLVM's NVPTX targets from sm_60 on,
@@ -203,7 +223,10 @@ def limit_registers(module: ir.Module, entries: Sequence[str], max_registers: in
 
 @pausing
 def compile_kernels(
-    module: ModuleOp, names: Sequence[str], arch: str = "sm_90", opt_level: int = 3,
+    module: ModuleOp,
+    names: Sequence[str],
+    arch: str = "sm_90",
+    opt_level: int = 3,
     max_registers: int | None = None,
 ) -> GPUProgram:
     """PTX kernels of the rev functions ``names`` of a verified module (the

@@ -248,9 +248,7 @@ class _Device:
             _check_parameters(function, entry, parameter_bytes)
             cuda = driver()
             grid, block = _call("cuOccupancyMaxPotentialBlockSize", function, None, 0, 0)
-            registers = _call(
-                "cuFuncGetAttribute", cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function
-            )
+            registers = _call("cuFuncGetAttribute", cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function)
             found = self.kernels[key] = LoadedKernel(function, int(block), int(grid), int(registers))
         return found
 
@@ -325,8 +323,7 @@ def stream_handle(stream: Any) -> int:
         return int(stream)
     except (TypeError, ValueError):
         raise TypeError(
-            f"stream= takes a CUDA stream (a handle, a cuda.core, CuPy or PyTorch stream), "
-            f"got {type(stream).__name__}"
+            f"stream= takes a CUDA stream (a handle, a cuda.core, CuPy or PyTorch stream), got {type(stream).__name__}"
         ) from None
 
 
@@ -473,8 +470,13 @@ def stand_in(value: Any) -> Any:
 
 
 def launch(
-    program: Program, name: str, args: Sequence[Any], written: frozenset[int], stream: int,
-    wait: bool = True, arena: int | None = None,
+    program: Program,
+    name: str,
+    args: Sequence[Any],
+    written: frozenset[int],
+    stream: int,
+    wait: bool = True,
+    arena: int | None = None,
 ) -> None:
     """Run kernel ``name`` of ``program`` on described ``args`` (``describe``;
     in the order of the rev function's arguments; ``written``: the positions
@@ -581,7 +583,17 @@ def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlo
     extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
     _call("cuMemsetD8Async", slot.device, 0, ERROR_WORDS * 8, stream)
     _call(
-        "cuLaunchKernel", kernel.function, grid, 1, 1, kernel.block, 1, 1, 0, stream, None,
+        "cuLaunchKernel",
+        kernel.function,
+        grid,
+        1,
+        1,
+        kernel.block,
+        1,
+        1,
+        0,
+        stream,
+        None,
         ctypes.addressof(extra),
     )
     _call("cuMemcpyDtoHAsync", ctypes.addressof(slot.host), slot.device, ERROR_WORDS * 8, stream)
@@ -610,7 +622,6 @@ def synchronize() -> None:
             first = first or error
     if first is not None:
         raise first
-
 
 
 def release_arenas() -> None:

@@ -70,7 +70,8 @@ device has no definition of them."""
 def arena_calls(function: Operation) -> list[func.CallOp]:
     """The pushes and frees of stacks in ``function``."""
     return [
-        op for op in function.walk()
+        op
+        for op in function.walk()
         if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) in ARENA_KINDS
     ]
 
@@ -92,9 +93,7 @@ def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str) -> No
     header, value = call.arguments
     slot, count = slots(value.type)
     width = element_bytes(slot) * count
-    exhausted = checks.register(
-        call, EXHAUSTED.format(what=STACK), ["i64", "i64"], display_name(name), ExecutionError
-    )
+    exhausted = checks.register(call, EXHAUSTED.format(what=STACK), ["i64", "i64"], display_name(name), ExecutionError)
 
     def build() -> None:
         size, reserved = header_word(header, stacks.SIZE), header_word(header, stacks.CAPACITY)
@@ -139,7 +138,9 @@ def _copy(source: SSAValue, target: SSAValue, bytes: SSAValue) -> None:
     """Copy ``bytes`` (a multiple of ``ALIGNMENT``) from address ``source``
     to address ``target``, a word at a time."""
     words = result(arith.IndexCastOp(result(arith.DivUIOp(bytes, constant(WORD_BYTES))), IndexType()))
-    loop = scf.ForOp(constant(0, IndexType()), words, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()])))
+    loop = scf.ForOp(
+        constant(0, IndexType()), words, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()]))
+    )
     with ImplicitBuilder(loop.body.block):
         word = result(arith.IndexCastOp(loop.body.block.args[0], i64))
         from_, to = (

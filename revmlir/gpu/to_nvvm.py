@@ -31,7 +31,10 @@ from revmlir.gpu.outline import ELEMENT_WORD
 from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
 
 _REGISTERS: dict[type[Operation], str] = {
-    gpu.ThreadIdOp: "tid", gpu.BlockIdOp: "ctaid", gpu.BlockDimOp: "ntid", gpu.GridDimOp: "nctaid",
+    gpu.ThreadIdOp: "tid",
+    gpu.BlockIdOp: "ctaid",
+    gpu.BlockDimOp: "ntid",
+    gpu.GridDimOp: "nctaid",
 }
 
 CAS_PTX = "atom.cas.b64 $0, [$1], $2, $3;"

@@ -52,9 +52,7 @@ def _outputs(signature: Signature, host: NumpyMap) -> list[Value]:
     return [signature.inputs[i] for i in signature.differentiable_inputs]
 
 
-def _run(
-    host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int, *arrays: Any
-) -> list[np.ndarray]:
+def _run(host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int, *arrays: Any) -> list[np.ndarray]:
     """Run ``host`` on numpy arrays, once per index of the leading batch
     axis when there is one."""
     arrays = tuple(np.asarray(a) for a in arrays)
@@ -92,9 +90,7 @@ def _primitive(name: str, host: NumpyMap) -> Primitive:
 
     def lowered(*arrays: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> Any:
         shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _avals(host, signature, size)]
-        return jax.pure_callback(
-            partial(_run, host, signature, lead, size), shapes, *arrays, vmap_method="sequential"
-        )
+        return jax.pure_callback(partial(_run, host, signature, lead, size), shapes, *arrays, vmap_method="sequential")
 
     def lowered_on_cpu(*arrays: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> Any:
         if (run := _native(host, signature)) is None:
@@ -132,8 +128,13 @@ def _native(host: NumpyMap, signature: Signature) -> Callable[..., list[Any]] | 
 
 
 def _batch(
-    primitive: Primitive, args: Sequence[Any], dims: Sequence[Any], *,
-    signature: Signature, lead: tuple[bool, ...], size: int,
+    primitive: Primitive,
+    args: Sequence[Any],
+    dims: Sequence[Any],
+    *,
+    signature: Signature,
+    lead: tuple[bool, ...],
+    size: int,
 ) -> tuple[list[Any], list[int]]:
     """``vmap`` of a primitive: the mapped axis becomes (part of) the
     leading batch axis.  Already batched operands and the newly mapped
@@ -165,8 +166,12 @@ def _zero(value: Any) -> ad.Zero:
 
 
 def _call_jvp(
-    primals: Sequence[Any], tangents: Sequence[Any], *,
-    signature: Signature, lead: tuple[bool, ...], size: int,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    signature: Signature,
+    lead: tuple[bool, ...],
+    size: int,
 ) -> tuple[list[Any], list[Any]]:
     outs = call_p.bind(*primals, signature=signature, lead=lead, size=size)
     inputs = signature.differentiable_inputs
@@ -182,8 +187,13 @@ def _call_jvp(
 
 
 def _linear_jvp(
-    primitive: Primitive, primals: Sequence[Any], tangents: Sequence[Any], *,
-    signature: Signature, lead: tuple[bool, ...], size: int,
+    primitive: Primitive,
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    signature: Signature,
+    lead: tuple[bool, ...],
+    size: int,
 ) -> tuple[list[Any], list[Any]]:
     """A linear primitive's JVP along its linear operands: itself.  Along
     the point it is evaluated at it would need second derivatives."""
@@ -198,8 +208,12 @@ def _linear_jvp(
 
 
 def _transpose(
-    into: Primitive, cts: Sequence[Any], *operands: Any,
-    signature: Signature, lead: tuple[bool, ...], size: int,
+    into: Primitive,
+    cts: Sequence[Any],
+    *operands: Any,
+    signature: Signature,
+    lead: tuple[bool, ...],
+    size: int,
 ) -> list[Any]:
     """The transpose of a linear primitive (``tangent`` ↔ ``cotangent``):
     the point stays, the cotangents of its results go in, the cotangents of

@@ -59,8 +59,11 @@ def unsupported(signature: Signature) -> str | None:
         if spec.plain_code is None:
             return "it runs on the interpreter"
         types = spec.types
-        if reason := _unpassed([Value((), numpy_dtype(t)) if t in SCALARS else None for t in spec.result_types],
-                               spec.result_types, [f"result #{k}" for k in range(len(spec.result_types))]):
+        if reason := _unpassed(
+            [Value((), numpy_dtype(t)) if t in SCALARS else None for t in spec.result_types],
+            spec.result_types,
+            [f"result #{k}" for k in range(len(spec.result_types))],
+        ):
             return reason
     else:
         if spec.native is None:
@@ -271,7 +274,10 @@ class NativeTargets:
         return self._derived("adjoint", generate_adjoints, adjoint_name, forward=False)
 
     def _derived(
-        self, what: str, generate: Callable[[ModuleOp, list[str]], object], name: Callable[[str], str],
+        self,
+        what: str,
+        generate: Callable[[ModuleOp, list[str]], object],
+        name: Callable[[str], str],
         forward: bool,
     ) -> Target | None:
         """``@f.tan`` or ``@f.adj`` of the run (``what`` and how

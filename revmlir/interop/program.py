@@ -63,9 +63,7 @@ class Program:
 
     def __init__(self, function: Any, api: str):
         if not isinstance(function, ReversibleFunction | OrdinaryFunction):
-            raise TypeError(
-                f"{api} expects a @rv.reversible or @rv.ordinary function, got {function!r}"
-            )
+            raise TypeError(f"{api} expects a @rv.reversible or @rv.ordinary function, got {function!r}")
         self.function = function
         self.api = api
         self._signatures: dict[tuple[Any, ...], Signature] = {}

@@ -60,8 +60,11 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
         return tuple(torch.stack(column) for column in zip(*rows)), (0,) * len(rows[0])
 
     body = {
-        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(backward), "jvp": staticmethod(jvp), "vmap": staticmethod(vmap),
+        "forward": staticmethod(forward),
+        "setup_context": staticmethod(setup_context),
+        "backward": staticmethod(backward),
+        "jvp": staticmethod(jvp),
+        "vmap": staticmethod(vmap),
     }
     cls: type[torch.autograd.Function] = type(name, (torch.autograd.Function,), body)
     return cls
@@ -95,7 +98,8 @@ def _function() -> type[torch.autograd.Function]:
         signature: Signature = ctx.signature
         dots = [
             torch.zeros(v.shape, dtype=getattr(torch, v.dtype.name)) if tangents[i] is None else tangents[i]
-            for i, v in enumerate(signature.inputs) if v.differentiable
+            for i, v in enumerate(signature.inputs)
+            if v.differentiable
         ]
         found = iter(Tangent.apply(signature, *ctx.saved_tensors, *dots))
         return tuple(next(found) if v.differentiable else None for v in signature.outputs)
@@ -122,8 +126,11 @@ def _tensor(value: Any, program: Program, index: int) -> torch.Tensor:
 
 
 _NUMPY = {
-    torch.float64: np.dtype(np.float64), torch.float32: np.dtype(np.float32), torch.int64: np.dtype(np.int64),
-    torch.int32: np.dtype(np.int32), torch.bool: np.dtype(np.bool_),
+    torch.float64: np.dtype(np.float64),
+    torch.float32: np.dtype(np.float32),
+    torch.int64: np.dtype(np.int64),
+    torch.int32: np.dtype(np.int32),
+    torch.bool: np.dtype(np.bool_),
 }
 """The dtypes revmlir takes, and their numpy names."""
 
@@ -146,4 +153,3 @@ def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
     call.__name__ = call.__qualname__ = function.__name__
     call.__doc__ = function.__doc__
     return call
-

@@ -63,8 +63,11 @@ ERROR_CREATE_ARGS_SIZE = 28
 errc (an ``int``)."""
 INVALID_ARGUMENT, UNKNOWN = 3, 2
 DTYPES = {
-    np.dtype(np.bool_): 1, np.dtype(np.int32): 4, np.dtype(np.int64): 5,
-    np.dtype(np.float32): 11, np.dtype(np.float64): 12,
+    np.dtype(np.bool_): 1,
+    np.dtype(np.int32): 4,
+    np.dtype(np.int64): 5,
+    np.dtype(np.float32): 11,
+    np.dtype(np.float64): 12,
 }
 """``XLA_FFI_DataType`` of the dtypes a handler passes."""
 
@@ -238,11 +241,15 @@ class _HandlerBuilder:
         with self.builder.if_then(self.builder.not_(condition), likely=False):
             self.error(INVALID_ARGUMENT, self.string(f"{self.entry.label}: {message}"))
 
-    def buffers(self, count_offset: int, array_offset: int, types: list[tuple[np.dtype, int]], what: str) -> list[ir.Value]:
+    def buffers(
+        self, count_offset: int, array_offset: int, types: list[tuple[np.dtype, int]], what: str
+    ) -> list[ir.Value]:
         """The frame's argument (result) buffers, checked against ``types``."""
         b = self.builder
         count = self.load(self.frame, count_offset, I64)
-        self.require(b.icmp_signed("==", count, ir.Constant(I64, len(types))), f"the custom call takes {len(types)} {what}s")
+        self.require(
+            b.icmp_signed("==", count, ir.Constant(I64, len(types))), f"the custom call takes {len(types)} {what}s"
+        )
         pointers = self.load(self.frame, array_offset, PTR)
         found = []
         for i, (dtype, rank) in enumerate(types):
@@ -265,7 +272,9 @@ class _HandlerBuilder:
         b = self.builder
         self.answer_metadata()
         size = self.load(self.frame, 0, I64)
-        self.require(b.icmp_unsigned(">=", size, ir.Constant(I64, CALL_FRAME_SIZE)), "XLA's call frame is older than XLA FFI 0.3")
+        self.require(
+            b.icmp_unsigned(">=", size, ir.Constant(I64, CALL_FRAME_SIZE)), "XLA's call frame is older than XLA FFI 0.3"
+        )
         with b.if_then(b.icmp_signed("!=", self.load(self.frame, FRAME_STAGE, I32), ir.Constant(I32, EXECUTE))):
             b.ret(ir.Constant(PTR, None))
         arguments = self.buffers(FRAME_ARGS_SIZE, FRAME_ARGS, self.entry.arguments, "argument")
@@ -307,7 +316,9 @@ class _HandlerBuilder:
                 self.store(ir.Constant(I32, 0), metadata, METADATA_TRAITS)
                 b.ret(ir.Constant(PTR, None))
 
-    def scalar(self, p: Parameter, arguments: list[ir.Value], results: list[ir.Value], after: list[Callable[[], None]]) -> ir.Value:
+    def scalar(
+        self, p: Parameter, arguments: list[ir.Value], results: list[ir.Value], after: list[Callable[[], None]]
+    ) -> ir.Value:
         """A slot holding the scalar, stored to its result after the call."""
         b = self.builder
         slot = self.alloca(I64)  # 8 bytes, aligned for any scalar

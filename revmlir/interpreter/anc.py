@@ -20,22 +20,16 @@ from revmlir.safety import EMPTY_STACK
 @register_impls
 class AncFunctions(InterpreterFunctions):
     @impl(anc.AllocOp)
-    def run_alloc(
-        self, interpreter: RuntimeInterpreter, op: anc.AllocOp, args: PythonValues
-    ) -> PythonValues:
+    def run_alloc(self, interpreter: RuntimeInterpreter, op: anc.AllocOp, args: PythonValues) -> PythonValues:
         interpreter.runtime.allocate()
         return args
 
     @impl(anc.FreeOp)
-    def run_free(
-        self, interpreter: RuntimeInterpreter, op: anc.FreeOp, args: PythonValues
-    ) -> PythonValues:
+    def run_free(self, interpreter: RuntimeInterpreter, op: anc.FreeOp, args: PythonValues) -> PythonValues:
         runtime = interpreter.runtime
         value, expected = args
         if runtime.checking(op) and not runtime.same(value, expected):
-            raise runtime.fail(
-                op, f"ancilla freed holding {value!r}, expected {expected!r}"
-            )
+            raise runtime.fail(op, f"ancilla freed holding {value!r}, expected {expected!r}")
         runtime.release()
         return ()
 
@@ -46,9 +40,7 @@ class AncFunctions(InterpreterFunctions):
         return (zeros(op.result.type, args),)
 
     @impl(anc.ArrayFreeOp)
-    def run_array_free(
-        self, interpreter: RuntimeInterpreter, op: anc.ArrayFreeOp, args: PythonValues
-    ) -> PythonValues:
+    def run_array_free(self, interpreter: RuntimeInterpreter, op: anc.ArrayFreeOp, args: PythonValues) -> PythonValues:
         array, *sizes = args
         runtime = interpreter.runtime
         if not runtime.checking(op):
@@ -58,7 +50,9 @@ class AncFunctions(InterpreterFunctions):
             raise runtime.fail(op, f"array of shape {list(array.shape)} freed as one of shape {list(expected.shape)}")
         for index in zip(*np.nonzero(array)):
             if not runtime.same(array[index].item(), 0):
-                raise runtime.fail(op, f"array freed holding {array[index].item()!r} at {list(map(int, index))}, expected zeros")
+                raise runtime.fail(
+                    op, f"array freed holding {array[index].item()!r} at {list(map(int, index))}, expected zeros"
+                )
         return ()
 
     @impl(anc.StackAllocOp)
@@ -68,9 +62,7 @@ class AncFunctions(InterpreterFunctions):
         return ([],)
 
     @impl(anc.StackFreeOp)
-    def run_stack_free(
-        self, interpreter: RuntimeInterpreter, op: anc.StackFreeOp, args: PythonValues
-    ) -> PythonValues:
+    def run_stack_free(self, interpreter: RuntimeInterpreter, op: anc.StackFreeOp, args: PythonValues) -> PythonValues:
         (stack,) = args
         runtime = interpreter.runtime
         if stack and runtime.checking(op):
@@ -78,41 +70,31 @@ class AncFunctions(InterpreterFunctions):
         return ()
 
     @impl(anc.PushOp)
-    def run_push(
-        self, interpreter: RuntimeInterpreter, op: anc.PushOp, args: PythonValues
-    ) -> PythonValues:
+    def run_push(self, interpreter: RuntimeInterpreter, op: anc.PushOp, args: PythonValues) -> PythonValues:
         stack, value = args
         stack.append(value)
         return ()
 
     @impl(anc.PopOp)
-    def run_pop(
-        self, interpreter: RuntimeInterpreter, op: anc.PopOp, args: PythonValues
-    ) -> PythonValues:
+    def run_pop(self, interpreter: RuntimeInterpreter, op: anc.PopOp, args: PythonValues) -> PythonValues:
         (stack,) = args
         if not stack:
             raise interpreter.runtime.fail(op, EMPTY_STACK)
         return (stack.pop(),)
 
     @impl(anc.CopyPushOp)
-    def run_copy_push(
-        self, interpreter: RuntimeInterpreter, op: anc.CopyPushOp, args: PythonValues
-    ) -> PythonValues:
+    def run_copy_push(self, interpreter: RuntimeInterpreter, op: anc.CopyPushOp, args: PythonValues) -> PythonValues:
         stack, value = args
         stack.append(value)
         return ()
 
     @impl(anc.CopyPopOp)
-    def run_copy_pop(
-        self, interpreter: RuntimeInterpreter, op: anc.CopyPopOp, args: PythonValues
-    ) -> PythonValues:
+    def run_copy_pop(self, interpreter: RuntimeInterpreter, op: anc.CopyPopOp, args: PythonValues) -> PythonValues:
         stack, value = args
         runtime = interpreter.runtime
         if not stack:
             raise runtime.fail(op, EMPTY_STACK)
         popped = stack.pop()
         if runtime.checking(op) and not runtime.same(popped, value):
-            raise runtime.fail(
-                op, f"popped {popped!r}, but the live value is {value!r}"
-            )
+            raise runtime.fail(op, f"popped {popped!r}, but the live value is {value!r}")
         return ()

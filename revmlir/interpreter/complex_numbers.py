@@ -97,6 +97,7 @@ class Floats:
 
 _FLOATS = Floats()
 
+
 def _unary(function: Callable[[Floats, float, float], tuple[float, float]]) -> Callable[[Operation, complex], complex]:
     return lambda op, z: complex(*function(_FLOATS, z.real, z.imag))
 
@@ -128,7 +129,8 @@ def close(a: complex, b: complex, tolerance: float) -> bool:
     size = functools.partial(complex_functions.absolute, _FLOATS)
     gap = size((a - b).real, (a - b).imag)
     return gap < math.inf and (
-        gap <= tolerance or gap <= size(a.real, a.imag) * tolerance or gap <= size(b.real, b.imag) * tolerance)
+        gap <= tolerance or gap <= size(a.real, a.imag) * tolerance or gap <= size(b.real, b.imag) * tolerance
+    )
 
 
 COMPLEX_SEMANTICS: dict[type[Operation], Callable[..., Any]] = {

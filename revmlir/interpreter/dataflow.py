@@ -275,7 +275,10 @@ def dataflow_graph(module: ModuleOp, function: func.FuncOp, arguments: Sequence[
             size = math.prod(shape)
             if isinstance(type.element_type, AnyFloat):
                 flat = np.ravel(given) if given is not None else [None] * size
-                cells = [evaluator.add(Node(None, value=_float(v), label=f"argument #{k}{_entry(shape, j)}")) for j, v in enumerate(flat)]
+                cells = [
+                    evaluator.add(Node(None, value=_float(v), label=f"argument #{k}{_entry(shape, j)}"))
+                    for j, v in enumerate(flat)
+                ]
                 array = _Array(shape, cells)
                 arrays.append((k, array))
             else:
@@ -305,14 +308,11 @@ def dataflow_graph(module: ModuleOp, function: func.FuncOp, arguments: Sequence[
     labels: dict[int, str] = {}
     for label, value in (*returned, *written):
         if not isinstance(value, _Active):
-            raise LumpError(
-                function, f"{label} does not depend on the inputs: J has a zero row, so it is singular"
-            )
+            raise LumpError(function, f"{label} does not depend on the inputs: J has a zero row, so it is singular")
         if value.index in labels:
             raise LumpError(
                 function,
-                f"{labels[value.index]} and {label} are the same value: J has two equal rows, "
-                "so it is singular",
+                f"{labels[value.index]} and {label} are the same value: J has two equal rows, so it is singular",
             )
         labels[value.index] = label
         outputs.append(value.index)

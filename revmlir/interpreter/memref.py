@@ -62,9 +62,7 @@ def zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
 @register_impls
 class MemRefFunctions(InterpreterFunctions):
     @impl(memref.LoadOp)
-    def run_load(
-        self, interpreter: RuntimeInterpreter, op: memref.LoadOp, args: PythonValues
-    ) -> PythonValues:
+    def run_load(self, interpreter: RuntimeInterpreter, op: memref.LoadOp, args: PythonValues) -> PythonValues:
         array, *indices = args
         index = checked_index(array, tuple(indices))
         runtime = interpreter.runtime
@@ -78,35 +76,25 @@ class MemRefFunctions(InterpreterFunctions):
         return (normalize(op.res.type, array[index].item()),)
 
     @impl(memref.StoreOp)
-    def run_store(
-        self, interpreter: RuntimeInterpreter, op: memref.StoreOp, args: PythonValues
-    ) -> PythonValues:
+    def run_store(self, interpreter: RuntimeInterpreter, op: memref.StoreOp, args: PythonValues) -> PythonValues:
         value, array, *indices = args
         array[checked_index(array, tuple(indices))] = value
         return ()
 
     @impl(memref.AllocOp)
-    def run_alloc(
-        self, interpreter: RuntimeInterpreter, op: memref.AllocOp, args: PythonValues
-    ) -> PythonValues:
+    def run_alloc(self, interpreter: RuntimeInterpreter, op: memref.AllocOp, args: PythonValues) -> PythonValues:
         return (zeros(op.memref.type, args),)
 
     @impl(memref.AllocaOp)
-    def run_alloca(
-        self, interpreter: RuntimeInterpreter, op: memref.AllocaOp, args: PythonValues
-    ) -> PythonValues:
+    def run_alloca(self, interpreter: RuntimeInterpreter, op: memref.AllocaOp, args: PythonValues) -> PythonValues:
         return (zeros(op.memref.type, args),)
 
     @impl(memref.DeallocOp)
-    def run_dealloc(
-        self, interpreter: RuntimeInterpreter, op: memref.DeallocOp, args: PythonValues
-    ) -> PythonValues:
+    def run_dealloc(self, interpreter: RuntimeInterpreter, op: memref.DeallocOp, args: PythonValues) -> PythonValues:
         return ()
 
     @impl(memref.DimOp)
-    def run_dim(
-        self, interpreter: RuntimeInterpreter, op: memref.DimOp, args: PythonValues
-    ) -> PythonValues:
+    def run_dim(self, interpreter: RuntimeInterpreter, op: memref.DimOp, args: PythonValues) -> PythonValues:
         array, dim = args
         if not 0 <= dim < array.ndim:
             raise InterpretationError(f"dimension {dim} is out of range for {op.source.type}")

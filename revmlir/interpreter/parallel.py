@@ -40,7 +40,9 @@ class ParallelFunctions(InterpreterFunctions):
         return ()
 
     @impl_terminator(scf.ReduceOp)
-    def run_reduce(self, interpreter: Interpreter, op: scf.ReduceOp, args: PythonValues) -> tuple[TerminatorValue, PythonValues]:
+    def run_reduce(
+        self, interpreter: Interpreter, op: scf.ReduceOp, args: PythonValues
+    ) -> tuple[TerminatorValue, PythonValues]:
         return ReturnedValues(args), ()
 
     def run_atomic_rmw(self, interpreter: Interpreter, op: memref.AtomicRMWOp, args: PythonValues) -> PythonValues:

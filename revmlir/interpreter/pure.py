@@ -136,7 +136,12 @@ _CMPI: dict[int, Callable[[int, int, int], bool]] = {
 def _cmpf(predicate: int, a: float, b: float) -> bool:
     unordered = math.isnan(a) or math.isnan(b)
     ordered_results = {
-        1: a == b, 2: a > b, 3: a >= b, 4: a < b, 5: a <= b, 6: a != b,
+        1: a == b,
+        2: a > b,
+        3: a >= b,
+        4: a < b,
+        5: a <= b,
+        6: a != b,
     }
     if predicate == 0:
         return False
@@ -337,7 +342,9 @@ def _to_tropical(x: float) -> float:
 
 def _make_impl(semantics: Semantics):
     def run(
-        self: InterpreterFunctions, interpreter: Interpreter, op: Operation,
+        self: InterpreterFunctions,
+        interpreter: Interpreter,
+        op: Operation,
         args: PythonValues,
     ) -> PythonValues:
         return (normalize(op.results[0].type, semantics(op, *args)),)
@@ -347,8 +354,7 @@ def _make_impl(semantics: Semantics):
 
 def _pure_functions() -> type[InterpreterFunctions]:
     namespace = {
-        f"run_{op_type.name}": impl(op_type)(_make_impl(semantics))
-        for op_type, semantics in PURE_SEMANTICS.items()
+        f"run_{op_type.name}": impl(op_type)(_make_impl(semantics)) for op_type, semantics in PURE_SEMANTICS.items()
     }
     return register_impls(type("PureFunctions", (InterpreterFunctions,), namespace))
 

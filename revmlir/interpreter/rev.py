@@ -35,15 +35,11 @@ def _result(op: rev.InstructionOp, *values: Any) -> PythonValues:
     return tuple(normalize(r.type, v) for r, v in zip(op.results, values, strict=True))
 
 
-def _run(
-    interpreter: RuntimeInterpreter, region: Region, args: PythonValues, name: str
-) -> PythonValues:
+def _run(interpreter: RuntimeInterpreter, region: Region, args: PythonValues, name: str) -> PythonValues:
     return interpreter.run_ssacfg_region(region, tuple(args), name)
 
 
-def _condition(
-    interpreter: RuntimeInterpreter, region: Region, state: PythonValues
-) -> bool:
+def _condition(interpreter: RuntimeInterpreter, region: Region, state: PythonValues) -> bool:
     (value,) = _run(interpreter, region, state, "condition")
     return bool(value)
 
@@ -118,9 +114,7 @@ class RevFunctions(InterpreterFunctions):
         return _result(op, args[0] - 1)
 
     @impl(rev.SwapOp)
-    def run_swap(
-        self, interpreter: RuntimeInterpreter, op: rev.SwapOp, args: PythonValues
-    ):
+    def run_swap(self, interpreter: RuntimeInterpreter, op: rev.SwapOp, args: PythonValues):
         a, b = args
         return _result(op, b, a)
 
@@ -129,26 +123,20 @@ class RevFunctions(InterpreterFunctions):
         return _result(op, *_rotate(*args))
 
     @impl(rev.IRotOp)
-    def run_irot(
-        self, interpreter: RuntimeInterpreter, op: rev.IRotOp, args: PythonValues
-    ):
+    def run_irot(self, interpreter: RuntimeInterpreter, op: rev.IRotOp, args: PythonValues):
         a, b, theta = args
         return _result(op, *_rotate(a, b, -theta))
 
     # -- data views -----------------------------------------------------------
 
     @impl(rev.TakeOp)
-    def run_take(
-        self, interpreter: RuntimeInterpreter, op: rev.TakeOp, args: PythonValues
-    ):
+    def run_take(self, interpreter: RuntimeInterpreter, op: rev.TakeOp, args: PythonValues):
         array, *indices = args
         index = checked_index(array, tuple(indices))
         runtime = interpreter.runtime
         key = element_key(array, index)
         if (other := runtime.borrowed.get(key)) is not None and runtime.checking(op):
-            raise runtime.fail(
-                op, f"element {list(index)} is already borrowed by {describe_op(other)}"
-            )
+            raise runtime.fail(op, f"element {list(index)} is already borrowed by {describe_op(other)}")
         runtime.borrowed[key] = op
         return (normalize(op.result.type, array[index].item()),)
 
@@ -161,16 +149,12 @@ class RevFunctions(InterpreterFunctions):
         return ()
 
     @impl(rev.UnpackOp)
-    def run_unpack(
-        self, interpreter: RuntimeInterpreter, op: rev.UnpackOp, args: PythonValues
-    ):
+    def run_unpack(self, interpreter: RuntimeInterpreter, op: rev.UnpackOp, args: PythonValues):
         (z,) = args
         return (z.real, z.imag)
 
     @impl(rev.PackOp)
-    def run_pack(
-        self, interpreter: RuntimeInterpreter, op: rev.PackOp, args: PythonValues
-    ):
+    def run_pack(self, interpreter: RuntimeInterpreter, op: rev.PackOp, args: PythonValues):
         re, im = args
         return (normalize(op.result.type, complex(re, im)),)
 
@@ -193,9 +177,7 @@ class RevFunctions(InterpreterFunctions):
         return results
 
     @impl(rev.WhileOp)
-    def run_while(
-        self, interpreter: RuntimeInterpreter, op: rev.WhileOp, args: PythonValues
-    ):
+    def run_while(self, interpreter: RuntimeInterpreter, op: rev.WhileOp, args: PythonValues):
         runtime = interpreter.runtime
         checking = runtime.checking(op)
         state = args
@@ -206,9 +188,7 @@ class RevFunctions(InterpreterFunctions):
             state = _run(interpreter, op.body, state, "while")
             iteration += 1
             if checking and not _condition(interpreter, op.post, state):
-                raise runtime.fail(
-                    op, f"postcondition must be true after iteration {iteration}"
-                )
+                raise runtime.fail(op, f"postcondition must be true after iteration {iteration}")
         return state
 
     @impl(rev.ForOp)
@@ -225,9 +205,7 @@ class RevFunctions(InterpreterFunctions):
         return tuple(state)
 
     @impl(rev.RoutineOp)
-    def run_routine(
-        self, interpreter: RuntimeInterpreter, op: rev.RoutineOp, args: PythonValues
-    ):
+    def run_routine(self, interpreter: RuntimeInterpreter, op: rev.RoutineOp, args: PythonValues):
         computed = _run(interpreter, op.compute, args, "compute")
         used = _run(interpreter, op.body, computed, "do")
         uncompute = interpreter.runtime.inverse_region(op, 0)
@@ -252,9 +230,7 @@ class RevFunctions(InterpreterFunctions):
         return _nested(interpreter, op, callee, args, False)
 
     @impl(rev.UncallOp)
-    def run_uncall(
-        self, interpreter: RuntimeInterpreter, op: rev.UncallOp, args: PythonValues
-    ):
+    def run_uncall(self, interpreter: RuntimeInterpreter, op: rev.UncallOp, args: PythonValues):
         callee = _callee(interpreter, op)
         return _nested(interpreter, op, callee, args, True)
 
@@ -285,7 +261,11 @@ def _rotate(a: float, b: float, theta: float) -> tuple[float, float]:
 
 
 def _nested(
-    interpreter: RuntimeInterpreter, op: rev.CallOp | rev.UncallOp, callee: rev.FuncOp, args: PythonValues, backward: bool
+    interpreter: RuntimeInterpreter,
+    op: rev.CallOp | rev.UncallOp,
+    callee: rev.FuncOp,
+    args: PythonValues,
+    backward: bool,
 ) -> PythonValues:
     """A call or an uncall; recursion deeper than ``MAX_CALL_DEPTH`` calls
     or than Python's frames allow stops with the error native code raises
@@ -306,4 +286,3 @@ def _callee(interpreter: RuntimeInterpreter, op: rev.CallOp | rev.UncallOp) -> r
     callee = interpreter.get_op_for_symbol(op.callee.string_value())
     assert isinstance(callee, rev.FuncOp)
     return callee
-

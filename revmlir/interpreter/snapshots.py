@@ -25,8 +25,7 @@ from revmlir.safety import EMPTY_STACK, STACK_NOT_GROWN
 
 
 def _record_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:
-    return sum(v.size if isinstance(o.type, MemRefType) else 1
-               for o, v in zip(operands, values, strict=True))
+    return sum(v.size if isinstance(o.type, MemRefType) else 1 for o, v in zip(operands, values, strict=True))
 
 
 def _latest(
@@ -44,15 +43,13 @@ def _latest(
 @register_impls
 class SnapshotFunctions(InterpreterFunctions):
     @impl(NextOp)
-    def run_next(
-        self, interpreter: RuntimeInterpreter, op: NextOp, args: PythonValues
-    ) -> PythonValues:
+    def run_next(self, interpreter: RuntimeInterpreter, op: NextOp, args: PythonValues) -> PythonValues:
         frames, steps, *words = args
         schedule = op.schedule
         try:
-            return tuple(int(w) for w in next_entry(
-                schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames
-            ))
+            return tuple(
+                int(w) for w in next_entry(schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames)
+            )
         except IndexError:
             # the machine pops a frame on its way up; hand-written words may
             # ask that of empty frames
@@ -62,9 +59,7 @@ class SnapshotFunctions(InterpreterFunctions):
             raise MemoryError(STACK_NOT_GROWN.format(len(frames))) from None
 
     @impl(anc.SnapshotOp)
-    def run_snapshot(
-        self, interpreter: RuntimeInterpreter, op: anc.SnapshotOp, args: PythonValues
-    ) -> PythonValues:
+    def run_snapshot(self, interpreter: RuntimeInterpreter, op: anc.SnapshotOp, args: PythonValues) -> PythonValues:
         store, *values = args
         for operand, value in zip(op.values, values, strict=True):
             if isinstance(operand.type, MemRefType):
@@ -75,14 +70,12 @@ class SnapshotFunctions(InterpreterFunctions):
         return ()
 
     @impl(anc.RestoreOp)
-    def run_restore(
-        self, interpreter: RuntimeInterpreter, op: anc.RestoreOp, args: PythonValues
-    ) -> PythonValues:
+    def run_restore(self, interpreter: RuntimeInterpreter, op: anc.RestoreOp, args: PythonValues) -> PythonValues:
         store, values, position = _latest(interpreter, op, args, "restore")
         scalars: list[Any] = []
         for operand, value in zip(op.values, values, strict=True):
             if isinstance(operand.type, MemRefType):
-                value.reshape(-1)[:] = store[position: position + value.size]
+                value.reshape(-1)[:] = store[position : position + value.size]
                 position += value.size
             else:
                 scalars.append(normalize(operand.type, store[position]))
@@ -90,18 +83,14 @@ class SnapshotFunctions(InterpreterFunctions):
         return tuple(scalars)
 
     @impl(anc.DropOp)
-    def run_drop(
-        self, interpreter: RuntimeInterpreter, op: anc.DropOp, args: PythonValues
-    ) -> PythonValues:
+    def run_drop(self, interpreter: RuntimeInterpreter, op: anc.DropOp, args: PythonValues) -> PythonValues:
         store, _, position = _latest(interpreter, op, args, "drop")
         del store[position:]
         interpreter.runtime.drop_snapshot()
         return ()
 
     @impl(anc.ZeroPadOp)
-    def run_zero_pad(
-        self, interpreter: RuntimeInterpreter, op: anc.ZeroPadOp, args: PythonValues
-    ) -> PythonValues:
+    def run_zero_pad(self, interpreter: RuntimeInterpreter, op: anc.ZeroPadOp, args: PythonValues) -> PythonValues:
         shadow, stack = args
         assert isinstance(op.shadow.type, anc.StackType)
         zero = normalize(op.shadow.type.element_type, 0)

@@ -51,9 +51,7 @@ class Frame:
 @dataclass
 class Runtime:
     tolerance: float = DEFAULT_TOLERANCE
-    counters: defaultdict[str, FunctionCounters] = field(
-        default_factory=lambda: defaultdict(FunctionCounters)
-    )
+    counters: defaultdict[str, FunctionCounters] = field(default_factory=lambda: defaultdict(FunctionCounters))
     live_ancillas: int = 0
     peak_live_ancillas: int = 0
     live_snapshots: int = 0
@@ -63,12 +61,8 @@ class Runtime:
     )
     frames: list[Frame] = field(default_factory=list[Frame])
     current_op: Operation | None = None
-    _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(
-        default_factory=dict[rev.FuncOp, rev.FuncOp]
-    )
-    _inverse_regions: dict[tuple[Operation, int], Region] = field(
-        default_factory=dict[tuple[Operation, int], Region]
-    )
+    _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(default_factory=dict[rev.FuncOp, rev.FuncOp])
+    _inverse_regions: dict[tuple[Operation, int], Region] = field(default_factory=dict[tuple[Operation, int], Region])
 
     # -- errors ----------------------------------------------------------------
 

@@ -41,7 +41,12 @@ from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, out_of_bounds, s
 ABORT = "abort"
 """The C library's ``abort``: what ``revmlir.fail`` does in std IR."""
 DIVISIONS = (
-    arith.DivSIOp, arith.DivUIOp, arith.RemSIOp, arith.RemUIOp, arith.FloorDivSIOp, arith.CeilDivSIOp,
+    arith.DivSIOp,
+    arith.DivUIOp,
+    arith.RemSIOp,
+    arith.RemUIOp,
+    arith.FloorDivSIOp,
+    arith.CeilDivSIOp,
     arith.CeilDivUIOp,
 )
 SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
@@ -92,9 +97,7 @@ class CheckedCode:
         like: Operation,
     ) -> Sequence[SSAValue]:
         """Call a runtime function, declaring it in the module on first use."""
-        self.runtime.setdefault(
-            name, func.FuncOp.external(name, [a.type for a in args], list(results))
-        )
+        self.runtime.setdefault(name, func.FuncOp.external(name, [a.type for a in args], list(results)))
         return self.emit(func.CallOp(name, list(args), list(results)), like).results
 
     def check(

@@ -201,8 +201,13 @@ def power(r: Real[V], a: V, b: V, c: V, d: V) -> Pair[V]:
 
 
 UNARY: dict[type[Operation], Callable[[Any, Any, Any], Pair[Any]]] = {
-    complexd.LogOp: log, complexd.ExpOp: exp, complexd.SqrtOp: sqrt, complexd.SinOp: sin,
-    complexd.CosOp: cos, complexd.TanhOp: tanh, complexd.TanOp: tan,
+    complexd.LogOp: log,
+    complexd.ExpOp: exp,
+    complexd.SqrtOp: sqrt,
+    complexd.SinOp: sin,
+    complexd.CosOp: cos,
+    complexd.TanhOp: tanh,
+    complexd.TanOp: tan,
 }
 """The complex functions of one complex operand, by op."""
 

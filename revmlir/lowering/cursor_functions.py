@@ -246,5 +246,4 @@ def _functions() -> ModuleOp:
 def definitions() -> list[func.FuncOp]:
     """Fresh copies of ``@revmlir.cursor.next`` and its helpers (the stack
     functions they call are the stack runtime's, declared by the caller)."""
-    return [op.clone() for op in _functions().ops
-            if isinstance(op, func.FuncOp) and not op.is_declaration]
+    return [op.clone() for op in _functions().ops if isinstance(op, func.FuncOp) and not op.is_declaration]

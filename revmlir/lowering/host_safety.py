@@ -83,7 +83,9 @@ def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.F
     """Stop the run where a push could not grow its stack: the push left
     the size as it was."""
     for function, error in _checked_functions(module):
-        code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0])))
+        code = CheckedCode(
+            function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
+        )
         for call in [op for op in function.walk() if isinstance(op, func.CallOp)]:
             if not call.callee.string_value().startswith(PUSH_PREFIX):
                 continue
@@ -133,7 +135,9 @@ def _recursive_calls(functions: Sequence[func.FuncOp]) -> set[func.CallOp]:
         if name not in index:
             visit(name)
     return {
-        call for name, found in calls.items() for call in found
+        call
+        for name, found in calls.items()
+        for call in found
         if component[call.callee.string_value()] == component[name]
     }
 
@@ -185,7 +189,9 @@ class HostSafetyPass(ModulePass):
         functions = list(_checked_functions(op))
         recursive = _recursive_calls([f for f, _ in functions])
         for function, error in functions:
-            code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0])))
+            code = CheckedCode(
+                function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
+            )
             for call in [c for c in function.walk() if c in recursive]:
                 code.builder.insertion_point = InsertPoint.before(call)
                 (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)

@@ -261,4 +261,3 @@ class LoopVersioningPass(ModulePass):
                 accesses = list(_accesses(loop, table))
                 if accesses:
                     _version(loop, accesses)
-

@@ -20,8 +20,13 @@ from revmlir.errors import ExecutionError
 from revmlir.lowering.emitter import Emitter
 from revmlir.safety import NOT_TROPICAL, fixed_overflow, not_fixed
 
-_WIDE = {rev.AddOp: arith.AddiOp, rev.FixedAddOp: arith.AddiOp, rev.SubOp: arith.SubiOp,
-         rev.FixedSubOp: arith.SubiOp, rev.FixedMulOp: arith.MuliOp}
+_WIDE = {
+    rev.AddOp: arith.AddiOp,
+    rev.FixedAddOp: arith.AddiOp,
+    rev.SubOp: arith.SubiOp,
+    rev.FixedSubOp: arith.SubiOp,
+    rev.FixedMulOp: arith.MuliOp,
+}
 
 
 def checked_fixed(lowering: Emitter, op: Operation) -> None:
@@ -53,7 +58,7 @@ def to_fixed(lowering: Emitter, op: Operation) -> None:
     type = op.result.type
     assert isinstance(type, rev.FixedType)
     x = lowering.get(op.value)
-    scaled = lowering.emit(arith.MulfOp(x, lowering.const(2.0 ** type.fraction.data, f64, op)), op).results[0]
+    scaled = lowering.emit(arith.MulfOp(x, lowering.const(2.0**type.fraction.data, f64, op)), op).results[0]
     rounded = lowering.emit(math.RoundEvenOp(scaled), op).results[0]
     half = 2.0 ** (type.width.data - 1)
     above = lowering.emit(arith.CmpfOp(rounded, lowering.const(-half, f64, op), "oge"), op).results[0]
@@ -71,7 +76,7 @@ def from_fixed(lowering: Emitter, op: Operation) -> None:
     type = op.value.type
     assert isinstance(type, rev.FixedType)
     real = lowering.emit(arith.SIToFPOp(lowering.get(op.value), f64), op).results[0]
-    scale = lowering.const(2.0 ** -type.fraction.data, f64, op)
+    scale = lowering.const(2.0**-type.fraction.data, f64, op)
     lowering.set(op.result, lowering.emit(arith.MulfOp(real, scale), op).results[0])
 
 

@@ -191,9 +191,7 @@ class FunctionLowering(CheckedCode):
         self.lower_ops(entry)
         inputs = [a.type for a in self.block.args]
         outputs = [std_type(t) for t in self.source.function_type.outputs.data]
-        lowered = func.FuncOp(
-            self.source.sym_name.data, (inputs, outputs), Region(self.block)
-        )
+        lowered = func.FuncOp(self.source.sym_name.data, (inputs, outputs), Region(self.block))
         lowered.location = self.source.location
         return lowered
 
@@ -223,9 +221,7 @@ class FunctionLowering(CheckedCode):
             self._check_borrowed_read(op, op.memref, list(op.indices))
         self.check_arithmetic(op)
         if any(isinstance(r.type, rev.LogType) for r in op.results):
-            raise PassFailedException(
-                f"{describe_op(op)} computes a log number; only rev.to_log can"
-            )
+            raise PassFailedException(f"{describe_op(op)} computes a log number; only rev.to_log can")
         clone = op.clone(value_mapper=dict(self.mapping))
         self.emit(clone, op)
         for old, new in zip(op.results, clone.results, strict=True):
@@ -556,8 +552,12 @@ def _zero_float_frees(lowering: FunctionLowering, op: anc.FreeOp) -> list[anc.Fr
     following = op.next_op
     while following is not None:
         if isinstance(following, anc.FreeOp):
-            if not (following.checks_enabled and following.ancilla.type == kind
-                    and _is_zero_constant(following.value) and following.ancilla in lowering.mapping):
+            if not (
+                following.checks_enabled
+                and following.ancilla.type == kind
+                and _is_zero_constant(following.value)
+                and following.ancilla in lowering.mapping
+            ):
                 break
             run.append(following)
         elif not isinstance(following, arith.ConstantOp):
@@ -632,8 +632,7 @@ def _if(lowering: FunctionLowering, op: Operation) -> None:
     types = [std_type(t) for t in op.res.types]
     # scf.if regions take no arguments: the branches read the operands directly.
     branches = [
-        lowering.lower_region(region, state, lambda ys: scf.YieldOp(*ys))
-        for region in (op.then_region, op.else_region)
+        lowering.lower_region(region, state, lambda ys: scf.YieldOp(*ys)) for region in (op.then_region, op.else_region)
     ]
     result = lowering.emit(scf.IfOp(pre, types, *branches), op)
     for old, new in zip(op.res, result.results, strict=True):
@@ -642,7 +641,8 @@ def _if(lowering: FunctionLowering, op: Operation) -> None:
         (post,) = lowering.inline_region(op.post if op.has_post() else op.pre, list(result.results))
         agree = lowering.emit(arith.CmpiOp(post, pre, "eq"), op).results[0]
         lowering.check(
-            agree, op,
+            agree,
+            op,
             "postcondition is {0} after the {branch} branch, but the precondition was {1}",
             [post, pre],
         )
@@ -676,9 +676,7 @@ def _while(lowering: FunctionLowering, op: Operation) -> None:
         one = lowering.const(1, i64, op)
         iteration = lowering.emit(arith.AddiOp(after.args[-1], one), op).results[0]
         (post_after,) = lowering.inline_region(op.post, new_state)
-        lowering.check(
-            post_after, op, "postcondition must be true after iteration {0}", [iteration]
-        )
+        lowering.check(post_after, op, "postcondition must be true after iteration {0}", [iteration])
         new_state = [*new_state, iteration]
     lowering.emit(scf.YieldOp(*new_state), op)
     lowering.builder.insertion_point = saved
@@ -702,10 +700,14 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
         # Visit lb + j*step for j = n-1 … 0: index = (lb + last) - k.
         one = lowering.const(1, lb.type, op)
         span = lowering.emit(arith.SubiOp(ub, lb), op).results[0]
-        rounded = lowering.emit(arith.AddiOp(span, lowering.emit(arith.SubiOp(step, one), op).results[0]), op).results[0]
+        rounded = lowering.emit(arith.AddiOp(span, lowering.emit(arith.SubiOp(step, one), op).results[0]), op).results[
+            0
+        ]
         count = lowering.emit(arith.FloorDivSIOp(rounded, step), op).results[0]
         count = lowering.emit(arith.MaxSIOp(count, zero), op).results[0]
-        offset = lowering.emit(arith.MuliOp(lowering.emit(arith.SubiOp(count, one), op).results[0], step), op).results[0]
+        offset = lowering.emit(arith.MuliOp(lowering.emit(arith.SubiOp(count, one), op).results[0], step), op).results[
+            0
+        ]
         last = lowering.emit(arith.AddiOp(lb, lowering.emit(arith.AddiOp(lb, offset), op).results[0]), op).results[0]
     body = lowering.block_with_args([lb.type, *op.state.types])
     saved = lowering.builder.insertion_point
@@ -805,7 +807,11 @@ def declare_primitives(module: ModuleOp) -> None:
     signatures: dict[str, tuple[FunctionType, str | None]] = {}
     for name, symbol in symbols.items():
         extern = externs[name]
-        convention = extern.array_convention() if any(isinstance(t, MemRefType) for t in extern.function_type.inputs.data) else None
+        convention = (
+            extern.array_convention()
+            if any(isinstance(t, MemRefType) for t in extern.function_type.inputs.data)
+            else None
+        )
         declared = (extern.function_type, convention)
         if symbol not in externs and SymbolTable.lookup_symbol(module, symbol) is not None:
             raise PassFailedException(
@@ -827,8 +833,7 @@ def declare_primitives(module: ModuleOp) -> None:
             continue
         if name not in symbols:
             raise PassFailedException(
-                f"{describe_op(call)} calls primitive @{name}, which has no C symbol "
-                "(it runs on the interpreter only)"
+                f"{describe_op(call)} calls primitive @{name}, which has no C symbol (it runs on the interpreter only)"
             )
         call.callee = FlatSymbolRefAttr(symbols[name])
     for name, extern in externs.items():
@@ -971,7 +976,9 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             flat = at[0] if at else lowering.const(0, IndexType(), op)
             for dimension, index in enumerate(at[1:], start=1):
                 size = lowering.emit(memref.DimOp(array, lowering.const(dimension, IndexType(), op)), op).results[0]
-                flat = lowering.emit(arith.AddiOp(lowering.emit(arith.MuliOp(flat, size), op).results[0], index), op).results[0]
+                flat = lowering.emit(
+                    arith.AddiOp(lowering.emit(arith.MuliOp(flat, size), op).results[0], index), op
+                ).results[0]
             message = "array freed holding {0} at element {1} (row-major), expected zeros"
             lowering.check(ok, op, message, [element, flat])
 
@@ -990,9 +997,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
 
 @lowers(anc.StackAllocOp)
 def _stack_alloc(lowering: FunctionLowering, op: Operation) -> None:
-    header = lowering.emit(
-        memref.AllocaOp.get(i64, shape=stacks.HEADER.get_shape()), op
-    ).results[0]
+    header = lowering.emit(memref.AllocaOp.get(i64, shape=stacks.HEADER.get_shape()), op).results[0]
     zero = lowering.const(0, i64, op)
     for word in (stacks.DATA, stacks.SIZE, stacks.CAPACITY):
         index = lowering.const(word, IndexType(), op)
@@ -1099,9 +1104,7 @@ def _each_element(
             visit(indices)
             return
         index = IndexType()
-        extent = lowering.emit(
-            memref.DimOp(array, lowering.const(dimension, index, like)), like
-        ).results[0]
+        extent = lowering.emit(memref.DimOp(array, lowering.const(dimension, index, like)), like).results[0]
         body = Block(arg_types=[index])
         saved = lowering.builder.insertion_point
         lowering.builder.insertion_point = InsertPoint.at_end(body)
@@ -1118,14 +1121,21 @@ def _each_element(
     nest(0, [])
 
 
-def _push_record(lowering: FunctionLowering, op: Operation, store: SSAValue,
-                 values: Sequence[tuple[SSAValue, SSAValue]]) -> None:
+def _push_record(
+    lowering: FunctionLowering, op: Operation, store: SSAValue, values: Sequence[tuple[SSAValue, SSAValue]]
+) -> None:
     """Push ``(operand, lowered value)`` pairs as one record."""
     push = stacks.runtime_name(stacks.PUSH, stack_element(op.operands[0].type))
     for operand, value in values:
         if isinstance(operand.type, MemRefType):
-            _each_element(lowering, value, op, lambda at: lowering.call_runtime(
-                push, [store, lowering.emit(memref.LoadOp.get(value, at), op).results[0]], [], op))
+            _each_element(
+                lowering,
+                value,
+                op,
+                lambda at: lowering.call_runtime(
+                    push, [store, lowering.emit(memref.LoadOp.get(value, at), op).results[0]], [], op
+                ),
+            )
         else:
             lowering.call_runtime(push, [store, value], [], op)
 
@@ -1163,10 +1173,12 @@ def _pop_record(lowering: FunctionLowering, op: Operation, write: bool) -> list[
     for operand in reversed(op.values):
         value = lowering.get(operand)
         if isinstance(operand.type, MemRefType):
+
             def visit(at: list[SSAValue], array: SSAValue = value) -> None:
                 popped = lowering.call_runtime(pop, [store], [element], op)[0]
                 if write:
                     lowering.emit(memref.StoreOp.get(popped, array, at), op)
+
             _each_element(lowering, value, op, visit, reverse=True)
         else:
             scalars.insert(0, lowering.call_runtime(pop, [store], [element], op)[0])
@@ -1176,8 +1188,7 @@ def _pop_record(lowering: FunctionLowering, op: Operation, write: bool) -> list[
 @lowers(anc.SnapshotOp)
 def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, anc.SnapshotOp)
-    _push_record(lowering, op, lowering.get(op.store),
-                 [(v, lowering.get(v)) for v in op.values])
+    _push_record(lowering, op, lowering.get(op.store), [(v, lowering.get(v)) for v in op.values])
 
 
 @lowers(anc.RestoreOp)
@@ -1186,8 +1197,7 @@ def _restore(lowering: FunctionLowering, op: Operation) -> None:
     pushed back."""
     assert isinstance(op, anc.RestoreOp)
     scalars = iter(_pop_record(lowering, op, write=True))
-    record = [(v, next(scalars) if not isinstance(v.type, MemRefType) else lowering.get(v))
-              for v in op.values]
+    record = [(v, next(scalars) if not isinstance(v.type, MemRefType) else lowering.get(v)) for v in op.values]
     _push_record(lowering, op, lowering.get(op.store), record)
     restored = [value for operand, value in record if not isinstance(operand.type, MemRefType)]
     for old, new in zip(op.results, restored, strict=True):
@@ -1212,8 +1222,9 @@ def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
     saved = lowering.builder.insertion_point
     lowering.builder.insertion_point = InsertPoint.at_end(body)
     if isinstance(element, ComplexType):
-        zero = lowering.emit(complexd.ConstantOp(
-            ArrayAttr([FloatAttr(0.0, element.element_type)] * 2), element), op).results[0]
+        zero = lowering.emit(
+            complexd.ConstantOp(ArrayAttr([FloatAttr(0.0, element.element_type)] * 2), element), op
+        ).results[0]
     else:
         zero = lowering.const(0, element, op)
     lowering.call_runtime(stacks.runtime_name(stacks.PUSH, element), [shadow, zero], [], op)
@@ -1222,7 +1233,9 @@ def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
     lowering.emit(scf.ForOp(start, end, lowering.const(1, IndexType(), op), [], Region(body)), op)
 
 
-def _check_std_function(function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+def _check_std_function(
+    function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp]
+) -> None:
     """A ``func.func`` the module brought with it (ordinary code that runs as
     it is) gets an error slot, which its calls pass on, and the checks of
     ``revmlir.safety`` before its array accesses, divisions and shifts (in

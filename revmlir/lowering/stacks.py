@@ -148,8 +148,7 @@ def slot_addresses(header: SSAValue, position: SSAValue, element: Attribute) -> 
     first = result(arith.MuliOp(position, constant(count)))
     indices = [first] + [result(arith.AddiOp(first, constant(j))) for j in range(1, count)]
     return [
-        result(llvm.GEPOp(data, [llvm.GEP_USE_SSA_VAL], slot, ssa_indices=[index], inbounds=True))
-        for index in indices
+        result(llvm.GEPOp(data, [llvm.GEP_USE_SSA_VAL], slot, ssa_indices=[index], inbounds=True)) for index in indices
     ]
 
 
@@ -247,6 +246,7 @@ def _free(function: func.FuncOp, element: Attribute | None) -> None:
         set_header_word(zero, header, word)
     func.ReturnOp()
 
+
 _DEFINITIONS: dict[str, Callable[[func.FuncOp, Attribute | None], None]] = {
     PUSH: _push,
     POP: _pop,
@@ -276,9 +276,7 @@ def define_runtime(module: ModuleOp) -> None:
             continue
         inputs, outputs = declaration.function_type.inputs.data, declaration.function_type.outputs.data
         element = {PUSH: inputs[-1], POP: outputs[0] if outputs else None}.get(kind)
-        function = func.FuncOp(
-            declaration.sym_name.data, declaration.function_type, visibility="private"
-        )
+        function = func.FuncOp(declaration.sym_name.data, declaration.function_type, visibility="private")
         for arg, hint in zip(function.body.block.args, ("header", "value")):
             arg.name_hint = hint
         with ImplicitBuilder(function.body):

@@ -447,9 +447,11 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
         else:
             args.append(arg)
     call = t.emit(llvm.CallOp(source.sym_name.data, *args, return_type=_results_type(outputs)))
-    results = list(call.results) if len(outputs) == 1 else [
-        t.extract(call.results[0], index, llvm_type(type)) for index, type in enumerate(outputs)
-    ]
+    results = (
+        list(call.results)
+        if len(outputs) == 1
+        else [t.extract(call.results[0], index, llvm_type(type)) for index, type in enumerate(outputs)]
+    )
     results = [_to_descriptor(t, r, o) if isinstance(o, MemRefType) else r for r, o in zip(results, outputs)]
     if by_pointer:
         assert returned is not None
@@ -785,7 +787,10 @@ def _negf(t: FunctionTranslation, op: Operation) -> None:
 
 
 _INTEGER_EXTREMA: dict[type[Operation], int] = {
-    arith.MaxSIOp: 4, arith.MinSIOp: 2, arith.MaxUIOp: 8, arith.MinUIOp: 6,  # sgt, slt, ugt, ult
+    arith.MaxSIOp: 4,
+    arith.MinSIOp: 2,
+    arith.MaxUIOp: 8,
+    arith.MinUIOp: 6,  # sgt, slt, ugt, ult
 }
 """The predicate under which an integer extremum takes its first operand."""
 
@@ -811,8 +816,10 @@ def _ceildivui(t: FunctionTranslation, op: Operation) -> None:
 @translates(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
 def _float_extremum(t: FunctionTranslation, op: Operation) -> None:
     names = {
-        arith.MaximumfOp: "llvm.maximum", arith.MinimumfOp: "llvm.minimum",
-        arith.MaxnumfOp: "llvm.maxnum", arith.MinnumfOp: "llvm.minnum",
+        arith.MaximumfOp: "llvm.maximum",
+        arith.MinimumfOp: "llvm.minimum",
+        arith.MaxnumfOp: "llvm.maxnum",
+        arith.MinnumfOp: "llvm.minnum",
     }
     a, b = (t.get(v) for v in op.operands)
     name = f"{names[type(op)]}.{_float_suffix(a.type)}"
@@ -955,16 +962,36 @@ def _truncf(t: FunctionTranslation, op: Operation) -> None:
 # ---------------------------------------------------------------------------
 
 _INTRINSIC_UNARY: dict[type[Operation], str] = {
-    math.ExpOp: "exp", math.Exp2Op: "exp2", math.LogOp: "log", math.Log2Op: "log2",
-    math.Log10Op: "log10", math.SqrtOp: "sqrt", math.SinOp: "sin", math.CosOp: "cos",
-    math.AbsFOp: "fabs", math.FloorOp: "floor", math.CeilOp: "ceil",
-    math.TruncOp: "trunc", math.RoundOp: "round", math.RoundEvenOp: "roundeven",
+    math.ExpOp: "exp",
+    math.Exp2Op: "exp2",
+    math.LogOp: "log",
+    math.Log2Op: "log2",
+    math.Log10Op: "log10",
+    math.SqrtOp: "sqrt",
+    math.SinOp: "sin",
+    math.CosOp: "cos",
+    math.AbsFOp: "fabs",
+    math.FloorOp: "floor",
+    math.CeilOp: "ceil",
+    math.TruncOp: "trunc",
+    math.RoundOp: "round",
+    math.RoundEvenOp: "roundeven",
 }
 _LIBM_UNARY: dict[type[Operation], str] = {
-    math.TanOp: "tan", math.AsinOp: "asin", math.AcosOp: "acos", math.AtanOp: "atan",
-    math.SinhOp: "sinh", math.CoshOp: "cosh", math.TanhOp: "tanh", math.AsinhOp: "asinh",
-    math.AcoshOp: "acosh", math.AtanhOp: "atanh", math.ErfOp: "erf", math.CbrtOp: "cbrt",
-    math.ExpM1Op: "expm1", math.Log1pOp: "log1p",
+    math.TanOp: "tan",
+    math.AsinOp: "asin",
+    math.AcosOp: "acos",
+    math.AtanOp: "atan",
+    math.SinhOp: "sinh",
+    math.CoshOp: "cosh",
+    math.TanhOp: "tanh",
+    math.AsinhOp: "asinh",
+    math.AcoshOp: "acosh",
+    math.AtanhOp: "atanh",
+    math.ErfOp: "erf",
+    math.CbrtOp: "cbrt",
+    math.ExpM1Op: "expm1",
+    math.Log1pOp: "log1p",
 }
 
 
@@ -1030,10 +1057,13 @@ def _ipowi(t: FunctionTranslation, op: Operation) -> None:
     t.emit(llvm.BrOp(header, multiplied, t.value(llvm.MulOp(square, square), op), halved), op)
     t.block = exit
     odd_exponent = t.value(llvm.ICmpOp(t.value(llvm.AndOp(exponent, one), op), zero, IntegerAttr(1, i64)), op)
-    unit = t.value(llvm.OrOp(
-        t.value(llvm.ICmpOp(base, one, IntegerAttr(0, i64)), op),
-        t.value(llvm.ICmpOp(base, t.const(-1, type, op), IntegerAttr(0, i64)), op),
-    ), op)
+    unit = t.value(
+        llvm.OrOp(
+            t.value(llvm.ICmpOp(base, one, IntegerAttr(0, i64)), op),
+            t.value(llvm.ICmpOp(base, t.const(-1, type, op), IntegerAttr(0, i64)), op),
+        ),
+        op,
+    )
     unit_power = t.value(llvm.SelectOp(odd_exponent, base, one), op)
     truncated = t.value(llvm.SelectOp(unit, unit_power, zero), op)
     negative = t.value(llvm.ICmpOp(exponent, zero, IntegerAttr(2, i64)), op)  # slt
@@ -1086,7 +1116,9 @@ def _poison(t: FunctionTranslation, op: Operation) -> None:
 # ---------------------------------------------------------------------------
 
 
-def _element_address(t: FunctionTranslation, op: Operation, array: SSAValue, indices: Sequence[SSAValue], element: Attribute) -> SSAValue:
+def _element_address(
+    t: FunctionTranslation, op: Operation, array: SSAValue, indices: Sequence[SSAValue], element: Attribute
+) -> SSAValue:
     """Row-major address of ``array[indices]``."""
     pointer = t.extract(array, 0, PTR, op)
     linear: SSAValue | None = None
@@ -1128,9 +1160,7 @@ def _atomic_rmw(t: FunctionTranslation, op: Operation) -> None:
     kind = op.kind.value.data
     adds = {KINDS.index("addf"): llvm.FAddOp, KINDS.index("addi"): llvm.AddOp}
     if kind not in adds:
-        raise PassFailedException(
-            f"{describe_op(op)}: only atomic_rmw addf and addi can be lowered, not kind {kind}"
-        )
+        raise PassFailedException(f"{describe_op(op)}: only atomic_rmw addf and addi can be lowered, not kind {kind}")
     element = op.result.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
     old = t.value(llvm.LoadOp(address, llvm_type(element)), op)

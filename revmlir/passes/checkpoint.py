@@ -48,7 +48,8 @@ class AdCheckpointPass(ModulePass):
                 if not isinstance(SymbolTable.lookup_symbol(op, name), func.FuncOp):
                     raise PassFailedException(
                         f"{self.name}: policy= checkpoints an ordinary func.func, and @{name} "
-                        "is not one (mark a loop of a rev.func with a schedule instead)")
+                        "is not one (mark a loop of a rev.func with a schedule instead)"
+                    )
                 make_resumable(op, name, schedule, self.base)
             reversibilize(op, "tape")
         expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)

@@ -71,4 +71,3 @@ def _flip_calls(module: ModuleOp, names: set[str]) -> None:
         for old, new in zip(call.results, flipped.results, strict=True):
             new.name_hint = old.name_hint
         Rewriter.replace_op(call, flipped)
-

@@ -32,8 +32,7 @@ class MakeResumablePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if not self.functions:
-            raise PassFailedException(f"{self.name}: name the functions to rewrite, "
-                                      f"e.g. {self.name}{{functions=f}}")
+            raise PassFailedException(f"{self.name}: name the functions to rewrite, e.g. {self.name}{{functions=f}}")
         schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
         for name in self.functions:
             make_resumable(op, name, schedule, self.base)

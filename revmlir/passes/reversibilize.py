@@ -29,7 +29,5 @@ class ReversibilizePass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.mode not in MODES:
-            raise PassFailedException(
-                f"reversibilize: mode must be one of {', '.join(MODES)}, not '{self.mode}'"
-            )
+            raise PassFailedException(f"reversibilize: mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         reversibilize(op, self.mode)

@@ -21,9 +21,7 @@ def selected_functions(module: ModuleOp, names: Sequence[str]) -> Iterator[FuncO
     by_name = {f.sym_name.data: f for f in funcs}
     missing = [n for n in names if n not in by_name]
     if missing:
-        raise PassFailedException(
-            f"no rev.func named {', '.join('@' + n for n in missing)} in the module"
-        )
+        raise PassFailedException(f"no rev.func named {', '.join('@' + n for n in missing)} in the module")
     for name in names:
         yield by_name[name]
 

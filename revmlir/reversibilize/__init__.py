@@ -50,9 +50,7 @@ def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> dict[str, frozens
     which its Bennett form takes output arrays (``written_arguments``, exact
     on the stores and calls of the ordinary code ``check_function``
     admits)."""
-    functions = [
-        op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration
-    ]
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
     by_name = {f.sym_name.data: f for f in functions}
     for function in functions:
         check_function(function, by_name)
@@ -97,9 +95,7 @@ def discard_float_ancillas(function: rev.FuncOp) -> None:
             set_checks(op, False)
 
 
-def bennett_function(
-    source: func.FuncOp, interface: Interface, tapes: list[Attribute]
-) -> rev.FuncOp:
+def bennett_function(source: func.FuncOp, interface: Interface, tapes: list[Attribute]) -> rev.FuncOp:
     """``@f(args, results, outputs)``: compute with ``@f.tape`` on private
     tapes, add the results into ``results`` and each written array into its
     output array, uncompute (a ``rev.routine``).  Memory: the peak tape of one

@@ -49,15 +49,12 @@ _CALLS = (func.CallOp, func.ReturnOp)
 def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncOp]) -> None:
     """Reject, at the offending op, what the translation does not handle."""
     if len(function.body.blocks) != 1:
-        raise unsupported(
-            function, "its body has several blocks; only structured control flow (scf) "
-            "is supported"
-        )
+        raise unsupported(function, "its body has several blocks; only structured control flow (scf) is supported")
     for index, type in enumerate(function.function_type.inputs.data):
         if not (is_scalar(type) or is_array(type)):
             raise unsupported(
-                function, f"argument #{index} has type {type}; only integers, floats, "
-                "indices and memrefs of them are supported"
+                function,
+                f"argument #{index} has type {type}; only integers, floats, indices and memrefs of them are supported",
             )
     for type in function.function_type.outputs.data:
         if not is_scalar(type):
@@ -68,21 +65,20 @@ def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncO
             raise unsupported(op, "local arrays are not supported; pass the array as an argument")
         if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS)):
             raise unsupported(
-                op, "only func, scf (for, if, while), arith, math and "
-                "memref.load/store/dim are supported"
+                op, "only func, scf (for, if, while), arith, math and memref.load/store/dim are supported"
             )
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
             if not is_scalar(value.type):
-                raise unsupported(op, f"it produces a value of type {value.type}; "
-                                  "only scalars can be computed and carried")
+                raise unsupported(
+                    op, f"it produces a value of type {value.type}; only scalars can be computed and carried"
+                )
         for operand in op.operands:
             if isinstance(operand.type, MemRefType) and operand not in arguments:
                 raise unsupported(op, "arrays must be arguments of the function")
         if isinstance(op, func.CallOp):
             callee = module_functions.get(op.callee.string_value())
             if callee is None or callee.is_declaration:
-                raise unsupported(op, f"@{op.callee.string_value()} is not a function "
-                                  "defined in the module")
+                raise unsupported(op, f"@{op.callee.string_value()} is not a function defined in the module")
         if isinstance(op, scf.WhileOp):
             _check_while(op)
 
@@ -94,8 +90,7 @@ def _check_while(op: scf.WhileOp) -> None:
     if any(not is_expression(o) for o in before.ops if o is not condition):
         raise unsupported(op, "its condition region may only compute expressions")
     if tuple(condition.args) != tuple(before.args):
-        raise unsupported(op, "its condition must forward the loop-carried values "
-                          "unchanged")
+        raise unsupported(op, "its condition must forward the loop-carried values unchanged")
 
 
 def saved_types(functions: Sequence[func.FuncOp]) -> list[Attribute]:
@@ -132,9 +127,8 @@ def _touches_array(op: Operation, array: SSAValue) -> bool:
     as a write of every array it receives, as for the reversibility
     verifier's ``memory-read`` rule."""
     return any(
-        isinstance(o, memref.StoreOp | func.CallOp) and array in (
-            (o.memref,) if isinstance(o, memref.StoreOp) else tuple(o.operands)
-        )
+        isinstance(o, memref.StoreOp | func.CallOp)
+        and array in ((o.memref,) if isinstance(o, memref.StoreOp) else tuple(o.operands))
         for o in op.walk()
     )
 
@@ -157,9 +151,7 @@ def load_is_stable(load: memref.LoadOp) -> bool:
     for use in _consuming_uses(load.res):
         op = block.find_ancestor_op_in_block(use.operation)
         assert op is not None
-        value_only = (
-            isinstance(op, memref.StoreOp) and use.operation is op and use.index == 0
-        )
+        value_only = isinstance(op, memref.StoreOp) and use.operation is op and use.index == 0
         previous = anchors.get(op)
         anchors[op] = _Anchor(op, value_only and (previous is None or previous.value_only))
     written = False

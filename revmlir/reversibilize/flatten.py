@@ -69,8 +69,11 @@ def _zero(builder: Builder, type: Attribute) -> SSAValue:
 def _inner_loop(loop: scf.ForOp) -> scf.ForOp:
     inner = [op for op in loop.body.block.ops if isinstance(op, scf.ForOp | scf.WhileOp)]
     if len(inner) != 1 or not isinstance(inner[0], scf.ForOp):
-        raise _error(loop, "must contain exactly one inner for loop at the top level of "
-                     "its body (split='work' splits at that loop's iterations)")
+        raise _error(
+            loop,
+            "must contain exactly one inner for loop at the top level of "
+            "its body (split='work' splits at that loop's iterations)",
+        )
     return inner[0]
 
 
@@ -80,13 +83,12 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
     body = loop.body.block
     ops = list(body.ops)
     before = ops[: ops.index(inner)]
-    after = ops[ops.index(inner) + 1: -1]
+    after = ops[ops.index(inner) + 1 : -1]
     terminator = body.last_op
     assert isinstance(terminator, scf.YieldOp)
     produced = {r for op in before for r in op.results}
     readers = [*inner.body.walk(), *after, terminator]
-    live = [v for v in dict.fromkeys(
-        operand for op in readers for operand in op.operands if operand in produced)]
+    live = [v for v in dict.fromkeys(operand for op in readers for operand in op.operands if operand in produced)]
     for op in after:
         if any(isinstance(nested, scf.ForOp | scf.WhileOp) for nested in op.walk()):
             raise _error(op, "may have loops only before its inner loop, not after it")
@@ -97,12 +99,25 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
     types = [index, index, index, index, index, *outer, *carried, *(v.type for v in live)]
     builder = Builder(InsertPoint.before(loop))
     constant = lambda n: builder.insert(arith.ConstantOp(IntegerAttr(n, index))).results[0]  # noqa: E731
-    initial = [loop.lb, constant(START), constant(0), constant(0), constant(1),
-               *loop.iter_args, *(_zero(builder, t) for t in [*carried, *(v.type for v in live)])]
+    initial = [
+        loop.lb,
+        constant(START),
+        constant(0),
+        constant(0),
+        constant(1),
+        *loop.iter_args,
+        *(_zero(builder, t) for t in [*carried, *(v.type for v in live)]),
+    ]
 
-    names = ["i", "phase", "j", "j_end", "j_step",
-             *(a.name_hint for a in [*body.args[1:], *inner.body.block.args[1:]]),
-             *(v.name_hint for v in live)]
+    names = [
+        "i",
+        "phase",
+        "j",
+        "j_end",
+        "j_step",
+        *(a.name_hint for a in [*body.args[1:], *inner.body.block.args[1:]]),
+        *(v.name_hint for v in live),
+    ]
     condition, step = Block(arg_types=types), Block(arg_types=types)
     for block in (condition, step):
         for argument, name in zip(block.args, names, strict=True):
@@ -111,9 +126,9 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
     _append(condition, scf.ConditionOp(going.result, *condition.args))
 
     i, phase, j, jub, js = step.args[:5]
-    state_outer = list(step.args[5: 5 + len(outer)])
-    state_inner = list(step.args[5 + len(outer): 5 + len(outer) + len(carried)])
-    state_live = list(step.args[5 + len(outer) + len(carried):])
+    state_outer = list(step.args[5 : 5 + len(outer)])
+    state_inner = list(step.args[5 + len(outer) : 5 + len(outer) + len(carried)])
+    state_live = list(step.args[5 + len(outer) + len(carried) :])
     known = {body.args[0]: i, **dict(zip(body.args[1:], state_outer, strict=True))}
 
     def begin(b: Block) -> list[SSAValue]:
@@ -121,20 +136,25 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
         _clone_into(b, before, mapping)
         bounds = [mapping.get(v, v) for v in (inner.lb, inner.ub, inner.step)]
         seeds = [mapping.get(v, v) for v in inner.iter_args]
-        return [i, _const(b, INNER), *bounds, *state_outer, *seeds,
-                *(mapping.get(v, v) for v in live)]
+        return [i, _const(b, INNER), *bounds, *state_outer, *seeds, *(mapping.get(v, v) for v in live)]
 
     def advance(b: Block) -> list[SSAValue]:
-        mapping = {**known, **dict(zip(live, state_live, strict=True)),
-                   inner.body.block.args[0]: j,
-                   **dict(zip(inner.body.block.args[1:], state_inner, strict=True))}
+        mapping = {
+            **known,
+            **dict(zip(live, state_live, strict=True)),
+            inner.body.block.args[0]: j,
+            **dict(zip(inner.body.block.args[1:], state_inner, strict=True)),
+        }
         yielded = _clone_into(b, list(inner.body.block.ops), mapping)
         after_j = _append(b, arith.AddiOp(j, js)).result
         return [i, phase, after_j, jub, js, *state_outer, *yielded, *state_live]
 
     def finish(b: Block) -> list[SSAValue]:
-        mapping = {**known, **dict(zip(live, state_live, strict=True)),
-                   **dict(zip(inner.results, state_inner, strict=True))}
+        mapping = {
+            **known,
+            **dict(zip(live, state_live, strict=True)),
+            **dict(zip(inner.results, state_inner, strict=True)),
+        }
         _clone_into(b, after, mapping)
         ends = [mapping.get(v, v) for v in terminator.operands]
         next_i = _append(b, arith.AddiOp(i, loop.step)).result
@@ -152,7 +172,7 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
     if CHECKPOINT_ATTR in loop.attributes:
         flat.attributes[CHECKPOINT_ATTR] = loop.attributes[CHECKPOINT_ATTR]
     Rewriter.insert_op(flat, InsertPoint.before(loop))
-    for old, new in zip(loop.results, flat.results[5: 5 + len(outer)], strict=True):
+    for old, new in zip(loop.results, flat.results[5 : 5 + len(outer)], strict=True):
         old.replace_all_uses_with(new)
     Rewriter.erase_op(loop)
     return flat
@@ -167,8 +187,7 @@ def _const(block: Block, value: int) -> SSAValue:
     return _append(block, arith.ConstantOp(IntegerAttr(value, IndexType()))).result
 
 
-def _clone_into(block: Block, ops: Sequence[Operation], mapping: dict[SSAValue, SSAValue]
-                ) -> list[SSAValue]:
+def _clone_into(block: Block, ops: Sequence[Operation], mapping: dict[SSAValue, SSAValue]) -> list[SSAValue]:
     """Clone ``ops`` at the end of ``block``; a trailing ``scf.yield`` is
     not cloned but its mapped operands are returned."""
     for op in ops:
@@ -181,8 +200,7 @@ def _clone_into(block: Block, ops: Sequence[Operation], mapping: dict[SSAValue, 
 Side = Callable[[Block], list[SSAValue]]
 
 
-def _if(block: Block, condition: SSAValue, types: Sequence[Attribute], then: Side,
-        otherwise: Side) -> list[SSAValue]:
+def _if(block: Block, condition: SSAValue, types: Sequence[Attribute], then: Side, otherwise: Side) -> list[SSAValue]:
     """Append ``scf.if condition -> types`` to ``block``, each side built
     by ``side(block) -> values``."""
     regions = []

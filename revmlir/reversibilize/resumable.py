@@ -161,8 +161,11 @@ def _merged(segments: list[Segment]) -> list[Segment]:
     for number, segment in enumerate(segments):
         if number in gone:
             continue
-        while (isinstance(segment.exit, Jump) and segment.exit.target not in (EXIT, number)
-               and entries[segment.exit.target] == 1):
+        while (
+            isinstance(segment.exit, Jump)
+            and segment.exit.target not in (EXIT, number)
+            and entries[segment.exit.target] == 1
+        ):
             target = segment.exit.target
             following = segments[target]
             if segment.exit.moves:
@@ -233,9 +236,14 @@ class _Flattener:
             compare = arith.CmpiOp(start, op.ub, "slt")
             compare.location = op.location
             self.segments[segment].ops.append(compare)
-            self.close(segment, Branch(
-                compare.result, Jump(first, [(iv, start), *zip(carried, values, strict=True)]),
-                Jump(after, list(zip(op.results, values, strict=True)))))
+            self.close(
+                segment,
+                Branch(
+                    compare.result,
+                    Jump(first, [(iv, start), *zip(carried, values, strict=True)]),
+                    Jump(after, list(zip(op.results, values, strict=True))),
+                ),
+            )
 
         test(at, op.lb, op.iter_args)
         end = self.block(body, first)
@@ -262,10 +270,14 @@ class _Flattener:
             ops.append(Bind(list(zip(before.args, values, strict=True))))
             ops += [op.clone(value_mapper=mapping) for op in expressions]
             forwarded = [mapping.get(v, v) for v in condition.args]
-            self.close(segment, Branch(
-                mapping.get(condition.condition, condition.condition),
-                Jump(first, list(zip(after_block.args, forwarded, strict=True))),
-                Jump(after, list(zip(op.results, forwarded, strict=True)))))
+            self.close(
+                segment,
+                Branch(
+                    mapping.get(condition.condition, condition.condition),
+                    Jump(first, list(zip(after_block.args, forwarded, strict=True))),
+                    Jump(after, list(zip(op.results, forwarded, strict=True))),
+                ),
+            )
 
         test(at, op.arguments)
         terminator = after_block.last_op
@@ -311,8 +323,7 @@ class _Flattener:
         return after
 
 
-def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: int = 1
-                   ) -> scf.WhileOp:
+def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: int = 1) -> scf.WhileOp:
     """Rewrite ``@name`` of ``module`` into its state machine (module
     docstring), the loop marked with ``schedule``.  Each iteration runs
     ``base`` segments (fewer at the end): the schedule's base case, reversed
@@ -322,10 +333,11 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
     function = SymbolTable.lookup_symbol(module, name)
     if not isinstance(function, func.FuncOp) or function.is_declaration:
         where = f"{describe_op(function)}: " if function is not None else ""
-        raise ReversibilizeError(f"{where}@{name} is not a function defined in the module: "
-                                 "only func.func functions with a body can be made resumable")
-    functions = {f.sym_name.data: f for f in module.ops
-                 if isinstance(f, func.FuncOp) and not f.is_declaration}
+        raise ReversibilizeError(
+            f"{where}@{name} is not a function defined in the module: "
+            "only func.func functions with a body can be made resumable"
+        )
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
     for each in functions.values():
         check_function(each, functions)
     _check_no_recursion(functions, [name])
@@ -355,9 +367,12 @@ def _check_no_recursion(functions: dict[str, func.FuncOp], path: list[str]) -> N
         if isinstance(op, func.CallOp):
             callee = op.callee.string_value()
             if callee in path:
-                raise _error(op, f"cannot call @{callee} recursively: calls are inlined into "
-                             "the machine and recursion needs an explicit frame stack, "
-                             "which is not implemented")
+                raise _error(
+                    op,
+                    f"cannot call @{callee} recursively: calls are inlined into "
+                    "the machine and recursion needs an explicit frame stack, "
+                    "which is not implemented",
+                )
             _check_no_recursion(functions, [*path, callee])
 
 
@@ -379,8 +394,9 @@ class _Machine:
     live: list[set[SSAValue]] = field(default_factory=list[set[SSAValue]])
     """Per segment (and the end), the values live at its start."""
 
-    def build(self, schedule: ScheduleAttr, base: int, returned: func.ReturnOp,
-              results: Sequence[SSAValue]) -> scf.WhileOp:
+    def build(
+        self, schedule: ScheduleAttr, base: int, returned: func.ReturnOp, results: Sequence[SSAValue]
+    ) -> scf.WhileOp:
         """The loop, in place of the function's body before ``returned``,
         which then returns the result slots."""
         self._place_values(results)
@@ -480,8 +496,9 @@ class _Machine:
         loop = builder.insert(scf.WhileOp([start, *state], types, Region(before), Region(body)))
         return list(loop.results[1:])
 
-    def _dispatch(self, builder: Builder, state: list[SSAValue], low: int, high: int,
-                  group: _Group | None) -> list[SSAValue]:
+    def _dispatch(
+        self, builder: Builder, state: list[SSAValue], low: int, high: int, group: _Group | None
+    ) -> list[SSAValue]:
         """The next state for program points ``low ≤ pc < high`` (and, in a
         group, the segments counted so far after it): a binary tree of
         ``scf.if``, one segment per leaf."""
@@ -492,12 +509,17 @@ class _Machine:
         bound = builder.insert(arith.ConstantOp(IntegerAttr(middle, IndexType()))).results[0]
         below = builder.insert(arith.CmpiOp(pc, bound, "slt")).results[0]
         types = [v.type for v in state] + ([IndexType()] if group is not None else [])
-        return self._if(builder, below, types,
-                        lambda b: self._dispatch(b, state, low, middle, group),
-                        lambda b: self._dispatch(b, state, middle, high, group))
+        return self._if(
+            builder,
+            below,
+            types,
+            lambda b: self._dispatch(b, state, low, middle, group),
+            lambda b: self._dispatch(b, state, middle, high, group),
+        )
 
-    def _if(self, builder: Builder, condition: SSAValue, types: Sequence[Attribute],
-            then: _Side, otherwise: _Side) -> list[SSAValue]:
+    def _if(
+        self, builder: Builder, condition: SSAValue, types: Sequence[Attribute], then: _Side, otherwise: _Side
+    ) -> list[SSAValue]:
         regions = []
         saved = builder.insertion_point
         for side in (then, otherwise):
@@ -509,16 +531,18 @@ class _Machine:
         op = builder.insert(scf.IfOp(condition, types, *regions))
         return list(op.results)
 
-    def _segment(self, builder: Builder, state: list[SSAValue], number: int,
-                 group: _Group | None) -> list[SSAValue]:
+    def _segment(self, builder: Builder, state: list[SSAValue], number: int, group: _Group | None) -> list[SSAValue]:
         """Segment ``number``'s ops on the slots, then its exit: each jump
         writes the slots of the values live at its target.  In a group, a
         segment that jumps back to itself (the body of a loop with no loop
         or call inside) repeats in a loop of its own (``_repeat``)."""
         segment = self.segments[number]
         exit = segment.exit
-        if group is not None and isinstance(exit, Branch) and (
-                (exit.then.target == number) != (exit.otherwise.target == number)):
+        if (
+            group is not None
+            and isinstance(exit, Branch)
+            and ((exit.then.target == number) != (exit.otherwise.target == number))
+        ):
             return self._repeat(builder, state, number, exit, group)
         read = self._run(builder, state, segment)
         counted: list[SSAValue] = []
@@ -530,12 +554,17 @@ class _Machine:
         assert isinstance(exit, Branch)
         condition = read(exit.condition)
         types = [v.type for v in state] + [v.type for v in counted]
-        return self._if(builder, condition, types,
-                        lambda b: self._jump(b, read, state, exit.then) + counted,
-                        lambda b: self._jump(b, read, state, exit.otherwise) + counted)
+        return self._if(
+            builder,
+            condition,
+            types,
+            lambda b: self._jump(b, read, state, exit.then) + counted,
+            lambda b: self._jump(b, read, state, exit.otherwise) + counted,
+        )
 
-    def _repeat(self, builder: Builder, state: list[SSAValue], number: int, exit: Branch,
-                group: _Group) -> list[SSAValue]:
+    def _repeat(
+        self, builder: Builder, state: list[SSAValue], number: int, exit: Branch, group: _Group
+    ) -> list[SSAValue]:
         """Segment ``number``, which jumps back to itself on one side of its
         exit, as an ``scf.while`` that runs it while it stays and the group
         has segments left: the slots it does not change, and the program
@@ -543,8 +572,7 @@ class _Machine:
         segment's own ops and a compare (one step each, as before).  A slot
         the two exits write differently is selected by the exit's
         condition unless one side's target has no value live in it."""
-        again, leave = (exit.then, exit.otherwise) if exit.then.target == number else (
-            exit.otherwise, exit.then)
+        again, leave = (exit.then, exit.otherwise) if exit.then.target == number else (exit.otherwise, exit.then)
         if (guard := self.segments[number].guard) is not None:
             return self._repeat_guarded(builder, state, number, guard, again, leave.target, group)
         index = IndexType()
@@ -583,8 +611,9 @@ class _Machine:
         counted = builder.insert(arith.AddiOp(group.count, loop.results[0])).results[0]
         return [*loop.results[1:], counted]
 
-    def _repeat_guarded(self, builder: Builder, state: list[SSAValue], number: int, guard: Guard,
-                        again: Jump, after: int, group: _Group) -> list[SSAValue]:
+    def _repeat_guarded(
+        self, builder: Builder, state: list[SSAValue], number: int, guard: Guard, again: Jump, after: int, group: _Group
+    ) -> list[SSAValue]:
         """A ``for`` body's segment as a loop that tests the ``for``'s own
         ``iv < ub`` first (``Guard``): it carries the slots only, so its
         taped form saves what the body itself overwrites and nothing of
@@ -612,9 +641,13 @@ class _Machine:
         counted = builder.insert(arith.AddiOp(group.count, loop.results[0])).results[0]
         staying = self._entered(builder, final, guard)
         left = self._run(builder, final, Segment())
-        return self._if(builder, staying, [*(v.type for v in state), index],
-                        lambda b: [*final, counted],
-                        lambda b: [*self._jump(b, left, final, Jump(after, guard.moves)), counted])
+        return self._if(
+            builder,
+            staying,
+            [*(v.type for v in state), index],
+            lambda b: [*final, counted],
+            lambda b: [*self._jump(b, left, final, Jump(after, guard.moves)), counted],
+        )
 
     def _entered(self, builder: Builder, state: list[SSAValue], guard: Guard) -> SSAValue:
         """Whether a ``for`` body is (still) entered from ``state``."""
@@ -622,8 +655,7 @@ class _Machine:
         iv, ub = read(guard.iv), read(guard.ub)
         return builder.insert(arith.CmpiOp(iv, ub, "slt")).results[0]
 
-    def _run(self, builder: Builder, state: list[SSAValue], segment: Segment
-             ) -> Callable[[SSAValue], SSAValue]:
+    def _run(self, builder: Builder, state: list[SSAValue], segment: Segment) -> Callable[[SSAValue], SSAValue]:
         """Clone ``segment``'s ops on the slots of ``state``; how to read
         any value after them (computed, bound, in a slot, a constant or an
         entry argument)."""
@@ -652,8 +684,9 @@ class _Machine:
                 mapping[old] = new
         return read
 
-    def _jump(self, builder: Builder, read: Callable[[SSAValue], SSAValue],
-              state: list[SSAValue], to: Jump) -> list[SSAValue]:
+    def _jump(
+        self, builder: Builder, read: Callable[[SSAValue], SSAValue], state: list[SSAValue], to: Jump
+    ) -> list[SSAValue]:
         """The state after ``to``: its target as the program point, the
         slots of the values live there assigned."""
         out = list(state)

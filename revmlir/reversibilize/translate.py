@@ -73,7 +73,9 @@ _UPDATES: dict[type[Operation], tuple[type[rev.InstructionOp], bool]] = {
 ``e ⊙ y`` qualifies too."""
 
 
-def update_of(value: SSAValue, is_target: Callable[[SSAValue], bool]) -> tuple[type[rev.InstructionOp], SSAValue] | None:
+def update_of(
+    value: SSAValue, is_target: Callable[[SSAValue], bool]
+) -> tuple[type[rev.InstructionOp], SSAValue] | None:
     """``(instruction, e)`` when ``value`` is ``y ⊙ e`` (or ``e ⊙ y``) for the
     one operand ``y`` that ``is_target`` accepts, and ``e`` does not read ``y``."""
     op = value.owner
@@ -379,10 +381,7 @@ class FunctionTranslator:
         freed after the call (tape functions return them as they got them);
         results come back in zero slots; the callee shares the tapes."""
         interface = self.interfaces[op.callee.string_value()]
-        arguments = [
-            self._copy(self.values[a], op) if is_state_type(a.type) else self.values[a]
-            for a in op.arguments
-        ]
+        arguments = [self._copy(self.values[a], op) if is_state_type(a.type) else self.values[a] for a in op.arguments]
         slots = [self._copy(zero(self.builder, t), op) for t in interface.result_types]
         tapes = [self.tapes[t] for t in self.tape_types]
         call = self._insert(rev.CallOp(interface.tape_name, [*arguments, *slots, *tapes]), op)
@@ -414,6 +413,7 @@ class FunctionTranslator:
     def _at_end(self, block: Block) -> AbstractContextManager[None]:
         return building_at_end(self.builder, block)
 
+
 _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], None]] = {
     memref.StoreOp: FunctionTranslator._store,
     scf.ForOp: FunctionTranslator._for,
@@ -424,8 +424,9 @@ _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], 
 """How each ordinary statement is translated (expressions are copied)."""
 
 
-def _update_order(updates: dict[int, tuple[type[rev.InstructionOp], SSAValue]],
-                  arguments: Sequence[SSAValue]) -> list[int]:
+def _update_order(
+    updates: dict[int, tuple[type[rev.InstructionOp], SSAValue]], arguments: Sequence[SSAValue]
+) -> list[int]:
     """The positions of ``updates`` in an order in which each ``e`` is read
     before any target it reads is updated (``s += x[k]`` before ``k += 1``:
     the inverse undoes ``k`` first, so ``e`` is read on the same ``k``
@@ -434,8 +435,9 @@ def _update_order(updates: dict[int, tuple[type[rev.InstructionOp], SSAValue]],
     pending = dict(updates)
     order: list[int] = []
     while pending:
-        read_by_others = {i for i in pending for j, (_, e) in pending.items()
-                          if j != i and reads(e, {arguments[i]}.__contains__)}
+        read_by_others = {
+            i for i in pending for j, (_, e) in pending.items() if j != i and reads(e, {arguments[i]}.__contains__)
+        }
         ready = [i for i in pending if i not in read_by_others]
         if not ready:
             break

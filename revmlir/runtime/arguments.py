@@ -31,11 +31,9 @@ def to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
 def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
     """``to_runtime`` for one argument position, with everything that depends
     only on the type worked out once (calls are often small)."""
+
     def mismatch(value: Any, expected: str) -> TypeError:
-        return TypeError(
-            f"argument #{index} of @{func} must be {expected} ({type}), "
-            f"got {type_name(value)}"
-        )
+        return TypeError(f"argument #{index} of @{func} must be {expected} ({type}), got {type_name(value)}")
 
     if isinstance(type, MemRefType):
         dtype = numpy_dtype(type.element_type)
@@ -45,11 +43,7 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
         def array(value: Any) -> Any:
             if not isinstance(value, np.ndarray):
                 raise mismatch(value, "a numpy array")
-            if (
-                value.dtype != dtype
-                or value.ndim != len(shape)
-                or any(value.shape[i] != d for i, d in static)
-            ):
+            if value.dtype != dtype or value.ndim != len(shape) or any(value.shape[i] != d for i, d in static):
                 raise TypeError(
                     f"argument #{index} of @{func} must be an array of {dtype} with "
                     f"shape {['?' if d < 0 else d for d in shape]}, got {value.dtype} "

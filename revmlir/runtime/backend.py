@@ -29,9 +29,7 @@ class Backend:
         for op in self.module.ops:
             if isinstance(op, FuncOp) and op.sym_name.data == name:
                 return op
-        known = ", ".join(
-            "@" + op.sym_name.data for op in self.module.ops if isinstance(op, FuncOp)
-        )
+        known = ", ".join("@" + op.sym_name.data for op in self.module.ops if isinstance(op, FuncOp))
         raise ExecutionError(f"no rev.func named @{name} (module has: {known or 'none'})")
 
     def call(self, name: str, *args: Any) -> tuple[Any, ...]:

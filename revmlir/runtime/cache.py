@@ -119,8 +119,7 @@ def max_bytes() -> int:
                 raise ValueError
         except ValueError:
             warnings.warn(
-                f"{MAX_MB_ENV}={text!r} is not a positive number of megabytes; "
-                f"using {DEFAULT_MAX_MB:g}",
+                f"{MAX_MB_ENV}={text!r} is not a positive number of megabytes; using {DEFAULT_MAX_MB:g}",
                 CacheWarning,
                 stacklevel=2,
             )
@@ -137,9 +136,7 @@ def _refuse(where: Path, why: str) -> None:
     if (where, why) in _refused:
         return
     _refused.add((where, why))
-    warnings.warn(
-        f"not using the compiled-code cache {where}: {why}; compiling without it", CacheWarning, stacklevel=2
-    )
+    warnings.warn(f"not using the compiled-code cache {where}: {why}; compiling without it", CacheWarning, stacklevel=2)
 
 
 def _directory(where: Path, create: bool) -> int | None:

@@ -282,7 +282,9 @@ def _enter(
         ours = builder.inttoptr(builder.load(action, typ=I64), pointer)
         builder.call(sigaction, [interrupt, ours, previous])
         was = builder.load(previous, typ=I64)
-        chained = builder.icmp_unsigned("==", was, builder.load(_word(builder, builder.inttoptr(context, pointer), CONTEXT_HANDLER), typ=I64))
+        chained = builder.icmp_unsigned(
+            "==", was, builder.load(_word(builder, builder.inttoptr(context, pointer), CONTEXT_HANDLER), typ=I64)
+        )
         again = builder.icmp_unsigned("==", was, builder.load(ours, typ=I64))
         with builder.if_then(builder.not_(builder.or_(chained, again))):
             builder.call(sigaction, [interrupt, previous, ir.Constant(pointer, None)])

@@ -95,9 +95,7 @@ class HostTarget:
 @functools.cache
 def _host_target() -> HostTarget:
     _initialize()
-    return HostTarget(
-        llvm.get_default_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
-    )
+    return HostTarget(llvm.get_default_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten())
 
 
 def host_target_machine(opt_level: int = 3, reloc: str = "default") -> llvm.TargetMachine:
@@ -114,8 +112,24 @@ class TargetIntrinsicError(ValueError):
 
 
 TARGET_INTRINSICS = (
-    "aarch64", "amdgcn", "arm", "bpf", "dx", "hexagon", "loongarch", "mips", "nvvm", "ppc", "r600",
-    "riscv", "s390", "spv", "ve", "wasm", "x86", "xcore",
+    "aarch64",
+    "amdgcn",
+    "arm",
+    "bpf",
+    "dx",
+    "hexagon",
+    "loongarch",
+    "mips",
+    "nvvm",
+    "ppc",
+    "r600",
+    "riscv",
+    "s390",
+    "spv",
+    "ve",
+    "wasm",
+    "x86",
+    "xcore",
 )
 """The targets whose intrinsics LLVM names ``llvm.<target>.…``.  Selecting
 instructions for one the host (or its CPU) lacks is an LLVM *fatal* error,
@@ -161,7 +175,8 @@ def _check_externals(module: llvm.ModuleRef) -> None:
     here."""
     _initialize()
     missing = sorted(
-        f.name for f in module.functions
+        f.name
+        for f in module.functions
         if f.is_declaration and not f.name.startswith("llvm.") and llvm.address_of_symbol(f.name) is None
     )
     if missing:

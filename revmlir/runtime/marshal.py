@@ -455,7 +455,6 @@ def marshaller() -> Marshal | None:
     """The compiled function, or None where calls stay in Python."""
     import llvmlite.binding as llvm
 
-
     layout = ObjectLayout.probe()
     if layout is None:
         return None

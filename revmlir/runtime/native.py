@@ -137,7 +137,12 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in (*stacks.MEMORY_FUNCTIONS, ABORT, PRINT, *GUARD_FUNCTIONS):
+        elif function.is_declaration and function.name not in (
+            *stacks.MEMORY_FUNCTIONS,
+            ABORT,
+            PRINT,
+            *GUARD_FUNCTIONS,
+        ):
             # Apart from the allocator, printing and the guard, only libm functions and
             # primitives are declared (see std_to_llvm): those of scalars are pure, so
             # LLVM may share and hoist their calls; those of arrays read and write them.
@@ -231,13 +236,9 @@ class _NativeCall:
         # is the lowering's cover of it, for noalias; all there is for a
         # ``func.func`` run as it is)
         written = module._written.get(name, self.writes)
-        self.arguments = [
-            _argument(t, name, i, i in written, parameters[i]) for i, t in enumerate(types)
-        ]
+        self.arguments = [_argument(t, name, i, i in written, parameters[i]) for i, t in enumerate(types)]
         self.stores = [argument.store for argument in self.arguments]
-        self.loads = [
-            (i, argument.load) for i, argument in enumerate(self.arguments) if argument.load
-        ]
+        self.loads = [(i, argument.load) for i, argument in enumerate(self.arguments) if argument.load]
         self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
         self.frames: list[_Frame] = []
         self.marshal = marshaller()
@@ -253,7 +254,11 @@ class _NativeCall:
             storage, error = frame.storage, frame.error
             try:
                 extents = frame.extents
-                if frame.plan is None or self.marshal is None or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0:
+                if (
+                    frame.plan is None
+                    or self.marshal is None
+                    or (left := self.marshal(args if type(args) is tuple else tuple(args), frame.plan.address)) > 0
+                ):
                     for i in range(len(args)) if frame.plan is None else frame.plan.left_to_python():
                         self.stores[i](storage[i], args[i])
                     overlap = overlapping([(i, args[i]) for i in extents.positions], self.writes) if extents else None
@@ -394,14 +399,11 @@ def _argument(arg_type: Attribute, name: str, index: int, written: bool, paramet
         def store_array(slot: ctypes.Array[ctypes.c_int64], value: Any) -> None:
             # ``is``: numpy's dtypes of numbers are singletons; ``convert``
             # accepts equal ones and subclasses, and raises for the rest
-            if not (
-                quick and type(value) is np.ndarray and value.dtype is dtype and value.ndim == rank
-            ):
+            if not (quick and type(value) is np.ndarray and value.dtype is dtype and value.ndim == rank):
                 convert(value)
             if not value.flags.c_contiguous:
                 raise TypeError(
-                    f"argument #{index} of @{name} must be a C-contiguous array "
-                    "(use numpy.ascontiguousarray)"
+                    f"argument #{index} of @{name} must be a C-contiguous array (use numpy.ascontiguousarray)"
                 )
             if written and not value.flags.writeable:
                 raise read_only_error(name, index, parameter)
@@ -450,7 +452,10 @@ _STORED_AS_IS: dict[Any, type] = {
 _ROWS: dict[Any, Row] = {
     ctypes.c_double: Row(Kind.F64),
     ctypes.c_bool: Row(Kind.BOOL),
-    **{c: Row(Kind.INTEGER, 8 * ctypes.sizeof(c)) for c in (ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64)},
+    **{
+        c: Row(Kind.INTEGER, 8 * ctypes.sizeof(c))
+        for c in (ctypes.c_int8, ctypes.c_int16, ctypes.c_int32, ctypes.c_int64)
+    },
 }
 """The same scalars for the machine code, which stores exactly what ctypes
 would for the types of ``_STORED_AS_IS``."""

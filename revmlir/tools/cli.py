@@ -34,8 +34,7 @@ def read_text(path: str) -> str:
         line = data.count(b"\n", 0, error.start) + 1
         column = error.start - (data.rfind(b"\n", 0, error.start) + 1) + 1
         raise UsageError(
-            f"{path}:{line}:{column}: byte 0x{data[error.start]:02x} is not UTF-8 text "
-            "(.mlir files are UTF-8)"
+            f"{path}:{line}:{column}: byte 0x{data[error.start]:02x} is not UTF-8 text (.mlir files are UTF-8)"
         ) from None
 
 

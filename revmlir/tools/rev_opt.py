@@ -212,9 +212,7 @@ class RevOptMain(xDSLOptMain):
         revmlir_passes = get_all_passes()
         revmlir_flags: dict[str, argparse.Action] = {}  # filled below, read by -h
         # Options that replace xdsl-opt's of the same name.
-        mlir_opt = arg_parser.add_argument_group(
-            "mlir-opt options", conflict_handler="resolve"
-        )
+        mlir_opt = arg_parser.add_argument_group("mlir-opt options", conflict_handler="resolve")
         mlir_opt.add_argument(
             "-p",
             "--passes",
@@ -273,15 +271,12 @@ class RevOptMain(xDSLOptMain):
         )
         flags = arg_parser.add_argument_group(
             "pass flags",
-            "one per registered pass, run in command-line order: --NAME or "
-            '--NAME="opt=value ..."',
+            'one per registered pass, run in command-line order: --NAME or --NAME="opt=value ..."',
         )
         for name in self.available_passes:
             flag = f"--{name}"
             try:
-                action = flags.add_argument(
-                    flag, dest="pipeline", action=_Pipeline, const=name, metavar="OPTIONS"
-                )
+                action = flags.add_argument(flag, dest="pipeline", action=_Pipeline, const=name, metavar="OPTIONS")
             except argparse.ArgumentError:  # a pass named like a driver option
                 continue
             if name in revmlir_passes:
@@ -295,9 +290,7 @@ class RevOptMain(xDSLOptMain):
         super().setup_pipeline()
         verify_and_time = self.pipeline.callback
 
-        def between_passes(
-            previous: ModulePass | None, module: ModuleOp, next: ModulePass | None
-        ) -> None:
+        def between_passes(previous: ModulePass | None, module: ModuleOp, next: ModulePass | None) -> None:
             if previous is not None and self.args.mlir_print_ir_after_all:
                 self.dump_ir("After", previous, module)
             if next is not None and self.args.mlir_print_ir_before_all:
@@ -332,27 +325,19 @@ class RevOptMain(xDSLOptMain):
             return sys.stdin.buffer, "mlir"
         return open(name, "rb"), "mlir"
 
-    def parse_chunk(
-        self, chunk: IO[bytes], file_extension: str, start_offset: int = 0
-    ) -> ModuleOp | None:
+    def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
         data = chunk.read()
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as error:
             span = Span(error.start, error.end, Input(data, self.get_input_name()))
-            raise ParseError(
-                span, f"the input is not UTF-8 text (byte 0x{data[error.start]:02x})"
-            ) from error
-        parser = LocatingParser(
-            self.ctx, data, self.get_input_name(), line_offset=start_offset
-        )
+            raise ParseError(span, f"the input is not UTF-8 text (byte 0x{data[error.start]:02x})") from error
+        parser = LocatingParser(self.ctx, data, self.get_input_name(), line_offset=start_offset)
         # Verified by ``run``, which then knows the module and can point the
         # diagnostic at the failing op.
         return parser.parse_module(not self.args.no_implicit_module)
 
-    def process_chunk(
-        self, chunk: IO[bytes], offset: int, output: IO[str]
-    ) -> ChunkResult:
+    def process_chunk(self, chunk: IO[bytes], offset: int, output: IO[str]) -> ChunkResult:
         """Parse, verify, transform and print one chunk; the remarks its
         passes made and its failure, if it fails."""
         module: ModuleOp | None = None
@@ -420,9 +405,7 @@ class RevOptMain(xDSLOptMain):
         its annotations; the complaints, one line each."""
         name = self.get_input_name()
         try:
-            expectations = read_expectations(
-                data.decode("utf-8", "replace"), first_line=offset + 1
-            )
+            expectations = read_expectations(data.decode("utf-8", "replace"), first_line=offset + 1)
         except AnnotationError as error:
             return [f"{name}:{error.line}:{error.column}: error: {error.message}"]
         processed = self.process_chunk(BytesIO(data), offset, output)

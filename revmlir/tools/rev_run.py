@@ -48,9 +48,7 @@ def _parse_argument(text: str, type: Attribute, index: int) -> Any:
     try:
         value = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
-        raise UsageError(
-            f"argument #{index} ({type}): cannot read {text.strip()!r} as a literal"
-        ) from None
+        raise UsageError(f"argument #{index} ({type}): cannot read {text.strip()!r} as a literal") from None
     if isinstance(type, MemRefType):
         try:
             return np.array(value, dtype=numpy_dtype(type.element_type))
@@ -76,17 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("input_file", help="the .mlir file")
     parser.add_argument("-e", "--entry", required=True, help="function to run")
-    parser.add_argument(
-        "--args", nargs="*", default=[], help="arguments, as Python literals"
-    )
-    parser.add_argument(
-        "--inverse", action="store_true", help="run the function backwards (uncall)"
-    )
+    parser.add_argument("--args", nargs="*", default=[], help="arguments, as Python literals")
+    parser.add_argument("--inverse", action="store_true", help="run the function backwards (uncall)")
     parser.add_argument(
         "--backend",
         choices=("native", "interpreter"),
-        help="run compiled native code (the default) or the reference interpreter "
-        "(the default with --counters)",
+        help="run compiled native code (the default) or the reference interpreter (the default with --counters)",
     )
     parser.add_argument(
         "--counters",
@@ -98,8 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--tolerance",
         type=float,
         default=DEFAULT_TOLERANCE,
-        help="tolerance of float checks at anc.free and copy_pop "
-        f"(default {DEFAULT_TOLERANCE})",
+        help=f"tolerance of float checks at anc.free and copy_pop (default {DEFAULT_TOLERANCE})",
     )
     return parser
 
@@ -128,14 +120,14 @@ def run(args: argparse.Namespace) -> int:
         try:
             runner = NativeModule.compile(module, tolerance=args.tolerance)
         except PassFailedException as error:
-            print(f"{args.input_file}: error: cannot run natively: {error} "
-                  "(use --backend=interpreter)", file=sys.stderr)
+            print(
+                f"{args.input_file}: error: cannot run natively: {error} (use --backend=interpreter)", file=sys.stderr
+            )
             return 1
     types = list(func.function_type.inputs.data)
     if len(args.args) != len(types):
         raise UsageError(
-            f"@{args.entry} takes {len(types)} argument(s) "
-            f"({', '.join(map(str, types))}), got {len(args.args)}"
+            f"@{args.entry} takes {len(types)} argument(s) ({', '.join(map(str, types))}), got {len(args.args)}"
         )
     values = [_parse_argument(t, ty, i) for i, (t, ty) in enumerate(zip(args.args, types))]
     run_function = runner.uncall if args.inverse else runner.call
@@ -150,10 +142,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"{_format_value(value)} : {type}")
     if args.counters:
         for name, counters in sorted(interpreter.counters.items()):
-            print(
-                f"// @{name}: calls={counters.calls} uncalls={counters.uncalls} "
-                f"instructions={counters.instructions}"
-            )
+            print(f"// @{name}: calls={counters.calls} uncalls={counters.uncalls} instructions={counters.instructions}")
         print(f"// peak live ancillas: {interpreter.peak_live_ancillas}")
     return 0
 

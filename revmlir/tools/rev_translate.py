@@ -71,8 +71,14 @@ def _c_type(type: Attribute) -> str:
 def header(module: ModuleOp, guard: str) -> str:
     """A C header declaring the entry points of a compiled module."""
     ranks = sorted(
-        {len(t.get_shape()) for f in module.ops if isinstance(f, FuncOp)
-         for t in f.function_type.inputs.data if isinstance(t, MemRefType)} | {1}
+        {
+            len(t.get_shape())
+            for f in module.ops
+            if isinstance(f, FuncOp)
+            for t in f.function_type.inputs.data
+            if isinstance(t, MemRefType)
+        }
+        | {1}
     )
     lines = [
         f"#ifndef {guard}",
@@ -101,17 +107,13 @@ def header(module: ModuleOp, guard: str) -> str:
         for symbol in (name, inverse_name(name)):
             c_name = symbol.replace(".", "_") + CIFACE_SUFFIX
             lines.append(f"// {symbol}({args}){note}")  # the types carry /* */ notes
-            lines.append(
-                f'void {c_name}(void **args) __asm__("{symbol}{CIFACE_SUFFIX}");'
-            )
+            lines.append(f'void {c_name}(void **args) __asm__("{symbol}{CIFACE_SUFFIX}");')
     lines.append(f"#endif /* {guard} */")
     return "\n".join(lines) + "\n"
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rev-translate", description="Compile reversible functions ahead of time."
-    )
+    parser = argparse.ArgumentParser(prog="rev-translate", description="Compile reversible functions ahead of time.")
     parser.add_argument("input_file")
     parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")

@@ -17,10 +17,6 @@ from revmlir.passes import get_all_passes
 _UPSTREAM = upstream_dialects()
 
 REVMLIR_UNIVERSE = Universe(
-    all_dialects={
-        name: factory
-        for name, factory in get_all_dialects().items()
-        if name not in _UPSTREAM
-    },
+    all_dialects={name: factory for name, factory in get_all_dialects().items() if name not in _UPSTREAM},
     all_passes=get_all_passes(),
 )

@@ -100,9 +100,7 @@ def read_expectations(text: str, first_line: int = 1) -> list[Expectation]:
 
     def expect(line: int | None, where: tuple[int, int], found: re.Match[str]):
         pattern = _regex(found["text"], *where) if found["regex"] else None
-        expectations.append(
-            Expectation(found["severity"], found["text"], line, *where, pattern)
-        )
+        expectations.append(Expectation(found["severity"], found["text"], line, *where, pattern))
 
     for index, content in enumerate(text.split("\n")):
         number = first_line + index
@@ -116,9 +114,7 @@ def read_expectations(text: str, first_line: int = 1) -> list[Expectation]:
         column = mention.start() + 1
         found = _ANNOTATION.match(content, mention.start())
         if found is None:
-            raise AnnotationError(
-                number, column, "expected '{{message}}' after the annotation"
-            )
+            raise AnnotationError(number, column, "expected '{{message}}' after the annotation")
         match found["where"]:
             case None:  # an annotated line of code: one @above/@below may name
                 expect(number, (number, column), found)
@@ -142,9 +138,7 @@ def read_expectations(text: str, first_line: int = 1) -> list[Expectation]:
     return expectations
 
 
-def check(
-    expectations: Sequence[Expectation], produced: Sequence[Diagnostic], file: str
-) -> list[str]:
+def check(expectations: Sequence[Expectation], produced: Sequence[Diagnostic], file: str) -> list[str]:
     """mlir-opt's complaints, one line each: every produced diagnostic that no
     annotation expects, then every annotation no diagnostic matched."""
     failures: list[str] = []
@@ -155,14 +149,8 @@ def check(
         if candidates:
             used.add((fresh or candidates)[0])
             continue
-        where = (
-            f"{file}:{diagnostic.line}:{diagnostic.column or 1}"
-            if diagnostic.line is not None
-            else file
-        )
-        failures.append(
-            f"{where}: error: unexpected {diagnostic.severity}: {diagnostic.message}"
-        )
+        where = f"{file}:{diagnostic.line}:{diagnostic.column or 1}" if diagnostic.line is not None else file
+        failures.append(f"{where}: error: unexpected {diagnostic.severity}: {diagnostic.message}")
     for index, expectation in enumerate(expectations):
         if index not in used:
             failures.append(
@@ -182,9 +170,7 @@ def read_diagnostic(rendered: str, file: str) -> Diagnostic:
     the diagnostic is, as if the pass had reported it on that op.
     """
     name = re.escape(file)
-    found = re.match(
-        rf"{name}(?::(\d+):(\d+))?: ({'|'.join(SEVERITIES)}): (.*)\Z", rendered, re.S
-    )
+    found = re.match(rf"{name}(?::(\d+):(\d+))?: ({'|'.join(SEVERITIES)}): (.*)\Z", rendered, re.S)
     if found is None:
         return Diagnostic("error", rendered)
     line, column, severity, message = found.groups()

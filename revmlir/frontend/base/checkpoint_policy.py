@@ -18,8 +18,7 @@ from typing import Any
 from revmlir.dialects.ad import ScheduleAttr
 
 POLICIES = ("bisection", "binomial", "store_all", "auto")
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30}
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
 
 
 @dataclass(frozen=True)
@@ -33,31 +32,37 @@ class CheckpointPolicy:
     base: int = 1
 
     @staticmethod
-    def of(checkpoint: Any, snapshots: Any = None, memory: Any = None, base: Any = None,
-           ) -> CheckpointPolicy | None:
+    def of(
+        checkpoint: Any,
+        snapshots: Any = None,
+        memory: Any = None,
+        base: Any = None,
+    ) -> CheckpointPolicy | None:
         """The policy the keyword arguments ask for, ``None`` without
         ``checkpoint=``; a ``ValueError`` or ``TypeError`` names what is
         wrong."""
         if checkpoint is None:
-            given = [name for name, value in (("snapshots", snapshots), ("memory", memory),
-                                              ("base", base)) if value is not None]
+            given = [
+                name
+                for name, value in (("snapshots", snapshots), ("memory", memory), ("base", base))
+                if value is not None
+            ]
             if given:
-                raise ValueError(f"{given[0]}= needs checkpoint=: write checkpoint='binomial' "
-                                 "(snapshots=), checkpoint='auto' (memory=) or "
-                                 "checkpoint='bisection' (base=)")
+                raise ValueError(
+                    f"{given[0]}= needs checkpoint=: write checkpoint='binomial' "
+                    "(snapshots=), checkpoint='auto' (memory=) or "
+                    "checkpoint='bisection' (base=)"
+                )
             return None
         if checkpoint not in POLICIES:
-            raise ValueError(f"checkpoint must be one of {', '.join(map(repr, POLICIES))}, "
-                             f"not {checkpoint!r}")
+            raise ValueError(f"checkpoint must be one of {', '.join(map(repr, POLICIES))}, not {checkpoint!r}")
         if (checkpoint == "binomial") != (snapshots is not None):
             raise ValueError("snapshots=k is required by checkpoint='binomial' and only by it")
         if (checkpoint == "auto") != (memory is not None):
-            raise ValueError("memory= is required by checkpoint='auto' and only by it, "
-                             "e.g. memory='64MB'")
+            raise ValueError("memory= is required by checkpoint='auto' and only by it, e.g. memory='64MB'")
         count = 0 if snapshots is None else _positive(snapshots, "snapshots")
         steps = 1 if base is None else _positive(base, "base")
-        return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None
-                                else 0, steps)
+        return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None else 0, steps)
 
     def schedule(self, snapshot_bytes: int) -> ScheduleAttr:
         """The schedule for a state of ``snapshot_bytes`` bytes: ``"auto"``
@@ -67,8 +72,10 @@ class CheckpointPolicy:
             return ScheduleAttr(self.scheme, self.snapshots)
         count = self.memory // max(snapshot_bytes, 1)
         if count < 1:
-            raise ValueError(f"memory={self.memory} bytes holds no snapshot of the "
-                             f"function's state ({snapshot_bytes} bytes); allow more memory")
+            raise ValueError(
+                f"memory={self.memory} bytes holds no snapshot of the "
+                f"function's state ({snapshot_bytes} bytes); allow more memory"
+            )
         return ScheduleAttr("binomial", count)
 
 
@@ -92,5 +99,4 @@ def parse_memory(memory: Any) -> int:
             value = int(float(match.group(1)) * _UNITS[match.group(2).lower()])
             if value >= 1:
                 return value
-    raise ValueError(f"memory must be a number of bytes or a size like '64MB' or '1GiB', "
-                     f"not {memory!r}")
+    raise ValueError(f"memory must be a number of bytes or a size like '64MB' or '1GiB', not {memory!r}")

@@ -62,13 +62,13 @@ def is_reversible(value: object) -> TypeGuard[Reversible]:
     return getattr(value, "__revmlir_reversible__", False) is True
 
 
-_derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = (
-    WeakKeyDictionary()
-)
+_derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = WeakKeyDictionary()
 
 
 def derived_backend(
-    spec: Specialization, what: str, generate: Callable[[ModuleOp, list[str]], object],
+    spec: Specialization,
+    what: str,
+    generate: Callable[[ModuleOp, list[str]], object],
     inverses: bool = False,
 ) -> tuple[ModuleOp, Backend]:
     """A copy of the specialization's module to which ``generate`` added

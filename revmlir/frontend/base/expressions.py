@@ -45,8 +45,23 @@ from revmlir.runtime.numbers import Fixed
 
 UNARY_FUNCTIONS: dict[Any, str] = {}
 for _name in (
-    "exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
-    "asin", "acos", "atan", "sinh", "cosh", "tanh", "erf",
+    "exp",
+    "expm1",
+    "log",
+    "log1p",
+    "log2",
+    "log10",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "erf",
 ):
     for _module in (math, cmath, np):
         _fn = getattr(_module, _name, None)
@@ -54,23 +69,44 @@ for _name in (
             UNARY_FUNCTIONS[_fn] = _name
 UNARY_FUNCTIONS.update(
     {
-        np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.floor: "floor",
-        np.ceil: "ceil", abs: "abs", np.abs: "abs", np.absolute: "abs",
-        np.conj: "conj", np.conjugate: "conj",
+        np.arcsin: "asin",
+        np.arccos: "acos",
+        np.arctan: "atan",
+        np.floor: "floor",
+        np.ceil: "ceil",
+        abs: "abs",
+        np.abs: "abs",
+        np.absolute: "abs",
+        np.conj: "conj",
+        np.conjugate: "conj",
     }
 )
 
 BINARY_FUNCTIONS: dict[Any, str] = {
-    math.atan2: "atan2", np.arctan2: "atan2", math.pow: "pow", np.power: "pow",
-    math.copysign: "copysign", np.copysign: "copysign", min: "min", max: "max",
-    np.minimum: "min", np.maximum: "max", np.fmin: "min", np.fmax: "max",
+    math.atan2: "atan2",
+    np.arctan2: "atan2",
+    math.pow: "pow",
+    np.power: "pow",
+    math.copysign: "copysign",
+    np.copysign: "copysign",
+    min: "min",
+    max: "max",
+    np.minimum: "min",
+    np.maximum: "max",
+    np.fmin: "min",
+    np.fmax: "max",
 }
 
 MAX_INLINE_DEPTH = 16
 
 _SYMBOLS: dict[type, str] = {
-    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
-    ast.FloorDiv: "//", ast.Mod: "%",
+    ast.BitAnd: "&",
+    ast.BitOr: "|",
+    ast.BitXor: "^",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
 }
 
 
@@ -183,9 +219,7 @@ class ExpressionCompiler:
             case ast.Compare(left=left, ops=ops, comparators=comparators):
                 return self._compare(node, left, ops, comparators)
             case ast.IfExp(test=test, body=body, orelse=orelse):
-                return fn.select(
-                    self._boolean(test), self._compile(body), self._compile(orelse), loc
-                )
+                return fn.select(self._boolean(test), self._compile(body), self._compile(orelse), loc)
             case ast.Subscript():
                 return self._subscript(node)
             case ast.Attribute(value=value, attr=attr):
@@ -202,9 +236,7 @@ class ExpressionCompiler:
     def _boolean(self, node: ast.expr) -> Value:
         value = self._compile(node)
         if value.type != i1:
-            raise self.ctx.error(
-                node, f"'{ast.unparse(node)}' is not a boolean", "compare it explicitly"
-            )
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is not a boolean", "compare it explicitly")
         return value
 
     def _name(self, node: ast.Name, name: str) -> Value:
@@ -214,9 +246,7 @@ class ExpressionCompiler:
         if fn.has(name):
             return fn.get(name, ctx.loc(node))
         value = ctx.namespace(name)
-        if isinstance(value, bool | int | float | complex | np.number) and not isinstance(
-            value, _Unresolved
-        ):
+        if isinstance(value, bool | int | float | complex | np.number) and not isinstance(value, _Unresolved):
             return fn.const(value.item() if isinstance(value, np.number) else value, None, ctx.loc(node))
         raise ctx.error(
             node,
@@ -290,7 +320,10 @@ class ExpressionCompiler:
         return fn.binary("pow", a, b, loc)
 
     def _compare(
-        self, node: ast.Compare, left: ast.expr, ops: Sequence[ast.cmpop],
+        self,
+        node: ast.Compare,
+        left: ast.expr,
+        ops: Sequence[ast.cmpop],
         comparators: Sequence[ast.expr],
     ) -> Value:
         names = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
@@ -328,7 +361,9 @@ class ExpressionCompiler:
         values = [self._compile(p) for p in parts]
         for part, value in zip(parts, values):
             if not _is_int(value.type):
-                raise self.ctx.error(part, f"array index '{ast.unparse(part)}' is not an integer", "convert it: int(...)")
+                raise self.ctx.error(
+                    part, f"array index '{ast.unparse(part)}' is not an integer", "convert it: int(...)"
+                )
         return values
 
     def _subscript(self, node: ast.Subscript) -> Value:
@@ -383,7 +418,9 @@ class ExpressionCompiler:
             return fn.binary(BINARY_FUNCTIONS[callee], self._compile(args[0]), self._compile(args[1]), loc)
         if callee in (math.hypot, np.hypot) and len(args) == 2:
             a, b = self._compile(args[0]), self._compile(args[1])
-            return fn.unary("sqrt", fn.binary("add", fn.binary("mul", a, a, loc), fn.binary("mul", b, b, loc), loc), loc)
+            return fn.unary(
+                "sqrt", fn.binary("add", fn.binary("mul", a, a, loc), fn.binary("mul", b, b, loc), loc), loc
+            )
         if callee in (cmath.phase, np.angle) and len(args) == 1:
             return fn.angle(self._compile(args[0]), loc)
         if callee is markers.ulog and len(args) == 1:
@@ -411,18 +448,21 @@ class ExpressionCompiler:
         if inspect.isfunction(callee) or getattr(callee, "__revmlir_reversible__", False):
             return self._inline(node, callee)
         if (
-            callee is _UNRESOLVED and isinstance(node.func, ast.Name)
-            and not fn.has(node.func.id) and ctx.lookup_binding(node.func.id) is None
+            callee is _UNRESOLVED
+            and isinstance(node.func, ast.Name)
+            and not fn.has(node.func.id)
+            and ctx.lookup_binding(node.func.id) is None
         ):
             raise ctx.error(
-                node, f"unknown function '{node.func.id}'",
+                node,
+                f"unknown function '{node.func.id}'",
                 "use math/cmath/numpy functions or a pure helper function",
             )
         if _library_function(callee):
             raise ctx.error(
                 node,
                 f"'{ast.unparse(node.func)}' has no rules in revmlir: its inverse and derivatives are unknown",
-                "declare it with @rv.primitive and give it its rules (docs/python.md, \"User primitives\")",
+                'declare it with @rv.primitive and give it its rules (docs/python.md, "User primitives")',
             )
         raise ctx.error(
             node,
@@ -434,7 +474,8 @@ class ExpressionCompiler:
         """``rev.apply`` of a pure user primitive."""
         if primitive.updates:
             raise self.ctx.error(
-                node, f"primitive {primitive.__name__} updates arrays: it is a statement, not a value",
+                node,
+                f"primitive {primitive.__name__} updates arrays: it is a statement, not a value",
                 f"call it on its own line: {ast.unparse(node)}",
             )
         args, callee = self._primitive_arguments(node, primitive)
@@ -448,7 +489,8 @@ class ExpressionCompiler:
         ctx = self.ctx
         if not primitive.updates:
             raise ctx.error(
-                node, f"primitive {primitive.__name__} returns a value and changes nothing",
+                node,
+                f"primitive {primitive.__name__} returns a value and changes nothing",
                 "use its value in an expression: y += f(...)",
             )
         args, callee = self._primitive_arguments(node, primitive)
@@ -473,7 +515,8 @@ class ExpressionCompiler:
         name = primitive.__name__
         if ctx.primitive is None:
             raise ctx.error(
-                node, f"primitive {name} can only be called from @rv.reversible functions and the rules of primitives",
+                node,
+                f"primitive {name} can only be called from @rv.reversible functions and the rules of primitives",
             )
         inputs = primitive.signature.inputs.data
         if node.keywords:
@@ -485,7 +528,8 @@ class ExpressionCompiler:
             value = self._compile(arg)
             if value.type != type and not (_is_int(value.type) and is_scalar_type(type) and not _is_int(type)):
                 raise ctx.error(
-                    arg, f"argument {i + 1} of {name}() is {describe_type(value.type)}; it must be {describe_type(type)}"
+                    arg,
+                    f"argument {i + 1} of {name}() is {describe_type(value.type)}; it must be {describe_type(type)}",
                 )
             args.append(value.ssa if value.type == type else fn.cast(value, type, ctx.loc(arg)).ssa)
         return args, ctx.primitive(primitive)
@@ -519,7 +563,8 @@ class ExpressionCompiler:
             definition = None
         if not isinstance(definition, ast.FunctionDef):
             raise ctx.error(
-                node, f"helper '{helper.__name__}' is not defined with def",
+                node,
+                f"helper '{helper.__name__}' is not defined with def",
                 "write helpers as `def name(args): … return expr`",
             )
         params = [a.arg for a in definition.args.args]
@@ -538,7 +583,11 @@ class ExpressionCompiler:
             if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
                 body = body[1:]
             for statement in body:
-                if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+                if (
+                    isinstance(statement, ast.Assign)
+                    and len(statement.targets) == 1
+                    and isinstance(statement.targets[0], ast.Name)
+                ):
                     scope[statement.targets[0].id] = self._compile(statement.value)
                 elif isinstance(statement, ast.Return) and statement.value is not None:
                     return self._compile(statement.value)

@@ -34,12 +34,9 @@ class FloatLayout:
         for i in chosen:
             if i not in carrying:
                 raise TypeError(
-                    f"{what}: argument #{i} of {spec.function.__name__} is not a float "
-                    "scalar or an array of floats"
+                    f"{what}: argument #{i} of {spec.function.__name__} is not a float scalar or an array of floats"
                 )
-            if isinstance(spec.types[i], ComplexType) or (
-                isinstance(args[i], np.ndarray) and np.iscomplexobj(args[i])
-            ):
+            if isinstance(spec.types[i], ComplexType) or (isinstance(args[i], np.ndarray) and np.iscomplexobj(args[i])):
                 raise TypeError(
                     f"{what}: argument #{i} of {spec.function.__name__} is complex; "
                     "Jacobians of complex arguments are not supported yet "
@@ -88,9 +85,11 @@ class FloatLayout:
 
     def gather(self, values: Sequence[Any]) -> np.ndarray:
         """The layout's entries of per-argument ``values``."""
-        return np.concatenate(
-            [np.ravel(np.asarray(values[i], dtype=np.float64)) for i in self.positions]
-        ) if self.positions else np.zeros(0)
+        return (
+            np.concatenate([np.ravel(np.asarray(values[i], dtype=np.float64)) for i in self.positions])
+            if self.positions
+            else np.zeros(0)
+        )
 
 
 def selected(call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | None, what: str) -> tuple[int, ...]:
@@ -104,8 +103,7 @@ def selected(call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | 
     for k in chosen:
         if not -len(side) <= k < len(side) or side[k] not in spec.carrying:
             raise TypeError(
-                f"{what}: {noun} #{k} of {spec.function.__name__} is not a float scalar or "
-                "an array of floats"
+                f"{what}: {noun} #{k} of {spec.function.__name__} is not a float scalar or an array of floats"
             )
     return tuple(side[k] for k in chosen)
 
@@ -123,6 +121,5 @@ def all_f64(spec: Specialization) -> bool:
     """Whether every argument carrying a derivative is f64 (or an f64 array):
     what the whole-matrix functions of ``revmlir.ad.matrices`` take."""
     return all(
-        (t.element_type if isinstance(t, MemRefType) else t) == f64
-        for t in (spec.types[i] for i in spec.carrying)
+        (t.element_type if isinstance(t, MemRefType) else t) == f64 for t in (spec.types[i] for i in spec.carrying)
     )

@@ -16,9 +16,7 @@ class OutsideReversibleFunction(RuntimeError):
 
 
 def _outside(name: str) -> NoReturn:
-    raise OutsideReversibleFunction(
-        f"rv.{name} only has a meaning inside a @rv.reversible function"
-    )
+    raise OutsideReversibleFunction(f"rv.{name} only has a meaning inside a @rv.reversible function")
 
 
 def prange(*bounds: int) -> range:

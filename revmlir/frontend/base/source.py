@@ -56,8 +56,7 @@ class Source:
         params = self.parameters
         if len(args) != len(params):
             raise TypeError(
-                f"{self.tree.name}() takes {len(params)} argument(s) "
-                f"({', '.join(params)}), got {len(args)}"
+                f"{self.tree.name}() takes {len(params)} argument(s) ({', '.join(params)}), got {len(args)}"
             )
 
     def unsupported_signature(self) -> str | None:
@@ -83,9 +82,7 @@ def read_source(pyfunc: Callable[..., Any], decorator: str = "@rv.reversible") -
     try:
         lines, first = inspect.getsourcelines(pyfunc)
     except (OSError, TypeError) as error:
-        raise TypeError(
-            f"{decorator} needs the source of {pyfunc.__name__}: {error}"
-        ) from None
+        raise TypeError(f"{decorator} needs the source of {pyfunc.__name__}: {error}") from None
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     indent = len(lines[0]) - len(lines[0].lstrip())
@@ -115,7 +112,9 @@ def _check_annotations(source: Source, pyfunc: Callable[..., Any], decorator: st
             continue  # the argument gives the element or field types (structs.Layout checks the class)
         if annotation is None or not is_known_annotation(annotation):
             node = arg.annotation
-            written = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
+            written = (
+                node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
+            )
             raise source.error(
                 arg.annotation,
                 f"unknown annotation '{written}' for parameter '{arg.arg}'",
@@ -153,7 +152,6 @@ def _check_names(source: Source) -> None:
         if not name.isascii():
             raise source.error(
                 node,
-                f"'{name}' is not an ASCII name, and compiled functions and their variables "
-                "need ASCII names",
+                f"'{name}' is not an ASCII name, and compiled functions and their variables need ASCII names",
                 "rename it (for instance 'alpha' for 'α')",
             )

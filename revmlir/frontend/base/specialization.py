@@ -119,8 +119,7 @@ class Specialization:
         a function called with it, a stack always)."""
         writes = written_arguments(self.module)[self.name]
         return tuple(
-            isinstance(t, StackType) or (isinstance(t, MemRefType) and i in writes)
-            for i, t in enumerate(self.types)
+            isinstance(t, StackType) or (isinstance(t, MemRefType) and i in writes) for i, t in enumerate(self.types)
         )
 
     @functools.cached_property
@@ -178,9 +177,7 @@ class InterpreterFallbackWarning(RuntimeWarning):
 
 
 @pausing
-def compile_natively(
-    function: Compiled, module: ModuleOp, what: str, inverses: bool = True
-) -> NativeModule | None:
+def compile_natively(function: Compiled, module: ModuleOp, what: str, inverses: bool = True) -> NativeModule | None:
     """``module`` compiled (``inverses``: see ``NativeModule.compile``), or
     None where ``function``'s ``auto`` backend falls back to the interpreter
     (with an ``InterpreterFallbackWarning`` naming ``what`` and the reason);
@@ -245,6 +242,4 @@ def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
 def python_types(args: Sequence[Any]) -> tuple[Any, ...]:
     """What calls are matched on first: each argument's Python type, and an
     array's dtype and rank."""
-    return tuple(
-        [(np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args]
-    )
+    return tuple([(np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args])

@@ -94,7 +94,8 @@ class Layout:
     def flat_parameters(self, parameters: Sequence[str]) -> list[str]:
         """The parameters of the function compiled for this layout."""
         return [
-            name for parameter, cls in zip(parameters, self.classes)
+            name
+            for parameter, cls in zip(parameters, self.classes)
             for name in ([parameter] if cls is None else [f"{parameter}.{f}" for f in field_names(cls)])
         ]
 
@@ -157,7 +158,9 @@ class Layout:
             names = field_names(cls)
             updated = dict(zip(names, results[position : position + len(names)]))
             position += len(names)
-            out.append(dataclasses.replace(value, **updated) if dataclasses.is_dataclass(cls) else value._replace(**updated))
+            out.append(
+                dataclasses.replace(value, **updated) if dataclasses.is_dataclass(cls) else value._replace(**updated)
+            )
         return tuple(out)
 
 
@@ -187,7 +190,8 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
                 for arg in call.args:
                     if isinstance(arg, ast.Name) and arg.id in structs:
                         args.extend(
-                            ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg) for f in structs[arg.id]
+                            ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg)
+                            for f in structs[arg.id]
                         )
                     else:
                         args.append(self.visit(arg))
@@ -201,7 +205,8 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
             if isinstance(node.value, ast.Name) and (fields := structs.get(node.value.id)) is not None:
                 if node.attr not in fields:
                     raise error(
-                        node, f"'{node.value.id}' has no field '{node.attr}'",
+                        node,
+                        f"'{node.value.id}' has no field '{node.attr}'",
                         f"its fields are {', '.join(fields)}",
                     )
                 return ast.copy_location(ast.Name(id=f"{node.value.id}.{node.attr}", ctx=node.ctx), node)
@@ -210,7 +215,8 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
         def visit_Name(self, node: ast.Name) -> ast.AST:
             if (fields := structs.get(node.id)) is not None:
                 raise error(
-                    node, f"'{node.id}' is a struct argument, which is read and updated field by field",
+                    node,
+                    f"'{node.id}' is a struct argument, which is read and updated field by field",
                     f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), or pass it whole "
                     f"to a reversible function: g({node.id})",
                 )

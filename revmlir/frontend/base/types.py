@@ -129,9 +129,7 @@ def is_known_annotation(annotation: Any) -> bool:
         return True
     if typing.get_origin(annotation) is np.ndarray:
         return True  # numpy.typing.NDArray[dtype]
-    return isinstance(annotation, type) and issubclass(annotation, np.generic) and (
-        np.dtype(annotation) in _DTYPES
-    )
+    return isinstance(annotation, type) and issubclass(annotation, np.generic) and (np.dtype(annotation) in _DTYPES)
 
 
 def type_of_vector_annotation(annotation: Any) -> Attribute | None:

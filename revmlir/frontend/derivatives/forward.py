@@ -76,10 +76,7 @@ def _run_tangent(
 
     name = spec.function.__name__
     carrying = _carrying(spec)
-    dots = [
-        _input_tangent(spec.types[i], args[i], tangents[i], f"tangent #{i} of {name}")
-        for i in carrying
-    ]
+    dots = [_input_tangent(spec.types[i], args[i], tangents[i], f"tangent #{i} of {name}") for i in carrying]
     results = backend.call(function or tangent_name(spec.name), *spec.private_copies(args), *dots)
     return results[: len(args)], dict(zip(carrying, results[len(args) :], strict=True))
 
@@ -118,8 +115,7 @@ def differentiated_call(f: Any, args: Sequence[Any], api: str, gradient: bool = 
         return f.reversible_call(args) if gradient else f.forward_call(args)
     if not isinstance(f, ReversibleFunction | InverseFunction):
         raise TypeError(
-            f"rv.{api} expects an @rv.ordinary function, a @rv.reversible function or "
-            f"its inverse, got {f!r}"
+            f"rv.{api} expects an @rv.ordinary function, a @rv.reversible function or its inverse, got {f!r}"
         )
     return whole_call(_specialization(f, args, api), args)
 
@@ -213,9 +209,7 @@ def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], 
     results = backend.call(name, *spec.private_copies(args), *seeds, *dots, *seed_tangents)
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
     return tuple(
-        products[i]
-        if i in products
-        else (None if isinstance(args[i], np.ndarray | list) else 0.0)
+        products[i] if i in products else (None if isinstance(args[i], np.ndarray | list) else 0.0)
         for i in range(len(args))
     )
 
@@ -257,9 +251,7 @@ mode, sharing the function's own computation between them); see
 ``benchmarks/RESULTS.md`` for how the count was chosen."""
 
 
-def _whole_hessian(
-    spec: Specialization, args: tuple[Any, ...], iloss: int, whole: Any, columns: range
-) -> np.ndarray:
+def _whole_hessian(spec: Specialization, args: tuple[Any, ...], iloss: int, whole: Any, columns: range) -> np.ndarray:
     """The Hessian's ``columns`` in one native call of ``@f.hessian`` (see
     ``revmlir.ad.matrices``), as the rows of the matrix returned: the
     scalars' gradient slots get the seeds, each array zeroed workspaces."""
@@ -274,7 +266,12 @@ def _whole_hessian(
     seeds = [1.0 if i == iloss else 0.0 for i in whole.positions if not isinstance(args[i], np.ndarray)]
     workspaces = zeroed_workspaces(arrays, 2 + 2 * lanes)
     backend.call(
-        spec.name + HESSIAN_SUFFIX, *spec.private_copies(args), matrix, columns.start, columns.stop,
-        *seeds, *workspaces,
+        spec.name + HESSIAN_SUFFIX,
+        *spec.private_copies(args),
+        matrix,
+        columns.start,
+        columns.stop,
+        *seeds,
+        *workspaces,
     )
     return matrix

@@ -50,14 +50,15 @@ class Differentiable(Protocol):
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall: ...
 
 
-def _reversible_call(f: Any, args: Sequence[Any], api: str,
-                     policy: CheckpointPolicy | None = None) -> ReversibleCall:
+def _reversible_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy | None = None) -> ReversibleCall:
     if policy is not None:
         resumable = getattr(f, "resumable_call", None)
         if resumable is None:
-            raise TypeError(f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
-                            f"{f!r} (mark a loop of a reversible function with a schedule "
-                            "and use ad-checkpoint)")
+            raise TypeError(
+                f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
+                f"{f!r} (mark a loop of a reversible function with a schedule "
+                "and use ad-checkpoint)"
+            )
         return resumable(args, policy)
     # checking a protocol costs more than many calls it guards
     if not isinstance(f, ReversibleFunction) and isinstance(f, Differentiable):
@@ -114,8 +115,12 @@ class Pullback:
             # a recomputing gradient starts from the inputs: its tapes are empty
             before = call.arguments if call.recompute else state
             seeds += [
-                _seed(spec.types[i], state[i] if i in number else before[i], cotangent.get(i),
-                      f"cotangent #{number.get(i)} of {name}")
+                _seed(
+                    spec.types[i],
+                    state[i] if i in number else before[i],
+                    cotangent.get(i),
+                    f"cotangent #{number.get(i)} of {name}",
+                )
                 for i in spec.carrying
             ]
         n, c = len(state), len(spec.carrying)
@@ -123,8 +128,9 @@ class Pullback:
             # @f.grad reruns f from its inputs under its schedule, one lane at a time
             run = own_gradient(spec).caller(gradient_name(spec.name), backward=False)
             gradients = [
-                _input_cotangents(spec, call.arguments, run(
-                    [*spec.private_copies(call.arguments), *seeds[k * c : (k + 1) * c]]))
+                _input_cotangents(
+                    spec, call.arguments, run([*spec.private_copies(call.arguments), *seeds[k * c : (k + 1) * c]])
+                )
                 for k in range(len(lanes))
             ]
         else:
@@ -178,9 +184,7 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
             return np.zeros(output.shape, output.dtype)
         given = np.asarray(cotangent, dtype=output.dtype)
         if given.shape != output.shape:
-            raise TypeError(
-                f"{what} must have the argument's shape {output.shape}, got {given.shape}"
-            )
+            raise TypeError(f"{what} must have the argument's shape {output.shape}, got {given.shape}")
         return np.array(given, order="C")  # a copy: @f.adj updates it in place
     if isinstance(output, list):
         if cotangent is None:
@@ -200,9 +204,14 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     return seed
 
 
-def vjp(f: ReversibleFunction | InverseFunction | Differentiable, *args: Any,
-        checkpoint: str | None = None, snapshots: int | None = None,
-        memory: int | str | None = None, base: int | None = None) -> tuple[tuple[Any, ...], Pullback | StructPullback]:
+def vjp(
+    f: ReversibleFunction | InverseFunction | Differentiable,
+    *args: Any,
+    checkpoint: str | None = None,
+    snapshots: int | None = None,
+    memory: int | str | None = None,
+    base: int | None = None,
+) -> tuple[tuple[Any, ...], Pullback | StructPullback]:
     """Run ``f`` on (copies of) ``args``; return its outputs (for a
     reversible function every argument, as a call returns them; for an
     ordinary one what it returns, then every argument as it left it) and the
@@ -268,9 +277,7 @@ def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
     if not -len(outputs) <= iloss < len(outputs):
         raise IndexError(f"iloss={iloss} is out of range for {len(outputs)} output(s)")
     position = outputs[iloss]
-    if position not in call.spec.carrying or isinstance(
-        call.arguments[position], (np.ndarray, list)
-    ):
+    if position not in call.spec.carrying or isinstance(call.arguments[position], (np.ndarray, list)):
         raise TypeError(
             f"rv.{api}: output #{iloss % len(outputs)} of {call.spec.function.__name__} "
             "is not a float scalar; only float scalar outputs can be the loss (use "
@@ -287,9 +294,14 @@ def loss_index(spec: Specialization, args: Sequence[Any], iloss: int, api: str) 
 
 
 def gradient(
-    f: ReversibleFunction | InverseFunction | Differentiable, args: Sequence[Any], iloss: int = 0,
-    *, checkpoint: str | None = None, snapshots: int | None = None,
-    memory: int | str | None = None, base: int | None = None,
+    f: ReversibleFunction | InverseFunction | Differentiable,
+    args: Sequence[Any],
+    iloss: int = 0,
+    *,
+    checkpoint: str | None = None,
+    snapshots: int | None = None,
+    memory: int | str | None = None,
+    base: int | None = None,
 ) -> tuple[Any, ...]:
     """``∂(output iloss of f) / ∂(each input)``, as a tuple with one entry
     per argument: a float per float scalar (log numbers: with respect to

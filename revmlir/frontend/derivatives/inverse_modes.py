@@ -104,10 +104,7 @@ def inverse_vjp(
     check_count(spec.function, args, input_cotangents, "input cotangents")
     _, backend = derived_backend(spec, "inverse adjoint", generate_inverse_adjoints)
     name = spec.function.__name__
-    seeds = [
-        _seed(spec.types[i], args[i], input_cotangents[i], f"cotangent #{i} of {name}")
-        for i in spec.carrying
-    ]
+    seeds = [_seed(spec.types[i], args[i], input_cotangents[i], f"cotangent #{i} of {name}") for i in spec.carrying]
     results = backend.call(inverse_adjoint_name(spec.name), *spec.private_copies(args), *seeds)
     outputs = tuple(results[: len(args)])
     return outputs, _input_cotangents(spec, outputs, results)
@@ -130,8 +127,7 @@ def newton_step(
     for i in chosen:
         if i not in spec.carrying:
             raise TypeError(
-                f"rv.newton_step: argument #{i} of {spec.function.__name__} is not a float "
-                "scalar or an array of floats"
+                f"rv.newton_step: argument #{i} of {spec.function.__name__} is not a float scalar or an array of floats"
             )
     outputs = _run(spec, args)
     changed = [i for i in range(len(args)) if i not in chosen and not _same(args[i], outputs[i])]

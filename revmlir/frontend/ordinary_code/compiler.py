@@ -96,8 +96,7 @@ class OrdinaryBuilder(ExpressionBuilder):
         if value.type != element:
             if isinstance(value.type, AnyFloat) and not isinstance(element, AnyFloat):
                 raise BuildError(
-                    f"cannot store {describe_type(value.type)} into '{name}', an array "
-                    f"of {describe_type(element)}",
+                    f"cannot store {describe_type(value.type)} into '{name}', an array of {describe_type(element)}",
                     loc,
                 )
             value = self.cast(value, element, loc)
@@ -121,9 +120,7 @@ class OrdinaryBuilder(ExpressionBuilder):
     ) -> None:
         """``if``/``else``; of ``names``, those that both branches end with
         (assigned there or before) are the ``scf.if``'s results."""
-        (then_block, then_values), (else_block, else_values) = (
-            self._branch(then, names), self._branch(else_, names)
-        )
+        (then_block, then_values), (else_block, else_values) = (self._branch(then, names), self._branch(else_, names))
         merged = [n for n in then_values if n in else_values]
         for name in merged:
             a, b = then_values[name].type, else_values[name].type
@@ -218,9 +215,7 @@ class OrdinaryBuilder(ExpressionBuilder):
         """Return ``results`` and close the function."""
         values = [self.cast(r, i64, loc) if isinstance(r.type, IndexType) else r for r in results]
         self.emit(func.ReturnOp(*(v.ssa for v in values)), loc)
-        function = func.FuncOp(
-            self.name, (self.arg_types, [v.type for v in values]), Region(self._entry)
-        )
+        function = func.FuncOp(self.name, (self.arg_types, [v.type for v in values]), Region(self._entry))
         return _locate(function, loc or self.loc)
 
 
@@ -255,15 +250,29 @@ _UNSUPPORTED: dict[type[ast.AST], tuple[str, str]] = {
     ast.Slice: ("slices are not supported", "index single elements in a loop: u[i]"),
 }
 _NEVER = (
-    ast.Try, ast.Raise, ast.Delete, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom,
-    ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.AsyncFor, ast.AsyncWith,
-    ast.With, ast.Assert, ast.AnnAssign, ast.Match, ast.Yield, ast.YieldFrom, ast.Await,
+    ast.Try,
+    ast.Raise,
+    ast.Delete,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Import,
+    ast.ImportFrom,
+    ast.ClassDef,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.AsyncFor,
+    ast.AsyncWith,
+    ast.With,
+    ast.Assert,
+    ast.AnnAssign,
+    ast.Match,
+    ast.Yield,
+    ast.YieldFrom,
+    ast.Await,
 )
 
 
-def check_structure(
-    tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]
-) -> None:
+def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]) -> None:
     """Errors that need no types, reported when the function is decorated."""
     last = tree.body[-1]
     for node in ast.walk(tree):
@@ -271,8 +280,11 @@ def check_structure(
             continue
         if isinstance(node, _NEVER):
             kind = type(node).__name__.lower()
-            raise error(node, f"'{kind}' statements are not supported in ordinary functions",
-                        "see the list of supported Python in docs/python.md, \"Ordinary Python\"")
+            raise error(
+                node,
+                f"'{kind}' statements are not supported in ordinary functions",
+                'see the list of supported Python in docs/python.md, "Ordinary Python"',
+            )
         if isinstance(node, ast.Tuple) and _is_tuple_place(tree, node):
             continue
         if type(node) in _UNSUPPORTED:
@@ -280,7 +292,8 @@ def check_structure(
             raise error(node, message, hint)
         if isinstance(node, ast.Return) and node is not last:
             raise error(
-                node, "return must be the last statement of an ordinary function",
+                node,
+                "return must be the last statement of an ordinary function",
                 "assign the result to a variable and return it at the end",
             )
 
@@ -354,9 +367,7 @@ class ModuleCompiler:
 
 
 class FunctionCompiler:
-    def __init__(
-        self, module: ModuleCompiler, function: Ordinary, name: str, types: Sequence[Attribute]
-    ):
+    def __init__(self, module: ModuleCompiler, function: Ordinary, name: str, types: Sequence[Attribute]):
         self.module = module
         self.function = function
         source = function.source
@@ -400,7 +411,8 @@ class FunctionCompiler:
         value = self.expr.compile(node)
         if isinstance(value.type, MemRefType):
             raise self.error(
-                node, f"'{ast.unparse(node)}' is an array, not a number; arrays are "
+                node,
+                f"'{ast.unparse(node)}' is an array, not a number; arrays are "
                 "arguments, updated in place, and cannot be assigned or returned",
                 "read and write their elements: u[i]",
             )
@@ -419,18 +431,23 @@ class FunctionCompiler:
         fn, loc = self.fn, self.ctx.loc(node)
         params = callee.parameters
         if node.keywords:
-            raise self.error(node, f"{callee.__name__} takes positional arguments only",
-                             f"write {callee.__name__}({', '.join(params)})")
+            raise self.error(
+                node,
+                f"{callee.__name__} takes positional arguments only",
+                f"write {callee.__name__}({', '.join(params)})",
+            )
         if len(node.args) != len(params):
-            raise self.error(node, f"{callee.__name__} takes {len(params)} argument(s) "
-                             f"({', '.join(params)}), got {len(node.args)}")
+            raise self.error(
+                node, f"{callee.__name__} takes {len(params)} argument(s) ({', '.join(params)}), got {len(node.args)}"
+            )
         operands: list[SSAValue] = []
         arrays: list[str] = []
         for arg in node.args:
             if isinstance(arg, ast.Name) and fn.is_array(arg.id):
                 if arg.id in arrays:
                     raise self.error(
-                        arg, f"'{arg.id}' is passed to {callee.__name__} twice",
+                        arg,
+                        f"'{arg.id}' is passed to {callee.__name__} twice",
                         "the arrays of a call must be distinct; pass a copy made outside",
                     )
                 arrays.append(arg.id)
@@ -460,7 +477,9 @@ class FunctionCompiler:
                 self.update(node)
             case ast.Expr(value=ast.Call() as call) if is_ordinary(self.ctx.resolve(call.func)):
                 self.call(call, self.ctx.resolve(call.func))
-            case ast.Expr(value=ast.Call() as call) if getattr(self.ctx.resolve(call.func), "__revmlir_primitive__", False):
+            case ast.Expr(value=ast.Call() as call) if getattr(
+                self.ctx.resolve(call.func), "__revmlir_primitive__", False
+            ):
                 self.expr.primitive_statement(call, self.ctx.resolve(call.func))
             case ast.If():
                 self.fn.if_(
@@ -480,7 +499,8 @@ class FunctionCompiler:
                 pass  # a docstring or a comment string
             case _:
                 raise self.error(
-                    node, f"'{ast.unparse(node).splitlines()[0]}' is not supported in an ordinary function",
+                    node,
+                    f"'{ast.unparse(node).splitlines()[0]}' is not supported in an ordinary function",
                     "statements are assignments, element writes u[i] = …, calls of "
                     "@rv.ordinary functions, if, for … in range(…) and while",
                 )
@@ -501,11 +521,15 @@ class FunctionCompiler:
         elif isinstance(value, ast.Call) and is_ordinary(callee := self.ctx.resolve(value.func)):
             values = self.call(value, callee)
             if len(values) != len(targets):
-                raise self.error(node, f"{callee.__name__} returns {len(values)} value(s), "
-                                 f"assigned to {len(targets)} target(s)")
+                raise self.error(
+                    node, f"{callee.__name__} returns {len(values)} value(s), assigned to {len(targets)} target(s)"
+                )
         else:
-            raise self.error(node, f"cannot unpack '{ast.unparse(value)}'",
-                             "unpack a tuple (a, b = x, y) or the call of an @rv.ordinary function")
+            raise self.error(
+                node,
+                f"cannot unpack '{ast.unparse(value)}'",
+                "unpack a tuple (a, b = x, y) or the call of an @rv.ordinary function",
+            )
         for element, element_value in zip(targets, values, strict=True):
             self.store(element, element_value)
 
@@ -515,17 +539,27 @@ class FunctionCompiler:
         fn, ctx = self.fn, self.ctx
         if isinstance(target, ast.Name):
             if ctx.lookup_binding(target.id) is not None:
-                raise self.error(target, f"loop variable '{target.id}' cannot be assigned",
-                                 "use another name for the new value")
+                raise self.error(
+                    target, f"loop variable '{target.id}' cannot be assigned", "use another name for the new value"
+                )
             if fn.is_array(target.id):
-                raise self.error(target, f"'{target.id}' is an array argument; it cannot be re-assigned",
-                                 f"write its elements: {target.id}[i] = …")
+                raise self.error(
+                    target,
+                    f"'{target.id}' is an array argument; it cannot be re-assigned",
+                    f"write its elements: {target.id}[i] = …",
+                )
         elif not isinstance(target, ast.Subscript) or not isinstance(target.value, ast.Name):
-            raise self.error(target, f"cannot assign to '{ast.unparse(target)}'",
-                             "assign a variable or an element of an array argument: u[i] = …")
+            raise self.error(
+                target,
+                f"cannot assign to '{ast.unparse(target)}'",
+                "assign a variable or an element of an array argument: u[i] = …",
+            )
         elif not fn.is_array(target.value.id):
-            raise self.error(target, f"'{target.value.id}' is not an array argument",
-                             "only the elements of array arguments can be written")
+            raise self.error(
+                target,
+                f"'{target.value.id}' is not an array argument",
+                "only the elements of array arguments can be written",
+            )
 
     def store(self, target: ast.expr, value: Value) -> None:
         """Assign ``value`` to a checked target: a variable or an element."""
@@ -539,8 +573,11 @@ class FunctionCompiler:
     def update(self, node: ast.AugAssign) -> None:
         target = node.target
         if isinstance(target, ast.Name) and self.fn.is_array(target.id):
-            raise self.error(node, f"'{ast.unparse(node)}' updates a whole array",
-                             f"update its elements in a loop: {target.id}[i] {ast.unparse(node).split()[1]} …")
+            raise self.error(
+                node,
+                f"'{ast.unparse(node)}' updates a whole array",
+                f"update its elements in a loop: {target.id}[i] {ast.unparse(node).split()[1]} …",
+            )
         self.check_target(target)
         read = ast.Subscript(target.value, target.slice, ast.Load()) if isinstance(target, ast.Subscript) else target
         ast.copy_location(read, target)
@@ -559,20 +596,31 @@ class FunctionCompiler:
         if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is markers.checkpointed:
             schedule, split = self.schedule(node, iterator)
             iterator = iterator.args[0]
-        if not (isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.range
-                and 1 <= len(iterator.args) <= 3 and not iterator.keywords):
-            raise self.error(node.iter, f"cannot loop over '{ast.unparse(iterator)}'",
-                             "loop over range(...) and index arrays with the loop variable")
+        if not (
+            isinstance(iterator, ast.Call)
+            and ctx.resolve(iterator.func) is builtins.range
+            and 1 <= len(iterator.args) <= 3
+            and not iterator.keywords
+        ):
+            raise self.error(
+                node.iter,
+                f"cannot loop over '{ast.unparse(iterator)}'",
+                "loop over range(...) and index arrays with the loop variable",
+            )
         if fn.has(name):
-            raise self.error(node.target, f"loop variable '{name}' is already a variable",
-                             "use a new name for the loop variable")
+            raise self.error(
+                node.target, f"loop variable '{name}' is already a variable", "use a new name for the loop variable"
+            )
         bounds = list(iterator.args)
         if len(bounds) == 1:
             bounds.insert(0, ast.Constant(0))
         step = _literal_int(bounds[2]) if len(bounds) == 3 else 1
         if step is None or step == 0:
-            raise self.error(bounds[2], "range() needs a constant step other than 0",
-                             "write the step as a literal, e.g. range(a, b, 2)")
+            raise self.error(
+                bounds[2],
+                "range() needs a constant step other than 0",
+                "write the step as a literal, e.g. range(a, b, 2)",
+            )
         start, stop = (self.integer(b) for b in bounds[:2])
         first, stride = start, -step
         if step < 0:
@@ -596,28 +644,35 @@ class FunctionCompiler:
         reverses loops at the top level of a function, one step at a time,
         so only such a loop can carry one."""
         if not any(node is statement for statement in self.tree.body):
-            raise self.error(call, "rv.checkpointed() marks a loop at the top level of the function",
-                             "checkpoint the outermost (time-stepping) loop")
+            raise self.error(
+                call,
+                "rv.checkpointed() marks a loop at the top level of the function",
+                "checkpoint the outermost (time-stepping) loop",
+            )
         keywords = {k.arg: k.value for k in call.keywords}
-        if len(call.args) != 1 or not set(keywords) <= {"snapshots", "split"} \
-                or len(keywords) != len(call.keywords):
-            raise self.error(call, "rv.checkpointed() takes a range, an optional snapshots=k "
-                             "and an optional split='work'",
-                             "write rv.checkpointed(range(n), snapshots=20)")
+        if len(call.args) != 1 or not set(keywords) <= {"snapshots", "split"} or len(keywords) != len(call.keywords):
+            raise self.error(
+                call,
+                "rv.checkpointed() takes a range, an optional snapshots=k and an optional split='work'",
+                "write rv.checkpointed(range(n), snapshots=20)",
+            )
         split = "iterations"
         if "split" in keywords:
             value = keywords["split"]
             if not (isinstance(value, ast.Constant) and value.value in ("iterations", "work")):
-                raise self.error(value, "split must be 'iterations' or 'work'",
-                                 "write split='work' to split inside iterations, at the "
-                                 "iterations of the inner loop")
+                raise self.error(
+                    value,
+                    "split must be 'iterations' or 'work'",
+                    "write split='work' to split inside iterations, at the iterations of the inner loop",
+                )
             split = value.value
         if "snapshots" not in keywords:
             return ScheduleAttr("bisection"), split
         snapshots = _literal_int(keywords["snapshots"])
         if snapshots is None or snapshots < 1:
-            raise self.error(keywords["snapshots"], "snapshots must be a positive integer literal",
-                             "write e.g. snapshots=20")
+            raise self.error(
+                keywords["snapshots"], "snapshots must be a positive integer literal", "write e.g. snapshots=20"
+            )
         return ScheduleAttr("binomial", snapshots), split
 
     def integer(self, node: ast.expr) -> Value:
@@ -631,8 +686,11 @@ class FunctionCompiler:
             raise self.error(node, "while … else is not supported")
         for call in ast.walk(node.test):
             if isinstance(call, ast.Call) and is_ordinary(self.ctx.resolve(call.func)):
-                raise self.error(call, "a while condition cannot call an @rv.ordinary function",
-                                 "compute the value in a variable before the loop and at the end of its body")
+                raise self.error(
+                    call,
+                    "a while condition cannot call an @rv.ordinary function",
+                    "compute the value in a variable before the loop and at the end of its body",
+                )
         fn = self.fn
         carried = [n for n in _assigned(node.body) if fn.has(n) and not fn.is_array(n)]
         fn.while_(lambda: self.condition(node.test), lambda: self.statements(node.body), carried, self.ctx.loc(node))
@@ -652,18 +710,33 @@ class OrdinaryExpressions(ExpressionCompiler):
         if is_ordinary(callee):
             results = self.ordinary_call(node, callee)
             if len(results) != 1:
-                raise ctx.error(node, f"{callee.__name__} returns {len(results)} values, not one number",
-                                f"assign them: a, b = {ast.unparse(node)}")
+                raise ctx.error(
+                    node,
+                    f"{callee.__name__} returns {len(results)} values, not one number",
+                    f"assign them: a, b = {ast.unparse(node)}",
+                )
             return results[0]
         if (
-            callee is not _UNRESOLVED and callee not in UNARY_FUNCTIONS and callee not in BINARY_FUNCTIONS
+            callee is not _UNRESOLVED
+            and callee not in UNARY_FUNCTIONS
+            and callee not in BINARY_FUNCTIONS
             and getattr(callee, "__module__", None) == np.__name__
         ):
-            raise ctx.error(node, f"'{ast.unparse(node)}' allocates an array",
-                            "ordinary functions cannot allocate arrays; allocate it outside and pass it in")
-        if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) and self.fn.has(node.func.value.id):
-            raise ctx.error(node, f"'{ast.unparse(node.func)}': array methods are not supported",
-                            "read and write elements in loops; allocate arrays outside and pass them in")
+            raise ctx.error(
+                node,
+                f"'{ast.unparse(node)}' allocates an array",
+                "ordinary functions cannot allocate arrays; allocate it outside and pass it in",
+            )
+        if (
+            isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and self.fn.has(node.func.value.id)
+        ):
+            raise ctx.error(
+                node,
+                f"'{ast.unparse(node.func)}': array methods are not supported",
+                "read and write elements in loops; allocate arrays outside and pass them in",
+            )
         return super()._call(node)
 
     def indices(self, node: ast.Subscript) -> list[Value]:
@@ -671,8 +744,11 @@ class OrdinaryExpressions(ExpressionCompiler):
         for part in parts:
             literal = _literal_int(part)
             if literal is not None and literal < 0:
-                raise self.ctx.error(part, f"negative index {literal}: indices count from 0",
-                                     f"write {ast.unparse(node.value)}[len({ast.unparse(node.value)}) - {-literal}]")
+                raise self.ctx.error(
+                    part,
+                    f"negative index {literal}: indices count from 0",
+                    f"write {ast.unparse(node.value)}[len({ast.unparse(node.value)}) - {-literal}]",
+                )
         return super().indices(node)
 
 

@@ -177,7 +177,8 @@ class OrdinarySpecialization:
     """Whether a loop is marked ``rv.checkpointed``: then gradients are
     checkpointed (``checkpointed_call``)."""
     resumable: dict[tuple[str, int, int], Specialization] = field(
-        default_factory=dict[tuple[str, int, int], Specialization], compare=False, repr=False)
+        default_factory=dict[tuple[str, int, int], Specialization], compare=False, repr=False
+    )
     """The resumable forms built so far, by schedule and base."""
 
     @staticmethod
@@ -200,9 +201,7 @@ class OrdinarySpecialization:
         value = last.value if isinstance(last, ast.Return) else None
         returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
         checkpointed = any(CHECKPOINT_ATTR in op.attributes for op in ordinary.walk())
-        return OrdinarySpecialization(
-            function, types, ordinary, spec, result_types, written, returns, checkpointed
-        )
+        return OrdinarySpecialization(function, types, ordinary, spec, result_types, written, returns, checkpointed)
 
     @functools.cached_property
     def checkpointed_gradient(self) -> Specialization:
@@ -224,8 +223,7 @@ class OrdinarySpecialization:
         key = (schedule.scheme.data, schedule.snapshots.data, base)
         if (spec := self.resumable.get(key)) is None:
             name = self.reversible.name
-            spec = self.resumable[key] = self._checkpointed(
-                lambda module: make_resumable(module, name, schedule, base))
+            spec = self.resumable[key] = self._checkpointed(lambda module: make_resumable(module, name, schedule, base))
         return spec
 
     @functools.cached_property
@@ -234,8 +232,7 @@ class OrdinarySpecialization:
         point included): a snapshot holds them and the arrays ``f`` writes."""
         from revmlir.reversibilize.resumable import make_resumable
 
-        loop = self._prepared(lambda module: make_resumable(
-            module, self.reversible.name, ScheduleAttr("bisection")))[1]
+        loop = self._prepared(lambda module: make_resumable(module, self.reversible.name, ScheduleAttr("bisection")))[1]
         return len(loop.results)
 
     def snapshot_bytes(self, args: Sequence[Any]) -> int:
@@ -375,6 +372,7 @@ class OrdinarySpecialization:
 
 
 _ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
+
 
 def _text(module: ModuleOp) -> str:
     stream = StringIO()

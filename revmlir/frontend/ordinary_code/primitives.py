@@ -81,18 +81,25 @@ class Primitive:
         self.updates = self._updated(updates, where)
         if blas is not None:
             if symbol is not None or library is not None or arrays is not None:
-                raise source.error(where, "blas= names the symbol, the library and the arrays' convention itself",
-                                   "leave symbol=, library= and arrays= out")
+                raise source.error(
+                    where,
+                    "blas= names the symbol, the library and the arrays' convention itself",
+                    "leave symbol=, library= and arrays= out",
+                )
             try:
                 found = numpy_blas()
             except BlasNotFound as error:
-                raise source.error(where, f"primitive {stub.__name__} calls the BLAS routine '{blas}': {error}",
-                                   "give symbol= and library= of a CBLAS, or leave blas= out to run on the interpreter only") from None
+                raise source.error(
+                    where,
+                    f"primitive {stub.__name__} calls the BLAS routine '{blas}': {error}",
+                    "give symbol= and library= of a CBLAS, or leave blas= out to run on the interpreter only",
+                ) from None
             symbol, arrays = found.symbol(blas), found.arrays
         self.arrays = arrays
         if symbol is None and python is None:
             raise source.error(
-                where, f"primitive {stub.__name__} has no implementation",
+                where,
+                f"primitive {stub.__name__} has no implementation",
                 "give symbol= (a C function) and/or python= (a callable for the interpreter)",
             )
         if library is not None:
@@ -102,7 +109,8 @@ class Primitive:
                 raise source.error(where, f"cannot load the library '{library}': {error}") from None
         if symbol is not None and not has_symbol(symbol):
             raise source.error(
-                where, f"no C function '{symbol}' is loaded in this process",
+                where,
+                f"no C function '{symbol}' is loaded in this process",
                 "name the shared library that defines it (library=path) or leave symbol= out "
                 "to run the primitive on the interpreter only",
             )
@@ -117,7 +125,8 @@ class Primitive:
                 continue
             if kind == "inverse" and (not self.updates or self.signature.outputs.data):
                 raise source.error(
-                    where, f"primitive {stub.__name__} has an inverse= rule but updates no array",
+                    where,
+                    f"primitive {stub.__name__} has an inverse= rule but updates no array",
                     "a pure primitive is an expression, which the inverse recomputes: leave inverse= out",
                 )
             if not isinstance(rule, OrdinaryFunction):
@@ -134,7 +143,9 @@ class Primitive:
         try:
             annotations = inspect.get_annotations(self.__wrapped__, eval_str=True)
         except (NameError, AttributeError, SyntaxError, TypeError) as error:  # Python's own error, located
-            raise self.source.error(tree, f"the annotations of primitive {self.__name__} do not evaluate: {error}") from None
+            raise self.source.error(
+                tree, f"the annotations of primitive {self.__name__} do not evaluate: {error}"
+            ) from None
         inputs = [self._annotated(annotations, arg.arg, arg, f"parameter '{arg.arg}'") for arg in tree.args.args]
         if updates and annotations.get("return", None) is None:
             return FunctionType.from_lists(inputs, [])
@@ -145,7 +156,9 @@ class Primitive:
 
     def _annotated(self, annotations: dict[str, Any], key: str, node: ast.AST, what: str) -> Attribute:
         if key not in annotations:
-            raise self.source.error(node, f"{what} of primitive {self.__name__} has no type annotation", _ANNOTATION_HINT)
+            raise self.source.error(
+                node, f"{what} of primitive {self.__name__} has no type annotation", _ANNOTATION_HINT
+            )
         type = type_of_annotation(annotations[key]) or type_of_vector_annotation(annotations[key])
         if type is None or not (is_scalar_type(type) or is_vector_type(type)):
             raise self.source.error(
@@ -160,7 +173,8 @@ class Primitive:
         for name in names:
             if name not in parameters or not isinstance(self.signature.inputs.data[parameters.index(name)], MemRefType):
                 raise self.source.error(
-                    where, f"updates= of primitive {self.__name__} names '{name}', which is not one of its array parameters"
+                    where,
+                    f"updates= of primitive {self.__name__} names '{name}', which is not one of its array parameters",
                 )
             positions.append(parameters.index(name))
         return tuple(positions)
@@ -227,16 +241,21 @@ def primitive(
 ) -> Callable[[Callable[..., Any]], Primitive]:
     """Declare a user primitive on a signature stub::
 
-        @rv.primitive("lgamma", python=math.lgamma, adjoint=lgamma_adjoint)
-        def lgamma(x: float) -> float: ...
+    @rv.primitive("lgamma", python=math.lgamma, adjoint=lgamma_adjoint)
+    def lgamma(x: float) -> float: ...
 
-        @rv.primitive(blas="daxpy", python=axpy, updates=["y"], inverse=daxpy_inverse, adjoint=daxpy_adjoint)
-        def daxpy(a: float, x: NDArray[np.float64], y: NDArray[np.float64]) -> None: ...
+    @rv.primitive(blas="daxpy", python=axpy, updates=["y"], inverse=daxpy_inverse, adjoint=daxpy_adjoint)
+    def daxpy(a: float, x: NDArray[np.float64], y: NDArray[np.float64]) -> None: ...
     """
     if isinstance(updates, str):
         updates = (updates,)
     return lambda stub: Primitive(
-        stub, symbol=symbol, library=library, python=python,
+        stub,
+        symbol=symbol,
+        library=library,
+        python=python,
         rules={"inverse": inverse, "adjoint": adjoint, "tangent": tangent},
-        updates=updates, arrays=arrays, blas=blas,
+        updates=updates,
+        arrays=arrays,
+        blas=blas,
     )

@@ -99,7 +99,8 @@ class ModuleCompiler:
         name = primitive.name
         if name in self.used:
             raise primitive.source.error(
-                primitive.source.tree, f"another function or primitive of the program is named {name}",
+                primitive.source.tree,
+                f"another function or primitive of the program is named {name}",
                 "rename one of them",
             )
         self.used.add(name)
@@ -180,7 +181,8 @@ class FunctionCompiler:
         for name, type in zip(self.fn.arg_names, self.fn.arg_types, strict=True):
             if not isinstance(type, MemRefType | StackType) and not self.fn.has(name) and name in self.ended:
                 raise self.ctx.error(
-                    self.ended[name], f"argument '{name}' was freed or pushed; it must be returned",
+                    self.ended[name],
+                    f"argument '{name}' was freed or pushed; it must be returned",
                     "free or push only ancillas (or pop the argument back before the function ends)",
                 )
         try:
@@ -223,9 +225,7 @@ class FunctionCompiler:
         if not (isinstance(call, ast.Call) and self.ctx.resolve(call.func) is markers.routine):
             return None
         if not isinstance(item.optional_vars, ast.Name):
-            raise self.ctx.error(
-                statement, "a routine needs a name", "write `with rv.routine() as r:` … `~r`"
-            )
+            raise self.ctx.error(statement, "a routine needs a name", "write `with rv.routine() as r:` … `~r`")
         return item.optional_vars.id
 
     @staticmethod
@@ -325,7 +325,8 @@ class FunctionCompiler:
                 raise ctx.error(node, f"loop variable '{node.id}' cannot be updated")
             if not fn.has(node.id):
                 raise ctx.error(
-                    node, f"unknown variable '{node.id}'",
+                    node,
+                    f"unknown variable '{node.id}'",
                     f"allocate it first: {node.id} = rv.ancilla(0.0)",
                 )
             return node.id
@@ -337,7 +338,8 @@ class FunctionCompiler:
         if isinstance(node, ast.Attribute) and node.attr in ("real", "imag") and isinstance(node.value, ast.Name):
             return Part(node.value.id, node.attr)
         raise ctx.error(
-            node, f"cannot update '{ast.unparse(node)}'",
+            node,
+            f"cannot update '{ast.unparse(node)}'",
             "update a variable, an array element x[i] or a complex part z.real/z.imag",
         )
 
@@ -358,7 +360,8 @@ class FunctionCompiler:
         kind = _UPDATES.get(type(node.op))
         if kind is None:
             raise ctx.error(
-                node, f"'{ast.unparse(node)}' is not reversible",
+                node,
+                f"'{ast.unparse(node)}' is not reversible",
                 "only +=, -=, ^= (and *=, /= on log numbers) update a variable",
             )
         target = self.target(node.target)
@@ -366,12 +369,14 @@ class FunctionCompiler:
         is_product = isinstance(target_type, LogType | TropicalType)
         if kind in ("mul", "div") and not is_product:
             raise ctx.error(
-                node, f"'{ast.unparse(node)}' is not reversible on {target_type}",
+                node,
+                f"'{ast.unparse(node)}' is not reversible on {target_type}",
                 "multiply log numbers instead: ly = rv.ancilla(rv.ulog(1.0)); ly *= rv.ulog(x)",
             )
         if kind in ("add", "sub") and isinstance(target_type, TropicalType):
             raise ctx.error(
-                node, f"'{ast.unparse(node)}' is not reversible: a tropical += is max, which forgets the smaller value",
+                node,
+                f"'{ast.unparse(node)}' is not reversible: a tropical += is max, which forgets the smaller value",
                 "tropical numbers are updated with *= and /=; compute a tropical sum into an ancilla: "
                 "s = rv.ancilla(rv.tropical(0.0)); s *= a + b",
             )
@@ -394,7 +399,8 @@ class FunctionCompiler:
                     raise ctx.error(node, "allocate into a plain name")
                 if fn.has(target.id):
                     raise ctx.error(
-                        node, f"'{target.id}' already exists",
+                        node,
+                        f"'{target.id}' already exists",
                         "an ancilla needs a new name (or free the old one first)",
                     )
                 self._allocation(node, target.id, callee, value)
@@ -411,9 +417,9 @@ class FunctionCompiler:
             return
         name = ast.unparse(target)
         raise ctx.error(
-            node, f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
-            f"accumulate instead ({name} += …), or allocate a new variable: "
-            f"{name} = rv.ancilla(0.0); {name} += …",
+            node,
+            f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
+            f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
         )
 
     def _allocation(self, node: ast.Assign, name: str, callee: Any, call: ast.Call) -> None:
@@ -473,7 +479,8 @@ class FunctionCompiler:
         right = [ast.unparse(v) for v in values.elts]
         if len(left) != 2 or left != right[::-1]:
             raise ctx.error(
-                node, f"'{ast.unparse(node)}' is not a swap",
+                node,
+                f"'{ast.unparse(node)}' is not a swap",
                 "exchange two places with a, b = b, a",
             )
         a, b = targets.elts
@@ -489,8 +496,14 @@ class FunctionCompiler:
             markers.neg: (1, lambda a: fn.neg(self.target(a[0]), loc)),
             markers.inc: (1, lambda a: fn.inc(self.target(a[0]), loc)),
             markers.dec: (1, lambda a: fn.dec(self.target(a[0]), loc)),
-            markers.rot: (3, lambda a: fn.rot(self.target(a[0]), self.target(a[1]), lambda: self.expr.compile(a[2]), loc)),
-            markers.irot: (3, lambda a: fn.irot(self.target(a[0]), self.target(a[1]), lambda: self.expr.compile(a[2]), loc)),
+            markers.rot: (
+                3,
+                lambda a: fn.rot(self.target(a[0]), self.target(a[1]), lambda: self.expr.compile(a[2]), loc),
+            ),
+            markers.irot: (
+                3,
+                lambda a: fn.irot(self.target(a[0]), self.target(a[1]), lambda: self.expr.compile(a[2]), loc),
+            ),
             markers.push: (2, lambda a: fn.push(self._name(a[0]), self._name(a[1]), loc)),
             markers.copy_push: (2, lambda a: fn.copy_push(self._name(a[0]), self.expr.compile(a[1]), loc)),
             markers.copy_pop: (2, lambda a: fn.copy_pop(self._name(a[0]), self.expr.compile(a[1]), loc)),
@@ -521,18 +534,24 @@ class FunctionCompiler:
             self._call_through_views(node, function, mode, call, lanes)
             return
         if callee is markers.view:
-            raise ctx.error(node, "rv.view(x, g) is an argument of a call", "pass it to a reversible function: f(rv.view(x, g))")
+            raise ctx.error(
+                node, "rv.view(x, g) is an argument of a call", "pass it to a reversible function: f(rv.view(x, g))"
+            )
         if callee is builtins.print:
             raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
-        if callee is _UNRESOLVED and isinstance(call.func, ast.Name) and not (
-            fn.has(call.func.id) or ctx.lookup_binding(call.func.id) is not None
+        if (
+            callee is _UNRESOLVED
+            and isinstance(call.func, ast.Name)
+            and not (fn.has(call.func.id) or ctx.lookup_binding(call.func.id) is not None)
         ):
             raise ctx.error(
-                node, f"unknown function '{call.func.id}'",
+                node,
+                f"unknown function '{call.func.id}'",
                 "call @rv.reversible functions, or rv.* instructions",
             )
         raise ctx.error(
-            node, f"'{ast.unparse(call)}' is not a reversible statement",
+            node,
+            f"'{ast.unparse(call)}' is not a reversible statement",
             "call @rv.reversible functions, or rv.* instructions",
         )
 
@@ -554,16 +573,22 @@ class FunctionCompiler:
                 raise ctx.error(node, "a stack is freed without a value", f"rv.free({name}) checks that it is empty")
             if name in fn.arg_names:
                 raise ctx.error(
-                    node, f"'{name}' is an argument stack; it goes back to the caller",
+                    node,
+                    f"'{name}' is an argument stack; it goes back to the caller",
                     "free only stacks the function allocates (s = rv.stack(float))",
                 )
             fn.free_stack(name, loc)
             return
         if isinstance(var_type, MemRefType):
             if len(call.args) == 2:
-                raise ctx.error(node, "an ancilla array is freed without a value", f"rv.free({name}) checks that it holds zeros")
+                raise ctx.error(
+                    node, "an ancilla array is freed without a value", f"rv.free({name}) checks that it holds zeros"
+                )
             if not fn.is_ancilla_array(name):
-                raise ctx.error(node, f"'{name}' is an argument array; only ancillas, ancilla arrays (rv.zeros) and stacks can be freed")
+                raise ctx.error(
+                    node,
+                    f"'{name}' is an argument array; only ancillas, ancilla arrays (rv.zeros) and stacks can be freed",
+                )
             fn.free_array(name, loc)
             return
         if len(call.args) == 2:
@@ -602,14 +627,10 @@ class FunctionCompiler:
         node = keywords[0].value
         lanes = node.value if isinstance(node, ast.Constant) else self.ctx.resolve(node)
         if type(lanes) is not int or lanes < 1:
-            raise self.ctx.error(
-                node, f"lanes must be an integer ≥ 1 known when compiling, got '{ast.unparse(node)}'"
-            )
+            raise self.ctx.error(node, f"lanes must be an integer ≥ 1 known when compiling, got '{ast.unparse(node)}'")
         return lanes
 
-    def _call_through_views(
-        self, node: ast.Expr, function: Reversible, mode: str, call: ast.Call, lanes: int
-    ) -> None:
+    def _call_through_views(self, node: ast.Expr, function: Reversible, mode: str, call: ast.Call, lanes: int) -> None:
         """A call with bijection views among its arguments (``rv.view(x, g)``,
         NiLang's ``x |> g``): ``g(x)`` gets the view, the call takes ``x``,
         ``(~g)(x)`` puts it back (SET-VIEW-BIJECTOR: the caller's ``x`` is
@@ -624,7 +645,13 @@ class FunctionCompiler:
                 args.append(arg)
         for place, g, bijection in views:
             self._call(node, bijection, "call", ast.copy_location(ast.Call(func=g, args=[place], keywords=[]), g))
-        self._call(node, function, mode, ast.copy_location(ast.Call(func=call.func, args=args, keywords=call.keywords), call), lanes)
+        self._call(
+            node,
+            function,
+            mode,
+            ast.copy_location(ast.Call(func=call.func, args=args, keywords=call.keywords), call),
+            lanes,
+        )
         for place, g, bijection in reversed(views):
             self._call(node, bijection, "uncall", ast.copy_location(ast.Call(func=g, args=[place], keywords=[]), g))
 
@@ -637,7 +664,8 @@ class FunctionCompiler:
         function, mode, _ = self._reversible_callee(g)
         if function is None or mode != "call" or len(function.parameters) != 1:
             raise self.ctx.error(
-                g, f"the bijection '{ast.unparse(g)}' of a view must be a @rv.reversible function of one argument",
+                g,
+                f"the bijection '{ast.unparse(g)}' of a view must be a @rv.reversible function of one argument",
                 "write a reversible function g(x) that updates x, and view through it: rv.view(x, g)",
             )
         return place, g, function
@@ -648,13 +676,14 @@ class FunctionCompiler:
         params = function.parameters
         if call.keywords:
             raise ctx.error(
-                node, f"{function.__name__} takes positional arguments only",
+                node,
+                f"{function.__name__} takes positional arguments only",
                 f"write {function.__name__}({', '.join(params)})",
             )
         if len(call.args) != len(params) and mode != "adjoint":
             raise ctx.error(
-                node, f"{function.__name__} takes {len(params)} argument(s) "
-                f"({', '.join(params)}), got {len(call.args)}",
+                node,
+                f"{function.__name__} takes {len(params)} argument(s) ({', '.join(params)}), got {len(call.args)}",
             )
         targets: list[Target] = []
         temporaries: list[tuple[str, ast.expr]] = []
@@ -687,7 +716,8 @@ class FunctionCompiler:
         for i, (found, declared) in enumerate(zip(types, annotated)):
             if declared is not None and declared != found:
                 raise ctx.error(
-                    call.args[i], f"argument '{params[i]}' of {function.__name__} is declared "
+                    call.args[i],
+                    f"argument '{params[i]}' of {function.__name__} is declared "
                     f"{describe_type(declared)}, got {describe_type(found)}",
                 )
         if mode == "adjoint":
@@ -698,9 +728,7 @@ class FunctionCompiler:
         for temp, arg in reversed(temporaries):
             fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
 
-    def _adjoint(
-        self, node: ast.Expr, function: Reversible, call: ast.Call, types: list[Attribute], lanes: int
-    ) -> str:
+    def _adjoint(self, node: ast.Expr, function: Reversible, call: ast.Call, types: list[Attribute], lanes: int) -> str:
         """``@f.adj`` for ``rv.adjoint(f)(args…, gradients…)`` (``@f.adjL``
         with ``lanes=L``: the gradients lane by lane): ``f`` is specialised to
         the first arguments, and the gradients must have the types ``@f.adj``
@@ -714,11 +742,12 @@ class FunctionCompiler:
         if len(types) != len(params) + len(carrying):
             per_lane = f" per lane ({lanes} lanes)" if lanes > 1 else ""
             raise self.ctx.error(
-                node, f"rv.adjoint({function.__name__}) takes {len(params)} argument(s) "
+                node,
+                f"rv.adjoint({function.__name__}) takes {len(params)} argument(s) "
                 f"({', '.join(params)}) and then one gradient for each of the "
                 f"{len(carrying) // lanes} that carry one{per_lane}, got {len(types)} value(s)",
             )
-        for offset, (found, of) in enumerate(zip(types[len(params):], carrying)):
+        for offset, (found, of) in enumerate(zip(types[len(params) :], carrying)):
             expected = gradient_type(of)
             if found != expected:
                 raise self.ctx.error(
@@ -767,9 +796,9 @@ class FunctionCompiler:
         pre, post = self._condition(node.test)
         if post is None:
             raise ctx.error(
-                node, "a reversible while loop needs a postcondition",
-                "write `while rv.cond(pre, post):` where post is false before the "
-                "loop and true after every iteration",
+                node,
+                "a reversible while loop needs a postcondition",
+                "write `while rv.cond(pre, post):` where post is false before the loop and true after every iteration",
             )
         if node.orelse:
             raise ctx.error(node, "while … else is not supported")
@@ -788,25 +817,32 @@ class FunctionCompiler:
         if node.orelse:
             raise ctx.error(node, "for … else is not supported")
         iterator, reverse = node.iter, False
-        if isinstance(iterator, ast.Call) and ctx.resolve(iterator.func) is builtins.reversed and len(iterator.args) == 1:
+        if (
+            isinstance(iterator, ast.Call)
+            and ctx.resolve(iterator.func) is builtins.reversed
+            and len(iterator.args) == 1
+        ):
             iterator, reverse = iterator.args[0], True
         kind = ctx.resolve(iterator.func) if isinstance(iterator, ast.Call) else None
         parallel = kind is markers.prange
         if parallel and reverse:
             raise ctx.error(
-                node, f"cannot loop over '{ast.unparse(node.iter)}': a parallel loop has no order",
+                node,
+                f"cannot loop over '{ast.unparse(node.iter)}': a parallel loop has no order",
                 "loop over rv.prange(...) itself",
             )
         if kind not in (builtins.range, markers.prange):
             raise ctx.error(
-                node, f"cannot loop over '{ast.unparse(node.iter)}'",
+                node,
+                f"cannot loop over '{ast.unparse(node.iter)}'",
                 "loop over range(...), reversed(range(...)) or rv.prange(...)",
             )
         assert isinstance(iterator, ast.Call)
         if not (1 <= len(iterator.args) <= 3 and not iterator.keywords):
             name = "rv.prange" if parallel else "range"
             raise ctx.error(
-                node, f"{name}() takes one to three integers: stop, or start, stop and an optional step",
+                node,
+                f"{name}() takes one to three integers: stop, or start, stop and an optional step",
                 f"write {name}(n) or {name}(start, stop, step)",
             )
         bounds = list(iterator.args)
@@ -815,7 +851,9 @@ class FunctionCompiler:
         lb, ub = self.expr.compile(bounds[0]), self.expr.compile(bounds[1])
         for bound_node, bound in ((bounds[0], lb), (bounds[1], ub)):
             if not isinstance(bound.type, IntegerType | IndexType):
-                raise ctx.error(bound_node, f"range() needs integers, got {describe_type(bound.type)}", "convert it: int(...)")
+                raise ctx.error(
+                    bound_node, f"range() needs integers, got {describe_type(bound.type)}", "convert it: int(...)"
+                )
         step_node = bounds[2] if len(bounds) == 3 else ast.Constant(1)
         step_value = _literal_int(step_node)
         if step_value is not None and step_value < 0:
@@ -827,7 +865,9 @@ class FunctionCompiler:
         else:
             step = self.expr.compile(step_node)
             if not isinstance(step.type, IntegerType | IndexType):
-                raise ctx.error(step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)")
+                raise ctx.error(
+                    step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)"
+                )
         name = node.target.id
 
         def body(index: Value) -> None:
@@ -851,7 +891,9 @@ class FunctionCompiler:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         if len(node.items) != 1 or not isinstance(node.items[0].context_expr, ast.Call):
-            raise ctx.error(node, "use `with rv.inverse():`, `with rv.safe():`, `with rv.nocheck():` or `with rv.routine() as r:`")
+            raise ctx.error(
+                node, "use `with rv.inverse():`, `with rv.safe():`, `with rv.nocheck():` or `with rv.routine() as r:`"
+            )
         call = node.items[0].context_expr
         assert isinstance(call, ast.Call)
         kind = ctx.resolve(call.func)
@@ -864,7 +906,10 @@ class FunctionCompiler:
                 if len(options) == 1 and arg in (None, "when") and isinstance(value, ast.Constant):
                     when = str(value.value)
                 else:
-                    raise ctx.error(node, f"'with {ast.unparse(call)}': rv.safe takes one constant, when='forward', 'inverse' or 'both'")
+                    raise ctx.error(
+                        node,
+                        f"'with {ast.unparse(call)}': rv.safe takes one constant, when='forward', 'inverse' or 'both'",
+                    )
             if when not in ("forward", "inverse", "both"):
                 raise ctx.error(node, f"rv.safe(when={when!r}): use 'forward', 'inverse' or 'both'")
             fn.safe(lambda: SafeBlockCompiler(ctx, self.expr).statements(node.body), when, loc)
@@ -878,16 +923,27 @@ class FunctionCompiler:
 
 
 _NEVER_REVERSIBLE = (
-    ast.Try, ast.Raise, ast.Delete, ast.Global, ast.Nonlocal, ast.Import,
-    ast.ImportFrom, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef,
-    ast.AsyncFor, ast.AsyncWith, ast.Assert, ast.Break, ast.Continue, ast.AnnAssign,
+    ast.Try,
+    ast.Raise,
+    ast.Delete,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Import,
+    ast.ImportFrom,
+    ast.ClassDef,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.AsyncFor,
+    ast.AsyncWith,
+    ast.Assert,
+    ast.Break,
+    ast.Continue,
+    ast.AnnAssign,
     ast.Match,
 )
 
 
-def check_structure(
-    tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]
-) -> None:
+def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]) -> None:
     """Errors that need no types, reported when the function is decorated."""
     checked = {id(s) for block in ast.walk(tree) if is_safe_block(block) for s in block.body}
     for node in ast.walk(tree):
@@ -895,18 +951,26 @@ def check_structure(
             continue
         if isinstance(node, _NEVER_REVERSIBLE) and not (isinstance(node, ast.Assert) and id(node) in checked):
             kind = type(node).__name__.lower()
-            hint = "assert inside `with rv.safe():`" if isinstance(node, ast.Assert) else "see the statement table in docs/python.md"
+            hint = (
+                "assert inside `with rv.safe():`"
+                if isinstance(node, ast.Assert)
+                else "see the statement table in docs/python.md"
+            )
             raise error(node, f"'{kind}' statements are not reversible", hint)
         if isinstance(node, ast.Return) and node.value is not None:
             raise error(node, "a reversible function returns all its arguments, updated", "remove the return value")
         if isinstance(node, ast.AugAssign) and type(node.op) not in _UPDATES:
-            raise error(node, f"'{ast.unparse(node)}' is not reversible", "only +=, -=, ^= (and *=, /= on log numbers) update a variable")
+            raise error(
+                node,
+                f"'{ast.unparse(node)}' is not reversible",
+                "only +=, -=, ^= (and *=, /= on log numbers) update a variable",
+            )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
             name = ast.unparse(node.targets[0])
             raise error(
-                node, f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
-                f"accumulate instead ({name} += …), or allocate a new variable: "
-                f"{name} = rv.ancilla(0.0); {name} += …",
+                node,
+                f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
+                f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
             )
 
 

@@ -33,9 +33,7 @@ class ReversibleFunction:
     __revmlir_reversible__ = True
     __name__: str  # the decorated function's, set by functools.update_wrapper
 
-    def __init__(
-        self, pyfunc: Callable[..., Any], *, checks: bool = True, backend: str = "auto"
-    ):
+    def __init__(self, pyfunc: Callable[..., Any], *, checks: bool = True, backend: str = "auto"):
         functools.update_wrapper(self, pyfunc)
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}; available: {', '.join(BACKENDS)}")
@@ -84,8 +82,7 @@ class ReversibleFunction:
                 if isinstance(value, np.ndarray):
                     hint = f" (arrays of {value.dtype} are not supported)"
                 raise TypeError(
-                    f"{self.__name__}(): argument '{name}' has unsupported type "
-                    f"{type(value).__name__}{hint}"
+                    f"{self.__name__}(): argument '{name}' has unsupported type {type(value).__name__}{hint}"
                 )
             if declared is not None and declared != found:
                 if not _converts(found, declared):
@@ -230,9 +227,7 @@ def _converts(found: Attribute, declared: Attribute) -> bool:
     return _is_real_number(declared) and isinstance(found, AnyFloat | IntegerType)
 
 
-def reversible(
-    function: Callable[..., Any] | None = None, *, checks: bool = True, backend: str = "auto"
-) -> Any:
+def reversible(function: Callable[..., Any] | None = None, *, checks: bool = True, backend: str = "auto") -> Any:
     """Decorate a function written in reversible Python.
 
     ``checks=False`` turns run-time reversibility checks off in the whole

@@ -65,7 +65,8 @@ class SafeBlockCompiler:
                 self._count(statement, statement.target)
             elif isinstance(statement, ast.AugAssign):
                 raise ctx.error(
-                    statement, f"'{ast.unparse(statement.target)}' is reversible state, which rv.safe "
+                    statement,
+                    f"'{ast.unparse(statement.target)}' is reversible state, which rv.safe "
                     "does not update: running backwards could not restore it",
                     "count into an element of an array argument that only rv.safe blocks use (c[0] += 1), "
                     "or count reversibly outside the block",
@@ -109,7 +110,9 @@ class SafeBlockCompiler:
             message = self._constant_string(statement.msg, "an assertion's message")
         condition = self.expr.compile(statement.test)
         if condition.type != i1:
-            raise self.ctx.error(statement.test, f"'{ast.unparse(statement.test)}' is not a boolean", "compare it explicitly")
+            raise self.ctx.error(
+                statement.test, f"'{ast.unparse(statement.test)}' is not a boolean", "compare it explicitly"
+            )
         self.fn.emit(cf.AssertOp(condition.ssa, StringAttr(message)), self.ctx.loc(statement))
 
     def _count(self, statement: ast.AugAssign, target: ast.Subscript) -> None:
@@ -120,7 +123,9 @@ class SafeBlockCompiler:
             raise ctx.error(statement, f"'{ast.unparse(statement)}' is no count", "count with += or -=")
         array = target.value
         if not (isinstance(array, ast.Name) and fn.has(array.id) and isinstance(fn.type_of(array.id), MemRefType)):
-            raise ctx.error(target, f"'{ast.unparse(array)}' is not an array", "count into an array argument: c[0] += 1")
+            raise ctx.error(
+                target, f"'{ast.unparse(array)}' is not an array", "count into an array argument: c[0] += 1"
+            )
         loc = ctx.loc(statement)
         indices = [fn.index(i, loc) for i in self.expr.indices(target)]
         counter = fn.get(array.id).ssa
