@@ -24,6 +24,7 @@ pass is documented.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import os
@@ -54,6 +55,10 @@ DOC_NAMES = ["dialects.md", "writing-a-pass.md", "tools.md", "design.md", "pytho
 README = "../README.md"  # its Python example runs with the docs' (a path relative to docs/)
 
 _FENCE = re.compile(r"^```([\w-]*)[ \t]*$")
+NEW_NAMESPACE = "<!-- test: new namespace -->"
+"""Splits a long document's Python examples into parts that run (and are
+reported) as tests of their own, each in a namespace holding the
+document's imports."""
 
 
 @dataclass
@@ -65,6 +70,9 @@ class CodeBlock:
     tested: bool
     torch: bool = False
     """Needs PyTorch (``<!-- test torch -->``)."""
+    part: int = 0
+    """Which namespace of its document the block runs in: a
+    ``<!-- test: new namespace -->`` line starts the next one."""
 
     @property
     def id(self) -> str:
@@ -78,10 +86,11 @@ def _blocks() -> list[CodeBlock]:
         if not path.exists():
             continue
         lines = path.read_text().splitlines()
-        i = 0
+        i = part = 0
         while i < len(lines):
             match = _FENCE.match(lines[i])
             if match is None:
+                part += lines[i].strip() == NEW_NAMESPACE
                 i += 1
                 continue
             start = i + 1
@@ -100,6 +109,7 @@ def _blocks() -> list[CodeBlock]:
                     text="\n".join(lines[start:end]) + "\n",
                     tested=previous == "<!-- test -->",
                     torch=previous == "<!-- test torch -->",
+                    part=part,
                 )
             )
             i = end + 1
@@ -236,11 +246,29 @@ def test_lit_example_passes(block: CodeBlock, tmp_path: Path):
 # -- Python examples -----------------------------------------------------------
 
 
+def _tested_python_blocks(doc: str) -> list[CodeBlock]:
+    return [b for b in BLOCKS if b.doc == doc and b.lang == "python" and b.tested]
+
+
+def _imports(doc: str) -> str:
+    """The top-level imports of ``doc``'s tested examples: what a part
+    after the first starts from."""
+    found: dict[str, None] = {}
+    for block in _tested_python_blocks(doc):
+        for node in ast.parse(block.text).body:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                found[ast.unparse(node)] = None
+    return "\n".join(found) + "\n"
+
+
 @pytest.mark.parametrize(
-    "doc", [d for d in [*DOC_NAMES, README] if any(b.doc == d and b.lang == "python" and b.tested for b in BLOCKS)]
+    ("doc", "part"),
+    sorted({(b.doc, b.part) for d in [*DOC_NAMES, README] for b in _tested_python_blocks(d)}),
+    ids=lambda value: str(value),
 )
-def test_python_examples_run(doc: str, monkeypatch: pytest.MonkeyPatch):
-    _run_python([b for b in BLOCKS if b.doc == doc and b.lang == "python" and b.tested], doc, monkeypatch)
+def test_python_examples_run(doc: str, part: int, monkeypatch: pytest.MonkeyPatch):
+    blocks = [b for b in _tested_python_blocks(doc) if b.part == part]
+    _run_python(blocks, doc, monkeypatch, _imports(doc) if part else "")
 
 
 @pytest.mark.torch
@@ -251,13 +279,14 @@ def test_python_torch_examples_run(doc: str, monkeypatch: pytest.MonkeyPatch):
     _run_python([b for b in BLOCKS if b.doc == doc and b.lang == "python" and b.torch], doc, monkeypatch)
 
 
-def _run_python(blocks: list[CodeBlock], doc: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Run ``blocks`` in order in one namespace, reporting errors at their
-    lines in the document."""
+def _run_python(blocks: list[CodeBlock], doc: str, monkeypatch: pytest.MonkeyPatch, prelude: str = "") -> None:
+    """Run ``prelude``, then ``blocks`` in order, in one namespace,
+    reporting errors at their lines in the document."""
     monkeypatch.chdir(ROOT)
     # A real module, so that dataclasses and pickling can find it.
     module = types.ModuleType(f"docs_{doc.replace('-', '_').replace('.', '_')}")
     monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(prelude, f"<imports of {doc}>", "exec", dont_inherit=True), module.__dict__)
     for block in blocks:
         code = compile(
             "\n" * (block.line - 1) + block.text,

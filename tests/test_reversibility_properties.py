@@ -134,7 +134,7 @@ def pick_function(data: st.DataObject, program: Program) -> FuncInfo:
 # ---------------------------------------------------------------------------
 
 
-@property_settings(120)
+@property_settings(60)
 @given(programs(floats=False), st.data())
 def test_integer_programs_undo_exactly(program: Program, data: st.DataObject):
     func = pick_function(data, program)
@@ -149,7 +149,7 @@ def test_integer_programs_undo_exactly(program: Program, data: st.DataObject):
         assert interp.live_ancillas == 0
 
 
-@property_settings(120)
+@property_settings(60)
 @given(programs(floats=True), st.data())
 def test_float_programs_undo_within_rounding(program: Program, data: st.DataObject):
     func = pick_function(data, program)
@@ -169,7 +169,7 @@ def test_float_programs_undo_within_rounding(program: Program, data: st.DataObje
 # ---------------------------------------------------------------------------
 
 
-@property_settings(50)
+@property_settings(25)
 @given(programs(), st.data())
 def test_invert_pass_matches_uncall(program: Program, data: st.DataObject):
     func = pick_function(data, program)
@@ -198,7 +198,7 @@ def test_invert_pass_matches_uncall(program: Program, data: st.DataObject):
 # ---------------------------------------------------------------------------
 
 
-@property_settings(80)
+@property_settings(40)
 @given(programs(), st.data())
 def test_double_inversion_in_place_is_identity(program: Program, data: st.DataObject):
     """``invert(invert(f))`` is ``f``: structurally for programs in the
@@ -224,7 +224,7 @@ def test_double_inversion_in_place_is_identity(program: Program, data: st.DataOb
     )
 
 
-@property_settings(60)
+@property_settings(30)
 @given(programs(), st.data())
 def test_inversion_in_place_computes_uncall(program: Program, data: st.DataObject):
     """After one in-place inversion, ``@f`` computes ``~f`` (calls between the
@@ -277,7 +277,7 @@ def mutation_sites(module: ModuleOp) -> list[tuple[str, Operation, int, SSAValue
     return sites
 
 
-@property_settings(60)
+@property_settings(30)
 @given(programs(), st.data())
 def test_verifier_rejects_irreversible_mutations(program: Program, data: st.DataObject):
     module = parse_module(program.text)
@@ -300,7 +300,7 @@ def test_verifier_rejects_irreversible_mutations(program: Program, data: st.Data
 # ---------------------------------------------------------------------------
 
 
-@property_settings(80)
+@property_settings(40)
 @given(programs())
 def test_print_parse_round_trip(program: Program):
     module = parse_module(program.text)
