@@ -267,22 +267,22 @@ def test_rule_signatures_are_checked_at_the_rule(kind, rule, message):
 
 
 def test_declaration_errors_are_located(monkeypatch):
-    with _raises_at("updates= of primitive scalar names 'a', which is not one of its array parameters", _line(1)):
+    with _raises_at("updates= of primitive scalar names 'a', which is not one of its array parameters", _line(2)):
 
         @rv.primitive(python=example.axpy, updates=["a"])
         def scalar(a: float, x: Vector, y: Vector) -> None: ...
 
-    with _raises_at("primitive pure has an inverse= rule but updates no array", _line(1)):
+    with _raises_at("primitive pure has an inverse= rule but updates no array", _line(2)):
 
         @rv.primitive(python=np.dot, inverse=example.daxpy_inverse)
         def pure(x: Vector, y: Vector) -> float: ...
 
-    with _raises_at("blas= names the symbol, the library and the arrays' convention itself", _line(1)):
+    with _raises_at("blas= names the symbol, the library and the arrays' convention itself", _line(2)):
 
         @rv.primitive("cblas_ddot", blas="ddot")
         def both(x: Vector, y: Vector) -> float: ...
 
-    with _raises_at("the result of primitive returns_array is an array", _line(2)):
+    with _raises_at("the result of primitive returns_array is an array", _line(3)):
 
         @rv.primitive(python=np.add)
         def returns_array(x: Vector, y: Vector) -> Vector: ...
@@ -292,7 +292,7 @@ def test_declaration_errors_are_located(monkeypatch):
 
     monkeypatch.setattr("revmlir.frontend.ordinary_code.primitives.numpy_blas", missing)
     with _raises_at(
-        "primitive no_blas calls the BLAS routine 'ddot': none of scipy_cblas_ddot64_ is exported", _line(1)
+        "primitive no_blas calls the BLAS routine 'ddot': none of scipy_cblas_ddot64_ is exported", _line(3)
     ):
 
         @rv.primitive(blas="ddot", python=np.dot)

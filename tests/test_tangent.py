@@ -33,7 +33,7 @@ from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import get_all_dialects
 from revmlir.dialects.primitives import ApplyOp, ReadsItsArrays
 from revmlir.frontend.base.derived import derived_backend
-from revmlir.frontend.derivatives.forward import _carrying, _input_tangent, _run_tangent
+from revmlir.frontend.derivatives.forward import _carrying, _input_tangent, run_tangent
 from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
@@ -520,7 +520,7 @@ def lanes_jvp(f, args, directions):
 def one_lane_jvp(f, args, tangents):
     spec = f.specialization_for(*args)
     _, backend = derived_backend(spec, "tangent", generate_tangents)
-    return list(_run_tangent(spec, backend, args, tangents)[1].values())
+    return list(run_tangent(spec, backend, args, tangents)[1].values())
 
 
 rng_vector = np.random.default_rng(7)

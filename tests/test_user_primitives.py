@@ -233,32 +233,32 @@ def _line(offset: int) -> int:
 
 
 def test_declaration_errors_are_located():
-    with _raises_at("no C function 'no_such_function_xyz' is loaded", _line(1)):
+    with _raises_at("no C function 'no_such_function_xyz' is loaded", _line(2)):
 
         @rv.primitive("no_such_function_xyz")
         def unknown(x: float) -> float: ...
 
-    with _raises_at("parameter 'x' of primitive untyped has no type annotation", _line(2)):
+    with _raises_at("parameter 'x' of primitive untyped has no type annotation", _line(3)):
 
         @rv.primitive("lgamma")
         def untyped(x) -> float: ...
 
-    with _raises_at("the result of primitive no_result has no type annotation", _line(2)):
+    with _raises_at("the result of primitive no_result has no type annotation", _line(3)):
 
         @rv.primitive("lgamma")
         def no_result(x: float): ...
 
-    with _raises_at("unknown annotation 'list' for parameter 'x'", _line(2)):
+    with _raises_at("unknown annotation 'list' for parameter 'x'", _line(3)):
 
         @rv.primitive("lgamma")
         def listed(x: list) -> float: ...
 
-    with _raises_at("primitive nothing has no implementation", _line(1)):
+    with _raises_at("primitive nothing has no implementation", _line(2)):
 
         @rv.primitive()
         def nothing(x: float) -> float: ...
 
-    with _raises_at("adjoint= of primitive not_a_function must be a function", _line(1)):
+    with _raises_at("adjoint= of primitive not_a_function must be a function", _line(2)):
 
         @rv.primitive("lgamma", adjoint=3)
         def not_a_function(x: float) -> float: ...
@@ -373,7 +373,7 @@ def test_a_c_function_of_a_shared_library(soft_plus_library):
 
 
 def test_a_library_that_does_not_load_is_located():
-    with _raises_at("cannot load the library '/nonexistent/libnothing.so'", _line(1)):
+    with _raises_at("cannot load the library '/nonexistent/libnothing.so'", _line(2)):
 
         @rv.primitive("nothing", library="/nonexistent/libnothing.so")
         def nothing(x: float) -> float: ...

@@ -17,7 +17,7 @@ from math import comb
 from typing import TypeAlias
 
 from revmlir.checkpoint.actions import Compute, Objective, Uncompute
-from revmlir.checkpoint.schedule import Schedule, _Builder
+from revmlir.checkpoint.schedule import Schedule, ScheduleBuilder
 
 Pebble: TypeAlias = Compute | Uncompute
 """An action of Bennett's pebble game: every step is run or unrun."""
@@ -58,7 +58,7 @@ def binomial_optimum(steps: int, snapshots: int) -> int:
 def store_all(steps: int) -> Schedule:
     """Snapshot every state on one forward sweep; no step is advanced twice."""
     _check(steps, "steps", steps, 0)
-    b = _Builder()
+    b = ScheduleBuilder()
     for i in range(steps):
         b.advance(1 if i else 0)
         b.take()
@@ -72,7 +72,7 @@ def bisection(steps: int) -> Schedule:
     """Binary bisection: split off the first floor(l/2) steps, reverse the rest
     first.  Peak = ceil(log2 steps) + 1 stored states for steps >= 1."""
     _check(steps, "steps", steps, 0)
-    b = _Builder()
+    b = ScheduleBuilder()
 
     def rec(a: int, end: int) -> None:  # s_a is stored
         length = end - a
@@ -111,15 +111,15 @@ def binomial(steps: int, snapshots: int) -> Schedule:
     initial one included) with the provably minimal number of plain forward
     steps, ``binomial_optimum(steps, snapshots)``."""
     _check(steps, "snapshots", snapshots, 1)
-    b = _Builder()
+    b = ScheduleBuilder()
     if steps:
         b.take()
-        _binomial_into(b, 0, steps, snapshots)
+        binomial_into(b, 0, steps, snapshots)
         b.free(0)
     return Schedule("binomial", steps, Objective.ADJOINT, tuple(b.actions), (("snapshots", snapshots),))
 
 
-def _binomial_into(b: _Builder, a: int, end: int, snapshots: int) -> None:
+def binomial_into(b: ScheduleBuilder, a: int, end: int, snapshots: int) -> None:
     """Reverse steps [a, end) given s_a stored, using at most ``snapshots``
     stored states including s_a.  Leaves s_a stored."""
     while end - a > 1 and snapshots > 1:
@@ -127,7 +127,7 @@ def _binomial_into(b: _Builder, a: int, end: int, snapshots: int) -> None:
         b.goto(a)
         b.advance(j)
         b.take()
-        _binomial_into(b, a + j, end, snapshots - 1)
+        binomial_into(b, a + j, end, snapshots - 1)
         b.free(a + j)
         end = a + j
     for i in reversed(range(a, end)):  # one snapshot (or one step): restart from s_a

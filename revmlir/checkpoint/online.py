@@ -35,8 +35,8 @@ from revmlir.checkpoint.actions import (
     Objective,
     TakeSnapshot,
 )
-from revmlir.checkpoint.offline import _binomial_into
-from revmlir.checkpoint.schedule import Schedule, _Builder
+from revmlir.checkpoint.offline import binomial_into
+from revmlir.checkpoint.schedule import Schedule, ScheduleBuilder
 
 
 @dataclass(frozen=True)
@@ -101,11 +101,11 @@ class OnlineRun:
         if self.finished:
             raise RuntimeError("online schedule already finished")
         self.finished = True
-        b = _Builder()
+        b = ScheduleBuilder()
         b.pos = self.position
         ends = self.kept[1:] + [self.position]
         for j in reversed(range(len(self.kept))):
-            _binomial_into(b, self.kept[j], ends[j], self.policy.snapshots - j)
+            binomial_into(b, self.kept[j], ends[j], self.policy.snapshots - j)
             b.free(self.kept[j])
         return b.actions
 

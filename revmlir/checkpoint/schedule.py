@@ -182,7 +182,7 @@ def validate(schedule: Schedule, steps: int, memory: int | None) -> dict[str, in
     return simulate(schedule.objective, schedule.actions, steps, memory).as_dict()
 
 
-class _Builder:
+class ScheduleBuilder:
     """Emits adjoint actions while tracking the working state, so generators can
     ask for a state and get a ``RESTORE`` only when one is needed."""
 

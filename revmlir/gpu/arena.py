@@ -52,7 +52,7 @@ from revmlir.errors import ExecutionError
 from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.rev_to_std import element_bytes
 from revmlir.lowering.stacks import constant, result
-from revmlir.lowering.std_to_llvm import _position, llvm_type
+from revmlir.lowering.std_to_llvm import llvm_position, llvm_type
 from revmlir.runtime_checks import CHECKS_ATTR, FAIL, JUMP_WORD, CheckTable
 
 TOP_WORD, BASE_WORD, END_WORD = 2, 3, 4
@@ -200,7 +200,7 @@ def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: st
         reserve(context, own, result(arith.AddiOp(top, _array_bytes(type, dynamic))), identifier)
         descriptor = result(llvm.UndefOp(llvm_type(type)))
         for position, value in enumerate([result(llvm.IntToPtrOp(top)), *extents]):
-            descriptor = result(llvm.InsertValueOp(_position(position), descriptor, value))
+            descriptor = result(llvm.InsertValueOp(llvm_position(position), descriptor, value))
         return result(UnrealizedConversionCastOp.get([descriptor], [type]))
 
     ops, array = built(alloc.location, build)

@@ -144,7 +144,7 @@ def _results_type(types: Sequence[Attribute]) -> Attribute | None:
 
 
 @functools.cache
-def _position(*indices: int) -> DenseArrayBase:
+def llvm_position(*indices: int) -> DenseArrayBase:
     """An aggregate's field (attributes are immutable: one per position)."""
     return DenseArrayBase.from_list(i64, indices)
 
@@ -270,13 +270,13 @@ class FunctionTranslation:
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
         key = (self.scopes.get(self.block, self.block), container, index)
         if (found := self.reused.get(key)) is None:
-            found = self.reused[key] = self.value(llvm.ExtractValueOp(_position(index), container, type), like)
+            found = self.reused[key] = self.value(llvm.ExtractValueOp(llvm_position(index), container, type), like)
         return found
 
     def pack(self, type: Attribute, values: Sequence[SSAValue], like: Operation | None = None) -> SSAValue:
         result = self.value(llvm.UndefOp(type), like)
         for index, value in enumerate(values):
-            result = self.value(llvm.InsertValueOp(_position(index), result, value), like)
+            result = self.value(llvm.InsertValueOp(llvm_position(index), result, value), like)
         return result
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
@@ -415,7 +415,7 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
         ops.append(llvm.StoreOp(call.results[0], scalar_slots[0]))
     else:
         for index, (slot, type) in enumerate(zip(scalar_slots, outputs, strict=True)):
-            value = add(llvm.ExtractValueOp(_position(index), call.results[0], llvm_type(type)))
+            value = add(llvm.ExtractValueOp(llvm_position(index), call.results[0], llvm_type(type)))
             ops.append(llvm.StoreOp(value, slot))
     ops.append(llvm.ReturnOp())
     block.add_ops(ops)
@@ -471,11 +471,11 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
 def _from_descriptor(t: FunctionTranslation, descriptor: SSAValue, type: MemRefType) -> list[SSAValue]:
     """The data pointer (aligned pointer plus offset) and the sizes of an
     upstream memref descriptor, as ``expanded_inputs`` passes an array."""
-    aligned = t.value(llvm.ExtractValueOp(_position(1), descriptor, PTR))
-    offset = t.value(llvm.ExtractValueOp(_position(2), descriptor, i64))
+    aligned = t.value(llvm.ExtractValueOp(llvm_position(1), descriptor, PTR))
+    offset = t.value(llvm.ExtractValueOp(llvm_position(2), descriptor, i64))
     element = llvm_type(type.element_type)
     data = t.value(llvm.GEPOp(aligned, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset], inbounds=True))
-    sizes = [t.value(llvm.ExtractValueOp(_position(3, d), descriptor, i64)) for d in range(type.get_num_dims())]
+    sizes = [t.value(llvm.ExtractValueOp(llvm_position(3, d), descriptor, i64)) for d in range(type.get_num_dims())]
     return [data, *sizes]
 
 
@@ -492,7 +492,7 @@ def _to_descriptor(t: FunctionTranslation, array: SSAValue, type: MemRefType) ->
         fields += [((3, dim), size), ((4, dim), stride)]
         stride = t.value(llvm.MulOp(stride, size))
     for position, value in fields:
-        descriptor = t.value(llvm.InsertValueOp(_position(*position), descriptor, value))
+        descriptor = t.value(llvm.InsertValueOp(llvm_position(*position), descriptor, value))
     return descriptor
 
 
@@ -540,7 +540,7 @@ def _expanded_arguments(
             expanded.append(value)
             continue
         for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
-            expanded.append(emit(llvm.ExtractValueOp(_position(index), value, type)))
+            expanded.append(emit(llvm.ExtractValueOp(llvm_position(index), value, type)))
     return expanded
 
 

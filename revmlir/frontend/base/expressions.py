@@ -148,13 +148,13 @@ class Context:
         to, or a sentinel."""
         if isinstance(node, ast.Name):
             if self.lookup_binding(node.id) is not None or self.fn.has(node.id):
-                return _UNRESOLVED
+                return UNRESOLVED
             return self.namespace(node.id)
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
-            if base is _UNRESOLVED:
-                return _UNRESOLVED
-            return getattr(base, node.attr, _UNRESOLVED)
+            if base is UNRESOLVED:
+                return UNRESOLVED
+            return getattr(base, node.attr, UNRESOLVED)
         if isinstance(node, ast.Subscript) and self.resolve(node.value) is Fixed:
             # a format written in place, rv.Fixed[43] or rv.Fixed[16, 32]
             parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -164,7 +164,7 @@ class Context:
                     return Fixed(*sizes)
                 except (TypeError, ValueError) as error:
                     raise self.error(node, str(error)) from None
-        return _UNRESOLVED
+        return UNRESOLVED
 
 
 class _Unresolved:
@@ -172,7 +172,7 @@ class _Unresolved:
         return "<unresolved>"
 
 
-_UNRESOLVED: Any = _Unresolved()
+UNRESOLVED: Any = _Unresolved()
 
 
 class ExpressionCompiler:
@@ -448,7 +448,7 @@ class ExpressionCompiler:
         if inspect.isfunction(callee) or getattr(callee, "__revmlir_reversible__", False):
             return self._inline(node, callee)
         if (
-            callee is _UNRESOLVED
+            callee is UNRESOLVED
             and isinstance(node.func, ast.Name)
             and not fn.has(node.func.id)
             and ctx.lookup_binding(node.func.id) is None
@@ -613,7 +613,7 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
         for scope in scopes:
             if name in scope:
                 return scope[name]
-        return _UNRESOLVED
+        return UNRESOLVED
 
     return lookup
 

@@ -29,7 +29,7 @@ from xdsl.traits import SymbolTable
 from revmlir.frontend.base.derived import ReversibleCall, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
-from revmlir.frontend.derivatives.gradient import _is_log, _seed, _specialization, loss_position
+from revmlir.frontend.derivatives.gradient import differentiated_specialization, is_log, loss_position, seed_for
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.backend import Backend
@@ -57,11 +57,11 @@ def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
     respect to its logarithm: ``ẋ / x``."""
     from revmlir.ad.tangent import tangent_type
 
-    dot = _seed(tangent_type(type), arg, tangent, what)
-    return dot / float(arg) if _is_log(type) else dot
+    dot = seed_for(tangent_type(type), arg, tangent, what)
+    return dot / float(arg) if is_log(type) else dot
 
 
-def _run_tangent(
+def run_tangent(
     spec: Specialization,
     backend: Backend,
     args: Sequence[Any],
@@ -82,7 +82,7 @@ def _run_tangent(
 
 
 def per_argument(spec: Specialization, outputs: Sequence[Any], found: dict[int, Any]) -> tuple[Any, ...]:
-    """One tangent per argument out of ``_run_tangent``'s: a float per float
+    """One tangent per argument out of ``run_tangent``'s: a float per float
     scalar (log numbers: with respect to their real value), an array (list)
     per array (stack) of floats, ``0.0`` for other scalars and ``None`` for
     other arrays."""
@@ -90,7 +90,7 @@ def per_argument(spec: Specialization, outputs: Sequence[Any], found: dict[int, 
     for i, type in enumerate(spec.types):
         if i not in found:
             results.append(None if isinstance(outputs[i], np.ndarray | list) else 0.0)
-        elif _is_log(type):
+        elif is_log(type):
             results.append(found[i] * float(outputs[i]))  # ẏ = y · d(log y)
         else:
             results.append(found[i])
@@ -117,7 +117,7 @@ def differentiated_call(f: Any, args: Sequence[Any], api: str, gradient: bool = 
         raise TypeError(
             f"rv.{api} expects an @rv.ordinary function, a @rv.reversible function or its inverse, got {f!r}"
         )
-    return whole_call(_specialization(f, args, api), args)
+    return whole_call(differentiated_specialization(f, args, api), args)
 
 
 def spread(call: ReversibleCall, values: Sequence[Any]) -> list[Any]:
@@ -153,13 +153,13 @@ def spec_jvp(
     from revmlir.ad.tangent import generate_tangents
 
     _, backend = derived_backend(spec, "tangent", generate_tangents)
-    outputs, found = _run_tangent(spec, backend, args, tangents)
+    outputs, found = run_tangent(spec, backend, args, tangents)
     return outputs, per_argument(spec, outputs, found)
 
 
 def _no_log_numbers(spec: Specialization, api: str) -> None:
     for i, type in enumerate(spec.types):
-        if _is_log(type):
+        if is_log(type):
             raise TypeError(
                 f"rv.{api}: argument #{i} of {spec.function.__name__} is a log "
                 "number; second derivatives of log numbers are not supported yet"
@@ -203,9 +203,9 @@ def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], 
     name = hvp_name(spec.name, loss=seeded)
     carrying = _carrying(spec)
     function = spec.function.__name__
-    seeds = [_seed(spec.types[i], args[i], 1.0 if i == loss else None, "") for i in carrying]
+    seeds = [seed_for(spec.types[i], args[i], 1.0 if i == loss else None, "") for i in carrying]
     dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {function}") for i in carrying]
-    seed_tangents = [_seed(spec.types[i], args[i], None, "") for i in carrying]
+    seed_tangents = [seed_for(spec.types[i], args[i], None, "") for i in carrying]
     results = backend.call(name, *spec.private_copies(args), *seeds, *dots, *seed_tangents)
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
     return tuple(

@@ -34,7 +34,7 @@ from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Caller
 
 
-def _specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
+def differentiated_specialization(f: Any, args: Sequence[Any], api: str) -> Specialization:
     """The specialization ``rv.{api}`` differentiates: ``f``'s, or for
     ``~f`` the one of ``@f.inv`` (its arguments are ``f``'s outputs)."""
     if not isinstance(f, ReversibleFunction | InverseFunction):
@@ -64,10 +64,10 @@ def _reversible_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPo
     if not isinstance(f, ReversibleFunction) and isinstance(f, Differentiable):
         return f.reversible_call(args)
     every = tuple(range(len(args)))
-    return ReversibleCall(_specialization(f, args, api), tuple(args), every, every)
+    return ReversibleCall(differentiated_specialization(f, args, api), tuple(args), every, every)
 
 
-def _is_log(type: Attribute) -> bool:
+def is_log(type: Attribute) -> bool:
     return isinstance(type, LogType)
 
 
@@ -115,7 +115,7 @@ class Pullback:
             # a recomputing gradient starts from the inputs: its tapes are empty
             before = call.arguments if call.recompute else state
             seeds += [
-                _seed(
+                seed_for(
                     spec.types[i],
                     state[i] if i in number else before[i],
                     cotangent.get(i),
@@ -150,7 +150,7 @@ def _input_cotangents(spec: Specialization, args: Sequence[Any], results: Sequen
     if (layout := _layouts.get(spec)) is None:
         layout = _layouts[spec] = _GradientLayout(
             tuple(None if isinstance(t, MemRefType | StackType) else 0.0 for t in spec.types),
-            tuple(i for i in spec.carrying if _is_log(spec.types[i])),
+            tuple(i for i in spec.carrying if is_log(spec.types[i])),
         )
     gradients = list(layout.absent)
     for i, found in zip(spec.carrying, results[len(args) :], strict=True):
@@ -176,7 +176,7 @@ class _GradientLayout:
 _layouts: WeakKeyDictionary[Specialization, _GradientLayout] = WeakKeyDictionary()
 
 
-def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
+def seed_for(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     """The output gradient ``@f.adj`` takes for one argument: a float, or a
     fresh shadow array (list) for an array (stack)."""
     if isinstance(output, np.ndarray):
@@ -199,7 +199,7 @@ def _seed(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     if isinstance(cotangent, (np.ndarray, list, tuple, complex, np.complexfloating)):
         raise TypeError(f"{what} must be a real number, got {type_name(cotangent)}")
     seed = float(cotangent)
-    if _is_log(type):
+    if is_log(type):
         seed *= float(output)  # d/dlog x = x · d/dx
     return seed
 
@@ -358,7 +358,7 @@ class _GradientPlan:
     def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
         spec = call.spec
         position = loss_position(call, iloss, "gradient")
-        if _is_log(spec.types[position]):
+        if is_log(spec.types[position]):
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds

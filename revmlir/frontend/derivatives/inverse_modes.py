@@ -30,11 +30,11 @@ from revmlir.ad.inverse_modes import (
 from revmlir.dialects import rev
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.specialization import Specialization
-from revmlir.frontend.derivatives.forward import _run_tangent, check_count, per_argument
+from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent
 from revmlir.frontend.derivatives.gradient import (
     _input_cotangents,
-    _seed,
-    _specialization,
+    differentiated_specialization,
+    seed_for,
 )
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
@@ -59,7 +59,7 @@ def inverse_jvp(
         lumped = _Lumped(f, args)
         dots = lumps.inverse_tangent(lumped.graph, lumped.lumping, lumped.output_vector(output_tangents))
         return lumped.outputs, lumped.per_input(dots)
-    spec = _specialization(f, args, "inverse_jvp")
+    spec = differentiated_specialization(f, args, "inverse_jvp")
     check_count(spec.function, args, output_tangents, "output tangents")
     outputs = _run(spec, args)
     return outputs, _inverse_tangents(spec, args, outputs, output_tangents)
@@ -77,7 +77,7 @@ def _inverse_tangents(
     """``J⁻¹ · output_tangents`` per argument: ``@f.itan`` run backwards
     from ``outputs``, ``f``'s outputs for ``args``."""
     _, backend = derived_backend(spec, "inverse tangent", generate_inverse_tangents)
-    _, found = _run_tangent(spec, backend, outputs, output_tangents, inverse_tangent_name(spec.name))
+    _, found = run_tangent(spec, backend, outputs, output_tangents, inverse_tangent_name(spec.name))
     return per_argument(spec, args, found)
 
 
@@ -100,11 +100,11 @@ def inverse_vjp(
         lumped = _Lumped(f, args)
         bars = lumps.inverse_adjoint(lumped.graph, lumped.lumping, lumped.input_vector(input_cotangents))
         return lumped.outputs, lumped.per_output(bars)
-    spec = _specialization(f, args, "inverse_vjp")
+    spec = differentiated_specialization(f, args, "inverse_vjp")
     check_count(spec.function, args, input_cotangents, "input cotangents")
     _, backend = derived_backend(spec, "inverse adjoint", generate_inverse_adjoints)
     name = spec.function.__name__
-    seeds = [_seed(spec.types[i], args[i], input_cotangents[i], f"cotangent #{i} of {name}") for i in spec.carrying]
+    seeds = [seed_for(spec.types[i], args[i], input_cotangents[i], f"cotangent #{i} of {name}") for i in spec.carrying]
     results = backend.call(inverse_adjoint_name(spec.name), *spec.private_copies(args), *seeds)
     outputs = tuple(results[: len(args)])
     return outputs, _input_cotangents(spec, outputs, results)
@@ -122,7 +122,7 @@ def newton_step(
     unchanged, and their entries of ``δ`` are zero.  ``x + δ`` is the next
     iterate."""
     args = tuple(args)
-    spec = _specialization(F, args, "newton_step")
+    spec = differentiated_specialization(F, args, "newton_step")
     chosen = tuple(spec.carrying if wrt is None else wrt)
     for i in chosen:
         if i not in spec.carrying:
@@ -181,7 +181,7 @@ class _Lumped:
         parts: list[np.ndarray] = [np.zeros(0)]
         for k, (value, model, is_active) in enumerate(zip(given, like, active)):
             if is_active:
-                parts.append(np.ravel(_seed(None, model, value, f"{what} #{k} of {self.name}")))
+                parts.append(np.ravel(seed_for(None, model, value, f"{what} #{k} of {self.name}")))
             elif value is not None:
                 raise TypeError(
                     f"{what} #{k} of {self.name} is not part of J (an integer, or a scalar "
@@ -237,7 +237,7 @@ def constant_width(
     args = tuple(args)
     if isinstance(f, OrdinaryFunction):
         return ordinary_width(_graph(f, args), exhaustive_limit)
-    spec = _specialization(f, args, "constant_width")
+    spec = differentiated_specialization(f, args, "constant_width")
     function = SymbolTable.lookup_symbol(spec.module, spec.name)
     assert isinstance(function, rev.FuncOp)
     return reversible_width(function)

@@ -35,15 +35,14 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.ad import ScheduleAttr
+from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
-from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import (
-    _UNRESOLVED,
     BINARY_FUNCTIONS,
     UNARY_FUNCTIONS,
+    UNRESOLVED,
     Context,
     ExpressionCompiler,
-    namespace_of,
 )
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.types import describe_type
@@ -327,23 +326,24 @@ def _assigned(body: Sequence[ast.stmt]) -> list[str]:
     return list(names)
 
 
-class ModuleCompiler:
+class ModuleCompiler(base.ModuleCompiler):
     """Compiles an entry function and every ``@rv.ordinary`` function it
     calls, each specialised to the argument types it is called with."""
 
     def __init__(self, primitive: Callable[[Any], str] | None = None) -> None:
+        super().__init__()
         self.primitive = primitive
         """Declares a user primitive the functions call (``Context.primitive``):
         given where they are the rules of primitives."""
         self.functions: list[func.FuncOp] = []
         self.compiled: dict[tuple[int, tuple[Attribute, ...]], tuple[str, tuple[Attribute, ...]] | None] = {}
-        self.used: set[str] = set()
 
     def request(
         self, function: Ordinary, types: Sequence[Attribute], error: Callable[[str], Exception]
     ) -> tuple[str, tuple[Attribute, ...]]:
         """The name and result types of ``function`` specialised to
-        ``types``, compiled on first request."""
+        ``types``, compiled on first request (its result types are known
+        only then, so it may not call itself)."""
         key = (id(function), tuple(types))
         if key in self.compiled:
             found = self.compiled[key]
@@ -351,10 +351,7 @@ class ModuleCompiler:
                 raise error(f"{function.__name__} calls itself; recursion is not supported yet")
             return found
         self.compiled[key] = None
-        name, suffix = function.__name__, 0
-        while name in self.used:
-            name, suffix = f"{function.__name__}_{suffix}", suffix + 1
-        self.used.add(name)
+        name = self.fresh_name(function.__name__)
         compiled = FunctionCompiler(self, function, name, types).compile()
         self.functions.append(compiled)
         found = self.compiled[key] = (name, tuple(compiled.function_type.outputs.data))
@@ -366,25 +363,18 @@ class ModuleCompiler:
         return module
 
 
-class FunctionCompiler:
+class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
     def __init__(self, module: ModuleCompiler, function: Ordinary, name: str, types: Sequence[Attribute]):
-        self.module = module
-        self.function = function
-        source = function.source
-        self.tree = source.tree
-        params = [a.arg for a in self.tree.args.args]
-        self.fn = OrdinaryBuilder(name, list(zip(params, types)), source.loc(self.tree))
-        self.ctx = ctx = Context(
-            fn=self.fn,
-            filename=source.filename,
-            line_offset=source.line_offset,
-            column_offset=source.column_offset,
-            namespace=namespace_of(function.pyfunc),
+        super().__init__(
+            function,
+            types,
+            lambda args, loc: OrdinaryBuilder(name, args, loc),
+            module.primitive,
             variables="the function's arguments and the names assigned before this "
             "point (a name first assigned inside a loop or a branch ends with it)",
-            primitive=module.primitive,
         )
-        self.expr = OrdinaryExpressions(ctx, self.call)
+        self.module = module
+        self.expr = OrdinaryExpressions(self.ctx, self.call)
 
     def compile(self) -> func.FuncOp:
         body = list(self.tree.body)
@@ -402,9 +392,6 @@ class FunctionCompiler:
         return self.fn.finish(results, self.ctx.loc(end))
 
     # -- helpers --------------------------------------------------------------
-
-    def error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
-        return self.ctx.error(node, message, hint)
 
     def scalar(self, node: ast.expr) -> Value:
         """A number: arrays are only read and written element by element."""
@@ -717,7 +704,7 @@ class OrdinaryExpressions(ExpressionCompiler):
                 )
             return results[0]
         if (
-            callee is not _UNRESOLVED
+            callee is not UNRESOLVED
             and callee not in UNARY_FUNCTIONS
             and callee not in BINARY_FUNCTIONS
             and getattr(callee, "__module__", None) == np.__name__

@@ -25,16 +25,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.builder import BuildError, Element, ModuleBuilder, Part, Target, Value
+from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Target, Value
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.primitives import ExternOp
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
+from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
 from revmlir.frontend.base.errors import ReversibleSyntaxError
-from revmlir.frontend.base.expressions import _UNRESOLVED, Context, ExpressionCompiler, namespace_of
+from revmlir.frontend.base.expressions import UNRESOLVED, Context, ExpressionCompiler
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler as OrdinaryModuleCompiler
@@ -63,28 +64,27 @@ def _dtype(node: ast.expr, ctx: Context) -> Attribute:
     return type
 
 
-class ModuleCompiler:
+class ModuleCompiler(base.ModuleCompiler):
     """Compiles an entry function and every reversible function it calls,
     each specialised to the argument types it is called with."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.builder = ModuleBuilder()
         self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
-        self.used: set[str] = set()
         self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
         self.primitives: dict[int, str] = {}  # id(primitive) → its rev.extern
         self.rules: OrdinaryModuleCompiler | None = None  # compiles the primitives' rules
         self.emitted_rules = 0  # how many of them the module holds
 
     def request(self, function: Reversible, types: Sequence[Attribute]) -> str:
+        """The name of ``function`` specialised to ``types``; named before
+        it compiles, so that it may call itself."""
         key = (id(function), tuple(types))
         if (name := self.names.get(key)) is not None:
             return name
-        name, suffix = function.__name__, len(self.used)
-        while name in self.used:  # another specialisation, or a function named like one
-            name, suffix = f"{function.__name__}_{suffix}", suffix + 1
-        self.used.add(name)
-        self.names[key] = name
+        # another specialisation, or a function named like one
+        name = self.names[key] = self.fresh_name(function.__name__, first=len(self.used))
         FunctionCompiler(self, function, name, types).compile()
         return name
 
@@ -148,7 +148,7 @@ def _located_error(op: Operation, message: str) -> ReversibleSyntaxError:
     return ReversibleSyntaxError(message, None, None, None)
 
 
-class FunctionCompiler:
+class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
     def __init__(
         self,
         module: ModuleCompiler,
@@ -156,22 +156,9 @@ class FunctionCompiler:
         name: str,
         types: Sequence[Attribute],
     ):
+        super().__init__(function, types, lambda args, loc: module.builder.function(name, args, loc), module.primitive)
         self.module = module
-        self.function = function
-        source = function.source
-        self.tree = source.tree
-        params = [a.arg for a in self.tree.args.args]
-        self.fn = module.builder.function(name, list(zip(params, types)), source.loc(self.tree))
-        ctx = Context(
-            fn=self.fn,
-            filename=source.filename,
-            line_offset=source.line_offset,
-            column_offset=source.column_offset,
-            namespace=namespace_of(function.pyfunc),
-            primitive=module.primitive,
-        )
-        self.ctx = ctx
-        self.expr = ExpressionCompiler(ctx)
+        self.expr = ExpressionCompiler(self.ctx)
         self.ended: dict[str, ast.AST] = {}  # variable → the rv.free / rv.push that ended it
 
     def compile(self) -> None:
@@ -540,7 +527,7 @@ class FunctionCompiler:
         if callee is builtins.print:
             raise ctx.error(node, "print is a host side effect", "wrap it in `with rv.safe():`")
         if (
-            callee is _UNRESOLVED
+            callee is UNRESOLVED
             and isinstance(call.func, ast.Name)
             and not (fn.has(call.func.id) or ctx.lookup_binding(call.func.id) is not None)
         ):
