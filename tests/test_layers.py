@@ -3,9 +3,7 @@
 Three checks, each of which a change can break: import-linter's layer
 contract (``[tool.importlinter]`` in pyproject.toml); no import placed
 inside a function without a ``# lazy:`` comment saying why, other than the
-registries that exist to be lazy (below the frontend every import; in the
-frontend, which loads the engines and passes on first use, its imports of
-its own modules); and no import cycle between modules, the frontend's
+registries that exist to be lazy, in any module; and no import cycle between modules, the frontend's
 included, other than the xDSL hooks the contract names.  Imports under
 ``if TYPE_CHECKING:`` count: a cycle of annotations is still two modules
 that cannot be read apart.  The checkers are tried on planted violations
@@ -30,10 +28,6 @@ import revmlir.interfaces as interfaces
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "revmlir"
 PYPROJECT = ROOT / "pyproject.toml"
-
-FRONTEND = "revmlir.frontend"
-"""One layer of the contract, whose modules are checked among themselves
-here: they import each other at the top and form no cycle."""
 
 REGISTRIES = {
     "revmlir": "the public API loads the frontend, GPU and interop on first use",
@@ -164,21 +158,10 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def below_frontend(module: str) -> bool:
-    return module != FRONTEND and not module.startswith(FRONTEND + ".")
-
-
 def test_layer_contracts_hold(capsys):
     configuration.configure()  # what the lint-imports command sets up first
     kept = lint_imports(config_filename=str(PYPROJECT), cache_dir=None, no_logo=True)
     assert kept, capsys.readouterr().out
-
-
-def checked_locally(i: Import) -> bool:
-    """Whether a function-local ``i`` needs a justification: every one below
-    the frontend, the frontend's of its own modules (the way its cycles
-    used to hide)."""
-    return below_frontend(i.module) or not below_frontend(i.target)
 
 
 def import_graph(found: list[Import]) -> dict[str, set[str]]:
@@ -194,7 +177,7 @@ def import_graph(found: list[Import]) -> dict[str, set[str]]:
 
 
 def test_function_local_imports_are_justified():
-    problems = unjustified([i for i in package_imports() if checked_locally(i)], modules())
+    problems = unjustified(package_imports(), modules())
     assert not problems, "\n".join(problems)
 
 
@@ -204,9 +187,9 @@ def test_no_import_cycles():
 
 
 def test_a_cycle_in_the_frontend_is_found():
-    """The frontend's modules below ``api`` know ``@rv.reversible``
-    functions by a protocol, not by importing them: importing ``api``
-    again from one of them is a cycle."""
+    """The frontend's modules below ``reversible_code.functions`` know
+    ``@rv.reversible`` functions by a protocol, not by importing them:
+    importing it from one of them is a cycle."""
     planted = Import(
         "revmlir.frontend.base.specialization", "revmlir.frontend.reversible_code.functions", 1, local=False
     )
@@ -215,7 +198,7 @@ def test_a_cycle_in_the_frontend_is_found():
         {"revmlir.frontend.reversible_code.functions", "revmlir.frontend.base.specialization"} <= set(c) for c in found
     ), found
     lazy = Import("revmlir.frontend.base.specialization", "revmlir.frontend.reversible_code.functions", 1, local=True)
-    assert checked_locally(lazy) and unjustified([lazy], {lazy.module: "def f():\n    import x\n"})
+    assert unjustified([lazy], {lazy.module: "def f():\n    import x\n"})
 
 
 def test_the_checks_find_planted_violations():

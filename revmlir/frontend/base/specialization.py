@@ -15,6 +15,7 @@ import functools
 import sys
 import warnings
 from collections.abc import Sequence
+from io import StringIO
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol, TypeVar, runtime_checkable
@@ -30,8 +31,10 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.base.types import IntRanges, check_int_ranges, int_ranges
 from revmlir.interpreter import RevInterpreter
+from revmlir.inversion import invert_function
+from revmlir.naming import inverse_name
 from revmlir.runtime.native import NativeModule
-from revmlir.semantics import written_arguments
+from revmlir.semantics import gradient_type, written_arguments
 
 
 class Compiled(Protocol):
@@ -101,9 +104,6 @@ class Specialization:
         function of its own, run forward, so that its derived functions are
         built (``@f.inv.adj``, ``@f.inv.tan``…) and called as any other
         function's."""
-        from revmlir.inversion import invert_function
-        from revmlir.naming import inverse_name
-
         function = self.function
         if not isinstance(function, Invertible):
             raise TypeError(f"{function.__name__} is not reversible: it has no inverse")
@@ -127,8 +127,6 @@ class Specialization:
         """The arguments that carry derivatives (floats, complex and log
         numbers, arrays and stacks of them): derived functions (``@f.adj``,
         ``@f.tan``) take one gradient or tangent for each."""
-        from revmlir.semantics import gradient_type
-
         return tuple(i for i, t in enumerate(self.types) if gradient_type(t) is not None)
 
     def private_copies(self, args: Sequence[Any]) -> list[Any]:
@@ -150,8 +148,6 @@ class Specialization:
         return "native" if self.native is not None else "interpreter"
 
     def text(self) -> str:
-        from io import StringIO
-
         stream = StringIO()
         Printer(stream=stream).print_op(self.module)
         return stream.getvalue()

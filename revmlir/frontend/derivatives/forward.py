@@ -26,6 +26,9 @@ import numpy as np
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
+from revmlir.ad.adjoint import gradient_name
+from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
+from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name, tangent_type
 from revmlir.frontend.base.derived import ReversibleCall, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
@@ -38,8 +41,6 @@ Function = ReversibleFunction | InverseFunction | OrdinaryFunction
 
 
 def _carrying(spec: Specialization) -> list[int]:
-    from revmlir.ad.tangent import tangent_type
-
     return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
 
 
@@ -55,8 +56,6 @@ def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
     """What ``@f.tan`` takes for one argument: a float, or a fresh shadow
     array (list) for an array (stack).  A log number's tangent is taken with
     respect to its logarithm: ``ẋ / x``."""
-    from revmlir.ad.tangent import tangent_type
-
     dot = seed_for(tangent_type(type), arg, tangent, what)
     return dot / float(arg) if is_log(type) else dot
 
@@ -72,8 +71,6 @@ def run_tangent(
     inverse tangent ``@f.itan`` takes the same arguments) on copies of
     ``args`` and their tangents; returns the outputs and the output tangents
     by argument index (log numbers: of the logarithm)."""
-    from revmlir.ad.tangent import tangent_name
-
     name = spec.function.__name__
     carrying = _carrying(spec)
     dots = [_input_tangent(spec.types[i], args[i], tangents[i], f"tangent #{i} of {name}") for i in carrying]
@@ -150,8 +147,6 @@ def spec_jvp(
     spec: Specialization, args: Sequence[Any], tangents: Sequence[Any]
 ) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     """``rv.jvp`` of a reversible specialization, a tangent per argument."""
-    from revmlir.ad.tangent import generate_tangents
-
     _, backend = derived_backend(spec, "tangent", generate_tangents)
     outputs, found = run_tangent(spec, backend, args, tangents)
     return outputs, per_argument(spec, outputs, found)
@@ -185,8 +180,6 @@ def own_gradient(spec: Specialization) -> bool:
     """Whether the specialization's module brings its gradient ``@f.grad``
     (a checkpointed one), which takes any seeds, instead of the
     loss-seeded ``@f.grad.lossK`` built on demand."""
-    from revmlir.ad.adjoint import gradient_name
-
     return SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None
 
 
@@ -194,8 +187,6 @@ def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], 
     """``H·v`` of argument ``loss`` after the call, per argument of a
     reversible specialization: the tangent of its gradient program along
     ``vectors``, the seeds' tangents zero."""
-    from revmlir.ad.tangent import generate_hvps, hvp_name
-
     _no_log_numbers(spec, "hvp")
     seeded = None if own_gradient(spec) else loss
     what = "hvp" if seeded is None else f"hvp of #{loss}"
@@ -255,8 +246,6 @@ def _whole_hessian(spec: Specialization, args: tuple[Any, ...], iloss: int, whol
     """The Hessian's ``columns`` in one native call of ``@f.hessian`` (see
     ``revmlir.ad.matrices``), as the rows of the matrix returned: the
     scalars' gradient slots get the seeds, each array zeroed workspaces."""
-    from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
-
     lanes = max(1, min(HESSIAN_LANES, len(columns)))
     _, backend = derived_backend(
         spec, f"hessian of #{iloss}, {lanes} lanes", partial(generate_hessian_matrices, loss=iloss, lanes=lanes)

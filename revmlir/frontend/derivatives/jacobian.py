@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
 from revmlir.dialects.primitives import InvokeOp
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
@@ -39,8 +40,6 @@ the uncomputation of ``f`` is shared between them)."""
 def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayout) -> np.ndarray:
     """Every column in one native call of ``@f.jacobian`` (``ad-jacobian``),
     as the rows of the matrix returned."""
-    from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
-
     lanes = min(JACOBIAN_LANES, whole.size)
     _, backend = derived_backend(spec, f"jacobian, {lanes} lanes", partial(generate_jacobians, lanes=lanes))
     matrix = np.zeros((whole.size, whole.size))

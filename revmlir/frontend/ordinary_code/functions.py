@@ -50,6 +50,9 @@ from revmlir.frontend.base.source import read_source
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_value
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure
+from revmlir.reversibilize import ReversibilizeError, reversibilize
+from revmlir.reversibilize.flatten import flatten_marked_loops
+from revmlir.reversibilize.resumable import make_resumable
 from revmlir.runtime.backend import Caller
 from revmlir.runtime.native import NativeModule
 
@@ -183,8 +186,6 @@ class OrdinarySpecialization:
 
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
-        from revmlir.reversibilize import ReversibilizeError, reversibilize
-
         compiler = ModuleCompiler()
         name, result_types = compiler.request(
             function, types, lambda message: function.source.error(function.source.tree, message)
@@ -209,8 +210,6 @@ class OrdinarySpecialization:
         gradient ``@f.grad``, the checkpointed one (``ad-checkpoint``).  The
         schedule runs at run time, for the trip count the arguments give,
         so one compiled module serves every trip count."""
-        from revmlir.reversibilize.flatten import flatten_marked_loops
-
         return self._checkpointed(flatten_marked_loops)
 
     def resumable_gradient(self, schedule: ScheduleAttr, base: int) -> Specialization:
@@ -218,8 +217,6 @@ class OrdinarySpecialization:
         (``make-resumable``): the schedule runs over its primitive steps,
         ``base`` to a checkpointed step, with no loop marked.  One per
         schedule and base."""
-        from revmlir.reversibilize.resumable import make_resumable
-
         key = (schedule.scheme.data, schedule.snapshots.data, base)
         if (spec := self.resumable.get(key)) is None:
             name = self.reversible.name
@@ -230,8 +227,6 @@ class OrdinarySpecialization:
     def resumable_slots(self) -> int:
         """How many scalars the resumable form's state has (its program
         point included): a snapshot holds them and the arrays ``f`` writes."""
-        from revmlir.reversibilize.resumable import make_resumable
-
         loop = self._prepared(lambda module: make_resumable(module, self.reversible.name, ScheduleAttr("bisection")))[1]
         return len(loop.results)
 
@@ -241,8 +236,6 @@ class OrdinarySpecialization:
 
     def _prepared(self, prepare: Callable[[ModuleOp], Any]) -> tuple[ModuleOp, Any]:
         """A copy of the ordinary IR, ``prepare``d; its errors as syntax errors."""
-        from revmlir.reversibilize import ReversibilizeError
-
         module = self.ordinary.clone()
         try:
             return module, prepare(module)
@@ -252,8 +245,6 @@ class OrdinarySpecialization:
     def _checkpointed(self, prepare: Callable[[ModuleOp], Any]) -> Specialization:
         """``f``'s tape-mode form and its checkpointed ``@f.grad``, from the
         ordinary IR ``prepare``d (loops marked with schedules)."""
-        from revmlir.reversibilize import reversibilize
-
         name = self.reversible.name
         module, _ = self._prepared(prepare)
         reversibilize(module, "tape")

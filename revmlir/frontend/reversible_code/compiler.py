@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
+from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Target, Value
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
@@ -42,6 +43,7 @@ from revmlir.frontend.ordinary_code.compiler import ModuleCompiler as OrdinaryMo
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
+from revmlir.semantics import gradient_type
 
 if TYPE_CHECKING:
     from revmlir.frontend.ordinary_code.primitives import Primitive
@@ -122,8 +124,6 @@ class ModuleCompiler(base.ModuleCompiler):
     def finish(self) -> ModuleOp:
         module = self.builder.finish(verify=False)
         if self.adjoints:
-            from revmlir.ad.adjoint import generate_adjoints
-
             for lanes, names in self.adjoints.items():
                 generate_adjoints(module, names, lanes)
         try:
@@ -720,9 +720,6 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         with ``lanes=L``: the gradients lane by lane): ``f`` is specialised to
         the first arguments, and the gradients must have the types ``@f.adj``
         takes for them."""
-        from revmlir.ad.adjoint import adjoint_name
-        from revmlir.semantics import gradient_type
-
         params = function.parameters
         primal = types[: len(params)]
         carrying = [t for t in primal if gradient_type(t) is not None] * lanes

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
 from xdsl.ir import Attribute
 
+from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
@@ -204,22 +206,16 @@ class InverseFunction:
 
 
 def _is_log(declared: Attribute) -> bool:
-    from revmlir.dialects.rev import LogType
-
     return isinstance(declared, LogType)
 
 
 def _is_real_number(declared: Attribute) -> bool:
     """A type whose arguments are given as reals: log, fixed-point and
     tropical numbers."""
-    from revmlir.dialects.rev import FixedType, LogType, TropicalType
-
     return isinstance(declared, LogType | FixedType | TropicalType)
 
 
 def _converts(found: Attribute, declared: Attribute) -> bool:
-    from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
-
     if isinstance(found, IntegerType) and found.width.data > 1:
         return isinstance(declared, AnyFloat | ComplexType) or declared == found or _is_real_number(declared)
     if isinstance(found, AnyFloat):
