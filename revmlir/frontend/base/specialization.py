@@ -196,7 +196,7 @@ def _first_frame_outside_package() -> int:
     """The ``stacklevel`` of the user's call, so a warning points at the line
     that called the function rather than at revmlir's internals (Python 3.11
     has no ``skip_file_prefixes``)."""
-    package = str(Path(__file__).resolve().parent.parent)
+    package = str(Path(__file__).resolve().parents[2])  # revmlir/
     frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
