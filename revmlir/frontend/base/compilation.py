@@ -23,6 +23,25 @@ from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import Context, namespace_of
 from revmlir.frontend.base.source import Source
 
+NEVER_COMPILED: tuple[type[ast.AST], ...] = (
+    ast.Try,
+    ast.Raise,
+    ast.Delete,
+    ast.Global,
+    ast.Nonlocal,
+    ast.Import,
+    ast.ImportFrom,
+    ast.ClassDef,
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.AsyncFor,
+    ast.AsyncWith,
+    ast.Assert,
+    ast.AnnAssign,
+    ast.Match,
+)
+"""Statements neither compiler takes: what each also refuses is its own."""
+
 
 class Compilable(Protocol):
     """A decorated Python function, as its compiler reads it."""

@@ -248,27 +248,7 @@ _UNSUPPORTED: dict[type[ast.AST], tuple[str, str]] = {
     ast.Continue: ("'continue' is not supported", "put the rest of the body under an if"),
     ast.Slice: ("slices are not supported", "index single elements in a loop: u[i]"),
 }
-_NEVER = (
-    ast.Try,
-    ast.Raise,
-    ast.Delete,
-    ast.Global,
-    ast.Nonlocal,
-    ast.Import,
-    ast.ImportFrom,
-    ast.ClassDef,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.AsyncFor,
-    ast.AsyncWith,
-    ast.With,
-    ast.Assert,
-    ast.AnnAssign,
-    ast.Match,
-    ast.Yield,
-    ast.YieldFrom,
-    ast.Await,
-)
+_NEVER = (*base.NEVER_COMPILED, ast.With, ast.Yield, ast.YieldFrom, ast.Await)
 
 
 def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]) -> None:

@@ -906,25 +906,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             raise ctx.error(node, f"'with {ast.unparse(call)}' is not a reversible block")
 
 
-_NEVER_REVERSIBLE = (
-    ast.Try,
-    ast.Raise,
-    ast.Delete,
-    ast.Global,
-    ast.Nonlocal,
-    ast.Import,
-    ast.ImportFrom,
-    ast.ClassDef,
-    ast.FunctionDef,
-    ast.AsyncFunctionDef,
-    ast.AsyncFor,
-    ast.AsyncWith,
-    ast.Assert,
-    ast.Break,
-    ast.Continue,
-    ast.AnnAssign,
-    ast.Match,
-)
+_NEVER_REVERSIBLE = (*base.NEVER_COMPILED, ast.Break, ast.Continue)
 
 
 def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | None], Exception]) -> None:
