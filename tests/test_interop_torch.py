@@ -141,7 +141,9 @@ def test_wrong_dtype_and_rank():
 
 
 def test_tensor_not_on_the_cpu():
-    with pytest.raises(TypeError, match=r"rv.to_torch: argument 'x' is on meta; revmlir runs on CPU tensors"):
+    with pytest.raises(
+        TypeError, match=r"rv.to_torch: argument 'x' is on meta; rv.to_torch runs on CPU tensors \(CUDA tensors go to"
+    ):
         rv.to_torch(energy)(0.0, torch.empty(4, dtype=torch.float64, device="meta"), 1.0)
 
 

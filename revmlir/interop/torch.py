@@ -115,7 +115,10 @@ def _tensor(value: Any, program: Program, index: int) -> torch.Tensor:
     dtype revmlir gives them (a float is an f64, not torch's default)."""
     tensor = value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value))
     if tensor.device.type != "cpu":
-        problem = f"is on {tensor.device}; revmlir runs on CPU tensors"
+        problem = (
+            f"is on {tensor.device}; rv.to_torch runs on CPU tensors "
+            "(CUDA tensors go to the kernels of rv.cuda.kernel(f) in place, docs/gpu.md)"
+        )
     elif tensor.dtype not in _NUMPY:
         problem = f"has dtype {tensor.dtype}; supported: {', '.join(str(d) for d in _NUMPY)}"
     else:
