@@ -29,10 +29,11 @@ from xdsl.traits import SymbolTable
 from revmlir.ad.adjoint import gradient_name
 from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name, tangent_type
+from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.derived import ReversibleCall, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
-from revmlir.frontend.derivatives.gradient import differentiated_specialization, is_log, loss_position, seed_for
+from revmlir.frontend.derivatives.gradient import differentiated_specialization, loss_position, seed_for
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.backend import Backend
@@ -57,7 +58,7 @@ def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
     array (list) for an array (stack).  A log number's tangent is taken with
     respect to its logarithm: ``ẋ / x``."""
     dot = seed_for(tangent_type(type), arg, tangent, what)
-    return dot / float(arg) if is_log(type) else dot
+    return dot / float(arg) if isinstance(type, LogType) else dot
 
 
 def run_tangent(
@@ -87,7 +88,7 @@ def per_argument(spec: Specialization, outputs: Sequence[Any], found: dict[int, 
     for i, type in enumerate(spec.types):
         if i not in found:
             results.append(None if isinstance(outputs[i], np.ndarray | list) else 0.0)
-        elif is_log(type):
+        elif isinstance(type, LogType):
             results.append(found[i] * float(outputs[i]))  # ẏ = y · d(log y)
         else:
             results.append(found[i])
@@ -154,7 +155,7 @@ def spec_jvp(
 
 def _no_log_numbers(spec: Specialization, api: str) -> None:
     for i, type in enumerate(spec.types):
-        if is_log(type):
+        if isinstance(type, LogType):
             raise TypeError(
                 f"rv.{api}: argument #{i} of {spec.function.__name__} is a log "
                 "number; second derivatives of log numbers are not supported yet"

@@ -67,10 +67,6 @@ def _reversible_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPo
     return ReversibleCall(differentiated_specialization(f, args, api), tuple(args), every, every)
 
 
-def is_log(type: Attribute) -> bool:
-    return isinstance(type, LogType)
-
-
 @dataclass(frozen=True)
 class Pullback:
     """The cotangent map of one run of ``f`` (``rv.vjp``'s second result).
@@ -150,7 +146,7 @@ def _input_cotangents(spec: Specialization, args: Sequence[Any], results: Sequen
     if (layout := _layouts.get(spec)) is None:
         layout = _layouts[spec] = _GradientLayout(
             tuple(None if isinstance(t, MemRefType | StackType) else 0.0 for t in spec.types),
-            tuple(i for i in spec.carrying if is_log(spec.types[i])),
+            tuple(i for i in spec.carrying if isinstance(spec.types[i], LogType)),
         )
     gradients = list(layout.absent)
     for i, found in zip(spec.carrying, results[len(args) :], strict=True):
@@ -199,7 +195,7 @@ def seed_for(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     if isinstance(cotangent, (np.ndarray, list, tuple, complex, np.complexfloating)):
         raise TypeError(f"{what} must be a real number, got {type_name(cotangent)}")
     seed = float(cotangent)
-    if is_log(type):
+    if isinstance(type, LogType):
         seed *= float(output)  # d/dlog x = x · d/dx
     return seed
 
@@ -358,7 +354,7 @@ class _GradientPlan:
     def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
         spec = call.spec
         position = loss_position(call, iloss, "gradient")
-        if is_log(spec.types[position]):
+        if isinstance(spec.types[position], LogType):
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds

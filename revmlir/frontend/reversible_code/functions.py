@@ -205,10 +205,6 @@ class InverseFunction:
         return self.function.mlir(*args)
 
 
-def _is_log(declared: Attribute) -> bool:
-    return isinstance(declared, LogType)
-
-
 def _is_real_number(declared: Attribute) -> bool:
     """A type whose arguments are given as reals: log, fixed-point and
     tropical numbers."""
