@@ -27,6 +27,12 @@ The function is ``e += Σ w·x[i]² + sin(x[i])`` over ``n`` elements (small
   in eager PyTorch (on one thread, as revmlir runs); with ``+ backward``, a
   call and its ``torch.autograd.grad``.
 
+Batches (``y[i] += w·x[i]² + sin(x[i])``, n = 16): ``jax.jacrev`` of ``y``
+with respect to ``x`` (16 cotangent rows at one point) and ``jax.vmap``
+over 64 rows of ``(y, x)``, each jitted, through both lowerings and as
+JAX's own math; ``rv.jacobian(mode="reverse")`` is the same Jacobian from
+Python (four rows per backward run).
+
 Run:  .venv/bin/python benchmarks/bench_interop.py [--quick]   (torch rows need the torch extra)
 """
 
@@ -61,6 +67,16 @@ def energy(e, x, w):
 
 def energy_math(xp, e, x, w):
     return e + xp.sum(w * x * x + xp.sin(x))
+
+
+@rv.reversible
+def energies(y, x, w):
+    for i in range(len(x)):
+        y[i] += w * x[i] * x[i] + math.sin(x[i])
+
+
+def energies_math(xp, y, x, w):
+    return y + w * x * x + xp.sin(x), x, w
 
 
 COPY_HANDLER = """
@@ -149,6 +165,30 @@ def jax_rows(n: int, copy: Callable[[jax.Array], jax.Array] | None) -> dict[str,
     }
 
 
+def batch_rows(n: int, batch: int) -> dict[str, object]:
+    """``jacrev`` (n rows at one point) and ``vmap`` (``batch`` rows) of
+    ``energies``, checked against JAX's own before they are timed."""
+    rng = np.random.default_rng(1)
+    y, x = jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=n))
+    ys, xs = jnp.asarray(rng.normal(size=(batch, n))), jnp.asarray(rng.normal(size=(batch, n)))
+    functions = {f"to_jax(f))) [{how}]": rv.to_jax(energies, how) for how in ("ffi", "callback")}
+    functions["jax math))"] = partial(energies_math, jnp)
+    jacrev = {f"jit(jacrev({k}": jax.jit(jax.jacrev(lambda x, f=f: f(y, x, 1.5)[0])) for k, f in functions.items()}
+    vmap = {f"jit(vmap({k}": jax.jit(jax.vmap(lambda y, x, f=f: f(y, x, 1.5)[0])) for k, f in functions.items()}
+    args = (np.asarray(y), np.asarray(x), 1.5)
+    expected = jacrev["jit(jacrev(jax math))"](x)
+    np.testing.assert_allclose(rv.jacobian(energies, args, wrt=[1], of=[0], mode="reverse"), expected, rtol=1e-10)
+    for g in jacrev.values():
+        np.testing.assert_allclose(g(x), expected, rtol=1e-10)
+    for g in vmap.values():
+        np.testing.assert_allclose(g(ys, xs), vmap["jit(vmap(jax math))"](ys, xs), rtol=1e-10)
+    return {
+        **{name: partial(lambda g: g(x).block_until_ready(), g) for name, g in jacrev.items()},
+        'rv.jacobian(mode="reverse")': lambda: rv.jacobian(energies, args, wrt=[1], of=[0], mode="reverse"),
+        **{name: partial(lambda g: g(ys, xs).block_until_ready(), g) for name, g in vmap.items()},
+    }
+
+
 def torch_rows(n: int) -> dict[str, object]:
     try:
         import torch
@@ -184,6 +224,11 @@ def main() -> None:
         rows = {**jax_rows(n, copy), **torch_rows(n)}
         timings = H.measure(rows, repeat=7 if opts.quick else 11, min_sample_s=0.01)  # type: ignore[arg-type]
         H.report(f"n = {n}", timings, ["f(*args)", "jit(jax math)"])
+    rows = batch_rows(16, 64)
+    timings = H.measure(rows, repeat=7 if opts.quick else 11, min_sample_s=0.01)  # type: ignore[arg-type]
+    H.report(
+        "batches, n = 16: jacrev (16 rows), vmap (64 rows)", timings, ["jit(jacrev(jax math))", "jit(vmap(jax math))"]
+    )
 
 
 if __name__ == "__main__":

@@ -170,3 +170,42 @@ def test_where_the_custom_call_does_not_apply():
         jax.jit(rv.to_jax(interpreted, "ffi"))(0.25, X, 1.5)
     with pytest.raises(ValueError, match=r"rv.to_jax: lowering must be one of auto, ffi, callback, got 'xla'"):
         rv.to_jax(energy, "xla")
+
+
+def test_batches_run_in_one_custom_call():
+    """``jacrev``, ``jacfwd`` and ``vmap`` run one custom call of a batched
+    handler, which loops over the rows (no ``lax.map`` of a custom call per
+    row), and agree with JAX's own transformations of the same math."""
+    xs = jnp.asarray(rng.normal(size=(5, 4)))
+    ys = jnp.asarray(rng.normal(size=(5, 3)))
+
+    def transformations(f, g):
+        # e and x after the call: a Jacobian of 5 rows
+        outputs = lambda x, w: f(0.25, x, w)[:2]  # noqa: E731
+        return {
+            "jacrev": jax.jit(jax.jacrev(outputs, argnums=(0, 1)))(X, 1.5),
+            "jacfwd": jax.jit(jax.jacfwd(outputs, argnums=(0, 1)))(X, 1.5),
+            "vmap of jacrev": jax.jit(jax.vmap(jax.jacrev(outputs), in_axes=(0, None)))(xs, 1.5),
+            "vmap": jax.jit(jax.vmap(g, in_axes=(0, None, None, 0)))(ys, W, B, xs),
+        }
+
+    found = transformations(rv.to_jax(energy, "ffi"), rv.to_jax(affine, "ffi"))
+    close(found, transformations(energy_jax, affine_jax))
+    jacrev = jax.jit(jax.jacrev(lambda x: rv.to_jax(energy, "ffi")(0.25, x, 1.5)[:2]))
+    lowered = jacrev.lower(X).as_text()
+    assert "stablehlo.while" not in lowered
+    assert len(re.findall(r"custom_call @revmlir_energy.adj_", lowered)) == 1
+
+
+def test_a_failed_check_in_a_batch():
+    """A row whose check fails stops the batch with revmlir's located
+    error; rows that pass run as one call."""
+    with pytest.raises(rv.InvertibilityError) as eager:
+        rv.to_jax(leaky)(0.0, 2.0)
+    f = jax.jit(jax.vmap(rv.to_jax(leaky, "ffi")))
+    close(f(jnp.ones(4), jnp.zeros(4)), (jnp.ones(4), jnp.zeros(4)))
+    # JAX raises a custom call's error as a ValueError once the function is
+    # compiled (its C++ dispatch), as a JaxRuntimeError at the first call
+    with pytest.raises((jax.errors.JaxRuntimeError, ValueError)) as raised:
+        f(jnp.zeros(4), jnp.asarray([0.0, 0.0, 2.0, 0.0]))
+    assert str(eager.value) in str(raised.value)

@@ -17,8 +17,11 @@ copies but those XLA makes for aliased results:
 An ordinary function's derivatives run the derived programs of its Bennett
 form (``Run``), except the checkpointed gradient, which takes the callback.
 
-``jax.vmap``'s leading batch axis becomes a ``lax.map`` over the mapped
-operands (a cotangent at one point runs ``f`` once for all the rows).
+``jax.vmap``'s leading batch axis becomes one custom call of a batched
+handler, which loops over the rows in native code (``Target.rows``): the
+mapped operands give a row each, the others the same value to every row.
+A cotangent at one point (``jax.jacrev``) runs ``f`` once, then the batched
+``@f.adj`` from a copy of its outputs per row.
 Where the handler does not apply (``unsupported`` says why) the binding
 calls back into Python (``jax.pure_callback``) instead.
 """
@@ -26,7 +29,7 @@ calls back into Python (``jax.pure_callback``) instead.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -114,28 +117,61 @@ class Target:
 
     name: str
     entry: Entry
+    native: NativeModule
+    """The module owning the entry point's machine code."""
+    function: str
+    """The entry point's name in it."""
+    _batched: dict[tuple[bool, ...], Target] = field(default_factory=dict, compare=False, repr=False)
+    """Its batched custom calls, by the operands they map."""
 
     @staticmethod
     def of(native: NativeModule, function: str, parameters: Sequence[Parameter], label: str) -> Target:
-        entry = Entry(
-            native.machine_code.address(function + CIFACE_SUFFIX), tuple(parameters), _describe(native), label
-        )
+        address = native.machine_code.address(function + CIFACE_SUFFIX)
+        return Target.register(Entry(address, tuple(parameters), _describe(native), label), native, function)
+
+    @staticmethod
+    def register(entry: Entry, native: NativeModule, function: str) -> Target:
         handler = compile_handler(entry, native)
         name = f"revmlir_{function}_{handler.address:x}"
         jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(handler.address), platform="cpu")
-        return Target(name, entry)
+        return Target(name, entry, native, function)
 
-    def __call__(self, *operands: Any) -> list[Any]:
+    def __call__(self, *operands: Any, size: int = 0) -> list[Any]:
+        """The custom call; a batched one's results have ``size`` rows."""
+        batch = (size,) if self.entry.batched else ()
         shapes: dict[int, jax.ShapeDtypeStruct] = {}
         aliases = {}
         for p in self.entry.parameters:
             if p.result is None:
                 continue
-            shapes[p.result] = jax.ShapeDtypeStruct(p.shape or (), p.dtype)
-            if p.shape is not None and p.source is not None:
+            shapes[p.result] = jax.ShapeDtypeStruct((*batch, *(p.shape or ())), p.dtype)
+            # a row's result runs in the row of the argument it starts from
+            if p.shape is not None and p.source is not None and p.mapped == self.entry.batched:
                 aliases[p.source] = p.result
         results = [shapes[r] for r in range(len(shapes))]
         return list(jax.ffi.ffi_call(self.name, results, input_output_aliases=aliases)(*operands))
+
+    def rows(self, arrays: Sequence[Any], lead: Sequence[bool], size: int) -> list[Any]:
+        """Its results for ``arrays``, a row per index of the leading batch
+        axis of those that have one (``lead``) when ``size``: one custom
+        call of a handler that loops over the rows."""
+        if not size:
+            return self(*arrays)
+        if not any(lead):
+            return [_rows(r, False, size) for r in self(*arrays)]
+        lead = tuple(lead)
+        if (batched := self._batched.get(lead)) is None:
+            parameters = tuple(
+                replace(p, mapped=p.source is not None and lead[p.source]) for p in self.entry.parameters
+            )
+            entry = replace(self.entry, parameters=parameters, batched=True)
+            batched = self._batched[lead] = Target.register(entry, self.native, self.function)
+        return batched(*arrays, size=size)
+
+
+def _rows(array: Any, mapped: bool, size: int) -> Any:
+    """``array`` with ``size`` rows: itself when it has them, else repeated."""
+    return array if mapped or not size else jax.numpy.broadcast_to(array, (size, *array.shape))
 
 
 @dataclass(frozen=True)
@@ -235,18 +271,20 @@ class NativeTargets:
             parameters.append(Parameter(value.dtype, _shape(value), start, result))
         return Target.of(spec.native, spec.name, parameters, self.label), state
 
-    def outputs(self, arrays: Sequence[Any]) -> list[Any]:
-        """``f``'s outputs: a reversible function's arguments, updated; an
-        ordinary one's results, then its arguments as it left them."""
-        found = self.call(*arrays)
-        return [found[k] if result else arrays[k] for result, k in self.outputs_from]
+    def outputs(self, arrays: Sequence[Any], lead: Sequence[bool], size: int) -> list[Any]:
+        """``f``'s outputs (``size`` rows of them when ``size``): a
+        reversible function's arguments, updated; an ordinary one's
+        results, then its arguments as it left them."""
+        found = self.call.rows(arrays, lead, size)
+        return [found[k] if result else _rows(arrays[k], lead[k], size) for result, k in self.outputs_from]
 
-    def state(self, arrays: Sequence[Any]) -> list[Any]:
-        """The run's arguments after it (``forward``'s)."""
+    def state(self, arrays: Sequence[Any], lead: Sequence[bool], size: int) -> list[tuple[Any, bool]]:
+        """The run's arguments after it (``forward``'s), each with whether
+        it has ``size`` rows: an array the run only reads is its input."""
         assert self.forward is not None
         target, state = self.forward
-        found = target(*arrays)
-        return [found[k] if result else arrays[k] for result, k in state]
+        found = target.rows(arrays, lead, size)
+        return [(found[k], bool(size)) if result else (arrays[k], lead[k]) for result, k in state]
 
     @cached_property
     def forward(self) -> tuple[Target, list[tuple[bool, int]]] | None:
@@ -335,35 +373,21 @@ def native_targets(signature: Signature) -> NativeTargets:
     return found
 
 
-def mapped(run: Callable[..., list[Any]], arrays: Sequence[Any], lead: Sequence[bool], size: int) -> list[Any]:
-    """``run`` on ``arrays``, once per index of the leading batch axis of
-    those that have one (``lead``) when ``size``."""
-    if not size:
-        return run(*arrays)
-
-    def one(rows: list[Any]) -> list[Any]:
-        found = iter(rows)
-        return run(*[next(found) if m else a for a, m in zip(arrays, lead, strict=True)])
-
-    return list(jax.lax.map(one, [a for a, m in zip(arrays, lead, strict=True) if m]))
-
-
 def call(targets: NativeTargets, arrays: Sequence[Any], lead: Sequence[bool], size: int) -> list[Any]:
-    return mapped(lambda *a: targets.outputs(a), arrays, lead, size)
+    return targets.outputs(arrays, lead, size)
 
 
 def tangent(target: Target, carried: int, arrays: Sequence[Any], lead: Sequence[bool], size: int) -> list[Any]:
-    return mapped(lambda *a: target(*a)[:carried], arrays, lead, size)
+    return target.rows(arrays, lead, size)[:carried]
 
 
 def cotangent(
     targets: NativeTargets, target: Target, arrays: Sequence[Any], lead: Sequence[bool], size: int
 ) -> list[Any]:
-    """``f`` on the inputs (once for every row when they are not batched),
-    then ``@f.adj`` on its outputs and the cotangents."""
+    """``f`` on the inputs (once for all the rows when they are not
+    batched, as in ``jacrev``), then ``@f.adj`` on its outputs and the
+    cotangents: each row of the batched adjoint starts from a copy of the
+    one state."""
     n, carried = len(targets.signature.inputs), len(targets.signature.differentiable_inputs)
-    batched = size and any(lead[:n])
-    state = mapped(lambda *a: targets.state(a), arrays[:n], lead[:n], size if batched else 0)
-    return mapped(
-        lambda *a: target(*a)[:carried], [*state, *arrays[n:]], [bool(batched)] * len(state) + list(lead[n:]), size
-    )
+    state = targets.state(arrays[:n], lead[:n], size if any(lead[:n]) else 0)
+    return target.rows([*(a for a, _ in state), *arrays[n:]], [*(m for _, m in state), *lead[n:]], size)[:carried]

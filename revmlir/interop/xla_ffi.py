@@ -12,7 +12,10 @@ it was built for.
 buffer's dtype, rank and the sizes that must agree, fills the entry's
 argument array (``revmlir.runtime.native``: a pointer per argument's
 storage, then the error slot's descriptor) from the buffers with no Python
-in between, calls the entry and returns ``NULL``.  A scalar lives in a
+in between, calls the entry and returns ``NULL``.  A batched handler
+(``Entry.batched``, for ``jax.vmap`` and ``jax.jacrev``) does so once per
+row of a leading batch axis, in a loop of its own: one custom call for the
+whole batch.  A scalar lives in a
 slot of the handler's frame, loaded from its argument buffer and stored to
 its result buffer after the call.  An array the entry writes runs in its
 result buffer, which XLA aliases to the argument buffer
@@ -79,6 +82,9 @@ I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
 SLOT_WORDS = ERROR_SLOT.get_shape()[0]
 
+Row = Callable[[ir.Value], None]
+"""What the handler emits for one row of a batch (its index)."""
+
 
 @dataclass(frozen=True)
 class Parameter:
@@ -93,6 +99,9 @@ class Parameter:
     result: int | None
     """The result buffer that holds its value after the call (an array the
     entry writes runs in it); ``None`` when nothing reads it after."""
+    mapped: bool = False
+    """Whether its argument buffer has the batch axis of a batched entry
+    (one value per row), or holds the one value every row starts from."""
 
     @property
     def rank(self) -> int | None:
@@ -109,18 +118,27 @@ class Entry:
     """The message of the failed check an error slot holds."""
     label: str
     """What the handler's own errors name (``rv.to_jax(f)``)."""
+    batched: bool = False
+    """Whether the handler runs the entry once per row of a leading batch
+    axis, which every result buffer has and the argument buffers of the
+    ``mapped`` parameters."""
 
     @property
     def arguments(self) -> list[tuple[np.dtype, int]]:
         """The dtype and rank of each argument buffer, by position."""
-        found = {p.source: (p.dtype, p.rank or 0) for p in self.parameters if p.source is not None}
+        found = {p.source: (p.dtype, (p.rank or 0) + p.mapped) for p in self.parameters if p.source is not None}
         return [found[i] for i in range(len(found))]
 
     @property
     def results(self) -> list[tuple[np.dtype, int]]:
         """The dtype and rank of each result buffer, by position."""
-        found = {p.result: (p.dtype, p.rank or 0) for p in self.parameters if p.result is not None}
+        found = {p.result: (p.dtype, (p.rank or 0) + self.batched) for p in self.parameters if p.result is not None}
         return [found[i] for i in range(len(found))]
+
+    @property
+    def mapped(self) -> list[int]:
+        """The argument buffers with the batch axis."""
+        return sorted(p.source for p in self.parameters if p.mapped and p.source is not None)
 
 
 @dataclass(frozen=True)
@@ -279,11 +297,16 @@ class _HandlerBuilder:
             b.ret(ir.Constant(PTR, None))
         arguments = self.buffers(FRAME_ARGS_SIZE, FRAME_ARGS, self.entry.arguments, "argument")
         results = self.buffers(FRAME_RETS_SIZE, FRAME_RETS, self.entry.results, "result")
+        rows = self.rows(arguments, results)
         parameters = self.entry.parameters
         pointers = self.alloca(ir.ArrayType(PTR, len(parameters) + 1))
-        after: list[Callable[[], None]] = []
+        before: list[Row] = []
+        after: list[Row] = []
         for i, p in enumerate(parameters):
-            storage = self.scalar(p, arguments, results, after) if p.rank is None else self.array(p, arguments, results)
+            if p.rank is None:
+                storage = self.scalar(p, arguments, results, before, after)
+            else:
+                storage = self.array(p, arguments, results, before)
             self.store(storage, pointers, 8 * i)
         slot = self.alloca(ir.ArrayType(I64, SLOT_WORDS))
         for word in range(SLOT_WORDS):
@@ -292,15 +315,61 @@ class _HandlerBuilder:
         self.store(b.ptrtoint(slot, I64), descriptor, 0)
         self.store(ir.Constant(I64, SLOT_WORDS), descriptor, 8)
         self.store(descriptor, pointers, 8 * len(parameters))
-        b.call(self.callee, [pointers])
-        failed = b.icmp_signed("!=", self.load(slot, 0, I64), ir.Constant(I64, 0))
-        with b.if_then(failed, likely=False):
-            message = self.alloca(ir.ArrayType(I8, MESSAGE_BYTES))
-            b.call(self.describe, [ir.Constant(I64, self.key), slot, message])
-            self.error(UNKNOWN, message)
-        for store in after:
-            store()
+
+        def run(row: ir.Value) -> None:
+            for fill in before:
+                fill(row)
+            b.call(self.callee, [pointers])
+            # a failed check leaves the slot set and ends the handler, so a
+            # slot still zero after a run is ready for the next row
+            failed = b.icmp_signed("!=", self.load(slot, 0, I64), ir.Constant(I64, 0))
+            with b.if_then(failed, likely=False):
+                message = self.alloca(ir.ArrayType(I8, MESSAGE_BYTES))
+                b.call(self.describe, [ir.Constant(I64, self.key), slot, message])
+                self.error(UNKNOWN, message)
+            for store in after:
+                store(row)
+
+        self.loop(rows, run)
         b.ret(ir.Constant(PTR, None))
+
+    def rows(self, arguments: list[ir.Value], results: list[ir.Value]) -> ir.Value:
+        """How many times the entry runs: the size of the leading batch axis
+        that the mapped argument buffers and every result buffer share, or
+        once."""
+        entry = self.entry
+        if not entry.batched:
+            return ir.Constant(I64, 1)
+        batched = [(f"argument #{i}", arguments[i]) for i in entry.mapped] + [
+            (f"result #{i}", buffer) for i, buffer in enumerate(results)
+        ]
+        (first, buffer), *others = batched
+        rows = self.dims(buffer, 1)[0]
+        for what, other in others:
+            same = self.builder.icmp_signed("==", self.dims(other, 1)[0], rows)
+            self.require(same, f"{what} must have the batch size of {first}")
+        return rows
+
+    def loop(self, rows: ir.Value, body: Row) -> None:
+        """``body`` for each row, 0 to ``rows`` - 1."""
+        b = self.builder
+        counter = self.alloca(I64)
+        b.store(ir.Constant(I64, 0), counter)
+        head, step, done = (self.function.append_basic_block(name) for name in ("row", "run", "done"))
+        b.branch(head)
+        b.position_at_end(head)
+        row = b.load(counter, typ=I64)
+        b.cbranch(b.icmp_signed("<", row, rows), step, done)
+        b.position_at_end(step)
+        body(row)
+        b.store(b.add(row, ir.Constant(I64, 1)), counter)
+        b.branch(head)
+        b.position_at_end(done)
+
+    def at(self, data: ir.Value, batched: bool, row_bytes: ir.Value, row: ir.Value) -> ir.Value:
+        """Where a buffer's row starts (the buffer itself when it has no
+        batch axis)."""
+        return self.address(data, self.builder.mul(row, row_bytes)) if batched else data
 
     def answer_metadata(self) -> None:
         """The metadata query: the API version the handler speaks, no traits."""
@@ -317,53 +386,66 @@ class _HandlerBuilder:
                 b.ret(ir.Constant(PTR, None))
 
     def scalar(
-        self, p: Parameter, arguments: list[ir.Value], results: list[ir.Value], after: list[Callable[[], None]]
+        self,
+        p: Parameter,
+        arguments: list[ir.Value],
+        results: list[ir.Value],
+        before: list[Row],
+        after: list[Row],
     ) -> ir.Value:
-        """A slot holding the scalar, stored to its result after the call."""
+        """A slot holding the scalar, loaded before each run and stored to
+        its result after it."""
         b = self.builder
         slot = self.alloca(I64)  # 8 bytes, aligned for any scalar
         width = ir.Constant(I64, p.dtype.itemsize)
         if p.source is None:
             b.store(ir.Constant(I64, 0), slot)
         else:
-            b.call(self.memcpy, [slot, self.load(arguments[p.source], BUFFER_DATA, PTR), width])
+            given = self.load(arguments[p.source], BUFFER_DATA, PTR)
+            before.append(lambda row: b.call(self.memcpy, [slot, self.at(given, p.mapped, width, row), width]))
         if p.result is not None:
             target = self.load(results[p.result], BUFFER_DATA, PTR)
-
-            def store() -> None:
-                b.call(self.memcpy, [target, slot, width])
-
-            after.append(store)
+            batched = self.entry.batched
+            after.append(lambda row: b.call(self.memcpy, [self.at(target, batched, width, row), slot, width]))
         return slot
 
-    def array(self, p: Parameter, arguments: list[ir.Value], results: list[ir.Value]) -> ir.Value:
-        """The descriptor ``[data, dims…]`` of the buffer the entry runs on."""
+    def array(self, p: Parameter, arguments: list[ir.Value], results: list[ir.Value], before: list[Row]) -> ir.Value:
+        """The descriptor ``[data, dims…]`` of the buffer (the row of it)
+        the entry runs on."""
         b = self.builder
         rank = p.rank or 0
         if p.result is not None:
-            home = results[p.result]
+            home, batched = results[p.result], self.entry.batched
         else:
             # The handler gives every array without a source a result buffer.
             assert p.source is not None, p
-            home = arguments[p.source]
-        dims = self.dims(home, rank)
+            home, batched = arguments[p.source], p.mapped
+        dims = self.dims(home, rank + batched)[batched:]
         data = self.load(home, BUFFER_DATA, PTR)
         nbytes = ir.Constant(I64, p.dtype.itemsize)
         for d in dims:
             nbytes = b.mul(nbytes, d)
-        if p.result is not None and p.source is None:
-            b.call(self.memset, [data, ir.Constant(I32, 0), nbytes])
-        elif p.result is not None and p.source is not None:
+        descriptor = self.alloca(ir.ArrayType(I64, 1 + rank))
+        for d, value in enumerate(dims):
+            self.store(value, descriptor, 8 * (1 + d))
+        given: ir.Value | None = None
+        if p.result is not None and p.source is not None:
             source = arguments[p.source]
             same = ir.Constant(ir.IntType(1), 1)
-            for d, e in zip(dims, self.dims(source, rank)):
+            for d, e in zip(dims, self.dims(source, rank + p.mapped)[p.mapped :]):
                 same = b.and_(same, b.icmp_signed("==", d, e))
             self.require(same, f"result #{p.result} must have the shape of argument #{p.source}")
             given = self.load(source, BUFFER_DATA, PTR)
-            with b.if_then(b.icmp_unsigned("!=", given, data)):
-                b.call(self.memcpy, [data, given, nbytes])
-        descriptor = self.alloca(ir.ArrayType(I64, 1 + rank))
-        self.store(b.ptrtoint(data, I64), descriptor, 0)
-        for d, value in enumerate(dims):
-            self.store(value, descriptor, 8 * (1 + d))
+
+        def fill(row: ir.Value) -> None:
+            at = self.at(data, batched, nbytes, row)
+            self.store(b.ptrtoint(at, I64), descriptor, 0)
+            if p.result is not None and given is None:
+                b.call(self.memset, [at, ir.Constant(I32, 0), nbytes])
+            elif given is not None:
+                start = self.at(given, p.mapped, nbytes, row)
+                with b.if_then(b.icmp_unsigned("!=", start, at)):
+                    b.call(self.memcpy, [at, start, nbytes])
+
+        before.append(fill)
         return descriptor
