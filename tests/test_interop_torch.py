@@ -140,9 +140,9 @@ def test_wrong_dtype_and_rank():
         rv.to_torch(affine)(torch.zeros(3, dtype=torch.float64), B, B, X)
 
 
-def test_tensor_not_on_the_cpu():
+def test_tensor_neither_on_the_cpu_nor_on_a_gpu():
     with pytest.raises(
-        TypeError, match=r"rv.to_torch: argument 'x' is on meta; rv.to_torch runs on CPU tensors \(CUDA tensors go to"
+        TypeError, match=r"rv.to_torch: argument 'x' is on meta; rv.to_torch runs on CPU and CUDA tensors"
     ):
         rv.to_torch(energy)(0.0, torch.empty(4, dtype=torch.float64, device="meta"), 1.0)
 

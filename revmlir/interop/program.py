@@ -109,8 +109,7 @@ class Signature:
                     f"{api}({function.__name__}): argument '{name}' has dtype {value.dtype}; "
                     f"supported: {', '.join(str(d) for d in DTYPES)}"
                 )
-        # a specialization depends on ranks and dtypes, not on sizes
-        examples = [v.to_revmlir(np.zeros((1,) * len(v.shape), v.dtype)) for v in inputs]
+        examples = _examples(inputs)
         if isinstance(function, OrdinaryFunction):
             ordinary = function.specialization_for(*examples)
             results = tuple(Value((), _dtype(t)) for t in ordinary.result_types)
@@ -122,6 +121,11 @@ class Signature:
     @property
     def name(self) -> str:
         return self.program.function.__name__
+
+    @property
+    def examples(self) -> list[Any]:
+        """Arguments of its inputs' types (what selects a specialization)."""
+        return _examples(self.inputs)
 
     def second_derivatives(self) -> NotImplementedError:
         """The error for derivatives of the derivative programs."""
@@ -196,6 +200,11 @@ class Signature:
 NumpyMap = Callable[[Signature, Sequence[np.ndarray]], list[np.ndarray]]
 """``Signature.call``, ``Signature.tangent`` or ``Signature.cotangent``: what
 the bindings run on their arrays."""
+
+
+def _examples(inputs: Sequence[Value]) -> list[Any]:
+    # a specialization depends on ranks and dtypes, not on sizes
+    return [v.to_revmlir(np.zeros((1,) * len(v.shape), v.dtype)) for v in inputs]
 
 
 def _dtype(type: Any) -> np.dtype:

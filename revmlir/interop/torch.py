@@ -1,5 +1,5 @@
 """``rv.to_torch(f)``: a revmlir function as a differentiable PyTorch
-callable over CPU tensors.
+callable over CPU tensors (CUDA tensors take ``torch_kernels``).
 
 It is a ``torch.autograd.Function`` whose ``forward`` runs ``f``, whose
 ``backward`` runs the pullback (``rv.vjp``) and whose ``jvp`` runs the
@@ -21,6 +21,7 @@ import numpy as np
 import torch
 
 from revmlir.interop.program import NumpyMap, Program, Signature
+from revmlir.interop.torch_kernels import KernelCall, KernelRoute, cuda_launch
 
 
 def _tensors(arrays: Sequence[np.ndarray]) -> tuple[torch.Tensor, ...]:
@@ -111,14 +112,11 @@ def _function() -> type[torch.autograd.Function]:
 
 
 def _tensor(value: Any, program: Program, index: int) -> torch.Tensor:
-    """An argument as a CPU tensor: numbers become 0-d tensors of the
+    """An argument as a tensor: numbers become 0-d CPU tensors of the
     dtype revmlir gives them (a float is an f64, not torch's default)."""
     tensor = value if isinstance(value, torch.Tensor) else torch.from_numpy(np.asarray(value))
-    if tensor.device.type != "cpu":
-        problem = (
-            f"is on {tensor.device}; rv.to_torch runs on CPU tensors "
-            "(CUDA tensors go to the kernels of rv.cuda.kernel(f) in place, docs/gpu.md)"
-        )
+    if tensor.device.type not in ("cpu", "cuda"):
+        problem = f"is on {tensor.device}; rv.to_torch runs on CPU and CUDA tensors"
     elif tensor.dtype not in _NUMPY:
         problem = f"has dtype {tensor.dtype}; supported: {', '.join(str(d) for d in _NUMPY)}"
     else:
@@ -144,14 +142,19 @@ def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
     returns as a tuple of tensors: for a reversible function every argument
     updated, for an ordinary one its results and then its arguments.
     ``backward`` and forward-mode ``jvp`` come from revmlir's adjoint and
-    tangent programs (docs/python.md, "Inside JAX and PyTorch")."""
+    tangent programs (docs/python.md, "Inside JAX and PyTorch").  Arrays on
+    a GPU go to ``f``'s CUDA kernel and ``backward`` to its adjoint's
+    (``revmlir.interop.torch_kernels``)."""
     program = Program(function, "rv.to_torch")
     apply = _function().apply
 
     def call(*args: Any) -> tuple[torch.Tensor, ...]:
         tensors = [_tensor(a, program, i) for i, a in enumerate(args)]
         signature = program.signature([tuple(t.shape) for t in tensors], [_NUMPY[t.dtype] for t in tensors])
-        return tuple(apply(signature, *[t.contiguous() for t in tensors]))
+        contiguous = [t.contiguous() for t in tensors]
+        if any(t.device.type == "cuda" for t in tensors):
+            return tuple(KernelCall.apply(KernelRoute.of(signature, cuda_launch), *contiguous))
+        return tuple(apply(signature, *contiguous))
 
     call.__name__ = call.__qualname__ = function.__name__
     call.__doc__ = function.__doc__
