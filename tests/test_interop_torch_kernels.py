@@ -118,7 +118,8 @@ def test_what_cannot_be_a_kernel():
     w = torch.tensor(2.0, dtype=torch.float64)
     with pytest.raises(NotImplementedError, match=r"the gradient of scalar argument 'w' is not a kernel yet"):
         route(scaled, y, x, w).backward([], [])
+    k = torch.tensor(2, dtype=torch.int64)
     with pytest.raises(NotImplementedError, match=r"forward mode on CUDA tensors"):
         with torch.autograd.forward_ad.dual_level():
             dual = torch.autograd.forward_ad.make_dual(x, torch.ones(3, dtype=torch.float64))
-            KernelCall.apply(route(scaled, y, x, w), y, dual, w)
+            KernelCall.apply(route(log_sin, y, x, k), y, dual, k)

@@ -35,6 +35,7 @@ from typing import Any
 from weakref import WeakKeyDictionary
 
 import jax
+import jax.numpy as jnp
 from xdsl.dialects.builtin import MemRefType, ModuleOp, f32, f64, i1, i32, i64
 from xdsl.ir import Attribute
 
@@ -171,7 +172,7 @@ class Target:
 
 def _rows(array: Any, mapped: bool, size: int) -> Any:
     """``array`` with ``size`` rows: itself when it has them, else repeated."""
-    return array if mapped or not size else jax.numpy.broadcast_to(array, (size, *array.shape))
+    return array if mapped or not size else jnp.broadcast_to(array, (size, *array.shape))
 
 
 @dataclass(frozen=True)
