@@ -131,6 +131,14 @@ def test_buffers_the_handler_does_not_take():
         jax.jit(call([jax.ShapeDtypeStruct((3,), jnp.float64)] * 2))(y, W, B, X)
     with pytest.raises(jax.errors.JaxRuntimeError, match=r"result #0 must have the shape of argument #0"):
         jax.jit(call(jax.ShapeDtypeStruct((5,), jnp.float64)))(y, W, B, X)
+    # the batched handler of vmap over y and x: every batched buffer has the batch size of the first
+    ys, xs = jnp.zeros((2, 3)), jnp.zeros((2, 4))
+    (name,) = targets(jax.jit(jax.vmap(rv.to_jax(affine, "ffi"), in_axes=(0, None, None, 0))), ys, W, B, xs)
+    batched = jax.ffi.ffi_call(name, jax.ShapeDtypeStruct((2, 3), jnp.float64))
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"argument #3 must have the batch size of argument #0"):
+        jax.jit(batched)(ys, W, B, jnp.zeros((5, 4)))
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"argument #3 must be a buffer of float64 of rank 2"):
+        jax.jit(batched)(ys, W, B, X)
 
 
 def test_ordinary_functions():
