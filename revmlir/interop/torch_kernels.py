@@ -91,7 +91,7 @@ class KernelRoute:
                 name = signature.program.function.parameters[i]
                 raise NotImplementedError(
                     f"{signature.program.api}({signature.name}): the gradient of scalar argument '{name}' "
-                    "is not a kernel yet (docs/gpu.md); pass it as a one-element array"
+                    "is not a kernel yet (an adjoint kernel returns nothing, docs/gpu.md); pass CPU tensors"
                 )
         gradient = adjoint(self.function)
         examples = signature.examples
