@@ -14,7 +14,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.gpu import toolkit
-from revmlir.gpu.program import compile_kernels, module_ptx
+from revmlir.gpu.program import compile_kernels
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
@@ -172,10 +172,14 @@ def test_compile_kernels_rejects_what_is_not_a_kernel():
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
-def test_every_example_compiles_to_ptx_that_ptxas_accepts(example: Path, tmp_path: Path):
-    """Every function and inverse a .func; ptxas (the toolkit's or the
-    nvidia-cuda-nvcc wheel's) assembles it."""
-    ptx = module_ptx(parse_module(example.read_text(), str(example)))
+def test_every_example_compiles_to_ptx_that_ptxas_accepts(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """``rev-translate --emit=ptx`` of every example: every function and
+    inverse a .func; ptxas (the toolkit's or the nvidia-cuda-nvcc wheel's)
+    assembles it, and ``--emit=cubin`` writes the same."""
+    assert rev_translate([str(example), "--emit=ptx"]) == 0
+    ptx = capsys.readouterr().out
     assert ".visible .func" in ptx and "__nv_" not in ptx
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
     cubin = tmp_path / "out.cubin"
