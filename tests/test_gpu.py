@@ -13,8 +13,10 @@ import pytest
 from xdsl.utils.exceptions import PassFailedException
 
 from gpu_emulation import EmulatedKernel, reference
+from revmlir.errors import LocatedError
 from revmlir.gpu import toolkit
 from revmlir.gpu.program import compile_kernels
+from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
@@ -105,6 +107,35 @@ def test_shared_accumulation_kernel_thread_by_thread_is_the_cpu_function(blocks:
     slot = EmulatedKernel(module, "histogram.adj").launch([got, x, 0.5], blocks, threads)
     assert not slot.any()
     np.testing.assert_allclose(got, expected, rtol=1e-14)
+
+
+VERSIONED_LOOP = Path(__file__).parent / "filecheck" / "gpu" / "versioned_loop.mlir"
+
+
+@pytest.mark.parametrize("short", [0, 3])
+def test_a_versioned_kernel_thread_by_thread_is_the_cpu_function_in_range_or_not(short: int):
+    """filecheck/gpu/versioned_loop.mlir's kernel (``y[i] += a·x[i]``, its
+    PTX checked there): with ``x`` as long as ``y`` the unchecked loop runs;
+    with ``x`` 3 elements short the checked one, which stops at the CPU's
+    error with the first element out of range, having written what the
+    CPU wrote (threads run in turn: elements 0–8 before the first failure)."""
+    module = parse_module(VERSIONED_LOOP.read_text(), str(VERSIONED_LOOP))
+    rng = np.random.default_rng(2)
+    y, x = rng.normal(size=12), rng.normal(size=12 - short)
+    expected, got = [y.copy(), x, 0.5], [y.copy(), x, 0.5]
+    kernel = EmulatedKernel(module, "axpy")
+    slot = kernel.launch(got, 2, 3)
+    if not short:
+        reference(module, "axpy")(expected)
+        assert not slot.any()
+    else:
+        with pytest.raises(LocatedError) as cpu:
+            reference(module, "axpy")(expected)
+        with pytest.raises(type(cpu.value)) as gpu:
+            raise_gpu_error(kernel.check_table, slot)
+        assert str(gpu.value) == f"{cpu.value} (element 9)" and "out of bounds" in str(cpu.value)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert not np.array_equal(got[0], y)
 
 
 def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_functions():
@@ -314,7 +345,8 @@ def test_warp_aggregated_accumulations_of_every_kind_assemble(arch: str):
     predates ``activemask``), the version sm_75's PTX has, which ptxas
     checks there: the ptxas of CUDA 13 assembles no older GPU."""
     program = compile_kernels(parse_module(WARP_ATOMICS.read_text(), str(WARP_ATOMICS)), ["k"], arch=arch)
-    assert program.ptx.count("activemask.b32") == 4 and program.ptx.count("atom.add.f64") == 1
+    # the loop and its checked copy (versioned on its index checks)
+    assert program.ptx.count("activemask.b32") == 2 * 4 and program.ptx.count("atom.add.f64") == 2 * 1
     if arch == "sm_60":
         assert ".version 6.3\n" in program.ptx
     else:
