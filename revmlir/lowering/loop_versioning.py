@@ -181,6 +181,17 @@ class _Before:
         return result
 
 
+def _checked_range(access: _Access) -> tuple[object, ...]:
+    """What an access's precondition compares: its index and the axis it
+    indexes (an array read twice, as an adjoint reads ``x[i]``, is checked
+    twice in the body, each check with a ``memref.dim`` of its own, and
+    once before the loop)."""
+    size = access.size.owner
+    if isinstance(size, memref.DimOp) and (axis := _constant(size.index)) is not None:
+        return (access.index, size.source, axis)
+    return (access.index, access.size)
+
+
 def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
     before = _Before(loop)
     type = loop.lb.type
@@ -192,7 +203,7 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
         before.emit(arith.CmpiOp(loop.ub, before.constant(INDUCTION_LIMIT, type), "sle")),
     ]
     invariant: dict[SSAValue, SSAValue] = {}
-    for access in accesses:
+    for access in {_checked_range(access): access for access in accesses}.values():
         size = before.value(access.size, None, invariant)
         limit = before.constant(SIZE_LIMIT, size.type)
         conditions.append(before.emit(arith.CmpiOp(size, limit, "ule")))
