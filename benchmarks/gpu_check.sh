@@ -1,9 +1,11 @@
 #!/bin/sh
 # The GPU check of issue 19, for a machine with an NVIDIA GPU: the tests
 # marked gpu (they launch kernels), then benchmarks/bench_gpu.py.  Output
-# goes under $OUT (default ./gpu-check): nvidia-smi.txt, tests.txt,
-# bench.txt, bench/bench_gpu.{md,json}.  Under 7 minutes on an H100; arguments
-# go to the benchmark (--quick, --cases BA,ptx).
+# goes under $OUT (default ./gpu-check): nvidia-smi.txt, versions.txt,
+# tests.txt, ptx_path.txt (the elementwise kernels' PTX instructions per
+# element, benchmarks/ptx_path.py), bench.txt, bench/bench_gpu.{md,json}.
+# About 2 minutes on an H200; its timeouts stop it within 5 minutes
+# whatever happens.  Arguments go to the benchmark (--quick, --cases BA,ptx).
 #
 #   OUT=/somewhere sh benchmarks/gpu_check.sh [--quick] [--cases LIST]
 #
@@ -36,9 +38,11 @@ EOF2
 echo "== tests marked gpu"
 tests=$(ls tests/test_gpu*.py)
 # the GPU libraries' own deprecation warnings are not this check's failures
-timeout 170 "$PYTHON" -m pytest -q -rs -m gpu -p no:cacheprovider -p no:benchmark -n 8 \
+timeout 80 "$PYTHON" -m pytest -q -rs -m gpu -p no:cacheprovider -p no:benchmark -n 8 \
     -W ignore::DeprecationWarning -W ignore::FutureWarning $tests > "$OUT/tests.txt" 2>&1
 echo "pytest exit status $? (log in $OUT/tests.txt)"
 tail -n 5 "$OUT/tests.txt"
+echo "== benchmarks/ptx_path.py"
+timeout 30 "$PYTHON" benchmarks/ptx_path.py 2>&1 | tee "$OUT/ptx_path.txt"
 echo "== benchmarks/bench_gpu.py"
-timeout 240 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT/bench" "$@" 2>&1 | tee "$OUT/bench.txt"
+timeout 170 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT/bench" "$@" 2>&1 | tee "$OUT/bench.txt"

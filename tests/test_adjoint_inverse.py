@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from revmlir.ad.adjoint import generate_adjoints
 from revmlir.dialects import anc, rev
-from revmlir.errors import ExecutionError, InversionError, format_location
+from revmlir.errors import AdjointError, ExecutionError, InversionError, format_location
 from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import forgetful_functions, invert_function
 from revmlir.naming import FORGETFUL_ATTR
@@ -89,6 +89,19 @@ def test_uncalling_a_forgetful_adjoint_is_an_error_on_both_engines():
     for name in ("f.adj", "caller"):
         with pytest.raises(ExecutionError, match=rf"@{name} has no inverse: it forgets state"):
             native.uncall(name, *after)
+
+
+def test_reverse_mode_over_a_forgetful_adjoint_is_refused_at_the_call_that_needs_its_inverse():
+    """The adjoint of ``@caller`` would invert ``@f.adj``: the error names
+    the call, the callee and the free that forgets (BA's Jacobian blocks,
+    differentiated again, met this at a free deep in the callee)."""
+    module = adjoint_module(ANCILLA)
+    with pytest.raises(
+        AdjointError,
+        match=r"'rev.call' at caller.mlir:2:\d+: its adjoint needs the inverse of @f.adj, which has none: "
+        r"'anc.free' at adjoint.mlir:3:\d+ forgets the value it frees \(reverse mode over",
+    ):
+        generate_adjoints(module, ["caller"])
 
 
 def test_rev_invert_leaves_forgetful_functions_out_unless_named():

@@ -1,6 +1,7 @@
 """benchmarks/bench_gpu.py's parts that need no GPU: the cases ``--cases``
 selects, and the bytes a kernel call must move, which its bandwidth
-figures divide by."""
+figures divide by; and benchmarks/ptx_path.py's count of the PTX
+instructions a kernel runs per element."""
 
 from __future__ import annotations
 
@@ -8,16 +9,24 @@ import argparse
 import importlib.util
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("bench_gpu", ROOT / "benchmarks" / "bench_gpu.py")
-assert _spec is not None and _spec.loader is not None
-bench_gpu = importlib.util.module_from_spec(_spec)
-sys.modules["bench_gpu"] = bench_gpu
-_spec.loader.exec_module(bench_gpu)
+
+
+def _benchmark(name: str) -> Any:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+bench_gpu, ptx_path = _benchmark("bench_gpu"), _benchmark("ptx_path")
 
 
 def test_cases_are_named_in_any_case_and_unknown_ones_are_refused() -> None:
@@ -42,3 +51,21 @@ def test_traffic_counts_an_array_written_and_restored_as_read_only() -> None:
     ex.log_sin(y, x.real + 3.0)
     arrays = [y, x.real + 3.0, np.ones(n), np.zeros(n)]
     assert bench_gpu.traffic(arrays, rv.adjoint(ex.log_sin)) == 6 * 8 * n
+
+
+def test_the_ptx_walk_counts_an_iteration_of_either_loop_of_a_versioned_kernel() -> None:
+    """filecheck/gpu/versioned_loop.mlir's kernel (``y[i] += a·x[i]``):
+    its unchecked loop is the eleven instructions that file pins; its
+    checked loop six more, the two bounds' compares and branches (their
+    failure reports not taken) and the element recomputed."""
+    from revmlir.gpu.program import module_ptx
+    from revmlir.parsing import parse_module
+
+    source = ROOT / "tests" / "filecheck" / "gpu" / "versioned_loop.mlir"
+    lines = ptx_path.entry_lines(module_ptx(parse_module(source.read_text(), str(source))), "axpy")
+    unchecked_loop, checked_loop = ptx_path.loop_headers(lines)
+    fast = ptx_path.Walk(lines).iteration(unchecked_loop)
+    assert sum(fast.values()) == 11 and fast["bra"] == 1 and "setp.lt.u64" not in fast
+    assert fast["ld.global.nc.b64"] == fast["ld.global.b64"] == fast["st.global.b64"] == 1
+    checked = ptx_path.Walk(lines).iteration(checked_loop)
+    assert sum(checked.values()) == 17 and checked["setp.lt.u64"] == 2 and checked["bra"] == 3

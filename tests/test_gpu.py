@@ -13,8 +13,10 @@ import pytest
 from xdsl.utils.exceptions import PassFailedException
 
 from gpu_emulation import EmulatedKernel, reference
+from revmlir.errors import LocatedError
 from revmlir.gpu import toolkit
-from revmlir.gpu.program import compile_kernels, module_ptx
+from revmlir.gpu.program import compile_kernels
+from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
@@ -107,6 +109,35 @@ def test_shared_accumulation_kernel_thread_by_thread_is_the_cpu_function(blocks:
     np.testing.assert_allclose(got, expected, rtol=1e-14)
 
 
+VERSIONED_LOOP = Path(__file__).parent / "filecheck" / "gpu" / "versioned_loop.mlir"
+
+
+@pytest.mark.parametrize("short", [0, 3])
+def test_a_versioned_kernel_thread_by_thread_is_the_cpu_function_in_range_or_not(short: int):
+    """filecheck/gpu/versioned_loop.mlir's kernel (``y[i] += a·x[i]``, its
+    PTX checked there): with ``x`` as long as ``y`` the unchecked loop runs;
+    with ``x`` 3 elements short the checked one, which stops at the CPU's
+    error with the first element out of range, having written what the
+    CPU wrote (threads run in turn: elements 0–8 before the first failure)."""
+    module = parse_module(VERSIONED_LOOP.read_text(), str(VERSIONED_LOOP))
+    rng = np.random.default_rng(2)
+    y, x = rng.normal(size=12), rng.normal(size=12 - short)
+    expected, got = [y.copy(), x, 0.5], [y.copy(), x, 0.5]
+    kernel = EmulatedKernel(module, "axpy")
+    slot = kernel.launch(got, 2, 3)
+    if not short:
+        reference(module, "axpy")(expected)
+        assert not slot.any()
+    else:
+        with pytest.raises(LocatedError) as cpu:
+            reference(module, "axpy")(expected)
+        with pytest.raises(type(cpu.value)) as gpu:
+            raise_gpu_error(kernel.check_table, slot)
+        assert str(gpu.value) == f"{cpu.value} (element 9)" and "out of bounds" in str(cpu.value)
+    np.testing.assert_array_equal(got[0], expected[0])
+    assert not np.array_equal(got[0], y)
+
+
 def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_functions():
     """The GMM-like per-point function written with rv.prange: its kernel,
     its inverse's and its adjoint's (the parameters' gradients are shared
@@ -172,10 +203,14 @@ def test_compile_kernels_rejects_what_is_not_a_kernel():
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
-def test_every_example_compiles_to_ptx_that_ptxas_accepts(example: Path, tmp_path: Path):
-    """Every function and inverse a .func; ptxas (the toolkit's or the
-    nvidia-cuda-nvcc wheel's) assembles it."""
-    ptx = module_ptx(parse_module(example.read_text(), str(example)))
+def test_every_example_compiles_to_ptx_that_ptxas_accepts(
+    example: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """``rev-translate --emit=ptx`` of every example: every function and
+    inverse a .func; ptxas (the toolkit's or the nvidia-cuda-nvcc wheel's)
+    assembles it, and ``--emit=cubin`` writes the same."""
+    assert rev_translate([str(example), "--emit=ptx"]) == 0
+    ptx = capsys.readouterr().out
     assert ".visible .func" in ptx and "__nv_" not in ptx
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
     cubin = tmp_path / "out.cubin"
@@ -310,7 +345,8 @@ def test_warp_aggregated_accumulations_of_every_kind_assemble(arch: str):
     predates ``activemask``), the version sm_75's PTX has, which ptxas
     checks there: the ptxas of CUDA 13 assembles no older GPU."""
     program = compile_kernels(parse_module(WARP_ATOMICS.read_text(), str(WARP_ATOMICS)), ["k"], arch=arch)
-    assert program.ptx.count("activemask.b32") == 4 and program.ptx.count("atom.add.f64") == 1
+    # the loop and its checked copy (versioned on its index checks)
+    assert program.ptx.count("activemask.b32") == 2 * 4 and program.ptx.count("atom.add.f64") == 2 * 1
     if arch == "sm_60":
         assert ".version 6.3\n" in program.ptx
     else:

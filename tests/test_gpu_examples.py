@@ -197,19 +197,26 @@ def test_ba_kernel_keeps_its_arrays_in_registers() -> None:
         assert usage.stack_frame <= 160 < 73 * 8, usage
 
 
-@pytest.mark.parametrize("function, args", _kernel_cases(("log_sin", "complex_log")))
+@pytest.mark.parametrize("function, args", _kernel_cases(("log_sin", "log_sin.adj", "complex_log")))
 def test_elementwise_kernels_load_before_they_compute(function: object, args: tuple) -> None:
-    """An iteration's loads leave together, in program order: ``y[i]``
-    (read, then written: ``ld.global``) before ``x[i]`` (read only:
-    ``ld.global.nc``), not sunk past ``x[i]``'s check and the logarithm's
-    branches to where the sum needs it, which made two memory latencies
-    of each iteration."""
+    """An iteration's loads leave together, in program order, before its
+    math: ``y[i]`` (read, then written: ``ld.global``) before ``x[i]``
+    (read only: ``ld.global.nc``), not sunk past ``x[i]``'s check and the
+    logarithm's branches to where the sum needs it, which made two memory
+    latencies of each iteration; in the gradient, ``g_x[i]`` too, which the
+    adjoint reads where it adds to it, after the logarithm, sine and cosine
+    (``revmlir.gpu.load_order``).  A complex element is two loads."""
     compiled = rv.cuda.kernel(function).specialise(*args)
     entry = compiled.program.ptx.split(f".entry {compiled.program.kernels[compiled.name].entry}(")[1]
     entry = entry.split("\n.func")[0]
     first_read_only = re.search(r"ld\.global\.nc\.b64\s", entry)
     assert first_read_only is not None
     assert "ld.global.b64" in entry[: first_read_only.start()]
+    iteration = entry[entry.index("ld.global.b64") :]
+    math = re.search(r"\n\t(fma|mul|add|sub|div)\.rn\.f64", iteration)
+    assert math is not None
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    assert iteration[: math.start()].count("ld.global.") == sum(2 if a.dtype.kind == "c" else 1 for a in arrays)
 
 
 ARENA_KERNELS = ("gmm_points", "gmm_points.adj")

@@ -207,6 +207,28 @@ def test_failing_check_raises_the_cpus_error_at_its_element() -> None:
     assert np.all(y == 1.0)
 
 
+@rv.reversible
+def shifted(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += x[i + 1]
+
+
+def test_a_versioned_loop_runs_unchecked_in_range_and_checked_past_it() -> None:
+    """``y[i] += x[i + 1]``: with ``x`` one longer than ``y`` every index is
+    in range at the loop's ends and the threads run the loop without its
+    checks (docs/design.md, decision 58); with ``x`` as long as ``y`` they
+    run the checked loop, which stops at the CPU's error, at the last
+    element."""
+    n = 100_000
+    cpu, gpu = cpu_and_gpu(shifted, np.zeros(n), positive(n + 1))
+    assert np.array_equal(gpu[0], cpu[0]) and np.array_equal(cpu[0], cpu[1][1:])
+    with pytest.raises(ExecutionError) as cpu_error:
+        shifted(np.zeros(n), positive(n))
+    with pytest.raises(ExecutionError) as gpu_error:
+        on_gpu(shifted, np.zeros(n), positive(n))
+    assert str(gpu_error.value) == f"{cpu_error.value} (element {n - 1})"
+
+
 def test_cupy_arrays_in_place_and_streams() -> None:
     cp = library("cupy")
     x = cp.asarray(positive(1 << 20))

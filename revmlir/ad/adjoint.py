@@ -699,6 +699,26 @@ def zeros_suffix(zeros: frozenset[int]) -> str:
     return ".zero_" + "_".join(map(str, sorted(zeros))) if zeros else ""
 
 
+def _refuse_reverse_over_forgetful(callee: rev.FuncOp, call: Operation) -> None:
+    """An adjoint inverts every op it passes, so a call's adjoint needs the
+    callee's inverse; a callee that forgets state (an adjoint dropping the
+    gradients of its ancillas at their birth, decision 28) has none.  Said
+    at the call that needs it, with what the callee forgets: reported at the
+    forgetting free alone, the error did not say why an inverse was wanted."""
+    if FORGETFUL_ATTR in callee.attributes:
+        forgets = f"@{callee.sym_name.data} forgets state as a whole"
+    else:
+        op = next((op for op in callee.walk() if FORGETFUL_ATTR in op.attributes and op is not callee), None)
+        if op is None:
+            return
+        forgets = f"{describe_op(op)} forgets the value it frees"
+    raise AdjointError(
+        f"{describe_op(call)}: its adjoint needs the inverse of @{callee.sym_name.data}, which has none: "
+        f"{forgets} (reverse mode over a derived function that drops gradients, docs/design.md decision 28; "
+        "forward mode over an adjoint, as rv.hvp and rv.hessian build, has no such limit)"
+    )
+
+
 @dataclass
 class _Adjoints:
     """The adjoints a module gets while differentiating.  A call whose
@@ -729,6 +749,8 @@ class _Adjoints:
             return self.exits.get(name, frozenset())
         self.exits[name] = frozenset()
         primal = self.functions.primal(callee, call)
+        if call is not None:
+            _refuse_reverse_over_forgetful(primal, call)
         adjoint, exits = adjoint_function(prepare(primal), name, self.request, self.lanes, zeros, checked)
         self.functions.add(callee, adjoint)
         self.exits[name] = exits

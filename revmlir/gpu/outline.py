@@ -62,8 +62,10 @@ from revmlir.gpu.arena import (
     register_checks,
     store_checks,
 )
+from revmlir.gpu.load_order import loads_first
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.lowering import stacks
+from revmlir.lowering.loop_versioning import version_loop
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, JUMP_WORD, CheckTable
 
 GPU_ERROR_WORDS = 6
@@ -289,6 +291,8 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: Che
     grid_loop.body.block.add_op(scf.YieldOp())
     loop.detach()
     loop.erase()
+    unchecked = version_loop(grid_loop, checks.entries)
+    loads_first((unchecked or grid_loop).body.block, body)
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
     Rewriter.replace_op(returned, gpu.ReturnOp([]))

@@ -38,7 +38,7 @@ is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -122,15 +122,15 @@ def _constant(value: SSAValue) -> int | None:
     return None
 
 
-def _accesses(loop: scf.ForOp, table: ArrayAttr) -> Iterator[_Access]:
+def _accesses(loop: scf.ForOp, entries: Sequence[str]) -> Iterator[_Access]:
     """The index checks in ``loop`` (nested regions included) whose index
     is affine in its variable and whose size is invariant."""
     for op in loop.body.walk():
         if not isinstance(op, scf.IfOp) or (found := reported_check(op)) is None:
             continue
         identifier, ok = found
-        entry = table.data[identifier - 1] if 0 < identifier <= len(table.data) else None
-        if not (isinstance(entry, StringAttr) and is_out_of_bounds(entry.data.split("|", 5)[-1])):
+        entry = entries[identifier - 1] if 0 < identifier <= len(entries) else None
+        if entry is None or not is_out_of_bounds(entry.split("|", 5)[-1]):
             continue
         compare = ok.owner
         if not isinstance(compare, arith.CmpiOp) or compare.predicate.value.data != 6:  # ult
@@ -181,7 +181,18 @@ class _Before:
         return result
 
 
-def _version(loop: scf.ForOp, accesses: list[_Access]) -> None:
+def _checked_range(access: _Access) -> tuple[object, ...]:
+    """What an access's precondition compares: its index and the axis it
+    indexes (an array read twice, as an adjoint reads ``x[i]``, is checked
+    twice in the body, each check with a ``memref.dim`` of its own, and
+    once before the loop)."""
+    size = access.size.owner
+    if isinstance(size, memref.DimOp) and (axis := _constant(size.index)) is not None:
+        return (access.index, size.source, axis)
+    return (access.index, access.size)
+
+
+def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
     before = _Before(loop)
     type = loop.lb.type
     assert isinstance(type, IndexType | IntegerType)
@@ -192,7 +203,7 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> None:
         before.emit(arith.CmpiOp(loop.ub, before.constant(INDUCTION_LIMIT, type), "sle")),
     ]
     invariant: dict[SSAValue, SSAValue] = {}
-    for access in accesses:
+    for access in {_checked_range(access): access for access in accesses}.values():
         size = before.value(access.size, None, invariant)
         limit = before.constant(SIZE_LIMIT, size.type)
         conditions.append(before.emit(arith.CmpiOp(size, limit, "ule")))
@@ -216,6 +227,7 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> None:
     loop.detach()
     versions.true_region.block.add_ops([unchecked, scf.YieldOp(*unchecked.results)])
     versions.false_region.block.add_ops([loop, scf.YieldOp(*loop.results)])
+    return unchecked
 
 
 def _erase_if_unused(value: SSAValue, loop: scf.ForOp) -> None:
@@ -231,6 +243,18 @@ def _erase_if_unused(value: SSAValue, loop: scf.ForOp) -> None:
     op.erase()
     for operand in operands:
         _erase_if_unused(operand, loop)
+
+
+def version_loop(loop: scf.ForOp, entries: Sequence[str]) -> scf.ForOp | None:
+    """Version ``loop`` on its index checks (``entries``: the module's
+    check table) if it is innermost, counted in 64 bits, of at most
+    ``MAX_BODY_OPS`` ops and checks an affine index; the loop without
+    those checks, if it did.  Native code versions every such loop; a GPU
+    kernel, its grid-stride loop."""
+    if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or _size(loop) > MAX_BODY_OPS:
+        return None
+    accesses = list(_accesses(loop, entries))
+    return _version(loop, accesses) if accesses else None
 
 
 def _has_inner_loop(loop: scf.ForOp) -> bool:
@@ -252,12 +276,9 @@ class LoopVersioningPass(ModulePass):
         table = op.attributes.get(CHECKS_ATTR)
         if not isinstance(table, ArrayAttr):
             return
+        entries = [e.data if isinstance(e, StringAttr) else "" for e in table.data]
         for function in op.ops:
             if not isinstance(function, func.FuncOp):
                 continue
             for loop in [o for o in function.walk() if isinstance(o, scf.ForOp)]:
-                if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or _size(loop) > MAX_BODY_OPS:
-                    continue
-                accesses = list(_accesses(loop, table))
-                if accesses:
-                    _version(loop, accesses)
+                version_loop(loop, entries)

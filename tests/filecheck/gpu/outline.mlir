@@ -38,15 +38,28 @@
 // CHECK-NEXT:      %first = arith.addi %c0, %[[O]] : index
 // CHECK-NEXT:      %[[ALL:.*]] = arith.muli %[[GDIM]], %[[BDIM]] : index
 // CHECK-NEXT:      %stride = arith.muli %[[ALL]], %c1 : index
-// CHECK-NEXT:      scf.for %i = %first to %n step %stride {
-// The element a failing check reports:
-// CHECK-NEXT:        %[[E:.*]] = arith.index_cast %i : index to i64
-// CHECK-NEXT:        %[[ONEW:.*]] = arith.constant 1 : index
-// CHECK-NEXT:        memref.store %[[E]], %err_context[%[[ONEW]]] : memref<2xi64>
+// The loop is versioned on its index checks (docs/design.md, decision 58):
+// where x[i] is in range at the thread's first element and at n − 1, the
+// thread runs the loop without them, otherwise the loop as it was.
+// CHECK:           %[[LAST:.*]] = arith.subi %n, %{{.*}} : index
+// CHECK:           %{{.*}} = arith.cmpi ult, %first, %[[SIZE:.*]] : index
+// CHECK-NEXT:      %{{.*}} = arith.cmpi ult, %[[LAST]], %[[SIZE]] : index
+// CHECK:           scf.if %{{.*}} {
+// CHECK-NEXT:        scf.for %i = %first to %n step %stride {
+// Its loads come first (revmlir.gpu.load_order), then the element a failing
+// check reports:
+// CHECK-NEXT:          %xi = memref.load %x[%i] : memref<?xf64>
+// CHECK-NEXT:          %[[E:.*]] = arith.index_cast %i : index to i64
+// CHECK-NEXT:          %[[ONEW:.*]] = arith.constant 1 : index
+// CHECK-NEXT:          memref.store %[[E]], %err_context[%[[ONEW]]] : memref<2xi64>
+// CHECK-NEXT:          func.call @twice(%xi, %thread_err)
+// CHECK:               memref.atomic_rmw addf %{{.*}}, %y[%i] : (f64, memref<?xf64>) -> f64
+// CHECK:           } else {
+// CHECK-NEXT:        scf.for %i_1 = %first to %n step %stride {
 // Checks report through the thread's own slot:
-// CHECK:             func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
-// CHECK:             func.call @twice(%{{.*}}, %thread_err)
-// CHECK:             memref.atomic_rmw addf %{{.*}}, %y[%i] : (f64, memref<?xf64>) -> f64
+// CHECK:               func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
+// CHECK:               func.call @twice(%{{.*}}, %thread_err)
+// CHECK:               memref.atomic_rmw addf %{{.*}}, %y[%i_1] : (f64, memref<?xf64>) -> f64
 // CHECK:           "gpu.return"() : () -> ()
 // CHECK-NEXT:    }) {sym_name = "scale"} : () -> ()
 

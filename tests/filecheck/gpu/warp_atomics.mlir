@@ -39,6 +39,12 @@
 // CHECK:         end inline asm
 // CHECK-NOT:     shfl.sync
 // CHECK:         atom.add.f64 %rd{{[0-9]+}}, [%rd{{[0-9]+}}], %rd{{[0-9]+}};
+// The loop's checked copy (a grid whose ends are out of range) is the same.
+// CHECK:         activemask.b32 mask;
+// CHECK:         @lead red.add.u32
+// CHECK:         end inline asm
+// CHECK-NOT:     shfl.sync
+// CHECK:         atom.add.f64 %rd{{[0-9]+}}, [%rd{{[0-9]+}}], %rd{{[0-9]+}};
 // CHECK-NOT:     shfl.sync
 
 func.func @k(%y: memref<?xf64>, %x: memref<?xf64>, %yf: memref<?xf32>, %c64: memref<?xi64>,

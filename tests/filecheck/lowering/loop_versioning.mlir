@@ -32,3 +32,29 @@ rev.func @axpy(%y: memref<?xf64>, %x: memref<?xf64>, %n: index) {
   }
   rev.return %n : index
 }
+
+// An index checked twice into the same axis (x[i] read twice) is compared
+// once before the loop, at each end.
+// CHECK-LABEL: func.func @square(
+// CHECK:         %[[X:.*]] = memref.dim %x,
+// CHECK-NEXT:    arith.constant 4611686018427387904
+// CHECK-NEXT:    arith.cmpi ule, %[[X]],
+// CHECK-NEXT:    arith.cmpi ult, %c0, %[[X]] : index
+// CHECK-NEXT:    arith.cmpi ult, %{{.*}}, %[[X]] : index
+// CHECK-NOT:     memref.dim %x
+// CHECK:         scf.if
+rev.func @square(%y: memref<?xf64>, %x: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<?xf64>
+    %w = memref.load %x[%i] : memref<?xf64>
+    %s = arith.mulf %v, %w : f64
+    %e = rev.take %y[%i] : memref<?xf64>
+    %e2 = rev.add %e, %s : f64
+    rev.put %e2, %y[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
