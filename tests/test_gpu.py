@@ -247,7 +247,7 @@ UNARY_MATH = (
     "expm1",
     "log1p",
 )
-COMPLEX_MATH = ("log", "exp", "sqrt", "sin", "cos", "tan", "tanh")
+COMPLEX_MATH = ("log", "exp", "sqrt", "sin", "cos", "tan", "tanh", "expm1", "log1p", "rsqrt", "sign")
 
 
 def _chain(name: str, first: str, ops: tuple[str, ...], dialect: str, type: str) -> list[str]:
