@@ -118,11 +118,18 @@ ANCILLA_FREED = "ancilla freed holding {0}, expected {1}"
 POPPED_OTHER = "popped {0}, but the live value is {1}"
 
 
-def array_freed(rank: int, value_words: int) -> str:
+def array_freed(rank: int) -> str:
     """The message of an ancilla array freed holding a value other than
-    zero: the value, then its indices where they fit beside it."""
-    where = element_template(rank, 1) if shows_indices(rank, value_words) else "an element"
+    zero: the value (a real, one word), then its indices where they fit
+    beside it (``freed_element``)."""
+    where = element_template(rank, 1) if shows_indices(rank, 1) else "an element"
     return f"array freed holding {{0}} at {where}, expected zeros"
+
+
+def freed_element(value: T, indices: Sequence[T]) -> list[T]:
+    """The payload of ``array_freed``: the value, and its indices where
+    they fit."""
+    return [value, *shown_indices(indices, 1)]
 
 
 def shape_mismatch(shape: Sequence[int]) -> str:

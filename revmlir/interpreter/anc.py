@@ -20,8 +20,7 @@ from revmlir.runtime_checks import (
     POPPED_OTHER,
     array_freed,
     format_message,
-    payload_kind,
-    payload_words,
+    freed_element,
     shape_mismatch,
     shown_indices,
 )
@@ -63,11 +62,10 @@ class AncFunctions(InterpreterFunctions):
             dynamic = [axis for axis, size in enumerate(type.get_shape()) if size == DYNAMIC_INDEX]
             restated = [int(array.shape[a]) for a in dynamic] + [int(expected.shape[a]) for a in dynamic]
             raise runtime.fail(op, format_message(shape_mismatch(type.get_shape()), shown_indices(restated)))
-        words = payload_words(payload_kind(type.element_type) or "")
         for index in zip(*np.nonzero(array)):
             if not runtime.same(array[index].item(), 0):
-                shown = shown_indices([int(i) for i in index], words)
-                message = format_message(array_freed(array.ndim, words), [array[index].item(), *shown])
+                payload = freed_element(array[index].item(), [int(i) for i in index])
+                message = format_message(array_freed(array.ndim), payload)
                 raise runtime.fail(op, message)
         return ()
 

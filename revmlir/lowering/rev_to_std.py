@@ -83,8 +83,7 @@ from revmlir.runtime_checks import (
     CheckTable,
     array_freed,
     borrowed_element,
-    payload_kind,
-    payload_words,
+    freed_element,
     shape_mismatch,
     shown_indices,
 )
@@ -986,13 +985,12 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
         assert isinstance(type, MemRefType)
         _check_sizes(lowering, op, array)
         zero = lowering.const(0, type.element_type, op)
-        words = payload_words(payload_kind(type.element_type) or "")
-        message = array_freed(type.get_num_dims(), words)
+        message = array_freed(type.get_num_dims())
 
         def check(at: list[SSAValue]) -> None:
             element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
             ok = lowering.same(element, zero, op, b_is_zero=True)
-            lowering.check(ok, op, message, [element, *shown_indices(at, words)])
+            lowering.check(ok, op, message, freed_element(element, at))
 
         _each_element(lowering, array, op, check)
     if array not in lowering.heap_arrays:
