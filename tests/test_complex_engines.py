@@ -59,24 +59,28 @@ SMALL = [complex(*(rng.choice([-1.0, 1.0], 2) * 10.0 ** rng.uniform(-150, -3, 2)
 sizes), where e^z − 1 and log(1 + z) are near 0 too."""
 
 
-def _function(name: str, op: str, operands: int, result: str) -> str:
+def _function(name: str, op: str, operands: int, result: str, float: str = "f64") -> str:
     names = ["%a", "%b"][:operands]
-    typed = ", ".join(f"{n}: complex<f64>" for n in names)
+    typed = ", ".join(f"{n}: complex<{float}>" for n in names)
     kept = ", ".join(names)
-    types = ", ".join(["complex<f64>"] * operands)
+    types = ", ".join([f"complex<{float}>"] * operands)
     return f"""
 rev.func @{name}(%y: {result}, {typed}) {{
-  %t = complex.{op} {kept} : complex<f64>
+  %t = complex.{op} {kept} : complex<{float}>
   %y1 = rev.add %y, %t : {result}
   rev.return %y1, {kept} : {result}, {types}
 }}"""
 
 
-SOURCE = "\n".join(
-    [_function(f"c_{op}", op, 1, "complex<f64>") for op in UNARY]
-    + [_function(f"c_{op}", op, 1, "f64") for op in TO_REAL]
-    + [_function(f"c_{op}", op, 2, "complex<f64>") for op in BINARY]
-)
+def _source(float: str) -> str:
+    return "\n".join(
+        [_function(f"c_{op}", op, 1, f"complex<{float}>", float) for op in UNARY]
+        + [_function(f"c_{op}", op, 1, float, float) for op in TO_REAL]
+        + [_function(f"c_{op}", op, 2, f"complex<{float}>", float) for op in BINARY]
+    )
+
+
+SOURCE = _source("f64")
 
 
 @pytest.fixture(scope="module")
@@ -271,3 +275,41 @@ def test_a_check_of_complex_numbers_decides_alike_on_both_engines(free_engines, 
         else:
             with pytest.raises(rv.InvertibilityError, match=r"^free.mlir:4:3: 'anc.free' in @free: ancilla freed"):
                 engine.call("free", a, b)
+
+
+REAL_F32 = """
+rev.func @r_f32(%y: f32, %a: f32, %b: f32) {
+  %e = math.exp %a : f32
+  %t = math.tanh %b : f32
+  %p = math.powf %e, %t : f32
+  %y1 = rev.add %y, %p : f32
+  rev.return %y1, %a, %b : f32, f32, f32
+}"""
+
+
+def _in_f32_range(z: complex) -> bool:
+    """Whether ``z`` is a complex<f32> argument (a finite part beyond
+    f32's range is an argument error)."""
+    return all(not math.isfinite(part) or abs(part) < 1e38 for part in (z.real, z.imag))
+
+
+def test_complex_f32_functions_are_the_same_bits_on_both_engines():
+    """complex<f32> parts are computed in single precision by native code,
+    each operation rounded to f32 and the C library's ``expf``, ``hypotf``
+    … called: the interpreter computes them alike (it computed in double
+    and rounded the result, a few ulps of f32 apart on most inputs), and
+    real f32 functions call the single-precision ones too."""
+    module = parse_module(_source("f32") + REAL_F32, "complex_f32.mlir")
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    inputs = [z for z in EDGES[::3] + RANDOM[:40] + SMALL[:10] if _in_f32_range(z)]
+    for name in UNARY + TO_REAL:
+        zero = 0.0 if name in TO_REAL else 0j
+        for z in inputs:
+            expected = interpreter.call(f"c_{name}", zero, z)[0]
+            assert bits(native.call(f"c_{name}", zero, z)[0]) == bits(expected), (name, z)
+    for name in BINARY:
+        for a, b in zip(inputs, inputs[::-1], strict=True):
+            expected = interpreter.call(f"c_{name}", 0j, a, b)[0]
+            assert bits(native.call(f"c_{name}", 0j, a, b)[0]) == bits(expected), (name, a, b)
+    for a, b in zip(RANDOM[:40], RANDOM[40:80], strict=True):
+        assert native.call("r_f32", 0.0, a.real, b.imag) == interpreter.call("r_f32", 0.0, a.real, b.imag)

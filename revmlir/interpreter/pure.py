@@ -40,7 +40,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
-from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS
+from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
@@ -54,9 +54,14 @@ def _f(fn: Callable[..., Any]) -> Semantics:
 
 
 def _c(name: str, arity: int = 1) -> Semantics:
-    """The C math library's ``name``, the function native code calls."""
-    fn = libm.function(name, arity)
-    return lambda op, *args: fn(*args)
+    """The C math library's ``name``, the function native code calls: its
+    single-precision form (``expf``) where the op computes an f32."""
+    double, single = libm.function(name, arity), libm.function(name, arity, single=True)
+
+    def run(op: Operation, *args: float) -> float:
+        return (single if single_precision(op) else double)(*args)
+
+    return run
 
 
 def _width(op: Operation) -> int:
