@@ -11,10 +11,22 @@ it runs lowered std IR) read them.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
-from xdsl.dialects.builtin import AnyFloat, ArrayAttr, IndexType, IntegerType, MemRefType, ModuleOp, StringAttr, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    AnyFloat,
+    ArrayAttr,
+    ComplexType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    i64,
+)
 from xdsl.ir import Attribute, Operation
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError, format_location
@@ -23,13 +35,23 @@ DEFAULT_TOLERANCE = 1e-8
 """Relative and absolute tolerance when a float must equal a known value
 (NiLang's default); integers are compared exactly."""
 
-PAYLOAD_SLOTS = 2
+T = TypeVar("T")
+
+PAYLOAD_SLOTS = 4
 JUMP_WORD = 1 + PAYLOAD_SLOTS
 ERROR_SLOT = MemRefType(i64, [JUMP_WORD + 1])
-"""``[check id, payload…, jump]``: the failing check and up to two values it
-saw, as 64-bit patterns, so native errors read like the interpreter's; the
-last word is the entry point's, where ``revmlir.fail`` finds the way back
+"""``[check id, payload…, jump]``: the failing check and the values it saw
+as 64-bit patterns, up to four words (a complex number takes two: two
+complex numbers compared fill it), so
+native errors read like the interpreter's; the last word is the entry
+point's, where ``revmlir.fail`` finds the way back
 (``revmlir.runtime.guard``)."""
+ELEMENT_WORD = 1 + PAYLOAD_SLOTS
+"""Where a GPU launch's shared slot holds the failing thread's element,
+after the check id and the payload."""
+GPU_ERROR_WORDS = ELEMENT_WORD + 3
+"""The shared slot of a GPU launch: ``[check id, payload…, element,
+unused, unused]``."""
 FAIL = "revmlir.fail"
 """``revmlir.fail(error slot)``: leave the run; it never returns."""
 CHECKS_ATTR = "rev.checks"
@@ -65,13 +87,88 @@ def check_error_slot(module: ModuleOp, slot: Sequence[int]) -> None:
     entry = table.data[code - 1]
     assert isinstance(entry, StringAttr)
     error, op_name, location, function, kinds, template = entry.data.split("|", 5)
-    values = [_decode(kind, int(bits)) for kind, bits in zip(filter(None, kinds.split(",")), slot[1:])]
+    words = iter(int(bits) for bits in slot[1 : 1 + PAYLOAD_SLOTS])
+    values = [_decode(kind, words) for kind in filter(None, kinds.split(","))]
+    raise ERRORS[error](format_message(template, values), op_name=op_name, location=location or None, function=function)
+
+
+def format_message(template: str, values: Sequence[object]) -> str:
+    r"""A check's message: its template over the values it saw, as their
+    ``repr``\ s (``{branch}`` names the branch an ``if`` took, from its
+    second value).  Both engines format their messages with it, so a check
+    reads the same on both whatever the values' types."""
     branch = "then" if len(values) > 1 and values[1] else "else"
-    message = template.format(*(repr(v) for v in values), branch=branch)
-    raise ERRORS[error](message, op_name=op_name, location=location or None, function=function)
+    return template.format(*(repr(v) for v in values), branch=branch)
 
 
-def _decode(kind: str, bits: int) -> float | int | bool:
+def element_template(count: int, first: int = 0) -> str:
+    """``[{first}, {first + 1}, …]``: the indices of an element, payload
+    values ``first`` on, as a message shows them."""
+    return "[" + ", ".join(f"{{{k}}}" for k in range(first, first + count)) + "]"
+
+
+def shows_indices(rank: int, value_words: int = 0) -> bool:
+    """Whether a check's payload holds an element's ``rank`` indices after
+    ``value_words`` words of values; where it does not (past four words),
+    the message of the check says "an element" on both engines."""
+    return value_words + rank <= PAYLOAD_SLOTS
+
+
+ANCILLA_FREED = "ancilla freed holding {0}, expected {1}"
+POPPED_OTHER = "popped {0}, but the live value is {1}"
+
+
+def array_freed(rank: int) -> str:
+    """The message of an ancilla array freed holding a value other than
+    zero: the value (a real, one word), then its indices where they fit
+    beside it (``freed_element``)."""
+    where = element_template(rank, 1) if shows_indices(rank, 1) else "an element"
+    return f"array freed holding {{0}} at {where}, expected zeros"
+
+
+def freed_element(value: T, indices: Sequence[T]) -> list[T]:
+    """The payload of ``array_freed``: the value, and its indices where
+    they fit."""
+    return [value, *shown_indices(indices, 1)]
+
+
+def shape_mismatch(shape: Sequence[int]) -> str:
+    """The message of an ancilla array freed with sizes other than its
+    own, whose type has ``shape`` (``DYNAMIC_INDEX`` for a size known at
+    run time): the payload holds the dynamic sizes, the array's, then the
+    ones the free restates, or none where they do not fit."""
+    dynamic = sum(1 for size in shape if size == DYNAMIC_INDEX)
+    if not shows_indices(2 * dynamic):
+        return "array freed with sizes other than its own"
+    numbers = iter(range(2 * dynamic))
+
+    def text() -> str:
+        return "[" + ", ".join(f"{{{next(numbers)}}}" if size == DYNAMIC_INDEX else str(size) for size in shape) + "]"
+
+    array = text()
+    return f"array of shape {array} freed as one of shape {text()}"
+
+
+def borrowed_element(rank: int, reading: bool, take: str) -> str:
+    """The message of an element read, or taken, while ``take`` (the op
+    described) has it borrowed: its indices, where they fit."""
+    element = f"element {element_template(rank)}" if shows_indices(rank) else "an element"
+    if not reading:
+        return f"{element} is already borrowed by {take}"
+    return f"reads {element} while it is borrowed by {take}; a shared read/write is not reversible"
+
+
+def shown_indices(indices: Sequence[T], value_words: int = 0) -> list[T]:
+    """The indices (or sizes) a check's payload carries after
+    ``value_words`` words of values: all of them, or none where they do not
+    fit (``shows_indices``)."""
+    return list(indices) if shows_indices(len(indices), value_words) else []
+
+
+def _decode(kind: str, words: Iterator[int]) -> float | int | bool | complex:
+    if kind == "complex":
+        return complex(_decode("f64", words), _decode("f64", words))
+    bits = next(words)
     if kind == "f64":
         return struct.unpack("<d", struct.pack("<q", bits))[0]
     if kind == "i1":
@@ -80,12 +177,20 @@ def _decode(kind: str, bits: int) -> float | int | bool:
 
 
 def payload_kind(type: Attribute) -> str | None:
-    """How a value of ``type`` travels as one 64-bit payload word (``i1``,
-    ``i64`` or ``f64``), or ``None`` when it does not fit in one."""
+    """How a value of ``type`` travels in the payload: ``i1``, ``i64`` or
+    ``f64`` as one 64-bit word, ``complex`` as two ``f64`` words (its
+    parts), or ``None`` where it cannot."""
     if isinstance(type, IndexType):
         return "i64"
     if isinstance(type, IntegerType):
         return "i1" if type.width.data == 1 else "i64"
     if isinstance(type, AnyFloat):
         return "f64"
+    if isinstance(type, ComplexType):
+        return "complex"
     return None
+
+
+def payload_words(kind: str) -> int:
+    """The 64-bit words a value of payload ``kind`` takes."""
+    return 2 if kind == "complex" else 1

@@ -34,7 +34,7 @@ from xdsl.rewriter import Rewriter
 
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import array_at_address, pointer_as_index
-from revmlir.gpu.outline import ELEMENT_WORD, GPU_ERROR_SLOT, GPU_ERROR_WORDS, outline, takes_arena
+from revmlir.gpu.outline import GPU_ERROR_SLOT, outline, takes_arena
 from revmlir.ir_utils import RuleTable
 from revmlir.lowering.checked_code import define_fail
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -44,7 +44,7 @@ from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.guard import guard_entry
 from revmlir.runtime.jit import jit
 from revmlir.runtime.native import NativeModule
-from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
+from revmlir.runtime_checks import ELEMENT_WORD, FAIL, GPU_ERROR_WORDS, JUMP_WORD, PAYLOAD_SLOTS
 
 GRID_OPS = (gpu.ThreadIdOp, gpu.BlockIdOp, gpu.BlockDimOp, gpu.GridDimOp)
 

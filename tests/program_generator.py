@@ -188,7 +188,7 @@ CMP_PREDS = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"]
 BOUNDED_FNS = ["tanh", "sin", "cos", "atan"]
 INT_CONSTS = [0, 1, -1, 2, 3, 7, -5, 100, 2**31, INT_MAX, INT_MIN]
 FLOAT_CONSTS = [0.0, 1.0, -1.0, 0.5, -0.25, 1.5, -2.0]
-COMPLEX_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh"]
+COMPLEX_UNARY = ["exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "expm1", "log1p", "rsqrt", "sign"]
 COMPLEX_BINARY = ["mul", "div", "pow"]
 COMPLEX_PARTS = ["re", "im", "abs", "angle"]
 

@@ -194,7 +194,7 @@ def test_ba_kernel_keeps_its_arrays_in_registers() -> None:
     if find_ptxas() is not None:
         usage = resource_usage(compiled.program.ptx, "sm_90")[info.entry]
         assert usage.spill_stores == usage.spill_loads == 0
-        assert usage.stack_frame <= 160 < 73 * 8, usage
+        assert usage.stack_frame <= 176 < 73 * 8, usage  # the 48-byte error slot among it
 
 
 @pytest.mark.parametrize("function, args", _kernel_cases(("log_sin", "log_sin.adj", "complex_log")))

@@ -25,6 +25,7 @@ from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
 from revmlir.gpu import arrays, runtime
 from revmlir.gpu.arrays import DeviceArray
+from revmlir.runtime_checks import PAYLOAD_SLOTS
 
 try:
     import torch
@@ -407,12 +408,13 @@ def test_error_slot_raises_the_cpus_error_with_the_element() -> None:
     table = spec.native.check_table
     entries = [e.data for e in table.attributes["rev.checks"].data]  # type: ignore[attr-defined]
     check = 1 + next(i for i, e in enumerate(entries) if e.split("|")[1:4:2] == ["rev.take", "shift"])
+    unused = [0] * (PAYLOAD_SLOTS - 2)  # the payload words after the index and the size
     with pytest.raises(ExecutionError) as gpu:
-        runtime.raise_gpu_error(table, [check, 10, 3, 26624, 0, 0])
+        runtime.raise_gpu_error(table, [check, 10, 3, *unused, 26624, 0, 0])
     assert str(gpu.value) == f"{cpu.value} (element 26624)"
     assert (gpu.value.location, gpu.value.op_name) == (cpu.value.location, cpu.value.op_name)
     with pytest.raises(ExecutionError) as outside:
-        runtime.raise_gpu_error(table, [check, 10, 3, -1, 0, 0])
+        runtime.raise_gpu_error(table, [check, 10, 3, *unused, -1, 0, 0])
     assert str(outside.value) == str(cpu.value)
 
 

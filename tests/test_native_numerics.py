@@ -327,6 +327,10 @@ COMPLEX_UNARY = [
     "complex.cos",
     "complex.tan",
     "complex.tanh",
+    "complex.expm1",
+    "complex.log1p",
+    "complex.rsqrt",
+    "complex.sign",
     "complex.neg",
     "complex.conj",
 ]

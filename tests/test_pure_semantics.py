@@ -103,7 +103,9 @@ def c_pow(a: float, b: float) -> float:
     results where ``math.pow`` raises instead."""
     try:
         return math.pow(a, b)
-    except ValueError:  # a negative base to a fractional power
+    except ValueError:  # a negative base to a fractional power, or ±0 to a negative one
+        if a == 0:  # a pole: ±∞ by the zero's sign for an odd exponent, +∞ otherwise
+            return math.copysign(math.inf, a) if b.is_integer() and int(b) % 2 else math.inf
         return math.nan
     except OverflowError:
         return -math.inf if a < 0 and b.is_integer() and int(b) % 2 else math.inf

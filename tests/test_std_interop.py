@@ -175,8 +175,8 @@ typedef struct { int64_t out, n; } rrfib_results;
 void _mlir_ciface_rrfib(rrfib_results *, int64_t out, int64_t n, memref1 *err);
 void _mlir_ciface_i_affine(memref1 *y, memref2 *W, memref1 *b, memref1 *x, memref1 *err);
 int main(void) {
-    int64_t slot[4] = {0};  /* the error slot: memref<4xi64>, zeroed */
-    memref1 err = {(double *)slot, (double *)slot, 0, {4}, {1}};
+    int64_t slot[6] = {0};  /* the error slot: memref<6xi64>, zeroed */
+    memref1 err = {(double *)slot, (double *)slot, 0, {6}, {1}};
     rrfib_results r;
     _mlir_ciface_rrfib(&r, 0, 20, &err);
     printf("%lld %lld %lld\n", (long long)r.out, (long long)r.n, (long long)slot[0]);

@@ -16,8 +16,8 @@ it calls, and replaces the host function by a ``gpu.launch_func`` whose grid
 and block sizes are two new trailing ``index`` arguments.
 
 The error slot of a kernel holds ``GPU_ERROR_WORDS`` words, ``[check id,
-value 1, value 2, element, unused, unused]``, shared by every thread.
-Checks write a thread's own four-word slot, as on the CPU; its last word
+payload…, element, unused, unused]`` (``revmlir.runtime_checks``), shared
+by every thread.  Checks write a thread's own slot, as on the CPU; its last word
 (the CPU's jump word) holds the address of a two-word context ``[address of
 the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
 finds what to report.  The element is the parallel index, or −1 for a check
@@ -66,12 +66,9 @@ from revmlir.gpu.load_order import loads_first
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.lowering import stacks
 from revmlir.lowering.loop_versioning import version_loop
-from revmlir.runtime_checks import ERROR_SLOT, FAIL, JUMP_WORD, CheckTable
+from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, CheckTable
 
-GPU_ERROR_WORDS = 6
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
-ELEMENT_WORD = 3
-"""Where the shared slot records the failing thread's element."""
 ARENA_PARAMETERS = (i64, i64)
 """A kernel with an arena takes its address and bytes per thread last."""
 ARENA_NAMES = ("arena", "arena_bytes")

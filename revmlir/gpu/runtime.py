@@ -10,7 +10,7 @@ fills the device at that occupancy, since every kernel is a grid-stride loop.
 Arguments follow the kernel ABI of ``docs/gpu.md``: an array is its data
 pointer and its sizes, a scalar its value (a complex number its two parts),
 then the error slot, ``ERROR_WORDS`` words the kernel's first failing
-thread fills with ``[check id, value 1, value 2, element, …]``.  The host
+thread fills with ``[check id, payload…, element, …]``.  The host
 raises the error the CPU raises for that check, at the same source location,
 with the element appended.  A kernel with ancilla arrays of a dynamic size
 or stacks also takes a per-thread arena (``revmlir.gpu.arena``): the address of one
@@ -59,12 +59,11 @@ from revmlir.gpu.arrays import (
 )
 from revmlir.runtime.arguments import converter, numpy_dtype, type_name
 from revmlir.runtime.backend import overlap_error, read_only_error
-from revmlir.runtime_checks import check_error_slot
+from revmlir.runtime_checks import ELEMENT_WORD, GPU_ERROR_WORDS, check_error_slot
 
-ERROR_WORDS = 6
-"""The GPU error slot: ``[check id, value 1, value 2, element, unused,
-unused]`` as i64 words, zero before each launch."""
-ELEMENT_WORD = 3
+ERROR_WORDS = GPU_ERROR_WORDS
+"""The GPU error slot: ``[check id, payload…, element, unused, unused]``
+as i64 words (``revmlir.runtime_checks``), zero before each launch."""
 DEFAULT_ARENA = 4096
 """Bytes of per-thread arena a kernel gets without ``arena=``."""
 ARENA_ALIGNMENT = 16

@@ -27,8 +27,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
-from revmlir.gpu.outline import ELEMENT_WORD
-from revmlir.runtime_checks import FAIL, JUMP_WORD, PAYLOAD_SLOTS
+from revmlir.runtime_checks import ELEMENT_WORD, FAIL, JUMP_WORD, PAYLOAD_SLOTS
 
 _REGISTERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "tid",

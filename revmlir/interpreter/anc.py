@@ -4,6 +4,7 @@ stacks."""
 from __future__ import annotations
 
 import numpy as np
+from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.interpreter import (
     InterpreterFunctions,
     PythonValues,
@@ -14,6 +15,15 @@ from xdsl.interpreter import (
 from revmlir.dialects import anc
 from revmlir.interpreter.memref import zeros
 from revmlir.interpreter.state import RuntimeInterpreter
+from revmlir.runtime_checks import (
+    ANCILLA_FREED,
+    POPPED_OTHER,
+    array_freed,
+    format_message,
+    freed_element,
+    shape_mismatch,
+    shown_indices,
+)
 from revmlir.safety import EMPTY_STACK
 
 
@@ -29,7 +39,7 @@ class AncFunctions(InterpreterFunctions):
         runtime = interpreter.runtime
         value, expected = args
         if runtime.checking(op) and not runtime.same(value, expected):
-            raise runtime.fail(op, f"ancilla freed holding {value!r}, expected {expected!r}")
+            raise runtime.fail(op, format_message(ANCILLA_FREED, [value, expected]))
         runtime.release()
         return ()
 
@@ -45,14 +55,18 @@ class AncFunctions(InterpreterFunctions):
         runtime = interpreter.runtime
         if not runtime.checking(op):
             return ()
-        expected = zeros(op.array.type, sizes)
+        type = op.array.type
+        assert isinstance(type, MemRefType)
+        expected = zeros(type, sizes)
         if array.shape != expected.shape:
-            raise runtime.fail(op, f"array of shape {list(array.shape)} freed as one of shape {list(expected.shape)}")
+            dynamic = [axis for axis, size in enumerate(type.get_shape()) if size == DYNAMIC_INDEX]
+            restated = [int(array.shape[a]) for a in dynamic] + [int(expected.shape[a]) for a in dynamic]
+            raise runtime.fail(op, format_message(shape_mismatch(type.get_shape()), shown_indices(restated)))
         for index in zip(*np.nonzero(array)):
             if not runtime.same(array[index].item(), 0):
-                raise runtime.fail(
-                    op, f"array freed holding {array[index].item()!r} at {list(map(int, index))}, expected zeros"
-                )
+                payload = freed_element(array[index].item(), [int(i) for i in index])
+                message = format_message(array_freed(array.ndim), payload)
+                raise runtime.fail(op, message)
         return ()
 
     @impl(anc.StackAllocOp)
@@ -96,5 +110,5 @@ class AncFunctions(InterpreterFunctions):
             raise runtime.fail(op, EMPTY_STACK)
         popped = stack.pop()
         if runtime.checking(op) and not runtime.same(popped, value):
-            raise runtime.fail(op, f"popped {popped!r}, but the live value is {value!r}")
+            raise runtime.fail(op, format_message(POPPED_OTHER, [popped, value]))
         return ()

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import functools
 import math
+import struct
 from collections.abc import Callable
 from typing import Any
 
 from xdsl.dialects import complex as complexd
+from xdsl.dialects.builtin import ComplexType, Float32Type
 from xdsl.ir import Operation
 
 from revmlir.lowering import complex_functions
@@ -26,8 +28,15 @@ from revmlir.runtime import libm
 
 
 @functools.cache
-def _function(name: str, arity: int) -> Callable[..., float]:
-    return libm.function(name, arity)
+def _function(name: str, arity: int, single: bool = False) -> Callable[..., float]:
+    return libm.function(name, arity, single)
+
+
+def single_precision(op: Operation) -> bool:
+    """Whether ``op`` computes in single precision, as native code does for
+    an f32 operand or result (a complex<f32> one: its parts)."""
+    types = [t.element_type if isinstance(t, ComplexType) else t for t in (*op.operand_types, *op.result_types)]
+    return any(isinstance(t, Float32Type) for t in types)
 
 
 class Floats:
@@ -95,27 +104,67 @@ class Floats:
         return bool(integer >> bit & 1)
 
 
-_FLOATS = Floats()
+def _round(value: float) -> float:
+    """``value`` rounded to the nearest f32: ±∞ where that overflows (the
+    packing raises only then)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
+class Singles(Floats):
+    """``complex_functions.Real`` on f32 values (as Python floats), as
+    native code computes the parts of a complex<f32>: each operation
+    rounded to single precision (exact for + − × ÷, whose double results
+    round to the correctly rounded f32 ones) and the C library's
+    single-precision functions (``expf``, ``hypotf`` …)."""
+
+    def c(self, value: float) -> float:
+        return _round(value)
+
+    def add(self, a: float, b: float) -> float:
+        return _round(a + b)
+
+    def sub(self, a: float, b: float) -> float:
+        return _round(a - b)
+
+    def mul(self, a: float, b: float) -> float:
+        return _round(a * b)
+
+    def div(self, a: float, b: float) -> float:
+        return _round(super().div(a, b))
+
+    def libm(self, name: str, *args: float) -> float:
+        return _function(name, len(args), True)(*args)
+
+
+_FLOATS, _SINGLES = Floats(), Singles()
+
+
+def _real(op: Operation) -> Floats:
+    """The arithmetic ``op`` computes in."""
+    return _SINGLES if single_precision(op) else _FLOATS
 
 
 def _unary(function: Callable[[Floats, float, float], tuple[float, float]]) -> Callable[[Operation, complex], complex]:
-    return lambda op, z: complex(*function(_FLOATS, z.real, z.imag))
+    return lambda op, z: complex(*function(_real(op), z.real, z.imag))
 
 
 def _to_real(function: Callable[[Floats, float, float], float]) -> Callable[[Operation, complex], float]:
-    return lambda op, z: function(_FLOATS, z.real, z.imag)
+    return lambda op, z: function(_real(op), z.real, z.imag)
 
 
 def multiply(op: Operation, a: complex, b: complex) -> complex:
-    return complex(*complex_functions.multiply(_FLOATS, (a.real, a.imag), (b.real, b.imag)))
+    return complex(*complex_functions.multiply(_real(op), (a.real, a.imag), (b.real, b.imag)))
 
 
 def divide(op: Operation, a: complex, b: complex) -> complex:
-    return complex(*complex_functions.divide(_FLOATS, a.real, a.imag, b.real, b.imag))
+    return complex(*complex_functions.divide(_real(op), a.real, a.imag, b.real, b.imag))
 
 
 def power(op: Operation, a: complex, b: complex) -> complex:
-    return complex(*complex_functions.power(_FLOATS, a.real, a.imag, b.real, b.imag))
+    return complex(*complex_functions.power(_real(op), a.real, a.imag, b.real, b.imag))
 
 
 def close(a: complex, b: complex, tolerance: float) -> bool:

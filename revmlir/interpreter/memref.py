@@ -26,6 +26,7 @@ from xdsl.utils.exceptions import InterpretationError
 from revmlir.errors import describe_op
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime.values import normalize, numpy_dtype
+from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
 from revmlir.safety import MAX_ALLOCATION, NEGATIVE_SIZE, out_of_bounds, too_large
 
 
@@ -68,11 +69,8 @@ class MemRefFunctions(InterpreterFunctions):
         runtime = interpreter.runtime
         take = runtime.borrowed.get(element_key(array, index))
         if take is not None and runtime.checking(take):
-            raise runtime.fail(
-                op,
-                f"reads element {list(index)} while it is borrowed by "
-                f"{describe_op(take)}; a shared read/write is not reversible",
-            )
+            message = borrowed_element(len(index), True, describe_op(take))
+            raise runtime.fail(op, format_message(message, shown_indices([int(i) for i in index])))
         return (normalize(op.res.type, array[index].item()),)
 
     @impl(memref.StoreOp)

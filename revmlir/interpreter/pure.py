@@ -6,13 +6,12 @@ Floats follow IEEE semantics (division by zero gives ±inf, log(0) gives -inf)
 because numpy computes them; the runner evaluates under
 ``numpy.errstate(all="ignore")``.  Transcendental functions and ``fma`` are
 the C math library's (``revmlir.runtime.libm``), which native code calls, so
-that both engines agree bit for bit; the complex functions native code
-translates are its algorithms (``complex_numbers``), the others ``cmath``'s.
+that both engines agree bit for bit; the complex functions are native
+code's algorithms (``complex_numbers``).
 """
 
 from __future__ import annotations
 
-import cmath
 import math
 from collections.abc import Callable
 from typing import Any
@@ -41,7 +40,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
-from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS
+from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
@@ -55,9 +54,14 @@ def _f(fn: Callable[..., Any]) -> Semantics:
 
 
 def _c(name: str, arity: int = 1) -> Semantics:
-    """The C math library's ``name``, the function native code calls."""
-    fn = libm.function(name, arity)
-    return lambda op, *args: fn(*args)
+    """The C math library's ``name``, the function native code calls: its
+    single-precision form (``expf``) where the op computes an f32."""
+    double, single = libm.function(name, arity), libm.function(name, arity, single=True)
+
+    def run(op: Operation, *args: float) -> float:
+        return (single if single_precision(op) else double)(*args)
+
+    return run
 
 
 def _width(op: Operation) -> int:
@@ -170,20 +174,6 @@ def _bitcast(value: Any, to: Any) -> Any:
     if isinstance(value, float):
         return struct.unpack("<q", struct.pack("<d", value))[0]
     return struct.unpack("<d", struct.pack("<q", int(value)))[0]
-
-
-def _overflowing(accurate: Callable[[complex], complex], c_library: Callable[[Any], Any]) -> Semantics:
-    """``accurate`` (cmath), except where a part of the result overflows:
-    cmath raises there, and the C library (numpy), like native code and
-    like real arithmetic, gives infinities (``exp(1000)`` is ``∞ + 0i``)."""
-
-    def run(op: Operation, z: complex) -> complex:
-        try:
-            return accurate(z)
-        except OverflowError:
-            return complex(c_library(np.complex128(z)))
-
-    return run
 
 
 _pow = libm.function("pow", 2)
@@ -308,10 +298,6 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     **COMPLEX_SEMANTICS,
     complexd.NegOp: lambda op, z: -z,
     complexd.ConjOp: lambda op, z: z.conjugate(),
-    complexd.Expm1Op: _overflowing(lambda z: cmath.exp(z) - 1, np.expm1),
-    complexd.Log1pOp: lambda op, z: complex(np.log1p(np.complex128(z))),
-    complexd.RsqrtOp: lambda op, z: 1 / cmath.sqrt(z),
-    complexd.SignOp: lambda op, z: z / abs(z) if z else z,
     complexd.EqualOp: lambda op, a, b: a == b,
     complexd.NotEqualOp: lambda op, a, b: a != b,
     ub.PoisonOp: _poison,

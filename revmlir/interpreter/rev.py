@@ -28,6 +28,7 @@ from revmlir.interpreter.memref import checked_index, element_key
 from revmlir.interpreter.recursion import MAX_CALL_DEPTH
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
 from revmlir.runtime.values import normalize
+from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
 from revmlir.safety import RECURSION_TOO_DEEP
 
 
@@ -136,7 +137,8 @@ class RevFunctions(InterpreterFunctions):
         runtime = interpreter.runtime
         key = element_key(array, index)
         if (other := runtime.borrowed.get(key)) is not None and runtime.checking(op):
-            raise runtime.fail(op, f"element {list(index)} is already borrowed by {describe_op(other)}")
+            message = borrowed_element(len(index), False, describe_op(other))
+            raise runtime.fail(op, format_message(message, shown_indices([int(i) for i in index])))
         runtime.borrowed[key] = op
         return (normalize(op.result.type, array[index].item()),)
 

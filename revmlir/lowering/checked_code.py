@@ -4,8 +4,8 @@
 Every lowering that adds checks builds on this: ``rev-lower-to-std``'s
 function lowering (a ``CheckedCode`` of its own), the checks it adds to
 plain ``func.func`` code, and ``rev-host-safety`` (checked stack pushes,
-the recursion bound).  A failing check stores its id and up to two values
-in the error slot (``revmlir.runtime_checks``) and calls ``revmlir.fail``.
+the recursion bound).  A failing check stores its id and the values it
+saw in the error slot (``revmlir.runtime_checks``) and calls ``revmlir.fail``.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from collections.abc import Sequence
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ComplexType,
     Float64Type,
     FloatAttr,
     IndexType,
@@ -35,7 +37,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.ir_utils import constant_index
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
-from revmlir.runtime_checks import FAIL, PAYLOAD_SLOTS, CheckTable, payload_kind
+from revmlir.runtime_checks import FAIL, PAYLOAD_SLOTS, CheckTable, payload_kind, payload_words
 from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, out_of_bounds, shift_out_of_range
 
 ABORT = "abort"
@@ -112,7 +114,7 @@ class CheckedCode:
         the ``payload`` values the message template formats."""
         found = [payload_kind(v.type) for v in payload]
         kinds = [k for k in found if k is not None]
-        if len(kinds) < len(found) or len(payload) > PAYLOAD_SLOTS:
+        if len(kinds) < len(found) or sum(map(payload_words, kinds)) > PAYLOAD_SLOTS:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
         true = self.const(True, i1, op)
@@ -123,8 +125,9 @@ class CheckedCode:
         saved = self.builder.insertion_point
         try:
             self.builder.insertion_point = InsertPoint.at_end(report)
-            for slot, value in enumerate([self.const(identifier, i64, op), *payload]):
-                bits = self.bits(value, op)
+            # lazily, so that each word is stored as soon as it is computed
+            words = (w for value in [self.const(identifier, i64, op), *payload] for w in self.words(value, op))
+            for slot, bits in enumerate(words):
                 index = self.const(slot, IndexType(), op)
                 self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
             self.call_runtime(FAIL, [self.error], [], op)
@@ -162,8 +165,15 @@ class CheckedCode:
             within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
             self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
 
-    def bits(self, value: SSAValue, like: Operation) -> SSAValue:
-        """A value's 64-bit pattern (floats widened to f64, ints sign-extended)."""
+    def words(self, value: SSAValue, like: Operation) -> list[SSAValue]:
+        """A value's 64-bit patterns: a complex number's parts, one word
+        each, or the value's one (floats widened to f64, ints sign-extended)."""
+        if isinstance(value.type, ComplexType):
+            parts = (self.emit(part(value), like).results[0] for part in (complexd.ReOp, complexd.ImOp))
+            return [self._bits(p, like) for p in parts]
+        return [self._bits(value, like)]
+
+    def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
         type = value.type
         if isinstance(type, IndexType):
             return self.emit(arith.IndexCastOp(value, i64), like).results[0]

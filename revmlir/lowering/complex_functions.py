@@ -114,6 +114,65 @@ def exp(r: Real[V], x: V, y: V) -> Pair[V]:
     return re, r.select(r.cmp(r.OEQ, y, r.c(0.0)), y, im)
 
 
+def expm1(r: Real[V], x: V, y: V) -> Pair[V]:
+    """e^z − 1 without the cancellation of ``exp`` near 0: the real part as
+    expm1(x) cos y − 2 sin²(y/2) (e^x cos y − 1 exactly, each term computed
+    to a few ulps, so the sum is accurate wherever e^z is near 1, at
+    z ≈ 2πik too); the imaginary part and what overflows (x past
+    ``EXP_OVERFLOW``, where the −1 does not count) as ``exp`` gives them."""
+    exp_re, exp_im = exp(r, x, y)
+    half_sin = r.intrinsic("sin", r.mul(r.c(0.5), y))
+    near = r.sub(r.mul(r.libm("expm1", x), r.intrinsic("cos", y)), r.mul(r.c(2.0), r.mul(half_sin, half_sin)))
+    large = r.cmp(r.OGT, x, r.c(EXP_OVERFLOW))
+    return r.select(large, r.sub(exp_re, r.c(1.0)), near), exp_im
+
+
+LOG1P_NEAR = 0.5
+"""Below this |z|, log |1 + z| is computed from z itself (1 + z is at
+least 1/2 away from 0 there, so nothing cancels)."""
+
+
+def log1p(r: Real[V], x: V, y: V) -> Pair[V]:
+    """log(1 + z) without rounding z into 1 + z: for |z| < ``LOG1P_NEAR``,
+    log |1 + z| = ½ log1p(x(2 + x) + y²); otherwise ``log`` of 1 + z, which
+    is accurate there and overflows nowhere.  The argument atan2(y, 1 + x)
+    keeps y's sign (and its zero)."""
+    one, half = r.c(1.0), r.c(0.5)
+    shifted = r.add(one, x)
+    far_re, arg = log(r, shifted, y)
+    near_re = r.mul(half, r.libm("log1p", r.add(r.mul(x, r.add(r.c(2.0), x)), r.mul(y, y))))
+    near = r.cmp(r.OLT, absolute(r, x, y), r.c(LOG1P_NEAR))
+    return r.select(near, near_re, far_re), arg
+
+
+def rsqrt(r: Real[V], x: V, y: V) -> Pair[V]:
+    """1/√z: ``divide`` of 1 by ``sqrt``, the bits of ``complex.div`` of
+    ``complex.sqrt`` (so 1/√0 is ∞ + NaN·i, as 1/(0 + 0i) is)."""
+    root_re, root_im = sqrt(r, x, y)
+    return divide(r, r.c(1.0), r.c(0.0), root_re, root_im)
+
+
+def sign(r: Real[V], x: V, y: V) -> Pair[V]:
+    """z/|z|, and z itself for z = ±0 ± 0i (signs kept): the parts are
+    divided by the larger first, so that |z| of that (between 1 and √2)
+    overflows nowhere (sign(10³⁰⁸ + 10³⁰⁸i) is (1 + i)/√2, not 0); where a
+    part is infinite, infinite parts count as ±1 and finite ones as ±0
+    (sign(∞ − 2i) is 1 − 0i), a NaN stays NaN."""
+    infinity = r.c(float("inf"))
+    size_x, size_y = r.intrinsic("fabs", x), r.intrinsic("fabs", y)
+    larger = r.select(r.cmp(r.OGE, size_x, size_y), size_x, size_y)
+    infinite = r.cmp(r.OEQ, larger, infinity)
+
+    def scaled(part: V, size: V) -> V:
+        unit = r.select(r.cmp(r.OEQ, size, infinity), r.intrinsic("copysign", r.c(1.0), part), r.mul(r.c(0.0), part))
+        return r.select(infinite, unit, r.div(part, larger))
+
+    scaled_x, scaled_y = scaled(x, size_x), scaled(y, size_y)
+    size = absolute(r, scaled_x, scaled_y)
+    zero = r.cmp(r.OEQ, larger, r.c(0.0))
+    return r.select(zero, x, r.div(scaled_x, size)), r.select(zero, y, r.div(scaled_y, size))
+
+
 def sqrt(r: Real[V], a: V, b: V) -> Pair[V]:
     """The principal root: t = √((|a| + |z|)/2), then (t, b/2t) for a ≥ 0
     and (|b|/2t, ±t) with b's sign otherwise; √0 = (0, b)."""
@@ -203,6 +262,10 @@ def power(r: Real[V], a: V, b: V, c: V, d: V) -> Pair[V]:
 UNARY: dict[type[Operation], Callable[[Any, Any, Any], Pair[Any]]] = {
     complexd.LogOp: log,
     complexd.ExpOp: exp,
+    complexd.Expm1Op: expm1,
+    complexd.Log1pOp: log1p,
+    complexd.RsqrtOp: rsqrt,
+    complexd.SignOp: sign,
     complexd.SqrtOp: sqrt,
     complexd.SinOp: sin,
     complexd.CosOp: cos,

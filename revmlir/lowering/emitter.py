@@ -32,8 +32,9 @@ class Emitter(Protocol):
 
     def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue: ...
 
-    def bits(self, value: SSAValue, like: Operation) -> SSAValue:
-        """A value's 64-bit pattern, as a check's payload carries it."""
+    def words(self, value: SSAValue, like: Operation) -> list[SSAValue]:
+        """A value's 64-bit patterns, as a check's payload carries it (a
+        complex number's parts, one word each)."""
         ...
 
     def check(

@@ -13,9 +13,8 @@ endian: the values' kinds joined by commas, a NUL, and the format.
 
 from __future__ import annotations
 
-from xdsl.dialects import complex as complexd
 from xdsl.dialects import memref, printf
-from xdsl.dialects.builtin import ComplexType, IndexType, i64
+from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import PassFailedException
 
@@ -34,16 +33,11 @@ def lower_print(code: Emitter, op: printf.PrintFormatOp) -> None:
     values: list[SSAValue] = []
     for operand in op.format_vals:
         value = code.get(operand)
-        if isinstance(value.type, ComplexType):
-            parts = [code.emit(part(value), op).results[0] for part in (complexd.ReOp, complexd.ImOp)]
-            kinds.append("complex")
-            values.extend(code.bits(p, op) for p in parts)
-            continue
         kind = payload_kind(value.type)
         if kind is None:
             raise PassFailedException(f"{describe_op(op)} cannot print a {value.type} in native code")
         kinds.append(kind)
-        values.append(code.bits(value, op))
+        values.extend(code.words(value, op))
     text = (",".join(kinds) + "\0" + op.format_str.data).encode()
     padded = text + b"\0" * (-len(text) % 8)
     words: list[SSAValue | int] = [len(values), len(text), *values]

@@ -8,8 +8,9 @@ left.  State values simply become SSA values; log numbers become their
 logarithm; borrowed elements become loads and stores.
 
 Run-time checks become explicit code that reports through an *error slot*:
-every lowered function takes a trailing ``memref<4xi64>``; a failing check
-stores its id and up to two values it saw there and calls ``revmlir.fail``,
+every lowered function takes a trailing ``memref<6xi64>``; a failing check
+stores its id and the values it saw there (``revmlir.runtime_checks``: four
+words, a complex number's two parts each) and calls ``revmlir.fail``,
 which does not return: native code jumps back to the entry point the call
 came in by (``revmlir.runtime.guard``), so nothing runs after the first
 failure, however deep in loops and calls it happens.  Besides the
@@ -34,6 +35,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, math, memref, printf, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     ArrayAttr,
     ComplexType,
@@ -73,12 +75,17 @@ from revmlir.lowering.printing import lower_print
 from revmlir.naming import inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.runtime_checks import (
+    ANCILLA_FREED,
     CHECKS_ATTR,
     DEFAULT_TOLERANCE,
     ERROR_SLOT,
-    PAYLOAD_SLOTS,
+    POPPED_OTHER,
     CheckTable,
-    payload_kind,
+    array_freed,
+    borrowed_element,
+    freed_element,
+    shape_mismatch,
+    shown_indices,
 )
 from revmlir.safety import (
     EMPTY_STACK,
@@ -335,16 +342,8 @@ class FunctionLowering(CheckedCode):
                 ne = self.emit(arith.CmpiOp(a, b, "ne"), op).results[0]
                 differs = ne if differs is None else self.emit(arith.OrIOp(differs, ne), op).results[0]
             assert differs is not None
-            shown = lowered if len(lowered) <= PAYLOAD_SLOTS else []
-            element = "[" + ", ".join(f"{{{i}}}" for i in range(len(shown))) + "]" if shown else "an element"
-            if taking:
-                message = f"element {element} is already borrowed by {describe_op(take)}"
-            else:
-                message = (
-                    f"reads element {element} while it is borrowed by {describe_op(take)}; "
-                    "a shared read/write is not reversible"
-                )
-            self.check(differs, op, message, shown)
+            message = borrowed_element(len(lowered), not taking, describe_op(take))
+            self.check(differs, op, message, shown_indices(lowered))
 
 
 # ---------------------------------------------------------------------------
@@ -605,10 +604,7 @@ def _check_free(lowering: FunctionLowering, op: anc.FreeOp) -> None:
         assert isinstance(op.value, OpResult)
         expected = lowering.emit(op.value.op.clone(), op).results[0]
     ok = lowering.same(value, expected, op, b_is_zero=_is_zero_constant(op.value))
-    if payload_kind(value.type) is None:
-        lowering.check(ok, op, "ancilla freed holding a value other than its known value")
-    else:
-        lowering.check(ok, op, "ancilla freed holding {0}, expected {1}", [value, expected])
+    lowering.check(ok, op, ANCILLA_FREED, [value, expected])
 
 
 @lowers(anc.FreeOp)
@@ -961,6 +957,25 @@ def _ancestors(op: Operation) -> Iterator[Operation]:
         parent = parent.parent_op()
 
 
+def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValue) -> None:
+    """The sizes a free restates are the array's own (as the interpreter
+    checks them first): one comparison per size known at run time."""
+    type = op.array.type
+    assert isinstance(type, MemRefType)
+    shape = type.get_shape()
+    dynamic = [axis for axis, size in enumerate(shape) if size == DYNAMIC_INDEX]
+    if not dynamic:
+        return
+    own = [lowering.emit(memref.DimOp(array, lowering.const(a, IndexType(), op)), op).results[0] for a in dynamic]
+    restated = [lowering.get(size) for size in op.sizes]
+    same: SSAValue | None = None
+    for a, b in zip(own, restated, strict=True):
+        equal = lowering.emit(arith.CmpiOp(a, b, "eq"), op).results[0]
+        same = equal if same is None else lowering.emit(arith.AndIOp(same, equal), op).results[0]
+    assert same is not None
+    lowering.check(same, op, shape_mismatch(shape), shown_indices([*own, *restated]))
+
+
 @lowers(anc.ArrayFreeOp)
 def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, anc.ArrayFreeOp)
@@ -968,19 +983,14 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     if op.checks_enabled:
         type = op.array.type
         assert isinstance(type, MemRefType)
+        _check_sizes(lowering, op, array)
         zero = lowering.const(0, type.element_type, op)
+        message = array_freed(type.get_num_dims())
 
         def check(at: list[SSAValue]) -> None:
             element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
             ok = lowering.same(element, zero, op, b_is_zero=True)
-            flat = at[0] if at else lowering.const(0, IndexType(), op)
-            for dimension, index in enumerate(at[1:], start=1):
-                size = lowering.emit(memref.DimOp(array, lowering.const(dimension, IndexType(), op)), op).results[0]
-                flat = lowering.emit(
-                    arith.AddiOp(lowering.emit(arith.MuliOp(flat, size), op).results[0], index), op
-                ).results[0]
-            message = "array freed holding {0} at element {1} (row-major), expected zeros"
-            lowering.check(ok, op, message, [element, flat])
+            lowering.check(ok, op, message, freed_element(element, at))
 
         _each_element(lowering, array, op, check)
     if array not in lowering.heap_arrays:
@@ -1035,10 +1045,7 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
         return
     value = lowering.get(op.value)
     same = lowering.same(popped, value, op)
-    if payload_kind(value.type) is None:
-        lowering.check(same, op, "popped a value other than the live value")
-    else:
-        lowering.check(same, op, "popped {0}, but the live value is {1}", [popped, value])
+    lowering.check(same, op, POPPED_OTHER, [popped, value])
 
 
 # ---------------------------------------------------------------------------

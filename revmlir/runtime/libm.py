@@ -29,9 +29,12 @@ def _library() -> ctypes.CDLL:
     raise OSError("the C math library cannot be loaded")
 
 
-def function(name: str, arity: int = 1) -> Callable[..., float]:
-    """The C function ``double name(double…)`` of ``arity`` arguments."""
-    found = getattr(_library(), name)
-    found.restype = ctypes.c_double
-    found.argtypes = [ctypes.c_double] * arity
+def function(name: str, arity: int = 1, single: bool = False) -> Callable[..., float]:
+    """The C function ``double name(double…)`` of ``arity`` arguments, or
+    (``single``) its single-precision ``float namef(float…)``, which native
+    code calls on f32 values."""
+    found = getattr(_library(), name + "f" if single else name)
+    number = ctypes.c_float if single else ctypes.c_double
+    found.restype = number
+    found.argtypes = [number] * arity
     return found

@@ -10,9 +10,9 @@
 // free.
 
 // STD:       rev.checks = [{{.*}}"ExecutionError|memref.alloc|{{.*}}arena.mlir:{{[0-9]+}}:5|scratch|i64,i64|needs {0} bytes of per-thread arena, has {1}
-// STD:       func.func @scratch(%y: memref<?xf64>, %n: index, %err: memref<6xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
-// STD:       "gpu.func"() <{function_type = (memref<?xf64>, index, memref<6xi64>, i64, i64) -> (), kernel}>
-// STD-NEXT:  ^bb0(%y: memref<?xf64>, %n: index, %err: memref<6xi64>, %arena: i64, %arena_bytes: i64):
+// STD:       func.func @scratch(%y: memref<?xf64>, %n: index, %err: memref<8xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
+// STD:       "gpu.func"() <{function_type = (memref<?xf64>, index, memref<8xi64>, i64, i64) -> (), kernel}>
+// STD-NEXT:  ^bb0(%y: memref<?xf64>, %n: index, %err: memref<8xi64>, %arena: i64, %arena_bytes: i64):
 // STD:         %err_context = memref.alloca() : memref<5xi64>
 // STD:         %[[OFFSET:.*]] = arith.muli %{{.*}}, %arena_bytes : i64
 // STD-NEXT:    %arena_base = arith.addi %arena, %[[OFFSET]] : i64
@@ -39,7 +39,7 @@
 // STD-NEXT:      %{{.*}} = arith.subi %[[END]], %[[BASE]] : i64
 // STD-NEXT:      %{{.*}} = arith.cmpi ule, %[[NEW]], %[[END]] : i64
 // STD:           scf.if
-// STD:             func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
+// STD:             func.call @revmlir.fail(%thread_err) : (memref<6xi64>) -> ()
 // STD:           %[[TOPW2:.*]] = llvm.getelementptr %[[CONTEXT]][2] : (!llvm.ptr) -> !llvm.ptr, i64
 // STD-NEXT:      llvm.store %[[NEW]], %[[TOPW2]] : i64, !llvm.ptr
 // STD-NEXT:      %{{.*}} = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, i64)>

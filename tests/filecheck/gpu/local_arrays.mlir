@@ -9,13 +9,13 @@
 // entry block, which LLVM keeps in registers. A larger one stays in the
 // arena.
 
-// STD-LABEL: "gpu.func"() <{function_type = (memref<?xf64>, index, memref<6xi64>) -> (), kernel}>
+// STD-LABEL: "gpu.func"() <{function_type = (memref<?xf64>, index, memref<8xi64>) -> (), kernel}>
 // STD:         scf.for %i =
 // STD:           %a = memref.alloca(%{{.*}}, %{{.*}}) : memref<?x?xf64>
 // STD-NOT:       memref.dealloc
 // STD-NOT:       llvm.load
 // STD:           gpu.return
-// STD-LABEL: "gpu.func"() <{function_type = (memref<?xf64>, index, memref<6xi64>, i64, i64) -> (), kernel}>
+// STD-LABEL: "gpu.func"() <{function_type = (memref<?xf64>, index, memref<8xi64>, i64, i64) -> (), kernel}>
 // STD:         scf.for %i =
 // STD:           %[[TOP:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
 // STD:           builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(!llvm.ptr, i64)> to memref<?xf64>

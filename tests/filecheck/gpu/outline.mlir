@@ -3,7 +3,7 @@
 // A function whose body is one parallel loop (plus checks) is a kernel: its
 // host function launches it with the grid and block sizes it is given.
 // CHECK:       builtin.module attributes {{{.*}}gpu.container_module}
-// CHECK-LABEL: func.func @scale(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<6xi64>, %blocks: index, %threads: index) -> f64 {
+// CHECK-LABEL: func.func @scale(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<8xi64>, %blocks: index, %threads: index) -> f64 {
 // CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    "gpu.launch_func"(%blocks, %[[ONE]], %[[ONE]], %threads, %[[ONE]], %[[ONE]], %y, %x, %a, %err) <{kernel = @module_kernels::@scale, {{.*}}}>
 // CHECK-NEXT:    func.return %a : f64
@@ -12,20 +12,20 @@
 // CHECK:       "gpu.module"() <{sym_name = "module_kernels"}> ({
 // The kernel's callees are copied to the device; revmlir.fail is only
 // declared (convert-gpu-to-nvvm defines the device's).
-// CHECK-DAG:     func.func @twice(%v: f64, %{{.*}}: memref<4xi64>) -> f64
-// CHECK-DAG:     func.func private @revmlir.fail(memref<4xi64>) -> ()
-// CHECK:         "gpu.func"() <{function_type = (memref<?xf64>, memref<?xf64>, f64, memref<6xi64>) -> (), kernel}> ({
-// CHECK-NEXT:    ^bb0(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<6xi64>):
+// CHECK-DAG:     func.func @twice(%v: f64, %{{.*}}: memref<6xi64>) -> f64
+// CHECK-DAG:     func.func private @revmlir.fail(memref<6xi64>) -> ()
+// CHECK:         "gpu.func"() <{function_type = (memref<?xf64>, memref<?xf64>, f64, memref<8xi64>) -> (), kernel}> ({
+// CHECK-NEXT:    ^bb0(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<8xi64>):
 // Each thread's own error slot, whose last word points to the context
 // [shared slot's address, element]:
-// CHECK-NEXT:      %thread_err = memref.alloca() : memref<4xi64>
+// CHECK-NEXT:      %thread_err = memref.alloca() : memref<6xi64>
 // CHECK-NEXT:      %err_context = memref.alloca() : memref<2xi64>
-// CHECK-NEXT:      %[[SHARED:.*]] = "memref.extract_aligned_pointer_as_index"(%err) : (memref<6xi64>) -> index
+// CHECK-NEXT:      %[[SHARED:.*]] = "memref.extract_aligned_pointer_as_index"(%err) : (memref<8xi64>) -> index
 // CHECK:           memref.store %{{.*}}, %err_context[%{{.*}}] : memref<2xi64>
 // CHECK:           %[[NONE:.*]] = arith.constant -1 : i64
 // CHECK:           memref.store %[[NONE]], %err_context
 // CHECK:           "memref.extract_aligned_pointer_as_index"(%err_context)
-// CHECK:           memref.store %{{.*}}, %thread_err[%{{.*}}] : memref<4xi64>
+// CHECK:           memref.store %{{.*}}, %thread_err[%{{.*}}] : memref<6xi64>
 // The grid-stride loop: i = lb + (block·threads per block + thread)·step,
 // stepping by the grid's thread count times the step.
 // CHECK:           %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
@@ -57,7 +57,7 @@
 // CHECK:           } else {
 // CHECK-NEXT:        scf.for %i_1 = %first to %n step %stride {
 // Checks report through the thread's own slot:
-// CHECK:               func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
+// CHECK:               func.call @revmlir.fail(%thread_err) : (memref<6xi64>) -> ()
 // CHECK:               func.call @twice(%{{.*}}, %thread_err)
 // CHECK:               memref.atomic_rmw addf %{{.*}}, %y[%i_1] : (f64, memref<?xf64>) -> f64
 // CHECK:           "gpu.return"() : () -> ()

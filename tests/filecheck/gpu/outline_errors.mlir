@@ -6,7 +6,7 @@
 // What breaks the kernel rule (docs/gpu.md) is an error at the op.
 
 // NAME: error: no function @nosuch to make a kernel of (module has: @plain)
-// UNLOWERED: error: 'func.func' at {{.*}}outline_errors.mlir:[[# @LINE + 3]]:1: @plain is not a kernel function: it is not a lowered reversible function (its last argument must be the error slot memref<4xi64>)
+// UNLOWERED: error: 'func.func' at {{.*}}outline_errors.mlir:[[# @LINE + 3]]:1: @plain is not a kernel function: it is not a lowered reversible function (its last argument must be the error slot memref<6xi64>)
 
 // PLAIN: error: 'func.func' at {{.*}}outline_errors.mlir:[[# @LINE + 1]]:1: @plain is not a kernel function: its body has no top-level scf.parallel
 func.func @plain(%y: memref<?xf64>) {

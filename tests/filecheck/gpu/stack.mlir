@@ -9,7 +9,7 @@
 // back if the buffer ends there. No realloc, no free.
 
 // STD:       rev.checks = [{{.*}}"ExecutionError|func.call|{{.*}}stack.mlir:{{[0-9]+}}:5|tape|i64,i64|needs {0} bytes of per-thread arena, has {1} (a stack; launch with a larger arena=)"
-// STD:       func.func @tape(%y: memref<?xf64>, %n: index, %err: memref<6xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
+// STD:       func.func @tape(%y: memref<?xf64>, %n: index, %err: memref<8xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
 // The device has native code's pop, and no push or free.
 // STD:       "gpu.module"() <{sym_name = "module_kernels"}>
 // STD-NOT:   revmlir.stack.push
@@ -17,7 +17,7 @@
 // STD:         func.func private @revmlir.stack.pop.f64(%header: memref<3xi64>) -> f64
 // STD-NOT:   revmlir.stack.push
 // STD-NOT:   revmlir.stack.free
-// STD:       "gpu.func"() <{function_type = (memref<?xf64>, index, memref<6xi64>, i64, i64) -> (), kernel}>
+// STD:       "gpu.func"() <{function_type = (memref<?xf64>, index, memref<8xi64>, i64, i64) -> (), kernel}>
 // STD:         scf.for %i =
 // The push: 8 bytes more than the size's, the buffer full if that is more
 // than it has reserved.
@@ -37,7 +37,7 @@
 // STD:             %[[BYTES:.*]] = arith.andi %{{.*}}, %{{.*}} : i64
 // STD-NEXT:        %[[NEW_END:.*]] = arith.addi %[[START]], %[[BYTES]] : i64
 // STD:             %{{.*}} = arith.cmpi ule, %[[NEW_END]], %{{.*}} : i64
-// STD:               func.call @revmlir.fail(%thread_err) : (memref<4xi64>) -> ()
+// STD:               func.call @revmlir.fail(%thread_err) : (memref<6xi64>) -> ()
 // STD:             llvm.store %[[NEW_END]], %{{.*}} : i64, !llvm.ptr
 // A moved buffer's words are copied.
 // STD-NEXT:        scf.if %[[MOVED]] {

@@ -1,13 +1,15 @@
 // RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline,convert-gpu-to-nvvm | filecheck %s
 
 // The device's revmlir.fail: the first failing thread wins the shared
-// slot's check id by compare-and-swap and stores its values and element;
+// slot's check id by compare-and-swap and stores its payload (four words)
+// and its element;
 // every failing thread then exits.
-// CHECK-LABEL: func.func private @revmlir.fail(%thread_err: memref<4xi64>) {
-// CHECK:         %[[ID:.*]] = memref.load %thread_err[%{{.*}}] : memref<4xi64>
+// CHECK-LABEL: func.func private @revmlir.fail(%thread_err: memref<6xi64>) {
+// CHECK:         %[[ID:.*]] = memref.load %thread_err[%{{.*}}] : memref<6xi64>
 // CHECK:         %[[V1:.*]] = memref.load %thread_err
 // CHECK:         %[[V2:.*]] = memref.load %thread_err
-// CHECK:         %[[CTX:.*]] = memref.load %thread_err
+// CHECK:         arith.constant 5 : index
+// CHECK-NEXT:    %[[CTX:.*]] = memref.load %thread_err
 // CHECK-NEXT:    %[[P:.*]] = llvm.inttoptr %[[CTX]] : i64 to !llvm.ptr
 // CHECK-NEXT:    %[[SHARED:.*]] = llvm.load %[[P]] : !llvm.ptr -> i64
 // CHECK-NEXT:    %[[EP:.*]] = llvm.getelementptr %[[P]][1] : (!llvm.ptr) -> !llvm.ptr, i64
@@ -18,7 +20,8 @@
 // CHECK-NEXT:    scf.if %[[WON]] {
 // CHECK:           llvm.store %[[V1]]
 // CHECK:           llvm.store %[[V2]]
-// CHECK:           llvm.store %[[E]]
+// CHECK:           %[[ELEMENT:.*]] = llvm.getelementptr %{{.*}}[5] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:      llvm.store %[[E]], %[[ELEMENT]]
 // CHECK:         }
 // CHECK-NEXT:    nvvm.exit
 // CHECK-NEXT:    func.return

@@ -7,14 +7,14 @@
 // take at most 4 KiB, else on the heap (memref.alloc, and a dealloc at its
 // free); one a loop allocates always goes to the heap.  It is zeroed element
 // by element; a checked free tests every element against zero and reports
-// the first one that is not, with its row-major position.
+// the first one that is not, with its indices.
 
-// CHECK-LABEL: func.func @frame(%y: f64, %n: index, %err: memref<4xi64>) -> (f64, index) {
+// CHECK-LABEL: func.func @frame(%y: f64, %n: index, %err: memref<6xi64>) -> (f64, index) {
 // CHECK:         %{{.*}} = arith.cmpi sge, %n, %{{.*}} : index
-// CHECK:         func.call @revmlir.fail(%err) : (memref<4xi64>) -> ()
+// CHECK:         func.call @revmlir.fail(%err) : (memref<6xi64>) -> ()
 // CHECK:         %[[ELEMENTS:.*]] = arith.mulf
 // CHECK:         %{{.*}} = arith.cmpf ole, %[[ELEMENTS]], %{{.*}} : f64
-// CHECK:         func.call @revmlir.fail(%err) : (memref<4xi64>) -> ()
+// CHECK:         func.call @revmlir.fail(%err) : (memref<6xi64>) -> ()
 // CHECK:         %[[LIMIT:.*]] = arith.constant 5.120000e+02 : f64
 // CHECK-NEXT:    %[[HEAP:.*]] = arith.cmpf ogt, %[[ELEMENTS]], %[[LIMIT]] : f64
 // CHECK-NEXT:    %a = scf.if %[[HEAP]] -> (memref<?xf64>) {
@@ -41,7 +41,7 @@ rev.func @frame(%y: f64, %n: index) {
   rev.return %y, %n : f64, index
 }
 
-// CHECK-LABEL: func.func @heap(%y: f64, %n: index, %err: memref<4xi64>) -> (f64, index) {
+// CHECK-LABEL: func.func @heap(%y: f64, %n: index, %err: memref<6xi64>) -> (f64, index) {
 // CHECK:         scf.for %i = %c0 to %n step %c1 {
 // CHECK:           %a = memref.alloc(%n) : memref<?x3xi64>
 // CHECK:           memref.store

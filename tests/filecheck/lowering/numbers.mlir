@@ -10,7 +10,7 @@
 // and checked against the type before it is truncated; a real is scaled,
 // rounded to even and checked before it is converted.
 // CHECK: "ExecutionError|rev.to_fixed|{{.*}}numbers.mlir:[[# @LINE + 26]]:3|fixed|f64|{0} has no fixed-point number in Fixed[43]", "ExecutionError|rev.fixed_mul|{{.*}}|fixed||fixed-point overflow: the result is out of range for Fixed[43]"
-// CHECK-LABEL: func.func @fixed(%y: i64, %a: i64, %x: f64, %err: memref<4xi64>) -> (i64, i64, f64)
+// CHECK-LABEL: func.func @fixed(%y: i64, %a: i64, %x: f64, %err: memref<6xi64>) -> (i64, i64, f64)
 // CHECK:      %[[SCALE:.*]] = arith.constant 0x42A0000000000000 : f64
 // CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %x, %[[SCALE]] : f64
 // CHECK-NEXT: %[[ROUNDED:.*]] = math.roundeven %[[SCALED]] : f64
@@ -43,7 +43,7 @@ rev.func @fixed(%y: !rev.fixed<64, 43>, %a: !rev.fixed<64, 43>, %x: f64) {
 }
 
 // A tropical number becomes its real, checked finite when made; *= is addf.
-// CHECK-LABEL: func.func @tropical(%y: f64, %x: f64, %err: memref<4xi64>) -> (f64, f64)
+// CHECK-LABEL: func.func @tropical(%y: f64, %x: f64, %err: memref<6xi64>) -> (f64, f64)
 // CHECK:      %[[MAGNITUDE:.*]] = math.absf %x : f64
 // CHECK-NEXT: %[[INF:.*]] = arith.constant 0x7ff0000000000000 : f64
 // CHECK-NEXT: arith.cmpf olt, %[[MAGNITUDE]], %[[INF]] : f64

@@ -10,7 +10,7 @@
 // print in upstream MLIR's form and parse back. On the CPU, scf.parallel is a
 // sequential loop and the atomic add a load, add and store.
 
-// CHECK-LABEL: func.func @gather(%x: memref<?xf64>, %y: memref<?xf64>, %g: memref<4xf64>, %idx: memref<?xindex>, %n: index, %err: memref<4xi64>) -> index {
+// CHECK-LABEL: func.func @gather(%x: memref<?xf64>, %y: memref<?xf64>, %g: memref<4xf64>, %idx: memref<?xindex>, %n: index, %err: memref<6xi64>) -> index {
 // CHECK:         scf.parallel (%i) = (%c0) to (%n) step (%c1) {
 // CHECK:           %xi = memref.load %x[%i] : memref<?xf64>
 // CHECK:           %v = memref.load %y[%i] : memref<?xf64>

@@ -8,7 +8,7 @@
 // inside the body is private to an iteration: passed to @local, it keeps
 // plain loads and stores there.
 
-// CHECK-LABEL: func.func @add_at(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<4xi64>) -> (index, f64) {
+// CHECK-LABEL: func.func @add_at(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<6xi64>) -> (index, f64) {
 // CHECK-NOT:     memref.load %g
 // CHECK:         %{{.*}} = memref.atomic_rmw addf %v, %g[%j] : (f64, memref<?xf64>) -> f64
 // CHECK-NEXT:    func.return %j, %v : index, f64
@@ -19,7 +19,7 @@ rev.func @add_at(%g: memref<?xf64>, %j: index, %v: f64) {
   rev.return %j, %v : index, f64
 }
 
-// CHECK-LABEL: func.func @twice(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<4xi64>) -> (index, f64) {
+// CHECK-LABEL: func.func @twice(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<6xi64>) -> (index, f64) {
 // CHECK:         func.call @add_at(%g, %j, %v, %err)
 // CHECK:         func.call @add_at(%g,
 // CHECK:         %{{.*}} = memref.atomic_rmw addf %{{.*}}, %g[%c0] : (f64, memref<?xf64>) -> f64
@@ -33,7 +33,7 @@ rev.func @twice(%g: memref<?xf64>, %j: index, %v: f64) {
   rev.return %j2, %v2 : index, f64
 }
 
-// CHECK-LABEL: func.func @local(%h: memref<4xf64>, %v: f64, %err: memref<4xi64>) -> f64 {
+// CHECK-LABEL: func.func @local(%h: memref<4xf64>, %v: f64, %err: memref<6xi64>) -> f64 {
 // CHECK:         %[[OLD:.*]] = memref.load %h[%c1] : memref<4xf64>
 // CHECK:         %[[NEW:.*]] = arith.addf %[[OLD]], %v : f64
 // CHECK-NEXT:    memref.store %[[NEW]], %h[%c1] : memref<4xf64>
@@ -57,7 +57,7 @@ rev.func @local(%h: memref<4xf64>, %v: f64) {
 
 // The uncall runs @add_at.inv, added after the module's functions: it
 // subtracts, atomically too.
-// CHECK-LABEL: func.func @add_at.inv(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<4xi64>) -> (index, f64) {
+// CHECK-LABEL: func.func @add_at.inv(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<6xi64>) -> (index, f64) {
 // CHECK:         %[[NEG:.*]] = arith.negf %v : f64
 // CHECK-NEXT:    %{{.*}} = memref.atomic_rmw addf %[[NEG]], %g[%j] : (f64, memref<?xf64>) -> f64
 rev.func @k(%g: memref<?xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {

@@ -4,7 +4,7 @@
 // element's index is checked against its axis (one unsigned compare), and a
 // failed check stores its id and values in the slot and leaves the run.
 // CHECK: builtin.module attributes {rev.checks = ["ExecutionError|rev.take|{{.*}}rev_to_std.mlir:[[# @LINE + 29]]:3|instructions|i64,i64|index {0} is out of bounds for axis 0 with size {1}", "InvertibilityError|anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 36]]:3|instructions|f64,f64|ancilla freed holding {0}, expected {1}"]}
-// CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<4xi64>) -> (f64, f64, index)
+// CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<6xi64>) -> (f64, f64, index)
 // CHECK-NEXT:    %t = arith.mulf %a, %a : f64
 // CHECK-NEXT:    %y1 = arith.addf %y, %t : f64
 // CHECK-NEXT:    %y2 = arith.subf %y1, %a : f64
@@ -16,8 +16,8 @@
 // CHECK-NEXT:    scf.if %[[OUTSIDE]] {
 // CHECK-NEXT:      %[[ID:.*]] = arith.constant 1 : i64
 // CHECK-NEXT:      %[[SLOT:.*]] = arith.constant 0 : index
-// CHECK-NEXT:      memref.store %[[ID]], %err[%[[SLOT]]] : memref<4xi64>
-// CHECK:           func.call @revmlir.fail(%err) : (memref<4xi64>) -> ()
+// CHECK-NEXT:      memref.store %[[ID]], %err[%[[SLOT]]] : memref<6xi64>
+// CHECK:           func.call @revmlir.fail(%err) : (memref<6xi64>) -> ()
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %e = memref.load %m[%i] : memref<4xf64>
 // CHECK-NEXT:    %e1 = arith.addf %e, %y2 : f64
@@ -44,8 +44,8 @@ rev.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index) {
 }
 
 // Uncalled functions get a lowered inverse; the uncall becomes a call of it.
-// CHECK-LABEL: func.func @caller(%x: f64, %y: f64, %err: memref<4xi64>) -> (f64, f64)
-// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) : (f64, f64, memref<4xi64>) -> (f64, f64)
+// CHECK-LABEL: func.func @caller(%x: f64, %y: f64, %err: memref<6xi64>) -> (f64, f64)
+// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) : (f64, f64, memref<6xi64>) -> (f64, f64)
 rev.func @caller(%x: f64, %y: f64) {
   %x1, %y1 = rev.uncall @accumulate(%x, %y) : (f64, f64) -> (f64, f64)
   rev.return %x1, %y1 : f64, f64
@@ -54,6 +54,6 @@ rev.func @accumulate(%x: f64, %y: f64) {
   %x1 = rev.add %x, %y : f64
   rev.return %x1, %y : f64, f64
 }
-// CHECK-LABEL: func.func @accumulate.inv(%x: f64, %y: f64, %err: memref<4xi64>) -> (f64, f64)
+// CHECK-LABEL: func.func @accumulate.inv(%x: f64, %y: f64, %err: memref<6xi64>) -> (f64, f64)
 // CHECK-NEXT:    %[[X:.*]] = arith.subf %x, %y : f64
 // CHECK-NEXT:    func.return %[[X]], %y : f64, f64
