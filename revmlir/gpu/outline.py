@@ -17,10 +17,10 @@ and block sizes are two new trailing ``index`` arguments.
 
 The error slot of a kernel holds ``GPU_ERROR_WORDS`` words, ``[check id,
 value 1, value 2, element, unused, unused]``, shared by every thread.
-Checks write a thread's own four-word slot, as on the CPU; its last word
-(the CPU's jump word) holds the address of a two-word context ``[address of
-the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
-finds what to report.  The element is the parallel index, or −1 for a check
+Checks report through a thread's own four-word slot, as on the CPU; its
+last word (the CPU's jump word) holds the address of a two-word context
+``[address of the shared slot, element]``, where ``revmlir.report`` and
+``revmlir.fail`` (``convert-gpu-to-nvvm``) find where to report.  The element is the parallel index, or −1 for a check
 outside the loop.
 
 Arrays of a dynamic size (``memref.alloc``) and the buffers of stacks in a
@@ -64,7 +64,7 @@ from revmlir.gpu.arena import (
 )
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.lowering import stacks
-from revmlir.runtime_checks import ERROR_SLOT, FAIL, JUMP_WORD, CheckTable
+from revmlir.runtime_checks import ERROR_SLOT, FAIL, JUMP_WORD, REPORT, CheckTable
 
 GPU_ERROR_WORDS = 6
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
@@ -153,7 +153,7 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 f"{describe_op(inner)}: @{name} is not a kernel function: it writes an array outside its "
                 "parallel loop, which every thread would do"
             )
-        if isinstance(inner, func.CallOp) and inner.callee.string_value() != FAIL:
+        if isinstance(inner, func.CallOp) and inner.callee.string_value() not in (FAIL, REPORT):
             raise PassFailedException(
                 f"{describe_op(inner)}: @{name} is not a kernel function: it calls "
                 f"@{inner.callee.string_value()} outside its parallel loop, which every thread would do"
@@ -203,10 +203,11 @@ def _in_arena(function: Operation, own: SSAValue, checks: CheckTable, name: str)
 
 def _device_copy(function: func.FuncOp, copy: bool) -> func.FuncOp:
     """A function for the device, a copy or ``function`` itself detached:
-    ``revmlir.fail`` only declared (its std body aborts the process;
+    ``revmlir.report`` and ``revmlir.fail`` only declared (their std bodies
+    store in the thread's own slot and abort the process;
     ``convert-gpu-to-nvvm`` defines the device's)."""
-    if function.sym_name.data == FAIL:
-        return func.FuncOp.external(FAIL, function.function_type.inputs.data, function.function_type.outputs.data)
+    if (name := function.sym_name.data) in (FAIL, REPORT):
+        return func.FuncOp.external(name, function.function_type.inputs.data, function.function_type.outputs.data)
     if copy:
         return function.clone()
     function.detach()
