@@ -20,8 +20,8 @@ value 1, value 2, element, unused, unused]``, shared by every thread.
 Checks report through a thread's own four-word slot, as on the CPU; its
 last word (the CPU's jump word) holds the address of a two-word context
 ``[address of the shared slot, element]``, where ``revmlir.report`` and
-``revmlir.fail`` (``convert-gpu-to-nvvm``) find where to report.  The element is the parallel index, or −1 for a check
-outside the loop.
+``revmlir.fail`` (``convert-gpu-to-nvvm``) find where to report.  The
+element is the parallel index, or −1 for a check outside the loop.
 
 Arrays of a dynamic size (``memref.alloc``) and the buffers of stacks in a
 kernel or the functions it calls come from a per-thread arena
