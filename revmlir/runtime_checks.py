@@ -54,6 +54,15 @@ GPU_ERROR_WORDS = ELEMENT_WORD + 3
 unused, unused]``."""
 FAIL = "revmlir.fail"
 """``revmlir.fail(error slot)``: leave the run; it never returns."""
+REPORT = "revmlir.report"
+"""``revmlir.report(error slot, check id, payload words…)``: what a failing
+check calls, once, with its id and ``PAYLOAD_SLOTS`` 64-bit words (those its
+message does not use are 0); it stores them in the slot and leaves the run
+through ``revmlir.fail``.  One function a module instead of the stores
+inlined at each of its checks: the failure paths are most of a checked
+module's code, and the slot's layout is known in one place."""
+REPORT_INPUTS = (ERROR_SLOT, *[i64] * (1 + PAYLOAD_SLOTS))
+"""The argument types of ``revmlir.report``."""
 CHECKS_ATTR = "rev.checks"
 """The module attribute holding the check table (``CheckTable.entries``)."""
 ERRORS: dict[str, type[LocatedError]] = {e.__name__: e for e in (InvertibilityError, ExecutionError)}

@@ -23,7 +23,7 @@ import revmlir as rv
 from cursor_driver import quiet
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
-from revmlir.runtime_checks import check_error_slot
+from revmlir.runtime_checks import JUMP_WORD, check_error_slot
 
 FOREVER = 10**15
 """A trip count no run reaches (days): only Ctrl-C ends it."""
@@ -131,15 +131,15 @@ def upstream_entry_point() -> dict[str, Any]:
         ctypes.c_int64,
         ctypes.POINTER(Descriptor),
     )(module.machine_code.address("_mlir_ciface_f"))
-    x, slot = np.arange(4.0), np.zeros(4, dtype=np.int64)
+    x, slot = np.arange(4.0), np.zeros(JUMP_WORD + 1, dtype=np.int64)
     array = Descriptor(x.ctypes.data, x.ctypes.data, 0, (4,), (1,))
-    error = Descriptor(slot.ctypes.data, slot.ctypes.data, 0, (4,), (1,))
+    error = Descriptor(slot.ctypes.data, slot.ctypes.data, 0, (len(slot),), (1,))
     results = Results()
     outcome: dict[str, Any] = {}
     entry(ctypes.byref(results), 1.0, ctypes.byref(array), 3, ctypes.byref(error))
     outcome["passes"] = [results.y, slot.tolist()]
     entry(ctypes.byref(results), 1.0, ctypes.byref(array), 9, ctypes.byref(error))
-    outcome["jump word after"] = int(slot[3])
+    outcome["jump word after"] = int(slot[JUMP_WORD])
     try:
         check_error_slot(module.check_table, slot.tolist())
     except rv.ExecutionError as failure:

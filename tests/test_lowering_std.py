@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from revmlir import InvertibilityError
+from revmlir.errors import LocatedError
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
@@ -89,6 +90,16 @@ rev.func @f(%x: f64) {
 """
 
 
+OUTSIDE = """
+rev.func @g(%m: memref<4xf64>, %i: index, %x: f64) {
+  %e = rev.take %m[%i] : memref<4xf64>
+  %e1 = rev.add %e, %x : f64
+  rev.put %e1, %m[%i] : memref<4xf64>
+  rev.return %i, %x : index, f64
+}
+"""
+
+
 def test_lowered_checks_report_through_the_error_slot():
     ctx = make_context()
     module = parse_module(DIRTY, "dirty.mlir", ctx)
@@ -99,6 +110,27 @@ def test_lowered_checks_report_through_the_error_slot():
         program.call_lowered("f", 3.0)
     assert info.value.op_name == "anc.free"
     assert info.value.location == "dirty.mlir:6:3"
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "args"),
+    [(DIRTY, "f", (3.0,)), (OUTSIDE, "g", (np.zeros(4), 7, 1.0)), (OUTSIDE, "g", (np.zeros(4), -2, 1.0))],
+)
+def test_lowered_std_ir_reports_the_rev_programs_error(source, name, args):
+    """The interpreter running lowered std IR (the check's words stored by
+    the module's ``revmlir.report``, decoded from the error slot) raises the
+    error the interpreter raises on the rev program: message, payload
+    values, op and location."""
+    ctx = make_context()
+    with pytest.raises(LocatedError) as expected:
+        RevInterpreter(parse_module(source, "checks.mlir", ctx)).call(name, *copy(args))
+    module = parse_module(source, "checks.mlir", ctx)
+    RevLowerToStdPass().apply(ctx, module)
+    with pytest.raises(LocatedError) as found:
+        RevInterpreter(module).call_lowered(name, *copy(args))
+    assert type(found.value) is type(expected.value)
+    assert str(found.value) == str(expected.value)
+    assert (found.value.op_name, found.value.location) == (expected.value.op_name, expected.value.location)
 
 
 def test_no_stack_op_or_type_survives_lowering():
@@ -133,7 +165,9 @@ def test_no_stack_op_or_type_survives_lowering():
     }
     assert not [op for op in ops if isinstance(op, func.FuncOp) and op.is_declaration]
     assert (
-        called == defined == {"revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free", "revmlir.fail"}
+        called
+        == defined
+        == {"revmlir.stack.push.f64", "revmlir.stack.pop.f64", "revmlir.stack.free", "revmlir.fail", "revmlir.report"}
     )
     external = {op.sym_name.data for op in module.ops if isinstance(op, llvm.FuncOp)}
     assert external == {"realloc", "free", "abort"}

@@ -53,7 +53,7 @@ from revmlir.lowering.std_to_llvm import (
     llvm_type,
     translate_module,
 )
-from revmlir.runtime_checks import FAIL
+from revmlir.runtime_checks import FAIL, REPORT
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
@@ -420,10 +420,11 @@ def _out_of_line_fail(module: ir.Module) -> None:
     made loops over small arrays too large for LLVM to unroll, so their
     arrays stayed in local memory instead of registers (BA's Jacobian
     blocks).  It never returns (the thread exits) and is cold, so LLVM lays
-    out the checks as the unlikely branches they are."""
-    name = ptx_name(FAIL)
+    out the checks as the unlikely branches they are.  So is
+    ``revmlir.report``, which the checks call."""
+    names = {ptx_name(FAIL), ptx_name(REPORT)}
     for function in module.functions:
-        if function.name == name and not function.is_declaration:
+        if function.name in names and not function.is_declaration:
             function.attributes.add("noinline")
             function.attributes.add("cold")
             function.attributes.add("noreturn")

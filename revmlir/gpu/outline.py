@@ -17,11 +17,11 @@ and block sizes are two new trailing ``index`` arguments.
 
 The error slot of a kernel holds ``GPU_ERROR_WORDS`` words, ``[check id,
 payload…, element, unused, unused]`` (``revmlir.runtime_checks``), shared
-by every thread.  Checks write a thread's own slot, as on the CPU; its last word
-(the CPU's jump word) holds the address of a two-word context ``[address of
-the shared slot, element]``, where ``revmlir.fail`` (``convert-gpu-to-nvvm``)
-finds what to report.  The element is the parallel index, or −1 for a check
-outside the loop.
+by every thread.  Checks report through a thread's own slot, as on the CPU;
+its last word (the CPU's jump word) holds the address of a two-word context
+``[address of the shared slot, element]``, where ``revmlir.report`` and
+``revmlir.fail`` (``convert-gpu-to-nvvm``) find where to report.  The
+element is the parallel index, or −1 for a check outside the loop.
 
 Arrays of a dynamic size (``memref.alloc``) and the buffers of stacks in a
 kernel or the functions it calls come from a per-thread arena
@@ -66,7 +66,7 @@ from revmlir.gpu.load_order import loads_first
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.lowering import stacks
 from revmlir.lowering.loop_versioning import version_loop
-from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, CheckTable
+from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, CheckTable
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
 ARENA_PARAMETERS = (i64, i64)
@@ -152,7 +152,7 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 f"{describe_op(inner)}: @{name} is not a kernel function: it writes an array outside its "
                 "parallel loop, which every thread would do"
             )
-        if isinstance(inner, func.CallOp) and inner.callee.string_value() != FAIL:
+        if isinstance(inner, func.CallOp) and inner.callee.string_value() not in (FAIL, REPORT):
             raise PassFailedException(
                 f"{describe_op(inner)}: @{name} is not a kernel function: it calls "
                 f"@{inner.callee.string_value()} outside its parallel loop, which every thread would do"
@@ -202,10 +202,11 @@ def _in_arena(function: Operation, own: SSAValue, checks: CheckTable, name: str)
 
 def _device_copy(function: func.FuncOp, copy: bool) -> func.FuncOp:
     """A function for the device, a copy or ``function`` itself detached:
-    ``revmlir.fail`` only declared (its std body aborts the process;
+    ``revmlir.report`` and ``revmlir.fail`` only declared (their std bodies
+    store in the thread's own slot and abort the process;
     ``convert-gpu-to-nvvm`` defines the device's)."""
-    if function.sym_name.data == FAIL:
-        return func.FuncOp.external(FAIL, function.function_type.inputs.data, function.function_type.outputs.data)
+    if (name := function.sym_name.data) in (FAIL, REPORT):
+        return func.FuncOp.external(name, function.function_type.inputs.data, function.function_type.outputs.data)
     if copy:
         return function.clone()
     function.detach()

@@ -4,12 +4,15 @@ terms.
 - ``gpu.thread_id``/``block_id``/``block_dim``/``grid_dim`` read PTX's
   special registers (``nvvm.read.ptx.sreg.{tid,ctaid,ntid,nctaid}.*``, 32
   bits, widened to ``index``); ``gpu.barrier`` is ``nvvm.barrier0``.
-- The device's ``revmlir.fail`` reports a failed check to the host and ends
-  the thread: the first failing thread of a launch wins a compare-and-swap
-  of the shared slot's check id (0 → its own) and then stores its values
-  and element there; every failing thread exits (``nvvm.exit``).  Where the
-  shared slot is, and the element, it reads from the context whose address
-  the thread's own slot holds in its last word (``revmlir.gpu.outline``).
+- The device's ``revmlir.report`` reports a failed check to the host and
+  ends the thread: the first failing thread of a launch wins a
+  compare-and-swap of the shared slot's check id (0 → its own) and then
+  stores its values and element there; every failing thread exits
+  (``nvvm.exit``).  Where the shared slot is, and the element, it reads
+  from the context whose address the thread's own slot holds in its last
+  word (``revmlir.gpu.outline``).  ``revmlir.fail`` does the same with the
+  check id and values the thread's own slot holds (the arena's checks
+  store them there).
 
 Bodies stay std-level: ``revmlir.gpu.nvptx`` translates them with
 ``convert-std-to-llvm``'s rules, as it does host code.
@@ -27,7 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
-from revmlir.runtime_checks import ELEMENT_WORD, FAIL, JUMP_WORD, PAYLOAD_SLOTS
+from revmlir.runtime_checks import ELEMENT_WORD, FAIL, JUMP_WORD, PAYLOAD_SLOTS, REPORT
 
 _REGISTERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "tid",
@@ -53,9 +56,24 @@ def convert_op(op: Operation) -> None:
 
 
 def define_device_fail(function: func.FuncOp) -> None:
-    """Give ``revmlir.fail`` the device body of the module docstring."""
+    """Give ``revmlir.fail`` the device body of the module docstring, for
+    what its thread's own slot holds."""
+    _define_device_report(function, words_in_arguments=False)
+
+
+def define_device_report(function: func.FuncOp) -> None:
+    """Give ``revmlir.report`` the device body of the module docstring, for
+    its arguments: the check's words go to the shared slot directly, not
+    through the thread's own."""
+    _define_device_report(function, words_in_arguments=True)
+
+
+def _define_device_report(function: func.FuncOp, words_in_arguments: bool) -> None:
+    """The device body of ``revmlir.report`` (the check id and payload words
+    in its arguments after the thread's own slot) or ``revmlir.fail`` (in
+    that slot)."""
     block = Block(arg_types=function.function_type.inputs.data)
-    (own,) = block.args
+    own = block.args[0]
     own.name_hint = "thread_err"
     ops: list[Operation] = []
 
@@ -66,7 +84,13 @@ def define_device_fail(function: func.FuncOp) -> None:
     def word(index: int) -> SSAValue:
         return add(memref.LoadOp.get(own, [add(arith.ConstantOp.from_int_and_width(index, IndexType()))]))
 
-    check, *values = (word(w) for w in range(1 + PAYLOAD_SLOTS))
+    if words_in_arguments:
+        check, *values = block.args[1:]
+        check.name_hint = "check"
+        for value in values:
+            value.name_hint = "word"
+    else:
+        check, *values = (word(w) for w in range(1 + PAYLOAD_SLOTS))
     context = add(llvm.IntToPtrOp(word(JUMP_WORD)))
     shared_address = add(llvm.LoadOp(context, i64))
     element = add(llvm.LoadOp(add(llvm.GEPOp(context, [1], i64)), i64))
@@ -89,7 +113,8 @@ def define_device_fail(function: func.FuncOp) -> None:
 @dataclass(frozen=True)
 class ConvertGpuToNvvmPass(ModulePass):
     """GPU ops of every ``gpu.module`` become ``nvvm`` ops; its
-    ``revmlir.fail`` reports to the launch's shared error slot."""
+    ``revmlir.report`` and ``revmlir.fail`` report to the launch's shared
+    error slot."""
 
     name = "convert-gpu-to-nvvm"
 
@@ -100,5 +125,8 @@ class ConvertGpuToNvvmPass(ModulePass):
             for inner in [o for o in device.walk() if type(o) in _REGISTERS or isinstance(o, gpu.BarrierOp)]:
                 convert_op(inner)
             for function in device.body.ops:
-                if isinstance(function, func.FuncOp) and function.sym_name.data == FAIL and function.is_declaration:
-                    define_device_fail(function)
+                if isinstance(function, func.FuncOp) and function.is_declaration:
+                    if function.sym_name.data == FAIL:
+                        define_device_fail(function)
+                    elif function.sym_name.data == REPORT:
+                        define_device_report(function)

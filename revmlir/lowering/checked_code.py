@@ -4,8 +4,9 @@
 Every lowering that adds checks builds on this: ``rev-lower-to-std``'s
 function lowering (a ``CheckedCode`` of its own), the checks it adds to
 plain ``func.func`` code, and ``rev-host-safety`` (checked stack pushes,
-the recursion bound).  A failing check stores its id and the values it
-saw in the error slot (``revmlir.runtime_checks``) and calls ``revmlir.fail``.
+the recursion bound).  A failing check calls ``revmlir.report`` with its id
+and the values it saw (``revmlir.runtime_checks``), which stores them in the
+error slot and calls ``revmlir.fail``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,16 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.ir_utils import constant_index
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
-from revmlir.runtime_checks import FAIL, PAYLOAD_SLOTS, CheckTable, payload_kind, payload_words
+from revmlir.runtime_checks import (
+    ERROR_SLOT,
+    FAIL,
+    PAYLOAD_SLOTS,
+    REPORT,
+    REPORT_INPUTS,
+    CheckTable,
+    payload_kind,
+    payload_words,
+)
 from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, out_of_bounds, shift_out_of_range
 
 ABORT = "abort"
@@ -120,17 +130,15 @@ class CheckedCode:
         true = self.const(True, i1, op)
         bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
         # Checks that pass cost a comparison and a branch to a cold path
-        # that does not come back.
+        # that does not come back: one call of the module's report.
         report = Block()
         saved = self.builder.insertion_point
         try:
             self.builder.insertion_point = InsertPoint.at_end(report)
-            # lazily, so that each word is stored as soon as it is computed
-            words = (w for value in [self.const(identifier, i64, op), *payload] for w in self.words(value, op))
-            for slot, bits in enumerate(words):
-                index = self.const(slot, IndexType(), op)
-                self.emit(memref.StoreOp.get(bits, self.error, [index]), op)
-            self.call_runtime(FAIL, [self.error], [], op)
+            words = [self.const(identifier, i64, op), *(w for value in payload for w in self.words(value, op))]
+            if unused := PAYLOAD_SLOTS - (len(words) - 1):
+                words += [self.const(0, i64, op)] * unused
+            self.call_runtime(REPORT, [self.error, *words], [], op)
             self.emit(scf.YieldOp(), op)
         finally:
             self.builder.insertion_point = saved
@@ -189,7 +197,7 @@ class CheckedCode:
 
 def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:
     """The check id and the condition ``ok`` of an ``scf.if`` that
-    ``CheckedCode.check`` made (the id is what its report stores first), or
+    ``CheckedCode.check`` made (the id is its report's first word), or
     ``None`` for any other ``scf.if``: passes that move checks ask the
     module's check table what a check is about."""
     condition = op.cond.owner
@@ -198,24 +206,27 @@ def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:
     true = condition.rhs.owner
     if not (isinstance(true, arith.ConstantOp) and true.value == IntegerAttr(1, i1)):
         return None
-    first = next((s for s in op.true_region.walk() if isinstance(s, memref.StoreOp)), None)
-    calls = [c for c in op.true_region.walk() if isinstance(c, func.CallOp) and c.callee.string_value() == FAIL]
-    if first is None or not calls or first.memref is not calls[0].arguments[0]:
+    call = next((c for c in op.true_region.walk() if isinstance(c, func.CallOp)), None)
+    if call is None or call.callee.string_value() != REPORT:
         return None
-    identifier = first.value.owner
+    identifier = call.arguments[1].owner
     if not isinstance(identifier, arith.ConstantOp) or not isinstance(identifier.value, IntegerAttr):
         return None
     return identifier.value.value.data, condition.lhs
 
 
 def define_fail(module: ModuleOp) -> None:
-    """Give ``revmlir.fail``, if ``module`` declares it, a body that calls
-    the C library's ``abort``, so that std IR is complete for any pipeline
+    """Give ``revmlir.report`` and ``revmlir.fail``, where ``module``
+    declares them, their std bodies: the report stores the check's id and
+    words in the error slot and calls ``revmlir.fail``, which calls the C
+    library's ``abort``, so that std IR is complete for any pipeline
     (upstream's ``convert-to-llvm`` and ``mlir-runner`` among them): a failed
-    check then ends the process, as ``cf.assert`` does, after storing its id
-    and values in the error slot.  revmlir's native code replaces the body
-    with a jump back to the entry point, which raises the check's error
-    instead (``revmlir.runtime.guard``)."""
+    check then ends the process, as ``cf.assert`` does.  revmlir's native
+    code replaces the body of ``revmlir.fail`` with a jump back to the entry
+    point, which raises the check's error instead
+    (``revmlir.runtime.guard``); the GPU's replaces both
+    (``revmlir.gpu.to_nvvm``)."""
+    _define_report(module)
     declaration = SymbolTable.lookup_symbol(module, FAIL)
     if not isinstance(declaration, func.FuncOp) or not declaration.is_declaration:
         return
@@ -228,3 +239,27 @@ def define_fail(module: ModuleOp) -> None:
     if SymbolTable.lookup_symbol(module, ABORT) is None:
         abort = llvm.FuncOp(ABORT, llvm.LLVMFunctionType([]), linkage=llvm.LinkageAttr("external"))
         module.body.block.insert_op_before(abort, module.body.block.first_op)
+
+
+def _define_report(module: ModuleOp) -> None:
+    """``revmlir.report``'s std body, if ``module`` declares it (and
+    ``revmlir.fail``, which it calls)."""
+    declaration = SymbolTable.lookup_symbol(module, REPORT)
+    if not isinstance(declaration, func.FuncOp) or not declaration.is_declaration:
+        return
+    function = func.FuncOp(REPORT, (REPORT_INPUTS, []), visibility="private")
+    error, *words = function.body.block.args
+    error.name_hint = "error"
+    for word, name in zip(words, ["check", *["word"] * PAYLOAD_SLOTS]):
+        word.name_hint = name
+    builder = Builder(InsertPoint.at_end(function.body.block))
+    for slot, word in enumerate(words):
+        index = builder.insert(arith.ConstantOp.from_int_and_width(slot, IndexType())).result
+        builder.insert(memref.StoreOp.get(word, error, [index]))
+    builder.insert(func.CallOp(FAIL, [error], []))
+    builder.insert(func.ReturnOp())
+    module.body.block.insert_op_before(function, declaration)
+    declaration.detach()
+    declaration.erase()
+    if SymbolTable.lookup_symbol(module, FAIL) is None:
+        module.body.block.insert_op_after(func.FuncOp.external(FAIL, [ERROR_SLOT], []), function)

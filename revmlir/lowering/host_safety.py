@@ -47,7 +47,7 @@ from xdsl.rewriter import InsertPoint
 from revmlir.errors import ExecutionError
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
-from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, CheckTable
+from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, REPORT, CheckTable
 from revmlir.safety import RECURSION_TOO_DEEP, STACK_NOT_GROWN
 
 POLL = "revmlir.poll"
@@ -241,17 +241,17 @@ def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAVal
 
 
 def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
-    """Add what the checks call: ``revmlir.fail`` if the module has none yet,
-    and std bodies for ``revmlir.poll`` (nothing to do),
-    ``revmlir.interrupt_flag`` (0) and ``revmlir.stack_ok`` (true), which
-    native code replaces."""
+    """Add what the checks call: ``revmlir.report`` and ``revmlir.fail`` if
+    the module has none yet, and std bodies for ``revmlir.poll`` (nothing
+    to do), ``revmlir.interrupt_flag`` (0) and ``revmlir.stack_ok`` (true),
+    which native code replaces."""
     if POLL in runtime:
         # native code's poll leaves the run through revmlir.fail
         runtime.setdefault(FAIL, func.FuncOp.external(FAIL, [ERROR_SLOT], []))
     present = {f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp)}
     for name in sorted(runtime.keys() - present):
         declaration = runtime[name]
-        if name == FAIL:
+        if name in (FAIL, REPORT):
             module.body.block.add_op(declaration)
             continue
         function = func.FuncOp(name, declaration.function_type, visibility="private")

@@ -9,9 +9,10 @@ logarithm; borrowed elements become loads and stores.
 
 Run-time checks become explicit code that reports through an *error slot*:
 every lowered function takes a trailing ``memref<6xi64>``; a failing check
-stores its id and the values it saw there (``revmlir.runtime_checks``: four
-words, a complex number's two parts each) and calls ``revmlir.fail``,
-which does not return: native code jumps back to the entry point the call
+calls the module's ``revmlir.report`` with its id and the values it saw
+(``revmlir.runtime_checks``: four words, a complex number's two parts
+each), which stores them there and calls ``revmlir.fail``, which does not
+return: native code jumps back to the entry point the call
 came in by (``revmlir.runtime.guard``), so nothing runs after the first
 failure, however deep in loops and calls it happens.  Besides the
 reversibility checks, every array access, integer division and shift is

@@ -224,6 +224,10 @@ class FunctionTranslation:
         self.scopes: dict[Block, Block] = {}
         """A block that continues another's code (``continue_in``): the
         first block of their scope."""
+        self.fields: dict[SSAValue, list[SSAValue]] = {}
+        """The fields of the aggregates ``pack`` built (array descriptors of
+        parameters and allocations): ``extract`` gives them back, in any
+        block, since they dominate the aggregate and so its every use."""
 
     # -- emission -------------------------------------------------------------
 
@@ -268,6 +272,8 @@ class FunctionTranslation:
         return found
 
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
+        if (fields := self.fields.get(container)) is not None:
+            return fields[index]
         key = (self.scopes.get(self.block, self.block), container, index)
         if (found := self.reused.get(key)) is None:
             found = self.reused[key] = self.value(llvm.ExtractValueOp(llvm_position(index), container, type), like)
@@ -277,6 +283,7 @@ class FunctionTranslation:
         result = self.value(llvm.UndefOp(type), like)
         for index, value in enumerate(values):
             result = self.value(llvm.InsertValueOp(llvm_position(index), result, value), like)
+        self.fields[result] = list(values)
         return result
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
@@ -406,7 +413,11 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
         slot = add(llvm.LoadOp(slot_address, PTR))
         slots.append(slot)
         args.append(add(llvm.LoadOp(slot, llvm_type(type))))
-    args = _expanded_arguments(list(source.body.blocks[0].args), args, add)
+    args = _expanded_arguments(
+        list(source.body.blocks[0].args),
+        args,
+        lambda value, index, type: add(llvm.ExtractValueOp(llvm_position(index), value, type)),
+    )
     result_type = _results_type(outputs)
     call = llvm.CallOp(source.sym_name.data, *args, return_type=result_type)
     ops.append(call)
@@ -518,7 +529,9 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
     args = [t.get(a) for a in op.arguments]
     if op.callee.string_value() in t.module.noalias:
-        args = _expanded_arguments(list(op.arguments), args, lambda extract: t.value(extract, op))
+        args = _expanded_arguments(
+            list(op.arguments), args, lambda value, index, type: t.extract(value, index, type, op)
+        )
     elif (convention := t.module.conventions.get(op.callee.string_value())) is not None:
         args = _convention_arguments(t, list(op.arguments), args, convention, op)
     result_type = _results_type(op.res.types)
@@ -530,17 +543,20 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
 
 
 def _expanded_arguments(
-    sources: Sequence[SSAValue], values: Sequence[SSAValue], emit: Callable[[Operation], SSAValue]
+    sources: Sequence[SSAValue],
+    values: Sequence[SSAValue],
+    extract: Callable[[SSAValue, int, Attribute], SSAValue],
 ) -> list[SSAValue]:
     """``values`` (for the arguments ``sources``) as ``expanded_inputs``
-    passes them: each array's descriptor split into its pointer and sizes."""
+    passes them: each array's descriptor split into its pointer and sizes
+    (``extract``: a field of a descriptor)."""
     expanded: list[SSAValue] = []
     for source, value in zip(sources, values, strict=True):
         if not isinstance(source.type, MemRefType):
             expanded.append(value)
             continue
         for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
-            expanded.append(emit(llvm.ExtractValueOp(llvm_position(index), value, type)))
+            expanded.append(extract(value, index, type))
     return expanded
 
 

@@ -13,6 +13,9 @@ otherwise.  This module completes the LLVM module for that:
   ``longjmp``\\ s to the address it finds
   in the slot, so the guard returns to its caller at once, out of any
   depth of loops and calls, with the check's id and values in the slot.
+  ``revmlir.report``, which stores them there and calls it, stays out of
+  line (``noinline``, ``cold``, ``noreturn``): a check costs a compare and
+  a branch to one call.
 
 Nothing below the entry point is unwound: memory the run allocated itself
 (ancilla arrays on the heap, stack buffers of local stacks) is not freed
@@ -54,7 +57,7 @@ from llvmlite import ir
 
 from revmlir.lowering.host_safety import FLAG, INTERRUPTED, POLL, STACK_OK
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
-from revmlir.runtime_checks import FAIL, JUMP_WORD
+from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
@@ -96,6 +99,12 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), "longjmp")
     longjmp.attributes.add("noreturn")
     _define_fail(fail, longjmp)
+    if isinstance(report := module.globals.get(REPORT), ir.Function) and not report.is_declaration:
+        # out of line: inlined, the stores of every check's report would
+        # be most of the checked code again
+        for attribute in ("noreturn", "cold", "noinline", "nounwind"):
+            report.attributes.add(attribute)
+        report.linkage = "internal"
     if isinstance(poll := module.globals.get(POLL), ir.Function):
         _define_poll(poll, fail)
     if isinstance(flag := module.globals.get(FLAG), ir.Function):

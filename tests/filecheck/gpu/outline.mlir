@@ -10,9 +10,10 @@
 // A function without a parallel loop stays on the host.
 // CHECK-LABEL: func.func @host_only(
 // CHECK:       "gpu.module"() <{sym_name = "module_kernels"}> ({
-// The kernel's callees are copied to the device; revmlir.fail is only
-// declared (convert-gpu-to-nvvm defines the device's).
+// The kernel's callees are copied to the device; revmlir.report and
+// revmlir.fail are only declared (convert-gpu-to-nvvm defines the device's).
 // CHECK-DAG:     func.func @twice(%v: f64, %{{.*}}: memref<6xi64>) -> f64
+// CHECK-DAG:     func.func private @revmlir.report(memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // CHECK-DAG:     func.func private @revmlir.fail(memref<6xi64>) -> ()
 // CHECK:         "gpu.func"() <{function_type = (memref<?xf64>, memref<?xf64>, f64, memref<8xi64>) -> (), kernel}> ({
 // CHECK-NEXT:    ^bb0(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64, %err: memref<8xi64>):
@@ -57,7 +58,7 @@
 // CHECK:           } else {
 // CHECK-NEXT:        scf.for %i_1 = %first to %n step %stride {
 // Checks report through the thread's own slot:
-// CHECK:               func.call @revmlir.fail(%thread_err) : (memref<6xi64>) -> ()
+// CHECK:               func.call @revmlir.report(%thread_err, {{.*}}) : (memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // CHECK:               func.call @twice(%{{.*}}, %thread_err)
 // CHECK:               memref.atomic_rmw addf %{{.*}}, %y[%i_1] : (f64, memref<?xf64>) -> f64
 // CHECK:           "gpu.return"() : () -> ()

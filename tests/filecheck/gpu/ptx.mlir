@@ -5,15 +5,15 @@
 // named after its function with dots made _; an array is its pointer and
 // its size, the error slot last. Math calls libdevice, linked in and
 // inlined; a shared accumulation is an f64 red.add; a failing check
-// calls the device's revmlir.fail (out of line: a report inlined at every
-// check would bloat the loops), which takes the shared slot by atom.cas
-// and exits.
+// calls the device's revmlir.report with its id and values (out of line: a
+// report inlined at every check would bloat the loops), which takes the
+// shared slot by atom.cas and exits.
 // ARCH: .target sm_80
 // CHECK:       .version
 // CHECK:       .target sm_90
 // CHECK-NOT:   .extern
 // CHECK-LABEL: .visible .func  (.param .b64 func_retval0) twice(
-// CHECK-LABEL: .func revmlir_$_fail(
+// CHECK-LABEL: .func revmlir_$_report(
 // CHECK:         atom.cas.b64 %rd{{[0-9]+}}, [%rd{{[0-9]+}}], %rd{{[0-9]+}}, %rd{{[0-9]+}};
 // CHECK:         exit;
 // CHECK-LABEL: .visible .entry k_adj(
@@ -30,7 +30,7 @@
 // CHECK-DAG:     mov.u32 %r{{[0-9]+}}, %ntid.x;
 // CHECK-DAG:     mov.u32 %r{{[0-9]+}}, %nctaid.x;
 // CHECK-DAG:     red.add.f64 [%rd{{[0-9]+}}], %rd{{[0-9]+}};
-// CHECK-DAG:     call.uni revmlir_$_fail, (param0);
+// CHECK-DAG:     call.uni revmlir_$_report, (param0, {{.*}});
 // CHECK-NOT:   __nv_
 
 func.func @twice(%v: f64) -> f64 {

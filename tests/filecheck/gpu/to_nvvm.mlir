@@ -1,9 +1,28 @@
 // RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline,convert-gpu-to-nvvm | filecheck %s
 
-// The device's revmlir.fail: the first failing thread wins the shared
-// slot's check id by compare-and-swap and stores its payload (four words)
-// and its element;
-// every failing thread then exits.
+// The device's revmlir.report, which the checks call: the first failing
+// thread wins the shared slot's check id by compare-and-swap and stores its
+// values and element; every failing thread then exits.
+// CHECK-LABEL: func.func private @revmlir.report(%thread_err: memref<6xi64>, %check: i64, %word: i64, %word_1: i64, %word_2: i64, %word_3: i64) {
+// CHECK:         %[[CTX:.*]] = memref.load %thread_err
+// CHECK-NEXT:    %[[P:.*]] = llvm.inttoptr %[[CTX]] : i64 to !llvm.ptr
+// CHECK-NEXT:    %[[SHARED:.*]] = llvm.load %[[P]] : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[EP:.*]] = llvm.getelementptr %[[P]][1] : (!llvm.ptr) -> !llvm.ptr, i64
+// CHECK-NEXT:    %[[E:.*]] = llvm.load %[[EP]] : !llvm.ptr -> i64
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[OLD:.*]] = llvm.inline_asm has_side_effects "atom.cas.b64 $0, [$1], $2, $3;", "=l,l,l,l" %[[SHARED]], %[[ZERO]], %check
+// CHECK-NEXT:    %[[WON:.*]] = arith.cmpi eq, %[[OLD]], %[[ZERO]] : i64
+// CHECK-NEXT:    scf.if %[[WON]] {
+// CHECK:           llvm.store %word,
+// CHECK:           llvm.store %word_1,
+// CHECK:           llvm.store %word_2,
+// CHECK:           llvm.store %word_3,
+// CHECK:           llvm.store %[[E]]
+// CHECK:         }
+// CHECK-NEXT:    nvvm.exit
+// CHECK-NEXT:    func.return
+// revmlir.fail does the same with what the thread's own slot holds (the
+// arena's checks store their words there).
 // CHECK-LABEL: func.func private @revmlir.fail(%thread_err: memref<6xi64>) {
 // CHECK:         %[[ID:.*]] = memref.load %thread_err[%{{.*}}] : memref<6xi64>
 // CHECK:         %[[V1:.*]] = memref.load %thread_err

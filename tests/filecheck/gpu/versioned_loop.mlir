@@ -23,8 +23,8 @@
 // CHECK-NEXT:    setp.lt.s64
 // CHECK-NEXT:    @%p{{[0-9]+}} bra [[FAST]];
 // CHECK:       [[CHECKED]]:
-// CHECK:         call.uni revmlir_$_fail, (param0);
-// CHECK:         call.uni revmlir_$_fail, (param0);
+// CHECK:         call.uni revmlir_$_report, (param0, param1, param2, param3);
+// CHECK:         call.uni revmlir_$_report, (param0, param1, param2, param3);
 
 func.func @axpy(%y: memref<?xf64>, %x: memref<?xf64>, %a: f64) -> f64 {
   %c0 = arith.constant 0 : index

@@ -11,10 +11,10 @@
 
 // CHECK-LABEL: func.func @frame(%y: f64, %n: index, %err: memref<6xi64>) -> (f64, index) {
 // CHECK:         %{{.*}} = arith.cmpi sge, %n, %{{.*}} : index
-// CHECK:         func.call @revmlir.fail(%err) : (memref<6xi64>) -> ()
+// CHECK:         func.call @revmlir.report(%err, {{.*}}) : (memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // CHECK:         %[[ELEMENTS:.*]] = arith.mulf
 // CHECK:         %{{.*}} = arith.cmpf ole, %[[ELEMENTS]], %{{.*}} : f64
-// CHECK:         func.call @revmlir.fail(%err) : (memref<6xi64>) -> ()
+// CHECK:         func.call @revmlir.report(%err, {{.*}}) : (memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // CHECK:         %[[LIMIT:.*]] = arith.constant 5.120000e+02 : f64
 // CHECK-NEXT:    %[[HEAP:.*]] = arith.cmpf ogt, %[[ELEMENTS]], %[[LIMIT]] : f64
 // CHECK-NEXT:    %a = scf.if %[[HEAP]] -> (memref<?xf64>) {

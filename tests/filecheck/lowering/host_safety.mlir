@@ -29,7 +29,7 @@ rev.func @down(%y: f64, %n: i64) {
 // CHECK-LABEL: func.func @down(
 // CHECK:         %[[OK:.*]] = func.call @revmlir.stack_ok(%err) : (memref<6xi64>) -> i1
 // CHECK:         scf.if
-// CHECK:           func.call @revmlir.fail(%err)
+// CHECK:           func.call @revmlir.report(%err,
 // CHECK:         func.call @down(
 
 rev.func @spin(%y: f64, %n: index) {

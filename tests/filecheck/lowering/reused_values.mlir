@@ -1,27 +1,28 @@
 // RUN: rev-opt %s -p convert-std-to-llvm | filecheck %s
 
-// A constant or an array descriptor's field is emitted once in a scope and
-// used again by the code after an scf.if or a loop, which its block
-// dominates (every checked access is an scf.if, so each access emitted its
-// own before); what a branch or a loop body emitted is not used after it,
-// and the same constant in a branch is a constant of its own.
+// A constant is emitted once in a scope and used again by the code after an
+// scf.if or a loop, which its block dominates (every checked access is an
+// scf.if, so each access emitted its own before); what a branch or a loop
+// body emitted is not used after it, and the same constant in a branch is a
+// constant of its own. A field of a descriptor the translation built (here a
+// parameter's: its pointer and sizes) is that value itself, in every block.
 
-// CHECK-LABEL: llvm.func internal @after_an_if(
+// CHECK-LABEL: llvm.func internal @after_an_if(%a_data: !llvm.ptr {llvm.noalias}, %a_size0: i64, %c: i1) -> f64
 // CHECK:         %[[TWO:.*]] = llvm.mlir.constant(2) : i64
-// CHECK-NEXT:    %[[P:.*]] = llvm.extractvalue %{{.*}}[0]
-// CHECK-NEXT:    llvm.getelementptr inbounds %[[P]][%[[TWO]]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[TWO]]]
 // CHECK:         llvm.cond_br %{{.*}}, ^[[THEN:.*]], ^{{.*}}
 // CHECK-NEXT:  ^[[THEN]]:
 // CHECK-NEXT:    %[[AGAIN:.*]] = llvm.mlir.constant(2) : i64
-// CHECK-NEXT:    %[[INNER:.*]] = llvm.extractvalue %{{.*}}[0]
-// CHECK-NEXT:    llvm.getelementptr inbounds %[[INNER]][%[[AGAIN]]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[AGAIN]]]
 // CHECK-NEXT:    llvm.load
-// CHECK-NEXT:    llvm.getelementptr inbounds %[[INNER]][%[[AGAIN]]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[AGAIN]]]
 // CHECK:       ^{{.*}}:
 // CHECK-NEXT:    llvm.br ^[[MERGE:.*]]
 // CHECK-NEXT:  ^[[MERGE]]:
-// CHECK-NEXT:    llvm.getelementptr inbounds %[[P]][%[[TWO]]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[TWO]]]
 // CHECK:         llvm.return
+// CHECK-NOT:     llvm.extractvalue
+// CHECK-LABEL: llvm.func @_mlir_ciface_after_an_if(
 func.func @after_an_if(%a: memref<?xf64>, %c: i1) -> f64 {
   %two = arith.constant 2 : index
   %x = memref.load %a[%two] : memref<?xf64>
@@ -36,13 +37,14 @@ func.func @after_an_if(%a: memref<?xf64>, %c: i1) -> f64 {
 }
 
 // CHECK-LABEL: llvm.func internal @after_a_loop(
+// CHECK:         %[[C0:.*]] = llvm.mlir.constant(0) : i64
+// CHECK-NEXT:    %[[C1:.*]] = llvm.mlir.constant(1) : i64
 // CHECK:         llvm.cond_br %{{.*}}, ^[[BODY:.*]], ^[[EXIT:.*]]
 // CHECK-NEXT:  ^[[BODY]]:
-// CHECK-NEXT:    %[[INNER:.*]] = llvm.extractvalue %{{.*}}[0]
-// CHECK-NEXT:    llvm.getelementptr inbounds %[[INNER]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %a_data_1[%i]
+// CHECK:         llvm.getelementptr inbounds %a_data_1[%[[C0]]]
 // CHECK:       ^[[EXIT]]:
-// CHECK-NEXT:    %[[OUTER:.*]] = llvm.extractvalue %{{.*}}[0]
-// CHECK-NEXT:    llvm.getelementptr inbounds %[[OUTER]]
+// CHECK-NEXT:    llvm.getelementptr inbounds %a_data_1[%[[C1]]]
 // CHECK:         llvm.return
 func.func @after_a_loop(%a: memref<?xf64>, %n: index) -> f64 {
   %c0 = arith.constant 0 : index

@@ -2,8 +2,9 @@
 
 // State becomes plain SSA values; every function gets the error slot. An
 // element's index is checked against its axis (one unsigned compare), and a
-// failed check stores its id and values in the slot and leaves the run.
-// CHECK: builtin.module attributes {rev.checks = ["ExecutionError|rev.take|{{.*}}rev_to_std.mlir:[[# @LINE + 29]]:3|instructions|i64,i64|index {0} is out of bounds for axis 0 with size {1}", "InvertibilityError|anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 36]]:3|instructions|f64,f64|ancilla freed holding {0}, expected {1}"]}
+// failed check calls the module's report with its id and values, which
+// stores them in the slot and leaves the run.
+// CHECK: builtin.module attributes {rev.checks = ["ExecutionError|rev.take|{{.*}}rev_to_std.mlir:[[# @LINE + 30]]:3|instructions|i64,i64|index {0} is out of bounds for axis 0 with size {1}", "InvertibilityError|anc.free|{{.*}}rev_to_std.mlir:[[# @LINE + 37]]:3|instructions|f64,f64|ancilla freed holding {0}, expected {1}"]}
 // CHECK-LABEL: func.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index, %err: memref<6xi64>) -> (f64, f64, index)
 // CHECK-NEXT:    %t = arith.mulf %a, %a : f64
 // CHECK-NEXT:    %y1 = arith.addf %y, %t : f64
@@ -15,9 +16,10 @@
 // CHECK-NEXT:    %[[OUTSIDE:.*]] = arith.xori %[[INSIDE]], %[[TRUE]] : i1
 // CHECK-NEXT:    scf.if %[[OUTSIDE]] {
 // CHECK-NEXT:      %[[ID:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:      %[[SLOT:.*]] = arith.constant 0 : index
-// CHECK-NEXT:      memref.store %[[ID]], %err[%[[SLOT]]] : memref<6xi64>
-// CHECK:           func.call @revmlir.fail(%err) : (memref<6xi64>) -> ()
+// CHECK-NEXT:      %[[INDEX:.*]] = arith.index_cast %i : index to i64
+// CHECK-NEXT:      %[[EXTENT:.*]] = arith.index_cast %[[SIZE]] : index to i64
+// CHECK-NEXT:      %[[UNUSED:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:      func.call @revmlir.report(%err, %[[ID]], %[[INDEX]], %[[EXTENT]], %[[UNUSED]], %[[UNUSED]]) : (memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // CHECK-NEXT:    }
 // CHECK-NEXT:    %e = memref.load %m[%i] : memref<4xf64>
 // CHECK-NEXT:    %e1 = arith.addf %e, %y2 : f64
@@ -57,3 +59,21 @@ rev.func @accumulate(%x: f64, %y: f64) {
 // CHECK-LABEL: func.func @accumulate.inv(%x: f64, %y: f64, %err: memref<6xi64>) -> (f64, f64)
 // CHECK-NEXT:    %[[X:.*]] = arith.subf %x, %y : f64
 // CHECK-NEXT:    func.return %[[X]], %y : f64, f64
+
+// The module's report stores the check's words in the slot, in order, and
+// leaves the run; std IR's revmlir.fail aborts (native code jumps back).
+// CHECK-LABEL: func.func private @revmlir.report(%error: memref<6xi64>, %check: i64, %word: i64, %word_1: i64, %word_2: i64, %word_3: i64)
+// CHECK-NEXT:    %[[W0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %check, %error[%[[W0]]] : memref<6xi64>
+// CHECK-NEXT:    %[[W1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    memref.store %word, %error[%[[W1]]] : memref<6xi64>
+// CHECK-NEXT:    %[[W2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    memref.store %word_1, %error[%[[W2]]] : memref<6xi64>
+// CHECK-NEXT:    %[[W3:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    memref.store %word_2, %error[%[[W3]]] : memref<6xi64>
+// CHECK-NEXT:    %[[W4:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    memref.store %word_3, %error[%[[W4]]] : memref<6xi64>
+// CHECK-NEXT:    func.call @revmlir.fail(%error) : (memref<6xi64>) -> ()
+// CHECK-NEXT:    func.return
+// CHECK-LABEL: func.func private @revmlir.fail(%error: memref<6xi64>)
+// CHECK-NEXT:    llvm.call @abort() : () -> ()

@@ -19,7 +19,7 @@
 // stops there.
 // CHECK-NEXT:    %[[AFTER:.*]] = memref.load %s[%[[BEFORE_AT]]] : memref<3xi64>
 // CHECK-NEXT:    %{{.*}} = arith.cmpi ne, %[[AFTER]], %[[BEFORE]] : i64
-// CHECK:         func.call @revmlir.fail(%err)
+// CHECK:         func.call @revmlir.report(%err,
 // CHECK:         %[[SIZE_AT:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[SIZE:.*]] = memref.load %s[%[[SIZE_AT]]] : memref<3xi64>
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64

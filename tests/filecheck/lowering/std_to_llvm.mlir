@@ -5,18 +5,18 @@
 // as its noalias pointer and its sizes (the error slot too); several results
 // come back as a struct; structured loops become blocks.
 // CHECK-LABEL: llvm.func internal @scale(%s: f64, %m_data: !llvm.ptr {llvm.noalias}, %m_size0: i64, %n: i64, %err_data: !llvm.ptr {llvm.noalias}, %err_size0: i64) -> !llvm.struct<(f64, i64)>
-// The step check, reporting through the error slot only when it fails, and
-// leaving the run:
+// The step check, calling the module's report (which stores in the error
+// slot and leaves the run) only when it fails:
 // CHECK:         llvm.icmp "sgt"
-// CHECK:         llvm.store
-// CHECK:         llvm.call @revmlir.fail(%{{.*}}, %{{.*}}) : (!llvm.ptr, i64) -> ()
+// CHECK-NOT:     llvm.store
+// CHECK:         llvm.call @revmlir.report(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, i64, i64, i64) -> ()
 // The loop header, then the body: the index checked against the array's
 // size, load, compute, store.
 // CHECK:         %[[MORE:.*]] = llvm.icmp "slt" %[[I:.*]], %{{.*}} : i64
 // CHECK-NEXT:    llvm.cond_br %[[MORE]]
 // CHECK:         llvm.icmp "ult" %[[I]], %{{.*}} : i64
 // CHECK:         llvm.return %{{.*}} : !llvm.struct<(f64, i64)>
-// CHECK:         llvm.call @revmlir.fail(
+// CHECK:         llvm.call @revmlir.report(
 // CHECK:         llvm.getelementptr inbounds %{{.*}}[%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // CHECK-NEXT:    %[[E:.*]] = llvm.load
 // CHECK-NEXT:    %[[P:.*]] = llvm.fmul
