@@ -14,15 +14,18 @@ gradient (to 10⁻¹²).
 ``--unannotated L…`` measures instead seed 001's rotations with no
 annotation (``checkpoint="bisection"``, with each ``base`` of ``--bases``:
 1024 and 4096 unless given; ``auto`` is the default base) beside the primal
-and the marked bisection, at the given ``l``.
+and the marked bisection, at the given ``l``; with ``--paired N``, N paired
+samples of the primal and each gradient instead, reported as medians of
+their ratios (``paired_row``).
 
-Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick | --unannotated L… [--bases B…]]
+Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick | --unannotated L… [--bases B…] [--paired N]]
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -102,6 +105,27 @@ def unannotated_row(l: int, bases: list[str]) -> None:
     )
 
 
+def paired_row(l: int, base: str, samples: int) -> None:
+    """``samples`` pairs of (the least of two primal calls, one unannotated
+    bisection gradient with ``base``), CPU time: the median of the
+    per-sample ratios and their range, robust to a loaded machine (run
+    two trees side by side to compare them under the same load)."""
+    x0 = R.seed_state()
+    options = {"checkpoint": "bisection", "base": base if base == "auto" else int(base)}
+    gradient = rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options)[0]
+    if l <= 809:
+        assert R.relative_error(gradient, x0) <= 1e-8, (base, l)
+    ratios = []
+    for _ in range(samples):
+        primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), 2)
+        ratios.append(cpu(lambda: rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options), 1) / primal)
+    print(
+        f"rotations l = {l:5d}, bisection base={base}, {samples} samples: median "
+        f"{statistics.median(ratios):.1f}x the primal ({min(ratios):.1f}-{max(ratios):.1f})",
+        flush=True,
+    )
+
+
 def relaxation_row(n: int, samples: int) -> None:
     u0 = np.linspace(0.0, 1.0, 32) ** 2
     primal = cpu(lambda: relaxation(u0.copy(), n), max(samples, 20))
@@ -127,10 +151,15 @@ def main() -> int:
         help="only the unannotated bisection gradient at these l (base 1024 and 4096)",
     )
     parser.add_argument("--bases", nargs="+", default=["1024", "4096"], help="with --unannotated: integers or auto")
+    parser.add_argument("--paired", type=int, metavar="N", help="with --unannotated: N paired samples, medians")
     options = parser.parse_args()
     if options.unannotated:
         for l in options.unannotated:
-            unannotated_row(l, options.bases)
+            if options.paired:
+                for base in options.bases:
+                    paired_row(l, base, options.paired)
+            else:
+                unannotated_row(l, options.bases)
         return 0
     for l in (53,) if options.quick else (53, 401, 3203):
         rotations_row(l, 1 if l > 1000 else 3)
