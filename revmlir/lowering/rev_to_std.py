@@ -1179,6 +1179,7 @@ def _each_in_record(
 
 
 def _zero(lowering: FunctionLowering, element: Attribute, like: Operation) -> SSAValue:
+    """Zero of a stack's element type."""
     if isinstance(element, ComplexType):
         zero = FloatAttr(0.0, element.element_type)
         return lowering.emit(complexd.ConstantOp(ArrayAttr([zero, zero]), element), like).results[0]
@@ -1197,8 +1198,8 @@ def _fill(lowering: FunctionLowering, op: Operation, stack: SSAValue, count: SSA
     return size
 
 
-def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> tuple[SSAValue, SSAValue]:
-    """The size of ``op``'s store and where its top record starts.  A store
+def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> SSAValue:
+    """Where the top record of ``op``'s store starts.  A store
     holding less than a record is reported whatever ``nocheck`` says, as the
     interpreter does: the verifier proves it held only for straight-line
     snapshots, not for those of a loop driven by ``ad.next``."""
@@ -1207,7 +1208,7 @@ def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> 
     held = lowering.emit(arith.CmpiOp(size, length, "sge"), op)
     what = "restore" if isinstance(op, anc.RestoreOp) else "drop"
     lowering.check(held.results[0], op, f"no snapshot to {what}")
-    return size, lowering.emit(arith.SubiOp(size, length), op).results[0]
+    return lowering.emit(arith.SubiOp(size, length), op).results[0]
 
 
 @lowers(anc.SnapshotOp)
@@ -1235,7 +1236,7 @@ def _restore(lowering: FunctionLowering, op: Operation) -> None:
     record stays."""
     assert isinstance(op, anc.RestoreOp)
     store, element = lowering.get(op.store), stack_element(op.store.type)
-    _, start = _held_record(lowering, op)
+    start = _held_record(lowering, op)
     get = stacks.runtime_name(stacks.GET, element)
     scalars: dict[int, SSAValue] = {}
 
@@ -1255,7 +1256,7 @@ def _restore(lowering: FunctionLowering, op: Operation) -> None:
 def _drop(lowering: FunctionLowering, op: Operation) -> None:
     """The top record forgotten: the size lowered past it."""
     assert isinstance(op, anc.DropOp)
-    _, start = _held_record(lowering, op)
+    start = _held_record(lowering, op)
     word = lowering.const(stacks.SIZE, IndexType(), op)
     lowering.emit(memref.StoreOp.get(start, lowering.get(op.store), [word]), op)
 
