@@ -13,15 +13,17 @@ Policies (``POLICIES``, one line each: how the gradient is made):
 
 * store-all: ``rv.gradient(rotations, args)`` with no ``checkpoint=``:
   Bennett's tape of every step;
-* bisection: ``rv.gradient(rotations, args, checkpoint="bisection",
-  base=BASE)``: the unannotated program run as a state machine over its
-  primitive steps (segments: a rotation step is about ``2n`` of them),
-  ``BASE`` segments to a checkpointed step, reversed under binary bisection
-  over the counted steps (the seed's checkpointVLAD schedule);
+* bisection: ``rv.gradient(rotations, args, checkpoint="bisection")``:
+  the unannotated program run as a state machine over its primitive steps
+  (segments: a rotation step is about ``2n`` of them), the default
+  ``base="auto"`` segments to a checkpointed step (``AUTO_BASE``, 4096
+  here, asserted: four per word of a snapshot, about two rotation steps),
+  reversed under binary bisection over the counted steps (the seed's
+  checkpointVLAD schedule);
+* bisection, base=1024: as bisection with ``BASE`` segments to a
+  checkpointed step (about half a rotation step);
 * binomial: ``checkpoint="binomial", snapshots=4, base=BASE``: Revolve
   over the same steps with 4 snapshots;
-* bisection, base=4096: as bisection with ``WIDE_BASE`` segments to a
-  checkpointed step (about two rotation steps);
 * bisection, marked: ``rotations_bisection`` (outer loop marked
   ``rv.checkpointed(…, split="work")``): bisection over the ``W + 2l``
   steps of the flattened loop nest, one rotation step each;
@@ -82,6 +84,7 @@ from _fresh import (
     timed,
 )
 from revmlir.dialects import anc
+from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(H.ROOT / "examples" / "python"))
@@ -104,23 +107,24 @@ SNAPSHOTS = 4
 BASE = 1024
 """Segments to a checkpointed step under ``checkpoint=``: about half a
 rotation step."""
-WIDE_BASE = 4096
-"""About two rotation steps to a checkpointed step: fewer snapshots taken
-and restored, a longer taped step."""
+AUTO_BASE = 4096
+"""What ``base="auto"``, the default, gives the rotations (four segments per
+word of a snapshot of 8 080 bytes, rounded up to a power of two; asserted
+by ``main``): about two rotation steps to a checkpointed step."""
 
 Gradient = Callable[[np.ndarray, int], np.ndarray]
 POLICIES: dict[str, Gradient] = {
     "store-all": lambda x, l: R.gradient("Bennett's tape", x, l, PHI),
-    "bisection": lambda x, l: R.gradient("bisection", x, l, PHI, base=BASE),
+    "bisection": lambda x, l: R.gradient("bisection", x, l, PHI),
+    "bisection, base=1024": lambda x, l: R.gradient("bisection", x, l, PHI, base=BASE),
     "binomial": lambda x, l: R.gradient("binomial", x, l, PHI, base=BASE),
-    "bisection, base=4096": lambda x, l: R.gradient("bisection", x, l, PHI, base=WIDE_BASE),
     "bisection, marked": lambda x, l: R.gradient("bisection, marked", x, l, PHI),
     "binomial at outer iterations": lambda x, l: R.gradient("binomial at outer iterations, marked", x, l, PHI),
 }
 """Policy → how its gradient is made: ``rv.gradient(rotations, …,
 checkpoint=…)`` of the unannotated program, or a marked form."""
 
-BASES = {"bisection": BASE, "binomial": BASE, "bisection, base=4096": WIDE_BASE}
+BASES = {"bisection": AUTO_BASE, "bisection, base=1024": BASE, "binomial": BASE}
 """The policies of ``checkpoint=`` and their segments to a checkpointed step."""
 
 PRIMAL = "primal (compiled, no tape)"
@@ -130,7 +134,7 @@ STYLES = {
     "store-all": ("C0", "o-"),
     "bisection": ("C2", "^-"),
     "binomial": ("C1", "s-"),
-    "bisection, base=4096": ("C8", ">-"),
+    "bisection, base=1024": ("C8", ">-"),
     "bisection, marked": ("C6", "<-"),
     "binomial at outer iterations": ("C4", "v-"),
     PRIMAL: ("0.4", ".:"),
@@ -346,7 +350,7 @@ def targets(sizes: list[int], results: dict, counted: dict) -> None:
             f"memory flat under bisection: counted snapshot bytes at l = 3203 {high} B, at l = 53 {low} B: "
             f"{high / low:.2f}× ({'met' if high <= 2 * low else 'MISSED'}: target at most 2×)"
         )
-    for name in ("bisection", "bisection, base=4096"):
+    for name in ("bisection", "bisection, base=1024"):
         for l in sizes:
             if (name, l) not in results:
                 continue
@@ -407,6 +411,8 @@ def main() -> int:
         )
     }
     record.update(dict.fromkeys(BASES, resumable_record_bytes(R.N)))
+    auto = CheckpointPolicy.of("bisection").steps_per_base(record["bisection"])
+    assert auto == AUTO_BASE, f"base='auto' gives {auto} segments to a step, not {AUTO_BASE}"
     print("one snapshot record: " + ", ".join(f"{name} {size} B" for name, size in record.items()))
     results: dict[tuple[str, int], dict] = {}
     started = time.perf_counter()

@@ -12,16 +12,20 @@ benchmark does up to l = 809), the relaxation's against its store-all
 gradient (to 10⁻¹²).
 
 ``--unannotated L…`` measures instead seed 001's rotations with no
-annotation (``checkpoint="bisection"``, ``base`` 1024 and 4096) beside the
-primal and the marked bisection, at the given ``l``.
+annotation (``checkpoint="bisection"``, with each ``base`` of ``--bases``:
+1024 and 4096 unless given; ``auto`` is the default base) beside the primal
+and the marked bisection, at the given ``l``; with ``--paired N``, N paired
+samples of the primal and each gradient instead, reported as medians of
+their ratios (``paired_row``).
 
-Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick | --unannotated L…]
+Run:  .venv/bin/python benchmarks/bench_step_cost.py [--quick | --unannotated L… [--bases B…] [--paired N]]
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -79,7 +83,7 @@ def rotations_row(l: int, samples: int) -> None:
     print(f"rotations l = {l:5d} (W = {sum(R.durations(l, R.PHI))}): " + ", ".join(cells), flush=True)
 
 
-def unannotated_row(l: int, bases: tuple[int, ...]) -> None:
+def unannotated_row(l: int, bases: list[str]) -> None:
     """The unannotated rotations' bisection gradient (``checkpoint=``,
     make-resumable) for each ``base``, beside the primal and the marked
     bisection, in one process; one sample from l = 1601 on."""
@@ -88,7 +92,7 @@ def unannotated_row(l: int, bases: tuple[int, ...]) -> None:
     primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), 5 if l >= 1601 else 9)
     cells = [f"primal {primal * 1e3:.3g} ms"]
     for base in bases:
-        options = {"checkpoint": "bisection", "base": base}
+        options = {"checkpoint": "bisection", "base": base if base == "auto" else int(base)}
         gradient = rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options)[0]
         if l <= 809:
             assert R.relative_error(gradient, x0) <= 1e-8, (base, l)
@@ -98,6 +102,27 @@ def unannotated_row(l: int, bases: tuple[int, ...]) -> None:
     cells.append(f"marked {seconds * 1e3:.4g} ms ({seconds / primal:.1f}x)")
     print(
         f"rotations l = {l:5d}, log2(segments) = {np.log2(R.segments(l, R.PHI)):.1f}: " + ", ".join(cells), flush=True
+    )
+
+
+def paired_row(l: int, base: str, samples: int) -> None:
+    """``samples`` pairs of (the least of two primal calls, one unannotated
+    bisection gradient with ``base``), CPU time: the median of the
+    per-sample ratios and their range, robust to a loaded machine (run
+    two trees side by side to compare them under the same load)."""
+    x0 = R.seed_state()
+    options = {"checkpoint": "bisection", "base": base if base == "auto" else int(base)}
+    gradient = rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options)[0]
+    if l <= 809:
+        assert R.relative_error(gradient, x0) <= 1e-8, (base, l)
+    ratios = []
+    for _ in range(samples):
+        primal = cpu(lambda: R.rotations(x0.copy(), l, R.PHI), 2)
+        ratios.append(cpu(lambda: rv.gradient(R.rotations, (x0.copy(), l, R.PHI), **options), 1) / primal)
+    print(
+        f"rotations l = {l:5d}, bisection base={base}, {samples} samples: median "
+        f"{statistics.median(ratios):.1f}x the primal ({min(ratios):.1f}-{max(ratios):.1f})",
+        flush=True,
     )
 
 
@@ -125,10 +150,16 @@ def main() -> int:
         metavar="L",
         help="only the unannotated bisection gradient at these l (base 1024 and 4096)",
     )
+    parser.add_argument("--bases", nargs="+", default=["1024", "4096"], help="with --unannotated: integers or auto")
+    parser.add_argument("--paired", type=int, metavar="N", help="with --unannotated: N paired samples, medians")
     options = parser.parse_args()
     if options.unannotated:
         for l in options.unannotated:
-            unannotated_row(l, (1024, 4096))
+            if options.paired:
+                for base in options.bases:
+                    paired_row(l, base, options.paired)
+            else:
+                unannotated_row(l, options.bases)
         return 0
     for l in (53,) if options.quick else (53, 401, 3203):
         rotations_row(l, 1 if l > 1000 else 3)

@@ -202,6 +202,41 @@ def cursor_push_without_memory() -> dict[str, Any]:
     return outcome
 
 
+RECORDS = """
+rev.func @hoard(%m: memref<?xf64>) attributes {rev.forgetful} {
+  %s = anc.stack_alloc : !anc.stack<f64>
+  anc.snapshot %s, %m : !anc.stack<f64>, memref<?xf64>
+  anc.drop %s, %m : !anc.stack<f64>, memref<?xf64>
+  anc.stack_free %s : !anc.stack<f64>
+  rev.return
+}
+"""
+"""A snapshot of a whole array, pushed at once."""
+
+
+def records_without_memory() -> dict[str, Any]:
+    """A snapshot whose stack cannot grow to hold the record under the
+    address-space limit (the array is larger than the memory left, its
+    pages never touched): the run stops at the snapshot, and runs again
+    where the record fits."""
+    module = NativeModule.compile(parse_module(RECORDS, "records.mlir"))
+    small = np.arange(4.0)
+    module.call("hoard", small)
+    huge = np.zeros(40 << 20)  # 320 MiB of address space, untouched
+    limit, hard = address_space_limit()
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    outcome: dict[str, Any] = {}
+    try:
+        module.call("hoard", huge)
+    except rv.ExecutionError as failure:
+        outcome["snapshot"] = str(failure)
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    module.call("hoard", small)
+    outcome["after"] = small.tolist()
+    return outcome
+
+
 def push_without_memory() -> dict[str, Any]:
     """Pushes until ``realloc`` fails under an address-space limit 256 MiB
     above what the process has: a clean error, and the process lives on."""
@@ -227,6 +262,7 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "upstream entry point, failed check": upstream_entry_point,
     "a target intrinsic": target_intrinsic,
     "cursor push without memory": cursor_push_without_memory,
+    "records without memory": records_without_memory,
     # last: it limits the address space of the process
     "push without memory": push_without_memory,
 }

@@ -188,8 +188,9 @@ LOOP = rv.ordinary(loop, backend="interpreter")
 
 def resumable(f, args, policy: dict):
     """The resumable form ``checkpoint=`` runs for ``f`` and ``policy``."""
-    schedule = CheckpointPolicy.of(**policy).schedule(0)
-    return f.specialization_for(*args).resumable_gradient(schedule, 1)
+    spec, checked = f.specialization_for(*args), CheckpointPolicy.of(**policy)
+    size = spec.snapshot_bytes(args)
+    return spec.resumable_gradient(checked.schedule(size), checked.steps_per_base(size))
 
 
 def counted(policy: dict, l: int) -> tuple[dict, int, int]:
@@ -222,11 +223,13 @@ def snapshot_stores(spec) -> int:
     return sum(1 for op in grad.walk() if isinstance(op, anc.StackAllocOp) and op.result.name_hint == "snapshots")
 
 
-@pytest.mark.parametrize("policy", [{"checkpoint": "bisection"}, {"checkpoint": "binomial", "snapshots": 3}])
+@pytest.mark.parametrize(
+    "policy", [{"checkpoint": "bisection", "base": 1}, {"checkpoint": "binomial", "snapshots": 3, "base": 1}]
+)
 def test_steps_and_snapshots_are_the_schedules(policy):
     """A loop of l iterations is l + 2 primitive steps (the entry with the
     first loop test, l bodies each ending with the next test, the return);
-    each is taped once, run plain as the schedule
+    with ``base=1`` each is a checkpointed step, taped once, run plain as the schedule
     says and once more to count them; the snapshots held peak at the
     schedule's peak, in each store."""
     l = 6
@@ -242,10 +245,24 @@ def test_steps_and_snapshots_are_the_schedules(policy):
     assert peak == stores * stats["peak"]
 
 
+def test_the_default_base_is_four_steps_per_word_of_a_snapshot():
+    """``base="auto"`` (the default): four primitive steps per word of one
+    snapshot, rounded up to a power of two, whatever the run's length."""
+    policy = CheckpointPolicy.of("bisection")
+    assert policy == CheckpointPolicy.of("bisection", base="auto")
+    assert [policy.steps_per_base(size) for size in (8, 24, 80, 8080)] == [4, 16, 64, 4096]
+    assert CheckpointPolicy.of("bisection", base=3).steps_per_base(8080) == 3
+    x = np.array([0.7])
+    base = policy.steps_per_base(LOOP.specialization_for(x, 2).snapshot_bytes((x, 2)))
+    for l in (2, 62):
+        counts, _, _ = counted({"checkpoint": "bisection"}, l)
+        assert counts["steps"] == -(-(l + 2) // base)
+
+
 def test_bisection_memory_is_logarithmic_in_the_run_length():
     peaks = {}
     for l in (2, 14, 62):
-        counts, peak, stores = counted({"checkpoint": "bisection"}, l)
+        counts, peak, stores = counted({"checkpoint": "bisection", "base": 1}, l)
         peaks[counts["steps"]] = peak // stores
     assert peaks == {steps: math.ceil(math.log2(steps)) + 1 for steps in (4, 16, 64)}
 
@@ -313,6 +330,7 @@ def test_native_code_agrees_with_the_interpreter():
         ({"checkpoint": "auto", "memory": "lots"}, ValueError, "a size like '64MB'"),
         ({"checkpoint": "auto", "memory": "8B"}, ValueError, "holds no snapshot"),
         ({"checkpoint": "bisection", "base": 0}, ValueError, "base must be at least 1"),
+        ({"checkpoint": "bisection", "base": "many"}, TypeError, "base must be an integer or 'auto', not str"),
         ({"snapshots": 3}, ValueError, "snapshots= needs checkpoint="),
     ],
 )

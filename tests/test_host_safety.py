@@ -87,6 +87,15 @@ def test_a_push_that_cannot_grow_its_stack_stops_the_run():
     assert result["after"] == [1.0, 5]
 
 
+def test_a_snapshot_that_cannot_grow_its_store_stops_the_run():
+    """A record pushed at once grows its store once, and is checked once."""
+    result = outcome("records without memory")
+    assert result.get("snapshot") == (
+        "records.mlir:4:3: 'anc.snapshot' in @hoard: cannot grow a stack of 0 elements: out of memory"
+    ), result
+    assert result["after"] == [0.0, 1.0, 2.0, 3.0]
+
+
 def test_a_cursor_whose_frames_cannot_grow_stops_the_run_on_both_engines(monkeypatch: pytest.MonkeyPatch):
     """Natively under an address-space limit; on the interpreter with an
     allocator that refuses the cursor's next push: the same error at

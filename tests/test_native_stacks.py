@@ -122,6 +122,55 @@ def test_buffers_grow_and_shrink_back(n: int):
     assert native.call("local", 3, n) == (3, n)
 
 
+RECORDS = """
+// Two records of scalars and arrays (one 2-D, one maybe empty) on one
+// store, the state changed after each; the top record restored and dropped,
+// then the one below it restored: the state when each was taken.
+rev.func @records(%x: f64, %m: memref<?x?xf64>, %e: memref<?xf64>) attributes {rev.forgetful} {
+  %s = anc.stack_alloc : !anc.stack<f64>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %two = arith.constant 2.0 : f64
+  anc.snapshot %s, %x, %m, %e : !anc.stack<f64>, f64, memref<?x?xf64>, memref<?xf64>
+  %a = rev.take %m[%c0, %c1] : memref<?x?xf64>
+  %a1 = rev.add %a, %two : f64
+  rev.put %a1, %m[%c0, %c1] : memref<?x?xf64>
+  %y = rev.add %x, %two : f64
+  anc.snapshot %s, %y, %m, %e : !anc.stack<f64>, f64, memref<?x?xf64>, memref<?xf64>
+  %b = rev.take %m[%c1, %c0] : memref<?x?xf64>
+  %b1 = rev.add %b, %two : f64
+  rev.put %b1, %m[%c1, %c0] : memref<?x?xf64>
+  %y1 = anc.restore %s, %y, %m, %e : !anc.stack<f64>, f64, memref<?x?xf64>, memref<?xf64> -> (f64)
+  %y2 = anc.alloc %y1 : f64
+  %doubled = arith.mulf %y2, %two : f64
+  %twice = anc.alloc %doubled : f64
+  anc.drop %s, %y2, %m, %e : !anc.stack<f64>, f64, memref<?x?xf64>, memref<?xf64>
+  %x1 = anc.restore %s, %y2, %m, %e : !anc.stack<f64>, f64, memref<?x?xf64>, memref<?xf64> -> (f64)
+  %x2 = anc.alloc %x1 : f64
+  anc.drop %s, %x2, %m, %e : !anc.stack<f64>, f64, memref<?x?xf64>, memref<?xf64>
+  %sum = rev.add %x2, %twice : f64
+  %zero = arith.constant 0.0 : f64
+  anc.free %twice, %zero {nocheck, rev.forgetful} : f64
+  anc.stack_free %s : !anc.stack<f64>
+  rev.return %sum : f64
+}
+"""
+
+
+@pytest.mark.parametrize("empty", [0, 3])
+def test_records_are_written_and_read_in_place_as_the_interpreter_does(empty: int):
+    """Snapshots push a record's room at once and restores read it in
+    place: element order, positions and sizes as the interpreter's."""
+    module = parse_module(RECORDS)
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    arrays = (np.arange(6.0).reshape(2, 3) + 1, np.arange(float(empty)) - 7)
+    expected = interpreter.call("records", 0.5, *copy.deepcopy(arrays))
+    actual = native.call("records", 0.5, *copy.deepcopy(arrays))
+    assert repr(actual) == repr(expected)
+    assert actual[0] == 0.5 + 2 * 2.5 and actual[1].tolist() == arrays[0].tolist()
+    assert actual[2].tolist() == arrays[1].tolist()
+
+
 def test_stacks_allocated_in_a_loop_reuse_their_header():
     text = """
     rev.func @f(%x: f64, %n: index) {

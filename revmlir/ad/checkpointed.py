@@ -9,7 +9,9 @@ state and recomputes the rest (seed 001; Griewank–Walther for binomial):
 * the step body is outlined once, as ``@f.ckpt.step<j>(iv, state…,
   captured scalars…, memrefs…, stacks…)`` (no ``iv`` for a while loop); its
   adjoint ``@….adj`` is made by ``ad-adjoint``'s machinery.  The step's
-  tapes are allocated once, freed (checked empty) when ``@f.ckpt`` returns:
+  tapes, and the gradient shadows its adjoint pops with them (zero-padded
+  to the tape before each adjoint call), are allocated once, freed (checked
+  empty) when ``@f.ckpt`` returns:
   a *plain* step is a call of its untaped copy ``@….plain``
   (``revmlir.ad.untaped``: every push forgets its value), which leaves them
   empty (where the step reads a tape back, a call of the step itself on
@@ -111,6 +113,10 @@ class Loop:
     tapes: list[SSAValue] = field(default_factory=list[SSAValue])
     """The step's tapes in ``@f.ckpt``, shared by every step: empty between
     steps."""
+    shadows: list[SSAValue] = field(default_factory=list[SSAValue])
+    """The gradients of the tapes that have them, shared by every step like
+    the tapes: zero-padded to a taped step's tape, popped empty by its
+    adjoint."""
     frames: SSAValue | None = None
     """The cursor's stack of segment starts."""
     trip: tuple[SSAValue, SSAValue | None, SSAValue | None] | None = None
@@ -488,12 +494,9 @@ class CheckpointAdjointer(Adjointer):
             iv: SSAValue | None, values: list[SSAValue], gradients: list[SSAValue], tapes: list[SSAValue]
         ) -> tuple[list[SSAValue], list[SSAValue]]:
             """Step ``iv``'s adjoint on its tapes, which it empties."""
-            shadows = []
-            for tape in tapes:
-                if (type := gradient_type(tape.type)) is not None:
-                    shadow = sweep.emit(anc.StackAllocOp(type)).results[0]
-                    sweep.emit(anc.ZeroPadOp(shadow, tape))
-                    shadows.append(shadow)
+            shadowed = [tape for tape in tapes if gradient_type(tape.type) is not None]
+            for shadow, tape in zip(info.shadows, shadowed, strict=True):
+                sweep.emit(anc.ZeroPadOp(shadow, tape))
             originals = [self.lookup(c) for c in info.captured]
             seeds = [self.zero_gradient_state(t) for c in info.captured if (t := gradient_type(c.type)) is not None]
             memref_shadows = [g for m in info.memrefs if (g := self.gradient(m)) is not None]
@@ -506,7 +509,7 @@ class CheckpointAdjointer(Adjointer):
                 *gradients,
                 *seeds,
                 *memref_shadows,
-                *shadows,
+                *info.shadows,
             ]
             call = sweep.emit(rev.CallOp(adjoint_name(info.step), args))
             results = list(call.results)
@@ -520,7 +523,6 @@ class CheckpointAdjointer(Adjointer):
                     g = next(returned)
                     self.accumulate([(c, g)])
                     self.discard_gradient(g)
-            sweep.free_stacks(shadows, check=True)
             new_gradients = results[count + len(originals) :][: len(gradients)]
             return results[:count], new_gradients
 
@@ -599,6 +601,12 @@ def checkpointed_function(
             tape.name_hint = "step_tape"
             info.tapes.append(tape)
             stores.append(tape)
+        for stack in info.stacks:
+            if (type := gradient_type(stack.type)) is not None:
+                shadow = builder.insert(anc.StackAllocOp(type)).results[0]
+                shadow.name_hint = "step_tape_shadow"
+                info.shadows.append(shadow)
+                stores.append(shadow)
     for op in list(forward.ops)[:-1]:
         if (checkpointed := loops.get(op)) is not None:
             sweep = Sweep(checkpointed, builder, lambda v: values.get(v, v), op)

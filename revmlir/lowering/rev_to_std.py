@@ -1129,116 +1129,161 @@ def _each_element(
     nest(0, [])
 
 
-def _push_record(
-    lowering: FunctionLowering, op: Operation, store: SSAValue, values: Sequence[tuple[SSAValue, SSAValue]]
-) -> None:
-    """Push ``(operand, lowered value)`` pairs as one record."""
-    push = stacks.runtime_name(stacks.PUSH, stack_element(op.operands[0].type))
-    for operand, value in values:
-        if isinstance(operand.type, MemRefType):
-            _each_element(
-                lowering,
-                value,
-                op,
-                lambda at: lowering.call_runtime(
-                    push, [store, lowering.emit(memref.LoadOp.get(value, at), op).results[0]], [], op
-                ),
-            )
-        else:
-            lowering.call_runtime(push, [store, value], [], op)
+def _flat_index(lowering: FunctionLowering, array: SSAValue, at: Sequence[SSAValue], like: Operation) -> SSAValue:
+    """The row-major position of element ``at`` of ``array``."""
+    flat = at[0] if at else lowering.const(0, IndexType(), like)
+    for dimension, index in enumerate(at[1:], start=1):
+        size = lowering.emit(memref.DimOp(array, lowering.const(dimension, IndexType(), like)), like).results[0]
+        flat = lowering.emit(
+            arith.AddiOp(lowering.emit(arith.MuliOp(flat, size), like).results[0], index), like
+        ).results[0]
+    return flat
 
 
-def _record_length(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> SSAValue:
+def _element_count(lowering: FunctionLowering, array: SSAValue, like: Operation) -> SSAValue:
+    """How many elements ``array`` (a memref) has, as an index."""
+    assert isinstance(array.type, MemRefType)
+    count = lowering.const(1, IndexType(), like)
+    for axis in range(array.type.get_num_dims()):
+        size = lowering.emit(memref.DimOp(array, lowering.const(axis, IndexType(), like)), like).results[0]
+        count = lowering.emit(arith.MuliOp(count, size), like).results[0]
+    return count
+
+
+def _record_length(lowering: FunctionLowering, op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> SSAValue:
     """The elements of ``op``'s record: one per scalar, every element of
     each memref."""
-    index = IndexType()
-    length = lowering.const(sum(not isinstance(v.type, MemRefType) for v in op.values), index, op)
+    length = lowering.const(sum(not isinstance(v.type, MemRefType) for v in op.values), IndexType(), op)
     for operand in op.values:
-        if not isinstance(operand.type, MemRefType):
-            continue
-        count = lowering.const(1, index, op)
-        for axis in range(operand.type.get_num_dims()):
-            size = lowering.emit(memref.DimOp(lowering.get(operand), lowering.const(axis, index, op)), op).results[0]
-            count = lowering.emit(arith.MuliOp(count, size), op).results[0]
-        length = lowering.emit(arith.AddiOp(length, count), op).results[0]
+        if isinstance(operand.type, MemRefType):
+            count = _element_count(lowering, lowering.get(operand), op)
+            length = lowering.emit(arith.AddiOp(length, count), op).results[0]
     return lowering.emit(arith.IndexCastOp(length, i64), op).results[0]
 
 
-def _pop_record(lowering: FunctionLowering, op: Operation, write: bool) -> list[SSAValue]:
-    """Pop the top record of ``op``'s store; with ``write``, into the memrefs
-    of its operands.  Returns the popped scalars in operand order.  A store
+def _each_in_record(
+    lowering: FunctionLowering,
+    op: anc.SnapshotOp | anc.RestoreOp,
+    start: SSAValue,
+    visit: Callable[[int, SSAValue, list[SSAValue] | None], object],
+) -> None:
+    """``visit(operand number, position, indices)`` for every element of
+    ``op``'s record, which starts at position ``start`` (an ``i64``) of its
+    store: a scalar (``indices`` ``None``) takes one position, a memref
+    its elements in row-major order (``visit`` runs inside loops over
+    them).  The record is whole in the buffer, so positions need no check."""
+    position = start
+    for number, operand in enumerate(op.values):
+        value = lowering.get(operand)
+        if not isinstance(value.type, MemRefType):
+            visit(number, position, None)
+            position = lowering.emit(arith.AddiOp(position, lowering.const(1, i64, op)), op).results[0]
+            continue
+
+        def element(
+            at: list[SSAValue], number: int = number, value: SSAValue = value, first: SSAValue = position
+        ) -> None:
+            flat = lowering.emit(arith.IndexCastOp(_flat_index(lowering, value, at, op), i64), op).results[0]
+            visit(number, lowering.emit(arith.AddiOp(first, flat), op).results[0], at)
+
+        _each_element(lowering, value, op, element)
+        count = lowering.emit(arith.IndexCastOp(_element_count(lowering, value, op), i64), op).results[0]
+        position = lowering.emit(arith.AddiOp(position, count), op).results[0]
+
+
+def _zero(lowering: FunctionLowering, element: Attribute, like: Operation) -> SSAValue:
+    """Zero of a stack's element type."""
+    if isinstance(element, ComplexType):
+        zero = FloatAttr(0.0, element.element_type)
+        return lowering.emit(complexd.ConstantOp(ArrayAttr([zero, zero]), element), like).results[0]
+    return lowering.const(0, element, like)
+
+
+def _fill(lowering: FunctionLowering, op: Operation, stack: SSAValue, count: SSAValue, element: Attribute) -> SSAValue:
+    """Push ``count`` zeros on ``stack`` at once, stopping the run where its
+    buffer cannot grow (as after a push); the size before."""
+    size = _stack_size(lowering, stack, op)
+    fill = stacks.runtime_name(stacks.FILL, element)
+    lowering.call_runtime(fill, [stack, count, _zero(lowering, element, op)], [], op)
+    end = lowering.emit(arith.AddiOp(size, count), op).results[0]
+    grown = lowering.emit(arith.CmpiOp(_stack_size(lowering, stack, op), end, "eq"), op).results[0]
+    lowering.check(grown, op, STACK_NOT_GROWN, [size], ExecutionError)
+    return size
+
+
+def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> SSAValue:
+    """Where the top record of ``op``'s store starts.  A store
     holding less than a record is reported whatever ``nocheck`` says, as the
     interpreter does: the verifier proves it held only for straight-line
     snapshots, not for those of a loop driven by ``ad.next``."""
-    assert isinstance(op, anc.RestoreOp | anc.DropOp)
-    store = lowering.get(op.store)
-    held = lowering.emit(arith.CmpiOp(_stack_size(lowering, store, op), _record_length(lowering, op), "sge"), op)
+    size = _stack_size(lowering, lowering.get(op.store), op)
+    length = _record_length(lowering, op)
+    held = lowering.emit(arith.CmpiOp(size, length, "sge"), op)
     what = "restore" if isinstance(op, anc.RestoreOp) else "drop"
     lowering.check(held.results[0], op, f"no snapshot to {what}")
-    element = stack_element(op.store.type)
-    pop = stacks.runtime_name(stacks.POP, element)
-    scalars: list[SSAValue] = []
-    for operand in reversed(op.values):
-        value = lowering.get(operand)
-        if isinstance(operand.type, MemRefType):
-
-            def visit(at: list[SSAValue], array: SSAValue = value) -> None:
-                popped = lowering.call_runtime(pop, [store], [element], op)[0]
-                if write:
-                    lowering.emit(memref.StoreOp.get(popped, array, at), op)
-
-            _each_element(lowering, value, op, visit, reverse=True)
-        else:
-            scalars.insert(0, lowering.call_runtime(pop, [store], [element], op)[0])
-    return scalars
+    return lowering.emit(arith.SubiOp(size, length), op).results[0]
 
 
 @lowers(anc.SnapshotOp)
 def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
+    """The record's room is pushed at once as zeros (``_fill``), then
+    written element by element in place: no growth check per element, and
+    a loop over a memref that LLVM makes a copy."""
     assert isinstance(op, anc.SnapshotOp)
-    _push_record(lowering, op, lowering.get(op.store), [(v, lowering.get(v)) for v in op.values])
+    store, element = lowering.get(op.store), stack_element(op.store.type)
+    start = _fill(lowering, op, store, _record_length(lowering, op), element)
+    put = stacks.runtime_name(stacks.PUT, element)
+
+    def write(number: int, position: SSAValue, at: list[SSAValue] | None) -> None:
+        value = lowering.get(op.values[number])
+        if at is not None:
+            value = lowering.emit(memref.LoadOp.get(value, at), op).results[0]
+        lowering.call_runtime(put, [store, position, value], [], op)
+
+    _each_in_record(lowering, op, start, write)
 
 
 @lowers(anc.RestoreOp)
 def _restore(lowering: FunctionLowering, op: Operation) -> None:
-    """Native stacks have no peek: the record is popped into place and
-    pushed back."""
+    """The top record read in place, into the memrefs and the results; the
+    record stays."""
     assert isinstance(op, anc.RestoreOp)
-    scalars = iter(_pop_record(lowering, op, write=True))
-    record = [(v, next(scalars) if not isinstance(v.type, MemRefType) else lowering.get(v)) for v in op.values]
-    _push_record(lowering, op, lowering.get(op.store), record)
-    restored = [value for operand, value in record if not isinstance(operand.type, MemRefType)]
-    for old, new in zip(op.results, restored, strict=True):
-        lowering.set(old, new)
+    store, element = lowering.get(op.store), stack_element(op.store.type)
+    start = _held_record(lowering, op)
+    get = stacks.runtime_name(stacks.GET, element)
+    scalars: dict[int, SSAValue] = {}
+
+    def read(number: int, position: SSAValue, at: list[SSAValue] | None) -> None:
+        value = lowering.call_runtime(get, [store, position], [element], op)[0]
+        if at is None:
+            scalars[number] = value
+        else:
+            lowering.emit(memref.StoreOp.get(value, lowering.get(op.values[number]), at), op)
+
+    _each_in_record(lowering, op, start, read)
+    for old, number in zip(op.results, sorted(scalars), strict=True):
+        lowering.set(old, scalars[number])
 
 
 @lowers(anc.DropOp)
 def _drop(lowering: FunctionLowering, op: Operation) -> None:
-    _pop_record(lowering, op, write=False)
+    """The top record forgotten: the size lowered past it."""
+    assert isinstance(op, anc.DropOp)
+    start = _held_record(lowering, op)
+    word = lowering.const(stacks.SIZE, IndexType(), op)
+    lowering.emit(memref.StoreOp.get(start, lowering.get(op.store), [word]), op)
 
 
 @lowers(anc.ZeroPadOp)
 def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
+    """The shadow padded with zeros up to the stack's size, all at once."""
     assert isinstance(op, anc.ZeroPadOp)
     shadow, stack = lowering.get(op.shadow), lowering.get(op.stack)
-    start, end = (
-        lowering.emit(arith.IndexCastOp(_stack_size(lowering, s, op), IndexType()), op).results[0]
-        for s in (shadow, stack)
-    )
-    element = stack_element(op.shadow.type)
-    body = Block(arg_types=[IndexType()])
-    saved = lowering.builder.insertion_point
-    lowering.builder.insertion_point = InsertPoint.at_end(body)
-    if isinstance(element, ComplexType):
-        zero = lowering.emit(
-            complexd.ConstantOp(ArrayAttr([FloatAttr(0.0, element.element_type)] * 2), element), op
-        ).results[0]
-    else:
-        zero = lowering.const(0, element, op)
-    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, element), [shadow, zero], [], op)
-    lowering.emit(scf.YieldOp(), op)
-    lowering.builder.insertion_point = saved
-    lowering.emit(scf.ForOp(start, end, lowering.const(1, IndexType(), op), [], Region(body)), op)
+    missing = lowering.emit(
+        arith.SubiOp(_stack_size(lowering, stack, op), _stack_size(lowering, shadow, op)), op
+    ).results[0]
+    count = lowering.emit(arith.MaxSIOp(missing, lowering.const(0, i64, op)), op).results[0]
+    _fill(lowering, op, shadow, count, stack_element(op.shadow.type))
 
 
 def _check_std_function(

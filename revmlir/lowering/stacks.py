@@ -7,13 +7,18 @@ of elements, and the buffer's capacity in elements.
 
 - ``rev-lower-to-std`` allocates the header of a local stack with
   ``memref.alloca`` in the function's frame and zeroes it (no buffer yet),
-  reads the size with ``memref.load`` for the run-time checks, which it
-  reports through the error slot like every other check, and calls three
+  reads the size with ``memref.load`` for the run-time checks (and lowers
+  it with ``memref.store`` to drop a record), which it
+  reports through the error slot like every other check, and calls
   runtime functions for what needs the buffer: ``revmlir.stack.push.<T>``,
   ``revmlir.stack.pop.<T>`` and ``revmlir.stack.free``, private functions of
-  the module (``define_runtime``): push grows the buffer geometrically with
-  ``realloc``, and leaves the stack as it was where it cannot (the caller
-  checks the size); pop of an empty stack yields zero and leaves the stack empty;
+  the module (``define_runtime``), and for whole records (snapshots and
+  zero-padded shadows) ``revmlir.stack.fill.<T>``, ``….put.<T>`` and
+  ``….get.<T>``: push grows the buffer geometrically with ``realloc``, and
+  leaves the stack as it was where it cannot (the caller checks the size),
+  fill pushes many copies of a value after one growth; pop of an empty
+  stack yields zero and leaves the stack empty; put and get write and read
+  an element below the top, which the caller knows is there;
   free releases the buffer and zeroes the header.
 - The bodies are std (func, scf, arith, memref, complex) but for the buffer
   itself, which only an address in the header points to: ``llvm`` ops
@@ -82,6 +87,9 @@ MIN_CAPACITY = 8
 
 PREFIX = "revmlir.stack."
 PUSH, POP, FREE = "push", "pop", "free"
+FILL, PUT, GET = "fill", "put", "get"
+"""Whole records (``anc.snapshot``, ``anc.restore``, ``anc.zero_pad``): push
+many copies of a value at once, write and read an element below the top."""
 
 PTR = llvm.LLVMPointerType()
 _LIBC = {
@@ -143,8 +151,13 @@ def slots(element: Attribute) -> tuple[Attribute, int]:
 
 def slot_addresses(header: SSAValue, position: SSAValue, element: Attribute) -> list[SSAValue]:
     """The addresses of the scalars of the element at ``position``."""
+    return element_addresses(_buffer(header), position, element)
+
+
+def element_addresses(data: SSAValue, position: SSAValue, element: Attribute) -> list[SSAValue]:
+    """The addresses of the scalars of the element at ``position`` of the
+    buffer at ``data``."""
     slot, count = slots(element)
-    data = _buffer(header)
     first = result(arith.MuliOp(position, constant(count)))
     indices = [first] + [result(arith.AddiOp(first, constant(j))) for j in range(1, count)]
     return [
@@ -178,22 +191,19 @@ def _zero(element: Attribute) -> SSAValue:
     return constant(0, element)
 
 
-def _push(function: func.FuncOp, element: Attribute | None) -> None:
-    """Grows a full buffer (to ``MIN_CAPACITY`` elements, then doubling)
-    with ``realloc``, then stores the value at the top.  A buffer that
-    cannot grow (``realloc`` fails, or it would pass ``MAX_ALLOCATION``
-    bytes: the size is then ``SIZE_MAX``, which ``realloc`` refuses) keeps
-    the stack as it was, the value not pushed: the caller sees the size
-    unchanged and stops the run (``revmlir.lowering.host_safety``)."""
-    assert element is not None
-    header, value = function.body.block.args
-    size, capacity = header_word(header, SIZE), header_word(header, CAPACITY)
-    full = result(arith.CmpiOp(size, capacity, "eq"))
+def _grow(header: SSAValue, needed: SSAValue, element: Attribute) -> None:
+    """Grow the buffer, if it holds fewer than ``needed`` elements, to
+    ``MIN_CAPACITY`` elements, then to twice its capacity, or to ``needed``
+    where that is more, with ``realloc``.  A buffer that cannot grow
+    (``realloc`` fails, or it would pass ``MAX_ALLOCATION`` bytes: the size is
+    then ``SIZE_MAX``, which ``realloc`` refuses) stays as it was."""
+    capacity = header_word(header, CAPACITY)
+    full = result(arith.CmpiOp(needed, capacity, "ugt"))
     grow = scf.IfOp(full, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(grow.true_region):
         empty = result(arith.CmpiOp(capacity, constant(0), "eq"))
         doubled = result(arith.AddiOp(capacity, capacity))
-        larger = result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled))
+        larger = result(arith.MaxUIOp(result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled)), needed))
         slot, count = slots(element)
         width = result(arith.MuliOp(size_of(result, slot), constant(count)))
         most = result(arith.DivUIOp(constant(MAX_ALLOCATION), width))
@@ -206,6 +216,17 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
         scf.YieldOp()
     with ImplicitBuilder(grow.false_region):
         scf.YieldOp()
+
+
+def _push(function: func.FuncOp, element: Attribute | None) -> None:
+    """Grows a full buffer (``_grow``), then stores the value at the top.
+    Where the buffer cannot grow the stack stays as it was, the value not
+    pushed: the caller sees the size unchanged and stops the run
+    (``revmlir.lowering.host_safety``)."""
+    assert element is not None
+    header, value = function.body.block.args
+    size = header_word(header, SIZE)
+    _grow(header, result(arith.AddiOp(size, constant(1))), element)
     room = result(arith.CmpiOp(size, header_word(header, CAPACITY), "ult"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
@@ -216,6 +237,53 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
     with ImplicitBuilder(store.false_region):
         scf.YieldOp()
     func.ReturnOp()
+
+
+def _fill(function: func.FuncOp, element: Attribute | None) -> None:
+    """Pushes ``count`` copies of the value at once: one growth for all of
+    them (``_grow``) and a loop of stores that LLVM makes a ``memset`` for
+    zeros.  Where the buffer cannot grow the stack stays as it was; the
+    caller checks the size."""
+    assert element is not None
+    header, count, value = function.body.block.args
+    size = header_word(header, SIZE)
+    end = result(arith.AddiOp(size, count))
+    _grow(header, end, element)
+    room = result(arith.CmpiOp(end, header_word(header, CAPACITY), "ule"))
+    store = scf.IfOp(room, [], Region(Block()), Region(Block()))
+    with ImplicitBuilder(store.true_region):
+        data = _buffer(header)
+        first, last = (result(arith.IndexCastOp(v, IndexType())) for v in (size, end))
+        loop = scf.ForOp(first, last, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()])))
+        with ImplicitBuilder(loop.body.block):
+            position = result(arith.IndexCastOp(loop.body.block.args[0], i64))
+            for part, address in zip(to_slots(value), element_addresses(data, position, element), strict=True):
+                llvm.StoreOp(part, address)
+            scf.YieldOp()
+        set_header_word(end, header, SIZE)
+        scf.YieldOp()
+    with ImplicitBuilder(store.false_region):
+        scf.YieldOp()
+    func.ReturnOp()
+
+
+def _put(function: func.FuncOp, element: Attribute | None) -> None:
+    """Overwrites the element at a position below the size (the caller
+    knows it is there)."""
+    assert element is not None
+    header, position, value = function.body.block.args
+    for part, address in zip(to_slots(value), slot_addresses(header, position, element), strict=True):
+        llvm.StoreOp(part, address)
+    func.ReturnOp()
+
+
+def _get(function: func.FuncOp, element: Attribute | None) -> None:
+    """The element at a position below the size, left in place."""
+    assert element is not None
+    header, position = function.body.block.args
+    slot, _ = slots(element)
+    parts = [result(llvm.LoadOp(a, slot)) for a in slot_addresses(header, position, element)]
+    func.ReturnOp(_from_slots(parts, element))
 
 
 def _pop(function: func.FuncOp, element: Attribute | None) -> None:
@@ -251,11 +319,15 @@ _DEFINITIONS: dict[str, Callable[[func.FuncOp, Attribute | None], None]] = {
     PUSH: _push,
     POP: _pop,
     FREE: _free,
+    FILL: _fill,
+    PUT: _put,
+    GET: _get,
 }
 
 
 def runtime_kind(name: str) -> str | None:
-    """``push``/``pop``/``free`` for a runtime function's name, else None."""
+    """``push``, ``pop``, ``free``, ``fill``, ``put`` or ``get`` for a runtime
+    function's name, else None."""
     if not name.startswith(PREFIX):
         return None
     kind = name[len(PREFIX) :].split(".", 1)[0]
@@ -275,9 +347,14 @@ def define_runtime(module: ModuleOp) -> None:
         if kind is None:
             continue
         inputs, outputs = declaration.function_type.inputs.data, declaration.function_type.outputs.data
-        element = {PUSH: inputs[-1], POP: outputs[0] if outputs else None}.get(kind)
+        element = outputs[0] if kind in (POP, GET) else inputs[-1] if kind in (PUSH, FILL, PUT) else None
         function = func.FuncOp(declaration.sym_name.data, declaration.function_type, visibility="private")
-        for arg, hint in zip(function.body.block.args, ("header", "value")):
+        hints = (
+            ("header", "count" if kind == FILL else "position", "value")
+            if kind in (FILL, PUT, GET)
+            else ("header", "value")
+        )
+        for arg, hint in zip(function.body.block.args, hints):
             arg.name_hint = hint
         with ImplicitBuilder(function.body):
             _DEFINITIONS[kind](function, element)

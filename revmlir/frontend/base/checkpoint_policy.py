@@ -6,7 +6,9 @@ primitive steps, and the policy picks the schedule over those steps:
 ``"bisection"`` (seed 001), ``"binomial"`` with ``snapshots=k`` (Revolve),
 ``"store_all"`` (every state kept), or ``"auto"``: Revolve with as many
 snapshots as ``memory=`` holds.  ``base=b`` makes a checkpointed step ``b``
-primitive steps, reversed on one tape (the schedules' base case).
+primitive steps, reversed on one tape (the schedules' base case); the
+default, ``base="auto"``, takes ``b`` from the size of one snapshot
+(``CheckpointPolicy.steps_per_base``).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ class CheckpointPolicy:
     snapshots: int = 0
     memory: int = 0
     """Bytes the snapshots may take (``"auto"`` only)."""
-    base: int = 1
+    base: int | None = None
+    """Primitive steps per checkpointed step; ``None``: ``"auto"``."""
 
     @staticmethod
     def of(
@@ -61,8 +64,23 @@ class CheckpointPolicy:
         if (checkpoint == "auto") != (memory is not None):
             raise ValueError("memory= is required by checkpoint='auto' and only by it, e.g. memory='64MB'")
         count = 0 if snapshots is None else _positive(snapshots, "snapshots")
-        steps = 1 if base is None else _positive(base, "base")
+        steps = None if base is None or base == "auto" else _positive(base, "base")
         return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None else 0, steps)
+
+    def steps_per_base(self, snapshot_bytes: int) -> int:
+        """``base``, or for ``"auto"`` four primitive steps per word of one
+        snapshot, rounded up to a power of two.  A checkpointed step then
+        costs its snapshot, restore and cursor entry a quarter of a word's
+        copy per primitive step, and its tape (a word or a few per
+        primitive step that overwrites something) holds about as much as a
+        few snapshots: the base depends on the state alone, not on the run's
+        length, so memory stays the schedule's snapshots plus one tape, flat
+        in the length under bisection.  Seed 001's rotations (8 080-byte
+        snapshots) get 4096."""
+        if self.base is not None:
+            return self.base
+        words = -(-snapshot_bytes // 8)
+        return 1 << max(0, 4 * words - 1).bit_length()
 
     def schedule(self, snapshot_bytes: int) -> ScheduleAttr:
         """The schedule for a state of ``snapshot_bytes`` bytes: ``"auto"``
@@ -81,7 +99,8 @@ class CheckpointPolicy:
 
 def _positive(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+        also = " or 'auto'" if name == "base" else ""
+        raise TypeError(f"{name} must be an integer{also}, not {type(value).__name__}")
     if value < 1:
         raise ValueError(f"{name} must be at least 1, not {value}")
     return value

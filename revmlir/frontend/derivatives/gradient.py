@@ -206,7 +206,7 @@ def vjp(
     checkpoint: str | None = None,
     snapshots: int | None = None,
     memory: int | str | None = None,
-    base: int | None = None,
+    base: int | str | None = None,
 ) -> tuple[tuple[Any, ...], Pullback | StructPullback]:
     """Run ``f`` on (copies of) ``args``; return its outputs (for a
     reversible function every argument, as a call returns them; for an
@@ -297,7 +297,7 @@ def gradient(
     checkpoint: str | None = None,
     snapshots: int | None = None,
     memory: int | str | None = None,
-    base: int | None = None,
+    base: int | str | None = None,
 ) -> tuple[Any, ...]:
     """``∂(output iloss of f) / ∂(each input)``, as a tuple with one entry
     per argument: a float per float scalar (log numbers: with respect to
@@ -315,7 +315,8 @@ def gradient(
     over ``f``'s primitive steps, with no annotation (docs/checkpointing.md,
     "Checkpointing anywhere"): ``"bisection"``, ``"binomial"`` with
     ``snapshots=k``, ``"store_all"``, or ``"auto"`` with a ``memory=``
-    budget (bytes or ``"64MB"``); ``base=b`` steps per checkpointed step."""
+    budget (bytes or ``"64MB"``); ``base=b`` steps per checkpointed step
+    (``"auto"``, the default: from the size of one snapshot)."""
     args = tuple(args)
     policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base)
     if policy is None and (structs := _struct_call(f, args)) is not None:

@@ -154,8 +154,9 @@ class OrdinaryFunction:
         of ``rv.gradient``)."""
         spec = self.specialization_for(*args)
         spec.check_aliasing(args)
-        schedule = policy.schedule(spec.snapshot_bytes(args) if policy.scheme == "auto" else 0)
-        return spec.checkpointed_call(args, spec.resumable_gradient(schedule, policy.base))
+        size = spec.snapshot_bytes(args)
+        schedule = policy.schedule(size)
+        return spec.checkpointed_call(args, spec.resumable_gradient(schedule, policy.steps_per_base(size)))
 
     def __repr__(self) -> str:
         return f"<ordinary function {self.__name__}>"

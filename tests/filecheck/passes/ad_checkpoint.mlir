@@ -39,8 +39,10 @@ ad.checkpoint @dynamic
 // CHECK:      rev.func @recurrence.ckpt(%x: f64, %a: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_a: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {
 // CHECK-NEXT:   %frames = anc.stack_alloc : !anc.stack<index>
 // CHECK-NEXT:   %snapshots = anc.stack_alloc : !anc.stack<f64>
-// The step's tape, allocated once: every step leaves it empty.
+// The step's tape and its gradient shadow, allocated once: every step
+// leaves them empty.
 // CHECK-NEXT:   %step_tape = anc.stack_alloc : !anc.stack<f64>
+// CHECK-NEXT:   %step_tape_shadow = anc.stack_alloc : !anc.stack<f64>
 // CHECK-NOT:    math.sin
 // The schedule is a run-time cursor over the trip count (6): eight words,
 // threaded through the loops, starting as zeros.
@@ -67,16 +69,16 @@ ad.checkpoint @dynamic
 // CHECK:        rev.while ({{.*}}) : index, index, index, index, index, index, index, index, index, f64, f64, f64 pre {
 // CHECK:          anc.restore %snapshots
 // CHECK:          anc.drop %snapshots
-// CHECK:          anc.zero_pad
-// CHECK:          rev.call @recurrence.ckpt.step0.adj(
-// CHECK:          anc.stack_free
-// CHECK-NOT:      nocheck
+// CHECK:          anc.zero_pad %step_tape_shadow, %step_tape
+// CHECK:          rev.call @recurrence.ckpt.step0.adj({{.*}}, %step_tape_shadow)
+// CHECK-NOT:      anc.stack_free
 // CHECK:          ad.next
 // The cursor must have reached its end: kind 5 (END), phase 7, zeros.
 // CHECK:        anc.free %{{.*}}, %{{.*}} : index
 // CHECK:        anc.stack_free %frames : !anc.stack<index>
 // CHECK:        anc.stack_free %snapshots : !anc.stack<f64>
 // CHECK-NEXT:   anc.stack_free %step_tape : !anc.stack<f64>
+// CHECK-NEXT:   anc.stack_free %step_tape_shadow : !anc.stack<f64>
 // CHECK:      rev.func @recurrence.ckpt.step0(%i: index, %y: f64, %a: f64, %tape: !anc.stack<f64>) {
 // CHECK:        math.sin %y
 // CHECK:        rev.return %i, %{{.*}}, %a : index, f64, f64
@@ -90,11 +92,13 @@ ad.checkpoint @dynamic
 // CHECK:      rev.func @recurrence.ckpt.step0.adj(
 
 // The cursor is a call of the run-time scheduler, defined in the module
-// with the stack functions its frames use; records are pushed and popped.
+// with the stack functions its frames use; a record's room is pushed at
+// once, then written and read in place.
 // STD:      func.func @recurrence.ckpt(
 // STD:        func.call @revmlir.cursor.next(%frames, %{{.*}}) : (memref<3xi64>, index, index, index, index, index, index, index, index, index, index, index) -> (index, index, index, index, index, index, index, index)
-// STD:        func.call @revmlir.stack.push.f64(%snapshots
-// STD:        func.call @revmlir.stack.pop.f64(%snapshots
+// STD:        func.call @revmlir.stack.fill.f64(%snapshots
+// STD:        func.call @revmlir.stack.put.f64(%snapshots
+// STD:        func.call @revmlir.stack.get.f64(%snapshots
 // STD:      func.func private @revmlir.cursor.next(%frames: memref<3xi64>,
 // STD:        func.call @revmlir.stack.push.index(%frames
 // STD:        func.call @revmlir.stack.pop.index(%frames

@@ -40,4 +40,6 @@ ad.checkpoint @recurrence
 // CHECK-NEXT:    anc.stack_free %d_snapshots : !anc.stack<f64>
 // CHECK-NEXT:    anc.stack_free %step_tape : !anc.stack<f64>
 // CHECK-NEXT:    anc.stack_free %d_step_tape : !anc.stack<f64>
+// CHECK-NEXT:    anc.stack_free %step_tape_shadow : !anc.stack<f64>
+// CHECK-NEXT:    anc.stack_free %d_step_tape_shadow : !anc.stack<f64>
 // CHECK-NEXT:    rev.return
