@@ -54,8 +54,8 @@ C_PROGRAM = r"""
 #include <stdio.h>
 #include "fib.h"
 int main(void) {
-    int64_t out = 0, n = 20, err_data[4] = {0};
-    revmlir_memref1 err = {err_data, {4}};
+    int64_t out = 0, n = 20, err_data[REVMLIR_ERROR_WORDS] = {0};
+    revmlir_memref1 err = {err_data, {REVMLIR_ERROR_WORDS}};
     void *args[] = {&out, &n, &err};
     rrfib_ciface(args);
     printf("%lld %lld %lld\n", (long long)out, (long long)n, (long long)err_data[0]);
