@@ -16,6 +16,8 @@ not checked.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
@@ -28,7 +30,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.anc import StackType
@@ -68,6 +70,12 @@ def check_native_types(module: ModuleOp) -> None:
         arguments = (arg.type for region in op.regions for block in region.blocks for arg in block.args)
         signature = op.properties.get("function_type")
         declared = (*signature.inputs, *signature.outputs) if isinstance(signature, FunctionType) else ()
-        for type in (*op.result_types, *arguments, *declared):
-            if (problem := native_type_problem(type)) is not None:
-                raise PassFailedException(f"{describe_op(op)}: native code does not support type {type}; {problem}")
+        refuse_unsupported(op, (*op.result_types, *arguments, *declared))
+
+
+def refuse_unsupported(op: Operation, types: Iterable[Attribute]) -> None:
+    """Raise a ``PassFailedException`` at ``op`` for the first of ``types``
+    native code does not take."""
+    for type in types:
+        if (problem := native_type_problem(type)) is not None:
+            raise PassFailedException(f"{describe_op(op)}: native code does not support type {type}; {problem}")
