@@ -30,6 +30,7 @@ from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import ToolkitError, find_libdevice
+from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
@@ -260,6 +261,7 @@ def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str
     every function and inverse a ``.func``, every kernel function an
     ``.entry``."""
     check_architecture(arch)
+    check_native_types(module)
     work, _ = lower_kernels(module, None, all_functions=True)
     llvm_module, _ = device_llvm_ir(work, keep_functions=True)
     return ptx_from_llvm(llvm_module, arch, opt_level)

@@ -95,6 +95,7 @@ from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape
 from revmlir.lowering import complex_functions, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
+from revmlir.lowering.native_types import refuse_unsupported
 from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
 
 PTR = llvm.LLVMPointerType()
@@ -1462,6 +1463,9 @@ def translate_module(
         if f.is_declaration and isinstance(convention := f.attributes.get(ARRAYS_ATTR), StringAttr)
     }
     for source in sources:
+        # the types a caller passes: the lowering's own values inside (a
+        # fixed-point product's i128) are LLVM's to compute on
+        refuse_unsupported(source, (*source.function_type.inputs, *source.function_type.outputs))
         if source.is_declaration:
             translation.add_declaration(source)
             continue

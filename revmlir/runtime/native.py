@@ -47,6 +47,7 @@ from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
 from revmlir.lowering.loop_versioning import LoopVersioningPass
+from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, stack_element
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
@@ -109,6 +110,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     """LLVM IR for a verified rev module: every function and, with
     ``inverses``, its inverse; without, only the inverses that uncalls
     need."""
+    check_native_types(module)
     work = module.clone()
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
     native = (lower, LoopVersioningPass(), HostSafetyPass())

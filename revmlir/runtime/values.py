@@ -51,11 +51,20 @@ def int_width(type: Attribute) -> int:
 
 
 def _round_float(type: Attribute, value: Any) -> float:
-    if isinstance(type, Float32Type):
-        return float(np.float32(value))
-    if isinstance(type, Float16Type):
-        return float(np.float16(value))
+    """``value`` rounded to ``type`` as C converts a double: to nearest,
+    beyond the type's largest finite number to an infinity, silently (NumPy
+    would warn of the overflow: an argument of 1e300 for an f32 or a
+    complex<f32> is inf on both engines, not an error)."""
+    if isinstance(type, Float32Type | Float16Type):
+        narrow = np.float32 if isinstance(type, Float32Type) else np.float16
+        if abs(value) <= _LARGEST[narrow]:
+            return float(narrow(value))
+        with np.errstate(over="ignore"):
+            return float(narrow(value))
     return float(value)
+
+
+_LARGEST = {narrow: float(np.finfo(narrow).max) for narrow in (np.float32, np.float16)}
 
 
 def normalize(type: Attribute, value: Any) -> Any:

@@ -32,6 +32,7 @@ from xdsl.ir import Attribute
 from revmlir.diagnostics import format_error
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
+from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
@@ -71,6 +72,7 @@ def _c_type(type: Attribute) -> str:
 
 def header(module: ModuleOp, guard: str) -> str:
     """A C header declaring the entry points of a compiled module."""
+    check_native_types(module)  # the types its C callers pass
     ranks = sorted(
         {
             len(t.get_shape())

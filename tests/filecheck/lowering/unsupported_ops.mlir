@@ -26,3 +26,17 @@ func.func @h(%m: memref<?xf64, strided<[2]>>) -> f64 {
   %v = memref.load %m[%c0] : memref<?xf64, strided<[2]>>
   func.return %v : f64
 }
+
+// -----
+
+// A signature of a type native code does not take is refused at its
+// function, before xDSL's llvm dialect or the argument marshalling see it.
+// expected-error-re @+1 {{'func.func' at {{.*}}: native code does not support type ui8; its integers are signless i1, i8, i16, i32 or i64}}
+func.func @unsigned(%x: ui8) -> ui8 {
+  func.return %x : ui8
+}
+
+// -----
+
+// expected-error-re @+1 {{'func.func' at {{.*}}: native code does not support type f16; its floats are f32 or f64}}
+func.func private @half(f64) -> f16

@@ -1,0 +1,81 @@
+"""The number types native code takes, checked on the rev module before the
+lowering starts.
+
+Native code represents a value by the C type a caller passes
+(``revmlir.runtime.native``): signless integers of 1, 8, 16, 32 and 64
+bits, ``index`` (64 bits), ``f32`` and ``f64``, complex numbers and arrays
+of those, and the rev number types over them.  Anything else the
+interpreter runs (``ui8``, ``i7``, ``i128``, ``f16``, ``bf16``, ``f80`` …)
+would reach xDSL's verifier, LLVM or the argument marshalling and fail
+there with their text and no location, so every entry point (``rev-run``,
+``rev-translate``, ``NativeModule.compile``, the Python eDSL) refuses it
+here, at the first op that has a value of it.  The lowering's own values
+(the ``i128`` products of fixed-point numbers) are not the user's and are
+not checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    FunctionType,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    Signedness,
+)
+from xdsl.ir import Attribute, Operation
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.dialects.anc import StackType
+from revmlir.dialects.rev import FixedType, LogType, TropicalType
+from revmlir.errors import describe_op
+
+INTEGER_WIDTHS = (1, 8, 16, 32, 64)
+"""The widths of the C integer types a native call passes."""
+
+
+def native_type_problem(type: Attribute) -> str | None:
+    """Why native code does not take values of ``type``, or None where it
+    does (types that hold no number, such as a function's, are for other
+    checks)."""
+    if isinstance(type, MemRefType | StackType | ComplexType | LogType | TropicalType):
+        element = type.element_type
+        assert isinstance(element, Attribute)
+        return native_type_problem(element)
+    if isinstance(type, FixedType | IndexType | Float32Type | Float64Type):
+        return None
+    if isinstance(type, IntegerType):
+        if type.signedness.data == Signedness.SIGNLESS and type.width.data in INTEGER_WIDTHS:
+            return None
+        return "its integers are signless i1, i8, i16, i32 or i64"
+    if isinstance(type, AnyFloat):
+        return "its floats are f32 or f64"
+    return None
+
+
+def check_native_types(module: ModuleOp) -> None:
+    """Raise a located ``PassFailedException`` at the first op defining a
+    value of a type native code does not take: a result, or an argument of
+    a block of its regions (a function's parameters), or at a function's
+    type (a declaration has no body).  Every operand is one of those, so
+    operands need no check of their own."""
+    for op in module.walk():
+        arguments = (arg.type for region in op.regions for block in region.blocks for arg in block.args)
+        signature = op.properties.get("function_type")
+        declared = (*signature.inputs, *signature.outputs) if isinstance(signature, FunctionType) else ()
+        refuse_unsupported(op, (*op.result_types, *arguments, *declared))
+
+
+def refuse_unsupported(op: Operation, types: Iterable[Attribute]) -> None:
+    """Raise a ``PassFailedException`` at ``op`` for the first of ``types``
+    native code does not take."""
+    for type in types:
+        if (problem := native_type_problem(type)) is not None:
+            raise PassFailedException(f"{describe_op(op)}: native code does not support type {type}; {problem}")
