@@ -24,7 +24,7 @@ from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=45,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )

@@ -18,7 +18,7 @@ from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 
 SETTINGS = settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

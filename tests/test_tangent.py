@@ -455,18 +455,29 @@ def through_ancilla_arrays_jax(e, x, c):
     return (e + jnp.sum((c * jnp.sin(x)) ** 2) + jnp.sum(x[:-1] * x[1:]), x, c)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize(
-    "pyfunc, twin, args, iloss",
+    "backend, pyfunc, twin, args, iloss",
     [
-        (every_function, every_function_jax, (0.1, 0.4, 0.7, 1.3), 0),
-        (every_function, every_function_jax, (0.1, -0.3, 0.7, 1.3), 3),
-        (quadratic_form, quadratic_form_jax, (0.5, np.arange(4.0).reshape(2, 2) / 3, np.array([0.3, -0.7]), 1.1), 0),
-        (through_ancilla_arrays, through_ancilla_arrays_jax, (0.2, np.array([0.3, -0.7, 1.1]), 0.8), 0),
+        ("native", every_function, every_function_jax, (0.1, 0.4, 0.7, 1.3), 0),
+        ("native", every_function, every_function_jax, (0.1, -0.3, 0.7, 1.3), 3),
+        *[
+            (
+                backend,
+                quadratic_form,
+                quadratic_form_jax,
+                (0.5, np.arange(4.0).reshape(2, 2) / 3, np.array([0.3, -0.7]), 1.1),
+                0,
+            )
+            for backend in BACKENDS
+        ],
+        ("native", through_ancilla_arrays, through_ancilla_arrays_jax, (0.2, np.array([0.3, -0.7, 1.1]), 0.8), 0),
     ],
-    ids=["scalars", "scalars_other_loss", "arrays", "ancilla_arrays"],
+    ids=["scalars", "scalars_other_loss", *[f"arrays-{b}" for b in BACKENDS], "ancilla_arrays"],
 )
 def test_hessian_against_jax_and_gradient_differences(backend, pyfunc, twin, args, iloss):
+    """Native code on every program; the interpreter (which runs the same
+    generated programs, and which the engine-parity tests compare with
+    native code) on the one with arrays."""
     f = make(backend, pyfunc)
     originals = [_copy(a) for a in args]
     hessian = rv.hessian(f, args, iloss=iloss)
