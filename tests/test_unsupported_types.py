@@ -14,6 +14,7 @@ import ctypes
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.gpu.program import compile_kernels
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
@@ -43,6 +44,15 @@ def test_refused_at_the_function(type: str) -> None:
     # rev-translate's path, without a call
     with pytest.raises(PassFailedException, match=_refusal(type, 1, "rev.func")):
         lower_to_llvm_ir(module)
+
+
+@pytest.mark.parametrize("type", ["ui8", "i128", "f16"])
+def test_refused_for_kernels_of_the_python_api(type: str) -> None:
+    """``compile_kernels`` (``rv.cuda.kernel``'s compiler) refuses the type
+    at its op as native code does, before the GPU passes see it."""
+    module = parse_module(_accumulate(type), "types.mlir")
+    with pytest.raises(PassFailedException, match=_refusal(type, 1, "rev.func")):
+        compile_kernels(module, ["f"])
 
 
 def _wrapped(value: int, width: int) -> int:

@@ -184,7 +184,10 @@ def lower_kernels(
     every function with a top-level parallel loop) outlined and converted to
     nvvm; and the argument types of each rev function (inverses included).
     Its ``gpu.module`` is what is compiled: the device functions are moved
-    there, so the host functions that called them no longer verify."""
+    there, so the host functions that called them no longer verify.  Number
+    types the device code cannot take are refused first, at their op, as
+    for native code (``check_native_types``)."""
+    check_native_types(module)
     ctx = make_context()
     work = module.clone()
     RevInvertPass().apply(ctx, work)
@@ -261,7 +264,6 @@ def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str
     every function and inverse a ``.func``, every kernel function an
     ``.entry``."""
     check_architecture(arch)
-    check_native_types(module)
     work, _ = lower_kernels(module, None, all_functions=True)
     llvm_module, _ = device_llvm_ir(work, keep_functions=True)
     return ptx_from_llvm(llvm_module, arch, opt_level)
