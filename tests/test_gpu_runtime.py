@@ -25,7 +25,7 @@ from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
 from revmlir.gpu import arrays, runtime
 from revmlir.gpu.arrays import DeviceArray
-from revmlir.runtime_checks import PAYLOAD_SLOTS
+from revmlir.runtime_checks import GPU_ERROR_WORDS, PAYLOAD_SLOTS
 
 try:
     import torch
@@ -261,9 +261,9 @@ def test_parameters_are_laid_out_as_c_does() -> None:
         *runtime.scalar_pieces(i8, 5),
         *runtime.array_pieces(0xDEAD0, (7,)),
         *runtime.scalar_pieces(ComplexType(f32), complex(0.5, -2.0)),
-        *runtime.array_pieces(0xBEEF0, (runtime.ERROR_WORDS,)),
+        *runtime.array_pieces(0xBEEF0, (GPU_ERROR_WORDS,)),
     ]
-    expected = Expected(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, runtime.ERROR_WORDS)
+    expected = Expected(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, GPU_ERROR_WORDS)
     assert runtime.pack_parameters(pieces) == bytes(expected)
 
 
@@ -295,7 +295,7 @@ def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> No
         *runtime.array_pieces(0xA0, (8,)),
         *runtime.array_pieces(0xB0, (6, 3)),
         *runtime.scalar_pieces(i64, 4),
-        *runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)),
+        *runtime.array_pieces(0xD0, (GPU_ERROR_WORDS,)),
         *runtime.arena_pieces(0xE0, 4096),
     ]
     entry = compiled.program.ptx.split(f".entry {info.entry}(")[1].split(")")[0]
@@ -310,8 +310,8 @@ def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> No
             ("bytes", ctypes.c_int64),
         ]
 
-    tail = [*runtime.array_pieces(0xD0, (runtime.ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096)]
-    assert runtime.pack_parameters(tail) == bytes(Expected(0xD0, runtime.ERROR_WORDS, 0xE0, 4096))
+    tail = [*runtime.array_pieces(0xD0, (GPU_ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096)]
+    assert runtime.pack_parameters(tail) == bytes(Expected(0xD0, GPU_ERROR_WORDS, 0xE0, 4096))
 
 
 def test_arena_sizes() -> None:

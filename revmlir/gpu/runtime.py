@@ -9,7 +9,7 @@ fills the device at that occupancy, since every kernel is a grid-stride loop.
 
 Arguments follow the kernel ABI of ``docs/gpu.md``: an array is its data
 pointer and its sizes, a scalar its value (a complex number its two parts),
-then the error slot, ``ERROR_WORDS`` words the kernel's first failing
+then the error slot, ``GPU_ERROR_WORDS`` words the kernel's first failing
 thread fills with ``[check id, payload…, element, …]``.  The host
 raises the error the CPU raises for that check, at the same source location,
 with the element appended.  A kernel with ancilla arrays of a dynamic size
@@ -61,9 +61,6 @@ from revmlir.runtime.arguments import converter, numpy_dtype, type_name
 from revmlir.runtime.backend import overlap_error, read_only_error
 from revmlir.runtime_checks import ELEMENT_WORD, GPU_ERROR_WORDS, check_error_slot
 
-ERROR_WORDS = GPU_ERROR_WORDS
-"""The GPU error slot: ``[check id, payload…, element, unused, unused]``
-as i64 words (``revmlir.runtime_checks``), zero before each launch."""
 DEFAULT_ARENA = 4096
 """Bytes of per-thread arena a kernel gets without ``arena=``."""
 ARENA_ALIGNMENT = 16
@@ -178,10 +175,10 @@ class _ErrorSlot:
 
     @classmethod
     def allocate(cls) -> _ErrorSlot:
-        nbytes = ERROR_WORDS * 8
+        nbytes = GPU_ERROR_WORDS * 8
         device = int(_call("cuMemAlloc", nbytes))
         pinned = int(_call("cuMemAllocHost", nbytes))
-        return cls(device, (ctypes.c_int64 * ERROR_WORDS).from_address(pinned))
+        return cls(device, (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(pinned))
 
 
 @dataclass(frozen=True)
@@ -540,7 +537,7 @@ def launch(
             else:
                 pieces += array_pieces(copies[i].pointer, hosts[i].shape)
         slot = target.slot()
-        pieces += array_pieces(slot.device, (ERROR_WORDS,))
+        pieces += array_pieces(slot.device, (GPU_ERROR_WORDS,))
         size = len(pack_parameters([*pieces, *(arena_pieces(0, 0) if info.arena else [])]))
         try:
             kernel = target.kernel(program, info.entry, size)
@@ -580,7 +577,7 @@ def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlo
     size = ctypes.c_size_t(len(parameters))
     # CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
     extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
-    _call("cuMemsetD8Async", slot.device, 0, ERROR_WORDS * 8, stream)
+    _call("cuMemsetD8Async", slot.device, 0, GPU_ERROR_WORDS * 8, stream)
     _call(
         "cuLaunchKernel",
         kernel.function,
@@ -595,7 +592,7 @@ def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlo
         None,
         ctypes.addressof(extra),
     )
-    _call("cuMemcpyDtoHAsync", ctypes.addressof(slot.host), slot.device, ERROR_WORDS * 8, stream)
+    _call("cuMemcpyDtoHAsync", ctypes.addressof(slot.host), slot.device, GPU_ERROR_WORDS * 8, stream)
 
 
 def _finish(record: _Launch) -> None:
