@@ -1,5 +1,6 @@
-"""Imports the reversible-Python examples (``examples/python/*.py``) as
-modules for the tests: they are scripts, not a package."""
+"""Imports the reversible-Python examples (``examples/python/*.py``) and
+the benchmark scripts (``benchmarks/*.py``) as modules for the tests: they
+are scripts, not a package."""
 
 from __future__ import annotations
 
@@ -8,14 +9,25 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-EXAMPLES = Path(__file__).parent.parent / "examples" / "python"
+ROOT = Path(__file__).parent.parent
+EXAMPLES = ROOT / "examples" / "python"
 
 
 def load_example(name: str) -> ModuleType:
     """``examples/python/<name>.py``, imported once."""
+    return _load(EXAMPLES / f"{name}.py")
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """``benchmarks/<name>.py``, imported once."""
+    return _load(ROOT / "benchmarks" / f"{name}.py")
+
+
+def _load(path: Path) -> ModuleType:
+    name = path.stem
     if name in sys.modules:
         return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

@@ -6,27 +6,16 @@ instructions a kernel runs per element."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
+from python_examples import load_benchmark
+
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _benchmark(name: str) -> Any:
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bench_gpu, ptx_path = _benchmark("bench_gpu"), _benchmark("ptx_path")
+bench_gpu, ptx_path = load_benchmark("bench_gpu"), load_benchmark("ptx_path")
 
 
 def test_cases_are_named_in_any_case_and_unknown_ones_are_refused() -> None:

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 import revmlir as rv
-from python_examples import load_example
+from python_examples import load_benchmark, load_example
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import own_gradient
 
@@ -62,7 +62,8 @@ def test_seed_001_value_and_gradient_with_no_annotation(policy, l):
     and ∇f = x₀ to 10⁻⁸, in every component and as a vector (the errors
     are about 5·10⁻¹¹ and 1.5·10⁻¹⁰ at these sizes, a uniform scale, so
     both measures agree; at l = 3203 the float64 program's conditioning
-    puts both above 10⁻⁸, as it does JAX's, benchmarks/RESULTS.md).  (The accumulator of
+    puts both above 10⁻⁸, as it does JAX's and the float64 reference's
+    below, benchmarks/RESULTS.md).  (The accumulator of
     ‖x‖² reaches 3.3·10⁸ and its uncomputation ends ~10⁻⁷ off zero: the
     gradient used to fail with "ancilla freed holding -1.09e-07",
     docs/design.md, decision 25.)"""
@@ -104,3 +105,22 @@ def test_interpreter_agrees_with_native_code():
     assert run.counters[step].calls == stats["taped"]  # taped, then reversed
     assert run.counters[f"{step}.plain"].calls == steps + stats["plain"]  # counted, recomputed: untaped
     assert run.peak_snapshots == 2 * stats["peak"]
+
+
+def test_the_float64_reference_is_the_seeds_program_and_its_adjoint():
+    """benchmarks/rotations_precision.py's references, which RESULTS.md sets
+    beside our gradient's precision: the seed's Fortran with the adjoint a
+    source transformer writes for it (float64) and the same in
+    ``longdouble``.  Each is the seed's program (its value is numpy's) and
+    its gradient is the exact one to the rounding of its precision, at a
+    small size and at the seed's ``l = 53``."""
+    P = load_benchmark("rotations_precision")
+    x, l = R.seed_state(6), 5
+    counts = np.array(R.durations(l, R.PHI))
+    f, g = P.taped_gradient(x, counts)
+    assert f == pytest.approx(R.rotations_numpy(x, l, R.PHI), rel=1e-14)
+    np.testing.assert_allclose(g, x, rtol=1e-13)
+    np.testing.assert_allclose(P.taped_gradient(x, counts, np.longdouble)[1].astype(float), x, rtol=1e-15)
+    f, g = P.taped_gradient(X0, np.array(R.durations(53, R.PHI)))
+    assert f == pytest.approx(R.EXACT, rel=1e-12)
+    assert 1e-13 < R.relative_error(g, X0) < 1e-9

@@ -61,7 +61,10 @@ gradient's relative error).  Both meet 10⁻⁸ up to ``l = 809`` under every
 policy, up to ``l = 1601`` for the unannotated form with ``base=1024``
 (1.3·10⁻⁹, where the marked forms and Bennett's tape give 1.3·10⁻⁸), and
 neither does at ``l = 3203`` (5.6·10⁻⁸ unannotated, 4.3·10⁻⁸ marked, 7.1·10⁻⁸
-for JAX; ``benchmarks/RESULTS.md`` has every ``l``).
+for JAX).  Nor does the seed's own Fortran with the adjoint Tapenade would
+write for it, in float64: 2.5·10⁻⁸ at ``l = 3203``, and 1.3·10⁻¹¹ with the
+same code in 80-bit arithmetic (``benchmarks/rotations_precision.py``;
+``benchmarks/RESULTS.md`` has every ``l``).
 
 ``rotations_numpy`` is the same computation in numpy, for references.
 """
