@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
     Float64Type,
-    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -37,6 +36,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.ir_utils import constant_index
+from revmlir.lowering.fast_ops import arith_constant, func_call, scf_if, scf_yield
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.runtime_checks import (
     ERROR_SLOT,
@@ -95,11 +95,8 @@ class CheckedCode:
         return op
 
     def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue:
-        if isinstance(type, AnyFloat):
-            attr: Attribute = FloatAttr(float(value), type)
-        else:
-            attr = IntegerAttr(int(value), type)
-        return self.emit(arith.ConstantOp(attr), like).results[0]
+        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        return self.emit(arith_constant(number, type), like).results[0]
 
     def call_runtime(
         self,
@@ -110,7 +107,7 @@ class CheckedCode:
     ) -> Sequence[SSAValue]:
         """Call a runtime function, declaring it in the module on first use."""
         self.runtime.setdefault(name, func.FuncOp.external(name, [a.type for a in args], list(results)))
-        return self.emit(func.CallOp(name, list(args), list(results)), like).results
+        return self.emit(func_call(name, args, results), like).results
 
     def check(
         self,
@@ -139,10 +136,10 @@ class CheckedCode:
             if unused := PAYLOAD_SLOTS - (len(words) - 1):
                 words += [self.const(0, i64, op)] * unused
             self.call_runtime(REPORT, [self.error, *words], [], op)
-            self.emit(scf.YieldOp(), op)
+            self.emit(scf_yield(), op)
         finally:
             self.builder.insertion_point = saved
-        self.emit(scf.IfOp(bad, [], Region(report)), op)
+        self.emit(scf_if(bad, Region(report)), op)
 
     def check_indices(self, op: Operation, array: SSAValue, indices: Sequence[SSAValue]) -> None:
         """Every index within its axis, as the interpreter checks them: one
