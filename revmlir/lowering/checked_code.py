@@ -36,7 +36,16 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.ir_utils import constant_index
-from revmlir.lowering.fast_ops import arith_constant, func_call, scf_if, scf_yield
+from revmlir.lowering.fast_ops import (
+    arith_cmpi,
+    arith_constant,
+    binary,
+    func_call,
+    index_cast,
+    memref_dim,
+    scf_if,
+    scf_yield,
+)
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.runtime_checks import (
     ERROR_SLOT,
@@ -125,7 +134,7 @@ class CheckedCode:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
         true = self.const(True, i1, op)
-        bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
+        bad = self.emit(binary(arith.XOrIOp, ok, true), op).results[0]
         # Checks that pass cost a comparison and a branch to a cold path
         # that does not come back: one call of the module's report.
         report = Block()
@@ -151,8 +160,8 @@ class CheckedCode:
             known = constant_index(index)
             if known is not None and 0 <= known < extent:
                 continue
-            size = self.emit(memref.DimOp(array, self.const(axis, IndexType(), op)), op).results[0]
-            inside = self.emit(arith.CmpiOp(index, size, "ult"), op).results[0]
+            size = self.emit(memref_dim(array, self.const(axis, IndexType(), op)), op).results[0]
+            inside = self.emit(arith_cmpi(index, size, "ult"), op).results[0]
             self.check(inside, op, out_of_bounds(axis), [index, size], ExecutionError)
 
     def check_arithmetic(self, op: Operation) -> None:
@@ -181,7 +190,7 @@ class CheckedCode:
     def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
         type = value.type
         if isinstance(type, IndexType):
-            return self.emit(arith.IndexCastOp(value, i64), like).results[0]
+            return self.emit(index_cast(value, i64), like).results[0]
         if isinstance(type, IntegerType):
             if type.width.data == 64:
                 return value

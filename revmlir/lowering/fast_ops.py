@@ -1,6 +1,7 @@
 """The ops a lowering builds by the thousand (constants, calls, a check's
-``scf.if`` and ``scf.yield``, branches), built as their xDSL constructors
-build them, with ``Operation.create``.
+``scf.if``, ``scf.yield``, comparison and ``xori``, an array's size, binary
+arithmetic, branches), built as their xDSL constructors build them, with
+``Operation.create``.
 
 A constructor runs xDSL's generic argument processing (every operand
 group, property, region and successor checked against the op's
@@ -20,9 +21,9 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, llvm, scf
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IntegerAttr, SymbolRefAttr, i32
-from xdsl.ir import Attribute, Block, Region, SSAValue
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, SymbolRefAttr, i1, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 _LLVM_CALL_PROPERTIES = {
     name: value
@@ -32,6 +33,9 @@ _LLVM_CALL_PROPERTIES = {
 """What ``llvm.CallOp``'s constructor gives every call without a variadic
 callee type: its calling convention, fast-math flags, tail-call kind and
 operand bundles (none)."""
+_BINARY_PROPERTIES: dict[type[Operation], dict[str, Attribute]] = {}
+"""Per class of binary op, the properties its constructor gives every op
+(default flags: overflow, fast-math, exactness), from the first one built."""
 
 
 def number_attr(value: int | float, type: Attribute) -> IntegerAttr | FloatAttr:
@@ -60,6 +64,23 @@ def _segments(*sizes: int) -> DenseArrayBase:
     return DenseArrayBase.from_list(i32, sizes)
 
 
+def binary(kind: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
+    """``kind(lhs, rhs)`` for an arith or llvm binary op whose result has
+    ``lhs``'s type, as its constructor builds it (the first of each kind is
+    built by the constructor, to learn its default properties)."""
+    properties = _BINARY_PROPERTIES.get(kind)
+    if properties is None:
+        op = kind(lhs, rhs)
+        _BINARY_PROPERTIES[kind] = dict(op.properties)
+        return op
+    return kind.create(operands=[lhs, rhs], result_types=[lhs.type], properties=dict(properties))
+
+
+@functools.lru_cache(maxsize=64)
+def _predicate(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
 # -- std ----------------------------------------------------------------------
 
 
@@ -71,6 +92,27 @@ def arith_constant(value: int | float, type: Attribute) -> arith.ConstantOp:
 def func_call(callee: str, args: Sequence[SSAValue], results: Sequence[Attribute]) -> func.CallOp:
     """``func.call @callee(args)``, as ``func.CallOp`` builds it."""
     return func.CallOp.create(operands=args, result_types=results, properties={"callee": _symbol(callee)})
+
+
+CMPI_PREDICATES = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
+"""``arith.cmpi``'s predicates by name, numbered as ``arith.CmpiOp`` and
+LLVM's ``icmp`` number them."""
+
+
+def arith_cmpi(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpiOp:
+    """``arith.cmpi predicate, lhs, rhs`` of two integers or indices."""
+    properties = {"predicate": _predicate(CMPI_PREDICATES[predicate])}
+    return arith.CmpiOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
+
+
+def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
+    """``arith.index_cast`` of ``value`` to ``type``."""
+    return arith.IndexCastOp.create(operands=[value], result_types=[type])
+
+
+def memref_dim(array: SSAValue, axis: SSAValue) -> memref.DimOp:
+    """``memref.dim`` of ``array`` along ``axis``."""
+    return memref.DimOp.create(operands=[array, axis], result_types=[IndexType()])
 
 
 def scf_if(condition: SSAValue, then: Region) -> scf.IfOp:
@@ -89,6 +131,12 @@ def scf_yield() -> scf.YieldOp:
 def llvm_constant(value: int | float, type: Attribute) -> llvm.ConstantOp:
     """``llvm.mlir.constant`` of ``value`` (an int or a float) and ``type``."""
     return llvm.ConstantOp.create(properties={"value": number_attr(value, type)}, result_types=[type])
+
+
+def llvm_icmp(lhs: SSAValue, rhs: SSAValue, predicate: int) -> llvm.ICmpOp:
+    """``llvm.icmp`` of two scalars (``predicate`` numbered as
+    ``CMPI_PREDICATES`` numbers them)."""
+    return llvm.ICmpOp.create(operands=[lhs, rhs], result_types=[i1], properties={"predicate": _predicate(predicate)})
 
 
 def llvm_call(callee: str, args: Sequence[SSAValue], result: Attribute | None) -> llvm.CallOp:

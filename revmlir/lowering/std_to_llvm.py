@@ -756,7 +756,7 @@ _SAME_BINARY: dict[type[Operation], type[Operation]] = {
 @translates(*_SAME_BINARY)
 def _binary(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
-    t.set(op.results[0], t.value(_SAME_BINARY[type(op)](a, b), op))
+    t.set(op.results[0], t.value(fast_ops.binary(_SAME_BINARY[type(op)], a, b), op))
 
 
 @translates(arith.ConstantOp)
@@ -773,7 +773,7 @@ def _cmpi(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, arith.CmpiOp)
     a, b = t.get(op.lhs), t.get(op.rhs)
     # arith and llvm number the integer predicates the same way.
-    t.set(op.result, t.value(llvm.ICmpOp(a, b, IntegerAttr(op.predicate.value.data, i64)), op))
+    t.set(op.result, t.value(fast_ops.llvm_icmp(a, b, op.predicate.value.data), op))
 
 
 @translates(arith.CmpfOp)
