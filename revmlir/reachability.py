@@ -14,9 +14,9 @@ not know still keeps what it names.  ``rev.uncall @f`` runs ``@f.inv``
 ``@f`` when the module has it; code that runs backwards too (a ``rev.inv``
 body, a routine's compute, which ``rev-lower-to-std`` inverts) reaches both.
 A function that is not kept is made again from its forward function where
-``rev-lower-to-std`` needs it, as it makes every inverse it lacks.  Every top-level op that is not a function
-(a primitive's ``rev.extern``, which names its rule functions) is kept and
-reaches what it names.
+``rev-lower-to-std`` needs it, as it makes every inverse it lacks.  Every
+top-level op that is not a function (a primitive's ``rev.extern``, which
+names its rule functions) is kept and reaches what it names.
 """
 
 from __future__ import annotations
