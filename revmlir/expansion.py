@@ -10,32 +10,29 @@ from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import InvOp, RoutineOp
 from revmlir.inversion import Inverter, inline_block
 
 
-class ExpandRoutine(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: RoutineOp, rewriter: PatternRewriter) -> None:
-        builder = Builder(InsertPoint.before(op))
-        computed = inline_block(op.compute.block, list(op.state), builder)
-        used = inline_block(op.body.block, computed, builder)
-        inverter = Inverter(op, builder)
-        state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
-        rewriter.replace(op, [], state)
+def expand_routine(op: RoutineOp) -> None:
+    """Inline ``op`` as compute; body; ~compute."""
+    builder = Builder(InsertPoint.before(op))
+    computed = inline_block(op.compute.block, list(op.state), builder)
+    used = inline_block(op.body.block, computed, builder)
+    inverter = Inverter(op, builder)
+    state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
+    Rewriter.replace_op(op, [], state)
 
 
 def expand_routines(module: ModuleOp) -> None:
-    """Inline every ``rev.routine`` as compute; body; ~compute."""
-    PatternRewriteWalker(ExpandRoutine(), walk_regions_first=True).rewrite_module(module)
+    """Inline every ``rev.routine`` as compute; body; ~compute, innermost
+    first: one walk finds them all, since expanding a routine whose nested
+    ones are expanded makes none (a rewrite walker would walk the module
+    again to find that out)."""
+    for op in [o for o in module.walk(region_first=True) if isinstance(o, RoutineOp)]:
+        expand_routine(op)
 
 
 def inline_inverse_regions(module: ModuleOp) -> None:

@@ -35,6 +35,7 @@ from revmlir.interfaces import InvertibleOp, StateConsumer
 # interfaces (the dialects ask it too); passes ask it here.
 from revmlir.interfaces import is_reference_type as is_reference_type
 from revmlir.interfaces import is_state_type as is_state_type
+from revmlir.ir_utils import nested_ops
 
 PURE_DIALECTS = frozenset({"arith", "math", "complex"})
 """Every op of these dialects computes a value from its operands; xDSL 0.74
@@ -106,7 +107,7 @@ def argument_uses(func: FuncOp) -> list[list[ArgumentUse]]:
     """Per argument of ``func``: its uses by the ops in ``func``'s body (a
     value's own use list may still hold an op that a rewrite detached)."""
     found: list[list[ArgumentUse]] = [[] for _ in func.body.block.args]
-    for op in func.walk():
+    for op in nested_ops(func):
         for index, operand in enumerate(op.operands):
             if isinstance(operand, BlockArgument) and operand.block is func.body.block:
                 found[operand.index].append((op, index))
@@ -194,7 +195,7 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     for name, function in functions.items():
         found: dict[int | None, list[ArgumentUse]] = {k: [] for k in (*references[name], None)}
         uses[name] = found
-        for op in function.walk():
+        for op in nested_ops(function):
             for index, operand in enumerate(op.operands):
                 if is_reference_type(operand.type):
                     origin = reference_origin(function, operand)

@@ -118,12 +118,15 @@ class Kernel:
         """The compiled kernel for these arguments (as ``compile``), with
         what a launch needs."""
         with collector_paused():
-            spec, name, _ = self._rev_function(args)
+            spec, name, generate = self._rev_function(args)
             if (found := self._compiled.get((spec, name))) is None:
                 # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
                 from revmlir.gpu.program import compile_kernels
 
-                module, name = self.rev_module(*args)
+                # nothing below changes the module (compile_kernels lowers a
+                # copy): without derived functions to add, the
+                # specialisation's own serves, uncopied
+                module = spec.module if generate is None else self.rev_module(*args)[0]
                 # ~f writes the arrays f writes
                 written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
                 program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)

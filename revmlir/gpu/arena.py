@@ -49,6 +49,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from revmlir.errors import ExecutionError
+from revmlir.ir_utils import nested_ops
 from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.rev_to_std import element_bytes
 from revmlir.lowering.stacks import constant, result
@@ -70,7 +71,7 @@ ARRAY = "an ancilla array of a dynamic size"
 def arena_allocations(function: Operation) -> list[memref.AllocOp]:
     """The allocations of a dynamic size in ``function``: those an arena
     holds (one of a static size is the thread's local memory)."""
-    return [op for op in function.walk() if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
+    return [op for op in nested_ops(function) if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
 
 
 def built(location: LocationAttr, build: Callable[[], SSAValue | None]) -> tuple[list[Operation], SSAValue | None]:
@@ -158,7 +159,7 @@ def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> 
     when it did not)."""
     frees = [
         op
-        for op in function.walk()
+        for op in nested_ops(function)
         if isinstance(op, memref.DeallocOp)
         and not (isinstance(op.memref.owner, memref.AllocOp) and not op.memref.owner.dynamic_sizes)
     ]

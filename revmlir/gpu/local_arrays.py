@@ -35,13 +35,9 @@ from xdsl.context import Context
 from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.rewriter import Rewriter
 
+from revmlir.ir_utils import nested_ops
 from revmlir.lowering.std_to_llvm import frame_shape
 
 
@@ -58,19 +54,17 @@ def local_shape(op: memref.AllocOp) -> list[int] | None:
     return shape
 
 
-class LocalArray(RewritePattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: memref.AllocOp, rewriter: PatternRewriter) -> None:
-        if not op.dynamic_sizes or local_shape(op) is None:
-            return
-        type = op.memref.type
-        assert isinstance(type, MemRefType)
-        for use in list(op.memref.uses):
-            if isinstance(use.operation, memref.DeallocOp):
-                rewriter.erase(use.operation)
-        local = memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=op.dynamic_sizes)
-        local.memref.name_hint = op.memref.name_hint
-        rewriter.replace(op, local)
+def make_local(op: memref.AllocOp) -> None:
+    """Replace a heap array of a constant size (``local_shape``) by a
+    ``memref.alloca`` of its type, without its frees."""
+    type = op.memref.type
+    assert isinstance(type, MemRefType)
+    for use in list(op.memref.uses):
+        if isinstance(use.operation, memref.DeallocOp):
+            Rewriter.erase_op(use.operation)
+    local = memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=op.dynamic_sizes)
+    local.memref.name_hint = op.memref.name_hint
+    Rewriter.replace_op(op, local)
 
 
 @dataclass(frozen=True)
@@ -82,4 +76,8 @@ class RevGpuLocalArraysPass(ModulePass):
     name = "rev-gpu-local-arrays"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(LocalArray(), apply_recursively=False).rewrite_module(op)
+        # one walk, not a rewrite worklist over the whole lowered module: an
+        # alloca matches nothing, so a second round would find nothing
+        for alloc in nested_ops(op):
+            if isinstance(alloc, memref.AllocOp) and alloc.dynamic_sizes and local_shape(alloc) is not None:
+                make_local(alloc)

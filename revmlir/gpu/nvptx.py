@@ -43,7 +43,8 @@ from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
-from revmlir.ir_utils import RuleTable
+from revmlir.ir_utils import RuleTable, nested_ops
+from revmlir.lowering import fast_ops
 from revmlir.lowering.std_to_llvm import (
     PTR,
     FunctionTranslation,
@@ -283,7 +284,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     """The functions of ``module``'s ``gpu.module``, moved out of it, as a
     module of ``func.func``s, and its kernels (function name → entry
     name)."""
-    found = [op for op in module.walk() if isinstance(op, gpu.ModuleOp)]
+    found = [op for op in nested_ops(module) if isinstance(op, gpu.ModuleOp)]
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
     _device_memory(found[0])
@@ -309,7 +310,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
         else:
             raise PassFailedException(f"{describe_op(op)} cannot be compiled for the GPU")
     device = ModuleOp(functions)
-    for call in device.walk():
+    for call in nested_ops(device):
         if isinstance(call, func.CallOp) and (renamed := names.get(call.callee.string_value())) is not None:
             call.callee = SymbolRefAttr(renamed)
     return device, kernels
@@ -342,7 +343,7 @@ def _device_memory(module: gpu.ModuleOp) -> None:
     on a GPU is small and slow); one of a dynamic size comes from the
     thread's arena (``revmlir.gpu.arena``, done by ``rev-gpu-outline``), as
     do the buffers of stacks (``revmlir.gpu.stacks``)."""
-    for op in list(module.walk()):
+    for op in nested_ops(module):
         if isinstance(op, memref.AllocOp):
             assert not op.dynamic_sizes, "rev-gpu-outline carves arrays of a dynamic size from the arena"
             for use in list(op.memref.uses):
@@ -354,7 +355,7 @@ def _device_memory(module: gpu.ModuleOp) -> None:
 
 
 def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
-    for op in module.walk():
+    for op in nested_ops(module):
         if isinstance(op, llvm.CallOp | llvm.CallIntrinsicOp):
             yield op
 
@@ -381,7 +382,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
             raise PassFailedException(f"{describe_op(op)}: GPU code cannot call {callee}")
         assert result is not None
         needed[target] = llvm.LLVMFunctionType([a.type for a in op.operands], result)
-        Rewriter.replace_op(op, llvm.CallOp(target, *op.operands, return_type=result))
+        Rewriter.replace_op(op, fast_ops.llvm_call(target, op.operands, result))
     for function in declared.values():
         function.detach()
     for name, type in sorted(needed.items()):

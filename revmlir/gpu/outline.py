@@ -64,6 +64,7 @@ from revmlir.gpu.arena import (
 )
 from revmlir.gpu.load_order import loads_first
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
+from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.loop_versioning import version_loop
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, CheckTable
@@ -165,7 +166,7 @@ def callees(module: ModuleOp, roots: list[func.FuncOp]) -> list[func.FuncOp]:
     seen: set[str] = set()
     work = list(roots)
     while work:
-        for op in work.pop().walk():
+        for op in nested_ops(work.pop()):
             if isinstance(op, func.CallOp) and (callee := op.callee.string_value()) not in seen:
                 seen.add(callee)
                 if callee in functions:
@@ -394,7 +395,7 @@ def outline(
         [f for f in functions.values() if f.sym_name.data not in names] if all_functions else callees(module, kernels)
     )
     for caller in [*devices, *kernels]:
-        for call in caller.walk():
+        for call in nested_ops(caller):
             if isinstance(call, func.CallOp) and call.callee.string_value() in names:
                 raise PassFailedException(
                     f"{describe_op(call)}: kernel @{call.callee.string_value()} is called from GPU code; "

@@ -34,6 +34,7 @@ from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
+from revmlir.reachability import drop_unreached_functions
 
 LIBDEVICE_PREFIX = "__nv_"
 ARCHITECTURES = (
@@ -183,6 +184,7 @@ def lower_kernels(
     """A verified rev module, inverted and lowered, with ``names`` (default:
     every function with a top-level parallel loop) outlined and converted to
     nvvm; and the argument types of each rev function (inverses included).
+    With ``names``, the functions they never call are dropped first.
     Its ``gpu.module`` is what is compiled: the device functions are moved
     there, so the host functions that called them no longer verify.  Number
     types the device code cannot take are refused first, at their op, as
@@ -191,6 +193,10 @@ def lower_kernels(
     ctx = make_context()
     work = module.clone()
     RevInvertPass().apply(ctx, work)
+    if names is not None and not all_functions:
+        # only the kernels are entry points: what they never call (BA's
+        # uncalled inverses, a tenth of its lowered ops) is not lowered
+        drop_unreached_functions(work, names)
     arguments = {
         f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
     }
@@ -241,7 +247,8 @@ def compile_kernels(
 ) -> GPUProgram:
     """PTX kernels of the rev functions ``names`` of a verified module (the
     inverse of ``f`` is ``f.inv``; derived functions must be in the module,
-    after the ad passes).  Std functions (``func.func``) of the module,
+    after the ad passes; ``module`` itself is left as it is, a copy is
+    lowered).  Std functions (``func.func``) of the module,
     which ``rev-lower-to-std`` checks as it does rev code, may be kernels
     too.  ``max_registers``: a bound on each kernel's registers per thread
     (``limit_registers``)."""
@@ -250,7 +257,13 @@ def compile_kernels(
     work, arguments = lower_kernels(module, names)
     checks = ModuleOp([])
     checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
-    arenas = {k.sym_name.data: takes_arena(k) for k in work.walk() if isinstance(k, gpu.FuncOp)}
+    arenas = {
+        k.sym_name.data: takes_arena(k)
+        for device in work.ops
+        if isinstance(device, gpu.ModuleOp)
+        for k in device.body.ops
+        if isinstance(k, gpu.FuncOp)
+    }
     llvm_module, entries = device_llvm_ir(work)
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name]) for name in names}
     if max_registers is not None:

@@ -53,6 +53,7 @@ from revmlir.gpu.arena import (
     rounded,
     thread_context,
 )
+from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.rev_to_std import element_bytes
@@ -71,7 +72,7 @@ def arena_calls(function: Operation) -> list[func.CallOp]:
     """The pushes and frees of stacks in ``function``."""
     return [
         op
-        for op in function.walk()
+        for op in nested_ops(function)
         if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) in ARENA_KINDS
     ]
 

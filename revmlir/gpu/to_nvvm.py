@@ -30,6 +30,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
+from revmlir.ir_utils import nested_ops
 from revmlir.runtime_checks import ELEMENT_WORD, FAIL, JUMP_WORD, PAYLOAD_SLOTS, REPORT
 
 _REGISTERS: dict[type[Operation], str] = {
@@ -119,10 +120,10 @@ class ConvertGpuToNvvmPass(ModulePass):
     name = "convert-gpu-to-nvvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for device in [m for m in op.walk() if isinstance(m, gpu.ModuleOp)]:
+        for device in [m for m in nested_ops(op) if isinstance(m, gpu.ModuleOp)]:
             # one walk, not a rewrite worklist: the ops to replace are few
             # and a kernel's callees many
-            for inner in [o for o in device.walk() if type(o) in _REGISTERS or isinstance(o, gpu.BarrierOp)]:
+            for inner in [o for o in nested_ops(device) if type(o) in _REGISTERS or isinstance(o, gpu.BarrierOp)]:
                 convert_op(inner)
             for function in device.body.ops:
                 if isinstance(function, func.FuncOp) and function.is_declaration:

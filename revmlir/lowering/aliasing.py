@@ -38,6 +38,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block
 
+from revmlir.ir_utils import nested_ops
 from revmlir.semantics import Origin, reference_origin, written_arguments
 
 
@@ -93,13 +94,13 @@ def analyse_arrays(module: ModuleOp) -> ArrayAliasing:
     calls = [
         (caller, op, callee)
         for caller in functions.values()
-        for op in caller.op.walk()
+        for op in nested_ops(caller.op)
         if isinstance(op, func.CallOp) and (callee := functions.get(op.callee.string_value())) is not None
     ]
     for f in functions.values():
         f.opaque = any(
             reference_origin(f.op, v) is None
-            for op in f.op.walk()
+            for op in nested_ops(f.op)
             for v in op.operands
             if isinstance(v.type, MemRefType)
         )

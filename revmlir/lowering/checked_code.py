@@ -20,7 +20,6 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
     Float64Type,
-    FloatAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -37,6 +36,16 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.ir_utils import constant_index
+from revmlir.lowering.fast_ops import (
+    arith_cmpi,
+    arith_constant,
+    binary,
+    func_call,
+    index_cast,
+    memref_dim,
+    scf_if,
+    scf_yield,
+)
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.runtime_checks import (
     ERROR_SLOT,
@@ -95,11 +104,8 @@ class CheckedCode:
         return op
 
     def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue:
-        if isinstance(type, AnyFloat):
-            attr: Attribute = FloatAttr(float(value), type)
-        else:
-            attr = IntegerAttr(int(value), type)
-        return self.emit(arith.ConstantOp(attr), like).results[0]
+        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        return self.emit(arith_constant(number, type), like).results[0]
 
     def call_runtime(
         self,
@@ -110,7 +116,7 @@ class CheckedCode:
     ) -> Sequence[SSAValue]:
         """Call a runtime function, declaring it in the module on first use."""
         self.runtime.setdefault(name, func.FuncOp.external(name, [a.type for a in args], list(results)))
-        return self.emit(func.CallOp(name, list(args), list(results)), like).results
+        return self.emit(func_call(name, args, results), like).results
 
     def check(
         self,
@@ -128,7 +134,7 @@ class CheckedCode:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
         true = self.const(True, i1, op)
-        bad = self.emit(arith.XOrIOp(ok, true), op).results[0]
+        bad = self.emit(binary(arith.XOrIOp, ok, true), op).results[0]
         # Checks that pass cost a comparison and a branch to a cold path
         # that does not come back: one call of the module's report.
         report = Block()
@@ -139,10 +145,10 @@ class CheckedCode:
             if unused := PAYLOAD_SLOTS - (len(words) - 1):
                 words += [self.const(0, i64, op)] * unused
             self.call_runtime(REPORT, [self.error, *words], [], op)
-            self.emit(scf.YieldOp(), op)
+            self.emit(scf_yield(), op)
         finally:
             self.builder.insertion_point = saved
-        self.emit(scf.IfOp(bad, [], Region(report)), op)
+        self.emit(scf_if(bad, Region(report)), op)
 
     def check_indices(self, op: Operation, array: SSAValue, indices: Sequence[SSAValue]) -> None:
         """Every index within its axis, as the interpreter checks them: one
@@ -154,8 +160,8 @@ class CheckedCode:
             known = constant_index(index)
             if known is not None and 0 <= known < extent:
                 continue
-            size = self.emit(memref.DimOp(array, self.const(axis, IndexType(), op)), op).results[0]
-            inside = self.emit(arith.CmpiOp(index, size, "ult"), op).results[0]
+            size = self.emit(memref_dim(array, self.const(axis, IndexType(), op)), op).results[0]
+            inside = self.emit(arith_cmpi(index, size, "ult"), op).results[0]
             self.check(inside, op, out_of_bounds(axis), [index, size], ExecutionError)
 
     def check_arithmetic(self, op: Operation) -> None:
@@ -184,7 +190,7 @@ class CheckedCode:
     def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
         type = value.type
         if isinstance(type, IndexType):
-            return self.emit(arith.IndexCastOp(value, i64), like).results[0]
+            return self.emit(index_cast(value, i64), like).results[0]
         if isinstance(type, IntegerType):
             if type.width.data == 64:
                 return value

@@ -45,6 +45,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
 from revmlir.errors import ExecutionError
+from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, REPORT, CheckTable
@@ -86,7 +87,7 @@ def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.F
         code = CheckedCode(
             function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
         )
-        for call in [op for op in function.walk() if isinstance(op, func.CallOp)]:
+        for call in [op for op in nested_ops(function) if isinstance(op, func.CallOp)]:
             if not call.callee.string_value().startswith(PUSH_PREFIX):
                 continue
             header = call.arguments[0]
@@ -106,7 +107,9 @@ def _recursive_calls(functions: Sequence[func.FuncOp]) -> set[func.CallOp]:
     strongly connected component of the call graph, Tarjan's algorithm)."""
     names = {f.sym_name.data for f in functions}
     calls = {
-        f.sym_name.data: [op for op in f.walk() if isinstance(op, func.CallOp) and op.callee.string_value() in names]
+        f.sym_name.data: [
+            op for op in nested_ops(f) if isinstance(op, func.CallOp) and op.callee.string_value() in names
+        ]
         for f in functions
     }
     component: dict[str, int] = {}

@@ -47,6 +47,7 @@ from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from revmlir.ir_utils import nested_ops
 from revmlir.lowering.checked_code import reported_check
 from revmlir.runtime_checks import CHECKS_ATTR
 from revmlir.safety import is_out_of_bounds
@@ -280,5 +281,5 @@ class LoopVersioningPass(ModulePass):
         for function in op.ops:
             if not isinstance(function, func.FuncOp):
                 continue
-            for loop in [o for o in function.walk() if isinstance(o, scf.ForOp)]:
+            for loop in [o for o in nested_ops(function) if isinstance(o, scf.ForOp)]:
                 version_loop(loop, entries)

@@ -36,6 +36,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.errors import describe_op
+from revmlir.ir_utils import nested_ops
 
 INTEGER_WIDTHS = (1, 8, 16, 32, 64)
 """The widths of the C integer types a native call passes."""
@@ -66,7 +67,7 @@ def check_native_types(module: ModuleOp) -> None:
     a block of its regions (a function's parameters), or at a function's
     type (a declaration has no body).  Every operand is one of those, so
     operands need no check of their own."""
-    for op in module.walk():
+    for op in nested_ops(module):
         arguments = (arg.type for region in op.regions for block in region.blocks for arg in block.args)
         signature = op.properties.get("function_type")
         declared = (*signature.inputs, *signature.outputs) if isinstance(signature, FunctionType) else ()

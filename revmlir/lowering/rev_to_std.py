@@ -68,7 +68,7 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, describe_op
 from revmlir.expansion import forward_only
 from revmlir.inversion import invert_function
-from revmlir.ir_utils import RuleTable, constant_index
+from revmlir.ir_utils import RuleTable, constant_index, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.host_safety import check_pushes
@@ -131,7 +131,7 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
     pending = True
     while pending:
         pending = False
-        for op in list(module.walk()):
+        for op in nested_ops(module):
             if not isinstance(op, rev.UncallOp):
                 continue
             target = inverse_name(op.callee.string_value())
@@ -821,7 +821,7 @@ def declare_primitives(module: ModuleOp) -> None:
                 f"another primitive with type {signatures[symbol][0]}"
                 + (" (or passes arrays otherwise)" if declared[0] == signatures[symbol][0] else "")
             )
-    for call in [op for op in module.walk() if isinstance(op, ApplyOp | InvokeOp)]:
+    for call in [op for op in nested_ops(module) if isinstance(op, ApplyOp | InvokeOp)]:
         if isinstance(call, InvokeOp) and call.backward is not None:
             call.callee = FlatSymbolRefAttr(call.function())
             del call.attributes["backward"]
@@ -1300,7 +1300,7 @@ def _check_std_function(
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
     function.function_type = FunctionType.from_lists([*inputs, ERROR_SLOT], list(outputs))
     code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(block)))
-    for op in list(function.walk()):
+    for op in nested_ops(function):
         code.builder.insertion_point = InsertPoint.before(op)
         if isinstance(op, memref.LoadOp | memref.StoreOp):
             code.check_indices(op, op.memref, list(op.indices))

@@ -93,7 +93,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape
-from revmlir.lowering import complex_functions, stacks
+from revmlir.lowering import complex_functions, fast_ops, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.native_types import refuse_unsupported
 from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
@@ -268,8 +268,7 @@ class FunctionTranslation:
         # repr tells -0.0 from 0.0, which compare equal
         key = (self.scopes.get(self.block, self.block), type, repr(number))
         if (found := self.reused.get(key)) is None:
-            attr: Attribute = FloatAttr(number, type) if isinstance(number, float) else IntegerAttr(number, type)
-            found = self.reused[key] = self.value(llvm.ConstantOp(attr, type), like)
+            found = self.reused[key] = self.value(fast_ops.llvm_constant(number, type), like)
         return found
 
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
@@ -297,7 +296,7 @@ class FunctionTranslation:
         symbol = name if isinstance(type, Float64Type) else name + "f"
         self.module.library.add(symbol)
         self.module.declare(symbol, [a.type for a in args], type)
-        return self.value(llvm.CallOp(symbol, *args, return_type=type), like)
+        return self.value(fast_ops.llvm_call(symbol, args, type), like)
 
     # -- translation ------------------------------------------------------------
 
@@ -420,7 +419,7 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
         lambda value, index, type: add(llvm.ExtractValueOp(llvm_position(index), value, type)),
     )
     result_type = _results_type(outputs)
-    call = llvm.CallOp(source.sym_name.data, *args, return_type=result_type)
+    call = fast_ops.llvm_call(source.sym_name.data, args, result_type)
     ops.append(call)
     scalar_slots = [s for s, t in zip(slots, inputs) if not isinstance(t, MemRefType)]
     if len(outputs) == 1:
@@ -458,7 +457,7 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
             args += _from_descriptor(t, t.value(llvm.LoadOp(arg, descriptor_type(type))), type)
         else:
             args.append(arg)
-    call = t.emit(llvm.CallOp(source.sym_name.data, *args, return_type=_results_type(outputs)))
+    call = t.emit(fast_ops.llvm_call(source.sym_name.data, args, _results_type(outputs)))
     results = (
         list(call.results)
         if len(outputs) == 1
@@ -536,7 +535,7 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
     elif (convention := t.module.conventions.get(op.callee.string_value())) is not None:
         args = _convention_arguments(t, list(op.arguments), args, convention, op)
     result_type = _results_type(op.res.types)
-    call = t.emit(llvm.CallOp(op.callee.string_value(), *args, return_type=result_type), op)
+    call = t.emit(fast_ops.llvm_call(op.callee.string_value(), args, result_type), op)
     if len(op.res) == 1:
         t.set(op.res[0], call.results[0])
     for index, result in enumerate(op.res if len(op.res) > 1 else ()):
@@ -619,7 +618,7 @@ def _keep(t: FunctionTranslation, op: Operation) -> None:
 @translates(cf.BranchOp)
 def _branch(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, cf.BranchOp)
-    t.emit(llvm.BrOp(t.blocks[op.successor], *[t.get(v) for v in op.arguments]), op)
+    t.emit(fast_ops.llvm_branch(t.blocks[op.successor], [t.get(v) for v in op.arguments]), op)
 
 
 @translates(cf.ConditionalBranchOp)
@@ -627,7 +626,7 @@ def _conditional_branch(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, cf.ConditionalBranchOp)
     then_args, else_args = ([t.get(v) for v in args] for args in (op.then_arguments, op.else_arguments))
     then_block, else_block = t.blocks[op.then_block], t.blocks[op.else_block]
-    t.emit(llvm.CondBrOp(t.get(op.cond), then_block, then_args, else_block, else_args), op)
+    t.emit(fast_ops.llvm_cond_branch(t.get(op.cond), then_block, then_args, else_block, else_args), op)
 
 
 @translates(cf.AssertOp)
@@ -636,7 +635,7 @@ def _assert(t: FunctionTranslation, op: Operation) -> None:
     revmlir's own checks report through the error slot instead)."""
     assert isinstance(op, cf.AssertOp)
     holds, fails = t.new_block(), t.new_block()
-    t.emit(llvm.CondBrOp(t.get(op.arg), holds, [], fails, []), op)
+    t.emit(fast_ops.llvm_cond_branch(t.get(op.arg), holds, [], fails, []), op)
     before = t.block
     t.block = fails
     t.emit(llvm.CallIntrinsicOp("llvm.trap", [], []), op)
@@ -656,12 +655,12 @@ def _if(t: FunctionTranslation, op: Operation) -> None:
     condition = t.get(op.cond)
     types = list(op.output.types)
     then_block, else_block, merge = t.new_block(), t.new_block(), t.new_block(types)
-    t.emit(llvm.CondBrOp(condition, then_block, [], else_block, []), op)
+    t.emit(fast_ops.llvm_cond_branch(condition, then_block, [], else_block, []), op)
     before = t.block
     for block, region in ((then_block, op.true_region), (else_block, op.false_region)):
         t.block = block
         values = t.translate_region_into(region, []) if region.blocks else []
-        t.emit(llvm.BrOp(merge, *values), op)
+        t.emit(fast_ops.llvm_branch(merge, values), op)
     t.block = before
     t.continue_in(merge)
     for old, new in zip(op.output, merge.args, strict=True):
@@ -698,16 +697,16 @@ def _counted_loop(
     lb, ub, step = (t.get(v) for v in bounds)
     types = [bounds[0].type, *(v.type for v in carried)]
     header, body, exit = t.new_block(types), t.new_block(), t.new_block(types[1:])
-    t.emit(llvm.BrOp(header, lb, *[t.get(v) for v in carried]), op)
+    t.emit(fast_ops.llvm_branch(header, [lb, *[t.get(v) for v in carried]]), op)
     before = t.block
     t.block = header
     index, *state = header.args
     more = t.value(llvm.ICmpOp(index, ub, IntegerAttr(2, i64)), op)  # slt
-    t.emit(llvm.CondBrOp(more, body, [], exit, state), op)
+    t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, state), op)
     t.block = body
     yielded = t.translate_region_into(region, [index, *state])
     following = t.value(llvm.AddOp(index, step), op)
-    t.emit(llvm.BrOp(header, following, *yielded), op)
+    t.emit(fast_ops.llvm_branch(header, [following, *yielded]), op)
     t.block = before
     t.continue_in(exit)
     return exit.args
@@ -719,13 +718,13 @@ def _while(t: FunctionTranslation, op: Operation) -> None:
     before_types = [a.type for a in op.before_region.block.args]
     after_types = [a.type for a in op.after_region.block.args]
     before, after, exit = t.new_block(before_types), t.new_block(after_types), t.new_block(list(op.res.types))
-    t.emit(llvm.BrOp(before, *[t.get(v) for v in op.arguments]), op)
+    t.emit(fast_ops.llvm_branch(before, [t.get(v) for v in op.arguments]), op)
     t.block = before
     condition, *forwarded = t.translate_region_into(op.before_region, list(before.args))
-    t.emit(llvm.CondBrOp(condition, after, forwarded, exit, forwarded), op)
+    t.emit(fast_ops.llvm_cond_branch(condition, after, forwarded, exit, forwarded), op)
     t.block = after
     yielded = t.translate_region_into(op.after_region, list(after.args))
-    t.emit(llvm.BrOp(before, *yielded), op)
+    t.emit(fast_ops.llvm_branch(before, yielded), op)
     t.block = exit
     for old, new in zip(op.res, exit.args, strict=True):
         t.set(old, new)
@@ -757,7 +756,7 @@ _SAME_BINARY: dict[type[Operation], type[Operation]] = {
 @translates(*_SAME_BINARY)
 def _binary(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
-    t.set(op.results[0], t.value(_SAME_BINARY[type(op)](a, b), op))
+    t.set(op.results[0], t.value(fast_ops.binary(_SAME_BINARY[type(op)], a, b), op))
 
 
 @translates(arith.ConstantOp)
@@ -774,7 +773,7 @@ def _cmpi(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, arith.CmpiOp)
     a, b = t.get(op.lhs), t.get(op.rhs)
     # arith and llvm number the integer predicates the same way.
-    t.set(op.result, t.value(llvm.ICmpOp(a, b, IntegerAttr(op.predicate.value.data, i64)), op))
+    t.set(op.result, t.value(fast_ops.llvm_icmp(a, b, op.predicate.value.data), op))
 
 
 @translates(arith.CmpfOp)
@@ -1062,16 +1061,16 @@ def _ipowi(t: FunctionTranslation, op: Operation) -> None:
     type = base.type
     one, zero = t.const(1, type, op), t.const(0, type, op)
     header, body, exit = t.new_block([type] * 3), t.new_block(), t.new_block([type])
-    t.emit(llvm.BrOp(header, one, base, exponent), op)
+    t.emit(fast_ops.llvm_branch(header, [one, base, exponent]), op)
     t.block = header
     power, square, rest = header.args
     more = t.value(llvm.ICmpOp(rest, zero, IntegerAttr(4, i64)), op)  # sgt
-    t.emit(llvm.CondBrOp(more, body, [], exit, [power]), op)
+    t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, [power]), op)
     t.block = body
     odd = t.value(llvm.ICmpOp(t.value(llvm.AndOp(rest, one), op), zero, IntegerAttr(1, i64)), op)  # ne
     multiplied = t.value(llvm.SelectOp(odd, t.value(llvm.MulOp(power, square), op), power), op)
     halved = t.value(llvm.AShrOp(rest, one), op)
-    t.emit(llvm.BrOp(header, multiplied, t.value(llvm.MulOp(square, square), op), halved), op)
+    t.emit(fast_ops.llvm_branch(header, [multiplied, t.value(llvm.MulOp(square, square), op), halved]), op)
     t.block = exit
     odd_exponent = t.value(llvm.ICmpOp(t.value(llvm.AndOp(exponent, one), op), zero, IntegerAttr(1, i64)), op)
     unit = t.value(
@@ -1241,7 +1240,7 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     for size in sizes:
         bytes = t.value(llvm.MulOp(bytes, size), op)
     t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
-    pointer = t.value(llvm.CallOp("malloc", bytes, return_type=PTR), op)
+    pointer = t.value(fast_ops.llvm_call("malloc", [bytes], PTR), op)
     t.set(op.memref, t.pack(llvm_type(type), [pointer, *sizes], op))
 
 
@@ -1249,7 +1248,7 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
 def _dealloc(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.DeallocOp)
     t.module.declare("free", [PTR], None)
-    t.emit(llvm.CallOp("free", t.extract(t.get(op.memref), 0, PTR, op), return_type=None), op)
+    t.emit(fast_ops.llvm_call("free", [t.extract(t.get(op.memref), 0, PTR, op)], None), op)
 
 
 def _sizes(t: FunctionTranslation, op: Operation, type: MemRefType, dynamic: Sequence[SSAValue]) -> list[SSAValue]:

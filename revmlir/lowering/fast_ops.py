@@ -1,0 +1,166 @@
+"""The ops a lowering builds by the thousand (constants, calls, a check's
+``scf.if``, ``scf.yield``, comparison and ``xori``, an array's size, binary
+arithmetic, branches), built as their xDSL constructors build them, with
+``Operation.create``.
+
+A constructor runs xDSL's generic argument processing (every operand
+group, property, region and successor checked against the op's
+definition, segment sizes built and range-checked) and costs 2 to 8 times
+what the op itself costs: an ``llvm.call`` of a check's report with its
+seven arguments took 250 µs to build, 30 µs made this way.  BA's GPU
+kernel builds about 600 such calls at each level, 600 checks' ``scf.if``,
+700 conditional and 1,300 plain branches, 4,000 constants.  The properties
+are the constructors' own (a prototype's, where there are defaults), the
+attributes that repeat (a callee's symbol, segment sizes, a constant's
+value) made once each: attributes are immutable, and every op gets a
+properties dict of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, SymbolRefAttr, i1, i32, i64
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+_LLVM_CALL_PROPERTIES = {
+    name: value
+    for name, value in llvm.CallOp("prototype").properties.items()
+    if name not in ("callee", "operandSegmentSizes")
+}
+"""What ``llvm.CallOp``'s constructor gives every call without a variadic
+callee type: its calling convention, fast-math flags, tail-call kind and
+operand bundles (none)."""
+_BINARY_PROPERTIES: dict[type[Operation], dict[str, Attribute]] = {}
+"""Per class of binary op, the properties its constructor gives every op
+(default flags: overflow, fast-math, exactness), from the first one built."""
+
+
+def number_attr(value: int | float, type: Attribute) -> IntegerAttr | FloatAttr:
+    """``value`` as an attribute of ``type``: a ``FloatAttr`` for a float,
+    else an ``IntegerAttr``; one object per value and type."""
+    if isinstance(value, float):
+        return _number_attr(type, repr(value), True)
+    return _number_attr(type, str(int(value)), False)
+
+
+@functools.lru_cache(maxsize=4096)
+def _number_attr(type: Attribute, text: str, is_float: bool) -> IntegerAttr | FloatAttr:
+    # keyed by the text: 0.0 and -0.0 are equal, and so are their hashes
+    if is_float:
+        return FloatAttr(float(text), type)
+    return IntegerAttr(int(text), type)
+
+
+@functools.lru_cache(maxsize=4096)
+def _symbol(name: str) -> SymbolRefAttr:
+    return SymbolRefAttr(name)
+
+
+@functools.lru_cache(maxsize=256)
+def _segments(*sizes: int) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i32, sizes)
+
+
+def binary(kind: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
+    """``kind(lhs, rhs)`` for an arith or llvm binary op whose result has
+    ``lhs``'s type, as its constructor builds it (the first of each kind is
+    built by the constructor, to learn its default properties)."""
+    properties = _BINARY_PROPERTIES.get(kind)
+    if properties is None:
+        op = kind(lhs, rhs)
+        _BINARY_PROPERTIES[kind] = dict(op.properties)
+        return op
+    return kind.create(operands=[lhs, rhs], result_types=[lhs.type], properties=dict(properties))
+
+
+@functools.lru_cache(maxsize=64)
+def _predicate(value: int) -> IntegerAttr:
+    return IntegerAttr(value, i64)
+
+
+# -- std ----------------------------------------------------------------------
+
+
+def arith_constant(value: int | float, type: Attribute) -> arith.ConstantOp:
+    """``arith.constant value : type`` (``value`` an int or a float)."""
+    return arith.ConstantOp.create(properties={"value": number_attr(value, type)}, result_types=[type])
+
+
+def func_call(callee: str, args: Sequence[SSAValue], results: Sequence[Attribute]) -> func.CallOp:
+    """``func.call @callee(args)``, as ``func.CallOp`` builds it."""
+    return func.CallOp.create(operands=args, result_types=results, properties={"callee": _symbol(callee)})
+
+
+CMPI_PREDICATES = {"eq": 0, "ne": 1, "slt": 2, "sle": 3, "sgt": 4, "sge": 5, "ult": 6, "ule": 7, "ugt": 8, "uge": 9}
+"""``arith.cmpi``'s predicates by name, numbered as ``arith.CmpiOp`` and
+LLVM's ``icmp`` number them."""
+
+
+def arith_cmpi(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpiOp:
+    """``arith.cmpi predicate, lhs, rhs`` of two integers or indices."""
+    properties = {"predicate": _predicate(CMPI_PREDICATES[predicate])}
+    return arith.CmpiOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
+
+
+def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
+    """``arith.index_cast`` of ``value`` to ``type``."""
+    return arith.IndexCastOp.create(operands=[value], result_types=[type])
+
+
+def memref_dim(array: SSAValue, axis: SSAValue) -> memref.DimOp:
+    """``memref.dim`` of ``array`` along ``axis``."""
+    return memref.DimOp.create(operands=[array, axis], result_types=[IndexType()])
+
+
+def scf_if(condition: SSAValue, then: Region) -> scf.IfOp:
+    """``scf.if`` without results or else region, as ``scf.IfOp`` builds it."""
+    return scf.IfOp.create(operands=[condition], regions=[then, Region()])
+
+
+def scf_yield() -> scf.YieldOp:
+    """``scf.yield`` of nothing."""
+    return scf.YieldOp.create()
+
+
+# -- llvm ---------------------------------------------------------------------
+
+
+def llvm_constant(value: int | float, type: Attribute) -> llvm.ConstantOp:
+    """``llvm.mlir.constant`` of ``value`` (an int or a float) and ``type``."""
+    return llvm.ConstantOp.create(properties={"value": number_attr(value, type)}, result_types=[type])
+
+
+def llvm_icmp(lhs: SSAValue, rhs: SSAValue, predicate: int) -> llvm.ICmpOp:
+    """``llvm.icmp`` of two scalars (``predicate`` numbered as
+    ``CMPI_PREDICATES`` numbers them)."""
+    return llvm.ICmpOp.create(operands=[lhs, rhs], result_types=[i1], properties={"predicate": _predicate(predicate)})
+
+
+def llvm_call(callee: str, args: Sequence[SSAValue], result: Attribute | None) -> llvm.CallOp:
+    """``llvm.call @callee(args)``, as ``llvm.CallOp(callee, *args,
+    return_type=result)`` builds it."""
+    properties = {**_LLVM_CALL_PROPERTIES, "callee": _symbol(callee), "operandSegmentSizes": _segments(len(args), 0)}
+    return llvm.CallOp.create(operands=args, result_types=[] if result is None else [result], properties=properties)
+
+
+def llvm_branch(destination: Block, args: Sequence[SSAValue] = ()) -> llvm.BrOp:
+    """``llvm.br``, as ``llvm.BrOp(destination, *args)`` builds it."""
+    return llvm.BrOp.create(operands=args, successors=[destination])
+
+
+def llvm_cond_branch(
+    condition: SSAValue,
+    then_block: Block,
+    then_args: Sequence[SSAValue],
+    else_block: Block,
+    else_args: Sequence[SSAValue],
+) -> llvm.CondBrOp:
+    """``llvm.cond_br``, as ``llvm.CondBrOp`` builds it."""
+    return llvm.CondBrOp.create(
+        operands=[condition, *then_args, *else_args],
+        successors=[then_block, else_block],
+        properties={"operandSegmentSizes": _segments(1, len(then_args), len(else_args))},
+    )

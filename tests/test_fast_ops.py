@@ -1,0 +1,72 @@
+"""The ops ``revmlir.lowering.fast_ops`` builds are the ops their xDSL
+constructors build: the same operands, results, properties, attributes,
+successors and regions."""
+
+from __future__ import annotations
+
+import pytest
+from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, f64, i1, i32, i64
+from xdsl.ir import Block, Operation, Region
+
+from revmlir.lowering import fast_ops
+
+ARGS = Block(arg_types=[f64, f64, i64, i64, i1, IndexType(), MemRefType(f64, [-1])])
+X, Y, A, B, C, N, ARRAY = ARGS.args
+THEN, ELSE = Block(arg_types=[i64]), Block(arg_types=[f64, f64])
+
+
+def _same(fast: Operation, built: Operation) -> None:
+    assert type(fast) is type(built)
+    assert list(fast.operands) == list(built.operands)
+    assert fast.result_types == built.result_types
+    assert fast.properties == built.properties
+    assert fast.attributes == built.attributes
+    assert list(fast.successors) == list(built.successors)
+    assert [len(r.blocks) for r in fast.regions] == [len(r.blocks) for r in built.regions]
+
+
+@pytest.mark.parametrize(
+    "fast, built",
+    [
+        (lambda: fast_ops.arith_constant(3, i64), lambda: arith.ConstantOp(IntegerAttr(3, i64))),
+        (lambda: fast_ops.arith_constant(-0.0, f64), lambda: arith.ConstantOp(FloatAttr(-0.0, f64))),
+        (lambda: fast_ops.arith_constant(1, i1), lambda: arith.ConstantOp(IntegerAttr(1, i1))),
+        (lambda: fast_ops.llvm_constant(2.5, f64), lambda: llvm.ConstantOp(FloatAttr(2.5, f64), f64)),
+        (lambda: fast_ops.llvm_constant(7, i32), lambda: llvm.ConstantOp(IntegerAttr(7, i32), i32)),
+        (lambda: fast_ops.func_call("g", [X, A], [f64]), lambda: func.CallOp("g", [X, A], [f64])),
+        (lambda: fast_ops.arith_cmpi(A, B, "ult"), lambda: arith.CmpiOp(A, B, "ult")),
+        (lambda: fast_ops.arith_cmpi(N, N, "sge"), lambda: arith.CmpiOp(N, N, "sge")),
+        (lambda: fast_ops.index_cast(N, i64), lambda: arith.IndexCastOp(N, i64)),
+        (lambda: fast_ops.memref_dim(ARRAY, N), lambda: memref.DimOp(ARRAY, N)),
+        (lambda: fast_ops.scf_if(C, Region(Block())), lambda: scf.IfOp(C, [], Region(Block()))),
+        (lambda: fast_ops.scf_yield(), lambda: scf.YieldOp()),
+        (lambda: fast_ops.llvm_icmp(A, B, 2), lambda: llvm.ICmpOp(A, B, IntegerAttr(2, i64))),
+        (lambda: fast_ops.llvm_call("g", [X, A], f64), lambda: llvm.CallOp("g", X, A, return_type=f64)),
+        (lambda: fast_ops.llvm_call("h", [], None), lambda: llvm.CallOp("h", return_type=None)),
+        (lambda: fast_ops.llvm_branch(THEN, [A]), lambda: llvm.BrOp(THEN, A)),
+        (
+            lambda: fast_ops.llvm_cond_branch(C, THEN, [A], ELSE, [X, Y]),
+            lambda: llvm.CondBrOp(C, THEN, [A], ELSE, [X, Y]),
+        ),
+    ],
+)
+def test_a_fast_op_is_the_constructors(fast, built):
+    _same(fast(), built())
+
+
+@pytest.mark.parametrize(
+    "kind", [llvm.AddOp, llvm.MulOp, llvm.UDivOp, llvm.OrOp, llvm.FAddOp, arith.XOrIOp, arith.AddfOp]
+)
+def test_binary_ops_after_the_first_are_the_constructors(kind):
+    lhs, rhs = (X, Y) if kind in (llvm.FAddOp, arith.AddfOp) else (A, B)
+    for _ in range(2):
+        _same(fast_ops.binary(kind, lhs, rhs), kind(lhs, rhs))
+
+
+def test_each_op_has_properties_of_its_own():
+    """Renaming one call's callee (as the device translation does) leaves
+    the others alone."""
+    first, second = fast_ops.llvm_call("g", [X], f64), fast_ops.llvm_call("g", [X], f64)
+    first.callee = fast_ops.llvm_call("other", [], None).callee
+    assert second.callee.string_value() == "g"
