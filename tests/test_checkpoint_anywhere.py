@@ -19,9 +19,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 from revmlir.ad.adjoint import gradient_name
+from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy, parse_memory
@@ -331,12 +333,24 @@ def test_native_code_agrees_with_the_interpreter():
         ({"checkpoint": "auto", "memory": "8B"}, ValueError, "holds no snapshot"),
         ({"checkpoint": "bisection", "base": 0}, ValueError, "base must be at least 1"),
         ({"checkpoint": "bisection", "base": "many"}, TypeError, "base must be an integer or 'auto', not str"),
+        ({"checkpoint": "binomial", "snapshots": 10**30}, ValueError, "snapshots must be at least 1 and at most 9223372036854775807"),
+        ({"checkpoint": "bisection", "base": 2**63}, ValueError, "base must be at least 1 and at most 9223372036854775807"),
         ({"snapshots": 3}, ValueError, "snapshots= needs checkpoint="),
     ],
 )
 def test_bad_policies_are_reported(options, error, match):
     with pytest.raises(error, match=match):
         rv.gradient(LOOP, (np.array([0.7]), 3), **options)
+
+
+def test_a_budget_beyond_a_word_keeps_as_many_snapshots_as_a_word_counts():
+    """``memory=`` of any size is a budget: the snapshots it holds are capped
+    at the cursor's largest count instead of failing the schedule's check."""
+    schedule = CheckpointPolicy.of("auto", memory=10**30).schedule(8)
+    schedule.verify()
+    assert schedule == ScheduleAttr("binomial", MAX_COUNT)
+    with pytest.raises(VerifyException, match="beyond the cursor's 64-bit words"):
+        ScheduleAttr("binomial", MAX_COUNT + 1).verify()
 
 
 def test_checkpoint_needs_an_ordinary_function():

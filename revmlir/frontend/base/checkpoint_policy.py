@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects.ad import ScheduleAttr
 
 POLICIES = ("bisection", "binomial", "store_all", "auto")
@@ -88,7 +89,7 @@ class CheckpointPolicy:
         any number of steps, and needs no more than the steps)."""
         if self.scheme != "auto":
             return ScheduleAttr(self.scheme, self.snapshots)
-        count = self.memory // max(snapshot_bytes, 1)
+        count = min(self.memory // max(snapshot_bytes, 1), MAX_COUNT)
         if count < 1:
             raise ValueError(
                 f"memory={self.memory} bytes holds no snapshot of the "
@@ -101,8 +102,8 @@ def _positive(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         also = " or 'auto'" if name == "base" else ""
         raise TypeError(f"{name} must be an integer{also}, not {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, not {value}")
+    if not 1 <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be at least 1 and at most {MAX_COUNT}, not {value}")
     return value
 
 
