@@ -109,6 +109,24 @@ def test_grad_of_vmap_and_nested_vmaps():
     close(rows[0], rows[1])
 
 
+def test_an_empty_batch_runs_nothing():
+    """A batch of size 0 gives empty results of the batched shapes, inside
+    and outside ``jit``, for the call, its gradient and an inner batch (it
+    was taken for no batch: an unbatched 2-d argument, or an IndexError
+    under ``jit``)."""
+    f, ref = loss(rv.to_jax(energy)), loss(energy_jax)
+    empty = jnp.zeros((0, 4))
+    for transform in (lambda g: g, jax.jit):
+        close(transform(jax.vmap(f, in_axes=(0, None)))(empty, 1.5), jnp.zeros(0))
+        found = transform(jax.vmap(jax.grad(f, argnums=(0, 1)), in_axes=(0, None)))(empty, 1.5)
+        assert [v.shape for v in found] == [(0, 4), (0,)]
+    nested = jax.vmap(jax.vmap(f, in_axes=(0, None)), in_axes=(0, None))
+    assert nested(jnp.zeros((2, 0, 4)), 1.5).shape == (2, 0)
+    assert nested(jnp.zeros((0, 2, 4)), 1.5).shape == (0, 2)
+    total = jax.grad(lambda w, g: jnp.sum(jax.vmap(g, in_axes=(0, None))(empty, w)))
+    close(total(1.5, f), total(1.5, ref))
+
+
 def test_ordinary_reverse_mode():
     f = rv.to_jax(relax)
     for k in (0, 1):

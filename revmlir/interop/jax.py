@@ -101,7 +101,7 @@ def _primitive(name: str, host: NumpyMap) -> Primitive:
     primitive.def_abstract_eval(abstract)
     mlir.register_lowering(primitive, mlir.lower_fun(lowered, multiple_results=True))
     mlir.register_lowering(primitive, mlir.lower_fun(lowered_on_cpu, multiple_results=True), platform="cpu")
-    batching.primitive_batchers[primitive] = partial(_batch, primitive)
+    batching.primitive_batchers[primitive] = partial(_batch, primitive, host)
     return primitive
 
 
@@ -129,6 +129,7 @@ def _native(host: NumpyMap, signature: Signature) -> Callable[..., list[Any]] | 
 
 def _batch(
     primitive: Primitive,
+    host: NumpyMap,
     args: Sequence[Any],
     dims: Sequence[Any],
     *,
@@ -138,8 +139,13 @@ def _batch(
 ) -> tuple[list[Any], list[int]]:
     """``vmap`` of a primitive: the mapped axis becomes (part of) the
     leading batch axis.  Already batched operands and the newly mapped
-    ones are broadcast to ``(batch, size, …)`` and merged into one axis."""
+    ones are broadcast to ``(batch, size, …)`` and merged into one axis.
+    An empty batch runs nothing: merged, it would read as no batch
+    (``size=0``)."""
     batch = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    if not batch:
+        empty = [jnp.zeros((0, *v.shape), v.dtype) for v in _avals(host, signature, size)]
+        return empty, [0] * len(empty)
     merged, mapped = [], []
     for a, d, had in zip(args, dims, lead, strict=True):
         if d is None and not had:
