@@ -178,6 +178,22 @@ def test_wrong_dtype_and_count():
         rv.to_jax(energy)(0.0, X)
 
 
+def test_arguments_by_name():
+    """Arguments may be given by name, as to ``f`` itself (a keyword was
+    "energy() got an unexpected keyword argument 'w'", of a function that
+    has one)."""
+    f = rv.to_jax(energy)
+    close(jax.jit(f)(0.25, w=1.5, x=X), energy_jax(0.25, X, 1.5))
+    close(jax.grad(lambda w: f(0.25, X, w=w)[0])(1.5), jax.grad(lambda w: energy_jax(0.25, X, w)[0])(1.5))
+    for args, kwargs, problem in [
+        ((0.0, X), {"x": X}, r"got argument 'x' twice, by position and by name"),
+        ((0.0, X, 1.5), {"k": 1.0}, r"has no argument 'k'"),
+        ((0.0,), {"w": 1.5}, r"is missing argument 'x'"),
+    ]:
+        with pytest.raises(TypeError, match=rf"rv.to_jax\(energy\) {problem} \(e, x, w\)"):
+            f(*args, **kwargs)
+
+
 def test_wrong_rank_is_reported_at_the_user_line_when_tracing():
     with pytest.raises(rv.ReversibleSyntaxError, match=r"interop_programs.py:\d+:\d+: 'W' has no dimension 1"):
         jax.jit(rv.to_jax(affine))(jnp.zeros(3), B, B, X)

@@ -140,6 +140,12 @@ def test_wrong_dtype_and_rank():
         rv.to_torch(affine)(torch.zeros(3, dtype=torch.float64), B, B, X)
 
 
+def test_arguments_by_name():
+    close(rv.to_torch(energy)(0.25, w=1.5, x=X), energy_torch(torch.tensor(0.25), X, torch.tensor(1.5)))
+    with pytest.raises(TypeError, match=r"rv.to_torch\(energy\) has no argument 'k' \(e, x, w\)"):
+        rv.to_torch(energy)(0.0, X, k=1.0)
+
+
 def test_tensor_neither_on_the_cpu_nor_on_a_gpu():
     with pytest.raises(
         TypeError, match=r"rv.to_torch: argument 'x' is on meta; rv.to_torch runs on CPU and CUDA tensors"

@@ -264,8 +264,8 @@ def to_jax(function: Any, lowering: str = "auto") -> Callable[..., tuple[jax.Arr
     program = Program(function, "rv.to_jax")
     _lowerings[program] = lowering
 
-    def traced(*args: Any) -> tuple[jax.Array, ...]:
-        arrays = [jnp.asarray(a) for a in args]
+    def traced(*args: Any, **kwargs: Any) -> tuple[jax.Array, ...]:
+        arrays = [jnp.asarray(a) for a in program.positional(args, kwargs)]
         signature = program.signature([a.shape for a in arrays], [a.dtype for a in arrays])
         return tuple(call_p.bind(*arrays, signature=signature, lead=(False,) * len(arrays), size=0))
 

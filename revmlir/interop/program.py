@@ -68,6 +68,25 @@ class Program:
         self.api = api
         self._signatures: dict[tuple[Any, ...], Signature] = {}
 
+    def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """The arguments of a call by position, those given by name put in
+        their parameter's place, as a call of ``f`` itself takes them."""
+        names, name = self.function.parameters, self.function.__name__
+        bound, named = list(args), dict(kwargs)
+        for parameter in names[len(bound) :]:
+            if parameter not in named:
+                break
+            bound.append(named.pop(parameter))
+        for parameter in named:
+            if parameter in names[: len(args)]:
+                problem = f"got argument '{parameter}' twice, by position and by name"
+            elif parameter in names:
+                problem = f"is missing argument '{names[len(bound)]}'"
+            else:
+                problem = f"has no argument '{parameter}'"
+            raise TypeError(f"{self.api}({name}) {problem} ({', '.join(names)})")
+        return bound
+
     def signature(self, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[np.dtype]) -> Signature:
         """The signature for inputs of these shapes and dtypes (cached: it
         is looked up on every call from a framework)."""

@@ -148,8 +148,8 @@ def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
     program = Program(function, "rv.to_torch")
     apply = _function().apply
 
-    def call(*args: Any) -> tuple[torch.Tensor, ...]:
-        tensors = [_tensor(a, program, i) for i, a in enumerate(args)]
+    def call(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, ...]:
+        tensors = [_tensor(a, program, i) for i, a in enumerate(program.positional(args, kwargs))]
         signature = program.signature([tuple(t.shape) for t in tensors], [_NUMPY[t.dtype] for t in tensors])
         contiguous = [t.contiguous() for t in tensors]
         if any(t.device.type == "cuda" for t in tensors):
