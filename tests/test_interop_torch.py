@@ -115,6 +115,21 @@ def test_vmap_and_grad():
     close(found, torch.func.vmap(torch.func.grad(loss(energy_torch)), in_dims=(0, None))(xs, w))
 
 
+def test_vmap_of_an_empty_batch():
+    """An empty batch runs nothing and gives empty results of the batched
+    shapes (it was an IndexError; PyTorch's own ``sum`` cannot run on one,
+    so there is no reference to compare with)."""
+    xs, w = torch.zeros((0, 4), dtype=torch.float64), torch.tensor(1.5, dtype=torch.float64)
+    f = loss(rv.to_torch(energy))
+    for transform, shape in (
+        (lambda g: g, (0,)),
+        (torch.func.grad, (0, 4)),
+        (partial(torch.func.grad, argnums=1), (0,)),
+    ):
+        found = torch.func.vmap(transform(f), in_dims=(0, None))(xs, w)
+        assert found.shape == shape and found.dtype == torch.float64
+
+
 def test_ordinary_reverse_mode():
     u, c = U.clone().requires_grad_(), torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
     found = torch.autograd.grad(rv.to_torch(relax)(u, c, 3)[0], (u, c))

@@ -37,19 +37,10 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from revmlir.interop import jax_ffi
-from revmlir.interop.program import NumpyMap, Program, Signature, Value
+from revmlir.interop.program import NumpyMap, Program, Signature
 
 _lowerings: WeakKeyDictionary[Program, str] = WeakKeyDictionary()
 """``rv.to_jax(f, lowering=…)`` per program (``jax_ffi.LOWERINGS``)."""
-
-
-def _outputs(signature: Signature, host: NumpyMap) -> list[Value]:
-    """What a primitive returns for one (unbatched) call."""
-    if host is Signature.call:
-        return list(signature.outputs)
-    if host is Signature.tangent:
-        return [signature.outputs[i] for i in signature.differentiable_outputs]
-    return [signature.inputs[i] for i in signature.differentiable_inputs]
 
 
 def _run(host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int, *arrays: Any) -> list[np.ndarray]:
@@ -73,7 +64,7 @@ def _run(host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int
 
 def _avals(host: NumpyMap, signature: Signature, size: int) -> list[jax.core.ShapedArray]:
     batch = (size,) if size else ()
-    return [jax.core.ShapedArray((*batch, *v.shape), v.dtype) for v in _outputs(signature, host)]
+    return [jax.core.ShapedArray((*batch, *v.shape), v.dtype) for v in signature.returned(host)]
 
 
 def _primitive(name: str, host: NumpyMap) -> Primitive:

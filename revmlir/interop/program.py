@@ -161,6 +161,15 @@ class Signature:
     def differentiable_outputs(self) -> tuple[int, ...]:
         return tuple(i for i, v in enumerate(self.outputs) if v.differentiable)
 
+    def returned(self, host: NumpyMap) -> list[Value]:
+        """What ``host`` (``call``, ``tangent`` or ``cotangent``) returns
+        for one call."""
+        if host is Signature.call:
+            return list(self.outputs)
+        if host is Signature.tangent:
+            return [self.outputs[i] for i in self.differentiable_outputs]
+        return [self.inputs[i] for i in self.differentiable_inputs]
+
     def _arguments(self, arrays: Sequence[np.ndarray]) -> list[Any]:
         return [v.to_revmlir(np.asarray(a)) for v, a in zip(self.inputs, arrays, strict=True)]
 

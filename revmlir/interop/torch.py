@@ -35,7 +35,8 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
     with no derivative of its own.  ``torch.func`` transforms see only
     ``apply``: they hand ``forward`` plain tensors, which is why derivatives
     are such functions (a ``backward`` or ``jvp`` cannot view the memory of
-    the wrapped tensors it gets).  ``vmap`` loops over the batch."""
+    the wrapped tensors it gets).  ``vmap`` loops over the batch; an empty
+    one runs nothing."""
 
     def forward(signature: Signature, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         arrays = [t.detach().numpy() for t in tensors]
@@ -54,6 +55,9 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
         raise ctx.signature.second_derivatives()
 
     def vmap(info: Any, in_dims: tuple[Any, ...], signature: Signature, *tensors: torch.Tensor) -> Any:
+        if not info.batch_size:
+            empty = _tensors([np.empty((0, *v.shape), v.dtype) for v in signature.returned(host)])
+            return empty, (0,) * len(empty)
         rows = [
             cls.apply(signature, *[t if d is None else t.select(d, k) for t, d in zip(tensors, in_dims[1:])])
             for k in range(info.batch_size)
