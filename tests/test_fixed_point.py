@@ -101,6 +101,16 @@ def test_reals_convert_to_the_nearest_number_and_back():
         rv.Fixed[64]
 
 
+@pytest.mark.parametrize("item", [1.5, "a", True, (16, 32.0)])
+def test_a_format_of_no_integers_is_refused(item):
+    """``Fixed[1.5]`` was a format, failing later in the compiler, and
+    ``Fixed['a']`` a comparison's TypeError."""
+    with pytest.raises(TypeError, match=r"the fraction bits and the width are integers, as in Fixed\[43\]"):
+        rv.Fixed[item]
+    with pytest.raises(TypeError, match=r"Fixed\[16, 32, 1\]: give the fraction bits, and the width"):
+        rv.Fixed[16, 32, 1]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_conversions_in_a_program(converted, engine):
     f = converted[engine]
