@@ -13,6 +13,7 @@ import pytest
 
 import revmlir as rv
 from interop_programs import (
+    Spring,
     affine,
     affine_reference,
     diffuse,
@@ -21,6 +22,7 @@ from interop_programs import (
     leaky,
     relax,
     relax_reference,
+    spring_energy,
 )
 from jax_checks import close, loss
 
@@ -176,6 +178,16 @@ def test_wrong_dtype_and_count():
         jax.jit(rv.to_jax(energy))(0.0, X.astype(jnp.complex128), 1.0)
     with pytest.raises(TypeError, match=r"rv.to_jax\(energy\) takes 3 argument\(s\) \(e, x, w\), got 2"):
         rv.to_jax(energy)(0.0, X)
+
+
+def test_a_struct_argument_is_refused_naming_it():
+    """JAX passes arrays and numbers (a struct was JAX's "dtype object is
+    not a valid JAX array type"; under ``jit`` a named tuple arrives as a
+    struct of tracers)."""
+    message = r"rv.to_jax\(spring_energy\): argument 's' is a struct \(Spring\), and the framework passes"
+    for transform in (lambda g: g, jax.jit):
+        with pytest.raises(TypeError, match=message):
+            transform(rv.to_jax(spring_energy))(0.0, Spring(2.0, 1.0))
 
 
 def test_arguments_by_name():

@@ -11,6 +11,7 @@ import pytest
 
 import revmlir as rv
 from interop_programs import (
+    Spring,
     affine,
     affine_reference,
     energy,
@@ -18,6 +19,7 @@ from interop_programs import (
     leaky,
     relax,
     relax_reference,
+    spring_energy,
 )
 
 torch = pytest.importorskip("torch")
@@ -159,6 +161,11 @@ def test_arguments_by_name():
     close(rv.to_torch(energy)(0.25, w=1.5, x=X), energy_torch(torch.tensor(0.25), X, torch.tensor(1.5)))
     with pytest.raises(TypeError, match=r"rv.to_torch\(energy\) has no argument 'k' \(e, x, w\)"):
         rv.to_torch(energy)(0.0, X, k=1.0)
+
+
+def test_a_struct_argument_is_refused_naming_it():
+    with pytest.raises(TypeError, match=r"rv.to_torch\(spring_energy\): argument 's' is a struct \(Spring\)"):
+        rv.to_torch(spring_energy)(0.0, Spring(2.0, 1.0))
 
 
 def test_tensor_neither_on_the_cpu_nor_on_a_gpu():
