@@ -146,6 +146,9 @@ def test_stack_arguments_are_typed_by_their_elements():
         rv.Stack(str)
     with pytest.raises(TypeError, match=r"argument 's' has unsupported type list \(pass a numpy array, or an rv.Stack"):
         KEEP_TOP["native"]([7.0], 1.0, 2.0)
+    # a call with another element type is compiled for it, not run on the f64 stack's code
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"stack 's' holds i64, not f64"):
+        KEEP_TOP["native"](rv.Stack(int, [1]), 1.0, 2.0)
 
 
 def _free_argument_stack(s, x: float):
