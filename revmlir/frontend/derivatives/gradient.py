@@ -327,7 +327,8 @@ def gradient(
     if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
         plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)
     if plan.run is None:
-        # the seed of a log number's logarithm is its value after f
+        # the seed of a log number's logarithm is its value after f, and a
+        # stack's shadow has the length of the stack f leaves
         _, pullback = vjp(f, *args)
         cotangents: list[Any] = [None] * len(call.outputs)
         cotangents[iloss] = 1.0
@@ -345,8 +346,10 @@ class _GradientPlan:
     costs more than the gradient."""
 
     run: Caller | None
-    """``@f.grad``'s caller; ``None`` for a log-number loss (the pullback
-    seeds it with its value)."""
+    """``@f.grad``'s caller; ``None`` for a log-number loss or a stack
+    carrying a gradient (the pullback seeds the loss with its value, and
+    the stack's shadow with one zero per element of the stack ``f``
+    leaves)."""
     seeds: tuple[tuple[int, Any], ...]
     """Per argument carrying a gradient: its position and its seed (1.0 for
     the loss, 0.0 for other scalars), ``None`` for a fresh zero shadow."""
@@ -355,7 +358,9 @@ class _GradientPlan:
     def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
         spec = call.spec
         position = loss_position(call, iloss, "gradient")
-        if isinstance(spec.types[position], LogType):
+        if isinstance(spec.types[position], LogType) or any(
+            isinstance(spec.types[i], StackType) for i in spec.carrying
+        ):
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds
