@@ -35,6 +35,12 @@ def spring_energy(e, s: Spring):
     e += 0.5 * s.k * s.x * s.x
 
 
+@rv.reversible
+def stash(s, x: float):
+    """Takes a stack, which neither framework passes."""
+    rv.copy_push(s, x)
+
+
 @rv.ordinary
 def relax(u, c, steps):
     """Overwrites u; returns its energy and c·u[0]."""

@@ -23,6 +23,7 @@ from interop_programs import (
     relax,
     relax_reference,
     spring_energy,
+    stash,
 )
 from jax_checks import close, loss
 
@@ -180,14 +181,16 @@ def test_wrong_dtype_and_count():
         rv.to_jax(energy)(0.0, X)
 
 
-def test_a_struct_argument_is_refused_naming_it():
+def test_a_struct_or_stack_argument_is_refused_naming_it():
     """JAX passes arrays and numbers (a struct was JAX's "dtype object is
-    not a valid JAX array type"; under ``jit`` a named tuple arrives as a
-    struct of tracers)."""
-    message = r"rv.to_jax\(spring_energy\): argument 's' is a struct \(Spring\), and the framework passes"
+    not a valid JAX array type", a stack "'s' is not a stack" at the push;
+    under ``jit`` a named tuple arrives as a struct of tracers)."""
+    passes = r"the framework passes arrays and numbers only, and argument 's' is"
     for transform in (lambda g: g, jax.jit):
-        with pytest.raises(TypeError, match=message):
+        with pytest.raises(TypeError, match=rf"rv.to_jax\(spring_energy\): {passes} a struct \(Spring\)"):
             transform(rv.to_jax(spring_energy))(0.0, Spring(2.0, 1.0))
+    with pytest.raises(TypeError, match=rf"rv.to_jax\(stash\): {passes} an rv.Stack"):
+        rv.to_jax(stash)(rv.Stack(float), 1.0)
 
 
 def test_arguments_by_name():

@@ -20,6 +20,7 @@ from interop_programs import (
     relax,
     relax_reference,
     spring_energy,
+    stash,
 )
 
 torch = pytest.importorskip("torch")
@@ -163,9 +164,12 @@ def test_arguments_by_name():
         rv.to_torch(energy)(0.0, X, k=1.0)
 
 
-def test_a_struct_argument_is_refused_naming_it():
-    with pytest.raises(TypeError, match=r"rv.to_torch\(spring_energy\): argument 's' is a struct \(Spring\)"):
+def test_a_struct_or_stack_argument_is_refused_naming_it():
+    passes = r"the framework passes arrays and numbers only, and argument 's' is"
+    with pytest.raises(TypeError, match=rf"rv.to_torch\(spring_energy\): {passes} a struct \(Spring\)"):
         rv.to_torch(spring_energy)(0.0, Spring(2.0, 1.0))
+    with pytest.raises(TypeError, match=rf"rv.to_torch\(stash\): {passes} an rv.Stack"):
+        rv.to_torch(stash)(rv.Stack(float), 1.0)
 
 
 def test_tensor_neither_on_the_cpu_nor_on_a_gpu():

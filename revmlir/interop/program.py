@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import is_struct
+from revmlir.frontend.base.types import Stack
 from revmlir.frontend.derivatives.forward import jvp
 from revmlir.frontend.derivatives.gradient import vjp
 from revmlir.frontend.derivatives.jacobian import REVERSE_JACOBIAN_LANES
@@ -72,7 +73,8 @@ class Program:
     def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
         """The arguments of a call by position, those given by name put in
         their parameter's place, as a call of ``f`` itself takes them.  A
-        struct is refused: the frameworks pass arrays and numbers only."""
+        struct or a stack is refused: the frameworks pass arrays and
+        numbers only."""
         names, name = self.function.parameters, self.function.__name__
         bound, named = list(args), dict(kwargs)
         for parameter in names[len(bound) :]:
@@ -88,12 +90,15 @@ class Program:
                 problem = f"has no argument '{parameter}'"
             raise TypeError(f"{self.api}({name}) {problem} ({', '.join(names)})")
         for parameter, value in zip(names, bound):
-            if is_struct(value):
-                raise TypeError(
-                    f"{self.api}({name}): argument '{parameter}' is a struct ({type(value).__name__}), "
-                    "and the framework passes arrays and numbers only: write a function that takes "
-                    "its fields as arguments of their own"
-                )
+            if isinstance(value, Stack):
+                what = "an rv.Stack, which has no array form"
+            elif is_struct(value):
+                what = f"a struct ({type(value).__name__}): write a function that takes its fields as arguments"
+            else:
+                continue
+            raise TypeError(
+                f"{self.api}({name}): the framework passes arrays and numbers only, and argument '{parameter}' is {what}"
+            )
         return bound
 
     def signature(self, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[np.dtype]) -> Signature:
