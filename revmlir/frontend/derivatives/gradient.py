@@ -347,9 +347,8 @@ class _GradientPlan:
 
     run: Caller | None
     """``@f.grad``'s caller; ``None`` for a log-number loss or a stack
-    carrying a gradient (the pullback seeds the loss with its value, and
-    the stack's shadow with one zero per element of the stack ``f``
-    leaves)."""
+    argument (the pullback seeds the loss with its value, and the stack's
+    shadow with one zero per element of the stack ``f`` leaves)."""
     seeds: tuple[tuple[int, Any], ...]
     """Per argument carrying a gradient: its position and its seed (1.0 for
     the loss, 0.0 for other scalars), ``None`` for a fresh zero shadow."""
@@ -358,9 +357,9 @@ class _GradientPlan:
     def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
         spec = call.spec
         position = loss_position(call, iloss, "gradient")
-        if isinstance(spec.types[position], LogType) or any(
-            isinstance(spec.types[i], StackType) for i in spec.carrying
-        ):
+        # a stack f takes (not a tape of an ordinary function's reversible
+        # form, which f leaves as it found it)
+        if isinstance(spec.types[position], LogType) or any(isinstance(spec.types[i], StackType) for i in call.inputs):
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds
