@@ -365,3 +365,9 @@ def test_checkpoint_needs_an_ordinary_function():
 def test_memory_sizes():
     parse = parse_memory
     assert parse("64MB") == 64 * 10**6 and parse("1.5 GiB") == 3 * 2**29 and parse(512) == 512
+    assert parse(1e9) == 10**9 and parse(64.5) == 64  # a float of bytes, as Python writes large numbers
+    for wrong in (0, -1, 0.5, math.nan, -math.inf):
+        with pytest.raises(ValueError, match="memory must be at least one byte"):
+            parse(wrong)
+    with pytest.raises(ValueError, match="memory must be a number of bytes, not inf"):
+        parse(math.inf)

@@ -13,6 +13,7 @@ default, ``base="auto"``, takes ``b`` from the size of one snapshot
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -108,11 +109,14 @@ def _positive(value: Any, name: str) -> int:
 
 
 def parse_memory(memory: Any) -> int:
-    """Bytes from ``64_000_000``, ``"64MB"``, ``"1.5 GiB"`` or ``"512kB"``."""
-    if isinstance(memory, int) and not isinstance(memory, bool):
-        if memory < 1:
-            raise ValueError(f"memory must be positive, not {memory}")
-        return memory
+    """Bytes from ``64_000_000``, ``1e9``, ``"64MB"``, ``"1.5 GiB"`` or
+    ``"512kB"``."""
+    if isinstance(memory, int | float) and not isinstance(memory, bool):
+        if not memory >= 1:
+            raise ValueError(f"memory must be at least one byte, not {memory}")
+        if memory == math.inf:
+            raise ValueError("memory must be a number of bytes, not inf")
+        return int(memory)
     if isinstance(memory, str):
         match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zA-Z]*)\s*", memory)
         if match is not None and match.group(2).lower() in _UNITS:
