@@ -15,14 +15,27 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects.ad import ScheduleAttr
 
 POLICIES = ("bisection", "binomial", "store_all", "auto")
+OPTIONS = ("checkpoint", "snapshots", "memory", "base")
+"""The keyword arguments a ``checkpoint=`` request is made of."""
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+class CheckpointOptions(TypedDict, total=False):
+    """``checkpoint=`` and its options, as the transformations that take
+    them (``rv.hvp``, ``rv.hessian``) spell them."""
+
+    checkpoint: str | None
+    snapshots: int | None
+    memory: int | str | None
+    base: int | str | None
 
 
 @dataclass(frozen=True)
@@ -68,6 +81,15 @@ class CheckpointPolicy:
         count = 0 if snapshots is None else _positive(snapshots, "snapshots")
         steps = None if base is None or base == "auto" else _positive(base, "base")
         return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None else 0, steps)
+
+    @staticmethod
+    def of_options(options: Mapping[str, Any], api: str) -> CheckpointPolicy | None:
+        """``of`` for the keyword arguments of ``rv.{api}``, which are the
+        policy's and no others."""
+        for name in options:
+            if name not in OPTIONS:
+                raise TypeError(f"rv.{api}() got an unexpected keyword argument {name!r}")
+        return CheckpointPolicy.of(**{name: options.get(name) for name in OPTIONS})
 
     def steps_per_base(self, snapshot_bytes: int) -> int:
         """``base``, or for ``"auto"`` four primitive steps per word of one

@@ -50,16 +50,22 @@ class Differentiable(Protocol):
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall: ...
 
 
+def checkpointed_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy) -> ReversibleCall:
+    """``f``'s call as a run of its resumable form, whose gradient
+    ``checkpoint=`` checkpoints under ``policy`` over primitive steps."""
+    resumable = getattr(f, "resumable_call", None)
+    if resumable is None:
+        raise TypeError(
+            f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
+            f"{f!r} (mark a loop of a reversible function with a schedule "
+            "and use ad-checkpoint)"
+        )
+    return resumable(args, policy)
+
+
 def _reversible_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy | None = None) -> ReversibleCall:
     if policy is not None:
-        resumable = getattr(f, "resumable_call", None)
-        if resumable is None:
-            raise TypeError(
-                f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
-                f"{f!r} (mark a loop of a reversible function with a schedule "
-                "and use ad-checkpoint)"
-            )
-        return resumable(args, policy)
+        return checkpointed_call(f, args, api, policy)
     # checking a protocol costs more than many calls it guards
     if not isinstance(f, ReversibleFunction) and isinstance(f, Differentiable):
         return f.reversible_call(args)
