@@ -4,6 +4,7 @@ each framework, next to the same math written in that framework."""
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import revmlir as rv
 
@@ -21,6 +22,23 @@ def affine(y, W, b, x):
             y[i] += W[i, j] * math.tanh(x[j])
     for i in range(len(y)):
         y[i] += b[i]
+
+
+class Spring(NamedTuple):
+    k: float
+    x: float
+
+
+@rv.reversible
+def spring_energy(e, s: Spring):
+    """Takes a struct, which neither framework passes."""
+    e += 0.5 * s.k * s.x * s.x
+
+
+@rv.reversible
+def stash(s, x: float):
+    """Takes a stack, which neither framework passes."""
+    rv.copy_push(s, x)
 
 
 @rv.ordinary

@@ -19,9 +19,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 from revmlir.ad.adjoint import gradient_name
+from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy, parse_memory
@@ -318,6 +320,42 @@ def test_native_code_agrees_with_the_interpreter():
     )
 
 
+def spiral(x, a):
+    s = 0.0
+    for i in range(len(x)):
+        s = s * a + x[i] * x[i]
+    while s > 1.0:
+        s = s * 0.5
+    return s * s
+
+
+SPIRAL = rv.ordinary(spiral, backend="interpreter")
+
+
+def test_hessians_of_a_checkpointed_gradient():
+    """``rv.hvp`` and ``rv.hessian`` take ``checkpoint=`` as ``rv.gradient``
+    does: forward mode over the gradient checkpointed under that policy
+    equals it over the store-all gradient, and the Hessian's columns are
+    those products."""
+    x, a = np.array([0.7, -0.4, 0.9]), 0.8
+    v = (np.array([0.5, -1.0, 0.25]), 0.75)
+    # s = x₀²a² + x₁²a + x₂², halved once by the while loop: f = s²/4
+    s = x[0] ** 2 * a * a + x[1] ** 2 * a + x[2] ** 2
+    assert 1.0 < s <= 2.0
+    store_all = rv.hvp(SPIRAL, (x, a), v)
+    hx, ha = rv.hvp(SPIRAL, (x.copy(), a), v, checkpoint="bisection")
+    np.testing.assert_allclose(hx, store_all[0], rtol=1e-12)
+    assert ha == pytest.approx(store_all[1], rel=1e-12)
+    hessian = rv.hessian(SPIRAL, (x, a), checkpoint="bisection")
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-12)
+    np.testing.assert_allclose(hessian @ np.append(*v), np.append(hx, ha), rtol=1e-12)
+    assert hessian[2, 2] == pytest.approx(2 * x[2] ** 2 + s, rel=1e-12)  # ∂²(s²/4)/∂x₂², ∂s/∂x₂ = 2x₂
+    with pytest.raises(ValueError, match="snapshots=k is required by checkpoint='binomial'"):
+        rv.hvp(SPIRAL, (x, a), v, checkpoint="binomial")
+    with pytest.raises(TypeError, match=r"rv.hessian\(\) got an unexpected keyword argument 'chekpoint'"):
+        rv.hessian(SPIRAL, (x, a), chekpoint="bisection")
+
+
 @pytest.mark.parametrize(
     "options, error, match",
     [
@@ -331,12 +369,32 @@ def test_native_code_agrees_with_the_interpreter():
         ({"checkpoint": "auto", "memory": "8B"}, ValueError, "holds no snapshot"),
         ({"checkpoint": "bisection", "base": 0}, ValueError, "base must be at least 1"),
         ({"checkpoint": "bisection", "base": "many"}, TypeError, "base must be an integer or 'auto', not str"),
+        (
+            {"checkpoint": "binomial", "snapshots": 10**30},
+            ValueError,
+            "snapshots must be at least 1 and at most 9223372036854775807",
+        ),
+        (
+            {"checkpoint": "bisection", "base": 2**63},
+            ValueError,
+            "base must be at least 1 and at most 9223372036854775807",
+        ),
         ({"snapshots": 3}, ValueError, "snapshots= needs checkpoint="),
     ],
 )
 def test_bad_policies_are_reported(options, error, match):
     with pytest.raises(error, match=match):
         rv.gradient(LOOP, (np.array([0.7]), 3), **options)
+
+
+def test_a_budget_beyond_a_word_keeps_as_many_snapshots_as_a_word_counts():
+    """``memory=`` of any size is a budget: the snapshots it holds are capped
+    at the cursor's largest count instead of failing the schedule's check."""
+    schedule = CheckpointPolicy.of("auto", memory=10**30).schedule(8)
+    schedule.verify()
+    assert schedule == ScheduleAttr("binomial", MAX_COUNT)
+    with pytest.raises(VerifyException, match="beyond the cursor's 64-bit words"):
+        ScheduleAttr("binomial", MAX_COUNT + 1).verify()
 
 
 def test_checkpoint_needs_an_ordinary_function():
@@ -351,3 +409,9 @@ def test_checkpoint_needs_an_ordinary_function():
 def test_memory_sizes():
     parse = parse_memory
     assert parse("64MB") == 64 * 10**6 and parse("1.5 GiB") == 3 * 2**29 and parse(512) == 512
+    assert parse(1e9) == 10**9 and parse(64.5) == 64  # a float of bytes, as Python writes large numbers
+    for wrong in (0, -1, 0.5, math.nan, -math.inf):
+        with pytest.raises(ValueError, match="memory must be at least one byte"):
+            parse(wrong)
+    with pytest.raises(ValueError, match="memory must be a number of bytes, not inf"):
+        parse(math.inf)

@@ -101,6 +101,29 @@ def test_reals_convert_to_the_nearest_number_and_back():
         rv.Fixed[64]
 
 
+def test_each_format_of_an_unannotated_parameter_has_its_own_code():
+    """Calls were matched on the Python type alone, so a ``Fixed[16, 32]``
+    after a ``Fixed[43]`` was refused as not a ``Fixed[43]``."""
+
+    @rv.reversible
+    def accumulate(y, x):
+        y += x
+
+    narrow = rv.Fixed[16, 32]
+    assert accumulate(F43(0.25), F43(1.5)) == (F43(1.75), F43(1.5))
+    assert accumulate(narrow(0.25), narrow(1.5)) == (narrow(1.75), narrow(1.5))
+
+
+@pytest.mark.parametrize("item", [1.5, "a", True, (16, 32.0)])
+def test_a_format_of_no_integers_is_refused(item):
+    """``Fixed[1.5]`` was a format, failing later in the compiler, and
+    ``Fixed['a']`` a comparison's TypeError."""
+    with pytest.raises(TypeError, match=r"the fraction bits and the width are integers, as in Fixed\[43\]"):
+        rv.Fixed[item]
+    with pytest.raises(TypeError, match=r"Fixed\[16, 32, 1\]: give the fraction bits, and the width"):
+        rv.Fixed[16, 32, 1]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_conversions_in_a_program(converted, engine):
     f = converted[engine]

@@ -84,6 +84,7 @@ revmlir/frontend/reversible_code/compiler.py — at first call
   "a for loop needs one loop variable"                                  test_for_with_two_loop_variables
   "for … else is not supported"                                         test_for_else
   "cannot loop over '…'"                                                errors::test_loop_over_a_list
+  "rv.checkpointed() marks loops of @rv.ordinary functions, …"         errors::test_a_checkpoint_mark_in_a_reversible_function
   "range() needs integers, got float"                                   test_range_of_a_float
   "range() step must not be zero"                                       test_range_step_zero
   "use `with rv.inverse():`, …"                                         test_with_two_context_managers

@@ -193,6 +193,17 @@ def test_loop_over_a_list():
     check(info.value, "# E:forlist", "cannot loop over", "range(...)")
 
 
+def test_a_checkpoint_mark_in_a_reversible_function():
+    @rv.reversible
+    def f(x, y, n):
+        for i in rv.checkpointed(range(n), snapshots=2):  # E:checkpointed
+            y += x
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        f(1.0, 0.0, 3)
+    check(info.value, "# E:checkpointed", "rv.checkpointed() marks loops of @rv.ordinary functions", "range(...)")
+
+
 def test_routine_without_uncompute():
     @rv.reversible
     def f(x, y):

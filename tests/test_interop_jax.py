@@ -13,6 +13,7 @@ import pytest
 
 import revmlir as rv
 from interop_programs import (
+    Spring,
     affine,
     affine_reference,
     diffuse,
@@ -21,6 +22,8 @@ from interop_programs import (
     leaky,
     relax,
     relax_reference,
+    spring_energy,
+    stash,
 )
 from jax_checks import close, loss
 
@@ -109,6 +112,24 @@ def test_grad_of_vmap_and_nested_vmaps():
     close(rows[0], rows[1])
 
 
+def test_an_empty_batch_runs_nothing():
+    """A batch of size 0 gives empty results of the batched shapes, inside
+    and outside ``jit``, for the call, its gradient and an inner batch (it
+    was taken for no batch: an unbatched 2-d argument, or an IndexError
+    under ``jit``)."""
+    f, ref = loss(rv.to_jax(energy)), loss(energy_jax)
+    empty = jnp.zeros((0, 4))
+    for transform in (lambda g: g, jax.jit):
+        close(transform(jax.vmap(f, in_axes=(0, None)))(empty, 1.5), jnp.zeros(0))
+        found = transform(jax.vmap(jax.grad(f, argnums=(0, 1)), in_axes=(0, None)))(empty, 1.5)
+        assert [v.shape for v in found] == [(0, 4), (0,)]
+    nested = jax.vmap(jax.vmap(f, in_axes=(0, None)), in_axes=(0, None))
+    assert nested(jnp.zeros((2, 0, 4)), 1.5).shape == (2, 0)
+    assert nested(jnp.zeros((0, 2, 4)), 1.5).shape == (0, 2)
+    total = jax.grad(lambda w, g: jnp.sum(jax.vmap(g, in_axes=(0, None))(empty, w)))
+    close(total(1.5, f), total(1.5, ref))
+
+
 def test_ordinary_reverse_mode():
     f = rv.to_jax(relax)
     for k in (0, 1):
@@ -158,6 +179,34 @@ def test_wrong_dtype_and_count():
         jax.jit(rv.to_jax(energy))(0.0, X.astype(jnp.complex128), 1.0)
     with pytest.raises(TypeError, match=r"rv.to_jax\(energy\) takes 3 argument\(s\) \(e, x, w\), got 2"):
         rv.to_jax(energy)(0.0, X)
+
+
+def test_a_struct_or_stack_argument_is_refused_naming_it():
+    """JAX passes arrays and numbers (a struct was JAX's "dtype object is
+    not a valid JAX array type", a stack "'s' is not a stack" at the push;
+    under ``jit`` a named tuple arrives as a struct of tracers)."""
+    passes = r"the framework passes arrays and numbers only, and argument 's' is"
+    for transform in (lambda g: g, jax.jit):
+        with pytest.raises(TypeError, match=rf"rv.to_jax\(spring_energy\): {passes} a struct \(Spring\)"):
+            transform(rv.to_jax(spring_energy))(0.0, Spring(2.0, 1.0))
+    with pytest.raises(TypeError, match=rf"rv.to_jax\(stash\): {passes} an rv.Stack"):
+        rv.to_jax(stash)(rv.Stack(float), 1.0)
+
+
+def test_arguments_by_name():
+    """Arguments may be given by name, as to ``f`` itself (a keyword was
+    "energy() got an unexpected keyword argument 'w'", of a function that
+    has one)."""
+    f = rv.to_jax(energy)
+    close(jax.jit(f)(0.25, w=1.5, x=X), energy_jax(0.25, X, 1.5))
+    close(jax.grad(lambda w: f(0.25, X, w=w)[0])(1.5), jax.grad(lambda w: energy_jax(0.25, X, w)[0])(1.5))
+    for args, kwargs, problem in [
+        ((0.0, X), {"x": X}, r"got argument 'x' twice, by position and by name"),
+        ((0.0, X, 1.5), {"k": 1.0}, r"has no argument 'k'"),
+        ((0.0,), {"w": 1.5}, r"is missing argument 'x'"),
+    ]:
+        with pytest.raises(TypeError, match=rf"rv.to_jax\(energy\) {problem} \(e, x, w\)"):
+            f(*args, **kwargs)
 
 
 def test_wrong_rank_is_reported_at_the_user_line_when_tracing():

@@ -205,6 +205,21 @@ def test_batches_run_in_one_custom_call():
     assert len(re.findall(r"custom_call @revmlir_energy.adj_", lowered)) == 1
 
 
+def test_each_row_of_an_ordinary_functions_batch_starts_from_zero_results():
+    """The result slots of an ordinary function's run start at zero in every
+    row of a batch: they were zeroed once, so the tangents of its results
+    accumulated over the rows of ``jacfwd`` (row k got the sum of rows 0…k)."""
+    u = jnp.asarray(rng.normal(size=5))
+    outputs = [lambda u, c, f=f: f(u, c, 2)[:2] for f in (rv.to_jax(relax, "ffi"), partial(relax_reference, jnp))]
+    jacobians = [jax.jit(jax.jacfwd(g, argnums=(0, 1)))(u, 0.5) for g in outputs]
+    close(jacobians[0], jacobians[1])
+    directions = jnp.asarray(rng.normal(size=(3, 5)))
+    slopes = [
+        jax.jit(jax.vmap(lambda d, g=g: jax.jvp(lambda u: g(u, 0.5), (u,), (d,))[1]))(directions) for g in outputs
+    ]
+    close(slopes[0], slopes[1])
+
+
 def test_a_failed_check_in_a_batch():
     """A row whose check fails stops the batch with revmlir's located
     error; rows that pass run as one call."""

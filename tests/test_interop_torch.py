@@ -11,6 +11,7 @@ import pytest
 
 import revmlir as rv
 from interop_programs import (
+    Spring,
     affine,
     affine_reference,
     energy,
@@ -18,6 +19,8 @@ from interop_programs import (
     leaky,
     relax,
     relax_reference,
+    spring_energy,
+    stash,
 )
 
 torch = pytest.importorskip("torch")
@@ -115,6 +118,21 @@ def test_vmap_and_grad():
     close(found, torch.func.vmap(torch.func.grad(loss(energy_torch)), in_dims=(0, None))(xs, w))
 
 
+def test_vmap_of_an_empty_batch():
+    """An empty batch runs nothing and gives empty results of the batched
+    shapes (it was an IndexError; PyTorch's own ``sum`` cannot run on one,
+    so there is no reference to compare with)."""
+    xs, w = torch.zeros((0, 4), dtype=torch.float64), torch.tensor(1.5, dtype=torch.float64)
+    f = loss(rv.to_torch(energy))
+    for transform, shape in (
+        (lambda g: g, (0,)),
+        (torch.func.grad, (0, 4)),
+        (partial(torch.func.grad, argnums=1), (0,)),
+    ):
+        found = torch.func.vmap(transform(f), in_dims=(0, None))(xs, w)
+        assert found.shape == shape and found.dtype == torch.float64
+
+
 def test_ordinary_reverse_mode():
     u, c = U.clone().requires_grad_(), torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
     found = torch.autograd.grad(rv.to_torch(relax)(u, c, 3)[0], (u, c))
@@ -138,6 +156,20 @@ def test_wrong_dtype_and_rank():
         rv.to_torch(energy)(0.0, X.to(torch.float16), 1.0)
     with pytest.raises(rv.ReversibleSyntaxError, match=r"interop_programs.py:\d+:\d+: 'W' has no dimension 1"):
         rv.to_torch(affine)(torch.zeros(3, dtype=torch.float64), B, B, X)
+
+
+def test_arguments_by_name():
+    close(rv.to_torch(energy)(0.25, w=1.5, x=X), energy_torch(torch.tensor(0.25), X, torch.tensor(1.5)))
+    with pytest.raises(TypeError, match=r"rv.to_torch\(energy\) has no argument 'k' \(e, x, w\)"):
+        rv.to_torch(energy)(0.0, X, k=1.0)
+
+
+def test_a_struct_or_stack_argument_is_refused_naming_it():
+    passes = r"the framework passes arrays and numbers only, and argument 's' is"
+    with pytest.raises(TypeError, match=rf"rv.to_torch\(spring_energy\): {passes} a struct \(Spring\)"):
+        rv.to_torch(spring_energy)(0.0, Spring(2.0, 1.0))
+    with pytest.raises(TypeError, match=rf"rv.to_torch\(stash\): {passes} an rv.Stack"):
+        rv.to_torch(stash)(rv.Stack(float), 1.0)
 
 
 def test_tensor_neither_on_the_cpu_nor_on_a_gpu():

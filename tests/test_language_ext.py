@@ -139,6 +139,16 @@ def test_stack_arguments_have_gradients():
     assert grad[1:] == (3.0, 1.0)
 
 
+@pytest.mark.parametrize("start", [[], [7.0], [7.0, 8.0]])
+def test_a_stack_gradient_has_one_entry_per_element_passed(start):
+    """The stack's shadow is the stack ``f`` leaves (one more element here):
+    sized from the stack passed in, the gradient popped an empty shadow
+    ("pop from an empty stack") or returned one entry too few."""
+    grad = rv.gradient(KEEP_TOP["native"], (rv.Stack(float, start), 3.0, 0.0), iloss=2)
+    _, pullback = rv.vjp(KEEP_TOP["native"], rv.Stack(float, start), 3.0, 0.0)
+    assert grad == ([0.0] * len(start), 3.0, 1.0) == pullback(None, 0.0, 1.0)
+
+
 def test_stack_arguments_are_typed_by_their_elements():
     assert rv.Stack(int, [1, 2]) == [1, 2] and repr(rv.Stack(int, [1])) == "rv.Stack(int, [1])"
     assert "!anc.stack<f64>" in KEEP_TOP["native"].mlir(rv.Stack(float), 1.0, 2.0)
@@ -146,6 +156,9 @@ def test_stack_arguments_are_typed_by_their_elements():
         rv.Stack(str)
     with pytest.raises(TypeError, match=r"argument 's' has unsupported type list \(pass a numpy array, or an rv.Stack"):
         KEEP_TOP["native"]([7.0], 1.0, 2.0)
+    # a call with another element type is compiled for it, not run on the f64 stack's code
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"stack 's' holds i64, not f64"):
+        KEEP_TOP["native"](rv.Stack(int, [1]), 1.0, 2.0)
 
 
 def _free_argument_stack(s, x: float):

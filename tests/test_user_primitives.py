@@ -6,6 +6,7 @@ against finite differences and JAX; every error is a located diagnostic."""
 from __future__ import annotations
 
 import math
+import re
 
 import jax
 import numpy as np
@@ -338,6 +339,27 @@ def test_a_failing_python_implementation_is_located():
     ):
         pole(0.0, 0.0)
     assert math.isinf(log_beta(0.0, 0.0, 1.0)[0])  # native: the C library's lgamma(0) = inf
+
+
+@pytest.mark.parametrize("returned", ["oops", None, (1.0, 2.0), 3j])
+def test_a_python_implementation_returning_no_number_is_located(returned):
+    """What the callable returns must be the declared number: anything else
+    names the primitive and the value (it was float()'s own message,
+    "could not convert string to float: 'oops'")."""
+
+    @rv.primitive(python=lambda x: returned)
+    def odd(x: float) -> float: ...
+
+    @rv.reversible(backend="interpreter")
+    def caller(y, x):
+        y += odd(x)
+
+    with pytest.raises(
+        rv.ExecutionError,
+        match=rf":{caller.__wrapped__.__code__.co_firstlineno + 2}:\d+: 'rev.apply' in @caller: "
+        rf"the Python implementation of primitive @odd(\.\d+)? returned {re.escape(repr(returned))}, not f64",
+    ):
+        caller(0.0, 1.0)
 
 
 # -- a C function of the user's own shared library -----------------------------

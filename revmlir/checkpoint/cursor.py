@@ -55,6 +55,9 @@ WORDS: Final = 8
 produced and the machine's state.  The initial words are zeros, and so are
 the final ones but for ``kind = END`` and ``phase = DONE``, so the code that
 runs a cursor can check that it finished."""
+MAX_COUNT: Final = 2**63 - 1
+"""The largest count a word holds: a budget of snapshots, or primitive
+steps per checkpointed step, beyond it is refused where it is given."""
 NOWHERE = -1
 """``pos`` when there is no working state (after a reversal)."""
 

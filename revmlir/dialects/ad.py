@@ -48,7 +48,7 @@ from xdsl.printer import Printer
 from xdsl.traits import HasParent, SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
-from revmlir.checkpoint.cursor import SCHEMES, WORDS
+from revmlir.checkpoint.cursor import MAX_COUNT, SCHEMES, WORDS
 from revmlir.dialects import anc
 from revmlir.dialects.anc import GRADIENT_ONLY
 from revmlir.dialects.rev import FuncOp
@@ -234,6 +234,10 @@ class ScheduleAttr(ParametrizedAttribute):
             )
         if (self.scheme.data == "binomial") != (self.snapshots.data > 0):
             raise VerifyException("'snapshots = n' (n >= 1) is required by binomial and only by binomial")
+        if self.snapshots.data > MAX_COUNT:
+            raise VerifyException(
+                f"snapshots = {self.snapshots.data} is beyond the cursor's 64-bit words (at most {MAX_COUNT})"
+            )
 
 
 @irdl_op_definition

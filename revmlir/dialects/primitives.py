@@ -303,8 +303,8 @@ class ExternOp(IRDLOperation):
             expected = rule_signature(kind, signature)
             if found != expected:
                 raise VerifyException(
-                    f"the {kind} rule @{rule} of @{name} has type {found}; a {kind} rule of "
-                    f"{signature} must have type {expected}"
+                    f"the {kind} rule @{rule} of @{name} has type {found}; for a primitive of type "
+                    f"{signature} it must have type {expected}"
                 )
 
     def print(self, printer: Printer) -> None:

@@ -37,19 +37,10 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from revmlir.interop import jax_ffi
-from revmlir.interop.program import NumpyMap, Program, Signature, Value
+from revmlir.interop.program import NumpyMap, Program, Signature
 
 _lowerings: WeakKeyDictionary[Program, str] = WeakKeyDictionary()
 """``rv.to_jax(f, lowering=…)`` per program (``jax_ffi.LOWERINGS``)."""
-
-
-def _outputs(signature: Signature, host: NumpyMap) -> list[Value]:
-    """What a primitive returns for one (unbatched) call."""
-    if host is Signature.call:
-        return list(signature.outputs)
-    if host is Signature.tangent:
-        return [signature.outputs[i] for i in signature.differentiable_outputs]
-    return [signature.inputs[i] for i in signature.differentiable_inputs]
 
 
 def _run(host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int, *arrays: Any) -> list[np.ndarray]:
@@ -73,7 +64,7 @@ def _run(host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int
 
 def _avals(host: NumpyMap, signature: Signature, size: int) -> list[jax.core.ShapedArray]:
     batch = (size,) if size else ()
-    return [jax.core.ShapedArray((*batch, *v.shape), v.dtype) for v in _outputs(signature, host)]
+    return [jax.core.ShapedArray((*batch, *v.shape), v.dtype) for v in signature.returned(host)]
 
 
 def _primitive(name: str, host: NumpyMap) -> Primitive:
@@ -101,7 +92,7 @@ def _primitive(name: str, host: NumpyMap) -> Primitive:
     primitive.def_abstract_eval(abstract)
     mlir.register_lowering(primitive, mlir.lower_fun(lowered, multiple_results=True))
     mlir.register_lowering(primitive, mlir.lower_fun(lowered_on_cpu, multiple_results=True), platform="cpu")
-    batching.primitive_batchers[primitive] = partial(_batch, primitive)
+    batching.primitive_batchers[primitive] = partial(_batch, primitive, host)
     return primitive
 
 
@@ -129,6 +120,7 @@ def _native(host: NumpyMap, signature: Signature) -> Callable[..., list[Any]] | 
 
 def _batch(
     primitive: Primitive,
+    host: NumpyMap,
     args: Sequence[Any],
     dims: Sequence[Any],
     *,
@@ -138,8 +130,13 @@ def _batch(
 ) -> tuple[list[Any], list[int]]:
     """``vmap`` of a primitive: the mapped axis becomes (part of) the
     leading batch axis.  Already batched operands and the newly mapped
-    ones are broadcast to ``(batch, size, …)`` and merged into one axis."""
+    ones are broadcast to ``(batch, size, …)`` and merged into one axis.
+    An empty batch runs nothing: merged, it would read as no batch
+    (``size=0``)."""
     batch = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
+    if not batch:
+        empty = [jnp.zeros((0, *v.shape), v.dtype) for v in _avals(host, signature, size)]
+        return empty, [0] * len(empty)
     merged, mapped = [], []
     for a, d, had in zip(args, dims, lead, strict=True):
         if d is None and not had:
@@ -258,8 +255,8 @@ def to_jax(function: Any, lowering: str = "auto") -> Callable[..., tuple[jax.Arr
     program = Program(function, "rv.to_jax")
     _lowerings[program] = lowering
 
-    def traced(*args: Any) -> tuple[jax.Array, ...]:
-        arrays = [jnp.asarray(a) for a in args]
+    def traced(*args: Any, **kwargs: Any) -> tuple[jax.Array, ...]:
+        arrays = [jnp.asarray(a) for a in program.positional(args, kwargs)]
         signature = program.signature([a.shape for a in arrays], [a.dtype for a in arrays])
         return tuple(call_p.bind(*arrays, signature=signature, lead=(False,) * len(arrays), size=0))
 

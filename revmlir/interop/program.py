@@ -20,6 +20,8 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.structs import is_struct
+from revmlir.frontend.base.types import Stack
 from revmlir.frontend.derivatives.forward import jvp
 from revmlir.frontend.derivatives.gradient import vjp
 from revmlir.frontend.derivatives.jacobian import REVERSE_JACOBIAN_LANES
@@ -67,6 +69,37 @@ class Program:
         self.function = function
         self.api = api
         self._signatures: dict[tuple[Any, ...], Signature] = {}
+
+    def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
+        """The arguments of a call by position, those given by name put in
+        their parameter's place, as a call of ``f`` itself takes them.  A
+        struct or a stack is refused: the frameworks pass arrays and
+        numbers only."""
+        names, name = self.function.parameters, self.function.__name__
+        bound, named = list(args), dict(kwargs)
+        for parameter in names[len(bound) :]:
+            if parameter not in named:
+                break
+            bound.append(named.pop(parameter))
+        for parameter in named:
+            if parameter in names[: len(args)]:
+                problem = f"got argument '{parameter}' twice, by position and by name"
+            elif parameter in names:
+                problem = f"is missing argument '{names[len(bound)]}'"
+            else:
+                problem = f"has no argument '{parameter}'"
+            raise TypeError(f"{self.api}({name}) {problem} ({', '.join(names)})")
+        for parameter, value in zip(names, bound):
+            if isinstance(value, Stack):
+                what = "an rv.Stack, which has no array form"
+            elif is_struct(value):
+                what = f"a struct ({type(value).__name__}): write a function that takes its fields as arguments"
+            else:
+                continue
+            raise TypeError(
+                f"{self.api}({name}): the framework passes arrays and numbers only, and argument '{parameter}' is {what}"
+            )
+        return bound
 
     def signature(self, shapes: Sequence[tuple[int, ...]], dtypes: Sequence[np.dtype]) -> Signature:
         """The signature for inputs of these shapes and dtypes (cached: it
@@ -141,6 +174,15 @@ class Signature:
     @property
     def differentiable_outputs(self) -> tuple[int, ...]:
         return tuple(i for i, v in enumerate(self.outputs) if v.differentiable)
+
+    def returned(self, host: NumpyMap) -> list[Value]:
+        """What ``host`` (``call``, ``tangent`` or ``cotangent``) returns
+        for one call."""
+        if host is Signature.call:
+            return list(self.outputs)
+        if host is Signature.tangent:
+            return [self.outputs[i] for i in self.differentiable_outputs]
+        return [self.inputs[i] for i in self.differentiable_inputs]
 
     def _arguments(self, arrays: Sequence[np.ndarray]) -> list[Any]:
         return [v.to_revmlir(np.asarray(a)) for v, a in zip(self.inputs, arrays, strict=True)]

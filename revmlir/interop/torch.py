@@ -35,7 +35,8 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
     with no derivative of its own.  ``torch.func`` transforms see only
     ``apply``: they hand ``forward`` plain tensors, which is why derivatives
     are such functions (a ``backward`` or ``jvp`` cannot view the memory of
-    the wrapped tensors it gets).  ``vmap`` loops over the batch."""
+    the wrapped tensors it gets).  ``vmap`` loops over the batch; an empty
+    one runs nothing."""
 
     def forward(signature: Signature, *tensors: torch.Tensor) -> tuple[torch.Tensor, ...]:
         arrays = [t.detach().numpy() for t in tensors]
@@ -54,6 +55,9 @@ def _numpy_function(name: str, host: NumpyMap) -> type[torch.autograd.Function]:
         raise ctx.signature.second_derivatives()
 
     def vmap(info: Any, in_dims: tuple[Any, ...], signature: Signature, *tensors: torch.Tensor) -> Any:
+        if not info.batch_size:
+            empty = _tensors([np.empty((0, *v.shape), v.dtype) for v in signature.returned(host)])
+            return empty, (0,) * len(empty)
         rows = [
             cls.apply(signature, *[t if d is None else t.select(d, k) for t, d in zip(tensors, in_dims[1:])])
             for k in range(info.batch_size)
@@ -148,8 +152,8 @@ def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
     program = Program(function, "rv.to_torch")
     apply = _function().apply
 
-    def call(*args: Any) -> tuple[torch.Tensor, ...]:
-        tensors = [_tensor(a, program, i) for i, a in enumerate(args)]
+    def call(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, ...]:
+        tensors = [_tensor(a, program, i) for i, a in enumerate(program.positional(args, kwargs))]
         signature = program.signature([tuple(t.shape) for t in tensors], [_NUMPY[t.dtype] for t in tensors])
         contiguous = [t.contiguous() for t in tensors]
         if any(t.device.type == "cuda" for t in tensors):

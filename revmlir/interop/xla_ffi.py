@@ -393,13 +393,14 @@ class _HandlerBuilder:
         before: list[Row],
         after: list[Row],
     ) -> ir.Value:
-        """A slot holding the scalar, loaded before each run and stored to
-        its result after it."""
+        """A slot holding the scalar, loaded (or zeroed) before each run
+        and stored to its result after it: every row starts afresh, as the
+        arrays do."""
         b = self.builder
         slot = self.alloca(I64)  # 8 bytes, aligned for any scalar
         width = ir.Constant(I64, p.dtype.itemsize)
         if p.source is None:
-            b.store(ir.Constant(I64, 0), slot)
+            before.append(lambda row: b.store(ir.Constant(I64, 0), slot))
         else:
             given = self.load(arguments[p.source], BUFFER_DATA, PTR)
             before.append(lambda row: b.call(self.memcpy, [slot, self.at(given, p.mapped, width, row), width]))

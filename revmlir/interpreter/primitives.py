@@ -66,20 +66,29 @@ def _call(interpreter: RuntimeInterpreter, op: ApplyOp | InvokeOp, callee: str, 
     name = target.sym_name.data
     implementation = _PYTHON.get(name)
     if implementation is None:
-        frames = interpreter.runtime.frames
-        raise ExecutionError.at(
+        raise _error(
+            interpreter,
             op,
             f"primitive @{name} has no Python implementation to run on the interpreter "
             "(rv.primitive(python=...) registers one)",
-            str(frames[-1]) if frames else None,
         )
     arrays = [a for a in args if isinstance(a, np.ndarray)]
     if target.array_convention() != "pointer_length" and len({len(a) for a in arrays}) > 1:
-        frames = interpreter.runtime.frames
-        raise ExecutionError.at(op, DIFFERENT_LENGTHS, str(frames[-1]) if frames else None)
+        raise _error(interpreter, op, DIFFERENT_LENGTHS)
     results = implementation(*args)
     types = op.res.types
     if not types:
         return ()
-    values = (results,) if len(types) == 1 else tuple(results)
-    return tuple(_converted(value, type) for value, type in zip(values, types, strict=True))
+    try:
+        values = (results,) if len(types) == 1 else tuple(results)
+        return tuple(_converted(value, type) for value, type in zip(values, types, strict=True))
+    except (TypeError, ValueError):
+        expected = ", ".join(map(str, types))
+        message = f"the Python implementation of primitive @{name} returned {results!r}, not {expected}"
+        raise _error(interpreter, op, message) from None
+
+
+def _error(interpreter: RuntimeInterpreter, op: ApplyOp | InvokeOp, message: str) -> ExecutionError:
+    """An error at the call, in the frame running it."""
+    frames = interpreter.runtime.frames
+    return ExecutionError.at(op, message, str(frames[-1]) if frames else None)

@@ -43,8 +43,13 @@ class AdCheckpointPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.policy:
+            if not self.functions:
+                raise PassFailedException(
+                    f"{self.name}: policy= checkpoints the functions it names, e.g. "
+                    f"{self.name}{{functions=f policy={self.policy}}}"
+                )
             schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
-            for name in self.functions:
+            for name in dict.fromkeys(self.functions):
                 if not isinstance(SymbolTable.lookup_symbol(op, name), func.FuncOp):
                     raise PassFailedException(
                         f"{self.name}: policy= checkpoints an ordinary func.func, and @{name} "

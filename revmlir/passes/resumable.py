@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.reversibilize.resumable import make_resumable
 
@@ -34,7 +35,7 @@ class MakeResumablePass(ModulePass):
         if not self.functions:
             raise PassFailedException(f"{self.name}: name the functions to rewrite, e.g. {self.name}{{functions=f}}")
         schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
-        for name in self.functions:
+        for name in dict.fromkeys(self.functions):
             make_resumable(op, name, schedule, self.base)
 
 
@@ -46,6 +47,6 @@ def checked_schedule(pass_name: str, policy: str, snapshots: int, base: int) -> 
         schedule.verify()
     except VerifyException as error:
         raise PassFailedException(f"{pass_name}: {error}") from None
-    if base < 1:
-        raise PassFailedException(f"{pass_name}: base must be at least 1, not {base}")
+    if not 1 <= base <= MAX_COUNT:
+        raise PassFailedException(f"{pass_name}: base must be at least 1 and at most {MAX_COUNT}, not {base}")
     return schedule

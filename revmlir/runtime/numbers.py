@@ -26,6 +26,11 @@ class Fixed:
     width: int = 64
 
     def __post_init__(self) -> None:
+        if any(isinstance(n, bool) or not isinstance(n, int) for n in (self.fraction, self.width)):
+            raise TypeError(
+                f"Fixed[{self.fraction!r}, {self.width!r}]: the fraction bits and the width are integers, "
+                "as in Fixed[43] or Fixed[16, 32]"
+            )
         if self.width not in FIXED_WIDTHS or not 0 <= self.fraction < self.width:
             raise ValueError(
                 f"Fixed[{self.fraction}, {self.width}]: a fixed-point number is stored in "
@@ -33,7 +38,11 @@ class Fixed:
             )
 
     def __class_getitem__(cls, item: int | tuple[int, int]) -> Fixed:
-        return cls(*item) if isinstance(item, tuple) else cls(item)
+        if not isinstance(item, tuple):
+            return cls(item)
+        if len(item) not in (1, 2):
+            raise TypeError(f"Fixed{list(item)}: give the fraction bits, and the width, as in Fixed[16, 32]")
+        return cls(*item)
 
     @property
     def type(self) -> FixedType:

@@ -28,6 +28,7 @@ from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.frontend.base.types import out_of_range, value_range
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.parsing import parse_module, verify_module
+from revmlir.runtime.jit import UnresolvedSymbolError
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime.values import numpy_dtype
 from revmlir.tools.cli import UsageError, read_text, run_tool
@@ -123,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"{args.input_file}: error: cannot run natively: {error} (use --backend=interpreter)", file=sys.stderr
             )
+            return 1
+        except UnresolvedSymbolError as error:
+            # a rev.extern's C function that no loaded library defines
+            print(f"{args.input_file}: error: cannot run natively: {error}", file=sys.stderr)
             return 1
     types = list(func.function_type.inputs.data)
     if len(args.args) != len(types):

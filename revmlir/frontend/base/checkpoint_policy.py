@@ -13,14 +13,29 @@ default, ``base="auto"``, takes ``b`` from the size of one snapshot
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
+from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects.ad import ScheduleAttr
 
 POLICIES = ("bisection", "binomial", "store_all", "auto")
+OPTIONS = ("checkpoint", "snapshots", "memory", "base")
+"""The keyword arguments a ``checkpoint=`` request is made of."""
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "kib": 2**10, "mib": 2**20, "gib": 2**30}
+
+
+class CheckpointOptions(TypedDict, total=False):
+    """``checkpoint=`` and its options, as the transformations that take
+    them (``rv.hvp``, ``rv.hessian``) spell them."""
+
+    checkpoint: str | None
+    snapshots: int | None
+    memory: int | str | None
+    base: int | str | None
 
 
 @dataclass(frozen=True)
@@ -67,6 +82,15 @@ class CheckpointPolicy:
         steps = None if base is None or base == "auto" else _positive(base, "base")
         return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None else 0, steps)
 
+    @staticmethod
+    def of_options(options: Mapping[str, Any], api: str) -> CheckpointPolicy | None:
+        """``of`` for the keyword arguments of ``rv.{api}``, which are the
+        policy's and no others."""
+        for name in options:
+            if name not in OPTIONS:
+                raise TypeError(f"rv.{api}() got an unexpected keyword argument {name!r}")
+        return CheckpointPolicy.of(**{name: options.get(name) for name in OPTIONS})
+
     def steps_per_base(self, snapshot_bytes: int) -> int:
         """``base``, or for ``"auto"`` four primitive steps per word of one
         snapshot, rounded up to a power of two.  A checkpointed step then
@@ -88,7 +112,7 @@ class CheckpointPolicy:
         any number of steps, and needs no more than the steps)."""
         if self.scheme != "auto":
             return ScheduleAttr(self.scheme, self.snapshots)
-        count = self.memory // max(snapshot_bytes, 1)
+        count = min(self.memory // max(snapshot_bytes, 1), MAX_COUNT)
         if count < 1:
             raise ValueError(
                 f"memory={self.memory} bytes holds no snapshot of the "
@@ -101,17 +125,20 @@ def _positive(value: Any, name: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         also = " or 'auto'" if name == "base" else ""
         raise TypeError(f"{name} must be an integer{also}, not {type(value).__name__}")
-    if value < 1:
-        raise ValueError(f"{name} must be at least 1, not {value}")
+    if not 1 <= value <= MAX_COUNT:
+        raise ValueError(f"{name} must be at least 1 and at most {MAX_COUNT}, not {value}")
     return value
 
 
 def parse_memory(memory: Any) -> int:
-    """Bytes from ``64_000_000``, ``"64MB"``, ``"1.5 GiB"`` or ``"512kB"``."""
-    if isinstance(memory, int) and not isinstance(memory, bool):
-        if memory < 1:
-            raise ValueError(f"memory must be positive, not {memory}")
-        return memory
+    """Bytes from ``64_000_000``, ``1e9``, ``"64MB"``, ``"1.5 GiB"`` or
+    ``"512kB"``."""
+    if isinstance(memory, int | float) and not isinstance(memory, bool):
+        if not memory >= 1:
+            raise ValueError(f"memory must be at least one byte, not {memory}")
+        if memory == math.inf:
+            raise ValueError("memory must be a number of bytes, not inf")
+        return int(memory)
     if isinstance(memory, str):
         match = re.fullmatch(r"\s*(\d+(?:\.\d*)?)\s*([a-zA-Z]*)\s*", memory)
         if match is not None and match.group(2).lower() in _UNITS:

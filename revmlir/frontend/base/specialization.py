@@ -29,11 +29,12 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.collector import collector_paused, pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
-from revmlir.frontend.base.types import IntRanges, check_int_ranges, int_ranges
+from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_ranges
 from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
 from revmlir.runtime.native import NativeModule
+from revmlir.runtime.numbers import FixedPoint
 from revmlir.semantics import gradient_type, written_arguments
 
 
@@ -236,6 +237,17 @@ def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
 
 
 def python_types(args: Sequence[Any]) -> tuple[Any, ...]:
-    """What calls are matched on first: each argument's Python type, and an
-    array's dtype and rank."""
-    return tuple([(np.ndarray, a.dtype, a.ndim) if isinstance(a, np.ndarray) else type(a) for a in args])
+    """What calls are matched on first: each argument's Python type, and
+    what else selects its revmlir type: an array's dtype and rank, a stack's
+    element type, a fixed-point number's format."""
+    return tuple([_python_type(a) for a in args])
+
+
+def _python_type(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return (np.ndarray, value.dtype, value.ndim)
+    if isinstance(value, Stack):
+        return (Stack, value.dtype)
+    if isinstance(value, FixedPoint):
+        return (FixedPoint, value.format)
+    return type(value)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 from xdsl.ir import Attribute
@@ -30,10 +30,16 @@ from revmlir.ad.adjoint import gradient_name
 from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name, tangent_type
 from revmlir.dialects.rev import LogType
+from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
-from revmlir.frontend.derivatives.gradient import differentiated_specialization, loss_position, seed_for
+from revmlir.frontend.derivatives.gradient import (
+    checkpointed_call,
+    differentiated_specialization,
+    loss_position,
+    seed_for,
+)
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.backend import Backend
@@ -102,13 +108,17 @@ def whole_call(spec: Specialization, args: Sequence[Any]) -> ReversibleCall:
     return ReversibleCall(spec, tuple(args), every, every)
 
 
-def differentiated_call(f: Any, args: Sequence[Any], api: str, gradient: bool = False) -> ReversibleCall:
+def differentiated_call(
+    f: Any, args: Sequence[Any], api: str, gradient: bool = False, policy: CheckpointPolicy | None = None
+) -> ReversibleCall:
     """The run of a reversible specialization ``rv.{api}`` differentiates:
     a reversible function's own; an ordinary function's Bennett form in
     forward mode, or with ``gradient`` (Hessians: forward over the gradient
     program) the form ``rv.gradient`` runs, which is the tape-mode form
     with the checkpointed gradient where a loop is marked (docs/design.md,
-    decision 40)."""
+    decision 40), or its resumable form under a ``checkpoint=`` policy."""
+    if policy is not None:
+        return checkpointed_call(f, args, api, policy)
     if isinstance(f, OrdinaryFunction):
         return f.reversible_call(args) if gradient else f.forward_call(args)
     if not isinstance(f, ReversibleFunction | InverseFunction):
@@ -162,16 +172,25 @@ def _no_log_numbers(spec: Specialization, api: str) -> None:
             )
 
 
-def hvp(f: Function, args: Sequence[Any], vectors: Sequence[Any], iloss: int = 0) -> tuple[Any, ...]:
+def hvp(
+    f: Function,
+    args: Sequence[Any],
+    vectors: Sequence[Any],
+    iloss: int = 0,
+    **checkpointing: Unpack[CheckpointOptions],
+) -> tuple[Any, ...]:
     """The Hessian-vector product ``H·v`` of output ``iloss`` (a float
     scalar; outputs as ``rv.gradient`` numbers them) with respect to the
     float arguments, forward over reverse.  ``vectors`` gives ``v`` per
     argument, shaped like it (``None`` for zero); the result has one entry
     per argument, like ``rv.gradient``'s: a float per float scalar, an array
     per float array, ``0.0`` for other scalars and ``None`` for other
-    arrays.  The arguments are not modified."""
+    arrays.  ``checkpoint=`` (and its options, as for ``rv.gradient``)
+    differentiates the gradient checkpointed under that policy.  The
+    arguments are not modified."""
     args, vectors = tuple(args), tuple(vectors)
-    call = differentiated_call(f, args, "hvp", gradient=True)
+    policy = CheckpointPolicy.of_options(checkpointing, "hvp")
+    call = differentiated_call(f, args, "hvp", gradient=True, policy=policy)
     check_count(call.spec.function, args, vectors, "vectors")
     products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss_position(call, iloss, "hvp"))
     return tuple(products[i] for i in call.inputs)
@@ -206,7 +225,13 @@ def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], 
     )
 
 
-def hessian(f: Function, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int] | None = None) -> np.ndarray:
+def hessian(
+    f: Function,
+    args: Sequence[Any],
+    iloss: int = 0,
+    wrt: Sequence[int] | None = None,
+    **checkpointing: Unpack[CheckpointOptions],
+) -> np.ndarray:
     """The Hessian of output ``iloss`` (a float scalar; outputs as
     ``rv.gradient`` numbers them) with respect to the float arguments
     ``wrt`` (default: all of them), as an ``n × n`` array.  The arguments
@@ -214,10 +239,12 @@ def hessian(f: Function, args: Sequence[Any], iloss: int = 0, wrt: Sequence[int]
     entry, a float array its elements in C order.  Column ``j`` is the
     Hessian-vector product along the ``j``-th unit vector; when every float
     argument is f64 all columns come from one native call (``@f.hessian``),
-    otherwise (and for a checkpointed gradient) from one ``rv.hvp`` each.
-    The arguments are not modified."""
+    otherwise (and for a checkpointed gradient, marked or under
+    ``checkpoint=``, as for ``rv.hvp``) from one ``rv.hvp`` each.  The
+    arguments are not modified."""
     args = tuple(args)
-    call = differentiated_call(f, args, "hessian", gradient=True)
+    policy = CheckpointPolicy.of_options(checkpointing, "hessian")
+    call = differentiated_call(f, args, "hessian", gradient=True, policy=policy)
     spec, state = call.spec, call.arguments
     loss = loss_position(call, iloss, "hessian")
     layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.hessian"), "rv.hessian")

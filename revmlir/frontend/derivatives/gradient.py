@@ -50,16 +50,22 @@ class Differentiable(Protocol):
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall: ...
 
 
+def checkpointed_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy) -> ReversibleCall:
+    """``f``'s call as a run of its resumable form, whose gradient
+    ``checkpoint=`` checkpoints under ``policy`` over primitive steps."""
+    resumable = getattr(f, "resumable_call", None)
+    if resumable is None:
+        raise TypeError(
+            f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
+            f"{f!r} (mark a loop of a reversible function with a schedule "
+            "and use ad-checkpoint)"
+        )
+    return resumable(args, policy)
+
+
 def _reversible_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy | None = None) -> ReversibleCall:
     if policy is not None:
-        resumable = getattr(f, "resumable_call", None)
-        if resumable is None:
-            raise TypeError(
-                f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
-                f"{f!r} (mark a loop of a reversible function with a schedule "
-                "and use ad-checkpoint)"
-            )
-        return resumable(args, policy)
+        return checkpointed_call(f, args, api, policy)
     # checking a protocol costs more than many calls it guards
     if not isinstance(f, ReversibleFunction) and isinstance(f, Differentiable):
         return f.reversible_call(args)
@@ -327,7 +333,8 @@ def gradient(
     if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
         plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)
     if plan.run is None:
-        # the seed of a log number's logarithm is its value after f
+        # the seed of a log number's logarithm is its value after f, and a
+        # stack's shadow has the length of the stack f leaves
         _, pullback = vjp(f, *args)
         cotangents: list[Any] = [None] * len(call.outputs)
         cotangents[iloss] = 1.0
@@ -345,8 +352,9 @@ class _GradientPlan:
     costs more than the gradient."""
 
     run: Caller | None
-    """``@f.grad``'s caller; ``None`` for a log-number loss (the pullback
-    seeds it with its value)."""
+    """``@f.grad``'s caller; ``None`` for a log-number loss or a stack
+    argument (the pullback seeds the loss with its value, and the stack's
+    shadow with one zero per element of the stack ``f`` leaves)."""
     seeds: tuple[tuple[int, Any], ...]
     """Per argument carrying a gradient: its position and its seed (1.0 for
     the loss, 0.0 for other scalars), ``None`` for a fresh zero shadow."""
@@ -355,7 +363,9 @@ class _GradientPlan:
     def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
         spec = call.spec
         position = loss_position(call, iloss, "gradient")
-        if isinstance(spec.types[position], LogType):
+        # a stack f takes (not a tape of an ordinary function's reversible
+        # form, which f leaves as it found it)
+        if isinstance(spec.types[position], LogType) or any(isinstance(spec.types[i], StackType) for i in call.inputs):
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds

@@ -815,6 +815,13 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 f"cannot loop over '{ast.unparse(node.iter)}': a parallel loop has no order",
                 "loop over rv.prange(...) itself",
             )
+        if kind is markers.checkpointed:
+            raise ctx.error(
+                node,
+                "rv.checkpointed() marks loops of @rv.ordinary functions, whose gradients keep a tape; "
+                "a reversible function's gradient runs it backwards instead",
+                "loop over range(...) itself",
+            )
         if kind not in (builtins.range, markers.prange):
             raise ctx.error(
                 node,

@@ -1,5 +1,7 @@
 // RUN: rev-opt %s --split-input-file --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3}' | filecheck %s
 // RUN: rev-opt %s --split-input-file --verify-diagnostics -p 'ad-checkpoint{functions=f policy=bisection base=2}' | filecheck %s --check-prefix=CKPT
+// RUN: rev-opt %s --split-input-file --verify-diagnostics -p 'make-resumable{functions=f,f policy=binomial snapshots=3}' | filecheck %s
+// RUN: rev-opt %s --split-input-file --verify-diagnostics -p 'ad-checkpoint{functions=f,f policy=bisection base=2}' | filecheck %s --check-prefix=CKPT
 
 // A loop that calls a function: the function becomes one scf.while over a
 // program point and the slots of the values live between its steps (the

@@ -4,10 +4,15 @@
 // RUN: not rev-opt %s --split-input-file -p 'make-resumable{functions=f base=0}' 2>&1 | filecheck %s --check-prefix=BASE
 // RUN: not rev-opt %s --split-input-file -p 'make-resumable' 2>&1 | filecheck %s --check-prefix=NAMES
 // RUN: not rev-opt %s --split-input-file -p 'ad-checkpoint{functions=h policy=bisection}' 2>&1 | filecheck %s --check-prefix=REV
+// RUN: not rev-opt %s --split-input-file -p 'make-resumable{functions=f base=9223372036854775808}' 2>&1 | filecheck %s --check-prefix=BASE
+// RUN: not rev-opt %s --split-input-file -p 'make-resumable{functions=f policy=binomial snapshots=9223372036854775808}' 2>&1 | filecheck %s --check-prefix=WORD
+// RUN: not rev-opt %s --split-input-file -p 'ad-checkpoint{policy=bisection}' 2>&1 | filecheck %s --check-prefix=UNNAMED
 
 // POLICY: make-resumable: unknown checkpoint scheme 'revolve'; expected one of store_all, bisection, binomial
 // BUDGET: make-resumable: 'snapshots = n' (n >= 1) is required by binomial and only by binomial
-// BASE: make-resumable: base must be at least 1, not 0
+// BASE: make-resumable: base must be at least 1 and at most 9223372036854775807, not {{0|9223372036854775808}}
+// WORD: make-resumable: snapshots = 9223372036854775808 is beyond the cursor's 64-bit words (at most 9223372036854775807)
+// UNNAMED: ad-checkpoint: policy= checkpoints the functions it names, e.g. ad-checkpoint{functions=f policy=bisection}
 // NAMES: make-resumable: name the functions to rewrite, e.g. make-resumable{functions=f}
 // REV: ad-checkpoint: policy= checkpoints an ordinary func.func, and @h is not one (mark a loop of a rev.func with a schedule instead)
 

@@ -11,7 +11,7 @@ rev.extern @lgamma : (f64) -> f64 {symbol = "lgamma", adjoint = @nosuch}
 
 // An adjoint rule of (f64, i64) -> f64 takes the arguments and the gradient,
 // and returns the gradient of the float argument only.
-// expected-error@+1 {{'rev.extern': the adjoint rule @adj of @scaled has type (f64, i64, f64) -> (f64, i64); a adjoint rule of (f64, i64) -> f64 must have type (f64, i64, f64) -> f64}}
+// expected-error@+1 {{'rev.extern': the adjoint rule @adj of @scaled has type (f64, i64, f64) -> (f64, i64); for a primitive of type (f64, i64) -> f64 it must have type (f64, i64, f64) -> f64}}
 rev.extern @scaled : (f64, i64) -> f64 {adjoint = @adj}
 func.func @adj(%x: f64, %n: i64, %g: f64) -> (f64, i64) {
   func.return %g, %n : f64, i64
@@ -20,7 +20,7 @@ func.func @adj(%x: f64, %n: i64, %g: f64) -> (f64, i64) {
 // -----
 
 // A tangent rule takes one tangent per float argument.
-// expected-error@+1 {{'rev.extern': the tangent rule @tan of @lgamma has type (f64) -> f64; a tangent rule of (f64) -> f64 must have type (f64, f64) -> f64}}
+// expected-error@+1 {{'rev.extern': the tangent rule @tan of @lgamma has type (f64) -> f64; for a primitive of type (f64) -> f64 it must have type (f64, f64) -> f64}}
 rev.extern @lgamma : (f64) -> f64 {symbol = "lgamma", tangent = @tan}
 func.func @tan(%x: f64) -> f64 {
   func.return %x : f64
@@ -82,7 +82,7 @@ rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {arrays = "fortran"}
 // -----
 
 // The tangent rule of an array primitive takes a tangent array per float array.
-// expected-error@+1 {{'rev.extern': the tangent rule @dot_tan of @dot has type (memref<?xf64>, memref<?xf64>) -> f64; a tangent rule of (memref<?xf64>, memref<?xf64>) -> f64 must have type (memref<?xf64>, memref<?xf64>, memref<?xf64>, memref<?xf64>) -> f64}}
+// expected-error@+1 {{'rev.extern': the tangent rule @dot_tan of @dot has type (memref<?xf64>, memref<?xf64>) -> f64; for a primitive of type (memref<?xf64>, memref<?xf64>) -> f64 it must have type (memref<?xf64>, memref<?xf64>, memref<?xf64>, memref<?xf64>) -> f64}}
 rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {tangent = @dot_tan}
 func.func @dot_tan(%x: memref<?xf64>, %y: memref<?xf64>) -> f64 {
   %z = arith.constant 0.0 : f64
@@ -92,7 +92,7 @@ func.func @dot_tan(%x: memref<?xf64>, %y: memref<?xf64>) -> f64 {
 // -----
 
 // The inverse rule has the primitive's own signature.
-// expected-error@+1 {{'rev.extern': the inverse rule @inv of @axpy has type (f64, memref<?xf64>) -> (); a inverse rule of (f64, memref<?xf64>, memref<?xf64>) -> () must have type (f64, memref<?xf64>, memref<?xf64>) -> ()}}
+// expected-error@+1 {{'rev.extern': the inverse rule @inv of @axpy has type (f64, memref<?xf64>) -> (); for a primitive of type (f64, memref<?xf64>, memref<?xf64>) -> () it must have type (f64, memref<?xf64>, memref<?xf64>) -> ()}}
 rev.extern @axpy : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, inverse = @inv}
 func.func @inv(%a: f64, %y: memref<?xf64>) {
   func.return
@@ -102,7 +102,7 @@ func.func @inv(%a: f64, %y: memref<?xf64>) {
 
 // The adjoint rule of an array primitive takes the shadows of its float
 // arrays after the gradient of its result.
-// expected-error@+1 {{'rev.extern': the adjoint rule @adj of @dot has type (memref<?xf64>, memref<?xf64>, f64) -> (); a adjoint rule of (memref<?xf64>, memref<?xf64>) -> f64 must have type (memref<?xf64>, memref<?xf64>, f64, memref<?xf64>, memref<?xf64>) -> ()}}
+// expected-error@+1 {{'rev.extern': the adjoint rule @adj of @dot has type (memref<?xf64>, memref<?xf64>, f64) -> (); for a primitive of type (memref<?xf64>, memref<?xf64>) -> f64 it must have type (memref<?xf64>, memref<?xf64>, f64, memref<?xf64>, memref<?xf64>) -> ()}}
 rev.extern @dot : (memref<?xf64>, memref<?xf64>) -> f64 {adjoint = @adj}
 func.func @adj(%x: memref<?xf64>, %y: memref<?xf64>, %g: f64) {
   func.return
