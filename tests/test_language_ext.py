@@ -149,6 +149,69 @@ def test_a_stack_gradient_has_one_entry_per_element_passed(start):
     assert grad == ([0.0] * len(start), 3.0, 1.0) == pullback(None, 0.0, 1.0)
 
 
+def _cube_through_stack(s: rv.Stack, x: float, y: float):
+    rv.copy_push(s, x)
+    t = rv.pop(s)
+    y += t * t * x
+    rv.push(s, t)
+
+
+def _square_top_times(s: rv.Stack, x: float, y: float):
+    t = rv.pop(s)
+    y += t * t * x
+    rv.push(s, t)
+    rv.copy_push(s, x)
+
+
+def _flat_gradient(f: rv.ReversibleFunction, start: list[float], x: float, y: float) -> np.ndarray:
+    return np.concatenate([np.ravel(g) for g in rv.gradient(f, (rv.Stack(float, start), x, y), iloss=2)])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    "pyfunc, start",
+    [
+        (_cube_through_stack, []),
+        (_cube_through_stack, [7.0]),
+        (_square_top_times, [5.0]),
+        (_square_top_times, [7.0, 2.0]),
+    ],
+)
+def test_stack_hessians_seed_the_stack_f_leaves(backend: str, pyfunc: Callable[..., None], start: list[float]):
+    """``f`` pushes onto its stack, so the gradient program's seed for the
+    stack has the length of the stack ``f`` leaves: sized from the one
+    passed in, ``@f.grad.loss2.tan`` popped an empty stack (or gave the
+    stack one entry too few).  Checked against the closed form (y gains
+    x³, or t²·x for t the top of s) and finite differences of the
+    gradient."""
+    f = rv.reversible(pyfunc, backend=backend)
+    x, y, n = 3.0, 0.5, len(start)
+    exact = np.zeros((n + 2, n + 2))
+    if pyfunc is _cube_through_stack:
+        exact[n, n] = 6.0 * x
+    else:
+        t = start[-1]
+        exact[n - 1, n - 1], exact[n - 1, n], exact[n, n - 1] = 2.0 * x, 2.0 * t, 2.0 * t
+    s = rv.Stack(float, start)
+    hessian = rv.hessian(f, (s, x, y), iloss=2)
+    np.testing.assert_allclose(hessian, exact, rtol=1e-12, atol=1e-12)
+    h, columns = 1e-5, []
+    for j in range(n + 2):
+        up, down = np.array([*start, x, y]), np.array([*start, x, y])
+        up[j] += h
+        down[j] -= h
+        columns.append(
+            (_flat_gradient(f, list(up[:n]), *up[n:]) - _flat_gradient(f, list(down[:n]), *down[n:])) / (2 * h)
+        )
+    np.testing.assert_allclose(np.array(columns).T, hessian, atol=1e-6)
+    v = [1.0 + k for k in range(n)]
+    products = rv.hvp(f, (s, x, y), (v, 2.0, -1.0), iloss=2)
+    assert products[0] == pytest.approx(list(exact[:n] @ [*v, 2.0, -1.0])) and len(products[0]) == n
+    assert products[1:] == pytest.approx(list(exact[n:] @ [*v, 2.0, -1.0]))
+    assert s == start  # not modified; f itself leaves x on top
+    assert f(rv.Stack(float, start), x, y)[0] == [*start, x]
+
+
 def test_stack_arguments_are_typed_by_their_elements():
     assert rv.Stack(int, [1, 2]) == [1, 2] and repr(rv.Stack(int, [1])) == "rv.Stack(int, [1])"
     assert "!anc.stack<f64>" in KEEP_TOP["native"].mlir(rv.Stack(float), 1.0, 2.0)

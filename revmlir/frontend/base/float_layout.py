@@ -64,6 +64,8 @@ class FloatLayout:
                     part = np.zeros(arg.shape)
                     part.flat[k - start] = 1.0
                     parts[i] = part
+                elif isinstance(arg, list):  # a stack
+                    parts[i] = [float(e == k - start) for e in range(size)]
                 else:
                     parts[i] = 1.0
             start += size

@@ -39,6 +39,8 @@ from revmlir.frontend.derivatives.gradient import (
     differentiated_specialization,
     loss_position,
     seed_for,
+    state_after,
+    takes_stack,
 )
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
@@ -192,8 +194,17 @@ def hvp(
     policy = CheckpointPolicy.of_options(checkpointing, "hvp")
     call = differentiated_call(f, args, "hvp", gradient=True, policy=policy)
     check_count(call.spec.function, args, vectors, "vectors")
-    products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss_position(call, iloss, "hvp"))
+    loss = loss_position(call, iloss, "hvp")
+    products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss, seeds_like(call))
     return tuple(products[i] for i in call.inputs)
+
+
+def seeds_like(call: ReversibleCall) -> tuple[Any, ...]:
+    """What the seeds of the gradient program (and their tangents) are
+    shaped like: the arguments as ``f`` leaves them.  ``f`` keeps the
+    shapes of its arguments except a stack's length, so only a call taking
+    a stack runs ``f`` first to learn it."""
+    return state_after(call) if takes_stack(call) else call.arguments
 
 
 def own_gradient(spec: Specialization) -> bool:
@@ -203,10 +214,13 @@ def own_gradient(spec: Specialization) -> bool:
     return SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None
 
 
-def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], loss: int) -> tuple[Any, ...]:
+def spec_hvp(
+    spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], loss: int, after: Sequence[Any]
+) -> tuple[Any, ...]:
     """``H·v`` of argument ``loss`` after the call, per argument of a
     reversible specialization: the tangent of its gradient program along
-    ``vectors``, the seeds' tangents zero."""
+    ``vectors``, the seeds' tangents zero, the seeds shaped like ``after``
+    (``seeds_like``)."""
     _no_log_numbers(spec, "hvp")
     seeded = None if own_gradient(spec) else loss
     what = "hvp" if seeded is None else f"hvp of #{loss}"
@@ -214,9 +228,9 @@ def spec_hvp(spec: Specialization, args: Sequence[Any], vectors: Sequence[Any], 
     name = hvp_name(spec.name, loss=seeded)
     carrying = _carrying(spec)
     function = spec.function.__name__
-    seeds = [seed_for(spec.types[i], args[i], 1.0 if i == loss else None, "") for i in carrying]
+    seeds = [seed_for(spec.types[i], after[i], 1.0 if i == loss else None, "") for i in carrying]
     dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {function}") for i in carrying]
-    seed_tangents = [seed_for(spec.types[i], args[i], None, "") for i in carrying]
+    seed_tangents = [seed_for(spec.types[i], after[i], None, "") for i in carrying]
     results = backend.call(name, *spec.private_copies(args), *seeds, *dots, *seed_tangents)
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
     return tuple(
@@ -259,8 +273,9 @@ def hessian(
             rows = _whole_hessian(spec, state, loss, whole, columns)[np.ix_(entries, entries)]
         return np.ascontiguousarray(rows.T)  # the rows of @f.hessian's matrix are the columns
     matrix = np.zeros((layout.size, layout.size))
+    after = seeds_like(call)
     for j in range(layout.size):
-        matrix[:, j] = layout.gather(spec_hvp(spec, state, layout.unit(j), loss))
+        matrix[:, j] = layout.gather(spec_hvp(spec, state, layout.unit(j), loss, after))
     return matrix
 
 

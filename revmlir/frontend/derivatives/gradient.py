@@ -266,10 +266,24 @@ def _struct_call(f: Any, args: Sequence[Any]) -> tuple[ReversibleFunction | Inve
 
 def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:
     """``rv.vjp`` of one run of a reversible specialization."""
+    state = state_after(call)
+    return tuple(state[i] for i in call.outputs), Pullback(call, state)
+
+
+def state_after(call: ReversibleCall) -> tuple[Any, ...]:
+    """The specialization's arguments after running it on copies of
+    ``call.arguments``."""
     spec = call.spec
     forward = spec.native if spec.native is not None else spec.interpreter
-    state = tuple(forward.call(spec.name, *spec.private_copies(call.arguments)))
-    return tuple(state[i] for i in call.outputs), Pullback(call, state)
+    return tuple(forward.call(spec.name, *spec.private_copies(call.arguments)))
+
+
+def takes_stack(call: ReversibleCall) -> bool:
+    """Whether ``f`` takes a stack, whose shadow (a seed of the gradient
+    program) has the length of the stack ``f`` leaves, known only after
+    running ``f``.  A tape of an ordinary function's reversible form is no
+    such stack: ``f`` leaves it as it found it."""
+    return any(isinstance(call.spec.types[i], StackType) for i in call.inputs)
 
 
 def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
@@ -363,9 +377,7 @@ class _GradientPlan:
     def of(call: ReversibleCall, iloss: int) -> _GradientPlan:
         spec = call.spec
         position = loss_position(call, iloss, "gradient")
-        # a stack f takes (not a tape of an ordinary function's reversible
-        # form, which f leaves as it found it)
-        if isinstance(spec.types[position], LogType) or any(isinstance(spec.types[i], StackType) for i in call.inputs):
+        if isinstance(spec.types[position], LogType) or takes_stack(call):
             return _GradientPlan(None, ())
         if SymbolTable.lookup_symbol(spec.module, gradient_name(spec.name)) is not None:
             # a gradient of its own (checkpointed loops), taking any seeds
