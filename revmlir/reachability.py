@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, SymbolRefAttr
 from xdsl.ir import Attribute, Operation
 
+from revmlir.dialects.primitives import RULES, ExternOp
 from revmlir.dialects.rev import InvOp, RoutineOp, UncallOp
 from revmlir.naming import inverse_name
 from revmlir.semantics import Function
@@ -71,6 +72,20 @@ def reached_functions(module: ModuleOp, roots: Iterable[str]) -> set[str]:
     for op in module.ops:
         if not isinstance(op, Function):
             pending.extend(named_symbols(op, functions))
+    return _closure(functions, pending)
+
+
+def rule_functions(module: ModuleOp) -> set[str]:
+    """The names of the rules of the module's primitives (``rev.extern``)
+    and of the functions they reach: ordinary code the derivative passes
+    call as it is."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, Function)}
+    rules = [op.rule(kind) for op in module.ops if isinstance(op, ExternOp) for kind in RULES]
+    return _closure(functions, [name for name in rules if name is not None])
+
+
+def _closure(functions: dict[str, Function], pending: list[str]) -> set[str]:
+    """The names of ``functions`` that ``pending`` reach, directly or not."""
     reached: set[str] = set()
     while pending:
         name = pending.pop()

@@ -444,3 +444,41 @@ def test_pointer_and_length_arrays_of_a_c_library(vector_library):
         back = (~f)(s, 1.5, x, y1)
         assert back[0] == pytest.approx(1.0, abs=1e-14)
         np.testing.assert_allclose(back[3], y, atol=1e-15)
+
+
+@rv.ordinary(backend="interpreter")
+def _scaled_dot(x, y, s):
+    return s * ddot(x, y)
+
+
+def test_ordinary_functions_call_pure_array_primitives_on_arrays_they_only_read():
+    """s·(x·y): the gradient through ddot's adjoint rule, the tangent
+    through its tangent rule."""
+    x, y = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    assert _scaled_dot(x, y, 2.0) == 2.0
+    gradient = rv.gradient(_scaled_dot, (x, y, 2.0))
+    np.testing.assert_array_equal(np.concatenate(gradient[:2]), [6.0, -2.0, 2.0, 4.0])
+    assert gradient[2] == 1.0
+    dx, dy = np.array([0.5, -1.0]), np.array([2.0, 1.0])
+    _, tangents = rv.jvp(_scaled_dot, (x, y, 2.0), (dx, dy, 3.0))
+    assert tangents[0] == 2.0 * (dx @ y + x @ dy) + 3.0 * (x @ y)
+
+
+def test_ordinary_functions_cannot_update_arrays_through_primitives():
+    @rv.ordinary
+    def writes_what_ddot_reads(x, y):
+        x[0] = 2.0 * x[0]
+        return ddot(x, y)
+
+    @rv.ordinary
+    def updates(a, x, y):
+        daxpy(a, x, y)
+
+    def at(function: rv.OrdinaryFunction, offset: int, what: str) -> str:
+        line = function.__wrapped__.__code__.co_firstlineno + offset
+        return rf"test_array_primitives.py:{line}:\d+ cannot be reversibilized: {what}"
+
+    with pytest.raises(rv.ReversibleSyntaxError, match=at(writes_what_ddot_reads, 3, "@ddot reads an array the")):
+        writes_what_ddot_reads(np.ones(2), np.ones(2))
+    with pytest.raises(rv.ReversibleSyntaxError, match=at(updates, 2, "@daxpy updates arrays; ordinary code")):
+        updates(1.0, np.ones(2), np.ones(2))

@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects import anc, rev
 from revmlir.interfaces import set_checks
+from revmlir.reachability import rule_functions
 from revmlir.reversibilize.analysis import (
     ReversibilizeError,
     check_function,
@@ -45,12 +46,19 @@ MODES: tuple[Mode, ...] = ("tape", "bennett")
 
 def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> dict[str, frozenset[int]]:
     """Replace every ``func.func`` of ``module`` that has a body by its
-    reversible form (declarations stay; calling one is an error).  Returns,
+    reversible form (declarations stay; calling one is an error), except the
+    rules of the primitives the module declares (``rev.extern``) and what
+    they call: the derivative passes call them as the ordinary code they are.  Returns,
     per function, the positions of the array arguments it may write, for
     which its Bennett form takes output arrays (``written_arguments``, exact
     on the stores and calls of the ordinary code ``check_function``
     admits)."""
-    functions = [op for op in module.ops if isinstance(op, func.FuncOp) and not op.is_declaration]
+    rules = rule_functions(module)
+    functions = [
+        op
+        for op in module.ops
+        if isinstance(op, func.FuncOp) and not op.is_declaration and op.sym_name.data not in rules
+    ]
     by_name = {f.sym_name.data: f for f in functions}
     for function in functions:
         check_function(function, by_name)

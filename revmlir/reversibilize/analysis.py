@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue, Use
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import describe_op
 from revmlir.semantics import PURE_DIALECTS
 
@@ -36,9 +37,16 @@ def is_array(type: Attribute) -> bool:
     return isinstance(type, MemRefType) and is_scalar(type.element_type)
 
 
+def computes(op: Operation) -> bool:
+    """Pure computations, which the reversible code recomputes wherever it
+    reads them: arithmetic and calls of pure primitives (``rev.apply``,
+    which the translation keeps as reversible code calls them)."""
+    return op.dialect_name() in PURE_DIALECTS or isinstance(op, ApplyOp)
+
+
 def is_expression(op: Operation) -> bool:
-    """Ops translated into the same op: pure arithmetic and memory reads."""
-    return op.dialect_name() in PURE_DIALECTS or isinstance(op, memref.LoadOp | memref.DimOp)
+    """Ops translated into the same op: pure computations and memory reads."""
+    return computes(op) or isinstance(op, memref.LoadOp | memref.DimOp)
 
 
 _STRUCTURE = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
@@ -63,9 +71,17 @@ def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncO
     for op in function.body.walk():
         if isinstance(op, memref.AllocOp | memref.AllocaOp | memref.DeallocOp):
             raise unsupported(op, "local arrays are not supported; pass the array as an argument")
+        if isinstance(op, InvokeOp):
+            raise unsupported(
+                op,
+                f"@{op.callee.string_value()} updates arrays; ordinary code calls only primitives "
+                "that return a value, and @rv.reversible functions the others",
+            )
         if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS)):
             raise unsupported(
-                op, "only func, scf (for, if, while), arith, math and memref.load/store/dim are supported"
+                op,
+                "only func, scf (for, if, while), arith, math, memref.load/store/dim "
+                "and calls of pure primitives (rev.apply) are supported",
             )
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
             if not is_scalar(value.type):
@@ -75,6 +91,12 @@ def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncO
         for operand in op.operands:
             if isinstance(operand.type, MemRefType) and operand not in arguments:
                 raise unsupported(op, "arrays must be arguments of the function")
+            if isinstance(op, ApplyOp) and isinstance(operand.type, MemRefType) and _touches_array(function, operand):
+                raise unsupported(
+                    op,
+                    f"@{op.callee.string_value()} reads an array the function writes; "
+                    "a primitive may only read arrays the function does not change",
+                )
         if isinstance(op, func.CallOp):
             callee = module_functions.get(op.callee.string_value())
             if callee is None or callee.is_declaration:
@@ -111,11 +133,11 @@ def saved_types(functions: Sequence[func.FuncOp]) -> list[Attribute]:
 
 
 def _consuming_uses(value: SSAValue) -> Iterator[Use]:
-    """Uses of ``value`` by ops that are not pure arithmetic, following pure
-    arithmetic transitively (its results are recomputed wherever they are
+    """Uses of ``value`` by ops that are not pure computations, following
+    them transitively (its results are recomputed wherever they are
     used, so they read ``value`` there)."""
     for use in value.uses:
-        if use.operation.dialect_name() in PURE_DIALECTS:
+        if computes(use.operation):
             for result in use.operation.results:
                 yield from _consuming_uses(result)
         else:

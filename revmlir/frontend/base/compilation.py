@@ -88,7 +88,7 @@ class FunctionCompiler(Generic[F, B]):
         function: F,
         types: Sequence[Attribute],
         build: Callable[[list[tuple[str, Attribute]], FileLineColLoc], B],
-        primitive: Callable[[Any], str] | None,
+        primitive: Callable[[Any], str],
         **context: Any,
     ):
         self.function = function

@@ -119,13 +119,13 @@ class Context:
     line_offset: int
     column_offset: int
     namespace: Callable[[str], Any]
+    primitive: Callable[[Any], str]
+    """Declares a user primitive (``rv.primitive``) in the module being
+    compiled and names it."""
     bindings: list[dict[str, Value]] = field(default_factory=list[dict[str, Value]])
     inline_depth: int = 0
     variables: str = "the function's arguments and ancillas (x = rv.ancilla(0.0))"
     """Where variables come from, for the hint of an unknown name."""
-    primitive: Callable[[Any], str] | None = None
-    """Declares a user primitive (``rv.primitive``) in the module being
-    compiled and names it; ``None`` where primitives cannot be called."""
 
     def loc(self, node: ast.AST) -> FileLineColLoc:
         line = getattr(node, "lineno", 1) + self.line_offset
@@ -513,11 +513,6 @@ class ExpressionCompiler:
         the module."""
         ctx, fn = self.ctx, self.ctx.fn
         name = primitive.__name__
-        if ctx.primitive is None:
-            raise ctx.error(
-                node,
-                f"primitive {name} can only be called from @rv.reversible functions and the rules of primitives",
-            )
         inputs = primitive.signature.inputs.data
         if node.keywords:
             raise ctx.error(node.keywords[0], f"{name}() takes no keyword arguments", "pass its arguments in order")

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -35,6 +36,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.ad import ScheduleAttr
+from revmlir.dialects.primitives import ExternOp
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.expressions import (
@@ -46,6 +48,9 @@ from revmlir.frontend.base.expressions import (
 )
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.types import describe_type
+
+if TYPE_CHECKING:
+    from revmlir.frontend.ordinary_code.primitives import Primitive
 
 
 class Ordinary(Protocol):
@@ -312,9 +317,14 @@ class ModuleCompiler(base.ModuleCompiler):
 
     def __init__(self, primitive: Callable[[Any], str] | None = None) -> None:
         super().__init__()
-        self.primitive = primitive
-        """Declares a user primitive the functions call (``Context.primitive``):
-        given where they are the rules of primitives."""
+        self.primitives: PrimitiveDeclarations | None = None
+        """The primitives the program calls, with their rules; ``None`` for
+        the rules of primitives, which the program's declarations compile."""
+        if primitive is None:
+            self.primitives = PrimitiveDeclarations(self.used)
+            primitive = self.primitives.declare
+        self.primitive: Callable[[Any], str] = primitive
+        """Declares a user primitive the functions call (``Context.primitive``)."""
         self.functions: list[func.FuncOp] = []
         self.compiled: dict[tuple[int, tuple[Attribute, ...]], tuple[str, tuple[Attribute, ...]] | None] = {}
 
@@ -338,9 +348,57 @@ class ModuleCompiler(base.ModuleCompiler):
         return found
 
     def finish(self) -> ModuleOp:
-        module = ModuleOp(list(self.functions))
+        declared = self.primitives.ops if self.primitives is not None else []
+        module = ModuleOp([*self.functions, *declared])
         module.verify()
         return module
+
+
+class PrimitiveDeclarations:
+    """The user primitives a module calls, each declared once: a
+    ``rev.extern`` and its rules, ``func.func``s compiled by a module
+    compiler of their own, which shares the module's names, so that no
+    function of the program is also (part of) a rule."""
+
+    def __init__(self, used: set[str]) -> None:
+        self.used = used
+        self.names: dict[int, str] = {}
+        """``id(primitive)`` → its ``rev.extern``."""
+        self.rules: ModuleCompiler | None = None
+        self.ops: list[Operation] = []
+        """The declarations and the rules, in the order they were made."""
+        self.emitted_rules = 0
+        """How many of the rules ``ops`` holds (a rule calling a primitive
+        declares it, with the rules compiled so far, before its own)."""
+
+    def declare(self, primitive: Primitive) -> str:
+        """Declare ``primitive`` and its rules, once; its name."""
+        if (name := self.names.get(id(primitive))) is not None:
+            return name
+        if self.rules is None:
+            self.rules = ModuleCompiler(primitive=self.declare)
+            self.rules.used = self.used
+        name = primitive.name
+        if name in self.used:
+            raise primitive.source.error(
+                primitive.source.tree,
+                f"another function or primitive of the program is named {name}",
+                "rename one of them",
+            )
+        self.used.add(name)
+        self.names[id(primitive)] = name  # before its rules, which may call it
+        rules: dict[str, str] = {}
+        for kind, rule in primitive.rules.items():
+            expected = primitive.check_rule(kind, rule)
+            error = functools.partial(rule.source.error, rule.source.tree)
+            rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
+            if results != tuple(expected.outputs.data):
+                raise primitive.rule_error(kind, rule, results)
+        extern = ExternOp(name, primitive.signature, primitive.symbol, rules, primitive.updates, primitive.arrays)
+        extern.location = primitive.source.loc(primitive.source.tree)
+        self.ops.extend([extern, *self.rules.functions[self.emitted_rules :]])
+        self.emitted_rules = len(self.rules.functions)
+        return name
 
 
 class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):

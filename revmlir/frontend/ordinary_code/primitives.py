@@ -14,8 +14,9 @@ call primitives themselves: ``adjoint(args…, ḡ?, shadows…) -> ḡa…`` an
 the shadows and tangent arrays of float arrays are updated in place), and for a primitive that
 ``updates`` arrays, ``inverse(args…)``, which undoes it.  A reversible
 function calls a pure primitive in an expression and an updating one as a
-statement; the module it compiles to holds a ``rev.extern`` declaration and
-the rules as ``func.func``s.
+statement, an ordinary function only a pure one (docs/design.md, decision
+64); the module it compiles to holds a ``rev.extern`` declaration and the
+rules as ``func.func``s.
 """
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -29,7 +28,6 @@ from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Target, Value
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.primitives import ExternOp
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend.base import compilation as base
@@ -39,7 +37,7 @@ from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import UNRESOLVED, Context, ExpressionCompiler
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
-from revmlir.frontend.ordinary_code.compiler import ModuleCompiler as OrdinaryModuleCompiler
+from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
@@ -75,9 +73,8 @@ class ModuleCompiler(base.ModuleCompiler):
         self.builder = ModuleBuilder()
         self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
         self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
-        self.primitives: dict[int, str] = {}  # id(primitive) → its rev.extern
-        self.rules: OrdinaryModuleCompiler | None = None  # compiles the primitives' rules
-        self.emitted_rules = 0  # how many of them the module holds
+        self.primitives = PrimitiveDeclarations(self.used)
+        self.declared = 0  # how many of their ops the module holds
 
     def request(self, function: Reversible, types: Sequence[Attribute]) -> str:
         """The name of ``function`` specialised to ``types``; named before
@@ -93,32 +90,9 @@ class ModuleCompiler(base.ModuleCompiler):
     def primitive(self, primitive: Primitive) -> str:
         """Declare ``primitive`` (a ``rev.extern``) and its rules (ordinary
         ``func.func``s) in the module, once; its name."""
-        if (name := self.primitives.get(id(primitive))) is not None:
-            return name
-        if self.rules is None:
-            self.rules = OrdinaryModuleCompiler(primitive=self.primitive)
-            self.rules.used = self.used
-        name = primitive.name
-        if name in self.used:
-            raise primitive.source.error(
-                primitive.source.tree,
-                f"another function or primitive of the program is named {name}",
-                "rename one of them",
-            )
-        self.used.add(name)
-        self.primitives[id(primitive)] = name  # before its rules, which may call it
-        rules: dict[str, str] = {}
-        for kind, rule in primitive.rules.items():
-            expected = primitive.check_rule(kind, rule)
-            error = functools.partial(rule.source.error, rule.source.tree)
-            rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
-            if results != tuple(expected.outputs.data):
-                raise primitive.rule_error(kind, rule, results)
-        extern = ExternOp(name, primitive.signature, primitive.symbol, rules, primitive.updates, primitive.arrays)
-        source = primitive.source
-        extern.location = source.loc(source.tree)
-        self.builder.ops.extend([extern, *self.rules.functions[self.emitted_rules :]])
-        self.emitted_rules = len(self.rules.functions)
+        name = self.primitives.declare(primitive)
+        self.builder.ops.extend(self.primitives.ops[self.declared :])
+        self.declared = len(self.primitives.ops)
         return name
 
     def finish(self) -> ModuleOp:

@@ -56,7 +56,33 @@ func.func @tensor(%t: tensor<2xf64>) {
 // -----
 
 func.func @printing(%x: f64) {
-  // expected-error@+1 {{cannot be reversibilized: only func, scf (for, if, while), arith, math and memref.load/store/dim are supported}}
+  // expected-error@+1 {{cannot be reversibilized: only func, scf (for, if, while), arith, math, memref.load/store/dim and calls of pure primitives (rev.apply) are supported}}
   printf.print_format "{}", %x : f64
   func.return
+}
+
+// -----
+
+// A primitive that updates arrays is a reversible instruction: ordinary code
+// cannot call it.
+rev.extern @scale : (f64, memref<?xf64>) -> () {symbol = "scale", updates = array<i64: 1>}
+
+func.func @updates(%a: f64, %m: memref<?xf64>) {
+  // expected-error@+1 {{cannot be reversibilized: @scale updates arrays; ordinary code calls only primitives that return a value, and @rv.reversible functions the others}}
+  rev.invoke @scale(%a, %m) {rev.forgetful} : (f64, memref<?xf64>) -> ()
+  func.return
+}
+
+// -----
+
+// A pure primitive reads its arrays where the reversible form recomputes
+// it: an array the function writes could have changed by then.
+rev.extern @total : (memref<?xf64>) -> f64 {symbol = "total"}
+
+func.func @reads_written(%m: memref<?xf64>, %x: f64) -> f64 {
+  %c0 = arith.constant 0 : index
+  memref.store %x, %m[%c0] : memref<?xf64>
+  // expected-error@+1 {{cannot be reversibilized: @total reads an array the function writes; a primitive may only read arrays the function does not change}}
+  %t = rev.apply @total(%m) : (memref<?xf64>) -> f64
+  func.return %t : f64
 }
