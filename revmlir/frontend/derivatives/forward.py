@@ -250,7 +250,8 @@ def hessian(
     ``rv.gradient`` numbers them) with respect to the float arguments
     ``wrt`` (default: all of them), as an ``n × n`` array.  The arguments
     are flattened in order (``rv.jacobian``'s layout): a float scalar is one
-    entry, a float array its elements in C order.  Column ``j`` is the
+    entry, a float array its elements in C order, a float stack its
+    elements bottom first.  Column ``j`` is the
     Hessian-vector product along the ``j``-th unit vector; when every float
     argument is f64 all columns come from one native call (``@f.hessian``),
     otherwise (and for a checkpointed gradient, marked or under
