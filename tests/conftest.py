@@ -2,13 +2,26 @@
 they never load objects from, nor write to, the user's cache.  The workers of
 one ``pytest -n`` run share their run's cache, so that a function that tests
 on two workers compile is optimised by LLVM once (the cache is made for
-concurrent processes); the process that made the cache removes it."""
+concurrent processes); the process that made the cache removes it.
+
+Python's cyclic garbage collector is off while pytest collects, and what
+collecting left alive is frozen (``gc.freeze``) before the first test.
+Collecting imports every test module, and with them JAX, PyTorch, SciPy,
+hypothesis and all of revmlir: a heap of millions of objects that
+survives to the end of the session.  Each full collection traversed all of
+it, about 15 of them during the imports of each worker (2–3 s of CPU),
+and each full collection a test's allocations triggered later traversed it
+again (0.2–0.5 s each) to find it alive.  One collection at the end of
+collecting frees what the imports dropped; the tests' own objects are
+collected as before."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 
 import pytest
 
@@ -27,6 +40,19 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_private] = (os.environ.get(_CACHE), made, True)
         os.environ[_RUN_CACHE] = made
     os.environ[_CACHE] = config.stash[_private][1]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Iterator[object]:
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return (yield)
+    finally:
+        gc.collect()
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -88,6 +88,29 @@ def test_rev_run_forward_and_inverse():
     assert "// @multiplier: calls=0 uncalls=1 instructions=1" in backward.stdout
 
 
+def test_rev_run_does_not_load_the_python_frontend():
+    """rev-run reads a .mlir file: the frontend that compiles Python
+    functions (a quarter of a second of start-up for every rev-run, a lit
+    RUN line's among them) is not what it needs, nor is a range check of
+    an argument (``revmlir.runtime.arguments``)."""
+    code = (
+        "import sys\n"
+        "from revmlir.tools.rev_run import main\n"
+        f"status = main([{str(ROOT / 'examples' / 'multiplier.mlir')!r}, '-e', 'multiplier', '--args', '2', '3', '5'])\n"
+        "print(status, [m for m in sys.modules if m.startswith('revmlir.frontend')], file=sys.stderr)\n"
+        f"status = main([{str(ROOT / 'examples' / 'multiplier.mlir')!r}, '-e', 'multiplier', '--args', '2', '3', str(2**63)])\n"
+        "print(status, [m for m in sys.modules if m.startswith('revmlir.frontend')], file=sys.stderr)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stderr.splitlines() == [
+        "0 []",
+        "rev-run: error: argument #2: 9223372036854775808 is out of range for i64 "
+        "(-9223372036854775808 to 9223372036854775807)",
+        "1 []",
+    ], result.stderr
+    assert result.stdout.splitlines()[:3] == ["17 : i64", "3 : i64", "5 : i64"]
+
+
 def test_rev_run_reports_invertibility_errors(tmp_path):
     program = tmp_path / "dirty.mlir"
     program.write_text(

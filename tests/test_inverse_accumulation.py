@@ -220,6 +220,13 @@ def smooth_mix_jax(y, x, a):
     return y, x, a
 
 
+SMOOTH_MIX = make("native", smooth_mix)
+"""One function for every example below: they differ in the point, the
+weights and the length, not in the program, whose one specialisation (its
+arrays have dynamic sizes) and derived inverse products are compiled once
+instead of once per example."""
+
+
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.integers(2, 4).flatmap(
@@ -241,7 +248,7 @@ def test_inverse_products_with_ancilla_arrays_calls_and_branches(data, seed):
     args = (np.cos(x), x, a)
     J = dense_jacobian(smooth_mix_jax, args, (0, 1, 2))
     assume(np.linalg.cond(J) < 1e8)
-    check_inverse_products(make("native", smooth_mix), args, J, np.random.default_rng(seed), 1e-8)
+    check_inverse_products(SMOOTH_MIX, args, J, np.random.default_rng(seed), 1e-8)
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

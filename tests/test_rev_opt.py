@@ -152,6 +152,36 @@ def test_a_run_loads_only_the_passes_it_runs():
     assert "rev.func @multiplier.inv" in result.stdout
 
 
+@pytest.mark.parametrize(
+    "flags, verified",
+    [
+        ([], 1),  # the input
+        (["-p", "rev-invert"], 2),  # the input, then after the pass
+        (["-p", "rev-invert,rev-invert"], 3),
+        (["-p", "rev-invert", "--time-passes"], 3),  # xDSL's callback also before the first pass
+        (["-p", "rev-invert", "--disable-verify"], 0),
+    ],
+)
+def test_the_input_is_verified_once(capsys, monkeypatch: pytest.MonkeyPatch, flags: list[str], verified: int):
+    """Every run verifies the parsed input (``verify_module``); xDSL's
+    callback between passes verifies after each pass, and not the input
+    again (a verification of every RUN line's whole input)."""
+    from xdsl.dialects.builtin import ModuleOp
+
+    calls: list[ModuleOp] = []
+    original = ModuleOp.verify
+
+    def counting(self: ModuleOp, verify_nested_ops: bool = True) -> None:
+        calls.append(self)
+        original(self, verify_nested_ops)
+
+    monkeypatch.setattr(ModuleOp, "verify", counting)
+    status, out, err = rev_opt(capsys, MULTIPLIER, *flags)
+    assert status == 0, err
+    assert len(calls) == verified
+    assert ("rev.func @multiplier.inv" in out) == bool(flags)
+
+
 # -- input and output ---------------------------------------------------------
 
 

@@ -295,7 +295,11 @@ class RevOptMain(xDSLOptMain):
                 self.dump_ir("After", previous, module)
             if next is not None and self.args.mlir_print_ir_before_all:
                 self.dump_ir("Before", next, module)
-            if verify_and_time is not None:
+            # Before the first pass xDSL's callback verifies the module
+            # ``process_chunk`` has just verified (``verify_module``, a
+            # superset): a second verification of every input, which only
+            # ``--time-passes`` needs, to start the first pass's clock.
+            if verify_and_time is not None and (previous is not None or self.args.time_passes):
                 verify_and_time(previous, module, next)
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=between_passes)

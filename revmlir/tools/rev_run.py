@@ -25,9 +25,9 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.diagnostics import format_error
 from revmlir.errors import ExecutionError, InvertibilityError
-from revmlir.frontend.base.types import out_of_range, value_range
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.parsing import parse_module, verify_module
+from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime.values import numpy_dtype

@@ -33,7 +33,7 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
-from revmlir.runtime.arguments import numpy_dtype
+from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.numbers import Fixed, FixedPoint
 
 
@@ -172,34 +172,6 @@ def describe_type(type: Attribute) -> str:
     if isinstance(type, TropicalType):
         return "Tropical"
     return str(type)
-
-
-def value_range(type: Attribute) -> tuple[int, int] | None:
-    """The Python ints a scalar of ``type`` holds as the same number, or
-    None where ints do not convert to it.  Integers are read back signed,
-    so a bigger int would come back as another number (wrapped), and an
-    int beyond the largest float has no float at all."""
-    if isinstance(type, IntegerType):
-        width = type.width.data
-        return (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
-    if isinstance(type, IndexType):
-        return -(2**63), 2**63 - 1
-    if isinstance(type, FixedType):
-        return -(2 ** (type.width.data - 1 - type.fraction.data)), 2 ** (type.width.data - 1 - type.fraction.data) - 1
-    element = type.element_type if isinstance(type, ComplexType | LogType | TropicalType) else type
-    if isinstance(element, Float64Type | Float32Type):
-        largest = int(np.finfo(numpy_dtype(element)).max)
-        return -largest, largest
-    return None
-
-
-def out_of_range(value: int, type_name: str, bounds: tuple[int, int]) -> str:
-    """Says that ``value`` is outside ``bounds`` (from ``value_range``),
-    without printing thousands of digits."""
-    low, high = bounds
-    shown = str(value) if value.bit_length() <= 128 else f"an integer of {value.bit_length()} bits"
-    limits = f"{low} to {high}" if high.bit_length() <= 128 else f"magnitude at most {float(high):.6g}"
-    return f"{shown} is out of range for {type_name} ({limits})"
 
 
 IntRanges = tuple[tuple[int, int, int], ...]
