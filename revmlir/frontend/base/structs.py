@@ -19,11 +19,15 @@ import dataclasses
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeGuard, TypeVar, cast
 
 from revmlir.frontend.base.types import type_of_annotation, type_of_value
 
+if TYPE_CHECKING:
+    from revmlir.frontend.base.source import Source
+
 Error = Callable[[ast.AST, str, str | None], Exception]
+R = TypeVar("R")
 
 
 def is_struct_class(cls: object) -> TypeGuard[type]:
@@ -41,10 +45,19 @@ def is_struct(value: Any) -> bool:
 
 class StructArgument(TypeError):
     """A struct where only numbers, arrays and stacks go: in the
-    transformations of forward mode, which take the fields (``rv.gradient``
-    and ``rv.vjp`` flatten structs as calls do), and on the first
-    call with a struct, which ``ReversibleFunction.run`` then flattens (so
+    Jacobians and Hessians, which take the fields (``rv.gradient``,
+    ``rv.vjp`` and ``rv.jvp`` flatten structs as calls do), and on the
+    first call with a struct, which the function's call then flattens (so
     that calls without structs pay nothing for them)."""
+
+
+def struct_argument(function: str, name: str, value: Any) -> StructArgument:
+    """The error for struct ``value`` passed as argument ``name`` where
+    only its fields go."""
+    return StructArgument(
+        f"{function}(): argument '{name}' has unsupported type {type(value).__name__} (struct arguments are "
+        "taken by calls and by rv.gradient, rv.vjp and rv.jvp; pass the fields here)"
+    )
 
 
 class _NamedTupleClass(Protocol):
@@ -117,9 +130,16 @@ class Layout:
             flat.extend([value] if cls is None else [getattr(value, f) for f in field_names(cls)])
         return flat
 
-    def flatten_cotangents(self, cotangents: Sequence[Any]) -> list[Any]:
-        """Cotangents shaped like the call's outputs, per field: a struct's
-        as an instance of its class, or ``None`` for zero."""
+    def after(self, count: int) -> Layout:
+        """The layout of outputs that are ``count`` numbers, then the
+        parameters (an ordinary function's: what it returns, then its
+        arguments as it left them)."""
+        return Layout((None,) * count + self.classes)
+
+    def flatten_cotangents(self, cotangents: Sequence[Any], what: str = "cotangent") -> list[Any]:
+        """Cotangents (or tangents: ``what``) shaped like the call's outputs
+        (inputs), per field: a struct's as an instance of its class, or
+        ``None`` for zero."""
         flat: list[Any] = []
         for value, cls in zip(cotangents, self.classes, strict=True):
             if cls is None:
@@ -129,17 +149,18 @@ class Layout:
             elif isinstance(value, cls):
                 flat.extend(getattr(value, f) for f in field_names(cls))
             else:
-                raise TypeError(f"the cotangent of a {cls.__name__} is one, or None, not {type(value).__name__}")
+                raise TypeError(f"the {what} of a {cls.__name__} is one, or None, not {type(value).__name__}")
         return flat
 
     def flat_output(self, args: Sequence[Any], output: int) -> int:
-        """The position among the flattened outputs of output ``output``,
-        which must not be a struct (a loss is a number)."""
+        """The position among the flattened outputs of output ``output``
+        (``args``: the outputs, a struct's value as an instance), which
+        must not be a struct (a loss is a number)."""
         classes = self.classes
         if -len(classes) <= output < len(classes) and (cls := classes[output]) is not None:
             raise TypeError(
                 f"output #{output % len(classes)} is a {cls.__name__}, not a number: the loss is a float "
-                "argument of its own (a field of a struct cannot be the loss)"
+                "of its own, returned or an argument (a field of a struct cannot be the loss)"
             )
         if not -len(classes) <= output < len(classes):
             return output  # out of range: said where the flattened call checks it
@@ -162,6 +183,53 @@ class Layout:
                 dataclasses.replace(value, **updated) if dataclasses.is_dataclass(cls) else value._replace(**updated)
             )
         return tuple(out)
+
+
+class TakesStructs:
+    """What a compiled function needs to take struct arguments: its syntax
+    tree and annotations, and its caches of specializations, which its
+    flattened copies start empty."""
+
+    source: Source
+    hints: dict[str, Any]
+    _struct_parameters: bool
+    """Whether a parameter is annotated with a struct class: then every
+    call is checked for structs, not only those that pass one."""
+    _specializations: dict[Any, Any]
+    _by_python_types: dict[Any, Any]
+    _flattened: dict[Layout, Self]
+
+    def layout_of(self, args: Sequence[Any]) -> Layout | None:
+        """The struct layout of a call with ``args``, or None without structs."""
+        self.source.check_count(args)
+        return Layout.of(self.source.parameters, self.hints, args)
+
+    def run_flat(self, args: Sequence[Any], run: Callable[[Self, Sequence[Any]], R]) -> tuple[R, Layout | None]:
+        """``run`` of the function a call with ``args`` runs and of its
+        arguments (this function and ``args``, or with structs its
+        flattened copy and their fields), and the call's layout (None
+        without structs)."""
+        if not self._struct_parameters:
+            try:
+                return run(self, args), None
+            except StructArgument:
+                pass
+        if (layout := self.layout_of(args)) is None:
+            return run(self, args), None
+        return run(self.flattened(layout), layout.flatten(args)), layout
+
+    def flattened(self, layout: Layout) -> Self:
+        """This function taking the fields of its struct arguments in
+        ``layout`` as parameters of their own (cached)."""
+        if (flat := self._flattened.get(layout)) is None:
+            flat = copy.copy(self)
+            flat.source = dataclasses.replace(
+                self.source, tree=flatten_tree(self.source.tree, layout, self.source.error)
+            )
+            flat.hints = {**self.hints, **layout.field_hints(self.source.parameters)}
+            flat._specializations, flat._by_python_types, flat._flattened = {}, {}, {}
+            self._flattened[layout] = flat
+        return flat
 
 
 CALLEE_LAYOUT = "revmlir_struct_layout"
@@ -218,7 +286,7 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
                     node,
                     f"'{node.id}' is a struct argument, which is read and updated field by field",
                     f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), or pass it whole "
-                    f"to a reversible function: g({node.id})",
+                    f"in a call statement: g({node.id})",
                 )
             return node
 
