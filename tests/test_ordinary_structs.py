@@ -41,15 +41,22 @@ def push(b: Body, k):
         b.trail[i] = b.trail[i] * k + b.x
 
 
+@rv.ordinary
+def kinetic(b: Body):
+    return 0.5 * b.v * b.v
+
+
 def motion(b: Body, s: Spring):
     """Scalar fields re-assigned as variables of the call, a struct passed
-    whole to another ordinary function, fields read in the returned values."""
+    whole to other ordinary functions (in a statement and in an
+    expression), fields read in the returned values."""
     e = 0.0
     for step in range(s.steps):
         b.v = b.v - 0.1 * s.k * b.x
         b.x = b.x + 0.1 * b.v
         e = e + b.x * b.x
     push(b, s.k)
+    e = e + kinetic(b)
     return e + b.trail[0] * b.v, b.x
 
 
@@ -60,6 +67,7 @@ def motion_jax(x, v, trail, k, steps):
         x = x + 0.1 * v
         e = e + x * x
     trail = trail * k + x
+    e = e + 0.5 * v * v
     return e + trail[0] * v
 
 

@@ -199,6 +199,12 @@ class TakesStructs:
     _by_python_types: dict[Any, Any]
     _flattened: dict[Layout, Self]
 
+    def takes_structs_in_expressions(self, callee: ast.expr) -> bool:
+        """Whether a call of ``callee`` in an expression of this function
+        may pass a struct whole (a reversible function's calls that pass
+        structs are statements)."""
+        return False
+
     def layout_of(self, args: Sequence[Any]) -> Layout | None:
         """The struct layout of a call with ``args``, or None without structs."""
         self.source.check_count(args)
@@ -223,9 +229,8 @@ class TakesStructs:
         ``layout`` as parameters of their own (cached)."""
         if (flat := self._flattened.get(layout)) is None:
             flat = copy.copy(self)
-            flat.source = dataclasses.replace(
-                self.source, tree=flatten_tree(self.source.tree, layout, self.source.error)
-            )
+            tree = flatten_tree(self.source.tree, layout, self.source.error, self.takes_structs_in_expressions)
+            flat.source = dataclasses.replace(self.source, tree=tree)
             flat.hints = {**self.hints, **layout.field_hints(self.source.parameters)}
             flat._specializations, flat._by_python_types, flat._flattened = {}, {}, {}
             self._flattened[layout] = flat
@@ -238,36 +243,50 @@ structs whole: the callee's ``Layout``, whose flattened function the call
 runs."""
 
 
-def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.FunctionDef:
+def flatten_tree(
+    tree: ast.FunctionDef, layout: Layout, error: Error, whole_in_expressions: Callable[[ast.expr], bool]
+) -> ast.FunctionDef:
     """``tree`` with each struct parameter ``d`` replaced by its fields,
     ``d.x`` read and updated as the variable ``d.x``, and ``d`` passed whole
-    to a call as its fields.  Any other use of ``d`` (an unknown field,
-    ``d`` in an expression) is an error at it."""
+    to a call as its fields: a call statement's, or a call in an expression
+    of a function for which ``whole_in_expressions`` holds.  Any other use
+    of ``d`` (an unknown field, ``d`` in an expression) is an error at it."""
     classes = {arg.arg: cls for arg, cls in zip(tree.args.args, layout.classes) if cls is not None}
     structs = {name: field_names(cls) for name, cls in classes.items()}
 
     class Flatten(ast.NodeTransformer):
         def visit_Expr(self, node: ast.Expr) -> ast.AST:
-            """A call statement passing a struct whole, ``g(y, d)``: it passes
-            the fields, to ``g`` taking them as parameters (the call's
-            ``CALLEE_LAYOUT``)."""
-            call = node.value
-            if isinstance(call, ast.Call) and any(isinstance(a, ast.Name) and a.id in structs for a in call.args):
-                callee = tuple(classes.get(a.id) if isinstance(a, ast.Name) else None for a in call.args)
-                args: list[ast.expr] = []
-                for arg in call.args:
-                    if isinstance(arg, ast.Name) and arg.id in structs:
-                        args.extend(
-                            ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg)
-                            for f in structs[arg.id]
-                        )
-                    else:
-                        args.append(self.visit(arg))
-                call.func = self.visit(call.func)
-                call.args = args
-                setattr(call, CALLEE_LAYOUT, Layout(callee))
+            """A call statement passing a struct whole, ``g(y, d)``."""
+            if isinstance(node.value, ast.Call) and self.passes_whole(node.value):
+                self.pass_whole(node.value)
                 return node
             return self.generic_visit(node)
+
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            """A call in an expression passing a struct whole, ``e = g(d)``."""
+            if whole_in_expressions(node.func) and self.passes_whole(node):
+                return self.pass_whole(node)
+            return self.generic_visit(node)
+
+        def passes_whole(self, call: ast.Call) -> bool:
+            return any(isinstance(a, ast.Name) and a.id in structs for a in call.args)
+
+        def pass_whole(self, call: ast.Call) -> ast.Call:
+            """``call`` passing the fields of the structs it passes whole, to
+            the callee taking them as parameters (its ``CALLEE_LAYOUT``)."""
+            callee = tuple(classes.get(a.id) if isinstance(a, ast.Name) else None for a in call.args)
+            args: list[ast.expr] = []
+            for arg in call.args:
+                if isinstance(arg, ast.Name) and arg.id in structs:
+                    args.extend(
+                        ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg) for f in structs[arg.id]
+                    )
+                else:
+                    args.append(self.visit(arg))
+            call.func = self.visit(call.func)
+            call.args = args
+            setattr(call, CALLEE_LAYOUT, Layout(callee))
+            return call
 
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             if isinstance(node.value, ast.Name) and (fields := structs.get(node.value.id)) is not None:
@@ -286,7 +305,7 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
                     node,
                     f"'{node.id}' is a struct argument, which is read and updated field by field",
                     f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), or pass it whole "
-                    f"in a call statement: g({node.id})",
+                    f"to a function that takes it: g({node.id})",
                 )
             return node
 

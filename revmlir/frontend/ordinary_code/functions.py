@@ -46,11 +46,12 @@ from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall
 from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, is_struct_class, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_value
-from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure
+from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
 from revmlir.reversibilize.resumable import make_resumable
@@ -109,6 +110,11 @@ class OrdinaryFunction(TakesStructs):
                 )
             types.append(found)
         return tuple(types)
+
+    def takes_structs_in_expressions(self, callee: ast.expr) -> bool:
+        """A call of another ``@rv.ordinary`` function in an expression
+        (``e = energy(p)``) passes a struct whole, as a call statement does."""
+        return isinstance(callee, ast.Name) and is_ordinary(namespace_of(self.pyfunc)(callee.id))
 
     def specialize(self, types: Sequence[Attribute]) -> OrdinarySpecialization:
         """The compiled program for one argument-type signature (cached)."""
