@@ -194,6 +194,13 @@ def test_struct_errors_at_the_call_name_the_field():
     f = MOTION["native"]
     with pytest.raises(TypeError, match=r"argument 'b.x' has unsupported type str"):
         f(Body("0.8", 0.3, np.zeros(3)), SPRING)  # type: ignore[arg-type]
+    # a field's annotation is checked as a parameter's: x: float, trail: np.ndarray, steps: int
+    with pytest.raises(TypeError, match=r"argument 'b.x' is declared float, got a 1-d array of float"):
+        f(Body(np.zeros(2), 0.3, np.zeros(3)), SPRING)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"argument 'b.trail' is declared an array, got float"):
+        f(Body(0.8, 0.3, 1.0), SPRING)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"argument 's.steps' is declared int64, got float"):
+        f(body(), Spring(4.0, 2.0))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"argument 'b.v' is a struct inside a struct, which is not supported"):
         rv.gradient(f, (Body(0.8, SPRING, np.zeros(3)), SPRING))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="argument 'b' is declared Body, got Spring"):

@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeGuard, TypeVar, cast
 
-from revmlir.frontend.base.types import type_of_annotation, type_of_value
+from revmlir.frontend.base.types import type_of_value
 
 if TYPE_CHECKING:
     from revmlir.frontend.base.source import Source
@@ -113,14 +113,15 @@ class Layout:
         ]
 
     def field_hints(self, parameters: Sequence[str]) -> dict[str, Any]:
-        """The annotations of the fields that fix a type (``x: float``), as
-        the annotations of the flat parameters."""
+        """The annotations of the fields, as the annotations of the flat
+        parameters (those that fix a type, ``x: float``, convert the field in
+        a reversible function; ordinary code checks them)."""
         hints: dict[str, Any] = {}
         for parameter, cls in zip(parameters, self.classes):
             if cls is not None:
                 declared = typing.get_type_hints(cls)
                 for name in field_names(cls):
-                    if type_of_annotation(declared.get(name)) is not None:
+                    if name in declared:
                         hints[f"{parameter}.{name}"] = declared[name]
         return hints
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
@@ -50,7 +51,7 @@ from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, is_struct_class, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, type_of_value
+from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
@@ -107,6 +108,10 @@ class OrdinaryFunction(TakesStructs):
                 raise TypeError(
                     f"{self.__name__}(): argument '{name}' has unsupported type {what}{hint}; "
                     "ordinary functions take floats, integers, booleans, numpy arrays of them and structs of these"
+                )
+            if (declared := _declared_kind(self.hints.get(name), found)) is not None:
+                raise TypeError(
+                    f"{self.__name__}(): argument '{name}' is declared {declared}, got {describe_type(found)}"
                 )
             types.append(found)
         return tuple(types)
@@ -381,6 +386,21 @@ class OrdinarySpecialization:
 
 
 _ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
+
+
+def _declared_kind(annotation: Any, found: Attribute) -> str | None:
+    """What ``annotation`` declares where ``found`` is not of it, or None:
+    an array where a number is declared, a number where an array is, a
+    float where an integer is (an integer where a float is declared is
+    promoted where the code mixes them, as Python does).  A struct's field
+    annotations are checked so too (the flattened function's hints)."""
+    if annotation is np.ndarray or typing.get_origin(annotation) is np.ndarray:
+        return None if isinstance(found, MemRefType) else "an array"
+    if (declared := type_of_annotation(annotation)) is None:
+        return None
+    if isinstance(found, MemRefType) or (isinstance(declared, IntegerType) and isinstance(found, AnyFloat)):
+        return describe_type(declared)
+    return None
 
 
 def _text(module: ModuleOp) -> str:
