@@ -190,6 +190,19 @@ def test_struct_errors_in_the_code_are_located(function, marker: str, fragments:
     located(caught.value, marker, *fragments)
 
 
+def scaled(x: float, n: int):
+    return x * n
+
+
+def test_parameter_annotations_are_checked_at_the_call():
+    """As a field's: the same check, for a parameter of its own."""
+    f = rv.ordinary(scaled)
+    with pytest.raises(TypeError, match=r"scaled\(\): argument 'n' is declared int64, got float"):
+        f(1.0, 2.5)
+    with pytest.raises(TypeError, match=r"argument 'x' is declared float, got a 1-d array of float"):
+        f(np.zeros(2), 2)
+
+
 def test_struct_errors_at_the_call_name_the_field():
     f = MOTION["native"]
     with pytest.raises(TypeError, match=r"argument 'b.x' has unsupported type str"):
