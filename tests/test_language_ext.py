@@ -19,26 +19,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import revmlir as rv
+from marked_lines import MarkedLines
 from revmlir.frontend.base.structs import Layout
 
-HERE = Path(__file__)
-LINES = HERE.read_text().splitlines()
 BACKENDS = ("native", "interpreter")
-
-
-def line_of(marker: str) -> int:
-    """The line of this file holding ``marker`` (a comment on the faulty line)."""
-    matches = [i + 1 for i, line in enumerate(LINES) if line.rstrip().endswith(marker)]
-    assert len(matches) == 1, marker
-    return matches[0]
-
-
-def located(error: BaseException, marker: str, *fragments: str) -> None:
-    """``error`` names this file and the line marked ``marker``."""
-    text = str(error)
-    assert f"{HERE}:{line_of(marker)}:" in text, text
-    for fragment in fragments:
-        assert fragment in text, text
+located = MarkedLines(Path(__file__)).located
 
 
 def on_both(pyfunc: Callable[..., Any]) -> dict[str, rv.ReversibleFunction]:
@@ -381,8 +366,8 @@ def test_struct_errors_are_located():
         rv.gradient(LEAPFROG["native"], (p, Spring(1.0, 1), 0.0), iloss=0)
     with pytest.raises(TypeError, match=r"argument 'p.v' is a struct inside a struct, which is not supported"):
         rv.gradient(LEAPFROG["native"], (Particle(1.0, Spring(1.0, 1), np.zeros(1)), Spring(1.0, 1), 0.0), iloss=2)
-    with pytest.raises(TypeError, match=r"struct arguments are taken by calls"):
-        rv.jvp(LEAPFROG["native"], (p, Spring(1.0, 1), 0.0), (p, Spring(1.0, 1), 0.0))
+    with pytest.raises(TypeError, match=r"struct arguments are taken by calls and by rv.gradient, rv.vjp and rv.jvp"):
+        rv.jacobian(LEAPFROG["native"], (p, Spring(1.0, 1), 0.0))
 
 
 def test_gradients_of_structs_come_back_as_structs():
@@ -412,6 +397,11 @@ def test_gradients_of_structs_come_back_as_structs():
     assert trail.x == pytest.approx((x(1 + h) - x(1 - h)) / (2 * h), rel=1e-7)
     with pytest.raises(TypeError, match="the cotangent of a Particle is one, or None, not Spring"):
         pullback(s, None, 0.0)
+    # forward mode: a struct's tangent is one of its class, and so are its outputs'
+    after, tangents = rv.jvp(f, (p, s, 0.0), (Particle(1.0, 0.0, None), None, None))
+    assert isinstance(after[0], Particle) and after[2] == outputs[2]
+    assert isinstance(tangents[0], Particle) and isinstance(tangents[1], Spring) and tangents[1].k == 0.0
+    assert tangents[2] == pytest.approx(g_p.x, rel=1e-12)
 
 
 @rv.reversible

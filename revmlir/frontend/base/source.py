@@ -108,7 +108,9 @@ def _check_annotations(source: Source, pyfunc: Callable[..., Any], decorator: st
         if arg.annotation is None or arg.arg not in hints:
             continue
         annotation = hints[arg.arg]
-        if (annotation is Stack or is_struct_class(annotation)) and decorator == "@rv.reversible":
+        if (annotation is Stack and decorator == "@rv.reversible") or (
+            is_struct_class(annotation) and decorator != "@rv.primitive"
+        ):
             continue  # the argument gives the element or field types (structs.Layout checks the class)
         if annotation is None or not is_known_annotation(annotation):
             node = arg.annotation

@@ -19,11 +19,15 @@ import dataclasses
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeGuard, cast
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeGuard, TypeVar, cast
 
-from revmlir.frontend.base.types import type_of_annotation, type_of_value
+from revmlir.frontend.base.types import type_of_value
+
+if TYPE_CHECKING:
+    from revmlir.frontend.base.source import Source
 
 Error = Callable[[ast.AST, str, str | None], Exception]
+R = TypeVar("R")
 
 
 def is_struct_class(cls: object) -> TypeGuard[type]:
@@ -41,10 +45,19 @@ def is_struct(value: Any) -> bool:
 
 class StructArgument(TypeError):
     """A struct where only numbers, arrays and stacks go: in the
-    transformations of forward mode, which take the fields (``rv.gradient``
-    and ``rv.vjp`` flatten structs as calls do), and on the first
-    call with a struct, which ``ReversibleFunction.run`` then flattens (so
+    Jacobians and Hessians, which take the fields (``rv.gradient``,
+    ``rv.vjp`` and ``rv.jvp`` flatten structs as calls do), and on the
+    first call with a struct, which the function's call then flattens (so
     that calls without structs pay nothing for them)."""
+
+
+def struct_argument(function: str, name: str, value: Any) -> StructArgument:
+    """The error for struct ``value`` passed as argument ``name`` where
+    only its fields go."""
+    return StructArgument(
+        f"{function}(): argument '{name}' has unsupported type {type(value).__name__} (struct arguments are "
+        "taken by calls and by rv.gradient, rv.vjp and rv.jvp; pass the fields here)"
+    )
 
 
 class _NamedTupleClass(Protocol):
@@ -100,14 +113,15 @@ class Layout:
         ]
 
     def field_hints(self, parameters: Sequence[str]) -> dict[str, Any]:
-        """The annotations of the fields that fix a type (``x: float``), as
-        the annotations of the flat parameters."""
+        """The annotations of the fields, as the annotations of the flat
+        parameters (those that fix a type, ``x: float``, convert the field in
+        a reversible function; ordinary code checks them)."""
         hints: dict[str, Any] = {}
         for parameter, cls in zip(parameters, self.classes):
             if cls is not None:
                 declared = typing.get_type_hints(cls)
                 for name in field_names(cls):
-                    if type_of_annotation(declared.get(name)) is not None:
+                    if name in declared:
                         hints[f"{parameter}.{name}"] = declared[name]
         return hints
 
@@ -117,9 +131,16 @@ class Layout:
             flat.extend([value] if cls is None else [getattr(value, f) for f in field_names(cls)])
         return flat
 
-    def flatten_cotangents(self, cotangents: Sequence[Any]) -> list[Any]:
-        """Cotangents shaped like the call's outputs, per field: a struct's
-        as an instance of its class, or ``None`` for zero."""
+    def after(self, count: int) -> Layout:
+        """The layout of outputs that are ``count`` numbers, then the
+        parameters (an ordinary function's: what it returns, then its
+        arguments as it left them)."""
+        return Layout((None,) * count + self.classes)
+
+    def flatten_cotangents(self, cotangents: Sequence[Any], what: str = "cotangent") -> list[Any]:
+        """Cotangents (or tangents: ``what``) shaped like the call's outputs
+        (inputs), per field: a struct's as an instance of its class, or
+        ``None`` for zero."""
         flat: list[Any] = []
         for value, cls in zip(cotangents, self.classes, strict=True):
             if cls is None:
@@ -129,17 +150,18 @@ class Layout:
             elif isinstance(value, cls):
                 flat.extend(getattr(value, f) for f in field_names(cls))
             else:
-                raise TypeError(f"the cotangent of a {cls.__name__} is one, or None, not {type(value).__name__}")
+                raise TypeError(f"the {what} of a {cls.__name__} is one, or None, not {type(value).__name__}")
         return flat
 
     def flat_output(self, args: Sequence[Any], output: int) -> int:
-        """The position among the flattened outputs of output ``output``,
-        which must not be a struct (a loss is a number)."""
+        """The position among the flattened outputs of output ``output``
+        (``args``: the outputs, a struct's value as an instance), which
+        must not be a struct (a loss is a number)."""
         classes = self.classes
         if -len(classes) <= output < len(classes) and (cls := classes[output]) is not None:
             raise TypeError(
                 f"output #{output % len(classes)} is a {cls.__name__}, not a number: the loss is a float "
-                "argument of its own (a field of a struct cannot be the loss)"
+                "of its own, returned or an argument (a field of a struct cannot be the loss)"
             )
         if not -len(classes) <= output < len(classes):
             return output  # out of range: said where the flattened call checks it
@@ -164,42 +186,108 @@ class Layout:
         return tuple(out)
 
 
+class TakesStructs:
+    """What a compiled function needs to take struct arguments: its syntax
+    tree and annotations, and its caches of specializations, which its
+    flattened copies start empty."""
+
+    source: Source
+    hints: dict[str, Any]
+    _struct_parameters: bool
+    """Whether a parameter is annotated with a struct class: then every
+    call is checked for structs, not only those that pass one."""
+    _specializations: dict[Any, Any]
+    _by_python_types: dict[Any, Any]
+    _flattened: dict[Layout, Self]
+
+    def takes_structs_in_expressions(self, callee: ast.expr) -> bool:
+        """Whether a call of ``callee`` in an expression of this function
+        may pass a struct whole (a reversible function's calls that pass
+        structs are statements)."""
+        return False
+
+    def layout_of(self, args: Sequence[Any]) -> Layout | None:
+        """The struct layout of a call with ``args``, or None without structs."""
+        self.source.check_count(args)
+        return Layout.of(self.source.parameters, self.hints, args)
+
+    def run_flat(self, args: Sequence[Any], run: Callable[[Self, Sequence[Any]], R]) -> tuple[R, Layout | None]:
+        """``run`` of the function a call with ``args`` runs and of its
+        arguments (this function and ``args``, or with structs its
+        flattened copy and their fields), and the call's layout (None
+        without structs)."""
+        if not self._struct_parameters:
+            try:
+                return run(self, args), None
+            except StructArgument:
+                pass
+        if (layout := self.layout_of(args)) is None:
+            return run(self, args), None
+        return run(self.flattened(layout), layout.flatten(args)), layout
+
+    def flattened(self, layout: Layout) -> Self:
+        """This function taking the fields of its struct arguments in
+        ``layout`` as parameters of their own (cached)."""
+        if (flat := self._flattened.get(layout)) is None:
+            flat = copy.copy(self)
+            tree = flatten_tree(self.source.tree, layout, self.source.error, self.takes_structs_in_expressions)
+            flat.source = dataclasses.replace(self.source, tree=tree)
+            flat.hints = {**self.hints, **layout.field_hints(self.source.parameters)}
+            flat._specializations, flat._by_python_types, flat._flattened = {}, {}, {}
+            self._flattened[layout] = flat
+        return flat
+
+
 CALLEE_LAYOUT = "revmlir_struct_layout"
 """The attribute of a call statement of a flattened tree that passes
 structs whole: the callee's ``Layout``, whose flattened function the call
 runs."""
 
 
-def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.FunctionDef:
+def flatten_tree(
+    tree: ast.FunctionDef, layout: Layout, error: Error, whole_in_expressions: Callable[[ast.expr], bool]
+) -> ast.FunctionDef:
     """``tree`` with each struct parameter ``d`` replaced by its fields,
     ``d.x`` read and updated as the variable ``d.x``, and ``d`` passed whole
-    to a call as its fields.  Any other use of ``d`` (an unknown field,
-    ``d`` in an expression) is an error at it."""
+    to a call as its fields: a call statement's, or a call in an expression
+    of a function for which ``whole_in_expressions`` holds.  Any other use
+    of ``d`` (an unknown field, ``d`` in an expression) is an error at it."""
     classes = {arg.arg: cls for arg, cls in zip(tree.args.args, layout.classes) if cls is not None}
     structs = {name: field_names(cls) for name, cls in classes.items()}
 
     class Flatten(ast.NodeTransformer):
         def visit_Expr(self, node: ast.Expr) -> ast.AST:
-            """A call statement passing a struct whole, ``g(y, d)``: it passes
-            the fields, to ``g`` taking them as parameters (the call's
-            ``CALLEE_LAYOUT``)."""
-            call = node.value
-            if isinstance(call, ast.Call) and any(isinstance(a, ast.Name) and a.id in structs for a in call.args):
-                callee = tuple(classes.get(a.id) if isinstance(a, ast.Name) else None for a in call.args)
-                args: list[ast.expr] = []
-                for arg in call.args:
-                    if isinstance(arg, ast.Name) and arg.id in structs:
-                        args.extend(
-                            ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg)
-                            for f in structs[arg.id]
-                        )
-                    else:
-                        args.append(self.visit(arg))
-                call.func = self.visit(call.func)
-                call.args = args
-                setattr(call, CALLEE_LAYOUT, Layout(callee))
+            """A call statement passing a struct whole, ``g(y, d)``."""
+            if isinstance(node.value, ast.Call) and self.passes_whole(node.value):
+                self.pass_whole(node.value)
                 return node
             return self.generic_visit(node)
+
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            """A call in an expression passing a struct whole, ``e = g(d)``."""
+            if whole_in_expressions(node.func) and self.passes_whole(node):
+                return self.pass_whole(node)
+            return self.generic_visit(node)
+
+        def passes_whole(self, call: ast.Call) -> bool:
+            return any(isinstance(a, ast.Name) and a.id in structs for a in call.args)
+
+        def pass_whole(self, call: ast.Call) -> ast.Call:
+            """``call`` passing the fields of the structs it passes whole, to
+            the callee taking them as parameters (its ``CALLEE_LAYOUT``)."""
+            callee = tuple(classes.get(a.id) if isinstance(a, ast.Name) else None for a in call.args)
+            args: list[ast.expr] = []
+            for arg in call.args:
+                if isinstance(arg, ast.Name) and arg.id in structs:
+                    args.extend(
+                        ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg) for f in structs[arg.id]
+                    )
+                else:
+                    args.append(self.visit(arg))
+            call.func = self.visit(call.func)
+            call.args = args
+            setattr(call, CALLEE_LAYOUT, Layout(callee))
+            return call
 
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
             if isinstance(node.value, ast.Name) and (fields := structs.get(node.value.id)) is not None:
@@ -218,7 +306,7 @@ def flatten_tree(tree: ast.FunctionDef, layout: Layout, error: Error) -> ast.Fun
                     node,
                     f"'{node.id}' is a struct argument, which is read and updated field by field",
                     f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), or pass it whole "
-                    f"to a reversible function: g({node.id})",
+                    f"to a function that takes it: g({node.id})",
                 )
             return node
 

@@ -40,6 +40,7 @@ from revmlir.frontend.derivatives.gradient import (
     loss_position,
     seed_for,
     state_after,
+    struct_call,
     takes_stack,
 )
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
@@ -148,8 +149,15 @@ def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tupl
     argument as it left it) and one tangent per output — a float per float
     scalar (log numbers: with respect to their real value), an array (list)
     per array (stack) of floats, ``0.0`` for other scalars and ``None`` for
-    other arrays.  The arguments are not modified."""
+    other arrays.  A struct's tangent is an instance of its class holding
+    one tangent per field (or ``None``, a zero), and so are the tangents of
+    its outputs.  The arguments are not modified."""
     args, tangents = tuple(args), tuple(tangents)
+    if (structs := struct_call(f, args)) is not None:
+        check_count(f, args, tangents, "tangents")
+        flat_tangents = structs.layout.flatten_cotangents(tangents, "tangent")
+        outputs, dots = jvp(structs.function, structs.layout.flatten(args), flat_tangents)
+        return structs.rebuild_outputs(args, outputs), structs.rebuild_outputs(args, dots)
     call = differentiated_call(f, args, "jvp")
     check_count(call.spec.function, args, tangents, "tangents")
     outputs, found = spec_jvp(call.spec, call.arguments, spread(call, tangents))

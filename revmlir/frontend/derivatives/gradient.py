@@ -29,6 +29,7 @@ from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import Layout, is_struct
+from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.arguments import type_name
 from revmlir.runtime.backend import Caller
@@ -220,48 +221,84 @@ def vjp(
     pullback mapping output cotangents to input cotangents, like
     ``jax.vjp``.  The arguments are not modified.  ``checkpoint=`` (an
     ``@rv.ordinary`` ``f``) checkpoints the pullback as for ``rv.gradient``:
-    it reruns ``f`` from its inputs under the schedule.  Struct arguments of
-    a reversible function come back as structs, and so do their
-    cotangents (``StructPullback``)."""
+    it reruns ``f`` from its inputs under the schedule.  Struct arguments
+    come back as structs, and so do their cotangents (``StructPullback``)."""
     policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base)
-    if policy is None and (structs := _struct_call(f, args)) is not None:
-        flat, layout = structs
-        outputs, pullback = run_call(_reversible_call(flat, layout.flatten(args), "vjp"))
-        return layout.rebuild(args, outputs), StructPullback(pullback, layout, tuple(args))
+    if (structs := struct_call(f, args)) is not None:
+        outputs, pullback = run_call(_reversible_call(structs.function, structs.layout.flatten(args), "vjp", policy))
+        return structs.rebuild_outputs(args, outputs), StructPullback(pullback, structs, tuple(args))
     return run_call(_reversible_call(f, args, "vjp", policy))
 
 
 @dataclass(frozen=True)
+class StructCall:
+    """A call with struct arguments, as the call of the function taking
+    their fields (``revmlir.frontend.base.structs``)."""
+
+    function: ReversibleFunction | InverseFunction | OrdinaryFunction
+    """The function taking the fields (``~`` of it for ``~f``)."""
+    layout: Layout
+    """Which arguments are structs."""
+    returned: int
+    """How many values ``f`` returns, which lead its outputs (an ordinary
+    function's: then its arguments as it left them; a reversible
+    function's outputs are its arguments)."""
+
+    @property
+    def outputs(self) -> Layout:
+        return self.layout.after(self.returned)
+
+    def rebuild_outputs(self, args: Sequence[Any], flat: Sequence[Any]) -> tuple[Any, ...]:
+        """The outputs (or their tangents) of the call with ``args`` out of
+        the flattened call's: each struct a new instance of its class."""
+        return self.outputs.rebuild((None,) * self.returned + tuple(args), flat)
+
+    def loss(self, args: Sequence[Any], iloss: int) -> int:
+        """Output ``iloss`` among the flattened call's outputs."""
+        return self.outputs.flat_output((None,) * self.returned + tuple(args), iloss)
+
+
+@dataclass(frozen=True)
 class StructPullback:
-    """The pullback of a reversible function called with structs: it takes
-    and returns cotangents shaped like the arguments, a struct's as an
-    instance of its class holding one cotangent per field (or ``None``, a
-    zero), as JAX's pullbacks take and give pytrees."""
+    """The pullback of a function called with structs: it takes and
+    returns cotangents shaped like the outputs and the arguments, a
+    struct's as an instance of its class holding one cotangent per field
+    (or ``None``, a zero), as JAX's pullbacks take and give pytrees."""
 
     pullback: Pullback
     """The pullback of the function taking the structs' fields."""
-    layout: Layout
+    call: StructCall
     args: tuple[Any, ...]
 
     def __call__(self, *cotangents: Any) -> tuple[Any, ...]:
         return self.batch([cotangents])[0]
 
     def batch(self, lanes: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
-        flat = [self.layout.flatten_cotangents(c) for c in lanes]
-        return [self.layout.rebuild(self.args, g) for g in self.pullback.batch(flat)]
+        outputs = self.call.outputs
+        for cotangents in lanes:
+            if len(cotangents) != len(outputs.classes):
+                raise TypeError(
+                    f"the pullback of {self.call.function.__name__} takes {len(outputs.classes)} cotangent(s), "
+                    f"one per output, got {len(cotangents)}"
+                )
+        flat = [outputs.flatten_cotangents(c) for c in lanes]
+        return [self.call.layout.rebuild(self.args, g) for g in self.pullback.batch(flat)]
 
 
-def _struct_call(f: Any, args: Sequence[Any]) -> tuple[ReversibleFunction | InverseFunction, Layout] | None:
-    """For a reversible function (or ``~f``) called with struct arguments:
-    the function taking their fields, and the layout of the call."""
+def struct_call(f: Any, args: Sequence[Any]) -> StructCall | None:
+    """A call of ``f`` (a compiled function or ``~f``) with struct
+    arguments, or None without them."""
     function = f.function if isinstance(f, InverseFunction) else f
-    if not isinstance(function, ReversibleFunction) or not any(is_struct(a) for a in args):
+    if not isinstance(function, ReversibleFunction | OrdinaryFunction):
         return None
-    function.source.check_count(args)
-    if (layout := Layout.of(function.parameters, function.hints, args)) is None:
+    if not (function._struct_parameters or any(is_struct(a) for a in args)):
+        return None
+    if (layout := function.layout_of(args)) is None:
         return None
     flat = function.flattened(layout)
-    return (~flat if isinstance(f, InverseFunction) else flat), layout
+    if isinstance(flat, OrdinaryFunction):
+        return StructCall(flat, layout, len(flat.specialization_for(*layout.flatten(args)).result_types))
+    return StructCall(~flat if isinstance(f, InverseFunction) else flat, layout, 0)
 
 
 def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:
@@ -327,9 +364,9 @@ def gradient(
     arguments after the call; an ordinary function's are the values it
     returns, then its arguments.  The loss must be a scalar (of a complex
     loss, its real part is differentiated); for array outputs use
-    ``rv.vjp``.  The arguments are not modified.  A struct argument of a
-    reversible function gets its gradient as an instance of its class
-    holding one gradient per field, like JAX's pytrees.
+    ``rv.vjp``.  The arguments are not modified.  A struct argument gets
+    its gradient as an instance of its class holding one gradient per
+    field, like JAX's pytrees.
 
     For an ``@rv.ordinary`` ``f``, ``checkpoint=`` checkpoints the gradient
     over ``f``'s primitive steps, with no annotation (docs/checkpointing.md,
@@ -338,11 +375,13 @@ def gradient(
     budget (bytes or ``"64MB"``); ``base=b`` steps per checkpointed step
     (``"auto"``, the default: from the size of one snapshot)."""
     args = tuple(args)
-    policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base)
-    if policy is None and (structs := _struct_call(f, args)) is not None:
-        flat, layout = structs
-        return layout.rebuild(args, gradient(flat, layout.flatten(args), layout.flat_output(args, iloss)))
-    call = _reversible_call(f, args, "gradient", policy)
+    if (structs := struct_call(f, args)) is not None:
+        flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
+        flat = gradient(
+            structs.function, flat_args, loss, checkpoint=checkpoint, snapshots=snapshots, memory=memory, base=base
+        )
+        return structs.layout.rebuild(args, flat)
+    call = _reversible_call(f, args, "gradient", CheckpointPolicy.of(checkpoint, snapshots, memory, base))
     plans = _gradient_plans.setdefault(call.spec, {})
     if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
         plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)

@@ -47,6 +47,7 @@ from revmlir.frontend.base.expressions import (
     ExpressionCompiler,
 )
 from revmlir.frontend.base.source import Source
+from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type
 
 if TYPE_CHECKING:
@@ -61,12 +62,15 @@ class Ordinary(Protocol):
     __revmlir_ordinary__: bool
     pyfunc: Callable[..., Any]
     source: Source
+    hints: dict[str, Any]
 
     @property
     def __name__(self) -> str: ...
 
     @property
     def parameters(self) -> list[str]: ...
+
+    def flattened(self, layout: Layout) -> Ordinary: ...
 
 
 def is_ordinary(value: object) -> TypeGuard[Ordinary]:
@@ -461,10 +465,16 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 f"{callee.__name__} takes positional arguments only",
                 f"write {callee.__name__}({', '.join(params)})",
             )
-        if len(node.args) != len(params):
+        # a struct passed whole (a call statement) is passed as its fields
+        layout = getattr(node, CALLEE_LAYOUT, None) or Layout((None,) * len(node.args))
+        if len(layout.classes) != len(params):
             raise self.error(
                 node, f"{callee.__name__} takes {len(params)} argument(s) ({', '.join(params)}), got {len(node.args)}"
             )
+        if (problem := layout.mismatch(params, callee.hints)) is not None:
+            raise self.error(node, f"{callee.__name__}(): {problem}")
+        if any(layout.classes):
+            callee = callee.flattened(layout)
         operands: list[SSAValue] = []
         arrays: list[str] = []
         for arg in node.args:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
@@ -46,10 +47,12 @@ from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall
 from revmlir.frontend.base.errors import ReversibleSyntaxError
-from revmlir.frontend.base.source import read_source
+from revmlir.frontend.base.expressions import namespace_of
+from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
-from revmlir.frontend.base.types import IntRanges, describe_type, type_of_value
-from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure
+from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, is_struct_class, struct_argument
+from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
 from revmlir.reversibilize.resumable import make_resumable
@@ -60,9 +63,10 @@ FORMS = ("both", "ordinary", "reversible")
 PLAIN_SUFFIX = ".plain"
 
 
-class OrdinaryFunction:
+class OrdinaryFunction(TakesStructs):
     """A function written in ordinary Python; see docs/python.md,
-    "Ordinary Python"."""
+    "Ordinary Python".  A struct argument is taken as its fields, as by a
+    reversible function (``revmlir.frontend.base.structs``)."""
 
     __revmlir_ordinary__ = True
     __name__: str  # the decorated function's, set by functools.update_wrapper
@@ -76,9 +80,12 @@ class OrdinaryFunction:
         self.source = read_source(pyfunc, "@rv.ordinary")
         if problem := self.source.unsupported_signature():
             raise self.source.error(self.source.tree, f"ordinary functions do not support {problem}")
+        self.hints = resolved_annotations(pyfunc)
+        self._struct_parameters = any(is_struct_class(h) for h in self.hints.values())
         check_structure(self.source.tree, self.source.error)
         self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
         self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}
+        self._flattened: dict[Layout, OrdinaryFunction] = {}
 
     @property
     def parameters(self) -> list[str]:
@@ -94,14 +101,25 @@ class OrdinaryFunction:
             found = type_of_value(value)
             element = found.element_type if isinstance(found, MemRefType) else found
             if not isinstance(element, AnyFloat | IntegerType):
+                if is_struct(value):
+                    raise struct_argument(self.__name__, name, value)
                 hint = " (pass a numpy array)" if isinstance(value, list | tuple) else ""
                 what = describe_type(found) if found is not None else type(value).__name__
                 raise TypeError(
                     f"{self.__name__}(): argument '{name}' has unsupported type {what}{hint}; "
-                    "ordinary functions take floats, integers, booleans and numpy arrays of them"
+                    "ordinary functions take floats, integers, booleans, numpy arrays of them and structs of these"
+                )
+            if (declared := _declared_kind(self.hints.get(name), found)) is not None:
+                raise TypeError(
+                    f"{self.__name__}(): argument '{name}' is declared {declared}, got {describe_type(found)}"
                 )
             types.append(found)
         return tuple(types)
+
+    def takes_structs_in_expressions(self, callee: ast.expr) -> bool:
+        """A call of another ``@rv.ordinary`` function in an expression
+        (``e = energy(p)``) passes a struct whole, as a call statement does."""
+        return isinstance(callee, ast.Name) and is_ordinary(namespace_of(self.pyfunc)(callee.id))
 
     def specialize(self, types: Sequence[Attribute]) -> OrdinarySpecialization:
         """The compiled program for one argument-type signature (cached)."""
@@ -115,10 +133,11 @@ class OrdinaryFunction:
 
     def mlir(self, *args: Any, form: str = "both") -> str:
         """The IR for these arguments: the ordinary IR the function compiles
-        to, the reversible IR ``reversibilize`` makes of it, or both."""
+        to, the reversible IR ``reversibilize`` makes of it, or both (a
+        struct argument's fields are parameters of their own)."""
         if form not in FORMS:
             raise ValueError(f"form must be one of {', '.join(FORMS)}, not {form!r}")
-        spec = self.specialization_for(*args)
+        spec, _ = self.run_flat(args, lambda f, a: f.specialization_for(*a))
         parts = {
             "ordinary": "// ordinary IR\n" + _text(spec.ordinary),
             "reversible": "// reversible IR (reversibilize, Bennett mode)\n" + spec.reversible.text(),
@@ -126,7 +145,10 @@ class OrdinaryFunction:
         return parts[form] if form != "both" else parts["ordinary"] + "\n" + parts["reversible"]
 
     def __call__(self, *args: Any) -> Any:
-        return self.specialization_for(*args).run(args)
+        """What ``f`` returns; a struct argument's arrays are written in
+        place, its scalar fields are variables of the call (as scalar
+        arguments are)."""
+        return self.run_flat(args, lambda f, a: f.specialization_for(*a).run(a))[0]
 
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall:
         """``f``'s call as a run of its reversible form, which gradients
@@ -364,6 +386,21 @@ class OrdinarySpecialization:
 
 
 _ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
+
+
+def _declared_kind(annotation: Any, found: Attribute) -> str | None:
+    """What ``annotation`` declares where ``found`` is not of it, or None:
+    an array where a number is declared, a number where an array is, a
+    float where an integer is (an integer where a float is declared is
+    promoted where the code mixes them, as Python does).  A struct's field
+    annotations are checked so too (the flattened function's hints)."""
+    if annotation is np.ndarray or typing.get_origin(annotation) is np.ndarray:
+        return None if isinstance(found, MemRefType) else "an array"
+    if (declared := type_of_annotation(annotation)) is None:
+        return None
+    if isinstance(found, MemRefType) or (isinstance(declared, IntegerType) and isinstance(found, AnyFloat)):
+        return describe_type(declared)
+    return None
 
 
 def _text(module: ModuleOp) -> str:

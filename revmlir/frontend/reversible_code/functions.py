@@ -9,8 +9,6 @@ interpreter) and returns every argument, updated; ``~f`` runs it backwards.
 from __future__ import annotations
 
 import ast
-import copy
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -24,12 +22,12 @@ from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
-from revmlir.frontend.base.structs import Layout, StructArgument, flatten_tree, is_struct_class
+from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct_class, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
 from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_structure
 
 
-class ReversibleFunction:
+class ReversibleFunction(TakesStructs):
     """A function written in reversible Python; see ``docs/python.md``."""
 
     __revmlir_reversible__ = True
@@ -75,11 +73,7 @@ class ReversibleFunction:
             found = type_of_value(value)
             if found is None:
                 if is_struct_class(type(value)):
-                    raise StructArgument(
-                        f"{self.__name__}(): argument '{name}' has unsupported type {type(value).__name__} "
-                        "(struct arguments are taken by calls, f(…) and ~f(…), and by rv.gradient and rv.vjp; "
-                        "pass the fields here)"
-                    )
+                    raise struct_argument(self.__name__, name, value)
                 hint = " (pass a numpy array, or an rv.Stack for a stack)" if isinstance(value, list | tuple) else ""
                 if isinstance(value, np.ndarray):
                     hint = f" (arrays of {value.dtype} are not supported)"
@@ -136,29 +130,11 @@ class ReversibleFunction:
     def run(self, args: Sequence[Any], backward: bool) -> Any:
         """Run forward or backward; struct arguments go in field by field
         and come back as new instances (``revmlir.frontend.base.structs``)."""
-        if not self._struct_parameters:
-            try:
-                return self.specialization_for(*args).run(args, backward=backward)
-            except StructArgument:
-                pass
-        if (layout := Layout.of(self.parameters, self.hints, args)) is None:
-            return self.specialization_for(*args).run(args, backward=backward)
-        self.source.check_count(args)
-        flat_args = layout.flatten(args)
-        results = self.flattened(layout).specialization_for(*flat_args).run(flat_args, backward=backward)
-        updated = layout.rebuild(args, (results,) if len(flat_args) == 1 else results)
+        results, layout = self.run_flat(args, lambda f, a: f.specialization_for(*a).run(a, backward=backward))
+        if layout is None:
+            return results
+        updated = layout.rebuild(args, (results,) if len(layout.flat_parameters(self.parameters)) == 1 else results)
         return updated[0] if len(updated) == 1 else updated
-
-    def flattened(self, layout: Layout) -> ReversibleFunction:
-        """This function taking the fields of its struct arguments in
-        ``layout`` as parameters of their own (cached)."""
-        if (flat := self._flattened.get(layout)) is None:
-            flat = copy.copy(self)
-            flat.source = dataclasses.replace(self.source, tree=flatten_tree(self.source.tree, layout, self._error))
-            flat.hints = {**self.hints, **layout.field_hints(self.parameters)}
-            flat._specializations, flat._by_python_types, flat._flattened = {}, {}, {}
-            self._flattened[layout] = flat
-        return flat
 
     @property
     def inverse(self) -> InverseFunction:
