@@ -18,8 +18,7 @@ from typing import Any
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
 
 from revmlir.frontend.base.errors import ReversibleSyntaxError
-from revmlir.frontend.base.structs import is_struct_class
-from revmlir.frontend.base.types import KNOWN_ANNOTATIONS, Stack, is_known_annotation
+from revmlir.frontend.base.types import KNOWN_ANNOTATIONS, Stack, is_known_annotation, is_struct_class
 
 
 @dataclass(frozen=True)

@@ -19,22 +19,15 @@ import dataclasses
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, Self, TypeGuard, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
-from revmlir.frontend.base.types import type_of_value
+from revmlir.frontend.base.types import is_struct_class, type_of_value
 
 if TYPE_CHECKING:
     from revmlir.frontend.base.source import Source
 
 Error = Callable[[ast.AST, str, str | None], Exception]
 R = TypeVar("R")
-
-
-def is_struct_class(cls: object) -> TypeGuard[type]:
-    """A dataclass or a named tuple class."""
-    return isinstance(cls, type) and (
-        hasattr(cls, "__dataclass_fields__") or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
-    )
 
 
 def is_struct(value: Any) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import typing
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -200,3 +200,10 @@ def check_int_ranges(
                 f"{function}(): argument '{parameters[i]}': "
                 + out_of_range(args[i], describe_type(types[i]), (low, high))
             )
+
+
+def is_struct_class(cls: object) -> TypeGuard[type]:
+    """A dataclass or a named tuple class."""
+    return isinstance(cls, type) and (
+        hasattr(cls, "__dataclass_fields__") or (issubclass(cls, tuple) and hasattr(cls, "_fields"))
+    )

@@ -17,7 +17,7 @@ import ast
 import builtins
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -49,9 +49,6 @@ from revmlir.frontend.base.expressions import (
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type
-
-if TYPE_CHECKING:
-    from revmlir.frontend.ordinary_code.primitives import Primitive
 
 
 class Ordinary(Protocol):
@@ -375,8 +372,10 @@ class PrimitiveDeclarations:
         """How many of the rules ``ops`` holds (a rule calling a primitive
         declares it, with the rules compiled so far, before its own)."""
 
-    def declare(self, primitive: Primitive) -> str:
-        """Declare ``primitive`` and its rules, once; its name."""
+    def declare(self, primitive: Any) -> str:
+        """Declare ``primitive`` (an ``rv.primitive``, which the compilers
+        know only as what they call, as ``base.expressions`` does) and its
+        rules, once; its name."""
         if (name := self.names.get(id(primitive))) is not None:
             return name
         if self.rules is None:

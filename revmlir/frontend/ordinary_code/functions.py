@@ -50,8 +50,8 @@ from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
-from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, is_struct_class, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
+from revmlir.frontend.base.types import IntRanges, describe_type, is_struct_class, type_of_annotation, type_of_value
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops

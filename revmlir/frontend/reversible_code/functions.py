@@ -22,8 +22,8 @@ from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
-from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct_class, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.base.structs import Layout, TakesStructs, struct_argument
+from revmlir.frontend.base.types import IntRanges, describe_type, is_struct_class, type_of_annotation, type_of_value
 from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_structure
 
 
