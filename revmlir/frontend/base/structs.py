@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import copy
 import dataclasses
+import functools
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -186,12 +187,15 @@ class TakesStructs:
 
     source: Source
     hints: dict[str, Any]
-    _struct_parameters: bool
-    """Whether a parameter is annotated with a struct class: then every
-    call is checked for structs, not only those that pass one."""
     _specializations: dict[Any, Any]
     _by_python_types: dict[Any, Any]
     _flattened: dict[Layout, Self]
+
+    @functools.cached_property
+    def struct_parameters(self) -> bool:
+        """Whether a parameter is annotated with a struct class: then every
+        call is checked for structs, not only those that pass one."""
+        return any(is_struct_class(h) for h in self.hints.values())
 
     def takes_structs_in_expressions(self, callee: ast.expr) -> bool:
         """Whether a call of ``callee`` in an expression of this function
@@ -209,7 +213,7 @@ class TakesStructs:
         arguments (this function and ``args``, or with structs its
         flattened copy and their fields), and the call's layout (None
         without structs)."""
-        if not self._struct_parameters:
+        if not self.struct_parameters:
             try:
                 return run(self, args), None
             except StructArgument:

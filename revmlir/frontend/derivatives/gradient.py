@@ -291,7 +291,7 @@ def struct_call(f: Any, args: Sequence[Any]) -> StructCall | None:
     function = f.function if isinstance(f, InverseFunction) else f
     if not isinstance(function, ReversibleFunction | OrdinaryFunction):
         return None
-    if not (function._struct_parameters or any(is_struct(a) for a in args)):
+    if not (function.struct_parameters or any(is_struct(a) for a in args)):
         return None
     if (layout := function.layout_of(args)) is None:
         return None

@@ -51,7 +51,7 @@ from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, is_struct_class, type_of_annotation, type_of_value
+from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
@@ -81,7 +81,6 @@ class OrdinaryFunction(TakesStructs):
         if problem := self.source.unsupported_signature():
             raise self.source.error(self.source.tree, f"ordinary functions do not support {problem}")
         self.hints = resolved_annotations(pyfunc)
-        self._struct_parameters = any(is_struct_class(h) for h in self.hints.values())
         check_structure(self.source.tree, self.source.error)
         self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
         self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}

@@ -42,7 +42,6 @@ class ReversibleFunction(TakesStructs):
         self.backend = backend
         self.source = read_source(pyfunc)
         self.hints = resolved_annotations(pyfunc)
-        self._struct_parameters = any(is_struct_class(h) for h in self.hints.values())
         self._check_signature()
         check_structure(self.source.tree, self._error)
         self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
