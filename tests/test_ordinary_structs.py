@@ -214,7 +214,7 @@ def test_struct_errors_at_the_call_name_the_field():
         f(Body(0.8, 0.3, 1.0), SPRING)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match=r"argument 's.steps' is declared int64, got float"):
         f(body(), Spring(4.0, 2.0))  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match=r"argument 'b.v' is a struct inside a struct, which is not supported"):
+    with pytest.raises(TypeError, match=r"argument 'b.v' is declared float, got Spring"):
         rv.gradient(f, (Body(0.8, SPRING, np.zeros(3)), SPRING))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="argument 'b' is declared Body, got Spring"):
         f(SPRING, SPRING)

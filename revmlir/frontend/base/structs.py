@@ -7,8 +7,9 @@ named ``d.x`` (in the IR and in diagnostics), whose body reads and updates
 variable reading another, which is reversible, and ``d.x -= d.x`` is
 rejected as ``x -= x`` is.  The call gives the struct back as a new
 instance of its class holding the updated fields (arrays in it are updated
-in place, as any array argument is); ``rv.gradient`` and ``rv.vjp`` give a
-struct's gradient back the same way.
+in place, as any array argument is); the derivative entry points give a
+struct's derivatives back the same way.  A field holding a struct is
+flattened in turn, depth first: ``d.inner.x`` is one parameter.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import copy
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 
@@ -39,10 +40,10 @@ def is_struct(value: Any) -> bool:
 
 class StructArgument(TypeError):
     """A struct where only numbers, arrays and stacks go: in the
-    Jacobians and Hessians, which take the fields (``rv.gradient``,
-    ``rv.vjp`` and ``rv.jvp`` flatten structs as calls do), and on the
-    first call with a struct, which the function's call then flattens (so
-    that calls without structs pay nothing for them)."""
+    transformations that take the fields (the derivative entry points,
+    ``rv.gradient`` to ``rv.hessian``, flatten structs as calls do), and on
+    the first call with a struct, which the function's call then flattens
+    (so that calls without structs pay nothing for them)."""
 
 
 def struct_argument(function: str, name: str, value: Any) -> StructArgument:
@@ -50,7 +51,7 @@ def struct_argument(function: str, name: str, value: Any) -> StructArgument:
     only its fields go."""
     return StructArgument(
         f"{function}(): argument '{name}' has unsupported type {type(value).__name__} (struct arguments are "
-        "taken by calls and by rv.gradient, rv.vjp and rv.jvp; pass the fields here)"
+        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp and rv.hessian; pass the fields here)"
     )
 
 
@@ -65,45 +66,145 @@ def field_names(cls: type) -> tuple[str, ...]:
     return tuple(cast(_NamedTupleClass, cls)._fields)
 
 
+def replaced(value: Any, fields: dict[str, Any]) -> Any:
+    """A new instance of ``value``'s struct class holding ``fields``."""
+    return dataclasses.replace(value, **fields) if dataclasses.is_dataclass(type(value)) else value._replace(**fields)
+
+
+@dataclass(frozen=True)
+class Struct:
+    """The shape of one struct in a call: its class and, per field, the
+    struct the field holds (``None``: a number or an array).  A nested
+    struct is flattened depth first, so ``p.inner.x`` is one parameter."""
+
+    cls: type
+    fields: tuple[Struct | None, ...]
+
+    @staticmethod
+    def of(value: Any, name: str, within: tuple[int, ...] = ()) -> Struct | None:
+        """The shape of argument ``value`` (named ``name``, ``p.inner`` for
+        a field), or None when it is no struct; ``within``: the identities
+        of the structs holding it, of which it must be none."""
+        if not is_struct(value):
+            return None
+        if id(value) in within:
+            raise TypeError(f"argument '{name}' is a struct holding itself, which has no fields to pass")
+        inside = (*within, id(value))
+        cls = type(value)
+        return Struct(cls, tuple(Struct.of(getattr(value, f), f"{name}.{f}", inside) for f in field_names(cls)))
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return field_names(self.cls)
+
+    @property
+    def size(self) -> int:
+        """How many parameters the struct is."""
+        return sum(1 if field is None else field.size for field in self.fields)
+
+    def leaves(self, name: str) -> list[str]:
+        """The names of its parameters, ``name.x`` and ``name.inner.y``."""
+        return [
+            leaf
+            for field, shape in zip(self.names, self.fields)
+            for leaf in ([f"{name}.{field}"] if shape is None else shape.leaves(f"{name}.{field}"))
+        ]
+
+    def flatten(self, value: Any) -> list[Any]:
+        return [
+            leaf
+            for field, shape in zip(self.names, self.fields)
+            for leaf in ([getattr(value, field)] if shape is None else shape.flatten(getattr(value, field)))
+        ]
+
+    def flatten_given(self, value: Any, what: str) -> list[Any]:
+        """A cotangent (or tangent: ``what``) of the struct per parameter:
+        an instance of its class, whose struct fields are instances or
+        ``None``, or ``None`` for zero."""
+        if value is None:
+            return [None] * self.size
+        if not isinstance(value, self.cls):
+            raise TypeError(f"the {what} of a {self.cls.__name__} is one, or None, not {type(value).__name__}")
+        return [
+            leaf
+            for field, shape in zip(self.names, self.fields)
+            for leaf in ([getattr(value, field)] if shape is None else shape.flatten_given(getattr(value, field), what))
+        ]
+
+    def rebuild(self, value: Any, leaves: Iterator[Any]) -> Any:
+        """A new instance of ``value``'s class holding the next of
+        ``leaves`` in each parameter's place (its struct fields new
+        instances too)."""
+        return replaced(
+            value,
+            {
+                field: next(leaves) if shape is None else shape.rebuild(getattr(value, field), leaves)
+                for field, shape in zip(self.names, self.fields)
+            },
+        )
+
+    def hints(self, name: str) -> dict[str, Any]:
+        """The annotations of its parameters that fix a type."""
+        declared = typing.get_type_hints(self.cls)
+        hints: dict[str, Any] = {}
+        for field, shape in zip(self.names, self.fields):
+            if shape is not None:
+                hints.update(shape.hints(f"{name}.{field}"))
+            elif field in declared and not is_struct_class(declared[field]):
+                hints[f"{name}.{field}"] = declared[field]
+        return hints
+
+
+def _mismatch(name: str, declared: Any, found: Struct | None) -> str | None:
+    """What disagrees with the annotation ``declared`` of argument (or
+    field) ``name`` holding ``found``: a struct where its class is declared
+    must be an instance of it, and a struct where a number or an array is
+    declared is refused; or None."""
+    if is_struct_class(declared):
+        if found is None or not issubclass(found.cls, declared):
+            got = "no struct" if found is None else found.cls.__name__
+            return f"argument '{name}' is declared {declared.__name__}, got {got}"
+    elif found is not None and isinstance(declared, type) and declared is not object:
+        return f"argument '{name}' is declared {declared.__name__}, got {found.cls.__name__}"
+    if found is None:
+        return None
+    declared_fields = typing.get_type_hints(found.cls)
+    for field, shape in zip(found.names, found.fields):
+        if (problem := _mismatch(f"{name}.{field}", declared_fields.get(field), shape)) is not None:
+            return problem
+    return None
+
+
 @dataclass(frozen=True)
 class Layout:
     """Which parameters of a function are structs in one call: per
-    parameter, the struct's class, or None."""
+    parameter, the struct's shape, or None."""
 
-    classes: tuple[type | None, ...]
+    structs: tuple[Struct | None, ...]
 
     @staticmethod
     def of(parameters: Sequence[str], hints: dict[str, Any], args: Sequence[Any]) -> Layout | None:
         """The layout of a call with ``args``, or None when no parameter is
-        a struct.  A parameter annotated with a struct class must get an
-        instance of it (a ``TypeError`` naming the parameter otherwise)."""
-        layout = Layout(tuple(type(value) if is_struct(value) else None for value in args))
+        a struct.  A parameter or field annotated with a struct class must
+        get an instance of it (a ``TypeError`` naming it otherwise)."""
+        layout = Layout(tuple(Struct.of(value, name) for name, value in zip(parameters, args)))
         if (problem := layout.mismatch(parameters, hints)) is not None:
             raise TypeError(problem)
-        for name, value, cls in zip(parameters, args, layout.classes):
-            for field in field_names(cls) if cls is not None else ():
-                if is_struct(getattr(value, field)):
-                    raise TypeError(
-                        f"argument '{name}.{field}' is a struct inside a struct, which is not supported "
-                        f"(a field is one parameter): pass {name}.{field} as an argument of its own"
-                    )
-        return layout if any(layout.classes) else None
+        return layout if any(layout.structs) else None
 
     def mismatch(self, parameters: Sequence[str], hints: dict[str, Any]) -> str | None:
-        """What disagrees with a parameter annotated with a struct class, or None."""
-        for name, cls in zip(parameters, self.classes):
-            declared = hints.get(name)
-            if is_struct_class(declared) and not (cls is not None and issubclass(cls, declared)):
-                found = "no struct" if cls is None else cls.__name__
-                return f"argument '{name}' is declared {declared.__name__}, got {found}"
+        """What disagrees with an annotation of a parameter or a field, or None."""
+        for name, shape in zip(parameters, self.structs):
+            if (problem := _mismatch(name, hints.get(name), shape)) is not None:
+                return problem
         return None
 
     def flat_parameters(self, parameters: Sequence[str]) -> list[str]:
         """The parameters of the function compiled for this layout."""
         return [
             name
-            for parameter, cls in zip(parameters, self.classes)
-            for name in ([parameter] if cls is None else [f"{parameter}.{f}" for f in field_names(cls)])
+            for parameter, shape in zip(parameters, self.structs)
+            for name in ([parameter] if shape is None else shape.leaves(parameter))
         ]
 
     def field_hints(self, parameters: Sequence[str]) -> dict[str, Any]:
@@ -111,73 +212,58 @@ class Layout:
         parameters (those that fix a type, ``x: float``, convert the field in
         a reversible function; ordinary code checks them)."""
         hints: dict[str, Any] = {}
-        for parameter, cls in zip(parameters, self.classes):
-            if cls is not None:
-                declared = typing.get_type_hints(cls)
-                for name in field_names(cls):
-                    if name in declared:
-                        hints[f"{parameter}.{name}"] = declared[name]
+        for parameter, shape in zip(parameters, self.structs):
+            if shape is not None:
+                hints.update(shape.hints(parameter))
         return hints
+
+    @property
+    def sizes(self) -> list[int]:
+        """How many flat parameters each parameter is."""
+        return [1 if shape is None else shape.size for shape in self.structs]
 
     def flatten(self, args: Sequence[Any]) -> list[Any]:
         flat: list[Any] = []
-        for value, cls in zip(args, self.classes):
-            flat.extend([value] if cls is None else [getattr(value, f) for f in field_names(cls)])
+        for value, shape in zip(args, self.structs):
+            flat.extend([value] if shape is None else shape.flatten(value))
         return flat
 
     def after(self, count: int) -> Layout:
         """The layout of outputs that are ``count`` numbers, then the
         parameters (an ordinary function's: what it returns, then its
         arguments as it left them)."""
-        return Layout((None,) * count + self.classes)
+        return Layout((None,) * count + self.structs)
 
     def flatten_cotangents(self, cotangents: Sequence[Any], what: str = "cotangent") -> list[Any]:
-        """Cotangents (or tangents: ``what``) shaped like the call's outputs
-        (inputs), per field: a struct's as an instance of its class, or
-        ``None`` for zero."""
+        """Cotangents (or tangents, vectors: ``what``) shaped like the
+        call's outputs (inputs), per field: a struct's as an instance of its
+        class, or ``None`` for zero."""
         flat: list[Any] = []
-        for value, cls in zip(cotangents, self.classes, strict=True):
-            if cls is None:
-                flat.append(value)
-            elif value is None:
-                flat.extend([None] * len(field_names(cls)))
-            elif isinstance(value, cls):
-                flat.extend(getattr(value, f) for f in field_names(cls))
-            else:
-                raise TypeError(f"the {what} of a {cls.__name__} is one, or None, not {type(value).__name__}")
+        for value, shape in zip(cotangents, self.structs, strict=True):
+            flat.extend([value] if shape is None else shape.flatten_given(value, what))
         return flat
 
     def flat_output(self, args: Sequence[Any], output: int) -> int:
         """The position among the flattened outputs of output ``output``
         (``args``: the outputs, a struct's value as an instance), which
         must not be a struct (a loss is a number)."""
-        classes = self.classes
-        if -len(classes) <= output < len(classes) and (cls := classes[output]) is not None:
+        structs = self.structs
+        if -len(structs) <= output < len(structs) and (shape := structs[output]) is not None:
             raise TypeError(
-                f"output #{output % len(classes)} is a {cls.__name__}, not a number: the loss is a float "
+                f"output #{output % len(structs)} is a {shape.cls.__name__}, not a number: the loss is a float "
                 "of its own, returned or an argument (a field of a struct cannot be the loss)"
             )
-        if not -len(classes) <= output < len(classes):
+        if not -len(structs) <= output < len(structs):
             return output  # out of range: said where the flattened call checks it
-        return len(self.flatten(args[: output % len(classes)]))
+        return sum(self.sizes[: output % len(structs)])
 
     def rebuild(self, args: Sequence[Any], results: Sequence[Any]) -> tuple[Any, ...]:
         """The call's results per parameter: each struct a new instance of
         its class holding the fields the flat call returned."""
-        out: list[Any] = []
-        position = 0
-        for value, cls in zip(args, self.classes):
-            if cls is None:
-                out.append(results[position])
-                position += 1
-                continue
-            names = field_names(cls)
-            updated = dict(zip(names, results[position : position + len(names)]))
-            position += len(names)
-            out.append(
-                dataclasses.replace(value, **updated) if dataclasses.is_dataclass(cls) else value._replace(**updated)
-            )
-        return tuple(out)
+        leaves = iter(results)
+        return tuple(
+            next(leaves) if shape is None else shape.rebuild(value, leaves) for value, shape in zip(args, self.structs)
+        )
 
 
 class TakesStructs:
@@ -245,12 +331,32 @@ def flatten_tree(
     tree: ast.FunctionDef, layout: Layout, error: Error, whole_in_expressions: Callable[[ast.expr], bool]
 ) -> ast.FunctionDef:
     """``tree`` with each struct parameter ``d`` replaced by its fields,
-    ``d.x`` read and updated as the variable ``d.x``, and ``d`` passed whole
-    to a call as its fields: a call statement's, or a call in an expression
-    of a function for which ``whole_in_expressions`` holds.  Any other use
-    of ``d`` (an unknown field, ``d`` in an expression) is an error at it."""
-    classes = {arg.arg: cls for arg, cls in zip(tree.args.args, layout.classes) if cls is not None}
-    structs = {name: field_names(cls) for name, cls in classes.items()}
+    ``d.x`` (``d.inner.x`` in a nested struct) read and updated as the
+    variable ``d.x``, and ``d`` (or ``d.inner``) passed whole to a call as
+    its fields: a call statement's, or a call in an expression of a
+    function for which ``whole_in_expressions`` holds.  Any other use of a
+    struct (an unknown field, ``d`` in an expression) is an error at it."""
+    structs = {arg.arg: shape for arg, shape in zip(tree.args.args, layout.structs) if shape is not None}
+
+    def resolved(node: ast.expr) -> tuple[str, Struct | None] | None:
+        """The name of the place ``node`` reads (``d.inner.x``) and its
+        struct (None for a field holding a number or an array), or None
+        when ``node`` is no struct or field of one."""
+        if isinstance(node, ast.Name):
+            return (node.id, structs[node.id]) if node.id in structs else None
+        if not isinstance(node, ast.Attribute) or (outer := resolved(node.value)) is None:
+            return None
+        name, shape = outer
+        if shape is None:
+            return None  # an attribute of a field, z.real of a complex field
+        if node.attr not in shape.names:
+            raise error(node, f"'{name}' has no field '{node.attr}'", f"its fields are {', '.join(shape.names)}")
+        return f"{name}.{node.attr}", shape.fields[shape.names.index(node.attr)]
+
+    def whole(node: ast.expr) -> tuple[str, Struct] | None:
+        """The struct ``node`` names as a whole, ``d`` or ``d.inner``."""
+        found = resolved(node)
+        return (found[0], found[1]) if found is not None and found[1] is not None else None
 
     class Flatten(ast.NodeTransformer):
         def visit_Expr(self, node: ast.Expr) -> ast.AST:
@@ -267,42 +373,47 @@ def flatten_tree(
             return self.generic_visit(node)
 
         def passes_whole(self, call: ast.Call) -> bool:
-            return any(isinstance(a, ast.Name) and a.id in structs for a in call.args)
+            return any(whole(a) is not None for a in call.args)
 
         def pass_whole(self, call: ast.Call) -> ast.Call:
             """``call`` passing the fields of the structs it passes whole, to
             the callee taking them as parameters (its ``CALLEE_LAYOUT``)."""
-            callee = tuple(classes.get(a.id) if isinstance(a, ast.Name) else None for a in call.args)
+            callee: list[Struct | None] = []
             args: list[ast.expr] = []
             for arg in call.args:
-                if isinstance(arg, ast.Name) and arg.id in structs:
+                if (passed := whole(arg)) is not None:
+                    name, shape = passed
                     args.extend(
-                        ast.copy_location(ast.Name(id=f"{arg.id}.{f}", ctx=ast.Load()), arg) for f in structs[arg.id]
+                        ast.copy_location(ast.Name(id=leaf, ctx=ast.Load()), arg) for leaf in shape.leaves(name)
                     )
+                    callee.append(shape)
                 else:
                     args.append(self.visit(arg))
+                    callee.append(None)
             call.func = self.visit(call.func)
             call.args = args
-            setattr(call, CALLEE_LAYOUT, Layout(callee))
+            setattr(call, CALLEE_LAYOUT, Layout(tuple(callee)))
             return call
 
         def visit_Attribute(self, node: ast.Attribute) -> ast.AST:
-            if isinstance(node.value, ast.Name) and (fields := structs.get(node.value.id)) is not None:
-                if node.attr not in fields:
-                    raise error(
-                        node,
-                        f"'{node.value.id}' has no field '{node.attr}'",
-                        f"its fields are {', '.join(fields)}",
-                    )
-                return ast.copy_location(ast.Name(id=f"{node.value.id}.{node.attr}", ctx=node.ctx), node)
-            return self.generic_visit(node)
+            if (found := resolved(node)) is None:
+                return self.generic_visit(node)
+            name, shape = found
+            if shape is not None:
+                raise error(
+                    node,
+                    f"'{name}' is a struct field, which is read and updated field by field",
+                    f"use its fields ({', '.join(shape.leaves(name))}), or pass it whole to a function "
+                    f"that takes it: g({name})",
+                )
+            return ast.copy_location(ast.Name(id=name, ctx=node.ctx), node)
 
         def visit_Name(self, node: ast.Name) -> ast.AST:
-            if (fields := structs.get(node.id)) is not None:
+            if (shape := structs.get(node.id)) is not None:
                 raise error(
                     node,
                     f"'{node.id}' is a struct argument, which is read and updated field by field",
-                    f"use its fields ({', '.join(f'{node.id}.{f}' for f in fields)}), or pass it whole "
+                    f"use its fields ({', '.join(f'{node.id}.{f}' for f in shape.names)}), or pass it whole "
                     f"to a function that takes it: g({node.id})",
                 )
             return node
@@ -311,8 +422,8 @@ def flatten_tree(
     flat.body = [Flatten().visit(statement) for statement in flat.body]
     arguments: list[ast.arg] = []
     for arg in flat.args.args:
-        fields = structs.get(arg.arg)
-        names = [arg.arg] if fields is None else [f"{arg.arg}.{f}" for f in fields]
+        shape = structs.get(arg.arg)
+        names = [arg.arg] if shape is None else shape.leaves(arg.arg)
         arguments.extend(ast.copy_location(ast.arg(arg=name), arg) for name in names)
     flat.args.args = arguments
     return flat

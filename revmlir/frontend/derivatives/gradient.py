@@ -276,9 +276,9 @@ class StructPullback:
     def batch(self, lanes: Sequence[Sequence[Any]]) -> list[tuple[Any, ...]]:
         outputs = self.call.outputs
         for cotangents in lanes:
-            if len(cotangents) != len(outputs.classes):
+            if len(cotangents) != len(outputs.structs):
                 raise TypeError(
-                    f"the pullback of {self.call.function.__name__} takes {len(outputs.classes)} cotangent(s), "
+                    f"the pullback of {self.call.function.__name__} takes {len(outputs.structs)} cotangent(s), "
                     f"one per output, got {len(cotangents)}"
                 )
         flat = [outputs.flatten_cotangents(c) for c in lanes]

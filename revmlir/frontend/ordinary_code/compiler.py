@@ -466,13 +466,13 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
             )
         # a struct passed whole (a call statement) is passed as its fields
         layout = getattr(node, CALLEE_LAYOUT, None) or Layout((None,) * len(node.args))
-        if len(layout.classes) != len(params):
+        if len(layout.structs) != len(params):
             raise self.error(
                 node, f"{callee.__name__} takes {len(params)} argument(s) ({', '.join(params)}), got {len(node.args)}"
             )
         if (problem := layout.mismatch(params, callee.hints)) is not None:
             raise self.error(node, f"{callee.__name__}(): {problem}")
-        if any(layout.classes):
+        if any(layout.structs):
             callee = callee.flattened(layout)
         operands: list[SSAValue] = []
         arrays: list[str] = []

@@ -490,7 +490,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             layout = getattr(call, CALLEE_LAYOUT, None) or Layout((None,) * len(function.parameters))
             if (problem := layout.mismatch(function.parameters, function.hints)) is not None:
                 raise ctx.error(node, f"{function.__name__}(): {problem}")
-            if any(layout.classes):
+            if any(layout.structs):
                 function = function.flattened(layout)  # structs passed whole, as their fields
             self._call_through_views(node, function, mode, call, lanes)
             return

@@ -105,9 +105,10 @@ class ReversibleFunction(TakesStructs):
         return matched_specialization(self, args)
 
     def mlir(self, *args: Any) -> str:
-        """The rev IR for these arguments (or the annotated signature)."""
+        """The rev IR for these arguments (a struct argument's fields are
+        parameters of their own), or for the annotated signature."""
         if args:
-            spec = self.specialization_for(*args)
+            spec, _ = self.run_flat(args, lambda f, a: f.specialization_for(*a))
         else:
             declared = self.annotated_types()
             if any(t is None for t in declared):
