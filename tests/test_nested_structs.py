@@ -1,12 +1,17 @@
-"""Structs inside structs: a field holding a dataclass or named tuple is
-flattened in turn, so ``s.body.spring.k`` is one parameter, updated in
-reversible code (``s.body.x += …``), assigned in ordinary code, and a
-nested struct is passed whole to a call (``kick(s.body, dt)``).  Calls must
-agree with plain Python on both engines, and gradients, pullbacks and
-tangents come back in the structs' classes, compared with JAX on the same
-structs (registered as pytrees) and with central differences; each error
-names the field or is located at the user's line (marked ``# E:name``)."""
+"""Structs inside structs, and Jacobians and Hessians of calls with structs.
 
+A field holding a dataclass or named tuple is flattened in turn, so
+``s.body.spring.k`` is one parameter, updated in reversible code
+(``s.body.x += …``), assigned in ordinary code, and a nested struct is
+passed whole to a call (``kick(s.body, dt)``).  Calls must agree with plain
+Python on both engines, and gradients, pullbacks, tangents, Hessian-vector
+products and the blocks of Jacobians and Hessians come back in the
+structs' classes, compared with JAX on the same structs (registered as
+pytrees: ``jax.jacfwd`` and ``jax.hessian`` lay their blocks out as
+revmlir does) and with central differences; each error names the field or
+is located at the user's line (marked ``# E:name``)."""
+
+import itertools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -14,6 +19,7 @@ from typing import NamedTuple
 import jax
 import numpy as np
 import pytest
+from jax.flatten_util import ravel_pytree
 
 import revmlir as rv
 from marked_lines import MarkedLines
@@ -106,7 +112,10 @@ def test_gradients_pullbacks_and_tangents_of_nested_structs_match_jax():
         out += s.e + s.trail[0] * s.trail[0]
 
     s = system()
-    expected = jax.jit(jax.grad(step_jax))(s, 0.1)
+    direction = System(Body(1.0, 0.0, Spring(0.0, 1.0)), np.array([0.0, 1.0]), 0.0)
+    expected, slope = jax.jit(
+        lambda s, d: (jax.grad(step_jax)(s, 0.1), jax.jvp(lambda s: step_jax(s, 0.1), (s,), (d,))[1])
+    )(s, direction)
     g_out, g_s, g_dt = rv.gradient(loss, (0.0, s, 0.1))
     assert g_out == 1.0 and isinstance(g_s.body.spring, Spring) and s.trail[0] == 0.25
     for found, wanted in zip(jax.tree.leaves(g_s), jax.tree.leaves(expected), strict=True):
@@ -114,9 +123,7 @@ def test_gradients_pullbacks_and_tangents_of_nested_structs_match_jax():
     _, pullback = rv.vjp(loss, 0.0, s, 0.1)
     # a cotangent with a nested None: zero for every field under it
     assert pullback(2.0, System(None, np.zeros(2), 0.0), None)[1].body.spring.k == pytest.approx(2 * g_s.body.spring.k)
-    direction = System(Body(1.0, 0.0, Spring(0.0, 1.0)), np.array([0.0, 1.0]), 0.0)
     _, tangents = rv.jvp(loss, (0.0, s, 0.1), (None, direction, None))
-    _, slope = jax.jit(lambda s, d: jax.jvp(lambda s: step_jax(s, 0.1), (s,), (d,)))(s, direction)
     assert tangents[0] == pytest.approx(float(slope), rel=1e-12)
     assert isinstance(tangents[1].body, Body) and tangents[1].body.x != 0.0
     h = 1e-6
@@ -158,7 +165,7 @@ def test_ordinary_functions_take_nested_structs():
     compared between the engines above."""
     s = system()
     value = ORDINARY_STEP(s, 0.1)
-    assert value == pytest.approx(float(jax.jit(ordinary_step_jax)(system(), 0.1)), rel=1e-14)
+    assert value == pytest.approx(_ordinary_step(system(), 0.1), rel=1e-14)  # the undecorated function
     assert s.body.x == 1.0 and s.trail[0] != 0.25  # scalar fields: variables of the call; arrays: in place
 
 
@@ -168,6 +175,114 @@ def test_ordinary_gradients_of_nested_structs_match_jax():
     assert isinstance(g_s.body.spring, Spring) and g_dt == pytest.approx(float(expected_dt), rel=1e-12)
     for found, wanted in zip(jax.tree.leaves(g_s), jax.tree.leaves(expected_s), strict=True):
         np.testing.assert_allclose(found, wanted, rtol=1e-12)
+
+
+# -- Jacobians and Hessians in blocks ------------------------------------------------
+
+
+def jax_reference(transform, f, args: tuple, raveled):
+    """JAX's ``transform`` (``jax.jacfwd`` or ``jax.hessian``) of ``f`` over
+    every argument: the layout of its blocks (traced, not compiled) and its
+    matrix over the raveled arguments, of ``raveled`` (``f`` of them, its
+    outputs raveled for a Jacobian): one small program for XLA to compile
+    where the blocks would be many."""
+    layout = jax.eval_shape(transform(f, argnums=tuple(range(len(args)))), *args)
+    flat, unravel = ravel_pytree(args)
+    return layout, np.atleast_2d(jax.jit(transform(lambda v: raveled(*unravel(v))))(flat))
+
+
+def close_to_jax(found, layout, matrix: np.ndarray, args: tuple) -> None:
+    """``found`` holds JAX's blocks where JAX lays them out (``None``, no
+    derivative, is no leaf, as an integer held fixed is none of JAX's) and
+    tiles JAX's matrix: row fields outside, column fields (the leaves of
+    ``args``) inside."""
+    leaves = jax.tree.leaves(found)
+    assert [np.shape(leaf) for leaf in leaves] == [leaf.shape for leaf in jax.tree.leaves(layout)]
+    columns = [np.size(leaf) for leaf in jax.tree.leaves(args)]
+    tiles = [np.reshape(leaf, (-1, n)) for leaf, n in zip(leaves, itertools.cycle(columns))]
+    rows = [np.hstack(tiles[i : i + len(columns)]) for i in range(0, len(tiles), len(columns))]
+    np.testing.assert_allclose(np.vstack(rows), matrix, rtol=1e-12, atol=1e-14)
+
+
+def step_outputs_jax(s: System, dt):
+    """What the reversible step returns: the System after it, and dt."""
+    b = s.body
+    v = b.v - dt * b.spring.k * (b.x - b.spring.rest)
+    x = b.x + dt * v
+    trail = s.trail.at[0].add(x * s.trail[1])
+    return System(Body(x, v, b.spring), trail, s.e + x * b.spring.k), dt
+
+
+def test_jacobians_of_structs_come_in_blocks_as_jax_lays_them_out():
+    """Outputs outside, arguments inside, a block per pair of fields, in
+    forward and reverse mode, on both engines."""
+    s = system()
+    layout, matrix = jax_reference(
+        jax.jacfwd, step_outputs_jax, (s, 0.1), lambda s, dt: ravel_pytree(step_outputs_jax(s, dt))[0]
+    )
+    forward = rv.jacobian(STEP["interpreter"], (s, 0.1), mode="forward")
+    assert isinstance(forward[0].body.spring, Spring) and isinstance(forward[0].body.x[0].body, Body)
+    assert forward[0].trail[0].trail.shape == (2, 2) and forward[0].trail[0].e.shape == (2,)
+    close_to_jax(forward, layout, matrix, (s, 0.1))
+    close_to_jax(rv.jacobian(STEP["native"], (s, 0.1), mode="reverse"), layout, matrix, (s, 0.1))
+    # of=, wrt= choose outputs and arguments, in their order
+    only = rv.jacobian(STEP["interpreter"], (s, 0.1), wrt=(1,), of=(0,))
+    by_dt = jax.tree.map(lambda blocks: (blocks[1],), forward[0], is_leaf=lambda x: type(x) is tuple)
+    assert jax.tree.structure(only) == jax.tree.structure((by_dt,))
+    np.testing.assert_array_equal(ravel_pytree(only)[0], ravel_pytree((by_dt,))[0])
+    h = 1e-6
+    e_after = lambda dt: step_in_python(1.0, 0.5, 2.0, 0.1, 0.25, -1.5, 0.0, dt)[3]  # noqa: E731
+    assert only[0].e[0] == pytest.approx((e_after(0.1 + h) - e_after(0.1 - h)) / (2 * h), rel=1e-7)
+    assert s.body.x == 1.0 and s.trail[0] == 0.25  # the arguments are left alone
+
+
+class Weights(NamedTuple):
+    n: int
+    scale: float
+
+
+@rv.ordinary(backend="interpreter")
+def potential(s: System, p: Weights):
+    """Straight-line, so that its Hessian is quick to derive."""
+    d = s.body.x - s.body.spring.rest
+    return p.scale * (s.body.spring.k * d * d + s.body.v * s.trail[1] * s.trail[0]) + p.n * s.e * s.e
+
+
+def potential_jax(s: System, scale):
+    d = s.body.x - s.body.spring.rest
+    return scale * (s.body.spring.k * d * d + s.body.v * s.trail[1] * s.trail[0]) + 2 * s.e * s.e
+
+
+def test_hessians_and_hvps_of_structs_match_jax():
+    """A Hessian block per pair of fields, ``None`` for the integer field
+    (JAX's: a hessian over the float leaves, the integer fixed)."""
+    s, p = System(Body(1.0, 0.5, Spring(2.0, 0.1)), np.array([0.25, -1.5]), 0.75), Weights(2, 1.5)
+    layout, matrix = jax_reference(jax.hessian, potential_jax, (s, 1.5), potential_jax)
+    H = rv.hessian(potential, (s, p))
+    assert H[1].n is None and isinstance(H[1].scale[0].body.spring, Spring) and H[1].scale[1].n is None
+    close_to_jax(H, layout, matrix, (s, 1.5))
+    direction = System(Body(1.0, -1.0, Spring(0.5, None)), np.array([0.0, 2.0]), 0.0)
+    product = rv.hvp(potential, (s, p), (direction, Weights(0, 1.0)))
+    assert isinstance(product[0].body.spring, Spring) and product[1].n == 0.0
+    along = ravel_pytree((System(Body(1.0, -1.0, Spring(0.5, 0.0)), np.array([0.0, 2.0]), 0.0), 1.0))[0]
+    np.testing.assert_allclose(ravel_pytree((product[0], product[1].scale))[0], matrix @ along, rtol=1e-12)
+    checkpointed = rv.hvp(potential, (s, p), (direction, None), checkpoint="binomial", snapshots=2)
+    store_all = rv.hvp(potential, (s, p), (direction, None))
+    np.testing.assert_allclose(ravel_pytree(checkpointed)[0], ravel_pytree(store_all)[0], rtol=1e-12)
+
+
+def test_struct_matrix_errors_name_what_is_wrong():
+    s, p = system(), Weights(2, 1.5)
+    with pytest.raises(TypeError, match=r"rv.jacobian: argument #2 of potential does not exist \(2 argument\(s\)\)"):
+        rv.jacobian(potential, (s, p), wrt=(2,))
+    with pytest.raises(TypeError, match=r"rv.jacobian: output #3 of potential does not exist \(3 output\(s\)\)"):
+        rv.jacobian(potential, (s, p), of=(3,))
+    with pytest.raises(TypeError, match=r"output #1 is a System, not a number"):
+        rv.hessian(potential, (s, p), iloss=1)
+    with pytest.raises(TypeError, match=r"the vector of a Spring is one, or None, not Weights"):
+        rv.hvp(potential, (s, p), (System(Body(0.0, 0.0, p), np.zeros(2), 0.0), None))
+    with pytest.raises(TypeError, match=r"takes 2 argument\(s\), so 2 vectors"):
+        rv.hvp(potential, (s, p), (None,))
 
 
 # -- errors ----------------------------------------------------------------------------

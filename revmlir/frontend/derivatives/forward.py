@@ -34,6 +34,7 @@ from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, Checkpoin
 from revmlir.frontend.base.derived import ReversibleCall, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
+from revmlir.frontend.derivatives.blocks import Side, blocks
 from revmlir.frontend.derivatives.gradient import (
     checkpointed_call,
     differentiated_specialization,
@@ -197,8 +198,15 @@ def hvp(
     per float array, ``0.0`` for other scalars and ``None`` for other
     arrays.  ``checkpoint=`` (and its options, as for ``rv.gradient``)
     differentiates the gradient checkpointed under that policy.  The
-    arguments are not modified."""
+    arguments are not modified.  A struct's vector is an instance of its
+    class holding one per field (or ``None``, a zero), and so is its
+    product, as ``rv.gradient`` gives a struct's gradient."""
     args, vectors = tuple(args), tuple(vectors)
+    if (structs := struct_call(f, args)) is not None:
+        check_count(f, args, vectors, "vectors")
+        flat_vectors = structs.layout.flatten_cotangents(vectors, "vector")
+        flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
+        return structs.layout.rebuild(args, hvp(structs.function, flat_args, flat_vectors, loss, **checkpointing))
     policy = CheckpointPolicy.of_options(checkpointing, "hvp")
     call = differentiated_call(f, args, "hvp", gradient=True, policy=policy)
     check_count(call.spec.function, args, vectors, "vectors")
@@ -253,7 +261,7 @@ def hessian(
     iloss: int = 0,
     wrt: Sequence[int] | None = None,
     **checkpointing: Unpack[CheckpointOptions],
-) -> np.ndarray:
+) -> np.ndarray | tuple[Any, ...]:
     """The Hessian of output ``iloss`` (a float scalar; outputs as
     ``rv.gradient`` numbers them) with respect to the float arguments
     ``wrt`` (default: all of them), as an ``n × n`` array.  The arguments
@@ -264,8 +272,21 @@ def hessian(
     argument is f64 all columns come from one native call (``@f.hessian``),
     otherwise (and for a checkpointed gradient, marked or under
     ``checkpoint=``, as for ``rv.hvp``) from one ``rv.hvp`` each.  The
-    arguments are not modified."""
+    arguments are not modified.
+
+    With struct arguments the Hessian comes in blocks, as ``jax.hessian``
+    gives a pytree's (``revmlir.frontend.derivatives.blocks``): one entry
+    per argument ``wrt`` (default: every one), each a tuple with one entry
+    per argument ``wrt``, a struct's an instance of its class with one
+    entry per field, a block shaped as the two fields one after the other
+    (``None`` where either carries no derivative)."""
     args = tuple(args)
+    if (structs := struct_call(f, args)) is not None:
+        flat_args = structs.layout.flatten(args)
+        call = differentiated_call(structs.function, flat_args, "hessian")
+        side = Side.of(structs.layout, args, wrt, call, call.inputs, "rv.hessian")
+        loss = structs.loss(args, iloss)
+        return blocks(hessian(structs.function, flat_args, loss, side.flat, **checkpointing), side, side)
     policy = CheckpointPolicy.of_options(checkpointing, "hessian")
     call = differentiated_call(f, args, "hessian", gradient=True, policy=policy)
     spec, state = call.spec, call.arguments

@@ -248,14 +248,20 @@ class StructCall:
     def outputs(self) -> Layout:
         return self.layout.after(self.returned)
 
+    def output_values(self, args: Sequence[Any]) -> tuple[Any, ...]:
+        """The outputs of the call with ``args`` as far as their structs
+        go: a struct output is the argument it was (a new instance of its
+        class holds it after the call); a returned value is not known."""
+        return (None,) * self.returned + tuple(args)
+
     def rebuild_outputs(self, args: Sequence[Any], flat: Sequence[Any]) -> tuple[Any, ...]:
         """The outputs (or their tangents) of the call with ``args`` out of
         the flattened call's: each struct a new instance of its class."""
-        return self.outputs.rebuild((None,) * self.returned + tuple(args), flat)
+        return self.outputs.rebuild(self.output_values(args), flat)
 
     def loss(self, args: Sequence[Any], iloss: int) -> int:
         """Output ``iloss`` among the flattened call's outputs."""
-        return self.outputs.flat_output((None,) * self.returned + tuple(args), iloss)
+        return self.outputs.flat_output(self.output_values(args), iloss)
 
 
 @dataclass(frozen=True)

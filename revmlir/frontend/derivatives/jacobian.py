@@ -21,8 +21,9 @@ from revmlir.dialects.primitives import InvokeOp
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.derivatives.blocks import Side, blocks
 from revmlir.frontend.derivatives.forward import differentiated_call, spec_jvp, whole_call
-from revmlir.frontend.derivatives.gradient import run_call
+from revmlir.frontend.derivatives.gradient import run_call, struct_call
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 
@@ -62,7 +63,7 @@ def jacobian(
     wrt: Sequence[int] | None = None,
     of: Sequence[int] | None = None,
     mode: str = "auto",
-) -> np.ndarray:
+) -> np.ndarray | tuple[Any, ...]:
     """``∂(float entries of outputs `of`) / ∂(those of arguments `wrt`)``,
     an ``m × n`` array in ``FloatLayout`` order (both default to every
     float one).  A reversible function's outputs are its arguments after
@@ -71,8 +72,23 @@ def jacobian(
     tangent per column; for a reversible function with every argument as
     ``wrt``, all columns in one native call of ``@f.jacobian``),
     ``"reverse"`` (pullbacks, ``REVERSE_JACOBIAN_LANES`` rows per backward
-    run) or ``"auto"`` (the fewer runs).  The arguments are not modified."""
-    call = differentiated_call(f, tuple(args), "jacobian")
+    run) or ``"auto"`` (the fewer runs).  The arguments are not modified.
+
+    With struct arguments the matrix comes in blocks, as ``jax.jacfwd``
+    gives a pytree's (``revmlir.frontend.derivatives.blocks``): one entry
+    per output ``of``, each a tuple with one entry per argument ``wrt``
+    (both default to every one), a struct's an instance of its class with
+    one entry per field, a block shaped as the output's field followed by
+    the argument's (``None`` where either carries no derivative)."""
+    args = tuple(args)
+    if (structs := struct_call(f, args)) is not None:
+        flat_args = structs.layout.flatten(args)
+        call = differentiated_call(structs.function, flat_args, "jacobian")
+        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, "rv.jacobian")
+        by_output = Side.of(structs.outputs, structs.output_values(args), of, call, call.outputs, "rv.jacobian")
+        matrix = jacobian(structs.function, flat_args, by_argument.flat, by_output.flat, mode)
+        return blocks(matrix, by_output, by_argument)
+    call = differentiated_call(f, args, "jacobian")
     spec, state = call.spec, call.arguments
     inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")
     outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "rv.jacobian"), "rv.jacobian")
