@@ -52,7 +52,6 @@ from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type
 from revmlir.frontend.ordinary_code.results import UnknownResults, declared_results, describe_results
 
-
 Key = tuple[int, tuple[Attribute, ...]]
 """A specialisation: ``id`` of the function and its argument types."""
 
@@ -393,7 +392,12 @@ class ModuleCompiler(base.ModuleCompiler):
         return name, found
 
     def _compile(
-        self, key: Key, function: Ordinary, name: str, types: Sequence[Attribute], declared: tuple[Attribute, ...] | None
+        self,
+        key: Key,
+        function: Ordinary,
+        name: str,
+        types: Sequence[Attribute],
+        declared: tuple[Attribute, ...] | None,
     ) -> tuple[func.FuncOp, set[Key]]:
         """Compile ``function`` once, its recursive calls given the result
         types known for it; also the calls with unknown result types it
