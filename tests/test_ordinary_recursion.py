@@ -296,18 +296,22 @@ def check_unbounded(error: ExecutionError) -> None:
 
 
 def test_unbounded_recursion_stops_natively():
-    with pytest.raises(ExecutionError) as caught:
-        power(1.0, -1)
-    check_unbounded(caught.value)
+    """In the call and in the gradient, whose tape grows on the way."""
+    for run in (lambda: power(1.0, -1), lambda: rv.gradient(power, (1.0, -1))):
+        with pytest.raises(ExecutionError) as caught:
+            run()
+        check_unbounded(caught.value)
 
 
 def test_unbounded_recursion_stops_on_the_interpreter(monkeypatch):
     """At the interpreter's depth, made small here, as on the native
     engine's stack."""
     monkeypatch.setattr(interpreter_semantics, "MAX_CALL_DEPTH", 100)
-    with pytest.raises(ExecutionError) as caught:
-        program(X, U.copy(), A, np.zeros(4), -1)
-    check_unbounded(caught.value)
+    unbounded = (X, U.copy(), A, np.zeros(4), -1)
+    for run in (lambda: program(*unbounded), lambda: rv.gradient(program, unbounded)):
+        with pytest.raises(ExecutionError) as caught:
+            run()
+        check_unbounded(caught.value)
 
 
 def test_recursive_checkpoint_refused():
@@ -363,6 +367,16 @@ def test_declared_result_types():
         return a, b
 
     assert halvings(1.0, 3) == (0.125, 3)
+
+    @rv.ordinary(backend="interpreter")
+    def fill(u, i) -> None:
+        if i < len(u):
+            u[i] = 2.0 * i
+            fill(u, i + 1)
+
+    u = np.zeros(3)
+    assert fill(u, 0) is None
+    np.testing.assert_array_equal(u, [0.0, 2.0, 4.0])
 
 
 def test_every_path_recurses():
