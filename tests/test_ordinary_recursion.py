@@ -323,7 +323,9 @@ def test_recursive_checkpoint_refused():
     line = LINES.index(next(s for s in LINES if s.endswith("# E:unbounded"))) + 1
     assert f"{HERE}:{line}:{LINES[line - 1].index('power(') + 1}: " in error.reason
     assert "cannot call @power recursively" in error.reason
-    assert error.hint == "without checkpoint= the derivatives store all, which any function compiled here allows"
+    assert error.hint == (
+        "leave out checkpoint= to differentiate it store-all (on a tape), as any @rv.ordinary function can be"
+    )
 
 
 # -- result types and their errors ----------------------------------------------------

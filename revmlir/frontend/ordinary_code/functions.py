@@ -61,7 +61,7 @@ from revmlir.runtime.native import NativeModule
 
 FORMS = ("both", "ordinary", "reversible")
 PLAIN_SUFFIX = ".plain"
-STORE_ALL_HINT = "without checkpoint= the derivatives store all, which any function compiled here allows"
+STORE_ALL_HINT = "leave out checkpoint= to differentiate it store-all (on a tape), as any @rv.ordinary function can be"
 """What to do where ``checkpoint=`` cannot make ``f`` resumable: ``f``
 compiled, so its Bennett form, which store-all derivatives run, exists."""
 
