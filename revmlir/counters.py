@@ -21,13 +21,14 @@ never reaches a store that running backwards skips.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Operation
 
 from revmlir.dialects.rev import CallOp, FuncOp, SafeOp, UncallOp
+from revmlir.ir_utils import nested_ops
 from revmlir.semantics import ArgumentUse, argument_uses
 
 
@@ -40,9 +41,15 @@ def in_safe_region(op: Operation) -> bool:
     return False
 
 
-def counter_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
-    """Per ``rev.func`` of ``module``: the positions of its counters."""
+def counter_arguments(module: ModuleOp, roots: Iterable[str] | None = None) -> dict[str, frozenset[int]]:
+    """Per ``rev.func`` of ``module``, or per function that ``roots`` reach
+    by calls and uncalls: the positions of its counters.  A function's
+    counters depend only on the functions it reaches, so the verifier, which
+    asks about one callee per call, pays for that callee's part of the call
+    graph instead of the whole module's at every call."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+    if roots is not None:
+        functions = _reached(functions, roots)
     uses = {name: argument_uses(func) for name, func in functions.items()}
 
     def passed(use: ArgumentUse, counters: dict[str, frozenset[int]]) -> bool:
@@ -66,6 +73,23 @@ def counter_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     return _fixpoint(
         none, lambda name, k, found: k in safe_only[name] and any(counts(u, found) for u in uses[name][k]), arrays
     )
+
+
+def _reached(functions: dict[str, FuncOp], roots: Iterable[str]) -> dict[str, FuncOp]:
+    """The functions of ``functions`` that ``roots`` reach by calls and uncalls."""
+    reached: dict[str, FuncOp] = {}
+    pending = [name for name in roots if name in functions]
+    while pending:
+        name = pending.pop()
+        if name in reached:
+            continue
+        reached[name] = functions[name]
+        pending.extend(
+            op.callee.string_value()
+            for op in nested_ops(functions[name])
+            if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions
+        )
+    return reached
 
 
 def _fixpoint(

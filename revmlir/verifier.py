@@ -118,7 +118,7 @@ class FunctionVerifier:
         self.consumer: dict[SSAValue, Operation] = {}
         self.position: dict[Operation, int] = {}
         self._written: dict[str, tuple[Writes, ...]] | None = None
-        self._counted: dict[str, frozenset[int]] | None = None
+        self._counted: dict[str, frozenset[int]] = {}
 
     def run(self) -> None:
         self._check_layouts()
@@ -516,9 +516,11 @@ class FunctionVerifier:
     def _counters(self, name: str) -> frozenset[int]:
         """The counters of function ``name`` of this module (``revmlir.counters``)."""
         module = self.func.parent_op()
-        if self._counted is None:
-            self._counted = counter_arguments(module) if isinstance(module, ModuleOp) else {}
-        return self._counted.get(name, frozenset())
+        if name not in self._counted:
+            found = counter_arguments(module, [name]) if isinstance(module, ModuleOp) else {}
+            self._counted.update(found)
+            self._counted.setdefault(name, frozenset())
+        return self._counted[name]
 
     def _is_counter(self, value: SSAValue) -> bool:
         return (
