@@ -130,6 +130,12 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
     returned = function.body.block.last_op
     scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
     if isinstance(returned, func.ReturnOp):
+        if len(returned.arguments) != len(scalars):
+            raise PassFailedException(
+                f"{describe_op(returned)}: @{name} is not a kernel function: it returns "
+                f"{len(returned.arguments)} value(s) for its {len(scalars)} scalar argument(s) (a kernel "
+                "function returns its scalar arguments unchanged, as a lowered reversible function does)"
+            )
         for scalar, value in zip(scalars, returned.arguments, strict=True):
             if value is not scalar:
                 which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
