@@ -23,7 +23,7 @@ array freed below a live buffer leaves its bytes to the end of the
 iteration (the kernel sets ``top`` back at the start of every iteration of
 its parallel loop, whose allocations cannot outlive it).  An allocation
 that would pass ``end`` is the run-time check "needs N bytes of per-thread
-arena, has M", reported at the allocation through the error slot like
+arena, has M", reported at the allocation through ``revmlir.report`` like
 every other check, before anything is written.
 """
 
@@ -54,7 +54,7 @@ from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.rev_to_std import element_bytes
 from revmlir.lowering.stacks import constant, result
 from revmlir.lowering.std_to_llvm import llvm_position, llvm_type
-from revmlir.runtime_checks import CHECKS_ATTR, FAIL, JUMP_WORD, CheckTable
+from revmlir.runtime_checks import CHECKS_ATTR, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
 TOP_WORD, BASE_WORD, END_WORD = 2, 3, 4
 """Where a thread's error context keeps its arena's top, start and end."""
@@ -110,13 +110,15 @@ def rounded(bytes: SSAValue) -> SSAValue:
 
 def check(ok: SSAValue, own: SSAValue, identifier: int, values: list[SSAValue]) -> None:
     """Where ``ok`` is false, report check ``identifier`` with ``values``
-    through the thread's own slot (``revmlir.fail`` ends the thread)."""
+    (64-bit words) as every lowered check reports
+    (``revmlir.lowering.checked_code``): one call of ``revmlir.report``,
+    whose device body gives the launch's shared slot the words and ends the
+    thread."""
     failed = result(arith.XOrIOp(ok, constant(1, i1)))
     report = Block()
     with ImplicitBuilder(report):
-        for position, value in enumerate([constant(identifier), *values]):
-            memref.StoreOp.get(value, own, [constant(position, IndexType())])
-        func.CallOp(FAIL, [own], [])
+        words = [constant(identifier), *values]
+        func.CallOp(REPORT, [own, *words, *[constant(0)] * (len(REPORT_INPUTS) - 1 - len(words))], [])
         scf.YieldOp()
     scf.IfOp(failed, [], Region(report))
 

@@ -4,7 +4,7 @@ The bodies are translated by ``convert-std-to-llvm``'s rules, as host code
 is, with the device's own for the ops that differ (the ``nvvm`` ops,
 atomic additions as PTX ``red``/``atom``, aggregated over the warp), and
 without what only a host has: no C entry points, no setjmp guard
-(``revmlir.fail`` reports and exits the thread instead,
+(``revmlir.report`` reports and exits the thread instead,
 ``revmlir.gpu.to_nvvm``).
 
 NVPTX selects no transcendental math: LLVM's ``exp``/``log``/``sin``/
@@ -54,7 +54,7 @@ from revmlir.lowering.std_to_llvm import (
     llvm_type,
     translate_module,
 )
-from revmlir.runtime_checks import FAIL, REPORT
+from revmlir.runtime_checks import REPORT
 
 TRIPLE = "nvptx64-nvidia-cuda"
 KERNEL_CONVENTION = "ptx_kernel"
@@ -411,21 +411,20 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
             function.calling_convention = KERNEL_CONVENTION
         elif not function.is_declaration and (not keep_functions or function.name in private):
             function.linkage = "internal"
-    _out_of_line_fail(converted)
+    _out_of_line_report(converted)
     return converted, kernels
 
 
-def _out_of_line_fail(module: ir.Module) -> None:
-    """The device's ``revmlir.fail`` is called, not inlined: a kernel has a
-    check at nearly every array access, and the report inlined at each
+def _out_of_line_report(module: ir.Module) -> None:
+    """The device's ``revmlir.report`` is called, not inlined: a kernel has
+    a check at nearly every array access, and the report inlined at each
     made loops over small arrays too large for LLVM to unroll, so their
     arrays stayed in local memory instead of registers (BA's Jacobian
     blocks).  It never returns (the thread exits) and is cold, so LLVM lays
-    out the checks as the unlikely branches they are.  So is
-    ``revmlir.report``, which the checks call."""
-    names = {ptx_name(FAIL), ptx_name(REPORT)}
+    out the checks as the unlikely branches they are."""
+    report = ptx_name(REPORT)
     for function in module.functions:
-        if function.name in names and not function.is_declaration:
+        if function.name == report and not function.is_declaration:
             function.attributes.add("noinline")
             function.attributes.add("cold")
             function.attributes.add("noreturn")

@@ -17,10 +17,11 @@ and block sizes are two new trailing ``index`` arguments.
 
 The error slot of a kernel holds ``GPU_ERROR_WORDS`` words, ``[check id,
 payload…, element, unused, unused]`` (``revmlir.runtime_checks``), shared
-by every thread.  Checks report through a thread's own slot, as on the CPU;
-its last word (the CPU's jump word) holds the address of a two-word context
-``[address of the shared slot, element]``, where ``revmlir.report`` and
-``revmlir.fail`` (``convert-gpu-to-nvvm``) find where to report.  The
+by every thread.  Checks report through a thread's own slot, as on the CPU,
+by calling ``revmlir.report`` (the arena's checks too); the slot's last
+word (the CPU's jump word) holds the address of a two-word context
+``[address of the shared slot, element]``, where the device's
+``revmlir.report`` (``convert-gpu-to-nvvm``) finds where to report.  The
 element is the parallel index, or −1 for a check outside the loop.
 
 Arrays of a dynamic size (``memref.alloc``) and the buffers of stacks in a
@@ -67,7 +68,7 @@ from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.loop_versioning import version_loop
-from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, CheckTable
+from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
 ARENA_PARAMETERS = (i64, i64)
@@ -129,6 +130,12 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
     returned = function.body.block.last_op
     scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
     if isinstance(returned, func.ReturnOp):
+        if len(returned.arguments) != len(scalars):
+            raise PassFailedException(
+                f"{describe_op(returned)}: @{name} is not a kernel function: it returns "
+                f"{len(returned.arguments)} value(s) for its {len(scalars)} scalar argument(s) (a kernel "
+                "function returns its scalar arguments unchanged, as a lowered reversible function does)"
+            )
         for scalar, value in zip(scalars, returned.arguments, strict=True):
             if value is not scalar:
                 which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
@@ -153,7 +160,7 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 f"{describe_op(inner)}: @{name} is not a kernel function: it writes an array outside its "
                 "parallel loop, which every thread would do"
             )
-        if isinstance(inner, func.CallOp) and inner.callee.string_value() not in (FAIL, REPORT):
+        if isinstance(inner, func.CallOp) and inner.callee.string_value() != REPORT:
             raise PassFailedException(
                 f"{describe_op(inner)}: @{name} is not a kernel function: it calls "
                 f"@{inner.callee.string_value()} outside its parallel loop, which every thread would do"
@@ -161,7 +168,9 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
 
 
 def callees(module: ModuleOp, roots: list[func.FuncOp]) -> list[func.FuncOp]:
-    """The functions ``roots`` call, directly or not, in module order."""
+    """The functions ``roots`` call, directly or not, in module order; not
+    what the std body of ``revmlir.report`` calls (``revmlir.fail``): the
+    device has a report of its own (``convert-gpu-to-nvvm``)."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     seen: set[str] = set()
     work = list(roots)
@@ -169,7 +178,7 @@ def callees(module: ModuleOp, roots: list[func.FuncOp]) -> list[func.FuncOp]:
         for op in nested_ops(work.pop()):
             if isinstance(op, func.CallOp) and (callee := op.callee.string_value()) not in seen:
                 seen.add(callee)
-                if callee in functions:
+                if callee in functions and callee != REPORT:
                     work.append(functions[callee])
     return [f for f in functions.values() if f.sym_name.data in seen]
 
@@ -205,7 +214,8 @@ def _device_copy(function: func.FuncOp, copy: bool) -> func.FuncOp:
     """A function for the device, a copy or ``function`` itself detached:
     ``revmlir.report`` and ``revmlir.fail`` only declared (their std bodies
     store in the thread's own slot and abort the process;
-    ``convert-gpu-to-nvvm`` defines the device's)."""
+    ``convert-gpu-to-nvvm`` defines the device's report; the device has no
+    ``revmlir.fail``)."""
     if (name := function.sym_name.data) in (FAIL, REPORT):
         return func.FuncOp.external(name, function.function_type.inputs.data, function.function_type.outputs.data)
     if copy:
@@ -407,9 +417,12 @@ def outline(
     checks = register_checks(module)
     arenas = [any(uses_arena(g) for g in [f, *callees(module, [f])]) for f in kernels]
     copies = [_device_copy(f, keep_host) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
-    for copy in copies:
-        if uses_arena(copy):
-            _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)
+    in_arena = [copy for copy in copies if uses_arena(copy)]
+    for copy in in_arena:
+        _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)
+    if (in_arena or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
+        # the arena's checks report as every check does
+        copies.append(func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
     body = Block()
     body.add_ops(copies)
     body.add_ops([kernel(f, loop, arena, checks) for f, loop, arena in zip(kernels, loops, arenas)])

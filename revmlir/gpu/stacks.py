@@ -22,7 +22,7 @@ bytes the buffer has reserved rather than elements:
 
 ``rev-gpu-outline`` rewrites every push and free of a kernel and of the
 functions it calls (``place``), which the thread's own error slot gives the
-arena's context, as it gives it to ``revmlir.fail``.
+arena's context, as it gives it to ``revmlir.report``.
 
 Why these growths: in place costs no copy, so there is nothing to gain
 from reserving ahead, and a lone stack takes only what it holds (so the

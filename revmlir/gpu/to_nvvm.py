@@ -10,9 +10,9 @@ terms.
   stores its values and element there; every failing thread exits
   (``nvvm.exit``).  Where the shared slot is, and the element, it reads
   from the context whose address the thread's own slot holds in its last
-  word (``revmlir.gpu.outline``).  ``revmlir.fail`` does the same with the
-  check id and values the thread's own slot holds (the arena's checks
-  store them there).
+  word (``revmlir.gpu.outline``).  Every check of device code reports
+  through it, the arena's too (``revmlir.gpu.arena``); the device has no
+  ``revmlir.fail``.
 
 Bodies stay std-level: ``revmlir.gpu.nvptx`` translates them with
 ``convert-std-to-llvm``'s rules, as it does host code.
@@ -31,7 +31,7 @@ from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
 from revmlir.ir_utils import nested_ops
-from revmlir.runtime_checks import ELEMENT_WORD, FAIL, JUMP_WORD, PAYLOAD_SLOTS, REPORT
+from revmlir.runtime_checks import ELEMENT_WORD, JUMP_WORD, REPORT
 
 _REGISTERS: dict[type[Operation], str] = {
     gpu.ThreadIdOp: "tid",
@@ -56,43 +56,23 @@ def convert_op(op: Operation) -> None:
         Rewriter.replace_op(op, nvvm.Barrier0Op(), [])
 
 
-def define_device_fail(function: func.FuncOp) -> None:
-    """Give ``revmlir.fail`` the device body of the module docstring, for
-    what its thread's own slot holds."""
-    _define_device_report(function, words_in_arguments=False)
-
-
 def define_device_report(function: func.FuncOp) -> None:
     """Give ``revmlir.report`` the device body of the module docstring, for
     its arguments: the check's words go to the shared slot directly, not
     through the thread's own."""
-    _define_device_report(function, words_in_arguments=True)
-
-
-def _define_device_report(function: func.FuncOp, words_in_arguments: bool) -> None:
-    """The device body of ``revmlir.report`` (the check id and payload words
-    in its arguments after the thread's own slot) or ``revmlir.fail`` (in
-    that slot)."""
     block = Block(arg_types=function.function_type.inputs.data)
-    own = block.args[0]
-    own.name_hint = "thread_err"
+    own, check, *values = block.args
+    own.name_hint, check.name_hint = "thread_err", "check"
+    for value in values:
+        value.name_hint = "word"
     ops: list[Operation] = []
 
     def add(op: Operation) -> SSAValue:
         ops.append(op)
         return op.results[0]
 
-    def word(index: int) -> SSAValue:
-        return add(memref.LoadOp.get(own, [add(arith.ConstantOp.from_int_and_width(index, IndexType()))]))
-
-    if words_in_arguments:
-        check, *values = block.args[1:]
-        check.name_hint = "check"
-        for value in values:
-            value.name_hint = "word"
-    else:
-        check, *values = (word(w) for w in range(1 + PAYLOAD_SLOTS))
-    context = add(llvm.IntToPtrOp(word(JUMP_WORD)))
+    jump = add(memref.LoadOp.get(own, [add(arith.ConstantOp.from_int_and_width(JUMP_WORD, IndexType()))]))
+    context = add(llvm.IntToPtrOp(jump))
     shared_address = add(llvm.LoadOp(context, i64))
     element = add(llvm.LoadOp(add(llvm.GEPOp(context, [1], i64)), i64))
     zero = add(arith.ConstantOp.from_int_and_width(0, i64))
@@ -114,8 +94,7 @@ def _define_device_report(function: func.FuncOp, words_in_arguments: bool) -> No
 @dataclass(frozen=True)
 class ConvertGpuToNvvmPass(ModulePass):
     """GPU ops of every ``gpu.module`` become ``nvvm`` ops; its
-    ``revmlir.report`` and ``revmlir.fail`` report to the launch's shared
-    error slot."""
+    ``revmlir.report`` reports to the launch's shared error slot."""
 
     name = "convert-gpu-to-nvvm"
 
@@ -126,8 +105,5 @@ class ConvertGpuToNvvmPass(ModulePass):
             for inner in [o for o in nested_ops(device) if type(o) in _REGISTERS or isinstance(o, gpu.BarrierOp)]:
                 convert_op(inner)
             for function in device.body.ops:
-                if isinstance(function, func.FuncOp) and function.is_declaration:
-                    if function.sym_name.data == FAIL:
-                        define_device_fail(function)
-                    elif function.sym_name.data == REPORT:
-                        define_device_report(function)
+                if isinstance(function, func.FuncOp) and function.is_declaration and function.sym_name.data == REPORT:
+                    define_device_report(function)

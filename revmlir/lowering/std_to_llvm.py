@@ -651,15 +651,24 @@ def _assert(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(scf.IfOp)
 def _if(t: FunctionTranslation, op: Operation) -> None:
+    """Two branches joining again; an ``if`` without ``else`` (every
+    run-time check) branches to the join directly, without an empty block
+    that only branches there: checks are most of a checked module's
+    ``scf.if``s, and their empty blocks were built, converted and given to
+    LLVM only to be folded away (the PTX is the same)."""
     assert isinstance(op, scf.IfOp)
     condition = t.get(op.cond)
     types = list(op.output.types)
-    then_block, else_block, merge = t.new_block(), t.new_block(), t.new_block(types)
+    then_block, merge = t.new_block(), t.new_block(types)
+    branches = [(then_block, op.true_region)]
+    if op.false_region.blocks:
+        branches.append((t.new_block(), op.false_region))
+    else_block = branches[1][0] if len(branches) > 1 else merge
     t.emit(fast_ops.llvm_cond_branch(condition, then_block, [], else_block, []), op)
     before = t.block
-    for block, region in ((then_block, op.true_region), (else_block, op.false_region)):
+    for block, region in branches:
         t.block = block
-        values = t.translate_region_into(region, []) if region.blocks else []
+        values = t.translate_region_into(region, [])
         t.emit(fast_ops.llvm_branch(merge, values), op)
     t.block = before
     t.continue_in(merge)

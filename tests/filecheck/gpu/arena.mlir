@@ -1,5 +1,6 @@
 // RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline | filecheck %s --check-prefix=STD
 // RUN: rev-translate %s --emit=ptx | filecheck %s
+// RUN: rev-translate %S/inputs/gpu_arena_only.mlir --emit=ptx | filecheck %s --check-prefix=ONLY
 
 // An ancilla array of a run-time size in a kernel's loop comes from the
 // thread's part of a per-thread arena: the kernel takes the arena's
@@ -35,11 +36,13 @@
 // STD-NEXT:      %[[BASE:.*]] = llvm.load %[[BASEW]] : !llvm.ptr -> i64
 // STD-NEXT:      %[[ENDW:.*]] = llvm.getelementptr %[[CONTEXT]][4] : (!llvm.ptr) -> !llvm.ptr, i64
 // STD-NEXT:      %[[END:.*]] = llvm.load %[[ENDW]] : !llvm.ptr -> i64
-// STD-NEXT:      %{{.*}} = arith.subi %[[NEW]], %[[BASE]] : i64
-// STD-NEXT:      %{{.*}} = arith.subi %[[END]], %[[BASE]] : i64
+// STD-NEXT:      %[[NEEDED:.*]] = arith.subi %[[NEW]], %[[BASE]] : i64
+// STD-NEXT:      %[[HAS:.*]] = arith.subi %[[END]], %[[BASE]] : i64
 // STD-NEXT:      %{{.*}} = arith.cmpi ule, %[[NEW]], %[[END]] : i64
+// A failure reports as every check does: one call of revmlir.report with
+// the check's id and the bytes needed and had.
 // STD:           scf.if
-// STD:             func.call @revmlir.fail(%thread_err) : (memref<6xi64>) -> ()
+// STD:             func.call @revmlir.report(%thread_err, %{{.*}}, %[[NEEDED]], %[[HAS]], %[[ZERO:.*]], %[[ZERO]]) : (memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // STD:           %[[TOPW2:.*]] = llvm.getelementptr %[[CONTEXT]][2] : (!llvm.ptr) -> !llvm.ptr, i64
 // STD-NEXT:      llvm.store %[[NEW]], %[[TOPW2]] : i64, !llvm.ptr
 // STD-NEXT:      %{{.*}} = llvm.mlir.undef : !llvm.struct<(!llvm.ptr, i64)>
@@ -77,6 +80,11 @@
 // CHECK:         setp.le.u64
 // CHECK-NOT:     malloc
 // CHECK-NOT:     free
+
+// A kernel whose only check is the arena's has the device's report too.
+// ONLY:          .func revmlir_$_report(
+// ONLY:          .entry only_arena(
+// ONLY:          call.uni revmlir_$_report,
 rev.func @scratch(%y: memref<?xf64>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

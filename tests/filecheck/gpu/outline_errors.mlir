@@ -78,6 +78,18 @@ func.func @changed_scalar(%y: memref<?xf64>, %a: f64) -> f64 {
 
 // -----
 
+func.func @drops_scalar(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    scf.reduce
+  }
+  // expected-error-re @+1 {{'func.return' at {{.*}}: @drops_scalar is not a kernel function: it returns 0 value(s) for its 1 scalar argument(s) (a kernel function returns its scalar arguments unchanged, as a lowered reversible function does)}}
+  func.return
+}
+
+// -----
+
 func.func @two_dimensional(%y: memref<?x?xf64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

@@ -37,7 +37,7 @@
 // STD:             %[[BYTES:.*]] = arith.andi %{{.*}}, %{{.*}} : i64
 // STD-NEXT:        %[[NEW_END:.*]] = arith.addi %[[START]], %[[BYTES]] : i64
 // STD:             %{{.*}} = arith.cmpi ule, %[[NEW_END]], %{{.*}} : i64
-// STD:               func.call @revmlir.fail(%thread_err) : (memref<6xi64>) -> ()
+// STD:               func.call @revmlir.report(%thread_err, {{.*}}) : (memref<6xi64>, i64, i64, i64, i64, i64) -> ()
 // STD:             llvm.store %[[NEW_END]], %{{.*}} : i64, !llvm.ptr
 // A moved buffer's words are copied.
 // STD-NEXT:        scf.if %[[MOVED]] {

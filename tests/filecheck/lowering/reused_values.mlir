@@ -10,14 +10,16 @@
 // CHECK-LABEL: llvm.func internal @after_an_if(%a_data: !llvm.ptr {llvm.noalias}, %a_size0: i64, %c: i1) -> f64
 // CHECK:         %[[TWO:.*]] = llvm.mlir.constant(2) : i64
 // CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[TWO]]]
-// CHECK:         llvm.cond_br %{{.*}}, ^[[THEN:.*]], ^{{.*}}
+// An if without else branches to the join directly, not through an empty
+// block.
+// CHECK:         llvm.cond_br %{{.*}}, ^[[THEN:.*]], ^[[MERGE:.*]]
 // CHECK-NEXT:  ^[[THEN]]:
 // CHECK-NEXT:    %[[AGAIN:.*]] = llvm.mlir.constant(2) : i64
 // CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[AGAIN]]]
 // CHECK-NEXT:    llvm.load
 // CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[AGAIN]]]
-// CHECK:       ^{{.*}}:
-// CHECK-NEXT:    llvm.br ^[[MERGE:.*]]
+// CHECK-NEXT:    llvm.store
+// CHECK-NEXT:    llvm.br ^[[MERGE]]
 // CHECK-NEXT:  ^[[MERGE]]:
 // CHECK-NEXT:    llvm.getelementptr inbounds %a_data[%[[TWO]]]
 // CHECK:         llvm.return
