@@ -45,6 +45,7 @@ from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
+from revmlir.lowering.printing import PRINT
 from revmlir.lowering.std_to_llvm import (
     PTR,
     FunctionTranslation,
@@ -360,6 +361,16 @@ def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
             yield op
 
 
+def _unsupported_call(callee: str) -> str:
+    """A callee the device lacks, named as the source names it (device
+    functions' dots are PTX's ``_$_`` by now), with what the device calls
+    instead."""
+    name = callee.replace("_$_", ".")
+    if name == PRINT:
+        return f"{name}: a print formats its values on the host (print in host code instead)"
+    return f"{name}: device code calls the module's functions and libdevice's math only"
+
+
 def map_to_libdevice(module: ModuleOp) -> None:
     """Math intrinsics and libm calls become libdevice calls; any other call
     NVPTX or ptxas could not handle is a located error."""
@@ -379,7 +390,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
         if target is None:
             if isinstance(op, llvm.CallIntrinsicOp) and _selectable(callee):
                 continue
-            raise PassFailedException(f"{describe_op(op)}: GPU code cannot call {callee}")
+            raise PassFailedException(f"{describe_op(op)}: GPU code cannot call {_unsupported_call(callee)}")
         assert result is not None
         needed[target] = llvm.LLVMFunctionType([a.type for a in op.operands], result)
         Rewriter.replace_op(op, fast_ops.llvm_call(target, op.operands, result))

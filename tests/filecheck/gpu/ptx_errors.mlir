@@ -7,7 +7,7 @@
 // What NVPTX or the device cannot run is an error at the op, before LLVM
 // sees it (LLVM would abort the process).
 
-// CHECK: error: 'llvm.call' at {{.*}}ptx_errors.mlir:[[# @LINE + 7]]:3: GPU code cannot call mystery
+// CHECK: error: 'llvm.call' at {{.*}}ptx_errors.mlir:[[# @LINE + 7]]:3: GPU code cannot call mystery: device code calls the module's functions and libdevice's math only
 // ATOMIC: error: 'memref.atomic_rmw' at {{.*}}gpu_atomic_max.mlir:8:5: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported in GPU code
 // STACK: error: 'func.call' at {{.*}}gpu_stack.mlir:5:3: @pushes allocates from the per-thread arena in GPU code but takes no error slot memref<6xi64>, through which device code reaches the arena (only lowered reversible functions have one)
 // ARCH: error: unknown GPU architecture 'sm_50' (known: sm_60,
