@@ -241,7 +241,7 @@ func.func @scale(%y: memref<?xf64>, %a: f64) {{
 """
 
 
-def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu(capsys: pytest.CaptureFixture[str]):
+def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu():
     """A std function need not return its scalars as lowered reversible
     code does: one that returns nothing is a kernel (rev-translate said
     "zip() argument 2 is shorter than argument 1")."""
@@ -257,6 +257,23 @@ def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu(capsys: 
 def test_ptxas_rejection_is_an_error_with_its_message():
     with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
         emit_cubin(".version 7.8\n.target sm_90\n.address_size 64\nnot ptx at all\n")
+
+
+def test_a_gpu_the_toolkit_does_not_support_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """CUDA 13's ptxas knows no GPU before sm_75: its refusal of the
+    architecture is not a rejection of the PTX (it said "ptxas rejected
+    the PTX: ptxas fatal : Value 'sm_60' is not defined for option
+    'gpu-name'")."""
+    ptxas = tmp_path / "ptxas"
+    ptxas.write_text(
+        "#!/bin/sh\necho \"ptxas fatal   : Value 'sm_60' is not defined for option 'gpu-name'\" >&2\nexit 255\n"
+    )
+    ptxas.chmod(0o755)
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: ptxas)
+    with pytest.raises(
+        ToolkitError, match=r"ptxas cannot assemble for sm_60: its CUDA toolkit does not support that GPU"
+    ):
+        emit_cubin(".version 6.3\n.target sm_60\n.address_size 64\n", "sm_60")
 
 
 def test_the_toolkit_is_found_and_a_missing_part_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):
