@@ -110,8 +110,12 @@ SELECTABLE_INTRINSICS = frozenset(
         "abs",
     }
 )
-"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``llvm.nvvm.*``
-are its own."""
+"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``)."""
+NVVM_INTRINSICS = frozenset({*(op.INTRINSIC for op in nvvm.SPECIAL_REGISTERS.values()), nvvm.Barrier0Op.INTRINSIC})
+"""The NVVM intrinsics device code calls: the ``nvvm`` ops', which every
+GPU has.  Another, written as an ``llvm`` op, may need a newer GPU than
+the target (``llvm.nvvm.redux.sync.add`` before sm_80), which LLVM would
+abort the process selecting."""
 
 
 def libdevice_name(callee: str, type: object) -> str | None:
@@ -127,7 +131,7 @@ def libdevice_name(callee: str, type: object) -> str | None:
 
 
 def _selectable(intrinsic: str) -> bool:
-    if intrinsic.startswith("llvm.nvvm."):
+    if intrinsic in NVVM_INTRINSICS:
         return True
     name = intrinsic.removeprefix("llvm.")
     return any(name == base or name.startswith(base + ".") for base in SELECTABLE_INTRINSICS)
@@ -368,6 +372,8 @@ def _unsupported_call(callee: str) -> str:
     name = callee.replace("_$_", ".")
     if name == PRINT:
         return f"{name}: a print formats its values on the host (print in host code instead)"
+    if name.startswith("llvm.nvvm."):
+        return f"{name}: of NVVM's intrinsics, device code calls those of the nvvm ops only"
     return f"{name}: device code calls the module's functions and libdevice's math only"
 
 
