@@ -11,7 +11,10 @@ may see another's writes.  Each iteration's footprint keeps to:
   ``rev.sub`` with ``%v`` as their target, then ``rev.put`` back: the
   iterations' updates of one element commute (up to float rounding), and
   lower to atomic adds.  An array accumulated into this way is not otherwise
-  read or written in the loop, since its elements change under the reader.
+  read or written in the loop, since its elements change under the reader;
+- *reads*: ``memref.load``, and a borrow that puts the element back
+  unchanged (``rev.TakeOp.returned_unchanged``: the adjoint of a shared
+  accumulation ``y[j] += v`` borrows ``ḡy[j]`` only to read it).
 
 A whole array passed to a call that only accumulates into it
 (``Writes.ACCUMULATES``: every write, in the callee and its callees, is an
@@ -96,7 +99,7 @@ def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
     shared = accumulated_arrays(loop) | {array for _, _, array in _accumulating_calls(loop, call_writes)}
     written: set[SSAValue] = set(shared)
     for op in loop.body.walk():
-        if isinstance(op, rev.TakeOp):
+        if isinstance(op, rev.TakeOp) and not op.returned_unchanged():
             _check_write(op, loop, shared)
             written.add(op.memref)
         elif isinstance(op, Call):
@@ -116,7 +119,7 @@ def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
                         "into it: shared accumulations need float or integer elements",
                     )
     for op in loop.body.walk():
-        if isinstance(op, memref.LoadOp):
+        if isinstance(op, memref.LoadOp) or (isinstance(op, rev.TakeOp) and op.returned_unchanged()):
             _check_read(op, op.memref, op.indices, loop, shared, written)
         elif isinstance(op, Call):
             for array, how in zip(op.args, call_writes(op), strict=True):

@@ -226,9 +226,54 @@ def test_rev_translate_emit_ptx_writes_the_module(tmp_path: Path, capsys: pytest
     assert ".target sm_80" in out and ".visible .entry histogram_adj(" in out and "twice(" in out
 
 
+STD_KERNEL = f"""
+func.func @scale(%y: memref<?xf64>, %a: f64) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %v = memref.load %y[%i] : memref<?xf64>
+    %w = arith.mulf %v, %a : f64
+    memref.store %w, %y[%i] : memref<?xf64>
+{END}
+  func.return
+}}
+"""
+
+
+def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu():
+    """A std function need not return its scalars as lowered reversible
+    code does: one that returns nothing is a kernel (rev-translate said
+    "zip() argument 2 is shorter than argument 1")."""
+    module = _module(STD_KERNEL)
+    y = np.arange(1.0, 8.0)
+    slot = EmulatedKernel(module, "scale").launch([y, 2.5], 2, 2)
+    assert not slot.any()
+    np.testing.assert_array_equal(y, np.arange(1.0, 8.0) * 2.5)
+    ptx = compile_kernels(module, ["scale"]).ptx
+    assert ".visible .entry scale(" in ptx and emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
 def test_ptxas_rejection_is_an_error_with_its_message():
     with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
         emit_cubin(".version 7.8\n.target sm_90\n.address_size 64\nnot ptx at all\n")
+
+
+def test_a_gpu_the_toolkit_does_not_support_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """CUDA 13's ptxas knows no GPU before sm_75: its refusal of the
+    architecture is not a rejection of the PTX (it said "ptxas rejected
+    the PTX: ptxas fatal : Value 'sm_60' is not defined for option
+    'gpu-name'")."""
+    ptxas = tmp_path / "ptxas"
+    ptxas.write_text(
+        "#!/bin/sh\necho \"ptxas fatal   : Value 'sm_60' is not defined for option 'gpu-name'\" >&2\nexit 255\n"
+    )
+    ptxas.chmod(0o755)
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: ptxas)
+    with pytest.raises(
+        ToolkitError, match=r"ptxas cannot assemble for sm_60: its CUDA toolkit does not support that GPU"
+    ):
+        emit_cubin(".version 6.3\n.target sm_60\n.address_size 64\n", "sm_60")
 
 
 def test_the_toolkit_is_found_and_a_missing_part_is_a_clear_error(monkeypatch: pytest.MonkeyPatch):

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ComplexType, MemRefType, f32, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute
+from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from revmlir.dialects.anc import StackType
@@ -131,6 +132,23 @@ def test_adjoint_kernel_counts_its_gradients() -> None:
     k = rv.cuda.kernel(rv.adjoint(scale))
     with pytest.raises(TypeError, match=r"takes 3 argument\(s\) and 3 gradient\(s\), got 4"):
         k.compile(np.zeros(3), np.ones(3), 2.0, np.zeros(3))
+
+
+@rv.reversible
+def noisy(y, x):
+    for i in rv.prange(len(x)):
+        with rv.safe():
+            print("x =", x[i])
+        y[i] += x[i]
+
+
+def test_a_kernel_that_prints_is_an_error_at_the_print() -> None:
+    """The device has no host to format a print: the error is at the print
+    and names the function as the source does (it named PTX's
+    ``revmlir_$_print``)."""
+    expected = r"test_gpu_runtime.py:\d+:13: GPU code cannot call revmlir.print: a print formats its values on the host"
+    with pytest.raises(PassFailedException, match=expected):
+        rv.cuda.kernel(noisy).compile(np.zeros(3), np.ones(3))
 
 
 # -- array protocols ------------------------------------------------------------

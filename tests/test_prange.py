@@ -14,6 +14,8 @@ import pytest
 
 import revmlir as rv
 from derivative_checks import assert_per_argument_close
+from revmlir.errors import AdjointError
+from revmlir.gpu import toolkit
 
 jax.config.update("jax_enable_x64", True)
 
@@ -240,3 +242,46 @@ def test_an_outer_scalar_read_in_a_nested_loop_is_differentiated_through_a_copy(
     _, g_x, g_a = pullback(y_bar, None, None)
     np.testing.assert_allclose(g_x, 0.5 * np.repeat(y_bar[:, None], 3, axis=1), rtol=1e-15)
     np.testing.assert_allclose(g_a, y_bar @ x.sum(axis=1), rtol=1e-13)
+
+
+@rv.reversible
+def scatter(g, x, idx):
+    for i in rv.prange(len(x)):
+        g[idx[i]] += x[i] * x[i]
+
+
+def test_the_gradient_of_a_shared_accumulation_reads_the_shared_gradient():
+    """The adjoint of ``g[idx[i]] += x[i]²`` borrows ``ḡ[idx[i]]`` and puts
+    it back unchanged, a read that iterations share: it was refused as a
+    racing write to ``%g_g`` (an unlocated ReversibilityViolation), on the
+    CPU and for the GPU alike.  Against the closed form; its kernel
+    assembles."""
+    x, idx = rng.normal(size=9), rng.integers(0, 4, 9)
+    g_bar = rng.normal(size=4)
+    _, pullback = rv.vjp(scatter, np.zeros(4), x, idx)
+    _, g_x, _ = pullback(g_bar, None, None)
+    np.testing.assert_allclose(g_x, 2 * x * g_bar[idx], rtol=1e-15)
+    program = rv.cuda.kernel(rv.adjoint(scatter)).compile(np.zeros(4), x, idx, g_bar, np.zeros(9))
+    assert toolkit.emit_cubin(program.ptx)[:4] == b"\x7fELF"
+
+
+def test_the_gradient_of_an_outer_complex_scalar_read_in_a_parallel_loop_is_a_located_error():
+    """A shared sum is an array of floats or integers: the gradient of a
+    complex scalar that every iteration reads was an unlocated
+    "'anc.array_alloc': ancilla arrays hold integers or floats, not
+    complex<f64>"; the same loop over range is differentiated."""
+    line = inspect.currentframe().f_lineno + 4
+
+    @rv.reversible
+    def scaled(y, x, c: complex):
+        for i in rv.prange(len(y)):
+            y[i] += c * x[i]
+
+    y, x = np.zeros(3, dtype=complex), np.array([1.0, 2.0, 3.0], dtype=complex)
+    with pytest.raises(
+        AdjointError,
+        match=rf"'rev.for' at .*test_prange.py:{line}:9 cannot be differentiated: the gradient of an outer complex "
+        r"scalar it reads \(%c .*\) cannot be summed over the parallel loop's iterations .* pass its real and "
+        "imaginary parts as two floats instead",
+    ):
+        rv.vjp(scaled, y, x, 1 + 2j)[1](np.ones(3, dtype=complex), None, None)

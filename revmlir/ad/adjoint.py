@@ -63,7 +63,7 @@ from xdsl.traits import SymbolTable
 
 from revmlir.ad.derivatives import derivatives
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
-from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients
+from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients, unsummable_gradients
 from revmlir.dialects import anc, rev
 from revmlir.dialects.primitives import ApplyOp, has_shadow
 from revmlir.errors import AdjointError, describe_op, describe_value, unsupported
@@ -531,13 +531,19 @@ class Adjointer(Differentiator):
         self.insert(adjoint, like=op)
         results = list(adjoint.results)
         if isinstance(adjoint, rev.ForOp) and adjoint.is_parallel and results:
-            if unshareable := unshareable_gradients(adjoint):
-                names = ", ".join(sorted({describe_value(captured[k % len(captured)]) for k in unshareable}))
+            if unsummable := unsummable_gradients(adjoint):
                 raise unsupported(
                     op,
-                    f"the gradient of an outer scalar it reads ({names}) would be summed inside a "
-                    "region of the parallel loop's body; read a copy made in the body instead "
-                    "(b = rv.ancilla(a) … rv.free(b, a))",
+                    f"the gradient of an outer complex scalar it reads ({_names(captured, unsummable)}) "
+                    "cannot be summed over the parallel loop's iterations (a shared sum holds floats "
+                    "or integers); pass its real and imaginary parts as two floats instead",
+                )
+            if unshareable := unshareable_gradients(adjoint):
+                raise unsupported(
+                    op,
+                    f"the gradient of an outer scalar it reads ({_names(captured, unshareable)}) would be "
+                    "summed inside a region of the parallel loop's body; read a copy made in the body "
+                    "instead (b = rv.ancilla(a) … rv.free(b, a))",
                 )
             results = share_carried_gradients(adjoint)
         self.bind_carried(inputs, results, captured)
@@ -872,3 +878,9 @@ class _ZeroFacts:
 
 def _missing(where: Operation | None, message: str) -> AdjointError:
     return AdjointError(message) if where is None else unsupported(where, message)
+
+
+def _names(captured: Sequence[SSAValue], positions: Sequence[int]) -> str:
+    """The outer values whose gradients a parallel loop's adjoint carries at
+    ``positions`` (lane by lane, so modulo the values)."""
+    return ", ".join(sorted({describe_value(captured[k % len(captured)]) for k in positions}))

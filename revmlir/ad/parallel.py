@@ -24,7 +24,7 @@ back out, and the array is freed holding an exact zero.
 from __future__ import annotations
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -53,6 +53,13 @@ def unshareable_gradients(loop: rev.ForOp) -> list[int]:
                 break
             current = user.result
     return found
+
+
+def unsummable_gradients(loop: rev.ForOp) -> list[int]:
+    """The positions of the gradients ``loop`` carries that no shared sum
+    can hold: its one-element array is an ancilla array, which holds floats
+    or integers (a complex number's gradient is neither)."""
+    return [k for k, gradient in enumerate(loop.state) if not isinstance(gradient.type, AnyFloat | IntegerType)]
 
 
 def share_carried_gradients(loop: rev.ForOp) -> list[SSAValue]:

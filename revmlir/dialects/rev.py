@@ -568,6 +568,21 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, Fo
             updates.append(user)
             current = user.result
 
+    def returned_unchanged(self) -> bool:
+        """Whether the element is put back unchanged where it came from, in
+        this block: it is a state value, consumed once, and that put
+        consumes it, so the borrow only reads the element (the adjoint of a
+        shared accumulation ``y[j] += v`` reads ``ḡy[j]`` so).  Parallel
+        iterations may share such a borrow as they share a load."""
+        return any(
+            isinstance(use.operation, PutOp)
+            and use.index == 0
+            and use.operation.parent_block() is self.parent_block()
+            and use.operation.memref == self.memref
+            and tuple(use.operation.indices) == tuple(self.indices)
+            for use in self.result.uses
+        )
+
     def accumulated_memrefs(self) -> Sequence[SSAValue]:
         return (self.memref,) if self.accumulation() is not None else ()
 

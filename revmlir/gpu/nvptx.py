@@ -18,7 +18,7 @@ would abort there: the rest is a located error.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from llvmlite import ir
 from xdsl.backend.llvm.convert import convert_module
@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolRefAttr,
     UnrealizedConversionCastOp,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation
@@ -45,6 +46,7 @@ from revmlir.errors import describe_op
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
+from revmlir.lowering.printing import PRINT
 from revmlir.lowering.std_to_llvm import (
     PTR,
     FunctionTranslation,
@@ -109,24 +111,53 @@ SELECTABLE_INTRINSICS = frozenset(
         "abs",
     }
 )
-"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``llvm.nvvm.*``
-are its own."""
+"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``)."""
+NVVM_INTRINSICS = frozenset({*(op.INTRINSIC for op in nvvm.SPECIAL_REGISTERS.values()), nvvm.Barrier0Op.INTRINSIC})
+"""The NVVM intrinsics device code calls: the ``nvvm`` ops', which every
+GPU has.  Another, written as an ``llvm`` op, may need a newer GPU than
+the target (``llvm.nvvm.redux.sync.add`` before sm_80), which LLVM would
+abort the process selecting."""
 
 
-def libdevice_name(callee: str, type: object) -> str | None:
-    """The libdevice function for a math intrinsic or libm function, if any."""
+BINARY_MATH = frozenset({"pow", "powi", "atan2", "hypot"})
+"""The math functions of two operands (the others take one)."""
+
+
+def _math_callee(callee: str) -> bool:
+    """Whether ``callee`` names a math function libdevice has, in some type."""
     if callee.startswith("llvm."):
-        parts = callee.split(".")
-        suffix = "f" if isinstance(type, Float32Type) else ""
-        if parts[1] == "powi":
-            return f"__nv_powi{suffix}"
-        return f"__nv_{parts[1]}{suffix}" if parts[1] in LIBDEVICE_INTRINSICS else None
-    base = callee[:-1] if callee.endswith("f") and callee[:-1] in LIBDEVICE_LIBM else callee
-    return f"__nv_{callee}" if base in LIBDEVICE_LIBM else None
+        name = callee.split(".")[1]
+        return name in LIBDEVICE_INTRINSICS or name == "powi"
+    return callee in LIBDEVICE_LIBM or (callee.endswith("f") and callee[:-1] in LIBDEVICE_LIBM)
+
+
+def libdevice_name(callee: str, operands: Sequence[Attribute], result: Attribute | None) -> str | None:
+    """The libdevice function for a call of a math intrinsic or libm
+    function with these types, if any.  libdevice's take and return f64
+    (``__nv_exp``) or f32 (``__nv_expf``), and ``powi``'s exponent is an
+    i32: a call of other types (``llvm.exp.i64``, ``hypot`` declared on
+    f32) has none, where linking it to one would call it with the wrong
+    types."""
+    if not _math_callee(callee):
+        return None
+    if callee.startswith("llvm."):
+        name = callee.split(".")[1]
+        floats = operands[:1] if name == "powi" else operands
+        if name == "powi" and list(operands[1:]) != [i32]:
+            return None
+        expected = result if isinstance(result, Float32Type | Float64Type) else None
+    else:
+        single = callee.endswith("f") and callee[:-1] in LIBDEVICE_LIBM
+        name, floats = callee.removesuffix("f") if single else callee, operands
+        expected = Float32Type() if single else Float64Type()
+    arity = 2 if name in BINARY_MATH else 1
+    if expected is None or result != expected or len(operands) != arity or any(t != expected for t in floats):
+        return None
+    return f"__nv_{name}{'f' if isinstance(expected, Float32Type) else ''}"
 
 
 def _selectable(intrinsic: str) -> bool:
-    if intrinsic.startswith("llvm.nvvm."):
+    if intrinsic in NVVM_INTRINSICS:
         return True
     name = intrinsic.removeprefix("llvm.")
     return any(name == base or name.startswith(base + ".") for base in SELECTABLE_INTRINSICS)
@@ -360,6 +391,22 @@ def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
             yield op
 
 
+def _unsupported_call(callee: str, op: Operation) -> str:
+    """A callee the device lacks, named as the source names it (device
+    functions' dots are PTX's ``_$_`` by now), with what the device calls
+    instead."""
+    name = callee.replace("_$_", ".")
+    if _math_callee(callee):
+        types = ", ".join(str(a.type) for a in op.operands)
+        returned = ", ".join(str(t) for t in op.result_types)
+        return f"{name} on ({types}) -> ({returned}): libdevice's math takes and returns f64, or f32"
+    if name == PRINT:
+        return f"{name}: a print formats its values on the host (print in host code instead)"
+    if name.startswith("llvm.nvvm."):
+        return f"{name}: of NVVM's intrinsics, device code calls those of the nvvm ops only"
+    return f"{name}: device code calls the module's functions and libdevice's math only"
+
+
 def map_to_libdevice(module: ModuleOp) -> None:
     """Math intrinsics and libm calls become libdevice calls; any other call
     NVPTX or ptxas could not handle is a located error."""
@@ -375,11 +422,11 @@ def map_to_libdevice(module: ModuleOp) -> None:
             if callee in defined:
                 continue
         result = op.results[0].type if op.results else None
-        target = libdevice_name(callee, result)
+        target = libdevice_name(callee, [a.type for a in op.operands], result)
         if target is None:
             if isinstance(op, llvm.CallIntrinsicOp) and _selectable(callee):
                 continue
-            raise PassFailedException(f"{describe_op(op)}: GPU code cannot call {callee}")
+            raise PassFailedException(f"{describe_op(op)}: GPU code cannot call {_unsupported_call(callee, op)}")
         assert result is not None
         needed[target] = llvm.LLVMFunctionType([a.type for a in op.operands], result)
         Rewriter.replace_op(op, fast_ops.llvm_call(target, op.operands, result))

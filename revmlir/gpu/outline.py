@@ -128,23 +128,30 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
         if op is not loop:
             _check_top_level(op, error, name)
     returned = function.body.block.last_op
-    scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
-    if isinstance(returned, func.ReturnOp):
-        if len(returned.arguments) != len(scalars):
-            raise PassFailedException(
-                f"{describe_op(returned)}: @{name} is not a kernel function: it returns "
-                f"{len(returned.arguments)} value(s) for its {len(scalars)} scalar argument(s) (a kernel "
-                "function returns its scalar arguments unchanged, as a lowered reversible function does)"
-            )
-        for scalar, value in zip(scalars, returned.arguments, strict=True):
-            if value is not scalar:
-                which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
-                raise PassFailedException(
-                    f"{describe_op(returned)}: @{name} is not a kernel function: it returns a new value of "
-                    f"its scalar argument {which} (a kernel returns nothing; an adjoint's scalar gradient "
-                    "is one)"
-                )
+    if isinstance(returned, func.ReturnOp) and returned.arguments:
+        _check_returned(returned, [a for a in function.body.block.args if not isinstance(a.type, MemRefType)], name)
     return loop
+
+
+def _check_returned(returned: func.ReturnOp, scalars: list[SSAValue], name: str) -> None:
+    """A kernel returns nothing: a function may be one if it returns
+    nothing, or its scalar arguments unchanged, in order (as lowered
+    reversible code returns them), which its host function then returns."""
+    values = list(returned.arguments)
+    for scalar, value in zip(scalars, values):
+        if value is not scalar:
+            which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
+            raise PassFailedException(
+                f"{describe_op(returned)}: @{name} is not a kernel function: it returns a new value of "
+                f"its scalar argument {which} (a kernel returns nothing; an adjoint's scalar gradient "
+                "is one)"
+            )
+    if len(values) != len(scalars):
+        raise PassFailedException(
+            f"{describe_op(returned)}: @{name} is not a kernel function: it returns {len(values)} value(s) "
+            f"and takes {len(scalars)} scalar argument(s) (a kernel returns nothing, or its scalar "
+            "arguments unchanged)"
+        )
 
 
 def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
@@ -374,7 +381,8 @@ def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
     run = gpu.LaunchFuncOp(symbol, [blocks, one, one], [threads, one, one], kernelOperands=args)
     own = args[: len(function.function_type.inputs.data) - 1]
     scalars = [a for a in own if not isinstance(a.type, MemRefType)]
-    block.add_ops([one, run, func.ReturnOp(*scalars)])
+    returned = scalars if function.function_type.outputs.data else []
+    block.add_ops([one, run, func.ReturnOp(*returned)])
     host = func.FuncOp(
         function.sym_name.data, FunctionType.from_lists(inputs, function.function_type.outputs.data), Region(block)
     )

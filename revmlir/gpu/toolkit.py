@@ -100,5 +100,10 @@ def _ptxas(ptx: str, arch: str, options: list[str]) -> tuple[bytes, str]:
             [str(ptxas), *options, f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
         )
         if result.returncode != 0:
+            if f"Value '{arch}' is not defined" in result.stderr:
+                raise ToolkitError(
+                    f"{ptxas} cannot assemble for {arch}: its CUDA toolkit does not support that GPU (CUDA 13 "
+                    "starts at sm_75 and names sm_101 sm_110); CUDA_HOME may name a toolkit that does"
+                )
             raise ToolkitError(f"ptxas rejected the PTX: {result.stderr.strip()}")
         return output.read_bytes(), result.stdout + result.stderr

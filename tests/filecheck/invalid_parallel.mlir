@@ -372,3 +372,41 @@ rev.func @call_complex_accumulation(%g: memref<4xcomplex<f64>>, %x: memref<?xcom
   }
   rev.return %n : index
 }
+
+// -----
+
+// A borrow put back unchanged only reads its element, as the adjoint of a
+// shared accumulation reads the shared gradient: iterations may share it,
+// but not in an array the loop writes.
+rev.func @read_borrow(%g: memref<4xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %j = memref.load %idx[%i] : memref<?xindex>
+    %e = rev.take %g[%j] : memref<4xf64>
+    %v = rev.take %x[%i] : memref<?xf64>
+    %v1 = rev.add %v, %e : f64
+    rev.put %v1, %x[%i] : memref<?xf64>
+    rev.put %e, %g[%j] : memref<4xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+
+rev.func @read_borrow_of_a_written_array(%x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %j = memref.load %idx[%i] : memref<?xindex>
+    // expected-error@+1 {{[parallel] 'rev.take' in a parallel loop reads an element of %x, which the loop writes, at an index other than the loop's: another iteration may be writing it}}
+    %e = rev.take %x[%j] : memref<?xf64>
+    rev.put %e, %x[%j] : memref<?xf64>
+    %v = rev.take %x[%i] : memref<?xf64>
+    %v1 = rev.neg %v : f64
+    rev.put %v1, %x[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}

@@ -78,14 +78,15 @@ func.func @changed_scalar(%y: memref<?xf64>, %a: f64) -> f64 {
 
 // -----
 
-func.func @drops_scalar(%y: memref<?xf64>, %n: index) {
+func.func @returns_a_value(%y: memref<?xf64>) -> index {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
   scf.parallel (%i) = (%c0) to (%n) step (%c1) {
     scf.reduce
   }
-  // expected-error-re @+1 {{'func.return' at {{.*}}: @drops_scalar is not a kernel function: it returns 0 value(s) for its 1 scalar argument(s) (a kernel function returns its scalar arguments unchanged, as a lowered reversible function does)}}
-  func.return
+  // expected-error-re @+1 {{'func.return' at {{.*}}: @returns_a_value is not a kernel function: it returns 1 value(s) and takes 0 scalar argument(s) (a kernel returns nothing, or its scalar arguments unchanged)}}
+  func.return %n : index
 }
 
 // -----
