@@ -191,7 +191,8 @@ class Run:
     """Per output of ``f``: the argument holding it after the run."""
     gradients: bool
     """Whether ``@f.adj`` of this run is ``f``'s reverse mode (not for an
-    ordinary function with a checkpointed loop, whose gradient reruns it)."""
+    ordinary function with a checkpointed loop or a ``checkpoint=`` policy,
+    whose gradient reruns it)."""
 
     @staticmethod
     def of(signature: Signature) -> Run:
@@ -207,7 +208,7 @@ class Run:
             (*inputs, *slots, *(inputs[i] for i in written)),
             (*range(n), *[None] * (count + len(written))),
             (*range(n, n + count), *(out.get(i, i) for i in range(n))),
-            not spec.checkpointed,
+            not spec.checkpointed and not signature.program.checkpointing,
         )
 
 
