@@ -47,13 +47,15 @@ class Value:
         object.__setattr__(self, "differentiable", self.dtype.kind == "f")
 
     def to_revmlir(self, array: np.ndarray) -> Any:
-        """The argument revmlir takes for ``array``: a Python number for a
-        0-d array, the array itself otherwise."""
+        """The argument revmlir takes for ``array``: a number for a 0-d
+        array, the array itself otherwise.  A float keeps its precision (a
+        numpy scalar of its dtype: a ``float32`` is ``f32`` in revmlir, as
+        in JAX without its 64-bit mode); an integer is a Python ``int``."""
         if self.shape:
             return array
         if self.dtype == np.bool_:
             return bool(array)
-        return float(array) if self.differentiable else int(array)
+        return array[()] if self.differentiable else int(array)
 
     def from_revmlir(self, value: Any) -> np.ndarray:
         """``value`` (a number or an array) as this value's array."""
