@@ -155,7 +155,8 @@ def test_overflow_is_a_located_error(compiled, narrow, engine):
 def test_arguments_are_checked(converted):
     f = converted["native"]
     with pytest.raises(
-        TypeError, match=r"argument #0 of @_converted must be a Fixed\[43\] or a real number within its range"
+        TypeError,
+        match=r"^argument 'y' of _converted must be a Fixed\[43\] or a real number within its range, got float$",
     ):
         f(1e9, 0.0)
     with pytest.raises(TypeError, match=r"argument 'y' is declared rv.Fixed\[43\], got rv.Fixed\[8, 16\]"):

@@ -43,6 +43,7 @@ from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.ad.tangent import generate_tangents, tangent_name
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.types import describe_type
 from revmlir.frontend.ordinary_code.functions import OrdinarySpecialization
 from revmlir.interop.program import Signature, Value
 from revmlir.interop.xla_ffi import Entry, Parameter, compile_handler
@@ -95,7 +96,7 @@ def _unpassed(values: Sequence[Value | None], types: Sequence[Attribute], names:
             or len(shape) != len(value.shape)
             or any(d >= 0 for d in shape)
         ):
-            return f"{name} is {type} in revmlir, which the custom call does not pass"
+            return f"{name} is {describe_type(type)} in revmlir, which the custom call does not pass"
     return None
 
 

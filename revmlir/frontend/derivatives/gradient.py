@@ -127,7 +127,7 @@ class Pullback:
                     spec.types[i],
                     state[i] if i in number else before[i],
                     cotangent.get(i),
-                    f"cotangent #{number.get(i)} of {name}",
+                    f"the cotangent of {call.output_name(number[i]) if i in number else name}",
                 )
                 for i in spec.carrying
             ]
@@ -337,9 +337,8 @@ def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
     position = outputs[iloss]
     if position not in call.spec.carrying or isinstance(call.arguments[position], (np.ndarray, list)):
         raise TypeError(
-            f"rv.{api}: output #{iloss % len(outputs)} of {call.spec.function.__name__} "
-            "is not a float scalar; only float scalar outputs can be the loss (use "
-            "rv.vjp for arrays)"
+            f"rv.{api}: {call.output_name(iloss)} is not a float scalar; only float scalar outputs "
+            "can be the loss (use rv.vjp for arrays)"
         )
     return position
 
