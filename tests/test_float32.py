@@ -98,3 +98,24 @@ def test_to_jax_without_64_bit_mode():
         for a, b in zip(found, expected, strict=True):
             assert a.dtype == jnp.float32
             np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@rv.reversible(backend="interpreter")
+def _round_into(y, x, k):
+    for i in range(len(x)):
+        y[i] += k * x[i]
+        y[i] -= np.float32(k) * x[i]
+
+
+def test_an_f64_operand_is_rounded_into_a_float32_target():
+    """``k`` is a Python float, an f64: ``k * x[i]`` is f64 arithmetic,
+    rounded to float32 by the update as numpy's ``+=`` rounds it;
+    ``np.float32(k)`` converts explicitly, so the second update subtracts
+    the float32 product, which differs from the rounded f64 one in the
+    last bit at most."""
+    x = np.linspace(0.1, 0.9, 5, dtype=np.float32)
+    y, _, _ = _round_into(np.zeros(5, np.float32), x, 1 / 3)
+    expected = np.float32(1 / 3 * x.astype(np.float64)) - np.float32(1 / 3) * x
+    assert y.dtype == np.float32 and np.array_equal(y, expected)
+    text = _round_into.mlir(np.zeros(5, np.float32), x, 1 / 3)
+    assert text.count("arith.truncf") == 2 and "arith.extf" in text
