@@ -371,20 +371,23 @@ class ExpressionBuilder:
 
     def is_weak(self, value: Operand) -> bool:
         """Whether ``value`` is weakly typed, as JAX's Python scalars are: a
-        float or complex literal (``const`` without a type), or arithmetic
-        and functions of such values only.  Its ``f64`` is a default, not a
+        number literal (``const`` without a type), or arithmetic and
+        functions of such values only.  Its ``f64`` is a default, not a
         choice: meeting a value of another float type, it takes that type
-        (``2.0 * x[i]`` of a ``float32`` array is ``float32``)."""
+        (``2.0 * x[i]`` and ``2 * math.pi * x[i]`` of a ``float32`` array
+        are ``float32``)."""
         if isinstance(value, Value):
             value = value.ssa
-        return value in self._weak if isinstance(value, SSAValue) else isinstance(value, float | complex)
+        if isinstance(value, SSAValue):
+            return value in self._weak
+        return isinstance(value, int | float | complex) and not isinstance(value, bool)
 
     def const(self, value: Any, type: Attribute | None = None, loc: Loc = None) -> Value:
         """A constant; its type follows ``type`` or the Python type of
-        ``value``, a float or complex one then weakly (``is_weak``)."""
+        ``value``, a number's then weakly (``is_weak``)."""
         from xdsl.dialects.builtin import f64, i64
 
-        weak = type is None and isinstance(value, float | complex)
+        weak = type is None and self.is_weak(value)
         if type is None:
             type = i1 if isinstance(value, bool) else i64 if isinstance(value, int) else f64
             if isinstance(value, complex):

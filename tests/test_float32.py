@@ -119,3 +119,18 @@ def test_an_f64_operand_is_rounded_into_a_float32_target():
     assert y.dtype == np.float32 and np.array_equal(y, expected)
     text = _round_into.mlir(np.zeros(5, np.float32), x, 1 / 3)
     assert text.count("arith.truncf") == 2 and "arith.extf" in text
+
+
+@rv.reversible(backend="interpreter")
+def _turns(y, x):
+    for i in range(len(x)):
+        y[i] += 2 * math.pi * x[i]
+
+
+def test_integer_literals_and_constants_are_weak_too():
+    """``2 * math.pi`` is computed once from weak values and rounded: the
+    product with the float32 element stays float32."""
+    x = np.linspace(0.1, 0.9, 5, dtype=np.float32)
+    y, _ = _turns(np.zeros(5, np.float32), x)
+    assert y.dtype == np.float32 and np.array_equal(y, np.float32(2 * math.pi) * x)
+    assert "arith.extf" not in _turns.mlir(np.zeros(5, np.float32), x)
