@@ -122,6 +122,12 @@ def _is_int(type: Attribute) -> bool:
     return isinstance(type, IntegerType | IndexType)
 
 
+def _is_float_like(type: Attribute) -> bool:
+    """A type a float converts to: a float, complex, fixed-point or
+    tropical number."""
+    return isinstance(type, AnyFloat | ComplexType | rev.FixedType | rev.TropicalType)
+
+
 def _wider_int(a: Attribute, b: Attribute) -> Attribute:
     if isinstance(a, IndexType) or isinstance(b, IndexType):
         return IndexType()
@@ -290,6 +296,10 @@ class ExpressionBuilder:
     serves both kinds of function.
     """
 
+    spell: Callable[[Attribute], str] = str
+    """How the messages of its errors write a type: as the IR does, or
+    as a frontend's users write it (the Python frontend sets it)."""
+
     def __init__(self, entry: Block, names: Sequence[str], loc: Loc = None):
         """Build into ``entry``, whose arguments are the variables ``names``."""
         self.loc = loc
@@ -297,6 +307,8 @@ class ExpressionBuilder:
         self._kept_parts: dict[tuple[str, str], SSAValue] = {}
         """Per complex variable and part: that part while an update of the
         other part has the number unpacked (see ``kept_part``)."""
+        self._weak: set[SSAValue] = set()
+        """Weakly typed values (``is_weak``)."""
         for name, arg in zip(names, entry.args, strict=True):
             arg.name_hint = name
             self._scope.values[name] = arg
@@ -357,10 +369,25 @@ class ExpressionBuilder:
             return value
         return self.const(value, like, loc).ssa
 
+    def is_weak(self, value: Operand) -> bool:
+        """Whether ``value`` is weakly typed, as JAX's Python scalars are: a
+        number literal (``const`` without a type), or arithmetic and
+        functions of such values only.  Its ``f64`` is a default, not a
+        choice: meeting a value of another float type, it takes that type
+        (``2.0 * x[i]`` and ``2 * math.pi * x[i]`` of a ``float32`` array
+        are ``float32``)."""
+        if isinstance(value, Value):
+            value = value.ssa
+        if isinstance(value, SSAValue):
+            return value in self._weak
+        return isinstance(value, int | float | complex) and not isinstance(value, bool)
+
     def const(self, value: Any, type: Attribute | None = None, loc: Loc = None) -> Value:
-        """A constant; its type follows ``type`` or the Python type of ``value``."""
+        """A constant; its type follows ``type`` or the Python type of
+        ``value``, a number's then weakly (``is_weak``)."""
         from xdsl.dialects.builtin import f64, i64
 
+        weak = type is None and self.is_weak(value)
         if type is None:
             type = i1 if isinstance(value, bool) else i64 if isinstance(value, int) else f64
             if isinstance(value, complex):
@@ -371,14 +398,16 @@ class ExpressionBuilder:
             op = arith.ConstantOp(FloatAttr(float(value), type))
         elif isinstance(type, IntegerType | IndexType):
             if isinstance(value, float):
-                raise BuildError(f"cannot use the float {value} as {type}", loc)
+                raise BuildError(f"cannot use the float {value} as {self.spell(type)}", loc)
             op = arith.ConstantOp(IntegerAttr(int(value), type))
         elif isinstance(type, rev.LogType):
             return self.to_log(self.const(value, type.element_type, loc), loc)
         elif isinstance(type, rev.FixedType | rev.TropicalType):
             return self.cast(self.const(float(value), _f64(), loc), type, loc)
         else:
-            raise BuildError(f"no constants of type {type}", loc)
+            raise BuildError(f"no constants of type {self.spell(type)}", loc)
+        if weak:
+            self._weak.add(op.results[0])
         return Value(self, self.emit(op, loc).results[0])
 
     def _pair(self, a: Operand, b: Operand, loc: Loc) -> tuple[SSAValue, SSAValue]:
@@ -391,10 +420,19 @@ class ExpressionBuilder:
 
     def _promote(self, x: SSAValue, y: SSAValue, loc: Loc) -> tuple[SSAValue, SSAValue]:
         """Mixed arithmetic: integers meet as index (or the wider integer),
-        integers widen to floats, reals to complex, integers and floats
-        meet fixed-point and tropical numbers as such."""
+        a weakly typed value takes the other's float type (``is_weak``),
+        floats widen to the wider float, integers to floats, reals to
+        complex, integers and floats meet fixed-point and tropical numbers
+        as such."""
         if _is_int(x.type) and _is_int(y.type):
             wide = _wider_int(x.type, y.type)
+            return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
+        for a, b, swap in ((x, y, False), (y, x, True)):
+            if (like := self._weakly(a, b.type)) is not None:
+                a = self.cast(Value(self, a), like, loc).ssa
+                return self._pair(b, a, loc) if swap else self._pair(a, b, loc)
+        if isinstance(x.type, AnyFloat) and isinstance(y.type, AnyFloat):
+            wide = x.type if x.type.bitwidth > y.type.bitwidth else y.type
             return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
         for a, b, swap in ((x, y, False), (y, x, True)):
             if isinstance(b.type, rev.FixedType | rev.TropicalType) and (
@@ -408,11 +446,24 @@ class ExpressionBuilder:
             if isinstance(b.type, ComplexType) and not isinstance(a.type, ComplexType):
                 a = self.cast(Value(self, a), b.type, loc).ssa
                 return (b, a) if swap else (a, b)
-        raise BuildError(f"cannot combine {x.type} and {y.type}", loc)
+        raise BuildError(f"cannot combine {self.spell(x.type)} and {self.spell(y.type)}", loc)
+
+    def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
+        """The type a weakly typed float or complex ``value`` takes beside
+        a value of type ``other`` of another float precision, or None."""
+        if not self.is_weak(value):
+            return None
+        precision = other.element_type if isinstance(other, ComplexType) else other
+        if not isinstance(precision, AnyFloat):
+            return None
+        if isinstance(value.type, ComplexType):
+            return ComplexType(precision) if precision != value.type.element_type else None
+        return precision if precision != value.type else None
 
     def binary(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``a <kind> b`` with the op chosen by type (add, sub, mul, div,
         floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign)."""
+        weak = self.is_weak(a) and self.is_weak(b)
         x, y = self._pair(a, b, loc)
         if isinstance(x.type, rev.TropicalType) and kind in _TROPICAL_BINARY:
             real = self.binary(_TROPICAL_BINARY[kind], self.from_number(x, loc), self.from_number(y, loc), loc)
@@ -429,9 +480,11 @@ class ExpressionBuilder:
             else {}
         )
         if kind not in table:
-            raise BuildError(f"'{kind}' is not defined on {x.type}", loc)
+            raise BuildError(f"'{kind}' is not defined on {self.spell(x.type)}", loc)
         op_type = table[kind]
         op = op_type.create(operands=[x, y], result_types=[x.type])
+        if weak:
+            self._weak.add(op.results[0])
         return Value(self, self.emit(op, loc).results[0])
 
     def unary(self, kind: str, a: Operand, loc: Loc = None) -> Value:
@@ -454,8 +507,10 @@ class ExpressionBuilder:
         else:
             table = _FLOAT_UNARY if isinstance(x.type, AnyFloat) else {}
         if kind not in table:
-            raise BuildError(f"'{kind}' is not defined on {x.type}", loc)
+            raise BuildError(f"'{kind}' is not defined on {self.spell(x.type)}", loc)
         op = table[kind].create(operands=[x], result_types=[x.type])
+        if self.is_weak(a):
+            self._weak.add(op.results[0])
         return Value(self, self.emit(op, loc).results[0])
 
     def compare(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
@@ -474,7 +529,7 @@ class ExpressionBuilder:
         elif isinstance(x.type, ComplexType) and kind in ("eq", "ne"):
             op = (complexd.EqualOp if kind == "eq" else complexd.NotEqualOp)(x, y)
         else:
-            raise BuildError(f"cannot compare values of type {x.type} with '{kind}'", loc)
+            raise BuildError(f"cannot compare values of type {self.spell(x.type)} with '{kind}'", loc)
         return Value(self, self.emit(op, loc).results[0])
 
     def logical(self, kind: str, a: Operand, b: Operand | None = None, loc: Loc = None) -> Value:
@@ -502,10 +557,13 @@ class ExpressionBuilder:
             return self.cast(self.from_number(x, loc), type, loc)
         if isinstance(type, rev.FixedType | rev.TropicalType):
             if not (_is_int(src) or isinstance(src, AnyFloat)):
-                raise BuildError(f"cannot convert {src} to {type}", loc)
+                raise BuildError(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
             real = self.cast(Value(self, x), _f64(), loc).ssa
             fixed = rev.ToFixedOp(real, type) if isinstance(type, rev.FixedType) else rev.ToTropicalOp(real)
             return Value(self, self.emit(fixed, loc).results[0])
+        if isinstance(type, ComplexType) and isinstance(src, ComplexType):
+            re, im = self.real(x, loc), self.imag(x, loc)
+            return self.complex(self.cast(re, type.element_type, loc), self.cast(im, type.element_type, loc), loc)
         if isinstance(type, ComplexType):
             re = self.cast(Value(self, x), type.element_type, loc)
             zero = self.const(0.0, type.element_type, loc)
@@ -536,7 +594,7 @@ class ExpressionBuilder:
             wider = src.bitwidth < type.bitwidth
             op = (arith.ExtFOp if wider else arith.TruncFOp)(x, type)
         else:
-            raise BuildError(f"cannot convert {src} to {type}", loc)
+            raise BuildError(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
         return Value(self, self.emit(op, loc).results[0])
 
     def real(self, z: Operand, loc: Loc = None) -> Value:
@@ -558,7 +616,7 @@ class ExpressionBuilder:
         if _is_int(x.type):
             x = self.cast(Value(self, x), _f64(), loc).ssa
         if not isinstance(x.type, AnyFloat):
-            raise BuildError(f"a log number is made from a positive real, not {x.type}", loc)
+            raise BuildError(f"a log number is made from a positive real, not {self.spell(x.type)}", loc)
         return Value(self, self.emit(rev.ToLogOp(x), loc).results[0])
 
     def from_number(self, a: Operand, loc: Loc = None) -> Value:
@@ -611,7 +669,7 @@ class FunctionBuilder(ExpressionBuilder):
         for arg_name, type in args:
             if not (is_state_type(type) or is_reference_type(type)):
                 raise BuildError(
-                    f"argument '{arg_name}' of {name} has type {type}; reversible "
+                    f"argument '{arg_name}' of {name} has type {self.spell(type)}; reversible "
                     "functions take scalars, memrefs and stacks",
                     loc,
                 )
@@ -679,7 +737,7 @@ class FunctionBuilder(ExpressionBuilder):
         if isinstance(target, str):
             value = self._current(target, loc)
             if not is_state_type(value.type):
-                raise BuildError(f"'{target}' ({value.type}) cannot be updated", loc)
+                raise BuildError(f"'{target}' ({self.spell(value.type)}) cannot be updated", loc)
             return value, lambda new: self._define(target, new)
         if isinstance(target, Element):
             array = self._current(target.name, loc)
@@ -724,12 +782,13 @@ class FunctionBuilder(ExpressionBuilder):
             for i, operand in enumerate(operands):
                 if operand.type != like and (
                     _is_int(operand.type)
-                    or (isinstance(like, ComplexType) and operand.type == like.element_type)
-                    or (isinstance(like, rev.FixedType | rev.TropicalType) and isinstance(operand.type, AnyFloat))
-                ):  # exact conversions: an integer to any number, a real to complex;
-                    # a float to a fixed-point number (rounded) or tropical one
+                    or (isinstance(operand.type, AnyFloat) and _is_float_like(like))
+                    or (isinstance(operand.type, ComplexType) and isinstance(like, ComplexType))
+                ):  # an integer to any number; a float to the target's precision,
+                    # rounded where it is narrower, as numpy's ``+=`` rounds, a real to
+                    # complex, a float to a fixed-point number (rounded) or tropical one
                     operands[i] = self.cast(Value(self, operand), like, loc).ssa
-            _check_instruction_types(op_type, [v.type for v in values], [o.type for o in operands], loc)
+            _check_instruction_types(op_type, [v.type for v in values], [o.type for o in operands], loc, self.spell)
             op = self.emit(
                 op_type.create(operands=[*values, *operands], result_types=[v.type for v in values]),
                 loc,
@@ -780,7 +839,7 @@ class FunctionBuilder(ExpressionBuilder):
             raise BuildError(f"'{name}' is already a variable here", loc)
         initial = self._ssa(value, type, loc)
         if not is_state_type(initial.type):
-            raise BuildError(f"an ancilla holds a scalar, not {initial.type}", loc)
+            raise BuildError(f"an ancilla holds a scalar, not {self.spell(initial.type)}", loc)
         op = self.emit(anc.AllocOp(initial), loc)
         self._define(name, op.results[0])
 
@@ -788,14 +847,16 @@ class FunctionBuilder(ExpressionBuilder):
         """``name → value``: the variable must hold ``value``; it ends here."""
         current = self._current(name, loc)
         if not is_state_type(current.type):
-            raise BuildError(f"'{name}' ({current.type}) is not an ancilla; it cannot be freed", loc)
+            raise BuildError(f"'{name}' ({self.spell(current.type)}) is not an ancilla; it cannot be freed", loc)
         known = self._ssa(value, current.type, loc)
         if known.type != current.type and _is_int(known.type):
             # e.g. `rv.free(k, x.shape[0])`: an index/other-width integer
             # compared with an i64 (or float) ancilla, as instructions do.
             known = self.cast(Value(self, known), current.type, loc).ssa
         if known.type != current.type:
-            raise BuildError(f"'{name}' ({current.type}) cannot be freed against a {known.type} value", loc)
+            raise BuildError(
+                f"'{name}' ({self.spell(current.type)}) cannot be freed against a {self.spell(known.type)} value", loc
+            )
         self.emit(anc.FreeOp(current, known), loc)
         self._forget(name, loc)
 
@@ -832,7 +893,7 @@ class FunctionBuilder(ExpressionBuilder):
         if isinstance(value.type, IndexType):
             return value
         if not _is_int(value.type):
-            raise BuildError(f"an array size is an integer, not {value.type}", loc)
+            raise BuildError(f"an array size is an integer, not {self.spell(value.type)}", loc)
         return self.cast(Value(self, value), IndexType(), loc).ssa
 
     def stack(self, name: str, element_type: Attribute, loc: Loc = None) -> None:
@@ -849,7 +910,9 @@ class FunctionBuilder(ExpressionBuilder):
         if not isinstance(stack.type, anc.StackType):
             raise BuildError(f"'{name}' is not a stack", loc)
         if value is not None and value.type != stack.type.element_type:
-            raise BuildError(f"stack '{name}' holds {stack.type.element_type}, not {value.type}", loc)
+            raise BuildError(
+                f"stack '{name}' holds {self.spell(stack.type.element_type)}, not {self.spell(value.type)}", loc
+            )
         return stack
 
     def push(self, stack: str, name: str, loc: Loc = None) -> None:
@@ -973,7 +1036,7 @@ class FunctionBuilder(ExpressionBuilder):
         try:
             value = self._ssa(cond(), i1, loc)
             if value.type != i1:
-                raise BuildError(f"a condition must be a boolean, got {value.type}", loc)
+                raise BuildError(f"a condition must be a boolean, got {self.spell(value.type)}", loc)
             self.emit(rev.CondOp(value), loc)
         finally:
             self._scope = scope.enclosing()
@@ -1141,7 +1204,11 @@ def _located(op: Operation, loc: Loc) -> Operation:
 
 
 def _check_instruction_types(
-    op_type: type[Operation], targets: Sequence[Attribute], reads: Sequence[Attribute], loc: Loc
+    op_type: type[Operation],
+    targets: Sequence[Attribute],
+    reads: Sequence[Attribute],
+    loc: Loc,
+    spell: Callable[[Attribute], str],
 ) -> None:
     """An instruction's type errors as a BuildError at ``loc`` (rather than an
     operand that fails to verify when the module is finished)."""
@@ -1158,10 +1225,12 @@ def _check_instruction_types(
         accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType)), "numbers"
     for type in targets:
         if not accepts(type):
-            raise BuildError(f"'{op_type.name}' works on {what}, not {type}", loc)
+            raise BuildError(f"'{op_type.name}' works on {what}, not {spell(type)}", loc)
     for type in [*targets[1:], *reads]:
         if type != targets[0]:
-            raise BuildError(f"'{op_type.name}' needs operands of one type, got {targets[0]} and {type}", loc)
+            raise BuildError(
+                f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}", loc
+            )
 
 
 @dataclass

@@ -7,6 +7,10 @@ import math
 from typing import NamedTuple
 
 import revmlir as rv
+from python_examples import load_example
+
+lgamma = load_example("user_primitives").lgamma
+"""``math.lgamma`` as a user primitive whose rules give digamma."""
 
 
 @rv.reversible
@@ -67,6 +71,16 @@ def diffuse(u, tmp, c, steps):
     return e
 
 
+@rv.ordinary
+def log_beta_sum(a, b):
+    """Σᵢ log B(aᵢ, b) through the lgamma primitive (decision 64: an
+    ordinary function calls it through rev.apply)."""
+    total = 0.0
+    for i in range(len(a)):
+        total += lgamma(a[i]) + lgamma(b) - lgamma(a[i] + b)
+    return total
+
+
 @rv.reversible
 def leaky(y, x):
     """Frees an ancilla that still holds x: a run-time check fails."""
@@ -86,6 +100,10 @@ def energy_reference(xp, e, x, w):
 
 def affine_reference(xp, y, W, b, x):
     return y + W @ xp.tanh(x) + b, W, b, x
+
+
+def log_beta_sum_reference(gammaln, xp, a, b):
+    return xp.sum(gammaln(a) + gammaln(b) - gammaln(a + b)), a, b
 
 
 def relax_reference(xp, u, c, steps):

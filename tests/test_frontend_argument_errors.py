@@ -183,3 +183,48 @@ def test_ordinary_functions_check_their_ints():
     expected = f"double(): argument 'n': {2**64} is out of range for {INT64}"
     with pytest.raises(OverflowError, match=f"^{re.escape(expected)}$"):
         double(2**64)
+
+
+# -- arrays the call cannot take, said by the parameter's name ---------------
+
+
+@rv.reversible
+def add_up(y, x):
+    for i in range(len(x)):
+        y += x[i] * x[i]
+
+
+@rv.reversible
+def write_first(y, x):
+    x[0] += y
+
+
+@rv.ordinary
+def first(x):
+    return x[0]
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_array_errors_name_the_parameter_not_a_position(backend):
+    """They were "argument #1 of @add_up …" (#0 of @first.plain for an
+    ordinary function), the IR's position and symbol."""
+    x = np.arange(6.0)
+    strided = rv.reversible(add_up.pyfunc, backend=backend)
+    if backend == "native":  # the interpreter reads a strided view as it is
+        with pytest.raises(TypeError, match=r"^argument 'x' of add_up must be a C-contiguous array"):
+            strided(0.0, x[::2])
+        with pytest.raises(TypeError, match=r"^argument 'x' of first must be a C-contiguous array"):
+            first(x[::2])
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"^argument 'x' of write_first is a read-only array, and write_first writes"):
+        rv.reversible(write_first.pyfunc, backend=backend)(1.0, frozen)
+
+
+def test_a_derivative_reads_a_strided_view_through_a_copy():
+    """Derivatives write nothing back into what they only read, so a
+    strided view is copied, not refused (it was "argument #1 of
+    @add_up.grad.loss0 must be a C-contiguous array")."""
+    x = np.arange(6.0)
+    found = rv.gradient(add_up, (0.0, x[::2]))
+    assert found[0] == 1.0 and found[1].tolist() == [0.0, 4.0, 8.0]

@@ -20,6 +20,8 @@ from interop_programs import (
     energy,
     energy_reference,
     leaky,
+    log_beta_sum,
+    log_beta_sum_reference,
     relax,
     relax_reference,
     spring_energy,
@@ -32,6 +34,7 @@ jax.config.update("jax_enable_x64", True)
 energy_jax = partial(energy_reference, jnp)
 affine_jax = partial(affine_reference, jnp)
 relax_jax = partial(relax_reference, jnp)
+log_beta_sum_jax = partial(log_beta_sum_reference, jax.scipy.special.gammaln, jnp)
 
 rng = np.random.default_rng(7)
 X = jnp.asarray(rng.normal(size=4))
@@ -158,6 +161,41 @@ def test_checkpointed_ordinary_function():
     close(found, jax.jacrev(lambda u: reference(u, 0.2, 12)[1])(U))
 
 
+A = jnp.asarray([0.5, 1.5, 2.5, 7.0])
+
+
+def test_a_user_primitive_in_an_ordinary_function():
+    """``lgamma``'s calls run the C function, natively under ``jit`` (custom
+    calls), and its derivatives go through its digamma rules under ``grad``,
+    ``jvp`` and ``vmap``; checked against ``jax.scipy.special.gammaln``."""
+    f, ref = (lambda a, b: g(a, b)[0] for g in (rv.to_jax(log_beta_sum), log_beta_sum_jax))
+    close(jax.jit(jax.grad(f, argnums=(0, 1)))(A, 0.75), jax.grad(ref, argnums=(0, 1))(A, 0.75))
+    tangents = (jnp.asarray(rng.normal(size=4)), 0.3)
+    close(jax.jvp(f, (A, 0.75), tangents), jax.jvp(ref, (A, 0.75), tangents))
+    batch, bs = jnp.stack([A, A + 1.0]), jnp.asarray([0.75, 2.0])
+    close(jax.vmap(jax.grad(f))(batch, bs), jax.vmap(jax.grad(ref))(batch, bs))
+
+
+relax_interpreted = rv.ordinary(relax.pyfunc, backend="interpreter")
+"""``relax`` on the interpreter, whose checkpointed gradients are ready in
+a fraction of the time native ones take to compile."""
+
+
+def test_checkpoint_policies_give_the_store_all_gradient():
+    """``checkpoint=`` reaches the pullback (a memory budget that holds no
+    snapshot fails it), whose gradient equals the store-all one and JAX's.
+    A checkpointed gradient reruns ``f`` through the callback, which
+    ``lowering="ffi"`` refuses, saying so."""
+    grad = lambda f: jax.jit(jax.grad(lambda u, c: f(u, c, 2)[0], argnums=(0, 1)))  # noqa: E731
+    stored = grad(rv.to_jax(relax_interpreted))(U, 0.5)
+    close(stored, jax.grad(lambda u, c: relax_jax(u, c, 2)[0], argnums=(0, 1))(U, 0.5))
+    close(grad(rv.to_jax(relax_interpreted, checkpoint="bisection", base=1))(U, 0.5), stored)
+    with pytest.raises(ValueError, match=r"memory=1 bytes holds no snapshot of the function's state"):
+        jax.grad(lambda u: rv.to_jax(relax_interpreted, checkpoint="auto", memory=1)(u, 0.5, 2)[0])(U)
+    with pytest.raises(NotImplementedError, match=r"no custom call, the gradient of a checkpointed @rv.ordinary"):
+        grad(rv.to_jax(relax, lowering="ffi", checkpoint="bisection"))(U, 0.5)
+
+
 def test_inputs_are_left_alone():
     x = np.array([1.0, 2.0])
     found = rv.to_jax(relax)(x, 0.5, 2)
@@ -172,6 +210,20 @@ def test_not_a_revmlir_function():
         rv.to_jax(jnp.sin)
     with pytest.raises(TypeError, match=r"rv.to_jax expects"):
         rv.to_jax(~energy)
+
+
+def test_checkpoint_options_are_checked_as_for_rv_gradient():
+    for options, error, message in [
+        ({"checkpoint": "bisection"}, TypeError, r"rv.to_jax: checkpoint= applies to @rv.ordinary functions"),
+        ({"checkpoint": "revolve"}, ValueError, r"checkpoint must be one of 'bisection'"),
+        ({"snapshots": 3}, ValueError, r"snapshots= needs checkpoint="),
+        ({"checkpoint": "binomial"}, ValueError, r"snapshots=k is required by checkpoint='binomial'"),
+        ({"checkpoint": "auto", "memory": "lots"}, ValueError, r"memory must be a number of bytes"),
+        ({"checkpoint": "bisection", "base": 0}, ValueError, r"base must be at least 1"),
+        ({"snapshot": 3}, TypeError, r"rv.to_jax\(\) got an unexpected keyword argument 'snapshot'"),
+    ]:
+        with pytest.raises(error, match=message):
+            rv.to_jax(energy if error is TypeError and "checkpoint" in options else relax, **options)
 
 
 def test_wrong_dtype_and_count():

@@ -178,6 +178,15 @@ def test_where_the_custom_call_does_not_apply():
         jax.jit(rv.to_jax(interpreted, "ffi"))(0.25, X, 1.5)
     with pytest.raises(ValueError, match=r"rv.to_jax: lowering must be one of auto, ffi, callback, got 'xla'"):
         rv.to_jax(energy, "xla")
+    with pytest.raises(NotImplementedError, match=r"no custom call, argument 'w' is ULog in revmlir, which the custom"):
+        jax.jit(rv.to_jax(logarithmic, "ffi"))(0.0, 2.0)
+
+
+@rv.reversible
+def logarithmic(y, w: rv.ULog):
+    """Takes a log number, which no buffer holds (its type said as Python
+    writes it)."""
+    y += float(w)
 
 
 def test_batches_run_in_one_custom_call():

@@ -17,6 +17,8 @@ from interop_programs import (
     energy,
     energy_reference,
     leaky,
+    log_beta_sum,
+    log_beta_sum_reference,
     relax,
     relax_reference,
     spring_energy,
@@ -35,6 +37,7 @@ RTOL = 1e-10
 energy_torch = partial(energy_reference, torch)
 affine_torch = partial(affine_reference, torch)
 relax_torch = partial(relax_reference, torch)
+log_beta_sum_torch = partial(log_beta_sum_reference, torch.lgamma, torch)
 
 rng = np.random.default_rng(3)
 X = torch.from_numpy(rng.normal(size=4))
@@ -141,7 +144,42 @@ def test_ordinary_reverse_mode():
     close(found, torch.func.jacrev(lambda u: relax_torch(u, 0.5, 2)[2])(U))
 
 
+def test_a_user_primitive_in_an_ordinary_function():
+    """``lgamma``'s derivatives go through its digamma rules under
+    ``torch.autograd.grad``; checked against ``torch.lgamma``'s.  On the
+    interpreter (its Python callable, its rules' interpreted code):
+    tests/test_interop_jax.py runs the native code and forward mode, which
+    the bindings share."""
+    a = torch.tensor([0.5, 1.5, 2.5, 7.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor(0.75, dtype=torch.float64, requires_grad=True)
+    f = rv.to_torch(rv.ordinary(log_beta_sum.pyfunc, backend="interpreter"))
+    close(torch.autograd.grad(f(a, b)[0], (a, b)), torch.autograd.grad(log_beta_sum_torch(a, b)[0], (a, b)))
+
+
+def test_a_checkpoint_policy_gives_the_gradient():
+    """``checkpoint=`` reaches ``backward`` (a memory budget that holds no
+    snapshot fails it), whose gradient is PyTorch's; on the interpreter,
+    where checkpointed gradients are quick to make (tests/test_interop_jax.py
+    compares one with the store-all gradient)."""
+    relax_interpreted = rv.ordinary(relax.pyfunc, backend="interpreter")
+    u, c = U.clone().requires_grad_(), torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+    binomial = rv.to_torch(relax_interpreted, checkpoint="binomial", snapshots=1)
+    close(torch.autograd.grad(binomial(u, c, 2)[0], (u, c)), torch.autograd.grad(relax_torch(u, c, 2)[0], (u, c)))
+    starved = rv.to_torch(relax_interpreted, checkpoint="auto", memory=1)
+    with pytest.raises(ValueError, match=r"memory=1 bytes holds no snapshot of the function's state"):
+        torch.autograd.grad(starved(u, c, 2)[0], (u, c))
+
+
 # -- errors ----------------------------------------------------------------------
+
+
+def test_checkpoint_options_are_checked_as_for_rv_gradient():
+    with pytest.raises(TypeError, match=r"rv.to_torch: checkpoint= applies to @rv.ordinary functions"):
+        rv.to_torch(energy, checkpoint="bisection")
+    with pytest.raises(ValueError, match=r"snapshots=k is required by checkpoint='binomial'"):
+        rv.to_torch(relax, checkpoint="binomial")
+    with pytest.raises(TypeError, match=r"rv.to_torch\(\) got an unexpected keyword argument 'lowering'"):
+        rv.to_torch(relax, lowering="ffi")
 
 
 def test_not_a_revmlir_function():

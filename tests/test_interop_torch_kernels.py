@@ -58,7 +58,7 @@ def total(x):
 def route(function, *tensors, launched=None):
     """The route of these tensors' signature, launching natively on CPU
     tensors and recording each launch."""
-    signature = Program(function, "rv.to_torch").signature(
+    signature = Program(function, "rv.to_torch", {}).signature(
         [tuple(t.shape) for t in tensors], [t.detach().numpy().dtype for t in tensors]
     )
 

@@ -88,7 +88,7 @@ def test_blocks(mode):
 
 def test_arguments_are_checked():
     args = (np.zeros(3), np.array([0.3, 0.5]), 1.2, 2)
-    with pytest.raises(TypeError, match=r"argument #3 of spread is not a float"):
+    with pytest.raises(TypeError, match=r"argument 'n' of spread is not a float"):
         rv.jacobian(spread, args, wrt=(3,))
     with pytest.raises(ValueError, match="mode must be"):
         rv.jacobian(spread, args, mode="sideways")

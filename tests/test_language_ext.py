@@ -205,7 +205,7 @@ def test_stack_arguments_are_typed_by_their_elements():
     with pytest.raises(TypeError, match=r"argument 's' has unsupported type list \(pass a numpy array, or an rv.Stack"):
         KEEP_TOP["native"]([7.0], 1.0, 2.0)
     # a call with another element type is compiled for it, not run on the f64 stack's code
-    with pytest.raises(rv.ReversibleSyntaxError, match=r"stack 's' holds i64, not f64"):
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"stack 's' holds int64, not float"):
         KEEP_TOP["native"](rv.Stack(int, [1]), 1.0, 2.0)
 
 

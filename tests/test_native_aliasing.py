@@ -144,7 +144,7 @@ def dot(s, x, y):
 @pytest.mark.parametrize("backend", ["native", "interpreter"])
 def test_the_frontend_refuses_an_overlap_with_a_written_array(backend):
     x = np.ones(5)
-    with pytest.raises(ValueError, match=r"arguments #0 and #1 of @add_into\S* share memory, and .* writes one"):
+    with pytest.raises(ValueError, match=r"^arguments 'y' and 'x' of add_into share memory, and add_into writes one"):
         add_into.specialization_for(x, x).run((x, x), backward=False, backend=backend)
     y, _ = add_into(np.zeros(5), x)
     np.testing.assert_array_equal(y, x)

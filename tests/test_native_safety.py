@@ -292,7 +292,7 @@ def test_a_read_only_array_is_refused_where_the_function_writes_it(case: str):
     result = outcome("native", case)
     assert result.get("error") == "ValueError", result
     assert result["message"] == (
-        "argument #1 (x) of @write_past_end is a read-only array, and @write_past_end "
+        "argument 'x' of write_past_end is a read-only array, and write_past_end "
         "writes it; pass a writeable copy (numpy.array(...))"
     )
     assert result["arrays"] == [[0.0] * 4]

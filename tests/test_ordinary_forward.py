@@ -248,13 +248,17 @@ def test_hvp_of_a_gradient_checkpointed_at_primitive_steps():
 def test_errors():
     with pytest.raises(TypeError, match=r"takes 4 argument\(s\), so 4 tangents"):
         rv.jvp(interpreted, ARGS, V[:2])
-    with pytest.raises(TypeError, match=r"output #5 of model is not a float scalar or an array"):
+    with pytest.raises(
+        TypeError, match=r"output #5 of model \('n' as the call leaves it\) is not a float scalar or an array"
+    ):
         rv.jacobian(interpreted, ARGS, of=(5,))  # n after the call
     with pytest.raises(TypeError, match=r"output #9 of model is not a float"):
         rv.jacobian(interpreted, ARGS, of=(9,))
-    with pytest.raises(TypeError, match=r"argument #3 of model is not a float"):
+    with pytest.raises(TypeError, match=r"argument 'n' of model is not a float"):
         rv.hessian(interpreted, ARGS, wrt=(3,))
-    with pytest.raises(TypeError, match=r"rv.hvp: output #2 of model is not a float scalar"):
+    with pytest.raises(
+        TypeError, match=r"rv.hvp: output #2 of model \('u' as the call leaves it\) is not a float scalar"
+    ):
         rv.hvp(interpreted, ARGS, V, iloss=2)  # u after the call: an array
     with pytest.raises(IndexError, match="iloss=7 is out of range for 6 output"):
         rv.hessian(interpreted, ARGS, iloss=7)
@@ -262,7 +266,7 @@ def test_errors():
         TypeError, match=r"rv.jvp expects an @rv.ordinary function, a @rv.reversible function or its inverse"
     ):
         rv.jvp(model, ARGS, V)
-    with pytest.raises(TypeError, match=r"vector #0 of model must have the argument's shape"):
+    with pytest.raises(TypeError, match=r"the vector of argument 'u' of model must have the argument's shape"):
         rv.hvp(interpreted, ARGS, (np.ones(2), None, None, None))
     with pytest.raises(ValueError, match="share memory"):
         rv.jvp(interpreted, (U, U, A, 3), V)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, Unpack
 from weakref import WeakKeyDictionary
 
 import jax
@@ -36,6 +36,7 @@ import numpy as np
 from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
+from revmlir.frontend.base.checkpoint_policy import CheckpointOptions
 from revmlir.interop import jax_ffi
 from revmlir.interop.program import NumpyMap, Program, Signature
 
@@ -239,7 +240,9 @@ ad.primitive_transposes[tangent_p] = partial(_transpose, cotangent_p)
 ad.primitive_transposes[cotangent_p] = partial(_transpose, tangent_p)
 
 
-def to_jax(function: Any, lowering: str = "auto") -> Callable[..., tuple[jax.Array, ...]]:
+def to_jax(
+    function: Any, lowering: str = "auto", **checkpointing: Unpack[CheckpointOptions]
+) -> Callable[..., tuple[jax.Array, ...]]:
     """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as a JAX-traceable
     function of the same arguments (arrays or numbers), returning what
     ``f`` returns as a tuple of arrays: for a reversible function every
@@ -249,10 +252,12 @@ def to_jax(function: Any, lowering: str = "auto") -> Callable[..., tuple[jax.Arr
     and adjoint programs (docs/python.md, "Inside JAX and PyTorch").
     ``lowering`` picks how ``jit`` calls revmlir on the CPU: ``"auto"``
     (custom calls where they apply, else a callback), ``"ffi"`` (custom
-    calls, or an error saying why not) or ``"callback"``."""
+    calls, or an error saying why not) or ``"callback"``.  ``checkpoint=``
+    and its options (an ``@rv.ordinary`` ``f``) checkpoint the gradient
+    programs as ``rv.gradient``'s; a gradient then calls back into Python."""
     if lowering not in jax_ffi.LOWERINGS:
         raise ValueError(f"rv.to_jax: lowering must be one of {', '.join(jax_ffi.LOWERINGS)}, got {lowering!r}")
-    program = Program(function, "rv.to_jax")
+    program = Program(function, "rv.to_jax", checkpointing)
     _lowerings[program] = lowering
 
     def traced(*args: Any, **kwargs: Any) -> tuple[jax.Array, ...]:

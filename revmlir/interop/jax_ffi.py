@@ -43,6 +43,7 @@ from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.ad.tangent import generate_tangents, tangent_name
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.types import describe_type
 from revmlir.frontend.ordinary_code.functions import OrdinarySpecialization
 from revmlir.interop.program import Signature, Value
 from revmlir.interop.xla_ffi import Entry, Parameter, compile_handler
@@ -95,7 +96,7 @@ def _unpassed(values: Sequence[Value | None], types: Sequence[Attribute], names:
             or len(shape) != len(value.shape)
             or any(d >= 0 for d in shape)
         ):
-            return f"{name} is {type} in revmlir, which the custom call does not pass"
+            return f"{name} is {describe_type(type)} in revmlir, which the custom call does not pass"
     return None
 
 
@@ -191,7 +192,8 @@ class Run:
     """Per output of ``f``: the argument holding it after the run."""
     gradients: bool
     """Whether ``@f.adj`` of this run is ``f``'s reverse mode (not for an
-    ordinary function with a checkpointed loop, whose gradient reruns it)."""
+    ordinary function with a checkpointed loop or a ``checkpoint=`` policy,
+    whose gradient reruns it)."""
 
     @staticmethod
     def of(signature: Signature) -> Run:
@@ -207,7 +209,7 @@ class Run:
             (*inputs, *slots, *(inputs[i] for i in written)),
             (*range(n), *[None] * (count + len(written))),
             (*range(n, n + count), *(out.get(i, i) for i in range(n))),
-            not spec.checkpointed,
+            not spec.checkpointed and not signature.program.checkpointing,
         )
 
 

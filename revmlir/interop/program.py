@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 
+from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, CheckpointPolicy
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import is_struct
 from revmlir.frontend.base.types import Stack
 from revmlir.frontend.derivatives.forward import jvp
-from revmlir.frontend.derivatives.gradient import vjp
+from revmlir.frontend.derivatives.gradient import require_resumable, vjp
 from revmlir.frontend.derivatives.jacobian import REVERSE_JACOBIAN_LANES
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction, OrdinarySpecialization
 from revmlir.frontend.reversible_code.functions import ReversibleFunction
@@ -46,13 +47,15 @@ class Value:
         object.__setattr__(self, "differentiable", self.dtype.kind == "f")
 
     def to_revmlir(self, array: np.ndarray) -> Any:
-        """The argument revmlir takes for ``array``: a Python number for a
-        0-d array, the array itself otherwise."""
+        """The argument revmlir takes for ``array``: a number for a 0-d
+        array, the array itself otherwise.  A float keeps its precision (a
+        numpy scalar of its dtype: a ``float32`` is ``f32`` in revmlir, as
+        in JAX without its 64-bit mode); an integer is a Python ``int``."""
         if self.shape:
             return array
         if self.dtype == np.bool_:
             return bool(array)
-        return float(array) if self.differentiable else int(array)
+        return array[()] if self.differentiable else int(array)
 
     def from_revmlir(self, value: Any) -> np.ndarray:
         """``value`` (a number or an array) as this value's array."""
@@ -63,11 +66,19 @@ class Program:
     """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as ``api`` exposes it;
     its signatures are built once per input shapes and dtypes."""
 
-    def __init__(self, function: Any, api: str):
+    def __init__(self, function: Any, api: str, checkpointing: CheckpointOptions):
         if not isinstance(function, ReversibleFunction | OrdinaryFunction):
             raise TypeError(f"{api} expects a @rv.reversible or @rv.ordinary function, got {function!r}")
+        name = api.removeprefix("rv.")
+        policy = CheckpointPolicy.of_options(checkpointing, name)
+        if policy is not None:
+            require_resumable(function, name)
         self.function = function
         self.api = api
+        self.checkpointing: CheckpointOptions = checkpointing if policy is not None else {}
+        """``checkpoint=`` and its options, checked, for every pullback
+        (``rv.vjp``): the gradient programs follow the policy ``rv.gradient``
+        would."""
         self._signatures: dict[tuple[Any, ...], Signature] = {}
 
     def positional(self, args: Sequence[Any], kwargs: dict[str, Any]) -> list[Any]:
@@ -226,7 +237,7 @@ class Signature:
         """``cotangent`` for several sets of output cotangents at one
         point (the rows of a Jacobian): one run of ``f`` and one backward
         run per ``REVERSE_JACOBIAN_LANES`` sets (``pullback.batch``)."""
-        _, pullback = vjp(self.program.function, *self._arguments(arrays))
+        _, pullback = vjp(self.program.function, *self._arguments(arrays), **self.program.checkpointing)
         lanes = []
         for cts in rows:
             cotangents: list[Any] = [None] * len(self.outputs)

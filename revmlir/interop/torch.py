@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import torch
 
+from revmlir.frontend.base.checkpoint_policy import CheckpointOptions
 from revmlir.interop.program import NumpyMap, Program, Signature
 from revmlir.interop.torch_kernels import KernelCall, KernelRoute, cuda_launch
 
@@ -140,7 +141,7 @@ _NUMPY = {
 """The dtypes revmlir takes, and their numpy names."""
 
 
-def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
+def to_torch(function: Any, **checkpointing: Unpack[CheckpointOptions]) -> Callable[..., tuple[torch.Tensor, ...]]:
     """``f`` (``@rv.reversible`` or ``@rv.ordinary``) as a PyTorch callable
     of the same arguments (CPU tensors or numbers), returning what ``f``
     returns as a tuple of tensors: for a reversible function every argument
@@ -148,8 +149,9 @@ def to_torch(function: Any) -> Callable[..., tuple[torch.Tensor, ...]]:
     ``backward`` and forward-mode ``jvp`` come from revmlir's adjoint and
     tangent programs (docs/python.md, "Inside JAX and PyTorch").  Arrays on
     a GPU go to ``f``'s CUDA kernel and ``backward`` to its adjoint's
-    (``revmlir.interop.torch_kernels``)."""
-    program = Program(function, "rv.to_torch")
+    (``revmlir.interop.torch_kernels``).  ``checkpoint=`` and its options
+    (an ``@rv.ordinary`` ``f``) checkpoint ``backward`` as ``rv.gradient``."""
+    program = Program(function, "rv.to_torch", checkpointing)
     apply = _function().apply
 
     def call(*args: Any, **kwargs: Any) -> tuple[torch.Tensor, ...]:

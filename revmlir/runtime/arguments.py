@@ -4,7 +4,7 @@ signature and brought into the canonical representation every backend uses
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,40 @@ def type_name(value: Any) -> str:
     return type(value).__name__
 
 
+class ArgumentProblem(Exception):
+    """An error about arguments of a call, which names them by position
+    and the function by its symbol, as tools that run IR know them; a
+    frontend says it again (``say``) with the names its users gave them."""
+
+    def __init__(
+        self,
+        template: str,
+        func: str,
+        indices: tuple[int, ...],
+        detail: str = "",
+        labels: Sequence[str] | None = None,
+    ):
+        """``template`` has ``{function}``, ``{0}``, ``{1}``… for the
+        arguments at ``indices``, which the IR's message calls ``labels``
+        (default ``#i``), and may have ``{detail}`` (the IR's type)."""
+        self.template, self.indices = template, indices
+        super().__init__(self.say(f"@{func}", labels or [f"#{i}" for i in indices], detail))
+
+    def say(self, function: str, arguments: Sequence[str], detail: str = "") -> str:
+        """The message with ``function`` and ``arguments`` (one per index)
+        in place of the symbol and the positions, and ``detail``."""
+        return self.template.format(*arguments, function=function, detail=detail)
+
+
+class ArgumentTypeError(ArgumentProblem, TypeError):
+    """An argument that its parameter's type does not take."""
+
+
+class ArgumentValueError(ArgumentProblem, ValueError):
+    """Arguments of the right types that a call still cannot take (a
+    read-only array it writes, arrays sharing memory)."""
+
+
 def to_runtime(type: Attribute, value: Any, func: str, index: int) -> Any:
     """Check one argument of ``@func`` and convert it; raises ``TypeError``."""
     return converter(type, func, index)(value)
@@ -33,7 +67,12 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
     only on the type worked out once (calls are often small)."""
 
     def mismatch(value: Any, expected: str) -> TypeError:
-        return TypeError(f"argument #{index} of @{func} must be {expected} ({type}), got {type_name(value)}")
+        return ArgumentTypeError(
+            f"argument {{0}} of {{function}} must be {expected}{{detail}}, got {type_name(value)}",
+            func,
+            (index,),
+            f" ({type})",
+        )
 
     if isinstance(type, MemRefType):
         dtype = numpy_dtype(type.element_type)
@@ -44,10 +83,11 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
             if not isinstance(value, np.ndarray):
                 raise mismatch(value, "a numpy array")
             if value.dtype != dtype or value.ndim != len(shape) or any(value.shape[i] != d for i, d in static):
-                raise TypeError(
-                    f"argument #{index} of @{func} must be an array of {dtype} with "
-                    f"shape {['?' if d < 0 else d for d in shape]}, got {value.dtype} "
-                    f"{list(value.shape)}"
+                raise ArgumentTypeError(
+                    f"argument {{0}} of {{function}} must be an array of {dtype} with shape "
+                    f"{['?' if d < 0 else d for d in shape]}, got {value.dtype} {list(value.shape)}",
+                    func,
+                    (index,),
                 )
             return value
 

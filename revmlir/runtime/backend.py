@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
-from revmlir.runtime.arguments import converter, from_runtime
+from revmlir.runtime.arguments import ArgumentValueError, converter, from_runtime
 from revmlir.semantics import is_state_type, written_arguments
 
 Caller = Callable[[Sequence[Any]], tuple[Any, ...]]
@@ -105,9 +105,11 @@ def overlapping(arrays: Sequence[tuple[int, np.ndarray]], written: Collection[in
 
 
 def overlap_error(name: str, pair: tuple[int, int]) -> ValueError:
-    return ValueError(
-        f"arguments #{pair[0]} and #{pair[1]} of @{name} share memory, and @{name} "
-        "writes one of them; pass distinct arrays (a copy of one)"
+    return ArgumentValueError(
+        "arguments {0} and {1} of {function} share memory, and {function} "
+        "writes one of them; pass distinct arrays (a copy of one)",
+        name,
+        pair,
     )
 
 
@@ -115,8 +117,10 @@ def read_only_error(name: str, index: int, parameter: str | None) -> ValueError:
     """An array the function writes that numpy marks read-only (a view of
     ``bytes``, a read-only ``mmap``): writing it would change an immutable
     object or fault."""
-    which = f"#{index}" + (f" ({parameter})" if parameter else "")
-    return ValueError(
-        f"argument {which} of @{name} is a read-only array, and @{name} writes it; "
-        "pass a writeable copy (numpy.array(...))"
+    return ArgumentValueError(
+        "argument {0} of {function} is a read-only array, and {function} writes it; "
+        "pass a writeable copy (numpy.array(...))",
+        name,
+        (index,),
+        labels=[f"#{index}" + (f" ({parameter})" if parameter else "")],
     )

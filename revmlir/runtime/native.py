@@ -54,7 +54,7 @@ from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, trans
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
-from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
+from revmlir.runtime.arguments import ArgumentTypeError, converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
 from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
 from revmlir.runtime.interrupt import interrupted, run_context
@@ -404,8 +404,10 @@ def _argument(arg_type: Attribute, name: str, index: int, written: bool, paramet
             if not (quick and type(value) is np.ndarray and value.dtype is dtype and value.ndim == rank):
                 convert(value)
             if not value.flags.c_contiguous:
-                raise TypeError(
-                    f"argument #{index} of @{name} must be a C-contiguous array (use numpy.ascontiguousarray)"
+                raise ArgumentTypeError(
+                    "argument {0} of {function} must be a C-contiguous array (use numpy.ascontiguousarray)",
+                    name,
+                    (index,),
                 )
             if written and not value.flags.writeable:
                 raise read_only_error(name, index, parameter)

@@ -22,6 +22,7 @@ from revmlir.builder import ExpressionBuilder
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import Context, namespace_of
 from revmlir.frontend.base.source import Source
+from revmlir.frontend.base.types import describe_type
 
 NEVER_COMPILED: tuple[type[ast.AST], ...] = (
     ast.Try,
@@ -96,6 +97,7 @@ class FunctionCompiler(Generic[F, B]):
         self.tree = source.tree
         params = [a.arg for a in self.tree.args.args]
         self.fn: B = build(list(zip(params, types)), source.loc(self.tree))
+        self.fn.spell = describe_type  # errors write types as the user does
         self.ctx = Context(
             fn=self.fn,
             filename=source.filename,

@@ -125,6 +125,31 @@ class ReversibleCall:
     its inputs under a checkpoint schedule: then pullbacks call it, not
     ``@f.adj`` on the state after the run."""
 
+    def output_name(self, k: int) -> str:
+        """Output ``k`` of ``f`` in a message: by its number, and by the
+        name of the argument it is (a reversible function's outputs are its
+        arguments; an ordinary one's follow its results)."""
+        function = self.spec.function
+        parameters, count = function.parameters, len(self.outputs)
+        if not -count <= k < count:
+            return f"output #{k} of {function.__name__}"
+        k %= count
+        named = f"output #{k} of {function.__name__}"
+        parameter = k - (count - len(parameters))
+        if parameter < 0:
+            return named
+        if count == len(parameters):
+            return f"{named} (argument '{parameters[parameter]}')"
+        return f"{named} ('{parameters[parameter]}' as the call leaves it)"
+
+
+def argument_name(function: Any, i: int) -> str:
+    """Argument ``i`` of ``function`` in a message: by the parameter's
+    name, which is how its user knows it."""
+    parameters = function.parameters
+    which = f"'{parameters[i]}'" if -len(parameters) <= i < len(parameters) else f"#{i}"
+    return f"argument {which} of {function.__name__}"
+
 
 @dataclass(frozen=True)
 class AdjointFunction:

@@ -28,11 +28,12 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     UnitAttr,
+    f32,
     f64,
     i1,
     i64,
 )
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 
 from revmlir.builder import BuildError, ExpressionBuilder, Value
 from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
@@ -96,6 +97,10 @@ BINARY_FUNCTIONS: dict[Any, str] = {
     np.fmin: "min",
     np.fmax: "max",
 }
+
+_FLOAT_TYPES: dict[Any, Attribute] = {np.float32: f32, np.float64: f64}
+"""numpy's float types, whose calls convert a value (``np.float32(s)``
+rounds an ``f64`` for a ``float32`` target)."""
 
 MAX_INLINE_DEPTH = 16
 
@@ -432,6 +437,8 @@ class ExpressionCompiler:
         if callee is builtins.float and len(args) == 1:
             value = self._compile(args[0])
             return fn.from_log(value, loc) if isinstance(value.type, LogType) else fn.cast(value, f64, loc)
+        if callee in _FLOAT_TYPES and len(args) == 1:
+            return fn.cast(self._compile(args[0]), _FLOAT_TYPES[callee], loc)
         if callee is builtins.int and len(args) == 1:
             return fn.cast(self._compile(args[0]), i64, loc)
         if callee is builtins.complex and len(args) in (1, 2):

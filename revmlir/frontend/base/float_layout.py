@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import ComplexType, MemRefType, f64
 
-from revmlir.frontend.base.derived import ReversibleCall
+from revmlir.frontend.base.derived import ReversibleCall, argument_name
 from revmlir.frontend.base.specialization import Specialization
 
 
@@ -34,11 +34,11 @@ class FloatLayout:
         for i in chosen:
             if i not in carrying:
                 raise TypeError(
-                    f"{what}: argument #{i} of {spec.function.__name__} is not a float scalar or an array of floats"
+                    f"{what}: {argument_name(spec.function, i)} is not a float scalar or an array of floats"
                 )
             if isinstance(spec.types[i], ComplexType) or (isinstance(args[i], np.ndarray) and np.iscomplexobj(args[i])):
                 raise TypeError(
-                    f"{what}: argument #{i} of {spec.function.__name__} is complex; "
+                    f"{what}: {argument_name(spec.function, i)} is complex; "
                     "Jacobians of complex arguments are not supported yet "
                     "(use rv.vjp/rv.jvp)"
                 )
@@ -101,12 +101,11 @@ def selected(call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | 
     spec = call.spec
     if chosen is None:
         return tuple(p for p in side if p in spec.carrying)
-    noun = "output" if side is call.outputs and call.outputs != call.inputs else "argument"
+    outputs = side is call.outputs and call.outputs != call.inputs
     for k in chosen:
         if not -len(side) <= k < len(side) or side[k] not in spec.carrying:
-            raise TypeError(
-                f"{what}: {noun} #{k} of {spec.function.__name__} is not a float scalar or an array of floats"
-            )
+            which = call.output_name(k) if outputs else argument_name(spec.function, k)
+            raise TypeError(f"{what}: {which} is not a float scalar or an array of floats")
     return tuple(side[k] for k in chosen)
 
 

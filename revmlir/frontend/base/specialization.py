@@ -14,7 +14,8 @@ import copy
 import functools
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 from types import FrameType
@@ -33,6 +34,7 @@ from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_
 from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
+from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.semantics import gradient_type, written_arguments
@@ -132,12 +134,17 @@ class Specialization:
 
     def private_copies(self, args: Sequence[Any]) -> list[Any]:
         """``args`` with copies of the arrays and stacks a run changes, so
-        that running on them leaves the caller's data alone."""
+        that running on them leaves the caller's data alone, and of strided
+        views it only reads, which native code takes contiguous (a
+        derivative, unlike a call, writes nothing back into them)."""
         copies = list(args)
         for i in self._written_positions:
             value = args[i]
             # ndarray.copy: a third of copy.copy's dispatch, on every derivative call
             copies[i] = value.copy() if type(value) is np.ndarray else copy.copy(value)
+        for i, value in enumerate(copies):
+            if type(value) is np.ndarray and not value.flags.c_contiguous:
+                copies[i] = np.ascontiguousarray(value)
         return copies
 
     @functools.cached_property
@@ -157,8 +164,24 @@ class Specialization:
         """Run forward or backward; ``backend="interpreter"`` forces the
         interpreter (for its counters), otherwise native code when compiled."""
         runner = self.interpreter if self.native is None or backend == "interpreter" else self.native
-        results = runner.caller(self.name, backward)(args)
+        with named_arguments(self.function):
+            results = runner.caller(self.name, backward)(args)
         return results[0] if len(results) == 1 else results
+
+
+@contextmanager
+def named_arguments(function: Any) -> Iterator[None]:
+    """Say an error about the arguments of a call of ``function`` as the
+    call's author knows them: the function by its name and each argument
+    by its parameter's (not ``argument #1 of @f``, the IR's positions and
+    symbol)."""
+    try:
+        yield
+    except ArgumentProblem as error:
+        parameters = function.parameters
+        names = [repr(parameters[i]) if i < len(parameters) else f"#{i}" for i in error.indices]
+        kind = ValueError if isinstance(error, ValueError) else TypeError
+        raise kind(error.say(function.__name__, names)) from None
 
 
 class NativeCompilationError(Exception):

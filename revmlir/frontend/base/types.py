@@ -168,7 +168,7 @@ def describe_type(type: Attribute) -> str:
     if isinstance(type, StackType):
         return f"a stack of {describe_type(type.element_type)}"
     if isinstance(type, FixedType):
-        return type.describe()
+        return f"rv.{type.describe()}"
     if isinstance(type, TropicalType):
         return "Tropical"
     return str(type)

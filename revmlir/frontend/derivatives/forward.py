@@ -31,7 +31,7 @@ from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name, tangent_type
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, CheckpointPolicy
-from revmlir.frontend.base.derived import ReversibleCall, derived_backend
+from revmlir.frontend.base.derived import ReversibleCall, argument_name, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
 from revmlir.frontend.derivatives.blocks import Side, blocks
@@ -82,9 +82,11 @@ def run_tangent(
     inverse tangent ``@f.itan`` takes the same arguments) on copies of
     ``args`` and their tangents; returns the outputs and the output tangents
     by argument index (log numbers: of the logarithm)."""
-    name = spec.function.__name__
     carrying = _carrying(spec)
-    dots = [_input_tangent(spec.types[i], args[i], tangents[i], f"tangent #{i} of {name}") for i in carrying]
+    dots = [
+        _input_tangent(spec.types[i], args[i], tangents[i], f"the tangent of {argument_name(spec.function, i)}")
+        for i in carrying
+    ]
     results = backend.call(function or tangent_name(spec.name), *spec.private_copies(args), *dots)
     return results[: len(args)], dict(zip(carrying, results[len(args) :], strict=True))
 
@@ -178,7 +180,7 @@ def _no_log_numbers(spec: Specialization, api: str) -> None:
     for i, type in enumerate(spec.types):
         if isinstance(type, LogType):
             raise TypeError(
-                f"rv.{api}: argument #{i} of {spec.function.__name__} is a log "
+                f"rv.{api}: {argument_name(spec.function, i)} is a log "
                 "number; second derivatives of log numbers are not supported yet"
             )
 
@@ -243,9 +245,11 @@ def spec_hvp(
     _, backend = derived_backend(spec, what, partial(generate_hvps, loss=seeded))
     name = hvp_name(spec.name, loss=seeded)
     carrying = _carrying(spec)
-    function = spec.function.__name__
     seeds = [seed_for(spec.types[i], after[i], 1.0 if i == loss else None, "") for i in carrying]
-    dots = [_input_tangent(spec.types[i], args[i], vectors[i], f"vector #{i} of {function}") for i in carrying]
+    dots = [
+        _input_tangent(spec.types[i], args[i], vectors[i], f"the vector of {argument_name(spec.function, i)}")
+        for i in carrying
+    ]
     seed_tangents = [seed_for(spec.types[i], after[i], None, "") for i in carrying]
     results = backend.call(name, *spec.private_copies(args), *seeds, *dots, *seed_tangents)
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))

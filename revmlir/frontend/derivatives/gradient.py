@@ -54,14 +54,19 @@ class Differentiable(Protocol):
 def checkpointed_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy) -> ReversibleCall:
     """``f``'s call as a run of its resumable form, whose gradient
     ``checkpoint=`` checkpoints under ``policy`` over primitive steps."""
-    resumable = getattr(f, "resumable_call", None)
-    if resumable is None:
+    require_resumable(f, api)
+    return f.resumable_call(args, policy)
+
+
+def require_resumable(f: Any, api: str) -> None:
+    """A ``TypeError`` unless ``checkpoint=`` applies to ``f``: only an
+    ``@rv.ordinary`` function has a resumable form to checkpoint."""
+    if getattr(f, "resumable_call", None) is None:
         raise TypeError(
             f"rv.{api}: checkpoint= applies to @rv.ordinary functions, not "
             f"{f!r} (mark a loop of a reversible function with a schedule "
             "and use ad-checkpoint)"
         )
-    return resumable(args, policy)
 
 
 def _reversible_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy | None = None) -> ReversibleCall:
@@ -122,7 +127,7 @@ class Pullback:
                     spec.types[i],
                     state[i] if i in number else before[i],
                     cotangent.get(i),
-                    f"cotangent #{number.get(i)} of {name}",
+                    f"the cotangent of {call.output_name(number[i]) if i in number else name}",
                 )
                 for i in spec.carrying
             ]
@@ -338,9 +343,8 @@ def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
     position = outputs[iloss]
     if position not in call.spec.carrying or isinstance(call.arguments[position], (np.ndarray, list)):
         raise TypeError(
-            f"rv.{api}: output #{iloss % len(outputs)} of {call.spec.function.__name__} "
-            "is not a float scalar; only float scalar outputs can be the loss (use "
-            "rv.vjp for arrays)"
+            f"rv.{api}: {call.output_name(iloss)} is not a float scalar; only float scalar outputs "
+            "can be the loss (use rv.vjp for arrays)"
         )
     return position
 

@@ -28,7 +28,7 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
-from revmlir.frontend.base.derived import derived_backend
+from revmlir.frontend.base.derived import argument_name, derived_backend
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent
 from revmlir.frontend.derivatives.gradient import (
@@ -103,8 +103,10 @@ def inverse_vjp(
     spec = differentiated_specialization(f, args, "inverse_vjp")
     check_count(spec.function, args, input_cotangents, "input cotangents")
     _, backend = derived_backend(spec, "inverse adjoint", generate_inverse_adjoints)
-    name = spec.function.__name__
-    seeds = [seed_for(spec.types[i], args[i], input_cotangents[i], f"cotangent #{i} of {name}") for i in spec.carrying]
+    seeds = [
+        seed_for(spec.types[i], args[i], input_cotangents[i], f"the cotangent of {argument_name(spec.function, i)}")
+        for i in spec.carrying
+    ]
     results = backend.call(inverse_adjoint_name(spec.name), *spec.private_copies(args), *seeds)
     outputs = tuple(results[: len(args)])
     return outputs, _input_cotangents(spec, outputs, results)
@@ -127,14 +129,14 @@ def newton_step(
     for i in chosen:
         if i not in spec.carrying:
             raise TypeError(
-                f"rv.newton_step: argument #{i} of {spec.function.__name__} is not a float scalar or an array of floats"
+                f"rv.newton_step: {argument_name(spec.function, i)} is not a float scalar or an array of floats"
             )
     outputs = _run(spec, args)
     changed = [i for i in range(len(args)) if i not in chosen and not _same(args[i], outputs[i])]
     if changed:
         raise ValueError(
             f"rv.newton_step: {spec.function.__name__} changes argument(s) "
-            f"{', '.join(f'#{i}' for i in changed)}, which are not in wrt={list(chosen)}; "
+            f"{', '.join(repr(spec.function.parameters[i]) for i in changed)}, which are not in wrt={list(chosen)}; "
             "parameters must come back unchanged"
         )
     residual = [outputs[i] if i in chosen else None for i in range(len(args))]

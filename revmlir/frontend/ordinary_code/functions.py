@@ -49,7 +49,7 @@ from revmlir.frontend.base.derived import ReversibleCall
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
-from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
+from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization, named_arguments
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
@@ -378,11 +378,13 @@ class OrdinarySpecialization:
         self.check_aliasing(args)
         count, results = len(args), len(self.result_types)
         if self.plain is not None:
-            values = self.plain((*args, *self.slots()))[count:]
+            with named_arguments(self.function):
+                values = self.plain((*args, *self.slots()))[count:]
         else:
             spec = self.reversible
             runner = spec.native if spec.native is not None else spec.interpreter
-            state = runner.call(spec.name, *self.arguments(args))
+            with named_arguments(self.function):
+                state = runner.call(spec.name, *self.arguments(args))
             for k, i in enumerate(self.written):
                 args[i][...] = state[count + results + k]
             values = state[count : count + results]

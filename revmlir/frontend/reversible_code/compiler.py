@@ -331,7 +331,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         if kind in ("mul", "div") and not is_product:
             raise ctx.error(
                 node,
-                f"'{ast.unparse(node)}' is not reversible on {target_type}",
+                f"'{ast.unparse(node)}' is not reversible on {describe_type(target_type)}",
                 "multiply log numbers instead: ly = rv.ancilla(rv.ulog(1.0)); ly *= rv.ulog(x)",
             )
         if kind in ("add", "sub") and isinstance(target_type, TropicalType):
@@ -425,7 +425,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             raise ctx.error(node, "an ancilla array has at least one dimension", usage)
         dtype = _dtype(call.keywords[0].value, ctx) if call.keywords else _dtype(ast.Name("float"), ctx)
         if not isinstance(dtype, AnyFloat | IntegerType):
-            raise ctx.error(node, f"ancilla arrays hold integers or floats, not {dtype}", usage)
+            raise ctx.error(node, f"ancilla arrays hold integers or floats, not {describe_type(dtype)}", usage)
         extents = []
         for size in sizes:
             value = self.expr.compile(size)
