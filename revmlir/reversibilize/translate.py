@@ -390,6 +390,23 @@ class FunctionTranslator:
             self._insert(anc.FreeOp(returned, self.values[argument]), op)
         self._bind_results(op, call.res[len(scalars) :], scope)
 
+    # -- frame stacks -----------------------------------------------------------
+
+    def _frame_alloc(self, op: anc.StackAllocOp, scope: _Scope) -> None:
+        self.values[op.result] = self._insert(anc.StackAllocOp(op.result.type), op).result
+        self.values[op.result].name_hint = op.result.name_hint
+
+    def _frame_free(self, op: anc.StackFreeOp, scope: _Scope) -> None:
+        self._insert(anc.StackFreeOp(self.values[op.stack]), op)
+
+    def _frame_push(self, op: anc.CopyPushOp, scope: _Scope) -> None:
+        """A copy goes on the frame; its inverse pops it back, checked equal."""
+        self._insert(anc.CopyPushOp(self.values[op.stack], self.values[op.value]), op)
+
+    def _frame_pop(self, op: anc.PopOp, scope: _Scope) -> None:
+        """The popped value is state the scope owns; its inverse pushes it back."""
+        self._bind_results(op, self._insert(anc.PopOp(self.values[op.stack]), op).results, scope)
+
     # -- helpers ----------------------------------------------------------------
 
     def _region_block(self, source: Block) -> Block:
@@ -420,6 +437,10 @@ _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], 
     scf.WhileOp: FunctionTranslator._while,
     scf.IfOp: FunctionTranslator._if,
     func.CallOp: FunctionTranslator._call,
+    anc.StackAllocOp: FunctionTranslator._frame_alloc,
+    anc.StackFreeOp: FunctionTranslator._frame_free,
+    anc.CopyPushOp: FunctionTranslator._frame_push,
+    anc.PopOp: FunctionTranslator._frame_pop,
 }
 """How each ordinary statement is translated (expressions are copied)."""
 
