@@ -154,19 +154,11 @@ def nested_jax(u, tmp, dt, steps):
     return jnp.sum(u * u) * jnp.sum(u) + jnp.sum(u * u)
 
 
-def countdown_py(x, n):
-    y = x
-    if n > 0:
-        y = countdown(x * 0.5, n - 1)  # E:recursion
-    return y
-
-
 heat = rv.ordinary(heat_py)
 recurrence = rv.ordinary(recurrence_py)
 branches = rv.ordinary(branches_py)
 halving = rv.ordinary(halving_py)
 nested = rv.ordinary(nested_py)
-countdown = rv.ordinary(countdown_py)
 
 
 def _copies(args):
@@ -740,14 +732,6 @@ def test_returning_an_array():
         "'u' is an array, not a number; arrays are arguments, updated in place, and cannot be assigned or returned",
         "read and write their elements: u[i]",
         "u  #",
-    )
-
-
-def test_recursion():
-    with pytest.raises(rv.ReversibleSyntaxError) as caught:
-        countdown(1.0, 3)
-    check(
-        caught.value, "# E:recursion", "countdown_py calls itself; recursion is not supported yet", None, "countdown("
     )
 
 

@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    f64,
     i1,
     i64,
 )
@@ -49,6 +50,10 @@ from revmlir.frontend.base.expressions import (
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type
+from revmlir.frontend.ordinary_code.results import UnknownResults, declared_results, describe_results
+
+Key = tuple[int, tuple[Attribute, ...]]
+"""A specialisation: ``id`` of the function and its argument types."""
 
 
 class Ordinary(Protocol):
@@ -216,6 +221,15 @@ class OrdinaryBuilder(ExpressionBuilder):
         op = self.emit(func.CallOp(callee, args, result_types), loc)
         return [Value(self, r) for r in op.results]
 
+    def continue_with(self, branch: Callable[[], None], names: Sequence[str]) -> None:
+        """Go on as if only ``branch`` ran, with the values of ``names`` it
+        ends with: how a probing compile, which is only good for the types
+        its return gets, takes an ``if`` one of whose branches never returns
+        (``revmlir.frontend.ordinary_code.results``)."""
+        _, values = self._branch(branch, names)
+        for name, value in values.items():
+            self._define(name, value)
+
     def finish(self, results: Sequence[Value], loc: Loc = None) -> func.FuncOp:
         """Return ``results`` and close the function."""
         values = [self.cast(r, i64, loc) if isinstance(r.type, IndexType) else r for r in results]
@@ -327,26 +341,82 @@ class ModuleCompiler(base.ModuleCompiler):
         self.primitive: Callable[[Any], str] = primitive
         """Declares a user primitive the functions call (``Context.primitive``)."""
         self.functions: list[func.FuncOp] = []
-        self.compiled: dict[tuple[int, tuple[Attribute, ...]], tuple[str, tuple[Attribute, ...]] | None] = {}
+        self.names: dict[Key, str] = {}
+        """The name of each specialisation requested."""
+        self.results: dict[Key, tuple[Attribute, ...]] = {}
+        """The result types of each specialisation known so far: declared,
+        inferred by a probing compile, or compiled."""
+        self.done: set[Key] = set()
+        """The specialisations ``functions`` holds."""
+        self.active: set[Key] = set()
+        """The specialisations being compiled: calling one is recursion."""
+        self.unknown: list[set[Key]] = []
+        """Per compile in progress (innermost last), the specialisations
+        with unknown result types that it called: where there are any it is
+        a probe, whose body took those calls as paths that never return and
+        so is good only for its result types."""
 
     def request(
-        self, function: Ordinary, types: Sequence[Attribute], error: Callable[[str], Exception]
+        self, function: Ordinary, types: Sequence[Attribute], error: Callable[[str, str], Exception]
     ) -> tuple[str, tuple[Attribute, ...]]:
         """The name and result types of ``function`` specialised to
-        ``types``, compiled on first request (its result types are known
-        only then, so it may not call itself)."""
-        key = (id(function), tuple(types))
-        if key in self.compiled:
-            found = self.compiled[key]
-            if found is None:
-                raise error(f"{function.__name__} calls itself; recursion is not supported yet")
-            return found
-        self.compiled[key] = None
-        name = self.fresh_name(function.__name__)
-        compiled = FunctionCompiler(self, function, name, types).compile()
-        self.functions.append(compiled)
-        found = self.compiled[key] = (name, tuple(compiled.function_type.outputs.data))
-        return found
+        ``types``, compiled on first request.  A recursive call takes the
+        result types declared or inferred (``revmlir.frontend.ordinary_code.results``);
+        ``error`` makes an error located at the call from a message and a hint."""
+        key: Key = (id(function), tuple(types))
+        if key not in self.names:
+            self.names[key] = self.fresh_name(function.__name__)
+        name = self.names[key]
+        if key in self.done or (key in self.active and key in self.results):
+            return name, self.results[key]
+        if key in self.active:
+            raise UnknownResults(key, function.__name__, error)
+        declared = declared_results(function.source.tree, function.hints, function.source.error)
+        if declared is not None:
+            self.results[key] = declared
+        compiled, unknown = self._compile(key, function, name, types, declared)
+        if key in unknown:
+            # the types of the paths that do not recurse: a second compile
+            # gives the recursive calls these
+            self.results[key] = tuple(compiled.function_type.outputs.data)
+            compiled, unknown = self._compile(key, function, name, types, declared)
+        found = self.results[key] = tuple(compiled.function_type.outputs.data)
+        if unknown:
+            # functions being compiled around this one are still unknown
+            # here: the caller's compile is a probe too, and calls this
+            # one again once it knows them
+            self.unknown[-1] |= unknown
+        else:
+            self.functions.append(compiled)
+            self.done.add(key)
+        return name, found
+
+    def _compile(
+        self,
+        key: Key,
+        function: Ordinary,
+        name: str,
+        types: Sequence[Attribute],
+        declared: tuple[Attribute, ...] | None,
+    ) -> tuple[func.FuncOp, set[Key]]:
+        """Compile ``function`` once, its recursive calls given the result
+        types known for it; also the calls with unknown result types it
+        made (a probe where there are any).  An ``UnknownResults`` for
+        ``function`` itself that no ``if`` or loop caught is reported at
+        its call."""
+        self.active.add(key)
+        self.unknown.append(set())
+        try:
+            compiler = FunctionCompiler(self, function, name, types)
+            compiled = compiler.compile(self.results.get(key), declared is not None)
+        except UnknownResults as unknown:
+            if unknown.key == key:
+                raise unknown.report() from None
+            raise
+        finally:
+            self.active.discard(key)
+            unknown_calls = self.unknown.pop()
+        return compiled, unknown_calls
 
     def finish(self) -> ModuleOp:
         declared = self.primitives.ops if self.primitives is not None else []
@@ -417,7 +487,9 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         self.module = module
         self.expr = OrdinaryExpressions(self.ctx, self.call)
 
-    def compile(self) -> func.FuncOp:
+    def compile(self, expected: tuple[Attribute, ...] | None, declared: bool) -> func.FuncOp:
+        """The function, returning ``expected`` where its result types are
+        known before (``declared`` by its annotation or inferred)."""
         body = list(self.tree.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]
@@ -430,7 +502,37 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 returned = list(value.elts) if isinstance(value, ast.Tuple) else [value]
         self.statements(body)
         results = [self.scalar(node) for node in returned]
+        if expected is not None:
+            results = self.expected_results(results, expected, declared, end)
         return self.fn.finish(results, self.ctx.loc(end))
+
+    def expected_results(
+        self, results: list[Value], expected: tuple[Attribute, ...], declared: bool, end: ast.AST
+    ) -> list[Value]:
+        """``results`` as the types recursive calls were given.  Declared
+        ones: an integer where a float is declared is promoted, as for a
+        parameter; any other difference is an error at the return.
+        Inferred ones are those the probe's return had: a variable has one
+        type after an ``if`` or a loop whichever path reached it (the
+        builder refuses two), so the paths the probe dropped cannot change
+        them."""
+        if not declared:
+            assert tuple(r.type for r in results) == expected, "a variable's type depends on the path"
+            return results
+        if len(results) == len(expected):
+            results = [
+                self.fn.cast(r, t, self.ctx.loc(end)) if t == f64 and _is_integer(r.type) else r
+                for r, t in zip(results, expected, strict=True)
+            ]
+        found = tuple(r.type for r in results)
+        if found != expected:
+            raise self.error(
+                end,
+                f"{self.function.__name__} is declared to return {describe_results(expected)} "
+                f"but returns {describe_results(found)}",
+                "return values of the declared types, or change the annotation",
+            )
+        return results
 
     # -- helpers --------------------------------------------------------------
 
@@ -490,7 +592,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
             value = self.scalar(arg)
             operands.append((fn.cast(value, i64, loc) if isinstance(value.type, IndexType) else value).ssa)
         name, result_types = self.module.request(
-            callee, [o.type for o in operands], lambda message: self.error(node, message)
+            callee, [o.type for o in operands], lambda message, hint: self.error(node, message, hint)
         )
         return fn.call(name, operands, result_types, loc)
 
@@ -516,17 +618,11 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
             ):
                 self.expr.primitive_statement(call, self.ctx.resolve(call.func))
             case ast.If():
-                self.fn.if_(
-                    self.condition(node.test),
-                    lambda: self.statements(node.body),
-                    lambda: self.statements(node.orelse),
-                    _assigned([*node.body, *node.orelse]),
-                    self.ctx.loc(node),
-                )
+                self.if_(node)
             case ast.For():
-                self.for_(node)
+                self.loop(lambda: self.for_(node))
             case ast.While():
-                self.while_(node)
+                self.loop(lambda: self.while_(node))
             case ast.Pass():
                 pass
             case ast.Expr(value=ast.Constant()):
@@ -538,6 +634,34 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                     "statements are assignments, element writes u[i] = …, calls of "
                     "@rv.ordinary functions, if, for … in range(…) and while",
                 )
+
+    def if_(self, node: ast.If) -> None:
+        """``if``/``else``; in a probing compile, a branch that calls a
+        function whose result types are unknown never returns, so the
+        other one goes on alone (``revmlir.frontend.ordinary_code.results``)."""
+        condition = self.condition(node.test)
+        names = _assigned([*node.body, *node.orelse])
+        branches = (lambda: self.statements(node.body), lambda: self.statements(node.orelse))
+        try:
+            self.fn.if_(condition, *branches, names, self.ctx.loc(node))
+        except UnknownResults as unknown:
+            self.module.unknown[-1].add(unknown.key)
+            for branch in branches:
+                try:
+                    self.fn.continue_with(branch, names)
+                    return
+                except UnknownResults:
+                    continue
+            raise unknown from None
+
+    def loop(self, build: Callable[[], None]) -> None:
+        """A loop; in a probing compile, one whose body calls a function
+        whose result types are unknown goes on as if it ran no iteration
+        (its variables keep their types, which loops do not change)."""
+        try:
+            build()
+        except UnknownResults as unknown:
+            self.module.unknown[-1].add(unknown.key)
 
     def assign(self, node: ast.Assign) -> None:
         if len(node.targets) != 1:
@@ -784,6 +908,10 @@ class OrdinaryExpressions(ExpressionCompiler):
                     f"write {ast.unparse(node.value)}[len({ast.unparse(node.value)}) - {-literal}]",
                 )
         return super().indices(node)
+
+
+def _is_integer(type: Attribute) -> bool:
+    return isinstance(type, IntegerType) and type != i1
 
 
 def _literal_int(node: ast.expr) -> int | None:

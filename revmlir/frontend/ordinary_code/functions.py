@@ -61,6 +61,9 @@ from revmlir.runtime.native import NativeModule
 
 FORMS = ("both", "ordinary", "reversible")
 PLAIN_SUFFIX = ".plain"
+STORE_ALL_HINT = "leave out checkpoint= to differentiate it store-all (on a tape), as any @rv.ordinary function can be"
+"""What to do where ``checkpoint=`` cannot make ``f`` resumable: ``f``
+compiled, so its Bennett form, which store-all derivatives run, exists."""
 
 
 class OrdinaryFunction(TakesStructs):
@@ -210,7 +213,7 @@ class OrdinarySpecialization:
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
         compiler = ModuleCompiler()
         name, result_types = compiler.request(
-            function, types, lambda message: function.source.error(function.source.tree, message)
+            function, types, lambda message, hint: function.source.error(function.source.tree, message, hint)
         )
         ordinary = compiler.finish()
         module = ordinary.clone()
@@ -242,33 +245,37 @@ class OrdinarySpecialization:
         key = (schedule.scheme.data, schedule.snapshots.data, base)
         if (spec := self.resumable.get(key)) is None:
             name = self.reversible.name
-            spec = self.resumable[key] = self._checkpointed(lambda module: make_resumable(module, name, schedule, base))
+            spec = self.resumable[key] = self._checkpointed(
+                lambda module: make_resumable(module, name, schedule, base), STORE_ALL_HINT
+            )
         return spec
 
     @functools.cached_property
     def resumable_slots(self) -> int:
         """How many scalars the resumable form's state has (its program
         point included): a snapshot holds them and the arrays ``f`` writes."""
-        loop = self._prepared(lambda module: make_resumable(module, self.reversible.name, ScheduleAttr("bisection")))[1]
+        name = self.reversible.name
+        loop = self._prepared(lambda module: make_resumable(module, name, ScheduleAttr("bisection")), STORE_ALL_HINT)[1]
         return len(loop.results)
 
     def snapshot_bytes(self, args: Sequence[Any]) -> int:
         """The size of one snapshot of the resumable form for ``args``."""
         return 8 * self.resumable_slots + sum(args[i].nbytes for i in self.written)
 
-    def _prepared(self, prepare: Callable[[ModuleOp], Any]) -> tuple[ModuleOp, Any]:
-        """A copy of the ordinary IR, ``prepare``d; its errors as syntax errors."""
+    def _prepared(self, prepare: Callable[[ModuleOp], Any], hint: str | None = None) -> tuple[ModuleOp, Any]:
+        """A copy of the ordinary IR, ``prepare``d; its errors as syntax
+        errors (located in their message, at the op), with ``hint``."""
         module = self.ordinary.clone()
         try:
             return module, prepare(module)
         except ReversibilizeError as error:
-            raise ReversibleSyntaxError(str(error), None, None, None) from None
+            raise ReversibleSyntaxError(str(error), None, None, None, hint) from None
 
-    def _checkpointed(self, prepare: Callable[[ModuleOp], Any]) -> Specialization:
+    def _checkpointed(self, prepare: Callable[[ModuleOp], Any], hint: str | None = None) -> Specialization:
         """``f``'s tape-mode form and its checkpointed ``@f.grad``, from the
         ordinary IR ``prepare``d (loops marked with schedules)."""
         name = self.reversible.name
-        module, _ = self._prepared(prepare)
+        module, _ = self._prepared(prepare, hint)
         reversibilize(module, "tape")
         (gradient,) = generate_checkpointed(module, [name])
         gradient.sym_name = StringAttr(name + GRADIENT_SUFFIX)
