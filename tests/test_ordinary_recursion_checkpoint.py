@@ -4,8 +4,9 @@ machine calls the functions of a recursive cycle through frame stacks
 and ``rv.vjp`` checkpoint them under every policy with no annotation.
 
 ``composite`` calls, from a loop, a recursion as deep as its data say with
-a loop inside (``settle``), a mutual recursion writing an array
-(``hop``/``skip``) and a divide and conquer over an array (``halves``).
+a loop inside (``settle``), and a mutual recursion writing an array
+(``hop``/``skip``); divide and conquer over an array is checked on the IR
+(tests/test_resumable_recursion.py, tests/filecheck/passes/make_resumable_recursion.mlir).
 Its gradient under every policy equals the store-all one (its Bennett
 form on a tape), which equals JAX's of the same program in ``jax.numpy``
 (whose tracing unrolls the recursion, its depth taken from a float run).
@@ -21,6 +22,8 @@ import numpy as np
 import pytest
 
 import revmlir as rv
+from revmlir.reversibilize import resumable
+from revmlir.safety import RECURSION_TOO_DEEP
 
 jax.config.update("jax_enable_x64", True)
 
@@ -53,22 +56,11 @@ def skip(u, x, n):
 
 
 @rv.ordinary(backend="interpreter")
-def halves(a, lo, hi):
-    """Divide and conquer over ``a[lo:hi]``."""
-    if hi - lo == 1:
-        s = a[lo] * a[lo]
-    else:
-        mid = (lo + hi) // 2
-        s = math.sin(halves(a, lo, mid)) * halves(a, mid, hi)
-    return s
-
-
-@rv.ordinary(backend="interpreter")
-def composite(x, u, a, n, l):
+def composite(x, u, n, l):
     s = 0.0
     for i in range(l):
         s = s + settle(x + 0.1 * s, 0.9)
-    return s * hop(u, x, n) + halves(a, 0, len(a))
+    return s * hop(u, x, n)
 
 
 def settle_depth(x: float) -> int:
@@ -97,14 +89,7 @@ def skip_jax(u, x, n):
     return x + 0.1, u
 
 
-def halves_jax(a, lo, hi):
-    if hi - lo == 1:
-        return a[lo] * a[lo]
-    mid = (lo + hi) // 2
-    return jnp.sin(halves_jax(a, lo, mid)) * halves_jax(a, mid, hi)
-
-
-X, U, A, N, L = 0.9, np.array([0.4, -0.3, 0.5]), np.array([0.3, -0.5, 0.8, 1.1]), 2, 3
+X, U, N, L = 0.9, np.array([0.4, -0.3, 0.5]), 2, 3
 
 
 def depths() -> list[int]:
@@ -120,24 +105,24 @@ def depths() -> list[int]:
 DEPTHS = depths()
 
 
-def composite_jax(x, u, a):
+def composite_jax(x, u):
     """``composite``'s result and ``u`` as it leaves it."""
     s = 0.0
     for depth in DEPTHS:
         s = s + settle_jax(x + 0.1 * s, 0.9, depth)
     y, u = hop_jax(u, x, N)
-    return s * y + halves_jax(a, 0, len(a)), u
+    return s * y, u
 
 
 def arguments() -> tuple:
-    return (X, U.copy(), A.copy(), N, L)
+    return (X, U.copy(), N, L)
 
 
 @pytest.fixture(scope="module")
 def store_all():
     found = rv.gradient(composite, arguments())
-    expected = jax.grad(lambda x, u, a: composite_jax(x, u, a)[0], argnums=(0, 1, 2))(X, jnp.asarray(U), jnp.asarray(A))
-    for got, reference in zip(found[:3], expected, strict=True):
+    expected = jax.grad(lambda x, u: composite_jax(x, u)[0], argnums=(0, 1))(X, jnp.asarray(U))
+    for got, reference in zip(found[:2], expected, strict=True):
         np.testing.assert_allclose(got, reference, rtol=1e-12, atol=1e-14)
     return found
 
@@ -154,7 +139,7 @@ def test_every_policy_equals_store_all_and_jax(store_all, policy):
     """Binomial is the policy ``auto`` chooses, with as many snapshots as
     the budget holds; two segments a step end steps inside the recursion."""
     found = rv.gradient(composite, arguments(), **policy)
-    for got, reference in zip(found[:3], store_all[:3], strict=True):
+    for got, reference in zip(found[:2], store_all[:2], strict=True):
         np.testing.assert_allclose(got, reference, rtol=1e-12, atol=1e-14)
 
 
@@ -162,11 +147,11 @@ def test_vjp_pulls_back_through_the_frames(store_all):
     """``rv.vjp`` under bisection: the outputs are ``composite``'s (JAX's),
     and the pullback of a cotangent of the result scales the gradient."""
     outputs, pullback = rv.vjp(composite, *arguments(), checkpoint="bisection")
-    expected = composite_jax(X, jnp.asarray(U), jnp.asarray(A))
+    expected = composite_jax(X, jnp.asarray(U))
     assert outputs[0] == pytest.approx(float(expected[0]), rel=1e-12)
     np.testing.assert_allclose(outputs[2], np.asarray(expected[1]), rtol=1e-12)
-    got = pullback(2.0, None, None, None, None, None)
-    for found, reference in zip(got[:3], store_all[:3], strict=True):
+    got = pullback(2.0, None, None, None, None)
+    for found, reference in zip(got[:2], store_all[:2], strict=True):
         np.testing.assert_allclose(found, 2.0 * np.asarray(reference), rtol=1e-12, atol=1e-14)
 
 
@@ -188,3 +173,21 @@ def test_a_recursive_call_passing_another_array_is_refused_there():
     assert f"{__file__}:{line}:{lines[line - 1].index('swap(') + 1}: " in caught.value.reason
     assert "cannot pass another array as argument #0 of @swap" in caught.value.reason
     assert caught.value.hint.startswith("leave out checkpoint=")
+
+
+@rv.ordinary(backend="interpreter")
+def endless(x) -> float:
+    return x * endless(0.5 * x)  # E:endless
+
+
+def test_a_recursion_without_end_stops_at_the_call(monkeypatch: pytest.MonkeyPatch):
+    """The frames' depth has a limit (made small here), so a recursion
+    without end stops with a located error at the recursive call instead
+    of growing its frames until memory runs out."""
+    monkeypatch.setattr(resumable, "MAX_FRAME_DEPTH", 50)
+    with pytest.raises(rv.ExecutionError) as caught:
+        rv.gradient(endless, (1.0,), checkpoint="bisection")
+    lines = Path(__file__).read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if text.endswith("# E:endless"))
+    assert str(caught.value).startswith(f"{__file__}:{line}:")
+    assert RECURSION_TOO_DEEP in str(caught.value)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import cf, func, memref, scf
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue, Use
 from xdsl.utils.exceptions import PassFailedException
@@ -53,10 +53,11 @@ def is_expression(op: Operation) -> bool:
 _STRUCTURE = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 _MEMORY = (memref.StoreOp,)
 _CALLS = (func.CallOp, func.ReturnOp)
-FRAME_OPS = (anc.StackAllocOp, anc.StackFreeOp, anc.CopyPushOp, anc.PopOp)
+FRAME_OPS = (anc.StackAllocOp, anc.StackFreeOp, anc.CopyPushOp, anc.PopOp, cf.AssertOp)
 """The ops of frame stacks: the call stack ``make-resumable`` gives a
 function with recursion (``revmlir.reversibilize.frames``), local stacks of
-scalars that a push copies onto and a pop takes from."""
+scalars that a push copies onto and a pop takes from, and the check of
+their depth at a call."""
 
 
 def _is_frame_stack(value: SSAValue) -> bool:

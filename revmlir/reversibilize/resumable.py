@@ -65,7 +65,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, cf, func, scf
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -78,6 +78,7 @@ from revmlir.errors import describe_op
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
 from revmlir.reversibilize.frames import FrameStacks, recursive_functions
+from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
 
@@ -289,6 +290,9 @@ class _Flattener:
     frames: FrameStacks = field(default_factory=FrameStacks)
     layouts: dict[str, _Layout] = field(default_factory=dict[str, _Layout])
     calls: list[_FrameCall] = field(default_factory=list[_FrameCall])
+    depth: SSAValue = field(default_factory=lambda: _placeholder(IndexType(), "depth"))
+    """The frames held, in a slot of its own (zero when the machine starts):
+    a call beyond ``MAX_FRAME_DEPTH`` stops the run there."""
 
     def new(self) -> int:
         self.segments.append(Segment())
@@ -441,8 +445,16 @@ class _Flattener:
                     f"cannot pass another array as argument #{number} of @{name}: a function of a "
                     "recursive cycle is laid out once, so each array parameter is one array at every call",
                 )
+        deeper = self.counted(self.depth, arith.AddiOp, where)
+        limit = arith.ConstantOp(IntegerAttr(MAX_FRAME_DEPTH, IndexType()))
+        allowed = arith.CmpiOp(deeper, limit.result, "ule")
+        check = cf.AssertOp(allowed.result, RECURSION_TOO_DEEP)
+        for op in (limit, allowed, check):
+            op.location = where.location
+        self.fresh([limit, allowed, check])
+        self.segments[at].ops += [deeper.owner, limit, allowed, check]
         after = self.new()
-        self.close(at, Jump(layout.entry, moves))
+        self.close(at, Jump(layout.entry, [*moves, (self.depth, deeper)]))
         layout.points.append(after)
         self.segments[after].ops.append(Bind(list(zip(results, layout.results, strict=True))))
         self.calls.append(_FrameCall(at, after, tuple(results), where))
@@ -458,9 +470,7 @@ class _Flattener:
         body = callee.body.block
         returned = body.last_op
         assert isinstance(returned, func.ReturnOp)
-        results = [arith.ConstantOp(_zero_attr(v.type)).result for v in returned.arguments]
-        for number, result in enumerate(results):
-            result.name_hint = f"{name}_result{number}"
+        results = [_placeholder(v.type, f"{name}_result{number}") for number, v in enumerate(returned.arguments)]
         layout = self.layouts[name] = _Layout(self.new(), list(body.args), arrays, results)
         arrays_left = iter(arrays)
         for parameter in body.args:
@@ -472,8 +482,27 @@ class _Flattener:
             op.location = returned.location
         self.fresh(ops)
         self.segments[end].ops += ops
-        self.close(end, Return(pc, layout.points, list(zip(results, returned.arguments, strict=True))))
+        shallower = self.counted(self.depth, arith.SubiOp, returned)
+        self.segments[end].ops.append(shallower.owner)
+        moves = [*zip(results, returned.arguments, strict=True), (self.depth, shallower)]
+        self.close(end, Return(pc, layout.points, moves))
         return layout
+
+    def counted(self, depth: SSAValue, step: type[arith.AddiOp | arith.SubiOp], where: Operation) -> SSAValue:
+        """``depth`` one frame deeper or shallower (its op left to place:
+        a call appends it with its check)."""
+        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+        op = step(depth, one.result)
+        for each in (one, op):
+            each.location = where.location
+        self.fresh([one, op])
+        return op.result
+
+    def placeholders(self) -> set[SSAValue]:
+        """The values of the machine itself, not of an activation (never
+        saved in a frame): the result slots of the functions of recursive
+        cycles and the depth."""
+        return {self.depth, *(r for layout in self.layouts.values() for r in layout.results)}
 
     def fresh(self, ops: Sequence[Operation]) -> None:
         """Ops made for the machine, not moved from the function: they run
@@ -487,7 +516,7 @@ class _Flattener:
         pushed at the end of the call's segment with the point to return
         to, and popped in that order reversed where the segment after the
         call starts."""
-        placeholders = {r for layout in self.layouts.values() for r in layout.results}
+        placeholders = self.placeholders()
         after_call = {call.at: call.after for call in self.calls}
 
         def targets(number: int) -> list[tuple[int, list[tuple[SSAValue, SSAValue]]]]:
@@ -590,8 +619,7 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
     arguments = set(body.args)
     flattener.save_frames(lambda v: _carried(v, arguments))
     segments = _merged(flattener.segments, {layout.entry for layout in flattener.layouts.values()})
-    placeholders = {r for layout in flattener.layouts.values() for r in layout.results}
-    machine = _Machine(segments, len(segments), arguments, placeholders)
+    machine = _Machine(segments, len(segments), arguments, flattener.placeholders())
     loop = machine.build(schedule, base, returned, results)
     _allocate_frames(flattener.frames, loop, returned)
     for original in flattener.originals:
@@ -632,6 +660,14 @@ def _carried(value: SSAValue, arguments: set[SSAValue]) -> bool:
     return True
 
 
+def _placeholder(type: Attribute, name: str) -> SSAValue:
+    """A value that stands for a slot of the machine itself (a constant,
+    never placed: the machine reads the slot)."""
+    value = arith.ConstantOp(_zero_attr(type)).result
+    value.name_hint = name
+    return value
+
+
 def _zero_attr(type: Attribute) -> Attribute:
     return FloatAttr(0.0, type) if isinstance(type, AnyFloat) else IntegerAttr(0, type)
 
@@ -645,8 +681,8 @@ class _Machine:
     arguments: set[SSAValue]
     """The entry's arguments, read where they are: the loop captures them."""
     placeholders: set[SSAValue]
-    """The result slots of the functions of recursive cycles (constants
-    that stand for them, carried all the same)."""
+    """The result slots of the functions of recursive cycles and the depth
+    (constants that stand for them, carried all the same)."""
     slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
     types: list[Attribute] = field(default_factory=list[Attribute])
     names: list[str | None] = field(default_factory=list[str | None])

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -407,6 +407,13 @@ class FunctionTranslator:
         """The popped value is state the scope owns; its inverse pushes it back."""
         self._bind_results(op, self._insert(anc.PopOp(self.values[op.stack]), op).results, scope)
 
+    def _check(self, op: cf.AssertOp, scope: _Scope) -> None:
+        """A check of the machine (its frames' depth): the same assertion in
+        a ``rev.safe`` region, which runs forward only."""
+        check = cf.AssertOp(self.values[op.arg], op.msg)
+        check.location = op.location
+        self._insert(rev.SafeOp(Region(Block([check]))), op)
+
     # -- helpers ----------------------------------------------------------------
 
     def _region_block(self, source: Block) -> Block:
@@ -441,6 +448,7 @@ _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], 
     anc.StackFreeOp: FunctionTranslator._frame_free,
     anc.CopyPushOp: FunctionTranslator._frame_push,
     anc.PopOp: FunctionTranslator._frame_pop,
+    cf.AssertOp: FunctionTranslator._check,
 }
 """How each ordinary statement is translated (expressions are copied)."""
 

@@ -28,29 +28,38 @@ func.func @f(%x: f64, %n: index) -> f64 {
 }
 
 // The frame stacks are local: one of index (return points, integers), one
-// of f64 (floats), freed, checked empty, when the machine stops.
+// of f64 (floats), freed, checked empty, when the machine stops.  The depth
+// has a slot of its own.
 // CHECK:      func.func @f(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:   %frames_index = anc.stack_alloc : !anc.stack<index>
 // CHECK-NEXT:   %frames_f64 = anc.stack_alloc : !anc.stack<f64>
-// CHECK:        scf.while (%pc = %{{.*}}, %n_1 = %{{.*}}, %x_1 = %{{.*}}) : (index, index, f64) -> (index, index, f64) {
+// CHECK:        scf.while (%pc = %{{.*}}, %depth = %{{.*}}, %n_1 = %{{.*}}, %x_1 = %{{.*}}) : (index, index, index, f64) -> (index, index, index, f64) {
 // CHECK:          %[[EXIT:.*]] = arith.constant 7 : index
 // CHECK:          arith.cmpi ne, %pc, %[[EXIT]] : index
-// The entry calls f from outside the cycle: a frame with only the point to
-// return to (6), and the arguments moved into f's parameters.
-// CHECK:            %[[TOP:.*]] = arith.constant 6 : index
+// The entry calls f from outside the cycle: one frame deeper (checked
+// against the limit, at the call), a frame with only the point to return
+// to (6), and the arguments moved into f's parameters.
+// CHECK:            %[[DEEPER:.*]] = arith.addi %depth_1, %{{.*}} : index
+// CHECK-NEXT:       %[[LIMIT:.*]] = arith.constant 1048576 : index
+// CHECK-NEXT:       %[[ALLOWED:.*]] = arith.cmpi ule, %[[DEEPER]], %[[LIMIT]] : index
+// CHECK-NEXT:       cf.assert %[[ALLOWED]], "calls nest too deeply: the recursion would exhaust the stack"
+// CHECK-NEXT:       %[[TOP:.*]] = arith.constant 6 : index
 // CHECK-NEXT:       anc.copy_push %frames_index, %[[TOP]] : !anc.stack<index>
-// CHECK:            scf.yield %{{.*}}, %n, %x : index, index, f64
+// CHECK:            scf.yield %{{.*}}, %[[DEEPER]], %n, %x : index, index, index, f64
 // A return pops the point it goes back to: the program point is dynamic.
 // CHECK:            %[[BACK:.*]] = anc.pop %frames_index : !anc.stack<index>
-// CHECK-NEXT:       scf.yield %[[BACK]], %n_2, %x_2 : index, index, f64
+// CHECK-NEXT:       %{{.*}} = arith.constant 1 : index
+// CHECK-NEXT:       %[[SHALLOWER:.*]] = arith.subi %depth_1, %{{.*}} : index
+// CHECK-NEXT:       scf.yield %[[BACK]], %[[SHALLOWER]], %n_2, %x_2 : index, index, index, f64
 // The recursive call: x saved, the point after the call (5) pushed, n - 1
 // into n's slot, then the entry of f (1).
 // CHECK:            %m = arith.subi %n_2, %{{.*}} : index
+// CHECK:            cf.assert
 // CHECK-NEXT:       anc.copy_push %frames_f64, %x_2 : !anc.stack<f64>
 // CHECK-NEXT:       %[[AFTER:.*]] = arith.constant 5 : index
 // CHECK-NEXT:       anc.copy_push %frames_index, %[[AFTER]] : !anc.stack<index>
 // CHECK-NEXT:       %[[ENTRY:.*]] = arith.constant 1 : index
-// CHECK-NEXT:       scf.yield %[[ENTRY]], %m, %x_2 : index, index, f64
+// CHECK-NEXT:       scf.yield %[[ENTRY]], %{{.*}}, %m, %x_2 : index, index, index, f64
 // After the call: x popped back, the callee's result read from its slot.
 // CHECK:            %[[SAVED:.*]] = anc.pop %frames_f64 : !anc.stack<f64>
 // CHECK-NEXT:       %s = math.sin %x_2 : f64
@@ -64,10 +73,10 @@ func.func @f(%x: f64, %n: index) -> f64 {
 // keeps the frames' pushes and pops; the step's adjoint takes the frames'
 // gradient stack, which lives across steps.
 // CKPT:       rev.func @f.ckpt(
-// CKPT:         anc.snapshot %snapshots, %{{.*}}, %frames_index : !anc.stack<index>, index, index, index, !anc.stack<index>
+// CKPT:         anc.snapshot %snapshots, %{{.*}}, %frames_index : !anc.stack<index>, index, index, index, index, !anc.stack<index>
 // CKPT-NEXT:    anc.snapshot %snapshots_1, %{{.*}}, %frames_f64 : !anc.stack<f64>, f64, !anc.stack<f64>
 // CKPT:         rev.call @f.ckpt.step0.plain({{.*}}, %frames_index, %frames_f64, %step_tape, %step_tape_1)
-// CKPT:         anc.restore %snapshots, {{.*}}, %frames_index_1 : !anc.stack<index>, index, index, index, !anc.stack<index> -> (index, index, index)
+// CKPT:         anc.restore %snapshots, {{.*}}, %frames_index_1 : !anc.stack<index>, index, index, index, index, !anc.stack<index> -> (index, index, index, index)
 // CKPT:         anc.restore %snapshots_1, {{.*}}, %frames_f64_1 : !anc.stack<f64>, f64, !anc.stack<f64> -> (f64)
 // CKPT:         rev.call @f.ckpt.step0.adj({{.*}}, %frames_index_1, %frames_f64_1, %step_tape, %step_tape_1, {{.*}}, %g_frames_f64, %step_tape_shadow)
 // CKPT:       rev.func @f.ckpt.step0.plain(
