@@ -1,6 +1,6 @@
 // RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3}' | filecheck %s
-// RUN: rev-opt %s --verify-diagnostics -p 'ad-checkpoint{functions=f policy=bisection}' | filecheck %s --check-prefix=CKPT
-// RUN: rev-opt %s -p 'ad-checkpoint{functions=dc policy=bisection}' -o %t
+// RUN: rev-opt %s --verify-diagnostics -p 'ad-checkpoint{functions=f,dc policy=bisection}' -o %t
+// RUN: filecheck %s --check-prefix=CKPT < %t
 // RUN: rev-run %t -e dc.ckpt --args "[0.1,0.2,0.3,0.4]" 0 4 0.0 [] [] "[0.0,0.0,0.0,0.0]" 1.0 [] --backend native > %t.native
 // RUN: rev-run %t -e dc.ckpt --args "[0.1,0.2,0.3,0.4]" 0 4 0.0 [] [] "[0.0,0.0,0.0,0.0]" 1.0 [] --backend interpreter > %t.interpreter
 // RUN: diff %t.native %t.interpreter
