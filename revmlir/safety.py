@@ -57,7 +57,13 @@ RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the sta
 """A call that would leave too little stack: native code checks the stack
 pointer before a call that may recurse (``revmlir.lowering.host_safety``),
 the interpreter beyond ``MAX_CALL_DEPTH`` nested calls
-(``revmlir.interpreter.recursion``) or where Python's frames run out."""
+(``revmlir.interpreter.recursion``) or where Python's frames run out, a
+resumable function beyond ``MAX_FRAME_DEPTH`` frames."""
+MAX_FRAME_DEPTH = 1 << 20
+"""The most frames a resumable function's frame stacks hold
+(``revmlir.reversibilize.resumable``): a call within a recursive cycle
+deeper than that stops the run with ``RECURSION_TOO_DEEP`` at the call, so
+a recursion without end does not grow its frames until memory runs out."""
 EMPTY_STACK = "pop from an empty stack"
 """A pop of an empty stack: ``anc.pop`` and ``anc.copy_pop``, and ``ad.next``
 taking a frame from empty frames (hand-written cursor words can ask that)."""

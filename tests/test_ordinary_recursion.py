@@ -314,20 +314,6 @@ def test_unbounded_recursion_stops_on_the_interpreter(monkeypatch):
         check_unbounded(caught.value)
 
 
-def test_recursive_checkpoint_refused():
-    """``checkpoint=`` makes the function resumable, which inlines calls:
-    recursion is refused where it is made, before anything runs."""
-    with pytest.raises(rv.ReversibleSyntaxError) as caught:
-        rv.gradient(program, ARGS, checkpoint="bisection")
-    error = caught.value
-    line = LINES.index(next(s for s in LINES if s.endswith("# E:unbounded"))) + 1
-    assert f"{HERE}:{line}:{LINES[line - 1].index('power(') + 1}: " in error.reason
-    assert "cannot call @power recursively" in error.reason
-    assert error.hint == (
-        "leave out checkpoint= to differentiate it store-all (on a tape), as any @rv.ordinary function can be"
-    )
-
-
 # -- result types and their errors ----------------------------------------------------
 
 

@@ -103,7 +103,13 @@ class Loop:
     """Scalars the body reads from outside (passed to the step as copies)."""
     memrefs: list[SSAValue]
     stacks: list[SSAValue]
-    """The step's tape arguments in the forward function."""
+    """The step's stack arguments in the forward function: its tapes and
+    its frame stacks (``calls``)."""
+    calls: list[SSAValue]
+    """The frame stacks of a resumable function with recursion: stacks the
+    function allocates and the step pushes frames on and pops them from.
+    They are state, like the written memrefs: snapshotted (their live
+    part), restored, passed to every step, their gradient the adjoint's."""
     written: list[SSAValue]
     """The memrefs the step writes: snapshotted with the carried scalars."""
     plain: str | None = None
@@ -139,8 +145,17 @@ class Loop:
             values += [
                 value(m) for m in self.written if isinstance(m.type, MemRefType) and m.type.element_type == element
             ]
+            values += [
+                value(s) for s in self.calls if isinstance(s.type, anc.StackType) and s.type.element_type == element
+            ]
             out.append((store, values))
         return out
+
+    def stack_arguments(self, tapes: Sequence[SSAValue], value: Callable[[SSAValue], SSAValue]) -> list[SSAValue]:
+        """The step's stack arguments: ``tapes`` for its tapes, in order,
+        and the frame stacks as ``value`` reads them."""
+        own = iter(tapes)
+        return [value(s) if s in self.calls else next(own) for s in self.stacks]
 
 
 def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, Loop]:
@@ -163,6 +178,11 @@ def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, 
     scalars = [v for v in captured if is_state_type(v.type)]
     memrefs = [v for v in captured if isinstance(v.type, MemRefType)]
     stacks = [v for v in captured if isinstance(v.type, anc.StackType)]
+    calls = [v for v in stacks if isinstance(v.owner, anc.StackAllocOp)]
+    for frames in calls:
+        assert isinstance(frames.type, anc.StackType)
+        if not anc.holds_length(frames.type.element_type):
+            raise _error(loop, f"a checkpointed loop cannot snapshot a stack of {frames.type.element_type}")
     written = {
         m: None
         for inner in loop.body.walk()
@@ -192,7 +212,7 @@ def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, 
     block.add_op(ret)
     function = rev.FuncOp(name, types, Region(block))
     function.location = loop.location
-    info = Loop(loop, name, attr, captured=scalars, memrefs=memrefs, stacks=stacks, written=list(written))
+    info = Loop(loop, name, attr, captured=scalars, memrefs=memrefs, stacks=stacks, calls=calls, written=list(written))
     return function, info
 
 
@@ -267,7 +287,7 @@ class Sweep:
         return iv if isinstance(target, IndexType) else self.emit(arith.IndexCastOp(iv, target)).results[0]
 
     def new_tapes(self) -> list[SSAValue]:
-        return [self.emit(anc.StackAllocOp(s.type)).results[0] for s in self.info.stacks]
+        return [self.emit(anc.StackAllocOp(s.type)).results[0] for s in self.info.stacks if s not in self.info.calls]
 
     def free_stacks(self, stacks: Sequence[SSAValue], check: bool) -> None:
         for stack in stacks:
@@ -296,7 +316,7 @@ class Sweep:
         info = self.info
         captured = [self.value(c) for c in info.captured]
         args = [*self.induction(iv), *state, *map(self.copy, captured)]
-        args += [self.value(m) for m in info.memrefs] + list(tapes)
+        args += [self.value(m) for m in info.memrefs] + info.stack_arguments(tapes, self.value)
         results = list(self.emit(rev.CallOp(callee or info.step, args)).results)
         lead = self.free_induction(results, iv)
         for result, known in zip(results[lead + len(state) :], captured, strict=True):
@@ -332,8 +352,8 @@ class Sweep:
     def restore(self, state: Sequence[SSAValue]) -> list[SSAValue]:
         restored: dict[SSAValue, SSAValue] = {}
         for store, values in self.info.groups(state, self.value):
-            scalars = [v for v in values if not isinstance(v.type, MemRefType)]
             op = self.emit(anc.RestoreOp(store, values))
+            scalars = op.scalars()
             for old, new in zip(scalars, op.results, strict=True):
                 restored[old] = self.copy(new)
         return [restored[s] for s in state]
@@ -500,16 +520,22 @@ class CheckpointAdjointer(Adjointer):
             originals = [self.lookup(c) for c in info.captured]
             seeds = [self.zero_gradient_state(t) for c in info.captured if (t := gradient_type(c.type)) is not None]
             memref_shadows = [g for m in info.memrefs if (g := self.gradient(m)) is not None]
+            own = iter(info.shadows)
+            stack_shadows = [
+                self.gradient(s) if s in info.calls else next(own)
+                for s in info.stacks
+                if gradient_type(s.type) is not None
+            ]
             args = [
                 *sweep.induction(iv),
                 *values,
                 *map(sweep.copy, originals),
                 *(self.lookup(m) for m in info.memrefs),
-                *tapes,
+                *info.stack_arguments(tapes, self.lookup),
                 *gradients,
                 *seeds,
                 *memref_shadows,
-                *info.shadows,
+                *stack_shadows,
             ]
             call = sweep.emit(rev.CallOp(adjoint_name(info.step), args))
             results = list(call.results)
@@ -596,12 +622,13 @@ def checkpointed_function(
             store.name_hint = "snapshots"
             info.stores[element] = store
             stores.append(store)
-        for stack in info.stacks:
+        tapes = [stack for stack in info.stacks if stack not in info.calls]
+        for stack in tapes:
             tape = builder.insert(anc.StackAllocOp(stack.type)).results[0]
             tape.name_hint = "step_tape"
             info.tapes.append(tape)
             stores.append(tape)
-        for stack in info.stacks:
+        for stack in tapes:
             if (type := gradient_type(stack.type)) is not None:
                 shadow = builder.insert(anc.StackAllocOp(type)).results[0]
                 shadow.name_hint = "step_tape_shadow"
@@ -651,6 +678,7 @@ def checkpointed_function(
 def _store_elements(info: Loop) -> list[Attribute]:
     types = [r.type for r in info.loop.res]
     types += [m.type.element_type for m in info.written if isinstance(m.type, MemRefType)]
+    types += [s.type.element_type for s in info.calls if isinstance(s.type, anc.StackType)]
     return list(dict.fromkeys(types))
 
 
@@ -675,7 +703,9 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
             step, info = outline_step(op, f"{target}.step{len(loops)}")
             module.body.block.insert_op_after(step, anchor)
             anchor = step
-            info.plain = untaped_copy(module, info.step)
+            arguments = len(step.body.block.args) - len(info.stacks)
+            frames = [arguments + i for i, s in enumerate(info.stacks) if s in info.calls]
+            info.plain = untaped_copy(module, info.step, frames)
             loops[op] = info
         requested: list[str] = []
 

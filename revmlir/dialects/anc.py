@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import AnyFloat, Float64Type, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute, Dialect, Operation, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     AnyAttr,
@@ -510,11 +510,19 @@ GRADIENT_ONLY = (
 )
 
 
+def holds_length(element: Attribute) -> bool:
+    """Whether a record may hold a stack of ``element``s: its length is
+    stored exactly as an element after its elements (index, i64, f64)."""
+    return isinstance(element, IndexType | Float64Type) or element == IntegerType(64)
+
+
 class _SnapshotOp(IRDLOperation, StateConsumer, ForwardDifferentiableOp):
-    """A snapshot record on a stack ``store``: every scalar of ``values`` and
-    every element of each memref of ``values``, in order, all of the
-    store's element type.  Records are last in, first out, like the
-    schedules that use them (store-all, bisection, binomial)."""
+    """A snapshot record on a stack ``store``: every scalar of ``values``,
+    every element of each memref of ``values``, in order, and the live part
+    of a stack last among ``values`` (its elements bottom first, then its
+    length, so the record's size is read from its top), all of the store's
+    element type.  Records are last in, first out, like the schedules that
+    use them (store-all, bisection, binomial)."""
 
     store = operand_def(StackType)
     values = var_operand_def()
@@ -525,7 +533,12 @@ class _SnapshotOp(IRDLOperation, StateConsumer, ForwardDifferentiableOp):
         return ()
 
     def scalars(self) -> list[SSAValue]:
-        return [v for v in self.values if not isinstance(v.type, MemRefType)]
+        return [v for v in self.values if not isinstance(v.type, MemRefType | StackType)]
+
+    def stack(self) -> SSAValue | None:
+        """The stack whose live part the record holds, if any (last)."""
+        last = self.values[-1] if self.values else None
+        return last if last is not None and isinstance(last.type, StackType) else None
 
     def tangent(self, tangenter: TangentBuilder) -> None:
         """The tangent of a checkpointed gradient (a Hessian-vector product)
@@ -537,10 +550,18 @@ class _SnapshotOp(IRDLOperation, StateConsumer, ForwardDifferentiableOp):
     def verify_(self) -> None:
         assert isinstance(self.store.type, StackType)
         element = self.store.type.element_type
-        for value in self.values:
-            type = value.type.element_type if isinstance(value.type, MemRefType) else value.type
+        for number, value in enumerate(self.values):
+            type = value.type.element_type if isinstance(value.type, MemRefType | StackType) else value.type
             if type != element:
                 raise VerifyException(f"'{self.name}' stores {value.type} on a stack of {element}")
+            if isinstance(value.type, StackType):
+                if number != len(self.values) - 1:
+                    raise VerifyException(f"'{self.name}' holds a stack only as its last value")
+                if not holds_length(element):
+                    raise VerifyException(
+                        f"'{self.name}' cannot hold a stack of {element}: its length is stored as an "
+                        "element, so the element type is index, i64 or f64"
+                    )
 
 
 @irdl_op_definition
@@ -556,8 +577,8 @@ class SnapshotOp(_SnapshotOp):
 
 @irdl_op_definition
 class RestoreOp(_SnapshotOp):
-    """Make the top snapshot current again, keeping it stored: memrefs are
-    overwritten with their stored elements, scalar operands are consumed
+    """Make the top snapshot current again, keeping it stored: memrefs (and
+    a stack) are overwritten with their stored elements, scalar operands are consumed
     and the stored scalars returned (as plain values: ``anc.alloc`` makes
     them state again).
 
@@ -570,7 +591,7 @@ class RestoreOp(_SnapshotOp):
     assembly_format = "$store `,` $values attr-dict `:` type($store) `,` type($values) `->` `(` type($res) `)`"
 
     def __init__(self, store: SSAValue, values: Sequence[SSAValue]):
-        scalars = [v.type for v in values if not isinstance(v.type, MemRefType)]
+        scalars = [v.type for v in values if not isinstance(v.type, MemRefType | StackType)]
         super().__init__(operands=[store, values], result_types=[scalars])
 
     def consumed_operands(self) -> Sequence[SSAValue]:

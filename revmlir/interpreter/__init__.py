@@ -113,6 +113,11 @@ class RevInterpreter(Backend):
         return self.runtime.peak_snapshots
 
     @property
+    def peak_snapshot_bytes(self) -> int:
+        """The most bytes of snapshot records held at once."""
+        return self.runtime.peak_snapshot_bytes
+
+    @property
     def live_ancillas(self) -> int:
         return self.runtime.live_ancillas
 
@@ -121,6 +126,7 @@ class RevInterpreter(Backend):
             self.runtime.counters.clear()
             self.runtime.peak_live_ancillas = self.runtime.live_ancillas
             self.runtime.peak_snapshots = self.runtime.live_snapshots
+            self.runtime.peak_snapshot_bytes = self.runtime.live_snapshot_bytes
 
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot

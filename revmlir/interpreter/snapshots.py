@@ -2,8 +2,9 @@
 gradients, ``revmlir.ad.checkpointed``).
 
 A snapshot record is a run of elements on the store stack: the scalars and
-the memrefs' elements (row-major) in operand order.  The runtime counts the
-records held, so tests can compare the peak with a schedule's ``stats()``.
+the memrefs' elements (row-major) in operand order, then a stack's elements
+and its length.  The runtime counts the records held and their bytes, so
+tests can compare the peak with a schedule's ``stats()``.
 """
 
 from __future__ import annotations
@@ -20,12 +21,25 @@ from revmlir.checkpoint.cursor import next_entry
 from revmlir.dialects import anc
 from revmlir.dialects.ad import NextOp
 from revmlir.interpreter.state import RuntimeInterpreter
+from revmlir.lowering.rev_to_std import element_bytes
 from revmlir.runtime.values import normalize
 from revmlir.safety import EMPTY_STACK, STACK_NOT_GROWN
 
 
-def _record_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:
-    return sum(v.size if isinstance(o.type, MemRefType) else 1 for o, v in zip(operands, values, strict=True))
+def _fixed_length(operands: Sequence[SSAValue], values: Sequence[Any]) -> int:
+    """The elements of a record's scalars and memrefs (its stack's part,
+    last, is sized by the length stored at its top)."""
+    return sum(
+        v.size if isinstance(o.type, MemRefType) else 1
+        for o, v in zip(operands, values, strict=True)
+        if not isinstance(o.type, anc.StackType)
+    )
+
+
+def _bytes(op: anc.SnapshotOp | anc.DropOp, length: int) -> int:
+    """The bytes of a record of ``length`` elements on ``op``'s store."""
+    assert isinstance(op.store.type, anc.StackType)
+    return length * element_bytes(op.store.type.element_type)
 
 
 def _latest(
@@ -34,7 +48,11 @@ def _latest(
     """The store, the values named by ``op`` and where the latest record
     (the one ``op`` acts on) starts in the store."""
     store, *values = args
-    length = _record_length(op.values, values)
+    length = _fixed_length(op.values, values)
+    if op.stack() is not None:
+        if len(store) < length + 1:
+            raise interpreter.runtime.fail(op, f"no snapshot to {what}")
+        length += int(store[-1]) + 1
     if len(store) < length:
         raise interpreter.runtime.fail(op, f"no snapshot to {what}")
     return store, values, len(store) - length
@@ -61,12 +79,16 @@ class SnapshotFunctions(InterpreterFunctions):
     @impl(anc.SnapshotOp)
     def run_snapshot(self, interpreter: RuntimeInterpreter, op: anc.SnapshotOp, args: PythonValues) -> PythonValues:
         store, *values = args
+        start = len(store)
         for operand, value in zip(op.values, values, strict=True):
             if isinstance(operand.type, MemRefType):
                 store.extend(np.asarray(value).reshape(-1).tolist())
+            elif isinstance(operand.type, anc.StackType):
+                store.extend(value)
+                store.append(normalize(operand.type.element_type, len(value)))
             else:
                 store.append(value)
-        interpreter.runtime.take_snapshot()
+        interpreter.runtime.take_snapshot(_bytes(op, len(store) - start))
         return ()
 
     @impl(anc.RestoreOp)
@@ -77,6 +99,8 @@ class SnapshotFunctions(InterpreterFunctions):
             if isinstance(operand.type, MemRefType):
                 value.reshape(-1)[:] = store[position : position + value.size]
                 position += value.size
+            elif isinstance(operand.type, anc.StackType):
+                value[:] = store[position:-1]
             else:
                 scalars.append(normalize(operand.type, store[position]))
                 position += 1
@@ -85,8 +109,8 @@ class SnapshotFunctions(InterpreterFunctions):
     @impl(anc.DropOp)
     def run_drop(self, interpreter: RuntimeInterpreter, op: anc.DropOp, args: PythonValues) -> PythonValues:
         store, _, position = _latest(interpreter, op, args, "drop")
+        interpreter.runtime.drop_snapshot(_bytes(op, len(store) - position))
         del store[position:]
-        interpreter.runtime.drop_snapshot()
         return ()
 
     @impl(anc.ZeroPadOp)

@@ -56,6 +56,10 @@ class Runtime:
     peak_live_ancillas: int = 0
     live_snapshots: int = 0
     peak_snapshots: int = 0
+    live_snapshot_bytes: int = 0
+    peak_snapshot_bytes: int = 0
+    """The bytes of the records held (elements times their size), which a
+    stack's live part makes vary from record to record."""
     borrowed: dict[tuple[int, tuple[int, ...]], rev.TakeOp] = field(
         default_factory=dict[tuple[int, tuple[int, ...]], rev.TakeOp]
     )
@@ -107,12 +111,16 @@ class Runtime:
 
     # -- snapshots (checkpointed gradients) ---------------------------------------
 
-    def take_snapshot(self) -> None:
+    def take_snapshot(self, size: int) -> None:
+        """A record of ``size`` bytes is held."""
         self.live_snapshots += 1
         self.peak_snapshots = max(self.peak_snapshots, self.live_snapshots)
+        self.live_snapshot_bytes += size
+        self.peak_snapshot_bytes = max(self.peak_snapshot_bytes, self.live_snapshot_bytes)
 
-    def drop_snapshot(self) -> None:
+    def drop_snapshot(self, size: int) -> None:
         self.live_snapshots -= 1
+        self.live_snapshot_bytes -= size
 
     # -- derived inverse code -------------------------------------------------------
 

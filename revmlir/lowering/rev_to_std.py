@@ -1151,14 +1151,58 @@ def _element_count(lowering: FunctionLowering, array: SSAValue, like: Operation)
 
 
 def _record_length(lowering: FunctionLowering, op: anc.SnapshotOp | anc.RestoreOp | anc.DropOp) -> SSAValue:
-    """The elements of ``op``'s record: one per scalar, every element of
-    each memref."""
-    length = lowering.const(sum(not isinstance(v.type, MemRefType) for v in op.values), IndexType(), op)
+    """The elements of ``op``'s scalars and memrefs: one per scalar, every
+    element of each memref (a stack's part, last, comes on top)."""
+    length = lowering.const(len(op.scalars()), IndexType(), op)
     for operand in op.values:
         if isinstance(operand.type, MemRefType):
             count = _element_count(lowering, lowering.get(operand), op)
             length = lowering.emit(arith.AddiOp(length, count), op).results[0]
     return lowering.emit(arith.IndexCastOp(length, i64), op).results[0]
+
+
+def _length_as(lowering: FunctionLowering, length: SSAValue, element: Attribute, like: Operation) -> SSAValue:
+    """An ``i64`` length as an element of a record (``anc.holds_length``)."""
+    if isinstance(element, IndexType):
+        return lowering.emit(arith.IndexCastOp(length, element), like).results[0]
+    if isinstance(element, AnyFloat):
+        return lowering.emit(arith.SIToFPOp(length, element), like).results[0]
+    return length
+
+
+def _length_of(lowering: FunctionLowering, stored: SSAValue, like: Operation) -> SSAValue:
+    """A length stored as an element, as an ``i64``."""
+    if isinstance(stored.type, IndexType):
+        return lowering.emit(arith.IndexCastOp(stored, i64), like).results[0]
+    if isinstance(stored.type, AnyFloat):
+        return lowering.emit(arith.FPToSIOp(stored, i64), like).results[0]
+    return stored
+
+
+def _copy_elements(
+    lowering: FunctionLowering,
+    op: Operation,
+    count: SSAValue,
+    source: tuple[SSAValue, SSAValue],
+    target: tuple[SSAValue, SSAValue],
+    element: Attribute,
+) -> None:
+    """``count`` elements from ``source`` (a stack, a first position) to
+    ``target``, in place: positions below both stacks' sizes."""
+    index = IndexType()
+    body = Block(arg_types=[index])
+    saved = lowering.builder.insertion_point
+    lowering.builder.insertion_point = InsertPoint.at_end(body)
+    k = lowering.emit(arith.IndexCastOp(body.args[0], i64), op).results[0]
+    (stack, first), (other, start) = source, target
+    at = lowering.emit(arith.AddiOp(first, k), op).results[0]
+    value = lowering.call_runtime(stacks.runtime_name(stacks.GET, element), [stack, at], [element], op)[0]
+    to = lowering.emit(arith.AddiOp(start, k), op).results[0]
+    lowering.call_runtime(stacks.runtime_name(stacks.PUT, element), [other, to, value], [], op)
+    lowering.emit(scf.YieldOp(), op)
+    lowering.builder.insertion_point = saved
+    end = lowering.emit(arith.IndexCastOp(count, index), op).results[0]
+    lowering.emit(scf.ForOp(lowering.const(0, index, op), end, lowering.const(1, index, op), [], Region(body)), op)
 
 
 def _each_in_record(
@@ -1174,6 +1218,8 @@ def _each_in_record(
     them).  The record is whole in the buffer, so positions need no check."""
     position = start
     for number, operand in enumerate(op.values):
+        if isinstance(operand.type, anc.StackType):
+            continue
         value = lowering.get(operand)
         if not isinstance(value.type, MemRefType):
             visit(number, position, None)
@@ -1211,27 +1257,67 @@ def _fill(lowering: FunctionLowering, op: Operation, stack: SSAValue, count: SSA
     return size
 
 
-def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> SSAValue:
-    """Where the top record of ``op``'s store starts.  A store
-    holding less than a record is reported whatever ``nocheck`` says, as the
-    interpreter does: the verifier proves it held only for straight-line
-    snapshots, not for those of a loop driven by ``ad.next``."""
-    size = _stack_size(lowering, lowering.get(op.store), op)
+def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> tuple[SSAValue, SSAValue | None]:
+    """Where the top record of ``op``'s store starts, and the length of its
+    stack's part (stored on top) if it holds one.  A store holding less
+    than a record is reported whatever ``nocheck`` says, as the interpreter
+    does: the verifier proves it held only for straight-line snapshots, not
+    for those of a loop driven by ``ad.next``."""
+    store, element = lowering.get(op.store), stack_element(op.store.type)
+    size = _stack_size(lowering, store, op)
     length = _record_length(lowering, op)
-    held = lowering.emit(arith.CmpiOp(size, length, "sge"), op)
     what = "restore" if isinstance(op, anc.RestoreOp) else "drop"
-    lowering.check(held.results[0], op, f"no snapshot to {what}")
-    return lowering.emit(arith.SubiOp(size, length), op).results[0]
+    held: SSAValue | None = None
+    if op.stack() is not None:
+        one = lowering.const(1, i64, op)
+        with_top = lowering.emit(arith.AddiOp(length, one), op).results[0]
+        room = lowering.emit(arith.CmpiOp(size, with_top, "sge"), op).results[0]
+        lowering.check(room, op, f"no snapshot to {what}")
+        top = lowering.emit(arith.SubiOp(size, one), op).results[0]
+        at = lowering.emit(arith.SelectOp(room, top, lowering.const(0, i64, op)), op).results[0]
+        stored = _read_if(lowering, op, room, store, at, element)
+        held = _length_of(lowering, stored, op)
+        length = lowering.emit(arith.AddiOp(with_top, held), op).results[0]
+    enough = lowering.emit(arith.CmpiOp(size, length, "sge"), op)
+    lowering.check(enough.results[0], op, f"no snapshot to {what}")
+    return lowering.emit(arith.SubiOp(size, length), op).results[0], held
+
+
+def _read_if(
+    lowering: FunctionLowering, op: Operation, ok: SSAValue, stack: SSAValue, at: SSAValue, element: Attribute
+) -> SSAValue:
+    """The element at ``at`` where ``ok`` holds, else zero: a record's top
+    is read only when the store holds one (a failed check goes on)."""
+    regions = []
+    saved = lowering.builder.insertion_point
+    for read in (True, False):
+        block = Block()
+        lowering.builder.insertion_point = InsertPoint.at_end(block)
+        if read:
+            value = lowering.call_runtime(stacks.runtime_name(stacks.GET, element), [stack, at], [element], op)[0]
+        else:
+            value = _zero(lowering, element, op)
+        lowering.emit(scf.YieldOp(value), op)
+        regions.append(Region(block))
+    lowering.builder.insertion_point = saved
+    return lowering.emit(scf.IfOp(ok, [element], *regions), op).results[0]
 
 
 @lowers(anc.SnapshotOp)
 def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
     """The record's room is pushed at once as zeros (``_fill``), then
     written element by element in place: no growth check per element, and
-    a loop over a memref that LLVM makes a copy."""
+    a loop over a memref that LLVM makes a copy.  A stack's part follows:
+    its elements, then its length."""
     assert isinstance(op, anc.SnapshotOp)
     store, element = lowering.get(op.store), stack_element(op.store.type)
-    start = _fill(lowering, op, store, _record_length(lowering, op), element)
+    fixed = _record_length(lowering, op)
+    length, held = fixed, None
+    if (stack := op.stack()) is not None:
+        held = _stack_size(lowering, lowering.get(stack), op)
+        length = lowering.emit(arith.AddiOp(fixed, held), op).results[0]
+        length = lowering.emit(arith.AddiOp(length, lowering.const(1, i64, op)), op).results[0]
+    start = _fill(lowering, op, store, length, element)
     put = stacks.runtime_name(stacks.PUT, element)
 
     def write(number: int, position: SSAValue, at: list[SSAValue] | None) -> None:
@@ -1241,15 +1327,21 @@ def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
         lowering.call_runtime(put, [store, position, value], [], op)
 
     _each_in_record(lowering, op, start, write)
+    if stack is not None and held is not None:
+        first = lowering.emit(arith.AddiOp(start, fixed), op).results[0]
+        _copy_elements(lowering, op, held, (lowering.get(stack), lowering.const(0, i64, op)), (store, first), element)
+        top = lowering.emit(arith.AddiOp(first, held), op).results[0]
+        lowering.call_runtime(put, [store, top, _length_as(lowering, held, element, op)], [], op)
 
 
 @lowers(anc.RestoreOp)
 def _restore(lowering: FunctionLowering, op: Operation) -> None:
-    """The top record read in place, into the memrefs and the results; the
+    """The top record read in place, into the memrefs, the stack (emptied,
+    filled to the stored length, then overwritten) and the results; the
     record stays."""
     assert isinstance(op, anc.RestoreOp)
     store, element = lowering.get(op.store), stack_element(op.store.type)
-    start = _held_record(lowering, op)
+    start, held = _held_record(lowering, op)
     get = stacks.runtime_name(stacks.GET, element)
     scalars: dict[int, SSAValue] = {}
 
@@ -1261,6 +1353,13 @@ def _restore(lowering: FunctionLowering, op: Operation) -> None:
             lowering.emit(memref.StoreOp.get(value, lowering.get(op.values[number]), at), op)
 
     _each_in_record(lowering, op, start, read)
+    if (stack := op.stack()) is not None and held is not None:
+        target = lowering.get(stack)
+        word = lowering.const(stacks.SIZE, IndexType(), op)
+        lowering.emit(memref.StoreOp.get(lowering.const(0, i64, op), target, [word]), op)
+        _fill(lowering, op, target, held, element)
+        first = lowering.emit(arith.AddiOp(start, _record_length(lowering, op)), op).results[0]
+        _copy_elements(lowering, op, held, (store, first), (target, lowering.const(0, i64, op)), element)
     for old, number in zip(op.results, sorted(scalars), strict=True):
         lowering.set(old, scalars[number])
 
@@ -1269,7 +1368,7 @@ def _restore(lowering: FunctionLowering, op: Operation) -> None:
 def _drop(lowering: FunctionLowering, op: Operation) -> None:
     """The top record forgotten: the size lowered past it."""
     assert isinstance(op, anc.DropOp)
-    start = _held_record(lowering, op)
+    start, _ = _held_record(lowering, op)
     word = lowering.const(stacks.SIZE, IndexType(), op)
     lowering.emit(memref.StoreOp.get(start, lowering.get(op.store), [word]), op)
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import cf, func, memref, scf
 from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute, Operation, SSAValue, Use
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.dialects import anc
 from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import describe_op
 from revmlir.semantics import PURE_DIALECTS
@@ -52,6 +53,15 @@ def is_expression(op: Operation) -> bool:
 _STRUCTURE = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 _MEMORY = (memref.StoreOp,)
 _CALLS = (func.CallOp, func.ReturnOp)
+FRAME_OPS = (anc.StackAllocOp, anc.StackFreeOp, anc.CopyPushOp, anc.PopOp, cf.AssertOp)
+"""The ops of frame stacks: the call stack ``make-resumable`` gives a
+function with recursion (``revmlir.reversibilize.frames``), local stacks of
+scalars that a push copies onto and a pop takes from, and the check of
+their depth at a call."""
+
+
+def _is_frame_stack(value: SSAValue) -> bool:
+    return isinstance(value.type, anc.StackType) and is_scalar(value.type.element_type)
 
 
 def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncOp]) -> None:
@@ -77,14 +87,14 @@ def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncO
                 f"@{op.callee.string_value()} updates arrays; ordinary code calls only primitives "
                 "that return a value, and @rv.reversible functions the others",
             )
-        if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS)):
+        if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS + FRAME_OPS)):
             raise unsupported(
                 op,
                 "only func, scf (for, if, while), arith, math, memref.load/store/dim "
                 "and calls of pure primitives (rev.apply) are supported",
             )
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
-            if not is_scalar(value.type):
+            if not is_scalar(value.type) and not (isinstance(op, anc.StackAllocOp) and _is_frame_stack(value)):
                 raise unsupported(
                     op, f"it produces a value of type {value.type}; only scalars can be computed and carried"
                 )
@@ -123,7 +133,7 @@ def saved_types(functions: Sequence[func.FuncOp]) -> list[Attribute]:
     types: dict[str, Attribute] = {}
     for function in functions:
         for op in function.body.walk():
-            if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp | func.CallOp | memref.LoadOp):
+            if isinstance(op, scf.ForOp | scf.IfOp | scf.WhileOp | func.CallOp | memref.LoadOp | anc.PopOp):
                 types.update((str(r.type), r.type) for r in op.results)
             if isinstance(op, memref.StoreOp):
                 types[str(op.value.type)] = op.value.type

@@ -18,7 +18,7 @@ a state machine::
 A *segment* is a straight-line run of the function's code between two
 control points: the start of a loop body, the code after a loop, the
 branches of an ``scf.if`` that contains a loop or a call and the code after
-it.  A loop's test ends both the segment before the loop and its body, so
+it, a call within a recursive cycle and its return (below).  A loop's test ends both the segment before the loop and its body, so
 an iteration is one step.  An ``scf.if``
 with only straight-line code inside stays whole in its segment.  Every value
 that one segment computes and another reads (loop-carried values, induction
@@ -33,8 +33,24 @@ snapshots with the state.
 Calls are inlined: the callee's body becomes segments of the machine, its
 scalar parameters slots, its array parameters the caller's arrays, and its
 return a jump back to the point after the call.  So a step is a step of any
-callee too.  Recursion would need an explicit frame stack; it is rejected
-at the recursive call.
+callee too.
+
+Recursion has an explicit call stack instead.  The functions of a
+recursive cycle of the call graph (``revmlir.reversibilize.frames``) are
+laid out once, as segments of their own; a call of one of them ends its
+segment by pushing a *frame* on local frame stacks (the caller's values live
+across the call, then the program point after it) and jumps to the callee's
+entry with the arguments in its parameters' slots; the callee's return ends
+its segment by popping the program point to go back to (the program point is
+then dynamic: one of the points after its calls), and the segment after the
+call pops the caller's values again and reads the results from the callee's
+result slots.  Which values a frame saves is liveness within the caller,
+with the call as a jump to the code after it.  Every function of the cycle
+keeps one slot per value whatever the depth, so the loop state stays small
+and the frames grow with the depth; array parameters must be the same
+arrays at every call.  The frame stacks are part of the state: a snapshot
+holds their live part (``anc.snapshot``), the steps push and pop them like
+any state update, and their float values' gradients live on their shadow.
 
 The loop is then checkpointed like a marked ``scf.while``:
 ``reversibilize{mode=tape}`` makes it a ``rev.while`` with one tape per step
@@ -49,17 +65,20 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, cf, func, scf
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
+from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.errors import describe_op
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
+from revmlir.reversibilize.frames import FrameStacks, recursive_functions
+from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
 
@@ -100,6 +119,28 @@ EXIT = -1
 
 
 @dataclass
+class PushPoint:
+    """Push program point ``target``, the segment after a call within a
+    recursive cycle, on the ``index`` frame stack ``stack``: where the
+    callee's return goes."""
+
+    stack: SSAValue
+    target: int
+
+
+@dataclass
+class Return:
+    """The return of a function of a recursive cycle: go to the program
+    point ``pc`` popped from the frame stack, one of ``points`` (the
+    segments after the calls of the function), assigning ``moves`` (its
+    results into its result slots)."""
+
+    pc: SSAValue
+    points: list[int]
+    moves: list[tuple[SSAValue, SSAValue]]
+
+
+@dataclass
 class Guard:
     """What the body of an ``scf.for`` with no loop or call inside (one
     segment, jumping back to itself) is entered on: ``iv < ub`` of its
@@ -115,19 +156,29 @@ class Guard:
 class Segment:
     """One primitive step: ops run in order, then an exit."""
 
-    ops: list[Operation | Bind] = field(default_factory=list[Operation | Bind])
-    exit: Jump | Branch | None = None
+    ops: list[Operation | Bind | PushPoint] = field(default_factory=list[Operation | Bind | PushPoint])
+    exit: Jump | Branch | Return | None = None
     guard: Guard | None = None
 
     def jumps(self) -> list[Jump]:
+        """The jumps to a known program point (a return's is popped)."""
         exit = self.exit
-        return [exit] if isinstance(exit, Jump) else [exit.then, exit.otherwise] if exit else []
+        return [exit] if isinstance(exit, Jump) else [exit.then, exit.otherwise] if isinstance(exit, Branch) else []
+
+    def targets(self) -> list[tuple[int, list[tuple[SSAValue, SSAValue]]]]:
+        """Every program point the exit may go to, with its moves."""
+        if isinstance(self.exit, Return):
+            return [(point, self.exit.moves) for point in self.exit.points]
+        return [(jump.target, jump.moves) for jump in self.jumps()]
 
     def defined(self) -> set[SSAValue]:
         """The values this segment computes (or binds)."""
         found: set[SSAValue] = set()
         for item in self.ops:
-            found.update(item.results if isinstance(item, Operation) else (t for t, _ in item.moves))
+            if isinstance(item, Operation):
+                found.update(item.results)
+            elif isinstance(item, Bind):
+                found.update(t for t, _ in item.moves)
         return found
 
     def reads(self) -> Iterator[SSAValue]:
@@ -136,6 +187,8 @@ class Segment:
         moved values."""
         inside: set[SSAValue] = set()
         for item in self.ops:
+            if isinstance(item, PushPoint):
+                continue
             if isinstance(item, Bind):
                 yield from (v for _, v in item.moves if v not in inside)
                 inside.update(t for t, _ in item.moves)
@@ -144,15 +197,22 @@ class Segment:
             inside.update(item.results)
         if isinstance(self.exit, Branch) and self.exit.condition not in inside:
             yield self.exit.condition
+        if isinstance(self.exit, Return):
+            yield from (v for v in (self.exit.pc, *(v for _, v in self.exit.moves)) if v not in inside)
         yield from (v for jump in self.jumps() for _, v in jump.moves if v not in inside)
 
 
-def _merged(segments: list[Segment]) -> list[Segment]:
+def _merged(segments: list[Segment], control: set[int]) -> list[Segment]:
     """The segments with every jump to a segment that has no other entry
     merged into it (a call's body into the call, the code after a call or a
-    loop into what precedes it), renumbered; fewer, longer steps."""
+    loop into what precedes it), renumbered; fewer, longer steps.  The
+    ``control`` segments, entries of functions of a recursive cycle, stay
+    steps of their own: a call within a cycle ends a step, as its return
+    does."""
     entries = [0] * len(segments)
     entries[0] = 1
+    for number in control:
+        entries[number] += 1
     for segment in segments:
         for jump in segment.jumps():
             if jump.target != EXIT:
@@ -176,8 +236,14 @@ def _merged(segments: list[Segment]) -> list[Segment]:
     kept = [n for n in range(len(segments)) if n not in gone]
     renumbered = {old: new for new, old in enumerate(kept)}
     for old in kept:
-        for jump in segments[old].jumps():
+        segment = segments[old]
+        for jump in segment.jumps():
             jump.target = renumbered.get(jump.target, len(kept))
+        if isinstance(segment.exit, Return):
+            segment.exit.points = [renumbered[point] for point in segment.exit.points]
+        for item in segment.ops:
+            if isinstance(item, PushPoint):
+                item.target = renumbered[item.target]
     return [segments[old] for old in kept]
 
 
@@ -187,19 +253,52 @@ def _is_straight(op: Operation) -> bool:
 
 
 @dataclass
+class _Layout:
+    """A function of a recursive cycle, laid out once: its entry segment,
+    scalar parameters (slots the calls assign), the arrays its array
+    parameters are, the slots its return fills and the segments after its
+    calls, where the return may go."""
+
+    entry: int
+    parameters: list[SSAValue]
+    arrays: list[SSAValue]
+    results: list[SSAValue]
+    points: list[int] = field(default_factory=list[int])
+
+
+@dataclass(frozen=True)
+class _FrameCall:
+    """A call within a recursive cycle: segment ``at`` ends with it, the
+    code after it starts segment ``after`` with its ``results``."""
+
+    at: int
+    after: int
+    results: tuple[SSAValue, ...]
+    location: Operation
+
+
+@dataclass
 class _Flattener:
-    """Builds the segments of one function, inlining its callees."""
+    """Builds the segments of one function, inlining its callees, or, for
+    those of a recursive cycle, calling their one layout through frames."""
 
     functions: dict[str, func.FuncOp]
+    recursive: set[str] = field(default_factory=set[str])
     segments: list[Segment] = field(default_factory=list[Segment])
     originals: list[Operation] = field(default_factory=list[Operation])
     """The ops moved into segments (their clones run), to be dropped."""
+    frames: FrameStacks = field(default_factory=FrameStacks)
+    layouts: dict[str, _Layout] = field(default_factory=dict[str, _Layout])
+    calls: list[_FrameCall] = field(default_factory=list[_FrameCall])
+    depth: SSAValue = field(default_factory=lambda: _placeholder(IndexType(), "depth"))
+    """The frames held, in a slot of its own (zero when the machine starts):
+    a call beyond ``MAX_FRAME_DEPTH`` stops the run there."""
 
     def new(self) -> int:
         self.segments.append(Segment())
         return len(self.segments) - 1
 
-    def close(self, at: int, exit: Jump | Branch) -> None:
+    def close(self, at: int, exit: Jump | Branch | Return) -> None:
         self.segments[at].exit = exit
 
     def block(self, block: Block, at: int) -> int:
@@ -305,8 +404,12 @@ class _Flattener:
     def call(self, op: func.CallOp, at: int) -> int:
         """The callee's body, inlined: scalar parameters are slots assigned
         at the call, array parameters the caller's arrays, its return a
-        jump to the point after the call."""
-        callee = self.functions[op.callee.string_value()].clone()
+        jump to the point after the call.  A callee of a recursive cycle is
+        called through frames instead (``frame_call``)."""
+        name = op.callee.string_value()
+        if name in self.recursive:
+            return self.frame_call(name, list(op.arguments), list(op.results), at, op)
+        callee = self.functions[name].clone()
         body = callee.body.block
         moves: list[tuple[SSAValue, SSAValue]] = []
         for parameter, argument in zip(body.args, op.arguments, strict=True):
@@ -321,6 +424,163 @@ class _Flattener:
         assert isinstance(returned, func.ReturnOp)
         self.close(end, Jump(after, list(zip(op.results, returned.arguments, strict=True))))
         return after
+
+    def frame_call(
+        self, name: str, arguments: Sequence[SSAValue], results: Sequence[SSAValue], at: int, where: Operation
+    ) -> int:
+        """A call of ``@name``'s one layout: the scalar arguments move into
+        its parameters and segment ``at`` jumps to its entry (the frame,
+        pushed at the end of ``at``, is added by ``save_frames`` once the
+        values live across the call are known); the segment after the call
+        takes the results from the callee's result slots."""
+        layout = self.layout(name, [a for a in arguments if not is_scalar(a.type)], where)
+        moves: list[tuple[SSAValue, SSAValue]] = []
+        arrays = iter(layout.arrays)
+        for number, (parameter, argument) in enumerate(zip(layout.parameters, arguments, strict=True)):
+            if is_scalar(argument.type):
+                moves.append((parameter, argument))
+            elif argument != next(arrays):
+                raise _error(
+                    where,
+                    f"cannot pass another array as argument #{number} of @{name}: a function of a "
+                    "recursive cycle is laid out once, so each array parameter is one array at every call",
+                )
+        deeper = self.counted(self.depth, arith.AddiOp, where)
+        limit = arith.ConstantOp(IntegerAttr(MAX_FRAME_DEPTH, IndexType()))
+        allowed = arith.CmpiOp(deeper, limit.result, "ule")
+        check = cf.AssertOp(allowed.result, RECURSION_TOO_DEEP)
+        for op in (limit, allowed, check):
+            op.location = where.location
+        self.fresh([limit, allowed, check])
+        self.segments[at].ops += [deeper.owner, limit, allowed, check]
+        after = self.new()
+        self.close(at, Jump(layout.entry, [*moves, (self.depth, deeper)]))
+        layout.points.append(after)
+        self.segments[after].ops.append(Bind(list(zip(results, layout.results, strict=True))))
+        self.calls.append(_FrameCall(at, after, tuple(results), where))
+        return after
+
+    def layout(self, name: str, arrays: list[SSAValue], where: Operation) -> _Layout:
+        """``@name`` laid out once (at its first call, whose arrays its
+        array parameters become): its body from its entry segment, its
+        return a ``Return`` that pops the program point to go back to."""
+        if (known := self.layouts.get(name)) is not None:
+            return known
+        callee = self.functions[name].clone()
+        body = callee.body.block
+        returned = body.last_op
+        assert isinstance(returned, func.ReturnOp)
+        results = [_placeholder(v.type, f"{name}_result{number}") for number, v in enumerate(returned.arguments)]
+        layout = self.layouts[name] = _Layout(self.new(), list(body.args), arrays, results)
+        arrays_left = iter(arrays)
+        for parameter in body.args:
+            if not is_scalar(parameter.type):
+                parameter.replace_all_uses_with(next(arrays_left))
+        end = self.block(body, layout.entry)
+        ops, pc = self.frames.pop(IndexType())
+        for op in ops:
+            op.location = returned.location
+        self.fresh(ops)
+        self.segments[end].ops += ops
+        shallower = self.counted(self.depth, arith.SubiOp, returned)
+        self.segments[end].ops.append(shallower.owner)
+        moves = [*zip(results, returned.arguments, strict=True), (self.depth, shallower)]
+        self.close(end, Return(pc, layout.points, moves))
+        return layout
+
+    def counted(self, depth: SSAValue, step: type[arith.AddiOp | arith.SubiOp], where: Operation) -> SSAValue:
+        """``depth`` one frame deeper or shallower (its op left to place:
+        a call appends it with its check)."""
+        one = arith.ConstantOp(IntegerAttr(1, IndexType()))
+        op = step(depth, one.result)
+        for each in (one, op):
+            each.location = where.location
+        self.fresh([one, op])
+        return op.result
+
+    def placeholders(self) -> set[SSAValue]:
+        """The values of the machine itself, not of an activation (never
+        saved in a frame): the result slots of the functions of recursive
+        cycles and the depth."""
+        return {self.depth, *(r for layout in self.layouts.values() for r in layout.results)}
+
+    def fresh(self, ops: Sequence[Operation]) -> None:
+        """Ops made for the machine, not moved from the function: they run
+        as clones too, and are dropped with the originals."""
+        self.originals.extend(ops)
+
+    def save_frames(self, carried: Callable[[SSAValue], bool]) -> None:
+        """Each call within a recursive cycle saves what the caller needs
+        after it: the values live at the start of the segment after the
+        call (liveness within the caller, the call a jump to that segment),
+        pushed at the end of the call's segment with the point to return
+        to, and popped in that order reversed where the segment after the
+        call starts."""
+        placeholders = self.placeholders()
+        after_call = {call.at: call.after for call in self.calls}
+
+        def targets(number: int) -> list[tuple[int, list[tuple[SSAValue, SSAValue]]]]:
+            segment = self.segments[number]
+            if number in after_call:
+                return [(after_call[number], [])]
+            return [] if isinstance(segment.exit, Return) else segment.targets()
+
+        live = _liveness(self.segments, targets, lambda v: carried(v) and v not in placeholders, set())
+        order: dict[SSAValue, int] = {}
+        for value in _appearances(self.segments):
+            order.setdefault(value, len(order))
+        for call in self.calls:
+            saved = sorted(live[call.after] - set(call.results), key=order.__getitem__)
+            pushes = [op for value in saved for op in self.frames.push(value)]
+            restores: list[Operation | Bind] = []
+            for value in reversed(saved):
+                ops, popped = self.frames.pop(value.type)
+                restores += [*ops, Bind([(value, popped)])]
+            fresh = pushes + [op for op in restores if isinstance(op, Operation)]
+            for op in fresh:
+                op.location = call.location.location
+            self.fresh(fresh)
+            self.segments[call.at].ops += [*pushes, PushPoint(self.frames.stack(IndexType()), call.after)]
+            self.segments[call.after].ops[:0] = restores
+
+
+def _liveness(
+    segments: Sequence[Segment],
+    targets: Callable[[int], list[tuple[int, list[tuple[SSAValue, SSAValue]]]]],
+    carried: Callable[[SSAValue], bool],
+    end: set[SSAValue],
+) -> list[set[SSAValue]]:
+    """Per segment (and the end, live ``end``), the ``carried`` values
+    live at its start, through the exits ``targets`` gives."""
+    defined = [segment.defined() for segment in segments]
+    reads = [{v for v in segment.reads() if carried(v)} for segment in segments]
+    live: list[set[SSAValue]] = [set() for _ in segments] + [end]
+    changed = True
+    while changed:
+        changed = False
+        for number in reversed(range(len(segments))):
+            out: set[SSAValue] = set()
+            for target, moves in targets(number):
+                out |= live[target] - {t for t, _ in moves}
+            found = reads[number] | (out - defined[number])
+            if found != live[number]:
+                live[number], changed = found, True
+    return live
+
+
+def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
+    """The values the segments define, in program order: a stable order
+    for the values a frame saves."""
+    for segment in segments:
+        for item in segment.ops:
+            if isinstance(item, Operation):
+                for nested in item.walk():
+                    yield from (a for r in nested.regions for b in r.blocks for a in b.args)
+                    yield from nested.results
+            elif isinstance(item, Bind):
+                yield from (t for t, _ in item.moves)
+        for jump in segment.jumps():
+            yield from (t for t, _ in jump.moves)
 
 
 def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: int = 1) -> scf.WhileOp:
@@ -340,40 +600,72 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
     for each in functions.values():
         check_function(each, functions)
-    _check_no_recursion(functions, [name])
     body = function.body.block
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
-    flattener = _Flattener(functions)
-    end = flattener.block(body, flattener.new())
+    flattener = _Flattener(functions, recursive_functions(functions, name))
     results = [arith.ConstantOp(_zero_attr(v.type)).result for v in returned.arguments]
     for result, value in zip(results, returned.arguments, strict=True):
         result.name_hint = value.name_hint or "result"
-    flattener.close(end, Jump(EXIT, list(zip(results, returned.arguments, strict=True))))
-    segments = _merged(flattener.segments)
-    machine = _Machine(segments, len(segments), set(body.args))
+    if name in flattener.recursive:
+        end = flattener.frame_call(name, list(body.args), results, flattener.new(), function)
+        flattener.close(end, Jump(EXIT))
+        for op in list(body.ops)[:-1]:
+            op.detach()
+            flattener.originals.append(op)
+    else:
+        end = flattener.block(body, flattener.new())
+        flattener.close(end, Jump(EXIT, list(zip(results, returned.arguments, strict=True))))
+    arguments = set(body.args)
+    flattener.save_frames(lambda v: _carried(v, arguments))
+    segments = _merged(flattener.segments, {layout.entry for layout in flattener.layouts.values()})
+    machine = _Machine(segments, len(segments), arguments, flattener.placeholders())
     loop = machine.build(schedule, base, returned, results)
+    _allocate_frames(flattener.frames, loop, returned)
     for original in flattener.originals:
         for op in original.walk():
             op.drop_all_references()
     return loop
 
 
-def _check_no_recursion(functions: dict[str, func.FuncOp], path: list[str]) -> None:
-    """Calls are inlined, so the functions ``path[-1]`` reaches must not
-    reach themselves: a recursive call is reported where it is made, before
-    anything is rewritten."""
-    for op in functions[path[-1]].walk():
-        if isinstance(op, func.CallOp):
-            callee = op.callee.string_value()
-            if callee in path:
-                raise _error(
-                    op,
-                    f"cannot call @{callee} recursively: calls are inlined into "
-                    "the machine and recursion needs an explicit frame stack, "
-                    "which is not implemented",
-                )
-            _check_no_recursion(functions, [*path, callee])
+def _allocate_frames(frames: FrameStacks, loop: scf.WhileOp, returned: func.ReturnOp) -> None:
+    """The frame stacks, allocated before the machine loop and freed,
+    checked empty (every call returned), after it."""
+    block = loop.parent_block()
+    assert block is not None
+    first = block.first_op
+    assert first is not None
+    for alloc in frames.allocations:
+        alloc.location = loop.location
+        block.insert_op_before(alloc, first)
+    final = block.last_op
+    assert final is not None
+    for stack in frames.stacks.values():
+        free = anc.StackFreeOp(stack)
+        free.location = returned.location
+        block.insert_op_before(free, final)
+
+
+def _carried(value: SSAValue, arguments: set[SSAValue]) -> bool:
+    """Whether ``value`` is read from a slot where it is not computed:
+    constants are recomputed, the entry's arguments and the frame stacks
+    read directly."""
+    if value in arguments or _constant(value) is not None or isinstance(value.type, anc.StackType):
+        return False
+    if not is_scalar(value.type):
+        owner = value.owner
+        where = owner if isinstance(owner, Operation) else owner.parent_op()
+        assert where is not None
+        raise _error(where, f"cannot carry a value of type {value.type}")
+    return True
+
+
+def _placeholder(type: Attribute, name: str) -> SSAValue:
+    """A value that stands for a slot of the machine itself (a constant,
+    never placed: the machine reads the slot)."""
+    value = arith.ConstantOp(_zero_attr(type)).result
+    value.name_hint = name
+    return value
 
 
 def _zero_attr(type: Attribute) -> Attribute:
@@ -388,6 +680,9 @@ class _Machine:
     exit: int
     arguments: set[SSAValue]
     """The entry's arguments, read where they are: the loop captures them."""
+    placeholders: set[SSAValue]
+    """The result slots of the functions of recursive cycles and the depth
+    (constants that stand for them, carried all the same)."""
     slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
     types: list[Attribute] = field(default_factory=list[Attribute])
     names: list[str | None] = field(default_factory=list[str | None])
@@ -428,19 +723,7 @@ class _Machine:
     def _place_values(self, results: Sequence[SSAValue]) -> None:
         """Slots for the values live at the start of some segment (or at
         the end: the results), shared by values never live together."""
-        defined = [segment.defined() for segment in self.segments]
-        reads = [{v for v in segment.reads() if self._carried(v)} for segment in self.segments]
-        live: list[set[SSAValue]] = [set() for _ in self.segments] + [set(results)]
-        changed = True
-        while changed:
-            changed = False
-            for number in reversed(range(len(self.segments))):
-                out: set[SSAValue] = set()
-                for jump in self.segments[number].jumps():
-                    out |= live[jump.target] - {t for t, _ in jump.moves}
-                found = reads[number] | (out - defined[number])
-                if found != live[number]:
-                    live[number], changed = found, True
+        live = _liveness(self.segments, lambda number: self.segments[number].targets(), self._carried, set(results))
         self.live = live
         conflicts: dict[SSAValue, set[SSAValue]] = {}
         for values in live:
@@ -457,16 +740,7 @@ class _Machine:
         self.types = types
 
     def _carried(self, value: SSAValue) -> bool:
-        """Whether ``value`` is read from a slot where it is not computed:
-        constants are recomputed and the entry's arguments read directly."""
-        if value in self.arguments or _constant(value) is not None:
-            return False
-        if not is_scalar(value.type):
-            owner = value.owner
-            where = owner if isinstance(owner, Operation) else owner.parent_op()
-            assert where is not None
-            raise _error(where, f"cannot carry a value of type {value.type}")
-        return True
+        return value in self.placeholders or _carried(value, self.arguments)
 
     def _running(self, builder: Builder, pc: SSAValue) -> SSAValue:
         stop = builder.insert(arith.ConstantOp(IntegerAttr(self.exit, IndexType()))).results[0]
@@ -551,6 +825,8 @@ class _Machine:
             counted.append(builder.insert(arith.AddiOp(group.count, one)).results[0])
         if isinstance(exit, Jump):
             return self._jump(builder, read, state, exit) + counted
+        if isinstance(exit, Return):
+            return self._return(builder, read, state, exit) + counted
         assert isinstance(exit, Branch)
         condition = read(exit.condition)
         types = [v.type for v in state] + [v.type for v in counted]
@@ -676,6 +952,10 @@ class _Machine:
                 values = [read(v) for _, v in item.moves]
                 mapping.update((t, v) for (t, _), v in zip(item.moves, values, strict=True))
                 continue
+            if isinstance(item, PushPoint):
+                point = builder.insert(arith.ConstantOp(IntegerAttr(item.target, IndexType()))).results[0]
+                builder.insert(anc.CopyPushOp(item.stack, point))
+                continue
             for operand in _outer_operands(item):
                 mapping.setdefault(operand, read(operand))
             clone = builder.insert(item.clone(value_mapper=mapping))
@@ -693,6 +973,18 @@ class _Machine:
         out[0] = builder.insert(arith.ConstantOp(IntegerAttr(to.target, IndexType()))).results[0]
         moved = dict(to.moves)
         for value in self.live[to.target]:
+            out[1 + self.slots[value]] = read(moved.get(value, value))
+        return out
+
+    def _return(
+        self, builder: Builder, read: Callable[[SSAValue], SSAValue], state: list[SSAValue], to: Return
+    ) -> list[SSAValue]:
+        """The state after a return: the popped program point, the slots
+        of the values live at any point it may go to assigned."""
+        out = list(state)
+        out[0] = read(to.pc)
+        moved = dict(to.moves)
+        for value in set[SSAValue]().union(*(self.live[point] for point in to.points)):
             out[1 + self.slots[value]] = read(moved.get(value, value))
         return out
 

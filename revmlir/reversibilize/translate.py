@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from xdsl.builder import Builder
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
@@ -390,6 +390,30 @@ class FunctionTranslator:
             self._insert(anc.FreeOp(returned, self.values[argument]), op)
         self._bind_results(op, call.res[len(scalars) :], scope)
 
+    # -- frame stacks -----------------------------------------------------------
+
+    def _frame_alloc(self, op: anc.StackAllocOp, scope: _Scope) -> None:
+        self.values[op.result] = self._insert(anc.StackAllocOp(op.result.type), op).result
+        self.values[op.result].name_hint = op.result.name_hint
+
+    def _frame_free(self, op: anc.StackFreeOp, scope: _Scope) -> None:
+        self._insert(anc.StackFreeOp(self.values[op.stack]), op)
+
+    def _frame_push(self, op: anc.CopyPushOp, scope: _Scope) -> None:
+        """A copy goes on the frame; its inverse pops it back, checked equal."""
+        self._insert(anc.CopyPushOp(self.values[op.stack], self.values[op.value]), op)
+
+    def _frame_pop(self, op: anc.PopOp, scope: _Scope) -> None:
+        """The popped value is state the scope owns; its inverse pushes it back."""
+        self._bind_results(op, self._insert(anc.PopOp(self.values[op.stack]), op).results, scope)
+
+    def _check(self, op: cf.AssertOp, scope: _Scope) -> None:
+        """A check of the machine (its frames' depth): the same assertion in
+        a ``rev.safe`` region, which runs forward only."""
+        check = cf.AssertOp(self.values[op.arg], op.msg)
+        check.location = op.location
+        self._insert(rev.SafeOp(Region(Block([check]))), op)
+
     # -- helpers ----------------------------------------------------------------
 
     def _region_block(self, source: Block) -> Block:
@@ -420,6 +444,11 @@ _RULES: dict[type[Operation], Callable[[FunctionTranslator, Operation, _Scope], 
     scf.WhileOp: FunctionTranslator._while,
     scf.IfOp: FunctionTranslator._if,
     func.CallOp: FunctionTranslator._call,
+    anc.StackAllocOp: FunctionTranslator._frame_alloc,
+    anc.StackFreeOp: FunctionTranslator._frame_free,
+    anc.CopyPushOp: FunctionTranslator._frame_push,
+    anc.PopOp: FunctionTranslator._frame_pop,
+    cf.AssertOp: FunctionTranslator._check,
 }
 """How each ordinary statement is translated (expressions are copied)."""
 

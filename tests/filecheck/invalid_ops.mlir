@@ -244,3 +244,26 @@ func.func @atomic_kind(%m: memref<4xf64>, %v: f64, %j: index) {
   %old = memref.atomic_rmw addx %v, %m[%j] : (f64, memref<4xf64>) -> f64
   func.return
 }
+
+// -----
+
+// A snapshot record holds a stack's live part last: its length, stored on
+// top, sizes the record.
+rev.func @record_stack_first(%x: f64, %s: !anc.stack<f64>) attributes {rev.forgetful} {
+  %store = anc.stack_alloc : !anc.stack<f64>
+  // expected-error@+1 {{'anc.snapshot' holds a stack only as its last value}}
+  anc.snapshot %store, %s, %x : !anc.stack<f64>, !anc.stack<f64>, f64
+  anc.stack_free %store : !anc.stack<f64>
+  rev.return %x : f64
+}
+
+// -----
+
+// A stack whose elements cannot hold its length exactly is not recorded.
+rev.func @record_stack_narrow(%s: !anc.stack<i1>) attributes {rev.forgetful} {
+  %store = anc.stack_alloc : !anc.stack<i1>
+  // expected-error@+1 {{'anc.snapshot' cannot hold a stack of i1: its length is stored as an element, so the element type is index, i64 or f64}}
+  anc.snapshot %store, %s : !anc.stack<i1>, !anc.stack<i1>
+  anc.stack_free %store : !anc.stack<i1>
+  rev.return
+}

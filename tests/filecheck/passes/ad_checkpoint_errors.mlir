@@ -27,3 +27,26 @@ ad.checkpoint @nested
 // A schedule that needs a budget gets one.
 // expected-error@+1 {{'snapshots = n' (n >= 1) is required by binomial and only by binomial}}
 "test.op"() {checkpoint = #ad.schedule<binomial>} : () -> ()
+
+// -----
+
+// A stack the function allocates and the loop pushes on is state, like a
+// frame stack of a resumable function: its snapshots store its length as
+// an element, which i1 cannot hold.
+rev.func @flags(%x: f64, %a: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %flags = anc.stack_alloc : !anc.stack<i1>
+  // expected-error@+1 {{a checkpointed loop cannot snapshot a stack of i1}}
+  %r = rev.for %c0 to %c3 step %c1 : index (%x) : f64 attributes {checkpoint = #ad.schedule<store_all>} {
+  ^bb0(%i: index, %y: f64):
+    %t = arith.constant true
+    anc.copy_push %flags, %t : !anc.stack<i1>
+    %s = math.sin %a : f64
+    %z = rev.add %y, %s : f64
+    rev.yield %z : f64
+  }
+  rev.return %r, %a : f64, f64
+}
+ad.checkpoint @flags

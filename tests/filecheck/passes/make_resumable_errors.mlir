@@ -16,9 +16,10 @@
 // NAMES: make-resumable: name the functions to rewrite, e.g. make-resumable{functions=f}
 // REV: ad-checkpoint: policy= checkpoints an ordinary func.func, and @h is not one (mark a loop of a rev.func with a schedule instead)
 
-// Recursion: calls are inlined into the machine, so a recursive call is
-// rejected where it is made.
-func.func @f(%n: index) -> index {
+// A function of a recursive cycle is laid out once, so its array
+// parameters are the same arrays at every call: a recursive call that
+// passes another array is rejected where it is made.
+func.func @f(%x: memref<4xf64>, %y: memref<4xf64>, %n: index) -> index {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %done = arith.cmpi eq, %n, %c0 : index
@@ -26,10 +27,9 @@ func.func @f(%n: index) -> index {
     scf.yield %c0 : index
   } else {
     %m = arith.subi %n, %c1 : index
-    // expected-error@+1 {{a resumable function cannot call @f recursively: calls are inlined into the machine and recursion needs an explicit frame stack, which is not implemented}}
-    %k = func.call @f(%m) : (index) -> index
-    %s = arith.addi %k, %c1 : index
-    scf.yield %s : index
+    // expected-error@+1 {{a resumable function cannot pass another array as argument #0 of @f: a function of a recursive cycle is laid out once, so each array parameter is one array at every call}}
+    %k = func.call @f(%y, %x, %m) : (memref<4xf64>, memref<4xf64>, index) -> index
+    scf.yield %k : index
   }
   func.return %r : index
 }
@@ -39,15 +39,22 @@ rev.func @h(%x: f64) {
 
 // -----
 
-// Mutual recursion is found the same way, at the call that closes the cycle.
-func.func @g(%n: index) -> index {
-  // expected-error@+1 {{a resumable function cannot call @f recursively}}
-  %k = func.call @f(%n) : (index) -> index
+// The same through mutual recursion, at the call that passes the other array.
+func.func @g(%x: memref<4xf64>, %y: memref<4xf64>, %n: index) -> index {
+  // expected-error@+1 {{cannot pass another array as argument #1 of @f}}
+  %k = func.call @f(%x, %x, %n) : (memref<4xf64>, memref<4xf64>, index) -> index
   func.return %k : index
 }
-func.func @f(%n: index) -> index {
-  %k = func.call @g(%n) : (index) -> index
-  func.return %k : index
+func.func @f(%x: memref<4xf64>, %y: memref<4xf64>, %n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %done = arith.cmpi eq, %n, %c0 : index
+  %r = scf.if %done -> (index) {
+    scf.yield %c0 : index
+  } else {
+    %k = func.call @g(%x, %y, %n) : (memref<4xf64>, memref<4xf64>, index) -> index
+    scf.yield %k : index
+  }
+  func.return %r : index
 }
 
 // -----

@@ -1,0 +1,226 @@
+"""Checkpointing recursion with no annotation: ``make-resumable`` lays out each
+function of a recursive cycle once and calls it through frame stacks, so
+``ad-checkpoint{functions=f policy=…}`` reverses any ordinary function, its
+recursion included, under the schedule.
+
+On recursions of data-dependent depth, mutual recursion with a loop inside,
+divide and conquer over an array and a recursive function called from a
+loop: every policy's gradient equals the store-all one (the taped machine
+and its adjoint, no checkpointing) and central differences of the program
+written in Python; native code agrees with the interpreter; the snapshots
+held are the schedule's ``stats()`` exactly, and their bytes grow with the
+recursion's depth (the frames' live part), not with the run's length.
+"""
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.traits import SymbolTable
+
+from revmlir.checkpoint import bisection
+from revmlir.dialects import anc, rev
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.adjoint import AdAdjointPass
+from revmlir.passes.checkpoint import AdCheckpointPass
+from revmlir.passes.resumable import MakeResumablePass
+from revmlir.passes.reversibilize import ReversibilizePass
+from revmlir.semantics import gradient_type
+
+SOURCE = (Path(__file__).parent / "checkpoint_programs" / "recursion.mlir").read_text()
+NAMES = ("halve", "dc", "looped")
+
+
+def halve(x: float, a: float) -> float:
+    if x < 1.0:
+        return x * a
+    return (np.sin(halve(x * 0.5, a)) + x) * a
+
+
+def dc(x: np.ndarray, lo: int, hi: int) -> float:
+    if hi - lo <= 1:
+        return x[lo] * x[lo]
+    mid = lo + (hi - lo) // 2
+    a = dc(x, lo, mid)
+    x[mid] += 0.5 * np.sin(a)
+    return a + dc(x, mid, hi)
+
+
+def nest(y: float, n: int) -> float:
+    return y if n == 0 else np.sin(nest(y, n - 1)) + 0.5 * y
+
+
+def looped(x: float, n: int, l: int) -> float:
+    acc = x
+    for _ in range(l):
+        acc = nest(acc, n) + 0.1 * x
+    return acc
+
+
+PYTHON = {"halve": halve, "dc": dc, "looped": looped}
+ARGUMENTS: dict[str, list[Any]] = {
+    "halve": [13.0, 0.9],  # five levels below 13, then the leaf
+    "dc": [np.linspace(0.1, 0.8, 8), 0, 8],
+    "looped": [0.7, 1, 2],
+}
+
+
+def module(policy: str | None, snapshots: int = 0, base: int = 1, names: tuple[str, ...] = NAMES) -> ModuleOp:
+    """The programs ``names`` checkpointed under ``policy``, or (None)
+    store-all: the resumable machine taped, and its adjoint."""
+    ctx = make_context()
+    parsed = parse_module(SOURCE, "recursion.mlir", ctx)
+    if policy is None:
+        MakeResumablePass(functions=names).apply(ctx, parsed)
+        ReversibilizePass(mode="tape").apply(ctx, parsed)
+        AdAdjointPass(functions=names).apply(ctx, parsed)
+    else:
+        AdCheckpointPass(functions=names, policy=policy, snapshots=snapshots, base=base).apply(ctx, parsed)
+    parsed.verify()
+    return parsed
+
+
+@pytest.fixture(scope="module")
+def bisected() -> ModuleOp:
+    return module("bisection")
+
+
+def copies(values: list[Any]) -> list[Any]:
+    return [v.copy() if isinstance(v, np.ndarray | list) else v for v in values]
+
+
+def inputs(runner: Any, name: str, args: list[Any]) -> tuple[list[Any], tuple[Any, ...]]:
+    """The arguments of the tape-mode ``@name``: ``args``, a zero result
+    slot, empty tapes; and its argument types."""
+    function = SymbolTable.lookup_symbol(runner.module, name)
+    assert isinstance(function, rev.FuncOp)
+    types = function.function_type.inputs.data
+    return [*copies(args), 0.0, *([] for t in types if isinstance(t, anc.StackType))], types
+
+
+def gradient(runner: Any, name: str, args: list[Any]) -> list[Any]:
+    """The gradient of ``name``'s result with respect to its float and array
+    arguments: ``@name.ckpt`` on the inputs, or (store-all) ``@name`` then
+    ``@name.adj`` on its outputs.  Array gradients accumulate in place."""
+    inputs_, types = inputs(runner, name, args)
+    checkpointed = SymbolTable.lookup_symbol(runner.module, name + ".ckpt") is not None
+    state = inputs_ if checkpointed else list(runner.call(name, *inputs_))
+    seeds: list[Any] = []
+    for number, (type, value) in enumerate(zip(types, state, strict=True)):
+        if gradient_type(type) is None:
+            continue
+        if isinstance(type, MemRefType):
+            seeds.append(np.zeros_like(value))
+        elif isinstance(type, anc.StackType):
+            seeds.append([0.0] * len(value))
+        else:
+            seeds.append(1.0 if number == len(args) else 0.0)
+    returned = list(runner.call(f"{name}.{'ckpt' if checkpointed else 'adj'}", *state, *seeds))
+    scalars = returned[sum(not isinstance(t, MemRefType | anc.StackType) for t in types) :]
+    found: list[Any] = []
+    for type, seed in zip((t for t in types[: len(args)] if gradient_type(t) is not None), seeds, strict=False):
+        found.append(seed if isinstance(type, MemRefType) else scalars.pop(0))
+    return found
+
+
+def central_differences(name: str, args: list[Any], h: float = 1e-6) -> list[Any]:
+    found: list[Any] = []
+    for number, value in enumerate(args):
+        if isinstance(value, np.ndarray):
+            column = np.zeros_like(value)
+            for k in range(value.size):
+                up, down = copies(args), copies(args)
+                up[number][k] += h
+                down[number][k] -= h
+                column[k] = (PYTHON[name](*up) - PYTHON[name](*down)) / (2 * h)
+            found.append(column)
+        elif isinstance(value, float):
+            up, down = copies(args), copies(args)
+            up[number] += h
+            down[number] -= h
+            found.append((PYTHON[name](*up) - PYTHON[name](*down)) / (2 * h))
+    return found
+
+
+@pytest.fixture(scope="module")
+def store_all() -> dict[str, list[Any]]:
+    """The reference gradients: the taped machine's adjoint."""
+    runner = RevInterpreter(module(None))
+    found: dict[str, list[Any]] = {}
+    for name in NAMES:
+        outputs = runner.call(name, *inputs(runner, name, ARGUMENTS[name])[0])
+        assert outputs[len(ARGUMENTS[name])] == pytest.approx(PYTHON[name](*copies(ARGUMENTS[name])), rel=1e-13)
+        found[name] = gradient(runner, name, ARGUMENTS[name])
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_store_all_gradient_is_the_programs(store_all, name):
+    """The reference against central differences of the program in Python
+    (the fixture also checks the machine's result)."""
+    for got, expected in zip(store_all[name], central_differences(name, ARGUMENTS[name]), strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-8)
+
+
+def test_bisection_equals_store_all_with_the_schedules_steps_and_snapshots(store_all, bisected):
+    """One segment a step.  Counted steps are plain (the untaped copy keeps
+    the frames' pushes and pops), reversed steps taped once; each store (a
+    record per element type) holds the schedule's peak."""
+    runner = RevInterpreter(bisected)
+    for name in ("halve", "dc"):
+        checkpointed = SymbolTable.lookup_symbol(bisected, f"{name}.ckpt")
+        assert checkpointed is not None
+        stores = len({op.store for op in checkpointed.walk() if isinstance(op, anc.SnapshotOp)})
+        runner.reset_counters()
+        for got, expected in zip(gradient(runner, name, ARGUMENTS[name]), store_all[name], strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
+        assert runner.runtime.live_snapshots == 0 and runner.runtime.live_snapshot_bytes == 0
+        step = f"{name}.ckpt.step0"
+        steps = runner.counters[f"{step}.adj"].calls
+        stats = bisection(steps).stats()
+        assert runner.counters[step].calls == stats["taped"] == steps
+        assert runner.counters[f"{step}.plain"].calls == steps + stats["plain"]
+        assert runner.peak_snapshots == stores * stats["peak"]
+
+
+def test_the_store_all_schedule_equals_store_all(store_all):
+    """A snapshot of every step, two segments a step."""
+    runner = RevInterpreter(module("store_all", 0, 2, ("halve",)))
+    for got, expected in zip(gradient(runner, "halve", ARGUMENTS["halve"]), store_all["halve"], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=1e-15)
+    assert runner.runtime.live_snapshots == 0
+
+
+def test_snapshot_bytes_grow_with_the_depth_not_the_run(store_all, bisected):
+    """``looped`` runs a recursion of depth n, l times.  A record pair holds
+    the machine's slots (and two lengths) and the frames' live part: at
+    most ``n + 1`` frames of at most every frame push of the machine.
+    Three times the run adds snapshots (the schedule's log), each within the
+    same bound (its gradient is store-all's); twice the depth makes the
+    records larger."""
+    runner = RevInterpreter(bisected)
+    gradient_function = SymbolTable.lookup_symbol(bisected, "looped.ckpt")
+    step = SymbolTable.lookup_symbol(bisected, "looped.ckpt.step0")
+    assert isinstance(gradient_function, rev.FuncOp) and isinstance(step, rev.FuncOp)
+    records = [op for op in gradient_function.walk() if isinstance(op, anc.SnapshotOp)][:2]
+    assert [op.stack() is not None for op in records] == [True, True]
+    empty = 8 * sum(len(op.scalars()) + 1 for op in records)
+    frame = 8 * sum(isinstance(op, anc.CopyPushOp) and op.stack in step.body.block.args for op in step.walk())
+
+    def measure(n: int, l: int) -> tuple[int, int, int]:
+        runner.reset_counters()
+        found = gradient(runner, "looped", [0.7, n, l])
+        if [0.7, n, l] == ARGUMENTS["looped"]:
+            assert found[0] == pytest.approx(store_all["looped"][0], rel=1e-13)
+        steps = runner.counters["looped.ckpt.step0.adj"].calls
+        assert runner.peak_snapshots == 2 * bisection(steps).stats()["peak"]
+        return runner.peak_snapshots // 2, runner.peak_snapshot_bytes, steps
+
+    short, long, deep = measure(1, 2), measure(1, 8), measure(3, 2)
+    assert long[2] > 3 * short[2] and long[0] > short[0]
+    for (held, size, _), n in ((short, 1), (long, 1), (deep, 4)):
+        assert held * empty < size <= held * (empty + (n + 1) * frame)
+    assert deep[1] - deep[0] * empty > short[1] - short[0] * empty
