@@ -52,6 +52,11 @@ class Compiled(Protocol):
         """``"auto"``, ``"native"`` or ``"interpreter"`` (``BACKENDS``)."""
         ...
 
+    @property
+    def parameters(self) -> list[str]:
+        """The Python parameter names, which messages name arguments by."""
+        ...
+
 
 @runtime_checkable
 class Invertible(Compiled, Protocol):
