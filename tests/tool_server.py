@@ -175,4 +175,5 @@ def _run(tool: str) -> int:
 
 
 if __name__ == "__main__":
+    del sys.path[0]  # this directory: the tools see the modules an installed script sees
     serve(sys.argv[1])
