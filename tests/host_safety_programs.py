@@ -3,7 +3,13 @@
 cannot grow, a failed check under upstream's C interface.  Run by
 ``test_host_safety.py`` in a process of its own (a regression could crash
 it, and a SIGINT or an address-space limit must not reach the test run);
-``python host_safety_programs.py`` prints one JSON line per case."""
+``python host_safety_programs.py`` prints one JSON line per case.
+
+Most Ctrl-Cs here are raised by machine code put in front of a call's
+entry point or its arming (``sigint_first``), in the thread that calls:
+the instant is exact, whatever the load, and no case waits on a clock.
+One case sends SIGINT from another thread into a running loop, as a
+terminal does."""
 
 from __future__ import annotations
 
@@ -14,19 +20,29 @@ import resource
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
+import llvmlite.binding as llvm
 import numpy as np
 
 import revmlir as rv
 from cursor_driver import quiet
 from revmlir.parsing import parse_module
+from revmlir.runtime.interrupt import CALL_ENTRY
+from revmlir.runtime.jit import host_target_machine
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime_checks import JUMP_WORD, check_error_slot
 
 FOREVER = 10**15
 """A trip count no run reaches (days): only Ctrl-C ends it."""
+POLLED = 1 << 17
+"""A trip count whose loop polls for Ctrl-C (a ``for`` loop does every
+2¹⁶ iterations) and ends at once."""
+WATCHDOG = 30.0
+"""Seconds after which a second SIGINT ends a run that the first did not
+stop (a failure the case reports), so that no case can hang."""
 
 
 @rv.reversible(backend="native")
@@ -51,6 +67,12 @@ def spin_while(n: int):
 
 
 @rv.reversible(backend="native")
+def bump(x, n: int):
+    for i in range(n):
+        x[0] += 1.0
+
+
+@rv.reversible(backend="native")
 def pile(y, n: int):
     s = rv.stack(float)
     for i in range(n):
@@ -64,22 +86,144 @@ def pile(y, n: int):
     rv.free(s)
 
 
-def interrupted(run: Callable[[], Any], after: float = 0.3) -> dict[str, Any]:
-    """Send this process SIGINT ``after`` seconds into ``run``, as Ctrl-C
-    does, and say what ``run`` raised and when."""
-    threading.Timer(after, os.kill, (os.getpid(), signal.SIGINT)).start()
-    start = time.perf_counter()
+def caller(function: Any, *args: Any, backward: bool = False) -> Any:
+    """The native caller that runs ``function`` on ``args`` (``~function``
+    with ``backward``)."""
+    spec = function.specialization_for(*args)
+    plain = getattr(spec, "plain", None)  # ordinary code's
+    return plain if plain is not None else spec.native.caller(spec.name, backward)
+
+
+FIRST = """
+declare i32 @raise(i32)
+define {result} @first(ptr %argument) {{
+  %raised = call i32 @raise(i32 {sigint})
+  {value}call {result} inttoptr (i64 {callee} to ptr)(ptr %argument)
+  ret {result} {returned}
+}}
+"""
+
+
+def signal_first(callee: int, result: str) -> Any:
+    """Machine code that raises SIGINT in the calling thread (the handler
+    runs before ``raise`` returns), then calls the function at ``callee``
+    with its argument and returns its ``result`` (``i32`` or ``void``)."""
+    returns = result == "i32"
+    text = FIRST.format(
+        result=result,
+        sigint=int(signal.SIGINT),
+        value="%value = " if returns else "",
+        callee=callee,
+        returned="%value" if returns else "",
+    )
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text), host_target_machine())
+    engine.finalize_object()
+    return engine
+
+
+@contextmanager
+def sigint_first(run: Any, at: str) -> Iterator[None]:
+    """A Ctrl-C at ``at`` of native caller ``run``'s calls: just before the
+    entry point (``"entry"``: after Python's last look at its signals, in
+    every frame the caller keeps), or just before the call of machine code
+    that looks at them (``"run"``)."""
+    if at == "run":
+        original = run.run
+        engine = signal_first(ctypes.cast(original, ctypes.c_void_p).value, "i32")
+        run.run = type(original)(engine.get_function_address("first"))
+        try:
+            yield
+        finally:
+            run.run = original
+        return
+    assert run.frames, "the caller has no frame yet: call it once first"
+    engine = signal_first(run.entry, "void")
+    for frame in run.frames:
+        frame.context[CALL_ENTRY] = engine.get_function_address("first")
     try:
-        return {"result": run(), "seconds": time.perf_counter() - start}
+        yield
+    finally:
+        for frame in run.frames:
+            frame.context[CALL_ENTRY] = run.entry
+
+
+@contextmanager
+def watchdog() -> Iterator[dict[str, Any]]:
+    """SIGINT again ``WATCHDOG`` seconds on, unless the block ended; says
+    whether it had to."""
+    outcome = {"watchdog": False}
+
+    def fire() -> None:
+        outcome["watchdog"] = True
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(WATCHDOG, fire)
+    timer.start()
+    try:
+        yield outcome
+    finally:
+        timer.cancel()
+
+
+def outcome_of(run: Callable[[], Any]) -> dict[str, Any]:
+    try:
+        return {"result": run()}
     except KeyboardInterrupt:
-        return {"error": "KeyboardInterrupt", "seconds": time.perf_counter() - start}
+        return {"error": "KeyboardInterrupt"}
+
+
+def interrupted_at(function: Any, args: tuple[Any, ...], backward: bool = False, at: str = "entry") -> dict[str, Any]:
+    """Run ``function`` on ``args`` with a Ctrl-C just before ``at``."""
+    with watchdog() as outcome, sigint_first(caller(function, *args, backward=backward), at):
+        outcome.update(outcome_of(lambda: (~function if backward else function)(*args)))
+    return outcome
+
+
+def interrupted_later(run: Callable[[], Any], after: float = 0.3) -> dict[str, Any]:
+    """Send this process SIGINT from another thread ``after`` seconds into
+    ``run``, as a terminal's Ctrl-C does, and say what ``run`` raised and
+    how long after the signal."""
+    sent: list[float] = []
+
+    def send() -> None:
+        sent.append(time.perf_counter())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Timer(after, send).start()
+    outcome = outcome_of(run)
+    return {**outcome, "seconds": time.perf_counter() - sent[0] if sent else None}
+
+
+def before_arming() -> dict[str, Any]:
+    """Python's own handler back in place (``signal.signal`` installs it
+    over native code's), and a Ctrl-C just before the machine code that
+    arms the call: Python alone sees it, and that code raises
+    ``KeyboardInterrupt`` before the run starts."""
+    x = np.zeros(1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    outcome = interrupted_at(bump, (x, 1), at="run")
+    return {**outcome, "x": x.tolist()}
+
+
+def handled_before_the_call() -> dict[str, Any]:
+    """A Ctrl-C that a handler took care of before the call (native code's
+    action in place, so the count moved) does not stop the next run."""
+    calls: list[int] = []
+    spin(0.0, 1)  # arms: native code's action in place
+    previous = signal.signal(signal.SIGINT, lambda *_: calls.append(1))
+    try:
+        spin(0.0, 1)
+        signal.raise_signal(signal.SIGINT)
+        return {"result": spin(0.0, POLLED), "handler calls": len(calls)}
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def handler_that_returns() -> dict[str, Any]:
     calls: list[int] = []
     previous = signal.signal(signal.SIGINT, lambda *_: calls.append(1))
     try:
-        return {**interrupted(lambda: spin(0.0, FOREVER)), "handler calls": len(calls)}
+        return {**interrupted_at(spin, (0.0, FOREVER)), "handler calls": len(calls)}
     finally:
         signal.signal(signal.SIGINT, previous)
 
@@ -88,9 +232,30 @@ def ignored() -> dict[str, Any]:
     """SIGINT ignored: the run is not interrupted, and finishes."""
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        return interrupted(lambda: spin(0.0, 10**8), after=0.05)
+        return interrupted_at(spin, (0.0, 10**6))
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def in_another_thread() -> dict[str, Any]:
+    """A Ctrl-C in a run in another thread: that run stops with
+    ``KeyboardInterrupt``, and Python's handler raises it in the main
+    thread too."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        outcome["thread"] = outcome_of(lambda: spin(0.0, FOREVER)).get("error")
+
+    with watchdog() as guarded, sigint_first(caller(spin, 0.0, FOREVER), "entry"):
+        thread = threading.Thread(target=run)
+        try:
+            thread.start()
+            thread.join()
+            ctypes.pythonapi.PyErr_CheckSignals()
+        except KeyboardInterrupt:
+            outcome["main"] = "KeyboardInterrupt"
+            thread.join()
+    return {**outcome, **guarded}
 
 
 UPSTREAM = """
@@ -252,13 +417,17 @@ def push_without_memory() -> dict[str, Any]:
 
 
 CASES: dict[str, Callable[[], dict[str, Any]]] = {
-    "Ctrl-C in a for loop": lambda: interrupted(lambda: spin(0.0, FOREVER)),
-    "Ctrl-C in a for loop, backwards": lambda: interrupted(lambda: (~spin)(0.0, FOREVER)),
-    "Ctrl-C in ordinary code's while loop": lambda: interrupted(lambda: spin_while(FOREVER)),
-    "Ctrl-C in an inner for loop": lambda: interrupted(lambda: spin_inside(0.0, FOREVER)),
-    "runs on after Ctrl-C": lambda: {"result": spin(0.0, 1000)},
+    "Ctrl-C in a for loop": lambda: interrupted_at(spin, (0.0, FOREVER)),
+    "Ctrl-C in a for loop, backwards": lambda: interrupted_at(spin, (0.0, FOREVER), backward=True),
+    "Ctrl-C in ordinary code's while loop": lambda: interrupted_at(spin_while, (FOREVER,)),
+    "Ctrl-C in an inner for loop": lambda: interrupted_at(spin_inside, (0.0, FOREVER)),
+    "Ctrl-C from another thread into a running loop": lambda: interrupted_later(lambda: spin(0.0, FOREVER)),
+    "runs on after Ctrl-C": lambda: {"result": spin(0.0, POLLED)},
+    "Ctrl-C before arming": before_arming,
+    "Ctrl-C handled before the call": handled_before_the_call,
     "a SIGINT handler that returns": handler_that_returns,
     "SIGINT ignored": ignored,
+    "Ctrl-C in a run in another thread": in_another_thread,
     "upstream entry point, failed check": upstream_entry_point,
     "a target intrinsic": target_intrinsic,
     "cursor push without memory": cursor_push_without_memory,
@@ -270,6 +439,6 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
 
 if __name__ == "__main__":
     # compiled before any SIGINT is sent: only the native loop may see it
-    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1)
+    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1), bump(np.zeros(1), 1)
     for name, case in CASES.items():
         print(json.dumps({"case": name, **case()}), flush=True)

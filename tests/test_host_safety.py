@@ -53,29 +53,63 @@ def test_the_programs_run_to_the_end():
     assert outcomes()["<exit>"]["returncode"] == 0, outcomes()["<exit>"]
 
 
-def test_ctrl_c_interrupts_native_loops():
-    """SIGINT 0.3 s into a loop of 10¹⁵ iterations (for, backwards, ordinary
-    code's while, a for loop inside another): KeyboardInterrupt soon
-    after, and the function runs again."""
+def stopped(case: str) -> dict[str, Any]:
+    """The outcome of a case whose Ctrl-C must stop the run by itself."""
+    result = outcome(case)
+    assert result.get("error") == "KeyboardInterrupt" and not result["watchdog"], result
+    return result
+
+
+def test_ctrl_c_at_the_last_instant_before_a_native_call_stops_its_loop():
+    """SIGINT raised by machine code just before the entry point, where
+    Python had looked at its signals for the last time: a loop of 10¹⁵
+    iterations (for, backwards, ordinary code's while, a for loop inside
+    another) stops with KeyboardInterrupt (it ran until a second SIGINT
+    when the entry point installed the SIGINT action), and the function
+    runs again."""
     for case in (
         "Ctrl-C in a for loop",
         "Ctrl-C in a for loop, backwards",
         "Ctrl-C in ordinary code's while loop",
         "Ctrl-C in an inner for loop",
     ):
-        result = outcome(case)
-        assert result.get("error") == "KeyboardInterrupt", result
-        assert result["seconds"] < 5.0, result
-    assert outcome("runs on after Ctrl-C")["result"] == [1000.0, 1000]
+        stopped(case)
+    assert outcome("runs on after Ctrl-C")["result"] == [2.0**17, 2**17]
+
+
+def test_ctrl_c_from_another_thread_stops_a_running_loop():
+    result = outcome("Ctrl-C from another thread into a running loop")
+    assert result.get("error") == "KeyboardInterrupt" and result["seconds"] < 5.0, result
+
+
+def test_ctrl_c_before_the_call_arms_raises_before_the_run():
+    """Python's handler back in place, SIGINT just before the arming: it
+    raises, and the run (which adds one to x[0]) never starts."""
+    assert stopped("Ctrl-C before arming")["x"] == [0.0]
+
+
+def test_a_ctrl_c_handled_before_the_call_does_not_stop_it():
+    result = outcome("Ctrl-C handled before the call")
+    assert result == {"case": "Ctrl-C handled before the call", "result": [2.0**17, 2**17], "handler calls": 1}
 
 
 def test_a_handler_that_returns_still_stops_the_run():
-    result = outcome("a SIGINT handler that returns")
-    assert result.get("error") == "KeyboardInterrupt" and result["handler calls"] == 1, result
+    assert stopped("a SIGINT handler that returns")["handler calls"] == 1
 
 
 def test_an_ignored_sigint_does_not_stop_the_run():
-    assert outcome("SIGINT ignored").get("result") == [1e8, 10**8]
+    result = outcome("SIGINT ignored")
+    assert result.get("result") == [1e6, 10**6] and not result["watchdog"], result
+
+
+def test_ctrl_c_stops_a_run_in_another_thread_and_reaches_the_main_one():
+    result = outcome("Ctrl-C in a run in another thread")
+    assert result == {
+        "case": "Ctrl-C in a run in another thread",
+        "thread": "KeyboardInterrupt",
+        "main": "KeyboardInterrupt",
+        "watchdog": False,
+    }
 
 
 def test_a_push_that_cannot_grow_its_stack_stops_the_run():

@@ -16,12 +16,14 @@ machine stack, and a loop that never ends.
   the outermost ``scf.parallel``, the targets of backward branches in
   ``cf`` form),
   ``revmlir.poll`` leaves the run
-  with ``INTERRUPTED`` in the slot once Ctrl-C has been pressed (it reads
-  the flag whose address ``revmlir.interrupt_flag`` found on entry to the
-  function).  These functions get std bodies that do nothing here (the
-  module stays complete); ``revmlir.runtime.guard`` gives them their
-  native bodies, which read the limit and the flag's address from the
-  record the entry point keeps.
+  with ``INTERRUPTED`` in the slot once Ctrl-C has been pressed since the
+  run started (it compares the process's interrupt count, whose address
+  ``revmlir.interrupt_count`` found on entry to the function, with the
+  count ``revmlir.interrupts_seen`` says the run started with).  These
+  functions get std bodies that do nothing here (the module stays
+  complete); ``revmlir.runtime.guard`` gives them their native bodies,
+  which read the limit and the count from the record the entry point
+  keeps.
 
 *Why at run time, and why these places*: frames differ by function and by
 target, so only the stack pointer knows how deep a run may go; a bound on
@@ -52,12 +54,16 @@ from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, REPORT, CheckT
 from revmlir.safety import RECURSION_TOO_DEEP, STACK_NOT_GROWN
 
 POLL = "revmlir.poll"
-"""``revmlir.poll(error slot, flag address)``: leave the run if Ctrl-C was
-pressed."""
-FLAG = "revmlir.interrupt_flag"
-"""``revmlir.interrupt_flag(error slot) -> i64``: the address of the flag
-``revmlir.poll`` reads, looked up once per function, so that a poll costs
-one load and a branch."""
+"""``revmlir.poll(error slot, count address, count seen)``: leave the run
+if Ctrl-C was pressed since it started."""
+COUNT = "revmlir.interrupt_count"
+"""``revmlir.interrupt_count(error slot) -> i64``: the address of the count
+of Ctrl-Cs ``revmlir.poll`` reads, looked up once per function, as the
+count the run started with is (``SEEN``), so that a poll costs one load, a
+compare and a branch."""
+SEEN = "revmlir.interrupts_seen"
+"""``revmlir.interrupts_seen(error slot) -> i64``: the count of Ctrl-Cs
+when the run started."""
 STACK_OK = "revmlir.stack_ok"
 """``revmlir.stack_ok(error slot) -> i1``: whether another call fits."""
 INTERRUPTED = -1
@@ -202,15 +208,40 @@ class HostSafetyPass(ModulePass):
             heads = list(_loop_heads(function))
             if heads:
                 code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
-                (flag,) = code.call_runtime(FLAG, [error], [i64], function)
+                (count,) = code.call_runtime(COUNT, [error], [i64], function)
+                (seen,) = code.call_runtime(SEEN, [error], [i64], function)
             for block, loop in heads:
                 code.builder.insertion_point = InsertPoint.at_start(block)
                 if isinstance(loop, scf.ForOp):
-                    _poll_now_and_then(code, loop, [error, flag])
+                    _poll_now_and_then(code, loop, [error, count, seen])
                 else:
-                    code.call_runtime(POLL, [error, flag], [], loop)
+                    code.call_runtime(POLL, [error, count, seen], [], loop)
         _define(op, runtime)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
+
+
+def polling_functions(module: ModuleOp) -> frozenset[str]:
+    """The functions of a module after ``rev-host-safety`` whose runs may
+    poll for Ctrl-C: those with a loop, and those that call one.  A call
+    of any other needs no interrupt count (it ends soon enough on its
+    own), which spares Python's caller the work of arming one."""
+    callers: dict[str, set[str]] = {}
+    found: list[str] = []
+    for function, _ in _checked_functions(module):
+        name = function.sym_name.data
+        for op in function.walk():
+            if isinstance(op, func.CallOp):
+                callee = op.callee.string_value()
+                if callee == COUNT:
+                    found.append(name)
+                else:
+                    callers.setdefault(callee, set()).add(name)
+    polling: set[str] = set()
+    while found:
+        if (name := found.pop()) not in polling:
+            polling.add(name)
+            found.extend(callers.get(name, ()))
+    return frozenset(polling)
 
 
 POLL_SPAN = 1 << 16
@@ -246,8 +277,8 @@ def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAVal
 def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
     """Add what the checks call: ``revmlir.report`` and ``revmlir.fail`` if
     the module has none yet, and std bodies for ``revmlir.poll`` (nothing
-    to do), ``revmlir.interrupt_flag`` (0) and ``revmlir.stack_ok`` (true),
-    which native code replaces."""
+    to do), ``revmlir.interrupt_count`` and ``revmlir.interrupts_seen``
+    (0) and ``revmlir.stack_ok`` (true), which native code replaces."""
     if POLL in runtime:
         # native code's poll leaves the run through revmlir.fail
         runtime.setdefault(FAIL, func.FuncOp.external(FAIL, [ERROR_SLOT], []))
@@ -259,7 +290,7 @@ def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
             continue
         function = func.FuncOp(name, declaration.function_type, visibility="private")
         function.body.block.args[0].name_hint = "error"
-        if name in (STACK_OK, FLAG):
+        if name in (STACK_OK, COUNT, SEEN):
             value = arith.ConstantOp.from_int_and_width(int(name == STACK_OK), function.function_type.outputs.data[0])
             function.body.block.add_ops([value, func.ReturnOp(value)])
         else:

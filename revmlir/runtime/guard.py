@@ -27,21 +27,21 @@ Beyond the jump, the guard keeps what ``rev-host-safety`` asks at run time
 address replaces the context in the slot's last word:
 
 - on entry, that word is 0 or the address of a run context ``[interrupt
-  flag address, struct sigaction address or 0, stack budget in bytes,
-  the handler that action calls]`` (``revmlir.runtime.interrupt`` makes
-  Python's); a C caller passes a zeroed slot, and gets
-  ``DEFAULT_STACK_BUDGET`` and no interruption;
-- the guard installs the context's SIGINT action for the run and puts the
-  previous one back after; where the previous one was neither that
-  handler (Python's) nor the action's own (a call in another thread), the
-  program chose something else (to ignore SIGINT, say), and the guard
-  puts it back at once.  It clears the flag, and stores the stack limit
-  (its own frame's address less the budget) and the flag's address in the
-  record; it zeroes the word when it returns, so a slot can be reused;
+  count address, the count when the call started, stack budget in
+  bytes]`` (``revmlir.runtime.interrupt`` makes Python's, one per call
+  frame, and keeps the SIGINT action that moves the count installed); a C
+  caller passes a zeroed slot, and gets ``DEFAULT_STACK_BUDGET`` and no
+  interruption;
+- the guard stores the stack limit (its own frame's address less the
+  budget), the count's address and the count the call started with in
+  the record; it changes no signal action and writes nothing the run
+  context names, so calls in several threads, and calls nested in a
+  callback, each see every Ctrl-C that comes after their own start; it
+  zeroes the word when it returns, so a slot can be reused;
 - ``revmlir.stack_ok`` compares the stack pointer with the limit,
-  ``revmlir.interrupt_flag`` gives the flag's address, which
-  ``revmlir.poll`` reads, leaving the run with ``INTERRUPTED`` in the slot
-  when it is set.
+  ``revmlir.interrupt_count`` and ``revmlir.interrupts_seen`` give the
+  count's address and starting value, and ``revmlir.poll`` leaves the run
+  with ``INTERRUPTED`` in the slot once the count has moved.
 
 ``_mlir_ciface_<f>`` entry points (upstream's C interface) get the same
 guard, so a failed check under them returns to the C caller with the
@@ -50,32 +50,31 @@ check's id in the slot, and a function's scalar result is 0.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable, Mapping, Sequence
 
 from llvmlite import ir
 
-from revmlir.lowering.host_safety import FLAG, INTERRUPTED, POLL, STACK_OK
+from revmlir.lowering.host_safety import COUNT, INTERRUPTED, POLL, SEEN, STACK_OK
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
 on AArch64)."""
-LIMIT, FLAG_WORD, NO_FLAG = JMP_BUF_WORDS, JMP_BUF_WORDS + 1, JMP_BUF_WORDS + 2
+LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 4)
 """Words of the guard's record after the ``jmp_buf``: the lowest stack
-address a call may start at, the interrupt flag's address, and a zero word
-that stands for the flag when the caller gave none."""
-RECORD_WORDS = NO_FLAG + 1
-CONTEXT_FLAG, CONTEXT_ACTION, CONTEXT_BUDGET, CONTEXT_HANDLER = range(4)
+address a call may start at, the interrupt count's address, the count the
+call started with, and a zero word that stands for the count when the
+caller gave none."""
+RECORD_WORDS = NO_COUNT + 1
+CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET = range(3)
 """Words of a run context (see the module docstring)."""
-SIGACTION_WORDS = 64
-"""512 bytes, more than any libc's ``struct sigaction`` (glibc: 152)."""
+CONTEXT_WORDS = CONTEXT_BUDGET + 1
 DEFAULT_STACK_BUDGET = 1 << 20
 """The stack a run may use below its entry point when its caller gave no
 context (C callers): 1 MiB."""
 UNGUARDED = ".unguarded"
-GUARD_FUNCTIONS = ("_setjmp", "longjmp", "sigaction")
+GUARD_FUNCTIONS = ("_setjmp", "longjmp")
 """What the guards call: declared, but not pure."""
 
 I64 = ir.IntType(64)
@@ -84,8 +83,9 @@ I64 = ir.IntType(64)
 def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     """Guard the entry points ``entries`` (``<f>_ciface`` → position of the
     error slot among its arguments) and ``_mlir_ciface_<f>``, and define
-    ``revmlir.fail``, ``revmlir.poll`` and ``revmlir.stack_ok``, if the
-    module calls them."""
+    ``revmlir.fail``, ``revmlir.poll``, ``revmlir.interrupt_count``,
+    ``revmlir.interrupts_seen`` and ``revmlir.stack_ok``, if the module
+    calls them."""
     fail = module.globals.get(FAIL)
     if not isinstance(fail, ir.Function):
         return
@@ -107,19 +107,19 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
         report.linkage = "internal"
     if isinstance(poll := module.globals.get(POLL), ir.Function):
         _define_poll(poll, fail)
-    if isinstance(flag := module.globals.get(FLAG), ir.Function):
-        _define_flag(flag)
+    for name, word in ((COUNT, COUNT_WORD), (SEEN, SEEN_WORD)):
+        if isinstance(function := module.globals.get(name), ir.Function):
+            _define_record_word(function, word)
     if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
         _define_stack_ok(stack_ok)
-    sigaction = ir.Function(module, ir.FunctionType(i32, [i32, pointer, pointer]), "sigaction")
     for name, slot in entries.items():
         # std functions whose results are not their scalar arguments have
         # only upstream's _mlir_ciface_ entry point
         if name in module.globals:
-            guard_entry(module, module.get_global(name), slot, setjmp, pointer, sigaction=sigaction)
+            guard_entry(module, module.get_global(name), slot, setjmp, pointer, record=True)
         upstream = module.globals.get(MLIR_CIFACE_PREFIX + name.removesuffix(CIFACE_SUFFIX))
         if isinstance(upstream, ir.Function):
-            _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, sigaction)
+            _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, record=True)
 
 
 def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
@@ -167,23 +167,25 @@ def _replace_body(function: ir.Function, *attributes: str) -> ir.IRBuilder:
 
 
 def _define_poll(poll: ir.Function, fail: ir.Function) -> None:
-    """Leave the run with ``INTERRUPTED`` in the slot once the flag is set:
-    one atomic load and a branch per iteration."""
+    """Leave the run with ``INTERRUPTED`` in the slot once the count has
+    moved from where it was when the run started: one atomic load, a
+    compare and a branch per iteration."""
     builder = _replace_body(poll, "nounwind", "alwaysinline")
-    data, _, flag = poll.args
-    value = builder.load_atomic(builder.inttoptr(flag, data.type), "monotonic", 8, typ=I64)
-    with builder.if_then(builder.icmp_unsigned("!=", value, ir.Constant(I64, 0)), likely=False):
+    data, _, count, seen = poll.args
+    value = builder.load_atomic(builder.inttoptr(count, data.type), "monotonic", 8, typ=I64)
+    with builder.if_then(builder.icmp_unsigned("!=", value, seen), likely=False):
         builder.store(ir.Constant(I64, INTERRUPTED), data)
         builder.call(fail, list(poll.args[:2]))
         builder.unreachable()
     builder.ret_void()
 
 
-def _define_flag(function: ir.Function) -> None:
-    """The interrupt flag's address, from the record."""
+def _define_record_word(function: ir.Function, word: int) -> None:
+    """Word ``word`` of the record (the count's address, or the count the
+    call started with)."""
     builder = _replace_body(function, "nounwind", "alwaysinline")
     data = function.args[0]
-    builder.ret(builder.load(_word(builder, _record(builder, data, data.type), FLAG_WORD), typ=I64))
+    builder.ret(builder.load(_word(builder, _record(builder, data, data.type), word), typ=I64))
 
 
 def _define_stack_ok(stack_ok: ir.Function) -> None:
@@ -203,20 +205,20 @@ def guard_entry(
     setjmp: ir.Function,
     pointer: ir.Type,
     word: int = JUMP_WORD,
-    sigaction: ir.Function | None = None,
+    record: bool = False,
 ) -> None:
     """Move the body of entry point ``guard`` (``<f>_ciface``: an array of
     pointers to the arguments) into an internal function, which ``guard``
     now calls under ``_setjmp``, with the ``jmp_buf``'s address in word
-    ``word`` of its argument ``slot``; with ``sigaction``, with the whole
-    record and the run context's effects (see the module docstring)."""
+    ``word`` of its argument ``slot``; with ``record``, with the whole
+    record, filled from the run context (see the module docstring)."""
 
     def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
         (arguments,) = args
         descriptor = builder.load(builder.gep(arguments, [ir.Constant(I64, slot)], source_etype=pointer), typ=pointer)
         return builder.load(descriptor, typ=pointer)
 
-    _guard(module, guard, slot_data, setjmp, pointer, word, sigaction)
+    _guard(module, guard, slot_data, setjmp, pointer, word, record)
 
 
 def _guard(
@@ -226,7 +228,7 @@ def _guard(
     setjmp: ir.Function,
     pointer: ir.Type,
     word: int,
-    sigaction: ir.Function | None,
+    record: bool,
 ) -> None:
     entry = ir.Function(module, guard.function_type, guard.name + UNGUARDED)
     entry.linkage = "internal"
@@ -238,7 +240,7 @@ def _guard(
             for old, new in zip(guard.args, entry.args):
                 instruction.replace_usage(old, new)
     builder = ir.IRBuilder(guard.append_basic_block())
-    buffer = builder.alloca(ir.ArrayType(I64, JMP_BUF_WORDS if sigaction is None else RECORD_WORDS))
+    buffer = builder.alloca(ir.ArrayType(I64, RECORD_WORDS if record else JMP_BUF_WORDS))
     buffer.align = 16
     returned = guard.function_type.return_type
     result = None
@@ -248,10 +250,11 @@ def _guard(
     data = slot_data(builder, list(guard.args))
     target = _word(builder, data, word)
     # an opaque pointer, which llvmlite's bitcast does not give
-    record = builder.inttoptr(builder.ptrtoint(buffer, I64), pointer)
-    restore = _enter(builder, record, builder.load(target, typ=I64), sigaction, pointer) if sigaction else None
-    builder.store(record, target)
-    jumped = builder.call(setjmp, [record])
+    words = builder.inttoptr(builder.ptrtoint(buffer, I64), pointer)
+    if record:
+        _fill(builder, words, builder.load(target, typ=I64), pointer)
+    builder.store(words, target)
+    jumped = builder.call(setjmp, [words])
     run, done = guard.append_basic_block("run"), guard.append_basic_block("done")
     builder.cbranch(builder.icmp_signed("==", jumped, _i32(0)), run, done)
     builder.position_at_end(run)
@@ -260,50 +263,23 @@ def _guard(
         builder.store(value, result)
     builder.branch(done)
     builder.position_at_end(done)
-    if restore is not None:
-        restore(builder)
+    if record:
         builder.store(ir.Constant(I64, 0), target)
     builder.ret_void() if result is None else builder.ret(builder.load(result, typ=returned))
 
 
-def _enter(
-    builder: ir.IRBuilder, record: ir.Value, context: ir.Value, sigaction: ir.Function, pointer: ir.Type
-) -> Callable[[ir.IRBuilder], None]:
-    """Fill the record from the run ``context`` (0: none) and install its
-    SIGINT action; return what puts the previous action back."""
+def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: ir.Type) -> None:
+    """Fill the record from the run ``context`` (0: none)."""
     address = builder.ptrtoint(record, I64)
-    builder.store(ir.Constant(I64, 0), _word(builder, record, NO_FLAG))
-    builder.store(builder.ptrtoint(_word(builder, record, NO_FLAG), I64), _word(builder, record, FLAG_WORD))
+    builder.store(ir.Constant(I64, 0), _word(builder, record, NO_COUNT))
+    builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
+    builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
     _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET))
-    previous = builder.inttoptr(builder.ptrtoint(builder.alloca(ir.ArrayType(I64, SIGACTION_WORDS)), I64), pointer)
-    given = builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))
-    action = builder.alloca(I64)
-    builder.store(ir.Constant(I64, 0), action)
-    with builder.if_then(given):
+    with builder.if_then(builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))):
         words = builder.inttoptr(context, pointer)
-        flag = builder.load(_word(builder, words, CONTEXT_FLAG), typ=I64)
-        builder.store(flag, _word(builder, record, FLAG_WORD))
-        builder.store(ir.Constant(I64, 0), builder.inttoptr(flag, pointer))
+        for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):
+            builder.store(builder.load(_word(builder, words, word), typ=I64), _word(builder, record, into))
         _set_limit(builder, record, address, builder.load(_word(builder, words, CONTEXT_BUDGET), typ=I64))
-        builder.store(builder.load(_word(builder, words, CONTEXT_ACTION), typ=I64), action)
-    interrupt = _i32(int(signal.SIGINT))
-    with builder.if_then(builder.icmp_unsigned("!=", builder.load(action, typ=I64), ir.Constant(I64, 0))):
-        ours = builder.inttoptr(builder.load(action, typ=I64), pointer)
-        builder.call(sigaction, [interrupt, ours, previous])
-        was = builder.load(previous, typ=I64)
-        chained = builder.icmp_unsigned(
-            "==", was, builder.load(_word(builder, builder.inttoptr(context, pointer), CONTEXT_HANDLER), typ=I64)
-        )
-        again = builder.icmp_unsigned("==", was, builder.load(ours, typ=I64))
-        with builder.if_then(builder.not_(builder.or_(chained, again))):
-            builder.call(sigaction, [interrupt, previous, ir.Constant(pointer, None)])
-            builder.store(ir.Constant(I64, 0), action)
-
-    def restore(builder: ir.IRBuilder) -> None:
-        with builder.if_then(builder.icmp_unsigned("!=", builder.load(action, typ=I64), ir.Constant(I64, 0))):
-            builder.call(sigaction, [interrupt, previous, ir.Constant(pointer, None)])
-
-    return restore
 
 
 def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value) -> None:

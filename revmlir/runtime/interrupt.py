@@ -1,18 +1,40 @@
-"""Ctrl-C and the stack budget of native calls from Python: the run context
+"""Ctrl-C and the stack budget of native calls from Python: the run contexts
 that ``revmlir.runtime.guard``'s entry points read from the error slot.
 
 Python's own SIGINT handler only sets a flag that the interpreter looks at
-between bytecodes, which a native loop never reaches.  So while a native
-call runs, its guard installs a handler of its own: machine code, compiled
-once per process and never freed, that sets the *interrupt flag* every
-loop of the run polls and then calls Python's C-level handler as if it
-alone were installed.  The run leaves through the error path with
-``INTERRUPTED`` in the slot, and ``interrupted`` lets Python run its
-handler now (``KeyboardInterrupt`` by default).  Where the program ignores
-SIGINT or leaves it to the system, the guard finds that action in place
-and puts it back at once: Ctrl-C does what the program asked for.  (Asking
-Python which handler is in place costs more than the call itself on some
-systems, so the guard asks the kernel, as it installs its own.)
+between bytecodes, which a native loop never reaches.  So native code has a
+SIGINT action of its own: machine code, compiled once per process and never
+freed, that adds one to the process's *interrupt count* and then calls
+Python's C-level handler, so that Python sees every Ctrl-C as it would
+alone.  Once installed, the action stays: every loop of a run compares the
+count with the one its call started with and leaves through the error path
+with ``INTERRUPTED`` in the slot once it has moved, and ``interrupted``
+lets Python run its handler (``KeyboardInterrupt`` by default).
+
+Calls from Python of a function that polls (``polling_functions``) go
+through ``Interrupts.run`` (machine code too, called with the GIL held),
+which takes the call's run context, followed by the entry point and its
+argument, and
+
+1. asks the kernel for the SIGINT action and, where that is Python's
+   (before the first call, or after ``signal.signal`` installed Python's
+   anew), installs ours with Python's mask and flags; an ignored SIGINT,
+   the system's default or another program's handler stays as the program
+   chose, and runs are not interrupted;
+2. notes the count in the run context;
+3. lets Python act on the signals it has had (``PyErr_CheckSignals``),
+   returning -1 with its exception set where a handler raised;
+4. releases the GIL, calls the entry point, and takes the GIL back.
+
+A Ctrl-C before 2 has reached Python, through our action or its own, and 3
+raises ``KeyboardInterrupt`` before the run starts; one after 2 moves the
+count, which the run's next poll sees.  No instant lies between the two.
+Nothing is cleared or put back per call, so runs in several threads, and a
+run called from a callback of another, each see every Ctrl-C that comes
+after their own start.  One call of machine code from Python does all of
+it, as one did the entry point alone, with one system call where the entry
+point made two to install and remove its action.  (Asking Python which
+handler is in place cost more than a whole call on some systems.)
 
 The stack budget is half the stack a thread gets (``RLIMIT_STACK``, or
 ``threading.stack_size()`` when it is set and smaller), leaving the rest to
@@ -26,32 +48,68 @@ import ctypes
 import resource
 import signal
 import threading
+from collections.abc import Callable
 from typing import NoReturn
 
 import llvmlite.binding as llvm
 
-from revmlir.runtime.guard import CONTEXT_ACTION, CONTEXT_BUDGET, CONTEXT_FLAG, CONTEXT_HANDLER, SIGACTION_WORDS
+from revmlir.runtime.guard import CONTEXT_BUDGET, CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_WORDS
 from revmlir.runtime.jit import c_function, host_target_machine
 
 DEFAULT_THREAD_STACK = 8 << 20
 """What a thread's stack is taken to be when ``RLIMIT_STACK`` is unlimited."""
+SIGACTION_WORDS = 64
+"""512 bytes, more than any libc's ``struct sigaction`` (glibc: 152), whose
+first word is the handler."""
 
 _HANDLER = """
 define void @revmlir_on_interrupt(i32 %signal) {{
-  store atomic i64 1, ptr inttoptr (i64 {flag} to ptr) monotonic, align 8
-  call void inttoptr (i64 {previous} to ptr)(i32 %signal)
+  %before = atomicrmw add ptr inttoptr (i64 {count} to ptr), i64 1 monotonic, align 8
+  call void inttoptr (i64 {python} to ptr)(i32 %signal)
   ret void
 }}
 """
-
-
-def _context(flag: ctypes.c_int64, action: int, handler: int) -> ctypes.Array[ctypes.c_int64]:
-    context = (ctypes.c_int64 * 4)()
-    context[CONTEXT_FLAG] = ctypes.addressof(flag)
-    context[CONTEXT_ACTION] = action
-    context[CONTEXT_BUDGET] = _stack_budget()
-    context[CONTEXT_HANDLER] = handler
-    return context
+_INSTALL = """
+  %action = alloca [{words} x i64], align 16
+  %asked = call i32 inttoptr (i64 {sigaction} to ptr)(i32 {sigint}, ptr null, ptr %action)
+  %handler = load i64, ptr %action, align 16
+  %python = icmp eq i64 %handler, {python}
+  br i1 %python, label %install, label %note
+install:
+  store i64 ptrtoint (ptr @revmlir_on_interrupt to i64), ptr %action, align 16
+  %installed = call i32 inttoptr (i64 {sigaction} to ptr)(i32 {sigint}, ptr %action, ptr null)
+"""
+_RUN = """
+define i32 @revmlir_run(ptr %context) {{
+start:
+{install}
+  br label %note
+note:
+  %count = load atomic i64, ptr inttoptr (i64 {count} to ptr) monotonic, align 8
+  %seen = getelementptr i64, ptr %context, i64 {seen}
+  store i64 %count, ptr %seen, align 8
+  %signals = call i32 inttoptr (i64 {check} to ptr)()
+  %raised = icmp ne i32 %signals, 0
+  br i1 %raised, label %done, label %run
+run:
+  %entry_word = getelementptr i64, ptr %context, i64 {entry}
+  %entry = load ptr, ptr %entry_word, align 8
+  %argument_word = getelementptr i64, ptr %context, i64 {argument}
+  %argument = load ptr, ptr %argument_word, align 8
+  %state = call ptr inttoptr (i64 {save} to ptr)()
+  call void %entry(ptr %argument)
+  call void inttoptr (i64 {restore} to ptr)(ptr %state)
+  br label %done
+done:
+  ret i32 %signals
+}}
+"""
+_RUN_TYPE = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+"""Called with the GIL held, and raising what ``PyErr_CheckSignals``
+raised."""
+CALL_ENTRY, CALL_ARGUMENT = CONTEXT_WORDS, CONTEXT_WORDS + 1
+"""Words of what ``Interrupts.run`` takes after the run context: the entry
+point's address and its argument."""
 
 
 def _stack_budget() -> int:
@@ -62,48 +120,71 @@ def _stack_budget() -> int:
     return size // 2
 
 
-class _Interrupts:
-    """The process's interrupt flag, our SIGINT action (its mask and flags
-    those of Python's, its handler sets the flag and calls Python's C-level
-    handler) and the run context that names both.  Made when native code
-    first runs: where Python's handler is not in place then (SIGINT ignored
-    or left to the system when the process started), runs are not
+def _address(function: ctypes._CFuncPtr) -> int:
+    address = ctypes.cast(function, ctypes.c_void_p).value
+    assert address is not None
+    return address
+
+
+class Interrupts:
+    """The process's interrupt count, our SIGINT action's machine code and
+    ``arm``.  Made when native code first runs: where Python's handler is
+    not in place then (SIGINT ignored or left to the system when the
+    process started), there is no action to install, and runs are not
     interruptible."""
 
     def __init__(self) -> None:
-        self.flag = ctypes.c_int64(0)
-        self.action = (ctypes.c_int64 * SIGACTION_WORDS)()
+        self.count = ctypes.c_int64(0)
+        self.budget = _stack_budget()
         sigaction = c_function("sigaction", ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
-        found = sigaction(signal.SIGINT, None, ctypes.addressof(self.action)) == 0
-        python = self.action[0]
-        if not (found and callable(signal.getsignal(signal.SIGINT)) and python not in (0, 1)):
-            self.context = _context(self.flag, 0, 0)
-            return
-        text = _HANDLER.format(flag=ctypes.addressof(self.flag), previous=python)
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(text), host_target_machine())
+        action = (ctypes.c_int64 * SIGACTION_WORDS)()
+        found = sigaction(signal.SIGINT, None, ctypes.addressof(action)) == 0
+        python = action[0]
+        api = ctypes.pythonapi
+        fields = {
+            "count": ctypes.addressof(self.count),
+            "check": _address(api.PyErr_CheckSignals),
+            "save": _address(api.PyEval_SaveThread),
+            "restore": _address(api.PyEval_RestoreThread),
+            "seen": CONTEXT_SEEN,
+            "entry": CALL_ENTRY,
+            "argument": CALL_ARGUMENT,
+            "install": "",
+        }
+        text = ""
+        if found and callable(signal.getsignal(signal.SIGINT)) and python not in (0, 1):
+            install = {"words": SIGACTION_WORDS, "sigaction": _address(sigaction), "sigint": int(signal.SIGINT)}
+            fields["install"] = _INSTALL.format(python=python, **install)
+            text = _HANDLER.format(python=python, **fields)
+        self.engine = llvm.create_mcjit_compiler(
+            llvm.parse_assembly(text + _RUN.format(**fields)), host_target_machine()
+        )
         self.engine.finalize_object()
-        self.action[0] = self.engine.get_function_address("revmlir_on_interrupt")
-        self.context = _context(self.flag, ctypes.addressof(self.action), python)
+        self.run: Callable[[int], int] = _RUN_TYPE(self.engine.get_function_address("revmlir_run"))
+        """``run(address of a call's context)``: the steps of the module
+        docstring; raises what Python's handler raised."""
+
+    def context(self, entry: int, argument: int) -> ctypes.Array[ctypes.c_int64]:
+        """The run context of one call frame, followed by what ``run``
+        calls: the entry point at ``entry`` with ``argument``."""
+        context = (ctypes.c_int64 * (CALL_ARGUMENT + 1))()
+        context[CONTEXT_COUNT] = ctypes.addressof(self.count)
+        context[CONTEXT_BUDGET] = self.budget
+        context[CALL_ENTRY], context[CALL_ARGUMENT] = entry, argument
+        return context
 
 
 _lock = threading.Lock()
-_address = 0
-_interrupts: _Interrupts | None = None
-"""Made with the first run context, whose handler code and action it keeps alive."""
+_interrupts: Interrupts | None = None
 
 
-def run_context() -> int:
-    """The address of the run context of calls from Python."""
-    return _address or _first_context()
-
-
-def _first_context() -> int:
-    global _address, _interrupts
+def interrupts() -> Interrupts:
+    """The process's ``Interrupts``, made by the first call."""
+    global _interrupts
     with _lock:
-        if not _address:
-            _interrupts = _Interrupts()
-            _address = ctypes.addressof(_interrupts.context)
-    return _address
+        if _interrupts is None:
+            _interrupts = Interrupts()
+    return _interrupts
 
 
 def interrupted() -> NoReturn:

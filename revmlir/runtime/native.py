@@ -45,7 +45,7 @@ from revmlir.inversion import first_forgetful_op, forgetful_functions
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
-from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass
+from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass, polling_functions
 from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
@@ -57,7 +57,7 @@ from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.arguments import ArgumentTypeError, converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
 from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
-from revmlir.runtime.interrupt import interrupted, run_context
+from revmlir.runtime.interrupt import interrupted, interrupts
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
     IN_PYTHON,
@@ -71,6 +71,7 @@ from revmlir.runtime.marshal import (
 from revmlir.runtime_checks import ERROR_SLOT, JUMP_WORD, check_error_slot
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
 ERROR_SLOT_SIZE = ERROR_SLOT.get_shape()[0]
 
 
@@ -104,6 +105,8 @@ class LLVMModule:
     """Per function (inverses included): the array parameters a call may
     write (``revmlir.semantics.written_arguments`` of the std form, which
     ``revmlir.lowering.aliasing`` hands on)."""
+    polling: frozenset[str]
+    """The functions whose runs poll for Ctrl-C (``polling_functions``)."""
 
 
 def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses: bool = True) -> LLVMModule:
@@ -123,6 +126,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     checks = ModuleOp([])
     checks.attributes.update(work.attributes)
     aliasing = analyse_arrays(work)
+    polling = polling_functions(work)
     entries = {
         f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
         for f in work.ops
@@ -151,7 +155,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
             function.attributes.add("nounwind")
             if not any(isinstance(argument.type, ir.PointerType) for argument in function.args):
                 function.attributes.add("readnone")
-    return LLVMModule(str(llvm_module), checks, dict(aliasing.written))
+    return LLVMModule(str(llvm_module), checks, dict(aliasing.written), polling)
 
 
 @dataclass(repr=False)
@@ -165,6 +169,8 @@ class NativeModule(Backend):
     writes: dict[str, frozenset[int]]
     """``LLVMModule.writes``: the arrays of a call that no other argument may
     overlap."""
+    polling: frozenset[str]
+    """``LLVMModule.polling``."""
 
     def __repr__(self) -> str:
         # the dataclass's would print the whole module and its LLVM IR
@@ -180,7 +186,8 @@ class NativeModule(Backend):
         the code, half the compile time) for modules that are only run
         forward, such as derived functions; ``uncall`` then says so."""
         lowered = lower_to_llvm_ir(module, tolerance, inverses)
-        return cls(module, lowered.llvm_ir, lowered.check_table, jit(lowered.llvm_ir, opt_level), lowered.writes)
+        machine_code = jit(lowered.llvm_ir, opt_level)
+        return cls(module, lowered.llvm_ir, lowered.check_table, machine_code, lowered.writes, lowered.polling)
 
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
         return _NativeCall(self, func, backward)
@@ -206,7 +213,10 @@ class _NativeCall:
     which raise the messages for bad arguments.  A call takes a frame from
     a pool for its length, so calls from several threads (ctypes releases
     the GIL while the machine code runs) or re-entered while an argument
-    converts never share one.
+    converts never share one.  The entry point of a function that polls
+    for Ctrl-C is called through ``run`` (``revmlir.runtime.interrupt``),
+    which arms the frame's count first and raises ``KeyboardInterrupt``
+    instead for a Ctrl-C pressed before; any other is called directly.
     """
 
     def __init__(self, module: NativeModule, func: FuncOp, backward: bool):
@@ -214,7 +224,7 @@ class _NativeCall:
         types = list(func.function_type.inputs.data)
         function = inverse_name(name) if backward else name
         try:
-            self.entry = _ENTRY(module.machine_code.address(function + CIFACE_SUFFIX))
+            self.entry = module.machine_code.address(function + CIFACE_SUFFIX)
         except KeyError:
             if backward and name in forgetful_functions(module.module):
                 raise ExecutionError(
@@ -244,6 +254,9 @@ class _NativeCall:
         self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
         self.frames: list[_Frame] = []
         self.marshal = marshaller()
+        self.polls = function in module.polling
+        self.run = interrupts().run
+        self.direct = _ENTRY(self.entry)
 
     def __call__(self, args: Sequence[Any]) -> tuple[Any, ...]:
         if len(args) != len(self.stores):
@@ -251,7 +264,7 @@ class _NativeCall:
         try:
             frame = self.frames.pop()
         except IndexError:
-            frame = _Frame(self.arguments, self.writes, self.marshal is not None)
+            frame = _Frame(self.arguments, self.writes, self.marshal is not None, self.entry)
         try:
             storage, error = frame.storage, frame.error
             try:
@@ -271,8 +284,11 @@ class _NativeCall:
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
-                error[JUMP_WORD] = run_context()
-                self.entry(frame.address)
+                error[JUMP_WORD] = frame.context_address
+                if self.polls:
+                    self.run(frame.context_address)
+                else:
+                    self.direct(frame.address)
             finally:
                 for i in self.stacks:
                     storage[i].give_back(args[i])
@@ -290,9 +306,11 @@ class _NativeCall:
 
 class _Frame:
     """The memory one call passes: each argument's storage, the error slot,
-    and the array of pointers to them that the entry point takes."""
+    the array of pointers to them that the entry point at ``entry`` takes,
+    and the run context the slot names (``revmlir.runtime.interrupt``: the
+    count of Ctrl-Cs this call started with is the frame's own)."""
 
-    def __init__(self, arguments: Sequence[_Argument], writes: frozenset[int], marshalled: bool):
+    def __init__(self, arguments: Sequence[_Argument], writes: frozenset[int], marshalled: bool, entry: int):
         self.storage = [argument.allocate() for argument in arguments]
         extents = [(i, a.extent) for i, a in enumerate(arguments) if a.extent is not None]
         arrays = [i for i, _ in extents]
@@ -307,6 +325,8 @@ class _Frame:
         pointers = [*map(ctypes.addressof, self.storage), ctypes.addressof(self.error_descriptor)]
         self.pointers = (ctypes.c_void_p * len(pointers))(*pointers)
         self.address = ctypes.addressof(self.pointers)
+        self.context = interrupts().context(entry, self.address)
+        self.context_address = ctypes.addressof(self.context)
 
 
 @dataclass(frozen=True)

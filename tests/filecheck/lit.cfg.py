@@ -10,10 +10,12 @@ config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.excludes = ["lit.cfg.py", "inputs"]
 
-# Tools come from the environment that runs lit (the project's virtualenv).
+# Tools come from the environment that runs lit (the project's virtualenv);
+# under pytest, from tests/tool_server.py's clients in REVMLIR_LIT_TOOLS.
 bin_dir = os.path.dirname(sys.executable)
+served = [os.environ["REVMLIR_LIT_TOOLS"]] if os.environ.get("REVMLIR_LIT_TOOLS") else []
 config.environment["PATH"] = os.pathsep.join(
-    [bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
+    [*served, bin_dir, config.environment.get("PATH", os.environ.get("PATH", ""))]
 )
 config.substitutions.append(("%python", sys.executable))
 # A PYTHONPATH that selects a checkout's own revmlir reaches the tools too.

@@ -45,7 +45,8 @@ rev.func @spin(%y: f64, %n: index) {
 }
 
 // CHECK-LABEL: func.func @spin(
-// CHECK-NEXT:    %[[FLAG:.*]] = func.call @revmlir.interrupt_flag(%err) : (memref<6xi64>) -> i64
+// CHECK-NEXT:    %[[COUNT:.*]] = func.call @revmlir.interrupt_count(%err) : (memref<6xi64>) -> i64
+// CHECK-NEXT:    %[[SEEN:.*]] = func.call @revmlir.interrupts_seen(%err) : (memref<6xi64>) -> i64
 // CHECK-NOT:     revmlir.stack_ok
 // A for loop polls where i - lb + step modulo 2^16 falls below the step.
 // CHECK:         %[[OFFSET:.*]] = arith.subi %[[STEP:.*]], %[[LB:.*]] : index
@@ -55,15 +56,17 @@ rev.func @spin(%y: f64, %n: index) {
 // CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[MOVED]], %[[MASK]] : index
 // CHECK-NEXT:      %[[DUE:.*]] = arith.cmpi ult, %[[LOW]], %[[STEP]] : index
 // CHECK-NEXT:      scf.if %[[DUE]] {
-// CHECK-NEXT:        func.call @revmlir.poll(%err, %[[FLAG]]) : (memref<6xi64>, i64) -> ()
+// CHECK-NEXT:        func.call @revmlir.poll(%err, %[[COUNT]], %[[SEEN]]) : (memref<6xi64>, i64, i64) -> ()
 // CHECK-NEXT:      }
 // CHECK-NEXT:      arith.constant
 // CHECK-NEXT:      arith.addf
 
 // The checks' functions do nothing in std IR.
-// CHECK-LABEL: func.func private @revmlir.interrupt_flag(%error: memref<6xi64>) -> i64 {
+// CHECK-LABEL: func.func private @revmlir.interrupt_count(%error: memref<6xi64>) -> i64 {
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
-// CHECK-LABEL: func.func private @revmlir.poll(%error: memref<6xi64>, %{{.*}}: i64) {
+// CHECK-LABEL: func.func private @revmlir.interrupts_seen(%error: memref<6xi64>) -> i64 {
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
+// CHECK-LABEL: func.func private @revmlir.poll(%error: memref<6xi64>, %{{.*}}: i64, %{{.*}}: i64) {
 // CHECK-NEXT:    func.return
 // CHECK-LABEL: func.func private @revmlir.stack_ok(%error: memref<6xi64>) -> i1 {
 // CHECK-NEXT:    %{{.*}} = arith.constant true
