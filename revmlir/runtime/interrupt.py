@@ -48,6 +48,7 @@ import ctypes
 import resource
 import signal
 import threading
+from _ctypes import CFuncPtr
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -120,7 +121,7 @@ def _stack_budget() -> int:
     return size // 2
 
 
-def _address(function: ctypes._CFuncPtr) -> int:
+def _address(function: CFuncPtr) -> int:
     address = ctypes.cast(function, ctypes.c_void_p).value
     assert address is not None
     return address
