@@ -11,6 +11,9 @@ Its gradient under every policy equals the store-all one (its Bennett
 form on a tape), which equals JAX's of the same program in ``jax.numpy``
 (whose tracing unrolls the recursion, its depth taken from a float run).
 The store-all schedule is checked on the IR (tests/test_resumable_recursion.py).
+``dive``, compiled once per engine with a small frame limit, checks native
+code against the interpreter, the limit's error on both, what ``auto``'s
+budget counts, and forward mode over the checkpointed gradient.
 """
 
 import math
@@ -177,50 +180,16 @@ def test_a_recursive_call_passing_another_array_is_refused_there():
 
 
 @rv.ordinary(backend="interpreter")
-def endless(x) -> float:
-    return x * endless(0.5 * x)  # E:endless
-
-
-def test_a_recursion_without_end_stops_at_the_call(monkeypatch: pytest.MonkeyPatch):
-    """The frames' depth has a limit (made small here), so a recursion
-    without end stops with a located error at the recursive call instead
-    of growing its frames until memory runs out."""
-    monkeypatch.setattr(resumable, "MAX_FRAME_DEPTH", 50)
-    with pytest.raises(rv.ExecutionError) as caught:
-        rv.gradient(endless, (1.0,), checkpoint="bisection")
-    lines = Path(__file__).read_text().splitlines()
-    line = next(n for n, text in enumerate(lines, 1) if text.endswith("# E:endless"))
-    assert str(caught.value).startswith(f"{__file__}:{line}:")
-    assert RECURSION_TOO_DEEP in str(caught.value)
-
-
-def test_hessian_of_a_checkpointed_recursion():
-    """``rv.hessian`` (and ``rv.hvp``) with ``checkpoint=`` differentiate the
-    checkpointed gradient in forward mode.  One segment a step: every call
-    and return of ``settle`` ends a step, so steps start from snapshots
-    taken inside the recursion, and the snapshots, restores and drops of
-    the frame stacks must carry the frames' tangents on their shadow
-    stores.  The columns equal JAX's Hessian, and its product with ``v``
-    the store-all gradient's tangent; ``rv.jvp`` runs ``f`` forward, with no
-    schedule to compose."""
-    args, v = (0.3, 0.9), (1.0, -0.5)
-    hessian = rv.hessian(settle, args, checkpoint="bisection", base=1)
-    depth = settle_depth(args[0])
-    expected = jax.jit(jax.hessian(lambda z: settle_jax(z[0], z[1], depth)))(jnp.array(args))
-    np.testing.assert_allclose(hessian, np.asarray(expected), rtol=1e-12)
-    np.testing.assert_allclose(hessian @ np.array(v), rv.hvp(settle, args, v), rtol=1e-12)
-    outputs, tangents = rv.jvp(settle, args, v)
-    assert outputs[0] == pytest.approx(float(settle_jax(*args, depth)), rel=1e-12)
-    assert tangents[0] == pytest.approx(np.dot(rv.gradient(settle, args), v), rel=1e-12)
-
-
-@rv.ordinary(backend="interpreter")
 def dive(x, n):
     """``n`` calls deep."""
     y = x
     if n > 0:
         y = x * math.sin(dive(0.5 * x + 0.1, n - 1))  # E:dive
     return y
+
+
+def dive_jax(x, n):
+    return x if n == 0 else x * jnp.sin(dive_jax(0.5 * x + 0.1, n - 1))
 
 
 DIVE = (0.8, 3)
@@ -245,8 +214,9 @@ def dives():
 def test_native_code_checkpoints_a_recursion_as_the_interpreter_does(dives):
     """The checkpointed gradient of a recursive function compiles natively
     (no fallback to the interpreter) and gives the interpreter's numbers and
-    JAX's; the frames' depth limit stops native code at the recursive call
-    with the interpreter's located error."""
+    JAX's.  The frames' depth limit stops both at the recursive call with
+    the same located error, so a recursion without end stops there instead
+    of growing its frames until memory runs out."""
     native, interpreted, policy, (found, reference), _ = dives
     (gradient,) = native.specialization_for(*DIVE).resumable.values()
     assert gradient.native is not None
@@ -279,5 +249,19 @@ def test_auto_budgets_the_slots_and_the_frames_come_on_top(dives):
     assert 0 < frames <= 2 * 8 * (2 * DIVE[1] + 2)
 
 
-def dive_jax(x, n):
-    return x if n == 0 else x * jnp.sin(dive_jax(0.5 * x + 0.1, n - 1))
+def test_hessian_vector_products_of_a_checkpointed_recursion(dives):
+    """``rv.hvp`` and ``rv.hessian`` with ``checkpoint=`` differentiate the
+    checkpointed gradient in forward mode.  One segment a step: every call
+    and return of ``dive`` ends a step, so steps resume from snapshots taken
+    inside the recursion, whose frames hold ``x``; the snapshots, restores
+    and drops of the frame stacks must carry the frames' tangents.  The
+    product equals the store-all gradient's tangent and JAX's forward over
+    reverse; ``rv.jvp`` runs ``f`` forward, with no schedule to compose."""
+    _, interpreted, policy, (gradient, _), _ = dives
+    (found, _) = rv.hvp(interpreted, DIVE, (1.0, None), **policy)
+    assert found == pytest.approx(rv.hvp(interpreted, DIVE, (1.0, None))[0], rel=1e-12)
+    loss = jax.grad(lambda x: dive_jax(x, DIVE[1]))
+    assert found == pytest.approx(float(jax.jvp(loss, (DIVE[0],), (1.0,))[1]), rel=1e-12)
+    np.testing.assert_allclose(rv.hessian(interpreted, DIVE, **policy), [[found]], rtol=1e-14)
+    _, tangents = rv.jvp(interpreted, DIVE, (1.0, None))
+    assert tangents[0] == pytest.approx(gradient, rel=1e-12)  # JAX's (the native test)
