@@ -11,6 +11,9 @@ Its gradient under every policy equals the store-all one (its Bennett
 form on a tape), which equals JAX's of the same program in ``jax.numpy``
 (whose tracing unrolls the recursion, its depth taken from a float run).
 The store-all schedule is checked on the IR (tests/test_resumable_recursion.py).
+``dive``, compiled once per engine with a small frame limit, checks native
+code against the interpreter, the limit's error on both, what ``auto``'s
+budget counts, and forward mode over the checkpointed gradient.
 """
 
 import math
@@ -22,6 +25,7 @@ import numpy as np
 import pytest
 
 import revmlir as rv
+from revmlir.frontend.base.derived import own_gradient
 from revmlir.reversibilize import resumable
 from revmlir.safety import RECURSION_TOO_DEEP
 
@@ -176,18 +180,88 @@ def test_a_recursive_call_passing_another_array_is_refused_there():
 
 
 @rv.ordinary(backend="interpreter")
-def endless(x) -> float:
-    return x * endless(0.5 * x)  # E:endless
+def dive(x, n):
+    """``n`` calls deep."""
+    y = x
+    if n > 0:
+        y = x * math.sin(dive(0.5 * x + 0.1, n - 1))  # E:dive
+    return y
 
 
-def test_a_recursion_without_end_stops_at_the_call(monkeypatch: pytest.MonkeyPatch):
-    """The frames' depth has a limit (made small here), so a recursion
-    without end stops with a located error at the recursive call instead
+def dive_jax(x, n):
+    return x if n == 0 else x * jnp.sin(dive_jax(0.5 * x + 0.1, n - 1))
+
+
+DIVE = (0.8, 3)
+
+
+@pytest.fixture(scope="module")
+def dives():
+    """``dive`` natively and on the interpreter, compiled with a frame limit
+    of 4 (monkeypatched before either compiles), the policy both run
+    (``auto`` with a budget of two snapshots of the machine's slots), their
+    gradients and the interpreter's peak snapshot bytes."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(resumable, "MAX_FRAME_DEPTH", 4)
+        native, interpreted = rv.ordinary(dive.pyfunc), rv.ordinary(dive.pyfunc, backend="interpreter")
+        size = interpreted.specialization_for(*DIVE).snapshot_bytes(DIVE)
+        policy = {"checkpoint": "auto", "memory": 2 * size, "base": 1}
+        found = [rv.gradient(f, DIVE, **policy)[0] for f in (native, interpreted)]
+    (gradient,) = interpreted.specialization_for(*DIVE).resumable.values()
+    return native, interpreted, policy, found, own_gradient(gradient).peak_snapshot_bytes
+
+
+def test_native_code_checkpoints_a_recursion_as_the_interpreter_does(dives):
+    """The checkpointed gradient of a recursive function compiles natively
+    (no fallback to the interpreter) and gives the interpreter's numbers and
+    JAX's.  The frames' depth limit stops both at the recursive call with
+    the same located error, so a recursion without end stops there instead
     of growing its frames until memory runs out."""
-    monkeypatch.setattr(resumable, "MAX_FRAME_DEPTH", 50)
-    with pytest.raises(rv.ExecutionError) as caught:
-        rv.gradient(endless, (1.0,), checkpoint="bisection")
+    native, interpreted, policy, (found, reference), _ = dives
+    (gradient,) = native.specialization_for(*DIVE).resumable.values()
+    assert gradient.native is not None
+    assert found == pytest.approx(reference, rel=1e-14)
+    assert found == pytest.approx(float(jax.grad(dive_jax)(*DIVE)), rel=1e-12)
+    errors = []
+    for f in (native, interpreted):
+        with pytest.raises(rv.ExecutionError) as caught:
+            rv.gradient(f, (0.8, 9), **policy)
+        errors.append(str(caught.value))
     lines = Path(__file__).read_text().splitlines()
-    line = next(n for n, text in enumerate(lines, 1) if text.endswith("# E:endless"))
-    assert str(caught.value).startswith(f"{__file__}:{line}:")
-    assert RECURSION_TOO_DEEP in str(caught.value)
+    line = next(n for n, text in enumerate(lines, 1) if text.endswith("# E:dive"))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith(f"{__file__}:{line}:") and RECURSION_TOO_DEEP in errors[0]
+
+
+def test_auto_budgets_the_slots_and_the_frames_come_on_top(dives):
+    """``checkpoint="auto"`` keeps ``memory // snapshot_bytes`` snapshots,
+    the size counting the machine's slots and written arrays, not the
+    frames, whose depth is known only at run time (docs/checkpointing.md):
+    a record taken inside the recursion holds 8 bytes more per frame word
+    live there, ``dive``'s frame is a float and a program point, and each
+    stack's length is a word of its record."""
+    _, interpreted, policy, _, peak = dives
+    spec = interpreted.specialization_for(*DIVE)
+    size = spec.snapshot_bytes(DIVE)
+    assert size == 8 * spec.resumable_slots
+    assert list(spec.resumable) == [("binomial", policy["memory"] // size, 1)]
+    frames = peak - policy["memory"]
+    assert 0 < frames <= 2 * 8 * (2 * DIVE[1] + 2)
+
+
+def test_hessian_vector_products_of_a_checkpointed_recursion(dives):
+    """``rv.hvp`` and ``rv.hessian`` with ``checkpoint=`` differentiate the
+    checkpointed gradient in forward mode.  One segment a step: every call
+    and return of ``dive`` ends a step, so steps resume from snapshots taken
+    inside the recursion, whose frames hold ``x``; the snapshots, restores
+    and drops of the frame stacks must carry the frames' tangents.  The
+    product equals the store-all gradient's tangent and JAX's forward over
+    reverse; ``rv.jvp`` runs ``f`` forward, with no schedule to compose."""
+    _, interpreted, policy, (gradient, _), _ = dives
+    (found, _) = rv.hvp(interpreted, DIVE, (1.0, None), **policy)
+    assert found == pytest.approx(rv.hvp(interpreted, DIVE, (1.0, None))[0], rel=1e-12)
+    loss = jax.grad(lambda x: dive_jax(x, DIVE[1]))
+    assert found == pytest.approx(float(jax.jvp(loss, (DIVE[0],), (1.0,))[1]), rel=1e-12)
+    np.testing.assert_allclose(rv.hessian(interpreted, DIVE, **policy), [[found]], rtol=1e-14)
+    _, tangents = rv.jvp(interpreted, DIVE, (1.0, None))
+    assert tangents[0] == pytest.approx(gradient, rel=1e-12)  # JAX's (the native test)
