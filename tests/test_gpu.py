@@ -474,3 +474,36 @@ def test_a_large_static_ancilla_array_is_local_memory_not_the_heap():
     assert re.search(r"\.local \.align 32 \.b8 \t__local_depot\d+\[8032\];", ptx)
     assert "malloc" not in ptx and "free" not in ptx
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+def test_static_arrays_past_a_threads_local_memory_are_a_located_error():
+    """CUDA gives a thread 512 KiB of local memory; ptxas accepts a larger
+    frame and every launch fails.  An 800 KB ancilla array is refused at
+    its allocation; so is a kernel whose own arrays fit but, with those of
+    the device function it calls, do not (the callee alone fits)."""
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:7:5: @scratch needs 800064 bytes of local memory"):
+        compile_kernels(_module(LARGE_ANCILLA.replace("1000xf64", "100000xf64")), ["scratch"])
+    chain = f"""
+func.func @half(%v: f64) -> f64 {{
+  %c0 = arith.constant 0 : index
+  %b = memref.alloca() : memref<40000xf64>
+  memref.store %v, %b[%c0] : memref<40000xf64>
+  %r = memref.load %b[%c0] : memref<40000xf64>
+  func.return %r : f64
+}}
+
+func.func @both(%y: memref<?xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  %own = memref.alloca() : memref<40000xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %v = memref.load %y[%i] : memref<?xf64>
+    %w = func.call @half(%v) : (f64) -> f64
+    memref.store %w, %y[%i] : memref<?xf64>
+{END}
+  func.return
+}}
+"""
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:\d+:3: @both needs 640\d\d\d bytes .*takes 320000\), more than the 524288"):
+        compile_kernels(_module(chain), ["both"])

@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
+from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
@@ -319,6 +320,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
     _device_memory(found[0])
+    check_local_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
     names = {op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)}
@@ -382,6 +384,7 @@ def _device_memory(module: gpu.ModuleOp) -> None:
                     use.operation.detach()
                     use.operation.erase()
             local = memref.AllocaOp.get(op.memref.type.element_type, shape=op.memref.type.get_shape())
+            local.location = op.location
             Rewriter.replace_op(op, local)
 
 
