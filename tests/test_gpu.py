@@ -505,5 +505,65 @@ func.func @both(%y: memref<?xf64>) {{
   func.return
 }}
 """
-    with pytest.raises(PassFailedException, match=r"kernels.mlir:\d+:3: @both needs 640\d\d\d bytes .*takes 320000\), more than the 524288"):
+    with pytest.raises(
+        PassFailedException,
+        match=r"kernels.mlir:\d+:3: @both needs 640\d\d\d bytes .*takes 320000\), more than the 524288",
+    ):
         compile_kernels(_module(chain), ["both"])
+
+
+UNLOWERABLE = {
+    "unranked": (
+        "func.func @f(%x: memref<*xf64>) {\n  func.return\n}\n",
+        r"'func.func' at kernels.mlir:1:1: native code does not support type memref<\*xf64>; its arrays have a rank",
+    ),
+    "fixed array": (
+        "func.func @f(%x: memref<?x!rev.fixed<64, 43>>) {\n  func.return\n}\n",
+        r"'func.func' at kernels.mlir:1:1: .* type memref<\?x!rev.fixed<64, 43>>; its arrays hold integers, floats",
+    ),
+    "fabs.i32": (
+        'func.func @f(%x: i32) -> i32 {\n  %a = llvm.call_intrinsic "llvm.fabs.i32"(%x) : (i32) -> i32\n'
+        "  func.return %a : i32\n}\n",
+        r"'llvm.call_intrinsic' at kernels.mlir:2:3: LLVM refuses llvm.fabs.i32 on \(i32\) -> i32: Intrinsic has",
+    ),
+    "smax.f64": (
+        'func.func @f(%x: f64) -> f64 {\n  %a = llvm.call_intrinsic "llvm.smax.f64"(%x, %x) : (f64, f64) -> f64\n'
+        "  func.return %a : f64\n}\n",
+        r"'llvm.call_intrinsic' at kernels.mlir:2:3: LLVM refuses llvm.smax.f64 on \(double, double\) -> double: ",
+    ),
+}
+
+
+@pytest.mark.parametrize("emit", ["llvm", "ptx"])
+@pytest.mark.parametrize("case", UNLOWERABLE)
+def test_what_llvm_cannot_take_is_a_located_error_on_the_cpu_and_the_gpu(
+    case: str, emit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """Each was LLVM's error without a location ("LLVM function argument #0
+    has incompatible type", "Type not supported", "Intrinsic has incorrect
+    return type!")."""
+    source, message = UNLOWERABLE[case]
+    path = tmp_path / "kernels.mlir"
+    path.write_text(source)
+    assert rev_translate([str(path), f"--emit={emit}"]) == 1
+    assert re.search(message, capsys.readouterr().err.replace(f"{tmp_path}/", ""))
+
+
+def test_a_well_typed_intrinsic_compiles_and_inline_assembly_is_host_code_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """An intrinsic LLVM takes passes the check; inline assembly, written
+    for one target, is refused in GPU code at its op (ptxas's syntax error
+    named none) and kept in host code."""
+    path = tmp_path / "kernels.mlir"
+    path.write_text(
+        "func.func @f(%x: f64, %y: i32) -> (f64, i32) {\n"
+        '  %a = llvm.call_intrinsic "llvm.fabs.f64"(%x) : (f64) -> f64\n'
+        '  %b = llvm.inline_asm has_side_effects "mov $0, $1;", "=r,r" %y : (i32) -> i32\n'
+        "  func.return %a, %b : f64, i32\n}\n"
+    )
+    assert rev_translate([str(path), "--emit=llvm"]) == 0
+    assert "llvm.fabs.f64" in capsys.readouterr().out
+    assert rev_translate([str(path), "--emit=ptx"]) == 1
+    error = capsys.readouterr().err.replace(f"{tmp_path}/", "")
+    assert "'llvm.inline_asm' at kernels.mlir:3:3: GPU code cannot run inline assembly" in error

@@ -54,6 +54,7 @@ from revmlir.lowering.std_to_llvm import (
     ModuleTranslation,
     Rule,
     _element_address,
+    keep_llvm_op,
     llvm_type,
     translate_module,
 )
@@ -169,6 +170,22 @@ def _selectable(intrinsic: str) -> bool:
 # ---------------------------------------------------------------------------
 
 device_rules: RuleTable[Rule] = RuleTable()
+
+
+@device_rules(llvm.InlineAsmOp)
+def inline_assembly(t: FunctionTranslation, op: Operation) -> None:
+    """A source's inline assembly is written for one target, and a module
+    compiles for the host and the GPU alike: in GPU code it would reach
+    ptxas, whose syntax error names no op (the assembly the device rules
+    write themselves is not a source op, and the device's report, which
+    ``convert-gpu-to-nvvm`` writes, is not a source's function)."""
+    if t.source.sym_name.data == ptx_name(REPORT):
+        keep_llvm_op(t, op)
+        return
+    raise PassFailedException(
+        f"{describe_op(op)}: GPU code cannot run inline assembly (it is written for one target; "
+        "call a module function or an intrinsic instead)"
+    )
 
 
 @device_rules(memref.ExtractAlignedPointerAsIndexOp)
