@@ -567,3 +567,31 @@ def test_a_well_typed_intrinsic_compiles_and_inline_assembly_is_host_code_only(
     assert rev_translate([str(path), "--emit=ptx"]) == 1
     error = capsys.readouterr().err.replace(f"{tmp_path}/", "")
     assert "'llvm.inline_asm' at kernels.mlir:3:3: GPU code cannot run inline assembly" in error
+
+
+def test_an_array_in_a_versioned_kernel_loop_takes_its_bytes_once():
+    """A 480,000-byte ``memref.alloca`` in the parallel loop was cloned into
+    both versions of the grid-stride loop (``__local_depot[960032]``, past a
+    thread's 512 KiB); the versions now share it."""
+    source = f"""
+func.func @scratch(%y: memref<?xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %buf = memref.alloca() : memref<60000xf64>
+    %m = arith.constant 60000 : index
+    %j = arith.remui %i, %m : index
+    %k = arith.addi %i, %c1 : index
+    %l = arith.remui %k, %m : index
+    %v = memref.load %y[%i] : memref<?xf64>
+    memref.store %v, %buf[%j] : memref<60000xf64>
+    %u = memref.load %buf[%l] : memref<60000xf64>
+    memref.store %u, %y[%i] : memref<?xf64>
+{END}
+  func.return
+}}
+"""
+    ptx = compile_kernels(_module(source), ["scratch"]).ptx
+    assert re.search(r"__local_depot\d+\[480032\];", ptx)
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC
