@@ -605,20 +605,14 @@ def _has_layout(type: Attribute) -> bool:
 
 
 def keep_llvm_op(t: FunctionTranslation, op: Operation) -> None:
-    """An ``llvm`` op, with its operands translated."""
+    """An ``llvm`` op, with its operands translated.  A call of an LLVM
+    intrinsic whose types LLVM refuses is a located error here, not LLVM's
+    unlocated one for the whole module."""
+    if isinstance(op, llvm.CallIntrinsicOp):
+        check_intrinsic_call(op, [llvm_type(a.type) for a in op.operands], [llvm_type(r) for r in op.result_types])
     clone = t.emit(op.clone(value_mapper=dict(t.mapping)), op)
     for old, new in zip(op.results, clone.results, strict=True):
         t.set(old, new)
-
-
-@translates(llvm.CallIntrinsicOp)
-def _intrinsic(t: FunctionTranslation, op: Operation) -> None:
-    """A call of an LLVM intrinsic the source wrote, kept, unless LLVM
-    refuses its types: then a located error here, not LLVM's unlocated one
-    for the whole module."""
-    assert isinstance(op, llvm.CallIntrinsicOp)
-    check_intrinsic_call(op, [llvm_type(a.type) for a in op.operands], [llvm_type(r) for r in op.result_types])
-    keep_llvm_op(t, op)
 
 
 # ---------------------------------------------------------------------------
