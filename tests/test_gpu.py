@@ -552,21 +552,25 @@ def test_what_llvm_cannot_take_is_a_located_error_on_the_cpu_and_the_gpu(
 def test_a_well_typed_intrinsic_compiles_and_inline_assembly_is_host_code_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ):
-    """An intrinsic LLVM takes passes the check; inline assembly, written
+    """An intrinsic LLVM takes passes the check (``ctlz``'s flag must be a
+    constant, an ``immarg``: the check passes constants); inline assembly, written
     for one target, is refused in GPU code at its op (ptxas's syntax error
     named none) and kept in host code."""
     path = tmp_path / "kernels.mlir"
     path.write_text(
         "func.func @f(%x: f64, %y: i32) -> (f64, i32) {\n"
         '  %a = llvm.call_intrinsic "llvm.fabs.f64"(%x) : (f64) -> f64\n'
-        '  %b = llvm.inline_asm has_side_effects "mov $0, $1;", "=r,r" %y : (i32) -> i32\n'
+        "  %false = arith.constant false\n"
+        '  %z = llvm.call_intrinsic "llvm.ctlz.i32"(%y, %false) : (i32, i1) -> i32\n'
+        '  %b = llvm.inline_asm has_side_effects "mov $0, $1;", "=r,r" %z : (i32) -> i32\n'
         "  func.return %a, %b : f64, i32\n}\n"
     )
     assert rev_translate([str(path), "--emit=llvm"]) == 0
-    assert "llvm.fabs.f64" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "llvm.fabs.f64" in out and "llvm.ctlz.i32" in out
     assert rev_translate([str(path), "--emit=ptx"]) == 1
     error = capsys.readouterr().err.replace(f"{tmp_path}/", "")
-    assert "'llvm.inline_asm' at kernels.mlir:3:3: GPU code cannot run inline assembly" in error
+    assert "'llvm.inline_asm' at kernels.mlir:5:3: GPU code cannot run inline assembly" in error
 
 
 def test_an_array_in_a_versioned_kernel_loop_takes_its_bytes_once():
