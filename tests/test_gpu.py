@@ -15,7 +15,7 @@ from xdsl.utils.exceptions import PassFailedException
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
 from revmlir.gpu import toolkit
-from revmlir.gpu.program import compile_kernels
+from revmlir.gpu.program import compile_kernels, module_ptx
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -400,12 +400,18 @@ def test_warp_aggregated_accumulations_of_every_kind_assemble(arch: str):
 
 def test_an_adjoint_with_a_scalar_gradient_is_not_a_kernel():
     """Its gradient of an outer scalar is a sum over the iterations that
-    comes back as a scalar result, which a kernel cannot return."""
+    comes back as a scalar result, which a kernel cannot return.  Named as
+    a kernel it is an error; in the whole module's PTX it is a device
+    function, not an error for the module (which the issue's trial met)."""
     module = _module(PARALLEL_AD_KERNEL)
     AdAdjointPass(functions=("k",)).apply(make_context(), module)
     assert ".entry k_inv(" in compile_kernels(module, ["k", "k.inv"]).ptx
     with pytest.raises(PassFailedException, match="returns a new value of its scalar argument %g_a"):
         compile_kernels(module, ["k.adj"])
+    ptx = module_ptx(module)
+    assert re.search(r"\.visible \.func .*k_\$_adj\(", ptx) and "_adj(" not in ptx.replace("k_$_adj(", "")
+    assert ".visible .entry k(" in ptx and ".visible .entry k_inv(" in ptx
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC
 
 
 SCALARS = f"""
@@ -467,4 +473,129 @@ def test_a_large_static_ancilla_array_is_local_memory_not_the_heap():
     ptx = compile_kernels(_module(LARGE_ANCILLA), ["scratch"]).ptx
     assert re.search(r"\.local \.align 32 \.b8 \t__local_depot\d+\[8032\];", ptx)
     assert "malloc" not in ptx and "free" not in ptx
+    assert emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+def test_static_arrays_past_a_threads_local_memory_are_a_located_error():
+    """CUDA gives a thread 512 KiB of local memory; ptxas accepts a larger
+    frame and every launch fails.  An 800 KB ancilla array is refused at
+    its allocation; so is a kernel whose own arrays fit but, with those of
+    the device function it calls, do not (the callee alone fits)."""
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:7:5: @scratch needs 800064 bytes of local memory"):
+        compile_kernels(_module(LARGE_ANCILLA.replace("1000xf64", "100000xf64")), ["scratch"])
+    chain = f"""
+func.func @half(%v: f64) -> f64 {{
+  %c0 = arith.constant 0 : index
+  %b = memref.alloca() : memref<40000xf64>
+  memref.store %v, %b[%c0] : memref<40000xf64>
+  %r = memref.load %b[%c0] : memref<40000xf64>
+  func.return %r : f64
+}}
+
+func.func @both(%y: memref<?xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  %own = memref.alloca() : memref<40000xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %v = memref.load %y[%i] : memref<?xf64>
+    %w = func.call @half(%v) : (f64) -> f64
+    memref.store %w, %y[%i] : memref<?xf64>
+{END}
+  func.return
+}}
+"""
+    with pytest.raises(
+        PassFailedException,
+        match=r"kernels.mlir:\d+:3: @both needs 640\d\d\d bytes .*takes 320000\), more than the 524288",
+    ):
+        compile_kernels(_module(chain), ["both"])
+
+
+UNLOWERABLE = {
+    "unranked": (
+        "func.func @f(%x: memref<*xf64>) {\n  func.return\n}\n",
+        r"'func.func' at kernels.mlir:1:1: native code does not support type memref<\*xf64>; its arrays have a rank",
+    ),
+    "fixed array": (
+        "func.func @f(%x: memref<?x!rev.fixed<64, 43>>) {\n  func.return\n}\n",
+        r"'func.func' at kernels.mlir:1:1: .* type memref<\?x!rev.fixed<64, 43>>; its arrays hold integers, floats",
+    ),
+    "fabs.i32": (
+        'func.func @f(%x: i32) -> i32 {\n  %a = llvm.call_intrinsic "llvm.fabs.i32"(%x) : (i32) -> i32\n'
+        "  func.return %a : i32\n}\n",
+        r"'llvm.call_intrinsic' at kernels.mlir:2:3: LLVM refuses llvm.fabs.i32 on \(i32\) -> i32: Intrinsic has",
+    ),
+    "smax.f64": (
+        'func.func @f(%x: f64) -> f64 {\n  %a = llvm.call_intrinsic "llvm.smax.f64"(%x, %x) : (f64, f64) -> f64\n'
+        "  func.return %a : f64\n}\n",
+        r"'llvm.call_intrinsic' at kernels.mlir:2:3: LLVM refuses llvm.smax.f64 on \(double, double\) -> double: ",
+    ),
+}
+
+
+@pytest.mark.parametrize("emit", ["llvm", "ptx"])
+@pytest.mark.parametrize("case", UNLOWERABLE)
+def test_what_llvm_cannot_take_is_a_located_error_on_the_cpu_and_the_gpu(
+    case: str, emit: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """Each was LLVM's error without a location ("LLVM function argument #0
+    has incompatible type", "Type not supported", "Intrinsic has incorrect
+    return type!")."""
+    source, message = UNLOWERABLE[case]
+    path = tmp_path / "kernels.mlir"
+    path.write_text(source)
+    assert rev_translate([str(path), f"--emit={emit}"]) == 1
+    assert re.search(message, capsys.readouterr().err.replace(f"{tmp_path}/", ""))
+
+
+def test_a_well_typed_intrinsic_compiles_and_inline_assembly_is_host_code_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """An intrinsic LLVM takes passes the check (``ctlz``'s flag must be a
+    constant, an ``immarg``: the check passes constants); inline assembly, written
+    for one target, is refused in GPU code at its op (ptxas's syntax error
+    named none) and kept in host code."""
+    path = tmp_path / "kernels.mlir"
+    path.write_text(
+        "func.func @f(%x: f64, %y: i32) -> (f64, i32) {\n"
+        '  %a = llvm.call_intrinsic "llvm.fabs.f64"(%x) : (f64) -> f64\n'
+        "  %false = arith.constant false\n"
+        '  %z = llvm.call_intrinsic "llvm.ctlz.i32"(%y, %false) : (i32, i1) -> i32\n'
+        '  %b = llvm.inline_asm has_side_effects "mov $0, $1;", "=r,r" %z : (i32) -> i32\n'
+        "  func.return %a, %b : f64, i32\n}\n"
+    )
+    assert rev_translate([str(path), "--emit=llvm"]) == 0
+    out = capsys.readouterr().out
+    assert "llvm.fabs.f64" in out and "llvm.ctlz.i32" in out
+    assert rev_translate([str(path), "--emit=ptx"]) == 1
+    error = capsys.readouterr().err.replace(f"{tmp_path}/", "")
+    assert "'llvm.inline_asm' at kernels.mlir:5:3: GPU code cannot run inline assembly" in error
+
+
+def test_an_array_in_a_versioned_kernel_loop_takes_its_bytes_once():
+    """A 480,000-byte ``memref.alloca`` in the parallel loop was cloned into
+    both versions of the grid-stride loop (``__local_depot[960032]``, past a
+    thread's 512 KiB); the versions now share it."""
+    source = f"""
+func.func @scratch(%y: memref<?xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %buf = memref.alloca() : memref<60000xf64>
+    %m = arith.constant 60000 : index
+    %j = arith.remui %i, %m : index
+    %k = arith.addi %i, %c1 : index
+    %l = arith.remui %k, %m : index
+    %v = memref.load %y[%i] : memref<?xf64>
+    memref.store %v, %buf[%j] : memref<60000xf64>
+    %u = memref.load %buf[%l] : memref<60000xf64>
+    memref.store %u, %y[%i] : memref<?xf64>
+{END}
+  func.return
+}}
+"""
+    ptx = compile_kernels(_module(source), ["scratch"]).ptx
+    assert re.search(r"__local_depot\d+\[480032\];", ptx)
     assert emit_cubin(ptx)[:4] == ELF_MAGIC

@@ -7,14 +7,15 @@ leave which loop."""
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import func, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
 
 import revmlir as rv
 from revmlir.lowering.checked_code import reported_check
 from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
-from revmlir.parsing import make_context
+from revmlir.parsing import make_context, parse_module
+from revmlir.runtime.native import NativeModule
 
 
 @rv.reversible(backend="interpreter")
@@ -61,3 +62,48 @@ def test_a_loop_without_affine_index_checks_stays_as_it_is():
     text = str(module)
     LoopVersioningPass().apply(make_context(), module)
     assert str(module) == text
+
+
+SCRATCH = """
+func.func @scratch(%y: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    %buf = memref.alloca() : memref<60000xf64>
+    %m = arith.constant 3 : index
+    %small = memref.alloca(%m) : memref<?xf64>
+    %v = memref.load %y[%i] : memref<?xf64>
+    memref.store %v, %buf[%i] : memref<60000xf64>
+    memref.store %v, %small[%c1] : memref<?xf64>
+    %u = memref.load %buf[%i] : memref<60000xf64>
+    %w = memref.load %small[%c1] : memref<?xf64>
+    %s = arith.addf %u, %w : f64
+    memref.store %s, %y[%i] : memref<?xf64>
+  }
+  func.return
+}
+"""
+
+
+def test_the_versions_of_a_loop_share_its_frame_arrays():
+    """An array of a size known at compile time that the body allocates is
+    one slot of the function's frame (its translation allocates it in the
+    entry block): versioning moves it before the loop, with the constant
+    that sizes it, instead of cloning it into both versions, which doubled
+    a GPU thread's local memory (480,000 bytes took 960,000).  Native code
+    still computes what the loop computes."""
+    module = parse_module(SCRATCH, "scratch.mlir")
+    RevLowerToStdPass().apply(make_context(), module)
+    LoopVersioningPass().apply(make_context(), module)
+    module.verify()
+    (function,) = [f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "scratch"]
+    allocas = [op for op in function.walk() if isinstance(op, memref.AllocaOp)]
+    arrays = [a for a in allocas if a.memref.name_hint in ("buf", "small")]
+    assert len(arrays) == 2 and all(a.parent_block() is function.body.block for a in arrays)
+    assert sum(isinstance(op, scf.ForOp) for op in function.walk()) == 2  # it was versioned
+    source = parse_module(SCRATCH, "scratch.mlir")
+    (std,) = [f for f in source.ops if isinstance(f, func.FuncOp)]
+    y = np.arange(1.0, 6.0)
+    NativeModule.compile(source).std_caller(std)([y])
+    np.testing.assert_array_equal(y, 2 * np.arange(1.0, 6.0))

@@ -43,6 +43,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
+from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
@@ -53,6 +54,7 @@ from revmlir.lowering.std_to_llvm import (
     ModuleTranslation,
     Rule,
     _element_address,
+    keep_llvm_op,
     llvm_type,
     translate_module,
 )
@@ -168,6 +170,22 @@ def _selectable(intrinsic: str) -> bool:
 # ---------------------------------------------------------------------------
 
 device_rules: RuleTable[Rule] = RuleTable()
+
+
+@device_rules(llvm.InlineAsmOp)
+def inline_assembly(t: FunctionTranslation, op: Operation) -> None:
+    """A source's inline assembly is written for one target, and a module
+    compiles for the host and the GPU alike: in GPU code it would reach
+    ptxas, whose syntax error names no op (the assembly the device rules
+    write themselves is not a source op, and the device's report, which
+    ``convert-gpu-to-nvvm`` writes, is not a source's function)."""
+    if t.source.sym_name.data == ptx_name(REPORT):
+        keep_llvm_op(t, op)
+        return
+    raise PassFailedException(
+        f"{describe_op(op)}: GPU code cannot run inline assembly (it is written for one target; "
+        "call a module function or an intrinsic instead)"
+    )
 
 
 @device_rules(memref.ExtractAlignedPointerAsIndexOp)
@@ -319,6 +337,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
     _device_memory(found[0])
+    check_local_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
     names = {op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)}
@@ -382,6 +401,7 @@ def _device_memory(module: gpu.ModuleOp) -> None:
                     use.operation.detach()
                     use.operation.erase()
             local = memref.AllocaOp.get(op.memref.type.element_type, shape=op.memref.type.get_shape())
+            local.location = op.location
             Rewriter.replace_op(op, local)
 
 

@@ -98,6 +98,25 @@ def has_parallel_loop(function: func.FuncOp) -> bool:
     return any(isinstance(op, scf.ParallelOp) for op in function.body.ops)
 
 
+def _implicit_kernel(function: func.FuncOp, all_functions: bool) -> bool:
+    """Whether ``function`` is a kernel when none are named: one with a
+    top-level parallel loop.  With ``all_functions`` (``--emit=ptx``) such a
+    function that breaks the kernel rule (an adjoint returning its scalar
+    gradient, say) is a device function instead: its parallel loop then runs
+    in order in the calling thread, one of the loop's meanings, so the
+    module's other functions still compile; a named kernel that breaks the
+    rule stays an error."""
+    if function.is_declaration or not has_parallel_loop(function):
+        return False
+    if not all_functions:
+        return True
+    try:
+        kernel_loop(function)
+    except PassFailedException:
+        return False
+    return True
+
+
 def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
     """The parallel loop of a kernel function; anything that breaks the
     kernel rule (module docstring) is a located error."""
@@ -402,7 +421,7 @@ def outline(
     BA's kernel compile."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     if names is None:
-        names = [n for n, f in functions.items() if not f.is_declaration and has_parallel_loop(f)]
+        names = [n for n, f in functions.items() if _implicit_kernel(f, all_functions)]
     for name in names:
         if name not in functions:
             known = ", ".join("@" + n for n in functions) or "none"

@@ -43,12 +43,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, ModuleOp, StringAttr
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType, MemRefType, ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering.checked_code import reported_check
+from revmlir.lowering.std_to_llvm import frame_shape
 from revmlir.runtime_checks import CHECKS_ATTR
 from revmlir.safety import is_out_of_bounds
 
@@ -212,6 +213,7 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
             index = before.value(access.index, end, dict(invariant))
             conditions.append(before.emit(arith.CmpiOp(index, size, "ult")))
     fast = before.all(conditions)
+    _hoist_frame_arrays(loop)
     unchecked = loop.clone()
     checks = {access.check for access in accesses}
     for original, copy in zip(list(loop.walk()), list(unchecked.walk()), strict=True):
@@ -229,6 +231,33 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
     versions.true_region.block.add_ops([unchecked, scf.YieldOp(*unchecked.results)])
     versions.false_region.block.add_ops([loop, scf.YieldOp(*loop.results)])
     return unchecked
+
+
+def _hoist_frame_arrays(loop: scf.ForOp) -> None:
+    """Move the body's arrays of a size known at compile time before the
+    loop, so that its two versions share them.  Their translation allocates
+    them once in the function's entry block anyway (``frame_shape``), one
+    slot for every iteration; cloned with the body, each was a slot of its
+    own, and a kernel's 480,000-byte array took 960,000 bytes of a thread's
+    local memory.  Sizes the body gives by constants get constants before
+    the loop."""
+    block = loop.parent_block()
+    assert block is not None
+    for alloca in [op for op in loop.body.walk() if isinstance(op, memref.AllocaOp)]:
+        type = alloca.memref.type
+        assert isinstance(type, MemRefType)
+        inner = [(i, v.owner) for i, v in enumerate(alloca.operands) if _inside(v, loop)]
+        if frame_shape(type, alloca.dynamic_sizes) is None or any(
+            not isinstance(owner, arith.ConstantOp) for _, owner in inner
+        ):
+            continue
+        for index, owner in inner:
+            assert isinstance(owner, arith.ConstantOp)
+            constant = owner.clone()
+            block.insert_op_before(constant, loop)
+            alloca.operands[index] = constant.result
+        alloca.detach()
+        block.insert_op_before(alloca, loop)
 
 
 def _erase_if_unused(value: SSAValue, loop: scf.ForOp) -> None:

@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     Signedness,
+    UnrankedMemRefType,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import PassFailedException
@@ -46,6 +47,10 @@ def native_type_problem(type: Attribute) -> str | None:
     """Why native code does not take values of ``type``, or None where it
     does (types that hold no number, such as a function's, are for other
     checks)."""
+    if isinstance(type, UnrankedMemRefType):
+        return "its arrays have a rank (memref<*x...> has none; give the array's rank)"
+    if isinstance(type, MemRefType) and isinstance(type.element_type, FixedType | LogType | TropicalType):
+        return "its arrays hold integers, floats or complex numbers (rev's number types are scalars and stack elements)"
     if isinstance(type, MemRefType | StackType | ComplexType | LogType | TropicalType):
         element = type.element_type
         assert isinstance(element, Attribute)

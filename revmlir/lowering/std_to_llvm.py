@@ -95,6 +95,7 @@ from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape
 from revmlir.lowering import complex_functions, fast_ops, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
+from revmlir.lowering.intrinsics import check_intrinsic_call
 from revmlir.lowering.native_types import refuse_unsupported
 from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
 
@@ -351,7 +352,7 @@ class FunctionTranslation:
         for op in ops:
             rule = (overrides.get(type(op)) if overrides is not None else None) or translates.get(type(op))
             if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
-                rule = _keep
+                rule = keep_llvm_op
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
             if strided := [t for t in (*op.operand_types, *op.result_types) if _has_layout(t)]:
@@ -603,8 +604,12 @@ def _has_layout(type: Attribute) -> bool:
     return isinstance(type, MemRefType) and not isinstance(type.layout, NoneAttr)
 
 
-def _keep(t: FunctionTranslation, op: Operation) -> None:
-    """An ``llvm`` op, with its operands translated."""
+def keep_llvm_op(t: FunctionTranslation, op: Operation) -> None:
+    """An ``llvm`` op, with its operands translated.  A call of an LLVM
+    intrinsic whose types LLVM refuses is a located error here, not LLVM's
+    unlocated one for the whole module."""
+    if isinstance(op, llvm.CallIntrinsicOp):
+        check_intrinsic_call(op, [llvm_type(a.type) for a in op.operands], [llvm_type(r) for r in op.result_types])
     clone = t.emit(op.clone(value_mapper=dict(t.mapping)), op)
     for old, new in zip(op.results, clone.results, strict=True):
         t.set(old, new)
