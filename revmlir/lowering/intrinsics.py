@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import functools
 
-import llvmlite.binding as binding
-from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import LLVMTranslationException, PassFailedException
@@ -32,7 +30,10 @@ have (it passes zeros, so that an ``immarg`` operand is a constant)."""
 def _llvm_refusal(name: str, operands: tuple[str, ...], result: str) -> str | None:
     """What LLVM's verifier says against the types of a call of intrinsic
     ``name`` with these LLVM types (``result`` ``void`` for none), or None
-    if it takes them."""
+    if it takes them.  LLVM is loaded here, not at import: a tool that emits
+    a header or a diagnostic never needs it."""
+    import llvmlite.binding as binding
+
     arguments = ", ".join(f"{t} zeroinitializer" for t in operands)
     call = f'call {result} @"{name}"({arguments})'
     body = f"{call}\n  ret void" if result == "void" else f"%r = {call}\n  ret {result} %r"
@@ -46,6 +47,8 @@ def _llvm_refusal(name: str, operands: tuple[str, ...], result: str) -> str | No
 
 
 def _llvm_type_text(type: Attribute) -> str | None:
+    from xdsl.backend.llvm.convert_type import convert_type
+
     try:
         return str(convert_type(type))
     except LLVMTranslationException:
