@@ -367,6 +367,34 @@ def test_declared_result_types():
     np.testing.assert_array_equal(u, [0.0, 2.0, 4.0])
 
 
+def test_index_results_and_annotations_that_only_fix_or_document_types():
+    """A recursion returning an index (``len``) returns it as an ``int``
+    on every path; a return annotation converts a float of another width
+    or only document a type (numpy's scalar
+    types), in functions that do not recurse too."""
+
+    @rv.ordinary(backend="interpreter")
+    def depth(u, n):
+        d = len(u)
+        if n > 0:
+            d = depth(u, n - 1) + 1
+        return d
+
+    assert depth(np.zeros(4), 3) == 7
+
+    @rv.ordinary(backend="interpreter")
+    def narrow(x) -> float:
+        return x[0] * 2.0
+
+    assert narrow(np.array([1.5], dtype=np.float32)) == 3.0
+
+    @rv.ordinary(backend="interpreter")
+    def documented(x) -> np.float64:
+        return x * 2.0
+
+    assert documented(1.5) == 3.0
+
+
 def test_every_path_recurses():
     @rv.ordinary
     def endless(x):

@@ -28,7 +28,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    f64,
     i1,
     i64,
 )
@@ -509,22 +508,29 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
     def expected_results(
         self, results: list[Value], expected: tuple[Attribute, ...], declared: bool, end: ast.AST
     ) -> list[Value]:
-        """``results`` as the types recursive calls were given.  Declared
-        ones: an integer where a float is declared is promoted, as for a
-        parameter; any other difference is an error at the return.
+        """``results`` as the types recursive calls were given, an index
+        as the ``int`` a return makes it (``finish``).  Declared ones: an
+        integer or another float where a float is declared is converted,
+        as for a parameter; any other difference is an error at the return.
         Inferred ones are those the probe's return had: a variable has one
         type after an ``if`` or a loop whichever path reached it (the
         builder refuses two), so the paths the probe dropped cannot change
         them."""
-        if not declared:
-            assert tuple(r.type for r in results) == expected, "a variable's type depends on the path"
-            return results
-        if len(results) == len(expected):
+        loc = self.ctx.loc(end)
+        results = [self.fn.cast(r, i64, loc) if isinstance(r.type, IndexType) else r for r in results]
+        if declared and len(results) == len(expected):
             results = [
-                self.fn.cast(r, t, self.ctx.loc(end)) if t == f64 and _is_integer(r.type) else r
+                self.fn.cast(r, t, loc) if isinstance(t, AnyFloat) and _is_real(r.type) else r
                 for r, t in zip(results, expected, strict=True)
             ]
         found = tuple(r.type for r in results)
+        if found != expected and not declared:
+            raise self.error(
+                end,
+                f"{self.function.__name__} returns {describe_results(found)} here, but "
+                f"{describe_results(expected)} where it returns without recursing",
+                "return values of one type on every path, or declare them with a return annotation",
+            )
         if found != expected:
             raise self.error(
                 end,
@@ -912,6 +918,10 @@ class OrdinaryExpressions(ExpressionCompiler):
 
 def _is_integer(type: Attribute) -> bool:
     return isinstance(type, IntegerType) and type != i1
+
+
+def _is_real(type: Attribute) -> bool:
+    return _is_integer(type) or isinstance(type, AnyFloat)
 
 
 def _literal_int(node: ast.expr) -> int | None:

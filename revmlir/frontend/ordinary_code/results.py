@@ -21,10 +21,9 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from xdsl.dialects.builtin import f64, i1, i64
 from xdsl.ir import Attribute
 
-from revmlir.frontend.base.types import describe_type, type_of_annotation
+from revmlir.frontend.base.types import describe_type, is_known_annotation, type_of_annotation
 
 RESULT_ANNOTATIONS = "-> float, -> int, -> bool, -> tuple[float, int] or -> None"
 """What a return annotation may say, in the words of a hint."""
@@ -54,9 +53,10 @@ class UnknownResults(Exception):
 def declared_results(
     tree: ast.FunctionDef, hints: dict[str, Any], error: Callable[[ast.AST, str, str], Exception]
 ) -> tuple[Attribute, ...] | None:
-    """The result types the return annotation of ``tree`` declares, or
-    None where it has none; an annotation that declares no such types is
-    an ``error`` at it."""
+    """The result types the return annotation of ``tree`` declares (any
+    type a parameter's annotation gives), or None where it has none or
+    only documents them (``numpy.float64``); an annotation that means
+    nothing here is an ``error`` at it."""
     if tree.returns is None:
         return None
     if isinstance(tree.returns, ast.Constant) and tree.returns.value is None:
@@ -64,7 +64,9 @@ def declared_results(
     annotation = hints.get("return")
     parts = typing.get_args(annotation) if typing.get_origin(annotation) is tuple else (annotation,)
     types = tuple(type_of_annotation(part) for part in parts)
-    if annotation is None or not all(t in (f64, i64, i1) for t in types):
+    if annotation is not None and all(is_known_annotation(part) for part in parts) and None in types:
+        return None  # numpy's scalar types document a result, as they do a parameter
+    if annotation is None or None in types:
         raise error(
             tree.returns,
             f"the return annotation '{ast.unparse(tree.returns)}' does not give the result types",
