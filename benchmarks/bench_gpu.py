@@ -20,9 +20,12 @@ Cases (n elements or observations):
 * a stack of floats and an ancilla array per thread, 10⁶ threads, against
   the same function natively on one CPU core;
 * source to PTX for the BA kernel (a fresh function: parsing, rev IR,
-  adjoints, lowering, LLVM, PTX), on the CPU: the first compile in the
-  process (cold: nothing compiled before, no cache) and the CPU-time median
-  of fresh functions compiled after it (warm process).
+  adjoints, lowering, LLVM, PTX), on the CPU, each way in fresh processes:
+  uncached (``REVMLIR_CACHE=0``) the first compile of a process (cold) and
+  the CPU-time median of fresh functions compiled after it (warm process);
+  the first compile into an empty disk cache; and cached, a fresh process
+  that compiles what an earlier one stored (the frontend, then the program
+  loaded), labelled as such: it is not a compile time.
 
 GPU times are CUDA-event medians around ``inner`` launches queued on one
 stream (ours with ``stream=``, CuPy in the same stream); JAX, whose streams
@@ -40,10 +43,14 @@ every case; ``--cases`` runs only the cases named (default: all, GMM last).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable
@@ -382,15 +389,25 @@ def per_thread_memory(cp: Any, stream: Any, n: int, m: int, repeat: int) -> None
         record(case, "ours (GPU)", ms, speedup=f"{cpu / ms:.0f}× one CPU core")
 
 
-def source_to_ptx(repeat: int) -> None:
-    """The BA kernel compiled from a fresh function: first cold, the first
-    compile of the process (run this case first for that: ``--cases
-    ptx``), then the median of ``repeat`` more.  CPU time (the process's),
-    so that other programs on the machine weigh less; wall time beside
-    it."""
+PTX_CASE = "source to PTX, BA kernel"
+
+
+def ptx_compiles(repeat: int) -> dict[str, Any]:
+    """In this process: the BA kernel compiled from a fresh function (the
+    frontend's parsing, rev IR and adjoints, then ``compile_kernels``:
+    lowering, LLVM, PTX; or the frontend and the disk cache's entry), 1 +
+    ``repeat`` times.  Each compile's CPU time (the process's, so that
+    other programs on the machine weigh less) and wall time in ms, how many
+    modules the GPU compiler lowered (0: every program came from the cache)
+    and the PTX's SHA-256.  The first compile's time includes importing
+    the kernel compiler, as a process's first compile does."""
     from adbench_data import read_ba
     from gpu_ba import ba_jacobian_blocks
 
+    cpu, wall = time.process_time(), time.perf_counter()
+    from revmlir.gpu import program  # to count its lowerings; imported at the first compile otherwise
+
+    imported = ((time.process_time() - cpu) * 1e3, (time.perf_counter() - wall) * 1e3)
     problem = read_ba("ba/ba1_n49_m7776_p31843.txt")
     args = (
         np.zeros((1, 2, 15)),
@@ -401,22 +418,85 @@ def source_to_ptx(repeat: int) -> None:
         problem.obs[:1],
         problem.feats[:1],
     )
+    lowered = 0
+    lower = program.lower_kernels
 
-    def timed() -> tuple[float, float]:
+    def counted(*arguments: Any, **options: Any) -> Any:
+        nonlocal lowered
+        lowered += 1
+        return lower(*arguments, **options)
+
+    program.lower_kernels = counted
+    samples, digests = [], set()
+    for _ in range(1 + repeat):
         cpu, wall = time.process_time(), time.perf_counter()
         fresh = rv.reversible(ba_jacobian_blocks.pyfunc, backend="interpreter")
-        rv.cuda.kernel(fresh).compile(*args)
-        return (time.process_time() - cpu) * 1e3, (time.perf_counter() - wall) * 1e3
+        ptx = rv.cuda.kernel(fresh).compile(*args).ptx
+        samples.append(((time.process_time() - cpu) * 1e3, (time.perf_counter() - wall) * 1e3))
+        digests.add(hashlib.sha256(ptx.encode()).hexdigest())
+    (digest,) = digests
+    samples[0] = (samples[0][0] + imported[0], samples[0][1] + imported[1])
+    return {"samples": samples, "lowered": lowered, "ptx": digest}
 
-    cpu, wall = timed()
-    record("source to PTX, BA kernel", "ours, cold (CPU time)", cpu, wall=f"{wall:.4g} ms")
-    samples = [timed() for _ in range(repeat)]
-    record(
-        "source to PTX, BA kernel",
-        "ours, warm process (CPU time)",
-        statistics.median(c for c, _ in samples),
-        wall=f"{statistics.median(w for _, w in samples):.4g} ms",
+
+def fresh_process(repeat: int, environment: dict[str, str]) -> dict[str, Any]:
+    """``ptx_compiles`` in a new Python process with ``environment`` added
+    to this one's."""
+    code = (
+        f"import json, sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import bench_gpu; "
+        f"print(json.dumps(bench_gpu.ptx_compiles({repeat})))"
     )
+    load = os.getloadavg()[0]
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **environment}, capture_output=True, text=True, check=True
+    )
+    return {**json.loads(done.stdout.splitlines()[-1]), "load": load}
+
+
+def source_to_ptx(repeat: int) -> None:
+    """The BA kernel from source to PTX on the CPU, each way in fresh
+    processes (imports of the kernel compiler included in a process's first
+    compile), and the disk cache (``revmlir.gpu.cache``) told apart:
+
+    * uncached: ``REVMLIR_CACHE=0``, the process's first compile (cold),
+      then the median of ``repeat`` fresh functions after it (warm process);
+    * into an empty cache: the first compile with a cache, which compiles
+      and stores (what the cache adds to a miss);
+    * cached: ``repeat`` fresh processes compiling the same kernel with
+      that cache (the frontend, then the stored program loaded: no
+      lowering, LLVM or NVPTX), the median of their first compiles.
+
+    Every compile must give the same PTX, and the cached ones must lower
+    nothing: a cached number is never a compile time."""
+
+    def recorded(candidate: str, runs: list[dict[str, Any]], samples: list[list[float]]) -> None:
+        record(
+            PTX_CASE,
+            candidate,
+            statistics.median(c for c, _ in samples),
+            wall=f"{statistics.median(w for _, w in samples):.4g} ms",
+            range=f"{min(c for c, _ in samples):.4g}–{max(c for c, _ in samples):.4g} ms" if len(samples) > 1 else "–",
+            lowered=sum(r["lowered"] for r in runs),
+            load=", ".join(f"{r['load']:.1f}" for r in runs),
+        )
+
+    with tempfile.TemporaryDirectory() as home:
+        uncached = fresh_process(repeat, {"REVMLIR_CACHE": "0"})
+        recorded("ours, uncached cold: cache off, a fresh process (CPU time)", [uncached], uncached["samples"][:1])
+        recorded("ours, uncached warm process: cache off (CPU time)", [uncached], uncached["samples"][1:])
+        stored = fresh_process(0, {"XDG_CACHE_HOME": home})
+        recorded(
+            "ours, into an empty cache: compiled and stored, a fresh process (CPU time)", [stored], stored["samples"]
+        )
+        cached = [fresh_process(0, {"XDG_CACHE_HOME": home}) for _ in range(repeat)]
+        recorded(
+            "ours, cached: the frontend and the stored program, a fresh process (CPU time; not a compile time)",
+            cached,
+            [run["samples"][0] for run in cached],
+        )
+    assert {run["ptx"] for run in (uncached, stored, *cached)} == {uncached["ptx"]}, "the PTX differs"
+    assert uncached["lowered"] == 1 + repeat and stored["lowered"] == 1, "a compile was not a compile"
+    assert all(run["lowered"] == 0 for run in cached), "a cached compile lowered the module"
 
 
 # -- the report -------------------------------------------------------------------

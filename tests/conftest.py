@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gc
 import os
+import pathlib
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -64,6 +65,22 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         os.environ.pop(_CACHE, None)
     else:
         os.environ[_CACHE] = previous
+
+
+@pytest.fixture
+def cache_home(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathlib.Path:
+    """A compile cache of the test's own, on, with the default size bound:
+    its directory (made by the first store).  The argument marshaller is
+    compiled first, into the run's cache: compiled once per process, it is
+    none of the entries a test counts."""
+    # lazy: collecting the suite imports no revmlir before its tests do
+    from revmlir.runtime import cache, marshal
+
+    marshal.marshaller()
+    monkeypatch.setenv(_CACHE, str(tmp_path))
+    monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
+    monkeypatch.delenv(cache.MAX_MB_ENV, raising=False)
+    return tmp_path / "revmlir"
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from counted_calls import CountedCalls
 from revmlir.parsing import parse_module
 from revmlir.runtime import cache, jit, marshal
 from revmlir.runtime.native import NativeModule
@@ -30,31 +31,9 @@ H = F.replace("arith.mulf", "arith.subf")
 
 
 @pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    marshal.marshaller()  # compiled once per process: not one of the entries here
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
-    monkeypatch.delenv(cache.MAX_MB_ENV, raising=False)
-    return tmp_path / "revmlir"
-
-
-class LLVMRuns:
-    """Counts the modules LLVM optimises, i.e. the cache's misses."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch):
-        self.count = 0
-        optimize = jit.optimize
-
-        def counted(*args: object) -> object:
-            self.count += 1
-            return optimize(*args)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(jit, "optimize", counted)
-
-
-@pytest.fixture
-def llvm_runs(monkeypatch: pytest.MonkeyPatch) -> LLVMRuns:
-    return LLVMRuns(monkeypatch)
+def llvm_runs(monkeypatch: pytest.MonkeyPatch) -> CountedCalls:
+    """The modules LLVM optimises, i.e. the cache's misses."""
+    return CountedCalls(monkeypatch, jit, "optimize")
 
 
 def f_of(text: str) -> float:
@@ -69,7 +48,7 @@ def entry_of(text: str, where: Path) -> Path:
     return entry
 
 
-def test_swapped_entries_are_rebuilt_not_run(cache_home: Path, llvm_runs: LLVMRuns):
+def test_swapped_entries_are_rebuilt_not_run(cache_home: Path, llvm_runs: CountedCalls):
     f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
     f_bytes, g_bytes = f_entry.read_bytes(), g_entry.read_bytes()
     f_entry.write_bytes(g_bytes)
@@ -92,7 +71,7 @@ def _flip_in_object(data: bytes) -> bytes:
 
 def _flip_in_header(data: bytes) -> bytes:
     flipped = bytearray(data)
-    flipped[len(cache.FORMAT) + 5] ^= 0x01
+    flipped[len(cache.OBJECT.format) + 5] ^= 0x01
     return bytes(flipped)
 
 
@@ -114,7 +93,7 @@ def _bare_object(data: bytes) -> bytes:
     ],
     ids=["truncated", "empty", "garbage", "flipped-object-bit", "flipped-header-bit", "unsealed", "appended"],
 )
-def test_a_damaged_entry_is_a_miss_and_rebuilt(cache_home: Path, llvm_runs: LLVMRuns, damage):
+def test_a_damaged_entry_is_a_miss_and_rebuilt(cache_home: Path, llvm_runs: CountedCalls, damage):
     entry = entry_of(F, cache_home)
     good = entry.read_bytes()
     entry.write_bytes(damage(good))
@@ -125,7 +104,7 @@ def test_a_damaged_entry_is_a_miss_and_rebuilt(cache_home: Path, llvm_runs: LLVM
     assert f_of(F) == 15.0 and llvm_runs.count == runs + 1  # the rebuilt entry is a hit
 
 
-def test_entries_of_another_secret_are_misses(cache_home: Path, llvm_runs: LLVMRuns):
+def test_entries_of_another_secret_are_misses(cache_home: Path, llvm_runs: CountedCalls):
     entry = entry_of(F, cache_home)
     (cache_home / cache.SECRET).write_bytes(os.urandom(32))
     runs = llvm_runs.count
@@ -133,7 +112,7 @@ def test_entries_of_another_secret_are_misses(cache_home: Path, llvm_runs: LLVMR
     assert entry.exists()
 
 
-def test_a_shared_secret_is_replaced(cache_home: Path, llvm_runs: LLVMRuns):
+def test_a_shared_secret_is_replaced(cache_home: Path, llvm_runs: CountedCalls):
     entry_of(F, cache_home)
     secret = cache_home / cache.SECRET
     old = secret.read_bytes()
@@ -143,7 +122,7 @@ def test_a_shared_secret_is_replaced(cache_home: Path, llvm_runs: LLVMRuns):
     assert secret.read_bytes() != old and stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
-def test_a_symlinked_entry_is_not_followed(cache_home: Path, tmp_path: Path, llvm_runs: LLVMRuns):
+def test_a_symlinked_entry_is_not_followed(cache_home: Path, tmp_path: Path, llvm_runs: CountedCalls):
     f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
     planted = tmp_path / "planted.o"
     planted.write_bytes(g_entry.read_bytes())
@@ -154,7 +133,7 @@ def test_a_symlinked_entry_is_not_followed(cache_home: Path, tmp_path: Path, llv
     assert not f_entry.is_symlink() and planted.read_bytes() == g_entry.read_bytes()
 
 
-def test_a_fifo_entry_does_not_block(cache_home: Path, llvm_runs: LLVMRuns):
+def test_a_fifo_entry_does_not_block(cache_home: Path, llvm_runs: CountedCalls):
     entry = entry_of(F, cache_home)
     entry.unlink()
     os.mkfifo(entry)
@@ -220,7 +199,7 @@ def test_stale_temporary_files_are_removed(cache_home: Path):
 
 
 def test_least_recently_used_entries_are_evicted(
-    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: LLVMRuns
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls
 ):
     f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
     os.utime(f_entry, (1000, 1000))

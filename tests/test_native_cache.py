@@ -17,13 +17,6 @@ from revmlir.runtime.native import NativeModule
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
-    return tmp_path / "revmlir"
-
-
 def fibonacci() -> NativeModule:
     return NativeModule.compile(parse_module((EXAMPLES / "fibonacci.mlir").read_text()))
 

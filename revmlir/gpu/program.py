@@ -8,11 +8,16 @@
 What a launcher needs comes with the PTX: each kernel's ``.entry`` and its
 rev function's argument types (the ABI of docs/gpu.md), and the module's
 run-time checks, to raise the CPU's error for a check id a launch reports.
+
+Both entry points (``compile_kernels``, ``module_ptx``) keep what they
+compile in the disk cache (``revmlir.gpu.cache``): a process that compiles
+what an earlier one did loads its program instead of lowering anything.
 """
 
 from __future__ import annotations
 
 import functools
+import json
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,11 +25,12 @@ from dataclasses import dataclass
 import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects import func, gpu
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute
 
 from revmlir.collector import pausing
 from revmlir.dialects.rev import FuncOp
+from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, outline, takes_arena
@@ -88,6 +94,32 @@ class GPUProgram:
     check_table: ModuleOp
     """The module's ``rev.checks``, as ``LLVMModule.check_table``."""
     arch: str
+
+    def encode(self) -> bytes:
+        """The program as a cache entry holds it: JSON, with its IR
+        attributes (the kernels' argument types, the check table's
+        attributes) printed."""
+        kernels = {
+            name: {"entry": k.entry, "arguments": cache.print_ir(ArrayAttr(k.arguments)), "arena": k.arena}
+            for name, k in self.kernels.items()
+        }
+        table = cache.print_ir(DictionaryAttr(dict(self.check_table.attributes)))
+        return json.dumps({"ptx": self.ptx, "kernels": kernels, "check_table": table, "arch": self.arch}).encode()
+
+    @staticmethod
+    def decode(data: bytes) -> GPUProgram:
+        """The program ``encode`` gave ``data`` for."""
+        fields = json.loads(data)
+        kernels = {}
+        for name, k in fields["kernels"].items():
+            arguments = cache.parse_attribute(k["arguments"])
+            assert isinstance(arguments, ArrayAttr)
+            kernels[name] = KernelInfo(k["entry"], tuple(arguments.data), k["arena"])
+        table = cache.parse_attribute(fields["check_table"])
+        assert isinstance(table, DictionaryAttr)
+        checks = ModuleOp([])
+        checks.attributes.update(table.data)
+        return GPUProgram(fields["ptx"], kernels, checks, fields["arch"])
 
 
 @functools.cache
@@ -251,9 +283,24 @@ def compile_kernels(
     lowered).  Std functions (``func.func``) of the module,
     which ``rev-lower-to-std`` checks as it does rev code, may be kernels
     too.  ``max_registers``: a bound on each kernel's registers per thread
-    (``limit_registers``)."""
+    (``limit_registers``).  From the disk cache when an earlier compile
+    stored the same (``revmlir.gpu.cache``)."""
     check_architecture(arch)
     check_max_registers(max_registers)
+    names = list(names)
+    return cache.cached(
+        module,
+        "kernels",
+        (names, arch, opt_level, max_registers),
+        lambda: _compile_kernels(module, names, arch, opt_level, max_registers),
+        GPUProgram.encode,
+        GPUProgram.decode,
+    )
+
+
+def _compile_kernels(
+    module: ModuleOp, names: Sequence[str], arch: str, opt_level: int, max_registers: int | None
+) -> GPUProgram:
     work, arguments = lower_kernels(module, names)
     checks = ModuleOp([])
     checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
@@ -275,8 +322,15 @@ def compile_kernels(
 def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str:
     """PTX for a whole verified rev module (``rev-translate --emit=ptx``):
     every function and inverse a ``.func``, every kernel function an
-    ``.entry``."""
+    ``.entry``.  From the disk cache when an earlier compile stored the same
+    (``revmlir.gpu.cache``)."""
     check_architecture(arch)
+    return cache.cached(
+        module, "ptx", (arch, opt_level), lambda: _module_ptx(module, arch, opt_level), str.encode, bytes.decode
+    )
+
+
+def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
     work, _ = lower_kernels(module, None, all_functions=True)
     llvm_module, _ = device_llvm_ir(work, keep_functions=True)
     return ptx_from_llvm(llvm_module, arch, opt_level)

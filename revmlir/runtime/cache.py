@@ -1,4 +1,4 @@
-"""The disk cache of compiled machine code.
+"""The disk cache of compiled code.
 
 LLVM's optimisation and code generation are a large part of the first call
 of a reversible function, and they are a pure function of the LLVM IR text,
@@ -9,8 +9,15 @@ version), so a program that has not changed, on the same machine and LLVM,
 is loaded in well under a millisecond instead of being compiled again;
 anything else is a different key (entries are never stale, only unused).
 
-An entry is machine code that this process will run, so it is loaded only
-when it is provably the object this user's revmlir stored under that key:
+Each use of the cache is a ``Kind`` of entry, with its own format tag and
+file suffix: ``OBJECT``, LLVM's object files for the host
+(``revmlir.runtime.jit``), and ``GPU_PROGRAM``, GPU compiles
+(``revmlir.gpu.cache``).  Every kind is listed here, not where it is used,
+so that the size bound, ``--clear`` and the listing count all of them in a
+process that imported only this module.
+
+An entry is code (or a program) this process will run, so it is loaded only
+when it is provably the entry this user's revmlir stored under that key:
 
 * The directory, ``$XDG_CACHE_HOME/revmlir`` (``~/.cache/revmlir`` when
   ``XDG_CACHE_HOME`` is unset), is created with mode 0700 and used only while
@@ -19,10 +26,11 @@ when it is provably the object this user's revmlir stored under that key:
   with a ``CacheWarning``, and everything is compiled as if it were disabled.
 * Every file is opened relative to that directory without following
   symbolic links, and only a regular file owned by this user is read.
-* Each entry starts with an HMAC-SHA-256, under a random per-user secret kept
-  in the directory (``secret``, mode 0600), of its key and its object.  A
-  truncated, empty, corrupt, swapped or foreign entry fails the check, is
-  deleted and compiled again; LLVM never sees it.
+* Each entry starts with its kind's format tag and an HMAC-SHA-256, under a
+  random per-user secret kept in the directory (``secret``, mode 0600), of
+  its file name (key and kind) and its contents.  A truncated, empty,
+  corrupt, swapped or foreign entry fails the check, is deleted and compiled
+  again; LLVM (or the GPU launcher) never sees it.
 * Entries are written to a temporary file and renamed into place, so
   concurrent processes never read half an object; the temporary file is
   removed when the write fails.
@@ -34,8 +42,8 @@ when it is provably the object this user's revmlir stored under that key:
 revmlir.runtime.cache --clear`` (or by deleting the directory); ``python -m
 revmlir.runtime.cache`` prints where it is and its size.
 
-Only LLVM's work is cached: the Python passes that produce the LLVM IR run on
-every first call, since their output is the key.
+For objects, only LLVM's work is cached: the Python passes that produce the
+LLVM IR run on every first call, since their output is the key.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ import stat
 import time
 import warnings
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import llvmlite
@@ -60,14 +69,42 @@ from revmlir.version import revmlir_version
 ENABLE_ENV = "REVMLIR_CACHE"
 MAX_MB_ENV = "REVMLIR_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256.0
-FORMAT = "revmlir-object-cache-2"
-"""Part of every key and every entry's header: bump it when what an entry
-holds changes."""
 
-SUFFIX = ".o"
+
+@dataclass(frozen=True)
+class Kind:
+    """What one use of the cache stores."""
+
+    format: str
+    """Part of every key of the kind and every entry's header: bump it when
+    what an entry holds changes."""
+    suffix: str
+    """The entries' file names end with it."""
+
+    @property
+    def magic(self) -> bytes:
+        return self.format.encode() + b"\0"
+
+    def key(self, *parts: str) -> str:
+        """The entry name for an output that is a pure function of
+        ``parts`` and LLVM (llvmlite's and LLVM's versions are part of
+        every key: each kind holds LLVM's output)."""
+        digest = hashlib.sha256()
+        for part in (self.format, llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)), *parts):
+            data = part.encode()
+            digest.update(len(data).to_bytes(8, "little") + data)  # no two lists of parts hash alike
+        return digest.hexdigest()
+
+
+OBJECT = Kind("revmlir-object-cache-3", ".o")
+"""Object files for the host, from ``revmlir.runtime.jit``."""
+GPU_PROGRAM = Kind("revmlir-gpu-program-1", ".gpu")
+"""GPU compiles (PTX and what launches need), from ``revmlir.gpu.cache``."""
+KINDS = (OBJECT, GPU_PROGRAM)
+SUFFIXES = tuple(k.suffix for k in KINDS)
+
 SECRET = "secret"
 _TEMPORARY = ".tmp"
-_MAGIC = FORMAT.encode() + b"\0"
 _DIGEST = hashlib.sha256().digest_size
 _SECRET_BYTES = 32
 _STALE_TEMPORARY_S = 3600.0
@@ -91,20 +128,8 @@ def directory() -> Path | None:
 
 
 def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str:
-    """The entry name for compiling ``text`` for a target."""
-    parts = [
-        FORMAT,
-        revmlir_version(),
-        llvmlite.__version__,
-        ".".join(map(str, llvm.llvm_version_info)),
-        triple,
-        cpu,
-        features,
-        kind,
-        str(opt_level),
-        text,
-    ]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    """The object entry name for compiling ``text`` for a target."""
+    return OBJECT.key(revmlir_version(), triple, cpu, features, kind, str(opt_level), text)
 
 
 def max_bytes() -> int:
@@ -226,46 +251,50 @@ def _secret(folder: int, create: bool) -> bytes | None:
     return _secret(folder, create=False)
 
 
-def _seal(secret: bytes, name: str, data: bytes) -> bytes:
-    return hmac.new(secret, name.encode() + b"\0" + data, hashlib.sha256).digest()
+def _seal(secret: bytes, file: str, data: bytes) -> bytes:
+    return hmac.new(secret, file.encode() + b"\0" + data, hashlib.sha256).digest()
 
 
-def _unseal(secret: bytes, name: str, entry: bytes) -> bytes | None:
-    """The object in an entry, or None unless its header, length and MAC
-    are exactly what storing it under ``name`` produced."""
-    header = len(_MAGIC) + _DIGEST + 8
-    if len(entry) < header or not entry.startswith(_MAGIC):
+def _unseal(secret: bytes, kind: Kind, file: str, entry: bytes) -> bytes | None:
+    """The contents of an entry, or None unless its header, length and MAC
+    are exactly what storing it as ``file``, of ``kind``, produced."""
+    magic = kind.magic
+    header = len(magic) + _DIGEST + 8
+    if len(entry) < header or not entry.startswith(magic):
         return None
-    mac = entry[len(_MAGIC) : len(_MAGIC) + _DIGEST]
+    mac = entry[len(magic) : len(magic) + _DIGEST]
     length = int.from_bytes(entry[header - 8 : header], "little")
     data = entry[header:]
-    if length != len(data) or not hmac.compare_digest(mac, _seal(secret, name, data)):
+    if length != len(data) or not hmac.compare_digest(mac, _seal(secret, file, data)):
         return None
     return data
 
 
-def load(name: str) -> bytes | None:
-    """The cached object called ``name``, if there is one that passes the
-    integrity check; an entry that fails it is deleted."""
+def load(name: str, kind: Kind = OBJECT) -> bytes | None:
+    """The cached entry of ``kind`` called ``name``, if there is one that
+    passes the integrity check; an entry that fails it is deleted."""
+    file = name + kind.suffix
     with _opened(create=False) as folder:
         if folder is None:
             return None
-        entry = _read(name + SUFFIX, folder)
+        entry = _read(file, folder)
         if entry is None:
             return None
         secret = _secret(folder, create=False)
-        data = _unseal(secret, name, entry) if secret is not None else None
+        data = _unseal(secret, kind, file, entry) if secret is not None else None
         with contextlib.suppress(OSError):
             if data is None:
-                os.unlink(name + SUFFIX, dir_fd=folder)
+                os.unlink(file, dir_fd=folder)
             else:
-                os.utime(name + SUFFIX, dir_fd=folder)  # recently used
+                os.utime(file, dir_fd=folder)  # recently used
         return data
 
 
-def store(name: str, data: bytes) -> None:
-    """Keep an object, then bound the cache's size; a cache that cannot be
-    written is no cache, not an error (read-only home, full disk)."""
+def store(name: str, data: bytes, kind: Kind = OBJECT) -> None:
+    """Keep an entry of ``kind``, then bound the cache's size; a cache that
+    cannot be written is no cache, not an error (read-only home, full
+    disk)."""
+    file = name + kind.suffix
     with _opened(create=True) as folder:
         if folder is None:
             return
@@ -273,17 +302,17 @@ def store(name: str, data: bytes) -> None:
             secret = _secret(folder, create=True)
             if secret is None:
                 return
-            header = _MAGIC + _seal(secret, name, data) + len(data).to_bytes(8, "little")
-            _write(name + SUFFIX, header + data, folder)
-            _evict(folder, max_bytes(), keep=name + SUFFIX)
+            header = kind.magic + _seal(secret, file, data) + len(data).to_bytes(8, "little")
+            _write(file, header + data, folder)
+            _evict(folder, max_bytes(), keep=file)
         except OSError:
             return
 
 
 def _evict(folder: int, limit: int, keep: str) -> None:
     """Delete the least recently used entries until the rest fit in
-    ``limit`` bytes (the newest entry stays even if it alone is larger), and
-    temporary files of writers that died."""
+    ``limit`` bytes (the newest entry stays even if it alone is larger),
+    whatever their kind, and temporary files of writers that died."""
     now = time.time()
     found: list[tuple[float, int, str]] = []
     for name in os.listdir(folder):
@@ -291,7 +320,7 @@ def _evict(folder: int, limit: int, keep: str) -> None:
             info = os.stat(name, dir_fd=folder, follow_symlinks=False)
             if name.endswith(_TEMPORARY) and now - info.st_mtime > _STALE_TEMPORARY_S:
                 os.unlink(name, dir_fd=folder)
-            elif name.endswith(SUFFIX):
+            elif name.endswith(SUFFIXES):
                 found.append((info.st_mtime, info.st_size, name))
     total = sum(size for _, size, _ in found)
     for _, size, name in sorted(found):
@@ -304,8 +333,11 @@ def _evict(folder: int, limit: int, keep: str) -> None:
 
 
 def entries() -> list[Path]:
+    """Every entry, of every kind."""
     where = directory()
-    return sorted(where.glob("*" + SUFFIX)) if where is not None and where.is_dir() else []
+    if where is None or not where.is_dir():
+        return []
+    return sorted(p for p in where.iterdir() if p.name.endswith(SUFFIXES))
 
 
 def clear() -> int:

@@ -1,0 +1,243 @@
+"""The disk cache of GPU compiles (``revmlir.gpu.cache``), without a GPU:
+a second compile of the same module is loaded, not lowered, and is the
+same program (byte for byte the same PTX, the same kernels, a check table
+that raises the same located error); anything the output depends on is
+part of the key; a damaged or foreign entry is compiled again; and
+``REVMLIR_CACHE=0`` neither reads nor writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from counted_calls import CountedCalls
+from gpu_emulation import EmulatedKernel, reference
+from revmlir.errors import LocatedError
+from revmlir.gpu import cache as gpu_cache
+from revmlir.gpu import program
+from revmlir.gpu.api import Kernel
+from revmlir.gpu.program import GPUProgram, compile_kernels, module_ptx
+from revmlir.gpu.runtime import raise_gpu_error
+from revmlir.parsing import parse_module
+from revmlir.runtime import cache
+from revmlir.tools.rev_translate import main as rev_translate
+
+AXPY = Path(__file__).parent / "filecheck" / "gpu" / "versioned_loop.mlir"
+"""``y[i] += a·x[i]``, whose index checks report located errors."""
+
+
+def axpy(path: Path = AXPY):
+    return parse_module(AXPY.read_text(), str(path))
+
+
+@rv.reversible
+def scale(y, x, a: float):
+    for i in rv.prange(len(x)):
+        y[i] += a * x[i]
+
+
+SCALE_ARGS = (np.zeros(4), np.ones(4), 0.5)
+
+
+@pytest.fixture
+def lowerings(monkeypatch: pytest.MonkeyPatch) -> CountedCalls:
+    """The modules the GPU compiler lowers, i.e. its cache's misses."""
+    return CountedCalls(monkeypatch, program, "lower_kernels")
+
+
+def entries(where: Path) -> list[Path]:
+    return sorted(where.glob("*.gpu"))
+
+
+def assert_same_program(loaded: GPUProgram, compiled: GPUProgram) -> None:
+    assert loaded.ptx.encode() == compiled.ptx.encode()
+    assert loaded.kernels == compiled.kernels and loaded.arch == compiled.arch
+    assert loaded.check_table.attributes == compiled.check_table.attributes
+    assert loaded.check_table.is_structurally_equivalent(compiled.check_table)
+
+
+def test_a_second_compile_loads_the_same_program_whose_checks_raise_the_same_error(
+    cache_home: Path, lowerings: CountedCalls
+):
+    """Compiled once, loaded from a module parsed again; the slot of a
+    failed check, from the kernel run thread by thread on the CPU, raises
+    the CPU's located error through the loaded program's check table as
+    through the compiled one's."""
+    compiled = compile_kernels(axpy(), ["axpy"])
+    assert lowerings.count == 1 and len(entries(cache_home)) == 1
+    loaded = compile_kernels(axpy(), ["axpy"])
+    assert lowerings.count == 1 and len(entries(cache_home)) == 1
+    assert_same_program(loaded, compiled)
+    assert loaded.kernels["axpy"].entry == "axpy" and ".entry axpy(" in loaded.ptx
+
+    module = axpy()
+    y, x = np.zeros(12), np.ones(9)
+    slot = EmulatedKernel(module, "axpy").launch([y.copy(), x, 0.5], 2, 3)
+    with pytest.raises(LocatedError) as cpu:
+        reference(module, "axpy")([y.copy(), x, 0.5])
+    for table in (compiled.check_table, loaded.check_table):
+        with pytest.raises(type(cpu.value)) as gpu:
+            raise_gpu_error(table, slot)
+        assert str(gpu.value) == f"{cpu.value} (element 9)"
+        assert gpu.value.location == cpu.value.location and "versioned_loop.mlir:" in str(gpu.value.location)
+
+
+def test_a_kernel_compiled_again_loads_its_program_and_its_options_are_keys(cache_home: Path, lowerings: CountedCalls):
+    """``rv.cuda.kernel``: a new kernel of the same function (its
+    in-memory programs are its own) runs the frontend and loads the
+    program, as does a new function of the same source; another register
+    bound or GPU is compiled."""
+    compiled = Kernel(scale).compile(*SCALE_ARGS)
+    loaded = Kernel(scale).compile(*SCALE_ARGS)
+    assert lowerings.count == 1
+    assert_same_program(loaded, compiled)
+    bounded = Kernel(scale, max_registers=32).compile(*SCALE_ARGS)
+    assert lowerings.count == 2 and ".maxnreg 32" in bounded.ptx and ".maxnreg" not in compiled.ptx
+    older = Kernel(scale, arch="sm_80").compile(*SCALE_ARGS)
+    assert lowerings.count == 3 and ".target sm_80" in older.ptx
+    again = rv.reversible(scale.pyfunc)
+    assert Kernel(again).compile(*SCALE_ARGS).ptx == compiled.ptx
+    assert lowerings.count == 3  # a new function of the same source: the same module
+    assert len(entries(cache_home)) == 3
+
+
+def test_every_input_of_a_compile_is_part_of_its_key(monkeypatch: pytest.MonkeyPatch):
+    """The module's text (a changed op, the same text from another file:
+    its locations), what is compiled, each option, libdevice and revmlir's
+    own source."""
+    options = (["axpy"], "sm_90", 3, None)
+    base = gpu_cache.key(axpy(), "kernels", options)
+    assert gpu_cache.key(axpy(), "kernels", options) == base
+    changed_op = parse_module(AXPY.read_text().replace("arith.mulf", "arith.addf"), str(AXPY))
+    keys = {
+        gpu_cache.key(changed_op, "kernels", options),
+        gpu_cache.key(axpy(AXPY.with_name("moved.mlir")), "kernels", options),
+        gpu_cache.key(axpy(), "ptx", options),
+        *(
+            gpu_cache.key(axpy(), "kernels", (*options[:i], variant, *options[i + 1 :]))
+            for i, variant in enumerate((["axpy", "other"], "sm_80", 2, 64))
+        ),
+    }
+    monkeypatch.setattr(gpu_cache, "libdevice_digest", lambda: "another libdevice")
+    keys.add(gpu_cache.key(axpy(), "kernels", options))
+    monkeypatch.undo()
+    monkeypatch.setattr(gpu_cache, "source_digest", lambda: "another revmlir")
+    keys.add(gpu_cache.key(axpy(), "kernels", options))
+    assert len(keys) == 9 and base not in keys
+
+
+def test_the_source_digest_covers_every_file_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A changed byte, a new file (a data file too) or a renamed one is a
+    new digest; compiled bytecode is not part of it."""
+    package = tmp_path / "revmlir"
+    (package / "gpu" / "__pycache__").mkdir(parents=True)
+    (package / "gpu" / "program.py").write_text("A = 1\n")
+    monkeypatch.setattr(gpu_cache, "PACKAGE", package)
+
+    def digest() -> str:
+        gpu_cache.source_digest.cache_clear()
+        return gpu_cache.source_digest()
+
+    try:
+        seen = [digest()]
+        (package / "gpu" / "__pycache__" / "program.cpython-311.pyc").write_bytes(b"bytecode")
+        assert digest() == seen[0]
+        (package / "gpu" / "program.py").write_text("A = 2\n")
+        seen.append(digest())
+        (package / "table.json").write_text("{}")
+        seen.append(digest())
+        (package / "table.json").rename(package / "tables.json")
+        seen.append(digest())
+        assert len(set(seen)) == 4
+    finally:
+        gpu_cache.source_digest.cache_clear()
+
+
+def test_a_new_revmlir_source_digest_is_a_miss(
+    cache_home: Path, lowerings: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    ptx = module_ptx(axpy())
+    monkeypatch.setattr(gpu_cache, "source_digest", lambda: "a changed lowering")
+    assert module_ptx(axpy()) == ptx and lowerings.count == 2
+    assert len(entries(cache_home)) == 2
+
+
+def _garbage(entry: Path, other: Path) -> bytes:
+    return os.urandom(entry.stat().st_size)
+
+
+def _flipped(entry: Path, other: Path) -> bytes:
+    data = bytearray(entry.read_bytes())
+    data[-10] ^= 0x01
+    return bytes(data)
+
+
+def _other_entry(entry: Path, other: Path) -> bytes:
+    return other.read_bytes()
+
+
+@pytest.mark.parametrize("damage", [_garbage, _flipped, _other_entry], ids=["garbage", "flipped-bit", "swapped"])
+def test_a_damaged_or_foreign_entry_is_compiled_again(cache_home: Path, lowerings: CountedCalls, damage):
+    """Garbage, one flipped bit, another compile's entry in its place: a
+    miss that compiles again and stores a good entry."""
+    first = module_ptx(axpy())
+    (entry,) = entries(cache_home)
+    module_ptx(axpy(), arch="sm_80")
+    (other,) = set(entries(cache_home)) - {entry}
+    good = entry.read_bytes()
+    entry.write_bytes(damage(entry, other))
+    again = module_ptx(axpy()), module_ptx(axpy(), arch="sm_80")
+    assert lowerings.count == 3 and again[0] == first
+    assert entry.read_bytes() == good
+
+
+def test_an_object_entry_is_not_a_gpu_entry(cache_home: Path):
+    """The seal covers the entry's kind: the same bytes stored as one kind
+    are not loaded as the other, under its name or renamed."""
+    cache.store("k", b"PTX", cache.GPU_PROGRAM)
+    assert cache.load("k", cache.GPU_PROGRAM) == b"PTX"
+    assert cache.load("k", cache.OBJECT) is None
+    (cache_home / "k.gpu").rename(cache_home / "k.o")
+    assert cache.load("k", cache.OBJECT) is None and not (cache_home / "k.o").exists()
+    assert cache.load("k", cache.GPU_PROGRAM) is None
+
+
+def test_the_size_bound_and_clearing_count_every_kind(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    cache.store("old", bytes(3000), cache.GPU_PROGRAM)
+    os.utime(cache_home / "old.gpu", (1000, 1000))
+    cache.store("object", bytes(3000), cache.OBJECT)
+    monkeypatch.setenv(cache.MAX_MB_ENV, str(7000 / 2**20))
+    cache.store("new", bytes(3000), cache.GPU_PROGRAM)
+    assert [p.name for p in cache.entries()] == ["new.gpu", "object.o"]
+    assert cache.clear() == 2 and cache.entries() == []
+
+
+def test_the_cache_off_is_never_read_or_written(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """``REVMLIR_CACHE=0``: no directory, and no key is even computed
+    (the module is not printed)."""
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+
+    def no_key(*args: object) -> str:
+        raise AssertionError("a key was computed with the cache off")
+
+    monkeypatch.setattr(gpu_cache, "key", no_key)
+    monkeypatch.setattr(cache, "load", no_key)
+    assert ".entry axpy(" in compile_kernels(axpy(), ["axpy"]).ptx
+    assert ".entry axpy(" in module_ptx(axpy())
+    assert not cache_home.exists()
+
+
+def test_rev_translate_emits_the_cached_ptx(
+    cache_home: Path, lowerings: CountedCalls, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    """``--emit=ptx`` stores what it compiles and a second run loads it,
+    printing the same PTX."""
+    outputs = []
+    for _ in range(2):
+        assert rev_translate([str(AXPY), "--emit=ptx"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert lowerings.count == 1 and outputs[0] == outputs[1] and ".entry axpy(" in outputs[0]
