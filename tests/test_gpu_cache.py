@@ -216,6 +216,16 @@ def test_the_size_bound_and_clearing_count_every_kind(cache_home: Path, monkeypa
     assert cache.clear() == 2 and cache.entries() == []
 
 
+def test_a_directory_others_can_write_is_not_used_for_gpu_compiles(cache_home: Path, lowerings: CountedCalls):
+    """As for objects: a warning, once, and every compile compiles."""
+    cache_home.mkdir(mode=0o700)
+    cache_home.chmod(0o777)
+    with pytest.warns(cache.CacheWarning, match=r"others can write to it \(mode 0777\)") as record:
+        ptx = module_ptx(axpy())
+        assert module_ptx(axpy()) == ptx and lowerings.count == 2
+    assert len(record) == 1 and list(cache_home.iterdir()) == []
+
+
 def test_the_cache_off_is_never_read_or_written(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     """``REVMLIR_CACHE=0``: no directory, and no key is even computed
     (the module is not printed)."""

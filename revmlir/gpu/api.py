@@ -15,8 +15,10 @@ A kernel is called like the function it runs and returns what that returns
 (arrays are updated in place, scalars come back unchanged: a kernel's
 parallel loop carries no state).  It specialises on the argument types as
 ``@rv.reversible`` does (a device array like a numpy array of its element
-type and rank), and compiles once per specialisation.  Compiling needs no
-GPU (``Kernel.compile``); launching needs one and the ``revmlir[cuda]``
+type and rank), and compiles once per specialisation, which the disk
+cache keeps across processes (``revmlir.gpu.cache``: a later process runs
+the frontend and loads the program).  Compiling needs no GPU
+(``Kernel.compile``); launching needs one and the ``revmlir[cuda]``
 extra, and says what is missing at the first launch: importing this module
 imports nothing of CUDA.
 """
