@@ -72,12 +72,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
+from revmlir.call_graph import recursive_functions
 from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.errors import describe_op
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
-from revmlir.reversibilize.frames import FrameStacks, recursive_functions
+from revmlir.reversibilize.frames import FrameStacks
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -603,7 +604,7 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
     body = function.body.block
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
-    flattener = _Flattener(functions, recursive_functions(functions, name))
+    flattener = _Flattener(functions, recursive_functions(functions.values()))
     results = [arith.ConstantOp(_zero_attr(v.type)).result for v in returned.arguments]
     for result, value in zip(results, returned.arguments, strict=True):
         result.name_hint = value.name_hint or "result"
