@@ -72,6 +72,7 @@ from revmlir.ir_utils import RuleTable, constant_index, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.host_safety import check_pushes
+from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.lowering.printing import lower_print
 from revmlir.naming import inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
@@ -97,10 +98,6 @@ from revmlir.safety import (
 )
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import check_snapshots
-
-FRAME_ARRAY_BYTES = 4096
-"""The largest ancilla array kept in the function's frame; larger ones go to
-the heap, so they cannot overflow the stack."""
 
 
 def std_type(type: Attribute) -> Attribute:
@@ -917,18 +914,6 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     zero = lowering.const(0, type.element_type, op)
     _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
     lowering.set(op.result, array)
-
-
-def element_bytes(type: Attribute) -> int:
-    """The bytes of one element, as native code lays it out."""
-    if isinstance(type, ComplexType):
-        return 2 * element_bytes(type.element_type)
-    if isinstance(type, IndexType):
-        return 8
-    if isinstance(type, IntegerType):
-        return max(1, type.width.data // 8)
-    assert isinstance(type, AnyFloat)
-    return type.bitwidth // 8
 
 
 def _checked_elements(
