@@ -11,7 +11,13 @@ tape), which is what a checkpointed gradient's counting and recomputing
 steps run.  Each row: the median of paired samples of the ratio machine ÷
 primal, both results checked equal.
 
-Run:  .venv/bin/python benchmarks/bench_resumable_recursion.py [--samples N]
+``--gradient`` times the checkpointed gradient instead
+(``ad-checkpoint{functions=… policy=bisection}``, natively): each snapshot
+holds the frames' live part and each restore puts it back, so its time
+follows how the frames are copied (decision 72).  Each row: the median of
+the samples' CPU time.
+
+Run:  .venv/bin/python benchmarks/bench_resumable_recursion.py [--samples N] [--gradient]
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ from xdsl.traits import SymbolTable
 from revmlir.ad.untaped import untaped_copy
 from revmlir.dialects import anc
 from revmlir.parsing import make_context, parse_module
+from revmlir.passes.checkpoint import AdCheckpointPass
 from revmlir.passes.resumable import MakeResumablePass
 from revmlir.passes.reversibilize import ReversibilizePass
 from revmlir.runtime.native import NativeModule
+from revmlir.semantics import gradient_type
 
 SOURCE = (pathlib.Path(__file__).resolve().parents[1] / "tests" / "checkpoint_programs" / "recursion.mlir").read_text()
 CASES: dict[str, tuple[Any, ...]] = {
@@ -76,10 +84,58 @@ def machine(name: str) -> tuple[Callable[[Sequence[Any]], tuple[Any, ...]], int]
     return NativeModule.compile(module).caller(plain, backward=False), tapes
 
 
+GRADIENT_CASES: dict[str, tuple[Any, ...]] = {
+    "looped (depth 100, 100 calls)": ("looped", 0.7, 100, 100),
+    "looped (depth 1000, 10 calls)": ("looped", 0.7, 1000, 10),
+    "mutual (depth 2000, a loop inside)": ("mutual", 2000, 0.6),
+    "halve (depth 1000, data-dependent)": ("halve", 1.0e300, 0.9),
+}
+
+
+def checkpointed(name: str) -> tuple[Callable[[Sequence[Any]], tuple[Any, ...]], Callable[[Sequence[Any]], list[Any]]]:
+    """``@name.ckpt`` compiled, and the arguments it takes for ``@name``'s
+    scalar arguments: them, a zero result slot and empty tapes, then the
+    gradients' seeds (one for the result)."""
+    ctx = make_context()
+    module = parse_module(SOURCE, "recursion.mlir", ctx)
+    AdCheckpointPass(functions=(name,), policy="bisection").apply(ctx, module)
+    function = SymbolTable.lookup_symbol(module, name)
+    assert function is not None
+    types = function.function_type.inputs.data
+
+    def arguments(args: Sequence[Any]) -> list[Any]:
+        state = [*args, 0.0, *([] for t in types[len(args) + 1 :] if isinstance(t, anc.StackType))]
+        seeds = [
+            [] if isinstance(t, anc.StackType) else float(number == len(args))
+            for number, t in enumerate(types)
+            if gradient_type(t) is not None
+        ]
+        return [*state, *seeds]
+
+    return NativeModule.compile(module).caller(name + ".ckpt", backward=False), arguments
+
+
+def gradients(samples: int) -> None:
+    print(f"{'case':<36} {'gradient ms':>12}")
+    for label, (name, *args) in GRADIENT_CASES.items():
+        run, arguments = checkpointed(name)
+        times = []
+        for _ in range(samples):
+            start = time.process_time()
+            run(arguments(args))
+            times.append(time.process_time() - start)
+        print(f"{label:<36} {1e3 * statistics.median(times):>12.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=9)
-    samples = parser.parse_args().samples
+    parser.add_argument("--gradient", action="store_true")
+    options = parser.parse_args()
+    samples = options.samples
+    if options.gradient:
+        gradients(samples)
+        return
     compiled: dict[str, tuple[Any, Any, int]] = {}
     print(f"{'case':<36} {'primal ms':>10} {'machine ms':>11} {'machine/primal':>15}")
     for label, (name, *args) in CASES.items():

@@ -7,8 +7,10 @@ tools its RUN lines start are served by ``tool_server.py``, one server per
 worker, which imports lit and xDSL once instead of once per process."""
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -98,3 +100,32 @@ def test_served_tools_behave_as_the_installed_ones(served: dict[str, str], tmp_p
         ]
         expected, got = ((r.returncode, r.stdout, r.stderr) for r in results)
         assert got == expected and expected[0] == code, command
+
+
+@pytest.mark.parametrize("answer", [b"", b"oops"])
+def test_a_malformed_answer_of_the_server_names_what_came_and_the_tool(tmp_path: Path, answer: bytes):
+    """A client whose server answers no wait status (a handler that died
+    sends nothing) says what it received and for which tool, instead of
+    ``int``'s bare ``ValueError``."""
+    path = str(tmp_path / "server")
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(1)
+
+    def answer_once() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            _, files, _, _ = socket.recv_fds(connection, 1 << 16, tool_server.STREAMS)
+            for file in files:
+                os.close(file)
+            connection.sendall(answer)
+
+    server = threading.Thread(target=answer_once)
+    server.start()
+    try:
+        with pytest.raises(ValueError) as raised:
+            tool_server.client(path, "rev-opt")
+    finally:
+        server.join(timeout=30)
+        listener.close()
+    assert str(raised.value).startswith(f"rev-opt: the tool server at {path} answered {answer!r}, not the wait status")

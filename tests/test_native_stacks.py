@@ -171,6 +171,49 @@ def test_records_are_written_and_read_in_place_as_the_interpreter_does(empty: in
     assert actual[2].tolist() == arrays[1].tolist()
 
 
+STACK_RECORDS = """
+// A record holding a stack's live part (after a scalar), restored onto
+// another stack: that one then holds what the first held at the snapshot.
+rev.func @record_ELEMENT(%x: ELEMENT, %f: !anc.stack<ELEMENT>, %g: !anc.stack<ELEMENT>) attributes {rev.forgetful} {
+  %s = anc.stack_alloc : !anc.stack<ELEMENT>
+  anc.snapshot %s, %x, %f : !anc.stack<ELEMENT>, ELEMENT, !anc.stack<ELEMENT>
+  anc.copy_push %f, %x : !anc.stack<ELEMENT>
+  %y = anc.restore %s, %x, %g : !anc.stack<ELEMENT>, ELEMENT, !anc.stack<ELEMENT> -> (ELEMENT)
+  %z = anc.alloc %y : ELEMENT
+  anc.drop %s, %z, %g : !anc.stack<ELEMENT>, ELEMENT, !anc.stack<ELEMENT>
+  anc.stack_free %s : !anc.stack<ELEMENT>
+  rev.return %z : ELEMENT
+}
+"""
+RECORD_ELEMENTS = {"index": [2**62, 0, 9], "i64": [-(2**63), 7], "f64": [0.1, -1e300, -0.0, 2.5]}
+
+
+@pytest.fixture(scope="module")
+def stack_records() -> tuple[RevInterpreter, NativeModule]:
+    text = "".join(STACK_RECORDS.replace("ELEMENT", element) for element in RECORD_ELEMENTS)
+    module = parse_module(text)
+    return RevInterpreter(module), NativeModule.compile(module, inverses=False)
+
+
+@pytest.mark.parametrize("element", RECORD_ELEMENTS)
+@pytest.mark.parametrize("held", [0, 1, 20])
+def test_a_stacks_part_of_a_record_is_copied_out_and_back_as_the_interpreter_does(
+    stack_records: tuple[RevInterpreter, NativeModule], element: str, held: int
+):
+    """The stack's live part goes into the record and back onto a stack
+    (one memory copy each way natively), after the record's scalar: the
+    restored stack holds what the first held, however much the one restored
+    onto held before (growing its buffer, or shrinking it)."""
+    values = RECORD_ELEMENTS[element]
+    first = [values[k % len(values)] for k in range(held)]
+    x = values[-1]
+    arguments = (x, first, [values[0]] * (held // 2 + 3))
+    expected = stack_records[0].call(f"record_{element}", *copy.deepcopy(arguments))
+    actual = stack_records[1].call(f"record_{element}", *copy.deepcopy(arguments))
+    assert repr(actual) == repr(expected)
+    assert actual[0] == x and actual[1] == [*first, x] and actual[2] == first
+
+
 def test_stacks_allocated_in_a_loop_reuse_their_header():
     text = """
     rev.func @f(%x: f64, %n: index) {

@@ -28,6 +28,7 @@ from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.checkpoint import AdCheckpointPass
 from revmlir.passes.resumable import MakeResumablePass
 from revmlir.passes.reversibilize import ReversibilizePass
+from revmlir.reversibilize import ReversibilizeError
 from revmlir.semantics import gradient_type
 
 SOURCE = (Path(__file__).parent / "checkpoint_programs" / "recursion.mlir").read_text()
@@ -224,3 +225,70 @@ def test_snapshot_bytes_grow_with_the_depth_not_the_run(store_all, bisected):
     for (held, size, _), n in ((short, 1), (long, 1), (deep, 4)):
         assert held * empty < size <= held * (empty + (n + 1) * frame)
     assert deep[1] - deep[0] * empty > short[1] - short[0] * empty
+
+
+SEVERAL = """
+func.func @f(%x: f64, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %done = arith.cmpi eq, %n, %c0 : index
+  %r = scf.if %done -> (f64) {
+    scf.yield %x : f64
+  } else {
+    %m = arith.subi %n, %c1 : index
+    %k = func.call @f(%x, %m) : (f64, index) -> f64
+    %s = math.sin %k : f64
+    %t = arith.mulf %s, %x : f64
+    scf.yield %t : f64
+  }
+  func.return %r : f64
+}
+func.func @g(%x: f64, %n: index) -> f64 {
+  %k = func.call @f(%x, %n) : (f64, index) -> f64
+  %t = arith.mulf %k, %x : f64
+  func.return %t : f64
+}
+"""
+
+
+@pytest.mark.parametrize("order", [("f", "g"), ("g", "f")])
+def test_functions_made_resumable_together_lay_out_their_callees_as_written(order):
+    """@g calls @f's recursion: its machine lays @f out from the source
+    whether @f's own machine, with its frames, was made first or not (made
+    first, it was inlined into @g with frame stacks defined outside @g)."""
+    ctx = make_context()
+    parsed = parse_module(SEVERAL, "several.mlir", ctx)
+    MakeResumablePass(functions=order).apply(ctx, parsed)
+    ReversibilizePass(mode="tape").apply(ctx, parsed)
+    parsed.verify()
+    runner = RevInterpreter(parsed)
+    x, n = 0.5, 3
+    f = x
+    for _ in range(n):
+        f = np.sin(f) * x
+    for name, expected in (("f", f), ("g", f * x)):
+        arguments, _ = inputs(runner, name, [x, n])
+        assert runner.call(name, *arguments)[2] == pytest.approx(expected, rel=1e-15)
+
+
+def test_hand_written_frames_are_refused_where_they_are():
+    """Frame stacks and their depth checks are make-resumable's own: in
+    its input they are a located error that says so, not code it would
+    lay out with a stack carried where only scalars go."""
+    source = """
+func.func @f(%x: f64) -> f64 {
+  %s = anc.stack_alloc : !anc.stack<f64>
+  anc.copy_push %s, %x : !anc.stack<f64>
+  %y = anc.pop %s : !anc.stack<f64>
+  anc.stack_free %s : !anc.stack<f64>
+  func.return %y : f64
+}
+"""
+    ctx = make_context()
+    parsed = parse_module(source, "frames.mlir", ctx)
+    with pytest.raises(ReversibilizeError) as raised:
+        MakeResumablePass(functions=("f",)).apply(ctx, parsed)
+    assert str(raised.value).startswith(
+        "'anc.stack_alloc' at frames.mlir:3:3 cannot be made resumable: frame stacks and their depth checks "
+        "are what make-resumable writes for the calls of a recursion"
+    )

@@ -49,16 +49,30 @@ def client(path: str, tool: str) -> None:
     """Run ``tool`` with this process's arguments, environment, directory
     and standard files in the server listening at ``path``, and end as it
     ended."""
-    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    connection.connect(path)
-    request = {"tool": tool, "argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}
-    socket.send_fds(connection, [json.dumps(request).encode()], list(range(STREAMS)))
-    connection.shutdown(socket.SHUT_WR)
-    status = int(_read_all(connection))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+        connection.connect(path)
+        request = {"tool": tool, "argv": sys.argv, "env": dict(os.environ), "cwd": os.getcwd()}
+        socket.send_fds(connection, [json.dumps(request).encode()], list(range(STREAMS)))
+        connection.shutdown(socket.SHUT_WR)
+        answer = _read_all(connection)
+    status = exit_status(answer, tool, path)
     if os.WIFSIGNALED(status):
         signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
         os.kill(os.getpid(), os.WTERMSIG(status))
     sys.exit(os.WEXITSTATUS(status))
+
+
+def exit_status(answer: bytes, tool: str, path: str) -> int:
+    """The wait status the server at ``path`` answered for ``tool``.  An
+    answer that is none (empty where the handler died before sending it)
+    is an error that says what came and from
+    where, not a bare ``ValueError`` of ``int``."""
+    if answer.isdigit():
+        return int(answer)
+    raise ValueError(
+        f"{tool}: the tool server at {path} answered {answer!r}, not the wait status of the {tool} it ran "
+        "(its handler ended without sending one?)"
+    )
 
 
 def shims(directory: str, path: str) -> None:

@@ -38,6 +38,11 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return scf_dialect()
 
+    def get_llvm():
+        from revmlir.dialects.upstream_forms import llvm_dialect
+
+        return llvm_dialect()
+
     from xdsl.dialects import get_all_dialects as upstream
 
     dialects = dict(upstream())
@@ -47,4 +52,5 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     dialects["nvvm"] = get_nvvm
     dialects["memref"] = get_memref
     dialects["scf"] = get_scf
+    dialects["llvm"] = get_llvm
     return dialects

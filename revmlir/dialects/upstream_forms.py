@@ -1,4 +1,5 @@
-"""``scf.parallel`` and ``memref.atomic_rmw`` in upstream MLIR's custom form.
+"""``scf.parallel`` and ``memref.atomic_rmw`` in upstream MLIR's custom form,
+and ``llvm.cmpxchg``, which xDSL's ``llvm`` dialect lacks.
 
 A parallel ``rev.for`` lowers to ``scf.parallel`` and a shared accumulation in
 it (``y[j] += v`` from several iterations) to ``memref.atomic_rmw addf``.
@@ -13,18 +14,25 @@ xDSL's classes still hold) and read and print upstream's spelling::
     }
 
 ``get_all_dialects`` registers ``scf`` and ``memref`` with them in place of
-xDSL's.
+xDSL's, and ``llvm`` with ``llvm.cmpxchg`` added: the compare-and-swap with
+which a GPU thread takes the launch's error slot (``revmlir.gpu.to_nvvm``),
+spelled as upstream spells it::
+
+    %r = llvm.cmpxchg %p, %expected, %new monotonic monotonic : !llvm.ptr, i64
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
-from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, i64
+from xdsl.dialects import llvm, memref, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, StringAttr, i1, i64
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 KINDS: tuple[str, ...] = (
     "addf",
@@ -171,6 +179,69 @@ class ParallelOp(scf.ParallelOp):
         return op
 
 
+@irdl_op_definition
+class CmpXchgOp(IRDLOperation):
+    """``llvm.cmpxchg``: where the integer at ``ptr`` is ``cmp``, make it
+    ``val``, as one indivisible step; the result is the old integer and
+    whether it was ``cmp`` (``!llvm.struct<(T, i1)>``).  The orderings are
+    LLVM's (``monotonic`` at the least, the failure's no stronger than the
+    success's).  NVPTX selects it as PTX's ``atom.cas``."""
+
+    name = "llvm.cmpxchg"
+    ORDERINGS: ClassVar[tuple[str, ...]] = ("monotonic", "acquire", "release", "acq_rel", "seq_cst")
+
+    ptr = operand_def(llvm.LLVMPointerType)
+    cmp = operand_def(IntegerType)
+    val = operand_def(IntegerType)
+    res = result_def(llvm.LLVMStructType)
+    success_ordering = prop_def(StringAttr)
+    failure_ordering = prop_def(StringAttr)
+
+    def __init__(
+        self, ptr: SSAValue, cmp: SSAValue, val: SSAValue, success: str = "monotonic", failure: str = "monotonic"
+    ):
+        super().__init__(
+            operands=[ptr, cmp, val],
+            result_types=[llvm.LLVMStructType.from_type_list([val.type, i1])],
+            properties={"success_ordering": StringAttr(success), "failure_ordering": StringAttr(failure)},
+        )
+
+    def verify_(self) -> None:
+        if self.cmp.type != self.val.type:
+            raise VerifyException(f"'{self.name}' compares {self.cmp.type} but stores {self.val.type}")
+        if self.res.type != llvm.LLVMStructType.from_type_list([self.val.type, i1]):
+            raise VerifyException(f"'{self.name}' gives !llvm.struct<({self.val.type}, i1)>, not {self.res.type}")
+        orderings = (self.success_ordering.data, self.failure_ordering.data)
+        if any(o not in self.ORDERINGS for o in orderings):
+            raise VerifyException(f"'{self.name}' orders by one of {', '.join(self.ORDERINGS)}")
+        if orderings[1] in ("release", "acq_rel"):
+            raise VerifyException(f"'{self.name}' cannot fail with {orderings[1]} ordering: it stores nothing then")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list((self.ptr, self.cmp, self.val), printer.print_operand)
+        printer.print_string(f" {self.success_ordering.data} {self.failure_ordering.data}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_list((self.ptr.type, self.val.type), printer.print_attribute)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CmpXchgOp:
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        if len(operands) != 3:
+            parser.raise_error("'llvm.cmpxchg' takes an address, the value compared and the value stored")
+        success, failure = parser.parse_identifier(), parser.parse_identifier()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        pointer = parser.parse_type()
+        parser.parse_punctuation(",")
+        value = parser.parse_type()
+        ptr, cmp, val = (parser.resolve_operand(o, t) for o, t in zip(operands, (pointer, value, value), strict=True))
+        op = cls(ptr, cmp, val, success, failure)
+        op.attributes.update(attributes)
+        return op
+
+
 def _replaced(dialect: Dialect, replacements: dict[type[Operation], type[Operation]]) -> Dialect:
     operations = [replacements.get(op, op) for op in dialect.operations]
     return Dialect(dialect.name, operations, list(dialect.attributes))
@@ -184,3 +255,8 @@ def memref_dialect() -> Dialect:
 def scf_dialect() -> Dialect:
     """xDSL's ``scf`` dialect with ``scf.parallel`` in upstream's form."""
     return _replaced(scf.Scf, {scf.ParallelOp: ParallelOp})
+
+
+def llvm_dialect() -> Dialect:
+    """xDSL's ``llvm`` dialect with ``llvm.cmpxchg``."""
+    return Dialect(llvm.LLVM.name, [*llvm.LLVM.operations, CmpXchgOp], list(llvm.LLVM.attributes))

@@ -51,7 +51,7 @@ from xdsl.rewriter import Rewriter
 from revmlir.errors import ExecutionError
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering.checked_code import display_name
-from revmlir.lowering.rev_to_std import element_bytes
+from revmlir.lowering.native_types import element_bytes
 from revmlir.lowering.stacks import constant, result
 from revmlir.lowering.std_to_llvm import llvm_position, llvm_type
 from revmlir.runtime_checks import CHECKS_ATTR, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable

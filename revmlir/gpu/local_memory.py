@@ -24,7 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import describe_op
 from revmlir.ir_utils import constant_shape, nested_ops
-from revmlir.lowering.rev_to_std import element_bytes
+from revmlir.lowering.native_types import element_bytes
 
 LOCAL_MEMORY_LIMIT = 512 * 1024
 """The local memory a CUDA thread may have (every GPU from sm_20 on)."""

@@ -41,7 +41,7 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import nvvm
-from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
+from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, CmpXchgOp
 from revmlir.errors import describe_op
 from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
@@ -54,7 +54,6 @@ from revmlir.lowering.std_to_llvm import (
     ModuleTranslation,
     Rule,
     _element_address,
-    keep_llvm_op,
     llvm_type,
     translate_module,
 )
@@ -177,11 +176,7 @@ def inline_assembly(t: FunctionTranslation, op: Operation) -> None:
     """A source's inline assembly is written for one target, and a module
     compiles for the host and the GPU alike: in GPU code it would reach
     ptxas, whose syntax error names no op (the assembly the device rules
-    write themselves is not a source op, and the device's report, which
-    ``convert-gpu-to-nvvm`` writes, is not a source's function)."""
-    if t.source.sym_name.data == ptx_name(REPORT):
-        keep_llvm_op(t, op)
-        return
+    write themselves is not a source op)."""
     raise PassFailedException(
         f"{describe_op(op)}: GPU code cannot run inline assembly (it is written for one target; "
         "call a module function or an intrinsic instead)"
@@ -322,6 +317,45 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
             warp_aggregated_red(ptx_type, bits), f"l,{register}", [address, value], [], has_side_effects=True
         )
         t.emit(asm, op)
+
+
+CMPXCHG = "revmlir.cmpxchg."
+"""The prefix of the functions that stand for ``llvm.cmpxchg`` while xDSL's
+LLVM backend, which has no such instruction, converts the module."""
+
+
+def _cmpxchg_as_calls(module: ModuleOp) -> None:
+    """Each ``llvm.cmpxchg`` becomes a call of a declared function named
+    after its orderings and type (``_cmpxchg_instructions`` makes it the
+    instruction again in LLVM IR)."""
+    declared: dict[str, llvm.LLVMFunctionType] = {}
+    for op in [o for o in nested_ops(module) if isinstance(o, CmpXchgOp)]:
+        name = f"{CMPXCHG}{op.success_ordering.data}.{op.failure_ordering.data}.{op.val.type}"
+        declared[name] = llvm.LLVMFunctionType([a.type for a in op.operands], op.res.type)
+        Rewriter.replace_op(op, fast_ops.llvm_call(name, op.operands, op.res.type))
+    for name, type in sorted(declared.items()):
+        module.body.block.insert_op_before(
+            llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op
+        )
+
+
+def _cmpxchg_instructions(module: ir.Module) -> None:
+    """The calls ``_cmpxchg_as_calls`` made, ``cmpxchg`` instructions again,
+    and their functions' declarations gone.  llvmlite's ``replace`` renews
+    the operands of the instructions that use a call, but an
+    ``extractvalue`` (how a swap's old value and success are read) prints
+    its aggregate, which is renewed here."""
+    for function in [f for f in module.functions if f.name.startswith(CMPXCHG)]:
+        success, failure, _ = function.name.removeprefix(CMPXCHG).split(".")
+        for caller in module.functions:
+            for block in caller.blocks:
+                for call in [i for i in block.instructions if isinstance(i, ir.CallInstr) and i.callee is function]:
+                    swap = ir.CmpXchg(block, *call.args, success, failure, "")
+                    block.replace(call, swap)
+                    for user in (i for b in caller.blocks for i in b.instructions):
+                        if isinstance(user, ir.ExtractValue) and user.aggregate is call:
+                            user.aggregate = swap
+        del module.globals[function.name]
 
 
 # ---------------------------------------------------------------------------
@@ -470,8 +504,10 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
     }
     translate_module(device, ModuleTranslation(overrides=device_rules), entry_points=False)
     map_to_libdevice(device)
+    _cmpxchg_as_calls(device)
     entries = set(kernels.values())
     converted = convert_module(device, fallback_target_triple=None)
+    _cmpxchg_instructions(converted)
     converted.triple = TRIPLE
     for function in converted.functions:
         if function.name in entries:

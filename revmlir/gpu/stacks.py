@@ -56,7 +56,7 @@ from revmlir.gpu.arena import (
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import display_name
-from revmlir.lowering.rev_to_std import element_bytes
+from revmlir.lowering.native_types import element_bytes
 from revmlir.lowering.stacks import constant, header_word, result, set_header_word, slot_addresses, slots, to_slots
 from revmlir.runtime_checks import CheckTable
 

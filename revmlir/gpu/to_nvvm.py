@@ -6,7 +6,8 @@ terms.
   bits, widened to ``index``); ``gpu.barrier`` is ``nvvm.barrier0``.
 - The device's ``revmlir.report`` reports a failed check to the host and
   ends the thread: the first failing thread of a launch wins a
-  compare-and-swap of the shared slot's check id (0 → its own) and then
+  compare-and-swap of the shared slot's check id (0 → its own:
+  ``llvm.cmpxchg``, which NVPTX selects as ``atom.cas``) and then
   stores its values and element there; every failing thread exits
   (``nvvm.exit``).  Where the shared slot is, and the element, it reads
   from the context whose address the thread's own slot holds in its last
@@ -24,12 +25,13 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, llvm, memref, scf
-from xdsl.dialects.builtin import IndexType, ModuleOp, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, ModuleOp, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 from revmlir.dialects import nvvm
+from revmlir.dialects.upstream_forms import CmpXchgOp
 from revmlir.ir_utils import nested_ops
 from revmlir.runtime_checks import ELEMENT_WORD, JUMP_WORD, REPORT
 
@@ -39,9 +41,6 @@ _REGISTERS: dict[type[Operation], str] = {
     gpu.BlockDimOp: "ntid",
     gpu.GridDimOp: "nctaid",
 }
-
-CAS_PTX = "atom.cas.b64 $0, [$1], $2, $3;"
-"""``atom.cas`` on a generic address: old value, address, compare, new."""
 
 
 def convert_op(op: Operation) -> None:
@@ -76,11 +75,10 @@ def define_device_report(function: func.FuncOp) -> None:
     shared_address = add(llvm.LoadOp(context, i64))
     element = add(llvm.LoadOp(add(llvm.GEPOp(context, [1], i64)), i64))
     zero = add(arith.ConstantOp.from_int_and_width(0, i64))
-    previous = add(llvm.InlineAsmOp(CAS_PTX, "=l,l,l,l", [shared_address, zero, check], [i64], has_side_effects=True))
-    won = add(arith.CmpiOp(previous, zero, "eq"))
+    shared = add(llvm.IntToPtrOp(shared_address))
+    swapped = add(CmpXchgOp(shared, zero, check))
+    won = add(llvm.ExtractValueOp(DenseArrayBase.from_list(i64, [1]), swapped, i1))
     report: list[Operation] = []
-    shared = llvm.IntToPtrOp(shared_address)
-    report.append(shared)
     for index, value in enumerate([*values, element], start=1):
         assert index < ELEMENT_WORD + 1
         address = llvm.GEPOp(shared, [index], i64)

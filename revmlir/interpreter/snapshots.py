@@ -21,7 +21,7 @@ from revmlir.checkpoint.cursor import next_entry
 from revmlir.dialects import anc
 from revmlir.dialects.ad import NextOp
 from revmlir.interpreter.state import RuntimeInterpreter
-from revmlir.lowering.rev_to_std import element_bytes
+from revmlir.lowering.native_types import element_bytes
 from revmlir.runtime.values import normalize
 from revmlir.safety import EMPTY_STACK, STACK_NOT_GROWN
 

@@ -46,6 +46,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
+from revmlir.call_graph import recursive_calls
 from revmlir.errors import ExecutionError
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
@@ -108,49 +109,6 @@ def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.F
             code.check(grown, call, STACK_NOT_GROWN, [before.results[0]], ExecutionError)
 
 
-def _recursive_calls(functions: Sequence[func.FuncOp]) -> set[func.CallOp]:
-    """The calls whose callee can call their caller again (both in one
-    strongly connected component of the call graph, Tarjan's algorithm)."""
-    names = {f.sym_name.data for f in functions}
-    calls = {
-        f.sym_name.data: [
-            op for op in nested_ops(f) if isinstance(op, func.CallOp) and op.callee.string_value() in names
-        ]
-        for f in functions
-    }
-    component: dict[str, int] = {}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    path: list[str] = []
-
-    def visit(name: str) -> None:
-        index[name] = low[name] = len(index)
-        path.append(name)
-        for call in calls[name]:
-            callee = call.callee.string_value()
-            if callee not in index:
-                visit(callee)
-                low[name] = min(low[name], low[callee])
-            elif callee not in component:
-                low[name] = min(low[name], index[callee])
-        if low[name] == index[name]:
-            while True:
-                member = path.pop()
-                component[member] = index[name]
-                if member == name:
-                    break
-
-    for name in calls:
-        if name not in index:
-            visit(name)
-    return {
-        call
-        for name, found in calls.items()
-        for call in found
-        if component[call.callee.string_value()] == component[name]
-    }
-
-
 def _nested_in_a_loop(op: Operation) -> bool:
     """Whether a structured loop encloses ``op`` (in this function)."""
     parent = op.parent_op()
@@ -196,7 +154,7 @@ class HostSafetyPass(ModulePass):
         checks = CheckTable([e.data for e in table.data] if isinstance(table, ArrayAttr) else [])
         runtime: dict[str, func.FuncOp] = {}
         functions = list(_checked_functions(op))
-        recursive = _recursive_calls([f for f, _ in functions])
+        recursive = recursive_calls(f for f, _ in functions)
         for function, error in functions:
             code = CheckedCode(
                 function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))

@@ -12,6 +12,11 @@ there with their text and no location, so every entry point (``rev-run``,
 here, at the first op that has a value of it.  The lowering's own values
 (the ``i128`` products of fixed-point numbers) are not the user's and are
 not checked.
+
+How native code lays those types out is here too, for every layer that
+counts bytes: an element's (``element_bytes``: the lowering, the GPU's
+arena and local memory, the interpreter's count of snapshot bytes) and
+the largest array a function's frame holds (``FRAME_ARRAY_BYTES``).
 """
 
 from __future__ import annotations
@@ -41,6 +46,22 @@ from revmlir.ir_utils import nested_ops
 
 INTEGER_WIDTHS = (1, 8, 16, 32, 64)
 """The widths of the C integer types a native call passes."""
+
+FRAME_ARRAY_BYTES = 4096
+"""The largest ancilla array kept in the function's frame; larger ones go to
+the heap, so they cannot overflow the stack."""
+
+
+def element_bytes(type: Attribute) -> int:
+    """The bytes of one element, as native code lays it out."""
+    if isinstance(type, ComplexType):
+        return 2 * element_bytes(type.element_type)
+    if isinstance(type, IndexType):
+        return 8
+    if isinstance(type, IntegerType):
+        return max(1, type.width.data // 8)
+    assert isinstance(type, AnyFloat)
+    return type.bitwidth // 8
 
 
 def native_type_problem(type: Attribute) -> str | None:

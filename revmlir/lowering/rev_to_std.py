@@ -72,6 +72,7 @@ from revmlir.ir_utils import RuleTable, constant_index, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.host_safety import check_pushes
+from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.lowering.printing import lower_print
 from revmlir.naming import inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
@@ -97,10 +98,6 @@ from revmlir.safety import (
 )
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import check_snapshots
-
-FRAME_ARRAY_BYTES = 4096
-"""The largest ancilla array kept in the function's frame; larger ones go to
-the heap, so they cannot overflow the stack."""
 
 
 def std_type(type: Attribute) -> Attribute:
@@ -919,18 +916,6 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     lowering.set(op.result, array)
 
 
-def element_bytes(type: Attribute) -> int:
-    """The bytes of one element, as native code lays it out."""
-    if isinstance(type, ComplexType):
-        return 2 * element_bytes(type.element_type)
-    if isinstance(type, IndexType):
-        return 8
-    if isinstance(type, IntegerType):
-        return max(1, type.width.data // 8)
-    assert isinstance(type, AnyFloat)
-    return type.bitwidth // 8
-
-
 def _checked_elements(
     lowering: FunctionLowering, op: Operation, sizes: Sequence[SSAValue], type: MemRefType, itemsize: int
 ) -> SSAValue:
@@ -1179,30 +1164,28 @@ def _length_of(lowering: FunctionLowering, stored: SSAValue, like: Operation) ->
     return stored
 
 
-def _copy_elements(
+def _copy_stack(
     lowering: FunctionLowering,
     op: Operation,
-    count: SSAValue,
-    source: tuple[SSAValue, SSAValue],
     target: tuple[SSAValue, SSAValue],
+    source: tuple[SSAValue, SSAValue],
+    count: SSAValue,
     element: Attribute,
 ) -> None:
-    """``count`` elements from ``source`` (a stack, a first position) to
-    ``target``, in place: positions below both stacks' sizes."""
-    index = IndexType()
-    body = Block(arg_types=[index])
-    saved = lowering.builder.insertion_point
-    lowering.builder.insertion_point = InsertPoint.at_end(body)
-    k = lowering.emit(arith.IndexCastOp(body.args[0], i64), op).results[0]
-    (stack, first), (other, start) = source, target
-    at = lowering.emit(arith.AddiOp(first, k), op).results[0]
-    value = lowering.call_runtime(stacks.runtime_name(stacks.GET, element), [stack, at], [element], op)[0]
-    to = lowering.emit(arith.AddiOp(start, k), op).results[0]
-    lowering.call_runtime(stacks.runtime_name(stacks.PUT, element), [other, to, value], [], op)
-    lowering.emit(scf.YieldOp(), op)
-    lowering.builder.insertion_point = saved
-    end = lowering.emit(arith.IndexCastOp(count, index), op).results[0]
-    lowering.emit(scf.ForOp(lowering.const(0, index, op), end, lowering.const(1, index, op), [], Region(body)), op)
+    """``count`` elements of ``source`` (a stack, a first position) written
+    at ``target`` (a stack, a position) in one memory copy, the target grown
+    and its size raised to the copy's end where they were less
+    (``revmlir.stack.copy``)."""
+    width = lowering.const(element_bytes(element), i64, op)
+    copy = stacks.runtime_name(stacks.COPY)
+    lowering.call_runtime(copy, [target[0], target[1], source[0], source[1], count, width], [], op)
+
+
+def _check_grown(lowering: FunctionLowering, op: Operation, stack: SSAValue, end: SSAValue, size: SSAValue) -> None:
+    """Stop the run, as after a push, where ``stack`` did not grow to
+    ``end`` elements (its buffer could not grow; ``size``: before)."""
+    grown = lowering.emit(arith.CmpiOp(_stack_size(lowering, stack, op), end, "eq"), op).results[0]
+    lowering.check(grown, op, STACK_NOT_GROWN, [size], ExecutionError)
 
 
 def _each_in_record(
@@ -1251,9 +1234,7 @@ def _fill(lowering: FunctionLowering, op: Operation, stack: SSAValue, count: SSA
     size = _stack_size(lowering, stack, op)
     fill = stacks.runtime_name(stacks.FILL, element)
     lowering.call_runtime(fill, [stack, count, _zero(lowering, element, op)], [], op)
-    end = lowering.emit(arith.AddiOp(size, count), op).results[0]
-    grown = lowering.emit(arith.CmpiOp(_stack_size(lowering, stack, op), end, "eq"), op).results[0]
-    lowering.check(grown, op, STACK_NOT_GROWN, [size], ExecutionError)
+    _check_grown(lowering, op, stack, lowering.emit(arith.AddiOp(size, count), op).results[0], size)
     return size
 
 
@@ -1262,7 +1243,9 @@ def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> 
     stack's part (stored on top) if it holds one.  A store holding less
     than a record is reported whatever ``nocheck`` says, as the interpreter
     does: the verifier proves it held only for straight-line snapshots, not
-    for those of a loop driven by ``ad.next``."""
+    for those of a loop driven by ``ad.next``.  The stored length is read
+    only where the store holds it; one that does not holds less than the
+    record whatever it would say, which the one check reports."""
     store, element = lowering.get(op.store), stack_element(op.store.type)
     size = _stack_size(lowering, store, op)
     length = _record_length(lowering, op)
@@ -1272,7 +1255,6 @@ def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> 
         one = lowering.const(1, i64, op)
         with_top = lowering.emit(arith.AddiOp(length, one), op).results[0]
         room = lowering.emit(arith.CmpiOp(size, with_top, "sge"), op).results[0]
-        lowering.check(room, op, f"no snapshot to {what}")
         top = lowering.emit(arith.SubiOp(size, one), op).results[0]
         at = lowering.emit(arith.SelectOp(room, top, lowering.const(0, i64, op)), op).results[0]
         stored = _read_if(lowering, op, room, store, at, element)
@@ -1308,7 +1290,7 @@ def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
     """The record's room is pushed at once as zeros (``_fill``), then
     written element by element in place: no growth check per element, and
     a loop over a memref that LLVM makes a copy.  A stack's part follows:
-    its elements, then its length."""
+    its elements, in one memory copy, then its length."""
     assert isinstance(op, anc.SnapshotOp)
     store, element = lowering.get(op.store), stack_element(op.store.type)
     fixed = _record_length(lowering, op)
@@ -1329,7 +1311,7 @@ def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
     _each_in_record(lowering, op, start, write)
     if stack is not None and held is not None:
         first = lowering.emit(arith.AddiOp(start, fixed), op).results[0]
-        _copy_elements(lowering, op, held, (lowering.get(stack), lowering.const(0, i64, op)), (store, first), element)
+        _copy_stack(lowering, op, (store, first), (lowering.get(stack), lowering.const(0, i64, op)), held, element)
         top = lowering.emit(arith.AddiOp(first, held), op).results[0]
         lowering.call_runtime(put, [store, top, _length_as(lowering, held, element, op)], [], op)
 
@@ -1337,8 +1319,8 @@ def _snapshot(lowering: FunctionLowering, op: Operation) -> None:
 @lowers(anc.RestoreOp)
 def _restore(lowering: FunctionLowering, op: Operation) -> None:
     """The top record read in place, into the memrefs, the stack (emptied,
-    filled to the stored length, then overwritten) and the results; the
-    record stays."""
+    then its part of the record copied onto it at once, as a fill grows
+    it) and the results; the record stays."""
     assert isinstance(op, anc.RestoreOp)
     store, element = lowering.get(op.store), stack_element(op.store.type)
     start, held = _held_record(lowering, op)
@@ -1356,10 +1338,11 @@ def _restore(lowering: FunctionLowering, op: Operation) -> None:
     if (stack := op.stack()) is not None and held is not None:
         target = lowering.get(stack)
         word = lowering.const(stacks.SIZE, IndexType(), op)
-        lowering.emit(memref.StoreOp.get(lowering.const(0, i64, op), target, [word]), op)
-        _fill(lowering, op, target, held, element)
+        empty = lowering.const(0, i64, op)
+        lowering.emit(memref.StoreOp.get(empty, target, [word]), op)
         first = lowering.emit(arith.AddiOp(start, _record_length(lowering, op)), op).results[0]
-        _copy_elements(lowering, op, held, (store, first), (target, lowering.const(0, i64, op)), element)
+        _copy_stack(lowering, op, (target, empty), (store, first), held, element)
+        _check_grown(lowering, op, target, held, empty)
     for old, number in zip(op.results, sorted(scalars), strict=True):
         lowering.set(old, scalars[number])
 

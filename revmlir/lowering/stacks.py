@@ -13,12 +13,15 @@ of elements, and the buffer's capacity in elements.
   runtime functions for what needs the buffer: ``revmlir.stack.push.<T>``,
   ``revmlir.stack.pop.<T>`` and ``revmlir.stack.free``, private functions of
   the module (``define_runtime``), and for whole records (snapshots and
-  zero-padded shadows) ``revmlir.stack.fill.<T>``, ``….put.<T>`` and
-  ``….get.<T>``: push grows the buffer geometrically with ``realloc``, and
+  zero-padded shadows) ``revmlir.stack.fill.<T>``, ``….put.<T>``,
+  ``….get.<T>`` and ``revmlir.stack.copy``: push grows the buffer
+  geometrically with ``realloc``, and
   leaves the stack as it was where it cannot (the caller checks the size),
   fill pushes many copies of a value after one growth; pop of an empty
   stack yields zero and leaves the stack empty; put and get write and read
-  an element below the top, which the caller knows is there;
+  an element below the top, which the caller knows is there; copy moves a
+  run of elements from one stack into another, one ``memmove`` after the
+  growth it needs;
   free releases the buffer and zeroes the header.
 - The bodies are std (func, scf, arith, memref, complex) but for the buffer
   itself, which only an address in the header points to: ``llvm`` ops
@@ -73,6 +76,8 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    i1,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -87,9 +92,12 @@ MIN_CAPACITY = 8
 
 PREFIX = "revmlir.stack."
 PUSH, POP, FREE = "push", "pop", "free"
-FILL, PUT, GET = "fill", "put", "get"
+FILL, PUT, GET, COPY = "fill", "put", "get", "copy"
 """Whole records (``anc.snapshot``, ``anc.restore``, ``anc.zero_pad``): push
-many copies of a value at once, write and read an element below the top."""
+many copies of a value at once, write and read an element below the top,
+copy a stack's elements into another (one function for every element type:
+it takes the elements' bytes)."""
+MEMMOVE = "llvm.memmove.p0.p0.i64"
 
 PTR = llvm.LLVMPointerType()
 _LIBC = {
@@ -191,12 +199,19 @@ def _zero(element: Attribute) -> SSAValue:
     return constant(0, element)
 
 
-def _grow(header: SSAValue, needed: SSAValue, element: Attribute) -> None:
-    """Grow the buffer, if it holds fewer than ``needed`` elements, to
-    ``MIN_CAPACITY`` elements, then to twice its capacity, or to ``needed``
-    where that is more, with ``realloc``.  A buffer that cannot grow
-    (``realloc`` fails, or it would pass ``MAX_ALLOCATION`` bytes: the size is
-    then ``SIZE_MAX``, which ``realloc`` refuses) stays as it was."""
+def _width(element: Attribute) -> SSAValue:
+    """The bytes of an element in the buffer."""
+    slot, count = slots(element)
+    return result(arith.MuliOp(size_of(result, slot), constant(count)))
+
+
+def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
+    """Grow the buffer of elements of ``width`` bytes, if it holds fewer
+    than ``needed`` elements, to ``MIN_CAPACITY`` elements, then to twice
+    its capacity, or to ``needed`` where that is more, with ``realloc``.  A
+    buffer that cannot grow (``realloc`` fails, or it would pass
+    ``MAX_ALLOCATION`` bytes: the size is then ``SIZE_MAX``, which
+    ``realloc`` refuses) stays as it was."""
     capacity = header_word(header, CAPACITY)
     full = result(arith.CmpiOp(needed, capacity, "ugt"))
     grow = scf.IfOp(full, [], Region(Block()), Region(Block()))
@@ -204,8 +219,6 @@ def _grow(header: SSAValue, needed: SSAValue, element: Attribute) -> None:
         empty = result(arith.CmpiOp(capacity, constant(0), "eq"))
         doubled = result(arith.AddiOp(capacity, capacity))
         larger = result(arith.MaxUIOp(result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled)), needed))
-        slot, count = slots(element)
-        width = result(arith.MuliOp(size_of(result, slot), constant(count)))
         most = result(arith.DivUIOp(constant(MAX_ALLOCATION), width))
         fits = result(arith.CmpiOp(larger, most, "ule"))
         bytes = result(arith.SelectOp(fits, result(arith.MuliOp(larger, width)), constant(-1)))
@@ -226,7 +239,7 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
     assert element is not None
     header, value = function.body.block.args
     size = header_word(header, SIZE)
-    _grow(header, result(arith.AddiOp(size, constant(1))), element)
+    _grow(header, result(arith.AddiOp(size, constant(1))), _width(element))
     room = result(arith.CmpiOp(size, header_word(header, CAPACITY), "ult"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
@@ -248,7 +261,7 @@ def _fill(function: func.FuncOp, element: Attribute | None) -> None:
     header, count, value = function.body.block.args
     size = header_word(header, SIZE)
     end = result(arith.AddiOp(size, count))
-    _grow(header, end, element)
+    _grow(header, end, _width(element))
     room = result(arith.CmpiOp(end, header_word(header, CAPACITY), "ule"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
@@ -284,6 +297,41 @@ def _get(function: func.FuncOp, element: Attribute | None) -> None:
     slot, _ = slots(element)
     parts = [result(llvm.LoadOp(a, slot)) for a in slot_addresses(header, position, element)]
     func.ReturnOp(_from_slots(parts, element))
+
+
+def _copy(function: func.FuncOp, element: Attribute | None) -> None:
+    """Writes ``count`` elements of ``width`` bytes from position ``first``
+    of a source stack at position ``at`` of the target, with one
+    ``memmove``, after growing the target where they pass its capacity
+    (``_grow``), and raises the target's size to ``at + count`` where it was
+    less.  Where the buffer cannot grow the stack stays as it was; the
+    caller checks the size.  The source's elements are below its size (the
+    caller knows they are there)."""
+    target, at, source, first, count, width = function.body.block.args
+    end = result(arith.AddiOp(at, count))
+    _grow(target, end, width)
+    room = result(arith.CmpiOp(end, header_word(target, CAPACITY), "ule"))
+    store = scf.IfOp(room, [], Region(Block()), Region(Block()))
+    with ImplicitBuilder(store.true_region):
+        to, start = (
+            result(
+                llvm.GEPOp(
+                    _buffer(header),
+                    [llvm.GEP_USE_SSA_VAL],
+                    i8,
+                    ssa_indices=[result(arith.MuliOp(position, width))],
+                    inbounds=True,
+                )
+            )
+            for header, position in ((target, at), (source, first))
+        )
+        bytes = result(arith.MuliOp(count, width))
+        llvm.CallIntrinsicOp(MEMMOVE, [to, start, bytes, result(arith.ConstantOp(IntegerAttr(0, i1)))], [])
+        set_header_word(result(arith.MaxUIOp(header_word(target, SIZE), end)), target, SIZE)
+        scf.YieldOp()
+    with ImplicitBuilder(store.false_region):
+        scf.YieldOp()
+    func.ReturnOp()
 
 
 def _pop(function: func.FuncOp, element: Attribute | None) -> None:
@@ -322,12 +370,13 @@ _DEFINITIONS: dict[str, Callable[[func.FuncOp, Attribute | None], None]] = {
     FILL: _fill,
     PUT: _put,
     GET: _get,
+    COPY: _copy,
 }
 
 
 def runtime_kind(name: str) -> str | None:
-    """``push``, ``pop``, ``free``, ``fill``, ``put`` or ``get`` for a runtime
-    function's name, else None."""
+    """``push``, ``pop``, ``free``, ``fill``, ``put``, ``get`` or ``copy`` for a
+    runtime function's name, else None."""
     if not name.startswith(PREFIX):
         return None
     kind = name[len(PREFIX) :].split(".", 1)[0]
@@ -352,6 +401,8 @@ def define_runtime(module: ModuleOp) -> None:
         hints = (
             ("header", "count" if kind == FILL else "position", "value")
             if kind in (FILL, PUT, GET)
+            else ("target", "at", "source", "first", "count", "width")
+            if kind == COPY
             else ("header", "value")
         )
         for arg, hint in zip(function.body.block.args, hints):

@@ -96,8 +96,7 @@ from revmlir.ir_utils import RuleTable, constant_index, constant_shape
 from revmlir.lowering import complex_functions, fast_ops, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.intrinsics import check_intrinsic_call
-from revmlir.lowering.native_types import refuse_unsupported
-from revmlir.lowering.rev_to_std import FRAME_ARRAY_BYTES, element_bytes
+from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, refuse_unsupported
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"

@@ -49,13 +49,13 @@ class AdCheckpointPass(ModulePass):
                     f"{self.name}{{functions=f policy={self.policy}}}"
                 )
             schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
-            for name in dict.fromkeys(self.functions):
+            for name in self.functions:
                 if not isinstance(SymbolTable.lookup_symbol(op, name), func.FuncOp):
                     raise PassFailedException(
                         f"{self.name}: policy= checkpoints an ordinary func.func, and @{name} "
                         "is not one (mark a loop of a rev.func with a schedule instead)"
                     )
-                make_resumable(op, name, schedule, self.base)
+            make_resumable(op, self.functions, schedule, self.base)
             reversibilize(op, "tape")
         expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)
         check_snapshots(op)

@@ -35,8 +35,7 @@ class MakeResumablePass(ModulePass):
         if not self.functions:
             raise PassFailedException(f"{self.name}: name the functions to rewrite, e.g. {self.name}{{functions=f}}")
         schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
-        for name in dict.fromkeys(self.functions):
-            make_resumable(op, name, schedule, self.base)
+        make_resumable(op, self.functions, schedule, self.base)
 
 
 def checked_schedule(pass_name: str, policy: str, snapshots: int, base: int) -> ScheduleAttr:

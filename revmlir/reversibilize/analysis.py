@@ -57,15 +57,18 @@ FRAME_OPS = (anc.StackAllocOp, anc.StackFreeOp, anc.CopyPushOp, anc.PopOp, cf.As
 """The ops of frame stacks: the call stack ``make-resumable`` gives a
 function with recursion (``revmlir.reversibilize.frames``), local stacks of
 scalars that a push copies onto and a pop takes from, and the check of
-their depth at a call."""
+their depth at a call.  ``reversibilize`` translates them, as its input is
+``make-resumable``'s output; ``make-resumable`` refuses them in its own
+input, whose only call stack is the calls it lays out."""
 
 
 def _is_frame_stack(value: SSAValue) -> bool:
     return isinstance(value.type, anc.StackType) and is_scalar(value.type.element_type)
 
 
-def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncOp]) -> None:
-    """Reject, at the offending op, what the translation does not handle."""
+def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncOp], frames: bool = True) -> None:
+    """Reject, at the offending op, what the translation does not handle,
+    and with ``frames`` false the frame ops (``make-resumable``'s input)."""
     if len(function.body.blocks) != 1:
         raise unsupported(function, "its body has several blocks; only structured control flow (scf) is supported")
     for index, type in enumerate(function.function_type.inputs.data):
@@ -86,6 +89,12 @@ def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncO
                 op,
                 f"@{op.callee.string_value()} updates arrays; ordinary code calls only primitives "
                 "that return a value, and @rv.reversible functions the others",
+            )
+        if not frames and isinstance(op, FRAME_OPS):
+            raise ReversibilizeError(
+                f"{describe_op(op)} cannot be made resumable: frame stacks and their depth checks are what "
+                "make-resumable writes for the calls of a recursion, and the ordinary code it lays out has none "
+                "(write the recursion as calls)"
             )
         if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS + FRAME_OPS)):
             raise unsupported(

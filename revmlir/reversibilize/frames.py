@@ -5,8 +5,8 @@ graph once, as segments of the machine, so its values have one slot each
 whatever the depth of the recursion.  A call within the cycle therefore
 saves the caller's values that are live across it, and the point to return
 to, on *frame stacks*, and the callee's return restores them
-(``revmlir.reversibilize.resumable``).  This module knows the call graph's
-cycles and how a value goes on a frame stack and comes back.
+(``revmlir.reversibilize.resumable``).  This module knows how a value goes
+on a frame stack and comes back; the cycles are ``revmlir.call_graph``'s.
 
 Frames are ``!anc.stack`` values, local to the function: one of ``index``
 for return points and every integer (``arith.index_cast`` there and back,
@@ -22,37 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import AnyFloat, Float64Type, IndexType, f64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.dialects import anc
-
-
-def recursive_functions(functions: dict[str, func.FuncOp], root: str) -> set[str]:
-    """The functions reachable from ``root`` that can call themselves,
-    directly or through others (members of a cycle of the call graph)."""
-    calls: dict[str, set[str]] = {}
-    pending = [root]
-    while pending:
-        name = pending.pop()
-        if name in calls:
-            continue
-        calls[name] = {op.callee.string_value() for op in functions[name].walk() if isinstance(op, func.CallOp)}
-        pending.extend(calls[name])
-    found: set[str] = set()
-    for name in calls:
-        seen: set[str] = set()
-        frontier = list(calls[name])
-        while frontier:
-            callee = frontier.pop()
-            if callee == name:
-                found.add(name)
-                break
-            if callee not in seen:
-                seen.add(callee)
-                frontier.extend(calls[callee])
-    return found
 
 
 def frame_type(type: Attribute) -> Attribute:

@@ -36,7 +36,7 @@ return a jump back to the point after the call.  So a step is a step of any
 callee too.
 
 Recursion has an explicit call stack instead.  The functions of a
-recursive cycle of the call graph (``revmlir.reversibilize.frames``) are
+recursive cycle of the call graph (``revmlir.call_graph``) are
 laid out once, as segments of their own; a call of one of them ends its
 segment by pushing a *frame* on local frame stacks (the caller's values live
 across the call, then the program point after it) and jumps to the callee's
@@ -72,12 +72,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
+from revmlir.call_graph import recursive_functions
 from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.errors import describe_op
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
-from revmlir.reversibilize.frames import FrameStacks, recursive_functions
+from revmlir.reversibilize.frames import FrameStacks
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -583,13 +584,29 @@ def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
             yield from (t for t, _ in jump.moves)
 
 
-def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: int = 1) -> scf.WhileOp:
-    """Rewrite ``@name`` of ``module`` into its state machine (module
-    docstring), the loop marked with ``schedule``.  Each iteration runs
+def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAttr, base: int = 1) -> list[scf.WhileOp]:
+    """Rewrite each ``@name`` of ``module`` into its state machine (module
+    docstring), the loops marked with ``schedule``.  Each iteration runs
     ``base`` segments (fewer at the end): the schedule's base case, reversed
     store-all on one tape, and fewer, cheaper counted steps.  Loop marks inside
     ``@name`` (``rv.checkpointed``) are dropped: the machine's steps are
-    finer than any loop's iterations.  The other functions stay."""
+    finer than any loop's iterations.  The other functions stay.
+
+    The input is checked once, before any rewrite, and every machine lays
+    out its callees as the input has them: one of the names that another
+    calls is laid out from its source, not from its machine, whose frames
+    are this rewrite's own (``check_function`` refuses frame ops in the
+    input)."""
+    targets = [_defined(module, name) for name in dict.fromkeys(names)]
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
+    for each in functions.values():
+        check_function(each, functions, frames=False)
+    sources = {name: f.clone() for name, f in functions.items()}
+    recursive = recursive_functions(sources.values())
+    return [_make_machine(function, sources, recursive, schedule, base) for function in targets]
+
+
+def _defined(module: ModuleOp, name: str) -> func.FuncOp:
     function = SymbolTable.lookup_symbol(module, name)
     if not isinstance(function, func.FuncOp) or function.is_declaration:
         where = f"{describe_op(function)}: " if function is not None else ""
@@ -597,13 +614,18 @@ def make_resumable(module: ModuleOp, name: str, schedule: ScheduleAttr, base: in
             f"{where}@{name} is not a function defined in the module: "
             "only func.func functions with a body can be made resumable"
         )
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
-    for each in functions.values():
-        check_function(each, functions)
+    return function
+
+
+def _make_machine(
+    function: func.FuncOp, sources: dict[str, func.FuncOp], recursive: set[str], schedule: ScheduleAttr, base: int
+) -> scf.WhileOp:
+    """``function``'s machine, its callees from ``sources``."""
+    name = function.sym_name.data
     body = function.body.block
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
-    flattener = _Flattener(functions, recursive_functions(functions, name))
+    flattener = _Flattener(sources, recursive)
     results = [arith.ConstantOp(_zero_attr(v.type)).result for v in returned.arguments]
     for result, value in zip(results, returned.arguments, strict=True):
         result.name_hint = value.name_hint or "result"

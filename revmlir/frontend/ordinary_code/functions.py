@@ -246,7 +246,7 @@ class OrdinarySpecialization:
         if (spec := self.resumable.get(key)) is None:
             name = self.reversible.name
             spec = self.resumable[key] = self._checkpointed(
-                lambda module: make_resumable(module, name, schedule, base), STORE_ALL_HINT
+                lambda module: make_resumable(module, (name,), schedule, base)[0], STORE_ALL_HINT
             )
         return spec
 
@@ -255,7 +255,9 @@ class OrdinarySpecialization:
         """How many scalars the resumable form's state has (its program
         point included): a snapshot holds them and the arrays ``f`` writes."""
         name = self.reversible.name
-        loop = self._prepared(lambda module: make_resumable(module, name, ScheduleAttr("bisection")), STORE_ALL_HINT)[1]
+        loop = self._prepared(
+            lambda module: make_resumable(module, (name,), ScheduleAttr("bisection"))[0], STORE_ALL_HINT
+        )[1]
         return len(loop.results)
 
     def snapshot_bytes(self, args: Sequence[Any]) -> int:

@@ -7,14 +7,15 @@
 // inlined; a shared accumulation is an f64 red.add; a failing check
 // calls the device's revmlir.report with its id and values (out of line: a
 // report inlined at every check would bloat the loops), which takes the
-// shared slot by atom.cas and exits.
+// shared slot by atom.cas (LLVM's cmpxchg: relaxed, at system scope) and
+// exits.
 // ARCH: .target sm_80
 // CHECK:       .version
 // CHECK:       .target sm_90
 // CHECK-NOT:   .extern
 // CHECK-LABEL: .visible .func  (.param .b64 func_retval0) twice(
 // CHECK-LABEL: .func revmlir_$_report(
-// CHECK:         atom.cas.b64 %rd{{[0-9]+}}, [%rd{{[0-9]+}}], %rd{{[0-9]+}}, %rd{{[0-9]+}};
+// CHECK:         atom{{(\.relaxed)?}}.sys.cas.b64 {{.*}}%rd{{[0-9]+}}, [%rd{{[0-9]+}}], {{%rd[0-9]+|[0-9]+}}, {{%rd[0-9]+|[0-9]+}};
 // CHECK:         exit;
 // CHECK-LABEL: .visible .entry k_adj(
 // CHECK-NEXT:    .param .u64 .ptr .align 1 k_adj_param_0,

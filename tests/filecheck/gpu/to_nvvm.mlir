@@ -1,8 +1,9 @@
 // RUN: rev-opt %s -p rev-lower-to-std,rev-gpu-outline,convert-gpu-to-nvvm | filecheck %s
 
 // The device's revmlir.report, which the checks call: the first failing
-// thread wins the shared slot's check id by compare-and-swap and stores its
-// values and element; every failing thread then exits.
+// thread wins the shared slot's check id by compare-and-swap (LLVM's
+// cmpxchg, no inline assembly) and stores its values and element; every
+// failing thread then exits.
 // CHECK-LABEL: func.func private @revmlir.report(%thread_err: memref<6xi64>, %check: i64, %word: i64, %word_1: i64, %word_2: i64, %word_3: i64) {
 // CHECK:         %[[CTX:.*]] = memref.load %thread_err
 // CHECK-NEXT:    %[[P:.*]] = llvm.inttoptr %[[CTX]] : i64 to !llvm.ptr
@@ -10,8 +11,9 @@
 // CHECK-NEXT:    %[[EP:.*]] = llvm.getelementptr %[[P]][1] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK-NEXT:    %[[E:.*]] = llvm.load %[[EP]] : !llvm.ptr -> i64
 // CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
-// CHECK-NEXT:    %[[OLD:.*]] = llvm.inline_asm has_side_effects "atom.cas.b64 $0, [$1], $2, $3;", "=l,l,l,l" %[[SHARED]], %[[ZERO]], %check
-// CHECK-NEXT:    %[[WON:.*]] = arith.cmpi eq, %[[OLD]], %[[ZERO]] : i64
+// CHECK-NEXT:    %[[SLOT:.*]] = llvm.inttoptr %[[SHARED]] : i64 to !llvm.ptr
+// CHECK-NEXT:    %[[SWAP:.*]] = llvm.cmpxchg %[[SLOT]], %[[ZERO]], %check monotonic monotonic : !llvm.ptr, i64
+// CHECK-NEXT:    %[[WON:.*]] = llvm.extractvalue %[[SWAP]][1] : !llvm.struct<(i64, i1)>
 // CHECK-NEXT:    scf.if %[[WON]] {
 // CHECK:           llvm.store %word,
 // CHECK:           llvm.store %word_1,
@@ -21,6 +23,7 @@
 // CHECK:         }
 // CHECK-NEXT:    nvvm.exit
 // CHECK-NEXT:    func.return
+// CHECK-NOT:   llvm.inline_asm
 // Every check of device code reports through it, the arena's too: the
 // device has no revmlir.fail.
 // CHECK-NOT:   revmlir.fail

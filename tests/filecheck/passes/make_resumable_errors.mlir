@@ -62,3 +62,28 @@ func.func @f(%x: memref<4xf64>, %y: memref<4xf64>, %n: index) -> index {
 // A name that is not an ordinary function with a body.
 // expected-error@+1 {{@f is not a function defined in the module: only func.func functions with a body can be made resumable}}
 func.func private @f(%n: index) -> index
+
+// -----
+
+// Frame stacks are make-resumable's own, written for the calls of a
+// recursion: hand-written ones in its input are refused where they are.
+func.func @f(%x: f64) -> f64 {
+  // expected-error@+1 {{cannot be made resumable: frame stacks and their depth checks are what make-resumable writes for the calls of a recursion, and the ordinary code it lays out has none (write the recursion as calls)}}
+  %s = anc.stack_alloc : !anc.stack<f64>
+  anc.copy_push %s, %x : !anc.stack<f64>
+  %y = anc.pop %s : !anc.stack<f64>
+  anc.stack_free %s : !anc.stack<f64>
+  func.return %y : f64
+}
+
+// -----
+
+// So is a depth check, in any function of the module.
+func.func @f(%x: f64) -> f64 {
+  func.return %x : f64
+}
+func.func @g(%x: f64, %ok: i1) -> f64 {
+  // expected-error@+1 {{cannot be made resumable: frame stacks and their depth checks are what make-resumable writes}}
+  cf.assert %ok, "deep"
+  func.return %x : f64
+}
