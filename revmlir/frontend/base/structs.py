@@ -51,8 +51,19 @@ def struct_argument(function: str, name: str, value: Any) -> StructArgument:
     only its fields go."""
     return StructArgument(
         f"{function}(): argument '{name}' has unsupported type {type(value).__name__} (struct arguments are "
-        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp and rv.hessian; pass the fields here)"
+        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp, rv.hessian and rv.constant_width; "
+        "pass the fields here)"
     )
+
+
+def argument_tuple(args: Any, api: str) -> tuple[Any, ...]:
+    """The arguments of a call that ``api(f, args)`` takes as a list or a
+    tuple: a struct there is one argument, which is ``(d,)`` (a named tuple
+    would otherwise be read as its fields, a dataclass refused as not
+    iterable)."""
+    if is_struct(args) or not isinstance(args, list | tuple):
+        raise TypeError(f"{api}(f, args): args is the tuple of f's arguments, got {type(args).__name__} (one: (x,))")
+    return tuple(args)
 
 
 class _NamedTupleClass(Protocol):

@@ -288,7 +288,7 @@ def hessian(
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         call = differentiated_call(structs.function, flat_args, "hessian")
-        side = Side.of(structs.layout, args, wrt, call, call.inputs, "rv.hessian")
+        side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "rv.hessian")
         loss = structs.loss(args, iloss)
         return blocks(hessian(structs.function, flat_args, loss, side.flat, **checkpointing), side, side)
     policy = CheckpointPolicy.of_options(checkpointing, "hessian")

@@ -248,6 +248,9 @@ class StructCall:
     """How many values ``f`` returns, which lead its outputs (an ordinary
     function's: then its arguments as it left them; a reversible
     function's outputs are its arguments)."""
+    parameters: tuple[str, ...]
+    """The names of ``f``'s parameters (not of their fields), which
+    messages name its arguments by."""
 
     @property
     def outputs(self) -> Layout:
@@ -308,8 +311,9 @@ def struct_call(f: Any, args: Sequence[Any]) -> StructCall | None:
         return None
     flat = function.flattened(layout)
     if isinstance(flat, OrdinaryFunction):
-        return StructCall(flat, layout, len(flat.specialization_for(*layout.flatten(args)).result_types))
-    return StructCall(~flat if isinstance(f, InverseFunction) else flat, layout, 0)
+        returned = len(flat.specialization_for(*layout.flatten(args)).result_types)
+        return StructCall(flat, layout, returned, tuple(function.parameters))
+    return StructCall(~flat if isinstance(f, InverseFunction) else flat, layout, 0, tuple(function.parameters))
 
 
 def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:

@@ -30,11 +30,13 @@ from revmlir.ad.inverse_modes import (
 from revmlir.dialects import rev
 from revmlir.frontend.base.derived import argument_name, derived_backend
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.structs import argument_tuple
 from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent
 from revmlir.frontend.derivatives.gradient import (
     _input_cotangents,
     differentiated_specialization,
     seed_for,
+    struct_call,
 )
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
@@ -234,9 +236,12 @@ def constant_width(
     by the verifier.  For an ``@rv.ordinary`` function the report has the
     lumps of its data-flow graph at ``args`` in program order, by greedy
     cutting and (up to ``exhaustive_limit`` ops) by exhaustive search;
-    ``report.message()`` says it in one line.  Errors as for
+    ``report.message()`` says it in one line.  A struct argument is its
+    fields, as in a call (the report names them ``d.x``).  Errors as for
     ``rv.inverse_jvp``."""
-    args = tuple(args)
+    args = argument_tuple(args, "rv.constant_width")
+    if (structs := struct_call(f, args)) is not None:
+        f, args = structs.function, tuple(structs.layout.flatten(args))
     if isinstance(f, OrdinaryFunction):
         return ordinary_width(_graph(f, args), exhaustive_limit)
     spec = differentiated_specialization(f, args, "constant_width")
