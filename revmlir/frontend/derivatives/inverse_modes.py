@@ -240,11 +240,12 @@ def constant_width(
     fields, as in a call (the report names them ``d.x``).  Errors as for
     ``rv.inverse_jvp``."""
     args = argument_tuple(args, "rv.constant_width")
+    analysed: ReversibleFunction | InverseFunction | OrdinaryFunction = f
     if (structs := struct_call(f, args)) is not None:
-        f, args = structs.function, tuple(structs.layout.flatten(args))
-    if isinstance(f, OrdinaryFunction):
-        return ordinary_width(_graph(f, args), exhaustive_limit)
-    spec = differentiated_specialization(f, args, "constant_width")
+        analysed, args = structs.function, tuple(structs.layout.flatten(args))
+    if isinstance(analysed, OrdinaryFunction):
+        return ordinary_width(_graph(analysed, args), exhaustive_limit)
+    spec = differentiated_specialization(analysed, args, "constant_width")
     function = SymbolTable.lookup_symbol(spec.module, spec.name)
     assert isinstance(function, rev.FuncOp)
     return reversible_width(function)
