@@ -111,7 +111,7 @@ class Pullback:
         spec, name = call.spec, call.spec.function.__name__
         if not lanes:
             raise TypeError(f"the pullback of {name} needs at least one set of cotangents")
-        number = {position: k for k, position in enumerate(call.outputs)}
+        outputs, labels = frozenset(call.outputs), call.cotangent_labels()
         seeds = []
         for cotangents in lanes:
             if len(cotangents) != len(call.outputs):
@@ -123,12 +123,7 @@ class Pullback:
             # a recomputing gradient starts from the inputs: its tapes are empty
             before = call.arguments if call.recompute else state
             seeds += [
-                seed_for(
-                    spec.types[i],
-                    state[i] if i in number else before[i],
-                    cotangent.get(i),
-                    f"the cotangent of {call.output_name(number[i]) if i in number else name}",
-                )
+                seed_for(spec.types[i], state[i] if i in outputs else before[i], cotangent.get(i), labels[i])
                 for i in spec.carrying
             ]
         n, c = len(state), len(spec.carrying)

@@ -28,7 +28,7 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
-from revmlir.frontend.base.derived import argument_name, derived_backend
+from revmlir.frontend.base.derived import argument_labels, argument_name, derived_backend
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import argument_tuple
 from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent
@@ -105,10 +105,8 @@ def inverse_vjp(
     spec = differentiated_specialization(f, args, "inverse_vjp")
     check_count(spec.function, args, input_cotangents, "input cotangents")
     _, backend = derived_backend(spec, "inverse adjoint", generate_inverse_adjoints)
-    seeds = [
-        seed_for(spec.types[i], args[i], input_cotangents[i], f"the cotangent of {argument_name(spec.function, i)}")
-        for i in spec.carrying
-    ]
+    labels = argument_labels(spec, "the cotangent")
+    seeds = [seed_for(spec.types[i], args[i], input_cotangents[i], labels[i]) for i in spec.carrying]
     results = backend.call(inverse_adjoint_name(spec.name), *spec.private_copies(args), *seeds)
     outputs = tuple(results[: len(args)])
     return outputs, _input_cotangents(spec, outputs, results)
