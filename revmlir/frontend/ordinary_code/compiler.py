@@ -96,6 +96,8 @@ class OrdinaryBuilder(ExpressionBuilder):
         self.arg_types = [t for _, t in args]
         super().__init__(Block(arg_types=self.arg_types), [a for a, _ in args], loc)
         self._entry = self.current_block
+        self.retyped = 0
+        """How many weak values took the type of a value they met (``_weakly``)."""
 
     def is_array(self, name: str) -> bool:
         return self.has(name) and isinstance(self.type_of(name), MemRefType)
@@ -125,6 +127,15 @@ class OrdinaryBuilder(ExpressionBuilder):
         with self._nested(block):
             body()
             return block, {n: self._current(n, None) for n in names if self.has(n)}
+
+    def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
+        """The builder's rule, counting the weak values that took another
+        type (``retyped``), which a loop's body built again with a carried
+        variable strong could type otherwise (``_carried``)."""
+        found = super()._weakly(value, other)
+        if found is not None:
+            self.retyped += 1
+        return found
 
     def merged(self, a: SSAValue, b: SSAValue) -> Merged | None:
         """The type, and whether it is weak, of a variable that is ``a`` on
@@ -191,13 +202,18 @@ class OrdinaryBuilder(ExpressionBuilder):
         with (``total = 0.0`` summing ``float32``s is ``float32``, as in
         JAX): the blocks are then built again with that type, until none
         changes (a type only goes from an int to a float and from weak to
-        strong, so a few builds at most).
+        strong, so a few builds at most).  Where only a weak variable
+        turned strong, of the same type, and no weak value took another
+        type in the body, a second build would be the same: the first is
+        kept (``total = 0.0`` summing ``f64``s is built once).
         Returns the values before the loop converted to their types, the
         types, and the blocks, the iteration's ending with its ``scf.yield``."""
         initial = [self._current(n, loc) for n in carried]
         types = [(v.type, self.is_weak(v)) for v in initial]
         while True:
+            retyped = self.retyped
             blocks, block, final = build(types)
+            weakness_typed_nothing = self.retyped == retyped
             args = block.args[len(block.args) - len(carried) :]
             found = [self.merged(arg, value) for arg, value in zip(args, final, strict=True)]
             for name, arg, value, merged in zip(carried, args, final, found, strict=True):
@@ -208,9 +224,13 @@ class OrdinaryBuilder(ExpressionBuilder):
                         f"type before the loop (e.g. {name} = 0.0 for a float)",
                         loc,
                     )
-            if found == types:
+            joined = [m for m in found if m is not None]  # none is None: refused above
+            if joined == types:
                 break
-            types = [m for m in found if m is not None]  # none is: refused above
+            if weakness_typed_nothing and [t for t, _ in joined] == [t for t, _ in types]:
+                types = joined  # only weak variables turned strong: a second build would be the same
+                break
+            types = joined
         yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
         return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
