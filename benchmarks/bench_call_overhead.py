@@ -19,6 +19,11 @@ are dominated by it.  Rows:
 * ``numba dispatch``     — a numba function with the same arguments and a
                            trivial body.
 
+Then the calls that go through more of the frontend, each beside the
+plain call of the same function: a struct argument (a dataclass of two
+floats, flattened on every call), ``rv.jvp`` (whose tangents are checked
+and named per argument) and a pullback of ``rv.vjp``.
+
 Run:  .venv/bin/python benchmarks/bench_call_overhead.py [--quick]
 """
 
@@ -26,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -40,6 +46,16 @@ def six_arrays(y, a, b, c, d, alpha):
 
 def three_scalars(y, a, b):
     y += a * b
+
+
+@dataclass
+class Pair:
+    a: float
+    b: float
+
+
+def pair_scalars(y, p: Pair):
+    y += p.a * p.b
 
 
 @numba.njit(cache=False)
@@ -79,6 +95,17 @@ def main() -> None:
         }
         timings = H.measure(cands, repeat=7 if opts.quick else 11, min_sample_s=0.01)
         H.report(title, timings, ["numba dispatch"])
+    plain, pair = rv.reversible(three_scalars, checks=False), rv.reversible(pair_scalars, checks=False)
+    scalars, struct = (2.0, 3.0, 5.0), (2.0, Pair(3.0, 5.0))
+    _, pullback = rv.vjp(plain, *scalars)
+    frontend = {
+        "f(*args), 3 floats": lambda: plain(*scalars),
+        "f(*args), a float and a struct of 2": lambda: pair(*struct),
+        "rv.jvp(f, args, tangents), 3 floats": lambda: rv.jvp(plain, scalars, (1.0, 0.0, 0.0)),
+        "pullback(cotangents), 3 floats": lambda: pullback(1.0, 0.0, 0.0),
+    }
+    timings = H.measure(frontend, repeat=7 if opts.quick else 11, min_sample_s=0.01)
+    H.report("Through the frontend: structs and derivatives", timings, ["f(*args), 3 floats"])
 
 
 if __name__ == "__main__":

@@ -67,6 +67,17 @@ def spin_while(n: int):
 
 
 @rv.reversible(backend="native")
+def spin_through(y, n: int):
+    """No loop of its own: its callee's polls stop it."""
+    spin(y, n)
+
+
+@rv.ordinary(backend="native")
+def spin_while_through(n: int):
+    return spin_while(n)
+
+
+@rv.reversible(backend="native")
 def bump(x, n: int):
     for i in range(n):
         x[0] += 1.0
@@ -421,6 +432,10 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "Ctrl-C in a for loop, backwards": lambda: interrupted_at(spin, (0.0, FOREVER), backward=True),
     "Ctrl-C in ordinary code's while loop": lambda: interrupted_at(spin_while, (FOREVER,)),
     "Ctrl-C in an inner for loop": lambda: interrupted_at(spin_inside, (0.0, FOREVER)),
+    "Ctrl-C in a callee's loop": lambda: interrupted_later(lambda: spin_through(0.0, FOREVER)),
+    "runs on after Ctrl-C in a callee's loop": lambda: {"result": spin_through(0.0, POLLED)},
+    "Ctrl-C in an ordinary callee's loop": lambda: interrupted_at(spin_while_through, (FOREVER,)),
+    "runs on after Ctrl-C in an ordinary callee's loop": lambda: {"result": spin_while_through(POLLED)},
     "Ctrl-C from another thread into a running loop": lambda: interrupted_later(lambda: spin(0.0, FOREVER)),
     "runs on after Ctrl-C": lambda: {"result": spin(0.0, POLLED)},
     "Ctrl-C before arming": before_arming,
@@ -440,5 +455,6 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
 if __name__ == "__main__":
     # compiled before any SIGINT is sent: only the native loop may see it
     spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1), bump(np.zeros(1), 1)
+    spin_through(0.0, 1), spin_while_through(1)
     for name, case in CASES.items():
         print(json.dumps({"case": name, **case()}), flush=True)

@@ -1,9 +1,10 @@
 """float32 programs: Python float literals are weakly typed, as in JAX.
 
 A literal such as ``2.0`` takes the float type of the value it meets, so
-``2.0 * x[i]`` of a ``float32`` array is ``float32`` arithmetic; it stays
-``f64`` where nothing fixes its type (``total = 0.0``), and a float32 value
-meeting an ``f64`` one widens to it.  Checked natively and on the
+``2.0 * x[i]`` of a ``float32`` array is ``float32`` arithmetic, also where
+control flow meets (``total = 0.0`` summing float32s in a loop); it stays
+``f64`` where nothing fixes its type, and a float32 value meeting an
+``f64`` one widens to it.  Checked natively and on the
 interpreter against numpy's float32 arithmetic, and through ``rv.to_jax``
 without JAX's 64-bit mode (docs/python.md, "Inside JAX and PyTorch")."""
 
@@ -15,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax import lax
 
 import revmlir as rv
 
@@ -57,47 +59,125 @@ def test_literals_take_the_float32_of_arrays_and_scalars(engine):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_an_unfixed_literal_stays_f64_and_float32_widens_to_it(engine):
-    """``total = 0.0`` is f64: the float32 elements added to it widen, and
-    the function returns an f64, as numpy's ``float64 + float32`` does."""
+def test_a_literal_carried_by_a_loop_takes_the_float32_it_meets(engine):
+    """``total = 0.0`` is weak, so the loop summing float32 products into
+    it carries a float32, as JAX types ``total`` (it was an f64, the
+    float32 elements widened to it)."""
     _, g = ENGINES[engine]
     u, after = np.linspace(0.5, 2.0, 4, dtype=np.float32), np.linspace(0.5, 2.0, 4, dtype=np.float32)
     total = g(u, K)
     for i in range(1, 4):
         after[i] = after[i] + np.float32(0.5) * K * after[i - 1]
     assert u.dtype == np.float32 and np.array_equal(u, after)
-    assert g.specialization_for(u, K).result_types[0].bitwidth == 64
-    assert total == pytest.approx(float(np.sum(after.astype(np.float64) ** 2)), rel=1e-15)
+    assert g.specialization_for(u, K).result_types[0].bitwidth == 32
+    expected = np.float32(0.0)
+    for value in after:
+        expected = expected + value * value
+    assert expected.dtype == np.float32 and total == float(expected)
 
 
-@pytest.mark.parametrize("backend", ENGINES)
-def test_float32_gradients_through_the_literals(backend):
-    f = ENGINES[backend][0]
-    e, x, k = rv.gradient(f, (np.float32(0.0), X, K))
-    assert x.dtype == np.float32 and e == 1.0
-    np.testing.assert_allclose(x, K * X - 2.0 * np.sin(2.0 * X), rtol=1e-6, atol=1e-7)
-    assert k == pytest.approx(float(np.sum(0.5 * X * X)), rel=1e-6)
+def _branch(x, c):
+    if c > 0:
+        y = 2.0
+    else:
+        y = x[0]
+    return y * x[1]
 
 
-def test_to_jax_without_64_bit_mode():
-    """JAX's default arrays and scalars are float32: the call and its
-    gradient under ``jit`` (custom calls: a float32 scalar is an ``f32``
-    argument, which the custom call passes) stay float32 and match JAX's
-    own."""
+def _branch_jax(x, c):
+    return jnp.where(c > 0, 2.0, x[0]) * x[1]
 
-    def reference(x, k):
-        return jnp.sum(0.5 * k * x * x + jnp.cos(2.0 * x))
 
-    with jax.enable_x64(False):
-        f = rv.to_jax(energy, lowering="ffi")
-        loss = lambda x, k: f(0.0, x, k)[0]  # noqa: E731
-        x = jnp.linspace(-1.0, 1.0, 5)
-        assert x.dtype == jnp.float32 and loss(x, 1.5).dtype == jnp.float32
-        found = jax.jit(jax.grad(loss, argnums=(0, 1)))(x, 1.5)
-        expected = jax.grad(reference, argnums=(0, 1))(x, 1.5)
-        for a, b in zip(found, expected, strict=True):
-            assert a.dtype == jnp.float32
-            np.testing.assert_allclose(a, b, rtol=1e-6)
+def _weak_branches(x, c):
+    if c > 0:
+        y = 2.0
+    else:
+        y = 3
+    return y * x[0], y
+
+
+def _weak_branches_jax(x, c):
+    y = jnp.where(c > 0, 2.0, 3)
+    return y * x[0], y
+
+
+def _reset_in_a_loop(x):
+    s = x[0]
+    for i in range(len(x)):
+        s = 1.5
+    return s * x[1]
+
+
+def _weak_int_in_a_while(x):
+    s = 0
+    i = 0
+    while s < 3.0:
+        s = s + x[i]
+        i = i + 1
+    return s
+
+
+def _weak_int_in_a_while_jax(x):
+    return lax.while_loop(lambda c: c[0] < 3.0, lambda c: (c[0] + x[c[1]], c[1] + 1), (0, 0))[0]
+
+
+def _weak_stays_weak(x):
+    s = 0.5
+    for i in range(len(x)):
+        s = s * 2.0
+    return s * x[0], s
+
+
+def _weak_stays_weak_jax(x):
+    s = lax.fori_loop(0, len(x), lambda i, s: s * 2.0, 0.5)
+    return s * x[0], s
+
+
+def _strong_f64_meets_a_literal(x, d):
+    s = 0.0
+    for i in range(len(d)):
+        s = s + d[i]
+    return s * x[0]
+
+
+def _strong_f64_meets_a_literal_jax(x, d):
+    return lax.fori_loop(0, len(d), lambda i, s: s + d[i], 0.0) * x[0]
+
+
+F32 = np.array([1.5, 2.25, 0.5], dtype=np.float32)
+F64 = np.array([0.25, 0.75], dtype=np.float64)
+MERGES = [
+    (_branch, _branch_jax, (F32, 1)),
+    (_branch, _branch_jax, (F32, -1)),
+    (_weak_branches, _weak_branches_jax, (F32, 0)),
+    # lax.fori_loop refuses a weak carry out of a strong one: the loop
+    # unrolled by tracing the Python itself
+    (_reset_in_a_loop, _reset_in_a_loop, (F32,)),
+    (_weak_int_in_a_while, _weak_int_in_a_while_jax, (F32,)),
+    (_weak_stays_weak, _weak_stays_weak_jax, (F32,)),
+    (_strong_f64_meets_a_literal, _strong_f64_meets_a_literal_jax, (F32, F64)),
+]
+
+
+@pytest.mark.parametrize(
+    ("function", "twin", "args"), MERGES, ids=[f"{f.__name__}-{k}" for k, (f, _, _) in enumerate(MERGES)]
+)
+def test_where_paths_meet_a_variable_is_typed_as_jax_types_it(function, twin, args):
+    """After an ``if`` and around a loop, a weak value meeting a strong one
+    takes its type, and weak meets weak stays weak (then the float32 it
+    meets later fixes it): as JAX types ``jnp.where`` of the two and the
+    carry of ``lax.fori_loop`` and ``lax.while_loop``, in its 64-bit mode
+    so that f64 can appear.  They were f64, or refused."""
+    with jax.enable_x64(True):
+        found = twin(*(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args))
+        expected = [jnp.asarray(e) for e in (found if isinstance(found, tuple) else (found,))]
+    f = rv.ordinary(function, backend="interpreter")
+    results = f(*args)
+    results = results if isinstance(results, tuple) else (results,)
+    types = f.specialization_for(*args).result_types
+    assert [f"float{t.bitwidth}" for t in types] == [str(e.dtype) for e in expected]
+    for value, reference in zip(results, expected, strict=True):
+        assert value == pytest.approx(float(reference), rel=1e-6)
 
 
 @rv.reversible(backend="interpreter")

@@ -228,3 +228,18 @@ def test_a_derivative_reads_a_strided_view_through_a_copy():
     x = np.arange(6.0)
     found = rv.gradient(add_up, (0.0, x[::2]))
     assert found[0] == 1.0 and found[1].tolist() == [0.0, 4.0, 8.0]
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_braces_in_what_a_call_passed_are_shown_not_formatted(backend):
+    """The messages were format strings holding the class's name (and an
+    array's dtype): a class named ``A{b}`` raised KeyError: 'b'."""
+    adjoint = rv.adjoint(rv.reversible(write_first.pyfunc, backend=backend))
+    braced = type("A{b}", (), {})
+    expected = "argument #3 of @write_first.adj must be a numpy array (memref<?xf64>), got A{b}"
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        adjoint(1.0, np.zeros(2), 0.0, braced())
+    fields = np.zeros(2, dtype=[("x{0}", "f8")])
+    expected = "argument #3 of @write_first.adj must be an array of float64 with shape ['?'], got [('x{0}', '<f8')] [2]"
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        adjoint(1.0, np.zeros(2), 0.0, fields)

@@ -77,6 +77,20 @@ def test_ctrl_c_at_the_last_instant_before_a_native_call_stops_its_loop():
     assert outcome("runs on after Ctrl-C")["result"] == [2.0**17, 2**17]
 
 
+def test_ctrl_c_in_a_callee_stops_the_call_of_a_function_without_loops():
+    """A function with no loop of its own whose callee loops is called as
+    one that polls (``polling_functions``), so the count its call noted
+    is there for the callee's polls: Ctrl-C while the callee runs (sent
+    from another thread; for ordinary code, at the entry point) is a
+    KeyboardInterrupt in the caller's Python call, and the next call runs
+    to its end."""
+    result = outcome("Ctrl-C in a callee's loop")
+    assert result.get("error") == "KeyboardInterrupt" and result["seconds"] < 5.0, result
+    assert outcome("runs on after Ctrl-C in a callee's loop")["result"] == [2.0**17, 2**17]
+    stopped("Ctrl-C in an ordinary callee's loop")
+    assert outcome("runs on after Ctrl-C in an ordinary callee's loop")["result"] == 2**17
+
+
 def test_ctrl_c_from_another_thread_stops_a_running_loop():
     result = outcome("Ctrl-C from another thread into a running loop")
     assert result.get("error") == "KeyboardInterrupt" and result["seconds"] < 5.0, result

@@ -371,6 +371,27 @@ def test_struct_errors_are_located():
         rv.inverse_jvp(LEAPFROG["native"], (p, Spring(1.0, 1), 0.0), (None, None, None))
 
 
+def test_a_struct_call_reads_the_annotations_once_per_layout(monkeypatch: pytest.MonkeyPatch):
+    """The annotations of a struct's class are checked on the first call
+    with its layout only (``typing.get_type_hints`` and
+    ``dataclasses.fields`` ran on every call, costing more than a small
+    call); a layout they refuse stays refused."""
+    import dataclasses
+    import typing
+
+    f = LEAPFROG["native"]
+    f(Particle(1.0, 0.0, np.zeros(3)), Spring(2.0, 3), 0.0)
+    read: list[str] = []
+    for module, name in ((typing, "get_type_hints"), (dataclasses, "fields")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _o=original, _n=name, **k: read.append(_n) or _o(*a, **k))
+    q, s, energy = f(Particle(1.0, 0.0, np.zeros(3)), Spring(2.0, 3), 0.0)
+    assert read == [] and isinstance(q, Particle) and energy > 0.0
+    for _ in range(2):
+        with pytest.raises(TypeError, match=r"argument 'p.v' is declared float, got Spring"):
+            f(Particle(1.0, Spring(1.0, 1), np.zeros(1)), Spring(1.0, 1), 0.0)
+
+
 def test_gradients_of_structs_come_back_as_structs():
     """rv.gradient and rv.vjp of a function taking structs give each
     struct's gradient as an instance of its class, one gradient per field

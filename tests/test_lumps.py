@@ -8,6 +8,8 @@ round trip through revmlir's reverse mode (``rv.vjp``), and, for greedy
 cutting, exhaustive search over every order of small random graphs."""
 
 import math
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -413,3 +415,46 @@ def test_the_analysis_from_python():
     assert rv.constant_width(step, (0.3, 0.4)).constant_width
     with pytest.raises(LumpError, match="not square"):
         rv.constant_width(rotate, (0.1, 0.2, 0.3))
+
+
+class Point(NamedTuple):
+    a: float
+    b: float
+
+
+@dataclass
+class Pair:
+    y: float
+    x: float
+
+
+def test_the_analysis_takes_structs_as_their_fields():
+    """As a call takes them: the report of the function of the fields (it
+    was "argument 'p' has unsupported type Point", and a struct given as
+    ``args`` itself "'Point' object is not iterable")."""
+
+    @rv.ordinary
+    def shear(p: Point):
+        b = p.b + math.sin(p.a)
+        a = p.a * b
+        return a, b
+
+    @rv.ordinary
+    def fields(a, b):
+        b = b + math.sin(a)
+        a = a * b
+        return a, b
+
+    report, expected = rv.constant_width(shear, (Point(0.3, 0.4),)), rv.constant_width(fields, (0.3, 0.4))
+    assert report.constant_width and report.greedy.widths == expected.greedy.widths == (1, 1)
+    assert report.exhaustive.widths == expected.exhaustive.widths
+
+    @rv.reversible
+    def step(d: Pair):
+        d.y += math.sin(d.x)
+
+    assert rv.constant_width(step, [Pair(0.3, 0.4)]).constant_width
+    with pytest.raises(
+        TypeError, match=r"^rv.constant_width\(f, args\): args is the tuple of f's arguments, got Point"
+    ):
+        rv.constant_width(shear, Point(0.3, 0.4))

@@ -12,6 +12,7 @@ revmlir does) and with central differences; each error names the field or
 is located at the user's line (marked ``# E:name``)."""
 
 import itertools
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -273,16 +274,42 @@ def test_hessians_and_hvps_of_structs_match_jax():
 
 def test_struct_matrix_errors_name_what_is_wrong():
     s, p = system(), Weights(2, 1.5)
-    with pytest.raises(TypeError, match=r"rv.jacobian: argument #2 of potential does not exist \(2 argument\(s\)\)"):
+    expected = "rv.jacobian: argument #2 of potential does not exist (potential takes 2 argument(s): 's', 'p')"
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
         rv.jacobian(potential, (s, p), wrt=(2,))
-    with pytest.raises(TypeError, match=r"rv.jacobian: output #3 of potential does not exist \(3 output\(s\)\)"):
-        rv.jacobian(potential, (s, p), of=(3,))
+    expected = (
+        "rv.jacobian: output #-4 of potential does not exist "
+        "(potential has 3 output(s): 1 returned, then 's', 'p' as the call leaves them)"
+    )
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        rv.jacobian(potential, (s, p), of=(-4,))
     with pytest.raises(TypeError, match=r"output #1 is a System, not a number"):
         rv.hessian(potential, (s, p), iloss=1)
     with pytest.raises(TypeError, match=r"the vector of a Spring is one, or None, not Weights"):
         rv.hvp(potential, (s, p), (System(Body(0.0, 0.0, p), np.zeros(2), 0.0), None))
     with pytest.raises(TypeError, match=r"takes 2 argument\(s\), so 2 vectors"):
         rv.hvp(potential, (s, p), (None,))
+
+
+@rv.ordinary(backend="interpreter")
+def weighted(p: Weights, n: int):
+    return p.scale * n
+
+
+@pytest.mark.parametrize(
+    ("api", "options", "which"),
+    [
+        (rv.jacobian, {"wrt": (1,)}, "argument 'n'"),
+        (rv.jacobian, {"of": (-1,)}, "output 'n'"),
+        (rv.hessian, {"wrt": (-1,)}, "argument 'n'"),
+    ],
+)
+def test_a_struct_call_names_the_integer_it_cannot_differentiate(api, options, which):
+    """As a call without structs says it (the block was None, unasked)."""
+    name = api.__name__
+    expected = f"rv.{name}: {which} of weighted is not a float scalar, an array of floats or a struct"
+    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+        api(weighted, (Weights(2, 1.5), 3), **options)
 
 
 # -- errors ----------------------------------------------------------------------------

@@ -619,8 +619,11 @@ def test_updating_a_whole_array():
 
 
 def test_loop_changes_the_type_of_a_variable():
+    """An int argument is strong, unlike the literal ``0`` (weak: it
+    would take the float's type)."""
+
     def f(n):
-        x = 0
+        x = n
         for i in range(n):  # E:type
             x = x + 0.5
         return x
@@ -636,15 +639,15 @@ def test_loop_changes_the_type_of_a_variable():
 
 
 def test_branches_give_different_types():
-    def f(x):
+    def f(x, n):
         if x > 0.0:  # E:branch
-            y = 1
+            y = n
         else:
             y = 2.0
         return y
 
     check(
-        at_call(f, 1.0),
+        at_call(f, 1.0, 1),
         "# E:branch",
         "'y' is int64 after one branch and float after the other; give it one type in both",
         None,

@@ -33,7 +33,7 @@ from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import get_all_dialects
 from revmlir.dialects.primitives import ApplyOp, ReadsItsArrays
 from revmlir.frontend.base.derived import derived_backend
-from revmlir.frontend.derivatives.forward import _carrying, _input_tangent, run_tangent
+from revmlir.frontend.derivatives.forward import _Tangents, run_tangent
 from revmlir.interfaces import ForwardDifferentiableOp, NotDifferentiable
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
@@ -521,10 +521,10 @@ def lanes_jvp(f, args, directions):
     spec = f.specialization_for(*args)
     lanes = len(directions)
     _, backend = derived_backend(spec, f"tangent, {lanes} lanes", partial(generate_tangents, lanes=lanes))
-    carrying = _carrying(spec)
-    dots = [_input_tangent(spec.types[i], args[i], d[i], "") for d in directions for i in carrying]
+    plan = _Tangents.of(spec)
+    dots = [dot for d in directions for dot in plan.inputs(spec, args, d, "the tangent")]
     results = backend.call(spec.name + f".tan{lanes}", *spec.private_copies(args), *dots)[len(args) :]
-    c = len(carrying)
+    c = len(plan.carrying)
     return [results[lane * c : (lane + 1) * c] for lane in range(lanes)]
 
 

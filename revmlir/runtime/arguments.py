@@ -4,7 +4,7 @@ signature and brought into the canonical representation every backend uses
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -35,17 +35,22 @@ class ArgumentProblem(Exception):
         indices: tuple[int, ...],
         detail: str = "",
         labels: Sequence[str] | None = None,
+        texts: Mapping[str, str] | None = None,
     ):
         """``template`` has ``{function}``, ``{0}``, ``{1}``… for the
         arguments at ``indices``, which the IR's message calls ``labels``
-        (default ``#i``), and may have ``{detail}`` (the IR's type)."""
-        self.template, self.indices = template, indices
+        (default ``#i``), and may have ``{detail}`` (the IR's type) and a
+        ``{key}`` per entry of ``texts``.  Text that comes from the call (a
+        class's name, a dtype) goes in ``texts``, never in ``template``:
+        only the template is read as a format string, so braces in a name
+        are shown as they are."""
+        self.template, self.indices, self.texts = template, indices, dict(texts or {})
         super().__init__(self.say(f"@{func}", labels or [f"#{i}" for i in indices], detail))
 
     def say(self, function: str, arguments: Sequence[str], detail: str = "") -> str:
         """The message with ``function`` and ``arguments`` (one per index)
         in place of the symbol and the positions, and ``detail``."""
-        return self.template.format(*arguments, function=function, detail=detail)
+        return self.template.format(*arguments, function=function, detail=detail, **self.texts)
 
 
 class ArgumentTypeError(ArgumentProblem, TypeError):
@@ -68,26 +73,28 @@ def converter(type: Attribute, func: str, index: int) -> Callable[[Any], Any]:
 
     def mismatch(value: Any, expected: str) -> TypeError:
         return ArgumentTypeError(
-            f"argument {{0}} of {{function}} must be {expected}{{detail}}, got {type_name(value)}",
+            "argument {0} of {function} must be {expected}{detail}, got {got}",
             func,
             (index,),
             f" ({type})",
+            texts={"expected": expected, "got": type_name(value)},
         )
 
     if isinstance(type, MemRefType):
         dtype = numpy_dtype(type.element_type)
         shape = type.get_shape()
         static = [(i, d) for i, d in enumerate(shape) if d >= 0]
+        shown_shape = str(["?" if d < 0 else d for d in shape])
 
         def array(value: Any) -> Any:
             if not isinstance(value, np.ndarray):
                 raise mismatch(value, "a numpy array")
             if value.dtype != dtype or value.ndim != len(shape) or any(value.shape[i] != d for i, d in static):
                 raise ArgumentTypeError(
-                    f"argument {{0}} of {{function}} must be an array of {dtype} with shape "
-                    f"{['?' if d < 0 else d for d in shape]}, got {value.dtype} {list(value.shape)}",
+                    "argument {0} of {function} must be an array of {dtype} with shape {shape}, got {got}",
                     func,
                     (index,),
+                    texts={"dtype": str(dtype), "shape": shown_shape, "got": f"{value.dtype} {list(value.shape)}"},
                 )
             return value
 

@@ -142,6 +142,24 @@ class ReversibleCall:
             return f"{named} (argument '{parameters[parameter]}')"
         return f"{named} ('{parameters[parameter]}' as the call leaves it)"
 
+    def cotangent_labels(self) -> tuple[str, ...]:
+        """Per argument of the specialization, its cotangent as a message
+        names it: by the output of ``f`` it holds, or by ``f`` (a result
+        slot or a tape); formatted once per specialization and outputs, as
+        ``argument_labels`` are."""
+        labels = _output_labels.setdefault(self.spec, {})
+        if (found := labels.get(self.outputs)) is None:
+            number = {position: k for k, position in enumerate(self.outputs)}
+            name = self.spec.function.__name__
+            found = labels[self.outputs] = tuple(
+                f"the cotangent of {self.output_name(number[i]) if i in number else name}"
+                for i in range(len(self.spec.types))
+            )
+        return found
+
+
+_output_labels: WeakKeyDictionary[Specialization, dict[tuple[int, ...], tuple[str, ...]]] = WeakKeyDictionary()
+
 
 def argument_name(function: Any, i: int) -> str:
     """Argument ``i`` of ``function`` in a message: by the parameter's
@@ -149,6 +167,20 @@ def argument_name(function: Any, i: int) -> str:
     parameters = function.parameters
     which = f"'{parameters[i]}'" if -len(parameters) <= i < len(parameters) else f"#{i}"
     return f"argument {which} of {function.__name__}"
+
+
+_labels: WeakKeyDictionary[Specialization, dict[str, tuple[str, ...]]] = WeakKeyDictionary()
+
+
+def argument_labels(spec: Specialization, what: str) -> tuple[str, ...]:
+    """Per argument of ``spec``, ``what`` of it as a message says it
+    (``the tangent of argument 'x' of f``), formatted once per
+    specialization: a derivative call labels every seed it checks, and
+    for small programs formatting them cost more than the derivative."""
+    labels = _labels.setdefault(spec, {})
+    if (found := labels.get(what)) is None:
+        found = labels[what] = tuple(f"{what} of {argument_name(spec.function, i)}" for i in range(len(spec.types)))
+    return found
 
 
 @dataclass(frozen=True)

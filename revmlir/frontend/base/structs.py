@@ -22,6 +22,7 @@ import typing
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
+from weakref import WeakKeyDictionary
 
 from revmlir.frontend.base.types import is_struct_class, type_of_value
 
@@ -51,19 +52,39 @@ def struct_argument(function: str, name: str, value: Any) -> StructArgument:
     only its fields go."""
     return StructArgument(
         f"{function}(): argument '{name}' has unsupported type {type(value).__name__} (struct arguments are "
-        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp and rv.hessian; pass the fields here)"
+        "taken by calls and by rv.gradient, rv.vjp, rv.jvp, rv.jacobian, rv.hvp, rv.hessian and rv.constant_width; "
+        "pass the fields here)"
     )
+
+
+def argument_tuple(args: Any, api: str) -> tuple[Any, ...]:
+    """The arguments of a call that ``api(f, args)`` takes as a list or a
+    tuple: a struct there is one argument, which is ``(d,)`` (a named tuple
+    would otherwise be read as its fields, a dataclass refused as not
+    iterable)."""
+    if is_struct(args) or not isinstance(args, list | tuple):
+        raise TypeError(f"{api}(f, args): args is the tuple of f's arguments, got {type(args).__name__} (one: (x,))")
+    return tuple(args)
 
 
 class _NamedTupleClass(Protocol):
     _fields: tuple[str, ...]
 
 
+_field_names: WeakKeyDictionary[type, tuple[str, ...]] = WeakKeyDictionary()
+
+
 def field_names(cls: type) -> tuple[str, ...]:
-    if dataclasses.is_dataclass(cls):
-        return tuple(f.name for f in dataclasses.fields(cls))
-    # A struct class that is no dataclass is a named tuple (is_struct_class).
-    return tuple(cast(_NamedTupleClass, cls)._fields)
+    """The fields of struct class ``cls``, found once per class: every
+    call with a struct reads them (``dataclasses.fields`` costs more than
+    a small call)."""
+    if (names := _field_names.get(cls)) is None:
+        if dataclasses.is_dataclass(cls):
+            names = tuple(f.name for f in dataclasses.fields(cls))
+        else:  # a struct class that is no dataclass is a named tuple (is_struct_class)
+            names = tuple(cast(_NamedTupleClass, cls)._fields)
+        _field_names[cls] = names
+    return names
 
 
 def replaced(value: Any, fields: dict[str, Any]) -> Any:
@@ -183,14 +204,10 @@ class Layout:
     structs: tuple[Struct | None, ...]
 
     @staticmethod
-    def of(parameters: Sequence[str], hints: dict[str, Any], args: Sequence[Any]) -> Layout | None:
-        """The layout of a call with ``args``, or None when no parameter is
-        a struct.  A parameter or field annotated with a struct class must
-        get an instance of it (a ``TypeError`` naming it otherwise)."""
-        layout = Layout(tuple(Struct.of(value, name) for name, value in zip(parameters, args)))
-        if (problem := layout.mismatch(parameters, hints)) is not None:
-            raise TypeError(problem)
-        return layout if any(layout.structs) else None
+    def of(parameters: Sequence[str], args: Sequence[Any]) -> Layout:
+        """The layout of a call with ``args`` to a function with
+        ``parameters`` (every entry None without structs)."""
+        return Layout(tuple(Struct.of(value, name) for name, value in zip(parameters, args)))
 
     def mismatch(self, parameters: Sequence[str], hints: dict[str, Any]) -> str | None:
         """What disagrees with an annotation of a parameter or a field, or None."""
@@ -276,6 +293,10 @@ class TakesStructs:
     _specializations: dict[Any, Any]
     _by_python_types: dict[Any, Any]
     _flattened: dict[Layout, Self]
+    _checked_layouts: set[Layout]
+    """The layouts of calls that agree with the annotations: the check
+    reads the classes' annotations, which costs more than a small call,
+    so it is made once per layout."""
 
     @functools.cached_property
     def struct_parameters(self) -> bool:
@@ -290,9 +311,16 @@ class TakesStructs:
         return False
 
     def layout_of(self, args: Sequence[Any]) -> Layout | None:
-        """The struct layout of a call with ``args``, or None without structs."""
+        """The struct layout of a call with ``args``, or None without
+        structs.  A parameter or field annotated with a struct class must
+        get an instance of it (a ``TypeError`` naming it otherwise)."""
         self.source.check_count(args)
-        return Layout.of(self.source.parameters, self.hints, args)
+        layout = Layout.of(self.source.parameters, args)
+        if layout not in self._checked_layouts:
+            if (problem := layout.mismatch(self.source.parameters, self.hints)) is not None:
+                raise TypeError(problem)
+            self._checked_layouts.add(layout)
+        return layout if any(layout.structs) else None
 
     def run_flat(self, args: Sequence[Any], run: Callable[[Self, Sequence[Any]], R]) -> tuple[R, Layout | None]:
         """``run`` of the function a call with ``args`` runs and of its
@@ -317,6 +345,7 @@ class TakesStructs:
             flat.source = dataclasses.replace(self.source, tree=tree)
             flat.hints = {**self.hints, **layout.field_hints(self.source.parameters)}
             flat._specializations, flat._by_python_types, flat._flattened = {}, {}, {}
+            flat._checked_layouts = set()
             self._flattened[layout] = flat
         return flat
 

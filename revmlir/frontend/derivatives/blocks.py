@@ -60,18 +60,33 @@ class Side:
         chosen: Sequence[int] | None,
         call: ReversibleCall,
         side: Sequence[int],
+        parameters: Sequence[str],
         what: str,
     ) -> Side:
         """The side of ``call`` (the flattened call) whose fields are
         ``side`` (``call.inputs`` or ``call.outputs``), choosing entries
-        ``chosen`` (default: every one) of ``layout``."""
-        count = len(layout.structs)
-        noun = "output" if side is call.outputs and call.outputs != call.inputs else "argument"
+        ``chosen`` (default: every one) of ``layout``; ``parameters``: the
+        names of the function's parameters (not of their fields), which
+        messages name the entries by."""
+        count, name = len(layout.structs), call.spec.function.__name__
+        outputs = side is call.outputs and call.outputs != call.inputs
+        returned = count - len(parameters)  # an ordinary function's outputs start with what it returns
         for k in chosen or ():
             if not -count <= k < count:
-                raise TypeError(
-                    f"{what}: {noun} #{k} of {call.spec.function.__name__} does not exist ({count} {noun}(s))"
-                )
+                names = ", ".join(repr(p) for p in parameters)
+                if outputs:
+                    listed = f"has {count} output(s): {returned} returned, then {names} as the call leaves them"
+                else:
+                    listed = f"takes {count} argument(s): {names}"
+                noun = "output" if outputs else "argument"
+                raise TypeError(f"{what}: {noun} #{k} of {name} does not exist ({name} {listed})")
+            k %= count
+            if layout.structs[k] is None and side[sum(layout.sizes[:k])] not in call.spec.carrying:
+                if k < returned:
+                    which = f"output #{k} of {name}"
+                else:
+                    which = f"{'output' if outputs else 'argument'} '{parameters[k - returned]}' of {name}"
+                raise TypeError(f"{what}: {which} is not a float scalar, an array of floats or a struct")
         starts = list(accumulate(layout.sizes, initial=0))
         entries, flat, position = [], [], 0
         for k in range(count) if chosen is None else [k % count for k in chosen]:

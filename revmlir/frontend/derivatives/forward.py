@@ -19,8 +19,10 @@ through the gradient program, the checkpointed one where a loop is marked
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import Any, Unpack
+from weakref import WeakKeyDictionary
 
 import numpy as np
 from xdsl.ir import Attribute
@@ -31,7 +33,7 @@ from revmlir.ad.matrices import HESSIAN_SUFFIX, generate_hessian_matrices
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name, tangent_type
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, CheckpointPolicy
-from revmlir.frontend.base.derived import ReversibleCall, argument_name, derived_backend
+from revmlir.frontend.base.derived import ReversibleCall, argument_labels, argument_name, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
 from revmlir.frontend.derivatives.blocks import Side, blocks
@@ -51,8 +53,44 @@ from revmlir.runtime.backend import Backend
 Function = ReversibleFunction | InverseFunction | OrdinaryFunction
 
 
-def _carrying(spec: Specialization) -> list[int]:
-    return [i for i, t in enumerate(spec.types) if tangent_type(t) is not None]
+@dataclass(frozen=True)
+class _Tangents:
+    """How a specialization takes tangents, worked out on its first
+    derivative call (as ``rv.gradient``'s plan): for small programs the
+    Python around a derivative costs more than the derivative."""
+
+    carrying: tuple[int, ...]
+    """The arguments that carry a tangent."""
+    types: tuple[Attribute, ...]
+    """Per argument that carries one, the type of its tangent."""
+    logs: frozenset[int]
+    """The log numbers, whose tangents ``@f.tan`` takes of their logarithm."""
+
+    @staticmethod
+    def of(spec: Specialization) -> _Tangents:
+        if (found := _tangents.get(spec)) is None:
+            types = [(i, tangent_type(t)) for i, t in enumerate(spec.types)]
+            found = _tangents[spec] = _Tangents(
+                tuple(i for i, t in types if t is not None),
+                tuple(t for _, t in types if t is not None),
+                frozenset(i for i, t in enumerate(spec.types) if isinstance(t, LogType)),
+            )
+        return found
+
+    def inputs(self, spec: Specialization, args: Sequence[Any], tangents: Sequence[Any], what: str) -> list[Any]:
+        """What ``@f.tan`` takes per argument that carries a tangent: a
+        float, or a fresh shadow array (list) for an array (stack); a log
+        number's is taken with respect to its logarithm, ``ẋ / x``.
+        ``what`` names them in errors (``the tangent``)."""
+        labels = argument_labels(spec, what)
+        dots = []
+        for i, type in zip(self.carrying, self.types, strict=True):
+            dot = seed_for(type, args[i], tangents[i], labels[i])
+            dots.append(dot / float(args[i]) if i in self.logs else dot)
+        return dots
+
+
+_tangents: WeakKeyDictionary[Specialization, _Tangents] = WeakKeyDictionary()
 
 
 def check_count(f: Compiled, args: Sequence[Any], given: Sequence[Any], what: str) -> None:
@@ -61,14 +99,6 @@ def check_count(f: Compiled, args: Sequence[Any], given: Sequence[Any], what: st
             f"{f.__name__} takes {len(args)} argument(s), so {len(args)} {what} "
             f"(one per argument, None for zero), got {len(given)}"
         )
-
-
-def _input_tangent(type: Attribute, arg: Any, tangent: Any, what: str) -> Any:
-    """What ``@f.tan`` takes for one argument: a float, or a fresh shadow
-    array (list) for an array (stack).  A log number's tangent is taken with
-    respect to its logarithm: ``ẋ / x``."""
-    dot = seed_for(tangent_type(type), arg, tangent, what)
-    return dot / float(arg) if isinstance(type, LogType) else dot
 
 
 def run_tangent(
@@ -82,13 +112,10 @@ def run_tangent(
     inverse tangent ``@f.itan`` takes the same arguments) on copies of
     ``args`` and their tangents; returns the outputs and the output tangents
     by argument index (log numbers: of the logarithm)."""
-    carrying = _carrying(spec)
-    dots = [
-        _input_tangent(spec.types[i], args[i], tangents[i], f"the tangent of {argument_name(spec.function, i)}")
-        for i in carrying
-    ]
+    plan = _Tangents.of(spec)
+    dots = plan.inputs(spec, args, tangents, "the tangent")
     results = backend.call(function or tangent_name(spec.name), *spec.private_copies(args), *dots)
-    return results[: len(args)], dict(zip(carrying, results[len(args) :], strict=True))
+    return results[: len(args)], dict(zip(plan.carrying, results[len(args) :], strict=True))
 
 
 def per_argument(spec: Specialization, outputs: Sequence[Any], found: dict[int, Any]) -> tuple[Any, ...]:
@@ -244,12 +271,10 @@ def spec_hvp(
     what = "hvp" if seeded is None else f"hvp of #{loss}"
     _, backend = derived_backend(spec, what, partial(generate_hvps, loss=seeded))
     name = hvp_name(spec.name, loss=seeded)
-    carrying = _carrying(spec)
+    plan = _Tangents.of(spec)
+    carrying = plan.carrying
     seeds = [seed_for(spec.types[i], after[i], 1.0 if i == loss else None, "") for i in carrying]
-    dots = [
-        _input_tangent(spec.types[i], args[i], vectors[i], f"the vector of {argument_name(spec.function, i)}")
-        for i in carrying
-    ]
+    dots = plan.inputs(spec, args, vectors, "the vector")
     seed_tangents = [seed_for(spec.types[i], after[i], None, "") for i in carrying]
     results = backend.call(name, *spec.private_copies(args), *seeds, *dots, *seed_tangents)
     products = dict(zip(carrying, results[len(args) + 2 * len(carrying) :], strict=True))
@@ -288,7 +313,7 @@ def hessian(
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         call = differentiated_call(structs.function, flat_args, "hessian")
-        side = Side.of(structs.layout, args, wrt, call, call.inputs, "rv.hessian")
+        side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "rv.hessian")
         loss = structs.loss(args, iloss)
         return blocks(hessian(structs.function, flat_args, loss, side.flat, **checkpointing), side, side)
     policy = CheckpointPolicy.of_options(checkpointing, "hessian")

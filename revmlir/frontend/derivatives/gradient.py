@@ -111,7 +111,7 @@ class Pullback:
         spec, name = call.spec, call.spec.function.__name__
         if not lanes:
             raise TypeError(f"the pullback of {name} needs at least one set of cotangents")
-        number = {position: k for k, position in enumerate(call.outputs)}
+        outputs, labels = frozenset(call.outputs), call.cotangent_labels()
         seeds = []
         for cotangents in lanes:
             if len(cotangents) != len(call.outputs):
@@ -123,12 +123,7 @@ class Pullback:
             # a recomputing gradient starts from the inputs: its tapes are empty
             before = call.arguments if call.recompute else state
             seeds += [
-                seed_for(
-                    spec.types[i],
-                    state[i] if i in number else before[i],
-                    cotangent.get(i),
-                    f"the cotangent of {call.output_name(number[i]) if i in number else name}",
-                )
+                seed_for(spec.types[i], state[i] if i in outputs else before[i], cotangent.get(i), labels[i])
                 for i in spec.carrying
             ]
         n, c = len(state), len(spec.carrying)
@@ -248,6 +243,9 @@ class StructCall:
     """How many values ``f`` returns, which lead its outputs (an ordinary
     function's: then its arguments as it left them; a reversible
     function's outputs are its arguments)."""
+    parameters: tuple[str, ...]
+    """The names of ``f``'s parameters (not of their fields), which
+    messages name its arguments by."""
 
     @property
     def outputs(self) -> Layout:
@@ -308,8 +306,9 @@ def struct_call(f: Any, args: Sequence[Any]) -> StructCall | None:
         return None
     flat = function.flattened(layout)
     if isinstance(flat, OrdinaryFunction):
-        return StructCall(flat, layout, len(flat.specialization_for(*layout.flatten(args)).result_types))
-    return StructCall(~flat if isinstance(f, InverseFunction) else flat, layout, 0)
+        returned = len(flat.specialization_for(*layout.flatten(args)).result_types)
+        return StructCall(flat, layout, returned, tuple(function.parameters))
+    return StructCall(~flat if isinstance(f, InverseFunction) else flat, layout, 0, tuple(function.parameters))
 
 
 def run_call(call: ReversibleCall) -> tuple[tuple[Any, ...], Pullback]:

@@ -28,13 +28,15 @@ from revmlir.ad.inverse_modes import (
     inverse_tangent_name,
 )
 from revmlir.dialects import rev
-from revmlir.frontend.base.derived import argument_name, derived_backend
+from revmlir.frontend.base.derived import argument_labels, argument_name, derived_backend
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.structs import argument_tuple
 from revmlir.frontend.derivatives.forward import check_count, per_argument, run_tangent
 from revmlir.frontend.derivatives.gradient import (
     _input_cotangents,
     differentiated_specialization,
     seed_for,
+    struct_call,
 )
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
@@ -103,10 +105,8 @@ def inverse_vjp(
     spec = differentiated_specialization(f, args, "inverse_vjp")
     check_count(spec.function, args, input_cotangents, "input cotangents")
     _, backend = derived_backend(spec, "inverse adjoint", generate_inverse_adjoints)
-    seeds = [
-        seed_for(spec.types[i], args[i], input_cotangents[i], f"the cotangent of {argument_name(spec.function, i)}")
-        for i in spec.carrying
-    ]
+    labels = argument_labels(spec, "the cotangent")
+    seeds = [seed_for(spec.types[i], args[i], input_cotangents[i], labels[i]) for i in spec.carrying]
     results = backend.call(inverse_adjoint_name(spec.name), *spec.private_copies(args), *seeds)
     outputs = tuple(results[: len(args)])
     return outputs, _input_cotangents(spec, outputs, results)
@@ -234,12 +234,16 @@ def constant_width(
     by the verifier.  For an ``@rv.ordinary`` function the report has the
     lumps of its data-flow graph at ``args`` in program order, by greedy
     cutting and (up to ``exhaustive_limit`` ops) by exhaustive search;
-    ``report.message()`` says it in one line.  Errors as for
+    ``report.message()`` says it in one line.  A struct argument is its
+    fields, as in a call (the report names them ``d.x``).  Errors as for
     ``rv.inverse_jvp``."""
-    args = tuple(args)
-    if isinstance(f, OrdinaryFunction):
-        return ordinary_width(_graph(f, args), exhaustive_limit)
-    spec = differentiated_specialization(f, args, "constant_width")
+    args = argument_tuple(args, "rv.constant_width")
+    analysed: ReversibleFunction | InverseFunction | OrdinaryFunction = f
+    if (structs := struct_call(f, args)) is not None:
+        analysed, args = structs.function, tuple(structs.layout.flatten(args))
+    if isinstance(analysed, OrdinaryFunction):
+        return ordinary_width(_graph(analysed, args), exhaustive_limit)
+    spec = differentiated_specialization(analysed, args, "constant_width")
     function = SymbolTable.lookup_symbol(spec.module, spec.name)
     assert isinstance(function, rev.FuncOp)
     return reversible_width(function)

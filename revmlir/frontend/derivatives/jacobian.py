@@ -84,8 +84,10 @@ def jacobian(
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         call = differentiated_call(structs.function, flat_args, "jacobian")
-        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, "rv.jacobian")
-        by_output = Side.of(structs.outputs, structs.output_values(args), of, call, call.outputs, "rv.jacobian")
+        parameters = structs.parameters
+        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, parameters, "rv.jacobian")
+        values = structs.output_values(args)
+        by_output = Side.of(structs.outputs, values, of, call, call.outputs, parameters, "rv.jacobian")
         matrix = jacobian(structs.function, flat_args, by_argument.flat, by_output.flat, mode)
         return blocks(matrix, by_output, by_argument)
     call = differentiated_call(f, args, "jacobian")

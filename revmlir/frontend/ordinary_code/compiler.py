@@ -79,6 +79,13 @@ def is_ordinary(value: object) -> TypeGuard[Ordinary]:
     return getattr(value, "__revmlir_ordinary__", False) is True
 
 
+Merged = tuple[Attribute, bool]
+"""A variable's type where paths meet, and whether it is weak (``OrdinaryBuilder.merged``)."""
+Iteration = tuple[list[Block], Block, list[SSAValue]]
+"""A loop's blocks built for its carried types: every block, the one
+that ends an iteration, and the carried values it ends with."""
+
+
 class OrdinaryBuilder(ExpressionBuilder):
     """Builds one ``func.func`` from named variables (see the module
     docstring).  Python's ``int`` is ``i64`` throughout: values of type
@@ -89,6 +96,8 @@ class OrdinaryBuilder(ExpressionBuilder):
         self.arg_types = [t for _, t in args]
         super().__init__(Block(arg_types=self.arg_types), [a for a, _ in args], loc)
         self._entry = self.current_block
+        self.retyped = 0
+        """How many weak values took the type of a value they met (``_weakly``)."""
 
     def is_array(self, name: str) -> bool:
         return self.has(name) and isinstance(self.type_of(name), MemRefType)
@@ -119,6 +128,33 @@ class OrdinaryBuilder(ExpressionBuilder):
             body()
             return block, {n: self._current(n, None) for n in names if self.has(n)}
 
+    def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
+        """The builder's rule, counting the weak values that took another
+        type (``retyped``), which a loop's body built again with a carried
+        variable strong could type otherwise (``_carried``)."""
+        found = super()._weakly(value, other)
+        if found is not None:
+            self.retyped += 1
+        return found
+
+    def merged(self, a: SSAValue, b: SSAValue) -> Merged | None:
+        """The type, and whether it is weak, of a variable that is ``a`` on
+        one path and ``b`` on another (after the branches of an ``if``;
+        before a loop and after its body), as JAX types a value of either:
+        a weak value (``is_weak``) meeting a strong one takes its type, two
+        weak values stay weak; or None where they disagree otherwise."""
+        if a.type == b.type:
+            return a.type, self.is_weak(a) and self.is_weak(b)
+        for x, y in ((a, b), (b, a)):
+            if self._weakly(x, y.type) == y.type:
+                return y.type, self.is_weak(y)
+        return None
+
+    def _as(self, value: SSAValue, type: Attribute, block: Block, loc: Loc) -> SSAValue:
+        """``value`` converted to ``type`` at the end of ``block``."""
+        with self._nested(block):
+            return self.cast(Value(self, value), type, loc).ssa
+
     def if_(
         self,
         condition: Value,
@@ -128,39 +164,87 @@ class OrdinaryBuilder(ExpressionBuilder):
         loc: Loc = None,
     ) -> None:
         """``if``/``else``; of ``names``, those that both branches end with
-        (assigned there or before) are the ``scf.if``'s results."""
+        (assigned there or before) are the ``scf.if``'s results, typed as
+        ``merged`` types them."""
         (then_block, then_values), (else_block, else_values) = (self._branch(then, names), self._branch(else_, names))
         merged = [n for n in then_values if n in else_values]
+        types: list[Merged] = []
         for name in merged:
-            a, b = then_values[name].type, else_values[name].type
-            if a != b:
+            if (found := self.merged(then_values[name], else_values[name])) is None:
+                a, b = then_values[name].type, else_values[name].type
                 raise BuildError(
                     f"'{name}' is {describe_type(a)} after one branch and "
                     f"{describe_type(b)} after the other; give it one type in both",
                     loc,
                 )
+            types.append(found)
         for block, values in ((then_block, then_values), (else_block, else_values)):
-            block.add_op(_locate(scf.YieldOp(*(values[n] for n in merged)), loc))
-        types = [then_values[n].type for n in merged]
-        op = self.emit(scf.IfOp(condition.ssa, types, Region(then_block), Region(else_block)), loc)
-        for name, result in zip(merged, op.results, strict=True):
-            self._define(name, result)
+            yielded = [self._as(values[n], t, block, loc) for n, (t, _) in zip(merged, types, strict=True)]
+            block.add_op(_locate(scf.YieldOp(*yielded), loc))
+        op = self.emit(scf.IfOp(condition.ssa, [t for t, _ in types], Region(then_block), Region(else_block)), loc)
+        self._define_all(merged, op.results, types)
 
-    def _loop_body(self, block: Block, carried: Sequence[str], body: Callable[[], None], loc: Loc) -> None:
-        with self._nested(block):
-            for name, arg in zip(carried, block.args[len(block.args) - len(carried) :], strict=True):
-                self._define(name, arg)
-            body()
-            final = [self._current(n, loc) for n in carried]
-            for name, arg, value in zip(carried, block.args[len(block.args) - len(carried) :], final, strict=True):
-                if value.type != arg.type:
+    def _define_all(self, names: Sequence[str], values: Sequence[SSAValue], types: Sequence[Merged]) -> None:
+        """Name ``values`` (a structured op's results or a block's
+        arguments), weak where ``types`` says."""
+        for name, value, (_, weak) in zip(names, values, types, strict=True):
+            if weak:
+                self._weak.add(value)
+            self._define(name, value)
+
+    def _carried(
+        self, carried: Sequence[str], build: Callable[[list[Merged]], Iteration], loc: Loc
+    ) -> tuple[list[SSAValue], list[Merged], list[Block]]:
+        """A loop carrying ``carried``: ``build`` makes its blocks for the
+        carried types and weakness (the ``Iteration``).  A carried
+        variable's type is ``merged``'s of its value before the loop and
+        after the body, which may be another type than the one it starts
+        with (``total = 0.0`` summing ``float32``s is ``float32``, as in
+        JAX): the blocks are then built again with that type, until none
+        changes (a type only goes from an int to a float and from weak to
+        strong, so a few builds at most).  Where only a weak variable
+        turned strong, of the same type, and no weak value took another
+        type in the body, a second build would be the same: the first is
+        kept (``total = 0.0`` summing ``f64``s is built once).
+        Returns the values before the loop converted to their types, the
+        types, and the blocks, the iteration's ending with its ``scf.yield``."""
+        initial = [self._current(n, loc) for n in carried]
+        types = [(v.type, self.is_weak(v)) for v in initial]
+        while True:
+            retyped = self.retyped
+            blocks, block, final = build(types)
+            weakness_typed_nothing = self.retyped == retyped
+            args = block.args[len(block.args) - len(carried) :]
+            found = [self.merged(arg, value) for arg, value in zip(args, final, strict=True)]
+            for name, arg, value, merged in zip(carried, args, final, found, strict=True):
+                if merged is None:
                     raise BuildError(
                         f"'{name}' is {describe_type(arg.type)} before the loop and "
                         f"{describe_type(value.type)} after its body; give it its final "
                         f"type before the loop (e.g. {name} = 0.0 for a float)",
                         loc,
                     )
-            block.add_op(_locate(scf.YieldOp(*final), loc))
+            joined = [m for m in found if m is not None]  # none is None: refused above
+            if joined == types:
+                break
+            if weakness_typed_nothing and [t for t, _ in joined] == [t for t, _ in types]:
+                types = joined  # only weak variables turned strong: a second build would be the same
+                break
+            types = joined
+        yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
+        block.add_op(_locate(scf.YieldOp(*yielded), loc))
+        return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
+
+    def _loop_body(
+        self, block: Block, carried: Sequence[str], types: Sequence[Merged], body: Callable[[], None]
+    ) -> list[SSAValue]:
+        """Build one iteration into ``block``, whose last arguments are the
+        ``carried`` variables (weak where ``types`` says); returns the
+        values it ends with."""
+        with self._nested(block):
+            self._define_all(carried, block.args[len(block.args) - len(carried) :], types)
+            body()
+            return [self._current(n, None) for n in carried]
 
     def for_(
         self,
@@ -174,22 +258,25 @@ class OrdinaryBuilder(ExpressionBuilder):
         split: str | None = None,
     ) -> None:
         """``scf.for`` over ``range(lb, ub, step)`` (``step > 0``) carrying
-        the variables ``carried``; ``body`` gets the loop variable.  A
-        ``schedule`` becomes the loop's ``checkpoint`` attribute, which
-        ``reversibilize`` carries to the ``rev.for``; ``split = "work"``
-        asks for split points at primitive steps (``SPLIT_ATTR``)."""
-        initial = [self._current(n, loc) for n in carried]
-        block = Block(arg_types=[IndexType(), *(v.type for v in initial)])
-        index = Value(self, block.args[0])
-        self._loop_body(block, carried, lambda: body(index), loc)
+        the variables ``carried`` (typed by ``_carried``); ``body`` gets the
+        loop variable.  A ``schedule`` becomes the loop's ``checkpoint``
+        attribute, which ``reversibilize`` carries to the ``rev.for``;
+        ``split = "work"`` asks for split points at primitive steps
+        (``SPLIT_ATTR``)."""
+
+        def build(types: list[Merged]) -> Iteration:
+            block = Block(arg_types=[IndexType(), *(t for t, _ in types)])
+            index = Value(self, block.args[0])
+            return [block], block, self._loop_body(block, carried, types, lambda: body(index))
+
+        initial, types, (block,) = self._carried(carried, build, loc)
         bounds = [self.index(v, loc) for v in (lb, ub, step)]
         op = self.emit(scf.ForOp(*bounds, initial, Region(block)), loc)
         if schedule is not None:
             op.attributes[CHECKPOINT_ATTR] = schedule
         if split == "work":
             op.attributes[SPLIT_ATTR] = StringAttr(split)
-        for name, result in zip(carried, op.results, strict=True):
-            self._define(name, result)
+        self._define_all(carried, op.results, types)
 
     def while_(
         self,
@@ -198,21 +285,22 @@ class OrdinaryBuilder(ExpressionBuilder):
         carried: Sequence[str],
         loc: Loc = None,
     ) -> None:
-        """``scf.while`` carrying the variables ``carried``: the condition is
-        evaluated on them before every iteration."""
-        initial = [self._current(n, loc) for n in carried]
-        types = [v.type for v in initial]
-        before = Block(arg_types=types)
-        with self._nested(before):
-            for name, arg in zip(carried, before.args, strict=True):
-                self._define(name, arg)
-            test = condition()
-            before.add_op(_locate(scf.ConditionOp(test.ssa, *before.args), loc))
-        after = Block(arg_types=types)
-        self._loop_body(after, carried, body, loc)
-        op = self.emit(scf.WhileOp(initial, types, Region(before), Region(after)), loc)
-        for name, result in zip(carried, op.results, strict=True):
-            self._define(name, result)
+        """``scf.while`` carrying the variables ``carried`` (typed by
+        ``_carried``): the condition is evaluated on them before every
+        iteration."""
+
+        def build(types: list[Merged]) -> Iteration:
+            before = Block(arg_types=[t for t, _ in types])
+            with self._nested(before):
+                self._define_all(carried, before.args, types)
+                test = condition()
+                before.add_op(_locate(scf.ConditionOp(test.ssa, *before.args), loc))
+            after = Block(arg_types=[t for t, _ in types])
+            return [before, after], after, self._loop_body(after, carried, types, body)
+
+        initial, types, (before, after) = self._carried(carried, build, loc)
+        op = self.emit(scf.WhileOp(initial, [t for t, _ in types], Region(before), Region(after)), loc)
+        self._define_all(carried, op.results, types)
 
     def call(
         self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute], loc: Loc = None

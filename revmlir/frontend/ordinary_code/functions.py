@@ -56,6 +56,7 @@ from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_struct
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
 from revmlir.reversibilize.resumable import make_resumable
+from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.backend import Caller
 from revmlir.runtime.native import NativeModule
 
@@ -88,6 +89,7 @@ class OrdinaryFunction(TakesStructs):
         self._specializations: dict[tuple[Attribute, ...], OrdinarySpecialization] = {}
         self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}
         self._flattened: dict[Layout, OrdinaryFunction] = {}
+        self._checked_layouts: set[Layout] = set()
 
     @property
     def parameters(self) -> list[str]:
@@ -379,17 +381,18 @@ class OrdinarySpecialization:
         arrays ``f`` writes; return what ``f`` returns."""
         self.check_aliasing(args)
         count, results = len(args), len(self.result_types)
-        if self.plain is not None:
-            with named_arguments(self.function):
+        try:
+            if self.plain is not None:
                 values = self.plain((*args, *self.slots()))[count:]
-        else:
-            spec = self.reversible
-            runner = spec.native if spec.native is not None else spec.interpreter
-            with named_arguments(self.function):
+            else:
+                spec = self.reversible
+                runner = spec.native if spec.native is not None else spec.interpreter
                 state = runner.call(spec.name, *self.arguments(args))
-            for k, i in enumerate(self.written):
-                args[i][...] = state[count + results + k]
-            values = state[count : count + results]
+                for k, i in enumerate(self.written):
+                    args[i][...] = state[count + results + k]
+                values = state[count : count + results]
+        except ArgumentProblem as error:
+            raise named_arguments(self.function, error) from None
         if self.returns == "none":
             return None
         return values[0] if self.returns == "one" else tuple(values)

@@ -47,6 +47,7 @@ class ReversibleFunction(TakesStructs):
         self._specializations: dict[tuple[Attribute, ...], Specialization] = {}
         self._by_python_types: dict[tuple[Any, ...], tuple[Specialization, IntRanges]] = {}
         self._flattened: dict[Layout, ReversibleFunction] = {}
+        self._checked_layouts: set[Layout] = set()
 
     # -- signature ------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class ReversibleFunction(TakesStructs):
         results, layout = self.run_flat(args, lambda f, a: f.specialization_for(*a).run(a, backward=backward))
         if layout is None:
             return results
-        updated = layout.rebuild(args, (results,) if len(layout.flat_parameters(self.parameters)) == 1 else results)
+        updated = layout.rebuild(args, (results,) if sum(layout.sizes) == 1 else results)
         return updated[0] if len(updated) == 1 else updated
 
     @property
