@@ -60,6 +60,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
+from typing import get_args
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math, memref, scf, ub
@@ -105,14 +106,28 @@ MLIR_CIFACE_PREFIX = "_mlir_ciface_"
 
 
 def llvm_type(type: Attribute) -> Attribute:
-    if isinstance(type, IndexType):
+    """The LLVM type of a value of ``type`` (module docstring).  Dispatched
+    on the exact class: ``isinstance`` on xDSL's attribute classes goes
+    through ``ABCMeta``, and a translation asks about every value."""
+    kind = type.__class__
+    if kind is IndexType:
         return i64
-    if isinstance(type, ComplexType):
+    if kind is MemRefType:
+        return _array_type(type.get_num_dims())
+    if kind is ComplexType:
         element = llvm_type(type.element_type)
         return llvm.LLVMStructType.from_type_list([element, element])
-    if isinstance(type, MemRefType):
-        return llvm.LLVMStructType.from_type_list([PTR] + [i64] * len(type.get_shape()))
     return type
+
+
+@functools.cache
+def _array_type(rank: int) -> llvm.LLVMStructType:
+    """An array of ``rank`` dimensions: its data pointer, then its sizes."""
+    return llvm.LLVMStructType.from_type_list([PTR] + [i64] * rank)
+
+
+FLOAT_TYPES: frozenset[type[Attribute]] = frozenset(get_args(AnyFloat))
+"""The classes of ``AnyFloat``, to test a type by its class."""
 
 
 def descriptor_type(type: MemRefType) -> llvm.LLVMStructType:
@@ -187,6 +202,21 @@ class ModuleTranslation:
     """The C library functions the code calls: libm calls, and the
     functions LLVM's math intrinsics may become (``exp``, ``expf`` for
     ``llvm.exp.*``)."""
+    rules: dict[type[Operation], Rule | None] = field(default_factory=dict[type[Operation], "Rule | None"])
+    """Per class of op met so far, its rule (``rule``)."""
+
+    def rule(self, op: Operation) -> Rule | None:
+        """The rule that translates ``op``: the target's, else the common
+        one, else ``keep_llvm_op`` for an ``llvm`` op without regions or
+        successors; looked up once per class of op."""
+        kind = type(op)
+        if kind in self.rules:
+            return self.rules[kind]
+        rule = (self.overrides.get(kind) if self.overrides is not None else None) or translates.get(kind)
+        if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
+            rule = keep_llvm_op
+        self.rules[kind] = rule
+        return rule
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
@@ -265,7 +295,7 @@ class FunctionTranslation:
 
     def const(self, value: int | float, type: Attribute, like: Operation | None = None) -> SSAValue:
         type = llvm_type(type)
-        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        number = float(value) if type.__class__ in FLOAT_TYPES else int(value)
         # repr tells -0.0 from 0.0, which compare equal
         key = (self.scopes.get(self.block, self.block), type, repr(number))
         if (found := self.reused.get(key)) is None:
@@ -277,20 +307,20 @@ class FunctionTranslation:
             return fields[index]
         key = (self.scopes.get(self.block, self.block), container, index)
         if (found := self.reused.get(key)) is None:
-            found = self.reused[key] = self.value(llvm.ExtractValueOp(llvm_position(index), container, type), like)
+            found = self.reused[key] = self.value(fast_ops.llvm_extract(llvm_position(index), container, type), like)
         return found
 
     def pack(self, type: Attribute, values: Sequence[SSAValue], like: Operation | None = None) -> SSAValue:
-        result = self.value(llvm.UndefOp(type), like)
+        result = self.value(fast_ops.llvm_undef(type), like)
         for index, value in enumerate(values):
-            result = self.value(llvm.InsertValueOp(llvm_position(index), result, value), like)
+            result = self.value(fast_ops.llvm_insert(llvm_position(index), result, value), like)
         self.fields[result] = list(values)
         return result
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
         function = name.split(".")[1]
         self.module.library.update((function, function + "f"))
-        return self.value(llvm.CallIntrinsicOp(name, list(args), [result]), like)
+        return self.value(fast_ops.llvm_intrinsic(name, list(args), [result]), like)
 
     def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
         type = args[0].type
@@ -348,18 +378,18 @@ class FunctionTranslation:
         return attributes
 
     def translate_ops(self, ops: Iterable[Operation]) -> None:
-        overrides = self.module.overrides
+        rule_of = self.module.rule
         for op in ops:
-            rule = (overrides.get(type(op)) if overrides is not None else None) or translates.get(type(op))
-            if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
-                rule = keep_llvm_op
+            rule = rule_of(op)
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
-            if strided := [t for t in (*op.operand_types, *op.result_types) if _has_layout(t)]:
-                raise PassFailedException(
-                    f"{describe_op(op)}: {strided[0]} is not row-major contiguous, "
-                    "which native code requires of every memref"
-                )
+            for types in (op.operand_types, op.result_types):
+                for strided in types:
+                    if _has_layout(strided):
+                        raise PassFailedException(
+                            f"{describe_op(op)}: {strided} is not row-major contiguous, "
+                            "which native code requires of every memref"
+                        )
             rule(self, op)
 
     def translate_region_into(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
@@ -601,7 +631,7 @@ def _convention_arguments(
 def _has_layout(type: Attribute) -> bool:
     """Whether ``type`` is a memref with a layout other than the identity
     (``llvm_type`` represents a memref by its data pointer and sizes)."""
-    return isinstance(type, MemRefType) and not isinstance(type.layout, NoneAttr)
+    return type.__class__ is MemRefType and type.layout.__class__ is not NoneAttr
 
 
 def keep_llvm_op(t: FunctionTranslation, op: Operation) -> None:
@@ -715,11 +745,11 @@ def _counted_loop(
     before = t.block
     t.block = header
     index, *state = header.args
-    more = t.value(llvm.ICmpOp(index, ub, IntegerAttr(2, i64)), op)  # slt
+    more = t.value(fast_ops.llvm_icmp(index, ub, fast_ops.CMPI_PREDICATES["slt"]), op)
     t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, state), op)
     t.block = body
     yielded = t.translate_region_into(region, [index, *state])
-    following = t.value(llvm.AddOp(index, step), op)
+    following = t.value(fast_ops.binary(llvm.AddOp, index, step), op)
     t.emit(fast_ops.llvm_branch(header, [following, *yielded]), op)
     t.block = before
     t.continue_in(exit)
@@ -797,8 +827,7 @@ def _cmpf(t: FunctionTranslation, op: Operation) -> None:
     if (constant := _CONSTANT_PREDICATES.get(op.predicate.value.data)) is not None:
         t.set(op.result, t.const(constant, i1, op))
         return
-    predicate = IntegerAttr(op.predicate.value.data, i64)
-    t.set(op.result, t.value(llvm.FCmpOp(a, b, predicate), op))
+    t.set(op.result, t.value(fast_ops.llvm_fcmp(a, b, op.predicate.value.data), op))
 
 
 _CONSTANT_PREDICATES = {0: 0, 15: 1}
@@ -808,12 +837,12 @@ _CONSTANT_PREDICATES = {0: 0, 15: 1}
 @translates(arith.SelectOp)
 def _select(t: FunctionTranslation, op: Operation) -> None:
     c, a, b = (t.get(v) for v in op.operands)
-    t.set(op.results[0], t.value(llvm.SelectOp(c, a, b), op))
+    t.set(op.results[0], t.value(fast_ops.llvm_select(c, a, b), op))
 
 
 @translates(arith.NegfOp)
 def _negf(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.FNegOp(t.get(op.operands[0])), op))
+    t.set(op.results[0], t.value(fast_ops.llvm_fneg(t.get(op.operands[0])), op))
 
 
 _INTEGER_EXTREMA: dict[type[Operation], int] = {
@@ -913,9 +942,9 @@ def _resize(t: FunctionTranslation, op: Operation, signed: bool = True) -> None:
         t.set(op.results[0], value)
     elif source < target:
         kind = llvm.SExtOp if signed else llvm.ZExtOp
-        t.set(op.results[0], t.value(kind(value, result_type), op))
+        t.set(op.results[0], t.value(fast_ops.cast(kind, value, result_type), op))
     else:
-        t.set(op.results[0], t.value(llvm.TruncOp(value, result_type), op))
+        t.set(op.results[0], t.value(fast_ops.cast(llvm.TruncOp, value, result_type), op))
 
 
 @translates(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp)
@@ -930,7 +959,7 @@ def _extui(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(arith.SIToFPOp)
 def _sitofp(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.SIToFPOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.SIToFPOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 @translates(arith.FPToSIOp)
@@ -974,17 +1003,17 @@ def _fptoui(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(arith.BitcastOp)
 def _bitcast(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.BitcastOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.BitcastOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 @translates(arith.ExtFOp)
 def _extf(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.FPExtOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.FPExtOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 @translates(arith.TruncFOp)
 def _truncf(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.FPTruncOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.FPTruncOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 # ---------------------------------------------------------------------------
@@ -1157,13 +1186,11 @@ def _element_address(
             linear = index
             continue
         size = t.extract(array, dim + 1, i64, op)
-        linear = t.value(llvm.AddOp(t.value(llvm.MulOp(linear, size), op), index), op)
+        scaled = t.value(fast_ops.binary(llvm.MulOp, linear, size), op)
+        linear = t.value(fast_ops.binary(llvm.AddOp, scaled, index), op)
     if linear is None:
         linear = t.const(0, i64, op)
-    return t.value(
-        llvm.GEPOp(pointer, [llvm.GEP_USE_SSA_VAL], llvm_type(element), ssa_indices=[linear], inbounds=True),
-        op,
-    )
+    return t.value(fast_ops.llvm_gep(pointer, linear, llvm_type(element)), op)
 
 
 @translates(memref.LoadOp)
@@ -1171,7 +1198,7 @@ def _load(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.LoadOp)
     element = op.res.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
-    t.set(op.res, t.value(llvm.LoadOp(address, llvm_type(element)), op))
+    t.set(op.res, t.value(fast_ops.llvm_load(address, llvm_type(element)), op))
 
 
 @translates(memref.StoreOp)
@@ -1179,7 +1206,7 @@ def _store(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.StoreOp)
     element = op.value.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
-    t.emit(llvm.StoreOp(t.get(op.value), address), op)
+    t.emit(fast_ops.llvm_store(t.get(op.value), address), op)
 
 
 @translates(memref.AtomicRMWOp, AtomicRMWOp)
