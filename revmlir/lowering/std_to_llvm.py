@@ -260,6 +260,8 @@ class FunctionTranslation:
         """The fields of the aggregates ``pack`` built (array descriptors of
         parameters and allocations): ``extract`` gives them back, in any
         block, since they dominate the aggregate and so its every use."""
+        self.strided_arguments = any(_has_layout(t) for t in source.function_type.inputs)
+        """Whether a parameter is a memref with a layout (``check_layouts``)."""
 
     # -- emission -------------------------------------------------------------
 
@@ -383,14 +385,24 @@ class FunctionTranslation:
             rule = rule_of(op)
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
-            for types in (op.operand_types, op.result_types):
-                for strided in types:
-                    if _has_layout(strided):
-                        raise PassFailedException(
-                            f"{describe_op(op)}: {strided} is not row-major contiguous, "
-                            "which native code requires of every memref"
-                        )
+            self.check_layouts(op)
             rule(self, op)
+
+    def check_layouts(self, op: Operation) -> None:
+        """Refuse ``op`` if a memref it takes or gives has a layout.  Its
+        operands need no look unless a parameter has one: every other value
+        is an op's result, refused at that op, which is translated first
+        (blocks go dominators first), or a block argument, which gets the
+        operands of an op translated before (a branch, an ``scf.for``'s
+        initial values).  The operand types are most of what looking
+        costs."""
+        values = (*op.operands, *op.results) if self.strided_arguments else op.results
+        for value in values:
+            if _has_layout(value.type):
+                raise PassFailedException(
+                    f"{describe_op(op)}: {value.type} is not row-major contiguous, "
+                    "which native code requires of every memref"
+                )
 
     def translate_region_into(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
         """Translate ``region``'s block at the current block; return the
@@ -558,18 +570,18 @@ def _return(t: FunctionTranslation, op: Operation) -> None:
 @translates(func.CallOp)
 def _call(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
-    args = [t.get(a) for a in op.arguments]
-    if op.callee.string_value() in t.module.noalias:
-        args = _expanded_arguments(
-            list(op.arguments), args, lambda value, index, type: t.extract(value, index, type, op)
-        )
-    elif (convention := t.module.conventions.get(op.callee.string_value())) is not None:
-        args = _convention_arguments(t, list(op.arguments), args, convention, op)
-    result_type = _results_type(op.res.types)
-    call = t.emit(fast_ops.llvm_call(op.callee.string_value(), args, result_type), op)
-    if len(op.res) == 1:
-        t.set(op.res[0], call.results[0])
-    for index, result in enumerate(op.res if len(op.res) > 1 else ()):
+    # IRDL's accessors cost a lookup of the op's definition each: read once
+    callee, sources, results = op.callee.string_value(), list(op.arguments), op.results
+    args = [t.get(a) for a in sources]
+    if callee in t.module.noalias:
+        args = _expanded_arguments(sources, args, lambda value, index, type: t.extract(value, index, type, op))
+    elif (convention := t.module.conventions.get(callee)) is not None:
+        args = _convention_arguments(t, sources, args, convention, op)
+    result_type = _results_type(results.types)
+    call = t.emit(fast_ops.llvm_call(callee, args, result_type), op)
+    if len(results) == 1:
+        t.set(results[0], call.results[0])
+    for index, result in enumerate(results if len(results) > 1 else ()):
         t.set(result, t.extract(call.results[0], index, llvm_type(result.type), op))
 
 
@@ -583,11 +595,13 @@ def _expanded_arguments(
     (``extract``: a field of a descriptor)."""
     expanded: list[SSAValue] = []
     for source, value in zip(sources, values, strict=True):
-        if not isinstance(source.type, MemRefType):
+        type = source.type
+        if type.__class__ is not MemRefType:
             expanded.append(value)
             continue
-        for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
-            expanded.append(extract(value, index, type))
+        expanded.append(extract(value, 0, PTR))
+        for index in range(1, 1 + type.get_num_dims()):
+            expanded.append(extract(value, index, i64))
     return expanded
 
 
