@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import pytest
 from xdsl.dialects import arith, func, llvm, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerAttr, MemRefType, f64, i1, i32, i64
+from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, f32, f64, i1, i32, i64
 from xdsl.ir import Block, Operation, Region
 
 from revmlir.lowering import fast_ops
 
-ARGS = Block(arg_types=[f64, f64, i64, i64, i1, IndexType(), MemRefType(f64, [-1])])
-X, Y, A, B, C, N, ARRAY = ARGS.args
+STRUCT = llvm.LLVMStructType.from_type_list([llvm.LLVMPointerType(), i64])
+ARGS = Block(arg_types=[f64, f64, i64, i64, i1, IndexType(), MemRefType(f64, [-1]), llvm.LLVMPointerType(), STRUCT])
+X, Y, A, B, C, N, ARRAY, PTR, DESCRIPTOR = ARGS.args
+FIRST, SECOND = DenseArrayBase.from_list(i64, [0]), DenseArrayBase.from_list(i64, [1])
 THEN, ELSE = Block(arg_types=[i64]), Block(arg_types=[f64, f64])
 
 
@@ -62,6 +64,63 @@ def test_binary_ops_after_the_first_are_the_constructors(kind):
     lhs, rhs = (X, Y) if kind in (llvm.FAddOp, arith.AddfOp) else (A, B)
     for _ in range(2):
         _same(fast_ops.binary(kind, lhs, rhs), kind(lhs, rhs))
+
+
+@pytest.mark.parametrize(
+    "kind, value, type",
+    [
+        (llvm.SExtOp, C, i64),
+        (llvm.ZExtOp, C, i32),
+        (llvm.TruncOp, A, i32),
+        (llvm.SIToFPOp, A, f64),
+        (llvm.FPExtOp, X, f64),
+        (llvm.FPTruncOp, X, f32),
+        (llvm.BitcastOp, A, f64),
+    ],
+)
+def test_casts_after_the_first_are_the_constructors(kind, value, type):
+    for _ in range(2):
+        _same(fast_ops.cast(kind, value, type), kind(value, type))
+
+
+@pytest.mark.parametrize(
+    "fast, built",
+    [
+        (
+            lambda: fast_ops.llvm_gep(PTR, A, f64),
+            lambda: llvm.GEPOp(PTR, [llvm.GEP_USE_SSA_VAL], f64, ssa_indices=[A], inbounds=True),
+        ),
+        (
+            lambda: fast_ops.llvm_gep(PTR, B, i32),
+            lambda: llvm.GEPOp(PTR, [llvm.GEP_USE_SSA_VAL], i32, [B], inbounds=True),
+        ),
+        (lambda: fast_ops.llvm_load(PTR, f64), lambda: llvm.LoadOp(PTR, f64)),
+        (lambda: fast_ops.llvm_store(X, PTR), lambda: llvm.StoreOp(X, PTR)),
+        (
+            lambda: fast_ops.llvm_extract(FIRST, DESCRIPTOR, llvm.LLVMPointerType()),
+            lambda: llvm.ExtractValueOp(FIRST, DESCRIPTOR, llvm.LLVMPointerType()),
+        ),
+        (lambda: fast_ops.llvm_insert(SECOND, DESCRIPTOR, A), lambda: llvm.InsertValueOp(SECOND, DESCRIPTOR, A)),
+        (lambda: fast_ops.llvm_undef(STRUCT), lambda: llvm.UndefOp(STRUCT)),
+        (lambda: fast_ops.llvm_select(C, X, Y), lambda: llvm.SelectOp(C, X, Y)),
+        (lambda: fast_ops.llvm_fcmp(X, Y, 4), lambda: llvm.FCmpOp(X, Y, IntegerAttr(4, i64))),
+        (lambda: fast_ops.llvm_fcmp(X, Y, 13), lambda: llvm.FCmpOp(X, Y, "une")),
+        (lambda: fast_ops.llvm_fneg(X), lambda: llvm.FNegOp(X)),
+        (
+            lambda: fast_ops.llvm_intrinsic("llvm.exp.f64", [X], [f64]),
+            lambda: llvm.CallIntrinsicOp("llvm.exp.f64", [X], [f64]),
+        ),
+        (lambda: fast_ops.llvm_intrinsic("llvm.trap", [], []), lambda: llvm.CallIntrinsicOp("llvm.trap", [], [])),
+    ],
+)
+def test_llvm_ops_after_the_first_are_the_constructors(fast, built):
+    """Each builder learns its class's defaults from the first op it
+    builds: the second is built by ``Operation.create``, with the
+    arguments' properties in the constructor's order."""
+    for _ in range(2):
+        op = fast()
+        _same(op, built())
+        assert list(op.properties) == list(built().properties)
 
 
 def test_each_op_has_properties_of_its_own():

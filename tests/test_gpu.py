@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from llvmlite import ir
 from xdsl.utils.exceptions import PassFailedException
 
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
 from revmlir.gpu import toolkit
-from revmlir.gpu.program import compile_kernels, module_ptx
+from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
@@ -257,6 +258,22 @@ def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu():
 def test_ptxas_rejection_is_an_error_with_its_message():
     with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
         emit_cubin(".version 7.8\n.target sm_90\n.address_size 64\nnot ptx at all\n")
+
+
+def test_device_llvm_ir_that_llvm_would_not_verify_is_refused_before_libdevice_is_linked():
+    """The verifier reads the compiled code alone, before libdevice comes
+    in: a use its definition does not dominate (which parsing accepts) is
+    LLVM's verification error, not a crash in the pipeline."""
+    module = ir.Module()
+    double = ir.DoubleType()
+    exp = ir.Function(module, ir.FunctionType(double, [double]), "__nv_exp")
+    kernel = ir.Function(module, ir.FunctionType(double, [double]), "kernel")
+    entry, later = kernel.append_basic_block("entry"), kernel.append_basic_block("later")
+    value = ir.IRBuilder(later).call(exp, [kernel.args[0]])
+    ir.IRBuilder(entry).ret(value)
+    ir.IRBuilder(later).ret(value)
+    with pytest.raises(RuntimeError, match="Instruction does not dominate all uses"):
+        ptx_from_llvm(module)
 
 
 def test_a_gpu_the_toolkit_does_not_support_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):

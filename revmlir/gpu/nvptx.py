@@ -367,7 +367,9 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     """The functions of ``module``'s ``gpu.module``, moved out of it, as a
     module of ``func.func``s, and its kernels (function name → entry
     name)."""
-    found = [op for op in nested_ops(module) if isinstance(op, gpu.ModuleOp)]
+    # the walks of a kernel's every op test the exact class: isinstance on
+    # xDSL's ops goes through ABCMeta
+    found = [op for op in nested_ops(module) if op.__class__ is gpu.ModuleOp]
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
     _device_memory(found[0])
@@ -395,7 +397,7 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
             raise PassFailedException(f"{describe_op(op)} cannot be compiled for the GPU")
     device = ModuleOp(functions)
     for call in nested_ops(device):
-        if isinstance(call, func.CallOp) and (renamed := names.get(call.callee.string_value())) is not None:
+        if call.__class__ is func.CallOp and (renamed := names.get(call.callee.string_value())) is not None:
             call.callee = SymbolRefAttr(renamed)
     return device, kernels
 
@@ -428,7 +430,7 @@ def _device_memory(module: gpu.ModuleOp) -> None:
     thread's arena (``revmlir.gpu.arena``, done by ``rev-gpu-outline``), as
     do the buffers of stacks (``revmlir.gpu.stacks``)."""
     for op in nested_ops(module):
-        if isinstance(op, memref.AllocOp):
+        if op.__class__ is memref.AllocOp:
             assert not op.dynamic_sizes, "rev-gpu-outline carves arrays of a dynamic size from the arena"
             for use in list(op.memref.uses):
                 if isinstance(use.operation, memref.DeallocOp):
@@ -441,8 +443,11 @@ def _device_memory(module: gpu.ModuleOp) -> None:
 
 def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:
     for op in nested_ops(module):
-        if isinstance(op, llvm.CallOp | llvm.CallIntrinsicOp):
+        if op.__class__ in _CALL_CLASSES:
             yield op
+
+
+_CALL_CLASSES = frozenset({llvm.CallOp, llvm.CallIntrinsicOp})
 
 
 def _unsupported_call(callee: str, op: Operation) -> str:

@@ -91,19 +91,18 @@ def analyse_arrays(module: ModuleOp) -> ArrayAliasing:
         for f in module.ops
         if isinstance(f, func.FuncOp) and not f.is_declaration
     }
-    calls = [
-        (caller, op, callee)
-        for caller in functions.values()
-        for op in nested_ops(caller.op)
-        if isinstance(op, func.CallOp) and (callee := functions.get(op.callee.string_value())) is not None
-    ]
-    for f in functions.values():
-        f.opaque = any(
-            reference_origin(f.op, v) is None
-            for op in nested_ops(f.op)
-            for v in op.operands
-            if isinstance(v.type, MemRefType)
-        )
+    calls: list[_Call] = []
+    for caller in functions.values():
+        # one walk of the function: its calls, and whether it is opaque (a
+        # kernel's every op is looked at, so by exact class, not ABCMeta's
+        # isinstance)
+        for op in nested_ops(caller.op):
+            if op.__class__ is func.CallOp and (callee := functions.get(op.callee.string_value())) is not None:
+                calls.append((caller, op, callee))
+            if not caller.opaque:
+                caller.opaque = any(
+                    v.type.__class__ is MemRefType and reference_origin(caller.op, v) is None for v in op.operands
+                )
     _until_stable(calls, _aliased_down)
     return ArrayAliasing(
         {name: f.noalias() for name, f in functions.items()},

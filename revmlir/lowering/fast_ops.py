@@ -19,11 +19,25 @@ properties dict of its own.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from xdsl.dialects import arith, func, llvm, memref, scf
-from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, SymbolRefAttr, i1, i32, i64
+from xdsl.dialects.builtin import (
+    DenseArrayBase,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    StringAttr,
+    SymbolRefAttr,
+    UnitAttr,
+    i1,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+OpT = TypeVar("OpT", bound=Operation)
 
 _LLVM_CALL_PROPERTIES = {
     name: value
@@ -33,9 +47,10 @@ _LLVM_CALL_PROPERTIES = {
 """What ``llvm.CallOp``'s constructor gives every call without a variadic
 callee type: its calling convention, fast-math flags, tail-call kind and
 operand bundles (none)."""
-_BINARY_PROPERTIES: dict[type[Operation], dict[str, Attribute]] = {}
-"""Per class of binary op, the properties its constructor gives every op
-(default flags: overflow, fast-math, exactness), from the first one built."""
+_DEFAULT_PROPERTIES: dict[type[Operation], dict[str, Attribute]] = {}
+"""Per class of op built by ``as_constructed``, the properties its
+constructor gave the first one built (default flags: overflow, fast-math,
+exactness, ordering), in the constructor's order."""
 
 
 def number_attr(value: int | float, type: Attribute) -> IntegerAttr | FloatAttr:
@@ -64,16 +79,39 @@ def _segments(*sizes: int) -> DenseArrayBase:
     return DenseArrayBase.from_list(i32, sizes)
 
 
+def as_constructed(
+    kind: type[OpT],
+    construct: Callable[[], OpT],
+    operands: Sequence[SSAValue],
+    result_types: Sequence[Attribute],
+    properties: Mapping[str, Attribute] = {},
+) -> OpT:
+    """The op ``construct()`` builds, of class ``kind``, with these operands,
+    results and ``properties`` (given by every call for ``kind``, the
+    others being defaults that do not depend on the arguments).  The first
+    op of each class is built by ``construct``, to learn those defaults and
+    their order; later ones get them with ``Operation.create``."""
+    defaults = _DEFAULT_PROPERTIES.get(kind)
+    if defaults is None:
+        op = construct()
+        _DEFAULT_PROPERTIES[kind] = dict(op.properties)
+        return op
+    merged = dict(defaults)
+    merged.update(properties)
+    return kind.create(operands=operands, result_types=result_types, properties=merged)
+
+
 def binary(kind: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
     """``kind(lhs, rhs)`` for an arith or llvm binary op whose result has
-    ``lhs``'s type, as its constructor builds it (the first of each kind is
-    built by the constructor, to learn its default properties)."""
-    properties = _BINARY_PROPERTIES.get(kind)
-    if properties is None:
-        op = kind(lhs, rhs)
-        _BINARY_PROPERTIES[kind] = dict(op.properties)
-        return op
-    return kind.create(operands=[lhs, rhs], result_types=[lhs.type], properties=dict(properties))
+    ``lhs``'s type, as its constructor builds it."""
+    return as_constructed(kind, lambda: kind(lhs, rhs), [lhs, rhs], [lhs.type])
+
+
+def cast(kind: type[Operation], value: SSAValue, type: Attribute) -> Operation:
+    """``kind(value, type)`` for an llvm conversion (``sext``, ``zext``,
+    ``trunc``, ``sitofp``, ``fpext``, ``fptrunc``, ``bitcast``), as its
+    constructor builds it."""
+    return as_constructed(kind, lambda: kind(value, type), [value], [type])
 
 
 @functools.lru_cache(maxsize=64)
@@ -163,4 +201,102 @@ def llvm_cond_branch(
         operands=[condition, *then_args, *else_args],
         successors=[then_block, else_block],
         properties={"operandSegmentSizes": _segments(1, len(then_args), len(else_args))},
+    )
+
+
+_PTR = llvm.LLVMPointerType()
+_ONE_SSA_INDEX = DenseArrayBase.from_list(i32, [llvm.GEP_USE_SSA_VAL])
+_IN_BOUNDS = UnitAttr()
+
+
+def llvm_gep(pointer: SSAValue, index: SSAValue, element: Attribute) -> llvm.GEPOp:
+    """``llvm.getelementptr inbounds`` of the ``index``-th ``element`` from
+    ``pointer``, as ``llvm.GEPOp(pointer, [GEP_USE_SSA_VAL], element,
+    ssa_indices=[index], inbounds=True)`` builds it."""
+    return as_constructed(
+        llvm.GEPOp,
+        lambda: llvm.GEPOp(pointer, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[index], inbounds=True),
+        [pointer, index],
+        [_PTR],
+        {"rawConstantIndices": _ONE_SSA_INDEX, "elem_type": element, "inbounds": _IN_BOUNDS},
+    )
+
+
+def llvm_load(address: SSAValue, type: Attribute) -> llvm.LoadOp:
+    """``llvm.load`` of a ``type`` from ``address``, as ``llvm.LoadOp``
+    builds it."""
+    return as_constructed(llvm.LoadOp, lambda: llvm.LoadOp(address, type), [address], [type])
+
+
+def llvm_store(value: SSAValue, address: SSAValue) -> llvm.StoreOp:
+    """``llvm.store`` of ``value`` at ``address``, as ``llvm.StoreOp``
+    builds it."""
+    return as_constructed(llvm.StoreOp, lambda: llvm.StoreOp(value, address), [value, address], [])
+
+
+def llvm_extract(position: DenseArrayBase, container: SSAValue, type: Attribute) -> llvm.ExtractValueOp:
+    """``llvm.extractvalue`` of the field of ``container`` at ``position``."""
+    return as_constructed(
+        llvm.ExtractValueOp,
+        lambda: llvm.ExtractValueOp(position, container, type),
+        [container],
+        [type],
+        {"position": position},
+    )
+
+
+def llvm_insert(position: DenseArrayBase, container: SSAValue, value: SSAValue) -> llvm.InsertValueOp:
+    """``llvm.insertvalue`` of ``value`` into ``container`` at ``position``."""
+    return as_constructed(
+        llvm.InsertValueOp,
+        lambda: llvm.InsertValueOp(position, container, value),
+        [container, value],
+        [container.type],
+        {"position": position},
+    )
+
+
+def llvm_undef(type: Attribute) -> llvm.UndefOp:
+    """``llvm.mlir.undef`` of ``type``."""
+    return as_constructed(llvm.UndefOp, lambda: llvm.UndefOp(type), [], [type])
+
+
+def llvm_select(condition: SSAValue, then: SSAValue, otherwise: SSAValue) -> llvm.SelectOp:
+    """``llvm.select``, as ``llvm.SelectOp`` builds it."""
+    return as_constructed(
+        llvm.SelectOp, lambda: llvm.SelectOp(condition, then, otherwise), [condition, then, otherwise], [then.type]
+    )
+
+
+def llvm_fcmp(lhs: SSAValue, rhs: SSAValue, predicate: int) -> llvm.FCmpOp:
+    """``llvm.fcmp`` of two floats (``predicate`` numbered as
+    ``arith.cmpf`` and LLVM's ``fcmp`` number them)."""
+    return as_constructed(
+        llvm.FCmpOp,
+        lambda: llvm.FCmpOp(lhs, rhs, _predicate(predicate)),
+        [lhs, rhs],
+        [i1],
+        {"predicate": _predicate(predicate)},
+    )
+
+
+def llvm_fneg(value: SSAValue) -> llvm.FNegOp:
+    """``llvm.fneg``, as ``llvm.FNegOp`` builds it."""
+    return as_constructed(llvm.FNegOp, lambda: llvm.FNegOp(value), [value], [value.type])
+
+
+@functools.lru_cache(maxsize=1024)
+def _intrinsic_name(name: str) -> StringAttr:
+    return StringAttr(name)
+
+
+def llvm_intrinsic(name: str, args: Sequence[SSAValue], results: Sequence[Attribute]) -> llvm.CallIntrinsicOp:
+    """``llvm.call_intrinsic`` of ``name``, as ``llvm.CallIntrinsicOp(name,
+    args, results)`` builds it (no operand bundles)."""
+    return as_constructed(
+        llvm.CallIntrinsicOp,
+        lambda: llvm.CallIntrinsicOp(name, args, results),
+        args,
+        results,
+        {"intrin": _intrinsic_name(name), "operandSegmentSizes": _segments(len(args), 0)},
     )

@@ -60,6 +60,7 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
+from typing import get_args
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math, memref, scf, ub
@@ -104,14 +105,28 @@ MLIR_CIFACE_PREFIX = "_mlir_ciface_"
 
 
 def llvm_type(type: Attribute) -> Attribute:
-    if isinstance(type, IndexType):
+    """The LLVM type of a value of ``type`` (module docstring).  Dispatched
+    on the exact class: ``isinstance`` on xDSL's attribute classes goes
+    through ``ABCMeta``, and a translation asks about every value."""
+    kind = type.__class__
+    if kind is IndexType:
         return i64
-    if isinstance(type, ComplexType):
+    if kind is MemRefType:
+        return _array_type(type.get_num_dims())
+    if kind is ComplexType:
         element = llvm_type(type.element_type)
         return llvm.LLVMStructType.from_type_list([element, element])
-    if isinstance(type, MemRefType):
-        return llvm.LLVMStructType.from_type_list([PTR] + [i64] * len(type.get_shape()))
     return type
+
+
+@functools.cache
+def _array_type(rank: int) -> llvm.LLVMStructType:
+    """An array of ``rank`` dimensions: its data pointer, then its sizes."""
+    return llvm.LLVMStructType.from_type_list([PTR] + [i64] * rank)
+
+
+FLOAT_TYPES: frozenset[type[Attribute]] = frozenset(get_args(AnyFloat))
+"""The classes of ``AnyFloat``, to test a type by its class."""
 
 
 def descriptor_type(type: MemRefType) -> llvm.LLVMStructType:
@@ -186,6 +201,21 @@ class ModuleTranslation:
     """The C library functions the code calls: libm calls, and the
     functions LLVM's math intrinsics may become (``exp``, ``expf`` for
     ``llvm.exp.*``)."""
+    rules: dict[type[Operation], Rule | None] = field(default_factory=dict[type[Operation], "Rule | None"])
+    """Per class of op met so far, its rule (``rule``)."""
+
+    def rule(self, op: Operation) -> Rule | None:
+        """The rule that translates ``op``: the target's, else the common
+        one, else ``keep_llvm_op`` for an ``llvm`` op without regions or
+        successors; looked up once per class of op."""
+        kind = type(op)
+        if kind in self.rules:
+            return self.rules[kind]
+        rule = (self.overrides.get(kind) if self.overrides is not None else None) or translates.get(kind)
+        if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
+            rule = keep_llvm_op
+        self.rules[kind] = rule
+        return rule
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
         self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
@@ -229,6 +259,8 @@ class FunctionTranslation:
         """The fields of the aggregates ``pack`` built (array descriptors of
         parameters and allocations): ``extract`` gives them back, in any
         block, since they dominate the aggregate and so its every use."""
+        self.strided_arguments = any(_has_layout(t) for t in source.function_type.inputs)
+        """Whether a parameter is a memref with a layout (``check_layouts``)."""
 
     # -- emission -------------------------------------------------------------
 
@@ -264,7 +296,7 @@ class FunctionTranslation:
 
     def const(self, value: int | float, type: Attribute, like: Operation | None = None) -> SSAValue:
         type = llvm_type(type)
-        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        number = float(value) if type.__class__ in FLOAT_TYPES else int(value)
         # repr tells -0.0 from 0.0, which compare equal
         key = (self.scopes.get(self.block, self.block), type, repr(number))
         if (found := self.reused.get(key)) is None:
@@ -276,20 +308,20 @@ class FunctionTranslation:
             return fields[index]
         key = (self.scopes.get(self.block, self.block), container, index)
         if (found := self.reused.get(key)) is None:
-            found = self.reused[key] = self.value(llvm.ExtractValueOp(llvm_position(index), container, type), like)
+            found = self.reused[key] = self.value(fast_ops.llvm_extract(llvm_position(index), container, type), like)
         return found
 
     def pack(self, type: Attribute, values: Sequence[SSAValue], like: Operation | None = None) -> SSAValue:
-        result = self.value(llvm.UndefOp(type), like)
+        result = self.value(fast_ops.llvm_undef(type), like)
         for index, value in enumerate(values):
-            result = self.value(llvm.InsertValueOp(llvm_position(index), result, value), like)
+            result = self.value(fast_ops.llvm_insert(llvm_position(index), result, value), like)
         self.fields[result] = list(values)
         return result
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
         function = name.split(".")[1]
         self.module.library.update((function, function + "f"))
-        return self.value(llvm.CallIntrinsicOp(name, list(args), [result]), like)
+        return self.value(fast_ops.llvm_intrinsic(name, list(args), [result]), like)
 
     def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
         type = args[0].type
@@ -347,19 +379,29 @@ class FunctionTranslation:
         return attributes
 
     def translate_ops(self, ops: Iterable[Operation]) -> None:
-        overrides = self.module.overrides
+        rule_of = self.module.rule
         for op in ops:
-            rule = (overrides.get(type(op)) if overrides is not None else None) or translates.get(type(op))
-            if rule is None and op.dialect_name() == "llvm" and not op.regions and not op.successors:
-                rule = keep_llvm_op
+            rule = rule_of(op)
             if rule is None:
                 raise PassFailedException(f"{describe_op(op)} cannot be compiled to native code")
-            if strided := [t for t in (*op.operand_types, *op.result_types) if _has_layout(t)]:
+            self.check_layouts(op)
+            rule(self, op)
+
+    def check_layouts(self, op: Operation) -> None:
+        """Refuse ``op`` if a memref it takes or gives has a layout.  Its
+        operands need no look unless a parameter has one: every other value
+        is an op's result, refused at that op, which is translated first
+        (blocks go dominators first), or a block argument, which gets the
+        operands of an op translated before (a branch, an ``scf.for``'s
+        initial values).  The operand types are most of what looking
+        costs."""
+        values = (*op.operands, *op.results) if self.strided_arguments else op.results
+        for value in values:
+            if _has_layout(value.type):
                 raise PassFailedException(
-                    f"{describe_op(op)}: {strided[0]} is not row-major contiguous, "
+                    f"{describe_op(op)}: {value.type} is not row-major contiguous, "
                     "which native code requires of every memref"
                 )
-            rule(self, op)
 
     def translate_region_into(self, region: Region, args: Sequence[SSAValue]) -> list[SSAValue]:
         """Translate ``region``'s block at the current block; return the
@@ -410,24 +452,24 @@ def ciface(source: func.FuncOp) -> llvm.FuncOp:
     args: list[SSAValue] = []
     for index, type in enumerate(inputs):
         slot_address = add(llvm.GEPOp(block.args[0], [index], PTR))
-        slot = add(llvm.LoadOp(slot_address, PTR))
+        slot = add(fast_ops.llvm_load(slot_address, PTR))
         slots.append(slot)
-        args.append(add(llvm.LoadOp(slot, llvm_type(type))))
+        args.append(add(fast_ops.llvm_load(slot, llvm_type(type))))
     args = _expanded_arguments(
         list(source.body.blocks[0].args),
         args,
-        lambda value, index, type: add(llvm.ExtractValueOp(llvm_position(index), value, type)),
+        lambda value, index, type: add(fast_ops.llvm_extract(llvm_position(index), value, type)),
     )
     result_type = _results_type(outputs)
     call = fast_ops.llvm_call(source.sym_name.data, args, result_type)
     ops.append(call)
     scalar_slots = [s for s, t in zip(slots, inputs) if not isinstance(t, MemRefType)]
     if len(outputs) == 1:
-        ops.append(llvm.StoreOp(call.results[0], scalar_slots[0]))
+        ops.append(fast_ops.llvm_store(call.results[0], scalar_slots[0]))
     else:
         for index, (slot, type) in enumerate(zip(scalar_slots, outputs, strict=True)):
-            value = add(llvm.ExtractValueOp(llvm_position(index), call.results[0], llvm_type(type)))
-            ops.append(llvm.StoreOp(value, slot))
+            value = add(fast_ops.llvm_extract(llvm_position(index), call.results[0], llvm_type(type)))
+            ops.append(fast_ops.llvm_store(value, slot))
     ops.append(llvm.ReturnOp())
     block.add_ops(ops)
     op = llvm.FuncOp(
@@ -454,7 +496,7 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     args: list[SSAValue] = []
     for arg, type in zip(t.block.args[by_pointer:], inputs, strict=True):
         if isinstance(type, MemRefType):
-            args += _from_descriptor(t, t.value(llvm.LoadOp(arg, descriptor_type(type))), type)
+            args += _from_descriptor(t, t.value(fast_ops.llvm_load(arg, descriptor_type(type))), type)
         else:
             args.append(arg)
     call = t.emit(fast_ops.llvm_call(source.sym_name.data, args, _results_type(outputs)))
@@ -467,7 +509,7 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     if by_pointer:
         assert returned is not None
         value = t.pack(returned, results) if len(results) > 1 else results[0]
-        t.emit(llvm.StoreOp(value, t.block.args[0]))
+        t.emit(fast_ops.llvm_store(value, t.block.args[0]))
     t.emit(llvm.ReturnOp(*results[:1]) if returned is not None and not by_pointer else llvm.ReturnOp())
     op = llvm.FuncOp(
         MLIR_CIFACE_PREFIX + source.sym_name.data,
@@ -482,11 +524,11 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
 def _from_descriptor(t: FunctionTranslation, descriptor: SSAValue, type: MemRefType) -> list[SSAValue]:
     """The data pointer (aligned pointer plus offset) and the sizes of an
     upstream memref descriptor, as ``expanded_inputs`` passes an array."""
-    aligned = t.value(llvm.ExtractValueOp(llvm_position(1), descriptor, PTR))
-    offset = t.value(llvm.ExtractValueOp(llvm_position(2), descriptor, i64))
+    aligned = t.value(fast_ops.llvm_extract(llvm_position(1), descriptor, PTR))
+    offset = t.value(fast_ops.llvm_extract(llvm_position(2), descriptor, i64))
     element = llvm_type(type.element_type)
-    data = t.value(llvm.GEPOp(aligned, [llvm.GEP_USE_SSA_VAL], element, ssa_indices=[offset], inbounds=True))
-    sizes = [t.value(llvm.ExtractValueOp(llvm_position(3, d), descriptor, i64)) for d in range(type.get_num_dims())]
+    data = t.value(fast_ops.llvm_gep(aligned, offset, element))
+    sizes = [t.value(fast_ops.llvm_extract(llvm_position(3, d), descriptor, i64)) for d in range(type.get_num_dims())]
     return [data, *sizes]
 
 
@@ -495,15 +537,15 @@ def _to_descriptor(t: FunctionTranslation, array: SSAValue, type: MemRefType) ->
     offset 0, row-major strides."""
     rank = type.get_num_dims()
     data = t.extract(array, 0, PTR)
-    descriptor = t.value(llvm.UndefOp(descriptor_type(type)))
+    descriptor = t.value(fast_ops.llvm_undef(descriptor_type(type)))
     fields: list[tuple[tuple[int, ...], SSAValue]] = [((0,), data), ((1,), data), ((2,), t.const(0, i64))]
     stride = t.const(1, i64)
     for dim in reversed(range(rank)):
         size = t.extract(array, dim + 1, i64)
         fields += [((3, dim), size), ((4, dim), stride)]
-        stride = t.value(llvm.MulOp(stride, size))
+        stride = t.value(fast_ops.binary(llvm.MulOp, stride, size))
     for position, value in fields:
-        descriptor = t.value(llvm.InsertValueOp(llvm_position(*position), descriptor, value))
+        descriptor = t.value(fast_ops.llvm_insert(llvm_position(*position), descriptor, value))
     return descriptor
 
 
@@ -527,18 +569,18 @@ def _return(t: FunctionTranslation, op: Operation) -> None:
 @translates(func.CallOp)
 def _call(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
-    args = [t.get(a) for a in op.arguments]
-    if op.callee.string_value() in t.module.noalias:
-        args = _expanded_arguments(
-            list(op.arguments), args, lambda value, index, type: t.extract(value, index, type, op)
-        )
-    elif (convention := t.module.conventions.get(op.callee.string_value())) is not None:
-        args = _convention_arguments(t, list(op.arguments), args, convention, op)
-    result_type = _results_type(op.res.types)
-    call = t.emit(fast_ops.llvm_call(op.callee.string_value(), args, result_type), op)
-    if len(op.res) == 1:
-        t.set(op.res[0], call.results[0])
-    for index, result in enumerate(op.res if len(op.res) > 1 else ()):
+    # IRDL's accessors cost a lookup of the op's definition each: read once
+    callee, sources, results = op.callee.string_value(), list(op.arguments), op.results
+    args = [t.get(a) for a in sources]
+    if callee in t.module.noalias:
+        args = _expanded_arguments(sources, args, lambda value, index, type: t.extract(value, index, type, op))
+    elif (convention := t.module.conventions.get(callee)) is not None:
+        args = _convention_arguments(t, sources, args, convention, op)
+    result_type = _results_type(results.types)
+    call = t.emit(fast_ops.llvm_call(callee, args, result_type), op)
+    if len(results) == 1:
+        t.set(results[0], call.results[0])
+    for index, result in enumerate(results if len(results) > 1 else ()):
         t.set(result, t.extract(call.results[0], index, llvm_type(result.type), op))
 
 
@@ -552,11 +594,13 @@ def _expanded_arguments(
     (``extract``: a field of a descriptor)."""
     expanded: list[SSAValue] = []
     for source, value in zip(sources, values, strict=True):
-        if not isinstance(source.type, MemRefType):
+        type = source.type
+        if type.__class__ is not MemRefType:
             expanded.append(value)
             continue
-        for index, type in enumerate([PTR, *[i64] * source.type.get_num_dims()]):
-            expanded.append(extract(value, index, type))
+        expanded.append(extract(value, 0, PTR))
+        for index in range(1, 1 + type.get_num_dims()):
+            expanded.append(extract(value, index, i64))
     return expanded
 
 
@@ -584,7 +628,7 @@ def _convention_arguments(
 
     def length(array: SSAValue) -> SSAValue:
         size = t.extract(array, 1, i64, like)
-        return size if count == i64 else t.value(llvm.TruncOp(size, count), like)
+        return size if count == i64 else t.value(fast_ops.cast(llvm.TruncOp, size, count), like)
 
     arrays = [v for source, v in zip(sources, values, strict=True) if isinstance(source.type, MemRefType)]
     expanded = [length(arrays[0])] if convention != "pointer_length" else []
@@ -600,7 +644,7 @@ def _convention_arguments(
 def _has_layout(type: Attribute) -> bool:
     """Whether ``type`` is a memref with a layout other than the identity
     (``llvm_type`` represents a memref by its data pointer and sizes)."""
-    return isinstance(type, MemRefType) and not isinstance(type.layout, NoneAttr)
+    return type.__class__ is MemRefType and type.layout.__class__ is not NoneAttr
 
 
 def keep_llvm_op(t: FunctionTranslation, op: Operation) -> None:
@@ -714,11 +758,11 @@ def _counted_loop(
     before = t.block
     t.block = header
     index, *state = header.args
-    more = t.value(llvm.ICmpOp(index, ub, IntegerAttr(2, i64)), op)  # slt
+    more = t.value(fast_ops.llvm_icmp(index, ub, fast_ops.CMPI_PREDICATES["slt"]), op)
     t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, state), op)
     t.block = body
     yielded = t.translate_region_into(region, [index, *state])
-    following = t.value(llvm.AddOp(index, step), op)
+    following = t.value(fast_ops.binary(llvm.AddOp, index, step), op)
     t.emit(fast_ops.llvm_branch(header, [following, *yielded]), op)
     t.block = before
     t.continue_in(exit)
@@ -796,8 +840,7 @@ def _cmpf(t: FunctionTranslation, op: Operation) -> None:
     if (constant := _CONSTANT_PREDICATES.get(op.predicate.value.data)) is not None:
         t.set(op.result, t.const(constant, i1, op))
         return
-    predicate = IntegerAttr(op.predicate.value.data, i64)
-    t.set(op.result, t.value(llvm.FCmpOp(a, b, predicate), op))
+    t.set(op.result, t.value(fast_ops.llvm_fcmp(a, b, op.predicate.value.data), op))
 
 
 _CONSTANT_PREDICATES = {0: 0, 15: 1}
@@ -807,12 +850,12 @@ _CONSTANT_PREDICATES = {0: 0, 15: 1}
 @translates(arith.SelectOp)
 def _select(t: FunctionTranslation, op: Operation) -> None:
     c, a, b = (t.get(v) for v in op.operands)
-    t.set(op.results[0], t.value(llvm.SelectOp(c, a, b), op))
+    t.set(op.results[0], t.value(fast_ops.llvm_select(c, a, b), op))
 
 
 @translates(arith.NegfOp)
 def _negf(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.FNegOp(t.get(op.operands[0])), op))
+    t.set(op.results[0], t.value(fast_ops.llvm_fneg(t.get(op.operands[0])), op))
 
 
 _INTEGER_EXTREMA: dict[type[Operation], int] = {
@@ -828,7 +871,7 @@ _INTEGER_EXTREMA: dict[type[Operation], int] = {
 def _integer_extremum(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
     take_a = t.value(llvm.ICmpOp(a, b, IntegerAttr(_INTEGER_EXTREMA[type(op)], i64)), op)
-    t.set(op.results[0], t.value(llvm.SelectOp(take_a, a, b), op))
+    t.set(op.results[0], t.value(fast_ops.llvm_select(take_a, a, b), op))
 
 
 @translates(arith.CeilDivUIOp)
@@ -837,9 +880,12 @@ def _ceildivui(t: FunctionTranslation, op: Operation) -> None:
     (which cannot overflow); division by zero stays undefined."""
     a, b = (t.get(v) for v in op.operands)
     zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
-    quotient = t.value(llvm.UDivOp(t.value(llvm.SubOp(a, one), op), b), op)
-    is_zero = t.value(llvm.ICmpOp(a, zero, IntegerAttr(0, i64)), op)  # eq
-    t.set(op.results[0], t.value(llvm.SelectOp(is_zero, zero, t.value(llvm.AddOp(quotient, one), op)), op))
+    quotient = t.value(fast_ops.binary(llvm.UDivOp, t.value(fast_ops.binary(llvm.SubOp, a, one), op), b), op)
+    is_zero = t.value(fast_ops.llvm_icmp(a, zero, 0), op)  # eq
+    t.set(
+        op.results[0],
+        t.value(fast_ops.llvm_select(is_zero, zero, t.value(fast_ops.binary(llvm.AddOp, quotient, one), op)), op),
+    )
 
 
 @translates(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
@@ -861,14 +907,14 @@ def _signed_division(t: FunctionTranslation, op: Operation, a: SSAValue, b: SSAV
     are undefined for ``INT_MIN / −1``, while integers wrap everywhere else
     (and in the interpreter).  Division by zero stays undefined."""
     zero, minus_one = t.const(0, a.type, op), t.const(-1, a.type, op)
-    by_minus_one = t.value(llvm.ICmpOp(b, minus_one, IntegerAttr(0, i64)), op)  # eq
-    divisor = t.value(llvm.SelectOp(by_minus_one, t.const(1, a.type, op), b), op)
-    quotient = t.value(llvm.SDivOp(a, divisor), op)
-    negated = t.value(llvm.SubOp(zero, a), op)
-    remainder = t.value(llvm.SRemOp(a, divisor), op)
+    by_minus_one = t.value(fast_ops.llvm_icmp(b, minus_one, 0), op)  # eq
+    divisor = t.value(fast_ops.llvm_select(by_minus_one, t.const(1, a.type, op), b), op)
+    quotient = t.value(fast_ops.binary(llvm.SDivOp, a, divisor), op)
+    negated = t.value(fast_ops.binary(llvm.SubOp, zero, a), op)
+    remainder = t.value(fast_ops.binary(llvm.SRemOp, a, divisor), op)
     return (
-        t.value(llvm.SelectOp(by_minus_one, negated, quotient), op),
-        t.value(llvm.SelectOp(by_minus_one, zero, remainder), op),
+        t.value(fast_ops.llvm_select(by_minus_one, negated, quotient), op),
+        t.value(fast_ops.llvm_select(by_minus_one, zero, remainder), op),
     )
 
 
@@ -885,19 +931,19 @@ def _rounded_division(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
     zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
     quotient, remainder = _signed_division(t, op, a, b)
-    inexact = t.value(llvm.ICmpOp(remainder, zero, IntegerAttr(1, i64)), op)
-    negative_a = t.value(llvm.ICmpOp(a, zero, IntegerAttr(2, i64)), op)
-    negative_b = t.value(llvm.ICmpOp(b, zero, IntegerAttr(2, i64)), op)
-    signs_differ = t.value(llvm.XOrOp(negative_a, negative_b), op)
+    inexact = t.value(fast_ops.llvm_icmp(remainder, zero, 1), op)
+    negative_a = t.value(fast_ops.llvm_icmp(a, zero, 2), op)
+    negative_b = t.value(fast_ops.llvm_icmp(b, zero, 2), op)
+    signs_differ = t.value(fast_ops.binary(llvm.XOrOp, negative_a, negative_b), op)
     if isinstance(op, arith.FloorDivSIOp):
-        adjust = t.value(llvm.AndOp(inexact, signs_differ), op)
-        adjusted = t.value(llvm.SubOp(quotient, one), op)
+        adjust = t.value(fast_ops.binary(llvm.AndOp, inexact, signs_differ), op)
+        adjusted = t.value(fast_ops.binary(llvm.SubOp, quotient, one), op)
     else:
         true = t.const(1, i1, op)
-        same_sign = t.value(llvm.XOrOp(signs_differ, true), op)
-        adjust = t.value(llvm.AndOp(inexact, same_sign), op)
-        adjusted = t.value(llvm.AddOp(quotient, one), op)
-    t.set(op.results[0], t.value(llvm.SelectOp(adjust, adjusted, quotient), op))
+        same_sign = t.value(fast_ops.binary(llvm.XOrOp, signs_differ, true), op)
+        adjust = t.value(fast_ops.binary(llvm.AndOp, inexact, same_sign), op)
+        adjusted = t.value(fast_ops.binary(llvm.AddOp, quotient, one), op)
+    t.set(op.results[0], t.value(fast_ops.llvm_select(adjust, adjusted, quotient), op))
 
 
 def _int_width(type: Attribute) -> int:
@@ -912,9 +958,9 @@ def _resize(t: FunctionTranslation, op: Operation, signed: bool = True) -> None:
         t.set(op.results[0], value)
     elif source < target:
         kind = llvm.SExtOp if signed else llvm.ZExtOp
-        t.set(op.results[0], t.value(kind(value, result_type), op))
+        t.set(op.results[0], t.value(fast_ops.cast(kind, value, result_type), op))
     else:
-        t.set(op.results[0], t.value(llvm.TruncOp(value, result_type), op))
+        t.set(op.results[0], t.value(fast_ops.cast(llvm.TruncOp, value, result_type), op))
 
 
 @translates(arith.IndexCastOp, arith.ExtSIOp, arith.TruncIOp)
@@ -929,7 +975,7 @@ def _extui(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(arith.SIToFPOp)
 def _sitofp(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.SIToFPOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.SIToFPOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 @translates(arith.FPToSIOp)
@@ -949,16 +995,23 @@ def _uitofp(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.operands[0])
     result_type = op.results[0].type
     if _int_width(value.type) < 64:
-        wide = t.value(llvm.ZExtOp(value, i64), op)
-        t.set(op.results[0], t.value(llvm.SIToFPOp(wide, result_type), op))
+        wide = t.value(fast_ops.cast(llvm.ZExtOp, value, i64), op)
+        t.set(op.results[0], t.value(fast_ops.cast(llvm.SIToFPOp, wide, result_type), op))
         return
     one = t.const(1, value.type, op)
-    direct = t.value(llvm.SIToFPOp(value, result_type), op)
-    sticky = t.value(llvm.OrOp(t.value(llvm.LShrOp(value, one), op), t.value(llvm.AndOp(value, one), op)), op)
-    halved = t.value(llvm.SIToFPOp(sticky, result_type), op)
-    doubled = t.value(llvm.FAddOp(halved, halved), op)
+    direct = t.value(fast_ops.cast(llvm.SIToFPOp, value, result_type), op)
+    sticky = t.value(
+        fast_ops.binary(
+            llvm.OrOp,
+            t.value(fast_ops.binary(llvm.LShrOp, value, one), op),
+            t.value(fast_ops.binary(llvm.AndOp, value, one), op),
+        ),
+        op,
+    )
+    halved = t.value(fast_ops.cast(llvm.SIToFPOp, sticky, result_type), op)
+    doubled = t.value(fast_ops.binary(llvm.FAddOp, halved, halved), op)
     small = t.value(llvm.ICmpOp(value, t.const(0, value.type, op), IntegerAttr(5, i64)), op)  # sge
-    t.set(op.results[0], t.value(llvm.SelectOp(small, direct, doubled), op))
+    t.set(op.results[0], t.value(fast_ops.llvm_select(small, direct, doubled), op))
 
 
 @translates(arith.FPToUIOp)
@@ -973,17 +1026,17 @@ def _fptoui(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(arith.BitcastOp)
 def _bitcast(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.BitcastOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.BitcastOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 @translates(arith.ExtFOp)
 def _extf(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.FPExtOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.FPExtOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 @translates(arith.TruncFOp)
 def _truncf(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.value(llvm.FPTruncOp(t.get(op.operands[0]), op.results[0].type), op))
+    t.set(op.results[0], t.value(fast_ops.cast(llvm.FPTruncOp, t.get(op.operands[0]), op.results[0].type), op))
 
 
 # ---------------------------------------------------------------------------
@@ -1040,7 +1093,7 @@ def _libm_unary(t: FunctionTranslation, op: Operation) -> None:
 def _rsqrt(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.operands[0])
     root = t.intrinsic(f"llvm.sqrt.{_float_suffix(value.type)}", [value], value.type, op)
-    t.set(op.results[0], t.value(llvm.FDivOp(t.const(1.0, value.type, op), root), op))
+    t.set(op.results[0], t.value(fast_ops.binary(llvm.FDivOp, t.const(1.0, value.type, op), root), op))
 
 
 @translates(math.PowFOp, math.CopySignOp)
@@ -1061,7 +1114,7 @@ def _fpowi(t: FunctionTranslation, op: Operation) -> None:
     correctly rounded where ``llvm.powi``'s repeated squaring is off by a
     few ulps, and needs no compiler-runtime call (``__powidf2``)."""
     base, exponent = (t.get(v) for v in op.operands)
-    real = t.value(llvm.SIToFPOp(exponent, base.type), op)
+    real = t.value(fast_ops.cast(llvm.SIToFPOp, exponent, base.type), op)
     t.set(op.results[0], t.intrinsic(f"llvm.pow.{_float_suffix(base.type)}", [base, real], base.type, op))
 
 
@@ -1077,26 +1130,29 @@ def _ipowi(t: FunctionTranslation, op: Operation) -> None:
     t.emit(fast_ops.llvm_branch(header, [one, base, exponent]), op)
     t.block = header
     power, square, rest = header.args
-    more = t.value(llvm.ICmpOp(rest, zero, IntegerAttr(4, i64)), op)  # sgt
+    more = t.value(fast_ops.llvm_icmp(rest, zero, 4), op)  # sgt
     t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, [power]), op)
     t.block = body
-    odd = t.value(llvm.ICmpOp(t.value(llvm.AndOp(rest, one), op), zero, IntegerAttr(1, i64)), op)  # ne
-    multiplied = t.value(llvm.SelectOp(odd, t.value(llvm.MulOp(power, square), op), power), op)
-    halved = t.value(llvm.AShrOp(rest, one), op)
-    t.emit(fast_ops.llvm_branch(header, [multiplied, t.value(llvm.MulOp(square, square), op), halved]), op)
+    odd = t.value(fast_ops.llvm_icmp(t.value(fast_ops.binary(llvm.AndOp, rest, one), op), zero, 1), op)  # ne
+    multiplied = t.value(fast_ops.llvm_select(odd, t.value(fast_ops.binary(llvm.MulOp, power, square), op), power), op)
+    halved = t.value(fast_ops.binary(llvm.AShrOp, rest, one), op)
+    t.emit(
+        fast_ops.llvm_branch(header, [multiplied, t.value(fast_ops.binary(llvm.MulOp, square, square), op), halved]), op
+    )
     t.block = exit
-    odd_exponent = t.value(llvm.ICmpOp(t.value(llvm.AndOp(exponent, one), op), zero, IntegerAttr(1, i64)), op)
+    odd_exponent = t.value(fast_ops.llvm_icmp(t.value(fast_ops.binary(llvm.AndOp, exponent, one), op), zero, 1), op)
     unit = t.value(
-        llvm.OrOp(
-            t.value(llvm.ICmpOp(base, one, IntegerAttr(0, i64)), op),
+        fast_ops.binary(
+            llvm.OrOp,
+            t.value(fast_ops.llvm_icmp(base, one, 0), op),
             t.value(llvm.ICmpOp(base, t.const(-1, type, op), IntegerAttr(0, i64)), op),
         ),
         op,
     )
-    unit_power = t.value(llvm.SelectOp(odd_exponent, base, one), op)
-    truncated = t.value(llvm.SelectOp(unit, unit_power, zero), op)
-    negative = t.value(llvm.ICmpOp(exponent, zero, IntegerAttr(2, i64)), op)  # slt
-    t.set(op.results[0], t.value(llvm.SelectOp(negative, truncated, exit.args[0]), op))
+    unit_power = t.value(fast_ops.llvm_select(odd_exponent, base, one), op)
+    truncated = t.value(fast_ops.llvm_select(unit, unit_power, zero), op)
+    negative = t.value(fast_ops.llvm_icmp(exponent, zero, 2), op)  # slt
+    t.set(op.results[0], t.value(fast_ops.llvm_select(negative, truncated, exit.args[0]), op))
 
 
 @translates(math.FmaOp)
@@ -1116,9 +1172,9 @@ def _ctpop(t: FunctionTranslation, op: Operation) -> None:
 def _absi(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.operands[0])
     zero = t.const(0, value.type, op)
-    negative = t.value(llvm.ICmpOp(value, zero, IntegerAttr(2, i64)), op)
-    flipped = t.value(llvm.SubOp(zero, value), op)
-    t.set(op.results[0], t.value(llvm.SelectOp(negative, flipped, value), op))
+    negative = t.value(fast_ops.llvm_icmp(value, zero, 2), op)
+    flipped = t.value(fast_ops.binary(llvm.SubOp, zero, value), op)
+    t.set(op.results[0], t.value(fast_ops.llvm_select(negative, flipped, value), op))
 
 
 # ---------------------------------------------------------------------------
@@ -1156,13 +1212,11 @@ def _element_address(
             linear = index
             continue
         size = t.extract(array, dim + 1, i64, op)
-        linear = t.value(llvm.AddOp(t.value(llvm.MulOp(linear, size), op), index), op)
+        scaled = t.value(fast_ops.binary(llvm.MulOp, linear, size), op)
+        linear = t.value(fast_ops.binary(llvm.AddOp, scaled, index), op)
     if linear is None:
         linear = t.const(0, i64, op)
-    return t.value(
-        llvm.GEPOp(pointer, [llvm.GEP_USE_SSA_VAL], llvm_type(element), ssa_indices=[linear], inbounds=True),
-        op,
-    )
+    return t.value(fast_ops.llvm_gep(pointer, linear, llvm_type(element)), op)
 
 
 @translates(memref.LoadOp)
@@ -1170,7 +1224,7 @@ def _load(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.LoadOp)
     element = op.res.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
-    t.set(op.res, t.value(llvm.LoadOp(address, llvm_type(element)), op))
+    t.set(op.res, t.value(fast_ops.llvm_load(address, llvm_type(element)), op))
 
 
 @translates(memref.StoreOp)
@@ -1178,7 +1232,7 @@ def _store(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, memref.StoreOp)
     element = op.value.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
-    t.emit(llvm.StoreOp(t.get(op.value), address), op)
+    t.emit(fast_ops.llvm_store(t.get(op.value), address), op)
 
 
 @translates(memref.AtomicRMWOp, AtomicRMWOp)
@@ -1192,8 +1246,8 @@ def _atomic_rmw(t: FunctionTranslation, op: Operation) -> None:
         raise PassFailedException(f"{describe_op(op)}: only atomic_rmw addf and addi can be lowered, not kind {kind}")
     element = op.result.type
     address = _element_address(t, op, t.get(op.memref), [t.get(i) for i in op.indices], element)
-    old = t.value(llvm.LoadOp(address, llvm_type(element)), op)
-    t.emit(llvm.StoreOp(t.value(adds[kind](old, t.get(op.value)), op), address), op)
+    old = t.value(fast_ops.llvm_load(address, llvm_type(element)), op)
+    t.emit(fast_ops.llvm_store(t.value(adds[kind](old, t.get(op.value)), op), address), op)
     t.set(op.result, old)
 
 
@@ -1209,7 +1263,7 @@ def _alloca(t: FunctionTranslation, op: Operation) -> None:
         sizes = _sizes(t, op, type, op.dynamic_sizes)
         count = t.const(1, i64, op)
         for extent in sizes:
-            count = t.value(llvm.MulOp(count, extent), op)
+            count = t.value(fast_ops.binary(llvm.MulOp, count, extent), op)
         storage = t.value(llvm.AllocaOp(count, llvm_type(type.element_type)), op)
         t.set(op.memref, t.pack(llvm_type(type), [storage, *sizes], op))
         return
@@ -1251,7 +1305,7 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     sizes = _sizes(t, op, type, op.dynamic_sizes)
     bytes = stacks.size_of(lambda o: t.value(o, op), llvm_type(type.element_type))
     for size in sizes:
-        bytes = t.value(llvm.MulOp(bytes, size), op)
+        bytes = t.value(fast_ops.binary(llvm.MulOp, bytes, size), op)
     t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
     pointer = t.value(fast_ops.llvm_call("malloc", [bytes], PTR), op)
     t.set(op.memref, t.pack(llvm_type(type), [pointer, *sizes], op))
@@ -1331,8 +1385,8 @@ def _complex_add(t: FunctionTranslation, op: Operation) -> None:
 def _complex_neg(t: FunctionTranslation, op: Operation) -> None:
     re, im = _parts(t, t.get(op.operands[0]), op)
     if isinstance(op, complexd.NegOp):
-        re = t.value(llvm.FNegOp(re), op)
-    _complex(t, op, re, t.value(llvm.FNegOp(im), op))
+        re = t.value(fast_ops.llvm_fneg(re), op)
+    _complex(t, op, re, t.value(fast_ops.llvm_fneg(im), op))
 
 
 @translates(*complex_functions.TO_REAL)
@@ -1382,28 +1436,28 @@ class _Real:
         return self.t.value(op, self.op)
 
     def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._emit(llvm.FAddOp(a, b))
+        return self._emit(fast_ops.binary(llvm.FAddOp, a, b))
 
     def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._emit(llvm.FSubOp(a, b))
+        return self._emit(fast_ops.binary(llvm.FSubOp, a, b))
 
     def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._emit(llvm.FMulOp(a, b))
+        return self._emit(fast_ops.binary(llvm.FMulOp, a, b))
 
     def div(self, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._emit(llvm.FDivOp(a, b))
+        return self._emit(fast_ops.binary(llvm.FDivOp, a, b))
 
     def neg(self, a: SSAValue) -> SSAValue:
-        return self._emit(llvm.FNegOp(a))
+        return self._emit(fast_ops.llvm_fneg(a))
 
     def cmp(self, predicate: int, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._emit(llvm.FCmpOp(a, b, IntegerAttr(predicate, i64)))
+        return self._emit(fast_ops.llvm_fcmp(a, b, predicate))
 
     def both(self, first: SSAValue, second: SSAValue) -> SSAValue:
-        return self._emit(llvm.AndOp(first, second))
+        return self._emit(fast_ops.binary(llvm.AndOp, first, second))
 
     def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self._emit(llvm.SelectOp(condition, a, b))
+        return self._emit(fast_ops.llvm_select(condition, a, b))
 
     def intrinsic(self, name: str, *args: SSAValue) -> SSAValue:
         return self.t.intrinsic(f"llvm.{name}.{_float_suffix(self.type)}", list(args), self.type, self.op)
@@ -1416,7 +1470,7 @@ class _Real:
         return self.t.intrinsic(f"llvm.fptosi.sat.i64.{_float_suffix(self.type)}", [value], i64, self.op)
 
     def has_bit(self, integer: SSAValue, bit: int) -> SSAValue:
-        masked = self._emit(llvm.AndOp(integer, self.t.const(1 << bit, i64, self.op)))
+        masked = self._emit(fast_ops.binary(llvm.AndOp, integer, self.t.const(1 << bit, i64, self.op)))
         return self._emit(llvm.ICmpOp(masked, self.t.const(0, i64, self.op), IntegerAttr(1, i64)))
 
 

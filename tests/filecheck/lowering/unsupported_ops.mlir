@@ -29,6 +29,18 @@ func.func @h(%m: memref<?xf64, strided<[2]>>) -> f64 {
 
 // -----
 
+// A value of such a type that no parameter has is refused at the op that
+// gives it, before any op that uses it.
+func.func @given() -> f64 {
+  %c0 = arith.constant 0 : index
+  // expected-error @+1 {{memref<?xf64, strided<[2]>> is not row-major contiguous, which native code requires of every memref}}
+  %m = ub.poison : memref<?xf64, strided<[2]>>
+  %v = memref.load %m[%c0] : memref<?xf64, strided<[2]>>
+  func.return %v : f64
+}
+
+// -----
+
 // A signature of a type native code does not take is refused at its
 // function, before xDSL's llvm dialect or the argument marshalling see it.
 // expected-error-re @+1 {{'func.func' at {{.*}}: native code does not support type ui8; its integers are signless i1, i8, i16, i32 or i64}}
