@@ -2,16 +2,22 @@
 a second compile of the same module is loaded, not lowered, and is the
 same program (byte for byte the same PTX, the same kernels, a check table
 that raises the same located error); anything the output depends on is
-part of the key; a damaged or foreign entry is compiled again; and
-``REVMLIR_CACHE=0`` neither reads nor writes."""
+part of the key; a damaged, foreign or undecodable entry is compiled
+again; a compile that fails is not stored; and a cache that is off or
+cannot be used is never keyed, read or written."""
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
+import xdsl
+from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from counted_calls import CountedCalls
@@ -107,8 +113,9 @@ def test_a_kernel_compiled_again_loads_its_program_and_its_options_are_keys(cach
 
 def test_every_input_of_a_compile_is_part_of_its_key(monkeypatch: pytest.MonkeyPatch):
     """The module's text (a changed op, the same text from another file:
-    its locations), what is compiled, each option, libdevice and revmlir's
-    own source."""
+    its locations), what is compiled, each option, libdevice, revmlir's
+    own source and xDSL's version (its backend, printer and parser run
+    after the key is taken)."""
     options = (["axpy"], "sm_90", 3, None)
     base = gpu_cache.key(axpy(), "kernels", options)
     assert gpu_cache.key(axpy(), "kernels", options) == base
@@ -127,7 +134,43 @@ def test_every_input_of_a_compile_is_part_of_its_key(monkeypatch: pytest.MonkeyP
     monkeypatch.undo()
     monkeypatch.setattr(gpu_cache, "source_digest", lambda: "another revmlir")
     keys.add(gpu_cache.key(axpy(), "kernels", options))
-    assert len(keys) == 9 and base not in keys
+    monkeypatch.undo()
+    monkeypatch.setattr(gpu_cache, "xdsl_version", lambda: "0.74.1")
+    keys.add(gpu_cache.key(axpy(), "kernels", options))
+    assert len(keys) == 10 and base not in keys
+
+
+def test_xdsls_version_is_its_metadatas_or_without_it_its_files_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The installed xDSL's version is the one it reports; an xDSL
+    without metadata (a source checkout) is its files' digest, which an
+    edit changes."""
+    assert gpu_cache.xdsl_version() == str(xdsl.__version__)
+    package = tmp_path / "xdsl"
+    package.mkdir()
+    (package / "printer.py").write_text("A = 1\n")
+    monkeypatch.setattr(gpu_cache, "XDSL", package)
+    version = importlib.metadata.version
+
+    def no_xdsl_metadata(name: str) -> str:
+        if name == "xdsl":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return version(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", no_xdsl_metadata)
+
+    def current() -> str:
+        gpu_cache.xdsl_version.cache_clear()
+        gpu_cache.files_digest.cache_clear()
+        return gpu_cache.xdsl_version()
+
+    try:
+        before = current()
+        (package / "printer.py").write_text("A = 2\n")
+        after = current()
+        assert before.startswith("unversioned ") and after.startswith("unversioned ") and before != after
+    finally:
+        gpu_cache.xdsl_version.cache_clear()
+        gpu_cache.files_digest.cache_clear()
 
 
 def test_the_source_digest_covers_every_file_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -139,7 +182,7 @@ def test_the_source_digest_covers_every_file_of_the_package(tmp_path: Path, monk
     monkeypatch.setattr(gpu_cache, "PACKAGE", package)
 
     def digest() -> str:
-        gpu_cache.source_digest.cache_clear()
+        gpu_cache.files_digest.cache_clear()
         return gpu_cache.source_digest()
 
     try:
@@ -154,7 +197,7 @@ def test_the_source_digest_covers_every_file_of_the_package(tmp_path: Path, monk
         seen.append(digest())
         assert len(set(seen)) == 4
     finally:
-        gpu_cache.source_digest.cache_clear()
+        gpu_cache.files_digest.cache_clear()
 
 
 def test_a_new_revmlir_source_digest_is_a_miss(
@@ -195,6 +238,86 @@ def test_a_damaged_or_foreign_entry_is_compiled_again(cache_home: Path, lowering
     assert entry.read_bytes() == good
 
 
+KERNELS = (["axpy"], "sm_90", 3, None)
+"""``compile_kernels(axpy(), ["axpy"])``'s options."""
+
+
+def _program(arguments: str, table: str) -> bytes:
+    """An entry's JSON with the given attribute texts."""
+    kernel = {"entry": "axpy", "arguments": arguments, "arena": False}
+    return json.dumps({"ptx": "", "kernels": {"axpy": kernel}, "check_table": table, "arch": "sm_90"}).encode()
+
+
+@pytest.mark.parametrize(
+    "contents",
+    [b'{"ptx": ".version', b"\xff\xfe", _program("!no.such<type", "{}"), _program("[]", "[]")],
+    ids=["malformed-json", "not-utf8", "attribute-not-parsed", "table-not-a-dictionary"],
+)
+def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
+    cache_home: Path, lowerings: CountedCalls, contents: bytes
+):
+    """An entry that passes its seal but is not a program (a bug, or one
+    that another revmlir wrote) is a miss, not a parse error: compiled
+    again, and replaced by a good entry."""
+    name = gpu_cache.key(axpy(), "kernels", KERNELS)
+    cache.store(name, contents, cache.GPU_PROGRAM)
+    program = compile_kernels(axpy(), ["axpy"])
+    assert lowerings.count == 1 and ".entry axpy(" in program.ptx
+    assert_same_program(GPUProgram.decode(cache.load(name, cache.GPU_PROGRAM)), program)
+
+
+def test_a_sealed_ptx_entry_that_is_not_text_is_compiled_again(cache_home: Path, lowerings: CountedCalls):
+    name = gpu_cache.key(axpy(), "ptx", ("sm_90", 3))
+    cache.store(name, b"\xff PTX", cache.GPU_PROGRAM)
+    assert ".entry axpy(" in module_ptx(axpy()) and lowerings.count == 1
+
+
+def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path):
+    """The entry goes even when the compile after it fails."""
+    name = gpu_cache.key(axpy(), "test", ())
+    cache.store(name, b"not JSON", cache.GPU_PROGRAM)
+
+    def failing() -> bytes:
+        raise RuntimeError("the compile failed")
+
+    with pytest.raises(RuntimeError, match="the compile failed"):
+        gpu_cache.cached(axpy(), "test", (), failing, bytes, json.loads)
+    assert entries(cache_home) == []
+
+
+def _unknown_kernel() -> object:
+    return compile_kernels(axpy(), ["nope"])
+
+
+def _inline_assembly() -> object:
+    module = parse_module(
+        "func.func @f(%x: i32) -> i32 {\n"
+        '  %b = llvm.inline_asm has_side_effects "mov $0, $1;", "=r,r" %x : (i32) -> i32\n'
+        "  func.return %b : i32\n}\n",
+        "asm.mlir",
+    )
+    return module_ptx(module)
+
+
+@pytest.mark.parametrize(
+    "failing, message",
+    [
+        (_unknown_kernel, "no function @nope to make a kernel of"),
+        (_inline_assembly, "'llvm.inline_asm' at asm.mlir:2:3: GPU code cannot run inline assembly"),
+    ],
+    ids=["unknown-kernel", "inline-assembly"],
+)
+def test_a_compile_that_fails_is_not_stored(cache_home: Path, lowerings: CountedCalls, failing, message: str):
+    """Its error comes from compiling again, the same each time."""
+    errors = []
+    for _ in range(2):
+        with pytest.raises(PassFailedException, match=re.escape(message)) as error:
+            failing()
+        errors.append(str(error.value))
+    assert errors[0] == errors[1] and lowerings.count == 2
+    assert entries(cache_home) == []
+
+
 def test_an_object_entry_is_not_a_gpu_entry(cache_home: Path):
     """The seal covers the entry's kind: the same bytes stored as one kind
     are not loaded as the other, under its name or renamed."""
@@ -216,26 +339,48 @@ def test_the_size_bound_and_clearing_count_every_kind(cache_home: Path, monkeypa
     assert cache.clear() == 2 and cache.entries() == []
 
 
-def test_a_directory_others_can_write_is_not_used_for_gpu_compiles(cache_home: Path, lowerings: CountedCalls):
-    """As for objects: a warning, once, and every compile compiles."""
+def _no_key(*args: object) -> str:
+    raise AssertionError("a key was computed for a cache that is not used")
+
+
+def test_a_directory_others_can_write_is_not_used_for_gpu_compiles(
+    cache_home: Path, lowerings: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """As for objects: a warning, once, and every compile compiles, without
+    the work of a key (printing the module)."""
     cache_home.mkdir(mode=0o700)
     cache_home.chmod(0o777)
+    monkeypatch.setattr(gpu_cache, "key", _no_key)
     with pytest.warns(cache.CacheWarning, match=r"others can write to it \(mode 0777\)") as record:
         ptx = module_ptx(axpy())
         assert module_ptx(axpy()) == ptx and lowerings.count == 2
     assert len(record) == 1 and list(cache_home.iterdir()) == []
 
 
+def test_a_cache_that_is_a_link_or_cannot_be_made_is_never_keyed(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A symbolic link (refused, with a warning) and a directory that
+    cannot be made (its parent is a file, as a read-only home is for the
+    cache): compiled, not keyed."""
+    monkeypatch.setattr(gpu_cache, "key", _no_key)
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    cache_home.symlink_to(target)
+    with pytest.warns(cache.CacheWarning, match="it is a symbolic link"):
+        assert ".entry axpy(" in module_ptx(axpy())
+    assert list(target.iterdir()) == []
+    (tmp_path / "home").write_text("a file")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    assert ".entry axpy(" in module_ptx(axpy())
+
+
 def test_the_cache_off_is_never_read_or_written(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     """``REVMLIR_CACHE=0``: no directory, and no key is even computed
     (the module is not printed)."""
     monkeypatch.setenv(cache.ENABLE_ENV, "0")
-
-    def no_key(*args: object) -> str:
-        raise AssertionError("a key was computed with the cache off")
-
-    monkeypatch.setattr(gpu_cache, "key", no_key)
-    monkeypatch.setattr(cache, "load", no_key)
+    monkeypatch.setattr(gpu_cache, "key", _no_key)
+    monkeypatch.setattr(cache.Directory, "load", _no_key)
     assert ".entry axpy(" in compile_kernels(axpy(), ["axpy"]).ptx
     assert ".entry axpy(" in module_ptx(axpy())
     assert not cache_home.exists()

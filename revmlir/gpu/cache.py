@@ -11,27 +11,33 @@ Jacobian-blocks kernel's 2 s) is a pure function of:
   architecture, the optimisation level and the register bound;
 * the compiler: llvmlite's and LLVM's versions (part of every key of
   ``revmlir.runtime.cache``), the libdevice linked in (a SHA-256 of its
-  bytes) and revmlir's own code (a SHA-256 of the package's files: a
+  bytes), revmlir's own code (a SHA-256 of the package's files: a
   source checkout is ``unversioned``, and a changed lowering must never
-  load an entry an older one made).
+  load an entry an older one made) and xDSL's version (its
+  ``convert_module``, printer and parser run after the key is taken; an
+  xDSL without metadata, a source checkout, is a digest of its files).
 
 Entries are ``revmlir.runtime.cache``'s ``GPU_PROGRAM`` kind, in the same
 directory as the host's objects, under the same seal, size bound and
 switch (``REVMLIR_CACHE=0``).  What an entry holds is the caller's
 (``revmlir.gpu.program``): this module keys, stores and loads bytes, and
 prints and parses the IR attributes a program carries.  Compiles that fail
-are not stored: their errors come from compiling again.
+are not stored: their errors come from compiling again.  An entry that
+passes its seal but does not decode (one this revmlir did not write, or a
+bug) is a miss: it is deleted and compiled again.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
 from typing import TypeVar
 
+import xdsl
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
@@ -43,23 +49,42 @@ from revmlir.runtime import cache
 
 PACKAGE = Path(__file__).resolve().parents[1]
 """revmlir's own files, whose digest is part of every key."""
+XDSL = Path(xdsl.__file__).resolve().parent
+"""xDSL's files, whose digest stands for its version when it has none."""
 
 T = TypeVar("T")
 
 
 @functools.cache
-def source_digest() -> str:
-    """A SHA-256 of every file of the revmlir package (its path and bytes;
-    compiled bytecode aside), read once per process: about 170 files, 2 MB,
-    in a few milliseconds."""
+def files_digest(package: Path) -> str:
+    """A SHA-256 of every file of a package (its path and bytes; compiled
+    bytecode aside), read once per process: revmlir's 170 files, 2 MB, in a
+    few milliseconds."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE.rglob("*")):
-        relative = path.relative_to(PACKAGE)
+    for path in sorted(package.rglob("*")):
+        relative = path.relative_to(package)
         if "__pycache__" in relative.parts or not path.is_file():
             continue
         data = path.read_bytes()
         digest.update(f"{relative.as_posix()}\0{len(data)}\0".encode() + data)
     return digest.hexdigest()
+
+
+def source_digest() -> str:
+    """revmlir's own code, as ``files_digest``."""
+    return files_digest(PACKAGE)
+
+
+@functools.cache
+def xdsl_version() -> str:
+    """xDSL's version, from its metadata (``pyproject.toml`` allows any
+    patch release); an xDSL without metadata, imported from a source
+    checkout, may be edited under any version, so it is its files'
+    digest."""
+    try:
+        return importlib.metadata.version("xdsl")
+    except importlib.metadata.PackageNotFoundError:
+        return f"unversioned {files_digest(XDSL)}"
 
 
 @functools.cache
@@ -108,7 +133,7 @@ def key(module: ModuleOp, what: str, options: Sequence[object]) -> str:
     ``ptx``) with ``options`` (the names, architecture, …, in the order the
     compile takes them)."""
     return cache.GPU_PROGRAM.key(
-        source_digest(), libdevice_digest(), what, *(repr(o) for o in options), print_ir(module)
+        source_digest(), xdsl_version(), libdevice_digest(), what, *(repr(o) for o in options), print_ir(module)
     )
 
 
@@ -122,13 +147,18 @@ def cached(
 ) -> T:
     """What ``compile()`` gives, loaded from the entry of ``module``,
     ``what`` and ``options`` when there is one (``decode`` of its bytes),
-    and otherwise compiled and stored (``encode``).  With the cache off
-    nothing is printed, keyed, read or written."""
-    if cache.directory() is None:
-        return compile()
-    name = key(module, what, options)
-    if (data := cache.load(name, cache.GPU_PROGRAM)) is not None:
-        return decode(data)
-    result = compile()
-    cache.store(name, encode(result), cache.GPU_PROGRAM)
-    return result
+    and otherwise compiled and stored (``encode``).  With the cache off or
+    unusable (refused, or not to be made) nothing is printed, keyed, read
+    or written: the key is a tenth of a second for a large kernel."""
+    with cache.opened() as directory:
+        if directory is None:
+            return compile()
+        name = key(module, what, options)
+        if (data := directory.load(name, cache.GPU_PROGRAM)) is not None:
+            try:
+                return decode(data)
+            except Exception:  # decode reads only the entry: it is not one this revmlir reads
+                directory.discard(name, cache.GPU_PROGRAM)
+        result = compile()
+        directory.store(name, encode(result), cache.GPU_PROGRAM)
+        return result

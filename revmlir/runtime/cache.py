@@ -14,7 +14,9 @@ file suffix: ``OBJECT``, LLVM's object files for the host
 (``revmlir.runtime.jit``), and ``GPU_PROGRAM``, GPU compiles
 (``revmlir.gpu.cache``).  Every kind is listed here, not where it is used,
 so that the size bound, ``--clear`` and the listing count all of them in a
-process that imported only this module.
+process that imported only this module.  ``opened`` decides once whether
+the cache can be used and gives its ``Directory``, which loads and stores
+entries; ``load`` and ``store`` do that for one entry.
 
 An entry is code (or a program) this process will run, so it is loaded only
 when it is provably the entry this user's revmlir stored under that key:
@@ -188,19 +190,6 @@ def _directory(where: Path, create: bool) -> int | None:
     return None
 
 
-@contextlib.contextmanager
-def _opened(create: bool) -> Iterator[int | None]:
-    """The cache directory's descriptor while in use; None when the cache
-    is off or cannot be used."""
-    where = directory()
-    descriptor = _directory(where, create) if where is not None else None
-    try:
-        yield descriptor
-    finally:
-        if descriptor is not None:
-            os.close(descriptor)
-
-
 def _read(name: str, folder: int, private: bool = False) -> bytes | None:
     """The whole of a regular file of this user in the directory (that only
     this user can read, if ``private``)."""
@@ -270,43 +259,77 @@ def _unseal(secret: bytes, kind: Kind, file: str, entry: bytes) -> bytes | None:
     return data
 
 
-def load(name: str, kind: Kind = OBJECT) -> bytes | None:
-    """The cached entry of ``kind`` called ``name``, if there is one that
-    passes the integrity check; an entry that fails it is deleted."""
-    file = name + kind.suffix
-    with _opened(create=False) as folder:
-        if folder is None:
-            return None
-        entry = _read(file, folder)
+class Directory:
+    """The cache directory, open: found usable once for a lookup and the
+    store after it, so that a caller (``revmlir.gpu.cache``) does the work
+    of a key only for a cache it can use."""
+
+    def __init__(self, folder: int):
+        self.folder = folder
+
+    def load(self, name: str, kind: Kind = OBJECT) -> bytes | None:
+        """The entry of ``kind`` called ``name``, if there is one that
+        passes the integrity check; an entry that fails it is deleted."""
+        file = name + kind.suffix
+        entry = _read(file, self.folder)
         if entry is None:
             return None
-        secret = _secret(folder, create=False)
+        secret = _secret(self.folder, create=False)
         data = _unseal(secret, kind, file, entry) if secret is not None else None
-        with contextlib.suppress(OSError):
-            if data is None:
-                os.unlink(file, dir_fd=folder)
-            else:
-                os.utime(file, dir_fd=folder)  # recently used
+        if data is None:
+            self.discard(name, kind)
+        else:
+            with contextlib.suppress(OSError):
+                os.utime(file, dir_fd=self.folder)  # recently used
         return data
 
-
-def store(name: str, data: bytes, kind: Kind = OBJECT) -> None:
-    """Keep an entry of ``kind``, then bound the cache's size; a cache that
-    cannot be written is no cache, not an error (read-only home, full
-    disk)."""
-    file = name + kind.suffix
-    with _opened(create=True) as folder:
-        if folder is None:
-            return
+    def store(self, name: str, data: bytes, kind: Kind = OBJECT) -> None:
+        """Keep an entry of ``kind``, then bound the cache's size; a cache
+        that cannot be written is no cache, not an error (full disk)."""
+        file = name + kind.suffix
         try:
-            secret = _secret(folder, create=True)
+            secret = _secret(self.folder, create=True)
             if secret is None:
                 return
             header = kind.magic + _seal(secret, file, data) + len(data).to_bytes(8, "little")
-            _write(file, header + data, folder)
-            _evict(folder, max_bytes(), keep=file)
+            _write(file, header + data, self.folder)
+            _evict(self.folder, max_bytes(), keep=file)
         except OSError:
             return
+
+    def discard(self, name: str, kind: Kind = OBJECT) -> None:
+        """Delete the entry of ``kind`` called ``name``: one that fails its
+        check, or whose contents its user cannot read."""
+        with contextlib.suppress(OSError):
+            os.unlink(name + kind.suffix, dir_fd=self.folder)
+
+
+@contextlib.contextmanager
+def opened(create: bool = True) -> Iterator[Directory | None]:
+    """The cache directory while in use (made first, if ``create``); None
+    when the cache is off or cannot be used (reported once per reason)."""
+    where = directory()
+    descriptor = _directory(where, create) if where is not None else None
+    try:
+        yield Directory(descriptor) if descriptor is not None else None
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+
+
+def load(name: str, kind: Kind = OBJECT) -> bytes | None:
+    """The cached entry of ``kind`` called ``name`` (``Directory.load``),
+    or None when there is none or no usable cache."""
+    with opened(create=False) as where:
+        return where.load(name, kind) if where is not None else None
+
+
+def store(name: str, data: bytes, kind: Kind = OBJECT) -> None:
+    """Keep an entry of ``kind`` (``Directory.store``) when the cache can
+    be used; a cache that cannot be made is no cache (read-only home)."""
+    with opened(create=True) as where:
+        if where is not None:
+            where.store(name, data, kind)
 
 
 def _evict(folder: int, limit: int, keep: str) -> None:
