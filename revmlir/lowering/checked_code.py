@@ -115,7 +115,8 @@ class CheckedCode:
         like: Operation,
     ) -> Sequence[SSAValue]:
         """Call a runtime function, declaring it in the module on first use."""
-        self.runtime.setdefault(name, func.FuncOp.external(name, [a.type for a in args], list(results)))
+        if name not in self.runtime:
+            self.runtime[name] = func.FuncOp.external(name, [a.type for a in args], list(results))
         return self.emit(func_call(name, args, results), like).results
 
     def check(

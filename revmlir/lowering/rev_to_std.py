@@ -230,10 +230,9 @@ class FunctionLowering(CheckedCode):
         self.check_arithmetic(op)
         if any(isinstance(r.type, rev.LogType) for r in op.results):
             raise PassFailedException(f"{describe_op(op)} computes a log number; only rev.to_log can")
-        clone = op.clone(value_mapper=dict(self.mapping))
-        self.emit(clone, op)
-        for old, new in zip(op.results, clone.results, strict=True):
-            self.set(old, new)
+        # an expression has no regions (``is_expression_op``): its copy is
+        # one op, whose results the copy maps in ``self.mapping`` itself
+        self.emit(op.clone_without_regions(self.mapping), op)
 
     def lower_region(
         self, region: Region, args: Sequence[SSAValue], terminator: Callable[[list[SSAValue]], Operation]
@@ -747,7 +746,7 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             lower_print(lowering, inner)
         elif isinstance(inner, memref.StoreOp):  # a count (revmlir.counters)
             lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
-            lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)
+            lowering.emit(inner.clone_without_regions(lowering.mapping), inner)
         elif isinstance(inner, cf.AssertOp):
             message = inner.msg.data.replace("{", "{{").replace("}", "}}")
             lowering.check(lowering.get(inner.arg), inner, message, error=ExecutionError)
