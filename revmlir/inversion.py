@@ -268,6 +268,20 @@ def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:
     return inverse
 
 
+def move_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:
+    """``inline_block`` for a block used once, which is left holding only
+    its terminator: its ops are moved, not copied (a routine's body, the
+    larger part of BA's kernel, was copied and the original dropped)."""
+    for old, new in zip(block.args, args, strict=True):
+        old.replace_all_uses_with(new)
+    terminator = block.last_op
+    assert terminator is not None
+    for op in list(block.ops)[:-1]:
+        op.detach()
+        builder.insert(op)
+    return list(terminator.operands)
+
+
 def inline_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:
     """Copy ``block``'s ops (not its terminator) forward at ``builder``'s
     insertion point with its arguments replaced by ``args``; return what the

@@ -294,12 +294,13 @@ def _address(array: SSAValue, ops: list[Operation]) -> SSAValue:
     return cast.result
 
 
-def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable) -> gpu.FuncOp:
+def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable, copy: bool) -> gpu.FuncOp:
     """The ``gpu.func`` of a kernel function: see the module docstring;
     with ``arena``, its arrays of a dynamic size come from a per-thread
     arena (``revmlir.gpu.arena``), whose address and bytes per thread are
-    two more parameters after the error slot."""
-    source = function.clone()
+    two more parameters after the error slot.  Without ``copy`` the body is
+    ``function``'s own, moved (``function`` is left without one)."""
+    source = function.clone() if copy else function
     inputs = [*source.function_type.inputs.data[:-1], GPU_ERROR_SLOT, *(ARENA_PARAMETERS if arena else ())]
     body = source.body.block
     index = list(function.body.ops).index(loop)
@@ -480,12 +481,15 @@ def outline(
     if (any(in_arena) or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
         # the arena's checks report as every check does
         copies.append(func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
+    # the host functions first: without ``keep_host`` a kernel takes its
+    # function's body
+    hosts = [launch(f, module_name, arena) for f, arena in zip(kernels, arenas)]
     body = Block()
     body.add_ops(copies)
-    body.add_ops([kernel(f, loop, arena, checks) for f, loop, arena in zip(kernels, loops, arenas)])
+    body.add_ops([kernel(f, loop, arena, checks, keep_host) for f, loop, arena in zip(kernels, loops, arenas)])
     store_checks(module, checks)
-    for f, arena in zip(kernels, arenas):
-        Rewriter.replace_op(f, launch(f, module_name, arena))
+    for f, host in zip(kernels, hosts):
+        Rewriter.replace_op(f, host)
     module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))
     module.attributes[CONTAINER] = UnitAttr()
 
