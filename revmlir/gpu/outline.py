@@ -460,7 +460,9 @@ def outline(
             raise PassFailedException(f"no function @{name} to make a kernel of (module has: {known_names})")
     kernels = [functions[n] for n in names]
     loops = [found if (found := known.get(n)) is not None else kernel_loop(functions[n]) for n in names]
-    devices = [f for f in functions.values() if f.sym_name.data not in names] if all_functions else graph.callees(kernels)
+    devices = (
+        [f for f in functions.values() if f.sym_name.data not in names] if all_functions else graph.callees(kernels)
+    )
     for caller in [*devices, *kernels]:
         for call in graph.calls(caller):
             if call.callee.string_value() in names:

@@ -17,7 +17,6 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
-    AnyFloat,
     ComplexType,
     Float64Type,
     IndexType,
@@ -35,11 +34,12 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
-from revmlir.ir_utils import constant_index
+from revmlir.ir_utils import constant_index, is_float_type
 from revmlir.lowering.fast_ops import (
     arith_cmpi,
     arith_constant,
     binary,
+    cast,
     func_call,
     index_cast,
     memref_dim,
@@ -104,7 +104,7 @@ class CheckedCode:
         return op
 
     def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue:
-        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        number = float(value) if is_float_type(type) else int(value)
         return self.emit(arith_constant(number, type), like).results[0]
 
     def call_runtime(
@@ -170,14 +170,14 @@ class CheckedCode:
         traps on the first and gives poison for the second."""
         if isinstance(op, DIVISIONS):
             divisor = self.get(op.operands[1])
-            nonzero = self.emit(arith.CmpiOp(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
+            nonzero = self.emit(arith_cmpi(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
             message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO
             self.check(nonzero, op, message, (), ExecutionError)
         elif isinstance(op, SHIFTS):
             count = self.get(op.operands[1])
             type = count.type
             width = 64 if isinstance(type, IndexType) else type.width.data
-            within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
+            within = self.emit(arith_cmpi(count, self.const(width, type, op), "ult"), op).results[0]
             self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
 
     def words(self, value: SSAValue, like: Operation) -> list[SSAValue]:
@@ -196,10 +196,10 @@ class CheckedCode:
             if type.width.data == 64:
                 return value
             extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
-            return self.emit(extend(value, i64), like).results[0]
+            return self.emit(cast(extend, value, i64), like).results[0]
         if not isinstance(type, Float64Type):
-            value = self.emit(arith.ExtFOp(value, f64), like).results[0]
-        return self.emit(arith.BitcastOp(value, i64), like).results[0]
+            value = self.emit(cast(arith.ExtFOp, value, f64), like).results[0]
+        return self.emit(cast(arith.BitcastOp, value, i64), like).results[0]
 
 
 def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:
