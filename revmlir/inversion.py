@@ -199,7 +199,8 @@ class Inverter:
         if cached is not None and self._visible(cached):
             return cached
         op = value.op
-        clone = op.clone(value_mapper={o: self.lookup(o) for o in op.operands})
+        # an expression has no regions: its copy is one op
+        clone = op.clone_without_regions({o: self.lookup(o) for o in op.operands})
         self.builder.insert(clone)
         for old, new in zip(op.results, clone.results, strict=True):
             self.recomputed[old] = new
