@@ -71,6 +71,10 @@ DIVISIONS = (
     arith.CeilDivUIOp,
 )
 SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
+_ARITHMETIC_CHECKS: dict[type[Operation], str | None] = {}
+"""Per op class, the check ``check_arithmetic`` makes ("division", "shift"
+or none): it asks every op it lowers, and the class checks (ABCs) cost more
+than the answer."""
 
 
 def display_name(function: str) -> str:
@@ -168,12 +172,18 @@ class CheckedCode:
     def check_arithmetic(self, op: Operation) -> None:
         """A divisor that is not zero, a shift count within the width: LLVM
         traps on the first and gives poison for the second."""
-        if isinstance(op, DIVISIONS):
+        kind = op.__class__
+        if kind not in _ARITHMETIC_CHECKS:
+            _ARITHMETIC_CHECKS[kind] = (
+                "division" if issubclass(kind, DIVISIONS) else "shift" if issubclass(kind, SHIFTS) else None
+            )
+        check = _ARITHMETIC_CHECKS[kind]
+        if check == "division":
             divisor = self.get(op.operands[1])
             nonzero = self.emit(arith_cmpi(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
             message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO
             self.check(nonzero, op, message, (), ExecutionError)
-        elif isinstance(op, SHIFTS):
+        elif check == "shift":
             count = self.get(op.operands[1])
             type = count.type
             width = 64 if isinstance(type, IndexType) else type.width.data
