@@ -13,14 +13,14 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import InvOp, RoutineOp
-from revmlir.inversion import Inverter, inline_block
+from revmlir.inversion import Inverter, inline_block, move_block
 
 
 def expand_routine(op: RoutineOp) -> None:
     """Inline ``op`` as compute; body; ~compute."""
     builder = Builder(InsertPoint.before(op))
     computed = inline_block(op.compute.block, list(op.state), builder)
-    used = inline_block(op.body.block, computed, builder)
+    used = move_block(op.body.block, computed, builder)
     inverter = Inverter(op, builder)
     state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
     Rewriter.replace_op(op, [], state)

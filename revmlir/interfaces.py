@@ -50,14 +50,30 @@ class ReferenceType:
     by element or stack instructions, like memrefs: ``anc.stack``."""
 
 
+_STATE_CLASSES: dict[type[Attribute], bool] = {}
+_REFERENCE_CLASSES: dict[type[Attribute], bool] = {}
+"""What ``is_state_type`` and ``is_reference_type`` decided per type class.
+Both depend on the class alone, and every analysis asks them of every
+value: an ``isinstance`` against a union of xDSL's type classes (ABCs, a
+dozen of them for the floats) cost more than the rest of the question."""
+
+
 def is_state_type(type: Attribute) -> bool:
     """Whether values of ``type`` are reversible state."""
-    return isinstance(type, IntegerType | IndexType | ComplexType | AnyFloat | StateType)
+    kind = type.__class__
+    found = _STATE_CLASSES.get(kind)
+    if found is None:
+        found = _STATE_CLASSES[kind] = issubclass(kind, IntegerType | IndexType | ComplexType | AnyFloat | StateType)
+    return found
 
 
 def is_reference_type(type: Attribute) -> bool:
     """Whether values of ``type`` are references (memrefs and stacks)."""
-    return isinstance(type, MemRefType | ReferenceType)
+    kind = type.__class__
+    found = _REFERENCE_CLASSES.get(kind)
+    if found is None:
+        found = _REFERENCE_CLASSES[kind] = issubclass(kind, MemRefType | ReferenceType)
+    return found
 
 
 # ---------------------------------------------------------------------------

@@ -199,7 +199,8 @@ class Inverter:
         if cached is not None and self._visible(cached):
             return cached
         op = value.op
-        clone = op.clone(value_mapper={o: self.lookup(o) for o in op.operands})
+        # an expression has no regions: its copy is one op
+        clone = op.clone_without_regions({o: self.lookup(o) for o in op.operands})
         self.builder.insert(clone)
         for old, new in zip(op.results, clone.results, strict=True):
             self.recomputed[old] = new
@@ -266,6 +267,20 @@ def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:
     inverse.attributes.update(func.attributes)
     inverse.location = func.location
     return inverse
+
+
+def move_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:
+    """``inline_block`` for a block used once, which is left holding only
+    its terminator: its ops are moved, not copied (a routine's body, the
+    larger part of BA's kernel, was copied and the original dropped)."""
+    for old, new in zip(block.args, args, strict=True):
+        old.replace_all_uses_with(new)
+    terminator = block.last_op
+    assert terminator is not None
+    for op in list(block.ops)[:-1]:
+        op.detach()
+        builder.insert(op)
+    return list(terminator.operands)
 
 
 def inline_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:

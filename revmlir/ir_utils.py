@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import IntegerAttr
-from xdsl.ir import Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import AnyFloat, IntegerAttr
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 
 RuleT = TypeVar("RuleT", bound=Callable[..., object])
 
@@ -38,6 +38,21 @@ def _collect(op: Operation, found: list[Operation]) -> None:
             while inner is not None:
                 _collect(inner, found)
                 inner = inner.next_op
+
+
+_FLOAT_CLASSES: dict[type[Attribute], bool] = {}
+"""Per type class, whether it is a float type."""
+
+
+def is_float_type(type: Attribute) -> bool:
+    """``isinstance(type, AnyFloat)``, decided once per class: xDSL's float
+    types are a union of a dozen ABCs, which the lowering asked about every
+    constant and check it builds."""
+    kind = type.__class__
+    found = _FLOAT_CLASSES.get(kind)
+    if found is None:
+        found = _FLOAT_CLASSES[kind] = issubclass(kind, AnyFloat)
+    return found
 
 
 def constant_index(value: SSAValue) -> int | None:

@@ -10,7 +10,7 @@ checked first: the other rules follow use-def chains, which must be acyclic.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.dialects import memref
@@ -26,7 +26,7 @@ from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
-from revmlir.ir_utils import constant_index_through_cast
+from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
 
@@ -74,13 +74,6 @@ def _ancestor_in(op: Operation, block: Block) -> Operation | None:
     return current
 
 
-def _writes(op: Operation, target: SSAValue) -> bool:
-    for nested in op.walk():
-        if isinstance(nested, InvertibleOp) and target in nested.written_memrefs():
-            return True
-    return False
-
-
 @dataclass
 class _Leaves:
     state: set[SSAValue] = field(default_factory=set[SSAValue])
@@ -119,15 +112,21 @@ class FunctionVerifier:
         self.position: dict[Operation, int] = {}
         self._written: dict[str, tuple[Writes, ...]] | None = None
         self._counted: dict[str, frozenset[int]] = {}
+        self._arrays_written: dict[Operation, set[SSAValue]] = {}
+        self._leaves: dict[SSAValue, _Leaves] = {}
 
     def run(self) -> None:
-        self._check_layouts()
-        for block in self._blocks():
+        # one walk for every rule: the function does not change while it
+        # is checked
+        ops = nested_ops(self.func)
+        blocks = [block for op in ops for region in op.regions for block in region.blocks]
+        self._check_layouts(ops)
+        for block in blocks:
             for index, op in enumerate(block.ops):
                 self.position[op] = index
         self._check_end()
         self._check_dominance()
-        for block in self._blocks():
+        for block in blocks:
             kind = _block_kind(block)
             if kind == "state":
                 self._check_state_block(block)
@@ -135,13 +134,13 @@ class FunctionVerifier:
                 self._check_condition_block(block)
             else:
                 self._check_safe_block(block)
-        for op in self.func.walk():
+        for op in ops:
             if op is self.func or is_expression_op(op):
                 continue
             self._check_reads(op)
             if isinstance(op, rev.CallOp | rev.UncallOp):
                 self._check_call(op)
-        for op in self.func.walk():
+        for op in ops:
             if isinstance(op, rev.ForOp) and op.is_parallel:
                 check_parallel_loop(op, self._call_writes)
 
@@ -157,12 +156,12 @@ class FunctionVerifier:
             return [Writes.OTHER if arg in written else Writes.NONE for arg in op.args]
         return writes
 
-    def _check_layouts(self) -> None:
+    def _check_layouts(self, ops: list[Operation]) -> None:
         """Every engine addresses element (i, j, …) of an array at its
         row-major position from the data pointer (a numpy array in C order),
         so a layout such as ``strided<[8, 1], offset: 2>`` would be ignored
         and another element read: it is rejected where the array appears."""
-        for op in self.func.walk():
+        for op in ops:
             arguments = (a for region in op.regions for block in region.blocks for a in block.args)
             for value in (*op.results, *arguments):
                 if isinstance(value.type, MemRefType) and not isinstance(value.type.layout, NoneAttr):
@@ -173,11 +172,6 @@ class FunctionVerifier:
                         "and row-major (numpy's C order): drop the layout and pass the view as its "
                         "own contiguous array",
                     )
-
-    def _blocks(self) -> Iterator[Block]:
-        for op in self.func.walk():
-            for region in op.regions:
-                yield from region.blocks
 
     def _check_end(self) -> None:
         """The body ends with ``rev.return``: ``rev.yield`` is a terminator
@@ -333,7 +327,9 @@ class FunctionVerifier:
             if operand in uses:
                 uses.remove(operand)
                 continue
-            leaves = _leaves(operand)
+            leaves = self._leaves.get(operand)
+            if leaves is None:
+                leaves = self._leaves[operand] = _leaves(operand)
             for state in leaves.state:
                 self._check_current(op, state, consumed)
             for load in leaves.loads:
@@ -388,7 +384,7 @@ class FunctionVerifier:
                 f"'{op.name}' reads {value_name(target)} in its scalar arguments but updates it; "
                 "the inverse would read the updated array: copy the value into an ancilla first",
             )
-        if anchor is not op and _writes(anchor, target):
+        if anchor is not op and self._writes(anchor, target):
             raise _fail(
                 "memory-read",
                 op,
@@ -398,16 +394,16 @@ class FunctionVerifier:
             )
         if anchor is op and isinstance(op, rev.PutOp) and isinstance(load, memref.LoadOp) and target == op.memref:
             self._check_written_element(op, load)
-        if anchor is op and op.regions and _writes(op, target):
+        if anchor is op and op.regions and self._writes(op, target):
             raise _fail(
                 "memory-read",
                 op,
                 f"'{op.name}' reads {value_name(target)} in its operands but writes "
                 "it in its body; the value would differ when run backwards",
             )
-        start, end = self.position[load], self.position[anchor]
-        for between in list(block.ops)[start + 1 : end]:
-            if _writes(between, target):
+        between = load.next_op
+        while between is not None and between is not anchor:
+            if self._writes(between, target):
                 raise _fail(
                     "memory-read",
                     op,
@@ -415,6 +411,21 @@ class FunctionVerifier:
                     f"before {describe_op(between)} wrote {value_name(target)}; load "
                     "it after the write",
                 )
+            between = between.next_op
+
+    def _writes(self, op: Operation, target: SSAValue) -> bool:
+        """Whether ``op`` or an op nested in it writes ``target``; what each
+        op writes found once (the ops between a load and its use are asked
+        again for every array read there)."""
+        written = self._arrays_written.get(op)
+        if written is None:
+            written = self._arrays_written[op] = {
+                array
+                for nested in nested_ops(op)
+                if isinstance(nested, InvertibleOp)
+                for array in nested.written_memrefs()
+            }
+        return target in written
 
     def _check_written_element(self, op: rev.PutOp, load: memref.LoadOp) -> None:
         """The inverse of ``rev.put`` is a ``rev.take`` that evaluates the

@@ -16,6 +16,7 @@ ARGS = Block(arg_types=[f64, f64, i64, i64, i1, IndexType(), MemRefType(f64, [-1
 X, Y, A, B, C, N, ARRAY, PTR, DESCRIPTOR = ARGS.args
 FIRST, SECOND = DenseArrayBase.from_list(i64, [0]), DenseArrayBase.from_list(i64, [1])
 THEN, ELSE = Block(arg_types=[i64]), Block(arg_types=[f64, f64])
+NARROW, SMALL = Block(arg_types=[f32, i32]).args
 
 
 def _same(fast: Operation, built: Operation) -> None:
@@ -39,7 +40,14 @@ def _same(fast: Operation, built: Operation) -> None:
         (lambda: fast_ops.func_call("g", [X, A], [f64]), lambda: func.CallOp("g", [X, A], [f64])),
         (lambda: fast_ops.arith_cmpi(A, B, "ult"), lambda: arith.CmpiOp(A, B, "ult")),
         (lambda: fast_ops.arith_cmpi(N, N, "sge"), lambda: arith.CmpiOp(N, N, "sge")),
+        (lambda: fast_ops.arith_cmpf(X, Y, "oeq"), lambda: arith.CmpfOp(X, Y, "oeq")),
+        (lambda: fast_ops.arith_cmpf(X, Y, "ole"), lambda: arith.CmpfOp(X, Y, "ole")),
+        (lambda: fast_ops.arith_cmpf(X, Y, "olt"), lambda: arith.CmpfOp(X, Y, "olt")),
         (lambda: fast_ops.index_cast(N, i64), lambda: arith.IndexCastOp(N, i64)),
+        (lambda: fast_ops.cast(arith.BitcastOp, X, i64), lambda: arith.BitcastOp(X, i64)),
+        (lambda: fast_ops.cast(arith.ExtSIOp, SMALL, i64), lambda: arith.ExtSIOp(SMALL, i64)),
+        (lambda: fast_ops.cast(arith.ExtUIOp, C, i64), lambda: arith.ExtUIOp(C, i64)),
+        (lambda: fast_ops.cast(arith.ExtFOp, NARROW, f64), lambda: arith.ExtFOp(NARROW, f64)),
         (lambda: fast_ops.memref_dim(ARRAY, N), lambda: memref.DimOp(ARRAY, N)),
         (lambda: fast_ops.scf_if(C, Region(Block())), lambda: scf.IfOp(C, [], Region(Block()))),
         (lambda: fast_ops.scf_yield(), lambda: scf.YieldOp()),
@@ -58,10 +66,24 @@ def test_a_fast_op_is_the_constructors(fast, built):
 
 
 @pytest.mark.parametrize(
-    "kind", [llvm.AddOp, llvm.MulOp, llvm.UDivOp, llvm.OrOp, llvm.FAddOp, arith.XOrIOp, arith.AddfOp]
+    "kind",
+    [
+        llvm.AddOp,
+        llvm.MulOp,
+        llvm.UDivOp,
+        llvm.OrOp,
+        llvm.FAddOp,
+        arith.XOrIOp,
+        arith.OrIOp,
+        arith.AndIOp,
+        arith.AddiOp,
+        arith.AddfOp,
+        arith.SubfOp,
+        arith.MulfOp,
+    ],
 )
 def test_binary_ops_after_the_first_are_the_constructors(kind):
-    lhs, rhs = (X, Y) if kind in (llvm.FAddOp, arith.AddfOp) else (A, B)
+    lhs, rhs = (X, Y) if kind in (llvm.FAddOp, arith.AddfOp, arith.SubfOp, arith.MulfOp) else (A, B)
     for _ in range(2):
         _same(fast_ops.binary(kind, lhs, rhs), kind(lhs, rhs))
 

@@ -68,6 +68,7 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.primitives import ApplyOp, has_shadow
 from revmlir.errors import AdjointError, describe_op, describe_value, unsupported
 from revmlir.interfaces import DifferentiableOp, set_checks
+from revmlir.ir_utils import nested_ops
 from revmlir.naming import FORGETFUL_ATTR
 from revmlir.semantics import gradient_type, is_expression_op, is_state_type, is_state_value
 
@@ -768,7 +769,9 @@ class _Adjoints:
         first build asked for."""
         module = self.functions.module
         while True:
-            called = {op.callee.string_value() for op in module.walk() if isinstance(op, rev.CallOp | rev.UncallOp)}
+            called = {
+                op.callee.string_value() for op in nested_ops(module) if isinstance(op, rev.CallOp | rev.UncallOp)
+            }
             unused = [f for f in self.functions.created if f.sym_name.data in self.specialised - called]
             if not unused:
                 return self.functions.created

@@ -214,7 +214,7 @@ class Tangenter(Differentiator):
         (once: in lane 0; the other lanes' rules find it copied)."""
         if self.lane > 0:
             return
-        clone = op.clone(value_mapper={o: self.lookup(o) for o in op.operands})
+        clone = op.clone_without_regions({o: self.lookup(o) for o in op.operands})
         self.builder.insert(clone)
         for old, new in zip(op.results, clone.results, strict=True):
             self.bind(old, new)

@@ -29,7 +29,7 @@ every other check, before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from math import prod
 
 from xdsl.builder import ImplicitBuilder
@@ -68,10 +68,15 @@ EXHAUSTED = "needs {{0}} bytes of per-thread arena, has {{1}} ({what}; launch wi
 ARRAY = "an ancilla array of a dynamic size"
 
 
-def arena_allocations(function: Operation) -> list[memref.AllocOp]:
-    """The allocations of a dynamic size in ``function``: those an arena
+def arena_allocations(function: Operation, ops: Sequence[Operation] | None = None) -> list[memref.AllocOp]:
+    """The allocations of a dynamic size in ``function`` (whose
+    ``nested_ops`` are ``ops`` where the caller has them): those an arena
     holds (one of a static size is the thread's local memory)."""
-    return [op for op in nested_ops(function) if isinstance(op, memref.AllocOp) and op.dynamic_sizes]
+    return [
+        op
+        for op in (nested_ops(function) if ops is None else ops)
+        if isinstance(op, memref.AllocOp) and op.dynamic_sizes
+    ]
 
 
 def built(location: LocationAttr, build: Callable[[], SSAValue | None]) -> tuple[list[Operation], SSAValue | None]:

@@ -98,23 +98,27 @@ def has_parallel_loop(function: func.FuncOp) -> bool:
     return any(isinstance(op, scf.ParallelOp) for op in function.body.ops)
 
 
-def _implicit_kernel(function: func.FuncOp, all_functions: bool) -> bool:
-    """Whether ``function`` is a kernel when none are named: one with a
-    top-level parallel loop.  With ``all_functions`` (``--emit=ptx``) such a
-    function that breaks the kernel rule (an adjoint returning its scalar
-    gradient, say) is a device function instead: its parallel loop then runs
-    in order in the calling thread, one of the loop's meanings, so the
-    module's other functions still compile; a named kernel that breaks the
-    rule stays an error."""
-    if function.is_declaration or not has_parallel_loop(function):
-        return False
-    if not all_functions:
-        return True
-    try:
-        kernel_loop(function)
-    except PassFailedException:
-        return False
-    return True
+def _implicit_kernels(functions: dict[str, func.FuncOp], all_functions: bool) -> dict[str, scf.ParallelOp | None]:
+    """The kernels when none are named: the functions with a top-level
+    parallel loop, with that loop where it is already found.  With
+    ``all_functions`` (``--emit=ptx``) such a function that breaks the
+    kernel rule (an adjoint returning its scalar gradient, say) is a device
+    function instead: its parallel loop then runs in order in the calling
+    thread, one of the loop's meanings, so the module's other functions
+    still compile; a named kernel that breaks the rule stays an error
+    (``kernel_loop`` reports it)."""
+    found: dict[str, scf.ParallelOp | None] = {}
+    for name, function in functions.items():
+        if function.is_declaration or not has_parallel_loop(function):
+            continue
+        if not all_functions:
+            found[name] = None
+            continue
+        try:
+            found[name] = kernel_loop(function)
+        except PassFailedException:
+            continue
+    return found
 
 
 def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
@@ -193,26 +197,50 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
             )
 
 
-def callees(module: ModuleOp, roots: list[func.FuncOp]) -> list[func.FuncOp]:
-    """The functions ``roots`` call, directly or not, in module order; not
-    what the std body of ``revmlir.report`` calls (``revmlir.fail``): the
-    device has a report of its own (``convert-gpu-to-nvvm``)."""
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
-    seen: set[str] = set()
-    work = list(roots)
-    while work:
-        for op in nested_ops(work.pop()):
-            if isinstance(op, func.CallOp) and (callee := op.callee.string_value()) not in seen:
-                seen.add(callee)
-                if callee in functions and callee != REPORT:
-                    work.append(functions[callee])
-    return [f for f in functions.values() if f.sym_name.data in seen]
+class _Functions:
+    """What outlining asks of a module's functions (whom each calls, whether
+    it allocates from the arena), each function walked once: the kernels'
+    callees, the check that no device code calls a kernel and the arena's
+    users were a walk each of every function."""
 
+    def __init__(self, module: ModuleOp):
+        self.by_name = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+        self._calls: dict[func.FuncOp, list[func.CallOp]] = {}
+        self._arena: dict[func.FuncOp, bool] = {}
 
-def uses_arena(function: Operation) -> bool:
-    """Whether ``function`` allocates from the arena: arrays of a dynamic
-    size, the buffers of stacks."""
-    return bool(arena_allocations(function) or arena_calls(function))
+    def _walk(self, function: func.FuncOp) -> None:
+        ops = nested_ops(function)
+        self._calls[function] = [op for op in ops if isinstance(op, func.CallOp)]
+        self._arena[function] = bool(arena_allocations(function, ops) or arena_calls(function, ops))
+
+    def calls(self, function: func.FuncOp) -> list[func.CallOp]:
+        """The calls in ``function``."""
+        if function not in self._calls:
+            self._walk(function)
+        return self._calls[function]
+
+    def uses_arena(self, function: func.FuncOp) -> bool:
+        """Whether ``function`` (as it was first asked about: a copy of it
+        allocates as it does) allocates from the arena: arrays of a dynamic
+        size, the buffers of stacks."""
+        if function not in self._arena:
+            self._walk(function)
+        return self._arena[function]
+
+    def callees(self, roots: list[func.FuncOp]) -> list[func.FuncOp]:
+        """The functions ``roots`` call, directly or not, in module order;
+        not what the std body of ``revmlir.report`` calls
+        (``revmlir.fail``): the device has a report of its own
+        (``convert-gpu-to-nvvm``)."""
+        seen: set[str] = set()
+        work = list(roots)
+        while work:
+            for op in self.calls(work.pop()):
+                if (callee := op.callee.string_value()) not in seen:
+                    seen.add(callee)
+                    if callee in self.by_name and callee != REPORT:
+                        work.append(self.by_name[callee])
+        return [f for f in self.by_name.values() if f.sym_name.data in seen]
 
 
 def _error_slot(function: func.FuncOp) -> SSAValue:
@@ -266,12 +294,13 @@ def _address(array: SSAValue, ops: list[Operation]) -> SSAValue:
     return cast.result
 
 
-def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable) -> gpu.FuncOp:
+def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable, copy: bool) -> gpu.FuncOp:
     """The ``gpu.func`` of a kernel function: see the module docstring;
     with ``arena``, its arrays of a dynamic size come from a per-thread
     arena (``revmlir.gpu.arena``), whose address and bytes per thread are
-    two more parameters after the error slot."""
-    source = function.clone()
+    two more parameters after the error slot.  Without ``copy`` the body is
+    ``function``'s own, moved (``function`` is left without one)."""
+    source = function.clone() if copy else function
     inputs = [*source.function_type.inputs.data[:-1], GPU_ERROR_SLOT, *(ARENA_PARAMETERS if arena else ())]
     body = source.body.block
     index = list(function.body.ops).index(loop)
@@ -419,21 +448,24 @@ def outline(
     ``gpu.module`` (``compile_kernels``), which the host functions left
     calling them would no longer verify, and copying them was a tenth of
     BA's kernel compile."""
-    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    graph = _Functions(module)
+    functions = graph.by_name
+    known: dict[str, scf.ParallelOp | None] = {}
     if names is None:
-        names = [n for n, f in functions.items() if _implicit_kernel(f, all_functions)]
+        known = _implicit_kernels(functions, all_functions)
+        names = list(known)
     for name in names:
         if name not in functions:
-            known = ", ".join("@" + n for n in functions) or "none"
-            raise PassFailedException(f"no function @{name} to make a kernel of (module has: {known})")
+            known_names = ", ".join("@" + n for n in functions) or "none"
+            raise PassFailedException(f"no function @{name} to make a kernel of (module has: {known_names})")
     kernels = [functions[n] for n in names]
-    loops = [kernel_loop(f) for f in kernels]
+    loops = [found if (found := known.get(n)) is not None else kernel_loop(functions[n]) for n in names]
     devices = (
-        [f for f in functions.values() if f.sym_name.data not in names] if all_functions else callees(module, kernels)
+        [f for f in functions.values() if f.sym_name.data not in names] if all_functions else graph.callees(kernels)
     )
     for caller in [*devices, *kernels]:
-        for call in nested_ops(caller):
-            if isinstance(call, func.CallOp) and call.callee.string_value() in names:
+        for call in graph.calls(caller):
+            if call.callee.string_value() in names:
                 raise PassFailedException(
                     f"{describe_op(call)}: kernel @{call.callee.string_value()} is called from GPU code; "
                     "a kernel is launched, not called (call a function it calls instead)"
@@ -442,20 +474,24 @@ def outline(
         return
     module_name = kernel_module_name(module)
     checks = register_checks(module)
-    arenas = [any(uses_arena(g) for g in [f, *callees(module, [f])]) for f in kernels]
-    copies = [_device_copy(f, keep_host) for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
-    in_arena = [copy for copy in copies if uses_arena(copy)]
-    for copy in in_arena:
+    arenas = [any(graph.uses_arena(g) for g in [f, *graph.callees([f])]) for f in kernels]
+    devices = [f for f in devices if stacks.runtime_kind(f.sym_name.data) not in ARENA_KINDS]
+    in_arena = [graph.uses_arena(f) for f in devices]
+    copies = [_device_copy(f, keep_host) for f in devices]
+    for copy in [copy for copy, arena in zip(copies, in_arena) if arena]:
         _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)
-    if (in_arena or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
+    if (any(in_arena) or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
         # the arena's checks report as every check does
         copies.append(func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
+    # the host functions first: without ``keep_host`` a kernel takes its
+    # function's body
+    hosts = [launch(f, module_name, arena) for f, arena in zip(kernels, arenas)]
     body = Block()
     body.add_ops(copies)
-    body.add_ops([kernel(f, loop, arena, checks) for f, loop, arena in zip(kernels, loops, arenas)])
+    body.add_ops([kernel(f, loop, arena, checks, keep_host) for f, loop, arena in zip(kernels, loops, arenas)])
     store_checks(module, checks)
-    for f, arena in zip(kernels, arenas):
-        Rewriter.replace_op(f, launch(f, module_name, arena))
+    for f, host in zip(kernels, hosts):
+        Rewriter.replace_op(f, host)
     module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))
     module.attributes[CONTAINER] = UnitAttr()
 

@@ -35,6 +35,8 @@ left behind within a constant factor of what the stack holds.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects.builtin import IndexType, i64
@@ -68,11 +70,12 @@ ARENA_KINDS = (stacks.PUSH, stacks.FREE)
 device has no definition of them."""
 
 
-def arena_calls(function: Operation) -> list[func.CallOp]:
-    """The pushes and frees of stacks in ``function``."""
+def arena_calls(function: Operation, ops: Sequence[Operation] | None = None) -> list[func.CallOp]:
+    """The pushes and frees of stacks in ``function`` (whose ``nested_ops``
+    are ``ops`` where the caller has them)."""
     return [
         op
-        for op in nested_ops(function)
+        for op in (nested_ops(function) if ops is None else ops)
         if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) in ARENA_KINDS
     ]
 

@@ -17,7 +17,6 @@ from xdsl.builder import Builder
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
-    AnyFloat,
     ComplexType,
     Float64Type,
     IndexType,
@@ -35,11 +34,12 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
-from revmlir.ir_utils import constant_index
+from revmlir.ir_utils import constant_index, is_float_type
 from revmlir.lowering.fast_ops import (
     arith_cmpi,
     arith_constant,
     binary,
+    cast,
     func_call,
     index_cast,
     memref_dim,
@@ -71,6 +71,10 @@ DIVISIONS = (
     arith.CeilDivUIOp,
 )
 SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
+_ARITHMETIC_CHECKS: dict[type[Operation], str | None] = {}
+"""Per op class, the check ``check_arithmetic`` makes ("division", "shift"
+or none): it asks every op it lowers, and the class checks (ABCs) cost more
+than the answer."""
 
 
 def display_name(function: str) -> str:
@@ -99,12 +103,20 @@ class CheckedCode:
         return value
 
     def emit(self, op: Operation, like: Operation) -> Operation:
+        """Insert ``op`` at the builder's insertion point, located at
+        ``like``.  Straight into the block: the builder has no listener and
+        no name hint, and ``Builder.insert``'s handling of them cost as much
+        as placing the op (a GPU kernel's lowering emits 10,000)."""
         op.location = like.location
-        self.builder.insert(op)
+        point = self.builder.insertion_point
+        if point.insert_before is None:
+            point.block.add_op(op)
+        else:
+            point.block.insert_op_before(op, point.insert_before)
         return op
 
     def const(self, value: int | float | bool, type: Attribute, like: Operation) -> SSAValue:
-        number = float(value) if isinstance(type, AnyFloat) else int(value)
+        number = float(value) if is_float_type(type) else int(value)
         return self.emit(arith_constant(number, type), like).results[0]
 
     def call_runtime(
@@ -115,7 +127,8 @@ class CheckedCode:
         like: Operation,
     ) -> Sequence[SSAValue]:
         """Call a runtime function, declaring it in the module on first use."""
-        self.runtime.setdefault(name, func.FuncOp.external(name, [a.type for a in args], list(results)))
+        if name not in self.runtime:
+            self.runtime[name] = func.FuncOp.external(name, [a.type for a in args], list(results))
         return self.emit(func_call(name, args, results), like).results
 
     def check(
@@ -167,16 +180,22 @@ class CheckedCode:
     def check_arithmetic(self, op: Operation) -> None:
         """A divisor that is not zero, a shift count within the width: LLVM
         traps on the first and gives poison for the second."""
-        if isinstance(op, DIVISIONS):
+        kind = op.__class__
+        if kind not in _ARITHMETIC_CHECKS:
+            _ARITHMETIC_CHECKS[kind] = (
+                "division" if issubclass(kind, DIVISIONS) else "shift" if issubclass(kind, SHIFTS) else None
+            )
+        check = _ARITHMETIC_CHECKS[kind]
+        if check == "division":
             divisor = self.get(op.operands[1])
-            nonzero = self.emit(arith.CmpiOp(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
+            nonzero = self.emit(arith_cmpi(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
             message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO
             self.check(nonzero, op, message, (), ExecutionError)
-        elif isinstance(op, SHIFTS):
+        elif check == "shift":
             count = self.get(op.operands[1])
             type = count.type
             width = 64 if isinstance(type, IndexType) else type.width.data
-            within = self.emit(arith.CmpiOp(count, self.const(width, type, op), "ult"), op).results[0]
+            within = self.emit(arith_cmpi(count, self.const(width, type, op), "ult"), op).results[0]
             self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
 
     def words(self, value: SSAValue, like: Operation) -> list[SSAValue]:
@@ -195,10 +214,10 @@ class CheckedCode:
             if type.width.data == 64:
                 return value
             extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
-            return self.emit(extend(value, i64), like).results[0]
+            return self.emit(cast(extend, value, i64), like).results[0]
         if not isinstance(type, Float64Type):
-            value = self.emit(arith.ExtFOp(value, f64), like).results[0]
-        return self.emit(arith.BitcastOp(value, i64), like).results[0]
+            value = self.emit(cast(arith.ExtFOp, value, f64), like).results[0]
+        return self.emit(cast(arith.BitcastOp, value, i64), like).results[0]
 
 
 def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:

@@ -143,6 +143,25 @@ def arith_cmpi(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpiOp:
     return arith.CmpiOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
 
 
+CMPF_PREDICATES = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6}
+"""The ordered ``arith.cmpf`` predicates by name, numbered as
+``arith.CmpfOp`` numbers them."""
+_NO_FASTMATH = arith.FastMathFlagsAttr("none")
+
+
+def arith_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
+    """``arith.cmpf predicate, lhs, rhs`` of two floats, as ``arith.CmpfOp``
+    builds it (no fast-math flags)."""
+    properties = {"predicate": _predicate(CMPF_PREDICATES[predicate]), "fastmath": _NO_FASTMATH}
+    return arith.CmpfOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
+
+
+def cast(kind: type[Operation], value: SSAValue, type: Attribute) -> Operation:
+    """``kind(value, type)`` for an arith cast without properties
+    (``arith.bitcast``, ``arith.extsi``, ``arith.extui``, ``arith.extf``)."""
+    return kind.create(operands=[value], result_types=[type])
+
+
 def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
     """``arith.index_cast`` of ``value`` to ``type``."""
     return arith.IndexCastOp.create(operands=[value], result_types=[type])

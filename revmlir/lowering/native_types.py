@@ -93,16 +93,27 @@ def check_native_types(module: ModuleOp) -> None:
     a block of its regions (a function's parameters), or at a function's
     type (a declaration has no body).  Every operand is one of those, so
     operands need no check of their own."""
+    # a module has a few dozen types and ten thousand values: each type is
+    # asked about once
+    problems: dict[Attribute, str | None] = {}
     for op in nested_ops(module):
         arguments = (arg.type for region in op.regions for block in region.blocks for arg in block.args)
         signature = op.properties.get("function_type")
         declared = (*signature.inputs, *signature.outputs) if isinstance(signature, FunctionType) else ()
-        refuse_unsupported(op, (*op.result_types, *arguments, *declared))
+        refuse_unsupported(op, (*op.result_types, *arguments, *declared), problems)
 
 
-def refuse_unsupported(op: Operation, types: Iterable[Attribute]) -> None:
+def refuse_unsupported(
+    op: Operation, types: Iterable[Attribute], problems: dict[Attribute, str | None] | None = None
+) -> None:
     """Raise a ``PassFailedException`` at ``op`` for the first of ``types``
-    native code does not take."""
+    native code does not take (``problems``: what is known of types already
+    asked about, added to)."""
+    known = {} if problems is None else problems
     for type in types:
-        if (problem := native_type_problem(type)) is not None:
+        if type in known:
+            problem = known[type]
+        else:
+            problem = known[type] = native_type_problem(type)
+        if problem is not None:
             raise PassFailedException(f"{describe_op(op)}: native code does not support type {type}; {problem}")

@@ -68,9 +68,10 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, describe_op
 from revmlir.expansion import forward_only
 from revmlir.inversion import invert_function
-from revmlir.ir_utils import RuleTable, constant_index, nested_ops
+from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
+from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.lowering.printing import lower_print
@@ -227,10 +228,9 @@ class FunctionLowering(CheckedCode):
         self.check_arithmetic(op)
         if any(isinstance(r.type, rev.LogType) for r in op.results):
             raise PassFailedException(f"{describe_op(op)} computes a log number; only rev.to_log can")
-        clone = op.clone(value_mapper=dict(self.mapping))
-        self.emit(clone, op)
-        for old, new in zip(op.results, clone.results, strict=True):
-            self.set(old, new)
+        # an expression has no regions (``is_expression_op``): its copy is
+        # one op, whose results the copy maps in ``self.mapping`` itself
+        self.emit(op.clone_without_regions(self.mapping), op)
 
     def lower_region(
         self, region: Region, args: Sequence[SSAValue], terminator: Callable[[list[SSAValue]], Operation]
@@ -278,15 +278,15 @@ class FunctionLowering(CheckedCode):
         where a comparison is one, and a free's check runs for every
         ancilla a routine uncomputes (the BA objective paid 1.6× for it)."""
         if isinstance(a.type, IntegerType | IndexType):
-            return self.emit(arith.CmpiOp(a, b, "eq"), like).results[0]
-        if b_is_zero and isinstance(a.type, AnyFloat) and self.tolerance < 1:
+            return self.emit(arith_cmpi(a, b, "eq"), like).results[0]
+        if b_is_zero and is_float_type(a.type) and self.tolerance < 1:
             size = self.emit(math.AbsFOp(a), like).results[0]
             limit = self.const(self.tolerance, a.type, like)
-            return self.emit(arith.CmpfOp(size, limit, "ole"), like).results[0]
+            return self.emit(arith_cmpf(size, limit, "ole"), like).results[0]
         if isinstance(a.type, ComplexType):
             equal = self.emit(complexd.EqualOp(a, b), like).results[0]
         else:
-            equal = self.emit(arith.CmpfOp(a, b, "oeq"), like).results[0]
+            equal = self.emit(arith_cmpf(a, b, "oeq"), like).results[0]
         # Equal values, the common case, cost one comparison; the tolerance
         # is computed only when they differ.
         near = Block()
@@ -308,7 +308,7 @@ class FunctionLowering(CheckedCode):
             size_a = self.emit(complexd.AbsOp(a), like).results[0]
             size_b = self.emit(complexd.AbsOp(b), like).results[0]
         else:
-            difference = self.emit(arith.SubfOp(a, b), like).results[0]
+            difference = self.emit(binary(arith.SubfOp, a, b), like).results[0]
             gap = self.emit(math.AbsFOp(difference), like).results[0]
             size_a = self.emit(math.AbsFOp(a), like).results[0]
             size_b = self.emit(math.AbsFOp(b), like).results[0]
@@ -316,13 +316,13 @@ class FunctionLowering(CheckedCode):
         tolerance = self.const(self.tolerance, float_type, like)
         # an infinite gap is close to nothing, not even where tol·|a| is
         # infinite too; a NaN fails every comparison
-        finite = self.emit(arith.CmpfOp(gap, self.const(float("inf"), float_type, like), "olt"), like).results[0]
-        close = self.emit(arith.CmpfOp(gap, tolerance, "ole"), like).results[0]
+        finite = self.emit(arith_cmpf(gap, self.const(float("inf"), float_type, like), "olt"), like).results[0]
+        close = self.emit(arith_cmpf(gap, tolerance, "ole"), like).results[0]
         for size in (size_a, size_b):
-            relative = self.emit(arith.MulfOp(size, tolerance), like).results[0]
-            within = self.emit(arith.CmpfOp(gap, relative, "ole"), like).results[0]
-            close = self.emit(arith.OrIOp(close, within), like).results[0]
-        return self.emit(arith.AndIOp(finite, close), like).results[0]
+            relative = self.emit(binary(arith.MulfOp, size, tolerance), like).results[0]
+            within = self.emit(arith_cmpf(gap, relative, "ole"), like).results[0]
+            close = self.emit(binary(arith.OrIOp, close, within), like).results[0]
+        return self.emit(binary(arith.AndIOp, finite, close), like).results[0]
 
     def _check_borrowed_read(
         self, op: Operation, array: SSAValue, indices: list[SSAValue], taking: bool = False
@@ -337,8 +337,8 @@ class FunctionLowering(CheckedCode):
             lowered = [self.get(i) for i in indices]
             differs: SSAValue | None = None
             for a, b in zip(lowered, borrowed_indices):
-                ne = self.emit(arith.CmpiOp(a, b, "ne"), op).results[0]
-                differs = ne if differs is None else self.emit(arith.OrIOp(differs, ne), op).results[0]
+                ne = self.emit(arith_cmpi(a, b, "ne"), op).results[0]
+                differs = ne if differs is None else self.emit(binary(arith.OrIOp, differs, ne), op).results[0]
             assert differs is not None
             message = borrowed_element(len(lowered), not taking, describe_op(take))
             self.check(differs, op, message, shown_indices(lowered))
@@ -353,7 +353,7 @@ def _update(lowering: FunctionLowering, op: Operation, kinds: dict[str, type[Ope
     target, value = (lowering.get(v) for v in op.operands)
     t = target.type
     kind = "int" if isinstance(t, IntegerType | IndexType) else "complex" if isinstance(t, ComplexType) else "float"
-    new = lowering.emit(kinds[kind](target, value), op).results[0]
+    new = lowering.emit(binary(kinds[kind], target, value), op).results[0]
     lowering.set(op.results[0], new)
 
 
@@ -744,7 +744,7 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             lower_print(lowering, inner)
         elif isinstance(inner, memref.StoreOp):  # a count (revmlir.counters)
             lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
-            lowering.emit(inner.clone(value_mapper=dict(lowering.mapping)), inner)
+            lowering.emit(inner.clone_without_regions(lowering.mapping), inner)
         elif isinstance(inner, cf.AssertOp):
             message = inner.msg.data.replace("{", "{{").replace("}", "}}")
             lowering.check(lowering.get(inner.arg), inner, message, error=ExecutionError)
