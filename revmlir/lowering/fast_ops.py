@@ -109,7 +109,8 @@ def binary(kind: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
 
 def cast(kind: type[Operation], value: SSAValue, type: Attribute) -> Operation:
     """``kind(value, type)`` for an llvm conversion (``sext``, ``zext``,
-    ``trunc``, ``sitofp``, ``fpext``, ``fptrunc``, ``bitcast``), as its
+    ``trunc``, ``sitofp``, ``fpext``, ``fptrunc``, ``bitcast``) or an arith
+    cast (``arith.bitcast``, ``extsi``, ``extui``, ``extf``), as its
     constructor builds it."""
     return as_constructed(kind, lambda: kind(value, type), [value], [type])
 
@@ -154,12 +155,6 @@ def arith_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
     builds it (no fast-math flags)."""
     properties = {"predicate": _predicate(CMPF_PREDICATES[predicate]), "fastmath": _NO_FASTMATH}
     return arith.CmpfOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
-
-
-def cast(kind: type[Operation], value: SSAValue, type: Attribute) -> Operation:
-    """``kind(value, type)`` for an arith cast without properties
-    (``arith.bitcast``, ``arith.extsi``, ``arith.extui``, ``arith.extf``)."""
-    return kind.create(operands=[value], result_types=[type])
 
 
 def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
