@@ -91,11 +91,21 @@ class OrdinaryBuilder(ExpressionBuilder):
     docstring).  Python's ``int`` is ``i64`` throughout: values of type
     ``index`` (loop variables, array sizes) are converted when assigned."""
 
-    def __init__(self, name: str, args: Sequence[tuple[str, Attribute]], loc: Loc = None):
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[tuple[str, Attribute]],
+        loc: Loc = None,
+        checkpoint: Callable[[], Callable[[], None]] = lambda: lambda: None,
+    ):
         self.name = name
         self.arg_types = [t for _, t in args]
         super().__init__(Block(arg_types=self.arg_types), [a for a, _ in args], loc)
         self._entry = self.current_block
+        self.checkpoint = checkpoint
+        """Returns a way back to what the module holds now, taken before
+        each build of a loop's body: a build thrown away (``_carried``)
+        leaves none of the callees it requested (``ModuleCompiler.checkpoint``)."""
         self.retyped = 0
         """How many weak values took the type of a value they met (``_weakly``)."""
 
@@ -129,9 +139,10 @@ class OrdinaryBuilder(ExpressionBuilder):
             return block, {n: self._current(n, None) for n in names if self.has(n)}
 
     def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
-        """The builder's rule, counting the weak values that took another
-        type (``retyped``), which a loop's body built again with a carried
-        variable strong could type otherwise (``_carried``)."""
+        """The builder's rule for arithmetic (``_promote``), counting the
+        weak values that took another type (``retyped``), which a loop's
+        body built again with a carried variable strong could type
+        otherwise (``_carried``)."""
         found = super()._weakly(value, other)
         if found is not None:
             self.retyped += 1
@@ -142,11 +153,16 @@ class OrdinaryBuilder(ExpressionBuilder):
         one path and ``b`` on another (after the branches of an ``if``;
         before a loop and after its body), as JAX types a value of either:
         a weak value (``is_weak``) meeting a strong one takes its type, two
-        weak values stay weak; or None where they disagree otherwise."""
+        weak values stay weak; or None where they disagree otherwise.
+        A weak value taking the other's type counts in ``retyped`` as in
+        arithmetic, also inside an inner ``if`` or loop: built again with
+        the enclosing loop's carried variable strong, that merge may be
+        refused (``if c: t = total`` beside ``else: t = x32[i]``)."""
         if a.type == b.type:
             return a.type, self.is_weak(a) and self.is_weak(b)
         for x, y in ((a, b), (b, a)):
-            if self._weakly(x, y.type) == y.type:
+            if super()._weakly(x, y.type) == y.type:
+                self.retyped += 1
                 return y.type, self.is_weak(y)
         return None
 
@@ -202,16 +218,19 @@ class OrdinaryBuilder(ExpressionBuilder):
         with (``total = 0.0`` summing ``float32``s is ``float32``, as in
         JAX): the blocks are then built again with that type, until none
         changes (a type only goes from an int to a float and from weak to
-        strong, so a few builds at most).  Where only a weak variable
-        turned strong, of the same type, and no weak value took another
-        type in the body, a second build would be the same: the first is
-        kept (``total = 0.0`` summing ``f64``s is built once).
+        strong, so a few builds at most).  Where every carried variable
+        comes out strong, of the type it went in with, and no weak value
+        took another type in the body, a second build would be the same:
+        the first is kept (``total = 0.0`` summing ``f64``s is built once).
+        One still weak is built again: its weakness may have come from
+        another's that has turned strong (``s = total`` before ``total``
+        turns strong leaves ``s`` weak after the first build only).
         Returns the values before the loop converted to their types, the
         types, and the blocks, the iteration's ending with its ``scf.yield``."""
         initial = [self._current(n, loc) for n in carried]
         types = [(v.type, self.is_weak(v)) for v in initial]
         while True:
-            retyped = self.retyped
+            retyped, restore = self.retyped, self.checkpoint()
             blocks, block, final = build(types)
             weakness_typed_nothing = self.retyped == retyped
             args = block.args[len(block.args) - len(carried) :]
@@ -227,10 +246,11 @@ class OrdinaryBuilder(ExpressionBuilder):
             joined = [m for m in found if m is not None]  # none is None: refused above
             if joined == types:
                 break
-            if weakness_typed_nothing and [t for t, _ in joined] == [t for t, _ in types]:
+            if weakness_typed_nothing and joined == [(t, False) for t, _ in types]:
                 types = joined  # only weak variables turned strong: a second build would be the same
                 break
             types = joined
+            restore()
         yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
         return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
@@ -505,6 +525,25 @@ class ModuleCompiler(base.ModuleCompiler):
             unknown_calls = self.unknown.pop()
         return compiled, unknown_calls
 
+    def checkpoint(self) -> Callable[[], None]:
+        """A way back to the specialisations compiled and known now (their
+        names stay taken): a loop's body built with carried types it then
+        drops requested callees that the final build may not call, which
+        would otherwise be reversibilized and compiled natively, uncalled
+        (``OrdinaryBuilder._carried``)."""
+        functions, done, results = len(self.functions), set(self.done), dict(self.results)
+        unknown = set(self.unknown[-1]) if self.unknown else set()
+
+        def restore() -> None:
+            del self.functions[functions:]
+            self.done.intersection_update(done)
+            self.results.clear()
+            self.results.update(results)
+            if self.unknown:
+                self.unknown[-1].intersection_update(unknown)
+
+        return restore
+
     def finish(self) -> ModuleOp:
         declared = self.primitives.ops if self.primitives is not None else []
         module = ModuleOp([*self.functions, *declared])
@@ -566,7 +605,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         super().__init__(
             function,
             types,
-            lambda args, loc: OrdinaryBuilder(name, args, loc),
+            lambda args, loc: OrdinaryBuilder(name, args, loc, module.checkpoint),
             module.primitive,
             variables="the function's arguments and the names assigned before this "
             "point (a name first assigned inside a loop or a branch ends with it)",
