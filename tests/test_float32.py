@@ -282,3 +282,38 @@ def test_a_build_thrown_away_leaves_no_callee():
         "  func.func @_doubled_0",
         "  func.func @_calls_with_the_accumulator",
     ]
+
+
+@rv.ordinary(backend="interpreter")
+def _suffix_sum(x, n):
+    total = 0.0
+    if n > 0:
+        for i in range(1):
+            total = total + x[n - 1] + _suffix_sum(x, n - 1)
+    return total
+
+
+@rv.ordinary(backend="interpreter")
+def _last_element(x, n):
+    total = 0.0
+    if n > 0:
+        for i in range(1):
+            total = total + x[n - 1]
+            _ = _last_element(x, n - 1)
+    return total
+
+
+def test_a_recursive_weak_accumulator_takes_the_float32_it_meets():
+    """The probe leaves out the loops that recurse, so ``total`` comes
+    back the weak ``0.0``: an f64 that the skipped loop would have made
+    float32.  The recursion is compiled again until that type settles:
+    ``_suffix_sum`` is float32 (it was f64, the float32 elements widened),
+    and ``_last_element`` is no longer refused as returning float32 "but
+    float where it returns without recursing"."""
+    expected = np.float32(0.0)
+    for value in F32:
+        expected = np.float32(expected + value)
+    assert _suffix_sum(F32, 3) == float(expected)
+    assert _last_element(F32, 3) == float(F32[2])
+    for function in (_suffix_sum, _last_element):
+        assert [t.bitwidth for t in function.specialization_for(F32, 3).result_types] == [32]

@@ -323,9 +323,17 @@ class OrdinaryBuilder(ExpressionBuilder):
         self._define_all(carried, op.results, types)
 
     def call(
-        self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute], loc: Loc = None
+        self,
+        callee: str,
+        args: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        loc: Loc = None,
+        weak: Sequence[bool] = (),
     ) -> list[Value]:
+        """``func.call``; ``weak`` says which results are weak (a recursive
+        call's, ``ModuleCompiler.weak``)."""
         op = self.emit(func.CallOp(callee, args, result_types), loc)
+        self._weak.update(r for r, w in zip(op.results, weak, strict=False) if w)
         return [Value(self, r) for r in op.results]
 
     def continue_with(self, branch: Callable[[], None], names: Sequence[str]) -> None:
@@ -455,6 +463,11 @@ class ModuleCompiler(base.ModuleCompiler):
         inferred by a probing compile, or compiled."""
         self.done: set[Key] = set()
         """The specialisations ``functions`` holds."""
+        self.weak: dict[str, tuple[bool, ...]] = {}
+        """Per specialisation being compiled with inferred result types,
+        by name, which of them a compile returned weak values of
+        (``is_weak``): its recursive calls return weak values there, which
+        may take another type (``total = 0.0`` beside a ``float32``)."""
         self.active: set[Key] = set()
         """The specialisations being compiled: calling one is recursion."""
         self.unknown: list[set[Key]] = []
@@ -481,12 +494,21 @@ class ModuleCompiler(base.ModuleCompiler):
         declared = declared_results(function.source.tree, function.hints, function.source.error)
         if declared is not None:
             self.results[key] = declared
-        compiled, unknown = self._compile(key, function, name, types, declared)
+        compiled, unknown, weak = self._compile(key, function, name, types, declared)
         if key in unknown:
             # the types of the paths that do not recurse: a second compile
-            # gives the recursive calls these
-            self.results[key] = tuple(compiled.function_type.outputs.data)
-            compiled, unknown = self._compile(key, function, name, types, declared)
+            # gives the recursive calls these, and compiles go on while a
+            # weak one takes another type or turns strong (a type only
+            # goes from weak to strong, so a few compiles at most)
+            try:
+                while (found := tuple(compiled.function_type.outputs.data), weak) != (
+                    self.results.get(key),
+                    self.weak.get(name),
+                ):
+                    self.results[key], self.weak[name] = found, weak
+                    compiled, unknown, weak = self._compile(key, function, name, types, declared)
+            finally:
+                self.weak.pop(name, None)
         found = self.results[key] = tuple(compiled.function_type.outputs.data)
         if unknown:
             # functions being compiled around this one are still unknown
@@ -505,17 +527,18 @@ class ModuleCompiler(base.ModuleCompiler):
         name: str,
         types: Sequence[Attribute],
         declared: tuple[Attribute, ...] | None,
-    ) -> tuple[func.FuncOp, set[Key]]:
+    ) -> tuple[func.FuncOp, set[Key], tuple[bool, ...]]:
         """Compile ``function`` once, its recursive calls given the result
         types known for it; also the calls with unknown result types it
-        made (a probe where there are any).  An ``UnknownResults`` for
-        ``function`` itself that no ``if`` or loop caught is reported at
-        its call."""
+        made (a probe where there are any), and which of its results are
+        weak.  An ``UnknownResults`` for ``function`` itself that no ``if``
+        or loop caught is reported at its call."""
         self.active.add(key)
         self.unknown.append(set())
         try:
             compiler = FunctionCompiler(self, function, name, types)
             compiled = compiler.compile(self.results.get(key), declared is not None)
+            weak = compiler.weak_results
         except UnknownResults as unknown:
             if unknown.key == key:
                 raise unknown.report() from None
@@ -523,7 +546,7 @@ class ModuleCompiler(base.ModuleCompiler):
         finally:
             self.active.discard(key)
             unknown_calls = self.unknown.pop()
-        return compiled, unknown_calls
+        return compiled, unknown_calls, weak
 
     def checkpoint(self) -> Callable[[], None]:
         """A way back to the specialisations compiled and known now (their
@@ -612,6 +635,8 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         )
         self.module = module
         self.expr = OrdinaryExpressions(self.ctx, self.call)
+        self.weak_results: tuple[bool, ...] = ()
+        """Which values ``compile`` returned are weak (``is_weak``)."""
 
     def compile(self, expected: tuple[Attribute, ...] | None, declared: bool) -> func.FuncOp:
         """The function, returning ``expected`` where its result types are
@@ -630,6 +655,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         results = [self.scalar(node) for node in returned]
         if expected is not None:
             results = self.expected_results(results, expected, declared, end)
+        self.weak_results = tuple(self.fn.is_weak(r) for r in results)
         return self.fn.finish(results, self.ctx.loc(end))
 
     def expected_results(
@@ -642,7 +668,10 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         Inferred ones are those the probe's return had: a variable has one
         type after an ``if`` or a loop whichever path reached it (the
         builder refuses two), so the paths the probe dropped cannot change
-        them."""
+        them, except where the probe returned a weak value, which a path
+        it dropped may have made a float of another type (a loop it left
+        out carrying ``total = 0.0`` over ``float32``s): such a result is
+        the float found, compiled again (``ModuleCompiler.request``)."""
         loc = self.ctx.loc(end)
         results = [self.fn.cast(r, i64, loc) if isinstance(r.type, IndexType) else r for r in results]
         if declared and len(results) == len(expected):
@@ -651,6 +680,16 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 for r, t in zip(results, expected, strict=True)
             ]
         found = tuple(r.type for r in results)
+        weak = self.module.weak.get(self.fn.name, ())
+        if (
+            not declared
+            and len(found) == len(weak)
+            and all(
+                f == e or (w and isinstance(e, AnyFloat) and isinstance(f, AnyFloat))
+                for f, e, w in zip(found, expected, weak, strict=True)
+            )
+        ):
+            return results
         if found != expected and not declared:
             raise self.error(
                 end,
@@ -727,7 +766,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         name, result_types = self.module.request(
             callee, [o.type for o in operands], lambda message, hint: self.error(node, message, hint)
         )
-        return fn.call(name, operands, result_types, loc)
+        return fn.call(name, operands, result_types, loc, self.module.weak.get(name, ()))
 
     # -- statements ---------------------------------------------------------------
 
@@ -789,8 +828,12 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
 
     def loop(self, build: Callable[[], None]) -> None:
         """A loop; in a probing compile, one whose body calls a function
-        whose result types are unknown goes on as if it ran no iteration
-        (its variables keep their types, which loops do not change)."""
+        whose result types are unknown goes on as if it ran no iteration.
+        Its carried variables then keep the types they had before it,
+        which the loop may change only where one is weak (``total = 0.0``
+        summing ``float32``s): a result that is such a variable is weak in
+        the probe, and the compiles after it find its type
+        (``ModuleCompiler.request``)."""
         try:
             build()
         except UnknownResults as unknown:
