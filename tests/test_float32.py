@@ -144,6 +144,15 @@ def _strong_f64_meets_a_literal_jax(x, d):
     return lax.fori_loop(0, len(d), lambda i, s: s + d[i], 0.0) * x[0]
 
 
+def _weakness_from_another(x, d):
+    total = 0.0
+    s = 0.0
+    for i in range(len(d)):
+        s = total
+        total = total + d[i]
+    return s * x[0]
+
+
 F32 = np.array([1.5, 2.25, 0.5], dtype=np.float32)
 F64 = np.array([0.25, 0.75], dtype=np.float64)
 MERGES = [
@@ -156,6 +165,8 @@ MERGES = [
     (_weak_int_in_a_while, _weak_int_in_a_while_jax, (F32,)),
     (_weak_stays_weak, _weak_stays_weak_jax, (F32,)),
     (_strong_f64_meets_a_literal, _strong_f64_meets_a_literal_jax, (F32, F64)),
+    # ``s`` is weak after one iteration, strong (the f64 ``total``) after two
+    (_weakness_from_another, _weakness_from_another, (F32, F64)),
 ]
 
 
@@ -214,3 +225,95 @@ def test_integer_literals_and_constants_are_weak_too():
     y, _ = _turns(np.zeros(5, np.float32), x)
     assert y.dtype == np.float32 and np.array_equal(y, np.float32(2 * math.pi) * x)
     assert "arith.extf" not in _turns.mlir(np.zeros(5, np.float32), x)
+
+
+def _weak_meets_float32_in_a_branch(x, d, c):
+    total = 0.0
+    for i in range(len(d)):
+        if c > 0:
+            t = total
+        else:
+            t = x[i]
+        x[i] = t
+        total = total + d[i]
+    return total
+
+
+def test_a_merge_in_the_body_builds_the_loop_again():
+    """In the first build ``t`` joins the weak ``total`` with a float32,
+    which takes float32; from the second iteration on ``total`` is a strong
+    f64 there, and the branches disagree, as the unrolled program's do.
+    The merge counts as a weak value retyped, so the loop is built again
+    and refused (kept after one build, it was float32)."""
+    f = rv.ordinary(_weak_meets_float32_in_a_branch, backend="interpreter")
+    with pytest.raises(rv.ReversibleSyntaxError, match="'t' is float after one branch and float32 after the other"):
+        f(F32.copy(), F64, 1)
+
+
+@rv.ordinary
+def _doubled(t):
+    return t * 2.0
+
+
+@rv.ordinary(backend="interpreter")
+def _calls_with_the_accumulator(x):
+    total = 0.0
+    for i in range(len(x)):
+        u = _doubled(total)
+        x[i] = u + x[i]
+        total = total + x[i]
+    return total
+
+
+def test_a_build_thrown_away_leaves_no_callee():
+    """The loop's first build calls ``_doubled`` with the weak f64
+    ``total``, which turns float32: the second build calls the float32
+    specialization only, and the f64 one the first requested is not in
+    the module (it was, reversibilized and compiled, uncalled)."""
+    x = F32.copy()
+    total = _calls_with_the_accumulator(x)
+    expected, reference = np.float32(0.0), F32.copy()
+    for i in range(len(reference)):
+        reference[i] = expected * np.float32(2.0) + reference[i]
+        expected = expected + reference[i]
+    assert np.array_equal(x, reference) and total == float(expected)
+    text = _calls_with_the_accumulator.mlir(F32.copy())
+    assert [line.split("(")[0] for line in text.splitlines() if line.startswith("  func.func")] == [
+        "  func.func @_doubled_0",
+        "  func.func @_calls_with_the_accumulator",
+    ]
+
+
+@rv.ordinary(backend="interpreter")
+def _suffix_sum(x, n):
+    total = 0.0
+    if n > 0:
+        for i in range(1):
+            total = total + x[n - 1] + _suffix_sum(x, n - 1)
+    return total
+
+
+@rv.ordinary(backend="interpreter")
+def _last_element(x, n):
+    total = 0.0
+    if n > 0:
+        for i in range(1):
+            total = total + x[n - 1]
+            _ = _last_element(x, n - 1)
+    return total
+
+
+def test_a_recursive_weak_accumulator_takes_the_float32_it_meets():
+    """The probe leaves out the loops that recurse, so ``total`` comes
+    back the weak ``0.0``: an f64 that the skipped loop would have made
+    float32.  The recursion is compiled again until that type settles:
+    ``_suffix_sum`` is float32 (it was f64, the float32 elements widened),
+    and ``_last_element`` is no longer refused as returning float32 "but
+    float where it returns without recursing"."""
+    expected = np.float32(0.0)
+    for value in F32:
+        expected = np.float32(expected + value)
+    assert _suffix_sum(F32, 3) == float(expected)
+    assert _last_element(F32, 3) == float(F32[2])
+    for function in (_suffix_sum, _last_element):
+        assert [t.bitwidth for t in function.specialization_for(F32, 3).result_types] == [32]

@@ -454,7 +454,32 @@ def test_the_analysis_takes_structs_as_their_fields():
         d.y += math.sin(d.x)
 
     assert rv.constant_width(step, [Pair(0.3, 0.4)]).constant_width
-    with pytest.raises(
-        TypeError, match=r"^rv.constant_width\(f, args\): args is the tuple of f's arguments, got Point"
-    ):
-        rv.constant_width(shear, Point(0.3, 0.4))
+
+
+@rv.ordinary
+def _norm(p: Point):
+    return p.a * p.a + p.b * p.b
+
+
+TAKING_ARGS = {
+    "gradient": lambda f, args: rv.gradient(f, args),
+    "jvp": lambda f, args: rv.jvp(f, args, (None,)),
+    "hvp": lambda f, args: rv.hvp(f, args, (None,)),
+    "hessian": lambda f, args: rv.hessian(f, args),
+    "jacobian": lambda f, args: rv.jacobian(f, args),
+    "inverse_jvp": lambda f, args: rv.inverse_jvp(f, args, (None,)),
+    "inverse_vjp": lambda f, args: rv.inverse_vjp(f, args, (None,)),
+    "newton_step": lambda f, args: rv.newton_step(f, args),
+    "constant_width": lambda f, args: rv.constant_width(f, args),
+}
+
+
+@pytest.mark.parametrize("api", TAKING_ARGS)
+@pytest.mark.parametrize("struct", [Point(0.3, 0.4), Pair(0.3, 0.4)], ids=["named tuple", "dataclass"])
+def test_a_struct_given_as_args_is_refused(api, struct):
+    """``args`` is the tuple of the arguments, ``(d,)`` for one struct:
+    given as ``args`` itself, a named tuple was read as its fields (two
+    arguments of a function of one) and a dataclass was "not iterable"."""
+    name = type(struct).__name__
+    with pytest.raises(TypeError, match=rf"^rv.{api}\(f, args\): args is the tuple of f's arguments, got {name}"):
+        TAKING_ARGS[api](_norm, struct)

@@ -19,7 +19,7 @@ import copy
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 from weakref import WeakKeyDictionary
@@ -58,11 +58,11 @@ def struct_argument(function: str, name: str, value: Any) -> StructArgument:
 
 
 def argument_tuple(args: Any, api: str) -> tuple[Any, ...]:
-    """The arguments of a call that ``api(f, args)`` takes as a list or a
-    tuple: a struct there is one argument, which is ``(d,)`` (a named tuple
-    would otherwise be read as its fields, a dataclass refused as not
-    iterable)."""
-    if is_struct(args) or not isinstance(args, list | tuple):
+    """The arguments of a call that ``api(f, args)`` takes as a tuple (or
+    any other iterable): a struct there is one argument, which is ``(d,)``
+    (a named tuple would otherwise be read as its fields, a dataclass
+    refused as not iterable).  Every API taking ``args`` reads it here."""
+    if is_struct(args) or not isinstance(args, Iterable):
         raise TypeError(f"{api}(f, args): args is the tuple of f's arguments, got {type(args).__name__} (one: (x,))")
     return tuple(args)
 

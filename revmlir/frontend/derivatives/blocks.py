@@ -71,6 +71,7 @@ class Side:
         count, name = len(layout.structs), call.spec.function.__name__
         outputs = side is call.outputs and call.outputs != call.inputs
         returned = count - len(parameters)  # an ordinary function's outputs start with what it returns
+        starts = list(accumulate(layout.sizes, initial=0))
         for k in chosen or ():
             if not -count <= k < count:
                 names = ", ".join(repr(p) for p in parameters)
@@ -81,13 +82,12 @@ class Side:
                 noun = "output" if outputs else "argument"
                 raise TypeError(f"{what}: {noun} #{k} of {name} does not exist ({name} {listed})")
             k %= count
-            if layout.structs[k] is None and side[sum(layout.sizes[:k])] not in call.spec.carrying:
+            if layout.structs[k] is None and side[starts[k]] not in call.spec.carrying:
                 if k < returned:
                     which = f"output #{k} of {name}"
                 else:
                     which = f"{'output' if outputs else 'argument'} '{parameters[k - returned]}' of {name}"
                 raise TypeError(f"{what}: {which} is not a float scalar, an array of floats or a struct")
-        starts = list(accumulate(layout.sizes, initial=0))
         entries, flat, position = [], [], 0
         for k in range(count) if chosen is None else [k % count for k in chosen]:
             spans: list[Span | None] = []

@@ -36,6 +36,7 @@ from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, Checkpoin
 from revmlir.frontend.base.derived import ReversibleCall, argument_labels, argument_name, derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Compiled, Specialization
+from revmlir.frontend.base.structs import argument_tuple
 from revmlir.frontend.derivatives.blocks import Side, blocks
 from revmlir.frontend.derivatives.gradient import (
     checkpointed_call,
@@ -182,7 +183,7 @@ def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tupl
     other arrays.  A struct's tangent is an instance of its class holding
     one tangent per field (or ``None``, a zero), and so are the tangents of
     its outputs.  The arguments are not modified."""
-    args, tangents = tuple(args), tuple(tangents)
+    args, tangents = argument_tuple(args, "rv.jvp"), tuple(tangents)
     if (structs := struct_call(f, args)) is not None:
         check_count(f, args, tangents, "tangents")
         flat_tangents = structs.layout.flatten_cotangents(tangents, "tangent")
@@ -230,7 +231,7 @@ def hvp(
     arguments are not modified.  A struct's vector is an instance of its
     class holding one per field (or ``None``, a zero), and so is its
     product, as ``rv.gradient`` gives a struct's gradient."""
-    args, vectors = tuple(args), tuple(vectors)
+    args, vectors = argument_tuple(args, "rv.hvp"), tuple(vectors)
     if (structs := struct_call(f, args)) is not None:
         check_count(f, args, vectors, "vectors")
         flat_vectors = structs.layout.flatten_cotangents(vectors, "vector")
@@ -309,7 +310,7 @@ def hessian(
     per argument ``wrt``, a struct's an instance of its class with one
     entry per field, a block shaped as the two fields one after the other
     (``None`` where either carries no derivative)."""
-    args = tuple(args)
+    args = argument_tuple(args, "rv.hessian")
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         call = differentiated_call(structs.function, flat_args, "hessian")

@@ -28,7 +28,7 @@ from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
 from revmlir.frontend.base.specialization import Specialization
-from revmlir.frontend.base.structs import Layout, is_struct
+from revmlir.frontend.base.structs import Layout, argument_tuple, is_struct
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.runtime.arguments import type_name
@@ -383,7 +383,7 @@ def gradient(
     ``snapshots=k``, ``"store_all"``, or ``"auto"`` with a ``memory=``
     budget (bytes or ``"64MB"``); ``base=b`` steps per checkpointed step
     (``"auto"``, the default: from the size of one snapshot)."""
-    args = tuple(args)
+    args = argument_tuple(args, "rv.gradient")
     if (structs := struct_call(f, args)) is not None:
         flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
         flat = gradient(

@@ -56,7 +56,7 @@ def inverse_jvp(
     laid out as ``rv.jvp``'s.  For an ``@rv.ordinary`` function the outputs
     and ``output_tangents`` are laid out as ``rv.vjp``'s outputs (see
     ``_Lumped``).  The arguments are not modified."""
-    args, output_tangents = tuple(args), tuple(output_tangents)
+    args, output_tangents = argument_tuple(args, "rv.inverse_jvp"), tuple(output_tangents)
     if isinstance(f, OrdinaryFunction):
         lumped = _Lumped(f, args)
         dots = lumps.inverse_tangent(lumped.graph, lumped.lumping, lumped.output_vector(output_tangents))
@@ -97,7 +97,7 @@ def inverse_vjp(
     pullback's.  For an ``@rv.ordinary`` function ``output_cotangents``
     are laid out as ``rv.vjp``'s outputs (see ``_Lumped``).  The arguments
     are not modified."""
-    args, input_cotangents = tuple(args), tuple(input_cotangents)
+    args, input_cotangents = argument_tuple(args, "rv.inverse_vjp"), tuple(input_cotangents)
     if isinstance(f, OrdinaryFunction):
         lumped = _Lumped(f, args)
         bars = lumps.inverse_adjoint(lumped.graph, lumped.lumping, lumped.input_vector(input_cotangents))
@@ -123,7 +123,7 @@ def newton_step(
     formed).  The other arguments are parameters: they must come back
     unchanged, and their entries of ``δ`` are zero.  ``x + δ`` is the next
     iterate."""
-    args = tuple(args)
+    args = argument_tuple(args, "rv.newton_step")
     spec = differentiated_specialization(F, args, "newton_step")
     chosen = tuple(spec.carrying if wrt is None else wrt)
     for i in chosen:

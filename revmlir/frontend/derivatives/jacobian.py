@@ -21,6 +21,7 @@ from revmlir.dialects.primitives import InvokeOp
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.structs import argument_tuple
 from revmlir.frontend.derivatives.blocks import Side, blocks
 from revmlir.frontend.derivatives.forward import differentiated_call, spec_jvp, whole_call
 from revmlir.frontend.derivatives.gradient import run_call, struct_call
@@ -80,7 +81,7 @@ def jacobian(
     (both default to every one), a struct's an instance of its class with
     one entry per field, a block shaped as the output's field followed by
     the argument's (``None`` where either carries no derivative)."""
-    args = tuple(args)
+    args = argument_tuple(args, "rv.jacobian")
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         call = differentiated_call(structs.function, flat_args, "jacobian")

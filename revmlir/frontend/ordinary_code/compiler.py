@@ -91,11 +91,21 @@ class OrdinaryBuilder(ExpressionBuilder):
     docstring).  Python's ``int`` is ``i64`` throughout: values of type
     ``index`` (loop variables, array sizes) are converted when assigned."""
 
-    def __init__(self, name: str, args: Sequence[tuple[str, Attribute]], loc: Loc = None):
+    def __init__(
+        self,
+        name: str,
+        args: Sequence[tuple[str, Attribute]],
+        loc: Loc = None,
+        checkpoint: Callable[[], Callable[[], None]] = lambda: lambda: None,
+    ):
         self.name = name
         self.arg_types = [t for _, t in args]
         super().__init__(Block(arg_types=self.arg_types), [a for a, _ in args], loc)
         self._entry = self.current_block
+        self.checkpoint = checkpoint
+        """Returns a way back to what the module holds now, taken before
+        each build of a loop's body: a build thrown away (``_carried``)
+        leaves none of the callees it requested (``ModuleCompiler.checkpoint``)."""
         self.retyped = 0
         """How many weak values took the type of a value they met (``_weakly``)."""
 
@@ -129,9 +139,10 @@ class OrdinaryBuilder(ExpressionBuilder):
             return block, {n: self._current(n, None) for n in names if self.has(n)}
 
     def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
-        """The builder's rule, counting the weak values that took another
-        type (``retyped``), which a loop's body built again with a carried
-        variable strong could type otherwise (``_carried``)."""
+        """The builder's rule for arithmetic (``_promote``), counting the
+        weak values that took another type (``retyped``), which a loop's
+        body built again with a carried variable strong could type
+        otherwise (``_carried``)."""
         found = super()._weakly(value, other)
         if found is not None:
             self.retyped += 1
@@ -142,11 +153,16 @@ class OrdinaryBuilder(ExpressionBuilder):
         one path and ``b`` on another (after the branches of an ``if``;
         before a loop and after its body), as JAX types a value of either:
         a weak value (``is_weak``) meeting a strong one takes its type, two
-        weak values stay weak; or None where they disagree otherwise."""
+        weak values stay weak; or None where they disagree otherwise.
+        A weak value taking the other's type counts in ``retyped`` as in
+        arithmetic, also inside an inner ``if`` or loop: built again with
+        the enclosing loop's carried variable strong, that merge may be
+        refused (``if c: t = total`` beside ``else: t = x32[i]``)."""
         if a.type == b.type:
             return a.type, self.is_weak(a) and self.is_weak(b)
         for x, y in ((a, b), (b, a)):
-            if self._weakly(x, y.type) == y.type:
+            if super()._weakly(x, y.type) == y.type:
+                self.retyped += 1
                 return y.type, self.is_weak(y)
         return None
 
@@ -202,16 +218,19 @@ class OrdinaryBuilder(ExpressionBuilder):
         with (``total = 0.0`` summing ``float32``s is ``float32``, as in
         JAX): the blocks are then built again with that type, until none
         changes (a type only goes from an int to a float and from weak to
-        strong, so a few builds at most).  Where only a weak variable
-        turned strong, of the same type, and no weak value took another
-        type in the body, a second build would be the same: the first is
-        kept (``total = 0.0`` summing ``f64``s is built once).
+        strong, so a few builds at most).  Where every carried variable
+        comes out strong, of the type it went in with, and no weak value
+        took another type in the body, a second build would be the same:
+        the first is kept (``total = 0.0`` summing ``f64``s is built once).
+        One still weak is built again: its weakness may have come from
+        another's that has turned strong (``s = total`` before ``total``
+        turns strong leaves ``s`` weak after the first build only).
         Returns the values before the loop converted to their types, the
         types, and the blocks, the iteration's ending with its ``scf.yield``."""
         initial = [self._current(n, loc) for n in carried]
         types = [(v.type, self.is_weak(v)) for v in initial]
         while True:
-            retyped = self.retyped
+            retyped, restore = self.retyped, self.checkpoint()
             blocks, block, final = build(types)
             weakness_typed_nothing = self.retyped == retyped
             args = block.args[len(block.args) - len(carried) :]
@@ -227,10 +246,11 @@ class OrdinaryBuilder(ExpressionBuilder):
             joined = [m for m in found if m is not None]  # none is None: refused above
             if joined == types:
                 break
-            if weakness_typed_nothing and [t for t, _ in joined] == [t for t, _ in types]:
+            if weakness_typed_nothing and joined == [(t, False) for t, _ in types]:
                 types = joined  # only weak variables turned strong: a second build would be the same
                 break
             types = joined
+            restore()
         yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
         return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
@@ -303,9 +323,17 @@ class OrdinaryBuilder(ExpressionBuilder):
         self._define_all(carried, op.results, types)
 
     def call(
-        self, callee: str, args: Sequence[SSAValue], result_types: Sequence[Attribute], loc: Loc = None
+        self,
+        callee: str,
+        args: Sequence[SSAValue],
+        result_types: Sequence[Attribute],
+        loc: Loc = None,
+        weak: Sequence[bool] = (),
     ) -> list[Value]:
+        """``func.call``; ``weak`` says which results are weak (a recursive
+        call's, ``ModuleCompiler.weak``)."""
         op = self.emit(func.CallOp(callee, args, result_types), loc)
+        self._weak.update(r for r, w in zip(op.results, weak, strict=False) if w)
         return [Value(self, r) for r in op.results]
 
     def continue_with(self, branch: Callable[[], None], names: Sequence[str]) -> None:
@@ -435,6 +463,11 @@ class ModuleCompiler(base.ModuleCompiler):
         inferred by a probing compile, or compiled."""
         self.done: set[Key] = set()
         """The specialisations ``functions`` holds."""
+        self.weak: dict[str, tuple[bool, ...]] = {}
+        """Per specialisation being compiled with inferred result types,
+        by name, which of them a compile returned weak values of
+        (``is_weak``): its recursive calls return weak values there, which
+        may take another type (``total = 0.0`` beside a ``float32``)."""
         self.active: set[Key] = set()
         """The specialisations being compiled: calling one is recursion."""
         self.unknown: list[set[Key]] = []
@@ -461,12 +494,21 @@ class ModuleCompiler(base.ModuleCompiler):
         declared = declared_results(function.source.tree, function.hints, function.source.error)
         if declared is not None:
             self.results[key] = declared
-        compiled, unknown = self._compile(key, function, name, types, declared)
+        compiled, unknown, weak = self._compile(key, function, name, types, declared)
         if key in unknown:
             # the types of the paths that do not recurse: a second compile
-            # gives the recursive calls these
-            self.results[key] = tuple(compiled.function_type.outputs.data)
-            compiled, unknown = self._compile(key, function, name, types, declared)
+            # gives the recursive calls these, and compiles go on while a
+            # weak one takes another type or turns strong (a type only
+            # goes from weak to strong, so a few compiles at most)
+            try:
+                while (found := tuple(compiled.function_type.outputs.data), weak) != (
+                    self.results.get(key),
+                    self.weak.get(name),
+                ):
+                    self.results[key], self.weak[name] = found, weak
+                    compiled, unknown, weak = self._compile(key, function, name, types, declared)
+            finally:
+                self.weak.pop(name, None)
         found = self.results[key] = tuple(compiled.function_type.outputs.data)
         if unknown:
             # functions being compiled around this one are still unknown
@@ -485,17 +527,18 @@ class ModuleCompiler(base.ModuleCompiler):
         name: str,
         types: Sequence[Attribute],
         declared: tuple[Attribute, ...] | None,
-    ) -> tuple[func.FuncOp, set[Key]]:
+    ) -> tuple[func.FuncOp, set[Key], tuple[bool, ...]]:
         """Compile ``function`` once, its recursive calls given the result
         types known for it; also the calls with unknown result types it
-        made (a probe where there are any).  An ``UnknownResults`` for
-        ``function`` itself that no ``if`` or loop caught is reported at
-        its call."""
+        made (a probe where there are any), and which of its results are
+        weak.  An ``UnknownResults`` for ``function`` itself that no ``if``
+        or loop caught is reported at its call."""
         self.active.add(key)
         self.unknown.append(set())
         try:
             compiler = FunctionCompiler(self, function, name, types)
             compiled = compiler.compile(self.results.get(key), declared is not None)
+            weak = compiler.weak_results
         except UnknownResults as unknown:
             if unknown.key == key:
                 raise unknown.report() from None
@@ -503,7 +546,26 @@ class ModuleCompiler(base.ModuleCompiler):
         finally:
             self.active.discard(key)
             unknown_calls = self.unknown.pop()
-        return compiled, unknown_calls
+        return compiled, unknown_calls, weak
+
+    def checkpoint(self) -> Callable[[], None]:
+        """A way back to the specialisations compiled and known now (their
+        names stay taken): a loop's body built with carried types it then
+        drops requested callees that the final build may not call, which
+        would otherwise be reversibilized and compiled natively, uncalled
+        (``OrdinaryBuilder._carried``)."""
+        functions, done, results = len(self.functions), set(self.done), dict(self.results)
+        unknown = set(self.unknown[-1]) if self.unknown else set()
+
+        def restore() -> None:
+            del self.functions[functions:]
+            self.done.intersection_update(done)
+            self.results.clear()
+            self.results.update(results)
+            if self.unknown:
+                self.unknown[-1].intersection_update(unknown)
+
+        return restore
 
     def finish(self) -> ModuleOp:
         declared = self.primitives.ops if self.primitives is not None else []
@@ -566,13 +628,15 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         super().__init__(
             function,
             types,
-            lambda args, loc: OrdinaryBuilder(name, args, loc),
+            lambda args, loc: OrdinaryBuilder(name, args, loc, module.checkpoint),
             module.primitive,
             variables="the function's arguments and the names assigned before this "
             "point (a name first assigned inside a loop or a branch ends with it)",
         )
         self.module = module
         self.expr = OrdinaryExpressions(self.ctx, self.call)
+        self.weak_results: tuple[bool, ...] = ()
+        """Which values ``compile`` returned are weak (``is_weak``)."""
 
     def compile(self, expected: tuple[Attribute, ...] | None, declared: bool) -> func.FuncOp:
         """The function, returning ``expected`` where its result types are
@@ -591,6 +655,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         results = [self.scalar(node) for node in returned]
         if expected is not None:
             results = self.expected_results(results, expected, declared, end)
+        self.weak_results = tuple(self.fn.is_weak(r) for r in results)
         return self.fn.finish(results, self.ctx.loc(end))
 
     def expected_results(
@@ -603,7 +668,10 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         Inferred ones are those the probe's return had: a variable has one
         type after an ``if`` or a loop whichever path reached it (the
         builder refuses two), so the paths the probe dropped cannot change
-        them."""
+        them, except where the probe returned a weak value, which a path
+        it dropped may have made a float of another type (a loop it left
+        out carrying ``total = 0.0`` over ``float32``s): such a result is
+        the float found, compiled again (``ModuleCompiler.request``)."""
         loc = self.ctx.loc(end)
         results = [self.fn.cast(r, i64, loc) if isinstance(r.type, IndexType) else r for r in results]
         if declared and len(results) == len(expected):
@@ -612,6 +680,16 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 for r, t in zip(results, expected, strict=True)
             ]
         found = tuple(r.type for r in results)
+        weak = self.module.weak.get(self.fn.name, ())
+        if (
+            not declared
+            and len(found) == len(weak)
+            and all(
+                f == e or (w and isinstance(e, AnyFloat) and isinstance(f, AnyFloat))
+                for f, e, w in zip(found, expected, weak, strict=True)
+            )
+        ):
+            return results
         if found != expected and not declared:
             raise self.error(
                 end,
@@ -688,7 +766,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         name, result_types = self.module.request(
             callee, [o.type for o in operands], lambda message, hint: self.error(node, message, hint)
         )
-        return fn.call(name, operands, result_types, loc)
+        return fn.call(name, operands, result_types, loc, self.module.weak.get(name, ()))
 
     # -- statements ---------------------------------------------------------------
 
@@ -750,8 +828,12 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
 
     def loop(self, build: Callable[[], None]) -> None:
         """A loop; in a probing compile, one whose body calls a function
-        whose result types are unknown goes on as if it ran no iteration
-        (its variables keep their types, which loops do not change)."""
+        whose result types are unknown goes on as if it ran no iteration.
+        Its carried variables then keep the types they had before it,
+        which the loop may change only where one is weak (``total = 0.0``
+        summing ``float32``s): a result that is such a variable is weak in
+        the probe, and the compiles after it find its type
+        (``ModuleCompiler.request``)."""
         try:
             build()
         except UnknownResults as unknown:

@@ -10,8 +10,11 @@ first, *probing* compile treats the recursive call as a path that never
 returns (``UnknownResults``), so an ``if`` continues with the branch that
 does not make it and a loop as if its body never ran; the types the return
 then has are those of the paths that end without recursing, and a second
-compile uses them for the recursive call.  Where every path recurses, the
-call reports it and asks for the annotation.
+compile uses them for the recursive call.  A type the probe returned a
+weak value of (``total = 0.0``, which a loop left out may have made a
+``float32``) is weak in the recursive call too, and may come back another
+float: the function is then compiled again with it (``ModuleCompiler.request``).
+Where every path recurses, the call reports it and asks for the annotation.
 """
 
 from __future__ import annotations
