@@ -302,7 +302,7 @@ def _inline_assembly() -> object:
 @pytest.mark.parametrize(
     "failing, message",
     [
-        (_unknown_kernel, "no function @nope to make a kernel of"),
+        (_unknown_kernel, "no function @nope to make a kernel of (module has: @axpy)"),
         (_inline_assembly, "'llvm.inline_asm' at asm.mlir:2:3: GPU code cannot run inline assembly"),
     ],
     ids=["unknown-kernel", "inline-assembly"],

@@ -33,6 +33,7 @@ holds three more words, the thread's ``[top, base, end]``.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -438,6 +439,15 @@ def launch(function: func.FuncOp, module_name: str, arena: bool) -> func.FuncOp:
     return host
 
 
+def check_kernel_names(names: Iterable[str], functions: Collection[str]) -> None:
+    """A ``PassFailedException`` naming the first of ``names`` that is not
+    one of the module's ``functions``, and those it has."""
+    for name in names:
+        if name not in functions:
+            known = ", ".join("@" + n for n in functions) or "none"
+            raise PassFailedException(f"no function @{name} to make a kernel of (module has: {known})")
+
+
 def outline(
     module: ModuleOp, names: list[str] | None = None, all_functions: bool = False, keep_host: bool = True
 ) -> None:
@@ -454,10 +464,7 @@ def outline(
     if names is None:
         known = _implicit_kernels(functions, all_functions)
         names = list(known)
-    for name in names:
-        if name not in functions:
-            known_names = ", ".join("@" + n for n in functions) or "none"
-            raise PassFailedException(f"no function @{name} to make a kernel of (module has: {known_names})")
+    check_kernel_names(names, functions)
     kernels = [functions[n] for n in names]
     loops = [found if (found := known.get(n)) is not None else kernel_loop(functions[n]) for n in names]
     devices = (

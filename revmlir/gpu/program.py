@@ -33,7 +33,7 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
-from revmlir.gpu.outline import CONTAINER, outline, takes_arena
+from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import ToolkitError, find_libdevice
 from revmlir.lowering.native_types import check_native_types
@@ -235,6 +235,10 @@ def lower_kernels(
     ctx = make_context()
     work = module.clone()
     RevInvertPass().apply(ctx, work)
+    functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
+    if names is not None:
+        # before unreached functions go: the message lists what the module has
+        check_kernel_names(names, functions)
     if names is not None and not all_functions:
         # only the kernels are entry points: what they never call (BA's
         # uncalled inverses, a tenth of its lowered ops) is not lowered
