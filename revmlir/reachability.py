@@ -44,7 +44,7 @@ def _symbols(attribute: Attribute) -> Iterator[str]:
             yield from _symbols(inner)
 
 
-def named_symbols(op: Operation, functions: dict[str, Function], inverted: bool = False) -> Iterator[str]:
+def named_symbols(op: Operation, functions: Mapping[str, Function], inverted: bool = False) -> Iterator[str]:
     """The symbols ``op`` and the ops nested in it name: an uncall names
     the callee's inverse when ``functions`` has it, and so does a call in
     code that also runs backwards (``inverted``: a ``rev.inv`` body, a

@@ -214,7 +214,9 @@ def test_a_stacks_part_of_a_record_is_copied_out_and_back_as_the_interpreter_doe
     assert actual[0] == x and actual[1] == [*first, x] and actual[2] == first
 
 
-BAD_LENGTHS = STACK_RECORDS.replace("anc.copy_push %f, %x", "anc.copy_push %s, %x").replace("@record_", "@restore_") + """
+BAD_LENGTHS = (
+    STACK_RECORDS.replace("anc.copy_push %f, %x", "anc.copy_push %s, %x").replace("@record_", "@restore_")
+    + """
 // A record whose stored length a hand-written word on top replaces
 // (above: x), then restored or dropped: a length the store cannot hold is
 // no record.
@@ -227,6 +229,7 @@ rev.func @drop_ELEMENT(%x: ELEMENT, %f: !anc.stack<ELEMENT>) attributes {rev.for
   rev.return %x : ELEMENT
 }
 """
+)
 
 
 @pytest.fixture(scope="module")
