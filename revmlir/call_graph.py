@@ -11,7 +11,7 @@ in one pass over the calls.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from xdsl.dialects import func
 
@@ -29,27 +29,37 @@ def recursive_calls(functions: Iterable[func.FuncOp]) -> set[func.CallOp]:
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     path: list[str] = []
-
-    def visit(name: str) -> None:
-        index[name] = low[name] = len(index)
-        path.append(name)
-        for call in calls[name]:
-            callee = call.callee.string_value()
-            if callee not in index:
-                visit(callee)
-                low[name] = min(low[name], low[callee])
-            elif callee not in component:
-                low[name] = min(low[name], index[callee])
-        if low[name] == index[name]:
-            while True:
-                member = path.pop()
-                component[member] = index[name]
-                if member == name:
-                    break
-
-    for name in calls:
-        if name not in index:
-            visit(name)
+    # Tarjan's algorithm with the recursion's frames on a list, each a
+    # function and the calls of it not yet followed: a call chain deeper
+    # than Python's recursion limit is a graph like any other.
+    for root in calls:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        path.append(root)
+        frames: list[tuple[str, Iterator[func.CallOp]]] = [(root, iter(calls[root]))]
+        while frames:
+            name, pending = frames[-1]
+            call = next(pending, None)
+            if call is not None:
+                callee = call.callee.string_value()
+                if callee not in index:
+                    index[callee] = low[callee] = len(index)
+                    path.append(callee)
+                    frames.append((callee, iter(calls[callee])))
+                elif callee not in component:
+                    low[name] = min(low[name], index[callee])
+                continue
+            frames.pop()
+            if frames:
+                caller = frames[-1][0]
+                low[caller] = min(low[caller], low[name])
+            if low[name] == index[name]:
+                while True:
+                    member = path.pop()
+                    component[member] = index[name]
+                    if member == name:
+                        break
     return {
         call
         for name, found in calls.items()

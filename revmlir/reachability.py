@@ -21,7 +21,7 @@ names its rule functions) is kept and reaches what it names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, SymbolRefAttr
 from xdsl.ir import Attribute, Operation
@@ -44,7 +44,7 @@ def _symbols(attribute: Attribute) -> Iterator[str]:
             yield from _symbols(inner)
 
 
-def named_symbols(op: Operation, functions: dict[str, Function], inverted: bool = False) -> Iterator[str]:
+def named_symbols(op: Operation, functions: Mapping[str, Function], inverted: bool = False) -> Iterator[str]:
     """The symbols ``op`` and the ops nested in it name: an uncall names
     the callee's inverse when ``functions`` has it, and so does a call in
     code that also runs backwards (``inverted``: a ``rev.inv`` body, a
@@ -72,7 +72,7 @@ def reached_functions(module: ModuleOp, roots: Iterable[str]) -> set[str]:
     for op in module.ops:
         if not isinstance(op, Function):
             pending.extend(named_symbols(op, functions))
-    return _closure(functions, pending)
+    return reached_among(functions, pending)
 
 
 def rule_functions(module: ModuleOp) -> set[str]:
@@ -81,12 +81,14 @@ def rule_functions(module: ModuleOp) -> set[str]:
     call as it is."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, Function)}
     rules = [op.rule(kind) for op in module.ops if isinstance(op, ExternOp) for kind in RULES]
-    return _closure(functions, [name for name in rules if name is not None])
+    return reached_among(functions, [name for name in rules if name is not None])
 
 
-def _closure(functions: dict[str, Function], pending: list[str]) -> set[str]:
-    """The names of ``functions`` that ``pending`` reach, directly or not."""
+def reached_among(functions: Mapping[str, Function], roots: Iterable[str]) -> set[str]:
+    """The names of ``functions`` that ``roots`` reach, directly or not,
+    through these functions alone."""
     reached: set[str] = set()
+    pending = list(roots)
     while pending:
         name = pending.pop()
         if name in reached or name not in functions:

@@ -58,3 +58,19 @@ def test_a_cycle_through_a_function_left_out_is_none():
     leads nowhere."""
     functions = [f for f in _calls()[0] if f.sym_name.data != "odd"]
     assert recursive_functions(functions) == {"self"}
+
+
+def test_a_call_chain_deeper_than_pythons_recursion_limit_is_walked():
+    """The search keeps its own stack: a chain of 1,500 functions whose
+    last calls its first is one cycle, and the chain without that call
+    none, where a recursive search raised RecursionError."""
+    count = 1500
+    names = [f"f{i}" for i in range(count)]
+    functions = []
+    for i, name in enumerate(names):
+        function = func.FuncOp(name, ((), ()))
+        function.body.block.add_op(func.CallOp(names[(i + 1) % count], [], []))
+        function.body.block.add_op(func.ReturnOp())
+        functions.append(function)
+    assert len(recursive_calls(functions)) == count
+    assert recursive_functions(functions[1:]) == set()

@@ -214,6 +214,81 @@ def test_a_stacks_part_of_a_record_is_copied_out_and_back_as_the_interpreter_doe
     assert actual[0] == x and actual[1] == [*first, x] and actual[2] == first
 
 
+BAD_LENGTHS = (
+    STACK_RECORDS.replace("anc.copy_push %f, %x", "anc.copy_push %s, %x").replace("@record_", "@restore_")
+    + """
+// A record whose stored length a hand-written word on top replaces
+// (above: x), then restored or dropped: a length the store cannot hold is
+// no record.
+rev.func @drop_ELEMENT(%x: ELEMENT, %f: !anc.stack<ELEMENT>) attributes {rev.forgetful} {
+  %s = anc.stack_alloc : !anc.stack<ELEMENT>
+  anc.snapshot %s, %x, %f : !anc.stack<ELEMENT>, ELEMENT, !anc.stack<ELEMENT>
+  anc.copy_push %s, %x : !anc.stack<ELEMENT>
+  anc.drop %s, %x, %f : !anc.stack<ELEMENT>, ELEMENT, !anc.stack<ELEMENT>
+  anc.stack_free %s : !anc.stack<ELEMENT>
+  rev.return %x : ELEMENT
+}
+"""
+)
+
+
+@pytest.fixture(scope="module")
+def bad_lengths() -> tuple[str, RevInterpreter, NativeModule]:
+    text = "".join(BAD_LENGTHS.replace("ELEMENT", element) for element in ("i64", "f64"))
+    module = parse_module(text, "records.mlir")
+    return text, RevInterpreter(module), NativeModule.compile(module, inverses=False)
+
+
+@pytest.mark.parametrize(
+    "name, bad",
+    [
+        ("restore_i64", -1),
+        ("restore_i64", -5),
+        ("restore_i64", 2**40),
+        ("restore_f64", -1.0),
+        ("restore_f64", 3.5),
+        ("restore_f64", float("nan")),
+        ("drop_i64", -3),
+        ("drop_f64", float("inf")),
+    ],
+)
+def test_a_stored_length_the_store_cannot_hold_is_no_snapshot_on_both_engines(
+    bad_lengths: tuple[str, RevInterpreter, NativeModule], name: str, bad: Any
+):
+    """The store holds the scalar, the two elements of the stack, their
+    length and the scalar again on top, which a restore or drop reads as
+    the length (3 fits; see the next test): a negative one, one past the
+    store, a fraction past it, NaN or infinity reads no record on either
+    engine, where a negative length read past the store natively and
+    sliced the store in the interpreter."""
+    text, interpreter, native = bad_lengths
+    stack = [7, 8] if name.endswith("i64") else [7.0, 8.0]
+    arguments = (bad, stack, []) if name.startswith("restore") else (bad, stack)
+    raised = []
+    for engine in (interpreter, native):
+        with pytest.raises(InvertibilityError) as error:
+            engine.call(name, *copy.deepcopy(arguments))
+        raised.append(error.value)
+    what = name.split("_")[0]
+    assert str(raised[0]) == str(raised[1])
+    assert raised[1].op_name == f"anc.{what}" and f"no snapshot to {what}" in str(raised[1])
+    lines = text.splitlines()
+    start = line_of(text, f"@{name}(")
+    line = next(k for k in range(start, len(lines)) if f"anc.{what} %s" in lines[k]) + 1
+    assert raised[1].location == f"records.mlir:{line}:3"
+
+
+def test_a_stored_length_within_the_store_is_read_as_one_on_both_engines(
+    bad_lengths: tuple[str, RevInterpreter, NativeModule],
+):
+    """The top word 3 places a record of the scalar and three elements
+    below it, the whole store: both engines restore the scalar and the
+    stack's part, the two elements and the length the snapshot wrote."""
+    _, interpreter, native = bad_lengths
+    for engine in (interpreter, native):
+        assert engine.call("restore_i64", 3, [7, 8], []) == (3, [7, 8], [7, 8, 2])
+
+
 def test_stacks_allocated_in_a_loop_reuse_their_header():
     text = """
     rev.func @f(%x: f64, %n: index) {

@@ -376,6 +376,30 @@ def test_a_failed_assertion_is_a_located_error_not_a_trap():
     assert str(error.value) == "assert.mlir:4:3: 'cf.assert' in @g: x must be positive {0}"
 
 
+def test_a_compare_and_swap_in_std_code_runs_natively():
+    """``llvm.cmpxchg`` in a ``func.func`` is LLVM's instruction on the host
+    as on the GPU (xDSL's backend has none): a slot holding ``init`` is
+    swapped to ``new`` only where it held ``cmp``; the results are the old
+    value, whether it swapped and the slot's value after."""
+    module = parse_module(
+        "func.func @swap(%init: i64, %cmp: i64, %new: i64) -> (i64, i64, i64) {\n"
+        "  %one = arith.constant 1 : i64\n  %p = llvm.alloca %one x i64 : (i64) -> !llvm.ptr\n"
+        "  llvm.store %init, %p : i64, !llvm.ptr\n"
+        "  %r = llvm.cmpxchg %p, %cmp, %new acq_rel monotonic : !llvm.ptr, i64\n"
+        "  %old = llvm.extractvalue %r[0] : !llvm.struct<(i64, i1)>\n"
+        "  %won = llvm.extractvalue %r[1] : !llvm.struct<(i64, i1)>\n"
+        "  %w = arith.extui %won : i1 to i64\n  %v = llvm.load %p : !llvm.ptr -> i64\n"
+        "  func.return %old, %w, %v : i64, i64, i64\n}\n"
+    )
+    native = NativeModule.compile(module)
+    assert " = cmpxchg " in native.llvm_ir and "revmlir.cmpxchg" not in native.llvm_ir
+    (swap,) = [op for op in native.module.ops if isinstance(op, func.FuncOp)]
+    caller = native.std_caller(swap)
+    assert caller([3, 3, 4]) == (3, 1, 4)
+    assert caller([5, 3, 9]) == (5, 0, 5)
+    assert caller([-(2**63), -(2**63), 2**63 - 1]) == (-(2**63), 1, 2**63 - 1)
+
+
 def test_a_dimension_past_the_rank_is_a_located_error_on_both_engines():
     """A fuzz finding: ``memref.dim`` at a constant past the rank was an
     internal TypeError in the lowering."""

@@ -16,7 +16,7 @@ xDSL's classes still hold) and read and print upstream's spelling::
 ``get_all_dialects`` registers ``scf`` and ``memref`` with them in place of
 xDSL's, and ``llvm`` with ``llvm.cmpxchg`` added: the compare-and-swap with
 which a GPU thread takes the launch's error slot (``revmlir.gpu.to_nvvm``),
-spelled as upstream spells it::
+which a ``func.func`` may hold too, spelled as upstream spells it::
 
     %r = llvm.cmpxchg %p, %expected, %new monotonic monotonic : !llvm.ptr, i64
 """
@@ -184,8 +184,11 @@ class CmpXchgOp(IRDLOperation):
     """``llvm.cmpxchg``: where the integer at ``ptr`` is ``cmp``, make it
     ``val``, as one indivisible step; the result is the old integer and
     whether it was ``cmp`` (``!llvm.struct<(T, i1)>``).  The orderings are
-    LLVM's (``monotonic`` at the least, the failure's no stronger than the
-    success's).  NVPTX selects it as PTX's ``atom.cas``."""
+    LLVM's (``monotonic`` at the least; the failure's neither ``release``
+    nor ``acq_rel``, as it stores nothing, and it may be stronger than the
+    success's, as LLVM 13 and later allow).  NVPTX selects it as PTX's
+    ``atom.cas``; host and device code convert it alike
+    (``revmlir.lowering.llvm_ir``)."""
 
     name = "llvm.cmpxchg"
     ORDERINGS: ClassVar[tuple[str, ...]] = ("monotonic", "acquire", "release", "acq_rel", "seq_cst")

@@ -21,7 +21,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from llvmlite import ir
-from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import complex as complexd
 from xdsl.dialects import func, gpu, llvm, memref
 from xdsl.dialects.builtin import (
@@ -41,12 +40,13 @@ from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects import nvvm
-from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, CmpXchgOp
+from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
+from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.std_to_llvm import (
     PTR,
@@ -319,45 +319,6 @@ def _atomic_add(t: FunctionTranslation, op: Operation) -> None:
         t.emit(asm, op)
 
 
-CMPXCHG = "revmlir.cmpxchg."
-"""The prefix of the functions that stand for ``llvm.cmpxchg`` while xDSL's
-LLVM backend, which has no such instruction, converts the module."""
-
-
-def _cmpxchg_as_calls(module: ModuleOp) -> None:
-    """Each ``llvm.cmpxchg`` becomes a call of a declared function named
-    after its orderings and type (``_cmpxchg_instructions`` makes it the
-    instruction again in LLVM IR)."""
-    declared: dict[str, llvm.LLVMFunctionType] = {}
-    for op in [o for o in nested_ops(module) if isinstance(o, CmpXchgOp)]:
-        name = f"{CMPXCHG}{op.success_ordering.data}.{op.failure_ordering.data}.{op.val.type}"
-        declared[name] = llvm.LLVMFunctionType([a.type for a in op.operands], op.res.type)
-        Rewriter.replace_op(op, fast_ops.llvm_call(name, op.operands, op.res.type))
-    for name, type in sorted(declared.items()):
-        module.body.block.insert_op_before(
-            llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op
-        )
-
-
-def _cmpxchg_instructions(module: ir.Module) -> None:
-    """The calls ``_cmpxchg_as_calls`` made, ``cmpxchg`` instructions again,
-    and their functions' declarations gone.  llvmlite's ``replace`` renews
-    the operands of the instructions that use a call, but an
-    ``extractvalue`` (how a swap's old value and success are read) prints
-    its aggregate, which is renewed here."""
-    for function in [f for f in module.functions if f.name.startswith(CMPXCHG)]:
-        success, failure, _ = function.name.removeprefix(CMPXCHG).split(".")
-        for caller in module.functions:
-            for block in caller.blocks:
-                for call in [i for i in block.instructions if isinstance(i, ir.CallInstr) and i.callee is function]:
-                    swap = ir.CmpXchg(block, *call.args, success, failure, "")
-                    block.replace(call, swap)
-                    for user in (i for b in caller.blocks for i in b.instructions):
-                        if isinstance(user, ir.ExtractValue) and user.aggregate is call:
-                            user.aggregate = swap
-        del module.globals[function.name]
-
-
 # ---------------------------------------------------------------------------
 # The module
 # ---------------------------------------------------------------------------
@@ -509,10 +470,8 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
     }
     translate_module(device, ModuleTranslation(overrides=device_rules), entry_points=False)
     map_to_libdevice(device)
-    _cmpxchg_as_calls(device)
     entries = set(kernels.values())
-    converted = convert_module(device, fallback_target_triple=None)
-    _cmpxchg_instructions(converted)
+    converted = llvm_ir(device)
     converted.triple = TRIPLE
     for function in converted.functions:
         if function.name in entries:

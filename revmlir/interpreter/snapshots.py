@@ -50,9 +50,13 @@ def _latest(
     store, *values = args
     length = _fixed_length(op.values, values)
     if op.stack() is not None:
-        if len(store) < length + 1:
+        # the stored length bounded as native code bounds it, a float as a
+        # float (NaN fails): a hand-written top word must place the
+        # stack's part in the store
+        held = store[-1] if len(store) >= length + 1 else -1
+        if not 0 <= held <= len(store) - length - 1:
             raise interpreter.runtime.fail(op, f"no snapshot to {what}")
-        length += int(store[-1]) + 1
+        length += int(held) + 1
     if len(store) < length:
         raise interpreter.runtime.fail(op, f"no snapshot to {what}")
     return store, values, len(store) - length

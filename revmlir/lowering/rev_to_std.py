@@ -1176,7 +1176,7 @@ def _copy_stack(
     at ``target`` (a stack, a position) in one memory copy, the target grown
     and its size raised to the copy's end where they were less
     (``revmlir.stack.copy``)."""
-    width = lowering.const(element_bytes(element), i64, op)
+    width = stacks.element_width(lambda built: lowering.emit(built, op).results[0], element)
     copy = stacks.runtime_name(stacks.COPY)
     lowering.call_runtime(copy, [target[0], target[1], source[0], source[1], count, width], [], op)
 
@@ -1245,7 +1245,10 @@ def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> 
     does: the verifier proves it held only for straight-line snapshots, not
     for those of a loop driven by ``ad.next``.  The stored length is read
     only where the store holds it; one that does not holds less than the
-    record whatever it would say, which the one check reports."""
+    record whatever it would say, which the one check reports.  The length
+    read is bounded, ``0 <= held <= size - with_top`` (``_within``): a
+    hand-written store's top word would otherwise place the record outside
+    the store, and its part be read past the buffer."""
     store, element = lowering.get(op.store), stack_element(op.store.type)
     size = _stack_size(lowering, store, op)
     length = _record_length(lowering, op)
@@ -1259,10 +1262,28 @@ def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> 
         at = lowering.emit(arith.SelectOp(room, top, lowering.const(0, i64, op)), op).results[0]
         stored = _read_if(lowering, op, room, store, at, element)
         held = _length_of(lowering, stored, op)
+        space = lowering.emit(arith.SubiOp(size, with_top), op).results[0]
+        enough = lowering.emit(arith.AndIOp(room, _within(lowering, stored, held, space, op)), op).results[0]
         length = lowering.emit(arith.AddiOp(with_top, held), op).results[0]
-    enough = lowering.emit(arith.CmpiOp(size, length, "sge"), op)
-    lowering.check(enough.results[0], op, f"no snapshot to {what}")
+    else:
+        enough = lowering.emit(arith.CmpiOp(size, length, "sge"), op).results[0]
+    lowering.check(enough, op, f"no snapshot to {what}")
     return lowering.emit(arith.SubiOp(size, length), op).results[0], held
+
+
+def _within(lowering: FunctionLowering, stored: SSAValue, held: SSAValue, space: SSAValue, like: Operation) -> SSAValue:
+    """Whether a stored length (``stored``, as an ``i64``: ``held``) lies
+    in ``0..space``.  An integer takes one unsigned comparison (a negative
+    one is a huge unsigned one); a float is compared as a float, before its
+    conversion counts (NaN and what ``i64`` cannot hold convert to nothing
+    defined), as the interpreter compares it."""
+    if not isinstance(stored.type, AnyFloat):
+        return lowering.emit(arith.CmpiOp(held, space, "ule"), like).results[0]
+    zero = lowering.const(0.0, stored.type, like)
+    room = lowering.emit(arith.SIToFPOp(space, stored.type), like).results[0]
+    low = lowering.emit(arith.CmpfOp(stored, zero, "oge"), like).results[0]
+    high = lowering.emit(arith.CmpfOp(stored, room, "ole"), like).results[0]
+    return lowering.emit(arith.AndIOp(low, high), like).results[0]
 
 
 def _read_if(

@@ -199,10 +199,12 @@ def _zero(element: Attribute) -> SSAValue:
     return constant(0, element)
 
 
-def _width(element: Attribute) -> SSAValue:
-    """The bytes of an element in the buffer."""
+def element_width(emit: Callable[[Operation], SSAValue], element: Attribute) -> SSAValue:
+    """The bytes of an element in the buffer, its stride: the one width
+    the runtime grows buffers and finds positions by, and the width code
+    that copies elements (``revmlir.stack.copy``) passes."""
     slot, count = slots(element)
-    return result(arith.MuliOp(size_of(result, slot), constant(count)))
+    return emit(arith.MuliOp(size_of(emit, slot), emit(arith.ConstantOp(IntegerAttr(count, i64)))))
 
 
 def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
@@ -239,7 +241,7 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
     assert element is not None
     header, value = function.body.block.args
     size = header_word(header, SIZE)
-    _grow(header, result(arith.AddiOp(size, constant(1))), _width(element))
+    _grow(header, result(arith.AddiOp(size, constant(1))), element_width(result, element))
     room = result(arith.CmpiOp(size, header_word(header, CAPACITY), "ult"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
@@ -261,7 +263,7 @@ def _fill(function: func.FuncOp, element: Attribute | None) -> None:
     header, count, value = function.body.block.args
     size = header_word(header, SIZE)
     end = result(arith.AddiOp(size, count))
-    _grow(header, end, _width(element))
+    _grow(header, end, element_width(result, element))
     room = result(arith.CmpiOp(end, header_word(header, CAPACITY), "ule"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):

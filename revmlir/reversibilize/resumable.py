@@ -77,6 +77,7 @@ from revmlir.dialects import anc
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.errors import describe_op
 from revmlir.inversion import building_at_end
+from revmlir.reachability import reached_among
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
 from revmlir.reversibilize.frames import FrameStacks
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
@@ -596,12 +597,15 @@ def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAtt
     out its callees as the input has them: one of the names that another
     calls is laid out from its source, not from its machine, whose frames
     are this rewrite's own (``check_function`` refuses frame ops in the
-    input)."""
+    input).  Only what the machines lay out is checked, the names and the
+    functions they call: a function none of them reaches may be a machine
+    an earlier run wrote, with frames of its own."""
     targets = [_defined(module, name) for name in dict.fromkeys(names)]
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
-    for each in functions.values():
-        check_function(each, functions, frames=False)
-    sources = {name: f.clone() for name, f in functions.items()}
+    laid_out = reached_among(functions, names)
+    for name in laid_out:
+        check_function(functions[name], functions, frames=False)
+    sources = {name: functions[name].clone() for name in laid_out}
     recursive = recursive_functions(sources.values())
     return [_make_machine(function, sources, recursive, schedule, base) for function in targets]
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects.builtin import (
     ComplexType,
     Float32Type,
@@ -46,6 +45,7 @@ from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass, polling_functions
+from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
@@ -137,7 +137,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     }
     translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing)
     work.attributes.clear()
-    llvm_module = convert_module(work, fallback_target_triple=None)
+    llvm_module = llvm_ir(work)
     add_guards(llvm_module, entries)
     for function in llvm_module.functions:
         if stacks.runtime_kind(function.name) is not None:

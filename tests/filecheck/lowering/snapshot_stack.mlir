@@ -26,7 +26,13 @@ rev.func @frames(%pc: f64, %f: !anc.stack<f64>, %g: !anc.stack<f64>) {
 // CHECK:        func.call @revmlir.stack.fill.f64(%s,
 // CHECK-NOT:    scf.for
 // CHECK:        func.call @revmlir.stack.put.f64(%s, %{{.*}}, %pc)
-// CHECK:        %[[WIDTH:.*]] = arith.constant 8 : i64
+// The copy's width is the buffer's stride, computed as the runtime
+// computes it (the size LLVM lays an f64 slot out with, times one slot).
+// CHECK:        %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT:   %[[NEXT:.*]] = llvm.getelementptr %[[NULL]][1] : (!llvm.ptr) -> !llvm.ptr, f64
+// CHECK-NEXT:   %[[BYTES:.*]] = llvm.ptrtoint %[[NEXT]] : !llvm.ptr to i64
+// CHECK-NEXT:   %[[SLOTS:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:   %[[WIDTH:.*]] = arith.muli %[[BYTES]], %[[SLOTS]] : i64
 // CHECK-NEXT:   func.call @revmlir.stack.copy(%s, %{{.*}}, %f, %{{.*}}, %{{.*}}, %[[WIDTH]])
 // CHECK-NOT:    scf.for
 // CHECK-NOT:    @revmlir.stack.fill.f64(%g

@@ -1,4 +1,6 @@
 // RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3}' | filecheck %s
+// RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3},make-resumable{functions=dc policy=bisection}' | filecheck %s --check-prefix=TWICE
+// RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3},ad-checkpoint{functions=dc policy=bisection}' | filecheck %s --check-prefix=THEN-CKPT
 // RUN: rev-opt %s --verify-diagnostics -p 'ad-checkpoint{functions=f,dc policy=bisection}' -o %t
 // RUN: filecheck %s --check-prefix=CKPT < %t
 // RUN: rev-run %t -e dc.ckpt --args "[0.1,0.2,0.3,0.4]" 0 4 0.0 [] [] "[0.0,0.0,0.0,0.0]" 1.0 [] --backend native > %t.native
@@ -84,6 +86,15 @@ func.func @f(%x: f64, %n: index) -> f64 {
 // CKPT:         anc.copy_push %frames_f64
 // CKPT-NOT:   rev.func
 // CKPT:         anc.pop %frames_f64
+
+// A second run makes @dc's machine beside @f's: it checks and lays out only
+// @dc and what @dc calls, not the frames the first run wrote in @f.
+// TWICE:      func.func @f(
+// TWICE-NEXT:   anc.stack_alloc : !anc.stack<index>
+// TWICE:      func.func @dc(
+// TWICE-NEXT:   anc.stack_alloc : !anc.stack<index>
+// TWICE-NEXT:   anc.stack_alloc : !anc.stack<f64>
+// THEN-CKPT:  rev.func @dc.ckpt(
 
 // Divide and conquer over an array: the sum of squares of x[lo:hi], each
 // split adding half the sine of its left half's sum into x[mid] before its
