@@ -411,6 +411,46 @@ def test_every_path_recurses():
     )
 
 
+def test_result_types_that_never_settle_are_an_internal_error(monkeypatch):
+    """The compiles of a recursive function go on while its results'
+    types or weakness change; where they would not settle (here made to:
+    every compile says the opposite weakness, for 40 compiles), that stops
+    after a few with a located error naming the function, not a compile
+    without end."""
+    from revmlir.frontend.ordinary_code.compiler import ModuleCompiler
+
+    compile_once, compiles = ModuleCompiler._compile, []
+
+    def flipping(self, key, function, name, types, declared):
+        compiled, unknown, weak = compile_once(self, key, function, name, types, declared)
+        compiles.append(name)
+        if function.__name__ == "flips" and len(compiles) < 40:
+            weak = (len(compiles) % 2 == 0,) * len(weak)
+        return compiled, unknown, weak
+
+    monkeypatch.setattr(ModuleCompiler, "_compile", flipping)
+
+    @rv.ordinary(backend="interpreter")
+    def flips(n):
+        total = 0.0
+        if n > 0:
+            total = flips(n - 1) + 1.0
+        return total
+
+    @rv.ordinary(backend="interpreter")
+    def calls_flips(n):
+        return flips(n)  # E:settle
+
+    check(
+        at_call(calls_flips, 3),
+        "# E:settle",
+        "internal compiler error: the result types of flips did not settle after 6 compiles (the last returned float)",
+        f"please report it; declaring them with a return annotation avoids this: {ANNOTATIONS}",
+        "flips(n)",
+    )
+    assert compiles.count("flips") == 6
+
+
 def test_declared_result_types_differ_from_the_returned():
     @rv.ordinary
     def count(x, n) -> int:
@@ -440,3 +480,16 @@ def test_a_return_annotation_without_result_types():
         f"annotate {ANNOTATIONS}, or leave the return unannotated",
         "list:",
     )
+
+
+def test_a_recursive_call_takes_the_weakness_of_each_of_its_results():
+    """``ModuleCompiler.weak`` says it for every result: weakness given
+    for fewer results than the call has is a mistake in the compiler,
+    refused, not read as the first results' alone."""
+    from xdsl.dialects.builtin import f64
+
+    from revmlir.frontend.ordinary_code.compiler import OrdinaryBuilder
+
+    builder = OrdinaryBuilder("f", [("x", f64)])
+    with pytest.raises(ValueError, match="zip"):
+        builder.call("g", [builder.current_block.args[0]], [f64, f64], weak=(True,))

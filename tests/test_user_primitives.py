@@ -508,3 +508,47 @@ def test_a_library_that_does_not_load_is_located():
 
         @rv.primitive("nothing", library="/nonexistent/libnothing.so")
         def nothing(x: float) -> float: ...
+
+
+# -- a rule whose loop is built again and declares another primitive ----------
+
+
+@rv.ordinary
+def _square_adjoint(x, g):
+    return 2.0 * x * g
+
+
+@rv.primitive(python=lambda x: x * x, adjoint=_square_adjoint)
+def square(x: float) -> float: ...
+
+
+@rv.ordinary
+def _twice_cube_adjoint(x, g):
+    total = 0
+    for _ in range(2):
+        total = total + 3.0 * square(x) * g
+    return total
+
+
+@rv.primitive(python=lambda x: 2.0 * x**3, adjoint=_twice_cube_adjoint)
+def twice_cube(x: float) -> float: ...
+
+
+@rv.ordinary(backend="interpreter")
+def _uses_twice_cube(x):
+    return twice_cube(x)
+
+
+def test_a_rule_whose_loop_is_built_again_declares_another_primitive():
+    """The rule's integer ``total`` turns float in the loop, whose body,
+    built again, declares ``square`` with its rule: the module holds both
+    rules (the outer one was missing, 'names @_twice_cube_adjoint, which
+    is not a rev.extern or a func.func with a body of the module')."""
+    assert _uses_twice_cube(1.5) == pytest.approx(2.0 * 1.5**3)
+    assert rv.gradient(_uses_twice_cube, (1.5,))[0] == pytest.approx(6.0 * 1.5**2, rel=1e-14)
+    text = _uses_twice_cube.mlir(1.5).split("// reversible IR")[0]
+    assert [line.split("(")[0] for line in text.splitlines() if line.startswith("  func.func")] == [
+        "  func.func @_uses_twice_cube",
+        "  func.func @_square_adjoint",
+        "  func.func @_twice_cube_adjoint",
+    ]

@@ -49,7 +49,13 @@ from revmlir.frontend.base.expressions import (
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type
-from revmlir.frontend.ordinary_code.results import UnknownResults, declared_results, describe_results
+from revmlir.frontend.ordinary_code.results import (
+    RESULT_ANNOTATIONS,
+    UnknownResults,
+    declared_results,
+    describe_results,
+)
+from revmlir.reachability import drop_unreached_functions
 
 Key = tuple[int, tuple[Attribute, ...]]
 """A specialisation: ``id`` of the function and its argument types."""
@@ -96,16 +102,11 @@ class OrdinaryBuilder(ExpressionBuilder):
         name: str,
         args: Sequence[tuple[str, Attribute]],
         loc: Loc = None,
-        checkpoint: Callable[[], Callable[[], None]] = lambda: lambda: None,
     ):
         self.name = name
         self.arg_types = [t for _, t in args]
         super().__init__(Block(arg_types=self.arg_types), [a for a, _ in args], loc)
         self._entry = self.current_block
-        self.checkpoint = checkpoint
-        """Returns a way back to what the module holds now, taken before
-        each build of a loop's body: a build thrown away (``_carried``)
-        leaves none of the callees it requested (``ModuleCompiler.checkpoint``)."""
         self.retyped = 0
         """How many weak values took the type of a value they met (``_weakly``)."""
 
@@ -230,7 +231,7 @@ class OrdinaryBuilder(ExpressionBuilder):
         initial = [self._current(n, loc) for n in carried]
         types = [(v.type, self.is_weak(v)) for v in initial]
         while True:
-            retyped, restore = self.retyped, self.checkpoint()
+            retyped = self.retyped
             blocks, block, final = build(types)
             weakness_typed_nothing = self.retyped == retyped
             args = block.args[len(block.args) - len(carried) :]
@@ -250,7 +251,6 @@ class OrdinaryBuilder(ExpressionBuilder):
                 types = joined  # only weak variables turned strong: a second build would be the same
                 break
             types = joined
-            restore()
         yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
         return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
@@ -333,7 +333,8 @@ class OrdinaryBuilder(ExpressionBuilder):
         """``func.call``; ``weak`` says which results are weak (a recursive
         call's, ``ModuleCompiler.weak``)."""
         op = self.emit(func.CallOp(callee, args, result_types), loc)
-        self._weak.update(r for r, w in zip(op.results, weak, strict=False) if w)
+        if weak:
+            self._weak.update(r for r, w in zip(op.results, weak, strict=True) if w)
         return [Value(self, r) for r in op.results]
 
     def continue_with(self, branch: Callable[[], None], names: Sequence[str]) -> None:
@@ -498,15 +499,23 @@ class ModuleCompiler(base.ModuleCompiler):
         if key in unknown:
             # the types of the paths that do not recurse: a second compile
             # gives the recursive calls these, and compiles go on while a
-            # weak one takes another type or turns strong (a type only
-            # goes from weak to strong, so a few compiles at most)
+            # weak one takes another type or turns strong
             try:
+                compiles = 1
                 while (found := tuple(compiled.function_type.outputs.data), weak) != (
                     self.results.get(key),
                     self.weak.get(name),
                 ):
+                    if compiles > _settling_compiles(found):
+                        raise error(
+                            f"internal compiler error: the result types of {function.__name__} did not settle "
+                            f"after {compiles} compiles (the last returned {describe_results(found)})",
+                            f"please report it; declaring them with a return annotation avoids this: "
+                            f"{RESULT_ANNOTATIONS}",
+                        )
                     self.results[key], self.weak[name] = found, weak
                     compiled, unknown, weak = self._compile(key, function, name, types, declared)
+                    compiles += 1
             finally:
                 self.weak.pop(name, None)
         found = self.results[key] = tuple(compiled.function_type.outputs.data)
@@ -548,30 +557,30 @@ class ModuleCompiler(base.ModuleCompiler):
             unknown_calls = self.unknown.pop()
         return compiled, unknown_calls, weak
 
-    def checkpoint(self) -> Callable[[], None]:
-        """A way back to the specialisations compiled and known now (their
-        names stay taken): a loop's body built with carried types it then
-        drops requested callees that the final build may not call, which
-        would otherwise be reversibilized and compiled natively, uncalled
-        (``OrdinaryBuilder._carried``)."""
-        functions, done, results = len(self.functions), set(self.done), dict(self.results)
-        unknown = set(self.unknown[-1]) if self.unknown else set()
-
-        def restore() -> None:
-            del self.functions[functions:]
-            self.done.intersection_update(done)
-            self.results.clear()
-            self.results.update(results)
-            if self.unknown:
-                self.unknown[-1].intersection_update(unknown)
-
-        return restore
-
-    def finish(self) -> ModuleOp:
+    def finish(self, entry: str) -> ModuleOp:
+        """The module of ``entry`` and what it calls.  A loop's body built
+        with carried types it then drops (``OrdinaryBuilder._carried``) may
+        have requested callees that the final build does not call, in the
+        program or in a rule: they stay compiled, for a later build that
+        requests them again, and are left out here (``drop_unreached_functions``,
+        which keeps the rules each ``rev.extern`` names and what they call),
+        so that they are not reversibilized and compiled natively, uncalled."""
         declared = self.primitives.ops if self.primitives is not None else []
         module = ModuleOp([*self.functions, *declared])
+        drop_unreached_functions(module, [entry])
         module.verify()
         return module
+
+
+def _settling_compiles(results: tuple[Attribute, ...]) -> int:
+    """How many compiles a recursive function returning ``results`` may
+    take until its inferred result types settle (``ModuleCompiler.request``):
+    the first and the one confirming them, and between them one per change,
+    where a result only goes from a weak int to a weak float, from a weak
+    type to a strong one (``merged``, ``_weakly``), or both, at most three
+    changes each.  More means that rule no longer holds: an internal error,
+    not a compile that never ends."""
+    return 3 * len(results) + 2
 
 
 class PrimitiveDeclarations:
@@ -628,7 +637,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         super().__init__(
             function,
             types,
-            lambda args, loc: OrdinaryBuilder(name, args, loc, module.checkpoint),
+            lambda args, loc: OrdinaryBuilder(name, args, loc),
             module.primitive,
             variables="the function's arguments and the names assigned before this "
             "point (a name first assigned inside a loop or a branch ends with it)",

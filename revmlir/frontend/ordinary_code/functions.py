@@ -217,7 +217,7 @@ class OrdinarySpecialization:
         name, result_types = compiler.request(
             function, types, lambda message, hint: function.source.error(function.source.tree, message, hint)
         )
-        ordinary = compiler.finish()
+        ordinary = compiler.finish(name)
         module = ordinary.clone()
         try:
             written = tuple(sorted(reversibilize(module, "bennett")[name]))
