@@ -483,3 +483,35 @@ def test_a_struct_given_as_args_is_refused(api, struct):
     name = type(struct).__name__
     with pytest.raises(TypeError, match=rf"^rv.{api}\(f, args\): args is the tuple of f's arguments, got {name}"):
         TAKING_ARGS[api](_norm, struct)
+
+
+@pytest.mark.parametrize("api", TAKING_ARGS)
+@pytest.mark.parametrize(
+    "value", [np.array([0.3, 0.4]), "ab", b"ab", {"p": 0.3}], ids=["array", "str", "bytes", "dict"]
+)
+def test_an_array_string_or_mapping_given_as_args_is_refused(api, value):
+    """One value, not the tuple of the arguments: ``rv.gradient(f, x)``
+    with an array ``x`` read its elements as the arguments."""
+    name = type(value).__name__
+    with pytest.raises(TypeError, match=rf"^rv.{api}\(f, args\): args is the tuple of f's arguments, got {name}"):
+        TAKING_ARGS[api](_norm, value)
+
+
+TAKING_ENTRIES = {
+    "jvp": (lambda f, args, v: rv.jvp(f, args, v), "tangents", "the arguments' tangents"),
+    "hvp": (lambda f, args, v: rv.hvp(f, args, v), "vectors", "the arguments' vectors"),
+    "inverse_jvp": (lambda f, args, v: rv.inverse_jvp(f, args, v), "output_tangents", "the outputs' tangents"),
+    "inverse_vjp": (lambda f, args, v: rv.inverse_vjp(f, args, v), "input_cotangents", "the inputs' cotangents"),
+}
+
+
+@pytest.mark.parametrize("api", TAKING_ENTRIES)
+@pytest.mark.parametrize("value", [np.array([0.3, 0.4]), Point(0.3, 0.4)], ids=["array", "struct"])
+def test_an_array_or_struct_given_as_the_tangents_is_refused(api, value):
+    """The tangents (vectors, cotangents) are a tuple with one entry per
+    argument or output, as ``args`` is: one array or struct given as all
+    of them was read as one entry per element or field."""
+    run, name, what = TAKING_ENTRIES[api]
+    message = rf"^rv.{api}\(f, args, {name}\): {name} is the tuple of {what}, got {type(value).__name__}"
+    with pytest.raises(TypeError, match=message):
+        run(_norm, (Point(0.3, 0.4),), value)

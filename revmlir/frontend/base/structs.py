@@ -19,10 +19,12 @@ import copy
 import dataclasses
 import functools
 import typing
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar, cast
 from weakref import WeakKeyDictionary
+
+import numpy as np
 
 from revmlir.frontend.base.types import is_struct_class, type_of_value
 
@@ -57,14 +59,25 @@ def struct_argument(function: str, name: str, value: Any) -> StructArgument:
     )
 
 
-def argument_tuple(args: Any, api: str) -> tuple[Any, ...]:
-    """The arguments of a call that ``api(f, args)`` takes as a tuple (or
-    any other iterable): a struct there is one argument, which is ``(d,)``
-    (a named tuple would otherwise be read as its fields, a dataclass
-    refused as not iterable).  Every API taking ``args`` reads it here."""
-    if is_struct(args) or not isinstance(args, Iterable):
-        raise TypeError(f"{api}(f, args): args is the tuple of f's arguments, got {type(args).__name__} (one: (x,))")
-    return tuple(args)
+_NOT_A_TUPLE = (np.ndarray, str, bytes, Mapping)
+"""Iterables that are one value, not a tuple of them: an array given as
+``args`` (``rv.gradient(f, x)``) would be read as one argument per element."""
+
+
+def argument_tuple(
+    values: Any, api: str, name: str = "args", what: str = "the tuple of f's arguments"
+) -> tuple[Any, ...]:
+    """The ``args`` of a call that ``api(f, args)`` takes as a tuple (or a
+    list, or another iterable of them), or ``name``, another parameter that
+    has one entry per argument or output (``tangents``, ``vectors``):
+    every API taking these reads them here.  A struct there is one entry,
+    which is ``(d,)`` (a named tuple would otherwise be read as its fields,
+    a dataclass refused as not iterable), and so is an array, a string or a
+    mapping (``_NOT_A_TUPLE``)."""
+    if is_struct(values) or isinstance(values, _NOT_A_TUPLE) or not isinstance(values, Iterable):
+        call = f"{api}(f, args)" if name == "args" else f"{api}(f, args, {name})"
+        raise TypeError(f"{call}: {name} is {what}, got {type(values).__name__} (one: (x,))")
+    return tuple(values)
 
 
 class _NamedTupleClass(Protocol):

@@ -183,7 +183,8 @@ def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tupl
     other arrays.  A struct's tangent is an instance of its class holding
     one tangent per field (or ``None``, a zero), and so are the tangents of
     its outputs.  The arguments are not modified."""
-    args, tangents = argument_tuple(args, "rv.jvp"), tuple(tangents)
+    args = argument_tuple(args, "rv.jvp")
+    tangents = argument_tuple(tangents, "rv.jvp", "tangents", "the tuple of the arguments' tangents")
     if (structs := struct_call(f, args)) is not None:
         check_count(f, args, tangents, "tangents")
         flat_tangents = structs.layout.flatten_cotangents(tangents, "tangent")
@@ -231,7 +232,8 @@ def hvp(
     arguments are not modified.  A struct's vector is an instance of its
     class holding one per field (or ``None``, a zero), and so is its
     product, as ``rv.gradient`` gives a struct's gradient."""
-    args, vectors = argument_tuple(args, "rv.hvp"), tuple(vectors)
+    args = argument_tuple(args, "rv.hvp")
+    vectors = argument_tuple(vectors, "rv.hvp", "vectors", "the tuple of the arguments' vectors")
     if (structs := struct_call(f, args)) is not None:
         check_count(f, args, vectors, "vectors")
         flat_vectors = structs.layout.flatten_cotangents(vectors, "vector")

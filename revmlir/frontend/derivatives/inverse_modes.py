@@ -56,7 +56,10 @@ def inverse_jvp(
     laid out as ``rv.jvp``'s.  For an ``@rv.ordinary`` function the outputs
     and ``output_tangents`` are laid out as ``rv.vjp``'s outputs (see
     ``_Lumped``).  The arguments are not modified."""
-    args, output_tangents = argument_tuple(args, "rv.inverse_jvp"), tuple(output_tangents)
+    args = argument_tuple(args, "rv.inverse_jvp")
+    output_tangents = argument_tuple(
+        output_tangents, "rv.inverse_jvp", "output_tangents", "the tuple of the outputs' tangents"
+    )
     if isinstance(f, OrdinaryFunction):
         lumped = _Lumped(f, args)
         dots = lumps.inverse_tangent(lumped.graph, lumped.lumping, lumped.output_vector(output_tangents))
@@ -97,7 +100,10 @@ def inverse_vjp(
     pullback's.  For an ``@rv.ordinary`` function ``output_cotangents``
     are laid out as ``rv.vjp``'s outputs (see ``_Lumped``).  The arguments
     are not modified."""
-    args, input_cotangents = argument_tuple(args, "rv.inverse_vjp"), tuple(input_cotangents)
+    args = argument_tuple(args, "rv.inverse_vjp")
+    input_cotangents = argument_tuple(
+        input_cotangents, "rv.inverse_vjp", "input_cotangents", "the tuple of the inputs' cotangents"
+    )
     if isinstance(f, OrdinaryFunction):
         lumped = _Lumped(f, args)
         bars = lumps.inverse_adjoint(lumped.graph, lumped.lumping, lumped.input_vector(input_cotangents))
