@@ -284,6 +284,34 @@ def test_a_build_thrown_away_leaves_no_callee():
     ]
 
 
+def test_a_callee_both_builds_request_is_compiled_once(monkeypatch):
+    """The loop is built twice (``total`` turns float32), and both builds
+    call ``_doubled`` of the float32 ``x[i]``: the second finds it compiled
+    (it was rolled back with the first build and compiled again)."""
+    from revmlir.frontend.ordinary_code.compiler import ModuleCompiler
+
+    compile_once, compiled = ModuleCompiler._compile, []
+
+    def counting(self, key, function, name, types, declared):
+        compiled.append(name)
+        return compile_once(self, key, function, name, types, declared)
+
+    monkeypatch.setattr(ModuleCompiler, "_compile", counting)
+
+    @rv.ordinary(backend="interpreter")
+    def doubles_each(x):
+        total = 0.0
+        for i in range(len(x)):
+            total = total + _doubled(x[i])
+        return total
+
+    expected = np.float32(0.0)
+    for value in F32:
+        expected = expected + value * np.float32(2.0)
+    assert doubles_each(F32.copy()) == float(expected)
+    assert sorted(compiled) == ["_doubled", "doubles_each"]
+
+
 @rv.ordinary(backend="interpreter")
 def _suffix_sum(x, n):
     total = 0.0
