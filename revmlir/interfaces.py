@@ -15,6 +15,7 @@ transformations that use them.
 from __future__ import annotations
 
 import abc
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol, TypeVar
@@ -50,30 +51,31 @@ class ReferenceType:
     by element or stack instructions, like memrefs: ``anc.stack``."""
 
 
-_STATE_CLASSES: dict[type[Attribute], bool] = {}
-_REFERENCE_CLASSES: dict[type[Attribute], bool] = {}
-"""What ``is_state_type`` and ``is_reference_type`` decided per type class.
-Both depend on the class alone, and every analysis asks them of every
-value: an ``isinstance`` against a union of xDSL's type classes (ABCs, a
-dozen of them for the floats) cost more than the rest of the question."""
-
-
 def is_state_type(type: Attribute) -> bool:
     """Whether values of ``type`` are reversible state."""
-    kind = type.__class__
-    found = _STATE_CLASSES.get(kind)
-    if found is None:
-        found = _STATE_CLASSES[kind] = issubclass(kind, IntegerType | IndexType | ComplexType | AnyFloat | StateType)
-    return found
+    return _is_state_class(type.__class__)
 
 
 def is_reference_type(type: Attribute) -> bool:
     """Whether values of ``type`` are references (memrefs and stacks)."""
-    kind = type.__class__
-    found = _REFERENCE_CLASSES.get(kind)
-    if found is None:
-        found = _REFERENCE_CLASSES[kind] = issubclass(kind, MemRefType | ReferenceType)
-    return found
+    return _is_reference_class(type.__class__)
+
+
+@functools.cache
+def _is_state_class(kind: type[Attribute]) -> bool:
+    """``is_state_type`` of the types of class ``kind``, decided once per
+    class: the answer depends on the class alone, and every analysis asks
+    it of every value, so an ``isinstance`` against a union of xDSL's type
+    classes (ABCs, a dozen of them for the floats) cost more than the rest
+    of the question."""
+    return issubclass(kind, IntegerType | IndexType | ComplexType | AnyFloat | StateType)
+
+
+@functools.cache
+def _is_reference_class(kind: type[Attribute]) -> bool:
+    """``is_reference_type`` of the types of class ``kind``, decided once per
+    class (as ``_is_state_class``)."""
+    return issubclass(kind, MemRefType | ReferenceType)
 
 
 # ---------------------------------------------------------------------------

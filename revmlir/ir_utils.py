@@ -9,6 +9,7 @@ importing each other.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
@@ -40,19 +41,16 @@ def _collect(op: Operation, found: list[Operation]) -> None:
                 inner = inner.next_op
 
 
-_FLOAT_CLASSES: dict[type[Attribute], bool] = {}
-"""Per type class, whether it is a float type."""
-
-
 def is_float_type(type: Attribute) -> bool:
     """``isinstance(type, AnyFloat)``, decided once per class: xDSL's float
     types are a union of a dozen ABCs, which the lowering asked about every
     constant and check it builds."""
-    kind = type.__class__
-    found = _FLOAT_CLASSES.get(kind)
-    if found is None:
-        found = _FLOAT_CLASSES[kind] = issubclass(kind, AnyFloat)
-    return found
+    return _is_float_class(type.__class__)
+
+
+@functools.cache
+def _is_float_class(kind: type[Attribute]) -> bool:
+    return issubclass(kind, AnyFloat)
 
 
 def constant_index(value: SSAValue) -> int | None:

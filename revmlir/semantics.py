@@ -11,6 +11,7 @@ values, recomputed wherever the inverse needs it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from enum import Enum
 from typing import TypeAlias
@@ -73,26 +74,21 @@ def gradient_type(type: Attribute) -> Attribute | None:
     return None
 
 
-_EXPRESSION_CLASSES: dict[type[Operation], bool | None] = {}
-"""What ``is_expression_op`` decides from an op's class alone (None: its
-effects decide), per class: every analysis asks it of every op, and the
-class checks (ABCs) cost more than the rest of the question."""
-
-
 def is_expression_op(op: Operation) -> bool:
     """Pure ops and memory reads: the inverse recomputes them where it needs them."""
     if op.regions:
         return False
-    kind = type(op)
-    if kind not in _EXPRESSION_CLASSES:
-        _EXPRESSION_CLASSES[kind] = _expression_class(kind)
-    decided = _EXPRESSION_CLASSES[kind]
+    decided = _expression_class(type(op))
     if decided is not None:
         return decided
     return is_side_effect_free(op) or only_has_effect(op, MemoryEffectKind.READ)
 
 
+@functools.cache
 def _expression_class(kind: type[Operation]) -> bool | None:
+    """What ``is_expression_op`` decides from an op's class alone (None: its
+    effects decide), once per class: every analysis asks it of every op,
+    and the class checks (ABCs) cost more than the rest of the question."""
     if issubclass(kind, StateConsumer):
         return False
     if issubclass(kind, memref.LoadOp | memref.DimOp) or kind.dialect_name() in PURE_DIALECTS:

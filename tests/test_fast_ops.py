@@ -40,9 +40,6 @@ def _same(fast: Operation, built: Operation) -> None:
         (lambda: fast_ops.func_call("g", [X, A], [f64]), lambda: func.CallOp("g", [X, A], [f64])),
         (lambda: fast_ops.arith_cmpi(A, B, "ult"), lambda: arith.CmpiOp(A, B, "ult")),
         (lambda: fast_ops.arith_cmpi(N, N, "sge"), lambda: arith.CmpiOp(N, N, "sge")),
-        (lambda: fast_ops.arith_cmpf(X, Y, "oeq"), lambda: arith.CmpfOp(X, Y, "oeq")),
-        (lambda: fast_ops.arith_cmpf(X, Y, "ole"), lambda: arith.CmpfOp(X, Y, "ole")),
-        (lambda: fast_ops.arith_cmpf(X, Y, "olt"), lambda: arith.CmpfOp(X, Y, "olt")),
         (lambda: fast_ops.index_cast(N, i64), lambda: arith.IndexCastOp(N, i64)),
         (lambda: fast_ops.cast(arith.BitcastOp, X, i64), lambda: arith.BitcastOp(X, i64)),
         (lambda: fast_ops.cast(arith.ExtSIOp, SMALL, i64), lambda: arith.ExtSIOp(SMALL, i64)),
@@ -51,7 +48,10 @@ def _same(fast: Operation, built: Operation) -> None:
         (lambda: fast_ops.memref_dim(ARRAY, N), lambda: memref.DimOp(ARRAY, N)),
         (lambda: fast_ops.scf_if(C, Region(Block())), lambda: scf.IfOp(C, [], Region(Block()))),
         (lambda: fast_ops.scf_yield(), lambda: scf.YieldOp()),
-        (lambda: fast_ops.llvm_icmp(A, B, 2), lambda: llvm.ICmpOp(A, B, IntegerAttr(2, i64))),
+        (
+            lambda: fast_ops.llvm_icmp(A, B, fast_ops.CMPI_PREDICATES["slt"]),
+            lambda: llvm.ICmpOp(A, B, IntegerAttr(2, i64)),
+        ),
         (lambda: fast_ops.llvm_call("g", [X, A], f64), lambda: llvm.CallOp("g", X, A, return_type=f64)),
         (lambda: fast_ops.llvm_call("h", [], None), lambda: llvm.CallOp("h", return_type=None)),
         (lambda: fast_ops.llvm_branch(THEN, [A]), lambda: llvm.BrOp(THEN, A)),
@@ -125,8 +125,14 @@ def test_casts_after_the_first_are_the_constructors(kind, value, type):
         (lambda: fast_ops.llvm_insert(SECOND, DESCRIPTOR, A), lambda: llvm.InsertValueOp(SECOND, DESCRIPTOR, A)),
         (lambda: fast_ops.llvm_undef(STRUCT), lambda: llvm.UndefOp(STRUCT)),
         (lambda: fast_ops.llvm_select(C, X, Y), lambda: llvm.SelectOp(C, X, Y)),
-        (lambda: fast_ops.llvm_fcmp(X, Y, 4), lambda: llvm.FCmpOp(X, Y, IntegerAttr(4, i64))),
-        (lambda: fast_ops.llvm_fcmp(X, Y, 13), lambda: llvm.FCmpOp(X, Y, "une")),
+        (
+            lambda: fast_ops.llvm_fcmp(X, Y, fast_ops.CMPF_PREDICATES["olt"]),
+            lambda: llvm.FCmpOp(X, Y, IntegerAttr(4, i64)),
+        ),
+        (lambda: fast_ops.llvm_fcmp(X, Y, fast_ops.CMPF_PREDICATES["une"]), lambda: llvm.FCmpOp(X, Y, "une")),
+        (lambda: fast_ops.arith_cmpf(X, Y, "oeq"), lambda: arith.CmpfOp(X, Y, "oeq")),
+        (lambda: fast_ops.arith_cmpf(X, Y, "ole"), lambda: arith.CmpfOp(X, Y, "ole")),
+        (lambda: fast_ops.arith_cmpf(X, Y, "une"), lambda: arith.CmpfOp(X, Y, "une")),
         (lambda: fast_ops.llvm_fneg(X), lambda: llvm.FNegOp(X)),
         (
             lambda: fast_ops.llvm_intrinsic("llvm.exp.f64", [X], [f64]),
@@ -135,7 +141,7 @@ def test_casts_after_the_first_are_the_constructors(kind, value, type):
         (lambda: fast_ops.llvm_intrinsic("llvm.trap", [], []), lambda: llvm.CallIntrinsicOp("llvm.trap", [], [])),
     ],
 )
-def test_llvm_ops_after_the_first_are_the_constructors(fast, built):
+def test_ops_after_the_first_are_the_constructors(fast, built):
     """Each builder learns its class's defaults from the first op it
     builds: the second is built by ``Operation.create``, with the
     arguments' properties in the constructor's order."""
@@ -151,3 +157,14 @@ def test_each_op_has_properties_of_its_own():
     first, second = fast_ops.llvm_call("g", [X], f64), fast_ops.llvm_call("g", [X], f64)
     first.callee = fast_ops.llvm_call("other", [], None).callee
     assert second.callee.string_value() == "g"
+
+
+def test_predicates_are_numbered_as_the_constructors_number_them():
+    """The names the builders take, and the lowering names predicates by,
+    mean what xDSL's comparisons mean by them."""
+    for name, number in fast_ops.CMPI_PREDICATES.items():
+        assert arith.CmpiOp(A, B, name).predicate.value.data == number
+    for name, number in fast_ops.CMPF_PREDICATES.items():
+        assert arith.CmpfOp(X, Y, name).predicate.value.data == number
+    assert sorted(fast_ops.CMPI_PREDICATES.values()) == list(range(10))
+    assert sorted(fast_ops.CMPF_PREDICATES.values()) == list(range(16))

@@ -304,9 +304,9 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: Che
     source = function.clone() if copy else function
     inputs = [*source.function_type.inputs.data[:-1], GPU_ERROR_SLOT, *(ARENA_PARAMETERS if arena else ())]
     body = source.body.block
-    index = list(function.body.ops).index(loop)
-    loop = list(body.ops)[index]
-    assert isinstance(loop, scf.ParallelOp)
+    if copy:
+        loop = list(body.ops)[list(function.body.ops).index(loop)]
+        assert isinstance(loop, scf.ParallelOp)
     error = body.args[-1]
     shared = body.insert_arg(GPU_ERROR_SLOT, len(body.args))
     shared.name_hint = error.name_hint

@@ -11,6 +11,7 @@ error slot and calls ``revmlir.fail``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from xdsl.builder import Builder
@@ -71,10 +72,21 @@ DIVISIONS = (
     arith.CeilDivUIOp,
 )
 SHIFTS = (arith.ShLIOp, arith.ShRSIOp, arith.ShRUIOp)
-_ARITHMETIC_CHECKS: dict[type[Operation], str | None] = {}
-"""Per op class, the check ``check_arithmetic`` makes ("division", "shift"
-or none): it asks every op it lowers, and the class checks (ABCs) cost more
-than the answer."""
+
+
+@functools.cache
+def _is_division(kind: type[Operation]) -> bool:
+    """Whether ``check_arithmetic`` checks ops of class ``kind`` for a zero
+    divisor, decided once per class: it asks every op it lowers, and the
+    class checks (ABCs) cost more than the answer."""
+    return issubclass(kind, DIVISIONS)
+
+
+@functools.cache
+def _is_shift(kind: type[Operation]) -> bool:
+    """Whether ``check_arithmetic`` checks ops of class ``kind`` for a shift
+    count past the width (once per class, as ``_is_division``)."""
+    return issubclass(kind, SHIFTS)
 
 
 def display_name(function: str) -> str:
@@ -181,17 +193,12 @@ class CheckedCode:
         """A divisor that is not zero, a shift count within the width: LLVM
         traps on the first and gives poison for the second."""
         kind = op.__class__
-        if kind not in _ARITHMETIC_CHECKS:
-            _ARITHMETIC_CHECKS[kind] = (
-                "division" if issubclass(kind, DIVISIONS) else "shift" if issubclass(kind, SHIFTS) else None
-            )
-        check = _ARITHMETIC_CHECKS[kind]
-        if check == "division":
+        if _is_division(kind):
             divisor = self.get(op.operands[1])
             nonzero = self.emit(arith_cmpi(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
             message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO
             self.check(nonzero, op, message, (), ExecutionError)
-        elif check == "shift":
+        elif _is_shift(kind):
             count = self.get(op.operands[1])
             type = count.type
             width = 64 if isinstance(type, IndexType) else type.width.data

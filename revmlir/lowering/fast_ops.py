@@ -144,17 +144,39 @@ def arith_cmpi(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpiOp:
     return arith.CmpiOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
 
 
-CMPF_PREDICATES = {"oeq": 1, "ogt": 2, "oge": 3, "olt": 4, "ole": 5, "one": 6}
-"""The ordered ``arith.cmpf`` predicates by name, numbered as
-``arith.CmpfOp`` numbers them."""
-_NO_FASTMATH = arith.FastMathFlagsAttr("none")
+CMPF_PREDICATES = {
+    "false": 0,
+    "oeq": 1,
+    "ogt": 2,
+    "oge": 3,
+    "olt": 4,
+    "ole": 5,
+    "one": 6,
+    "ord": 7,
+    "ueq": 8,
+    "ugt": 9,
+    "uge": 10,
+    "ult": 11,
+    "ule": 12,
+    "une": 13,
+    "uno": 14,
+    "true": 15,
+}
+"""``arith.cmpf``'s predicates by name, numbered as ``arith.CmpfOp`` and
+LLVM's ``fcmp`` number them."""
 
 
 def arith_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
     """``arith.cmpf predicate, lhs, rhs`` of two floats, as ``arith.CmpfOp``
-    builds it (no fast-math flags)."""
-    properties = {"predicate": _predicate(CMPF_PREDICATES[predicate]), "fastmath": _NO_FASTMATH}
-    return arith.CmpfOp.create(operands=[lhs, rhs], result_types=[i1], properties=properties)
+    builds it."""
+    number = CMPF_PREDICATES[predicate]
+    return as_constructed(
+        arith.CmpfOp,
+        lambda: arith.CmpfOp(lhs, rhs, number),
+        [lhs, rhs],
+        [i1],
+        {"predicate": _predicate(number)},
+    )
 
 
 def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:

@@ -1150,7 +1150,7 @@ def _length_as(lowering: FunctionLowering, length: SSAValue, element: Attribute,
     """An ``i64`` length as an element of a record (``anc.holds_length``)."""
     if isinstance(element, IndexType):
         return lowering.emit(arith.IndexCastOp(length, element), like).results[0]
-    if isinstance(element, AnyFloat):
+    if is_float_type(element):
         return lowering.emit(arith.SIToFPOp(length, element), like).results[0]
     return length
 
@@ -1159,7 +1159,7 @@ def _length_of(lowering: FunctionLowering, stored: SSAValue, like: Operation) ->
     """A length stored as an element, as an ``i64``."""
     if isinstance(stored.type, IndexType):
         return lowering.emit(arith.IndexCastOp(stored, i64), like).results[0]
-    if isinstance(stored.type, AnyFloat):
+    if is_float_type(stored.type):
         return lowering.emit(arith.FPToSIOp(stored, i64), like).results[0]
     return stored
 
@@ -1184,7 +1184,7 @@ def _copy_stack(
 def _check_grown(lowering: FunctionLowering, op: Operation, stack: SSAValue, end: SSAValue, size: SSAValue) -> None:
     """Stop the run, as after a push, where ``stack`` did not grow to
     ``end`` elements (its buffer could not grow; ``size``: before)."""
-    grown = lowering.emit(arith.CmpiOp(_stack_size(lowering, stack, op), end, "eq"), op).results[0]
+    grown = lowering.emit(arith_cmpi(_stack_size(lowering, stack, op), end, "eq"), op).results[0]
     lowering.check(grown, op, STACK_NOT_GROWN, [size], ExecutionError)
 
 
@@ -1256,19 +1256,19 @@ def _held_record(lowering: FunctionLowering, op: anc.RestoreOp | anc.DropOp) -> 
     held: SSAValue | None = None
     if op.stack() is not None:
         one = lowering.const(1, i64, op)
-        with_top = lowering.emit(arith.AddiOp(length, one), op).results[0]
-        room = lowering.emit(arith.CmpiOp(size, with_top, "sge"), op).results[0]
-        top = lowering.emit(arith.SubiOp(size, one), op).results[0]
+        with_top = lowering.emit(binary(arith.AddiOp, length, one), op).results[0]
+        room = lowering.emit(arith_cmpi(size, with_top, "sge"), op).results[0]
+        top = lowering.emit(binary(arith.SubiOp, size, one), op).results[0]
         at = lowering.emit(arith.SelectOp(room, top, lowering.const(0, i64, op)), op).results[0]
         stored = _read_if(lowering, op, room, store, at, element)
         held = _length_of(lowering, stored, op)
-        space = lowering.emit(arith.SubiOp(size, with_top), op).results[0]
-        enough = lowering.emit(arith.AndIOp(room, _within(lowering, stored, held, space, op)), op).results[0]
-        length = lowering.emit(arith.AddiOp(with_top, held), op).results[0]
+        space = lowering.emit(binary(arith.SubiOp, size, with_top), op).results[0]
+        enough = lowering.emit(binary(arith.AndIOp, room, _within(lowering, stored, held, space, op)), op).results[0]
+        length = lowering.emit(binary(arith.AddiOp, with_top, held), op).results[0]
     else:
-        enough = lowering.emit(arith.CmpiOp(size, length, "sge"), op).results[0]
+        enough = lowering.emit(arith_cmpi(size, length, "sge"), op).results[0]
     lowering.check(enough, op, f"no snapshot to {what}")
-    return lowering.emit(arith.SubiOp(size, length), op).results[0], held
+    return lowering.emit(binary(arith.SubiOp, size, length), op).results[0], held
 
 
 def _within(lowering: FunctionLowering, stored: SSAValue, held: SSAValue, space: SSAValue, like: Operation) -> SSAValue:
@@ -1277,13 +1277,13 @@ def _within(lowering: FunctionLowering, stored: SSAValue, held: SSAValue, space:
     one is a huge unsigned one); a float is compared as a float, before its
     conversion counts (NaN and what ``i64`` cannot hold convert to nothing
     defined), as the interpreter compares it."""
-    if not isinstance(stored.type, AnyFloat):
-        return lowering.emit(arith.CmpiOp(held, space, "ule"), like).results[0]
+    if not is_float_type(stored.type):
+        return lowering.emit(arith_cmpi(held, space, "ule"), like).results[0]
     zero = lowering.const(0.0, stored.type, like)
     room = lowering.emit(arith.SIToFPOp(space, stored.type), like).results[0]
-    low = lowering.emit(arith.CmpfOp(stored, zero, "oge"), like).results[0]
-    high = lowering.emit(arith.CmpfOp(stored, room, "ole"), like).results[0]
-    return lowering.emit(arith.AndIOp(low, high), like).results[0]
+    low = lowering.emit(arith_cmpf(stored, zero, "oge"), like).results[0]
+    high = lowering.emit(arith_cmpf(stored, room, "ole"), like).results[0]
+    return lowering.emit(binary(arith.AndIOp, low, high), like).results[0]
 
 
 def _read_if(

@@ -60,7 +60,6 @@ import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
-from typing import get_args
 
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math, memref, scf, ub
@@ -93,7 +92,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
-from revmlir.ir_utils import RuleTable, constant_index, constant_shape
+from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type
 from revmlir.lowering import complex_functions, fast_ops, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.intrinsics import check_intrinsic_call
@@ -119,14 +118,14 @@ def llvm_type(type: Attribute) -> Attribute:
     return type
 
 
+_ICMP = fast_ops.CMPI_PREDICATES
+"""``llvm.icmp``'s predicates by name (numbered as ``arith.cmpi``'s)."""
+
+
 @functools.cache
 def _array_type(rank: int) -> llvm.LLVMStructType:
     """An array of ``rank`` dimensions: its data pointer, then its sizes."""
     return llvm.LLVMStructType.from_type_list([PTR] + [i64] * rank)
-
-
-FLOAT_TYPES: frozenset[type[Attribute]] = frozenset(get_args(AnyFloat))
-"""The classes of ``AnyFloat``, to test a type by its class."""
 
 
 def descriptor_type(type: MemRefType) -> llvm.LLVMStructType:
@@ -218,7 +217,8 @@ class ModuleTranslation:
         return rule
 
     def declare(self, name: str, inputs: Sequence[Attribute], output: Attribute | None) -> None:
-        self.declared.setdefault(name, llvm.LLVMFunctionType(list(inputs), output))
+        if name not in self.declared:
+            self.declared[name] = llvm.LLVMFunctionType(list(inputs), output)
 
     def add_declaration(self, source: func.FuncOp) -> None:
         """A body-less ``func.func``: an external function (the stack
@@ -296,7 +296,7 @@ class FunctionTranslation:
 
     def const(self, value: int | float, type: Attribute, like: Operation | None = None) -> SSAValue:
         type = llvm_type(type)
-        number = float(value) if type.__class__ in FLOAT_TYPES else int(value)
+        number = float(value) if is_float_type(type) else int(value)
         # repr tells -0.0 from 0.0, which compare equal
         key = (self.scopes.get(self.block, self.block), type, repr(number))
         if (found := self.reused.get(key)) is None:
@@ -391,10 +391,12 @@ class FunctionTranslation:
         """Refuse ``op`` if a memref it takes or gives has a layout.  Its
         operands need no look unless a parameter has one: every other value
         is an op's result, refused at that op, which is translated first
-        (blocks go dominators first), or a block argument, which gets the
-        operands of an op translated before (a branch, an ``scf.for``'s
-        initial values).  The operand types are most of what looking
-        costs."""
+        (blocks go dominators first), or a block argument, whose type is
+        that of the values the edge into its block from a dominator
+        carries (a branch, an ``scf.for``'s initial values), refused where
+        they were made: a back edge's branch is translated after the
+        block, but its values have the same types.  The operand types are
+        most of what looking costs."""
         values = (*op.operands, *op.results) if self.strided_arguments else op.results
         for value in values:
             if _has_layout(value.type):
@@ -758,7 +760,7 @@ def _counted_loop(
     before = t.block
     t.block = header
     index, *state = header.args
-    more = t.value(fast_ops.llvm_icmp(index, ub, fast_ops.CMPI_PREDICATES["slt"]), op)
+    more = t.value(fast_ops.llvm_icmp(index, ub, _ICMP["slt"]), op)
     t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, state), op)
     t.block = body
     yielded = t.translate_region_into(region, [index, *state])
@@ -859,10 +861,10 @@ def _negf(t: FunctionTranslation, op: Operation) -> None:
 
 
 _INTEGER_EXTREMA: dict[type[Operation], int] = {
-    arith.MaxSIOp: 4,
-    arith.MinSIOp: 2,
-    arith.MaxUIOp: 8,
-    arith.MinUIOp: 6,  # sgt, slt, ugt, ult
+    arith.MaxSIOp: _ICMP["sgt"],
+    arith.MinSIOp: _ICMP["slt"],
+    arith.MaxUIOp: _ICMP["ugt"],
+    arith.MinUIOp: _ICMP["ult"],
 }
 """The predicate under which an integer extremum takes its first operand."""
 
@@ -870,7 +872,7 @@ _INTEGER_EXTREMA: dict[type[Operation], int] = {
 @translates(*_INTEGER_EXTREMA)
 def _integer_extremum(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
-    take_a = t.value(llvm.ICmpOp(a, b, IntegerAttr(_INTEGER_EXTREMA[type(op)], i64)), op)
+    take_a = t.value(fast_ops.llvm_icmp(a, b, _INTEGER_EXTREMA[type(op)]), op)
     t.set(op.results[0], t.value(fast_ops.llvm_select(take_a, a, b), op))
 
 
@@ -881,7 +883,7 @@ def _ceildivui(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
     zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
     quotient = t.value(fast_ops.binary(llvm.UDivOp, t.value(fast_ops.binary(llvm.SubOp, a, one), op), b), op)
-    is_zero = t.value(fast_ops.llvm_icmp(a, zero, 0), op)  # eq
+    is_zero = t.value(fast_ops.llvm_icmp(a, zero, _ICMP["eq"]), op)
     t.set(
         op.results[0],
         t.value(fast_ops.llvm_select(is_zero, zero, t.value(fast_ops.binary(llvm.AddOp, quotient, one), op)), op),
@@ -907,7 +909,7 @@ def _signed_division(t: FunctionTranslation, op: Operation, a: SSAValue, b: SSAV
     are undefined for ``INT_MIN / −1``, while integers wrap everywhere else
     (and in the interpreter).  Division by zero stays undefined."""
     zero, minus_one = t.const(0, a.type, op), t.const(-1, a.type, op)
-    by_minus_one = t.value(fast_ops.llvm_icmp(b, minus_one, 0), op)  # eq
+    by_minus_one = t.value(fast_ops.llvm_icmp(b, minus_one, _ICMP["eq"]), op)
     divisor = t.value(fast_ops.llvm_select(by_minus_one, t.const(1, a.type, op), b), op)
     quotient = t.value(fast_ops.binary(llvm.SDivOp, a, divisor), op)
     negated = t.value(fast_ops.binary(llvm.SubOp, zero, a), op)
@@ -931,9 +933,9 @@ def _rounded_division(t: FunctionTranslation, op: Operation) -> None:
     a, b = (t.get(v) for v in op.operands)
     zero, one = t.const(0, a.type, op), t.const(1, a.type, op)
     quotient, remainder = _signed_division(t, op, a, b)
-    inexact = t.value(fast_ops.llvm_icmp(remainder, zero, 1), op)
-    negative_a = t.value(fast_ops.llvm_icmp(a, zero, 2), op)
-    negative_b = t.value(fast_ops.llvm_icmp(b, zero, 2), op)
+    inexact = t.value(fast_ops.llvm_icmp(remainder, zero, _ICMP["ne"]), op)
+    negative_a = t.value(fast_ops.llvm_icmp(a, zero, _ICMP["slt"]), op)
+    negative_b = t.value(fast_ops.llvm_icmp(b, zero, _ICMP["slt"]), op)
     signs_differ = t.value(fast_ops.binary(llvm.XOrOp, negative_a, negative_b), op)
     if isinstance(op, arith.FloorDivSIOp):
         adjust = t.value(fast_ops.binary(llvm.AndOp, inexact, signs_differ), op)
@@ -1010,7 +1012,7 @@ def _uitofp(t: FunctionTranslation, op: Operation) -> None:
     )
     halved = t.value(fast_ops.cast(llvm.SIToFPOp, sticky, result_type), op)
     doubled = t.value(fast_ops.binary(llvm.FAddOp, halved, halved), op)
-    small = t.value(llvm.ICmpOp(value, t.const(0, value.type, op), IntegerAttr(5, i64)), op)  # sge
+    small = t.value(fast_ops.llvm_icmp(value, t.const(0, value.type, op), _ICMP["sge"]), op)
     t.set(op.results[0], t.value(fast_ops.llvm_select(small, direct, doubled), op))
 
 
@@ -1130,28 +1132,30 @@ def _ipowi(t: FunctionTranslation, op: Operation) -> None:
     t.emit(fast_ops.llvm_branch(header, [one, base, exponent]), op)
     t.block = header
     power, square, rest = header.args
-    more = t.value(fast_ops.llvm_icmp(rest, zero, 4), op)  # sgt
+    more = t.value(fast_ops.llvm_icmp(rest, zero, _ICMP["sgt"]), op)
     t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, [power]), op)
     t.block = body
-    odd = t.value(fast_ops.llvm_icmp(t.value(fast_ops.binary(llvm.AndOp, rest, one), op), zero, 1), op)  # ne
+    odd = t.value(fast_ops.llvm_icmp(t.value(fast_ops.binary(llvm.AndOp, rest, one), op), zero, _ICMP["ne"]), op)
     multiplied = t.value(fast_ops.llvm_select(odd, t.value(fast_ops.binary(llvm.MulOp, power, square), op), power), op)
     halved = t.value(fast_ops.binary(llvm.AShrOp, rest, one), op)
     t.emit(
         fast_ops.llvm_branch(header, [multiplied, t.value(fast_ops.binary(llvm.MulOp, square, square), op), halved]), op
     )
     t.block = exit
-    odd_exponent = t.value(fast_ops.llvm_icmp(t.value(fast_ops.binary(llvm.AndOp, exponent, one), op), zero, 1), op)
+    odd_exponent = t.value(
+        fast_ops.llvm_icmp(t.value(fast_ops.binary(llvm.AndOp, exponent, one), op), zero, _ICMP["ne"]), op
+    )
     unit = t.value(
         fast_ops.binary(
             llvm.OrOp,
-            t.value(fast_ops.llvm_icmp(base, one, 0), op),
-            t.value(llvm.ICmpOp(base, t.const(-1, type, op), IntegerAttr(0, i64)), op),
+            t.value(fast_ops.llvm_icmp(base, one, _ICMP["eq"]), op),
+            t.value(fast_ops.llvm_icmp(base, t.const(-1, type, op), _ICMP["eq"]), op),
         ),
         op,
     )
     unit_power = t.value(fast_ops.llvm_select(odd_exponent, base, one), op)
     truncated = t.value(fast_ops.llvm_select(unit, unit_power, zero), op)
-    negative = t.value(fast_ops.llvm_icmp(exponent, zero, 2), op)  # slt
+    negative = t.value(fast_ops.llvm_icmp(exponent, zero, _ICMP["slt"]), op)
     t.set(op.results[0], t.value(fast_ops.llvm_select(negative, truncated, exit.args[0]), op))
 
 
@@ -1172,7 +1176,7 @@ def _ctpop(t: FunctionTranslation, op: Operation) -> None:
 def _absi(t: FunctionTranslation, op: Operation) -> None:
     value = t.get(op.operands[0])
     zero = t.const(0, value.type, op)
-    negative = t.value(fast_ops.llvm_icmp(value, zero, 2), op)
+    negative = t.value(fast_ops.llvm_icmp(value, zero, _ICMP["slt"]), op)
     flipped = t.value(fast_ops.binary(llvm.SubOp, zero, value), op)
     t.set(op.results[0], t.value(fast_ops.llvm_select(negative, flipped, value), op))
 
@@ -1471,7 +1475,7 @@ class _Real:
 
     def has_bit(self, integer: SSAValue, bit: int) -> SSAValue:
         masked = self._emit(fast_ops.binary(llvm.AndOp, integer, self.t.const(1 << bit, i64, self.op)))
-        return self._emit(llvm.ICmpOp(masked, self.t.const(0, i64, self.op), IntegerAttr(1, i64)))
+        return self._emit(fast_ops.llvm_icmp(masked, self.t.const(0, i64, self.op), _ICMP["ne"]))
 
 
 def _real(t: FunctionTranslation, op: Operation) -> tuple[_Real, list[tuple[SSAValue, SSAValue]]]:
@@ -1484,11 +1488,11 @@ def _real(t: FunctionTranslation, op: Operation) -> tuple[_Real, list[tuple[SSAV
 def _complex_equal(t: FunctionTranslation, op: Operation) -> None:
     (ar, ai), (br, bi) = (_parts(t, t.get(v), op) for v in op.operands)
     equal = op.__class__ is complexd.EqualOp
-    predicate = IntegerAttr(1 if equal else 13, i64)  # oeq / une
-    first = t.value(llvm.FCmpOp(ar, br, predicate), op)
-    second = t.value(llvm.FCmpOp(ai, bi, predicate), op)
+    predicate = fast_ops.CMPF_PREDICATES["oeq" if equal else "une"]
+    first = t.value(fast_ops.llvm_fcmp(ar, br, predicate), op)
+    second = t.value(fast_ops.llvm_fcmp(ai, bi, predicate), op)
     combine = llvm.AndOp if equal else llvm.OrOp
-    t.set(op.results[0], t.value(combine(first, second), op))
+    t.set(op.results[0], t.value(fast_ops.binary(combine, first, second), op))
 
 
 # ---------------------------------------------------------------------------
