@@ -78,7 +78,7 @@ def is_expression_op(op: Operation) -> bool:
     """Pure ops and memory reads: the inverse recomputes them where it needs them."""
     if op.regions:
         return False
-    decided = _expression_class(type(op))
+    decided = _expression_class(op.__class__)
     if decided is not None:
         return decided
     return is_side_effect_free(op) or only_has_effect(op, MemoryEffectKind.READ)
