@@ -250,8 +250,24 @@ def _program(arguments: str, table: str) -> bytes:
 
 @pytest.mark.parametrize(
     "contents",
-    [b'{"ptx": ".version', b"\xff\xfe", _program("!no.such<type", "{}"), _program("[]", "[]")],
-    ids=["malformed-json", "not-utf8", "attribute-not-parsed", "table-not-a-dictionary"],
+    [
+        b'{"ptx": ".version',
+        b"\xff\xfe",
+        _program("!no.such<type", "{}"),
+        _program('[#llvm.linkage<"nope">]', "{}"),
+        _program("[]", "[]"),
+        b'{"ptx": ""}',
+        _program("[]", "{}").replace(b'"arena": false', b'"arena": "no"'),
+    ],
+    ids=[
+        "malformed-json",
+        "not-utf8",
+        "attribute-not-parsed",
+        "attribute-refused",
+        "table-not-a-dictionary",
+        "fields-missing",
+        "field-of-another-kind",
+    ],
 )
 def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
     cache_home: Path, lowerings: CountedCalls, contents: bytes
@@ -283,6 +299,21 @@ def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path
     with pytest.raises(RuntimeError, match="the compile failed"):
         gpu_cache.cached(axpy(), "test", (), failing, bytes, json.loads)
     assert entries(cache_home) == []
+
+
+def test_a_decode_that_fails_otherwise_is_a_bug_that_propagates(cache_home: Path):
+    """Only what bytes that are not a program raise is a miss: another
+    error of ``decode`` is raised, and the entry is kept, not deleted and
+    compiled again on every call."""
+    name = gpu_cache.key(axpy(), "test", ())
+    cache.store(name, b"{}", cache.GPU_PROGRAM)
+
+    def broken(data: bytes) -> bytes:
+        raise RuntimeError("decode is broken")
+
+    with pytest.raises(RuntimeError, match="decode is broken"):
+        gpu_cache.cached(axpy(), "test", (), lambda: b"compiled", bytes, broken)
+    assert cache.load(name, cache.GPU_PROGRAM) == b"{}"
 
 
 def _unknown_kernel() -> object:

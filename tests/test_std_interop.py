@@ -400,6 +400,35 @@ def test_a_compare_and_swap_in_std_code_runs_natively():
     assert caller([-(2**63), -(2**63), 2**63 - 1]) == (-(2**63), 1, 2**63 - 1)
 
 
+@pytest.mark.parametrize(
+    ("use", "user"),
+    [
+        ("  llvm.store %r, %p : !llvm.struct<(i64, i1)>, !llvm.ptr\n", "llvm.store"),
+        ("  llvm.call @keep(%r) : (!llvm.struct<(i64, i1)>) -> ()\n", "llvm.call"),
+        ("  cf.br ^next(%r : !llvm.struct<(i64, i1)>)\n^next(%q: !llvm.struct<(i64, i1)>):\n", "llvm.br"),
+    ],
+    ids=["store", "call", "branch"],
+)
+def test_a_compare_and_swap_read_other_than_by_extractvalue_is_refused_at_the_op(use: str, user: str):
+    """Only ``llvm.extractvalue`` reads a ``llvm.cmpxchg`` in LLVM IR (the
+    instruction replaces a call there, and llvmlite keeps a store's, a
+    call's or a branch's operands where it would not be renewed): another
+    use is a located error, not LLVM's "use of undefined value"."""
+    module = parse_module(
+        "llvm.func @keep(!llvm.struct<(i64, i1)>)\n"
+        "func.func @swap(%p: !llvm.ptr, %cmp: i64, %new: i64) {\n"
+        "  %r = llvm.cmpxchg %p, %cmp, %new acq_rel monotonic : !llvm.ptr, i64\n"
+        f"{use}  func.return\n}}\n",
+        "uses.mlir",
+    )
+    with pytest.raises(PassFailedException) as error:
+        lower_to_llvm_ir(module)
+    assert str(error.value) == (
+        f"'llvm.cmpxchg' at uses.mlir:3:3: its result is used by '{user}' at uses.mlir:4:3; "
+        "native code reads a compare-and-swap only with 'llvm.extractvalue'"
+    )
+
+
 def test_a_dimension_past_the_rank_is_a_located_error_on_both_engines():
     """A fuzz finding: ``memref.dim`` at a constant past the rank was an
     internal TypeError in the lowering."""

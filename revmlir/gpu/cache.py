@@ -24,7 +24,7 @@ switch (``REVMLIR_CACHE=0``).  What an entry holds is the caller's
 prints and parses the IR attributes a program carries.  Compiles that fail
 are not stored: their errors come from compiling again.  An entry that
 passes its seal but does not decode (one this revmlir did not write, or a
-bug) is a miss: it is deleted and compiled again.
+bug in ``encode``) is a miss: it is deleted and compiled again.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import ParseError, VerifyException
 
 from revmlir.gpu.toolkit import find_libdevice
 from revmlir.parsing import make_context
@@ -53,6 +54,14 @@ XDSL = Path(xdsl.__file__).resolve().parent
 """xDSL's files, whose digest stands for its version when it has none."""
 
 T = TypeVar("T")
+
+UNREADABLE = (ValueError, KeyError, TypeError, ParseError, VerifyException)
+"""What a ``decode`` raises for sealed bytes that are not an entry it reads:
+``json``'s errors and undecodable UTF-8 (``ValueError``s), a field missing
+(``KeyError``) or of another kind (``TypeError``), an attribute that does
+not parse (``ParseError``) or is refused as it is built
+(``VerifyException``).  Anything else is a bug, and propagates rather
+than turning every load into a silent recompile."""
 
 
 @functools.cache
@@ -128,6 +137,14 @@ def parse_attribute(text: str) -> Attribute:
     return Parser(make_context(), text).parse_attribute()
 
 
+def expect(value: object, kind: type[T]) -> T:
+    """``value``, a field read from an entry, if it is a ``kind``; else
+    the ``TypeError`` of an entry of another shape (``UNREADABLE``)."""
+    if not isinstance(value, kind):
+        raise TypeError(f"an entry holds {type(value).__name__} where {kind.__name__} is read")
+    return value
+
+
 def key(module: ModuleOp, what: str, options: Sequence[object]) -> str:
     """The entry name for compiling ``module`` into ``what`` (``kernels``,
     ``ptx``) with ``options`` (the names, architecture, …, in the order the
@@ -157,7 +174,7 @@ def cached(
         if (data := directory.load(name, cache.GPU_PROGRAM)) is not None:
             try:
                 return decode(data)
-            except Exception:  # decode reads only the entry: it is not one this revmlir reads
+            except UNREADABLE:
                 directory.discard(name, cache.GPU_PROGRAM)
         result = compile()
         directory.store(name, encode(result), cache.GPU_PROGRAM)

@@ -108,18 +108,22 @@ class GPUProgram:
 
     @staticmethod
     def decode(data: bytes) -> GPUProgram:
-        """The program ``encode`` gave ``data`` for."""
-        fields = json.loads(data)
+        """The program ``encode`` gave ``data`` for.  Bytes that are not
+        one raise what ``revmlir.gpu.cache.UNREADABLE`` lists: a field of
+        another kind is a ``TypeError`` here, not a program that fails
+        when it is launched."""
+        fields = cache.expect(json.loads(data), dict)
         kernels = {}
-        for name, k in fields["kernels"].items():
-            arguments = cache.parse_attribute(k["arguments"])
-            assert isinstance(arguments, ArrayAttr)
-            kernels[name] = KernelInfo(k["entry"], tuple(arguments.data), k["arena"])
-        table = cache.parse_attribute(fields["check_table"])
-        assert isinstance(table, DictionaryAttr)
+        for name, k in cache.expect(fields["kernels"], dict).items():
+            k = cache.expect(k, dict)
+            arguments = cache.expect(cache.parse_attribute(cache.expect(k["arguments"], str)), ArrayAttr)
+            kernels[name] = KernelInfo(
+                cache.expect(k["entry"], str), tuple(arguments.data), cache.expect(k["arena"], bool)
+            )
+        table = cache.expect(cache.parse_attribute(cache.expect(fields["check_table"], str)), DictionaryAttr)
         checks = ModuleOp([])
         checks.attributes.update(table.data)
-        return GPUProgram(fields["ptx"], kernels, checks, fields["arch"])
+        return GPUProgram(cache.expect(fields["ptx"], str), kernels, checks, cache.expect(fields["arch"], str))
 
 
 @functools.cache

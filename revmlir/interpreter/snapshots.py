@@ -48,18 +48,17 @@ def _latest(
     """The store, the values named by ``op`` and where the latest record
     (the one ``op`` acts on) starts in the store."""
     store, *values = args
-    length = _fixed_length(op.values, values)
+    start = len(store) - _fixed_length(op.values, values)
     if op.stack() is not None:
         # the stored length bounded as native code bounds it, a float as a
-        # float (NaN fails): a hand-written top word must place the
-        # stack's part in the store
-        held = store[-1] if len(store) >= length + 1 else -1
-        if not 0 <= held <= len(store) - length - 1:
-            raise interpreter.runtime.fail(op, f"no snapshot to {what}")
-        length += int(held) + 1
-    if len(store) < length:
+        # float (NaN fails, 3.5 does not fit 4 places: ``<= start - 1``): a
+        # hand-written top word must place the stack's part, and its
+        # length, in the store after the fixed part
+        held = store[-1] if start > 0 else -1
+        start = start - int(held) - 1 if 0 <= held <= start - 1 else -1
+    if start < 0:
         raise interpreter.runtime.fail(op, f"no snapshot to {what}")
-    return store, values, len(store) - length
+    return store, values, start
 
 
 @register_impls

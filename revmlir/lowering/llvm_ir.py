@@ -10,7 +10,8 @@ may hold it too, which the host translation passes through as every
 implemented" from the backend.  While the backend converts, each
 ``llvm.cmpxchg`` is a call of a declared function named after its
 orderings and type; in the llvmlite module the call is the instruction
-again.
+again.  Its result is read only by ``llvm.extractvalue`` (how a swap's old
+value and success are read); another use is refused at the op.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from xdsl.backend.llvm.convert import convert_module
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.upstream_forms import CmpXchgOp
+from revmlir.errors import describe_op
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import fast_ops
 
@@ -42,9 +45,21 @@ def llvm_ir(module: ModuleOp) -> ir.Module:
 def _cmpxchg_as_calls(module: ModuleOp) -> None:
     """Each ``llvm.cmpxchg`` becomes a call of a declared function named
     after its orderings and type (``_cmpxchg_instructions`` makes it the
-    instruction again in LLVM IR)."""
+    instruction again in LLVM IR).  Its result may be read only by
+    ``llvm.extractvalue``: llvmlite keeps an instruction's operands in
+    attributes of each kind of its own (a call's ``args``, a store's
+    ``value``, a phi's incomings, ...), so the instruction could not stand
+    for the call in any other use, which would print a reference to the
+    removed call; such a use is refused here, where the ops have
+    locations."""
     declared: dict[str, llvm.LLVMFunctionType] = {}
     for op in [o for o in nested_ops(module) if isinstance(o, CmpXchgOp)]:
+        for use in op.res.uses:
+            if not isinstance(use.operation, llvm.ExtractValueOp):
+                raise PassFailedException(
+                    f"{describe_op(op)}: its result is used by {describe_op(use.operation)}; "
+                    "native code reads a compare-and-swap only with 'llvm.extractvalue'"
+                )
         name = f"{CMPXCHG}{op.success_ordering.data}.{op.failure_ordering.data}.{op.val.type}"
         declared[name] = llvm.LLVMFunctionType([a.type for a in op.operands], op.res.type)
         Rewriter.replace_op(op, fast_ops.llvm_call(name, op.operands, op.res.type))
@@ -56,18 +71,23 @@ def _cmpxchg_as_calls(module: ModuleOp) -> None:
 
 def _cmpxchg_instructions(module: ir.Module) -> None:
     """The calls ``_cmpxchg_as_calls`` made, ``cmpxchg`` instructions again,
-    and their functions' declarations gone.  llvmlite's ``replace`` renews
-    the operands of the instructions that use a call, but an
-    ``extractvalue`` (how a swap's old value and success are read) prints
-    its aggregate, which is renewed here."""
-    for function in [f for f in module.functions if f.name.startswith(CMPXCHG)]:
-        success, failure, _ = function.name.removeprefix(CMPXCHG).split(".")
-        for caller in module.functions:
-            for block in caller.blocks:
-                for call in [i for i in block.instructions if isinstance(i, ir.CallInstr) and i.callee is function]:
-                    swap = ir.CmpXchg(block, *call.args, success, failure, "")
-                    block.replace(call, swap)
-                    for user in (i for b in caller.blocks for i in b.instructions):
-                        if isinstance(user, ir.ExtractValue) and user.aggregate is call:
-                            user.aggregate = swap
+    and their functions' declarations gone.  The calls' only users are
+    ``extractvalue``s (``_cmpxchg_as_calls`` refuses others), which print
+    their ``aggregate``: each function's are renewed in one pass over it."""
+    stand_ins = {f for f in module.functions if f.name.startswith(CMPXCHG)}
+    for caller in module.functions:
+        swaps: dict[ir.CallInstr, ir.CmpXchg] = {}
+        for block in caller.blocks:
+            for position, call in enumerate(block.instructions):
+                if isinstance(call, ir.CallInstr) and call.callee in stand_ins:
+                    success, failure, _ = call.callee.name.removeprefix(CMPXCHG).split(".")
+                    swaps[call] = block.instructions[position] = ir.CmpXchg(block, *call.args, success, failure, "")
+        if not swaps:
+            continue
+        for block in caller.blocks:
+            for user in block.instructions:
+                if isinstance(user, ir.ExtractValue) and (swap := swaps.get(user.aggregate)) is not None:
+                    user.replace_usage(user.aggregate, swap)
+                    user.aggregate = swap
+    for function in stand_ins:
         del module.globals[function.name]
