@@ -53,7 +53,8 @@ def _cmpxchg_as_calls(module: ModuleOp) -> None:
     removed call; such a use is refused here, where the ops have
     locations."""
     declared: dict[str, llvm.LLVMFunctionType] = {}
-    for op in [o for o in nested_ops(module) if isinstance(o, CmpXchgOp)]:
+    # by exact class: the walk meets every op of every compile, and few have one
+    for op in [o for o in nested_ops(module) if o.__class__ is CmpXchgOp]:
         for use in op.res.uses:
             if not isinstance(use.operation, llvm.ExtractValueOp):
                 raise PassFailedException(
@@ -75,6 +76,8 @@ def _cmpxchg_instructions(module: ir.Module) -> None:
     ``extractvalue``s (``_cmpxchg_as_calls`` refuses others), which print
     their ``aggregate``: each function's are renewed in one pass over it."""
     stand_ins = {f for f in module.functions if f.name.startswith(CMPXCHG)}
+    if not stand_ins:
+        return
     for caller in module.functions:
         swaps: dict[ir.CallInstr, ir.CmpXchg] = {}
         for block in caller.blocks:
