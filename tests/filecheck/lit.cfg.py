@@ -21,3 +21,11 @@ config.substitutions.append(("%python", sys.executable))
 # A PYTHONPATH that selects a checkout's own revmlir reaches the tools too.
 if "PYTHONPATH" in os.environ:
     config.environment["PYTHONPATH"] = os.environ["PYTHONPATH"]
+# lit runs its builtins `cat` and `diff` as Python scripts and, to let them
+# import lit, sets PYTHONPATH to lit's own directory in the environment that
+# the test's later RUN lines share: every tool after one would import the
+# installed revmlir.  Behind `env` lit gives the command its own copy of the
+# environment, so a `cat` or `diff` in command position runs behind `env`: at
+# a line's start (lit marks each line `%dbg(RUN: at line N)`), after `|`,
+# `&&`, `||`, `;`, `!` or `not`.
+config.substitutions.append((r"(?:^|(?<=[|&;!)])|(?<=\bnot))\s*(?=(?:cat|diff)\s)", " env "))
