@@ -75,7 +75,7 @@ from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.lowering.printing import lower_print
-from revmlir.naming import inverse_name
+from revmlir.naming import RUNTIME_PREFIX, inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.runtime_checks import (
     ANCILLA_FREED,
@@ -121,6 +121,20 @@ def stack_element(type: Attribute) -> Attribute:
 # ---------------------------------------------------------------------------
 # Preparation: leave only forward code
 # ---------------------------------------------------------------------------
+
+
+def check_reserved_names(module: ModuleOp) -> None:
+    """Refuse, at its op, a function of the program named like the runtime's
+    functions, which lowering adds to the same module (host and device code
+    alike): it would take the place of one of them."""
+    for function in module.ops:
+        if isinstance(function, rev.FuncOp | func.FuncOp) and function.body.blocks:
+            name = function.sym_name.data
+            if name.startswith(RUNTIME_PREFIX):
+                raise PassFailedException(
+                    f"{describe_op(function)}: @{name} has a name reserved for revmlir's runtime functions "
+                    f"(names starting with '{RUNTIME_PREFIX}'): rename it"
+                )
 
 
 def _materialize_uncalled_inverses(module: ModuleOp) -> None:
@@ -1437,6 +1451,7 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_reserved_names(op)
         check_snapshots(op)
         forward_only(op)
         _materialize_uncalled_inverses(op)
