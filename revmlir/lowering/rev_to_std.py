@@ -67,7 +67,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp,
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, describe_op
 from revmlir.expansion import forward_only
-from revmlir.inversion import invert_function
+from revmlir.inversion import forgetful_functions, invert_function, no_inverse_message
 from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
@@ -138,17 +138,22 @@ def check_reserved_names(module: ModuleOp) -> None:
 
 
 def _materialize_uncalled_inverses(module: ModuleOp) -> None:
-    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``."""
+    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``;
+    an uncall of a function without an inverse is refused at the uncall."""
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
+    forgetful = forgetful_functions(module)
     pending = True
     while pending:
         pending = False
         for op in nested_ops(module):
             if not isinstance(op, rev.UncallOp):
                 continue
-            target = inverse_name(op.callee.string_value())
+            name = op.callee.string_value()
+            if name in forgetful:
+                raise PassFailedException(f"{describe_op(op)} runs it backwards: {no_inverse_message(module, name)}")
+            target = inverse_name(name)
             if target not in funcs:
-                forward = funcs[op.callee.string_value()]
+                forward = funcs[name]
                 inverse = invert_function(forward, target)
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
