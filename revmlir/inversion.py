@@ -22,26 +22,32 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
+from xdsl.traits import IsTerminator, SymbolTable
 
 from revmlir.dialects.rev import CallOp, FuncOp, ReturnOp, UncallOp, YieldOp
-from revmlir.errors import InversionError, describe_op, describe_value
-from revmlir.interfaces import InvertibleOp
+from revmlir.errors import InversionError, describe_op, describe_value, format_location
+from revmlir.interfaces import InvertibleOp, NotInvertible
 from revmlir.naming import FORGETFUL_ATTR, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
 _OpT = TypeVar("_OpT", bound=Operation)
 
 
+def forgets(op: Operation) -> bool:
+    """Whether ``op`` makes its function lose its inverse: it is marked
+    forgetful, or it is an op of a function body with no inverse rule (the
+    snapshots of checkpointed gradients); the structural ops marked
+    ``NotInvertible`` (terminators) are inverted by their owner instead."""
+    if FORGETFUL_ATTR in op.attributes:
+        return True
+    return op.has_trait(NotInvertible) and not op.has_trait(IsTerminator) and not isinstance(op, FuncOp)
+
+
 def forgetful_functions(module: ModuleOp) -> set[str]:
     """The ``rev.func``s of ``module`` with no inverse: marked forgetful,
-    containing a forgetful op, or calling (or uncalling) such a function."""
+    containing an op that forgets, or calling (or uncalling) such a function."""
     functions = [f for f in module.ops if isinstance(f, FuncOp)]
-    forgetful = {
-        f.sym_name.data
-        for f in functions
-        if FORGETFUL_ATTR in f.attributes or any(FORGETFUL_ATTR in op.attributes for op in f.walk())
-    }
+    forgetful = {f.sym_name.data for f in functions if FORGETFUL_ATTR in f.attributes or any(map(forgets, f.walk()))}
     changed = True
     while changed:
         changed = False
@@ -53,6 +59,18 @@ def forgetful_functions(module: ModuleOp) -> set[str]:
                 forgetful.add(name)
                 changed = True
     return forgetful
+
+
+def no_inverse_message(module: ModuleOp, name: str) -> str:
+    """Why ``@name``, one of ``forgetful_functions(module)``, cannot run
+    backwards, located at the first op that forgets: one message for every
+    engine."""
+    where = "".join(f" at {format_location(op.location)}" for op in first_forgetful_op(module, name))
+    return (
+        f"@{name} has no inverse: it forgets state, itself or in a function it calls "
+        "(a checkpointed gradient, an adjoint discarding the gradient an ancilla "
+        f"has at its birth, or a primitive without an inverse rule{where})"
+    )
 
 
 def first_forgetful_op(module: ModuleOp, name: str) -> list[Operation]:
@@ -68,7 +86,7 @@ def first_forgetful_op(module: ModuleOp, name: str) -> list[Operation]:
             continue
         seen.add(current)
         for op in function.walk():
-            if FORGETFUL_ATTR in op.attributes and op is not function:
+            if op is not function and forgets(op):
                 return [op]
             if isinstance(op, CallOp | UncallOp):
                 pending.append(op.callee.string_value())

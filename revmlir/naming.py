@@ -20,6 +20,12 @@ gradient an ancilla has at its birth): it has no inverse, so ``rev-invert``
 leaves such functions, and those calling them, out unless they are named
 (``revmlir.inversion.forgetful_functions``)."""
 
+RUNTIME_PREFIX = "revmlir."
+"""Compiled code names its runtime functions (``revmlir.report``,
+``revmlir.stack.push.f64``, …) with this prefix, on the host and on the
+device alike: a program's own function may not, or it would clash with them
+(``revmlir.lowering.rev_to_std.check_reserved_names``)."""
+
 
 def inverse_name(name: str) -> str:
     """``@f`` ↔ ``@f.inv``: the inverse of an inverse has the original name."""

@@ -67,7 +67,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp,
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, describe_op
 from revmlir.expansion import forward_only
-from revmlir.inversion import invert_function
+from revmlir.inversion import forgetful_functions, invert_function, no_inverse_message
 from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
@@ -75,7 +75,7 @@ from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.lowering.printing import lower_print
-from revmlir.naming import inverse_name
+from revmlir.naming import RUNTIME_PREFIX, inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.runtime_checks import (
     ANCILLA_FREED,
@@ -123,18 +123,37 @@ def stack_element(type: Attribute) -> Attribute:
 # ---------------------------------------------------------------------------
 
 
+def check_reserved_names(module: ModuleOp) -> None:
+    """Refuse, at its op, a function of the program named like the runtime's
+    functions, which lowering adds to the same module (host and device code
+    alike): it would take the place of one of them."""
+    for function in module.ops:
+        if isinstance(function, rev.FuncOp | func.FuncOp) and function.body.blocks:
+            name = function.sym_name.data
+            if name.startswith(RUNTIME_PREFIX):
+                raise PassFailedException(
+                    f"{describe_op(function)}: @{name} has a name reserved for revmlir's runtime functions "
+                    f"(names starting with '{RUNTIME_PREFIX}'): rename it"
+                )
+
+
 def _materialize_uncalled_inverses(module: ModuleOp) -> None:
-    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``."""
+    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``;
+    an uncall of a function without an inverse is refused at the uncall."""
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
+    forgetful = forgetful_functions(module)
     pending = True
     while pending:
         pending = False
         for op in nested_ops(module):
             if not isinstance(op, rev.UncallOp):
                 continue
-            target = inverse_name(op.callee.string_value())
+            name = op.callee.string_value()
+            if name in forgetful:
+                raise PassFailedException(f"{describe_op(op)} runs it backwards: {no_inverse_message(module, name)}")
+            target = inverse_name(name)
             if target not in funcs:
-                forward = funcs[op.callee.string_value()]
+                forward = funcs[name]
                 inverse = invert_function(forward, target)
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
@@ -1437,6 +1456,7 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_reserved_names(op)
         check_snapshots(op)
         forward_only(op)
         _materialize_uncalled_inverses(op)

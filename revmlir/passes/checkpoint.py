@@ -56,7 +56,8 @@ class AdCheckpointPass(ModulePass):
                         "is not one (mark a loop of a rev.func with a schedule instead)"
                     )
             make_resumable(op, self.functions, schedule, self.base)
-            reversibilize(op, "tape")
+            # the other functions stay ordinary: a later run may name them
+            reversibilize(op, "tape", self.functions)
         expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)
         check_snapshots(op)
 

@@ -24,7 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects import anc, rev
 from revmlir.interfaces import set_checks
-from revmlir.reachability import rule_functions
+from revmlir.reachability import reached_among, rule_functions
 from revmlir.reversibilize.analysis import (
     ReversibilizeError,
     check_function,
@@ -44,7 +44,9 @@ Mode = Literal["tape", "bennett"]
 MODES: tuple[Mode, ...] = ("tape", "bennett")
 
 
-def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> dict[str, frozenset[int]]:
+def reversibilize(
+    module: ModuleOp, mode: Mode = "bennett", roots: Sequence[str] | None = None
+) -> dict[str, frozenset[int]]:
     """Replace every ``func.func`` of ``module`` that has a body by its
     reversible form (declarations stay; calling one is an error), except the
     rules of the primitives the module declares (``rev.extern``) and what
@@ -52,13 +54,18 @@ def reversibilize(module: ModuleOp, mode: Mode = "bennett") -> dict[str, frozens
     per function, the positions of the array arguments it may write, for
     which its Bennett form takes output arrays (``written_arguments``, exact
     on the stores and calls of the ordinary code ``check_function``
-    admits)."""
+    admits).  With ``roots``, only these functions and those they reach are
+    replaced: the others stay ordinary code, which a later pass may still
+    convert (``ad-checkpoint`` run once per function)."""
     rules = rule_functions(module)
     functions = [
         op
         for op in module.ops
         if isinstance(op, func.FuncOp) and not op.is_declaration and op.sym_name.data not in rules
     ]
+    if roots is not None:
+        reached = reached_among({f.sym_name.data: f for f in functions}, roots)
+        functions = [f for f in functions if f.sym_name.data in reached]
     by_name = {f.sym_name.data: f for f in functions}
     for function in functions:
         check_function(function, by_name)

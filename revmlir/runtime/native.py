@@ -39,8 +39,8 @@ from xdsl.passes import PassPipeline
 from revmlir.collector import pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
-from revmlir.errors import ExecutionError, format_location
-from revmlir.inversion import first_forgetful_op, forgetful_functions
+from revmlir.errors import ExecutionError
+from revmlir.inversion import forgetful_functions, no_inverse_message
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
@@ -227,13 +227,7 @@ class _NativeCall:
             self.entry = module.machine_code.address(function + CIFACE_SUFFIX)
         except KeyError:
             if backward and name in forgetful_functions(module.module):
-                raise ExecutionError(
-                    f"@{name} has no inverse: it forgets state, itself or in a function it calls "
-                    "(a checkpointed gradient, an adjoint discarding the gradient an ancilla "
-                    "has at its birth, or a primitive without an inverse rule"
-                    + "".join(f" at {format_location(op.location)}" for op in first_forgetful_op(module.module, name))
-                    + ")"
-                ) from None
+                raise ExecutionError(no_inverse_message(module.module, name)) from None
             raise ExecutionError(
                 f"@{name} has no compiled inverse: its module was compiled to run "
                 "forward only (NativeModule.compile(inverses=False))"

@@ -24,7 +24,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.diagnostics import format_error
-from revmlir.errors import ExecutionError, InvertibilityError
+from revmlir.errors import ExecutionError, InversionError, InvertibilityError
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.arguments import out_of_range, value_range
@@ -138,7 +138,9 @@ def run(args: argparse.Namespace) -> int:
     run_function = runner.uncall if args.inverse else runner.call
     try:
         results = run_function(args.entry, *values)
-    except (InvertibilityError, ExecutionError) as error:
+    except (InvertibilityError, ExecutionError, InversionError) as error:
+        # an InversionError: the interpreter inverts a function when it first
+        # runs backwards, and one that forgets state has no inverse
         print(format_error(error, module, args.input_file), file=sys.stderr)
         return 1
     except TypeError as error:

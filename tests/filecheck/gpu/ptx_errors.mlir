@@ -5,10 +5,14 @@
 // RUN: not rev-translate %s --emit=cubin 2>&1 | filecheck %s --check-prefix=CUBIN
 // RUN: not rev-translate %S/inputs/gpu_nvvm_intrinsic.mlir --emit=ptx --gpu-arch=sm_75 2>&1 | filecheck %s --check-prefix=NVVM
 // RUN: not rev-translate %S/inputs/gpu_libm_types.mlir --emit=ptx 2>&1 | filecheck %s --check-prefix=LIBM
+// RUN: not rev-translate %S/inputs/gpu_reserved_name.mlir --emit=ptx 2>&1 | filecheck %s --check-prefix=RESERVED
+// RUN: not rev-translate %S/inputs/gpu_reserved_name.mlir --emit=llvm 2>&1 | filecheck %s --check-prefix=RESERVED
 
 // What NVPTX or the device cannot run is an error at the op, before LLVM
 // sees it (LLVM would abort the process).
 
+// RESERVED-NOT: SSAValue
+// RESERVED: error: 'rev.func' at {{.*}}gpu_reserved_name.mlir:3:1: @revmlir.report has a name reserved for revmlir's runtime functions (names starting with 'revmlir.'): rename it
 // CHECK: error: 'llvm.call' at {{.*}}ptx_errors.mlir:[[# @LINE + 9]]:3: GPU code cannot call mystery: device code calls the module's functions and libdevice's math only
 // ATOMIC: error: 'memref.atomic_rmw' at {{.*}}gpu_atomic_max.mlir:8:5: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported in GPU code
 // STACK: error: 'func.call' at {{.*}}gpu_stack.mlir:5:3: @pushes allocates from the per-thread arena in GPU code but takes no error slot memref<6xi64>, through which device code reaches the arena (only lowered reversible functions have one)

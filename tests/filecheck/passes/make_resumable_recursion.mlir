@@ -1,12 +1,16 @@
 // RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3}' | filecheck %s
 // RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3},make-resumable{functions=dc policy=bisection}' | filecheck %s --check-prefix=TWICE
 // RUN: rev-opt %s --verify-diagnostics -p 'make-resumable{functions=f policy=binomial snapshots=3},ad-checkpoint{functions=dc policy=bisection}' | filecheck %s --check-prefix=THEN-CKPT
-// RUN: rev-opt %s --verify-diagnostics -p 'ad-checkpoint{functions=f,dc policy=bisection}' -o %t
+// RUN: rev-opt %s --verify-diagnostics -p 'ad-checkpoint{functions=f policy=bisection},ad-checkpoint{functions=dc policy=bisection}' -o %t
 // RUN: filecheck %s --check-prefix=CKPT < %t
 // RUN: rev-run %t -e dc.ckpt --args "[0.1,0.2,0.3,0.4]" 0 4 0.0 [] [] "[0.0,0.0,0.0,0.0]" 1.0 [] --backend native > %t.native
 // RUN: rev-run %t -e dc.ckpt --args "[0.1,0.2,0.3,0.4]" 0 4 0.0 [] [] "[0.0,0.0,0.0,0.0]" 1.0 [] --backend interpreter > %t.interpreter
 // RUN: diff %t.native %t.interpreter
 // RUN: filecheck %s --check-prefix=GRAD < %t.native
+
+// ad-checkpoint with a policy converts only the functions it names and
+// those they call, so one run per function works (CKPT, GRAD) as one run
+// naming both does (make_resumable.mlir).
 
 // Recursion: f(x, n) = x if n = 0 else sin(f(x, n - 1)) * x.  The function
 // is laid out once in the machine; the recursive call pushes a frame (the
