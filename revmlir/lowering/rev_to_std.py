@@ -141,7 +141,8 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
     """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``;
     an uncall of a function without an inverse is refused at the uncall."""
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
-    forgetful = forgetful_functions(module)
+    # found at the first uncall: the search walks every op, and most modules uncall nothing
+    forgetful: set[str] | None = None
     pending = True
     while pending:
         pending = False
@@ -149,6 +150,8 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
             if not isinstance(op, rev.UncallOp):
                 continue
             name = op.callee.string_value()
+            if forgetful is None:
+                forgetful = forgetful_functions(module)
             if name in forgetful:
                 raise PassFailedException(f"{describe_op(op)} runs it backwards: {no_inverse_message(module, name)}")
             target = inverse_name(name)
