@@ -24,10 +24,11 @@ from counted_calls import CountedCalls
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
 from revmlir.gpu import cache as gpu_cache
-from revmlir.gpu import program
+from revmlir.gpu import program, toolkit
 from revmlir.gpu.api import Kernel
 from revmlir.gpu.program import GPUProgram, compile_kernels, module_ptx
 from revmlir.gpu.runtime import raise_gpu_error
+from revmlir.gpu.toolkit import ToolkitError
 from revmlir.parsing import parse_module
 from revmlir.runtime import cache
 from revmlir.tools.rev_translate import main as rev_translate
@@ -427,3 +428,165 @@ def test_rev_translate_emits_the_cached_ptx(
         assert rev_translate([str(AXPY), "--emit=ptx"]) == 0
         outputs.append(capsys.readouterr().out)
     assert lowerings.count == 1 and outputs[0] == outputs[1] and ".entry axpy(" in outputs[0]
+
+
+# -- cubins ---------------------------------------------------------------------
+
+
+PTXAS = toolkit.find_ptxas()
+"""The toolkit's ptxas (the nvidia-cuda-nvcc wheel's in the test
+environment), as found before a test replaces it."""
+
+
+class Ptxas:
+    """ptxas behind a script that logs each run's arguments, saying that
+    its version is ``version`` where one is given (another ptxas)."""
+
+    def __init__(self, folder: Path, version: str | None = None):
+        assert PTXAS is not None
+        folder.mkdir(exist_ok=True)
+        self.path, self.log = folder / "ptxas", folder / "runs.log"
+        answer = f'if [ "$1" = --version ]; then echo "{version}"; exit 0; fi\n' if version is not None else ""
+        self.path.write_text(f'#!/bin/sh\necho "$@" >> "{self.log}"\n{answer}exec "{PTXAS}" "$@"\n')
+        self.path.chmod(0o755)
+
+    def runs(self) -> list[str]:
+        """The runs so far, as their first arguments: ``--version`` where
+        it was asked which it is, ``-arch=…`` where it assembled."""
+        return [line.split()[0] for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+@pytest.fixture
+def ptxas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ptxas:
+    """The ptxas the toolkit finds, logged; each test starts as a fresh
+    process does, without the versions an earlier one asked for."""
+    found = Ptxas(tmp_path / "toolkit")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: found.path)
+    gpu_cache._ptxas_version.cache_clear()
+    return found
+
+
+def cubins(where: Path) -> list[Path]:
+    return sorted(where.glob("*.cubin"))
+
+
+def test_rev_translate_loads_the_cubin_an_earlier_process_assembled(
+    cache_home: Path, lowerings: CountedCalls, ptxas: Ptxas, tmp_path: Path
+):
+    """``--emit=cubin`` twice, the second time with nothing in memory (as
+    a new process): the second asks ptxas which it is, and assembles
+    nothing; the cubin is the same, byte for byte."""
+    outputs = [tmp_path / "first.cubin", tmp_path / "second.cubin"]
+    assert rev_translate([str(AXPY), "--emit=cubin", "-o", str(outputs[0])]) == 0
+    assert ptxas.runs() == ["--version", "-arch=sm_90"]
+    gpu_cache._ptxas_version.cache_clear()
+    assert rev_translate([str(AXPY), "--emit=cubin", "-o", str(outputs[1])]) == 0
+    assert ptxas.runs() == ["--version", "-arch=sm_90", "--version"] and lowerings.count == 1
+    assert outputs[0].read_bytes() == outputs[1].read_bytes()
+    assert outputs[0].read_bytes().startswith(gpu_cache.ELF_MAGIC) and len(cubins(cache_home)) == 1
+
+
+def test_another_architecture_or_ptxas_assembles_again(
+    cache_home: Path, ptxas: Ptxas, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The architecture is part of the key, and so is the ptxas: one that
+    says it is another release assembles its own cubin; the first one's
+    entry is still loaded by the first."""
+    ptx = module_ptx(axpy())
+    first = gpu_cache.cubin(ptx)
+    assert gpu_cache.cubin(ptx) == first and ptxas.runs() == ["--version", "-arch=sm_90"]
+    gpu_cache.cubin(ptx, "sm_100")
+    assert ptxas.runs()[2:] == ["-arch=sm_100"]
+    other = Ptxas(tmp_path / "other", version="Cuda compilation tools, release 99.9, V99.9.1")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: other.path)
+    assert gpu_cache.cubin(ptx) == first and other.runs() == ["--version", "-arch=sm_90"]
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: ptxas.path)
+    assert gpu_cache.cubin(ptx) == first and ptxas.runs()[3:] == []
+    assert len(cubins(cache_home)) == 3
+
+
+def test_every_input_of_a_cubin_is_part_of_its_key(ptxas: Ptxas, monkeypatch: pytest.MonkeyPatch):
+    """The PTX, the architecture, ptxas's options and its version."""
+    ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    base = gpu_cache.cubin_key(ptx, "sm_90")
+    assert base is not None and gpu_cache.cubin_key(ptx, "sm_90") == base
+    keys = {gpu_cache.cubin_key(ptx + "\n", "sm_90"), gpu_cache.cubin_key(ptx, "sm_100")}
+    monkeypatch.setattr(toolkit, "CUBIN_OPTIONS", ("-O1",))
+    keys.add(gpu_cache.cubin_key(ptx, "sm_90"))
+    monkeypatch.undo()
+    monkeypatch.setattr(toolkit, "ptxas_version", lambda path: "another ptxas")
+    gpu_cache._ptxas_version.cache_clear()
+    keys.add(gpu_cache.cubin_key(ptx, "sm_90"))
+    assert len(keys) == 4 and base not in keys
+
+
+def test_a_ptxas_replaced_within_a_process_is_asked_again(cache_home: Path, ptxas: Ptxas):
+    """Which ptxas it is, is asked once per binary: a new file where it
+    was (a toolkit upgraded while the process runs) is asked again."""
+    key = gpu_cache.cubin_key("", "sm_90")
+    assert gpu_cache.cubin_key("", "sm_90") == key and ptxas.runs() == ["--version"]
+    ptxas.path.unlink()
+    Ptxas(ptxas.path.parent, version="release 99")
+    assert gpu_cache.cubin_key("", "sm_90") not in (key, None) and ptxas.runs() == ["--version", "--version"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_flipped, lambda entry, other: b"", _other_entry],
+    ids=["flipped-bit", "empty", "the-ptxs-entry"],
+)
+def test_a_damaged_cubin_entry_is_assembled_again(cache_home: Path, ptxas: Ptxas, damage):
+    """One flipped bit, nothing, the PTX's own entry (of another kind) in
+    its place: assembled again, and the good entry stored."""
+    ptx = module_ptx(axpy())
+    first = gpu_cache.cubin(ptx)
+    (entry,) = cubins(cache_home)
+    good = entry.read_bytes()
+    entry.write_bytes(damage(entry, entries(cache_home)[0]))
+    assert gpu_cache.cubin(ptx) == first and ptxas.runs().count("-arch=sm_90") == 2
+    assert entry.read_bytes() == good
+
+
+def test_a_sealed_cubin_entry_that_is_not_elf_is_assembled_again(cache_home: Path, ptxas: Ptxas):
+    ptx = module_ptx(axpy())
+    name = gpu_cache.cubin_key(ptx, "sm_90")
+    assert name is not None
+    cache.store(name, b"not a cubin", cache.CUBIN)
+    assert gpu_cache.cubin(ptx).startswith(gpu_cache.ELF_MAGIC) and ptxas.runs().count("-arch=sm_90") == 1
+    assert cache.load(name, cache.CUBIN) == gpu_cache.cubin(ptx)
+
+
+def test_ptx_that_ptxas_rejects_is_not_stored(cache_home: Path, ptxas: Ptxas):
+    """Its error comes from ptxas each time."""
+    for _ in range(2):
+        with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
+            gpu_cache.cubin(".version 8.0\n.target sm_90\n.address_size 64\nnot ptx\n")
+    assert ptxas.runs() == ["--version", "-arch=sm_90", "-arch=sm_90"] and cubins(cache_home) == []
+
+
+def test_a_ptxas_that_does_not_say_which_it_is_is_not_cached(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Its cubins might be any release's: each is assembled, none stored."""
+    silent = Ptxas(tmp_path / "silent", version="")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: silent.path)
+    gpu_cache._ptxas_version.cache_clear()
+    ptx = module_ptx(axpy())
+    assert gpu_cache.cubin(ptx) == gpu_cache.cubin(ptx)
+    assert silent.runs().count("-arch=sm_90") == 2 and cubins(cache_home) == []
+
+
+def test_without_ptxas_a_cubin_is_its_error(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: None)
+    with pytest.raises(ToolkitError, match="ptxas was not found"):
+        gpu_cache.cubin(module_ptx(axpy()))
+    assert cubins(cache_home) == []
+
+
+def test_with_the_cache_off_ptxas_is_not_asked_which_it_is(
+    cache_home: Path, ptxas: Ptxas, monkeypatch: pytest.MonkeyPatch
+):
+    ptx = module_ptx(axpy())
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    assert gpu_cache.cubin(ptx) == gpu_cache.cubin(ptx)
+    assert ptxas.runs() == ["-arch=sm_90", "-arch=sm_90"] and cubins(cache_home) == []

@@ -11,8 +11,8 @@ anything else is a different key (entries are never stale, only unused).
 
 Each use of the cache is a ``Kind`` of entry, with its own format tag and
 file suffix: ``OBJECT``, LLVM's object files for the host
-(``revmlir.runtime.jit``), and ``GPU_PROGRAM``, GPU compiles
-(``revmlir.gpu.cache``).  Every kind is listed here, not where it is used,
+(``revmlir.runtime.jit``), ``GPU_PROGRAM``, GPU compiles, and ``CUBIN``,
+ptxas's cubins of their PTX (both ``revmlir.gpu.cache``).  Every kind is listed here, not where it is used,
 so that the size bound, ``--clear`` and the listing count all of them in a
 process that imported only this module.  ``opened`` decides once whether
 the cache can be used and gives its ``Directory``, which loads and stores
@@ -90,7 +90,7 @@ class Kind:
     def key(self, *parts: str) -> str:
         """The entry name for an output that is a pure function of
         ``parts`` and LLVM (llvmlite's and LLVM's versions are part of
-        every key: each kind holds LLVM's output)."""
+        every key: each kind holds LLVM's output, or ptxas's of it)."""
         digest = hashlib.sha256()
         for part in (self.format, llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)), *parts):
             data = part.encode()
@@ -102,7 +102,9 @@ OBJECT = Kind("revmlir-object-cache-3", ".o")
 """Object files for the host, from ``revmlir.runtime.jit``."""
 GPU_PROGRAM = Kind("revmlir-gpu-program-1", ".gpu")
 """GPU compiles (PTX and what launches need), from ``revmlir.gpu.cache``."""
-KINDS = (OBJECT, GPU_PROGRAM)
+CUBIN = Kind("revmlir-cubin-1", ".cubin")
+"""ptxas's cubins, from ``revmlir.gpu.cache``."""
+KINDS = (OBJECT, GPU_PROGRAM, CUBIN)
 SUFFIXES = tuple(k.suffix for k in KINDS)
 
 SECRET = "secret"
