@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import xdsl
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, f64, i32
+from xdsl.utils.exceptions import ParseError, PassFailedException
 
 import revmlir as rv
 from counted_calls import CountedCalls
@@ -29,12 +30,16 @@ from revmlir.gpu.api import Kernel
 from revmlir.gpu.program import GPUProgram, compile_kernels, module_ptx
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import ToolkitError
-from revmlir.parsing import parse_module
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime import cache
+from revmlir.runtime_checks import CHECKS_ATTR, check_table_errors
 from revmlir.tools.rev_translate import main as rev_translate
 
 AXPY = Path(__file__).parent / "filecheck" / "gpu" / "versioned_loop.mlir"
 """``y[i] += a·x[i]``, whose index checks report located errors."""
+EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
 def axpy(path: Path = AXPY):
@@ -243,10 +248,31 @@ KERNELS = (["axpy"], "sm_90", 3, None)
 """``compile_kernels(axpy(), ["axpy"])``'s options."""
 
 
-def _program(arguments: str, table: str) -> bytes:
-    """An entry's JSON with the given attribute texts."""
-    kernel = {"entry": "axpy", "arguments": arguments, "arena": False}
-    return json.dumps({"ptx": "", "kernels": {"axpy": kernel}, "check_table": table, "arch": "sm_90"}).encode()
+CHECK = "ExecutionError|memref.load|f.mlir:3:5|axpy|i64,i64|index {0} is out of bounds for axis 0 with size {1}"
+
+
+def _program(*, kernel: dict[str, object] | None = None, **changes: object) -> bytes:
+    """An entry's JSON: a program ``decode`` reads, with ``changes`` to its
+    fields (``kernel``: to its kernel's), a field given ``None`` left out."""
+    axpy = {"entry": "axpy", "arguments": "[memref<?xf64>, memref<?xf64>, f64]", "arena": False, **(kernel or {})}
+    fields = {
+        "ptx": ".visible .entry axpy(\n",
+        "kernels": {"axpy": {k: v for k, v in axpy.items() if v is not None}},
+        "check_table": f"{{rev.checks = [{json.dumps(CHECK)}]}}",
+        "arch": "sm_90",
+        **changes,
+    }
+    return json.dumps({k: v for k, v in fields.items() if v is not None}).encode()
+
+
+def _table(*checks: str) -> str:
+    return f"{{rev.checks = [{', '.join(map(json.dumps, checks))}]}}"
+
+
+def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_each():
+    program = GPUProgram.decode(_program())
+    assert program.kernels["axpy"].entry == "axpy" and len(program.kernels["axpy"].arguments) == 3
+    assert program.check_table.attributes["rev.checks"] == ArrayAttr([StringAttr(CHECK)])
 
 
 @pytest.mark.parametrize(
@@ -254,20 +280,56 @@ def _program(arguments: str, table: str) -> bytes:
     [
         b'{"ptx": ".version',
         b"\xff\xfe",
-        _program("!no.such<type", "{}"),
-        _program('[#llvm.linkage<"nope">]', "{}"),
-        _program("[]", "[]"),
-        b'{"ptx": ""}',
-        _program("[]", "{}").replace(b'"arena": false', b'"arena": "no"'),
+        _program(kernel={"arguments": "!no.such<type"}),
+        _program(kernel={"arguments": '[#llvm.linkage<"nope">]'}),
+        _program(kernel={"arguments": "[memref<?xf64>, memref<?xf64>, f64] f64"}),
+        _program(kernel={"arguments": "[memref<?xf64>, 1 : i64, f64]"}),
+        _program(check_table="[]"),
+        _program(check_table=_table(CHECK) + " {}"),
+        _program(ptx=None),
+        _program(kernel={"arena": None}),
+        _program(kernels={"axpy": {"entry": "axpy"}}),
+        _program(version=1),
+        _program(kernel={"registers": 32}),
+        _program(kernel={"arena": "no"}),
+        _program(arch=90),
+        _program(arch="sm_35"),
+        _program(kernel={"entry": "ax"}),
+        _program(check_table='{rev.checks = "a table"}'),
+        _program(check_table="{rev.checks = [1 : i64]}"),
+        _program(check_table=_table(CHECK.rsplit("|", 1)[0])),
+        _program(check_table=_table(CHECK.replace("ExecutionError", "OSError"))),
+        _program(check_table=_table(CHECK.replace("i64,i64", "i64,f32"))),
+        _program(check_table=_table(CHECK.replace("i64,i64", "complex,complex,i64"))),
+        _program(check_table=_table(CHECK.replace("{1}", "{2}"))),
+        _program(check_table=_table(CHECK.replace("{1}", "{1"))),
     ],
     ids=[
         "malformed-json",
         "not-utf8",
         "attribute-not-parsed",
         "attribute-refused",
+        "text-after-the-arguments",
+        "an-argument-not-a-type",
         "table-not-a-dictionary",
-        "fields-missing",
+        "text-after-the-table",
+        "field-missing",
+        "kernel-field-missing",
+        "kernel-fields-missing",
+        "field-more",
+        "kernel-field-more",
         "field-of-another-kind",
+        "architecture-not-text",
+        "architecture-unknown",
+        "entry-not-in-the-ptx",
+        "checks-not-an-array",
+        "a-check-not-a-string",
+        "a-check-of-five-fields",
+        "a-check-of-an-unknown-error",
+        "a-check-of-an-unknown-payload",
+        "a-check-whose-payload-does-not-fit",
+        "a-check-whose-message-reads-past-its-payload",
+        "a-check-whose-message-is-not-a-template",
     ],
 )
 def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
@@ -590,3 +652,26 @@ def test_with_the_cache_off_ptxas_is_not_asked_which_it_is(
     monkeypatch.setenv(cache.ENABLE_ENV, "0")
     assert gpu_cache.cubin(ptx) == gpu_cache.cubin(ptx)
     assert ptxas.runs() == ["-arch=sm_90", "-arch=sm_90"] and cubins(cache_home) == []
+
+
+def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
+    """Text after the attribute is refused, not dropped: a damaged entry
+    never reads as its first attribute."""
+    assert gpu_cache.parse_attribute("[f64, i32]") == ArrayAttr([f64, i32])
+    with pytest.raises(ParseError, match="text after the attribute"):
+        gpu_cache.parse_attribute("[f64] i32")
+
+
+def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
+    """A table ``check_table_errors`` refused would be a miss every time:
+    the tables of the examples and of the GPU tests' modules (every
+    payload kind and message form they have) all pass."""
+    count = 0
+    for example in sorted([*EXAMPLES.glob("*.mlir"), *AXPY.parent.glob("*.mlir")]):
+        module = parse_module(example.read_text(), str(example))
+        RevInvertPass().apply(make_context(), module)
+        RevLowerToStdPass().apply(make_context(), module)
+        check_table_errors(module)
+        table = module.attributes.get(CHECKS_ATTR)
+        count += len(table.data) if isinstance(table, ArrayAttr) else 0
+    assert count > 100

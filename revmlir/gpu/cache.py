@@ -156,6 +156,18 @@ def expect(value: object, kind: type[T]) -> T:
     return value
 
 
+def record(value: object, names: Sequence[str]) -> dict[str, object]:
+    """``value``, a record read from an entry, if it holds exactly the
+    fields ``names``: one missing is a ``KeyError``, one more a
+    ``ValueError`` (``UNREADABLE``), as an entry of another format."""
+    fields = expect(value, dict)
+    if missing := [name for name in names if name not in fields]:
+        raise KeyError(f"an entry lacks {', '.join(missing)}")
+    if extra := sorted(set(fields) - set(names)):
+        raise ValueError(f"an entry holds {', '.join(map(str, extra))} besides {', '.join(names)}")
+    return fields
+
+
 def key(module: ModuleOp, what: str, options: Sequence[object]) -> str:
     """The entry name for compiling ``module`` into ``what`` (``kernels``,
     ``ptx``) with ``options`` (the names, architecture, …, in the order the

@@ -26,7 +26,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, TypeAttribute
 
 from revmlir.collector import pausing
 from revmlir.dialects.rev import FuncOp
@@ -41,6 +41,7 @@ from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.reachability import drop_unreached_functions
+from revmlir.runtime_checks import check_table_errors
 
 LIBDEVICE_PREFIX = "__nv_"
 ARCHITECTURES = (
@@ -109,21 +110,29 @@ class GPUProgram:
     @staticmethod
     def decode(data: bytes) -> GPUProgram:
         """The program ``encode`` gave ``data`` for.  Bytes that are not
-        one raise what ``revmlir.gpu.cache.UNREADABLE`` lists: a field of
-        another kind is a ``TypeError`` here, not a program that fails
-        when it is launched."""
-        fields = cache.expect(json.loads(data), dict)
+        one raise what ``revmlir.gpu.cache.UNREADABLE`` lists: a field
+        missing, one more or one of another kind, an argument that is not
+        a type, an entry the PTX does not define, an architecture not
+        known, a check table ``check_table_errors`` refuses; each a miss
+        here, not a program that fails when it is launched."""
+        fields = cache.record(json.loads(data), ("ptx", "kernels", "check_table", "arch"))
+        ptx = cache.expect(fields["ptx"], str)
+        arch = cache.expect(fields["arch"], str)
+        check_architecture(arch)
         kernels = {}
         for name, k in cache.expect(fields["kernels"], dict).items():
-            k = cache.expect(k, dict)
+            k = cache.record(k, ("entry", "arguments", "arena"))
+            entry = cache.expect(k["entry"], str)
+            if f".entry {entry}(" not in ptx:
+                raise ValueError(f"the PTX defines no .entry {entry}")
             arguments = cache.expect(cache.parse_attribute(cache.expect(k["arguments"], str)), ArrayAttr)
-            kernels[name] = KernelInfo(
-                cache.expect(k["entry"], str), tuple(arguments.data), cache.expect(k["arena"], bool)
-            )
+            types = tuple(cache.expect(a, TypeAttribute) for a in arguments.data)
+            kernels[name] = KernelInfo(entry, types, cache.expect(k["arena"], bool))
         table = cache.expect(cache.parse_attribute(cache.expect(fields["check_table"], str)), DictionaryAttr)
         checks = ModuleOp([])
         checks.attributes.update(table.data)
-        return GPUProgram(cache.expect(fields["ptx"], str), kernels, checks, cache.expect(fields["arch"], str))
+        check_table_errors(checks)
+        return GPUProgram(ptx, kernels, checks, arch)
 
 
 @functools.cache
