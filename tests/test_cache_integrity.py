@@ -6,6 +6,7 @@ could have planted is not used, and the cache stays within its size bound."""
 from __future__ import annotations
 
 import os
+import pwd
 import stat
 import sys
 import sysconfig
@@ -235,3 +236,60 @@ def test_the_marshaller_is_keyed_by_the_python_and_numpy_abi():
     assert f"{sys.hexversion:#x}" in first_line
     assert sysconfig.get_config_var("SOABI") in first_line
     assert f"numpy {np.__version__}" in first_line
+
+
+def test_a_process_without_a_home_compiles_without_a_cache(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls, capsys: pytest.CaptureFixture[str]
+):
+    """``HOME`` unset and a user the password database does not know (a
+    container's arbitrary user): no cache, not an error (it was
+    ``RuntimeError: Could not determine home directory`` from every
+    compile), and the listing says so."""
+
+    def unknown(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert cache.directory() is None
+    assert f_of(F) == 15.0 and f_of(F) == 15.0 and llvm_runs.count == 2
+    assert cache.main([]) == 0
+    assert capsys.readouterr().out == "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home\n"
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """As the XDG specification says: the cache would otherwise be in
+    whatever directory a program runs in."""
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache.directory() == tmp_path / ".cache" / "revmlir"
+
+
+def test_a_file_where_the_directory_should_be_is_reported_and_left_alone(cache_home: Path, llvm_runs: CountedCalls):
+    cache_home.write_text("a file")
+    with pytest.warns(cache.CacheWarning, match="it is not a directory") as record:
+        assert f_of(F) == 15.0 and f_of(F) == 15.0
+    assert len(record) == 1 and llvm_runs.count == 2
+    assert cache_home.read_text() == "a file"
+
+
+def test_a_secret_another_process_makes_meanwhile_is_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two processes storing their first entries in a new cache: this one
+    finds no secret, and the other makes one and seals an entry with it
+    before this one goes on.  Both entries load (this one deleted the
+    other's secret, whose entries were then misses)."""
+    read = cache._read
+    raced: list[str] = []
+
+    def racing(name: str, folder: int, private: bool = False) -> bytes | None:
+        data = read(name, folder, private)
+        if name == cache.SECRET and not raced:
+            raced.append(name)
+            cache.store("other", b"the other process's", cache.OBJECT)
+        return data
+
+    monkeypatch.setattr(cache, "_read", racing)
+    cache.store("this", b"this process's", cache.OBJECT)
+    monkeypatch.setattr(cache, "_read", read)
+    assert raced and cache.load("other") == b"the other process's" and cache.load("this") == b"this process's"

@@ -8,10 +8,15 @@ cannot be used is never keyed, read or written."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib.metadata
 import json
 import os
 import re
+import resource
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -575,7 +580,7 @@ def test_every_input_of_a_cubin_is_part_of_its_key(ptxas: Ptxas, monkeypatch: py
     keys = {gpu_cache.cubin_key(ptx + "\n", "sm_90"), gpu_cache.cubin_key(ptx, "sm_100")}
     monkeypatch.setattr(toolkit, "CUBIN_OPTIONS", ("-O1",))
     keys.add(gpu_cache.cubin_key(ptx, "sm_90"))
-    monkeypatch.undo()
+    monkeypatch.setattr(toolkit, "CUBIN_OPTIONS", ())
     monkeypatch.setattr(toolkit, "ptxas_version", lambda path: "another ptxas")
     gpu_cache._ptxas_version.cache_clear()
     keys.add(gpu_cache.cubin_key(ptx, "sm_90"))
@@ -675,3 +680,61 @@ def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
         table = module.attributes.get(CHECKS_ATTR)
         count += len(table.data) if isinstance(table, ArrayAttr) else 0
     assert count > 100
+
+
+# -- a cache that cannot be written ---------------------------------------------
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Files this process writes cannot grow past ``limit`` bytes: a write
+    fails with ``EFBIG``, as one to a full disk fails with ``ENOSPC``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_full_disk_stores_nothing_and_compiles(cache_home: Path, lowerings: CountedCalls):
+    """The entry's write fails: the program is what a compile gives, no
+    entry and no temporary file is left, and the next compile stores it."""
+    module_ptx(axpy(), arch="sm_80")  # the directory and its secret
+    made = sorted(cache_home.iterdir())
+    with file_size_limit(1000):
+        program = compile_kernels(axpy(), ["axpy"])
+    assert sorted(cache_home.iterdir()) == made
+    assert_same_program(compile_kernels(axpy(), ["axpy"]), program)
+    assert lowerings.count == 3 and len(entries(cache_home)) == 2
+
+
+def test_a_read_only_cache_loads_what_it_holds_and_compiles_the_rest(
+    cache_home: Path, lowerings: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """A file system mounted read-only (which a permission bit does not
+    show to root): its entries load, and what it lacks or holds damaged is
+    compiled each time, without an error."""
+    ptx = module_ptx(axpy())
+    damaged = module_ptx(axpy(), arch="sm_80")
+    (cache_home / (gpu_cache.key(axpy(), "ptx", ("sm_80", 3)) + cache.GPU_PROGRAM.suffix)).write_bytes(b"damaged")
+    before = {path: path.read_bytes() for path in cache_home.iterdir()}
+    opened = os.open
+
+    def read_only(path: str | Path, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if flags & (os.O_CREAT | os.O_WRONLY | os.O_RDWR):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return opened(path, flags, mode, dir_fd=dir_fd)
+
+    def refused(*args: object, **options: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "open", read_only)
+    for writer in ("unlink", "replace", "link", "utime", "mkdir"):
+        monkeypatch.setattr(os, writer, refused)
+    assert module_ptx(axpy()) == ptx and lowerings.count == 2
+    assert module_ptx(axpy(), arch="sm_80") == damaged == module_ptx(axpy(), arch="sm_80") and lowerings.count == 4
+    assert module_ptx(axpy(), opt_level=2) and lowerings.count == 5
+    assert {path: path.read_bytes() for path in cache_home.iterdir()} == before
