@@ -5,6 +5,7 @@ could have planted is not used, and the cache stays within its size bound."""
 
 from __future__ import annotations
 
+import errno
 import os
 import pwd
 import stat
@@ -293,3 +294,33 @@ def test_a_secret_another_process_makes_meanwhile_is_kept(cache_home: Path, monk
     cache.store("this", b"this process's", cache.OBJECT)
     monkeypatch.setattr(cache, "_read", read)
     assert raced and cache.load("other") == b"the other process's" and cache.load("this") == b"this process's"
+
+
+def test_an_entry_that_cannot_be_read_is_a_miss(
+    cache_home: Path, llvm_runs: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """An I/O error reading an entry (a failing disk, a network file
+    system) compiles, and is not the compile's error."""
+    entry = entry_of(F, cache_home).stat()
+    fstat = os.fstat
+
+    def failing(descriptor: int) -> os.stat_result:
+        info = fstat(descriptor)
+        if (info.st_dev, info.st_ino) == (entry.st_dev, entry.st_ino):
+            raise OSError(errno.EIO, "Input/output error")
+        return info
+
+    monkeypatch.setattr(os, "fstat", failing)
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0 and llvm_runs.count == runs + 1
+
+
+def test_the_listing_counts_an_entry_evicted_meanwhile_as_nothing(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """Another process may delete an entry between the listing's look at
+    the directory and at the entry."""
+    entry = entry_of(F, cache_home)
+    monkeypatch.setattr(cache, "entries", lambda: [entry, cache_home / "evicted.o"])
+    assert cache.main([]) == 0
+    assert capsys.readouterr().out == f"{cache_home}: 2 entries, {entry.stat().st_size} bytes\n"

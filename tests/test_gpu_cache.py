@@ -738,3 +738,17 @@ def test_a_read_only_cache_loads_what_it_holds_and_compiles_the_rest(
     assert module_ptx(axpy(), arch="sm_80") == damaged == module_ptx(axpy(), arch="sm_80") and lowerings.count == 4
     assert module_ptx(axpy(), opt_level=2) and lowerings.count == 5
     assert {path: path.read_bytes() for path in cache_home.iterdir()} == before
+
+
+def test_a_ptxas_that_cannot_run_is_its_error(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Not an executable (a damaged toolkit): it cannot say which it is,
+    so nothing is cached, and running it is a toolkit error naming it, not
+    an ``OSError`` of the tool."""
+    broken = tmp_path / "ptxas"
+    broken.write_bytes(b"\0 not a program")
+    broken.chmod(0o755)
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: broken)
+    gpu_cache._ptxas_version.cache_clear()
+    with pytest.raises(ToolkitError, match=f"{re.escape(str(broken))} could not be run: Exec format error"):
+        gpu_cache.cubin(module_ptx(axpy()))
+    assert cubins(cache_home) == []

@@ -114,9 +114,12 @@ def _ptxas(ptx: str, arch: str, options: list[str]) -> tuple[bytes, str]:
     with tempfile.TemporaryDirectory() as folder:
         source, output = Path(folder) / "kernels.ptx", Path(folder) / "kernels.cubin"
         source.write_text(ptx)
-        result = subprocess.run(
-            [str(ptxas), *options, f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
-        )
+        try:
+            result = subprocess.run(
+                [str(ptxas), *options, f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
+            )
+        except OSError as error:
+            raise ToolkitError(f"{ptxas} could not be run: {error.strerror}") from error
         if result.returncode != 0:
             if f"Value '{arch}' is not defined" in result.stderr:
                 raise ToolkitError(

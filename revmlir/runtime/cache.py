@@ -215,7 +215,9 @@ def _directory(where: Path, create: bool) -> int | None:
 
 def _read(name: str, folder: int, private: bool = False) -> bytes | None:
     """The whole of a regular file of this user in the directory (that only
-    this user can read, if ``private``)."""
+    this user can read, if ``private``); an I/O error reading it is raised,
+    so that it is not taken for a file that is not there or not this
+    user's."""
     try:
         descriptor = os.open(name, _READ, dir_fd=folder)
     except OSError:
@@ -307,10 +309,13 @@ class Directory:
         """The entry of ``kind`` called ``name``, if there is one that
         passes the integrity check; an entry that fails it is deleted."""
         file = name + kind.suffix
-        entry = _read(file, self.folder)
+        try:
+            entry = _read(file, self.folder)
+            secret = _secret(self.folder, create=False) if entry is not None else None
+        except OSError:
+            return None  # an I/O error: a miss, and nothing deleted
         if entry is None:
             return None
-        secret = _secret(self.folder, create=False)
         data = _unseal(secret, kind, file, entry) if secret is not None else None
         if data is None:
             self.discard(name, kind)
@@ -424,7 +429,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"removed {clear()} entries from {where}")
         return 0
     found = entries()
-    size = sum(entry.stat().st_size for entry in found)
+    size = 0
+    for entry in found:
+        with contextlib.suppress(FileNotFoundError):  # evicted by another process meanwhile
+            size += entry.stat().st_size
     print(f"{where}: {len(found)} entries, {size} bytes")
     return 0
 
