@@ -9,8 +9,10 @@ import errno
 import os
 import pwd
 import stat
+import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import numpy as np
@@ -324,3 +326,32 @@ def test_the_listing_counts_an_entry_evicted_meanwhile_as_nothing(
     monkeypatch.setattr(cache, "entries", lambda: [entry, cache_home / "evicted.o"])
     assert cache.main([]) == 0
     assert capsys.readouterr().out == f"{cache_home}: 2 entries, {entry.stat().st_size} bytes\n"
+
+
+STORING = """
+import os, sys, time
+from revmlir.runtime import cache
+open(f"{sys.argv[1]}.{os.getpid()}", "w").close()
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.001)
+for i in range(40):
+    cache.store(f"entry{i}", f"entry {i}".encode() * 100, cache.GPU_PROGRAM)
+"""
+"""A process that says it is ready (its imports done), waits for the
+word, and stores forty entries."""
+
+
+def test_processes_storing_the_same_entries_at_once_leave_each_loadable(cache_home: Path, tmp_path: Path):
+    """Four processes start together on a new cache (each makes its
+    secret if none is there yet) and store the same forty entries: every
+    entry loads, with its contents, and no temporary file is left."""
+    go = tmp_path / "go"
+    processes = [subprocess.Popen([sys.executable, "-c", STORING, str(go)]) for _ in range(4)]
+    while len(list(tmp_path.glob("go.*"))) < len(processes):
+        assert all(process.poll() is None for process in processes), "a process failed before it was ready"
+        time.sleep(0.001)
+    go.touch()
+    assert [process.wait(timeout=60) for process in processes] == [0] * 4
+    for i in range(40):
+        assert cache.load(f"entry{i}", cache.GPU_PROGRAM) == f"entry {i}".encode() * 100
+    assert sorted(path.name for path in cache_home.iterdir() if path.name.endswith(".tmp")) == []
