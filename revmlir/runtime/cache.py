@@ -12,9 +12,9 @@ anything else is a different key (entries are never stale, only unused).
 Each use of the cache is a ``Kind`` of entry, with its own format tag and
 file suffix: ``OBJECT``, LLVM's object files for the host
 (``revmlir.runtime.jit``), ``GPU_PROGRAM``, GPU compiles, and ``CUBIN``,
-ptxas's cubins of their PTX (both ``revmlir.gpu.cache``).  Every kind is listed here, not where it is used,
-so that the size bound, ``--clear`` and the listing count all of them in a
-process that imported only this module.  ``opened`` decides once whether
+ptxas's cubins of their PTX (both ``revmlir.gpu.cache``).  Every kind is
+listed here, not where it is used, so that the size bound, ``--clear`` and
+the listing count all of them in a process that imported only this module.  ``opened`` decides once whether
 the cache can be used and gives its ``Directory``, which loads and stores
 entries; ``load`` and ``store`` do that for one entry.
 
@@ -189,8 +189,9 @@ def _directory(where: Path, create: bool) -> int | None:
     """A descriptor of the cache directory, or None when it is missing (and
     not to be created) or not safe to use (reported once per reason)."""
     if create:
-        # it exists, or cannot be made (a read-only file system may say
-        # so even of a directory that exists): opening it tells which
+        # made where it is missing; whether it then is a directory the
+        # open below decides (a read-only file system may refuse to make
+        # one that exists with EROFS rather than EEXIST)
         with contextlib.suppress(OSError):
             where.parent.mkdir(parents=True, exist_ok=True)
             where.mkdir(mode=0o700)
