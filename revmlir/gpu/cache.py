@@ -64,8 +64,9 @@ T = TypeVar("T")
 UNREADABLE = (ValueError, KeyError, TypeError, ParseError, VerifyException)
 """What a ``decode`` raises for sealed bytes that are not an entry it reads:
 ``json``'s errors and undecodable UTF-8 (``ValueError``s), a field missing
-(``KeyError``) or of another kind (``TypeError``), an attribute that does
-not parse (``ParseError``) or is refused as it is built
+(``KeyError``), one more or a value out of its range (``ValueError``) or
+of another kind (``TypeError``), an attribute that does not parse or is
+followed by more text (``ParseError``) or is refused as it is built
 (``VerifyException``).  Anything else is a bug, and propagates rather
 than turning every load into a silent recompile."""
 
