@@ -430,11 +430,13 @@ def test_an_object_entry_is_not_a_gpu_entry(cache_home: Path):
 
 def test_the_size_bound_and_clearing_count_every_kind(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     cache.store("old", bytes(3000), cache.GPU_PROGRAM)
-    os.utime(cache_home / "old.gpu", (1000, 1000))
+    cache.store("old", bytes(3000), cache.CUBIN)
+    for old in ("old.gpu", "old.cubin"):
+        os.utime(cache_home / old, (1000, 1000))
     cache.store("object", bytes(3000), cache.OBJECT)
     monkeypatch.setenv(cache.MAX_MB_ENV, str(7000 / 2**20))
     cache.store("new", bytes(3000), cache.GPU_PROGRAM)
-    assert [p.name for p in cache.entries()] == ["new.gpu", "object.o"]
+    assert [p.name for p in cache.entries()] == ["new.gpu", "object.o"] and not (cache_home / "old.cubin").exists()
     assert cache.clear() == 2 and cache.entries() == []
 
 
