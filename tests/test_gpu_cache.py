@@ -261,7 +261,7 @@ def _program(*, kernel: dict[str, object] | None = None, **changes: object) -> b
     fields (``kernel``: to its kernel's), a field given ``None`` left out."""
     axpy = {"entry": "axpy", "arguments": "[memref<?xf64>, memref<?xf64>, f64]", "arena": False, **(kernel or {})}
     fields = {
-        "ptx": ".visible .entry axpy(\n",
+        "ptx": ".version 7.8\n.target sm_90\n.visible .entry axpy(\n",
         "kernels": {"axpy": {k: v for k, v in axpy.items() if v is not None}},
         "check_table": f"{{rev.checks = [{json.dumps(CHECK)}]}}",
         "arch": "sm_90",
@@ -299,6 +299,7 @@ def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_e
         _program(kernel={"arena": "no"}),
         _program(arch=90),
         _program(arch="sm_35"),
+        _program(arch="sm_80"),
         _program(kernel={"entry": "ax"}),
         _program(check_table='{rev.checks = "a table"}'),
         _program(check_table="{rev.checks = [1 : i64]}"),
@@ -326,6 +327,7 @@ def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_e
         "field-of-another-kind",
         "architecture-not-text",
         "architecture-unknown",
+        "ptx-for-another-architecture",
         "entry-not-in-the-ptx",
         "checks-not-an-array",
         "a-check-not-a-string",
@@ -350,10 +352,16 @@ def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
     assert_same_program(GPUProgram.decode(cache.load(name, cache.GPU_PROGRAM)), program)
 
 
-def test_a_sealed_ptx_entry_that_is_not_text_is_compiled_again(cache_home: Path, lowerings: CountedCalls):
+@pytest.mark.parametrize(
+    "contents", [b"\xff PTX", b"", b".version 7.8\n.target sm_90a\n"], ids=["not-utf8", "empty", "another-gpu"]
+)
+def test_a_sealed_ptx_entry_that_is_not_ptx_for_its_gpu_is_compiled_again(
+    cache_home: Path, lowerings: CountedCalls, contents: bytes
+):
     name = gpu_cache.key(axpy(), "ptx", ("sm_90", 3))
-    cache.store(name, b"\xff PTX", cache.GPU_PROGRAM)
+    cache.store(name, contents, cache.GPU_PROGRAM)
     assert ".entry axpy(" in module_ptx(axpy()) and lowerings.count == 1
+    assert ".target sm_90\n" in module_ptx(axpy()) and lowerings.count == 1
 
 
 def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -116,9 +117,8 @@ class GPUProgram:
         known, a check table ``check_table_errors`` refuses; each a miss
         here, not a program that fails when it is launched."""
         fields = cache.record(json.loads(data), ("ptx", "kernels", "check_table", "arch"))
-        ptx = cache.expect(fields["ptx"], str)
         arch = cache.expect(fields["arch"], str)
-        check_architecture(arch)
+        ptx = ptx_for(cache.expect(fields["ptx"], str), arch)
         kernels = {}
         for name, k in cache.expect(fields["kernels"], dict).items():
             k = cache.record(k, ("entry", "arguments", "arena"))
@@ -153,6 +153,16 @@ MINIMUM_PTX = "+ptx63"
 def check_architecture(arch: str) -> None:
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown GPU architecture '{arch}' (known: {', '.join(ARCHITECTURES)})")
+
+
+def ptx_for(text: str, arch: str) -> str:
+    """``text``, read from a cache entry, if it is PTX for ``arch`` (a known
+    GPU, named by its ``.target``); else the ``ValueError`` of an entry that
+    is not (``revmlir.gpu.cache.UNREADABLE``)."""
+    check_architecture(arch)
+    if not re.search(rf"^\.target {arch}\b", text, re.MULTILINE):
+        raise ValueError(f"an entry holds no PTX for {arch}")
+    return text
 
 
 def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
@@ -353,7 +363,12 @@ def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str
     (``revmlir.gpu.cache``)."""
     check_architecture(arch)
     return cache.cached(
-        module, "ptx", (arch, opt_level), lambda: _module_ptx(module, arch, opt_level), str.encode, bytes.decode
+        module,
+        "ptx",
+        (arch, opt_level),
+        lambda: _module_ptx(module, arch, opt_level),
+        str.encode,
+        lambda data: ptx_for(data.decode(), arch),
     )
 
 
