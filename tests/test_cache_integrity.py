@@ -1,7 +1,9 @@
 """The disk cache loads only what this user's revmlir stored under a key:
 swapped, truncated, empty, garbage or bit-flipped entries are misses that
 are compiled again (LLVM never sees them), a directory or entry that others
-could have planted is not used, and the cache stays within its size bound."""
+could have planted is not used, the cache stays within its size bound,
+and what it cannot do (no home to keep it in, an entry it cannot read,
+processes making it at once) leaves a compile, not an error."""
 
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ same program (byte for byte the same PTX, the same kernels, a check table
 that raises the same located error); anything the output depends on is
 part of the key; a damaged, foreign or undecodable entry is compiled
 again; a compile that fails is not stored; and a cache that is off or
-cannot be used is never keyed, read or written."""
+cannot be used is never keyed, read or written.  ptxas's cubins are
+cached the same way, keyed by the PTX and by which ptxas it is; and a
+cache that cannot be written (a full disk, a read-only file system) only
+compiles more."""
 
 from __future__ import annotations
 
@@ -364,6 +367,29 @@ def test_a_sealed_ptx_entry_that_is_not_ptx_for_its_gpu_is_compiled_again(
     assert ".target sm_90\n" in module_ptx(axpy()) and lowerings.count == 1
 
 
+def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
+    """Text after the attribute is refused, not dropped: a damaged entry
+    never reads as its first attribute."""
+    assert gpu_cache.parse_attribute("[f64, i32]") == ArrayAttr([f64, i32])
+    with pytest.raises(ParseError, match="text after the attribute"):
+        gpu_cache.parse_attribute("[f64] i32")
+
+
+def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
+    """A table ``check_table_errors`` refused would be a miss every time:
+    the tables of the examples and of the GPU tests' modules (every
+    payload kind and message form they have) all pass."""
+    count = 0
+    for example in sorted([*EXAMPLES.glob("*.mlir"), *AXPY.parent.glob("*.mlir")]):
+        module = parse_module(example.read_text(), str(example))
+        RevInvertPass().apply(make_context(), module)
+        RevLowerToStdPass().apply(make_context(), module)
+        check_table_errors(module)
+        table = module.attributes.get(CHECKS_ATTR)
+        count += len(table.data) if isinstance(table, ArrayAttr) else 0
+    assert count > 100
+
+
 def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path):
     """The entry goes even when the compile after it fails."""
     name = gpu_cache.key(axpy(), "test", ())
@@ -669,27 +695,18 @@ def test_with_the_cache_off_ptxas_is_not_asked_which_it_is(
     assert ptxas.runs() == ["-arch=sm_90", "-arch=sm_90"] and cubins(cache_home) == []
 
 
-def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
-    """Text after the attribute is refused, not dropped: a damaged entry
-    never reads as its first attribute."""
-    assert gpu_cache.parse_attribute("[f64, i32]") == ArrayAttr([f64, i32])
-    with pytest.raises(ParseError, match="text after the attribute"):
-        gpu_cache.parse_attribute("[f64] i32")
-
-
-def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
-    """A table ``check_table_errors`` refused would be a miss every time:
-    the tables of the examples and of the GPU tests' modules (every
-    payload kind and message form they have) all pass."""
-    count = 0
-    for example in sorted([*EXAMPLES.glob("*.mlir"), *AXPY.parent.glob("*.mlir")]):
-        module = parse_module(example.read_text(), str(example))
-        RevInvertPass().apply(make_context(), module)
-        RevLowerToStdPass().apply(make_context(), module)
-        check_table_errors(module)
-        table = module.attributes.get(CHECKS_ATTR)
-        count += len(table.data) if isinstance(table, ArrayAttr) else 0
-    assert count > 100
+def test_a_ptxas_that_cannot_run_is_its_error(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Not an executable (a damaged toolkit): it cannot say which it is,
+    so nothing is cached, and running it is a toolkit error naming it, not
+    an ``OSError`` of the tool."""
+    broken = tmp_path / "ptxas"
+    broken.write_bytes(b"\0 not a program")
+    broken.chmod(0o755)
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: broken)
+    gpu_cache._ptxas_version.cache_clear()
+    with pytest.raises(ToolkitError, match=f"{re.escape(str(broken))} could not be run: Exec format error"):
+        gpu_cache.cubin(module_ptx(axpy()))
+    assert cubins(cache_home) == []
 
 
 # -- a cache that cannot be written ---------------------------------------------
@@ -748,17 +765,3 @@ def test_a_read_only_cache_loads_what_it_holds_and_compiles_the_rest(
     assert module_ptx(axpy(), arch="sm_80") == damaged == module_ptx(axpy(), arch="sm_80") and lowerings.count == 4
     assert module_ptx(axpy(), opt_level=2) and lowerings.count == 5
     assert {path: path.read_bytes() for path in cache_home.iterdir()} == before
-
-
-def test_a_ptxas_that_cannot_run_is_its_error(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """Not an executable (a damaged toolkit): it cannot say which it is,
-    so nothing is cached, and running it is a toolkit error naming it, not
-    an ``OSError`` of the tool."""
-    broken = tmp_path / "ptxas"
-    broken.write_bytes(b"\0 not a program")
-    broken.chmod(0o755)
-    monkeypatch.setattr(toolkit, "find_ptxas", lambda: broken)
-    gpu_cache._ptxas_version.cache_clear()
-    with pytest.raises(ToolkitError, match=f"{re.escape(str(broken))} could not be run: Exec format error"):
-        gpu_cache.cubin(module_ptx(axpy()))
-    assert cubins(cache_home) == []
