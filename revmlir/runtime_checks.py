@@ -101,6 +101,37 @@ def check_error_slot(module: ModuleOp, slot: Sequence[int]) -> None:
     raise ERRORS[error](format_message(template, values), op_name=op_name, location=location or None, function=function)
 
 
+def check_table_errors(module: ModuleOp) -> None:
+    """Nothing if ``module``'s check table (where it has one) is one
+    ``CheckTable`` could have written, else the ``TypeError`` or
+    ``ValueError`` of a table of another shape: an array of strings, each
+    of six fields, naming an error of ``ERRORS``, payload kinds that fit
+    the error slot, and a message whose fields are payload values or
+    ``{branch}``.  For a table read back from elsewhere (the GPU compile
+    cache): a failed check then never meets an entry it cannot read."""
+    table = module.attributes.get(CHECKS_ATTR)
+    if table is None:
+        return
+    if not isinstance(table, ArrayAttr):
+        raise TypeError(f"a check table is {table.name}, not an array")
+    for entry in table.data:
+        if not isinstance(entry, StringAttr):
+            raise TypeError(f"a check table holds {entry.name}, not a string")
+        fields = entry.data.split("|", 5)
+        kinds = list(filter(None, fields[4].split(","))) if len(fields) == 6 else []
+        if (
+            len(fields) != 6
+            or fields[0] not in ERRORS
+            or not set(kinds) <= set(PAYLOAD_KINDS)
+            or sum(map(payload_words, kinds)) > PAYLOAD_SLOTS
+        ):
+            raise ValueError(f"not a check of a check table: {entry.data!r}")
+        try:
+            format_message(fields[5], [0] * len(kinds))
+        except (AttributeError, IndexError, KeyError, TypeError, ValueError) as error:
+            raise ValueError(f"a check's message is not a template of its payload: {entry.data!r}") from error
+
+
 def format_message(template: str, values: Sequence[object]) -> str:
     r"""A check's message: its template over the values it saw, as their
     ``repr``\ s (``{branch}`` names the branch an ``if`` took, from its
@@ -183,6 +214,10 @@ def _decode(kind: str, words: Iterator[int]) -> float | int | bool | complex:
     if kind == "i1":
         return bool(bits)
     return bits
+
+
+PAYLOAD_KINDS = ("i1", "i64", "f64", "complex")
+"""How values travel in an error slot's payload (``payload_kind``)."""
 
 
 def payload_kind(type: Attribute) -> str | None:

@@ -1,14 +1,20 @@
 """The disk cache loads only what this user's revmlir stored under a key:
 swapped, truncated, empty, garbage or bit-flipped entries are misses that
 are compiled again (LLVM never sees them), a directory or entry that others
-could have planted is not used, and the cache stays within its size bound."""
+could have planted is not used, the cache stays within its size bound,
+and what it cannot do (no home to keep it in, an entry it cannot read,
+processes making it at once) leaves a compile, not an error."""
 
 from __future__ import annotations
 
+import errno
 import os
+import pwd
 import stat
+import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import numpy as np
@@ -235,3 +241,119 @@ def test_the_marshaller_is_keyed_by_the_python_and_numpy_abi():
     assert f"{sys.hexversion:#x}" in first_line
     assert sysconfig.get_config_var("SOABI") in first_line
     assert f"numpy {np.__version__}" in first_line
+
+
+def test_a_process_without_a_home_compiles_without_a_cache(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls, capsys: pytest.CaptureFixture[str]
+):
+    """``HOME`` unset and a user the password database does not know (a
+    container's arbitrary user): no cache, not an error (it was
+    ``RuntimeError: Could not determine home directory`` from every
+    compile), and the listing says so."""
+
+    def unknown(uid: int) -> None:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.delenv("HOME", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(pwd, "getpwuid", unknown)
+    assert cache.directory() is None
+    assert f_of(F) == 15.0 and f_of(F) == 15.0 and llvm_runs.count == 2
+    assert cache.main([]) == 0
+    assert capsys.readouterr().out == "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home\n"
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """As the XDG specification says: the cache would otherwise be in
+    whatever directory a program runs in."""
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cache.directory() == tmp_path / ".cache" / "revmlir"
+
+
+def test_a_file_where_the_directory_should_be_is_reported_and_left_alone(cache_home: Path, llvm_runs: CountedCalls):
+    cache_home.write_text("a file")
+    with pytest.warns(cache.CacheWarning, match="it is not a directory") as record:
+        assert f_of(F) == 15.0 and f_of(F) == 15.0
+    assert len(record) == 1 and llvm_runs.count == 2
+    assert cache_home.read_text() == "a file"
+
+
+def test_a_secret_another_process_makes_meanwhile_is_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two processes storing their first entries in a new cache: this one
+    finds no secret, and the other makes one and seals an entry with it
+    before this one goes on.  Both entries load (this one deleted the
+    other's secret, whose entries were then misses)."""
+    read = cache._read
+    raced: list[str] = []
+
+    def racing(name: str, folder: int, private: bool = False) -> bytes | None:
+        data = read(name, folder, private)
+        if name == cache.SECRET and not raced:
+            raced.append(name)
+            cache.store("other", b"the other process's", cache.OBJECT)
+        return data
+
+    monkeypatch.setattr(cache, "_read", racing)
+    cache.store("this", b"this process's", cache.OBJECT)
+    monkeypatch.setattr(cache, "_read", read)
+    assert raced and cache.load("other") == b"the other process's" and cache.load("this") == b"this process's"
+
+
+def test_an_entry_that_cannot_be_read_is_a_miss(
+    cache_home: Path, llvm_runs: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """An I/O error reading an entry (a failing disk, a network file
+    system) compiles, and is not the compile's error."""
+    entry = entry_of(F, cache_home).stat()
+    fstat = os.fstat
+
+    def failing(descriptor: int) -> os.stat_result:
+        info = fstat(descriptor)
+        if (info.st_dev, info.st_ino) == (entry.st_dev, entry.st_ino):
+            raise OSError(errno.EIO, "Input/output error")
+        return info
+
+    monkeypatch.setattr(os, "fstat", failing)
+    runs = llvm_runs.count
+    assert f_of(F) == 15.0 and llvm_runs.count == runs + 1
+
+
+def test_the_listing_counts_an_entry_evicted_meanwhile_as_nothing(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    """Another process may delete an entry between the listing's look at
+    the directory and at the entry."""
+    entry = entry_of(F, cache_home)
+    monkeypatch.setattr(cache, "entries", lambda: [entry, cache_home / "evicted.o"])
+    assert cache.main([]) == 0
+    assert capsys.readouterr().out == f"{cache_home}: 2 entries, {entry.stat().st_size} bytes\n"
+
+
+STORING = """
+import os, sys, time
+from revmlir.runtime import cache
+open(f"{sys.argv[1]}.{os.getpid()}", "w").close()
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.001)
+for i in range(40):
+    cache.store(f"entry{i}", f"entry {i}".encode() * 100, cache.GPU_PROGRAM)
+"""
+"""A process that says it is ready (its imports done), waits for the
+word, and stores forty entries."""
+
+
+def test_processes_storing_the_same_entries_at_once_leave_each_loadable(cache_home: Path, tmp_path: Path):
+    """Four processes start together on a new cache (each makes its
+    secret if none is there yet) and store the same forty entries: every
+    entry loads, with its contents, and no temporary file is left."""
+    go = tmp_path / "go"
+    processes = [subprocess.Popen([sys.executable, "-c", STORING, str(go)]) for _ in range(4)]
+    while len(list(tmp_path.glob("go.*"))) < len(processes):
+        assert all(process.poll() is None for process in processes), "a process failed before it was ready"
+        time.sleep(0.001)
+    go.touch()
+    assert [process.wait(timeout=60) for process in processes] == [0] * 4
+    for i in range(40):
+        assert cache.load(f"entry{i}", cache.GPU_PROGRAM) == f"entry {i}".encode() * 100
+    assert sorted(path.name for path in cache_home.iterdir() if path.name.endswith(".tmp")) == []

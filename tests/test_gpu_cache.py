@@ -4,36 +4,50 @@ same program (byte for byte the same PTX, the same kernels, a check table
 that raises the same located error); anything the output depends on is
 part of the key; a damaged, foreign or undecodable entry is compiled
 again; a compile that fails is not stored; and a cache that is off or
-cannot be used is never keyed, read or written."""
+cannot be used is never keyed, read or written.  ptxas's cubins are
+cached the same way, keyed by the PTX and by which ptxas it is; and a
+cache that cannot be written (a full disk, a read-only file system) only
+compiles more."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib.metadata
 import json
 import os
 import re
+import resource
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 import xdsl
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.dialects.builtin import ArrayAttr, StringAttr, f64, i32
+from xdsl.utils.exceptions import ParseError, PassFailedException
 
 import revmlir as rv
 from counted_calls import CountedCalls
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
 from revmlir.gpu import cache as gpu_cache
-from revmlir.gpu import program
+from revmlir.gpu import program, toolkit
 from revmlir.gpu.api import Kernel
 from revmlir.gpu.program import GPUProgram, compile_kernels, module_ptx
 from revmlir.gpu.runtime import raise_gpu_error
-from revmlir.parsing import parse_module
+from revmlir.gpu.toolkit import ToolkitError
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context, parse_module
+from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime import cache
+from revmlir.runtime_checks import CHECKS_ATTR, check_table_errors
 from revmlir.tools.rev_translate import main as rev_translate
 
 AXPY = Path(__file__).parent / "filecheck" / "gpu" / "versioned_loop.mlir"
 """``y[i] += a·x[i]``, whose index checks report located errors."""
+EXAMPLES = Path(__file__).parents[1] / "examples"
 
 
 def axpy(path: Path = AXPY):
@@ -242,10 +256,31 @@ KERNELS = (["axpy"], "sm_90", 3, None)
 """``compile_kernels(axpy(), ["axpy"])``'s options."""
 
 
-def _program(arguments: str, table: str) -> bytes:
-    """An entry's JSON with the given attribute texts."""
-    kernel = {"entry": "axpy", "arguments": arguments, "arena": False}
-    return json.dumps({"ptx": "", "kernels": {"axpy": kernel}, "check_table": table, "arch": "sm_90"}).encode()
+CHECK = "ExecutionError|memref.load|f.mlir:3:5|axpy|i64,i64|index {0} is out of bounds for axis 0 with size {1}"
+
+
+def _program(*, kernel: dict[str, object] | None = None, **changes: object) -> bytes:
+    """An entry's JSON: a program ``decode`` reads, with ``changes`` to its
+    fields (``kernel``: to its kernel's), a field given ``None`` left out."""
+    axpy = {"entry": "axpy", "arguments": "[memref<?xf64>, memref<?xf64>, f64]", "arena": False, **(kernel or {})}
+    fields = {
+        "ptx": ".version 7.8\n.target sm_90\n.visible .entry axpy(\n",
+        "kernels": {"axpy": {k: v for k, v in axpy.items() if v is not None}},
+        "check_table": f"{{rev.checks = [{json.dumps(CHECK)}]}}",
+        "arch": "sm_90",
+        **changes,
+    }
+    return json.dumps({k: v for k, v in fields.items() if v is not None}).encode()
+
+
+def _table(*checks: str) -> str:
+    return f"{{rev.checks = [{', '.join(map(json.dumps, checks))}]}}"
+
+
+def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_each():
+    program = GPUProgram.decode(_program())
+    assert program.kernels["axpy"].entry == "axpy" and len(program.kernels["axpy"].arguments) == 3
+    assert program.check_table.attributes["rev.checks"] == ArrayAttr([StringAttr(CHECK)])
 
 
 @pytest.mark.parametrize(
@@ -253,20 +288,58 @@ def _program(arguments: str, table: str) -> bytes:
     [
         b'{"ptx": ".version',
         b"\xff\xfe",
-        _program("!no.such<type", "{}"),
-        _program('[#llvm.linkage<"nope">]', "{}"),
-        _program("[]", "[]"),
-        b'{"ptx": ""}',
-        _program("[]", "{}").replace(b'"arena": false', b'"arena": "no"'),
+        _program(kernel={"arguments": "!no.such<type"}),
+        _program(kernel={"arguments": '[#llvm.linkage<"nope">]'}),
+        _program(kernel={"arguments": "[memref<?xf64>, memref<?xf64>, f64] f64"}),
+        _program(kernel={"arguments": "[memref<?xf64>, 1 : i64, f64]"}),
+        _program(check_table="[]"),
+        _program(check_table=_table(CHECK) + " {}"),
+        _program(ptx=None),
+        _program(kernel={"arena": None}),
+        _program(kernels={"axpy": {"entry": "axpy"}}),
+        _program(version=1),
+        _program(kernel={"registers": 32}),
+        _program(kernel={"arena": "no"}),
+        _program(arch=90),
+        _program(arch="sm_35"),
+        _program(arch="sm_80"),
+        _program(kernel={"entry": "ax"}),
+        _program(check_table='{rev.checks = "a table"}'),
+        _program(check_table="{rev.checks = [1 : i64]}"),
+        _program(check_table=_table(CHECK.rsplit("|", 1)[0])),
+        _program(check_table=_table(CHECK.replace("ExecutionError", "OSError"))),
+        _program(check_table=_table(CHECK.replace("i64,i64", "i64,f32"))),
+        _program(check_table=_table(CHECK.replace("i64,i64", "complex,complex,i64"))),
+        _program(check_table=_table(CHECK.replace("{1}", "{2}"))),
+        _program(check_table=_table(CHECK.replace("{1}", "{1"))),
     ],
     ids=[
         "malformed-json",
         "not-utf8",
         "attribute-not-parsed",
         "attribute-refused",
+        "text-after-the-arguments",
+        "an-argument-not-a-type",
         "table-not-a-dictionary",
-        "fields-missing",
+        "text-after-the-table",
+        "field-missing",
+        "kernel-field-missing",
+        "kernel-fields-missing",
+        "field-more",
+        "kernel-field-more",
         "field-of-another-kind",
+        "architecture-not-text",
+        "architecture-unknown",
+        "ptx-for-another-architecture",
+        "entry-not-in-the-ptx",
+        "checks-not-an-array",
+        "a-check-not-a-string",
+        "a-check-of-five-fields",
+        "a-check-of-an-unknown-error",
+        "a-check-of-an-unknown-payload",
+        "a-check-whose-payload-does-not-fit",
+        "a-check-whose-message-reads-past-its-payload",
+        "a-check-whose-message-is-not-a-template",
     ],
 )
 def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
@@ -282,10 +355,39 @@ def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
     assert_same_program(GPUProgram.decode(cache.load(name, cache.GPU_PROGRAM)), program)
 
 
-def test_a_sealed_ptx_entry_that_is_not_text_is_compiled_again(cache_home: Path, lowerings: CountedCalls):
+@pytest.mark.parametrize(
+    "contents", [b"\xff PTX", b"", b".version 7.8\n.target sm_90a\n"], ids=["not-utf8", "empty", "another-gpu"]
+)
+def test_a_sealed_ptx_entry_that_is_not_ptx_for_its_gpu_is_compiled_again(
+    cache_home: Path, lowerings: CountedCalls, contents: bytes
+):
     name = gpu_cache.key(axpy(), "ptx", ("sm_90", 3))
-    cache.store(name, b"\xff PTX", cache.GPU_PROGRAM)
+    cache.store(name, contents, cache.GPU_PROGRAM)
     assert ".entry axpy(" in module_ptx(axpy()) and lowerings.count == 1
+    assert ".target sm_90\n" in module_ptx(axpy()) and lowerings.count == 1
+
+
+def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
+    """Text after the attribute is refused, not dropped: a damaged entry
+    never reads as its first attribute."""
+    assert gpu_cache.parse_attribute("[f64, i32]") == ArrayAttr([f64, i32])
+    with pytest.raises(ParseError, match="text after the attribute"):
+        gpu_cache.parse_attribute("[f64] i32")
+
+
+def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
+    """A table ``check_table_errors`` refused would be a miss every time:
+    the tables of the examples and of the GPU tests' modules (every
+    payload kind and message form they have) all pass."""
+    count = 0
+    for example in sorted([*EXAMPLES.glob("*.mlir"), *AXPY.parent.glob("*.mlir")]):
+        module = parse_module(example.read_text(), str(example))
+        RevInvertPass().apply(make_context(), module)
+        RevLowerToStdPass().apply(make_context(), module)
+        check_table_errors(module)
+        table = module.attributes.get(CHECKS_ATTR)
+        count += len(table.data) if isinstance(table, ArrayAttr) else 0
+    assert count > 100
 
 
 def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path):
@@ -362,11 +464,13 @@ def test_an_object_entry_is_not_a_gpu_entry(cache_home: Path):
 
 def test_the_size_bound_and_clearing_count_every_kind(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     cache.store("old", bytes(3000), cache.GPU_PROGRAM)
-    os.utime(cache_home / "old.gpu", (1000, 1000))
+    cache.store("old", bytes(3000), cache.CUBIN)
+    for old in ("old.gpu", "old.cubin"):
+        os.utime(cache_home / old, (1000, 1000))
     cache.store("object", bytes(3000), cache.OBJECT)
     monkeypatch.setenv(cache.MAX_MB_ENV, str(7000 / 2**20))
     cache.store("new", bytes(3000), cache.GPU_PROGRAM)
-    assert [p.name for p in cache.entries()] == ["new.gpu", "object.o"]
+    assert [p.name for p in cache.entries()] == ["new.gpu", "object.o"] and not (cache_home / "old.cubin").exists()
     assert cache.clear() == 2 and cache.entries() == []
 
 
@@ -427,3 +531,237 @@ def test_rev_translate_emits_the_cached_ptx(
         assert rev_translate([str(AXPY), "--emit=ptx"]) == 0
         outputs.append(capsys.readouterr().out)
     assert lowerings.count == 1 and outputs[0] == outputs[1] and ".entry axpy(" in outputs[0]
+
+
+# -- cubins ---------------------------------------------------------------------
+
+
+PTXAS = toolkit.find_ptxas()
+"""The toolkit's ptxas (the nvidia-cuda-nvcc wheel's in the test
+environment), as found before a test replaces it."""
+
+
+class Ptxas:
+    """ptxas behind a script that logs each run's arguments, saying that
+    its version is ``version`` where one is given (another ptxas)."""
+
+    def __init__(self, folder: Path, version: str | None = None):
+        assert PTXAS is not None
+        folder.mkdir(exist_ok=True)
+        self.path, self.log = folder / "ptxas", folder / "runs.log"
+        answer = f'if [ "$1" = --version ]; then echo "{version}"; exit 0; fi\n' if version is not None else ""
+        self.path.write_text(f'#!/bin/sh\necho "$@" >> "{self.log}"\n{answer}exec "{PTXAS}" "$@"\n')
+        self.path.chmod(0o755)
+
+    def runs(self) -> list[str]:
+        """The runs so far, as their first arguments: ``--version`` where
+        it was asked which it is, ``-arch=…`` where it assembled."""
+        return [line.split()[0] for line in self.log.read_text().splitlines()] if self.log.exists() else []
+
+
+@pytest.fixture
+def ptxas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Ptxas:
+    """The ptxas the toolkit finds, logged; each test starts as a fresh
+    process does, without the versions an earlier one asked for."""
+    found = Ptxas(tmp_path / "toolkit")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: found.path)
+    gpu_cache._ptxas_version.cache_clear()
+    return found
+
+
+def cubins(where: Path) -> list[Path]:
+    return sorted(where.glob("*.cubin"))
+
+
+def test_rev_translate_loads_the_cubin_an_earlier_process_assembled(
+    cache_home: Path, lowerings: CountedCalls, ptxas: Ptxas, tmp_path: Path
+):
+    """``--emit=cubin`` twice, the second time with nothing in memory (as
+    a new process): the second asks ptxas which it is, and assembles
+    nothing; the cubin is the same, byte for byte."""
+    outputs = [tmp_path / "first.cubin", tmp_path / "second.cubin"]
+    assert rev_translate([str(AXPY), "--emit=cubin", "-o", str(outputs[0])]) == 0
+    assert ptxas.runs() == ["--version", "-arch=sm_90"]
+    gpu_cache._ptxas_version.cache_clear()
+    assert rev_translate([str(AXPY), "--emit=cubin", "-o", str(outputs[1])]) == 0
+    assert ptxas.runs() == ["--version", "-arch=sm_90", "--version"] and lowerings.count == 1
+    assert outputs[0].read_bytes() == outputs[1].read_bytes()
+    assert outputs[0].read_bytes().startswith(gpu_cache.ELF_MAGIC) and len(cubins(cache_home)) == 1
+
+
+def test_another_architecture_or_ptxas_assembles_again(
+    cache_home: Path, ptxas: Ptxas, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The architecture is part of the key, and so is the ptxas: one that
+    says it is another release assembles its own cubin; the first one's
+    entry is still loaded by the first."""
+    ptx = module_ptx(axpy())
+    first = gpu_cache.cubin(ptx)
+    assert gpu_cache.cubin(ptx) == first and ptxas.runs() == ["--version", "-arch=sm_90"]
+    gpu_cache.cubin(ptx, "sm_100")
+    assert ptxas.runs()[2:] == ["-arch=sm_100"]
+    other = Ptxas(tmp_path / "other", version="Cuda compilation tools, release 99.9, V99.9.1")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: other.path)
+    assert gpu_cache.cubin(ptx) == first and other.runs() == ["--version", "-arch=sm_90"]
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: ptxas.path)
+    assert gpu_cache.cubin(ptx) == first and ptxas.runs()[3:] == []
+    assert len(cubins(cache_home)) == 3
+
+
+def test_every_input_of_a_cubin_is_part_of_its_key(ptxas: Ptxas, monkeypatch: pytest.MonkeyPatch):
+    """The PTX, the architecture, ptxas's options and its version."""
+    ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    base = gpu_cache.cubin_key(ptx, "sm_90")
+    assert base is not None and gpu_cache.cubin_key(ptx, "sm_90") == base
+    keys = {gpu_cache.cubin_key(ptx + "\n", "sm_90"), gpu_cache.cubin_key(ptx, "sm_100")}
+    monkeypatch.setattr(toolkit, "CUBIN_OPTIONS", ("-O1",))
+    keys.add(gpu_cache.cubin_key(ptx, "sm_90"))
+    monkeypatch.setattr(toolkit, "CUBIN_OPTIONS", ())
+    monkeypatch.setattr(toolkit, "ptxas_version", lambda path: "another ptxas")
+    gpu_cache._ptxas_version.cache_clear()
+    keys.add(gpu_cache.cubin_key(ptx, "sm_90"))
+    assert len(keys) == 4 and base not in keys
+
+
+def test_a_ptxas_replaced_within_a_process_is_asked_again(cache_home: Path, ptxas: Ptxas):
+    """Which ptxas it is, is asked once per binary: a new file where it
+    was (a toolkit upgraded while the process runs) is asked again."""
+    key = gpu_cache.cubin_key("", "sm_90")
+    assert gpu_cache.cubin_key("", "sm_90") == key and ptxas.runs() == ["--version"]
+    ptxas.path.unlink()
+    Ptxas(ptxas.path.parent, version="release 99")
+    assert gpu_cache.cubin_key("", "sm_90") not in (key, None) and ptxas.runs() == ["--version", "--version"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [_flipped, lambda entry, other: b"", _other_entry],
+    ids=["flipped-bit", "empty", "the-ptxs-entry"],
+)
+def test_a_damaged_cubin_entry_is_assembled_again(cache_home: Path, ptxas: Ptxas, damage):
+    """One flipped bit, nothing, the PTX's own entry (of another kind) in
+    its place: assembled again, and the good entry stored."""
+    ptx = module_ptx(axpy())
+    first = gpu_cache.cubin(ptx)
+    (entry,) = cubins(cache_home)
+    good = entry.read_bytes()
+    entry.write_bytes(damage(entry, entries(cache_home)[0]))
+    assert gpu_cache.cubin(ptx) == first and ptxas.runs().count("-arch=sm_90") == 2
+    assert entry.read_bytes() == good
+
+
+def test_a_sealed_cubin_entry_that_is_not_elf_is_assembled_again(cache_home: Path, ptxas: Ptxas):
+    ptx = module_ptx(axpy())
+    name = gpu_cache.cubin_key(ptx, "sm_90")
+    assert name is not None
+    cache.store(name, b"not a cubin", cache.CUBIN)
+    assert gpu_cache.cubin(ptx).startswith(gpu_cache.ELF_MAGIC) and ptxas.runs().count("-arch=sm_90") == 1
+    assert cache.load(name, cache.CUBIN) == gpu_cache.cubin(ptx)
+
+
+def test_ptx_that_ptxas_rejects_is_not_stored(cache_home: Path, ptxas: Ptxas):
+    """Its error comes from ptxas each time."""
+    for _ in range(2):
+        with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
+            gpu_cache.cubin(".version 8.0\n.target sm_90\n.address_size 64\nnot ptx\n")
+    assert ptxas.runs() == ["--version", "-arch=sm_90", "-arch=sm_90"] and cubins(cache_home) == []
+
+
+def test_a_ptxas_that_does_not_say_which_it_is_is_not_cached(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Its cubins might be any release's: each is assembled, none stored."""
+    silent = Ptxas(tmp_path / "silent", version="")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: silent.path)
+    gpu_cache._ptxas_version.cache_clear()
+    ptx = module_ptx(axpy())
+    assert gpu_cache.cubin(ptx) == gpu_cache.cubin(ptx)
+    assert silent.runs().count("-arch=sm_90") == 2 and cubins(cache_home) == []
+
+
+def test_without_ptxas_a_cubin_is_its_error(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: None)
+    with pytest.raises(ToolkitError, match="ptxas was not found"):
+        gpu_cache.cubin(module_ptx(axpy()))
+    assert cubins(cache_home) == []
+
+
+def test_with_the_cache_off_ptxas_is_not_asked_which_it_is(
+    cache_home: Path, ptxas: Ptxas, monkeypatch: pytest.MonkeyPatch
+):
+    ptx = module_ptx(axpy())
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    assert gpu_cache.cubin(ptx) == gpu_cache.cubin(ptx)
+    assert ptxas.runs() == ["-arch=sm_90", "-arch=sm_90"] and cubins(cache_home) == []
+
+
+def test_a_ptxas_that_cannot_run_is_its_error(cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Not an executable (a damaged toolkit): it cannot say which it is,
+    so nothing is cached, and running it is a toolkit error naming it, not
+    an ``OSError`` of the tool."""
+    broken = tmp_path / "ptxas"
+    broken.write_bytes(b"\0 not a program")
+    broken.chmod(0o755)
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: broken)
+    gpu_cache._ptxas_version.cache_clear()
+    with pytest.raises(ToolkitError, match=f"{re.escape(str(broken))} could not be run: Exec format error"):
+        gpu_cache.cubin(module_ptx(axpy()))
+    assert cubins(cache_home) == []
+
+
+# -- a cache that cannot be written ---------------------------------------------
+
+
+@contextlib.contextmanager
+def file_size_limit(limit: int) -> Iterator[None]:
+    """Files this process writes cannot grow past ``limit`` bytes: a write
+    fails with ``EFBIG``, as one to a full disk fails with ``ENOSPC``."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_full_disk_stores_nothing_and_compiles(cache_home: Path, lowerings: CountedCalls):
+    """The entry's write fails: the program is what a compile gives, no
+    entry and no temporary file is left, and the next compile stores it."""
+    module_ptx(axpy(), arch="sm_80")  # the directory and its secret
+    made = sorted(cache_home.iterdir())
+    with file_size_limit(1000):
+        program = compile_kernels(axpy(), ["axpy"])
+    assert sorted(cache_home.iterdir()) == made
+    assert_same_program(compile_kernels(axpy(), ["axpy"]), program)
+    assert lowerings.count == 3 and len(entries(cache_home)) == 2
+
+
+def test_a_read_only_cache_loads_what_it_holds_and_compiles_the_rest(
+    cache_home: Path, lowerings: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """A file system mounted read-only (which a permission bit does not
+    show to root): its entries load, and what it lacks or holds damaged is
+    compiled each time, without an error."""
+    ptx = module_ptx(axpy())
+    damaged = module_ptx(axpy(), arch="sm_80")
+    (cache_home / (gpu_cache.key(axpy(), "ptx", ("sm_80", 3)) + cache.GPU_PROGRAM.suffix)).write_bytes(b"damaged")
+    before = {path: path.read_bytes() for path in cache_home.iterdir()}
+    opened = os.open
+
+    def read_only(path: str | Path, flags: int, mode: int = 0o777, *, dir_fd: int | None = None) -> int:
+        if flags & (os.O_CREAT | os.O_WRONLY | os.O_RDWR):
+            raise OSError(errno.EROFS, "Read-only file system")
+        return opened(path, flags, mode, dir_fd=dir_fd)
+
+    def refused(*args: object, **options: object) -> None:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(os, "open", read_only)
+    for writer in ("unlink", "replace", "link", "utime", "mkdir"):
+        monkeypatch.setattr(os, writer, refused)
+    assert module_ptx(axpy()) == ptx and lowerings.count == 2
+    assert module_ptx(axpy(), arch="sm_80") == damaged == module_ptx(axpy(), arch="sm_80") and lowerings.count == 4
+    assert module_ptx(axpy(), opt_level=2) and lowerings.count == 5
+    assert {path: path.read_bytes() for path in cache_home.iterdir()} == before

@@ -25,6 +25,11 @@ prints and parses the IR attributes a program carries.  Compiles that fail
 are not stored: their errors come from compiling again.  An entry that
 passes its seal but does not decode (one this revmlir did not write, or a
 bug in ``encode``) is a miss: it is deleted and compiled again.
+
+ptxas's cubins (``cubin``, ``rev-translate --emit=cubin``) are entries of
+the ``CUBIN`` kind, under the same rules, keyed by what ptxas's output is a
+function of: the PTX, the architecture, ptxas's options and which ptxas it
+is, as ``ptxas --version`` names it.
 """
 
 from __future__ import annotations
@@ -43,8 +48,9 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
+from xdsl.utils.mlir_lexer import MLIRTokenKind
 
-from revmlir.gpu.toolkit import find_libdevice
+from revmlir.gpu import toolkit
 from revmlir.parsing import make_context
 from revmlir.runtime import cache
 
@@ -58,8 +64,9 @@ T = TypeVar("T")
 UNREADABLE = (ValueError, KeyError, TypeError, ParseError, VerifyException)
 """What a ``decode`` raises for sealed bytes that are not an entry it reads:
 ``json``'s errors and undecodable UTF-8 (``ValueError``s), a field missing
-(``KeyError``) or of another kind (``TypeError``), an attribute that does
-not parse (``ParseError``) or is refused as it is built
+(``KeyError``), one more or a value out of its range (``ValueError``) or
+of another kind (``TypeError``), an attribute that does not parse or is
+followed by more text (``ParseError``) or is refused as it is built
 (``VerifyException``).  Anything else is a bug, and propagates rather
 than turning every load into a silent recompile."""
 
@@ -101,7 +108,7 @@ def libdevice_digest() -> str:
     """A SHA-256 of the libdevice a compile would link, read once per
     process (``none`` without one: a kernel that calls it then fails to
     compile, and is never loaded from an entry made with one)."""
-    path = find_libdevice()
+    path = toolkit.find_libdevice()
     return hashlib.sha256(path.read_bytes()).hexdigest() if path is not None else "none"
 
 
@@ -133,8 +140,13 @@ def print_ir(item: ModuleOp | Attribute) -> str:
 
 
 def parse_attribute(text: str) -> Attribute:
-    """An attribute ``print_ir`` printed."""
-    return Parser(make_context(), text).parse_attribute()
+    """An attribute ``print_ir`` printed, and nothing after it: text past
+    the attribute is a ``ParseError`` (``UNREADABLE``), not dropped, so a
+    damaged entry never reads as its first attribute."""
+    parser = Parser(make_context(), text)
+    attribute = parser.parse_attribute()
+    parser._parse_token(MLIRTokenKind.EOF, "text after the attribute")
+    return attribute
 
 
 def expect(value: object, kind: type[T]) -> T:
@@ -143,6 +155,18 @@ def expect(value: object, kind: type[T]) -> T:
     if not isinstance(value, kind):
         raise TypeError(f"an entry holds {type(value).__name__} where {kind.__name__} is read")
     return value
+
+
+def record(value: object, names: Sequence[str]) -> dict[str, object]:
+    """``value``, a record read from an entry, if it holds exactly the
+    fields ``names``: one missing is a ``KeyError``, one more a
+    ``ValueError`` (``UNREADABLE``), as an entry of another format."""
+    fields = expect(value, dict)
+    if missing := [name for name in names if name not in fields]:
+        raise KeyError(f"an entry lacks {', '.join(missing)}")
+    if extra := sorted(set(fields) - set(names)):
+        raise ValueError(f"an entry holds {', '.join(map(str, extra))} besides {', '.join(names)}")
+    return fields
 
 
 def key(module: ModuleOp, what: str, options: Sequence[object]) -> str:
@@ -167,15 +191,74 @@ def cached(
     and otherwise compiled and stored (``encode``).  With the cache off or
     unusable (refused, or not to be made) nothing is printed, keyed, read
     or written: the key is a tenth of a second for a large kernel."""
+    return _cached(cache.GPU_PROGRAM, lambda: key(module, what, options), compile, encode, decode)
+
+
+@functools.cache
+def _ptxas_version(ptxas: Path, signature: tuple[int, int, int]) -> str | None:
+    """``toolkit.ptxas_version``, asked once per process and binary (its
+    inode, size and modification time: one replaced meanwhile is asked
+    again)."""
+    return toolkit.ptxas_version(ptxas)
+
+
+def ptxas_identity() -> str | None:
+    """The ptxas ``toolkit.emit_cubin`` would run, as its version names it;
+    None when there is none, or it does not say which it is."""
+    ptxas = toolkit.find_ptxas()
+    if ptxas is None:
+        return None
+    try:
+        info = ptxas.stat()
+    except OSError:
+        return None
+    return _ptxas_version(ptxas, (info.st_ino, info.st_size, info.st_mtime_ns))
+
+
+def cubin_key(ptx: str, arch: str) -> str | None:
+    """The entry name of ptxas's cubin of ``ptx`` for ``arch``: the PTX,
+    the architecture, the options ptxas is given and which ptxas it is
+    (None when it cannot say: its cubins are not cached)."""
+    identity = ptxas_identity()
+    return cache.CUBIN.key(identity, arch, repr(toolkit.CUBIN_OPTIONS), ptx) if identity is not None else None
+
+
+ELF_MAGIC = b"\x7fELF"
+
+
+def _cubin(data: bytes) -> bytes:
+    """A cubin entry's bytes, if they are an ELF file, as every cubin is."""
+    if not data.startswith(ELF_MAGIC):
+        raise ValueError("a cubin entry holds no ELF file")
+    return data
+
+
+def cubin(ptx: str, arch: str = "sm_90") -> bytes:
+    """``toolkit.emit_cubin(ptx, arch)``, loaded from its entry when an
+    earlier assembly stored one, and otherwise assembled by ptxas and
+    stored; ptxas's refusal is raised each time, never stored."""
+    return _cached(cache.CUBIN, lambda: cubin_key(ptx, arch), lambda: toolkit.emit_cubin(ptx, arch), bytes, _cubin)
+
+
+def _cached(
+    kind: cache.Kind,
+    name: Callable[[], str | None],
+    compile: Callable[[], T],
+    encode: Callable[[T], bytes],
+    decode: Callable[[bytes], T],
+) -> T:
+    """``cached``, for an entry of ``kind`` called ``name()``: computed
+    only for a cache that can be used, and None for an output that is not
+    to be cached."""
     with cache.opened() as directory:
-        if directory is None:
+        entry = name() if directory is not None else None
+        if directory is None or entry is None:
             return compile()
-        name = key(module, what, options)
-        if (data := directory.load(name, cache.GPU_PROGRAM)) is not None:
+        if (data := directory.load(entry, kind)) is not None:
             try:
                 return decode(data)
             except UNREADABLE:
-                directory.discard(name, cache.GPU_PROGRAM)
+                directory.discard(entry, kind)
         result = compile()
-        directory.store(name, encode(result), cache.GPU_PROGRAM)
+        directory.store(entry, encode(result), kind)
         return result

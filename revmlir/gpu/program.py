@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, TypeAttribute
 
 from revmlir.collector import pausing
 from revmlir.dialects.rev import FuncOp
@@ -41,6 +42,7 @@ from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.reachability import drop_unreached_functions
+from revmlir.runtime_checks import check_table_errors
 
 LIBDEVICE_PREFIX = "__nv_"
 ARCHITECTURES = (
@@ -109,21 +111,28 @@ class GPUProgram:
     @staticmethod
     def decode(data: bytes) -> GPUProgram:
         """The program ``encode`` gave ``data`` for.  Bytes that are not
-        one raise what ``revmlir.gpu.cache.UNREADABLE`` lists: a field of
-        another kind is a ``TypeError`` here, not a program that fails
-        when it is launched."""
-        fields = cache.expect(json.loads(data), dict)
+        one raise what ``revmlir.gpu.cache.UNREADABLE`` lists: a field
+        missing, one more or one of another kind, an argument that is not
+        a type, an entry the PTX does not define, an architecture not
+        known, a check table ``check_table_errors`` refuses; each a miss
+        here, not a program that fails when it is launched."""
+        fields = cache.record(json.loads(data), ("ptx", "kernels", "check_table", "arch"))
+        arch = cache.expect(fields["arch"], str)
+        ptx = ptx_for(cache.expect(fields["ptx"], str), arch)
         kernels = {}
         for name, k in cache.expect(fields["kernels"], dict).items():
-            k = cache.expect(k, dict)
+            k = cache.record(k, ("entry", "arguments", "arena"))
+            entry = cache.expect(k["entry"], str)
+            if f".entry {entry}(" not in ptx:
+                raise ValueError(f"the PTX defines no .entry {entry}")
             arguments = cache.expect(cache.parse_attribute(cache.expect(k["arguments"], str)), ArrayAttr)
-            kernels[name] = KernelInfo(
-                cache.expect(k["entry"], str), tuple(arguments.data), cache.expect(k["arena"], bool)
-            )
+            types = tuple(cache.expect(a, TypeAttribute) for a in arguments.data)
+            kernels[name] = KernelInfo(entry, types, cache.expect(k["arena"], bool))
         table = cache.expect(cache.parse_attribute(cache.expect(fields["check_table"], str)), DictionaryAttr)
         checks = ModuleOp([])
         checks.attributes.update(table.data)
-        return GPUProgram(cache.expect(fields["ptx"], str), kernels, checks, cache.expect(fields["arch"], str))
+        check_table_errors(checks)
+        return GPUProgram(ptx, kernels, checks, arch)
 
 
 @functools.cache
@@ -144,6 +153,16 @@ MINIMUM_PTX = "+ptx63"
 def check_architecture(arch: str) -> None:
     if arch not in ARCHITECTURES:
         raise ValueError(f"unknown GPU architecture '{arch}' (known: {', '.join(ARCHITECTURES)})")
+
+
+def ptx_for(text: str, arch: str) -> str:
+    """``text``, read from a cache entry, if it is PTX for ``arch`` (a known
+    GPU, named by its ``.target``); else the ``ValueError`` of an entry that
+    is not (``revmlir.gpu.cache.UNREADABLE``)."""
+    check_architecture(arch)
+    if not re.search(rf"^\.target {arch}\b", text, re.MULTILINE):
+        raise ValueError(f"an entry holds no PTX for {arch}")
+    return text
 
 
 def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
@@ -344,7 +363,12 @@ def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str
     (``revmlir.gpu.cache``)."""
     check_architecture(arch)
     return cache.cached(
-        module, "ptx", (arch, opt_level), lambda: _module_ptx(module, arch, opt_level), str.encode, bytes.decode
+        module,
+        "ptx",
+        (arch, opt_level),
+        lambda: _module_ptx(module, arch, opt_level),
+        str.encode,
+        lambda data: ptx_for(data.decode(), arch),
     )
 
 

@@ -49,10 +49,28 @@ def find_libdevice() -> Path | None:
     return None
 
 
+CUBIN_OPTIONS: tuple[str, ...] = ()
+"""What ``emit_cubin`` passes ptxas besides the architecture and the files:
+nothing, so its defaults (``-O3``).  Part of a cached cubin's key
+(``revmlir.gpu.cache.cubin``)."""
+
+
 def emit_cubin(ptx: str, arch: str = "sm_90") -> bytes:
     """A cubin for ``arch`` from ``ptx``, by ptxas; its messages become the
     error where it rejects the PTX."""
-    return _ptxas(ptx, arch, [])[0]
+    return _ptxas(ptx, arch, list(CUBIN_OPTIONS))[0]
+
+
+def ptxas_version(ptxas: Path) -> str | None:
+    """What ``ptxas --version`` prints: its release and build, which name
+    the assembler exactly (a digest of its 50 MB would cost as much CPU as
+    assembling a small kernel); None where it does not run or says
+    nothing."""
+    try:
+        result = subprocess.run([str(ptxas), "--version"], capture_output=True, check=True)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return result.stdout.decode("latin-1") if result.stdout.strip() else None
 
 
 @dataclass(frozen=True)
@@ -96,9 +114,12 @@ def _ptxas(ptx: str, arch: str, options: list[str]) -> tuple[bytes, str]:
     with tempfile.TemporaryDirectory() as folder:
         source, output = Path(folder) / "kernels.ptx", Path(folder) / "kernels.cubin"
         source.write_text(ptx)
-        result = subprocess.run(
-            [str(ptxas), *options, f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
-        )
+        try:
+            result = subprocess.run(
+                [str(ptxas), *options, f"-arch={arch}", str(source), "-o", str(output)], capture_output=True, text=True
+            )
+        except OSError as error:
+            raise ToolkitError(f"{ptxas} could not be run: {error.strerror}") from error
         if result.returncode != 0:
             if f"Value '{arch}' is not defined" in result.stderr:
                 raise ToolkitError(

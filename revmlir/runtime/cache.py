@@ -11,10 +11,10 @@ anything else is a different key (entries are never stale, only unused).
 
 Each use of the cache is a ``Kind`` of entry, with its own format tag and
 file suffix: ``OBJECT``, LLVM's object files for the host
-(``revmlir.runtime.jit``), and ``GPU_PROGRAM``, GPU compiles
-(``revmlir.gpu.cache``).  Every kind is listed here, not where it is used,
-so that the size bound, ``--clear`` and the listing count all of them in a
-process that imported only this module.  ``opened`` decides once whether
+(``revmlir.runtime.jit``), ``GPU_PROGRAM``, GPU compiles, and ``CUBIN``,
+ptxas's cubins of their PTX (both ``revmlir.gpu.cache``).  Every kind is
+listed here, not where it is used, so that the size bound, ``--clear`` and
+the listing count all of them in a process that imported only this module.  ``opened`` decides once whether
 the cache can be used and gives its ``Directory``, which loads and stores
 entries; ``load`` and ``store`` do that for one entry.
 
@@ -22,10 +22,13 @@ An entry is code (or a program) this process will run, so it is loaded only
 when it is provably the entry this user's revmlir stored under that key:
 
 * The directory, ``$XDG_CACHE_HOME/revmlir`` (``~/.cache/revmlir`` when
-  ``XDG_CACHE_HOME`` is unset), is created with mode 0700 and used only while
-  it is a real directory (not a symbolic link) owned by this user and not
-  writable by group or others; otherwise the cache is off for the process,
-  with a ``CacheWarning``, and everything is compiled as if it were disabled.
+  ``XDG_CACHE_HOME`` is unset or relative), is created with mode 0700 and
+  used only while it is a real directory (not a symbolic link, nor a file)
+  owned by this user and not writable by group or others; otherwise the
+  cache is off for the process, with a ``CacheWarning``, and everything is
+  compiled as if it were disabled.  A directory that cannot be made or
+  written (a read-only home, a full disk) is no cache, or one that only
+  loads: never an error.
 * Every file is opened relative to that directory without following
   symbolic links, and only a regular file owned by this user is read.
 * Each entry starts with its kind's format tag and an HMAC-SHA-256, under a
@@ -90,7 +93,7 @@ class Kind:
     def key(self, *parts: str) -> str:
         """The entry name for an output that is a pure function of
         ``parts`` and LLVM (llvmlite's and LLVM's versions are part of
-        every key: each kind holds LLVM's output)."""
+        every key: each kind holds LLVM's output, or ptxas's of it)."""
         digest = hashlib.sha256()
         for part in (self.format, llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)), *parts):
             data = part.encode()
@@ -102,7 +105,9 @@ OBJECT = Kind("revmlir-object-cache-3", ".o")
 """Object files for the host, from ``revmlir.runtime.jit``."""
 GPU_PROGRAM = Kind("revmlir-gpu-program-1", ".gpu")
 """GPU compiles (PTX and what launches need), from ``revmlir.gpu.cache``."""
-KINDS = (OBJECT, GPU_PROGRAM)
+CUBIN = Kind("revmlir-cubin-1", ".cubin")
+"""ptxas's cubins, from ``revmlir.gpu.cache``."""
+KINDS = (OBJECT, GPU_PROGRAM, CUBIN)
 SUFFIXES = tuple(k.suffix for k in KINDS)
 
 SECRET = "secret"
@@ -121,11 +126,25 @@ class CacheWarning(UserWarning):
     """The cache cannot be used safely and is off for this process."""
 
 
+def enabled() -> bool:
+    """Whether ``REVMLIR_CACHE`` leaves the cache on."""
+    return os.environ.get(ENABLE_ENV, "1").strip().lower() not in ("0", "off", "false", "no")
+
+
 def directory() -> Path | None:
-    """Where entries live, or None when the cache is off."""
-    if os.environ.get(ENABLE_ENV, "1").strip().lower() in ("0", "off", "false", "no"):
+    """Where entries live, or None when the cache is off or has no place:
+    ``XDG_CACHE_HOME`` (ignored unless absolute, as the XDG specification
+    says: a relative one would put a cache in every working directory),
+    else ``~/.cache``; a process without a home (``HOME`` unset, its user
+    not in the password database) has no cache, and compiles."""
+    if not enabled():
         return None
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:
+            return None
     return Path(base) / "revmlir"
 
 
@@ -169,15 +188,20 @@ def _refuse(where: Path, why: str) -> None:
 def _directory(where: Path, create: bool) -> int | None:
     """A descriptor of the cache directory, or None when it is missing (and
     not to be created) or not safe to use (reported once per reason)."""
-    try:
-        if create:
+    if create:
+        # made where it is missing; whether it then is a directory the
+        # open below decides (a read-only file system may refuse to make
+        # one that exists with EROFS rather than EEXIST)
+        with contextlib.suppress(OSError):
             where.parent.mkdir(parents=True, exist_ok=True)
-            with contextlib.suppress(FileExistsError):
-                where.mkdir(mode=0o700)
+            where.mkdir(mode=0o700)
+    try:
         descriptor = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         if where.is_symlink():
             _refuse(where, "it is a symbolic link")
+        elif where.exists() and not where.is_dir():
+            _refuse(where, "it is not a directory")
         return None  # a cache that cannot be made is no cache (read-only home)
     info = os.fstat(descriptor)
     if info.st_uid != os.geteuid():
@@ -192,7 +216,9 @@ def _directory(where: Path, create: bool) -> int | None:
 
 def _read(name: str, folder: int, private: bool = False) -> bytes | None:
     """The whole of a regular file of this user in the directory (that only
-    this user can read, if ``private``)."""
+    this user can read, if ``private``); an I/O error reading it is raised,
+    so that it is not taken for a file that is not there or not this
+    user's."""
     try:
         descriptor = os.open(name, _READ, dir_fd=folder)
     except OSError:
@@ -227,17 +253,30 @@ def _write(name: str, data: bytes, folder: int, replace: bool = True) -> None:
 def _secret(folder: int, create: bool) -> bytes | None:
     """This user's HMAC key, made on first use.  One that is not a private
     file of the right size is replaced when storing (the entries sealed with
-    it then fail their check and are compiled again)."""
+    it then fail their check and are compiled again); one that was missing
+    is only made, never replaced: two processes that find none (the first
+    stores in a new cache) both keep the first one made, rather than the
+    second deleting it and every entry the first sealed with it."""
+    present = create and _exists(SECRET, folder)  # before reading: what was missing is not replaced
     data = _read(SECRET, folder, private=True)
     if data is not None and len(data) == _SECRET_BYTES:
         return data
     if not create:
         return None
-    with contextlib.suppress(FileNotFoundError):
-        os.unlink(SECRET, dir_fd=folder)
+    if present:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(SECRET, dir_fd=folder)
     # linked, not renamed: a secret another process made meanwhile stays
     _write(SECRET, secrets.token_bytes(_SECRET_BYTES), folder, replace=False)
     return _secret(folder, create=False)
+
+
+def _exists(name: str, folder: int) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _seal(secret: bytes, file: str, data: bytes) -> bytes:
@@ -271,10 +310,13 @@ class Directory:
         """The entry of ``kind`` called ``name``, if there is one that
         passes the integrity check; an entry that fails it is deleted."""
         file = name + kind.suffix
-        entry = _read(file, self.folder)
+        try:
+            entry = _read(file, self.folder)
+            secret = _secret(self.folder, create=False) if entry is not None else None
+        except OSError:
+            return None  # an I/O error: a miss, and nothing deleted
         if entry is None:
             return None
-        secret = _secret(self.folder, create=False)
         data = _unseal(secret, kind, file, entry) if secret is not None else None
         if data is None:
             self.discard(name, kind)
@@ -379,13 +421,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     where = directory()
     if where is None:
-        print(f"the cache is off ({ENABLE_ENV}={os.environ[ENABLE_ENV]})")
+        off = f"the cache is off ({ENABLE_ENV}={os.environ.get(ENABLE_ENV)})"
+        print(
+            off if not enabled() else "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home"
+        )
         return 0
     if args.clear:
         print(f"removed {clear()} entries from {where}")
         return 0
     found = entries()
-    size = sum(entry.stat().st_size for entry in found)
+    size = 0
+    for entry in found:
+        with contextlib.suppress(FileNotFoundError):  # evicted by another process meanwhile
+            size += entry.stat().st_size
     print(f"{where}: {len(found)} entries, {size} bytes")
     return 0
 

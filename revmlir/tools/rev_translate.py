@@ -141,12 +141,12 @@ def run(args: argparse.Namespace) -> int:
             output: str | bytes = header(module, guard)
         elif args.emit in ("ptx", "cubin"):
             # lazy: the kernel compiler loads only for the GPU outputs
+            from revmlir.gpu.cache import cubin
             from revmlir.gpu.program import module_ptx
-            from revmlir.gpu.toolkit import emit_cubin
 
             output = module_ptx(module, args.gpu_arch, args.opt_level)
             if args.emit == "cubin":
-                output = emit_cubin(output, args.gpu_arch)
+                output = cubin(output, args.gpu_arch)
         else:
             # lazy: LLVM and NumPy load only for the host's outputs
             from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize
