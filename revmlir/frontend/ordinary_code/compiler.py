@@ -152,20 +152,19 @@ class OrdinaryBuilder(ExpressionBuilder):
     def merged(self, a: SSAValue, b: SSAValue) -> Merged | None:
         """The type, and whether it is weak, of a variable that is ``a`` on
         one path and ``b`` on another (after the branches of an ``if``;
-        before a loop and after its body), as JAX types a value of either:
-        a weak value (``is_weak``) meeting a strong one takes its type, two
-        weak values stay weak; or None where they disagree otherwise.
-        A weak value taking the other's type counts in ``retyped`` as in
-        arithmetic, also inside an inner ``if`` or loop: built again with
-        the enclosing loop's carried variable strong, that merge may be
-        refused (``if c: t = total`` beside ``else: t = x32[i]``)."""
-        if a.type == b.type:
-            return a.type, self.is_weak(a) and self.is_weak(b)
-        for x, y in ((a, b), (b, a)):
-            if super()._weakly(x, y.type) == y.type:
-                self.retyped += 1
-                return y.type, self.is_weak(y)
-        return None
+        before a loop and after its body), as JAX types a value of either
+        (``jnp.where``): the type arithmetic of the two computes in
+        (``joined_type``: a weak value takes the other's type, a float
+        meets a wider one at the wider, an integer a float at the float),
+        weak where both are; or None where arithmetic refuses them too.
+        A weak value taking the other's type counts in ``retyped``
+        (``_weakly``) as in arithmetic, also inside an inner ``if`` or
+        loop: built again with the enclosing loop's carried variable
+        strong, that merge may type otherwise (``if c: t = total`` beside
+        ``else: t = x32[i]`` is ``float32`` while ``total`` is weak, ``f64``
+        once it is a strong ``f64``)."""
+        type = self.joined_type(a, b)
+        return None if type is None else (type, self.is_weak(a) and self.is_weak(b))
 
     def _as(self, value: SSAValue, type: Attribute, block: Block, loc: Loc) -> SSAValue:
         """``value`` converted to ``type`` at the end of ``block``."""
@@ -191,7 +190,7 @@ class OrdinaryBuilder(ExpressionBuilder):
                 a, b = then_values[name].type, else_values[name].type
                 raise BuildError(
                     f"'{name}' is {describe_type(a)} after one branch and "
-                    f"{describe_type(b)} after the other; give it one type in both",
+                    f"{describe_type(b)} after the other, which do not mix; give it one type in both",
                     loc,
                 )
             types.append(found)
@@ -240,8 +239,8 @@ class OrdinaryBuilder(ExpressionBuilder):
                 if merged is None:
                     raise BuildError(
                         f"'{name}' is {describe_type(arg.type)} before the loop and "
-                        f"{describe_type(value.type)} after its body; give it its final "
-                        f"type before the loop (e.g. {name} = 0.0 for a float)",
+                        f"{describe_type(value.type)} after its body, which do not mix; "
+                        "give it one type before the loop and in its body",
                         loc,
                     )
             joined = [m for m in found if m is not None]  # none is None: refused above
