@@ -381,6 +381,32 @@ def test_strong_types_meet_where_arithmetic_of_them_would(function, twin, args, 
     _typed_as_jax(function, twin, args, backend)
 
 
+def _widened_twice(x, d, c):
+    s = x[0]
+    for i in range(len(d)):
+        if c > 0:
+            t = x[1]
+        else:
+            t = d[i]
+        s = s * d[i] + t
+    return s
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+@pytest.mark.parametrize("c", [1, 0])
+def test_a_widened_merge_differentiates_as_jax(engine, c):
+    """The conversions a widening merge adds (a float32 branch value, the
+    float32 before the loop) are differentiated as JAX differentiates the
+    unrolled loop: gradients of the dtype of each argument."""
+    x, d = np.array([0.75, 2.0], dtype=np.float32), np.array([0.5, 1.5, -0.25])
+    found = rv.gradient(rv.ordinary(_widened_twice, backend=engine), (x, d, c))
+    with jax.enable_x64(True):
+        expected = jax.grad(lambda x, d: _widened_twice(x, d, c), argnums=(0, 1))(jnp.asarray(x), jnp.asarray(d))
+    for gradient, reference in zip(found, expected):
+        assert gradient.dtype == reference.dtype
+        np.testing.assert_allclose(gradient, reference, rtol=1e-6)
+
+
 @rv.ordinary
 def _doubled(t):
     return t * 2.0
