@@ -135,6 +135,23 @@ def _wider_int(a: Attribute, b: Attribute) -> Attribute:
     return a if a.width.data >= b.width.data else b
 
 
+def _strong_join(x: Attribute, y: Attribute) -> Attribute | None:
+    """``ExpressionBuilder.joined_type`` of two strongly typed values of
+    different types."""
+    if _is_int(x) and _is_int(y):
+        return _wider_int(x, y)
+    if isinstance(x, AnyFloat) and isinstance(y, AnyFloat):
+        return x if x.bitwidth > y.bitwidth else y
+    for a, b in ((x, y), (y, x)):
+        if isinstance(b, rev.FixedType | rev.TropicalType) and (_is_int(a) or isinstance(a, AnyFloat)):
+            return b
+        if _is_int(a) and isinstance(b, AnyFloat):
+            return b
+        if isinstance(b, ComplexType) and not isinstance(a, ComplexType):
+            return b
+    return None
+
+
 _INT_BINARY: dict[str, type[Operation]] = {
     "add": arith.AddiOp,
     "sub": arith.SubiOp,
@@ -419,34 +436,28 @@ class ExpressionBuilder:
         return x, y
 
     def _promote(self, x: SSAValue, y: SSAValue, loc: Loc) -> tuple[SSAValue, SSAValue]:
-        """Mixed arithmetic: integers meet as index (or the wider integer),
-        a weakly typed value takes the other's float type (``is_weak``),
-        floats widen to the wider float, integers to floats, reals to
-        complex, integers and floats meet fixed-point and tropical numbers
-        as such."""
+        """Mixed arithmetic: both converted to ``joined_type``'s type."""
+        type = self.joined_type(x, y)
+        if type is None:
+            raise BuildError(f"cannot combine {self.spell(x.type)} and {self.spell(y.type)}", loc)
+        return self.cast(Value(self, x), type, loc).ssa, self.cast(Value(self, y), type, loc).ssa
+
+    def joined_type(self, x: SSAValue, y: SSAValue) -> Attribute | None:
+        """The type mixed arithmetic of ``x`` and ``y`` computes in, or
+        None where they do not mix: integers meet as index (or the wider
+        integer), a weakly typed value takes the other's float type
+        (``is_weak``), floats widen to the wider float, integers to floats,
+        reals to complex, integers and floats meet fixed-point and tropical
+        numbers as such.  One rule, so that a frontend's merges of paths
+        type a variable as arithmetic of its values would."""
+        if x.type == y.type:
+            return x.type
         if _is_int(x.type) and _is_int(y.type):
-            wide = _wider_int(x.type, y.type)
-            return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
-        for a, b, swap in ((x, y, False), (y, x, True)):
+            return _wider_int(x.type, y.type)
+        for a, b in ((x, y), (y, x)):
             if (like := self._weakly(a, b.type)) is not None:
-                a = self.cast(Value(self, a), like, loc).ssa
-                return self._pair(b, a, loc) if swap else self._pair(a, b, loc)
-        if isinstance(x.type, AnyFloat) and isinstance(y.type, AnyFloat):
-            wide = x.type if x.type.bitwidth > y.type.bitwidth else y.type
-            return self.cast(Value(self, x), wide, loc).ssa, self.cast(Value(self, y), wide, loc).ssa
-        for a, b, swap in ((x, y, False), (y, x, True)):
-            if isinstance(b.type, rev.FixedType | rev.TropicalType) and (
-                _is_int(a.type) or isinstance(a.type, AnyFloat)
-            ):
-                a = self.cast(Value(self, a), b.type, loc).ssa
-                return (b, a) if swap else (a, b)
-            if _is_int(a.type) and isinstance(b.type, AnyFloat):
-                a = self.cast(Value(self, a), b.type, loc).ssa
-                return (b, a) if swap else (a, b)
-            if isinstance(b.type, ComplexType) and not isinstance(a.type, ComplexType):
-                a = self.cast(Value(self, a), b.type, loc).ssa
-                return (b, a) if swap else (a, b)
-        raise BuildError(f"cannot combine {self.spell(x.type)} and {self.spell(y.type)}", loc)
+                return like if like == b.type else _strong_join(like, b.type)
+        return _strong_join(x.type, y.type)
 
     def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
         """The type a weakly typed float or complex ``value`` takes beside
@@ -541,8 +552,12 @@ class ExpressionBuilder:
         return self.binary(kind, Value(self, x), b, loc)
 
     def select(self, cond: Operand, a: Operand, b: Operand, loc: Loc = None) -> Value:
+        """``a`` where ``cond`` holds, else ``b``, typed as arithmetic of
+        the two is (``joined_type``): weak where both are."""
         x, y = self._pair(a, b, loc)
         op = arith.SelectOp(self._ssa(cond, i1, loc), x, y)
+        if self.is_weak(a) and self.is_weak(b):
+            self._weak.add(op.results[0])
         return Value(self, self.emit(op, loc).results[0])
 
     def cast(self, a: Operand, type: Attribute, loc: Loc = None) -> Value:

@@ -153,6 +153,15 @@ def _weakness_from_another(x, d):
     return s * x[0]
 
 
+def _weak_choice(x, c):
+    y = 2.0 if c > 0 else 3.0
+    return y * x[0]
+
+
+def _weak_choice_jax(x, c):
+    return jnp.where(c > 0, 2.0, 3.0) * x[0]
+
+
 F32 = np.array([1.5, 2.25, 0.5], dtype=np.float32)
 F64 = np.array([0.25, 0.75], dtype=np.float64)
 MERGES = [
@@ -167,7 +176,23 @@ MERGES = [
     (_strong_f64_meets_a_literal, _strong_f64_meets_a_literal_jax, (F32, F64)),
     # ``s`` is weak after one iteration, strong (the f64 ``total``) after two
     (_weakness_from_another, _weakness_from_another, (F32, F64)),
+    (_weak_choice, _weak_choice_jax, (F32, 1)),
 ]
+
+
+def _typed_as_jax(function, twin, args, backend):
+    """``function`` of ``args`` on ``backend`` returns what ``twin`` does
+    in JAX's 64-bit mode (so that f64 can appear), in value and dtype."""
+    with jax.enable_x64(True):
+        found = twin(*(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args))
+        expected = [jnp.asarray(e) for e in (found if isinstance(found, tuple) else (found,))]
+    f = rv.ordinary(function, backend=backend)
+    results = f(*args)
+    results = results if isinstance(results, tuple) else (results,)
+    types = f.specialization_for(*args).result_types
+    assert [f"float{t.bitwidth}" for t in types] == [str(e.dtype) for e in expected]
+    for value, reference in zip(results, expected, strict=True):
+        assert value == pytest.approx(float(reference), rel=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -179,16 +204,7 @@ def test_where_paths_meet_a_variable_is_typed_as_jax_types_it(function, twin, ar
     meets later fixes it): as JAX types ``jnp.where`` of the two and the
     carry of ``lax.fori_loop`` and ``lax.while_loop``, in its 64-bit mode
     so that f64 can appear.  They were f64, or refused."""
-    with jax.enable_x64(True):
-        found = twin(*(jnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args))
-        expected = [jnp.asarray(e) for e in (found if isinstance(found, tuple) else (found,))]
-    f = rv.ordinary(function, backend="interpreter")
-    results = f(*args)
-    results = results if isinstance(results, tuple) else (results,)
-    types = f.specialization_for(*args).result_types
-    assert [f"float{t.bitwidth}" for t in types] == [str(e.dtype) for e in expected]
-    for value, reference in zip(results, expected, strict=True):
-        assert value == pytest.approx(float(reference), rel=1e-6)
+    _typed_as_jax(function, twin, args, "interpreter")
 
 
 @rv.reversible(backend="interpreter")
@@ -227,27 +243,168 @@ def test_integer_literals_and_constants_are_weak_too():
     assert "arith.extf" not in _turns.mlir(np.zeros(5, np.float32), x)
 
 
+def _choice(x, d, c):
+    t = x[0] if c > 0 else d[0]
+    return t, t * x[1]
+
+
+def _choice_jax(x, d, c):
+    t = jnp.where(c > 0, x[0], d[0])
+    return t, t * x[1]
+
+
+def _branches(x, d, c):
+    if c > 0:
+        t = x[0]
+    else:
+        t = d[0]
+    return t * 2.0, t
+
+
+def _branches_jax(x, d, c):
+    t = jnp.where(c > 0, x[0], d[0])
+    return t * 2.0, t
+
+
+def _one_branch(x, d, c):
+    t = x[0]
+    if c > 0:
+        t = d[1]
+    return t
+
+
+def _one_branch_jax(x, d, c):
+    return jnp.where(c > 0, d[1], x[0])
+
+
+def _int_meets_float32(x, d, n):
+    t = n if n > 2 else x[0]
+    if n > 2:
+        u = x[1]
+    else:
+        u = n
+    return t, u
+
+
+def _int_meets_float32_jax(x, d, n):
+    return jnp.where(n > 2, n, x[0]), jnp.where(n > 2, x[1], n)
+
+
+def _widening_sum(x, d):
+    s = x[0]
+    for i in range(len(d)):
+        s = s + d[i]
+    return s
+
+
+def _widening_while(x, d):
+    s = x[0]
+    i = 0
+    while i < len(d):
+        s = s * 0.5 + d[i]
+        i = i + 1
+    return s
+
+
+def _widening_in_a_branch(x, d):
+    s = x[0]
+    for i in range(len(x)):
+        if x[i] > 1.0:
+            s = s + d[0]
+        else:
+            s = s * 2.0
+    return s
+
+
+def _widening_in_a_branch_jax(x, d):
+    s = x[0]
+    for i in range(len(x)):
+        s = jnp.where(x[i] > 1.0, s + d[0], s * 2.0)
+    return s
+
+
 def _weak_meets_float32_in_a_branch(x, d, c):
     total = 0.0
+    t = 0.0
     for i in range(len(d)):
         if c > 0:
             t = total
         else:
             t = x[i]
-        x[i] = t
         total = total + d[i]
-    return total
+    return total, t
 
 
-def test_a_merge_in_the_body_builds_the_loop_again():
-    """In the first build ``t`` joins the weak ``total`` with a float32,
-    which takes float32; from the second iteration on ``total`` is a strong
-    f64 there, and the branches disagree, as the unrolled program's do.
-    The merge counts as a weak value retyped, so the loop is built again
-    and refused (kept after one build, it was float32)."""
-    f = rv.ordinary(_weak_meets_float32_in_a_branch, backend="interpreter")
-    with pytest.raises(rv.ReversibleSyntaxError, match="'t' is float after one branch and float32 after the other"):
-        f(F32.copy(), F64, 1)
+def _weak_meets_float32_in_a_branch_jax(x, d, c):
+    total = t = 0.0
+    for i in range(len(d)):
+        t = jnp.where(c > 0, total, x[i])
+        total = total + d[i]
+    return total, t
+
+
+WIDTHS = [
+    (_choice, _choice_jax, (F32, F64, 1)),
+    (_choice, _choice_jax, (F32, F64, 0)),
+    (_branches, _branches_jax, (F32, F64, 1)),
+    (_branches, _branches_jax, (F32, F64, 0)),
+    (_one_branch, _one_branch_jax, (F32, F64, 0)),
+    (_int_meets_float32, _int_meets_float32_jax, (F32, F64, 3)),
+    (_int_meets_float32, _int_meets_float32_jax, (F32, F64, 1)),
+    # lax.fori_loop and lax.while_loop refuse a carry that widens: the
+    # loops unrolled by tracing the Python itself
+    (_widening_sum, _widening_sum, (F32, F64)),
+    (_widening_while, _widening_while, (F32, F64)),
+    (_widening_in_a_branch, _widening_in_a_branch_jax, (F32, F64)),
+    # ``t`` joins the weak ``total`` and a float32 in the first build, a
+    # strong f64 and a float32 from the second iteration on
+    (_weak_meets_float32_in_a_branch, _weak_meets_float32_in_a_branch_jax, (F32, F64, 1)),
+    (_weak_meets_float32_in_a_branch, _weak_meets_float32_in_a_branch_jax, (F32, F64, 0)),
+]
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+@pytest.mark.parametrize(
+    ("function", "twin", "args"), WIDTHS, ids=[f"{f.__name__}-{k}" for k, (f, _, _) in enumerate(WIDTHS)]
+)
+def test_strong_types_meet_where_arithmetic_of_them_would(function, twin, args, backend):
+    """A float32 and an f64 meet at the f64 and an integer and a float32 at
+    the float32 after an ``if`` (the narrower value converted in its
+    branch) and around a loop (the loop built again carrying the wider
+    type, the value converted before it), as arithmetic of the two does
+    and JAX's ``jnp.where`` and the unrolled loop do: they were refused
+    ("float32 after one branch and float after the other").  A loop
+    settles: a carried type only goes up JAX's finite lattice.  The last
+    function's merge in the loop body counts as a weak value retyped, so
+    the loop is built again once ``total`` is strong (kept after one
+    build, ``t`` was float32)."""
+    _typed_as_jax(function, twin, args, backend)
+
+
+def _widened_twice(x, d, c):
+    s = x[0]
+    for i in range(len(d)):
+        if c > 0:
+            t = x[1]
+        else:
+            t = d[i]
+        s = s * d[i] + t
+    return s
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+@pytest.mark.parametrize("c", [1, 0])
+def test_a_widened_merge_differentiates_as_jax(engine, c):
+    """The conversions a widening merge adds (a float32 branch value, the
+    float32 before the loop) are differentiated as JAX differentiates the
+    unrolled loop: gradients of the dtype of each argument."""
+    x, d = np.array([0.75, 2.0], dtype=np.float32), np.array([0.5, 1.5, -0.25])
+    found = rv.gradient(rv.ordinary(_widened_twice, backend=engine), (x, d, c))
+    with jax.enable_x64(True):
+        expected = jax.grad(lambda x, d: _widened_twice(x, d, c), argnums=(0, 1))(jnp.asarray(x), jnp.asarray(d))
+    for gradient, reference in zip(found, expected):
+        assert gradient.dtype == reference.dtype
+        np.testing.assert_allclose(gradient, reference, rtol=1e-6)
 
 
 @rv.ordinary

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from xdsl.dialects.builtin import f64
 
 import revmlir as rv
 from derivative_checks import assert_per_argument_close
@@ -618,40 +619,56 @@ def test_updating_a_whole_array():
     )
 
 
-def test_loop_changes_the_type_of_a_variable():
-    """An int argument is strong, unlike the literal ``0`` (weak: it
-    would take the float's type)."""
+def test_a_loop_widens_an_int_to_the_float_its_body_makes():
+    """An int argument is strong, unlike the literal ``0``, and meets the
+    float its body makes at the float, as ``n + 0.5`` does: the loop is
+    built again carrying a float, and the int is converted before it."""
 
+    @rv.ordinary(backend="interpreter")
     def f(n):
         x = n
-        for i in range(n):  # E:type
+        for i in range(n):
             x = x + 0.5
         return x
 
+    assert f(3) == 4.5 and isinstance(f(3), float)
+    assert f.specialization_for(3).result_types == (f64,)
+
+
+def test_branches_of_types_arithmetic_refuses():
+    """A log number and a float do not mix in arithmetic (``cannot combine
+    ULog and float``), so neither where paths meet."""
+
+    def f(x, c):
+        if c > 0:  # E:branch
+            y = rv.ulog(x)
+        else:
+            y = x
+        return float(y)
+
     check(
-        at_call(f, 3),
-        "# E:type",
-        "'x' is int64 before the loop and float after its body; give it "
-        "its final type before the loop (e.g. x = 0.0 for a float)",
+        at_call(f, 2.0, 1),
+        "# E:branch",
+        "'y' is ULog after one branch and float after the other, which do not mix; give it one type in both",
         None,
-        "for",
+        "if",
     )
 
 
-def test_branches_give_different_types():
+def test_a_loop_body_giving_a_type_arithmetic_refuses():
     def f(x, n):
-        if x > 0.0:  # E:branch
-            y = n
-        else:
-            y = 2.0
-        return y
+        y = rv.ulog(x)
+        for i in range(n):  # E:loop
+            y = 0.5
+        return float(y)
 
     check(
-        at_call(f, 1.0, 1),
-        "# E:branch",
-        "'y' is int64 after one branch and float after the other; give it one type in both",
+        at_call(f, 2.0, 3),
+        "# E:loop",
+        "'y' is ULog before the loop and float after its body, which do not mix; "
+        "give it one type before the loop and in its body",
         None,
-        "if",
+        "for",
     )
 
 

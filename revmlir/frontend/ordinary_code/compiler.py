@@ -39,6 +39,7 @@ from revmlir.dialects.ad import ScheduleAttr
 from revmlir.dialects.primitives import ExternOp
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
+from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import (
     BINARY_FUNCTIONS,
     UNARY_FUNCTIONS,
@@ -54,6 +55,7 @@ from revmlir.frontend.ordinary_code.results import (
     UnknownResults,
     declared_results,
     describe_results,
+    returned_values,
 )
 from revmlir.reachability import drop_unreached_functions
 
@@ -109,6 +111,9 @@ class OrdinaryBuilder(ExpressionBuilder):
         self._entry = self.current_block
         self.retyped = 0
         """How many weak values took the type of a value they met (``_weakly``)."""
+        self._postponed: list[list[ReversibleSyntaxError]] = []
+        """Per loop body being built (innermost last), the errors of the
+        callees it could not compile (``stand_ins``)."""
 
     def is_array(self, name: str) -> bool:
         return self.has(name) and isinstance(self.type_of(name), MemRefType)
@@ -152,20 +157,19 @@ class OrdinaryBuilder(ExpressionBuilder):
     def merged(self, a: SSAValue, b: SSAValue) -> Merged | None:
         """The type, and whether it is weak, of a variable that is ``a`` on
         one path and ``b`` on another (after the branches of an ``if``;
-        before a loop and after its body), as JAX types a value of either:
-        a weak value (``is_weak``) meeting a strong one takes its type, two
-        weak values stay weak; or None where they disagree otherwise.
-        A weak value taking the other's type counts in ``retyped`` as in
-        arithmetic, also inside an inner ``if`` or loop: built again with
-        the enclosing loop's carried variable strong, that merge may be
-        refused (``if c: t = total`` beside ``else: t = x32[i]``)."""
-        if a.type == b.type:
-            return a.type, self.is_weak(a) and self.is_weak(b)
-        for x, y in ((a, b), (b, a)):
-            if super()._weakly(x, y.type) == y.type:
-                self.retyped += 1
-                return y.type, self.is_weak(y)
-        return None
+        before a loop and after its body), as JAX types a value of either
+        (``jnp.where``): the type arithmetic of the two computes in
+        (``joined_type``: a weak value takes the other's type, a float
+        meets a wider one at the wider, an integer a float at the float),
+        weak where both are; or None where arithmetic refuses them too.
+        A weak value taking the other's type counts in ``retyped``
+        (``_weakly``) as in arithmetic, also inside an inner ``if`` or
+        loop: built again with the enclosing loop's carried variable
+        strong, that merge may type otherwise (``if c: t = total`` beside
+        ``else: t = x32[i]`` is ``float32`` while ``total`` is weak, ``f64``
+        once it is a strong ``f64``)."""
+        type = self.joined_type(a, b)
+        return None if type is None else (type, self.is_weak(a) and self.is_weak(b))
 
     def _as(self, value: SSAValue, type: Attribute, block: Block, loc: Loc) -> SSAValue:
         """``value`` converted to ``type`` at the end of ``block``."""
@@ -191,7 +195,7 @@ class OrdinaryBuilder(ExpressionBuilder):
                 a, b = then_values[name].type, else_values[name].type
                 raise BuildError(
                     f"'{name}' is {describe_type(a)} after one branch and "
-                    f"{describe_type(b)} after the other; give it one type in both",
+                    f"{describe_type(b)} after the other, which do not mix; give it one type in both",
                     loc,
                 )
             types.append(found)
@@ -232,16 +236,18 @@ class OrdinaryBuilder(ExpressionBuilder):
         types = [(v.type, self.is_weak(v)) for v in initial]
         while True:
             retyped = self.retyped
-            blocks, block, final = build(types)
+            (blocks, block, final), postponed = self._tentatively(build, types)
             weakness_typed_nothing = self.retyped == retyped
             args = block.args[len(block.args) - len(carried) :]
             found = [self.merged(arg, value) for arg, value in zip(args, final, strict=True)]
             for name, arg, value, merged in zip(carried, args, final, found, strict=True):
                 if merged is None:
+                    if postponed:
+                        raise postponed[0]  # the build's first error
                     raise BuildError(
                         f"'{name}' is {describe_type(arg.type)} before the loop and "
-                        f"{describe_type(value.type)} after its body; give it its final "
-                        f"type before the loop (e.g. {name} = 0.0 for a float)",
+                        f"{describe_type(value.type)} after its body, which do not mix; "
+                        "give it one type before the loop and in its body",
                         loc,
                     )
             joined = [m for m in found if m is not None]  # none is None: refused above
@@ -251,9 +257,52 @@ class OrdinaryBuilder(ExpressionBuilder):
                 types = joined  # only weak variables turned strong: a second build would be the same
                 break
             types = joined
+        self._keep(postponed)
         yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
         return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
+
+    def _tentatively(
+        self, build: Callable[[list[Merged]], Iteration], types: list[Merged]
+    ) -> tuple[Iteration, list[ReversibleSyntaxError]]:
+        """``build(types)``, which ``_carried`` may throw away, and the
+        errors of the callees it could not compile (``stand_ins``).  An
+        error it raises after one of those is reported as that one, the
+        build's first: it may come of the stand-ins."""
+        self._postponed.append([])
+        try:
+            return build(types), self._postponed[-1]
+        except (BuildError, ReversibleSyntaxError):
+            if self._postponed[-1]:
+                raise self._postponed[-1][0] from None
+            raise
+        finally:
+            self._postponed.pop()
+
+    def _keep(self, postponed: list[ReversibleSyntaxError]) -> None:
+        """The build of a loop body that settled its carried types: the
+        errors it postponed are those of the loop, reported here, or, in
+        the body of an enclosing loop, postponed with that one's build,
+        which may still be thrown away."""
+        if postponed and not self._postponed:
+            raise postponed[0]
+        if postponed:
+            self._postponed[-1].extend(postponed)
+
+    def stand_ins(self, error: ReversibleSyntaxError, count: int, loc: Loc) -> list[Value]:
+        """The results of a call whose callee raised ``error`` compiling
+        for the types of its arguments.  Inside a loop body, whose build
+        may be thrown away (the final build may call the callee with other
+        types), the error is postponed with the build (``_keep``) and
+        ``count`` weak int zeros stand for the results: the bottom of the
+        type lattice, they take the type of what they meet, so that the
+        loop's other values still find the carried types; the build is
+        then either thrown away or its first error reported.  Elsewhere
+        ``error`` is raised."""
+        if not self._postponed:
+            raise error
+        self._postponed[-1].append(error)
+        return [self.const(0, None, loc) for _ in range(count)]
 
     def _loop_body(
         self, block: Block, carried: Sequence[str], types: Sequence[Merged], body: Callable[[], None]
@@ -619,12 +668,21 @@ class PrimitiveDeclarations:
         self.used.add(name)
         self.names[id(primitive)] = name  # before its rules, which may call it
         rules: dict[str, str] = {}
-        for kind, rule in primitive.rules.items():
-            expected = primitive.check_rule(kind, rule)
-            error = functools.partial(rule.source.error, rule.source.tree)
-            rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
-            if results != tuple(expected.outputs.data):
-                raise primitive.rule_error(kind, rule, results)
+        try:
+            for kind, rule in primitive.rules.items():
+                expected = primitive.check_rule(kind, rule)
+                error = functools.partial(rule.source.error, rule.source.tree)
+                rules[kind], results = self.rules.request(rule, expected.inputs.data, error)
+                if results != tuple(expected.outputs.data):
+                    raise primitive.rule_error(kind, rule, results)
+        except ReversibleSyntaxError:
+            # undeclared again: a loop body's build thrown away may have
+            # called it (``OrdinaryBuilder.stand_ins``), and the next
+            # build's call must meet the error again, not a name without
+            # its declaration
+            del self.names[id(primitive)]
+            self.used.discard(name)
+            raise
         extern = ExternOp(name, primitive.signature, primitive.symbol, rules, primitive.updates, primitive.arrays)
         extern.location = primitive.source.loc(primitive.source.tree)
         self.ops.extend([extern, *self.rules.functions[self.emitted_rules :]])
@@ -653,13 +711,8 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         body = list(self.tree.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             body = body[1:]
-        returned: list[ast.expr] = []
-        end: ast.AST = self.tree
-        if body and isinstance(last := body[-1], ast.Return):
-            end = body.pop()
-            value = last.value
-            if value is not None:
-                returned = list(value.elts) if isinstance(value, ast.Tuple) else [value]
+        end: ast.AST = body.pop() if body and isinstance(body[-1], ast.Return) else self.tree
+        returned = returned_values(self.tree)
         self.statements(body)
         results = [self.scalar(node) for node in returned]
         if expected is not None:
@@ -772,9 +825,12 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 continue
             value = self.scalar(arg)
             operands.append((fn.cast(value, i64, loc) if isinstance(value.type, IndexType) else value).ssa)
-        name, result_types = self.module.request(
-            callee, [o.type for o in operands], lambda message, hint: self.error(node, message, hint)
-        )
+        try:
+            name, result_types = self.module.request(
+                callee, [o.type for o in operands], lambda message, hint: self.error(node, message, hint)
+            )
+        except ReversibleSyntaxError as error:
+            return fn.stand_ins(error, len(returned_values(callee.source.tree)), loc)
         return fn.call(name, operands, result_types, loc, self.module.weak.get(name, ()))
 
     # -- statements ---------------------------------------------------------------

@@ -84,3 +84,13 @@ def describe_results(types: Sequence[Attribute]) -> str:
         return "nothing"
     words = [describe_type(t) for t in types]
     return words[0] if len(words) == 1 else f"({', '.join(words)})"
+
+
+def returned_values(tree: ast.FunctionDef) -> list[ast.expr]:
+    """The values ``tree`` returns, one per result: those of the return
+    that ends it (an ordinary function returns there only), none where
+    it ends without one."""
+    last = tree.body[-1]
+    if not isinstance(last, ast.Return) or last.value is None:
+        return []
+    return list(last.value.elts) if isinstance(last.value, ast.Tuple) else [last.value]
