@@ -279,6 +279,38 @@ def test_a_file_where_the_directory_should_be_is_reported_and_left_alone(cache_h
     assert cache_home.read_text() == "a file"
 
 
+def _denied(monkeypatch: pytest.MonkeyPatch, where: Path) -> None:
+    """``where`` cannot be opened nor looked at, as for another user a
+    directory in a home only its owner may enter (``HOME=/root``; root, who
+    runs the tests, ignores permission bits)."""
+    for name in ("open", "stat", "lstat"):
+        call = getattr(os, name)
+
+        def refusing(path: object, *args: object, call=call, **options: object) -> object:
+            if not isinstance(path, int) and Path(os.fsdecode(path)) == where:
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return call(path, *args, **options)
+
+        monkeypatch.setattr(os, name, refusing)
+
+
+@pytest.mark.parametrize("refusal", ["permission-denied", "name-too-long"])
+def test_a_directory_that_cannot_be_looked_at_is_no_cache(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls, refusal: str
+):
+    """Neither opened nor looked at: compiled, without a warning (whether
+    it is a link or a file is unknown) and without an error (it was the
+    ``PermissionError`` or ``ENAMETOOLONG`` of every compile, load and
+    store)."""
+    if refusal == "permission-denied":
+        _denied(monkeypatch, cache_home)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home.parent / ("a" * 300)))
+    assert f_of(F) == 15.0 and f_of(F) == 15.0 and llvm_runs.count == 2
+    cache.store("k", b"data")
+    assert cache.load("k") is None
+
+
 def test_a_secret_another_process_makes_meanwhile_is_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     """Two processes storing their first entries in a new cache: this one
     finds no secret, and the other makes one and seals an entry with it

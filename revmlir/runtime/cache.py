@@ -26,9 +26,9 @@ when it is provably the entry this user's revmlir stored under that key:
   used only while it is a real directory (not a symbolic link, nor a file)
   owned by this user and not writable by group or others; otherwise the
   cache is off for the process, with a ``CacheWarning``, and everything is
-  compiled as if it were disabled.  A directory that cannot be made or
-  written (a read-only home, a full disk) is no cache, or one that only
-  loads: never an error.
+  compiled as if it were disabled.  A directory that cannot be made,
+  looked at or written (a read-only home, one this user cannot enter, a
+  full disk) is no cache, or one that only loads: never an error.
 * Every file is opened relative to that directory without following
   symbolic links, and only a regular file owned by this user is read.
 * Each entry starts with its kind's format tag and an HMAC-SHA-256, under a
@@ -198,11 +198,19 @@ def _directory(where: Path, create: bool) -> int | None:
     try:
         descriptor = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        if where.is_symlink():
+        # why, from one look whose every failure is caught: pathlib's
+        # is_symlink and exists raise all but a few errors (EACCES from a
+        # home this user cannot enter, ENAMETOOLONG), each then the error
+        # of every compile
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:
+            return None  # a cache that cannot be made or looked at is no cache
+        if stat.S_ISLNK(mode):
             _refuse(where, "it is a symbolic link")
-        elif where.exists() and not where.is_dir():
+        elif not stat.S_ISDIR(mode):
             _refuse(where, "it is not a directory")
-        return None  # a cache that cannot be made is no cache (read-only home)
+        return None  # nor is a directory this user cannot open
     info = os.fstat(descriptor)
     if info.st_uid != os.geteuid():
         _refuse(where, f"it is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
