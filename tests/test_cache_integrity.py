@@ -365,27 +365,45 @@ def test_the_listing_counts_an_entry_evicted_meanwhile_as_nothing(
 STORING = """
 import os, sys, time
 from revmlir.runtime import cache
-open(f"{sys.argv[1]}.{os.getpid()}", "w").close()
-while not os.path.exists(sys.argv[1]):
+go, index = sys.argv[1], int(sys.argv[2])
+read = cache._read
+
+def late(name, folder, private=False):
+    data = read(name, folder, private)
+    if name == cache.SECRET and data is None and cache._read is late:
+        cache._read = read
+        time.sleep(0.05 * (1 + index))
+    return data
+
+cache._read = late
+open(f"{go}.{os.getpid()}", "w").close()
+while not os.path.exists(go):
     time.sleep(0.001)
-for i in range(40):
+for i in range(20):
     cache.store(f"entry{i}", f"entry {i}".encode() * 100, cache.GPU_PROGRAM)
+    cache.store(f"entry{i}.{index}", f"entry {i} of {index}".encode(), cache.GPU_PROGRAM)
 """
 """A process that says it is ready (its imports done), waits for the
-word, and stores forty entries."""
+word, and stores twenty entries every process stores and twenty of its
+own.  Its first store finds no secret and then waits, 50 ms longer than
+the process before it: each finds none before any makes one, and each
+goes on to make one while those before it store."""
 
 
-def test_processes_storing_the_same_entries_at_once_leave_each_loadable(cache_home: Path, tmp_path: Path):
-    """Four processes start together on a new cache (each makes its
-    secret if none is there yet) and store the same forty entries: every
-    entry loads, with its contents, and no temporary file is left."""
+def test_processes_storing_at_once_in_a_new_cache_leave_each_entry_loadable(cache_home: Path, tmp_path: Path):
+    """Four processes start together on a new cache and each makes its
+    secret if none is there yet: every entry loads, with its contents (a
+    process that deleted the secret another made meanwhile made the
+    entries sealed with it misses), and no temporary file is left."""
     go = tmp_path / "go"
-    processes = [subprocess.Popen([sys.executable, "-c", STORING, str(go)]) for _ in range(4)]
+    processes = [subprocess.Popen([sys.executable, "-c", STORING, str(go), str(index)]) for index in range(4)]
     while len(list(tmp_path.glob("go.*"))) < len(processes):
         assert all(process.poll() is None for process in processes), "a process failed before it was ready"
         time.sleep(0.001)
     go.touch()
     assert [process.wait(timeout=60) for process in processes] == [0] * 4
-    for i in range(40):
+    for i in range(20):
         assert cache.load(f"entry{i}", cache.GPU_PROGRAM) == f"entry {i}".encode() * 100
+        for index in range(4):
+            assert cache.load(f"entry{i}.{index}", cache.GPU_PROGRAM) == f"entry {i} of {index}".encode()
     assert sorted(path.name for path in cache_home.iterdir() if path.name.endswith(".tmp")) == []
