@@ -128,6 +128,27 @@ def test_a_shared_secret_is_replaced(cache_home: Path, llvm_runs: CountedCalls):
     assert secret.read_bytes() != old and stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
+def test_a_secret_that_cannot_be_replaced_is_reported_once(cache_home: Path, llvm_runs: CountedCalls):
+    """A directory where the secret should be cannot be deleted: nothing
+    can be sealed, which is said (it was a cache silently off), once."""
+    (cache_home / cache.SECRET).mkdir(parents=True)
+    with pytest.warns(cache.CacheWarning, match="its secret .* cannot be deleted \\(Is a directory\\)") as record:
+        assert f_of(F) == 15.0 and f_of(F) == 15.0
+    assert len(record) == 1 and llvm_runs.count == 2
+    assert sorted(path.name for path in cache_home.iterdir()) == [cache.SECRET]
+
+
+def test_a_directory_where_an_entry_should_be_is_a_miss_that_leaves_no_descriptor_open(cache_home: Path):
+    """Not a regular file, so not read: opening it as a file object raised
+    ``IsADirectoryError`` and left its descriptor open, one per load."""
+    cache.store("k", b"data")
+    (cache_home / "k.o").unlink()
+    (cache_home / "k.o").mkdir()
+    descriptors = len(os.listdir("/proc/self/fd"))
+    assert cache.load("k") is None and cache.load("k") is None
+    assert len(os.listdir("/proc/self/fd")) == descriptors
+
+
 def test_a_symlinked_entry_is_not_followed(cache_home: Path, tmp_path: Path, llvm_runs: CountedCalls):
     f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
     planted = tmp_path / "planted.o"

@@ -231,12 +231,17 @@ def _read(name: str, folder: int, private: bool = False) -> bytes | None:
         descriptor = os.open(name, _READ, dir_fd=folder)
     except OSError:
         return None
-    with os.fdopen(descriptor, "rb") as file:
+    try:
+        # looked at before it is a file object, which a directory cannot be
+        # (an IsADirectoryError, and the descriptor left open)
         info = os.fstat(descriptor)
         shared = info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
         if info.st_uid != os.geteuid() or not stat.S_ISREG(info.st_mode) or (private and shared):
             return None
-        return file.read()
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(descriptor)
 
 
 def _write(name: str, data: bytes, folder: int, replace: bool = True) -> None:
@@ -256,27 +261,6 @@ def _write(name: str, data: bytes, folder: int, replace: bool = True) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=folder)
-
-
-def _secret(folder: int, create: bool) -> bytes | None:
-    """This user's HMAC key, made on first use.  One that is not a private
-    file of the right size is replaced when storing (the entries sealed with
-    it then fail their check and are compiled again); one that was missing
-    is only made, never replaced: two processes that find none (the first
-    stores in a new cache) both keep the first one made, rather than the
-    second deleting it and every entry the first sealed with it."""
-    present = create and _exists(SECRET, folder)  # before reading: what was missing is not replaced
-    data = _read(SECRET, folder, private=True)
-    if data is not None and len(data) == _SECRET_BYTES:
-        return data
-    if not create:
-        return None
-    if present:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(SECRET, dir_fd=folder)
-    # linked, not renamed: a secret another process made meanwhile stays
-    _write(SECRET, secrets.token_bytes(_SECRET_BYTES), folder, replace=False)
-    return _secret(folder, create=False)
 
 
 def _exists(name: str, folder: int) -> bool:
@@ -311,8 +295,40 @@ class Directory:
     store after it, so that a caller (``revmlir.gpu.cache``) does the work
     of a key only for a cache it can use."""
 
-    def __init__(self, folder: int):
+    def __init__(self, folder: int, where: Path):
         self.folder = folder
+        self.where = where
+        """The directory's path, for what is reported about it."""
+
+    def _secret(self, create: bool) -> bytes | None:
+        """This user's HMAC key, made on first use.  One that is not a
+        private file of the right size is replaced when storing (the entries
+        sealed with it then fail their check and are compiled again), and
+        one that cannot be deleted (a directory) is reported, once: nothing
+        can be stored or loaded then.  One that was missing is only made,
+        never replaced: two processes that find none (the first stores in a
+        new cache) both keep the first one made, rather than the second
+        deleting it and every entry the first sealed with it."""
+        present = create and _exists(SECRET, self.folder)  # before reading: what was missing is not replaced
+        data = _read(SECRET, self.folder, private=True)
+        if data is not None and len(data) == _SECRET_BYTES:
+            return data
+        if not create:
+            return None
+        if present:
+            try:
+                os.unlink(SECRET, dir_fd=self.folder)
+            except FileNotFoundError:
+                pass  # deleted by another process, which makes one: the first made is kept below
+            except OSError as error:
+                _refuse(
+                    self.where,
+                    f"its {SECRET} is not a private file of the right size and cannot be deleted ({error.strerror})",
+                )
+                return None
+        # linked, not renamed: a secret another process made meanwhile stays
+        _write(SECRET, secrets.token_bytes(_SECRET_BYTES), self.folder, replace=False)
+        return self._secret(create=False)
 
     def load(self, name: str, kind: Kind = OBJECT) -> bytes | None:
         """The entry of ``kind`` called ``name``, if there is one that
@@ -320,7 +336,7 @@ class Directory:
         file = name + kind.suffix
         try:
             entry = _read(file, self.folder)
-            secret = _secret(self.folder, create=False) if entry is not None else None
+            secret = self._secret(create=False) if entry is not None else None
         except OSError:
             return None  # an I/O error: a miss, and nothing deleted
         if entry is None:
@@ -338,7 +354,7 @@ class Directory:
         that cannot be written is no cache, not an error (full disk)."""
         file = name + kind.suffix
         try:
-            secret = _secret(self.folder, create=True)
+            secret = self._secret(create=True)
             if secret is None:
                 return
             header = kind.magic + _seal(secret, file, data) + len(data).to_bytes(8, "little")
@@ -360,11 +376,13 @@ def opened(create: bool = True) -> Iterator[Directory | None]:
     when the cache is off or cannot be used (reported once per reason)."""
     where = directory()
     descriptor = _directory(where, create) if where is not None else None
+    if where is None or descriptor is None:
+        yield None
+        return
     try:
-        yield Directory(descriptor) if descriptor is not None else None
+        yield Directory(descriptor, where)
     finally:
-        if descriptor is not None:
-            os.close(descriptor)
+        os.close(descriptor)
 
 
 def load(name: str, kind: Kind = OBJECT) -> bytes | None:
