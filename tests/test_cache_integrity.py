@@ -264,24 +264,36 @@ def test_the_marshaller_is_keyed_by_the_python_and_numpy_abi():
     assert f"numpy {np.__version__}" in first_line
 
 
-def test_a_process_without_a_home_compiles_without_a_cache(
-    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("home", [None, "relhome"], ids=["none", "relative"])
+def test_a_process_without_an_absolute_home_compiles_without_a_cache(
+    cache_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    llvm_runs: CountedCalls,
+    capsys: pytest.CaptureFixture[str],
+    home: str | None,
 ):
     """``HOME`` unset and a user the password database does not know (a
     container's arbitrary user): no cache, not an error (it was
     ``RuntimeError: Could not determine home directory`` from every
-    compile), and the listing says so."""
+    compile), and the listing says so.  A relative ``HOME`` is no cache
+    either, as a relative ``XDG_CACHE_HOME`` is not one: it would put a
+    cache in whatever directory a program runs in."""
 
     def unknown(uid: int) -> None:
         raise KeyError(f"getpwuid(): uid not found: {uid}")
 
-    monkeypatch.delenv("HOME", raising=False)
+    if home is None:
+        monkeypatch.delenv("HOME", raising=False)
+    else:
+        monkeypatch.setenv("HOME", home)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(pwd, "getpwuid", unknown)
     assert cache.directory() is None
     assert f_of(F) == 15.0 and f_of(F) == 15.0 and llvm_runs.count == 2
     assert cache.main([]) == 0
-    assert capsys.readouterr().out == "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home\n"
+    assert capsys.readouterr().out == (
+        "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home, or it is not one\n"
+    )
 
 
 def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

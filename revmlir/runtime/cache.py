@@ -22,7 +22,8 @@ An entry is code (or a program) this process will run, so it is loaded only
 when it is provably the entry this user's revmlir stored under that key:
 
 * The directory, ``$XDG_CACHE_HOME/revmlir`` (``~/.cache/revmlir`` when
-  ``XDG_CACHE_HOME`` is unset or relative), is created with mode 0700 and
+  ``XDG_CACHE_HOME`` is unset or relative; none when the home is relative
+  too), is created with mode 0700 and
   used only while it is a real directory (not a symbolic link, nor a file)
   owned by this user and not writable by group or others; otherwise the
   cache is off for the process, with a ``CacheWarning``, and everything is
@@ -136,7 +137,8 @@ def directory() -> Path | None:
     ``XDG_CACHE_HOME`` (ignored unless absolute, as the XDG specification
     says: a relative one would put a cache in every working directory),
     else ``~/.cache``; a process without a home (``HOME`` unset, its user
-    not in the password database) has no cache, and compiles."""
+    not in the password database) or whose home is a relative path (for
+    the same reason) has no cache, and compiles."""
     if not enabled():
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
@@ -145,7 +147,7 @@ def directory() -> Path | None:
             base = str(Path.home() / ".cache")
         except RuntimeError:
             return None
-    return Path(base) / "revmlir"
+    return Path(base) / "revmlir" if os.path.isabs(base) else None
 
 
 def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str:
@@ -449,7 +451,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if where is None:
         off = f"the cache is off ({ENABLE_ENV}={os.environ.get(ENABLE_ENV)})"
         print(
-            off if not enabled() else "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home"
+            off
+            if not enabled()
+            else "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home, or it is not one"
         )
         return 0
     if args.clear:
