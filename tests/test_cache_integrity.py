@@ -241,6 +241,28 @@ def test_least_recently_used_entries_are_evicted(
     assert total <= 2.5 * size
 
 
+def test_an_entry_another_process_evicts_meanwhile_is_not_replaced_by_another(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Listed by this eviction, deleted by another process's before this
+    one deletes it: gone all the same, so no other entry goes in its
+    place (it did, the failed delete being counted as nothing freed)."""
+    for name, used in (("oldest", 1000), ("older", 2000)):
+        cache.store(name, bytes(3000))
+        os.utime(cache_home / f"{name}.o", (used, used))
+    unlink = os.unlink
+
+    def meanwhile(path: str, *, dir_fd: int | None = None) -> None:
+        if path == "oldest.o":
+            unlink(path, dir_fd=dir_fd)  # the other process
+        unlink(path, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "unlink", meanwhile)
+    monkeypatch.setenv(cache.MAX_MB_ENV, str(7000 / 2**20))
+    cache.store("new", bytes(3000))
+    assert [path.name for path in cache.entries()] == ["new.o", "older.o"]
+
+
 def test_an_entry_larger_than_the_bound_is_still_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(cache.MAX_MB_ENV, "1e-6")
     f_entry = entry_of(F, cache_home)

@@ -419,10 +419,15 @@ def _evict(folder: int, limit: int, keep: str) -> None:
     for _, size, name in sorted(found):
         if total <= limit:
             return
-        if name != keep:
-            with contextlib.suppress(OSError):
-                os.unlink(name, dir_fd=folder)
-                total -= size
+        if name == keep:
+            continue
+        try:
+            os.unlink(name, dir_fd=folder)
+        except FileNotFoundError:
+            pass  # evicted by another process meanwhile: gone all the same
+        except OSError:
+            continue  # still there (a read-only file system): still counted
+        total -= size
 
 
 def entries() -> list[Path]:
