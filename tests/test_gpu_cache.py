@@ -391,10 +391,13 @@ def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
         gpu_cache.parse_attribute("[f64] i32")
 
 
-def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
+def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold(cache_home: Path):
     """A table ``check_table_errors`` refused would be a miss every time:
     the tables of the examples and of the GPU tests' modules (every
-    payload kind and message form they have) all pass."""
+    payload kind and message form they have) all pass, and so do the
+    programs of the kernels whose GPU lowering adds checks of its own (an
+    arena a stack or an ancilla array outgrows), which decode as they
+    were compiled."""
     count = 0
     for example in sorted([*EXAMPLES.glob("*.mlir"), *AXPY.parent.glob("*.mlir")]):
         module = parse_module(example.read_text(), str(example))
@@ -404,6 +407,16 @@ def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
         table = module.attributes.get(CHECKS_ATTR)
         count += len(table.data) if isinstance(table, ArrayAttr) else 0
     assert count > 100
+    for file, kernel, what in [("stack.mlir", "tape", "(a stack; "), ("arena.mlir", "scratch", "memref.alloc|")]:
+        path = AXPY.with_name(file)
+        program = compile_kernels(parse_module(path.read_text(), str(path)), [kernel])
+        checks = program.check_table.attributes[CHECKS_ATTR]
+        assert isinstance(checks, ArrayAttr) and any(
+            what in check.data and "of per-thread arena" in check.data
+            for check in checks.data
+            if isinstance(check, StringAttr)
+        )
+        assert_same_program(GPUProgram.decode(program.encode(), "sm_90", [kernel]), program)
 
 
 def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path):
