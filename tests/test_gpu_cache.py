@@ -387,8 +387,10 @@ def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
     """Text after the attribute is refused, not dropped: a damaged entry
     never reads as its first attribute."""
     assert gpu_cache.parse_attribute("[f64, i32]") == ArrayAttr([f64, i32])
-    with pytest.raises(ParseError, match="text after the attribute"):
-        gpu_cache.parse_attribute("[f64] i32")
+    assert gpu_cache.parse_attribute("[f64, i32] \n// a comment\n") == ArrayAttr([f64, i32])
+    for text in ("[f64] i32", "[f64] }"):
+        with pytest.raises(ParseError, match="text after the attribute"):
+            gpu_cache.parse_attribute(text)
 
 
 def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold(cache_home: Path):
