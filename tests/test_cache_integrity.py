@@ -366,6 +366,17 @@ def test_a_directory_that_cannot_be_looked_at_is_no_cache(
     assert cache.load("k") is None
 
 
+@pytest.mark.parametrize("argv", [[], ["--clear"]], ids=["listing", "clearing"])
+def test_a_directory_the_listing_cannot_read_is_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+):
+    """Said, with the reason, and a failure: not a traceback."""
+    where = tmp_path / ("a" * 300)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(where))
+    assert cache.main(argv) == 1
+    assert capsys.readouterr().err == f"error: cannot read the cache {where / 'revmlir'}: File name too long\n"
+
+
 def test_a_secret_another_process_makes_meanwhile_is_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     """Two processes storing their first entries in a new cache: this one
     finds no secret, and the other makes one and seals an entry with it

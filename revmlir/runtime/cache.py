@@ -61,6 +61,7 @@ import hmac
 import os
 import secrets
 import stat
+import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -431,11 +432,15 @@ def _evict(folder: int, limit: int, keep: str) -> None:
 
 
 def entries() -> list[Path]:
-    """Every entry, of every kind."""
+    """Every entry, of every kind: none where there is no directory, and
+    the ``OSError`` of one that cannot be read."""
     where = directory()
-    if where is None or not where.is_dir():
+    if where is None:
         return []
-    return sorted(p for p in where.iterdir() if p.name.endswith(SUFFIXES))
+    try:
+        return sorted(p for p in where.iterdir() if p.name.endswith(SUFFIXES))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def clear() -> int:
@@ -461,14 +466,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             else "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home, or it is not one"
         )
         return 0
-    if args.clear:
-        print(f"removed {clear()} entries from {where}")
-        return 0
-    found = entries()
-    size = 0
-    for entry in found:
-        with contextlib.suppress(FileNotFoundError):  # evicted by another process meanwhile
-            size += entry.stat().st_size
+    try:
+        if args.clear:
+            print(f"removed {clear()} entries from {where}")
+            return 0
+        found = entries()
+        size = 0
+        for entry in found:
+            with contextlib.suppress(FileNotFoundError):  # evicted by another process meanwhile
+                size += entry.stat().st_size
+    except OSError as error:  # one this user cannot read (in another's home), a name too long
+        print(f"error: cannot read the cache {where}: {error.strerror}", file=sys.stderr)
+        return 1
     print(f"{where}: {len(found)} entries, {size} bytes")
     return 0
 
