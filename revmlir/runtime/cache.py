@@ -36,7 +36,9 @@ when it is provably the entry this user's revmlir stored under that key:
   random per-user secret kept in the directory (``secret``, mode 0600), of
   its file name (key and kind) and its contents.  A truncated, empty,
   corrupt, swapped or foreign entry fails the check, is deleted and compiled
-  again; LLVM (or the GPU launcher) never sees it.
+  again; LLVM (or the GPU launcher) never sees it.  A secret that is not a
+  private file of the right size is replaced, and one that cannot be (a
+  directory) is reported with a ``CacheWarning``: nothing is stored then.
 * Entries are written to a temporary file and renamed into place, so
   concurrent processes never read half an object; the temporary file is
   removed when the write fails.
