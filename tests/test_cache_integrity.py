@@ -128,6 +128,27 @@ def test_a_shared_secret_is_replaced(cache_home: Path, llvm_runs: CountedCalls):
     assert secret.read_bytes() != old and stat.S_IMODE(secret.stat().st_mode) == 0o600
 
 
+def test_a_secret_that_cannot_be_replaced_is_reported_once(cache_home: Path, llvm_runs: CountedCalls):
+    """A directory where the secret should be cannot be deleted: nothing
+    can be sealed, which is said (it was a cache silently off), once."""
+    (cache_home / cache.SECRET).mkdir(parents=True)
+    with pytest.warns(cache.CacheWarning, match="its secret .* cannot be deleted \\(Is a directory\\)") as record:
+        assert f_of(F) == 15.0 and f_of(F) == 15.0
+    assert len(record) == 1 and llvm_runs.count == 2
+    assert sorted(path.name for path in cache_home.iterdir()) == [cache.SECRET]
+
+
+def test_a_directory_where_an_entry_should_be_is_a_miss_that_leaves_no_descriptor_open(cache_home: Path):
+    """Not a regular file, so not read: opening it as a file object raised
+    ``IsADirectoryError`` and left its descriptor open, one per load."""
+    cache.store("k", b"data")
+    (cache_home / "k.o").unlink()
+    (cache_home / "k.o").mkdir()
+    descriptors = len(os.listdir("/proc/self/fd"))
+    assert cache.load("k") is None and cache.load("k") is None
+    assert len(os.listdir("/proc/self/fd")) == descriptors
+
+
 def test_a_symlinked_entry_is_not_followed(cache_home: Path, tmp_path: Path, llvm_runs: CountedCalls):
     f_entry, g_entry = entry_of(F, cache_home), entry_of(G, cache_home)
     planted = tmp_path / "planted.o"
@@ -220,6 +241,28 @@ def test_least_recently_used_entries_are_evicted(
     assert total <= 2.5 * size
 
 
+def test_an_entry_another_process_evicts_meanwhile_is_not_replaced_by_another(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Listed by this eviction, deleted by another process's before this
+    one deletes it: gone all the same, so no other entry goes in its
+    place (it did, the failed delete being counted as nothing freed)."""
+    for name, used in (("oldest", 1000), ("older", 2000)):
+        cache.store(name, bytes(3000))
+        os.utime(cache_home / f"{name}.o", (used, used))
+    unlink = os.unlink
+
+    def meanwhile(path: str, *, dir_fd: int | None = None) -> None:
+        if path == "oldest.o":
+            unlink(path, dir_fd=dir_fd)  # the other process
+        unlink(path, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "unlink", meanwhile)
+    monkeypatch.setenv(cache.MAX_MB_ENV, str(7000 / 2**20))
+    cache.store("new", bytes(3000))
+    assert [path.name for path in cache.entries()] == ["new.o", "older.o"]
+
+
 def test_an_entry_larger_than_the_bound_is_still_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(cache.MAX_MB_ENV, "1e-6")
     f_entry = entry_of(F, cache_home)
@@ -243,24 +286,36 @@ def test_the_marshaller_is_keyed_by_the_python_and_numpy_abi():
     assert f"numpy {np.__version__}" in first_line
 
 
-def test_a_process_without_a_home_compiles_without_a_cache(
-    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("home", [None, "relhome"], ids=["none", "relative"])
+def test_a_process_without_an_absolute_home_compiles_without_a_cache(
+    cache_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    llvm_runs: CountedCalls,
+    capsys: pytest.CaptureFixture[str],
+    home: str | None,
 ):
     """``HOME`` unset and a user the password database does not know (a
     container's arbitrary user): no cache, not an error (it was
     ``RuntimeError: Could not determine home directory`` from every
-    compile), and the listing says so."""
+    compile), and the listing says so.  A relative ``HOME`` is no cache
+    either, as a relative ``XDG_CACHE_HOME`` is not one: it would put a
+    cache in whatever directory a program runs in."""
 
     def unknown(uid: int) -> None:
         raise KeyError(f"getpwuid(): uid not found: {uid}")
 
-    monkeypatch.delenv("HOME", raising=False)
+    if home is None:
+        monkeypatch.delenv("HOME", raising=False)
+    else:
+        monkeypatch.setenv("HOME", home)
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.setattr(pwd, "getpwuid", unknown)
     assert cache.directory() is None
     assert f_of(F) == 15.0 and f_of(F) == 15.0 and llvm_runs.count == 2
     assert cache.main([]) == 0
-    assert capsys.readouterr().out == "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home\n"
+    assert capsys.readouterr().out == (
+        "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home, or it is not one\n"
+    )
 
 
 def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -277,6 +332,49 @@ def test_a_file_where_the_directory_should_be_is_reported_and_left_alone(cache_h
         assert f_of(F) == 15.0 and f_of(F) == 15.0
     assert len(record) == 1 and llvm_runs.count == 2
     assert cache_home.read_text() == "a file"
+
+
+def _denied(monkeypatch: pytest.MonkeyPatch, where: Path) -> None:
+    """``where`` cannot be opened nor looked at, as for another user a
+    directory in a home only its owner may enter (``HOME=/root``; root, who
+    runs the tests, ignores permission bits)."""
+    for name in ("open", "stat", "lstat"):
+        call = getattr(os, name)
+
+        def refusing(path: object, *args: object, call=call, **options: object) -> object:
+            if not isinstance(path, int) and Path(os.fsdecode(path)) == where:
+                raise PermissionError(errno.EACCES, "Permission denied", str(path))
+            return call(path, *args, **options)
+
+        monkeypatch.setattr(os, name, refusing)
+
+
+@pytest.mark.parametrize("refusal", ["permission-denied", "name-too-long"])
+def test_a_directory_that_cannot_be_looked_at_is_no_cache(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, llvm_runs: CountedCalls, refusal: str
+):
+    """Neither opened nor looked at: compiled, without a warning (whether
+    it is a link or a file is unknown) and without an error (it was the
+    ``PermissionError`` or ``ENAMETOOLONG`` of every compile, load and
+    store)."""
+    if refusal == "permission-denied":
+        _denied(monkeypatch, cache_home)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache_home.parent / ("a" * 300)))
+    assert f_of(F) == 15.0 and f_of(F) == 15.0 and llvm_runs.count == 2
+    cache.store("k", b"data")
+    assert cache.load("k") is None
+
+
+@pytest.mark.parametrize("argv", [[], ["--clear"]], ids=["listing", "clearing"])
+def test_a_directory_the_listing_cannot_read_is_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str]
+):
+    """Said, with the reason, and a failure: not a traceback."""
+    where = tmp_path / ("a" * 300)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(where))
+    assert cache.main(argv) == 1
+    assert capsys.readouterr().err == f"error: cannot read the cache {where / 'revmlir'}: File name too long\n"
 
 
 def test_a_secret_another_process_makes_meanwhile_is_kept(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
@@ -333,27 +431,45 @@ def test_the_listing_counts_an_entry_evicted_meanwhile_as_nothing(
 STORING = """
 import os, sys, time
 from revmlir.runtime import cache
-open(f"{sys.argv[1]}.{os.getpid()}", "w").close()
-while not os.path.exists(sys.argv[1]):
+go, index = sys.argv[1], int(sys.argv[2])
+read = cache._read
+
+def late(name, folder, private=False):
+    data = read(name, folder, private)
+    if name == cache.SECRET and data is None and cache._read is late:
+        cache._read = read
+        time.sleep(0.05 * (1 + index))
+    return data
+
+cache._read = late
+open(f"{go}.{os.getpid()}", "w").close()
+while not os.path.exists(go):
     time.sleep(0.001)
-for i in range(40):
+for i in range(20):
     cache.store(f"entry{i}", f"entry {i}".encode() * 100, cache.GPU_PROGRAM)
+    cache.store(f"entry{i}.{index}", f"entry {i} of {index}".encode(), cache.GPU_PROGRAM)
 """
 """A process that says it is ready (its imports done), waits for the
-word, and stores forty entries."""
+word, and stores twenty entries every process stores and twenty of its
+own.  Its first store finds no secret and then waits, 50 ms longer than
+the process before it: each finds none before any makes one, and each
+goes on to make one while those before it store."""
 
 
-def test_processes_storing_the_same_entries_at_once_leave_each_loadable(cache_home: Path, tmp_path: Path):
-    """Four processes start together on a new cache (each makes its
-    secret if none is there yet) and store the same forty entries: every
-    entry loads, with its contents, and no temporary file is left."""
+def test_processes_storing_at_once_in_a_new_cache_leave_each_entry_loadable(cache_home: Path, tmp_path: Path):
+    """Four processes start together on a new cache and each makes its
+    secret if none is there yet: every entry loads, with its contents (a
+    process that deleted the secret another made meanwhile made the
+    entries sealed with it misses), and no temporary file is left."""
     go = tmp_path / "go"
-    processes = [subprocess.Popen([sys.executable, "-c", STORING, str(go)]) for _ in range(4)]
+    processes = [subprocess.Popen([sys.executable, "-c", STORING, str(go), str(index)]) for index in range(4)]
     while len(list(tmp_path.glob("go.*"))) < len(processes):
         assert all(process.poll() is None for process in processes), "a process failed before it was ready"
         time.sleep(0.001)
     go.touch()
     assert [process.wait(timeout=60) for process in processes] == [0] * 4
-    for i in range(40):
+    for i in range(20):
         assert cache.load(f"entry{i}", cache.GPU_PROGRAM) == f"entry {i}".encode() * 100
+        for index in range(4):
+            assert cache.load(f"entry{i}.{index}", cache.GPU_PROGRAM) == f"entry {i} of {index}".encode()
     assert sorted(path.name for path in cache_home.iterdir() if path.name.endswith(".tmp")) == []

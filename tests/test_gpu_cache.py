@@ -259,12 +259,21 @@ KERNELS = (["axpy"], "sm_90", 3, None)
 CHECK = "ExecutionError|memref.load|f.mlir:3:5|axpy|i64,i64|index {0} is out of bounds for axis 0 with size {1}"
 
 
+AXPY_KERNEL = {"entry": "axpy", "arguments": "[memref<?xf64>, memref<?xf64>, f64]", "arena": False}
+"""The kernel of an entry ``decode`` reads."""
+
+
+def _ptx(arch: str) -> str:
+    return f".version 7.8\n.target {arch}\n.visible .entry axpy(\n"
+
+
 def _program(*, kernel: dict[str, object] | None = None, **changes: object) -> bytes:
-    """An entry's JSON: a program ``decode`` reads, with ``changes`` to its
-    fields (``kernel``: to its kernel's), a field given ``None`` left out."""
-    axpy = {"entry": "axpy", "arguments": "[memref<?xf64>, memref<?xf64>, f64]", "arena": False, **(kernel or {})}
+    """An entry's JSON: the program ``compile_kernels(axpy(), ["axpy"])``
+    decodes, with ``changes`` to its fields (``kernel``: to its kernel's),
+    a field given ``None`` left out."""
+    axpy = AXPY_KERNEL | (kernel or {})
     fields = {
-        "ptx": ".version 7.8\n.target sm_90\n.visible .entry axpy(\n",
+        "ptx": _ptx("sm_90"),
         "kernels": {"axpy": {k: v for k, v in axpy.items() if v is not None}},
         "check_table": f"{{rev.checks = [{json.dumps(CHECK)}]}}",
         "arch": "sm_90",
@@ -278,7 +287,7 @@ def _table(*checks: str) -> str:
 
 
 def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_each():
-    program = GPUProgram.decode(_program())
+    program = GPUProgram.decode(_program(), "sm_90", ["axpy"])
     assert program.kernels["axpy"].entry == "axpy" and len(program.kernels["axpy"].arguments) == 3
     assert program.check_table.attributes["rev.checks"] == ArrayAttr([StringAttr(CHECK)])
 
@@ -302,7 +311,10 @@ def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_e
         _program(kernel={"arena": "no"}),
         _program(arch=90),
         _program(arch="sm_35"),
-        _program(arch="sm_80"),
+        _program(ptx=_ptx("sm_80")),
+        _program(arch="sm_80", ptx=_ptx("sm_80")),
+        _program(kernels={}),
+        _program(kernels={"axpy": AXPY_KERNEL, "axpy2": AXPY_KERNEL}),
         _program(kernel={"entry": "ax"}),
         _program(check_table='{rev.checks = "a table"}'),
         _program(check_table="{rev.checks = [1 : i64]}"),
@@ -331,6 +343,9 @@ def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_e
         "architecture-not-text",
         "architecture-unknown",
         "ptx-for-another-architecture",
+        "a-program-for-another-architecture",
+        "no-kernels",
+        "other-kernels",
         "entry-not-in-the-ptx",
         "checks-not-an-array",
         "a-check-not-a-string",
@@ -346,13 +361,14 @@ def test_a_sealed_entry_that_does_not_decode_is_compiled_again(
     cache_home: Path, lowerings: CountedCalls, contents: bytes
 ):
     """An entry that passes its seal but is not a program (a bug, or one
-    that another revmlir wrote) is a miss, not a parse error: compiled
-    again, and replaced by a good entry."""
+    that another revmlir wrote), or not the program asked for (another
+    GPU's, other kernels), is a miss, not a parse error nor another
+    program: compiled again, and replaced by a good entry."""
     name = gpu_cache.key(axpy(), "kernels", KERNELS)
     cache.store(name, contents, cache.GPU_PROGRAM)
     program = compile_kernels(axpy(), ["axpy"])
     assert lowerings.count == 1 and ".entry axpy(" in program.ptx
-    assert_same_program(GPUProgram.decode(cache.load(name, cache.GPU_PROGRAM)), program)
+    assert_same_program(GPUProgram.decode(cache.load(name, cache.GPU_PROGRAM), "sm_90", ["axpy"]), program)
 
 
 @pytest.mark.parametrize(
@@ -371,14 +387,19 @@ def test_an_attribute_read_from_an_entry_is_the_whole_of_its_text():
     """Text after the attribute is refused, not dropped: a damaged entry
     never reads as its first attribute."""
     assert gpu_cache.parse_attribute("[f64, i32]") == ArrayAttr([f64, i32])
-    with pytest.raises(ParseError, match="text after the attribute"):
-        gpu_cache.parse_attribute("[f64] i32")
+    assert gpu_cache.parse_attribute("[f64, i32] \n// a comment\n") == ArrayAttr([f64, i32])
+    for text in ("[f64] i32", "[f64] }"):
+        with pytest.raises(ParseError, match="text after the attribute"):
+            gpu_cache.parse_attribute(text)
 
 
-def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
+def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold(cache_home: Path):
     """A table ``check_table_errors`` refused would be a miss every time:
     the tables of the examples and of the GPU tests' modules (every
-    payload kind and message form they have) all pass."""
+    payload kind and message form they have) all pass, and so do the
+    programs of the kernels whose GPU lowering adds checks of its own (an
+    arena a stack or an ancilla array outgrows), which decode as they
+    were compiled."""
     count = 0
     for example in sorted([*EXAMPLES.glob("*.mlir"), *AXPY.parent.glob("*.mlir")]):
         module = parse_module(example.read_text(), str(example))
@@ -388,6 +409,16 @@ def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold():
         table = module.attributes.get(CHECKS_ATTR)
         count += len(table.data) if isinstance(table, ArrayAttr) else 0
     assert count > 100
+    for file, kernel, what in [("stack.mlir", "tape", "(a stack; "), ("arena.mlir", "scratch", "memref.alloc|")]:
+        path = AXPY.with_name(file)
+        program = compile_kernels(parse_module(path.read_text(), str(path)), [kernel])
+        checks = program.check_table.attributes[CHECKS_ATTR]
+        assert isinstance(checks, ArrayAttr) and any(
+            what in check.data and "of per-thread arena" in check.data
+            for check in checks.data
+            if isinstance(check, StringAttr)
+        )
+        assert_same_program(GPUProgram.decode(program.encode(), "sm_90", [kernel]), program)
 
 
 def test_an_undecodable_entry_is_deleted_before_compiling_again(cache_home: Path):

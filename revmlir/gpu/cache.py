@@ -48,7 +48,6 @@ from xdsl.ir import Attribute
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError, VerifyException
-from xdsl.utils.mlir_lexer import MLIRTokenKind
 
 from revmlir.gpu import toolkit
 from revmlir.parsing import make_context
@@ -145,7 +144,11 @@ def parse_attribute(text: str) -> Attribute:
     damaged entry never reads as its first attribute."""
     parser = Parser(make_context(), text)
     attribute = parser.parse_attribute()
-    parser._parse_token(MLIRTokenKind.EOF, "text after the attribute")
+    # xDSL's Parser has no public end-of-input check: its public ``pos``,
+    # where the next token starts (whitespace and comments skipped), is the
+    # text's end only when nothing but the end of input follows
+    if parser.pos < len(text):
+        parser.raise_error("text after the attribute")
     return attribute
 
 

@@ -109,18 +109,25 @@ class GPUProgram:
         return json.dumps({"ptx": self.ptx, "kernels": kernels, "check_table": table, "arch": self.arch}).encode()
 
     @staticmethod
-    def decode(data: bytes) -> GPUProgram:
-        """The program ``encode`` gave ``data`` for.  Bytes that are not
-        one raise what ``revmlir.gpu.cache.UNREADABLE`` lists: a field
-        missing, one more or one of another kind, an argument that is not
-        a type, an entry the PTX does not define, an architecture not
-        known, a check table ``check_table_errors`` refuses; each a miss
-        here, not a program that fails when it is launched."""
+    def decode(data: bytes, arch: str, names: Sequence[str]) -> GPUProgram:
+        """The program ``encode`` gave ``data`` for, if it is one of the
+        kernels ``names`` for ``arch``: what was asked, since a sealed
+        entry proves who wrote it, not that it answers this compile.  Bytes
+        that are not such a program raise what
+        ``revmlir.gpu.cache.UNREADABLE`` lists: a field missing, one more or
+        one of another kind, another architecture or other kernels, an
+        argument that is not a type, an entry the PTX does not define, a
+        check table ``check_table_errors`` refuses; each a miss here, not a
+        program that fails when it is launched (or runs on another GPU's
+        code)."""
         fields = cache.record(json.loads(data), ("ptx", "kernels", "check_table", "arch"))
-        arch = cache.expect(fields["arch"], str)
+        if (held := cache.expect(fields["arch"], str)) != arch:
+            raise ValueError(f"an entry holds a program for {held}, not {arch}")
         ptx = ptx_for(cache.expect(fields["ptx"], str), arch)
+        if (kernels_held := cache.expect(fields["kernels"], dict)).keys() != set(names):
+            raise ValueError(f"an entry holds the kernels {sorted(kernels_held)}, not {sorted(set(names))}")
         kernels = {}
-        for name, k in cache.expect(fields["kernels"], dict).items():
+        for name, k in kernels_held.items():
             k = cache.record(k, ("entry", "arguments", "arena"))
             entry = cache.expect(k["entry"], str)
             if f".entry {entry}(" not in ptx:
@@ -331,7 +338,7 @@ def compile_kernels(
         (names, arch, opt_level, max_registers),
         lambda: _compile_kernels(module, names, arch, opt_level, max_registers),
         GPUProgram.encode,
-        GPUProgram.decode,
+        lambda data: GPUProgram.decode(data, arch, names),
     )
 
 

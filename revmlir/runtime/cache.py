@@ -22,20 +22,23 @@ An entry is code (or a program) this process will run, so it is loaded only
 when it is provably the entry this user's revmlir stored under that key:
 
 * The directory, ``$XDG_CACHE_HOME/revmlir`` (``~/.cache/revmlir`` when
-  ``XDG_CACHE_HOME`` is unset or relative), is created with mode 0700 and
+  ``XDG_CACHE_HOME`` is unset or relative; none when the home is relative
+  too), is created with mode 0700 and
   used only while it is a real directory (not a symbolic link, nor a file)
   owned by this user and not writable by group or others; otherwise the
   cache is off for the process, with a ``CacheWarning``, and everything is
-  compiled as if it were disabled.  A directory that cannot be made or
-  written (a read-only home, a full disk) is no cache, or one that only
-  loads: never an error.
+  compiled as if it were disabled.  A directory that cannot be made,
+  looked at or written (a read-only home, one this user cannot enter, a
+  full disk) is no cache, or one that only loads: never an error.
 * Every file is opened relative to that directory without following
   symbolic links, and only a regular file owned by this user is read.
 * Each entry starts with its kind's format tag and an HMAC-SHA-256, under a
   random per-user secret kept in the directory (``secret``, mode 0600), of
   its file name (key and kind) and its contents.  A truncated, empty,
   corrupt, swapped or foreign entry fails the check, is deleted and compiled
-  again; LLVM (or the GPU launcher) never sees it.
+  again; LLVM (or the GPU launcher) never sees it.  A secret that is not a
+  private file of the right size is replaced, and one that cannot be (a
+  directory) is reported with a ``CacheWarning``: nothing is stored then.
 * Entries are written to a temporary file and renamed into place, so
   concurrent processes never read half an object; the temporary file is
   removed when the write fails.
@@ -60,6 +63,7 @@ import hmac
 import os
 import secrets
 import stat
+import sys
 import time
 import warnings
 from collections.abc import Iterator, Sequence
@@ -136,7 +140,8 @@ def directory() -> Path | None:
     ``XDG_CACHE_HOME`` (ignored unless absolute, as the XDG specification
     says: a relative one would put a cache in every working directory),
     else ``~/.cache``; a process without a home (``HOME`` unset, its user
-    not in the password database) has no cache, and compiles."""
+    not in the password database) or whose home is a relative path (for
+    the same reason) has no cache, and compiles."""
     if not enabled():
         return None
     base = os.environ.get("XDG_CACHE_HOME", "")
@@ -145,7 +150,7 @@ def directory() -> Path | None:
             base = str(Path.home() / ".cache")
         except RuntimeError:
             return None
-    return Path(base) / "revmlir"
+    return Path(base) / "revmlir" if os.path.isabs(base) else None
 
 
 def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str:
@@ -198,11 +203,19 @@ def _directory(where: Path, create: bool) -> int | None:
     try:
         descriptor = os.open(where, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
-        if where.is_symlink():
+        # why, from one look whose every failure is caught: pathlib's
+        # is_symlink and exists raise all but a few errors (EACCES from a
+        # home this user cannot enter, ENAMETOOLONG), each then the error
+        # of every compile
+        try:
+            mode = os.lstat(where).st_mode
+        except OSError:
+            return None  # a cache that cannot be made or looked at is no cache
+        if stat.S_ISLNK(mode):
             _refuse(where, "it is a symbolic link")
-        elif where.exists() and not where.is_dir():
+        elif not stat.S_ISDIR(mode):
             _refuse(where, "it is not a directory")
-        return None  # a cache that cannot be made is no cache (read-only home)
+        return None  # nor is a directory this user cannot open
     info = os.fstat(descriptor)
     if info.st_uid != os.geteuid():
         _refuse(where, f"it is owned by user {info.st_uid}, not by this user ({os.geteuid()})")
@@ -223,12 +236,17 @@ def _read(name: str, folder: int, private: bool = False) -> bytes | None:
         descriptor = os.open(name, _READ, dir_fd=folder)
     except OSError:
         return None
-    with os.fdopen(descriptor, "rb") as file:
+    try:
+        # looked at before it is a file object, which a directory cannot be
+        # (an IsADirectoryError, and the descriptor left open)
         info = os.fstat(descriptor)
         shared = info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
         if info.st_uid != os.geteuid() or not stat.S_ISREG(info.st_mode) or (private and shared):
             return None
-        return file.read()
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            return file.read()
+    finally:
+        os.close(descriptor)
 
 
 def _write(name: str, data: bytes, folder: int, replace: bool = True) -> None:
@@ -248,27 +266,6 @@ def _write(name: str, data: bytes, folder: int, replace: bool = True) -> None:
     finally:
         with contextlib.suppress(OSError):
             os.unlink(temporary, dir_fd=folder)
-
-
-def _secret(folder: int, create: bool) -> bytes | None:
-    """This user's HMAC key, made on first use.  One that is not a private
-    file of the right size is replaced when storing (the entries sealed with
-    it then fail their check and are compiled again); one that was missing
-    is only made, never replaced: two processes that find none (the first
-    stores in a new cache) both keep the first one made, rather than the
-    second deleting it and every entry the first sealed with it."""
-    present = create and _exists(SECRET, folder)  # before reading: what was missing is not replaced
-    data = _read(SECRET, folder, private=True)
-    if data is not None and len(data) == _SECRET_BYTES:
-        return data
-    if not create:
-        return None
-    if present:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(SECRET, dir_fd=folder)
-    # linked, not renamed: a secret another process made meanwhile stays
-    _write(SECRET, secrets.token_bytes(_SECRET_BYTES), folder, replace=False)
-    return _secret(folder, create=False)
 
 
 def _exists(name: str, folder: int) -> bool:
@@ -303,8 +300,40 @@ class Directory:
     store after it, so that a caller (``revmlir.gpu.cache``) does the work
     of a key only for a cache it can use."""
 
-    def __init__(self, folder: int):
+    def __init__(self, folder: int, where: Path):
         self.folder = folder
+        self.where = where
+        """The directory's path, for what is reported about it."""
+
+    def _secret(self, create: bool) -> bytes | None:
+        """This user's HMAC key, made on first use.  One that is not a
+        private file of the right size is replaced when storing (the entries
+        sealed with it then fail their check and are compiled again), and
+        one that cannot be deleted (a directory) is reported, once: nothing
+        can be stored or loaded then.  One that was missing is only made,
+        never replaced: two processes that find none (the first stores in a
+        new cache) both keep the first one made, rather than the second
+        deleting it and every entry the first sealed with it."""
+        present = create and _exists(SECRET, self.folder)  # before reading: what was missing is not replaced
+        data = _read(SECRET, self.folder, private=True)
+        if data is not None and len(data) == _SECRET_BYTES:
+            return data
+        if not create:
+            return None
+        if present:
+            try:
+                os.unlink(SECRET, dir_fd=self.folder)
+            except FileNotFoundError:
+                pass  # deleted by another process, which makes one: the first made is kept below
+            except OSError as error:
+                _refuse(
+                    self.where,
+                    f"its {SECRET} is not a private file of the right size and cannot be deleted ({error.strerror})",
+                )
+                return None
+        # linked, not renamed: a secret another process made meanwhile stays
+        _write(SECRET, secrets.token_bytes(_SECRET_BYTES), self.folder, replace=False)
+        return self._secret(create=False)
 
     def load(self, name: str, kind: Kind = OBJECT) -> bytes | None:
         """The entry of ``kind`` called ``name``, if there is one that
@@ -312,7 +341,7 @@ class Directory:
         file = name + kind.suffix
         try:
             entry = _read(file, self.folder)
-            secret = _secret(self.folder, create=False) if entry is not None else None
+            secret = self._secret(create=False) if entry is not None else None
         except OSError:
             return None  # an I/O error: a miss, and nothing deleted
         if entry is None:
@@ -330,7 +359,7 @@ class Directory:
         that cannot be written is no cache, not an error (full disk)."""
         file = name + kind.suffix
         try:
-            secret = _secret(self.folder, create=True)
+            secret = self._secret(create=True)
             if secret is None:
                 return
             header = kind.magic + _seal(secret, file, data) + len(data).to_bytes(8, "little")
@@ -352,11 +381,13 @@ def opened(create: bool = True) -> Iterator[Directory | None]:
     when the cache is off or cannot be used (reported once per reason)."""
     where = directory()
     descriptor = _directory(where, create) if where is not None else None
+    if where is None or descriptor is None:
+        yield None
+        return
     try:
-        yield Directory(descriptor) if descriptor is not None else None
+        yield Directory(descriptor, where)
     finally:
-        if descriptor is not None:
-            os.close(descriptor)
+        os.close(descriptor)
 
 
 def load(name: str, kind: Kind = OBJECT) -> bytes | None:
@@ -391,18 +422,27 @@ def _evict(folder: int, limit: int, keep: str) -> None:
     for _, size, name in sorted(found):
         if total <= limit:
             return
-        if name != keep:
-            with contextlib.suppress(OSError):
-                os.unlink(name, dir_fd=folder)
-                total -= size
+        if name == keep:
+            continue
+        try:
+            os.unlink(name, dir_fd=folder)
+        except FileNotFoundError:
+            pass  # evicted by another process meanwhile: gone all the same
+        except OSError:
+            continue  # still there (a read-only file system): still counted
+        total -= size
 
 
 def entries() -> list[Path]:
-    """Every entry, of every kind."""
+    """Every entry, of every kind: none where there is no directory, and
+    the ``OSError`` of one that cannot be read."""
     where = directory()
-    if where is None or not where.is_dir():
+    if where is None:
         return []
-    return sorted(p for p in where.iterdir() if p.name.endswith(SUFFIXES))
+    try:
+        return sorted(p for p in where.iterdir() if p.name.endswith(SUFFIXES))
+    except (FileNotFoundError, NotADirectoryError):
+        return []
 
 
 def clear() -> int:
@@ -423,17 +463,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     if where is None:
         off = f"the cache is off ({ENABLE_ENV}={os.environ.get(ENABLE_ENV)})"
         print(
-            off if not enabled() else "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home"
+            off
+            if not enabled()
+            else "there is no cache: XDG_CACHE_HOME is not an absolute path and there is no home, or it is not one"
         )
         return 0
-    if args.clear:
-        print(f"removed {clear()} entries from {where}")
-        return 0
-    found = entries()
-    size = 0
-    for entry in found:
-        with contextlib.suppress(FileNotFoundError):  # evicted by another process meanwhile
-            size += entry.stat().st_size
+    try:
+        if args.clear:
+            print(f"removed {clear()} entries from {where}")
+            return 0
+        found = entries()
+        size = 0
+        for entry in found:
+            with contextlib.suppress(FileNotFoundError):  # evicted by another process meanwhile
+                size += entry.stat().st_size
+    except OSError as error:  # one this user cannot read (in another's home), a name too long
+        print(f"error: cannot read the cache {where}: {error.strerror}", file=sys.stderr)
+        return 1
     print(f"{where}: {len(found)} entries, {size} bytes")
     return 0
 
