@@ -53,6 +53,7 @@ from revmlir.lowering.fast_ops import (
     func_call,
     index_cast,
     memref_dim,
+    number_attr,
     scf_if,
     scf_yield,
 )
@@ -199,7 +200,7 @@ class CheckedCode:
         if self.check_ops:
             if REPORT not in self.runtime:
                 self.runtime[REPORT] = func.FuncOp.external(REPORT, list(REPORT_INPUTS), [])
-            properties: dict[str, Attribute] = {"check": IntegerAttr(identifier, i64)}
+            properties: dict[str, Attribute] = {"check": number_attr(identifier, i64)}
             self.emit(CheckOp.create(operands=[ok, self.error, *payload], properties=properties), op)
             return
         true = self.const(True, i1, op)

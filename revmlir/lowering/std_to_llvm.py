@@ -308,6 +308,23 @@ class FunctionTranslation:
             found = self.reused[key] = self.value(fast_ops.llvm_constant(number, type), like)
         return found
 
+    def function_const(self, value: int, type: Attribute) -> SSAValue:
+        """An integer constant of the whole function, at the start of its
+        entry block: a constant is no LLVM instruction, so where it is
+        placed does not change the LLVM IR, and the constants every check
+        uses (``_check``) are then one op each per function instead of one
+        per check."""
+        key = (None, type, str(value))
+        if (found := self.reused.get(key)) is None:
+            entry = self.region.blocks[0]
+            constant = fast_ops.llvm_constant(value, type)
+            if entry.first_op is None:
+                entry.add_op(constant)
+            else:
+                entry.insert_op_before(constant, entry.first_op)
+            found = self.reused[key] = constant.results[0]
+        return found
+
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
         if (fields := self.fields.get(container)) is not None:
             return fields[index]
@@ -610,12 +627,16 @@ def _check(t: FunctionTranslation, op: Operation) -> None:
     registers instead of 166)."""
     assert isinstance(op, CheckOp)
     report, after = t.new_block(), t.new_block()
-    bad = t.value(fast_ops.binary(llvm.XOrOp, t.get(op.ok), t.const(1, i1, op)), op)
+    bad = t.value(fast_ops.binary(llvm.XOrOp, t.get(op.ok), t.function_const(1, i1)), op)
     t.emit(fast_ops.llvm_cond_branch(bad, report, [], after, []), op)
     before = t.block
     t.block = report
-    words = [t.const(op.check.value.data, i64, op)]
+    words = [t.value(fast_ops.llvm_constant(op.check.value.data, i64), op)]
     for value in op.payload:
+        if value.type.__class__ is IndexType or value.type == i64:
+            # its own word: an index is an i64 (what its index_cast becomes)
+            words.append(t.get(value))
+            continue
         ops, found = report_words(value)
         for word in ops:
             word.location = op.location
@@ -624,7 +645,7 @@ def _check(t: FunctionTranslation, op: Operation) -> None:
         for word in reversed(ops):
             word.erase()
     if unused := PAYLOAD_SLOTS - (len(words) - 1):
-        words += [t.const(0, i64, op)] * unused
+        words += [t.function_const(0, i64)] * unused
     error = _call_arguments(t, t.module.report, [op.error], op)
     t.emit(fast_ops.llvm_call(t.module.report, [*error, *words], None), op)
     t.emit(fast_ops.llvm_branch(after), op)
