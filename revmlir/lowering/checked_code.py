@@ -107,8 +107,9 @@ class CheckOp(IRDLOperation):
     after it (the report does not return).  The one-op form of a check
     (module docstring): ``convert-std-to-llvm`` translates it into a
     conditional branch to a block of its own that computes the words and
-    calls the report.  It has no textual form: only the compilers'
-    pipelines make it, and they hand it straight to the translation.  It
+    calls the report.  No dialect registers it, so no textual IR holds it
+    (the parser refuses its name): only the compilers' pipelines make it,
+    and they hand it straight to the translation.  It
     declares no memory effects, so nothing moves a load above it or drops
     it (``revmlir.gpu.load_order``)."""
 
