@@ -37,7 +37,7 @@ from revmlir.gpu.nvptx import array_at_address, pointer_as_index
 from revmlir.gpu.outline import GPU_ERROR_SLOT, outline, takes_arena
 from revmlir.ir_utils import RuleTable
 from revmlir.lowering.checked_code import define_fail
-from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, Rule, translate_module
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
@@ -117,7 +117,7 @@ class EmulatedKernel:
         ctx = make_context()
         work = module.clone()
         RevInvertPass().apply(ctx, work)
-        RevLowerToStdPass().apply(ctx, work)
+        lower_to_std(work, check_ops=True)  # as compile_kernels lowers: a check is one op
         RevGpuLocalArraysPass().apply(ctx, work)
         outline(work, [name])
         (device,) = [op for op in work.ops if isinstance(op, gpu.ModuleOp)]

@@ -7,13 +7,14 @@ leave which loop."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import ModuleOp
 
 import revmlir as rv
 from revmlir.lowering.checked_code import reported_check
 from revmlir.lowering.loop_versioning import LoopVersioningPass
-from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.rev_to_std import RevLowerToStdPass, lower_to_std
 from revmlir.parsing import make_context, parse_module
 from revmlir.runtime.native import NativeModule
 
@@ -30,18 +31,22 @@ def squares(y, x, n: int):
         y += x[i * i]
 
 
-def lowered(function: rv.ReversibleFunction, *args: object) -> ModuleOp:
+def lowered(function: rv.ReversibleFunction, *args: object, check_ops: bool = False) -> ModuleOp:
+    """``rev-lower-to-std`` of the function for ``args``; with
+    ``check_ops``, its checks in the one-op form of native code and GPU
+    kernels (``lower_to_std``)."""
     module = function.specialization_for(*args).module.clone()
-    RevLowerToStdPass().apply(make_context(), module)
+    lower_to_std(module, check_ops=check_ops)
     return module
 
 
 def index_checks(loop: scf.ForOp) -> int:
-    return sum(1 for op in loop.walk() if isinstance(op, scf.IfOp) and reported_check(op) is not None)
+    return sum(1 for op in loop.walk() if reported_check(op) is not None)
 
 
-def test_affine_index_checks_leave_the_fast_version_only():
-    module = lowered(mixed, np.zeros(3), np.zeros(9), np.zeros(3, dtype=np.int64), 3, 1)
+@pytest.mark.parametrize("check_ops", [False, True], ids=["std form", "check ops"])
+def test_affine_index_checks_leave_the_fast_version_only(check_ops: bool):
+    module = lowered(mixed, np.zeros(3), np.zeros(9), np.zeros(3, dtype=np.int64), 3, 1, check_ops=check_ops)
     (function,) = [f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "mixed"]
     before = [op for op in function.walk() if isinstance(op, scf.ForOp)]
     assert len(before) == 1 and index_checks(before[0]) == 4  # y[i], x[2i + c], at[i], x[at[i]]

@@ -18,7 +18,7 @@ import pytest
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.interpreter import RevInterpreter
-from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.lowering.std_to_llvm import translates
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
@@ -475,11 +475,11 @@ rev.func @f(%y: {type}, {SIGNATURE}) {{
 
 def lowered_op_names(source: str) -> set[str]:
     """The std-level ops native code is translated from (as the native
-    backend lowers: inverses included)."""
+    backend lowers: inverses included, each check one ``revmlir.check``)."""
     ctx = make_context()
     module = parse_module(source, "numerics.mlir", ctx)
     RevInvertPass().apply(ctx, module)
-    RevLowerToStdPass().apply(ctx, module)
+    lower_to_std(module, check_ops=True)
     return {op.name for op in module.walk()}
 
 

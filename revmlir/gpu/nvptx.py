@@ -468,7 +468,7 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
         for f in device.ops
         if isinstance(f, func.FuncOp) and f.sym_visibility is not None and f.sym_visibility.data == "private"
     }
-    translate_module(device, ModuleTranslation(overrides=device_rules), entry_points=False)
+    translate_module(device, ModuleTranslation(overrides=device_rules, report=ptx_name(REPORT)), entry_points=False)
     map_to_libdevice(device)
     entries = set(kernels.values())
     converted = llvm_ir(device)

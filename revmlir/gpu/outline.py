@@ -68,6 +68,7 @@ from revmlir.gpu.load_order import loads_first
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
+from revmlir.lowering.checked_code import CheckOp
 from revmlir.lowering.loop_versioning import version_loop
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
@@ -208,11 +209,13 @@ class _Functions:
         self.by_name = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
         self._calls: dict[func.FuncOp, list[func.CallOp]] = {}
         self._arena: dict[func.FuncOp, bool] = {}
+        self._reports: dict[func.FuncOp, bool] = {}
 
     def _walk(self, function: func.FuncOp) -> None:
         ops = nested_ops(function)
         self._calls[function] = [op for op in ops if isinstance(op, func.CallOp)]
         self._arena[function] = bool(arena_allocations(function, ops) or arena_calls(function, ops))
+        self._reports[function] = any(op.__class__ is CheckOp for op in ops)
 
     def calls(self, function: func.FuncOp) -> list[func.CallOp]:
         """The calls in ``function``."""
@@ -229,14 +232,18 @@ class _Functions:
         return self._arena[function]
 
     def callees(self, roots: list[func.FuncOp]) -> list[func.FuncOp]:
-        """The functions ``roots`` call, directly or not, in module order;
-        not what the std body of ``revmlir.report`` calls
-        (``revmlir.fail``): the device has a report of its own
-        (``convert-gpu-to-nvvm``)."""
+        """The functions ``roots`` call, directly or not, in module order
+        (``revmlir.report`` where a ``CheckOp`` is: it calls it); not what
+        the std body of ``revmlir.report`` calls (``revmlir.fail``): the
+        device has a report of its own (``convert-gpu-to-nvvm``)."""
         seen: set[str] = set()
         work = list(roots)
         while work:
-            for op in self.calls(work.pop()):
+            caller = work.pop()
+            calls = self.calls(caller)
+            if self._reports[caller]:
+                seen.add(REPORT)
+            for op in calls:
                 if (callee := op.callee.string_value()) not in seen:
                     seen.add(callee)
                     if callee in self.by_name and callee != REPORT:

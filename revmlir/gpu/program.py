@@ -38,7 +38,7 @@ from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_ar
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import ToolkitError, find_libdevice
 from revmlir.lowering.native_types import check_native_types
-from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.reachability import drop_unreached_functions
@@ -276,7 +276,7 @@ def lower_kernels(
     arguments = {
         f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
     }
-    RevLowerToStdPass().apply(ctx, work)
+    lower_to_std(work, check_ops=True)
     RevGpuLocalArraysPass().apply(ctx, work)
     outline(work, list(names) if names is not None else None, all_functions, keep_host=False)
     ConvertGpuToNvvmPass().apply(ctx, work)

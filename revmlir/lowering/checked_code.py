@@ -7,6 +7,14 @@ plain ``func.func`` code, and ``rev-host-safety`` (checked stack pushes,
 the recursion bound).  A failing check calls ``revmlir.report`` with its id
 and the values it saw (``revmlir.runtime_checks``), which stores them in the
 error slot and calls ``revmlir.fail``.
+
+A check has two forms.  In std IR, what ``rev-lower-to-std`` prints, it is
+``scf.if (ok xor true) { report(error, id, words…) }``: code that any MLIR
+tool reads.  Inside the compilers' own pipelines (``lower_to_std`` with
+``check_ops``: native code and GPU kernels), whose IR is never printed, it
+is one ``CheckOp``, which ``convert-std-to-llvm`` expands into the branch
+and the report's block: a kernel has a check at nearly every array access,
+and the std form built, walked and translated ten ops for each.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, var_operand_def
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
@@ -44,6 +53,7 @@ from revmlir.lowering.fast_ops import (
     func_call,
     index_cast,
     memref_dim,
+    number_attr,
     scf_if,
     scf_yield,
 )
@@ -89,6 +99,28 @@ def _is_shift(kind: type[Operation]) -> bool:
     return issubclass(kind, SHIFTS)
 
 
+@irdl_op_definition
+class CheckOp(IRDLOperation):
+    """``revmlir.check %ok, %error, payload… {check = id}``: where ``ok`` is
+    false, call ``revmlir.report(error, id, words…)`` with the payload's
+    64-bit words (``report_words``), 0 for the slots it leaves, and go on
+    after it (the report does not return).  The one-op form of a check
+    (module docstring): ``convert-std-to-llvm`` translates it into a
+    conditional branch to a block of its own that computes the words and
+    calls the report.  No dialect registers it, so no textual IR holds it
+    (the parser refuses its name): only the compilers' pipelines make it,
+    and they hand it straight to the translation.  It
+    declares no memory effects, so nothing moves a load above it or drops
+    it (``revmlir.gpu.load_order``)."""
+
+    name = "revmlir.check"
+    ok = operand_def(i1)
+    error = operand_def(ERROR_SLOT)
+    payload = var_operand_def()
+    check = prop_def(IntegerAttr)
+    """The check's id: its entry in the module's check table."""
+
+
 def display_name(function: str) -> str:
     """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
     interpreter names ``f`` run backwards."""
@@ -102,13 +134,21 @@ class CheckedCode:
     insertion point, reporting through its error slot ``error``."""
 
     def __init__(
-        self, function: str, checks: CheckTable, runtime: dict[str, func.FuncOp], error: SSAValue, builder: Builder
+        self,
+        function: str,
+        checks: CheckTable,
+        runtime: dict[str, func.FuncOp],
+        error: SSAValue,
+        builder: Builder,
+        check_ops: bool = False,
     ):
         self.function = display_name(function)
         self.checks = checks
         self.runtime = runtime
         self.error = error
         self.builder = builder
+        self.check_ops = check_ops
+        """Whether a check is one ``CheckOp`` rather than its std form."""
 
     def get(self, value: SSAValue) -> SSAValue:
         """The value ``value`` of the source stands for here."""
@@ -158,6 +198,12 @@ class CheckedCode:
         if len(kinds) < len(found) or sum(map(payload_words, kinds)) > PAYLOAD_SLOTS:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
+        if self.check_ops:
+            if REPORT not in self.runtime:
+                self.runtime[REPORT] = func.FuncOp.external(REPORT, list(REPORT_INPUTS), [])
+            properties: dict[str, Attribute] = {"check": number_attr(identifier, i64)}
+            self.emit(CheckOp.create(operands=[ok, self.error, *payload], properties=properties), op)
+            return
         true = self.const(True, i1, op)
         bad = self.emit(binary(arith.XOrIOp, ok, true), op).results[0]
         # Checks that pass cost a comparison and a branch to a cold path
@@ -206,32 +252,56 @@ class CheckedCode:
             self.check(within, op, shift_out_of_range(width), [count], ExecutionError)
 
     def words(self, value: SSAValue, like: Operation) -> list[SSAValue]:
-        """A value's 64-bit patterns: a complex number's parts, one word
-        each, or the value's one (floats widened to f64, ints sign-extended)."""
-        if isinstance(value.type, ComplexType):
-            parts = (self.emit(part(value), like).results[0] for part in (complexd.ReOp, complexd.ImOp))
-            return [self._bits(p, like) for p in parts]
-        return [self._bits(value, like)]
+        """A value's 64-bit patterns (``report_words``), computed here."""
+        ops, words = report_words(value)
+        for word in ops:
+            self.emit(word, like)
+        return words
 
-    def _bits(self, value: SSAValue, like: Operation) -> SSAValue:
-        type = value.type
-        if isinstance(type, IndexType):
-            return self.emit(index_cast(value, i64), like).results[0]
-        if isinstance(type, IntegerType):
-            if type.width.data == 64:
-                return value
-            extend = arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp
-            return self.emit(cast(extend, value, i64), like).results[0]
+
+def report_words(value: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
+    """The std ops that make a value's 64-bit patterns, not yet placed, and
+    the patterns: a complex number's parts, one word each, or the value's
+    one (floats widened to f64, ints sign-extended).  Both forms of a check
+    compute them so (``convert-std-to-llvm`` translates these ops in a
+    ``CheckOp``'s report block)."""
+    ops: list[Operation] = []
+    if not isinstance(value.type, ComplexType):
+        return ops, [_bits(value, ops)]
+    words = []
+    for part in (complexd.ReOp, complexd.ImOp):
+        ops.append(part(value))
+        words.append(_bits(ops[-1].results[0], ops))
+    return ops, words
+
+
+def _bits(value: SSAValue, ops: list[Operation]) -> SSAValue:
+    """``value``'s 64-bit pattern, the ops that make it added to ``ops``."""
+    type = value.type
+    if isinstance(type, IntegerType) and type.width.data == 64:
+        return value
+    if isinstance(type, IndexType):
+        ops.append(index_cast(value, i64))
+    elif isinstance(type, IntegerType):
+        ops.append(cast(arith.ExtUIOp if type.width.data == 1 else arith.ExtSIOp, value, i64))
+    else:
         if not isinstance(type, Float64Type):
-            value = self.emit(cast(arith.ExtFOp, value, f64), like).results[0]
-        return self.emit(cast(arith.BitcastOp, value, i64), like).results[0]
+            ops.append(cast(arith.ExtFOp, value, f64))
+            value = ops[-1].results[0]
+        ops.append(cast(arith.BitcastOp, value, i64))
+    return ops[-1].results[0]
 
 
-def reported_check(op: scf.IfOp) -> tuple[int, SSAValue] | None:
-    """The check id and the condition ``ok`` of an ``scf.if`` that
-    ``CheckedCode.check`` made (the id is its report's first word), or
-    ``None`` for any other ``scf.if``: passes that move checks ask the
-    module's check table what a check is about."""
+def reported_check(op: Operation) -> tuple[int, SSAValue] | None:
+    """The check id and the condition ``ok`` of a check in either form (a
+    ``CheckOp``, or an ``scf.if`` that ``CheckedCode.check`` made: the id is
+    its report's first word), or ``None`` for any other op: passes that
+    move checks ask the module's check table what a check is about."""
+    if op.__class__ is CheckOp:
+        assert isinstance(op, CheckOp)
+        return op.check.value.data, op.ok
+    if not isinstance(op, scf.IfOp):
+        return None
     condition = op.cond.owner
     if op.results or op.false_region.blocks or not isinstance(condition, arith.XOrIOp):
         return None

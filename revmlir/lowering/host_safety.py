@@ -87,16 +87,15 @@ def _checked_functions(module: ModuleOp) -> Iterator[tuple[func.FuncOp, SSAValue
             yield function, error
 
 
-def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.FuncOp], check_ops: bool) -> None:
     """Stop the run where a push could not grow its stack: the push left
-    the size as it was."""
+    the size as it was (``check_ops``: ``CheckedCode``'s)."""
     declared = (f.sym_name.data for f in module.ops if isinstance(f, func.FuncOp))
     if not any(name.startswith(PUSH_PREFIX) for name in (*runtime, *declared)):
         return  # nothing pushes: no function to walk (a kernel's are 10,000 ops)
     for function, error in _checked_functions(module):
-        code = CheckedCode(
-            function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
-        )
+        start = Builder(InsertPoint.at_start(function.body.blocks[0]))
+        code = CheckedCode(function.sym_name.data, checks, runtime, error, start, check_ops)
         for call in [op for op in nested_ops(function) if isinstance(op, func.CallOp)]:
             if not call.callee.string_value().startswith(PUSH_PREFIX):
                 continue

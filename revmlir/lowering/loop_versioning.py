@@ -66,7 +66,8 @@ are, and which the precondition may therefore compute before the loop."""
 
 @dataclass(frozen=True)
 class _Access:
-    check: scf.IfOp
+    check: Operation
+    """The check, in either form (``reported_check``)."""
     index: SSAValue
     size: SSAValue
 
@@ -128,7 +129,7 @@ def _accesses(loop: scf.ForOp, entries: Sequence[str]) -> Iterator[_Access]:
     """The index checks in ``loop`` (nested regions included) whose index
     is affine in its variable and whose size is invariant."""
     for op in loop.body.walk():
-        if not isinstance(op, scf.IfOp) or (found := reported_check(op)) is None:
+        if (found := reported_check(op)) is None:
             continue
         identifier, ok = found
         entry = entries[identifier - 1] if 0 < identifier <= len(entries) else None
@@ -218,8 +219,9 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
     checks = {access.check for access in accesses}
     for original, copy in zip(list(loop.walk()), list(unchecked.walk()), strict=True):
         if original in checks:
-            assert isinstance(copy, scf.IfOp)
-            condition = copy.cond
+            # a check's first operand is its condition in either form: ``ok``
+            # of a ``CheckOp``, ``ok xor true`` of an ``scf.if``
+            condition = copy.operands[0]
             copy.detach()
             copy.erase()
             _erase_if_unused(condition, unchecked)

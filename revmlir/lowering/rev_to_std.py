@@ -185,6 +185,7 @@ class FunctionLowering(CheckedCode):
         tolerance: float,
         runtime: dict[str, func.FuncOp],
         shared: frozenset[int],
+        check_ops: bool = False,
     ):
         self.source = source
         self.tolerance = tolerance
@@ -208,7 +209,12 @@ class FunctionLowering(CheckedCode):
         self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
         self.block.args[-1].name_hint = "err"
         super().__init__(
-            source.sym_name.data, checks, runtime, self.block.args[-1], Builder(InsertPoint.at_end(self.block))
+            source.sym_name.data,
+            checks,
+            runtime,
+            self.block.args[-1],
+            Builder(InsertPoint.at_end(self.block)),
+            check_ops,
         )
 
     def lower(self) -> func.FuncOp:
@@ -1412,7 +1418,7 @@ def _zero_pad(lowering: FunctionLowering, op: Operation) -> None:
 
 
 def _check_std_function(
-    function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp]
+    function: func.FuncOp, defined: set[str], checks: CheckTable, runtime: dict[str, func.FuncOp], check_ops: bool
 ) -> None:
     """A ``func.func`` the module brought with it (ordinary code that runs as
     it is) gets an error slot, which its calls pass on, and the checks of
@@ -1424,7 +1430,7 @@ def _check_std_function(
     error.name_hint = "err"
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
     function.function_type = FunctionType.from_lists([*inputs, ERROR_SLOT], list(outputs))
-    code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(block)))
+    code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(block)), check_ops)
     for op in nested_ops(function):
         code.builder.insertion_point = InsertPoint.before(op)
         if isinstance(op, memref.LoadOp | memref.StoreOp):
@@ -1459,23 +1465,32 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        check_reserved_names(op)
-        check_snapshots(op)
-        forward_only(op)
-        _materialize_uncalled_inverses(op)
-        declare_primitives(op)
-        checks = CheckTable()
-        runtime: dict[str, func.FuncOp] = {}
-        plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
-        for function in plain:
-            _check_std_function(function, {f.sym_name.data for f in plain}, checks, runtime)
-        shared = shared_arguments(op)
-        for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
-            name = source.sym_name.data
-            lowered = FunctionLowering(source, checks, self.tolerance, runtime, shared[name]).lower()
-            Rewriter.replace_op(source, lowered)
-        check_pushes(op, checks, runtime)
-        op.body.block.add_ops(runtime[name] for name in sorted(runtime))
-        stacks.define_runtime(op)
-        define_fail(op)
-        op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
+        lower_to_std(op, self.tolerance)
+
+
+def lower_to_std(op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: bool = False) -> None:
+    """``rev-lower-to-std`` on ``op``; with ``check_ops``, each run-time
+    check is one ``CheckOp`` instead of its std form, for the pipelines
+    that translate the result to LLVM themselves (native code, GPU
+    kernels): the pass's output is std IR that MLIR tools read, and
+    ``CheckOp`` has no textual form (``revmlir.lowering.checked_code``)."""
+    check_reserved_names(op)
+    check_snapshots(op)
+    forward_only(op)
+    _materialize_uncalled_inverses(op)
+    declare_primitives(op)
+    checks = CheckTable()
+    runtime: dict[str, func.FuncOp] = {}
+    plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
+    for function in plain:
+        _check_std_function(function, {f.sym_name.data for f in plain}, checks, runtime, check_ops)
+    shared = shared_arguments(op)
+    for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
+        name = source.sym_name.data
+        lowered = FunctionLowering(source, checks, tolerance, runtime, shared[name], check_ops).lower()
+        Rewriter.replace_op(source, lowered)
+    check_pushes(op, checks, runtime, check_ops)
+    op.body.block.add_ops(runtime[name] for name in sorted(runtime))
+    stacks.define_runtime(op)
+    define_fail(op)
+    op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])

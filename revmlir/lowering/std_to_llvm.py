@@ -95,8 +95,10 @@ from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type
 from revmlir.lowering import complex_functions, fast_ops, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
+from revmlir.lowering.checked_code import CheckOp, report_words
 from revmlir.lowering.intrinsics import check_intrinsic_call
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, refuse_unsupported
+from revmlir.runtime_checks import PAYLOAD_SLOTS, REPORT
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -202,6 +204,9 @@ class ModuleTranslation:
     ``llvm.exp.*``)."""
     rules: dict[type[Operation], Rule | None] = field(default_factory=dict[type[Operation], "Rule | None"])
     """Per class of op met so far, its rule (``rule``)."""
+    report: str = REPORT
+    """The name of the module's ``revmlir.report``, which a failing
+    ``CheckOp`` calls (device code names it as PTX allows)."""
 
     def rule(self, op: Operation) -> Rule | None:
         """The rule that translates ``op``: the target's, else the common
@@ -301,6 +306,23 @@ class FunctionTranslation:
         key = (self.scopes.get(self.block, self.block), type, repr(number))
         if (found := self.reused.get(key)) is None:
             found = self.reused[key] = self.value(fast_ops.llvm_constant(number, type), like)
+        return found
+
+    def function_const(self, value: int, type: Attribute) -> SSAValue:
+        """An integer constant of the whole function, at the start of its
+        entry block: a constant is no LLVM instruction, so where it is
+        placed does not change the LLVM IR, and the constants every check
+        uses (``_check``) are then one op each per function instead of one
+        per check."""
+        key = (None, type, str(value))
+        if (found := self.reused.get(key)) is None:
+            entry = self.region.blocks[0]
+            constant = fast_ops.llvm_constant(value, type)
+            if entry.first_op is None:
+                entry.add_op(constant)
+            else:
+                entry.insert_op_before(constant, entry.first_op)
+            found = self.reused[key] = constant.results[0]
         return found
 
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
@@ -573,17 +595,62 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, func.CallOp)
     # IRDL's accessors cost a lookup of the op's definition each: read once
     callee, sources, results = op.callee.string_value(), list(op.arguments), op.results
-    args = [t.get(a) for a in sources]
-    if callee in t.module.noalias:
-        args = _expanded_arguments(sources, args, lambda value, index, type: t.extract(value, index, type, op))
-    elif (convention := t.module.conventions.get(callee)) is not None:
-        args = _convention_arguments(t, sources, args, convention, op)
     result_type = _results_type(results.types)
-    call = t.emit(fast_ops.llvm_call(callee, args, result_type), op)
+    call = t.emit(fast_ops.llvm_call(callee, _call_arguments(t, callee, sources, op), result_type), op)
     if len(results) == 1:
         t.set(results[0], call.results[0])
     for index, result in enumerate(results if len(results) > 1 else ()):
         t.set(result, t.extract(call.results[0], index, llvm_type(result.type), op))
+
+
+def _call_arguments(t: FunctionTranslation, callee: str, sources: Sequence[SSAValue], op: Operation) -> list[SSAValue]:
+    """The translated arguments ``sources`` of a call of ``callee``, passed
+    as the callee takes them."""
+    args = [t.get(a) for a in sources]
+    if callee in t.module.noalias:
+        return _expanded_arguments(sources, args, lambda value, index, type: t.extract(value, index, type, op))
+    if (convention := t.module.conventions.get(callee)) is not None:
+        return _convention_arguments(t, sources, args, convention, op)
+    return args
+
+
+@translates(CheckOp)
+def _check(t: FunctionTranslation, op: Operation) -> None:
+    """A check (``revmlir.lowering.checked_code``): the LLVM IR of its std
+    form, without the std ops: a branch on ``ok xor true`` to a block that
+    computes the payload's words, calls the report and branches to the
+    code after the check (the report does not return), or else there
+    directly.  Branching on ``ok`` instead, the blocks swapped, is the
+    same program, which LLVM's InstCombine makes of this one; but the
+    ``simplifycfg`` runs before it count the ``xor`` among a block's
+    instructions, and lay out some kernels otherwise (GMM's points: 170
+    registers instead of 166)."""
+    assert isinstance(op, CheckOp)
+    report, after = t.new_block(), t.new_block()
+    bad = t.value(fast_ops.binary(llvm.XOrOp, t.get(op.ok), t.function_const(1, i1)), op)
+    t.emit(fast_ops.llvm_cond_branch(bad, report, [], after, []), op)
+    before = t.block
+    t.block = report
+    words = [t.value(fast_ops.llvm_constant(op.check.value.data, i64), op)]
+    for value in op.payload:
+        if value.type.__class__ is IndexType or value.type == i64:
+            # its own word: an index is an i64 (what its index_cast becomes)
+            words.append(t.get(value))
+            continue
+        ops, found = report_words(value)
+        for word in ops:
+            word.location = op.location
+        t.translate_ops(ops)
+        words += [t.get(w) for w in found]
+        for word in reversed(ops):
+            word.erase()
+    if unused := PAYLOAD_SLOTS - (len(words) - 1):
+        words += [t.function_const(0, i64)] * unused
+    error = _call_arguments(t, t.module.report, [op.error], op)
+    t.emit(fast_ops.llvm_call(t.module.report, [*error, *words], None), op)
+    t.emit(fast_ops.llvm_branch(after), op)
+    t.block = before
+    t.continue_in(after)
 
 
 def _expanded_arguments(

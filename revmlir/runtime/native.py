@@ -49,7 +49,7 @@ from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.loop_versioning import LoopVersioningPass
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
-from revmlir.lowering.rev_to_std import RevLowerToStdPass, stack_element
+from revmlir.lowering.rev_to_std import lower_to_std, stack_element
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
@@ -68,7 +68,7 @@ from revmlir.runtime.marshal import (
     Row,
     marshaller,
 )
-from revmlir.runtime_checks import ERROR_SLOT, JUMP_WORD, check_error_slot
+from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, JUMP_WORD, check_error_slot
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -115,10 +115,11 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     need."""
     check_native_types(module)
     work = module.clone()
-    lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
-    native = (lower, LoopVersioningPass(), HostSafetyPass())
-    passes = (RevInvertPass(), *native) if inverses else native
-    PassPipeline(passes).apply(make_context(), work)
+    context = make_context()
+    if inverses:
+        RevInvertPass().apply(context, work)
+    lower_to_std(work, DEFAULT_TOLERANCE if tolerance is None else tolerance, check_ops=True)
+    PassPipeline((LoopVersioningPass(), HostSafetyPass())).apply(context, work)
     # Between std IR and LLVM: keep what calls need of the std form (the
     # check table, the arrays each function writes, the error slot's
     # position in each C entry point).  The array analysis serves both the
