@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
 
@@ -37,6 +38,7 @@ from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.interfaces import is_reference_type as is_reference_type
 from revmlir.interfaces import is_state_type as is_state_type
 from revmlir.ir_utils import nested_ops
+from revmlir.kept_answers import kept
 
 PURE_DIALECTS = frozenset({"arith", "math", "complex"})
 """Every op of these dialects computes a value from its operands; xDSL 0.74
@@ -118,12 +120,7 @@ ArgumentUse = tuple[Operation, int]
 def argument_uses(func: FuncOp) -> list[list[ArgumentUse]]:
     """Per argument of ``func``: its uses by the ops in ``func``'s body (a
     value's own use list may still hold an op that a rewrite detached)."""
-    found: list[list[ArgumentUse]] = [[] for _ in func.body.block.args]
-    for op in nested_ops(func):
-        for index, operand in enumerate(op.operands):
-            if isinstance(operand, BlockArgument) and operand.block is func.body.block:
-                found[operand.index].append((op, index))
-    return found
+    return function_uses(func).arguments
 
 
 Origin: TypeAlias = int | Operation | None
@@ -151,6 +148,39 @@ def reference_origin(function: Function, value: SSAValue) -> Origin:
     if isinstance(value, OpResult) and isinstance(value.op, FRESH_REFERENCES):
         return value.op
     return None
+
+
+@dataclass(frozen=True)
+class FunctionUses:
+    """Where a function's body uses its arguments and references, found in
+    one walk: the uses of arguments (``argument_uses``) and the references
+    of unknown origin (``argument_writes``) were a walk of the function
+    each, asked again by every analysis and every function's verifier."""
+
+    arguments: list[list[ArgumentUse]]
+    """Per argument of the function: its uses, in the order of the walk."""
+    unknown: list[ArgumentUse]
+    """The uses of references whose origin is not followed
+    (``reference_origin`` is ``None``)."""
+
+
+def function_uses(function: Function) -> FunctionUses:
+    """``function``'s ``FunctionUses`` (kept while its IR is unchanged,
+    ``revmlir.kept_answers``)."""
+    return kept(_function_uses, function)
+
+
+def _function_uses(function: Function) -> FunctionUses:
+    entry = function.body.blocks[0]
+    arguments: list[list[ArgumentUse]] = [[] for _ in entry.args]
+    unknown: list[ArgumentUse] = []
+    for op in nested_ops(function):
+        for index, operand in enumerate(op.operands):
+            if isinstance(operand, BlockArgument) and operand.block is entry:
+                arguments[operand.index].append((op, index))
+            elif is_reference_type(operand.type) and reference_origin(function, operand) is None:
+                unknown.append((op, index))
+    return FunctionUses(arguments, unknown)
 
 
 class Writes(Enum):
@@ -193,7 +223,15 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     argument.  Writes are a least fixpoint over the call graph
     (from "none"), so that a call of a helper that only reads an array does
     not count as writing it; accumulations a greatest one (from "all"), so
-    that a recursive accumulation stays one."""
+    that a recursive accumulation stays one.
+
+    The answer is kept while the module is unchanged
+    (``revmlir.kept_answers``): the verifier's parallel loops and the
+    frontend's outputs ask it of the same module."""
+    return kept(_argument_writes, module)
+
+
+def _argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     functions: dict[str, Function] = {
         op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp | func.FuncOp) and op.body.blocks
     }
@@ -205,14 +243,8 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     # position, or None for those not followed (fresh memory is no argument)
     uses: dict[str, dict[int | None, list[ArgumentUse]]] = {}
     for name, function in functions.items():
-        found: dict[int | None, list[ArgumentUse]] = {k: [] for k in (*references[name], None)}
-        uses[name] = found
-        for op in nested_ops(function):
-            for index, operand in enumerate(op.operands):
-                if is_reference_type(operand.type):
-                    origin = reference_origin(function, operand)
-                    if origin is None or isinstance(origin, int):
-                        found[origin].append((op, index))
+        found = function_uses(function)
+        uses[name] = {**{k: found.arguments[k] for k in references[name]}, None: found.unknown}
 
     def passed(use: ArgumentUse, positions: dict[str, frozenset[int]]) -> bool:
         """Whether ``use`` passes its array to a callee at one of ``positions``."""
