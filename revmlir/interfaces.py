@@ -415,11 +415,11 @@ def is_invertible_op(op: Operation | None) -> TypeGuard[InvertibleOp]:
     model asks it of the owner of every value (``is_state_value``), and an
     instance check against an ABC costs more than the rest of the
     question."""
-    return _is_invertible_class(op.__class__)
+    return op is not None and _is_invertible_class(op.__class__)
 
 
 @functools.cache
-def _is_invertible_class(kind: type) -> bool:
+def _is_invertible_class(kind: type[Operation]) -> bool:
     return issubclass(kind, InvertibleOp)
 
 
