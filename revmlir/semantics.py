@@ -178,16 +178,31 @@ def function_uses(function: Function) -> FunctionUses:
 
 
 def _function_uses(function: Function) -> FunctionUses:
+    # ``reference_origin`` with exact classes (xDSL's values are not
+    # subclassed; an instance check against their ABC costs more than the
+    # rest), asked of every operand of the function
     entry = function.body.blocks[0]
     arguments: list[list[ArgumentUse]] = [[] for _ in entry.args]
     unknown: list[ArgumentUse] = []
     for op in nested_ops(function):
         for index, operand in enumerate(op.operands):
-            if isinstance(operand, BlockArgument) and operand.block is entry:
+            kind = operand.__class__
+            if kind is BlockArgument and operand.block is entry:
                 arguments[operand.index].append((op, index))
-            elif is_reference_type(operand.type) and reference_origin(function, operand) is None:
+            elif is_reference_type(operand.type) and not (kind is OpResult and _is_fresh(operand.op)):
                 unknown.append((op, index))
     return FunctionUses(arguments, unknown)
+
+
+def _is_fresh(op: Operation) -> bool:
+    """Whether ``op``'s result is new memory (``FRESH_REFERENCES``),
+    decided once per class."""
+    return _is_fresh_class(op.__class__)
+
+
+@functools.cache
+def _is_fresh_class(kind: type[Operation]) -> bool:
+    return issubclass(kind, FRESH_REFERENCES)
 
 
 class Writes(Enum):
@@ -261,41 +276,50 @@ def _argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
         callee = positions.get(op.callee.string_value())
         return callee is not None and index in callee
 
-    def fixpoint(
-        keeps: Callable[[ArgumentUse, dict[str, frozenset[int]]], bool], least: bool
-    ) -> dict[str, frozenset[int]]:
-        """Per function, the reference arguments one of whose uses ``keeps``
-        (``least``: from none) or all of whose uses do (from all); a use of
-        unknown origin counts as one of every argument's."""
+    def fixpoint(own: Callable[[ArgumentUse], bool | None], least: bool) -> dict[str, frozenset[int]]:
+        """Per function, the reference arguments one of whose uses keeps
+        its array (``least``: from none) or all of whose uses do (from
+        all); a use of unknown origin counts as one of every argument's.
+        ``own`` answers for a use by itself, once, or is ``None`` where the
+        answer is whether the use passes the array to a callee at a
+        position found so far: only those are asked again each round."""
         quantifier = any if least else all
+        answers: dict[str, dict[int, list[tuple[ArgumentUse, bool | None]]]] = {}
+        for name in functions:
+            unknown = [(use, own(use)) for use in uses[name][None]]
+            answers[name] = {k: [(use, own(use)) for use in uses[name][k]] + unknown for k in references[name]}
         found = {name: frozenset[int]() if least else references[name] for name in functions}
         changed = True
         while changed:
             changed = False
             for name in functions:
-                unknown = uses[name][None]
                 new = frozenset(
-                    k for k in references[name] if quantifier(keeps(use, found) for use in (*uses[name][k], *unknown))
+                    k
+                    for k, kept_uses in answers[name].items()
+                    if quantifier(passed(use, found) if answer is None else answer for use, answer in kept_uses)
                 )
                 if new != found[name]:
                     found[name], changed = new, True
         return found
 
-    def writes(use: ArgumentUse, written: dict[str, frozenset[int]]) -> bool:
+    def calls_module(op: Operation) -> bool:
+        return isinstance(op, _CALLS) and op.callee.string_value() in functions
+
+    def writes(use: ArgumentUse) -> bool | None:
         op, index = use
-        if isinstance(op, _CALLS) and op.callee.string_value() in functions:
-            return passed(use, written)
+        if calls_module(op):
+            return None
         if isinstance(op, _READS):
             return False
         if is_invertible_op(op):
             return op.operands[index] in op.written_memrefs()
         return op.dialect_name() not in REVERSIBLE_DIALECTS
 
-    def accumulates(use: ArgumentUse, accumulating: dict[str, frozenset[int]]) -> bool:
+    def accumulates(use: ArgumentUse) -> bool | None:
         op, index = use
-        if isinstance(op, memref.DimOp) or passed(use, accumulating):
+        if isinstance(op, memref.DimOp) or (is_invertible_op(op) and op.operands[index] in op.accumulated_memrefs()):
             return True
-        return is_invertible_op(op) and op.operands[index] in op.accumulated_memrefs()
+        return None if calls_module(op) else False
 
     written = fixpoint(writes, least=True)
     accumulating = fixpoint(accumulates, least=False)
