@@ -29,6 +29,7 @@ from xdsl.ir import Operation
 
 from revmlir.dialects.rev import CallOp, FuncOp, SafeOp, UncallOp
 from revmlir.ir_utils import nested_ops
+from revmlir.kept_answers import kept
 from revmlir.semantics import ArgumentUse, argument_uses
 
 
@@ -84,12 +85,15 @@ def _reached(functions: dict[str, FuncOp], roots: Iterable[str]) -> dict[str, Fu
         if name in reached:
             continue
         reached[name] = functions[name]
-        pending.extend(
-            op.callee.string_value()
-            for op in nested_ops(functions[name])
-            if isinstance(op, CallOp | UncallOp) and op.callee.string_value() in functions
-        )
+        pending.extend(callee for callee in kept(_callees, functions[name]) if callee in functions)
     return reached
+
+
+def _callees(function: FuncOp) -> list[str]:
+    """The names ``function`` calls and uncalls, in the order of its ops:
+    kept while the IR is unchanged (``revmlir.kept_answers``), since the
+    verifier asks for the part of the call graph below each call."""
+    return [op.callee.string_value() for op in nested_ops(function) if isinstance(op, CallOp | UncallOp)]
 
 
 def _fixpoint(

@@ -18,7 +18,7 @@ import abc
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol, TypeVar
+from typing import ClassVar, Protocol, TypeGuard, TypeVar
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -408,6 +408,19 @@ class InvertibleOp(StateConsumer, abc.ABC):
         (an ancilla array).  Cancelling this op with its inverse puts them
         in place of those results."""
         return self.consumed_operands()
+
+
+def is_invertible_op(op: Operation | None) -> TypeGuard[InvertibleOp]:
+    """``isinstance(op, InvertibleOp)``, decided once per class: the value
+    model asks it of the owner of every value (``is_state_value``), and an
+    instance check against an ABC costs more than the rest of the
+    question."""
+    return op is not None and _is_invertible_class(op.__class__)
+
+
+@functools.cache
+def _is_invertible_class(kind: type[Operation]) -> bool:
+    return issubclass(kind, InvertibleOp)
 
 
 class RuntimeCheckedOp(Operation, abc.ABC):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
 
@@ -30,19 +31,21 @@ from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 from revmlir.dialects import anc
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TropicalType, UncallOp
-from revmlir.interfaces import InvertibleOp, StateConsumer
+from revmlir.interfaces import StateConsumer, is_invertible_op
 
 # The value model's classification of types is decided on the type
 # interfaces (the dialects ask it too); passes ask it here.
 from revmlir.interfaces import is_reference_type as is_reference_type
 from revmlir.interfaces import is_state_type as is_state_type
 from revmlir.ir_utils import nested_ops
+from revmlir.kept_answers import kept
 
 PURE_DIALECTS = frozenset({"arith", "math", "complex"})
 """Every op of these dialects computes a value from its operands; xDSL 0.74
 does not give all of them a ``Pure`` trait (``arith.extsi`` has none)."""
 
 
+@functools.lru_cache(maxsize=1024)
 def gradient_type(type: Attribute) -> Attribute | None:
     """The type of the gradient a value of ``type`` carries, ``None`` for none.
 
@@ -56,6 +59,12 @@ def gradient_type(type: Attribute) -> Attribute | None:
     A memref or stack of such elements carries a *shadow*: a memref (stack) of
     the same shape holding one gradient per element, updated in place as the
     elements are (GVar arrays, without interleaving values and gradients).
+
+    Kept per type (types are values): the derivative passes ask it of every
+    value they meet, and the answer cost 4 µs for a float, 12 µs for an
+    integer (a miss of every float class, ABCs all) and 110 µs for an
+    array (a ``MemRefType`` built and checked), where a hit costs the
+    type's hash.
     """
     if isinstance(type, LogType | TropicalType):
         return type.element_type
@@ -104,11 +113,11 @@ def is_state_value(value: SSAValue) -> bool:
         owner = value.block.parent_op()
         if isinstance(owner, FuncOp):
             return True
-        if isinstance(owner, InvertibleOp):
+        if is_invertible_op(owner):
             region = value.block.parent
             return region is not None and value in owner.state_block_args(region)
         return False
-    return isinstance(value.owner, InvertibleOp)
+    return is_invertible_op(value.owner)
 
 
 ArgumentUse = tuple[Operation, int]
@@ -118,12 +127,7 @@ ArgumentUse = tuple[Operation, int]
 def argument_uses(func: FuncOp) -> list[list[ArgumentUse]]:
     """Per argument of ``func``: its uses by the ops in ``func``'s body (a
     value's own use list may still hold an op that a rewrite detached)."""
-    found: list[list[ArgumentUse]] = [[] for _ in func.body.block.args]
-    for op in nested_ops(func):
-        for index, operand in enumerate(op.operands):
-            if isinstance(operand, BlockArgument) and operand.block is func.body.block:
-                found[operand.index].append((op, index))
-    return found
+    return function_uses(func).arguments
 
 
 Origin: TypeAlias = int | Operation | None
@@ -151,6 +155,54 @@ def reference_origin(function: Function, value: SSAValue) -> Origin:
     if isinstance(value, OpResult) and isinstance(value.op, FRESH_REFERENCES):
         return value.op
     return None
+
+
+@dataclass(frozen=True)
+class FunctionUses:
+    """Where a function's body uses its arguments and references, found in
+    one walk: the uses of arguments (``argument_uses``) and the references
+    of unknown origin (``argument_writes``) were a walk of the function
+    each, asked again by every analysis and every function's verifier."""
+
+    arguments: list[list[ArgumentUse]]
+    """Per argument of the function: its uses, in the order of the walk."""
+    unknown: list[ArgumentUse]
+    """The uses of references whose origin is not followed
+    (``reference_origin`` is ``None``)."""
+
+
+def function_uses(function: Function) -> FunctionUses:
+    """``function``'s ``FunctionUses`` (kept while its IR is unchanged,
+    ``revmlir.kept_answers``)."""
+    return kept(_function_uses, function)
+
+
+def _function_uses(function: Function) -> FunctionUses:
+    # ``reference_origin`` with exact classes (xDSL's values are not
+    # subclassed; an instance check against their ABC costs more than the
+    # rest), asked of every operand of the function
+    entry = function.body.blocks[0]
+    arguments: list[list[ArgumentUse]] = [[] for _ in entry.args]
+    unknown: list[ArgumentUse] = []
+    for op in nested_ops(function):
+        for index, operand in enumerate(op.operands):
+            kind = operand.__class__
+            if kind is BlockArgument and operand.block is entry:
+                arguments[operand.index].append((op, index))
+            elif is_reference_type(operand.type) and not (kind is OpResult and _is_fresh(operand.op)):
+                unknown.append((op, index))
+    return FunctionUses(arguments, unknown)
+
+
+def _is_fresh(op: Operation) -> bool:
+    """Whether ``op``'s result is new memory (``FRESH_REFERENCES``),
+    decided once per class."""
+    return _is_fresh_class(op.__class__)
+
+
+@functools.cache
+def _is_fresh_class(kind: type[Operation]) -> bool:
+    return issubclass(kind, FRESH_REFERENCES)
 
 
 class Writes(Enum):
@@ -193,7 +245,15 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     argument.  Writes are a least fixpoint over the call graph
     (from "none"), so that a call of a helper that only reads an array does
     not count as writing it; accumulations a greatest one (from "all"), so
-    that a recursive accumulation stays one."""
+    that a recursive accumulation stays one.
+
+    The answer is kept while the module is unchanged
+    (``revmlir.kept_answers``): the verifier's parallel loops and the
+    frontend's outputs ask it of the same module."""
+    return kept(_argument_writes, module)
+
+
+def _argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     functions: dict[str, Function] = {
         op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp | func.FuncOp) and op.body.blocks
     }
@@ -205,14 +265,8 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     # position, or None for those not followed (fresh memory is no argument)
     uses: dict[str, dict[int | None, list[ArgumentUse]]] = {}
     for name, function in functions.items():
-        found: dict[int | None, list[ArgumentUse]] = {k: [] for k in (*references[name], None)}
-        uses[name] = found
-        for op in nested_ops(function):
-            for index, operand in enumerate(op.operands):
-                if is_reference_type(operand.type):
-                    origin = reference_origin(function, operand)
-                    if origin is None or isinstance(origin, int):
-                        found[origin].append((op, index))
+        found = function_uses(function)
+        uses[name] = {**{k: found.arguments[k] for k in references[name]}, None: found.unknown}
 
     def passed(use: ArgumentUse, positions: dict[str, frozenset[int]]) -> bool:
         """Whether ``use`` passes its array to a callee at one of ``positions``."""
@@ -222,41 +276,50 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
         callee = positions.get(op.callee.string_value())
         return callee is not None and index in callee
 
-    def fixpoint(
-        keeps: Callable[[ArgumentUse, dict[str, frozenset[int]]], bool], least: bool
-    ) -> dict[str, frozenset[int]]:
-        """Per function, the reference arguments one of whose uses ``keeps``
-        (``least``: from none) or all of whose uses do (from all); a use of
-        unknown origin counts as one of every argument's."""
+    def fixpoint(own: Callable[[ArgumentUse], bool | None], least: bool) -> dict[str, frozenset[int]]:
+        """Per function, the reference arguments one of whose uses keeps
+        its array (``least``: from none) or all of whose uses do (from
+        all); a use of unknown origin counts as one of every argument's.
+        ``own`` answers for a use by itself, once, or is ``None`` where the
+        answer is whether the use passes the array to a callee at a
+        position found so far: only those are asked again each round."""
         quantifier = any if least else all
+        answers: dict[str, dict[int, list[tuple[ArgumentUse, bool | None]]]] = {}
+        for name in functions:
+            unknown = [(use, own(use)) for use in uses[name][None]]
+            answers[name] = {k: [(use, own(use)) for use in uses[name][k]] + unknown for k in references[name]}
         found = {name: frozenset[int]() if least else references[name] for name in functions}
         changed = True
         while changed:
             changed = False
             for name in functions:
-                unknown = uses[name][None]
                 new = frozenset(
-                    k for k in references[name] if quantifier(keeps(use, found) for use in (*uses[name][k], *unknown))
+                    k
+                    for k, kept_uses in answers[name].items()
+                    if quantifier(passed(use, found) if answer is None else answer for use, answer in kept_uses)
                 )
                 if new != found[name]:
                     found[name], changed = new, True
         return found
 
-    def writes(use: ArgumentUse, written: dict[str, frozenset[int]]) -> bool:
+    def calls_module(op: Operation) -> bool:
+        return isinstance(op, _CALLS) and op.callee.string_value() in functions
+
+    def writes(use: ArgumentUse) -> bool | None:
         op, index = use
-        if isinstance(op, _CALLS) and op.callee.string_value() in functions:
-            return passed(use, written)
+        if calls_module(op):
+            return None
         if isinstance(op, _READS):
             return False
-        if isinstance(op, InvertibleOp):
+        if is_invertible_op(op):
             return op.operands[index] in op.written_memrefs()
         return op.dialect_name() not in REVERSIBLE_DIALECTS
 
-    def accumulates(use: ArgumentUse, accumulating: dict[str, frozenset[int]]) -> bool:
+    def accumulates(use: ArgumentUse) -> bool | None:
         op, index = use
-        if isinstance(op, memref.DimOp) or passed(use, accumulating):
+        if isinstance(op, memref.DimOp) or (is_invertible_op(op) and op.operands[index] in op.accumulated_memrefs()):
             return True
-        return isinstance(op, InvertibleOp) and op.operands[index] in op.accumulated_memrefs()
+        return None if calls_module(op) else False
 
     written = fixpoint(writes, least=True)
     accumulating = fixpoint(accumulates, least=False)

@@ -137,3 +137,31 @@ def test_compiling_natively_and_for_the_gpu_runs_no_collection(monkeypatch: pyte
     # the same compile with the collector left on collects all along
     monkeypatch.setattr(collector.gc, "disable", lambda: None)
     assert _collections(lambda: kernel.compile(np.zeros(3), x)) > 100
+
+
+@pytest.mark.usefixtures("collector_on")
+def test_twenty_gpu_compiles_leave_nothing_behind(monkeypatch: pytest.MonkeyPatch):
+    """The IR a compile drops waits for the collector while it is paused:
+    the collector's own runs after the compiles free it (the objects it
+    tracks fall back to their count after the first compile, not one more
+    compile's worth each time), and no compile keeps anything once its
+    kernel is dropped."""
+    monkeypatch.setenv("REVMLIR_CACHE", "0")
+    x = np.arange(3.0)
+    importlib.import_module("revmlir.gpu.program")
+
+    def compile_fresh() -> None:
+        # rv.cuda.kernel would keep the kernel (and its function) for reuse
+        rv.cuda.Kernel(rv.reversible(_scaled)).compile(np.zeros(3), x)
+
+    compile_fresh()
+    gc.collect()
+    before = len(gc.get_objects())
+    tracked = []
+    for _ in range(20):
+        compile_fresh()
+        tracked.append(len(gc.get_objects()) - before)
+    assert tracked[0] > 0
+    assert min(tracked[1:]) <= tracked[0], tracked
+    gc.collect()
+    assert len(gc.get_objects()) - before <= 16

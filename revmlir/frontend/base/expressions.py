@@ -23,10 +23,8 @@ from xdsl.dialects.builtin import (
     ComplexType,
     FileLineColLoc,
     IndexType,
-    IntAttr,
     IntegerType,
     MemRefType,
-    StringAttr,
     UnitAttr,
     f32,
     f64,
@@ -40,6 +38,7 @@ from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.source import location
 from revmlir.frontend.base.types import describe_type
 from revmlir.naming import FORGETFUL_ATTR
 from revmlir.runtime.numbers import Fixed
@@ -135,7 +134,7 @@ class Context:
     def loc(self, node: ast.AST) -> FileLineColLoc:
         line = getattr(node, "lineno", 1) + self.line_offset
         column = getattr(node, "col_offset", 0) + self.column_offset + 1
-        return FileLineColLoc(StringAttr(self.filename), IntAttr(line), IntAttr(column))
+        return location(self.filename, line, column)
 
     def error(self, node: ast.AST, message: str, hint: str | None = None) -> ReversibleSyntaxError:
         line = getattr(node, "lineno", 1) + self.line_offset

@@ -41,6 +41,7 @@ from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.interfaces import has_switchable_checks, set_checks
+from revmlir.kept_answers import ir_unchanged
 from revmlir.semantics import gradient_type
 
 if TYPE_CHECKING:
@@ -101,7 +102,10 @@ class ModuleCompiler(base.ModuleCompiler):
             for lanes, names in self.adjoints.items():
                 generate_adjoints(module, names, lanes)
         try:
-            module.verify()
+            # each function's checks ask about its callees: their answers
+            # are kept for the verification, which changes nothing
+            with ir_unchanged():
+                module.verify()
         except ReversibilityViolation as violation:
             raise _located_error(violation.op, violation.message) from None
         except VerifyException:
