@@ -1,5 +1,6 @@
 """An uncall of a function without an inverse fails where a run reaches it,
-on every engine, with the same located error.
+on every engine, with the same located error; running one backwards from
+Python is the inverter's error on both.
 
 The interpreter inverts a callee when an uncall of it first runs, so it
 runs every input that never reaches such an uncall and reports the
@@ -19,7 +20,7 @@ from numpy.typing import NDArray
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
-from revmlir.errors import ExecutionError, LocatedError
+from revmlir.errors import ExecutionError, InversionError, LocatedError
 from revmlir.gpu.program import compile_kernels
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import emit_cubin
@@ -105,6 +106,25 @@ def test_a_module_uncalling_a_function_without_inverse_runs_natively_until_the_u
     where = f"uncall.mlir:{line_of('rev.call @hoard')}:5"
     assert (error.op_name, error.location, error.function, error.message) == ("rev.uncall", where, "~keep_if", drop)
     assert native.call("undo_keep_if", 2.0, False) == interpreter.call("undo_keep_if", 2.0, False) == (2.0, False)
+
+
+def test_running_backwards_from_python_follows_the_inverter_on_both_engines():
+    """``~@undo_if`` calls ``@hoard`` forward and runs; ``~@keep_if``
+    reaches its uncall only where ``%back`` holds; ``~@hoard`` has no
+    inverse: the inverter's error on both engines."""
+    module = parse_module(SOURCE, "uncall.mlir")
+    native, interpreter = NativeModule.compile(module), RevInterpreter(module)
+    for name, back in (("undo_if", False), ("undo_if", True), ("keep_if", False)):
+        assert native.uncall(name, 3.0, back) == interpreter.uncall(name, 3.0, back)
+    error = failure(lambda: native.uncall("keep_if", 2.0, True))
+    assert_same_failure(error, failure(lambda: interpreter.uncall("keep_if", 2.0, True)))
+    assert error.function == "~keep_if"
+    no_inverse = []
+    for engine in (native, interpreter):
+        with pytest.raises(InversionError) as raised:
+            engine.uncall("hoard", 2.0)
+        no_inverse.append(str(raised.value))
+    assert no_inverse == [f"'anc.drop' at uncall.mlir:{line_of('anc.drop')}:3 has no inverse"] * 2
 
 
 def axpy(a: float, x: np.ndarray, y: np.ndarray) -> None:

@@ -39,8 +39,8 @@ from xdsl.passes import PassPipeline
 from revmlir.collector import pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
-from revmlir.errors import ExecutionError
-from revmlir.inversion import forgetful_functions, no_inverse_message
+from revmlir.errors import ExecutionError, InversionError
+from revmlir.inversion import invert_function
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
@@ -117,7 +117,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     work = module.clone()
     lower = RevLowerToStdPass() if tolerance is None else RevLowerToStdPass(tolerance)
     native = (lower, LoopVersioningPass(), HostSafetyPass())
-    passes = (RevInvertPass(), *native) if inverses else native
+    passes = (RevInvertPass(where_possible=True), *native) if inverses else native
     PassPipeline(passes).apply(make_context(), work)
     # Between std IR and LLVM: keep what calls need of the std form (the
     # check table, the arrays each function writes, the error slot's
@@ -200,6 +200,21 @@ class NativeModule(Backend):
         return _NativeCall(self, function, backward=False)
 
 
+def _no_entry(func: FuncOp, backward: bool) -> Exception:
+    """Why the inverse of ``func`` has no entry point: the inverter has
+    none, and its ``InversionError`` is the interpreter's error, or the
+    module was compiled to run forward only."""
+    if backward:
+        try:
+            invert_function(func)
+        except InversionError as error:
+            return error
+    return ExecutionError(
+        f"@{func.sym_name.data} has no compiled inverse: its module was compiled to run "
+        "forward only (NativeModule.compile(inverses=False))"
+    )
+
+
 class _NativeCall:
     """A function of a native module (or its inverse), called from Python.
 
@@ -226,12 +241,7 @@ class _NativeCall:
         try:
             self.entry = module.machine_code.address(function + CIFACE_SUFFIX)
         except KeyError:
-            if backward and name in forgetful_functions(module.module):
-                raise ExecutionError(no_inverse_message(module.module, name)) from None
-            raise ExecutionError(
-                f"@{name} has no compiled inverse: its module was compiled to run "
-                "forward only (NativeModule.compile(inverses=False))"
-            ) from None
+            raise _no_entry(func, backward) from None
         self.machine_code = module.machine_code  # alive while the entry may be called
         self.check_table = module.check_table
         self.name = name
