@@ -142,7 +142,7 @@ def forward_only(a, x, y):
 
 def undo_if(a, x, y, back: int):
     if back > 0:
-        (~forward_only)(a, x, y)  # E:uncall
+        (~forward_only)(a, x, y)
     else:
         forward_only(a, x, y)
 
@@ -151,12 +151,9 @@ def test_a_python_function_uncalling_one_without_inverse_runs_natively_until_the
     """``forward_only`` calls a primitive that declares no inverse rule."""
     native = rv.reversible(undo_if, backend="native")
     interpreted = rv.reversible(undo_if, backend="interpreter")
-    results = []
-    for f in (native, interpreted):
-        x, y = np.ones(2), np.ones(2)
-        results.append(f(2.0, x, y, 0))
-        assert native.specialization_for(2.0, x, y, 0).backend == "native"
-    assert results[0][2].tolist() == results[1][2].tolist() == [3.0, 3.0]
+    results = [f(2.0, np.ones(2), np.ones(2), 0)[2].tolist() for f in (native, interpreted)]
+    assert results == [[3.0, 3.0]] * 2
+    assert native.specialization_for(2.0, np.ones(2), np.ones(2), 0).backend == "native"
     error = failure(lambda: native(2.0, np.ones(2), np.ones(2), 1))
     assert_same_failure(error, failure(lambda: interpreted(2.0, np.ones(2), np.ones(2), 1)))
     lines = undo_if.__code__.co_firstlineno
