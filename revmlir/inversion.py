@@ -22,10 +22,10 @@ from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import IsTerminator, SymbolTable
+from xdsl.traits import IsTerminator
 
 from revmlir.dialects.rev import CallOp, FuncOp, ReturnOp, UncallOp, YieldOp
-from revmlir.errors import InversionError, describe_op, describe_value, format_location
+from revmlir.errors import InversionError, describe_op, describe_value
 from revmlir.interfaces import InvertibleOp, NotInvertible
 from revmlir.naming import FORGETFUL_ATTR, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
@@ -59,38 +59,6 @@ def forgetful_functions(module: ModuleOp) -> set[str]:
                 forgetful.add(name)
                 changed = True
     return forgetful
-
-
-def no_inverse_message(module: ModuleOp, name: str) -> str:
-    """Why ``@name``, one of ``forgetful_functions(module)``, cannot run
-    backwards, located at the first op that forgets: one message for every
-    engine."""
-    where = "".join(f" at {format_location(op.location)}" for op in first_forgetful_op(module, name))
-    return (
-        f"@{name} has no inverse: it forgets state, itself or in a function it calls "
-        "(a checkpointed gradient, an adjoint discarding the gradient an ancilla "
-        f"has at its birth, or a primitive without an inverse rule{where})"
-    )
-
-
-def first_forgetful_op(module: ModuleOp, name: str) -> list[Operation]:
-    """The first op that forgets state in ``@name``, or in a function it
-    calls, for diagnostics (none if ``@name`` is marked forgetful as a
-    whole)."""
-    seen: set[str] = set()
-    pending = [name]
-    while pending:
-        current = pending.pop()
-        function = SymbolTable.lookup_symbol(module, current)
-        if current in seen or not isinstance(function, FuncOp):
-            continue
-        seen.add(current)
-        for op in function.walk():
-            if op is not function and forgets(op):
-                return [op]
-            if isinstance(op, CallOp | UncallOp):
-                pending.append(op.callee.string_value())
-    return []
 
 
 def _defining_node(value: SSAValue) -> Operation | Block:

@@ -141,6 +141,12 @@ def format_message(template: str, values: Sequence[object]) -> str:
     return template.format(*(repr(v) for v in values), branch=branch)
 
 
+def literal_template(text: str) -> str:
+    """``text`` as a template that formats to itself, for a message fixed
+    when the check is made (an assertion's, the inverter's)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def element_template(count: int, first: int = 0) -> str:
     """``[{first}, {first + 1}, …]``: the indices of an element, payload
     values ``first`` on, as a message shows them."""

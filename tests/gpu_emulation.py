@@ -116,7 +116,7 @@ class EmulatedKernel:
     def __init__(self, module: ModuleOp, name: str):
         ctx = make_context()
         work = module.clone()
-        RevInvertPass().apply(ctx, work)
+        RevInvertPass(where_possible=True).apply(ctx, work)
         lower_to_std(work, check_ops=True)  # as compile_kernels lowers: a check is one op
         RevGpuLocalArraysPass().apply(ctx, work)
         outline(work, [name])

@@ -18,6 +18,7 @@ import json
 import os
 import resource
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -75,6 +76,29 @@ def spin_through(y, n: int):
 @rv.ordinary(backend="native")
 def spin_while_through(n: int):
     return spin_while(n)
+
+
+ENDLESS_DEPTH = 100
+"""A depth at which a binary recursion makes more calls than a run
+reaches (2¹⁰⁰), and the stack holds every frame."""
+
+
+@rv.ordinary(backend="native")
+def fib(n: int):
+    """Recursion without loops: only the calls may poll."""
+    r = n
+    if n >= 2:
+        r = fib(n - 1) + fib(n - 2)
+    return r
+
+
+@rv.reversible(backend="native")
+def tree(y, n: int):
+    """A reversible recursion without loops, two calls deep per level."""
+    if n > 0:
+        tree(y, n - 1)
+        tree(y, n - 1)
+    y += 1.0
 
 
 @rv.reversible(backend="native")
@@ -452,9 +476,28 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
 }
 
 
+RECURSION_CASES: dict[str, Callable[[], dict[str, Any]]] = {
+    "Ctrl-C in a recursion without loops": lambda: interrupted_at(fib, (ENDLESS_DEPTH,)),
+    "Ctrl-C in a reversible recursion without loops": lambda: interrupted_at(tree, (0.0, ENDLESS_DEPTH)),
+    "Ctrl-C in a reversible recursion without loops, backwards": lambda: interrupted_at(
+        tree, (0.0, ENDLESS_DEPTH), backward=True
+    ),
+    "Ctrl-C from another thread into a running recursion": lambda: interrupted_later(lambda: fib(ENDLESS_DEPTH)),
+    "runs on after Ctrl-C in a recursion": lambda: {"result": [fib(20), tree(0.0, 10)]},
+}
+"""Run apart (``python host_safety_programs.py recursion``): without polls
+in recursive functions, no SIGINT stops them, and only the caller's
+timeout ends the process."""
+
+
 if __name__ == "__main__":
-    # compiled before any SIGINT is sent: only the native loop may see it
-    spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1), bump(np.zeros(1), 1)
-    spin_through(0.0, 1), spin_while_through(1)
-    for name, case in CASES.items():
+    # compiled before any SIGINT is sent: only the native code may see it
+    if sys.argv[1:] == ["recursion"]:
+        fib(1), tree(0.0, 1), (~tree)(0.0, 1)
+        cases = RECURSION_CASES
+    else:
+        spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1), bump(np.zeros(1), 1)
+        spin_through(0.0, 1), spin_while_through(1)
+        cases = CASES
+    for name, case in cases.items():
         print(json.dumps({"case": name, **case()}), flush=True)

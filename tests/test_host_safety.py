@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from xdsl.context import Context
 
-from host_safety_programs import DEEPEN
+from host_safety_programs import DEEPEN, RECURSION_CASES
 from revmlir.checkpoint.cursor import next_entry
 from revmlir.errors import ExecutionError
 from revmlir.interpreter import RevInterpreter, snapshots
@@ -33,10 +33,18 @@ PROGRAMS = HERE / "host_safety_programs.py"
 
 
 @cache
-def outcomes() -> dict[str, dict[str, Any]]:
+def outcomes(group: str = "") -> dict[str, dict[str, Any]]:
+    """The outcomes of the cases of ``host_safety_programs.py``, or of
+    those of ``group`` (``"recursion"``: ``RECURSION_CASES``, which only a
+    timeout ends if they fail)."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
     run = subprocess.run(
-        [sys.executable, str(PROGRAMS)], capture_output=True, text=True, timeout=300, env=environment, check=False
+        [sys.executable, str(PROGRAMS), *([group] if group else [])],
+        capture_output=True,
+        text=True,
+        timeout=120 if group else 300,
+        env=environment,
+        check=False,
     )
     results = {line["case"]: line for line in map(json.loads, run.stdout.splitlines())}
     results["<exit>"] = {"returncode": run.returncode, "stderr": run.stderr[-2000:]}
@@ -44,7 +52,7 @@ def outcomes() -> dict[str, dict[str, Any]]:
 
 
 def outcome(case: str) -> dict[str, Any]:
-    results = outcomes()
+    results = outcomes("recursion" if case in RECURSION_CASES else "")
     assert case in results, f"the programs did not finish {case!r}: {results['<exit>']}"
     return results[case]
 
@@ -89,6 +97,23 @@ def test_ctrl_c_in_a_callee_stops_the_call_of_a_function_without_loops():
     assert outcome("runs on after Ctrl-C in a callee's loop")["result"] == [2.0**17, 2**17]
     stopped("Ctrl-C in an ordinary callee's loop")
     assert outcome("runs on after Ctrl-C in an ordinary callee's loop")["result"] == 2**17
+
+
+def test_ctrl_c_stops_a_recursion_without_loops():
+    """A binary recursion of depth 100 (2¹⁰⁰ calls), ordinary code's
+    ``fib`` and a reversible one, forward and backwards: no loop polls,
+    the recursive calls do; Ctrl-C at the entry point or from another
+    thread stops it, and the functions run again."""
+    for case in (
+        "Ctrl-C in a recursion without loops",
+        "Ctrl-C in a reversible recursion without loops",
+        "Ctrl-C in a reversible recursion without loops, backwards",
+    ):
+        stopped(case)
+    result = outcome("Ctrl-C from another thread into a running recursion")
+    assert result.get("error") == "KeyboardInterrupt" and result["seconds"] < 5.0, result
+    assert outcome("runs on after Ctrl-C in a recursion")["result"] == [6765, [2047.0, 10]]
+    assert outcomes("recursion")["<exit>"]["returncode"] == 0, outcomes("recursion")["<exit>"]
 
 
 def test_ctrl_c_from_another_thread_stops_a_running_loop():
@@ -239,8 +264,9 @@ func.func @nest(%n: index) {
 
 def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     """Only calls within a cycle of the call graph check the stack (even ↔
-    odd, not odd → leaf); a loop in ``cf`` form polls at the target of its
-    backward branch; nested ``for`` loops poll, each now and then."""
+    odd, not odd → leaf), and poll for Ctrl-C before; a loop in ``cf`` form
+    polls at the target of its backward branch; nested ``for`` loops poll,
+    each now and then."""
     module = parse_module(RECURSIVE, "recursive.mlir")
     RevLowerToStdPass().apply(Context(), module)
     HostSafetyPass().apply(Context(), module)
@@ -249,6 +275,10 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     even, odd, leaf = (text.split(f"func.func @{name}(")[1].split("func.func")[0] for name in ("even", "odd", "leaf"))
     assert even.index(STACK_OK) < even.index("@odd(")
     assert odd.index(STACK_OK) < odd.index("@even(") and STACK_OK not in leaf
+    for recursive in (even, odd):
+        assert recursive.count(f"func.call @{POLL}") == 1
+        assert recursive.index(POLL) < recursive.index(STACK_OK)
+    assert even.index("scf.if") < even.index(POLL)  # where it recurses, not on entry
     assert leaf.count(f"func.call @{POLL}") == 1
     assert leaf.index("^head(") < leaf.index(POLL) < leaf.index("^body")
     nest = text.split("func.func @nest(")[1].split("func.func")[0]

@@ -11,15 +11,16 @@ machine stack, and a loop that never ends.
   before every call that may recurse (caller and callee in one cycle of the
   call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
   pointer is still above the limit the entry point set, and the run stops
-  with ``RECURSION_TOO_DEEP`` at the call if not; at the start of every
-  loop body (``_loop_heads``: ``scf.while``, ``scf.for`` (now and then),
-  the outermost ``scf.parallel``, the targets of backward branches in
-  ``cf`` form),
-  ``revmlir.poll`` leaves the run
-  with ``INTERRUPTED`` in the slot once Ctrl-C has been pressed since the
-  run started (it compares the process's interrupt count, whose address
-  ``revmlir.interrupt_count`` found on entry to the function, with the
-  count ``revmlir.interrupts_seen`` says the run started with).  These
+  with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
+  call of each block, and at the start of every loop body
+  (``_loop_heads``: ``scf.while``, ``scf.for`` (now and then), the
+  outermost ``scf.parallel``, the targets of backward branches in ``cf``
+  form), ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot
+  once Ctrl-C has been pressed since the run started (it compares the
+  process's interrupt count, whose address ``revmlir.interrupt_count``
+  found on entry to the function, or before the call in a function
+  without loops, with the count ``revmlir.interrupts_seen`` says the run
+  started with).  These
   functions get std bodies that do nothing here (the module stays
   complete); ``revmlir.runtime.guard`` gives them their native bodies,
   which read the limit and the count from the record the entry point
@@ -29,8 +30,9 @@ machine stack, and a loop that never ends.
 target, so only the stack pointer knows how deep a run may go; a bound on
 the depth would be either unsafe or needlessly low.  Only a cycle of calls
 grows the stack without bound (frames hold at most ``FRAME_ARRAY_BYTES``
-of arrays), and only a loop runs without bound, so those are where the
-checks go.
+of arrays), and only a loop or a cycle of calls runs without bound (a
+binary recursion 100 deep makes 2¹⁰⁰ calls, the stack never deeper than
+100 frames), so those are where the checks go.
 """
 
 from __future__ import annotations
@@ -147,7 +149,8 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
 @dataclass(frozen=True)
 class HostSafetyPass(ModulePass):
     """Check the stack before recursive calls and poll for Ctrl-C in loops
-    (native code: ``revmlir.runtime.guard`` defines what the checks call)."""
+    and recursions (native code: ``revmlir.runtime.guard`` defines what the
+    checks call)."""
 
     name = "rev-host-safety"
 
@@ -161,28 +164,39 @@ class HostSafetyPass(ModulePass):
             code = CheckedCode(
                 function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
             )
-            for call in [c for c in function.walk() if c in recursive]:
-                code.builder.insertion_point = InsertPoint.before(call)
-                (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
-                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
             heads = list(_loop_heads(function))
+            interrupts = None
             if heads:
                 code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
-                (count,) = code.call_runtime(COUNT, [error], [i64], function)
-                (seen,) = code.call_runtime(SEEN, [error], [i64], function)
+                interrupts = _interrupts(code, error, function)
+            polled: set[Block] = set()
+            for call in [c for c in function.walk() if c in recursive]:
+                code.builder.insertion_point = InsertPoint.before(call)
+                if (block := call.parent_block()) not in polled:
+                    # A cycle of calls runs without bound as a loop does:
+                    # a block polls before its first recursive call, so
+                    # that a run of calls without loops polls once per
+                    # call that recurses, and the calls that recurse no
+                    # further (half of a binary recursion's) not at all.
+                    polled.add(block)
+                    code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
+                (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
+                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
             for block, loop in heads:
+                assert interrupts is not None
                 code.builder.insertion_point = InsertPoint.at_start(block)
                 if isinstance(loop, scf.ForOp):
-                    _poll_now_and_then(code, loop, [error, count, seen])
+                    _poll_now_and_then(code, loop, [error, *interrupts])
                 else:
-                    code.call_runtime(POLL, [error, count, seen], [], loop)
+                    code.call_runtime(POLL, [error, *interrupts], [], loop)
         _define(op, runtime)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
 
 
 def polling_functions(module: ModuleOp) -> frozenset[str]:
     """The functions of a module after ``rev-host-safety`` whose runs may
-    poll for Ctrl-C: those with a loop, and those that call one.  A call
+    poll for Ctrl-C: those with a loop or a recursive call, and those
+    that call one.  A call
     of any other needs no interrupt count (it ends soon enough on its
     own), which spares Python's caller the work of arming one."""
     callers: dict[str, set[str]] = {}
@@ -202,6 +216,14 @@ def polling_functions(module: ModuleOp) -> frozenset[str]:
             polling.add(name)
             found.extend(callers.get(name, ()))
     return frozenset(polling)
+
+
+def _interrupts(code: CheckedCode, error: SSAValue, like: Operation) -> tuple[SSAValue, SSAValue]:
+    """The address of the interrupt count and the count the run started
+    with, which ``revmlir.poll`` compares, looked up here."""
+    (count,) = code.call_runtime(COUNT, [error], [i64], like)
+    (seen,) = code.call_runtime(SEEN, [error], [i64], like)
+    return count, seen
 
 
 POLL_SPAN = 1 << 16

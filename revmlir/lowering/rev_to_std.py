@@ -27,7 +27,7 @@ runtime that ``convert-std-to-llvm`` defines (``revmlir.lowering.stacks``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from math import prod
 
@@ -65,9 +65,9 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
-from revmlir.errors import ExecutionError, describe_op
+from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import forward_only
-from revmlir.inversion import forgetful_functions, invert_function, no_inverse_message
+from revmlir.inversion import invert_function
 from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
@@ -87,6 +87,7 @@ from revmlir.runtime_checks import (
     array_freed,
     borrowed_element,
     freed_element,
+    literal_template,
     shape_mismatch,
     shown_indices,
 )
@@ -137,27 +138,26 @@ def check_reserved_names(module: ModuleOp) -> None:
                 )
 
 
-def _materialize_uncalled_inverses(module: ModuleOp) -> None:
-    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``;
-    an uncall of a function without an inverse is refused at the uncall."""
+def _materialize_uncalled_inverses(module: ModuleOp) -> dict[str, str]:
+    """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``.
+    An uncall of a function the inverter cannot invert stays, to fail where
+    a run reaches it (``_uncall``); the inverter's reason is returned, per
+    such callee."""
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
-    # found at the first uncall: the search walks every op, and most modules uncall nothing
-    forgetful: set[str] | None = None
+    no_inverse: dict[str, str] = {}
     pending = True
     while pending:
         pending = False
         for op in nested_ops(module):
-            if not isinstance(op, rev.UncallOp):
+            if not isinstance(op, rev.UncallOp) or (name := op.callee.string_value()) in no_inverse:
                 continue
-            name = op.callee.string_value()
-            if forgetful is None:
-                forgetful = forgetful_functions(module)
-            if name in forgetful:
-                raise PassFailedException(f"{describe_op(op)} runs it backwards: {no_inverse_message(module, name)}")
             target = inverse_name(name)
             if target not in funcs:
-                forward = funcs[name]
-                inverse = invert_function(forward, target)
+                try:
+                    inverse = invert_function(funcs[name], target)
+                except InversionError as error:
+                    no_inverse[name] = str(error)
+                    continue
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
                 pending = True
@@ -165,6 +165,7 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> None:
             call.attributes.update(op.attributes)
             call.location = op.location
             Rewriter.replace_op(op, call)
+    return no_inverse
 
 
 # ---------------------------------------------------------------------------
@@ -185,10 +186,14 @@ class FunctionLowering(CheckedCode):
         tolerance: float,
         runtime: dict[str, func.FuncOp],
         shared: frozenset[int],
+        no_inverse: Mapping[str, str],
         check_ops: bool = False,
     ):
         self.source = source
         self.tolerance = tolerance
+        self.no_inverse = no_inverse
+        """Why each function that an uncall left in the source runs
+        backwards has no inverse (``_materialize_uncalled_inverses``)."""
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
         self.atomic: dict[Operation, _SharedElement] = {}
@@ -774,8 +779,7 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
             lowering.emit(inner.clone_without_regions(lowering.mapping), inner)
         elif isinstance(inner, cf.AssertOp):
-            message = inner.msg.data.replace("{", "{{").replace("}", "}}")
-            lowering.check(lowering.get(inner.arg), inner, message, error=ExecutionError)
+            lowering.check(lowering.get(inner.arg), inner, literal_template(inner.msg.data), error=ExecutionError)
         else:
             raise PassFailedException(f"{describe_op(inner)} in rev.safe cannot be lowered")
 
@@ -788,6 +792,22 @@ def _call(lowering: FunctionLowering, op: Operation) -> None:
     call = lowering.emit(func.CallOp(op.callee.string_value(), args, types), op)
     for old, new in zip(op.res, call.results, strict=True):
         lowering.set(old, new)
+
+
+@lowers(rev.UncallOp)
+def _uncall(lowering: FunctionLowering, op: Operation) -> None:
+    """An uncall of a function without an inverse (the others are calls of
+    inverses by now) fails where a run reaches it, with the inverter's
+    reason, as on the interpreter, which inverts a callee when an uncall of
+    it first runs: a module that holds one runs every input that does not
+    reach it.  Its results are its scalar arguments: nothing runs after
+    the check."""
+    assert isinstance(op, rev.UncallOp)
+    never = lowering.const(False, i1, op)
+    message = literal_template(lowering.no_inverse[op.callee.string_value()])
+    lowering.check(never, op, message, error=ExecutionError)
+    for old, new in zip(op.res, op.scalar_args(), strict=True):
+        lowering.set(old, lowering.get(new))
 
 
 @lowers(ApplyOp, InvokeOp)
@@ -1439,8 +1459,7 @@ def _check_std_function(
         if isinstance(op, cf.AssertOp):
             # a failed assertion leaves the run like any check, with its
             # message, instead of trapping the process
-            message = op.msg.data.replace("{", "{{").replace("}", "}}")
-            code.check(op.arg, op, message, error=ExecutionError)
+            code.check(op.arg, op, literal_template(op.msg.data), error=ExecutionError)
             op.detach()
             op.erase()
         if isinstance(op, ApplyOp | InvokeOp):
@@ -1477,7 +1496,7 @@ def lower_to_std(op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: 
     check_reserved_names(op)
     check_snapshots(op)
     forward_only(op)
-    _materialize_uncalled_inverses(op)
+    no_inverse = _materialize_uncalled_inverses(op)
     declare_primitives(op)
     checks = CheckTable()
     runtime: dict[str, func.FuncOp] = {}
@@ -1487,7 +1506,7 @@ def lower_to_std(op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: 
     shared = shared_arguments(op)
     for source in [f for f in op.ops if isinstance(f, rev.FuncOp)]:
         name = source.sym_name.data
-        lowered = FunctionLowering(source, checks, tolerance, runtime, shared[name], check_ops).lower()
+        lowered = FunctionLowering(source, checks, tolerance, runtime, shared[name], no_inverse, check_ops).lower()
         Rewriter.replace_op(source, lowered)
     check_pushes(op, checks, runtime, check_ops)
     op.body.block.add_ops(runtime[name] for name in sorted(runtime))

@@ -14,6 +14,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
+from revmlir.errors import InversionError
 from revmlir.inversion import forgetful_functions, invert_function
 from revmlir.naming import inverse_name
 from revmlir.passes.selection import selected_functions
@@ -33,10 +34,18 @@ class RevInvertPass(ModulePass):
     functions: tuple[str, ...] = ()
     """Only these functions (default: all)."""
 
+    where_possible: bool = False
+    """Out of place, every function the inverter can invert, leaving out
+    only those it cannot, instead of every function but the forgetful ones
+    (``forgetful_functions``: those that forget state and those calling
+    them, whose inverses uncall them): native code compiles so, since the
+    interpreter runs backwards whatever the inverter inverts, and an uncall
+    of a function without an inverse fails only where a run reaches it."""
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
         inverted_in_place: set[str] = set()
-        forgetful = set() if self.functions else forgetful_functions(op)
+        forgetful = set() if self.functions or self.where_possible else forgetful_functions(op)
         for func in list(selected_functions(op, self.functions)):
             if func.sym_name.data in forgetful:
                 continue
@@ -48,7 +57,12 @@ class RevInvertPass(ModulePass):
                 continue
             if inverse_name(func.sym_name.data) in existing:
                 continue
-            inverse = invert_function(func)
+            try:
+                inverse = invert_function(func)
+            except InversionError:
+                if not self.where_possible:
+                    raise
+                continue
             Rewriter.insert_op(inverse, InsertPoint.after(func))
             existing.add(inverse.sym_name.data)
         if inverted_in_place:

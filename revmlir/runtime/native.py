@@ -39,8 +39,8 @@ from xdsl.passes import PassPipeline
 from revmlir.collector import pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
-from revmlir.errors import ExecutionError
-from revmlir.inversion import forgetful_functions, no_inverse_message
+from revmlir.errors import ExecutionError, InversionError
+from revmlir.inversion import invert_function
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
 from revmlir.lowering.checked_code import ABORT
@@ -117,7 +117,7 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     work = module.clone()
     context = make_context()
     if inverses:
-        RevInvertPass().apply(context, work)
+        RevInvertPass(where_possible=True).apply(context, work)
     lower_to_std(work, DEFAULT_TOLERANCE if tolerance is None else tolerance, check_ops=True)
     PassPipeline((LoopVersioningPass(), HostSafetyPass())).apply(context, work)
     # Between std IR and LLVM: keep what calls need of the std form (the
@@ -201,6 +201,21 @@ class NativeModule(Backend):
         return _NativeCall(self, function, backward=False)
 
 
+def _no_entry(func: FuncOp, backward: bool) -> Exception:
+    """Why the inverse of ``func`` has no entry point: the inverter has
+    none, and its ``InversionError`` is the interpreter's error, or the
+    module was compiled to run forward only."""
+    if backward:
+        try:
+            invert_function(func)
+        except InversionError as error:
+            return error
+    return ExecutionError(
+        f"@{func.sym_name.data} has no compiled inverse: its module was compiled to run "
+        "forward only (NativeModule.compile(inverses=False))"
+    )
+
+
 class _NativeCall:
     """A function of a native module (or its inverse), called from Python.
 
@@ -227,12 +242,7 @@ class _NativeCall:
         try:
             self.entry = module.machine_code.address(function + CIFACE_SUFFIX)
         except KeyError:
-            if backward and name in forgetful_functions(module.module):
-                raise ExecutionError(no_inverse_message(module.module, name)) from None
-            raise ExecutionError(
-                f"@{name} has no compiled inverse: its module was compiled to run "
-                "forward only (NativeModule.compile(inverses=False))"
-            ) from None
+            raise _no_entry(func, backward) from None
         self.machine_code = module.machine_code  # alive while the entry may be called
         self.check_table = module.check_table
         self.name = name

@@ -1,8 +1,10 @@
 // RUN: rev-opt %s -p rev-lower-to-std,rev-host-safety | filecheck %s
 
 // A call within a cycle of the call graph checks the stack first, at the
-// call's location; a loop body polls for Ctrl-C first.
-// CHECK: rev.checks = [{{.*}}"ExecutionError|func.call|{{.*}}host_safety.mlir:18:5|down||calls nest too deeply: the recursion would exhaust the stack"]
+// call's location, and the first such call of a block polls for Ctrl-C
+// before (a recursion without loops runs as long as a loop); a loop body
+// polls for Ctrl-C first.
+// CHECK: rev.checks = [{{.*}}"ExecutionError|func.call|{{.*}}host_safety.mlir:20:5|down||calls nest too deeply: the recursion would exhaust the stack"]
 rev.func @down(%y: f64, %n: i64) {
   %y_1, %n_1 = rev.if (%y, %n) : f64, i64 pre {
   ^bb0(%y_2: f64, %n_2: i64):
@@ -27,7 +29,12 @@ rev.func @down(%y: f64, %n: i64) {
 }
 
 // CHECK-LABEL: func.func @down(
-// CHECK:         %[[OK:.*]] = func.call @revmlir.stack_ok(%err) : (memref<6xi64>) -> i1
+// CHECK-NOT:     revmlir.interrupt_count
+// CHECK:         scf.if
+// CHECK:         %[[COUNT:.*]] = func.call @revmlir.interrupt_count(%err) : (memref<6xi64>) -> i64
+// CHECK-NEXT:    %[[SEEN:.*]] = func.call @revmlir.interrupts_seen(%err) : (memref<6xi64>) -> i64
+// CHECK-NEXT:    func.call @revmlir.poll(%err, %[[COUNT]], %[[SEEN]]) : (memref<6xi64>, i64, i64) -> ()
+// CHECK-NEXT:    %[[OK:.*]] = func.call @revmlir.stack_ok(%err) : (memref<6xi64>) -> i1
 // CHECK:         scf.if
 // CHECK:           func.call @revmlir.report(%err,
 // CHECK:         func.call @down(
