@@ -528,9 +528,7 @@ class _Flattener:
             return [] if isinstance(segment.exit, Return) else segment.targets()
 
         live = _liveness(self.segments, targets, lambda v: carried(v) and v not in placeholders, set())
-        order: dict[SSAValue, int] = {}
-        for value in _appearances(self.segments):
-            order.setdefault(value, len(order))
+        order = _program_order(self.segments)
         for call in self.calls:
             saved = sorted(live[call.after] - set(call.results), key=order.__getitem__)
             pushes = [op for value in saved for op in self.frames.push(value)]
@@ -570,9 +568,18 @@ def _liveness(
     return live
 
 
+def _program_order(segments: Sequence[Segment]) -> dict[SSAValue, int]:
+    """The values the segments define, numbered in program order: a stable
+    order for the values a frame saves and the slots, where liveness gives
+    sets (whose order is the values' addresses)."""
+    order: dict[SSAValue, int] = {}
+    for value in _appearances(segments):
+        order.setdefault(value, len(order))
+    return order
+
+
 def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
-    """The values the segments define, in program order: a stable order
-    for the values a frame saves."""
+    """The values the segments define, in program order."""
     for segment in segments:
         for item in segment.ops:
             if isinstance(item, Operation):
@@ -581,8 +588,8 @@ def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
                     yield from nested.results
             elif isinstance(item, Bind):
                 yield from (t for t, _ in item.moves)
-        for jump in segment.jumps():
-            yield from (t for t, _ in jump.moves)
+        for _, moves in segment.targets():
+            yield from (t for t, _ in moves)
 
 
 def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAttr, base: int = 1) -> list[scf.WhileOp]:
@@ -712,8 +719,9 @@ class _Machine:
     slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
     types: list[Attribute] = field(default_factory=list[Attribute])
     names: list[str | None] = field(default_factory=list[str | None])
-    live: list[set[SSAValue]] = field(default_factory=list[set[SSAValue]])
-    """Per segment (and the end), the values live at its start."""
+    live: list[list[SSAValue]] = field(default_factory=list[list[SSAValue]])
+    """Per segment (and the end), the values live at its start, in program
+    order."""
 
     def build(
         self, schedule: ScheduleAttr, base: int, returned: func.ReturnOp, results: Sequence[SSAValue]
@@ -750,11 +758,12 @@ class _Machine:
         """Slots for the values live at the start of some segment (or at
         the end: the results), shared by values never live together."""
         live = _liveness(self.segments, lambda number: self.segments[number].targets(), self._carried, set(results))
-        self.live = live
+        order = _program_order(self.segments)
+        self.live = [sorted(values, key=order.__getitem__) for values in live]
         conflicts: dict[SSAValue, set[SSAValue]] = {}
-        for values in live:
+        for values in self.live:
             for value in values:
-                conflicts.setdefault(value, set()).update(values - {value})
+                conflicts.setdefault(value, set()).update(v for v in values if v is not value)
         types: list[Attribute] = []
         for value, neighbours in conflicts.items():
             taken = {self.slots[v] for v in neighbours if v in self.slots}
@@ -1010,7 +1019,7 @@ class _Machine:
         out = list(state)
         out[0] = read(to.pc)
         moved = dict(to.moves)
-        for value in set[SSAValue]().union(*(self.live[point] for point in to.points)):
+        for value in dict.fromkeys(v for point in to.points for v in self.live[point]):
             out[1 + self.slots[value]] = read(moved.get(value, value))
         return out
 
