@@ -119,12 +119,13 @@ def gradient(runner: Any, name: str, args: list[Any]) -> list[Any]:
             seeds.append([0.0] * len(value))
         else:
             seeds.append(1.0 if number == len(args) else 0.0)
-    returned = list(runner.call(f"{name}.{'ckpt' if checkpointed else 'adj'}", *state, *seeds))
-    scalars = returned[sum(not isinstance(t, MemRefType | anc.StackType) for t in types) :]
-    found: list[Any] = []
-    for type, seed in zip((t for t in types[: len(args)] if gradient_type(t) is not None), seeds, strict=False):
-        found.append(seed if isinstance(type, MemRefType) else scalars.pop(0))
-    return found
+    returned = runner.call(f"{name}.{'ckpt' if checkpointed else 'adj'}", *state, *seeds)
+    differentiated = (t for t in types[: len(args)] if gradient_type(t) is not None)
+    # the state comes back first, then one gradient per seed
+    return [
+        seed if isinstance(type, MemRefType) else value
+        for type, seed, value in zip(differentiated, seeds, returned[len(types) :], strict=False)
+    ]
 
 
 def central_differences(name: str, args: list[Any], h: float = 1e-6) -> list[Any]:
