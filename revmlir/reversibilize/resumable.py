@@ -45,7 +45,10 @@ its segment by popping the program point to go back to (the program point is
 then dynamic: one of the points after its calls), and the segment after the
 call pops the caller's values again and reads the results from the callee's
 result slots.  Which values a frame saves is liveness within the caller,
-with the call as a jump to the code after it.  Every function of the cycle
+with the call as a jump to the code after it, less the integer
+parameters every call within the cycle passes on unchanged (their slots
+hold one value in every activation); a function called from one place
+only returns there, with no point on the frames.  Every function of the cycle
 keeps one slot per value whatever the depth, so the loop state stays small
 and the frames grow with the depth; array parameters must be the same
 arrays at every call.  The frame stacks are part of the state: a snapshot
@@ -135,9 +138,10 @@ class Return:
     """The return of a function of a recursive cycle: go to the program
     point ``pc`` popped from the frame stack, one of ``points`` (the
     segments after the calls of the function), assigning ``moves`` (its
-    results into its result slots)."""
+    results into its result slots).  A function called from one place
+    only returns there: ``pc`` is None and no frame holds the point."""
 
-    pc: SSAValue
+    pc: SSAValue | None
     points: list[int]
     moves: list[tuple[SSAValue, SSAValue]]
 
@@ -200,7 +204,8 @@ class Segment:
         if isinstance(self.exit, Branch) and self.exit.condition not in inside:
             yield self.exit.condition
         if isinstance(self.exit, Return):
-            yield from (v for v in (self.exit.pc, *(v for _, v in self.exit.moves)) if v not in inside)
+            popped = [] if self.exit.pc is None else [self.exit.pc]
+            yield from (v for v in (*popped, *(v for _, v in self.exit.moves)) if v not in inside)
         yield from (v for jump in self.jumps() for _, v in jump.moves if v not in inside)
 
 
@@ -258,25 +263,33 @@ def _is_straight(op: Operation) -> bool:
 class _Layout:
     """A function of a recursive cycle, laid out once: its entry segment,
     scalar parameters (slots the calls assign), the arrays its array
-    parameters are, the slots its return fills and the segments after its
-    calls, where the return may go."""
+    parameters are, the slots its return fills, the segment its return
+    ends and that return's op, and the segments after its calls, where
+    the return may go."""
 
     entry: int
     parameters: list[SSAValue]
     arrays: list[SSAValue]
     results: list[SSAValue]
+    returned: Operation
+    end: int = 0
     points: list[int] = field(default_factory=list[int])
 
 
 @dataclass(frozen=True)
 class _FrameCall:
-    """A call within a recursive cycle: segment ``at`` ends with it, the
-    code after it starts segment ``after`` with its ``results``."""
+    """A call of a function of a recursive cycle: segment ``at`` ends with
+    it, the code after it starts segment ``after`` with its ``results``;
+    it moves its scalar arguments into the callee's parameters
+    (``moves``), from the activation of ``caller``, a function laid out
+    once, or (None) from the entry's own code."""
 
     at: int
     after: int
     results: tuple[SSAValue, ...]
     location: Operation
+    moves: tuple[tuple[SSAValue, SSAValue], ...]
+    caller: str | None
 
 
 @dataclass
@@ -295,6 +308,9 @@ class _Flattener:
     depth: SSAValue = field(default_factory=lambda: _placeholder(IndexType(), "depth"))
     """The frames held, in a slot of its own (zero when the machine starts):
     a call beyond ``MAX_FRAME_DEPTH`` stops the run there."""
+    within: str | None = None
+    """The function of a recursive cycle whose layout is being built (its
+    calls are made from its activations), or None: the entry's code."""
 
     def new(self) -> int:
         self.segments.append(Segment())
@@ -459,7 +475,7 @@ class _Flattener:
         self.close(at, Jump(layout.entry, [*moves, (self.depth, deeper)]))
         layout.points.append(after)
         self.segments[after].ops.append(Bind(list(zip(results, layout.results, strict=True))))
-        self.calls.append(_FrameCall(at, after, tuple(results), where))
+        self.calls.append(_FrameCall(at, after, tuple(results), where, tuple(moves), self.within))
         return after
 
     def layout(self, name: str, arrays: list[SSAValue], where: Operation) -> _Layout:
@@ -473,21 +489,18 @@ class _Flattener:
         returned = body.last_op
         assert isinstance(returned, func.ReturnOp)
         results = [_placeholder(v.type, f"{name}_result{number}") for number, v in enumerate(returned.arguments)]
-        layout = self.layouts[name] = _Layout(self.new(), list(body.args), arrays, results)
+        layout = self.layouts[name] = _Layout(self.new(), list(body.args), arrays, results, returned)
         arrays_left = iter(arrays)
         for parameter in body.args:
             if not is_scalar(parameter.type):
                 parameter.replace_all_uses_with(next(arrays_left))
-        end = self.block(body, layout.entry)
-        ops, pc = self.frames.pop(IndexType())
-        for op in ops:
-            op.location = returned.location
-        self.fresh(ops)
-        self.segments[end].ops += ops
+        outer, self.within = self.within, name
+        layout.end = self.block(body, layout.entry)
+        self.within = outer
         shallower = self.counted(self.depth, arith.SubiOp, returned)
-        self.segments[end].ops.append(shallower.owner)
+        self.segments[layout.end].ops.append(shallower.owner)
         moves = [*zip(results, returned.arguments, strict=True), (self.depth, shallower)]
-        self.close(end, Return(pc, layout.points, moves))
+        self.close(layout.end, Return(None, layout.points, moves))
         return layout
 
     def counted(self, depth: SSAValue, step: type[arith.AddiOp | arith.SubiOp], where: Operation) -> SSAValue:
@@ -514,11 +527,16 @@ class _Flattener:
     def save_frames(self, carried: Callable[[SSAValue], bool]) -> None:
         """Each call within a recursive cycle saves what the caller needs
         after it: the values live at the start of the segment after the
-        call (liveness within the caller, the call a jump to that segment),
-        pushed at the end of the call's segment with the point to return
-        to, and popped in that order reversed where the segment after the
-        call starts."""
-        placeholders = self.placeholders()
+        call (liveness within the caller, the call a jump to that segment)
+        but the parameters every call passes on unchanged
+        (``unchanged_parameters``), pushed at the end of the call's segment
+        with the point to return to where the callee has several, and
+        popped in that order reversed where the segment after the call
+        starts; the callee's return pops the point."""
+        for layout in self.layouts.values():
+            if len(layout.points) > 1:
+                self.pop_point(layout)
+        placeholders = self.placeholders() | self.unchanged_parameters()
         after_call = {call.at: call.after for call in self.calls}
 
         def targets(number: int) -> list[tuple[int, list[tuple[SSAValue, SSAValue]]]]:
@@ -540,8 +558,76 @@ class _Flattener:
             for op in fresh:
                 op.location = call.location.location
             self.fresh(fresh)
-            self.segments[call.at].ops += [*pushes, PushPoint(self.frames.stack(IndexType()), call.after)]
+            self.segments[call.at].ops += pushes
+            if isinstance(exit := self.segments[self.layout_called(call).end].exit, Return) and exit.pc is not None:
+                self.segments[call.at].ops.append(PushPoint(self.frames.stack(IndexType()), call.after))
             self.segments[call.after].ops[:0] = restores
+
+    def pop_point(self, layout: _Layout) -> None:
+        """``layout``'s return goes to the point its caller pushed, popped
+        before the depth's decrement (the end segment's last op)."""
+        ops, pc = self.frames.pop(IndexType())
+        for op in ops:
+            op.location = layout.returned.location
+        self.fresh(ops)
+        end = self.segments[layout.end]
+        end.ops[-1:-1] = ops
+        assert isinstance(end.exit, Return)
+        end.exit.pc = pc
+
+    def layout_called(self, call: _FrameCall) -> _Layout:
+        return next(layout for layout in self.layouts.values() if call.after in layout.points)
+
+    def unchanged_parameters(self) -> set[SSAValue]:
+        """The integer parameters that hold one value through every
+        activation of their cycle, so no frame saves them: each call made
+        from an activation of a laid-out function passes, for such a
+        parameter, a parameter of its caller of the same class (parameters
+        joined by the calls passing one as the other), and a class has one
+        parameter per function.  A class's parameters are then written
+        only with its value once the entry's code has called into the
+        cycle, whose activations end before that code runs again.
+
+        Floats stay in the frames: the shadow of a float's frame entry is
+        its activation's own gradient, added into the caller's where the
+        reversed call returns, as a native call's adjoint adds it, so the
+        gradient sums in the order of the gradient without checkpoints,
+        bit for bit; one slot for every activation would sum in another."""
+        parameters = {
+            p: n
+            for n, p in enumerate(
+                p for layout in self.layouts.values() for p in layout.parameters if not isinstance(p.type, AnyFloat)
+            )
+        }
+        parent = list(range(len(parameters)))
+
+        def root(n: int) -> int:
+            while parent[n] != n:
+                parent[n] = parent[parent[n]]
+                n = parent[n]
+            return n
+
+        changed: set[SSAValue] = set()
+        for call in self.calls:
+            if call.caller is None:
+                continue
+            own = set(self.layouts[call.caller].parameters)
+            for parameter, argument in call.moves:
+                if parameter not in parameters:
+                    continue
+                if argument in own:
+                    parent[root(parameters[parameter])] = root(parameters[argument])
+                else:
+                    changed.add(parameter)
+        classes: dict[int, list[SSAValue]] = {}
+        for parameter, number in parameters.items():
+            classes.setdefault(root(number), []).append(parameter)
+        unchanged: set[SSAValue] = set()
+        for members in classes.values():
+            owners = [name for name, layout in self.layouts.items() for p in layout.parameters if p in members]
+            if not changed.intersection(members) and len(owners) == len(set(owners)):
+                unchanged.update(members)
+        return unchanged
 
 
 def _liveness(
@@ -1017,7 +1103,11 @@ class _Machine:
         """The state after a return: the popped program point, the slots
         of the values live at any point it may go to assigned."""
         out = list(state)
-        out[0] = read(to.pc)
+        out[0] = (
+            builder.insert(arith.ConstantOp(IntegerAttr(to.points[0], IndexType()))).results[0]
+            if to.pc is None
+            else read(to.pc)
+        )
         moved = dict(to.moves)
         for value in dict.fromkeys(v for point in to.points for v in self.live[point]):
             out[1 + self.slots[value]] = read(moved.get(value, value))
