@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.checkpoint import AdCheckpointPass
+from revmlir.reversibilize import ReversibilizeError
 from test_resumable_recursion import SEVERAL
 
 SOURCE = (
@@ -124,4 +125,23 @@ def test_a_function_checkpointed_twice_is_an_error_at_the_function():
     assert str(raised.value) == (
         "ad-checkpoint: 'rev.func' at runs.mlir:23:1: @outer was checkpointed by an earlier run, whose gradient "
         "is @outer.ckpt; a function is checkpointed under one policy, once"
+    )
+
+
+def test_a_copy_whose_name_is_taken_is_an_error_at_the_call():
+    source = (
+        SOURCE
+        + """
+func.func @f.ordinary(%x: f64) -> f64 {
+  func.return %x : f64
+}
+"""
+    )
+    ctx = make_context()
+    module = parse_module(source, "taken.mlir", ctx)
+    with pytest.raises(ReversibilizeError) as raised:
+        AdCheckpointPass(functions=("f",), policy="bisection").apply(ctx, module)
+    assert str(raised.value) == (
+        "'func.call' at taken.mlir:29:5: @f becomes reversible, so this ordinary call needs a copy of it, "
+        "@f.ordinary, a name 'func.func' at taken.mlir:38:1 already has"
     )
