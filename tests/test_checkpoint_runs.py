@@ -21,6 +21,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.checkpoint import AdCheckpointPass
+from revmlir.passes.resumable import MakeResumablePass
 from revmlir.reversibilize import ReversibilizeError
 from test_resumable_recursion import SEVERAL
 
@@ -142,6 +143,21 @@ func.func @f.ordinary(%x: f64) -> f64 {
     with pytest.raises(ReversibilizeError) as raised:
         AdCheckpointPass(functions=("f",), policy="bisection").apply(ctx, module)
     assert str(raised.value) == (
-        "'func.call' at taken.mlir:29:5: @f becomes reversible, so this ordinary call needs a copy of it, "
+        "'func.call' at taken.mlir:29:5: @f is rewritten, so this ordinary call needs a copy of it, "
         "@f.ordinary, a name 'func.func' at taken.mlir:38:1 already has"
     )
+
+
+def test_make_resumable_run_per_function_gives_the_machines_of_one_run():
+    """make-resumable alone keeps the copy too: a later run lays @f out in
+    @outer's machine from the source, not from @f's machine, whose frames
+    it would refuse."""
+    ctx = make_context()
+    together = parse_module(SOURCE, "runs.mlir", ctx)
+    MakeResumablePass(functions=("f", "outer")).apply(ctx, together)
+    apart = parse_module(SOURCE, "runs.mlir", ctx)
+    MakeResumablePass(functions=("f",)).apply(ctx, apart)
+    assert isinstance(SymbolTable.lookup_symbol(apart, "f.ordinary"), func.FuncOp)
+    MakeResumablePass(functions=("outer",)).apply(ctx, apart)
+    for name in ("f", "outer"):
+        assert str(SymbolTable.lookup_symbol(apart, name)) == str(SymbolTable.lookup_symbol(together, name))

@@ -21,7 +21,6 @@ from revmlir.errors import describe_op
 from revmlir.passes.resumable import checked_schedule
 from revmlir.passes.selection import expand_requests
 from revmlir.reversibilize import reversibilize
-from revmlir.reversibilize.ordinary_copies import erase_unused_copies, keep_ordinary_copies
 from revmlir.reversibilize.resumable import make_resumable
 from revmlir.verifier import check_snapshots
 
@@ -54,11 +53,9 @@ class AdCheckpointPass(ModulePass):
             for name in self.functions:
                 self._check_ordinary(op, name)
             # the other functions stay ordinary, calling copies of the named
-            # ones as written: a later run may name them
-            keep_ordinary_copies(op, self.functions)
+            # ones as written (make_resumable): a later run may name them
             make_resumable(op, self.functions, schedule, self.base)
             reversibilize(op, "tape", self.functions)
-            erase_unused_copies(op)
         expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)
         check_snapshots(op)
 

@@ -83,6 +83,7 @@ from revmlir.inversion import building_at_end
 from revmlir.reachability import reached_among
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
 from revmlir.reversibilize.frames import FrameStacks
+from revmlir.reversibilize.ordinary_copies import erase_unused_copies, keep_ordinary_copies
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -692,7 +693,10 @@ def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAtt
     are this rewrite's own (``check_function`` refuses frame ops in the
     input).  Only what the machines lay out is checked, the names and the
     functions they call: a function none of them reaches may be a machine
-    an earlier run wrote, with frames of its own."""
+    an earlier run wrote, with frames of its own.  The other functions
+    that call a name call a copy of it as written instead
+    (``revmlir.reversibilize.ordinary_copies``), so a later run may make
+    them resumable in turn; a copy nothing calls any more is erased."""
     targets = [_defined(module, name) for name in dict.fromkeys(names)]
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
     laid_out = reached_among(functions, names)
@@ -700,7 +704,10 @@ def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAtt
         check_function(functions[name], functions, frames=False)
     sources = {name: functions[name].clone() for name in laid_out}
     recursive = recursive_functions(sources.values())
-    return [_make_machine(function, sources, recursive, schedule, base) for function in targets]
+    keep_ordinary_copies(module, names)
+    machines = [_make_machine(function, sources, recursive, schedule, base) for function in targets]
+    erase_unused_copies(module)
+    return machines
 
 
 def _defined(module: ModuleOp, name: str) -> func.FuncOp:
