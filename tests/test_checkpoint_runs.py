@@ -6,8 +6,9 @@ one that calls a function an earlier run converted (which then calls a
 copy of it as written, ``@g.ordinary``), or one that an earlier run's
 function called (whose machine inlined it).  Either order gives the module
 a single run naming both gives; naming a function a second time is an
-error at the function.  ``@outer`` calls ``@f``, a recursion, from a
-loop; ``@g`` calls ``@f`` too (``test_resumable_recursion.SEVERAL``).
+error at the function.  ``make-resumable`` alone keeps the copy as well.
+``@outer`` calls ``@f``, a recursion, from a loop; ``@g`` calls ``@f`` too
+(``test_resumable_recursion.SEVERAL``).
 """
 
 import math
