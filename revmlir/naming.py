@@ -13,6 +13,10 @@ TANGENT_SUFFIX = ".tan"
 """``@f.tan``: the tangent of a reversible function, or of ordinary code
 that derived code calls (a primitive's rule, differentiated again for a
 Hessian), which the tangents of calls of it name."""
+ORDINARY_SUFFIX = ".ordinary"
+"""``@g.ordinary``: the ordinary code of ``@g`` as written, kept for the
+ordinary functions that call ``@g`` when ``make-resumable`` (or
+``ad-checkpoint``) rewrites ``@g`` (``revmlir.reversibilize.ordinary_copies``)."""
 FORGETFUL_ATTR = "rev.forgetful"
 """On a function that deliberately forgets state (a checkpointed gradient,
 ``@f.ckpt``), or on an op that does (an adjoint's ``anc.free`` of the

@@ -119,12 +119,13 @@ def gradient(runner: Any, name: str, args: list[Any]) -> list[Any]:
             seeds.append([0.0] * len(value))
         else:
             seeds.append(1.0 if number == len(args) else 0.0)
-    returned = list(runner.call(f"{name}.{'ckpt' if checkpointed else 'adj'}", *state, *seeds))
-    scalars = returned[sum(not isinstance(t, MemRefType | anc.StackType) for t in types) :]
-    found: list[Any] = []
-    for type, seed in zip((t for t in types[: len(args)] if gradient_type(t) is not None), seeds, strict=False):
-        found.append(seed if isinstance(type, MemRefType) else scalars.pop(0))
-    return found
+    returned = runner.call(f"{name}.{'ckpt' if checkpointed else 'adj'}", *state, *seeds)
+    differentiated = (t for t in types[: len(args)] if gradient_type(t) is not None)
+    # the state comes back first, then one gradient per seed
+    return [
+        seed if isinstance(type, MemRefType) else value
+        for type, seed, value in zip(differentiated, seeds, returned[len(types) :], strict=False)
+    ]
 
 
 def central_differences(name: str, args: list[Any], h: float = 1e-6) -> list[Any]:
@@ -292,3 +293,88 @@ func.func @f(%x: f64) -> f64 {
         "'anc.stack_alloc' at frames.mlir:3:3 cannot be made resumable: frame stacks and their depth checks "
         "are what make-resumable writes for the calls of a recursion"
     )
+
+
+def recursive(signature: str, call: str, result: str) -> str:
+    """A function of ``x`` and ``n`` (among ``signature``'s parameters)
+    that returns x at n = 0 and otherwise makes ``call`` with ``%m`` = n - 1
+    (its result ``%k``) and returns ``result`` of ``%k`` and ``%f``, its
+    parameter ``%a`` as a float."""
+    return f"""
+func.func @{signature} -> f64 {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %done = arith.cmpi eq, %n, %c0 : index
+  %r = scf.if %done -> (f64) {{
+    scf.yield %x : f64
+  }} else {{
+    %m = arith.subi %n, %c1 : index
+    {call}
+    %i = arith.index_cast %a : index to i64
+    %f = arith.sitofp %i : i64 to f64
+    {result}
+    scf.yield %t : f64
+  }}
+  func.return %r : f64
+}}"""
+
+
+PASSED_ON = "\n".join(
+    (
+        recursive(
+            "swap(%x: f64, %a: index, %b: index, %n: index)",
+            "%k = func.call @swap(%x, %b, %a, %m) : (f64, index, index, index) -> f64",
+            "%s = math.sin %k : f64\n    %t = arith.addf %s, %f : f64",
+        ),
+        recursive(
+            "there(%x: f64, %a: index, %b: index, %n: index)",
+            "%k = func.call @back(%x, %b, %m) : (f64, index, index) -> f64",
+            "%t = arith.addf %k, %f : f64",
+        ),
+        """
+func.func @back(%x: f64, %c: index, %n: index) -> f64 {
+  %k = func.call @there(%x, %c, %c, %n) : (f64, index, index, index) -> f64
+  %s = math.sin %k : f64
+  func.return %s : f64
+}""",
+        recursive(
+            "kept(%x: f64, %a: index, %n: index)",
+            "%k = func.call @kept(%x, %a, %m) : (f64, index, index) -> f64",
+            "%t = arith.mulf %k, %f : f64",
+        ),
+    )
+)
+
+
+def swap(x: float, a: int, b: int, n: int) -> float:
+    return x if n == 0 else np.sin(swap(x, b, a, n - 1)) + a
+
+
+def there(x: float, a: int, b: int, n: int) -> float:
+    return x if n == 0 else np.sin(there(x, b, b, n - 1)) + a
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "expected", "pushed"),
+    [
+        ("swap", [0.5, 2, 7, 5], swap(0.5, 2, 7, 5), {"a"}),
+        ("there", [0.5, 2, 7, 5], there(0.5, 2, 7, 5), {"a"}),
+        ("kept", [0.5, 3, 4], 0.5 * 3**4, set()),
+    ],
+)
+def test_frames_leave_out_only_integer_parameters_no_call_changes(name, args, expected, pushed):
+    """@kept passes a on unchanged, so its frames hold the point alone; @swap
+    passes a as b and b as a, and @there passes b as @back's c, which @back
+    passes as both a and b: each a takes other values at deeper calls, so
+    its frames keep it, and the machine computes what the program does."""
+    ctx = make_context()
+    parsed = parse_module(PASSED_ON, "passed_on.mlir", ctx)
+    MakeResumablePass(functions=(name,)).apply(ctx, parsed)
+    function = SymbolTable.lookup_symbol(parsed, name)
+    assert function is not None
+    saved = {op.value.name_hint for op in function.walk() if isinstance(op, anc.CopyPushOp)}
+    assert {hint.split("_")[0] for hint in saved if hint} == pushed
+    ReversibilizePass(mode="tape").apply(ctx, parsed)
+    runner = RevInterpreter(parsed)
+    arguments, _ = inputs(runner, name, args)
+    assert runner.call(name, *arguments)[len(args)] == pytest.approx(expected, rel=1e-15)

@@ -15,8 +15,9 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.checkpointed import generate_checkpointed
+from revmlir.ad.checkpointed import CHECKPOINT_SUFFIX, generate_checkpointed
 from revmlir.dialects.ad import CheckpointOp
+from revmlir.errors import describe_op
 from revmlir.passes.resumable import checked_schedule
 from revmlir.passes.selection import expand_requests
 from revmlir.reversibilize import reversibilize
@@ -50,16 +51,32 @@ class AdCheckpointPass(ModulePass):
                 )
             schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
             for name in self.functions:
-                if not isinstance(SymbolTable.lookup_symbol(op, name), func.FuncOp):
-                    raise PassFailedException(
-                        f"{self.name}: policy= checkpoints an ordinary func.func, and @{name} "
-                        "is not one (mark a loop of a rev.func with a schedule instead)"
-                    )
+                self._check_ordinary(op, name)
+            # the other functions stay ordinary, calling copies of the named
+            # ones as written (make_resumable): a later run may name them
             make_resumable(op, self.functions, schedule, self.base)
-            # the other functions stay ordinary: a later run may name them
             reversibilize(op, "tape", self.functions)
         expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)
         check_snapshots(op)
+
+    def _check_ordinary(self, module: ModuleOp, name: str) -> None:
+        """``@name`` is an ordinary function, not one an earlier run
+        checkpointed: its machine was made for that run's schedule, and
+        ``@name.ckpt`` is its gradient."""
+        function = SymbolTable.lookup_symbol(module, name)
+        if isinstance(function, func.FuncOp):
+            return
+        if SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX) is not None:
+            assert function is not None
+            raise PassFailedException(
+                f"{self.name}: {describe_op(function)}: @{name} was checkpointed by an earlier run, whose "
+                f"gradient is @{name}{CHECKPOINT_SUFFIX}; a function is checkpointed under one policy, once"
+            )
+        where = f"{describe_op(function)}: " if function is not None else ""
+        raise PassFailedException(
+            f"{self.name}: {where}policy= checkpoints an ordinary func.func, and @{name} is not one "
+            "(mark a loop of a rev.func with a schedule instead)"
+        )
 
 
 @dataclass(frozen=True)

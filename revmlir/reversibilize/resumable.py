@@ -45,7 +45,10 @@ its segment by popping the program point to go back to (the program point is
 then dynamic: one of the points after its calls), and the segment after the
 call pops the caller's values again and reads the results from the callee's
 result slots.  Which values a frame saves is liveness within the caller,
-with the call as a jump to the code after it.  Every function of the cycle
+with the call as a jump to the code after it, less the integer
+parameters every call within the cycle passes on unchanged (their slots
+hold one value in every activation); a function called from one place
+only returns there, with no point on the frames.  Every function of the cycle
 keeps one slot per value whatever the depth, so the loop state stays small
 and the frames grow with the depth; array parameters must be the same
 arrays at every call.  The frame stacks are part of the state: a snapshot
@@ -80,6 +83,7 @@ from revmlir.inversion import building_at_end
 from revmlir.reachability import reached_among
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
 from revmlir.reversibilize.frames import FrameStacks
+from revmlir.reversibilize.ordinary_copies import erase_unused_copies, keep_ordinary_copies
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -135,9 +139,10 @@ class Return:
     """The return of a function of a recursive cycle: go to the program
     point ``pc`` popped from the frame stack, one of ``points`` (the
     segments after the calls of the function), assigning ``moves`` (its
-    results into its result slots)."""
+    results into its result slots).  A function called from one place
+    only returns there: ``pc`` is None and no frame holds the point."""
 
-    pc: SSAValue
+    pc: SSAValue | None
     points: list[int]
     moves: list[tuple[SSAValue, SSAValue]]
 
@@ -200,7 +205,8 @@ class Segment:
         if isinstance(self.exit, Branch) and self.exit.condition not in inside:
             yield self.exit.condition
         if isinstance(self.exit, Return):
-            yield from (v for v in (self.exit.pc, *(v for _, v in self.exit.moves)) if v not in inside)
+            popped = [] if self.exit.pc is None else [self.exit.pc]
+            yield from (v for v in (*popped, *(v for _, v in self.exit.moves)) if v not in inside)
         yield from (v for jump in self.jumps() for _, v in jump.moves if v not in inside)
 
 
@@ -258,25 +264,33 @@ def _is_straight(op: Operation) -> bool:
 class _Layout:
     """A function of a recursive cycle, laid out once: its entry segment,
     scalar parameters (slots the calls assign), the arrays its array
-    parameters are, the slots its return fills and the segments after its
-    calls, where the return may go."""
+    parameters are, the slots its return fills, the segment its return
+    ends and that return's op, and the segments after its calls, where
+    the return may go."""
 
     entry: int
     parameters: list[SSAValue]
     arrays: list[SSAValue]
     results: list[SSAValue]
+    returned: Operation
+    end: int = 0
     points: list[int] = field(default_factory=list[int])
 
 
 @dataclass(frozen=True)
 class _FrameCall:
-    """A call within a recursive cycle: segment ``at`` ends with it, the
-    code after it starts segment ``after`` with its ``results``."""
+    """A call of a function of a recursive cycle: segment ``at`` ends with
+    it, the code after it starts segment ``after`` with its ``results``;
+    it moves its scalar arguments into the callee's parameters
+    (``moves``), from the activation of ``caller``, a function laid out
+    once, or (None) from the entry's own code."""
 
     at: int
     after: int
     results: tuple[SSAValue, ...]
     location: Operation
+    moves: tuple[tuple[SSAValue, SSAValue], ...]
+    caller: str | None
 
 
 @dataclass
@@ -295,6 +309,9 @@ class _Flattener:
     depth: SSAValue = field(default_factory=lambda: _placeholder(IndexType(), "depth"))
     """The frames held, in a slot of its own (zero when the machine starts):
     a call beyond ``MAX_FRAME_DEPTH`` stops the run there."""
+    within: str | None = None
+    """The function of a recursive cycle whose layout is being built (its
+    calls are made from its activations), or None: the entry's code."""
 
     def new(self) -> int:
         self.segments.append(Segment())
@@ -459,7 +476,7 @@ class _Flattener:
         self.close(at, Jump(layout.entry, [*moves, (self.depth, deeper)]))
         layout.points.append(after)
         self.segments[after].ops.append(Bind(list(zip(results, layout.results, strict=True))))
-        self.calls.append(_FrameCall(at, after, tuple(results), where))
+        self.calls.append(_FrameCall(at, after, tuple(results), where, tuple(moves), self.within))
         return after
 
     def layout(self, name: str, arrays: list[SSAValue], where: Operation) -> _Layout:
@@ -473,21 +490,18 @@ class _Flattener:
         returned = body.last_op
         assert isinstance(returned, func.ReturnOp)
         results = [_placeholder(v.type, f"{name}_result{number}") for number, v in enumerate(returned.arguments)]
-        layout = self.layouts[name] = _Layout(self.new(), list(body.args), arrays, results)
+        layout = self.layouts[name] = _Layout(self.new(), list(body.args), arrays, results, returned)
         arrays_left = iter(arrays)
         for parameter in body.args:
             if not is_scalar(parameter.type):
                 parameter.replace_all_uses_with(next(arrays_left))
-        end = self.block(body, layout.entry)
-        ops, pc = self.frames.pop(IndexType())
-        for op in ops:
-            op.location = returned.location
-        self.fresh(ops)
-        self.segments[end].ops += ops
+        outer, self.within = self.within, name
+        layout.end = self.block(body, layout.entry)
+        self.within = outer
         shallower = self.counted(self.depth, arith.SubiOp, returned)
-        self.segments[end].ops.append(shallower.owner)
+        self.segments[layout.end].ops.append(shallower.owner)
         moves = [*zip(results, returned.arguments, strict=True), (self.depth, shallower)]
-        self.close(end, Return(pc, layout.points, moves))
+        self.close(layout.end, Return(None, layout.points, moves))
         return layout
 
     def counted(self, depth: SSAValue, step: type[arith.AddiOp | arith.SubiOp], where: Operation) -> SSAValue:
@@ -514,11 +528,16 @@ class _Flattener:
     def save_frames(self, carried: Callable[[SSAValue], bool]) -> None:
         """Each call within a recursive cycle saves what the caller needs
         after it: the values live at the start of the segment after the
-        call (liveness within the caller, the call a jump to that segment),
-        pushed at the end of the call's segment with the point to return
-        to, and popped in that order reversed where the segment after the
-        call starts."""
-        placeholders = self.placeholders()
+        call (liveness within the caller, the call a jump to that segment)
+        but the parameters every call passes on unchanged
+        (``unchanged_parameters``), pushed at the end of the call's segment
+        with the point to return to where the callee has several, and
+        popped in that order reversed where the segment after the call
+        starts; the callee's return pops the point."""
+        for layout in self.layouts.values():
+            if len(layout.points) > 1:
+                self.pop_point(layout)
+        placeholders = self.placeholders() | self.unchanged_parameters()
         after_call = {call.at: call.after for call in self.calls}
 
         def targets(number: int) -> list[tuple[int, list[tuple[SSAValue, SSAValue]]]]:
@@ -528,9 +547,7 @@ class _Flattener:
             return [] if isinstance(segment.exit, Return) else segment.targets()
 
         live = _liveness(self.segments, targets, lambda v: carried(v) and v not in placeholders, set())
-        order: dict[SSAValue, int] = {}
-        for value in _appearances(self.segments):
-            order.setdefault(value, len(order))
+        order = _program_order(self.segments)
         for call in self.calls:
             saved = sorted(live[call.after] - set(call.results), key=order.__getitem__)
             pushes = [op for value in saved for op in self.frames.push(value)]
@@ -542,8 +559,76 @@ class _Flattener:
             for op in fresh:
                 op.location = call.location.location
             self.fresh(fresh)
-            self.segments[call.at].ops += [*pushes, PushPoint(self.frames.stack(IndexType()), call.after)]
+            self.segments[call.at].ops += pushes
+            if isinstance(exit := self.segments[self.layout_called(call).end].exit, Return) and exit.pc is not None:
+                self.segments[call.at].ops.append(PushPoint(self.frames.stack(IndexType()), call.after))
             self.segments[call.after].ops[:0] = restores
+
+    def pop_point(self, layout: _Layout) -> None:
+        """``layout``'s return goes to the point its caller pushed, popped
+        before the depth's decrement (the end segment's last op)."""
+        ops, pc = self.frames.pop(IndexType())
+        for op in ops:
+            op.location = layout.returned.location
+        self.fresh(ops)
+        end = self.segments[layout.end]
+        end.ops[-1:-1] = ops
+        assert isinstance(end.exit, Return)
+        end.exit.pc = pc
+
+    def layout_called(self, call: _FrameCall) -> _Layout:
+        return next(layout for layout in self.layouts.values() if call.after in layout.points)
+
+    def unchanged_parameters(self) -> set[SSAValue]:
+        """The integer parameters that hold one value through every
+        activation of their cycle, so no frame saves them: each call made
+        from an activation of a laid-out function passes, for such a
+        parameter, a parameter of its caller of the same class (parameters
+        joined by the calls passing one as the other), and a class has one
+        parameter per function.  A class's parameters are then written
+        only with its value once the entry's code has called into the
+        cycle, whose activations end before that code runs again.
+
+        Floats stay in the frames: the shadow of a float's frame entry is
+        its activation's own gradient, added into the caller's where the
+        reversed call returns, as a native call's adjoint adds it, so the
+        gradient sums in the order of the gradient without checkpoints,
+        bit for bit; one slot for every activation would sum in another."""
+        parameters = {
+            p: n
+            for n, p in enumerate(
+                p for layout in self.layouts.values() for p in layout.parameters if not isinstance(p.type, AnyFloat)
+            )
+        }
+        parent = list(range(len(parameters)))
+
+        def root(n: int) -> int:
+            while parent[n] != n:
+                parent[n] = parent[parent[n]]
+                n = parent[n]
+            return n
+
+        changed: set[SSAValue] = set()
+        for call in self.calls:
+            if call.caller is None:
+                continue
+            own = set(self.layouts[call.caller].parameters)
+            for parameter, argument in call.moves:
+                if parameter not in parameters:
+                    continue
+                if argument in own:
+                    parent[root(parameters[parameter])] = root(parameters[argument])
+                else:
+                    changed.add(parameter)
+        classes: dict[int, list[SSAValue]] = {}
+        for parameter, number in parameters.items():
+            classes.setdefault(root(number), []).append(parameter)
+        unchanged: set[SSAValue] = set()
+        for members in classes.values():
+            owners = [name for name, layout in self.layouts.items() for p in layout.parameters if p in members]
+            if not changed.intersection(members) and len(owners) == len(set(owners)):
+                unchanged.update(members)
+        return unchanged
 
 
 def _liveness(
@@ -570,9 +655,18 @@ def _liveness(
     return live
 
 
+def _program_order(segments: Sequence[Segment]) -> dict[SSAValue, int]:
+    """The values the segments define, numbered in program order: a stable
+    order for the values a frame saves and the slots, where liveness gives
+    sets (whose order is the values' addresses)."""
+    order: dict[SSAValue, int] = {}
+    for value in _appearances(segments):
+        order.setdefault(value, len(order))
+    return order
+
+
 def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
-    """The values the segments define, in program order: a stable order
-    for the values a frame saves."""
+    """The values the segments define, in program order."""
     for segment in segments:
         for item in segment.ops:
             if isinstance(item, Operation):
@@ -581,8 +675,8 @@ def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
                     yield from nested.results
             elif isinstance(item, Bind):
                 yield from (t for t, _ in item.moves)
-        for jump in segment.jumps():
-            yield from (t for t, _ in jump.moves)
+        for _, moves in segment.targets():
+            yield from (t for t, _ in moves)
 
 
 def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAttr, base: int = 1) -> list[scf.WhileOp]:
@@ -599,7 +693,10 @@ def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAtt
     are this rewrite's own (``check_function`` refuses frame ops in the
     input).  Only what the machines lay out is checked, the names and the
     functions they call: a function none of them reaches may be a machine
-    an earlier run wrote, with frames of its own."""
+    an earlier run wrote, with frames of its own.  The other functions
+    that call a name call a copy of it as written instead
+    (``revmlir.reversibilize.ordinary_copies``), so a later run may make
+    them resumable in turn; a copy nothing calls any more is erased."""
     targets = [_defined(module, name) for name in dict.fromkeys(names)]
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
     laid_out = reached_among(functions, names)
@@ -607,7 +704,10 @@ def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAtt
         check_function(functions[name], functions, frames=False)
     sources = {name: functions[name].clone() for name in laid_out}
     recursive = recursive_functions(sources.values())
-    return [_make_machine(function, sources, recursive, schedule, base) for function in targets]
+    keep_ordinary_copies(module, names)
+    machines = [_make_machine(function, sources, recursive, schedule, base) for function in targets]
+    erase_unused_copies(module)
+    return machines
 
 
 def _defined(module: ModuleOp, name: str) -> func.FuncOp:
@@ -712,8 +812,9 @@ class _Machine:
     slots: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
     types: list[Attribute] = field(default_factory=list[Attribute])
     names: list[str | None] = field(default_factory=list[str | None])
-    live: list[set[SSAValue]] = field(default_factory=list[set[SSAValue]])
-    """Per segment (and the end), the values live at its start."""
+    live: list[list[SSAValue]] = field(default_factory=list[list[SSAValue]])
+    """Per segment (and the end), the values live at its start, in program
+    order."""
 
     def build(
         self, schedule: ScheduleAttr, base: int, returned: func.ReturnOp, results: Sequence[SSAValue]
@@ -750,11 +851,12 @@ class _Machine:
         """Slots for the values live at the start of some segment (or at
         the end: the results), shared by values never live together."""
         live = _liveness(self.segments, lambda number: self.segments[number].targets(), self._carried, set(results))
-        self.live = live
+        order = _program_order(self.segments)
+        self.live = [sorted(values, key=order.__getitem__) for values in live]
         conflicts: dict[SSAValue, set[SSAValue]] = {}
-        for values in live:
+        for values in self.live:
             for value in values:
-                conflicts.setdefault(value, set()).update(values - {value})
+                conflicts.setdefault(value, set()).update(v for v in values if v is not value)
         types: list[Attribute] = []
         for value, neighbours in conflicts.items():
             taken = {self.slots[v] for v in neighbours if v in self.slots}
@@ -1008,9 +1110,13 @@ class _Machine:
         """The state after a return: the popped program point, the slots
         of the values live at any point it may go to assigned."""
         out = list(state)
-        out[0] = read(to.pc)
+        out[0] = (
+            builder.insert(arith.ConstantOp(IntegerAttr(to.points[0], IndexType()))).results[0]
+            if to.pc is None
+            else read(to.pc)
+        )
         moved = dict(to.moves)
-        for value in set[SSAValue]().union(*(self.live[point] for point in to.points)):
+        for value in dict.fromkeys(v for point in to.points for v in self.live[point]):
             out[1 + self.slots[value]] = read(moved.get(value, value))
         return out
 

@@ -30,7 +30,7 @@ func.func @f(%x: memref<4xf64>, %l: index, %a: f64) -> f64 {
 
 // CHECK:      func.func @f(%x: memref<4xf64>, %l: index, %a: f64) -> f64 {
 // CHECK-NOT:    scf.for
-// CHECK:        %{{.*}}, %[[S:.*]], %{{.*}} = scf.while (%pc = %{{.*}}, %acc = %{{.*}}, %i = %{{.*}}) : (index, f64, index) -> (index, f64, index) {
+// CHECK:        %{{.*}}, %{{.*}}, %[[S:.*]] = scf.while (%pc = %{{.*}}, %i = %{{.*}}, %acc = %{{.*}}) : (index, index, f64) -> (index, index, f64) {
 // CHECK:          %[[EXIT:.*]] = arith.constant 3 : index
 // CHECK:          arith.cmpi ne, %pc, %[[EXIT]] : index
 // CHECK:        } do {
@@ -38,7 +38,7 @@ func.func @f(%x: memref<4xf64>, %l: index, %a: f64) -> f64 {
 // with the initial values, or the return (2).
 // CHECK:            %[[FIRST:.*]] = arith.cmpi slt, %c0, %l : index
 // CHECK:            scf.if %[[FIRST]]
-// CHECK:              scf.yield %{{.*}}, %zero, %c0 : index, f64, index
+// CHECK:              scf.yield %{{.*}}, %c0, %zero : index, index, f64
 // The body, the callee inlined, ends with the next test.
 // CHECK:            %m = math.sin %acc_1 : f64
 // CHECK:            %v = memref.load %x[%{{.*}}] : memref<4xf64>
@@ -47,7 +47,7 @@ func.func @f(%x: memref<4xf64>, %l: index, %a: f64) -> f64 {
 // CHECK:            %t = arith.addf %m, %w : f64
 // CHECK:            %[[NEXT:.*]] = arith.addi %i_1, %{{.*}} : index
 // CHECK:            arith.cmpi slt, %[[NEXT]], %l : index
-// CHECK:              scf.yield %{{.*}}, %t, %[[NEXT]] : index, f64, index
+// CHECK:              scf.yield %{{.*}}, %[[NEXT]], %t : index, index, f64
 // CHECK:        } attributes {checkpoint = #ad.schedule<binomial, snapshots = 3>}
 // CHECK-NEXT:   func.return %[[S]] : f64
 

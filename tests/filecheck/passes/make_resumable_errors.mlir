@@ -14,7 +14,7 @@
 // WORD: make-resumable: snapshots = 9223372036854775808 is beyond the cursor's 64-bit words (at most 9223372036854775807)
 // UNNAMED: ad-checkpoint: policy= checkpoints the functions it names, e.g. ad-checkpoint{functions=f policy=bisection}
 // NAMES: make-resumable: name the functions to rewrite, e.g. make-resumable{functions=f}
-// REV: ad-checkpoint: policy= checkpoints an ordinary func.func, and @h is not one (mark a loop of a rev.func with a schedule instead)
+// REV: ad-checkpoint: 'rev.func' at {{.*}}make_resumable_errors.mlir:{{[0-9]+}}:1: policy= checkpoints an ordinary func.func, and @h is not one (mark a loop of a rev.func with a schedule instead)
 
 // A function of a recursive cycle is laid out once, so its array
 // parameters are the same arrays at every call: a recursive call that

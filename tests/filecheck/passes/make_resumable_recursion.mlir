@@ -39,7 +39,7 @@ func.func @f(%x: f64, %n: index) -> f64 {
 // CHECK:      func.func @f(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:   %frames_index = anc.stack_alloc : !anc.stack<index>
 // CHECK-NEXT:   %frames_f64 = anc.stack_alloc : !anc.stack<f64>
-// CHECK:        scf.while (%pc = %{{.*}}, %depth = %{{.*}}, %n_1 = %{{.*}}, %x_1 = %{{.*}}) : (index, index, index, f64) -> (index, index, index, f64) {
+// CHECK:        scf.while (%pc = %{{.*}}, %depth = %{{.*}}, %x_1 = %{{.*}}, %n_1 = %{{.*}}) : (index, index, f64, index) -> (index, index, f64, index) {
 // CHECK:          %[[EXIT:.*]] = arith.constant 7 : index
 // CHECK:          arith.cmpi ne, %pc, %[[EXIT]] : index
 // The entry calls f from outside the cycle: one frame deeper (checked
@@ -51,12 +51,12 @@ func.func @f(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:       cf.assert %[[ALLOWED]], "calls nest too deeply: the recursion would exhaust the stack"
 // CHECK-NEXT:       %[[TOP:.*]] = arith.constant 6 : index
 // CHECK-NEXT:       anc.copy_push %frames_index, %[[TOP]] : !anc.stack<index>
-// CHECK:            scf.yield %{{.*}}, %[[DEEPER]], %n, %x : index, index, index, f64
+// CHECK:            scf.yield %{{.*}}, %[[DEEPER]], %x, %n : index, index, f64, index
 // A return pops the point it goes back to: the program point is dynamic.
 // CHECK:            %[[BACK:.*]] = anc.pop %frames_index : !anc.stack<index>
 // CHECK-NEXT:       %{{.*}} = arith.constant 1 : index
 // CHECK-NEXT:       %[[SHALLOWER:.*]] = arith.subi %depth_1, %{{.*}} : index
-// CHECK-NEXT:       scf.yield %[[BACK]], %[[SHALLOWER]], %n_2, %x_2 : index, index, index, f64
+// CHECK-NEXT:       scf.yield %[[BACK]], %[[SHALLOWER]], %x_2, %n_2 : index, index, f64, index
 // The recursive call: x saved, the point after the call (5) pushed, n - 1
 // into n's slot, then the entry of f (1).
 // CHECK:            %m = arith.subi %n_2, %{{.*}} : index
@@ -65,7 +65,7 @@ func.func @f(%x: f64, %n: index) -> f64 {
 // CHECK-NEXT:       %[[AFTER:.*]] = arith.constant 5 : index
 // CHECK-NEXT:       anc.copy_push %frames_index, %[[AFTER]] : !anc.stack<index>
 // CHECK-NEXT:       %[[ENTRY:.*]] = arith.constant 1 : index
-// CHECK-NEXT:       scf.yield %[[ENTRY]], %{{.*}}, %m, %x_2 : index, index, index, f64
+// CHECK-NEXT:       scf.yield %[[ENTRY]], %{{.*}}, %x_2, %m : index, index, f64, index
 // After the call: x popped back, the callee's result read from its slot.
 // CHECK:            %[[SAVED:.*]] = anc.pop %frames_f64 : !anc.stack<f64>
 // CHECK-NEXT:       %s = math.sin %x_2 : f64
