@@ -89,12 +89,35 @@ def _in_an_inner_loop_reference(x):
     return s
 
 
+def _through_an_operation(x):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] + x[i] * math.atan2(_angle(s), 2)
+    return s
+
+
+def _through_an_operation_reference(x):
+    s = 0.0
+    for value in x:
+        s = s + value + value * math.atan2(math.atan2(s, 2), 2)
+    return s
+
+
+def _primitive_in_the_body(x, d):
+    s = x[0]
+    for i in range(len(d)):
+        s = s + d[i] * _sin(s)
+    return s
+
+
 X = np.array([0.5, 1.5, -0.25])
 X32 = np.array([0.75, 2.0], dtype=np.float32)
 CASES = [
     (_weak_int_accumulator, _weak_int_accumulator_reference, (X,)),
     (_widening_accumulator, _widening_accumulator_reference, (X32, X)),
     (_in_an_inner_loop, _in_an_inner_loop_reference, (X,)),
+    (_through_an_operation, _through_an_operation_reference, (X,)),
+    (_primitive_in_the_body, _widening_accumulator_reference, (X32, X)),
 ]
 
 
@@ -113,8 +136,9 @@ def test_a_callee_error_of_a_build_thrown_away_is_not_reported(function, referen
     """The first build of each loop calls a callee that does not compile
     for its types (an int ``s``; a float32 ``s`` that the f64 elements
     widen; an inner loop settled with the error, whose enclosing loop's
-    build is thrown away), the build is thrown away, and the final one
-    compiles and computes what Python does."""
+    build is thrown away; ``math.atan2`` of the stand-in int, which fails
+    too; a primitive called with the float32 ``s``), the build is thrown
+    away, and the final one compiles and computes what Python does."""
     f = rv.ordinary(function, backend=engine)
     assert f(*args) == pytest.approx(reference(*args), rel=1e-12)
 
@@ -162,9 +186,27 @@ def _calls_a_broken_rule(x):
     return s
 
 
+@rv.ordinary
+def _declared_int(t) -> int:
+    return t  # E:declared
+
+
+def _int32_product(k):
+    s = k[0]
+    for i in range(len(k)):
+        s = s * _declared_int(s)
+    return s
+
+
 FINAL_ERRORS = [
     (_int_accumulator, (np.array([1, 2, 3]),), "# E:atan2", "'atan2' is not defined on int64"),
     (_calls_a_broken_rule, (X,), "# E:rule", "'t' is not an array"),
+    (
+        _int32_product,
+        (np.array([2, 3], dtype=np.int32),),
+        "# E:declared",
+        "_declared_int is declared to return int64 but returns int32",
+    ),
 ]
 
 
@@ -178,8 +220,34 @@ def test_an_error_of_the_final_build_is_reported_at_its_line(function, args, mar
     ``_cosine`` with the int ``s``, the first build declares ``_cos``,
     whose rule does not compile; the final build declares it again and
     meets the error (a primitive kept as declared would have left it a
-    call of ``_cos`` without its declaration, refused by the verifier)."""
+    call of ``_cos`` without its declaration, refused by the verifier).
+    An ``int32`` product calls ``_declared_int`` with an ``int32``, which
+    it does not return as the ``int`` declared: the stand-in for its
+    result takes the ``int32`` it meets, so the loop is not built again
+    with an ``int64`` ``s`` for which the callee compiles."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(function, backend=engine)(*args)
     error = caught.value
     assert (error.filename, error.lineno, error.reason) == (str(HERE), line_of(marker), message)
+
+
+def _stores_a_float(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * _angle(s)
+        k[i] = 0.5 * x[i]  # E:store
+    return s
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(engine):
+    """The first build postpones ``_angle``'s error for the int ``s``, then
+    meets one of its own statements, which no stand-in caused: that is
+    the error reported, at its line, noting the postponed one."""
+    with pytest.raises(rv.ReversibleSyntaxError) as caught:
+        rv.ordinary(_stores_a_float, backend=engine)(X, np.zeros(3, dtype=np.int64))
+    error = caught.value
+    assert (error.lineno, error.reason) == (line_of("# E:store"), "cannot store float into 'k', an array of int64")
+    assert error.__notes__ == [
+        f"the loop's body also postponed this error: {HERE}:{line_of('# E:atan2')}:12: 'atan2' is not defined on int64"
+    ]
