@@ -186,9 +186,11 @@ class OrdinaryBuilder(ExpressionBuilder):
         one path and ``b`` on another (after the branches of an ``if``;
         before a loop and after its body), as JAX types a value of either
         (``jnp.where``): the type arithmetic of the two computes in
-        (``joined_type``: a weak value takes the other's type, a float
-        meets a wider one at the wider, an integer a float at the float),
-        weak where both are; or None where arithmetic refuses them too.
+        (``joined_type``: a weak value takes the other's float type, a
+        float meets a wider one at the wider, an integer a float at the
+        float), weak where both are; or None where arithmetic refuses them
+        too.  Unlike JAX's, a weak int meeting an ``int32`` is an ``int64``,
+        as in arithmetic: a Python ``int`` is an ``int64`` here.
         A weak value taking the other's type counts in ``retyped``
         (``_weakly``) as in arithmetic, also inside an inner ``if`` or
         loop: built again with the enclosing loop's carried variable
@@ -253,8 +255,9 @@ class OrdinaryBuilder(ExpressionBuilder):
         after the body, which may be another type than the one it starts
         with (``total = 0.0`` summing ``float32``s is ``float32``, as in
         JAX): the blocks are then built again with that type, until none
-        changes (a type only goes from an int to a float and from weak to
-        strong, so a few builds at most).  Where every carried variable
+        changes (``merged`` only raises a type in a finite lattice: weak to
+        strong, narrower to wider, an int to a float, so a few builds at
+        most).  Where every carried variable
         comes out strong, of the type it went in with, and no weak value
         took another type in the body, a second build would be the same:
         the first is kept (``total = 0.0`` summing ``f64``s is built once).
@@ -599,7 +602,7 @@ class ModuleCompiler(base.ModuleCompiler):
                     self.results.get(key),
                     self.weak.get(name),
                 ):
-                    if compiles > _settling_compiles(found):
+                    if compiles == _settling_compiles(found):
                         raise error(
                             f"internal compiler error: the result types of {function.__name__} did not settle "
                             f"after {compiles} compiles (the last returned {describe_results(found)})",
@@ -668,12 +671,17 @@ class ModuleCompiler(base.ModuleCompiler):
 def _settling_compiles(results: tuple[Attribute, ...]) -> int:
     """How many compiles a recursive function returning ``results`` may
     take until its inferred result types settle (``ModuleCompiler.request``):
-    the first and the one confirming them, and between them one per change,
-    where a result only goes from a weak int to a weak float, from a weak
-    type to a strong one (``merged``, ``_weakly``), or both, at most three
-    changes each.  More means that rule no longer holds: an internal error,
-    not a compile that never ends."""
-    return 3 * len(results) + 2
+    the first (the probe) and the one confirming them, and between them one
+    per change.  A result changes once at most: ``expected_results`` lets
+    its type change only where it was weak and only to another float, so
+    it goes from weak to strong (a weak ``f64`` to a ``float32`` or a
+    strong ``f64``, a weak int to a strong one) and stays there, as a
+    compile's results join its paths (``merged``), which only go up with
+    the recursive calls' results.  Each change may wait for another result's
+    (``b = q + p`` turns strong the compile after ``p`` does), so the
+    changes take one compile each at worst.  More means that rule no
+    longer holds: an internal error, not a compile that never ends."""
+    return len(results) + 2
 
 
 class PrimitiveDeclarations:
