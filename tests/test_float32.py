@@ -541,3 +541,20 @@ def test_the_comparison_with_jax_tells_an_int_from_a_float_of_its_width():
     bits wide: the dtypes are compared, not the widths."""
     with pytest.raises(AssertionError):
         _typed_as_jax(_first, _first_as_a_float, (I64,), "interpreter")
+
+
+def _int_literal_sum(k32):
+    s = 0
+    for i in range(len(k32)):
+        s = s + k32[i]
+    return s, k32[0] + 1
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_an_int_literal_widens_an_int32_unlike_in_jax(backend):
+    """A Python ``int`` is an ``int64``, weak beside floats only: ``s = 0``
+    summing ``int32`` elements and ``k32[0] + 1`` are ``int64`` (JAX keeps
+    the ``int32``; docs/design.md, decision 85's limits)."""
+    f = rv.ordinary(_int_literal_sum, backend=backend)
+    assert f(I32) == (int(I32.sum()), int(I32[0]) + 1)
+    assert [numpy_dtype(t) for t in f.specialization_for(I32).result_types] == [np.dtype(np.int64)] * 2
