@@ -4,10 +4,12 @@ An ``@rv.ordinary`` loop whose carried variable changes type is built
 again with the merged type (docs/design.md, decision 80): ``s = 0`` summing
 floats is built with an int ``s``, then with a float one.  A callee the
 first build calls is compiled for the first build's types, and may not
-compile for them: that error is postponed with the build, the call's
-results stand in as weak ints (``OrdinaryBuilder.stand_ins``), and only a
-build the loop keeps reports it.  Checked natively and on the interpreter
-against the same loop in Python."""
+compile for them: that error is postponed with the build, stand-ins below
+every type are the call's results (``OrdinaryBuilder.stand_ins``), and
+only a build the loop keeps reports it.  So is a primitive's mistyped
+argument, and an operation that fails on a stand-in; any other error of
+the build is its own, reported first.  Checked natively and on the
+interpreter against the same loop in Python."""
 
 from __future__ import annotations
 
@@ -146,7 +148,8 @@ def test_a_callee_error_of_a_build_thrown_away_is_not_reported(function, referen
 def test_a_build_thrown_away_leaves_no_callee_behind():
     """The callee the first build asked for did not compile, and the one
     the final build compiled, for the f64 ``s``, is the module's only one,
-    in the ordinary IR and in its reversible form."""
+    in the ordinary IR and in its reversible form; the one that failed
+    keeps its name, ``_angle`` (docs/design.md, decision 86)."""
     text = rv.ordinary(_weak_int_accumulator, backend="interpreter").mlir(X)
     functions = [line.split("{")[0].strip() for line in text.splitlines() if "func @" in line]
     assert functions == [
