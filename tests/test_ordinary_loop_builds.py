@@ -242,15 +242,31 @@ def _stores_a_float(x, k):
     return s
 
 
+def _names_an_unknown_variable(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * (_angle(s) + nowhere)  # noqa: F821  # E:unknown
+    return s
+
+
+OWN_ERRORS = [
+    (_stores_a_float, "# E:store", "cannot store float into 'k', an array of int64"),
+    (_names_an_unknown_variable, "# E:unknown", "unknown variable 'nowhere'"),
+]
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(engine):
+@pytest.mark.parametrize(("function", "marker", "message"), OWN_ERRORS, ids=[f.__name__ for f, *_ in OWN_ERRORS])
+def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(function, marker, message, engine):
     """The first build postpones ``_angle``'s error for the int ``s``, then
-    meets one of its own statements, which no stand-in caused: that is
+    meets an error of its own, which no stand-in caused: a statement's, or
+    an expression's beside the stand-in (the sum of the stand-in and the
+    unknown name does not take its operand's error for its own).  That is
     the error reported, at its line, noting the postponed one."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
-        rv.ordinary(_stores_a_float, backend=engine)(X, np.zeros(3, dtype=np.int64))
+        rv.ordinary(function, backend=engine)(X, np.zeros(3, dtype=np.int64))
     error = caught.value
-    assert (error.lineno, error.reason) == (line_of("# E:store"), "cannot store float into 'k', an array of int64")
+    assert error.lineno == line_of(marker) and error.msg.startswith(message)
     assert error.__notes__ == [
         f"the loop's body also postponed this error: {HERE}:{line_of('# E:atan2')}:12: 'atan2' is not defined on int64"
     ]
