@@ -17,7 +17,7 @@ import ast
 import builtins
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeGuard, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -1166,7 +1166,7 @@ class OrdinaryExpressions(ExpressionCompiler):
 
     @property
     def fn(self) -> OrdinaryBuilder:
-        return self.ctx.fn  # type: ignore[return-value]  # an ordinary function's
+        return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
 
     def _compile(self, node: ast.expr) -> Value:
         """An expression whose own operation fails on a stand-in
