@@ -19,6 +19,7 @@ import pytest
 from jax import lax
 
 import revmlir as rv
+from revmlir.runtime.values import numpy_dtype
 
 
 def _smooth(u, c):
@@ -190,7 +191,7 @@ def _typed_as_jax(function, twin, args, backend):
     results = f(*args)
     results = results if isinstance(results, tuple) else (results,)
     types = f.specialization_for(*args).result_types
-    assert [f"float{t.bitwidth}" for t in types] == [str(e.dtype) for e in expected]
+    assert [numpy_dtype(t) for t in types] == [e.dtype for e in expected]
     for value, reference in zip(results, expected, strict=True):
         assert value == pytest.approx(float(reference), rel=1e-6)
 
@@ -343,6 +344,27 @@ def _weak_meets_float32_in_a_branch_jax(x, d, c):
     return total, t
 
 
+def _int_widths(k32, k64, c):
+    if c > 0:
+        y = k32[0]
+    else:
+        y = k64[0]
+    return y
+
+
+def _int_widths_jax(k32, k64, c):
+    return jnp.where(c > 0, k32[0], k64[0])
+
+
+def _widening_int_sum(k32, k64):
+    s = k32[0]
+    for i in range(len(k64)):
+        s = s + k64[i]
+    return s
+
+
+I32 = np.array([3, -4], dtype=np.int32)
+I64 = np.array([5, 7, 11], dtype=np.int64)
 WIDTHS = [
     (_choice, _choice_jax, (F32, F64, 1)),
     (_choice, _choice_jax, (F32, F64, 0)),
@@ -360,6 +382,8 @@ WIDTHS = [
     # strong f64 and a float32 from the second iteration on
     (_weak_meets_float32_in_a_branch, _weak_meets_float32_in_a_branch_jax, (F32, F64, 1)),
     (_weak_meets_float32_in_a_branch, _weak_meets_float32_in_a_branch_jax, (F32, F64, 0)),
+    (_int_widths, _int_widths_jax, (I32, I64, 1)),
+    (_widening_int_sum, _widening_int_sum, (I32, I64)),
 ]
 
 
@@ -502,3 +526,35 @@ def test_a_recursive_weak_accumulator_takes_the_float32_it_meets():
     assert _last_element(F32, 3) == float(F32[2])
     for function in (_suffix_sum, _last_element):
         assert [t.bitwidth for t in function.specialization_for(F32, 3).result_types] == [32]
+
+
+def _first(k):
+    return k[0]
+
+
+def _first_as_a_float(k):
+    return jnp.float64(k[0])
+
+
+def test_the_comparison_with_jax_tells_an_int_from_a_float_of_its_width():
+    """An ``int64`` result is not JAX's ``float64``, though both are 64
+    bits wide: the dtypes are compared, not the widths."""
+    with pytest.raises(AssertionError):
+        _typed_as_jax(_first, _first_as_a_float, (I64,), "interpreter")
+
+
+def _int_literal_sum(k32):
+    s = 0
+    for i in range(len(k32)):
+        s = s + k32[i]
+    return s, k32[0] + 1
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_an_int_literal_widens_an_int32_unlike_in_jax(backend):
+    """A Python ``int`` is an ``int64``, weak beside floats only: ``s = 0``
+    summing ``int32`` elements and ``k32[0] + 1`` are ``int64`` (JAX keeps
+    the ``int32``; docs/design.md, decision 85's limits)."""
+    f = rv.ordinary(_int_literal_sum, backend=backend)
+    assert f(I32) == (int(I32.sum()), int(I32[0]) + 1)
+    assert [numpy_dtype(t) for t in f.specialization_for(I32).result_types] == [np.dtype(np.int64)] * 2

@@ -4,10 +4,12 @@ An ``@rv.ordinary`` loop whose carried variable changes type is built
 again with the merged type (docs/design.md, decision 80): ``s = 0`` summing
 floats is built with an int ``s``, then with a float one.  A callee the
 first build calls is compiled for the first build's types, and may not
-compile for them: that error is postponed with the build, the call's
-results stand in as weak ints (``OrdinaryBuilder.stand_ins``), and only a
-build the loop keeps reports it.  Checked natively and on the interpreter
-against the same loop in Python."""
+compile for them: that error is postponed with the build, stand-ins below
+every type are the call's results (``OrdinaryBuilder.stand_ins``), and
+only a build the loop keeps reports it.  So is a primitive's mistyped
+argument, and an operation that fails on a stand-in; any other error of
+the build is its own, reported first.  Checked natively and on the
+interpreter against the same loop in Python."""
 
 from __future__ import annotations
 
@@ -89,12 +91,35 @@ def _in_an_inner_loop_reference(x):
     return s
 
 
+def _through_an_operation(x):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] + x[i] * math.atan2(_angle(s), 2)
+    return s
+
+
+def _through_an_operation_reference(x):
+    s = 0.0
+    for value in x:
+        s = s + value + value * math.atan2(math.atan2(s, 2), 2)
+    return s
+
+
+def _primitive_in_the_body(x, d):
+    s = x[0]
+    for i in range(len(d)):
+        s = s + d[i] * _sin(s)
+    return s
+
+
 X = np.array([0.5, 1.5, -0.25])
 X32 = np.array([0.75, 2.0], dtype=np.float32)
 CASES = [
     (_weak_int_accumulator, _weak_int_accumulator_reference, (X,)),
     (_widening_accumulator, _widening_accumulator_reference, (X32, X)),
     (_in_an_inner_loop, _in_an_inner_loop_reference, (X,)),
+    (_through_an_operation, _through_an_operation_reference, (X,)),
+    (_primitive_in_the_body, _widening_accumulator_reference, (X32, X)),
 ]
 
 
@@ -113,8 +138,9 @@ def test_a_callee_error_of_a_build_thrown_away_is_not_reported(function, referen
     """The first build of each loop calls a callee that does not compile
     for its types (an int ``s``; a float32 ``s`` that the f64 elements
     widen; an inner loop settled with the error, whose enclosing loop's
-    build is thrown away), the build is thrown away, and the final one
-    compiles and computes what Python does."""
+    build is thrown away; ``math.atan2`` of the stand-in int, which fails
+    too; a primitive called with the float32 ``s``), the build is thrown
+    away, and the final one compiles and computes what Python does."""
     f = rv.ordinary(function, backend=engine)
     assert f(*args) == pytest.approx(reference(*args), rel=1e-12)
 
@@ -122,7 +148,8 @@ def test_a_callee_error_of_a_build_thrown_away_is_not_reported(function, referen
 def test_a_build_thrown_away_leaves_no_callee_behind():
     """The callee the first build asked for did not compile, and the one
     the final build compiled, for the f64 ``s``, is the module's only one,
-    in the ordinary IR and in its reversible form."""
+    in the ordinary IR and in its reversible form; the one that failed
+    keeps its name, ``_angle`` (docs/design.md, decision 93)."""
     text = rv.ordinary(_weak_int_accumulator, backend="interpreter").mlir(X)
     functions = [line.split("{")[0].strip() for line in text.splitlines() if "func @" in line]
     assert functions == [
@@ -162,9 +189,27 @@ def _calls_a_broken_rule(x):
     return s
 
 
+@rv.ordinary
+def _declared_int(t) -> int:
+    return t  # E:declared
+
+
+def _int32_product(k):
+    s = k[0]
+    for i in range(len(k)):
+        s = s * _declared_int(s)
+    return s
+
+
 FINAL_ERRORS = [
     (_int_accumulator, (np.array([1, 2, 3]),), "# E:atan2", "'atan2' is not defined on int64"),
     (_calls_a_broken_rule, (X,), "# E:rule", "'t' is not an array"),
+    (
+        _int32_product,
+        (np.array([2, 3], dtype=np.int32),),
+        "# E:declared",
+        "_declared_int is declared to return int64 but returns int32",
+    ),
 ]
 
 
@@ -178,8 +223,50 @@ def test_an_error_of_the_final_build_is_reported_at_its_line(function, args, mar
     ``_cosine`` with the int ``s``, the first build declares ``_cos``,
     whose rule does not compile; the final build declares it again and
     meets the error (a primitive kept as declared would have left it a
-    call of ``_cos`` without its declaration, refused by the verifier)."""
+    call of ``_cos`` without its declaration, refused by the verifier).
+    An ``int32`` product calls ``_declared_int`` with an ``int32``, which
+    it does not return as the ``int`` declared: the stand-in for its
+    result takes the ``int32`` it meets, so the loop is not built again
+    with an ``int64`` ``s`` for which the callee compiles."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(function, backend=engine)(*args)
     error = caught.value
     assert (error.filename, error.lineno, error.reason) == (str(HERE), line_of(marker), message)
+
+
+def _stores_a_float(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * _angle(s)
+        k[i] = 0.5 * x[i]  # E:store
+    return s
+
+
+def _names_an_unknown_variable(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * (_angle(s) + nowhere)  # noqa: F821  # E:unknown
+    return s
+
+
+OWN_ERRORS = [
+    (_stores_a_float, "# E:store", "cannot store float into 'k', an array of int64"),
+    (_names_an_unknown_variable, "# E:unknown", "unknown variable 'nowhere'"),
+]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("function", "marker", "message"), OWN_ERRORS, ids=[f.__name__ for f, *_ in OWN_ERRORS])
+def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(function, marker, message, engine):
+    """The first build postpones ``_angle``'s error for the int ``s``, then
+    meets an error of its own, which no stand-in caused: a statement's, or
+    an expression's beside the stand-in (the sum of the stand-in and the
+    unknown name does not take its operand's error for its own).  That is
+    the error reported, at its line, noting the postponed one."""
+    with pytest.raises(rv.ReversibleSyntaxError) as caught:
+        rv.ordinary(function, backend=engine)(X, np.zeros(3, dtype=np.int64))
+    error = caught.value
+    assert error.lineno == line_of(marker) and error.msg.startswith(message)
+    assert error.__notes__ == [
+        f"the loop's body also postponed this error: {HERE}:{line_of('# E:atan2')}:12: 'atan2' is not defined on int64"
+    ]

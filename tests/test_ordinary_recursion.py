@@ -444,11 +444,11 @@ def test_result_types_that_never_settle_are_an_internal_error(monkeypatch):
     check(
         at_call(calls_flips, 3),
         "# E:settle",
-        "internal compiler error: the result types of flips did not settle after 6 compiles (the last returned float)",
+        "internal compiler error: the result types of flips did not settle after 3 compiles (the last returned float)",
         f"please report it; declaring them with a return annotation avoids this: {ANNOTATIONS}",
         "flips(n)",
     )
-    assert compiles.count("flips") == 6
+    assert compiles.count("flips") == 3
 
 
 def test_declared_result_types_differ_from_the_returned():
@@ -480,6 +480,43 @@ def test_a_return_annotation_without_result_types():
         f"annotate {ANNOTATIONS}, or leave the return unannotated",
         "list:",
     )
+
+
+@rv.ordinary(backend="interpreter")
+def _one_after_another(x, n):
+    a = 0.0
+    b = 0.0
+    if n > 0:
+        p, q = _one_after_another(x, n - 1)
+        a = p + x[n - 1]
+        b = q + p
+    return a, b
+
+
+def test_results_settle_one_after_another_within_the_bound(monkeypatch):
+    """The longest way a recursion's result types settle: the probe returns
+    two weak ``0.0``; the next compile makes ``a`` a float32 (``p`` is
+    still weak there, so ``b`` is too), the one after ``b`` (now ``q + p``
+    of a float32 ``p``), and a fourth confirms them: two changes, one
+    compile each, the most ``_settling_compiles`` allows for two results,
+    and no internal error."""
+    from revmlir.frontend.ordinary_code.compiler import ModuleCompiler
+
+    compile_once, compiles = ModuleCompiler._compile, []
+
+    def counting(self, key, function, name, types, declared):
+        compiles.append(function.__name__)
+        return compile_once(self, key, function, name, types, declared)
+
+    monkeypatch.setattr(ModuleCompiler, "_compile", counting)
+    x = np.array([1.5, 2.25, 0.5], dtype=np.float32)
+    a, b = _one_after_another(x, 3)
+    assert compiles == ["_one_after_another"] * 4
+    assert [t.bitwidth for t in _one_after_another.specialization_for(x, 3).result_types] == [32, 32]
+    pa, pb = np.float32(0.0), np.float32(0.0)
+    for n in range(1, 4):
+        pa, pb = pa + x[n - 1], pb + pa
+    assert (a, b) == (float(pa), float(pb))
 
 
 def test_a_recursive_call_takes_the_weakness_of_each_of_its_results():

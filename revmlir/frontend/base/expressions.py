@@ -528,12 +528,20 @@ class ExpressionCompiler:
         for i, (arg, type) in enumerate(zip(node.args, inputs)):
             value = self._compile(arg)
             if value.type != type and not (_is_int(value.type) and is_scalar_type(type) and not _is_int(type)):
-                raise ctx.error(
+                error = ctx.error(
                     arg,
                     f"argument {i + 1} of {name}() is {describe_type(value.type)}; it must be {describe_type(type)}",
                 )
+                args.append(self._mistyped(error, type, ctx.loc(arg)))
+                continue
             args.append(value.ssa if value.type == type else fn.cast(value, type, ctx.loc(arg)).ssa)
         return args, ctx.primitive(primitive)
+
+    def _mistyped(self, error: ReversibleSyntaxError, type: Attribute, loc: FileLineColLoc) -> SSAValue:
+        """The value to pass as a primitive's argument of ``type`` for one of
+        another type, refused with ``error``: none here, a frontend that
+        may postpone the error gives one."""
+        raise error
 
     def _unary_function(self, node: ast.Call, kind: str, value: Value) -> Value:
         fn, loc = self.fn, self.ctx.loc(node)

@@ -17,7 +17,7 @@ import ast
 import builtins
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeGuard, TypeVar
+from typing import Any, Protocol, TypeGuard, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -112,8 +112,11 @@ class OrdinaryBuilder(ExpressionBuilder):
         self.retyped = 0
         """How many weak values took the type of a value they met (``_weakly``)."""
         self._postponed: list[list[ReversibleSyntaxError]] = []
-        """Per loop body being built (innermost last), the errors of the
-        callees it could not compile (``stand_ins``)."""
+        """Per loop body being built (innermost last), the errors it
+        postponed (``stand_ins``)."""
+        self._stand_ins: set[SSAValue] = set()
+        """The values that stand for those of an error postponed, and what
+        is computed of them and weak values only (``stand_ins``)."""
 
     def is_array(self, name: str) -> bool:
         return self.has(name) and isinstance(self.type_of(name), MemRefType)
@@ -144,6 +147,30 @@ class OrdinaryBuilder(ExpressionBuilder):
             body()
             return block, {n: self._current(n, None) for n in names if self.has(n)}
 
+    def emit(self, op: Operation, loc: Loc = None) -> Operation:
+        """Also marks the results of ``op`` as stand-ins where it computes
+        them of stand-ins and weak values only (``stand_ins``): a stand-in
+        plus ``1`` knows no more of its type than the stand-in."""
+        if any(o in self._stand_ins for o in op.operands) and all(
+            o in self._stand_ins or self.is_weak(o) for o in op.operands
+        ):
+            self._stand_ins.update(op.results)
+        return super().emit(op, loc)
+
+    def is_stand_in(self, value: Value) -> bool:
+        """Whether ``value`` stands for one that a postponed error left
+        unknown (``stand_ins``)."""
+        return value.ssa in self._stand_ins
+
+    def joined_type(self, x: SSAValue, y: SSAValue) -> Attribute | None:
+        """The builder's rule, below which a stand-in is (``stand_ins``):
+        it takes the other value's type, whatever that is, int types too."""
+        if x in self._stand_ins:
+            return y.type
+        if y in self._stand_ins:
+            return x.type
+        return super().joined_type(x, y)
+
     def _weakly(self, value: SSAValue, other: Attribute) -> Attribute | None:
         """The builder's rule for arithmetic (``_promote``), counting the
         weak values that took another type (``retyped``), which a loop's
@@ -159,15 +186,21 @@ class OrdinaryBuilder(ExpressionBuilder):
         one path and ``b`` on another (after the branches of an ``if``;
         before a loop and after its body), as JAX types a value of either
         (``jnp.where``): the type arithmetic of the two computes in
-        (``joined_type``: a weak value takes the other's type, a float
-        meets a wider one at the wider, an integer a float at the float),
-        weak where both are; or None where arithmetic refuses them too.
+        (``joined_type``: a weak value takes the other's float type, a
+        float meets a wider one at the wider, an integer a float at the
+        float), weak where both are; or None where arithmetic refuses them
+        too.  Unlike JAX's, a weak int meeting an ``int32`` is an ``int64``,
+        as in arithmetic: a Python ``int`` is an ``int64`` here.
         A weak value taking the other's type counts in ``retyped``
         (``_weakly``) as in arithmetic, also inside an inner ``if`` or
         loop: built again with the enclosing loop's carried variable
         strong, that merge may type otherwise (``if c: t = total`` beside
         ``else: t = x32[i]`` is ``float32`` while ``total`` is weak, ``f64``
-        once it is a strong ``f64``)."""
+        once it is a strong ``f64``).  A stand-in (``stand_ins``) takes
+        the other value's type and weakness."""
+        for x, y in ((a, b), (b, a)):
+            if x in self._stand_ins:
+                return y.type, self.is_weak(y)
         type = self.joined_type(a, b)
         return None if type is None else (type, self.is_weak(a) and self.is_weak(b))
 
@@ -222,8 +255,9 @@ class OrdinaryBuilder(ExpressionBuilder):
         after the body, which may be another type than the one it starts
         with (``total = 0.0`` summing ``float32``s is ``float32``, as in
         JAX): the blocks are then built again with that type, until none
-        changes (a type only goes from an int to a float and from weak to
-        strong, so a few builds at most).  Where every carried variable
+        changes (``merged`` only raises a type in a finite lattice: weak to
+        strong, narrower to wider, an int to a float, so a few builds at
+        most).  Where every carried variable
         comes out strong, of the type it went in with, and no weak value
         took another type in the body, a second build would be the same:
         the first is kept (``total = 0.0`` summing ``f64``s is built once).
@@ -242,13 +276,14 @@ class OrdinaryBuilder(ExpressionBuilder):
             found = [self.merged(arg, value) for arg, value in zip(args, final, strict=True)]
             for name, arg, value, merged in zip(carried, args, final, found, strict=True):
                 if merged is None:
-                    if postponed:
-                        raise postponed[0]  # the build's first error
-                    raise BuildError(
-                        f"'{name}' is {describe_type(arg.type)} before the loop and "
-                        f"{describe_type(value.type)} after its body, which do not mix; "
-                        "give it one type before the loop and in its body",
-                        loc,
+                    raise _noting(
+                        BuildError(
+                            f"'{name}' is {describe_type(arg.type)} before the loop and "
+                            f"{describe_type(value.type)} after its body, which do not mix; "
+                            "give it one type before the loop and in its body",
+                            loc,
+                        ),
+                        postponed,
                     )
             joined = [m for m in found if m is not None]  # none is None: refused above
             if joined == types:
@@ -266,16 +301,14 @@ class OrdinaryBuilder(ExpressionBuilder):
         self, build: Callable[[list[Merged]], Iteration], types: list[Merged]
     ) -> tuple[Iteration, list[ReversibleSyntaxError]]:
         """``build(types)``, which ``_carried`` may throw away, and the
-        errors of the callees it could not compile (``stand_ins``).  An
-        error it raises after one of those is reported as that one, the
-        build's first: it may come of the stand-ins."""
+        errors it postponed (``stand_ins``).  An error it raises is its
+        own, not one of a stand-in (those are postponed too): it is
+        reported, noting the first postponed one, which may explain it."""
         self._postponed.append([])
         try:
             return build(types), self._postponed[-1]
-        except (BuildError, ReversibleSyntaxError):
-            if self._postponed[-1]:
-                raise self._postponed[-1][0] from None
-            raise
+        except (BuildError, ReversibleSyntaxError) as error:
+            raise _noting(error, self._postponed[-1])
         finally:
             self._postponed.pop()
 
@@ -290,19 +323,23 @@ class OrdinaryBuilder(ExpressionBuilder):
             self._postponed[-1].extend(postponed)
 
     def stand_ins(self, error: ReversibleSyntaxError, count: int, loc: Loc) -> list[Value]:
-        """The results of a call whose callee raised ``error`` compiling
-        for the types of its arguments.  Inside a loop body, whose build
-        may be thrown away (the final build may call the callee with other
-        types), the error is postponed with the build (``_keep``) and
-        ``count`` weak int zeros stand for the results: the bottom of the
-        type lattice, they take the type of what they meet, so that the
-        loop's other values still find the carried types; the build is
-        then either thrown away or its first error reported.  Elsewhere
-        ``error`` is raised."""
+        """The values of an expression that raised ``error`` for the types
+        of its operands: a call whose callee does not compile for them, a
+        primitive's argument of another type than its parameter's, an
+        operation on a stand-in.  Inside a loop body, whose build may be
+        thrown away (the final build may have other types there), the
+        error is postponed with the build (``_keep``) and ``count`` stand-ins
+        are the values: weak int zeros, but below every type
+        (``joined_type``, ``merged``: they take the type and weakness of
+        what they meet, an ``int32`` too), so that the loop's other values
+        still find the carried types; the build is then either thrown away
+        or its first error reported.  Elsewhere ``error`` is raised."""
         if not self._postponed:
             raise error
         self._postponed[-1].append(error)
-        return [self.const(0, None, loc) for _ in range(count)]
+        values = [self.const(0, None, loc) for _ in range(count)]
+        self._stand_ins.update(v.ssa for v in values)
+        return values
 
     def _loop_body(
         self, block: Block, carried: Sequence[str], types: Sequence[Merged], body: Callable[[], None]
@@ -404,6 +441,16 @@ class OrdinaryBuilder(ExpressionBuilder):
 
 
 _OpT = TypeVar("_OpT", bound=Operation)
+_ErrorT = TypeVar("_ErrorT", bound=Exception)
+
+
+def _noting(error: _ErrorT, postponed: Sequence[ReversibleSyntaxError]) -> _ErrorT:
+    """``error`` of a loop body's build, noting the first error the build
+    postponed (``OrdinaryBuilder.stand_ins``), whose stand-ins may have
+    led to it."""
+    if postponed:
+        error.add_note(f"the loop's body also postponed this error: {postponed[0]}")
+    return error
 
 
 def _locate(op: _OpT, loc: Loc) -> _OpT:
@@ -555,7 +602,7 @@ class ModuleCompiler(base.ModuleCompiler):
                     self.results.get(key),
                     self.weak.get(name),
                 ):
-                    if compiles > _settling_compiles(found):
+                    if compiles == _settling_compiles(found):
                         raise error(
                             f"internal compiler error: the result types of {function.__name__} did not settle "
                             f"after {compiles} compiles (the last returned {describe_results(found)})",
@@ -624,12 +671,17 @@ class ModuleCompiler(base.ModuleCompiler):
 def _settling_compiles(results: tuple[Attribute, ...]) -> int:
     """How many compiles a recursive function returning ``results`` may
     take until its inferred result types settle (``ModuleCompiler.request``):
-    the first and the one confirming them, and between them one per change,
-    where a result only goes from a weak int to a weak float, from a weak
-    type to a strong one (``merged``, ``_weakly``), or both, at most three
-    changes each.  More means that rule no longer holds: an internal error,
-    not a compile that never ends."""
-    return 3 * len(results) + 2
+    the first (the probe) and the one confirming them, and between them one
+    per change.  A result changes once at most: ``expected_results`` lets
+    its type change only where it was weak and only to another float, so
+    it goes from weak to strong (a weak ``f64`` to a ``float32`` or a
+    strong ``f64``, a weak int to a strong one) and stays there, as a
+    compile's results join its paths (``merged``), which only go up with
+    the recursive calls' results.  Each change may wait for another result's
+    (``b = q + p`` turns strong the compile after ``p`` does), so the
+    changes take one compile each at worst.  More means that rule no
+    longer holds: an internal error, not a compile that never ends."""
+    return len(results) + 2
 
 
 class PrimitiveDeclarations:
@@ -840,7 +892,10 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
             try:
                 self.statement(statement)
             except BuildError as error:
-                raise self.error(statement, error.message) from None
+                located = self.error(statement, error.message)
+                for note in getattr(error, "__notes__", ()):
+                    located.add_note(note)  # a loop's (``_noting``)
+                raise located from None
 
     def statement(self, node: ast.stmt) -> None:
         match node:
@@ -1102,6 +1157,44 @@ class OrdinaryExpressions(ExpressionCompiler):
     def __init__(self, ctx: Context, call: Callable[[ast.Call, Ordinary], list[Value]]):
         super().__init__(ctx)
         self.ordinary_call = call
+        self._operands: list[list[Value]] = []
+        """Per expression being compiled (innermost last), the values of
+        its subexpressions compiled so far."""
+        self._judged: Exception | None = None
+        """The error last raised out of an expression: the enclosing ones
+        pass it on, it is not theirs."""
+
+    @property
+    def fn(self) -> OrdinaryBuilder:
+        return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
+
+    def _compile(self, node: ast.expr) -> Value:
+        """An expression whose own operation fails on a stand-in
+        (``OrdinaryBuilder.stand_ins``) is a stand-in too, its error
+        postponed: ``math.atan2(g(s), 2)`` of a stand-in int for ``g(s)``
+        may be a float's in the build that is kept.  An error of any other
+        expression is raised, by it and by those around it."""
+        self._operands.append([])
+        try:
+            value = super()._compile(node)
+        except (BuildError, ReversibleSyntaxError) as error:
+            if error is self._judged or not any(self.fn.is_stand_in(v) for v in self._operands[-1]):
+                self._judged = error
+                raise
+            located = self.ctx.error(node, error.message) if isinstance(error, BuildError) else error
+            value = self.fn.stand_ins(located, 1, self.ctx.loc(node))[0]
+        finally:
+            self._operands.pop()
+        if self._operands:
+            self._operands[-1].append(value)
+        return value
+
+    def _mistyped(self, error: ReversibleSyntaxError, type: Attribute, loc: Loc) -> SSAValue:
+        """A primitive's argument of another type than its parameter's is
+        a stand-in (``OrdinaryBuilder.stand_ins``) in a loop build that may
+        be thrown away: a ``float32`` there may be an ``f64`` in the
+        build that is kept."""
+        return self.fn.cast(self.fn.stand_ins(error, 1, loc)[0], type, loc).ssa
 
     def _call(self, node: ast.Call) -> Value:
         ctx = self.ctx
