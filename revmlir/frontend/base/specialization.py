@@ -14,7 +14,7 @@ import copy
 import functools
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
 from types import FrameType
@@ -34,6 +34,7 @@ from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
+from revmlir.runtime.backend import Backend
 from revmlir.runtime.native import NativeModule
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.semantics import gradient_type, written_arguments
@@ -102,8 +103,29 @@ class Specialization:
         self.module = module
         self.interpreter = RevInterpreter(module)
         self.native: NativeModule | None = None
+        """The forward compile: what runs ``f`` and what derived programs
+        run where (``revmlir.frontend.base.derived``)."""
+        self._backward: Backend | None = None
         if function.backend != "interpreter":
-            self.native = compile_natively(function, module, function.__name__)
+            self.native = compile_natively(function, function.__name__, functools.partial(NativeModule.compile, module))
+
+    @property
+    def backward(self) -> Backend:
+        """What runs ``~f``: native code where ``f`` runs natively and its
+        inverse compiles, the inverses compiled at the first backward call
+        (``NativeModule.holding``), else the interpreter (with ``auto``'s
+        warning; ``backend="native"`` raises).  An ``ExecutionError`` for a
+        function without an inverse, as its call would raise.  Decided once
+        (not a ``cached_property``, whose frame the warning would point at)."""
+        if self._backward is None:
+            native = self.native
+            compiled = native and compile_natively(
+                self.function,
+                f"the inverse of {self.function.__name__}",
+                lambda: native.holding(self.name, backward=True),
+            )
+            self._backward = self.interpreter if native is None or compiled is None else native
+        return self._backward
 
     @functools.cached_property
     def inverse(self) -> Specialization:
@@ -167,7 +189,10 @@ class Specialization:
     def run(self, args: Sequence[Any], backward: bool, backend: str | None = None) -> Any:
         """Run forward or backward; ``backend="interpreter"`` forces the
         interpreter (for its counters), otherwise native code when compiled."""
-        runner = self.interpreter if self.native is None or backend == "interpreter" else self.native
+        if backend == "interpreter" or self.native is None:
+            runner: Backend = self.interpreter
+        else:
+            runner = self.backward if backward else self.native
         try:
             results = runner.caller(self.name, backward)(args)
         except ArgumentProblem as error:
@@ -201,13 +226,13 @@ class InterpreterFallbackWarning(RuntimeWarning):
 
 
 @pausing
-def compile_natively(function: Compiled, module: ModuleOp, what: str, inverses: bool = True) -> NativeModule | None:
-    """``module`` compiled (``inverses``: see ``NativeModule.compile``), or
-    None where ``function``'s ``auto`` backend falls back to the interpreter
-    (with an ``InterpreterFallbackWarning`` naming ``what`` and the reason);
+def compile_natively(function: Compiled, what: str, compile: Callable[[], NativeModule]) -> NativeModule | None:
+    """What ``compile`` compiles (``what``), or None where ``function``'s
+    ``auto`` backend falls back to the interpreter (with an
+    ``InterpreterFallbackWarning`` naming ``what`` and the reason);
     ``backend="native"`` raises instead."""
     try:
-        return NativeModule.compile(module, inverses=inverses)
+        return compile()
     except PassFailedException as reason:
         if function.backend == "native":
             raise NativeCompilationError(f"{what} cannot run natively: {reason}") from None
