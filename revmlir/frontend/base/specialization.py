@@ -102,12 +102,26 @@ class Specialization:
         self.name = name
         self.module = module
         self.interpreter = RevInterpreter(module)
-        self.native: NativeModule | None = None
-        """The forward compile: what runs ``f`` and what derived programs
-        run where (``revmlir.frontend.base.derived``)."""
+        self._native: NativeModule | None = None
+        self._forward_decided = function.backend == "interpreter"
         self._backward: Backend | None = None
-        if function.backend != "interpreter":
-            self.native = compile_natively(function, function.__name__, functools.partial(NativeModule.compile, module))
+
+    @property
+    def native(self) -> NativeModule | None:
+        """The forward compile, or None where ``f`` runs on the interpreter:
+        what runs ``f``, and what decides where derived programs run
+        (``revmlir.frontend.base.derived``).  Compiled when first asked
+        for, so that a specialization nothing runs natively (the reversible
+        form of an ``@rv.ordinary`` function whose plain code runs its
+        calls) compiles nothing; with ``auto``'s warning where it falls
+        back, ``backend="native"`` raising.  Properties rather than
+        ``cached_property``s: the warning points at the first frame outside
+        revmlir, which would be ``functools``'."""
+        if not self._forward_decided:
+            compile = functools.partial(NativeModule.compile, self.module)
+            self._native = compile_natively(self.function, self.function.__name__, compile)
+            self._forward_decided = True
+        return self._native
 
     @property
     def backward(self) -> Backend:
@@ -115,8 +129,7 @@ class Specialization:
         inverse compiles, the inverses compiled at the first backward call
         (``NativeModule.holding``), else the interpreter (with ``auto``'s
         warning; ``backend="native"`` raises).  An ``ExecutionError`` for a
-        function without an inverse, as its call would raise.  Decided once
-        (not a ``cached_property``, whose frame the warning would point at)."""
+        function without an inverse, as its call would raise."""
         if self._backward is None:
             native = self.native
             compiled = native and compile_natively(
