@@ -5,6 +5,10 @@ machine code, and calls from Python with scalars and numpy arrays.
         ──convert-std-to-llvm──► llvm dialect ──xdsl.backend.llvm──► LLVM IR
         ──llvmlite (-O3, host CPU)──► machine code
 
+A compile builds one direction (``Direction``): the functions (and the
+inverses their uncalls run), or the inverses; the first call in the other
+direction compiles the rest.
+
 Arrays are passed by pointer (no copy) and updated in place; a stack (a
 Python list) is copied into a ``malloc``'d buffer behind a header
 (``revmlir.lowering.stacks``) and copied back into the same list after the
@@ -119,7 +123,8 @@ class Direction(enum.Enum):
     FORWARD = "forward"
     """Every function, and the inverses its uncalls run."""
     BACKWARD = "backward"
-    """Every inverse, and the functions it calls (or its uncalls run)."""
+    """The inverse of every function that has one, and the functions (or
+    inverses) that these call or uncall."""
     BOTH = "both"
     """Every function and every inverse: a library for C callers
     (``rev-translate``), which may call either."""
@@ -200,8 +205,10 @@ class NativeModule(Backend):
     polling: frozenset[str]
     """``LLVMModule.polling``."""
     direction: Direction
+    """What this compile holds; ``rest`` holds the other direction."""
     opt_level: int
     tolerance: float | None
+    """The options of ``compile``, which ``rest`` is compiled with too."""
 
     def __repr__(self) -> str:
         # the dataclass's would print the whole module and its LLVM IR
