@@ -80,15 +80,15 @@ def test_a_forward_call_compiles_no_inverse_and_the_first_backward_call_compiles
     assert spec.native is not None and spec.native.rest is spec.native.holding(spec.name, backward=True)
 
 
-def test_a_backward_call_first_compiles_the_forward_code_then_the_inverses():
-    """The specialization's forward compile decides where ``f`` and its
-    derived functions run; ``~f`` first compiles it, then the inverses."""
+def test_a_backward_call_first_compiles_only_the_inverses(compiles: Compiles):
     f = scaled_sum("native")
     y, v = scaled_sum("interpreter")(0.25, np.array([1.5, 3.0]))
     back_y, back_v = (~f)(y, v)
     assert back_y == pytest.approx(0.25) and list(back_v) == pytest.approx([1.5, 3.0])
-    spec = f.specialization_for(y, v)
-    assert spec.native is not None and spec.native.direction is Direction.FORWARD
+    ((direction, backward),) = compiles
+    assert direction is Direction.BACKWARD and all(name.endswith(INVERSE_SUFFIX) for name in functions(backward))
+    assert f(back_y, back_v)[0] == pytest.approx(y)
+    assert [d for d, _ in compiles] == [Direction.BACKWARD, Direction.FORWARD]
 
 
 def test_an_uncall_in_forward_code_compiles_its_inverse_with_it(compiles: Compiles):
@@ -181,20 +181,29 @@ def test_the_native_backend_refuses_only_the_direction_it_cannot_compile():
         (~f)(2.0, np.zeros(2))
 
 
-def test_a_function_whose_forward_code_native_code_cannot_run_runs_on_the_interpreter_both_ways(
-    capsys: pytest.CaptureFixture[str],
-):
-    @rv.reversible
+def prints_forwards(backend: str) -> rv.ReversibleFunction:
+    @rv.reversible(backend=backend)
     def prints_forwards(x, v):
         x += 1.0
         with rv.safe():
             print(v)
 
-    v = np.array([3.0])
+    return prints_forwards
+
+
+def test_a_function_whose_forward_code_native_code_cannot_run_runs_backwards_natively(
+    capsys: pytest.CaptureFixture[str],
+):
+    f, v = prints_forwards("auto"), np.array([3.0])
     with pytest.warns(rv.InterpreterFallbackWarning, match="prints_forwards runs on the interpreter"):
-        assert prints_forwards(1.0, v)[0] == 2.0
-    assert (~prints_forwards)(2.0, v)[0] == 1.0
+        assert f(1.0, v)[0] == 2.0
     assert capsys.readouterr().out == "[3.]\n"
+    assert (~f)(2.0, v)[0] == 1.0
+    assert isinstance(f.specialization_for(2.0, v).backward, NativeModule)
+    native = prints_forwards("native")
+    assert (~native)(2.0, v)[0] == 1.0
+    with pytest.raises(rv.NativeCompilationError, match="prints_forwards cannot run natively"):
+        native(1.0, v)
 
 
 @pytest.mark.parametrize("inverse", [False, True])

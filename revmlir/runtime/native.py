@@ -189,6 +189,14 @@ def lower_to_llvm_ir(
     return LLVMModule(str(llvm_module), checks, dict(aliasing.written), polling)
 
 
+def check_inverse(module: ModuleOp, name: str) -> None:
+    """The ``ExecutionError`` of running ``@name`` backwards where it has no
+    inverse (located at the op that forgets), raised before anything is
+    compiled for it."""
+    if name in forgetful_functions(module):
+        raise ExecutionError(no_inverse_message(module, name))
+
+
 @dataclass(repr=False)
 class NativeModule(Backend):
     """A rev module compiled to machine code: the functions of one
@@ -249,8 +257,8 @@ class NativeModule(Backend):
         does not compile."""
         if (inverse_name(name) if backward else name) in self.writes:
             return self
-        if backward and name in forgetful_functions(self.module):
-            raise ExecutionError(no_inverse_message(self.module, name))
+        if backward:
+            check_inverse(self.module, name)
         return self.rest
 
     @functools.cached_property

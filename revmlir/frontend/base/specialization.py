@@ -35,7 +35,7 @@ from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.backend import Backend
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.semantics import gradient_type, written_arguments
 
@@ -125,20 +125,28 @@ class Specialization:
 
     @property
     def backward(self) -> Backend:
-        """What runs ``~f``: native code where ``f`` runs natively and its
-        inverse compiles, the inverses compiled at the first backward call
-        (``NativeModule.holding``), else the interpreter (with ``auto``'s
-        warning; ``backend="native"`` raises).  An ``ExecutionError`` for a
-        function without an inverse, as its call would raise."""
+        """What runs ``~f``: native code where its inverse compiles,
+        compiled at the first backward call, else the interpreter (with
+        ``auto``'s warning; ``backend="native"`` raises).  An
+        ``ExecutionError`` for a function without an inverse, as its call
+        would raise."""
         if self._backward is None:
-            native = self.native
-            compiled = native and compile_natively(
-                self.function,
-                f"the inverse of {self.function.__name__}",
-                lambda: native.holding(self.name, backward=True),
-            )
-            self._backward = self.interpreter if native is None or compiled is None else native
+            compiled = None
+            if self.function.backend != "interpreter":
+                what = f"the inverse of {self.function.__name__}"
+                compiled = compile_natively(self.function, what, self._compile_backward)
+            self._backward = self.interpreter if compiled is None else compiled
         return self._backward
+
+    def _compile_backward(self) -> NativeModule:
+        """The inverses: the rest of the forward compile where ``f`` has
+        run natively (``NativeModule.holding``), else compiled alone, so
+        that a first ``~f`` compiles no forward code, and runs natively
+        where only the forward code does not compile."""
+        if self._native is not None:
+            return self._native.holding(self.name, backward=True)
+        check_inverse(self.module, self.name)
+        return NativeModule.compile(self.module, direction=Direction.BACKWARD)
 
     @functools.cached_property
     def inverse(self) -> Specialization:
@@ -202,10 +210,12 @@ class Specialization:
     def run(self, args: Sequence[Any], backward: bool, backend: str | None = None) -> Any:
         """Run forward or backward; ``backend="interpreter"`` forces the
         interpreter (for its counters), otherwise native code when compiled."""
-        if backend == "interpreter" or self.native is None:
+        if backend == "interpreter":
             runner: Backend = self.interpreter
+        elif backward:
+            runner = self.backward
         else:
-            runner = self.backward if backward else self.native
+            runner = self.interpreter if (native := self.native) is None else native
         try:
             results = runner.caller(self.name, backward)(args)
         except ArgumentProblem as error:
