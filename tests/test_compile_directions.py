@@ -77,7 +77,7 @@ def test_a_forward_call_compiles_no_inverse_and_the_first_backward_call_compiles
     (~f)(y, w.copy())
     assert len(compiles) == 2  # each direction once, the forward code kept
     spec = f.specialization_for(0.25, v)
-    assert spec.native is not None and spec.native.rest is spec.native.holding(spec.name, backward=True)
+    assert spec.native is not None and spec.backward is spec.native and spec.native.rest.direction is Direction.BACKWARD
 
 
 def test_a_backward_call_first_compiles_only_the_inverses(compiles: Compiles):

@@ -139,12 +139,15 @@ class Specialization:
         return self._backward
 
     def _compile_backward(self) -> NativeModule:
-        """The inverses: the rest of the forward compile where ``f`` has
-        run natively (``NativeModule.holding``), else compiled alone, so
-        that a first ``~f`` compiles no forward code, and runs natively
-        where only the forward code does not compile."""
-        if self._native is not None:
-            return self._native.holding(self.name, backward=True)
+        """The inverses: where ``f`` has run natively, the forward compile,
+        which compiles its rest now (``NativeModule.holding``) and whose
+        caller of ``~f`` is then the one every backward call uses; else
+        the inverses compiled alone, so that a first ``~f`` compiles no
+        forward code, and runs natively where only the forward code does
+        not compile."""
+        if (native := self._native) is not None:
+            native.holding(self.name, backward=True)
+            return native
         check_inverse(self.module, self.name)
         return NativeModule.compile(self.module, direction=Direction.BACKWARD)
 
