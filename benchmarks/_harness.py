@@ -349,9 +349,10 @@ class DirectCall:
             *[ctypes.addressof(s) for s in self._storage], ctypes.addressof(self._error_descriptor)
         )
         symbol = (inverse_name(name) if backward else name) + "_ciface"
-        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(native.machine_code.address(symbol))
+        code = native.holding(name, backward)  # an inverse is in the backward compile
+        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(code.machine_code.address(symbol))
         self._pointer = ctypes.addressof(self._slots)
-        self._native = native
+        self._native = code
 
     def __call__(self) -> None:
         self._entry(self._pointer)
@@ -401,6 +402,15 @@ def optimized_ir(llvm_ir: str) -> str:
     from revmlir.runtime.jit import host_target_machine, optimize
 
     return str(optimize(llvm_ir, host_target_machine(3), 3))
+
+
+def compiled_ir(native: Any, name: str) -> str:
+    """The LLVM IR, before -O3, of the compile of ``native`` that holds
+    ``@name``: an inverse's is the backward compile's."""
+    from revmlir.naming import INVERSE_SUFFIX, inverse_name
+
+    backward = name.endswith(INVERSE_SUFFIX)
+    return native.holding(inverse_name(name) if backward else name, backward).llvm_ir
 
 
 def function_body(ir: str, name: str) -> str:

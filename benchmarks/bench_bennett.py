@@ -203,9 +203,8 @@ def ir_evidence(variants) -> None:
     print("\n## optimized LLVM IR per level (recursive calls kept; run-time checks present?)")
     for mode, f in variants.items():
         spec = f.specialization_for(1.0, 0.0, 3)
-        ir = H.optimized_ir(spec.native.llvm_ir)
         for name in ("bennett", "bennett.inv"):
-            body = H.function_body(ir, name)
+            body = H.function_body(H.optimized_ir(H.compiled_ir(spec.native, name)), name)
             calls = H.count_calls(body, "bennett") + H.count_calls(body, "bennett.inv")
             checks = body.count("llvm.maximum.f64") // 2
             print(f"checks={mode:<3} @{name:<12} calls per level: {calls}, anc.free tolerance checks: {checks}")

@@ -145,9 +145,8 @@ def ir_evidence(variants, y, x) -> None:
     for mode, (_s, log_call, log_routine) in variants.items():
         for f in (log_call, log_routine):
             spec = f.specialization_for(y, x)
-            ir = H.optimized_ir(spec.native.llvm_ir)
             for name in (spec.name, spec.name + ".inv"):
-                body = H.function_body(ir, name)
+                body = H.function_body(H.optimized_ir(H.compiled_ir(spec.native, name)), name)
                 counts = {c: H.count_calls(body, c) for c in ("hypot", "atan2", "llvm.log.f64", "log")}
                 print(
                     f"checks={mode:<3} @{name:<16} "

@@ -175,7 +175,7 @@ Ratios: the inverse mode over its ordinary mode (target ≤ 1.5×).
             else:
                 module, name = spec_or_module.clone(), affine[1] if label == "affine" else unitary[1]
             generate_all(module, [name])
-            native = NativeModule.compile(module, inverses=False)
+            native = NativeModule.compile(module)
             x = copy.deepcopy(args)
             y = list(native.call(name, *copy.deepcopy(args)))
             seeds = seeds_for([], args, rng, state)

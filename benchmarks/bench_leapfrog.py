@@ -184,13 +184,13 @@ def ir_evidence(variants, case) -> None:
     _, x0, v0, m, G, dt, nsteps = case
     for mode, f in [*variants.items(), ("paper", paper_leapfrog.leapfrog)]:
         spec = f.specialization_for(x0, v0, m, G, dt, nsteps)
-        ir = H.optimized_ir(spec.native.llvm_ir)
+        irs = {name: H.optimized_ir(H.compiled_ir(spec.native, name)) for name in ("kick", "kick.inv")}
         for name in ("kick", "kick.inv"):
-            body = H.function_body(ir, name)
+            body = H.function_body(irs[name], name)
             calls = H.count_calls(body, "acceleration") + H.count_calls(body, "acceleration.inv")
             print(f"{mode:<5} @{name:<9}: calls to @acceleration(.inv) per pair: {calls}")
         for name in ("acceleration", "acceleration.inv"):
-            body = H.function_body(ir, name)
+            body = H.function_body(irs["kick.inv" if name.endswith(".inv") else "kick"], name)
             if not body:
                 continue
             print(

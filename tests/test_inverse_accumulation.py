@@ -344,7 +344,7 @@ def test_passes_on_the_paper_examples(example, backend):
     generate_inverse_tangents(module, [name])
     generate_inverse_adjoints(module, [name])
     module.verify()
-    runner = RevInterpreter(module) if backend == "interpreter" else NativeModule.compile(module, inverses=False)
+    runner = RevInterpreter(module) if backend == "interpreter" else NativeModule.compile(module)
     rng = np.random.default_rng(4)
     args = draw(rng)
     every = range(len(args))

@@ -22,7 +22,7 @@ from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.native import Direction, NativeModule
 from revmlir.semantics import written_arguments
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,7 +199,7 @@ def test_the_array_analysis_runs_once_per_compilation(monkeypatch):
 
     monkeypatch.setattr(revmlir.runtime.native, "analyse_arrays", counted)
     monkeypatch.setattr(revmlir.lowering.std_to_llvm, "analyse_arrays", counted)
-    native = NativeModule.compile(parse_module(ACCUMULATE), opt_level=0)
+    native = NativeModule.compile(parse_module(ACCUMULATE), opt_level=0, direction=Direction.BOTH)
     assert len(runs) == 1
     assert native.writes == analyse_arrays(runs[0]).written
     assert {1, 2} <= native.writes["accumulate"] and {1, 2} <= native.writes[inverse_name("accumulate")]

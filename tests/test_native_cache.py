@@ -37,6 +37,10 @@ def test_a_second_compilation_loads_the_cached_object(cache_home: Path, monkeypa
     # ran before in this process.
     expected = first.call("rrfib", 0, 20), first.uncall("rrfib", 10946, 20)
     entries = sorted(cache_home.glob("*.o"))
+    # the uncall compiled the inverses: an entry of their own
+    target = jit.HostTarget.detect()
+    keys = {cache.key(m.llvm_ir, "jit", 3, target.triple, target.cpu, target.features) for m in (first, first.rest)}
+    assert len(keys) == 2 and {key + ".o" for key in keys} <= {entry.name for entry in entries}
     forbid_llvm(monkeypatch)
     second = fibonacci()
     assert (second.call("rrfib", 0, 20), second.uncall("rrfib", 10946, 20)) == expected == ((10946, 20), (0, 20))

@@ -192,7 +192,7 @@ RECORD_ELEMENTS = {"index": [2**62, 0, 9], "i64": [-(2**63), 7], "f64": [0.1, -1
 def stack_records() -> tuple[RevInterpreter, NativeModule]:
     text = "".join(STACK_RECORDS.replace("ELEMENT", element) for element in RECORD_ELEMENTS)
     module = parse_module(text)
-    return RevInterpreter(module), NativeModule.compile(module, inverses=False)
+    return RevInterpreter(module), NativeModule.compile(module)
 
 
 @pytest.mark.parametrize("element", RECORD_ELEMENTS)
@@ -250,7 +250,7 @@ rev.func @drop_nothing_ELEMENT(%x: ELEMENT, %f: !anc.stack<ELEMENT>) attributes 
 def bad_lengths() -> tuple[str, RevInterpreter, NativeModule]:
     text = "".join(BAD_LENGTHS.replace("ELEMENT", element) for element in ("i64", "f64"))
     module = parse_module(text, "records.mlir")
-    return text, RevInterpreter(module), NativeModule.compile(module, inverses=False)
+    return text, RevInterpreter(module), NativeModule.compile(module)
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,10 @@ machine code, and calls from Python with scalars and numpy arrays.
         ──convert-std-to-llvm──► llvm dialect ──xdsl.backend.llvm──► LLVM IR
         ──llvmlite (-O3, host CPU)──► machine code
 
+A compile builds one direction (``Direction``): the functions (and the
+inverses their uncalls run), or the inverses; the first call in the other
+direction compiles the rest.
+
 Arrays are passed by pointer (no copy) and updated in place; a stack (a
 Python list) is copied into a ``malloc``'d buffer behind a header
 (``revmlir.lowering.stacks``) and copied back into the same list after the
@@ -15,6 +19,7 @@ and surface as ``InvertibilityError`` at the op's source location.
 from __future__ import annotations
 
 import ctypes
+import enum
 import functools
 import operator
 from collections.abc import Callable, Sequence
@@ -39,7 +44,6 @@ from xdsl.passes import PassPipeline
 from revmlir.collector import pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
-from revmlir.errors import ExecutionError, InversionError
 from revmlir.inversion import invert_function
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import analyse_arrays
@@ -54,6 +58,7 @@ from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, trans
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
+from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime.arguments import ArgumentTypeError, converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
 from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
@@ -109,15 +114,36 @@ class LLVMModule:
     """The functions whose runs poll for Ctrl-C (``polling_functions``)."""
 
 
-def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses: bool = True) -> LLVMModule:
-    """LLVM IR for a verified rev module: every function and, with
-    ``inverses``, its inverse; without, only the inverses that uncalls
-    need."""
+class Direction(enum.Enum):
+    """Which functions of a module one compile builds.  A call runs one
+    direction, and a function and its inverse are about the same code, so a
+    compile of one direction is about half the work of both."""
+
+    FORWARD = "forward"
+    """Every function, and the inverses its uncalls run."""
+    BACKWARD = "backward"
+    """The inverse of every function that has one, and the functions (or
+    inverses) that these call or uncall."""
+    BOTH = "both"
+    """Every function and every inverse: a library for C callers
+    (``rev-translate``), which may call either."""
+
+
+def lower_to_llvm_ir(
+    module: ModuleOp, tolerance: float | None = None, direction: Direction = Direction.BOTH
+) -> LLVMModule:
+    """LLVM IR for a verified rev module: the functions of ``direction``."""
     check_native_types(module)
     work = module.clone()
     context = make_context()
-    if inverses:
+    if direction is Direction.BOTH:
         RevInvertPass(where_possible=True).apply(context, work)
+    elif direction is Direction.BACKWARD:
+        # the inverses are the entry points: what they never call is not lowered
+        functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp)]
+        RevInvertPass(where_possible=True).apply(context, work)
+        inverted = {f.sym_name.data for f in work.ops if isinstance(f, FuncOp)}
+        drop_unreached_functions(work, [inverse_name(n) for n in functions if inverse_name(n) in inverted])
     lower_to_std(work, DEFAULT_TOLERANCE if tolerance is None else tolerance, check_ops=True)
     PassPipeline((LoopVersioningPass(), HostSafetyPass())).apply(context, work)
     # Between std IR and LLVM: keep what calls need of the std form (the
@@ -159,9 +185,21 @@ def lower_to_llvm_ir(module: ModuleOp, tolerance: float | None = None, inverses:
     return LLVMModule(str(llvm_module), checks, dict(aliasing.written), polling)
 
 
+def check_inverse(module: ModuleOp, name: str) -> None:
+    """The inverter's ``InversionError`` (the interpreter's error) for
+    running ``@name`` backwards where it has no inverse, raised before
+    anything is compiled for it: the backward compile inverts every
+    function it can (``RevInvertPass(where_possible=True)``), so this is
+    the one a call would find missing."""
+    (func,) = [f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == name]
+    invert_function(func)
+
+
 @dataclass(repr=False)
 class NativeModule(Backend):
-    """A rev module compiled to machine code."""
+    """A rev module compiled to machine code: the functions of one
+    direction, and those of the other compiled when a call first needs one
+    (``holding``)."""
 
     module: ModuleOp
     llvm_ir: str
@@ -172,6 +210,11 @@ class NativeModule(Backend):
     overlap."""
     polling: frozenset[str]
     """``LLVMModule.polling``."""
+    direction: Direction
+    """What this compile holds; ``rest`` holds the other direction."""
+    opt_level: int
+    tolerance: float | None
+    """The options of ``compile``, which ``rest`` is compiled with too."""
 
     def __repr__(self) -> str:
         # the dataclass's would print the whole module and its LLVM IR
@@ -181,39 +224,58 @@ class NativeModule(Backend):
     @classmethod
     @pausing
     def compile(
-        cls, module: ModuleOp, opt_level: int = 3, tolerance: float | None = None, inverses: bool = True
+        cls,
+        module: ModuleOp,
+        opt_level: int = 3,
+        tolerance: float | None = None,
+        direction: Direction = Direction.FORWARD,
     ) -> NativeModule:
-        """``inverses=False`` leaves out the inverses no uncall needs (half
-        the code, half the compile time) for modules that are only run
-        forward, such as derived functions; ``uncall`` then says so."""
-        lowered = lower_to_llvm_ir(module, tolerance, inverses)
+        """The functions of ``direction`` compiled now: by default what
+        calls run, so that a first call compiles no inverse its run does
+        not need; the first ``uncall`` compiles the inverses."""
+        lowered = lower_to_llvm_ir(module, tolerance, direction)
         machine_code = jit(lowered.llvm_ir, opt_level)
-        return cls(module, lowered.llvm_ir, lowered.check_table, machine_code, lowered.writes, lowered.polling)
+        return cls(
+            module,
+            lowered.llvm_ir,
+            lowered.check_table,
+            machine_code,
+            lowered.writes,
+            lowered.polling,
+            direction,
+            opt_level,
+            tolerance,
+        )
+
+    def holding(self, name: str, backward: bool) -> NativeModule:
+        """The compile whose machine code runs ``@name``, or its inverse if
+        ``backward``: this one, or the rest of the module (``rest``),
+        compiled now if it was not; an ``ExecutionError`` for the inverse of
+        a function that has none, and the rest's compile error where it
+        does not compile."""
+        if (inverse_name(name) if backward else name) in self.writes:
+            return self
+        if backward:
+            check_inverse(self.module, name)
+        return self.rest
+
+    @functools.cached_property
+    def rest(self) -> NativeModule:
+        """The functions of the other direction, compiled once, on first
+        use, with the same options: a separate machine-code module, so that
+        the callers of this one stay as they are."""
+        other = Direction.FORWARD if self.direction is Direction.BACKWARD else Direction.BACKWARD
+        return NativeModule.compile(self.module, self.opt_level, self.tolerance, other)
 
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
-        return _NativeCall(self, func, backward)
+        return _NativeCall(self.holding(func.sym_name.data, backward), self._written, func, backward)
 
     def std_caller(self, function: StdFuncOp) -> Caller:
         """The caller of a ``func.func`` of the module written to rev's
         calling convention (its results are the final values of its scalar
         arguments, in order; arrays change in place), such as the wrappers
         that run ordinary code as it is (``revmlir.frontend.ordinary_code.functions``)."""
-        return _NativeCall(self, function, backward=False)
-
-
-def _no_entry(func: FuncOp, backward: bool) -> Exception:
-    """Why the inverse of ``func`` has no entry point: the inverter has
-    none, and its ``InversionError`` is the interpreter's error, or the
-    module was compiled to run forward only."""
-    if backward:
-        try:
-            invert_function(func)
-        except InversionError as error:
-            return error
-    return ExecutionError(
-        f"@{func.sym_name.data} has no compiled inverse: its module was compiled to run "
-        "forward only (NativeModule.compile(inverses=False))"
-    )
+        return _NativeCall(self, self._written, function, backward=False)
 
 
 class _NativeCall:
@@ -235,31 +297,30 @@ class _NativeCall:
     instead for a Ctrl-C pressed before; any other is called directly.
     """
 
-    def __init__(self, module: NativeModule, func: FuncOp, backward: bool):
+    def __init__(self, code: NativeModule, written: dict[str, frozenset[int]], func: FuncOp, backward: bool):
+        """``code`` holds the entry point (``NativeModule.holding``);
+        ``written`` is the rev module's ``Backend._written``."""
         name = func.sym_name.data
         types = list(func.function_type.inputs.data)
         function = inverse_name(name) if backward else name
-        try:
-            self.entry = module.machine_code.address(function + CIFACE_SUFFIX)
-        except KeyError:
-            raise _no_entry(func, backward) from None
-        self.machine_code = module.machine_code  # alive while the entry may be called
-        self.check_table = module.check_table
+        self.entry = code.machine_code.address(function + CIFACE_SUFFIX)
+        self.machine_code = code.machine_code  # alive while the entry may be called
+        self.check_table = code.check_table
         self.name = name
         self.label = ("~" if backward else "") + name
-        self.writes = module.writes[function]
+        self.writes = code.writes[function]
         parameters = [arg.name_hint for arg in func.body.block.args]
         # what the program writes, as the interpreter decides it (``writes``
         # is the lowering's cover of it, for noalias; all there is for a
         # ``func.func`` run as it is)
-        written = module._written.get(name, self.writes)
-        self.arguments = [_argument(t, name, i, i in written, parameters[i]) for i, t in enumerate(types)]
+        changed = written.get(name, self.writes)
+        self.arguments = [_argument(t, name, i, i in changed, parameters[i]) for i, t in enumerate(types)]
         self.stores = [argument.store for argument in self.arguments]
         self.loads = [(i, argument.load) for i, argument in enumerate(self.arguments) if argument.load]
         self.stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
         self.frames: list[_Frame] = []
         self.marshal = marshaller()
-        self.polls = function in module.polling
+        self.polls = function in code.polling
         self.run = interrupts().run
         self.direct = _ENTRY(self.entry)
 

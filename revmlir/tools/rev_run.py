@@ -29,7 +29,7 @@ from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.native import Direction, NativeModule
 from revmlir.runtime.values import numpy_dtype
 from revmlir.tools.cli import UsageError, read_text, run_tool
 
@@ -119,7 +119,9 @@ def run(args: argparse.Namespace) -> int:
     runner: RevInterpreter | NativeModule = interpreter
     if backend == "native":
         try:
-            runner = NativeModule.compile(module, tolerance=args.tolerance)
+            # only the direction it runs
+            direction = Direction.BACKWARD if args.inverse else Direction.FORWARD
+            runner = NativeModule.compile(module, tolerance=args.tolerance, direction=direction)
         except PassFailedException as error:
             print(
                 f"{args.input_file}: error: cannot run natively: {error} (use --backend=interpreter)", file=sys.stderr

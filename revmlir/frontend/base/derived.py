@@ -28,6 +28,7 @@ from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
 from revmlir.kept_answers import ir_unchanged
 from revmlir.runtime.backend import Backend
+from revmlir.runtime.native import NativeModule
 
 
 class Reversible(Protocol):
@@ -63,23 +64,20 @@ def is_reversible(value: object) -> TypeGuard[Reversible]:
     return getattr(value, "__revmlir_reversible__", False) is True
 
 
-_derived: WeakKeyDictionary[Specialization, dict[tuple[str, bool], tuple[ModuleOp, Backend]]] = WeakKeyDictionary()
+_derived: WeakKeyDictionary[Specialization, dict[str, tuple[ModuleOp, Backend]]] = WeakKeyDictionary()
 
 
 def derived_backend(
-    spec: Specialization,
-    what: str,
-    generate: Callable[[ModuleOp, list[str]], object],
-    inverses: bool = False,
+    spec: Specialization, what: str, generate: Callable[[ModuleOp, list[str]], object]
 ) -> tuple[ModuleOp, Backend]:
     """A copy of the specialization's module to which ``generate`` added
     functions derived from ``f`` (``what`` names them: "adjoint", …), and how
     it runs: natively when ``f``'s specialization does, otherwise on the
-    interpreter.  Built once per specialization, kind and ``inverses``.
-    Derived functions are run forward, so native code leaves out the
-    inverses no uncall needs (half the compile time) unless ``inverses``."""
+    interpreter.  Built once per specialization and kind.  Derived
+    functions are run forward: native code compiles the inverses only if
+    one is uncalled (``NativeModule.holding``)."""
     derived = _derived.setdefault(spec, {})
-    if (cached := derived.get((what, inverses))) is None:
+    if (cached := derived.get(what)) is None:
         with collector_paused():
             module = spec.module.clone()
             generate(module, [spec.name])
@@ -88,8 +86,11 @@ def derived_backend(
             backend: Backend = RevInterpreter(module)
             if spec.native is not None:
                 name = spec.function.__name__
-                backend = compile_natively(spec.function, module, f"the {what} of {name}", inverses) or backend
-        cached = derived[(what, inverses)] = (module, backend)
+                compiled = compile_natively(
+                    spec.function, f"the {what} of {name}", partial(NativeModule.compile, module)
+                )
+                backend = compiled or backend
+        cached = derived[what] = (module, backend)
     return cached
 
 

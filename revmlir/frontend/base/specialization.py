@@ -14,7 +14,7 @@ import copy
 import functools
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
 from types import FrameType
@@ -34,7 +34,8 @@ from revmlir.interpreter import RevInterpreter
 from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.backend import Backend
+from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.semantics import gradient_type, written_arguments
 
@@ -101,9 +102,54 @@ class Specialization:
         self.name = name
         self.module = module
         self.interpreter = RevInterpreter(module)
-        self.native: NativeModule | None = None
-        if function.backend != "interpreter":
-            self.native = compile_natively(function, module, function.__name__)
+        self._native: NativeModule | None = None
+        self._forward_decided = function.backend == "interpreter"
+        self._backward: Backend | None = None
+
+    @property
+    def native(self) -> NativeModule | None:
+        """The forward compile, or None where ``f`` runs on the interpreter:
+        what runs ``f``, and what decides where derived programs run
+        (``revmlir.frontend.base.derived``).  Compiled when first asked
+        for, so that a specialization nothing runs natively (the reversible
+        form of an ``@rv.ordinary`` function whose plain code runs its
+        calls) compiles nothing; with ``auto``'s warning where it falls
+        back, ``backend="native"`` raising.  Properties rather than
+        ``cached_property``s: the warning points at the first frame outside
+        revmlir, which would be ``functools``'."""
+        if not self._forward_decided:
+            compile = functools.partial(NativeModule.compile, self.module)
+            self._native = compile_natively(self.function, self.function.__name__, compile)
+            self._forward_decided = True
+        return self._native
+
+    @property
+    def backward(self) -> Backend:
+        """What runs ``~f``: native code where its inverse compiles,
+        compiled at the first backward call, else the interpreter (with
+        ``auto``'s warning; ``backend="native"`` raises).  An
+        ``ExecutionError`` for a function without an inverse, as its call
+        would raise."""
+        if self._backward is None:
+            compiled = None
+            if self.function.backend != "interpreter":
+                what = f"the inverse of {self.function.__name__}"
+                compiled = compile_natively(self.function, what, self._compile_backward)
+            self._backward = self.interpreter if compiled is None else compiled
+        return self._backward
+
+    def _compile_backward(self) -> NativeModule:
+        """The inverses: where ``f`` has run natively, the forward compile,
+        which compiles its rest now (``NativeModule.holding``) and whose
+        caller of ``~f`` is then the one every backward call uses; else
+        the inverses compiled alone, so that a first ``~f`` compiles no
+        forward code, and runs natively where only the forward code does
+        not compile."""
+        if (native := self._native) is not None:
+            native.holding(self.name, backward=True)
+            return native
+        check_inverse(self.module, self.name)
+        return NativeModule.compile(self.module, direction=Direction.BACKWARD)
 
     @functools.cached_property
     def inverse(self) -> Specialization:
@@ -167,7 +213,12 @@ class Specialization:
     def run(self, args: Sequence[Any], backward: bool, backend: str | None = None) -> Any:
         """Run forward or backward; ``backend="interpreter"`` forces the
         interpreter (for its counters), otherwise native code when compiled."""
-        runner = self.interpreter if self.native is None or backend == "interpreter" else self.native
+        if backend == "interpreter":
+            runner: Backend = self.interpreter
+        elif backward:
+            runner = self.backward
+        else:
+            runner = self.interpreter if (native := self.native) is None else native
         try:
             results = runner.caller(self.name, backward)(args)
         except ArgumentProblem as error:
@@ -201,13 +252,13 @@ class InterpreterFallbackWarning(RuntimeWarning):
 
 
 @pausing
-def compile_natively(function: Compiled, module: ModuleOp, what: str, inverses: bool = True) -> NativeModule | None:
-    """``module`` compiled (``inverses``: see ``NativeModule.compile``), or
-    None where ``function``'s ``auto`` backend falls back to the interpreter
-    (with an ``InterpreterFallbackWarning`` naming ``what`` and the reason);
+def compile_natively(function: Compiled, what: str, compile: Callable[[], NativeModule]) -> NativeModule | None:
+    """What ``compile`` compiles (``what``), or None where ``function``'s
+    ``auto`` backend falls back to the interpreter (with an
+    ``InterpreterFallbackWarning`` naming ``what`` and the reason);
     ``backend="native"`` raises instead."""
     try:
-        return NativeModule.compile(module, inverses=inverses)
+        return compile()
     except PassFailedException as reason:
         if function.backend == "native":
             raise NativeCompilationError(f"{what} cannot run natively: {reason}") from None

@@ -1,0 +1,221 @@
+"""A call compiles the direction it runs: a forward call no inverse, the
+first backward call the inverses, once, beside the forward code, and each
+direction runs natively where it compiles (docs/design.md, "A call compiles
+the direction it runs")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.dialects.builtin import ModuleOp
+
+import revmlir as rv
+from revmlir.errors import ExecutionError, InversionError
+from revmlir.naming import INVERSE_SUFFIX, inverse_name
+from revmlir.parsing import parse_module
+from revmlir.runtime import native
+from revmlir.runtime.native import Direction, LLVMModule, NativeModule
+from revmlir.tools import rev_run
+from test_adjoint_inverse import ANCILLA, adjoint_module
+from test_native_cache import EXAMPLES
+
+Compiles = list[tuple[Direction, set[str]]]
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> Compiles:
+    """Each native compile: its direction and the functions it holds."""
+    found: Compiles = []
+    lower = native.lower_to_llvm_ir
+
+    def counted(module: ModuleOp, tolerance: float | None = None, direction: Direction = Direction.BOTH) -> LLVMModule:
+        lowered = lower(module, tolerance, direction)
+        found.append((direction, set(lowered.writes)))
+        return lowered
+
+    monkeypatch.setattr(native, "lower_to_llvm_ir", counted)
+    return found
+
+
+def functions(compiled: set[str]) -> set[str]:
+    """The compiled functions that are the program's (not the runtime's)."""
+    return {name for name in compiled if not name.startswith("revmlir.")}
+
+
+def scaled_sum(backend: str) -> rv.ReversibleFunction:
+    @rv.reversible(backend=backend)
+    def add_scaled(y, x):
+        y += 2.0 * x
+
+    @rv.reversible(backend=backend)
+    def scaled_sum(y, v):
+        for i in range(len(v)):
+            add_scaled(y, v[i])
+            v[i] += y
+
+    return scaled_sum
+
+
+def test_a_forward_call_compiles_no_inverse_and_the_first_backward_call_compiles_them_once(compiles: Compiles):
+    f, reference = scaled_sum("native"), scaled_sum("interpreter")
+    v = np.array([1.0, -2.0, 0.5])
+    y, w = f(0.25, v.copy())
+    assert (y, list(w)) == (reference(0.25, v.copy())[0], list(reference(0.25, v.copy())[1]))
+    ((direction, forward),) = compiles
+    assert direction is Direction.FORWARD and len(functions(forward)) == 2
+    assert not any(name.endswith(INVERSE_SUFFIX) for name in forward)
+
+    back_y, back_v = (~f)(y, w.copy())
+    expected_y, expected_v = (~reference)(y, w.copy())
+    assert back_y == expected_y and list(back_v) == list(expected_v)
+    assert back_y == pytest.approx(0.25) and list(back_v) == pytest.approx(list(v))  # f then ~f restores
+    direction, backward = compiles[1]
+    assert direction is Direction.BACKWARD
+    assert functions(backward) == {inverse_name(name) for name in functions(forward)}
+
+    f(0.25, v.copy())
+    (~f)(y, w.copy())
+    assert len(compiles) == 2  # each direction once, the forward code kept
+    spec = f.specialization_for(0.25, v)
+    assert spec.native is not None and spec.backward is spec.native and spec.native.rest.direction is Direction.BACKWARD
+
+
+def test_a_backward_call_first_compiles_only_the_inverses(compiles: Compiles):
+    f = scaled_sum("native")
+    y, v = scaled_sum("interpreter")(0.25, np.array([1.5, 3.0]))
+    back_y, back_v = (~f)(y, v)
+    assert back_y == pytest.approx(0.25) and list(back_v) == pytest.approx([1.5, 3.0])
+    ((direction, backward),) = compiles
+    assert direction is Direction.BACKWARD and all(name.endswith(INVERSE_SUFFIX) for name in functions(backward))
+    assert f(back_y, back_v)[0] == pytest.approx(y)
+    assert [d for d, _ in compiles] == [Direction.BACKWARD, Direction.FORWARD]
+
+
+def test_an_uncall_in_forward_code_compiles_its_inverse_with_it(compiles: Compiles):
+    """Forward code that runs a function backwards holds that inverse: a
+    call needs no second compile."""
+    module = parse_module((EXAMPLES / "fibonacci.mlir").read_text())
+    compiled = NativeModule.compile(module)
+    assert compiled.call("rrfib", 0, 20) == (10946, 20)
+    ((_, forward),) = compiles
+    assert "rrfib" in forward and not any(name.endswith(INVERSE_SUFFIX) for name in forward)
+
+
+def test_the_native_module_compiles_the_other_direction_at_its_first_call(compiles: Compiles):
+    module = parse_module((EXAMPLES / "multiplier.mlir").read_text())
+    backward = NativeModule.compile(module, direction=Direction.BACKWARD)
+    assert functions(compiles[0][1]) == {"multiplier.inv"}
+    assert backward.uncall("multiplier", 17, 3, 5) == (2, 3, 5)
+    assert len(compiles) == 1
+    assert backward.call("multiplier", 2, 3, 5) == (17, 3, 5)
+    assert [(d, functions(names)) for d, names in compiles[1:]] == [(Direction.FORWARD, {"multiplier"})]
+    both = NativeModule.compile(module, direction=Direction.BOTH)
+    assert both.uncall("multiplier", *both.call("multiplier", 2, 3, 5)) == (2.0, 3.0, 5.0)
+    assert functions(compiles[2][1]) == {"multiplier", "multiplier.inv"} and len(compiles) == 3
+
+
+def test_uncalling_a_function_without_an_inverse_compiles_nothing(compiles: Compiles):
+    module = adjoint_module(ANCILLA)
+    compiled = NativeModule.compile(module)
+    after = compiled.call("f.adj", 3.0, 2.0, 6.0, 0.0)
+    with pytest.raises(InversionError, match=r"^'anc.free' at adjoint.mlir:3:\d+ forgets the value it frees"):
+        compiled.uncall("f.adj", *after)
+    assert [d for d, _ in compiles] == [Direction.FORWARD]
+    assert compiled.uncall("f", *compiled.call("f", 3.0, 2.0)) == (3.0, 2.0)  # its other functions have one
+
+
+def test_the_inverse_of_a_function_without_one_is_refused_as_before():
+    @rv.reversible(backend="native")
+    def shifted(y, x):
+        t = rv.ancilla(0.0)
+        t += x
+        y += t
+        t -= x
+        rv.free(t)
+
+    @rv.reversible(backend="native")
+    def forgets(y, x, g_y, g_x):
+        rv.adjoint(shifted)(y, x, g_y, g_x)
+
+    after = forgets(3.0, 2.0, 6.0, 0.0)
+    assert after == (1.0, 2.0, 6.0, 6.0)
+    line = shifted.__wrapped__.__code__.co_firstlineno + 2
+    for _ in range(2):  # every call, not only the first
+        with pytest.raises(
+            ExecutionError,
+            match=rf"'rev.uncall' in @~forgets: 'anc.free' at .*test_compile_directions.py:{line}:\d+ forgets",
+        ):
+            (~forgets)(*after)
+
+
+def prints_backwards(backend: str) -> rv.ReversibleFunction:
+    @rv.reversible(backend=backend)
+    def prints_backwards(x, v):
+        x += 1.0
+        with rv.safe(when="inverse"):
+            print(v)  # a whole array: numpy formats it, on the interpreter
+
+    return prints_backwards
+
+
+def test_a_function_whose_inverse_native_code_cannot_run_runs_forward_natively(capsys: pytest.CaptureFixture[str]):
+    f = prints_backwards("auto")
+    v = np.array([1.0, 2.0])
+    with pytest.warns(rv.InterpreterFallbackWarning) as record:
+        assert f(1.0, v)[0] == 2.0
+        assert f.specialization_for(1.0, v).backend == "native"
+        assert capsys.readouterr().out == ""
+        assert not record
+        assert (~f)(2.0, v)[0] == 1.0
+    (warning,) = record
+    assert str(warning.message).startswith("the inverse of prints_backwards runs on the interpreter")
+    assert "'printf.print_format' at " in str(warning.message) and warning.filename == __file__
+    assert capsys.readouterr().out == "[1. 2.]\n"
+    assert (~f)(2.0, v)[0] == 1.0  # decided once: no second warning
+
+
+def test_the_native_backend_refuses_only_the_direction_it_cannot_compile():
+    f = prints_backwards("native")
+    assert f(1.0, np.zeros(2))[0] == 2.0
+    with pytest.raises(
+        rv.NativeCompilationError,
+        match=r"the inverse of prints_backwards cannot run natively: .*cannot print a memref<.xf64> in native code",
+    ):
+        (~f)(2.0, np.zeros(2))
+
+
+def prints_forwards(backend: str) -> rv.ReversibleFunction:
+    @rv.reversible(backend=backend)
+    def prints_forwards(x, v):
+        x += 1.0
+        with rv.safe():
+            print(v)
+
+    return prints_forwards
+
+
+def test_a_function_whose_forward_code_native_code_cannot_run_runs_backwards_natively(
+    capsys: pytest.CaptureFixture[str],
+):
+    f, v = prints_forwards("auto"), np.array([3.0])
+    with pytest.warns(rv.InterpreterFallbackWarning, match="prints_forwards runs on the interpreter"):
+        assert f(1.0, v)[0] == 2.0
+    assert capsys.readouterr().out == "[3.]\n"
+    assert (~f)(2.0, v)[0] == 1.0
+    assert isinstance(f.specialization_for(2.0, v).backward, NativeModule)
+    native = prints_forwards("native")
+    assert (~native)(2.0, v)[0] == 1.0
+    with pytest.raises(rv.NativeCompilationError, match="prints_forwards cannot run natively"):
+        native(1.0, v)
+
+
+@pytest.mark.parametrize("inverse", [False, True])
+def test_rev_run_compiles_the_direction_it_runs(inverse: bool, compiles: Compiles, capsys: pytest.CaptureFixture[str]):
+    arguments = ["17", "3", "5"] if inverse else ["2", "3", "5"]
+    options = ["--inverse"] if inverse else []
+    path = str(EXAMPLES / "multiplier.mlir")
+    assert rev_run.main([path, "-e", "multiplier", *options, "--args", *arguments]) == 0
+    assert capsys.readouterr().out.split()[0] == ("2" if inverse else "17")
+    ((direction, compiled),) = compiles
+    assert direction is (Direction.BACKWARD if inverse else Direction.FORWARD)
+    assert functions(compiled) == {"multiplier.inv" if inverse else "multiplier"}
