@@ -36,7 +36,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Operand, Value
 from revmlir.dialects.ad import ScheduleAttr
-from revmlir.dialects.primitives import ExternOp
+from revmlir.dialects.primitives import ExternOp, is_scalar_type
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.errors import ReversibleSyntaxError
@@ -1221,11 +1221,14 @@ class OrdinaryExpressions(ExpressionCompiler):
             self._operands[-1].append(value)
         return value
 
-    def _mistyped(self, error: ReversibleSyntaxError, type: Attribute, loc: Loc) -> SSAValue:
-        """A primitive's argument of another type than its parameter's is
-        a stand-in (``OrdinaryBuilder.stand_ins``) in a loop build that may
-        be thrown away: a ``float32`` there may be an ``f64`` in the
-        build that is kept."""
+    def _mistyped(self, error: ReversibleSyntaxError, value: Value, type: Attribute, loc: Loc) -> SSAValue:
+        """A primitive's scalar argument of another scalar type than its
+        parameter's is a stand-in (``OrdinaryBuilder.stand_ins``) in a loop
+        build that may be thrown away: a ``float32`` there may be an ``f64``
+        in the build that is kept.  An array's type, or a scalar given for
+        an array, is the same in every build: that error is raised."""
+        if not (is_scalar_type(type) and is_scalar_type(value.type)):
+            raise error
         return self.fn.cast(self.fn.stand_ins(error, 1, loc)[0], type, loc).ssa
 
     def _call(self, node: ast.Call) -> Value:
