@@ -333,9 +333,22 @@ def _names_an_unknown_variable(x, k):
     return s
 
 
+@rv.ordinary
+def _sum(a, b):
+    return a + b
+
+
+def _passes_a_failing_argument(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * _sum(_angle(s), math.atan2(k[i], 2))  # E:argument
+    return s
+
+
 OWN_ERRORS = [
     (_stores_a_float, "# E:store", "cannot store float into 'k', an array of int64"),
     (_names_an_unknown_variable, "# E:unknown", "unknown variable 'nowhere'"),
+    (_passes_a_failing_argument, "# E:argument", "'atan2' is not defined on int64"),
 ]
 
 
@@ -345,7 +358,9 @@ def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(function
     """The first build postpones ``_angle``'s error for the int ``s``, then
     meets an error of its own, which no stand-in caused: a statement's, or
     an expression's beside the stand-in (the sum of the stand-in and the
-    unknown name does not take its operand's error for its own).  That is
+    unknown name does not take its operand's error for its own, nor does
+    a call the error of its argument beside the stand-in, located anew
+    where the argument's compile ends).  That is
     the error reported, at its line, noting the postponed one."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(function, backend=engine)(X, np.zeros(3, dtype=np.int64))

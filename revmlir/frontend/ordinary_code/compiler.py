@@ -1200,6 +1200,18 @@ class OrdinaryExpressions(ExpressionCompiler):
     def fn(self) -> OrdinaryBuilder:
         return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
 
+    def compile(self, node: ast.expr) -> Value:
+        """An error out of a whole expression (an ordinary call's argument
+        is one) is its own, not that of the call around it: ``compile``
+        raises a new error for a ``BuildError``, which is judged here, so
+        that the call does not take it for an error of its operation on
+        a stand-in beside it."""
+        try:
+            return super().compile(node)
+        except ReversibleSyntaxError as error:
+            self._judged = error
+            raise
+
     def _compile(self, node: ast.expr) -> Value:
         """An expression whose own operation fails on a stand-in
         (``OrdinaryBuilder.stand_ins``) is a stand-in too, its error
