@@ -345,10 +345,21 @@ def _passes_a_failing_argument(x, k):
     return s
 
 
+def _stores_a_float_in_an_inner_loop(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * _angle(s)
+        for j in range(len(k)):
+            s = s + x[i] * _angle(j)
+            k[j] = 0.5 * x[i]  # E:inner
+    return s
+
+
 OWN_ERRORS = [
     (_stores_a_float, "# E:store", "cannot store float into 'k', an array of int64"),
     (_names_an_unknown_variable, "# E:unknown", "unknown variable 'nowhere'"),
     (_passes_a_failing_argument, "# E:argument", "'atan2' is not defined on int64"),
+    (_stores_a_float_in_an_inner_loop, "# E:inner", "cannot store float into 'k', an array of int64"),
 ]
 
 
@@ -360,7 +371,8 @@ def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(function
     an expression's beside the stand-in (the sum of the stand-in and the
     unknown name does not take its operand's error for its own, nor does
     a call the error of its argument beside the stand-in, located anew
-    where the argument's compile ends).  That is
+    where the argument's compile ends).  An inner loop's error notes its
+    body's postponed error once, not again for each loop around it.  That is
     the error reported, at its line, noting the postponed one."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(function, backend=engine)(X, np.zeros(3, dtype=np.int64))

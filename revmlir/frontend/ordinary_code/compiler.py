@@ -325,6 +325,8 @@ class OrdinaryBuilder(ExpressionBuilder):
                 break
             types = joined
         self._keep(postponed)
+        if not self._postponed:
+            self._stand_ins.clear()  # the builds thrown away; the one kept has none
         yielded = [self._as(value, t, block, loc) for value, (t, *_) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
         return [self.cast(Value(self, v), t, loc).ssa for v, (t, *_) in zip(initial, types, strict=True)], types, blocks
@@ -476,12 +478,17 @@ _OpT = TypeVar("_OpT", bound=Operation)
 _ErrorT = TypeVar("_ErrorT", bound=Exception)
 
 
+_POSTPONED_NOTE = "the loop's body also postponed this error: "
+
+
 def _noting(error: _ErrorT, postponed: Sequence[ReversibleSyntaxError]) -> _ErrorT:
     """``error`` of a loop body's build, noting the first error the build
     postponed (``OrdinaryBuilder.stand_ins``), whose stand-ins may have
-    led to it."""
-    if postponed:
-        error.add_note(f"the loop's body also postponed this error: {postponed[0]}")
+    led to it.  Once: an error out of an inner loop's body passes through
+    the builds of the loops around it, and its innermost loop's postponed
+    error is the nearest explanation."""
+    if postponed and not any(note.startswith(_POSTPONED_NOTE) for note in getattr(error, "__notes__", ())):
+        error.add_note(f"{_POSTPONED_NOTE}{postponed[0]}")
     return error
 
 
