@@ -131,6 +131,42 @@ def test_arguments_of_the_wrong_rank_or_dtype_are_located():
         dot(0.0, 1.0, np.ones(2))
 
 
+def _dot_in_a_loop(x, y):
+    s = 0.0
+    for i in range(len(y)):
+        s = s + ddot(x, y)
+    return s
+
+
+def _scalar_for_an_array_in_a_loop(x, y):
+    s = 0.0
+    for i in range(len(y)):
+        s = s + ddot(s, y)
+    return s
+
+
+@pytest.mark.parametrize("engine", ["native", "interpreter"])
+@pytest.mark.parametrize(
+    ("function", "x", "fragment"),
+    [
+        (_dot_in_a_loop, np.ones(2, dtype=np.float32), "argument 1 of ddot() is a 1-d array of float32"),
+        (_scalar_for_an_array_in_a_loop, np.ones(2), "argument 1 of ddot() is float"),
+    ],
+    ids=["array", "scalar"],
+)
+def test_a_mistyped_array_argument_in_a_loop_is_reported_as_it_is(function, x, fragment, engine):
+    """Only a scalar argument's type may change between a loop body's
+    builds; an array's, or a scalar given for an array, is refused in the
+    first build with its own message, not postponed as a stand-in that
+    then fails to convert to the array."""
+    with pytest.raises(rv.ReversibleSyntaxError) as caught:
+        rv.ordinary(function, backend=engine)(x, np.ones(2))
+    error = caught.value
+    assert error.reason == f"{fragment}; it must be a 1-d array of float"
+    assert error.lineno == function.__code__.co_firstlineno + 3
+    assert not getattr(error, "__notes__", [])
+
+
 def test_arrays_of_different_lengths_are_an_error_on_both_engines():
     @rv.reversible
     def dot(s, x, y):

@@ -112,6 +112,50 @@ def _primitive_in_the_body(x, d):
     return s
 
 
+@rv.ordinary
+def _to_float(t):
+    return float(t)
+
+
+def _through_a_condition(x32):
+    s = 0
+    for i in range(len(x32)):
+        if _angle(s) > 0:
+            t = x32[i]
+        else:
+            t = x32[0]
+        s = s + t
+    return s
+
+
+def _through_a_condition_reference(x32):
+    s = np.float32(0)
+    for value in x32:
+        s = s + (value if math.atan2(s, 2) > 0 else x32[0])
+    return s
+
+
+def _through_a_conversion(x):
+    s = 0
+    for i in range(len(x)):
+        s = s + float(_angle(s)) + 1
+    return s
+
+
+def _through_a_call(x):
+    s = 0
+    for i in range(len(x)):
+        s = s + _to_float(_angle(s)) + 1
+    return s
+
+
+def _through_a_conversion_reference(x):
+    s = 0.0
+    for _ in x:
+        s = s + math.atan2(s, 2) + 1
+    return s
+
+
 X = np.array([0.5, 1.5, -0.25])
 X32 = np.array([0.75, 2.0], dtype=np.float32)
 CASES = [
@@ -120,6 +164,9 @@ CASES = [
     (_in_an_inner_loop, _in_an_inner_loop_reference, (X,)),
     (_through_an_operation, _through_an_operation_reference, (X,)),
     (_primitive_in_the_body, _widening_accumulator_reference, (X32, X)),
+    (_through_a_condition, _through_a_condition_reference, (np.array([0.75, 2.0, 1.5], dtype=np.float32),)),
+    (_through_a_conversion, _through_a_conversion_reference, (X,)),
+    (_through_a_call, _through_a_conversion_reference, (X,)),
 ]
 
 
@@ -140,7 +187,11 @@ def test_a_callee_error_of_a_build_thrown_away_is_not_reported(function, referen
     widen; an inner loop settled with the error, whose enclosing loop's
     build is thrown away; ``math.atan2`` of the stand-in int, which fails
     too; a primitive called with the float32 ``s``), the build is thrown
-    away, and the final one compiles and computes what Python does."""
+    away, and the final one compiles and computes what Python does.  What
+    is computed of a stand-in but knows its own type is no stand-in: an
+    ``if`` on a comparison of one (its results are ``float32``), an
+    explicit ``float()`` of one, a call of another function with one (its
+    result is the ``f64`` it returns); they make ``s`` a float."""
     f = rv.ordinary(function, backend=engine)
     assert f(*args) == pytest.approx(reference(*args), rel=1e-12)
 
@@ -201,6 +252,27 @@ def _int32_product(k):
     return s
 
 
+def _int32_product_through_an_if(k):
+    s = k[0]
+    for i in range(len(k)):
+        if k[i] > 2:
+            t = _declared_int(s)
+        else:
+            t = _declared_int(s) + 1
+        s = s * t
+    return s
+
+
+def _int32_product_through_an_inner_loop(k):
+    s = k[0]
+    for i in range(len(k)):
+        t = _declared_int(s)
+        for j in range(2):
+            t = t + 1
+        s = s * t
+    return s
+
+
 FINAL_ERRORS = [
     (_int_accumulator, (np.array([1, 2, 3]),), "# E:atan2", "'atan2' is not defined on int64"),
     (_calls_a_broken_rule, (X,), "# E:rule", "'t' is not an array"),
@@ -209,6 +281,15 @@ FINAL_ERRORS = [
         (np.array([2, 3], dtype=np.int32),),
         "# E:declared",
         "_declared_int is declared to return int64 but returns int32",
+    ),
+    *(
+        (
+            function,
+            (np.array([2, 3], dtype=np.int32),),
+            "# E:declared",
+            "_declared_int is declared to return int64 but returns int32",
+        )
+        for function in (_int32_product_through_an_if, _int32_product_through_an_inner_loop)
     ),
 ]
 
@@ -227,7 +308,10 @@ def test_an_error_of_the_final_build_is_reported_at_its_line(function, args, mar
     An ``int32`` product calls ``_declared_int`` with an ``int32``, which
     it does not return as the ``int`` declared: the stand-in for its
     result takes the ``int32`` it meets, so the loop is not built again
-    with an ``int64`` ``s`` for which the callee compiles."""
+    with an ``int64`` ``s`` for which the callee compiles; nor is it where
+    two stand-ins meet, after an ``if`` whose branches both call it or
+    around an inner loop that carries one: what they merge into is a
+    stand-in too."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(function, backend=engine)(*args)
     error = caught.value
@@ -249,9 +333,33 @@ def _names_an_unknown_variable(x, k):
     return s
 
 
+@rv.ordinary
+def _sum(a, b):
+    return a + b
+
+
+def _passes_a_failing_argument(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * _sum(_angle(s), math.atan2(k[i], 2))  # E:argument
+    return s
+
+
+def _stores_a_float_in_an_inner_loop(x, k):
+    s = 0
+    for i in range(len(x)):
+        s = s + x[i] * _angle(s)
+        for j in range(len(k)):
+            s = s + x[i] * _angle(j)
+            k[j] = 0.5 * x[i]  # E:inner
+    return s
+
+
 OWN_ERRORS = [
     (_stores_a_float, "# E:store", "cannot store float into 'k', an array of int64"),
     (_names_an_unknown_variable, "# E:unknown", "unknown variable 'nowhere'"),
+    (_passes_a_failing_argument, "# E:argument", "'atan2' is not defined on int64"),
+    (_stores_a_float_in_an_inner_loop, "# E:inner", "cannot store float into 'k', an array of int64"),
 ]
 
 
@@ -261,7 +369,10 @@ def test_an_error_of_the_body_itself_is_reported_before_a_postponed_one(function
     """The first build postpones ``_angle``'s error for the int ``s``, then
     meets an error of its own, which no stand-in caused: a statement's, or
     an expression's beside the stand-in (the sum of the stand-in and the
-    unknown name does not take its operand's error for its own).  That is
+    unknown name does not take its operand's error for its own, nor does
+    a call the error of its argument beside the stand-in, located anew
+    where the argument's compile ends).  An inner loop's error notes its
+    body's postponed error once, not again for each loop around it.  That is
     the error reported, at its line, noting the postponed one."""
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(function, backend=engine)(X, np.zeros(3, dtype=np.int64))

@@ -532,15 +532,15 @@ class ExpressionCompiler:
                     arg,
                     f"argument {i + 1} of {name}() is {describe_type(value.type)}; it must be {describe_type(type)}",
                 )
-                args.append(self._mistyped(error, type, ctx.loc(arg)))
+                args.append(self._mistyped(error, value, type, ctx.loc(arg)))
                 continue
             args.append(value.ssa if value.type == type else fn.cast(value, type, ctx.loc(arg)).ssa)
         return args, ctx.primitive(primitive)
 
-    def _mistyped(self, error: ReversibleSyntaxError, type: Attribute, loc: FileLineColLoc) -> SSAValue:
-        """The value to pass as a primitive's argument of ``type`` for one of
-        another type, refused with ``error``: none here, a frontend that
-        may postpone the error gives one."""
+    def _mistyped(self, error: ReversibleSyntaxError, value: Value, type: Attribute, loc: FileLineColLoc) -> SSAValue:
+        """The value to pass as a primitive's argument of ``type`` for
+        ``value``, of another type, refused with ``error``: none here, a
+        frontend that may postpone the error gives one."""
         raise error
 
     def _unary_function(self, node: ast.Call, kind: str, value: Value) -> Value:

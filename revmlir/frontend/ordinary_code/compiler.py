@@ -17,7 +17,7 @@ import ast
 import builtins
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeGuard, TypeVar, cast
+from typing import Any, NamedTuple, Protocol, TypeGuard, TypeVar, cast
 
 import numpy as np
 from xdsl.dialects import func, memref, scf
@@ -34,9 +34,9 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
-from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
+from revmlir.builder import BuildError, ExpressionBuilder, Loc, Operand, Value
 from revmlir.dialects.ad import ScheduleAttr
-from revmlir.dialects.primitives import ExternOp
+from revmlir.dialects.primitives import ExternOp, is_scalar_type
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.errors import ReversibleSyntaxError
@@ -87,8 +87,16 @@ def is_ordinary(value: object) -> TypeGuard[Ordinary]:
     return getattr(value, "__revmlir_ordinary__", False) is True
 
 
-Merged = tuple[Attribute, bool]
-"""A variable's type where paths meet, and whether it is weak (``OrdinaryBuilder.merged``)."""
+class Merged(NamedTuple):
+    """A variable's type where paths meet (``OrdinaryBuilder.merged``)."""
+
+    type: Attribute
+    weak: bool
+    stand_in: bool
+    """Whether it stands for a value a postponed error left unknown, as
+    the values met do (``OrdinaryBuilder.stand_ins``)."""
+
+
 Iteration = tuple[list[Block], Block, list[SSAValue]]
 """A loop's blocks built for its carried types: every block, the one
 that ends an iteration, and the carried values it ends with."""
@@ -115,8 +123,9 @@ class OrdinaryBuilder(ExpressionBuilder):
         """Per loop body being built (innermost last), the errors it
         postponed (``stand_ins``)."""
         self._stand_ins: set[SSAValue] = set()
-        """The values that stand for those of an error postponed, and what
-        is computed of them and weak values only (``stand_ins``)."""
+        """The values that stand for those of an error postponed, and
+        arithmetic of them and weak values only (``_of_stand_ins``), and
+        where they meet (``merged``)."""
 
     def is_array(self, name: str) -> bool:
         return self.has(name) and isinstance(self.type_of(name), MemRefType)
@@ -147,20 +156,34 @@ class OrdinaryBuilder(ExpressionBuilder):
             body()
             return block, {n: self._current(n, None) for n in names if self.has(n)}
 
-    def emit(self, op: Operation, loc: Loc = None) -> Operation:
-        """Also marks the results of ``op`` as stand-ins where it computes
-        them of stand-ins and weak values only (``stand_ins``): a stand-in
-        plus ``1`` knows no more of its type than the stand-in."""
-        if any(o in self._stand_ins for o in op.operands) and all(
-            o in self._stand_ins or self.is_weak(o) for o in op.operands
-        ):
-            self._stand_ins.update(op.results)
-        return super().emit(op, loc)
+    def _of_stand_ins(self, result: Value, *operands: Operand) -> Value:
+        """``result``, a stand-in (``stand_ins``) where its type comes of
+        its ``operands`` and they are stand-ins and weak values only: a
+        stand-in plus ``1`` knows no more of its type than the stand-in.
+        Only arithmetic (``binary``, ``unary``, ``select``) takes its type
+        of its operands so: a comparison is ``i1``, a call's results and an
+        explicit conversion have the types they name, and an ``if``'s
+        results are typed by its branches (``merged``)."""
+        if any(self._stands_in(o) for o in operands) and all(self._stands_in(o) or self.is_weak(o) for o in operands):
+            self._stand_ins.add(result.ssa)
+        return result
 
-    def is_stand_in(self, value: Value) -> bool:
+    def _stands_in(self, value: Operand) -> bool:
+        return isinstance(value, Value | SSAValue) and self.is_stand_in(value)
+
+    def binary(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
+        return self._of_stand_ins(super().binary(kind, a, b, loc), a, b)
+
+    def unary(self, kind: str, a: Operand, loc: Loc = None) -> Value:
+        return self._of_stand_ins(super().unary(kind, a, loc), a)
+
+    def select(self, cond: Operand, a: Operand, b: Operand, loc: Loc = None) -> Value:
+        return self._of_stand_ins(super().select(cond, a, b, loc), a, b)
+
+    def is_stand_in(self, value: Value | SSAValue) -> bool:
         """Whether ``value`` stands for one that a postponed error left
         unknown (``stand_ins``)."""
-        return value.ssa in self._stand_ins
+        return (value.ssa if isinstance(value, Value) else value) in self._stand_ins
 
     def joined_type(self, x: SSAValue, y: SSAValue) -> Attribute | None:
         """The builder's rule, below which a stand-in is (``stand_ins``):
@@ -197,12 +220,19 @@ class OrdinaryBuilder(ExpressionBuilder):
         strong, that merge may type otherwise (``if c: t = total`` beside
         ``else: t = x32[i]`` is ``float32`` while ``total`` is weak, ``f64``
         once it is a strong ``f64``).  A stand-in (``stand_ins``) takes
-        the other value's type and weakness."""
+        the other value's type and weakness; two stand-ins meet as values
+        of their types would, and are a stand-in, which knows no more of
+        its type than they do (``t = g(s)`` in both branches, or carried
+        into an inner loop, still takes the type of an ``int32`` it meets)."""
+        weak = self.is_weak(a) and self.is_weak(b)
+        if a in self._stand_ins and b in self._stand_ins:
+            type = super().joined_type(a, b)
+            return None if type is None else Merged(type, weak, True)
         for x, y in ((a, b), (b, a)):
             if x in self._stand_ins:
-                return y.type, self.is_weak(y)
+                return Merged(y.type, self.is_weak(y), False)
         type = self.joined_type(a, b)
-        return None if type is None else (type, self.is_weak(a) and self.is_weak(b))
+        return None if type is None else Merged(type, weak, False)
 
     def _as(self, value: SSAValue, type: Attribute, block: Block, loc: Loc) -> SSAValue:
         """``value`` converted to ``type`` at the end of ``block``."""
@@ -233,17 +263,19 @@ class OrdinaryBuilder(ExpressionBuilder):
                 )
             types.append(found)
         for block, values in ((then_block, then_values), (else_block, else_values)):
-            yielded = [self._as(values[n], t, block, loc) for n, (t, _) in zip(merged, types, strict=True)]
+            yielded = [self._as(values[n], t, block, loc) for n, (t, *_) in zip(merged, types, strict=True)]
             block.add_op(_locate(scf.YieldOp(*yielded), loc))
-        op = self.emit(scf.IfOp(condition.ssa, [t for t, _ in types], Region(then_block), Region(else_block)), loc)
+        op = self.emit(scf.IfOp(condition.ssa, [t for t, *_ in types], Region(then_block), Region(else_block)), loc)
         self._define_all(merged, op.results, types)
 
     def _define_all(self, names: Sequence[str], values: Sequence[SSAValue], types: Sequence[Merged]) -> None:
         """Name ``values`` (a structured op's results or a block's
-        arguments), weak where ``types`` says."""
-        for name, value, (_, weak) in zip(names, values, types, strict=True):
+        arguments), weak and stand-ins where ``types`` says."""
+        for name, value, (_, weak, stand_in) in zip(names, values, types, strict=True):
             if weak:
                 self._weak.add(value)
+            if stand_in:
+                self._stand_ins.add(value)
             self._define(name, value)
 
     def _carried(
@@ -267,7 +299,7 @@ class OrdinaryBuilder(ExpressionBuilder):
         Returns the values before the loop converted to their types, the
         types, and the blocks, the iteration's ending with its ``scf.yield``."""
         initial = [self._current(n, loc) for n in carried]
-        types = [(v.type, self.is_weak(v)) for v in initial]
+        types = [Merged(v.type, self.is_weak(v), v in self._stand_ins) for v in initial]
         while True:
             retyped = self.retyped
             (blocks, block, final), postponed = self._tentatively(build, types)
@@ -288,14 +320,16 @@ class OrdinaryBuilder(ExpressionBuilder):
             joined = [m for m in found if m is not None]  # none is None: refused above
             if joined == types:
                 break
-            if weakness_typed_nothing and joined == [(t, False) for t, _ in types]:
+            if weakness_typed_nothing and joined == [Merged(t, False, stand_in) for t, _, stand_in in types]:
                 types = joined  # only weak variables turned strong: a second build would be the same
                 break
             types = joined
         self._keep(postponed)
-        yielded = [self._as(value, t, block, loc) for value, (t, _) in zip(final, types, strict=True)]
+        if not self._postponed:
+            self._stand_ins.clear()  # the builds thrown away; the one kept has none
+        yielded = [self._as(value, t, block, loc) for value, (t, *_) in zip(final, types, strict=True)]
         block.add_op(_locate(scf.YieldOp(*yielded), loc))
-        return [self.cast(Value(self, v), t, loc).ssa for v, (t, _) in zip(initial, types, strict=True)], types, blocks
+        return [self.cast(Value(self, v), t, loc).ssa for v, (t, *_) in zip(initial, types, strict=True)], types, blocks
 
     def _tentatively(
         self, build: Callable[[list[Merged]], Iteration], types: list[Merged]
@@ -371,7 +405,7 @@ class OrdinaryBuilder(ExpressionBuilder):
         (``SPLIT_ATTR``)."""
 
         def build(types: list[Merged]) -> Iteration:
-            block = Block(arg_types=[IndexType(), *(t for t, _ in types)])
+            block = Block(arg_types=[IndexType(), *(t for t, *_ in types)])
             index = Value(self, block.args[0])
             return [block], block, self._loop_body(block, carried, types, lambda: body(index))
 
@@ -396,16 +430,16 @@ class OrdinaryBuilder(ExpressionBuilder):
         iteration."""
 
         def build(types: list[Merged]) -> Iteration:
-            before = Block(arg_types=[t for t, _ in types])
+            before = Block(arg_types=[t for t, *_ in types])
             with self._nested(before):
                 self._define_all(carried, before.args, types)
                 test = condition()
                 before.add_op(_locate(scf.ConditionOp(test.ssa, *before.args), loc))
-            after = Block(arg_types=[t for t, _ in types])
+            after = Block(arg_types=[t for t, *_ in types])
             return [before, after], after, self._loop_body(after, carried, types, body)
 
         initial, types, (before, after) = self._carried(carried, build, loc)
-        op = self.emit(scf.WhileOp(initial, [t for t, _ in types], Region(before), Region(after)), loc)
+        op = self.emit(scf.WhileOp(initial, [t for t, *_ in types], Region(before), Region(after)), loc)
         self._define_all(carried, op.results, types)
 
     def call(
@@ -444,12 +478,17 @@ _OpT = TypeVar("_OpT", bound=Operation)
 _ErrorT = TypeVar("_ErrorT", bound=Exception)
 
 
+_POSTPONED_NOTE = "the loop's body also postponed this error: "
+
+
 def _noting(error: _ErrorT, postponed: Sequence[ReversibleSyntaxError]) -> _ErrorT:
     """``error`` of a loop body's build, noting the first error the build
     postponed (``OrdinaryBuilder.stand_ins``), whose stand-ins may have
-    led to it."""
-    if postponed:
-        error.add_note(f"the loop's body also postponed this error: {postponed[0]}")
+    led to it.  Once: an error out of an inner loop's body passes through
+    the builds of the loops around it, and its innermost loop's postponed
+    error is the nearest explanation."""
+    if postponed and not any(note.startswith(_POSTPONED_NOTE) for note in getattr(error, "__notes__", ())):
+        error.add_note(f"{_POSTPONED_NOTE}{postponed[0]}")
     return error
 
 
@@ -1168,6 +1207,18 @@ class OrdinaryExpressions(ExpressionCompiler):
     def fn(self) -> OrdinaryBuilder:
         return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
 
+    def compile(self, node: ast.expr) -> Value:
+        """An error out of a whole expression (an ordinary call's argument
+        is one) is its own, not that of the call around it: ``compile``
+        raises a new error for a ``BuildError``, which is judged here, so
+        that the call does not take it for an error of its operation on
+        a stand-in beside it."""
+        try:
+            return super().compile(node)
+        except ReversibleSyntaxError as error:
+            self._judged = error
+            raise
+
     def _compile(self, node: ast.expr) -> Value:
         """An expression whose own operation fails on a stand-in
         (``OrdinaryBuilder.stand_ins``) is a stand-in too, its error
@@ -1189,11 +1240,14 @@ class OrdinaryExpressions(ExpressionCompiler):
             self._operands[-1].append(value)
         return value
 
-    def _mistyped(self, error: ReversibleSyntaxError, type: Attribute, loc: Loc) -> SSAValue:
-        """A primitive's argument of another type than its parameter's is
-        a stand-in (``OrdinaryBuilder.stand_ins``) in a loop build that may
-        be thrown away: a ``float32`` there may be an ``f64`` in the
-        build that is kept."""
+    def _mistyped(self, error: ReversibleSyntaxError, value: Value, type: Attribute, loc: Loc) -> SSAValue:
+        """A primitive's scalar argument of another scalar type than its
+        parameter's is a stand-in (``OrdinaryBuilder.stand_ins``) in a loop
+        build that may be thrown away: a ``float32`` there may be an ``f64``
+        in the build that is kept.  An array's type, or a scalar given for
+        an array, is the same in every build: that error is raised."""
+        if not (is_scalar_type(type) and is_scalar_type(value.type)):
+            raise error
         return self.fn.cast(self.fn.stand_ins(error, 1, loc)[0], type, loc).ssa
 
     def _call(self, node: ast.Call) -> Value:
