@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
+from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
@@ -260,11 +260,13 @@ class CheckedCode:
 def check_form(
     ok: SSAValue, error: SSAValue, identifier: int, payload: Sequence[SSAValue], one_op: bool
 ) -> list[Operation]:
-    """The ops, not yet placed, of check ``identifier`` of ``ok`` reporting
-    ``payload`` through ``error``: one ``CheckOp`` (``one_op``), or the
-    std form, ``true``, ``ok xor true`` and the ``scf.if`` around the
-    report's call (module docstring).  Every lowering that checks builds
-    its checks here, so that the two forms stay one check."""
+    """The ops of check ``identifier`` of ``ok`` reporting ``payload``
+    through ``error``: one ``CheckOp`` (``one_op``), or the std form,
+    ``true``, ``ok xor true`` and the ``scf.if`` around the report's call
+    (module docstring).  Every lowering that checks builds its checks here,
+    so that the two forms stay one check.  They are not placed, except by
+    an ``ImplicitBuilder`` the caller has open (the GPU arena's builders),
+    which places each op as it is made."""
     if one_op:
         properties: dict[str, Attribute] = {"check": number_attr(identifier, i64)}
         return [CheckOp.create(operands=[ok, error, *payload], properties=properties)]
@@ -273,18 +275,14 @@ def check_form(
     # Checks that pass cost a comparison and a branch to a cold path
     # that does not come back: one call of the module's report.
     report = Block()
-    word = arith_constant(identifier, i64)
-    report.add_op(word)
-    words = [word.results[0]]
-    for value in payload:
-        ops, found = report_words(value)
-        report.add_ops(ops)
-        words += found
-    if unused := PAYLOAD_SLOTS - (len(words) - 1):
-        zero = arith_constant(0, i64)
-        report.add_op(zero)
-        words += [zero.results[0]] * unused
-    report.add_ops([func_call(REPORT, [error, *words], []), scf_yield()])
+    with ImplicitBuilder(report):
+        words = [arith_constant(identifier, i64).results[0]]
+        for value in payload:
+            words += report_words(value)[1]
+        if unused := PAYLOAD_SLOTS - (len(words) - 1):
+            words += [arith_constant(0, i64).results[0]] * unused
+        func_call(REPORT, [error, *words], [])
+        scf_yield()
     return [true, bad, scf_if(bad.results[0], Region(report))]
 
 
@@ -306,8 +304,8 @@ def std_size(op: Operation) -> int:
 
 
 def report_words(value: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
-    """The std ops that make a value's 64-bit patterns, not yet placed, and
-    the patterns: a complex number's parts, one word each, or the value's
+    """The std ops that make a value's 64-bit patterns, not yet placed (but
+    by an open ``ImplicitBuilder``), and the patterns: a complex number's parts, one word each, or the value's
     one (floats widened to f64, ints sign-extended).  Both forms of a check
     compute them so (``convert-std-to-llvm`` translates these ops in a
     ``CheckOp``'s report block)."""
