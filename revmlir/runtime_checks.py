@@ -244,3 +244,14 @@ def payload_kind(type: Attribute) -> str | None:
 def payload_words(kind: str) -> int:
     """The 64-bit words a value of payload ``kind`` takes."""
     return 2 if kind == "complex" else 1
+
+
+def payload_kinds(types: Sequence[Attribute]) -> list[str] | None:
+    """How values of ``types`` travel together in one payload
+    (``payload_kind``), or ``None`` where one cannot travel or they take
+    more than its ``PAYLOAD_SLOTS`` words."""
+    kinds = [payload_kind(type) for type in types]
+    known = [kind for kind in kinds if kind is not None]
+    if len(known) < len(kinds) or sum(map(payload_words, known)) > PAYLOAD_SLOTS:
+        return None
+    return known

@@ -119,7 +119,7 @@ class EmulatedKernel:
         RevInvertPass(where_possible=True).apply(ctx, work)
         lower_to_std(work, check_ops=True)  # as compile_kernels lowers: a check is one op
         RevGpuLocalArraysPass().apply(ctx, work)
-        outline(work, [name])
+        outline(work, [name], check_ops=True)
         (device,) = [op for op in work.ops if isinstance(op, gpu.ModuleOp)]
         functions: list[Operation] = []
         for op in device.body.ops:

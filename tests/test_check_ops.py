@@ -2,22 +2,34 @@
 std form that ``rev-lower-to-std`` prints, and the one ``CheckOp`` of the
 compilers' own pipelines (``lower_to_std(check_ops=True)``), which
 ``convert-std-to-llvm`` expands.  Both must be the same LLVM IR, byte for
-byte: what a check does, and the code LLVM makes of it, do not depend on
-the form."""
+byte, through native code's whole pipeline (loop versioning, the host's
+checks, aliasing): what a check does, and the code LLVM makes of it, do not
+depend on the form.  And the op itself: its effect, and what it verifies."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 from xdsl.builder import Builder
-from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import ComplexType, IndexType, ModuleOp, f32, f64, i1, i32, i64
+from xdsl.context import Context
+from xdsl.dialects import func, memref, scf
+from xdsl.dialects.builtin import ComplexType, IndexType, IntegerAttr, MemRefType, ModuleOp, f32, f64, i1, i32, i64
+from xdsl.ir import Attribute
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import MemoryEffectKind, has_effects
+from xdsl.transforms.canonicalize import CanonicalizePass
+from xdsl.transforms.common_subexpression_elimination import CommonSubexpressionElimination
+from xdsl.transforms.dead_code_elimination import DeadCodeElimination
+from xdsl.utils.exceptions import VerifyException
 
+import revmlir.runtime.native as native
 from revmlir.errors import ExecutionError
-from revmlir.lowering.checked_code import CheckedCode, CheckOp, define_fail, reported_check
+from revmlir.gpu.load_order import loads_first
+from revmlir.lowering.checked_code import CheckedCode, CheckOp, define_fail, reported_check, std_size
 from revmlir.lowering.llvm_ir import llvm_ir
+from revmlir.lowering.loop_versioning import MAX_BODY_OPS
 from revmlir.lowering.rev_to_std import RevLowerToStdPass, lower_to_std
 from revmlir.lowering.std_to_llvm import ModuleTranslation, translate_module
 from revmlir.parsing import make_context, parse_module
@@ -34,16 +46,31 @@ def _llvm_ir(module: ModuleOp) -> str:
     return str(llvm_ir(module))
 
 
+def _native_llvm_ir(module: ModuleOp, check_ops: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Native code's LLVM IR of ``module`` (``lower_to_llvm_ir``, the whole
+    pipeline), its checks lowered in the form ``check_ops`` says."""
+    lower = native.lower_to_std
+
+    def lowered(work: ModuleOp, tolerance: float, **pipeline: bool) -> None:
+        lower(work, tolerance, check_ops=check_ops)  # the form asked for here, not the pipeline's
+
+    monkeypatch.setattr(native, "lower_to_std", lowered)
+    return native.lower_to_llvm_ir(module).llvm_ir
+
+
 def _reports(module: ModuleOp) -> int:
     return sum(1 for op in module.walk() if isinstance(op, func.CallOp) and op.callee.string_value() == REPORT)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_an_examples_checks_are_one_op_each_and_the_same_llvm_ir(path: Path) -> None:
+def test_an_examples_checks_are_one_op_each_and_the_same_native_code(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = make_context()
     source = parse_module(path.read_text(), str(path), ctx)
-    RevInvertPass().apply(ctx, source)
-    std, ops = source.clone(), source.clone()
+    inverted = source.clone()
+    RevInvertPass().apply(ctx, inverted)
+    std, ops = inverted.clone(), inverted.clone()
     RevLowerToStdPass().apply(ctx, std)
     lower_to_std(ops, check_ops=True)
     ops.verify()
@@ -53,8 +80,56 @@ def test_an_examples_checks_are_one_op_each_and_the_same_llvm_ir(path: Path) -> 
     assert len(checks) == len(table.data) == _reports(std) > 0  # type: ignore[attr-defined]
     assert _reports(ops) == 0
     assert [reported_check(op) is not None for op in std.walk() if isinstance(op, scf.IfOp)].count(True) == len(checks)
-    assert sum(1 for _ in ops.walk()) < sum(1 for _ in std.walk())
-    assert _llvm_ir(ops) == _llvm_ir(std)
+    assert sum(1 for _ in ops.walk()) < sum(1 for _ in std.walk()) == std_size(std) == std_size(ops)
+    assert _native_llvm_ir(source, True, monkeypatch) == _native_llvm_ir(source, False, monkeypatch)
+
+
+def _loads(count: int) -> str:
+    """A function whose loop sums ``count`` loads of ``x[i]``, each checked."""
+    body = "\n".join(
+        f"    %v{k} = memref.load %x[%i] : memref<?xf64>\n    %a{k + 1} = arith.addf %a{k}, %v{k} : f64"
+        for k in range(count)
+    )
+    return f"""
+func.func @f(%x: memref<?xf64>, %y: memref<?xf64>) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {{
+    %a0 = arith.constant 0.0 : f64
+{body}
+    memref.store %a{count}, %y[%i] : memref<?xf64>
+  }}
+  return
+}}
+"""
+
+
+LOADS_AT_LIMIT = 284
+"""The most loads of ``_loads`` whose loop is at most ``MAX_BODY_OPS`` ops
+in the std form (14 per load, 16 besides)."""
+
+
+@pytest.mark.parametrize("count", [LOADS_AT_LIMIT, LOADS_AT_LIMIT + 1])
+def test_a_loop_near_the_size_limit_is_versioned_alike_in_either_form(
+    count: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Loop versioning's limit counts a ``CheckOp`` as its std form's ops:
+    one op instead of nine would version loops larger than
+    ``rev-version-loops`` on the printed form does."""
+    module = parse_module(_loads(count), "loads.mlir")
+    sizes = []
+    for form in (False, True):
+        work = module.clone()
+        lower_to_std(work, check_ops=form)
+        loop = next(op for op in work.walk() if isinstance(op, scf.ForOp))
+        sizes.append(std_size(loop))
+    assert sizes[0] == sizes[1]
+    assert (sizes[0] <= MAX_BODY_OPS) == (count == LOADS_AT_LIMIT)
+    text = _native_llvm_ir(module, True, monkeypatch)
+    assert text == _native_llvm_ir(module, False, monkeypatch)
+    # a versioned loop loads each element in both versions
+    assert text.count("load double") == count * (2 if count == LOADS_AT_LIMIT else 1)
 
 
 def _checked(check_ops: bool) -> ModuleOp:
@@ -84,3 +159,67 @@ def test_every_kind_of_payload_reports_the_same_words_in_either_form() -> None:
     assert text == _llvm_ir(std)
     for conversion in ("sext i32", "zext i1", "fpext float", "bitcast double", "extractvalue {double, double}"):
         assert conversion in text
+
+
+def _check(payload: Sequence[Attribute], ok: Attribute = i1, error: Attribute = ERROR_SLOT) -> CheckOp:
+    """A ``CheckOp`` of values of these types, in a function of its own."""
+    function = func.FuncOp("f", ([ok, error, *payload], []))
+    values = function.body.block.args
+    check = CheckOp.create(operands=values, properties={"check": IntegerAttr(0, i64)})
+    function.body.block.add_ops([check, func.ReturnOp()])
+    return check
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        [IndexType()] * 5,
+        [ComplexType(f64), ComplexType(f64), f64],
+        [MemRefType(f64, [2])],
+        [ERROR_SLOT],
+    ],
+    ids=["five words", "a complex number past the slots", "an array", "an error slot"],
+)
+def test_a_check_verifies_that_its_payload_fits_the_reports_words(payload: list[Attribute]) -> None:
+    """The translation passes a check's words to ``revmlir.report`` as they
+    come: more than its four, or a value that has no word, would be a call
+    LLVM refuses without a location."""
+    check = _check(payload)
+    with pytest.raises(VerifyException, match=r"revmlir.check cannot report \(.*\): a payload is of"):
+        check.verify()
+    _check([IndexType(), i64, ComplexType(f64)]).verify()  # four words: the most it takes
+
+
+@pytest.mark.parametrize(
+    ("ok", "error"), [(i64, ERROR_SLOT), (i1, MemRefType(i64, [3]))], ids=["condition", "error slot"]
+)
+def test_a_check_verifies_its_condition_and_error_slot(ok: Attribute, error: Attribute) -> None:
+    with pytest.raises(VerifyException):
+        _check([], ok, error).verify()
+
+
+def _check_then_load() -> tuple[ModuleOp, CheckOp, memref.LoadOp]:
+    """``f(x, i, ok, error)``: a check of ``ok``, then a load of ``x[i]``
+    whose value is stored back into ``x``."""
+    array = MemRefType(f64, [4])
+    function = func.FuncOp("f", ([array, IndexType(), i1, ERROR_SLOT], []))
+    x, index, ok, error = function.body.block.args
+    check = CheckOp.create(operands=[ok, error, index], properties={"check": IntegerAttr(0, i64)})
+    load = memref.LoadOp.get(x, [index])
+    store = memref.StoreOp.get(load.res, x, [index])
+    function.body.block.add_ops([check, load, store, func.ReturnOp()])
+    return ModuleOp([function]), check, load
+
+
+def test_a_check_writes_so_no_load_passes_it_and_nothing_erases_it() -> None:
+    """A check's failing path writes the error slot and leaves the run: an
+    index is loaded only once it is known in range, and a check has no
+    result for dead code elimination to find unused."""
+    module, check, load = _check_then_load()
+    assert has_effects(check, MemoryEffectKind.WRITE)
+    block = check.parent_block()
+    assert block is not None
+    loads_first(block, block)
+    for apply in (CanonicalizePass().apply, CommonSubexpressionElimination().apply, DeadCodeElimination().apply):
+        apply(Context(), module)
+    assert list(block.ops)[:2] == [check, load]

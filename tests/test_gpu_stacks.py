@@ -115,3 +115,28 @@ def test_stack_kernels_take_an_arena_and_ptxas_accepts_them(name: str) -> None:
     assert "realloc" not in compiled.program.ptx and "free" not in compiled.program.ptx
     if find_ptxas() is not None:
         assert emit_cubin(compiled.program.ptx, "sm_90")[:4] == b"\x7fELF"
+
+
+@pytest.mark.parametrize("check_ops", [True, False], ids=["compiled", "printed"])
+def test_the_arenas_checks_take_the_form_of_the_pipelines_checks(check_ops: bool) -> None:
+    """The arena's checks (arrays and a stack's buffer past the arena's
+    end) are built as every other check: one ``CheckOp`` each where the
+    kernel compiler lowers (``lower_kernels``), the std form where
+    ``rev-gpu-outline`` prints."""
+    from xdsl.dialects import gpu
+
+    from revmlir.gpu.arena import EXHAUSTED
+    from revmlir.gpu.outline import outline
+    from revmlir.lowering.checked_code import CheckOp, reported_check
+    from revmlir.lowering.rev_to_std import lower_to_std
+    from revmlir.runtime_checks import CHECKS_ATTR
+
+    module, name = rv.cuda.kernel(array_below_stack).rev_module(*ARGS["array_below_stack"])
+    lower_to_std(module, check_ops=check_ops)
+    outline(module, [name], check_ops=check_ops)
+    entries = [entry.data for entry in module.attributes[CHECKS_ATTR].data]  # type: ignore[attr-defined]  # id 1 first
+    arena = EXHAUSTED.format(what="")[: EXHAUSTED.index(",")]  # "needs {0} bytes of per-thread arena"
+    (device,) = [op for op in module.ops if isinstance(op, gpu.ModuleOp)]
+    checks = [op for op in device.walk() if (found := reported_check(op)) and arena in entries[found[0] - 1]]
+    assert len(checks) == 3  # the two arrays' and the push's
+    assert all(isinstance(op, CheckOp) == check_ops for op in checks)

@@ -380,15 +380,22 @@ def _freed_values(backend: object, values: tuple[float, ...]) -> str:
     return "freed"
 
 
-def test_a_run_of_zero_frees_is_one_branch_in_native_code():
-    from revmlir.lowering.rev_to_std import RevLowerToStdPass
+@pytest.mark.parametrize("check_ops", [True, False], ids=["native code", "printed std"])
+def test_a_run_of_zero_frees_is_one_branch(check_ops):
+    """Native code's lowering (one ``CheckOp`` per check) and the printed
+    std form (an ``scf.if`` per check) both branch once on the run."""
+    from xdsl.dialects import scf
 
-    ctx = make_context()
-    module = parse_module(ZERO_FREES, "zeros.mlir", ctx)
-    RevLowerToStdPass().apply(ctx, module)
-    text = str(module)
-    assert text.count("arith.ori") == 3  # the four values' bits
-    assert text.count("scf.if") == 5  # the run's branch, then each check inside it
+    from revmlir.lowering.checked_code import reported_check
+    from revmlir.lowering.rev_to_std import lower_to_std
+
+    module = parse_module(ZERO_FREES, "zeros.mlir")
+    lower_to_std(module, check_ops=check_ops)
+    assert str(module).count("arith.ori") == 3  # the four values' bits
+    (run,) = [op for op in module.walk() if isinstance(op, scf.IfOp) and reported_check(op) is None]
+    checks = [op for op in run.walk() if reported_check(op) is not None]
+    assert len(checks) == 4  # each check inside the run's branch
+    assert all(isinstance(op, scf.IfOp) != check_ops for op in checks)
 
 
 # Every check that shows values, for every type of value it may show: the

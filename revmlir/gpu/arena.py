@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from math import prod
 
 from xdsl.builder import ImplicitBuilder
-from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IndexType,
@@ -42,19 +42,18 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StringAttr,
     UnrealizedConversionCastOp,
-    i1,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from revmlir.errors import ExecutionError
 from revmlir.ir_utils import nested_ops
-from revmlir.lowering.checked_code import display_name
+from revmlir.lowering.checked_code import check_form, display_name
 from revmlir.lowering.native_types import element_bytes
 from revmlir.lowering.stacks import constant, result
 from revmlir.lowering.std_to_llvm import llvm_position, llvm_type
-from revmlir.runtime_checks import CHECKS_ATTR, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
+from revmlir.runtime_checks import CHECKS_ATTR, JUMP_WORD, CheckTable
 
 TOP_WORD, BASE_WORD, END_WORD = 2, 3, 4
 """Where a thread's error context keeps its arena's top, start and end."""
@@ -113,28 +112,16 @@ def rounded(bytes: SSAValue) -> SSAValue:
     return result(arith.AndIOp(result(arith.AddiOp(bytes, constant(ALIGNMENT - 1))), constant(-ALIGNMENT)))
 
 
-def check(ok: SSAValue, own: SSAValue, identifier: int, values: list[SSAValue]) -> None:
-    """Where ``ok`` is false, report check ``identifier`` with ``values``
-    (64-bit words) as every lowered check reports
-    (``revmlir.lowering.checked_code``): one call of ``revmlir.report``,
-    whose device body gives the launch's shared slot the words and ends the
-    thread."""
-    failed = result(arith.XOrIOp(ok, constant(1, i1)))
-    report = Block()
-    with ImplicitBuilder(report):
-        words = [constant(identifier), *values]
-        func.CallOp(REPORT, [own, *words, *[constant(0)] * (len(REPORT_INPUTS) - 1 - len(words))], [])
-        scf.YieldOp()
-    scf.IfOp(failed, [], Region(report))
-
-
-def reserve(context: SSAValue, own: SSAValue, new_top: SSAValue, identifier: int) -> None:
+def reserve(context: SSAValue, own: SSAValue, new_top: SSAValue, identifier: int, check_ops: bool) -> None:
     """Move the arena's top to ``new_top`` after check ``identifier``
     (``EXHAUSTED``) that it does not pass the end: the bytes the thread's
-    arena then holds, and has."""
+    arena then holds, and has.  The check is built as every lowered check
+    is (``check_form``, in the form ``check_ops`` asks for), placed by the
+    caller's ``ImplicitBuilder``; its report's device body gives the
+    launch's shared slot the words and ends the thread."""
     base, end = (load(context_word(context, w)) for w in (BASE_WORD, END_WORD))
     needed, has = result(arith.SubiOp(new_top, base)), result(arith.SubiOp(end, base))
-    check(result(arith.CmpiOp(new_top, end, "ule")), own, identifier, [needed, has])
+    check_form(result(arith.CmpiOp(new_top, end, "ule")), own, identifier, [needed, has], check_ops)
     llvm.StoreOp(new_top, context_word(context, TOP_WORD))
 
 
@@ -157,13 +144,14 @@ def _array_bytes(type: MemRefType, dynamic: list[SSAValue]) -> SSAValue:
     return rounded(bytes)
 
 
-def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> None:
+def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
     """Allocate ``function``'s arrays of a dynamic size from the arena of
     the thread whose own error slot is ``own``; their frees give the bytes
     back.  Every free but that of an array of a static size is one of
     these, also where the array is chosen at run time (``rev-lower-to-std``
     frees an array outside loops that it may have put in the frame only
-    when it did not)."""
+    when it did not; ``check_ops``: the form of the checks, as
+    ``lower_to_std``'s)."""
     frees = [
         op
         for op in nested_ops(function)
@@ -171,7 +159,7 @@ def carve(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> 
         and not (isinstance(op.memref.owner, memref.AllocOp) and not op.memref.owner.dynamic_sizes)
     ]
     for alloc in arena_allocations(function):
-        _allocate(alloc, own, checks, name)
+        _allocate(alloc, own, checks, name, check_ops)
     for free in frees:
         ops, _ = built(free.location, lambda: _free(free.memref, own))
         Rewriter.replace_op(free, ops, [])
@@ -190,7 +178,7 @@ def _free(array: SSAValue, own: SSAValue) -> None:
     release(thread_context(own), address, end)
 
 
-def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: str) -> None:
+def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
     """Replace ``alloc`` by a bump of the arena's top (the array starts at
     the old top), after the check that it fits."""
     type = alloc.memref.type
@@ -205,7 +193,7 @@ def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: st
         sizes = iter(alloc.dynamic_sizes)
         extents = [constant(d) if d >= 0 else result(arith.IndexCastOp(next(sizes), i64)) for d in type.get_shape()]
         dynamic = [e for e, d in zip(extents, type.get_shape()) if d < 0]
-        reserve(context, own, result(arith.AddiOp(top, _array_bytes(type, dynamic))), identifier)
+        reserve(context, own, result(arith.AddiOp(top, _array_bytes(type, dynamic))), identifier, check_ops)
         descriptor = result(llvm.UndefOp(llvm_type(type)))
         for position, value in enumerate([result(llvm.IntToPtrOp(top)), *extents]):
             descriptor = result(llvm.InsertValueOp(llvm_position(position), descriptor, value))

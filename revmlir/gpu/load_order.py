@@ -8,9 +8,10 @@ each iteration waited for memory twice: for ``y``, ``x`` and ``g_y``, then,
 after the math, for ``g_x``.  Moving every load of the loop's body up, past
 the pure ops before it, makes the loads of an iteration leave together.  A
 load does not pass what it depends on: the ops computing its index, an
-earlier load (program order is kept among loads), a check (an ``scf.if``
-that may report a failure: an index is only loaded once it is known in
-range), a call, or a store, except a store into one of the thread's own
+earlier load (program order is kept among loads), a check (a ``CheckOp``,
+which declares a write, or its std form's ``scf.if``, a region: either may
+report a failure, and an index is only loaded once it is known in range),
+a call, or a store, except a store into one of the thread's own
 ``memref.alloca`` s when the load reads a kernel argument, which that
 memory cannot be (the element a failing check reports is such a store).
 """

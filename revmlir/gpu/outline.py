@@ -265,11 +265,11 @@ def _error_slot(function: func.FuncOp) -> SSAValue:
     return args[-1]
 
 
-def _in_arena(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> None:
+def _in_arena(function: Operation, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
     """Give ``function``'s arrays and stacks the arena of the thread whose
-    own error slot is ``own``."""
-    carve(function, own, checks, name)
-    place(function, own, checks, name)
+    own error slot is ``own`` (its checks in the form ``check_ops`` says)."""
+    carve(function, own, checks, name, check_ops)
+    place(function, own, checks, name, check_ops)
 
 
 def _device_copy(function: func.FuncOp, copy: bool) -> func.FuncOp:
@@ -302,7 +302,9 @@ def _address(array: SSAValue, ops: list[Operation]) -> SSAValue:
     return cast.result
 
 
-def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable, copy: bool) -> gpu.FuncOp:
+def kernel(
+    function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: CheckTable, copy: bool, check_ops: bool
+) -> gpu.FuncOp:
     """The ``gpu.func`` of a kernel function: see the module docstring;
     with ``arena``, its arrays of a dynamic size come from a per-thread
     arena (``revmlir.gpu.arena``), whose address and bytes per thread are
@@ -333,7 +335,7 @@ def kernel(function: func.FuncOp, loop: scf.ParallelOp, arena: bool, checks: Che
     _store(_address(context.memref, prologue), own.memref, JUMP_WORD, prologue)
     body.insert_ops_before(prologue, body.first_op)
     if arena:
-        _in_arena(source, own.memref, checks, function.sym_name.data)
+        _in_arena(source, own.memref, checks, function.sym_name.data, check_ops)
 
     ops: list[Operation] = []
     (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
@@ -456,7 +458,11 @@ def check_kernel_names(names: Iterable[str], functions: Collection[str]) -> None
 
 
 def outline(
-    module: ModuleOp, names: list[str] | None = None, all_functions: bool = False, keep_host: bool = True
+    module: ModuleOp,
+    names: list[str] | None = None,
+    all_functions: bool = False,
+    keep_host: bool = True,
+    check_ops: bool = False,
 ) -> None:
     """Outline the kernels ``names`` (default: every function with a
     top-level parallel loop) of ``module``; with ``all_functions``, every
@@ -464,7 +470,9 @@ def outline(
     functions are moved, not copied: for a compiler that reads only the
     ``gpu.module`` (``compile_kernels``), which the host functions left
     calling them would no longer verify, and copying them was a tenth of
-    BA's kernel compile."""
+    BA's kernel compile.  ``check_ops``: the arena's checks are one
+    ``CheckOp`` each, as ``lower_to_std(check_ops=True)`` lowered the rest
+    (else the printed std form)."""
     graph = _Functions(module)
     functions = graph.by_name
     known: dict[str, scf.ParallelOp | None] = {}
@@ -493,7 +501,7 @@ def outline(
     in_arena = [graph.uses_arena(f) for f in devices]
     copies = [_device_copy(f, keep_host) for f in devices]
     for copy in [copy for copy, arena in zip(copies, in_arena) if arena]:
-        _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data)
+        _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data, check_ops)
     if (any(in_arena) or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
         # the arena's checks report as every check does
         copies.append(func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
@@ -502,7 +510,9 @@ def outline(
     hosts = [launch(f, module_name, arena) for f, arena in zip(kernels, arenas)]
     body = Block()
     body.add_ops(copies)
-    body.add_ops([kernel(f, loop, arena, checks, keep_host) for f, loop, arena in zip(kernels, loops, arenas)])
+    body.add_ops(
+        [kernel(f, loop, arena, checks, keep_host, check_ops) for f, loop, arena in zip(kernels, loops, arenas)]
+    )
     store_checks(module, checks)
     for f, host in zip(kernels, hosts):
         Rewriter.replace_op(f, host)

@@ -278,7 +278,7 @@ def lower_kernels(
     }
     lower_to_std(work, check_ops=True)
     RevGpuLocalArraysPass().apply(ctx, work)
-    outline(work, list(names) if names is not None else None, all_functions, keep_host=False)
+    outline(work, list(names) if names is not None else None, all_functions, keep_host=False, check_ops=True)
     ConvertGpuToNvvmPass().apply(ctx, work)
     return work, arguments
 

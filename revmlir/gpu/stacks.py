@@ -80,18 +80,18 @@ def arena_calls(function: Operation, ops: Sequence[Operation] | None = None) -> 
     ]
 
 
-def place(function: Operation, own: SSAValue, checks: CheckTable, name: str) -> None:
+def place(function: Operation, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
     """Put the buffers of ``function``'s stacks in the arena of the thread
     whose own error slot is ``own``."""
     for call in arena_calls(function):
         if stacks.runtime_kind(call.callee.string_value()) == stacks.PUSH:
-            _push(call, own, checks, name)
+            _push(call, own, checks, name, check_ops)
         else:
             ops, _ = built(call.location, lambda: _free(call.arguments[0], own))
             Rewriter.replace_op(call, ops, [])
 
 
-def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str) -> None:
+def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
     """Replace the push ``call`` by the arena's: grow a full buffer, then
     store the value at the top."""
     header, value = call.arguments
@@ -105,7 +105,7 @@ def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str) -> No
         full = result(arith.CmpiOp(needed, reserved, "ugt"))
         grow = Block()
         with ImplicitBuilder(grow):
-            _grow(header, own, reserved, needed, exhausted)
+            _grow(header, own, reserved, needed, exhausted, check_ops)
             scf.YieldOp()
         scf.IfOp(full, [], Region(grow))
         for part, address in zip(to_slots(value), slot_addresses(header, size, value.type), strict=True):
@@ -116,7 +116,9 @@ def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str) -> No
     Rewriter.replace_op(call, ops, [])
 
 
-def _grow(header: SSAValue, own: SSAValue, reserved: SSAValue, needed: SSAValue, exhausted: int) -> None:
+def _grow(
+    header: SSAValue, own: SSAValue, reserved: SSAValue, needed: SSAValue, exhausted: int, check_ops: bool
+) -> None:
     """Reserve at least ``needed`` bytes for the buffer: in place while it
     ends at the top, else at the top, twice what it needs, its elements
     copied there (a buffer without bytes moves, copying nothing)."""
@@ -128,7 +130,7 @@ def _grow(header: SSAValue, own: SSAValue, reserved: SSAValue, needed: SSAValue,
     twice = result(arith.AddiOp(needed, needed))
     bytes = rounded(result(arith.SelectOp(moved, twice, needed)))
     new_end = result(arith.AddiOp(start, bytes))
-    reserve(context, own, new_end, exhausted)
+    reserve(context, own, new_end, exhausted, check_ops)
     copy = Block()
     with ImplicitBuilder(copy):
         _copy(data, start, reserved)

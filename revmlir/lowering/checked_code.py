@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 
-from xdsl.builder import Builder
+from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
@@ -38,10 +38,10 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, var_operand_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, traits_def, var_operand_def
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.traits import MemoryWriteEffect, SymbolTable
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.ir_utils import constant_index, is_float_type
@@ -65,8 +65,7 @@ from revmlir.runtime_checks import (
     REPORT,
     REPORT_INPUTS,
     CheckTable,
-    payload_kind,
-    payload_words,
+    payload_kinds,
 )
 from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, out_of_bounds, shift_out_of_range
 
@@ -109,9 +108,13 @@ class CheckOp(IRDLOperation):
     conditional branch to a block of its own that computes the words and
     calls the report.  No dialect registers it, so no textual IR holds it
     (the parser refuses its name): only the compilers' pipelines make it,
-    and they hand it straight to the translation.  It
-    declares no memory effects, so nothing moves a load above it or drops
-    it (``revmlir.gpu.load_order``)."""
+    and they hand it straight to the translation.
+
+    It declares a write (``MemoryWriteEffect``), as its std form's call of
+    the report, which writes the error slot and leaves the run, has: so
+    nothing moves a load above it (``revmlir.gpu.load_order``: an index is
+    loaded only once it is known in range) and dead code elimination keeps
+    it although it has no results."""
 
     name = "revmlir.check"
     ok = operand_def(i1)
@@ -119,6 +122,18 @@ class CheckOp(IRDLOperation):
     payload = var_operand_def()
     check = prop_def(IntegerAttr)
     """The check's id: its entry in the module's check table."""
+
+    traits = traits_def(MemoryWriteEffect())
+
+    def verify_(self) -> None:
+        """The payload must fit the report's words, which ``_check`` in
+        ``convert-std-to-llvm`` passes as they come."""
+        if payload_kinds([value.type for value in self.payload]) is None:
+            types = ", ".join(str(value.type) for value in self.payload)
+            raise VerifyException(
+                f"revmlir.check cannot report ({types}): a payload is of integers, indices, floats and "
+                f"complex numbers, at most {PAYLOAD_SLOTS} 64-bit words (a complex number takes two)"
+            )
 
 
 def display_name(function: str) -> str:
@@ -193,33 +208,16 @@ class CheckedCode:
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
         the ``payload`` values the message template formats."""
-        found = [payload_kind(v.type) for v in payload]
-        kinds = [k for k in found if k is not None]
-        if len(kinds) < len(found) or sum(map(payload_words, kinds)) > PAYLOAD_SLOTS:
+        kinds = payload_kinds([v.type for v in payload])
+        if kinds is None:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
-        if self.check_ops:
-            if REPORT not in self.runtime:
-                self.runtime[REPORT] = func.FuncOp.external(REPORT, list(REPORT_INPUTS), [])
-            properties: dict[str, Attribute] = {"check": number_attr(identifier, i64)}
-            self.emit(CheckOp.create(operands=[ok, self.error, *payload], properties=properties), op)
-            return
-        true = self.const(True, i1, op)
-        bad = self.emit(binary(arith.XOrIOp, ok, true), op).results[0]
-        # Checks that pass cost a comparison and a branch to a cold path
-        # that does not come back: one call of the module's report.
-        report = Block()
-        saved = self.builder.insertion_point
-        try:
-            self.builder.insertion_point = InsertPoint.at_end(report)
-            words = [self.const(identifier, i64, op), *(w for value in payload for w in self.words(value, op))]
-            if unused := PAYLOAD_SLOTS - (len(words) - 1):
-                words += [self.const(0, i64, op)] * unused
-            self.call_runtime(REPORT, [self.error, *words], [], op)
-            self.emit(scf_yield(), op)
-        finally:
-            self.builder.insertion_point = saved
-        self.emit(scf_if(bad, Region(report)), op)
+        if REPORT not in self.runtime:
+            self.runtime[REPORT] = func.FuncOp.external(REPORT, list(REPORT_INPUTS), [])
+        for built in check_form(ok, self.error, identifier, payload, self.check_ops):
+            for nested in built.walk():
+                nested.location = op.location
+            self.emit(built, op)
 
     def check_indices(self, op: Operation, array: SSAValue, indices: Sequence[SSAValue]) -> None:
         """Every index within its axis, as the interpreter checks them: one
@@ -259,9 +257,55 @@ class CheckedCode:
         return words
 
 
+def check_form(
+    ok: SSAValue, error: SSAValue, identifier: int, payload: Sequence[SSAValue], one_op: bool
+) -> list[Operation]:
+    """The ops of check ``identifier`` of ``ok`` reporting ``payload``
+    through ``error``: one ``CheckOp`` (``one_op``), or the std form,
+    ``true``, ``ok xor true`` and the ``scf.if`` around the report's call
+    (module docstring).  Every lowering that checks builds its checks here,
+    so that the two forms stay one check.  They are not placed, except by
+    an ``ImplicitBuilder`` the caller has open (the GPU arena's builders),
+    which places each op as it is made."""
+    if one_op:
+        properties: dict[str, Attribute] = {"check": number_attr(identifier, i64)}
+        return [CheckOp.create(operands=[ok, error, *payload], properties=properties)]
+    true = arith_constant(1, i1)
+    bad = binary(arith.XOrIOp, ok, true.results[0])
+    # Checks that pass cost a comparison and a branch to a cold path
+    # that does not come back: one call of the module's report.
+    report = Block()
+    with ImplicitBuilder(report):
+        words = [arith_constant(identifier, i64).results[0]]
+        for value in payload:
+            words += report_words(value)[1]
+        if unused := PAYLOAD_SLOTS - (len(words) - 1):
+            words += [arith_constant(0, i64).results[0]] * unused
+        func_call(REPORT, [error, *words], [])
+        scf_yield()
+    return [true, bad, scf_if(bad.results[0], Region(report))]
+
+
+@functools.cache
+def _std_size(payload: tuple[Attribute, ...]) -> int:
+    """The ops of the std form of a check whose payload has these types."""
+    values = Block(arg_types=[i1, ERROR_SLOT, *payload]).args
+    return sum(sum(1 for _ in op.walk()) for op in check_form(values[0], values[1], 0, values[2:], False))
+
+
+def std_size(op: Operation) -> int:
+    """How many ops ``op`` and the ops in it are, a ``CheckOp`` counted as
+    its std form: what decides by the size of code (loop versioning's
+    limit) decides alike on either form."""
+    if op.__class__ is CheckOp:
+        assert isinstance(op, CheckOp)
+        return _std_size(tuple(value.type for value in op.payload))
+    return 1 + sum(std_size(nested) for region in op.regions for block in region.blocks for nested in block.ops)
+
+
 def report_words(value: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
-    """The std ops that make a value's 64-bit patterns, not yet placed, and
-    the patterns: a complex number's parts, one word each, or the value's
+    """The std ops that make a value's 64-bit patterns, not yet placed (but
+    by an open ``ImplicitBuilder``), and the patterns: a complex number's parts, one word each, or the value's
     one (floats widened to f64, ints sign-extended).  Both forms of a check
     compute them so (``convert-std-to-llvm`` translates these ops in a
     ``CheckOp``'s report block)."""

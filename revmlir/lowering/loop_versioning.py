@@ -48,13 +48,14 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from revmlir.ir_utils import nested_ops
-from revmlir.lowering.checked_code import reported_check
+from revmlir.lowering.checked_code import reported_check, std_size
 from revmlir.lowering.std_to_llvm import frame_shape
 from revmlir.runtime_checks import CHECKS_ATTR
 from revmlir.safety import is_out_of_bounds
 
 MAX_BODY_OPS = 4000
-"""The largest loop body (ops, nested ones included) that is versioned."""
+"""The largest loop body (ops, nested ones included, a check counted as its
+std form's ops: ``std_size``) that is versioned."""
 INDUCTION_LIMIT = 1 << 31
 """The bound on ``|lb|``, ``|ub|`` and ``|k|`` that keeps ``k·i`` exact."""
 SIZE_LIMIT = 1 << 62
@@ -283,7 +284,7 @@ def version_loop(loop: scf.ForOp, entries: Sequence[str]) -> scf.ForOp | None:
     ``MAX_BODY_OPS`` ops and checks an affine index; the loop without
     those checks, if it did.  Native code versions every such loop; a GPU
     kernel, its grid-stride loop."""
-    if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or _size(loop) > MAX_BODY_OPS:
+    if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or std_size(loop) > MAX_BODY_OPS:
         return None
     accesses = list(_accesses(loop, entries))
     return _version(loop, accesses) if accesses else None
@@ -291,10 +292,6 @@ def version_loop(loop: scf.ForOp, entries: Sequence[str]) -> scf.ForOp | None:
 
 def _has_inner_loop(loop: scf.ForOp) -> bool:
     return any(isinstance(op, scf.ForOp | scf.WhileOp | scf.ParallelOp) for op in loop.body.walk())
-
-
-def _size(op: Operation) -> int:
-    return sum(1 for _ in op.walk())
 
 
 @dataclass(frozen=True)
