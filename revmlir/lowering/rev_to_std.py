@@ -66,7 +66,7 @@ from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
-from revmlir.expansion import forward_only
+from revmlir.expansion import backward_region, forward_only
 from revmlir.inversion import invert_function
 from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
@@ -800,14 +800,39 @@ def _uncall(lowering: FunctionLowering, op: Operation) -> None:
     inverses by now) fails where a run reaches it, with the inverter's
     reason, as on the interpreter, which inverts a callee when an uncall of
     it first runs: a module that holds one runs every input that does not
-    reach it.  Its results are its scalar arguments: nothing runs after
-    the check."""
+    reach it."""
     assert isinstance(op, rev.UncallOp)
+    reason = lowering.no_inverse[op.callee.string_value()]
+    _fail_without_inverse(lowering, op, reason, [lowering.get(a) for a in op.scalar_args()])
+
+
+@lowers(rev.InvOp, rev.RoutineOp)
+def _region_without_inverse(lowering: FunctionLowering, op: Operation) -> None:
+    """A ``rev.inv`` or ``rev.routine`` that ``forward_only`` left, since the
+    region it runs backwards has no inverse, fails where a run reaches that
+    region, as on the interpreter, which inverts it there: a routine runs
+    compute and body first."""
+    assert isinstance(op, rev.InvOp | rev.RoutineOp)
+    try:
+        backward_region(op)
+    except InversionError as error:
+        reason = str(error)
+    else:
+        raise AssertionError(f"{describe_op(op)} was left by forward_only, yet has an inverse")
+    state = [lowering.get(v) for v in op.state]
+    if isinstance(op, rev.RoutineOp):
+        state = lowering.inline_region(op.body, lowering.inline_region(op.compute, state))[: len(state)]
+    _fail_without_inverse(lowering, op, reason, state)
+
+
+def _fail_without_inverse(lowering: FunctionLowering, op: Operation, reason: str, results: Sequence[SSAValue]) -> None:
+    """Leave the run at ``op``, which runs something backwards that has no
+    inverse, with the inverter's ``reason``.  ``op``'s results stand for
+    ``results``: nothing runs after the check."""
     never = lowering.const(False, i1, op)
-    message = literal_template(lowering.no_inverse[op.callee.string_value()])
-    lowering.check(never, op, message, error=ExecutionError)
-    for old, new in zip(op.res, op.scalar_args(), strict=True):
-        lowering.set(old, lowering.get(new))
+    lowering.check(never, op, literal_template(reason), error=ExecutionError)
+    for old, new in zip(op.results, results, strict=True):
+        lowering.set(old, new)
 
 
 @lowers(ApplyOp, InvokeOp)
