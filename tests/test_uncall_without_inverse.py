@@ -282,3 +282,26 @@ def test_a_region_without_inverse_runs_natively_until_a_run_reaches_it():
         "__notes__": []
     }
     assert error.op_name == "anc.free"
+
+
+def routine_if(a, x, y, back: int):
+    if back > 0:
+        with rv.routine() as r:
+            daxpy_forward(a, x, y)
+        ~r
+
+
+def test_a_python_routine_whose_compute_has_no_inverse_runs_natively_until_the_routine():
+    """``~r`` runs a compute block backwards that invokes a primitive
+    without an inverse rule: the message names the primitive as the
+    program does, on both engines."""
+    native = rv.reversible(routine_if, backend="native")
+    interpreted = rv.reversible(routine_if, backend="interpreter")
+    results = [f(2.0, np.ones(2), np.ones(2), 0)[2].tolist() for f in (native, interpreted)]
+    assert results == [[1.0, 1.0]] * 2
+    assert native.specialization_for(2.0, np.ones(2), np.ones(2), 0).backend == "native"
+    error = failure(lambda: native(2.0, np.ones(2), np.ones(2), 1))
+    assert_same_failure(error, failure(lambda: interpreted(2.0, np.ones(2), np.ones(2), 1)))
+    lines = routine_if.__code__.co_firstlineno
+    assert (error.op_name, error.location) == ("rev.routine", f"{__file__}:{lines + 2}:9")
+    assert error.message.endswith("primitive @daxpy_forward updates arrays and declares no inverse rule")
