@@ -4,49 +4,79 @@ stage of seed 000, appendix G.3) and ``rev.inv`` regions.
 
 What is left runs in one direction, which is what the lowering and the
 differentiators start from; both use the inverter, so this sits beside it.
+A construct whose backward region the inverter cannot build is left as it
+is, as an uncall of a function without an inverse is: the interpreter
+inverts that region when a run first reaches it, so the construct fails
+only there, and the lowering makes it fail there too.
 """
 
 from __future__ import annotations
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import InvOp, RoutineOp
+from revmlir.errors import InversionError
 from revmlir.inversion import Inverter, inline_block, move_block
 
 
+def backward_region(op: InvOp | RoutineOp) -> Region:
+    """The region ``op`` runs backwards, inverted (a ``rev.inv``'s body, a
+    routine's compute): the region the interpreter runs, built apart, so
+    that a failure (``InversionError``) leaves the module as it was."""
+    region = op.compute if isinstance(op, RoutineOp) else op.body
+    return Inverter(op, Builder(InsertPoint.at_end(Block()))).invert_region(region)
+
+
 def expand_routine(op: RoutineOp) -> None:
-    """Inline ``op`` as compute; body; ~compute."""
+    """Inline ``op`` as compute; body; ~compute (``InversionError`` if
+    compute has no inverse, ``op`` unchanged)."""
+    uncompute = backward_region(op)
     builder = Builder(InsertPoint.before(op))
     computed = inline_block(op.compute.block, list(op.state), builder)
     used = move_block(op.body.block, computed, builder)
-    inverter = Inverter(op, builder)
-    state = inverter.invert_body(op.compute.block, op.compute.block.args, used)
-    Rewriter.replace_op(op, [], state)
+    Rewriter.replace_op(op, [], move_block(uncompute.block, used, builder))
 
 
-def expand_routines(module: ModuleOp) -> None:
+def expand_routines(module: ModuleOp) -> list[InversionError]:
     """Inline every ``rev.routine`` as compute; body; ~compute, innermost
     first: one walk finds them all, since expanding a routine whose nested
     ones are expanded makes none (a rewrite walker would walk the module
-    again to find that out)."""
+    again to find that out).  A routine whose compute has no inverse stays;
+    the inverter's errors are returned, innermost first."""
+    errors: list[InversionError] = []
     for op in [o for o in module.walk(region_first=True) if isinstance(o, RoutineOp)]:
-        expand_routine(op)
+        try:
+            expand_routine(op)
+        except InversionError as error:
+            errors.append(error)
+    return errors
 
 
-def inline_inverse_regions(module: ModuleOp) -> None:
+def inline_inverse_regions(module: ModuleOp) -> list[InversionError]:
     """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
-    an outer region rebuilds the ones nested in it)."""
-    while (op := next((o for o in module.walk(region_first=True) if isinstance(o, InvOp)), None)) is not None:
-        inverter = Inverter(op, Builder(InsertPoint.before(op)))
-        block = op.body.block
-        state = inverter.invert_body(block, block.args, list(op.state))
-        Rewriter.replace_op(op, [], state)
+    an outer region rebuilds the ones nested in it).  One whose body has no
+    inverse stays; the inverter's errors are returned, innermost first."""
+    errors: list[InversionError] = []
+    left: set[InvOp] = set()
+    while (
+        op := next((o for o in module.walk(region_first=True) if isinstance(o, InvOp) and o not in left), None)
+    ) is not None:
+        try:
+            inverse = backward_region(op)
+        except InversionError as error:
+            errors.append(error)
+            left.add(op)
+            continue
+        Rewriter.replace_op(op, [], move_block(inverse.block, list(op.state), Builder(InsertPoint.before(op))))
+    return errors
 
 
-def forward_only(module: ModuleOp) -> None:
+def forward_only(module: ModuleOp) -> list[InversionError]:
     """Expand routines and inline ``rev.inv`` regions: what is left runs in
-    one direction, which is what lowering and differentiation start from."""
-    expand_routines(module)
-    inline_inverse_regions(module)
+    one direction, which is what lowering and differentiation start from,
+    but for the constructs whose backward region has no inverse, which stay
+    (their errors are returned, innermost first)."""
+    return expand_routines(module) + inline_inverse_regions(module)

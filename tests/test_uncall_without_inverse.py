@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
-from revmlir.errors import ExecutionError, InversionError, LocatedError
+from revmlir.errors import ExecutionError, InversionError, InvertibilityError, LocatedError
 from revmlir.gpu.program import compile_kernels
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import emit_cubin
@@ -217,3 +217,91 @@ def test_a_kernel_uncalling_a_function_without_inverse_fails_at_the_element_that
         raise_gpu_error(kernel.check_table, kernel.launch([y, 6], 2, 2))
     assert str(gpu.value) == f"{cpu} (element 4)"
     assert "'rev.uncall' in @bump: 'anc.free' at kernel.mlir:5:3 forgets the value it frees" in str(cpu)
+
+
+REGIONS = """rev.func @inv_if(%x: f64, %back: i1) {
+  %y = rev.if (%x) : f64 pre {
+  ^bb0(%a: f64):
+    rev.cond %back
+  } then {
+  ^bb0(%b: f64):
+    %c = rev.inv (%b) : f64 {
+    ^bb0(%q: f64):
+      %s = anc.stack_alloc : !anc.stack<f64>
+      anc.snapshot %s, %q : !anc.stack<f64>, f64
+      anc.drop %s, %q : !anc.stack<f64>, f64
+      anc.stack_free %s : !anc.stack<f64>
+      rev.yield %q : f64
+    }
+    rev.yield %c : f64
+  } else {
+  ^bb0(%d: f64):
+    rev.yield %d : f64
+  }
+  rev.return %y, %back : f64, i1
+}
+rev.func @routine(%x: f64, %y: f64) {
+  %x1, %y1 = rev.routine (%x, %y) : f64, f64 compute {
+  ^bb0(%cx: f64, %cy: f64):
+    %s = anc.stack_alloc : !anc.stack<f64>
+    anc.snapshot %s, %cx : !anc.stack<f64>, f64
+    anc.drop %s, %cx : !anc.stack<f64>, f64
+    anc.stack_free %s : !anc.stack<f64>
+    rev.yield %cx, %cy : f64, f64
+  } do {
+  ^bb0(%dx: f64, %dy: f64):
+    %zero = arith.constant 0.0 : f64
+    %t = anc.alloc %zero : f64
+    %t1 = rev.add %t, %dx : f64
+    anc.free %t1, %zero : f64
+    rev.yield %dx, %dy : f64, f64
+  }
+  rev.return %x1, %y1 : f64, f64
+}
+"""
+"""A ``rev.inv`` whose body holds a snapshot, in one branch only, and a
+routine whose compute does: neither region has an inverse, which the
+interpreter finds where a run reaches it (a routine's after its compute
+and body ran)."""
+
+
+def test_a_region_without_inverse_runs_natively_until_a_run_reaches_it():
+    module = parse_module(REGIONS, "regions.mlir")
+    native, interpreter = NativeModule.compile(module), RevInterpreter(module)
+    assert native.call("inv_if", 2.0, False) == interpreter.call("inv_if", 2.0, False) == (2.0, False)
+    error = failure(lambda: native.call("inv_if", 2.0, True))
+    assert_same_failure(error, failure(lambda: interpreter.call("inv_if", 2.0, True)))
+    assert str(error) == "regions.mlir:7:5: 'rev.inv' in @inv_if: 'anc.drop' at regions.mlir:11:7 has no inverse"
+    error = failure(lambda: native.call("routine", 0.0, 3.0))
+    assert_same_failure(error, failure(lambda: interpreter.call("routine", 0.0, 3.0)))
+    assert str(error) == "regions.mlir:23:3: 'rev.routine' in @routine: 'anc.drop' at regions.mlir:27:5 has no inverse"
+    # the body runs before the uncompute: its own error comes first
+    error = failure(lambda: native.call("routine", 1.0, 3.0))
+    assert type(error) is InvertibilityError
+    assert vars(error) | {"__notes__": []} == vars(failure(lambda: interpreter.call("routine", 1.0, 3.0))) | {
+        "__notes__": []
+    }
+    assert error.op_name == "anc.free"
+
+
+def routine_if(a, x, y, back: int):
+    if back > 0:
+        with rv.routine() as r:
+            daxpy_forward(a, x, y)
+        ~r
+
+
+def test_a_python_routine_whose_compute_has_no_inverse_runs_natively_until_the_routine():
+    """``~r`` runs a compute block backwards that invokes a primitive
+    without an inverse rule: the message names the primitive as the
+    program does, on both engines."""
+    native = rv.reversible(routine_if, backend="native")
+    interpreted = rv.reversible(routine_if, backend="interpreter")
+    results = [f(2.0, np.ones(2), np.ones(2), 0)[2].tolist() for f in (native, interpreted)]
+    assert results == [[1.0, 1.0]] * 2
+    assert native.specialization_for(2.0, np.ones(2), np.ones(2), 0).backend == "native"
+    error = failure(lambda: native(2.0, np.ones(2), np.ones(2), 1))
+    assert_same_failure(error, failure(lambda: interpreted(2.0, np.ones(2), np.ones(2), 1)))
+    lines = routine_if.__code__.co_firstlineno
+    assert (error.op_name, error.location) == ("rev.routine", f"{__file__}:{lines + 2}:9")
+    assert error.message.endswith("primitive @daxpy_forward updates arrays and declares no inverse rule")

@@ -214,7 +214,8 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     source = func.parent_op()
     declarations = [op.clone() for op in source.ops if isinstance(op, ExternOp)] if isinstance(source, ModuleOp) else []
     module = ModuleOp([*declarations, func.clone()])
-    forward_only(module)
+    if errors := forward_only(module):
+        raise errors[0]  # derived code runs the region backwards on every input
     prepared = module.body.block.last_op
     assert isinstance(prepared, rev.FuncOp)
     return prepared

@@ -23,7 +23,7 @@ from xdsl.interpreter import (
 from xdsl.ir import Region
 
 from revmlir.dialects import rev
-from revmlir.errors import ExecutionError, LocatedError, describe_op
+from revmlir.errors import ExecutionError, InversionError, LocatedError, describe_op
 from revmlir.interpreter.memref import checked_index, element_key
 from revmlir.interpreter.recursion import MAX_CALL_DEPTH
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
@@ -210,7 +210,11 @@ class RevFunctions(InterpreterFunctions):
     def run_routine(self, interpreter: RuntimeInterpreter, op: rev.RoutineOp, args: PythonValues):
         computed = _run(interpreter, op.compute, args, "compute")
         used = _run(interpreter, op.body, computed, "do")
-        uncompute = interpreter.runtime.inverse_region(op, 0)
+        try:
+            uncompute = interpreter.runtime.inverse_region(op, 0)
+        except InversionError as error:
+            # the op last run is the body's terminator: the failure is the routine's
+            raise interpreter.runtime.failed_execution(error, op) from None
         return _run(interpreter, uncompute, used, "uncompute")
 
     @impl(rev.InvOp)

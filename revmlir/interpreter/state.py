@@ -75,16 +75,18 @@ class Runtime:
         error = InvertibilityError.at(op, message, function)
         return error
 
-    def failed_execution(self, error: Exception) -> ExecutionError:
+    def failed_execution(self, error: Exception, at: Operation | None = None) -> ExecutionError:
         """``error`` (an index out of bounds, a division by zero, …) at the op
-        that raised it, in the function running it."""
+        that raised it (``at``, where the op last run is not that op), in the
+        function running it."""
         function = str(self.frames[-1]) if self.frames else None
         message = str(error)
         if message.startswith(_NO_SEMANTICS):  # xDSL's text for an unknown op
             message = "the interpreter has no semantics for this op"
-        if self.current_op is None:
+        op = at or self.current_op
+        if op is None:
             return ExecutionError(message, function=function)
-        return ExecutionError.at(self.current_op, message, function)
+        return ExecutionError.at(op, message, function)
 
     def checking(self, op: RuntimeCheckedOp) -> bool:
         return op.checks_enabled

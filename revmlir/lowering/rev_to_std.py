@@ -66,7 +66,7 @@ from revmlir.dialects.ad import NextOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
-from revmlir.expansion import forward_only
+from revmlir.expansion import backward_region, forward_only
 from revmlir.inversion import invert_function
 from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
@@ -138,25 +138,30 @@ def check_reserved_names(module: ModuleOp) -> None:
                 )
 
 
-def _materialize_uncalled_inverses(module: ModuleOp) -> dict[str, str]:
+def _materialize_uncalled_inverses(module: ModuleOp) -> dict[Operation, str]:
     """Each ``rev.uncall @f`` becomes ``rev.call @f.inv``, adding ``@f.inv``.
     An uncall of a function the inverter cannot invert stays, to fail where
     a run reaches it (``_uncall``); the inverter's reason is returned, per
-    such callee."""
+    such uncall."""
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, rev.FuncOp)}
-    no_inverse: dict[str, str] = {}
+    reasons: dict[str, str] = {}
+    no_inverse: dict[Operation, str] = {}
     pending = True
     while pending:
         pending = False
         for op in nested_ops(module):
-            if not isinstance(op, rev.UncallOp) or (name := op.callee.string_value()) in no_inverse:
+            if not isinstance(op, rev.UncallOp) or op in no_inverse:
                 continue
+            name = op.callee.string_value()
             target = inverse_name(name)
             if target not in funcs:
                 try:
-                    inverse = invert_function(funcs[name], target)
+                    inverse = invert_function(funcs[name], target) if name not in reasons else None
                 except InversionError as error:
-                    no_inverse[name] = str(error)
+                    reasons[name] = str(error)
+                    inverse = None
+                if inverse is None:
+                    no_inverse[op] = reasons[name]
                     continue
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
@@ -165,6 +170,21 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> dict[str, str]:
             call.attributes.update(op.attributes)
             call.location = op.location
             Rewriter.replace_op(op, call)
+    return no_inverse
+
+
+def _regions_without_inverse(module: ModuleOp) -> dict[Operation, str]:
+    """The inverter's reason for each ``rev.inv`` and ``rev.routine`` that
+    ``forward_only`` left (``_region_without_inverse``), asked before
+    ``declare_primitives`` renames the primitives they invoke, so that the
+    message names them as the interpreter's does."""
+    no_inverse: dict[Operation, str] = {}
+    for op in nested_ops(module):
+        if isinstance(op, rev.InvOp | rev.RoutineOp):
+            try:
+                backward_region(op)
+            except InversionError as error:
+                no_inverse[op] = str(error)
     return no_inverse
 
 
@@ -186,14 +206,15 @@ class FunctionLowering(CheckedCode):
         tolerance: float,
         runtime: dict[str, func.FuncOp],
         shared: frozenset[int],
-        no_inverse: Mapping[str, str],
+        no_inverse: Mapping[Operation, str],
         check_ops: bool = False,
     ):
         self.source = source
         self.tolerance = tolerance
         self.no_inverse = no_inverse
-        """Why each function that an uncall left in the source runs
-        backwards has no inverse (``_materialize_uncalled_inverses``)."""
+        """Why each op left in the source that runs something backwards
+        (an uncall, a ``rev.inv``, a routine) finds no inverse
+        (``_materialize_uncalled_inverses``, ``_regions_without_inverse``)."""
         self.mapping: dict[SSAValue, SSAValue] = {}
         self.borrows: list[tuple[SSAValue, list[SSAValue], rev.TakeOp]] = []
         self.atomic: dict[Operation, _SharedElement] = {}
@@ -800,14 +821,32 @@ def _uncall(lowering: FunctionLowering, op: Operation) -> None:
     inverses by now) fails where a run reaches it, with the inverter's
     reason, as on the interpreter, which inverts a callee when an uncall of
     it first runs: a module that holds one runs every input that does not
-    reach it.  Its results are its scalar arguments: nothing runs after
-    the check."""
+    reach it."""
     assert isinstance(op, rev.UncallOp)
+    _fail_without_inverse(lowering, op, [lowering.get(a) for a in op.scalar_args()])
+
+
+@lowers(rev.InvOp, rev.RoutineOp)
+def _region_without_inverse(lowering: FunctionLowering, op: Operation) -> None:
+    """A ``rev.inv`` or ``rev.routine`` that ``forward_only`` left, since the
+    region it runs backwards has no inverse, fails where a run reaches that
+    region, as on the interpreter, which inverts it there: a routine runs
+    compute and body first."""
+    assert isinstance(op, rev.InvOp | rev.RoutineOp)
+    state = [lowering.get(v) for v in op.state]
+    if isinstance(op, rev.RoutineOp):
+        state = lowering.inline_region(op.body, lowering.inline_region(op.compute, state))[: len(state)]
+    _fail_without_inverse(lowering, op, state)
+
+
+def _fail_without_inverse(lowering: FunctionLowering, op: Operation, results: Sequence[SSAValue]) -> None:
+    """Leave the run at ``op``, which runs something backwards that has no
+    inverse, with the inverter's reason (``FunctionLowering.no_inverse``).
+    ``op``'s results stand for ``results``: nothing runs after the check."""
     never = lowering.const(False, i1, op)
-    message = literal_template(lowering.no_inverse[op.callee.string_value()])
-    lowering.check(never, op, message, error=ExecutionError)
-    for old, new in zip(op.res, op.scalar_args(), strict=True):
-        lowering.set(old, lowering.get(new))
+    lowering.check(never, op, literal_template(lowering.no_inverse[op]), error=ExecutionError)
+    for old, new in zip(op.results, results, strict=True):
+        lowering.set(old, new)
 
 
 @lowers(ApplyOp, InvokeOp)
@@ -1496,7 +1535,7 @@ def lower_to_std(op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: 
     check_reserved_names(op)
     check_snapshots(op)
     forward_only(op)
-    no_inverse = _materialize_uncalled_inverses(op)
+    no_inverse = _materialize_uncalled_inverses(op) | _regions_without_inverse(op)
     declare_primitives(op)
     checks = CheckTable()
     runtime: dict[str, func.FuncOp] = {}

@@ -17,4 +17,5 @@ class RevExpandRoutinesPass(ModulePass):
     name = "rev-expand-routines"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        expand_routines(op)
+        if errors := expand_routines(op):
+            raise errors[0]

@@ -35,33 +35,33 @@ class RevInvertPass(ModulePass):
     """Only these functions (default: all)."""
 
     where_possible: bool = False
-    """Out of place, every function the inverter can invert, leaving out
-    only those it cannot, instead of every function but the forgetful ones
+    """Every function the inverter can invert, leaving out only those it
+    cannot, instead of every function but the forgetful ones
     (``forgetful_functions``: those that forget state and those calling
     them, whose inverses uncall them): native code compiles so, since the
     interpreter runs backwards whatever the inverter inverts, and an uncall
-    of a function without an inverse fails only where a run reaches it."""
+    of a function without an inverse fails only where a run reaches it.
+    Out of place or in place alike; a function named in ``functions`` is
+    still inverted or refused."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
         inverted_in_place: set[str] = set()
         forgetful = set() if self.functions or self.where_possible else forgetful_functions(op)
         for func in list(selected_functions(op, self.functions)):
-            if func.sym_name.data in forgetful:
-                continue
-            if self.in_place:
-                inverse = invert_function(func, func.sym_name.data)
-                func.body.detach_block(0).erase()
-                func.body.add_block(inverse.body.detach_block(0))
-                inverted_in_place.add(func.sym_name.data)
-                continue
-            if inverse_name(func.sym_name.data) in existing:
+            name = func.sym_name.data
+            if name in forgetful or (not self.in_place and inverse_name(name) in existing):
                 continue
             try:
-                inverse = invert_function(func)
+                inverse = invert_function(func, name if self.in_place else None)
             except InversionError:
-                if not self.where_possible:
-                    raise
+                if self.where_possible and name not in self.functions:
+                    continue
+                raise
+            if self.in_place:
+                func.body.detach_block(0).erase()
+                func.body.add_block(inverse.body.detach_block(0))
+                inverted_in_place.add(name)
                 continue
             Rewriter.insert_op(inverse, InsertPoint.after(func))
             existing.add(inverse.sym_name.data)
