@@ -254,8 +254,11 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     that a recursive accumulation stays one.
 
     The answer is kept while the module is unchanged
-    (``revmlir.kept_answers``): the verifier's parallel loops and the
-    frontend's outputs ask it of the same module."""
+    (``revmlir.kept_answers``): inside a verification, the verifier of every
+    function with a parallel loop that calls asks it of the same module.
+    The frontend's outputs, the lowering's ``noalias`` parameters and its
+    atomic accumulations (``parallel.shared_arguments``) ask it outside any
+    block, and compute it."""
     return kept(_argument_writes, module)
 
 
