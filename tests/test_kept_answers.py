@@ -38,6 +38,13 @@ rev.func @main(%a: memref<4xf64>, %b: memref<4xf64>) {
 """
 
 
+@pytest.fixture(autouse=True)
+def unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept answers not computed again (``REVMLIR_CHECK_KEPT`` unset): the
+    tests count the computations, and check them where they say so."""
+    monkeypatch.setattr(kept_answers, "_CHECK", False)
+
+
 class Counted:
     """A question that counts how often it is computed."""
 
