@@ -14,14 +14,28 @@ every time, as the analyses always did.  Callers that change IR (passes,
 the frontend building a module) open no block, so an answer can never
 outlive the IR it describes.
 
-The table is per thread (a ``ContextVar``): a compile in one thread does not
-see another's answers.  A kept answer is shared by everyone who asks, so
-analyses return it for reading only.
+The table is per context (a ``ContextVar``), not per thread: a thread
+started in a fresh context (threads of CPython before 3.14, and of a
+free-threaded build only with ``-X thread_inherit_context=0``) sees no
+block, but whatever runs in a copy of the context the block set sees its
+table: a thread that inherits the context, an asyncio task created inside
+the block, a generator that yields inside it to a caller that then changes
+the IR.  So nothing inside a block yields, awaits or starts a thread or
+task; the blocks are around a verification, which does none of these.  A
+kept answer is shared by everyone who asks, so analyses return it for
+reading only.
+
+With ``REVMLIR_CHECK_KEPT`` set (any non-empty value, read at import) every
+kept answer is computed again when it is asked for and compared with the
+one kept: a block around code that changes the IR raises an
+``AssertionError`` naming the question.  It costs what keeping saves, so it
+is for tests and debugging.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -34,6 +48,9 @@ _answers: ContextVar[dict[tuple[Callable[..., Any], int], tuple[Any, Any]] | Non
 )
 """Per (question, id of the subject): the subject (held, so that its id is
 not reused while the answer is kept) and the answer."""
+
+_CHECK = bool(os.environ.get("REVMLIR_CHECK_KEPT"))
+"""Whether every kept answer is computed again and compared when asked."""
 
 
 @contextlib.contextmanager
@@ -61,5 +78,10 @@ def kept(question: Callable[[S], A], subject: S) -> A:
     found = answers.get(key)
     if found is None:
         found = answers[key] = (subject, question(subject))
+    elif _CHECK and question(subject) != found[1]:
+        raise AssertionError(
+            f"the kept answer of {getattr(question, '__qualname__', question)} is stale: "
+            "the IR changed inside ir_unchanged()"
+        )
     answer: A = found[1]
     return answer

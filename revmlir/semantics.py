@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     f64,
 )
-from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
 
 from revmlir.dialects import anc
@@ -150,9 +150,18 @@ ordinary (``reversibilize``'s input) and lowered code (the native pipeline)."""
 
 def reference_origin(function: Function, value: SSAValue) -> Origin:
     """The origin of reference ``value`` used in ``function``'s body."""
-    if isinstance(value, BlockArgument) and value.block is function.body.blocks[0]:
+    return _origin(function.body.blocks[0], value)
+
+
+def _origin(entry: Block, value: SSAValue) -> Origin:
+    """``reference_origin`` in the function whose entry block is ``entry``,
+    by exact classes: xDSL's values are not subclassed, and an instance
+    check against their ABC costs more than the rest, where
+    ``function_uses`` asks it of every operand of a function."""
+    kind = value.__class__
+    if kind is BlockArgument and value.block is entry:
         return value.index
-    if isinstance(value, OpResult) and isinstance(value.op, FRESH_REFERENCES):
+    if kind is OpResult and _is_fresh(value.op):
         return value.op
     return None
 
@@ -178,18 +187,15 @@ def function_uses(function: Function) -> FunctionUses:
 
 
 def _function_uses(function: Function) -> FunctionUses:
-    # ``reference_origin`` with exact classes (xDSL's values are not
-    # subclassed; an instance check against their ABC costs more than the
-    # rest), asked of every operand of the function
     entry = function.body.blocks[0]
     arguments: list[list[ArgumentUse]] = [[] for _ in entry.args]
     unknown: list[ArgumentUse] = []
     for op in nested_ops(function):
         for index, operand in enumerate(op.operands):
-            kind = operand.__class__
-            if kind is BlockArgument and operand.block is entry:
-                arguments[operand.index].append((op, index))
-            elif is_reference_type(operand.type) and not (kind is OpResult and _is_fresh(operand.op)):
+            origin = _origin(entry, operand)
+            if origin.__class__ is int:
+                arguments[origin].append((op, index))
+            elif origin is None and is_reference_type(operand.type):
                 unknown.append((op, index))
     return FunctionUses(arguments, unknown)
 
@@ -248,8 +254,11 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     that a recursive accumulation stays one.
 
     The answer is kept while the module is unchanged
-    (``revmlir.kept_answers``): the verifier's parallel loops and the
-    frontend's outputs ask it of the same module."""
+    (``revmlir.kept_answers``): inside a verification, the verifier of every
+    function with a parallel loop that calls asks it of the same module.
+    The frontend's outputs, the lowering's ``noalias`` parameters and its
+    atomic accumulations (``parallel.shared_arguments``) ask it outside any
+    block, and compute it."""
     return kept(_argument_writes, module)
 
 

@@ -4,10 +4,22 @@ same answers either way."""
 
 from __future__ import annotations
 
+import contextvars
+import re
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
+import pytest
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import ParseError
+
+from revmlir import kept_answers
+from revmlir.counters import counter_arguments
+from revmlir.dialects.rev import FuncOp
 from revmlir.kept_answers import ir_unchanged, kept
-from revmlir.parsing import parse_module
+from revmlir.parsing import parse_module, verify_module
 from revmlir.semantics import argument_uses, argument_writes, function_uses
 
 MODULE = """
@@ -24,6 +36,13 @@ rev.func @main(%a: memref<4xf64>, %b: memref<4xf64>) {
   rev.return
 }
 """
+
+
+@pytest.fixture(autouse=True)
+def unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kept answers not computed again (``REVMLIR_CHECK_KEPT`` unset): the
+    tests count the computations, and check them where they say so."""
+    monkeypatch.setattr(kept_answers, "_CHECK", False)
 
 
 class Counted:
@@ -52,22 +71,42 @@ def test_inside_a_block_once_per_subject_until_the_block_ends() -> None:
         with ir_unchanged():
             # an inner block shares the outer one's answers, and keeps them
             assert kept(question, first) == (first, 1)
-            assert kept(Counted(), first) == (first, 1)
+            third = object()
+            assert kept(question, third) == (third, 3)
         assert kept(question, second) == (second, 2)
-    assert kept(question, first) == (first, 3)
+        assert kept(question, third) == (third, 3)
+    assert kept(question, first) == (first, 4)
     with ir_unchanged():
-        assert kept(question, first) == (first, 4)
+        assert kept(question, first) == (first, 5)
 
 
-def test_another_thread_does_not_see_a_block() -> None:
+def test_a_thread_in_a_fresh_context_does_not_see_a_block() -> None:
+    # the table is per context: the thread runs in an empty one whether or
+    # not this Python's threads inherit their starter's context
     question, subject = Counted(), object()
     seen: list[tuple[object, int]] = []
     with ir_unchanged():
         kept(question, subject)
-        thread = threading.Thread(target=lambda: seen.append(kept(question, subject)))
+        thread = threading.Thread(
+            target=contextvars.Context().run, args=(lambda: seen.append(kept(question, subject)),)
+        )
         thread.start()
         thread.join()
+        assert kept(question, subject) == (subject, 1)
     assert seen == [(subject, 2)]
+
+
+def test_a_stale_answer_is_found_when_kept_answers_are_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = parse_module(MODULE)
+    helper = next(iter(module.ops))
+    put = next(op for op in helper.walk() if op.name == "rev.put")
+    with ir_unchanged():
+        argument_uses(helper)
+        helper.body.block.erase_op(put, safe_erase=False)
+        assert [op.name for op, _ in argument_uses(helper)[0]] == ["rev.take", "rev.put"]
+        monkeypatch.setattr(kept_answers, "_CHECK", True)
+        with pytest.raises(AssertionError, match="kept answer of _function_uses is stale"):
+            argument_uses(helper)
 
 
 def test_the_analyses_answer_the_same_inside_and_outside() -> None:
@@ -98,3 +137,47 @@ def test_an_answer_is_computed_again_after_the_ir_changed() -> None:
     helper.body.block.erase_op(take, safe_erase=False)
     assert [[op.name for op, _ in uses] for uses in before] == [["rev.take", "rev.put"], ["memref.load"]]
     assert [[op.name for op, _ in uses] for uses in argument_uses(helper)] == [[], ["memref.load"]]
+
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = sorted([*ROOT.glob("examples/*.mlir"), *ROOT.glob("tests/filecheck/**/*.mlir")])
+"""The modules written by hand in the repository, each of their split inputs."""
+
+
+def _outcome(compute: Callable[[], object]) -> object:
+    """What ``compute`` returns, or the class and message of what it raises
+    (a module of the corpus may be refused, or make an analysis fail)."""
+    try:
+        return compute()
+    except Exception as error:
+        return (type(error), str(error))
+
+
+def _answers(module: ModuleOp) -> object:
+    functions = [op for op in module.ops if isinstance(op, FuncOp | func.FuncOp) and op.body.blocks]
+    return (
+        _outcome(lambda: argument_writes(module)),
+        [_outcome(lambda: function_uses(f)) for f in functions],
+        _outcome(lambda: counter_arguments(module)),
+    )
+
+
+def test_the_corpus_answers_the_same_inside_and_outside_a_block() -> None:
+    # every module is verified inside a block, as parse_module does, and the
+    # answers its verification kept are those computed afresh outside: a
+    # verifier that changed the IR, or a kept answer that outlives it, or a
+    # key that two subjects share, would differ
+    compared = 0
+    for path in CORPUS:
+        for chunk in re.split(r"^// -----$", path.read_text(), flags=re.M):
+            try:
+                module = parse_module(chunk, str(path), verify=False)
+            except ParseError:
+                continue
+            with ir_unchanged():
+                inside_verified = _outcome(lambda: verify_module(module))
+                inside = _answers(module)
+            assert _outcome(lambda: verify_module(module)) == inside_verified, path
+            assert _answers(module) == inside, path
+            compared += 1
+    assert compared > 250

@@ -24,7 +24,7 @@ that update gradient arrays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence, Set
+from collections.abc import Callable, Iterable, Iterator, Sequence, Set
 from typing import ClassVar, Self
 
 from xdsl.dialects import func, memref
@@ -455,12 +455,19 @@ class InvokeOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentia
 
     def written_memrefs(self) -> Sequence[SSAValue]:
         target = self.target()
+        # the analyses ask an invoke what it writes before its own verifier
+        # has checked it against its callee's signature (a function's
+        # verifier asks it of its callees' bodies), so a position past its
+        # arguments is left out; a rule lowered to native code also takes
+        # an error slot last, no argument here
+        positions: Iterable[int]
         if isinstance(target, ExternOp):
-            return [self.args[i] for i in target.updated()]
-        if isinstance(target, func.FuncOp) and target.body.blocks:
-            # (a rule lowered to native code takes an error slot last, no argument here)
-            return [self.args[i] for i in sorted(function_writes(target)) if i < len(self.args)]
-        return [a for a in self.args if isinstance(a.type, MemRefType)]
+            positions = target.updated()
+        elif isinstance(target, func.FuncOp) and target.body.blocks:
+            positions = sorted(function_writes(target))
+        else:
+            return [a for a in self.args if isinstance(a.type, MemRefType)]
+        return [self.args[i] for i in positions if i < len(self.args)]
 
     def verify_(self) -> None:
         name = self.callee.string_value()

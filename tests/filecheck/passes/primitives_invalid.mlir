@@ -149,3 +149,26 @@ rev.func @aliased(%a: f64, %x: memref<?xf64>) {
   rev.invoke @axpy(%a, %x, %x) : (f64, memref<?xf64>, memref<?xf64>) -> ()
   rev.return %a : f64
 }
+
+// -----
+
+// An invoke with fewer arguments than the array it says it updates is
+// refused at the invoke, also where a function verified before it (a
+// parallel loop calling it) asks which arrays its callee writes.
+rev.extern @p : (f64, memref<?xf64>, memref<?xf64>) -> () {updates = array<i64: 2>, inverse = @p}
+rev.func @loop(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    rev.call @short(%y) : (memref<?xf64>) -> ()
+    rev.yield
+  }
+  rev.return %n : index
+}
+rev.func @short(%y: memref<?xf64>) {
+  %z = arith.constant 1.0 : f64
+  // expected-error@+1 {{'rev.invoke' calls @p of type (f64, memref<?xf64>, memref<?xf64>) -> () as (f64, memref<?xf64>) -> ()}}
+  rev.invoke @p(%z, %y) : (f64, memref<?xf64>) -> ()
+  rev.return
+}
