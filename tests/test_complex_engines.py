@@ -163,6 +163,22 @@ def test_functions_of_one_operand_are_the_same_bits_on_both_engines(engines, nam
         assert run_both(engines, name, (-1 + 0.0j,)) == math.pi
 
 
+NEAR_ONE = [1 + 4e-12j, 1 - 1e-200j, 1.0000001 + 0j, 0.9999999 - 3e-9j, -1 + 1e-10j, 1e-9 + 1j, 0.6 + 0.3j, 1.9 + 0.3j]
+"""Near |z| = 1 with one part near ±1: (a − 1)(a + 1) + b² cancels nothing there
+(where both parts are near 1/√2 it does, and ``log`` is accurate normwise only)."""
+
+
+def test_log_near_the_unit_circle_keeps_its_small_real_part(engines):
+    """log |z| for |z| near 1, where the log of hypot(x, y) rounded it away
+    (log(1 + 4·10⁻¹²i) has the real part 8·10⁻²⁴; it was 0): each part
+    within 4 ε of ``mpmath`` at 40 digits, on both engines alike."""
+    reference = _precise(mpmath.log)
+    for z in NEAR_ONE:
+        got, expected = run_both(engines, "log", (z,)), reference(z)
+        assert abs(got.real - expected.real) <= 4 * EPS * abs(expected.real), (z, got, expected)
+        assert abs(got.imag - expected.imag) <= 4 * EPS * abs(expected.imag), (z, got, expected)
+
+
 @pytest.mark.parametrize("name", BINARY)
 def test_functions_of_two_operands_are_the_same_bits_on_both_engines(engines, name):
     """Random pairs, pairs of edge cases and mixes; the product and the

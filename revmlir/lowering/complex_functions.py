@@ -66,9 +66,26 @@ def angle(r: Real[V], x: V, y: V) -> V:
     return r.libm("atan2", y, x)
 
 
+LOG_NEAR_ONE = (0.5, 2.0)
+"""Between these |z|, ``log`` takes log |z| from the parts themselves: there
+a − 1 is exact (Sterbenz's lemma) for the larger part's size a."""
+
+
 def log(r: Real[V], x: V, y: V) -> Pair[V]:
-    """log |z| + i arg z."""
-    return r.intrinsic("log", absolute(r, x, y)), angle(r, x, y)
+    """log |z| + i arg z.  Near |z| = 1, log |z| is small, and the log of
+    hypot(x, y), rounded to 1 or its neighbours, lost it (log(1 + 4·10⁻¹²i)
+    has the real part 8·10⁻²⁴, not 0): inside ``LOG_NEAR_ONE`` it is
+    ½ log1p((a − 1)(a + 1) + b²), a ≥ b the parts' sizes, as log1p's near
+    part is."""
+    size = absolute(r, x, y)
+    size_x, size_y = r.intrinsic("fabs", x), r.intrinsic("fabs", y)
+    x_larger = r.cmp(r.OGE, size_x, size_y)
+    a, b = r.select(x_larger, size_x, size_y), r.select(x_larger, size_y, size_x)
+    one = r.c(1.0)
+    near_re = r.mul(r.c(0.5), r.libm("log1p", r.add(r.mul(r.sub(a, one), r.add(a, one)), r.mul(b, b))))
+    low, high = LOG_NEAR_ONE
+    near = r.both(r.cmp(r.OGT, size, r.c(low)), r.cmp(r.OLT, size, r.c(high)))
+    return r.select(near, near_re, r.intrinsic("log", size)), angle(r, x, y)
 
 
 def multiply(r: Real[V], x: Pair[V], y: Pair[V]) -> Pair[V]:
