@@ -86,9 +86,9 @@ def written_name(function: func.FuncOp) -> str:
 
 
 def erase_unused_copies(module: ModuleOp) -> None:
-    """Erase the copies ``keep_ordinary_copies`` made (tagged, whatever
-    else bears such a name) that no other function reaches any more
-    (their callers were rewritten since)."""
+    """Erase the copies ``keep_ordinary_copies`` made (those tagged: a
+    user's function named like one is not a copy) that no other function
+    reaches any more (their callers were rewritten since)."""
     copies = [f for f in module.ops if isinstance(f, func.FuncOp) and ORDINARY_COPY_ATTR in f.attributes]
     others = [f.sym_name.data for f in module.ops if isinstance(f, Function) and f not in copies]
     reached = reached_functions(module, others)
