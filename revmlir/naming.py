@@ -17,6 +17,11 @@ ORDINARY_SUFFIX = ".ordinary"
 """``@g.ordinary``: the ordinary code of ``@g`` as written, kept for the
 ordinary functions that call ``@g`` when ``make-resumable`` (or
 ``ad-checkpoint``) rewrites ``@g`` (``revmlir.reversibilize.ordinary_copies``)."""
+ORDINARY_COPY_ATTR = "rev.ordinary_copy_of"
+"""On ``@g.ordinary``, the name of the function it copies (``"g"``): what
+tells a copy from a user's function of that name, and the name its
+diagnostics give.  A string, not a symbol reference: a copy does not reach
+``@g`` (``revmlir.reachability`` follows every symbol an op names)."""
 FORGETFUL_ATTR = "rev.forgetful"
 """On a function that deliberately forgets state (a checkpointed gradient,
 ``@f.ckpt``), or on an op that does (an adjoint's ``anc.free`` of the

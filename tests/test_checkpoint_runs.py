@@ -20,6 +20,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.interpreter import RevInterpreter
+from revmlir.naming import ORDINARY_COPY_ATTR
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.checkpoint import AdCheckpointPass
 from revmlir.passes.resumable import MakeResumablePass
@@ -106,13 +107,14 @@ def test_a_run_per_function_gives_the_module_of_one_run(runs):
 
 def test_ordinary_callers_of_a_converted_function_call_its_copy():
     """Once @f is reversible, @outer and @g, still ordinary, call
-    @f.ordinary, a private copy of @f as written (no frames), which calls
-    itself; checkpointing @outer then leaves the copy to @g, and
-    checkpointing @g too erases it."""
+    @f.ordinary, a private copy of @f as written (no frames), tagged with
+    the name it copies, which calls itself; checkpointing @outer then
+    leaves the copy to @g, and checkpointing @g too erases it."""
     module = checkpointed(("f",))
     source = SymbolTable.lookup_symbol(parse_module(SOURCE, "runs.mlir", make_context()), "f")
     assert isinstance(source, func.FuncOp)
     source.sym_visibility = StringAttr("private")
+    source.attributes[ORDINARY_COPY_ATTR] = StringAttr("f")
     copy = SymbolTable.lookup_symbol(module, "f.ordinary")
     assert str(copy) == str(source).replace("@f(", "@f.ordinary(")
     calls = {op.callee.string_value() for op in module.walk() if isinstance(op, func.CallOp)}
@@ -144,7 +146,7 @@ func.func @f.ordinary(%x: f64) -> f64 {
     with pytest.raises(ReversibilizeError) as raised:
         AdCheckpointPass(functions=("f",), policy="bisection").apply(ctx, module)
     assert str(raised.value) == (
-        "'func.call' at taken.mlir:29:5: @f is rewritten, so this ordinary call needs a copy of it, "
+        "'func.call' at taken.mlir:18:3: @f is rewritten, so this ordinary call needs a copy of it, "
         "@f.ordinary, a name 'func.func' at taken.mlir:38:1 already has"
     )
 
@@ -162,3 +164,108 @@ def test_make_resumable_run_per_function_gives_the_machines_of_one_run():
     MakeResumablePass(functions=("outer",)).apply(ctx, apart)
     for name in ("f", "outer"):
         assert str(SymbolTable.lookup_symbol(apart, name)) == str(SymbolTable.lookup_symbol(together, name))
+
+
+USERS_OWN = """
+func.func @g(%x: f64) -> f64 {
+  %s = math.sin %x : f64
+  func.return %s : f64
+}
+func.func private @g.ordinary(%x: f64) -> f64 {
+  %s = math.cos %x : f64
+  func.return %s : f64
+}
+func.func @h(%x: f64) -> f64 {
+  %s = math.exp %x : f64
+  func.return %s : f64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [MakeResumablePass(functions=("h",)), AdCheckpointPass(functions=("h",), policy="bisection")],
+    ids=["make-resumable", "ad-checkpoint"],
+)
+def test_a_users_function_named_like_a_copy_is_kept(rewrite):
+    """Only the copies a run made are erased: a private @g.ordinary that
+    the user wrote, which nothing calls, stays as written."""
+    ctx = make_context()
+    module = parse_module(USERS_OWN, "own.mlir", ctx)
+    rewrite.apply(ctx, module)
+    written = SymbolTable.lookup_symbol(parse_module(USERS_OWN, "own.mlir", ctx), "g.ordinary")
+    assert str(SymbolTable.lookup_symbol(module, "g.ordinary")) == str(written)
+
+
+ARRAYS = """
+func.func @g(%x: memref<4xf64>, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %done = arith.cmpi eq, %n, %c0 : index
+  %r = scf.if %done -> (f64) {
+    %v = memref.load %x[%c0] : memref<4xf64>
+    scf.yield %v : f64
+  } else {
+    %m = arith.subi %n, %c1 : index
+    %k = func.call @g(%x, %m) : (memref<4xf64>, index) -> f64
+    %s = math.sin %k : f64
+    scf.yield %s : f64
+  }
+  func.return %r : f64
+}
+func.func @h(%a: memref<4xf64>, %b: memref<4xf64>) -> f64 {
+  %c2 = arith.constant 2 : index
+  %p = func.call @g(%a, %c2) : (memref<4xf64>, index) -> f64
+  %q = func.call @g(%b, %c2) : (memref<4xf64>, index) -> f64
+  %s = arith.addf %p, %q : f64
+  func.return %s : f64
+}
+"""
+
+
+@pytest.mark.parametrize("runs", [(("h",),), (("g",), ("h",))], ids=["one-run", "callee-first"])
+def test_an_error_in_a_copy_names_the_function_as_written(runs):
+    """@h calls the recursion @g with two arrays, which its machine cannot
+    lay out; after a run on @g, @h calls @g's copy, and the error still
+    names @g."""
+    ctx = make_context()
+    module = parse_module(ARRAYS, "arrays.mlir", ctx)
+    for names in runs[:-1]:
+        MakeResumablePass(functions=names).apply(ctx, module)
+    with pytest.raises(ReversibilizeError) as raised:
+        MakeResumablePass(functions=runs[-1]).apply(ctx, module)
+    assert str(raised.value) == (
+        "'func.call' at arrays.mlir:20:3: a resumable function cannot pass another array as argument #0 of @g: "
+        "a function of a recursive cycle is laid out once, so each array parameter is one array at every call"
+    )
+
+
+def test_a_taken_copy_name_leaves_the_module_unchanged():
+    """@r needs copies of @p and @q; @q's name is taken, which is found
+    before @p's copy is made or any call redirected."""
+    source = """
+func.func @p(%x: f64) -> f64 {
+  %s = math.sin %x : f64
+  func.return %s : f64
+}
+func.func @q(%x: f64) -> f64 {
+  %s = math.cos %x : f64
+  func.return %s : f64
+}
+func.func @r(%x: f64) -> f64 {
+  %a = func.call @p(%x) : (f64) -> f64
+  %b = func.call @q(%x) : (f64) -> f64
+  %s = arith.addf %a, %b : f64
+  func.return %s : f64
+}
+func.func private @q.ordinary(%x: f64) -> f64 {
+  func.return %x : f64
+}
+"""
+    ctx = make_context()
+    module = parse_module(source, "taken.mlir", ctx)
+    before = str(module)
+    with pytest.raises(ReversibilizeError) as raised:
+        MakeResumablePass(functions=("p", "q")).apply(ctx, module)
+    assert str(raised.value).startswith("'func.call' at taken.mlir:12:3: @q is rewritten")
+    assert str(module) == before

@@ -61,18 +61,23 @@ class AdCheckpointPass(ModulePass):
 
     def _check_ordinary(self, module: ModuleOp, name: str) -> None:
         """``@name`` is an ordinary function, not one an earlier run
-        checkpointed: its machine was made for that run's schedule, and
-        ``@name.ckpt`` is its gradient."""
+        checkpointed (its machine was made for that run's schedule, and
+        ``@name.ckpt`` is its gradient), and its gradient's name is free."""
         function = SymbolTable.lookup_symbol(module, name)
+        gradient = SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)
         if isinstance(function, func.FuncOp):
+            if gradient is not None:
+                raise PassFailedException(
+                    f"{self.name}: {describe_op(gradient)}: @{name}{CHECKPOINT_SUFFIX} is the name of "
+                    f"@{name}'s checkpointed gradient, which this run builds; rename this function"
+                )
             return
-        if SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX) is not None:
-            assert function is not None
+        where = f"{describe_op(function)}: " if function is not None else ""
+        if function is not None and gradient is not None:
             raise PassFailedException(
-                f"{self.name}: {describe_op(function)}: @{name} was checkpointed by an earlier run, whose "
+                f"{self.name}: {where}@{name} was checkpointed by an earlier run, whose "
                 f"gradient is @{name}{CHECKPOINT_SUFFIX}; a function is checkpointed under one policy, once"
             )
-        where = f"{describe_op(function)}: " if function is not None else ""
         raise PassFailedException(
             f"{self.name}: {where}policy= checkpoints an ordinary func.func, and @{name} is not one "
             "(mark a loop of a rev.func with a schedule instead)"

@@ -11,7 +11,10 @@ out refuses (they are its own to write).  It calls a private copy of
 rewritten (and so on for what the copy calls that the run rewrites).  A
 later run that rewrites the caller lays the copy out like any callee, from
 the source, so its machine is the one a single run naming both functions
-makes; a copy that nothing calls any more is erased.
+makes; a copy that nothing calls any more is erased.  A copy is tagged
+(``rev.ordinary_copy_of = "g"``) so that only copies are ever erased, not a
+user's function that happens to have such a name, and so that diagnostics
+about a copy name the function the user wrote.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from xdsl.dialects.builtin import FlatSymbolRefAttr, ModuleOp, StringAttr
 from xdsl.traits import SymbolTable
 
 from revmlir.errors import describe_op
-from revmlir.naming import ORDINARY_SUFFIX
+from revmlir.naming import ORDINARY_COPY_ATTR, ORDINARY_SUFFIX
 from revmlir.reachability import reached_functions
 from revmlir.reversibilize.analysis import ReversibilizeError
 from revmlir.semantics import Function
@@ -32,41 +35,61 @@ from revmlir.semantics import Function
 def keep_ordinary_copies(module: ModuleOp, converted: Collection[str]) -> None:
     """Make the ordinary functions of ``module`` other than ``converted``
     (the functions a run rewrites) call private copies of the
-    ``converted`` ones instead of them (the copies' own calls likewise)."""
+    ``converted`` ones instead of them (the copies' own calls likewise).
+    Every copy's name is checked before the module changes, so a name
+    already taken leaves it as it was."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp) and not f.is_declaration}
-    copies: dict[str, str] = {}
-    pending = [f for name, f in functions.items() if name not in converted]
+    callers = [f for name, f in functions.items() if name not in converted]
+    needed = _copied(callers, converted, functions)
+    for callee, call in needed.items():
+        if (taken := SymbolTable.lookup_symbol(module, callee + ORDINARY_SUFFIX)) is not None:
+            raise ReversibilizeError(
+                f"{describe_op(call)}: @{callee} is rewritten, so this ordinary call needs "
+                f"a copy of it, @{callee + ORDINARY_SUFFIX}, a name {describe_op(taken)} already has"
+            )
+    for callee in needed:
+        copy = functions[callee].clone()
+        copy.sym_name = StringAttr(callee + ORDINARY_SUFFIX)
+        copy.sym_visibility = StringAttr("private")
+        copy.attributes[ORDINARY_COPY_ATTR] = StringAttr(callee)
+        module.body.block.insert_op_after(copy, functions[callee])
+        callers.append(copy)
+    for caller in callers:
+        for call in caller.walk():
+            if isinstance(call, func.CallOp) and (callee := call.callee.string_value()) in needed:
+                call.callee = FlatSymbolRefAttr(callee + ORDINARY_SUFFIX)
+
+
+def _copied(
+    callers: list[func.FuncOp], converted: Collection[str], functions: dict[str, func.FuncOp]
+) -> dict[str, func.CallOp]:
+    """The ``converted`` functions that ``callers`` call, directly or
+    through the copies (which call what the function calls), each with
+    the first call that needs its copy (the callers' in the module's
+    order first): the call a diagnostic about the copy points to."""
+    needed: dict[str, func.CallOp] = {}
+    pending = list(callers)
     while pending:
-        for call in pending.pop().walk():
-            if not isinstance(call, func.CallOp) or (callee := call.callee.string_value()) not in converted:
-                continue
-            if callee not in copies:
-                copies[callee] = callee + ORDINARY_SUFFIX
-                if (taken := SymbolTable.lookup_symbol(module, copies[callee])) is not None:
-                    raise ReversibilizeError(
-                        f"{describe_op(call)}: @{callee} is rewritten, so this ordinary call needs "
-                        f"a copy of it, @{copies[callee]}, a name {describe_op(taken)} already has"
-                    )
-                copy = functions[callee].clone()
-                copy.sym_name = StringAttr(copies[callee])
-                copy.sym_visibility = StringAttr("private")
-                module.body.block.insert_op_after(copy, functions[callee])
-                pending.append(copy)
-            call.callee = FlatSymbolRefAttr(copies[callee])
+        for call in pending.pop(0).walk():
+            if isinstance(call, func.CallOp) and (callee := call.callee.string_value()) in converted:
+                if callee not in needed:
+                    needed[callee] = call
+                    pending.append(functions[callee])
+    return needed
+
+
+def written_name(function: func.FuncOp) -> str:
+    """The name the user gave ``function``: that of the function it
+    copies, for a copy, so that a diagnostic about it names that one."""
+    copied = function.attributes.get(ORDINARY_COPY_ATTR)
+    return copied.data if isinstance(copied, StringAttr) else function.sym_name.data
 
 
 def erase_unused_copies(module: ModuleOp) -> None:
-    """Erase the copies ``keep_ordinary_copies`` made that no other
-    function reaches any more (their callers were rewritten since)."""
-    names = {f.sym_name.data for f in module.ops if isinstance(f, Function)}
-    copies = [
-        f
-        for f in module.ops
-        if isinstance(f, func.FuncOp)
-        and f.sym_visibility == StringAttr("private")
-        and f.sym_name.data.endswith(ORDINARY_SUFFIX)
-        and f.sym_name.data.removesuffix(ORDINARY_SUFFIX) in names
-    ]
+    """Erase the copies ``keep_ordinary_copies`` made (those tagged: a
+    user's function named like one is not a copy) that no other function
+    reaches any more (their callers were rewritten since)."""
+    copies = [f for f in module.ops if isinstance(f, func.FuncOp) and ORDINARY_COPY_ATTR in f.attributes]
     others = [f.sym_name.data for f in module.ops if isinstance(f, Function) and f not in copies]
     reached = reached_functions(module, others)
     for copy in copies:

@@ -83,7 +83,7 @@ from revmlir.inversion import building_at_end
 from revmlir.reachability import reached_among
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
 from revmlir.reversibilize.frames import FrameStacks
-from revmlir.reversibilize.ordinary_copies import erase_unused_copies, keep_ordinary_copies
+from revmlir.reversibilize.ordinary_copies import erase_unused_copies, keep_ordinary_copies, written_name
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -459,9 +459,10 @@ class _Flattener:
             if is_scalar(argument.type):
                 moves.append((parameter, argument))
             elif argument != next(arrays):
+                callee = written_name(self.functions[name])
                 raise _error(
                     where,
-                    f"cannot pass another array as argument #{number} of @{name}: a function of a "
+                    f"cannot pass another array as argument #{number} of @{callee}: a function of a "
                     "recursive cycle is laid out once, so each array parameter is one array at every call",
                 )
         deeper = self.counted(self.depth, arith.AddiOp, where)

@@ -9,8 +9,8 @@
 
 // ad-checkpoint with a policy converts only the functions it names, so a
 // later run may name a caller of one of them: the caller, still ordinary,
-// calls a private copy of the converted function as written, which the
-// later run lays out in its machine.
+// calls a private copy of the converted function as written, tagged with
+// the function it copies, which the later run lays out in its machine.
 func.func @inner(%x: f64, %n: index) -> f64 {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -43,7 +43,7 @@ func.func @outer(%x: f64, %a: f64) -> f64 {
 
 // FIRST:      rev.func @inner(
 // FIRST:      rev.func @inner.ckpt(
-// FIRST:      func.func private @inner.ordinary(%x: f64, %n: index) -> f64 {
+// FIRST:      func.func private @inner.ordinary(%x: f64, %n: index) -> f64 attributes {rev.ordinary_copy_of = "inner"} {
 // FIRST-NOT:    anc.
 // FIRST:          %k = func.call @inner.ordinary(%x, %m) : (f64, index) -> f64
 // FIRST:      func.func @outer(%x: f64, %a: f64) -> f64 {

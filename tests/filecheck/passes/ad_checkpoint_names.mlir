@@ -1,0 +1,19 @@
+// RUN: not rev-opt %s -p 'ad-checkpoint{functions=g policy=bisection}' 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: not rev-opt %s -p 'ad-checkpoint{functions=k policy=bisection}' 2>&1 | filecheck %s --check-prefix=TAKEN
+
+// A function named like a gradient, @g.ckpt, with no @g: @g is not an
+// ordinary function, whatever else the module holds.
+// MISSING: error: ad-checkpoint: policy= checkpoints an ordinary func.func, and @g is not one (mark a loop of a rev.func with a schedule instead)
+func.func @g.ckpt(%x: f64) -> f64 {
+  func.return %x : f64
+}
+
+// @k's checkpointed gradient would take the name of a function of the
+// module: an error at that function, not a run that builds no gradient.
+// TAKEN: error: ad-checkpoint: 'func.func' at {{.*}}ad_checkpoint_names.mlir:[[# @LINE + 4]]:1: @k.ckpt is the name of @k's checkpointed gradient, which this run builds; rename this function
+func.func @k(%x: f64) -> f64 {
+  func.return %x : f64
+}
+func.func @k.ckpt(%x: f64) -> f64 {
+  func.return %x : f64
+}
