@@ -163,9 +163,22 @@ def test_functions_of_one_operand_are_the_same_bits_on_both_engines(engines, nam
         assert run_both(engines, name, (-1 + 0.0j,)) == math.pi
 
 
-NEAR_ONE = [1 + 4e-12j, 1 - 1e-200j, 1.0000001 + 0j, 0.9999999 - 3e-9j, -1 + 1e-10j, 1e-9 + 1j, 0.6 + 0.3j, 1.9 + 0.3j]
-"""Near |z| = 1 with one part near ±1: (a − 1)(a + 1) + b² cancels nothing there
-(where both parts are near 1/√2 it does, and ``log`` is accurate normwise only)."""
+NEAR_ONE = [
+    1 + 4e-12j,
+    1 - 1e-200j,
+    1.0000001 + 0j,
+    -1 + 1e-10j,
+    1e-9 + 1j,
+    0.9999995 + 1e-3j,
+    0.99999999995 + 1e-5j,
+    0.6 + 0.8j,
+    0.7 + 0.71j,
+    -0.6793449364004376 - 0.6894768360299789j,
+    0.41972 + 0.28673j,
+    1.9 + 0.3j,
+]
+"""Near |z| = 1 on and off the axes (where x² + y² − 1 cancels most), and
+near the window's ends."""
 
 
 def test_log_near_the_unit_circle_keeps_its_small_real_part(engines):

@@ -67,22 +67,32 @@ def angle(r: Real[V], x: V, y: V) -> V:
 
 
 LOG_NEAR_ONE = (0.5, 2.0)
-"""Between these |z|, ``log`` takes log |z| from the parts themselves: there
-a − 1 is exact (Sterbenz's lemma) for the larger part's size a."""
+"""Between these |z|, ``log`` takes log |z| from the parts themselves."""
+
+
+def two_sum(r: Real[V], p: V, q: V) -> Pair[V]:
+    """p + q rounded, and what the rounding lost (Knuth's two-sum: exact,
+    whatever the operands' sizes, without overflow)."""
+    total = r.add(p, q)
+    q_part = r.sub(total, p)
+    return total, r.add(r.sub(p, r.sub(total, q_part)), r.sub(q, q_part))
 
 
 def log(r: Real[V], x: V, y: V) -> Pair[V]:
     """log |z| + i arg z.  Near |z| = 1, log |z| is small, and the log of
     hypot(x, y), rounded to 1 or its neighbours, lost it (log(1 + 4·10⁻¹²i)
-    has the real part 8·10⁻²⁴, not 0): inside ``LOG_NEAR_ONE`` it is
-    ½ log1p((a − 1)(a + 1) + b²), a ≥ b the parts' sizes, as log1p's near
-    part is."""
+    has the real part 8·10⁻²⁴, not 0).  Inside ``LOG_NEAR_ONE`` it is
+    ½ log1p(|z|² − 1), with |z|² − 1 = x² + y² − 1 summed exactly: each
+    square as its rounded value and its error (an ``fma``), the sums'
+    errors kept (``two_sum``), so the cancellation near the circle leaves
+    the digits that are there (as numpy's ``npy_clog`` does)."""
     size = absolute(r, x, y)
-    size_x, size_y = r.intrinsic("fabs", x), r.intrinsic("fabs", y)
-    x_larger = r.cmp(r.OGE, size_x, size_y)
-    a, b = r.select(x_larger, size_x, size_y), r.select(x_larger, size_y, size_x)
-    one = r.c(1.0)
-    near_re = r.mul(r.c(0.5), r.libm("log1p", r.add(r.mul(r.sub(a, one), r.add(a, one)), r.mul(b, b))))
+    x2, y2 = r.mul(x, x), r.mul(y, y)
+    x2_error, y2_error = r.intrinsic("fma", x, x, r.neg(x2)), r.intrinsic("fma", y, y, r.neg(y2))
+    shifted, shift_error = two_sum(r, x2, r.c(-1.0))
+    total, total_error = two_sum(r, shifted, y2)
+    errors = r.add(r.add(shift_error, total_error), r.add(x2_error, y2_error))
+    near_re = r.mul(r.c(0.5), r.libm("log1p", r.add(total, errors)))
     low, high = LOG_NEAR_ONE
     near = r.both(r.cmp(r.OGT, size, r.c(low)), r.cmp(r.OLT, size, r.c(high)))
     return r.select(near, near_re, r.intrinsic("log", size)), angle(r, x, y)
