@@ -25,6 +25,7 @@ from revmlir.parsing import make_context, parse_module
 from revmlir.passes.checkpoint import AdCheckpointPass
 from revmlir.passes.resumable import MakeResumablePass
 from revmlir.reversibilize import ReversibilizeError
+from revmlir.reversibilize.ordinary_copies import written_name
 from test_resumable_recursion import SEVERAL
 
 SOURCE = (
@@ -195,6 +196,40 @@ def test_a_users_function_named_like_a_copy_is_kept(rewrite):
     rewrite.apply(ctx, module)
     written = SymbolTable.lookup_symbol(parse_module(USERS_OWN, "own.mlir", ctx), "g.ordinary")
     assert str(SymbolTable.lookup_symbol(module, "g.ordinary")) == str(written)
+
+
+FORGED = """
+func.func @entry(%x: f64) -> f64 attributes {rev.ordinary_copy_of = "whatever"} {
+  %s = math.sin %x : f64
+  func.return %s : f64
+}
+func.func private @g.ordinary(%x: f64) -> f64 attributes {rev.ordinary_copy_of = "other"} {
+  %s = math.cos %x : f64
+  func.return %s : f64
+}
+func.func @h(%x: f64) -> f64 {
+  %s = math.exp %x : f64
+  func.return %s : f64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "rewrite",
+    [MakeResumablePass(functions=("h",)), AdCheckpointPass(functions=("h",), policy="bisection")],
+    ids=["make-resumable", "ad-checkpoint"],
+)
+def test_a_tag_alone_does_not_make_a_copy(rewrite):
+    """A function carrying the copies' tag (pasted from an earlier output)
+    is the user's unless it is private and named after the function the
+    tag names: neither a public @entry nor a @g.ordinary tagged as a copy
+    of another function is erased, and each is named as written."""
+    ctx = make_context()
+    module = parse_module(FORGED, "forged.mlir", ctx)
+    rewrite.apply(ctx, module)
+    for name in ("entry", "g.ordinary"):
+        function = SymbolTable.lookup_symbol(module, name)
+        assert isinstance(function, func.FuncOp) and written_name(function) == name
 
 
 ARRAYS = """

@@ -78,18 +78,31 @@ def _copied(
     return needed
 
 
+def copied(function: func.FuncOp) -> str | None:
+    """The function ``function`` is a copy of, if it is one: tagged with a
+    name, named after it, and private, as ``keep_ordinary_copies`` makes
+    them.  A tag alone does not make a copy (one pasted from an earlier
+    output onto a function of another name, or onto a public one, is the
+    user's function), so such a function is never erased and diagnostics
+    name it as it is."""
+    tag = function.attributes.get(ORDINARY_COPY_ATTR)
+    private = function.sym_visibility is not None and function.sym_visibility.data == "private"
+    if isinstance(tag, StringAttr) and private and function.sym_name.data == tag.data + ORDINARY_SUFFIX:
+        return tag.data
+    return None
+
+
 def written_name(function: func.FuncOp) -> str:
     """The name the user gave ``function``: that of the function it
     copies, for a copy, so that a diagnostic about it names that one."""
-    copied = function.attributes.get(ORDINARY_COPY_ATTR)
-    return copied.data if isinstance(copied, StringAttr) else function.sym_name.data
+    return copied(function) or function.sym_name.data
 
 
 def erase_unused_copies(module: ModuleOp) -> None:
-    """Erase the copies ``keep_ordinary_copies`` made (those tagged: a
-    user's function named like one is not a copy) that no other function
-    reaches any more (their callers were rewritten since)."""
-    copies = [f for f in module.ops if isinstance(f, func.FuncOp) and ORDINARY_COPY_ATTR in f.attributes]
+    """Erase the copies ``keep_ordinary_copies`` made (``copied``: a
+    user's function named or tagged like one is not a copy) that no other
+    function reaches any more (their callers were rewritten since)."""
+    copies = [f for f in module.ops if isinstance(f, func.FuncOp) and copied(f) is not None]
     others = [f.sym_name.data for f in module.ops if isinstance(f, Function) and f not in copies]
     reached = reached_functions(module, others)
     for copy in copies:
