@@ -10,7 +10,7 @@ import pytest
 from xdsl.dialects.builtin import ModuleOp
 
 import revmlir as rv
-from revmlir.errors import ExecutionError, InversionError
+from revmlir.errors import InversionError
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.parsing import parse_module
 from revmlir.runtime import native
@@ -18,6 +18,7 @@ from revmlir.runtime.native import Direction, LLVMModule, NativeModule
 from revmlir.tools import rev_run
 from test_adjoint_inverse import ANCILLA, adjoint_module
 from test_native_cache import EXAMPLES
+from test_uncall_without_inverse import SOURCE, assert_same_failure, failure
 
 Compiles = list[tuple[Direction, set[str]]]
 
@@ -92,13 +93,16 @@ def test_a_backward_call_first_compiles_only_the_inverses(compiles: Compiles):
 
 
 def test_an_uncall_in_forward_code_compiles_its_inverse_with_it(compiles: Compiles):
-    """Forward code that runs a function backwards holds that inverse: a
-    call needs no second compile."""
-    module = parse_module((EXAMPLES / "fibonacci.mlir").read_text())
-    compiled = NativeModule.compile(module)
-    assert compiled.call("rrfib", 0, 20) == (10946, 20)
+    """Forward code that runs a function backwards holds that inverse: an
+    uncall of it needs no second compile; of another function, one."""
+    compiled = NativeModule.compile(parse_module(SOURCE, "uncall.mlir"))
     ((_, forward),) = compiles
-    assert "rrfib" in forward and not any(name.endswith(INVERSE_SUFFIX) for name in forward)
+    assert "keep_if.inv" in forward and "undo_if.inv" not in forward  # @undo_keep_if uncalls @keep_if
+    assert compiled.uncall("keep_if", 2.0, False) == (2.0, False)
+    assert len(compiles) == 1
+    assert compiled.uncall("undo_if", 3.0, False) == (2.0, False)
+    assert compiled.uncall("undo_if", 4.0, False) == (3.0, False)
+    assert [d for d, _ in compiles] == [Direction.FORWARD, Direction.BACKWARD]
 
 
 def test_the_native_module_compiles_the_other_direction_at_its_first_call(compiles: Compiles):
@@ -124,8 +128,8 @@ def test_uncalling_a_function_without_an_inverse_compiles_nothing(compiles: Comp
     assert compiled.uncall("f", *compiled.call("f", 3.0, 2.0)) == (3.0, 2.0)  # its other functions have one
 
 
-def test_the_inverse_of_a_function_without_one_is_refused_as_before():
-    @rv.reversible(backend="native")
+def forgets(backend: str) -> rv.ReversibleFunction:
+    @rv.reversible(backend=backend)
     def shifted(y, x):
         t = rv.ancilla(0.0)
         t += x
@@ -133,19 +137,28 @@ def test_the_inverse_of_a_function_without_one_is_refused_as_before():
         t -= x
         rv.free(t)
 
-    @rv.reversible(backend="native")
+    @rv.reversible(backend=backend)
     def forgets(y, x, g_y, g_x):
         rv.adjoint(shifted)(y, x, g_y, g_x)
 
-    after = forgets(3.0, 2.0, 6.0, 0.0)
-    assert after == (1.0, 2.0, 6.0, 6.0)
-    line = shifted.__wrapped__.__code__.co_firstlineno + 2
+    return forgets
+
+
+def test_the_inverse_of_a_function_uncalling_one_without_an_inverse_fails_at_that_uncall_as_interpreted(
+    compiles: Compiles,
+):
+    """``~forgets`` uncalls ``shifted.adj``, which has no inverse
+    (decision 89): it compiles, once, and fails at that uncall as the
+    interpreter does."""
+    f, reference = forgets("native"), forgets("interpreter")
+    after = f(3.0, 2.0, 6.0, 0.0)
+    assert after == reference(3.0, 2.0, 6.0, 0.0) == (1.0, 2.0, 6.0, 6.0)
     for _ in range(2):  # every call, not only the first
-        with pytest.raises(
-            ExecutionError,
-            match=rf"'rev.uncall' in @~forgets: 'anc.free' at .*test_compile_directions.py:{line}:\d+ forgets",
-        ):
-            (~forgets)(*after)
+        error = failure(lambda: (~f)(*after))
+        assert_same_failure(error, failure(lambda: (~reference)(*after)))
+        assert (error.op_name, error.function) == ("rev.uncall", "~forgets")
+        assert "'anc.free' at " in error.message and "forgets the value it frees" in error.message
+    assert [d for d, _ in compiles] == [Direction.FORWARD, Direction.BACKWARD]
 
 
 def prints_backwards(backend: str) -> rv.ReversibleFunction:
