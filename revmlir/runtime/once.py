@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from types import TracebackType
-from typing import Generic, TypeVar, cast
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -29,11 +29,14 @@ class Once(Generic[T]):
         self._compute = compute
         self._lock = threading.Lock()
         self._done = False
-        self._value: T | None = None
+        self._value: T  # set when computed
         self._error: Exception | None = None
         self._traceback: TracebackType | None = None
 
     def get(self) -> T:
+        # on every call of a compiled function: the computed value first
+        if self._done and self._error is None:
+            return self._value
         if not self._done:
             with self._lock:
                 if not self._done:
@@ -44,9 +47,9 @@ class Once(Generic[T]):
                     self._done = True
         if self._error is not None:
             raise self._error.with_traceback(self._traceback)
-        return cast(T, self._value)
+        return self._value
 
     def computed(self) -> T | None:
         """The value if it was computed (without error), else None: what
         other work may reuse without computing it."""
-        return self._value if self._done else None
+        return self._value if self._done and self._error is None else None

@@ -223,9 +223,9 @@ class Specialization:
         if backend == "interpreter":
             runner: Backend = self.interpreter
         elif backward:
-            runner = self.backward
+            runner = self._backward.get()  # ``backward``, one call fewer on every call
         else:
-            runner = self.interpreter if (native := self.native) is None else native
+            runner = self.interpreter if (native := self._forward.get()) is None else native
         try:
             results = runner.caller(self.name, backward)(args)
         except ArgumentProblem as error:
