@@ -27,7 +27,9 @@ class Once(Generic[T]):
 
     def __init__(self, compute: Callable[[], T]):
         self._compute = compute
-        self._lock = threading.Lock()
+        # re-entrant: a compute that asks for its own value recurses, as
+        # without a lock, rather than waiting for itself forever
+        self._lock = threading.RLock()
         self._done = False
         self._value: T  # set when computed
         self._error: Exception | None = None
