@@ -264,7 +264,7 @@ def lower_kernels(
     check_native_types(module)
     ctx = make_context()
     work = module.clone()
-    RevInvertPass(where_possible=True).apply(ctx, work)  # the inverses native code compiles
+    RevInvertPass(where_possible=True).apply(ctx, work)  # as native code's BACKWARD and BOTH compiles
     functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
     if names is not None:
         # before unreached functions go: the message lists what the module has

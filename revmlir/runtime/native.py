@@ -23,7 +23,7 @@ import enum
 import functools
 import operator
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -73,6 +73,7 @@ from revmlir.runtime.marshal import (
     Row,
     marshaller,
 )
+from revmlir.runtime.once import Once
 from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, JUMP_WORD, check_error_slot
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -215,6 +216,10 @@ class NativeModule(Backend):
     opt_level: int
     tolerance: float | None
     """The options of ``compile``, which ``rest`` is compiled with too."""
+    _rest: Once[NativeModule] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._rest = Once(self._compile_rest)
 
     def __repr__(self) -> str:
         # the dataclass's would print the whole module and its LLVM IR
@@ -250,20 +255,25 @@ class NativeModule(Backend):
     def holding(self, name: str, backward: bool) -> NativeModule:
         """The compile whose machine code runs ``@name``, or its inverse if
         ``backward``: this one, or the rest of the module (``rest``),
-        compiled now if it was not; an ``ExecutionError`` for the inverse of
-        a function that has none, and the rest's compile error where it
-        does not compile."""
+        compiled now if it was not; the inverter's ``InversionError``, as the
+        interpreter's, for the inverse of a function that has none, and the
+        rest's compile error where it does not compile."""
         if (inverse_name(name) if backward else name) in self.writes:
             return self
         if backward:
             check_inverse(self.module, name)
         return self.rest
 
-    @functools.cached_property
+    @property
     def rest(self) -> NativeModule:
         """The functions of the other direction, compiled once, on first
         use, with the same options: a separate machine-code module, so that
-        the callers of this one stay as they are."""
+        the callers of this one stay as they are.  A compile that fails
+        raises the same error, the ``PassFailedException`` that ``compile``
+        raises, at every use, and is not tried again."""
+        return self._rest.get()
+
+    def _compile_rest(self) -> NativeModule:
         other = Direction.FORWARD if self.direction is Direction.BACKWARD else Direction.BACKWARD
         return NativeModule.compile(self.module, self.opt_level, self.tolerance, other)
 

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import MemRefType
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
@@ -27,9 +27,10 @@ from revmlir.diagnostics import format_error
 from revmlir.errors import ExecutionError, InversionError, InvertibilityError
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
 from revmlir.parsing import parse_module, verify_module
+from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
-from revmlir.runtime.native import Direction, NativeModule
+from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.values import numpy_dtype
 from revmlir.tools.cli import UsageError, read_text, run_tool
 
@@ -119,9 +120,10 @@ def run(args: argparse.Namespace) -> int:
     runner: RevInterpreter | NativeModule = interpreter
     if backend == "native":
         try:
-            # only the direction it runs
-            direction = Direction.BACKWARD if args.inverse else Direction.FORWARD
-            runner = NativeModule.compile(module, tolerance=args.tolerance, direction=direction)
+            runner = _compile(module, args.entry, args.inverse, args.tolerance)
+        except InversionError as error:
+            print(format_error(error, module, args.input_file), file=sys.stderr)
+            return 1
         except PassFailedException as error:
             print(
                 f"{args.input_file}: error: cannot run natively: {error} (use --backend=interpreter)", file=sys.stderr
@@ -154,6 +156,21 @@ def run(args: argparse.Namespace) -> int:
             print(f"// @{name}: calls={counters.calls} uncalls={counters.uncalls} instructions={counters.instructions}")
         print(f"// peak live ancillas: {interpreter.peak_live_ancillas}")
     return 0
+
+
+def _compile(module: ModuleOp, entry: str, inverse: bool, tolerance: float) -> NativeModule:
+    """What running ``@entry`` (backwards if ``inverse``) runs, compiled:
+    one direction, of the functions the entry reaches, so that a function
+    the run never reaches, whose code (or inverse) native code cannot
+    compile, fails natively no more than on the interpreter; the
+    inverter's error first for an entry without an inverse, as the
+    interpreter's."""
+    if inverse:
+        check_inverse(module, entry)
+    reached = module.clone()
+    drop_unreached_functions(reached, [entry])
+    direction = Direction.BACKWARD if inverse else Direction.FORWARD
+    return NativeModule.compile(reached, tolerance=tolerance, direction=direction)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.backend import Backend
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.numbers import FixedPoint
+from revmlir.runtime.once import Once
 from revmlir.semantics import gradient_type, written_arguments
 
 
@@ -102,9 +103,8 @@ class Specialization:
         self.name = name
         self.module = module
         self.interpreter = RevInterpreter(module)
-        self._native: NativeModule | None = None
-        self._forward_decided = function.backend == "interpreter"
-        self._backward: Backend | None = None
+        self._forward: Once[NativeModule | None] = Once(self._compile_forward)
+        self._backward: Once[Backend] = Once(self._run_backward)
 
     @property
     def native(self) -> NativeModule | None:
@@ -114,29 +114,32 @@ class Specialization:
         for, so that a specialization nothing runs natively (the reversible
         form of an ``@rv.ordinary`` function whose plain code runs its
         calls) compiles nothing; with ``auto``'s warning where it falls
-        back, ``backend="native"`` raising.  Properties rather than
-        ``cached_property``s: the warning points at the first frame outside
-        revmlir, which would be ``functools``'."""
-        if not self._forward_decided:
-            compile = functools.partial(NativeModule.compile, self.module)
-            self._native = compile_natively(self.function, self.function.__name__, compile)
-            self._forward_decided = True
-        return self._native
+        back, ``backend="native"`` raising, and decided once (``Once``):
+        the same error at every call, no second compile.  Properties
+        rather than ``cached_property``s: the warning points at the first
+        frame outside revmlir, which would be ``functools``'."""
+        return self._forward.get()
+
+    def _compile_forward(self) -> NativeModule | None:
+        if self.function.backend == "interpreter":
+            return None
+        compile = functools.partial(NativeModule.compile, self.module)
+        return compile_natively(self.function, self.function.__name__, compile)
 
     @property
     def backward(self) -> Backend:
         """What runs ``~f``: native code where its inverse compiles,
         compiled at the first backward call, else the interpreter (with
-        ``auto``'s warning; ``backend="native"`` raises).  An
-        ``ExecutionError`` for a function without an inverse, as its call
-        would raise."""
-        if self._backward is None:
-            compiled = None
-            if self.function.backend != "interpreter":
-                what = f"the inverse of {self.function.__name__}"
-                compiled = compile_natively(self.function, what, self._compile_backward)
-            self._backward = self.interpreter if compiled is None else compiled
-        return self._backward
+        ``auto``'s warning; ``backend="native"`` raises).  The inverter's
+        ``InversionError``, as the interpreter's, for a function without an
+        inverse, as its call would raise.  Decided once, as ``native``."""
+        return self._backward.get()
+
+    def _run_backward(self) -> Backend:
+        if self.function.backend == "interpreter":
+            return self.interpreter
+        compiled = compile_natively(self.function, f"the inverse of {self.function.__name__}", self._compile_backward)
+        return self.interpreter if compiled is None else compiled
 
     def _compile_backward(self) -> NativeModule:
         """The inverses: where ``f`` has run natively, the forward compile,
@@ -145,7 +148,7 @@ class Specialization:
         the inverses compiled alone, so that a first ``~f`` compiles no
         forward code, and runs natively where only the forward code does
         not compile."""
-        if (native := self._native) is not None:
+        if (native := self._forward.computed()) is not None:
             native.holding(self.name, backward=True)
             return native
         check_inverse(self.module, self.name)
@@ -203,6 +206,10 @@ class Specialization:
 
     @property
     def backend(self) -> str:
+        """The engine of the forward direction, ``f``'s (compiled if it
+        was not): ``"native"`` or ``"interpreter"``.  ``~f`` may run on the
+        other: ``backward`` is its engine, a ``NativeModule`` or the
+        interpreter."""
         return "native" if self.native is not None else "interpreter"
 
     def text(self) -> str:
@@ -216,9 +223,9 @@ class Specialization:
         if backend == "interpreter":
             runner: Backend = self.interpreter
         elif backward:
-            runner = self.backward
+            runner = self._backward.get()  # ``backward``, one call fewer on every call
         else:
-            runner = self.interpreter if (native := self.native) is None else native
+            runner = self.interpreter if (native := self._forward.get()) is None else native
         try:
             results = runner.caller(self.name, backward)(args)
         except ArgumentProblem as error:
