@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import functools
 import sys
+import threading
 import warnings
 from collections.abc import Callable, Sequence
 from io import StringIO
@@ -304,6 +305,15 @@ class Specializing(Protocol[S]):
     def specialize(self, types: Sequence[Attribute]) -> S: ...
 
 
+BUILDING = threading.RLock()
+"""Held while a specialization is built: one at a time in a process.  The
+frontend's compilers share state across functions (a callee's
+specialization, built once, is inserted into each caller's module), and
+first calls of new functions from several threads at once tore it (an op
+inserted into two blocks); re-entrant, as building one specialization
+builds its callees'.  Calls of built specializations take no lock."""
+
+
 def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
     """The specialization of ``function`` that runs ``args``.  Building xDSL
     types for every call costs more than running small programs, so calls
@@ -312,9 +322,10 @@ def matched_specialization(function: Specializing[S], args: Sequence[Any]) -> S:
     calls without ints)."""
     key = python_types(args)
     if (found := function._by_python_types.get(key)) is None:
-        with collector_paused():
-            spec = function.specialize(function.signature_of(args))
-        found = function._by_python_types[key] = (spec, int_ranges(spec.types, key))
+        with BUILDING, collector_paused():
+            if (found := function._by_python_types.get(key)) is None:
+                spec = function.specialize(function.signature_of(args))
+                found = function._by_python_types[key] = (spec, int_ranges(spec.types, key))
     spec, ranges = found
     if ranges:
         check_int_ranges(function.__name__, function.parameters, spec.types, ranges, args)

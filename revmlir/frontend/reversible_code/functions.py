@@ -21,7 +21,7 @@ from xdsl.ir import Attribute
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source, resolved_annotations
-from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization
+from revmlir.frontend.base.specialization import BACKENDS, BUILDING, Specialization, matched_specialization
 from revmlir.frontend.base.structs import Layout, TakesStructs, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, is_struct_class, type_of_annotation, type_of_value
 from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_structure
@@ -95,11 +95,12 @@ class ReversibleFunction(TakesStructs):
     def specialize(self, types: Sequence[Attribute]) -> Specialization:
         """The compiled program for one argument-type signature (cached)."""
         key = tuple(types)
-        if (spec := self._specializations.get(key)) is None:
-            compiler = ModuleCompiler()
-            name = compiler.request(self, key)
-            spec = Specialization(self, key, name, compiler.finish())
-            self._specializations[key] = spec
+        with BUILDING:  # one build at a time (``BUILDING``)
+            if (spec := self._specializations.get(key)) is None:
+                compiler = ModuleCompiler()
+                name = compiler.request(self, key)
+                spec = Specialization(self, key, name, compiler.finish())
+                self._specializations[key] = spec
         return spec
 
     def specialization_for(self, *args: Any) -> Specialization:
