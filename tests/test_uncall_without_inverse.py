@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from xdsl.context import Context
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
@@ -26,6 +27,7 @@ from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import emit_cubin
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
+from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 
 SOURCE = """rev.func @hoard(%x: f64) {
@@ -305,3 +307,22 @@ def test_a_python_routine_whose_compute_has_no_inverse_runs_natively_until_the_r
     lines = routine_if.__code__.co_firstlineno
     assert (error.op_name, error.location) == ("rev.routine", f"{__file__}:{lines + 2}:9")
     assert error.message.endswith("primitive @daxpy_forward updates arrays and declares no inverse rule")
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_rev_invert_refusing_a_named_function_leaves_the_module_as_it_was(in_place: bool):
+    """``@caller`` is inverted before ``@forget`` is refused: nothing of it
+    is kept (in place, ``@caller`` would be ``~caller`` while ``@user``
+    still calls it)."""
+    source = KERNEL.split("rev.func @bump")[0] + (
+        "rev.func @caller(%x: f64) {\n  %y = rev.call @forget(%x) : (f64) -> f64\n  rev.return %y : f64\n}\n"
+        "rev.func @user(%x: f64) {\n  %y = rev.call @caller(%x) : (f64) -> f64\n  rev.return %y : f64\n}\n"
+    )
+    module = parse_module(source, "named.mlir")
+    before = str(module)
+    refusing = RevInvertPass(in_place=in_place, where_possible=True, functions=("caller", "forget"))
+    with pytest.raises(InversionError, match="'anc.free' at named.mlir:5:3 forgets the value it frees"):
+        refusing.apply(Context(), module)
+    assert str(module) == before
+    RevInvertPass(in_place=in_place, where_possible=True, functions=("caller",)).apply(Context(), module)
+    assert "rev.uncall @forget(%x)" in str(module)  # ~caller, which the refusal did not keep
