@@ -309,6 +309,26 @@ def test_a_python_routine_whose_compute_has_no_inverse_runs_natively_until_the_r
     assert error.message.endswith("primitive @daxpy_forward updates arrays and declares no inverse rule")
 
 
+def undone_routine(a, x, y, s: float):
+    with rv.routine() as r:
+        daxpy_forward(a, x, y)
+    ~r
+    s += a
+
+
+def test_the_gradient_of_a_routine_whose_compute_has_no_inverse_is_refused_at_the_routine():
+    """Derived code runs the compute backwards whatever the input: the
+    refusal names the routine, then the inverter's reason."""
+    with pytest.raises(InversionError) as raised:
+        rv.gradient(rv.reversible(undone_routine), (2.0, np.ones(2), np.ones(2), 0.0), iloss=3)
+    lines = undone_routine.__code__.co_firstlineno
+    assert str(raised.value) == (
+        f"'rev.routine' at {__file__}:{lines + 1}:5: its backward region has no inverse: "
+        f"'rev.invoke' at {__file__}:{lines + 2}:9 has no inverse: "
+        "primitive @daxpy_forward updates arrays and declares no inverse rule"
+    )
+
+
 @pytest.mark.parametrize("in_place", [True, False])
 def test_rev_invert_refusing_a_named_function_leaves_the_module_as_it_was(in_place: bool):
     """``@caller`` is inverted before ``@forget`` is refused: nothing of it
