@@ -18,7 +18,7 @@ from xdsl.ir import Block, Region
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import InvOp, RoutineOp
-from revmlir.errors import InversionError
+from revmlir.errors import InversionError, describe_op
 from revmlir.inversion import Inverter, inline_block, move_block
 
 
@@ -28,6 +28,13 @@ def backward_region(op: InvOp | RoutineOp) -> Region:
     that a failure (``InversionError``) leaves the module as it was."""
     region = op.compute if isinstance(op, RoutineOp) else op.body
     return Inverter(op, Builder(InsertPoint.at_end(Block()))).invert_region(region)
+
+
+def _refusal(op: InvOp | RoutineOp, error: InversionError) -> InversionError:
+    """The refusal of code that runs ``op``'s backward region whatever the
+    input (an expanded routine, derived code), located at ``op``: the
+    inverter's ``error`` locates only the op inside it that has no inverse."""
+    return InversionError(f"{describe_op(op)}: its backward region has no inverse: {error}")
 
 
 def expand_routine(op: RoutineOp) -> None:
@@ -41,24 +48,27 @@ def expand_routine(op: RoutineOp) -> None:
 
 
 def expand_routines(module: ModuleOp) -> list[InversionError]:
-    """Inline every ``rev.routine`` as compute; body; ~compute, innermost
-    first: one walk finds them all, since expanding a routine whose nested
-    ones are expanded makes none (a rewrite walker would walk the module
-    again to find that out).  A routine whose compute has no inverse stays;
-    the inverter's errors are returned, innermost first."""
+    """Inline each ``rev.routine`` as compute; body; ~compute, innermost
+    first: one walk finds every one it can expand, since expanding a
+    routine whose nested ones are expanded makes none (a rewrite walker
+    would walk the module again to find that out).  A routine whose compute
+    has no inverse stays, and so do the copies of it that expanding a
+    routine around it makes (they have no inverse either); a refusal
+    located at each such routine the walk found is returned, innermost
+    first."""
     errors: list[InversionError] = []
     for op in [o for o in module.walk(region_first=True) if isinstance(o, RoutineOp)]:
         try:
             expand_routine(op)
         except InversionError as error:
-            errors.append(error)
+            errors.append(_refusal(op, error))
     return errors
 
 
 def inline_inverse_regions(module: ModuleOp) -> list[InversionError]:
     """Replace each ``rev.inv`` by its inverted body, innermost first (inverting
     an outer region rebuilds the ones nested in it).  One whose body has no
-    inverse stays; the inverter's errors are returned, innermost first."""
+    inverse stays; a refusal located at each is returned, innermost first."""
     errors: list[InversionError] = []
     left: set[InvOp] = set()
     while (
@@ -67,7 +77,7 @@ def inline_inverse_regions(module: ModuleOp) -> list[InversionError]:
         try:
             inverse = backward_region(op)
         except InversionError as error:
-            errors.append(error)
+            errors.append(_refusal(op, error))
             left.add(op)
             continue
         Rewriter.replace_op(op, [], move_block(inverse.block, list(op.state), Builder(InsertPoint.before(op))))
@@ -77,6 +87,8 @@ def inline_inverse_regions(module: ModuleOp) -> list[InversionError]:
 def forward_only(module: ModuleOp) -> list[InversionError]:
     """Expand routines and inline ``rev.inv`` regions: what is left runs in
     one direction, which is what lowering and differentiation start from,
-    but for the constructs whose backward region has no inverse, which stay
-    (their errors are returned, innermost first)."""
+    but for the constructs whose backward region has no inverse, which stay.
+    A refusal located at each is returned (the routines' first, then the
+    ``rev.inv`` regions'), for code that runs those regions whatever the
+    input: an expanded routine, derived code."""
     return expand_routines(module) + inline_inverse_regions(module)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from numpy.typing import NDArray
+from xdsl.context import Context
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
@@ -26,6 +27,7 @@ from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import emit_cubin
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
+from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 
 SOURCE = """rev.func @hoard(%x: f64) {
@@ -199,6 +201,13 @@ rev.func @bump(%y: memref<?xf64>, %n: index) {
 """
 """A kernel whose elements above 10 uncall a function without inverse."""
 
+FORGOTTEN = """      %zero = arith.constant 0.0 : f64
+      %t = anc.alloc %zero : f64
+      anc.free %t, %zero {rev.forgetful} : f64
+"""
+"""An ancilla freed as forgotten: no inverse, though it holds zero forward
+(a snapshot needs a stack, which no kernel has)."""
+
 
 def test_a_kernel_uncalling_a_function_without_inverse_fails_at_the_element_that_reaches_it():
     """Thread by thread on the CPU: the CPU's results where no element
@@ -217,6 +226,34 @@ def test_a_kernel_uncalling_a_function_without_inverse_fails_at_the_element_that
         raise_gpu_error(kernel.check_table, kernel.launch([y, 6], 2, 2))
     assert str(gpu.value) == f"{cpu} (element 4)"
     assert "'rev.uncall' in @bump: 'anc.free' at kernel.mlir:5:3 forgets the value it frees" in str(cpu)
+
+
+@pytest.mark.parametrize(
+    "backward",
+    [
+        "%u = rev.inv (%q) : f64 {\n    ^bb0(%w: f64):\n" + FORGOTTEN + "      rev.yield %w : f64\n    }",
+        "%u = rev.routine (%q) : f64 compute {\n    ^bb0(%w: f64):\n" + FORGOTTEN + "      rev.yield %w : f64\n"
+        "    } do {\n    ^bb0(%w: f64):\n      rev.yield %w : f64\n    }",
+    ],
+    ids=["inv", "routine"],
+)
+def test_a_kernel_running_a_region_without_inverse_fails_at_the_element_that_reaches_it(backward: str):
+    """As an uncall of a function without an inverse: the CPU's results
+    where no element reaches the construct, the CPU's error and the element
+    where one does; ptxas accepts the kernel."""
+    module = parse_module(KERNEL.replace("%u = rev.uncall @forget(%q) : (f64) -> f64", backward), "kernel.mlir")
+    assert emit_cubin(compile_kernels(module, ["bump"]).ptx)[:4] == b"\x7fELF"
+    kernel, interpreter = EmulatedKernel(module, "bump"), RevInterpreter(module)
+    y = np.arange(6.0)
+    assert not kernel.launch([y, 6], 2, 2).any()
+    assert y.tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    y[4] = 11.0
+    cpu = failure(lambda: interpreter.call("bump", y.copy(), 6))
+    with pytest.raises(ExecutionError) as gpu:
+        raise_gpu_error(kernel.check_table, kernel.launch([y, 6], 2, 2))
+    assert str(gpu.value) == f"{cpu} (element 4)"
+    assert cpu.location == "kernel.mlir:21:7"
+    assert cpu.message.startswith("'anc.free' at kernel.mlir:25:7 forgets the value it frees")
 
 
 REGIONS = """rev.func @inv_if(%x: f64, %back: i1) {
@@ -284,6 +321,48 @@ def test_a_region_without_inverse_runs_natively_until_a_run_reaches_it():
     assert error.op_name == "anc.free"
 
 
+REGION_ARRAYS = """rev.func @routine_arrays(%y: memref<2xf64>, %x: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %x1 = rev.routine (%x) : f64 compute {
+  ^bb0(%cx: f64):
+    %v = rev.take %y[%c0] : memref<2xf64>
+    %v1 = rev.add %v, %cx : f64
+    rev.put %v1, %y[%c0] : memref<2xf64>
+    %s = anc.stack_alloc : !anc.stack<f64>
+    anc.snapshot %s, %cx : !anc.stack<f64>, f64
+    anc.drop %s, %cx : !anc.stack<f64>, f64
+    anc.stack_free %s : !anc.stack<f64>
+    rev.yield %cx : f64
+  } do {
+  ^bb0(%dx: f64):
+    %w = rev.take %y[%c1] : memref<2xf64>
+    %w1 = rev.add %w, %dx : f64
+    rev.put %w1, %y[%c1] : memref<2xf64>
+    rev.yield %dx : f64
+  }
+  rev.return %x1 : f64
+}
+"""
+"""A routine whose compute adds ``%x`` to ``y[0]`` and has no inverse;
+its body adds ``%x`` to ``y[1]``."""
+
+
+def test_a_routine_without_inverse_leaves_its_compute_and_body_in_the_callers_arrays():
+    """The run fails where the uncompute starts, after compute and body
+    wrote the caller's array: both engines leave it so."""
+    module = parse_module(REGION_ARRAYS, "arrays.mlir")
+    errors: list[LocatedError] = []
+    for engine in (NativeModule.compile(module), RevInterpreter(module)):
+        y = np.ones(2)
+        errors.append(failure(lambda engine=engine, y=y: engine.call("routine_arrays", y, 2.0)))
+        assert y.tolist() == [3.0, 3.0]
+    assert_same_failure(*errors)
+    assert str(errors[0]) == (
+        "arrays.mlir:4:3: 'rev.routine' in @routine_arrays: 'anc.drop' at arrays.mlir:11:5 has no inverse"
+    )
+
+
 def routine_if(a, x, y, back: int):
     if back > 0:
         with rv.routine() as r:
@@ -305,3 +384,42 @@ def test_a_python_routine_whose_compute_has_no_inverse_runs_natively_until_the_r
     lines = routine_if.__code__.co_firstlineno
     assert (error.op_name, error.location) == ("rev.routine", f"{__file__}:{lines + 2}:9")
     assert error.message.endswith("primitive @daxpy_forward updates arrays and declares no inverse rule")
+
+
+def undone_routine(a, x, y, s: float):
+    with rv.routine() as r:
+        daxpy_forward(a, x, y)
+    ~r
+    s += a
+
+
+def test_the_gradient_of_a_routine_whose_compute_has_no_inverse_is_refused_at_the_routine():
+    """Derived code runs the compute backwards whatever the input: the
+    refusal names the routine, then the inverter's reason."""
+    with pytest.raises(InversionError) as raised:
+        rv.gradient(rv.reversible(undone_routine), (2.0, np.ones(2), np.ones(2), 0.0), iloss=3)
+    lines = undone_routine.__code__.co_firstlineno
+    assert str(raised.value) == (
+        f"'rev.routine' at {__file__}:{lines + 1}:5: its backward region has no inverse: "
+        f"'rev.invoke' at {__file__}:{lines + 2}:9 has no inverse: "
+        "primitive @daxpy_forward updates arrays and declares no inverse rule"
+    )
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+def test_rev_invert_refusing_a_named_function_leaves_the_module_as_it_was(in_place: bool):
+    """``@caller`` is inverted before ``@forget`` is refused: nothing of it
+    is kept (in place, ``@caller`` would be ``~caller`` while ``@user``
+    still calls it)."""
+    source = KERNEL.split("rev.func @bump")[0] + (
+        "rev.func @caller(%x: f64) {\n  %y = rev.call @forget(%x) : (f64) -> f64\n  rev.return %y : f64\n}\n"
+        "rev.func @user(%x: f64) {\n  %y = rev.call @caller(%x) : (f64) -> f64\n  rev.return %y : f64\n}\n"
+    )
+    module = parse_module(source, "named.mlir")
+    before = str(module)
+    refusing = RevInvertPass(in_place=in_place, where_possible=True, functions=("caller", "forget"))
+    with pytest.raises(InversionError, match="'anc.free' at named.mlir:5:3 forgets the value it frees"):
+        refusing.apply(Context(), module)
+    assert str(module) == before
+    RevInvertPass(in_place=in_place, where_possible=True, functions=("caller",)).apply(Context(), module)
+    assert "rev.uncall @forget(%x)" in str(module)  # ~caller, which the refusal did not keep

@@ -211,7 +211,7 @@ class RevFunctions(InterpreterFunctions):
         computed = _run(interpreter, op.compute, args, "compute")
         used = _run(interpreter, op.body, computed, "do")
         try:
-            uncompute = interpreter.runtime.inverse_region(op, 0)
+            uncompute = interpreter.runtime.inverse_region(op)
         except InversionError as error:
             # the op last run is the body's terminator: the failure is the routine's
             raise interpreter.runtime.failed_execution(error, op) from None
@@ -219,7 +219,7 @@ class RevFunctions(InterpreterFunctions):
 
     @impl(rev.InvOp)
     def run_inv(self, interpreter: RuntimeInterpreter, op: rev.InvOp, args: PythonValues):
-        inverse = interpreter.runtime.inverse_region(op, 0)
+        inverse = interpreter.runtime.inverse_region(op)
         return _run(interpreter, inverse, args, "inv")
 
     @impl(rev.SafeOp)

@@ -8,17 +8,16 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, OpImplResult, _InterpreterFunctionImpls
-from xdsl.ir import Block, Operation, Region
-from xdsl.rewriter import InsertPoint
+from xdsl.ir import Operation, Region
 
 from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, InvertibilityError, describe_op
+from revmlir.expansion import backward_region
 from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.interpreter import complex_numbers
-from revmlir.inversion import Inverter, invert_function
+from revmlir.inversion import invert_function
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
 
 _NO_SEMANTICS = "Could not find interpretation function for op"
@@ -66,7 +65,7 @@ class Runtime:
     frames: list[Frame] = field(default_factory=list[Frame])
     current_op: Operation | None = None
     _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(default_factory=dict[rev.FuncOp, rev.FuncOp])
-    _inverse_regions: dict[tuple[Operation, int], Region] = field(default_factory=dict[tuple[Operation, int], Region])
+    _inverse_regions: dict[Operation, Region] = field(default_factory=dict[Operation, Region])
 
     # -- errors ----------------------------------------------------------------
 
@@ -131,12 +130,11 @@ class Runtime:
             inverse = self._inverse_functions[func] = invert_function(func)
         return inverse
 
-    def inverse_region(self, op: InvertibleOp, index: int) -> Region:
-        key = (op, index)
-        if (inverse := self._inverse_regions.get(key)) is None:
-            inverter = Inverter(op, Builder(InsertPoint.at_end(Block())))
-            inverse = inverter.invert_region(op.regions[index])
-            self._inverse_regions[key] = inverse
+    def inverse_region(self, op: rev.InvOp | rev.RoutineOp) -> Region:
+        """The region ``op`` runs backwards, inverted when a run first
+        reaches it (an ``InversionError`` there), as native code's check."""
+        if (inverse := self._inverse_regions.get(op)) is None:
+            inverse = self._inverse_regions[op] = backward_region(op)
         return inverse
 
 

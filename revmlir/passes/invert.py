@@ -46,8 +46,10 @@ class RevInvertPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         existing = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)}
-        inverted_in_place: set[str] = set()
         forgetful = set() if self.functions or self.where_possible else forgetful_functions(op)
+        # Every inverse is built before the module changes (inverting one
+        # function reads no other's body), so a refusal leaves it as it was.
+        inverses: list[tuple[FuncOp, FuncOp]] = []
         for func in list(selected_functions(op, self.functions)):
             name = func.sym_name.data
             if name in forgetful or (not self.in_place and inverse_name(name) in existing):
@@ -58,15 +60,16 @@ class RevInvertPass(ModulePass):
                 if self.where_possible and name not in self.functions:
                     continue
                 raise
+            inverses.append((func, inverse))
+            existing.add(inverse.sym_name.data)
+        for func, inverse in inverses:
             if self.in_place:
                 func.body.detach_block(0).erase()
                 func.body.add_block(inverse.body.detach_block(0))
-                inverted_in_place.add(name)
-                continue
-            Rewriter.insert_op(inverse, InsertPoint.after(func))
-            existing.add(inverse.sym_name.data)
-        if inverted_in_place:
-            _flip_calls(op, inverted_in_place)
+            else:
+                Rewriter.insert_op(inverse, InsertPoint.after(func))
+        if self.in_place and inverses:
+            _flip_calls(op, {func.sym_name.data for func, _ in inverses})
 
 
 def _flip_calls(module: ModuleOp, names: set[str]) -> None:
