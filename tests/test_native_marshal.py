@@ -60,7 +60,7 @@ def native() -> NativeModule:
 
 
 def python_only(native: NativeModule) -> _NativeCall:
-    call = _NativeCall(native, native.function("probe"), backward=False)
+    call = _NativeCall(native, native._written, native.function("probe"), backward=False)
     call.marshal = None
     return call
 
