@@ -21,6 +21,7 @@ import gc
 import os
 import pathlib
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 
@@ -81,6 +82,16 @@ def cache_home(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathl
     monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
     monkeypatch.delenv(cache.MAX_MB_ENV, raising=False)
     return tmp_path / "revmlir"
+
+
+@pytest.fixture
+def switching_often() -> Iterator[None]:
+    """Threads switch every few bytecodes, as a busy machine makes them
+    (the thread-safety tests)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

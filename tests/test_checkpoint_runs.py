@@ -183,21 +183,6 @@ func.func @h(%x: f64) -> f64 {
 """
 
 
-@pytest.mark.parametrize(
-    "rewrite",
-    [MakeResumablePass(functions=("h",)), AdCheckpointPass(functions=("h",), policy="bisection")],
-    ids=["make-resumable", "ad-checkpoint"],
-)
-def test_a_users_function_named_like_a_copy_is_kept(rewrite):
-    """Only the copies a run made are erased: a private @g.ordinary that
-    the user wrote, which nothing calls, stays as written."""
-    ctx = make_context()
-    module = parse_module(USERS_OWN, "own.mlir", ctx)
-    rewrite.apply(ctx, module)
-    written = SymbolTable.lookup_symbol(parse_module(USERS_OWN, "own.mlir", ctx), "g.ordinary")
-    assert str(SymbolTable.lookup_symbol(module, "g.ordinary")) == str(written)
-
-
 FORGED = """
 func.func @entry(%x: f64) -> f64 attributes {rev.ordinary_copy_of = "whatever"} {
   %s = math.sin %x : f64
@@ -213,23 +198,32 @@ func.func @h(%x: f64) -> f64 {
 }
 """
 
-
-@pytest.mark.parametrize(
+REWRITES = pytest.mark.parametrize(
     "rewrite",
     [MakeResumablePass(functions=("h",)), AdCheckpointPass(functions=("h",), policy="bisection")],
     ids=["make-resumable", "ad-checkpoint"],
 )
-def test_a_tag_alone_does_not_make_a_copy(rewrite):
-    """A function carrying the copies' tag (pasted from an earlier output)
-    is the user's unless it is private and named after the function the
-    tag names: neither a public @entry nor a @g.ordinary tagged as a copy
-    of another function is erased, and each is named as written."""
+
+
+@REWRITES
+@pytest.mark.parametrize(
+    ("source", "kept"), [(USERS_OWN, ("g.ordinary",)), (FORGED, ("entry", "g.ordinary"))], ids=["named", "tagged"]
+)
+def test_a_users_function_named_or_tagged_like_a_copy_is_kept(rewrite, source, kept):
+    """Only the copies a run made are erased, and only they are named as
+    the function they copy: a private @g.ordinary that the user wrote,
+    which nothing calls, stays as written; so does a function carrying the
+    copies' tag (pasted from an earlier output) unless it is private and
+    named after the function the tag names (a public @entry, a @g.ordinary
+    tagged as a copy of another function)."""
     ctx = make_context()
-    module = parse_module(FORGED, "forged.mlir", ctx)
+    module = parse_module(source, "own.mlir", ctx)
     rewrite.apply(ctx, module)
-    for name in ("entry", "g.ordinary"):
+    for name in kept:
         function = SymbolTable.lookup_symbol(module, name)
+        written = SymbolTable.lookup_symbol(parse_module(source, "own.mlir", ctx), name)
         assert isinstance(function, func.FuncOp) and written_name(function) == name
+        assert str(function) == str(written)
 
 
 ARRAYS = """

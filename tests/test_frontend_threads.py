@@ -6,22 +6,11 @@ an op inserted into two blocks)."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from collections.abc import Iterator
 
 import pytest
 
 import revmlir as rv
-
-
-@pytest.fixture
-def switching_often() -> Iterator[None]:
-    """Threads switch every few bytecodes, as a busy machine makes them."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(interval)
 
 
 def programs() -> tuple[rv.ReversibleFunction, rv.ReversibleFunction]:

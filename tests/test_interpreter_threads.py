@@ -3,14 +3,11 @@ and uncall gets its own result, and the counters add up."""
 
 from __future__ import annotations
 
-import sys
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
@@ -33,15 +30,6 @@ rev.func @shift(%x: memref<?xf64>, %s: f64) {
   rev.return %s : f64
 }
 """
-
-
-@pytest.fixture
-def switching_often() -> Iterator[None]:
-    """Threads switch every few bytecodes, as a busy machine makes them."""
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    yield
-    sys.setswitchinterval(interval)
 
 
 def test_concurrent_calls_and_uncalls_of_one_interpreter(switching_often: None):
