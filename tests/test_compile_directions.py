@@ -35,10 +35,15 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> Compiles:
     found: Compiles = []
     lower = native.lower_to_llvm_ir
 
-    def counted(module: ModuleOp, tolerance: float | None = None, direction: Direction = Direction.BOTH) -> LLVMModule:
+    def counted(
+        module: ModuleOp,
+        tolerance: float | None = None,
+        direction: Direction = Direction.BOTH,
+        beside: LLVMModule | None = None,
+    ) -> LLVMModule:
         held: set[str] = set()
         found.append((direction, held))  # a compile that fails counts too
-        lowered = lower(module, tolerance, direction)
+        lowered = lower(module, tolerance, direction, beside)
         held.update(lowered.writes)
         return lowered
 

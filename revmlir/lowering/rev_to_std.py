@@ -1526,18 +1526,24 @@ class RevLowerToStdPass(ModulePass):
         lower_to_std(op, self.tolerance)
 
 
-def lower_to_std(op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: bool = False) -> None:
+def lower_to_std(
+    op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: bool = False, numbered_after: Sequence[str] = ()
+) -> None:
     """``rev-lower-to-std`` on ``op``; with ``check_ops``, each run-time
     check is one ``CheckOp`` instead of its std form, for the pipelines
     that translate the result to LLVM themselves (native code, GPU
     kernels): the pass's output is std IR that MLIR tools read, and
-    ``CheckOp`` has no textual form (``revmlir.lowering.checked_code``)."""
+    ``CheckOp`` has no textual form (``revmlir.lowering.checked_code``).
+    The module's check table starts with ``numbered_after``, the table of
+    a module whose machine code this one's calls (``revmlir.runtime.native``
+    compiles a module's inverses beside its functions): a check id then
+    names one check of either."""
     check_reserved_names(op)
     check_snapshots(op)
     forward_only(op)
     no_inverse = _materialize_uncalled_inverses(op) | _regions_without_inverse(op)
     declare_primitives(op)
-    checks = CheckTable()
+    checks = CheckTable(list(numbered_after))
     runtime: dict[str, func.FuncOp] = {}
     plain = [f for f in op.ops if isinstance(f, func.FuncOp) and f.body.blocks]
     for function in plain:

@@ -168,8 +168,9 @@ def _check_intrinsics(module: llvm.ModuleRef) -> None:
             )
 
 
-def _check_externals(module: llvm.ModuleRef) -> None:
-    """Every external function the module calls resolves in this process.
+def _check_externals(module: llvm.ModuleRef, engine: Engine) -> None:
+    """Every external function the module calls resolves in this process,
+    or in ``engine``, which it joins.
     MCJIT binds an unresolved one to address 0, so its first call (and any
     call through the same stub) would crash the process instead of failing
     here."""
@@ -177,7 +178,10 @@ def _check_externals(module: llvm.ModuleRef) -> None:
     missing = sorted(
         f.name
         for f in module.functions
-        if f.is_declaration and not f.name.startswith("llvm.") and llvm.address_of_symbol(f.name) is None
+        if f.is_declaration
+        and not f.name.startswith("llvm.")
+        and llvm.address_of_symbol(f.name) is None
+        and not engine.engine.get_function_address(f.name)
     )
     if missing:
         raise UnresolvedSymbolError(
@@ -185,15 +189,48 @@ def _check_externals(module: llvm.ModuleRef) -> None:
         )
 
 
+class Engine:
+    """One MCJIT engine: the machine code of the modules added to it, which
+    call each other's functions (MCJIT resolves a module's declarations
+    against the engine's other modules first), each module's object stored
+    in the disk cache under that module's own key when it is compiled."""
+
+    def __init__(self, machine: llvm.TargetMachine):
+        # MCJIT is created with a module: an empty one, so that every
+        # module, compiled or cached, joins the engine the same way
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+        self._keys: dict[llvm.ModuleRef, str] = {}
+        """The cache key of each module added and not yet compiled."""
+        # one object cache for the engine's life: MCJIT compiles each added
+        # module once, and tells which one it compiled
+        self.engine.set_object_cache(self._compiled)
+
+    def _compiled(self, module: llvm.ModuleRef, data: bytes) -> None:
+        if (key := self._keys.pop(module, None)) is not None:
+            cache.store(key, bytes(data))
+
+    def add(self, module: llvm.ModuleRef, key: str) -> None:
+        """Compile ``module`` into the engine, storing its object under ``key``."""
+        self._keys[module] = key
+        self.engine.add_module(module)
+        self.engine.finalize_object()
+
+    def load(self, data: bytes) -> None:
+        """Load an object that ``add`` compiled (from the disk cache)."""
+        self.engine.add_object_file(llvm.ObjectFileRef.from_data(data))
+        self.engine.finalize_object()
+
+
 @dataclass
 class JITModule:
-    """Machine code for one LLVM module, resident in this process."""
+    """Machine code for one LLVM module, resident in this process: a module
+    of ``engine``, whose other modules it may call and be called by."""
 
-    engine: llvm.ExecutionEngine
+    engine: Engine
     module: llvm.ModuleRef
 
     def address(self, symbol: str) -> int:
-        address = self.engine.get_function_address(symbol)
+        address = self.engine.engine.get_function_address(symbol)
         if not address:
             raise KeyError(f"no compiled function '{symbol}'")
         return address
@@ -203,23 +240,24 @@ def _cache_key(text: str, kind: str, opt_level: int, target: HostTarget) -> str:
     return cache.key(text, kind, opt_level, target.triple, target.cpu, target.features)
 
 
-def jit(text: str, opt_level: int = 3) -> JITModule:
+def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITModule:
     """Machine code for ``text``, from the disk cache when it has it (see
     ``revmlir.runtime.cache``): MCJIT hands over the object it generated,
-    and a cached object is loaded without parsing or optimising anything."""
+    and a cached object is loaded without parsing or optimising anything.
+    ``beside``: machine code whose engine this module joins, so that its
+    declarations of functions that machine code defines call them (its
+    own definitions must not repeat that machine code's symbols)."""
     target = HostTarget.detect()
     machine = target.machine(opt_level, "default")
-    name = _cache_key(text, "jit", opt_level, target)
-    if (cached := cache.load(name)) is not None:
+    key = _cache_key(text, "jit", opt_level, target)
+    engine = Engine(machine) if beside is None else beside.engine
+    if (cached := cache.load(key)) is not None:
         module = llvm.parse_assembly("")
-        engine = llvm.create_mcjit_compiler(module, machine)
-        engine.add_object_file(llvm.ObjectFileRef.from_data(cached))
+        engine.load(cached)
     else:
         module = optimize(text, machine, opt_level)
-        _check_externals(module)
-        engine = llvm.create_mcjit_compiler(module, machine)
-        engine.set_object_cache(lambda _, data: cache.store(name, bytes(data)))
-    engine.finalize_object()
+        _check_externals(module, engine)
+        engine.add(module, key)
     return JITModule(engine, module)
 
 

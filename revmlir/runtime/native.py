@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from llvmlite import ir
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     ComplexType,
     Float32Type,
     Float64Type,
@@ -36,6 +37,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
 )
 from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
@@ -74,7 +76,7 @@ from revmlir.runtime.marshal import (
     marshaller,
 )
 from revmlir.runtime.once import Once
-from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, JUMP_WORD, check_error_slot
+from revmlir.runtime_checks import CHECKS_ATTR, DEFAULT_TOLERANCE, ERROR_SLOT, JUMP_WORD, check_error_slot
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -113,6 +115,10 @@ class LLVMModule:
     ``revmlir.lowering.aliasing`` hands on)."""
     polling: frozenset[str]
     """The functions whose runs poll for Ctrl-C (``polling_functions``)."""
+    exported: dict[str, frozenset[int]]
+    """The functions it defines for a module compiled beside it to call
+    (all with a body, but the runtime's, which are internal), each with
+    the array parameters its code takes as ``noalias``."""
 
 
 class Direction(enum.Enum):
@@ -131,9 +137,15 @@ class Direction(enum.Enum):
 
 
 def lower_to_llvm_ir(
-    module: ModuleOp, tolerance: float | None = None, direction: Direction = Direction.BOTH
+    module: ModuleOp,
+    tolerance: float | None = None,
+    direction: Direction = Direction.BOTH,
+    beside: LLVMModule | None = None,
 ) -> LLVMModule:
-    """LLVM IR for a verified rev module: the functions of ``direction``."""
+    """LLVM IR for a verified rev module: the functions of ``direction``;
+    ``beside``, another direction of it whose machine code this module's
+    joins: the functions that one defines are declared, not compiled again
+    (``_borrow``), and the check ids of the two are distinct."""
     check_native_types(module)
     work = module.clone()
     context = make_context()
@@ -145,7 +157,10 @@ def lower_to_llvm_ir(
         RevInvertPass(where_possible=True).apply(context, work)
         inverted = {f.sym_name.data for f in work.ops if isinstance(f, FuncOp)}
         drop_unreached_functions(work, [inverse_name(n) for n in functions if inverse_name(n) in inverted])
-    lower_to_std(work, DEFAULT_TOLERANCE if tolerance is None else tolerance, check_ops=True)
+    numbered_after = () if beside is None else _check_entries(beside.check_table)
+    lower_to_std(
+        work, DEFAULT_TOLERANCE if tolerance is None else tolerance, check_ops=True, numbered_after=numbered_after
+    )
     PassPipeline((LoopVersioningPass(), HostSafetyPass())).apply(context, work)
     # Between std IR and LLVM: keep what calls need of the std form (the
     # check table, the arrays each function writes, the error slot's
@@ -155,6 +170,7 @@ def lower_to_llvm_ir(
     checks.attributes.update(work.attributes)
     aliasing = analyse_arrays(work)
     polling = polling_functions(work)
+    borrowed, copied = _borrow(work, aliasing.noalias, {} if beside is None else beside.exported)
     entries = {
         f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
         for f in work.ops
@@ -171,6 +187,10 @@ def lower_to_llvm_ir(
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
+        elif function.name in copied:
+            function.linkage = "internal"
+        elif function.name in borrowed:
+            function.blocks = []
         elif function.is_declaration and function.name not in (
             *stacks.MEMORY_FUNCTIONS,
             ABORT,
@@ -183,7 +203,36 @@ def lower_to_llvm_ir(
             function.attributes.add("nounwind")
             if not any(isinstance(argument.type, ir.PointerType) for argument in function.args):
                 function.attributes.add("readnone")
-    return LLVMModule(str(llvm_module), checks, dict(aliasing.written), polling)
+    own = {name: positions for name, positions in aliasing.written.items() if name not in borrowed | copied}
+    exported = {f.name: aliasing.noalias[f.name] for f in llvm_module.functions if f.name in own and f.linkage == ""}
+    return LLVMModule(str(llvm_module), checks, own, polling - borrowed - copied, exported)
+
+
+def _check_entries(table: ModuleOp) -> list[str]:
+    entries = table.attributes.get(CHECKS_ATTR)
+    assert isinstance(entries, ArrayAttr)
+    return [entry.data for entry in entries.data if isinstance(entry, StringAttr)]
+
+
+def _borrow(
+    work: ModuleOp, noalias: dict[str, frozenset[int]], exported: dict[str, frozenset[int]]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The functions of ``work`` (std form) that a module whose machine code
+    its own joins defines already (``exported``), made private: they get no
+    entry point here (calls of them run the other module's).  The first
+    set, *borrowed*, are to be declared, so that a call of one runs the
+    other module's code: those whose ``noalias`` parameters there are
+    ``noalias`` here too, so that every call this module makes keeps the
+    promise that code was compiled with.  The second, *copied*, are the
+    rest (a call here may pass overlapping arrays where the other module's
+    never do), compiled again under internal names that cannot clash."""
+    borrowed: set[str] = set()
+    copied: set[str] = set()
+    for function in work.ops:
+        if isinstance(function, StdFuncOp) and (name := function.sym_name.data) in exported:
+            function.sym_visibility = StringAttr("private")
+            (borrowed if exported[name] <= noalias[name] else copied).add(name)
+    return frozenset(borrowed), frozenset(copied)
 
 
 def check_inverse(module: ModuleOp, name: str) -> None:
@@ -203,23 +252,40 @@ class NativeModule(Backend):
     (``holding``)."""
 
     module: ModuleOp
-    llvm_ir: str
-    check_table: ModuleOp
+    lowered: LLVMModule
     machine_code: JITModule
-    writes: dict[str, frozenset[int]]
-    """``LLVMModule.writes``: the arrays of a call that no other argument may
-    overlap."""
-    polling: frozenset[str]
-    """``LLVMModule.polling``."""
     direction: Direction
     """What this compile holds; ``rest`` holds the other direction."""
     opt_level: int
     tolerance: float | None
     """The options of ``compile``, which ``rest`` is compiled with too."""
+    beside: NativeModule | None = None
+    """The compile whose rest this one is: its machine code's engine holds
+    both, and this one calls the functions that one defines."""
     _rest: Once[NativeModule] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._rest = Once(self._compile_rest)
+
+    @property
+    def llvm_ir(self) -> str:
+        return self.lowered.llvm_ir
+
+    @property
+    def check_table(self) -> ModuleOp:
+        """``LLVMModule.check_table``: for the rest, the checks of both compiles."""
+        return self.lowered.check_table
+
+    @property
+    def writes(self) -> dict[str, frozenset[int]]:
+        """``LLVMModule.writes``: the arrays of a call that no other argument
+        may overlap, for the functions whose entry points this compile holds."""
+        return self.lowered.writes
+
+    @property
+    def polling(self) -> frozenset[str]:
+        """``LLVMModule.polling``."""
+        return self.lowered.polling
 
     def __repr__(self) -> str:
         # the dataclass's would print the whole module and its LLVM IR
@@ -234,23 +300,16 @@ class NativeModule(Backend):
         opt_level: int = 3,
         tolerance: float | None = None,
         direction: Direction = Direction.FORWARD,
+        beside: NativeModule | None = None,
     ) -> NativeModule:
         """The functions of ``direction`` compiled now: by default what
         calls run, so that a first call compiles no inverse its run does
-        not need; the first ``uncall`` compiles the inverses."""
-        lowered = lower_to_llvm_ir(module, tolerance, direction)
-        machine_code = jit(lowered.llvm_ir, opt_level)
-        return cls(
-            module,
-            lowered.llvm_ir,
-            lowered.check_table,
-            machine_code,
-            lowered.writes,
-            lowered.polling,
-            direction,
-            opt_level,
-            tolerance,
-        )
+        not need; the first ``uncall`` compiles the inverses.  ``beside``:
+        a compile of another direction of ``module`` whose functions this
+        one calls instead of compiling them again (``rest``)."""
+        lowered = lower_to_llvm_ir(module, tolerance, direction, None if beside is None else beside.lowered)
+        machine_code = jit(lowered.llvm_ir, opt_level, None if beside is None else beside.machine_code)
+        return cls(module, lowered, machine_code, direction, opt_level, tolerance, beside)
 
     def holding(self, name: str, backward: bool) -> NativeModule:
         """The compile whose machine code runs ``@name``, or its inverse if
@@ -267,15 +326,19 @@ class NativeModule(Backend):
     @property
     def rest(self) -> NativeModule:
         """The functions of the other direction, compiled once, on first
-        use, with the same options: a separate machine-code module, so that
-        the callers of this one stay as they are.  A compile that fails
-        raises the same error, the ``PassFailedException`` that ``compile``
-        raises, at every use, and is not tried again."""
+        use, with the same options: a second machine-code module beside
+        this one's, in its engine, so that the callers of this one stay as
+        they are, and calling this one's functions rather than compiling
+        them again.  A compile that fails raises the same error, the
+        ``PassFailedException`` that ``compile`` raises, at every use, and
+        is not tried again.  The rest of the rest is this one."""
         return self._rest.get()
 
     def _compile_rest(self) -> NativeModule:
+        if self.beside is not None:
+            return self.beside
         other = Direction.FORWARD if self.direction is Direction.BACKWARD else Direction.BACKWARD
-        return NativeModule.compile(self.module, self.opt_level, self.tolerance, other)
+        return NativeModule.compile(self.module, self.opt_level, self.tolerance, other, self)
 
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
         return _NativeCall(self.holding(func.sym_name.data, backward), self._written, func, backward)

@@ -122,8 +122,13 @@ class Specialization:
         return self._forward.get()
 
     def _compile_forward(self) -> NativeModule | None:
+        """The functions: where ``~f`` has run natively, the rest of the
+        backward compile, which joins its engine and calls the forward
+        functions it holds (a routine's compute); else compiled alone."""
         if self.function.backend == "interpreter":
             return None
+        if isinstance(backward := self._backward.computed(), NativeModule):
+            return compile_natively(self.function, self.function.__name__, lambda: backward.rest)
         compile = functools.partial(NativeModule.compile, self.module)
         return compile_natively(self.function, self.function.__name__, compile)
 

@@ -1,0 +1,217 @@
+"""The second direction of a module compiles beside the first, in its
+engine, and calls the functions the first defines instead of compiling
+them again; its checks are numbered after the first's, so an error raised
+in either module's code reads as it did (docs/design.md, "The rest of a
+module calls the functions its first compile defines")."""
+
+from __future__ import annotations
+
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from revmlir.interpreter import RevInterpreter
+from revmlir.naming import inverse_name
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import Direction, NativeModule
+from test_native_cache import forbid_llvm
+from test_uncall_without_inverse import assert_same_failure, failure
+
+SHARED = """rev.func @hoard(%x: i64, %d: i64) {
+  %s = anc.stack_alloc : !anc.stack<i64>
+  %q = arith.divsi %x, %d : i64
+  anc.snapshot %s, %x : !anc.stack<i64>, i64
+  anc.drop %s, %x : !anc.stack<i64>, i64
+  anc.stack_free %s : !anc.stack<i64>
+  rev.return %x, %d : i64, i64
+}
+rev.func @outer(%z: i64, %x: i64, %d: i64, %e: i64) {
+  %z1, %x1, %d1 = rev.routine (%z, %x, %d) : i64, i64, i64 compute {
+  ^bb0(%cz: i64, %cx: i64, %cd: i64):
+    %zero = arith.constant 0 : i64
+    %t0 = anc.alloc %zero : i64
+    %t1, %cx1, %cd1 = rev.call @share(%t0, %cx, %cd) : (i64, i64, i64) -> (i64, i64, i64)
+    rev.yield %cz, %cx1, %cd1, %t1 : i64, i64, i64, i64
+  } do {
+  ^bb0(%dz: i64, %dx: i64, %dd: i64, %t: i64):
+    %p = arith.divsi %t, %e : i64
+    %dz1 = rev.add %dz, %p : i64
+    rev.yield %dz1, %dx, %dd, %t : i64, i64, i64, i64
+  }
+  rev.return %z1, %x1, %d1, %e : i64, i64, i64, i64
+}
+rev.func @share(%t: i64, %x: i64, %d: i64) {
+  %q = arith.divsi %x, %d : i64
+  %t1 = rev.add %t, %q : i64
+  rev.return %t1, %x, %d : i64, i64, i64
+}
+"""
+"""``~outer`` re-runs the routine's compute, a forward call of ``@share``,
+and uncomputes it with ``@share.inv``: both are the forward compile's
+(which runs the uncompute too).  A zero ``%d`` fails in ``@share``, a zero
+``%e`` in ``@outer.inv``'s own code.  ``@hoard``, which has no inverse,
+comes first: the forward compile numbers its checks before ``@share``'s,
+and the backward compile, which does not hold it, would give ``@share``'s
+check another id if it numbered its own from 1."""
+
+
+def defined(llvm_ir: str) -> set[str]:
+    """The functions an LLVM module defines for other modules to call
+    (external linkage): each one compiled in it."""
+    return set(re.findall(r'^define (?!internal )[^@]*@"([^"]+)"\(', llvm_ir, re.M))
+
+
+def declared(llvm_ir: str) -> set[str]:
+    return set(re.findall(r'^declare [^@]*@"([^"]+)"\(', llvm_ir, re.M))
+
+
+def test_the_inverses_call_the_forward_compiles_functions_instead_of_compiling_them_again():
+    compiled = NativeModule.compile(parse_module(SHARED, "shared.mlir"))
+    assert {"share", "share.inv", "outer"} <= defined(compiled.llvm_ir)
+    assert compiled.uncall("outer", *compiled.call("outer", 1, 12, 3, 2)) == (1, 12, 3, 2)
+    rest = compiled.rest
+    assert rest.direction is Direction.BACKWARD and rest.machine_code.engine is compiled.machine_code.engine
+    assert not defined(compiled.llvm_ir) & defined(rest.llvm_ir)  # nothing compiled twice
+    assert {"share", "share.inv"} <= declared(rest.llvm_ir)
+    assert "outer.inv" in defined(rest.llvm_ir) and set(rest.writes) >= {"outer.inv"}
+    assert not {"share", "share.inv"} & set(rest.writes)  # their entry points are the forward compile's
+    assert rest.rest is compiled
+
+
+@pytest.mark.parametrize(
+    ("arguments", "where"),
+    [((3, 12, 0, 2), "shared.mlir:25:3"), ((3, 12, 3, 0), "shared.mlir:18:5")],
+    ids=["in-the-forward-compile", "in-the-inverse"],
+)
+def test_an_error_in_either_modules_code_reads_as_the_interpreters(arguments: tuple[int, ...], where: str):
+    """The forward compile's ``@share`` reports its own check id, which the
+    rest's table (numbered after the forward one's) names too; the
+    inverse's own checks are numbered after them."""
+    module = parse_module(SHARED, "shared.mlir")
+    compiled, interpreter = NativeModule.compile(module), RevInterpreter(module)
+    assert compiled.call("outer", 1, 12, 3, 2) == interpreter.call("outer", 1, 12, 3, 2) == (3, 12, 3, 2)
+    for _ in range(2):
+        error = failure(lambda: compiled.uncall("outer", *arguments))
+        assert_same_failure(error, failure(lambda: interpreter.uncall("outer", *arguments)))
+        assert error.location == where and error.message == "integer division by zero"
+    alone = NativeModule.compile(module, direction=Direction.BACKWARD)
+    assert str(failure(lambda: alone.uncall("outer", *arguments))) == str(error)
+
+
+def test_the_inverses_loaded_from_the_cache_call_the_forward_compiles_functions(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A cached object of the inverses joins the engine of the forward code
+    (compiled or cached) as the compiled module did: its declarations bind
+    to that code, and its errors read the same."""
+    module = parse_module(SHARED, "shared.mlir")
+    first = NativeModule.compile(module)
+    expected = first.uncall("outer", 3, 12, 3, 2), str(failure(lambda: first.uncall("outer", 3, 12, 0, 2)))
+    assert len(list(cache_home.glob("*.o"))) == 2
+    forbid_llvm(monkeypatch)
+    second = NativeModule.compile(module)
+    got = second.uncall("outer", 3, 12, 3, 2), str(failure(lambda: second.uncall("outer", 3, 12, 0, 2)))
+    assert got == expected and expected[0] == (1, 12, 3, 2)
+
+
+ALIASED = """rev.func @accumulate(%a: memref<?xf64>, %b: memref<?xf64>) {
+  %zero = arith.constant 0 : index
+  %two = arith.constant 2.0 : f64
+  %e = rev.take %a[%zero] : memref<?xf64>
+  %e1 = rev.add %e, %two : f64
+  rev.put %e1, %a[%zero] : memref<?xf64>
+  %f = rev.take %b[%zero] : memref<?xf64>
+  %f1 = rev.add %f, %two : f64
+  rev.put %f1, %b[%zero] : memref<?xf64>
+  rev.return
+}
+rev.func @undo_twice(%s: memref<?xf64>) {
+  rev.uncall @accumulate(%s, %s) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+"""
+"""``~undo_twice`` calls ``@accumulate`` with one array twice, which the
+forward compile never does: its ``@accumulate`` takes both parameters as
+``noalias``."""
+
+
+def test_a_function_whose_noalias_parameters_the_inverses_would_break_is_compiled_again_internally():
+    module = parse_module(ALIASED, "aliased.mlir")
+    compiled, interpreter = NativeModule.compile(module), RevInterpreter(module)
+    s = np.array([10.0])
+    assert compiled.call("undo_twice", s) == interpreter.call("undo_twice", np.array([10.0]))
+    assert s.tolist() == [6.0]
+    compiled.uncall("undo_twice", s)
+    assert s.tolist() == [10.0]
+    rest = compiled.rest.llvm_ir
+    assert "accumulate" not in defined(rest) and "accumulate" not in declared(rest)
+    assert re.search(r'^define internal [^@]*@"accumulate"\(', rest, re.M)  # its own copy
+    assert "accumulate.inv" in declared(rest)  # called as the forward compile calls it
+
+
+def routine(backend: str) -> rv.ReversibleFunction:
+    @rv.reversible(backend=backend)
+    def bump(t, x):
+        t += x * x
+
+    @rv.reversible(backend=backend)
+    def squares(z, v):
+        with rv.routine() as r:
+            t = rv.ancilla(0.0)
+            for i in range(len(v)):
+                bump(t, v[i])
+        z += t
+        ~r
+
+    return squares
+
+
+def test_f_then_its_inverse_restores_the_inputs_with_each_function_compiled_once():
+    f, reference = routine("native"), routine("interpreter")
+    v = np.array([1.0, -2.0, 0.5])
+    after = f(0.25, v)
+    assert after[0] == reference(0.25, v)[0] == 5.5
+    assert (~f)(*after)[0] == (~reference)(*after)[0] == 0.25
+    spec = f.specialization_for(0.25, v)
+    assert spec.native is not None
+    forward, backward = spec.native.llvm_ir, spec.native.rest.llvm_ir
+    assert not defined(forward) & defined(backward)
+    assert {"bump", inverse_name("bump")} <= declared(backward) and {"bump", inverse_name("bump")} <= defined(forward)
+
+
+def test_the_inverse_then_f_compiles_each_function_once_too():
+    f = routine("native")
+    v = np.array([3.0])
+    assert (~f)(9.5, v)[0] == 0.5
+    assert f(0.5, v)[0] == 9.5
+    spec = f.specialization_for(0.5, v)
+    assert spec.native is not None and spec.native.direction is Direction.FORWARD
+    backward = spec.backward
+    assert isinstance(backward, NativeModule) and spec.native.rest is backward and backward.rest is spec.native
+    assert not defined(backward.llvm_ir) & defined(spec.native.llvm_ir)
+    assert "bump" in defined(backward.llvm_ir) and "bump" in declared(spec.native.llvm_ir)
+
+
+def test_calls_running_while_the_inverses_join_the_engine_are_unaffected():
+    """Forward calls in other threads run the engine's first module while
+    the first ``~f`` adds the second to it."""
+    f = routine("native")
+    v = np.array([1.0, 2.0])
+    assert f(0.0, v)[0] == 5.0
+    start, results = threading.Barrier(4), []
+
+    def run(backward: bool) -> None:
+        start.wait()
+        for _ in range(50):
+            results.append((~f)(5.0, v)[0] if backward else f(0.0, v)[0])
+
+    threads = [threading.Thread(target=run, args=(k == 0,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(set(results)) == [0.0, 5.0] and len(results) == 200
