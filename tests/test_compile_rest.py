@@ -6,8 +6,10 @@ module calls the functions its first compile defines")."""
 
 from __future__ import annotations
 
+import gc
 import re
 import threading
+import weakref
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +19,7 @@ import revmlir as rv
 from revmlir.interpreter import RevInterpreter
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module
+from revmlir.runtime.jit import jit
 from revmlir.runtime.native import Direction, NativeModule
 from test_native_cache import forbid_llvm
 from test_uncall_without_inverse import assert_same_failure, failure
@@ -215,3 +218,17 @@ def test_calls_running_while_the_inverses_join_the_engine_are_unaffected():
     for thread in threads:
         thread.join()
     assert sorted(set(results)) == [0.0, 5.0] and len(results) == 200
+
+
+def test_an_engine_is_freed_with_its_last_holder():
+    """The engine's object cache holds no reference to the engine: its
+    machine code goes when the last module of it does, not at the next
+    collection of cycles."""
+    machine_code = jit(NativeModule.compile(parse_module(SHARED, "shared.mlir")).llvm_ir)
+    engine = weakref.ref(machine_code.engine)
+    gc.disable()
+    try:
+        del machine_code
+        assert engine() is None
+    finally:
+        gc.enable()

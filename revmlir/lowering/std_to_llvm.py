@@ -191,7 +191,10 @@ class ModuleTranslation:
     noalias: dict[str, frozenset[int]] = field(default_factory=dict[str, frozenset[int]])
     """Per function the module defines (which take each array as a pointer
     and its sizes, ``expanded_inputs``): its array parameters whose pointer
-    is ``noalias`` (``revmlir.lowering.aliasing``)."""
+    is ``noalias`` (``revmlir.lowering.aliasing``).  A function declared
+    here that has an entry was defined by the analysed module and is
+    another module's now, in the same machine code (the native rest of a
+    module, ``revmlir.runtime.native``): it takes its arrays the same way."""
     conventions: dict[str, str] = field(default_factory=dict[str, str])
     """Per external function of a primitive that takes arrays: how it takes
     them (``ARRAY_CONVENTIONS``, from the declaration's ``rev.arrays``)."""
@@ -227,10 +230,16 @@ class ModuleTranslation:
 
     def add_declaration(self, source: func.FuncOp) -> None:
         """A body-less ``func.func``: an external function (the stack
-        runtime's are defined before, ``stacks.define_runtime``)."""
+        runtime's are defined before, ``stacks.define_runtime``), or one of
+        ``noalias``'s that another module defines."""
         types = source.function_type.inputs.data
-        convention = self.conventions.get(source.sym_name.data)
-        inputs = [llvm_type(t) for t in types] if convention is None else _convention_inputs(types, convention)
+        name = source.sym_name.data
+        if name in self.noalias:
+            inputs = expanded_inputs(types)
+        elif (convention := self.conventions.get(name)) is not None:
+            inputs = _convention_inputs(types, convention)
+        else:
+            inputs = [llvm_type(t) for t in types]
         output = _results_type(source.function_type.outputs.data)
         self.declare(source.sym_name.data, inputs, output)
 

@@ -201,13 +201,17 @@ class Engine:
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         self._keys: dict[llvm.ModuleRef, str] = {}
         """The cache key of each module added and not yet compiled."""
-        # one object cache for the engine's life: MCJIT compiles each added
-        # module once, and tells which one it compiled
-        self.engine.set_object_cache(self._compiled)
+        keys = self._keys
 
-    def _compiled(self, module: llvm.ModuleRef, data: bytes) -> None:
-        if (key := self._keys.pop(module, None)) is not None:
-            cache.store(key, bytes(data))
+        def compiled(module: llvm.ModuleRef, data: bytes) -> None:
+            if (key := keys.pop(module, None)) is not None:
+                cache.store(key, bytes(data))
+
+        # one object cache for the engine's life: MCJIT compiles each added
+        # module once, and tells which one it compiled.  A function, not a
+        # bound method: the engine holding this object would be a cycle,
+        # and its machine code freed only by the cyclic collector.
+        self.engine.set_object_cache(compiled)
 
     def add(self, module: llvm.ModuleRef, key: str) -> None:
         """Compile ``module`` into the engine, storing its object under ``key``."""

@@ -189,13 +189,12 @@ def lower_to_llvm_ir(
             function.linkage = "internal"
         elif function.name in copied:
             function.linkage = "internal"
-        elif function.name in borrowed:
-            function.blocks = []
         elif function.is_declaration and function.name not in (
             *stacks.MEMORY_FUNCTIONS,
             ABORT,
             PRINT,
             *GUARD_FUNCTIONS,
+            *borrowed,
         ):
             # Apart from the allocator, printing and the guard, only libm functions and
             # primitives are declared (see std_to_llvm): those of scalars are pure, so
@@ -217,21 +216,27 @@ def _check_entries(table: ModuleOp) -> list[str]:
 def _borrow(
     work: ModuleOp, noalias: dict[str, frozenset[int]], exported: dict[str, frozenset[int]]
 ) -> tuple[frozenset[str], frozenset[str]]:
-    """The functions of ``work`` (std form) that a module whose machine code
-    its own joins defines already (``exported``), made private: they get no
-    entry point here (calls of them run the other module's).  The first
-    set, *borrowed*, are to be declared, so that a call of one runs the
-    other module's code: those whose ``noalias`` parameters there are
-    ``noalias`` here too, so that every call this module makes keeps the
-    promise that code was compiled with.  The second, *copied*, are the
-    rest (a call here may pass overlapping arrays where the other module's
-    never do), compiled again under internal names that cannot clash."""
+    """The functions of ``work`` (std form, analysed) that a module whose
+    machine code its own joins defines already (``exported``), made
+    private: they get no entry point here (calls of them run the other
+    module's).  The first set, *borrowed*, lose their bodies, so that they
+    are declared and a call of one runs the other module's code: those whose
+    ``noalias`` parameters there are ``noalias`` here too, so that every
+    call this module makes keeps the promise that code was compiled with.
+    The second, *copied*, are the rest (a call here may pass overlapping
+    arrays where the other module's never do), compiled again under
+    internal names that cannot clash."""
     borrowed: set[str] = set()
     copied: set[str] = set()
     for function in work.ops:
         if isinstance(function, StdFuncOp) and (name := function.sym_name.data) in exported:
             function.sym_visibility = StringAttr("private")
-            (borrowed if exported[name] <= noalias[name] else copied).add(name)
+            if exported[name] <= noalias[name]:
+                borrowed.add(name)
+                for block in list(function.body.blocks):
+                    function.body.detach_block(block)
+            else:
+                copied.add(name)
     return frozenset(borrowed), frozenset(copied)
 
 
