@@ -19,7 +19,8 @@ import revmlir as rv
 from revmlir.interpreter import RevInterpreter
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module
-from revmlir.runtime.jit import jit
+from revmlir.runtime import cache
+from revmlir.runtime.jit import HostTarget, jit
 from revmlir.runtime.native import Direction, NativeModule
 from test_native_cache import forbid_llvm
 from test_uncall_without_inverse import assert_same_failure, failure
@@ -108,17 +109,25 @@ def test_an_error_in_either_modules_code_reads_as_the_interpreters(arguments: tu
 def test_the_inverses_loaded_from_the_cache_call_the_forward_compiles_functions(
     cache_home: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    """A cached object of the inverses joins the engine of the forward code
-    (compiled or cached) as the compiled module did: its declarations bind
-    to that code, and its errors read the same."""
+    """The inverses, compiled or loaded from the cache, join the engine of
+    the forward code loaded from the cache as they join compiled forward
+    code: their declarations bind to that code, and errors read the same."""
     module = parse_module(SHARED, "shared.mlir")
-    first = NativeModule.compile(module)
-    expected = first.uncall("outer", 3, 12, 3, 2), str(failure(lambda: first.uncall("outer", 3, 12, 0, 2)))
-    assert len(list(cache_home.glob("*.o"))) == 2
+
+    def both_ways() -> tuple[object, str]:
+        compiled = NativeModule.compile(module)
+        return compiled.uncall("outer", 3, 12, 3, 2), str(failure(lambda: compiled.uncall("outer", 3, 12, 0, 2)))
+
+    expected = both_ways()
+    assert expected[0] == (1, 12, 3, 2) and len(list(cache_home.glob("*.o"))) == 2
+    target = HostTarget.detect()
+    rest = NativeModule.compile(module).rest.llvm_ir
+    backward = cache_home / (cache.key(rest, "jit", 3, target.triple, target.cpu, target.features) + ".o")
+    backward.unlink()
+    assert both_ways() == expected  # the forward code cached, the inverses compiled
+    assert backward.exists()
     forbid_llvm(monkeypatch)
-    second = NativeModule.compile(module)
-    got = second.uncall("outer", 3, 12, 3, 2), str(failure(lambda: second.uncall("outer", 3, 12, 0, 2)))
-    assert got == expected and expected[0] == (1, 12, 3, 2)
+    assert both_ways() == expected  # both cached
 
 
 ALIASED = """rev.func @accumulate(%a: memref<?xf64>, %b: memref<?xf64>) {
