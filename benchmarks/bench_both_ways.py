@@ -18,7 +18,7 @@ each through the eDSL (``examples/python``) and BA's also as a ``.mlir``
 module compiled by ``NativeModule`` (as ``rev-run`` compiles), then
 uncalled.
 
-Run:  .venv/bin/python benchmarks/bench_both_ways.py [--pairs N] [--base DIR]
+Run:  .venv/bin/python benchmarks/bench_both_ways.py [--pairs N | --quick] [--base DIR]
 (``--base``: a checkout of another revision, measured alternately with
 this one: its ``revmlir`` is put first on the path of its processes.)
 """
@@ -143,6 +143,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=CASES, help="run one case in this process (JSON)")
     parser.add_argument("--pairs", type=int, default=3, help="fresh processes per case and revision")
+    parser.add_argument("--quick", action="store_true", help="one process per case and revision")
     parser.add_argument("--base", help="a checkout of the revision to compare with")
     parser.add_argument("--cases", nargs="*", choices=CASES, default=list(CASES))
     options = parser.parse_args()
@@ -155,7 +156,7 @@ def main() -> None:
         revisions.insert(0, ("base", str(Path(options.base).resolve())))
     for case in options.cases:
         samples: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in revisions}
-        for _ in range(options.pairs):
+        for _ in range(1 if options.quick else options.pairs):
             for label, path in revisions:
                 samples[label].append(_fresh(case, path))
         for label, runs in samples.items():

@@ -25,6 +25,7 @@ BENCHMARKS = {
     "bennett": "bench_bennett.py",  # (c)
     "leapfrog": "bench_leapfrog.py",  # (d)
     "compile": "bench_compile.py",  # compile latency
+    "both_ways": "bench_both_ways.py",  # what the first ~f after f compiles
     "call_overhead": "bench_call_overhead.py",  # the fixed cost of f(*args)
     "ad_sparse": "bench_ad_sparse.py",  # gradients of (a)
     "ad_graph_embedding": "bench_ad_graph_embedding.py",
