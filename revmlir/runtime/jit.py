@@ -181,7 +181,7 @@ def _check_externals(module: llvm.ModuleRef, engine: Engine) -> None:
         if f.is_declaration
         and not f.name.startswith("llvm.")
         and llvm.address_of_symbol(f.name) is None
-        and not engine.engine.get_function_address(f.name)
+        and not engine.address(f.name)
     )
     if missing:
         raise UnresolvedSymbolError(
@@ -198,7 +198,7 @@ class Engine:
     def __init__(self, machine: llvm.TargetMachine):
         # MCJIT is created with a module: an empty one, so that every
         # module, compiled or cached, joins the engine the same way
-        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
+        self.mcjit = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
         self._keys: dict[llvm.ModuleRef, str] = {}
         """The cache key of each module added and not yet compiled."""
         keys = self._keys
@@ -211,18 +211,22 @@ class Engine:
         # module once, and tells which one it compiled.  A function, not a
         # bound method: the engine holding this object would be a cycle,
         # and its machine code freed only by the cyclic collector.
-        self.engine.set_object_cache(compiled)
+        self.mcjit.set_object_cache(compiled)
 
     def add(self, module: llvm.ModuleRef, key: str) -> None:
         """Compile ``module`` into the engine, storing its object under ``key``."""
         self._keys[module] = key
-        self.engine.add_module(module)
-        self.engine.finalize_object()
+        self.mcjit.add_module(module)
+        self.mcjit.finalize_object()
 
     def load(self, data: bytes) -> None:
         """Load an object that ``add`` compiled (from the disk cache)."""
-        self.engine.add_object_file(llvm.ObjectFileRef.from_data(data))
-        self.engine.finalize_object()
+        self.mcjit.add_object_file(llvm.ObjectFileRef.from_data(data))
+        self.mcjit.finalize_object()
+
+    def address(self, symbol: str) -> int:
+        """Where the function ``symbol`` of one of the engine's modules is, or 0."""
+        return self.mcjit.get_function_address(symbol)
 
 
 @dataclass
@@ -234,7 +238,7 @@ class JITModule:
     module: llvm.ModuleRef
 
     def address(self, symbol: str) -> int:
-        address = self.engine.engine.get_function_address(symbol)
+        address = self.engine.address(symbol)
         if not address:
             raise KeyError(f"no compiled function '{symbol}'")
         return address
