@@ -208,6 +208,47 @@ def test_the_inverse_then_f_compiles_each_function_once_too():
     assert "bump" in defined(backward.llvm_ir) and "bump" in declared(spec.native.llvm_ir)
 
 
+def pebbles() -> rv.ReversibleFunction:
+    """Bennett's game (``examples/python/paper_bennett.py``): its inverse
+    runs it forward (its uncalls of itself)."""
+
+    @rv.reversible(backend="native")
+    def step(s_out, s_in):
+        s_out += s_in * 2.0
+
+    @rv.reversible(backend="native")
+    def bennett(s_in, s_out, level):
+        if level == 0:
+            step(s_out, s_in)
+        else:
+            rv.dec(level)
+            t1 = rv.ancilla(0.0)
+            t2 = rv.ancilla(0.0)
+            bennett(s_in, t1, level)
+            bennett(t1, t2, level)
+            bennett(t2, s_out, level)
+            (~bennett)(t1, t2, level)
+            (~bennett)(s_in, t1, level)
+            rv.free(t2)
+            rv.free(t1)
+            rv.inc(level)
+
+    return bennett
+
+
+def test_f_after_its_inverse_runs_in_the_backward_compile_where_that_holds_it():
+    """The backward compile holds ``f``'s entry point: ``f`` compiles
+    nothing more, and what runs ``f`` knows the arrays it writes."""
+    f = pebbles()
+    assert (~f)(1.0, 512.0, 2) == (1.0, 0.0, 2)
+    spec = f.specialization_for(1.0, 512.0, 2)
+    backward = spec.backward
+    assert isinstance(backward, NativeModule) and backward.direction is Direction.BACKWARD
+    assert f(1.0, 0.0, 2) == (1.0, 512.0, 2)
+    assert spec.native is backward and "bennett" in backward.writes
+    assert backward._rest.computed() is None  # no second compile
+
+
 def test_calls_running_while_the_inverses_join_the_engine_are_unaffected():
     """Forward calls in other threads run the engine's first module while
     the first ``~f`` adds the second to it."""

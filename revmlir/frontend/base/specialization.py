@@ -122,13 +122,16 @@ class Specialization:
         return self._forward.get()
 
     def _compile_forward(self) -> NativeModule | None:
-        """The functions: where ``~f`` has run natively, the rest of the
-        backward compile, which joins its engine and calls the forward
-        functions it holds (a routine's compute); else compiled alone."""
+        """The functions: where ``~f`` has run natively, the backward
+        compile where it holds ``f`` (its inverse runs it), else its rest,
+        which joins its engine and calls the forward functions it holds (a
+        routine's compute); else compiled alone."""
         if self.function.backend == "interpreter":
             return None
         if isinstance(backward := self._backward.computed(), NativeModule):
-            return compile_natively(self.function, self.function.__name__, lambda: backward.rest)
+            return compile_natively(
+                self.function, self.function.__name__, lambda: backward.holding(self.name, backward=False)
+            )
         compile = functools.partial(NativeModule.compile, self.module)
         return compile_natively(self.function, self.function.__name__, compile)
 
