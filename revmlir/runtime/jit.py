@@ -168,7 +168,7 @@ def _check_intrinsics(module: llvm.ModuleRef) -> None:
             )
 
 
-def _check_externals(module: llvm.ModuleRef, engine: Engine) -> None:
+def _check_externals(module: llvm.ModuleRef, engine: Engine | None) -> None:
     """Every external function the module calls resolves in this process,
     or in ``engine``, which it joins.
     MCJIT binds an unresolved one to address 0, so its first call (and any
@@ -181,7 +181,7 @@ def _check_externals(module: llvm.ModuleRef, engine: Engine) -> None:
         if f.is_declaration
         and not f.name.startswith("llvm.")
         and llvm.address_of_symbol(f.name) is None
-        and not engine.address(f.name)
+        and (engine is None or not engine.address(f.name))
     )
     if missing:
         raise UnresolvedSymbolError(
@@ -195,11 +195,12 @@ class Engine:
     against the engine's other modules first), each module's object stored
     in the disk cache under that module's own key when it is compiled."""
 
-    def __init__(self, machine: llvm.TargetMachine):
-        # MCJIT is created with a module: an empty one, so that every
-        # module, compiled or cached, joins the engine the same way
-        self.mcjit = llvm.create_mcjit_compiler(llvm.parse_assembly(""), machine)
-        self._keys: dict[llvm.ModuleRef, str] = {}
+    def __init__(self, machine: llvm.TargetMachine, first: llvm.ModuleRef, key: str | None):
+        """The engine of ``first``, compiled now and stored under ``key``;
+        None for an empty module (MCJIT is created with one) that a cached
+        object joins next (``load``)."""
+        self.mcjit = llvm.create_mcjit_compiler(first, machine)
+        self._keys: dict[llvm.ModuleRef, str] = {} if key is None else {first: key}
         """The cache key of each module added and not yet compiled."""
         keys = self._keys
 
@@ -212,6 +213,7 @@ class Engine:
         # bound method: the engine holding this object would be a cycle,
         # and its machine code freed only by the cyclic collector.
         self.mcjit.set_object_cache(compiled)
+        self.mcjit.finalize_object()
 
     def add(self, module: llvm.ModuleRef, key: str) -> None:
         """Compile ``module`` into the engine, storing its object under ``key``."""
@@ -258,14 +260,18 @@ def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITMo
     target = HostTarget.detect()
     machine = target.machine(opt_level, "default")
     key = _cache_key(text, "jit", opt_level, target)
-    engine = Engine(machine) if beside is None else beside.engine
     if (cached := cache.load(key)) is not None:
         module = llvm.parse_assembly("")
+        engine = Engine(machine, module, None) if beside is None else beside.engine
         engine.load(cached)
     else:
         module = optimize(text, machine, opt_level)
-        _check_externals(module, engine)
-        engine.add(module, key)
+        _check_externals(module, None if beside is None else beside.engine)
+        if beside is None:
+            engine = Engine(machine, module, key)
+        else:
+            engine = beside.engine
+            engine.add(module, key)
     return JITModule(engine, module)
 
 
