@@ -12,7 +12,7 @@ rewritten ``@g`` keeps.
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.errors import CheckpointError
+from revmlir.errors import AdjointError, CheckpointError
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.checkpoint import AdCheckpointPass
 from revmlir.reversibilize import ReversibilizeError
@@ -141,3 +141,51 @@ def test_a_taken_copy_name_leaves_the_module_unchanged():
         "'func.call' at names.mlir:14:3: @g is rewritten, so this ordinary call needs a copy of it, "
         "@g.ordinary, a name 'func.func' at names.mlir:17:1 already has"
     )
+
+
+CALLING = """
+rev.func @negate(%a: f64) {
+  %a1 = rev.neg %a : f64
+  rev.return %a1 : f64
+}
+rev.func @f(%x: f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = rev.for %c0 to %c3 step %c1 : index (%x) : f64 attributes {checkpoint = #ad.schedule<bisection>} {
+  ^bb0(%i: index, %y: f64):
+    %z = rev.call @negate(%y) : (f64) -> f64
+    rev.yield %z : f64
+  }
+  rev.return %r : f64
+}
+ad.checkpoint @f
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "what"),
+    [("negate.plain", "the untaped copy of @negate"), ("negate.adj", "a function derived from @negate")],
+    ids=["plain", "adj"],
+)
+def test_a_callees_derived_name_held_by_another_kind_of_function_is_refused_with_the_module_unchanged(name, what):
+    """The step calls @negate, whose untaped copy and adjoint the run
+    builds unless a rev.func has their names (as an earlier run's, shared);
+    a func.func there is an error at it, found once @f.ckpt and the step
+    are built, which are removed again."""
+    message = refused(CALLING + FUNCTION.format(name), AdCheckpointPass(), PassFailedException)
+    assert (
+        message
+        == f"'func.func' at names.mlir:18:1: @{name} is the name of {what}, which this run builds; rename this function"
+    )
+
+
+def test_a_failure_while_building_leaves_the_module_as_it_was():
+    """@second's step has an op without a derivative rule: found after
+    @first's gradient was built, which is removed again, as is everything
+    built for @second."""
+    source = marked("first", loop("r0", "x", "sin", "bisection")) + marked(
+        "second", loop("r0", "x", "cbrt", "store_all")
+    )
+    message = refused(source + "\n", AdCheckpointPass(), AdjointError)
+    assert message.endswith("cannot be differentiated: 'math.cbrt' has no derivative rule")

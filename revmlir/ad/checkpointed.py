@@ -739,7 +739,10 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
     """Add ``@f.ckpt`` for each named ``@f`` (unless the module has it),
     its outlined steps ``@f.ckpt.step<j>`` and every adjoint they need
     (``@….adj``).  Every function's loops and the names built for it are
-    checked before the module changes."""
+    checked before the module changes, and a failure while building (a
+    construct without an adjoint, a name a callee's derived function
+    needs taken) leaves the module as it was: building only adds
+    functions, so removing those it added undoes it."""
     planned: list[tuple[str, rev.FuncOp, rev.FuncOp, list[rev.ForOp | rev.WhileOp]]] = []
     for name in dict.fromkeys(names):
         primal = SymbolTable.lookup_symbol(module, name)
@@ -751,27 +754,38 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
         if (clash := name_clash(module, name, len(marked))) is not None:
             raise CheckpointError(clash)
         planned.append((name, primal, func, marked))
-    created: list[rev.FuncOp] = []
-    for name, primal, func, marked in planned:
-        target = name + CHECKPOINT_SUFFIX
-        loops: dict[Operation, Loop] = {}
-        anchor: Operation = primal
-        for op in marked:
-            step, info = outline_step(op, step_name(target, len(loops)))
-            module.body.block.insert_op_after(step, anchor)
-            anchor = step
-            arguments = len(step.body.block.args) - len(info.stacks)
-            frames = [arguments + i for i, s in enumerate(info.stacks) if s in info.calls]
-            info.plain = untaped_copy(module, info.step, frames)
-            loops[op] = info
-        requested: list[str] = []
+    present = set(module.ops)
+    try:
+        return [_checkpointed_gradient(module, *plan) for plan in planned]
+    except Exception:
+        for added in [op for op in module.ops if op not in present]:
+            module.body.block.erase_op(added)
+        raise
 
-        def request(callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
-            requested.append(callee)
-            return adjoint_name(callee), frozenset()  # any gradients: the plain adjoint
 
-        function = checkpointed_function(func, target, loops, request)
-        module.body.block.insert_op_after(function, primal)
-        created.append(function)
-        generate_adjoints(module, [info.step for info in loops.values()] + requested)
-    return created
+def _checkpointed_gradient(
+    module: ModuleOp, name: str, primal: rev.FuncOp, func: rev.FuncOp, marked: list[rev.ForOp | rev.WhileOp]
+) -> rev.FuncOp:
+    """Add ``@name.ckpt`` of ``primal`` (``func``, prepared, whose
+    checkpointed loops are ``marked``), its steps and their adjoints."""
+    target = name + CHECKPOINT_SUFFIX
+    loops: dict[Operation, Loop] = {}
+    anchor: Operation = primal
+    for op in marked:
+        step, info = outline_step(op, step_name(target, len(loops)))
+        module.body.block.insert_op_after(step, anchor)
+        anchor = step
+        arguments = len(step.body.block.args) - len(info.stacks)
+        frames = [arguments + i for i, s in enumerate(info.stacks) if s in info.calls]
+        info.plain = untaped_copy(module, info.step, frames)
+        loops[op] = info
+    requested: list[str] = []
+
+    def request(callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
+        requested.append(callee)
+        return adjoint_name(callee), frozenset()  # any gradients: the plain adjoint
+
+    function = checkpointed_function(func, target, loops, request)
+    module.body.block.insert_op_after(function, primal)
+    generate_adjoints(module, [info.step for info in loops.values()] + requested)
+    return function
