@@ -257,7 +257,7 @@ def ba(cp: Any, stream: Any, sizes: list[int], repeat: int) -> None:
 def resources(kernel: Any, case: str, base: Any) -> None:
     """What ptxas reports for the BA kernel for sm_90: registers (they bound
     occupancy), local memory (its stack frame) and spills."""
-    from revmlir.gpu.toolkit import resource_usage
+    from revmlir.gpu.cache import resource_usage
 
     args = (np.zeros((1, 2, 15)), np.zeros(1), base.cams, base.X, base.w[:1], base.obs[:1], base.feats[:1])
     compiled = kernel.specialise(*args)

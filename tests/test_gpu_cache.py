@@ -252,6 +252,35 @@ def test_a_damaged_or_foreign_entry_is_compiled_again(cache_home: Path, lowering
     assert entry.read_bytes() == good
 
 
+def test_an_empty_directory_where_an_entry_should_be_is_a_miss_that_is_replaced(
+    cache_home: Path, lowerings: CountedCalls
+):
+    """No file can be renamed over a directory: every compile missed and
+    stored nothing, silently.  It is removed, as an entry of another kind
+    of file is replaced, and the next compile loads the entry."""
+    first = module_ptx(axpy())
+    (entry,) = entries(cache_home)
+    entry.unlink()
+    entry.mkdir()
+    assert module_ptx(axpy()) == first and lowerings.count == 2
+    assert entry.is_file()
+    assert module_ptx(axpy()) == first and lowerings.count == 2
+
+
+def test_a_directory_holding_files_where_an_entry_should_be_is_reported_once(cache_home: Path, lowerings: CountedCalls):
+    """Not deleted (what it holds is not the cache's to delete), but said,
+    once: its entry is compiled each time."""
+    first = module_ptx(axpy())
+    (entry,) = entries(cache_home)
+    entry.unlink()
+    entry.mkdir()
+    (entry / "kept").write_text("")
+    with pytest.warns(cache.CacheWarning, match=f"cannot keep an entry: {entry.name} is a directory") as record:
+        assert module_ptx(axpy()) == first and module_ptx(axpy()) == first
+    assert len(record) == 1 and lowerings.count == 3
+    assert [path.name for path in entry.iterdir()] == ["kept"]
+
+
 KERNELS = (["axpy"], "sm_90", 3, None)
 """``compile_kernels(axpy(), ["axpy"])``'s options."""
 
@@ -688,6 +717,45 @@ def test_a_sealed_cubin_entry_that_is_not_elf_is_assembled_again(cache_home: Pat
     cache.store(name, b"not a cubin", cache.CUBIN)
     assert gpu_cache.cubin(ptx).startswith(gpu_cache.ELF_MAGIC) and ptxas.runs().count("-arch=sm_90") == 1
     assert cache.load(name, cache.CUBIN) == gpu_cache.cubin(ptx)
+
+
+def test_resource_usage_is_ptxas_run_once_per_ptx_architecture_and_ptxas(
+    cache_home: Path, ptxas: Ptxas, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """``ptxas -v``'s report is kept as a cubin is: a second call on the
+    same PTX, even in a new process, runs no ptxas and reads the same
+    usage; another architecture or another ptxas runs it again."""
+    ptx = module_ptx(axpy())
+    first = gpu_cache.resource_usage(ptx)
+    assert first == toolkit.resource_usage(ptx) and first["axpy"].registers is not None
+    assert ptxas.runs() == ["--version", "-v", "-v"]
+    gpu_cache._ptxas_version.cache_clear()
+    assert gpu_cache.resource_usage(ptx) == first and ptxas.runs()[3:] == ["--version"]
+    gpu_cache.resource_usage(ptx, "sm_100")
+    assert ptxas.runs()[4:] == ["-v"]
+    other = Ptxas(tmp_path / "other", version="Cuda compilation tools, release 99.9, V99.9.1")
+    monkeypatch.setattr(toolkit, "find_ptxas", lambda: other.path)
+    assert gpu_cache.resource_usage(ptx) == first and other.runs() == ["--version", "-v"]
+    assert len(list(cache_home.glob("*.usage"))) == 3 and cubins(cache_home) == []
+
+
+def test_a_usage_entry_is_exactly_a_usage_or_a_miss(cache_home: Path, ptxas: Ptxas):
+    """A sealed entry of another shape (fields missing, a list for a
+    function's record, a count of another kind) is run again, and the good
+    entry stored."""
+    ptx = module_ptx(axpy())
+    name = gpu_cache.usage_key(ptx, "sm_90")
+    assert name is not None
+    first = gpu_cache.resource_usage(ptx)
+    good = cache.load(name, cache.USAGE)
+    assert good is not None
+    text = json.loads(good)
+    text["axpy"]["spill_loads"] = "0"
+    for data in (b'{"axpy": {"registers": 1}}', b'{"axpy": [1, 2, 3, 4]}', json.dumps(text).encode()):
+        cache.store(name, data, cache.USAGE)
+        assert gpu_cache.resource_usage(ptx) == first
+        assert cache.load(name, cache.USAGE) == good
+    assert ptxas.runs().count("-v") == 4
 
 
 def test_ptx_that_ptxas_rejects_is_not_stored(cache_home: Path, ptxas: Ptxas):

@@ -181,7 +181,8 @@ def test_ba_kernel_keeps_its_arrays_in_registers() -> None:
     and nothing spills.  The arrays it only reads are loaded through the
     read-only cache (``ld.global.nc``); ``J``, which it swaps blocks into,
     is not."""
-    from revmlir.gpu.toolkit import find_ptxas, resource_usage
+    from revmlir.gpu.cache import resource_usage
+    from revmlir.gpu.toolkit import find_ptxas
 
     ((function, args),) = (p.values for p in _kernel_cases(COMPILED_ALONE))
     compiled = rv.cuda.kernel(function).specialise(*args)
@@ -287,7 +288,8 @@ def test_max_registers_bounds_the_kernels_registers() -> None:
     """``max_registers=`` gives each kernel PTX's ``.maxnreg``, which ptxas
     obeys (spilling what does not fit); the same function and bound give
     the same kernel, another bound another one."""
-    from revmlir.gpu.toolkit import find_ptxas, resource_usage
+    from revmlir.gpu.cache import resource_usage
+    from revmlir.gpu.toolkit import find_ptxas
 
     adjoint = rv.adjoint(elementwise.complex_log)
     z = complex_values(8)

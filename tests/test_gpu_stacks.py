@@ -7,6 +7,7 @@ with the element appended, and the arena's own errors at the push."""
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,9 @@ from gpu_stack_kernels import (
 )
 from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.gpu.runtime import raise_gpu_error
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 
 N = 11
 X = np.linspace(0.5, 1.5, N)
@@ -140,3 +144,45 @@ def test_the_arenas_checks_take_the_form_of_the_pipelines_checks(check_ops: bool
     checks = [op for op in device.walk() if (found := reported_check(op)) and arena in entries[found[0] - 1]]
     assert len(checks) == 3  # the two arrays' and the push's
     assert all(isinstance(op, CheckOp) == check_ops for op in checks)
+
+
+SNAPSHOTS = Path(__file__).parent / "filecheck" / "gpu" / "snapshot.mlir"
+"""A kernel calling a function that snapshots a stack and restores it."""
+
+
+def test_snapshots_in_a_kernel_thread_by_thread_are_the_cpus() -> None:
+    """A snapshot's record and its stack part, and the restore, in the
+    arena: the interpreter's and native code's results, thread by thread;
+    ptxas accepts the kernel."""
+    from revmlir.gpu.program import compile_kernels
+    from revmlir.gpu.toolkit import emit_cubin, find_ptxas
+
+    module = parse_module(SNAPSHOTS.read_text(), str(SNAPSHOTS))
+    y, x = np.linspace(-1.0, 1.0, N), X
+    expected = [float(value) for value in y + 2 * x * x]
+    for engine in (RevInterpreter(module), NativeModule.compile(module)):
+        assert [engine.call("frames", a, b)[0] for a, b in zip(y, x, strict=True)] == pytest.approx(expected)
+    kernel, got = EmulatedKernel(module, "kernel"), y.copy()
+    assert kernel.arena
+    raise_gpu_error(kernel.check_table, kernel.launch([got, x.copy()], 2, 3))
+    assert got.tolist() == pytest.approx(expected)
+    program = compile_kernels(module, ["kernel"])
+    assert program.kernels["kernel"].arena and "realloc" not in program.ptx
+    if find_ptxas() is not None:
+        assert emit_cubin(program.ptx, "sm_90")[:4] == b"\x7fELF"
+
+
+def test_a_snapshot_past_the_arena_is_a_located_error_at_the_snapshot() -> None:
+    """The stack takes 16 bytes; the record's room, 4 elements, moves the
+    empty store to the top with twice that: 80 bytes in all, which an
+    arena of 32 cannot hold.  The arena's error, at the snapshot, before
+    anything is written."""
+    module = parse_module(SNAPSHOTS.read_text(), str(SNAPSHOTS))
+    kernel, y = EmulatedKernel(module, "kernel"), np.zeros(N)
+    with pytest.raises(ExecutionError) as error:
+        raise_gpu_error(kernel.check_table, kernel.launch([y, X.copy()], 2, 3, arena=32))
+    assert "needs 80 bytes of per-thread arena, has 32 (a stack; launch with a larger arena=) (element 0)" in str(
+        error.value
+    )
+    assert error.value.location == f"{SNAPSHOTS}:27:3"  # anc.snapshot
+    assert not y.any()

@@ -59,7 +59,7 @@ from xdsl.traits import SymbolTable
 
 from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints
 from revmlir.ad.derived import prepare
-from revmlir.ad.untaped import untaped_copy
+from revmlir.ad.untaped import PLAIN_SUFFIX, untaped_copy
 from revmlir.checkpoint.cursor import FINAL, WORDS
 from revmlir.checkpoint.table import Entry
 from revmlir.dialects import anc, rev
@@ -158,13 +158,66 @@ class Loop:
         return [value(s) if s in self.calls else next(own) for s in self.stacks]
 
 
+def checkpointed_loops(func: rev.FuncOp) -> list[rev.ForOp | rev.WhileOp]:
+    """The loops of ``func`` marked with a schedule, in order; a mark that
+    cannot be checkpointed is an error at its op."""
+    loops: list[rev.ForOp | rev.WhileOp] = []
+    for op in func.walk():
+        if CHECKPOINT_ATTR not in op.attributes:
+            continue
+        if not isinstance(op, rev.ForOp | rev.WhileOp) or op.parent_op() is not func:
+            raise _error(op, "only rev.for and rev.while loops at the top level of a function can be checkpointed")
+        for inner in op.body.walk():
+            if CHECKPOINT_ATTR in inner.attributes:
+                raise _error(inner, "checkpointed loops cannot be nested in one another yet")
+        loops.append(op)
+    return loops
+
+
+def step_name(gradient: str, index: int) -> str:
+    """``@f.ckpt.step<index>``: the outlined step of the checkpointed loop
+    ``index`` (in program order) of the function whose gradient is ``@gradient``."""
+    return f"{gradient}.step{index}"
+
+
+def generated_names(name: str, loops: int) -> dict[str, str]:
+    """The names of the functions a checkpointed gradient of ``@name`` with
+    ``loops`` checkpointed loops is built from, each with what it names:
+    ``@f.ckpt``, and per loop its outlined step, the step's untaped copy
+    (made unless the step reads a tape back: the name is reserved either
+    way, so whether a module is accepted does not depend on the step's
+    body) and the step's adjoint.  The adjoints and untaped copies of the
+    functions a step calls are not among them: those are shared, as
+    ``ad-adjoint`` shares them, by every derived function calling them."""
+    gradient = name + CHECKPOINT_SUFFIX
+    names = {gradient: f"@{name}'s checkpointed gradient"}
+    for index in range(loops):
+        step = step_name(gradient, index)
+        what = f"the outlined step of @{name}'s checkpointed loop #{index}"
+        names[step] = what
+        names[step + PLAIN_SUFFIX] = f"the untaped copy of {what}"
+        names[adjoint_name(step)] = f"the adjoint of {what}"
+    return names
+
+
+def name_clash(module: ModuleOp, name: str, loops: int) -> str | None:
+    """The diagnostic for the first name of ``generated_names`` that a
+    symbol of ``module`` already has (at that symbol), or None: checked
+    before anything is built, so that a clash leaves the module as it was
+    rather than fail as an unlocated redefinition once half of it is built."""
+    for generated, what in generated_names(name, loops).items():
+        if (taken := SymbolTable.lookup_symbol(module, generated)) is not None:
+            return (
+                f"{describe_op(taken)}: @{generated} is the name of {what}, which this run builds; rename this function"
+            )
+    return None
+
+
 def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, Loop]:
-    """``@name``: ``loop``'s body as a function, and the loop's description."""
+    """``@name``: ``loop``'s body as a function, and the loop's description
+    (``loop`` is one of ``checkpointed_loops``)."""
     attr = loop.attributes[CHECKPOINT_ATTR]
     assert isinstance(attr, ScheduleAttr)
-    for inner in loop.body.walk():
-        if CHECKPOINT_ATTR in inner.attributes:
-            raise _error(inner, "checkpointed loops cannot be nested in one another yet")
     captured: dict[SSAValue, None] = {}
     constants: dict[SSAValue, None] = {}
     for inner in loop.body.walk():
@@ -683,38 +736,56 @@ def _store_elements(info: Loop) -> list[Attribute]:
 
 
 def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
-    """Add ``@f.ckpt`` for each named ``@f``, its outlined steps
-    ``@f.ckpt.step<j>`` and every adjoint they need (``@….adj``)."""
-    created: list[rev.FuncOp] = []
-    for name in names:
+    """Add ``@f.ckpt`` for each named ``@f`` (unless the module has it),
+    its outlined steps ``@f.ckpt.step<j>`` and every adjoint they need
+    (``@….adj``).  Every function's loops and the names built for it are
+    checked before the module changes, and a failure while building (a
+    construct without an adjoint, a name a callee's derived function
+    needs taken) leaves the module as it was: building only adds
+    functions, so removing those it added undoes it."""
+    planned: list[tuple[str, rev.FuncOp, rev.FuncOp, list[rev.ForOp | rev.WhileOp]]] = []
+    for name in dict.fromkeys(names):
         primal = SymbolTable.lookup_symbol(module, name)
         assert isinstance(primal, rev.FuncOp)
-        target = name + CHECKPOINT_SUFFIX
-        if SymbolTable.lookup_symbol(module, target) is not None:
+        if SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX) is not None:
             continue
         func = prepare(primal)
-        loops: dict[Operation, Loop] = {}
-        anchor: Operation = primal
-        for op in func.walk():
-            if CHECKPOINT_ATTR not in op.attributes:
-                continue
-            if not isinstance(op, rev.ForOp | rev.WhileOp) or op.parent_op() is not func:
-                raise _error(op, "only rev.for and rev.while loops at the top level of a function can be checkpointed")
-            step, info = outline_step(op, f"{target}.step{len(loops)}")
-            module.body.block.insert_op_after(step, anchor)
-            anchor = step
-            arguments = len(step.body.block.args) - len(info.stacks)
-            frames = [arguments + i for i, s in enumerate(info.stacks) if s in info.calls]
-            info.plain = untaped_copy(module, info.step, frames)
-            loops[op] = info
-        requested: list[str] = []
+        marked = checkpointed_loops(func)
+        if (clash := name_clash(module, name, len(marked))) is not None:
+            raise CheckpointError(clash)
+        planned.append((name, primal, func, marked))
+    present = set(module.ops)
+    try:
+        return [_checkpointed_gradient(module, *plan) for plan in planned]
+    except Exception:
+        for added in [op for op in module.ops if op not in present]:
+            module.body.block.erase_op(added)
+        raise
 
-        def request(callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
-            requested.append(callee)
-            return adjoint_name(callee), frozenset()  # any gradients: the plain adjoint
 
-        function = checkpointed_function(func, target, loops, request)
-        module.body.block.insert_op_after(function, primal)
-        created.append(function)
-        generate_adjoints(module, [info.step for info in loops.values()] + requested)
-    return created
+def _checkpointed_gradient(
+    module: ModuleOp, name: str, primal: rev.FuncOp, func: rev.FuncOp, marked: list[rev.ForOp | rev.WhileOp]
+) -> rev.FuncOp:
+    """Add ``@name.ckpt`` of ``primal`` (``func``, prepared, whose
+    checkpointed loops are ``marked``), its steps and their adjoints."""
+    target = name + CHECKPOINT_SUFFIX
+    loops: dict[Operation, Loop] = {}
+    anchor: Operation = primal
+    for op in marked:
+        step, info = outline_step(op, step_name(target, len(loops)))
+        module.body.block.insert_op_after(step, anchor)
+        anchor = step
+        arguments = len(step.body.block.args) - len(info.stacks)
+        frames = [arguments + i for i, s in enumerate(info.stacks) if s in info.calls]
+        info.plain = untaped_copy(module, info.step, frames)
+        loops[op] = info
+    requested: list[str] = []
+
+    def request(callee: str, call: Operation, zeros: frozenset[int]) -> tuple[str, frozenset[int]]:
+        requested.append(callee)
+        return adjoint_name(callee), frozenset()  # any gradients: the plain adjoint
+
+    function = checkpointed_function(func, target, loops, request)
+    module.body.block.insert_op_after(function, primal)
+    generate_adjoints(module, [info.step for info in loops.values()] + requested)
+    return function

@@ -22,6 +22,7 @@ from xdsl.dialects.builtin import AnyFloat, ArrayAttr, ComplexType, FloatAttr, M
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriteWalker
 from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
 from xdsl.transforms.common_subexpression_elimination import cse
 from xdsl.transforms.dead_code_elimination import region_dce
 from xdsl.utils.exceptions import PassFailedException
@@ -29,6 +30,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.canonicalization import CancelInversePair
 from revmlir.dialects import rev
 from revmlir.dialects.primitives import ExternOp
+from revmlir.errors import describe_op
 from revmlir.expansion import forward_only
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import Inverter, inline_block, invert_function
@@ -247,15 +249,29 @@ class ModuleFunctions:
             base = inverse_name(name)
             if not (name.endswith(INVERSE_SUFFIX) and base in self.funcs):
                 raise self.error(where, f"no rev.func named @{name} in the module")
+            self._check_free(name, base)
             inverse = invert_function(self.funcs[base], name)
             self.funcs[base].parent_block().insert_op_after(inverse, self.funcs[base])
             self.funcs[name] = inverse
         return self.funcs[name]
 
+    def _check_free(self, name: str, source: str) -> None:
+        """No symbol of the module is ``@name``, which is derived from
+        ``@source`` (a ``rev.func`` of that name is the derived function,
+        kept, and never asked about): another is an error at it, where
+        it was an unlocated redefinition the verifier found after the
+        pass."""
+        if (taken := SymbolTable.lookup_symbol(self.module, name)) is not None:
+            raise PassFailedException(
+                f"{describe_op(taken)}: @{name} is the name of a function derived from @{source}, "
+                "which this run builds; rename this function"
+            )
+
     def add(self, name: str, derived: rev.FuncOp) -> None:
         """Place ``derived`` (derived from ``@name``) right after the
         function ``@name`` comes from and the functions already derived
         from it."""
+        self._check_free(derived.sym_name.data, name)
         primal = self.funcs[name]
         base = name.removesuffix(INVERSE_SUFFIX)
         anchor: Operation = self.funcs.get(base, primal)

@@ -38,6 +38,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 from revmlir.dialects import anc, rev
+from revmlir.errors import CheckpointError, describe_op
 from revmlir.naming import FORGETFUL_ATTR
 
 PLAIN_SUFFIX = ".plain"
@@ -122,8 +123,13 @@ def untaped_copy(module: ModuleOp, name: str, state: Collection[int] = ()) -> st
     copied = {f.sym_name.data for f in functions}
     for function in functions:
         target = function.sym_name.data + PLAIN_SUFFIX
-        if SymbolTable.lookup_symbol(module, target) is not None:
-            continue
+        if isinstance(taken := SymbolTable.lookup_symbol(module, target), rev.FuncOp):
+            continue  # made for another step: copies are shared
+        if taken is not None:
+            raise CheckpointError(
+                f"{describe_op(taken)}: @{target} is the name of the untaped copy of @{function.sym_name.data}, "
+                "which this run builds; rename this function"
+            )
         copy = function.clone()
         copy.sym_name = StringAttr(target)
         for op in copy.walk():

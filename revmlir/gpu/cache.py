@@ -29,14 +29,18 @@ bug in ``encode``) is a miss: it is deleted and compiled again.
 ptxas's cubins (``cubin``, ``rev-translate --emit=cubin``) are entries of
 the ``CUBIN`` kind, under the same rules, keyed by what ptxas's output is a
 function of: the PTX, the architecture, ptxas's options and which ptxas it
-is, as ``ptxas --version`` names it.
+is, as ``ptxas --version`` names it.  What ``ptxas -v`` reports of each
+function's registers, stack frame and spills (``resource_usage``) is an
+entry of the ``USAGE`` kind, keyed alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.metadata
+import json
 from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
@@ -218,12 +222,23 @@ def ptxas_identity() -> str | None:
     return _ptxas_version(ptxas, (info.st_ino, info.st_size, info.st_mtime_ns))
 
 
-def cubin_key(ptx: str, arch: str) -> str | None:
-    """The entry name of ptxas's cubin of ``ptx`` for ``arch``: the PTX,
-    the architecture, the options ptxas is given and which ptxas it is
-    (None when it cannot say: its cubins are not cached)."""
+def _assembly_key(kind: cache.Kind, options: Sequence[str], ptx: str, arch: str) -> str | None:
+    """The entry name of what ptxas gives of ``ptx`` for ``arch`` with
+    ``options``: those, and which ptxas it is (None when it cannot say:
+    its output is not cached)."""
     identity = ptxas_identity()
-    return cache.CUBIN.key(identity, arch, repr(toolkit.CUBIN_OPTIONS), ptx) if identity is not None else None
+    return kind.key(identity, arch, repr(tuple(options)), ptx) if identity is not None else None
+
+
+def cubin_key(ptx: str, arch: str) -> str | None:
+    """The entry name of ptxas's cubin of ``ptx`` for ``arch``."""
+    return _assembly_key(cache.CUBIN, toolkit.CUBIN_OPTIONS, ptx, arch)
+
+
+def usage_key(ptx: str, arch: str) -> str | None:
+    """The entry name of what ptxas reports of the functions of ``ptx``
+    assembled for ``arch``."""
+    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch)
 
 
 ELF_MAGIC = b"\x7fELF"
@@ -241,6 +256,39 @@ def cubin(ptx: str, arch: str = "sm_90") -> bytes:
     earlier assembly stored one, and otherwise assembled by ptxas and
     stored; ptxas's refusal is raised each time, never stored."""
     return _cached(cache.CUBIN, lambda: cubin_key(ptx, arch), lambda: toolkit.emit_cubin(ptx, arch), bytes, _cubin)
+
+
+USAGE_FIELDS = tuple(field.name for field in dataclasses.fields(toolkit.Usage))
+
+
+def _encode_usage(usage: dict[str, toolkit.Usage]) -> bytes:
+    return json.dumps({name: dataclasses.asdict(found) for name, found in usage.items()}, sort_keys=True).encode()
+
+
+def _decode_usage(data: bytes) -> dict[str, toolkit.Usage]:
+    """A usage entry's functions, each exactly a ``Usage``'s fields, of
+    integers (``registers`` may be null, as a ``.func``'s is)."""
+    usage: dict[str, toolkit.Usage] = {}
+    for name, value in expect(json.loads(data), dict).items():
+        fields = record(value, USAGE_FIELDS)
+        registers = fields["registers"]
+        counts = [expect(fields[field], int) for field in USAGE_FIELDS[1:]]
+        usage[name] = toolkit.Usage(None if registers is None else expect(registers, int), *counts)
+    return usage
+
+
+def resource_usage(ptx: str, arch: str = "sm_90") -> dict[str, toolkit.Usage]:
+    """``toolkit.resource_usage(ptx, arch)``, loaded from its entry when an
+    earlier run of ``ptxas -v`` on the same PTX stored one, under the
+    cubin's key rules (the PTX, the architecture, ptxas's options and
+    which ptxas it is); ptxas's refusal is raised each time."""
+    return _cached(
+        cache.USAGE,
+        lambda: usage_key(ptx, arch),
+        lambda: toolkit.resource_usage(ptx, arch),
+        _encode_usage,
+        _decode_usage,
+    )
 
 
 def _cached(

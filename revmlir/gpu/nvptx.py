@@ -110,9 +110,11 @@ SELECTABLE_INTRINSICS = frozenset(
         "umax",
         "umin",
         "abs",
+        "memmove",
     }
 )
-"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``)."""
+"""LLVM intrinsics NVPTX selects (``llvm.<name>.<types>``); ``memmove``
+(a stack's elements copied, ``revmlir.gpu.stacks``) it expands into a loop."""
 NVVM_INTRINSICS = frozenset({*(op.INTRINSIC for op in nvvm.SPECIAL_REGISTERS.values()), nvvm.Barrier0Op.INTRINSIC})
 """The NVVM intrinsics device code calls: the ``nvvm`` ops', which every
 GPU has.  Another, written as an ``llvm`` op, may need a newer GPU than

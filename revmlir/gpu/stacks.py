@@ -13,16 +13,21 @@ bytes the buffer has reserved rather than elements:
   stack is such a move, copying nothing).  Growing past the arena's end is
   the run-time check ``EXHAUSTED`` at the push, with the bytes the thread
   needed, before anything is written;
+- a fill (a snapshot's record, pushed as zeros and then written in place;
+  a shadow zero-padded to its tape) and a copy (a record's stack part, into
+  the store and back) reserve as a push does, for all their elements at
+  once, then write them as native code does (``fill_elements``,
+  ``copy_elements``): so checkpointed gradients' snapshots run on the GPU;
 - a free gives the buffer back as a free of an array does (the top moves
   back if it is the newest) and zeroes the header;
-- a pop is native code's (``revmlir.stack.pop.*`` never allocates), and so
+- a pop, a put and a get are native code's (they never allocate), and so
   are the checks ``rev-lower-to-std`` puts around them (an empty stack, a
-  stack freed holding values), which report through the error slot as
-  every check does on the device.
+  stack freed holding values, a store holding no record), which report
+  through the error slot as every check does on the device.
 
-``rev-gpu-outline`` rewrites every push and free of a kernel and of the
-functions it calls (``place``), which the thread's own error slot gives the
-arena's context, as it gives it to ``revmlir.report``.
+``rev-gpu-outline`` rewrites every push, fill, copy and free of a kernel
+and of the functions it calls (``place``), which the thread's own error
+slot gives the arena's context, as it gives it to ``revmlir.report``.
 
 Why these growths: in place costs no copy, so there is nothing to gain
 from reserving ahead, and a lone stack takes only what it holds (so the
@@ -35,12 +40,13 @@ left behind within a constant factor of what the stack holds.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects.builtin import IndexType, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import Rewriter
 
 from revmlir.errors import ExecutionError
@@ -65,14 +71,14 @@ from revmlir.runtime_checks import CheckTable
 STACK = "a stack"
 WORD_BYTES = 8
 """A moved buffer is copied in words of this many bytes."""
-ARENA_KINDS = (stacks.PUSH, stacks.FREE)
-"""The stack runtime functions whose device form is the arena's; the
-device has no definition of them."""
+ARENA_KINDS = (stacks.PUSH, stacks.FILL, stacks.COPY, stacks.FREE)
+"""The stack runtime functions whose device form is the arena's (those
+that grow a buffer, and the free); the device has no definition of them."""
 
 
 def arena_calls(function: Operation, ops: Sequence[Operation] | None = None) -> list[func.CallOp]:
-    """The pushes and frees of stacks in ``function`` (whose ``nested_ops``
-    are ``ops`` where the caller has them)."""
+    """The calls in ``function`` (whose ``nested_ops`` are ``ops`` where the
+    caller has them) that grow or free a stack's buffer."""
     return [
         op
         for op in (nested_ops(function) if ops is None else ops)
@@ -82,38 +88,85 @@ def arena_calls(function: Operation, ops: Sequence[Operation] | None = None) -> 
 
 def place(function: Operation, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
     """Put the buffers of ``function``'s stacks in the arena of the thread
-    whose own error slot is ``own``."""
+    whose own error slot is ``own``: each call that grows a buffer
+    reserves what it needs there first (the check that the arena holds it
+    reported at the call), then writes as native code does."""
     for call in arena_calls(function):
-        if stacks.runtime_kind(call.callee.string_value()) == stacks.PUSH:
-            _push(call, own, checks, name, check_ops)
+        kind = stacks.runtime_kind(call.callee.string_value())
+        arguments = list(call.arguments)
+        if kind == stacks.FREE:
+            ops, _ = built(call.location, lambda: _free(arguments[0], own))
         else:
-            ops, _ = built(call.location, lambda: _free(call.arguments[0], own))
-            Rewriter.replace_op(call, ops, [])
+            exhausted = checks.register(
+                call, EXHAUSTED.format(what=STACK), ["i64", "i64"], display_name(name), ExecutionError
+            )
+            write = _WRITES[kind]
+            ops, _ = built(call.location, lambda: write(arguments, Growth(own, exhausted, check_ops)))
+        Rewriter.replace_op(call, ops, [])
 
 
-def _push(call: func.CallOp, own: SSAValue, checks: CheckTable, name: str, check_ops: bool) -> None:
-    """Replace the push ``call`` by the arena's: grow a full buffer, then
-    store the value at the top."""
-    header, value = call.arguments
-    slot, count = slots(value.type)
-    width = element_bytes(slot) * count
-    exhausted = checks.register(call, EXHAUSTED.format(what=STACK), ["i64", "i64"], display_name(name), ExecutionError)
+@dataclass(frozen=True)
+class Growth:
+    """How a call grows a buffer in the arena: the thread's own error
+    slot, the call's check that the arena holds what it needs, and the
+    form of that check."""
 
-    def build() -> None:
-        size, reserved = header_word(header, stacks.SIZE), header_word(header, stacks.CAPACITY)
-        needed = result(arith.MuliOp(result(arith.AddiOp(size, constant(1))), constant(width)))
+    own: SSAValue
+    exhausted: int
+    check_ops: bool
+
+    def reserve(self, header: SSAValue, elements: SSAValue, width: SSAValue) -> None:
+        """Make the buffer hold ``elements`` elements of ``width`` bytes:
+        grown (``_grow``) where it has reserved fewer bytes."""
+        reserved = header_word(header, stacks.CAPACITY)
+        needed = result(arith.MuliOp(elements, width))
         full = result(arith.CmpiOp(needed, reserved, "ugt"))
         grow = Block()
         with ImplicitBuilder(grow):
-            _grow(header, own, reserved, needed, exhausted, check_ops)
+            _grow(header, self.own, reserved, needed, self.exhausted, self.check_ops)
             scf.YieldOp()
         scf.IfOp(full, [], Region(grow))
-        for part, address in zip(to_slots(value), slot_addresses(header, size, value.type), strict=True):
-            llvm.StoreOp(part, address)
-        set_header_word(result(arith.AddiOp(size, constant(1))), header, stacks.SIZE)
 
-    ops, _ = built(call.location, build)
-    Rewriter.replace_op(call, ops, [])
+
+def _width(element: Attribute) -> SSAValue:
+    """The bytes an element takes in a buffer, a constant."""
+    slot, count = slots(element)
+    return constant(element_bytes(slot) * count)
+
+
+def _push(arguments: Sequence[SSAValue], growth: Growth) -> None:
+    """Store the value at the top, the size one more."""
+    header, value = arguments
+    size = header_word(header, stacks.SIZE)
+    growth.reserve(header, result(arith.AddiOp(size, constant(1))), _width(value.type))
+    for part, address in zip(to_slots(value), slot_addresses(header, size, value.type), strict=True):
+        llvm.StoreOp(part, address)
+    set_header_word(result(arith.AddiOp(size, constant(1))), header, stacks.SIZE)
+
+
+def _fill(arguments: Sequence[SSAValue], growth: Growth) -> None:
+    """Push ``count`` copies of the value at once (a record's room, a
+    shadow's zeros)."""
+    header, count, value = arguments
+    size = header_word(header, stacks.SIZE)
+    end = result(arith.AddiOp(size, count))
+    growth.reserve(header, end, _width(value.type))
+    stacks.fill_elements(header, size, end, value, value.type)
+
+
+def _copy_elements(arguments: Sequence[SSAValue], growth: Growth) -> None:
+    """Copy a run of elements from a stack into another (a record's stack
+    part, to the store and back)."""
+    target, at, source, first, count, width = arguments
+    growth.reserve(target, result(arith.AddiOp(at, count)), width)
+    stacks.copy_elements(target, at, source, first, count, width)
+
+
+_WRITES: dict[str | None, Callable[[Sequence[SSAValue], Growth], None]] = {
+    stacks.PUSH: _push,
+    stacks.FILL: _fill,
+    stacks.COPY: _copy_elements,
+}
 
 
 def _grow(

@@ -87,10 +87,16 @@ class Usage:
     spill_loads: int
 
 
+USAGE_OPTIONS: tuple[str, ...] = ("-v", *CUBIN_OPTIONS)
+"""What ``resource_usage`` passes ptxas: the cubin's options, reporting
+what each function uses.  Part of a cached report's key
+(``revmlir.gpu.cache.resource_usage``)."""
+
+
 def resource_usage(ptx: str, arch: str = "sm_90") -> dict[str, Usage]:
     """The resources of every function of ``ptx`` (its PTX name), as ptxas
     assembling it for ``arch`` reports them."""
-    _, report = _ptxas(ptx, arch, ["-v"])
+    _, report = _ptxas(ptx, arch, list(USAGE_OPTIONS))
     frames: dict[str, tuple[int, int, int]] = {}
     registers: dict[str, int] = {}
     function = entry = ""

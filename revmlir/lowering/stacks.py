@@ -30,9 +30,11 @@ of elements, and the buffer's capacity in elements.
   them like any function, and upstream MLIR's ``convert-to-llvm`` too: std
   IR that uses stacks needs nothing but the C library, whichever pipeline
   lowers it.
-- On the GPU a stack's buffer is the thread's per-thread arena, and pushes
-  and frees are the arena's (``revmlir.gpu.stacks``): the header's
-  ``CAPACITY`` word holds the bytes reserved there, pops are the same.
+- On the GPU a stack's buffer is the thread's per-thread arena, and pushes,
+  fills, copies and frees are the arena's (``revmlir.gpu.stacks``): the
+  header's ``CAPACITY`` word holds the bytes reserved there; pops, puts and
+  gets are the same, and a fill or copy writes its elements as here
+  (``fill_elements``, ``copy_elements``).
 - Python builds a header around a ``malloc``'d copy of a list argument, and
   after the call copies the elements back into the list and frees the buffer
   (``revmlir.runtime.native``).
@@ -267,19 +269,27 @@ def _fill(function: func.FuncOp, element: Attribute | None) -> None:
     room = result(arith.CmpiOp(end, header_word(header, CAPACITY), "ule"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
-        data = _buffer(header)
-        first, last = (result(arith.IndexCastOp(v, IndexType())) for v in (size, end))
-        loop = scf.ForOp(first, last, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()])))
-        with ImplicitBuilder(loop.body.block):
-            position = result(arith.IndexCastOp(loop.body.block.args[0], i64))
-            for part, address in zip(to_slots(value), element_addresses(data, position, element), strict=True):
-                llvm.StoreOp(part, address)
-            scf.YieldOp()
-        set_header_word(end, header, SIZE)
+        fill_elements(header, size, end, value, element)
         scf.YieldOp()
     with ImplicitBuilder(store.false_region):
         scf.YieldOp()
     func.ReturnOp()
+
+
+def fill_elements(header: SSAValue, size: SSAValue, end: SSAValue, value: SSAValue, element: Attribute) -> None:
+    """Store ``value`` at the positions from ``size``, the stack's, to
+    ``end``, which the buffer has room for, and make ``end`` the size: a
+    loop of stores that LLVM makes a ``memset`` for zeros (a fill, on the
+    host and on the GPU alike)."""
+    data = _buffer(header)
+    first, last = (result(arith.IndexCastOp(v, IndexType())) for v in (size, end))
+    loop = scf.ForOp(first, last, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()])))
+    with ImplicitBuilder(loop.body.block):
+        position = result(arith.IndexCastOp(loop.body.block.args[0], i64))
+        for part, address in zip(to_slots(value), element_addresses(data, position, element), strict=True):
+            llvm.StoreOp(part, address)
+        scf.YieldOp()
+    set_header_word(end, header, SIZE)
 
 
 def _put(function: func.FuncOp, element: Attribute | None) -> None:
@@ -315,25 +325,37 @@ def _copy(function: func.FuncOp, element: Attribute | None) -> None:
     room = result(arith.CmpiOp(end, header_word(target, CAPACITY), "ule"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(store.true_region):
-        to, start = (
-            result(
-                llvm.GEPOp(
-                    _buffer(header),
-                    [llvm.GEP_USE_SSA_VAL],
-                    i8,
-                    ssa_indices=[result(arith.MuliOp(position, width))],
-                    inbounds=True,
-                )
-            )
-            for header, position in ((target, at), (source, first))
-        )
-        bytes = result(arith.MuliOp(count, width))
-        llvm.CallIntrinsicOp(MEMMOVE, [to, start, bytes, result(arith.ConstantOp(IntegerAttr(0, i1)))], [])
-        set_header_word(result(arith.MaxUIOp(header_word(target, SIZE), end)), target, SIZE)
+        copy_elements(target, at, source, first, count, width)
         scf.YieldOp()
     with ImplicitBuilder(store.false_region):
         scf.YieldOp()
     func.ReturnOp()
+
+
+def copy_elements(
+    target: SSAValue, at: SSAValue, source: SSAValue, first: SSAValue, count: SSAValue, width: SSAValue
+) -> None:
+    """Write ``count`` elements of ``width`` bytes from position ``first``
+    of ``source``'s buffer at position ``at`` of ``target``'s, which has
+    room for them, with one ``memmove``, and raise the target's size to
+    ``at + count`` where it was less (a copy, on the host and on the GPU
+    alike)."""
+    to, start = (
+        result(
+            llvm.GEPOp(
+                _buffer(header),
+                [llvm.GEP_USE_SSA_VAL],
+                i8,
+                ssa_indices=[result(arith.MuliOp(position, width))],
+                inbounds=True,
+            )
+        )
+        for header, position in ((target, at), (source, first))
+    )
+    bytes = result(arith.MuliOp(count, width))
+    llvm.CallIntrinsicOp(MEMMOVE, [to, start, bytes, result(arith.ConstantOp(IntegerAttr(0, i1)))], [])
+    end = result(arith.AddiOp(at, count))
+    set_header_word(result(arith.MaxUIOp(header_word(target, SIZE), end)), target, SIZE)
 
 
 def _pop(function: func.FuncOp, element: Attribute | None) -> None:

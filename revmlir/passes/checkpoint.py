@@ -15,13 +15,13 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.checkpointed import CHECKPOINT_SUFFIX, generate_checkpointed
+from revmlir.ad.checkpointed import CHECKPOINT_SUFFIX, generate_checkpointed, name_clash
 from revmlir.dialects.ad import CheckpointOp
 from revmlir.errors import describe_op
 from revmlir.passes.resumable import checked_schedule
 from revmlir.passes.selection import expand_requests
 from revmlir.reversibilize import reversibilize
-from revmlir.reversibilize.resumable import make_resumable
+from revmlir.reversibilize.resumable import MACHINE_LOOPS, make_resumable
 from revmlir.verifier import check_snapshots
 
 
@@ -62,15 +62,13 @@ class AdCheckpointPass(ModulePass):
     def _check_ordinary(self, module: ModuleOp, name: str) -> None:
         """``@name`` is an ordinary function, not one an earlier run
         checkpointed (its machine was made for that run's schedule, and
-        ``@name.ckpt`` is its gradient), and its gradient's name is free."""
+        ``@name.ckpt`` is its gradient), and the names of what this run
+        builds for it are free: its machine is one checkpointed loop."""
         function = SymbolTable.lookup_symbol(module, name)
         gradient = SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)
         if isinstance(function, func.FuncOp):
-            if gradient is not None:
-                raise PassFailedException(
-                    f"{self.name}: {describe_op(gradient)}: @{name}{CHECKPOINT_SUFFIX} is the name of "
-                    f"@{name}'s checkpointed gradient, which this run builds; rename this function"
-                )
+            if (clash := name_clash(module, name, MACHINE_LOOPS)) is not None:
+                raise PassFailedException(f"{self.name}: {clash}")
             return
         where = f"{describe_op(function)}: " if function is not None else ""
         if function is not None and gradient is not None:

@@ -680,6 +680,12 @@ def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
             yield from (t for t, _ in moves)
 
 
+MACHINE_LOOPS = 1
+"""How many checkpointed loops a machine has: one, the machine's loop (the
+marks inside the function are dropped), so ``ad-checkpoint`` knows what it
+will build for a function before it rewrites the function."""
+
+
 def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAttr, base: int = 1) -> list[scf.WhileOp]:
     """Rewrite each ``@name`` of ``module`` into its state machine (module
     docstring), the loops marked with ``schedule``.  Each iteration runs

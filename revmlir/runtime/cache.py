@@ -11,8 +11,9 @@ anything else is a different key (entries are never stale, only unused).
 
 Each use of the cache is a ``Kind`` of entry, with its own format tag and
 file suffix: ``OBJECT``, LLVM's object files for the host
-(``revmlir.runtime.jit``), ``GPU_PROGRAM``, GPU compiles, and ``CUBIN``,
-ptxas's cubins of their PTX (both ``revmlir.gpu.cache``).  Every kind is
+(``revmlir.runtime.jit``), ``GPU_PROGRAM``, GPU compiles, ``CUBIN``,
+ptxas's cubins of their PTX, and ``USAGE``, what ptxas reports of the
+resources of their functions (all three ``revmlir.gpu.cache``).  Every kind is
 listed here, not where it is used, so that the size bound, ``--clear`` and
 the listing count all of them in a process that imported only this module.  ``opened`` decides once whether
 the cache can be used and gives its ``Directory``, which loads and stores
@@ -39,6 +40,10 @@ when it is provably the entry this user's revmlir stored under that key:
   again; LLVM (or the GPU launcher) never sees it.  A secret that is not a
   private file of the right size is replaced, and one that cannot be (a
   directory) is reported with a ``CacheWarning``: nothing is stored then.
+  An entry that is not a regular file (a FIFO, a link, an empty
+  directory) is a miss, replaced by the store after it; a directory that
+  cannot be deleted (one holding files) is reported, once, and its entry
+  is compiled each time.
 * Entries are written to a temporary file and renamed into place, so
   concurrent processes never read half an object; the temporary file is
   removed when the write fails.
@@ -111,7 +116,10 @@ GPU_PROGRAM = Kind("revmlir-gpu-program-1", ".gpu")
 """GPU compiles (PTX and what launches need), from ``revmlir.gpu.cache``."""
 CUBIN = Kind("revmlir-cubin-1", ".cubin")
 """ptxas's cubins, from ``revmlir.gpu.cache``."""
-KINDS = (OBJECT, GPU_PROGRAM, CUBIN)
+USAGE = Kind("revmlir-ptxas-usage-1", ".usage")
+"""What ``ptxas -v`` reports of a PTX's functions (registers, stack frame,
+spills), from ``revmlir.gpu.cache.resource_usage``."""
+KINDS = (OBJECT, GPU_PROGRAM, CUBIN, USAGE)
 SUFFIXES = tuple(k.suffix for k in KINDS)
 
 SECRET = "secret"
@@ -183,11 +191,16 @@ _refused: set[tuple[Path, str]] = set()
 every compilation."""
 
 
-def _refuse(where: Path, why: str) -> None:
+def _report(where: Path, why: str, message: str) -> None:
+    """Warn with ``message``, once per process for ``why`` at ``where``."""
     if (where, why) in _refused:
         return
     _refused.add((where, why))
-    warnings.warn(f"not using the compiled-code cache {where}: {why}; compiling without it", CacheWarning, stacklevel=2)
+    warnings.warn(message, CacheWarning, stacklevel=3)
+
+
+def _refuse(where: Path, why: str) -> None:
+    _report(where, why, f"not using the compiled-code cache {where}: {why}; compiling without it")
 
 
 def _directory(where: Path, create: bool) -> int | None:
@@ -363,10 +376,34 @@ class Directory:
             if secret is None:
                 return
             header = kind.magic + _seal(secret, file, data) + len(data).to_bytes(8, "little")
-            _write(file, header + data, self.folder)
+            try:
+                _write(file, header + data, self.folder)
+            except IsADirectoryError:
+                if not self._remove_directory(file):
+                    return
+                _write(file, header + data, self.folder)
             _evict(self.folder, max_bytes(), keep=file)
         except OSError:
             return
+
+    def _remove_directory(self, file: str) -> bool:
+        """Make way for the entry ``file`` where a directory has its name
+        (no file can be renamed over one): removed if empty, as any entry
+        that is not one is replaced; else reported once, since that
+        entry can never be kept."""
+        try:
+            os.rmdir(file, dir_fd=self.folder)
+        except FileNotFoundError:
+            return True  # removed by another process meanwhile
+        except OSError as error:
+            why = f"{file} is a directory that cannot be deleted ({error.strerror})"
+            _report(
+                self.where,
+                why,
+                f"the compiled-code cache {self.where} cannot keep an entry: {why}; compiling it each time",
+            )
+            return False
+        return True
 
     def discard(self, name: str, kind: Kind = OBJECT) -> None:
         """Delete the entry of ``kind`` called ``name``: one that fails its

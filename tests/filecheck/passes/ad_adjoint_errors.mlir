@@ -17,3 +17,39 @@ ad.adjoint @norule
 // ad.adjoint must name a rev.func of the module.
 // expected-error@+1 {{'ad.adjoint' names @nosuch, which is not a rev.func of the module}}
 ad.adjoint @nosuch
+
+// -----
+
+// The adjoint of a callee takes the callee's name and `.adj`; a function
+// of the module that is not a rev.func holding it is an error there (a
+// rev.func of that name is taken for the adjoint, as an earlier run's is).
+rev.func @negate(%a: f64) {
+  %a1 = rev.neg %a : f64
+  rev.return %a1 : f64
+}
+rev.func @calls(%a: f64) {
+  %a1 = rev.call @negate(%a) : (f64) -> f64
+  rev.return %a1 : f64
+}
+ad.adjoint @calls
+// expected-error@+1 {{@negate.adj is the name of a function derived from @negate, which this run builds; rename this function}}
+func.func @negate.adj(%x: f64) -> f64 {
+  func.return %x : f64
+}
+
+// -----
+
+// So does the inverse an uncall's adjoint differentiates.
+rev.func @negate(%a: f64) {
+  %a1 = rev.neg %a : f64
+  rev.return %a1 : f64
+}
+rev.func @uncalls(%a: f64) {
+  %a1 = rev.uncall @negate(%a) : (f64) -> f64
+  rev.return %a1 : f64
+}
+ad.adjoint @uncalls
+// expected-error@+1 {{@negate.inv is the name of a function derived from @negate, which this run builds; rename this function}}
+func.func @negate.inv(%x: f64) -> f64 {
+  func.return %x : f64
+}

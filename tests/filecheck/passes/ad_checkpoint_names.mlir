@@ -1,5 +1,6 @@
 // RUN: not rev-opt %s -p 'ad-checkpoint{functions=g policy=bisection}' 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not rev-opt %s -p 'ad-checkpoint{functions=k policy=bisection}' 2>&1 | filecheck %s --check-prefix=TAKEN
+// RUN: not rev-opt %s -p 'ad-checkpoint{functions=m policy=bisection}' 2>&1 | filecheck %s --check-prefix=STEP
 
 // A function named like a gradient, @g.ckpt, with no @g: @g is not an
 // ordinary function, whatever else the module holds.
@@ -16,4 +17,15 @@ func.func @k(%x: f64) -> f64 {
 }
 func.func @k.ckpt(%x: f64) -> f64 {
   func.return %x : f64
+}
+
+// @m's machine is one checkpointed loop, whose step's adjoint is
+// @m.ckpt.step0.adj: taken, refused at the function that has the name
+// before @m is rewritten.
+// STEP: error: ad-checkpoint: 'rev.func' at {{.*}}ad_checkpoint_names.mlir:[[# @LINE + 4]]:1: @m.ckpt.step0.adj is the name of the adjoint of the outlined step of @m's checkpointed loop #0, which this run builds; rename this function
+func.func @m(%x: f64) -> f64 {
+  func.return %x : f64
+}
+rev.func @m.ckpt.step0.adj(%x: f64) {
+  rev.return %x : f64
 }
