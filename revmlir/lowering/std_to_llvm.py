@@ -89,6 +89,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.collector import take_apart
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
@@ -1582,7 +1583,8 @@ def translate_module(
 ) -> None:
     """Replace the std functions of ``op`` by their llvm translation, with
     the C entry points of its public functions where ``entry_points`` (host
-    code; a GPU has no C callers).  ``aliasing`` is ``analyse_arrays(op)``
+    code; a GPU has no C callers).  The functions replaced are erased, taken
+    apart for reference counting to free (``revmlir.collector``).  ``aliasing`` is ``analyse_arrays(op)``
     where the caller needed it already (the native pipeline's calls check
     their arguments against its written arrays)."""
     stacks.define_runtime(op)
@@ -1619,4 +1621,5 @@ def translate_module(
             )
     for source in sources:
         source.detach()
+        take_apart(source)
     op.body.block.add_ops(translation.module())
