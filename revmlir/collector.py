@@ -32,7 +32,7 @@ import contextlib
 import functools
 import gc
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from xdsl.ir import Operation
@@ -120,11 +120,16 @@ def take_apart_llvm_ir(module: ir.Module) -> None:
 
 def take_apart_llvm_function(function: ir.Function) -> None:
     """``take_apart`` for an llvmlite function no one uses again: its
-    blocks and arguments point back at it, its instructions at their block,
-    and a loop's instructions at each other (a phi and the value it
-    carries)."""
-    for block in function.blocks:
+    blocks and arguments point back at it."""
+    take_apart_llvm_blocks(function.blocks)
+    function.__dict__.clear()
+
+
+def take_apart_llvm_blocks(blocks: Iterable[ir.Block]) -> None:
+    """``take_apart`` for llvmlite blocks no one uses again (a function's
+    body replaced): their instructions point at their block, and a loop's
+    instructions at each other (a phi and the value it carries)."""
+    for block in blocks:
         for instruction in block.instructions:
             instruction.__dict__.clear()
         block.__dict__.clear()
-    function.__dict__.clear()

@@ -264,16 +264,28 @@ def test_llvm_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool):
     assert left == (0 if taken_apart else len(referents))
 
 
-def test_a_gpu_compile_leaves_its_lowered_modules_to_reference_counting(monkeypatch: pytest.MonkeyPatch):
-    """The device module of ``llvm`` ops and the LLVM IR made of it, dropped
-    whole by every kernel compile, are freed as the compile drops them:
-    with the collector off throughout, none of their functions is left."""
+@pytest.mark.parametrize(
+    "compile_",
+    [
+        lambda x: rv.cuda.Kernel(rv.reversible(_scaled, backend="interpreter")).compile(np.zeros(3), x),
+        lambda x: rv.reversible(_scaled).specialization_for(np.zeros(3), x).native,
+    ],
+    ids=["gpu", "native"],
+)
+def test_a_compile_leaves_its_lowered_modules_to_reference_counting(
+    compile_: Callable[[np.ndarray], object], monkeypatch: pytest.MonkeyPatch
+):
+    """The module of ``llvm`` ops and the LLVM IR made of it, dropped whole
+    by every kernel and native compile, are freed as the compile drops
+    them: with the collector off throughout, none of their functions is
+    left."""
     monkeypatch.setenv("REVMLIR_CACHE", "0")
-    kernel = rv.cuda.Kernel(rv.reversible(_scaled, backend="interpreter"))
+    x = np.arange(3.0)
+    compile_(x)  # what a first compile loads and keeps
     gc.collect()
     with collector_paused():
         before = {id(o): o for o in _lowered_functions()}  # what other code keeps: held, so ids stay theirs
-        kernel.compile(np.zeros(3), np.arange(3.0))
+        assert compile_(x) is not None
         left = [o for o in _lowered_functions() if id(o) not in before]
     assert left == []
 

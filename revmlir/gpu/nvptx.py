@@ -453,6 +453,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
         Rewriter.replace_op(op, fast_ops.llvm_call(target, op.operands, result))
     for function in declared.values():
         function.detach()
+        take_apart(function)
     for name, type in sorted(needed.items()):
         module.body.block.insert_op_before(
             llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op

@@ -41,7 +41,7 @@ from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 from xdsl.passes import PassPipeline
 
-from revmlir.collector import pausing
+from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.inversion import invert_function
@@ -166,6 +166,7 @@ def lower_to_llvm_ir(
     translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing)
     work.attributes.clear()
     llvm_module = llvm_ir(work)
+    take_apart(work)  # the compile's own copy, dropped now (revmlir.collector)
     add_guards(llvm_module, entries)
     for function in llvm_module.functions:
         if stacks.runtime_kind(function.name) is not None:
@@ -183,7 +184,9 @@ def lower_to_llvm_ir(
             function.attributes.add("nounwind")
             if not any(isinstance(argument.type, ir.PointerType) for argument in function.args):
                 function.attributes.add("readnone")
-    return LLVMModule(str(llvm_module), checks, dict(aliasing.written), polling)
+    text = str(llvm_module)
+    take_apart_llvm_ir(llvm_module)
+    return LLVMModule(text, checks, dict(aliasing.written), polling)
 
 
 def check_inverse(module: ModuleOp, name: str) -> None:
