@@ -2,22 +2,29 @@
 after (``revmlir.collector``): nested and overlapping compiles, failures,
 threads, a program that turned it off itself, and the compiles that pause
 it (a function's first call on the CPU, its derived functions, a GPU
-kernel) running no collection."""
+kernel) running no collection.  What a compile drops whole is taken apart
+and freed without the collector."""
 
 from __future__ import annotations
 
 import gc
 import importlib
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
+from llvmlite import ir
+from xdsl.dialects import llvm
+from xdsl.ir import Operation
 
 import revmlir as rv
 from revmlir import collector
-from revmlir.collector import collector_paused, pausing
+from revmlir.collector import collector_paused, pausing, take_apart, take_apart_llvm_ir
 from revmlir.frontend.base.derived import adjoint_backend
+from revmlir.ir_utils import nested_ops
+from revmlir.parsing import parse_module
 
 
 @pytest.fixture
@@ -165,3 +172,123 @@ def test_twenty_gpu_compiles_leave_nothing_behind(monkeypatch: pytest.MonkeyPatc
     assert min(tracked[1:]) <= tracked[0], tracked
     gc.collect()
     assert len(gc.get_objects()) - before <= 16
+
+
+NESTED = """
+func.func @f(%x: f64, %n: index, %c: i1) -> f64 {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %s = scf.for %i = %zero to %n step %one iter_args(%a = %x) -> (f64) {
+    %b = scf.if %c -> (f64) {
+      %p = arith.mulf %a, %a : f64
+      scf.yield %p : f64
+    } else {
+      scf.yield %a : f64
+    }
+    scf.yield %b : f64
+  }
+  cf.cond_br %c, ^left(%s : f64), ^right
+^left(%v: f64):
+  %w = arith.addf %v, %s : f64
+  func.return %w : f64
+^right:
+  func.return %s : f64
+}
+"""
+
+
+def _referents(module: Operation) -> list[weakref.ref[object]]:
+    """Weak references to every op, result, block, block argument and
+    region of ``module``: each is in a reference cycle while it is whole."""
+    objects: list[object] = []
+    for op in nested_ops(module):
+        objects += [op, *op.results, *op.regions]
+        for region in op.regions:
+            for block in region.blocks:
+                objects += [block, *block.args]
+    return [weakref.ref(o) for o in objects]
+
+
+@pytest.mark.parametrize("taken_apart", [False, True])
+def test_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool):
+    """Values used more than once (their uses a linked list), nested
+    regions, blocks with arguments and branches between them: once the
+    tree is taken apart, dropping the last reference frees all of it; left
+    whole, only the collector would."""
+    with collector_paused():
+        module = parse_module(NESTED)
+        referents = _referents(module)
+        if taken_apart:
+            take_apart(module)
+        del module
+        left = sum(r() is not None for r in referents)
+    gc.collect()
+    assert len(referents) > 30
+    assert left == (0 if taken_apart else len(referents))
+
+
+def _llvm_ir() -> ir.Module:
+    """A function with a loop: its phi and the sum it carries use each other."""
+    module = ir.Module()
+    double = ir.DoubleType()
+    function = ir.Function(module, ir.FunctionType(double, [double, ir.IntType(1)]), "f")
+    entry, loop, done = (function.append_basic_block(name) for name in ("entry", "loop", "done"))
+    builder = ir.IRBuilder(entry)
+    builder.branch(loop)
+    builder.position_at_end(loop)
+    carried = builder.phi(double)
+    total = builder.fadd(carried, function.args[0])
+    carried.add_incoming(function.args[0], entry)
+    carried.add_incoming(total, loop)
+    builder.cbranch(function.args[1], loop, done)
+    builder.position_at_end(done)
+    builder.ret(total)
+    module.add_named_metadata("llvm.module.flags", [ir.IntType(32)(1)])
+    return module
+
+
+@pytest.mark.parametrize("taken_apart", [False, True])
+def test_llvm_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool):
+    with collector_paused():
+        module = _llvm_ir()
+        function = module.get_global("f")
+        instructions = [i for block in function.blocks for i in block.instructions]
+        referents = [weakref.ref(o) for o in (module, function, *function.args, *function.blocks, *instructions)]
+        del instructions
+        del function
+        if taken_apart:
+            take_apart_llvm_ir(module)
+        del module
+        left = sum(r() is not None for r in referents)
+    gc.collect()
+    assert left == (0 if taken_apart else len(referents))
+
+
+@pytest.mark.parametrize(
+    "compile_",
+    [
+        lambda x: rv.cuda.Kernel(rv.reversible(_scaled, backend="interpreter")).compile(np.zeros(3), x),
+        lambda x: rv.reversible(_scaled).specialization_for(np.zeros(3), x).native,
+    ],
+    ids=["gpu", "native"],
+)
+def test_a_compile_leaves_its_lowered_modules_to_reference_counting(
+    compile_: Callable[[np.ndarray], object], monkeypatch: pytest.MonkeyPatch
+):
+    """The module of ``llvm`` ops and the LLVM IR made of it, dropped whole
+    by every kernel and native compile, are freed as the compile drops
+    them: with the collector off throughout, none of their functions is
+    left."""
+    monkeypatch.setenv("REVMLIR_CACHE", "0")
+    x = np.arange(3.0)
+    compile_(x)  # what a first compile loads and keeps
+    gc.collect()
+    with collector_paused():
+        before = {id(o): o for o in _lowered_functions()}  # what other code keeps: held, so ids stay theirs
+        assert compile_(x) is not None
+        left = [o for o in _lowered_functions() if id(o) not in before]
+    assert left == []
+
+
+def _lowered_functions() -> list[object]:
+    return [o for o in gc.get_objects() if isinstance(o, llvm.FuncOp | ir.Function)]

@@ -39,6 +39,7 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.collector import take_apart
 from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
@@ -454,6 +455,7 @@ def map_to_libdevice(module: ModuleOp) -> None:
         Rewriter.replace_op(op, fast_ops.llvm_call(target, op.operands, result))
     for function in declared.values():
         function.detach()
+        take_apart(function)
     for name, type in sorted(needed.items()):
         module.body.block.insert_op_before(
             llvm.FuncOp(name, type, linkage=llvm.LinkageAttr("external")), module.body.block.first_op
@@ -474,6 +476,7 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
     map_to_libdevice(device)
     entries = set(kernels.values())
     converted = llvm_ir(device)
+    take_apart(device)  # this function's own, dropped now that LLVM IR is made of it
     converted.triple = TRIPLE
     for function in converted.functions:
         if function.name in entries:

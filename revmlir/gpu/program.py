@@ -29,7 +29,7 @@ from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp
 from xdsl.ir import Attribute, TypeAttribute
 
-from revmlir.collector import pausing
+from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
@@ -359,7 +359,7 @@ def _compile_kernels(
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name]) for name in names}
     if max_registers is not None:
         limit_registers(llvm_module, [k.entry for k in kernels.values()], max_registers)
-    return GPUProgram(ptx_from_llvm(llvm_module, arch, opt_level), kernels, checks, arch)
+    return GPUProgram(_ptx(work, llvm_module, arch, opt_level), kernels, checks, arch)
 
 
 @pausing
@@ -382,4 +382,14 @@ def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str
 def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
     work, _ = lower_kernels(module, None, all_functions=True)
     llvm_module, _ = device_llvm_ir(work, keep_functions=True)
-    return ptx_from_llvm(llvm_module, arch, opt_level)
+    return _ptx(work, llvm_module, arch, opt_level)
+
+
+def _ptx(work: ModuleOp, llvm_module: ir.Module, arch: str, opt_level: int) -> str:
+    """PTX for ``llvm_module``, made from the lowered ``work``: both are
+    the compile's own and dropped after it, so they are taken apart here
+    rather than left to the collector (``revmlir.collector``)."""
+    take_apart(work)
+    ptx = ptx_from_llvm(llvm_module, arch, opt_level)
+    take_apart_llvm_ir(llvm_module)
+    return ptx

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.collector import take_apart_llvm_function
 from revmlir.dialects.upstream_forms import CmpXchgOp
 from revmlir.errors import describe_op
 from revmlir.ir_utils import nested_ops
@@ -94,3 +95,4 @@ def _cmpxchg_instructions(module: ir.Module) -> None:
                     user.aggregate = swap
     for function in stand_ins:
         del module.globals[function.name]
+        take_apart_llvm_function(function)

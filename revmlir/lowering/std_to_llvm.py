@@ -89,6 +89,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.collector import take_apart
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
@@ -1591,7 +1592,9 @@ def translate_module(
 ) -> None:
     """Replace the std functions of ``op`` by their llvm translation, with
     the C entry points of its public functions where ``entry_points`` (host
-    code; a GPU has no C callers).  ``aliasing`` is ``analyse_arrays(op)``
+    code; a GPU has no C callers).  The functions replaced (and the
+    declarations the translation declares again) are erased, taken apart
+    for reference counting to free (``revmlir.collector``).  ``aliasing`` is ``analyse_arrays(op)``
     where the caller needed it already (the native pipeline's calls check
     their arguments against its written arrays)."""
     stacks.define_runtime(op)
@@ -1600,6 +1603,7 @@ def translate_module(
         if isinstance(other, llvm.FuncOp) and not other.body.blocks:
             translation.declared.setdefault(other.sym_name.data, other.function_type)
             other.detach()
+            take_apart(other)
         elif not isinstance(other, func.FuncOp):
             raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
     translation.noalias = (analyse_arrays(op) if aliasing is None else aliasing).noalias
@@ -1628,4 +1632,5 @@ def translate_module(
             )
     for source in sources:
         source.detach()
+        take_apart(source)
     op.body.block.add_ops(translation.module())

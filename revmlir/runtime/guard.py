@@ -54,6 +54,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from llvmlite import ir
 
+from revmlir.collector import take_apart_llvm_blocks
 from revmlir.lowering.host_safety import COUNT, INTERRUPTED, POLL, SEEN, STACK_OK
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
@@ -158,6 +159,7 @@ def _define_fail(fail: ir.Function, longjmp: ir.Function) -> None:
 
 
 def _replace_body(function: ir.Function, *attributes: str) -> ir.IRBuilder:
+    take_apart_llvm_blocks(function.blocks)  # dropped: freed now, not by the collector
     function.blocks = []
     for attribute in attributes:
         function.attributes.add(attribute)

@@ -43,7 +43,7 @@ from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 from xdsl.passes import PassPipeline
 
-from revmlir.collector import pausing
+from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.inversion import invert_function
@@ -182,6 +182,7 @@ def lower_to_llvm_ir(
     translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing)
     work.attributes.clear()
     llvm_module = llvm_ir(work)
+    take_apart(work)  # the compile's own copy, dropped now (revmlir.collector)
     add_guards(llvm_module, entries)
     for function in llvm_module.functions:
         if stacks.runtime_kind(function.name) is not None:
@@ -204,7 +205,9 @@ def lower_to_llvm_ir(
                 function.attributes.add("readnone")
     own = {name: positions for name, positions in aliasing.written.items() if name not in borrowed | copied}
     exported = {f.name: aliasing.noalias[f.name] for f in llvm_module.functions if f.name in own and f.linkage == ""}
-    return LLVMModule(str(llvm_module), checks, own, polling - borrowed - copied, exported)
+    text = str(llvm_module)
+    take_apart_llvm_ir(llvm_module)
+    return LLVMModule(text, checks, own, polling - borrowed - copied, exported)
 
 
 def _check_entries(table: ModuleOp) -> list[str]:
