@@ -128,11 +128,20 @@ def test_help_lists_a_flag_per_pass():
         assert f"--{name} OPTIONS" in result.stdout, name
     for flag in ["--pass-pipeline", "--mlir-print-ir-after-all", "--verify-diagnostics"]:
         assert flag in result.stdout
-    text = " ".join(result.stdout.split())
+    # Without white space: argparse wraps the flags' help, at hyphens too.
+    text = "".join(result.stdout.split())
     for name, factory in get_all_passes().items():
-        summary = (factory().__doc__ or "").strip().splitlines()[0]
-        assert f"--{name} OPTIONS {summary}" in text, name  # the flag's own help
-        assert f"{name} {summary}" in text.split("revmlir passes", 1)[1], name  # the list
+        # The whole first paragraph: a summary cut at the docstring's first
+        # line break stopped mid-sentence.
+        paragraph = (factory().__doc__ or "").strip().split("\n\n")[0]
+        summary = "".join(paragraph.split()).replace("``", "`")
+        assert summary.endswith("."), name
+        assert f"--{name}OPTIONS{summary}" in text, name  # the flag's own help
+        assert f"{name}{summary}" in text.split("revmlirpasses", 1)[1], name  # the list
+    options = result.stdout.split("revmlir passes", 1)[1]
+    assert "tolerance: float (default: 1e-08)" in options
+    assert "all_functions: bool (default: false)" in options
+    assert "'" not in "".join(line.partition(": ")[2] for line in options.splitlines() if line.startswith("      "))
 
 
 def test_a_run_loads_only_the_passes_it_runs():

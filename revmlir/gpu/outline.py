@@ -525,7 +525,7 @@ class RevGpuOutlinePass(ModulePass):
     """Std-level kernel functions become ``gpu.func`` kernels launched by
     their host functions (``kernels``: the functions to outline, comma
     separated; default: every function with a top-level ``scf.parallel``;
-    ``all-functions``: copy every function to the device, not only the
+    ``all_functions``: copy every function to the device, not only the
     kernels' callees)."""
 
     name = "rev-gpu-outline"

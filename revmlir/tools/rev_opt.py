@@ -22,7 +22,7 @@ from io import BytesIO, StringIO
 from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
+from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, get_pass_option_infos
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
@@ -133,8 +133,17 @@ class _Pipeline(argparse.Action):
 
 
 def _pass_summary(pass_type: type[ModulePass]) -> str:
-    doc = (pass_type.__doc__ or "").strip().splitlines()
-    return doc[0] if doc else ""
+    """The first paragraph of the pass's docstring on one line, its
+    reStructuredText literals as Markdown's: a summary cut at the first line
+    break stopped mid-sentence."""
+    paragraph = (pass_type.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split()).replace("``", "`")
+
+
+def _option_type(info: PassOptionInfo) -> str:
+    """The option's type as written in the pass (a module with postponed
+    annotations gives xDSL the annotation's text, which it quotes)."""
+    return info.expected_type.strip("'\"")
 
 
 def _pass_help() -> str:
@@ -144,7 +153,7 @@ def _pass_help() -> str:
         lines.append(f"  {name:<22} {_pass_summary(pass_type)}")
         for info in get_pass_option_infos(pass_type):
             default = f" (default: {info.default_value})" if info.default_value else ""
-            lines.append(f"      {info.name}: {info.expected_type}{default}")
+            lines.append(f"      {info.name}: {_option_type(info)}{default}")
     lines.append("Upstream xDSL passes such as canonicalize, cse and dce work too.")
     return "\n".join(lines)
 
