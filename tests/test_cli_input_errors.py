@@ -1,8 +1,8 @@
 """rev-run and rev-translate on input a user gets wrong: a file that is not
 UTF-8, an output path that is a directory or in a missing one, negative
-numbers as values, integers the argument's type cannot hold, and a string
-literal without its closing quote (which made xDSL's lexer take
-exponential time).  Each is one line on stderr and exit code 1."""
+numbers as values, integers the argument's type cannot hold, an unknown
+GPU, and a string literal without its closing quote (which made xDSL's
+lexer take exponential time).  Each is one line on stderr and exit code 1."""
 
 from __future__ import annotations
 
@@ -115,6 +115,14 @@ def test_rev_translate_still_writes_where_it_can(run, tmp_path: Path):
     result = run("rev-translate", MULTIPLIER, "--emit=header", "-o", str(target))
     assert result.returncode == 0 and result.stderr == ""
     assert "multiplier_ciface" in target.read_text()
+
+
+@pytest.mark.parametrize("emit", ["ptx", "cubin"])
+def test_rev_translate_for_an_unknown_gpu(run, tmp_path: Path, emit: str):
+    """A mistyped ``--gpu-arch`` is the command line's error, before the
+    file is read or anything compiled."""
+    result = run("rev-translate", "no-such-file.mlir", f"--emit={emit}", "--gpu-arch=sm_50", "-o", str(tmp_path / "k"))
+    fails_with(result, "rev-translate: error: --gpu-arch: unknown GPU architecture 'sm_50' (known: sm_60,")
 
 
 def test_rev_translate_on_a_missing_file(run):

@@ -72,7 +72,7 @@ def _format_value(value: Any) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rev-run",
-        description="Run a rev.func on the revmlir reference interpreter.",
+        description="Run a rev.func as native code or on the reference interpreter.",
     )
     parser.add_argument("input_file", help="the .mlir file")
     parser.add_argument("-e", "--entry", required=True, help="function to run")

@@ -118,17 +118,27 @@ def header(module: ModuleOp, guard: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rev-translate", description="Compile reversible functions ahead of time.")
-    parser.add_argument("input_file")
-    parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce")
+    parser.add_argument("input_file", help="the .mlir file")
+    parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce (default: llvm)")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")
     parser.add_argument("--gpu-arch", default="sm_90", help="the GPU for --emit=ptx/cubin (default: sm_90)")
-    parser.add_argument("-O", dest="opt_level", type=int, default=3, choices=range(4), help="LLVM optimisation level")
+    parser.add_argument(
+        "-O", dest="opt_level", type=int, default=3, choices=range(4), help="LLVM optimisation level (default: 3)"
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     if args.emit in ("obj", "cubin") and not args.output:
         raise UsageError(f"--emit={args.emit} needs -o FILE")
+    if args.emit in ("ptx", "cubin"):
+        # lazy: the kernel compiler loads only for the GPU outputs
+        from revmlir.gpu.program import check_architecture
+
+        try:
+            check_architecture(args.gpu_arch)  # a mistyped flag, before the compile
+        except ValueError as error:
+            raise UsageError(f"--gpu-arch: {error}") from None
     if args.output:
         check_output(args.output)
     text = read_text(args.input_file)
