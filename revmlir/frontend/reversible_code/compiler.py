@@ -916,6 +916,15 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
                 f"'{ast.unparse(node)}' is not reversible",
                 "only +=, -=, ^= (and *=, /= on log numbers) update a variable",
             )
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and _reads(node.value, node.target.id):
+            # the verifier's [self-read] rule, said in the user's Python
+            # rather than in the IR's ops and values, and at decoration
+            name = node.target.id
+            raise error(
+                node,
+                f"'{ast.unparse(node)}' reads {name}, the variable it updates, which is not reversible",
+                f"read a copy instead: c = rv.ancilla(0.0); c += {name}; … (uncompute c before freeing it)",
+            )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
             name = ast.unparse(node.targets[0])
             raise error(
@@ -923,6 +932,10 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
                 f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
                 f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
             )
+
+
+def _reads(expression: ast.expr, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expression))
 
 
 def _literal_int(node: ast.expr) -> int | None:
