@@ -50,6 +50,7 @@ revmlir/frontend/reversible_code/compiler.py — at first call
   "cannot update '…'"                                                   test_update_of_an_attribute
   "'y //= 2' is not reversible" (call-time copy)                        test_unsupported_update_operator_at_call_time
   "'x *= y' is not reversible on float"                                 errors::test_multiplying_a_float_in_place
+  "'x /= y' is not reversible on float" / "divide log numbers instead"  errors::test_dividing_a_float_in_place
   "log numbers are updated with *= and /="                              test_adding_to_a_log_number
   "chained assignment is not reversible"                                test_chained_assignment
   "allocate into a plain name"                                          test_allocating_into_an_attribute

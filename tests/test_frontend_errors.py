@@ -173,7 +173,17 @@ def test_multiplying_a_float_in_place():
 
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         f(1.0, 2.0)
-    check(info.value, "# E:mul", "not reversible on float", "rv.ulog")
+    check(info.value, "# E:mul", "not reversible on float", "multiply log numbers instead", "ly *= rv.ulog(x)")
+
+
+def test_dividing_a_float_in_place():
+    @rv.reversible
+    def f(x, y):
+        x /= y  # E:div
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        f(1.0, 2.0)
+    check(info.value, "# E:div", "not reversible on float", "divide log numbers instead", "ly /= rv.ulog(x)")
 
 
 def test_unknown_variable():

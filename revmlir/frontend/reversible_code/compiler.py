@@ -336,7 +336,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             raise ctx.error(
                 node,
                 f"'{ast.unparse(node)}' is not reversible on {describe_type(target_type)}",
-                "multiply log numbers instead: ly = rv.ancilla(rv.ulog(1.0)); ly *= rv.ulog(x)",
+                f"{'multiply' if kind == 'mul' else 'divide'} log numbers instead: "
+                f"ly = rv.ancilla(rv.ulog(1.0)); ly {'*' if kind == 'mul' else '/'}= rv.ulog(x)",
             )
         if kind in ("add", "sub") and isinstance(target_type, TropicalType):
             raise ctx.error(
