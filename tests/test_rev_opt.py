@@ -144,6 +144,17 @@ def test_help_lists_a_flag_per_pass():
     assert "'" not in "".join(line.partition(": ")[2] for line in options.splitlines() if line.startswith("      "))
 
 
+@pytest.mark.parametrize(("text", "line"), [("", 1), ("// a comment only\n", 2)])
+def test_an_input_without_an_operation(capsys, tmp_path: Path, text: str, line: int):
+    path = tmp_path / "empty.mlir"
+    path.write_text(text)
+    status, out, err = rev_opt(capsys, path)
+    assert (status, out) == (1, "")
+    assert one_line_error(err) == (
+        f"{path}:{line}:1: error: the input holds no operation (an empty module is written 'builtin.module {{}}')"
+    )
+
+
 def test_a_run_loads_only_the_passes_it_runs():
     """The help's pass list and flag summaries load every pass module (the
     interpreter's and the lowering's among them), seconds of start-up that a
