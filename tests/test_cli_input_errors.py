@@ -183,6 +183,24 @@ def test_the_ends_of_the_range_are_accepted(run, program: str):
     assert result.stdout.splitlines() == ["-1 : i8", "127 : i8"]
 
 
+@pytest.mark.parametrize("value", ["3", "(1, 2)"])
+def test_an_array_is_a_list(run, program: str, value: str):
+    """A number for an array made a 0-d array, refused as one 'with shape
+    []': the argument's spelling is what was wrong."""
+    result = run("rev-run", program, "-e", "shift", "--args", value)
+    fails_with(
+        result, f"rev-run: error: argument #0 (memref<?xi16>): an array is written as a (nested) list, got {value}"
+    )
+
+
+def test_an_array_argument(run, program: str):
+    result = run("rev-run", program, "-e", "shift", "--args", "[[1], [2]]")
+    fails_with(
+        result, "rev-run: error: argument #0 of @shift must be an array of int16 with shape ['?'], got int16 [2, 1]"
+    )
+    assert run("rev-run", program, "-e", "shift", "--args", "[1, 2]").stdout == "[1, 2] : memref<?xi16>\n"
+
+
 @pytest.mark.parametrize("length", [28, 40, 10_000])
 def test_an_unterminated_string_literal_fails_in_linear_time(length: int):
     text = 'rev.func @f(%x: f64) attributes {note = "' + "a" * length + "\n"

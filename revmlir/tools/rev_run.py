@@ -52,6 +52,8 @@ def _parse_argument(text: str, type: Attribute, index: int) -> Any:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise UsageError(f"argument #{index} ({type}): cannot read {text.strip()!r} as a literal") from None
     if isinstance(type, MemRefType):
+        if not isinstance(value, list):  # numpy would make a 0-d array of a number
+            raise UsageError(f"argument #{index} ({type}): an array is written as a (nested) list, got {text.strip()}")
         try:
             return np.array(value, dtype=numpy_dtype(type.element_type))
         except (TypeError, ValueError, OverflowError) as error:
