@@ -1316,7 +1316,11 @@ def test_updating_a_whole_array():
     def f(v, x):
         v += x  # E:whole-array
 
-    check(at_call(f, np.zeros(2), 1.0), "# E:whole-array", "'v' (a 1-d array of float) cannot be updated")
+    check(
+        at_call(f, np.zeros(2), 1.0),
+        "# E:whole-array",
+        "'v' (a 1-d array of float) cannot be updated; update its elements, one at a time",
+    )
 
 
 def test_real_part_of_a_float():
