@@ -6,6 +6,7 @@ lexer take exponential time).  Each is one line on stderr and exit code 1."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import time
@@ -199,6 +200,25 @@ def test_an_array_argument(run, program: str):
         result, "rev-run: error: argument #0 of @shift must be an array of int16 with shape ['?'], got int16 [2, 1]"
     )
     assert run("rev-run", program, "-e", "shift", "--args", "[1, 2]").stdout == "[1, 2] : memref<?xi16>\n"
+
+
+@pytest.mark.parametrize("tool", ["rev-run", "rev-translate"])
+def test_standard_input_is_named_stdin(run, monkeypatch: pytest.MonkeyPatch, tool: str):
+    """``-`` reads standard input, as for rev-opt, so that the tools chain
+    in pipes; diagnostics name it ``stdin``."""
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO(b"rev.func @f(%x: i64) {\n  rev.return %y : i64\n}\n"))
+    )
+    fails_with(
+        run(tool, "-", *(["-e", "f", "--args", "1"] if tool == "rev-run" else [])),
+        "stdin:2:14: error: use of undefined value %y",
+    )
+
+
+def test_rev_run_reads_standard_input(run, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(MULTIPLIER).read_bytes())))
+    result = run("rev-run", "-", "-e", "multiplier", "--args", "2", "3", "5")
+    assert (result.returncode, result.stdout) == (0, "17 : i64\n3 : i64\n5 : i64\n"), result.stderr
 
 
 @pytest.mark.parametrize("length", [28, 40, 10_000])

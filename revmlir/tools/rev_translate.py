@@ -38,7 +38,7 @@ from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime_checks import JUMP_WORD, PAYLOAD_SLOTS
 from revmlir.semantics import written_arguments
-from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
+from revmlir.tools.cli import UsageError, check_output, input_name, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
@@ -118,7 +118,7 @@ def header(module: ModuleOp, guard: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rev-translate", description="Compile reversible functions ahead of time.")
-    parser.add_argument("input_file", help="the .mlir file")
+    parser.add_argument("input_file", help="the .mlir file (- for stdin)")
     parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce (default: llvm)")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")
     parser.add_argument("--gpu-arch", default="sm_90", help="the GPU for --emit=ptx/cubin (default: sm_90)")
@@ -142,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output(args.output)
     text = read_text(args.input_file)
+    args.input_file = input_name(args.input_file)  # diagnostics name stdin as rev-opt does
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)
