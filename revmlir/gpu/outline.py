@@ -137,7 +137,10 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
         raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has several blocks")
     loops = [op for op in function.body.ops if isinstance(op, scf.ParallelOp)]
     if not loops:
-        raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has no top-level scf.parallel")
+        raise PassFailedException(
+            f"{where}: @{name} is not a kernel function: its body has no top-level scf.parallel "
+            "(a parallel loop: rv.prange in Python, rev.for parallel in rev IR)"
+        )
     if len(loops) > 1:
         raise PassFailedException(
             f"{describe_op(loops[1])}: @{name} is not a kernel function: it has {len(loops)} top-level "
