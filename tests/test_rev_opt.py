@@ -128,6 +128,9 @@ def test_help_lists_a_flag_per_pass():
         assert f"--{name} OPTIONS" in result.stdout, name
     for flag in ["--pass-pipeline", "--mlir-print-ir-after-all", "--verify-diagnostics"]:
         assert flag in result.stdout
+    # xdsl-opt's flags without a help of their own get one
+    assert "--disable-verify do not verify the input after parsing" in " ".join(result.stdout.split())
+    assert "-v, --version print the versions of revmlir and xDSL, and exit" in " ".join(result.stdout.split())
     # Without white space: argparse wraps the flags' help, at hyphens too.
     text = "".join(result.stdout.split())
     for name, factory in get_all_passes().items():

@@ -191,6 +191,13 @@ class _Help(argparse.Action):
         parser.exit()
 
 
+_XDSL_OPT_HELP = {
+    "disable_verify": "do not verify the input after parsing (the reversibility rules are part of that verification)",
+    "version": "print the versions of revmlir and xDSL, and exit",
+}
+"""Help for the flags xdsl-opt registers without one."""
+
+
 class RevOptMain(xDSLOptMain):
     version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
     pipeline: PassPipeline
@@ -218,6 +225,8 @@ class RevOptMain(xDSLOptMain):
         # mlir-opt takes no abbreviations, and with one flag per pass a prefix
         # would silently pick a pass.
         arg_parser.allow_abbrev = False
+        for action in arg_parser._actions:  # xdsl-opt's flags that come without a help text
+            action.help = action.help or _XDSL_OPT_HELP.get(action.dest)
         revmlir_passes = get_all_passes()
         revmlir_flags: dict[str, argparse.Action] = {}  # filled below, read by -h
         # Options that replace xdsl-opt's of the same name.
