@@ -126,6 +126,14 @@ def test_rev_translate_for_an_unknown_gpu(run, tmp_path: Path, emit: str):
     fails_with(result, "rev-translate: error: --gpu-arch: unknown GPU architecture 'sm_50' (known: sm_60,")
 
 
+@pytest.mark.parametrize("emit", ["llvm", "header"])
+def test_rev_translate_for_a_gpu_with_a_host_output(run, emit: str):
+    """The output would be the host's whatever the flag said: the flag is
+    a mistake, most likely a missing --emit=ptx."""
+    result = run("rev-translate", MULTIPLIER, f"--emit={emit}", "--gpu-arch=sm_80")
+    fails_with(result, f"rev-translate: error: --gpu-arch applies to --emit=ptx and --emit=cubin, not --emit={emit}")
+
+
 def test_rev_translate_on_a_missing_file(run):
     fails_with(
         run("rev-translate", "no-such-file.mlir"), "rev-translate: error: cannot read no-such-file.mlir: No such file"
