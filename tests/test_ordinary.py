@@ -453,6 +453,11 @@ def test_unsupported_argument_types():
         rv.ordinary(recurrence_py, backend="gpu")
 
 
+def test_an_ordinary_function_has_no_inverse():
+    with pytest.raises(TypeError, match=r"~recurrence_py: an @rv.ordinary function has no inverse .* @rv.reversible"):
+        ~recurrence
+
+
 # -- diagnostics -----------------------------------------------------------------------
 
 
@@ -804,5 +809,5 @@ def test_the_reversible_form_of_an_ordinary_function_has_no_inverse():
     def square(x: float):
         return x * x
 
-    with pytest.raises(TypeError, match=r"square is not reversible: it has no inverse"):
+    with pytest.raises(TypeError, match=r"~square: an @rv.ordinary function has no inverse"):
         square.specialization_for(3.0).reversible.inverse
