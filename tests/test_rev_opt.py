@@ -52,6 +52,32 @@ def test_module_pipeline_reads_both_forms(text: str, expected: str):
 
 
 @pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("rev-strip-checks{functions=f.inv,g}", 'rev-strip-checks{functions="f.inv",g}'),
+        ('ad-adjoint{functions="f.inv",h.adj.loss0 lanes=2}', 'ad-adjoint{functions="f.inv","h.adj.loss0" lanes=2}'),
+        ("rev-lower-to-std{tolerance=0.000001}", "rev-lower-to-std{tolerance=0.000001}"),
+        ("builtin.module(rev-gpu-outline{kernels=k.adj})", 'rev-gpu-outline{kernels="k.adj"}'),
+    ],
+)
+def test_names_with_dots_are_quoted_for_xdsl(text: str, expected: str):
+    """Derived functions have dots in their names, which xDSL's pipeline
+    lexer reads only quoted ("Unknown token" at the dot)."""
+    assert module_pipeline(text) == expected
+
+
+def test_derived_functions_are_named_in_every_pipeline_spelling(capsys):
+    spellings = [
+        ["-p", "rev-invert,rev-strip-checks{functions=multiplier.inv}"],
+        ["--rev-invert", "--rev-strip-checks=functions=multiplier.inv"],
+        ["--pass-pipeline=builtin.module(rev-invert, rev-strip-checks{functions=multiplier.inv})"],
+    ]
+    results = [rev_opt(capsys, MULTIPLIER, *spelling) for spelling in spellings]
+    assert results[0][0] == 0, results[0][2]
+    assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize(
     "text, message",
     [
         ("builtin.module(func.func(canonicalize))", "'func.func(...)'"),
@@ -333,3 +359,14 @@ def test_xdsl_opt_runs_revmlir_passes(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout
     assert "%y_1 = rev.sub %y, %t : i64" in result.stdout
+
+
+def test_several_kernels_are_named_as_a_list(capsys):
+    """``kernels=f,f.inv`` as tools.md writes it: the option was one string,
+    which a list (or a dotted name) did not fit."""
+    parallel = ROOT / "tests" / "filecheck" / "lowering" / "parallel.mlir"
+    both = rev_opt(capsys, parallel, "-p", "rev-invert,rev-lower-to-std,rev-gpu-outline{kernels=gather,gather.inv}")
+    assert both[0] == 0, both[2]
+    assert both[1].count('"gpu.func"') == 2 and "@module_kernels::@gather.inv" in both[1]
+    one = rev_opt(capsys, parallel, "-p", "rev-invert,rev-lower-to-std,rev-gpu-outline{kernels=gather}")
+    assert (one[0], one[1].count('"gpu.func"')) == (0, 1)

@@ -533,9 +533,9 @@ class RevGpuOutlinePass(ModulePass):
 
     name = "rev-gpu-outline"
 
-    kernels: str = ""
+    kernels: tuple[str, ...] = ()
     all_functions: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        names = [n.strip().lstrip("@") for n in self.kernels.split(",") if n.strip()] or None
+        names = [n.strip().lstrip("@") for n in self.kernels if n.strip()] or None
         outline(op, names, self.all_functions)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -67,6 +68,25 @@ class PipelineError(ValueError):
     """A ``--pass-pipeline`` that cannot be read."""
 
 
+_DOTTED_NAME = re.compile(r"(?<![\w$.])[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)+(?![\w$.])")
+"""A function name with dots (``f.inv``, ``f.adj.loss0``); numbers such as
+``0.5`` start with a digit and stay as they are."""
+
+
+def _quote_dotted_names(options: str) -> str:
+    """``options`` (the text in a pass's braces) with every bare name that
+    has dots quoted: xDSL's pipeline lexer reads a bare word without dots
+    only, and the derived functions a user names (``functions=f.adj``,
+    ``kernels=f,f.inv``) have them."""
+    pieces = options.split('"')  # the even pieces lie outside quotes
+    return '"'.join(_DOTTED_NAME.sub(lambda m: f'"{m.group()}"', p) if i % 2 == 0 else p for i, p in enumerate(pieces))
+
+
+def _quote_pass_options(entry: str) -> str:
+    name, brace, options = entry.partition("{")
+    return name + brace + _quote_dotted_names(options)
+
+
 def module_pipeline(text: str) -> str:
     """The comma-separated pass list of ``-p``/``--pass-pipeline`` text.
 
@@ -98,11 +118,11 @@ def module_pipeline(text: str) -> str:
                 f"'{text}'): every pass runs on the whole module"
             )
         elif not quoted and not depth and char == ",":
-            passes.append("".join(current).strip())
+            passes.append(_quote_pass_options("".join(current).strip()))
             current = []
             continue
         current.append(char)
-    passes.append("".join(current).strip())
+    passes.append(_quote_pass_options("".join(current).strip()))
     return ",".join(passes) if any(passes) else ""
 
 
@@ -111,7 +131,7 @@ def _flag_pipeline(name: str, options: str) -> str:
     options = options.strip()
     if options.startswith("{") and options.endswith("}"):
         options = options[1:-1]
-    return f"{name}{{{options}}}" if options else name
+    return f"{name}{{{_quote_dotted_names(options)}}}" if options else name
 
 
 class _Pipeline(argparse.Action):
