@@ -126,8 +126,16 @@ def test_pass_flag_options_in_mlir_opt_form(capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--rev-invert=bogus=1"], "bogus"),
-        (["--rev-invert=in_place=maybe"], "maybe"),
+        (["--rev-invert=bogus=1"], 'rev-invert{bogus=1}: Provided arguments ["bogus"] not found'),
+        (
+            ["--rev-invert=in_place=maybe"],
+            "rev-opt: error: rev-invert{in_place=\"maybe\"}: Incompatible types: given ('maybe',), expected bool",
+        ),
+        (
+            ["-p", "rev-invert,ad-adjoint{lanes=x}"],
+            "rev-opt: error: ad-adjoint{lanes=\"x\"}: Incompatible types: given ('x',), expected int",
+        ),
+        (["-p", "rev-lower-to-std{tolerance=1e-6}"], "expected float (a float is written as a decimal, 0.000001"),
         (["--rev-frobnicate"], "unrecognized arguments: --rev-frobnicate"),
         (["--rev-inv"], "unrecognized arguments: --rev-inv"),  # no abbreviations
         (["-p", "builtin.module(func.func(canonicalize))"], "nested pass pipelines"),

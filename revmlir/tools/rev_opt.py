@@ -17,7 +17,7 @@ import dataclasses
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from io import BytesIO, StringIO
 from typing import IO, Any
@@ -25,6 +25,7 @@ from typing import IO, Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, get_pass_option_infos
 from xdsl.printer import Printer
+from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -124,6 +125,25 @@ def module_pipeline(text: str) -> str:
         current.append(char)
     passes.append(_quote_pass_options("".join(current).strip()))
     return ",".join(passes) if any(passes) else ""
+
+
+def _option_error(available: dict[str, Callable[[], type[ModulePass]]], pipeline: str, error: ValueError) -> str:
+    """xDSL's refusal of a pass's options (``Incompatible types: given
+    ('yes',), expected <class 'bool'>``) names neither the pass nor the
+    option: the first pass whose options are refused, as written, then the
+    reason, its types as Python writes them."""
+    for spec in parse_pipeline(pipeline):
+        factory = available.get(spec.name)
+        if factory is None:  # xDSL's own message lists the unknown passes
+            continue
+        try:
+            factory().from_pass_spec(spec)
+        except ValueError as refusal:
+            reason = re.sub(r"<class '(\w+)'>", r"\1", str(refusal))
+            if reason.endswith("expected float"):
+                reason += " (a float is written as a decimal, 0.000001: xDSL's pipeline syntax has no exponents)"
+            return f"{spec}: {reason}"
+    return str(error)
 
 
 def _flag_pipeline(name: str, options: str) -> str:
@@ -325,7 +345,10 @@ class RevOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         self.args.passes = ",".join(p for p in self.args.pipeline or [] if p)
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except ValueError as error:
+            raise PipelineError(_option_error(self.available_passes, self.args.passes, error)) from error
         verify_and_time = self.pipeline.callback
 
         def between_passes(previous: ModulePass | None, module: ModuleOp, next: ModulePass | None) -> None:
