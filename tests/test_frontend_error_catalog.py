@@ -883,7 +883,12 @@ def test_for_with_two_loop_variables():
         for i, j in range(3):  # E:for-tuple
             x += 1
 
-    check(at_call(f, 0), "# E:for-tuple", "a for loop needs one loop variable")
+    check(
+        at_call(f, 0),
+        "# E:for-tuple",
+        "a for loop needs one loop variable",
+        "loop over range(...) and index arrays with the loop variable: for i in range(len(x)): … x[i] …",
+    )
 
 
 def test_for_else():

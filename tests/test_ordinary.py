@@ -725,6 +725,22 @@ def test_loop_over_a_list():
     )
 
 
+def test_enumerate_over_an_array():
+    def f(u):
+        total = 0.0
+        for i, x in enumerate(u):  # E:enumerate
+            total += x * i
+        return total
+
+    check(
+        at_decoration(f),
+        "# E:enumerate",
+        "a for loop needs one loop variable",
+        "loop over range(...) and index arrays with the loop variable: for i in range(len(x)): … x[i] …",
+        "i, x",
+    )
+
+
 def test_range_with_a_variable_step():
     def f(u, k):
         for i in range(0, len(u), k):  # E:step

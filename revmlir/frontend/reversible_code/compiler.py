@@ -776,7 +776,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         if not isinstance(node.target, ast.Name):
-            raise ctx.error(node, "a for loop needs one loop variable")
+            raise ctx.error(node, *base.ONE_LOOP_VARIABLE)
         if node.orelse:
             raise ctx.error(node, "for … else is not supported")
         iterator, reverse = node.iter, False
