@@ -14,21 +14,17 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from revmlir.tools.rev_opt import TRACEBACK_ENV
+from revmlir.tools.rev_opt import STDIN, TRACEBACK_ENV
 
 
 class UsageError(Exception):
     """Bad command-line input: reported as ``<tool>: error: ...``."""
 
 
-STDIN = "-"
-"""The input file that means standard input, as for ``rev-opt``, so that
-the tools chain in pipes (``rev-opt f.mlir -p … | rev-run - -e f``)."""
-
-
 def input_name(path: str) -> str:
     """What diagnostics call the input: ``stdin`` for ``-``, as ``rev-opt``
-    names it."""
+    names it (``-`` reads standard input, so that the tools chain in pipes:
+    ``rev-opt f.mlir -p … | rev-run - -e f``)."""
     return "stdin" if path == STDIN else path
 
 
