@@ -752,7 +752,8 @@ class FunctionBuilder(ExpressionBuilder):
         if isinstance(target, str):
             value = self._current(target, loc)
             if not is_state_type(value.type):
-                raise BuildError(f"'{target}' ({self.spell(value.type)}) cannot be updated", loc)
+                whole = "; update its elements, one at a time" if isinstance(value.type, MemRefType) else ""
+                raise BuildError(f"'{target}' ({self.spell(value.type)}) cannot be updated{whole}", loc)
             return value, lambda new: self._define(target, new)
         if isinstance(target, Element):
             array = self._current(target.name, loc)

@@ -121,7 +121,14 @@ class LocatingParser(Parser):
 
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """xDSL's, with a value that is never defined in scope reported at
-        its first use (xDSL reports it at the end of the file)."""
+        its first use (xDSL reports it at the end of the file), and an input
+        without an operation said to be one (xDSL's "Could not parse entire
+        input!" at its end named no cause)."""
+        if self._current_token.kind == MLIRTokenKind.EOF:
+            raise ParseError(
+                self._current_token.span,
+                "the input holds no operation (an empty module is written 'builtin.module {}')",
+            )
         try:
             return super().parse_module(allow_implicit_module)
         except ParseError:

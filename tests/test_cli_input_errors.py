@@ -1,11 +1,12 @@
 """rev-run and rev-translate on input a user gets wrong: a file that is not
 UTF-8, an output path that is a directory or in a missing one, negative
-numbers as values, integers the argument's type cannot hold, and a string
-literal without its closing quote (which made xDSL's lexer take
-exponential time).  Each is one line on stderr and exit code 1."""
+numbers as values, integers the argument's type cannot hold, an unknown
+GPU, and a string literal without its closing quote (which made xDSL's
+lexer take exponential time).  Each is one line on stderr and exit code 1."""
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 import time
@@ -117,6 +118,22 @@ def test_rev_translate_still_writes_where_it_can(run, tmp_path: Path):
     assert "multiplier_ciface" in target.read_text()
 
 
+@pytest.mark.parametrize("emit", ["ptx", "cubin"])
+def test_rev_translate_for_an_unknown_gpu(run, tmp_path: Path, emit: str):
+    """A mistyped ``--gpu-arch`` is the command line's error, before the
+    file is read or anything compiled."""
+    result = run("rev-translate", "no-such-file.mlir", f"--emit={emit}", "--gpu-arch=sm_50", "-o", str(tmp_path / "k"))
+    fails_with(result, "rev-translate: error: --gpu-arch: unknown GPU architecture 'sm_50' (known: sm_60,")
+
+
+@pytest.mark.parametrize("emit", ["llvm", "header"])
+def test_rev_translate_for_a_gpu_with_a_host_output(run, emit: str):
+    """The output would be the host's whatever the flag said: the flag is
+    a mistake, most likely a missing --emit=ptx."""
+    result = run("rev-translate", MULTIPLIER, f"--emit={emit}", "--gpu-arch=sm_80")
+    fails_with(result, f"rev-translate: error: --gpu-arch applies to --emit=ptx and --emit=cubin, not --emit={emit}")
+
+
 def test_rev_translate_on_a_missing_file(run):
     fails_with(
         run("rev-translate", "no-such-file.mlir"), "rev-translate: error: cannot read no-such-file.mlir: No such file"
@@ -173,6 +190,43 @@ def test_the_ends_of_the_range_are_accepted(run, program: str):
     result = run("rev-run", program, "-e", "narrow", "--backend", "interpreter", "--args", "-128", "127")
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["-1 : i8", "127 : i8"]
+
+
+@pytest.mark.parametrize("value", ["3", "(1, 2)"])
+def test_an_array_is_a_list(run, program: str, value: str):
+    """A number for an array made a 0-d array, refused as one 'with shape
+    []': the argument's spelling is what was wrong."""
+    result = run("rev-run", program, "-e", "shift", "--args", value)
+    fails_with(
+        result, f"rev-run: error: argument #0 (memref<?xi16>): an array is written as a (nested) list, got {value}"
+    )
+
+
+def test_an_array_argument(run, program: str):
+    result = run("rev-run", program, "-e", "shift", "--args", "[[1], [2]]")
+    fails_with(
+        result, "rev-run: error: argument #0 of @shift must be an array of int16 with shape ['?'], got int16 [2, 1]"
+    )
+    assert run("rev-run", program, "-e", "shift", "--args", "[1, 2]").stdout == "[1, 2] : memref<?xi16>\n"
+
+
+@pytest.mark.parametrize("tool", ["rev-run", "rev-translate"])
+def test_standard_input_is_named_stdin(run, monkeypatch: pytest.MonkeyPatch, tool: str):
+    """``-`` reads standard input, as for rev-opt, so that the tools chain
+    in pipes; diagnostics name it ``stdin``."""
+    monkeypatch.setattr(
+        sys, "stdin", io.TextIOWrapper(io.BytesIO(b"rev.func @f(%x: i64) {\n  rev.return %y : i64\n}\n"))
+    )
+    fails_with(
+        run(tool, "-", *(["-e", "f", "--args", "1"] if tool == "rev-run" else [])),
+        "stdin:2:14: error: use of undefined value %y",
+    )
+
+
+def test_rev_run_reads_standard_input(run, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(Path(MULTIPLIER).read_bytes())))
+    result = run("rev-run", "-", "-e", "multiplier", "--args", "2", "3", "5")
+    assert (result.returncode, result.stdout) == (0, "17 : i64\n3 : i64\n5 : i64\n"), result.stderr
 
 
 @pytest.mark.parametrize("length", [28, 40, 10_000])

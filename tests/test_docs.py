@@ -51,7 +51,7 @@ from revmlir.verifier import RULES
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 BIN = Path(sys.executable).parent
-DOC_NAMES = ["dialects.md", "writing-a-pass.md", "tools.md", "design.md", "python.md", "checkpointing.md"]
+DOC_NAMES = ["dialects.md", "writing-a-pass.md", "tools.md", "design.md", "python.md", "checkpointing.md", "gpu.md"]
 README = "../README.md"  # its Python example runs with the docs' (a path relative to docs/)
 
 _FENCE = re.compile(r"^```([\w-]*)[ \t]*$")

@@ -318,3 +318,11 @@ def test_max_registers_bounds_the_kernels_registers() -> None:
 def test_max_registers_outside_the_hardware_is_refused(bound: object, error: type, message: str) -> None:
     with pytest.raises(error, match=re.escape(message)):
         rv.cuda.kernel(elementwise.log_sin, max_registers=bound)
+
+
+@pytest.mark.parametrize("arch", ["sm_50", "90", 90])
+def test_an_unknown_gpu_is_refused_where_it_is_named(arch: object) -> None:
+    """Before any compile: the first one may come much later, far from the
+    mistyped name."""
+    with pytest.raises(ValueError, match=re.escape(f"unknown GPU architecture '{arch}' (known: sm_60,")):
+        rv.cuda.kernel(elementwise.log_sin, arch=arch)

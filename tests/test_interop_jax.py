@@ -4,6 +4,8 @@ JAX's own derivatives of the same math under ``jit``, ``grad``, ``jvp``,
 
 from __future__ import annotations
 
+import re
+import sys
 from functools import partial
 
 import jax
@@ -41,6 +43,26 @@ X = jnp.asarray(rng.normal(size=4))
 W = jnp.asarray(rng.normal(size=(3, 4)))
 B = jnp.asarray(rng.normal(size=3))
 U = jnp.asarray(rng.normal(size=5))
+
+
+@pytest.mark.parametrize(
+    ("binding", "module", "message"),
+    [
+        ("to_jax", "jax", "rv.to_jax needs JAX: pip install jax"),
+        ("to_torch", "torch", "rv.to_torch needs PyTorch: pip install 'revmlir[torch]'"),
+    ],
+)
+def test_a_missing_framework_is_named_with_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, binding: str, module: str, message: str
+):
+    """Without the framework (``None`` in ``sys.modules`` is how Python
+    spells a module that cannot be imported), the binding says what it needs
+    instead of a bare ``No module named 'torch'`` from inside revmlir."""
+    monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.delitem(sys.modules, f"revmlir.interop.{module}", raising=False)
+    with pytest.raises(ModuleNotFoundError, match=re.escape(message)) as error:
+        getattr(rv, binding)(affine)
+    assert error.value.name == module
 
 
 def test_call_returns_every_argument_updated():

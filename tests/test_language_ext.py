@@ -499,6 +499,35 @@ def test_print_in_a_safe_block_prints_as_python_does(backend: str, capsys: pytes
     assert (~f)(3.5, 2, 1) == (1.5, 2, 0) and capsys.readouterr().out == ""  # forward only by default
 
 
+def _print_formatted(x: float, n: int, v):
+    with rv.safe():
+        print(f"x={x}, v[1]={v[1]} {{n}}={n!s}", f"{n + 1}", sep="|")
+    x += n
+
+
+FORMATTED = on_both(_print_formatted)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_f_string_prints_as_python_does(backend: str, capsys: pytest.CaptureFixture[str]):
+    assert FORMATTED[backend](1.5, 2, np.array([0.0, 0.25]))[:2] == (3.5, 2)
+    assert capsys.readouterr().out == "x=1.5, v[1]=0.25 {n}=2|3\n"
+
+
+def _print_with_a_format_spec(x: float):
+    with rv.safe():
+        print(f"{x:.3f}")  # E:format-spec
+    x += 1.0
+
+
+def test_an_f_string_format_spec_is_refused():
+    located(
+        compile_error("_print_with_a_format_spec", 1.0),
+        "# E:format-spec",
+        "f'{x:.3f}': a conversion or format spec in an f-string is not supported inside rv.safe",
+    )
+
+
 def _print_numbers(x: float, n: int, z: complex, b: bool, y: np.float32):
     with rv.safe():
         print(x, x / 0.0, -0.0, 1e300, x * 0.1, n, n > 1, b, z, y, y + y, sep=", ")

@@ -453,6 +453,11 @@ def test_unsupported_argument_types():
         rv.ordinary(recurrence_py, backend="gpu")
 
 
+def test_an_ordinary_function_has_no_inverse():
+    with pytest.raises(TypeError, match=r"~recurrence_py: an @rv.ordinary function has no inverse .* @rv.reversible"):
+        ~recurrence
+
+
 # -- diagnostics -----------------------------------------------------------------------
 
 
@@ -720,6 +725,22 @@ def test_loop_over_a_list():
     )
 
 
+def test_enumerate_over_an_array():
+    def f(u):
+        total = 0.0
+        for i, x in enumerate(u):  # E:enumerate
+            total += x * i
+        return total
+
+    check(
+        at_decoration(f),
+        "# E:enumerate",
+        "a for loop needs one loop variable",
+        "loop over range(...) and index arrays with the loop variable: for i in range(len(x)): … x[i] …",
+        "i, x",
+    )
+
+
 def test_range_with_a_variable_step():
     def f(u, k):
         for i in range(0, len(u), k):  # E:step
@@ -804,5 +825,5 @@ def test_the_reversible_form_of_an_ordinary_function_has_no_inverse():
     def square(x: float):
         return x * x
 
-    with pytest.raises(TypeError, match=r"square is not reversible: it has no inverse"):
+    with pytest.raises(TypeError, match=r"~square: an @rv.ordinary function has no inverse"):
         square.specialization_for(3.0).reversible.inverse

@@ -52,6 +52,32 @@ def test_module_pipeline_reads_both_forms(text: str, expected: str):
 
 
 @pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("rev-strip-checks{functions=f.inv,g}", 'rev-strip-checks{functions="f.inv",g}'),
+        ('ad-adjoint{functions="f.inv",h.adj.loss0 lanes=2}', 'ad-adjoint{functions="f.inv","h.adj.loss0" lanes=2}'),
+        ("rev-lower-to-std{tolerance=0.000001}", "rev-lower-to-std{tolerance=0.000001}"),
+        ("builtin.module(rev-gpu-outline{kernels=k.adj})", 'rev-gpu-outline{kernels="k.adj"}'),
+    ],
+)
+def test_names_with_dots_are_quoted_for_xdsl(text: str, expected: str):
+    """Derived functions have dots in their names, which xDSL's pipeline
+    lexer reads only quoted ("Unknown token" at the dot)."""
+    assert module_pipeline(text) == expected
+
+
+def test_derived_functions_are_named_in_every_pipeline_spelling(capsys):
+    spellings = [
+        ["-p", "rev-invert,rev-strip-checks{functions=multiplier.inv}"],
+        ["--rev-invert", "--rev-strip-checks=functions=multiplier.inv"],
+        ["--pass-pipeline=builtin.module(rev-invert, rev-strip-checks{functions=multiplier.inv})"],
+    ]
+    results = [rev_opt(capsys, MULTIPLIER, *spelling) for spelling in spellings]
+    assert results[0][0] == 0, results[0][2]
+    assert results[0] == results[1] == results[2]
+
+
+@pytest.mark.parametrize(
     "text, message",
     [
         ("builtin.module(func.func(canonicalize))", "'func.func(...)'"),
@@ -100,8 +126,16 @@ def test_pass_flag_options_in_mlir_opt_form(capsys):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--rev-invert=bogus=1"], "bogus"),
-        (["--rev-invert=in_place=maybe"], "maybe"),
+        (["--rev-invert=bogus=1"], 'rev-invert{bogus=1}: Provided arguments ["bogus"] not found'),
+        (
+            ["--rev-invert=in_place=maybe"],
+            "rev-opt: error: rev-invert{in_place=\"maybe\"}: Incompatible types: given ('maybe',), expected bool",
+        ),
+        (
+            ["-p", "rev-invert,ad-adjoint{lanes=x}"],
+            "rev-opt: error: ad-adjoint{lanes=\"x\"}: Incompatible types: given ('x',), expected int",
+        ),
+        (["-p", "rev-lower-to-std{tolerance=1e-6}"], "expected float (a float is written as a decimal, 0.000001"),
         (["--rev-frobnicate"], "unrecognized arguments: --rev-frobnicate"),
         (["--rev-inv"], "unrecognized arguments: --rev-inv"),  # no abbreviations
         (["-p", "builtin.module(func.func(canonicalize))"], "nested pass pipelines"),
@@ -128,11 +162,34 @@ def test_help_lists_a_flag_per_pass():
         assert f"--{name} OPTIONS" in result.stdout, name
     for flag in ["--pass-pipeline", "--mlir-print-ir-after-all", "--verify-diagnostics"]:
         assert flag in result.stdout
-    text = " ".join(result.stdout.split())
+    # xdsl-opt's flags without a help of their own get one
+    assert "--disable-verify do not verify the input after parsing" in " ".join(result.stdout.split())
+    assert "-v, --version print the versions of revmlir and xDSL, and exit" in " ".join(result.stdout.split())
+    # Without white space: argparse wraps the flags' help, at hyphens too.
+    text = "".join(result.stdout.split())
     for name, factory in get_all_passes().items():
-        summary = (factory().__doc__ or "").strip().splitlines()[0]
-        assert f"--{name} OPTIONS {summary}" in text, name  # the flag's own help
-        assert f"{name} {summary}" in text.split("revmlir passes", 1)[1], name  # the list
+        # The whole first paragraph: a summary cut at the docstring's first
+        # line break stopped mid-sentence.
+        paragraph = (factory().__doc__ or "").strip().split("\n\n")[0]
+        summary = "".join(paragraph.split()).replace("``", "`")
+        assert summary.endswith("."), name
+        assert f"--{name}OPTIONS{summary}" in text, name  # the flag's own help
+        assert f"{name}{summary}" in text.split("revmlirpasses", 1)[1], name  # the list
+    options = result.stdout.split("revmlir passes", 1)[1]
+    assert "tolerance: float (default: 1e-08)" in options
+    assert "all_functions: bool (default: false)" in options
+    assert "'" not in "".join(line.partition(": ")[2] for line in options.splitlines() if line.startswith("      "))
+
+
+@pytest.mark.parametrize(("text", "line"), [("", 1), ("// a comment only\n", 2)])
+def test_an_input_without_an_operation(capsys, tmp_path: Path, text: str, line: int):
+    path = tmp_path / "empty.mlir"
+    path.write_text(text)
+    status, out, err = rev_opt(capsys, path)
+    assert (status, out) == (1, "")
+    assert one_line_error(err) == (
+        f"{path}:{line}:1: error: the input holds no operation (an empty module is written 'builtin.module {{}}')"
+    )
 
 
 def test_a_run_loads_only_the_passes_it_runs():
@@ -310,3 +367,14 @@ def test_xdsl_opt_runs_revmlir_passes(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout
     assert "%y_1 = rev.sub %y, %t : i64" in result.stdout
+
+
+def test_several_kernels_are_named_as_a_list(capsys):
+    """``kernels=f,f.inv`` as tools.md writes it: the option was one string,
+    which a list (or a dotted name) did not fit."""
+    parallel = ROOT / "tests" / "filecheck" / "lowering" / "parallel.mlir"
+    both = rev_opt(capsys, parallel, "-p", "rev-invert,rev-lower-to-std,rev-gpu-outline{kernels=gather,gather.inv}")
+    assert both[0] == 0, both[2]
+    assert both[1].count('"gpu.func"') == 2 and "@module_kernels::@gather.inv" in both[1]
+    one = rev_opt(capsys, parallel, "-p", "rev-invert,rev-lower-to-std,rev-gpu-outline{kernels=gather}")
+    assert (one[0], one[1].count('"gpu.func"')) == (0, 1)

@@ -77,8 +77,9 @@ class Kernel:
                 f"rv.cuda.kernel expects a @rv.reversible function, its inverse ~f or rv.adjoint(f), got {function!r}"
             )
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
-        from revmlir.gpu.program import check_max_registers
+        from revmlir.gpu.program import check_architecture, check_max_registers
 
+        check_architecture(arch)  # a mistyped GPU, where it is named rather than at the first compile
         check_max_registers(max_registers)
         self.function = function
         self.arch = arch

@@ -137,7 +137,10 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
         raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has several blocks")
     loops = [op for op in function.body.ops if isinstance(op, scf.ParallelOp)]
     if not loops:
-        raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has no top-level scf.parallel")
+        raise PassFailedException(
+            f"{where}: @{name} is not a kernel function: its body has no top-level scf.parallel "
+            "(a parallel loop: rv.prange in Python, rev.for parallel in rev IR)"
+        )
     if len(loops) > 1:
         raise PassFailedException(
             f"{describe_op(loops[1])}: @{name} is not a kernel function: it has {len(loops)} top-level "
@@ -525,14 +528,14 @@ class RevGpuOutlinePass(ModulePass):
     """Std-level kernel functions become ``gpu.func`` kernels launched by
     their host functions (``kernels``: the functions to outline, comma
     separated; default: every function with a top-level ``scf.parallel``;
-    ``all-functions``: copy every function to the device, not only the
+    ``all_functions``: copy every function to the device, not only the
     kernels' callees)."""
 
     name = "rev-gpu-outline"
 
-    kernels: str = ""
+    kernels: tuple[str, ...] = ()
     all_functions: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        names = [n.strip().lstrip("@") for n in self.kernels.split(",") if n.strip()] or None
+        names = [n.strip().lstrip("@") for n in self.kernels if n.strip()] or None
         outline(op, names, self.all_functions)

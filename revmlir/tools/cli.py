@@ -14,20 +14,28 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from revmlir.tools.rev_opt import TRACEBACK_ENV
+from revmlir.tools.rev_opt import STDIN, TRACEBACK_ENV
 
 
 class UsageError(Exception):
     """Bad command-line input: reported as ``<tool>: error: ...``."""
 
 
+def input_name(path: str) -> str:
+    """What diagnostics call the input: ``stdin`` for ``-``, as ``rev-opt``
+    names it (``-`` reads standard input, so that the tools chain in pipes:
+    ``rev-opt f.mlir -p … | rev-run - -e f``)."""
+    return "stdin" if path == STDIN else path
+
+
 def read_text(path: str) -> str:
-    """The UTF-8 text of ``path``; a byte that is not UTF-8 is reported at
-    its line and column."""
+    """The UTF-8 text of ``path`` (standard input for ``-``); a byte that
+    is not UTF-8 is reported at its line and column."""
     try:
-        data = Path(path).read_bytes()
+        data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+    path = input_name(path)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

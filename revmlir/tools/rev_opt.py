@@ -15,15 +15,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from io import BytesIO, StringIO
 from typing import IO, Any
 
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
+from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, get_pass_option_infos
 from xdsl.printer import Printer
+from xdsl.utils.arg_spec import parse_pipeline
 from xdsl.utils.exceptions import ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
@@ -67,6 +69,25 @@ class PipelineError(ValueError):
     """A ``--pass-pipeline`` that cannot be read."""
 
 
+_DOTTED_NAME = re.compile(r"(?<![\w$.])[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)+(?![\w$.])")
+"""A function name with dots (``f.inv``, ``f.adj.loss0``); numbers such as
+``0.5`` start with a digit and stay as they are."""
+
+
+def _quote_dotted_names(options: str) -> str:
+    """``options`` (the text in a pass's braces) with every bare name that
+    has dots quoted: xDSL's pipeline lexer reads a bare word without dots
+    only, and the derived functions a user names (``functions=f.adj``,
+    ``kernels=f,f.inv``) have them."""
+    pieces = options.split('"')  # the even pieces lie outside quotes
+    return '"'.join(_DOTTED_NAME.sub(lambda m: f'"{m.group()}"', p) if i % 2 == 0 else p for i, p in enumerate(pieces))
+
+
+def _quote_pass_options(entry: str) -> str:
+    name, brace, options = entry.partition("{")
+    return name + brace + _quote_dotted_names(options)
+
+
 def module_pipeline(text: str) -> str:
     """The comma-separated pass list of ``-p``/``--pass-pipeline`` text.
 
@@ -98,12 +119,31 @@ def module_pipeline(text: str) -> str:
                 f"'{text}'): every pass runs on the whole module"
             )
         elif not quoted and not depth and char == ",":
-            passes.append("".join(current).strip())
+            passes.append(_quote_pass_options("".join(current).strip()))
             current = []
             continue
         current.append(char)
-    passes.append("".join(current).strip())
+    passes.append(_quote_pass_options("".join(current).strip()))
     return ",".join(passes) if any(passes) else ""
+
+
+def _option_error(available: dict[str, Callable[[], type[ModulePass]]], pipeline: str, error: ValueError) -> str:
+    """xDSL's refusal of a pass's options (``Incompatible types: given
+    ('yes',), expected <class 'bool'>``) names neither the pass nor the
+    option: the first pass whose options are refused, as written, then the
+    reason, its types as Python writes them."""
+    for spec in parse_pipeline(pipeline):
+        factory = available.get(spec.name)
+        if factory is None:  # xDSL's own message lists the unknown passes
+            continue
+        try:
+            factory().from_pass_spec(spec)
+        except ValueError as refusal:
+            reason = re.sub(r"<class '(\w+)'>", r"\1", str(refusal))
+            if reason.endswith("expected float"):
+                reason += " (a float is written as a decimal, 0.000001: xDSL's pipeline syntax has no exponents)"
+            return f"{spec}: {reason}"
+    return str(error)
 
 
 def _flag_pipeline(name: str, options: str) -> str:
@@ -111,7 +151,7 @@ def _flag_pipeline(name: str, options: str) -> str:
     options = options.strip()
     if options.startswith("{") and options.endswith("}"):
         options = options[1:-1]
-    return f"{name}{{{options}}}" if options else name
+    return f"{name}{{{_quote_dotted_names(options)}}}" if options else name
 
 
 class _Pipeline(argparse.Action):
@@ -133,8 +173,17 @@ class _Pipeline(argparse.Action):
 
 
 def _pass_summary(pass_type: type[ModulePass]) -> str:
-    doc = (pass_type.__doc__ or "").strip().splitlines()
-    return doc[0] if doc else ""
+    """The first paragraph of the pass's docstring on one line, its
+    reStructuredText literals as Markdown's: a summary cut at the first line
+    break stopped mid-sentence."""
+    paragraph = (pass_type.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(paragraph.split()).replace("``", "`")
+
+
+def _option_type(info: PassOptionInfo) -> str:
+    """The option's type as written in the pass (a module with postponed
+    annotations gives xDSL the annotation's text, which it quotes)."""
+    return info.expected_type.strip("'\"")
 
 
 def _pass_help() -> str:
@@ -144,7 +193,7 @@ def _pass_help() -> str:
         lines.append(f"  {name:<22} {_pass_summary(pass_type)}")
         for info in get_pass_option_infos(pass_type):
             default = f" (default: {info.default_value})" if info.default_value else ""
-            lines.append(f"      {info.name}: {info.expected_type}{default}")
+            lines.append(f"      {info.name}: {_option_type(info)}{default}")
     lines.append("Upstream xDSL passes such as canonicalize, cse and dce work too.")
     return "\n".join(lines)
 
@@ -182,6 +231,13 @@ class _Help(argparse.Action):
         parser.exit()
 
 
+_XDSL_OPT_HELP = {
+    "disable_verify": "do not verify the input after parsing (the reversibility rules are part of that verification)",
+    "version": "print the versions of revmlir and xDSL, and exit",
+}
+"""Help for the flags xdsl-opt registers without one."""
+
+
 class RevOptMain(xDSLOptMain):
     version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
     pipeline: PassPipeline
@@ -209,6 +265,8 @@ class RevOptMain(xDSLOptMain):
         # mlir-opt takes no abbreviations, and with one flag per pass a prefix
         # would silently pick a pass.
         arg_parser.allow_abbrev = False
+        for action in arg_parser._actions:  # xdsl-opt's flags that come without a help text
+            action.help = action.help or _XDSL_OPT_HELP.get(action.dest)
         revmlir_passes = get_all_passes()
         revmlir_flags: dict[str, argparse.Action] = {}  # filled below, read by -h
         # Options that replace xdsl-opt's of the same name.
@@ -287,7 +345,10 @@ class RevOptMain(xDSLOptMain):
 
     def setup_pipeline(self) -> None:
         self.args.passes = ",".join(p for p in self.args.pipeline or [] if p)
-        super().setup_pipeline()
+        try:
+            super().setup_pipeline()
+        except ValueError as error:
+            raise PipelineError(_option_error(self.available_passes, self.args.passes, error)) from error
         verify_and_time = self.pipeline.callback
 
         def between_passes(previous: ModulePass | None, module: ModuleOp, next: ModulePass | None) -> None:

@@ -32,7 +32,7 @@ from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.values import numpy_dtype
-from revmlir.tools.cli import UsageError, read_text, run_tool
+from revmlir.tools.cli import UsageError, input_name, read_text, run_tool
 
 _NEGATIVE_NUMBER = re.compile(r"-[0-9.]")
 """How a value such as ``-1e-3`` or ``-2+1j`` starts; argparse takes only
@@ -52,6 +52,8 @@ def _parse_argument(text: str, type: Attribute, index: int) -> Any:
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise UsageError(f"argument #{index} ({type}): cannot read {text.strip()!r} as a literal") from None
     if isinstance(type, MemRefType):
+        if not isinstance(value, list):  # numpy would make a 0-d array of a number
+            raise UsageError(f"argument #{index} ({type}): an array is written as a (nested) list, got {text.strip()}")
         try:
             return np.array(value, dtype=numpy_dtype(type.element_type))
         except (TypeError, ValueError, OverflowError) as error:
@@ -72,9 +74,9 @@ def _format_value(value: Any) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rev-run",
-        description="Run a rev.func on the revmlir reference interpreter.",
+        description="Run a rev.func as native code or on the reference interpreter.",
     )
-    parser.add_argument("input_file", help="the .mlir file")
+    parser.add_argument("input_file", help="the .mlir file (- for stdin)")
     parser.add_argument("-e", "--entry", required=True, help="function to run")
     parser.add_argument("--args", nargs="*", default=[], help="arguments, as Python literals")
     parser.add_argument("--inverse", action="store_true", help="run the function backwards (uncall)")
@@ -102,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.tolerance >= 0:
         raise UsageError(f"--tolerance must be a number >= 0, got {args.tolerance}")
     text = read_text(args.input_file)
+    args.input_file = input_name(args.input_file)  # diagnostics name stdin as rev-opt does
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)

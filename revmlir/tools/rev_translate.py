@@ -38,10 +38,12 @@ from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime_checks import JUMP_WORD, PAYLOAD_SLOTS
 from revmlir.semantics import written_arguments
-from revmlir.tools.cli import UsageError, check_output, read_text, run_tool, write_output
+from revmlir.tools.cli import UsageError, check_output, input_name, read_text, run_tool, write_output
 from revmlir.tools.rev_opt import TRACEBACK_ENV
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
+GPU_EMITS = ("ptx", "cubin")
+DEFAULT_GPU = "sm_90"
 
 
 def _c_type(type: Attribute) -> str:
@@ -118,20 +120,34 @@ def header(module: ModuleOp, guard: str) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rev-translate", description="Compile reversible functions ahead of time.")
-    parser.add_argument("input_file")
-    parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce")
+    parser.add_argument("input_file", help="the .mlir file (- for stdin)")
+    parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce (default: llvm)")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")
-    parser.add_argument("--gpu-arch", default="sm_90", help="the GPU for --emit=ptx/cubin (default: sm_90)")
-    parser.add_argument("-O", dest="opt_level", type=int, default=3, choices=range(4), help="LLVM optimisation level")
+    parser.add_argument("--gpu-arch", help=f"the GPU for --emit=ptx/cubin (default: {DEFAULT_GPU})")
+    parser.add_argument(
+        "-O", dest="opt_level", type=int, default=3, choices=range(4), help="LLVM optimisation level (default: 3)"
+    )
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
     if args.emit in ("obj", "cubin") and not args.output:
         raise UsageError(f"--emit={args.emit} needs -o FILE")
+    gpu: str = args.gpu_arch or DEFAULT_GPU
+    if args.emit in GPU_EMITS:
+        # lazy: the kernel compiler loads only for the GPU outputs
+        from revmlir.gpu.program import check_architecture
+
+        try:
+            check_architecture(gpu)  # a mistyped flag, before the compile
+        except ValueError as error:
+            raise UsageError(f"--gpu-arch: {error}") from None
+    elif args.gpu_arch is not None:  # the output would be the host's, whatever the flag said
+        raise UsageError(f"--gpu-arch applies to --emit=ptx and --emit=cubin, not --emit={args.emit}")
     if args.output:
         check_output(args.output)
     text = read_text(args.input_file)
+    args.input_file = input_name(args.input_file)  # diagnostics name stdin as rev-opt does
     module = None
     try:
         module = parse_module(text, args.input_file, verify=False)
@@ -139,14 +155,14 @@ def run(args: argparse.Namespace) -> int:
         if args.emit == "header":
             guard = "REVMLIR_" + "".join(c if c.isalnum() else "_" for c in os.path.basename(args.input_file)).upper()
             output: str | bytes = header(module, guard)
-        elif args.emit in ("ptx", "cubin"):
+        elif args.emit in GPU_EMITS:
             # lazy: the kernel compiler loads only for the GPU outputs
             from revmlir.gpu.cache import cubin
             from revmlir.gpu.program import module_ptx
 
-            output = module_ptx(module, args.gpu_arch, args.opt_level)
+            output = module_ptx(module, gpu, args.opt_level)
             if args.emit == "cubin":
-                output = cubin(output, args.gpu_arch)
+                output = cubin(output, gpu)
         else:
             # lazy: LLVM and NumPy load only for the host's outputs
             from revmlir.runtime.jit import emit_assembly, emit_object, host_target_machine, optimize

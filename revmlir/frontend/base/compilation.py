@@ -43,6 +43,13 @@ NEVER_COMPILED: tuple[type[ast.AST], ...] = (
 )
 """Statements neither compiler takes: what each also refuses is its own."""
 
+ONE_LOOP_VARIABLE = (
+    "a for loop needs one loop variable",
+    "loop over range(...) and index arrays with the loop variable: for i in range(len(x)): … x[i] …",
+)
+"""Both compilers' refusal of ``for i, v in enumerate(x)``, ``for a, b in
+…``: the message and its hint."""
+
 
 class Compilable(Protocol):
     """A decorated Python function, as its compiler reads it."""

@@ -535,6 +535,9 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
                 f"'{kind}' statements are not supported in ordinary functions",
                 'see the list of supported Python in docs/python.md, "Ordinary Python"',
             )
+        if isinstance(node, ast.For) and not isinstance(node.target, ast.Name):
+            # before its target's own refusal as a tuple, which said nothing of loops
+            raise error(node.target, *base.ONE_LOOP_VARIABLE)
         if isinstance(node, ast.Tuple) and _is_tuple_place(tree, node):
             continue
         if type(node) in _UNSUPPORTED:
@@ -1079,8 +1082,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
     def for_(self, node: ast.For) -> None:
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
-        if not isinstance(node.target, ast.Name):
-            raise self.error(node.target, "a for loop needs one loop variable")
+        assert isinstance(node.target, ast.Name), "check_structure refuses other loop targets"
         name = node.target.id
         if node.orelse:
             raise self.error(node, "for … else is not supported")

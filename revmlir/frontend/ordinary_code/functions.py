@@ -22,7 +22,7 @@ import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 from xdsl.dialects import func
@@ -90,6 +90,15 @@ class OrdinaryFunction(TakesStructs):
         self._by_python_types: dict[tuple[Any, ...], tuple[OrdinarySpecialization, IntRanges]] = {}
         self._flattened: dict[Layout, OrdinaryFunction] = {}
         self._checked_layouts: set[Layout] = set()
+
+    def __invert__(self) -> NoReturn:
+        """Python's own refusal, "bad operand type for unary ~", said nothing
+        of why an ordinary function, which revmlir makes reversible, has no
+        inverse to call."""
+        raise TypeError(
+            f"~{self.__name__}: an @rv.ordinary function has no inverse (its reversible form keeps what it "
+            "overwrites on a tape, for derivatives); write it with @rv.reversible to run it backwards"
+        )
 
     @property
     def parameters(self) -> list[str]:

@@ -336,7 +336,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             raise ctx.error(
                 node,
                 f"'{ast.unparse(node)}' is not reversible on {describe_type(target_type)}",
-                "multiply log numbers instead: ly = rv.ancilla(rv.ulog(1.0)); ly *= rv.ulog(x)",
+                f"{'multiply' if kind == 'mul' else 'divide'} log numbers instead: "
+                f"ly = rv.ancilla(rv.ulog(1.0)); ly {'*' if kind == 'mul' else '/'}= rv.ulog(x)",
             )
         if kind in ("add", "sub") and isinstance(target_type, TropicalType):
             raise ctx.error(
@@ -775,7 +776,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         ctx, fn = self.ctx, self.fn
         loc = ctx.loc(node)
         if not isinstance(node.target, ast.Name):
-            raise ctx.error(node, "a for loop needs one loop variable")
+            raise ctx.error(node, *base.ONE_LOOP_VARIABLE)
         if node.orelse:
             raise ctx.error(node, "for … else is not supported")
         iterator, reverse = node.iter, False
@@ -916,6 +917,15 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
                 f"'{ast.unparse(node)}' is not reversible",
                 "only +=, -=, ^= (and *=, /= on log numbers) update a variable",
             )
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) and _reads(node.value, node.target.id):
+            # the verifier's [self-read] rule, said in the user's Python
+            # rather than in the IR's ops and values, and at decoration
+            name = node.target.id
+            raise error(
+                node,
+                f"'{ast.unparse(node)}' reads {name}, the variable it updates, which is not reversible",
+                f"read a copy instead: c = rv.ancilla(0.0); c += {name}; … (uncompute c before freeing it)",
+            )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
             name = ast.unparse(node.targets[0])
             raise error(
@@ -923,6 +933,10 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
                 f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
                 f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
             )
+
+
+def _reads(expression: ast.expr, name: str) -> bool:
+    return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expression))
 
 
 def _literal_int(node: ast.expr) -> int | None:

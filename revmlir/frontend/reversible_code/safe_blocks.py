@@ -98,11 +98,34 @@ class SafeBlockCompiler:
                 raise self.ctx.error(arg, "print(*…) is not supported inside rv.safe")
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
                 pieces.append(_escaped(arg.value))
+            elif isinstance(arg, ast.JoinedStr):
+                pieces.append(self._formatted(arg, values))
             else:
                 pieces.append("{}")
                 values.append(self.expr.compile(arg).ssa)
         text = _escaped(options["sep"]).join(pieces) + _escaped(options["end"])
         self.fn.emit(printf.PrintFormatOp(text, *values), self.ctx.loc(statement))
+
+    def _formatted(self, text: ast.JoinedStr, values: list[Any]) -> str:
+        """An f-string's text with each ``{value}`` a field that prints the
+        value as ``str`` gives it, as a separate argument of ``print`` does;
+        its values join ``values``."""
+        pieces: list[str] = []
+        for part in text.values:
+            if isinstance(part, ast.Constant):
+                pieces.append(_escaped(str(part.value)))
+            elif (
+                isinstance(part, ast.FormattedValue) and part.conversion in (-1, ord("s")) and part.format_spec is None
+            ):
+                pieces.append("{}")
+                values.append(self.expr.compile(part.value).ssa)
+            else:
+                raise self.ctx.error(
+                    part,
+                    f"{ast.unparse(text)}: a conversion or format spec in an f-string is not supported inside rv.safe",
+                    "print the value as str gives it: f'{x}'",
+                )
+        return "".join(pieces)
 
     def _assert(self, statement: ast.Assert) -> None:
         message = f"assertion failed: {ast.unparse(statement.test)}"

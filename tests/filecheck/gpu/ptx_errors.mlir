@@ -16,7 +16,7 @@
 // CHECK: error: 'llvm.call' at {{.*}}ptx_errors.mlir:[[# @LINE + 9]]:3: GPU code cannot call mystery: device code calls the module's functions and libdevice's math only
 // ATOMIC: error: 'memref.atomic_rmw' at {{.*}}gpu_atomic_max.mlir:8:5: only atomic additions of f64, f32, i64 and i32 (addf, addi) are supported in GPU code
 // STACK: error: 'func.call' at {{.*}}gpu_stack.mlir:5:3: @pushes allocates from the per-thread arena in GPU code but takes no error slot memref<6xi64>, through which device code reaches the arena (only lowered reversible functions have one)
-// ARCH: error: unknown GPU architecture 'sm_50' (known: sm_60,
+// ARCH: rev-translate: error: --gpu-arch: unknown GPU architecture 'sm_50' (known: sm_60,
 // CUBIN: error: --emit=cubin needs -o FILE
 // NVVM: error: 'llvm.call_intrinsic' at {{.*}}gpu_nvvm_intrinsic.mlir:10:5: GPU code cannot call llvm.nvvm.redux.sync.add: of NVVM's intrinsics, device code calls those of the nvvm ops only
 // LIBM: error: 'llvm.call' at {{.*}}gpu_libm_types.mlir:10:5: GPU code cannot call hypot on (f32, f32) -> (f32): libdevice's math takes and returns f64, or f32
