@@ -13,6 +13,7 @@ import threading
 import weakref
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
@@ -264,10 +265,10 @@ def test_calls_running_while_the_inverses_join_the_engine_are_unaffected(monkeyp
     adds = {"started": 0, "finished": 0}
     add = Engine.add
 
-    def counted(engine: Engine, module: object, key: str) -> None:
+    def counted(engine: Engine, module: llvm.ModuleRef, key: str) -> None:
         adds["started"] += 1
         try:
-            add(engine, module, key)  # type: ignore[arg-type]
+            add(engine, module, key)
         finally:
             adds["finished"] += 1
 
