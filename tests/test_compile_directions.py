@@ -30,8 +30,8 @@ Compiles = list[tuple[Direction, set[str]]]
 
 @pytest.fixture
 def compiles(monkeypatch: pytest.MonkeyPatch) -> Compiles:
-    """Each native compile: its direction and the functions it holds
-    (none where it fails)."""
+    """Each native compile: its direction and the functions it compiles,
+    with an entry point or as a private copy (none where it fails)."""
     found: Compiles = []
     lower = native.lower_to_llvm_ir
 
@@ -44,7 +44,7 @@ def compiles(monkeypatch: pytest.MonkeyPatch) -> Compiles:
         held: set[str] = set()
         found.append((direction, held))  # a compile that fails counts too
         lowered = lower(module, tolerance, direction, beside)
-        held.update(lowered.writes)
+        held.update(lowered.writes, lowered.copies)
         return lowered
 
     monkeypatch.setattr(native, "lower_to_llvm_ir", counted)

@@ -6,22 +6,25 @@ module calls the functions its first compile defines")."""
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import re
 import threading
 import weakref
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
 import revmlir as rv
+from revmlir.collector import collector_paused
 from revmlir.interpreter import RevInterpreter
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module
 from revmlir.runtime import cache
-from revmlir.runtime.jit import HostTarget, jit
-from revmlir.runtime.native import Direction, NativeModule
+from revmlir.runtime.jit import Engine, HostTarget, jit
+from revmlir.runtime.native import Direction, NativeModule, lower_to_llvm_ir
 from test_native_cache import forbid_llvm
 from test_uncall_without_inverse import assert_same_failure, failure
 
@@ -163,6 +166,7 @@ def test_a_function_whose_noalias_parameters_the_inverses_would_break_is_compile
     assert "accumulate" not in defined(rest) and "accumulate" not in declared(rest)
     assert re.search(r'^define internal [^@]*@"accumulate"\(', rest, re.M)  # its own copy
     assert "accumulate.inv" in declared(rest)  # called as the forward compile calls it
+    assert compiled.rest.lowered.copies == {"accumulate"}
 
 
 def routine(backend: str) -> rv.ReversibleFunction:
@@ -249,25 +253,54 @@ def test_f_after_its_inverse_runs_in_the_backward_compile_where_that_holds_it():
     assert backward._rest.computed() is None  # no second compile
 
 
-def test_calls_running_while_the_inverses_join_the_engine_are_unaffected():
+def test_calls_running_while_the_inverses_join_the_engine_are_unaffected(monkeypatch: pytest.MonkeyPatch):
     """Forward calls in other threads run the engine's first module while
-    the first ``~f`` adds the second to it."""
+    the first ``~f`` adds the second to it: they go on until the inverses
+    have run, and some of them overlap ``Engine.add`` (wrapped to tell;
+    the cache off, so that the inverses are compiled, not loaded)."""
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
     f = routine("native")
     v = np.array([1.0, 2.0])
     assert f(0.0, v)[0] == 5.0
-    start, results = threading.Barrier(4), []
+    adds = {"started": 0, "finished": 0}
+    add = Engine.add
 
-    def run(backward: bool) -> None:
+    def counted(engine: Engine, module: llvm.ModuleRef, key: str) -> None:
+        adds["started"] += 1
+        try:
+            add(engine, module, key)
+        finally:
+            adds["finished"] += 1
+
+    monkeypatch.setattr(Engine, "add", counted)
+    start, done = threading.Barrier(4), threading.Event()
+    forward: list[float] = []
+    backward: list[float] = []
+    overlapped: list[bool] = []
+
+    def run_forward() -> None:
         start.wait()
-        for _ in range(50):
-            results.append((~f)(5.0, v)[0] if backward else f(0.0, v)[0])
+        while not done.is_set():
+            finished_before = adds["finished"]
+            forward.append(f(0.0, v)[0])
+            # began before the add ended, and ended after it began
+            overlapped.append(finished_before == 0 and adds["started"] == 1)
 
-    threads = [threading.Thread(target=run, args=(k == 0,)) for k in range(4)]
+    def run_backward() -> None:
+        start.wait()
+        try:
+            for _ in range(20):
+                backward.append((~f)(5.0, v)[0])
+        finally:
+            done.set()
+
+    threads = [threading.Thread(target=run_backward)] + [threading.Thread(target=run_forward) for _ in range(3)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert sorted(set(results)) == [0.0, 5.0] and len(results) == 200
+    assert adds == {"started": 1, "finished": 1} and any(overlapped)
+    assert backward == [0.0] * 20 and forward and set(forward) == {5.0}
 
 
 def test_an_engine_is_freed_with_its_last_holder():
@@ -282,3 +315,68 @@ def test_an_engine_is_freed_with_its_last_holder():
         assert engine() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("both_ways", [False, True], ids=["forward", "with-the-rest"])
+def test_a_native_module_is_freed_with_its_last_holder(both_ways: bool):
+    """No reference cycle holds a compile: the rest holds the first (its
+    rest), the first holds the rest's machine code, and the rest only
+    weakly, so both go, with their engine, when the last holder of either
+    does."""
+    compiled = NativeModule.compile(parse_module(SHARED, "shared.mlir"))
+    assert compiled.call("outer", 1, 12, 3, 2) == (3, 12, 3, 2)
+    first, engine = weakref.ref(compiled), weakref.ref(compiled.machine_code.engine)
+    with collector_paused():
+        if both_ways:
+            rest = compiled.rest
+            assert compiled.rest is rest  # one while held
+            del compiled
+            assert rest.rest is first() and rest.uncall("outer", 3, 12, 3, 2) == (1, 12, 3, 2)
+            del rest
+        else:
+            del compiled
+        assert first() is None and engine() is None
+
+
+def test_a_rest_dropped_is_made_again_from_its_machine_code():
+    compiled = NativeModule.compile(parse_module(SHARED, "shared.mlir"))
+    rest = weakref.ref(compiled.rest)
+    machine_code = compiled.rest.machine_code
+    assert rest() is None  # held by nothing, gone
+    again = compiled.rest
+    assert again.machine_code is machine_code and again.rest is compiled
+    assert again.uncall("outer", 3, 12, 3, 2) == (1, 12, 3, 2)
+
+
+def test_only_another_direction_of_the_same_module_with_its_tolerance_compiles_beside_a_compile():
+    """Borrowing takes a function of the same name for the same code."""
+    module = parse_module(SHARED, "shared.mlir")
+    first = NativeModule.compile(module).lowered
+    for other, tolerance, direction, message in [
+        (parse_module(SHARED, "shared.mlir"), None, Direction.BACKWARD, "not beside another module"),
+        (module, None, Direction.FORWARD, "the forward functions cannot compile beside the forward functions"),
+        (module, 1e-3, Direction.BACKWARD, "a tolerance of 0.001 cannot compile beside code of tolerance"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            lower_to_llvm_ir(other, tolerance, direction, first)
+
+
+def constant(value: int) -> str:
+    return f"define i64 @foo() {{\n  ret i64 {value}\n}}\n"
+
+
+@pytest.mark.parametrize("cached", [False, True], ids=["compiled", "cached"])
+def test_machine_code_joining_an_engine_defines_nothing_the_engine_has(
+    cached: bool, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Compiled or loaded from the cache, a second ``@foo`` is refused
+    before it joins: the first is still the one found."""
+    first = jit(constant(1))
+    if cached:
+        jit(constant(2))  # alone: its own engine, its object cached
+        forbid_llvm(monkeypatch)
+    with pytest.raises(ValueError, match="the module defines @foo, which the engine it joins defines already"):
+        jit(constant(2), beside=first)
+    assert ctypes.CFUNCTYPE(ctypes.c_int64)(first.address("foo"))() == 1
+    with pytest.raises(ValueError, match="-O0 cannot join an engine compiling at -O3"):
+        jit("define i64 @bar() {\n  ret i64 3\n}\n", 0, beside=first)

@@ -195,11 +195,15 @@ class Engine:
     against the engine's other modules first), each module's object stored
     in the disk cache under that module's own key when it is compiled."""
 
-    def __init__(self, machine: llvm.TargetMachine, first: llvm.ModuleRef, key: str | None):
-        """The engine of ``first``, compiled now and stored under ``key``;
-        None for an empty module (MCJIT is created with one) that a cached
-        object joins next (``load``)."""
+    def __init__(self, machine: llvm.TargetMachine, opt_level: int, first: llvm.ModuleRef, key: str | None):
+        """The engine of ``first``, compiled now by ``machine`` (created for
+        ``opt_level``) and stored under ``key``; None for an empty module
+        (MCJIT is created with one) that a cached object joins next
+        (``load``)."""
         self.mcjit = llvm.create_mcjit_compiler(first, machine)
+        self.opt_level = opt_level
+        """The code generator's level for every module it compiles: the
+        level of their cache keys."""
         self._keys: dict[llvm.ModuleRef, str] = {} if key is None else {first: key}
         """The cache key of each module added and not yet compiled."""
         keys = self._keys
@@ -253,26 +257,52 @@ def _cache_key(text: str, kind: str, opt_level: int, target: HostTarget) -> str:
 def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITModule:
     """Machine code for ``text``, from the disk cache when it has it (see
     ``revmlir.runtime.cache``): MCJIT hands over the object it generated,
-    and a cached object is loaded without parsing or optimising anything.
+    and a cached object is loaded without optimising anything.
     ``beside``: machine code whose engine this module joins, so that its
-    declarations of functions that machine code defines call them (its
-    own definitions must not repeat that machine code's symbols)."""
+    declarations of functions that machine code defines call them; a
+    ``ValueError`` where that engine compiles at another ``opt_level`` (the
+    object would be stored under a key that does not describe it) or where
+    this module defines a function the engine already has (MCJIT would
+    keep both, and a lookup of the name would find this module's)."""
     target = HostTarget.detect()
     machine = target.machine(opt_level, "default")
     key = _cache_key(text, "jit", opt_level, target)
-    if (cached := cache.load(key)) is not None:
-        module = llvm.parse_assembly("")
-        engine = Engine(machine, module, None) if beside is None else beside.engine
+    cached = cache.load(key)
+    if beside is None:
+        if cached is not None:
+            module = llvm.parse_assembly("")
+            engine = Engine(machine, opt_level, module, None)
+            engine.load(cached)
+            return JITModule(engine, module)
+        module = optimize(text, machine, opt_level)
+        _check_externals(module, None)
+        return JITModule(Engine(machine, opt_level, module, key), module)
+    engine = beside.engine
+    if engine.opt_level != opt_level:
+        raise ValueError(f"machine code of -O{opt_level} cannot join an engine compiling at -O{engine.opt_level}")
+    # a cached object is checked against its text: parsing is cheap beside optimising
+    module = llvm.parse_assembly(text) if cached is not None else optimize(text, machine, opt_level)
+    _check_externals(module, engine)
+    _check_definitions(module, engine)
+    if cached is not None:
         engine.load(cached)
     else:
-        module = optimize(text, machine, opt_level)
-        _check_externals(module, None if beside is None else beside.engine)
-        if beside is None:
-            engine = Engine(machine, module, key)
-        else:
-            engine = beside.engine
-            engine.add(module, key)
+        engine.add(module, key)
     return JITModule(engine, module)
+
+
+def _check_definitions(module: llvm.ModuleRef, engine: Engine) -> None:
+    """None of the functions ``module`` defines for other modules to call
+    (external linkage) is one ``engine`` already has."""
+    repeated = sorted(
+        f.name
+        for f in module.functions
+        if not f.is_declaration and f.linkage == llvm.Linkage.external and engine.address(f.name)
+    )
+    if repeated:
+        raise ValueError(
+            f"the module defines {', '.join('@' + name for name in repeated)}, which the engine it joins defines already"
+        )
 
 
 def emit_object(text: str, opt_level: int = 3) -> bytes:

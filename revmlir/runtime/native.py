@@ -22,6 +22,8 @@ import ctypes
 import enum
 import functools
 import operator
+import threading
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -102,25 +104,6 @@ def _scalar_ctype(type: Attribute) -> Any:
     raise TypeError(f"no native representation for {type}")
 
 
-@dataclass(frozen=True)
-class LLVMModule:
-    """A rev module lowered to LLVM IR, with what calling it needs."""
-
-    llvm_ir: str
-    check_table: ModuleOp
-    """The module's run-time checks, to report a failing one."""
-    writes: dict[str, frozenset[int]]
-    """Per function (inverses included): the array parameters a call may
-    write (``revmlir.semantics.written_arguments`` of the std form, which
-    ``revmlir.lowering.aliasing`` hands on)."""
-    polling: frozenset[str]
-    """The functions whose runs poll for Ctrl-C (``polling_functions``)."""
-    exported: dict[str, frozenset[int]]
-    """The functions it defines for a module compiled beside it to call
-    (all with a body, but the runtime's, which are internal), each with
-    the array parameters its code takes as ``noalias``."""
-
-
 class Direction(enum.Enum):
     """Which functions of a module one compile builds.  A call runs one
     direction, and a function and its inverse are about the same code, so a
@@ -136,6 +119,36 @@ class Direction(enum.Enum):
     (``rev-translate``), which may call either."""
 
 
+@dataclass(frozen=True)
+class LLVMModule:
+    """A rev module lowered to LLVM IR, with what calling it needs."""
+
+    source: ModuleOp = field(compare=False)
+    """The rev module lowered."""
+    direction: Direction
+    tolerance: float
+    """The options it was lowered with: a module compiled beside it is
+    one of ``source``'s, lowered with the same ``tolerance``."""
+    llvm_ir: str
+    check_table: ModuleOp
+    """The module's run-time checks, to report a failing one."""
+    writes: dict[str, frozenset[int]]
+    """Per function (inverses included): the array parameters a call may
+    write (``revmlir.semantics.written_arguments`` of the std form, which
+    ``revmlir.lowering.aliasing`` hands on)."""
+    polling: frozenset[str]
+    """The functions whose runs poll for Ctrl-C (``polling_functions``)."""
+    copies: frozenset[str]
+    """The functions of the module compiled beside it that it compiles again
+    (``_borrow``), internal: with them, ``writes`` names every function it
+    compiles but the runtime's."""
+    exported: dict[str, frozenset[int]]
+    """The functions it defines for a module compiled beside it to call
+    (all with a body, but the runtime's, which are internal), each with
+    the array parameters its code takes as ``noalias``; none where it was
+    compiled beside another (which no third module joins)."""
+
+
 def lower_to_llvm_ir(
     module: ModuleOp,
     tolerance: float | None = None,
@@ -145,7 +158,13 @@ def lower_to_llvm_ir(
     """LLVM IR for a verified rev module: the functions of ``direction``;
     ``beside``, another direction of it whose machine code this module's
     joins: the functions that one defines are declared, not compiled again
-    (``_borrow``), and the check ids of the two are distinct."""
+    (``_borrow``), and the check ids of the two are distinct.  Borrowing
+    takes a function of the same name for the same code: a ``ValueError``
+    where ``beside`` was lowered from another module, for the same
+    direction or with another tolerance."""
+    tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
+    if beside is not None:
+        _check_beside(beside, module, tolerance, direction)
     check_native_types(module)
     work = module.clone()
     context = make_context()
@@ -158,9 +177,7 @@ def lower_to_llvm_ir(
         inverted = {f.sym_name.data for f in work.ops if isinstance(f, FuncOp)}
         drop_unreached_functions(work, [inverse_name(n) for n in functions if inverse_name(n) in inverted])
     numbered_after = () if beside is None else _check_entries(beside.check_table)
-    lower_to_std(
-        work, DEFAULT_TOLERANCE if tolerance is None else tolerance, check_ops=True, numbered_after=numbered_after
-    )
+    lower_to_std(work, tolerance, check_ops=True, numbered_after=numbered_after)
     PassPipeline((LoopVersioningPass(), HostSafetyPass())).apply(context, work)
     # Between std IR and LLVM: keep what calls need of the std form (the
     # check table, the arrays each function writes, the error slot's
@@ -204,10 +221,23 @@ def lower_to_llvm_ir(
             if not any(isinstance(argument.type, ir.PointerType) for argument in function.args):
                 function.attributes.add("readnone")
     own = {name: positions for name, positions in aliasing.written.items() if name not in borrowed | copied}
-    exported = {f.name: aliasing.noalias[f.name] for f in llvm_module.functions if f.name in own and f.linkage == ""}
+    exported = (
+        {f.name: aliasing.noalias[f.name] for f in llvm_module.functions if f.name in own and f.linkage == ""}
+        if beside is None
+        else {}
+    )
     text = str(llvm_module)
     take_apart_llvm_ir(llvm_module)
-    return LLVMModule(text, checks, own, polling - borrowed - copied, exported)
+    return LLVMModule(module, direction, tolerance, text, checks, own, polling - borrowed - copied, copied, exported)
+
+
+def _check_beside(beside: LLVMModule, module: ModuleOp, tolerance: float, direction: Direction) -> None:
+    if beside.source is not module:
+        raise ValueError("a module compiles beside another direction of itself, not beside another module")
+    if beside.direction is direction:
+        raise ValueError(f"the {direction.value} functions cannot compile beside the {direction.value} functions")
+    if beside.tolerance != tolerance:
+        raise ValueError(f"a tolerance of {tolerance} cannot compile beside code of tolerance {beside.tolerance}")
 
 
 def _check_entries(table: ModuleOp) -> list[str]:
@@ -243,6 +273,21 @@ def _borrow(
     return frozenset(borrowed), frozenset(copied)
 
 
+@pausing
+def _compile(
+    module: ModuleOp,
+    opt_level: int,
+    tolerance: float | None,
+    direction: Direction,
+    beside: tuple[LLVMModule, JITModule] | None,
+) -> tuple[LLVMModule, JITModule]:
+    """``module``'s functions of ``direction`` lowered and their machine
+    code; ``beside``, those of another direction, whose engine it joins."""
+    lowered_beside, machine_code_beside = (None, None) if beside is None else beside
+    lowered = lower_to_llvm_ir(module, tolerance, direction, lowered_beside)
+    return lowered, jit(lowered.llvm_ir, opt_level, machine_code_beside)
+
+
 def check_inverse(module: ModuleOp, name: str) -> None:
     """The inverter's ``InversionError`` (the interpreter's error) for
     running ``@name`` backwards where it has no inverse, raised before
@@ -257,7 +302,14 @@ def check_inverse(module: ModuleOp, name: str) -> None:
 class NativeModule(Backend):
     """A rev module compiled to machine code: the functions of one
     direction, and those of the other compiled when a call first needs one
-    (``holding``)."""
+    (``holding``).
+
+    The two compiles hold each other without a reference cycle, so that
+    the machine code goes with the last object holding either, not at the
+    cyclic collector's next run: the rest holds the first compile
+    (``beside``); the first holds the rest's machine code, and the
+    ``NativeModule`` of it only weakly, made again from that machine code
+    where nothing holds it any more."""
 
     module: ModuleOp
     lowered: LLVMModule
@@ -270,10 +322,18 @@ class NativeModule(Backend):
     beside: NativeModule | None = None
     """The compile whose rest this one is: its machine code's engine holds
     both, and this one calls the functions that one defines."""
-    _rest: Once[NativeModule] = field(init=False, repr=False, compare=False)
+    _rest: Once[tuple[LLVMModule, JITModule]] = field(init=False, repr=False, compare=False)
+    """The rest's compile, of the module and the options alone (a bound
+    method would hold this object: a cycle)."""
+    _held_rest: weakref.ref[NativeModule] | None = field(init=False, repr=False, compare=False, default=None)
+    _lock: threading.Lock = field(init=False, repr=False, compare=False, default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
-        self._rest = Once(self._compile_rest)
+        other = Direction.FORWARD if self.direction is Direction.BACKWARD else Direction.BACKWARD
+        compile_rest = functools.partial(
+            _compile, self.module, self.opt_level, self.tolerance, other, (self.lowered, self.machine_code)
+        )
+        self._rest = Once(compile_rest)
 
     @property
     def llvm_ir(self) -> str:
@@ -301,23 +361,17 @@ class NativeModule(Backend):
         return f"<NativeModule of {', '.join('@' + n for n in names) or 'no functions'}>"
 
     @classmethod
-    @pausing
     def compile(
         cls,
         module: ModuleOp,
         opt_level: int = 3,
         tolerance: float | None = None,
         direction: Direction = Direction.FORWARD,
-        beside: NativeModule | None = None,
     ) -> NativeModule:
         """The functions of ``direction`` compiled now: by default what
         calls run, so that a first call compiles no inverse its run does
-        not need; the first ``uncall`` compiles the inverses.  ``beside``:
-        a compile of another direction of ``module`` whose functions this
-        one calls instead of compiling them again (``rest``)."""
-        lowered = lower_to_llvm_ir(module, tolerance, direction, None if beside is None else beside.lowered)
-        machine_code = jit(lowered.llvm_ir, opt_level, None if beside is None else beside.machine_code)
-        return cls(module, lowered, machine_code, direction, opt_level, tolerance, beside)
+        not need; the first ``uncall`` compiles the inverses (``rest``)."""
+        return cls(module, *_compile(module, opt_level, tolerance, direction, None), direction, opt_level, tolerance)
 
     def holding(self, name: str, backward: bool) -> NativeModule:
         """The compile whose machine code runs ``@name``, or its inverse if
@@ -340,13 +394,16 @@ class NativeModule(Backend):
         them again.  A compile that fails raises the same error, the
         ``PassFailedException`` that ``compile`` raises, at every use, and
         is not tried again.  The rest of the rest is this one."""
-        return self._rest.get()
-
-    def _compile_rest(self) -> NativeModule:
         if self.beside is not None:
             return self.beside
-        other = Direction.FORWARD if self.direction is Direction.BACKWARD else Direction.BACKWARD
-        return NativeModule.compile(self.module, self.opt_level, self.tolerance, other, self)
+        lowered, machine_code = self._rest.get()
+        with self._lock:
+            if self._held_rest is None or (rest := self._held_rest()) is None:
+                rest = NativeModule(
+                    self.module, lowered, machine_code, lowered.direction, self.opt_level, self.tolerance, self
+                )
+                self._held_rest = weakref.ref(rest)
+            return rest
 
     def _caller(self, func: FuncOp, backward: bool) -> Caller:
         return _NativeCall(self.holding(func.sym_name.data, backward), self._written, func, backward)

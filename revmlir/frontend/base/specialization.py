@@ -109,8 +109,11 @@ class Specialization:
 
     @property
     def native(self) -> NativeModule | None:
-        """The forward compile, or None where ``f`` runs on the interpreter:
-        what runs ``f``, and what decides where derived programs run
+        """The compile that holds ``f``'s entry point, or None where ``f``
+        runs on the interpreter: the forward compile, or where ``~f`` ran
+        first natively, the backward compile where its inverse runs ``f``,
+        else that compile's rest (``_compile_forward``).  What runs ``f``,
+        and what decides where derived programs run
         (``revmlir.frontend.base.derived``).  Compiled when first asked
         for, so that a specialization nothing runs natively (the reversible
         form of an ``@rv.ordinary`` function whose plain code runs its
