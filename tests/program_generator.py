@@ -101,6 +101,33 @@ class FuncInfo:
     such a function may only be run backwards to undo its own forward run."""
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """The entry function of a program with the ``parallel`` extension: its
+    body is one ``rev.for parallel`` over ``range(lb, ub, step)`` (the
+    kernel rule of docs/gpu.md), whose bounds are the constants
+    ``%plb``/``%pub``/``%pstep``."""
+
+    name: str
+    lb: int
+    ub: int
+    step: int
+
+    @property
+    def elements(self) -> range:
+        return range(self.lb, self.ub, self.step)
+
+    def one_iteration(self, text: str, element: int) -> str:
+        """``text`` with the kernel's loop running ``element`` alone: the
+        iterations are independent, so whether that one fails, and how, is
+        what it does inside the whole loop."""
+        for name, old, new in (("plb", self.lb, element), ("pub", self.ub, element + 1)):
+            line = f"%{name} = arith.constant {old} : index"
+            assert text.count(line) == 1
+            text = text.replace(line, f"%{name} = arith.constant {new} : index")
+        return text
+
+
 @dataclass
 class Program:
     text: str
@@ -109,6 +136,8 @@ class Program:
     canonical: bool
     """Pure values are recomputed at each use (no sharing across uses or
     blocks): the form the inverter produces."""
+    kernel: Kernel | None = None
+    """The entry function's parallel loop, with the ``parallel`` extension."""
 
     @property
     def entry(self) -> FuncInfo:
@@ -144,6 +173,14 @@ class Extensions:
     ``sqrt``, ``sin``, ``tanh``, ``pow``, ``div`` …) of numbers made from the
     state, read back as a part, the size or the angle: the engines must
     agree on them (infinities and NaN included)."""
+    parallel: bool = False
+    """The entry function is a GPU kernel: one ``rev.for parallel`` loop
+    whose iterations take their own element ``y[i]`` of each output array,
+    read input arrays and the scalar arguments anywhere, and update the
+    elements with any statement (ancillas, routines, stacks, loops, calls);
+    local arrays (``anc.array_alloc``, written in a routine's compute
+    region, read in its do region) appear everywhere.  The other functions
+    take no stacks, so the iteration can call them with its own arrays."""
 
 
 def zero_of(type: str) -> Any:
@@ -255,6 +292,23 @@ class Scope:
     # non-canonical mode: expressions already emitted here or in an enclosing
     # block, with the versions of the variables they read
     caches: list[dict[Tree, tuple[str, dict[int, str]]]] = field(default_factory=lambda: [{}])
+
+    @staticmethod
+    def function_body() -> Scope:
+        """A function's body, before its arguments are bound."""
+        return Scope(
+            names={},
+            mutable=set(),
+            ivs=[],
+            refs={},
+            ref_write=set(),
+            ref_read=set(),
+            borrows={},
+            forward=True,
+            in_compute=False,
+            depth=0,
+            loop_depth=0,
+        )
 
     def child(self, carried: dict[int, str], mutable: set[int]) -> Scope:
         names = dict(self.names)
@@ -719,6 +773,8 @@ class ProgramBuilder:
         kinds += ["while", "stack", "routine", "inv", "call"]
         if self.functions:
             kinds += ["call", "call"]
+        if self.extensions.parallel:
+            kinds.append("array")
         kind = self.pick(kinds)
         nested = scope.depth < self.max_depth
         handlers = {
@@ -734,6 +790,7 @@ class ProgramBuilder:
             "routine": self.stmt_routine if nested else None,
             "inv": self.stmt_inv if nested else None,
             "call": self.stmt_call,
+            "array": self.stmt_array if nested else None,
         }
         handler = handlers[kind]
         if handler is None or not handler(scope):
@@ -1084,12 +1141,13 @@ class ProgramBuilder:
             del scope.refs[rid]
         return True
 
-    def stmt_routine(self, scope: Scope) -> bool:
+    def stmt_routine(self, scope: Scope, computed: frozenset[int] = frozenset()) -> bool:
+        """``computed``: arrays only the compute region may write."""
         carried = self.carry(scope)
         touched = set(self.subset(carried))  # the compute region updates these
         rest = [v for v in carried if v not in touched]
         writable = sorted(scope.ref_write)
-        compute_refs = set(self.subset(writable))
+        compute_refs = set(self.subset(writable)) | computed
         do_refs = set(writable) - compute_refs
         extras = [self.new_var(self.pick(self.types())) for _ in range(self.draw(st.integers(0, 2)))]
         start = len(scope.lines)
@@ -1124,6 +1182,23 @@ class ProgramBuilder:
         self.region(f"{results}rev.routine {state} compute ", scope, args, compute.lines)
         self.region("} do ", scope, do_args, do.lines)
         self.join_regions(scope, start)
+        return True
+
+    # local array: a ← zeros; routine {compute: writes a} do {reads a}; a → zeros
+    def stmt_array(self, scope: Scope) -> bool:
+        type = self.pick(self.array_types())
+        rid = next(self.rids)
+        ref = Ref("memref", type, self.fresh("arr"))
+        scope.emit(f"{ref.ssa} = anc.array_alloc() : {ref.mlir_type}")
+        scope.refs[rid] = ref
+        scope.ref_write.add(rid)
+        scope.ref_read.add(rid)
+        self.stmt_routine(scope, frozenset({rid}))
+        scope.ref_write.discard(rid)
+        scope.ref_read.discard(rid)
+        del scope.refs[rid]
+        attrs = " {nocheck}" if self.chance(10) else ""
+        scope.emit(f"anc.array_free {ref.ssa}(){attrs} : {ref.mlir_type}")
         return True
 
     def stmt_inv(self, scope: Scope) -> bool:
@@ -1230,19 +1305,7 @@ class ProgramBuilder:
         params = self.draw(st.permutations(params))
         info = FuncInfo(name, list(params))
         self.current = info
-        scope = Scope(
-            names={},
-            mutable=set(),
-            ivs=[],
-            refs={},
-            ref_write=set(),
-            ref_read=set(),
-            borrows={},
-            forward=True,
-            in_compute=False,
-            depth=0,
-            loop_depth=0,
-        )
+        scope = Scope.function_body()
         args: list[str] = []
         scalars: list[int] = []
         for i, param in enumerate(info.params):
@@ -1264,20 +1327,80 @@ class ProgramBuilder:
         body = "\n".join("  " + line for line in scope.lines)
         return f"rev.func @{name}({', '.join(args)}) {{\n{body}\n}}"
 
+    def kernel(self, name: str) -> tuple[str, Kernel]:
+        """A function whose body is one parallel loop: each iteration takes
+        ``y[i]`` of every output array, runs a block on those elements, and
+        puts them back; input arrays and scalars are read only."""
+        outputs = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(1, 2)))]
+        inputs = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(0, 2)))]
+        scalars = [Param("scalar", type) for type in self.types() for _ in range(self.draw(st.integers(0, 2)))]
+        order = self.draw(st.permutations(range(len(outputs) + len(inputs) + len(scalars))))
+        params = [[*outputs, *inputs, *scalars][i] for i in order]
+        info = FuncInfo(name, params)
+        self.current = info
+        scope = Scope.function_body()
+        written: list[int] = []
+        for position, i in enumerate(order):
+            ssa = f"%arg{position}"
+            if params[position].kind == "scalar":
+                vid = self.new_var(params[position].elem)
+                scope.names[vid] = ssa
+            else:
+                rid = next(self.rids)
+                scope.refs[rid] = Ref("memref", params[position].elem, ssa)
+                if i < len(outputs):
+                    written.append(rid)
+                else:
+                    scope.ref_read.add(rid)
+        lb = self.draw(st.integers(0, 1))
+        bounds = Kernel(name, lb, self.draw(st.integers(lb + 1, MEMREF_SIZE)), self.draw(st.integers(1, 2)))
+        for bound, value in (("plb", bounds.lb), ("pub", bounds.ub), ("pstep", bounds.step)):
+            scope.emit(f"%{bound} = arith.constant {value} : index")
+        iv = self.fresh("iv")
+        iteration = scope.child({}, set())
+        iteration.ivs.append(iv)
+        iteration.loop_depth += 1
+        elements = []
+        for rid in written:
+            ref, vid, element = scope.refs[rid], self.new_var(scope.refs[rid].elem), self.fresh("el")
+            iteration.emit(f"{element} = rev.take {ref.ssa}[{iv}] : {ref.mlir_type}")
+            iteration.names[vid] = element
+            iteration.mutable.add(vid)
+            elements.append((vid, ref))
+        self.block(iteration, 5)
+        for vid, ref in self.draw(st.permutations(elements)):
+            iteration.emit(f"rev.put {iteration.names[vid]}, {ref.ssa}[{iv}] : {ref.mlir_type}")
+        iteration.emit("rev.yield")
+        reverse = "reverse " if self.chance(30) else ""
+        header = f"rev.for parallel {reverse}%plb to %pub step %pstep : index () "
+        self.region(header, scope, [(iv, "index")], iteration.lines)
+        returned = [v for v in scope.names if v in self.vtype]
+        scope.emit(self.yield_line(scope, returned, "rev.return"))
+        self.functions.append(info)
+        body = "\n".join("  " + line for line in scope.lines)
+        arguments = ", ".join(f"%arg{i}: {p.mlir_type}" for i, p in enumerate(params))
+        return f"rev.func @{name}({arguments}) {{\n{body}\n}}", bounds
+
     def module(self, count: int) -> Program:
-        # every function takes the same arrays and stacks, so calls can pass them
+        # every function takes the same arrays and stacks, so calls can pass
+        # them; a kernel's iterations pass their own arrays, and have no stacks
         refs = [
             Param(kind, type)
             for kind in ("memref", "stack")
-            if self.stacks or kind == "memref"
+            if (self.stacks and not self.extensions.parallel) or kind == "memref"
             for type in self.array_types()
             if self.chance(40)
         ]
         texts = []
-        for i in range(count):
+        for i in range(count - self.extensions.parallel):
             self.budget = self.function_budget
             texts.append(self.function(f"f{i}", refs))
-        return Program("\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share)
+        kernel = None
+        if self.extensions.parallel:
+            self.budget = self.function_budget
+            text, kernel = self.kernel(f"f{count - 1}")
+            texts.append(text)
+        return Program("\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share, kernel)
 
 
 @st.composite
