@@ -176,11 +176,13 @@ class Extensions:
     parallel: bool = False
     """The entry function is a GPU kernel: one ``rev.for parallel`` loop
     whose iterations take their own element ``y[i]`` of each output array,
-    read input arrays and the scalar arguments anywhere, and update the
-    elements with any statement (ancillas, routines, stacks, loops, calls);
-    local arrays (``anc.array_alloc``, written in a routine's compute
-    region, read in its do region) appear everywhere.  The other functions
-    take no stacks, so the iteration can call them with its own arrays."""
+    read input arrays and the scalar arguments anywhere, accumulate into a
+    shared array at any element (``g[j] += v``), and update the elements
+    with any statement (ancillas, routines, stacks, loops, calls).  Local
+    arrays (``anc.array_alloc``, of a static or dynamic type, sized from the
+    state or not; written first in a routine's compute region, read in its
+    do region) appear everywhere.  The other functions take no stacks, so
+    the iteration can call them with its own arrays."""
 
 
 def zero_of(type: str) -> Any:
@@ -266,9 +268,12 @@ class Ref:
     kind: str  # "memref" | "stack"
     elem: str
     ssa: str
+    dynamic: bool = False  # a memref<?xT>, of MEMREF_SIZE elements or more
 
     @property
     def mlir_type(self) -> str:
+        if self.dynamic:
+            return f"memref<?x{self.elem}>"
         return Param(self.kind, self.elem).mlir_type
 
 
@@ -292,6 +297,7 @@ class Scope:
     # non-canonical mode: expressions already emitted here or in an enclosing
     # block, with the versions of the variables they read
     caches: list[dict[Tree, tuple[str, dict[int, str]]]] = field(default_factory=lambda: [{}])
+    accumulate: set[int] = field(default_factory=set[int])  # memrefs a parallel loop accumulates into
 
     @staticmethod
     def function_body() -> Scope:
@@ -326,6 +332,7 @@ class Scope:
             depth=self.depth + 1,
             loop_depth=self.loop_depth,
             caches=[*self.caches, {}],
+            accumulate=set(self.accumulate),
         )
 
     def emit(self, line: str) -> None:
@@ -774,7 +781,7 @@ class ProgramBuilder:
         if self.functions:
             kinds += ["call", "call"]
         if self.extensions.parallel:
-            kinds.append("array")
+            kinds += ["array", "accumulate"]
         kind = self.pick(kinds)
         nested = scope.depth < self.max_depth
         handlers = {
@@ -791,6 +798,7 @@ class ProgramBuilder:
             "inv": self.stmt_inv if nested else None,
             "call": self.stmt_call,
             "array": self.stmt_array if nested else None,
+            "accumulate": self.stmt_accumulate if scope.accumulate else None,
         }
         handler = handlers[kind]
         if handler is None or not handler(scope):
@@ -1167,6 +1175,10 @@ class ProgramBuilder:
             compute.emit(f"{name} = anc.alloc {self.emit_tree(compute, init)} : {type}")
             compute.names[extra] = name
             compute.mutable.add(extra)
+        if computed:  # start by writing them: a borrow, or a call that takes them
+            with compute.section(lock=compute.ref_write - computed):
+                if not self.pick([self.stmt_take, self.stmt_call])(compute):
+                    self.stmt_update(compute)
         self.block(compute)
         for v in rest:
             compute.names[v] = names[v]
@@ -1186,10 +1198,21 @@ class ProgramBuilder:
 
     # local array: a ← zeros; routine {compute: writes a} do {reads a}; a → zeros
     def stmt_array(self, scope: Scope) -> bool:
+        """The array has MEMREF_SIZE elements (its type says so, or not),
+        or more: ``4 + (e & 3)`` from the state."""
         type = self.pick(self.array_types())
         rid = next(self.rids)
-        ref = Ref("memref", type, self.fresh("arr"))
-        scope.emit(f"{ref.ssa} = anc.array_alloc() : {ref.mlir_type}")
+        ref = Ref("memref", type, self.fresh("arr"), dynamic=self.chance(40))
+        size = ""
+        if ref.dynamic:
+            size = self.fresh("n")
+            if self.chance(50):
+                scope.emit(f"{size} = arith.constant {MEMREF_SIZE} : index")
+            else:
+                masked = ("bin", "andi", I64, self.int_tree(scope, set(), 1, allow_loads=False), ("const", I64, 3))
+                count = self.emit_tree(scope, ("bin", "addi", I64, masked, ("const", I64, MEMREF_SIZE)))
+                scope.emit(f"{size} = arith.index_cast {count} : i64 to index")
+        scope.emit(f"{ref.ssa} = anc.array_alloc({size}) : {ref.mlir_type}")
         scope.refs[rid] = ref
         scope.ref_write.add(rid)
         scope.ref_read.add(rid)
@@ -1198,7 +1221,20 @@ class ProgramBuilder:
         scope.ref_read.discard(rid)
         del scope.refs[rid]
         attrs = " {nocheck}" if self.chance(10) else ""
-        scope.emit(f"anc.array_free {ref.ssa}(){attrs} : {ref.mlir_type}")
+        scope.emit(f"anc.array_free {ref.ssa}({size}){attrs} : {ref.mlir_type}")
+        return True
+
+    # shared accumulation in a parallel loop: g[j] ⊕= v (take, add or sub, put)
+    def stmt_accumulate(self, scope: Scope) -> bool:
+        rid = self.pick(sorted(scope.accumulate))
+        ref = scope.refs[rid]
+        base = self.index_base(scope, set()) if self.chance(60) else None
+        index = self.emit_index(scope, self.index_tree(base, self.draw(st.integers(0, MEMREF_SIZE - 1))))
+        value = self.emit_tree(scope, self.value(scope, ref.elem, set()))
+        taken, updated = self.fresh("el"), self.fresh("x")
+        scope.emit(f"{taken} = rev.take {ref.ssa}[{index}] : {ref.mlir_type}")
+        scope.emit(f"{updated} = rev.{self.pick(['add', 'sub'])} {taken}, {value} : {ref.elem}")
+        scope.emit(f"rev.put {updated}, {ref.ssa}[{index}] : {ref.mlir_type}")
         return True
 
     def stmt_inv(self, scope: Scope) -> bool:
@@ -1245,7 +1281,9 @@ class ProgramBuilder:
                     return False
             else:
                 options = [
-                    r for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write) if r not in used_refs
+                    r
+                    for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write)
+                    if r not in used_refs and scope.refs[r].mlir_type == param.mlir_type
                 ]
                 if not options:
                     return False
@@ -1333,9 +1371,10 @@ class ProgramBuilder:
         puts them back; input arrays and scalars are read only."""
         outputs = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(1, 2)))]
         inputs = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(0, 2)))]
+        shared = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(0, 1)))]
         scalars = [Param("scalar", type) for type in self.types() for _ in range(self.draw(st.integers(0, 2)))]
-        order = self.draw(st.permutations(range(len(outputs) + len(inputs) + len(scalars))))
-        params = [[*outputs, *inputs, *scalars][i] for i in order]
+        order = self.draw(st.permutations(range(len(outputs) + len(inputs) + len(shared) + len(scalars))))
+        params = [[*outputs, *inputs, *shared, *scalars][i] for i in order]
         info = FuncInfo(name, params)
         self.current = info
         scope = Scope.function_body()
@@ -1350,8 +1389,10 @@ class ProgramBuilder:
                 scope.refs[rid] = Ref("memref", params[position].elem, ssa)
                 if i < len(outputs):
                     written.append(rid)
-                else:
+                elif i < len(outputs) + len(inputs):
                     scope.ref_read.add(rid)
+                else:
+                    scope.accumulate.add(rid)
         lb = self.draw(st.integers(0, 1))
         bounds = Kernel(name, lb, self.draw(st.integers(lb + 1, MEMREF_SIZE)), self.draw(st.integers(1, 2)))
         for bound, value in (("plb", bounds.lb), ("pub", bounds.ub), ("pstep", bounds.step)):
@@ -1367,7 +1408,7 @@ class ProgramBuilder:
             iteration.names[vid] = element
             iteration.mutable.add(vid)
             elements.append((vid, ref))
-        self.block(iteration, 5)
+        self.block(iteration, 6)
         for vid, ref in self.draw(st.permutations(elements)):
             iteration.emit(f"rev.put {iteration.names[vid]}, {ref.ssa}[{iv}] : {ref.mlir_type}")
         iteration.emit("rev.yield")
