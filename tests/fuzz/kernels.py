@@ -16,8 +16,9 @@ one after another; the first thread with a failing element reports its
 first one.  Both engines' runs must fail at the first failing element, with
 its error.
 
-Every ``PTX_EVERY``-th kernel (``KernelRun.ptx``) is also compiled to PTX,
-with its inverse and adjoint, which ptxas must accept.
+A sample of the kernels (``KernelRun.ptx``) is also compiled to PTX, with
+its inverse and adjoint, and the whole module as ``rev-translate
+--emit=ptx`` compiles it: ptxas must accept both.
 """
 
 from __future__ import annotations
@@ -200,10 +201,12 @@ def check_kernel(
 
 
 def _assemble(directions: list[Direction]) -> tuple[Any, ...]:
-    """The kernels compiled to PTX together, and assembled by ptxas."""
-    from revmlir.gpu.program import compile_kernels
+    """The kernels compiled to PTX together, and the whole module as
+    ``rev-translate --emit=ptx`` compiles it (every function a device
+    function), each assembled by ptxas."""
+    from revmlir.gpu.program import compile_kernels, module_ptx
     from revmlir.gpu.toolkit import emit_cubin
 
     module = directions[-1].module  # the adjoint's module holds the others
     program = compile_kernels(module, [d.entry for d in directions])
-    return (emit_cubin(program.ptx, program.arch),)
+    return emit_cubin(program.ptx, program.arch), emit_cubin(module_ptx(module, program.arch), program.arch)
