@@ -62,6 +62,7 @@ inverter's recomputation of captured expressions.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -82,13 +83,15 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 class Param:
     kind: str  # "scalar" | "memref" | "stack"
     elem: str  # I1 | I64 | F64
+    size: int = MEMREF_SIZE  # a memref's elements
+    dynamic: bool = False  # a memref<?xT>
 
     @property
     def mlir_type(self) -> str:
         if self.kind == "scalar":
             return self.elem
         if self.kind == "memref":
-            return f"memref<{MEMREF_SIZE}x{self.elem}>"
+            return f"memref<{'?' if self.dynamic else self.size}x{self.elem}>"
         return f"!anc.stack<{self.elem}>"
 
 
@@ -121,10 +124,9 @@ class Kernel:
         """``text`` with the kernel's loop running ``element`` alone: the
         iterations are independent, so whether that one fails, and how, is
         what it does inside the whole loop."""
-        for name, old, new in (("plb", self.lb, element), ("pub", self.ub, element + 1)):
-            line = f"%{name} = arith.constant {old} : index"
-            assert text.count(line) == 1
-            text = text.replace(line, f"%{name} = arith.constant {new} : index")
+        for name, new in (("plb", element), ("pub", element + 1)):
+            text, count = re.subn(f"%{name} = .*", f"%{name} = arith.constant {new} : index", text)
+            assert count == 1
         return text
 
 
@@ -1203,26 +1205,32 @@ class ProgramBuilder:
         type = self.pick(self.array_types())
         rid = next(self.rids)
         ref = Ref("memref", type, self.fresh("arr"), dynamic=self.chance(40))
-        size = ""
+        size: Tree | None = None
         if ref.dynamic:
-            size = self.fresh("n")
+            size = ("const", I64, MEMREF_SIZE)
             if self.chance(50):
-                scope.emit(f"{size} = arith.constant {MEMREF_SIZE} : index")
-            else:
                 masked = ("bin", "andi", I64, self.int_tree(scope, set(), 1, allow_loads=False), ("const", I64, 3))
-                count = self.emit_tree(scope, ("bin", "addi", I64, masked, ("const", I64, MEMREF_SIZE)))
-                scope.emit(f"{size} = arith.index_cast {count} : i64 to index")
-        scope.emit(f"{ref.ssa} = anc.array_alloc({size}) : {ref.mlir_type}")
+                size = ("bin", "addi", I64, masked, size)
+        scope.emit(f"{ref.ssa} = anc.array_alloc({self.emit_size(scope, size)}) : {ref.mlir_type}")
         scope.refs[rid] = ref
         scope.ref_write.add(rid)
         scope.ref_read.add(rid)
-        self.stmt_routine(scope, frozenset({rid}))
+        with scope.section(freeze=tree_vars(size) if size is not None else set()):  # the free recomputes it
+            self.stmt_routine(scope, frozenset({rid}))
         scope.ref_write.discard(rid)
         scope.ref_read.discard(rid)
         del scope.refs[rid]
         attrs = " {nocheck}" if self.chance(10) else ""
-        scope.emit(f"anc.array_free {ref.ssa}({size}){attrs} : {ref.mlir_type}")
+        scope.emit(f"anc.array_free {ref.ssa}({self.emit_size(scope, size)}){attrs} : {ref.mlir_type}")
         return True
+
+    def emit_size(self, scope: Scope, size: Tree | None) -> str:
+        """An array's size, or none for a static type."""
+        if size is None:
+            return ""
+        name = self.fresh("n")
+        scope.emit(f"{name} = arith.index_cast {self.emit_tree(scope, size)} : i64 to index")
+        return name
 
     # shared accumulation in a parallel loop: g[j] ⊕= v (take, add or sub, put)
     def stmt_accumulate(self, scope: Scope) -> bool:
@@ -1368,10 +1376,23 @@ class ProgramBuilder:
     def kernel(self, name: str) -> tuple[str, Kernel]:
         """A function whose body is one parallel loop: each iteration takes
         ``y[i]`` of every output array, runs a block on those elements, and
-        puts them back; input arrays and scalars are read only."""
-        outputs = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(1, 2)))]
-        inputs = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(0, 2)))]
-        shared = [Param("memref", self.pick(self.array_types())) for _ in range(self.draw(st.integers(0, 1)))]
+        puts them back; input arrays and scalars are read only.  Arrays of
+        a dynamic type have as many elements as the loop's extent (outputs),
+        up to MEMREF_SIZE, whose ``memref.dim`` may be the upper bound; with
+        ``out_of_bounds``, the others may be shorter or longer."""
+        dynamic = self.chance(50)
+        extent = self.draw(st.integers(1, MEMREF_SIZE)) if dynamic else MEMREF_SIZE
+
+        def arrays(most: int, output: bool) -> list[Param]:
+            sizes = st.just(MEMREF_SIZE)
+            if output:
+                sizes = st.just(extent)
+            elif dynamic and self.extensions.out_of_bounds:
+                sizes = st.integers(2, MEMREF_SIZE + 2)
+            count = self.draw(st.integers(int(output), most))
+            return [Param("memref", self.pick(self.array_types()), self.draw(sizes), dynamic) for _ in range(count)]
+
+        outputs, inputs, shared = arrays(2, True), arrays(2, False), arrays(1, False)
         scalars = [Param("scalar", type) for type in self.types() for _ in range(self.draw(st.integers(0, 2)))]
         order = self.draw(st.permutations(range(len(outputs) + len(inputs) + len(shared) + len(scalars))))
         params = [[*outputs, *inputs, *shared, *scalars][i] for i in order]
@@ -1386,17 +1407,25 @@ class ProgramBuilder:
                 scope.names[vid] = ssa
             else:
                 rid = next(self.rids)
-                scope.refs[rid] = Ref("memref", params[position].elem, ssa)
+                scope.refs[rid] = Ref("memref", params[position].elem, ssa, dynamic)
                 if i < len(outputs):
                     written.append(rid)
                 elif i < len(outputs) + len(inputs):
                     scope.ref_read.add(rid)
                 else:
                     scope.accumulate.add(rid)
-        lb = self.draw(st.integers(0, 1))
-        bounds = Kernel(name, lb, self.draw(st.integers(lb + 1, MEMREF_SIZE)), self.draw(st.integers(1, 2)))
+        lb = self.draw(st.integers(0, min(1, extent - 1)))
+        sized = dynamic and self.chance(50)  # the loop runs over the first output array
+        bounds = Kernel(
+            name, lb, extent if sized else self.draw(st.integers(lb + 1, extent)), self.draw(st.integers(1, 2))
+        )
         for bound, value in (("plb", bounds.lb), ("pub", bounds.ub), ("pstep", bounds.step)):
-            scope.emit(f"%{bound} = arith.constant {value} : index")
+            if sized and bound == "pub":
+                ref = scope.refs[written[0]]
+                scope.emit("%pzero = arith.constant 0 : index")
+                scope.emit(f"%pub = memref.dim {ref.ssa}, %pzero : {ref.mlir_type}")
+            else:
+                scope.emit(f"%{bound} = arith.constant {value} : index")
         iv = self.fresh("iv")
         iteration = scope.child({}, set())
         iteration.ivs.append(iv)
@@ -1504,7 +1533,7 @@ def arguments(func: FuncInfo) -> st.SearchStrategy[tuple[Any, ...]]:
         elif param.kind == "memref":
             dtype = np.int64 if param.elem == I64 else np.float64
             parts.append(
-                st.lists(_scalars(param.elem), min_size=MEMREF_SIZE, max_size=MEMREF_SIZE).map(
+                st.lists(_scalars(param.elem), min_size=param.size, max_size=param.size).map(
                     lambda xs, dtype=dtype: np.array(xs, dtype=dtype)
                 )
             )
