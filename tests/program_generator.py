@@ -211,6 +211,7 @@ def zero_of(type: str) -> Any:
 #                                   (and of e^(b + ia), never 0, for a binary fn)
 #
 # index trees: ("cidx", k) | ("didx", base_int_tree, shift) | ("ividx", ssa)
+#   | ("affine", ssa, k, offset_int_tree)   k·i + offset, unmasked
 
 Tree = tuple[Any, ...]
 
@@ -596,7 +597,14 @@ class ProgramBuilder:
     def load(self, scope: Scope, rid: int, exclude: set[int]) -> Tree | None:
         borrowed = scope.borrows.get(rid, [])
         if not borrowed:
-            kind = self.pick(["const", "dyn"])
+            kinds = ["const", "dyn"]
+            if self.extensions.parallel and self.extensions.out_of_bounds and scope.ivs:
+                kinds.append("affine")
+            kind = self.pick(kinds)
+            if kind == "affine":  # what loop versioning hoists checks of, in and out of range
+                offset = self.int_tree(scope, exclude, 1, allow_loads=False) if self.chance(30) else None
+                offset = offset or ("const", I64, self.draw(st.integers(-1, MEMREF_SIZE)))
+                return ("load", rid, ("affine", self.pick(scope.ivs), self.pick([1, 1, 2, -1]), offset))
             if kind == "dyn":
                 base = self.index_base(scope, exclude)
                 if base is not None:
@@ -717,6 +725,14 @@ class ProgramBuilder:
             return name
         if kind == "ividx":
             return idx[1]
+        if kind == "affine":
+            _, iv, scale, offset = idx
+            scaled = self.emit_tree(scope, ("bin", "muli", I64, ("iv", iv), ("const", I64, scale)))
+            at = self.fresh("e")
+            scope.emit(f"{at} = arith.addi {scaled}, {self.emit_tree(scope, offset)} : i64")
+            name = self.fresh("ix")
+            scope.emit(f"{name} = arith.index_cast {at} : i64 to index")
+            return name
         _, base, shift = idx
         value = self.emit_tree(scope, base)
         if shift:
