@@ -5,6 +5,7 @@ included (``fuzz.kernels``, the differential fuzzer's GPU engine)."""
 
 from __future__ import annotations
 
+from typing import Any
 from unittest.mock import patch
 
 import numpy as np
@@ -92,4 +93,23 @@ def test_the_element_oracle_sees_a_wrong_element():
         ("engines", "emulated kernel", "the engines fail differently"),
         ("engines", "emulated inverse kernel", "the engines fail differently"),
         ("engines", "emulated adjoint kernel", "the engines fail differently"),
+    }
+
+
+def test_the_result_oracle_sees_a_wrong_element():
+    """An emulated launch that changes an element the CPU does not is a
+    difference, in every direction."""
+    launch = kernels._launch
+
+    def off_by_one(*args: Any) -> tuple[Any, ...]:
+        values = launch(*args)
+        values[0][3] += 1
+        return values
+
+    args = (np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64))
+    with patch.object(kernels, "_launch", off_by_one):
+        problems = run_case(Case(FAILING, "k", args, True, KernelRun(KERNEL, FUNC, (1, 2), ptx=False))).problems
+    assert {(stage, summary) for _, stage, summary, _ in problems} == {
+        (f"emulated {direction}", "the engines compute different results")
+        for direction in ("kernel", "inverse kernel", "adjoint kernel")
     }
