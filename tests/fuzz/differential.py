@@ -66,8 +66,7 @@ def run_case(case: Case) -> Outcome:
     interpreter = RevInterpreter(module)
     compiled = run_engine(lambda: (NativeModule.compile(module),))
     if compiled.values is None:
-        outcome.add("traceback" if compiled.trace else "engines", "native compilation",
-                    compiled.summary or (compiled.error or "")[:120], compiled.trace or compiled.error or "")
+        outcome.failed("native compilation", compiled)
         return outcome
     native = compiled.values[0]
     engines = {"interpreter": interpreter, "native": native}

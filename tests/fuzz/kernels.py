@@ -145,8 +145,7 @@ def _directions(
     (adjoint,) = built.values
     compiled = run_engine(lambda: (NativeModule.compile(adjoint),))
     if compiled.values is None:
-        outcome.add("traceback" if compiled.trace else "engines", "native compilation of the adjoint",
-                    compiled.summary or (compiled.error or "")[:120], compiled.trace or compiled.error or "")
+        outcome.failed("native compilation of the adjoint", compiled)
         return directions
     adjoint_native, adjoint_interpreter = compiled.values[0], RevInterpreter(adjoint)
     inputs = adjoint_inputs(run.func, args, len(text))
@@ -196,8 +195,7 @@ def check_kernel(
     if run.ptx:
         assembled = run_engine(lambda: _assemble(directions))
         if assembled.values is None:
-            outcome.add("traceback" if assembled.trace else "engines", "ptxas",
-                        assembled.summary or (assembled.error or "")[:120], assembled.trace or assembled.error or "")
+            outcome.failed("ptxas", assembled)
 
 
 def _assemble(directions: list[Direction]) -> tuple[Any, ...]:

@@ -91,6 +91,12 @@ class Outcome:
     def add(self, kind: str, stage: str, summary: str, detail: str = "") -> None:
         self.problems.append((kind, stage, summary, detail))
 
+    def failed(self, stage: str, run: Run) -> None:
+        """A run that had to succeed: a clean error is a difference, an
+        unexpected exception a traceback."""
+        self.add("traceback" if run.trace else "engines", stage, run.summary or (run.error or "")[:120],
+                 run.trace or run.error or "")
+
     def compare(self, stage: str, expected: tuple[str, Run], actual: tuple[str, Run], exact: bool) -> None:
         """Two runs that must agree: the same results, or the same error
         (runs that ended in an unexpected exception are reported apart)."""
