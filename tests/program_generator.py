@@ -183,8 +183,11 @@ class Extensions:
     with any statement (ancillas, routines, stacks, loops, calls).  Local
     arrays (``anc.array_alloc``, of a static or dynamic type, sized from the
     state or not; written first in a routine's compute region, read in its
-    do region) appear everywhere.  The other functions take no stacks, so
-    the iteration can call them with its own arrays."""
+    do region) appear everywhere, and so do parallel loops over an array a
+    block may write (in the other functions, device code that runs them in
+    order; in a kernel's iteration, over its local arrays).  The other
+    functions take no stacks, so the iteration can call them with its own
+    arrays."""
 
 
 def zero_of(type: str) -> Any:
@@ -799,7 +802,7 @@ class ProgramBuilder:
         if self.functions:
             kinds += ["call", "call"]
         if self.extensions.parallel:
-            kinds += ["array", "accumulate"]
+            kinds += ["array", "accumulate", "parallel"]
         kind = self.pick(kinds)
         nested = scope.depth < self.max_depth
         handlers = {
@@ -817,6 +820,7 @@ class ProgramBuilder:
             "call": self.stmt_call,
             "array": self.stmt_array if nested else None,
             "accumulate": self.stmt_accumulate if scope.accumulate else None,
+            "parallel": self.stmt_parallel if nested and scope.loop_depth < 2 else None,
         }
         handler = handlers[kind]
         if handler is None or not handler(scope):
@@ -1247,6 +1251,39 @@ class ProgramBuilder:
         name = self.fresh("n")
         scope.emit(f"{name} = arith.index_cast {self.emit_tree(scope, size)} : i64 to index")
         return name
+
+    # for j in parallel(lb, ub, step): a[j] ⊙= …  (outside a kernel, or in one's iteration)
+    def stmt_parallel(self, scope: Scope) -> bool:
+        """A parallel loop over an array the block may write, each iteration
+        updating its own element and reading the state around it, the
+        other arrays and its local ones; device code runs it in order."""
+        memrefs = [r for r in sorted(scope.ref_write) if scope.refs[r].kind == "memref" and not scope.borrows.get(r)]
+        if not memrefs:
+            return False
+        rid = self.pick(memrefs)
+        ref = scope.refs[rid]
+        bounds = []
+        lb = self.draw(st.integers(0, 1))
+        for value in (lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 2))):
+            bounds.append(self.fresh("k"))
+            scope.emit(f"{bounds[-1]} = arith.constant {value} : index")
+        iv, element = self.fresh("iv"), self.fresh("el")
+        iteration = scope.child({}, set())
+        iteration.ivs.append(iv)
+        iteration.loop_depth += 1
+        iteration.ref_write, iteration.accumulate = set(), set()
+        iteration.ref_read.discard(rid)
+        vid = self.new_var(ref.elem)
+        iteration.emit(f"{element} = rev.take {ref.ssa}[{iv}] : {ref.mlir_type}")
+        iteration.names[vid] = element
+        iteration.mutable.add(vid)
+        self.block(iteration, 3)
+        iteration.emit(f"rev.put {iteration.names[vid]}, {ref.ssa}[{iv}] : {ref.mlir_type}")
+        iteration.emit("rev.yield")
+        reverse = "reverse " if self.chance(30) else ""
+        header = f"rev.for parallel {reverse}{bounds[0]} to {bounds[1]} step {bounds[2]} : index () "
+        self.region(header, scope, [(iv, "index")], iteration.lines)
+        return True
 
     # shared accumulation in a parallel loop: g[j] ⊕= v (take, add or sub, put)
     def stmt_accumulate(self, scope: Scope) -> bool:
