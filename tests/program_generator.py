@@ -30,8 +30,9 @@ loop induction variables), and these patterns, nested up to ``max_depth``:
   elements while they are borrowed.
 
 ``Extensions`` switches on features beyond these (``i1`` state, division by
-values that may be zero, wide shifts, out-of-bounds indices, failing checks)
-for the fuzzer, ``tests/fuzz``.
+values that may be zero, wide shifts, out-of-bounds indices, failing checks,
+complex functions, and GPU kernels: an entry function that is one parallel
+loop, ``Program.kernel``) for the fuzzer, ``tests/fuzz``.
 
 Invariants the generator maintains (they are what makes programs valid):
 
