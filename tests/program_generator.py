@@ -109,8 +109,9 @@ class FuncInfo:
 class Kernel:
     """The entry function of a program with the ``parallel`` extension: its
     body is one ``rev.for parallel`` over ``range(lb, ub, step)`` (the
-    kernel rule of docs/gpu.md), whose bounds are the constants
-    ``%plb``/``%pub``/``%pstep``."""
+    kernel rule of docs/gpu.md), whose bounds are ``%plb``, ``%pub`` (a
+    constant, or ``memref.dim`` of the first output array: ``ub`` is its
+    size) and ``%pstep``."""
 
     name: str
     lb: int
@@ -275,7 +276,7 @@ class Ref:
     kind: str  # "memref" | "stack"
     elem: str
     ssa: str
-    dynamic: bool = False  # a memref<?xT>, of MEMREF_SIZE elements or more
+    dynamic: bool = False  # a memref<?xT>
 
     @property
     def mlir_type(self) -> str:
