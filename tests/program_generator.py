@@ -30,8 +30,9 @@ loop induction variables), and these patterns, nested up to ``max_depth``:
   elements while they are borrowed.
 
 ``Extensions`` switches on features beyond these (``i1`` state, division by
-values that may be zero, wide shifts, out-of-bounds indices, failing checks)
-for the fuzzer, ``tests/fuzz``.
+values that may be zero, wide shifts, out-of-bounds indices, failing checks,
+complex functions, and GPU kernels: an entry function that is one parallel
+loop, ``Program.kernel``) for the fuzzer, ``tests/fuzz``.
 
 Invariants the generator maintains (they are what makes programs valid):
 
@@ -62,6 +63,7 @@ inverter's recomputation of captured expressions.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -82,13 +84,15 @@ INT_MIN, INT_MAX = -(2**63), 2**63 - 1
 class Param:
     kind: str  # "scalar" | "memref" | "stack"
     elem: str  # I1 | I64 | F64
+    size: int = MEMREF_SIZE  # a memref's elements
+    dynamic: bool = False  # a memref<?xT>
 
     @property
     def mlir_type(self) -> str:
         if self.kind == "scalar":
             return self.elem
         if self.kind == "memref":
-            return f"memref<{MEMREF_SIZE}x{self.elem}>"
+            return f"memref<{'?' if self.dynamic else self.size}x{self.elem}>"
         return f"!anc.stack<{self.elem}>"
 
 
@@ -101,6 +105,33 @@ class FuncInfo:
     such a function may only be run backwards to undo its own forward run."""
 
 
+@dataclass(frozen=True)
+class Kernel:
+    """The entry function of a program with the ``parallel`` extension: its
+    body is one ``rev.for parallel`` over ``range(lb, ub, step)`` (the
+    kernel rule of docs/gpu.md), whose bounds are ``%plb``, ``%pub`` (a
+    constant, or ``memref.dim`` of the first output array: ``ub`` is its
+    size) and ``%pstep``."""
+
+    name: str
+    lb: int
+    ub: int
+    step: int
+
+    @property
+    def elements(self) -> range:
+        return range(self.lb, self.ub, self.step)
+
+    def one_iteration(self, text: str, element: int) -> str:
+        """``text`` with the kernel's loop running ``element`` alone: the
+        iterations are independent, so whether that one fails, and how, is
+        what it does inside the whole loop."""
+        for name, new in (("plb", element), ("pub", element + 1)):
+            text, count = re.subn(f"%{name} = .*", f"%{name} = arith.constant {new} : index", text)
+            assert count == 1
+        return text
+
+
 @dataclass
 class Program:
     text: str
@@ -109,6 +140,8 @@ class Program:
     canonical: bool
     """Pure values are recomputed at each use (no sharing across uses or
     blocks): the form the inverter produces."""
+    kernel: Kernel | None = None
+    """The entry function's parallel loop, with the ``parallel`` extension."""
 
     @property
     def entry(self) -> FuncInfo:
@@ -144,6 +177,19 @@ class Extensions:
     ``sqrt``, ``sin``, ``tanh``, ``pow``, ``div`` …) of numbers made from the
     state, read back as a part, the size or the angle: the engines must
     agree on them (infinities and NaN included)."""
+    parallel: bool = False
+    """The entry function is a GPU kernel: one ``rev.for parallel`` loop
+    whose iterations take their own element ``y[i]`` of each output array,
+    read input arrays and the scalar arguments anywhere, accumulate into a
+    shared array at any element (``g[j] += v``), and update the elements
+    with any statement (ancillas, routines, stacks, loops, calls).  Local
+    arrays (``anc.array_alloc``, of a static or dynamic type, sized from the
+    state or not; written first in a routine's compute region, read in its
+    do region) appear everywhere, and so do parallel loops over an array a
+    block may write (in the other functions, device code that runs them in
+    order; in a kernel's iteration, over its local arrays).  The other
+    functions take no stacks, so the iteration can call them with its own
+    arrays."""
 
 
 def zero_of(type: str) -> Any:
@@ -170,6 +216,7 @@ def zero_of(type: str) -> Any:
 #                                   (and of e^(b + ia), never 0, for a binary fn)
 #
 # index trees: ("cidx", k) | ("didx", base_int_tree, shift) | ("ividx", ssa)
+#   | ("affine", ssa, k, offset_int_tree)   k·i + offset, unmasked
 
 Tree = tuple[Any, ...]
 
@@ -229,9 +276,12 @@ class Ref:
     kind: str  # "memref" | "stack"
     elem: str
     ssa: str
+    dynamic: bool = False  # a memref<?xT>
 
     @property
     def mlir_type(self) -> str:
+        if self.dynamic:
+            return f"memref<?x{self.elem}>"
         return Param(self.kind, self.elem).mlir_type
 
 
@@ -255,6 +305,24 @@ class Scope:
     # non-canonical mode: expressions already emitted here or in an enclosing
     # block, with the versions of the variables they read
     caches: list[dict[Tree, tuple[str, dict[int, str]]]] = field(default_factory=lambda: [{}])
+    accumulate: set[int] = field(default_factory=set[int])  # memrefs a parallel loop accumulates into
+
+    @staticmethod
+    def function_body() -> Scope:
+        """A function's body, before its arguments are bound."""
+        return Scope(
+            names={},
+            mutable=set(),
+            ivs=[],
+            refs={},
+            ref_write=set(),
+            ref_read=set(),
+            borrows={},
+            forward=True,
+            in_compute=False,
+            depth=0,
+            loop_depth=0,
+        )
 
     def child(self, carried: dict[int, str], mutable: set[int]) -> Scope:
         names = dict(self.names)
@@ -272,6 +340,7 @@ class Scope:
             depth=self.depth + 1,
             loop_depth=self.loop_depth,
             caches=[*self.caches, {}],
+            accumulate=set(self.accumulate),
         )
 
     def emit(self, line: str) -> None:
@@ -533,7 +602,14 @@ class ProgramBuilder:
     def load(self, scope: Scope, rid: int, exclude: set[int]) -> Tree | None:
         borrowed = scope.borrows.get(rid, [])
         if not borrowed:
-            kind = self.pick(["const", "dyn"])
+            kinds = ["const", "dyn"]
+            if self.extensions.parallel and self.extensions.out_of_bounds and scope.ivs:
+                kinds.append("affine")
+            kind = self.pick(kinds)
+            if kind == "affine":  # what loop versioning hoists checks of, in and out of range
+                offset = self.int_tree(scope, exclude, 1, allow_loads=False) if self.chance(30) else None
+                offset = offset or ("const", I64, self.draw(st.integers(-1, MEMREF_SIZE)))
+                return ("load", rid, ("affine", self.pick(scope.ivs), self.pick([1, 1, 2, -1]), offset))
             if kind == "dyn":
                 base = self.index_base(scope, exclude)
                 if base is not None:
@@ -654,6 +730,14 @@ class ProgramBuilder:
             return name
         if kind == "ividx":
             return idx[1]
+        if kind == "affine":
+            _, iv, scale, offset = idx
+            scaled = self.emit_tree(scope, ("bin", "muli", I64, ("iv", iv), ("const", I64, scale)))
+            at = self.fresh("e")
+            scope.emit(f"{at} = arith.addi {scaled}, {self.emit_tree(scope, offset)} : i64")
+            name = self.fresh("ix")
+            scope.emit(f"{name} = arith.index_cast {at} : i64 to index")
+            return name
         _, base, shift = idx
         value = self.emit_tree(scope, base)
         if shift:
@@ -719,6 +803,8 @@ class ProgramBuilder:
         kinds += ["while", "stack", "routine", "inv", "call"]
         if self.functions:
             kinds += ["call", "call"]
+        if self.extensions.parallel:
+            kinds += ["array", "accumulate", "parallel"]
         kind = self.pick(kinds)
         nested = scope.depth < self.max_depth
         handlers = {
@@ -734,6 +820,9 @@ class ProgramBuilder:
             "routine": self.stmt_routine if nested else None,
             "inv": self.stmt_inv if nested else None,
             "call": self.stmt_call,
+            "array": self.stmt_array if nested else None,
+            "accumulate": self.stmt_accumulate if scope.accumulate else None,
+            "parallel": self.stmt_parallel if nested and scope.loop_depth < 2 else None,
         }
         handler = handlers[kind]
         if handler is None or not handler(scope):
@@ -1084,12 +1173,13 @@ class ProgramBuilder:
             del scope.refs[rid]
         return True
 
-    def stmt_routine(self, scope: Scope) -> bool:
+    def stmt_routine(self, scope: Scope, computed: frozenset[int] = frozenset()) -> bool:
+        """``computed``: arrays only the compute region may write."""
         carried = self.carry(scope)
         touched = set(self.subset(carried))  # the compute region updates these
         rest = [v for v in carried if v not in touched]
         writable = sorted(scope.ref_write)
-        compute_refs = set(self.subset(writable))
+        compute_refs = set(self.subset(writable)) | computed
         do_refs = set(writable) - compute_refs
         extras = [self.new_var(self.pick(self.types())) for _ in range(self.draw(st.integers(0, 2)))]
         start = len(scope.lines)
@@ -1109,6 +1199,10 @@ class ProgramBuilder:
             compute.emit(f"{name} = anc.alloc {self.emit_tree(compute, init)} : {type}")
             compute.names[extra] = name
             compute.mutable.add(extra)
+        if computed:  # start by writing them: a borrow, or a call that takes them
+            with compute.section(lock=compute.ref_write - computed):
+                if not self.pick([self.stmt_take, self.stmt_call])(compute):
+                    self.stmt_update(compute)
         self.block(compute)
         for v in rest:
             compute.names[v] = names[v]
@@ -1124,6 +1218,86 @@ class ProgramBuilder:
         self.region(f"{results}rev.routine {state} compute ", scope, args, compute.lines)
         self.region("} do ", scope, do_args, do.lines)
         self.join_regions(scope, start)
+        return True
+
+    # local array: a ← zeros; routine {compute: writes a} do {reads a}; a → zeros
+    def stmt_array(self, scope: Scope) -> bool:
+        """The array has MEMREF_SIZE elements (its type says so, or not),
+        or more: ``4 + (e & 3)`` from the state."""
+        type = self.pick(self.array_types())
+        rid = next(self.rids)
+        ref = Ref("memref", type, self.fresh("arr"), dynamic=self.chance(40))
+        size: Tree | None = None
+        if ref.dynamic:
+            size = ("const", I64, MEMREF_SIZE)
+            if self.chance(50):
+                masked = ("bin", "andi", I64, self.int_tree(scope, set(), 1, allow_loads=False), ("const", I64, 3))
+                size = ("bin", "addi", I64, masked, size)
+        scope.emit(f"{ref.ssa} = anc.array_alloc({self.emit_size(scope, size)}) : {ref.mlir_type}")
+        scope.refs[rid] = ref
+        scope.ref_write.add(rid)
+        scope.ref_read.add(rid)
+        with scope.section(freeze=tree_vars(size) if size is not None else set()):  # the free recomputes it
+            self.stmt_routine(scope, frozenset({rid}))
+        scope.ref_write.discard(rid)
+        scope.ref_read.discard(rid)
+        del scope.refs[rid]
+        attrs = " {nocheck}" if self.chance(10) else ""
+        scope.emit(f"anc.array_free {ref.ssa}({self.emit_size(scope, size)}){attrs} : {ref.mlir_type}")
+        return True
+
+    def emit_size(self, scope: Scope, size: Tree | None) -> str:
+        """An array's size, or none for a static type."""
+        if size is None:
+            return ""
+        name = self.fresh("n")
+        scope.emit(f"{name} = arith.index_cast {self.emit_tree(scope, size)} : i64 to index")
+        return name
+
+    # for j in parallel(lb, ub, step): a[j] ⊙= …  (outside a kernel, or in one's iteration)
+    def stmt_parallel(self, scope: Scope) -> bool:
+        """A parallel loop over an array the block may write, each iteration
+        updating its own element and reading the state around it, the
+        other arrays and its local ones; device code runs it in order."""
+        memrefs = [r for r in sorted(scope.ref_write) if scope.refs[r].kind == "memref" and not scope.borrows.get(r)]
+        if not memrefs:
+            return False
+        rid = self.pick(memrefs)
+        ref = scope.refs[rid]
+        bounds = []
+        lb = self.draw(st.integers(0, 1))
+        for value in (lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 2))):
+            bounds.append(self.fresh("k"))
+            scope.emit(f"{bounds[-1]} = arith.constant {value} : index")
+        iv, element = self.fresh("iv"), self.fresh("el")
+        iteration = scope.child({}, set())
+        iteration.ivs.append(iv)
+        iteration.loop_depth += 1
+        iteration.ref_write, iteration.accumulate = set(), set()
+        iteration.ref_read.discard(rid)
+        vid = self.new_var(ref.elem)
+        iteration.emit(f"{element} = rev.take {ref.ssa}[{iv}] : {ref.mlir_type}")
+        iteration.names[vid] = element
+        iteration.mutable.add(vid)
+        self.block(iteration, 3)
+        iteration.emit(f"rev.put {iteration.names[vid]}, {ref.ssa}[{iv}] : {ref.mlir_type}")
+        iteration.emit("rev.yield")
+        reverse = "reverse " if self.chance(30) else ""
+        header = f"rev.for parallel {reverse}{bounds[0]} to {bounds[1]} step {bounds[2]} : index () "
+        self.region(header, scope, [(iv, "index")], iteration.lines)
+        return True
+
+    # shared accumulation in a parallel loop: g[j] ⊕= v (take, add or sub, put)
+    def stmt_accumulate(self, scope: Scope) -> bool:
+        rid = self.pick(sorted(scope.accumulate))
+        ref = scope.refs[rid]
+        base = self.index_base(scope, set()) if self.chance(60) else None
+        index = self.emit_index(scope, self.index_tree(base, self.draw(st.integers(0, MEMREF_SIZE - 1))))
+        value = self.emit_tree(scope, self.value(scope, ref.elem, set()))
+        taken, updated = self.fresh("el"), self.fresh("x")
+        scope.emit(f"{taken} = rev.take {ref.ssa}[{index}] : {ref.mlir_type}")
+        scope.emit(f"{updated} = rev.{self.pick(['add', 'sub'])} {taken}, {value} : {ref.elem}")
+        scope.emit(f"rev.put {updated}, {ref.ssa}[{index}] : {ref.mlir_type}")
         return True
 
     def stmt_inv(self, scope: Scope) -> bool:
@@ -1170,7 +1344,9 @@ class ProgramBuilder:
                     return False
             else:
                 options = [
-                    r for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write) if r not in used_refs
+                    r
+                    for r in self.refs_of(scope, param.kind, param.elem, scope.ref_write)
+                    if r not in used_refs and scope.refs[r].mlir_type == param.mlir_type
                 ]
                 if not options:
                     return False
@@ -1230,19 +1406,7 @@ class ProgramBuilder:
         params = self.draw(st.permutations(params))
         info = FuncInfo(name, list(params))
         self.current = info
-        scope = Scope(
-            names={},
-            mutable=set(),
-            ivs=[],
-            refs={},
-            ref_write=set(),
-            ref_read=set(),
-            borrows={},
-            forward=True,
-            in_compute=False,
-            depth=0,
-            loop_depth=0,
-        )
+        scope = Scope.function_body()
         args: list[str] = []
         scalars: list[int] = []
         for i, param in enumerate(info.params):
@@ -1264,20 +1428,104 @@ class ProgramBuilder:
         body = "\n".join("  " + line for line in scope.lines)
         return f"rev.func @{name}({', '.join(args)}) {{\n{body}\n}}"
 
+    def kernel(self, name: str) -> tuple[str, Kernel]:
+        """A function whose body is one parallel loop: each iteration takes
+        ``y[i]`` of every output array, runs a block on those elements, and
+        puts them back; input arrays and scalars are read only.  Arrays of
+        a dynamic type have as many elements as the loop's extent (outputs),
+        up to MEMREF_SIZE, whose ``memref.dim`` may be the upper bound; with
+        ``out_of_bounds``, the others may be shorter or longer."""
+        dynamic = self.chance(50)
+        extent = self.draw(st.integers(1, MEMREF_SIZE)) if dynamic else MEMREF_SIZE
+
+        def arrays(most: int, output: bool) -> list[Param]:
+            sizes = st.just(MEMREF_SIZE)
+            if output:
+                sizes = st.just(extent)
+            elif dynamic and self.extensions.out_of_bounds:
+                sizes = st.integers(2, MEMREF_SIZE + 2)
+            count = self.draw(st.integers(int(output), most))
+            return [Param("memref", self.pick(self.array_types()), self.draw(sizes), dynamic) for _ in range(count)]
+
+        outputs, inputs, shared = arrays(2, True), arrays(2, False), arrays(1, False)
+        scalars = [Param("scalar", type) for type in self.types() for _ in range(self.draw(st.integers(0, 2)))]
+        order = self.draw(st.permutations(range(len(outputs) + len(inputs) + len(shared) + len(scalars))))
+        params = [[*outputs, *inputs, *shared, *scalars][i] for i in order]
+        info = FuncInfo(name, params)
+        self.current = info
+        scope = Scope.function_body()
+        written: list[int] = []
+        for position, i in enumerate(order):
+            ssa = f"%arg{position}"
+            if params[position].kind == "scalar":
+                vid = self.new_var(params[position].elem)
+                scope.names[vid] = ssa
+            else:
+                rid = next(self.rids)
+                scope.refs[rid] = Ref("memref", params[position].elem, ssa, dynamic)
+                if i < len(outputs):
+                    written.append(rid)
+                elif i < len(outputs) + len(inputs):
+                    scope.ref_read.add(rid)
+                else:
+                    scope.accumulate.add(rid)
+        lb = self.draw(st.integers(0, min(1, extent - 1)))
+        sized = dynamic and self.chance(50)  # the loop runs over the first output array
+        bounds = Kernel(
+            name, lb, extent if sized else self.draw(st.integers(lb + 1, extent)), self.draw(st.integers(1, 2))
+        )
+        for bound, value in (("plb", bounds.lb), ("pub", bounds.ub), ("pstep", bounds.step)):
+            if sized and bound == "pub":
+                ref = scope.refs[written[0]]
+                scope.emit("%pzero = arith.constant 0 : index")
+                scope.emit(f"%pub = memref.dim {ref.ssa}, %pzero : {ref.mlir_type}")
+            else:
+                scope.emit(f"%{bound} = arith.constant {value} : index")
+        iv = self.fresh("iv")
+        iteration = scope.child({}, set())
+        iteration.ivs.append(iv)
+        iteration.loop_depth += 1
+        elements = []
+        for rid in written:
+            ref, vid, element = scope.refs[rid], self.new_var(scope.refs[rid].elem), self.fresh("el")
+            iteration.emit(f"{element} = rev.take {ref.ssa}[{iv}] : {ref.mlir_type}")
+            iteration.names[vid] = element
+            iteration.mutable.add(vid)
+            elements.append((vid, ref))
+        self.block(iteration, 6)
+        for vid, ref in self.draw(st.permutations(elements)):
+            iteration.emit(f"rev.put {iteration.names[vid]}, {ref.ssa}[{iv}] : {ref.mlir_type}")
+        iteration.emit("rev.yield")
+        reverse = "reverse " if self.chance(30) else ""
+        header = f"rev.for parallel {reverse}%plb to %pub step %pstep : index () "
+        self.region(header, scope, [(iv, "index")], iteration.lines)
+        returned = [v for v in scope.names if v in self.vtype]
+        scope.emit(self.yield_line(scope, returned, "rev.return"))
+        self.functions.append(info)
+        body = "\n".join("  " + line for line in scope.lines)
+        arguments = ", ".join(f"%arg{i}: {p.mlir_type}" for i, p in enumerate(params))
+        return f"rev.func @{name}({arguments}) {{\n{body}\n}}", bounds
+
     def module(self, count: int) -> Program:
-        # every function takes the same arrays and stacks, so calls can pass them
+        # every function takes the same arrays and stacks, so calls can pass
+        # them; a kernel's iterations pass their own arrays, and have no stacks
         refs = [
             Param(kind, type)
             for kind in ("memref", "stack")
-            if self.stacks or kind == "memref"
+            if (self.stacks and not self.extensions.parallel) or kind == "memref"
             for type in self.array_types()
             if self.chance(40)
         ]
         texts = []
-        for i in range(count):
+        for i in range(count - self.extensions.parallel):
             self.budget = self.function_budget
             texts.append(self.function(f"f{i}", refs))
-        return Program("\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share)
+        kernel = None
+        if self.extensions.parallel:
+            self.budget = self.function_budget
+            text, kernel = self.kernel(f"f{count - 1}")
+            texts.append(text)
+        return Program("\n\n".join(texts) + "\n", list(self.functions), self.floats, not self.share, kernel)
 
 
 @st.composite
@@ -1340,7 +1588,7 @@ def arguments(func: FuncInfo) -> st.SearchStrategy[tuple[Any, ...]]:
         elif param.kind == "memref":
             dtype = np.int64 if param.elem == I64 else np.float64
             parts.append(
-                st.lists(_scalars(param.elem), min_size=MEMREF_SIZE, max_size=MEMREF_SIZE).map(
+                st.lists(_scalars(param.elem), min_size=param.size, max_size=param.size).map(
                     lambda xs, dtype=dtype: np.array(xs, dtype=dtype)
                 )
             )

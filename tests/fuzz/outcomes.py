@@ -1,10 +1,16 @@
 """What the fuzzers report: a finding is anything but a result or a clean
-diagnostic, with the input that produced it."""
+diagnostic, with the input that produced it; and how the differential
+fuzzer's engines' runs are compared."""
 
 from __future__ import annotations
 
+import math
 import traceback
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
@@ -38,3 +44,72 @@ def summary_of(error: BaseException) -> str:
     frames = traceback.extract_tb(error.__traceback__)
     where = f" at {frames[-1].filename.rsplit('/', 1)[-1]}:{frames[-1].lineno}" if frames else ""
     return f"{type(error).__name__}{where}"
+
+
+@dataclass
+class Run:
+    """One engine's run: the results, or the error it ended with."""
+
+    values: tuple[Any, ...] | None = None
+    error: str | None = None  # "Type: message" of a clean error
+    trace: str | None = None  # an unexpected exception
+    summary: str = ""
+
+
+def run_engine(call: Callable[[], tuple[Any, ...]]) -> Run:
+    try:
+        return Run(values=tuple(call()))
+    except RecursionError as error:
+        return Run(trace="RecursionError", summary=summary_of(error))
+    except BaseException as error:  # the oracle itself: any exception may come
+        if (trace := unexpected(error)) is not None:
+            return Run(trace=trace, summary=summary_of(error))
+        return Run(error=f"{type(error).__name__}: {error}")
+
+
+def equal(a: Any, b: Any, exact: bool) -> bool:
+    """Values alike: numbers to the bit (NaN equal to NaN) when ``exact``,
+    else within 1e-9; arrays and stacks element by element."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and equal(a.ravel().tolist(), b.ravel().tolist(), exact)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(equal(x, y, exact) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        if math.isnan(a) and math.isnan(b):
+            return True
+        return a == b if exact else math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    return type(a) is type(b) and a == b
+
+
+@dataclass
+class Outcome:
+    """What the worker reports on a case: (kind, stage, summary, detail)."""
+
+    problems: list[tuple[str, str, str, str]] = field(default_factory=list)
+
+    def add(self, kind: str, stage: str, summary: str, detail: str = "") -> None:
+        self.problems.append((kind, stage, summary, detail))
+
+    def failed(self, stage: str, run: Run) -> None:
+        """A run that had to succeed: a clean error is a difference, an
+        unexpected exception a traceback."""
+        self.add("traceback" if run.trace else "engines", stage, run.summary or (run.error or "")[:120],
+                 run.trace or run.error or "")
+
+    def compare(self, stage: str, expected: tuple[str, Run], actual: tuple[str, Run], exact: bool) -> None:
+        """Two runs that must agree: the same results, or the same error
+        (runs that ended in an unexpected exception are reported apart)."""
+        (a_name, a), (b_name, b) = expected, actual
+        if a.trace is not None or b.trace is not None:
+            return
+        if (a.values is None) != (b.values is None):
+            which = a.error or b.error or ""
+            self.add("engines", stage, f"only one engine fails: {which.split(':')[0]}",
+                     f"{a_name} {a.values or a.error!r}\n{b_name} {b.values or b.error!r}")
+        elif a.values is not None and b.values is not None:
+            if not equal(a.values, b.values, exact):
+                self.add("engines", stage, "the engines compute different results",
+                         f"{a_name} {a.values!r}\n{b_name} {b.values!r}")
+        elif a.error != b.error:
+            self.add("engines", stage, "the engines fail differently", f"{a_name} {a.error}\n{b_name} {b.error}")
