@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from revmlir.ad.adjoint import generate_adjoints
@@ -20,6 +22,8 @@ from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.checks import RevStripChecksPass
+from revmlir.passes.inverse_modes import AdInverseAdjointPass, AdInverseTangentPass
+from revmlir.passes.tangent import AdHessianPass, AdJacobianPass, AdTangentPass
 from revmlir.runtime.native import NativeModule
 
 BACKENDS = ("interpreter", "native")
@@ -255,6 +259,48 @@ def test_the_pass_on_text_is_idempotent_and_verified():
     assert gx == pytest.approx(math.exp(0.5))
     native = NativeModule.compile(module)
     assert native.call("f.adj", 1.0 + math.exp(0.5), 0.5, 1.0, 0.0) == pytest.approx((1.0, 0.5, 1.0, math.exp(0.5)))
+
+
+CALLS_NEGATE = """rev.func @negate(%a: f64) {
+  %a1 = rev.neg %a : f64
+  rev.return %a1 : f64
+}
+rev.func @calls(%a: f64) {
+  %a1 = rev.call @negate(%a) : (f64) -> f64
+  rev.return %a1 : f64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("run", "op", "taken", "source"),
+    [
+        (AdAdjointPass(), "adjoint", "calls.adj", "calls"),
+        (AdTangentPass(), "tangent", "calls.tan", "calls"),
+        (AdJacobianPass(), "jacobian", "calls.tan", "calls"),
+        (AdJacobianPass(), "jacobian", "calls.jacobian", "calls"),
+        (AdHessianPass(), "hessian", "calls.adj.tan", "calls.adj"),
+        (AdInverseTangentPass(), "inverse_tangent", "calls.itan", "calls.inv"),
+        (AdInverseAdjointPass(), "inverse_adjoint", "calls.iadj", "calls.inv"),
+    ],
+    ids=lambda v: v.name if isinstance(v, ModulePass) else None,
+)
+def test_a_derived_name_taken_leaves_the_module_unchanged(run, op, taken, source):
+    """The requested function's derived function is built after those of
+    the functions it calls (@negate's) in most modes, a Jacobian after the
+    tangents: what was built is removed again when a function of another
+    kind holds its name, which is never taken for the derived function."""
+    ctx = make_context()
+    text = f"{CALLS_NEGATE}ad.{op} @calls\nfunc.func @{taken}(%x: f64) -> f64 {{\n  func.return %x : f64\n}}\n"
+    module = parse_module(text, "taken.mlir", ctx)
+    before = str(module)
+    with pytest.raises(PassFailedException) as raised:
+        run.apply(ctx, module)
+    assert str(raised.value) == (
+        f"'func.func' at taken.mlir:10:1: @{taken} is the name of a function derived from @{source}, "
+        "which this run builds; rename this function"
+    )
+    assert str(module) == before
 
 
 def test_generate_adjoints_for_callees_and_uncalls():

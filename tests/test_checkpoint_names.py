@@ -189,3 +189,53 @@ def test_a_failure_while_building_leaves_the_module_as_it_was():
     )
     message = refused(source + "\n", AdCheckpointPass(), AdjointError)
     assert message.endswith("cannot be differentiated: 'math.cbrt' has no derivative rule")
+
+
+FIRST = marked("first", loop("r0", "x", "sin", "bisection")) + "\n"
+
+
+@pytest.mark.parametrize("taker", [FUNCTION, REV_FUNCTION], ids=["func", "rev"])
+def test_a_function_holding_the_gradients_name_is_refused_not_taken_for_the_gradient(taker):
+    """Only a gradient an earlier run built (a rev.func that forgets
+    state) stands for @first.ckpt; any other function of that name is the
+    user's, and a clash."""
+    message = refused(FIRST + taker.format("first.ckpt"), AdCheckpointPass(), CheckpointError)
+    assert message == (
+        f"'{taker.split()[0]}' at names.mlir:16:1: @first.ckpt is the name of @first's checkpointed gradient, "
+        "which this run builds; rename this function"
+    )
+
+
+def test_an_earlier_runs_gradient_is_kept():
+    ctx = make_context()
+    module = parse_module(FIRST, "names.mlir", ctx)
+    AdCheckpointPass().apply(ctx, module)
+    built = str(module)
+    AdCheckpointPass(functions=("first",)).apply(ctx, module)
+    assert str(module) == built and "rev.func @first.ckpt(" in built
+
+
+@pytest.mark.parametrize(("name", "what"), generated("first", 0), ids=WHAT)
+def test_with_a_policy_a_marked_functions_names_are_checked_before_the_rewrite(name, what):
+    """``functions=g policy=…`` rewrites @g before building what the
+    module's requests ask for: a name @first's gradient needs, taken, is
+    found before @g is rewritten."""
+    message = refused(
+        ORDINARY + FIRST + REV_FUNCTION.format(name),
+        AdCheckpointPass(functions=("g",), policy="bisection"),
+        CheckpointError,
+    )
+    assert message == (
+        f"'rev.func' at names.mlir:28:1: @{name} is the name of {what}, which this run builds; rename this function"
+    )
+
+
+def test_with_a_policy_a_function_named_like_a_gradient_is_not_an_earlier_run():
+    """@f is no ordinary function, and its @f.ckpt is a user's func.func,
+    not a gradient: no earlier run checkpointed @f."""
+    source = FIRST.replace("ad.checkpoint @first", "") + FUNCTION.format("first.ckpt")
+    message = refused(source, AdCheckpointPass(functions=("first",), policy="bisection"), PassFailedException)
+    assert message == (
+        "ad-checkpoint: 'rev.func' at names.mlir:2:1: policy= checkpoints an ordinary func.func, and @first is "
+        "not one (mark a loop of a rev.func with a schedule instead)"
+    )

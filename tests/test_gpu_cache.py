@@ -19,6 +19,7 @@ import os
 import re
 import resource
 import signal
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -279,6 +280,32 @@ def test_a_directory_holding_files_where_an_entry_should_be_is_reported_once(cac
         assert module_ptx(axpy()) == first and module_ptx(axpy()) == first
     assert len(record) == 1 and lowerings.count == 3
     assert [path.name for path in entry.iterdir()] == ["kept"]
+
+
+def test_a_directory_replaced_by_a_file_meanwhile_is_no_warning(
+    cache_home: Path, lowerings: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """Another process replaces the directory by a file (its own store of
+    the entry) between this store's failed rename and its removal of the
+    directory: removing it fails as "not a directory", which is no reason
+    to warn; the entry is renamed over that file."""
+    first = module_ptx(axpy())
+    (entry,) = entries(cache_home)
+    good = entry.read_bytes()
+    entry.unlink()
+    entry.mkdir()
+    rmdir = os.rmdir
+
+    def racing_rmdir(path: str, *, dir_fd: int) -> None:
+        rmdir(path, dir_fd=dir_fd)
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600, dir_fd=dir_fd))
+        rmdir(path, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "rmdir", racing_rmdir)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", cache.CacheWarning)
+        assert module_ptx(axpy()) == first and lowerings.count == 2
+    assert entry.read_bytes() == good
 
 
 KERNELS = (["axpy"], "sm_90", 3, None)
@@ -693,6 +720,17 @@ def test_a_ptxas_replaced_within_a_process_is_asked_again(cache_home: Path, ptxa
     assert gpu_cache.cubin_key("", "sm_90") not in (key, None) and ptxas.runs() == ["--version", "--version"]
 
 
+def test_a_usage_entry_is_keyed_by_the_code_that_reads_ptxass_report(ptxas: Ptxas, monkeypatch: pytest.MonkeyPatch):
+    """A usage entry is revmlir's reading of ptxas's text: another revmlir
+    reads it again; a cubin is ptxas's own bytes, kept across revmlir's
+    versions."""
+    ptx = ".version 8.0\n.target sm_90\n.address_size 64\n"
+    usage, cubin = gpu_cache.usage_key(ptx, "sm_90"), gpu_cache.cubin_key(ptx, "sm_90")
+    monkeypatch.setattr(gpu_cache, "source_digest", lambda: "a changed reading of the report")
+    assert gpu_cache.usage_key(ptx, "sm_90") not in (usage, None)
+    assert gpu_cache.cubin_key(ptx, "sm_90") == cubin
+
+
 @pytest.mark.parametrize(
     "damage",
     [_flipped, lambda entry, other: b"", _other_entry],
@@ -741,21 +779,25 @@ def test_resource_usage_is_ptxas_run_once_per_ptx_architecture_and_ptxas(
 
 def test_a_usage_entry_is_exactly_a_usage_or_a_miss(cache_home: Path, ptxas: Ptxas):
     """A sealed entry of another shape (fields missing, a list for a
-    function's record, a count of another kind) is run again, and the good
-    entry stored."""
+    function's record, a count of another kind, a JSON boolean where an
+    integer is, which Python's ``bool`` would pass for) is run again, and
+    the good entry stored."""
     ptx = module_ptx(axpy())
     name = gpu_cache.usage_key(ptx, "sm_90")
     assert name is not None
     first = gpu_cache.resource_usage(ptx)
     good = cache.load(name, cache.USAGE)
     assert good is not None
-    text = json.loads(good)
-    text["axpy"]["spill_loads"] = "0"
-    for data in (b'{"axpy": {"registers": 1}}', b'{"axpy": [1, 2, 3, 4]}', json.dumps(text).encode()):
+    damaged = []
+    for field, value in (("spill_loads", "0"), ("spill_loads", False), ("registers", True)):
+        text = json.loads(good)
+        text["axpy"][field] = value
+        damaged.append(json.dumps(text).encode())
+    for data in (b'{"axpy": {"registers": 1}}', b'{"axpy": [1, 2, 3, 4]}', *damaged):
         cache.store(name, data, cache.USAGE)
         assert gpu_cache.resource_usage(ptx) == first
         assert cache.load(name, cache.USAGE) == good
-    assert ptxas.runs().count("-v") == 4
+    assert ptxas.runs().count("-v") == 6
 
 
 def test_ptx_that_ptxas_rejects_is_not_stored(cache_home: Path, ptxas: Ptxas):

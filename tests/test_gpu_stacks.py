@@ -184,5 +184,5 @@ def test_a_snapshot_past_the_arena_is_a_located_error_at_the_snapshot() -> None:
     assert "needs 80 bytes of per-thread arena, has 32 (a stack; launch with a larger arena=) (element 0)" in str(
         error.value
     )
-    assert error.value.location == f"{SNAPSHOTS}:27:3"  # anc.snapshot
+    assert error.value.location == f"{SNAPSHOTS}:33:3"  # anc.snapshot
     assert not y.any()

@@ -735,43 +735,65 @@ def _store_elements(info: Loop) -> list[Attribute]:
     return list(dict.fromkeys(types))
 
 
-def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
-    """Add ``@f.ckpt`` for each named ``@f`` (unless the module has it),
-    its outlined steps ``@f.ckpt.step<j>`` and every adjoint they need
-    (``@….adj``).  Every function's loops and the names built for it are
-    checked before the module changes, and a failure while building (a
-    construct without an adjoint, a name a callee's derived function
-    needs taken) leaves the module as it was: building only adds
-    functions, so removing those it added undoes it."""
-    planned: list[tuple[str, rev.FuncOp, rev.FuncOp, list[rev.ForOp | rev.WhileOp]]] = []
+def is_checkpointed_gradient(op: Operation | None) -> bool:
+    """Whether ``op`` is a gradient ``ad-checkpoint`` built: a ``rev.func``
+    marked as forgetting state, as ``checkpointed_function`` marks the
+    gradients it builds (and no other kind of function is)."""
+    return isinstance(op, rev.FuncOp) and FORGETFUL_ATTR in op.attributes
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What building ``@name.ckpt`` starts from, found before the module
+    changes."""
+
+    name: str
+    primal: rev.FuncOp
+    func: rev.FuncOp
+    """``primal``, prepared."""
+    marked: list[rev.ForOp | rev.WhileOp]
+    """``func``'s checkpointed loops."""
+
+
+def plan_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[Plan]:
+    """The plans of the gradients of the named ``rev.func``s that the
+    module lacks (one is there when ``@f.ckpt`` is a gradient an earlier
+    run built), every function's loops and the names built for it
+    checked: nothing is built, so that every error found here, a mark that
+    cannot be checkpointed or a name taken (by any other function,
+    ``@f.ckpt`` included), leaves the module as it was."""
+    planned: list[Plan] = []
     for name in dict.fromkeys(names):
         primal = SymbolTable.lookup_symbol(module, name)
         assert isinstance(primal, rev.FuncOp)
-        if SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX) is not None:
+        if is_checkpointed_gradient(SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)):
             continue
         func = prepare(primal)
         marked = checkpointed_loops(func)
         if (clash := name_clash(module, name, len(marked))) is not None:
             raise CheckpointError(clash)
-        planned.append((name, primal, func, marked))
-    present = set(module.ops)
-    try:
-        return [_checkpointed_gradient(module, *plan) for plan in planned]
-    except Exception:
-        for added in [op for op in module.ops if op not in present]:
-            module.body.block.erase_op(added)
-        raise
+        planned.append(Plan(name, primal, func, marked))
+    return planned
 
 
-def _checkpointed_gradient(
-    module: ModuleOp, name: str, primal: rev.FuncOp, func: rev.FuncOp, marked: list[rev.ForOp | rev.WhileOp]
-) -> rev.FuncOp:
-    """Add ``@name.ckpt`` of ``primal`` (``func``, prepared, whose
-    checkpointed loops are ``marked``), its steps and their adjoints."""
-    target = name + CHECKPOINT_SUFFIX
+def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+    """Add ``@f.ckpt`` for each named ``@f`` (unless the module has it),
+    its outlined steps ``@f.ckpt.step<j>`` and every adjoint they need
+    (``@….adj``).  Every function is planned before the module changes
+    (``plan_checkpointed``); building only adds functions, so a failure
+    while building (a construct without an adjoint, a name a callee's
+    derived function needs taken) is undone by removing them
+    (``revmlir.passes.selection.expand_requests``)."""
+    return [_checkpointed_gradient(module, plan) for plan in plan_checkpointed(module, names)]
+
+
+def _checkpointed_gradient(module: ModuleOp, plan: Plan) -> rev.FuncOp:
+    """Add ``@name.ckpt`` of the ``plan``'s function, its steps and their
+    adjoints."""
+    target = plan.name + CHECKPOINT_SUFFIX
     loops: dict[Operation, Loop] = {}
-    anchor: Operation = primal
-    for op in marked:
+    anchor: Operation = plan.primal
+    for op in plan.marked:
         step, info = outline_step(op, step_name(target, len(loops)))
         module.body.block.insert_op_after(step, anchor)
         anchor = step
@@ -785,7 +807,7 @@ def _checkpointed_gradient(
         requested.append(callee)
         return adjoint_name(callee), frozenset()  # any gradients: the plain adjoint
 
-    function = checkpointed_function(func, target, loops, request)
-    module.body.block.insert_op_after(function, primal)
+    function = checkpointed_function(plan.func, target, loops, request)
+    module.body.block.insert_op_after(function, plan.primal)
     generate_adjoints(module, [info.step for info in loops.values()] + requested)
     return function

@@ -223,6 +223,21 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     return prepared
 
 
+def derived_function(module: ModuleOp, name: str, source: str) -> rev.FuncOp | None:
+    """``@name``, derived from ``@source``, when the module has it: a
+    ``rev.func`` of that name is that function (an earlier run's, kept, so
+    that passes are idempotent).  Another symbol holding the name is an
+    error at it, where it was an unlocated redefinition the verifier found
+    after the pass, or was silently taken for the derived function."""
+    taken = SymbolTable.lookup_symbol(module, name)
+    if taken is None or isinstance(taken, rev.FuncOp):
+        return taken
+    raise PassFailedException(
+        f"{describe_op(taken)}: @{name} is the name of a function derived from @{source}, "
+        "which this run builds; rename this function"
+    )
+
+
 Build = Callable[[rev.FuncOp, str, Request], rev.FuncOp]
 """``build(prepared copy of @f, name, request)``: one derived function."""
 
@@ -257,15 +272,9 @@ class ModuleFunctions:
 
     def _check_free(self, name: str, source: str) -> None:
         """No symbol of the module is ``@name``, which is derived from
-        ``@source`` (a ``rev.func`` of that name is the derived function,
-        kept, and never asked about): another is an error at it, where
-        it was an unlocated redefinition the verifier found after the
-        pass."""
-        if (taken := SymbolTable.lookup_symbol(self.module, name)) is not None:
-            raise PassFailedException(
-                f"{describe_op(taken)}: @{name} is the name of a function derived from @{source}, "
-                "which this run builds; rename this function"
-            )
+        ``@source`` and no ``rev.func`` (one of that name is the derived
+        function, kept, and never asked about)."""
+        derived_function(self.module, name, source)
 
     def add(self, name: str, derived: rev.FuncOp) -> None:
         """Place ``derived`` (derived from ``@name``) right after the

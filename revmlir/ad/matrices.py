@@ -48,6 +48,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import generate_gradients, gradient_name
+from revmlir.ad.derived import derived_function
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
 from revmlir.builder import Element, FunctionBuilder, ModuleBuilder, Target, Value
 from revmlir.dialects import rev
@@ -408,7 +409,7 @@ def generate_jacobians(module: ModuleOp, names: Sequence[str], lanes: int = 1) -
     return [
         _add(module, _jacobian_function(module, n, lanes), tangent_name(n, lanes))
         for n in names
-        if SymbolTable.lookup_symbol(module, n + JACOBIAN_SUFFIX) is None
+        if derived_function(module, n + JACOBIAN_SUFFIX, n) is None
     ]
 
 
@@ -429,5 +430,5 @@ def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int,
     return [
         _add(module, _hessian_function(module, n, loss, lanes), hvp_name(n, lanes, loss))
         for n in names
-        if SymbolTable.lookup_symbol(module, n + HESSIAN_SUFFIX) is None
+        if derived_function(module, n + HESSIAN_SUFFIX, n) is None
     ]

@@ -31,7 +31,8 @@ the ``CUBIN`` kind, under the same rules, keyed by what ptxas's output is a
 function of: the PTX, the architecture, ptxas's options and which ptxas it
 is, as ``ptxas --version`` names it.  What ``ptxas -v`` reports of each
 function's registers, stack frame and spills (``resource_usage``) is an
-entry of the ``USAGE`` kind, keyed alike.
+entry of the ``USAGE`` kind, keyed alike and by revmlir's own code, which
+reads the report.
 """
 
 from __future__ import annotations
@@ -158,8 +159,10 @@ def parse_attribute(text: str) -> Attribute:
 
 def expect(value: object, kind: type[T]) -> T:
     """``value``, a field read from an entry, if it is a ``kind``; else
-    the ``TypeError`` of an entry of another shape (``UNREADABLE``)."""
-    if not isinstance(value, kind):
+    the ``TypeError`` of an entry of another shape (``UNREADABLE``).  A
+    boolean is no integer here, though Python's ``bool`` is an ``int``:
+    JSON tells ``true`` from ``1``, and an entry is decoded exactly."""
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
         raise TypeError(f"an entry holds {type(value).__name__} where {kind.__name__} is read")
     return value
 
@@ -222,12 +225,13 @@ def ptxas_identity() -> str | None:
     return _ptxas_version(ptxas, (info.st_ino, info.st_size, info.st_mtime_ns))
 
 
-def _assembly_key(kind: cache.Kind, options: Sequence[str], ptx: str, arch: str) -> str | None:
+def _assembly_key(kind: cache.Kind, options: Sequence[str], ptx: str, arch: str, *reader: str) -> str | None:
     """The entry name of what ptxas gives of ``ptx`` for ``arch`` with
-    ``options``: those, and which ptxas it is (None when it cannot say:
-    its output is not cached)."""
+    ``options``: those, which ptxas it is (None when it cannot say: its
+    output is not cached) and what ``reader`` names of the code that makes
+    the entry of ptxas's output."""
     identity = ptxas_identity()
-    return kind.key(identity, arch, repr(tuple(options)), ptx) if identity is not None else None
+    return kind.key(identity, arch, repr(tuple(options)), *reader, ptx) if identity is not None else None
 
 
 def cubin_key(ptx: str, arch: str) -> str | None:
@@ -237,8 +241,11 @@ def cubin_key(ptx: str, arch: str) -> str | None:
 
 def usage_key(ptx: str, arch: str) -> str | None:
     """The entry name of what ptxas reports of the functions of ``ptx``
-    assembled for ``arch``."""
-    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch)
+    assembled for ``arch``.  The entry is revmlir's reading of ptxas's
+    text (``toolkit.resource_usage``), so revmlir's own code is part of
+    the key, as it is of a program's: a changed reading never loads what
+    an older one read."""
+    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch, source_digest())
 
 
 ELF_MAGIC = b"\x7fELF"

@@ -15,11 +15,17 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.checkpointed import CHECKPOINT_SUFFIX, generate_checkpointed, name_clash
+from revmlir.ad.checkpointed import (
+    CHECKPOINT_SUFFIX,
+    generate_checkpointed,
+    is_checkpointed_gradient,
+    name_clash,
+    plan_checkpointed,
+)
 from revmlir.dialects.ad import CheckpointOp
 from revmlir.errors import describe_op
 from revmlir.passes.resumable import checked_schedule
-from revmlir.passes.selection import expand_requests
+from revmlir.passes.selection import expand_requests, requested
 from revmlir.reversibilize import reversibilize
 from revmlir.reversibilize.resumable import MACHINE_LOOPS, make_resumable
 from revmlir.verifier import check_snapshots
@@ -52,6 +58,9 @@ class AdCheckpointPass(ModulePass):
             schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
             for name in self.functions:
                 self._check_ordinary(op, name)
+            # the marked functions' requests are checked before the rewrite
+            # too (and planned again after it, where they are built)
+            plan_checkpointed(op, requested(op, CheckpointOp))
             # the other functions stay ordinary, calling copies of the named
             # ones as written (make_resumable): a later run may name them
             make_resumable(op, self.functions, schedule, self.base)
@@ -65,13 +74,14 @@ class AdCheckpointPass(ModulePass):
         ``@name.ckpt`` is its gradient), and the names of what this run
         builds for it are free: its machine is one checkpointed loop."""
         function = SymbolTable.lookup_symbol(module, name)
-        gradient = SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)
         if isinstance(function, func.FuncOp):
             if (clash := name_clash(module, name, MACHINE_LOOPS)) is not None:
                 raise PassFailedException(f"{self.name}: {clash}")
             return
         where = f"{describe_op(function)}: " if function is not None else ""
-        if function is not None and gradient is not None:
+        if function is not None and is_checkpointed_gradient(
+            SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)
+        ):
             raise PassFailedException(
                 f"{self.name}: {where}@{name} was checkpointed by an earlier run, whose "
                 f"gradient is @{name}{CHECKPOINT_SUFFIX}; a function is checkpointed under one policy, once"

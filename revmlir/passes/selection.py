@@ -26,6 +26,11 @@ def selected_functions(module: ModuleOp, names: Sequence[str]) -> Iterator[FuncO
         yield by_name[name]
 
 
+def requested(module: ModuleOp, request: type[FunctionRequestOp]) -> list[str]:
+    """The names of the functions the module's ``request`` ops name, in order."""
+    return [r.function_name for r in module.ops if isinstance(r, request)]
+
+
 def expand_requests(
     module: ModuleOp,
     request: type[FunctionRequestOp],
@@ -34,11 +39,26 @@ def expand_requests(
 ) -> None:
     """Run ``generate`` on the functions named by the module's ``request``
     ops (``ad.adjoint @f`` …) and by the ``functions=`` option, then remove
-    the requests: what the ``ad-*`` passes share."""
+    the requests: what the ``ad-*`` passes share.
+
+    A ``generate`` only adds functions (the derived functions, a callee's
+    ``@g.inv``), so when it fails, whatever the failure (a derived name
+    another kind of function holds, found once the functions it calls are
+    built; a construct without a rule in the second function named),
+    removing what it added leaves the module as it was: ``rev-opt``
+    reports a failed pass at the first op that does not verify, and a
+    half-built module (a derivative calling one not built yet) would show
+    that op's error instead of the pass's."""
     requests = [r for r in module.ops if isinstance(r, request)]
-    names = [r.function_name for r in requests]
+    names = requested(module, request)
     names += [f.sym_name.data for f in selected_functions(module, functions)] if functions else []
-    generate(module, list(dict.fromkeys(names)))
+    present = set(module.ops)
+    try:
+        generate(module, list(dict.fromkeys(names)))
+    except Exception:
+        for added in [op for op in module.ops if op not in present]:
+            module.body.block.erase_op(added)
+        raise
     for found in requests:
         found.detach()
         found.erase()

@@ -683,7 +683,8 @@ def _appearances(segments: Sequence[Segment]) -> Iterator[SSAValue]:
 MACHINE_LOOPS = 1
 """How many checkpointed loops a machine has: one, the machine's loop (the
 marks inside the function are dropped), so ``ad-checkpoint`` knows what it
-will build for a function before it rewrites the function."""
+will build for a function before it rewrites the function.  Each machine
+built is checked to have that many (``_make_machine``)."""
 
 
 def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAttr, base: int = 1) -> list[scf.WhileOp]:
@@ -758,6 +759,8 @@ def _make_machine(
     for original in flattener.originals:
         for op in original.walk():
             op.drop_all_references()
+    marks = sum(CHECKPOINT_ATTR in op.attributes for op in function.walk())
+    assert marks == MACHINE_LOOPS, f"a machine has {marks} checkpointed loops, not MACHINE_LOOPS"
     return loop
 
 

@@ -393,8 +393,8 @@ class Directory:
         entry can never be kept."""
         try:
             os.rmdir(file, dir_fd=self.folder)
-        except FileNotFoundError:
-            return True  # removed by another process meanwhile
+        except (FileNotFoundError, NotADirectoryError):
+            return True  # removed, or replaced by a file, by another process meanwhile: the entry replaces that
         except OSError as error:
             why = f"{file} is a directory that cannot be deleted ({error.strerror})"
             _report(

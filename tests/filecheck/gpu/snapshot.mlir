@@ -6,11 +6,17 @@
 // there. The snapshot fills the record's room at once and copies the
 // stack's part into it; the restore copies it back: each reserves in the
 // arena, then writes as native code does (a memmove, which NVPTX expands
-// into a loop). No realloc, no free. tests/test_gpu_stacks.py runs the
-// kernel thread by thread on the CPU against the interpreter.
+// into a loop). No realloc, no malloc, no free anywhere in the PTX: before
+// the kernel (the device functions, any declaration) as in it.
+// tests/test_gpu_stacks.py runs the kernel thread by thread on the CPU
+// against the interpreter.
 
+// CHECK-NOT:   realloc
+// CHECK-NOT:   malloc
+// CHECK-NOT:   free
 // CHECK-LABEL: .visible .entry kernel(
 // CHECK-NOT:   realloc
+// CHECK-NOT:   malloc
 // CHECK-NOT:   free
 
 // y ← y + 2x² through a record of (y, [x, 2x]): the stack changes after the
