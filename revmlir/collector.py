@@ -7,9 +7,10 @@ thresholds, so compiling BA's GPU kernel ran about a thousand young
 collections and several full ones, each traversing the objects still alive
 (the IR being compiled, and everything the process has imported) only to
 find that they survive: 1.2 s of the compile's 5.4 s of CPU time.  While a
-compile runs the collector is off; the IR it dropped waits for the first
-collection after it, so the peak memory of a compile stays where it was
-(BA's kernel: 219 MB instead of 214 MB).
+compile runs the collector is off; what the compile drops and does not
+take apart (below) waits for the first collection after it, so the peak
+memory of a compile stays where it was (BA's kernel: 219 MB instead of
+214 MB).
 
 The switch is process-wide: objects other threads allocate meanwhile are
 not collected until the last compile in progress ends.  A program that
@@ -23,7 +24,17 @@ than the collection after the compile: a young collection goes through its
 whole generation, garbage and survivors alike, several times over, at a
 cache miss an object.  BA's kernel left it 142,000 objects (0.10-0.15 s
 of CPU) and leaves it 39,000 (0.01-0.03 s); taking the trees apart costs
-0.02 s.
+0.02 s.  Only a tree that is the compile's own is taken apart: a caller
+may hold what a public pass replaces, as it may what xDSL's rewriters
+erase.
+
+With ``REVMLIR_CHECK_TAKEN_APART`` set (any non-empty value, read at
+import) ``take_apart`` first checks that its tree is in no block and uses
+no value (and branches to no block) from outside it, and raises an
+``AssertionError`` naming the op that does: taking such a tree apart would
+clear uses on the outside value's list, and the IR left would fail far
+from here.  The check walks the tree once more, so it is for tests and
+debugging.
 """
 
 from __future__ import annotations
@@ -31,11 +42,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from xdsl.ir import Operation
+
+from revmlir.errors import describe_op, describe_value
 
 if TYPE_CHECKING:
     from llvmlite import ir
@@ -48,6 +62,9 @@ _depth = 0
 """How many compiles (of any thread, nested or not) are in progress."""
 _paused = False
 """Whether the outermost of them turned the collector off (it was on)."""
+
+_CHECK = bool(os.environ.get("REVMLIR_CHECK_TAKEN_APART"))
+"""Whether ``take_apart`` checks that its tree is dropped whole first."""
 
 
 @contextlib.contextmanager
@@ -92,13 +109,43 @@ def take_apart(op: Operation) -> None:
     block, its neighbours and the uses of its operands (a value's uses are a
     doubly linked list); clearing the fields of each op, use, block and
     region breaks them all, without the collector."""
+    if _CHECK:
+        check_dropped_whole(op)
+    _take_apart(op)
+
+
+def check_dropped_whole(op: Operation) -> None:
+    """An ``AssertionError`` unless ``op`` is in no block and no op of its
+    tree uses a value or branches to a block from outside it: the
+    precondition of ``take_apart``, which would otherwise unlink the uses
+    from the outside value's list and leave the IR around it broken."""
+    if op.parent is not None:
+        raise AssertionError(f"take_apart: {describe_op(op)} is still in a block")
+    ops = list(op.walk())
+    inside = {id(nested) for nested in ops}
+    inside.update(id(block) for nested in ops for region in nested.regions for block in region.blocks)
+    for nested in ops:
+        for value in nested.operands:
+            if id(value.owner) not in inside:
+                raise AssertionError(
+                    f"take_apart: {describe_op(nested)} in the tree of {describe_op(op)} uses "
+                    f"{describe_value(value)} from outside it"
+                )
+        for successor in nested.successors:
+            if id(successor) not in inside:
+                raise AssertionError(
+                    f"take_apart: {describe_op(nested)} in the tree of {describe_op(op)} branches to a block outside it"
+                )
+
+
+def _take_apart(op: Operation) -> None:
     for region in op.regions:
         block = region.first_block
         while block is not None:
             inner = block.first_op
             while inner is not None:
                 following = inner.next_op
-                take_apart(inner)
+                _take_apart(inner)
                 inner = following
             following_block = block.next_block
             block.__dict__.clear()

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pytest
 from llvmlite import ir
-from xdsl.dialects import llvm
+from xdsl.dialects import func, llvm
 from xdsl.ir import Operation
 
 import revmlir as rv
@@ -210,11 +210,13 @@ def _referents(module: Operation) -> list[weakref.ref[object]]:
 
 
 @pytest.mark.parametrize("taken_apart", [False, True])
-def test_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool):
+def test_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool, monkeypatch: pytest.MonkeyPatch):
     """Values used more than once (their uses a linked list), nested
     regions, blocks with arguments and branches between them: once the
     tree is taken apart, dropping the last reference frees all of it; left
-    whole, only the collector would."""
+    whole, only the collector would.  The precondition's check passes the
+    whole tree and keeps nothing of it."""
+    monkeypatch.setattr(collector, "_CHECK", True)
     with collector_paused():
         module = parse_module(NESTED)
         referents = _referents(module)
@@ -225,6 +227,41 @@ def test_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool):
     gc.collect()
     assert len(referents) > 30
     assert left == (0 if taken_apart else len(referents))
+
+
+PLANTED = """func.func @g(%x: f64, %c: i1) {
+  scf.if %c {
+    %p = arith.mulf %x, %x : f64
+    scf.yield
+  }
+  func.return
+}
+"""
+
+
+def test_a_tree_using_a_value_from_outside_it_is_refused_and_left_whole(monkeypatch: pytest.MonkeyPatch):
+    """With the check on, a tree that is not dropped whole (here an
+    ``scf.if`` whose body uses the function's arguments) is refused before
+    anything is cleared: the outside values keep their uses."""
+    monkeypatch.setattr(collector, "_CHECK", True)
+    module = parse_module(PLANTED, "planted.mlir")
+    function = next(iter(module.ops))
+    assert isinstance(function, func.FuncOp)
+    x, c = function.body.block.args
+    branch = function.body.block.first_op
+    assert branch is not None
+    branch.detach()
+    with pytest.raises(
+        AssertionError,
+        match=r"^take_apart: 'scf.if' at planted.mlir:2:3 in the tree of 'scf.if' at planted.mlir:2:3 uses "
+        r"%c \(block argument #1\) from outside it$",
+    ):
+        take_apart(branch)
+    assert [use.operation.name for use in (*x.uses, *c.uses)] == ["arith.mulf", "arith.mulf", "scf.if"]
+    assert "arith.mulf %x, %x" in str(branch)
+    with pytest.raises(AssertionError, match=r"^take_apart: 'func.func' at planted.mlir:1:1 is still in a block$"):
+        take_apart(function)
+    assert function.sym_name.data == "g"
 
 
 def _llvm_ir() -> ir.Module:

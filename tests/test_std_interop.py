@@ -309,6 +309,39 @@ def test_a_poison_array_is_a_located_diagnostic():
         ConvertStdToLLVMPass().apply(make_context(), module)
 
 
+DECLARED = """llvm.func @ext(f64) -> f64
+func.func @f(%x: f64) -> f64 {
+  %y = llvm.call @ext(%x) : (f64) -> f64
+  func.return %y : f64
+}
+"""
+
+
+def test_the_functions_the_pass_replaces_stay_readable_to_a_caller_holding_them():
+    """The pass's module is its caller's, who may hold its functions: they
+    are detached, as xDSL's rewriters leave what they erase, not taken
+    apart as a compile's own copy is."""
+    module = parse_module(DECLARED, "declared.mlir")
+    declaration, function = list(module.ops)
+    ConvertStdToLLVMPass().apply(make_context(), module)
+    assert function.parent is None and declaration.parent is None
+    assert function.sym_name.data == "f"
+    assert "llvm.call @ext(%x) : (f64) -> f64" in str(function)
+    assert str(declaration) == "llvm.func @ext(f64) -> f64"
+
+
+def test_a_failing_pass_leaves_the_module_whole():
+    """Every op is checked before any function is removed: a second run
+    refuses the first llvm function with a body, and the declaration its
+    code calls is still there for the diagnostic's verification."""
+    module = parse_module(DECLARED, "declared.mlir")
+    ConvertStdToLLVMPass().apply(make_context(), module)
+    with pytest.raises(PassFailedException, match=r"^'llvm.func' at declared.mlir:2:1 cannot be compiled to native"):
+        ConvertStdToLLVMPass().apply(make_context(), module)
+    module.verify()
+    assert [str(op) for op in module.ops][0] == "llvm.func @ext(f64) -> f64"
+
+
 # ---------------------------------------------------------------------------
 # Location aliases and the data layout
 # ---------------------------------------------------------------------------

@@ -464,7 +464,8 @@ def map_to_libdevice(module: ModuleOp) -> None:
 
 def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.Module, dict[str, str]]:
     """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm`` (its
-    ``gpu.module`` is emptied), and its kernels (function → entry).  Device
+    ``gpu.module`` is emptied, the functions moved out of it taken apart:
+    ``module`` is the compile's own), and its kernels (function → entry).  Device
     functions are internal (inlined or dropped) unless ``keep_functions``."""
     device, kernels = device_module(module)
     private = {
@@ -472,7 +473,8 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
         for f in device.ops
         if isinstance(f, func.FuncOp) and f.sym_visibility is not None and f.sym_visibility.data == "private"
     }
-    translate_module(device, ModuleTranslation(overrides=device_rules, report=ptx_name(REPORT)), entry_points=False)
+    translation = ModuleTranslation(overrides=device_rules, report=ptx_name(REPORT))
+    translate_module(device, translation, entry_points=False, owned=True)
     map_to_libdevice(device)
     entries = set(kernels.values())
     converted = llvm_ir(device)

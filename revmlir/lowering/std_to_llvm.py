@@ -1588,22 +1588,33 @@ class ConvertStdToLLVMPass(ModulePass):
 
 
 def translate_module(
-    op: ModuleOp, translation: ModuleTranslation, entry_points: bool, aliasing: ArrayAliasing | None = None
+    op: ModuleOp,
+    translation: ModuleTranslation,
+    entry_points: bool,
+    aliasing: ArrayAliasing | None = None,
+    *,
+    owned: bool = False,
 ) -> None:
     """Replace the std functions of ``op`` by their llvm translation, with
     the C entry points of its public functions where ``entry_points`` (host
-    code; a GPU has no C callers).  The functions replaced (and the
-    declarations the translation declares again) are erased, taken apart
-    for reference counting to free (``revmlir.collector``).  ``aliasing`` is ``analyse_arrays(op)``
+    code; a GPU has no C callers).  ``aliasing`` is ``analyse_arrays(op)``
     where the caller needed it already (the native pipeline's calls check
-    their arguments against its written arrays)."""
+    their arguments against its written arrays).
+
+    The functions replaced (and the declarations the translation declares
+    again) are removed only once every op is translated, so that a failure
+    leaves ``op`` whole for its diagnostic.  They are detached, as xDSL's
+    rewriters leave what they erase, for a caller may hold them; where
+    ``owned`` (``op`` is the compile's own copy, whose functions no one
+    else holds) they are taken apart, for reference counting to free
+    (``revmlir.collector``)."""
     stacks.define_runtime(op)
     sources = [f for f in op.ops if isinstance(f, func.FuncOp)]
-    for other in list(op.ops):
+    declarations: list[llvm.FuncOp] = []
+    for other in op.ops:
         if isinstance(other, llvm.FuncOp) and not other.body.blocks:
             translation.declared.setdefault(other.sym_name.data, other.function_type)
-            other.detach()
-            take_apart(other)
+            declarations.append(other)
         elif not isinstance(other, func.FuncOp):
             raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
     translation.noalias = (analyse_arrays(op) if aliasing is None else aliasing).noalias
@@ -1630,7 +1641,8 @@ def translate_module(
                 f"{describe_op(source)}: @{source.sym_name.data} is named like the C library function "
                 "its code calls, which would call it instead: rename it"
             )
-    for source in sources:
-        source.detach()
-        take_apart(source)
+    for replaced in (*declarations, *sources):
+        replaced.detach()
+        if owned:
+            take_apart(replaced)
     op.body.block.add_ops(translation.module())

@@ -196,7 +196,7 @@ def lower_to_llvm_ir(
         and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
         and (f.sym_visibility is None or f.sym_visibility.data != "private")
     }
-    translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing)
+    translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing, owned=True)
     work.attributes.clear()
     llvm_module = llvm_ir(work)
     take_apart(work)  # the compile's own copy, dropped now (revmlir.collector)

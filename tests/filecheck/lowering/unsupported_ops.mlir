@@ -52,3 +52,16 @@ func.func @unsigned(%x: ui8) -> ui8 {
 
 // expected-error-re @+1 {{'func.func' at {{.*}}: native code does not support type f16; its floats are f32 or f64}}
 func.func private @half(f64) -> f16
+
+// -----
+
+// A failure leaves the module whole: the declaration a call uses is still
+// there, so the error reported is the op's, not a call to a missing symbol.
+llvm.func @ext(f64) -> f64
+func.func @declared(%x: f64, %i: i32) -> f64 {
+  %y = llvm.call @ext(%x) : (f64) -> f64
+  // expected-error-re @+1 {{'cf.switch' at {{.*}} cannot be compiled to native code}}
+  cf.switch %i : i32, [default: ^bb1]
+^bb1:
+  func.return %y : f64
+}
