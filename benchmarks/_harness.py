@@ -19,7 +19,6 @@ Timing method (every script uses it):
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import datetime
 import gc
 import math
@@ -434,66 +433,3 @@ def count_calls(body: str, callee: str) -> int:
 
 def has_vector_ops(body: str) -> bool:
     return "<2 x double>" in body or "<4 x double>" in body or "<8 x double>" in body
-
-
-# --------------------------------------------------------------------------
-# What-if experiments: the same program, re-optimised differently
-# --------------------------------------------------------------------------
-
-
-def rejit(native: Any, transform: Callable[[str], str] | None = None, inlining_threshold: int | None = None) -> Any:
-    """A copy of a ``NativeModule`` whose machine code comes from its LLVM IR
-    after ``transform`` (text → text) and the -O3 pipeline, optionally with a
-    different inlining threshold.  Used only to measure what a suggested fix
-    to revmlir's lowering would buy; revmlir itself is not changed."""
-    import llvmlite.binding as llvm
-
-    from revmlir.runtime.jit import JITModule, host_target_machine
-
-    text = transform(native.llvm_ir) if transform else native.llvm_ir
-    machine = host_target_machine(3)
-    module = llvm.parse_assembly(text)
-    module.verify()
-    options = llvm.create_pipeline_tuning_options(speed_level=3)
-    if inlining_threshold is not None:
-        options.inlining_threshold = inlining_threshold
-    builder = llvm.create_pass_builder(machine, options)
-    builder.getModulePassManager().run(module, builder)
-    engine = llvm.create_mcjit_compiler(module, machine)
-    engine.finalize_object()
-    return dataclasses.replace(native, llvm_ir=text, machine_code=JITModule(engine, module))
-
-
-def readnone_libm(
-    text: str,
-    names: Sequence[str] = (
-        "hypot",
-        "atan2",
-        "atan",
-        "log1p",
-        "expm1",
-        "cbrt",
-        "pow",
-        "exp",
-        "log",
-        "sin",
-        "cos",
-        "tan",
-        "sinh",
-        "cosh",
-        "tanh",
-    ),
-) -> str:
-    """Mark external libm declarations ``memory(none) nounwind willreturn``
-    (what clang does under -fno-math-errno), so LLVM may CSE, hoist and
-    delete their calls."""
-    import re
-
-    out = []
-    for line in text.splitlines():
-        m = re.match(r'declare double @"?(\w+)"?\((.*)\)\s*$', line)
-        if m and m.group(1) in names:
-            line = line.rstrip() + " #9000"
-        out.append(line)
-    out.append("attributes #9000 = { nounwind willreturn memory(none) }")
-    return "\n".join(out) + "\n"

@@ -15,9 +15,12 @@ from revmlir.errors import (
 )
 
 
-def _first_line(text: str) -> str:
-    lines = [line for line in str(text).strip().splitlines() if line.strip()]
-    return lines[0].strip() if lines else type(text).__name__
+def _first_line(error: BaseException) -> str:
+    """The first line of ``error``'s message; an error without one (a bare
+    ``assert``) is named by its class, as an internal error: its message
+    would otherwise be empty, or the class of its text."""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    return lines[0].strip() if lines else f"internal error ({type(error).__name__})"
 
 
 def failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:
@@ -43,14 +46,14 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
     if isinstance(error, ExecutionError):
         return f"{file}: error: {error}"
     op: Operation | None = None
-    message = _first_line(str(error))
+    message = _first_line(error)
     if isinstance(error, RuleViolation):
         op = error.op
     elif module is not None and isinstance(error, DiagnosticException | Exception):
         found = failing_op(module)
         if found is not None:
             op, cause = found
-            message = _first_line(str(cause))
+            message = _first_line(cause)
             if isinstance(cause, RuleViolation):
                 op = cause.op  # the op breaking the rule, not its rev.func
     prefix = (format_location(op.location) if op is not None else None) or file

@@ -12,6 +12,8 @@ rewritten ``@g`` keeps.
 import pytest
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.checkpointed import generate_checkpointed
+from revmlir.diagnostics import format_error
 from revmlir.errors import AdjointError, CheckpointError
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.checkpoint import AdCheckpointPass
@@ -239,3 +241,30 @@ def test_with_a_policy_a_function_named_like_a_gradient_is_not_an_earlier_run():
         "ad-checkpoint: 'rev.func' at names.mlir:2:1: policy= checkpoints an ordinary func.func, and @first is "
         "not one (mark a loop of a rev.func with a schedule instead)"
     )
+
+
+def test_an_inverse_held_by_another_kind_of_function_is_refused() -> None:
+    """``generate_checkpointed`` asked for ``@h.inv`` where a ``func.func``
+    holds the name (the request's verifier refuses it in IR): the error
+    the verifier gives, not an assertion, and nothing built."""
+    module = parse_module(
+        """rev.func @h(%x: f64) {
+  %y = rev.neg %x : f64
+  rev.return %y : f64
+}
+func.func @h.inv(%x: f64) -> f64 {
+  func.return %x : f64
+}
+""",
+        "inverse.mlir",
+    )
+    before = str(module)
+    with pytest.raises(CheckpointError, match=r"^@h\.inv is not a rev\.func of the module nor the inverse of one$"):
+        generate_checkpointed(module, ["h.inv"])
+    assert str(module) == before
+
+
+def test_an_error_without_a_message_is_named_by_its_class() -> None:
+    """An internal error with no message (a bare ``assert``) is reported as
+    one, never as the class of its empty text (``error: str``)."""
+    assert format_error(AssertionError(), file="f.mlir") == "f.mlir: error: internal error (AssertionError)"

@@ -74,11 +74,33 @@ def test_import_revmlir_imports_no_cuda_package() -> None:
 @pytest.mark.skipif(runtime.unavailable_reason() is None, reason="a GPU is here")
 def test_a_launch_without_gpu_says_what_is_missing() -> None:
     assert not rv.cuda.is_available()
-    k = rv.cuda.kernel(scale)
+    k = rv.cuda.kernel(scale_kernel)
     with pytest.raises(rv.cuda.CUDAUnavailableError) as error:
         k(np.zeros(3), np.ones(3), 2.0)
     assert str(error.value) == runtime.unavailable_reason()
     assert "CUDA" in str(error.value) or "GPU" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("args", "error", "message"),
+    [
+        ((np.zeros(3), np.ones(3)), TypeError, r"scale_kernel\(\) takes 3 argument\(s\) \(y, x, a\), got 2"),
+        ((np.zeros(3), np.ones(3), "2"), TypeError, "argument 'a' has unsupported type str"),
+        ((np.zeros(3, np.int8), np.ones(3), 2.0), TypeError, r"argument 'y' .* \(arrays of int8 are not supported\)"),
+        ((np.zeros(6)[::2], np.ones(3), 2.0), TypeError, "argument #0 of kernel @scale_kernel must be a C-contiguous"),
+        ((np.zeros(3), np.ones(3), 2.0), ValueError, "argument #0 of @scale_kernel is a read-only array"),
+    ],
+    ids=["count", "scalar", "dtype", "strided", "read-only"],
+)
+def test_a_launch_checks_its_arguments_before_the_device(args: tuple[Any, ...], error: type, message: str) -> None:
+    """A mistake in the arguments is reported as such on any machine: the
+    launch checks them (the specialisation's count and types, then the
+    kernel's shapes, layout and what it writes) before it asks for the
+    device, where a machine without a GPU said only that CUDA is missing."""
+    if error is ValueError:
+        args[0].flags.writeable = False
+    with pytest.raises(error, match=message):
+        rv.cuda.kernel(scale_kernel)(*args)
 
 
 def test_missing_bindings_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

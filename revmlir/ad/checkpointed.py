@@ -66,9 +66,9 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp, ScheduleAttr
 from revmlir.errors import CheckpointError, describe_op
 from revmlir.interfaces import InvertibleOp
-from revmlir.inversion import building_at_end
+from revmlir.inversion import building_at_end, invert_function
 from revmlir.ir_utils import constant_index
-from revmlir.naming import FORGETFUL_ATTR
+from revmlir.naming import FORGETFUL_ATTR, INVERSE_SUFFIX, inverse_name
 from revmlir.semantics import gradient_type, is_state_type
 
 CHECKPOINT_ATTR = "checkpoint"
@@ -764,8 +764,7 @@ def plan_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[Plan]:
     ``@f.ckpt`` included), leaves the module as it was."""
     planned: list[Plan] = []
     for name in dict.fromkeys(names):
-        primal = SymbolTable.lookup_symbol(module, name)
-        assert isinstance(primal, rev.FuncOp)
+        primal = _requested_function(module, name)
         if is_checkpointed_gradient(SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)):
             continue
         func = prepare(primal)
@@ -776,6 +775,22 @@ def plan_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[Plan]:
     return planned
 
 
+def _requested_function(module: ModuleOp, name: str) -> rev.FuncOp:
+    """The ``rev.func @name`` of the module; for ``@g.inv`` the module
+    lacks, the inverse of ``@g``, built as every ``ad`` pass builds the
+    inverse a request names (``derived.ModuleFunctions.primal``) but not
+    inserted, so that planning changes nothing (``generate_checkpointed``
+    inserts it).  A request's verifier refuses any other name; a caller
+    of ``generate_checkpointed`` gets the same words."""
+    primal = SymbolTable.lookup_symbol(module, name)
+    if isinstance(primal, rev.FuncOp):
+        return primal
+    base = SymbolTable.lookup_symbol(module, inverse_name(name))
+    if primal is None and name.endswith(INVERSE_SUFFIX) and isinstance(base, rev.FuncOp):
+        return invert_function(base, name)
+    raise CheckpointError(f"@{name} is not a rev.func of the module nor the inverse of one")
+
+
 def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
     """Add ``@f.ckpt`` for each named ``@f`` (unless the module has it),
     its outlined steps ``@f.ckpt.step<j>`` and every adjoint they need
@@ -784,7 +799,11 @@ def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.Fu
     while building (a construct without an adjoint, a name a callee's
     derived function needs taken) is undone by removing them
     (``revmlir.passes.selection.expand_requests``)."""
-    return [_checkpointed_gradient(module, plan) for plan in plan_checkpointed(module, names)]
+    plans = plan_checkpointed(module, names)
+    for plan in plans:
+        if plan.primal.parent is None:  # a requested inverse, built by the plan
+            module.body.block.insert_op_after(plan.primal, SymbolTable.lookup_symbol(module, inverse_name(plan.name)))
+    return [_checkpointed_gradient(module, plan) for plan in plans]
 
 
 def _checkpointed_gradient(module: ModuleOp, plan: Plan) -> rev.FuncOp:

@@ -102,10 +102,11 @@ class Kernel:
         ``arena=``: bytes per thread of the per-thread arena that ancilla
         arrays of a dynamic size and the buffers of stacks come from
         (default ``runtime.DEFAULT_ARENA``; kernels without either take
-        none)."""
+        none).  The arguments are checked (count, types, shapes, what may be
+        written) before the device is asked for, so that a mistake in them
+        is reported as such on any machine, one without a GPU too."""
         if arena is not None:
             runtime.check_arena(arena)
-        runtime.driver()
         handle = runtime.stream_handle(stream)
         described = runtime.describe(args, handle)
         compiled = self.specialise(*[runtime.stand_in(a) for a in described])

@@ -480,7 +480,9 @@ def launch(
     arrays copied in and back.  ``wait=False`` leaves a launch that copies
     no host array queued on ``stream``, for ``synchronize``.  ``arena``: the
     bytes per thread of a kernel's per-thread arena, if it takes one
-    (default ``DEFAULT_ARENA``)."""
+    (default ``DEFAULT_ARENA``).  Every argument is checked before the
+    driver is asked for a device: a mistake in them is the error on a
+    machine without a GPU too, not ``CUDAUnavailableError``."""
     info = program.kernels[name]
     types = info.arguments
     label = f"kernel @{name}"

@@ -73,6 +73,13 @@ def _unsigned(fn: Callable[[int, int], Any]) -> Semantics:
     return lambda op, a, b: fn(to_unsigned(a, _width(op)), to_unsigned(b, _width(op)))
 
 
+def _signed_pair(fn: Callable[[int, int], Any]) -> Semantics:
+    """``fn`` of both integer operands read as signed: a value of an
+    unsigned type is held from zero (``revmlir.runtime.values``), and a
+    signed op reads its bits as two's complement whatever the type says."""
+    return lambda op, a, b: fn(wrap_int(a, _width(op)), wrap_int(b, _width(op)))
+
+
 def _trunc_div(a: int, b: int) -> int:
     if b == 0:
         raise InterpretationError(DIVISION_BY_ZERO)
@@ -126,10 +133,10 @@ def _constant(op: arith.ConstantOp) -> Any:
 _CMPI: dict[int, Callable[[int, int, int], bool]] = {
     0: lambda a, b, w: a == b,
     1: lambda a, b, w: a != b,
-    2: lambda a, b, w: a < b,
-    3: lambda a, b, w: a <= b,
-    4: lambda a, b, w: a > b,
-    5: lambda a, b, w: a >= b,
+    2: lambda a, b, w: wrap_int(a, w) < wrap_int(b, w),
+    3: lambda a, b, w: wrap_int(a, w) <= wrap_int(b, w),
+    4: lambda a, b, w: wrap_int(a, w) > wrap_int(b, w),
+    5: lambda a, b, w: wrap_int(a, w) >= wrap_int(b, w),
     6: lambda a, b, w: to_unsigned(a, w) < to_unsigned(b, w),
     7: lambda a, b, w: to_unsigned(a, w) <= to_unsigned(b, w),
     8: lambda a, b, w: to_unsigned(a, w) > to_unsigned(b, w),
@@ -212,14 +219,14 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.AddiOp: lambda op, a, b: a + b,
     arith.SubiOp: lambda op, a, b: a - b,
     arith.MuliOp: lambda op, a, b: a * b,
-    arith.DivSIOp: lambda op, a, b: _trunc_div(a, b),
+    arith.DivSIOp: _signed_pair(_trunc_div),
     arith.DivUIOp: _unsigned(_floor_div),
-    arith.RemSIOp: lambda op, a, b: _trunc_rem(a, b),
+    arith.RemSIOp: _signed_pair(_trunc_rem),
     arith.RemUIOp: _unsigned(_unsigned_rem),
-    arith.FloorDivSIOp: lambda op, a, b: _floor_div(a, b),
-    arith.CeilDivSIOp: lambda op, a, b: -_floor_div(-a, b),
-    arith.MinSIOp: lambda op, a, b: min(a, b),
-    arith.MaxSIOp: lambda op, a, b: max(a, b),
+    arith.FloorDivSIOp: _signed_pair(_floor_div),
+    arith.CeilDivSIOp: _signed_pair(lambda a, b: -_floor_div(-a, b)),
+    arith.MinSIOp: _signed_pair(min),
+    arith.MaxSIOp: _signed_pair(max),
     arith.MinUIOp: _unsigned(min),
     arith.MaxUIOp: _unsigned(max),
     arith.CeilDivUIOp: _unsigned(lambda a, b: -_floor_div(-a, b)),
@@ -227,7 +234,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.OrIOp: lambda op, a, b: int(a) | int(b),
     arith.XOrIOp: lambda op, a, b: int(a) ^ int(b),
     arith.ShLIOp: _shift(lambda a, b, width: a << b),
-    arith.ShRSIOp: _shift(lambda a, b, width: a >> b),
+    arith.ShRSIOp: _shift(lambda a, b, width: wrap_int(a, width) >> b),
     arith.ShRUIOp: _shift(lambda a, b, width: to_unsigned(a, width) >> b),
     arith.CmpiOp: lambda op, a, b: _CMPI[op.predicate.value.data](a, b, _width(op)),
     arith.CmpfOp: lambda op, a, b: _cmpf(op.predicate.value.data, a, b),
@@ -253,7 +260,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.ExtUIOp: lambda op, a: to_unsigned(a, _width(op)),
     arith.TruncIOp: lambda op, a: int(a),
     mathd.AbsFOp: _f(np.abs),
-    mathd.AbsIOp: lambda op, a: abs(a),
+    mathd.AbsIOp: lambda op, a: abs(_signed(op, a)),
     mathd.CtPopOp: lambda op, a: to_unsigned(a, _width(op)).bit_count(),
     mathd.ExpOp: _c("exp"),
     mathd.Exp2Op: _c("exp2"),

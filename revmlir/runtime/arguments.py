@@ -8,7 +8,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from xdsl.dialects.builtin import ComplexType, Float32Type, Float64Type, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    Signedness,
+)
 from xdsl.ir import Attribute
 
 from revmlir.dialects.anc import StackType
@@ -147,12 +155,17 @@ def from_runtime(type: Attribute, value: Any) -> Any:
 
 def value_range(type: Attribute) -> tuple[int, int] | None:
     """The Python ints a scalar of ``type`` holds as the same number, or
-    None where ints do not convert to it.  Integers are read back signed,
-    so a bigger int would come back as another number (wrapped), and an
-    int beyond the largest float has no float at all."""
+    None where ints do not convert to it.  Integers are read back with
+    their type's signedness (``ui8`` from 0 to 255, ``i8`` and ``si8``
+    from -128 to 127), so a bigger int would come back as another number
+    (wrapped), and an int beyond the largest float has no float at all."""
     if isinstance(type, IntegerType):
         width = type.width.data
-        return (0, 1) if width == 1 else (-(2 ** (width - 1)), 2 ** (width - 1) - 1)
+        if width == 1:
+            return 0, 1
+        if type.signedness.data == Signedness.UNSIGNED:
+            return 0, 2**width - 1
+        return -(2 ** (width - 1)), 2 ** (width - 1) - 1
     if isinstance(type, IndexType):
         return -(2**63), 2**63 - 1
     if isinstance(type, FixedType):

@@ -2,8 +2,10 @@
 interpreter computes on them, and native code's arguments and results are
 converted to and from them (``revmlir.runtime.arguments``).
 
-Integers are Python ints wrapped to their width (two's complement), so integer
-programs are bit-exact and reversible; ``i1`` is ``bool``; floats are Python
+Integers are Python ints wrapped to their width, so integer programs are
+bit-exact and reversible: signless and signed ones in two's complement
+(``-128`` to ``127`` for ``i8``), unsigned ones from zero (``0`` to ``255``
+for ``ui8``), the numbers those types mean; ``i1`` is ``bool``; floats are Python
 floats rounded to their precision; complex numbers are Python complex; log
 numbers hold their logarithm; fixed-point numbers the integer they store,
 never outside their type; tropical numbers the real they are; memrefs are numpy arrays (updated in place);
@@ -23,6 +25,7 @@ from xdsl.dialects.builtin import (
     Float64Type,
     IndexType,
     IntegerType,
+    Signedness,
 )
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import InterpretationError
@@ -41,6 +44,17 @@ def wrap_int(value: int, width: int) -> int:
 
 def to_unsigned(value: int, width: int) -> int:
     return int(value) & ((1 << width) - 1)
+
+
+def wrap_to(type: IntegerType, value: int) -> int:
+    """``value`` wrapped to ``type``'s width and read with its signedness:
+    the same bits as two's complement gives, so the engines agree on every
+    result, but an unsigned type's number, which is what a user who wrote
+    ``ui8`` reads and writes."""
+    width = type.width.data
+    if type.signedness.data == Signedness.UNSIGNED:
+        return to_unsigned(value, width)
+    return wrap_int(value, width)
 
 
 def int_width(type: Attribute) -> int:
@@ -72,7 +86,7 @@ def normalize(type: Attribute, value: Any) -> Any:
     if isinstance(type, IntegerType):
         if type.width.data == 1:
             return bool(value)
-        return wrap_int(value, type.width.data)
+        return wrap_to(type, value)
     if isinstance(type, IndexType):
         return wrap_int(value, INDEX_WIDTH)
     if isinstance(type, AnyFloat):
@@ -105,6 +119,8 @@ def numpy_dtype(element: Attribute) -> np.dtype:
         width = element.width.data
         if width == 1:
             return np.dtype(np.bool_)
+        if element.signedness.data == Signedness.UNSIGNED:
+            return np.dtype({8: np.uint8, 16: np.uint16, 32: np.uint32, 64: np.uint64}[width])
         return np.dtype({8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[width])
     if isinstance(element, ComplexType):
         inner = element.element_type

@@ -439,26 +439,34 @@ class RevOptMain(xDSLOptMain):
                 chunk.close()
             raise
         status = 0
+        # A chunk's text is written once it is known, preceded by the
+        # separator when a chunk before it printed something: as in
+        # mlir-opt, separators stand only between printed chunks, never
+        # before a failing chunk that prints nothing or after the last.
+        printed = False
         try:
-            for index, (chunk, offset) in enumerate(chunks):
-                if index > 0:
-                    output.write("// -----\n")
+            for chunk, offset in chunks:
+                text = StringIO()
                 with chunk:
                     if self.args.verify_diagnostics:
-                        failures = self.verify_chunk(chunk.read(), offset, output)
+                        failures = self.verify_chunk(chunk.read(), offset, text)
                         for message in failures:
                             print(message, file=sys.stderr)
                         status = 1 if failures else status
-                        continue
-                    processed = self.process_chunk(chunk, offset, output)
-                for line in processed.remarks:
-                    print(line, file=sys.stderr)
-                failure = processed.failure
+                        failure = None
+                    else:
+                        processed = self.process_chunk(chunk, offset, text)
+                        for line in processed.remarks:
+                            print(line, file=sys.stderr)
+                        failure = processed.failure
                 if failure is not None:
                     if not (self.args.parsing_diagnostics and failure.parsing):
                         print(failure.diagnostic, file=sys.stderr)
                         return 1
-                    output.write(failure.diagnostic + "\n")
+                    text.write(failure.diagnostic + "\n")
+                if text.tell():
+                    output.write(("// -----\n" if printed else "") + text.getvalue())
+                    printed = True
                 output.flush()
         finally:
             if output is not sys.stdout:

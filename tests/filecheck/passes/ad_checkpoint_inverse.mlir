@@ -1,0 +1,31 @@
+// RUN: rev-opt %s -p ad-checkpoint | filecheck %s
+// RUN: rev-opt %s -p 'rev-invert{functions=g},ad-checkpoint' | filecheck %s
+
+// A request naming @g.inv, which the module lacks, builds the inverse of @g
+// first, as every ad pass does for a request naming an inverse; the
+// gradient is the same as when an earlier pass built the inverse.
+// CHECK:      rev.func @g(
+// CHECK:      rev.func @g.inv(%x: f64, %tape: !anc.stack<f64>) {
+// CHECK:        rev.for reverse {{.*}} attributes {checkpoint = #ad.schedule<binomial, snapshots = 2>}
+// CHECK:        anc.pop %tape
+// CHECK:      rev.func @g.inv.ckpt(%x: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {
+// CHECK:      rev.func @g.inv.ckpt.step0(
+// CHECK:      rev.func @g.inv.ckpt.step0.adj(
+// CHECK-NOT:  ad.checkpoint
+
+rev.func @g(%x: f64, %tape: !anc.stack<f64>) {
+  %c0 = arith.constant 0 : index
+  %c6 = arith.constant 6 : index
+  %c1 = arith.constant 1 : index
+  %r = rev.for %c0 to %c6 step %c1 : index (%x) : f64 attributes {checkpoint = #ad.schedule<binomial, snapshots = 2>} {
+  ^bb0(%i: index, %y: f64):
+    %s = math.sin %y : f64
+    %n = arith.addf %y, %s : f64
+    %z = anc.alloc %n : f64
+    anc.push %tape, %y : !anc.stack<f64>
+    rev.yield %z : f64
+  }
+  rev.return %r : f64
+}
+ad.checkpoint @g.inv
+
