@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import os
 import re
 import sys
@@ -45,6 +46,14 @@ from revmlir.version import revmlir_version
 
 TRACEBACK_ENV = "REVMLIR_TRACEBACK"
 STDIN = "-"
+
+
+def stdin_bytes() -> IO[bytes]:
+    """Standard input, which ``-`` names.  Run with it closed (``<&-``),
+    Python has no ``sys.stdin``: an ``OSError`` that says so."""
+    if sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return sys.stdin.buffer
 
 
 @dataclass(frozen=True)
@@ -387,7 +396,10 @@ class RevOptMain(xDSLOptMain):
         another frontend)."""
         name = self.args.input_file
         if name in (None, STDIN):
-            return sys.stdin.buffer, "mlir"
+            try:
+                return stdin_bytes(), "mlir"
+            except OSError as error:
+                raise OSError(error.errno, f"cannot read stdin: {error.strerror}") from None
         return open(name, "rb"), "mlir"
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
@@ -493,7 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         return driver.run()
-    except OSError as error:  # a missing input, a directory, an unwritable -o
+    except OSError as error:  # a missing input, a directory, an unwritable -o, a closed stdin
         if os.environ.get(TRACEBACK_ENV):
             raise
         what = f"cannot open '{error.filename}': " if error.filename else ""
