@@ -92,7 +92,9 @@ class QuotedPipeline:
     """A pipeline as xDSL's parser reads it: the user's, with every bare
     name that has dots quoted.  xDSL's pipeline lexer reads a bare word
     without dots only, and the derived functions a user names
-    (``functions=f.adj``, ``kernels=f,f.inv``) have them."""
+    (``functions=f.adj``, ``kernels=f,f.inv``) have them.  The quotes
+    added are remembered, so that an error xDSL finds is shown in the text
+    the user wrote, at their column."""
 
     user: str
     text: str
@@ -116,7 +118,8 @@ class QuotedPipeline:
 
     def syntax_error(self, error: BaseException) -> str:
         """xDSL's syntax error in ``text`` (an ``ArgSpecParseError``), at
-        the place and in the text the user wrote."""
+        the place and in the text the user wrote.  The error keeps nothing
+        but its message, so the place is read from that."""
         found = _PIPELINE_SYNTAX_ERROR.search(str(error))
         if found is None:
             return str(error)
@@ -128,6 +131,7 @@ class QuotedPipeline:
         return "Error parsing pass pipeline specification:\n" + span.print_with_context(reason)
 
     def _user_offset(self, offset: int) -> int:
+        """Where the character at ``offset`` in ``text`` stands in ``user``."""
         return offset - sum(1 for added in self.added if added < offset)
 
 
