@@ -1,8 +1,9 @@
 """rev-run and rev-translate on input a user gets wrong: a file that is not
 UTF-8, an output path that is a directory or in a missing one, negative
-numbers as values, integers the argument's type cannot hold, an unknown
-GPU, and a string literal without its closing quote (which made xDSL's
-lexer take exponential time).  Each is one line on stderr and exit code 1."""
+numbers as values, integers the argument's type cannot hold, an unknown or
+empty GPU, a closed standard input (rev-opt's too), and a string literal
+without its closing quote (which made xDSL's lexer take exponential time).
+Each is one line on stderr and exit code 1."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 from xdsl.utils.exceptions import ParseError
 
 from revmlir.parsing import parse_module
-from revmlir.tools import rev_run, rev_translate
+from revmlir.tools import rev_opt, rev_run, rev_translate
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
@@ -119,11 +120,14 @@ def test_rev_translate_still_writes_where_it_can(run, tmp_path: Path):
 
 
 @pytest.mark.parametrize("emit", ["ptx", "cubin"])
-def test_rev_translate_for_an_unknown_gpu(run, tmp_path: Path, emit: str):
+@pytest.mark.parametrize("arch", ["sm_50", ""])
+def test_rev_translate_for_an_unknown_gpu(run, tmp_path: Path, emit: str, arch: str):
     """A mistyped ``--gpu-arch`` is the command line's error, before the
-    file is read or anything compiled."""
-    result = run("rev-translate", "no-such-file.mlir", f"--emit={emit}", "--gpu-arch=sm_50", "-o", str(tmp_path / "k"))
-    fails_with(result, "rev-translate: error: --gpu-arch: unknown GPU architecture 'sm_50' (known: sm_60,")
+    file is read or anything compiled; an empty one too (it is no default)."""
+    result = run(
+        "rev-translate", "no-such-file.mlir", f"--emit={emit}", f"--gpu-arch={arch}", "-o", str(tmp_path / "k")
+    )
+    fails_with(result, f"rev-translate: error: --gpu-arch: unknown GPU architecture '{arch}' (known: sm_60,")
 
 
 @pytest.mark.parametrize("emit", ["llvm", "header"])
@@ -221,6 +225,16 @@ def test_standard_input_is_named_stdin(run, monkeypatch: pytest.MonkeyPatch, too
         run(tool, "-", *(["-e", "f", "--args", "1"] if tool == "rev-run" else [])),
         "stdin:2:14: error: use of undefined value %y",
     )
+
+
+@pytest.mark.parametrize("tool", ["rev-run", "rev-translate", "rev-opt"])
+def test_a_closed_standard_input(run, monkeypatch: pytest.MonkeyPatch, tool: str):
+    """Run with standard input closed (``<&-``), Python has no
+    ``sys.stdin``: ``-`` is then the command line's mistake."""
+    monkeypatch.setattr(sys, "stdin", None)
+    main = {**TOOLS, "rev-opt": rev_opt.main}[tool]
+    monkeypatch.setitem(TOOLS, tool, main)
+    fails_with(run(tool, "-", *(["-e", "f"] if tool == "rev-run" else [])), f"{tool}: error: cannot read stdin: ")
 
 
 def test_rev_run_reads_standard_input(run, monkeypatch: pytest.MonkeyPatch):

@@ -87,8 +87,24 @@ def test_target_read_in_its_own_update_at_decoration():
         info.value,
         "# E:self-read",
         "'x -= x * y' reads x, the variable it updates, which is not reversible",
-        "read a copy instead: c = rv.ancilla(0.0); c += x;",
+        "read a copy of its old value: x_old = rv.ancilla(x); x -= x_old * y (running backwards needs that "
+        "value: free x_old where it is known, rv.free(x_old, value))",
     )
+
+
+@pytest.mark.parametrize("x, y", [(7, 2), (7.5, 0.5)])
+def test_the_self_read_hint_holds_for_the_target_type(x: int | float, y: int | float):
+    """The hint's copy is an ancilla of the target's own type, whatever it
+    is (an int is no float): its statements compile and run for both."""
+
+    @rv.reversible
+    def hinted(x, y):
+        x_old = rv.ancilla(x)
+        x -= x_old * y
+        x += x_old * y  # the old value is known again
+        rv.free(x_old, x)
+
+    assert hinted(x, y) == (x, y) and type(hinted(x, y)[0]) is type(x)
 
 
 def test_an_update_may_read_another_part_of_its_target():

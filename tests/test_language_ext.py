@@ -514,6 +514,27 @@ def test_an_f_string_prints_as_python_does(backend: str, capsys: pytest.CaptureF
     assert capsys.readouterr().out == "x=1.5, v[1]=0.25 {n}=2|3\n"
 
 
+def _print_braces(x: float, n: int):
+    with rv.safe():
+        print(f"{{}}")  # noqa: F541 (the escaped braces of an f-string)
+        print("{}", x)
+        print("{", "}", sep="")
+        print(f"{{{x}}}", "{{}}", f"{{}}{n}{{}}", sep="{}", end="{")
+        print("}")
+    x += n
+
+
+BRACES = on_both(_print_braces)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_literal_braces_print_as_python_does(backend: str, capsys: pytest.CaptureFixture[str]):
+    """A literal '{' before a literal '}' holds the '{}' that xDSL's
+    print_format counts as a field."""
+    assert BRACES[backend](1.5, 2) == (3.5, 2)
+    assert capsys.readouterr().out == "{}\n{} 1.5\n{}\n{1.5}{}{{}}{}{}2{}{}\n"
+
+
 def _print_with_a_format_spec(x: float):
     with rv.safe():
         print(f"{x:.3f}")  # E:format-spec

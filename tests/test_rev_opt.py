@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from revmlir.tools.rev_opt import PipelineError, main, module_pipeline
+from revmlir.tools.rev_opt import PipelineError, QuotedPipeline, main, module_pipeline
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
@@ -63,7 +63,28 @@ def test_module_pipeline_reads_both_forms(text: str, expected: str):
 def test_names_with_dots_are_quoted_for_xdsl(text: str, expected: str):
     """Derived functions have dots in their names, which xDSL's pipeline
     lexer reads only quoted ("Unknown token" at the dot)."""
-    assert module_pipeline(text) == expected
+    assert QuotedPipeline.of(module_pipeline(text)).text == expected
+
+
+@pytest.mark.parametrize(
+    "args, column, text",
+    [
+        (
+            ["-p", "rev-invert{functions=abs.inv in_place=true x%}"],
+            45,
+            "rev-invert{functions=abs.inv in_place=true x%}",
+        ),
+        (["--rev-invert=functions=a.b,c.d.e x=.5"], 34, "rev-invert{functions=a.b,c.d.e x=.5}"),
+        (["-p", "rev-invert,f.inv"], 12, "rev-invert,f.inv ^^^^^ Expected pass name here"),
+    ],
+)
+def test_a_syntax_error_is_shown_in_the_pipeline_as_written(capsys, args: list[str], column: int, text: str):
+    """The quotes added around dotted names are no part of what the
+    message shows, nor of its column."""
+    status, _, err = rev_opt(capsys, MULTIPLIER, *args)
+    assert status == 1
+    assert f"pass-pipeline:1:{column} {text}" in one_line_error(err)
+    assert '"' not in err
 
 
 def test_derived_functions_are_named_in_every_pipeline_spelling(capsys):
@@ -135,7 +156,9 @@ def test_pass_flag_options_in_mlir_opt_form(capsys):
             ["-p", "rev-invert,ad-adjoint{lanes=x}"],
             "rev-opt: error: ad-adjoint{lanes=\"x\"}: Incompatible types: given ('x',), expected int",
         ),
-        (["-p", "rev-lower-to-std{tolerance=1e-6}"], "expected float (a float is written as a decimal, 0.000001"),
+        (["-p", "rev-lower-to-std{tolerance=1e-6}"], "expected float (write tolerance=1.0e-6: a float in a pipeline"),
+        (["-p", "rev-lower-to-std{tolerance=-2}"], "given (-2,), expected float (write tolerance=-2.0: a float in"),
+        (["-p", "rev-invert{in_place=yes},nosuch"], "rev-opt: error: Unrecognized passes: ['nosuch']"),
         (["--rev-frobnicate"], "unrecognized arguments: --rev-frobnicate"),
         (["--rev-inv"], "unrecognized arguments: --rev-inv"),  # no abbreviations
         (["-p", "builtin.module(func.func(canonicalize))"], "nested pass pipelines"),
@@ -151,6 +174,14 @@ def test_bad_pipelines_are_one_line(capsys, args: list[str], message: str):
     assert status in (1, 2)
     assert message in err.strip().splitlines()[-1]
     assert "Traceback" not in err
+
+
+def test_a_float_option_takes_a_decimal_point(capsys):
+    """The hint rewrites the number given; with no number it has nothing
+    to say, and a float with an exponent and a decimal point is read."""
+    status, _, err = rev_opt(capsys, MULTIPLIER, "-p", "rev-lower-to-std{tolerance=x}")
+    assert status == 1 and one_line_error(err).endswith("given ('x',), expected float")
+    assert rev_opt(capsys, MULTIPLIER, "-p", "rev-lower-to-std{tolerance=1.0e-6}")[0] == 0
 
 
 def test_help_lists_a_flag_per_pass():

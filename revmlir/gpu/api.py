@@ -39,6 +39,7 @@ from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, release_arenas, synchronize, unavailable_reason
+from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.naming import inverse_name
 from revmlir.semantics import written_arguments
 
@@ -71,7 +72,7 @@ class CompiledKernel:
 class Kernel:
     """``rv.cuda.kernel(f)``: see the module's docstring."""
 
-    def __init__(self, function: Target, arch: str = "sm_90", max_registers: int | None = None):
+    def __init__(self, function: Target, arch: str = DEFAULT_ARCH, max_registers: int | None = None):
         if not isinstance(function, Target):
             raise TypeError(
                 f"rv.cuda.kernel expects a @rv.reversible function, its inverse ~f or rv.adjoint(f), got {function!r}"
@@ -178,7 +179,7 @@ KERNEL_CACHE_SIZE = 256
 """How many kernels ``kernel`` keeps (least recently used go first)."""
 
 
-def kernel(function: Target, arch: str = "sm_90", max_registers: int | None = None) -> Kernel:
+def kernel(function: Target, arch: str = DEFAULT_ARCH, max_registers: int | None = None) -> Kernel:
     """``f`` (``~f``, ``rv.adjoint(f)``) as a GPU kernel; ``f``'s body is one
     ``rv.prange`` loop (``docs/gpu.md`` says what a kernel may hold).
     ``arch``: the GPU architecture the PTX targets; ``max_registers``: a

@@ -258,7 +258,7 @@ def _cubin(data: bytes) -> bytes:
     return data
 
 
-def cubin(ptx: str, arch: str = "sm_90") -> bytes:
+def cubin(ptx: str, arch: str = toolkit.DEFAULT_ARCH) -> bytes:
     """``toolkit.emit_cubin(ptx, arch)``, loaded from its entry when an
     earlier assembly stored one, and otherwise assembled by ptxas and
     stored; ptxas's refusal is raised each time, never stored."""
@@ -284,7 +284,7 @@ def _decode_usage(data: bytes) -> dict[str, toolkit.Usage]:
     return usage
 
 
-def resource_usage(ptx: str, arch: str = "sm_90") -> dict[str, toolkit.Usage]:
+def resource_usage(ptx: str, arch: str = toolkit.DEFAULT_ARCH) -> dict[str, toolkit.Usage]:
     """``toolkit.resource_usage(ptx, arch)``, loaded from its entry when an
     earlier run of ``ptxas -v`` on the same PTX stored one, under the
     cubin's key rules (the PTX, the architecture, ptxas's options and

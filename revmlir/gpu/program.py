@@ -36,7 +36,7 @@ from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
-from revmlir.gpu.toolkit import ToolkitError, find_libdevice
+from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
@@ -189,7 +189,7 @@ def _libdevice_bitcode() -> bytes:
     return path.read_bytes()
 
 
-def ptx_from_llvm(module: ir.Module, arch: str = "sm_90", opt_level: int = 3) -> str:
+def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
     """PTX for device LLVM IR: libdevice linked in where the code calls it
     (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
     off), then optimised and assembled for ``arch``."""
@@ -317,7 +317,7 @@ def limit_registers(module: ir.Module, entries: Sequence[str], max_registers: in
 def compile_kernels(
     module: ModuleOp,
     names: Sequence[str],
-    arch: str = "sm_90",
+    arch: str = DEFAULT_ARCH,
     opt_level: int = 3,
     max_registers: int | None = None,
 ) -> GPUProgram:
@@ -363,7 +363,7 @@ def _compile_kernels(
 
 
 @pausing
-def module_ptx(module: ModuleOp, arch: str = "sm_90", opt_level: int = 3) -> str:
+def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
     """PTX for a whole verified rev module (``rev-translate --emit=ptx``):
     every function and inverse a ``.func``, every kernel function an
     ``.entry``.  From the disk cache when an earlier compile stored the same

@@ -17,6 +17,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+DEFAULT_ARCH = "sm_90"
+"""The GPU code is compiled for where nothing names one (an H100's)."""
+
 
 class ToolkitError(RuntimeError):
     """A part of the CUDA toolkit is missing or failed."""
@@ -55,7 +58,7 @@ nothing, so its defaults (``-O3``).  Part of a cached cubin's key
 (``revmlir.gpu.cache.cubin``)."""
 
 
-def emit_cubin(ptx: str, arch: str = "sm_90") -> bytes:
+def emit_cubin(ptx: str, arch: str = DEFAULT_ARCH) -> bytes:
     """A cubin for ``arch`` from ``ptx``, by ptxas; its messages become the
     error where it rejects the PTX."""
     return _ptxas(ptx, arch, list(CUBIN_OPTIONS))[0]
@@ -93,7 +96,7 @@ what each function uses.  Part of a cached report's key
 (``revmlir.gpu.cache.resource_usage``)."""
 
 
-def resource_usage(ptx: str, arch: str = "sm_90") -> dict[str, Usage]:
+def resource_usage(ptx: str, arch: str = DEFAULT_ARCH) -> dict[str, Usage]:
     """The resources of every function of ``ptx`` (its PTX name), as ptxas
     assembling it for ``arch`` reports them."""
     _, report = _ptxas(ptx, arch, list(USAGE_OPTIONS))

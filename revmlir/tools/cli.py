@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from revmlir.tools.rev_opt import STDIN, TRACEBACK_ENV
+from revmlir.tools.rev_opt import STDIN, TRACEBACK_ENV, stdin_bytes
 
 
 class UsageError(Exception):
@@ -32,9 +32,9 @@ def read_text(path: str) -> str:
     """The UTF-8 text of ``path`` (standard input for ``-``); a byte that
     is not UTF-8 is reported at its line and column."""
     try:
-        data = sys.stdin.buffer.read() if path == STDIN else Path(path).read_bytes()
+        data = stdin_bytes().read() if path == STDIN else Path(path).read_bytes()
     except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
+        raise UsageError(f"cannot read {input_name(path)}: {error.strerror or error}") from None
     path = input_name(path)
     try:
         return data.decode("utf-8")

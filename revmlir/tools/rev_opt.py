@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import errno
 import os
 import re
 import sys
@@ -25,8 +26,8 @@ from typing import IO, Any
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassOptionInfo, PassPipeline, get_pass_option_infos
 from xdsl.printer import Printer
-from xdsl.utils.arg_spec import parse_pipeline
-from xdsl.utils.exceptions import ParseError
+from xdsl.utils.arg_spec import ArgSpec, parse_pipeline
+from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -45,6 +46,14 @@ from revmlir.version import revmlir_version
 
 TRACEBACK_ENV = "REVMLIR_TRACEBACK"
 STDIN = "-"
+
+
+def stdin_bytes() -> IO[bytes]:
+    """Standard input, which ``-`` names.  Run with it closed (``<&-``),
+    Python has no ``sys.stdin``: an ``OSError`` that says so."""
+    if sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return sys.stdin.buffer
 
 
 @dataclass(frozen=True)
@@ -74,18 +83,56 @@ _DOTTED_NAME = re.compile(r"(?<![\w$.])[A-Za-z_][\w$]*(?:\.[A-Za-z_][\w$]*)+(?![
 ``0.5`` start with a digit and stay as they are."""
 
 
-def _quote_dotted_names(options: str) -> str:
-    """``options`` (the text in a pass's braces) with every bare name that
-    has dots quoted: xDSL's pipeline lexer reads a bare word without dots
-    only, and the derived functions a user names (``functions=f.adj``,
-    ``kernels=f,f.inv``) have them."""
-    pieces = options.split('"')  # the even pieces lie outside quotes
-    return '"'.join(_DOTTED_NAME.sub(lambda m: f'"{m.group()}"', p) if i % 2 == 0 else p for i, p in enumerate(pieces))
+_PIPELINE_SYNTAX_ERROR = re.compile(r"^pass-pipeline:(\d+):(\d+)$\n.*\n(.*)\n\s*(.*)\s*$", re.MULTILINE)
+"""xDSL's ``ArgSpecParseError``: where, the text, the carets and why."""
 
 
-def _quote_pass_options(entry: str) -> str:
-    name, brace, options = entry.partition("{")
-    return name + brace + _quote_dotted_names(options)
+@dataclass(frozen=True)
+class QuotedPipeline:
+    """A pipeline as xDSL's parser reads it: the user's, with every bare
+    name that has dots quoted.  xDSL's pipeline lexer reads a bare word
+    without dots only, and the derived functions a user names
+    (``functions=f.adj``, ``kernels=f,f.inv``) have them.  The quotes
+    added are remembered, so that an error xDSL finds is shown in the text
+    the user wrote, at their column."""
+
+    user: str
+    text: str
+    added: tuple[int, ...]
+    """The offsets in ``text`` of the quotes added."""
+
+    @staticmethod
+    def of(user: str) -> QuotedPipeline:
+        text = ""
+        added: list[int] = []
+        for index, piece in enumerate(user.split('"')):  # the even pieces lie outside quotes
+            text += '"' if index else ""
+            start = 0
+            for name in _DOTTED_NAME.finditer(piece) if index % 2 == 0 else ():
+                text += piece[start : name.start()]
+                added += [len(text), len(text) + len(name.group()) + 1]
+                text += f'"{name.group()}"'
+                start = name.end()
+            text += piece[start:]
+        return QuotedPipeline(user, text, tuple(added))
+
+    def syntax_error(self, error: BaseException) -> str:
+        """xDSL's syntax error in ``text`` (an ``ArgSpecParseError``), at
+        the place and in the text the user wrote.  The error keeps nothing
+        but its message, so the place is read from that."""
+        found = _PIPELINE_SYNTAX_ERROR.search(str(error))
+        if found is None:
+            return str(error)
+        line, column, carets, reason = found.groups()
+        start = sum(len(text) + 1 for text in self.text.split("\n")[: int(line) - 1]) + int(column) - 1
+        end = start + max(carets.count("^"), 1)
+        user_start = self._user_offset(start)
+        span = Span(user_start, max(self._user_offset(end), user_start + 1), Input(self.user, "pass-pipeline"))
+        return "Error parsing pass pipeline specification:\n" + span.print_with_context(reason)
+
+    def _user_offset(self, offset: int) -> int:
+        """Where the character at ``offset`` in ``text`` stands in ``user``."""
+        return offset - sum(1 for added in self.added if added < offset)
 
 
 def module_pipeline(text: str) -> str:
@@ -119,11 +166,11 @@ def module_pipeline(text: str) -> str:
                 f"'{text}'): every pass runs on the whole module"
             )
         elif not quoted and not depth and char == ",":
-            passes.append(_quote_pass_options("".join(current).strip()))
+            passes.append("".join(current).strip())
             current = []
             continue
         current.append(char)
-    passes.append(_quote_pass_options("".join(current).strip()))
+    passes.append("".join(current).strip())
     return ",".join(passes) if any(passes) else ""
 
 
@@ -132,18 +179,38 @@ def _option_error(available: dict[str, Callable[[], type[ModulePass]]], pipeline
     ('yes',), expected <class 'bool'>``) names neither the pass nor the
     option: the first pass whose options are refused, as written, then the
     reason, its types as Python writes them."""
-    for spec in parse_pipeline(pipeline):
-        factory = available.get(spec.name)
-        if factory is None:  # xDSL's own message lists the unknown passes
-            continue
+    specs = list(parse_pipeline(pipeline))
+    if any(spec.name not in available for spec in specs):
+        return str(error)  # xDSL's, which lists the unknown passes: they are the first mistake
+    for spec in specs:
+        pass_type = available[spec.name]()
         try:
-            factory().from_pass_spec(spec)
+            pass_type.from_pass_spec(spec)
         except ValueError as refusal:
             reason = re.sub(r"<class '(\w+)'>", r"\1", str(refusal))
             if reason.endswith("expected float"):
-                reason += " (a float is written as a decimal, 0.000001: xDSL's pipeline syntax has no exponents)"
+                reason += _float_hint(pass_type, spec)
             return f"{spec}: {reason}"
     return str(error)
+
+
+_NUMBER = re.compile(r"([-+]?)([0-9]*)\.?([0-9]*)([eE][-+]?[0-9]+)?")
+
+
+def _float_hint(pass_type: type[ModulePass], spec: ArgSpec) -> str:
+    """How to write the number given to a float option so that xDSL reads
+    a float: its pipeline syntax reads ``1`` as an int and ``1e-6`` as a
+    name, and a float only with a decimal point (``1.0``, ``1.0e-6``)."""
+    for info in get_pass_option_infos(pass_type):
+        values = spec.normalize_parameter_names().parameters.get(info.name, ())
+        if _option_type(info) != "float" or len(values) != 1 or isinstance(values[0], bool | float):
+            continue
+        number = _NUMBER.fullmatch(str(values[0]))
+        if number is not None and (number[2] or number[3]):
+            sign, whole, fraction, exponent = number.groups()
+            written = f"{sign}{whole or 0}.{fraction or 0}{exponent or ''}"
+            return f" (write {info.name}={written}: a float in a pipeline has a decimal point)"
+    return ""
 
 
 def _flag_pipeline(name: str, options: str) -> str:
@@ -151,7 +218,7 @@ def _flag_pipeline(name: str, options: str) -> str:
     options = options.strip()
     if options.startswith("{") and options.endswith("}"):
         options = options[1:-1]
-    return f"{name}{{{_quote_dotted_names(options)}}}" if options else name
+    return f"{name}{{{options}}}" if options else name
 
 
 class _Pipeline(argparse.Action):
@@ -344,9 +411,12 @@ class RevOptMain(xDSLOptMain):
             self.argv[:] = [f"{flag}=" if arg == flag else arg for arg in self.argv]
 
     def setup_pipeline(self) -> None:
-        self.args.passes = ",".join(p for p in self.args.pipeline or [] if p)
+        pipeline = QuotedPipeline.of(",".join(p for p in self.args.pipeline or [] if p))
+        self.args.passes = pipeline.text
         try:
             super().setup_pipeline()
+        except ArgSpecParseError as error:
+            raise PipelineError(pipeline.syntax_error(error)) from None
         except ValueError as error:
             raise PipelineError(_option_error(self.available_passes, self.args.passes, error)) from error
         verify_and_time = self.pipeline.callback
@@ -387,7 +457,10 @@ class RevOptMain(xDSLOptMain):
         another frontend)."""
         name = self.args.input_file
         if name in (None, STDIN):
-            return sys.stdin.buffer, "mlir"
+            try:
+                return stdin_bytes(), "mlir"
+            except OSError as error:
+                raise OSError(error.errno, f"cannot read stdin: {error.strerror}") from None
         return open(name, "rb"), "mlir"
 
     def parse_chunk(self, chunk: IO[bytes], file_extension: str, start_offset: int = 0) -> ModuleOp | None:
@@ -501,7 +574,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         return driver.run()
-    except OSError as error:  # a missing input, a directory, an unwritable -o
+    except OSError as error:  # a missing input, a directory, an unwritable -o, a closed stdin
         if os.environ.get(TRACEBACK_ENV):
             raise
         what = f"cannot open '{error.filename}': " if error.filename else ""

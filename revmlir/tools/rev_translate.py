@@ -32,6 +32,7 @@ from xdsl.ir import Attribute
 from revmlir.diagnostics import format_error
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
+from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.naming import inverse_name
@@ -43,7 +44,6 @@ from revmlir.tools.rev_opt import TRACEBACK_ENV
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 GPU_EMITS = ("ptx", "cubin")
-DEFAULT_GPU = "sm_90"
 
 
 def _c_type(type: Attribute) -> str:
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("input_file", help="the .mlir file (- for stdin)")
     parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce (default: llvm)")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")
-    parser.add_argument("--gpu-arch", help=f"the GPU for --emit=ptx/cubin (default: {DEFAULT_GPU})")
+    parser.add_argument("--gpu-arch", help=f"the GPU for --emit=ptx/cubin (default: {DEFAULT_ARCH})")
     parser.add_argument(
         "-O", dest="opt_level", type=int, default=3, choices=range(4), help="LLVM optimisation level (default: 3)"
     )
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     if args.emit in ("obj", "cubin") and not args.output:
         raise UsageError(f"--emit={args.emit} needs -o FILE")
-    gpu: str = args.gpu_arch or DEFAULT_GPU
+    gpu: str = DEFAULT_ARCH if args.gpu_arch is None else args.gpu_arch
     if args.emit in GPU_EMITS:
         # lazy: the kernel compiler loads only for the GPU outputs
         from revmlir.gpu.program import check_architecture

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from io import StringIO
 from pathlib import Path
 from types import FrameType
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Literal, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
@@ -64,6 +64,13 @@ class Compiled(Protocol):
 class Invertible(Compiled, Protocol):
     """A compiled function that runs backwards too: a ``@rv.reversible``
     function and its inverse, not an ``@rv.ordinary`` one."""
+
+    @property
+    def runs_backwards(self) -> Literal[True]:
+        """What ``isinstance`` tells an invertible function by: an
+        ``@rv.ordinary`` function has ``__invert__`` too, to refuse ``~f``
+        with a message of its own."""
+        ...
 
     def __invert__(self) -> Invertible:
         """The function run backwards: ``~f``, whose specialization is

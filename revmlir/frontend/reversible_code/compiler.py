@@ -921,10 +921,12 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
             # the verifier's [self-read] rule, said in the user's Python
             # rather than in the IR's ops and values, and at decoration
             name = node.target.id
+            copy = f"{name}_old"
             raise error(
                 node,
                 f"'{ast.unparse(node)}' reads {name}, the variable it updates, which is not reversible",
-                f"read a copy instead: c = rv.ancilla(0.0); c += {name}; … (uncompute c before freeing it)",
+                f"read a copy of its old value: {copy} = rv.ancilla({name}); {_renamed(node, name, copy)} "
+                f"(running backwards needs that value: free {copy} where it is known, rv.free({copy}, value))",
             )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
             name = ast.unparse(node.targets[0])
@@ -937,6 +939,16 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
 
 def _reads(expression: ast.expr, name: str) -> bool:
     return any(isinstance(node, ast.Name) and node.id == name for node in ast.walk(expression))
+
+
+def _renamed(update: ast.AugAssign, name: str, copy: str) -> str:
+    """``update`` reading ``copy`` where it reads ``name``: the statement a
+    hint suggests, of whatever type ``name`` has."""
+    value = ast.parse(ast.unparse(update.value), mode="eval").body
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name) and node.id == name:
+            node.id = copy
+    return ast.unparse(ast.AugAssign(update.target, update.op, value))
 
 
 def _literal_int(node: ast.expr) -> int | None:

@@ -12,7 +12,7 @@ import ast
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
@@ -139,6 +139,10 @@ class ReversibleFunction(TakesStructs):
         return updated[0] if len(updated) == 1 else updated
 
     @property
+    def runs_backwards(self) -> Literal[True]:
+        return True
+
+    @property
     def inverse(self) -> InverseFunction:
         return InverseFunction(self)
 
@@ -162,6 +166,10 @@ class InverseFunction:
 
     def __invert__(self) -> ReversibleFunction:
         return self.function
+
+    @property
+    def runs_backwards(self) -> Literal[True]:
+        return True
 
     @property
     def __name__(self) -> str:

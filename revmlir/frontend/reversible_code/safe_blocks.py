@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
 from collections.abc import Sequence
 from typing import Any, TypeGuard
 
@@ -104,7 +105,11 @@ class SafeBlockCompiler:
                 pieces.append("{}")
                 values.append(self.expr.compile(arg).ssa)
         text = _escaped(options["sep"]).join(pieces) + _escaped(options["end"])
-        self.fn.emit(printf.PrintFormatOp(text, *values), self.ctx.loc(statement))
+        loc = self.ctx.loc(statement)
+        for part in _formats(text):
+            count = part.count("{}")
+            self.fn.emit(printf.PrintFormatOp(part, *values[:count]), loc)
+            values = values[count:]
 
     def _formatted(self, text: ast.JoinedStr, values: list[Any]) -> str:
         """An f-string's text with each ``{value}`` a field that prints the
@@ -163,3 +168,24 @@ class SafeBlockCompiler:
 def _escaped(text: str) -> str:
     """``text`` as literal text of a ``printf.print_format`` string."""
     return text.replace("{", "{{").replace("}", "}}")
+
+
+_FORMAT_TOKEN = re.compile(r"\{\{|\}\}|\{\}|[^{}]+")
+
+
+def _formats(text: str) -> list[str]:
+    """``text``, a ``str.format`` template, as consecutive templates that
+    print it whole, each with as many ``{}`` in it as fields.
+
+    xDSL's ``printf.print_format`` takes its number of fields to be the
+    number of times ``{}`` occurs in its text, which a literal ``{`` before a
+    literal ``}`` (``{{}}``, Python's ``{}``) also contains: the text is cut
+    between the two, and each engine prints the pieces one after another."""
+    parts = [""]
+    previous = ""
+    for token in _FORMAT_TOKEN.findall(text):
+        if previous == "{{" and token == "}}":
+            parts.append("")
+        parts[-1] += token
+        previous = token
+    return parts
