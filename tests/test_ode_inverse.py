@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.python_examples import load_example
+from python_examples import load_example
 
 ode = load_example("ode_inverse")
 
