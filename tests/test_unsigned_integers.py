@@ -165,7 +165,7 @@ def _bitcasts(pairs: tuple[tuple[str, str], ...]) -> str:
     NaN payloads included."""
     functions = []
     for index, (source, target) in enumerate(pairs):
-        add = "rev.add" if target.startswith("f") else "rev.xor"
+        add = "rev.add" if target.startswith(("f", "bf")) else "rev.xor"
         functions.append(f"""rev.func @cast{index}(%y: {target}, %x: {source}) {{
   %r = arith.bitcast %x : {source} to {target}
   %y1 = {add} %y, %r : {target}
@@ -248,3 +248,13 @@ def test_loop_bounds_compare_with_their_signedness() -> None:
     native = NativeModule.compile(parse_module(_count("i8"), "native.mlir"))
     for n in (-56, 0, 5, 127):
         assert interpreter.call("count", 0, n) == native.call("count", 0, n) == (max(n, 0), n)
+
+
+def test_bitcast_to_bf16_is_a_located_error() -> None:
+    """numpy has no ``bf16``, so the interpreter refuses the cast at its op
+    (native code refuses the type)."""
+    interpreter = RevInterpreter(parse_module(_bitcasts((("i16", "bf16"),)), "bf16.mlir"))
+    with pytest.raises(
+        ExecutionError, match=r"bf16.mlir:2:3: 'arith.bitcast' in @cast0: .* cannot bitcast i16 to bf16"
+    ):
+        interpreter.call("cast0", -0.0, 5)

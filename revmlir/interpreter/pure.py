@@ -178,8 +178,12 @@ def _bitcast(op: arith.BitcastOp, value: Any) -> Any:
     """The bits of ``value`` in its type read as the result's type, at the
     width both share: ``i32`` 5 is a tiny ``f32``, and a ``ui64`` above
     2^63 is the ``f64`` of its bits (the error slot stores floats this way)."""
-    bits = np.array(value, dtype=numpy_dtype(op.operands[0].type))
-    return bits.view(numpy_dtype(op.results[0].type)).item()
+    source, target = op.operands[0].type, op.results[0].type
+    try:
+        dtypes = numpy_dtype(source), numpy_dtype(target)
+    except TypeError:  # bf16, which numpy has no type for
+        raise InterpretationError(f"the interpreter cannot bitcast {source} to {target}") from None
+    return np.array(value, dtype=dtypes[0]).view(dtypes[1]).item()
 
 
 _pow = libm.function("pow", 2)
