@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import InterpretationError
 from revmlir.dialects import rev
 from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
-from revmlir.runtime.values import int_width, normalize, to_unsigned, wrap_int
+from revmlir.runtime.values import int_width, normalize, numpy_dtype, to_unsigned, wrap_int
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
 
 Semantics = Callable[..., Any]
@@ -174,13 +174,16 @@ def _complex_constant(op: complexd.ConstantOp) -> complex:
     return complex(re, im)
 
 
-def _bitcast(value: Any, to: Any) -> Any:
-    """Reinterpret 64 bits: f64 ↔ i64 (the error slot stores floats this way)."""
-    import struct
-
-    if isinstance(value, float):
-        return struct.unpack("<q", struct.pack("<d", value))[0]
-    return struct.unpack("<d", struct.pack("<q", int(value)))[0]
+def _bitcast(op: arith.BitcastOp, value: Any) -> Any:
+    """The bits of ``value`` in its type read as the result's type, at the
+    width both share: ``i32`` 5 is a tiny ``f32``, and a ``ui64`` above
+    2^63 is the ``f64`` of its bits (the error slot stores floats this way)."""
+    source, target = op.operands[0].type, op.results[0].type
+    try:
+        dtypes = numpy_dtype(source), numpy_dtype(target)
+    except TypeError:  # bf16, which numpy has no type for
+        raise InterpretationError(f"the interpreter cannot bitcast {source} to {target}") from None
+    return np.array(value, dtype=dtypes[0]).view(dtypes[1]).item()
 
 
 _pow = libm.function("pow", 2)
@@ -249,7 +252,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.MaxnumfOp: _f(np.fmax),
     arith.MinnumfOp: _f(np.fmin),
     arith.IndexCastOp: _signed,
-    arith.BitcastOp: lambda op, a: _bitcast(a, op.results[0].type),
+    arith.BitcastOp: _bitcast,
     arith.SIToFPOp: lambda op, a: float(_signed(op, a)),
     arith.UIToFPOp: lambda op, a: float(to_unsigned(a, _width(op))),
     arith.FPToSIOp: lambda op, a: int(a),
@@ -260,7 +263,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.ExtUIOp: lambda op, a: to_unsigned(a, _width(op)),
     arith.TruncIOp: lambda op, a: int(a),
     mathd.AbsFOp: _f(np.abs),
-    mathd.AbsIOp: lambda op, a: abs(_signed(op, a)),
+    mathd.AbsIOp: lambda op, a: abs(a),
     mathd.CtPopOp: lambda op, a: to_unsigned(a, _width(op)).bit_count(),
     mathd.ExpOp: _c("exp"),
     mathd.Exp2Op: _c("exp2"),

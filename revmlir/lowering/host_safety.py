@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerType, ModuleOp, StringAttr, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -244,7 +244,10 @@ def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAVal
     offset = code.emit(arith.SubiOp(loop.step, loop.lb), loop).results[0]
     code.builder.insertion_point = saved
     variable = loop.body.blocks[0].args[0]
-    mask = code.const(POLL_SPAN - 1, variable.type, loop)
+    # a variable narrower than the span wraps sooner: its whole width is
+    # the window (an i8 cannot hold the span's mask)
+    width = variable.type.width.data if isinstance(variable.type, IntegerType) else 64
+    mask = code.const(min(POLL_SPAN, 1 << width) - 1, variable.type, loop)
     moved = code.emit(arith.AddiOp(variable, offset), loop).results[0]
     low = code.emit(arith.AndIOp(moved, mask), loop).results[0]
     due = code.emit(arith.CmpiOp(low, loop.step, "ult"), loop).results[0]

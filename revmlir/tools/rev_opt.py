@@ -512,13 +512,14 @@ class RevOptMain(xDSLOptMain):
                 chunk.close()
             raise
         status = 0
-        # A chunk's text is written once it is known, preceded by the
-        # separator when a chunk before it printed something: as in
-        # mlir-opt, separators stand only between printed chunks, never
-        # before a failing chunk that prints nothing or after the last.
-        printed = False
+        # One separator between each two chunks, so that the pieces of the
+        # output are the input's chunks in order (a failing chunk's piece is
+        # empty), as in mlir-opt. A chunk's piece and the separator before
+        # it are written once the chunk has run, so the chunk that ends the
+        # run (unlike mlir-opt, which goes on after a failing chunk) leaves
+        # no separator after the last piece.
         try:
-            for chunk, offset in chunks:
+            for index, (chunk, offset) in enumerate(chunks):
                 text = StringIO()
                 with chunk:
                     if self.args.verify_diagnostics:
@@ -537,9 +538,7 @@ class RevOptMain(xDSLOptMain):
                         print(failure.diagnostic, file=sys.stderr)
                         return 1
                     text.write(failure.diagnostic + "\n")
-                if text.tell():
-                    output.write(("// -----\n" if printed else "") + text.getvalue())
-                    printed = True
+                output.write(("// -----\n" if index else "") + text.getvalue())
                 output.flush()
         finally:
             if output is not sys.stdout:

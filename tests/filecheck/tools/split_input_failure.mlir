@@ -2,11 +2,12 @@
 // RUN: not rev-opt %s --split-input-file 2>&1 | filecheck %s --check-prefix=ERR
 // RUN: rev-opt %s --split-input-file --verify-diagnostics | filecheck %s --check-prefix=VERIFY
 
-// Separators stand only between printed chunks. The failing chunk prints
-// nothing and ends the run (docs/tools.md), so the output is the chunks
-// before it, with no separator after the last of them; under
-// --verify-diagnostics the expected failure prints nothing and the run goes
-// on, with one separator between the chunks around it.
+// One separator stands between each two chunks, so the pieces of the
+// output are the chunks of the input. The failing chunk prints nothing and
+// ends the run (docs/tools.md), so the output is the chunks before it, with
+// no separator after the last of them; under --verify-diagnostics the
+// expected failure's piece is empty and the run goes on, so two separators
+// stand together around it.
 
 // OUT:      rev.func @first
 // OUT:      // {{-----}}
@@ -15,7 +16,7 @@
 // OUT-NOT:  // {{-----}}
 
 // ERR:      @second
-// ERR:      split_input_failure.mlir:[[# @LINE + 22]]:14: error: operand is used with type i64{{.*}}
+// ERR:      split_input_failure.mlir:[[# @LINE + 23]]:14: error: operand is used with type i64{{.*}}
 // ERR-NOT:  {{.}}
 
 // VERIFY:      rev.func @first
@@ -23,6 +24,7 @@
 // VERIFY-NEXT: builtin.module {
 // VERIFY-NEXT:   rev.func @second
 // VERIFY:      // {{-----}}
+// VERIFY-NEXT: // {{-----}}
 // VERIFY-NEXT: builtin.module {
 // VERIFY-NEXT:   rev.func @fourth
 // VERIFY-NOT:  // {{-----}}
