@@ -224,3 +224,16 @@ def test_a_shared_float_sum_may_round_by_the_order_of_its_threads():
     assert not equal(in_order, threads, False)
     assert equal(in_order, threads, False, (np.array([2e20, 0, 0, 0]),))
     assert not equal(in_order, threads, False, (np.array([1e6, 0, 0, 0]),))
+
+
+def test_a_one_element_run_that_raises_is_a_traceback():
+    """The single-iteration runs are engine runs too: an unexpected
+    exception in one is reported, not read as the element passing."""
+
+    def broken(self: Kernel, text: str, element: int) -> str:
+        raise RuntimeError("a bug")
+
+    with patch.object(Kernel, "one_iteration", broken):
+        problems = run_case(_failing_case((1, 2))).problems
+    tracebacks = {stage for kind, stage, _, _ in problems if kind == "traceback"}
+    assert {f"emulated kernel, element {e} alone" for e in range(4)} <= tracebacks

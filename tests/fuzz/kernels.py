@@ -13,8 +13,11 @@ independent, so each one's error is that of the loop run over it alone
 (``Kernel.one_iteration``, on the interpreter), and the emulation runs
 thread ``t`` of ``T`` over the elements ``t, t + T, …`` in order, threads
 one after another; the first thread with a failing element reports its
-first one.  Both engines' runs must fail at the first failing element, with
-its error.
+first one.  Both engines' runs must fail with the same error as the first
+failing element alone (they report no element, so that it is the first one
+shows only where the elements' messages differ).  Floats may differ by
+what adding a shared accumulation's terms in the threads' order rounds
+otherwise (``Direction.moved``).
 
 A sample of the kernels (``KernelRun.ptx``) is also compiled to PTX, with
 its inverse and adjoint, and the whole module as ``rev-translate
