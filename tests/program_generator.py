@@ -832,7 +832,11 @@ class ProgramBuilder:
         targets = sorted(scope.mutable)
         if not targets:
             return False
-        vid = self.pick(targets)
+        self.write(scope, self.pick(targets))
+        return True
+
+    def write(self, scope: Scope, vid: int) -> None:
+        """``vid`` ⊙= a value of the state around it."""
         if self.vtype[vid] == I1:
             op = "xor"
         elif self.vtype[vid] == I64:
@@ -841,11 +845,10 @@ class ProgramBuilder:
             op = self.pick(["add", "sub", "add", "sub", "neg"])
         if op in ("neg", "inc", "dec"):
             self.update(scope, vid, op, None)
-            return True
+            return
         tree = self.value(scope, self.vtype[vid], {vid})
         value = self.emit_tree(scope, tree)
         self.update(scope, vid, op, value)
-        return True
 
     def stmt_swap(self, scope: Scope) -> bool:
         type = self.pick(self.types())
@@ -1201,7 +1204,10 @@ class ProgramBuilder:
             compute.mutable.add(extra)
         if computed:  # start by writing them: a borrow, or a call that takes them
             with compute.section(lock=compute.ref_write - computed):
-                if not self.pick([self.stmt_take, self.stmt_call])(compute):
+                writes = [self.stmt_take, self.stmt_call]
+                if self.extensions.parallel and compute.loop_depth < 2:
+                    writes.append(self.stmt_parallel)  # in a kernel's iteration, a nested parallel loop
+                if not self.pick(writes)(compute):
                     self.stmt_update(compute)
         self.block(compute)
         for v in rest:
@@ -1422,6 +1428,8 @@ class ProgramBuilder:
                 scope.refs[rid] = Ref(param.kind, param.elem, ssa)
                 scope.ref_write.add(rid)
                 scope.ref_read.add(rid)
+        if self.extensions.parallel and self.chance(50):
+            self.stmt_parallel(scope)  # device code a kernel may call
         self.block(scope, 6)
         scope.emit(self.yield_line(scope, scalars, "rev.return"))
         self.functions.append(info)
@@ -1436,7 +1444,9 @@ class ProgramBuilder:
         up to MEMREF_SIZE, whose ``memref.dim`` may be the upper bound; with
         ``out_of_bounds``, the others may be shorter or longer."""
         dynamic = self.chance(50)
-        extent = self.draw(st.integers(1, MEMREF_SIZE)) if dynamic else MEMREF_SIZE
+        # mostly every element, so that a thread of a small grid runs several
+        # (the simplest draw, False, is the common case: hypothesis draws it often)
+        extent = self.draw(st.integers(1, MEMREF_SIZE)) if dynamic and self.chance(30) else MEMREF_SIZE
 
         def arrays(most: int, output: bool) -> list[Param]:
             sizes = st.just(MEMREF_SIZE)
@@ -1469,11 +1479,10 @@ class ProgramBuilder:
                     scope.ref_read.add(rid)
                 else:
                     scope.accumulate.add(rid)
-        lb = self.draw(st.integers(0, min(1, extent - 1)))
+        lb = int(extent > 1 and self.chance(25))
         sized = dynamic and self.chance(50)  # the loop runs over the first output array
-        bounds = Kernel(
-            name, lb, extent if sized else self.draw(st.integers(lb + 1, extent)), self.draw(st.integers(1, 2))
-        )
+        ub = extent if sized or not self.chance(25) else self.draw(st.integers(lb + 1, extent))
+        bounds = Kernel(name, lb, ub, 2 if self.chance(25) else 1)
         for bound, value in (("plb", bounds.lb), ("pub", bounds.ub), ("pstep", bounds.step)):
             if sized and bound == "pub":
                 ref = scope.refs[written[0]]
@@ -1492,7 +1501,14 @@ class ProgramBuilder:
             iteration.names[vid] = element
             iteration.mutable.add(vid)
             elements.append((vid, ref))
+        if self.chance(40):  # a local array: a nested parallel loop or a device function may write it
+            self.stmt_array(iteration)
         self.block(iteration, 6)
+        for vid, _ in elements:
+            if vid in iteration.mutable and not self.chance(30):  # most launches change what they return
+                self.write(iteration, vid)
+        if self.extensions.failing_checks and self.chance(50):
+            self.element_check(iteration, [vid for vid, _ in elements if self.vtype[vid] == I64])
         for vid, ref in self.draw(st.permutations(elements)):
             iteration.emit(f"rev.put {iteration.names[vid]}, {ref.ssa}[{iv}] : {ref.mlir_type}")
         iteration.emit("rev.yield")
@@ -1505,6 +1521,19 @@ class ProgramBuilder:
         body = "\n".join("  " + line for line in scope.lines)
         arguments = ", ".join(f"%arg{i}: {p.mlir_type}" for i, p in enumerate(params))
         return f"rev.func @{name}({arguments}) {{\n{body}\n}}", bounds
+
+    def element_check(self, scope: Scope, elements: list[int]) -> None:
+        """An ancilla holding the low bit of one of an iteration's integer
+        elements, freed against 0: the elements that hold an odd number
+        fail and the others do not, so which one a launch reports depends
+        on the order its threads run them."""
+        if not elements:
+            return
+        bit, ancilla = self.fresh("e"), self.fresh("a")
+        one = self.emit_tree(scope, ("const", I64, 1))
+        scope.emit(f"{bit} = arith.andi {scope.names[self.pick(elements)]}, {one} : i64")
+        scope.emit(f"{ancilla} = anc.alloc {bit} : i64")
+        scope.emit(f"anc.free {ancilla}, {self.emit_tree(scope, ('const', I64, 0))} : i64")
 
     def module(self, count: int) -> Program:
         # every function takes the same arrays and stacks, so calls can pass

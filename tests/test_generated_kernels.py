@@ -5,34 +5,110 @@ included (``fuzz.kernels``, the differential fuzzer's GPU engine)."""
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Sequence
 from typing import Any
 from unittest.mock import patch
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
 from fuzz import kernels
 from fuzz.differential import Case, run_case
-from fuzz.kernels import GRIDS, KernelRun, first_failure
-from program_generator import I64, Extensions, FuncInfo, Kernel, Param, Program, arguments, programs
+from fuzz.kernels import GRIDS, KernelRun, check_kernel, first_failure
+from fuzz.outcomes import Outcome, equal
+from gpu_emulation import EmulatedKernel
+from program_generator import F64, I64, Extensions, FuncInfo, Kernel, Param, Program, arguments, programs
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 
 PARALLEL = Extensions(parallel=True, out_of_bounds=True, failing_checks=True)
+KERNELS = programs(extensions=PARALLEL, max_functions=2, budget=6)
 
 
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
-@given(programs(extensions=PARALLEL, max_functions=2, budget=6), st.data())
-def test_generated_kernels_agree_with_both_engines_thread_by_thread(program: Program, data: st.DataObject):
+def _case(program: Program, data: st.DataObject) -> Case:
     assert program.kernel is not None
     grid = data.draw(st.sampled_from(GRIDS), label="grid")
-    case = Case(
+    return Case(
         program.text,
         program.entry.name,
         data.draw(arguments(program.entry), label="args"),
         "f64" not in program.text,
         KernelRun(program.kernel, program.entry, grid, ptx=False),
     )
-    assert run_case(case).problems == []
+
+
+@seed(17)  # a shared accumulation, a local array of a dynamic size, several elements a thread, a failing kernel
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(KERNELS, st.data())
+def test_generated_kernels_agree_with_both_engines_thread_by_thread(program: Program, data: st.DataObject):
+    assert run_case(_case(program, data)).problems == []
+
+
+def _pinned_cases(count: int) -> list[Case]:
+    """The first ``count`` cases the generator draws from a fixed seed."""
+    cases: list[Case] = []
+
+    @seed(3)
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(KERNELS, st.data())
+    def collect(program: Program, data: st.DataObject) -> None:
+        cases.append(_case(program, data))
+
+    collect()
+    return cases
+
+
+def _last_thread_matters(case: Case) -> bool:
+    """Whether a launch that skips the grid's last thread must give another
+    outcome: each element's, the loop run over it alone (iterations are
+    independent), is a failure or the arrays it changes; the launch reports
+    its first failing thread's failure, so a failure of the last thread's
+    is seen only if no other thread fails."""
+    assert case.gpu is not None
+    kernel, threads = case.gpu.kernel, case.gpu.grid[0] * case.gpu.grid[1]
+    last = list(kernel.elements)[threads - 1 :: threads]
+    fails, changes = set(), set()
+    for element in kernel.elements:
+        alone = RevInterpreter(parse_module(kernel.one_iteration(case.text, element)))
+        try:
+            results = alone.call(case.function, *copy.deepcopy(case.args))
+        except Exception:
+            fails.add(element)
+            continue
+        arrays = [(a, b) for a, b in zip(case.args, results) if isinstance(a, np.ndarray)]
+        if not all(np.array_equal(a, b, equal_nan=True) for a, b in arrays):
+            changes.add(element)
+    if fails:
+        return fails <= set(last)
+    return bool(changes & set(last))
+
+
+def test_the_engine_catches_a_launch_that_skips_its_last_thread():
+    """A planted bug in the emulation: the grid's last thread does nothing.
+    Every pinned case whose last thread's work shows reports it, and half
+    of them have such work (the generated kernels write their elements and
+    run several on a thread)."""
+    launch = EmulatedKernel.launch
+
+    def skipping(self: EmulatedKernel, args: Sequence[Any], blocks: int, threads: int, arena: int = 4096) -> Any:
+        entry, calls = self.entry, iter(range(1, blocks * threads + 1))
+        self.entry = lambda pointers: None if next(calls) == blocks * threads else entry(pointers)
+        return launch(self, args, blocks, threads, arena)
+
+    relevant = [case for case in _pinned_cases(6) if _last_thread_matters(case)]
+    assert len(relevant) >= 3
+    with patch.object(EmulatedKernel, "launch", skipping):
+        missed = [case for case in relevant if not run_case(case).problems]
+    assert missed == []
 
 
 # Iteration i frees an ancilla holding x[i] against 0: elements 1 and 2 fail.
@@ -113,3 +189,51 @@ def test_the_result_oracle_sees_a_wrong_element():
         (f"emulated {direction}", "the engines compute different results")
         for direction in ("kernel", "inverse kernel", "adjoint kernel")
     }
+
+
+# Every iteration adds x[i] into g[0]: two threads add x[0], x[2], x[1], x[3].
+ACCUMULATING = """rev.func @k(%g: memref<4xf64>, %x: memref<4xf64>) {
+  %plb = arith.constant 0 : index
+  %pub = arith.constant 4 : index
+  %pstep = arith.constant 1 : index
+  rev.for parallel %plb to %pub step %pstep : index () {
+  ^bb0(%i: index):
+    %v = memref.load %x[%i] : memref<4xf64>
+    %k = arith.constant 0 : index
+    %e = rev.take %g[%k] : memref<4xf64>
+    %y = rev.add %e, %v : f64
+    rev.put %y, %g[%k] : memref<4xf64>
+    rev.yield
+  }
+  rev.return
+}
+"""
+
+
+def test_a_shared_float_sum_may_round_by_the_order_of_its_threads():
+    """1e20 + 1 - 1e20 + 3 is 3 in order and 4 in the threads' order: within
+    what adding 2e20 in another order may round, not within 1e-9."""
+    args = (np.zeros(4), np.array([1e20, 1.0, -1e20, 3.0]))  # no inverse restores this g: not a run_case
+    func = FuncInfo("k", [Param("memref", F64), Param("memref", F64)])
+    outcome = Outcome()
+    module = parse_module(ACCUMULATING)
+    run = KernelRun(KERNEL, func, (1, 2), ptx=False)
+    check_kernel(ACCUMULATING, args, False, run, RevInterpreter(module), NativeModule.compile(module), outcome)
+    assert outcome.problems == []
+    in_order, threads = (np.array([3.0, 0, 0, 0]),), (np.array([4.0, 0, 0, 0]),)
+    assert not equal(in_order, threads, False)
+    assert equal(in_order, threads, False, (np.array([2e20, 0, 0, 0]),))
+    assert not equal(in_order, threads, False, (np.array([1e6, 0, 0, 0]),))
+
+
+def test_a_one_element_run_that_raises_is_a_traceback():
+    """The single-iteration runs are engine runs too: an unexpected
+    exception in one is reported, not read as the element passing."""
+
+    def broken(self: Kernel, text: str, element: int) -> str:
+        raise RuntimeError("a bug")
+
+    with patch.object(Kernel, "one_iteration", broken):
+        problems = run_case(_failing_case((1, 2))).problems
+    tracebacks = {stage for kind, stage, _, _ in problems if kind == "traceback"}
+    assert {f"emulated kernel, element {e} alone" for e in range(4)} <= tracebacks

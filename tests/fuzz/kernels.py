@@ -13,8 +13,11 @@ independent, so each one's error is that of the loop run over it alone
 (``Kernel.one_iteration``, on the interpreter), and the emulation runs
 thread ``t`` of ``T`` over the elements ``t, t + T, …`` in order, threads
 one after another; the first thread with a failing element reports its
-first one.  Both engines' runs must fail at the first failing element, with
-its error.
+first one.  Both engines' runs must fail with the same error as the first
+failing element alone (they report no element, so that it is the first one
+shows only where the elements' messages differ).  Floats may differ by
+what adding a shared accumulation's terms in the threads' order rounds
+otherwise (``Direction.moved``).
 
 A sample of the kernels (``KernelRun.ptx``) is also compiled to PTX, with
 its inverse and adjoint, and the whole module as ``rev-translate
@@ -34,10 +37,11 @@ from program_generator import F64, FuncInfo, Kernel
 
 from .outcomes import Outcome, Run, run_engine
 
-GRIDS = [(1, 1), (1, 3), (2, 2), (3, 1), (2, 3)]
-"""(blocks, threads per block): one thread for all, fewer threads than
-elements (a grid-stride loop with several elements per thread), as many or
-more."""
+FEWER = [(1, 1), (1, 2), (2, 1), (1, 3), (3, 1)]
+GRIDS = [*FEWER, *FEWER, (2, 2), (2, 3)]
+"""(blocks, threads per block), to draw from: mostly fewer threads than a
+kernel's (usually four) elements, so a thread's grid-stride loop runs
+several, sometimes as many threads or more."""
 
 
 @dataclass(frozen=True)
@@ -59,8 +63,45 @@ class Direction:
     entry: str
     module: Any
     inputs: tuple[Any, ...]
-    engines: dict[str, Callable[[], tuple[Any, ...]]]
+    interpret: Callable[[tuple[Any, ...]], tuple[Any, ...]]
+    native: Callable[[tuple[Any, ...]], tuple[Any, ...]]
     alone: Callable[[int], tuple[Any, ...]]
+
+    @property
+    def engines(self) -> dict[str, Callable[[], tuple[Any, ...]]]:
+        return {
+            "interpreter": lambda: self.interpret(copy.deepcopy(self.inputs)),
+            "native": lambda: self.native(copy.deepcopy(self.inputs)),
+        }
+
+    def moved(self) -> tuple[Any, ...] | None:
+        """How far the interpreter's writes moved each float array's
+        elements, added up (per argument, None for the others), or None
+        when it fails: the scale of what a launch may add in another order
+        than the CPU (shared accumulations)."""
+        inputs = tuple(
+            _Moves.of(a) if isinstance(a, np.ndarray) and a.dtype == np.float64 else copy.deepcopy(a)
+            for a in self.inputs
+        )
+        if run_engine(lambda: self.interpret(inputs)).values is None:
+            return None
+        return tuple(a.moved if isinstance(a, _Moves) else None for a in inputs)
+
+
+class _Moves(np.ndarray):
+    """A float array that adds up, per element, how far its writes move it."""
+
+    moved: np.ndarray
+
+    @staticmethod
+    def of(array: np.ndarray) -> _Moves:
+        moves = array.copy().view(_Moves)
+        moves.moved = np.zeros(array.shape)
+        return moves
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self.moved[index] += np.abs(np.asarray(value, dtype=np.float64) - self.view(np.ndarray)[index])
+        super().__setitem__(index, value)
 
 
 def _launch(module: Any, entry: str, args: Sequence[Any], grid: tuple[int, int]) -> tuple[Any, ...]:
@@ -121,8 +162,7 @@ def _directions(
     directions = [
         Direction(
             "kernel", name, module, args,
-            {"interpreter": lambda: interpreter.call(name, *copy.deepcopy(args)),
-             "native": lambda: native.call(name, *copy.deepcopy(args))},
+            lambda a: interpreter.call(name, *a), lambda a: native.call(name, *a),
             lambda e: one(e).call(name, *copy.deepcopy(args)),
         )
     ]
@@ -130,8 +170,7 @@ def _directions(
         directions.append(
             Direction(
                 "inverse kernel", f"{name}.inv", module, args,
-                {"interpreter": lambda: interpreter.uncall(name, *copy.deepcopy(args)),
-                 "native": lambda: native.uncall(name, *copy.deepcopy(args))},
+                lambda a: interpreter.uncall(name, *a), lambda a: native.uncall(name, *a),
                 lambda e: one(e).uncall(name, *copy.deepcopy(args)),
             )
         )
@@ -152,8 +191,7 @@ def _directions(
     directions.append(
         Direction(
             "adjoint kernel", f"{name}.adj", adjoint, inputs,
-            {"interpreter": lambda: adjoint_interpreter.call(f"{name}.adj", *copy.deepcopy(inputs)),
-             "native": lambda: adjoint_native.call(f"{name}.adj", *copy.deepcopy(inputs))},
+            lambda a: adjoint_interpreter.call(f"{name}.adj", *a), lambda a: adjoint_native.call(f"{name}.adj", *a),
             lambda e: RevInterpreter(with_adjoint(kernel.one_iteration(text, e), name)).call(
                 f"{name}.adj", *copy.deepcopy(inputs)),
         )
@@ -172,16 +210,19 @@ def check_kernel(
         if emulated.trace is not None:
             outcome.add("traceback", stage, emulated.summary, emulated.trace)
         engines = {engine: run_engine(call) for engine, call in direction.engines.items()}
+        scale = None if exact or emulated.values is None else direction.moved()
         for engine, result in engines.items():
             if result.trace is not None and direction.stage != "kernel":  # the forward run is reported already
                 outcome.add("traceback", f"{engine} {direction.stage}", result.summary, result.trace)
             if result.error is None or emulated.error is None:
-                outcome.compare(stage, (engine, result), ("emulated", emulated), exact)
+                outcome.compare(stage, (engine, result), ("emulated", emulated), exact, scale)
         if emulated.error is None and all(r.error is None for r in engines.values()):
             continue
         failures = {}
         for element in run.kernel.elements:
             alone = run_engine(lambda e=element, d=direction: d.alone(e))
+            if alone.trace is not None:
+                outcome.add("traceback", f"{stage}, element {element} alone", alone.summary, alone.trace)
             if alone.error is not None:
                 failures[element] = alone.error
         first = Run(error=failures[min(failures)]) if failures else Run(values=())

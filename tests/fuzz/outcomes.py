@@ -67,18 +67,32 @@ def run_engine(call: Callable[[], tuple[Any, ...]]) -> Run:
         return Run(error=f"{type(error).__name__}: {error}")
 
 
-def equal(a: Any, b: Any, exact: bool) -> bool:
+REORDERED = 2.0**-40
+"""How far, relative to the sum of the magnitudes added, two runs may take
+a float element apart by adding the same terms in another order: each
+addition rounds by at most 2**-53 of the partial sum, and a generated
+kernel adds far fewer than 2**13 terms into one element."""
+
+
+def equal(a: Any, b: Any, exact: bool, scale: Any = None) -> bool:
     """Values alike: numbers to the bit (NaN equal to NaN) when ``exact``,
-    else within 1e-9; arrays and stacks element by element."""
+    else within 1e-9, or within ``REORDERED`` of the magnitude ``scale``
+    gives them (shaped like the values, None where not known); integers
+    always to the bit; arrays and stacks element by element."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and equal(a.ravel().tolist(), b.ravel().tolist(), exact)
+        scale = None if scale is None else np.asarray(scale).ravel().tolist()
+        return a.shape == b.shape and equal(a.ravel().tolist(), b.ravel().tolist(), exact, scale)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(equal(x, y, exact) for x, y in zip(a, b))
+        scales = [None] * len(a) if scale is None else scale
+        return len(a) == len(b) and all(equal(x, y, exact, s) for x, y, s in zip(a, b, scales))
     if isinstance(a, float) or isinstance(b, float):
         if math.isnan(a) and math.isnan(b):
             return True
-        return a == b if exact else math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        if exact:
+            return a == b
+        reordered = scale is not None and abs(a - b) <= REORDERED * scale
+        return reordered or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
     return type(a) is type(b) and a == b
 
 
@@ -97,9 +111,12 @@ class Outcome:
         self.add("traceback" if run.trace else "engines", stage, run.summary or (run.error or "")[:120],
                  run.trace or run.error or "")
 
-    def compare(self, stage: str, expected: tuple[str, Run], actual: tuple[str, Run], exact: bool) -> None:
-        """Two runs that must agree: the same results, or the same error
-        (runs that ended in an unexpected exception are reported apart)."""
+    def compare(
+        self, stage: str, expected: tuple[str, Run], actual: tuple[str, Run], exact: bool, scale: Any = None
+    ) -> None:
+        """Two runs that must agree: the same results (floats within
+        ``scale``'s tolerance, see ``equal``), or the same error (runs that
+        ended in an unexpected exception are reported apart)."""
         (a_name, a), (b_name, b) = expected, actual
         if a.trace is not None or b.trace is not None:
             return
@@ -108,7 +125,7 @@ class Outcome:
             self.add("engines", stage, f"only one engine fails: {which.split(':')[0]}",
                      f"{a_name} {a.values or a.error!r}\n{b_name} {b.values or b.error!r}")
         elif a.values is not None and b.values is not None:
-            if not equal(a.values, b.values, exact):
+            if not equal(a.values, b.values, exact, scale):
                 self.add("engines", stage, "the engines compute different results",
                          f"{a_name} {a.values!r}\n{b_name} {b.values!r}")
         elif a.error != b.error:
