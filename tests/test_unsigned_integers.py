@@ -222,6 +222,17 @@ def test_bitcast_of_unsigned_integers_beyond_the_signed_range() -> None:
     assert _bits(interpreter.call("cast2", -0.0, 2**31 + 5)[0], "f32") == 2**31 + 5
 
 
+def test_bitcast_between_integers_at_widths_numpy_lacks() -> None:
+    """Between integer types the bits are kept at any width (``i24``,
+    ``i128``: numpy has no type for them) and read with the target's
+    signedness."""
+    pairs = (("i24", "ui24"), ("ui128", "i128"), ("ui24", "i24"))
+    interpreter = RevInterpreter(parse_module(_bitcasts(pairs), "widths.mlir"))
+    assert interpreter.call("cast0", 0, -1)[0] == 2**24 - 1
+    assert interpreter.call("cast1", 0, 2**127 + 3)[0] == -(2**127) + 3
+    assert interpreter.call("cast2", 0, 2**23)[0] == -(2**23)
+
+
 def _count(type: str) -> str:
     """``@count``: y += 1 for each i from 0 below n, i and n of ``type``
     (its bounds cast from ``index``: ``arith.constant`` takes no ``ui8``)."""

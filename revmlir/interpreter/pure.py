@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import InterpretationError
 from revmlir.dialects import rev
 from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
-from revmlir.runtime.values import int_width, normalize, numpy_dtype, to_unsigned, wrap_int
+from revmlir.runtime.values import int_width, normalize, numpy_dtype, to_unsigned, wrap_int, wrap_to
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
 
 Semantics = Callable[..., Any]
@@ -179,9 +179,13 @@ def _bitcast(op: arith.BitcastOp, value: Any) -> Any:
     width both share: ``i32`` 5 is a tiny ``f32``, and a ``ui64`` above
     2^63 is the ``f64`` of its bits (the error slot stores floats this way)."""
     source, target = op.operands[0].type, op.results[0].type
+    if isinstance(source, IntegerType) and isinstance(target, IntegerType):
+        # at any width (i24, i128: no numpy type), the same bits read with
+        # the target's signedness
+        return wrap_to(target, value)
     try:
         dtypes = numpy_dtype(source), numpy_dtype(target)
-    except TypeError:  # bf16, which numpy has no type for
+    except (TypeError, KeyError):  # bf16, f80, or a float of a width numpy has no type for
         raise InterpretationError(f"the interpreter cannot bitcast {source} to {target}") from None
     return np.array(value, dtype=dtypes[0]).view(dtypes[1]).item()
 
