@@ -754,25 +754,45 @@ class Plan:
     marked: list[rev.ForOp | rev.WhileOp]
     """``func``'s checkpointed loops."""
 
+    def holds(self, module: ModuleOp) -> bool:
+        """Whether the plan still describes ``module``: its function is the
+        op the module has under the name (a requested inverse, which the
+        plan built detached, is one whose name is still free) and no
+        ``@name.ckpt`` was added since.  A rewrite that leaves the
+        ``rev.func``s as they are (``policy=``'s, of ordinary functions)
+        keeps a plan; one that replaces the function does not."""
+        held = SymbolTable.lookup_symbol(module, self.name)
+        current = held is None if self.primal.parent is None else held is self.primal
+        return current and SymbolTable.lookup_symbol(module, self.name + CHECKPOINT_SUFFIX) is None
 
-def plan_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[Plan]:
+
+def plan_checkpointed(module: ModuleOp, names: Sequence[str], planned: Sequence[Plan] = ()) -> list[Plan]:
     """The plans of the gradients of the named ``rev.func``s that the
     module lacks (one is there when ``@f.ckpt`` is a gradient an earlier
     run built), every function's loops and the names built for it
     checked: nothing is built, so that every error found here, a mark that
     cannot be checkpointed or a name taken (by any other function,
-    ``@f.ckpt`` included), leaves the module as it was."""
-    planned: list[Plan] = []
+    ``@f.ckpt`` included), leaves the module as it was.
+
+    ``planned``: plans made earlier, before a rewrite of the module
+    (``policy=`` plans the requests before ``make-resumable``), each reused
+    while it ``holds``: preparing a function, and inverting one for a
+    requested ``@g.inv``, is done once.  The names are checked again, in
+    the module as it is now."""
+    earlier = {plan.name: plan for plan in planned}
+    plans: list[Plan] = []
     for name in dict.fromkeys(names):
-        primal = _requested_function(module, name)
-        if is_checkpointed_gradient(SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)):
-            continue
-        func = prepare(primal)
-        marked = checkpointed_loops(func)
-        if (clash := name_clash(module, name, len(marked))) is not None:
+        plan = earlier.get(name)
+        if plan is None or not plan.holds(module):
+            primal = _requested_function(module, name)
+            if is_checkpointed_gradient(SymbolTable.lookup_symbol(module, name + CHECKPOINT_SUFFIX)):
+                continue
+            func = prepare(primal)
+            plan = Plan(name, primal, func, checkpointed_loops(func))
+        if (clash := name_clash(module, name, len(plan.marked))) is not None:
             raise CheckpointError(clash)
-        planned.append(Plan(name, primal, func, marked))
-    return planned
+        plans.append(plan)
+    return plans
 
 
 def _requested_function(module: ModuleOp, name: str) -> rev.FuncOp:
@@ -791,15 +811,15 @@ def _requested_function(module: ModuleOp, name: str) -> rev.FuncOp:
     raise CheckpointError(f"@{name} is not a rev.func of the module nor the inverse of one")
 
 
-def generate_checkpointed(module: ModuleOp, names: Sequence[str]) -> list[rev.FuncOp]:
+def generate_checkpointed(module: ModuleOp, names: Sequence[str], planned: Sequence[Plan] = ()) -> list[rev.FuncOp]:
     """Add ``@f.ckpt`` for each named ``@f`` (unless the module has it),
     its outlined steps ``@f.ckpt.step<j>`` and every adjoint they need
     (``@….adj``).  Every function is planned before the module changes
-    (``plan_checkpointed``); building only adds functions, so a failure
-    while building (a construct without an adjoint, a name a callee's
-    derived function needs taken) is undone by removing them
-    (``revmlir.passes.selection.expand_requests``)."""
-    plans = plan_checkpointed(module, names)
+    (``plan_checkpointed``, which reuses the ``planned`` that still hold);
+    building only adds functions, so a failure while building (a construct
+    without an adjoint, a name a callee's derived function needs taken) is
+    undone by removing them (``revmlir.passes.selection.expand_requests``)."""
+    plans = plan_checkpointed(module, names, planned)
     for plan in plans:
         if plan.primal.parent is None:  # a requested inverse, built by the plan
             module.body.block.insert_op_after(plan.primal, SymbolTable.lookup_symbol(module, inverse_name(plan.name)))

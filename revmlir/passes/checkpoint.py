@@ -7,6 +7,7 @@ docs/checkpointing.md.
 """
 
 from dataclasses import dataclass
+from functools import partial
 
 from xdsl.context import Context
 from xdsl.dialects import func
@@ -17,14 +18,16 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.checkpointed import (
     CHECKPOINT_SUFFIX,
+    Plan,
     generate_checkpointed,
     is_checkpointed_gradient,
     name_clash,
     plan_checkpointed,
 )
-from revmlir.dialects.ad import CheckpointOp
+from revmlir.dialects.ad import CheckpointOp, ScheduleAttr
 from revmlir.errors import describe_op
 from revmlir.passes.resumable import checked_schedule
+from revmlir.passes.rollback import rolled_back_on_failure
 from revmlir.passes.selection import expand_requests, requested
 from revmlir.reversibilize import reversibilize
 from revmlir.reversibilize.resumable import MACHINE_LOOPS, make_resumable
@@ -49,24 +52,35 @@ class AdCheckpointPass(ModulePass):
     base: int = 1
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        if self.policy:
-            if not self.functions:
-                raise PassFailedException(
-                    f"{self.name}: policy= checkpoints the functions it names, e.g. "
-                    f"{self.name}{{functions=f policy={self.policy}}}"
-                )
-            schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
-            for name in self.functions:
-                self._check_ordinary(op, name)
-            # the marked functions' requests are checked before the rewrite
-            # too (and planned again after it, where they are built)
-            plan_checkpointed(op, requested(op, CheckpointOp))
-            # the other functions stay ordinary, calling copies of the named
-            # ones as written (make_resumable): a later run may name them
-            make_resumable(op, self.functions, schedule, self.base)
-            reversibilize(op, "tape", self.functions)
-        expand_requests(op, CheckpointOp, self.functions, generate_checkpointed)
-        check_snapshots(op)
+        schedule, planned = self._checked_policy(op) if self.policy else (None, [])
+        # a failure after the module changed (while building a machine, a
+        # gradient, or in the snapshots' check) leaves it as it was: what
+        # was built is removed, the ordinary functions policy= rewrote are
+        # put back
+        with rolled_back_on_failure(op, func.FuncOp if self.policy else ()):
+            if schedule is not None:
+                # the other functions stay ordinary, calling copies of the
+                # named ones as written (make_resumable): a later run may name them
+                make_resumable(op, self.functions, schedule, self.base)
+                reversibilize(op, "tape", self.functions)
+            expand_requests(op, CheckpointOp, self.functions, partial(generate_checkpointed, planned=planned))
+            check_snapshots(op)
+
+    def _checked_policy(self, module: ModuleOp) -> tuple[ScheduleAttr, list[Plan]]:
+        """What ``policy=`` checks before it rewrites the module: its
+        options (the schedule they ask for), the named functions and their
+        names, and the module's requests, planned so that their errors find
+        the module as it was.  The rewrite changes no ``rev.func``, so
+        building reuses the plans."""
+        if not self.functions:
+            raise PassFailedException(
+                f"{self.name}: policy= checkpoints the functions it names, e.g. "
+                f"{self.name}{{functions=f policy={self.policy}}}"
+            )
+        schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
+        for name in self.functions:
+            self._check_ordinary(module, name)
+        return schedule, plan_checkpointed(module, requested(module, CheckpointOp))
 
     def _check_ordinary(self, module: ModuleOp, name: str) -> None:
         """``@name`` is an ordinary function, not one an earlier run

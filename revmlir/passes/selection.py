@@ -10,6 +10,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.ad import FunctionRequestOp
 from revmlir.dialects.rev import FuncOp
+from revmlir.passes.rollback import rolled_back_on_failure
 
 
 def selected_functions(module: ModuleOp, names: Sequence[str]) -> Iterator[FuncOp]:
@@ -45,20 +46,13 @@ def expand_requests(
     ``@g.inv``), so when it fails, whatever the failure (a derived name
     another kind of function holds, found once the functions it calls are
     built; a construct without a rule in the second function named),
-    removing what it added leaves the module as it was: ``rev-opt``
-    reports a failed pass at the first op that does not verify, and a
-    half-built module (a derivative calling one not built yet) would show
-    that op's error instead of the pass's."""
+    removing what it added leaves the module as it was
+    (``rolled_back_on_failure``)."""
     requests = [r for r in module.ops if isinstance(r, request)]
     names = requested(module, request)
     names += [f.sym_name.data for f in selected_functions(module, functions)] if functions else []
-    present = set(module.ops)
-    try:
+    with rolled_back_on_failure(module):
         generate(module, list(dict.fromkeys(names)))
-    except Exception:
-        for added in [op for op in module.ops if op not in present]:
-            module.body.block.erase_op(added)
-        raise
     for found in requests:
         found.detach()
         found.erase()
