@@ -16,13 +16,15 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+from xdsl.dialects import func, scf
 
 import revmlir as rv
 from revmlir.collector import collector_paused
 from revmlir.interpreter import RevInterpreter
+from revmlir.lowering import loop_versioning
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module
-from revmlir.runtime import cache
+from revmlir.runtime import cache, native
 from revmlir.runtime.jit import Engine, HostTarget, jit
 from revmlir.runtime.native import Direction, NativeModule, lower_to_llvm_ir
 from test_native_cache import forbid_llvm
@@ -380,3 +382,123 @@ def test_machine_code_joining_an_engine_defines_nothing_the_engine_has(
     assert ctypes.CFUNCTYPE(ctypes.c_int64)(first.address("foo"))() == 1
     with pytest.raises(ValueError, match="-O0 cannot join an engine compiling at -O3"):
         jit("define i64 @bar() {\n  ret i64 3\n}\n", 0, beside=first)
+
+
+LOOPED = """rev.func @accumulate(%x: memref<?xf64>, %a: memref<?xf64>) {
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %two = arith.constant 2.0 : f64
+  %n = memref.dim %x, %zero : memref<?xf64>
+  rev.for %zero to %n step %one : index () {
+  ^bb0(%i: index):
+    %v = rev.take %x[%i] : memref<?xf64>
+    %v1 = rev.add %v, %two : f64
+    rev.put %v1, %x[%i] : memref<?xf64>
+    %e = rev.take %a[%i] : memref<?xf64>
+    %e1 = rev.add %e, %two : f64
+    rev.put %e1, %a[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return
+}
+"""
+"""``@accumulate``'s loop checks ``x[i]`` and ``a[i]``: native code versions
+it.  ``~undo`` runs ``@accumulate`` forward, as the forward compile does,
+so the backward compile borrows it; ``~undo_twice`` passes it one array
+twice, which the forward compile never does, so the backward compile
+compiles it again (``ALIASED``)."""
+UNDO = (
+    LOOPED
+    + """rev.func @undo(%x: memref<?xf64>, %s: memref<?xf64>) {
+  rev.uncall @accumulate(%x, %s) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+"""
+)
+UNDO_TWICE = (
+    LOOPED
+    + """rev.func @undo_twice(%s: memref<?xf64>) {
+  rev.uncall @accumulate(%s, %s) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+"""
+)
+
+
+def versioned_functions(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The functions whose loops loop versioning is asked to version from now on."""
+    seen: list[str] = []
+    version_loop = loop_versioning.version_loop
+
+    def recording(loop: scf.ForOp, entries: list[str]) -> scf.ForOp | None:
+        function = loop.parent_op()
+        while not isinstance(function, func.FuncOp):
+            assert function is not None
+            function = function.parent_op()
+        seen.append(function.sym_name.data)
+        return version_loop(loop, entries)
+
+    monkeypatch.setattr(loop_versioning, "version_loop", recording)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("source", "copies"), [(UNDO, set()), (UNDO_TWICE, {"accumulate"})], ids=["borrowed", "copied"]
+)
+def test_the_rest_versions_the_loops_of_the_functions_it_compiles_only(monkeypatch, source, copies):
+    """The rest leaves the loops of the functions it borrows as they are
+    (their bodies are dropped) and versions those of the functions it
+    compiles, a copy included (found only once the analyses ran: the rest
+    is lowered again); its LLVM IR and checks are those of a rest that
+    versions every loop."""
+    module = parse_module(source, "looped.mlir")
+    first = lower_to_llvm_ir(module, direction=Direction.FORWARD)
+    seen = versioned_functions(monkeypatch)
+    rest = lower_to_llvm_ir(module, direction=Direction.BACKWARD, beside=first)
+    assert rest.copies == copies
+    assert ("accumulate" in seen) == bool(copies)
+    assert "accumulate" in declared(rest.llvm_ir) or copies
+    monkeypatch.setattr(native, "_unversioned", lambda work, exported: frozenset())
+    everything = lower_to_llvm_ir(module, direction=Direction.BACKWARD, beside=first)
+    assert rest.llvm_ir == everything.llvm_ir
+    assert rest.check_table.attributes == everything.check_table.attributes
+
+
+@pytest.mark.parametrize(
+    ("source", "name", "count"), [(UNDO, "undo", 2), (UNDO_TWICE, "undo_twice", 1)], ids=["borrowed", "copied"]
+)
+def test_a_loop_the_rest_runs_runs_as_the_interpreters(source, name, count):
+    """``f`` then ``~f`` natively: ``f`` as the interpreter runs it, ``~f``
+    (the rest, running ``@accumulate`` forward) restoring the inputs."""
+    module = parse_module(source, "looped.mlir")
+    compiled, interpreter = NativeModule.compile(module), RevInterpreter(module)
+    inputs = [np.array([1.0, 2.0, 3.0]) * 10**k for k in range(count)]
+    native_arrays, interpreted = [a.copy() for a in inputs], [a.copy() for a in inputs]
+    compiled.call(name, *native_arrays)
+    interpreter.call(name, *interpreted)
+    assert [a.tolist() for a in native_arrays] == [a.tolist() for a in interpreted] != [a.tolist() for a in inputs]
+    compiled.uncall(name, *native_arrays)
+    assert [a.tolist() for a in native_arrays] == [a.tolist() for a in inputs]
+
+
+def test_a_function_in_a_cycle_of_calls_is_versioned_where_borrowed():
+    """rev-host-safety checks the stack before each call in a cycle, so a
+    versioned loop holding one registers that check twice: the rest
+    versions a borrowed function in a cycle, so that the ids of the checks
+    after it stay those of a rest that versions everything."""
+    work = parse_module(
+        """func.func @cycle(%n: index) {
+  func.call @cycle(%n) : (index) -> ()
+  func.return
+}
+func.func @straight(%n: index) {
+  func.call @cycle(%n) : (index) -> ()
+  func.return
+}
+func.func @own(%n: index) {
+  func.return
+}
+""",
+        "cycle.mlir",
+    )
+    assert native._unversioned(work, {"cycle", "straight"}) == {"straight"}

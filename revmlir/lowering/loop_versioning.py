@@ -38,7 +38,7 @@ is.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -302,12 +302,19 @@ class LoopVersioningPass(ModulePass):
     name = "rev-version-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        table = op.attributes.get(CHECKS_ATTR)
-        if not isinstance(table, ArrayAttr):
-            return
-        entries = [e.data if isinstance(e, StringAttr) else "" for e in table.data]
-        for function in op.ops:
-            if not isinstance(function, func.FuncOp):
-                continue
-            for loop in [o for o in nested_ops(function) if isinstance(o, scf.ForOp)]:
-                version_loop(loop, entries)
+        version_loops(op)
+
+
+def version_loops(module: ModuleOp, skipped: Collection[str] = ()) -> None:
+    """``rev-version-loops`` on ``module``, but for the functions named in
+    ``skipped`` (whose code is not compiled: ``revmlir.runtime.native``
+    borrows it from another module)."""
+    table = module.attributes.get(CHECKS_ATTR)
+    if not isinstance(table, ArrayAttr):
+        return
+    entries = [e.data if isinstance(e, StringAttr) else "" for e in table.data]
+    for function in module.ops:
+        if not isinstance(function, func.FuncOp) or function.sym_name.data in skipped:
+            continue
+        for loop in [o for o in nested_ops(function) if isinstance(o, scf.ForOp)]:
+            version_loop(loop, entries)
