@@ -306,8 +306,8 @@ class LoopVersioningPass(ModulePass):
 
 
 def version_loops(module: ModuleOp, skipped: Collection[str] = ()) -> None:
-    """``rev-version-loops`` on ``module``, but for the functions named in
-    ``skipped`` (whose code is not compiled: ``revmlir.runtime.native``
+    """``rev-version-loops`` on ``module``, except in the functions named
+    in ``skipped``, whose code is not compiled (``revmlir.runtime.native``
     borrows it from another module)."""
     table = module.attributes.get(CHECKS_ATTR)
     if not isinstance(table, ArrayAttr):
