@@ -266,9 +266,9 @@ class FunctionTranslation:
         """Constants, descriptor fields, array addresses and integer
         comparisons already emitted, by the scope (``continue_in``) that
         may use them again (``const``, ``extract``, ``_element_address``,
-        ``_cmpi``): a kernel's every array access is checked, and each
-        check branches, so each access emitted its own in a block of its
-        own."""
+        ``_cmpi``), and the conditions checked (``_check``): a kernel's
+        every array access is checked, and each check branches, so each
+        access emitted its own in a block of its own."""
         self.scopes: dict[Block, Block] = {}
         """A block that continues another's code (``continue_in``): the
         first block of their scope."""
@@ -642,10 +642,24 @@ def _check(t: FunctionTranslation, op: Operation) -> None:
     same program, which LLVM's InstCombine makes of this one; but the
     ``simplifycfg`` runs before it count the ``xor`` among a block's
     instructions, and lay out some kernels otherwise (GMM's points: 170
-    registers instead of 166)."""
+    registers instead of 166).
+
+    A check of the condition a check before it in the scope checked (the
+    same ``icmp``, which ``_cmpi`` emits once per scope: each access of an
+    element checks its index again) is dropped: it cannot fail, since the
+    report of the first does not return.  Only this form drops it; the std
+    form's ``scf.if`` is translated as it is."""
     assert isinstance(op, CheckOp)
+    ok = t.get(op.ok)
+    key = (t.scope(), ok, CheckOp)
+    if key in t.reused:
+        # a check of this condition came first in the scope, and so
+        # dominates: had the condition failed, its report (which does not
+        # return) would have ended the run
+        return
+    t.reused[key] = ok
     report, after = t.new_block(), t.new_block()
-    bad = t.value(fast_ops.binary(llvm.XOrOp, t.get(op.ok), t.function_const(1, i1)), op)
+    bad = t.value(fast_ops.binary(llvm.XOrOp, ok, t.function_const(1, i1)), op)
     t.emit(fast_ops.llvm_cond_branch(bad, report, [], after, []), op)
     before = t.block
     t.block = report
