@@ -1313,7 +1313,7 @@ def _element_address(
 ) -> SSAValue:
     """Row-major address of ``array[indices]``, computed once per scope
     (``FunctionTranslation.continue_in``): an array element a scope reads
-    and writes again (BA's kernel: two thirds of its addresses) is the
+    and writes again (BA's kernel: half of its addresses) is the
     value its first access emitted, which dominates the later ones, rather
     than the same multiplications, additions and ``getelementptr`` again
     for every later stage to build, print, parse and for LLVM to merge."""
