@@ -35,6 +35,11 @@ def read_axis_one(y, m, i, j):
     y += m[i, j]
 
 
+def read_a_row(y, m, i):
+    y += m[i, 0]
+    y += m[i, 1]
+
+
 def divide(y: int, a: int, b: int):
     y += a // b
 
@@ -188,6 +193,10 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     "write past the end, backwards": (write_past_end, lambda: (1.0, np.zeros(4), 9), True),
     "read outside axis 1": (read_axis_one, lambda: (0.0, np.zeros((2, 3)), 1, 3), False),
     "read outside axis 0": (read_axis_one, lambda: (0.0, np.zeros((2, 3)), -1, 0), False),
+    # the second read checks the row again: natively that check is dropped
+    # (the first one's dominates it), the first read's is the error
+    "read a row past the end": (read_a_row, lambda: (0.0, np.zeros((2, 2)), 2), False),
+    "read a row past its last column": (read_a_row, lambda: (0.0, np.zeros((2, 1)), 1), False),
     "divide by zero": (divide, lambda: (0, 7, 0), False),
     "remainder by zero": (remainder, lambda: (0, 7, 0), False),
     "divide by zero, backwards": (divide, lambda: (0, 7, 0), True),

@@ -4,7 +4,9 @@ compilers' own pipelines (``lower_to_std(check_ops=True)``), which
 ``convert-std-to-llvm`` expands.  Both must be the same LLVM IR, byte for
 byte, through native code's whole pipeline (loop versioning, the host's
 checks, aliasing): what a check does, and the code LLVM makes of it, do not
-depend on the form.  And the op itself: its effect, and what it verifies."""
+depend on the form; but the op form drops a check of a condition already
+checked in its scope, which cannot fail.  And the op itself: its effect,
+and what it verifies."""
 
 from __future__ import annotations
 
@@ -133,18 +135,19 @@ def test_a_loop_near_the_size_limit_is_versioned_alike_in_either_form(
 
 
 def _checked(check_ops: bool) -> ModuleOp:
-    """A function that checks its ``i1`` argument four times, each check
-    reporting values of other kinds: an index and an ``i64``, an ``i32``
-    (sign-extended) and the ``i1`` (zero-extended), an ``f64`` and an
+    """A function that checks four ``i1`` arguments, each check reporting
+    values of other kinds: an index and an ``i64``, an ``i32``
+    (sign-extended) and an ``i1`` (zero-extended), an ``f64`` and an
     ``f32`` (widened), and a complex number's two parts."""
-    types = [IndexType(), i64, i32, i1, f64, f32, ComplexType(f64), ERROR_SLOT]
+    types = [IndexType(), i64, i32, i1, f64, f32, ComplexType(f64), i1, i1, i1, ERROR_SLOT]
     function = func.FuncOp("f", (types, []))
     block = function.body.block
     runtime: dict[str, func.FuncOp] = {}
     code = CheckedCode("f", CheckTable(), runtime, block.args[-1], Builder(InsertPoint.at_end(block)), check_ops)
-    index, wide, narrow, flag, double, single, number, _ = block.args
-    for payload in ([index, wide], [narrow, flag], [double, single], [number]):
-        code.check(flag, function, "saw {0}", payload, ExecutionError)
+    index, wide, narrow, flag, double, single, number, *others, _ = block.args
+    conditions = [flag, *others]
+    for condition, payload in zip(conditions, ([index, wide], [narrow, flag], [double, single], [number])):
+        code.check(condition, function, "saw {0}", payload, ExecutionError)
     block.add_op(func.ReturnOp())
     module = ModuleOp([function, *runtime.values()])
     define_fail(module)
@@ -159,6 +162,39 @@ def test_every_kind_of_payload_reports_the_same_words_in_either_form() -> None:
     assert text == _llvm_ir(std)
     for conversion in ("sext i32", "zext i1", "fpext float", "bitcast double", "extractvalue {double, double}"):
         assert conversion in text
+
+
+def _checked_again(check_ops: bool) -> ModuleOp:
+    """A function that checks its ``i1`` argument, then again, then in an
+    ``scf.if`` on it once more."""
+    function = func.FuncOp("f", ([i1, IndexType(), ERROR_SLOT], []))
+    block = function.body.block
+    flag, index, error = block.args
+    runtime: dict[str, func.FuncOp] = {}
+    table = CheckTable()
+    code = CheckedCode("f", table, runtime, error, Builder(InsertPoint.at_end(block)), check_ops)
+    code.check(flag, function, "first {0}", [index], ExecutionError)
+    code.check(flag, function, "again {0}", [index], ExecutionError)
+    branch = scf.IfOp(flag, [], [scf.YieldOp()])
+    block.add_ops([branch, func.ReturnOp()])
+    inner = branch.true_region.block
+    CheckedCode("f", table, runtime, error, Builder(InsertPoint.before(inner.ops.first)), check_ops).check(
+        flag, function, "in a branch {0}", [index], ExecutionError
+    )
+    module = ModuleOp([function, *runtime.values()])
+    define_fail(module)
+    return module
+
+
+def test_a_check_of_a_condition_checked_before_in_its_scope_is_dropped_from_the_op_form() -> None:
+    """The second check cannot fail (the first's report does not return):
+    the op form's LLVM IR calls the report for the first and for the one in
+    the branch, a scope of its own, and the std form's for all three."""
+    ops, std = _checked_again(True), _checked_again(False)
+    assert sum(isinstance(op, CheckOp) for op in ops.walk()) == 3
+    call = f'call ccc void @"{REPORT}"('
+    assert _llvm_ir(ops).count(call) == 2
+    assert _llvm_ir(std).count(call) == 3
 
 
 def _check(payload: Sequence[Attribute], ok: Attribute = i1, error: Attribute = ERROR_SLOT) -> CheckOp:

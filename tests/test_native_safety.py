@@ -85,6 +85,18 @@ EXPECTED = {
         "'memref.load' in @read_past_end: index 4 is out of bounds for axis 0 with size 4",
     ),
     "read at -1": ("ExecutionError", "read_past_end", "y += x[i]", "index -1 is out of bounds for axis 0 with size 4"),
+    "read a row past the end": (
+        "ExecutionError",
+        "read_a_row",
+        "y += m[i, 0]",
+        "index 2 is out of bounds for axis 0 with size 2",
+    ),
+    "read a row past its last column": (
+        "ExecutionError",
+        "read_a_row",
+        "y += m[i, 1]",
+        "index 1 is out of bounds for axis 1 with size 1",
+    ),
     "read from an empty array": (
         "ExecutionError",
         "read_past_end",

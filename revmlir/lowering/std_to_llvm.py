@@ -263,10 +263,12 @@ class FunctionTranslation:
         """Each block of the source function's body: its translation's
         first block (``cf`` branches target it)."""
         self.reused: dict[tuple[Block, object, object], SSAValue] = {}
-        """Constants and descriptor fields already emitted, by the scope
-        (``continue_in``) that may use them again (``const``, ``extract``):
-        a kernel's every array access is checked, and each check branches,
-        so each access emitted its own in a block of its own."""
+        """Constants, descriptor fields, array addresses and integer
+        comparisons already emitted, by the scope (``continue_in``) that
+        may use them again (``const``, ``extract``, ``_element_address``,
+        ``_cmpi``), and the conditions checked (``_check``): a kernel's
+        every array access is checked, and each check branches, so each
+        access emitted its own in a block of its own."""
         self.scopes: dict[Block, Block] = {}
         """A block that continues another's code (``continue_in``): the
         first block of their scope."""
@@ -295,8 +297,14 @@ class FunctionTranslation:
         current block dominates and branches to, and which is where the
         current block's code goes on (it gets no more ops): what the current
         block's scope emitted, ``block`` uses again."""
-        self.scopes[block] = self.scopes.get(self.block, self.block)
+        self.scopes[block] = self.scope()
         self.block = block
+
+    def scope(self) -> Block:
+        """The first block of the current block's scope (``continue_in``):
+        what a block of the scope emitted dominates the current one, so a
+        pure value computed there is used again (``reused``)."""
+        return self.scopes.get(self.block, self.block)
 
     def value(self, op: Operation, like: Operation | None = None) -> SSAValue:
         return self.emit(op, like).results[0]
@@ -313,7 +321,7 @@ class FunctionTranslation:
         type = llvm_type(type)
         number = float(value) if is_float_type(type) else int(value)
         # repr tells -0.0 from 0.0, which compare equal
-        key = (self.scopes.get(self.block, self.block), type, repr(number))
+        key = (self.scope(), type, repr(number))
         if (found := self.reused.get(key)) is None:
             found = self.reused[key] = self.value(fast_ops.llvm_constant(number, type), like)
         return found
@@ -338,7 +346,7 @@ class FunctionTranslation:
     def extract(self, container: SSAValue, index: int, type: Attribute, like: Operation | None = None) -> SSAValue:
         if (fields := self.fields.get(container)) is not None:
             return fields[index]
-        key = (self.scopes.get(self.block, self.block), container, index)
+        key = (self.scope(), container, index)
         if (found := self.reused.get(key)) is None:
             found = self.reused[key] = self.value(fast_ops.llvm_extract(llvm_position(index), container, type), like)
         return found
@@ -634,10 +642,24 @@ def _check(t: FunctionTranslation, op: Operation) -> None:
     same program, which LLVM's InstCombine makes of this one; but the
     ``simplifycfg`` runs before it count the ``xor`` among a block's
     instructions, and lay out some kernels otherwise (GMM's points: 170
-    registers instead of 166)."""
+    registers instead of 166).
+
+    A check of the condition a check before it in the scope checked (the
+    same ``icmp``, which ``_cmpi`` emits once per scope: each access of an
+    element checks its index again) is dropped: it cannot fail, since the
+    report of the first does not return.  Only this form drops it; the std
+    form's ``scf.if`` is translated as it is."""
     assert isinstance(op, CheckOp)
+    ok = t.get(op.ok)
+    key = (t.scope(), ok, CheckOp)
+    if key in t.reused:
+        # a check of this condition came first in the scope, and so
+        # dominates: had the condition failed, its report (which does not
+        # return) would have ended the run
+        return
+    t.reused[key] = ok
     report, after = t.new_block(), t.new_block()
-    bad = t.value(fast_ops.binary(llvm.XOrOp, t.get(op.ok), t.function_const(1, i1)), op)
+    bad = t.value(fast_ops.binary(llvm.XOrOp, ok, t.function_const(1, i1)), op)
     t.emit(fast_ops.llvm_cond_branch(bad, report, [], after, []), op)
     before = t.block
     t.block = report
@@ -908,8 +930,12 @@ def _constant(t: FunctionTranslation, op: Operation) -> None:
 def _cmpi(t: FunctionTranslation, op: Operation) -> None:
     assert isinstance(op, arith.CmpiOp)
     a, b = t.get(op.lhs), t.get(op.rhs)
-    # arith and llvm number the integer predicates the same way.
-    t.set(op.result, t.value(fast_ops.llvm_icmp(a, b, op.predicate.value.data), op))
+    predicate = op.predicate.value.data
+    key = (t.scope(), (a, b), predicate)
+    if (found := t.reused.get(key)) is None:
+        # arith and llvm number the integer predicates the same way.
+        found = t.reused[key] = t.value(fast_ops.llvm_icmp(a, b, predicate), op)
+    t.set(op.result, found)
 
 
 @translates(arith.CmpfOp)
@@ -1285,7 +1311,15 @@ def _poison(t: FunctionTranslation, op: Operation) -> None:
 def _element_address(
     t: FunctionTranslation, op: Operation, array: SSAValue, indices: Sequence[SSAValue], element: Attribute
 ) -> SSAValue:
-    """Row-major address of ``array[indices]``."""
+    """Row-major address of ``array[indices]``, computed once per scope
+    (``FunctionTranslation.continue_in``): an array element a scope reads
+    and writes again (BA's kernel: half of its addresses) is the
+    value its first access emitted, which dominates the later ones, rather
+    than the same multiplications, additions and ``getelementptr`` again
+    for every later stage to build, print, parse and for LLVM to merge."""
+    key = (t.scope(), array, tuple(indices))
+    if (found := t.reused.get(key)) is not None:
+        return found
     pointer = t.extract(array, 0, PTR, op)
     linear: SSAValue | None = None
     for dim, index in enumerate(indices):
@@ -1297,7 +1331,8 @@ def _element_address(
         linear = t.value(fast_ops.binary(llvm.AddOp, scaled, index), op)
     if linear is None:
         linear = t.const(0, i64, op)
-    return t.value(fast_ops.llvm_gep(pointer, linear, llvm_type(element)), op)
+    found = t.reused[key] = t.value(fast_ops.llvm_gep(pointer, linear, llvm_type(element)), op)
+    return found
 
 
 @translates(memref.LoadOp)
