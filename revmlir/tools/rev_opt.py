@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from revmlir.diagnostics import format_error
+from revmlir.diagnostics import format_error, internal_error
 from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
@@ -568,7 +568,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # bad pipeline text, unknown pass, bad option
         if os.environ.get(TRACEBACK_ENV):
             raise
-        message = " ".join(str(error).split())
+        message = " ".join(str(error).split()) or internal_error(error)
         print(f"rev-opt: error: {message}", file=sys.stderr)
         return 1
     try:
@@ -577,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(TRACEBACK_ENV):
             raise
         what = f"cannot open '{error.filename}': " if error.filename else ""
-        print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
+        print(f"rev-opt: error: {what}{error.strerror or str(error) or internal_error(error)}", file=sys.stderr)
         return 1
 
 
