@@ -20,7 +20,16 @@ def _first_line(error: BaseException) -> str:
     ``assert``) is named by its class, as an internal error: its message
     would otherwise be empty, or the class of its text."""
     lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0].strip() if lines else f"internal error ({type(error).__name__})"
+    return lines[0].strip() if lines else internal_error(error)
+
+
+def internal_error(error: BaseException) -> str:
+    """``error`` as a tool reports a failure that is no mistake of its
+    user: its class and its message on one line.  The class, because the
+    message alone may say nothing (a bare ``assert``, ``KeyError('x')``'s
+    ``'x'``, an ``OSError()``)."""
+    message = " ".join(str(error).split())
+    return f"internal error ({type(error).__name__})" + (f": {message}" if message else "")
 
 
 def failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:

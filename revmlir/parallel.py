@@ -35,6 +35,7 @@ lowering makes atomic.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterator, Sequence
 
 from xdsl.dialects import memref
@@ -46,6 +47,40 @@ from revmlir.errors import ReversibilityViolation
 from revmlir.semantics import Writes, argument_uses, argument_writes
 
 RULE = "parallel"
+
+
+class Race(enum.Enum):
+    """How an op breaks the footprint rule: what a frontend words in its
+    users' terms, where the message words it in the IR's."""
+
+    WRITES_WHOLE = enum.auto()
+    """A call passes an outer array whole to a callee that writes it."""
+    ACCUMULATES_UNSHARABLE = enum.auto()
+    """A call or a borrow accumulates into an array of elements that are
+    neither floats nor integers."""
+    PASSES_WRITTEN = enum.auto()
+    """A call passes an outer array whole while the loop writes it."""
+    BORROWS_ACCUMULATED = enum.auto()
+    """A borrow of an array the iterations accumulate into does more than
+    accumulate."""
+    WRITES_SHARED = enum.auto()
+    """A write of an element whose first index is not the loop's."""
+    READS_ACCUMULATED = enum.auto()
+    """A read of an array the iterations accumulate into."""
+    READS_WRITTEN = enum.auto()
+    """A read of an element the loop writes, at another index than the loop's."""
+
+
+class ParallelViolation(ReversibilityViolation):
+    """An op of a parallel loop's body that breaks the footprint rule, with
+    the array it races on and the loop."""
+
+    def __init__(self, race: Race, op: Operation, array: SSAValue, loop: rev.ForOp, message: str):
+        self.race = race
+        self.array = array
+        self.loop = loop
+        super().__init__(RULE, op, f"'{op.name}' in a parallel loop {message}")
+
 
 Call = rev.CallOp | rev.UncallOp
 CallWrites = Callable[[Call], Sequence[Writes]]
@@ -107,14 +142,20 @@ def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
                 if how is Writes.NONE or _inside(array, loop):
                     continue
                 if how is Writes.OTHER:
-                    raise _violation(
+                    raise ParallelViolation(
+                        Race.WRITES_WHOLE,
                         op,
+                        array,
+                        loop,
                         f"passes {_name(array)}, which it writes, as a whole array: another "
                         "iteration may write the same elements; pass the element instead",
                     )
                 if not _can_accumulate_atomically(array):
-                    raise _violation(
+                    raise ParallelViolation(
+                        Race.ACCUMULATES_UNSHARABLE,
                         op,
+                        array,
+                        loop,
                         f"passes {_name(array)} of type {array.type} to a callee that accumulates "
                         "into it: shared accumulations need float or integer elements",
                     )
@@ -124,8 +165,11 @@ def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
         elif isinstance(op, Call):
             for array, how in zip(op.args, call_writes(op), strict=True):
                 if array in written and not _inside(array, loop) and how is not Writes.ACCUMULATES:
-                    raise _violation(
+                    raise ParallelViolation(
+                        Race.PASSES_WRITTEN,
                         op,
+                        array,
+                        loop,
                         f"passes {_name(array)} as a whole array while the loop writes it: "
                         "a callee reading it would race with other iterations",
                     )
@@ -166,21 +210,30 @@ def _check_write(take: rev.TakeOp, loop: rev.ForOp, shared: set[SSAValue]) -> No
     accumulates = take.accumulation() is not None
     if take.memref in shared:
         if not accumulates:
-            raise _violation(
+            raise ParallelViolation(
+                Race.BORROWS_ACCUMULATED,
                 take,
+                take.memref,
+                loop,
                 f"borrows an element of {_name(take.memref)}, which iterations accumulate into: "
                 "it is only accumulated into (rev.take, rev.add/rev.sub, rev.put) in the loop",
             )
         if not _can_accumulate_atomically(take.memref):
-            raise _violation(
+            raise ParallelViolation(
+                Race.ACCUMULATES_UNSHARABLE,
                 take,
+                take.memref,
+                loop,
                 f"accumulates into a shared element of {_name(take.memref)} of type "
                 f"{take.memref.type}: shared accumulations need float or integer elements",
             )
         return
     if not is_private(take.memref, take.indices, loop):
-        raise _violation(
+        raise ParallelViolation(
+            Race.WRITES_SHARED,
             take,
+            take.memref,
+            loop,
             f"writes an element of {_name(take.memref)} whose first index is not the loop's "
             "index: another iteration may write it too; only accumulations "
             "(rev.take, rev.add/rev.sub, rev.put) may share an element",
@@ -196,13 +249,19 @@ def _check_read(
     written: set[SSAValue],
 ) -> None:
     if array in shared:
-        raise _violation(
+        raise ParallelViolation(
+            Race.READS_ACCUMULATED,
             op,
+            array,
+            loop,
             f"reads {_name(array)}, which iterations accumulate into: its elements change while the loop runs",
         )
     if array in written and not is_private(array, indices, loop):
-        raise _violation(
+        raise ParallelViolation(
+            Race.READS_WRITTEN,
             op,
+            array,
+            loop,
             f"reads an element of {_name(array)}, which the loop writes, at an index other "
             "than the loop's: another iteration may be writing it",
         )
@@ -210,7 +269,3 @@ def _check_read(
 
 def _name(value: SSAValue) -> str:
     return f"%{value.name_hint}" if value.name_hint else "an array"
-
-
-def _violation(op: Operation, message: str) -> ReversibilityViolation:
-    return ReversibilityViolation(RULE, op, f"'{op.name}' in a parallel loop {message}")

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
 from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.irdl import IRDLOperation, VarOperandDef, VarResultDef
 from xdsl.parser import Parser
 from xdsl.parser.core import ForwardDeclaredValue
 from xdsl.parser.generic_parser import ParserState
@@ -105,6 +106,8 @@ class LocatingParser(Parser):
         """Forward references resolved so far: the name and its definition."""
         self._definitions: dict[str, Span] = {}
         """The last definition of each name, in any scope."""
+        self._opened: list[type[Operation]] = []
+        """The ops being parsed, outermost first."""
 
     def resolve_operand(self, operand: Parser.UnresolvedOperand, type: Attribute) -> SSAValue:
         value = super().resolve_operand(operand, type)
@@ -159,21 +162,32 @@ class LocatingParser(Parser):
             raise ParseError(token.span, f"re-declaration of block '{name}'")
         return super()._parse_block()
 
+    def _get_op_by_name(self, name: str) -> type[Operation]:
+        op_type = super()._get_op_by_name(name)
+        self._opened.append(op_type)
+        return op_type
+
     def parse_optional_operation(self) -> Operation | None:
         start_span = self._current_token.span
         start = start_span.get_location()
+        depth = len(self._opened)
         try:
             op = super().parse_optional_operation()
         except VerifyException as error:
             # A type constraint checked while parsing the custom form: report
-            # it where the op starts, like any other parse error.
-            raise ParseError(start_span, str(error)) from error
+            # it where the op starts, like any other parse error, with how
+            # the op is written (a function type where it takes one type).
+            form = written_form(self._opened[depth]) if len(self._opened) > depth else None
+            how = f" ({_written(form)})" if form else ""
+            raise ParseError(start_span, f"{error}{how}") from error
         except OverflowError as error:
             # xDSL packs a float attribute into its width as it builds it:
             # ``1.0e+308 : f32`` overflows there
             raise ParseError(start_span, f"a constant is out of range for its type ({error})") from error
+        del self._opened[depth:]
         if op is not None:
             self._check_own_definitions(op, start_span)
+            self._check_end(op)
         if op is not None and isinstance(op.location, UnknownLoc):
             op.location = FileLineColLoc(
                 StringAttr(self.file_name),
@@ -181,6 +195,19 @@ class LocatingParser(Parser):
                 IntAttr(start.col),
             )
         return op
+
+    def _check_end(self, op: Operation) -> None:
+        """A located error for text left after ``op`` that no op, block or
+        region can start with: its custom form ended before what its author
+        wrote (``rev.add %y, %x : ui8, ui8`` has one type).  xDSL goes on
+        to read a block there and fails with an empty "in block
+        definition"; the error says how the op is written."""
+        token = self._current_token
+        if token.kind in _AFTER_AN_OP:
+            return
+        form = written_form(type(op))
+        how = f": {_written(form)}" if form else ""
+        raise ParseError(token.span, f"unexpected '{token.text}' after '{op.name}'{how}")
 
     def _line(self, span: Span) -> int:
         """The line of ``span`` in the file, as op locations give it."""
@@ -198,6 +225,58 @@ class LocatingParser(Parser):
                     f"'{op.name}' uses %{name}, which is defined inside its own region (line {line});"
                     " an op can only use values defined before it",
                 )
+
+
+_AFTER_AN_OP = frozenset(
+    {
+        MLIRTokenKind.PERCENT_IDENT,  # the next op's results
+        MLIRTokenKind.BARE_IDENT,  # the next op
+        MLIRTokenKind.STRING_LIT,  # the next op, generic
+        MLIRTokenKind.CARET_IDENT,  # the next block
+        MLIRTokenKind.R_BRACE,  # the end of the region
+        MLIRTokenKind.EOF,
+        MLIRTokenKind.HASH_IDENT,  # alias definitions, between top-level ops
+        MLIRTokenKind.EXCLAMATION_IDENT,
+        MLIRTokenKind.FILE_METADATA_BEGIN,
+    }
+)
+"""What may follow an op."""
+
+
+def written_form(op_type: type[Operation]) -> str | None:
+    """How an op with a declarative assembly format is written, from the
+    format: ``rev.add %target, %value : <type of %target>`` for
+    ``$target `,` $value attr-dict `:` type($target)``, an optional part
+    in brackets.  None for an op that parses itself, and for xDSL's ops,
+    whose formats use directives this does not spell out."""
+    format = getattr(op_type, "assembly_format", None)
+    if format is None or not issubclass(op_type, IRDLOperation) or not op_type.__module__.startswith("revmlir."):
+        return None
+    definition = op_type.get_irdl_definition()
+    values = {name: isinstance(d, VarOperandDef | VarResultDef) for name, d in definition.operands + definition.results}
+
+    def variable(found: re.Match[str]) -> str:
+        """An operand or result as ``%name``; an attribute (a callee) as ``@name``."""
+        return ("%" if found[1] in values else "@") + found[1]
+
+    def types(found: re.Match[str]) -> str:
+        return f"<type{'s' * values[found[1]]} of %{found[1]}>"
+
+    text = re.sub(r"functional-type\(\$(\w+), \$(\w+)\)", r"(type(\1)) -> type(\2)", format)
+    text = re.sub(r"type\(\$?(\w+)\)", types, text)
+    text = re.sub(r"\$(\w+)\^?", variable, text.replace("attr-dict", ""))
+    text = re.sub(r"\(([^()`]*(?:`[^`]*`[^()`]*)*)\)\?", r"[\1]", text)  # an optional group
+    text = " ".join(re.sub(r"`([^`]*)`", r" \1 ", text).split())
+    text = re.sub(r" ([,)\]])|([(\[]) ", r"\1\2", text)
+    text = re.sub(r"([%@]\w+) ([(\[])", r"\1\2", text)  # an operand list or index right after a value
+    return f"{op_type.name} {text}"
+
+
+def _written(form: str) -> str:
+    """What a diagnostic says of how an op is written: its type list first,
+    which is what a wrong one gets wrong."""
+    _, colon, types = form.partition(" : ")
+    return f"its type list is ': {types}', as in '{form}'" if colon else f"it is written '{form}'"
 
 
 def parse_module(

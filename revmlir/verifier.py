@@ -54,6 +54,17 @@ def _fail(rule: str, op: Operation, message: str) -> ReversibilityViolation:
     return ReversibilityViolation(rule, op, message)
 
 
+class AliasViolation(ReversibilityViolation):
+    """An element borrowed by ``borrow`` (a ``rev.take``) and read or
+    borrowed again by ``op`` before it is put back, with the array: what a
+    frontend words in its users' terms."""
+
+    def __init__(self, op: Operation, borrow: rev.TakeOp, message: str):
+        self.borrow = borrow
+        self.array = borrow.memref
+        super().__init__("alias", op, message)
+
+
 def _block_kind(block: Block) -> str:
     owner = block.parent_op()
     if isinstance(owner, rev.SafeOp):
@@ -452,9 +463,9 @@ class FunctionVerifier:
             if isinstance(op, rev.TakeOp):
                 for other in open_takes:
                     if _same_element(other, op.memref, op.indices) is True:
-                        raise _fail(
-                            "alias",
+                        raise AliasViolation(
                             op,
+                            other,
                             f"element of {value_name(op.memref)} taken again while borrowed by {describe_op(other)}",
                         )
                 open_takes.append(op)
@@ -476,9 +487,9 @@ class FunctionVerifier:
                     continue
                 for nested in op.walk():
                     if isinstance(nested, memref.LoadOp) and _same_element(take, nested.memref, nested.indices) is True:
-                        raise _fail(
-                            "alias",
+                        raise AliasViolation(
                             nested,
+                            take,
                             f"reads an element of {value_name(take.memref)} borrowed by "
                             f"{describe_op(take)}; a shared read/write is not "
                             "reversible",

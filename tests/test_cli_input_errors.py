@@ -276,3 +276,60 @@ def test_the_console_scripts(latin1: str, tmp_path: Path):
     target = tmp_path / "missing" / "out.ll"
     result = subprocess.run([str(BIN / "rev-translate"), MULTIPLIER, "-o", str(target)], capture_output=True, text=True)
     fails_with(result, f"rev-translate: error: cannot write {target}")
+
+
+class Messageless(Exception):
+    """An exception raised without a message, as a bare ``raise`` of a
+    class or an ``assert`` raises it."""
+
+
+@pytest.mark.parametrize(
+    "tool, module, step, args",
+    [
+        # the engine and the compile are made outside the diagnostics of the
+        # program's own mistakes: their failures reach ``run_tool``
+        ("rev-run", rev_run, "RevInterpreter", ["-e", "f", "--backend=interpreter", "--args", "1.0", "2.0"]),
+        ("rev-run", rev_run, "_compile", ["-e", "f", "--args", "1.0", "2.0"]),
+        ("rev-translate", rev_translate, "write_output", ["-o", "out.ll"]),
+    ],
+)
+def test_an_internal_error_without_a_message_is_named_by_its_class(
+    run, program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tool: str, module, step: str, args: list[str]
+):
+    def fail(*_: object, **__: object) -> None:
+        raise Messageless
+
+    monkeypatch.setattr(module, step, fail)
+    monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = run(tool, program, *args)
+    assert result.returncode == 2
+    assert result.stderr == f"{tool}: internal error (Messageless)\n"
+
+
+def test_an_internal_error_with_a_message_is_named_by_its_class_too(run, program: str, monkeypatch):
+    def fail(*_: object, **__: object) -> None:
+        raise KeyError("f")
+
+    monkeypatch.setattr(rev_run, "_compile", fail)
+    monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
+    result = run("rev-run", program, "-e", "f", "--args", "1.0", "2.0")
+    assert result.stderr == "rev-run: internal error (KeyError): 'f'\n"
+
+
+@pytest.mark.parametrize("step", ["__init__", "run"])
+def test_rev_opt_names_a_messageless_failure_of_its_set_up(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, step: str
+):
+    """Making the driver (its passes and pipeline) and opening its files
+    are outside the per-chunk diagnostics; an ``OSError()`` has neither a
+    message nor an ``strerror``."""
+
+    def fail(*_: object, **__: object) -> None:
+        raise Messageless if step == "__init__" else OSError()
+
+    monkeypatch.setattr(rev_opt.RevOptMain, step, fail)
+    monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
+    assert rev_opt.main([MULTIPLIER]) == 1
+    kind = "Messageless" if step == "__init__" else "OSError"
+    assert capsys.readouterr().err == f"rev-opt: error: internal error ({kind})\n"

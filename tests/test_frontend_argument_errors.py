@@ -243,3 +243,94 @@ def test_braces_in_what_a_call_passed_are_shown_not_formatted(backend):
     expected = "argument #3 of @write_first.adj must be an array of float64 with shape ['?'], got [('x{0}', '<f8')] [2]"
     with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
         adjoint(1.0, np.zeros(2), 0.0, fields)
+
+
+# -- ints where floats were meant, in derivatives ---------------------------
+
+
+@rv.ordinary
+def scaled(x, a):  # int-as-float parameter
+    return x * (a + 1)
+
+
+@rv.ordinary
+def counted(x, n):
+    s = 0.0
+    for _ in range(n):
+        s += x * x
+    return s
+
+
+@rv.ordinary
+def declared(x, a: int):
+    return x * a
+
+
+DERIVATIVES = {
+    "gradient": lambda f, args: rv.gradient(f, args),
+    "vjp": lambda f, args: rv.vjp(f, *args)[1](1.0, None, None),
+    "jvp": lambda f, args: rv.jvp(f, args, (1.0, None)),
+    "jacobian": lambda f, args: rv.jacobian(f, args),
+    "hessian": lambda f, args: rv.hessian(f, args),
+    "hvp": lambda f, args: rv.hvp(f, args, (1.0, None)),
+    "checkpointed gradient": lambda f, args: rv.gradient(f, args, checkpoint="bisection"),
+}
+
+
+@pytest.mark.parametrize("derivative", DERIVATIVES)
+def test_an_int_used_as_a_float_is_refused_by_every_derivative(derivative: str):
+    """``rv.gradient(scaled, (2.0, 3))`` gave 0.0 for ``a`` where its author
+    most likely meant 3.0: refused, naming the argument and where the
+    parameter is, and saying what to do."""
+    with pytest.raises(TypeError) as info:
+        DERIVATIVES[derivative](scaled, (2.0, 3))
+    text = str(info.value)
+    assert "scaled(): argument 'a' is the int 3, which scaled uses as a float" in text
+    assert "pass a float (3.0)" in text
+    assert f"annotate 'a: int' ({HERE}:{line_of('# int-as-float parameter')}:15)" in text
+    assert DERIVATIVES[derivative](scaled, (2.0, 3.0)) is not None
+
+
+@pytest.mark.parametrize("derivative", ["gradient", "jacobian", "hessian"])
+def test_an_int_used_as_a_count_or_declared_int_is_differentiated(derivative: str):
+    """A loop count is no float, and ``a: int`` says the int is meant: both
+    get the zero derivative of an integer."""
+    found = DERIVATIVES[derivative](counted, (1.5, 3))
+    gradient = rv.gradient(counted, (1.5, 3))
+    assert gradient == (9.0, 0.0)
+    assert found is not None
+    assert rv.gradient(declared, (2.0, 3)) == (3.0, 0.0)
+
+
+# -- unsigned integers ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value, advice",
+    [
+        (np.zeros(3, np.uint8), "pass y.astype(np.int32), which holds every uint8 value"),
+        (np.zeros(3, np.uint16), "pass y.astype(np.int32), which holds every uint16 value"),
+        (np.zeros(3, np.uint32), "pass y.astype(np.int64), which holds every uint32 value"),
+        (np.zeros(3, np.uint64), "pass y.view(np.int64), the same bits"),
+        (np.uint8(3), "pass int(y), which holds every uint8 value"),
+    ],
+)
+def test_unsigned_integers_are_refused_with_what_to_pass(value, advice: str):
+    """Native code has no unsigned types, so the eDSL takes none: the
+    refusal says which signed type to pass instead."""
+
+    @rv.reversible
+    def bump(y):
+        y[0] += 1
+
+    @rv.ordinary
+    def first(y):
+        return y[0] + 1
+
+    for function in (bump, first):
+        with pytest.raises(TypeError, match=re.escape(advice)):
+            function(value)
+    y = value.astype(np.int64) if isinstance(value, np.ndarray) else None
+    if y is not None:
+        bump(y)
+        assert y[0] == 1

@@ -37,7 +37,7 @@ def dense_jacobian(twin, x):
 
 
 @rv.ordinary
-def mix(x, a, b, k):
+def mix(x, a, b, k: int):
     n = len(x)
     t = a * b
     for i in range(1, n):

@@ -33,7 +33,7 @@ def heat(u, tmp, c, steps):
 
 
 @rv.ordinary
-def heat_halving(u, tmp, c, steps):
+def heat_halving(u, tmp, c, steps: int):
     n = len(u)
     for step in rv.checkpointed(range(1, steps + 1)):
         for i in range(1, n - 1):

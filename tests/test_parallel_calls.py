@@ -290,6 +290,6 @@ def test_a_callee_that_writes_a_shared_array_otherwise_is_a_located_error():
 
     with pytest.raises(
         rv.ReversibleSyntaxError,
-        match=rf"test_parallel_calls.py:{line}:13: 'rev.call' in a parallel loop passes %x, which it writes, as a whole array",
+        match=rf"test_parallel_calls.py:{line}:13: an rv.prange loop passes x whole to rotate_into, which writes it",
     ):
         uses(np.zeros(3), np.ones(3))

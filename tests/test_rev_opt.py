@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from revmlir.tools.rev_opt import PipelineError, QuotedPipeline, main, module_pipeline
+from revmlir.tools.rev_opt import PipelineArgument, PipelineError, QuotedPipeline, Traced, main, module_pipeline
 
 ROOT = Path(__file__).parent.parent
 BIN = Path(sys.executable).parent
@@ -48,7 +48,7 @@ def one_line_error(err: str) -> str:
     ],
 )
 def test_module_pipeline_reads_both_forms(text: str, expected: str):
-    assert module_pipeline(text) == expected
+    assert module_pipeline(Traced.typed(text)).text == expected
 
 
 @pytest.mark.parametrize(
@@ -63,28 +63,35 @@ def test_module_pipeline_reads_both_forms(text: str, expected: str):
 def test_names_with_dots_are_quoted_for_xdsl(text: str, expected: str):
     """Derived functions have dots in their names, which xDSL's pipeline
     lexer reads only quoted ("Unknown token" at the dot)."""
-    assert QuotedPipeline.of(module_pipeline(text)).text == expected
+    assert QuotedPipeline.of([PipelineArgument(text, module_pipeline(Traced.typed(text)))]).text == expected
 
 
 @pytest.mark.parametrize(
-    "args, column, text",
+    "args, line, at",
     [
-        (
-            ["-p", "rev-invert{functions=abs.inv in_place=true x%}"],
-            45,
-            "rev-invert{functions=abs.inv in_place=true x%}",
-        ),
-        (["--rev-invert=functions=a.b,c.d.e x=.5"], 34, "rev-invert{functions=a.b,c.d.e x=.5}"),
-        (["-p", "rev-invert,f.inv"], 12, "rev-invert,f.inv ^^^^^ Expected pass name here"),
+        # at: what the caret points at, the first time it stands in what is shown
+        (["-p", "rev-invert{functions=abs.inv in_place=true x%}"], 1, "%"),
+        (["--rev-invert=functions=a.b,c.d.e x=.5"], 1, ".5"),
+        (["-p", "rev-invert,f.inv"], 1, "f.inv"),
+        (["-p", "  builtin.module(rev-invert,   rev-strip-checks{x%})"], 1, "%"),
+        (["-p", "rev-invert", "-p", 'rev-strip-checks{functions="f.inv",g.h x%}'], 2, "%"),
+        (["--rev-invert", '--rev-strip-checks={functions=f.inv  y="a b" %}'], 2, "%"),
+        (["--canonicalize", "-p", "cse", "--rev-invert=functions=f.inv @"], 3, "@"),
+        (["-p", "rev-invert", "--rev-strip-checks=functions="], 2, None),
     ],
 )
-def test_a_syntax_error_is_shown_in_the_pipeline_as_written(capsys, args: list[str], column: int, text: str):
-    """The quotes added around dotted names are no part of what the
-    message shows, nor of its column."""
+def test_a_syntax_error_is_shown_in_the_argument_as_written(capsys, args: list[str], line: int, at: str | None):
+    """The rewriting before xDSL reads the pipeline (the pieces joined,
+    ``builtin.module`` and spaces dropped, flags made ``name{…}``, quotes
+    added around dotted names) is no part of what the message shows, nor
+    of its place: line N is the Nth pipeline argument, as typed."""
     status, _, err = rev_opt(capsys, MULTIPLIER, *args)
     assert status == 1
-    assert f"pass-pipeline:1:{column} {text}" in one_line_error(err)
-    assert '"' not in err
+    typed = [arg if arg.startswith("--") or i and args[i - 1] == "-p" else None for i, arg in enumerate(args)]
+    shown = [text for text in typed if text is not None and text != "-p"][line - 1]
+    column = (shown.index(at) if at is not None else len(shown)) + 1
+    assert f"pass-pipeline:{line}:{column} {' '.join(shown.split())} " in one_line_error(err)
+    assert shown.count('"') == err.count('"')
 
 
 def test_derived_functions_are_named_in_every_pipeline_spelling(capsys):
@@ -108,7 +115,7 @@ def test_derived_functions_are_named_in_every_pipeline_spelling(capsys):
 )
 def test_module_pipeline_refuses_what_xdsl_cannot_run(text: str, message: str):
     with pytest.raises(PipelineError, match=message.replace("(", r"\(").replace(")", r"\)")):
-        module_pipeline(text)
+        module_pipeline(Traced.typed(text))
 
 
 def test_every_pipeline_spelling_gives_the_same_program(capsys):

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from revmlir.diagnostics import internal_error
 from revmlir.tools.rev_opt import STDIN, TRACEBACK_ENV, stdin_bytes
 
 
@@ -76,5 +77,5 @@ def run_tool(tool: str, run: Callable[[argparse.Namespace], int], args: argparse
     except Exception as error:
         if os.environ.get(TRACEBACK_ENV):
             raise
-        print(f"{tool}: internal error: {error}", file=sys.stderr)
+        print(f"{tool}: {internal_error(error)}", file=sys.stderr)
         return 2

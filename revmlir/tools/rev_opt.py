@@ -31,7 +31,7 @@ from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from revmlir.diagnostics import format_error
+from revmlir.diagnostics import format_error, internal_error
 from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
@@ -88,33 +88,98 @@ _PIPELINE_SYNTAX_ERROR = re.compile(r"^pass-pipeline:(\d+):(\d+)$\n.*\n(.*)\n\s*
 
 
 @dataclass(frozen=True)
-class QuotedPipeline:
-    """A pipeline as xDSL's parser reads it: the user's, with every bare
-    name that has dots quoted.  xDSL's pipeline lexer reads a bare word
-    without dots only, and the derived functions a user names
-    (``functions=f.adj``, ``kernels=f,f.inv``) have them.  The quotes
-    added are remembered, so that an error xDSL finds is shown in the text
-    the user wrote, at their column."""
+class Traced:
+    """Pipeline text, each character with the offset in the user's text of
+    the character it comes from.  ``rev-opt`` rewrites what the user typed
+    before xDSL reads it (``builtin.module(…)`` left out, spaces after
+    commas dropped, a flag ``--p=o`` made ``p{o}``, pieces joined, names
+    with dots quoted); a character it adds stands where the user's
+    character it replaces, or the next one, stood.  So a syntax error xDSL
+    finds in the rewritten text is shown in the text typed."""
 
-    user: str
     text: str
-    added: tuple[int, ...]
-    """The offsets in ``text`` of the quotes added."""
+    origins: tuple[int, ...]
 
     @staticmethod
-    def of(user: str) -> QuotedPipeline:
-        text = ""
-        added: list[int] = []
-        for index, piece in enumerate(user.split('"')):  # the even pieces lie outside quotes
-            text += '"' if index else ""
+    def typed(text: str, start: int = 0) -> Traced:
+        """``text`` as typed, at ``start`` in the user's text."""
+        return Traced(text, tuple(range(start, start + len(text))))
+
+    @staticmethod
+    def added(text: str, at: int) -> Traced:
+        """``text`` that the user did not type, standing at ``at``."""
+        return Traced(text, (at,) * len(text))
+
+    def __add__(self, other: Traced) -> Traced:
+        return Traced(self.text + other.text, self.origins + other.origins)
+
+    def __getitem__(self, part: slice) -> Traced:
+        return Traced(self.text[part], self.origins[part])
+
+    def strip(self) -> Traced:
+        start = len(self.text) - len(self.text.lstrip())
+        return self[start : len(self.text.rstrip())]
+
+    def origin(self, offset: int, end: int) -> int:
+        """Where the character at ``offset`` comes from; past the last
+        character, ``end``: where the user's text ends."""
+        return self.origins[offset] if offset < len(self.origins) else end
+
+
+@dataclass(frozen=True)
+class PipelineArgument:
+    """One pipeline argument as typed (a ``-p`` text, or a pass flag
+    ``--name=options``) and its pass list, traced to that text."""
+
+    typed: str
+    passes: Traced
+
+
+_EMPTY = Traced("", ())
+
+
+@dataclass(frozen=True)
+class QuotedPipeline:
+    """A pipeline as xDSL's parser reads it: the user's pipeline arguments
+    joined, with every bare name that has dots quoted.  xDSL's pipeline
+    lexer reads a bare word without dots only, and the derived functions a
+    user names (``functions=f.adj``, ``kernels=f,f.inv``) have them.  The
+    user's text is the arguments as typed, one per line, so that an error
+    xDSL finds is shown in the argument the user wrote, at their column."""
+
+    user: str
+    traced: Traced
+
+    @property
+    def text(self) -> str:
+        return self.traced.text
+
+    @staticmethod
+    def of(arguments: Sequence[PipelineArgument]) -> QuotedPipeline:
+        joined = _EMPTY
+        start = 0
+        for argument in arguments:
+            passes = argument.passes
+            if passes.text:
+                comma = Traced.added(",", passes.origins[0] + start) if joined.text else _EMPTY
+                joined += comma + Traced(passes.text, tuple(origin + start for origin in passes.origins))
+            start += len(argument.typed) + 1
+        user = "\n".join(argument.typed for argument in arguments)
+        quoted = _EMPTY
+        at = 0  # where the piece starts in ``joined``
+        for index, piece in enumerate(joined.text.split('"')):  # the even pieces lie outside quotes
+            if index:
+                quoted += joined[at - 1 : at]
             start = 0
             for name in _DOTTED_NAME.finditer(piece) if index % 2 == 0 else ():
-                text += piece[start : name.start()]
-                added += [len(text), len(text) + len(name.group()) + 1]
-                text += f'"{name.group()}"'
+                quoted += joined[at + start : at + name.start()]
+                written = joined[at + name.start() : at + name.end()]
+                quoted += Traced.added('"', written.origins[0]) + written
+                quoted += Traced.added('"', written.origins[-1] + 1)
                 start = name.end()
-            text += piece[start:]
-        return QuotedPipeline(user, text, tuple(added))
+            quoted += joined[at + start : at + len(piece)]
+            at += len(piece) + 1
+        return QuotedPipeline(user, quoted)
 
     def syntax_error(self, error: BaseException) -> str:
         """xDSL's syntax error in ``text`` (an ``ArgSpecParseError``), at
@@ -126,16 +191,13 @@ class QuotedPipeline:
         line, column, carets, reason = found.groups()
         start = sum(len(text) + 1 for text in self.text.split("\n")[: int(line) - 1]) + int(column) - 1
         end = start + max(carets.count("^"), 1)
-        user_start = self._user_offset(start)
-        span = Span(user_start, max(self._user_offset(end), user_start + 1), Input(self.user, "pass-pipeline"))
+        user_start = self.traced.origin(start, len(self.user))
+        user_end = self.traced.origin(end - 1, len(self.user)) + 1
+        span = Span(user_start, max(user_end, user_start + 1), Input(self.user, "pass-pipeline"))
         return "Error parsing pass pipeline specification:\n" + span.print_with_context(reason)
 
-    def _user_offset(self, offset: int) -> int:
-        """Where the character at ``offset`` in ``text`` stands in ``user``."""
-        return offset - sum(1 for added in self.added if added < offset)
 
-
-def module_pipeline(text: str) -> str:
+def module_pipeline(typed: Traced) -> Traced:
     """The comma-separated pass list of ``-p``/``--pass-pipeline`` text.
 
     mlir-opt anchors its pipeline on the module, ``builtin.module(a, b{x=1})``;
@@ -144,34 +206,34 @@ def module_pipeline(text: str) -> str:
     (``func.func(...)``) have no xDSL counterpart: every pass runs on the
     module, so they are refused rather than run on more than they name.
     """
-    text = text.strip()
+    traced = typed.strip()
+    text = traced.text
     anchor = "builtin.module("
     if text.startswith(anchor):
         if not text.endswith(")"):
             raise PipelineError(f"'{anchor}' without its closing ')' in '{text}'")
-        text = text[len(anchor) : -1]
-    passes: list[str] = []
-    current: list[str] = []
+        traced = traced[len(anchor) : -1]
+        text = traced.text
+    passes = _EMPTY
+    start = 0
     depth = 0
     quoted = False
-    for char in text:
+    for index, char in enumerate(text):
         if char == '"' and depth:
             quoted = not quoted
         elif not quoted and char in "{}":
             depth += 1 if char == "{" else -1
         elif not quoted and not depth and char in "()":
-            name = "".join(current).strip() or text
+            name = text[start:index].strip() or text
             raise PipelineError(
                 f"nested pass pipelines are not supported ('{name}(...)' in "
                 f"'{text}'): every pass runs on the whole module"
             )
         elif not quoted and not depth and char == ",":
-            passes.append("".join(current).strip())
-            current = []
-            continue
-        current.append(char)
-    passes.append("".join(current).strip())
-    return ",".join(passes) if any(passes) else ""
+            passes += traced[start:index].strip() + traced[index : index + 1]
+            start = index + 1
+    last = traced[start:].strip()
+    return passes + last if passes.text.strip(",") or last.text else _EMPTY
 
 
 def _option_error(available: dict[str, Callable[[], type[ModulePass]]], pipeline: str, error: ValueError) -> str:
@@ -213,16 +275,22 @@ def _float_hint(pass_type: type[ModulePass], spec: ArgSpec) -> str:
     return ""
 
 
-def _flag_pipeline(name: str, options: str) -> str:
-    """``--name=options`` (mlir-opt's ``--name="a=1 b=2"``) as ``name{a=1 b=2}``."""
-    options = options.strip()
-    if options.startswith("{") and options.endswith("}"):
+def _flag_pipeline(name: str, typed: str) -> Traced:
+    """A pass flag as typed, ``--name=options`` (mlir-opt's
+    ``--name="a=1 b=2"``), as ``name{a=1 b=2}``."""
+    equals = len(name) + 2
+    options = Traced.typed(typed[equals + 1 :], equals + 1).strip()
+    if options.text.startswith("{") and options.text.endswith("}"):
         options = options[1:-1]
-    return f"{name}{{{options}}}" if options else name
+    pass_name = Traced.typed(name, 2)
+    if not options.text:
+        return pass_name
+    return pass_name + Traced.added("{", equals) + options + Traced.added("}", len(typed))
 
 
 class _Pipeline(argparse.Action):
-    """Collects ``-p`` texts and pass flags in command-line order."""
+    """Collects ``-p`` texts and pass flags in command-line order, each as
+    typed and as the pass list it gives (``PipelineArgument``)."""
 
     def __call__(
         self,
@@ -231,12 +299,13 @@ class _Pipeline(argparse.Action):
         values: Any,
         option_string: str | None = None,
     ) -> None:
-        pieces = list(getattr(namespace, self.dest) or [])
+        arguments = list(getattr(namespace, self.dest) or [])
         if self.const is None:
-            pieces.append(module_pipeline(values))
+            arguments.append(PipelineArgument(values, module_pipeline(Traced.typed(values))))
         else:
-            pieces.append(_flag_pipeline(self.const, values))
-        setattr(namespace, self.dest, pieces)
+            typed = f"--{self.const}={values}"
+            arguments.append(PipelineArgument(typed, _flag_pipeline(self.const, typed)))
+        setattr(namespace, self.dest, arguments)
 
 
 def _pass_summary(pass_type: type[ModulePass]) -> str:
@@ -411,7 +480,7 @@ class RevOptMain(xDSLOptMain):
             self.argv[:] = [f"{flag}=" if arg == flag else arg for arg in self.argv]
 
     def setup_pipeline(self) -> None:
-        pipeline = QuotedPipeline.of(",".join(p for p in self.args.pipeline or [] if p))
+        pipeline = QuotedPipeline.of(self.args.pipeline or [])
         self.args.passes = pipeline.text
         try:
             super().setup_pipeline()
@@ -568,7 +637,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # bad pipeline text, unknown pass, bad option
         if os.environ.get(TRACEBACK_ENV):
             raise
-        message = " ".join(str(error).split())
+        message = " ".join(str(error).split()) or internal_error(error)
         print(f"rev-opt: error: {message}", file=sys.stderr)
         return 1
     try:
@@ -577,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get(TRACEBACK_ENV):
             raise
         what = f"cannot open '{error.filename}': " if error.filename else ""
-        print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
+        print(f"rev-opt: error: {what}{error.strerror or str(error) or internal_error(error)}", file=sys.stderr)
         return 1
 
 

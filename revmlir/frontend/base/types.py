@@ -113,6 +113,33 @@ def type_of_value(value: Any) -> Attribute | None:
     return None
 
 
+def unsigned_hint(value: Any, name: str) -> str | None:
+    """What to pass for parameter ``name`` instead of a numpy array or
+    scalar of an unsigned type, which compiled functions refuse: native
+    code, where they run by default, has signless integers only, and a
+    Python int has no unsigned type to meet them in arithmetic.  A signed
+    type that holds every value where there is one; for ``uint64``, the
+    same bits as ``int64``, whose wrapping addition, subtraction and
+    multiplication leave the bits ``uint64``'s would."""
+    dtype = getattr(value, "dtype", None)
+    if dtype is None or dtype.kind != "u":
+        return None
+    bits = 8 * dtype.itemsize
+    if bits == 64:
+        return (
+            f"unsigned integers are not supported: pass {name}.view(np.int64), the same bits, which wrapping "
+            "addition, subtraction and multiplication change as uint64's (comparisons, division and shifts "
+            "read them signed), and view the results as np.uint64"
+        )
+    signed = (
+        f"{name}.astype(np.{'int32' if bits < 32 else 'int64'})" if isinstance(value, np.ndarray) else f"int({name})"
+    )
+    return (
+        f"unsigned integers are not supported: pass {signed}, which holds every {dtype} value, and convert "
+        f"the results back with .astype(np.{dtype}) where they should wrap modulo 2**{bits}"
+    )
+
+
 def type_of_annotation(annotation: Any) -> Attribute | None:
     if isinstance(annotation, Fixed):
         return annotation.type

@@ -369,7 +369,8 @@ def gradient(
     per argument: a float per float scalar (log numbers: with respect to
     their real value), ``∂/∂Re z + i ∂/∂Im z`` per complex ``z`` (NiLang's
     convention), an array per array of floats, ``0.0`` for other scalars and
-    ``None`` for integer arrays.  A reversible function's outputs are its
+    ``None`` for integer arrays (an int that an ``@rv.ordinary`` function
+    uses as a float is refused unless its parameter is annotated ``int``).  A reversible function's outputs are its
     arguments after the call; an ordinary function's are the values it
     returns, then its arguments.  The loss must be a scalar (of a complex
     loss, its real part is differentiated); for array outputs use

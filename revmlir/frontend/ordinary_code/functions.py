@@ -25,7 +25,7 @@ from io import StringIO
 from typing import Any, NoReturn
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import (
     AnyFloat,
     IntegerType,
@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
@@ -51,7 +51,7 @@ from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization, named_arguments
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value
+from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value, unsigned_hint
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
@@ -117,6 +117,8 @@ class OrdinaryFunction(TakesStructs):
                 if is_struct(value):
                     raise struct_argument(self.__name__, name, value)
                 hint = " (pass a numpy array)" if isinstance(value, list | tuple) else ""
+                if (unsigned := unsigned_hint(value, name)) is not None:
+                    hint = f" ({unsigned})"
                 what = describe_type(found) if found is not None else type(value).__name__
                 raise TypeError(
                     f"{self.__name__}(): argument '{name}' has unsupported type {what}{hint}; "
@@ -170,6 +172,7 @@ class OrdinaryFunction(TakesStructs):
         A function with a checkpointed loop runs its tape-mode form, whose
         gradient is the checkpointed one."""
         spec = self.specialization_for(*args)
+        self._check_differentiable(spec, args)
         spec.check_aliasing(args)
         if spec.checkpointed:
             return spec.checkpointed_call(args, spec.checkpointed_gradient)
@@ -180,6 +183,7 @@ class OrdinaryFunction(TakesStructs):
         ``reversible_call``'s: what forward mode differentiates, checkpointed
         loops or not (a tangent needs no schedule)."""
         spec = self.specialization_for(*args)
+        self._check_differentiable(spec, args)
         spec.check_aliasing(args)
         return spec.bennett_call(args)
 
@@ -188,10 +192,32 @@ class OrdinaryFunction(TakesStructs):
         checkpointed under ``policy`` over primitive steps (``checkpoint=``
         of ``rv.gradient``)."""
         spec = self.specialization_for(*args)
+        self._check_differentiable(spec, args)
         spec.check_aliasing(args)
         size = spec.snapshot_bytes(args)
         schedule = policy.schedule(size)
         return spec.checkpointed_call(args, spec.resumable_gradient(schedule, policy.steps_per_base(size)))
+
+    def _check_differentiable(self, spec: OrdinarySpecialization, args: Sequence[Any]) -> None:
+        """Refuse an int that ``f`` converts to a float, passed for a
+        parameter not annotated ``int``: most likely its author meant the
+        float (``2`` for ``2.0``), and derivatives would treat it as an
+        integer, whose derivative is 0.0, a wrong answer given silently.
+        JAX's ``grad`` refuses integer inputs unless ``allow_int=True``;
+        here only the ints used as floats are refused (a count or an index
+        is not), and the annotation is the opt-in, per parameter, as it
+        says what the parameter is, for every derivative of ``f``."""
+        for position in spec.floated_integers:
+            arg = self.source.tree.args.args[position]
+            if arg.arg in self.hints or not isinstance(value := args[position], int | np.integer):
+                continue
+            where = self.source.loc(arg)
+            raise TypeError(
+                f"{self.__name__}(): argument '{arg.arg}' is the int {value}, which {self.__name__} uses as a "
+                f"float but which has no derivative: pass a float ({float(value)!r}) to differentiate with "
+                f"respect to it, or annotate '{arg.arg}: int' ({where.filename.data}:{where.line.data}:"
+                f"{where.column.data}) if it is meant as an integer, whose gradient is 0.0"
+            )
 
     def __repr__(self) -> str:
         return f"<ordinary function {self.__name__}>"
@@ -239,6 +265,32 @@ class OrdinarySpecialization:
         returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
         checkpointed = any(CHECKPOINT_ATTR in op.attributes for op in ordinary.walk())
         return OrdinarySpecialization(function, types, ordinary, spec, result_types, written, returns, checkpointed)
+
+    @functools.cached_property
+    def floated_integers(self) -> tuple[int, ...]:
+        """The integer scalar parameters whose value ``f`` converts to a
+        float (``arith.sitofp``/``uitofp``), directly or after integer
+        arithmetic: an int used as a number, not as a count or an index
+        (``index_cast``) or in a comparison."""
+        function = SymbolTable.lookup_symbol(self.ordinary, self.reversible.name)
+        assert isinstance(function, func.FuncOp)
+        found: list[int] = []
+        for position, parameter in enumerate(function.body.block.args):
+            pending: list[SSAValue] = [parameter] if isinstance(parameter.type, IntegerType) else []
+            seen: set[SSAValue] = set()
+            while pending:
+                value = pending.pop()
+                if value in seen:
+                    continue
+                seen.add(value)
+                for use in value.uses:
+                    if isinstance(use.operation, arith.SIToFPOp | arith.UIToFPOp):
+                        found.append(position)
+                        pending = []
+                        break
+                    if use.operation.dialect_name() == "arith" and not isinstance(use.operation, arith.CmpiOp):
+                        pending += [r for r in use.operation.results if isinstance(r.type, IntegerType)]
+        return tuple(found)
 
     @functools.cached_property
     def checkpointed_gradient(self) -> Specialization:

@@ -40,6 +40,7 @@ from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
+from revmlir.frontend.reversible_code.violations import in_python
 from revmlir.interfaces import has_switchable_checks, set_checks
 from revmlir.kept_answers import ir_unchanged
 from revmlir.semantics import gradient_type
@@ -107,7 +108,7 @@ class ModuleCompiler(base.ModuleCompiler):
             with ir_unchanged():
                 module.verify()
         except ReversibilityViolation as violation:
-            raise _located_error(violation.op, violation.message) from None
+            raise _located_error(violation.op, in_python(violation)) from None
         except VerifyException:
             found = failing_op(module)
             if found is None:

@@ -23,7 +23,14 @@ from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import BACKENDS, BUILDING, Specialization, matched_specialization
 from revmlir.frontend.base.structs import Layout, TakesStructs, struct_argument
-from revmlir.frontend.base.types import IntRanges, describe_type, is_struct_class, type_of_annotation, type_of_value
+from revmlir.frontend.base.types import (
+    IntRanges,
+    describe_type,
+    is_struct_class,
+    type_of_annotation,
+    type_of_value,
+    unsigned_hint,
+)
 from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_structure
 
 
@@ -75,7 +82,9 @@ class ReversibleFunction(TakesStructs):
                 if is_struct_class(type(value)):
                     raise struct_argument(self.__name__, name, value)
                 hint = " (pass a numpy array, or an rv.Stack for a stack)" if isinstance(value, list | tuple) else ""
-                if isinstance(value, np.ndarray):
+                if (unsigned := unsigned_hint(value, name)) is not None:
+                    hint = f" ({unsigned})"
+                elif isinstance(value, np.ndarray):
                     hint = f" (arrays of {value.dtype} are not supported)"
                 raise TypeError(
                     f"{self.__name__}(): argument '{name}' has unsupported type {type(value).__name__}{hint}"

@@ -1,0 +1,95 @@
+"""The verifier's rules on parallel loops and borrowed elements said in the
+words of the Python a function was written in.
+
+The verifier words a violation in the IR's terms (``'memref.load' in a
+parallel loop reads an element of %x``), which is right for ``.mlir``
+input; a Python user wrote ``x[i + 1]`` in an ``rv.prange`` loop.  The
+violations carry what went wrong (``parallel.Race``, the array, the loop,
+the borrow), and the op's location is the user's line, so the message is
+rebuilt here from the names the user gave: an array by its variable, a
+callee by its function, the loop by its index variable.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
+
+from revmlir.dialects import rev
+from revmlir.errors import ReversibilityViolation
+from revmlir.frontend.base.types import describe_type
+from revmlir.parallel import ParallelViolation, Race
+from revmlir.verifier import AliasViolation
+
+
+def in_python(violation: ReversibilityViolation) -> str:
+    """``violation``'s message in Python's words where its rule has them,
+    else the verifier's."""
+    if isinstance(violation, ParallelViolation):
+        return _race(violation)
+    if isinstance(violation, AliasViolation):
+        array = _name(violation.array)
+        if isinstance(violation.op, memref.LoadOp):
+            return (
+                f"reads {array}[…] while it updates that element of {array}: an update may not read its own "
+                f"target; read a copy made before it (a = rv.ancilla({array}[…]), then rv.free it after)"
+            )
+        return f"updates {array}[…] while it updates the same element already: an element is updated once at a time"
+    return violation.message
+
+
+def _race(violation: ParallelViolation) -> str:
+    array = _name(violation.array)
+    index = _name(violation.loop.body.block.args[0])
+    match violation.race:
+        case Race.WRITES_WHOLE:
+            what = (
+                f"passes {array} whole to {_callee(violation.op)}, which writes it: another iteration may "
+                f"write the same elements; pass the element ({array}[{index}]) instead"
+            )
+        case Race.ACCUMULATES_UNSHARABLE:
+            what = (
+                f"accumulates into elements of {array} that iterations share, and they are "
+                f"{_elements(violation.array)}: shared accumulations need float or integer elements"
+            )
+        case Race.PASSES_WRITTEN:
+            what = (
+                f"passes {array} whole to {_callee(violation.op)} while the loop updates it: the callee "
+                "reading it would race with other iterations"
+            )
+        case Race.BORROWS_ACCUMULATED:
+            what = (
+                f"updates {array}[…], which iterations accumulate into, otherwise than with += or -=: "
+                "its shared elements may only be added to"
+            )
+        case Race.WRITES_SHARED:
+            what = (
+                f"updates an element of {array} whose first index is not the loop's {index}: another "
+                f"iteration may update it too; update {array}[{index}, …], or only add to shared "
+                "elements (+= or -=)"
+            )
+        case Race.READS_ACCUMULATED:
+            what = f"reads {array}, which iterations accumulate into: its elements change while the loop runs"
+        case Race.READS_WRITTEN:
+            what = (
+                f"reads {array}[…] at an index other than the loop's {index}, and the loop updates "
+                f"{array}: another iteration may be updating that element"
+            )
+    return f"an rv.prange loop {what}"
+
+
+def _name(value: SSAValue) -> str:
+    """A value by the Python variable it was compiled from."""
+    return value.name_hint or "the array"
+
+
+def _callee(op: Operation) -> str:
+    assert isinstance(op, rev.CallOp | rev.UncallOp)
+    name = op.callee.string_value()
+    return f"~{name}" if isinstance(op, rev.UncallOp) else name
+
+
+def _elements(array: SSAValue) -> str:
+    assert isinstance(array.type, MemRefType)
+    return describe_type(array.type.element_type)

@@ -1,0 +1,146 @@
+"""What a Python user is told when an ``rv.prange`` body breaks the
+parallel-loop rule, or an update reads the element it updates: the
+verifier's rules in Python's words (the variables, the callees, the loop's
+index), at the line the user wrote, one test per rule the Python can break.
+``.mlir`` input keeps the IR's words (tests/filecheck/invalid_parallel.mlir)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+
+HERE = Path(__file__)
+LINES = HERE.read_text().splitlines()
+
+
+def line_of(marker: str) -> tuple[int, int]:
+    """The line that ends with ``marker``, and the column of its first statement."""
+    (found,) = [(i + 1, len(text) - len(text.lstrip()) + 1) for i, text in enumerate(LINES) if text.endswith(marker)]
+    return found
+
+
+@rv.reversible
+def add_into(acc, x):
+    acc += x[0]
+
+
+@rv.reversible
+def scale_first(acc, x):
+    rv.neg(x[0])
+    acc += 1.0
+
+
+@rv.reversible
+def reads_neighbour(y):
+    for i in rv.prange(len(y) - 1):
+        y[i] += y[i + 1]  # READS_WRITTEN
+
+
+@rv.reversible
+def reads_accumulated(y, z, idx):
+    for i in rv.prange(len(idx)):
+        y[idx[i]] += 1.0
+        z[i] += y[0]  # READS_ACCUMULATED
+
+
+@rv.reversible
+def writes_shared(y):
+    for i in rv.prange(len(y)):
+        rv.neg(y[0])  # WRITES_SHARED
+
+
+@rv.reversible
+def borrows_accumulated(y, x, idx):
+    for i in rv.prange(len(idx)):
+        y[idx[i]] += x[i]
+        rv.neg(y[idx[i]])  # BORROWS_ACCUMULATED
+
+
+@rv.reversible
+def accumulates_complex(g, z, idx):
+    for i in rv.prange(len(idx)):
+        g[idx[i]] += z[i]  # ACCUMULATES_UNSHARABLE
+
+
+@rv.reversible
+def passes_written(y, x):
+    for i in rv.prange(len(y)):
+        x[i] += 1.0
+        add_into(y[i], x)  # PASSES_WRITTEN
+
+
+@rv.reversible
+def writes_whole(y, x):
+    for i in rv.prange(len(y)):
+        scale_first(y[i], x)  # WRITES_WHOLE
+
+
+@rv.reversible
+def reads_its_target(y):
+    y[0] += y[0]  # ALIAS
+
+
+ints = np.array([0, 1, 0])
+CASES = {
+    "READS_WRITTEN": (
+        reads_neighbour,
+        (np.zeros(4),),
+        "an rv.prange loop reads y[…] at an index other than the loop's i, and the loop updates y: "
+        "another iteration may be updating that element",
+    ),
+    "READS_ACCUMULATED": (
+        reads_accumulated,
+        (np.zeros(3), np.zeros(3), ints),
+        "an rv.prange loop reads y, which iterations accumulate into: its elements change while the loop runs",
+    ),
+    "WRITES_SHARED": (
+        writes_shared,
+        (np.ones(3),),
+        "an rv.prange loop updates an element of y whose first index is not the loop's i: another iteration "
+        "may update it too; update y[i, …], or only add to shared elements (+= or -=)",
+    ),
+    "BORROWS_ACCUMULATED": (
+        borrows_accumulated,
+        (np.ones(3), np.ones(3), ints),
+        "an rv.prange loop updates y[…], which iterations accumulate into, otherwise than with += or -=",
+    ),
+    "ACCUMULATES_UNSHARABLE": (
+        accumulates_complex,
+        (np.zeros(3, complex), np.ones(3, complex), ints),
+        "an rv.prange loop accumulates into elements of g that iterations share, and they are complex",
+    ),
+    "PASSES_WRITTEN": (
+        passes_written,
+        (np.zeros(3), np.ones(3)),
+        "an rv.prange loop passes x whole to add_into while the loop updates it: the callee reading it "
+        "would race with other iterations",
+    ),
+    "WRITES_WHOLE": (
+        writes_whole,
+        (np.zeros(3), np.ones(3)),
+        "an rv.prange loop passes x whole to scale_first, which writes it: another iteration may write the "
+        "same elements; pass the element (x[i]) instead",
+    ),
+    "ALIAS": (
+        reads_its_target,
+        (np.ones(3),),
+        "reads y[…] while it updates that element of y: an update may not read its own target",
+    ),
+}
+
+
+@pytest.mark.parametrize("rule", CASES)
+def test_a_broken_rule_is_said_in_python_at_the_users_line(rule: str):
+    function, args, message = CASES[rule]
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        function(*args)
+    error = info.value
+    text = str(error)
+    assert error.filename == str(HERE)
+    assert error.lineno == line_of(f"# {rule}")[0], text
+    assert message in text
+    assert "%" not in text and "'rev." not in text and "'memref." not in text, text
