@@ -406,7 +406,8 @@ LOOPED = """rev.func @accumulate(%x: memref<?xf64>, %a: memref<?xf64>) {
 it.  ``~undo`` runs ``@accumulate`` forward, as the forward compile does,
 so the backward compile borrows it; ``~undo_twice`` passes it one array
 twice, which the forward compile never does, so the backward compile
-compiles it again (``ALIASED``)."""
+compiles it again (``ALIASED``), then two arrays, which read past the end
+of ``%s`` where ``%x`` is longer."""
 UNDO = (
     LOOPED
     + """rev.func @undo(%x: memref<?xf64>, %s: memref<?xf64>) {
@@ -417,8 +418,9 @@ UNDO = (
 )
 UNDO_TWICE = (
     LOOPED
-    + """rev.func @undo_twice(%s: memref<?xf64>) {
+    + """rev.func @undo_twice(%x: memref<?xf64>, %s: memref<?xf64>) {
   rev.uncall @accumulate(%s, %s) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.uncall @accumulate(%x, %s) : (memref<?xf64>, memref<?xf64>) -> ()
   rev.return
 }
 """
@@ -464,21 +466,30 @@ def test_the_rest_versions_the_loops_of_the_functions_it_compiles_only(monkeypat
     assert rest.check_table.attributes == everything.check_table.attributes
 
 
-@pytest.mark.parametrize(
-    ("source", "name", "count"), [(UNDO, "undo", 2), (UNDO_TWICE, "undo_twice", 1)], ids=["borrowed", "copied"]
-)
-def test_a_loop_the_rest_runs_runs_as_the_interpreters(source, name, count):
-    """``f`` then ``~f`` natively: ``f`` as the interpreter runs it, ``~f``
-    (the rest, running ``@accumulate`` forward) restoring the inputs."""
+@pytest.mark.parametrize(("source", "name"), [(UNDO, "undo"), (UNDO_TWICE, "undo_twice")], ids=["borrowed", "copied"])
+def test_a_loop_the_rest_runs_runs_as_the_interpreters(source, name):
+    """``f`` then ``~f`` natively, as the interpreter runs them: ``f``,
+    then ``~f`` (the rest, running ``@accumulate`` forward) restoring the
+    inputs, then ``~f`` on a ``%s`` shorter than ``%x``, whose read past
+    its end is the interpreter's error (message, op, location) and leaves
+    the arrays as the interpreter leaves them."""
     module = parse_module(source, "looped.mlir")
     compiled, interpreter = NativeModule.compile(module), RevInterpreter(module)
-    inputs = [np.array([1.0, 2.0, 3.0]) * 10**k for k in range(count)]
+    inputs = [np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0])]
     native_arrays, interpreted = [a.copy() for a in inputs], [a.copy() for a in inputs]
     compiled.call(name, *native_arrays)
     interpreter.call(name, *interpreted)
     assert [a.tolist() for a in native_arrays] == [a.tolist() for a in interpreted] != [a.tolist() for a in inputs]
     compiled.uncall(name, *native_arrays)
-    assert [a.tolist() for a in native_arrays] == [a.tolist() for a in inputs]
+    interpreter.uncall(name, *interpreted)
+    assert [a.tolist() for a in native_arrays] == [a.tolist() for a in interpreted] == [a.tolist() for a in inputs]
+    short = [np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0])]
+    native_arrays, interpreted = [a.copy() for a in short], [a.copy() for a in short]
+    error = failure(lambda: compiled.uncall(name, *native_arrays))
+    assert_same_failure(error, failure(lambda: interpreter.uncall(name, *interpreted)))
+    take = LOOPED.splitlines().index("    %e = rev.take %a[%i] : memref<?xf64>") + 1
+    assert (error.op_name, error.location) == ("rev.take", f"looped.mlir:{take}:5")
+    assert [a.tolist() for a in native_arrays] == [a.tolist() for a in interpreted]
 
 
 def test_a_function_in_a_cycle_of_calls_is_versioned_where_borrowed():

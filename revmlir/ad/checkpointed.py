@@ -760,7 +760,14 @@ class Plan:
         plan built detached, is one whose name is still free) and no
         ``@name.ckpt`` was added since.  A rewrite that leaves the
         ``rev.func``s as they are (``policy=``'s, of ordinary functions)
-        keeps a plan; one that replaces the function does not."""
+        keeps a plan; one that replaces the function does not.
+
+        Identity is all this checks, not content: a rewrite that changed a
+        planned ``rev.func`` in place would keep a plan of its old body.
+        So a plan is kept only across a rewrite that never changes a
+        ``rev.func`` in place, which ``policy=``'s does not
+        (``make_resumable``, ``keep_ordinary_copies`` and
+        ``reversibilize{roots=…}`` change ``func.func``s only)."""
         held = SymbolTable.lookup_symbol(module, self.name)
         current = held is None if self.primal.parent is None else held is self.primal
         return current and SymbolTable.lookup_symbol(module, self.name + CHECKPOINT_SUFFIX) is None

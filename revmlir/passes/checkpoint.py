@@ -29,8 +29,9 @@ from revmlir.errors import describe_op
 from revmlir.passes.resumable import checked_schedule
 from revmlir.passes.rollback import rolled_back_on_failure
 from revmlir.passes.selection import expand_requests, requested
+from revmlir.reachability import rule_functions
 from revmlir.reversibilize import reversibilize
-from revmlir.reversibilize.resumable import MACHINE_LOOPS, make_resumable
+from revmlir.reversibilize.resumable import MACHINE_LOOPS, make_resumable, rewritten_functions
 from revmlir.verifier import check_snapshots
 
 
@@ -57,7 +58,8 @@ class AdCheckpointPass(ModulePass):
         # gradient, or in the snapshots' check) leaves it as it was: what
         # was built is removed, the ordinary functions policy= rewrote are
         # put back
-        with rolled_back_on_failure(op, func.FuncOp if self.policy else ()):
+        rewritten = rewritten_functions(op, self.functions) if self.policy else []
+        with rolled_back_on_failure(op, rewritten):
             if schedule is not None:
                 # the other functions stay ordinary, calling copies of the
                 # named ones as written (make_resumable): a later run may name them
@@ -78,16 +80,25 @@ class AdCheckpointPass(ModulePass):
                 f"{self.name}{{functions=f policy={self.policy}}}"
             )
         schedule = checked_schedule(self.name, self.policy, self.snapshots, self.base)
+        rules = rule_functions(module)
         for name in self.functions:
-            self._check_ordinary(module, name)
+            self._check_ordinary(module, name, rules)
         return schedule, plan_checkpointed(module, requested(module, CheckpointOp))
 
-    def _check_ordinary(self, module: ModuleOp, name: str) -> None:
+    def _check_ordinary(self, module: ModuleOp, name: str, rules: set[str]) -> None:
         """``@name`` is an ordinary function, not one an earlier run
         checkpointed (its machine was made for that run's schedule, and
-        ``@name.ckpt`` is its gradient), and the names of what this run
-        builds for it are free: its machine is one checkpointed loop."""
+        ``@name.ckpt`` is its gradient), nor a primitive's rule or a
+        function a rule calls (``rules``: the derivative passes call them
+        as the ordinary code they are, so they are never reversibilized
+        and have no gradient), and the names of what this run builds for
+        it are free: its machine is one checkpointed loop."""
         function = SymbolTable.lookup_symbol(module, name)
+        if isinstance(function, func.FuncOp) and name in rules:
+            raise PassFailedException(
+                f"{self.name}: {describe_op(function)}: @{name} is a primitive's rule (rev.extern) or called "
+                "by one, which the derivative passes call as the ordinary code it is: policy= cannot rewrite it"
+            )
         if isinstance(function, func.FuncOp):
             if (clash := name_clash(module, name, MACHINE_LOOPS)) is not None:
                 raise PassFailedException(f"{self.name}: {clash}")

@@ -9,32 +9,36 @@ from Python keeps the module it passed in.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 
+from revmlir.collector import take_apart
+
 
 @contextmanager
-def rolled_back_on_failure(
-    module: ModuleOp, rewritten: type[Operation] | tuple[type[Operation], ...] = ()
-) -> Iterator[None]:
+def rolled_back_on_failure(module: ModuleOp, rewritten: Collection[Operation] = ()) -> Iterator[None]:
     """Run the body; if it raises, remove the top-level ops it added and
-    put back the ``rewritten`` ones as they were, then re-raise.
+    put back the ``rewritten`` ones as they were, then re-raise.  Any
+    exception counts, Ctrl-C's ``KeyboardInterrupt`` too: a long run
+    interrupted half-way would otherwise leave the module half-rewritten.
 
-    ``rewritten``: the kinds of top-level op the body may change in place,
-    replace or erase (``make-resumable`` rewrites ``func.func``s); each is
-    copied first, so that only the ops a failure can have changed are
-    copied.  Every other op the body leaves where it was and as it was
-    (building derived functions only adds functions): those stay the same
-    objects, so a caller holding one still holds the module's."""
+    ``rewritten``: the top-level ops of ``module`` the body may change in
+    place, replace or erase (what ``make-resumable`` rewrites:
+    ``revmlir.reversibilize.resumable.rewritten_functions``).  Only these
+    are copied first, and the copies are taken apart once the body
+    succeeds (``revmlir.collector``).  Every other op the body must leave
+    where it was and as it was (building derived functions only adds
+    functions): those stay the same objects whether it fails or not, so a
+    caller holding one still holds the module's."""
     block = module.body.block
     before = list(block.ops)
-    copies = {op: op.clone() for op in before if isinstance(op, rewritten)}
+    copies = {op: op.clone() for op in rewritten}
     try:
         yield
-    except Exception:
+    except BaseException:
         kept = set(before) - copies.keys()
         for op in list(block.ops):
             if op in kept:
@@ -43,3 +47,5 @@ def rolled_back_on_failure(
                 block.erase_op(op)
         block.add_ops(copies.get(op, op) for op in before)
         raise
+    for copy in copies.values():
+        take_apart(copy)

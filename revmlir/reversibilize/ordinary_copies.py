@@ -60,6 +60,24 @@ def keep_ordinary_copies(module: ModuleOp, converted: Collection[str]) -> None:
                 call.callee = FlatSymbolRefAttr(callee + ORDINARY_SUFFIX)
 
 
+def changed_by_copies(module: ModuleOp, converted: Collection[str]) -> list[func.FuncOp]:
+    """The functions of ``module`` that ``keep_ordinary_copies(module,
+    converted)`` and then ``erase_unused_copies`` may change or erase: the
+    other ordinary functions that call a ``converted`` one (redirected to
+    its copy) and the copies earlier runs made (redirected too, or erased
+    once nothing calls them).  The rest they leave as they are."""
+    return [
+        f
+        for f in module.ops
+        if isinstance(f, func.FuncOp)
+        and f.sym_name.data not in converted
+        and (
+            copied(f) is not None
+            or any(isinstance(op, func.CallOp) and op.callee.string_value() in converted for op in f.walk())
+        )
+    ]
+
+
 def _copied(
     callers: list[func.FuncOp], converted: Collection[str], functions: dict[str, func.FuncOp]
 ) -> dict[str, func.CallOp]:

@@ -83,7 +83,12 @@ from revmlir.inversion import building_at_end
 from revmlir.reachability import reached_among
 from revmlir.reversibilize.analysis import ReversibilizeError, check_function, is_scalar
 from revmlir.reversibilize.frames import FrameStacks
-from revmlir.reversibilize.ordinary_copies import erase_unused_copies, keep_ordinary_copies, written_name
+from revmlir.reversibilize.ordinary_copies import (
+    changed_by_copies,
+    erase_unused_copies,
+    keep_ordinary_copies,
+    written_name,
+)
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -716,6 +721,23 @@ def make_resumable(module: ModuleOp, names: Sequence[str], schedule: ScheduleAtt
     machines = [_make_machine(function, sources, recursive, schedule, base) for function in targets]
     erase_unused_copies(module)
     return machines
+
+
+def rewritten_functions(module: ModuleOp, names: Sequence[str]) -> list[func.FuncOp]:
+    """The functions of ``module`` that ``make_resumable(module, names)``
+    and the reversibilization of its machines (``reversibilize(module,
+    "tape", names)``) may change, replace or erase, in module order: the
+    ``names``, and what ``keep_ordinary_copies`` redirects or erases
+    (``changed_by_copies``).  Not their callees: a machine lays them out
+    from copies (``sources``) and calls none, so reversibilizing it
+    converts no other function.  Every other function both leave as it
+    is, the same op."""
+    changed = set(changed_by_copies(module, names))
+    return [
+        f
+        for f in module.ops
+        if isinstance(f, func.FuncOp) and not f.is_declaration and (f.sym_name.data in names or f in changed)
+    ]
 
 
 def _defined(module: ModuleOp, name: str) -> func.FuncOp:

@@ -1,6 +1,8 @@
 // RUN: not rev-opt %s -p 'ad-checkpoint{functions=g policy=bisection}' 2>&1 | filecheck %s --check-prefix=MISSING
 // RUN: not rev-opt %s -p 'ad-checkpoint{functions=k policy=bisection}' 2>&1 | filecheck %s --check-prefix=TAKEN
 // RUN: not rev-opt %s -p 'ad-checkpoint{functions=m policy=bisection}' 2>&1 | filecheck %s --check-prefix=STEP
+// RUN: not rev-opt %s -p 'ad-checkpoint{functions=p_adj policy=bisection}' 2>&1 | filecheck %s --check-prefix=RULE
+// RUN: not rev-opt %s -p 'ad-checkpoint{functions=twice policy=bisection}' 2>&1 | filecheck %s --check-prefix=CALLED
 
 // A function named like a gradient, @g.ckpt, with no @g: @g is not an
 // ordinary function, whatever else the module holds.
@@ -28,4 +30,27 @@ func.func @m(%x: f64) -> f64 {
 }
 rev.func @m.ckpt.step0.adj(%x: f64) {
   rev.return %x : f64
+}
+
+// @p_adj is the adjoint rule of the primitive @p, and @twice a function
+// it calls: the derivative passes call both as the ordinary code they
+// are, so neither is made resumable and reversibilized (refused at the
+// function, before the module changes).
+// RULE: error: ad-checkpoint: 'func.func' at {{.*}}ad_checkpoint_names.mlir:[[# @LINE + 3]]:1: @p_adj is a primitive's rule (rev.extern) or called by one, which the derivative passes call as the ordinary code it is: policy= cannot rewrite it
+// CALLED: error: ad-checkpoint: 'func.func' at {{.*}}ad_checkpoint_names.mlir:[[# @LINE + 12]]:1: @twice is a primitive's rule (rev.extern) or called by one, which the derivative passes call as the ordinary code it is: policy= cannot rewrite it
+rev.extern @p : (f64) -> f64 {symbol = "sin", adjoint = @p_adj}
+func.func @p_adj(%x: f64, %g: f64) -> f64 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %r = scf.for %i = %c0 to %c3 step %c1 iter_args(%y = %g) -> (f64) {
+    %d = func.call @twice(%y, %x) : (f64, f64) -> f64
+    scf.yield %d : f64
+  }
+  func.return %r : f64
+}
+func.func @twice(%y: f64, %x: f64) -> f64 {
+  %d = arith.mulf %y, %x : f64
+  %e = arith.addf %d, %d : f64
+  func.return %e : f64
 }
