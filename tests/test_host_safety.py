@@ -266,7 +266,7 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     """Only calls within a cycle of the call graph check the stack (even ↔
     odd, not odd → leaf), and poll for Ctrl-C before; a loop in ``cf`` form
     polls at the target of its backward branch; nested ``for`` loops poll,
-    each now and then."""
+    the outer one in every iteration, the inner one now and then."""
     module = parse_module(RECURSIVE, "recursive.mlir")
     RevLowerToStdPass().apply(Context(), module)
     HostSafetyPass().apply(Context(), module)
@@ -284,3 +284,5 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     nest = text.split("func.func @nest(")[1].split("func.func")[0]
     assert nest.count(f"func.call @{POLL}") == 2
     assert nest.index("scf.for") < nest.index(POLL) < nest.rindex("scf.for") < nest.rindex(POLL)
+    outer, inner = nest.split("scf.for")[1:]
+    assert "scf.if" not in outer and inner.index("scf.if") < inner.index(POLL)

@@ -68,6 +68,39 @@ rev.func @spin(%y: f64, %n: index) {
 // CHECK-NEXT:      arith.constant
 // CHECK-NEXT:      arith.addf
 
+rev.func @nest(%y: f64, %n: index, %m: i16) {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %y_1 = rev.for %0 to %n step %1 : index (%y) : f64 {
+  ^bb0(%i: index, %y_2: f64):
+    %z = arith.constant 0 : i16
+    %o = arith.constant 1 : i16
+    %y_3 = rev.for %z to %m step %o : i16 (%y_2) : f64 {
+    ^bb1(%j: i16, %y_4: f64):
+      %5 = arith.constant 1.000000e+00 : f64
+      %y_5 = rev.add %y_4, %5 : f64
+      rev.yield %y_5 : f64
+    }
+    rev.yield %y_3 : f64
+  }
+  rev.return %y_1, %n, %m : f64, index, i16
+}
+
+// A loop with a loop inside polls in every iteration, however short its
+// inner loops; an innermost loop of 16 bits (at most 2^16 iterations)
+// does not poll.
+// CHECK-LABEL: func.func @nest(
+// CHECK-NEXT:    %[[COUNT:.*]] = func.call @revmlir.interrupt_count(%err) : (memref<6xi64>) -> i64
+// CHECK-NEXT:    %[[SEEN:.*]] = func.call @revmlir.interrupts_seen(%err) : (memref<6xi64>) -> i64
+// CHECK:         scf.for %i = %{{.*}} to %n step %{{.*}} iter_args
+// CHECK-NEXT:      func.call @revmlir.poll(%err, %[[COUNT]], %[[SEEN]]) : (memref<6xi64>, i64, i64) -> ()
+// CHECK:           scf.for %j = %z to %m step %o iter_args(%{{.*}}) -> (f64) : i16 {
+// CHECK-NEXT:        arith.constant 1.000000e+00 : f64
+// CHECK-NEXT:        arith.addf
+// CHECK-NEXT:        scf.yield
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.yield
+
 // The checks' functions do nothing in std IR.
 // CHECK-LABEL: func.func private @revmlir.interrupt_count(%error: memref<6xi64>) -> i64 {
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
