@@ -616,3 +616,55 @@ func.func @scratch(%y: memref<?xf64>) {{
     ptx = compile_kernels(_module(source), ["scratch"]).ptx
     assert re.search(r"__local_depot\d+\[480032\];", ptx)
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+TALLY = """rev.func @tally(%t: memref<?xi64>, %lb: index, %ub: index, %s: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %lb to %ub step %s : index () {
+  ^bb0(%i: index):
+    %x = arith.index_cast %i : index to i64
+    %one = arith.constant 1 : i64
+    %n = rev.take %t[%c0] : memref<?xi64>
+    %n1 = rev.add %n, %one : i64
+    rev.put %n1, %t[%c0] : memref<?xi64>
+    %v = rev.take %t[%c1] : memref<?xi64>
+    %v1 = rev.add %v, %x : i64
+    rev.put %v1, %t[%c1] : memref<?xi64>
+    rev.yield
+  }
+  rev.return %lb, %ub, %s : index, index, index
+}
+"""
+
+TOP, BOTTOM = 2**63 - 1, -(2**63)
+
+
+@pytest.mark.parametrize(
+    "lb, ub, step",
+    [
+        (TOP - 10, TOP, 4),  # i + stride passes 2^63 - 1
+        (BOTTOM, TOP, 2**62),  # four iterations; lb + thread·step wraps into the range for threads 4 to 7
+        (BOTTOM, TOP, TOP),  # the stride passes 2^64
+        (BOTTOM, TOP, 2**60 + 3),
+        (TOP - 1, TOP, 1),
+        (5, -5, 1),
+    ],
+)
+def test_a_grid_stride_loop_at_the_limits_of_index_runs_each_iteration_once(lb: int, ub: int, step: int):
+    """Every thread of a grid takes the iterations ``range(lb, ub, step)``
+    that are its own, exactly once, where the first index of a thread
+    without one, or the grid's stride, does not fit 64 bits: the count and
+    the sum of the indices are the CPU function's and Python's."""
+    module = _module(TALLY)
+    indices = range(lb, ub, step)
+    expected = [len(indices), (sum(indices) + 2**63) % 2**64 - 2**63]
+    cpu = np.zeros(2, dtype=np.int64)
+    NativeModule.compile(module).call("tally", cpu, lb, ub, step)
+    assert cpu.tolist() == expected
+    kernel = EmulatedKernel(module, "tally")
+    for blocks, threads in ((1, 1), (2, 3), (3, 8)):
+        got = np.zeros(2, dtype=np.int64)
+        slot = kernel.launch([got, lb, ub, step], blocks, threads)
+        assert not slot.any()
+        assert got.tolist() == expected, (blocks, threads)

@@ -85,6 +85,15 @@ def test_ctrl_c_at_the_last_instant_before_a_native_call_stops_its_loop():
     assert outcome("runs on after Ctrl-C")["result"] == [2.0**17, 2**17]
 
 
+def test_ctrl_c_stops_a_nest_of_short_loops():
+    """Four loops of 1000 iterations each, none long enough to poll by its
+    own count: the loops with a loop inside poll in each iteration, so
+    Ctrl-C stops the nest forwards and backwards, and it runs again."""
+    stopped("Ctrl-C in a nest of short loops")
+    stopped("Ctrl-C in a nest of short loops, backwards")
+    assert outcome("runs on after Ctrl-C in a nest of short loops")["result"] == [12.0**4, 12]
+
+
 def test_ctrl_c_in_a_callee_stops_the_call_of_a_function_without_loops():
     """A function with no loop of its own whose callee loops is called as
     one that polls (``polling_functions``), so the count its call noted
