@@ -12,10 +12,10 @@ machine stack, and a loop that never ends.
   call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
   pointer is still above the limit the entry point set, and the run stops
   with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
-  call of each block, and at the start of every loop body that may run
-  long (``_loop_heads``: ``scf.while``, an ``scf.for`` with a loop inside,
-  an innermost ``scf.for`` now and then, the outermost ``scf.parallel``,
-  the targets of backward branches in ``cf`` form), ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot
+  call of each block, and at the start of every loop body
+  (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
+  iterations of the function's ``for`` loops), the outermost
+  ``scf.parallel``, the targets of backward branches in ``cf`` form), ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot
   once Ctrl-C has been pressed since the run started (it compares the
   process's interrupt count, whose address ``revmlir.interrupt_count``
   found on entry to the function, or before the call in a function
@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerType, ModuleOp, StringAttr, i1, i64
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, IndexType, ModuleOp, StringAttr, i1, i64
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
 
@@ -123,30 +123,16 @@ def _nested_in_a_loop(op: Operation) -> bool:
     return False
 
 
-def _encloses_a_loop(loop: Operation) -> bool:
-    """Whether a structured loop is inside ``loop``'s body."""
-    return any(isinstance(op, scf.ForOp | scf.ParallelOp | scf.WhileOp) for op in loop.walk() if op is not loop)
-
-
 def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
-    """Where each loop of ``function`` that may run long starts an
-    iteration, with the op that stands for the loop: the body of every
-    ``while`` loop, of every ``for`` loop but an innermost one whose
-    variable has at most 16 bits, of a parallel loop that no other loop
-    encloses, and in ``cf`` form the target of each backward branch (every
-    cycle of blocks has one, whatever the order of the blocks).
-
-    An innermost ``for`` loop of 16 bits or fewer runs at most
-    ``POLL_SPAN`` iterations, each without a loop: it ends soon, and where
-    it is entered again and again, the loop or recursion that enters it
-    polls.  An inner parallel loop runs to its end before Ctrl-C is seen:
-    its iterations may run in any order, so no iteration is sure to come
-    after a given time."""
+    """Where each loop of ``function`` starts an iteration, with the op
+    that stands for the loop: the body of every ``for`` and ``while`` loop,
+    of a parallel loop that no other loop encloses, and in ``cf`` form the
+    target of each backward branch (every cycle of blocks has one, whatever
+    the order of the blocks).  An inner parallel loop runs to its end
+    before Ctrl-C is seen: its iterations may run in any order, so no
+    iteration is sure to come after a given time."""
     for op in function.walk():
-        if isinstance(op, scf.ForOp):
-            if _encloses_a_loop(op) or _width(op.body.blocks[0].args[0].type) > POLL_BITS:
-                yield op.body.blocks[0], op
-        elif isinstance(op, scf.ParallelOp) and not _nested_in_a_loop(op):
+        if isinstance(op, scf.ForOp) or (isinstance(op, scf.ParallelOp) and not _nested_in_a_loop(op)):
             yield op.body.blocks[0], op
         elif isinstance(op, scf.WhileOp):
             yield op.after_region.blocks[0], op
@@ -158,10 +144,6 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
             for successor in op.successors:
                 if blocks.index(successor) <= position:
                     yield successor, op
-
-
-def _width(type: Attribute) -> int:
-    return type.width.data if isinstance(type, IntegerType) else 64
 
 
 @dataclass(frozen=True)
@@ -200,13 +182,14 @@ class HostSafetyPass(ModulePass):
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
                 (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
                 code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
+            iterations = _iteration_count(code, function) if any(isinstance(h, scf.ForOp) for _, h in heads) else None
             for block, loop in heads:
                 assert interrupts is not None
                 code.builder.insertion_point = InsertPoint.at_start(block)
-                if isinstance(loop, scf.ForOp) and not _encloses_a_loop(loop):
-                    _poll_now_and_then(code, loop, [error, *interrupts])
+                if isinstance(loop, scf.ForOp):
+                    assert iterations is not None
+                    _poll_now_and_then(code, loop, iterations, [error, *interrupts])
                 else:
-                    # each iteration runs a loop, which costs more than a poll
                     code.call_runtime(POLL, [error, *interrupts], [], loop)
         _define(op, runtime)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
@@ -245,33 +228,43 @@ def _interrupts(code: CheckedCode, error: SSAValue, like: Operation) -> tuple[SS
     return count, seen
 
 
-POLL_BITS = 16
-POLL_SPAN = 1 << POLL_BITS
-"""How far an innermost ``scf.for``'s induction variable moves between
-polls."""
+POLL_SPAN = 1 << 16
+"""How many iterations of a function's ``for`` loops run between polls."""
 
 
-def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAValue]) -> None:
-    """Poll where ``i − lb + step`` modulo ``POLL_SPAN`` falls below the
-    step, ``i`` the induction variable of an innermost loop wider than
-    ``POLL_BITS``: once every ``POLL_SPAN / step`` iterations (every
-    iteration for steps of ``POLL_SPAN`` or more; the variable cannot skip
-    the window), the first time after about ``POLL_SPAN / step``
-    iterations.  ``i − lb + step`` wraps in the variable's type, which
-    leaves it right modulo ``POLL_SPAN``.  A loop that runs fewer
-    iterations, such as the inner loop over a sparse row, never polls and
-    pays an addition, a mask and a comparison per iteration, which costs
-    less than the flag's atomic load, which LLVM keeps in the loop and
-    optimises around; the loop that enters it polls in every iteration."""
+def _iteration_count(code: CheckedCode, function: func.FuncOp) -> SSAValue:
+    """A count of the iterations of ``function``'s ``for`` loops, from 0 on
+    entry: a word of the frame, which LLVM keeps in a register (nothing
+    else takes its address)."""
+    entry = function.body.blocks[0]
+    code.builder.insertion_point = InsertPoint.at_start(entry)
+    count = code.emit(memref.AllocaOp.get(i64, shape=[1]), function).results[0]
+    zero = code.const(0, i64, function)
+    code.emit(memref.StoreOp.get(zero, count, [code.const(0, IndexType(), function)]), function)
+    return count
+
+
+def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, iterations: SSAValue, args: Sequence[SSAValue]) -> None:
+    """Add one to the function's count of ``for`` iterations and poll where
+    it reaches a multiple of ``POLL_SPAN``.
+
+    *Why one count for every loop of the function*: a nest of loops that
+    are each shorter than ``POLL_SPAN`` iterations (four loops of 1000)
+    runs as long as one loop of their product, and a count per loop, or
+    the loop's own index, never reaches the span in any of them.  Counted
+    in 64 bits whatever the loops' types, the count polls an ``i8`` loop
+    as it polls an ``index`` one.  It costs an addition, a mask and a
+    comparison per iteration, as the index did, and less than the flag's
+    atomic load, which LLVM keeps in the loop and optimises around; a poll
+    in every iteration of the loops around an inner one made a nest whose
+    inner loop runs 3 iterations 1.3× slower."""
+    word = code.const(0, IndexType(), loop)
+    counted = code.emit(memref.LoadOp.get(iterations, [word]), loop).results[0]
+    moved = code.emit(arith.AddiOp(counted, code.const(1, i64, loop)), loop).results[0]
+    code.emit(memref.StoreOp.get(moved, iterations, [word]), loop)
+    low = code.emit(arith.AndIOp(moved, code.const(POLL_SPAN - 1, i64, loop)), loop).results[0]
+    due = code.emit(arith.CmpiOp(low, code.const(0, i64, loop), "eq"), loop).results[0]
     saved = code.builder.insertion_point
-    code.builder.insertion_point = InsertPoint.before(loop)
-    offset = code.emit(arith.SubiOp(loop.step, loop.lb), loop).results[0]
-    code.builder.insertion_point = saved
-    variable = loop.body.blocks[0].args[0]
-    mask = code.const(POLL_SPAN - 1, variable.type, loop)
-    moved = code.emit(arith.AddiOp(variable, offset), loop).results[0]
-    low = code.emit(arith.AndIOp(moved, mask), loop).results[0]
-    due = code.emit(arith.CmpiOp(low, loop.step, "ult"), loop).results[0]
     poll = Block()
     code.builder.insertion_point = InsertPoint.at_end(poll)
     code.call_runtime(POLL, args, [], loop)
