@@ -192,3 +192,29 @@ def test_rev_run_backends_agree_at_the_limits(width: int, tmp_path, capsys) -> N
         assert printed["native", direction] == printed["interpreter", direction]
     assert printed["native", ""].splitlines()[:2] == [f"{h} : i64", f"{k} : i64"]
     assert printed["native", "--inverse"].splitlines()[:2] == ["0 : i64", "1 : i64"]
+
+
+def _powers_down(x, a, b):
+    y = x
+    for i in range(a, b, -4611686018427387904):
+        y = y * x
+    return y
+
+
+def _count_down(y, x, a: int, b: int):
+    for i in range(a, b, -4611686018427387904):
+        y += x
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_descending_ranges_far_apart_count_their_iterations(backend: str) -> None:
+    """``range(a, b, -s)`` in ordinary and reversible code, where ``a − b``
+    passes 2⁶³: four iterations, from 2⁶³ − 2 down by 2⁶²."""
+    bounds = (2**63 - 2, -(2**63))
+    assert len(range(*bounds, -(2**62))) == 4
+    powers = rv.ordinary(_powers_down, backend=backend)
+    assert powers(1.5, *bounds) == pytest.approx(1.5**5, rel=1e-15)
+    assert rv.gradient(powers, (1.5, *bounds))[0] == pytest.approx(5 * 1.5**4, rel=1e-15)
+    count = rv.reversible(_count_down, backend=backend)
+    assert count(0.0, 1.0, *bounds) == (4.0, 1.0, *bounds)
+    assert (~count)(4.0, 1.0, *bounds) == (0.0, 1.0, *bounds)
