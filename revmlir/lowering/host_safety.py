@@ -15,8 +15,9 @@ machine stack, and a loop that never ends.
   call of each block, and at the start of every loop body
   (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
   iterations of the function's ``for`` loops), the outermost
-  ``scf.parallel``, the targets of backward branches in ``cf`` form), ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot
-  once Ctrl-C has been pressed since the run started (it compares the
+  ``scf.parallel``, the targets of backward branches in ``cf`` form),
+  ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot once
+  Ctrl-C has been pressed since the run started (it compares the
   process's interrupt count, whose address ``revmlir.interrupt_count``
   found on entry to the function, or before the call in a function
   without loops, with the count ``revmlir.interrupts_seen`` says the run
