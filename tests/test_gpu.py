@@ -25,6 +25,7 @@ from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_translate import main as rev_translate
+from test_loop_limits import SPREAD
 from test_parallel_ad import KERNEL
 from test_prange import gmm_args, gmm_like, variants
 
@@ -618,25 +619,6 @@ func.func @scratch(%y: memref<?xf64>) {{
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
 
 
-TALLY = """rev.func @tally(%t: memref<?xi64>, %lb: index, %ub: index, %s: index) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  rev.for parallel %lb to %ub step %s : index () {
-  ^bb0(%i: index):
-    %x = arith.index_cast %i : index to i64
-    %one = arith.constant 1 : i64
-    %n = rev.take %t[%c0] : memref<?xi64>
-    %n1 = rev.add %n, %one : i64
-    rev.put %n1, %t[%c0] : memref<?xi64>
-    %v = rev.take %t[%c1] : memref<?xi64>
-    %v1 = rev.add %v, %x : i64
-    rev.put %v1, %t[%c1] : memref<?xi64>
-    rev.yield
-  }
-  rev.return %lb, %ub, %s : index, index, index
-}
-"""
-
 TOP, BOTTOM = 2**63 - 1, -(2**63)
 
 
@@ -656,13 +638,13 @@ def test_a_grid_stride_loop_at_the_limits_of_index_runs_each_iteration_once(lb: 
     that are its own, exactly once, where the first index of a thread
     without one, or the grid's stride, does not fit 64 bits: the count and
     the sum of the indices are the CPU function's and Python's."""
-    module = _module(TALLY)
+    module = _module(SPREAD)
     indices = range(lb, ub, step)
     expected = [len(indices), (sum(indices) + 2**63) % 2**64 - 2**63]
     cpu = np.zeros(2, dtype=np.int64)
-    NativeModule.compile(module).call("tally", cpu, lb, ub, step)
+    NativeModule.compile(module).call("spread", cpu, lb, ub, step)
     assert cpu.tolist() == expected
-    kernel = EmulatedKernel(module, "tally")
+    kernel = EmulatedKernel(module, "spread")
     for blocks, threads in ((1, 1), (2, 3), (3, 8)):
         got = np.zeros(2, dtype=np.int64)
         slot = kernel.launch([got, lb, ub, step], blocks, threads)
