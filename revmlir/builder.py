@@ -551,6 +551,16 @@ class ExpressionBuilder:
         assert b is not None
         return self.binary(kind, Value(self, x), b, loc)
 
+    def descending_count(self, start: Operand, stop: Operand, step: int, loc: Loc = None) -> Value:
+        """``len(range(start, stop, -step))`` for a positive ``step``:
+        ``(start − stop − 1) ÷ step + 1`` where ``start > stop``, else 0,
+        the division unsigned: ``start − stop`` passes 2⁶³ where the bounds
+        are far apart, and read unsigned it is exact (decision 115)."""
+        distance = self.binary("sub", self.binary("sub", start, stop, loc), 1, loc)
+        x, y = self._pair(distance, step, loc)
+        quotient = Value(self, self.emit(arith.DivUIOp(x, y), loc).results[0])
+        return self.select(self.compare("gt", start, stop, loc), self.binary("add", quotient, 1, loc), 0, loc)
+
     def select(self, cond: Operand, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``a`` where ``cond`` holds, else ``b``, typed as arithmetic of
         the two is (``joined_type``): weak where both are."""

@@ -41,6 +41,9 @@ FOREVER = 10**15
 POLLED = 1 << 17
 """A trip count whose loop polls for Ctrl-C (a ``for`` loop does every
 2¹⁶ iterations) and ends at once."""
+SHORT = 1000
+"""A trip count of which no loop polls on its own (fewer than 2¹⁶
+iterations), four deep: 10¹² iterations, which only Ctrl-C ends."""
 WATCHDOG = 30.0
 """Seconds after which a second SIGINT ends a run that the first did not
 stop (a failure the case reports), so that no case can hang."""
@@ -57,6 +60,17 @@ def spin_inside(y, n: int):
     for i in range(2):
         for j in range(n):
             y += 1.0
+
+
+@rv.reversible(backend="native")
+def spin_nest(y, n: int):
+    """A nest of loops too short to poll by their own count: the loops
+    around the innermost one poll in each iteration."""
+    for i in range(n):
+        for j in range(n):
+            for k in range(n):
+                for m in range(n):
+                    y += 1.0
 
 
 @rv.ordinary(backend="native")
@@ -456,6 +470,9 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "Ctrl-C in a for loop, backwards": lambda: interrupted_at(spin, (0.0, FOREVER), backward=True),
     "Ctrl-C in ordinary code's while loop": lambda: interrupted_at(spin_while, (FOREVER,)),
     "Ctrl-C in an inner for loop": lambda: interrupted_at(spin_inside, (0.0, FOREVER)),
+    "Ctrl-C in a nest of short loops": lambda: interrupted_at(spin_nest, (0.0, SHORT)),
+    "Ctrl-C in a nest of short loops, backwards": lambda: interrupted_at(spin_nest, (0.0, SHORT), backward=True),
+    "runs on after Ctrl-C in a nest of short loops": lambda: {"result": spin_nest(0.0, 12)},
     "Ctrl-C in a callee's loop": lambda: interrupted_later(lambda: spin_through(0.0, FOREVER)),
     "runs on after Ctrl-C in a callee's loop": lambda: {"result": spin_through(0.0, POLLED)},
     "Ctrl-C in an ordinary callee's loop": lambda: interrupted_at(spin_while_through, (FOREVER,)),
@@ -497,6 +514,7 @@ if __name__ == "__main__":
         cases = RECURSION_CASES
     else:
         spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1), bump(np.zeros(1), 1)
+        spin_nest(0.0, 1), (~spin_nest)(0.0, 1)
         spin_through(0.0, 1), spin_while_through(1)
         cases = CASES
     for name, case in cases.items():

@@ -177,6 +177,11 @@ class Extensions:
     ``sqrt``, ``sin``, ``tanh``, ``pow``, ``div`` …) of numbers made from the
     state, read back as a part, the size or the angle: the engines must
     agree on them (infinities and NaN included)."""
+    loop_limits: bool = False
+    """``rev.for`` loops (not parallel ones) whose bounds sit at the top or
+    the bottom of ``index``, with steps that pass 2⁶³ − 1: a few
+    iterations, forwards or backwards, where ``i + step`` or ``ub − lb``
+    overflows 64 bits.  Their index is not used as an array index."""
     parallel: bool = False
     """The entry function is a GPU kernel: one ``rev.for parallel`` loop
     whose iterations take their own element ``y[i]`` of each output array,
@@ -994,11 +999,25 @@ class ProgramBuilder:
         self.join_regions(scope, start)
         return True
 
+    def loop_bounds(self) -> tuple[int, int, int, bool]:
+        """A ``rev.for``'s constant bounds and step, and whether its index
+        may index arrays: small ones that it may, or with the
+        ``loop_limits`` extension, sometimes ones at the limits of
+        ``index`` (at most 8 iterations) that it may not."""
+        if self.extensions.loop_limits and self.chance(40):
+            top, bottom = 2**63 - 1, -(2**63)
+            if self.chance(50):  # near the top, by small steps or one that passes it
+                lb = self.draw(st.integers(top - 8, top))
+                return lb, self.draw(st.integers(lb, top)), self.pick([1, 2, 3, top - 1, top]), False
+            # across the whole range, by steps of a quarter of it or more
+            lb, ub = self.draw(st.integers(bottom, bottom + 3)), self.draw(st.integers(top - 3, top))
+            return lb, ub, self.draw(st.integers(2**62, top)), False
+        lb = self.draw(st.integers(0, 2))
+        return lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 2)), True
+
     def stmt_for(self, scope: Scope) -> bool:
         carried = self.carry(scope)
-        lb = self.draw(st.integers(0, 2))
-        ub = self.draw(st.integers(lb, MEMREF_SIZE))
-        step = self.draw(st.integers(1, 2))
+        lb, ub, step, indexes = self.loop_bounds()
         names = []
         for value in (lb, ub, step):
             name = self.fresh("k")
@@ -1008,7 +1027,8 @@ class ProgramBuilder:
         iv = self.fresh("iv")
 
         def fill(child: Scope) -> None:
-            child.ivs.append(iv)
+            if indexes:
+                child.ivs.append(iv)
             child.loop_depth += 1
             self.block(child)
 

@@ -17,10 +17,18 @@ from fuzz.worker import Died, Worker
 from program_generator import Extensions
 
 # Every generator feature: i1 state and its extension, division by zero,
-# shifts of 64 and more, out-of-bounds indices, failed checks and complex
-# functions, on which both engines agree (the same result or the same
-# located error).
-TODAY = Extensions(flags=True, division=True, wide_shifts=True, out_of_bounds=True, failing_checks=True, complex=True)
+# shifts of 64 and more, out-of-bounds indices, failed checks, complex
+# functions and loops at the limits of index, on which both engines agree
+# (the same result or the same located error).
+TODAY = Extensions(
+    flags=True,
+    division=True,
+    wide_shifts=True,
+    out_of_bounds=True,
+    failing_checks=True,
+    complex=True,
+    loop_limits=True,
+)
 
 
 def describe(findings: list[Finding]) -> str:

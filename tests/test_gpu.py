@@ -25,6 +25,7 @@ from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_translate import main as rev_translate
+from test_loop_limits import SPREAD
 from test_parallel_ad import KERNEL
 from test_prange import gmm_args, gmm_like, variants
 
@@ -616,3 +617,36 @@ func.func @scratch(%y: memref<?xf64>) {{
     ptx = compile_kernels(_module(source), ["scratch"]).ptx
     assert re.search(r"__local_depot\d+\[480032\];", ptx)
     assert emit_cubin(ptx)[:4] == ELF_MAGIC
+
+
+TOP, BOTTOM = 2**63 - 1, -(2**63)
+
+
+@pytest.mark.parametrize(
+    "lb, ub, step",
+    [
+        (TOP - 10, TOP, 4),  # i + stride passes 2^63 - 1
+        (BOTTOM, TOP, 2**62),  # four iterations; lb + thread·step wraps into the range for threads 4 to 7
+        (BOTTOM, TOP, TOP),  # the stride passes 2^64
+        (BOTTOM, TOP, 2**60 + 3),
+        (TOP - 1, TOP, 1),
+        (5, -5, 1),
+    ],
+)
+def test_a_grid_stride_loop_at_the_limits_of_index_runs_each_iteration_once(lb: int, ub: int, step: int):
+    """Every thread of a grid takes the iterations ``range(lb, ub, step)``
+    that are its own, exactly once, where the first index of a thread
+    without one, or the grid's stride, does not fit 64 bits: the count and
+    the sum of the indices are the CPU function's and Python's."""
+    module = _module(SPREAD)
+    indices = range(lb, ub, step)
+    expected = [len(indices), (sum(indices) + 2**63) % 2**64 - 2**63]
+    cpu = np.zeros(2, dtype=np.int64)
+    NativeModule.compile(module).call("spread", cpu, lb, ub, step)
+    assert cpu.tolist() == expected
+    kernel = EmulatedKernel(module, "spread")
+    for blocks, threads in ((1, 1), (2, 3), (3, 8)):
+        got = np.zeros(2, dtype=np.int64)
+        slot = kernel.launch([got, lb, ub, step], blocks, threads)
+        assert not slot.any()
+        assert got.tolist() == expected, (blocks, threads)

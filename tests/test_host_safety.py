@@ -85,6 +85,15 @@ def test_ctrl_c_at_the_last_instant_before_a_native_call_stops_its_loop():
     assert outcome("runs on after Ctrl-C")["result"] == [2.0**17, 2**17]
 
 
+def test_ctrl_c_stops_a_nest_of_short_loops():
+    """Four loops of 1000 iterations each, none long enough to poll by its
+    own count: the loops with a loop inside poll in each iteration, so
+    Ctrl-C stops the nest forwards and backwards, and it runs again."""
+    stopped("Ctrl-C in a nest of short loops")
+    stopped("Ctrl-C in a nest of short loops, backwards")
+    assert outcome("runs on after Ctrl-C in a nest of short loops")["result"] == [12.0**4, 12]
+
+
 def test_ctrl_c_in_a_callee_stops_the_call_of_a_function_without_loops():
     """A function with no loop of its own whose callee loops is called as
     one that polls (``polling_functions``), so the count its call noted
@@ -266,7 +275,7 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     """Only calls within a cycle of the call graph check the stack (even ↔
     odd, not odd → leaf), and poll for Ctrl-C before; a loop in ``cf`` form
     polls at the target of its backward branch; nested ``for`` loops poll,
-    each now and then."""
+    each now and then, on the function's one count of iterations."""
     module = parse_module(RECURSIVE, "recursive.mlir")
     RevLowerToStdPass().apply(Context(), module)
     HostSafetyPass().apply(Context(), module)
@@ -284,3 +293,6 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     nest = text.split("func.func @nest(")[1].split("func.func")[0]
     assert nest.count(f"func.call @{POLL}") == 2
     assert nest.index("scf.for") < nest.index(POLL) < nest.rindex("scf.for") < nest.rindex(POLL)
+    assert nest.count("memref.alloca") == 1
+    for loop in nest.split("scf.for")[1:]:
+        assert loop.index("memref.load") < loop.index("scf.if") < loop.index(POLL)

@@ -253,7 +253,7 @@ def _count(type: str) -> str:
 def test_loop_bounds_compare_with_their_signedness() -> None:
     """A loop to a ``ui8`` 200 runs 200 times on the interpreter; over
     ``i8`` the same bits are −56 and the loop runs none, on both engines,
-    and an ``i8`` loop compiles natively (its poll mask fits the type)."""
+    and an ``i8`` loop compiles natively (it polls on a 64-bit count of iterations)."""
     assert RevInterpreter(parse_module(_count("ui8"), "unsigned.mlir")).call("count", 0, 200) == (200, 200)
     interpreter = RevInterpreter(parse_module(_count("i8"), "interpreted.mlir"))
     native = NativeModule.compile(parse_module(_count("i8"), "native.mlir"))

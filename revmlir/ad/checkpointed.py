@@ -315,12 +315,18 @@ class Sweep:
             )
             return self.constant(steps, index), self.constant(first, index), self.constant(stride, index)
         lb, ub, step = (self.index(self.value(v)) for v in (loop.lb, loop.ub, loop.step))
+        # (ub − lb − 1) ÷ step + 1 where lb < ub: ub − lb passes 2⁶³ where
+        # the bounds are far apart (lb = −2⁶³, ub = 2⁶³ − 1), and read
+        # unsigned it is exact, as the loop's own lowering reads it
+        one = self.constant(1, index)
         span = self.emit(arith.SubiOp(ub, lb)).results[0]
-        count = self.emit(arith.CeilDivSIOp(span, step)).results[0]
-        steps = self.emit(arith.MaxSIOp(count, self.constant(0, index))).results[0]
+        distance = self.emit(arith.SubiOp(span, one)).results[0]
+        count = self.emit(arith.AddiOp(self.emit(arith.DivUIOp(distance, step)).results[0], one)).results[0]
+        runs = self.emit(arith.CmpiOp(lb, ub, "slt")).results[0]
+        steps = self.emit(arith.SelectOp(runs, count, self.constant(0, index))).results[0]
         if not loop.is_reverse:
             return steps, lb, step
-        last = self.emit(arith.SubiOp(steps, self.constant(1, index))).results[0]
+        last = self.emit(arith.SubiOp(steps, one)).results[0]
         offset = self.emit(arith.MuliOp(last, step)).results[0]
         first = self.emit(arith.AddiOp(lb, offset)).results[0]
         stride = self.emit(arith.SubiOp(self.constant(0, index), step)).results[0]

@@ -1168,6 +1168,13 @@ class ForOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiable
     ``reverse`` the same index set is visited in descending order.  Inverse:
     toggle ``reverse`` and invert the body.
 
+    The indices are exactly Python's ``range(lb, ub, step)`` of the
+    numbers the bounds mean (``ui8`` 0 to 255 on the interpreter), on every
+    engine: every index fits the type, since ``lb ≤ i < ub``, and nothing
+    wraps, however near the type's limits the bounds are and however large
+    the step (an ``i8`` loop from 0 to 127 by 2 runs 64 iterations, the
+    last at 126; backwards it starts there).
+
     With ``parallel`` the iterations are independent, so they may run in any
     order or at once: such a loop carries no state, its index is an
     ``index``, and what an iteration writes is private to it or a shared

@@ -10,6 +10,8 @@ count::
 
     for (i = lb + (ctaid.x·ntid.x + tid.x)·s; i < ub; i += nctaid.x·ntid.x·s)
 
+(without overflow: ``_grid_stride``).
+
 The pass moves each kernel into ``gpu.module @<module>_kernels`` as a
 ``gpu.func … kernel``, with a device copy (``func.func``) of every function
 it calls, and replaces the host function by a ``gpu.launch_func`` whose grid
@@ -343,12 +345,9 @@ def kernel(
     ops: list[Operation] = []
     (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
     thread, bdim, gdim = _global_thread(ops)
-    offset = arith.MuliOp(thread, step)
-    start = arith.AddiOp(lb, offset)
     threads = arith.MuliOp(gdim, bdim)
-    stride = arith.MuliOp(threads, step)
-    ops += [offset, start, threads, stride]
-    start.result.name_hint, stride.result.name_hint = "first", "stride"
+    ops.append(threads)
+    start, stride = _grid_stride(lb, ub, step, thread, threads.result, ops)
     grid_loop = scf.ForOp(start, ub, stride, [], Region(Block(arg_types=[IndexType()])))
     ops.append(grid_loop)
     Rewriter.insert_op(ops, InsertPoint.before(loop))
@@ -378,6 +377,39 @@ def kernel(
     )
     kernel_op.location = function.location
     return kernel_op
+
+
+def _grid_stride(
+    lb: SSAValue, ub: SSAValue, step: SSAValue, thread: SSAValue, threads: SSAValue, ops: list[Operation]
+) -> tuple[SSAValue, SSAValue]:
+    """The first index of ``thread`` among ``threads`` and the stride of
+    the grid-stride loop, such that it runs exactly the iterations
+    ``lb + k·step`` of ``range(lb, ub, step)`` with ``k ≡ thread`` modulo
+    ``threads``.
+
+    ``lb + thread·step`` and ``threads·step`` may pass 2⁶³ (a loop that
+    starts near the top, a large step): a thread with no iteration, ``thread
+    · step ≥ ub − lb``, starts at ``ub``; the stride is the exact product,
+    read unsigned by the loop (``std_to_llvm._counted_loop``), or 2⁶⁴ − 1
+    where the product does not fit, under which no thread gets a second
+    iteration.  Both overflows are found against one quotient, ``(2⁶⁴ −
+    1) ÷ step``: ``thread·step`` and ``threads·step`` fit where the factors
+    are at most that."""
+    most = _index(-1)
+    quotient = arith.DivUIOp(most, step)
+    offset = arith.MuliOp(thread, step)
+    span = arith.SubiOp(ub, lb)
+    conditions = [arith.CmpiOp(lb, ub, "slt"), arith.CmpiOp(thread, quotient, "ule"), arith.CmpiOp(offset, span, "ult")]
+    both = arith.AndIOp(conditions[1], conditions[2])
+    runs = arith.AndIOp(conditions[0], both)
+    shifted = arith.AddiOp(lb, offset)
+    start = arith.SelectOp(runs, shifted, ub)
+    stride_fits = arith.CmpiOp(threads, quotient, "ule")
+    product = arith.MuliOp(threads, step)
+    stride = arith.SelectOp(stride_fits, product, most)
+    ops += [most, quotient, offset, span, *conditions, both, runs, shifted, start, stride_fits, product, stride]
+    start.result.name_hint, stride.result.name_hint = "first", "stride"
+    return start.result, stride.result
 
 
 def _global_thread(ops: list[Operation]) -> tuple[SSAValue, SSAValue, SSAValue]:

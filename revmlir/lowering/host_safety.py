@@ -13,10 +13,11 @@ machine stack, and a loop that never ends.
   pointer is still above the limit the entry point set, and the run stops
   with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
-  (``_loop_heads``: ``scf.while``, ``scf.for`` (now and then), the
-  outermost ``scf.parallel``, the targets of backward branches in ``cf``
-  form), ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot
-  once Ctrl-C has been pressed since the run started (it compares the
+  (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
+  iterations of the function's ``for`` loops), the outermost
+  ``scf.parallel``, the targets of backward branches in ``cf`` form),
+  ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot once
+  Ctrl-C has been pressed since the run started (it compares the
   process's interrupt count, whose address ``revmlir.interrupt_count``
   found on entry to the function, or before the call in a function
   without loops, with the count ``revmlir.interrupts_seen`` says the run
@@ -43,7 +44,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerType, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, ModuleOp, StringAttr, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -182,11 +183,13 @@ class HostSafetyPass(ModulePass):
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
                 (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
                 code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
+            iterations = _iteration_count(code, function) if any(isinstance(h, scf.ForOp) for _, h in heads) else None
             for block, loop in heads:
                 assert interrupts is not None
                 code.builder.insertion_point = InsertPoint.at_start(block)
                 if isinstance(loop, scf.ForOp):
-                    _poll_now_and_then(code, loop, [error, *interrupts])
+                    assert iterations is not None
+                    _poll_now_and_then(code, loop, iterations, [error, *interrupts])
                 else:
                     code.call_runtime(POLL, [error, *interrupts], [], loop)
         _define(op, runtime)
@@ -227,30 +230,42 @@ def _interrupts(code: CheckedCode, error: SSAValue, like: Operation) -> tuple[SS
 
 
 POLL_SPAN = 1 << 16
-"""How far an ``scf.for``'s induction variable moves between polls."""
+"""How many iterations of a function's ``for`` loops run between polls."""
 
 
-def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, args: Sequence[SSAValue]) -> None:
-    """Poll where ``i − lb + step`` modulo ``POLL_SPAN`` falls below the
-    step, ``i`` the induction variable: once every ``POLL_SPAN / step``
-    iterations (every iteration for steps of ``POLL_SPAN`` or more; the
-    variable cannot skip the window), the first time after about
-    ``POLL_SPAN / step`` iterations.  A loop that runs fewer, such as the
-    inner loop over a sparse row, never polls and pays an addition, a mask
-    and a comparison per iteration, which costs less than the flag's
-    atomic load, which LLVM keeps in the loop and optimises around."""
+def _iteration_count(code: CheckedCode, function: func.FuncOp) -> SSAValue:
+    """A count of the iterations of ``function``'s ``for`` loops, from 0 on
+    entry: a word of the frame, which LLVM keeps in a register (nothing
+    else takes its address)."""
+    entry = function.body.blocks[0]
+    code.builder.insertion_point = InsertPoint.at_start(entry)
+    count = code.emit(memref.AllocaOp.get(i64, shape=[1]), function).results[0]
+    zero = code.const(0, i64, function)
+    code.emit(memref.StoreOp.get(zero, count, [code.const(0, IndexType(), function)]), function)
+    return count
+
+
+def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, iterations: SSAValue, args: Sequence[SSAValue]) -> None:
+    """Add one to the function's count of ``for`` iterations and poll where
+    it reaches a multiple of ``POLL_SPAN``.
+
+    *Why one count for every loop of the function*: a nest of loops that
+    are each shorter than ``POLL_SPAN`` iterations (four loops of 1000)
+    runs as long as one loop of their product, and a count per loop, or
+    the loop's own index, never reaches the span in any of them.  Counted
+    in 64 bits whatever the loops' types, the count polls an ``i8`` loop
+    as it polls an ``index`` one.  It costs an addition, a mask and a
+    comparison per iteration, as the index did, and less than the flag's
+    atomic load, which LLVM keeps in the loop and optimises around; a poll
+    in every iteration of the loops around an inner one made a nest whose
+    inner loop runs 3 iterations 1.3× slower."""
+    word = code.const(0, IndexType(), loop)
+    counted = code.emit(memref.LoadOp.get(iterations, [word]), loop).results[0]
+    moved = code.emit(arith.AddiOp(counted, code.const(1, i64, loop)), loop).results[0]
+    code.emit(memref.StoreOp.get(moved, iterations, [word]), loop)
+    low = code.emit(arith.AndIOp(moved, code.const(POLL_SPAN - 1, i64, loop)), loop).results[0]
+    due = code.emit(arith.CmpiOp(low, code.const(0, i64, loop), "eq"), loop).results[0]
     saved = code.builder.insertion_point
-    code.builder.insertion_point = InsertPoint.before(loop)
-    offset = code.emit(arith.SubiOp(loop.step, loop.lb), loop).results[0]
-    code.builder.insertion_point = saved
-    variable = loop.body.blocks[0].args[0]
-    # a variable narrower than the span wraps sooner: its whole width is
-    # the window (an i8 cannot hold the span's mask)
-    width = variable.type.width.data if isinstance(variable.type, IntegerType) else 64
-    mask = code.const(min(POLL_SPAN, 1 << width) - 1, variable.type, loop)
-    moved = code.emit(arith.AddiOp(variable, offset), loop).results[0]
-    low = code.emit(arith.AndIOp(moved, mask), loop).results[0]
-    due = code.emit(arith.CmpiOp(low, loop.step, "ult"), loop).results[0]
     poll = Block()
     code.builder.insertion_point = InsertPoint.at_end(poll)
     code.call_runtime(POLL, args, [], loop)

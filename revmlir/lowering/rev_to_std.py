@@ -745,17 +745,17 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
         return _parallel_for(lowering, op)
     last: SSAValue | None = None
     if op.is_reverse:
-        # Visit lb + j*step for j = n-1 … 0: index = (lb + last) - k.
+        # Visit lb + j·step for j = n−1 … 0 as (lb + last) − i for the
+        # forward loop's i: last = lb + ((ub − lb − 1) ÷ step)·step.  Where
+        # the loop runs, ub − lb − 1 is from 0 to 2^N − 2, exact only read
+        # unsigned, so the division is unsigned (the step is positive
+        # here); the products and sums wrap to values within [lb, ub),
+        # which they therefore are exactly.
         one = lowering.const(1, lb.type, op)
         span = lowering.emit(arith.SubiOp(ub, lb), op).results[0]
-        rounded = lowering.emit(arith.AddiOp(span, lowering.emit(arith.SubiOp(step, one), op).results[0]), op).results[
-            0
-        ]
-        count = lowering.emit(arith.FloorDivSIOp(rounded, step), op).results[0]
-        count = lowering.emit(arith.MaxSIOp(count, zero), op).results[0]
-        offset = lowering.emit(arith.MuliOp(lowering.emit(arith.SubiOp(count, one), op).results[0], step), op).results[
-            0
-        ]
+        distance = lowering.emit(arith.SubiOp(span, one), op).results[0]
+        count = lowering.emit(arith.DivUIOp(distance, step), op).results[0]
+        offset = lowering.emit(arith.MuliOp(count, step), op).results[0]
         last = lowering.emit(arith.AddiOp(lb, lowering.emit(arith.AddiOp(lb, offset), op).results[0]), op).results[0]
     body = lowering.block_with_args([lb.type, *op.state.types])
     saved = lowering.builder.insertion_point

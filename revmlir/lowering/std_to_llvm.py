@@ -850,21 +850,37 @@ def _parallel(t: FunctionTranslation, op: Operation) -> None:
 def _counted_loop(
     t: FunctionTranslation, op: Operation, bounds: Sequence[SSAValue], carried: Sequence[SSAValue], region: Region
 ) -> Sequence[SSAValue]:
-    """``for (i = lb; i < ub; i += step)`` carrying ``carried`` through
-    ``region``; the values after the loop."""
+    """The iterations ``range(lb, ub, step)`` carrying ``carried`` through
+    ``region``; the values after the loop.  ``step`` is read as unsigned.
+
+    *Exactly those iterations, at every width*: ``i += step`` in the loop's
+    type wraps where ``ub`` is within ``step`` of the type's top (an ``i8``
+    loop from 0 to 127 by 2 would step from 126 to −128 and never end), so
+    the loop does not compare ``i + step`` with ``ub``.  It enters where
+    ``lb < ub`` and goes on after ``i`` where ``ub − i > step``, unsigned:
+    ``lb ≤ i < ub``, so ``ub − i`` is exactly the distance, from 1 to
+    2^N − 1, which no signed type holds; ``i + step`` is used only where it
+    is below ``ub``.  Against ``i + step < ub`` this costs a subtraction
+    per iteration where LLVM does not remove it (it does in counted loops:
+    the exit count of ``ub − i > c`` is known for a constant ``c``, which
+    also lets loops of a constant step other than 1 vectorize).  Reading
+    the step unsigned lets the grid-stride loop of a GPU kernel take a
+    stride of up to 2^64 − 1 (``revmlir.gpu.outline``); every step
+    ``rev-lower-to-std`` builds is positive, so it reads the same signed."""
     lb, ub, step = (t.get(v) for v in bounds)
     types = [bounds[0].type, *(v.type for v in carried)]
-    header, body, exit = t.new_block(types), t.new_block(), t.new_block(types[1:])
-    t.emit(fast_ops.llvm_branch(header, [lb, *[t.get(v) for v in carried]]), op)
+    body, exit = t.new_block(types), t.new_block(types[1:])
+    initial = [t.get(v) for v in carried]
+    enter = t.value(fast_ops.llvm_icmp(lb, ub, _ICMP["slt"]), op)
+    t.emit(fast_ops.llvm_cond_branch(enter, body, [lb, *initial], exit, initial), op)
     before = t.block
-    t.block = header
-    index, *state = header.args
-    more = t.value(fast_ops.llvm_icmp(index, ub, _ICMP["slt"]), op)
-    t.emit(fast_ops.llvm_cond_branch(more, body, [], exit, state), op)
     t.block = body
+    index, *state = body.args
     yielded = t.translate_region_into(region, [index, *state])
+    left = t.value(fast_ops.binary(llvm.SubOp, ub, index), op)
+    more = t.value(fast_ops.llvm_icmp(left, step, _ICMP["ugt"]), op)
     following = t.value(fast_ops.binary(llvm.AddOp, index, step), op)
-    t.emit(fast_ops.llvm_branch(header, [following, *yielded]), op)
+    t.emit(fast_ops.llvm_cond_branch(more, body, [following, *yielded], exit, yielded), op)
     t.block = before
     t.continue_in(exit)
     return exit.args

@@ -1119,9 +1119,9 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         start, stop = (self.integer(b) for b in bounds[:2])
         first, stride = start, -step
         if step < 0:
-            # range(a, b, -s) visits a - k·s for k in range(max(0, ⌈(a - b) / s⌉))
-            count = fn.binary("floordiv", start - stop + (stride - 1), stride, loc)
-            start, stop, step = fn.const(0, IndexType(), loc), fn.binary("max", count, 0, loc), 1
+            # range(a, b, -s) visits a - k·s for k in range(len(range(a, b, -s)))
+            count = fn.descending_count(start, stop, stride, loc)
+            start, stop, step = fn.const(0, IndexType(), loc), count, 1
 
         def body(k: Value) -> None:
             ctx.bindings.append({name: first - k * stride if stride > 0 else k})

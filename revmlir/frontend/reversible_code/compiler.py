@@ -853,8 +853,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
     def _descending(self, start: Value, stop: Value, step: int, loc: Any) -> tuple[Value, Value]:
         """range(start, stop, -step) as the ascending range it visits backwards."""
         fn = self.fn
-        count = fn.binary("floordiv", fn.binary("add", fn.binary("sub", start, stop, loc), step - 1, loc), step, loc)
-        count = fn.binary("max", count, 0, loc)
+        count = fn.descending_count(start, stop, step, loc)
         last = fn.binary("sub", start, fn.binary("mul", fn.binary("sub", count, 1, loc), step, loc), loc)
         return last, fn.binary("add", start, 1, loc)
 

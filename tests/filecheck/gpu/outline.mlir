@@ -29,17 +29,30 @@
 // CHECK:           "memref.extract_aligned_pointer_as_index"(%err_context)
 // CHECK:           memref.store %{{.*}}, %thread_err[%{{.*}}] : memref<6xi64>
 // The grid-stride loop: i = lb + (block·threads per block + thread)·step,
-// stepping by the grid's thread count times the step.
+// stepping by the grid's thread count times the step; a thread whose first
+// index would pass n starts at n, and a stride beyond 2^64 - 1 is 2^64 - 1
+// (the products are compared with (2^64 - 1) / step first).
 // CHECK:           %[[TID:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK-NEXT:      %[[BID:.*]] = "gpu.block_id"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK-NEXT:      %[[BDIM:.*]] = "gpu.block_dim"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK-NEXT:      %[[GDIM:.*]] = "gpu.grid_dim"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK-NEXT:      %[[B:.*]] = arith.muli %[[BID]], %[[BDIM]] : index
 // CHECK-NEXT:      %[[T:.*]] = arith.addi %[[B]], %[[TID]] : index
-// CHECK-NEXT:      %[[O:.*]] = arith.muli %[[T]], %c1 : index
-// CHECK-NEXT:      %first = arith.addi %c0, %[[O]] : index
 // CHECK-NEXT:      %[[ALL:.*]] = arith.muli %[[GDIM]], %[[BDIM]] : index
-// CHECK-NEXT:      %stride = arith.muli %[[ALL]], %c1 : index
+// CHECK-NEXT:      %[[MOST:.*]] = arith.constant -1 : index
+// CHECK-NEXT:      %[[Q:.*]] = arith.divui %[[MOST]], %c1 : index
+// CHECK-NEXT:      %[[O:.*]] = arith.muli %[[T]], %c1 : index
+// CHECK-NEXT:      %[[SPAN:.*]] = arith.subi %n, %c0 : index
+// CHECK-NEXT:      %[[RUNS:.*]] = arith.cmpi slt, %c0, %n : index
+// CHECK-NEXT:      %[[TFITS:.*]] = arith.cmpi ule, %[[T]], %[[Q]] : index
+// CHECK-NEXT:      %[[WITHIN:.*]] = arith.cmpi ult, %[[O]], %[[SPAN]] : index
+// CHECK-NEXT:      %[[BOTH:.*]] = arith.andi %[[TFITS]], %[[WITHIN]] : i1
+// CHECK-NEXT:      %[[HAS:.*]] = arith.andi %[[RUNS]], %[[BOTH]] : i1
+// CHECK-NEXT:      %[[SHIFTED:.*]] = arith.addi %c0, %[[O]] : index
+// CHECK-NEXT:      %first = arith.select %[[HAS]], %[[SHIFTED]], %n : index
+// CHECK-NEXT:      %[[SFITS:.*]] = arith.cmpi ule, %[[ALL]], %[[Q]] : index
+// CHECK-NEXT:      %[[PRODUCT:.*]] = arith.muli %[[ALL]], %c1 : index
+// CHECK-NEXT:      %stride = arith.select %[[SFITS]], %[[PRODUCT]], %[[MOST]] : index
 // The loop is versioned on its index checks (docs/design.md, decision 58):
 // where x[i] is in range at the thread's first element and at n − 1, the
 // thread runs the loop without them, otherwise the loop as it was.

@@ -5,7 +5,8 @@
 // thread's first element and at n − 1 (and n ≤ 2³¹), the thread runs the
 // loop without its checks: per element the two addresses, the two loads
 // (x read only: ld.global.nc), the math, the store and the loop's step and
-// test, eleven instructions. Otherwise it runs the checked loop, which
+// test (the distance left to n against the stride, which cannot overflow),
+// eleven instructions. Otherwise it runs the checked loop, which
 // reports the first element out of range as before.
 // CHECK-LABEL: .entry axpy(
 // CHECK:         setp.gt.s64 %p{{[0-9]+}}, %rd{{[0-9]+}}, 2147483648;
@@ -19,8 +20,8 @@
 // CHECK-NEXT:    add.rn.f64
 // CHECK-NEXT:    st.global.b64 [%rd{{[0-9]+}}], %rd{{[0-9]+}};
 // CHECK-NEXT:    add.s64
-// CHECK-NEXT:    add.s64
-// CHECK-NEXT:    setp.lt.s64
+// CHECK-NEXT:    sub.s64
+// CHECK-NEXT:    setp.gt.u64
 // CHECK-NEXT:    @%p{{[0-9]+}} bra [[FAST]];
 // CHECK:       [[CHECKED]]:
 // CHECK:         call.uni revmlir_$_report, (param0, param1, param2, param3);

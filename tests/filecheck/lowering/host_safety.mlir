@@ -52,21 +52,64 @@ rev.func @spin(%y: f64, %n: index) {
 }
 
 // CHECK-LABEL: func.func @spin(
+// The function's count of for-loop iterations, a word of its frame:
+// CHECK-NEXT:    %[[ITERATIONS:.*]] = memref.alloca() : memref<1xi64>
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[WORD:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %[[ZERO]], %[[ITERATIONS]][%[[WORD]]] : memref<1xi64>
 // CHECK-NEXT:    %[[COUNT:.*]] = func.call @revmlir.interrupt_count(%err) : (memref<6xi64>) -> i64
 // CHECK-NEXT:    %[[SEEN:.*]] = func.call @revmlir.interrupts_seen(%err) : (memref<6xi64>) -> i64
 // CHECK-NOT:     revmlir.stack_ok
-// A for loop polls where i - lb + step modulo 2^16 falls below the step.
-// CHECK:         %[[OFFSET:.*]] = arith.subi %[[STEP:.*]], %[[LB:.*]] : index
-// CHECK-NEXT:    scf.for %[[I:.*]] = %[[LB]] to %{{.*}} step %[[STEP]] iter_args
-// CHECK-NEXT:      %[[MASK:.*]] = arith.constant 65535 : index
-// CHECK-NEXT:      %[[MOVED:.*]] = arith.addi %[[I]], %[[OFFSET]] : index
-// CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[MOVED]], %[[MASK]] : index
-// CHECK-NEXT:      %[[DUE:.*]] = arith.cmpi ult, %[[LOW]], %[[STEP]] : index
+// A for loop adds one to the count and polls where it reaches a multiple
+// of 2^16.
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args
+// CHECK-NEXT:      %[[AT:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[BEFORE:.*]] = memref.load %[[ITERATIONS]][%[[AT]]] : memref<1xi64>
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:      %[[AFTER:.*]] = arith.addi %[[BEFORE]], %[[ONE]] : i64
+// CHECK-NEXT:      memref.store %[[AFTER]], %[[ITERATIONS]][%[[AT]]] : memref<1xi64>
+// CHECK-NEXT:      %[[MASK:.*]] = arith.constant 65535 : i64
+// CHECK-NEXT:      %[[LOW:.*]] = arith.andi %[[AFTER]], %[[MASK]] : i64
+// CHECK-NEXT:      %[[NONE:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:      %[[DUE:.*]] = arith.cmpi eq, %[[LOW]], %[[NONE]] : i64
 // CHECK-NEXT:      scf.if %[[DUE]] {
 // CHECK-NEXT:        func.call @revmlir.poll(%err, %[[COUNT]], %[[SEEN]]) : (memref<6xi64>, i64, i64) -> ()
 // CHECK-NEXT:      }
 // CHECK-NEXT:      arith.constant
 // CHECK-NEXT:      arith.addf
+
+rev.func @nest(%y: f64, %n: index, %m: i16) {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %y_1 = rev.for %0 to %n step %1 : index (%y) : f64 {
+  ^bb0(%i: index, %y_2: f64):
+    %z = arith.constant 0 : i16
+    %o = arith.constant 1 : i16
+    %y_3 = rev.for %z to %m step %o : i16 (%y_2) : f64 {
+    ^bb1(%j: i16, %y_4: f64):
+      %5 = arith.constant 1.000000e+00 : f64
+      %y_5 = rev.add %y_4, %5 : f64
+      rev.yield %y_5 : f64
+    }
+    rev.yield %y_3 : f64
+  }
+  rev.return %y_1, %n, %m : f64, index, i16
+}
+
+// Loops of any type count into the one count: a nest of loops too short to
+// reach 2^16 iterations each (and an i16 loop, which cannot) polls once
+// per 2^16 iterations of all of them.
+// CHECK-LABEL: func.func @nest(
+// CHECK-NEXT:    %[[ITERATIONS:.*]] = memref.alloca() : memref<1xi64>
+// CHECK:         scf.for %i = %{{.*}} to %n step %{{.*}} iter_args
+// CHECK-NEXT:      %[[AT:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %{{.*}} = memref.load %[[ITERATIONS]][%[[AT]]] : memref<1xi64>
+// CHECK:           func.call @revmlir.poll(
+// CHECK:           scf.for %j = %z to %m step %o iter_args(%{{.*}}) -> (f64) : i16 {
+// CHECK-NEXT:        %[[AT2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:        %{{.*}} = memref.load %[[ITERATIONS]][%[[AT2]]] : memref<1xi64>
+// CHECK:             func.call @revmlir.poll(
+// CHECK:             arith.addf
 
 // The checks' functions do nothing in std IR.
 // CHECK-LABEL: func.func private @revmlir.interrupt_count(%error: memref<6xi64>) -> i64 {

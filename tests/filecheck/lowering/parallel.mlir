@@ -28,7 +28,9 @@
 
 // LLVM-LABEL: llvm.func internal @gather(
 // LLVM-NOT:     scf.parallel
-// LLVM:         llvm.icmp "slt" %i, %n : i64
+// LLVM:         llvm.icmp "slt" %c0, %n : i64
+// LLVM:         llvm.cond_br %{{.*}}, ^{{.*}}(%c0 : i64), ^{{.*}}
+// LLVM-NEXT:  ^{{.*}}(%i: i64):
 // LLVM:         %[[DELTA:.*]] = llvm.fsub %xi, %l : f64
 // LLVM:         %[[OLD:.*]] = llvm.load %[[AT:.*]] : !llvm.ptr -> f64
 // LLVM-NEXT:    %[[NEW:.*]] = llvm.fadd %[[OLD]], %[[DELTA]] : f64

@@ -41,8 +41,8 @@ func.func @after_an_if(%a: memref<?xf64>, %c: i1) -> f64 {
 // CHECK-LABEL: llvm.func internal @after_a_loop(
 // CHECK:         %[[C0:.*]] = llvm.mlir.constant(0) : i64
 // CHECK-NEXT:    %[[C1:.*]] = llvm.mlir.constant(1) : i64
-// CHECK:         llvm.cond_br %{{.*}}, ^[[BODY:.*]], ^[[EXIT:.*]]
-// CHECK-NEXT:  ^[[BODY]]:
+// CHECK:         llvm.cond_br %{{.*}}, ^[[BODY:.*]](%[[C0]] : i64), ^[[EXIT:.*]]
+// CHECK-NEXT:  ^[[BODY]](%i: i64):
 // CHECK-NEXT:    llvm.getelementptr inbounds %a_data_1[%i]
 // CHECK:         llvm.getelementptr inbounds %a_data_1[%[[C0]]]
 // CHECK:       ^[[EXIT]]:

@@ -10,10 +10,12 @@
 // CHECK:         llvm.icmp "sgt"
 // CHECK-NOT:     llvm.store
 // CHECK:         llvm.call @revmlir.report(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, i64, i64, i64) -> ()
-// The loop header, then the body: the index checked against the array's
-// size, load, compute, store.
-// CHECK:         %[[MORE:.*]] = llvm.icmp "slt" %[[I:.*]], %{{.*}} : i64
-// CHECK-NEXT:    llvm.cond_br %[[MORE]]
+// The loop's entry test, then the body: the index checked against the
+// array's size, load, compute, store; then the next iteration where the
+// distance left to n exceeds the step, unsigned (i + step may wrap).
+// CHECK:         %[[ENTER:.*]] = llvm.icmp "slt" %zero, %n : i64
+// CHECK-NEXT:    llvm.cond_br %[[ENTER]], ^[[BODY:.*]](%zero, %s : i64, f64), ^[[EXIT:.*]](%s : f64)
+// CHECK-NEXT:  ^[[BODY]](%[[I:.*]]: i64, %acc: f64):
 // CHECK:         llvm.icmp "ult" %[[I]], %{{.*}} : i64
 // CHECK:         llvm.return %{{.*}} : !llvm.struct<(f64, i64)>
 // CHECK:         llvm.call @revmlir.report(
@@ -22,6 +24,10 @@
 // CHECK-NEXT:    %[[P:.*]] = llvm.fmul
 // CHECK-NEXT:    %{{.*}} = llvm.fadd %[[E]], %[[P]] : f64
 // CHECK:         llvm.store
+// CHECK-NEXT:    %[[LEFT:.*]] = llvm.sub %n, %[[I]] : i64
+// CHECK-NEXT:    %[[MORE:.*]] = llvm.icmp "ugt" %[[LEFT]], %one : i64
+// CHECK-NEXT:    %[[NEXT:.*]] = llvm.add %[[I]], %one : i64
+// CHECK-NEXT:    llvm.cond_br %[[MORE]], ^[[BODY]](%[[NEXT]], %acc : i64, f64), ^[[EXIT]](%acc : f64)
 // The C entry point: one pointer per argument plus the error slot (the
 // native runtime later wraps it in a setjmp guard, revmlir/runtime/guard.py).
 // CHECK-LABEL: llvm.func @scale_ciface(%{{.*}}: !llvm.ptr)

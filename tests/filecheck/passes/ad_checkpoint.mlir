@@ -107,7 +107,13 @@ ad.checkpoint @dynamic
 // CHECK:        %[[LB:.*]] = arith.index_cast %c0 : i64 to index
 // CHECK:        %[[UB:.*]] = arith.index_cast %n : i64 to index
 // CHECK:        %[[STEP:.*]] = arith.index_cast %c2 : i64 to index
-// CHECK:        %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
-// CHECK:        %[[COUNT:.*]] = arith.ceildivsi %[[SPAN]], %[[STEP]] : index
-// CHECK:        %[[TRIP:.*]] = arith.maxsi %[[COUNT]], %{{.*}} : index
+// The trip count, (ub - lb - 1) / step + 1 unsigned where lb < ub:
+// CHECK:        %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:   %[[SPAN:.*]] = arith.subi %[[UB]], %[[LB]] : index
+// CHECK-NEXT:   %[[DISTANCE:.*]] = arith.subi %[[SPAN]], %[[ONE]] : index
+// CHECK-NEXT:   %[[QUOTIENT:.*]] = arith.divui %[[DISTANCE]], %[[STEP]] : index
+// CHECK-NEXT:   %[[COUNT:.*]] = arith.addi %[[QUOTIENT]], %[[ONE]] : index
+// CHECK-NEXT:   %[[RUNS:.*]] = arith.cmpi slt, %[[LB]], %[[UB]] : index
+// CHECK-NEXT:   %[[NONE:.*]] = arith.constant 0 : index
+// CHECK-NEXT:   %[[TRIP:.*]] = arith.select %[[RUNS]], %[[COUNT]], %[[NONE]] : index
 // CHECK:        ad.next #ad.schedule<bisection> %frames, %[[TRIP]] (
