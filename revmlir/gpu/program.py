@@ -204,7 +204,7 @@ def _libdevice_part(called: frozenset[str], arch: str) -> llvm.ModuleRef:
     bitcode once per set and architecture; a compile links in a copy.
     Parsing the whole bitcode cost every compile 0.035-0.06 s of CPU and
     copying it as much (BA's kernel calls 2 of its 349 functions); the
-    copy of a part costs a few milliseconds.  The functions not called
+    copy of a part, under a millisecond.  The functions not called
     become internal for the dead code elimination to drop, as those linked
     in do after the link: what is linked is what the whole library left
     after the same elimination, so the PTX is the same."""
