@@ -10,15 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from llvmlite import binding as llvm
 from llvmlite import ir
 from xdsl.utils.exceptions import PassFailedException
 
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
-from revmlir.gpu import toolkit
+from revmlir.gpu import program, toolkit
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
 from revmlir.gpu.runtime import raise_gpu_error
-from revmlir.gpu.toolkit import ToolkitError, emit_cubin, find_libdevice, find_ptxas
+from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, emit_cubin, find_libdevice, find_ptxas
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
@@ -275,6 +276,49 @@ def test_device_llvm_ir_that_llvm_would_not_verify_is_refused_before_libdevice_i
     ir.IRBuilder(later).ret(value)
     with pytest.raises(RuntimeError, match="Instruction does not dominate all uses"):
         ptx_from_llvm(module)
+
+
+def _math_module(*names: str) -> ir.Module:
+    """LLVM IR of a device function applying libdevice's ``names`` in turn."""
+    module = ir.Module()
+    double = ir.DoubleType()
+    function = ir.Function(module, ir.FunctionType(double, [double]), "math")
+    builder = ir.IRBuilder(function.append_basic_block("entry"))
+    value = function.args[0]
+    for name in names:
+        value = builder.call(ir.Function(module, ir.FunctionType(double, [double]), name), [value])
+    builder.ret(value)
+    return module
+
+
+def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytest.MonkeyPatch):
+    """A compile links in a copy of the part of libdevice its code calls,
+    parsed once per set: the PTX is what linking the whole library gave,
+    and a compile calling another set parses the bitcode again."""
+    parses: list[bytes] = []
+    parse_bitcode = program.llvm.parse_bitcode
+    monkeypatch.setattr(program.llvm, "parse_bitcode", lambda data: parses.append(data) or parse_bitcode(data))
+    program._libdevice_part.cache_clear()
+    first = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"))
+    again = ptx_from_llvm(_math_module("__nv_exp", "__nv_sin"))
+    assert len(parses) == 1
+    other = ptx_from_llvm(_math_module("__nv_log"))
+    assert len(parses) == 2
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}), DEFAULT_ARCH)
+    defined = {f.name for f in part.functions if not f.is_declaration}
+    assert {"__nv_sin", "__nv_exp"} <= defined and "__nv_log" not in defined and len(defined) < 20
+
+    def whole(called: frozenset[str], arch: str) -> llvm.ModuleRef:
+        library = parse_bitcode(program._libdevice_bitcode())
+        library.triple = program.TRIPLE
+        library.data_layout = str(program.target_machine(arch, 3).target_data)
+        return library
+
+    monkeypatch.setattr(program, "_libdevice_part", whole)
+    assert first == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"))
+    assert again == ptx_from_llvm(_math_module("__nv_exp", "__nv_sin"))
+    assert other == ptx_from_llvm(_math_module("__nv_log"))
+    assert first != other and "sin" not in other
 
 
 def test_a_gpu_the_toolkit_does_not_support_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):

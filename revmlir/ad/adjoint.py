@@ -35,6 +35,7 @@ carry every lane at once (``DifferentiableOp.ADJOINT_OF_ALL_LANES``).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -64,6 +65,7 @@ from xdsl.traits import SymbolTable
 from revmlir.ad.derivatives import derivatives
 from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
 from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients, unsummable_gradients
+from revmlir.collector import take_apart
 from revmlir.dialects import anc, rev
 from revmlir.dialects.primitives import ApplyOp, has_shadow
 from revmlir.errors import AdjointError, describe_op, describe_value, unsupported
@@ -134,9 +136,19 @@ class Adjointer(Differentiator):
 
     def __post_init__(self) -> None:
         self._lane_gradients = [{} for _ in range(self.lanes)]
-        self.builder.operation_insertion_handler.append(self._forget_written_shadows)
+        # through a weak reference: the builder, which the adjointer holds,
+        # would otherwise hold it in a cycle, and with it the IR it read,
+        # until the collector ran (an adjointer gone knows no shadows)
+        adjointer = weakref.ref(self)
 
-    def _forget_written_shadows(self, op: Operation) -> None:
+        def forget_written_shadows(op: Operation) -> None:
+            if (alive := adjointer()) is not None:
+                alive.forget_written_shadows(op)
+
+        self.builder.operation_insertion_handler.append(forget_written_shadows)
+
+    def forget_written_shadows(self, op: Operation) -> None:
+        """Any op emitted with a shadow as operand may write it."""
         if self.zero_shadows:
             self.zero_shadows.difference_update(op.operands)
 
@@ -383,21 +395,9 @@ class Adjointer(Differentiator):
 
         order: list[Operation] = []
         seen: set[Operation] = set()
-
-        def visit(value: SSAValue) -> None:
-            if not self.wants(value) or is_state_value(value):
-                return
-            assert isinstance(value, OpResult)
-            if value.op in seen:
-                return
-            seen.add(value.op)
-            for operand in value.op.operands:
-                visit(operand)
-            order.append(value.op)
-
         for value, contribution in seeds:
             if self.wants(value) and contribution not in self.zeros:
-                visit(value)
+                self._expression_ops(value, seen, order)
                 add(value, contribution)
         for op in reversed(order):
             g = pending.pop(op.results[0], None)
@@ -414,6 +414,22 @@ class Adjointer(Differentiator):
             g = self.gradient(value)
             assert g is not None
             self.bind_gradient(value, self.emit(rev.AddOp(g, contribution)))
+
+    def _expression_ops(self, value: SSAValue, seen: set[Operation], order: list[Operation]) -> None:
+        """Append to ``order`` the ops not ``seen`` of the expression under
+        ``value`` that gradient flows through, each after those it reads.
+        A method, not a closure calling itself: that is a cycle (the
+        function, its cell) which held the adjointer and the IR it reads
+        until the collector ran."""
+        if not self.wants(value) or is_state_value(value):
+            return
+        assert isinstance(value, OpResult)
+        if value.op in seen:
+            return
+        seen.add(value.op)
+        for operand in value.op.operands:
+            self._expression_ops(operand, seen, order)
+        order.append(value.op)
 
     # -- every lane's gradients at once -----------------------------------------
 
@@ -455,24 +471,12 @@ class Adjointer(Differentiator):
         carried through the adjoint region op as extra state."""
         found: dict[SSAValue, None] = {}
         visited: set[SSAValue] = set()
-
-        def collect(value: SSAValue) -> None:
-            if value in visited:
-                return
-            visited.add(value)
-            if is_state_value(value):
-                if gradient_type(value.type) is not None:
-                    found[value] = None
-            elif isinstance(value, OpResult) and is_expression_op(value.op):
-                for operand in value.op.operands:
-                    collect(operand)
-
         for inner in op.walk():
             if inner is op:
                 continue
             for operand in inner.operands:
                 if not op.is_ancestor(_defining_node(operand)):
-                    collect(operand)
+                    _collect_float_state(operand, visited, found)
         return list(found)
 
     def carried_state(self, op: Operation, results: Sequence[SSAValue]) -> tuple[list[SSAValue], list[SSAValue]]:
@@ -635,6 +639,21 @@ class Adjointer(Differentiator):
                 self.zero_shadows.add(g)
 
 
+def _collect_float_state(value: SSAValue, visited: set[SSAValue], found: dict[SSAValue, None]) -> None:
+    """Add to ``found`` the float state values ``value`` is or reads
+    through expressions, the values ``visited`` left out (a function, not a
+    closure calling itself: see ``Adjointer._expression_ops``)."""
+    if value in visited:
+        return
+    visited.add(value)
+    if is_state_value(value):
+        if gradient_type(value.type) is not None:
+            found[value] = None
+    elif isinstance(value, OpResult) and is_expression_op(value.op):
+        for operand in value.op.operands:
+            _collect_float_state(operand, visited, found)
+
+
 # ---------------------------------------------------------------------------
 # Functions and modules
 # ---------------------------------------------------------------------------
@@ -758,7 +777,10 @@ class _Adjoints:
         primal = self.functions.primal(callee, call)
         if call is not None:
             _refuse_reverse_over_forgetful(primal, call)
-        adjoint, exits = adjoint_function(prepare(primal), name, self.request, self.lanes, zeros, checked)
+        prepared = prepare(primal)
+        adjoint, exits = adjoint_function(prepared, name, self.request, self.lanes, zeros, checked)
+        # the copy the adjoint was derived from, in a module of its own
+        take_apart(prepared.parent_op())
         self.functions.add(callee, adjoint)
         self.exits[name] = exits
         return exits

@@ -189,6 +189,36 @@ def _libdevice_bitcode() -> bytes:
     return path.read_bytes()
 
 
+LIBDEVICE_PARTS = 64
+"""How many sets of libdevice functions ``_libdevice_part`` keeps (least
+recently used go first)."""
+
+_libdevice_lock = threading.Lock()
+"""Held while a kept part of libdevice is looked up and copied: LLVM's
+modules are not safe to read in one thread while another changes them."""
+
+
+@functools.lru_cache(maxsize=LIBDEVICE_PARTS)
+def _libdevice_part(called: frozenset[str], arch: str) -> llvm.ModuleRef:
+    """libdevice's functions ``called`` and what they use, parsed from its
+    bitcode once per set and architecture; a compile links in a copy.
+    Parsing the whole bitcode cost every compile 0.035-0.06 s of CPU and
+    copying it as much (BA's kernel calls 2 of its 349 functions); the
+    copy of a part, under a millisecond.  The functions not called
+    become internal for the dead code elimination to drop, as those linked
+    in do after the link: what is linked is what the whole library left
+    after the same elimination, so the PTX is the same."""
+    machine = target_machine(arch, 3)
+    part = llvm.parse_bitcode(_libdevice_bitcode())
+    part.triple = TRIPLE
+    part.data_layout = str(machine.target_data)
+    for function in part.functions:
+        if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration and function.name not in called:
+            function.linkage = llvm.Linkage.internal
+    _drop_unused(part, machine, 3)
+    return part
+
+
 def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
     """PTX for device LLVM IR: libdevice linked in where the code calls it
     (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
@@ -205,23 +235,29 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     # code compiled, not libdevice's few hundred functions as well (BA's
     # kernel: 0.03-0.045 s of CPU instead of 0.005)
     parsed.verify()
-    if any(f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX) for f in parsed.functions):
-        libdevice = llvm.parse_bitcode(_libdevice_bitcode())
-        libdevice.triple = TRIPLE
-        libdevice.data_layout = parsed.data_layout
-        parsed.link_in(libdevice)
+    called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
+    if called:
+        with _libdevice_lock:
+            parsed.link_in(_libdevice_part(called, arch), preserve=True)
         for function in parsed.functions:
             if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration:
                 function.linkage = llvm.Linkage.internal
-    # libdevice's few hundred functions, internal now, go before the
-    # pipeline instead of after it: -O3 spent a fifth of its time (BA's
-    # kernel: 0.14 of 0.71 s) on the ones the code does not call
-    unused = llvm.create_new_module_pass_manager()
-    unused.add_global_dead_code_eliminate_pass()
-    unused.run(parsed, _pass_builder(machine, opt_level))
+    # what nothing reaches goes before the pipeline instead of after it:
+    # -O3 spent a fifth of its time (BA's kernel: 0.14 of 0.71 s) on the
+    # library's functions the code did not call when the whole library
+    # was linked in (now it is the part's, and the module's own)
+    _drop_unused(parsed, machine, opt_level)
     builder = _pass_builder(machine, opt_level)
     builder.getModulePassManager().run(parsed, builder)
     return _emit_without_machine_sinking(machine, parsed)
+
+
+def _drop_unused(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
+    """LLVM's global dead code elimination on ``module``: the internal
+    functions and variables nothing reaches."""
+    unused = llvm.create_new_module_pass_manager()
+    unused.add_global_dead_code_eliminate_pass()
+    unused.run(module, _pass_builder(machine, opt_level))
 
 
 def _pass_builder(machine: llvm.TargetMachine, opt_level: int) -> llvm.PassBuilder:
