@@ -334,3 +334,28 @@ def test_unsigned_integers_are_refused_with_what_to_pass(value, advice: str):
     if y is not None:
         bump(y)
         assert y[0] == 1
+
+
+def test_unsigned_advice_fits_a_jax_array_and_skips_a_dtype_numpy_does_not_know():
+    """A JAX ``uint8`` array is an array (``.astype``, not ``int(y)``); an
+    object whose ``dtype`` is not a numpy dtype (a string here, a
+    ``torch.dtype`` elsewhere) is refused as an unsupported type, not
+    crashed on."""
+    import jax.numpy as jnp
+
+    class DtypeByName:
+        dtype = "uint8"
+
+    @rv.reversible
+    def bump(y):
+        y[0] += 1
+
+    @rv.ordinary
+    def first(y):
+        return y[0] + 1
+
+    for function in (bump, first):
+        with pytest.raises(TypeError, match=re.escape("pass y.astype(np.int32), which holds every uint8 value")):
+            function(jnp.zeros(3, jnp.uint8))
+        with pytest.raises(TypeError, match=r"argument 'y' has unsupported type DtypeByName($|;)"):
+            function(DtypeByName())
