@@ -100,6 +100,16 @@ def writes_whole_of_a_second_specialisation(y, x, counts):
 
 
 @rv.reversible
+def passes_one_element_twice(y):
+    add_to(y[0], y[0])  # TWICE
+
+
+@rv.reversible
+def add_to(a, b):
+    a += b
+
+
+@rv.reversible
 def reads_its_target(y):
     y[0] += y[0]  # ALIAS
 
@@ -160,6 +170,12 @@ CASES = {
         writes_whole_of_a_second_specialisation,
         (np.zeros(3), np.ones(3), ints),
         "an rv.prange loop passes x whole to scale_first, which writes it",
+    ),
+    "TWICE": (
+        passes_one_element_twice,
+        (np.ones(3),),
+        "uses y[…] twice at once (passed to a call, or updated, while it is passed or updated already): an "
+        "element is lent once at a time; pass a copy made before it (a = rv.ancilla(y[…]), then rv.free it after)",
     ),
     "ALIAS": (
         reads_its_target,

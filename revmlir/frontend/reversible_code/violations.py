@@ -34,12 +34,18 @@ def in_python(violation: ReversibilityViolation, functions: Mapping[str, str]) -
         return _race(violation, functions)
     if isinstance(violation, AliasViolation):
         array = _name(violation.array)
+        copy = f"a copy made before it (a = rv.ancilla({array}[…]), then rv.free it after)"
         if isinstance(violation.op, memref.LoadOp):
             return (
                 f"reads {array}[…] while it updates that element of {array}: an update may not read its own "
-                f"target; read a copy made before it (a = rv.ancilla({array}[…]), then rv.free it after)"
+                f"target; read {copy}"
             )
-        return f"updates {array}[…] while it updates the same element already: an element is updated once at a time"
+        # a second borrow: the same element passed twice to a call (``f(y[0], y[0])``), or
+        # passed while it is updated, whether or not the callee writes its parameter
+        return (
+            f"uses {array}[…] twice at once (passed to a call, or updated, while it is passed or updated "
+            f"already): an element is lent once at a time; pass {copy}"
+        )
     return violation.message
 
 
