@@ -44,6 +44,9 @@ def _calls(module: ModuleOp) -> dict[str, list[func.CallOp]]:
 
 
 def _reaches_a_float_use(parameter: SSAValue, module: ModuleOp, calls: dict[str, list[func.CallOp]]) -> bool:
+    """Whether ``parameter``, or an integer computed from it, is converted
+    to a float that is computed with; every value holding it is visited
+    once, so a recursive callee or a loop ends the walk."""
     pending = [parameter]
     seen: set[SSAValue] = set()
     while pending:
