@@ -1140,13 +1140,16 @@ class FunctionBuilder(ExpressionBuilder):
         reverse: bool = False,
         loc: Loc = None,
         parallel: bool = False,
+        index_name: str = "i",
     ) -> None:
         """A loop over ``range(lb, ub, step)`` (``step > 0``); ``body`` gets the
-        induction variable.  A ``parallel`` loop's iterations are independent
-        (``revmlir.parallel``): its body updates no variable outside it."""
+        induction variable, named ``index_name`` (the source's variable, which
+        diagnostics of the loop speak of).  A ``parallel`` loop's iterations
+        are independent (``revmlir.parallel``): its body updates no variable
+        outside it."""
         first, last, stride = (self.index(v, loc) for v in (lb, ub, step))
         result = self._build_region(body, [IndexType()])
-        result.block.args[0].name_hint = "i"
+        result.block.args[0].name_hint = index_name
         self._check_scope_closed(result, "loop body", loc)
         carried = self._carried([result])
         if parallel and carried:

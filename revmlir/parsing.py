@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, UnknownLoc
@@ -178,7 +179,7 @@ class LocatingParser(Parser):
             # it where the op starts, like any other parse error, with how
             # the op is written (a function type where it takes one type).
             form = written_form(self._opened[depth]) if len(self._opened) > depth else None
-            how = f" ({_written(form)})" if form else ""
+            how = f" ({form.said()})" if form else ""
             raise ParseError(start_span, f"{error}{how}") from error
         except OverflowError as error:
             # xDSL packs a float attribute into its width as it builds it:
@@ -206,7 +207,7 @@ class LocatingParser(Parser):
         if token.kind in _AFTER_AN_OP:
             return
         form = written_form(type(op))
-        how = f": {_written(form)}" if form else ""
+        how = f": {form.said()}" if form else ""
         raise ParseError(token.span, f"unexpected '{token.text}' after '{op.name}'{how}")
 
     def _line(self, span: Span) -> int:
@@ -243,12 +244,35 @@ _AFTER_AN_OP = frozenset(
 """What may follow an op."""
 
 
-def written_form(op_type: type[Operation]) -> str | None:
+@dataclass(frozen=True)
+class WrittenForm:
+    """How an op with a declarative assembly format is written: ``text``
+    with every optional part written in, and those parts, which may be left
+    out (``rev.return`` alone, or ``rev.return %values : <types of
+    %values>``).  Brackets around them would read as literal ones."""
+
+    text: str
+    optional: tuple[str, ...]
+
+    def said(self) -> str:
+        """What a diagnostic says of it: its type list first, which is what
+        a wrong one gets wrong."""
+        _, colon, types = self.text.partition(" : ")
+        said = f"its type list is ': {types}', as in '{self.text}'" if colon else f"it is written '{self.text}'"
+        left_out = " and ".join(f"'{part}'" for part in self.optional)
+        return f"{said} ({left_out} may be left out)" if left_out else said
+
+
+_OPTIONAL_GROUP = re.compile(r"\(([^()`]*(?:`[^`]*`[^()`]*)*)\)\?")
+"""An optional group of a declarative format, ``($values^ `:` type($values))?``."""
+
+
+def written_form(op_type: type[Operation]) -> WrittenForm | None:
     """How an op with a declarative assembly format is written, from the
     format: ``rev.add %target, %value : <type of %target>`` for
-    ``$target `,` $value attr-dict `:` type($target)``, an optional part
-    in brackets.  None for an op that parses itself, and for xDSL's ops,
-    whose formats use directives this does not spell out."""
+    ``$target `,` $value attr-dict `:` type($target)``.  None for an op
+    that parses itself, and for xDSL's ops, whose formats use directives
+    this does not spell out."""
     format = getattr(op_type, "assembly_format", None)
     if format is None or not issubclass(op_type, IRDLOperation) or not op_type.__module__.startswith("revmlir."):
         return None
@@ -265,18 +289,16 @@ def written_form(op_type: type[Operation]) -> str | None:
     text = re.sub(r"functional-type\(\$(\w+), \$(\w+)\)", r"(type(\1)) -> type(\2)", format)
     text = re.sub(r"type\(\$?(\w+)\)", types, text)
     text = re.sub(r"\$(\w+)\^?", variable, text.replace("attr-dict", ""))
-    text = re.sub(r"\(([^()`]*(?:`[^`]*`[^()`]*)*)\)\?", r"[\1]", text)  # an optional group
+    optional = tuple(_spaced(group[1]) for group in _OPTIONAL_GROUP.finditer(text))
+    written = _spaced(_OPTIONAL_GROUP.sub(r"\1", text))
+    return WrittenForm(f"{op_type.name} {written}", optional)
+
+
+def _spaced(text: str) -> str:
+    """Format text as it is written: literals unquoted, spaced where they go."""
     text = " ".join(re.sub(r"`([^`]*)`", r" \1 ", text).split())
     text = re.sub(r" ([,)\]])|([(\[]) ", r"\1\2", text)
-    text = re.sub(r"([%@]\w+) ([(\[])", r"\1\2", text)  # an operand list or index right after a value
-    return f"{op_type.name} {text}"
-
-
-def _written(form: str) -> str:
-    """What a diagnostic says of how an op is written: its type list first,
-    which is what a wrong one gets wrong."""
-    _, colon, types = form.partition(" : ")
-    return f"its type list is ': {types}', as in '{form}'" if colon else f"it is written '{form}'"
+    return re.sub(r"([%@]\w+) ([(\[])", r"\1\2", text)  # an operand list or index right after a value
 
 
 def parse_module(

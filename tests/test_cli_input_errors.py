@@ -317,19 +317,27 @@ def test_an_internal_error_with_a_message_is_named_by_its_class_too(run, program
     assert result.stderr == "rev-run: internal error (KeyError): 'f'\n"
 
 
-@pytest.mark.parametrize("step", ["__init__", "run"])
-def test_rev_opt_names_a_messageless_failure_of_its_set_up(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, step: str
+@pytest.mark.parametrize(
+    "step, error, shown",
+    [
+        ("__init__", Messageless(), "internal error (Messageless)"),
+        ("__init__", KeyError("f"), "internal error (KeyError): 'f'"),
+        ("run", OSError(), "internal error (OSError)"),
+        ("run", KeyError("f"), "internal error (KeyError): 'f'"),
+    ],
+)
+def test_rev_opt_names_an_internal_failure_by_its_class_as_rev_run_does(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, step: str, error: Exception, shown: str
 ):
     """Making the driver (its passes and pipeline) and opening its files
-    are outside the per-chunk diagnostics; an ``OSError()`` has neither a
-    message nor an ``strerror``."""
+    are outside the per-chunk diagnostics; a failure there that is no
+    pipeline or file mistake is internal, with or without a message (an
+    ``OSError()`` has neither a message nor an ``strerror``)."""
 
     def fail(*_: object, **__: object) -> None:
-        raise Messageless if step == "__init__" else OSError()
+        raise error
 
     monkeypatch.setattr(rev_opt.RevOptMain, step, fail)
     monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
-    assert rev_opt.main([MULTIPLIER]) == 1
-    kind = "Messageless" if step == "__init__" else "OSError"
-    assert capsys.readouterr().err == f"rev-opt: error: internal error ({kind})\n"
+    assert rev_opt.main([MULTIPLIER]) == 2
+    assert capsys.readouterr().err == f"rev-opt: {shown}\n"

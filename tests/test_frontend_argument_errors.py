@@ -7,10 +7,13 @@ parameter and the range, on every backend and call path."""
 import re
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 
 import revmlir as rv
+
+jax.config.update("jax_enable_x64", True)
 
 HERE = Path(__file__)
 LINES = HERE.read_text().splitlines()
@@ -269,10 +272,10 @@ def declared(x, a: int):
 DERIVATIVES = {
     "gradient": lambda f, args: rv.gradient(f, args),
     "vjp": lambda f, args: rv.vjp(f, *args)[1](1.0, None, None),
-    "jvp": lambda f, args: rv.jvp(f, args, (1.0, None)),
+    "jvp": lambda f, args: rv.jvp(f, args, (1.0, 1.0)),
     "jacobian": lambda f, args: rv.jacobian(f, args),
     "hessian": lambda f, args: rv.hessian(f, args),
-    "hvp": lambda f, args: rv.hvp(f, args, (1.0, None)),
+    "hvp": lambda f, args: rv.hvp(f, args, (1.0, 1.0)),
     "checkpointed gradient": lambda f, args: rv.gradient(f, args, checkpoint="bisection"),
 }
 
@@ -291,15 +294,135 @@ def test_an_int_used_as_a_float_is_refused_by_every_derivative(derivative: str):
     assert DERIVATIVES[derivative](scaled, (2.0, 3.0)) is not None
 
 
-@pytest.mark.parametrize("derivative", ["gradient", "jacobian", "hessian"])
-def test_an_int_used_as_a_count_or_declared_int_is_differentiated(derivative: str):
+def test_an_int_used_as_a_count_or_declared_int_is_differentiated():
     """A loop count is no float, and ``a: int`` says the int is meant: both
-    get the zero derivative of an integer."""
-    found = DERIVATIVES[derivative](counted, (1.5, 3))
-    gradient = rv.gradient(counted, (1.5, 3))
-    assert gradient == (9.0, 0.0)
-    assert found is not None
+    get the zero derivative of an integer, and the float's derivatives are
+    JAX's (``counted(x, 3)`` is ``3 x²``)."""
+    x = 1.5
+
+    def counted_in_jax(x):
+        return sum(x * x for _ in range(3))
+
+    assert rv.gradient(counted, (x, 3)) == (jax.grad(counted_in_jax)(x), 0.0)
+    # the outputs: what counted returns, then x as it left it
+    assert np.allclose(rv.jacobian(counted, (x, 3)), [[jax.grad(counted_in_jax)(x)], [1.0]])
+    assert np.allclose(rv.hessian(counted, (x, 3)), [[jax.hessian(counted_in_jax)(x)]])
     assert rv.gradient(declared, (2.0, 3)) == (3.0, 0.0)
+
+
+@rv.ordinary
+def curved(x, a):
+    return x * x * a
+
+
+def test_an_int_left_out_of_the_derivative_is_not_refused():
+    """``wrt`` without it, or a ``None`` tangent or vector for it, says its
+    derivative is not asked for: refusing it would refuse what the user
+    already excluded."""
+    assert np.allclose(rv.jacobian(curved, (2.0, 3), wrt=[0]), [[12.0], [1.0]])
+    assert np.allclose(rv.hessian(curved, (2.0, 3), wrt=[0]), [[6.0]])
+    assert rv.jvp(curved, (2.0, 3), (1.0, None))[1][0] == 12.0
+    assert rv.hvp(curved, (2.0, 3), (1.0, None)) == (6.0, 0.0)
+    for asked in (
+        lambda: rv.jacobian(curved, (2.0, 3), wrt=[0, 1]),
+        lambda: rv.hessian(curved, (2.0, 3), wrt=[1]),
+        lambda: rv.jvp(curved, (2.0, 3), (None, 1.0)),
+    ):
+        with pytest.raises(TypeError, match=r"^curved\(\): argument 'a' is the int 3, which curved uses as a float"):
+            asked()
+
+
+@rv.ordinary
+def times(x, a):
+    return x * a
+
+
+@rv.ordinary
+def through_a_callee(x, a):
+    return times(x, a)
+
+
+@rv.ordinary
+def through_a_loop(x, n):
+    k = n
+    s = 0.0
+    for _ in range(2):
+        k = k + 1
+        s += x * k
+    return s
+
+
+@rv.ordinary
+def through_an_if(x, n):
+    k = n
+    if x > 0.0:
+        k = n + 1
+    return x * k
+
+
+@rv.ordinary
+def through_a_result(x, n):
+    return x * plus_one(n)
+
+
+@rv.ordinary
+def plus_one(n):
+    return n + 1
+
+
+@rv.ordinary
+def mean(x, n):
+    s = 0.0
+    for _ in range(n):
+        s += x
+    return s / n
+
+
+@pytest.mark.parametrize("function", [through_a_callee, through_a_loop, through_an_if, through_a_result, mean])
+def test_an_int_is_followed_to_its_float_use(function):
+    """Into a callee, out of its result, round a loop, out of an ``if``: an
+    int reaches a float there all the same (they gave 0.0 for it); a count
+    also divided by (a mean) is used as a float too, and needs ``n: int``."""
+    name = function.__name__
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument '(a|n)' is the int 3, which {name} uses as a float"):
+        rv.gradient(function, (2.0, 3))
+
+
+@rv.ordinary
+def compared(x, n):
+    r = x
+    if x > n:
+        r = x * x
+    return r
+
+
+@rv.ordinary
+def power(x, n):
+    return x**n
+
+
+def test_an_int_only_compared_or_raised_to_is_not_refused():
+    """``x > n`` converts ``n`` to compare it, and ``x ** n`` is an integer
+    power, as in Python and JAX: no derivative flows through ``n``."""
+    assert rv.gradient(compared, (2.0, 3)) == (1.0, 0.0)
+    assert rv.gradient(compared, (4.0, 3)) == (8.0, 0.0)
+    assert rv.gradient(power, (2.0, 3)) == (jax.grad(lambda x: x**3)(2.0), 0.0)
+
+
+@rv.ordinary
+def annotated_float(x, a: float):
+    return x * a
+
+
+def test_an_int_for_a_float_parameter_is_that_float():
+    """``a: float`` called with ``3``: the annotation says a float, so the
+    int is passed as one and differentiated (it gave 0.0), and a plain call
+    computes the same on both engines."""
+    assert rv.gradient(annotated_float, (2.0, 3)) == (3.0, 2.0)
+    assert rv.hessian(annotated_float, (2.0, 3)).tolist() == [[0.0, 1.0], [1.0, 0.0]]
+    interpreted = rv.ordinary(annotated_float.pyfunc, backend="interpreter")
+    for value in (3, True, np.int32(4), 2**70):
+        assert annotated_float(2.0, value) == interpreted(2.0, value) == 2.0 * float(value)
 
 
 # -- unsigned integers ---------------------------------------------------------
@@ -334,3 +457,28 @@ def test_unsigned_integers_are_refused_with_what_to_pass(value, advice: str):
     if y is not None:
         bump(y)
         assert y[0] == 1
+
+
+def test_unsigned_advice_fits_a_jax_array_and_skips_a_dtype_numpy_does_not_know():
+    """A JAX ``uint8`` array is an array (``.astype``, not ``int(y)``); an
+    object whose ``dtype`` is not a numpy dtype (a string here, a
+    ``torch.dtype`` elsewhere) is refused as an unsupported type, not
+    crashed on."""
+    import jax.numpy as jnp
+
+    class DtypeByName:
+        dtype = "uint8"
+
+    @rv.reversible
+    def bump(y):
+        y[0] += 1
+
+    @rv.ordinary
+    def first(y):
+        return y[0] + 1
+
+    for function in (bump, first):
+        with pytest.raises(TypeError, match=re.escape("pass y.astype(np.int32), which holds every uint8 value")):
+            function(jnp.zeros(3, jnp.uint8))
+        with pytest.raises(TypeError, match=r"argument 'y' has unsupported type DtypeByName($|;)"):
+            function(DtypeByName())

@@ -80,6 +80,36 @@ def writes_whole(y, x):
 
 
 @rv.reversible
+def reads_neighbour_at_k(y):
+    for k in rv.prange(len(y) - 1):
+        y[k] += y[k + 1]  # READS_WRITTEN at k
+
+
+@rv.reversible
+def writes_shared_in_nested(y):
+    for i in range(len(y)):
+        for j in rv.prange(y.shape[1]):
+            rv.neg(y[i, j])  # WRITES_SHARED in nested
+
+
+@rv.reversible
+def writes_whole_of_a_second_specialisation(y, x, counts):
+    scale_first(y[0], counts)
+    for i in rv.prange(len(y)):
+        scale_first(y[i], x)  # WRITES_WHOLE of a second specialisation
+
+
+@rv.reversible
+def passes_one_element_twice(y):
+    add_to(y[0], y[0])  # TWICE
+
+
+@rv.reversible
+def add_to(a, b):
+    a += b
+
+
+@rv.reversible
 def reads_its_target(y):
     y[0] += y[0]  # ALIAS
 
@@ -124,6 +154,28 @@ CASES = {
         (np.zeros(3), np.ones(3)),
         "an rv.prange loop passes x whole to scale_first, which writes it: another iteration may write the "
         "same elements; pass the element (x[i]) instead",
+    ),
+    "READS_WRITTEN at k": (
+        reads_neighbour_at_k,
+        (np.zeros(4),),
+        "an rv.prange loop reads y[…] at an index other than the loop's k, and the loop updates y",
+    ),
+    "WRITES_SHARED in nested": (
+        writes_shared_in_nested,
+        (np.ones((2, 3)),),
+        "an rv.prange loop updates an element of y whose first index is not the loop's j: another iteration "
+        "may update it too; update y[j, …]",
+    ),
+    "WRITES_WHOLE of a second specialisation": (
+        writes_whole_of_a_second_specialisation,
+        (np.zeros(3), np.ones(3), ints),
+        "an rv.prange loop passes x whole to scale_first, which writes it",
+    ),
+    "TWICE": (
+        passes_one_element_twice,
+        (np.ones(3),),
+        "uses y[…] twice at once (passed to a call, or updated, while it is passed or updated already): an "
+        "element is lent once at a time; pass a copy made before it (a = rv.ancilla(y[…]), then rv.free it after)",
     ),
     "ALIAS": (
         reads_its_target,

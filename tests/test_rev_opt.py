@@ -90,8 +90,35 @@ def test_a_syntax_error_is_shown_in_the_argument_as_written(capsys, args: list[s
     typed = [arg if arg.startswith("--") or i and args[i - 1] == "-p" else None for i, arg in enumerate(args)]
     shown = [text for text in typed if text is not None and text != "-p"][line - 1]
     column = (shown.index(at) if at is not None else len(shown)) + 1
-    assert f"pass-pipeline:{line}:{column} {' '.join(shown.split())} " in one_line_error(err)
+    assert pipeline_syntax_error(err)[:3] == (f"pass-pipeline:{line}:{column}", shown, " " * (column - 1) + "^")
     assert shown.count('"') == err.count('"')
+
+
+def pipeline_syntax_error(err: str) -> tuple[str, str, str, str]:
+    """A pipeline syntax error's lines: the place, the argument, the caret
+    line (to its first caret) and the reason."""
+    heading, place, shown, carets, reason = err.rstrip("\n").split("\n")
+    assert heading == "rev-opt: error: Error parsing pass pipeline specification:", err
+    return place, shown, carets[: carets.index("^") + 1], reason.strip()
+
+
+@pytest.mark.parametrize(
+    "args, place, shown",
+    [
+        # past the end of the first argument, not at the start of the empty second
+        (["-p", "cse{", "-p", ""], "pass-pipeline:1:5", "cse{"),
+        # a line break inside an argument is a space: its columns and the line count stay
+        (["-p", "cse,\ncse{x%}"], "pass-pipeline:1:11", "cse, cse{x%}"),
+        (["-p", "cse\r\n", "-p", "cse{x%}"], "pass-pipeline:2:6", "cse{x%}"),
+    ],
+)
+def test_a_syntax_error_stands_in_its_argument(capsys, args: list[str], place: str, shown: str):
+    """Line L is the Lth argument whatever it holds, and the caret stands
+    under the column shown: the message keeps its lines and spaces."""
+    status, _, err = rev_opt(capsys, MULTIPLIER, *args)
+    assert status == 1
+    column = int(place.rsplit(":", 1)[1])
+    assert pipeline_syntax_error(err)[:3] == (place, shown, " " * (column - 1) + "^")
 
 
 def test_derived_functions_are_named_in_every_pipeline_spelling(capsys):

@@ -120,10 +120,14 @@ class Traced:
         start = len(self.text) - len(self.text.lstrip())
         return self[start : len(self.text.rstrip())]
 
-    def origin(self, offset: int, end: int) -> int:
+    def origin(self, offset: int) -> int:
         """Where the character at ``offset`` comes from; past the last
-        character, ``end``: where the user's text ends."""
-        return self.origins[offset] if offset < len(self.origins) else end
+        character, just after the last one's origin: the end of the
+        argument it was typed in, not of the last argument (``-p 'cse{'
+        -p ''`` misses its ``}`` at 1:5)."""
+        if offset < len(self.origins):
+            return self.origins[offset]
+        return self.origins[-1] + 1 if self.origins else 0
 
 
 @dataclass(frozen=True)
@@ -136,6 +140,8 @@ class PipelineArgument:
 
 
 _EMPTY = Traced("", ())
+_LINE_BREAKS_AS_SPACES = str.maketrans(dict.fromkeys("\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029", " "))
+"""Every character ``str.splitlines`` breaks a line at."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +170,9 @@ class QuotedPipeline:
                 comma = Traced.added(",", passes.origins[0] + start) if joined.text else _EMPTY
                 joined += comma + Traced(passes.text, tuple(origin + start for origin in passes.origins))
             start += len(argument.typed) + 1
-        user = "\n".join(argument.typed for argument in arguments)
+        # a line break typed inside an argument is shown as a space, which
+        # keeps every column and line L the Lth argument
+        user = "\n".join(argument.typed.translate(_LINE_BREAKS_AS_SPACES) for argument in arguments)
         quoted = _EMPTY
         at = 0  # where the piece starts in ``joined``
         for index, piece in enumerate(joined.text.split('"')):  # the even pieces lie outside quotes
@@ -191,8 +199,8 @@ class QuotedPipeline:
         line, column, carets, reason = found.groups()
         start = sum(len(text) + 1 for text in self.text.split("\n")[: int(line) - 1]) + int(column) - 1
         end = start + max(carets.count("^"), 1)
-        user_start = self.traced.origin(start, len(self.user))
-        user_end = self.traced.origin(end - 1, len(self.user)) + 1
+        user_start = self.traced.origin(start)
+        user_end = self.traced.origin(end - 1) + 1
         span = Span(user_start, max(user_end, user_start + 1), Input(self.user, "pass-pipeline"))
         return "Error parsing pass pipeline specification:\n" + span.print_with_context(reason)
 
@@ -630,24 +638,32 @@ class RevOptMain(xDSLOptMain):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """``rev-opt``'s exit status: 1 for a mistake of its user (the pipeline,
+    a file), which is told in their terms; 2 for any other failure, named
+    by its class as every tool names one (``diagnostics.internal_error``)."""
     try:
-        driver = RevOptMain(argv)
+        return RevOptMain(argv).run()
     except SystemExit:
         raise
-    except BaseException as error:  # bad pipeline text, unknown pass, bad option
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        message = " ".join(str(error).split()) or internal_error(error)
-        print(f"rev-opt: error: {message}", file=sys.stderr)
+    except PipelineError as error:  # bad pipeline text, unknown pass, bad option
+        # kept on its lines: a syntax error shows the text and a caret
+        print(f"rev-opt: error: {str(error).strip()}", file=sys.stderr)
         return 1
-    try:
-        return driver.run()
     except OSError as error:  # a missing input, a directory, an unwritable -o, a closed stdin
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        what = f"cannot open '{error.filename}': " if error.filename else ""
-        print(f"rev-opt: error: {what}{error.strerror or str(error) or internal_error(error)}", file=sys.stderr)
-        return 1
+        if (error.strerror or str(error)) and not os.environ.get(TRACEBACK_ENV):
+            what = f"cannot open '{error.filename}': " if error.filename else ""
+            print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
+            return 1
+        return _internal(error)
+    except Exception as error:
+        return _internal(error)
+
+
+def _internal(error: Exception) -> int:
+    if os.environ.get(TRACEBACK_ENV):
+        raise error
+    print(f"rev-opt: {internal_error(error)}", file=sys.stderr)
+    return 2
 
 
 if __name__ == "__main__":

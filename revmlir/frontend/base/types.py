@@ -120,9 +120,12 @@ def unsigned_hint(value: Any, name: str) -> str | None:
     Python int has no unsigned type to meet them in arithmetic.  A signed
     type that holds every value where there is one; for ``uint64``, the
     same bits as ``int64``, whose wrapping addition, subtraction and
-    multiplication leave the bits ``uint64``'s would."""
+    multiplication leave the bits ``uint64``'s would.  Any array with a
+    numpy dtype is advised (a JAX array too: its ``astype`` is numpy's);
+    another object's ``dtype`` (a string, a ``torch.dtype``) is not
+    numpy's, and gets no advice."""
     dtype = getattr(value, "dtype", None)
-    if dtype is None or dtype.kind != "u":
+    if not isinstance(dtype, np.dtype) or dtype.kind != "u":
         return None
     bits = 8 * dtype.itemsize
     if bits == 64:
@@ -131,9 +134,7 @@ def unsigned_hint(value: Any, name: str) -> str | None:
             "addition, subtraction and multiplication change as uint64's (comparisons, division and shifts "
             "read them signed), and view the results as np.uint64"
         )
-    signed = (
-        f"{name}.astype(np.{'int32' if bits < 32 else 'int64'})" if isinstance(value, np.ndarray) else f"int({name})"
-    )
+    signed = f"{name}.astype(np.{'int32' if bits < 32 else 'int64'})" if np.ndim(value) > 0 else f"int({name})"
     return (
         f"unsigned integers are not supported: pass {signed}, which holds every {dtype} value, and convert "
         f"the results back with .astype(np.{dtype}) where they should wrap modulo 2**{bits}"

@@ -18,7 +18,7 @@ through the gradient program, the checkpointed one where a loop is marked
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Unpack
@@ -143,18 +143,26 @@ def whole_call(spec: Specialization, args: Sequence[Any]) -> ReversibleCall:
 
 
 def differentiated_call(
-    f: Any, args: Sequence[Any], api: str, gradient: bool = False, policy: CheckpointPolicy | None = None
+    f: Any,
+    args: Sequence[Any],
+    api: str,
+    gradient: bool = False,
+    policy: CheckpointPolicy | None = None,
+    wrt: Collection[int] | None = None,
 ) -> ReversibleCall:
     """The run of a reversible specialization ``rv.{api}`` differentiates:
     a reversible function's own; an ordinary function's Bennett form in
     forward mode, or with ``gradient`` (Hessians: forward over the gradient
     program) the form ``rv.gradient`` runs, which is the tape-mode form
     with the checkpointed gradient where a loop is marked (docs/design.md,
-    decision 40), or its resumable form under a ``checkpoint=`` policy."""
+    decision 40), or its resumable form under a ``checkpoint=`` policy.
+    ``wrt``: the arguments differentiated with respect to (default: every
+    one), the only ones an ordinary function refuses an int used as a
+    float for."""
     if policy is not None:
-        return checkpointed_call(f, args, api, policy)
+        return checkpointed_call(f, args, api, policy, wrt)
     if isinstance(f, OrdinaryFunction):
-        return f.reversible_call(args) if gradient else f.forward_call(args)
+        return f.reversible_call(args, wrt) if gradient else f.forward_call(args, wrt)
     if not isinstance(f, ReversibleFunction | InverseFunction):
         raise TypeError(
             f"rv.{api} expects an @rv.ordinary function, a @rv.reversible function or its inverse, got {f!r}"
@@ -190,10 +198,15 @@ def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tupl
         flat_tangents = structs.layout.flatten_cotangents(tangents, "tangent")
         outputs, dots = jvp(structs.function, structs.layout.flatten(args), flat_tangents)
         return structs.rebuild_outputs(args, outputs), structs.rebuild_outputs(args, dots)
-    call = differentiated_call(f, args, "jvp")
+    call = differentiated_call(f, args, "jvp", wrt=_nonzero(tangents))
     check_count(call.spec.function, args, tangents, "tangents")
     outputs, found = spec_jvp(call.spec, call.arguments, spread(call, tangents))
     return tuple(outputs[i] for i in call.outputs), tuple(found[i] for i in call.outputs)
+
+
+def _nonzero(tangents: Sequence[Any]) -> list[int]:
+    """The arguments a tangent (or vector) is given for: ``None`` is zero."""
+    return [i for i, tangent in enumerate(tangents) if tangent is not None]
 
 
 def spec_jvp(
@@ -240,7 +253,7 @@ def hvp(
         flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
         return structs.layout.rebuild(args, hvp(structs.function, flat_args, flat_vectors, loss, **checkpointing))
     policy = CheckpointPolicy.of_options(checkpointing, "hvp")
-    call = differentiated_call(f, args, "hvp", gradient=True, policy=policy)
+    call = differentiated_call(f, args, "hvp", gradient=True, policy=policy, wrt=_nonzero(vectors))
     check_count(call.spec.function, args, vectors, "vectors")
     loss = loss_position(call, iloss, "hvp")
     products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss, seeds_like(call))
@@ -315,12 +328,13 @@ def hessian(
     args = argument_tuple(args, "rv.hessian")
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
-        call = differentiated_call(structs.function, flat_args, "hessian")
+        # only a layout: the call of the flat function below checks its arguments wrt
+        call = differentiated_call(structs.function, flat_args, "hessian", wrt=())
         side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "rv.hessian")
         loss = structs.loss(args, iloss)
         return blocks(hessian(structs.function, flat_args, loss, side.flat, **checkpointing), side, side)
     policy = CheckpointPolicy.of_options(checkpointing, "hessian")
-    call = differentiated_call(f, args, "hessian", gradient=True, policy=policy)
+    call = differentiated_call(f, args, "hessian", gradient=True, policy=policy, wrt=wrt)
     spec, state = call.spec, call.arguments
     loss = loss_position(call, iloss, "hessian")
     layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.hessian"), "rv.hessian")

@@ -11,7 +11,7 @@ otherwise on the interpreter.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, runtime_checkable
@@ -51,11 +51,14 @@ class Differentiable(Protocol):
     def reversible_call(self, args: Sequence[Any]) -> ReversibleCall: ...
 
 
-def checkpointed_call(f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy) -> ReversibleCall:
+def checkpointed_call(
+    f: Any, args: Sequence[Any], api: str, policy: CheckpointPolicy, wrt: Collection[int] | None = None
+) -> ReversibleCall:
     """``f``'s call as a run of its resumable form, whose gradient
-    ``checkpoint=`` checkpoints under ``policy`` over primitive steps."""
+    ``checkpoint=`` checkpoints under ``policy`` over primitive steps, with
+    respect to the arguments ``wrt`` (default: every one)."""
     require_resumable(f, api)
-    return f.resumable_call(args, policy)
+    return f.resumable_call(args, policy, wrt)
 
 
 def require_resumable(f: Any, api: str) -> None:

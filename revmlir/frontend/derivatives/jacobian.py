@@ -84,14 +84,15 @@ def jacobian(
     args = argument_tuple(args, "rv.jacobian")
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
-        call = differentiated_call(structs.function, flat_args, "jacobian")
+        # only a layout: the call of the flat function below checks its arguments wrt
+        call = differentiated_call(structs.function, flat_args, "jacobian", wrt=())
         parameters = structs.parameters
         by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, parameters, "rv.jacobian")
         values = structs.output_values(args)
         by_output = Side.of(structs.outputs, values, of, call, call.outputs, parameters, "rv.jacobian")
         matrix = jacobian(structs.function, flat_args, by_argument.flat, by_output.flat, mode)
         return blocks(matrix, by_output, by_argument)
-    call = differentiated_call(f, args, "jacobian")
+    call = differentiated_call(f, args, "jacobian", wrt=wrt)
     spec, state = call.spec, call.arguments
     inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")
     outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "rv.jacobian"), "rv.jacobian")

@@ -19,13 +19,13 @@ from __future__ import annotations
 import ast
 import functools
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from io import StringIO
 from typing import Any, NoReturn
 
 import numpy as np
-from xdsl.dialects import arith, func
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AnyFloat,
     IntegerType,
@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import (
     f64,
     i1,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute
 from xdsl.printer import Printer
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
@@ -53,6 +53,7 @@ from revmlir.frontend.base.specialization import BACKENDS, Specialization, match
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value, unsigned_hint
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
+from revmlir.frontend.ordinary_code.floated import floated_parameters
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
 from revmlir.reversibilize.resumable import make_resumable
@@ -128,7 +129,7 @@ class OrdinaryFunction(TakesStructs):
                 raise TypeError(
                     f"{self.__name__}(): argument '{name}' is declared {declared}, got {describe_type(found)}"
                 )
-            types.append(found)
+            types.append(_promoted(self.hints.get(name), found))
         return tuple(types)
 
     def takes_structs_in_expressions(self, callee: ast.expr) -> bool:
@@ -165,42 +166,49 @@ class OrdinaryFunction(TakesStructs):
         arguments are)."""
         return self.run_flat(args, lambda f, a: f.specialization_for(*a).run(a))[0]
 
-    def reversible_call(self, args: Sequence[Any]) -> ReversibleCall:
+    def reversible_call(self, args: Sequence[Any], wrt: Collection[int] | None = None) -> ReversibleCall:
         """``f``'s call as a run of its reversible form, which gradients
-        differentiate: its outputs are the returned values, then every
-        argument as ``f`` left it (a written array in its output array).
-        A function with a checkpointed loop runs its tape-mode form, whose
-        gradient is the checkpointed one."""
+        differentiate with respect to the arguments ``wrt`` (default: every
+        one): its outputs are the returned values, then every argument as
+        ``f`` left it (a written array in its output array).  A function
+        with a checkpointed loop runs its tape-mode form, whose gradient is
+        the checkpointed one."""
         spec = self.specialization_for(*args)
-        self._check_differentiable(spec, args)
+        self._check_differentiable(spec, args, wrt)
         spec.check_aliasing(args)
         if spec.checkpointed:
             return spec.checkpointed_call(args, spec.checkpointed_gradient)
         return spec.bennett_call(args)
 
-    def forward_call(self, args: Sequence[Any]) -> ReversibleCall:
+    def forward_call(self, args: Sequence[Any], wrt: Collection[int] | None = None) -> ReversibleCall:
         """``f``'s call as a run of its Bennett form, laid out as
-        ``reversible_call``'s: what forward mode differentiates, checkpointed
-        loops or not (a tangent needs no schedule)."""
+        ``reversible_call``'s: what forward mode differentiates (with
+        respect to ``wrt``), checkpointed loops or not (a tangent needs no
+        schedule)."""
         spec = self.specialization_for(*args)
-        self._check_differentiable(spec, args)
+        self._check_differentiable(spec, args, wrt)
         spec.check_aliasing(args)
         return spec.bennett_call(args)
 
-    def resumable_call(self, args: Sequence[Any], policy: CheckpointPolicy) -> ReversibleCall:
+    def resumable_call(
+        self, args: Sequence[Any], policy: CheckpointPolicy, wrt: Collection[int] | None = None
+    ) -> ReversibleCall:
         """``f``'s call as a run of its resumable form, whose gradient is
         checkpointed under ``policy`` over primitive steps (``checkpoint=``
-        of ``rv.gradient``)."""
+        of ``rv.gradient``), with respect to ``wrt``."""
         spec = self.specialization_for(*args)
-        self._check_differentiable(spec, args)
+        self._check_differentiable(spec, args, wrt)
         spec.check_aliasing(args)
         size = spec.snapshot_bytes(args)
         schedule = policy.schedule(size)
         return spec.checkpointed_call(args, spec.resumable_gradient(schedule, policy.steps_per_base(size)))
 
-    def _check_differentiable(self, spec: OrdinarySpecialization, args: Sequence[Any]) -> None:
+    def _check_differentiable(
+        self, spec: OrdinarySpecialization, args: Sequence[Any], wrt: Collection[int] | None
+    ) -> None:
         """Refuse an int that ``f`` converts to a float, passed for a
-        parameter not annotated ``int``: most likely its author meant the
+        parameter not annotated ``int`` and differentiated with respect to
+        (in ``wrt``, default every one): most likely its author meant the
         float (``2`` for ``2.0``), and derivatives would treat it as an
         integer, whose derivative is 0.0, a wrong answer given silently.
         JAX's ``grad`` refuses integer inputs unless ``allow_int=True``;
@@ -209,7 +217,11 @@ class OrdinaryFunction(TakesStructs):
         says what the parameter is, for every derivative of ``f``."""
         for position in spec.floated_integers:
             arg = self.source.tree.args.args[position]
-            if arg.arg in self.hints or not isinstance(value := args[position], int | np.integer):
+            if (
+                (wrt is not None and position not in wrt)
+                or isinstance(type_of_annotation(self.hints.get(arg.arg)), IntegerType)
+                or not isinstance(value := args[position], int | np.integer)
+            ):
                 continue
             where = self.source.loc(arg)
             raise TypeError(
@@ -268,29 +280,10 @@ class OrdinarySpecialization:
 
     @functools.cached_property
     def floated_integers(self) -> tuple[int, ...]:
-        """The integer scalar parameters whose value ``f`` converts to a
-        float (``arith.sitofp``/``uitofp``), directly or after integer
-        arithmetic: an int used as a number, not as a count or an index
-        (``index_cast``) or in a comparison."""
-        function = SymbolTable.lookup_symbol(self.ordinary, self.reversible.name)
-        assert isinstance(function, func.FuncOp)
-        found: list[int] = []
-        for position, parameter in enumerate(function.body.block.args):
-            pending: list[SSAValue] = [parameter] if isinstance(parameter.type, IntegerType) else []
-            seen: set[SSAValue] = set()
-            while pending:
-                value = pending.pop()
-                if value in seen:
-                    continue
-                seen.add(value)
-                for use in value.uses:
-                    if isinstance(use.operation, arith.SIToFPOp | arith.UIToFPOp):
-                        found.append(position)
-                        pending = []
-                        break
-                    if use.operation.dialect_name() == "arith" and not isinstance(use.operation, arith.CmpiOp):
-                        pending += [r for r in use.operation.results if isinstance(r.type, IntegerType)]
-        return tuple(found)
+        """The integer scalar parameters whose value ``f`` uses as a float
+        (``floated_parameters``): an int used as a number, not as a count,
+        an index, in a comparison or as an exponent."""
+        return floated_parameters(self.ordinary, self.reversible.name)
 
     @functools.cached_property
     def checkpointed_gradient(self) -> Specialization:
@@ -475,6 +468,16 @@ def _declared_kind(annotation: Any, found: Attribute) -> str | None:
     if isinstance(found, MemRefType) or (isinstance(declared, IntegerType) and isinstance(found, AnyFloat)):
         return describe_type(declared)
     return None
+
+
+def _promoted(annotation: Any, found: Attribute) -> Attribute:
+    """The type an argument of type ``found`` is passed as: an int for a
+    parameter annotated ``float`` is that float, as the annotation says
+    (and as a typed language would convert it), so that derivatives
+    differentiate with respect to it; given as an integer, its derivative
+    would be the 0.0 of an integer."""
+    declared = type_of_annotation(annotation)
+    return declared if isinstance(declared, AnyFloat) and isinstance(found, IntegerType) else found
 
 
 def _text(module: ModuleOp) -> str:

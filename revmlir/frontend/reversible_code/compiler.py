@@ -74,6 +74,7 @@ class ModuleCompiler(base.ModuleCompiler):
         super().__init__()
         self.builder = ModuleBuilder()
         self.names: dict[tuple[int, tuple[Attribute, ...]], str] = {}
+        self.python_names: dict[str, str] = {}  # each specialisation's function, as the user named it
         self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
         self.primitives = PrimitiveDeclarations(self.used)
         self.declared = 0  # how many of their ops the module holds
@@ -86,6 +87,7 @@ class ModuleCompiler(base.ModuleCompiler):
             return name
         # another specialisation, or a function named like one
         name = self.names[key] = self.fresh_name(function.__name__, first=len(self.used))
+        self.python_names[name] = function.__name__
         FunctionCompiler(self, function, name, types).compile()
         return name
 
@@ -108,7 +110,7 @@ class ModuleCompiler(base.ModuleCompiler):
             with ir_unchanged():
                 module.verify()
         except ReversibilityViolation as violation:
-            raise _located_error(violation.op, in_python(violation)) from None
+            raise _located_error(violation.op, in_python(violation, self.python_names)) from None
         except VerifyException:
             found = failing_op(module)
             if found is None:
@@ -848,7 +850,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             finally:
                 ctx.bindings.pop()
 
-        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel)
+        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
 
     def _descending(self, start: Value, stop: Value, step: int, loc: Any) -> tuple[Value, Value]:
         """range(start, stop, -step) as the ascending range it visits backwards."""

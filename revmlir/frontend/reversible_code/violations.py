@@ -7,10 +7,13 @@ input; a Python user wrote ``x[i + 1]`` in an ``rv.prange`` loop.  The
 violations carry what went wrong (``parallel.Race``, the array, the loop,
 the borrow), and the op's location is the user's line, so the message is
 rebuilt here from the names the user gave: an array by its variable, a
-callee by its function, the loop by its index variable.
+callee by its Python function (not by the specialisation it was compiled
+to, ``scale_2``), the loop by its index variable.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType
@@ -23,29 +26,36 @@ from revmlir.parallel import ParallelViolation, Race
 from revmlir.verifier import AliasViolation
 
 
-def in_python(violation: ReversibilityViolation) -> str:
+def in_python(violation: ReversibilityViolation, functions: Mapping[str, str]) -> str:
     """``violation``'s message in Python's words where its rule has them,
-    else the verifier's."""
+    else the verifier's; ``functions`` names each compiled function by the
+    Python function it specialises."""
     if isinstance(violation, ParallelViolation):
-        return _race(violation)
+        return _race(violation, functions)
     if isinstance(violation, AliasViolation):
         array = _name(violation.array)
+        copy = f"a copy made before it (a = rv.ancilla({array}[…]), then rv.free it after)"
         if isinstance(violation.op, memref.LoadOp):
             return (
                 f"reads {array}[…] while it updates that element of {array}: an update may not read its own "
-                f"target; read a copy made before it (a = rv.ancilla({array}[…]), then rv.free it after)"
+                f"target; read {copy}"
             )
-        return f"updates {array}[…] while it updates the same element already: an element is updated once at a time"
+        # a second borrow: the same element passed twice to a call (``f(y[0], y[0])``), or
+        # passed while it is updated, whether or not the callee writes its parameter
+        return (
+            f"uses {array}[…] twice at once (passed to a call, or updated, while it is passed or updated "
+            f"already): an element is lent once at a time; pass {copy}"
+        )
     return violation.message
 
 
-def _race(violation: ParallelViolation) -> str:
+def _race(violation: ParallelViolation, functions: Mapping[str, str]) -> str:
     array = _name(violation.array)
-    index = _name(violation.loop.body.block.args[0])
+    index = violation.loop.body.block.args[0].name_hint or "index"
     match violation.race:
         case Race.WRITES_WHOLE:
             what = (
-                f"passes {array} whole to {_callee(violation.op)}, which writes it: another iteration may "
+                f"passes {array} whole to {_callee(violation.op, functions)}, which writes it: another iteration may "
                 f"write the same elements; pass the element ({array}[{index}]) instead"
             )
         case Race.ACCUMULATES_UNSHARABLE:
@@ -55,7 +65,7 @@ def _race(violation: ParallelViolation) -> str:
             )
         case Race.PASSES_WRITTEN:
             what = (
-                f"passes {array} whole to {_callee(violation.op)} while the loop updates it: the callee "
+                f"passes {array} whole to {_callee(violation.op, functions)} while the loop updates it: the callee "
                 "reading it would race with other iterations"
             )
         case Race.BORROWS_ACCUMULATED:
@@ -84,9 +94,10 @@ def _name(value: SSAValue) -> str:
     return value.name_hint or "the array"
 
 
-def _callee(op: Operation) -> str:
+def _callee(op: Operation, functions: Mapping[str, str]) -> str:
     assert isinstance(op, rev.CallOp | rev.UncallOp)
-    name = op.callee.string_value()
+    compiled = op.callee.string_value()
+    name = functions.get(compiled, compiled)
     return f"~{name}" if isinstance(op, rev.UncallOp) else name
 
 

@@ -67,3 +67,11 @@ rev.func @g(%y: f64) {
 }
 // expected-error@+1 {{unexpected ':' after 'ad.adjoint': it is written 'ad.adjoint @function'}}
 ad.adjoint @g : f64
+
+// -----
+
+// An optional part of the form is said to be optional, not bracketed.
+rev.func @optional_part(%y: f64) {
+  // expected-error@+1 {{unexpected '->' after 'rev.return': its type list is ': <types of %values>', as in 'rev.return %values : <types of %values>' ('%values : <types of %values>' may be left out)}}
+  rev.return %y : f64 -> f64
+}

@@ -4,7 +4,8 @@
 // RUN: not rev-opt %s -p 'rev-invert{' 2>&1 | filecheck %s --check-prefix=SYNTAX
 // RUN: not rev-opt %s -p 'rev-invert{functions=nosuch}' 2>&1 | filecheck %s --check-prefix=FUNCTION
 
-// Bad pipelines get one line on stderr and a non-zero exit, no traceback.
+// Bad pipelines get one line on stderr and a non-zero exit, no traceback;
+// a syntax error adds its place, the argument and a caret under the column.
 
 rev.func @f(%x: f64) {
   %x1 = rev.neg %x : f64
@@ -24,8 +25,12 @@ rev.func @f(%x: f64) {
 // VALUE-NOT: {{.}}
 
 // SYNTAX-NOT: Traceback
-// SYNTAX:     {{^}}rev-opt: error: {{.*}}pipeline{{.*$}}
-// SYNTAX-NOT: {{.}}
+// SYNTAX:      {{^}}rev-opt: error: Error parsing pass pipeline specification:{{$}}
+// SYNTAX-NEXT: {{^}}pass-pipeline:1:12{{$}}
+// SYNTAX-NEXT: {{^}}rev-invert{{[{]$}}
+// SYNTAX-NEXT: {{^           \^$}}
+// SYNTAX-NEXT: {{^           Expected argument name here$}}
+// SYNTAX-NOT:  {{.}}
 
 // A pass that fails reports it on the input file.
 // FUNCTION-NOT: Traceback
