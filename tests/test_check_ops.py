@@ -16,6 +16,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.builder import Builder
 from xdsl.context import Context
@@ -29,6 +30,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import VerifyException
 
+import revmlir as rv
 import revmlir.runtime.native as native
 from revmlir.errors import ExecutionError
 from revmlir.gpu.load_order import loads_first
@@ -40,6 +42,7 @@ from revmlir.lowering.std_to_llvm import ModuleTranslation, translate_module
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, REPORT, CheckTable
+from safety_programs import read_a_row
 
 EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").glob("*.mlir") if p.stem != "multiplier")
 """The examples with run-time checks (the multiplier has none)."""
@@ -58,9 +61,12 @@ values in the same block, is one value in LLVM IR."""
 
 
 def _condition(value: SSAValue) -> object:
-    """What identifies ``value`` in LLVM IR: the value itself, or for an op
-    of ``REUSED``, its block, kind, properties and operands."""
+    """What identifies ``value`` in LLVM IR: the value itself, an index's
+    ``i64`` (the same LLVM value), or for an op of ``REUSED``, its block,
+    kind, properties and operands."""
     op = value.owner
+    if isinstance(op, arith.IndexCastOp) and {op.input.type, op.result.type} == {IndexType(), i64}:
+        return _condition(op.input)
     if not isinstance(op, REUSED):
         return value
     return (op.parent_block(), op.name, tuple(op.properties.items()), tuple(map(_condition, op.operands)))
@@ -146,6 +152,24 @@ def test_an_examples_checks_are_one_op_each_and_report_alike_natively(
     assert [reported_check(op) is not None for op in std.walk() if isinstance(op, scf.IfOp)].count(True) == len(checks)
     assert sum(1 for _ in ops.walk()) < sum(1 for _ in std.walk()) == std_size(std) == std_size(ops)
     _same_native_code_but_rechecks(source, monkeypatch)
+
+
+def test_a_row_read_twice_is_checked_against_the_rows_once_natively(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_a_row`` (``safety_programs.py``) reads ``m[i, 0]``, then
+    ``m[i, 1]``: native code checks ``i`` against the rows at the first read
+    of each direction only, and each column at its own read.
+    ``test_native_safety.py`` runs it past the rows and the columns."""
+    function = rv.reversible(backend="native")(read_a_row)
+    module = parse_module(function.mlir(0.0, np.zeros((2, 2)), 2), "read_a_row.mlir")
+    _, _, rechecked = _same_native_code_but_rechecks(module, monkeypatch)
+    table = native.lower_to_llvm_ir(module).check_table.attributes[CHECKS_ATTR]
+    entries = [entry.data.split("|") for entry in table.data]  # type: ignore[attr-defined]
+    rows = {
+        name: [id for id, entry in enumerate(entries, 1) if entry[3] == name and "axis 0" in entry[5]]
+        for name in ("read_a_row", "~read_a_row")
+    }
+    assert all(len(checks) == 2 for checks in rows.values())
+    assert sorted(rechecked.elements()) == sorted(second for _, second in rows.values())
 
 
 def _loads(count: int) -> str:
