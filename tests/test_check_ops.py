@@ -5,9 +5,9 @@ compilers' own pipelines (``lower_to_std(check_ops=True)``), which
 (loop versioning, the host's checks, aliasing) both report at the same
 checks, except that the op form drops a check of a condition a check
 before it in its scope checked, which cannot fail: the examples' affine,
-power and unitary have two each.  Checks of four
-conditions give the same LLVM IR, byte for byte, in either form.  And the
-op itself: its effect, and what it verifies."""
+power and unitary have two each.  Checks of four conditions give the same
+LLVM IR, byte for byte, in either form.  And the op itself: its effect, and
+what it verifies."""
 
 from __future__ import annotations
 
@@ -114,10 +114,20 @@ def _report_ids(text: str) -> Counter[int]:
     return Counter(int(found) for found in _REPORTED.findall(text))
 
 
+_INSTRUCTION = re.compile(r"= (\w+) |^\s+(store|call|br|ret)\b", re.MULTILINE)
+
+
+def _instructions(text: str) -> Counter[str]:
+    """How many instructions of each opcode LLVM IR has."""
+    return Counter(value or void for value, void in _INSTRUCTION.findall(text))
+
+
 def _same_native_code_but_rechecks(module: ModuleOp, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, Counter[int]]:
     """Native code's LLVM IR of ``module`` with ``CheckOp`` checks and with
     std ones, and the checks that check again (``_rechecked``): the std
-    form reports at every check, the op form at all but those."""
+    form reports at every check, the op form at all but those, and lacks
+    only their code (the ``xor``, the branch, the report's call and the
+    branch back; the payload's conversions to words)."""
     ops, rechecked = _native_code(module, True, monkeypatch)
     std, rechecked_std = _native_code(module, False, monkeypatch)
     assert rechecked == rechecked_std
@@ -125,6 +135,10 @@ def _same_native_code_but_rechecks(module: ModuleOp, monkeypatch: pytest.MonkeyP
     assert reported.total() > 0
     assert rechecked <= reported
     assert _report_ids(ops) == reported - rechecked
+    dropped, count = _instructions(std) - _instructions(ops), rechecked.total()
+    assert not _instructions(ops) - _instructions(std)
+    assert [dropped["xor"], dropped["call"], dropped["br"]] == [count, count, 2 * count]
+    assert set(dropped) <= {"xor", "call", "br", "sext", "zext", "fpext", "bitcast", "extractvalue"}
     return ops, std, rechecked
 
 
