@@ -193,8 +193,9 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     "write past the end, backwards": (write_past_end, lambda: (1.0, np.zeros(4), 9), True),
     "read outside axis 1": (read_axis_one, lambda: (0.0, np.zeros((2, 3)), 1, 3), False),
     "read outside axis 0": (read_axis_one, lambda: (0.0, np.zeros((2, 3)), -1, 0), False),
-    # the second read checks the row again: natively that check is dropped
-    # (the first one's dominates it), the first read's is the error
+    # a row read twice: past the rows, the first read's check fails on both
+    # engines (native code does not check the row again at the second read,
+    # test_check_ops.py's read_a_row test); past the columns, the second's
     "read a row past the end": (read_a_row, lambda: (0.0, np.zeros((2, 2)), 2), False),
     "read a row past its last column": (read_a_row, lambda: (0.0, np.zeros((2, 1)), 1), False),
     "divide by zero": (divide, lambda: (0, 7, 0), False),

@@ -1,24 +1,28 @@
 """A run-time check's two forms (``revmlir.lowering.checked_code``): the
 std form that ``rev-lower-to-std`` prints, and the one ``CheckOp`` of the
 compilers' own pipelines (``lower_to_std(check_ops=True)``), which
-``convert-std-to-llvm`` expands.  Both must be the same LLVM IR, byte for
-byte, through native code's whole pipeline (loop versioning, the host's
-checks, aliasing): what a check does, and the code LLVM makes of it, do not
-depend on the form; but the op form drops a check of a condition already
-checked in its scope, which cannot fail.  And the op itself: its effect,
-and what it verifies."""
+``convert-std-to-llvm`` expands.  Through native code's whole pipeline
+(loop versioning, the host's checks, aliasing) both report at the same
+checks, except that the op form drops a check of a condition a check
+before it in its scope checked, which cannot fail: the examples' affine,
+power and unitary have two each.  Checks of four conditions give the same
+LLVM IR, byte for byte, in either form.  And the op itself: its effect, and
+what it verifies."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.builder import Builder
 from xdsl.context import Context
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ComplexType, IndexType, IntegerAttr, MemRefType, ModuleOp, f32, f64, i1, i32, i64
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryEffectKind, has_effects
 from xdsl.transforms.canonicalize import CanonicalizePass
@@ -26,6 +30,7 @@ from xdsl.transforms.common_subexpression_elimination import CommonSubexpression
 from xdsl.transforms.dead_code_elimination import DeadCodeElimination
 from xdsl.utils.exceptions import VerifyException
 
+import revmlir as rv
 import revmlir.runtime.native as native
 from revmlir.errors import ExecutionError
 from revmlir.gpu.load_order import loads_first
@@ -37,6 +42,7 @@ from revmlir.lowering.std_to_llvm import ModuleTranslation, translate_module
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
 from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, REPORT, CheckTable
+from safety_programs import read_a_row
 
 EXAMPLES = sorted(p for p in (Path(__file__).parent.parent / "examples").glob("*.mlir") if p.stem != "multiplier")
 """The examples with run-time checks (the multiplier has none)."""
@@ -48,16 +54,92 @@ def _llvm_ir(module: ModuleOp) -> str:
     return str(llvm_ir(module))
 
 
-def _native_llvm_ir(module: ModuleOp, check_ops: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+REUSED = (arith.ConstantOp, memref.DimOp, arith.CmpiOp)
+"""The ops whose value the translation computes once per scope (a block and
+the blocks that continue its code): a condition made of them, of the same
+values in the same block, is one value in LLVM IR."""
+
+
+def _condition(value: SSAValue) -> object:
+    """What identifies ``value`` in LLVM IR: the value itself, an index's
+    ``i64`` (the same LLVM value), or for an op of ``REUSED``, its block,
+    kind, properties and operands."""
+    op = value.owner
+    if isinstance(op, arith.IndexCastOp) and {op.input.type, op.result.type} == {IndexType(), i64}:
+        return _condition(op.input)
+    if not isinstance(op, REUSED):
+        return value
+    return (op.parent_block(), op.name, tuple(op.properties.items()), tuple(map(_condition, op.operands)))
+
+
+def _rechecked(work: ModuleOp) -> Counter[int]:
+    """The ids of the checks in ``work``, in either form, of a condition that
+    a check before them in their block checked: those the op form drops (an
+    id more than once where the pipeline copied a check)."""
+    checked: set[tuple[Block | None, object]] = set()
+    rechecked = Counter[int]()
+    for op in work.walk():
+        if (check := reported_check(op)) is not None:
+            key = (op.parent_block(), _condition(check[1]))
+            if key in checked:
+                rechecked[check[0]] += 1
+            checked.add(key)
+    return rechecked
+
+
+def _native_code(module: ModuleOp, check_ops: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[str, Counter[int]]:
     """Native code's LLVM IR of ``module`` (``lower_to_llvm_ir``, the whole
-    pipeline), its checks lowered in the form ``check_ops`` says."""
-    lower = native.lower_to_std
+    pipeline), its checks lowered in the form ``check_ops`` says, and the
+    checks of the std IR it translated that check again (``_rechecked``)."""
+    rechecked = Counter[int]()
 
-    def lowered(work: ModuleOp, tolerance: float, **pipeline: bool) -> None:
-        lower(work, tolerance, check_ops=check_ops)  # the form asked for here, not the pipeline's
+    def lowered(work: ModuleOp, tolerance: float, **pipeline: object) -> None:
+        lower_to_std(work, tolerance, **{**pipeline, "check_ops": check_ops})  # type: ignore[arg-type]
 
-    monkeypatch.setattr(native, "lower_to_std", lowered)
-    return native.lower_to_llvm_ir(module).llvm_ir
+    def translated(work: ModuleOp, *args: object, **kwargs: object) -> None:
+        rechecked.update(_rechecked(work))
+        translate_module(work, *args, **kwargs)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as patch:
+        patch.setattr(native, "lower_to_std", lowered)
+        patch.setattr(native, "translate_module", translated)
+        return native.lower_to_llvm_ir(module).llvm_ir, rechecked
+
+
+_REPORTED = re.compile(rf'call ccc void @"{re.escape(REPORT)}"\(ptr [^,]+, i64 [^,]+, i64 (\d+)')
+
+
+def _report_ids(text: str) -> Counter[int]:
+    """The check ids of the report calls in LLVM IR: each call once."""
+    return Counter(int(found) for found in _REPORTED.findall(text))
+
+
+_INSTRUCTION = re.compile(r"= (\w+) |^\s+(store|call|br|ret)\b", re.MULTILINE)
+
+
+def _instructions(text: str) -> Counter[str]:
+    """How many instructions of each opcode LLVM IR has."""
+    return Counter(value or void for value, void in _INSTRUCTION.findall(text))
+
+
+def _same_native_code_but_rechecks(module: ModuleOp, monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, Counter[int]]:
+    """Native code's LLVM IR of ``module`` with ``CheckOp`` checks and with
+    std ones, and the checks that check again (``_rechecked``): the std
+    form reports at every check, the op form at all but those, and lacks
+    only their code (the ``xor``, the branch, the report's call and the
+    branch back; the payload's conversions to words)."""
+    ops, rechecked = _native_code(module, True, monkeypatch)
+    std, rechecked_std = _native_code(module, False, monkeypatch)
+    assert rechecked == rechecked_std
+    reported = _report_ids(std)
+    assert reported.total() > 0
+    assert rechecked <= reported
+    assert _report_ids(ops) == reported - rechecked
+    dropped, count = _instructions(std) - _instructions(ops), rechecked.total()
+    assert not _instructions(ops) - _instructions(std)
+    assert [dropped["xor"], dropped["call"], dropped["br"]] == [count, count, 2 * count]
+    assert set(dropped) <= {"xor", "call", "br", "sext", "zext", "fpext", "bitcast", "extractvalue"}
+    return ops, std, rechecked
 
 
 def _reports(module: ModuleOp) -> int:
@@ -65,7 +147,7 @@ def _reports(module: ModuleOp) -> int:
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.stem)
-def test_an_examples_checks_are_one_op_each_and_the_same_native_code(
+def test_an_examples_checks_are_one_op_each_and_report_alike_natively(
     path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ctx = make_context()
@@ -83,7 +165,25 @@ def test_an_examples_checks_are_one_op_each_and_the_same_native_code(
     assert _reports(ops) == 0
     assert [reported_check(op) is not None for op in std.walk() if isinstance(op, scf.IfOp)].count(True) == len(checks)
     assert sum(1 for _ in ops.walk()) < sum(1 for _ in std.walk()) == std_size(std) == std_size(ops)
-    assert _native_llvm_ir(source, True, monkeypatch) == _native_llvm_ir(source, False, monkeypatch)
+    _same_native_code_but_rechecks(source, monkeypatch)
+
+
+def test_a_row_read_twice_is_checked_against_the_rows_once_natively(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``read_a_row`` (``safety_programs.py``) reads ``m[i, 0]``, then
+    ``m[i, 1]``: native code checks ``i`` against the rows at the first read
+    of each direction only, and each column at its own read.
+    ``test_native_safety.py`` runs it past the rows and the columns."""
+    function = rv.reversible(backend="native")(read_a_row)
+    module = parse_module(function.mlir(0.0, np.zeros((2, 2)), 2), "read_a_row.mlir")
+    _, _, rechecked = _same_native_code_but_rechecks(module, monkeypatch)
+    table = native.lower_to_llvm_ir(module).check_table.attributes[CHECKS_ATTR]
+    entries = [entry.data.split("|") for entry in table.data]  # type: ignore[attr-defined]
+    rows = {
+        name: [id for id, entry in enumerate(entries, 1) if entry[3] == name and "axis 0" in entry[5]]
+        for name in ("read_a_row", "~read_a_row")
+    }
+    assert all(len(checks) == 2 for checks in rows.values())
+    assert sorted(rechecked.elements()) == sorted(second for _, second in rows.values())
 
 
 def _loads(count: int) -> str:
@@ -128,10 +228,12 @@ def test_a_loop_near_the_size_limit_is_versioned_alike_in_either_form(
         sizes.append(std_size(loop))
     assert sizes[0] == sizes[1]
     assert (sizes[0] <= MAX_BODY_OPS) == (count == LOADS_AT_LIMIT)
-    text = _native_llvm_ir(module, True, monkeypatch)
-    assert text == _native_llvm_ir(module, False, monkeypatch)
+    ops, std, rechecked = _same_native_code_but_rechecks(module, monkeypatch)
     # a versioned loop loads each element in both versions
-    assert text.count("load double") == count * (2 if count == LOADS_AT_LIMIT else 1)
+    for text in (ops, std):
+        assert text.count("load double") == count * (2 if count == LOADS_AT_LIMIT else 1)
+    # the checked loop checks i against x's size once, not at every load
+    assert rechecked.total() == count - 1
 
 
 def _checked(check_ops: bool) -> ModuleOp:

@@ -17,10 +17,13 @@ from xdsl.utils.exceptions import PassFailedException
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
 from revmlir.gpu import program, toolkit
+from revmlir.gpu.nvptx import device_rules
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, emit_cubin, find_libdevice, find_ptxas
+from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.lowering.std_to_llvm import ModuleTranslation, translate_module
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from revmlir.passes.invert import RevInvertPass
@@ -260,6 +263,32 @@ def test_a_std_kernel_that_returns_nothing_takes_its_scalars_on_the_gpu():
 def test_ptxas_rejection_is_an_error_with_its_message():
     with pytest.raises(ToolkitError, match="ptxas rejected the PTX: .*syntax error"):
         emit_cubin(".version 7.8\n.target sm_90\n.address_size 64\nnot ptx at all\n")
+
+
+def test_one_descriptor_viewed_as_two_element_types_has_an_address_of_each_stride():
+    """A descriptor cast to arrays of two element types (``array_at_address``
+    takes any cast of a descriptor of the matching LLVM type): the element
+    ``i`` of each is its own ``getelementptr``, 8 bytes apart in one and 4 in
+    the other, not the first access's address again."""
+    module = parse_module(
+        """
+func.func @f(%d: !llvm.struct<(!llvm.ptr, i64)>, %i: index, %v: i32) -> f64 {
+  %x = builtin.unrealized_conversion_cast %d : !llvm.struct<(!llvm.ptr, i64)> to memref<?xf64>
+  %y = builtin.unrealized_conversion_cast %d : !llvm.struct<(!llvm.ptr, i64)> to memref<?xi32>
+  %a = memref.load %x[%i] : memref<?xf64>
+  memref.store %v, %y[%i] : memref<?xi32>
+  func.return %a : f64
+}
+""",
+        "views.mlir",
+    )
+    translate_module(module, ModuleTranslation(overrides=device_rules), entry_points=False)
+    text = str(llvm_ir(module))
+    geps = re.findall(r'(%"[^"]+") = getelementptr inbounds (\w+), (ptr %"[^"]+", i64 %"[^"]+")', text)
+    addresses = {type: (name, operands) for name, type, operands in geps}
+    assert len(geps) == 2 and addresses["double"][1] == addresses["i32"][1]  # of one pointer and index
+    assert f"load double, ptr {addresses['double'][0]}" in text
+    assert re.search(rf'store i32 %"[^"]+", ptr {re.escape(addresses["i32"][0])}', text)
 
 
 def test_device_llvm_ir_that_llvm_would_not_verify_is_refused_before_libdevice_is_linked():

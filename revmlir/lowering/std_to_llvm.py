@@ -57,7 +57,7 @@ Every public function gets C-callable entry points:
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
@@ -262,13 +262,16 @@ class FunctionTranslation:
         self.blocks: dict[Block, Block] = {}
         """Each block of the source function's body: its translation's
         first block (``cf`` branches target it)."""
-        self.reused: dict[tuple[Block, object, object], SSAValue] = {}
+        self.reused: dict[tuple[Block | None, Hashable, Hashable], SSAValue] = {}
         """Constants, descriptor fields, array addresses and integer
         comparisons already emitted, by the scope (``continue_in``) that
         may use them again (``const``, ``extract``, ``_element_address``,
-        ``_cmpi``), and the conditions checked (``_check``): a kernel's
-        every array access is checked, and each check branches, so each
-        access emitted its own in a block of its own."""
+        ``_cmpi``), or by ``None``, the whole function (``function_const``):
+        a kernel's every array access is checked, and each check branches,
+        so each access emitted its own in a block of its own."""
+        self.checked: set[tuple[Block, SSAValue]] = set()
+        """The conditions checked, by scope (``_check``): a check of one of
+        them again in the scope cannot fail."""
         self.scopes: dict[Block, Block] = {}
         """A block that continues another's code (``continue_in``): the
         first block of their scope."""
@@ -651,13 +654,13 @@ def _check(t: FunctionTranslation, op: Operation) -> None:
     form's ``scf.if`` is translated as it is."""
     assert isinstance(op, CheckOp)
     ok = t.get(op.ok)
-    key = (t.scope(), ok, CheckOp)
-    if key in t.reused:
+    key = (t.scope(), ok)
+    if key in t.checked:
         # a check of this condition came first in the scope, and so
         # dominates: had the condition failed, its report (which does not
         # return) would have ended the run
         return
-    t.reused[key] = ok
+    t.checked.add(key)
     report, after = t.new_block(), t.new_block()
     bad = t.value(fast_ops.binary(llvm.XOrOp, ok, t.function_const(1, i1)), op)
     t.emit(fast_ops.llvm_cond_branch(bad, report, [], after, []), op)
@@ -1332,8 +1335,12 @@ def _element_address(
     and writes again (BA's kernel: half of its addresses) is the
     value its first access emitted, which dominates the later ones, rather
     than the same multiplications, additions and ``getelementptr`` again
-    for every later stage to build, print, parse and for LLVM to merge."""
-    key = (t.scope(), array, tuple(indices))
+    for every later stage to build, print, parse and for LLVM to merge.
+    Its key holds the element's LLVM type, the stride of the
+    ``getelementptr``: GPU code may view one descriptor as arrays of two
+    element types (``revmlir.gpu.nvptx.array_at_address``)."""
+    stride = llvm_type(element)
+    key = (t.scope(), (array, stride), tuple(indices))
     if (found := t.reused.get(key)) is not None:
         return found
     pointer = t.extract(array, 0, PTR, op)
@@ -1347,7 +1354,7 @@ def _element_address(
         linear = t.value(fast_ops.binary(llvm.AddOp, scaled, index), op)
     if linear is None:
         linear = t.const(0, i64, op)
-    found = t.reused[key] = t.value(fast_ops.llvm_gep(pointer, linear, llvm_type(element)), op)
+    found = t.reused[key] = t.value(fast_ops.llvm_gep(pointer, linear, stride), op)
     return found
 
 
