@@ -220,3 +220,32 @@ def test_descending_ranges_far_apart_count_their_iterations(backend: str) -> Non
     count = rv.reversible(_count_down, backend=backend)
     assert count(0.0, 1.0, *bounds) == (4.0, 1.0, *bounds)
     assert (~count)(4.0, 1.0, *bounds) == (0.0, 1.0, *bounds)
+
+
+def _walk_down_by_3(y, a: int, b: int):
+    for i in range(a, b, -3):
+        y += float(a - i) + 1.0
+
+
+def _walk_down_by_2_62(y, a: int, b: int):
+    for i in range(a, b, -4611686018427387904):
+        y += float(i) * 2.0**-62 + 4.0
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_reversible_descending_ranges_near_the_limits_are_pythons(backend: str) -> None:
+    """A reversible ``range(a, b, −s)`` visits Python's indices, forwards
+    and backwards, where ``a + s`` or ``a + 1`` passes 2⁶³ − 1 and where the
+    range is empty."""
+    top, bottom = 2**63 - 1, -(2**63)
+    cases = {
+        (_walk_down_by_3, 3): [(top - 1, top), (top, top), (top, top - 1), (top, top - 20), (bottom + 5, bottom)],
+        (_walk_down_by_2_62, 2**62): [(2**62, 2**62 + 5), (top, bottom), (top, top), (bottom + 1, bottom)],
+    }
+    for (function, step), bounds in cases.items():
+        f = rv.reversible(function, backend=backend)
+        for a, b in bounds:
+            terms = [float(a - i) + 1.0 if step == 3 else float(i) * 2.0**-62 + 4.0 for i in range(a, b, -step)]
+            expected = sum(terms)
+            assert f(0.5, a, b) == (0.5 + expected, a, b), (function.__name__, a, b)
+            assert (~f)(0.5 + expected, a, b) == (0.5, a, b), (function.__name__, a, b)
