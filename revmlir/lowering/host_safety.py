@@ -14,7 +14,8 @@ machine stack, and a loop that never ends.
   with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
   (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
-  iterations of the function's ``for`` loops), the outermost
+  iterations of the function's ``for`` loops, or in every iteration where
+  its body calls a function that runs a ``for`` loop), the outermost
   ``scf.parallel``, the targets of backward branches in ``cf`` form),
   ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot once
   Ctrl-C has been pressed since the run started (it compares the
