@@ -64,13 +64,36 @@ def spin_inside(y, n: int):
 
 @rv.reversible(backend="native")
 def spin_nest(y, n: int):
-    """A nest of loops too short to poll by their own count: the loops
-    around the innermost one poll in each iteration."""
+    """A nest of loops each too short to poll by its own count: they
+    share the function's count of ``for`` iterations, which polls."""
     for i in range(n):
         for j in range(n):
             for k in range(n):
                 for m in range(n):
                     y += 1.0
+
+
+@rv.reversible(backend="native")
+def spin_calling(y, n: int, m: int):
+    """The innermost two loops of a nest across functions, each call's
+    count starting at 0: the loop around the call polls in each
+    iteration.  (A call may update its arguments, so each loop's bound
+    is an argument of its own.)"""
+    for i in range(n):
+        spin(y, m)
+
+
+@rv.reversible(backend="native")
+def spin_calling_twice(y, n: int, m: int, k: int):
+    for i in range(n):
+        spin_calling(y, m, k)
+
+
+@rv.reversible(backend="native")
+def spin_nest_across(y, n: int, m: int, k: int, j: int):
+    """Four loops, one in each function of a chain of calls."""
+    for i in range(n):
+        spin_calling_twice(y, m, k, j)
 
 
 @rv.ordinary(backend="native")
@@ -473,6 +496,13 @@ CASES: dict[str, Callable[[], dict[str, Any]]] = {
     "Ctrl-C in a nest of short loops": lambda: interrupted_at(spin_nest, (0.0, SHORT)),
     "Ctrl-C in a nest of short loops, backwards": lambda: interrupted_at(spin_nest, (0.0, SHORT), backward=True),
     "runs on after Ctrl-C in a nest of short loops": lambda: {"result": spin_nest(0.0, 12)},
+    "Ctrl-C in a nest of short loops across functions": lambda: interrupted_at(spin_nest_across, (0.0, *[SHORT] * 4)),
+    "Ctrl-C in a nest of short loops across functions, backwards": lambda: interrupted_at(
+        spin_nest_across, (0.0, *[SHORT] * 4), backward=True
+    ),
+    "runs on after Ctrl-C in a nest of short loops across functions": lambda: {
+        "result": spin_nest_across(0.0, 12, 12, 12, 12)
+    },
     "Ctrl-C in a callee's loop": lambda: interrupted_later(lambda: spin_through(0.0, FOREVER)),
     "runs on after Ctrl-C in a callee's loop": lambda: {"result": spin_through(0.0, POLLED)},
     "Ctrl-C in an ordinary callee's loop": lambda: interrupted_at(spin_while_through, (FOREVER,)),
@@ -515,6 +545,7 @@ if __name__ == "__main__":
     else:
         spin(0.0, 1), (~spin)(0.0, 1), spin_while(1), spin_inside(0.0, 1), bump(np.zeros(1), 1)
         spin_nest(0.0, 1), (~spin_nest)(0.0, 1)
+        spin_nest_across(0.0, 1, 1, 1, 1), (~spin_nest_across)(0.0, 1, 1, 1, 1)
         spin_through(0.0, 1), spin_while_through(1)
         cases = CASES
     for name, case in cases.items():

@@ -87,11 +87,28 @@ def test_ctrl_c_at_the_last_instant_before_a_native_call_stops_its_loop():
 
 def test_ctrl_c_stops_a_nest_of_short_loops():
     """Four loops of 1000 iterations each, none long enough to poll by its
-    own count: the loops with a loop inside poll in each iteration, so
-    Ctrl-C stops the nest forwards and backwards, and it runs again."""
+    own count: they share one count of the function's iterations, which
+    polls, so Ctrl-C stops the nest forwards and backwards, and it runs
+    again."""
     stopped("Ctrl-C in a nest of short loops")
     stopped("Ctrl-C in a nest of short loops, backwards")
     assert outcome("runs on after Ctrl-C in a nest of short loops")["result"] == [12.0**4, 12]
+
+
+def test_ctrl_c_stops_a_nest_of_short_loops_across_functions():
+    """The same nest with each loop in a function of its own that calls
+    the next: each call's count starts at 0 and reaches no poll, so a
+    loop that calls a function with a ``for`` loop polls in each
+    iteration, and Ctrl-C stops the nest forwards and backwards."""
+    stopped("Ctrl-C in a nest of short loops across functions")
+    stopped("Ctrl-C in a nest of short loops across functions, backwards")
+    assert outcome("runs on after Ctrl-C in a nest of short loops across functions")["result"] == [
+        12.0**4,
+        12,
+        12,
+        12,
+        12,
+    ]
 
 
 def test_ctrl_c_in_a_callee_stops_the_call_of_a_function_without_loops():
@@ -268,6 +285,17 @@ func.func @nest(%n: index) {
   }
   return
 }
+func.func @calls(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    func.call @nest(%n) : (index) -> ()
+  }
+  scf.for %i = %c0 to %n step %c1 {
+    %t = func.call @leaf(%n) : (index) -> i1
+  }
+  return
+}
 """
 
 
@@ -275,7 +303,9 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     """Only calls within a cycle of the call graph check the stack (even ↔
     odd, not odd → leaf), and poll for Ctrl-C before; a loop in ``cf`` form
     polls at the target of its backward branch; nested ``for`` loops poll,
-    each now and then, on the function's one count of iterations."""
+    each now and then, on the function's one count of iterations; a loop
+    that calls a function with a ``for`` loop polls in each iteration, one
+    that calls a function without (``leaf``) on the count."""
     module = parse_module(RECURSIVE, "recursive.mlir")
     RevLowerToStdPass().apply(Context(), module)
     HostSafetyPass().apply(Context(), module)
@@ -296,3 +326,6 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     assert nest.count("memref.alloca") == 1
     for loop in nest.split("scf.for")[1:]:
         assert loop.index("memref.load") < loop.index("scf.if") < loop.index(POLL)
+    calling, counted = text.split("func.func @calls(")[1].split("func.func")[0].split("scf.for")[1:]
+    assert calling.index(POLL) < calling.index("@nest(") and "scf.if" not in calling
+    assert counted.index("scf.if") < counted.index(POLL) < counted.index("@leaf(")

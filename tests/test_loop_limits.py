@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import revmlir as rv
+from revmlir.errors import ExecutionError
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
@@ -220,3 +221,58 @@ def test_descending_ranges_far_apart_count_their_iterations(backend: str) -> Non
     count = rv.reversible(_count_down, backend=backend)
     assert count(0.0, 1.0, *bounds) == (4.0, 1.0, *bounds)
     assert (~count)(4.0, 1.0, *bounds) == (0.0, 1.0, *bounds)
+
+
+def _walk_down_by_3(y, a: int, b: int):
+    for i in range(a, b, -3):
+        y += float(a - i) + 1.0
+
+
+def _walk_down_by_2_62(y, a: int, b: int):
+    for i in range(a, b, -4611686018427387904):
+        y += float(i) * 2.0**-62 + 4.0
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_reversible_descending_ranges_near_the_limits_are_pythons(backend: str) -> None:
+    """A reversible ``range(a, b, −s)`` visits Python's indices, forwards
+    and backwards, where ``a + s`` or ``a + 1`` passes 2⁶³ − 1 and where the
+    range is empty."""
+    top, bottom = 2**63 - 1, -(2**63)
+    cases = {
+        (_walk_down_by_3, 3): [(top - 1, top), (top, top), (top, top - 1), (top, top - 20), (bottom + 5, bottom)],
+        (_walk_down_by_2_62, 2**62): [(2**62, 2**62 + 5), (top, bottom), (top, top), (bottom + 1, bottom)],
+    }
+    for (function, step), bounds in cases.items():
+        f = rv.reversible(function, backend=backend)
+        for a, b in bounds:
+            terms = [float(a - i) + 1.0 if step == 3 else float(i) * 2.0**-62 + 4.0 for i in range(a, b, -step)]
+            expected = sum(terms)
+            assert f(0.5, a, b) == (0.5 + expected, a, b), (function.__name__, a, b)
+            assert (~f)(0.5 + expected, a, b) == (0.5, a, b), (function.__name__, a, b)
+
+
+def _powers_by_3(x, lb, ub):
+    y = x
+    for i in range(lb, ub, 3):
+        y = y * x
+    return y
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_checkpointed_gradients_of_loops_stepping_past_the_top(backend: str) -> None:
+    """``checkpoint=`` runs the loop in the resumable form, which steps its
+    variable: a loop whose last ``i + 3`` lands on ``ub`` just below
+    2⁶³ − 1 has the gradient of x³ (finite differences agree), and one
+    whose last step passes 2⁶³ − 1 stops with a located error, which it
+    did not (it wrapped and never ended)."""
+    f = rv.ordinary(_powers_by_3, backend=backend)
+    top = 2**63 - 1
+    exact = (top - 8, top - 2)
+    assert len(range(*exact, 3)) == 2
+    (gradient, *_) = rv.gradient(f, (1.5, *exact), checkpoint="bisection")
+    h = 1e-6
+    assert gradient == pytest.approx((f(1.5 + h, *exact) - f(1.5 - h, *exact)) / (2 * h), rel=1e-6)
+    assert gradient == pytest.approx(3 * 1.5**2, rel=1e-15)
+    with pytest.raises(ExecutionError, match=r"^.*test_loop_limits\.py:\d+:\d+: .*i \+ step overflows"):
+        rv.gradient(f, (1.5, top - 7, top), checkpoint="bisection")

@@ -14,7 +14,8 @@ machine stack, and a loop that never ends.
   with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
   (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
-  iterations of the function's ``for`` loops), the outermost
+  iterations of the function's ``for`` loops, or in every iteration where
+  its body calls a function that runs a ``for`` loop), the outermost
   ``scf.parallel``, the targets of backward branches in ``cf`` form),
   ``revmlir.poll`` leaves the run with ``INTERRUPTED`` in the slot once
   Ctrl-C has been pressed since the run started (it compares the
@@ -38,7 +39,7 @@ binary recursion 100 deep makes 2¹⁰⁰ calls, the stack never deeper than
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from xdsl.builder import Builder
@@ -161,6 +162,7 @@ class HostSafetyPass(ModulePass):
         runtime: dict[str, func.FuncOp] = {}
         functions = list(_checked_functions(op))
         recursive = recursive_calls(f for f, _ in functions)
+        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp))
         for function, error in functions:
             code = CheckedCode(
                 function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
@@ -183,11 +185,17 @@ class HostSafetyPass(ModulePass):
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
                 (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
                 code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
-            iterations = _iteration_count(code, function) if any(isinstance(h, scf.ForOp) for _, h in heads) else None
+            # A loop that calls a function with a for loop polls in every
+            # iteration: the callee's count starts at 0 in each call, so a
+            # nest of short loops across functions reaches POLL_SPAN in none
+            # of them, and the call costs more than the poll.
+            eager = _loops_calling(function, counting)
+            counted = [loop for _, loop in heads if isinstance(loop, scf.ForOp) and loop not in eager]
+            iterations = _iteration_count(code, function) if counted else None
             for block, loop in heads:
                 assert interrupts is not None
                 code.builder.insertion_point = InsertPoint.at_start(block)
-                if isinstance(loop, scf.ForOp):
+                if isinstance(loop, scf.ForOp) and loop not in eager:
                     assert iterations is not None
                     _poll_now_and_then(code, loop, iterations, [error, *interrupts])
                 else:
@@ -202,23 +210,42 @@ def polling_functions(module: ModuleOp) -> frozenset[str]:
     that call one.  A call
     of any other needs no interrupt count (it ends soon enough on its
     own), which spares Python's caller the work of arming one."""
+    functions = (f for f, _ in _checked_functions(module))
+    return frozenset(_reaching(functions, lambda op: isinstance(op, func.CallOp) and op.callee.string_value() == COUNT))
+
+
+def _reaching(functions: Iterable[func.FuncOp], seed: Callable[[Operation], bool]) -> set[str]:
+    """The names of the ``functions`` with an op ``seed`` holds for, and of
+    those that call one of them, directly or not."""
     callers: dict[str, set[str]] = {}
     found: list[str] = []
-    for function, _ in _checked_functions(module):
+    for function in functions:
         name = function.sym_name.data
         for op in function.walk():
-            if isinstance(op, func.CallOp):
-                callee = op.callee.string_value()
-                if callee == COUNT:
-                    found.append(name)
-                else:
-                    callers.setdefault(callee, set()).add(name)
-    polling: set[str] = set()
+            if seed(op):
+                found.append(name)
+            elif isinstance(op, func.CallOp):
+                callers.setdefault(op.callee.string_value(), set()).add(name)
+    reached: set[str] = set()
     while found:
-        if (name := found.pop()) not in polling:
-            polling.add(name)
+        if (name := found.pop()) not in reached:
+            reached.add(name)
             found.extend(callers.get(name, ()))
-    return frozenset(polling)
+    return reached
+
+
+def _loops_calling(function: func.FuncOp, callees: set[str]) -> set[scf.ForOp]:
+    """The ``for`` loops of ``function`` whose body calls one of
+    ``callees`` outside any inner ``for`` loop."""
+    loops: set[scf.ForOp] = set()
+    for call in function.walk():
+        if isinstance(call, func.CallOp) and call.callee.string_value() in callees:
+            loop = call.parent_op()
+            while loop is not None and not isinstance(loop, scf.ForOp | func.FuncOp):
+                loop = loop.parent_op()
+            if isinstance(loop, scf.ForOp):
+                loops.add(loop)
+    return loops
 
 
 def _interrupts(code: CheckedCode, error: SSAValue, like: Operation) -> tuple[SSAValue, SSAValue]:

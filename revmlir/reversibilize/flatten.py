@@ -38,6 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.errors import describe_op
 from revmlir.reversibilize.analysis import ReversibilizeError
+from revmlir.reversibilize.stepping import stepped
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -146,7 +147,8 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
             **dict(zip(inner.body.block.args[1:], state_inner, strict=True)),
         }
         yielded = _clone_into(b, list(inner.body.block.ops), mapping)
-        after_j = _append(b, arith.AddiOp(j, js)).result
+        after_j, stepping = stepped(j, js, inner)
+        b.add_ops(stepping)
         return [i, phase, after_j, jub, js, *state_outer, *yielded, *state_live]
 
     def finish(b: Block) -> list[SSAValue]:
@@ -157,7 +159,8 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
         }
         _clone_into(b, after, mapping)
         ends = [mapping.get(v, v) for v in terminator.operands]
-        next_i = _append(b, arith.AddiOp(i, loop.step)).result
+        next_i, stepping = stepped(i, loop.step, loop)
+        b.add_ops(stepping)
         return [next_i, _const(b, START), j, jub, js, *ends, *state_inner, *state_live]
 
     def proceed(b: Block) -> list[SSAValue]:

@@ -89,6 +89,7 @@ from revmlir.reversibilize.ordinary_copies import (
     keep_ordinary_copies,
     written_name,
 )
+from revmlir.reversibilize.stepping import stepped
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -370,10 +371,9 @@ class _Flattener:
 
         test(at, op.lb, op.iter_args)
         end = self.block(body, first)
-        stepped = arith.AddiOp(iv, op.step)
-        stepped.location = op.location
-        self.segments[end].ops.append(stepped)
-        test(end, stepped.result, terminator.operands)
+        next_iv, stepping = stepped(iv, op.step, op)
+        self.segments[end].ops += stepping
+        test(end, next_iv, terminator.operands)
         if end == first:
             self.segments[first].guard = Guard(iv, op.ub, list(zip(op.results, carried, strict=True)))
         return after

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
@@ -829,10 +829,14 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 )
         step_node = bounds[2] if len(bounds) == 3 else ast.Constant(1)
         step_value = _literal_int(step_node)
+        descending: tuple[SSAValue, int] | None = None
         if step_value is not None and step_value < 0:
-            lb, ub = self._descending(lb, ub, -step_value, loc)
-            reverse = not reverse
-            step = fn.const(-step_value, IndexType(), loc)
+            # range(a, b, -s) visits a - k·s for k in range(len(range(a, b, -s))):
+            # no index is computed past the range, so nothing wraps (decision 115)
+            descending = (fn.index(lb, loc), -step_value)
+            lb = fn.const(0, IndexType(), loc)
+            ub = fn.descending_count(descending[0], fn.index(ub, loc), -step_value, loc)
+            step = fn.const(1, IndexType(), loc)
         elif step_value == 0:
             raise ctx.error(node, "range() step must not be zero")
         else:
@@ -844,6 +848,9 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         name = node.target.id
 
         def body(index: Value) -> None:
+            if descending is not None:
+                first, stride = descending
+                index = fn.binary("sub", first, fn.binary("mul", index, stride, loc), loc)
             ctx.bindings.append({name: index})
             try:
                 self.statements(node.body)
@@ -851,13 +858,6 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 ctx.bindings.pop()
 
         fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
-
-    def _descending(self, start: Value, stop: Value, step: int, loc: Any) -> tuple[Value, Value]:
-        """range(start, stop, -step) as the ascending range it visits backwards."""
-        fn = self.fn
-        count = fn.descending_count(start, stop, step, loc)
-        last = fn.binary("sub", start, fn.binary("mul", fn.binary("sub", count, 1, loc), step, loc), loc)
-        return last, fn.binary("add", start, 1, loc)
 
     def _with(self, node: ast.With) -> None:
         ctx, fn = self.ctx, self.fn
