@@ -13,7 +13,14 @@ import pytest
 
 import revmlir as rv
 
-jax.config.update("jax_enable_x64", True)
+
+@pytest.fixture(autouse=True)
+def _jax_in_double_precision():
+    """JAX's derivatives compared with in float64, for these tests only:
+    the setting is process-wide, and other tests run in the same process."""
+    with jax.enable_x64(True):
+        yield
+
 
 HERE = Path(__file__)
 LINES = HERE.read_text().splitlines()
@@ -316,13 +323,12 @@ def curved(x, a):
 
 
 def test_an_int_left_out_of_the_derivative_is_not_refused():
-    """``wrt`` without it, or a ``None`` tangent or vector for it, says its
+    """``wrt`` without it, or a ``None`` tangent for it, says its
     derivative is not asked for: refusing it would refuse what the user
     already excluded."""
     assert np.allclose(rv.jacobian(curved, (2.0, 3), wrt=[0]), [[12.0], [1.0]])
     assert np.allclose(rv.hessian(curved, (2.0, 3), wrt=[0]), [[6.0]])
     assert rv.jvp(curved, (2.0, 3), (1.0, None))[1][0] == 12.0
-    assert rv.hvp(curved, (2.0, 3), (1.0, None)) == (6.0, 0.0)
     for asked in (
         lambda: rv.jacobian(curved, (2.0, 3), wrt=[0, 1]),
         lambda: rv.hessian(curved, (2.0, 3), wrt=[1]),
@@ -330,6 +336,15 @@ def test_an_int_left_out_of_the_derivative_is_not_refused():
     ):
         with pytest.raises(TypeError, match=r"^curved\(\): argument 'a' is the int 3, which curved uses as a float"):
             asked()
+
+
+def test_hvp_checks_every_argument_whatever_its_vector():
+    """``H·v`` has a row per argument, and ``a``'s, ∂/∂a (∇f·v), is not
+    zero when ``v`` is zero along ``a`` (``4.0`` here, with ``a=3.0``): a
+    ``None`` vector leaves no argument out of ``rv.hvp``."""
+    assert rv.hvp(curved, (2.0, 3.0), (1.0, None)) == (6.0, 4.0)
+    with pytest.raises(TypeError, match=r"^curved\(\): argument 'a' is the int 3, which curved uses as a float"):
+        rv.hvp(curved, (2.0, 3), (1.0, None))
 
 
 @rv.ordinary
