@@ -393,14 +393,69 @@ def mean(x, n):
     return s / n
 
 
-@pytest.mark.parametrize("function", [through_a_callee, through_a_loop, through_an_if, through_a_result, mean])
+@rv.ordinary
+def through_abs(x, n):
+    return x * abs(n)
+
+
+@rv.ordinary
+def through_a_square(x, n):
+    return x * n**2
+
+
+@rv.ordinary
+def as_a_constant_power(x, n):
+    return 2.0**n * x
+
+
+@rv.ordinary
+def as_a_computed_exponent(x, n):
+    return x ** (n + 1)
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        through_a_callee,
+        through_a_loop,
+        through_an_if,
+        through_a_result,
+        mean,
+        through_abs,
+        through_a_square,
+        as_a_constant_power,
+        as_a_computed_exponent,
+    ],
+)
 def test_an_int_is_followed_to_its_float_use(function):
-    """Into a callee, out of its result, round a loop, out of an ``if``: an
-    int reaches a float there all the same (they gave 0.0 for it); a count
-    also divided by (a mean) is used as a float too, and needs ``n: int``."""
+    """Into a callee, out of its result, round a loop, out of an ``if``,
+    through ``abs`` and ``**``: an int reaches a float there all the same
+    (they gave 0.0 for it); a count also divided by (a mean) is used as a
+    float too, and needs ``n: int``; so is an exponent of a constant base
+    or one computed (``2.0 ** n``, ``x ** (n + 1)``), which is a float of
+    ``n``."""
     name = function.__name__
     with pytest.raises(TypeError, match=rf"^{name}\(\): argument '(a|n)' is the int 3, which {name} uses as a float"):
         rv.gradient(function, (2.0, 3))
+
+
+@rv.ordinary
+def ident(k):
+    return k
+
+
+@rv.ordinary
+def counted_by_a_shared_callee(x, n, m: int):
+    s = 0.0
+    for _ in range(ident(n)):
+        s = s + x
+    return s * ident(m)
+
+
+def test_a_shared_callee_returns_to_its_own_call():
+    """``ident(n)`` is a count and ``ident(m)`` a float: ``m``'s float use
+    is not ``n``'s, though both go through ``ident``'s return."""
+    assert rv.gradient(counted_by_a_shared_callee, (2.0, 3, 5)) == (15.0, 0.0, 0.0)
 
 
 @rv.ordinary
@@ -417,8 +472,9 @@ def power(x, n):
 
 
 def test_an_int_only_compared_or_raised_to_is_not_refused():
-    """``x > n`` converts ``n`` to compare it, and ``x ** n`` is an integer
-    power, as in Python and JAX: no derivative flows through ``n``."""
+    """``x > n`` converts ``n`` to compare it, and ``x ** n``, a parameter
+    raising a variable base, is read as an integer power: no derivative is
+    asked of ``n``."""
     assert rv.gradient(compared, (2.0, 3)) == (1.0, 0.0)
     assert rv.gradient(compared, (4.0, 3)) == (8.0, 0.0)
     assert rv.gradient(power, (2.0, 3)) == (jax.grad(lambda x: x**3)(2.0), 0.0)
