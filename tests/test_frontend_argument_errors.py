@@ -485,6 +485,17 @@ def annotated_float(x, a: float):
     return x * a
 
 
+@rv.ordinary
+def numpy_annotated(x, n: np.int64, a: np.float64):
+    return x * n * a
+
+
+def test_numpy_scalar_annotations_are_int_and_float():
+    """``n: np.int64`` says the integer is meant, as ``n: int`` does, and an
+    int for ``a: np.float64`` is that float, differentiated."""
+    assert rv.gradient(numpy_annotated, (2.0, 3, 5)) == (15.0, 0.0, 6.0)
+
+
 def test_an_int_for_a_float_parameter_is_that_float():
     """``a: float`` called with ``3``: the annotation says a float, so the
     int is passed as one and differentiated (it gave 0.0), and a plain call
