@@ -639,8 +639,11 @@ class RevOptMain(xDSLOptMain):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``rev-opt``'s exit status: 1 for a mistake of its user (the pipeline,
-    a file), which is told in their terms; 2 for any other failure, named
-    by its class as every tool names one (``diagnostics.internal_error``)."""
+    a file, and whatever fails in a chunk's parsing, verifying and passes,
+    told at its op: a pass refuses its input with exceptions of many
+    classes); 2 for any other failure, named by its class as every tool
+    names one (``diagnostics.internal_error``); 130, the shell's status for
+    SIGINT, for Ctrl-C, which is no failure to show a traceback of."""
     try:
         return RevOptMain(argv).run()
     except SystemExit:
@@ -655,6 +658,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
             return 1
         return _internal(error)
+    except KeyboardInterrupt:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print("rev-opt: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         return _internal(error)
 
