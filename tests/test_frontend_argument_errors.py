@@ -331,6 +331,8 @@ def test_an_int_left_out_of_the_derivative_is_not_refused():
     assert rv.jvp(curved, (2.0, 3), (1.0, None))[1][0] == 12.0
     for asked in (
         lambda: rv.jacobian(curved, (2.0, 3), wrt=[0, 1]),
+        lambda: rv.jacobian(curved, (2.0, 3), wrt=[-1]),
+        lambda: rv.hessian(curved, (2.0, 3), wrt=[-1]),
         lambda: rv.hessian(curved, (2.0, 3), wrt=[1]),
         lambda: rv.jvp(curved, (2.0, 3), (None, 1.0)),
     ):

@@ -215,10 +215,12 @@ class OrdinaryFunction(TakesStructs):
         here only the ints used as floats are refused (a count or an index
         is not), and the annotation is the opt-in, per parameter, as it
         says what the parameter is, for every derivative of ``f``."""
+        # a negative position counts from the end, as ``wrt`` does everywhere
+        asked = None if wrt is None else {k % len(args) for k in wrt if -len(args) <= k < len(args)}
         for position in spec.floated_integers:
             arg = self.source.tree.args.args[position]
             if (
-                (wrt is not None and position not in wrt)
+                (asked is not None and position not in asked)
                 or isinstance(_declared_number(self.hints.get(arg.arg)), IntegerType)
                 or not isinstance(value := args[position], int | np.integer)
             ):
