@@ -341,3 +341,20 @@ def test_rev_opt_names_an_internal_failure_by_its_class_as_rev_run_does(
     monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
     assert rev_opt.main([MULTIPLIER]) == 2
     assert capsys.readouterr().err == f"rev-opt: {shown}\n"
+
+
+@pytest.mark.parametrize("step", ["__init__", "run"])
+def test_rev_opt_interrupted_exits_cleanly(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, step: str
+):
+    """Ctrl-C while the driver is made (its passes, which import code) or
+    while it runs is told in one line, with the shell's status for SIGINT,
+    not a traceback."""
+
+    def interrupt(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rev_opt.RevOptMain, step, interrupt)
+    monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
+    assert rev_opt.main([MULTIPLIER]) == 130
+    assert capsys.readouterr().err == "rev-opt: interrupted\n"

@@ -13,7 +13,14 @@ import pytest
 
 import revmlir as rv
 
-jax.config.update("jax_enable_x64", True)
+
+@pytest.fixture(autouse=True)
+def _jax_in_double_precision():
+    """JAX's derivatives compared with in float64, for these tests only:
+    the setting is process-wide, and other tests run in the same process."""
+    with jax.enable_x64(True):
+        yield
+
 
 HERE = Path(__file__)
 LINES = HERE.read_text().splitlines()
@@ -316,20 +323,30 @@ def curved(x, a):
 
 
 def test_an_int_left_out_of_the_derivative_is_not_refused():
-    """``wrt`` without it, or a ``None`` tangent or vector for it, says its
+    """``wrt`` without it, or a ``None`` tangent for it, says its
     derivative is not asked for: refusing it would refuse what the user
     already excluded."""
     assert np.allclose(rv.jacobian(curved, (2.0, 3), wrt=[0]), [[12.0], [1.0]])
     assert np.allclose(rv.hessian(curved, (2.0, 3), wrt=[0]), [[6.0]])
     assert rv.jvp(curved, (2.0, 3), (1.0, None))[1][0] == 12.0
-    assert rv.hvp(curved, (2.0, 3), (1.0, None)) == (6.0, 0.0)
     for asked in (
         lambda: rv.jacobian(curved, (2.0, 3), wrt=[0, 1]),
+        lambda: rv.jacobian(curved, (2.0, 3), wrt=[-1]),
+        lambda: rv.hessian(curved, (2.0, 3), wrt=[-1]),
         lambda: rv.hessian(curved, (2.0, 3), wrt=[1]),
         lambda: rv.jvp(curved, (2.0, 3), (None, 1.0)),
     ):
         with pytest.raises(TypeError, match=r"^curved\(\): argument 'a' is the int 3, which curved uses as a float"):
             asked()
+
+
+def test_hvp_checks_every_argument_whatever_its_vector():
+    """``H·v`` has a row per argument, and ``a``'s, ∂/∂a (∇f·v), is not
+    zero when ``v`` is zero along ``a`` (``4.0`` here, with ``a=3.0``): a
+    ``None`` vector leaves no argument out of ``rv.hvp``."""
+    assert rv.hvp(curved, (2.0, 3.0), (1.0, None)) == (6.0, 4.0)
+    with pytest.raises(TypeError, match=r"^curved\(\): argument 'a' is the int 3, which curved uses as a float"):
+        rv.hvp(curved, (2.0, 3), (1.0, None))
 
 
 @rv.ordinary
@@ -378,14 +395,69 @@ def mean(x, n):
     return s / n
 
 
-@pytest.mark.parametrize("function", [through_a_callee, through_a_loop, through_an_if, through_a_result, mean])
+@rv.ordinary
+def through_abs(x, n):
+    return x * abs(n)
+
+
+@rv.ordinary
+def through_a_square(x, n):
+    return x * n**2
+
+
+@rv.ordinary
+def as_a_constant_power(x, n):
+    return 2.0**n * x
+
+
+@rv.ordinary
+def as_a_computed_exponent(x, n):
+    return x ** (n + 1)
+
+
+@pytest.mark.parametrize(
+    "function",
+    [
+        through_a_callee,
+        through_a_loop,
+        through_an_if,
+        through_a_result,
+        mean,
+        through_abs,
+        through_a_square,
+        as_a_constant_power,
+        as_a_computed_exponent,
+    ],
+)
 def test_an_int_is_followed_to_its_float_use(function):
-    """Into a callee, out of its result, round a loop, out of an ``if``: an
-    int reaches a float there all the same (they gave 0.0 for it); a count
-    also divided by (a mean) is used as a float too, and needs ``n: int``."""
+    """Into a callee, out of its result, round a loop, out of an ``if``,
+    through ``abs`` and ``**``: an int reaches a float there all the same
+    (they gave 0.0 for it); a count also divided by (a mean) is used as a
+    float too, and needs ``n: int``; so is an exponent of a constant base
+    or one computed (``2.0 ** n``, ``x ** (n + 1)``), which is a float of
+    ``n``."""
     name = function.__name__
     with pytest.raises(TypeError, match=rf"^{name}\(\): argument '(a|n)' is the int 3, which {name} uses as a float"):
         rv.gradient(function, (2.0, 3))
+
+
+@rv.ordinary
+def ident(k):
+    return k
+
+
+@rv.ordinary
+def counted_by_a_shared_callee(x, n, m: int):
+    s = 0.0
+    for _ in range(ident(n)):
+        s = s + x
+    return s * ident(m)
+
+
+def test_a_shared_callee_returns_to_its_own_call():
+    """``ident(n)`` is a count and ``ident(m)`` a float: ``m``'s float use
+    is not ``n``'s, though both go through ``ident``'s return."""
+    assert rv.gradient(counted_by_a_shared_callee, (2.0, 3, 5)) == (15.0, 0.0, 0.0)
 
 
 @rv.ordinary
@@ -402,8 +474,9 @@ def power(x, n):
 
 
 def test_an_int_only_compared_or_raised_to_is_not_refused():
-    """``x > n`` converts ``n`` to compare it, and ``x ** n`` is an integer
-    power, as in Python and JAX: no derivative flows through ``n``."""
+    """``x > n`` converts ``n`` to compare it, and ``x ** n``, a parameter
+    raising a variable base, is read as an integer power: no derivative is
+    asked of ``n``."""
     assert rv.gradient(compared, (2.0, 3)) == (1.0, 0.0)
     assert rv.gradient(compared, (4.0, 3)) == (8.0, 0.0)
     assert rv.gradient(power, (2.0, 3)) == (jax.grad(lambda x: x**3)(2.0), 0.0)
@@ -412,6 +485,17 @@ def test_an_int_only_compared_or_raised_to_is_not_refused():
 @rv.ordinary
 def annotated_float(x, a: float):
     return x * a
+
+
+@rv.ordinary
+def numpy_annotated(x, n: np.int64, a: np.float64):
+    return x * n * a
+
+
+def test_numpy_scalar_annotations_are_int_and_float():
+    """``n: np.int64`` says the integer is meant, as ``n: int`` does, and an
+    int for ``a: np.float64`` is that float, differentiated."""
+    assert rv.gradient(numpy_annotated, (2.0, 3, 5)) == (15.0, 0.0, 6.0)
 
 
 def test_an_int_for_a_float_parameter_is_that_float():

@@ -89,7 +89,7 @@ def reads_neighbour_at_k(y):
 def writes_shared_in_nested(y):
     for i in range(len(y)):
         for j in rv.prange(y.shape[1]):
-            rv.neg(y[i, j])  # WRITES_SHARED in nested
+            rv.neg(y[i, 0])  # WRITES_SHARED in nested
 
 
 @rv.reversible

@@ -107,6 +107,8 @@ def pipeline_syntax_error(err: str) -> tuple[str, str, str, str]:
     [
         # past the end of the first argument, not at the start of the empty second
         (["-p", "cse{", "-p", ""], "pass-pipeline:1:5", "cse{"),
+        # the comma joining the arguments stands after the first, where its `}` is missing
+        (["-p", "cse{", "-p", "cse"], "pass-pipeline:1:5", "cse{"),
         # a line break inside an argument is a space: its columns and the line count stay
         (["-p", "cse,\ncse{x%}"], "pass-pipeline:1:11", "cse, cse{x%}"),
         (["-p", "cse\r\n", "-p", "cse{x%}"], "pass-pipeline:2:6", "cse{x%}"),

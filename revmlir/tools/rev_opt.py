@@ -94,7 +94,8 @@ class Traced:
     before xDSL reads it (``builtin.module(…)`` left out, spaces after
     commas dropped, a flag ``--p=o`` made ``p{o}``, pieces joined, names
     with dots quoted); a character it adds stands where the user's
-    character it replaces, or the next one, stood.  So a syntax error xDSL
+    character it replaces, or the next one, stood (a comma joining two
+    arguments just after the first).  So a syntax error xDSL
     finds in the rewritten text is shown in the text typed."""
 
     text: str
@@ -167,7 +168,9 @@ class QuotedPipeline:
         for argument in arguments:
             passes = argument.passes
             if passes.text:
-                comma = Traced.added(",", passes.origins[0] + start) if joined.text else _EMPTY
+                # the joining comma stands just after what came before: an error
+                # there is the end of the previous argument (`-p 'cse{' -p cse`)
+                comma = Traced.added(",", joined.origin(len(joined.text))) if joined.text else _EMPTY
                 joined += comma + Traced(passes.text, tuple(origin + start for origin in passes.origins))
             start += len(argument.typed) + 1
         # a line break typed inside an argument is shown as a space, which
@@ -639,8 +642,11 @@ class RevOptMain(xDSLOptMain):
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``rev-opt``'s exit status: 1 for a mistake of its user (the pipeline,
-    a file), which is told in their terms; 2 for any other failure, named
-    by its class as every tool names one (``diagnostics.internal_error``)."""
+    a file, and whatever fails in a chunk's parsing, verifying and passes,
+    told at its op: a pass refuses its input with exceptions of many
+    classes); 2 for any other failure, named by its class as every tool
+    names one (``diagnostics.internal_error``); 130, the shell's status for
+    SIGINT, for Ctrl-C, which is no failure to show a traceback of."""
     try:
         return RevOptMain(argv).run()
     except SystemExit:
@@ -655,6 +661,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
             return 1
         return _internal(error)
+    except KeyboardInterrupt:
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print("rev-opt: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         return _internal(error)
 

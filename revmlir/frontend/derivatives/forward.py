@@ -205,7 +205,8 @@ def jvp(f: Function, args: Sequence[Any], tangents: Sequence[Any]) -> tuple[tupl
 
 
 def _nonzero(tangents: Sequence[Any]) -> list[int]:
-    """The arguments a tangent (or vector) is given for: ``None`` is zero."""
+    """The arguments a tangent is given for: ``None`` is zero, and a
+    ``jvp`` differentiates with respect to the others only."""
     return [i for i, tangent in enumerate(tangents) if tangent is not None]
 
 
@@ -253,7 +254,9 @@ def hvp(
         flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
         return structs.layout.rebuild(args, hvp(structs.function, flat_args, flat_vectors, loss, **checkpointing))
     policy = CheckpointPolicy.of_options(checkpointing, "hvp")
-    call = differentiated_call(f, args, "hvp", gradient=True, policy=policy, wrt=_nonzero(vectors))
+    # every argument is checked: H·v has a row per argument, and the row of
+    # one whose vector is None, ∂/∂a (∇f·v), is not zero
+    call = differentiated_call(f, args, "hvp", gradient=True, policy=policy)
     check_count(call.spec.function, args, vectors, "vectors")
     loss = loss_position(call, iloss, "hvp")
     products = spec_hvp(call.spec, call.arguments, spread(call, vectors), loss, seeds_like(call))

@@ -5,98 +5,157 @@ meant (``a=3`` for ``3.0``) when the function converts it to a float and
 computes with it: as an integer, its derivative would be a silent 0.0.
 The question is asked of the ordinary IR, where the conversion is
 ``arith.sitofp``/``uitofp``, and the int may reach it through anything the
-frontend compiles: integer arithmetic, a callee's parameter or its result,
-a loop's carried value, an ``if``'s result.  A conversion only compared
-(``x > n``) or only raised to (``x ** n``, an integer power, as Python and
-JAX read it) is no use as a float: no derivative flows through it.
+frontend compiles: any integer operation (``arith``, ``abs``, ``**``), a
+callee's parameter or its result, a loop's carried value, an ``if``'s
+result.  A conversion only compared (``x > n``) is no use as a float: no
+derivative flows through it; nor is a parameter raised to (``x ** n``),
+which a user reads as an integer power.
+
+Each function is summarised once, callees before callers: which of its
+parameters reach a float use, and which of its results hold which
+parameters.  A call applies its callee's summary, so what a callee returns
+goes back to the call it came through only, and one propagation of sets of
+parameters over a function's values answers for all of them at once.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, math, scf
 from xdsl.dialects.builtin import IntegerType, ModuleOp
-from xdsl.ir import Operation, SSAValue
-from xdsl.traits import SymbolTable
+from xdsl.ir import BlockArgument, Operation, SSAValue
+
+
+@dataclass(frozen=True)
+class _Summary:
+    """What a function does with its integer parameters, by position."""
+
+    floated: frozenset[int]
+    """The parameters that reach a conversion to a float used as a number."""
+
+    returned: tuple[frozenset[int], ...]
+    """Per result, the parameters it may hold."""
 
 
 def floated_parameters(module: ModuleOp, name: str) -> tuple[int, ...]:
     """The positions of ``@name``'s integer parameters whose value reaches
     a conversion to a float that is used as a number."""
-    function = SymbolTable.lookup_symbol(module, name)
-    assert isinstance(function, func.FuncOp)
-    calls = _calls(module)
-    return tuple(
-        position
-        for position, parameter in enumerate(function.body.block.args)
-        if isinstance(parameter.type, IntegerType) and _reaches_a_float_use(parameter, module, calls)
-    )
+    return tuple(sorted(_summaries(module)[name].floated))
 
 
-def _calls(module: ModuleOp) -> dict[str, list[func.CallOp]]:
-    """Each function's call sites, by its name."""
-    calls: dict[str, list[func.CallOp]] = {}
-    for op in module.walk():
-        if isinstance(op, func.CallOp):
-            calls.setdefault(op.callee.string_value(), []).append(op)
-    return calls
-
-
-def _reaches_a_float_use(parameter: SSAValue, module: ModuleOp, calls: dict[str, list[func.CallOp]]) -> bool:
-    """Whether ``parameter``, or an integer computed from it, is converted
-    to a float that is computed with; every value holding it is visited
-    once, so a recursive callee or a loop ends the walk."""
-    pending = [parameter]
-    seen: set[SSAValue] = set()
+def _summaries(module: ModuleOp) -> dict[str, _Summary]:
+    """Every function's summary, a fixed point: a function is summarised
+    again when a callee's summary grows, so recursion ends when nothing
+    more is learned (summaries only grow)."""
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks}
+    callers: dict[str, set[str]] = {}
+    for name, function in functions.items():
+        for op in function.walk():
+            if isinstance(op, func.CallOp):
+                callers.setdefault(op.callee.string_value(), set()).add(name)
+    summaries = {
+        name: _Summary(frozenset(), tuple(frozenset() for _ in function.function_type.outputs))
+        for name, function in functions.items()
+    }
+    pending = list(functions)
     while pending:
-        value = pending.pop()
-        if value in seen:
-            continue
-        seen.add(value)
-        for use in value.uses:
-            op = use.operation
-            if isinstance(op, arith.SIToFPOp | arith.UIToFPOp):
-                if any(_is_a_number_use(u.operation, u.index) for u in op.result.uses):
-                    return True
-            elif isinstance(op, arith.CmpiOp):
-                continue
-            elif op.dialect_name() == "arith":
-                pending += [r for r in op.results if isinstance(r.type, IntegerType)]
-            else:
-                pending += _passed_on(op, use.index, module, calls)
-    return False
+        name = pending.pop()
+        summary = _summary(functions[name], summaries)
+        if summary != summaries[name]:
+            summaries[name] = summary
+            pending += [caller for caller in callers.get(name, ()) if caller not in pending]
+    return summaries
 
 
-def _is_a_number_use(op: Operation, index: int) -> bool:
-    """Whether a float converted from an int is computed with where ``op``
-    uses it as operand ``index``: not in a comparison, nor as an exponent."""
-    return not isinstance(op, arith.CmpfOp) and not (isinstance(op, math.PowFOp) and index == 1)
+def _summary(function: func.FuncOp, summaries: dict[str, _Summary]) -> _Summary:
+    """``function``'s summary given its callees'."""
+    held = _held(function, summaries)
+    floated: set[int] = set()
+    returned: list[set[int]] = [set() for _ in function.function_type.outputs]
+    for op in function.walk():
+        match op:
+            case arith.SIToFPOp() | arith.UIToFPOp() if any(
+                _is_a_number_use(use.operation, use.index, op.input) for use in op.result.uses
+            ):
+                floated |= held.get(op.input, set())
+            case func.CallOp() if (callee := summaries.get(op.callee.string_value())) is not None:
+                for position in callee.floated:
+                    floated |= held.get(op.arguments[position], set())
+            case func.ReturnOp():
+                for result, value in zip(returned, op.arguments):
+                    result |= held.get(value, set())
+            case _:
+                pass
+    return _Summary(frozenset(floated), tuple(frozenset(r) for r in returned))
 
 
-def _passed_on(op: Operation, index: int, module: ModuleOp, calls: dict[str, list[func.CallOp]]) -> list[SSAValue]:
-    """The values that hold what ``op`` takes as operand ``index``: a
-    callee's parameter, the callers' results of a returned value, a loop's
-    carried value and its result, an ``if``'s result."""
+def _held(function: func.FuncOp, summaries: dict[str, _Summary]) -> dict[SSAValue, set[int]]:
+    """The integer parameters each value of ``function`` may hold: one
+    propagation of sets of parameters, swept over the ops in order until
+    nothing changes (a loop's carried value goes back to an earlier op),
+    rather than a walk per parameter."""
+    held: dict[SSAValue, set[int]] = {
+        parameter: {position}
+        for position, parameter in enumerate(function.body.block.args)
+        if isinstance(parameter.type, IntegerType)
+    }
+    ops = list(function.walk())
+    changed = True
+    while changed:
+        changed = False
+        for op in ops:
+            for index, operand in enumerate(op.operands):
+                if not (parameters := held.get(operand)):
+                    continue
+                for value in _passed_on(op, index, summaries):
+                    into = held.setdefault(value, set())
+                    if not parameters <= into:
+                        into |= parameters
+                        changed = True
+    return held
+
+
+def _is_a_number_use(op: Operation, index: int, converted: SSAValue) -> bool:
+    """Whether the float ``op`` takes as operand ``index``, converted from
+    the int ``converted``, is computed with: not in a comparison, nor as
+    the exponent of ``x ** n``, a variable base raised to a parameter,
+    which a user reads as an integer power (``2.0 ** n`` and
+    ``x ** (n + 1)`` are floats of ``n``)."""
+    if isinstance(op, arith.CmpfOp):
+        return False
+    if not (isinstance(op, math.PowFOp) and index == 1):
+        return True
+    is_a_parameter = isinstance(converted, BlockArgument) and isinstance(converted.owner.parent_op(), func.FuncOp)
+    return not is_a_parameter or isinstance(op.lhs.owner, arith.ConstantOp)
+
+
+def _passed_on(op: Operation, index: int, summaries: dict[str, _Summary]) -> list[SSAValue]:
+    """The values that hold what ``op`` takes as operand ``index``: the
+    results of a call its callee returns it in, a loop's carried value and
+    its result, an ``if``'s result, or else the integer results of an
+    operation computing with it (``arith``, ``math.absi``, ``math.ipowi``).
+    A loop's bounds, an ``if``'s condition, a comparison and a return pass
+    nothing on (a return is read by the summary)."""
     match op:
         case func.CallOp():
-            callee = SymbolTable.lookup_symbol(module, op.callee)
-            return [callee.body.block.args[index]] if isinstance(callee, func.FuncOp) else []
-        case func.ReturnOp():
-            function = op.parent_op()
-            assert isinstance(function, func.FuncOp)
-            return [call.results[index] for call in calls.get(function.sym_name.data, [])]
-        case scf.ForOp() if index >= 3:  # an initial value: lb, ub and step come first
-            return [op.body.block.args[index - 2], op.results[index - 3]]
+            callee = summaries.get(op.callee.string_value())
+            held = () if callee is None else callee.returned  # a declaration's body is not ours to follow
+            return [op.results[r] for r, parameters in enumerate(held) if index in parameters]
+        case scf.ForOp():  # lb, ub and step come first, then the initial values
+            return [op.body.block.args[index - 2], op.results[index - 3]] if index >= 3 else []
         case scf.WhileOp():
             return [op.before_region.block.args[index]]
-        case scf.ConditionOp() if index >= 1:
+        case scf.ConditionOp():
             loop = op.parent_op()
             assert isinstance(loop, scf.WhileOp)
-            return [loop.after_region.block.args[index - 1], loop.results[index - 1]]
+            return [loop.after_region.block.args[index - 1], loop.results[index - 1]] if index >= 1 else []
         case scf.YieldOp():
             return list(_yielded(op, index))
-    return []
+        case scf.IfOp() | arith.CmpiOp() | func.ReturnOp():
+            return []
+    return [result for result in op.results if isinstance(result.type, IntegerType)]
 
 
 def _yielded(op: scf.YieldOp, index: int) -> Iterator[SSAValue]:

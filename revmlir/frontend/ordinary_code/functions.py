@@ -215,11 +215,13 @@ class OrdinaryFunction(TakesStructs):
         here only the ints used as floats are refused (a count or an index
         is not), and the annotation is the opt-in, per parameter, as it
         says what the parameter is, for every derivative of ``f``."""
+        # a negative position counts from the end, as ``wrt`` does everywhere
+        asked = None if wrt is None else {k % len(args) for k in wrt if -len(args) <= k < len(args)}
         for position in spec.floated_integers:
             arg = self.source.tree.args.args[position]
             if (
-                (wrt is not None and position not in wrt)
-                or isinstance(type_of_annotation(self.hints.get(arg.arg)), IntegerType)
+                (asked is not None and position not in asked)
+                or isinstance(_declared_number(self.hints.get(arg.arg)), IntegerType)
                 or not isinstance(value := args[position], int | np.integer)
             ):
                 continue
@@ -463,7 +465,7 @@ def _declared_kind(annotation: Any, found: Attribute) -> str | None:
     annotations are checked so too (the flattened function's hints)."""
     if annotation is np.ndarray or typing.get_origin(annotation) is np.ndarray:
         return None if isinstance(found, MemRefType) else "an array"
-    if (declared := type_of_annotation(annotation)) is None:
+    if (declared := _declared_number(annotation)) is None:
         return None
     if isinstance(found, MemRefType) or (isinstance(declared, IntegerType) and isinstance(found, AnyFloat)):
         return describe_type(declared)
@@ -476,8 +478,21 @@ def _promoted(annotation: Any, found: Attribute) -> Attribute:
     (and as a typed language would convert it), so that derivatives
     differentiate with respect to it; given as an integer, its derivative
     would be the 0.0 of an integer."""
-    declared = type_of_annotation(annotation)
+    declared = _declared_number(annotation)
     return declared if isinstance(declared, AnyFloat) and isinstance(found, IntegerType) else found
+
+
+def _declared_number(annotation: Any) -> Attribute | None:
+    """The type of number ``annotation`` declares: numpy's integer and
+    floating scalar types (``np.int64``, ``np.float32``) declare an int and
+    a float as ``int`` and ``float`` do, so that ``n: np.int64`` says the
+    integer is meant and an int for ``a: np.float64`` is that float; their
+    width only documents the argument's, which gives it."""
+    if isinstance(annotation, type) and issubclass(annotation, np.integer):
+        return type_of_annotation(int)
+    if isinstance(annotation, type) and issubclass(annotation, np.floating):
+        return type_of_annotation(float)
+    return type_of_annotation(annotation)
 
 
 def _text(module: ModuleOp) -> str:
