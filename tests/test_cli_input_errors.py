@@ -307,6 +307,31 @@ def test_an_internal_error_without_a_message_is_named_by_its_class(
     assert result.stderr == f"{tool}: internal error (Messageless)\n"
 
 
+@pytest.mark.parametrize(
+    "tool, module, step, args",
+    [
+        ("rev-run", rev_run, "RevInterpreter", ["-e", "f", "--backend=interpreter", "--args", "1.0", "2.0"]),
+        ("rev-run", rev_run, "_compile", ["-e", "f", "--args", "1.0", "2.0"]),
+        ("rev-translate", rev_translate, "write_output", ["-o", "out.ll"]),
+    ],
+)
+def test_a_tool_interrupted_exits_cleanly(
+    run, program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tool: str, module, step: str, args: list[str]
+):
+    """Ctrl-C during a run is told in one line with the shell's status for
+    SIGINT, as rev-opt tells it, not a traceback."""
+
+    def interrupt(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(module, step, interrupt)
+    monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
+    monkeypatch.chdir(tmp_path)
+    result = run(tool, program, *args)
+    assert result.returncode == 130
+    assert result.stderr == f"{tool}: interrupted\n"
+
+
 def test_an_internal_error_with_a_message_is_named_by_its_class_too(run, program: str, monkeypatch):
     def fail(*_: object, **__: object) -> None:
         raise KeyError("f")

@@ -74,6 +74,13 @@ def run_tool(tool: str, run: Callable[[argparse.Namespace], int], args: argparse
     except UsageError as error:
         print(f"{tool}: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        # Ctrl-C stops a long run (native loops poll for it): the shell's
+        # status for SIGINT and one line, as rev-opt gives, not a traceback
+        if os.environ.get(TRACEBACK_ENV):
+            raise
+        print(f"{tool}: interrupted", file=sys.stderr)
+        return 130
     except Exception as error:
         if os.environ.get(TRACEBACK_ENV):
             raise
