@@ -264,6 +264,33 @@ def test_a_tree_using_a_value_from_outside_it_is_refused_and_left_whole(monkeypa
     assert function.sym_name.data == "g"
 
 
+USED_OUTSIDE = """func.func @g() -> f64 {
+  %two = arith.constant 2.0 : f64
+  func.return %two : f64
+}
+"""
+
+
+def test_a_tree_with_a_value_used_outside_it_is_refused_and_left_whole(monkeypatch: pytest.MonkeyPatch):
+    """With the check on, a tree whose value an op outside it still uses
+    (as a terminator left behind in a block no one reaches used what was
+    moved out of it) is refused before anything is cleared."""
+    monkeypatch.setattr(collector, "_CHECK", True)
+    module = parse_module(USED_OUTSIDE, "outside.mlir")
+    function = next(iter(module.ops))
+    assert isinstance(function, func.FuncOp)
+    constant, returned = function.body.block.ops
+    constant.detach()
+    with pytest.raises(
+        AssertionError,
+        match=r"^take_apart: 'func.return' at outside.mlir:3:3 outside the tree of 'arith.constant' at "
+        r"outside.mlir:2:3 uses %two \(result of 'arith.constant' at outside.mlir:2:3\) from inside it$",
+    ):
+        take_apart(constant)
+    assert list(returned.operands) == [constant.results[0]]
+    assert "arith.constant 2.0" in str(constant)
+
+
 def _llvm_ir() -> ir.Module:
     """A function with a loop: its phi and the sum it carries use each other."""
     module = ir.Module()
