@@ -29,11 +29,12 @@ may hold what a public pass replaces, as it may what xDSL's rewriters
 erase.
 
 With ``REVMLIR_CHECK_TAKEN_APART`` set (any non-empty value, read at
-import) ``take_apart`` first checks that its tree is in no block and uses
-no value (and branches to no block) from outside it, and raises an
-``AssertionError`` naming the op that does: taking such a tree apart would
-clear uses on the outside value's list, and the IR left would fail far
-from here.  The check walks the tree once more, so it is for tests and
+import) ``take_apart`` first checks that its tree is in no block, uses no
+value (and branches to no block) from outside it and has no value used
+outside it, and raises an ``AssertionError`` naming the op that does:
+taking such a tree apart would clear uses on the outside value's list, and
+the IR left would fail far from here, or leave the outside user holding
+the tree's values in a cycle for the collector.  The check walks the tree once more, so it is for tests and
 debugging.
 """
 
@@ -115,15 +116,30 @@ def take_apart(op: Operation) -> None:
 
 
 def check_dropped_whole(op: Operation) -> None:
-    """An ``AssertionError`` unless ``op`` is in no block and no op of its
-    tree uses a value or branches to a block from outside it: the
-    precondition of ``take_apart``, which would otherwise unlink the uses
-    from the outside value's list and leave the IR around it broken."""
+    """An ``AssertionError`` unless ``op`` is in no block, no op of its tree
+    uses a value or branches to a block from outside it, and no op outside
+    it uses a value of it: the precondition of ``take_apart``, which would
+    otherwise unlink the uses from the outside value's list and leave the IR
+    around it broken, or leave an outside user holding the tree's values in
+    a cycle only the collector frees (an op left behind in a block no one
+    reaches)."""
     if op.parent is not None:
         raise AssertionError(f"take_apart: {describe_op(op)} is still in a block")
     ops = list(op.walk())
+    blocks = [block for nested in ops for region in nested.regions for block in region.blocks]
     inside = {id(nested) for nested in ops}
-    inside.update(id(block) for nested in ops for region in nested.regions for block in region.blocks)
+    defined = [
+        *(result for nested in ops for result in nested.results),
+        *(arg for block in blocks for arg in block.args),
+    ]
+    for value in defined:
+        for use in value.uses:
+            if id(use.operation) not in inside:
+                raise AssertionError(
+                    f"take_apart: {describe_op(use.operation)} outside the tree of {describe_op(op)} uses "
+                    f"{describe_value(value)} from inside it"
+                )
+    inside.update(id(block) for block in blocks)
     for nested in ops:
         for value in nested.operands:
             if id(value.owner) not in inside:

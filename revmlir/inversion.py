@@ -256,9 +256,12 @@ def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:
 
 
 def move_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:
-    """``inline_block`` for a block used once, which is left holding only
-    its terminator: its ops are moved, not copied (a routine's body, the
-    larger part of BA's kernel, was copied and the original dropped)."""
+    """``inline_block`` for a block used once, which is left empty: its ops
+    are moved, not copied (a routine's body, the larger part of BA's kernel,
+    was copied and the original dropped).  Its terminator is erased, not
+    left behind: it would keep uses of the values moved, from a block no
+    one reaches, and so tie what a compile drops whole (a copy taken apart,
+    ``revmlir.collector``) to a cycle only the collector frees."""
     for old, new in zip(block.args, args, strict=True):
         old.replace_all_uses_with(new)
     terminator = block.last_op
@@ -266,7 +269,9 @@ def move_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list
     for op in list(block.ops)[:-1]:
         op.detach()
         builder.insert(op)
-    return list(terminator.operands)
+    yielded = list(terminator.operands)
+    block.erase_op(terminator)
+    return yielded
 
 
 def inline_block(block: Block, args: Sequence[SSAValue], builder: Builder) -> list[SSAValue]:

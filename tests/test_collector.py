@@ -264,6 +264,33 @@ def test_a_tree_using_a_value_from_outside_it_is_refused_and_left_whole(monkeypa
     assert function.sym_name.data == "g"
 
 
+USED_OUTSIDE = """func.func @g() -> f64 {
+  %two = arith.constant 2.0 : f64
+  func.return %two : f64
+}
+"""
+
+
+def test_a_tree_with_a_value_used_outside_it_is_refused_and_left_whole(monkeypatch: pytest.MonkeyPatch):
+    """With the check on, a tree whose value an op outside it still uses
+    (as a terminator left behind in a block no one reaches used what was
+    moved out of it) is refused before anything is cleared."""
+    monkeypatch.setattr(collector, "_CHECK", True)
+    module = parse_module(USED_OUTSIDE, "outside.mlir")
+    function = next(iter(module.ops))
+    assert isinstance(function, func.FuncOp)
+    constant, returned = function.body.block.ops
+    constant.detach()
+    with pytest.raises(
+        AssertionError,
+        match=r"^take_apart: 'func.return' at outside.mlir:3:3 outside the tree of 'arith.constant' at "
+        r"outside.mlir:2:3 uses %two \(result of 'arith.constant' at outside.mlir:2:3\) from inside it$",
+    ):
+        take_apart(constant)
+    assert list(returned.operands) == [constant.results[0]]
+    assert "arith.constant 2.0" in str(constant)
+
+
 def _llvm_ir() -> ir.Module:
     """A function with a loop: its phi and the sum it carries use each other."""
     module = ir.Module()
@@ -333,9 +360,24 @@ def _lowered_functions() -> list[object]:
 
 ADJOINTS = """
 rev.func @square(%y: f64, %x: f64) {
-  %s = arith.mulf %x, %x : f64
-  %y1 = rev.add %y, %s : f64
-  rev.return %y1, %x : f64, f64
+  %zero = arith.constant 0.0 : f64
+  %y1, %x1 = rev.routine (%y, %x) : f64, f64 compute {
+  ^bb0(%cy: f64, %cx: f64):
+    %s = arith.mulf %cx, %cx : f64
+    %t = anc.alloc %zero : f64
+    %t1 = rev.add %t, %s : f64
+    rev.yield %cy, %cx, %t1 : f64, f64, f64
+  } do {
+  ^bb0(%dy: f64, %dx: f64, %dt: f64):
+    %dy1 = rev.add %dy, %dt : f64
+    rev.yield %dy1, %dx, %dt : f64, f64, f64
+  }
+  %y2, %x2 = rev.inv (%y1, %x1) : f64, f64 {
+  ^bb0(%iy: f64, %ix: f64):
+    %iy1 = rev.sub %iy, %ix : f64
+    rev.yield %iy1, %ix : f64, f64
+  }
+  rev.return %y2, %x2 : f64, f64
 }
 rev.func @twice(%y: f64, %x: f64) {
   %y1, %x1 = rev.call @square(%y, %x) : (f64, f64) -> (f64, f64)
@@ -346,13 +388,17 @@ rev.func @twice(%y: f64, %x: f64) {
 """
 
 
-def test_adjoints_leave_nothing_to_the_collector():
+def test_adjoints_leave_nothing_to_the_collector(monkeypatch: pytest.MonkeyPatch):
     """Generating adjoints leaves neither the adjointers nor the copies of
     the primal functions they were derived from to the collector: with it
-    off, no ``rev.func`` but the module's is alive afterwards."""
+    off, no ``rev.func`` but the module's is alive afterwards.  A copy
+    whose routine and ``rev.inv`` region were expanded is dropped whole,
+    no terminator of theirs left using its values (the check would
+    refuse it)."""
     from revmlir.ad.adjoint import Adjointer, generate_adjoints
     from revmlir.dialects import rev
 
+    monkeypatch.setattr(collector, "_CHECK", True)
     with collector_paused():
         module = parse_module(ADJOINTS)
         gc.collect()

@@ -322,32 +322,38 @@ def _math_module(*names: str) -> ir.Module:
 
 def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytest.MonkeyPatch):
     """A compile links in a copy of the part of libdevice its code calls,
-    parsed once per set: the PTX is what linking the whole library gave,
-    and a compile calling another set parses the bitcode again."""
+    parsed once per set, whatever the GPU: the PTX is what linking the
+    whole library for that GPU gave, and a compile calling another set
+    parses the bitcode again."""
     parses: list[bytes] = []
     parse_bitcode = program.llvm.parse_bitcode
     monkeypatch.setattr(program.llvm, "parse_bitcode", lambda data: parses.append(data) or parse_bitcode(data))
     program._libdevice_part.cache_clear()
     first = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"))
     again = ptx_from_llvm(_math_module("__nv_exp", "__nv_sin"))
+    old_gpu = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"), "sm_60")
     assert len(parses) == 1
     other = ptx_from_llvm(_math_module("__nv_log"))
     assert len(parses) == 2
-    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}), DEFAULT_ARCH)
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}))
     defined = {f.name for f in part.functions if not f.is_declaration}
     assert {"__nv_sin", "__nv_exp"} <= defined and "__nv_log" not in defined and len(defined) < 20
 
-    def whole(called: frozenset[str], arch: str) -> llvm.ModuleRef:
+    def whole(called: frozenset[str]) -> llvm.ModuleRef:
         library = parse_bitcode(program._libdevice_bitcode())
         library.triple = program.TRIPLE
         library.data_layout = str(program.target_machine(arch, 3).target_data)
         return library
 
     monkeypatch.setattr(program, "_libdevice_part", whole)
+    arch = DEFAULT_ARCH
     assert first == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"))
     assert again == ptx_from_llvm(_math_module("__nv_exp", "__nv_sin"))
     assert other == ptx_from_llvm(_math_module("__nv_log"))
+    arch = "sm_60"
+    assert old_gpu == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"), arch)
     assert first != other and "sin" not in other
+    assert ".target sm_60" in old_gpu and old_gpu.replace("sm_60", "sm_90") != first
 
 
 def test_a_gpu_the_toolkit_does_not_support_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):

@@ -191,24 +191,33 @@ def _libdevice_bitcode() -> bytes:
 
 LIBDEVICE_PARTS = 64
 """How many sets of libdevice functions ``_libdevice_part`` keeps (least
-recently used go first)."""
+recently used go first).  A part of a few functions takes about 0.15 MiB,
+one reaching nearly the whole library 7.4 MiB: 470 MiB at worst."""
 
 _libdevice_lock = threading.Lock()
-"""Held while a kept part of libdevice is looked up and copied: LLVM's
-modules are not safe to read in one thread while another changes them."""
+"""Held while a kept part of libdevice is looked up (parsed, on a miss) and
+copied into a compile's module, so that two compiles never copy one part
+at once, nor one copy a part while another builds it.  That is all it
+guards: llvmlite keeps every module in LLVM's one global context, which is
+not thread-safe, and parsing, the pipeline and the emission of compiles
+in other threads (native ones too) run without a lock, as they did before
+parts were kept; compiling in several threads at once is not made safe
+here."""
 
 
 @functools.lru_cache(maxsize=LIBDEVICE_PARTS)
-def _libdevice_part(called: frozenset[str], arch: str) -> llvm.ModuleRef:
+def _libdevice_part(called: frozenset[str]) -> llvm.ModuleRef:
     """libdevice's functions ``called`` and what they use, parsed from its
-    bitcode once per set and architecture; a compile links in a copy.
-    Parsing the whole bitcode cost every compile 0.035-0.06 s of CPU and
-    copying it as much (BA's kernel calls 2 of its 349 functions); the
-    copy of a part, under a millisecond.  The functions not called
-    become internal for the dead code elimination to drop, as those linked
-    in do after the link: what is linked is what the whole library left
-    after the same elimination, so the PTX is the same."""
-    machine = target_machine(arch, 3)
+    bitcode once per set; a compile links in a copy.  Parsing the whole
+    bitcode cost every compile 0.035-0.06 s of CPU and copying it as much
+    (BA's kernel calls 2 of its 349 functions); the copy of a part, under a
+    millisecond.  The functions not called become internal for the dead
+    code elimination to drop, as those linked in do after the link: what
+    is linked is what the whole library left after the same elimination,
+    so the PTX is the same.  One part serves every GPU: it is made before
+    any pass that depends on the architecture, and NVPTX64's data layout is
+    the same for all of them."""
+    machine = target_machine(DEFAULT_ARCH, 3)
     part = llvm.parse_bitcode(_libdevice_bitcode())
     part.triple = TRIPLE
     part.data_layout = str(machine.target_data)
@@ -238,7 +247,7 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
     if called:
         with _libdevice_lock:
-            parsed.link_in(_libdevice_part(called, arch), preserve=True)
+            parsed.link_in(_libdevice_part(called), preserve=True)
         for function in parsed.functions:
             if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration:
                 function.linkage = llvm.Linkage.internal
