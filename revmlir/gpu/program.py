@@ -189,10 +189,11 @@ def _libdevice_bitcode() -> bytes:
     return path.read_bytes()
 
 
-LIBDEVICE_PARTS = 64
+LIBDEVICE_PARTS = 8
 """How many sets of libdevice functions ``_libdevice_part`` keeps (least
 recently used go first).  A part of a few functions takes about 0.15 MiB,
-one reaching nearly the whole library 7.4 MiB: 470 MiB at worst."""
+one reaching nearly the whole library 7.4 MiB: 60 MiB at worst, where 64
+parts could hold 470 MiB; a process compiles kernels of a few sets."""
 
 _libdevice_lock = threading.Lock()
 """Held while a kept part of libdevice is looked up (parsed, on a miss) and
