@@ -4,6 +4,7 @@ and non-ASCII names are located at the line that has them, and an int its
 parameter's type cannot hold (it would wrap, or has no float) names the
 parameter and the range, on every backend and call path."""
 
+import math
 import re
 from pathlib import Path
 
@@ -480,6 +481,27 @@ def test_an_int_only_compared_or_raised_to_is_not_refused():
     assert rv.gradient(compared, (2.0, 3)) == (1.0, 0.0)
     assert rv.gradient(compared, (4.0, 3)) == (8.0, 0.0)
     assert rv.gradient(power, (2.0, 3)) == (jax.grad(lambda x: x**3)(2.0), 0.0)
+
+
+@rv.ordinary
+def halvings(x, n):
+    for _ in range(int(math.log2(n)) + 1):
+        x = x * 0.5
+    return x
+
+
+@rv.ordinary
+def halvings_scaled(x, n):
+    return halvings(x, n) * math.log2(n)
+
+
+def test_an_int_only_turned_back_into_an_int_is_not_refused():
+    """``int(math.log2(n))`` computes with a float of ``n`` but only to get
+    a count: no derivative could flow through it were ``n`` a float, so
+    nothing is refused; the same ``n`` also scaling the result is."""
+    assert rv.gradient(halvings, (2.0, 8)) == (0.0625, 0.0)
+    with pytest.raises(TypeError, match="argument 'n' is the int 8"):
+        rv.gradient(halvings_scaled, (2.0, 8))
 
 
 @rv.ordinary

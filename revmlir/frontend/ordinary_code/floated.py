@@ -8,8 +8,10 @@ The question is asked of the ordinary IR, where the conversion is
 frontend compiles: any integer operation (``arith``, ``abs``, ``**``), a
 callee's parameter or its result, a loop's carried value, an ``if``'s
 result.  A conversion only compared (``x > n``) is no use as a float: no
-derivative flows through it; nor is a parameter raised to (``x ** n``),
-which a user reads as an integer power.
+derivative flows through it, nor is one whose every use ends in a
+comparison or a conversion back to an integer (``int(math.log2(n))``);
+nor is a parameter raised to (``x ** n``), which a user reads as an
+integer power.
 
 Each function is summarised once, callees before callers: which of its
 parameters reach a float use, and which of its results hold which
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, math, scf
-from xdsl.dialects.builtin import IntegerType, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, IntegerType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 
@@ -123,12 +125,28 @@ def _is_a_number_use(op: Operation, index: int, converted: SSAValue) -> bool:
     the exponent of ``x ** n``, a variable base raised to a parameter,
     which a user reads as an integer power (``2.0 ** n`` and
     ``x ** (n + 1)`` are floats of ``n``)."""
-    if isinstance(op, arith.CmpfOp):
+    if isinstance(op, math.PowFOp) and index == 1:
+        is_a_parameter = isinstance(converted, BlockArgument) and isinstance(converted.owner.parent_op(), func.FuncOp)
+        if is_a_parameter and not isinstance(op.lhs.owner, arith.ConstantOp):
+            return False
+    return _carries_a_derivative(op, set())
+
+
+def _carries_a_derivative(op: Operation, seen: set[Operation]) -> bool:
+    """Whether a float ``op`` takes can reach anything a derivative flows
+    through: not when every path ends in a comparison or a conversion back
+    to an integer (``int(math.log2(n))`` computes a count, and would have no
+    derivative were ``n`` a float).  What leaves the function's own float
+    arithmetic (a call, a store, a loop's or an ``if``'s value, a return)
+    is taken to carry one."""
+    if isinstance(op, arith.CmpfOp | arith.FPToSIOp | arith.FPToUIOp) or op in seen:
         return False
-    if not (isinstance(op, math.PowFOp) and index == 1):
+    seen.add(op)
+    if op.regions or isinstance(op, func.CallOp) or not op.results:
         return True
-    is_a_parameter = isinstance(converted, BlockArgument) and isinstance(converted.owner.parent_op(), func.FuncOp)
-    return not is_a_parameter or isinstance(op.lhs.owner, arith.ConstantOp)
+    if not all(isinstance(result.type, AnyFloat) for result in op.results):
+        return True
+    return any(_carries_a_derivative(use.operation, seen) for result in op.results for use in result.uses)
 
 
 def _passed_on(op: Operation, index: int, summaries: dict[str, _Summary]) -> list[SSAValue]:
