@@ -55,13 +55,15 @@ def entry_lines(ptx: str, entry: str) -> list[str]:
 
 
 def loop_headers(lines: list[str]) -> list[str]:
-    """The headers of the grid-stride loops, where the branch after each
-    loop's ``i < ub`` test (a signed 64-bit compare) goes back to, in the
-    order of the text: a versioned kernel's unchecked loop comes first."""
+    """The headers of the grid-stride loops, where each loop's conditional
+    branch back (after its ``ub − i > stride`` test, an unsigned compare)
+    goes, in the order of the text: a versioned kernel's unchecked loop
+    comes first."""
+    labels = {m.group(1): k for k, text in enumerate(lines) if (m := LABEL.match(text))}
     headers = []
-    for k, text in enumerate(lines[1:], 1):
+    for k, text in enumerate(lines):
         branch = BRANCH.match(text)
-        if branch and branch.group(1) and lines[k - 1].startswith("setp.lt.s64"):
+        if branch and branch.group(1) and labels.get(branch.group(3), k) < k:
             headers.append(branch.group(3))
     if not headers:
         raise ValueError("no grid-stride loop found")
