@@ -283,16 +283,16 @@ class Messageless(Exception):
     class or an ``assert`` raises it."""
 
 
-@pytest.mark.parametrize(
-    "tool, module, step, args",
-    [
-        # the engine and the compile are made outside the diagnostics of the
-        # program's own mistakes: their failures reach ``run_tool``
-        ("rev-run", rev_run, "RevInterpreter", ["-e", "f", "--backend=interpreter", "--args", "1.0", "2.0"]),
-        ("rev-run", rev_run, "_compile", ["-e", "f", "--args", "1.0", "2.0"]),
-        ("rev-translate", rev_translate, "write_output", ["-o", "out.ll"]),
-    ],
-)
+OUTSIDE_DIAGNOSTICS = [
+    # the engine and the compile are made outside the diagnostics of the
+    # program's own mistakes: their failures reach ``run_tool``
+    ("rev-run", rev_run, "RevInterpreter", ["-e", "f", "--backend=interpreter", "--args", "1.0", "2.0"]),
+    ("rev-run", rev_run, "_compile", ["-e", "f", "--args", "1.0", "2.0"]),
+    ("rev-translate", rev_translate, "write_output", ["-o", "out.ll"]),
+]
+
+
+@pytest.mark.parametrize("tool, module, step, args", OUTSIDE_DIAGNOSTICS)
 def test_an_internal_error_without_a_message_is_named_by_its_class(
     run, program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tool: str, module, step: str, args: list[str]
 ):
@@ -307,14 +307,7 @@ def test_an_internal_error_without_a_message_is_named_by_its_class(
     assert result.stderr == f"{tool}: internal error (Messageless)\n"
 
 
-@pytest.mark.parametrize(
-    "tool, module, step, args",
-    [
-        ("rev-run", rev_run, "RevInterpreter", ["-e", "f", "--backend=interpreter", "--args", "1.0", "2.0"]),
-        ("rev-run", rev_run, "_compile", ["-e", "f", "--args", "1.0", "2.0"]),
-        ("rev-translate", rev_translate, "write_output", ["-o", "out.ll"]),
-    ],
-)
+@pytest.mark.parametrize("tool, module, step, args", OUTSIDE_DIAGNOSTICS)
 def test_a_tool_interrupted_exits_cleanly(
     run, program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tool: str, module, step: str, args: list[str]
 ):
