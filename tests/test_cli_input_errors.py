@@ -292,37 +292,37 @@ OUTSIDE_DIAGNOSTICS = [
 ]
 
 
+@pytest.mark.parametrize(
+    "raised, code, shown",
+    [(Messageless, 2, "internal error (Messageless)"), (KeyboardInterrupt, 130, "interrupted")],
+)
 @pytest.mark.parametrize("tool, module, step, args", OUTSIDE_DIAGNOSTICS)
-def test_an_internal_error_without_a_message_is_named_by_its_class(
-    run, program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tool: str, module, step: str, args: list[str]
+def test_a_failure_outside_the_diagnostics_is_one_line(
+    run,
+    program: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    tool: str,
+    module,
+    step: str,
+    args: list[str],
+    raised: type[BaseException],
+    code: int,
+    shown: str,
 ):
+    """An internal error without a message is named by its class (exit 2);
+    Ctrl-C is told in one line with the shell's status for SIGINT, as
+    rev-opt tells it; neither is a traceback."""
+
     def fail(*_: object, **__: object) -> None:
-        raise Messageless
+        raise raised
 
     monkeypatch.setattr(module, step, fail)
     monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
     monkeypatch.chdir(tmp_path)
     result = run(tool, program, *args)
-    assert result.returncode == 2
-    assert result.stderr == f"{tool}: internal error (Messageless)\n"
-
-
-@pytest.mark.parametrize("tool, module, step, args", OUTSIDE_DIAGNOSTICS)
-def test_a_tool_interrupted_exits_cleanly(
-    run, program: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tool: str, module, step: str, args: list[str]
-):
-    """Ctrl-C during a run is told in one line with the shell's status for
-    SIGINT, as rev-opt tells it, not a traceback."""
-
-    def interrupt(*_: object, **__: object) -> None:
-        raise KeyboardInterrupt
-
-    monkeypatch.setattr(module, step, interrupt)
-    monkeypatch.delenv("REVMLIR_TRACEBACK", raising=False)
-    monkeypatch.chdir(tmp_path)
-    result = run(tool, program, *args)
-    assert result.returncode == 130
-    assert result.stderr == f"{tool}: interrupted\n"
+    assert result.returncode == code
+    assert result.stderr == f"{tool}: {shown}\n"
 
 
 def test_an_internal_error_with_a_message_is_named_by_its_class_too(run, program: str, monkeypatch):

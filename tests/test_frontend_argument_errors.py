@@ -534,6 +534,16 @@ def test_an_int_for_a_float_parameter_is_that_float():
 # -- unsigned integers ---------------------------------------------------------
 
 
+@rv.reversible
+def bump_first(y):
+    y[0] += 1
+
+
+@rv.ordinary
+def first_plus_one(y):
+    return y[0] + 1
+
+
 @pytest.mark.parametrize(
     "value, advice",
     [
@@ -548,20 +558,12 @@ def test_unsigned_integers_are_refused_with_what_to_pass(value, advice: str):
     """Native code has no unsigned types, so the eDSL takes none: the
     refusal says which signed type to pass instead."""
 
-    @rv.reversible
-    def bump(y):
-        y[0] += 1
-
-    @rv.ordinary
-    def first(y):
-        return y[0] + 1
-
-    for function in (bump, first):
+    for function in (bump_first, first_plus_one):
         with pytest.raises(TypeError, match=re.escape(advice)):
             function(value)
     y = value.astype(np.int64) if isinstance(value, np.ndarray) else None
     if y is not None:
-        bump(y)
+        bump_first(y)
         assert y[0] == 1
 
 
@@ -575,15 +577,7 @@ def test_unsigned_advice_fits_a_jax_array_and_skips_a_dtype_numpy_does_not_know(
     class DtypeByName:
         dtype = "uint8"
 
-    @rv.reversible
-    def bump(y):
-        y[0] += 1
-
-    @rv.ordinary
-    def first(y):
-        return y[0] + 1
-
-    for function in (bump, first):
+    for function in (bump_first, first_plus_one):
         with pytest.raises(TypeError, match=re.escape("pass y.astype(np.int32), which holds every uint8 value")):
             function(jnp.zeros(3, jnp.uint8))
         with pytest.raises(TypeError, match=r"argument 'y' has unsupported type DtypeByName($|;)"):
