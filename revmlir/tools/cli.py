@@ -9,13 +9,27 @@ traceback."""
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 from revmlir.diagnostics import internal_error
-from revmlir.tools.rev_opt import STDIN, TRACEBACK_ENV, stdin_bytes
+
+TRACEBACK_ENV = "REVMLIR_TRACEBACK"
+"""Set, a tool re-raises what it would report as internal (or Ctrl-C)."""
+
+STDIN = "-"
+
+
+def stdin_bytes() -> IO[bytes]:
+    """Standard input, which ``-`` names.  Run with it closed (``<&-``),
+    Python has no ``sys.stdin``: an ``OSError`` that says so."""
+    if sys.stdin is None:
+        raise OSError(errno.EBADF, "standard input is closed")
+    return sys.stdin.buffer
 
 
 class UsageError(Exception):
@@ -74,15 +88,20 @@ def run_tool(tool: str, run: Callable[[argparse.Namespace], int], args: argparse
     except UsageError as error:
         print(f"{tool}: error: {error}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        # Ctrl-C stops a long run (native loops poll for it): the shell's
-        # status for SIGINT and one line, as rev-opt gives, not a traceback
-        if os.environ.get(TRACEBACK_ENV):
-            raise
+    except (KeyboardInterrupt, Exception) as error:
+        return unexpected(tool, error)
+
+
+def unexpected(tool: str, error: BaseException) -> int:
+    """Every tool's exit status for what is no mistake of its user: Ctrl-C
+    (which stops a long run: native loops poll for it) one line and 130,
+    the shell's status for SIGINT; anything else an internal error named
+    by its class, exit 2; either re-raised, for its traceback, where
+    ``REVMLIR_TRACEBACK`` is set."""
+    if os.environ.get(TRACEBACK_ENV):
+        raise error
+    if isinstance(error, KeyboardInterrupt):
         print(f"{tool}: interrupted", file=sys.stderr)
         return 130
-    except Exception as error:
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        print(f"{tool}: {internal_error(error)}", file=sys.stderr)
-        return 2
+    print(f"{tool}: {internal_error(error)}", file=sys.stderr)
+    return 2

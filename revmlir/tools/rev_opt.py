@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import errno
 import os
 import re
 import sys
@@ -31,11 +30,12 @@ from xdsl.utils.exceptions import ArgSpecParseError, ParseError
 from xdsl.utils.lexer import Input, Span
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-from revmlir.diagnostics import format_error, internal_error
+from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
 from revmlir.remarks import Remark, collect_remarks
+from revmlir.tools.cli import STDIN, TRACEBACK_ENV, stdin_bytes, unexpected
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
     check,
@@ -43,17 +43,6 @@ from revmlir.tools.verify_diagnostics import (
     read_expectations,
 )
 from revmlir.version import revmlir_version
-
-TRACEBACK_ENV = "REVMLIR_TRACEBACK"
-STDIN = "-"
-
-
-def stdin_bytes() -> IO[bytes]:
-    """Standard input, which ``-`` names.  Run with it closed (``<&-``),
-    Python has no ``sys.stdin``: an ``OSError`` that says so."""
-    if sys.stdin is None:
-        raise OSError(errno.EBADF, "standard input is closed")
-    return sys.stdin.buffer
 
 
 @dataclass(frozen=True)
@@ -660,21 +649,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             what = f"cannot open '{error.filename}': " if error.filename else ""
             print(f"rev-opt: error: {what}{error.strerror or error}", file=sys.stderr)
             return 1
-        return _internal(error)
-    except KeyboardInterrupt:
-        if os.environ.get(TRACEBACK_ENV):
-            raise
-        print("rev-opt: interrupted", file=sys.stderr)
-        return 130
-    except Exception as error:
-        return _internal(error)
-
-
-def _internal(error: Exception) -> int:
-    if os.environ.get(TRACEBACK_ENV):
-        raise error
-    print(f"rev-opt: {internal_error(error)}", file=sys.stderr)
-    return 2
+        return unexpected("rev-opt", error)
+    except (KeyboardInterrupt, Exception) as error:
+        return unexpected("rev-opt", error)
 
 
 if __name__ == "__main__":

@@ -39,8 +39,7 @@ from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime_checks import JUMP_WORD, PAYLOAD_SLOTS
 from revmlir.semantics import written_arguments
-from revmlir.tools.cli import UsageError, check_output, input_name, read_text, run_tool, write_output
-from revmlir.tools.rev_opt import TRACEBACK_ENV
+from revmlir.tools.cli import TRACEBACK_ENV, UsageError, check_output, input_name, read_text, run_tool, write_output
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 GPU_EMITS = ("ptx", "cubin")
