@@ -189,7 +189,8 @@ class HostSafetyPass(ModulePass):
             # iteration: the callee's count starts at 0 in each call, so a
             # nest of short loops across functions reaches POLL_SPAN in none
             # of them, and the call costs more than the poll.
-            eager = _loops_calling(function, counting)
+            has_for = any(isinstance(loop, scf.ForOp) for _, loop in heads)
+            eager = _loops_calling(function, counting) if has_for else set()
             counted = [loop for _, loop in heads if isinstance(loop, scf.ForOp) and loop not in eager]
             iterations = _iteration_count(code, function) if counted else None
             for block, loop in heads:

@@ -44,7 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 
-from revmlir.call_graph import recursive_calls
+from revmlir.call_graph import recursive_functions
 from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
@@ -286,8 +286,9 @@ def _unversioned(work: ModuleOp, exported: Collection[str]) -> frozenset[str]:
     functions = [f for f in work.ops if isinstance(f, StdFuncOp) and f.sym_name.data in exported]
     if not functions:
         return frozenset()  # a first compile: nothing to borrow, no call graph to find
-    recursive = recursive_calls(f for f in work.ops if isinstance(f, StdFuncOp) and f.body.blocks)
-    return frozenset(f.sym_name.data for f in functions if not (recursive and any(op in recursive for op in f.walk())))
+    # a function makes a call in a cycle exactly when it is in one
+    recursive = recursive_functions(f for f in work.ops if isinstance(f, StdFuncOp) and f.body.blocks)
+    return frozenset(f.sym_name.data for f in functions if f.sym_name.data not in recursive)
 
 
 def _check_beside(beside: LLVMModule, module: ModuleOp, tolerance: float, direction: Direction) -> None:
