@@ -257,12 +257,19 @@ def test_torch_tensors_in_place() -> None:
     rv.cuda.kernel(elementwise.log_sin)(y, x, stream=torch.cuda.current_stream())
     torch.cuda.synchronize()
     assert torch.allclose(y, torch.log(x) * torch.sin(x))
-    # float32 x beside float64 y specialises the kernel as the CPU would,
-    # and fails to compile with the CPU's located error
+    # a float32 x specialises the kernel as the CPU would: its math in
+    # float32, added into float64 y
+    y.zero_()
+    rv.cuda.kernel(elementwise.log_sin)(y, x.float())
+    torch.cuda.synchronize()
+    expected = np.zeros(4096)
+    elementwise.log_sin(expected, positive(4096).astype(np.float32))
+    assert np.allclose(y.cpu().numpy(), expected, rtol=1e-6, atol=1e-6)
+    # an int64 y fails to compile with the CPU's located error
     with pytest.raises(rv.ReversibleSyntaxError) as cpu:
-        elementwise.log_sin(np.zeros(4), np.ones(4, np.float32))
+        elementwise.log_sin(np.zeros(4, np.int64), np.ones(4))
     with pytest.raises(rv.ReversibleSyntaxError) as gpu:
-        rv.cuda.kernel(elementwise.log_sin)(y, x.float())
+        rv.cuda.kernel(elementwise.log_sin)(torch.zeros_like(x, dtype=torch.int64), x)
     assert str(gpu.value) == str(cpu.value)
 
 
