@@ -45,10 +45,23 @@ def wrap(value: int, width: int) -> int:
     return (value + half) % (1 << width) - half
 
 
+class Shaped(Protocol):
+    """An array of a launch: a numpy array, a ``DeviceArray``."""
+
+    @property
+    def shape(self) -> Sequence[int]: ...
+
+
 @dataclass(frozen=True)
 class Constant:
     value: int
     width: int
+
+    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+        """The value of the expression for a launch's ``arrays`` and
+        ``scalars`` (by argument position), read as a signed integer of
+        its width (the same for every kind of expression)."""
+        return self.value
 
 
 @dataclass(frozen=True)
@@ -57,6 +70,9 @@ class Scalar:
 
     argument: int
     width: int
+
+    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+        return wrap(int(scalars[self.argument]), self.width)
 
 
 @dataclass(frozen=True)
@@ -67,6 +83,9 @@ class Size:
     dimension: int
     width = INDEX_WIDTH
 
+    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+        return int(arrays[self.argument].shape[self.dimension])
+
 
 @dataclass(frozen=True)
 class Arithmetic:
@@ -75,6 +94,10 @@ class Arithmetic:
     left: Expression
     right: Expression
     width: int
+
+    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+        operate = OPERATORS[self.operator]
+        return wrap(operate(self.left.evaluate(arrays, scalars), self.right.evaluate(arrays, scalars)), self.width)
 
 
 @dataclass(frozen=True)
@@ -85,6 +108,12 @@ class Cast:
     operand: Expression
     width: int
     unsigned: bool
+
+    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+        value = self.operand.evaluate(arrays, scalars)
+        if self.unsigned and self.width > self.operand.width:
+            value %= 1 << self.operand.width
+        return wrap(value, self.width)
 
 
 Expression = Constant | Scalar | Size | Arithmetic | Cast
@@ -98,33 +127,6 @@ _CASTS = {
     arith.TruncIOp: False,
 }
 """Each cast and whether it extends with zeros."""
-
-
-class Shaped(Protocol):
-    """An array of a launch: a numpy array, a ``DeviceArray``."""
-
-    @property
-    def shape(self) -> Sequence[int]: ...
-
-
-def evaluate(expression: Expression, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
-    """The value ``expression`` has for a launch's ``arrays`` and
-    ``scalars`` (by argument position), read as a signed integer of its
-    width."""
-    match expression:
-        case Constant(value):
-            return value
-        case Scalar(argument, width):
-            return wrap(int(scalars[argument]), width)
-        case Size(argument, dimension):
-            return int(arrays[argument].shape[dimension])
-        case Arithmetic(operator, left, right, width):
-            return wrap(OPERATORS[operator](evaluate(left, arrays, scalars), evaluate(right, arrays, scalars)), width)
-        case Cast(operand, width, unsigned):
-            value = evaluate(operand, arrays, scalars)
-            if unsigned and width > operand.width:
-                value %= 1 << operand.width
-            return wrap(value, width)
 
 
 @dataclass(frozen=True)
@@ -141,10 +143,10 @@ class LoopBounds:
         ``scalars``; None for a step that is not positive, which the
         kernel's checks refuse before its loop (lowered reversible code)
         or which no launch shape serves better than another."""
-        lb, ub, step = (evaluate(e, arrays, scalars) for e in (self.lb, self.ub, self.step))
+        step = self.step.evaluate(arrays, scalars)
         if step <= 0:
             return None
-        return max(0, -((lb - ub) // step))
+        return max(0, -((self.lb.evaluate(arrays, scalars) - self.ub.evaluate(arrays, scalars)) // step))
 
     def encode(self) -> list[object]:
         """The bounds as JSON holds them (a cache entry)."""
@@ -309,5 +311,5 @@ def _folded(expression: Arithmetic | Cast) -> Expression:
     evaluates is only what depends on its arguments."""
     operands = (expression.left, expression.right) if isinstance(expression, Arithmetic) else (expression.operand,)
     if all(isinstance(o, Constant) for o in operands):
-        return Constant(evaluate(expression, {}, {}), expression.width)
+        return Constant(expression.evaluate({}, {}), expression.width)
     return expression
