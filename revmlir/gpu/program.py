@@ -126,8 +126,10 @@ class GPUProgram:
         that are not such a program raise what
         ``revmlir.gpu.cache.UNREADABLE`` lists: a field missing, one more or
         one of another kind, another architecture or other kernels, an
-        argument that is not a type, an entry the PTX does not define, a
-        check table ``check_table_errors`` refuses; each a miss here, not a
+        argument that is not a type, an entry the PTX does not define, loop
+        bounds that read what the kernel does not have
+        (``LoopBounds.decode``), a check table ``check_table_errors``
+        refuses; each a miss here, not a
         program that fails when it is launched (or runs on another GPU's
         code)."""
         fields = cache.record(json.loads(data), ("ptx", "kernels", "check_table", "arch"))
