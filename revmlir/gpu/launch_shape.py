@@ -11,10 +11,11 @@ of 384 are 26 blocks on an H200's 132 multiprocessors.  With the count
 * a count the device holds at once at some block size: the smallest block
   of 32, 64, 128, … (up to the occupancy's block) at which it does, and
   one iteration per thread, so that every multiprocessor gets some (GMM's
-  point kernels: blocks of 32, 313 of them, 3.2 and 1.9 times faster);
+  point kernels, 10,000 points: 313 blocks of 32, 3.2 and 1.9 times as
+  fast as one wave);
 * a larger count: the occupancy's block and one iteration per thread
   (BA's Jacobian blocks, 10⁶ observations: 3,907 blocks of 256, a fifth
-  faster than one wave), unless that grid passes the driver's limit;
+  less time than one wave), unless that grid passes the driver's limit;
 * no iteration: one block of one warp, which runs what the kernel does
   before its loop (its checks) as any grid's threads do.
 
