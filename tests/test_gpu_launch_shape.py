@@ -264,3 +264,34 @@ def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(monkeypa
     assert fake.launches == [(313, 32), (3907, 256), (1, 32)]
     assert fake.calls.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == len(block_sizes(256))
     assert fake.calls.count("cuDeviceGetAttribute") == 1
+
+
+def test_an_empty_range_in_one_warp_reports_the_checks_before_the_loop_as_any_grid() -> None:
+    """A launch of no iteration is one block of 32 threads: the check
+    before the loop fails in each, and the slot holds what a larger grid's
+    holds, the CPU's error without an element."""
+    from gpu_emulation import EmulatedKernel
+    from revmlir.errors import ExecutionError
+
+    source = counting(
+        "%x: memref<?xf64>, %n: index",
+        "%v = memref.load %x[%c3] : memref<?xf64>\n  %ub = arith.addi %n, %c0 : index",
+        "%c0",
+        "%c1",
+        "%n : index",
+    )
+    module = parse_module(source, "k.mlir")
+    bounds = _bounds(source, "k")
+    assert bounds is not None
+    args = [np.zeros(1, np.int64), np.zeros(2), 0]
+    trip = bounds.trip_count({0: args[0], 1: args[1]}, {2: 0})
+    grid, block = h200(243, 256, 132).shape(trip)
+    assert (trip, grid, block) == (0, 1, 32)
+    kernel = EmulatedKernel(module, "k")
+    slot = kernel.launch(args, grid, block)
+    assert slot.tolist() == kernel.launch(args, 3, 5).tolist()
+    with pytest.raises(ExecutionError) as cpu:
+        NativeModule.compile(module).call("k", *args)
+    with pytest.raises(ExecutionError) as gpu:
+        runtime.raise_gpu_error(kernel.check_table, slot)
+    assert str(gpu.value) == str(cpu.value) and "element" not in str(gpu.value)
