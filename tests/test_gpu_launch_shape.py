@@ -295,3 +295,22 @@ def test_an_empty_range_in_one_warp_reports_the_checks_before_the_loop_as_any_gr
     with pytest.raises(ExecutionError) as gpu:
         runtime.raise_gpu_error(kernel.check_table, slot)
     assert str(gpu.value) == str(cpu.value) and "element" not in str(gpu.value)
+
+
+def test_a_python_range_of_scalars_records_its_bounds() -> None:
+    """``rv.prange(lo, hi, s)`` of integer arguments: the count the
+    launch computes is Python's ``range``'s, and that of the CPU run."""
+    import revmlir as rv
+
+    @rv.reversible
+    def strided(y, lo, hi, s):
+        for i in rv.prange(lo, hi, s):
+            y[i] += 1.0
+
+    compiled = rv.cuda.kernel(strided).specialise(np.zeros(1), 0, 1, 1)
+    bounds = compiled.program.kernels[compiled.name].bounds
+    assert bounds is not None
+    for lo, hi, s in [(3, 100, 7), (1, 50, 3), (40, 2, 1), (0, 64, 64)]:
+        y = np.zeros(100)
+        strided(y, lo, hi, s)
+        assert bounds.trip_count({0: y}, {1: lo, 2: hi, 3: s}) == len(range(lo, hi, s)) == y.sum()
