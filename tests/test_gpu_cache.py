@@ -39,6 +39,7 @@ from revmlir.gpu.api import Kernel
 from revmlir.gpu.program import GPUProgram, compile_kernels, module_ptx
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import ToolkitError
+from revmlir.gpu.trip_count import Constant, LoopBounds, Size
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
@@ -315,7 +316,14 @@ KERNELS = (["axpy"], "sm_90", 3, None)
 CHECK = "ExecutionError|memref.load|f.mlir:3:5|axpy|i64,i64|index {0} is out of bounds for axis 0 with size {1}"
 
 
-AXPY_KERNEL = {"entry": "axpy", "arguments": "[memref<?xf64>, memref<?xf64>, f64]", "arena": False}
+AXPY_BOUNDS = [["constant", 0, 64], ["size", 0, 0], ["constant", 1, 64]]
+"""``range(0, y.shape[0], 1)``, the bounds of axpy's loop."""
+AXPY_KERNEL = {
+    "entry": "axpy",
+    "arguments": "[memref<?xf64>, memref<?xf64>, f64]",
+    "arena": False,
+    "bounds": AXPY_BOUNDS,
+}
 """The kernel of an entry ``decode`` reads."""
 
 
@@ -345,6 +353,9 @@ def _table(*checks: str) -> str:
 def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_each():
     program = GPUProgram.decode(_program(), "sm_90", ["axpy"])
     assert program.kernels["axpy"].entry == "axpy" and len(program.kernels["axpy"].arguments) == 3
+    assert program.kernels["axpy"].bounds == LoopBounds(Constant(0, 64), Size(0, 0), Constant(1, 64))
+    unbounded = _program(kernels={"axpy": AXPY_KERNEL | {"bounds": None}})
+    assert GPUProgram.decode(unbounded, "sm_90", ["axpy"]).kernels["axpy"].bounds is None
     assert program.check_table.attributes["rev.checks"] == ArrayAttr([StringAttr(CHECK)])
 
 
@@ -380,6 +391,18 @@ def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_e
         _program(check_table=_table(CHECK.replace("i64,i64", "complex,complex,i64"))),
         _program(check_table=_table(CHECK.replace("{1}", "{2}"))),
         _program(check_table=_table(CHECK.replace("{1}", "{1"))),
+        _program(kernel={"bounds": AXPY_BOUNDS[:2]}),
+        _program(kernel={"bounds": [AXPY_BOUNDS[0], ["size", 3, 0], AXPY_BOUNDS[2]]}),
+        _program(kernel={"bounds": [AXPY_BOUNDS[0], ["size", 0, 1], AXPY_BOUNDS[2]]}),
+        _program(kernel={"bounds": [AXPY_BOUNDS[0], ["scalar", 2, 64], AXPY_BOUNDS[2]]}),
+        _program(kernel={"bounds": [AXPY_BOUNDS[0], ["scalar", 0, 64], AXPY_BOUNDS[2]]}),
+        _program(kernel={"bounds": [AXPY_BOUNDS[0], ["div", ["size", 0, 0], ["constant", 2, 64], 64], AXPY_BOUNDS[2]]}),
+        _program(kernel={"bounds": [AXPY_BOUNDS[0], ["add", ["size", 0, 0], ["constant", 2, 32], 64], AXPY_BOUNDS[2]]}),
+        _program(kernel={"bounds": [["constant", 0, 65], *AXPY_BOUNDS[1:]]}),
+        _program(kernel={"bounds": [["constant", 2**63, 64], *AXPY_BOUNDS[1:]]}),
+        _program(kernel={"bounds": [["constant", True, 64], *AXPY_BOUNDS[1:]]}),
+        _program(kernel={"bounds": [["constant", 0, 32], *AXPY_BOUNDS[1:]]}),
+        _program(kernel={"bounds": [["cast", ["constant", 0, 32], 64, 0], *AXPY_BOUNDS[1:]]}),
     ],
     ids=[
         "malformed-json",
@@ -411,6 +434,18 @@ def test_the_entries_that_do_not_decode_differ_from_one_that_does_in_one_field_e
         "a-check-whose-payload-does-not-fit",
         "a-check-whose-message-reads-past-its-payload",
         "a-check-whose-message-is-not-a-template",
+        "bounds-not-three",
+        "bounds-reading-no-argument",
+        "bounds-reading-a-dimension-past-the-rank",
+        "bounds-reading-a-float-as-an-integer",
+        "bounds-reading-an-array-as-a-scalar",
+        "bounds-of-an-unknown-operation",
+        "bounds-adding-values-of-two-widths",
+        "bounds-of-an-integer-too-wide",
+        "bounds-of-a-constant-that-does-not-fit",
+        "bounds-of-a-boolean-as-an-integer",
+        "bounds-not-of-index",
+        "bounds-of-a-cast-not-saying-how-it-extends",
     ],
 )
 def test_a_sealed_entry_that_does_not_decode_is_compiled_again(

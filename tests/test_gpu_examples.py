@@ -171,6 +171,42 @@ def test_example_kernels_compile_to_ptx(function: object, args: tuple) -> None:
         assert emit_cubin(compiled.program.ptx, "sm_90")
 
 
+LOOP_LENGTHS = {
+    "log_sin": lambda args: len(args[1]),
+    "~log_sin": lambda args: len(args[1]),
+    "log_sin.adj": lambda args: len(args[1]),
+    "complex_log": lambda args: len(args[1]),
+    "complex_log.adj": lambda args: len(args[1]),
+    "batch_distances": lambda args: len(args[0]),
+    "batch_distances.adj": lambda args: len(args[0]),
+    "ba_jacobian_blocks": lambda args: args[5].shape[0],
+    "gmm_points": lambda args: args[4].shape[0],
+    "gmm_points.adj": lambda args: args[4].shape[0],
+}
+"""Each example kernel's ``rv.prange`` as its source writes it, of the
+kernel's arguments."""
+
+
+@pytest.mark.parametrize(
+    "label, function, args",
+    [pytest.param(c.id, *c.values, id=c.id) for c in _kernel_cases()],  # type: ignore[attr-defined]
+)
+def test_example_kernels_record_their_trip_counts(label: str, function: object, args: tuple) -> None:
+    """Every example kernel's loop bounds are recorded, and give its
+    ``rv.prange``'s length for its arguments and for arrays of other
+    lengths, each argument's its own (a count read from the wrong array or
+    dimension differs)."""
+    compiled = rv.cuda.kernel(function).specialise(*args)
+    bounds = compiled.program.kernels[compiled.name].bounds
+    assert bounds is not None
+    arrays = {i: a for i, a in enumerate(args) if isinstance(a, np.ndarray)}
+    assert bounds.trip_count(arrays, {}) == LOOP_LENGTHS[label](args) > 0
+    for length in (0, 1, 1000, 10**6):
+        resized = [np.empty((length + i, *a.shape[1:])) if isinstance(a, np.ndarray) else a for i, a in enumerate(args)]
+        shapes = {i: a for i, a in enumerate(resized) if isinstance(a, np.ndarray)}
+        assert bounds.trip_count(shapes, {}) == LOOP_LENGTHS[label](resized)
+
+
 def test_ba_kernel_keeps_its_arrays_in_registers() -> None:
     """BA's blocks kernel allocates 73 f64 of ancilla arrays per observation
     (``rv.zeros`` of constant sizes: its copies of the camera and point,

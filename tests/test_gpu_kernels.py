@@ -65,13 +65,17 @@ def assert_same(cpu: list[Any], gpu: list[Any], rtol: float) -> None:
     ],
 )
 def test_elementwise_forward_gradient_and_inverse(name: str, seeds: Any) -> None:
+    """At trip counts that launch differently (``revmlir.gpu.launch_shape``):
+    none (one warp), a few (blocks of 32 over the multiprocessors) and more
+    than the device holds at once (one iteration per thread)."""
     function = getattr(elementwise, name)
-    x = positive(100_003) if name == "log_sin" else complex_values(100_003)
-    cpu, gpu = cpu_and_gpu(function, np.zeros_like(x), x)
-    assert_same(cpu, gpu, 1e-12)
-    assert_same(*cpu_and_gpu(rv.adjoint(function), *cpu, *seeds(x)), 1e-12)
-    on_gpu(~function, gpu[0], x)
-    assert np.allclose(gpu[0], 0.0, atol=1e-12)
+    for n in (0, 37, 100_003, 1_000_003):
+        x = positive(n) if name == "log_sin" else complex_values(n)
+        cpu, gpu = cpu_and_gpu(function, np.zeros_like(x), x)
+        assert_same(cpu, gpu, 1e-12)
+        assert_same(*cpu_and_gpu(rv.adjoint(function), *cpu, *seeds(x)), 1e-12)
+        on_gpu(~function, gpu[0], x)
+        assert np.allclose(gpu[0], 0.0, atol=1e-12)
 
 
 def test_batch_distances_and_shared_gradient() -> None:

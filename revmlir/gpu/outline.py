@@ -68,6 +68,7 @@ from revmlir.gpu.arena import (
 )
 from revmlir.gpu.load_order import loads_first
 from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
+from revmlir.gpu.trip_count import LoopBounds, loop_bounds
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckOp
@@ -498,10 +499,12 @@ def outline(
     all_functions: bool = False,
     keep_host: bool = True,
     check_ops: bool = False,
-) -> None:
+) -> dict[str, LoopBounds | None]:
     """Outline the kernels ``names`` (default: every function with a
     top-level parallel loop) of ``module``; with ``all_functions``, every
-    other function gets a device copy too.  Without ``keep_host`` the device
+    other function gets a device copy too.  Returns each kernel's loop
+    bounds, where its arguments determine them (``revmlir.gpu.trip_count``:
+    a launch shapes its grid by them).  Without ``keep_host`` the device
     functions are moved, not copied: for a compiler that reads only the
     ``gpu.module`` (``compile_kernels``), which the host functions left
     calling them would no longer verify, and copying them was a tenth of
@@ -528,7 +531,8 @@ def outline(
                     "a kernel is launched, not called (call a function it calls instead)"
                 )
     if not kernels and not all_functions:
-        return
+        return {}
+    bounds = {n: loop_bounds(f, loop) for n, f, loop in zip(names, kernels, loops)}
     module_name = kernel_module_name(module)
     checks = register_checks(module)
     arenas = [any(graph.uses_arena(g) for g in [f, *graph.callees([f])]) for f in kernels]
@@ -553,6 +557,7 @@ def outline(
         Rewriter.replace_op(f, host)
     module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))
     module.attributes[CONTAINER] = UnitAttr()
+    return bounds
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
+from revmlir.gpu.trip_count import LoopBounds
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
@@ -87,6 +88,10 @@ class KernelInfo:
     address, then bytes per thread): its device code allocates ancilla
     arrays of a dynamic size (``revmlir.gpu.arena``) or pushes on stacks
     (``revmlir.gpu.stacks``)."""
+    bounds: LoopBounds | None = None
+    """The kernel loop's bounds as expressions of the arguments, where
+    they are such (``revmlir.gpu.trip_count``): a launch computes its trip
+    count from them to shape its grid (``revmlir.gpu.launch_shape``)."""
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,12 @@ class GPUProgram:
         attributes (the kernels' argument types, the check table's
         attributes) printed."""
         kernels = {
-            name: {"entry": k.entry, "arguments": cache.print_ir(ArrayAttr(k.arguments)), "arena": k.arena}
+            name: {
+                "entry": k.entry,
+                "arguments": cache.print_ir(ArrayAttr(k.arguments)),
+                "arena": k.arena,
+                "bounds": None if k.bounds is None else k.bounds.encode(),
+            }
             for name, k in self.kernels.items()
         }
         table = cache.print_ir(DictionaryAttr(dict(self.check_table.attributes)))
@@ -116,8 +126,10 @@ class GPUProgram:
         that are not such a program raise what
         ``revmlir.gpu.cache.UNREADABLE`` lists: a field missing, one more or
         one of another kind, another architecture or other kernels, an
-        argument that is not a type, an entry the PTX does not define, a
-        check table ``check_table_errors`` refuses; each a miss here, not a
+        argument that is not a type, an entry the PTX does not define, loop
+        bounds that read what the kernel does not have
+        (``LoopBounds.decode``), a check table ``check_table_errors``
+        refuses; each a miss here, not a
         program that fails when it is launched (or runs on another GPU's
         code)."""
         fields = cache.record(json.loads(data), ("ptx", "kernels", "check_table", "arch"))
@@ -128,13 +140,14 @@ class GPUProgram:
             raise ValueError(f"an entry holds the kernels {sorted(kernels_held)}, not {sorted(set(names))}")
         kernels = {}
         for name, k in kernels_held.items():
-            k = cache.record(k, ("entry", "arguments", "arena"))
+            k = cache.record(k, ("entry", "arguments", "arena", "bounds"))
             entry = cache.expect(k["entry"], str)
             if f".entry {entry}(" not in ptx:
                 raise ValueError(f"the PTX defines no .entry {entry}")
             arguments = cache.expect(cache.parse_attribute(cache.expect(k["arguments"], str)), ArrayAttr)
             types = tuple(cache.expect(a, TypeAttribute) for a in arguments.data)
-            kernels[name] = KernelInfo(entry, types, cache.expect(k["arena"], bool))
+            bounds = None if k["bounds"] is None else LoopBounds.decode(k["bounds"], types)
+            kernels[name] = KernelInfo(entry, types, cache.expect(k["arena"], bool), bounds)
         table = cache.expect(cache.parse_attribute(cache.expect(fields["check_table"], str)), DictionaryAttr)
         checks = ModuleOp([])
         checks.attributes.update(table.data)
@@ -298,10 +311,11 @@ def _emit_without_machine_sinking(machine: llvm.TargetMachine, module: llvm.Modu
 
 def lower_kernels(
     module: ModuleOp, names: Sequence[str] | None, all_functions: bool = False
-) -> tuple[ModuleOp, dict[str, tuple[Attribute, ...]]]:
+) -> tuple[ModuleOp, dict[str, tuple[Attribute, ...]], dict[str, LoopBounds | None]]:
     """A verified rev module, inverted and lowered, with ``names`` (default:
     every function with a top-level parallel loop) outlined and converted to
-    nvvm; and the argument types of each rev function (inverses included).
+    nvvm; the argument types of each rev function (inverses included); and
+    each kernel's loop bounds, where its arguments determine them.
     With ``names``, the functions they never call are dropped first.
     Its ``gpu.module`` is what is compiled: the device functions are moved
     there, so the host functions that called them no longer verify.  Number
@@ -324,9 +338,9 @@ def lower_kernels(
     }
     lower_to_std(work, check_ops=True)
     RevGpuLocalArraysPass().apply(ctx, work)
-    outline(work, list(names) if names is not None else None, all_functions, keep_host=False, check_ops=True)
+    bounds = outline(work, list(names) if names is not None else None, all_functions, keep_host=False, check_ops=True)
     ConvertGpuToNvvmPass().apply(ctx, work)
-    return work, arguments
+    return work, arguments, bounds
 
 
 REGISTER_LIMITS = (16, 255)
@@ -391,7 +405,7 @@ def compile_kernels(
 def _compile_kernels(
     module: ModuleOp, names: Sequence[str], arch: str, opt_level: int, max_registers: int | None
 ) -> GPUProgram:
-    work, arguments = lower_kernels(module, names)
+    work, arguments, bounds = lower_kernels(module, names)
     checks = ModuleOp([])
     checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
     arenas = {
@@ -402,7 +416,7 @@ def _compile_kernels(
         if isinstance(k, gpu.FuncOp)
     }
     llvm_module, entries = device_llvm_ir(work)
-    kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name]) for name in names}
+    kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name], bounds[name]) for name in names}
     if max_registers is not None:
         limit_registers(llvm_module, [k.entry for k in kernels.values()], max_registers)
     return GPUProgram(_ptx(work, llvm_module, arch, opt_level), kernels, checks, arch)
@@ -426,7 +440,7 @@ def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -
 
 
 def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
-    work, _ = lower_kernels(module, None, all_functions=True)
+    work, _, _ = lower_kernels(module, None, all_functions=True)
     llvm_module, _ = device_llvm_ir(work, keep_functions=True)
     return _ptx(work, llvm_module, arch, opt_level)
 

@@ -3,9 +3,11 @@
 The runtime talks to the CUDA driver through ``cuda.bindings.driver`` (the
 ``revmlir[cuda]`` extra), imported at the first launch so that ``import
 revmlir`` works, and imports nothing of CUDA, where no GPU is.  A program's
-PTX is loaded once per device by the driver's JIT; each kernel's block size
-comes from the driver's occupancy calculator (its register use), its grid
-fills the device at that occupancy, since every kernel is a grid-stride loop.
+PTX is loaded once per device by the driver's JIT.  Every kernel is a
+grid-stride loop, so any grid runs it: a launch's grid and block come from
+the driver's occupancy calculator (its register use) and, where the
+kernel's loop bounds are known from its arguments, from the loop's trip
+count (``revmlir.gpu.launch_shape``).
 
 Arguments follow the kernel ABI of ``docs/gpu.md``: an array is its data
 pointer and its sizes, a scalar its value (a complex number its two parts),
@@ -57,6 +59,8 @@ from revmlir.gpu.arrays import (
     is_device_array,
     overlapping_ranges,
 )
+from revmlir.gpu.launch_shape import Occupancy
+from revmlir.gpu.trip_count import LoopBounds
 from revmlir.runtime.arguments import converter, numpy_dtype, type_name
 from revmlir.runtime.backend import overlap_error, read_only_error
 from revmlir.runtime_checks import ELEMENT_WORD, GPU_ERROR_WORDS, check_error_slot
@@ -91,6 +95,9 @@ class KernelInfo(Protocol):
 
     @property
     def arena(self) -> bool: ...
+
+    @property
+    def bounds(self) -> LoopBounds | None: ...
 
 
 class Program(Protocol):
@@ -186,10 +193,8 @@ class LoadedKernel:
     """A kernel loaded on one device, with its launch configuration."""
 
     function: Any
-    block: int
-    """Threads per block: the driver's best occupancy for its registers."""
-    grid: int
-    """Blocks: enough to fill the device at that occupancy."""
+    occupancy: Occupancy
+    """What the device holds of it, which shapes its launches."""
     registers: int
 
 
@@ -244,8 +249,19 @@ class _Device:
             _check_parameters(function, entry, parameter_bytes)
             cuda = driver()
             grid, block = _call("cuOccupancyMaxPotentialBlockSize", function, None, 0, 0)
+            processors = _call(
+                "cuDeviceGetAttribute",
+                cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+                _call("cuDeviceGet", self.ordinal),
+            )
+            occupancy = Occupancy.of(
+                int(processors),
+                lambda size: int(_call("cuOccupancyMaxActiveBlocksPerMultiprocessor", function, size, 0)),
+                int(block),
+                int(grid),
+            )
             registers = _call("cuFuncGetAttribute", cuda.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS, function)
-            found = self.kernels[key] = LoadedKernel(function, int(block), int(grid), int(registers))
+            found = self.kernels[key] = LoadedKernel(function, occupancy, int(registers))
         return found
 
     def slot(self) -> _ErrorSlot:
@@ -376,7 +392,7 @@ def check_arena(bytes_per_thread: Any) -> None:
 
 def arena_plan(bytes_per_thread: int | None, block: int, grid: int) -> tuple[int, int]:
     """The grid and bytes per thread of a launch with an arena: the bytes
-    rounded up to ``ARENA_ALIGNMENT``, the occupancy's grid cut to keep the
+    rounded up to ``ARENA_ALIGNMENT``, the launch's grid cut to keep the
     arena within ``ARENA_LIMIT``."""
     wanted = DEFAULT_ARENA if bytes_per_thread is None else bytes_per_thread
     check_arena(wanted)
@@ -543,11 +559,12 @@ def launch(
         size = len(pack_parameters([*pieces, *(arena_pieces(0, 0) if info.arena else [])]))
         try:
             kernel = target.kernel(program, info.entry, size)
-            grid = kernel.grid
+            trip = None if info.bounds is None else info.bounds.trip_count({**arrays, **hosts}, scalars)
+            grid, block = kernel.occupancy.shape(trip, info.arena)
             if info.arena:
-                grid, per_thread = arena_plan(arena, kernel.block, kernel.grid)
-                pieces += arena_pieces(target.arena(stream, grid * kernel.block * per_thread), per_thread)
-            _enqueue(kernel, grid, pack_parameters(pieces), slot, stream)
+                grid, per_thread = arena_plan(arena, block, grid)
+                pieces += arena_pieces(target.arena(stream, grid * block * per_thread), per_thread)
+            _enqueue(kernel, grid, block, pack_parameters(pieces), slot, stream)
         except BaseException:
             target.slots.append(slot)
             raise
@@ -572,9 +589,10 @@ def _copy_in(host: np.ndarray, back: bool, stream: int) -> _Copy:
     return _Copy(host, pointer, back and host.nbytes > 0)
 
 
-def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlot, stream: int) -> None:
-    """Zero the error slot, launch ``grid`` blocks with the packed
-    parameters, and queue the slot's copy back to the host."""
+def _enqueue(kernel: LoadedKernel, grid: int, block: int, parameters: bytes, slot: _ErrorSlot, stream: int) -> None:
+    """Zero the error slot, launch ``grid`` blocks of ``block`` threads
+    with the packed parameters, and queue the slot's copy back to the
+    host."""
     buffer = ctypes.create_string_buffer(parameters, len(parameters))
     size = ctypes.c_size_t(len(parameters))
     # CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
@@ -586,7 +604,7 @@ def _enqueue(kernel: LoadedKernel, grid: int, parameters: bytes, slot: _ErrorSlo
         grid,
         1,
         1,
-        kernel.block,
+        block,
         1,
         1,
         0,

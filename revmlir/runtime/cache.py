@@ -112,7 +112,7 @@ class Kind:
 
 OBJECT = Kind("revmlir-object-cache-3", ".o")
 """Object files for the host, from ``revmlir.runtime.jit``."""
-GPU_PROGRAM = Kind("revmlir-gpu-program-1", ".gpu")
+GPU_PROGRAM = Kind("revmlir-gpu-program-2", ".gpu")
 """GPU compiles (PTX and what launches need), from ``revmlir.gpu.cache``."""
 CUBIN = Kind("revmlir-cubin-1", ".cubin")
 """ptxas's cubins, from ``revmlir.gpu.cache``."""
