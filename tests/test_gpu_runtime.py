@@ -607,7 +607,8 @@ def test_a_kernel_gets_its_arguments_and_a_zeroed_slot(fake: Any) -> None:
 
     fake.on_launch = run
     rv.cuda.kernel(gather)(*gather_arrays(n=5))
-    (slot,) = fake.host
+    (page,) = fake.host  # one allocation of slots
+    slot = page + (runtime.SLOTS_PER_ALLOCATION - 1) * runtime.SLOT_BYTES  # the last, taken first
     assert seen == [struct.pack("<8q", 0x10000, 5, 0x20000, 3, 0x30000, 5, slot, GPU_ERROR_WORDS)]
 
 
@@ -618,9 +619,16 @@ def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fak
     with pytest.raises(ExecutionError) as gpu:
         k(*args)
     assert str(gpu.value) == f"{cpu} (element 2)" and gpu.value.location == cpu.location
-    fake.on_launch = lambda parameters: None if list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS else 1 / 0
+    seen: list[int] = []
+
+    def run(parameters: bytes) -> None:
+        seen.append(ctypes.addressof(slot_words(parameters)))
+        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS
+
+    fake.on_launch = run
     k(*args)  # the same slot, clean
-    assert len(fake.host) == 1 and fake.calls.count("cuMemHostAlloc") == 1
+    k(*args)
+    assert seen[0] == seen[1] and fake.calls.count("cuMemHostAlloc") == 1
 
 
 def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake: Any) -> None:
@@ -637,11 +645,18 @@ def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake:
         rv.cuda.synchronize()
     assert str(gpu.value) == f"{cpu} (element 1)"
     assert fake.calls.count("cuStreamSynchronize") == 2 and not runtime._pending
-    assert len(runtime.device(0).slots) == len(fake.host) == 4
-    fake.on_launch = lambda parameters: None if list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS else 1 / 0
-    for _ in range(4):
+    assert len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION  # every one back
+    taken: set[int] = set()
+
+    def run(parameters: bytes) -> None:
+        taken.add(ctypes.addressof(slot_words(parameters)))
+        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS
+
+    fake.on_launch = run
+    for _ in range(runtime.SLOTS_PER_ALLOCATION + 1):  # every slot clean again, and one more allocated
         k(*args, stream=5)
-    rv.cuda.synchronize()  # every slot clean again
+    rv.cuda.synchronize()
+    assert len(taken) == runtime.SLOTS_PER_ALLOCATION + 1 and len(fake.host) == 2
 
 
 def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> None:

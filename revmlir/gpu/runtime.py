@@ -184,6 +184,9 @@ def device_count() -> int:
 
 
 SLOT_BYTES = GPU_ERROR_WORDS * 8
+SLOTS_PER_ALLOCATION = 64
+"""Slots allocated together: one page of pinned memory, which is what an
+allocation of one slot takes anyway."""
 
 
 @dataclass
@@ -204,11 +207,17 @@ class _ErrorSlot:
     words: ctypes.Array[ctypes.c_int64]
 
     @classmethod
-    def allocate(cls) -> _ErrorSlot:
-        host = int(_call("cuMemHostAlloc", SLOT_BYTES, driver().CU_MEMHOSTALLOC_DEVICEMAP))
+    def allocate(cls) -> list[_ErrorSlot]:
+        """``SLOTS_PER_ALLOCATION`` zeroed slots (the driver's memory is
+        not zeroed), in one allocation that is never freed: a device keeps
+        its spare slots."""
+        nbytes = SLOTS_PER_ALLOCATION * SLOT_BYTES
+        host = int(_call("cuMemHostAlloc", nbytes, driver().CU_MEMHOSTALLOC_DEVICEMAP))
         device = int(_call("cuMemHostGetDevicePointer", host, 0))
-        ctypes.memset(host, 0, SLOT_BYTES)  # the driver's memory is not zeroed
-        return cls(device, (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(host))
+        ctypes.memset(host, 0, nbytes)
+        words = ctypes.c_int64 * GPU_ERROR_WORDS
+        offsets = range(0, nbytes, SLOT_BYTES)
+        return [cls(device + offset, words.from_address(host + offset)) for offset in offsets]
 
 
 @dataclass(frozen=True)
@@ -282,7 +291,9 @@ class _Device:
         """A zeroed slot for a launch: a spare one, or a new one.  A
         kernel writes the other words only after taking the first (its
         check id), so a slot whose first word is 0 is clean."""
-        found = self.slots.pop() if self.slots else _ErrorSlot.allocate()
+        if not self.slots:
+            self.slots += _ErrorSlot.allocate()
+        found = self.slots.pop()
         if found.words[0]:
             ctypes.memset(found.words, 0, SLOT_BYTES)
         return found
