@@ -291,9 +291,12 @@ class _Device:
         """A zeroed slot for a launch: a spare one, or a new one.  A
         kernel writes the other words only after taking the first (its
         check id), so a slot whose first word is 0 is clean."""
-        if not self.slots:
-            self.slots += _ErrorSlot.allocate()
-        found = self.slots.pop()
+        try:
+            found = self.slots.pop()
+        except IndexError:  # none spare (another thread may have taken the last)
+            spare = _ErrorSlot.allocate()
+            found = spare.pop()
+            self.slots += spare
         if found.words[0]:
             ctypes.memset(found.words, 0, SLOT_BYTES)
         return found
