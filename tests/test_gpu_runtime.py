@@ -669,3 +669,40 @@ def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> No
         with pytest.raises(ValueError, match=r"arrays passed to kernel @gather are on different devices \(\[0, 1\]\)"):
             k(y, gather_arrays()[1], idx)
         assert "cuLaunchKernel" not in fake.calls
+
+
+def test_host_arrays_are_passed_as_their_device_copies(fake: Any) -> None:
+    """numpy arrays: each copied in, its copy's address in the parameters,
+    the written one copied back, every copy freed."""
+    seen: list[bytes] = []
+    fake.on_launch = seen.append
+    rv.cuda.kernel(gather)(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    assert fake.calls.count("cuMemAlloc") == fake.calls.count("cuMemcpyHtoDAsync") == fake.calls.count("cuMemFree") == 3
+    assert fake.calls.count("cuMemcpyDtoHAsync") == 1  # y alone is written
+    y, n, x, m, idx, k = struct.unpack_from("<6q", seen[0])
+    assert (n, m, k) == (4, 3, 4) and len({y, x, idx}) == 3 and min(y, x, idx) >= 0x7F00_0000_0000
+
+
+class CountedCudaArray(FakeCudaArray):
+    """A device array whose interface is built at each read, as CuPy's is."""
+
+    reads = 0
+
+    def __init__(self, **interface: Any):
+        self.interface = {"version": 3, "strides": None, **interface}
+
+    @property  # type: ignore[override]
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        CountedCudaArray.reads += 1
+        return self.interface
+
+
+def test_a_launch_reads_each_array_interface_once(fake: Any) -> None:
+    args = [
+        CountedCudaArray(shape=(4,), typestr="<f8", data=(0x10000, False)),
+        CountedCudaArray(shape=(3,), typestr="<f8", data=(0x20000, False)),
+        CountedCudaArray(shape=(4,), typestr="<i8", data=(0x30000, False)),
+    ]
+    CountedCudaArray.reads = 0
+    rv.cuda.kernel(gather)(*args)
+    assert CountedCudaArray.reads == 3

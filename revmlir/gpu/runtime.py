@@ -525,7 +525,7 @@ class _Parameter:
     rank, or a scalar's conversion."""
 
     where: str
-    """"argument #i of kernel @f", for messages."""
+    """The messages' "argument #i of kernel @f"."""
     dtype: np.dtype | None
     """The element type of an array; None for a scalar."""
     rank: int
