@@ -160,10 +160,9 @@ def _error_name(cuda: Any, result: Any) -> str:
 
 def _checked(cuda: Any, call: str, returned: tuple[Any, ...]) -> Any:
     """The value of a driver call (``(result, value…)``), or a ``CUDAError``."""
-    result, *values = returned
-    if result != cuda.CUresult.CUDA_SUCCESS:
+    if (result := returned[0]) != cuda.CUresult.CUDA_SUCCESS:
         raise CUDAError(f"{call} failed: {_error_name(cuda, result)}")
-    return values[0] if len(values) == 1 else tuple(values)
+    return returned[1] if len(returned) == 2 else returned[1:]
 
 
 def _call(call: str, *args: Any) -> Any:
