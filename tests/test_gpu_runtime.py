@@ -557,16 +557,21 @@ def slot_words(parameters: bytes) -> Any:
     return (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(address)
 
 
-def failing_at(element: int, check: int, index: int) -> Callable[[bytes], None]:
-    """A kernel whose thread at ``element`` fails check ``check`` reading
-    ``x[index]``, as the device's report writes the slot: the check id,
-    the payload (the index, the size), the element."""
+def fake_kernel(taken: list[int], failure: tuple[int, int, int] | None = None) -> Callable[[bytes], None]:
+    """A ``gather`` kernel for ``FakeDriver.on_launch``: it records the
+    address of its error slot in ``taken`` and checks that the host zeroed
+    the slot; given ``(element, check, index)``, its thread at ``element``
+    fails check ``check`` reading ``x[index]``, writing the slot as the
+    device's report does: the check id, the payload (the index, the size
+    3), the element."""
 
     def run(parameters: bytes) -> None:
         slot = slot_words(parameters)
-        assert list(slot) == [0] * GPU_ERROR_WORDS  # zeroed by the host before the launch
-        unused = [0] * (PAYLOAD_SLOTS - 2)
-        slot[:] = [check, index, 3, *unused, element, 0, 0]
+        taken.append(ctypes.addressof(slot))
+        assert list(slot) == [0] * GPU_ERROR_WORDS
+        if failure is not None:
+            element, check, index = failure
+            slot[:] = [check, index, 3, *[0] * (PAYLOAD_SLOTS - 2), element, 0, 0]
 
     return run
 
@@ -614,31 +619,25 @@ def test_a_kernel_gets_its_arguments_and_a_zeroed_slot(fake: Any) -> None:
 
 def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fake: Any) -> None:
     cpu, check = cpu_error()
-    k, args = rv.cuda.kernel(gather), gather_arrays()
-    fake.on_launch = failing_at(2, check, 7)
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    fake.on_launch = fake_kernel(taken, (2, check, 7))
     with pytest.raises(ExecutionError) as gpu:
         k(*args)
     assert str(gpu.value) == f"{cpu} (element 2)" and gpu.value.location == cpu.location
-    seen: list[int] = []
-
-    def run(parameters: bytes) -> None:
-        seen.append(ctypes.addressof(slot_words(parameters)))
-        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS
-
-    fake.on_launch = run
-    k(*args)  # the same slot, clean
-    k(*args)
-    assert seen[0] == seen[1] and fake.calls.count("cuMemHostAlloc") == 1
+    fake.on_launch = fake_kernel(taken)
+    k(*args)  # the same slot, zeroed again
+    assert taken[0] == taken[1] and fake.calls.count("cuMemHostAlloc") == 1
 
 
 def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake: Any) -> None:
     cpu, check = cpu_error()
-    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    fake.on_launch = fake_kernel(taken)
     k(*args, stream=5)
     for stream, element in ((5, 1), (6, 3)):
-        fake.on_launch = failing_at(element, check, 7)
+        fake.on_launch = fake_kernel(taken, (element, check, 7))
         k(*args, stream=stream)
-    fake.on_launch = None
+    fake.on_launch = fake_kernel(taken)
     k(*args, stream=5)
     fake.calls.clear()
     with pytest.raises(ExecutionError) as gpu:
@@ -646,17 +645,11 @@ def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake:
     assert str(gpu.value) == f"{cpu} (element 1)"
     assert fake.calls.count("cuStreamSynchronize") == 2 and not runtime._pending
     assert len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION  # every one back
-    taken: set[int] = set()
-
-    def run(parameters: bytes) -> None:
-        taken.add(ctypes.addressof(slot_words(parameters)))
-        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS
-
-    fake.on_launch = run
-    for _ in range(runtime.SLOTS_PER_ALLOCATION + 1):  # every slot clean again, and one more allocated
+    for _ in range(runtime.SLOTS_PER_ALLOCATION + 1):  # the failed ones zeroed again, and one more allocation
         k(*args, stream=5)
     rv.cuda.synchronize()
-    assert len(taken) == runtime.SLOTS_PER_ALLOCATION + 1 and len(fake.host) == 2
+    assert len(set(taken[4:])) == runtime.SLOTS_PER_ALLOCATION + 1 and set(taken[:4]) < set(taken[4:])
+    assert len(fake.host) == 2
 
 
 def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> None:
