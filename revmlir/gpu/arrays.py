@@ -38,7 +38,7 @@ _DLPACK_CODES = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 class DeviceArray:
     """An array in device memory, as a kernel argument sees it.  One is made
     per device array a launch takes, so it is a plain record with slots
-    (a frozen dataclass's ``__init__`` costs three times as much); nothing
+    (a frozen dataclass's ``__init__`` costs four times as much); nothing
     changes it once made."""
 
     pointer: int
