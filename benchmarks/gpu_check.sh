@@ -3,7 +3,9 @@
 # marked gpu (they launch kernels), then benchmarks/bench_gpu.py.  Output
 # goes under $OUT (default ./gpu-check): nvidia-smi.txt, versions.txt,
 # tests.txt, ptx_path.txt (the elementwise kernels' PTX instructions per
-# element, benchmarks/ptx_path.py), bench.txt, bench/bench_gpu.{md,json}.
+# element, benchmarks/ptx_path.py), launch_overhead.txt (the host's time
+# per launch, benchmarks/launch_overhead.py), bench.txt,
+# bench/bench_gpu.{md,json}.
 # About 2 minutes on an H200; its timeouts stop it within 5 minutes
 # whatever happens.  Arguments go to the benchmark (--quick, --cases BA,ptx).
 #
@@ -44,5 +46,7 @@ echo "pytest exit status $? (log in $OUT/tests.txt)"
 tail -n 5 "$OUT/tests.txt"
 echo "== benchmarks/ptx_path.py"
 timeout 30 "$PYTHON" benchmarks/ptx_path.py 2>&1 | tee "$OUT/ptx_path.txt"
+echo "== benchmarks/launch_overhead.py"
+timeout 20 "$PYTHON" benchmarks/launch_overhead.py 2>&1 | tee "$OUT/launch_overhead.txt"
 echo "== benchmarks/bench_gpu.py"
-timeout 170 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT/bench" "$@" 2>&1 | tee "$OUT/bench.txt"
+timeout 155 "$PYTHON" benchmarks/bench_gpu.py --out "$OUT/bench" "$@" 2>&1 | tee "$OUT/bench.txt"

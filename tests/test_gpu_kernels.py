@@ -252,6 +252,35 @@ def test_cupy_arrays_in_place_and_streams() -> None:
         rv.cuda.synchronize()
 
 
+def test_queued_launches_are_all_waited_for_and_their_slots_serve_again() -> None:
+    """Launches queued on two streams, two of them failing: ``synchronize``
+    waits for all, raises the error of the first queued failure, and the
+    launches around it ran; the slots come back clean (error slots in
+    mapped host memory, zeroed when a launch takes them)."""
+    cp = library("cupy")
+    k, first, second = rv.cuda.kernel(gather), cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    good = np.arange(1000) % 4
+    bad, other_bad = good.copy(), good.copy()
+    bad[777], other_bad[5] = -9, 4
+    x, expected = cp.arange(4.0), cp.asarray(good, dtype=float)
+    ys = [cp.zeros(1000) for _ in range(4)]
+    indices = [cp.asarray(i) for i in (good, bad, other_bad)]
+    cp.cuda.Device().synchronize()  # made on CuPy's stream, which the non-blocking ones do not wait for
+    k(ys[0], x, indices[0], stream=first)
+    k(ys[1], x, indices[1], stream=first)
+    k(ys[2], x, indices[2], stream=second)
+    k(ys[3], x, indices[0], stream=first)
+    with pytest.raises(ExecutionError, match=r"index -9 is out of bounds .*\(element 777\)$"):
+        rv.cuda.synchronize()
+    assert cp.array_equal(ys[0], expected) and cp.array_equal(ys[3], expected)
+    for y in ys:  # the four slots again, each clean
+        k(y, x, indices[0], stream=second)
+    rv.cuda.synchronize()
+    assert cp.array_equal(ys[0], 2 * expected) and cp.array_equal(ys[3], 2 * expected)
+    k(ys[0], x, indices[0])
+    assert cp.array_equal(ys[0], 3 * expected)
+
+
 def test_torch_tensors_in_place() -> None:
     torch = library("torch")
     if not torch.cuda.is_available():

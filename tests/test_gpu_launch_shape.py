@@ -253,14 +253,14 @@ def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(monkeypa
     monkeypatch.setattr(runtime, "device", lambda ordinal: _Device(ordinal, context=None))
     monkeypatch.setattr(runtime, "_copy_in", lambda host, back, stream: runtime._Copy(host, 0x2000, False))
     monkeypatch.setattr(
-        _ErrorSlot, "allocate", classmethod(lambda cls: cls(0x3000, (runtime.ctypes.c_int64 * GPU_ERROR_WORDS)()))
+        _ErrorSlot, "allocate", classmethod(lambda cls: [cls(0x3000, (runtime.ctypes.c_int64 * GPU_ERROR_WORDS)())])
     )
     target = _Device(0, context=None)
     monkeypatch.setattr(runtime, "device", lambda ordinal: target)
     compiled = rv.cuda.kernel(twice).specialise(np.zeros(1), np.zeros(1))
     for n in (10_000, 1_000_000, 0):
         x = np.zeros(n)
-        runtime.launch(compiled.program, compiled.name, [x, x], compiled.written, 0)
+        runtime.launch(compiled.plan, [x, x], 0)
     assert fake.launches == [(313, 32), (3907, 256), (1, 32)]
     assert fake.calls.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == len(block_sizes(256))
     assert fake.calls.count("cuDeviceGetAttribute") == 1

@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
+from python_examples import load_benchmark
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
@@ -78,7 +80,7 @@ def test_a_launch_without_gpu_says_what_is_missing() -> None:
     with pytest.raises(rv.cuda.CUDAUnavailableError) as error:
         k(np.zeros(3), np.ones(3), 2.0)
     assert str(error.value) == runtime.unavailable_reason()
-    assert "CUDA" in str(error.value) or "GPU" in str(error.value)
+    assert any(word in str(error.value) for word in ("CUDA", "GPU", "NVIDIA"))
 
 
 @pytest.mark.parametrize(
@@ -104,7 +106,8 @@ def test_a_launch_checks_its_arguments_before_the_device(args: tuple[Any, ...], 
 
 
 def test_missing_bindings_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "cuda", None)
+    for name in ("cuda", "cuda.bindings", "cuda.bindings.driver"):  # imported already where the extra is
+        monkeypatch.setitem(sys.modules, name, None)
     runtime.driver.cache_clear()
     try:
         with pytest.raises(runtime.CUDAUnavailableError, match=r"pip install 'revmlir\[cuda\]'"):
@@ -294,17 +297,9 @@ def test_parameters_are_laid_out_as_c_does() -> None:
             ("words", ctypes.c_int64),
         ]
 
-    pieces = [
-        *runtime.scalar_pieces(i1, True),
-        *runtime.scalar_pieces(f64, 1.5),
-        *runtime.scalar_pieces(i32, -3),
-        *runtime.scalar_pieces(i8, 5),
-        *runtime.array_pieces(0xDEAD0, (7,)),
-        *runtime.scalar_pieces(ComplexType(f32), complex(0.5, -2.0)),
-        *runtime.array_pieces(0xBEEF0, (GPU_ERROR_WORDS,)),
-    ]
-    expected = Expected(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, GPU_ERROR_WORDS)
-    assert runtime.pack_parameters(pieces) == bytes(expected)
+    layout = runtime.parameter_struct([i1, f64, i32, i8, VECTOR, ComplexType(f32)], arena=False)
+    packed = layout.pack(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, GPU_ERROR_WORDS)
+    assert packed == bytes(Expected(True, 1.5, -3, 5, 0xDEAD0, 7, 0.5, -2.0, 0xBEEF0, GPU_ERROR_WORDS))
 
 
 @rv.reversible
@@ -331,16 +326,11 @@ def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> No
     assert (
         not rv.cuda.kernel(scale_kernel).specialise(np.zeros(3), np.ones(3), 2.0).program.kernels["scale_kernel"].arena
     )
-    pieces = [
-        *runtime.array_pieces(0xA0, (8,)),
-        *runtime.array_pieces(0xB0, (6, 3)),
-        *runtime.scalar_pieces(i64, 4),
-        *runtime.array_pieces(0xD0, (GPU_ERROR_WORDS,)),
-        *runtime.arena_pieces(0xE0, 4096),
-    ]
+    layout = compiled.plan.struct
+    packed = layout.pack(0xA0, 8, 0xB0, 6, 3, 4, 0xD0, GPU_ERROR_WORDS, 0xE0, 4096)
     entry = compiled.program.ptx.split(f".entry {info.entry}(")[1].split(")")[0]
     declared = re.findall(r"\.param \.u64", entry)
-    assert len(declared) == len(pieces) and len(runtime.pack_parameters(pieces)) == 8 * len(declared)
+    assert len(declared) == 10 and len(packed) == layout.size == 8 * len(declared)
 
     class Expected(ctypes.Structure):
         _fields_ = [
@@ -350,8 +340,7 @@ def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> No
             ("bytes", ctypes.c_int64),
         ]
 
-    tail = [*runtime.array_pieces(0xD0, (GPU_ERROR_WORDS,)), *runtime.arena_pieces(0xE0, 4096)]
-    assert runtime.pack_parameters(tail) == bytes(Expected(0xD0, GPU_ERROR_WORDS, 0xE0, 4096))
+    assert packed[-32:] == bytes(Expected(0xD0, GPU_ERROR_WORDS, 0xE0, 4096))
 
 
 def test_arena_sizes() -> None:
@@ -384,6 +373,8 @@ def test_scalar_formats() -> None:
 class Info:
     entry: str
     arguments: tuple[Attribute, ...]
+    arena: bool = False
+    bounds: None = None
 
 
 @dataclass(frozen=True)
@@ -404,29 +395,33 @@ def described(*args: Any) -> list[Any]:
     return runtime.describe(args, 0)
 
 
+def launch(program: Program, name: str, args: list[Any], written: frozenset[int]) -> None:
+    runtime.launch(runtime.LaunchPlan.of(program, name, written), args, 0)
+
+
 def test_launch_checks_arguments_before_the_driver() -> None:
     written = frozenset({0})
     with pytest.raises(TypeError, match=r"kernel @scale takes 3 argument\(s\), got 2"):
-        runtime.launch(SCALE, "scale", described(np.zeros(3), np.ones(3)), written, 0)
+        launch(SCALE, "scale", described(np.zeros(3), np.ones(3)), written)
     with pytest.raises(TypeError, match="argument #1 of kernel @scale must be an array .*got list"):
-        runtime.launch(SCALE, "scale", described(np.zeros(3), [1.0], 2.0), written, 0)
+        launch(SCALE, "scale", described(np.zeros(3), [1.0], 2.0), written)
     with pytest.raises(TypeError, match="must be a real number"):
-        runtime.launch(SCALE, "scale", described(np.zeros(3), np.ones(3), 2j), written, 0)
+        launch(SCALE, "scale", described(np.zeros(3), np.ones(3), 2j), written)
     with pytest.raises(TypeError, match="must be a C-contiguous array"):
-        runtime.launch(SCALE, "scale", described(np.zeros(6)[::2], np.ones(3), 2.0), written, 0)
+        launch(SCALE, "scale", described(np.zeros(6)[::2], np.ones(3), 2.0), written)
     frozen = np.zeros(3)
     frozen.flags.writeable = False
     with pytest.raises(ValueError, match="argument #0 of @scale is a read-only array, and @scale writes it"):
-        runtime.launch(SCALE, "scale", described(frozen, np.ones(3), 2.0), written, 0)
+        launch(SCALE, "scale", described(frozen, np.ones(3), 2.0), written)
     readonly = FakeCudaArray(shape=(3,), typestr="<f8", data=(4096, True))
     with pytest.raises(ValueError, match="argument #0 of kernel @scale is a test_gpu_runtime array marked read-only"):
-        runtime.launch(SCALE, "scale", described(readonly, np.ones(3), 2.0), written, 0)
+        launch(SCALE, "scale", described(readonly, np.ones(3), 2.0), written)
     shared = FakeCudaArray(shape=(3,), typestr="<f8")
     with pytest.raises(ValueError, match="arguments #0 and #1 of @scale share memory"):
-        runtime.launch(SCALE, "scale", described(shared, shared, 2.0), written, 0)
+        launch(SCALE, "scale", described(shared, shared, 2.0), written)
     stacks = Program({"s": Info("s", (StackType(f64),))})
     with pytest.raises(TypeError, match="is a stack; kernels take arrays and scalars"):
-        runtime.launch(stacks, "s", described([]), frozenset(), 0)
+        launch(stacks, "s", described([]), frozenset())
 
 
 def test_device_arrays_specialise_like_numpy_arrays() -> None:
@@ -492,8 +487,10 @@ def test_no_pending_launch_synchronizes_at_once() -> None:
     runtime.synchronize()  # nothing queued: no driver needed
 
 
-def test_pack_matches_struct() -> None:
-    assert runtime.pack_parameters([("q", 1), ("?", True), ("d", 2.0)]) == struct.pack("<q?7xd", 1, True, 2.0)
+def test_parameters_are_padded_to_each_ones_size() -> None:
+    layout = runtime.parameter_struct([i64, i1, f64], arena=True)
+    assert layout.format == "<q?7xdQqQq"
+    assert layout.pack(1, True, 2.0, 3, 4, 5, 6) == struct.pack("<q?7xdQqQq", 1, True, 2.0, 3, 4, 5, 6)
 
 
 def test_each_stream_keeps_one_arena_buffer_and_grows_it(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -521,3 +518,185 @@ def test_each_stream_keeps_one_arena_buffer_and_grows_it(monkeypatch: pytest.Mon
     device.release_arenas()
     assert ("cuMemFree", grown) in calls and ("cuMemFree", other) in calls
     assert device.arenas == {}
+
+
+# -- launches through a fake driver -------------------------------------------
+
+launch_overhead = load_benchmark("launch_overhead")
+
+
+@rv.reversible
+def gather(y, x, idx):
+    for i in rv.prange(len(y)):
+        y[i] += x[idx[i]]
+
+
+@pytest.fixture
+def fake() -> Iterator[Any]:
+    """The runtime on ``launch_overhead.FakeDriver``: one device whose
+    kernels run ``fake.on_launch`` on their parameters, if set."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver()) as driver:
+        yield driver
+
+
+def gather_arrays(n: int = 4, device: int = 0) -> tuple[Any, Any, Any]:
+    """``y``, ``x`` (3 elements), ``idx`` as device arrays; the fake driver
+    says an address is on device ``address >> 40``."""
+    base = device << 40
+    return (
+        FakeCudaArray(shape=(n,), typestr="<f8", data=(base + 0x10000, False)),
+        FakeCudaArray(shape=(3,), typestr="<f8", data=(base + 0x20000, False)),
+        FakeCudaArray(shape=(n,), typestr="<i8", data=(base + 0x30000, False)),
+    )
+
+
+def slot_words(parameters: bytes) -> Any:
+    """The error slot of a ``gather`` launch, from its parameters (the
+    words after the three arrays' pointers and sizes)."""
+    address, words = struct.unpack_from("<Qq", parameters, 48)
+    assert words == GPU_ERROR_WORDS
+    return (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(address)
+
+
+def fake_kernel(taken: list[int], failure: tuple[int, int, int] | None = None) -> Callable[[bytes], None]:
+    """A ``gather`` kernel for ``FakeDriver.on_launch``: it records the
+    address of its error slot in ``taken`` and checks that the host zeroed
+    the slot; given ``(element, check, index)``, its thread at ``element``
+    fails check ``check`` reading ``x[index]``, writing the slot as the
+    device's report does: the check id, the payload (the index, the size
+    3), the element."""
+
+    def run(parameters: bytes) -> None:
+        slot = slot_words(parameters)
+        taken.append(ctypes.addressof(slot))
+        assert list(slot) == [0] * GPU_ERROR_WORDS
+        if failure is not None:
+            element, check, index = failure
+            slot[:] = [check, index, 3, *[0] * (PAYLOAD_SLOTS - 2), element, 0, 0]
+
+    return run
+
+
+def cpu_error() -> tuple[ExecutionError, int]:
+    """``gather``'s error on the CPU for ``idx[2] = 7`` and the id of the
+    check that raises it."""
+    with pytest.raises(ExecutionError) as cpu:
+        gather(np.zeros(4), np.ones(3), np.array([0, 1, 7, 0]))
+    table = rv.cuda.kernel(gather).compile(np.zeros(4), np.ones(3), np.zeros(4, np.int64)).check_table
+    entries = [e.data.split("|") for e in table.attributes["rev.checks"].data]
+    check = 1 + next(i for i, e in enumerate(entries) if str(cpu.value).startswith(f"{e[2]}: '{e[1]}'"))
+    return cpu.value, check
+
+
+def test_a_launch_of_device_arrays_makes_two_driver_calls(fake: Any) -> None:
+    """The slot is mapped host memory, taken zeroed: no memset and no copy
+    back per launch; one device: no question about where each array is."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args, stream=5)
+    rv.cuda.synchronize()
+    assert "cuMemHostAlloc" in fake.calls and "cuMemAlloc" not in fake.calls
+    fake.calls.clear()
+    k(*args, stream=5)
+    assert fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel"]
+    rv.cuda.synchronize()
+    fake.calls.clear()
+    k(*args)
+    assert fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel", "cuStreamSynchronize"]
+
+
+def test_a_kernel_gets_its_arguments_and_a_zeroed_slot(fake: Any) -> None:
+    seen: list[bytes] = []
+
+    def run(parameters: bytes) -> None:
+        seen.append(parameters)
+        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS  # the driver's memory was not zero
+
+    fake.on_launch = run
+    rv.cuda.kernel(gather)(*gather_arrays(n=5))
+    (page,) = fake.host  # one allocation of slots
+    slot = page + (runtime.SLOTS_PER_ALLOCATION - 1) * runtime.SLOT_BYTES  # the last, taken first
+    assert seen == [struct.pack("<8q", 0x10000, 5, 0x20000, 3, 0x30000, 5, slot, GPU_ERROR_WORDS)]
+
+
+def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fake: Any) -> None:
+    cpu, check = cpu_error()
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    fake.on_launch = fake_kernel(taken, (2, check, 7))
+    with pytest.raises(ExecutionError) as gpu:
+        k(*args)
+    assert str(gpu.value) == f"{cpu} (element 2)" and gpu.value.location == cpu.location
+    fake.on_launch = fake_kernel(taken)
+    k(*args)  # the same slot, zeroed again
+    assert taken[0] == taken[1] and fake.calls.count("cuMemHostAlloc") == 1
+
+
+def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake: Any) -> None:
+    cpu, check = cpu_error()
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    fake.on_launch = fake_kernel(taken)
+    k(*args, stream=5)
+    for stream, element in ((5, 1), (6, 3)):
+        fake.on_launch = fake_kernel(taken, (element, check, 7))
+        k(*args, stream=stream)
+    fake.on_launch = fake_kernel(taken)
+    k(*args, stream=5)
+    fake.calls.clear()
+    with pytest.raises(ExecutionError) as gpu:
+        rv.cuda.synchronize()
+    assert str(gpu.value) == f"{cpu} (element 1)"
+    assert fake.calls.count("cuStreamSynchronize") == 2 and not runtime._pending
+    assert len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION  # every one back
+    for _ in range(runtime.SLOTS_PER_ALLOCATION + 1):  # the failed ones zeroed again, and one more allocation
+        k(*args, stream=5)
+    rv.cuda.synchronize()
+    assert len(set(taken[4:])) == runtime.SLOTS_PER_ALLOCATION + 1 and set(taken[:4]) < set(taken[4:])
+    assert len(fake.host) == 2
+
+
+def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> None:
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        k = rv.cuda.kernel(gather)
+        k(*gather_arrays(device=1))
+        assert fake.calls.count("cuPointerGetAttribute") == 3 and "cuDevicePrimaryCtxRetain" in fake.calls
+        y, x, idx = gather_arrays(device=1)
+        fake.calls.clear()
+        with pytest.raises(ValueError, match=r"arrays passed to kernel @gather are on different devices \(\[0, 1\]\)"):
+            k(y, gather_arrays()[1], idx)
+        assert "cuLaunchKernel" not in fake.calls
+
+
+def test_host_arrays_are_passed_as_their_device_copies(fake: Any) -> None:
+    """numpy arrays: each copied in, its copy's address in the parameters,
+    the written one copied back, every copy freed."""
+    seen: list[bytes] = []
+    fake.on_launch = seen.append
+    rv.cuda.kernel(gather)(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    assert fake.calls.count("cuMemAlloc") == fake.calls.count("cuMemcpyHtoDAsync") == fake.calls.count("cuMemFree") == 3
+    assert fake.calls.count("cuMemcpyDtoHAsync") == 1  # y alone is written
+    y, n, x, m, idx, k = struct.unpack_from("<6q", seen[0])
+    assert (n, m, k) == (4, 3, 4) and len({y, x, idx}) == 3 and min(y, x, idx) >= 0x7F00_0000_0000
+
+
+class CountedCudaArray(FakeCudaArray):
+    """A device array whose interface is built at each read, as CuPy's is."""
+
+    reads = 0
+
+    def __init__(self, **interface: Any):
+        self.interface = {"version": 3, "strides": None, **interface}
+
+    @property  # type: ignore[override]
+    def __cuda_array_interface__(self) -> dict[str, Any]:
+        CountedCudaArray.reads += 1
+        return self.interface
+
+
+def test_a_launch_reads_each_array_interface_once(fake: Any) -> None:
+    args = [
+        CountedCudaArray(shape=(4,), typestr="<f8", data=(0x10000, False)),
+        CountedCudaArray(shape=(3,), typestr="<f8", data=(0x20000, False)),
+        CountedCudaArray(shape=(4,), typestr="<i8", data=(0x30000, False)),
+    ]
+    CountedCudaArray.reads = 0
+    rv.cuda.kernel(gather)(*args)
+    assert CountedCudaArray.reads == 3

@@ -68,6 +68,12 @@ class CompiledKernel:
     written: frozenset[int]
     """The positions of the arrays it may write."""
 
+    @functools.cached_property
+    def plan(self) -> runtime.LaunchPlan:
+        """What every launch of it takes, worked out at the first (a
+        compile alone needs none of it)."""
+        return runtime.LaunchPlan.of(self.program, self.name, self.written)
+
 
 class Kernel:
     """``rv.cuda.kernel(f)``: see the module's docstring."""
@@ -111,7 +117,7 @@ class Kernel:
         handle = runtime.stream_handle(stream)
         described = runtime.describe(args, handle)
         compiled = self.specialise(*[runtime.stand_in(a) for a in described])
-        runtime.launch(compiled.program, compiled.name, described, compiled.written, handle, stream is None, arena)
+        runtime.launch(compiled.plan, described, handle, stream is None, arena)
         return args[0] if len(args) == 1 else args
 
     def compile(self, *args: Any) -> Any:
@@ -122,21 +128,26 @@ class Kernel:
     def specialise(self, *args: Any) -> CompiledKernel:
         """The compiled kernel for these arguments (as ``compile``), with
         what a launch needs."""
-        with collector_paused():
-            spec, name, generate = self._rev_function(args)
-            if (found := self._compiled.get((spec, name))) is None:
-                # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
-                from revmlir.gpu.program import compile_kernels
+        spec, name, generate = self._rev_function(args)
+        if (found := self._compiled.get((spec, name))) is None:
+            with collector_paused():
+                found = self._compiled[(spec, name)] = self._compile(spec, name, generate, args)
+        return found
 
-                # nothing below changes the module (compile_kernels lowers a
-                # copy): without derived functions to add, the
-                # specialisation's own serves, uncopied
-                module = spec.module if generate is None else self.rev_module(*args)[0]
-                # ~f writes the arrays f writes
-                written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
-                program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
-                found = self._compiled[(spec, name)] = CompiledKernel(program, name, written)
-            return found
+    def _compile(
+        self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None, args: Sequence[Any]
+    ) -> CompiledKernel:
+        # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
+        from revmlir.gpu.program import compile_kernels
+
+        # nothing below changes the module (compile_kernels lowers a copy):
+        # without derived functions to add, the specialisation's own
+        # serves, uncopied
+        module = spec.module if generate is None else self.rev_module(*args)[0]
+        # ~f writes the arrays f writes
+        written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
+        program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers)
+        return CompiledKernel(program, name, written)
 
     @pausing
     def rev_module(self, *args: Any) -> tuple[ModuleOp, str]:

@@ -13,6 +13,8 @@ access), so that everything but the launch itself is testable without a GPU.
 from __future__ import annotations
 
 import ctypes
+import functools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -32,9 +34,12 @@ _DLPACK_CODES = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 """DLPack type codes → numpy kinds (int, uint, float, complex, bool)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class DeviceArray:
-    """An array in device memory, as a kernel argument sees it."""
+    """An array in device memory, as a kernel argument sees it.  One is made
+    per device array a launch takes, so it is a plain record with slots
+    (a frozen dataclass's ``__init__`` costs four times as much); nothing
+    changes it once made."""
 
     pointer: int
     shape: tuple[int, ...]
@@ -54,12 +59,17 @@ class DeviceArray:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
 
 def producer_name(value: Any) -> str:
     """ "a CuPy array", "a torch array"…: the library a value comes from."""
-    module = type(value).__module__.split(".")[0]
+    return _producer_of(type(value).__module__)
+
+
+@functools.cache
+def _producer_of(module_path: str) -> str:
+    module = module_path.split(".")[0]
     return "a " + {"cupy": "CuPy", "jaxlib": "JAX", "jax": "JAX"}.get(module, module) + " array"
 
 
@@ -97,22 +107,30 @@ def device_array(value: Any, stream: int) -> DeviceArray:
     kernel runs on, which a DLPack producer orders its own work before."""
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
-        return _from_cuda_array_interface(value, interface)
+        return cuda_array(value, interface)
     return _from_dlpack(value, stream)
 
 
-def _from_cuda_array_interface(value: Any, interface: dict[str, Any]) -> DeviceArray:
+def cuda_array(value: Any, interface: dict[str, Any]) -> DeviceArray:
+    """The description of ``value``, whose ``__cuda_array_interface__`` is
+    ``interface`` (read once: CuPy builds it at each read)."""
     what = producer_name(value)
     if interface.get("mask") is not None:
         raise TypeError(f"{what} with a mask (__cuda_array_interface__) cannot be a kernel argument")
-    shape = tuple(int(d) for d in interface["shape"])
-    dtype = np.dtype(interface["typestr"])
+    shape = tuple(map(int, interface["shape"]))
+    dtype = _dtype_of(interface["typestr"])
     pointer, readonly = interface["data"]
     strides = interface.get("strides")
     if strides is not None and not _c_contiguous(shape, tuple(strides), dtype.itemsize):
         raise _not_contiguous(what)
     stream = interface.get("stream")
     return DeviceArray(int(pointer or 0), shape, dtype, bool(readonly), None, value, what, stream)
+
+
+@functools.cache
+def _dtype_of(typestr: str) -> np.dtype:
+    """numpy's dtype of an interface's ``typestr``, parsed once per string."""
+    return np.dtype(typestr)
 
 
 class _DLDevice(ctypes.Structure):

@@ -12,9 +12,10 @@ count (``revmlir.gpu.launch_shape``).
 Arguments follow the kernel ABI of ``docs/gpu.md``: an array is its data
 pointer and its sizes, a scalar its value (a complex number its two parts),
 then the error slot, ``GPU_ERROR_WORDS`` words the kernel's first failing
-thread fills with ``[check id, payload…, element, …]``.  The host
-raises the error the CPU raises for that check, at the same source location,
-with the element appended.  A kernel with ancilla arrays of a dynamic size
+thread fills with ``[check id, payload…, element, …]``, in mapped pinned
+host memory (the host zeroes it before the launch and reads it after).
+The host raises the error the CPU raises for that check, at the same
+source location, with the element appended.  A kernel with ancilla arrays of a dynamic size
 or stacks also takes a per-thread arena (``revmlir.gpu.arena``): the address of one
 buffer of ``bytes per thread`` for every thread of the grid, then the bytes
 per thread, which the launch allocates and frees.  Device arrays are used in place
@@ -24,6 +25,14 @@ writes them, back.
 A launch without ``stream=`` is synchronous.  With a stream it is queued and
 its error slot is read by ``synchronize()``, which waits for every pending
 launch and raises the first error.
+
+Small kernels launched back to back are bound by the host's time per
+launch, so everything that depends only on the kernel and its argument
+types is worked out once per specialisation (``LaunchPlan``: the argument
+checks, one ``struct.Struct`` for the parameters), and a launch of device
+arrays makes two driver calls: ``cuCtxSetCurrent`` and ``cuLaunchKernel``
+(the error slot needs neither a memset nor a copy back, and a machine
+with one device needs no question about where an array is).
 """
 
 from __future__ import annotations
@@ -31,7 +40,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -54,6 +64,7 @@ from revmlir.gpu.arrays import (
     LEGACY_DEFAULT_STREAM,
     DeviceArray,
     check_array,
+    cuda_array,
     device_array,
     host_array,
     is_device_array,
@@ -156,10 +167,9 @@ def _error_name(cuda: Any, result: Any) -> str:
 
 def _checked(cuda: Any, call: str, returned: tuple[Any, ...]) -> Any:
     """The value of a driver call (``(result, value…)``), or a ``CUDAError``."""
-    result, *values = returned
-    if result != cuda.CUresult.CUDA_SUCCESS:
+    if (result := returned[0]) != cuda.CUresult.CUDA_SUCCESS:
         raise CUDAError(f"{call} failed: {_error_name(cuda, result)}")
-    return values[0] if len(values) == 1 else tuple(values)
+    return returned[1] if len(returned) == 2 else returned[1:]
 
 
 def _call(call: str, *args: Any) -> Any:
@@ -167,25 +177,53 @@ def _call(call: str, *args: Any) -> Any:
     return _checked(cuda, call, getattr(cuda, call)(*args))
 
 
+@functools.cache
+def device_count() -> int:
+    """How many devices the driver sees (at least one)."""
+    cuda = driver()
+    return int(_checked(cuda, "cuDeviceGetCount", cuda.cuDeviceGetCount()))
+
+
 # ---------------------------------------------------------------------------
 # Devices, loaded kernels, error slots
 # ---------------------------------------------------------------------------
 
 
+SLOT_BYTES = GPU_ERROR_WORDS * 8
+SLOTS_PER_ALLOCATION = 64
+"""Slots allocated together: one page of pinned memory, which is what an
+allocation of one slot takes anyway."""
+
+
 @dataclass
 class _ErrorSlot:
-    """An error slot in device memory and the pinned host words it is
-    copied back to (asynchronously, for launches on a stream)."""
+    """An error slot in mapped pinned host memory: the kernel writes it
+    through ``device`` (its address on the device), the host reads and
+    zeroes ``words``, the same memory.  So a launch needs neither a memset
+    nor a copy back: the host zeroes the slot when a launch takes it (no
+    kernel uses it then) and reads it once the launch's stream has been
+    synchronised (the kernel has finished and its writes are visible).
+
+    The kernel's first failing thread takes the slot by a 64-bit
+    compare-and-swap (``atom.sys.cas.b64``: system scope) and then stores
+    its payload; host-mapped memory takes device atomics from sm_60, and
+    only the device's threads touch the slot while the kernel runs."""
 
     device: int
-    host: ctypes.Array[ctypes.c_int64]
+    words: ctypes.Array[ctypes.c_int64]
 
     @classmethod
-    def allocate(cls) -> _ErrorSlot:
-        nbytes = GPU_ERROR_WORDS * 8
-        device = int(_call("cuMemAlloc", nbytes))
-        pinned = int(_call("cuMemAllocHost", nbytes))
-        return cls(device, (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(pinned))
+    def allocate(cls) -> list[_ErrorSlot]:
+        """``SLOTS_PER_ALLOCATION`` zeroed slots (the driver's memory is
+        not zeroed), in one allocation that is never freed: a device keeps
+        its spare slots."""
+        nbytes = SLOTS_PER_ALLOCATION * SLOT_BYTES
+        host = int(_call("cuMemHostAlloc", nbytes, driver().CU_MEMHOSTALLOC_DEVICEMAP))
+        device = int(_call("cuMemHostGetDevicePointer", host, 0))
+        ctypes.memset(host, 0, nbytes)
+        words = ctypes.c_int64 * GPU_ERROR_WORDS
+        offsets = range(0, nbytes, SLOT_BYTES)
+        return [cls(device + offset, words.from_address(host + offset)) for offset in offsets]
 
 
 @dataclass(frozen=True)
@@ -265,7 +303,18 @@ class _Device:
         return found
 
     def slot(self) -> _ErrorSlot:
-        return self.slots.pop() if self.slots else _ErrorSlot.allocate()
+        """A zeroed slot for a launch: a spare one, or a new one.  A
+        kernel writes the other words only after taking the first (its
+        check id), so a slot whose first word is 0 is clean."""
+        try:
+            found = self.slots.pop()
+        except IndexError:  # none spare (another thread may have taken the last)
+            spare = _ErrorSlot.allocate()
+            found = spare.pop()
+            self.slots += spare
+        if found.words[0]:
+            ctypes.memset(found.words, 0, SLOT_BYTES)
+        return found
 
 
 def _check_parameters(function: Any, entry: str, expected: int) -> None:
@@ -291,8 +340,7 @@ _devices: dict[int, _Device] = {}
 def device(ordinal: int) -> _Device:
     if (found := _devices.get(ordinal)) is not None:
         return found
-    cuda = driver()
-    count = _checked(cuda, "cuDeviceGetCount", cuda.cuDeviceGetCount())
+    count = device_count()
     if not 0 <= ordinal < count:
         raise ValueError(f"no CUDA device {ordinal} (this machine has {count})")
     handle = _call("cuDeviceGet", ordinal)
@@ -300,14 +348,22 @@ def device(ordinal: int) -> _Device:
     return found
 
 
-def _ordinal_of(array: DeviceArray) -> int | None:
-    if array.device is not None:
-        return array.device
-    if not array.pointer:
-        return None
-    cuda = driver()
-    attribute = cuda.CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    return int(_call("cuPointerGetAttribute", attribute, array.pointer))
+def _ordinals(arrays: Iterable[DeviceArray]) -> set[int]:
+    """The devices of ``arrays``: where their producers say (DLPack), else
+    the driver's answer for each pointer, which is asked only where there
+    is more than one device (an empty array is on none)."""
+    ordinals: set[int] = set()
+    for array in arrays:
+        if array.device is not None:
+            ordinals.add(array.device)
+        elif array.pointer:
+            ordinals.add(0 if device_count() == 1 else _ordinal_of(array.pointer))
+    return ordinals
+
+
+def _ordinal_of(pointer: int) -> int:
+    attribute = driver().CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+    return int(_call("cuPointerGetAttribute", attribute, pointer))
 
 
 # ---------------------------------------------------------------------------
@@ -365,19 +421,6 @@ def scalar_format(type: Attribute) -> str:
     return found
 
 
-def scalar_pieces(type: Attribute, value: Any) -> list[tuple[str, Any]]:
-    """A converted scalar as the parameters the kernel takes for it."""
-    form = scalar_format(type)
-    if isinstance(type, ComplexType):
-        return [(form[0], value.real), (form[1], value.imag)]
-    return [(form, value)]
-
-
-def array_pieces(pointer: int, shape: Sequence[int]) -> list[tuple[str, Any]]:
-    """An array as the kernel takes it: its data pointer, then its sizes."""
-    return [("Q", pointer), *(("q", int(d)) for d in shape)]
-
-
 def check_arena(bytes_per_thread: Any) -> None:
     """A ``TypeError`` or ``ValueError`` unless ``bytes_per_thread`` is an
     arena size one block of threads can have within ``ARENA_LIMIT``."""
@@ -400,21 +443,28 @@ def arena_plan(bytes_per_thread: int | None, block: int, grid: int) -> tuple[int
     return max(1, min(grid, ARENA_LIMIT // max(rounded * block, 1))), rounded
 
 
-def arena_pieces(pointer: int, bytes_per_thread: int) -> list[tuple[str, Any]]:
-    """The arena as the kernel takes it, after the error slot: its address,
-    then the bytes per thread."""
-    return [("Q", pointer), ("q", bytes_per_thread)]
-
-
-def pack_parameters(pieces: Sequence[tuple[str, Any]]) -> bytes:
-    """The kernel's parameter buffer: each value at the next offset aligned
-    to its size, as the driver lays parameters out."""
-    buffer = bytearray()
-    for form, value in pieces:
-        size = struct.calcsize(form)
-        buffer += bytes(-len(buffer) % size)
-        buffer += struct.pack("<" + form, value)
-    return bytes(buffer)
+def parameter_struct(types: Sequence[Attribute], arena: bool) -> struct.Struct:
+    """The kernel's parameter buffer for arguments of ``types``: each value
+    at the next offset aligned to its size, as the driver lays parameters
+    out.  An array is its data pointer, then its sizes; a scalar its value
+    (a complex number its two parts); then the error slot's address and
+    words, and, for a kernel with a per-thread arena, the arena's address
+    and bytes per thread.  A stack takes no parameters (a launch refuses
+    it)."""
+    fields: list[str] = []
+    for type in types:
+        if isinstance(type, MemRefType):
+            fields += ["Q", *"q" * type.get_num_dims()]
+        elif not isinstance(type, StackType):
+            fields += scalar_format(type)
+    fields += ["Q", "q", *(["Q", "q"] if arena else [])]
+    form, offset = "<", 0
+    for piece in fields:
+        size = struct.calcsize(piece)
+        padding = -offset % size
+        form += f"{padding}x{piece}" if padding else piece
+        offset += padding + size
+    return struct.Struct(form)
 
 
 def raise_gpu_error(check_table: ModuleOp, words: Sequence[int]) -> None:
@@ -433,16 +483,7 @@ def raise_gpu_error(check_table: ModuleOp, words: Sequence[int]) -> None:
         ) from None
 
 
-@dataclass
-class _Copy:
-    """A host array's device copy."""
-
-    array: np.ndarray
-    pointer: int
-    back: bool
-
-
-@dataclass
+@dataclass(slots=True)
 class _Launch:
     """A launch on a stream whose error slot is not read yet."""
 
@@ -457,6 +498,9 @@ class _Launch:
 
 _pending: list[_Launch] = []
 
+_SCALARS = (int, float, complex, bool)
+"""Python's own numbers: arguments that need no description."""
+
 
 def describe(args: Sequence[Any], stream: int) -> list[Any]:
     """``args`` with each device array read as a ``DeviceArray`` and each
@@ -465,7 +509,11 @@ def describe(args: Sequence[Any], stream: int) -> list[Any]:
     before."""
     described: list[Any] = []
     for value in args:
-        if is_device_array(value):
+        if type(value) in _SCALARS:
+            described.append(value)
+        elif (interface := getattr(value, "__cuda_array_interface__", None)) is not None:
+            described.append(cuda_array(value, interface))
+        elif is_device_array(value):
             described.append(device_array(value, stream or LEGACY_DEFAULT_STREAM))
         else:
             host = host_array(value)
@@ -473,102 +521,146 @@ def describe(args: Sequence[Any], stream: int) -> list[Any]:
     return described
 
 
+@functools.cache
+def _empty(dtype: np.dtype, rank: int) -> np.ndarray:
+    return np.empty((0,) * rank, dtype)
+
+
 def stand_in(value: Any) -> Any:
     """What a described argument specialises a function like: a device
     array like an (empty) numpy array of its element type and rank."""
     if isinstance(value, DeviceArray):
-        return np.empty((0,) * len(value.shape), value.dtype)
+        return _empty(value.dtype, len(value.shape))
     return value
 
 
-def launch(
-    program: Program,
-    name: str,
-    args: Sequence[Any],
-    written: frozenset[int],
-    stream: int,
-    wait: bool = True,
-    arena: int | None = None,
-) -> None:
-    """Run kernel ``name`` of ``program`` on described ``args`` (``describe``;
-    in the order of the rev function's arguments; ``written``: the positions
-    of the arrays it may write): device arrays are updated in place, host
-    arrays copied in and back.  ``wait=False`` leaves a launch that copies
-    no host array queued on ``stream``, for ``synchronize``.  ``arena``: the
-    bytes per thread of a kernel's per-thread arena, if it takes one
-    (default ``DEFAULT_ARENA``).  Every argument is checked before the
-    driver is asked for a device: a mistake in them is the error on a
-    machine without a GPU too, not ``CUDAUnavailableError``."""
-    info = program.kernels[name]
-    types = info.arguments
-    label = f"kernel @{name}"
-    if len(args) != len(types):
-        raise TypeError(f"{label} takes {len(types)} argument(s), got {len(args)}")
+@dataclass(frozen=True)
+class _Parameter:
+    """What a launch checks of one argument: an array's element type and
+    rank, or a scalar's conversion."""
+
+    where: str
+    """The messages' "argument #i of kernel @f"."""
+    dtype: np.dtype | None
+    """The element type of an array; None for a scalar."""
+    rank: int
+    convert: Callable[[Any], Any] | None
+    """A scalar's check and conversion; None for an array."""
+    complex: bool
+    """A complex scalar: two parameters, its parts."""
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What launching kernel ``name`` of ``program`` takes, worked out once
+    per specialisation (``LaunchPlan.of``): each argument's check, the
+    parameters' ``struct.Struct``.  A launch then reads the arrays' pointers
+    and shapes, checks them, and packs."""
+
+    program: Program
+    name: str
+    written: frozenset[int]
+    """The positions of the arrays the kernel may write."""
+    entry: str
+    arena: bool
+    parameters: tuple[_Parameter | None, ...]
+    """Per argument; None for a stack, which kernels do not take."""
+    struct: struct.Struct
+    bounds: LoopBounds | None
+    """The kernel loop's bounds, whose trip count shapes the launch."""
+
+    @classmethod
+    def of(cls, program: Program, name: str, written: frozenset[int]) -> LaunchPlan:
+        info = program.kernels[name]
+        parameters: list[_Parameter | None] = []
+        for i, type in enumerate(info.arguments):
+            where = f"argument #{i} of kernel @{name}"
+            if isinstance(type, MemRefType):
+                dtype = numpy_dtype(type.element_type)
+                parameters.append(_Parameter(where, dtype, type.get_num_dims(), None, False))
+            elif isinstance(type, StackType):
+                parameters.append(None)
+            else:
+                convert = converter(type, name, i)
+                parameters.append(_Parameter(where, None, 0, convert, isinstance(type, ComplexType)))
+        struct = parameter_struct(info.arguments, info.arena)
+        return cls(program, name, written, info.entry, info.arena, tuple(parameters), struct, info.bounds)
+
+
+def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True, arena: int | None = None) -> None:
+    """Run the kernel of ``plan`` on described ``args`` (``describe``; in
+    the order of the rev function's arguments): device arrays are updated
+    in place, host arrays copied in and back.  ``wait=False`` leaves a
+    launch that copies no host array queued on ``stream``, for
+    ``synchronize``.  ``arena``: the bytes per thread of a kernel's
+    per-thread arena, if it takes one (default ``DEFAULT_ARENA``).  Every
+    argument is checked before the driver is asked for a device: a mistake
+    in them is the error on a machine without a GPU too, not
+    ``CUDAUnavailableError``."""
+    name, written = plan.name, plan.written
+    if len(args) != len(plan.parameters):
+        raise TypeError(f"kernel @{name} takes {len(plan.parameters)} argument(s), got {len(args)}")
     arrays: dict[int, DeviceArray] = {}
-    hosts: dict[int, np.ndarray] = {}
-    scalars: dict[int, Any] = {}
-    for i, (type, value) in enumerate(zip(types, args)):
-        where = f"argument #{i} of {label}"
-        if isinstance(type, StackType):
-            raise TypeError(f"{where} is a stack; kernels take arrays and scalars")
-        if not isinstance(type, MemRefType):
-            scalars[i] = converter(type, name, i)(value)
+    hosts: dict[int, tuple[int, np.ndarray]] = {}
+    """Per host array, where its device copy's pointer goes in ``values``."""
+    values: list[Any] = []
+    for i, (parameter, value) in enumerate(zip(plan.parameters, args)):
+        if parameter is None:
+            raise TypeError(f"argument #{i} of kernel @{name} is a stack; kernels take arrays and scalars")
+        if parameter.convert is not None:
+            converted = parameter.convert(value)
+            values += (converted.real, converted.imag) if parameter.complex else (converted,)
             continue
-        dtype, rank = numpy_dtype(type.element_type), type.get_num_dims()
+        assert parameter.dtype is not None
         if isinstance(value, DeviceArray):
-            check_array(value, dtype, rank, where)
+            check_array(value, parameter.dtype, parameter.rank, parameter.where)
             if value.readonly and i in written:
                 raise ValueError(
-                    f"{where} is {value.producer} marked read-only (JAX arrays are immutable), and "
+                    f"{parameter.where} is {value.producer} marked read-only (JAX arrays are immutable), and "
                     f"@{name} writes it; pass a writeable device array (CuPy, PyTorch) or a numpy array"
                 )
             arrays[i] = value
-            continue
+            values.append(value.pointer)
         elif isinstance(value, np.ndarray):
-            check_array(value, dtype, rank, where)
+            check_array(value, parameter.dtype, parameter.rank, parameter.where)
             if not value.flags.c_contiguous:
-                raise TypeError(f"{where} must be a C-contiguous array (use numpy.ascontiguousarray)")
+                raise TypeError(f"{parameter.where} must be a C-contiguous array (use numpy.ascontiguousarray)")
             if not value.flags.writeable and i in written:
                 raise read_only_error(name, i, None)
-            hosts[i] = value
+            hosts[i] = (len(values), value)
+            values.append(0)
         else:
-            raise TypeError(f"{where} must be an array (CuPy, JAX, PyTorch, numpy), got {type_name(value)}")
-    ranges = [(i, a.pointer, a.pointer + a.nbytes) for i, a in arrays.items() if a.nbytes]
+            raise TypeError(f"{parameter.where} must be an array (CuPy, JAX, PyTorch, numpy), got {type_name(value)}")
+        values += value.shape
+    ranges = [(i, a.pointer, a.pointer + n) for i, a in arrays.items() if (n := a.nbytes)]
     if (pair := overlapping_ranges(ranges, written)) is not None:
         raise overlap_error(name, pair)
-    ordinals = {o for a in arrays.values() if (o := _ordinal_of(a)) is not None}
+    ordinals = _ordinals(arrays.values())
     if len(ordinals) > 1:
-        raise ValueError(f"the arrays passed to {label} are on different devices ({sorted(ordinals)})")
+        raise ValueError(f"the arrays passed to kernel @{name} are on different devices ({sorted(ordinals)})")
     target = device(ordinals.pop() if ordinals else 0)
     target.activate()
     for array in arrays.values():
         if array.stream not in (None, LEGACY_DEFAULT_STREAM, stream):
             _call("cuStreamSynchronize", array.stream)
-    copies = {i: _copy_in(host, i in written, stream) for i, host in hosts.items()}
+    copies = {i: _copy_in(host, i in written, stream) for i, (_, host) in hosts.items()}
     try:
-        pieces: list[tuple[str, Any]] = []
-        for i, type in enumerate(types):
-            if i in scalars:
-                pieces += scalar_pieces(type, scalars[i])
-            elif i in arrays:
-                pieces += array_pieces(arrays[i].pointer, arrays[i].shape)
-            else:
-                pieces += array_pieces(copies[i].pointer, hosts[i].shape)
+        for i, (index, _) in hosts.items():
+            values[index] = copies[i].pointer
         slot = target.slot()
-        pieces += array_pieces(slot.device, (GPU_ERROR_WORDS,))
-        size = len(pack_parameters([*pieces, *(arena_pieces(0, 0) if info.arena else [])]))
+        values += (slot.device, GPU_ERROR_WORDS)
         try:
-            kernel = target.kernel(program, info.entry, size)
-            trip = None if info.bounds is None else info.bounds.trip_count({**arrays, **hosts}, scalars)
-            grid, block = kernel.occupancy.shape(trip, info.arena)
-            if info.arena:
+            kernel = target.kernel(plan.program, plan.entry, plan.struct.size)
+            trip = None if plan.bounds is None else plan.bounds.trip_count(args, args)
+            grid, block = kernel.occupancy.shape(trip, plan.arena)
+            if plan.arena:
                 grid, per_thread = arena_plan(arena, block, grid)
-                pieces += arena_pieces(target.arena(stream, grid * block * per_thread), per_thread)
-            _enqueue(kernel, grid, block, pack_parameters(pieces), slot, stream)
+                values += (target.arena(stream, grid * block * per_thread), per_thread)
+            _enqueue(kernel, grid, block, plan.struct, values, stream)
         except BaseException:
             target.slots.append(slot)
             raise
-        record = _Launch(target, stream, slot, program.check_table, [a.owner for a in arrays.values()])
+        record = _Launch(target, stream, slot, plan.program.check_table, [a.owner for a in arrays.values()])
         for copy in copies.values():
             if copy.back:
                 _call("cuMemcpyDtoHAsync", copy.array.ctypes.data, copy.pointer, copy.array.nbytes, stream)
@@ -582,6 +674,15 @@ def launch(
             _call("cuMemFree", copy.pointer)
 
 
+@dataclass
+class _Copy:
+    """A host array's device copy."""
+
+    array: np.ndarray
+    pointer: int
+    back: bool
+
+
 def _copy_in(host: np.ndarray, back: bool, stream: int) -> _Copy:
     pointer = int(_call("cuMemAlloc", max(host.nbytes, 1)))
     if host.nbytes:
@@ -589,49 +690,64 @@ def _copy_in(host: np.ndarray, back: bool, stream: int) -> _Copy:
     return _Copy(host, pointer, back and host.nbytes > 0)
 
 
-def _enqueue(kernel: LoadedKernel, grid: int, block: int, parameters: bytes, slot: _ErrorSlot, stream: int) -> None:
-    """Zero the error slot, launch ``grid`` blocks of ``block`` threads
-    with the packed parameters, and queue the slot's copy back to the
-    host."""
-    buffer = ctypes.create_string_buffer(parameters, len(parameters))
-    size = ctypes.c_size_t(len(parameters))
-    # CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
-    extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(buffer), 2, ctypes.addressof(size), 0)
-    _call("cuMemsetD8Async", slot.device, 0, GPU_ERROR_WORDS * 8, stream)
-    _call(
-        "cuLaunchKernel",
-        kernel.function,
-        grid,
-        1,
-        1,
-        block,
-        1,
-        1,
-        0,
-        stream,
-        None,
-        ctypes.addressof(extra),
-    )
-    _call("cuMemcpyDtoHAsync", ctypes.addressof(slot.host), slot.device, GPU_ERROR_WORDS * 8, stream)
+class _ParameterBuffer:
+    """A parameter buffer of one size and the ``extra`` array of
+    ``cuLaunchKernel`` that points the driver at it.  Making the two
+    ctypes objects cost more than the rest of a launch's packing, so each
+    thread keeps one per size (``_buffers``) and packs into it: the driver
+    copies the parameters before ``cuLaunchKernel`` returns, and a thread
+    launches one kernel at a time."""
+
+    def __init__(self, size: int):
+        self.buffer = (ctypes.c_char * size)()
+        self.size = ctypes.c_size_t(size)
+        # CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END
+        self.extra = (ctypes.c_void_p * 5)(1, ctypes.addressof(self.buffer), 2, ctypes.addressof(self.size), 0)
+        self.address = ctypes.addressof(self.extra)
+
+
+class _ThreadBuffers(threading.local):
+    """A thread's ``_ParameterBuffer`` of each size, by size."""
+
+    def __init__(self) -> None:
+        self.by_size: dict[int, _ParameterBuffer] = {}
+
+
+_buffers = _ThreadBuffers()
+
+
+def _enqueue(
+    kernel: LoadedKernel, grid: int, block: int, parameters: struct.Struct, values: Sequence[Any], stream: int
+) -> None:
+    """Launch ``grid`` blocks of ``block`` threads with ``values`` packed by
+    ``parameters``."""
+    buffers = _buffers.by_size
+    if (buffer := buffers.get(parameters.size)) is None:
+        buffer = buffers[parameters.size] = _ParameterBuffer(parameters.size)
+    parameters.pack_into(buffer.buffer, 0, *values)
+    _call("cuLaunchKernel", kernel.function, grid, 1, 1, block, 1, 1, 0, stream, None, buffer.address)
 
 
 def _finish(record: _Launch) -> None:
     """Give a finished launch's slot back and raise the error the slot
     holds."""
-    words = list(record.slot.host)
+    words = list(record.slot.words) if record.slot.words[0] else None
     record.device.slots.append(record.slot)
-    if words[0]:
+    if words is not None:
         raise_gpu_error(record.check_table, words)
 
 
 def synchronize() -> None:
     """Wait for every launch queued on a stream, then raise the first error
-    one of them reported (all are waited for)."""
+    one of them reported (all are waited for).  Each stream is
+    synchronised once, however many launches it holds."""
     launches, _pending[:] = list(_pending), []
-    first: Exception | None = None
-    for record in launches:
+    streams = {(record.device.ordinal, record.stream): record for record in launches}
+    for record in streams.values():
         record.device.activate()
         _call("cuStreamSynchronize", record.stream)
+    first: Exception | None = None
+    for record in launches:
         try:
             _finish(record)
         except LocatedError as error:

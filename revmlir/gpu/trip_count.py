@@ -27,9 +27,9 @@ count only shapes the launch: the kernel computes its own range.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
@@ -45,6 +45,9 @@ def wrap(value: int, width: int) -> int:
     return (value + half) % (1 << width) - half
 
 
+T_co = TypeVar("T_co", covariant=True)
+
+
 class Shaped(Protocol):
     """An array of a launch: a numpy array, a ``DeviceArray``."""
 
@@ -52,12 +55,19 @@ class Shaped(Protocol):
     def shape(self) -> Sequence[int]: ...
 
 
+class Indexed(Protocol[T_co]):
+    """A launch's arguments by position: the launch's own list of them,
+    or a mapping of some positions."""
+
+    def __getitem__(self, position: int, /) -> T_co: ...
+
+
 @dataclass(frozen=True)
 class Constant:
     value: int
     width: int
 
-    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
         """The value of the expression for a launch's ``arrays`` and
         ``scalars`` (by argument position), read as a signed integer of
         its width (the same for every kind of expression)."""
@@ -71,7 +81,7 @@ class Scalar:
     argument: int
     width: int
 
-    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
         return wrap(int(scalars[self.argument]), self.width)
 
 
@@ -83,7 +93,7 @@ class Size:
     dimension: int
     width = INDEX_WIDTH
 
-    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
         return int(arrays[self.argument].shape[self.dimension])
 
 
@@ -95,7 +105,7 @@ class Arithmetic:
     right: Expression
     width: int
 
-    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
         operate = OPERATORS[self.operator]
         return wrap(operate(self.left.evaluate(arrays, scalars), self.right.evaluate(arrays, scalars)), self.width)
 
@@ -109,7 +119,7 @@ class Cast:
     width: int
     unsigned: bool
 
-    def evaluate(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int:
+    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
         value = self.operand.evaluate(arrays, scalars)
         if self.unsigned and self.width > self.operand.width:
             value %= 1 << self.operand.width
@@ -138,7 +148,7 @@ class LoopBounds:
     ub: Expression
     step: Expression
 
-    def trip_count(self, arrays: Mapping[int, Shaped], scalars: Mapping[int, Any]) -> int | None:
+    def trip_count(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int | None:
         """How many iterations the loop runs for a launch's ``arrays`` and
         ``scalars``; None for a step that is not positive, which the
         kernel's checks refuse before its loop (lowered reversible code)
