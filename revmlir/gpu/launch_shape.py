@@ -86,7 +86,11 @@ class Occupancy:
             return self.grid, self.block
         if trip <= 0:
             return 1, min(WARP, self.block)
-        block = next((size for size, threads in self.resident if threads >= trip), self.block)
+        block = self.block
+        for size, threads in self.resident:
+            if threads >= trip:
+                block = size
+                break
         grid = -(-trip // block)
         if arena or grid > MAX_GRID:
             return min(grid, self.wave // block), block
