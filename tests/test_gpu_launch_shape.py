@@ -76,6 +76,15 @@ def h200(registers: int, block: int, grid: int) -> Occupancy:
         (230, (256, 132), 256 * MAX_GRID, False, (MAX_GRID, 256)),
         # a kernel with an arena keeps one wave's threads
         (230, (256, 132), 1_000_000, True, (132, 256)),
+        # ... at small blocks too, which hold more threads at once than
+        # one wave (130 registers: 15 blocks of 32 a multiprocessor, one
+        # of 384): 50,688 threads, 1,584 blocks of 32
+        (130, (384, 132), 63_360, False, (1980, 32)),
+        (130, (384, 132), 63_360, True, (1584, 32)),
+        (130, (384, 132), 50_689, True, (1584, 32)),
+        (130, (384, 132), 50_688, True, (1584, 32)),
+        (130, (384, 132), 63_361, False, (166, 384)),
+        (130, (384, 132), 63_361, True, (132, 384)),
     ],
 )
 def test_the_launch_shape_of_a_trip_count(
@@ -84,15 +93,27 @@ def test_the_launch_shape_of_a_trip_count(
     assert h200(registers, *occupancy).shape(trip, arena) == shape
 
 
-def test_every_shape_covers_its_count_within_the_devices_limits() -> None:
+@pytest.mark.parametrize("arena", [False, True])
+@pytest.mark.parametrize("registers, block, grid", [(243, 256, 132), (130, 384, 132), (44, 640, 264)])
+def test_every_shape_covers_its_count_within_the_devices_limits(
+    registers: int, block: int, grid: int, arena: bool
+) -> None:
     """Blocks of at most the occupancy's size and a grid within the limit;
     as many threads as iterations, fewer than a block more, where the
-    device holds them or the grid is exact; otherwise one wave."""
-    occupancy = h200(243, 256, 132)
-    for trip in [*range(0, 70_000, 997), 33_793, 10**9]:
-        grid, block = occupancy.shape(trip)
-        assert block in block_sizes(256) and 1 <= grid <= MAX_GRID
-        assert grid * block >= trip > (grid - 1) * block or trip <= 0
+    device holds them or the grid is exact, and, with an arena, no more
+    than one wave's; otherwise one wave's threads."""
+    occupancy = h200(registers, block, grid)
+    wave = grid * block
+    for trip in [*range(-1, 70_000, 997), 33_793, 63_361, 10**9, block * MAX_GRID + 1, 2**62]:
+        launch_grid, launch_block = occupancy.shape(trip, arena)
+        assert launch_block in block_sizes(block) and 1 <= launch_grid <= MAX_GRID
+        threads = launch_grid * launch_block
+        if trip <= 0:
+            assert (launch_grid, launch_block) == (1, 32)
+        elif threads >= trip > threads - launch_block:
+            assert threads <= wave or not arena
+        else:
+            assert launch_grid == wave // launch_block and (arena or -(-trip // launch_block) > MAX_GRID)
 
 
 def test_block_sizes_are_warps_doubled_up_to_the_occupancys_block() -> None:
@@ -166,14 +187,24 @@ def _bounds(source: str, name: str) -> LoopBounds | None:
 
 @pytest.mark.parametrize(
     "columns, lb, n, s",
-    [(4, 0, 3, 1), (5, -7, 2, 3), (2, 10, 1, 1), (0, -3, 9, 2), (3, -(2**31), 1, 2**30), (6, 2**31 - 1, 1, 1)],
+    [
+        (4, 0, 3, 1),
+        (5, -7, 2, 3),
+        (2, 10, 1, 1),
+        (0, -3, 9, 2),
+        (3, -(2**31), 1, 2**30),
+        (6, 2**31 - 1, 1, 1),
+        # the 64-bit product wraps: to 0 (a bound of -3), to 4 (a bound of 1)
+        (4, -10, 2**62, 1),
+        (4, -5, 2**62 + 1, 2),
+    ],
 )
 def test_recorded_bounds_count_the_iterations_the_cpu_runs(columns: int, lb: int, n: int, s: int) -> None:
     bounds = _bounds(BOUNDED, "k")
     assert bounds is not None
     t, a = np.zeros(1, np.int64), np.zeros((2, columns))
     NativeModule.compile(parse_module(BOUNDED, "k.mlir")).call("k", t, a, lb, n, s)
-    assert bounds.trip_count({0: t, 1: a}, {2: lb, 3: n, 4: s}) == t[0] == len(range(lb, columns * n - 3, s))
+    assert bounds.trip_count({0: t, 1: a}, {2: lb, 3: n, 4: s}) == t[0] == len(range(lb, wrap(columns * n - 3, 64), s))
 
 
 CHAIN = "\n  ".join(
@@ -205,65 +236,135 @@ def test_bounds_not_computable_from_the_arguments_record_nothing(definition: str
         assert _bounds(within.replace(f"  %u{MAX_OPERATIONS - 1} =", "  // "), "k") is not None
 
 
+MULTIPROCESSOR_COUNT = 16
+NUM_REGS = 4
+"""The driver's numbers of the attributes the runtime asks for."""
+
+
 class FakeDriver:
-    """The driver calls a kernel's load and launch make, answered as an
-    H200 would for a kernel of 243 registers."""
+    """The driver calls a device's start and a kernel's load and launch
+    make, answered as an H200 would for a kernel of 243 registers; a call
+    the runtime makes with other arguments than the driver takes fails."""
+
+    CUresult = type("R", (), {"CUDA_SUCCESS": 0})
+    CUdevice_attribute = type("A", (), {"CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": MULTIPROCESSOR_COUNT})
+    CUfunction_attribute = type("F", (), {"CU_FUNC_ATTRIBUTE_NUM_REGS": NUM_REGS})
+    ANSWERS: dict[str, tuple[tuple[Any, ...], Any]] = {
+        "cuDeviceGet": ((0,), "device"),
+        "cuDeviceGetAttribute": ((MULTIPROCESSOR_COUNT, "device"), H200_PROCESSORS),
+        "cuDevicePrimaryCtxRetain": (("device",), "context"),
+        "cuCtxSetCurrent": (("context",), None),
+        "cuOccupancyMaxPotentialBlockSize": (("function", None, 0, 0), (132, 256)),
+        "cuFuncGetAttribute": ((NUM_REGS, "function"), 243),
+    }
+    """``(arguments, answer)`` of the calls whose arguments are known."""
 
     def __init__(self) -> None:
-        self.calls: list[str] = []
+        self.calls: list[tuple[Any, ...]] = []
         self.launches: list[tuple[int, int]] = []
-        self.CUdevice_attribute = type("A", (), {"CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": 16})
-        self.CUfunction_attribute = type("F", (), {"CU_FUNC_ATTRIBUTE_NUM_REGS": 4})
+        self.allocations: list[tuple[int, int]] = []
+        """``(address, bytes)`` of each ``cuMemAlloc``."""
+
+    def cuDeviceGetCount(self) -> tuple[int, int]:
+        return 0, 1
 
     def call(self, name: str, *args: Any) -> Any:
-        self.calls.append(name)
-        answers = {
-            "cuModuleLoadData": "module",
-            "cuModuleGetFunction": "function",
-            "cuOccupancyMaxPotentialBlockSize": (132, 256),
-            "cuDeviceGet": "device",
-            "cuDeviceGetAttribute": H200_PROCESSORS,
-            "cuFuncGetAttribute": 243,
-            "cuMemAlloc": 0x1000,
-            "cuMemAllocHost": 0,
-        }
+        self.calls.append((name, *args))
+        if name in self.ANSWERS:
+            expected, answer = self.ANSWERS[name]
+            assert args == expected, f"{name}{args}"
+            return answer
         if name == "cuOccupancyMaxActiveBlocksPerMultiprocessor":
+            assert args[0] == "function" and args[2] == 0, f"{name}{args}"
             return h200_blocks(243)(args[1])
         if name == "cuLaunchKernel":
             self.launches.append((args[1], args[4]))
-        return answers.get(name)
+        if name == "cuMemAlloc":
+            self.allocations.append((0x1000 * len(self.calls), args[0]))
+            return self.allocations[-1][0]
+        return {"cuModuleLoadData": "module", "cuModuleGetFunction": "function"}.get(name)
+
+    def count(self, name: str) -> int:
+        return sum(call[0] == name for call in self.calls)
 
 
-def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The occupancy of each block size is asked when the kernel loads,
-    never at a launch; launches of 10,000 and 10^6 iterations, and of none,
-    get the rule's shapes."""
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
+    """A ``FakeDriver`` behind the runtime, no device started yet, host
+    copies and error slots that need no memory."""
+    from revmlir.gpu.runtime import _ErrorSlot
+
+    driver = FakeDriver()
+    monkeypatch.setattr(runtime, "_call", driver.call)
+    monkeypatch.setattr(runtime, "driver", lambda: driver)
+    monkeypatch.setattr(runtime, "_devices", {})
+    monkeypatch.setattr(runtime, "_pending", [])
+    monkeypatch.setattr(runtime, "_check_parameters", lambda *args: None)
+    monkeypatch.setattr(runtime, "_copy_in", lambda host, back, stream: runtime._Copy(host, 0x2000, False))
+    monkeypatch.setattr(
+        _ErrorSlot, "allocate", classmethod(lambda cls: [cls(0x3000, (runtime.ctypes.c_int64 * GPU_ERROR_WORDS)())])
+    )
+    return driver
+
+
+def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(fake: FakeDriver) -> None:
+    """The multiprocessors are asked once per device and the occupancy of
+    each block size once per loaded kernel, never at a launch; launches of
+    10,000 and 10^6 iterations, and of none, get the rule's shapes."""
     import revmlir as rv
-    from revmlir.gpu.runtime import _Device, _ErrorSlot
 
     @rv.reversible
     def twice(y, x):
         for i in rv.prange(len(x)):
             y[i] += 2.0 * x[i]
 
-    fake = FakeDriver()
-    monkeypatch.setattr(runtime, "_call", fake.call)
-    monkeypatch.setattr(runtime, "driver", lambda: fake)
-    monkeypatch.setattr(runtime, "_check_parameters", lambda *args: None)
-    monkeypatch.setattr(runtime, "device", lambda ordinal: _Device(ordinal, context=None))
-    monkeypatch.setattr(runtime, "_copy_in", lambda host, back, stream: runtime._Copy(host, 0x2000, False))
-    monkeypatch.setattr(
-        _ErrorSlot, "allocate", classmethod(lambda cls: [cls(0x3000, (runtime.ctypes.c_int64 * GPU_ERROR_WORDS)())])
-    )
-    target = _Device(0, context=None)
-    monkeypatch.setattr(runtime, "device", lambda ordinal: target)
-    compiled = rv.cuda.kernel(twice).specialise(np.zeros(1), np.zeros(1))
-    for n in (10_000, 1_000_000, 0):
-        x = np.zeros(n)
-        runtime.launch(compiled.plan, [x, x], 0)
-    assert fake.launches == [(313, 32), (3907, 256), (1, 32)]
-    assert fake.calls.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == len(block_sizes(256))
-    assert fake.calls.count("cuDeviceGetAttribute") == 1
+    for dtype in (np.float64, np.float32):
+        compiled = rv.cuda.kernel(twice).specialise(np.zeros(1, dtype), np.zeros(1, dtype))
+        for n in (10_000, 1_000_000, 0):
+            x = np.zeros(n, dtype)
+            runtime.launch(compiled.plan, [x, x], 0)
+    assert fake.launches == [(313, 32), (3907, 256), (1, 32)] * 2
+    assert fake.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == 2 * len(block_sizes(256))
+    assert fake.count("cuDeviceGet") == fake.count("cuDeviceGetAttribute") == 1
+
+
+def test_arena_launches_on_a_stream_share_one_waves_buffer(fake: FakeDriver) -> None:
+    """Launches of a kernel with an arena, queued on a stream with growing
+    counts, take the counts' shapes within one wave's threads, inside one
+    buffer sized for one wave: allocated once, never waited for; a larger
+    ``arena=`` grows it to the limit and cuts the grid to fit."""
+    import revmlir as rv
+    from revmlir.gpu.arrays import DeviceArray
+
+    @rv.reversible
+    def window(y, x, m):
+        for i in rv.prange(len(y)):
+            with rv.routine() as r:
+                w = rv.zeros(m)
+                for j in range(m):
+                    w[j] += x[i]
+            for j in range(m):
+                y[i] += w[j]
+            ~r
+
+    compiled = rv.cuda.kernel(window).specialise(np.zeros(1), np.zeros(1), 4)
+    assert compiled.program.kernels[compiled.name].arena
+
+    def run(n: int, arena: int | None = None) -> None:
+        arrays = [DeviceArray(base << 40, (n,), np.dtype("f8"), False, 0, None, "a CuPy array") for base in (1, 2)]
+        runtime.launch(compiled.plan, [*arrays, 4], 7, False, arena)
+
+    for n in (10_000, 20_000, 1_000_000):
+        run(n)
+    assert fake.launches == [(313, 32), (625, 32), (132, 256)]
+    ((first, nbytes),) = fake.allocations
+    assert nbytes == 132 * 256 * runtime.DEFAULT_ARENA
+    assert fake.count("cuStreamSynchronize") == fake.count("cuMemFree") == 0
+    done = len(fake.calls)
+    run(1_000_000, arena=1 << 20)
+    assert fake.launches[-1] == (1024 // 256, 256)
+    memory = [call for call in fake.calls[done:] if call[0] in ("cuStreamSynchronize", "cuMemFree", "cuMemAlloc")]
+    assert memory == [("cuStreamSynchronize", 7), ("cuMemFree", first), ("cuMemAlloc", runtime.ARENA_LIMIT)]
 
 
 def test_an_empty_range_in_one_warp_reports_the_checks_before_the_loop_as_any_grid() -> None:
@@ -314,3 +415,24 @@ def test_a_python_range_of_scalars_records_its_bounds() -> None:
         y = np.zeros(100)
         strided(y, lo, hi, s)
         assert bounds.trip_count({0: y}, {1: lo, 2: hi, 3: s}) == len(range(lo, hi, s)) == y.sum()
+
+
+@pytest.mark.parametrize("k", [0, 3, 12, -(2**63), 10 - 2**63, 2**63 - 1])
+def test_a_python_range_whose_bound_wraps_counts_what_the_cpu_runs(k: int) -> None:
+    """``rv.prange(1, len(y) - k)``: where the 64-bit subtraction wraps
+    (``k`` below 11 - 2**63 for ten elements), the kernel's bound is
+    negative and the range empty, and so is the count the launch computes;
+    the CPU runs as many iterations."""
+    import revmlir as rv
+
+    @rv.reversible
+    def tail(y, k):
+        for i in rv.prange(1, len(y) - k):
+            y[i] += 1.0
+
+    compiled = rv.cuda.kernel(tail).specialise(np.zeros(1), 0)
+    bounds = compiled.program.kernels[compiled.name].bounds
+    assert bounds is not None
+    y = np.zeros(10)
+    tail(y, k)
+    assert bounds.trip_count({0: y}, {1: k}) == len(range(1, wrap(10 - k, 64))) == y.sum()

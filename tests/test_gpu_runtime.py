@@ -344,16 +344,18 @@ def test_arena_parameters_follow_the_error_slot_as_the_ptx_declares_them() -> No
 
 
 def test_arena_sizes() -> None:
-    """The default, rounded up to whole 16-byte units, the grid cut to keep
-    a launch's arena within the limit; sizes that are no byte counts are
-    errors before any GPU is needed."""
-    assert runtime.arena_plan(None, 256, 528) == (528, runtime.DEFAULT_ARENA)
-    assert runtime.arena_plan(100, 256, 528) == (528, 112)
-    assert runtime.arena_plan(0, 256, 528) == (528, 0)
-    grid, per_thread = runtime.arena_plan(1 << 20, 1024, 528)
-    assert per_thread == 1 << 20 and grid * 1024 * per_thread <= runtime.ARENA_LIMIT and grid == 1
-    grid, _ = runtime.arena_plan(65536, 256, 528)
-    assert grid == runtime.ARENA_LIMIT // (65536 * 256)
+    """The default, rounded up to whole 16-byte units, for one wave's
+    threads, cut to keep the arena within the limit (never below a block
+    of 1024); sizes that are no byte counts are errors before any GPU is
+    needed."""
+    wave = 256 * 528
+    assert runtime.arena_plan(None, wave) == (wave, runtime.DEFAULT_ARENA)
+    assert runtime.arena_plan(100, wave) == (wave, 112)
+    assert runtime.arena_plan(0, wave) == (wave, 0)
+    threads, per_thread = runtime.arena_plan(1 << 20, 1024 * 528)
+    assert (threads, per_thread) == (1024, 1 << 20) and threads * per_thread == runtime.ARENA_LIMIT
+    assert runtime.arena_plan((1 << 20) - 1, 1024 * 528) == (1024, 1 << 20)
+    assert runtime.arena_plan(65536, wave) == (runtime.ARENA_LIMIT // 65536, 65536)
     for wrong, error in ((-1, ValueError), (runtime.ARENA_LIMIT, ValueError), (1.5, TypeError), (True, TypeError)):
         with pytest.raises(error, match="arena"):
             runtime.check_arena(wrong)
@@ -505,7 +507,7 @@ def test_each_stream_keeps_one_arena_buffer_and_grows_it(monkeypatch: pytest.Mon
         return next(addresses) if name == "cuMemAlloc" else None
 
     monkeypatch.setattr(runtime, "_call", fake_call)
-    device = runtime._Device(0, context=None)
+    device = runtime._Device(0, context=None, processors=132)
     first = device.arena(7, 4096)
     assert device.arena(7, 1024) == first and device.arena(7, 4096) == first
     assert [c[0] for c in calls] == ["cuMemAlloc"]

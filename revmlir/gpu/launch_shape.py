@@ -19,10 +19,14 @@ of 384 are 26 blocks on an H200's 132 multiprocessors.  With the count
 * no iteration: one block of one warp, which runs what the kernel does
   before its loop (its checks) as any grid's threads do.
 
-A kernel with a per-thread arena gets no more threads than one wave has:
+A kernel with a per-thread arena gets no more threads than one wave has
+(the occupancy's grid times its block), whatever block the count takes:
 each thread of the grid owns a part of the arena, kept for later launches,
 so an iteration per thread would keep up to ``ARENA_LIMIT`` bytes where
-the resident threads need a fraction of it.
+the resident threads need a fraction of it.  Small blocks can hold more
+threads at once than the occupancy's block does (a kernel of 130
+registers: 15 blocks of 32 on a multiprocessor, one of 384), so the cap
+applies at every block size, not only to counts the device cannot hold.
 """
 
 from __future__ import annotations
@@ -68,6 +72,12 @@ class Occupancy:
         ``grid``."""
         return Occupancy(block, grid, tuple((b, processors * active_blocks(b) * b) for b in block_sizes(block)))
 
+    @property
+    def wave(self) -> int:
+        """The threads of one wave: the occupancy calculator's grid of its
+        blocks."""
+        return self.grid * self.block
+
     def shape(self, trip: int | None, arena: bool = False) -> tuple[int, int]:
         """The ``(grid, block)`` of a launch running ``trip`` iterations
         (None: not known) of a kernel, with a per-thread arena or not
@@ -76,10 +86,12 @@ class Occupancy:
             return self.grid, self.block
         if trip <= 0:
             return 1, min(WARP, self.block)
+        block = self.block
         for size, threads in self.resident:
             if threads >= trip:
-                return -(-trip // size), size
-        grid = -(-trip // self.block)
-        if grid > MAX_GRID or arena:
-            return min(grid, self.grid), self.block
-        return grid, self.block
+                block = size
+                break
+        grid = -(-trip // block)
+        if arena or grid > MAX_GRID:
+            return min(grid, self.wave // block), block
+        return grid, block

@@ -243,6 +243,8 @@ class _Device:
 
     ordinal: int
     context: Any
+    processors: int
+    """Its multiprocessors, which every loaded kernel's ``Occupancy`` counts."""
     modules: dict[int, tuple[Program, Any]] = field(default_factory=dict)
     kernels: dict[tuple[int, str], LoadedKernel] = field(default_factory=dict)
     slots: list[_ErrorSlot] = field(default_factory=list)
@@ -287,13 +289,8 @@ class _Device:
             _check_parameters(function, entry, parameter_bytes)
             cuda = driver()
             grid, block = _call("cuOccupancyMaxPotentialBlockSize", function, None, 0, 0)
-            processors = _call(
-                "cuDeviceGetAttribute",
-                cuda.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-                _call("cuDeviceGet", self.ordinal),
-            )
             occupancy = Occupancy.of(
-                int(processors),
+                self.processors,
                 lambda size: int(_call("cuOccupancyMaxActiveBlocksPerMultiprocessor", function, size, 0)),
                 int(block),
                 int(grid),
@@ -344,7 +341,9 @@ def device(ordinal: int) -> _Device:
     if not 0 <= ordinal < count:
         raise ValueError(f"no CUDA device {ordinal} (this machine has {count})")
     handle = _call("cuDeviceGet", ordinal)
-    found = _devices[ordinal] = _Device(ordinal, _call("cuDevicePrimaryCtxRetain", handle))
+    attribute = driver().CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+    processors = _call("cuDeviceGetAttribute", attribute, handle)
+    found = _devices[ordinal] = _Device(ordinal, _call("cuDevicePrimaryCtxRetain", handle), int(processors))
     return found
 
 
@@ -433,14 +432,18 @@ def check_arena(bytes_per_thread: Any) -> None:
         )
 
 
-def arena_plan(bytes_per_thread: int | None, block: int, grid: int) -> tuple[int, int]:
-    """The grid and bytes per thread of a launch with an arena: the bytes
-    rounded up to ``ARENA_ALIGNMENT``, the launch's grid cut to keep the
-    arena within ``ARENA_LIMIT``."""
+def arena_plan(bytes_per_thread: int | None, wave: int) -> tuple[int, int]:
+    """The threads an arena is for and its bytes per thread, for a kernel
+    whose one wave has ``wave`` threads (``Occupancy.wave``): the bytes
+    rounded up to ``ARENA_ALIGNMENT``; the threads one wave's whatever the
+    launch's trip count, so that a stream's launches of growing counts
+    share its buffer rather than replace it (a wait for the stream) each
+    time, cut to keep the arena within ``ARENA_LIMIT``, which leaves at
+    least one block of 1024 (``check_arena``)."""
     wanted = DEFAULT_ARENA if bytes_per_thread is None else bytes_per_thread
     check_arena(wanted)
     rounded = -(-wanted // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
-    return max(1, min(grid, ARENA_LIMIT // max(rounded * block, 1))), rounded
+    return min(wave, ARENA_LIMIT // max(rounded, 1)), rounded
 
 
 def parameter_struct(types: Sequence[Attribute], arena: bool) -> struct.Struct:
@@ -654,8 +657,9 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
             trip = None if plan.bounds is None else plan.bounds.trip_count(args, args)
             grid, block = kernel.occupancy.shape(trip, plan.arena)
             if plan.arena:
-                grid, per_thread = arena_plan(arena, block, grid)
-                values += (target.arena(stream, grid * block * per_thread), per_thread)
+                threads, per_thread = arena_plan(arena, kernel.occupancy.wave)
+                grid = min(grid, threads // block)
+                values += (target.arena(stream, threads * per_thread), per_thread)
             _enqueue(kernel, grid, block, plan.struct, values, stream)
         except BaseException:
             target.slots.append(slot)
