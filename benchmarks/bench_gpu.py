@@ -13,6 +13,12 @@ Cases (n elements or observations):
 * BA Jacobian blocks (``examples/python/gpu_ba.py``), 10⁶ and 10⁷
   observations; against JAX ``jit(vmap(jacrev))`` of the reprojection error
   plus ``vmap(grad)`` of the weight error, on gathered inputs;
+* a graph-embedding batch (``gpu_graph_embedding.py``): the distances of
+  10⁶ vertex pairs of a 10⁴-vertex embedding in 8 dimensions, one pair a
+  thread, and their gradient with respect to the embedding (pairs share
+  vertices: the adjoint kernel's accumulations are atomic); the forward and
+  adjoint kernels on device arrays against JAX ``jit(value_and_grad)`` of
+  the summed distances, in float64;
 * GMM gradient on the ADBench 10k files (``gpu_gmm.py``): the two point
   kernels alone (forward and adjoint, device arrays) and the whole
   ``gmm_gradient`` (with its small CPU parts and copies); against JAX
@@ -35,7 +41,7 @@ Every case first checks the GPU's results against the CPU's.
 
 Run (on a machine with a GPU, CuPy and JAX; ``--cases ptx`` alone needs
 none of them):
-    python benchmarks/bench_gpu.py --out DIR [--quick] [--cases elementwise,BA,memory,ptx,GMM]
+    python benchmarks/bench_gpu.py --out DIR [--quick] [--cases elementwise,BA,memory,graph,ptx,GMM]
 It prints progress and writes DIR/bench_gpu.md and DIR/bench_gpu.json after
 every case; ``--cases`` runs only the cases named (default: all, GMM last).
 """
@@ -66,7 +72,7 @@ sys.path.insert(0, str(ROOT / "examples" / "python"))
 import revmlir as rv
 
 ROWS: list[dict[str, Any]] = []
-CASES = ("elementwise", "BA", "memory", "ptx", "GMM")
+CASES = ("elementwise", "BA", "memory", "graph", "ptx", "GMM")
 """The cases, in the order they run: GMM, the slowest to set up, last, so
 that the others' numbers are written first."""
 STARTED = time.perf_counter()
@@ -389,6 +395,40 @@ def per_thread_memory(cp: Any, stream: Any, n: int, m: int, repeat: int) -> None
         record(case, "ours (GPU)", ms, speedup=f"{cpu / ms:.0f}× one CPU core")
 
 
+def graph_embedding(cp: Any, stream: Any, pairs: int, repeat: int) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from gpu_graph_embedding import batch_distances, random_batch
+
+    case = f"graph embedding, {pairs:.0e} pairs, 10⁴ vertices, k = 8"
+    x_host, pairs_host = random_batch(10_000, 8, pairs)
+    first, second = jnp.asarray(pairs_host[:, 0]), jnp.asarray(pairs_host[:, 1])
+    value_and_grad = jax.jit(jax.value_and_grad(lambda x: jnp.sum(jnp.linalg.norm(x[first] - x[second], axis=1))))
+    x_jax = jnp.asarray(x_host)
+    value, gradient = value_and_grad(x_jax)
+    forward, adjoint = rv.cuda.kernel(batch_distances), rv.cuda.kernel(rv.adjoint(batch_distances))
+    x, index = cp.asarray(x_host), cp.asarray(pairs_host)
+    dist, g_dist, g_x = cp.zeros(pairs), cp.ones(pairs), cp.zeros_like(x)
+    forward(dist, x, index)
+    assert math.isclose(float(cp.sum(dist)), float(value), rel_tol=1e-12)
+    adjoint(dist, x, index, g_dist, g_x)  # uncomputes dist
+    assert float(cp.max(cp.abs(dist))) == 0.0
+    assert np.allclose(cp.asnumpy(g_x), np.asarray(gradient), rtol=1e-10, atol=1e-12)
+
+    def kernels() -> None:
+        forward(dist, x, index, stream=stream)
+        adjoint(dist, x, index, g_dist, g_x, stream=stream)
+
+    with stream:
+        record(case, "ours: forward + adjoint kernels (GPU)", gpu_ms(cp, stream, kernels, repeat, 5))
+    record(
+        case,
+        "JAX jit(value_and_grad), float64 (GPU)",
+        wall_ms(lambda: value_and_grad(x_jax), repeat, 5, jax.block_until_ready),
+    )
+
+
 PTX_CASE = "source to PTX, BA kernel"
 
 
@@ -567,6 +607,7 @@ def main() -> None:
         "elementwise": lambda: elementwise(cp, stream, 10**6 if opts.quick else 10**7, repeat, bandwidth),
         "BA": lambda: ba(cp, stream, [10**5] if opts.quick else [10**6, 10**7], repeat),
         "memory": lambda: per_thread_memory(cp, stream, 10**5 if opts.quick else 10**6, 16, repeat),
+        "graph": lambda: graph_embedding(cp, stream, 10**5 if opts.quick else 10**6, repeat),
         "ptx": lambda: source_to_ptx(3),
         "GMM": lambda: gmm(
             cp,
