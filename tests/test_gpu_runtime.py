@@ -552,16 +552,17 @@ def gather_arrays(n: int = 4, device: int = 0) -> tuple[Any, Any, Any]:
     )
 
 
-def slot_words(parameters: bytes) -> Any:
+def slot_words(fake: Any, parameters: bytes) -> Any:
     """The error slot of a ``gather`` launch, from its parameters (the
-    words after the three arrays' pointers and sizes)."""
+    words after the three arrays' pointers and sizes): the host memory
+    its device address maps."""
     address, words = struct.unpack_from("<Qq", parameters, 48)
     assert words == GPU_ERROR_WORDS
-    return (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(address)
+    return (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(fake.host_address(address))
 
 
-def fake_kernel(taken: list[int], failure: tuple[int, int, int] | None = None) -> Callable[[bytes], None]:
-    """A ``gather`` kernel for ``FakeDriver.on_launch``: it records the
+def fake_kernel(fake: Any, taken: list[int], failure: tuple[int, int, int] | None = None) -> Callable[[bytes], None]:
+    """A ``gather`` kernel for ``fake.on_launch``: it records the
     address of its error slot in ``taken`` and checks that the host zeroed
     the slot; given ``(element, check, index)``, its thread at ``element``
     fails check ``check`` reading ``x[index]``, writing the slot as the
@@ -569,7 +570,7 @@ def fake_kernel(taken: list[int], failure: tuple[int, int, int] | None = None) -
     3), the element."""
 
     def run(parameters: bytes) -> None:
-        slot = slot_words(parameters)
+        slot = slot_words(fake, parameters)
         taken.append(ctypes.addressof(slot))
         assert list(slot) == [0] * GPU_ERROR_WORDS
         if failure is not None:
@@ -611,23 +612,23 @@ def test_a_kernel_gets_its_arguments_and_a_zeroed_slot(fake: Any) -> None:
 
     def run(parameters: bytes) -> None:
         seen.append(parameters)
-        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS  # the driver's memory was not zero
+        assert list(slot_words(fake, parameters)) == [0] * GPU_ERROR_WORDS  # the driver's memory was not zero
 
     fake.on_launch = run
     rv.cuda.kernel(gather)(*gather_arrays(n=5))
-    (page,) = fake.host  # one allocation of slots
-    slot = page + (runtime.SLOTS_PER_ALLOCATION - 1) * runtime.SLOT_BYTES  # the last, taken first
+    (page,) = fake.host  # one allocation of slots, the kernel given its device address
+    slot = fake.MAPPED + page + (runtime.SLOTS_PER_ALLOCATION - 1) * runtime.SLOT_BYTES  # the last, taken first
     assert seen == [struct.pack("<8q", 0x10000, 5, 0x20000, 3, 0x30000, 5, slot, GPU_ERROR_WORDS)]
 
 
 def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fake: Any) -> None:
     cpu, check = cpu_error()
     k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
-    fake.on_launch = fake_kernel(taken, (2, check, 7))
+    fake.on_launch = fake_kernel(fake, taken, (2, check, 7))
     with pytest.raises(ExecutionError) as gpu:
         k(*args)
     assert str(gpu.value) == f"{cpu} (element 2)" and gpu.value.location == cpu.location
-    fake.on_launch = fake_kernel(taken)
+    fake.on_launch = fake_kernel(fake, taken)
     k(*args)  # the same slot, zeroed again
     assert taken[0] == taken[1] and fake.calls.count("cuMemHostAlloc") == 1
 
@@ -635,12 +636,12 @@ def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fak
 def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake: Any) -> None:
     cpu, check = cpu_error()
     k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
-    fake.on_launch = fake_kernel(taken)
+    fake.on_launch = fake_kernel(fake, taken)
     k(*args, stream=5)
     for stream, element in ((5, 1), (6, 3)):
-        fake.on_launch = fake_kernel(taken, (element, check, 7))
+        fake.on_launch = fake_kernel(fake, taken, (element, check, 7))
         k(*args, stream=stream)
-    fake.on_launch = fake_kernel(taken)
+    fake.on_launch = fake_kernel(fake, taken)
     k(*args, stream=5)
     fake.calls.clear()
     with pytest.raises(ExecutionError) as gpu:
@@ -653,6 +654,20 @@ def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake:
     rv.cuda.synchronize()
     assert len(set(taken[4:])) == runtime.SLOTS_PER_ALLOCATION + 1 and set(taken[:4]) < set(taken[4:])
     assert len(fake.host) == 2
+
+
+def test_slots_the_device_cannot_address_are_freed(fake: Any) -> None:
+    """``cuMemHostGetDevicePointer`` failing after ``cuMemHostAlloc``: the
+    pinned memory is given back and the launch raises the driver's error;
+    the next launch allocates again."""
+    fake.cuMemHostGetDevicePointer = lambda pointer, flags: (fake.CUresult.CUDA_ERROR_INVALID_VALUE, 0)
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    with pytest.raises(runtime.CUDAError, match="cuMemHostGetDevicePointer failed: CUDA_ERROR_INVALID_VALUE"):
+        k(*args)
+    assert "cuMemFreeHost" in fake.calls and not fake.host and "cuLaunchKernel" not in fake.calls
+    del fake.cuMemHostGetDevicePointer
+    k(*args)
+    assert len(fake.host) == 1 and fake.calls.count("cuLaunchKernel") == 1
 
 
 def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> None:

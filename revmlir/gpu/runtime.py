@@ -216,10 +216,15 @@ class _ErrorSlot:
     def allocate(cls) -> list[_ErrorSlot]:
         """``SLOTS_PER_ALLOCATION`` zeroed slots (the driver's memory is
         not zeroed), in one allocation that is never freed: a device keeps
-        its spare slots."""
+        its spare slots (an allocation the device cannot address is freed
+        at once)."""
         nbytes = SLOTS_PER_ALLOCATION * SLOT_BYTES
         host = int(_call("cuMemHostAlloc", nbytes, driver().CU_MEMHOSTALLOC_DEVICEMAP))
-        device = int(_call("cuMemHostGetDevicePointer", host, 0))
+        try:
+            device = int(_call("cuMemHostGetDevicePointer", host, 0))
+        except BaseException:
+            _call("cuMemFreeHost", host)
+            raise
         ctypes.memset(host, 0, nbytes)
         words = ctypes.c_int64 * GPU_ERROR_WORDS
         offsets = range(0, nbytes, SLOT_BYTES)
