@@ -160,6 +160,9 @@ class FakeDriver:
     def cuStreamSynchronize(self, stream: int) -> tuple[Any, ...]:
         return self._ok("cuStreamSynchronize")
 
+    def cuCtxSynchronize(self) -> tuple[Any, ...]:
+        return self._ok("cuCtxSynchronize")
+
     def cuLaunchKernel(self, function: Any, *configuration: Any) -> tuple[Any, ...]:
         extra = configuration[-1]
         if self.on_launch is not None:

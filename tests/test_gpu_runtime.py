@@ -10,6 +10,7 @@ import re
 import struct
 import subprocess
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -654,6 +655,124 @@ def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake:
     rv.cuda.synchronize()
     assert len(set(taken[4:])) == runtime.SLOTS_PER_ALLOCATION + 1 and set(taken[:4]) < set(taken[4:])
     assert len(fake.host) == 2
+
+
+def waits(fake: Any, failing: dict[int, BaseException | None]) -> list[int]:
+    """The streams ``fake`` is asked to wait for, in order; the wait for a
+    stream in ``failing`` raises its exception, or fails (None)."""
+    waited: list[int] = []
+
+    def wait(stream: int) -> tuple[Any, ...]:
+        waited.append(stream)
+        if stream not in failing:
+            return (fake.CUresult.CUDA_SUCCESS,)
+        if (raised := failing[stream]) is not None:
+            raise raised
+        return (fake.CUresult.CUDA_ERROR_INVALID_VALUE,)
+
+    fake.cuStreamSynchronize = wait
+    return waited
+
+
+@pytest.mark.parametrize(
+    "failure, waited, left",
+    [(None, [5, 6, 7], [6]), (KeyboardInterrupt(), [5, 6], [6, 7])],
+    ids=["driver error", "interrupt"],
+)
+def test_a_failed_wait_leaves_its_launches_queued_and_loses_no_error(
+    fake: Any, failure: BaseException | None, waited: list[int], left: list[int]
+) -> None:
+    """Stream 5's launch fails a check, the wait for stream 6 fails, stream
+    7 has a launch too: a driver error leaves stream 6's launch queued and
+    still waits for stream 7; an interrupt stops there, leaving 6 and 7
+    queued, their arrays' owners kept.  What is raised is the driver's
+    error or the interrupt, with the check's error as its context; the
+    launches waited for give their slots back, and a later ``synchronize``
+    finishes the rest."""
+    cpu, check = cpu_error()
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    for stream in (5, 6, 7):
+        fake.on_launch = fake_kernel(fake, taken, (1, check, 7) if stream == 5 else None)
+        k(*args, stream=stream)
+    asked = waits(fake, {6: failure})
+    raised = runtime.CUDAError if failure is None else KeyboardInterrupt
+    with pytest.raises(raised) as error:
+        rv.cuda.synchronize()
+    assert asked == waited and [record.stream for record in runtime._pending] == left
+    assert isinstance(error.value.__context__, ExecutionError) and str(error.value.__context__) == f"{cpu} (element 1)"
+    assert len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION - len(left)
+    asked = waits(fake, {})
+    rv.cuda.synchronize()
+    assert asked == left and not runtime._pending and len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION
+
+
+def test_a_driver_error_after_an_interrupted_wait_is_the_interrupts_context(fake: Any) -> None:
+    """Stream 5's wait fails and stream 6's is interrupted: the interrupt
+    is raised, the driver's error its context."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    for stream in (5, 6):
+        k(*args, stream=stream)
+    waits(fake, {5: None, 6: KeyboardInterrupt()})
+    with pytest.raises(KeyboardInterrupt) as error:
+        rv.cuda.synchronize()
+    assert isinstance(error.value.__context__, runtime.CUDAError) and error.value.__context__.__context__ is None
+    assert [record.stream for record in runtime._pending] == [5, 6]
+
+
+def test_launches_on_another_threads_per_thread_stream_are_waited_for_with_the_context(fake: Any) -> None:
+    """Stream 2 is the per-thread default stream of the thread that names
+    it: this thread's launch on it is waited for on it, another thread's
+    by synchronising the context."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args, stream=runtime.PER_THREAD_STREAM)
+    worker = threading.Thread(target=lambda: k(*args, stream=runtime.PER_THREAD_STREAM))
+    worker.start()
+    worker.join()
+    asked = waits(fake, {})
+    fake.calls.clear()
+    rv.cuda.synchronize()
+    assert asked == [runtime.PER_THREAD_STREAM] and fake.calls.count("cuCtxSynchronize") == 1
+    assert not runtime._pending and len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION
+
+
+class RacedQueue(list):  # type: ignore[type-arg]
+    """A queue of launches to which another thread appends one just after
+    ``synchronize`` has copied it."""
+
+    def __init__(self, launch: Callable[[], None]):
+        super().__init__()
+        self.launch: Callable[[], None] | None = launch
+
+    def raced(self) -> None:
+        if (launch := self.launch) is not None:
+            self.launch = None
+            worker = threading.Thread(target=launch)
+            worker.start()
+            worker.join()
+
+    def __iter__(self) -> Any:
+        copied = list(super().__iter__())
+        self.raced()
+        return iter(copied)
+
+    def __getitem__(self, index: Any) -> Any:
+        copied = super().__getitem__(index)
+        self.raced()
+        return copied
+
+
+def test_a_launch_queued_while_synchronize_takes_the_queue_stays_queued(
+    fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args, stream=5)
+    queue = RacedQueue(lambda: k(*args, stream=6))
+    queue += runtime._pending
+    monkeypatch.setattr(runtime, "_pending", queue)
+    rv.cuda.synchronize()
+    assert [record.stream for record in runtime._pending] == [6]
+    rv.cuda.synchronize()
+    assert not runtime._pending and len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION
 
 
 def test_slots_the_device_cannot_address_are_freed(fake: Any) -> None:
