@@ -29,6 +29,7 @@ from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
 from revmlir.gpu import arrays, runtime
 from revmlir.gpu.arrays import DeviceArray
+from revmlir.gpu.trip_count import Arithmetic, Cast, Constant, Expression, LoopBounds, Scalar, Size
 from revmlir.runtime_checks import GPU_ERROR_WORDS, PAYLOAD_SLOTS
 
 try:
@@ -377,7 +378,7 @@ class Info:
     entry: str
     arguments: tuple[Attribute, ...]
     arena: bool = False
-    bounds: None = None
+    bounds: LoopBounds | None = None
 
 
 @dataclass(frozen=True)
@@ -400,6 +401,26 @@ def described(*args: Any) -> list[Any]:
 
 def launch(program: Program, name: str, args: list[Any], written: frozenset[int]) -> None:
     runtime.launch(runtime.LaunchPlan.of(program, name, written), args, 0)
+
+
+@pytest.mark.parametrize(
+    "bound, reads",
+    [
+        (Size(2, 0), "dimension 0 of argument #2"),
+        (Size(0, 1), "dimension 1 of argument #0"),
+        (Arithmetic("add", Scalar(0, 64), Constant(1, 64), 64), "argument #0 as an integer of 64 bits"),
+        (Cast(Scalar(3, 32), 64, False), "argument #3 of 3"),
+    ],
+)
+def test_a_plan_refuses_bounds_that_read_an_argument_as_what_it_is_not(bound: Expression, reads: str) -> None:
+    """An internal error where the program and its loop bounds disagree,
+    before any launch reads an array's size off a scalar."""
+    one = Constant(1, 64)
+    good = Program({"scale": Info("scale", SCALE.kernels["scale"].arguments, bounds=LoopBounds(one, Size(1, 0), one))})
+    assert runtime.LaunchPlan.of(good, "scale", frozenset({0})).bounds is not None
+    bad = Program({"scale": Info("scale", SCALE.kernels["scale"].arguments, bounds=LoopBounds(one, bound, one))})
+    with pytest.raises(AssertionError, match=re.escape(f"the loop bounds of kernel @scale read {reads}")):
+        runtime.LaunchPlan.of(bad, "scale", frozenset({0}))
 
 
 def test_launch_checks_arguments_before_the_driver() -> None:

@@ -599,7 +599,12 @@ class LaunchPlan:
 
     @classmethod
     def of(cls, program: Program, name: str, written: frozenset[int]) -> LaunchPlan:
+        """The plan of kernel ``name``; an ``AssertionError`` where its loop
+        bounds read an argument as what its type is not (a launch checks
+        its arguments against the types, not against the bounds)."""
         info = program.kernels[name]
+        if info.bounds is not None and (reads := info.bounds.unreadable(info.arguments)) is not None:
+            raise AssertionError(f"the loop bounds of kernel @{name} read {reads}")
         parameters: list[_Parameter | None] = []
         for i, type in enumerate(info.arguments):
             where = f"argument #{i} of kernel @{name}"
