@@ -629,6 +629,24 @@ def test_a_launch_of_device_arrays_makes_two_driver_calls(fake: Any) -> None:
     assert fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel", "cuStreamSynchronize"]
 
 
+@pytest.mark.parametrize("producer, waited", [(None, []), (1, []), (5, []), (9, [9, 9, 9])])
+def test_a_launch_waits_once_for_each_array_made_on_another_stream(
+    fake: Any, producer: int | None, waited: list[int]
+) -> None:
+    """The two driver calls hold for arrays whose producer stream is none,
+    the legacy default stream or the launch's; an array on another stream
+    costs one wait."""
+    y, x, idx = (
+        FakeCudaArray(shape=(4,), typestr=t, data=(address, False), stream=producer)
+        for t, address in (("<f8", 0x10000), ("<f8", 0x20000), ("<i8", 0x30000))
+    )
+    rv.cuda.kernel(gather)(y, x, idx, stream=5)
+    fake.calls.clear()
+    asked = waits(fake, {})
+    rv.cuda.kernel(gather)(y, x, idx, stream=5)
+    assert asked == waited and fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel"]
+
+
 def test_a_kernel_gets_its_arguments_and_a_zeroed_slot(fake: Any) -> None:
     seen: list[bytes] = []
 

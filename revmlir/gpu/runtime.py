@@ -24,15 +24,20 @@ writes them, back.
 
 A launch without ``stream=`` is synchronous.  With a stream it is queued and
 its error slot is read by ``synchronize()``, which waits for every pending
-launch and raises the first error.
+launch and raises the first error (a failed or interrupted wait leaves the
+launches it did not finish queued).
 
 Small kernels launched back to back are bound by the host's time per
 launch, so everything that depends only on the kernel and its argument
 types is worked out once per specialisation (``LaunchPlan``: the argument
 checks, one ``struct.Struct`` for the parameters), and a launch of device
-arrays makes two driver calls: ``cuCtxSetCurrent`` and ``cuLaunchKernel``
-(the error slot needs neither a memset nor a copy back, and a machine
-with one device needs no question about where an array is).
+arrays makes two driver calls, ``cuCtxSetCurrent`` and ``cuLaunchKernel``
+(the error slot needs neither a memset nor a copy back), where the driver
+sees one device and each array's producer stream is none, the legacy
+default stream or the launch's own.  Otherwise it also asks
+``cuPointerGetAttribute`` once per ``__cuda_array_interface__`` array
+(which device holds it) and ``cuStreamSynchronize`` once per array on
+another stream.
 """
 
 from __future__ import annotations
