@@ -41,7 +41,9 @@ class FakeDriver:
     """The calls of ``cuda.bindings.driver`` the runtime makes, answered
     without a GPU: each returns ``(CUDA_SUCCESS, value…)`` at once.  Host
     memory it allocates is real (an error slot's words can be read and
-    written); device memory is addresses only.  ``calls`` lists the calls
+    written), mapped at another address on the device, as a GPU maps it
+    (``MAPPED``: a kernel given the host's address would fail);
+    device memory is addresses only.  ``calls`` lists the calls
     made, by name; ``on_launch(parameters)``, if set, sees each launch's
     packed parameter buffer, as a kernel would (and may write its error
     slot)."""
@@ -60,6 +62,8 @@ class FakeDriver:
         CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16
 
     CU_MEMHOSTALLOC_DEVICEMAP = 2
+    MAPPED = 1 << 46
+    """How far above its host address mapped host memory is on the device."""
 
     def __init__(self, devices: int = 1, on_launch: Callable[[bytes], None] | None = None):
         self.devices = devices
@@ -134,7 +138,18 @@ class FakeDriver:
         return self._ok("cuMemHostAlloc", self._host_memory(nbytes))
 
     def cuMemHostGetDevicePointer(self, pointer: int, flags: int) -> tuple[Any, ...]:
-        return self._ok("cuMemHostGetDevicePointer", pointer)
+        return self._ok("cuMemHostGetDevicePointer", pointer + self.MAPPED)
+
+    def cuMemFreeHost(self, pointer: int) -> tuple[Any, ...]:
+        del self.host[pointer]
+        return self._ok("cuMemFreeHost")
+
+    def host_address(self, device: int) -> int:
+        """The host address of ``device``, an address of mapped host
+        memory on the device: what a kernel's writes to it reach."""
+        host = device - self.MAPPED
+        assert any(start <= host < start + len(memory) for start, memory in self.host.items()), hex(device)
+        return host
 
     def cuMemcpyHtoDAsync(self, device: int, host: int, nbytes: int, stream: int) -> tuple[Any, ...]:
         return self._ok("cuMemcpyHtoDAsync")
@@ -144,6 +159,9 @@ class FakeDriver:
 
     def cuStreamSynchronize(self, stream: int) -> tuple[Any, ...]:
         return self._ok("cuStreamSynchronize")
+
+    def cuCtxSynchronize(self) -> tuple[Any, ...]:
+        return self._ok("cuCtxSynchronize")
 
     def cuLaunchKernel(self, function: Any, *configuration: Any) -> tuple[Any, ...]:
         extra = configuration[-1]

@@ -6,6 +6,7 @@ the CPU's located errors, and the array libraries, copies and streams."""
 from __future__ import annotations
 
 import importlib
+import re
 from typing import Any
 
 import numpy as np
@@ -208,6 +209,29 @@ def test_failing_check_raises_the_cpus_error_at_its_element() -> None:
     y = np.zeros(len(idx))
     idx[26_624] = 3
     on_gpu(gather, y, x, idx)  # the slot is clean again
+    assert np.all(y == 1.0)
+
+
+def test_when_every_element_fails_the_report_is_one_threads() -> None:
+    """``idx[i] = -(i + 1)``: every thread fails, each reading its own
+    index.  The first thread's compare-and-swap takes the slot and the
+    others write nothing, so the one report raised is one thread's: the
+    index it read belongs to the element it names (the CPU's error for
+    that element alone, with the element); the next launch finds the
+    slot clean."""
+    n, x = 4096, np.ones(4)
+    idx = -np.arange(1, n + 1, dtype=np.int64)
+    for _ in range(3):
+        with pytest.raises(ExecutionError) as gpu:
+            on_gpu(gather, np.zeros(n), x, idx)
+        found = re.search(r"\(element (\d+)\)$", str(gpu.value))
+        assert found is not None, str(gpu.value)
+        element = int(found.group(1))
+        with pytest.raises(ExecutionError) as cpu:
+            gather(np.zeros(n), x, np.where(np.arange(n) == element, idx, 0))
+        assert str(gpu.value) == f"{cpu.value} (element {element})"
+    y = np.zeros(n)
+    on_gpu(gather, y, x, np.zeros(n, dtype=np.int64))
     assert np.all(y == 1.0)
 
 

@@ -10,6 +10,7 @@ import re
 import struct
 import subprocess
 import sys
+import threading
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
 from revmlir.gpu import arrays, runtime
 from revmlir.gpu.arrays import DeviceArray
+from revmlir.gpu.trip_count import Arithmetic, Cast, Constant, Expression, LoopBounds, Scalar, Size
 from revmlir.runtime_checks import GPU_ERROR_WORDS, PAYLOAD_SLOTS
 
 try:
@@ -376,7 +378,7 @@ class Info:
     entry: str
     arguments: tuple[Attribute, ...]
     arena: bool = False
-    bounds: None = None
+    bounds: LoopBounds | None = None
 
 
 @dataclass(frozen=True)
@@ -399,6 +401,26 @@ def described(*args: Any) -> list[Any]:
 
 def launch(program: Program, name: str, args: list[Any], written: frozenset[int]) -> None:
     runtime.launch(runtime.LaunchPlan.of(program, name, written), args, 0)
+
+
+@pytest.mark.parametrize(
+    "bound, reads",
+    [
+        (Size(2, 0), "dimension 0 of argument #2"),
+        (Size(0, 1), "dimension 1 of argument #0"),
+        (Arithmetic("add", Scalar(0, 64), Constant(1, 64), 64), "argument #0 as an integer of 64 bits"),
+        (Cast(Scalar(3, 32), 64, False), "argument #3 of 3"),
+    ],
+)
+def test_a_plan_refuses_bounds_that_read_an_argument_as_what_it_is_not(bound: Expression, reads: str) -> None:
+    """An internal error where the program and its loop bounds disagree,
+    before any launch reads an array's size off a scalar."""
+    one = Constant(1, 64)
+    good = Program({"scale": Info("scale", SCALE.kernels["scale"].arguments, bounds=LoopBounds(one, Size(1, 0), one))})
+    assert runtime.LaunchPlan.of(good, "scale", frozenset({0})).bounds is not None
+    bad = Program({"scale": Info("scale", SCALE.kernels["scale"].arguments, bounds=LoopBounds(one, bound, one))})
+    with pytest.raises(AssertionError, match=re.escape(f"the loop bounds of kernel @scale read {reads}")):
+        runtime.LaunchPlan.of(bad, "scale", frozenset({0}))
 
 
 def test_launch_checks_arguments_before_the_driver() -> None:
@@ -552,16 +574,17 @@ def gather_arrays(n: int = 4, device: int = 0) -> tuple[Any, Any, Any]:
     )
 
 
-def slot_words(parameters: bytes) -> Any:
+def slot_words(fake: Any, parameters: bytes) -> Any:
     """The error slot of a ``gather`` launch, from its parameters (the
-    words after the three arrays' pointers and sizes)."""
+    words after the three arrays' pointers and sizes): the host memory
+    its device address maps."""
     address, words = struct.unpack_from("<Qq", parameters, 48)
     assert words == GPU_ERROR_WORDS
-    return (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(address)
+    return (ctypes.c_int64 * GPU_ERROR_WORDS).from_address(fake.host_address(address))
 
 
-def fake_kernel(taken: list[int], failure: tuple[int, int, int] | None = None) -> Callable[[bytes], None]:
-    """A ``gather`` kernel for ``FakeDriver.on_launch``: it records the
+def fake_kernel(fake: Any, taken: list[int], failure: tuple[int, int, int] | None = None) -> Callable[[bytes], None]:
+    """A ``gather`` kernel for ``fake.on_launch``: it records the
     address of its error slot in ``taken`` and checks that the host zeroed
     the slot; given ``(element, check, index)``, its thread at ``element``
     fails check ``check`` reading ``x[index]``, writing the slot as the
@@ -569,7 +592,7 @@ def fake_kernel(taken: list[int], failure: tuple[int, int, int] | None = None) -
     3), the element."""
 
     def run(parameters: bytes) -> None:
-        slot = slot_words(parameters)
+        slot = slot_words(fake, parameters)
         taken.append(ctypes.addressof(slot))
         assert list(slot) == [0] * GPU_ERROR_WORDS
         if failure is not None:
@@ -606,28 +629,46 @@ def test_a_launch_of_device_arrays_makes_two_driver_calls(fake: Any) -> None:
     assert fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel", "cuStreamSynchronize"]
 
 
+@pytest.mark.parametrize("producer, waited", [(None, []), (1, []), (5, []), (9, [9, 9, 9])])
+def test_a_launch_waits_once_for_each_array_made_on_another_stream(
+    fake: Any, producer: int | None, waited: list[int]
+) -> None:
+    """The two driver calls hold for arrays whose producer stream is none,
+    the legacy default stream or the launch's; an array on another stream
+    costs one wait."""
+    y, x, idx = (
+        FakeCudaArray(shape=(4,), typestr=t, data=(address, False), stream=producer)
+        for t, address in (("<f8", 0x10000), ("<f8", 0x20000), ("<i8", 0x30000))
+    )
+    rv.cuda.kernel(gather)(y, x, idx, stream=5)
+    fake.calls.clear()
+    asked = waits(fake, {})
+    rv.cuda.kernel(gather)(y, x, idx, stream=5)
+    assert asked == waited and fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel"]
+
+
 def test_a_kernel_gets_its_arguments_and_a_zeroed_slot(fake: Any) -> None:
     seen: list[bytes] = []
 
     def run(parameters: bytes) -> None:
         seen.append(parameters)
-        assert list(slot_words(parameters)) == [0] * GPU_ERROR_WORDS  # the driver's memory was not zero
+        assert list(slot_words(fake, parameters)) == [0] * GPU_ERROR_WORDS  # the driver's memory was not zero
 
     fake.on_launch = run
     rv.cuda.kernel(gather)(*gather_arrays(n=5))
-    (page,) = fake.host  # one allocation of slots
-    slot = page + (runtime.SLOTS_PER_ALLOCATION - 1) * runtime.SLOT_BYTES  # the last, taken first
+    (page,) = fake.host  # one allocation of slots, the kernel given its device address
+    slot = fake.MAPPED + page + (runtime.SLOTS_PER_ALLOCATION - 1) * runtime.SLOT_BYTES  # the last, taken first
     assert seen == [struct.pack("<8q", 0x10000, 5, 0x20000, 3, 0x30000, 5, slot, GPU_ERROR_WORDS)]
 
 
 def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fake: Any) -> None:
     cpu, check = cpu_error()
     k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
-    fake.on_launch = fake_kernel(taken, (2, check, 7))
+    fake.on_launch = fake_kernel(fake, taken, (2, check, 7))
     with pytest.raises(ExecutionError) as gpu:
         k(*args)
     assert str(gpu.value) == f"{cpu} (element 2)" and gpu.value.location == cpu.location
-    fake.on_launch = fake_kernel(taken)
+    fake.on_launch = fake_kernel(fake, taken)
     k(*args)  # the same slot, zeroed again
     assert taken[0] == taken[1] and fake.calls.count("cuMemHostAlloc") == 1
 
@@ -635,12 +676,12 @@ def test_a_failing_launch_raises_the_cpus_error_and_its_slot_serves_the_next(fak
 def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake: Any) -> None:
     cpu, check = cpu_error()
     k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
-    fake.on_launch = fake_kernel(taken)
+    fake.on_launch = fake_kernel(fake, taken)
     k(*args, stream=5)
     for stream, element in ((5, 1), (6, 3)):
-        fake.on_launch = fake_kernel(taken, (element, check, 7))
+        fake.on_launch = fake_kernel(fake, taken, (element, check, 7))
         k(*args, stream=stream)
-    fake.on_launch = fake_kernel(taken)
+    fake.on_launch = fake_kernel(fake, taken)
     k(*args, stream=5)
     fake.calls.clear()
     with pytest.raises(ExecutionError) as gpu:
@@ -653,6 +694,138 @@ def test_synchronize_waits_for_each_stream_once_and_raises_the_first_error(fake:
     rv.cuda.synchronize()
     assert len(set(taken[4:])) == runtime.SLOTS_PER_ALLOCATION + 1 and set(taken[:4]) < set(taken[4:])
     assert len(fake.host) == 2
+
+
+def waits(fake: Any, failing: dict[int, BaseException | None]) -> list[int]:
+    """The streams ``fake`` is asked to wait for, in order; the wait for a
+    stream in ``failing`` raises its exception, or fails (None)."""
+    waited: list[int] = []
+
+    def wait(stream: int) -> tuple[Any, ...]:
+        waited.append(stream)
+        if stream not in failing:
+            return (fake.CUresult.CUDA_SUCCESS,)
+        if (raised := failing[stream]) is not None:
+            raise raised
+        return (fake.CUresult.CUDA_ERROR_INVALID_VALUE,)
+
+    fake.cuStreamSynchronize = wait
+    return waited
+
+
+@pytest.mark.parametrize(
+    "failure, waited, left",
+    [(None, [5, 6, 7], [6]), (KeyboardInterrupt(), [5, 6], [6, 7])],
+    ids=["driver error", "interrupt"],
+)
+def test_a_failed_wait_leaves_its_launches_queued_and_loses_no_error(
+    fake: Any, failure: BaseException | None, waited: list[int], left: list[int]
+) -> None:
+    """Stream 5's launch fails a check, the wait for stream 6 fails, stream
+    7 has a launch too: a driver error leaves stream 6's launch queued and
+    still waits for stream 7; an interrupt stops there, leaving 6 and 7
+    queued, their arrays' owners kept.  What is raised is the driver's
+    error or the interrupt, with the check's error as its context; the
+    launches waited for give their slots back, and a later ``synchronize``
+    finishes the rest."""
+    cpu, check = cpu_error()
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    for stream in (5, 6, 7):
+        fake.on_launch = fake_kernel(fake, taken, (1, check, 7) if stream == 5 else None)
+        k(*args, stream=stream)
+    asked = waits(fake, {6: failure})
+    raised = runtime.CUDAError if failure is None else KeyboardInterrupt
+    with pytest.raises(raised) as error:
+        rv.cuda.synchronize()
+    assert asked == waited and [record.stream for record in runtime._pending] == left
+    assert isinstance(error.value.__context__, ExecutionError) and str(error.value.__context__) == f"{cpu} (element 1)"
+    assert len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION - len(left)
+    asked = waits(fake, {})
+    rv.cuda.synchronize()
+    assert asked == left and not runtime._pending and len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION
+
+
+def test_a_driver_error_after_an_interrupted_wait_is_the_interrupts_context(fake: Any) -> None:
+    """Stream 5's wait fails and stream 6's is interrupted: the interrupt
+    is raised, the driver's error its context."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    for stream in (5, 6):
+        k(*args, stream=stream)
+    waits(fake, {5: None, 6: KeyboardInterrupt()})
+    with pytest.raises(KeyboardInterrupt) as error:
+        rv.cuda.synchronize()
+    assert isinstance(error.value.__context__, runtime.CUDAError) and error.value.__context__.__context__ is None
+    assert [record.stream for record in runtime._pending] == [5, 6]
+
+
+def test_launches_on_another_threads_per_thread_stream_are_waited_for_with_the_context(fake: Any) -> None:
+    """Stream 2 is the per-thread default stream of the thread that names
+    it: this thread's launch on it is waited for on it, another thread's
+    by synchronising the context."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args, stream=runtime.PER_THREAD_STREAM)
+    worker = threading.Thread(target=lambda: k(*args, stream=runtime.PER_THREAD_STREAM))
+    worker.start()
+    worker.join()
+    asked = waits(fake, {})
+    fake.calls.clear()
+    rv.cuda.synchronize()
+    assert asked == [runtime.PER_THREAD_STREAM] and fake.calls.count("cuCtxSynchronize") == 1
+    assert not runtime._pending and len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION
+
+
+class RacedQueue(list):  # type: ignore[type-arg]
+    """A queue of launches to which another thread appends one just after
+    ``synchronize`` has copied it."""
+
+    def __init__(self, launch: Callable[[], None]):
+        super().__init__()
+        self.launch: Callable[[], None] | None = launch
+
+    def raced(self) -> None:
+        if (launch := self.launch) is not None:
+            self.launch = None
+            worker = threading.Thread(target=launch)
+            worker.start()
+            worker.join()
+
+    def __iter__(self) -> Any:
+        copied = list(super().__iter__())
+        self.raced()
+        return iter(copied)
+
+    def __getitem__(self, index: Any) -> Any:
+        copied = super().__getitem__(index)
+        self.raced()
+        return copied
+
+
+def test_a_launch_queued_while_synchronize_takes_the_queue_stays_queued(
+    fake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args, stream=5)
+    queue = RacedQueue(lambda: k(*args, stream=6))
+    queue += runtime._pending
+    monkeypatch.setattr(runtime, "_pending", queue)
+    rv.cuda.synchronize()
+    assert [record.stream for record in runtime._pending] == [6]
+    rv.cuda.synchronize()
+    assert not runtime._pending and len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION
+
+
+def test_slots_the_device_cannot_address_are_freed(fake: Any) -> None:
+    """``cuMemHostGetDevicePointer`` failing after ``cuMemHostAlloc``: the
+    pinned memory is given back and the launch raises the driver's error;
+    the next launch allocates again."""
+    fake.cuMemHostGetDevicePointer = lambda pointer, flags: (fake.CUresult.CUDA_ERROR_INVALID_VALUE, 0)
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    with pytest.raises(runtime.CUDAError, match="cuMemHostGetDevicePointer failed: CUDA_ERROR_INVALID_VALUE"):
+        k(*args)
+    assert "cuMemFreeHost" in fake.calls and not fake.host and "cuLaunchKernel" not in fake.calls
+    del fake.cuMemHostGetDevicePointer
+    k(*args)
+    assert len(fake.host) == 1 and fake.calls.count("cuLaunchKernel") == 1
 
 
 def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> None:

@@ -24,15 +24,20 @@ writes them, back.
 
 A launch without ``stream=`` is synchronous.  With a stream it is queued and
 its error slot is read by ``synchronize()``, which waits for every pending
-launch and raises the first error.
+launch and raises the first error (a failed or interrupted wait leaves the
+launches it did not finish queued).
 
 Small kernels launched back to back are bound by the host's time per
 launch, so everything that depends only on the kernel and its argument
 types is worked out once per specialisation (``LaunchPlan``: the argument
 checks, one ``struct.Struct`` for the parameters), and a launch of device
-arrays makes two driver calls: ``cuCtxSetCurrent`` and ``cuLaunchKernel``
-(the error slot needs neither a memset nor a copy back, and a machine
-with one device needs no question about where an array is).
+arrays makes two driver calls, ``cuCtxSetCurrent`` and ``cuLaunchKernel``
+(the error slot needs neither a memset nor a copy back), where the driver
+sees one device and each array's producer stream is none, the legacy
+default stream or the launch's own.  Otherwise it also asks
+``cuPointerGetAttribute`` once per ``__cuda_array_interface__`` array
+(which device holds it) and ``cuStreamSynchronize`` once per array on
+another stream.
 """
 
 from __future__ import annotations
@@ -216,10 +221,15 @@ class _ErrorSlot:
     def allocate(cls) -> list[_ErrorSlot]:
         """``SLOTS_PER_ALLOCATION`` zeroed slots (the driver's memory is
         not zeroed), in one allocation that is never freed: a device keeps
-        its spare slots."""
+        its spare slots (an allocation the device cannot address is freed
+        at once)."""
         nbytes = SLOTS_PER_ALLOCATION * SLOT_BYTES
         host = int(_call("cuMemHostAlloc", nbytes, driver().CU_MEMHOSTALLOC_DEVICEMAP))
-        device = int(_call("cuMemHostGetDevicePointer", host, 0))
+        try:
+            device = int(_call("cuMemHostGetDevicePointer", host, 0))
+        except BaseException:
+            _call("cuMemFreeHost", host)
+            raise
         ctypes.memset(host, 0, nbytes)
         words = ctypes.c_int64 * GPU_ERROR_WORDS
         offsets = range(0, nbytes, SLOT_BYTES)
@@ -486,6 +496,15 @@ def raise_gpu_error(check_table: ModuleOp, words: Sequence[int]) -> None:
         ) from None
 
 
+_Queue = tuple[int, int, int | None]
+"""Launches one wait finishes: a device's stream, and the thread whose
+stream it is for ``PER_THREAD_STREAM`` (``_Launch.queue``)."""
+
+PER_THREAD_STREAM = 2
+"""``CU_STREAM_PER_THREAD``: the default stream of whichever thread names
+it, so a launch on it is waited for as its launching thread's."""
+
+
 @dataclass(slots=True)
 class _Launch:
     """A launch on a stream whose error slot is not read yet."""
@@ -497,9 +516,20 @@ class _Launch:
     keep: list[Any]
     """The device arrays' owners (DLPack capsules), alive while the kernel
     runs."""
+    thread: int | None
+    """On ``PER_THREAD_STREAM``, the launching thread (``threading.get_ident``),
+    whose stream it is; else None."""
+
+    @property
+    def queue(self) -> _Queue:
+        return self.device.ordinal, self.stream, self.thread
 
 
 _pending: list[_Launch] = []
+"""Launches queued on a stream, in launch order.  Threads append to it
+(``list.append`` is atomic); ``synchronize`` takes and puts back launches
+under ``_pending_lock`` only."""
+_pending_lock = threading.Lock()
 
 _SCALARS = (int, float, complex, bool)
 """Python's own numbers: arguments that need no description."""
@@ -574,7 +604,12 @@ class LaunchPlan:
 
     @classmethod
     def of(cls, program: Program, name: str, written: frozenset[int]) -> LaunchPlan:
+        """The plan of kernel ``name``; an ``AssertionError`` where its loop
+        bounds read an argument as what its type is not (a launch checks
+        its arguments against the types, not against the bounds)."""
         info = program.kernels[name]
+        if info.bounds is not None and (reads := info.bounds.unreadable(info.arguments)) is not None:
+            raise AssertionError(f"the loop bounds of kernel @{name} read {reads}")
         parameters: list[_Parameter | None] = []
         for i, type in enumerate(info.arguments):
             where = f"argument #{i} of kernel @{name}"
@@ -664,7 +699,8 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
         except BaseException:
             target.slots.append(slot)
             raise
-        record = _Launch(target, stream, slot, plan.program.check_table, [a.owner for a in arrays.values()])
+        thread = threading.get_ident() if stream == PER_THREAD_STREAM else None
+        record = _Launch(target, stream, slot, plan.program.check_table, [a.owner for a in arrays.values()], thread)
         for copy in copies.values():
             if copy.back:
                 _call("cuMemcpyDtoHAsync", copy.array.ctypes.data, copy.pointer, copy.array.nbytes, stream)
@@ -744,20 +780,63 @@ def _finish(record: _Launch) -> None:
 def synchronize() -> None:
     """Wait for every launch queued on a stream, then raise the first error
     one of them reported (all are waited for).  Each stream is
-    synchronised once, however many launches it holds."""
-    launches, _pending[:] = list(_pending), []
-    streams = {(record.device.ordinal, record.stream): record for record in launches}
-    for record in streams.values():
-        record.device.activate()
-        _call("cuStreamSynchronize", record.stream)
-    first: Exception | None = None
+    synchronised once, however many launches it holds.
+
+    A wait that fails (a ``CUDAError``) leaves its stream's launches queued
+    for a later call, and the other streams are still waited for; an
+    interrupt (Ctrl-C) stops the waiting, leaving the streams not waited
+    for queued.  The launches of the streams waited for are finished
+    either way (their slots given back, their errors read), and what is
+    raised is the most pressing of the interrupt, the first driver error
+    and the first check's error, each with the next as its
+    ``__context__``, so that none is lost."""
+    with _pending_lock:
+        launches = _pending[:]
+        del _pending[: len(launches)]  # what other threads queue meanwhile stays
+    finished, driver_error, interrupt = _wait(launches)
+    first: LocatedError | None = None
+    unfinished: list[_Launch] = []
     for record in launches:
+        if record.queue not in finished:
+            unfinished.append(record)
+            continue
         try:
             _finish(record)
         except LocatedError as error:
             first = first or error
-    if first is not None:
-        raise first
+    with _pending_lock:
+        _pending[:0] = unfinished
+    raised: BaseException | None = None
+    for found in (first, driver_error, interrupt):
+        if found is not None:
+            found.__context__ = raised
+            raised = found
+    if raised is not None:
+        raise raised
+
+
+def _wait(launches: Sequence[_Launch]) -> tuple[set[_Queue], Exception | None, BaseException | None]:
+    """Wait for each queue of ``launches`` once (``_Launch.queue``): the
+    queues waited for, the first driver error and an interrupt that
+    stopped the waiting.  Another thread's per-thread stream is not this
+    thread's to name: its launches are waited for with the whole context."""
+    finished: set[_Queue] = set()
+    driver_error: Exception | None = None
+    here = threading.get_ident()
+    for queue, record in {record.queue: record for record in launches}.items():
+        try:
+            record.device.activate()
+            if record.thread in (None, here):
+                _call("cuStreamSynchronize", record.stream)
+            else:
+                _call("cuCtxSynchronize")
+        except Exception as error:
+            driver_error = driver_error or error
+        except BaseException as interrupt:
+            return finished, driver_error, interrupt
+        else:
+            finished.add(queue)
+    return finished, driver_error, None
 
 
 def release_arenas() -> None:

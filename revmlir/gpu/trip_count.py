@@ -27,7 +27,7 @@ count only shapes the launch: the kernel computes its own range.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -158,6 +158,17 @@ class LoopBounds:
             return None
         return max(0, -((self.lb.evaluate(arrays, scalars) - self.ub.evaluate(arrays, scalars)) // step))
 
+    def unreadable(self, arguments: Sequence[Attribute]) -> str | None:
+        """What the bounds read that a kernel of ``arguments`` does not
+        have (an argument of another kind, a dimension past an array's
+        rank), or None: a launch reads each ``Size`` position as an array
+        and each ``Scalar`` one as an integer."""
+        for expression in (self.lb, self.ub, self.step):
+            for part in _parts(expression):
+                if (reads := _reads(part, arguments)) is not None:
+                    return reads
+        return None
+
     def encode(self) -> list[object]:
         """The bounds as JSON holds them (a cache entry)."""
         return [_encode(self.lb), _encode(self.ub), _encode(self.step)]
@@ -170,10 +181,13 @@ class LoopBounds:
         have, as a scalar or an array of that rank."""
         if not isinstance(data, list) or len(data) != 3:
             raise ValueError("an entry holds loop bounds that are not three expressions")
-        lb, ub, step = (_decode(e, arguments) for e in data)
+        lb, ub, step = (_decode(e) for e in data)
         if any(e.width != INDEX_WIDTH for e in (lb, ub, step)):
             raise ValueError("an entry holds loop bounds that are not of index")
-        return LoopBounds(lb, ub, step)
+        bounds = LoopBounds(lb, ub, step)
+        if (reads := bounds.unreadable(arguments)) is not None:
+            raise ValueError(f"an entry holds an expression that reads {reads}")
+        return bounds
 
 
 def _encode(expression: Expression) -> list[object]:
@@ -202,7 +216,7 @@ def _width(value: object) -> int:
     return width
 
 
-def _decode(data: object, arguments: Sequence[Attribute]) -> Expression:
+def _decode(data: object) -> Expression:
     if not isinstance(data, list) or not data:
         raise ValueError("an entry holds an expression that is not a list")
     kind, *fields = data
@@ -216,23 +230,30 @@ def _decode(data: object, arguments: Sequence[Attribute]) -> Expression:
     elif kind == "size" and len(fields) == 2:
         decoded = Size(_integer(fields[0]), _integer(fields[1]))
     elif kind in OPERATORS and len(fields) == 3:
-        left, right = _decode(fields[0], arguments), _decode(fields[1], arguments)
+        left, right = _decode(fields[0]), _decode(fields[1])
         decoded = Arithmetic(str(kind), left, right, _width(fields[2]))
         if left.width != decoded.width or right.width != decoded.width:
             raise ValueError("an entry holds an operation on values of another width")
     elif kind == "cast" and len(fields) == 3 and isinstance(fields[2], bool):
-        decoded = Cast(_decode(fields[0], arguments), _width(fields[1]), fields[2])
+        decoded = Cast(_decode(fields[0]), _width(fields[1]), fields[2])
     else:
         raise ValueError(f"an entry holds an expression {data!r}")
-    if (reads := _reads(decoded, arguments)) is not None:
-        raise ValueError(f"an entry holds an expression that reads {reads}")
     return decoded
 
 
+def _parts(expression: Expression) -> Iterator[Expression]:
+    """``expression`` and each expression within it."""
+    yield expression
+    if isinstance(expression, Arithmetic):
+        yield from _parts(expression.left)
+        yield from _parts(expression.right)
+    elif isinstance(expression, Cast):
+        yield from _parts(expression.operand)
+
+
 def _reads(expression: Expression, arguments: Sequence[Attribute]) -> str | None:
-    """What ``expression`` reads that a kernel of ``arguments`` does not
-    have (None where it has it): an argument of another kind, or a
-    dimension past an array's rank."""
+    """What ``expression`` itself (not its operands) reads that a kernel of
+    ``arguments`` does not have, or None (``LoopBounds.unreadable``)."""
     if isinstance(expression, Scalar):
         if not 0 <= expression.argument < len(arguments):
             return f"argument #{expression.argument} of {len(arguments)}"
