@@ -139,15 +139,27 @@ def test_zeros_and_values_within_the_tolerance_pass_on_every_engine(engines) -> 
     assert not copy.any()
 
 
-def test_an_integer_arrays_first_nonzero_element_is_reported_alike() -> None:
-    module = parse_module(_source("i64", True), "free.mlir")
-    x = np.zeros((2, ROWS * COLUMNS), dtype=np.int64)
-    x[1, 3], x[1, 4] = 9, -1
+OTHER_ELEMENTS = {
+    "i64": (np.int64, 9, "9"),
+    "f32": (np.float32, 0.5, "0.5"),
+    "i32": (np.int32, -3, "-3"),
+}
+"""Element types besides ``f64``: a value its free must report, and how the
+report shows it."""
+
+
+@pytest.mark.parametrize("element", OTHER_ELEMENTS, ids=OTHER_ELEMENTS.keys())
+def test_the_first_nonzero_element_of_other_types_is_reported_alike(element: str) -> None:
+    """Integers are compared exactly."""
+    dtype, value, shown = OTHER_ELEMENTS[element]
+    module = parse_module(_source(element, True), "free.mlir")
+    x = np.zeros((2, ROWS * COLUMNS), dtype=dtype)
+    x[1, 3], x[1, 4] = value, 2 * value
     with pytest.raises(InvertibilityError) as interpreted:
         RevInterpreter(module).call("swap_out", x.copy(), 2)
     with pytest.raises(InvertibilityError) as native:
         NativeModule.compile(module).call("swap_out", x.copy(), 2)
-    assert str(interpreted.value).endswith("array freed holding 9 at [1, 0], expected zeros")
+    assert str(interpreted.value).endswith(f"array freed holding {shown} at [1, 0], expected zeros")
     assert str(native.value) == str(interpreted.value)
 
 
