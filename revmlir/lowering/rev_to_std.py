@@ -1061,6 +1061,14 @@ def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValu
 
 @lowers(anc.ArrayFreeOp)
 def _array_free(lowering: FunctionLowering, op: Operation) -> None:
+    """A checked free tests every element at once (a loop ``and``-ing each
+    element's test, then one branch) and only when one fails checks the
+    elements again in row-major order, so the first that is not zero
+    reports as it would alone.  *Why*: a branch to a report after each
+    element's load made a kernel wait for each load in turn (BA's
+    Jacobian blocks free 59 elements per observation, docs/design.md
+    decision 117); nothing is stored between the two loops, so the checks
+    see the values the test saw."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
