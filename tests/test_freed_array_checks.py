@@ -1,10 +1,12 @@
-"""A freed ancilla array's zero check, made at once: every element is
-tested, the results combined, and only when one fails are the elements
-checked again in order, so that the first non-zero element in row-major
-order is the one reported.  Every engine reports the same failure with the
-same message, values and element: the interpreter (which checks element by
-element), native code, and a GPU kernel run thread by thread on the CPU;
-the kernel's PTX branches once for the whole array."""
+"""A freed ancilla array's zero check.  Where the array's sizes are known
+at compile time it is made at once: every element is tested, the results
+combined, and only when one fails are the elements checked again in order,
+so that the first non-zero element in row-major order is the one reported;
+an array of run-time size is checked element by element.  Every engine
+reports the same failure with the same message, values and element: the
+interpreter (which checks element by element), native code, and a GPU
+kernel run thread by thread on the CPU; the kernel's PTX branches once for
+the whole array."""
 
 from __future__ import annotations
 
@@ -43,25 +45,30 @@ def _swaps(shape: str) -> str:
     return "\n".join(lines)
 
 
-def _source(element: str, static: bool) -> str:
+SIZES = ("static", "constant", "run-time")
+"""How the freed array's sizes are given: in its type (``2x3``), by a
+constant (``?x3``: the Python frontend's arrays), or by an argument."""
+
+
+def _source(element: str, sizes: str) -> str:
     """``@swap_out``: each of ``n`` threads (a parallel loop) swaps its row
-    of ``x`` into a fresh ancilla array and frees it, so the free checks
-    the row's old values: ``static`` a ``2x3`` array, else a ``?x3`` one
-    (loops native code does not unroll)."""
-    shape = f"memref<{ROWS}x{COLUMNS}xT>" if static else f"memref<?x{COLUMNS}xT>"
-    sizes = "" if static else "%rows"
-    rows = "" if static else f"    %rows = arith.constant {ROWS} : index\n"
-    text = f"""rev.func @swap_out(%x: memref<?x{ROWS * COLUMNS}xT>, %n: index) {{
+    of ``x`` into a fresh ``m × 3`` ancilla array (``m`` is 2, known at
+    compile time unless ``sizes`` is ``run-time``) and frees it, so the free
+    checks the row's old values."""
+    shape = f"memref<{ROWS}x{COLUMNS}xT>" if sizes == "static" else f"memref<?x{COLUMNS}xT>"
+    given = {"static": "", "constant": "%rows", "run-time": "%m"}[sizes]
+    rows = f"    %rows = arith.constant {ROWS} : index\n" if sizes == "constant" else ""
+    text = f"""rev.func @swap_out(%x: memref<?x{ROWS * COLUMNS}xT>, %n: index, %m: index) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   rev.for parallel %c0 to %n step %c1 : index () {{
   ^bb0(%i: index):
-{rows}    %a = anc.array_alloc({sizes}) : {shape}
+{rows}    %a = anc.array_alloc({given}) : {shape}
 {_swaps(shape)}
-    anc.array_free %a({sizes}) : {shape}
+    anc.array_free %a({given}) : {shape}
     rev.yield
   }}
-  rev.return %n : index
+  rev.return %n, %m : index, index
 }}
 """
     return text.replace("T>", f"{element}>")
@@ -88,7 +95,7 @@ Engines = tuple[RevInterpreter, NativeModule, EmulatedKernel, int]
 the line of its free."""
 
 
-@pytest.fixture(params=[True, False], ids=["static", "dynamic"], scope="module")
+@pytest.fixture(params=SIZES, scope="module")
 def engines(request: pytest.FixtureRequest) -> Engines:
     source = _source("f64", request.param)
     module = parse_module(source, "free.mlir")
@@ -101,9 +108,9 @@ def _failures(engines: Engines, x: np.ndarray) -> tuple[InvertibilityError, Inve
     interpreter, native, kernel, _ = engines
     raised = []
     for run in (
-        lambda: interpreter.call("swap_out", x.copy(), len(x)),
-        lambda: native.call("swap_out", x.copy(), len(x)),
-        lambda: raise_gpu_error(kernel.check_table, kernel.launch([x.copy(), len(x)], 1, len(x))),
+        lambda: interpreter.call("swap_out", x.copy(), len(x), ROWS),
+        lambda: native.call("swap_out", x.copy(), len(x), ROWS),
+        lambda: raise_gpu_error(kernel.check_table, kernel.launch([x.copy(), len(x), ROWS], 1, len(x))),
     ):
         with pytest.raises(InvertibilityError) as error:
             run()
@@ -132,10 +139,10 @@ def test_zeros_and_values_within_the_tolerance_pass_on_every_engine(engines) -> 
     interpreter, native, kernel, _ = engines
     x = np.zeros((3, ROWS * COLUMNS))
     x[0, 0], x[1, 5], x[2, 2] = -0.0, 1e-12, -1e-9
-    for result in (interpreter.call("swap_out", x.copy(), 3)[0], native.call("swap_out", x.copy(), 3)[0]):
+    for result in (interpreter.call("swap_out", x.copy(), 3, ROWS)[0], native.call("swap_out", x.copy(), 3, ROWS)[0]):
         assert not result.any()
     copy = x.copy()
-    assert not kernel.launch([copy, 3], 1, 3).any()
+    assert not kernel.launch([copy, 3, ROWS], 1, 3).any()
     assert not copy.any()
 
 
@@ -152,22 +159,23 @@ report shows it."""
 def test_the_first_nonzero_element_of_other_types_is_reported_alike(element: str) -> None:
     """Integers are compared exactly."""
     dtype, value, shown = OTHER_ELEMENTS[element]
-    module = parse_module(_source(element, True), "free.mlir")
+    module = parse_module(_source(element, "static"), "free.mlir")
     x = np.zeros((2, ROWS * COLUMNS), dtype=dtype)
     x[1, 3], x[1, 4] = value, 2 * value
     with pytest.raises(InvertibilityError) as interpreted:
-        RevInterpreter(module).call("swap_out", x.copy(), 2)
+        RevInterpreter(module).call("swap_out", x.copy(), 2, ROWS)
     with pytest.raises(InvertibilityError) as native:
-        NativeModule.compile(module).call("swap_out", x.copy(), 2)
+        NativeModule.compile(module).call("swap_out", x.copy(), 2, ROWS)
     assert str(interpreted.value).endswith(f"array freed holding {shown} at [1, 0], expected zeros")
     assert str(native.value) == str(interpreted.value)
 
 
-def test_a_kernels_freed_array_is_checked_with_one_branch() -> None:
+@pytest.mark.parametrize("sizes", ["static", "constant"])
+def test_a_kernels_freed_array_of_known_size_is_checked_with_one_branch(sizes: str) -> None:
     """Between the loads of the array's old values and the element-by-element
     checks (``|v| > tol``, NaN included) are the six elements' tests,
     combined, and one branch over those checks."""
-    ptx = compile_kernels(parse_module(_source("f64", True), "free.mlir"), ["swap_out"]).ptx
+    ptx = compile_kernels(parse_module(_source("f64", sizes), "free.mlir"), ["swap_out"]).ptx
     elements = ROWS * COLUMNS
     fast = ptx[ptx.index("ld.global") : ptx.index("setp.gtu.f64")]
     assert fast.count("ld.global") == fast.count("setp.le.f64") == elements

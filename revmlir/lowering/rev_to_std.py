@@ -68,7 +68,7 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
 from revmlir.inversion import invert_function
-from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
+from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
@@ -1061,14 +1061,18 @@ def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValu
 
 @lowers(anc.ArrayFreeOp)
 def _array_free(lowering: FunctionLowering, op: Operation) -> None:
-    """A checked free tests every element at once (a loop ``and``-ing each
-    element's test, then one branch) and only when one fails checks the
+    """A checked free of an array whose sizes are known at compile time
+    tests every element at once (a loop ``and``-ing each element's test,
+    which LLVM unrolls, then one branch) and only when one fails checks the
     elements again in row-major order, so the first that is not zero
-    reports as it would alone.  *Why*: a branch to a report after each
-    element's load made a kernel wait for each load in turn (BA's
-    Jacobian blocks free 59 elements per observation, docs/design.md
-    decision 117); nothing is stored between the two loops, so the checks
-    see the values the test saw."""
+    reports as it would alone; nothing is stored between the two loops, so
+    the checks see the values the test saw.  *Why*: a branch to a report
+    after each element's load made a kernel wait for each load in turn
+    (BA's Jacobian blocks free 59 elements per observation).  An array of
+    run-time size is checked element by element, as before: LLVM unrolls
+    a loop that only combines tests eight times over, which took GMM's
+    point kernel from 130 registers to 168 (docs/design.md decision
+    117)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
@@ -1089,9 +1093,12 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             element, ok = zero_at(at)
             lowering.check(ok, op, message, freed_element(element, at))
 
-        (all_zero,) = _fold_elements(lowering, array, op, both, [lowering.const(True, i1, op)])
-        nonzero = lowering.emit(arith.XOrIOp(all_zero, lowering.const(True, i1, op)), op).results[0]
-        _only_if(lowering, nonzero, op, lambda: _each_element(lowering, array, op, check))
+        if constant_shape(type.get_shape(), op.sizes) is not None:
+            (all_zero,) = _fold_elements(lowering, array, op, both, [lowering.const(True, i1, op)])
+            nonzero = lowering.emit(arith.XOrIOp(all_zero, lowering.const(True, i1, op)), op).results[0]
+            _only_if(lowering, nonzero, op, lambda: _each_element(lowering, array, op, check))
+        else:
+            _each_element(lowering, array, op, check)
     if array not in lowering.heap_arrays:
         return
     if (on_heap := lowering.heap_arrays[array]) is None:
