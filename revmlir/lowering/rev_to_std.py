@@ -1068,7 +1068,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     reports as it would alone; nothing is stored between the two loops, so
     the checks see the values the test saw.  *Why*: a branch to a report
     after each element's load made a kernel wait for each load in turn
-    (BA's Jacobian blocks free 59 elements per observation).  An array of
+    (BA's Jacobian blocks free 73 elements per observation).  An array of
     run-time size is checked element by element, as before: LLVM unrolls
     a loop that only combines tests eight times over, which took GMM's
     point kernel from 130 registers to 168 (docs/design.md decision
