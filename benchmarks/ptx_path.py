@@ -1,4 +1,5 @@
-"""Instructions per element of the elementwise kernels' PTX, without a GPU.
+"""Instructions per element of the elementwise kernels' PTX, and per
+observation of BA's Jacobian-blocks kernel, without a GPU.
 
 Walks each kernel's grid-stride loop from its header back to it along the
 common path, counting PTX instructions: branches to a failure report
@@ -9,7 +10,10 @@ depend on the data otherwise (which half-plane a complex number is in) are
 taken.  The same walk before and after a change of the loop's own code
 counts the same math, so the difference is the loop's overhead (index
 arithmetic, checks, loads and stores); the GPU time it saves stays to be
-measured on a GPU.
+measured on a GPU.  Besides the instructions, the walk counts the
+conditional branches between each global load and the first use of its
+value: a branch on a value loaded before waits for that load, so loads
+that such branches separate are not in flight together.
 
     python benchmarks/ptx_path.py [--arch sm_90]
 """
@@ -103,19 +107,18 @@ class Walk:
                 return LIBDEVICE_PATH.get((opcode, operands[-1]), True)
         return True
 
-    def iteration(self, header: str) -> Counter[str]:
-        """The opcodes of one iteration on the common path, counted."""
-        counts: Counter[str] = Counter()
+    def iteration(self, header: str) -> list[str]:
+        """The instructions of one iteration on the common path."""
+        path: list[str] = []
         k = self.labels[header] + 1
         while True:
             text = self.lines[k]
             if (label := LABEL.match(text)) is not None:
                 if label.group(1) == header:
-                    return counts
+                    return path
                 k += 1
                 continue
-            words = text.split()
-            counts[words[1] if words[0].startswith("@") else words[0]] += 1
+            path.append(text)
             branch = BRANCH.match(text)
             if branch is None:
                 k += 1
@@ -123,26 +126,53 @@ class Walk:
             target = branch.group(3)
             taken = branch.group(1) is None or target == header or self.hot(k, branch.group(2))
             if taken and target == header:
-                return counts
+                return path
             k = self.labels[target] + 1 if taken else k + 1
 
 
+def opcodes(path: list[str]) -> Counter[str]:
+    """The opcodes of ``path``, counted."""
+    return Counter(text.split()[1] if text.startswith("@") else text.split()[0] for text in path)
+
+
+def branches_before_use(path: list[str]) -> int:
+    """The conditional branches between each global load of ``path`` and
+    the first use of the value it loads, summed over the loads."""
+    total = 0
+    for k, text in enumerate(path):
+        if not text.startswith("ld.global"):
+            continue
+        loaded = re.compile(re.escape(text.split()[1].rstrip(",")) + r"\b")
+        use = next((j for j in range(k + 1, len(path)) if loaded.search(path[j])), len(path))
+        total += sum(1 for between in path[k + 1 : use] if between.startswith("@") and BRANCH.search(between))
+    return total
+
+
 def kernels() -> list[tuple[str, object, tuple[np.ndarray, ...]]]:
-    """The elementwise kernels of ``bench_gpu.py``, their labels and
-    arguments of the types they are compiled for."""
+    """The elementwise kernels of ``bench_gpu.py`` and its BA kernel (with
+    its checks and without), their labels and arguments of the types they
+    are compiled for (BA's: one observation)."""
+    from adbench_data import read_ba
+    from gpu_ba import ba_jacobian_blocks
     from gpu_elementwise import complex_log, log_sin
 
     x = np.linspace(0.5, 4.0, 8)
     z = x * np.exp(1j * x)
+    ba = read_ba("ba/ba1_n49_m7776_p31843.txt")
+    observation = (np.zeros((1, 2, 15)), np.zeros(1), ba.cams, ba.X, ba.w[:1], ba.obs[:1], ba.feats[:1])
     return [
         ("y += log(x)·sin(x)", log_sin, (np.zeros(8), x)),
         ("its adjoint", rv.adjoint(log_sin), (np.zeros(8), x, np.ones(8), np.zeros(8))),
         ("complex log (routine)", complex_log, (np.zeros_like(z), z)),
         ("its adjoint", rv.adjoint(complex_log), (np.zeros_like(z), z, np.ones_like(z), np.zeros_like(z))),
+        ("BA Jacobian blocks", ba_jacobian_blocks, observation),
+        ("its checks off", rv.reversible(ba_jacobian_blocks.pyfunc, checks=False), observation),
     ]
 
 
-def summary(counts: Counter[str]) -> str:
+def summary(path: list[str]) -> str:
+    counts = opcodes(path)
+
     def where(*prefixes: str) -> int:
         return sum(n for op, n in counts.items() if op.startswith(prefixes))
 
@@ -150,7 +180,8 @@ def summary(counts: Counter[str]) -> str:
         f"{sum(counts.values()):4d} instructions: {where('ld.global.nc')} ld.global.nc, "
         f"{where('ld.global') - where('ld.global.nc')} ld.global, {where('st.global')} st.global, "
         f"{where('setp')} setp, {where('bra')} branches, "
-        f"{where('add.s64', 'shl.b64', 'mul.wide', 'mad.wide', 'mul.lo.s64', 'sub.s64')} 64-bit integer"
+        f"{where('add.s64', 'shl.b64', 'mul.wide', 'mad.wide', 'mul.lo.s64', 'sub.s64')} 64-bit integer, "
+        f"{branches_before_use(path)} branches before a load's use"
     )
 
 

@@ -68,7 +68,7 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
 from revmlir.inversion import invert_function
-from revmlir.ir_utils import RuleTable, constant_index, is_float_type, nested_ops
+from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type, nested_ops
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
@@ -636,16 +636,26 @@ def _check_zero_run(lowering: FunctionLowering, run: list[anc.FreeOp]) -> None:
     assert union is not None
     magnitude = lowering.emit(arith.ShLIOp(union, lowering.const(1, bits_type, first)), first).results[0]
     nonzero = lowering.emit(arith.CmpiOp(magnitude, lowering.const(0, bits_type, first), "ne"), first).results[0]
-    each = Block()
-    saved = lowering.builder.insertion_point
-    try:
-        lowering.builder.insertion_point = InsertPoint.at_end(each)
+
+    def each() -> None:
         for free in run:
             _check_free(lowering, free)
-        lowering.emit(scf.YieldOp(), first)
+
+    _only_if(lowering, nonzero, first, each)
+
+
+def _only_if(lowering: FunctionLowering, condition: SSAValue, like: Operation, lower: Callable[[], object]) -> None:
+    """What ``lower()`` emits, run only when ``condition`` holds: the cold
+    path of checks made at once (``_check_zero_run``, ``_array_free``)."""
+    body = Block()
+    saved = lowering.builder.insertion_point
+    try:
+        lowering.builder.insertion_point = InsertPoint.at_end(body)
+        lower()
+        lowering.emit(scf.YieldOp(), like)
     finally:
         lowering.builder.insertion_point = saved
-    lowering.emit(scf.IfOp(nonzero, [], Region(each)), first)
+    lowering.emit(scf.IfOp(condition, [], Region(body)), like)
 
 
 def _check_free(lowering: FunctionLowering, op: anc.FreeOp) -> None:
@@ -1051,6 +1061,18 @@ def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValu
 
 @lowers(anc.ArrayFreeOp)
 def _array_free(lowering: FunctionLowering, op: Operation) -> None:
+    """A checked free of an array whose sizes are known at compile time
+    tests every element at once (a loop ``and``-ing each element's test,
+    which LLVM unrolls, then one branch) and only when one fails checks the
+    elements again in row-major order, so the first that is not zero
+    reports as it would alone; nothing is stored between the two loops, so
+    the checks see the values the test saw.  *Why*: a branch to a report
+    after each element's load made a kernel wait for each load in turn
+    (BA's Jacobian blocks free 73 elements per observation).  An array of
+    run-time size is checked element by element, as before: LLVM unrolls
+    a loop that only combines tests eight times over, which took GMM's
+    point kernel from 130 registers to 168 (docs/design.md decision
+    117)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
@@ -1060,12 +1082,23 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
         zero = lowering.const(0, type.element_type, op)
         message = array_freed(type.get_num_dims())
 
-        def check(at: list[SSAValue]) -> None:
+        def zero_at(at: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
             element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
-            ok = lowering.same(element, zero, op, b_is_zero=True)
+            return element, lowering.same(element, zero, op, b_is_zero=True)
+
+        def both(at: list[SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
+            return lowering.emit(arith.AndIOp(carried[0], zero_at(at)[1]), op).results
+
+        def check(at: list[SSAValue]) -> None:
+            element, ok = zero_at(at)
             lowering.check(ok, op, message, freed_element(element, at))
 
-        _each_element(lowering, array, op, check)
+        if constant_shape(type.get_shape(), op.sizes) is not None:
+            (all_zero,) = _fold_elements(lowering, array, op, both, [lowering.const(True, i1, op)])
+            nonzero = lowering.emit(arith.XOrIOp(all_zero, lowering.const(True, i1, op)), op).results[0]
+            _only_if(lowering, nonzero, op, lambda: _each_element(lowering, array, op, check))
+        else:
+            _each_element(lowering, array, op, check)
     if array not in lowering.heap_arrays:
         return
     if (on_heap := lowering.heap_arrays[array]) is None:
@@ -1176,29 +1209,47 @@ def _each_element(
 ) -> None:
     """``visit(indices)`` inside loops over every element of ``array``, in
     row-major order or (``reverse``) its reverse."""
+
+    def step(at: list[SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
+        visit(at)
+        return carried
+
+    _fold_elements(lowering, array, like, step, [], reverse)
+
+
+def _fold_elements(
+    lowering: FunctionLowering,
+    array: SSAValue,
+    like: Operation,
+    step: Callable[[list[SSAValue], Sequence[SSAValue]], Sequence[SSAValue]],
+    initial: Sequence[SSAValue],
+    reverse: bool = False,
+) -> Sequence[SSAValue]:
+    """Values carried through loops over every element of ``array`` (in
+    row-major order or, ``reverse``, its reverse): ``step(indices,
+    carried)`` gives them after each element; the last are returned."""
     assert isinstance(array.type, MemRefType)
     rank = len(array.type.get_shape())
+    types = [value.type for value in initial]
 
-    def nest(dimension: int, indices: list[SSAValue]) -> None:
+    def nest(dimension: int, indices: list[SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
         if dimension == rank:
-            visit(indices)
-            return
+            return step(indices, carried)
         index = IndexType()
         extent = lowering.emit(memref.DimOp(array, lowering.const(dimension, index, like)), like).results[0]
-        body = Block(arg_types=[index])
+        body = Block(arg_types=[index, *types])
         saved = lowering.builder.insertion_point
         lowering.builder.insertion_point = InsertPoint.at_end(body)
         position: SSAValue = body.args[0]
         if reverse:
             last = lowering.emit(arith.SubiOp(extent, lowering.const(1, index, like)), like)
             position = lowering.emit(arith.SubiOp(last.results[0], position), like).results[0]
-        nest(dimension + 1, [*indices, position])
-        lowering.emit(scf.YieldOp(), like)
+        lowering.emit(scf.YieldOp(*nest(dimension + 1, [*indices, position], body.args[1:])), like)
         lowering.builder.insertion_point = saved
-        start, step = lowering.const(0, index, like), lowering.const(1, index, like)
-        lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
+        start, step_one = lowering.const(0, index, like), lowering.const(1, index, like)
+        return lowering.emit(scf.ForOp(start, extent, step_one, carried, Region(body)), like).results
 
-    nest(0, [])
+    return nest(0, [], initial)
 
 
 def _flat_index(lowering: FunctionLowering, array: SSAValue, at: Sequence[SSAValue], like: Operation) -> SSAValue:

@@ -1,0 +1,69 @@
+// RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
+
+// The checked free of an array whose sizes are known at compile time tests
+// every element at once: a loop and-s the elements' tests (|v| <= tol), and
+// one branch on the result leads to the element-by-element checks, which
+// load the elements again and report the first that is not zero, with its
+// indices.  An array of run-time size is checked element by element.
+
+// CHECK-LABEL: func.func @known(%y: f64, %err: memref<6xi64>) -> f64 {
+// CHECK:         memref.store
+// CHECK:         %{{.*}} = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
+// CHECK:         %[[ALL:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ROWS:.*]] = %[[TRUE]]) -> (i1) {
+// CHECK:           %[[ROW:.*]] = scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[SO_FAR:.*]] = %[[ROWS]]) -> (i1) {
+// CHECK-NEXT:        %[[E:.*]] = memref.load %a[%[[I]], %[[J]]] : memref<2x3xf64>
+// CHECK-NEXT:        %[[SIZE:.*]] = math.absf %[[E]] : f64
+// CHECK-NEXT:        %[[TOL:.*]] = arith.constant 1.000000e-08 : f64
+// CHECK-NEXT:        %[[OK:.*]] = arith.cmpf ole, %[[SIZE]], %[[TOL]] : f64
+// CHECK-NEXT:        %[[BOTH:.*]] = arith.andi %[[SO_FAR]], %[[OK]] : i1
+// CHECK-NEXT:        scf.yield %[[BOTH]] : i1
+// CHECK-NEXT:      }
+// CHECK-NEXT:      scf.yield %[[ROW]] : i1
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %{{.*}} = arith.constant true
+// CHECK-NEXT:    %[[SOME:.*]] = arith.xori %[[ALL]], %{{.*}} : i1
+// CHECK-NEXT:    scf.if %[[SOME]] {
+// CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:             scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:          %[[AGAIN:.*]] = memref.load %a[%[[K]], %[[L]]] : memref<2x3xf64>
+// CHECK-NEXT:          %[[SIZE2:.*]] = math.absf %[[AGAIN]] : f64
+// CHECK-NEXT:          %[[TOL2:.*]] = arith.constant 1.000000e-08 : f64
+// CHECK-NEXT:          %[[OK2:.*]] = arith.cmpf ole, %[[SIZE2]], %[[TOL2]] : f64
+// CHECK-NEXT:          %{{.*}} = arith.constant true
+// CHECK-NEXT:          %[[BAD:.*]] = arith.xori %[[OK2]], %{{.*}} : i1
+// CHECK-NEXT:          scf.if %[[BAD]] {
+// CHECK:                 %[[BITS:.*]] = arith.bitcast %[[AGAIN]] : f64 to i64
+// CHECK-NEXT:            %[[AT_K:.*]] = arith.index_cast %[[K]] : index to i64
+// CHECK-NEXT:            %[[AT_L:.*]] = arith.index_cast %[[L]] : index to i64
+// CHECK:                 func.call @revmlir.report(%err, %{{.*}}, %[[BITS]], %[[AT_K]], %[[AT_L]], %{{.*}})
+// CHECK-NEXT:          }
+// CHECK-NEXT:        }
+// CHECK-NEXT:      }
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return %y : f64
+rev.func @known(%y: f64) {
+  %a = anc.array_alloc() : memref<2x3xf64>
+  anc.array_free %a() : memref<2x3xf64>
+  rev.return %y : f64
+}
+
+// CHECK-LABEL: func.func @sized(%y: f64, %n: index, %err: memref<6xi64>) -> (f64, index) {
+// CHECK:         memref.store
+// CHECK-NOT:     iter_args
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[E:.*]] = memref.load %a[%[[I]]] : memref<?xf64>
+// CHECK-NEXT:      %[[SIZE:.*]] = math.absf %[[E]] : f64
+// CHECK-NEXT:      %[[TOL:.*]] = arith.constant 1.000000e-08 : f64
+// CHECK-NEXT:      %[[OK:.*]] = arith.cmpf ole, %[[SIZE]], %[[TOL]] : f64
+// CHECK-NEXT:      %{{.*}} = arith.constant true
+// CHECK-NEXT:      %[[BAD:.*]] = arith.xori %[[OK]], %{{.*}} : i1
+// CHECK-NEXT:      scf.if %[[BAD]] {
+// CHECK:             func.call @revmlir.report
+// CHECK-NOT:     iter_args
+// CHECK:         func.return %y, %n : f64, index
+rev.func @sized(%y: f64, %n: index) {
+  %a = anc.array_alloc(%n) : memref<?xf64>
+  anc.array_free %a(%n) : memref<?xf64>
+  rev.return %y, %n : f64, index
+}
