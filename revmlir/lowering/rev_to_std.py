@@ -1072,7 +1072,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     run-time size is checked element by element, as before: LLVM unrolls
     a loop that only combines tests eight times over, which took GMM's
     point kernel from 130 registers to 168 (docs/design.md decision
-    117)."""
+    121)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
