@@ -185,11 +185,25 @@ def ptx_for(text: str, arch: str) -> str:
     return text
 
 
+CODE_GENERATOR_LEVEL = 2
+"""The highest optimisation level the NVPTX code generator is asked for
+(LLVM's ``CodeGenOptLevel::Default``), whatever the pipeline's: at 3
+(``Aggressive``) the emission of BA's kernel took a quarter longer (0.117
+against 0.090 s of CPU) for PTX no better: on every example kernel as many
+or fewer registers and instructions (``gmm_points``' adjoint 241 registers
+instead of 243, ``batch_distances`` 535 instructions instead of 543), the
+same frames and instructions per element (``benchmarks/ptx_path.py``).
+The pipeline does not read it (its level is the pass builder's)."""
+
+
 def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    """NVPTX's target machine for ``arch``, its code generator at
+    ``opt_level`` or ``CODE_GENERATOR_LEVEL``, the lower."""
     check_architecture(arch)
     _initialize()
     features = MINIMUM_PTX if arch in OLD_PTX_ARCHITECTURES else ""
-    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=opt_level)
+    level = min(opt_level, CODE_GENERATOR_LEVEL)
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=level)
 
 
 @functools.cache
