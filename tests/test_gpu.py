@@ -335,11 +335,11 @@ def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytes
     assert len(parses) == 1
     other = ptx_from_llvm(_math_module("__nv_log"))
     assert len(parses) == 2
-    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}))
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}), frozenset())
     defined = {f.name for f in part.functions if not f.is_declaration}
     assert {"__nv_sin", "__nv_exp"} <= defined and "__nv_log" not in defined and len(defined) < 20
 
-    def whole(called: frozenset[str]) -> llvm.ModuleRef:
+    def whole(called: frozenset[str], repeated: frozenset[str]) -> llvm.ModuleRef:
         library = parse_bitcode(program._libdevice_bitcode())
         library.triple = program.TRIPLE
         library.data_layout = str(program.target_machine(arch, 3).target_data)
@@ -354,6 +354,66 @@ def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytes
     assert old_gpu == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"), arch)
     assert first != other and "sin" not in other
     assert ".target sm_60" in old_gpu and old_gpu.replace("sm_60", "sm_90") != first
+
+
+def test_math_called_at_several_places_is_computed_once_per_argument():
+    """libdevice's functions are ``alwaysinline``; one the code calls at
+    several places is pure instead, so that LLVM may merge calls of one
+    argument (BA's kernel: ``tests/test_gpu_examples.py``), and is still
+    inlined.  One called at a single place keeps libdevice's attributes."""
+    module = ir.Module()
+    double = ir.DoubleType()
+    sin = ir.Function(module, ir.FunctionType(double, [double]), "__nv_sin")
+    cos = ir.Function(module, ir.FunctionType(double, [double]), "__nv_cos")
+    helpers = []
+    for name in ("rotation", "its_adjoint"):
+        helper = ir.Function(module, ir.FunctionType(double, [double]), name)
+        helper.linkage = "internal"
+        ir.IRBuilder(helper.append_basic_block("entry")).ret(helper.args[0])
+        helpers.append(helper)
+    for helper in helpers:
+        builder = ir.IRBuilder(helper.blocks[0])
+        builder.position_before(helper.blocks[0].instructions[0])
+        helper.blocks[0].instructions[-1].operands[0] = builder.fmul(
+            builder.call(sin, [helper.args[0]]), helper.args[0]
+        )
+    kernel = ir.Function(module, ir.FunctionType(double, [double]), "kernel")
+    builder = ir.IRBuilder(kernel.append_basic_block("entry"))
+    twice = builder.fadd(*(builder.call(h, [kernel.args[0]]) for h in helpers))
+    builder.ret(builder.fadd(twice, builder.call(cos, [kernel.args[0]])))
+    assert program._called_repeatedly(module) == {"__nv_sin"}
+    ptx = ptx_from_llvm(module)
+    assert "__nv_sin" not in ptx and "__nv_cos" not in ptx  # both inlined
+    assert ptx.count("call.uni (retval0), __internal_trig_reduction_slowpathd") <= 3
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_cos"}), frozenset({"__nv_sin"}))
+    attributes = {f.name: b" ".join(f.attributes) for f in part.functions}
+    assert b"alwaysinline" not in attributes["__nv_sin"] and b"memory(none)" in attributes["__nv_sin"]
+    assert b"alwaysinline" in attributes["__nv_cos"] and b"memory(none)" not in attributes["__nv_cos"]
+
+
+@pytest.mark.parametrize("opt_level, generator", [(3, 2), (2, 2), (1, 1)])
+def test_the_code_generator_runs_at_most_at_level_2(monkeypatch: pytest.MonkeyPatch, opt_level: int, generator: int):
+    """LLVM's pipeline runs at the compile's level and NVPTX's code
+    generator at that level or 2, the lower (``CODE_GENERATOR_LEVEL``: at
+    3 it emitted no better PTX, more slowly)."""
+    machines: list[int] = []
+    pipelines: list[int] = []
+    create_machine = llvm.Target.create_target_machine
+    tuning = program.llvm.create_pipeline_tuning_options
+
+    def machine(self: llvm.Target, *args: object, opt: int = 2, **options: object) -> llvm.TargetMachine:
+        machines.append(opt)
+        return create_machine(self, *args, opt=opt, **options)  # type: ignore[arg-type]
+
+    def pipeline(speed_level: int = 2) -> llvm.PipelineTuningOptions:
+        pipelines.append(speed_level)
+        return tuning(speed_level=speed_level)
+
+    monkeypatch.setattr(llvm.Target, "create_target_machine", machine)
+    monkeypatch.setattr(program.llvm, "create_pipeline_tuning_options", pipeline)
+    assert "func_retval0) math(" in ptx_from_llvm(_math_module(), opt_level=opt_level)
+    assert machines and set(machines) == {generator}
+    assert pipelines and set(pipelines) == {opt_level}
 
 
 def test_a_gpu_the_toolkit_does_not_support_is_named_as_such(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):

@@ -228,6 +228,11 @@ def test_ba_kernel_keeps_its_arrays_in_registers() -> None:
     assert "ld.local" not in entry
     assert entry.count("ld.global.nc.") >= 14  # the camera's 11 and the point's 3 entries, at least
     assert "ld.global.b64" in entry
+    # its rotation, the rotation's inverse and their adjoints call sin and
+    # cos ten times each: calls of one angle are merged (all twenty were
+    # inlined, each with the slow reduction, while libdevice's functions
+    # were all alwaysinline)
+    assert entry.count("call.uni (retval0), __internal_trig_reduction_slowpathd") <= 8
     if find_ptxas() is not None:
         usage = resource_usage(compiled.program.ptx, "sm_90")[info.entry]
         assert usage.spill_stores == usage.spill_loads == 0

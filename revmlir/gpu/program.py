@@ -20,6 +20,7 @@ import functools
 import json
 import re
 import threading
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -185,11 +186,25 @@ def ptx_for(text: str, arch: str) -> str:
     return text
 
 
+CODE_GENERATOR_LEVEL = 2
+"""The highest optimisation level the NVPTX code generator is asked for
+(LLVM's ``CodeGenOptLevel::Default``), whatever the pipeline's: at 3
+(``Aggressive``) the emission of BA's kernel took a quarter longer (0.117
+against 0.090 s of CPU) for PTX no better: on every example kernel as many
+or fewer registers and instructions (``gmm_points``' adjoint 241 registers
+instead of 243, ``batch_distances`` 535 instructions instead of 543), the
+same frames and instructions per element (``benchmarks/ptx_path.py``).
+The pipeline does not read it (its level is the pass builder's)."""
+
+
 def target_machine(arch: str, opt_level: int) -> llvm.TargetMachine:
+    """NVPTX's target machine for ``arch``, its code generator at
+    ``opt_level`` or ``CODE_GENERATOR_LEVEL``, the lower."""
     check_architecture(arch)
     _initialize()
     features = MINIMUM_PTX if arch in OLD_PTX_ARCHITECTURES else ""
-    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=opt_level)
+    level = min(opt_level, CODE_GENERATOR_LEVEL)
+    return llvm.Target.from_triple(TRIPLE).create_target_machine(cpu=arch, features=features, opt=level)
 
 
 @functools.cache
@@ -220,17 +235,18 @@ here."""
 
 
 @functools.lru_cache(maxsize=LIBDEVICE_PARTS)
-def _libdevice_part(called: frozenset[str]) -> llvm.ModuleRef:
+def _libdevice_part(called: frozenset[str], repeated: frozenset[str]) -> llvm.ModuleRef:
     """libdevice's functions ``called`` and what they use, parsed from its
-    bitcode once per set; a compile links in a copy.  Parsing the whole
-    bitcode cost every compile 0.035-0.06 s of CPU and copying it as much
-    (BA's kernel calls 2 of its 349 functions); the copy of a part, under a
-    millisecond.  The functions not called become internal for the dead
-    code elimination to drop, as those linked in do after the link: what
-    is linked is what the whole library left after the same elimination,
-    so the PTX is the same.  One part serves every GPU: it is made before
-    any pass that depends on the architecture, and NVPTX64's data layout is
-    the same for all of them."""
+    bitcode once per set, those of them ``repeated`` (called at several
+    places) made pure (``_pure``); a compile links in a copy.  Parsing the
+    whole bitcode cost every compile 0.035-0.06 s of CPU and copying it as
+    much (BA's kernel calls 2 of its 349 functions); the copy of a part,
+    under a millisecond.  The functions not called become internal for the
+    dead code elimination to drop, as those linked in do after the link:
+    what is linked is what the whole library left after the same
+    elimination.  One part serves every GPU: it is made before any pass
+    that depends on the architecture, and NVPTX64's data layout is the
+    same for all of them."""
     machine = target_machine(DEFAULT_ARCH, 3)
     part = llvm.parse_bitcode(_libdevice_bitcode())
     part.triple = TRIPLE
@@ -239,7 +255,53 @@ def _libdevice_part(called: frozenset[str]) -> llvm.ModuleRef:
         if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration and function.name not in called:
             function.linkage = llvm.Linkage.internal
     _drop_unused(part, machine, 3)
-    return part
+    return _pure(part, repeated) if repeated else part
+
+
+PURE = "nounwind willreturn memory(none)"
+"""What libdevice's math functions are: functions of their arguments
+alone (they read only the library's constant tables) that return.  LLVM
+infers as much of them, but only after they are inlined."""
+
+_DEFINITION = re.compile(r"^(define [^@\n]*@(\S+)\(.*\) )#(\d+)( \{)$", re.MULTILINE)
+_ATTRIBUTES = re.compile(r"^attributes #(\d+) = \{ (.*) \}$", re.MULTILINE)
+_REPLACED = re.compile(r"\b(alwaysinline|nounwind) ?")
+
+
+def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
+    """``part`` with ``functions`` ``PURE`` instead of ``alwaysinline``.
+    libdevice makes every function ``alwaysinline``, and the always-inliner
+    is the pipeline's first pass: BA's kernel calls ``sin`` and ``cos`` of
+    the same angles in its rotation, the rotation's inverse and their
+    adjoints, ten times each, and all twenty copies (153 instructions
+    each) were inlined before any pass could see that they compute the
+    same, so its PTX computed them twenty times.  Pure, the calls of one
+    argument become one (GVN, once the device functions are inlined into
+    the kernel) and LLVM's inliner inlines the four left of each.  A
+    function called at one place (``log_sin``'s, ``complex_log``'s) keeps
+    ``alwaysinline``: there is nothing to merge, and the inliner's own
+    order laid out ``complex_log``'s adjoint with 72 registers instead of
+    62.  The attributes are edited in the part's text: llvmlite adds
+    function attributes but removes none."""
+    text = str(part)
+    groups = {int(n): body for n, body in _ATTRIBUTES.findall(text)}
+    renumbered: dict[int, int] = {}
+    fresh = max(groups, default=-1) + 1
+
+    def made_pure(definition: re.Match[str]) -> str:
+        nonlocal fresh
+        if definition[2].strip('"') not in functions:
+            return definition[0]
+        group = int(definition[3])
+        if group not in renumbered:
+            renumbered[group] = fresh
+            fresh += 1
+        return f"{definition[1]}#{renumbered[group]}{definition[4]}"
+
+    text = _DEFINITION.sub(made_pure, text)
+    for old, new in renumbered.items():
+        text += f"\nattributes #{new} = {{ {PURE} {_REPLACED.sub('', groups[old])} }}\n"
+    return llvm.parse_assembly(text)
 
 
 def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
@@ -261,7 +323,7 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
     if called:
         with _libdevice_lock:
-            parsed.link_in(_libdevice_part(called), preserve=True)
+            parsed.link_in(_libdevice_part(called, _called_repeatedly(module) & called), preserve=True)
         for function in parsed.functions:
             if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration:
                 function.linkage = llvm.Linkage.internal
@@ -273,6 +335,18 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     builder = _pass_builder(machine, opt_level)
     builder.getModulePassManager().run(parsed, builder)
     return _emit_without_machine_sinking(machine, parsed)
+
+
+def _called_repeatedly(module: ir.Module) -> frozenset[str]:
+    """The functions ``module`` calls at two places or more."""
+    calls = Counter(
+        instruction.callee.name
+        for function in module.functions
+        for block in function.blocks
+        for instruction in block.instructions
+        if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
+    )
+    return frozenset(name for name, count in calls.items() if count > 1)
 
 
 def _drop_unused(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
