@@ -44,6 +44,7 @@ LIBDEVICE_PATH = {
 }
 LABEL = re.compile(r"^(\$L\w+):$")
 BRANCH = re.compile(r"^(@!?(%p\d+)\s+)?bra(?:\.uni)?\s+(\$L\w+);")
+REGISTER = re.compile(r"%\w+")
 
 
 def entry_lines(ptx: str, entry: str) -> list[str]:
@@ -137,12 +138,14 @@ def opcodes(path: list[str]) -> Counter[str]:
 
 def branches_before_use(path: list[str]) -> int:
     """The conditional branches between each global load of ``path`` and
-    the first use of the value it loads, summed over the loads."""
+    the first use of a value it loads (a vector load, ``ld.global.v2.b64
+    {%rd1, %rd2}, [%rd3]``, loads several), summed over the loads."""
     total = 0
     for k, text in enumerate(path):
         if not text.startswith("ld.global"):
             continue
-        loaded = re.compile(re.escape(text.split()[1].rstrip(",")) + r"\b")
+        registers = REGISTER.findall(text.split("[", 1)[0])
+        loaded = re.compile("(" + "|".join(map(re.escape, registers)) + r")\b")
         use = next((j for j in range(k + 1, len(path)) if loaded.search(path[j])), len(path))
         total += sum(1 for between in path[k + 1 : use] if between.startswith("@") and BRANCH.search(between))
     return total

@@ -53,8 +53,39 @@ def test_the_ptx_walk_counts_an_iteration_of_either_loop_of_a_versioned_kernel()
     source = ROOT / "tests" / "filecheck" / "gpu" / "versioned_loop.mlir"
     lines = ptx_path.entry_lines(module_ptx(parse_module(source.read_text(), str(source))), "axpy")
     unchecked_loop, checked_loop = ptx_path.loop_headers(lines)
-    fast = ptx_path.Walk(lines).iteration(unchecked_loop)
+    fast = ptx_path.opcodes(ptx_path.Walk(lines).iteration(unchecked_loop))
     assert sum(fast.values()) == 11 and fast["bra"] == 1 and "setp.lt.u64" not in fast
     assert fast["ld.global.nc.b64"] == fast["ld.global.b64"] == fast["st.global.b64"] == 1
-    checked = ptx_path.Walk(lines).iteration(checked_loop)
+    checked = ptx_path.opcodes(ptx_path.Walk(lines).iteration(checked_loop))
     assert sum(checked.values()) == 16 and checked["setp.lt.u64"] == 2 and checked["bra"] == 3
+
+
+def test_a_vector_load_waits_for_the_branches_before_the_first_use_of_any_value_it_loads() -> None:
+    """``ld.global.nc.v2.b64 {%rd7, %rd8}`` loads two values: the count
+    stops at the first use of either (here ``%rd8``, after one branch), and
+    ``%rd7`` does not stand for ``%rd70``."""
+    path = [
+        "ld.global.nc.v2.b64 {%rd7, %rd8}, [%rd1];",
+        "@%p1 bra $L__BB0_2;",
+        "add.s64 %rd70, %rd2, 1;",
+        "mul.f64 %fd1, %rd8, %rd8;",
+        "@%p2 bra $L__BB0_3;",
+        "add.f64 %fd2, %rd7, %fd1;",
+        "ld.global.b64 %rd9, [%rd7];",
+        "@%p3 bra $L__BB0_4;",
+        "st.global.b64 [%rd2], %rd9;",
+    ]
+    assert ptx_path.branches_before_use(path) == 2
+
+
+@pytest.mark.parametrize("label, branches", [("y += log(x)·sin(x)", 4), ("its adjoint", 14)])
+def test_the_elementwise_kernels_loads_wait_for_few_branches(label: str, branches: int) -> None:
+    """``log_sin``'s loads (its adjoint's too) are used before most of the
+    logarithm's and sine's branches."""
+    import revmlir as rv
+
+    ((function, arguments),) = ((f, a) for name, f, a in ptx_path.kernels()[:2] if name == label)
+    compiled = rv.cuda.kernel(function).specialise(*arguments)
+    lines = ptx_path.entry_lines(compiled.program.ptx, compiled.program.kernels[compiled.name].entry)
+    path = ptx_path.Walk(lines).iteration(ptx_path.loop_headers(lines)[0])
+    assert ptx_path.branches_before_use(path) == branches

@@ -1,12 +1,14 @@
 """A freed ancilla array's zero check.  Where the array's sizes are known
-at compile time it is made at once: every element is tested, the results
-combined, and only when one fails are the elements checked again in order,
-so that the first non-zero element in row-major order is the one reported;
-an array of run-time size is checked element by element.  Every engine
-reports the same failure with the same message, values and element: the
-interpreter (which checks element by element), native code, and a GPU
-kernel run thread by thread on the CPU; the kernel's PTX branches once for
-the whole array."""
+at compile time and it has at most ``FREED_AT_ONCE`` elements, it is made
+at once: every element is tested, the results combined, and only when one
+fails are the elements checked again in order, so that the first non-zero
+element in row-major order is the one reported; a larger array, or one of
+run-time size, is checked element by element.  Every engine reports the
+same failure with the same message, values and element: the interpreter
+(which checks element by element), native code, and a GPU kernel run
+thread by thread on the CPU, for every element type, in code run forwards,
+backwards and in an adjoint; the kernel's PTX branches once for the whole
+array."""
 
 from __future__ import annotations
 
@@ -16,15 +18,19 @@ import re
 import numpy as np
 import pytest
 
+import revmlir as rv
 from gpu_emulation import EmulatedKernel
 from revmlir.errors import InvertibilityError
 from revmlir.gpu.program import compile_kernels
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.interpreter import RevInterpreter
+from revmlir.lowering.rev_to_std import FREED_AT_ONCE
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 
 ROWS, COLUMNS = 2, 3
+TOLERANCE = 1e-8
+"""The tolerance of a float's zero check (``rev-lower-to-std``'s default)."""
 
 
 def _swaps(shape: str) -> str:
@@ -146,6 +152,22 @@ def test_zeros_and_values_within_the_tolerance_pass_on_every_engine(engines) -> 
     assert not copy.any()
 
 
+def test_a_value_at_the_tolerance_passes_and_one_just_above_it_fails_on_every_engine(engines) -> None:
+    """``|v| ≤ 1e-8`` passes: 1e-8 itself, and −1e-8; the next double
+    above it fails."""
+    interpreter, native, kernel, _ = engines
+    x = np.zeros((2, ROWS * COLUMNS))
+    x[0, 1], x[1, 4] = TOLERANCE, -TOLERANCE
+    for result in (interpreter.call("swap_out", x.copy(), 2, ROWS)[0], native.call("swap_out", x.copy(), 2, ROWS)[0]):
+        assert not result.any()
+    assert not kernel.launch([x.copy(), 2, ROWS], 1, 2).any()
+    x[1, 2] = np.nextafter(TOLERANCE, 1.0)
+    interpreted, native_error, gpu = _failures(engines, x)
+    assert str(interpreted).endswith(f"array freed holding {x[1, 2].item()} at [0, 2], expected zeros")
+    assert str(native_error) == str(interpreted)
+    assert str(gpu) == f"{interpreted} (element 1)"
+
+
 OTHER_ELEMENTS = {
     "i64": (np.int64, 9, "9"),
     "f32": (np.float32, 0.5, "0.5"),
@@ -162,23 +184,162 @@ def test_the_first_nonzero_element_of_other_types_is_reported_alike(element: str
     module = parse_module(_source(element, "static"), "free.mlir")
     x = np.zeros((2, ROWS * COLUMNS), dtype=dtype)
     x[1, 3], x[1, 4] = value, 2 * value
-    with pytest.raises(InvertibilityError) as interpreted:
-        RevInterpreter(module).call("swap_out", x.copy(), 2, ROWS)
-    with pytest.raises(InvertibilityError) as native:
-        NativeModule.compile(module).call("swap_out", x.copy(), 2, ROWS)
-    assert str(interpreted.value).endswith(f"array freed holding {shown} at [1, 0], expected zeros")
-    assert str(native.value) == str(interpreted.value)
+    engines = (RevInterpreter(module), NativeModule.compile(module), EmulatedKernel(module, "swap_out"), 0)
+    interpreted, native, gpu = _failures(engines, x)
+    assert str(interpreted).endswith(f"array freed holding {shown} at [1, 0], expected zeros")
+    assert str(native) == str(interpreted)
+    assert str(gpu) == f"{interpreted} (element 1)"
 
 
 @pytest.mark.parametrize("sizes", ["static", "constant"])
 def test_a_kernels_freed_array_of_known_size_is_checked_with_one_branch(sizes: str) -> None:
-    """Between the loads of the array's old values and the element-by-element
-    checks (``|v| > tol``, NaN included) are the six elements' tests,
-    combined, and one branch over those checks."""
+    """From the loads of the array's old values on, the six elements'
+    tests (``|v|`` against the tolerance, NaN included) come before one
+    conditional branch, which leads to the element-by-element checks."""
     ptx = compile_kernels(parse_module(_source("f64", sizes), "free.mlir"), ["swap_out"]).ptx
     elements = ROWS * COLUMNS
-    fast = ptx[ptx.index("ld.global") : ptx.index("setp.gtu.f64")]
-    assert fast.count("ld.global") == fast.count("setp.le.f64") == elements
-    assert fast.count("and.pred") == elements - 1
-    assert len(re.findall(r"\bbra\b", fast)) == 1
-    assert ptx.count("setp.gtu.f64") == elements
+    start = ptx.index("ld.global")
+    fast = ptx[start : start + re.search(r"@%p\d+ bra", ptx[start:]).start()]
+    assert fast.count("ld.global") == fast.count("abs.f64") == elements
+    assert len(re.findall(r"setp\.\w+\.f64", fast)) == elements
+
+
+def _uncomputed(elements: int) -> str:
+    """``@fill``: each of ``n`` threads adds its row of ``x`` into a fresh
+    array of ``elements``, adds their squares to ``y[i]``, takes the row
+    away again and frees the array."""
+    return f"""rev.func @fill(%x: memref<?x{elements}xf64>, %y: memref<?xf64>, %n: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = arith.constant {elements} : index
+  rev.for parallel %c0 to %n step %c1 : index () {{
+  ^bb0(%i: index):
+    %a = anc.array_alloc() : memref<{elements}xf64>
+    rev.for %c0 to %m step %c1 : index () {{
+    ^bb1(%j: index):
+      %e = memref.load %x[%i, %j] : memref<?x{elements}xf64>
+      %old = rev.take %a[%j] : memref<{elements}xf64>
+      %new = rev.add %old, %e : f64
+      rev.put %new, %a[%j] : memref<{elements}xf64>
+      rev.yield
+    }}
+    rev.for %c0 to %m step %c1 : index () {{
+    ^bb1(%j: index):
+      %e = memref.load %a[%j] : memref<{elements}xf64>
+      %s = arith.mulf %e, %e : f64
+      %old = rev.take %y[%i] : memref<?xf64>
+      %new = rev.add %old, %s : f64
+      rev.put %new, %y[%i] : memref<?xf64>
+      rev.yield
+    }}
+    rev.for %c0 to %m step %c1 : index () {{
+    ^bb1(%j: index):
+      %e = memref.load %x[%i, %j] : memref<?x{elements}xf64>
+      %old = rev.take %a[%j] : memref<{elements}xf64>
+      %new = rev.sub %old, %e : f64
+      rev.put %new, %a[%j] : memref<{elements}xf64>
+      rev.yield
+    }}
+    anc.array_free %a() : memref<{elements}xf64>
+    rev.yield
+  }}
+  rev.return %n : index
+}}
+"""
+
+
+def test_a_large_freed_array_is_checked_element_by_element_in_few_registers() -> None:
+    """A kernel's array of 64 elements is checked element by element, in a
+    loop (unrolled eight times over): tested at once, every element's load
+    was held until the one branch, and ptxas gave the kernel 148 registers
+    instead of 32."""
+    from revmlir.gpu.cache import resource_usage
+    from revmlir.gpu.toolkit import find_ptxas
+
+    elements = 64
+    assert elements > FREED_AT_ONCE
+    program = compile_kernels(parse_module(_uncomputed(elements), "fill.mlir"), ["fill"])
+    if find_ptxas() is not None:
+        usage = resource_usage(program.ptx, "sm_90")[program.kernels["fill"].entry]
+        assert usage.registers <= 40 and usage.spill_stores == 0, usage
+    assert program.ptx.count("abs.f64") < elements  # not every element's test in a row
+
+
+def test_the_free_of_code_run_backwards_checks_alike(engines) -> None:
+    """Run backwards, ``@swap_out``'s allocation is the free: it checks
+    the row swapped back into the array, ``x``'s values on entry."""
+    interpreter, native, _, _ = engines
+    x = np.zeros((2, ROWS * COLUMNS))
+    assert not interpreter.uncall("swap_out", x.copy(), 2, ROWS)[0].any()
+    assert not native.uncall("swap_out", x.copy(), 2, ROWS)[0].any()
+    x[1, 4] = 0.5
+    raised = []
+    for engine in (interpreter, native):
+        with pytest.raises(InvertibilityError) as error:
+            engine.uncall("swap_out", x.copy(), 2, ROWS)
+        raised.append(str(error.value))
+    assert raised[0].endswith("array freed holding 0.5 at [1, 1], expected zeros")
+    assert raised[1] == raised[0]
+
+
+def _swap_out(x):
+    """Each element of ``x`` (6) swapped into a fresh ``2 × 3`` array,
+    which is freed."""
+    a = rv.zeros((2, 3))
+    for k in range(2):
+        for j in range(3):
+            a[k, j], x[3 * k + j] = x[3 * k + j], a[k, j]
+    rv.free(a)
+
+
+def test_the_free_of_an_adjoint_checks_alike_and_none_checks_without_checks() -> None:
+    """The adjoint's forward sweep frees the array as the function does:
+    both backends report its element; with ``checks=False`` neither
+    does."""
+    x = np.zeros(ROWS * COLUMNS)
+    x[4] = 0.5
+    raised = []
+    for backend in ("interpreter", "native"):
+        adjoint = rv.adjoint(rv.reversible(_swap_out, backend=backend))
+        with pytest.raises(InvertibilityError) as error:
+            adjoint(x.copy(), np.ones_like(x))
+        raised.append(str(error.value))
+        unchecked = rv.reversible(_swap_out, checks=False, backend=backend)
+        assert not unchecked(x.copy())[0].any()
+    assert "array freed holding 0.5 at [1, 1], expected zeros" in raised[0]
+    assert raised[1] == raised[0]
+
+
+SMALL = """rev.func @box(%x: memref<1xf64>) {
+  %c0 = arith.constant 0 : index
+  %a = anc.array_alloc() : memref<f64>
+  %e = rev.take %x[%c0] : memref<1xf64>
+  %z = rev.take %a[] : memref<f64>
+  rev.put %e, %a[] : memref<f64>
+  rev.put %z, %x[%c0] : memref<1xf64>
+  anc.array_free %a() : memref<f64>
+  rev.return
+}
+rev.func @empty(%y: f64) {
+  %a = anc.array_alloc() : memref<0x3xf64>
+  anc.array_free %a() : memref<0x3xf64>
+  rev.return %y : f64
+}
+"""
+"""A rank-0 array freed holding ``x[0]``, and an array of no elements."""
+
+
+def test_rank_0_and_empty_arrays_are_checked_alike() -> None:
+    """A rank-0 array's element is shown at ``[]``; an array of no elements
+    has nothing to check."""
+    module = parse_module(SMALL, "small.mlir")
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    raised = []
+    for engine in (interpreter, native):
+        assert engine.call("empty", 2.0) == (2.0,)
+        assert not engine.call("box", np.zeros(1))[0].any()
+        with pytest.raises(InvertibilityError) as error:
+            engine.call("box", np.array([2.5]))
+        raised.append(str(error.value))
+    assert raised[0] == "small.mlir:8:3: 'anc.array_free' in @box: array freed holding 2.5 at [], expected zeros"
+    assert raised[1] == raised[0]

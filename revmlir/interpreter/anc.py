@@ -62,9 +62,10 @@ class AncFunctions(InterpreterFunctions):
             dynamic = [axis for axis, size in enumerate(type.get_shape()) if size == DYNAMIC_INDEX]
             restated = [int(array.shape[a]) for a in dynamic] + [int(expected.shape[a]) for a in dynamic]
             raise runtime.fail(op, format_message(shape_mismatch(type.get_shape()), shown_indices(restated)))
-        for index in zip(*np.nonzero(array)):
+        for found in np.argwhere(array):  # unlike np.nonzero, an index () for a rank-0 array
+            index = tuple(int(i) for i in found)
             if not runtime.same(array[index].item(), 0):
-                payload = freed_element(array[index].item(), [int(i) for i in index])
+                payload = freed_element(array[index].item(), list(index))
                 message = format_message(array_freed(array.ndim), payload)
                 raise runtime.fail(op, message)
         return ()

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import product
 from math import prod
 
 from xdsl.builder import Builder
@@ -1059,20 +1060,28 @@ def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValu
     lowering.check(same, op, shape_mismatch(shape), shown_indices([*own, *restated]))
 
 
+FREED_AT_ONCE = 30
+"""The most elements a freed array of known size may have for its zero
+check to be made at once (``_array_free``): each is a load and a test kept
+live until the one branch, so the registers a kernel needs grow with them;
+at 40 elements a kernel took 116 registers instead of 32 (docs/design.md
+decision 123)."""
+
+
 @lowers(anc.ArrayFreeOp)
 def _array_free(lowering: FunctionLowering, op: Operation) -> None:
-    """A checked free of an array whose sizes are known at compile time
-    tests every element at once (a loop ``and``-ing each element's test,
-    which LLVM unrolls, then one branch) and only when one fails checks the
-    elements again in row-major order, so the first that is not zero
-    reports as it would alone; nothing is stored between the two loops, so
-    the checks see the values the test saw.  *Why*: a branch to a report
-    after each element's load made a kernel wait for each load in turn
-    (BA's Jacobian blocks free 73 elements per observation).  An array of
-    run-time size is checked element by element, as before: LLVM unrolls
-    a loop that only combines tests eight times over, which took GMM's
-    point kernel from 130 registers to 168 (docs/design.md decision
-    121)."""
+    """A checked free of an array whose sizes are known at compile time and
+    that has at most ``FREED_AT_ONCE`` elements tests every element at once
+    (straight-line code: each element's load and test, ``and``-ed, then one
+    branch) and only when one fails checks the elements again in row-major
+    order, so the first that is not zero reports as it would alone;
+    nothing is stored in between, so the checks see the values the test
+    saw.  *Why*: a branch to a report after each element's load made a
+    kernel wait for each load in turn (BA's Jacobian blocks free 73
+    elements per observation, in arrays of at most 30).  The test is not a
+    loop, which native code would poll for Ctrl-C in every iteration.  A
+    larger array, or one of run-time size, is checked element by element
+    (docs/design.md decisions 121 and 123)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
@@ -1086,19 +1095,21 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
             return element, lowering.same(element, zero, op, b_is_zero=True)
 
-        def both(at: list[SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
-            return lowering.emit(arith.AndIOp(carried[0], zero_at(at)[1]), op).results
-
         def check(at: list[SSAValue]) -> None:
             element, ok = zero_at(at)
             lowering.check(ok, op, message, freed_element(element, at))
 
-        if constant_shape(type.get_shape(), op.sizes) is not None:
-            (all_zero,) = _fold_elements(lowering, array, op, both, [lowering.const(True, i1, op)])
+        shape = constant_shape(type.get_shape(), op.sizes)
+        if shape is None or prod(shape) > FREED_AT_ONCE:
+            _each_element(lowering, array, op, check)
+        elif prod(shape):
+            elements = product(*(range(size) for size in shape))
+            tests = [zero_at([lowering.const(i, IndexType(), op) for i in at])[1] for at in elements]
+            all_zero = tests[0]
+            for test in tests[1:]:
+                all_zero = lowering.emit(arith.AndIOp(all_zero, test), op).results[0]
             nonzero = lowering.emit(arith.XOrIOp(all_zero, lowering.const(True, i1, op)), op).results[0]
             _only_if(lowering, nonzero, op, lambda: _each_element(lowering, array, op, check))
-        else:
-            _each_element(lowering, array, op, check)
     if array not in lowering.heap_arrays:
         return
     if (on_heap := lowering.heap_arrays[array]) is None:
@@ -1209,47 +1220,29 @@ def _each_element(
 ) -> None:
     """``visit(indices)`` inside loops over every element of ``array``, in
     row-major order or (``reverse``) its reverse."""
-
-    def step(at: list[SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
-        visit(at)
-        return carried
-
-    _fold_elements(lowering, array, like, step, [], reverse)
-
-
-def _fold_elements(
-    lowering: FunctionLowering,
-    array: SSAValue,
-    like: Operation,
-    step: Callable[[list[SSAValue], Sequence[SSAValue]], Sequence[SSAValue]],
-    initial: Sequence[SSAValue],
-    reverse: bool = False,
-) -> Sequence[SSAValue]:
-    """Values carried through loops over every element of ``array`` (in
-    row-major order or, ``reverse``, its reverse): ``step(indices,
-    carried)`` gives them after each element; the last are returned."""
     assert isinstance(array.type, MemRefType)
     rank = len(array.type.get_shape())
-    types = [value.type for value in initial]
 
-    def nest(dimension: int, indices: list[SSAValue], carried: Sequence[SSAValue]) -> Sequence[SSAValue]:
+    def nest(dimension: int, indices: list[SSAValue]) -> None:
         if dimension == rank:
-            return step(indices, carried)
+            visit(indices)
+            return
         index = IndexType()
         extent = lowering.emit(memref.DimOp(array, lowering.const(dimension, index, like)), like).results[0]
-        body = Block(arg_types=[index, *types])
+        body = Block(arg_types=[index])
         saved = lowering.builder.insertion_point
         lowering.builder.insertion_point = InsertPoint.at_end(body)
         position: SSAValue = body.args[0]
         if reverse:
             last = lowering.emit(arith.SubiOp(extent, lowering.const(1, index, like)), like)
             position = lowering.emit(arith.SubiOp(last.results[0], position), like).results[0]
-        lowering.emit(scf.YieldOp(*nest(dimension + 1, [*indices, position], body.args[1:])), like)
+        nest(dimension + 1, [*indices, position])
+        lowering.emit(scf.YieldOp(), like)
         lowering.builder.insertion_point = saved
-        start, step_one = lowering.const(0, index, like), lowering.const(1, index, like)
-        return lowering.emit(scf.ForOp(start, extent, step_one, carried, Region(body)), like).results
+        start, step = lowering.const(0, index, like), lowering.const(1, index, like)
+        lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
 
-    return nest(0, [], initial)
+    nest(0, [])
 
 
 def _flat_index(lowering: FunctionLowering, array: SSAValue, at: Sequence[SSAValue], like: Operation) -> SSAValue:

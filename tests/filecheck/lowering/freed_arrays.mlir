@@ -1,26 +1,26 @@
 // RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
 
-// The checked free of an array whose sizes are known at compile time tests
-// every element at once: a loop and-s the elements' tests (|v| <= tol), and
-// one branch on the result leads to the element-by-element checks, which
-// load the elements again and report the first that is not zero, with its
-// indices.  An array of run-time size is checked element by element.
+// The checked free of an array whose sizes are known at compile time and
+// that has at most 30 elements tests every element at once, in straight-line
+// code (no loop, which native code would poll for Ctrl-C): each element's
+// load and test (|v| <= tol), and-ed, and one branch on the result leads to
+// the element-by-element checks, which load the elements again and report
+// the first that is not zero, with its indices.  A larger array, or one of
+// run-time size, is checked element by element.
 
 // CHECK-LABEL: func.func @known(%y: f64, %err: memref<6xi64>) -> f64 {
 // CHECK:         memref.store
 // CHECK:         %{{.*}} = arith.constant 0.000000e+00 : f64
-// CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
-// CHECK:         %[[ALL:.*]] = scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ROWS:.*]] = %[[TRUE]]) -> (i1) {
-// CHECK:           %[[ROW:.*]] = scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[SO_FAR:.*]] = %[[ROWS]]) -> (i1) {
-// CHECK-NEXT:        %[[E:.*]] = memref.load %a[%[[I]], %[[J]]] : memref<2x3xf64>
-// CHECK-NEXT:        %[[SIZE:.*]] = math.absf %[[E]] : f64
-// CHECK-NEXT:        %[[TOL:.*]] = arith.constant 1.000000e-08 : f64
-// CHECK-NEXT:        %[[OK:.*]] = arith.cmpf ole, %[[SIZE]], %[[TOL]] : f64
-// CHECK-NEXT:        %[[BOTH:.*]] = arith.andi %[[SO_FAR]], %[[OK]] : i1
-// CHECK-NEXT:        scf.yield %[[BOTH]] : i1
-// CHECK-NEXT:      }
-// CHECK-NEXT:      scf.yield %[[ROW]] : i1
-// CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+// CHECK:         %[[E00:.*]] = memref.load %a[%{{.*}}, %{{.*}}] : memref<2x3xf64>
+// CHECK-NEXT:    %[[SIZE:.*]] = math.absf %[[E00]] : f64
+// CHECK-NEXT:    %[[TOL:.*]] = arith.constant 1.000000e-08 : f64
+// CHECK-NEXT:    %[[OK00:.*]] = arith.cmpf ole, %[[SIZE]], %[[TOL]] : f64
+// CHECK-COUNT-5: arith.cmpf ole
+// CHECK-NOT:     scf.for
+// CHECK:         %[[AND1:.*]] = arith.andi %[[OK00]], %{{.*}} : i1
+// CHECK-COUNT-3: arith.andi
+// CHECK-NEXT:    %[[ALL:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
 // CHECK-NEXT:    %{{.*}} = arith.constant true
 // CHECK-NEXT:    %[[SOME:.*]] = arith.xori %[[ALL]], %{{.*}} : i1
 // CHECK-NEXT:    scf.if %[[SOME]] {
@@ -45,6 +45,27 @@
 rev.func @known(%y: f64) {
   %a = anc.array_alloc() : memref<2x3xf64>
   anc.array_free %a() : memref<2x3xf64>
+  rev.return %y : f64
+}
+
+// CHECK-LABEL: func.func @large(%y: f64, %err: memref<6xi64>) -> f64 {
+// CHECK:         memref.store
+// CHECK-NOT:     arith.andi
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        %[[E:.*]] = memref.load %a[%[[I]], %[[J]]] : memref<5x7xf64>
+// CHECK-NEXT:        %[[SIZE:.*]] = math.absf %[[E]] : f64
+// CHECK-NEXT:        %[[TOL:.*]] = arith.constant 1.000000e-08 : f64
+// CHECK-NEXT:        %[[OK:.*]] = arith.cmpf ole, %[[SIZE]], %[[TOL]] : f64
+// CHECK-NEXT:        %{{.*}} = arith.constant true
+// CHECK-NEXT:        %[[BAD:.*]] = arith.xori %[[OK]], %{{.*}} : i1
+// CHECK-NEXT:        scf.if %[[BAD]] {
+// CHECK:               func.call @revmlir.report
+// CHECK-NOT:     arith.andi
+// CHECK:         func.return %y : f64
+rev.func @large(%y: f64) {
+  %a = anc.array_alloc() : memref<5x7xf64>
+  anc.array_free %a() : memref<5x7xf64>
   rev.return %y : f64
 }
 
