@@ -291,11 +291,12 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
     all, and all twenty copies (153 instructions each) were inlined before
     any pass could see that they compute the same, so its PTX computed
     them twenty times.  Pure, the calls of one argument within a function
-    become one (EarlyCSE and GVN merge calls of one function only, not
-    across functions: one ``sin`` and one ``cos`` are left in each of the
-    four, eight in all), and LLVM's inliner inlines those left.  The
-    attributes are edited in the part's text: llvmlite adds function
-    attributes but removes none."""
+    become one (EarlyCSE, GVN), and LLVM's inliner inlines those left: one
+    ``sin`` and one ``cos`` in each of the four, eight in all.  Calls in
+    different functions are not merged: the inliner works bottom-up, so a
+    function's calls are inlined into it before it is inlined into the
+    kernel.  The attributes are edited in the part's text: llvmlite adds
+    function attributes but removes none."""
     marked = frozenset(f.name for f in part.functions if f.name in functions and _may_be_pure(f))
     text = str(part)
     groups = {int(n): body for n, body in _ATTRIBUTES.findall(text)}
