@@ -315,16 +315,18 @@ def _math_module(*names: str) -> ir.Module:
     builder = ir.IRBuilder(function.append_basic_block("entry"))
     value = function.args[0]
     for name in names:
-        value = builder.call(ir.Function(module, ir.FunctionType(double, [double]), name), [value])
+        callee = module.globals.get(name) or ir.Function(module, ir.FunctionType(double, [double]), name)
+        value = builder.call(callee, [value])
     builder.ret(value)
     return module
 
 
 def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytest.MonkeyPatch):
     """A compile links in a copy of the part of libdevice its code calls,
-    parsed once per set, whatever the GPU: the PTX is what linking the
-    whole library for that GPU gave, and a compile calling another set
-    parses the bitcode again."""
+    parsed once per set, whatever the GPU and whichever functions it calls
+    repeatedly (made pure in a copy): the PTX is what linking the whole
+    library for that GPU gave, and a compile calling another set parses the
+    bitcode again."""
     parses: list[bytes] = []
     parse_bitcode = program.llvm.parse_bitcode
     monkeypatch.setattr(program.llvm, "parse_bitcode", lambda data: parses.append(data) or parse_bitcode(data))
@@ -332,14 +334,15 @@ def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytes
     first = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"))
     again = ptx_from_llvm(_math_module("__nv_exp", "__nv_sin"))
     old_gpu = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"), "sm_60")
-    assert len(parses) == 1
+    repeated = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp", "__nv_sin"))
+    assert len(parses) == 1 and "__nv_sin" in program._called_repeatedly(_math_module("__nv_sin", "__nv_sin"))
     other = ptx_from_llvm(_math_module("__nv_log"))
     assert len(parses) == 2
-    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}), frozenset())
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}))
     defined = {f.name for f in part.functions if not f.is_declaration}
     assert {"__nv_sin", "__nv_exp"} <= defined and "__nv_log" not in defined and len(defined) < 20
 
-    def whole(called: frozenset[str], repeated: frozenset[str]) -> llvm.ModuleRef:
+    def whole(called: frozenset[str]) -> llvm.ModuleRef:
         library = parse_bitcode(program._libdevice_bitcode())
         library.triple = program.TRIPLE
         library.data_layout = str(program.target_machine(arch, 3).target_data)
@@ -352,43 +355,102 @@ def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytes
     assert other == ptx_from_llvm(_math_module("__nv_log"))
     arch = "sm_60"
     assert old_gpu == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"), arch)
+    arch = DEFAULT_ARCH
+    assert repeated == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp", "__nv_sin"))
     assert first != other and "sin" not in other
     assert ".target sm_60" in old_gpu and old_gpu.replace("sm_60", "sm_90") != first
 
 
-def test_math_called_at_several_places_is_computed_once_per_argument():
-    """libdevice's functions are ``alwaysinline``; one the code calls at
-    several places is pure instead, so that LLVM may merge calls of one
+def _attributes(part: llvm.ModuleRef) -> dict[str, bytes]:
+    return {f.name: b" ".join(f.attributes) for f in part.functions}
+
+
+def test_math_called_twice_in_a_function_is_computed_once_per_argument():
+    """libdevice's functions are ``alwaysinline``; one a function calls at
+    several places is pure instead, so that LLVM merges calls of one
     argument (BA's kernel: ``tests/test_gpu_examples.py``), and is still
-    inlined.  One called at a single place keeps libdevice's attributes."""
+    inlined: one slow argument reduction of ``sin`` instead of two.  One
+    called at a single place keeps libdevice's attributes."""
     module = ir.Module()
-    double = ir.DoubleType()
-    sin = ir.Function(module, ir.FunctionType(double, [double]), "__nv_sin")
-    cos = ir.Function(module, ir.FunctionType(double, [double]), "__nv_cos")
-    helpers = []
-    for name in ("rotation", "its_adjoint"):
-        helper = ir.Function(module, ir.FunctionType(double, [double]), name)
-        helper.linkage = "internal"
-        ir.IRBuilder(helper.append_basic_block("entry")).ret(helper.args[0])
-        helpers.append(helper)
-    for helper in helpers:
-        builder = ir.IRBuilder(helper.blocks[0])
-        builder.position_before(helper.blocks[0].instructions[0])
-        helper.blocks[0].instructions[-1].operands[0] = builder.fmul(
-            builder.call(sin, [helper.args[0]]), helper.args[0]
-        )
-    kernel = ir.Function(module, ir.FunctionType(double, [double]), "kernel")
-    builder = ir.IRBuilder(kernel.append_basic_block("entry"))
-    twice = builder.fadd(*(builder.call(h, [kernel.args[0]]) for h in helpers))
-    builder.ret(builder.fadd(twice, builder.call(cos, [kernel.args[0]])))
-    assert program._called_repeatedly(module) == {"__nv_sin"}
+    signature = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+    sin, math = ir.Function(module, signature, "__nv_sin"), ir.Function(module, signature, "math")
+    builder = ir.IRBuilder(math.append_basic_block("entry"))
+    builder.ret(builder.fmul(builder.call(sin, math.args), builder.call(sin, math.args)))
     ptx = ptx_from_llvm(module)
-    assert "__nv_sin" not in ptx and "__nv_cos" not in ptx  # both inlined
-    assert ptx.count("call.uni (retval0), __internal_trig_reduction_slowpathd") <= 3
-    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_cos"}), frozenset({"__nv_sin"}))
-    attributes = {f.name: b" ".join(f.attributes) for f in part.functions}
+    assert "__nv_sin" not in ptx  # inlined
+    assert ptx.count("call.uni (retval0), __internal_trig_reduction_slowpathd") == 1
+    part = program._pure(program._libdevice_part(frozenset({"__nv_sin", "__nv_cos"})), frozenset({"__nv_sin"}))
+    attributes = _attributes(part)
     assert b"alwaysinline" not in attributes["__nv_sin"] and b"memory(none)" in attributes["__nv_sin"]
     assert b"alwaysinline" in attributes["__nv_cos"] and b"memory(none)" not in attributes["__nv_cos"]
+
+
+def test_math_called_once_in_each_of_two_functions_is_not_repeated():
+    """Calls are merged within a function, not across functions: ``cos``
+    called once in each of two keeps ``alwaysinline``."""
+    module = _math_module("__nv_sin", "__nv_sin", "__nv_cos")
+    double = ir.DoubleType()
+    other = ir.Function(module, ir.FunctionType(double, [double]), "other")
+    builder = ir.IRBuilder(other.append_basic_block("entry"))
+    builder.ret(builder.call(module.get_global("__nv_cos"), other.args))
+    assert program._called_repeatedly(module) == {"__nv_sin"}
+
+
+WRITING = {"__nv_frexp": (ir.DoubleType(), [ir.IntType(32)]), "__nv_sincos": (ir.VoidType(), [ir.DoubleType()] * 2)}
+"""libdevice functions that write through pointers: their result type and
+the types they write."""
+
+
+@pytest.mark.parametrize("name", WRITING)
+def test_math_writing_through_a_pointer_called_twice_keeps_its_stores(name: str):
+    """libdevice gives every function the same attributes, those that write
+    through a pointer too: called twice, ``frexp`` or ``sincos`` stays
+    ``alwaysinline`` (``memory(none)`` let LLVM delete its stores: the
+    function's PTX was ``ret;``)."""
+    result, written = WRITING[name]
+    module = ir.Module()
+    double = ir.DoubleType()
+    callee = ir.Function(module, ir.FunctionType(result, [double, *(w.as_pointer() for w in written)]), name)
+    kernel = ir.Function(module, ir.FunctionType(written[0], [double, double]), "kernel")
+    builder = ir.IRBuilder(kernel.append_basic_block("entry"))
+    slots = [builder.alloca(written[0]) for _ in kernel.args]
+    for argument, slot in zip(kernel.args, slots):
+        builder.call(callee, [argument, *[slot] * len(written)])
+    first, second = (builder.load(slot) for slot in slots)
+    builder.ret(builder.fadd(first, second) if written[0] == double else builder.add(first, second))
+    assert program._called_repeatedly(module) == {name}
+    assert "st.param.b" in ptx_from_llvm(module).split("kernel(")[1]  # it returns what was written
+    attributes = _attributes(program._pure(program._libdevice_part(frozenset({name})), frozenset({name})))
+    assert b"alwaysinline" in attributes[name] and b"memory(none)" not in attributes[name]
+
+
+def _library(definition: str, attributes: str) -> llvm.ModuleRef:
+    """A module of one definition written as libdevice's, of the
+    attribute group ``#0``."""
+    return llvm.parse_assembly(f"{definition}\nattributes #0 = {{ {attributes} }}\n")
+
+
+def test_pure_strips_only_bare_words_and_skips_pointer_parameters():
+    """Making a function pure drops the words ``alwaysinline`` and
+    ``nounwind`` of its attributes, not the same words in a quoted
+    string; a function with a pointer parameter is not made pure though
+    named."""
+    strings = '"note"="nounwind alwaysinline"'
+    library = _library("define double @__nv_sin(double %x) #0 { ret double %x }", f"alwaysinline nounwind {strings}")
+    sin = _attributes(program._pure(library, frozenset({"__nv_sin"})))["__nv_sin"]
+    assert b"alwaysinline" not in sin.replace(strings.encode(), b"") and strings.encode() in sin
+    assert b"memory(none)" in sin
+    stores = "define double @__nv_sin(double %x, ptr %p) #0 { store double %x, ptr %p\n ret double %x }"
+    sin = _attributes(program._pure(_library(stores, "alwaysinline nounwind"), frozenset({"__nv_sin"})))["__nv_sin"]
+    assert b"alwaysinline" in sin and b"memory(none)" not in sin
+
+
+def test_pure_refuses_a_definition_it_cannot_read():
+    """A definition written otherwise than libdevice's (another toolkit's
+    with a section) is an internal error, not left ``alwaysinline``."""
+    library = _library('define double @__nv_sin(double %x) #0 section "math" { ret double %x }', "alwaysinline")
+    with pytest.raises(AssertionError, match="__nv_sin"):
+        program._pure(library, frozenset({"__nv_sin"}))
 
 
 @pytest.mark.parametrize("opt_level, generator", [(3, 2), (2, 2), (1, 1)])

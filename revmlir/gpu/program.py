@@ -34,7 +34,7 @@ from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
-from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
+from revmlir.gpu.nvptx import LIBDEVICE_MATH, TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
@@ -225,28 +225,28 @@ parts could hold 470 MiB; a process compiles kernels of a few sets."""
 
 _libdevice_lock = threading.Lock()
 """Held while a kept part of libdevice is looked up (parsed, on a miss) and
-copied into a compile's module, so that two compiles never copy one part
-at once, nor one copy a part while another builds it.  That is all it
-guards: llvmlite keeps every module in LLVM's one global context, which is
-not thread-safe, and parsing, the pipeline and the emission of compiles
-in other threads (native ones too) run without a lock, as they did before
-parts were kept; compiling in several threads at once is not made safe
-here."""
+copied into a compile's module (or read for a pure copy, ``_pure``), so
+that two compiles never copy one part at once, nor one copy a part while
+another builds it.  That is all it guards: llvmlite keeps every module
+in LLVM's one global context, which is not thread-safe, and parsing, the
+pipeline and the emission of compiles in other threads (native ones too)
+run without a lock, as they did before parts were kept; compiling in
+several threads at once is not made safe here."""
 
 
 @functools.lru_cache(maxsize=LIBDEVICE_PARTS)
-def _libdevice_part(called: frozenset[str], repeated: frozenset[str]) -> llvm.ModuleRef:
+def _libdevice_part(called: frozenset[str]) -> llvm.ModuleRef:
     """libdevice's functions ``called`` and what they use, parsed from its
-    bitcode once per set, those of them ``repeated`` (called at several
-    places) made pure (``_pure``); a compile links in a copy.  Parsing the
-    whole bitcode cost every compile 0.035-0.06 s of CPU and copying it as
-    much (BA's kernel calls 2 of its 349 functions); the copy of a part,
-    under a millisecond.  The functions not called become internal for the
-    dead code elimination to drop, as those linked in do after the link:
-    what is linked is what the whole library left after the same
-    elimination.  One part serves every GPU: it is made before any pass
-    that depends on the architecture, and NVPTX64's data layout is the
-    same for all of them."""
+    bitcode once per set; a compile links in a copy, or a copy with the
+    functions its code calls repeatedly made pure (``_pure``).  Parsing
+    the whole bitcode cost every compile 0.035-0.06 s of CPU and copying
+    it as much (BA's kernel calls 2 of its 349 functions); the copy of a
+    part, under a millisecond, the pure copy of BA's 3 ms.  The functions
+    not called become internal for the dead code elimination to drop, as
+    those linked in do after the link: what is linked is what the whole
+    library left after the same elimination.  One part serves every GPU:
+    it is made before any pass that depends on the architecture, and
+    NVPTX64's data layout is the same for all of them."""
     machine = target_machine(DEFAULT_ARCH, 3)
     part = llvm.parse_bitcode(_libdevice_bitcode())
     part.triple = TRIPLE
@@ -255,43 +255,61 @@ def _libdevice_part(called: frozenset[str], repeated: frozenset[str]) -> llvm.Mo
         if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration and function.name not in called:
             function.linkage = llvm.Linkage.internal
     _drop_unused(part, machine, 3)
-    return _pure(part, repeated) if repeated else part
+    return part
 
 
 PURE = "nounwind willreturn memory(none)"
 """What libdevice's math functions are: functions of their arguments
-alone (they read only the library's constant tables) that return.  LLVM
-infers as much of them, but only after they are inlined."""
+alone that return.  Besides their arguments they read only the library's
+tables, which nothing writes (``sinf``'s ``@__cudart_i2opi_f`` is a
+global, not a constant, but no function stores to it).  LLVM infers as
+much of them, but only after they are inlined."""
 
 _DEFINITION = re.compile(r"^(define [^@\n]*@(\S+)\(.*\) )#(\d+)( \{)$", re.MULTILINE)
 _ATTRIBUTES = re.compile(r"^attributes #(\d+) = \{ (.*) \}$", re.MULTILINE)
-_REPLACED = re.compile(r"\b(alwaysinline|nounwind) ?")
+_REPLACED = re.compile(r'("[^"]*")|(?<!\S)(?:alwaysinline|nounwind)(?!\S) ?')
+"""A quoted string (kept whole), or a bare ``alwaysinline`` or
+``nounwind`` (dropped) of an attribute group's text."""
+
+
+def _may_be_pure(function: llvm.ValueRef) -> bool:
+    """Whether ``function`` is one of libdevice's math functions, which
+    ``PURE`` describes: libdevice gives all its functions the same
+    attributes, whether they write through a pointer (``frexp``,
+    ``sincos``) or not, and ``memory(none)`` would let LLVM drop such a
+    function's stores.  A pointer parameter rules one out even if listed."""
+    return function.name in LIBDEVICE_MATH and not any(a.type.is_pointer for a in function.arguments)
 
 
 def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
-    """``part`` with ``functions`` ``PURE`` instead of ``alwaysinline``.
-    libdevice makes every function ``alwaysinline``, and the always-inliner
-    is the pipeline's first pass: BA's kernel calls ``sin`` and ``cos`` of
-    the same angles in its rotation, the rotation's inverse and their
-    adjoints, ten times each, and all twenty copies (153 instructions
-    each) were inlined before any pass could see that they compute the
-    same, so its PTX computed them twenty times.  Pure, the calls of one
-    argument become one (GVN, once the device functions are inlined into
-    the kernel) and LLVM's inliner inlines the four left of each.  A
-    function called at one place (``log_sin``'s, ``complex_log``'s) keeps
-    ``alwaysinline``: there is nothing to merge, and the inliner's own
-    order laid out ``complex_log``'s adjoint with 72 registers instead of
-    62.  The attributes are edited in the part's text: llvmlite adds
+    """A copy of ``part`` with those of ``functions`` that may be
+    (``_may_be_pure``) ``PURE`` instead of ``alwaysinline``.  libdevice
+    makes every function ``alwaysinline``, and the always-inliner is the
+    pipeline's first pass: BA's kernel calls ``sin`` and ``cos`` of the
+    same angles several times in each of its four device functions (the
+    rotation, the rotation's inverse and their adjoints), twenty calls in
+    all, and all twenty copies (153 instructions each) were inlined before
+    any pass could see that they compute the same, so its PTX computed
+    them twenty times.  Pure, the calls of one argument within a function
+    become one (EarlyCSE, GVN), and LLVM's inliner inlines those left: one
+    ``sin`` and one ``cos`` in each of the four, eight in all.  Calls in
+    different functions are not merged: the inliner works bottom-up, so a
+    function's calls are inlined into it before it is inlined into the
+    kernel.  The attributes are edited in the part's text: llvmlite adds
     function attributes but removes none."""
+    marked = frozenset(f.name for f in part.functions if f.name in functions and _may_be_pure(f))
     text = str(part)
     groups = {int(n): body for n, body in _ATTRIBUTES.findall(text)}
     renumbered: dict[int, int] = {}
+    rewritten: set[str] = set()
     fresh = max(groups, default=-1) + 1
 
     def made_pure(definition: re.Match[str]) -> str:
         nonlocal fresh
-        if definition[2].strip('"') not in functions:
+        name = definition[2].strip('"')
+        if name not in marked:
             return definition[0]
+        rewritten.add(name)
         group = int(definition[3])
         if group not in renumbered:
             renumbered[group] = fresh
@@ -299,8 +317,10 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
         return f"{definition[1]}#{renumbered[group]}{definition[4]}"
 
     text = _DEFINITION.sub(made_pure, text)
+    assert rewritten == marked, f"libdevice's definitions of {sorted(marked - rewritten)} are not as _DEFINITION reads"
     for old, new in renumbered.items():
-        text += f"\nattributes #{new} = {{ {PURE} {_REPLACED.sub('', groups[old])} }}\n"
+        kept = _REPLACED.sub(lambda word: word[1] or "", groups[old])
+        text += f"\nattributes #{new} = {{ {PURE} {kept} }}\n"
     return llvm.parse_assembly(text)
 
 
@@ -322,8 +342,14 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     parsed.verify()
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
     if called:
+        repeated = _called_repeatedly(module) & called
         with _libdevice_lock:
-            parsed.link_in(_libdevice_part(called, _called_repeatedly(module) & called), preserve=True)
+            kept = _libdevice_part(called)
+            # the kept part is copied; a pure copy is this compile's own, moved in
+            if repeated:
+                parsed.link_in(_pure(kept, repeated))
+            else:
+                parsed.link_in(kept, preserve=True)
         for function in parsed.functions:
             if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration:
                 function.linkage = llvm.Linkage.internal
@@ -338,15 +364,22 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
 
 
 def _called_repeatedly(module: ir.Module) -> frozenset[str]:
-    """The functions ``module`` calls at two places or more."""
-    calls = Counter(
-        instruction.callee.name
-        for function in module.functions
-        for block in function.blocks
-        for instruction in block.instructions
-        if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
-    )
-    return frozenset(name for name, count in calls.items() if count > 1)
+    """The functions some function of ``module`` calls at two places or
+    more.  Only calls within one function are merged: a function called
+    once in each of several keeps ``alwaysinline``, as does one called at
+    a single place, since nothing can merge their calls, and the inliner's
+    own order laid out ``complex_log``'s adjoint with 72 registers instead
+    of 62 when every called function was pure."""
+    repeated: set[str] = set()
+    for function in module.functions:
+        calls = Counter(
+            instruction.callee.name
+            for block in function.blocks
+            for instruction in block.instructions
+            if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
+        )
+        repeated.update(name for name, count in calls.items() if count > 1)
+    return frozenset(repeated)
 
 
 def _drop_unused(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
