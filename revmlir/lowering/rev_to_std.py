@@ -1080,8 +1080,10 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     kernel wait for each load in turn (BA's Jacobian blocks free 73
     elements per observation, in arrays of at most 30).  The test is not a
     loop, which native code would poll for Ctrl-C in every iteration.  A
-    larger array, or one of run-time size, is checked element by element
-    (docs/design.md decisions 121 and 123)."""
+    larger array, one of run-time size, or one given a negative constant
+    size (its allocation reports that first, where it runs; the free must
+    still compile, with a location for that report) is checked element by
+    element (docs/design.md decisions 121 and 123)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
@@ -1100,7 +1102,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             lowering.check(ok, op, message, freed_element(element, at))
 
         shape = constant_shape(type.get_shape(), op.sizes)
-        if shape is None or prod(shape) > FREED_AT_ONCE:
+        if shape is None or min(shape, default=0) < 0 or prod(shape) > FREED_AT_ONCE:
             _each_element(lowering, array, op, check)
         elif prod(shape):
             elements = product(*(range(size) for size in shape))
