@@ -1063,9 +1063,14 @@ def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValu
 FREED_AT_ONCE = 30
 """The most elements a freed array of known size may have for its zero
 check to be made at once (``_array_free``): each is a load and a test kept
-live until the one branch, so the registers a kernel needs grow with them;
-at 40 elements a kernel took 116 registers instead of 32 (docs/design.md
-decision 123)."""
+live until the one branch, so the registers a kernel needs grow with them.
+For a kernel that fills, uses, uncomputes and frees an ``rv.zeros((N,))``
+the test costs at most 4 registers up to 30 elements and 16 at 31 (80 →
+96); for the same kernel on a static ``memref<Nxf64>`` at most 1 up to
+26, but 16 at 28 and 40 at 30 (34 → 74).  30 is kept for BA's
+Jacobian-blocks kernel, whose gain is all in its 30-element block (222
+registers instead of 218), at that cost to kernels like the second
+(docs/design.md decisions 123 and 125)."""
 
 
 @lowers(anc.ArrayFreeOp)
@@ -1083,7 +1088,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     larger array, one of run-time size, or one given a negative constant
     size (its allocation reports that first, where it runs; the free must
     still compile, with a location for that report) is checked element by
-    element (docs/design.md decisions 121 and 123)."""
+    element (docs/design.md decisions 121, 123 and 125)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
