@@ -20,7 +20,7 @@ import pytest
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
-from revmlir.errors import InvertibilityError
+from revmlir.errors import ExecutionError, InvertibilityError
 from revmlir.gpu.program import compile_kernels
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.interpreter import RevInterpreter
@@ -33,21 +33,21 @@ TOLERANCE = 1e-8
 """The tolerance of a float's zero check (``rev-lower-to-std``'s default)."""
 
 
-def _swaps(shape: str) -> str:
-    """Each element of ``%a`` swapped with the row ``%i`` of ``%x``."""
+def _swaps(shape: tuple[int, ...], type: str) -> str:
+    """Each element of ``%a`` (of ``shape``, typed ``type``) swapped with
+    its element, in row-major order, of the row ``%i`` of ``%x``."""
+    row = f"memref<?x{math.prod(shape)}xT>"
     lines = []
-    for k in range(ROWS):
-        for j in range(COLUMNS):
-            at = f"{k}_{j}"
-            lines += [
-                f"    %ck{at} = arith.constant {k} : index",
-                f"    %cj{at} = arith.constant {j} : index",
-                f"    %cx{at} = arith.constant {k * COLUMNS + j} : index",
-                f"    %e{at} = rev.take %x[%i, %cx{at}] : memref<?x{ROWS * COLUMNS}xT>",
-                f"    %z{at} = rev.take %a[%ck{at}, %cj{at}] : {shape}",
-                f"    rev.put %e{at}, %a[%ck{at}, %cj{at}] : {shape}",
-                f"    rev.put %z{at}, %x[%i, %cx{at}] : memref<?x{ROWS * COLUMNS}xT>",
-            ]
+    for n, at in enumerate(np.ndindex(shape)):
+        lines += [f"    %c{n}_{axis} = arith.constant {k} : index" for axis, k in enumerate(at)]
+        indices = ", ".join(f"%c{n}_{axis}" for axis in range(len(at)))
+        lines += [
+            f"    %cx{n} = arith.constant {n} : index",
+            f"    %e{n} = rev.take %x[%i, %cx{n}] : {row}",
+            f"    %z{n} = rev.take %a[{indices}] : {type}",
+            f"    rev.put %e{n}, %a[{indices}] : {type}",
+            f"    rev.put %z{n}, %x[%i, %cx{n}] : {row}",
+        ]
     return "\n".join(lines)
 
 
@@ -56,22 +56,23 @@ SIZES = ("static", "constant", "run-time")
 constant (``?x3``: the Python frontend's arrays), or by an argument."""
 
 
-def _source(element: str, sizes: str) -> str:
+def _source(element: str, sizes: str, shape: tuple[int, ...] = (ROWS, COLUMNS)) -> str:
     """``@swap_out``: each of ``n`` threads (a parallel loop) swaps its row
-    of ``x`` into a fresh ``m × 3`` ancilla array (``m`` is 2, known at
-    compile time unless ``sizes`` is ``run-time``) and frees it, so the free
-    checks the row's old values."""
-    shape = f"memref<{ROWS}x{COLUMNS}xT>" if sizes == "static" else f"memref<?x{COLUMNS}xT>"
+    of ``x`` into a fresh ancilla array of ``shape`` (whose first size is
+    known at compile time unless ``sizes`` is ``run-time``, and is then
+    ``m``) and frees it, so the free checks the row's old values."""
+    static = "".join(f"{size}x" for size in shape)
+    type = f"memref<{static}T>" if sizes == "static" else f"memref<?x{static.split('x', 1)[1]}T>"
     given = {"static": "", "constant": "%rows", "run-time": "%m"}[sizes]
-    rows = f"    %rows = arith.constant {ROWS} : index\n" if sizes == "constant" else ""
-    text = f"""rev.func @swap_out(%x: memref<?x{ROWS * COLUMNS}xT>, %n: index, %m: index) {{
+    rows = f"    %rows = arith.constant {shape[0]} : index\n" if sizes == "constant" else ""
+    text = f"""rev.func @swap_out(%x: memref<?x{math.prod(shape)}xT>, %n: index, %m: index) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   rev.for parallel %c0 to %n step %c1 : index () {{
   ^bb0(%i: index):
-{rows}    %a = anc.array_alloc({given}) : {shape}
-{_swaps(shape)}
-    anc.array_free %a({given}) : {shape}
+{rows}    %a = anc.array_alloc({given}) : {type}
+{_swaps(shape, type)}
+    anc.array_free %a({given}) : {type}
     rev.yield
   }}
   rev.return %n, %m : index, index
@@ -187,6 +188,35 @@ def test_the_first_nonzero_element_of_other_types_is_reported_alike(element: str
     engines = (RevInterpreter(module), NativeModule.compile(module), EmulatedKernel(module, "swap_out"), 0)
     interpreted, native, gpu = _failures(engines, x)
     assert str(interpreted).endswith(f"array freed holding {shown} at [1, 0], expected zeros")
+    assert str(native) == str(interpreted)
+    assert str(gpu) == f"{interpreted} (element 1)"
+
+
+SHAPES = {
+    "rank 0": (),
+    "one": (1,),
+    "the limit": (FREED_AT_ONCE,),
+    "one past the limit": (FREED_AT_ONCE + 1,),
+    "5x6": (5, 6),
+}
+"""Shapes on both sides of ``FREED_AT_ONCE``: tested at once up to it,
+element by element past it."""
+
+
+@pytest.mark.parametrize("position", ["first", "last"])
+@pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
+def test_the_first_and_last_element_of_arrays_of_any_size_are_reported_alike(shape, position) -> None:
+    """The element at either end of the array, in row-major order, is
+    reported with its indices on every engine, whichever form checks it."""
+    module = parse_module(_source("f64", "static", shape), "free.mlir")
+    engines = (RevInterpreter(module), NativeModule.compile(module), EmulatedKernel(module, "swap_out"), 0)
+    elements = math.prod(shape)
+    x = np.zeros((2, elements))
+    at = 0 if position == "first" else elements - 1
+    x[1, at] = 0.5
+    interpreted, native, gpu = _failures(engines, x)
+    shown = ", ".join(str(k) for k in np.unravel_index(at, shape))
+    assert str(interpreted).endswith(f"array freed holding 0.5 at [{shown}], expected zeros")
     assert str(native) == str(interpreted)
     assert str(gpu) == f"{interpreted} (element 1)"
 
@@ -342,4 +372,72 @@ def test_rank_0_and_empty_arrays_are_checked_alike() -> None:
             engine.call("box", np.array([2.5]))
         raised.append(str(error.value))
     assert raised[0] == "small.mlir:8:3: 'anc.array_free' in @box: array freed holding 2.5 at [], expected zeros"
+    assert raised[1] == raised[0]
+
+
+NEGATIVE = """rev.func @negative(%x: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %m = arith.constant -1 : index
+    %a = anc.array_alloc(%m) : memref<?xf64>
+    anc.array_free %a(%m) : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+"""An array given a negative constant size, in a loop of ``n`` threads."""
+
+
+def test_an_array_of_negative_constant_size_compiles_and_reports_its_size_on_every_engine() -> None:
+    """Its free is checked element by element (a negative size has no
+    elements to test at once): nothing runs for no threads, and its
+    allocation reports the size where it runs."""
+    module = parse_module(NEGATIVE, "negative.mlir")
+    interpreter, native, kernel = (
+        RevInterpreter(module),
+        NativeModule.compile(module),
+        EmulatedKernel(module, "negative"),
+    )
+    x = np.zeros(2)
+    assert interpreter.call("negative", x, 0) == native.call("negative", x, 0) == (x, 0)
+    assert not kernel.launch([x, 0], 1, 1).any()
+    raised = []
+    for run in (
+        lambda: interpreter.call("negative", x, 1),
+        lambda: native.call("negative", x, 1),
+        lambda: raise_gpu_error(kernel.check_table, kernel.launch([x, 1], 1, 1)),
+    ):
+        with pytest.raises(ExecutionError) as error:
+            run()
+        raised.append(str(error.value))
+    assert raised[0] == "negative.mlir:7:5: 'anc.array_alloc' in @negative: array size -1 is negative"
+    assert raised[1] == raised[0]
+    assert raised[2] == f"{raised[0]} (element 0)"
+
+
+ROWS_GIVEN = -2
+"""A negative number of rows, as a program may compute it."""
+
+
+def _negative_rows(x, n):
+    for _ in range(n):
+        a = rv.zeros((ROWS_GIVEN, 3))
+        b = rv.zeros((-1, -1))  # a positive number of "elements"
+        rv.free(b)
+        rv.free(a)
+
+
+def test_a_frontend_array_of_negative_size_compiles_and_reports_it_on_both_backends() -> None:
+    x = np.zeros(2)
+    raised = []
+    for backend in ("interpreter", "native"):
+        function = rv.reversible(_negative_rows, backend=backend)
+        assert function(x, 0)[1] == 0
+        with pytest.raises(ExecutionError) as error:
+            function(x, 1)
+        raised.append(str(error.value))
+    assert raised[0].endswith("'anc.array_alloc' in @_negative_rows: array size -2 is negative")
     assert raised[1] == raised[0]

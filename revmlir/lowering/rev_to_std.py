@@ -1063,9 +1063,14 @@ def _check_sizes(lowering: FunctionLowering, op: anc.ArrayFreeOp, array: SSAValu
 FREED_AT_ONCE = 30
 """The most elements a freed array of known size may have for its zero
 check to be made at once (``_array_free``): each is a load and a test kept
-live until the one branch, so the registers a kernel needs grow with them;
-at 40 elements a kernel took 116 registers instead of 32 (docs/design.md
-decision 123)."""
+live until the one branch, so the registers a kernel needs grow with them.
+For a kernel that fills, uses, uncomputes and frees an ``rv.zeros((N,))``
+the test costs at most 4 registers up to 30 elements and 16 at 31 (80 →
+96); for the same kernel on a static ``memref<Nxf64>`` at most 1 up to
+26, but 16 at 28 and 40 at 30 (34 → 74).  30 is kept for BA's
+Jacobian-blocks kernel, whose gain is all in its 30-element block (222
+registers instead of 218), at that cost to kernels like the second
+(docs/design.md decisions 123 and 125)."""
 
 
 @lowers(anc.ArrayFreeOp)
@@ -1080,8 +1085,10 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     kernel wait for each load in turn (BA's Jacobian blocks free 73
     elements per observation, in arrays of at most 30).  The test is not a
     loop, which native code would poll for Ctrl-C in every iteration.  A
-    larger array, or one of run-time size, is checked element by element
-    (docs/design.md decisions 121 and 123)."""
+    larger array, one of run-time size, or one given a negative constant
+    size (its allocation reports that first, where it runs; the free must
+    still compile, with a location for that report) is checked element by
+    element (docs/design.md decisions 121, 123 and 125)."""
     assert isinstance(op, anc.ArrayFreeOp)
     array = lowering.get(op.array)
     if op.checks_enabled:
@@ -1100,7 +1107,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             lowering.check(ok, op, message, freed_element(element, at))
 
         shape = constant_shape(type.get_shape(), op.sizes)
-        if shape is None or prod(shape) > FREED_AT_ONCE:
+        if shape is None or min(shape, default=0) < 0 or prod(shape) > FREED_AT_ONCE:
             _each_element(lowering, array, op, check)
         elif prod(shape):
             elements = product(*(range(size) for size in shape))

@@ -88,3 +88,51 @@ rev.func @sized(%y: f64, %n: index) {
   anc.array_free %a(%n) : memref<?xf64>
   rev.return %y, %n : f64, index
 }
+
+// At the limit (30 elements) the test is straight-line: 30 loads with
+// constant indices, 29 `and`s, one branch.
+// CHECK-LABEL: func.func @limit(%y: f64, %err: memref<6xi64>) -> f64 {
+// CHECK:         memref.store
+// CHECK:         %{{.*}} = arith.constant 0.000000e+00 : f64
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-30: memref.load %a[%{{.*}}] : memref<30xf64>
+// CHECK-NOT:     scf.for
+// CHECK-COUNT-29: arith.andi
+// CHECK-NEXT:    %{{.*}} = arith.constant true
+// CHECK-NEXT:    %{{.*}} = arith.xori
+// CHECK-NEXT:    scf.if
+// CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        memref.load %a[%[[I]]] : memref<30xf64>
+// CHECK:         func.return %y : f64
+rev.func @limit(%y: f64) {
+  %a = anc.array_alloc() : memref<30xf64>
+  anc.array_free %a() : memref<30xf64>
+  rev.return %y : f64
+}
+
+// One past the limit (31 elements) the elements are checked in a loop.
+// CHECK-LABEL: func.func @past(%y: f64, %err: memref<6xi64>) -> f64 {
+// CHECK:         memref.store
+// CHECK-NOT:     memref.load
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      memref.load %a[%[[I]]] : memref<31xf64>
+// CHECK-NOT:     arith.andi
+// CHECK:         func.return %y : f64
+rev.func @past(%y: f64) {
+  %a = anc.array_alloc() : memref<31xf64>
+  anc.array_free %a() : memref<31xf64>
+  rev.return %y : f64
+}
+
+// An array of no elements has nothing to check: after its zero fill, no
+// load and no branch before the return.
+// CHECK-LABEL: func.func @none(%y: f64, %err: memref<6xi64>) -> f64 {
+// CHECK:         memref.store %{{.*}}, %a[%{{.*}}, %{{.*}}] : memref<0x3xf64>
+// CHECK-NOT:     memref.load
+// CHECK-NOT:     scf.if
+// CHECK:         func.return %y : f64
+rev.func @none(%y: f64) {
+  %a = anc.array_alloc() : memref<0x3xf64>
+  anc.array_free %a() : memref<0x3xf64>
+  rev.return %y : f64
+}
