@@ -5,11 +5,13 @@ runtime's use of both through a stand-in driver."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pytest
 
+from python_examples import load_benchmark
 from revmlir.gpu import runtime
 from revmlir.gpu.launch_shape import MAX_GRID, Occupancy, block_sizes
 from revmlir.gpu.program import lower_kernels
@@ -21,11 +23,10 @@ from revmlir.gpu.trip_count import (
     LoopBounds,
     Scalar,
     Size,
-    wrap,
 )
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
-from revmlir.runtime_checks import GPU_ERROR_WORDS
+from revmlir.runtime.values import wrap_int
 
 H200_PROCESSORS = 132
 
@@ -46,6 +47,17 @@ def h200_blocks(registers: int) -> Any:
 
 def h200(registers: int, block: int, grid: int) -> Occupancy:
     return Occupancy.of(H200_PROCESSORS, h200_blocks(registers), block, grid)
+
+
+def launch_shape(occupancy: Occupancy, trip: int | None, arena: bool) -> tuple[int, int]:
+    """The shape ``runtime.launch`` gives a kernel with a per-thread arena
+    of the default size or without one: ``Occupancy.shape``, its grid cut
+    to the arena's threads (``runtime.arena_plan``)."""
+    grid, block = occupancy.shape(trip)
+    if arena:
+        threads, _ = runtime.arena_plan(None, occupancy.wave)
+        grid = min(grid, threads // block)
+    return grid, block
 
 
 @pytest.mark.parametrize(
@@ -90,7 +102,7 @@ def h200(registers: int, block: int, grid: int) -> Occupancy:
 def test_the_launch_shape_of_a_trip_count(
     registers: int, occupancy: tuple[int, int], trip: int | None, arena: bool, shape: tuple[int, int]
 ) -> None:
-    assert h200(registers, *occupancy).shape(trip, arena) == shape
+    assert launch_shape(h200(registers, *occupancy), trip, arena) == shape
 
 
 @pytest.mark.parametrize("arena", [False, True])
@@ -105,7 +117,7 @@ def test_every_shape_covers_its_count_within_the_devices_limits(
     occupancy = h200(registers, block, grid)
     wave = grid * block
     for trip in [*range(-1, 70_000, 997), 33_793, 63_361, 10**9, block * MAX_GRID + 1, 2**62]:
-        launch_grid, launch_block = occupancy.shape(trip, arena)
+        launch_grid, launch_block = launch_shape(occupancy, trip, arena)
         assert launch_block in block_sizes(block) and 1 <= launch_grid <= MAX_GRID
         threads = launch_grid * launch_block
         if trip <= 0:
@@ -126,23 +138,22 @@ def test_expressions_compute_as_the_kernel_does() -> None:
     """Two's complement at each operation's width; casts extend with the
     sign or zeros, or truncate."""
     big = Constant(2**62, 64)
-    assert Arithmetic("mul", big, Constant(4, 64), 64).evaluate({}, {}) == 0
-    assert Arithmetic("add", Constant(2**63 - 1, 64), Constant(1, 64), 64).evaluate({}, {}) == -(2**63)
+    assert Arithmetic("mul", big, Constant(4, 64), 64).evaluate({}) == 0
+    assert Arithmetic("add", Constant(2**63 - 1, 64), Constant(1, 64), 64).evaluate({}) == -(2**63)
     minus_one = Scalar(0, 32)
-    assert Cast(minus_one, 64, unsigned=False).evaluate({}, {0: -1}) == -1
-    assert Cast(minus_one, 64, unsigned=True).evaluate({}, {0: -1}) == 2**32 - 1
-    assert Cast(Scalar(0, 64), 8, unsigned=False).evaluate({}, {0: 511}) == -1
-    assert Scalar(0, 32).evaluate({}, {0: 2**32 + 5}) == 5
-    assert Size(1, 1).evaluate({1: np.empty((2, 7))}, {}) == 7
-    assert wrap(2**64 + 3, 64) == 3
+    assert Cast(minus_one, 64, unsigned=False).evaluate({0: -1}) == -1
+    assert Cast(minus_one, 64, unsigned=True).evaluate({0: -1}) == 2**32 - 1
+    assert Cast(Scalar(0, 64), 8, unsigned=False).evaluate({0: 511}) == -1
+    assert Scalar(0, 32).evaluate({0: 2**32 + 5}) == 5
+    assert Size(1, 1).evaluate([0, np.empty((2, 7))]) == 7
 
 
 def test_a_trip_count_is_the_length_of_the_range_and_unknown_for_a_step_that_is_not_positive() -> None:
     bounds = LoopBounds(Scalar(0, 64), Scalar(1, 64), Scalar(2, 64))
     for lb, ub, step in [(0, 10, 3), (-5, 5, 2), (5, -5, 1), (2**63 - 10, 2**63 - 1, 4), (-(2**63), 2**63 - 1, 2**62)]:
-        assert bounds.trip_count({}, {0: lb, 1: ub, 2: step}) == len(range(lb, ub, step))
-    assert bounds.trip_count({}, {0: 0, 1: 10, 2: 0}) is None
-    assert bounds.trip_count({}, {0: 0, 1: 10, 2: -1}) is None
+        assert bounds.trip_count([lb, ub, step]) == len(range(lb, ub, step))
+    assert bounds.trip_count([0, 10, 0]) is None
+    assert bounds.trip_count([0, 10, -1]) is None
 
 
 def counting(signature: str, definitions: str, lb: str, step: str, returned: str) -> str:
@@ -204,7 +215,7 @@ def test_recorded_bounds_count_the_iterations_the_cpu_runs(columns: int, lb: int
     assert bounds is not None
     t, a = np.zeros(1, np.int64), np.zeros((2, columns))
     NativeModule.compile(parse_module(BOUNDED, "k.mlir")).call("k", t, a, lb, n, s)
-    assert bounds.trip_count({0: t, 1: a}, {2: lb, 3: n, 4: s}) == t[0] == len(range(lb, wrap(columns * n - 3, 64), s))
+    assert bounds.trip_count([t, a, lb, n, s]) == t[0] == len(range(lb, wrap_int(columns * n - 3, 64), s))
 
 
 CHAIN = "\n  ".join(
@@ -236,78 +247,62 @@ def test_bounds_not_computable_from_the_arguments_record_nothing(definition: str
         assert _bounds(within.replace(f"  %u{MAX_OPERATIONS - 1} =", "  // "), "k") is not None
 
 
-MULTIPROCESSOR_COUNT = 16
-NUM_REGS = 4
-"""The driver's numbers of the attributes the runtime asks for."""
+launch_overhead = load_benchmark("launch_overhead")
 
 
-class FakeDriver:
-    """The driver calls a device's start and a kernel's load and launch
-    make, answered as an H200 would for a kernel of 243 registers; a call
-    the runtime makes with other arguments than the driver takes fails."""
-
-    CUresult = type("R", (), {"CUDA_SUCCESS": 0})
-    CUdevice_attribute = type("A", (), {"CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT": MULTIPROCESSOR_COUNT})
-    CUfunction_attribute = type("F", (), {"CU_FUNC_ATTRIBUTE_NUM_REGS": NUM_REGS})
-    ANSWERS: dict[str, tuple[tuple[Any, ...], Any]] = {
-        "cuDeviceGet": ((0,), "device"),
-        "cuDeviceGetAttribute": ((MULTIPROCESSOR_COUNT, "device"), H200_PROCESSORS),
-        "cuDevicePrimaryCtxRetain": (("device",), "context"),
-        "cuCtxSetCurrent": (("context",), None),
-        "cuOccupancyMaxPotentialBlockSize": (("function", None, 0, 0), (132, 256)),
-        "cuFuncGetAttribute": ((NUM_REGS, "function"), 243),
-    }
-    """``(arguments, answer)`` of the calls whose arguments are known."""
+class H200Driver(launch_overhead.FakeDriver):
+    """``launch_overhead.FakeDriver`` answering as an H200 would for a
+    kernel of 243 registers (``h200_blocks``), recording each launch's
+    ``(grid, block)``, each allocation's address and bytes, and the calls
+    that allocate, free and wait."""
 
     def __init__(self) -> None:
-        self.calls: list[tuple[Any, ...]] = []
+        super().__init__()
         self.launches: list[tuple[int, int]] = []
         self.allocations: list[tuple[int, int]] = []
         """``(address, bytes)`` of each ``cuMemAlloc``."""
+        self.memory: list[tuple[str, int]] = []
+        """``(call, argument)`` of each ``cuStreamSynchronize`` (its stream),
+        ``cuMemFree`` (its address) and ``cuMemAlloc`` (its bytes)."""
 
-    def cuDeviceGetCount(self) -> tuple[int, int]:
-        return 0, 1
+    def cuFuncGetAttribute(self, attribute: Any, function: Any) -> tuple[Any, ...]:
+        assert attribute == self.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NUM_REGS
+        return self._ok("cuFuncGetAttribute", 243)
 
-    def call(self, name: str, *args: Any) -> Any:
-        self.calls.append((name, *args))
-        if name in self.ANSWERS:
-            expected, answer = self.ANSWERS[name]
-            assert args == expected, f"{name}{args}"
-            return answer
-        if name == "cuOccupancyMaxActiveBlocksPerMultiprocessor":
-            assert args[0] == "function" and args[2] == 0, f"{name}{args}"
-            return h200_blocks(243)(args[1])
-        if name == "cuLaunchKernel":
-            self.launches.append((args[1], args[4]))
-        if name == "cuMemAlloc":
-            self.allocations.append((0x1000 * len(self.calls), args[0]))
-            return self.allocations[-1][0]
-        return {"cuModuleLoadData": "module", "cuModuleGetFunction": "function"}.get(name)
+    def cuOccupancyMaxPotentialBlockSize(self, function: Any, *_: Any) -> tuple[Any, ...]:
+        return self._ok("cuOccupancyMaxPotentialBlockSize", 132, 256)
 
-    def count(self, name: str) -> int:
-        return sum(call[0] == name for call in self.calls)
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, function: Any, block: int, shared: int) -> tuple[Any, ...]:
+        assert shared == 0
+        return self._ok("cuOccupancyMaxActiveBlocksPerMultiprocessor", h200_blocks(243)(block))
+
+    def cuLaunchKernel(self, function: Any, *configuration: Any) -> tuple[Any, ...]:
+        self.launches.append((configuration[0], configuration[3]))
+        return super().cuLaunchKernel(function, *configuration)
+
+    def cuMemAlloc(self, nbytes: int) -> tuple[Any, ...]:
+        self.memory.append(("cuMemAlloc", nbytes))
+        result = super().cuMemAlloc(nbytes)
+        self.allocations.append((result[1], nbytes))
+        return result
+
+    def cuMemFree(self, pointer: int) -> tuple[Any, ...]:
+        self.memory.append(("cuMemFree", pointer))
+        return super().cuMemFree(pointer)
+
+    def cuStreamSynchronize(self, stream: int) -> tuple[Any, ...]:
+        self.memory.append(("cuStreamSynchronize", stream))
+        return super().cuStreamSynchronize(stream)
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> FakeDriver:
-    """A ``FakeDriver`` behind the runtime, no device started yet, host
-    copies and error slots that need no memory."""
-    from revmlir.gpu.runtime import _ErrorSlot
-
-    driver = FakeDriver()
-    monkeypatch.setattr(runtime, "_call", driver.call)
-    monkeypatch.setattr(runtime, "driver", lambda: driver)
-    monkeypatch.setattr(runtime, "_devices", {})
-    monkeypatch.setattr(runtime, "_pending", [])
-    monkeypatch.setattr(runtime, "_check_parameters", lambda *args: None)
-    monkeypatch.setattr(runtime, "_copy_in", lambda host, back, stream: runtime._Copy(host, 0x2000, False))
-    monkeypatch.setattr(
-        _ErrorSlot, "allocate", classmethod(lambda cls: [cls(0x3000, (runtime.ctypes.c_int64 * GPU_ERROR_WORDS)())])
-    )
-    return driver
+def fake() -> Iterator[H200Driver]:
+    """An ``H200Driver`` behind the runtime, no device started yet."""
+    with launch_overhead.fake_driver(H200Driver()) as driver:
+        yield driver
 
 
-def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(fake: FakeDriver) -> None:
+def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(fake: H200Driver) -> None:
     """The multiprocessors are asked once per device and the occupancy of
     each block size once per loaded kernel, never at a launch; launches of
     10,000 and 10^6 iterations, and of none, get the rule's shapes."""
@@ -324,11 +319,11 @@ def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(fake: Fa
             x = np.zeros(n, dtype)
             runtime.launch(compiled.plan, [x, x], 0)
     assert fake.launches == [(313, 32), (3907, 256), (1, 32)] * 2
-    assert fake.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == 2 * len(block_sizes(256))
-    assert fake.count("cuDeviceGet") == fake.count("cuDeviceGetAttribute") == 1
+    assert fake.calls.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == 2 * len(block_sizes(256))
+    assert fake.calls.count("cuDeviceGet") == fake.calls.count("cuDeviceGetAttribute") == 1
 
 
-def test_arena_launches_on_a_stream_share_one_waves_buffer(fake: FakeDriver) -> None:
+def test_arena_launches_on_a_stream_share_one_waves_buffer(fake: H200Driver) -> None:
     """Launches of a kernel with an arena, queued on a stream with growing
     counts, take the counts' shapes within one wave's threads, inside one
     buffer sized for one wave: allocated once, never waited for; a larger
@@ -359,12 +354,11 @@ def test_arena_launches_on_a_stream_share_one_waves_buffer(fake: FakeDriver) -> 
     assert fake.launches == [(313, 32), (625, 32), (132, 256)]
     ((first, nbytes),) = fake.allocations
     assert nbytes == 132 * 256 * runtime.DEFAULT_ARENA
-    assert fake.count("cuStreamSynchronize") == fake.count("cuMemFree") == 0
-    done = len(fake.calls)
+    assert fake.calls.count("cuStreamSynchronize") == fake.calls.count("cuMemFree") == 0
+    done = len(fake.memory)
     run(1_000_000, arena=1 << 20)
     assert fake.launches[-1] == (1024 // 256, 256)
-    memory = [call for call in fake.calls[done:] if call[0] in ("cuStreamSynchronize", "cuMemFree", "cuMemAlloc")]
-    assert memory == [("cuStreamSynchronize", 7), ("cuMemFree", first), ("cuMemAlloc", runtime.ARENA_LIMIT)]
+    assert fake.memory[done:] == [("cuStreamSynchronize", 7), ("cuMemFree", first), ("cuMemAlloc", runtime.ARENA_LIMIT)]
 
 
 def test_an_empty_range_in_one_warp_reports_the_checks_before_the_loop_as_any_grid() -> None:
@@ -385,7 +379,7 @@ def test_an_empty_range_in_one_warp_reports_the_checks_before_the_loop_as_any_gr
     bounds = _bounds(source, "k")
     assert bounds is not None
     args = [np.zeros(1, np.int64), np.zeros(2), 0]
-    trip = bounds.trip_count({0: args[0], 1: args[1]}, {2: 0})
+    trip = bounds.trip_count(args)
     grid, block = h200(243, 256, 132).shape(trip)
     assert (trip, grid, block) == (0, 1, 32)
     kernel = EmulatedKernel(module, "k")
@@ -414,7 +408,7 @@ def test_a_python_range_of_scalars_records_its_bounds() -> None:
     for lo, hi, s in [(3, 100, 7), (1, 50, 3), (40, 2, 1), (0, 64, 64)]:
         y = np.zeros(100)
         strided(y, lo, hi, s)
-        assert bounds.trip_count({0: y}, {1: lo, 2: hi, 3: s}) == len(range(lo, hi, s)) == y.sum()
+        assert bounds.trip_count([y, lo, hi, s]) == len(range(lo, hi, s)) == y.sum()
 
 
 @pytest.mark.parametrize("k", [0, 3, 12, -(2**63), 10 - 2**63, 2**63 - 1])
@@ -435,4 +429,4 @@ def test_a_python_range_whose_bound_wraps_counts_what_the_cpu_runs(k: int) -> No
     assert bounds is not None
     y = np.zeros(10)
     tail(y, k)
-    assert bounds.trip_count({0: y}, {1: k}) == len(range(1, wrap(10 - k, 64))) == y.sum()
+    assert bounds.trip_count([y, k]) == len(range(1, wrap_int(10 - k, 64))) == y.sum()

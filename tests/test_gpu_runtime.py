@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ComplexType, MemRefType, f32, f64, i1, i8, i32, i64
+from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp, f32, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute
 from xdsl.utils.exceptions import PassFailedException
 
@@ -28,8 +28,10 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
 from revmlir.gpu import arrays, runtime
+from revmlir.gpu import program as gpu_program
 from revmlir.gpu.arrays import DeviceArray
 from revmlir.gpu.trip_count import Arithmetic, Cast, Constant, Expression, LoopBounds, Scalar, Size
+from revmlir.runtime import cache
 from revmlir.runtime_checks import GPU_ERROR_WORDS, PAYLOAD_SLOTS
 
 try:
@@ -183,8 +185,8 @@ def test_a_kernel_that_prints_is_an_error_at_the_print() -> None:
 
 def test_cuda_array_interface_is_read_in_place() -> None:
     value = FakeCudaArray(shape=(4, 5), typestr="<f8", data=(0xABC000, True))
-    assert arrays.is_device_array(value)
-    array = arrays.device_array(value, stream=0)
+    array = arrays.kernel_array(value, stream=0)
+    assert isinstance(array, DeviceArray)
     assert (array.pointer, array.shape, array.dtype, array.readonly) == (0xABC000, (4, 5), np.dtype("f8"), True)
     assert array.nbytes == 160 and array.owner is value and array.device is None
 
@@ -192,13 +194,13 @@ def test_cuda_array_interface_is_read_in_place() -> None:
 def test_cuda_array_interface_strides() -> None:
     # C-contiguous strides spelled out, extent-1 dimensions with any stride
     contiguous = FakeCudaArray(shape=(2, 1, 3), typestr="<f4", strides=(12, 99, 4))
-    assert arrays.device_array(contiguous, 0).shape == (2, 1, 3)
+    assert isinstance(array := arrays.kernel_array(contiguous, 0), DeviceArray) and array.shape == (2, 1, 3)
     transposed = FakeCudaArray(shape=(3, 2), typestr="<f8", strides=(8, 24))
     with pytest.raises(TypeError, match="FakeCudaArray|is not C-contiguous"):
-        arrays.device_array(transposed, 0)
+        arrays.kernel_array(transposed, 0)
     masked = FakeCudaArray(shape=(3,), typestr="<f8", mask=object())
     with pytest.raises(TypeError, match="with a mask"):
-        arrays.device_array(masked, 0)
+        arrays.kernel_array(masked, 0)
 
 
 def test_dlpack_capsules_are_read_like_numpy() -> None:
@@ -232,11 +234,10 @@ class Inconsistent:
 
 
 def test_dlpack_tensors_must_be_on_the_device() -> None:
-    assert not arrays.is_device_array(np.ones(3))
-    producer = Inconsistent()
-    assert arrays.is_device_array(producer)
+    host = np.ones(3)
+    assert arrays.kernel_array(host, 0) is host and arrays.kernel_array(2.0, 0) is None
     with pytest.raises(TypeError, match="a test_gpu_runtime array is not in CUDA memory .*device type 1"):
-        arrays.device_array(producer, 0)
+        arrays.kernel_array(Inconsistent(), 0)
 
 
 def test_dlpack_element_types() -> None:
@@ -253,9 +254,8 @@ def test_dlpack_element_types() -> None:
 @pytest.mark.skipif(torch is None, reason="needs PyTorch (the torch extra)")
 def test_host_tensors_share_memory_with_their_numpy_copy_target() -> None:
     tensor = torch.zeros(4, dtype=torch.float64)
-    assert not arrays.is_device_array(tensor)
-    host = arrays.host_array(tensor)
-    assert host is not None
+    host = arrays.kernel_array(tensor, 0)
+    assert isinstance(host, np.ndarray)
     host[2] = 7.0  # what a kernel's copy back does
     assert tensor[2].item() == 7.0
 
@@ -412,15 +412,18 @@ def launch(program: Program, name: str, args: list[Any], written: frozenset[int]
         (Cast(Scalar(3, 32), 64, False), "argument #3 of 3"),
     ],
 )
-def test_a_plan_refuses_bounds_that_read_an_argument_as_what_it_is_not(bound: Expression, reads: str) -> None:
-    """An internal error where the program and its loop bounds disagree,
-    before any launch reads an array's size off a scalar."""
+def test_compiling_refuses_bounds_that_read_an_argument_as_what_it_is_not(
+    monkeypatch: pytest.MonkeyPatch, bound: Expression, reads: str
+) -> None:
+    """An internal error where the lowered kernel's loop bounds and the
+    program's argument types disagree, before any launch reads an array's
+    size off a scalar."""
     one = Constant(1, 64)
-    good = Program({"scale": Info("scale", SCALE.kernels["scale"].arguments, bounds=LoopBounds(one, Size(1, 0), one))})
-    assert runtime.LaunchPlan.of(good, "scale", frozenset({0})).bounds is not None
-    bad = Program({"scale": Info("scale", SCALE.kernels["scale"].arguments, bounds=LoopBounds(one, bound, one))})
+    lowered = (ModuleOp([]), {"scale": SCALE.kernels["scale"].arguments}, {"scale": LoopBounds(one, bound, one)})
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    monkeypatch.setattr(gpu_program, "lower_kernels", lambda module, names: lowered)
     with pytest.raises(AssertionError, match=re.escape(f"the loop bounds of kernel @scale read {reads}")):
-        runtime.LaunchPlan.of(bad, "scale", frozenset({0}))
+        gpu_program.compile_kernels(ModuleOp([]), ["scale"])
 
 
 def test_launch_checks_arguments_before_the_driver() -> None:

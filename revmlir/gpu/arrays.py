@@ -73,42 +73,27 @@ def _producer_of(module_path: str) -> str:
     return "a " + {"cupy": "CuPy", "jaxlib": "JAX", "jax": "JAX"}.get(module, module) + " array"
 
 
-def is_device_array(value: Any) -> bool:
-    """Whether ``value`` lives in CUDA memory (and is used in place)."""
-    if hasattr(value, "__cuda_array_interface__"):
-        return True
-    if hasattr(value, "__dlpack_device__") and not isinstance(value, np.ndarray):
-        try:
-            kind, _ = value.__dlpack_device__()
-        except Exception:  # a producer that cannot say is not on the device
-            return False
-        return int(kind) in DEVICE_KINDS
-    return False
-
-
-def host_array(value: Any) -> np.ndarray | None:
-    """``value`` as a numpy array sharing its memory, for host arrays: numpy
-    itself, and DLPack producers on the CPU (a torch CPU tensor); None for
-    anything else."""
-    if isinstance(value, np.ndarray):
-        return value
-    if hasattr(value, "__dlpack_device__") and not hasattr(value, "__cuda_array_interface__"):
-        try:
-            kind, _ = value.__dlpack_device__()
-        except Exception:
-            return None
-        if int(kind) == DLPACK_CPU:
-            return np.from_dlpack(value)
-    return None
-
-
-def device_array(value: Any, stream: int) -> DeviceArray:
-    """The description of a device array; ``stream`` is the stream the
-    kernel runs on, which a DLPack producer orders its own work before."""
+def kernel_array(value: Any, stream: int) -> DeviceArray | np.ndarray | None:
+    """``value`` as a kernel takes it: a device array (used in place) as a
+    ``DeviceArray``, a host array (numpy, a DLPack producer on the CPU such
+    as a torch CPU tensor) as the numpy array sharing its memory; None for
+    anything else.  ``stream`` is the stream the kernel runs on, which a
+    DLPack producer orders its own work before.  Each protocol is looked up
+    once: a launch describes every array it takes."""
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         return cuda_array(value, interface)
-    return _from_dlpack(value, stream)
+    if isinstance(value, np.ndarray):
+        return value
+    if not hasattr(value, "__dlpack_device__"):
+        return None
+    try:
+        kind, _ = value.__dlpack_device__()
+    except Exception:  # a producer that cannot say is no array a kernel takes
+        return None
+    if int(kind) in DEVICE_KINDS:
+        return _from_dlpack(value, stream)
+    return np.from_dlpack(value) if int(kind) == DLPACK_CPU else None
 
 
 def cuda_array(value: Any, interface: dict[str, Any]) -> DeviceArray:

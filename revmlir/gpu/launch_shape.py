@@ -19,14 +19,9 @@ of 384 are 26 blocks on an H200's 132 multiprocessors.  With the count
 * no iteration: one block of one warp, which runs what the kernel does
   before its loop (its checks) as any grid's threads do.
 
-A kernel with a per-thread arena gets no more threads than one wave has
-(the occupancy's grid times its block), whatever block the count takes:
-each thread of the grid owns a part of the arena, kept for later launches,
-so an iteration per thread would keep up to ``ARENA_LIMIT`` bytes where
-the resident threads need a fraction of it.  Small blocks can hold more
-threads at once than the occupancy's block does (a kernel of 130
-registers: 15 blocks of 32 on a multiprocessor, one of 384), so the cap
-applies at every block size, not only to counts the device cannot hold.
+A kernel with a per-thread arena gets no more threads than its arena is
+for, at most one wave's: the launch caps the grid this shape gives
+(``revmlir.gpu.runtime.launch``, ``arena_plan``).
 """
 
 from __future__ import annotations
@@ -78,10 +73,9 @@ class Occupancy:
         blocks."""
         return self.grid * self.block
 
-    def shape(self, trip: int | None, arena: bool = False) -> tuple[int, int]:
+    def shape(self, trip: int | None) -> tuple[int, int]:
         """The ``(grid, block)`` of a launch running ``trip`` iterations
-        (None: not known) of a kernel, with a per-thread arena or not
-        (module docstring)."""
+        (None: not known) of a kernel (module docstring)."""
         if trip is None:
             return self.grid, self.block
         if trip <= 0:
@@ -92,6 +86,6 @@ class Occupancy:
                 block = size
                 break
         grid = -(-trip // block)
-        if arena or grid > MAX_GRID:
+        if grid > MAX_GRID:
             return min(grid, self.wave // block), block
         return grid, block

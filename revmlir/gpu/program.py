@@ -513,6 +513,9 @@ def _compile_kernels(
     module: ModuleOp, names: Sequence[str], arch: str, opt_level: int, max_registers: int | None
 ) -> GPUProgram:
     work, arguments, bounds = lower_kernels(module, names)
+    for name, found in bounds.items():  # a launch checks its arguments against the types, not the bounds
+        if found is not None and (reads := found.unreadable(arguments[name])) is not None:
+            raise AssertionError(f"the loop bounds of kernel @{name} read {reads}")
     checks = ModuleOp([])
     checks.attributes.update({k: v for k, v in work.attributes.items() if k != CONTAINER})
     arenas = {

@@ -69,10 +69,7 @@ from revmlir.gpu.arrays import (
     LEGACY_DEFAULT_STREAM,
     DeviceArray,
     check_array,
-    cuda_array,
-    device_array,
-    host_array,
-    is_device_array,
+    kernel_array,
     overlapping_ranges,
 )
 from revmlir.gpu.launch_shape import Occupancy
@@ -449,7 +446,16 @@ def arena_plan(bytes_per_thread: int | None, wave: int) -> tuple[int, int]:
     launch's trip count, so that a stream's launches of growing counts
     share its buffer rather than replace it (a wait for the stream) each
     time, cut to keep the arena within ``ARENA_LIMIT``, which leaves at
-    least one block of 1024 (``check_arena``)."""
+    least one block of 1024 (``check_arena``).
+
+    A launch's grid is cut to these threads over its block, whatever block
+    its trip count takes (``Occupancy.shape``): each thread of the grid
+    owns a part of the arena, so an iteration per thread would need up to
+    ``ARENA_LIMIT`` bytes where the resident threads need a fraction of
+    it.  Small blocks can hold more threads at once than the occupancy's
+    block does (a kernel of 130 registers: 15 blocks of 32 on a
+    multiprocessor, one of 384), so the cut applies at every block size,
+    not only to counts the device cannot hold."""
     wanted = DEFAULT_ARENA if bytes_per_thread is None else bytes_per_thread
     check_arena(wanted)
     rounded = -(-wanted // ARENA_ALIGNMENT) * ARENA_ALIGNMENT
@@ -540,17 +546,11 @@ def describe(args: Sequence[Any], stream: int) -> list[Any]:
     host array as the numpy array sharing its memory; scalars as they are.
     ``stream``: the launch's stream, which DLPack producers order their work
     before."""
+    dlpack_stream = stream or LEGACY_DEFAULT_STREAM
     described: list[Any] = []
     for value in args:
-        if type(value) in _SCALARS:
-            described.append(value)
-        elif (interface := getattr(value, "__cuda_array_interface__", None)) is not None:
-            described.append(cuda_array(value, interface))
-        elif is_device_array(value):
-            described.append(device_array(value, stream or LEGACY_DEFAULT_STREAM))
-        else:
-            host = host_array(value)
-            described.append(value if host is None else host)
+        array = None if type(value) in _SCALARS else kernel_array(value, dlpack_stream)
+        described.append(value if array is None else array)
     return described
 
 
@@ -604,12 +604,11 @@ class LaunchPlan:
 
     @classmethod
     def of(cls, program: Program, name: str, written: frozenset[int]) -> LaunchPlan:
-        """The plan of kernel ``name``; an ``AssertionError`` where its loop
-        bounds read an argument as what its type is not (a launch checks
-        its arguments against the types, not against the bounds)."""
+        """The plan of kernel ``name``.  Its loop bounds read only what its
+        arguments' types have: compiling checks those it records
+        (``compile_kernels``), reading a cache entry those it reads
+        (``LoopBounds.decode``)."""
         info = program.kernels[name]
-        if info.bounds is not None and (reads := info.bounds.unreadable(info.arguments)) is not None:
-            raise AssertionError(f"the loop bounds of kernel @{name} read {reads}")
         parameters: list[_Parameter | None] = []
         for i, type in enumerate(info.arguments):
             where = f"argument #{i} of kernel @{name}"
@@ -689,8 +688,8 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
         values += (slot.device, GPU_ERROR_WORDS)
         try:
             kernel = target.kernel(plan.program, plan.entry, plan.struct.size)
-            trip = None if plan.bounds is None else plan.bounds.trip_count(args, args)
-            grid, block = kernel.occupancy.shape(trip, plan.arena)
+            trip = None if plan.bounds is None else plan.bounds.trip_count(args)
+            grid, block = kernel.occupancy.shape(trip)
             if plan.arena:
                 threads, per_thread = arena_plan(arena, kernel.occupancy.wave)
                 grid = min(grid, threads // block)

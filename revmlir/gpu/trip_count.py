@@ -27,39 +27,21 @@ count only shapes the launch: the kernel computes its own range.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any
 
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Attribute, BlockArgument, SSAValue
 
-INDEX_WIDTH = 64
-"""Bits of ``index`` on the device (NVPTX64), as on the host."""
+from revmlir.runtime.values import INDEX_WIDTH, int_width, to_unsigned, wrap_int
 
-
-def wrap(value: int, width: int) -> int:
-    """``value`` as a ``width``-bit two's complement integer holds it."""
-    half = 1 << (width - 1)
-    return (value + half) % (1 << width) - half
-
-
-T_co = TypeVar("T_co", covariant=True)
-
-
-class Shaped(Protocol):
-    """An array of a launch: a numpy array, a ``DeviceArray``."""
-
-    @property
-    def shape(self) -> Sequence[int]: ...
-
-
-class Indexed(Protocol[T_co]):
-    """A launch's arguments by position: the launch's own list of them,
-    or a mapping of some positions."""
-
-    def __getitem__(self, position: int, /) -> T_co: ...
+Arguments = Sequence[Any] | Mapping[int, Any]
+"""A launch's arguments by position: the launch's own list of them (arrays
+as numpy arrays or ``DeviceArray``s, scalars as numbers), or a mapping of
+some positions.  ``index`` is as wide on the device (NVPTX64) as on the
+host, ``INDEX_WIDTH``."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +49,10 @@ class Constant:
     value: int
     width: int
 
-    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
-        """The value of the expression for a launch's ``arrays`` and
-        ``scalars`` (by argument position), read as a signed integer of
-        its width (the same for every kind of expression)."""
+    def evaluate(self, arguments: Arguments) -> int:
+        """The value of the expression for a launch's ``arguments``, read
+        as a signed integer of its width (the same for every kind of
+        expression)."""
         return self.value
 
 
@@ -81,8 +63,8 @@ class Scalar:
     argument: int
     width: int
 
-    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
-        return wrap(int(scalars[self.argument]), self.width)
+    def evaluate(self, arguments: Arguments) -> int:
+        return wrap_int(arguments[self.argument], self.width)
 
 
 @dataclass(frozen=True)
@@ -93,8 +75,8 @@ class Size:
     dimension: int
     width = INDEX_WIDTH
 
-    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
-        return int(arrays[self.argument].shape[self.dimension])
+    def evaluate(self, arguments: Arguments) -> int:
+        return int(arguments[self.argument].shape[self.dimension])
 
 
 @dataclass(frozen=True)
@@ -105,9 +87,9 @@ class Arithmetic:
     right: Expression
     width: int
 
-    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
+    def evaluate(self, arguments: Arguments) -> int:
         operate = OPERATORS[self.operator]
-        return wrap(operate(self.left.evaluate(arrays, scalars), self.right.evaluate(arrays, scalars)), self.width)
+        return wrap_int(operate(self.left.evaluate(arguments), self.right.evaluate(arguments)), self.width)
 
 
 @dataclass(frozen=True)
@@ -119,11 +101,11 @@ class Cast:
     width: int
     unsigned: bool
 
-    def evaluate(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int:
-        value = self.operand.evaluate(arrays, scalars)
+    def evaluate(self, arguments: Arguments) -> int:
+        value = self.operand.evaluate(arguments)
         if self.unsigned and self.width > self.operand.width:
-            value %= 1 << self.operand.width
-        return wrap(value, self.width)
+            value = to_unsigned(value, self.operand.width)
+        return wrap_int(value, self.width)
 
 
 Expression = Constant | Scalar | Size | Arithmetic | Cast
@@ -148,15 +130,15 @@ class LoopBounds:
     ub: Expression
     step: Expression
 
-    def trip_count(self, arrays: Indexed[Shaped], scalars: Indexed[Any]) -> int | None:
-        """How many iterations the loop runs for a launch's ``arrays`` and
-        ``scalars``; None for a step that is not positive, which the
+    def trip_count(self, arguments: Arguments) -> int | None:
+        """How many iterations the loop runs for a launch's ``arguments``;
+        None for a step that is not positive, which the
         kernel's checks refuse before its loop (lowered reversible code)
         or which no launch shape serves better than another."""
-        step = self.step.evaluate(arrays, scalars)
+        step = self.step.evaluate(arguments)
         if step <= 0:
             return None
-        return max(0, -((self.lb.evaluate(arrays, scalars) - self.ub.evaluate(arrays, scalars)) // step))
+        return max(0, -((self.lb.evaluate(arguments) - self.ub.evaluate(arguments)) // step))
 
     def unreadable(self, arguments: Sequence[Attribute]) -> str | None:
         """What the bounds read that a kernel of ``arguments`` does not
@@ -223,7 +205,7 @@ def _decode(data: object) -> Expression:
     decoded: Expression
     if kind == "constant" and len(fields) == 2:
         decoded = Constant(_integer(fields[0]), _width(fields[1]))
-        if wrap(decoded.value, decoded.width) != decoded.value:
+        if wrap_int(decoded.value, decoded.width) != decoded.value:
             raise ValueError(f"an entry holds {decoded.value}, which {decoded.width} bits do not hold")
     elif kind == "scalar" and len(fields) == 2:
         decoded = Scalar(_integer(fields[0]), _width(fields[1]))
@@ -268,9 +250,8 @@ def _reads(expression: Expression, arguments: Sequence[Attribute]) -> str | None
 
 
 def _scalar_width(type: Attribute) -> int | None:
-    if isinstance(type, IndexType):
-        return INDEX_WIDTH
-    return type.width.data if isinstance(type, IntegerType) else None
+    """The width of an integer or ``index`` type; None for any other."""
+    return int_width(type) if isinstance(type, IntegerType | IndexType) else None
 
 
 def _has_dimension(type: Attribute, dimension: int) -> bool:
@@ -317,7 +298,7 @@ class _Reader:
             return None if position is None else Scalar(position, width)
         op = value.owner
         if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
-            return Constant(wrap(op.value.value.data, width), width)
+            return Constant(wrap_int(op.value.value.data, width), width)
         self.budget -= 1
         if self.budget < 0:
             return None
@@ -342,5 +323,5 @@ def _folded(expression: Arithmetic | Cast) -> Expression:
     evaluates is only what depends on its arguments."""
     operands = (expression.left, expression.right) if isinstance(expression, Arithmetic) else (expression.operand,)
     if all(isinstance(o, Constant) for o in operands):
-        return Constant(expression.evaluate({}, {}), expression.width)
+        return Constant(expression.evaluate({}), expression.width)
     return expression
