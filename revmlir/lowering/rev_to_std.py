@@ -1084,7 +1084,10 @@ the test costs at most 4 registers up to 30 elements and 16 at 31 (80 →
 26, but 16 at 28 and 40 at 30 (34 → 74).  30 is kept for BA's
 Jacobian-blocks kernel, whose gain is all in its 30-element block (222
 registers instead of 218), at that cost to kernels like the second
-(docs/design.md decisions 123 and 125)."""
+(docs/design.md decisions 123 and 125).  These were measured with each
+element's own test; with the bit test (decision 126) at 30 elements the
+first kernel needs 70 registers instead of 80, the second and BA's the
+same."""
 
 
 @lowers(anc.ArrayFreeOp)
