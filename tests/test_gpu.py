@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
+from xdsl.dialects.builtin import f32, f64, i32
 from xdsl.utils.exceptions import PassFailedException
 
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
-from revmlir.gpu import program, toolkit
+from revmlir.gpu import nvptx, program, toolkit
 from revmlir.gpu.nvptx import device_rules
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
 from revmlir.gpu.runtime import raise_gpu_error
@@ -321,32 +322,37 @@ def _math_module(*names: str) -> ir.Module:
     return module
 
 
-def test_libdevice_is_parsed_once_per_set_of_functions_called(monkeypatch: pytest.MonkeyPatch):
+def test_libdevice_is_parsed_once_per_set_of_functions_called_and_made_pure(monkeypatch: pytest.MonkeyPatch):
     """A compile links in a copy of the part of libdevice its code calls,
-    parsed once per set, whatever the GPU and whichever functions it calls
-    repeatedly (made pure in a copy): the PTX is what linking the whole
-    library for that GPU gave, and a compile calling another set parses the
-    bitcode again."""
+    those it calls repeatedly made pure, whatever the GPU: the bitcode is
+    parsed once per set of functions called (a part with pure functions
+    is made from the set's), and the PTX is what linking the whole library
+    for that GPU gave; a compile calling another set parses it again."""
     parses: list[bytes] = []
     parse_bitcode = program.llvm.parse_bitcode
     monkeypatch.setattr(program.llvm, "parse_bitcode", lambda data: parses.append(data) or parse_bitcode(data))
+    made_pure: list[frozenset[str]] = []
+    pure = program._pure
+    monkeypatch.setattr(program, "_pure", lambda part, functions: made_pure.append(functions) or pure(part, functions))
     program._libdevice_part.cache_clear()
     first = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"))
     again = ptx_from_llvm(_math_module("__nv_exp", "__nv_sin"))
     old_gpu = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp"), "sm_60")
+    assert len(parses) == 1
     repeated = ptx_from_llvm(_math_module("__nv_sin", "__nv_exp", "__nv_sin"))
-    assert len(parses) == 1 and "__nv_sin" in program._called_repeatedly(_math_module("__nv_sin", "__nv_sin"))
+    assert repeated == ptx_from_llvm(_math_module("__nv_sin", "__nv_exp", "__nv_sin"))
+    assert len(parses) == 1 and made_pure == [{"__nv_sin"}]
     other = ptx_from_llvm(_math_module("__nv_log"))
     assert len(parses) == 2
-    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}))
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_exp"}), frozenset())
     defined = {f.name for f in part.functions if not f.is_declaration}
     assert {"__nv_sin", "__nv_exp"} <= defined and "__nv_log" not in defined and len(defined) < 20
 
-    def whole(called: frozenset[str]) -> llvm.ModuleRef:
+    def whole(called: frozenset[str], pure: frozenset[str]) -> llvm.ModuleRef:
         library = parse_bitcode(program._libdevice_bitcode())
         library.triple = program.TRIPLE
         library.data_layout = str(program.target_machine(arch, 3).target_data)
-        return library
+        return program._pure(library, pure)
 
     monkeypatch.setattr(program, "_libdevice_part", whole)
     arch = DEFAULT_ARCH
@@ -379,7 +385,7 @@ def test_math_called_twice_in_a_function_is_computed_once_per_argument():
     ptx = ptx_from_llvm(module)
     assert "__nv_sin" not in ptx  # inlined
     assert ptx.count("call.uni (retval0), __internal_trig_reduction_slowpathd") == 1
-    part = program._pure(program._libdevice_part(frozenset({"__nv_sin", "__nv_cos"})), frozenset({"__nv_sin"}))
+    part = program._libdevice_part(frozenset({"__nv_sin", "__nv_cos"}), frozenset({"__nv_sin"}))
     attributes = _attributes(part)
     assert b"alwaysinline" not in attributes["__nv_sin"] and b"memory(none)" in attributes["__nv_sin"]
     assert b"alwaysinline" in attributes["__nv_cos"] and b"memory(none)" not in attributes["__nv_cos"]
@@ -387,13 +393,15 @@ def test_math_called_twice_in_a_function_is_computed_once_per_argument():
 
 def test_math_called_once_in_each_of_two_functions_is_not_repeated():
     """Calls are merged within a function, not across functions: ``cos``
-    called once in each of two keeps ``alwaysinline``."""
+    called once in each of two keeps ``alwaysinline``.  Only the functions
+    called from libdevice are counted."""
     module = _math_module("__nv_sin", "__nv_sin", "__nv_cos")
     double = ir.DoubleType()
     other = ir.Function(module, ir.FunctionType(double, [double]), "other")
     builder = ir.IRBuilder(other.append_basic_block("entry"))
     builder.ret(builder.call(module.get_global("__nv_cos"), other.args))
-    assert program._called_repeatedly(module) == {"__nv_sin"}
+    assert program._called_repeatedly(module, frozenset({"__nv_sin", "__nv_cos"})) == {"__nv_sin"}
+    assert program._called_repeatedly(module, frozenset({"__nv_cos"})) == set()
 
 
 WRITING = {"__nv_frexp": (ir.DoubleType(), [ir.IntType(32)]), "__nv_sincos": (ir.VoidType(), [ir.DoubleType()] * 2)}
@@ -418,9 +426,9 @@ def test_math_writing_through_a_pointer_called_twice_keeps_its_stores(name: str)
         builder.call(callee, [argument, *[slot] * len(written)])
     first, second = (builder.load(slot) for slot in slots)
     builder.ret(builder.fadd(first, second) if written[0] == double else builder.add(first, second))
-    assert program._called_repeatedly(module) == {name}
+    assert program._called_repeatedly(module, frozenset({name})) == {name}
     assert "st.param.b" in ptx_from_llvm(module).split("kernel(")[1]  # it returns what was written
-    attributes = _attributes(program._pure(program._libdevice_part(frozenset({name})), frozenset({name})))
+    attributes = _attributes(program._libdevice_part(frozenset({name}), frozenset({name})))
     assert b"alwaysinline" in attributes[name] and b"memory(none)" not in attributes[name]
 
 
@@ -428,6 +436,27 @@ def _library(definition: str, attributes: str) -> llvm.ModuleRef:
     """A module of one definition written as libdevice's, of the
     attribute group ``#0``."""
     return llvm.parse_assembly(f"{definition}\nattributes #0 = {{ {attributes} }}\n")
+
+
+def test_every_libdevice_function_device_code_calls_takes_no_pointer():
+    """What ``_may_be_pure`` relies on: every function ``libdevice_name``
+    gives (the intrinsics', libm's and ``powi``, f64 and f32) is
+    libdevice's and takes no pointer, so that a repeated call of any may
+    be made pure."""
+    given = set()
+    for float_type in (f64, f32):
+        for name in (*nvptx.LIBDEVICE_INTRINSICS, "powi"):
+            arity = 2 if name in nvptx.BINARY_MATH else 1
+            operands = [float_type, i32] if name == "powi" else [float_type] * arity
+            given.add(nvptx.libdevice_name(f"llvm.{name}.{float_type}", operands, float_type))
+        for name in nvptx.LIBDEVICE_LIBM:
+            callee = name if float_type == f64 else f"{name}f"
+            given.add(nvptx.libdevice_name(callee, [float_type] * (2 if name in nvptx.BINARY_MATH else 1), float_type))
+    library = llvm.parse_bitcode(program._libdevice_bitcode())
+    functions = {f.name: f for f in library.functions if not f.is_declaration}
+    assert None not in given and len(given) == 2 * (len(nvptx.LIBDEVICE_INTRINSICS) + 1 + len(nvptx.LIBDEVICE_LIBM))
+    assert all(name in functions and program._may_be_pure(functions[name]) for name in given)
+    assert not program._may_be_pure(functions["__nv_sincos"])
 
 
 def test_pure_strips_only_bare_words_and_skips_pointer_parameters():

@@ -125,11 +125,6 @@ abort the process selecting."""
 
 BINARY_MATH = frozenset({"pow", "powi", "atan2", "hypot"})
 """The math functions of two operands (the others take one)."""
-LIBDEVICE_MATH = frozenset(
-    f"__nv_{name}{suffix}" for name in (*LIBDEVICE_INTRINSICS, *LIBDEVICE_LIBM, "powi") for suffix in ("", "f")
-)
-"""The libdevice functions device code calls (``libdevice_name``'s):
-functions of their arguments alone, none writing through a pointer."""
 
 
 def _math_callee(callee: str) -> bool:

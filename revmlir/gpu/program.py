@@ -34,7 +34,7 @@ from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
-from revmlir.gpu.nvptx import LIBDEVICE_MATH, TRIPLE, device_llvm_ir
+from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
 from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
@@ -218,16 +218,15 @@ def _libdevice_bitcode() -> bytes:
 
 
 LIBDEVICE_PARTS = 8
-"""How many sets of libdevice functions ``_libdevice_part`` keeps (least
-recently used go first).  A part of a few functions takes about 0.15 MiB,
-one reaching nearly the whole library 7.4 MiB: 60 MiB at worst, where 64
+"""How many parts of libdevice ``_libdevice_part`` keeps, one per set of
+functions called and of those made pure (least recently used go first).
+A part of a few functions takes about 0.15 MiB, one reaching nearly the whole library 7.4 MiB: 60 MiB at worst, where 64
 parts could hold 470 MiB; a process compiles kernels of a few sets."""
 
 _libdevice_lock = threading.Lock()
 """Held while a kept part of libdevice is looked up (parsed, on a miss) and
-copied into a compile's module (or read for a pure copy, ``_pure``), so
-that two compiles never copy one part at once, nor one copy a part while
-another builds it.  That is all it guards: llvmlite keeps every module
+copied into a compile's module, so that two compiles never copy one part
+at once, nor one copy a part while another builds it.  That is all it guards: llvmlite keeps every module
 in LLVM's one global context, which is not thread-safe, and parsing, the
 pipeline and the emission of compiles in other threads (native ones too)
 run without a lock, as they did before parts were kept; compiling in
@@ -235,18 +234,23 @@ several threads at once is not made safe here."""
 
 
 @functools.lru_cache(maxsize=LIBDEVICE_PARTS)
-def _libdevice_part(called: frozenset[str]) -> llvm.ModuleRef:
-    """libdevice's functions ``called`` and what they use, parsed from its
-    bitcode once per set; a compile links in a copy, or a copy with the
-    functions its code calls repeatedly made pure (``_pure``).  Parsing
-    the whole bitcode cost every compile 0.035-0.06 s of CPU and copying
-    it as much (BA's kernel calls 2 of its 349 functions); the copy of a
-    part, under a millisecond, the pure copy of BA's 3 ms.  The functions
-    not called become internal for the dead code elimination to drop, as
+def _libdevice_part(called: frozenset[str], pure: frozenset[str]) -> llvm.ModuleRef:
+    """libdevice's functions ``called`` and what they use, those of
+    ``pure`` (the ones the code calls repeatedly) made pure (``_pure``);
+    a compile links in a copy.  The part of no pure function is parsed
+    from the bitcode once per set; one with pure functions is made from
+    it (its text edited and parsed) once per pair of sets, and kept as
+    another part.  Parsing the whole bitcode cost every compile
+    0.035-0.06 s of CPU and copying it as much (BA's kernel calls 2 of its
+    349 functions); the copy of a part takes under a millisecond, making
+    BA's pure 3 ms, each compile before it was kept.  The functions not
+    called become internal for the dead code elimination to drop, as
     those linked in do after the link: what is linked is what the whole
     library left after the same elimination.  One part serves every GPU:
     it is made before any pass that depends on the architecture, and
     NVPTX64's data layout is the same for all of them."""
+    if pure:
+        return _pure(_libdevice_part(called, frozenset()), pure)
     machine = target_machine(DEFAULT_ARCH, 3)
     part = llvm.parse_bitcode(_libdevice_bitcode())
     part.triple = TRIPLE
@@ -273,12 +277,13 @@ _REPLACED = re.compile(r'("[^"]*")|(?<!\S)(?:alwaysinline|nounwind)(?!\S) ?')
 
 
 def _may_be_pure(function: llvm.ValueRef) -> bool:
-    """Whether ``function`` is one of libdevice's math functions, which
-    ``PURE`` describes: libdevice gives all its functions the same
-    attributes, whether they write through a pointer (``frexp``,
-    ``sincos``) or not, and ``memory(none)`` would let LLVM drop such a
-    function's stores.  A pointer parameter rules one out even if listed."""
-    return function.name in LIBDEVICE_MATH and not any(a.type.is_pointer for a in function.arguments)
+    """Whether ``PURE`` describes ``function``: libdevice gives all its
+    functions the same attributes, whether they write through a pointer
+    (``frexp``, ``sincos``) or not, and ``memory(none)`` would let LLVM
+    drop such a function's stores.  Those device code calls
+    (``libdevice_name``'s) take none; LLVM IR built otherwise may call
+    one that does."""
+    return not any(a.type.is_pointer for a in function.arguments)
 
 
 def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
@@ -342,14 +347,8 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     parsed.verify()
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
     if called:
-        repeated = _called_repeatedly(module) & called
         with _libdevice_lock:
-            kept = _libdevice_part(called)
-            # the kept part is copied; a pure copy is this compile's own, moved in
-            if repeated:
-                parsed.link_in(_pure(kept, repeated))
-            else:
-                parsed.link_in(kept, preserve=True)
+            parsed.link_in(_libdevice_part(called, _called_repeatedly(module, called)), preserve=True)
         for function in parsed.functions:
             if function.name.startswith(LIBDEVICE_PREFIX) and not function.is_declaration:
                 function.linkage = llvm.Linkage.internal
@@ -363,9 +362,9 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     return _emit_without_machine_sinking(machine, parsed)
 
 
-def _called_repeatedly(module: ir.Module) -> frozenset[str]:
-    """The functions some function of ``module`` calls at two places or
-    more.  Only calls within one function are merged: a function called
+def _called_repeatedly(module: ir.Module, called: frozenset[str]) -> frozenset[str]:
+    """Those of ``called`` some function of ``module`` calls at two places
+    or more.  Only calls within one function are merged: a function called
     once in each of several keeps ``alwaysinline``, as does one called at
     a single place, since nothing can merge their calls, and the inliner's
     own order laid out ``complex_log``'s adjoint with 72 registers instead
@@ -376,7 +375,9 @@ def _called_repeatedly(module: ir.Module) -> frozenset[str]:
             instruction.callee.name
             for block in function.blocks
             for instruction in block.instructions
-            if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
+            if isinstance(instruction, ir.CallInstr)
+            and isinstance(instruction.callee, ir.Function)
+            and instruction.callee.name in called
         )
         repeated.update(name for name, count in calls.items() if count > 1)
     return frozenset(repeated)

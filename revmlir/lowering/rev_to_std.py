@@ -629,20 +629,34 @@ def _check_zero_run(lowering: FunctionLowering, run: list[anc.FreeOp]) -> None:
     leapfrog's pair interaction frees eight ancillas per ~70 instructions of
     work, and their checks made it 1.5× slower."""
     first = run[0]
-    bits_type = IntegerType(64 if isinstance(first.ancilla.type, Float64Type) else 32)
-    union: SSAValue | None = None
-    for free in run:
-        bits = lowering.emit(arith.BitcastOp(lowering.get(free.ancilla), bits_type), free).results[0]
-        union = bits if union is None else lowering.emit(arith.OrIOp(union, bits), first).results[0]
-    assert union is not None
-    magnitude = lowering.emit(arith.ShLIOp(union, lowering.const(1, bits_type, first)), first).results[0]
-    nonzero = lowering.emit(arith.CmpiOp(magnitude, lowering.const(0, bits_type, first), "ne"), first).results[0]
+    nonzero = _any_nonzero_bits(lowering, [lowering.get(free.ancilla) for free in run], first)
 
     def each() -> None:
         for free in run:
             _check_free(lowering, free)
 
     _only_if(lowering, nonzero, first, each)
+
+
+def _any_nonzero_bits(lowering: FunctionLowering, values: Sequence[SSAValue], like: Operation) -> SSAValue:
+    """Whether any of ``values`` (integers or floats, all of one type) is
+    not zero, in straight-line code: their bits (a float's but the sign,
+    so that ±0 is zero) or-ed and compared with 0.  It is the fast test of
+    checks made at once (``_check_zero_run``, ``_array_free``): a value it
+    does not pass, even one within tolerance, goes to the cold path, whose
+    checks decide.  *Why* bits and not ``same``: one ``or`` per value and
+    one comparison in all, where ``same`` is an absolute value and a
+    comparison per float, and an ``scf.if`` per float for a tolerance ≥ 1."""
+    element = values[0].type
+    floats = isinstance(element, AnyFloat)
+    bits_type: Attribute = IntegerType(element.bitwidth) if floats else element
+    bits = [lowering.emit(arith.BitcastOp(v, bits_type), like).results[0] for v in values] if floats else values
+    union = bits[0]
+    for more in bits[1:]:
+        union = lowering.emit(arith.OrIOp(union, more), like).results[0]
+    if floats:
+        union = lowering.emit(arith.ShLIOp(union, lowering.const(1, bits_type, like)), like).results[0]
+    return lowering.emit(arith.CmpiOp(union, lowering.const(0, bits_type, like), "ne"), like).results[0]
 
 
 def _only_if(lowering: FunctionLowering, condition: SSAValue, like: Operation, lower: Callable[[], object]) -> None:
@@ -1070,16 +1084,20 @@ the test costs at most 4 registers up to 30 elements and 16 at 31 (80 →
 26, but 16 at 28 and 40 at 30 (34 → 74).  30 is kept for BA's
 Jacobian-blocks kernel, whose gain is all in its 30-element block (222
 registers instead of 218), at that cost to kernels like the second
-(docs/design.md decisions 123 and 125)."""
+(docs/design.md decisions 123 and 125).  These were measured with each
+element's own test; with the bit test (decision 127) at 30 elements the
+first kernel needs 70 registers instead of 80, the second and BA's the
+same."""
 
 
 @lowers(anc.ArrayFreeOp)
 def _array_free(lowering: FunctionLowering, op: Operation) -> None:
     """A checked free of an array whose sizes are known at compile time and
     that has at most ``FREED_AT_ONCE`` elements tests every element at once
-    (straight-line code: each element's load and test, ``and``-ed, then one
-    branch) and only when one fails checks the elements again in row-major
-    order, so the first that is not zero reports as it would alone;
+    (straight-line code: each element's load, their bits or-ed,
+    ``_any_nonzero_bits``, then one branch) and only when one is not ±0
+    checks the elements again in row-major order, so the first that is not
+    zero within tolerance reports as it would alone;
     nothing is stored in between, so the checks see the values the test
     saw.  *Why*: a branch to a report after each element's load made a
     kernel wait for each load in turn (BA's Jacobian blocks free 73
@@ -1098,12 +1116,9 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
         zero = lowering.const(0, type.element_type, op)
         message = array_freed(type.get_num_dims())
 
-        def zero_at(at: list[SSAValue]) -> tuple[SSAValue, SSAValue]:
-            element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
-            return element, lowering.same(element, zero, op, b_is_zero=True)
-
         def check(at: list[SSAValue]) -> None:
-            element, ok = zero_at(at)
+            element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
+            ok = lowering.same(element, zero, op, b_is_zero=True)
             lowering.check(ok, op, message, freed_element(element, at))
 
         shape = constant_shape(type.get_shape(), op.sizes)
@@ -1111,11 +1126,9 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
             _each_element(lowering, array, op, check)
         elif prod(shape):
             elements = product(*(range(size) for size in shape))
-            tests = [zero_at([lowering.const(i, IndexType(), op) for i in at])[1] for at in elements]
-            all_zero = tests[0]
-            for test in tests[1:]:
-                all_zero = lowering.emit(arith.AndIOp(all_zero, test), op).results[0]
-            nonzero = lowering.emit(arith.XOrIOp(all_zero, lowering.const(True, i1, op)), op).results[0]
+            indices = ([lowering.const(i, IndexType(), op) for i in at] for at in elements)
+            loaded = [lowering.emit(memref.LoadOp.get(array, at), op).results[0] for at in indices]
+            nonzero = _any_nonzero_bits(lowering, loaded, op)
             _only_if(lowering, nonzero, op, lambda: _each_element(lowering, array, op, check))
     if array not in lowering.heap_arrays:
         return

@@ -3,26 +3,27 @@
 // The checked free of an array whose sizes are known at compile time and
 // that has at most 30 elements tests every element at once, in straight-line
 // code (no loop, which native code would poll for Ctrl-C): each element's
-// load and test (|v| <= tol), and-ed, and one branch on the result leads to
-// the element-by-element checks, which load the elements again and report
-// the first that is not zero, with its indices.  A larger array, or one of
-// run-time size, is checked element by element.
+// load, their bits or-ed, shifted left by one (a float's sign dropped) and
+// compared with 0, and one branch on the result leads to the
+// element-by-element checks, which load the elements again and report the
+// first that is not zero within tolerance, with its indices.  A larger
+// array, or one of run-time size, is checked element by element.
 
 // CHECK-LABEL: func.func @known(%y: f64, %err: memref<6xi64>) -> f64 {
 // CHECK:         memref.store
 // CHECK:         %{{.*}} = arith.constant 0.000000e+00 : f64
 // CHECK-NOT:     scf.for
 // CHECK:         %[[E00:.*]] = memref.load %a[%{{.*}}, %{{.*}}] : memref<2x3xf64>
-// CHECK-NEXT:    %[[SIZE:.*]] = math.absf %[[E00]] : f64
-// CHECK-NEXT:    %[[TOL:.*]] = arith.constant 1.000000e-08 : f64
-// CHECK-NEXT:    %[[OK00:.*]] = arith.cmpf ole, %[[SIZE]], %[[TOL]] : f64
-// CHECK-COUNT-5: arith.cmpf ole
-// CHECK-NOT:     scf.for
-// CHECK:         %[[AND1:.*]] = arith.andi %[[OK00]], %{{.*}} : i1
-// CHECK-COUNT-3: arith.andi
-// CHECK-NEXT:    %[[ALL:.*]] = arith.andi %{{.*}}, %{{.*}} : i1
-// CHECK-NEXT:    %{{.*}} = arith.constant true
-// CHECK-NEXT:    %[[SOME:.*]] = arith.xori %[[ALL]], %{{.*}} : i1
+// CHECK-COUNT-5: memref.load %a[%{{.*}}, %{{.*}}] : memref<2x3xf64>
+// CHECK-NOT:     math.absf
+// CHECK:         %[[B00:.*]] = arith.bitcast %[[E00]] : f64 to i64
+// CHECK-COUNT-5: arith.bitcast
+// CHECK-NEXT:    %{{.*}} = arith.ori %[[B00]], %{{.*}} : i64
+// CHECK-COUNT-4: arith.ori
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:    %[[MAGNITUDE:.*]] = arith.shli %{{.*}}, %[[ONE]] : i64
+// CHECK-NEXT:    %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT:    %[[SOME:.*]] = arith.cmpi ne, %[[MAGNITUDE]], %[[ZERO]] : i64
 // CHECK-NEXT:    scf.if %[[SOME]] {
 // CHECK:           scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:             scf.for %[[L:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -50,7 +51,7 @@ rev.func @known(%y: f64) {
 
 // CHECK-LABEL: func.func @large(%y: f64, %err: memref<6xi64>) -> f64 {
 // CHECK:         memref.store
-// CHECK-NOT:     arith.andi
+// CHECK-NOT:     arith.ori
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK:           scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:        %[[E:.*]] = memref.load %a[%[[I]], %[[J]]] : memref<5x7xf64>
@@ -61,7 +62,7 @@ rev.func @known(%y: f64) {
 // CHECK-NEXT:        %[[BAD:.*]] = arith.xori %[[OK]], %{{.*}} : i1
 // CHECK-NEXT:        scf.if %[[BAD]] {
 // CHECK:               func.call @revmlir.report
-// CHECK-NOT:     arith.andi
+// CHECK-NOT:     arith.ori
 // CHECK:         func.return %y : f64
 rev.func @large(%y: f64) {
   %a = anc.array_alloc() : memref<5x7xf64>
@@ -90,16 +91,18 @@ rev.func @sized(%y: f64, %n: index) {
 }
 
 // At the limit (30 elements) the test is straight-line: 30 loads with
-// constant indices, 29 `and`s, one branch.
+// constant indices, 29 `or`s, one branch.
 // CHECK-LABEL: func.func @limit(%y: f64, %err: memref<6xi64>) -> f64 {
 // CHECK:         memref.store
 // CHECK:         %{{.*}} = arith.constant 0.000000e+00 : f64
 // CHECK-NOT:     scf.for
 // CHECK-COUNT-30: memref.load %a[%{{.*}}] : memref<30xf64>
 // CHECK-NOT:     scf.for
-// CHECK-COUNT-29: arith.andi
-// CHECK-NEXT:    %{{.*}} = arith.constant true
-// CHECK-NEXT:    %{{.*}} = arith.xori
+// CHECK-COUNT-29: arith.ori
+// CHECK-NEXT:    %{{.*}} = arith.constant 1 : i64
+// CHECK-NEXT:    %{{.*}} = arith.shli
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
+// CHECK-NEXT:    %{{.*}} = arith.cmpi ne
 // CHECK-NEXT:    scf.if
 // CHECK:           scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:        memref.load %a[%[[I]]] : memref<30xf64>
@@ -116,7 +119,7 @@ rev.func @limit(%y: f64) {
 // CHECK-NOT:     memref.load
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      memref.load %a[%[[I]]] : memref<31xf64>
-// CHECK-NOT:     arith.andi
+// CHECK-NOT:     arith.ori
 // CHECK:         func.return %y : f64
 rev.func @past(%y: f64) {
   %a = anc.array_alloc() : memref<31xf64>
@@ -136,3 +139,4 @@ rev.func @none(%y: f64) {
   anc.array_free %a() : memref<0x3xf64>
   rev.return %y : f64
 }
+
