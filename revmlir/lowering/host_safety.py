@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint
 
 from revmlir.call_graph import recursive_calls
 from revmlir.errors import ExecutionError
-from revmlir.ir_utils import nested_ops
+from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, REPORT, CheckTable
@@ -134,6 +134,8 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
     before Ctrl-C is seen: its iterations may run in any order, so no
     iteration is sure to come after a given time."""
     for op in function.walk():
+        if isinstance(op, scf.ForOp) and _short(op):
+            continue
         if isinstance(op, scf.ForOp) or (isinstance(op, scf.ParallelOp) and not _nested_in_a_loop(op)):
             yield op.body.blocks[0], op
         elif isinstance(op, scf.WhileOp):
@@ -146,6 +148,30 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
             for successor in op.successors:
                 if blocks.index(successor) <= position:
                     yield successor, op
+
+
+SHORT_LOOP = 64
+"""The most iterations of a ``for`` loop that never polls (``_short``)."""
+
+
+def _short(loop: scf.ForOp) -> bool:
+    """Whether ``loop`` runs at most ``SHORT_LOOP`` iterations of straight
+    code: constant bounds of ``index`` or ``i64`` (whose constants read as
+    they count; an ``i64`` constant cast to ``index`` too, as the Python
+    frontend writes ``range(8)``), and no loop, branch or call inside
+    (docs/design.md decision 129).  Such a loop ends soon
+    whatever it does, so it neither polls nor counts: the loop or function
+    around it polls for it.  Counted, each of its iterations paid an
+    addition, a mask, a compare and a branch on the function's count, which
+    LLVM unrolled with it (an 8-element fill loop kept eight of them where
+    its body is one store)."""
+    if loop.lb.type not in (IndexType(), i64):
+        return False
+    lb, ub, step = (constant_index_through_cast(v) for v in (loop.lb, loop.ub, loop.step))
+    if lb is None or ub is None or step is None or step <= 0 or len(range(lb, ub, step)) > SHORT_LOOP:
+        return False
+    inner = (scf.ForOp, scf.WhileOp, scf.ParallelOp, func.CallOp, cf.BranchOp, cf.ConditionalBranchOp)
+    return not any(isinstance(op, inner) for op in nested_ops(loop) if op is not loop)
 
 
 @dataclass(frozen=True)
@@ -162,7 +188,7 @@ class HostSafetyPass(ModulePass):
         runtime: dict[str, func.FuncOp] = {}
         functions = list(_checked_functions(op))
         recursive = recursive_calls(f for f, _ in functions)
-        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp))
+        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp) and not _short(op))
         for function, error in functions:
             code = CheckedCode(
                 function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))

@@ -111,6 +111,69 @@ rev.func @nest(%y: f64, %n: index, %m: i16) {
 // CHECK:             func.call @revmlir.poll(
 // CHECK:             arith.addf
 
+rev.func @short(%y: f64) {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : i64
+  %64 = arith.index_cast %c64 : i64 to index
+  %y_1 = rev.for %0 to %64 step %1 : index (%y) : f64 {
+  ^bb0(%i: index, %y_2: f64):
+    %5 = arith.constant 1.000000e+00 : f64
+    %y_3 = rev.add %y_2, %5 : f64
+    rev.yield %y_3 : f64
+  }
+  rev.return %y_1 : f64
+}
+
+// A for loop of at most 64 iterations of straight code (constant bounds of
+// index or i64, also an i64 constant cast to index as the Python frontend
+// writes range(64); no loop, branch or call inside) ends soon whatever it
+// does: it neither counts nor polls, and a function with no other loop
+// asks for no interrupt count.
+// CHECK-LABEL: func.func @short(
+// CHECK-NOT:     revmlir.interrupt_count
+// CHECK-NOT:     memref.alloca
+// CHECK:         scf.for
+// CHECK-NOT:       revmlir.poll
+// CHECK:           arith.addf
+// CHECK:         func.return
+
+rev.func @around_short(%y: f64, %n: index, %m: i16) {
+  %0 = arith.constant 0 : index
+  %1 = arith.constant 1 : index
+  %65 = arith.constant 65 : index
+  %y_1 = rev.for %0 to %n step %1 : index (%y) : f64 {
+  ^bb0(%i: index, %y_2: f64):
+    %y_3 = rev.for %0 to %65 step %1 : index (%y_2) : f64 {
+    ^bb1(%j: index, %y_4: f64):
+      %z = arith.constant 0 : i16
+      %o = arith.constant 1 : i16
+      %e = arith.constant 2 : i16
+      %y_5 = rev.for %z to %e step %o : i16 (%y_4) : f64 {
+      ^bb2(%k: i16, %y_6: f64):
+        %5 = arith.constant 1.000000e+00 : f64
+        %y_7 = rev.add %y_6, %5 : f64
+        rev.yield %y_7 : f64
+      }
+      rev.yield %y_5 : f64
+    }
+    rev.yield %y_3 : f64
+  }
+  rev.return %y_1, %n, %m : f64, index, i16
+}
+
+// A loop of 65 iterations counts and polls, as does a loop around a short
+// one; an i16 loop of constant bounds counts and polls too (the rule reads
+// constants of index and i64 only).
+// CHECK-LABEL: func.func @around_short(
+// CHECK:         scf.for %i = {{.*}} iter_args
+// CHECK:           func.call @revmlir.poll(
+// CHECK:           scf.for %j = {{.*}} iter_args
+// CHECK:             func.call @revmlir.poll(
+// CHECK:             scf.for %k = {{.*}} : i16 {
+// CHECK:               func.call @revmlir.poll(
+// CHECK:               arith.addf
+
 // The checks' functions do nothing in std IR.
 // CHECK-LABEL: func.func private @revmlir.interrupt_count(%error: memref<6xi64>) -> i64 {
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
