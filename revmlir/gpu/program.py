@@ -332,7 +332,9 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
 def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
     """PTX for device LLVM IR: libdevice linked in where the code calls it
     (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
-    off), then optimised and assembled for ``arch``."""
+    off), the internal functions called at one place inlined first
+    (``_inline_single_calls``: ``module`` gains the attributes), then
+    optimised and assembled for ``arch``."""
     flags = module.add_metadata([ir.IntType(32)(4), ir.MetaDataString(module, "nvvm-reflect-ftz"), ir.IntType(32)(0)])
     module.add_named_metadata("llvm.module.flags", flags)
     _inline_single_calls(module)
