@@ -404,6 +404,50 @@ def test_math_called_once_in_each_of_two_functions_is_not_repeated():
     assert program._called_repeatedly(module, frozenset({"__nv_cos"})) == set()
 
 
+def _callers_of(sizes: dict[str, int | None], linkage: str = "internal") -> ir.Module:
+    """A kernel calling one device function per entry of ``sizes`` (an
+    array of that many doubles on the stack, of a run-time size for None),
+    of ``linkage``; ``twice`` called at two places, ``report`` marked
+    ``noinline``."""
+    module = ir.Module()
+    double, index = ir.DoubleType(), ir.IntType(64)
+    kernel = ir.Function(module, ir.FunctionType(double, [double, index]), "kernel")
+    builder = ir.IRBuilder(kernel.append_basic_block("entry"))
+    total = kernel.args[0]
+    for name, size in sizes.items():
+        callee = ir.Function(module, ir.FunctionType(double, [double, index]), name)
+        callee.linkage = linkage
+        body = ir.IRBuilder(callee.append_basic_block("entry"))
+        count = callee.args[1] if size is None else index(size)
+        slot = body.alloca(double, count)
+        body.store(callee.args[0], body.gep(slot, [body.sub(count, index(1))]))
+        body.ret(body.fmul(body.load(body.gep(slot, [index(0)])), callee.args[0]))
+        for _ in range(2 if name == "twice" else 1):
+            total = builder.call(callee, [total, kernel.args[1]])
+        if name == "report":
+            callee.attributes.add("noinline")
+    builder.ret(total)
+    return module
+
+
+def test_functions_called_once_are_inlined_before_the_pipeline():
+    """An internal function called at one place is ``alwaysinline``, so that
+    the pipeline optimises its code once, in its caller, rather than alone
+    and again after the inliner's bottom-up walk.  Not one called twice,
+    one marked ``noinline``, an external one, nor one whose ``alloca`` has a
+    run-time size, which LLVM's inliner refuses (GMM's arena arrays): that
+    one stays a ``.func`` of the PTX."""
+    module = _callers_of({"once": 4, "twice": 4, "report": 4, "dynamic": None})
+    program._inline_single_calls(module)
+    inlined = {f.name for f in module.functions if "alwaysinline" in f.attributes}
+    assert inlined == {"once"}
+    external = _callers_of({"once": 4}, linkage="external")
+    program._inline_single_calls(external)
+    assert not any("alwaysinline" in f.attributes for f in external.functions)
+    ptx = ptx_from_llvm(_callers_of({"once": 4, "dynamic": None}))
+    assert ".func  (.param .b64 func_retval0) dynamic(" in ptx and "once" not in ptx
+
+
 WRITING = {"__nv_frexp": (ir.DoubleType(), [ir.IntType(32)]), "__nv_sincos": (ir.VoidType(), [ir.DoubleType()] * 2)}
 """libdevice functions that write through pointers: their result type and
 the types they write."""

@@ -298,10 +298,10 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
     them twenty times.  Pure, the calls of one argument within a function
     become one (EarlyCSE, GVN), and LLVM's inliner inlines those left: one
     ``sin`` and one ``cos`` in each of the four, eight in all.  Calls in
-    different functions are not merged: the inliner works bottom-up, so a
-    function's calls are inlined into it before it is inlined into the
-    kernel.  The attributes are edited in the part's text: llvmlite adds
-    function attributes but removes none."""
+    different functions are not merged, even where those functions are
+    inlined into the kernel first (``_inline_single_calls``): each
+    computes its angle itself.  The attributes are edited in the part's
+    text: llvmlite adds function attributes but removes none."""
     marked = frozenset(f.name for f in part.functions if f.name in functions and _may_be_pure(f))
     text = str(part)
     groups = {int(n): body for n, body in _ATTRIBUTES.findall(text)}
@@ -332,9 +332,12 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
 def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
     """PTX for device LLVM IR: libdevice linked in where the code calls it
     (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
-    off), then optimised and assembled for ``arch``."""
+    off), the internal functions called at one place inlined first
+    (``_inline_single_calls``: ``module`` gains the attributes), then
+    optimised and assembled for ``arch``."""
     flags = module.add_metadata([ir.IntType(32)(4), ir.MetaDataString(module, "nvvm-reflect-ftz"), ir.IntType(32)(0)])
     module.add_named_metadata("llvm.module.flags", flags)
+    _inline_single_calls(module)
     machine = target_machine(arch, opt_level)
     # before parsing: LLVM gives loads and stores without an alignment the
     # ABI alignment of the layout in force then
@@ -371,16 +374,61 @@ def _called_repeatedly(module: ir.Module, called: frozenset[str]) -> frozenset[s
     of 62 when every called function was pure."""
     repeated: set[str] = set()
     for function in module.functions:
-        calls = Counter(
-            instruction.callee.name
-            for block in function.blocks
-            for instruction in block.instructions
-            if isinstance(instruction, ir.CallInstr)
-            and isinstance(instruction.callee, ir.Function)
-            and instruction.callee.name in called
-        )
-        repeated.update(name for name, count in calls.items() if count > 1)
+        calls = _calls_in(function)
+        repeated.update(name for name, count in calls.items() if count > 1 and name in called)
     return frozenset(repeated)
+
+
+def _calls_in(function: ir.Function) -> Counter[str]:
+    """How many times ``function`` calls each function it calls by name."""
+    return Counter(
+        instruction.callee.name
+        for block in function.blocks
+        for instruction in block.instructions
+        if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
+    )
+
+
+def _inline_single_calls(module: ir.Module) -> None:
+    """Make each internal function of ``module`` called at one place
+    ``alwaysinline``, where LLVM's inliner may inline it (``_inlinable``).
+    The inliner would inline it anyway (the last call of an internal
+    function earns a bonus far above any threshold), but it works bottom-up
+    and simplifies each function before inlining it: a kernel's device
+    functions, nested four deep in BA's, were optimised once alone and
+    again in every caller they were inlined into.  The always-inliner, the
+    pipeline's first pass, puts them into the kernel before anything is
+    optimised, so their code goes through the pipeline once: BA's kernel
+    took 0.29 s of ``-O3`` instead of 0.42 s for the same PTX up to the
+    order of commutative operands (docs/design.md decision 130).  A
+    function called at several places is left to the inliner's costs."""
+    calls: Counter[str] = Counter()
+    for function in module.functions:
+        calls.update(_calls_in(function))
+    for function in module.functions:
+        if (
+            function.linkage == "internal"
+            and calls[function.name] == 1
+            and "noinline" not in function.attributes
+            and _inlinable(function)
+        ):
+            function.attributes.add("alwaysinline")
+
+
+def _inlinable(function: ir.Function) -> bool:
+    """Whether LLVM's inliner may inline ``function`` whatever its caller:
+    not one with an ``alloca`` of a run-time size or outside its entry
+    block (GMM's ``logsumexp``, an array of ``k`` elements), which the
+    inliner refuses unless simplification removed it or the call gives
+    its size, so that a call in a loop does not grow the stack on every
+    iteration.  Made ``alwaysinline`` too, such functions took GMM's
+    points kernel from 130 registers to 168."""
+    return all(
+        block is function.entry_basic_block and all(isinstance(count, ir.Constant) for count in instruction.operands)
+        for block in function.blocks
+        for instruction in block.instructions
+        if isinstance(instruction, ir.AllocaInstr)
+    )
 
 
 def _drop_unused(module: llvm.ModuleRef, machine: llvm.TargetMachine, opt_level: int) -> None:
