@@ -35,7 +35,7 @@ holds three more words, the thread's ``[top, base, end]``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -368,6 +368,7 @@ def kernel(
     grid_loop.body.block.add_op(scf.YieldOp())
     loop.detach()
     loop.erase()
+    _version_inner_loops(grid_loop, checks.entries)
     unchecked = version_loop(grid_loop, checks.entries)
     loads_first((unchecked or grid_loop).body.block, body)
     returned = body.last_op
@@ -378,6 +379,20 @@ def kernel(
     )
     kernel_op.location = function.location
     return kernel_op
+
+
+def _version_inner_loops(grid_loop: scf.ForOp, entries: Sequence[str]) -> None:
+    """Version every innermost loop of a kernel's iteration on its index
+    checks, as native code's are (``version_loop``, which takes innermost
+    loops only, so the copies it makes need no second look).  Unrolled
+    with a check each, such a loop loaded each element after a branch on
+    its bound (BA's loops over a camera, a point and a row of ``J``): the
+    loads of a row waited for the branches between them.  Where the row is
+    in range they are now issued together; otherwise the checked loop runs
+    and stops at the same element."""
+    for inner in [op for op in grid_loop.body.walk() if op.__class__ is scf.ForOp]:
+        assert isinstance(inner, scf.ForOp)
+        version_loop(inner, entries)
 
 
 def _grid_stride(
