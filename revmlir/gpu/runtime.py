@@ -304,7 +304,11 @@ class _Device:
                 "the same way), so its queued launches are dropped; restart the process to use the device again"
             )
         with _pending_lock:
-            _pending[:] = [launch for launch in _pending if launch.device is not self]
+            # deleted in place, from the end: a launch another thread
+            # appends meanwhile (without the lock) stays
+            for index in reversed(range(len(_pending))):
+                if _pending[index].device is self:
+                    del _pending[index]
         return ContextLostError(self.lost)
 
     def check_usable(self) -> None:
