@@ -105,8 +105,9 @@ iterations and a parallel loop marking the elements it visits."""
 @pytest.mark.parametrize("step", [2, 0, -1])
 @pytest.mark.parametrize("name", ["count", "mark"])
 def test_hand_written_scf_loops_check_their_step_on_both_engines(name: str, step: int) -> None:
-    """Native code (the function as it is, with its checks) and the
-    interpreter running the same lowered function agree: the results for a
+    """Native code (the function as it is, with its checks), the
+    interpreter running the same lowered function and, for the parallel
+    loop, its GPU kernel run thread by thread agree: the results for a
     positive step, the error at the loop for any other."""
     module = parse_module(ORDINARY, "ordinary.mlir")
     function = next(f for f in module.ops if isinstance(f, func.FuncOp) and f.sym_name.data == name)
@@ -131,6 +132,17 @@ def test_hand_written_scf_loops_check_their_step_on_both_engines(name: str, step
         assert name == "count" or outcomes[0][1] == [1, 0] * 5
     else:
         assert outcomes[0][0] == f"ordinary.mlir:{line}:3: '{op}' in @{name}: step must be positive, got {step}"
+    if name == "mark":  # as a GPU kernel, thread by thread: its grid-stride loop divides by the step
+        kernel = EmulatedKernel(parse_module(ORDINARY, "ordinary.mlir"), name)
+        marks = np.zeros(10, np.int64)
+        slot = kernel.launch([marks, 0, 10, step], 2, 3)
+        assert marks.tolist() == (outcomes[0][1] or [0] * 10)
+        if step > 0:
+            assert not slot.any()
+        else:
+            with pytest.raises(ExecutionError) as gpu:
+                raise_gpu_error(kernel.check_table, slot)
+            assert str(gpu.value) == outcomes[0][0]
 
 
 def test_the_interpreter_refuses_such_a_step_in_std_code_that_has_no_check() -> None:
