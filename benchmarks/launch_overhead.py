@@ -51,6 +51,8 @@ class FakeDriver:
     class CUresult(enum.IntEnum):
         CUDA_SUCCESS = 0
         CUDA_ERROR_INVALID_VALUE = 1
+        CUDA_ERROR_ILLEGAL_ADDRESS = 700
+        CUDA_ERROR_LAUNCH_FAILED = 719
 
     class CUfunction_attribute(enum.IntEnum):
         CU_FUNC_ATTRIBUTE_NUM_REGS = 4

@@ -1,6 +1,7 @@
 """The errors both engines raise where a program would leave defined
 behaviour: an index outside its array, an integer division or remainder by
-zero, a shift by at least the width, an array of negative size.
+zero, a shift by at least the width, an array of negative size, a loop's
+step that is not positive.
 
 They are ``ExecutionError``s and, unlike reversibility checks, not
 switchable by ``nocheck``: the interpreter raises them from the op's
@@ -15,6 +16,14 @@ from __future__ import annotations
 DIVISION_BY_ZERO = "integer division by zero"
 REMAINDER_BY_ZERO = "integer remainder by zero"
 NEGATIVE_SIZE = "array size {0} is negative"
+STEP_NOT_POSITIVE = "step must be positive"
+NONPOSITIVE_STEP = STEP_NOT_POSITIVE + ", got {0}"
+"""A loop (``rev.for``, ``scf.for``, ``scf.parallel``) reached with a step
+that is not positive: MLIR requires a positive step and gives the loop no
+meaning otherwise (the interpreter's ``range`` ran no iteration or failed,
+native code ran one iteration or never ended).  ``STEP_NOT_POSITIVE`` is
+its form without the step, for an assertion in ordinary code
+(``cf.assert``, whose message is a literal)."""
 MAX_ALLOCATION = 1 << 40
 """The most bytes one array allocation may take (1 TiB): anything larger is
 refused before ``malloc`` sees it, which also keeps the size's product of

@@ -443,6 +443,58 @@ def test_an_int_is_followed_to_its_float_use(function):
 
 
 @rv.ordinary
+def through_an_array(x, n, k):
+    k[0] = n
+    return x * k[0]
+
+
+@rv.ordinary
+def put(k, n):
+    k[0] = n
+
+
+@rv.ordinary
+def through_a_callee_storing(x, n, k):
+    put(k, n)
+    return x * k[0]
+
+
+@rv.ordinary
+def scale_by_first(x, k):
+    return x * k[0]
+
+
+@rv.ordinary
+def through_a_callee_loading(x, n, k):
+    k[0] = n
+    return scale_by_first(x, k)
+
+
+@rv.ordinary
+def counted_through_an_array(x, n, k):
+    k[0] = n
+    s = 0.0
+    for _ in range(k[0]):
+        s += x
+    return s
+
+
+@pytest.mark.parametrize("function", [through_an_array, through_a_callee_storing, through_a_callee_loading])
+def test_an_int_is_followed_through_an_int_array(function):
+    """Stored into an int array and loaded back, here, by a callee or in a
+    callee given the array: the float use is ``n``'s (its gradient was a
+    silent 0.0)."""
+    name = function.__name__
+    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'n' is the int 3, which {name} uses as a float"):
+        rv.gradient(function, (2.0, 3, np.zeros(1, np.int64)))
+
+
+def test_an_int_stored_into_an_array_and_read_as_a_count_is_no_float_use():
+    """Nor is the int array, whose gradient is None, refused."""
+    assert rv.gradient(counted_through_an_array, (2.0, 3, np.zeros(1, np.int64))) == (3.0, 0.0, None)
+
+
+@rv.ordinary
 def ident(k):
     return k
 

@@ -240,6 +240,69 @@ def test_dlpack_tensors_must_be_on_the_device() -> None:
         arrays.kernel_array(Inconsistent(), 0)
 
 
+class Producer:
+    """An array of another library, as the protocols show it:
+    ``__cuda_array_interface__`` as ``interface`` says (a value; "raises",
+    as PyTorch's and JAX's CPU arrays do; "absent", as numpy's), and DLPack
+    on ``device``, exporting a numpy array's memory."""
+
+    def __init__(self, interface: Any, device: int, host: np.ndarray | None = None):
+        self.interface, self.device = interface, device
+        self.host = np.arange(3.0) if host is None else host
+
+    def __getattr__(self, name: str) -> Any:
+        if name != "__cuda_array_interface__" or self.interface == "absent":
+            raise AttributeError(name)
+        if self.interface == "raises":
+            raise AttributeError("__cuda_array_interface__ is only defined for GPU buffers")
+        return self.interface
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (self.device, 0)
+
+    def __dlpack__(self, stream: int | None = None, **_: Any) -> Any:
+        return self.host.__dlpack__()
+
+
+@pytest.mark.parametrize("interface", [None, "raises", "absent"])
+def test_an_array_without_an_interface_is_what_its_dlpack_device_says(interface: Any) -> None:
+    """An interface that is None, raises ``AttributeError`` (a torch CPU
+    tensor, a JAX CPU array) or is absent is not offered: a CPU DLPack
+    producer is a host array sharing its memory, a CUDA one is read as a
+    device array (which this one, exporting host memory, is not)."""
+    host = np.arange(3.0)
+    for kind in arrays.HOST_KINDS:  # the CPU's memory, pinned host memory
+        array = arrays.kernel_array(Producer(interface, kind, host), 0)
+        assert isinstance(array, np.ndarray) and array.ctypes.data == host.ctypes.data
+    with pytest.raises(TypeError, match="is not in CUDA memory"):
+        arrays.kernel_array(Producer(interface, arrays.DLPACK_CUDA), 0)
+
+
+def test_an_offered_interface_decides_and_must_be_a_dict() -> None:
+    """A dict is a CUDA array whatever DLPack says; any other value is no
+    interface a kernel can read; DLPack devices other than CUDA and the
+    CPU are refused, naming the device type; a producer's own error on
+    reading the interface (PyTorch's for a tensor that requires grad) is
+    its to say."""
+    interface = {"version": 3, "shape": (3,), "typestr": "<f8", "data": (0x10000, False)}
+    array = arrays.kernel_array(Producer(interface, arrays.DLPACK_CPU), 0)
+    assert isinstance(array, DeviceArray) and array.pointer == 0x10000
+    with pytest.raises(TypeError, match=r"a test_gpu_runtime array's __cuda_array_interface__ is str, not a dict"):
+        arrays.kernel_array(Producer("(3,)", arrays.DLPACK_CPU), 0)
+    with pytest.raises(
+        TypeError, match="a test_gpu_runtime array is on DLPack device type 10: kernels take arrays in CUDA memory"
+    ):
+        arrays.kernel_array(Producer(None, 10), 0)
+
+    class RequiresGrad:
+        @property
+        def __cuda_array_interface__(self) -> Any:
+            raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad.")
+
+    with pytest.raises(RuntimeError, match="requires grad"):
+        arrays.kernel_array(RequiresGrad(), 0)
+
+
 def test_dlpack_element_types() -> None:
     assert arrays.dlpack_dtype(2, 64, 1, "x") == np.float64
     assert arrays.dlpack_dtype(0, 32, 1, "x") == np.int32
@@ -878,3 +941,105 @@ def test_a_launch_reads_each_array_interface_once(fake: Any) -> None:
     CountedCudaArray.reads = 0
     rv.cuda.kernel(gather)(*args)
     assert CountedCudaArray.reads == 3
+
+
+# -- a lost context -------------------------------------------------------------
+
+CONTEXT_CALLS = (
+    "cuStreamSynchronize",
+    "cuCtxSynchronize",
+    "cuLaunchKernel",
+    "cuMemAlloc",
+    "cuMemFree",
+    "cuMemcpyHtoDAsync",
+    "cuMemcpyDtoHAsync",
+    "cuMemHostAlloc",
+)
+"""The calls that run in a context, which fail once it is lost."""
+
+
+def lose_context(fake: Any, error: str = "CUDA_ERROR_ILLEGAL_ADDRESS", after: int = 0) -> None:
+    """Make ``fake``'s context fail with the sticky ``error`` from the call
+    of ``CONTEXT_CALLS`` after the first ``after`` of them on: a kernel
+    touched an illegal address, and every later call in the context says
+    so, as the driver's do."""
+    made = [0]
+
+    def failing(name: str) -> Callable[..., tuple[Any, ...]]:
+        working = getattr(fake, name)
+
+        def call(*args: Any) -> tuple[Any, ...]:
+            made[0] += 1
+            if made[0] <= after:
+                return working(*args)
+            fake.calls.append(name)
+            return (fake.CUresult[error], 0)
+
+        return call
+
+    for name in CONTEXT_CALLS:
+        setattr(fake, name, failing(name))
+
+
+LOST = r"cuStreamSynchronize failed: CUDA_ERROR_ILLEGAL_ADDRESS: the context of CUDA device 0 is unusable"
+
+
+def test_a_lost_context_drops_its_launches_and_later_launches_fail_at_once(fake: Any) -> None:
+    """A kernel on stream 5 touched an illegal address: the wait for it
+    fails, so does every later call.  ``synchronize`` drops the device's
+    launches (stream 6's is not waited for: it cannot finish) and says
+    the context is unusable; a later launch, queued or not, raises the
+    same error before any driver call, and nothing is left queued."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    for stream in (5, 6):
+        k(*args, stream=stream)
+    lose_context(fake)
+    fake.calls.clear()
+    with pytest.raises(rv.cuda.ContextLostError, match=LOST):
+        rv.cuda.synchronize()
+    assert fake.calls == ["cuCtxSetCurrent", "cuStreamSynchronize"] and not runtime._pending
+    fake.calls.clear()
+    for stream in (5, None):
+        with pytest.raises(rv.cuda.ContextLostError, match=LOST + r".* restart the process"):
+            k(*args, stream=stream)
+    with pytest.raises(runtime.CUDAError, match="CUDA_ERROR_ILLEGAL_ADDRESS"):  # a ContextLostError is a CUDAError
+        k(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    rv.cuda.synchronize()  # nothing queued
+    rv.cuda.release_arenas()  # the arenas went with the context
+    assert fake.calls == [] and not runtime._pending
+
+
+def test_a_launch_that_loses_the_context_drops_the_queued_ones_and_frees_nothing(fake: Any) -> None:
+    """The kernel of a launch that waits (it copies a numpy array back)
+    fails: the error names the failed wait, the launch queued before on
+    stream 5 is dropped, and the copies' device memory, gone with the
+    context, is not freed (``cuMemFree`` would fail and hide the error)."""
+    k = rv.cuda.kernel(gather)
+    k(*gather_arrays(), stream=5)
+    copied = 3 + 3 + 1  # an allocation and a copy per array, a copy back
+    lose_context(fake, after=copied + 1)  # the launch itself works
+    fake.calls.clear()
+    with pytest.raises(rv.cuda.ContextLostError, match=LOST):
+        k(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    assert fake.calls[-1] == "cuStreamSynchronize" and "cuMemFree" not in fake.calls and not runtime._pending
+
+
+def test_a_lost_context_is_raised_before_an_ordinary_driver_error() -> None:
+    """Two devices: the wait on device 0 fails as a driver call may
+    (its launch stays queued), device 1's context is lost (its launch is
+    dropped).  The lost context is raised; the next ``synchronize`` waits
+    for device 0 again."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        k = rv.cuda.kernel(gather)
+        k(*gather_arrays(device=0), stream=5)
+        k(*gather_arrays(device=1), stream=6)
+        codes = {5: "CUDA_ERROR_INVALID_VALUE", 6: "CUDA_ERROR_LAUNCH_FAILED"}
+        fake.cuStreamSynchronize = lambda stream: (fake.CUresult[codes[stream]],)
+        with pytest.raises(rv.cuda.ContextLostError, match="CUDA_ERROR_LAUNCH_FAILED: the context of CUDA device 1"):
+            rv.cuda.synchronize()
+        assert [(record.device.ordinal, record.stream) for record in runtime._pending] == [(0, 5)]
+        with pytest.raises(runtime.CUDAError, match="CUDA_ERROR_INVALID_VALUE") as error:
+            rv.cuda.synchronize()
+        assert not isinstance(error.value, rv.cuda.ContextLostError)
+        with pytest.raises(rv.cuda.ContextLostError, match="device 1"):
+            k(*gather_arrays(device=1))

@@ -38,13 +38,21 @@ from revmlir.frontend.base.derived import AdjointFunction
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
-from revmlir.gpu.runtime import CUDAError, CUDAUnavailableError, release_arenas, synchronize, unavailable_reason
+from revmlir.gpu.runtime import (
+    ContextLostError,
+    CUDAError,
+    CUDAUnavailableError,
+    release_arenas,
+    synchronize,
+    unavailable_reason,
+)
 from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.naming import inverse_name
 from revmlir.semantics import written_arguments
 
 __all__ = [
     "CUDAError",
+    "ContextLostError",
     "CUDAUnavailableError",
     "Kernel",
     "is_available",

@@ -5,6 +5,14 @@ are used in place: anything with ``__cuda_array_interface__`` (CuPy, numba,
 PyTorch) or with ``__dlpack__`` and a CUDA ``__dlpack_device__`` (JAX,
 PyTorch, CuPy).  numpy arrays, and DLPack producers on the CPU, are host
 arrays: the runtime copies them in before the launch and back after it.
+
+The interface decides first, as its producers mean it: a CPU array of
+PyTorch or JAX raises ``AttributeError`` when asked for it, numpy has
+none, so an interface that is absent, raises ``AttributeError`` or is
+None is not offered, and the object is what its DLPack device says (a
+torch CPU tensor, a JAX CPU array: host arrays).  An interface that is
+offered is a CUDA array whatever DLPack says; one that is no dict is a
+``TypeError``.  Only CUDA and host DLPack devices are taken.
 This module reads both protocols into one description, ``DeviceArray``, and
 checks what a kernel needs of it (element type, rank, C-contiguity, write
 access), so that everything but the launch itself is testable without a GPU.
@@ -23,9 +31,13 @@ import numpy as np
 
 DLPACK_CPU = 1
 DLPACK_CUDA = 2
+DLPACK_CUDA_HOST = 3
 DLPACK_CUDA_MANAGED = 13
 DEVICE_KINDS = (DLPACK_CUDA, DLPACK_CUDA_MANAGED)
 """DLPack device types whose memory a kernel reads in place."""
+HOST_KINDS = (DLPACK_CPU, DLPACK_CUDA_HOST)
+"""DLPack device types of host memory (pinned, for the second), which a
+launch copies in as it does a numpy array's."""
 LEGACY_DEFAULT_STREAM = 1
 """The stream number the array protocols use for CUDA's legacy default
 stream (0 is reserved: it would be ambiguous)."""
@@ -82,6 +94,10 @@ def kernel_array(value: Any, stream: int) -> DeviceArray | np.ndarray | None:
     once: a launch describes every array it takes."""
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
+        if not isinstance(interface, dict):
+            raise TypeError(
+                f"{producer_name(value)}'s __cuda_array_interface__ is {type(interface).__name__}, not a dict"
+            )
         return cuda_array(value, interface)
     if isinstance(value, np.ndarray):
         return value
@@ -93,7 +109,12 @@ def kernel_array(value: Any, stream: int) -> DeviceArray | np.ndarray | None:
         return None
     if int(kind) in DEVICE_KINDS:
         return _from_dlpack(value, stream)
-    return np.from_dlpack(value) if int(kind) == DLPACK_CPU else None
+    if int(kind) not in HOST_KINDS:
+        raise TypeError(
+            f"{producer_name(value)} is on DLPack device type {int(kind)}: kernels take arrays in CUDA memory "
+            "(used in place) or in host memory (copied)"
+        )
+    return np.from_dlpack(value)
 
 
 def cuda_array(value: Any, interface: dict[str, Any]) -> DeviceArray:

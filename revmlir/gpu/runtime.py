@@ -25,7 +25,10 @@ writes them, back.
 A launch without ``stream=`` is synchronous.  With a stream it is queued and
 its error slot is read by ``synchronize()``, which waits for every pending
 launch and raises the first error (a failed or interrupted wait leaves the
-launches it did not finish queued).
+launches it did not finish queued).  A driver error that leaves the
+context unusable (an illegal address in some kernel) drops the device's
+queued launches and makes every later launch on it fail at once
+(``ContextLostError``).
 
 Small kernels launched back to back are bound by the host's time per
 launch, so everything that depends only on the kernel and its argument
@@ -95,6 +98,32 @@ class CUDAUnavailableError(RuntimeError):
 
 class CUDAError(RuntimeError):
     """A CUDA driver call failed (out of memory, a bad PTX image…)."""
+
+
+class ContextLostError(CUDAError):
+    """A driver call failed with an error that leaves the device's context
+    unusable (``STICKY_ERRORS``: a kernel touched an illegal address, the
+    launch failed…).  Every later call in that context fails the same way,
+    so nothing queued on the device can finish: its launches are dropped,
+    and every later launch on it raises this error at once."""
+
+
+STICKY_ERRORS = frozenset(
+    {
+        "CUDA_ERROR_ILLEGAL_ADDRESS",
+        "CUDA_ERROR_LAUNCH_TIMEOUT",
+        "CUDA_ERROR_ASSERT",
+        "CUDA_ERROR_HARDWARE_STACK_ERROR",
+        "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        "CUDA_ERROR_MISALIGNED_ADDRESS",
+        "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+        "CUDA_ERROR_INVALID_PC",
+        "CUDA_ERROR_LAUNCH_FAILED",
+    }
+)
+"""The driver's errors after which the context cannot be used again: its
+documentation says of each that any further work in the context (the
+process, for the primary context) returns the same error."""
 
 
 class KernelInfo(Protocol):
@@ -170,7 +199,8 @@ def _error_name(cuda: Any, result: Any) -> str:
 def _checked(cuda: Any, call: str, returned: tuple[Any, ...]) -> Any:
     """The value of a driver call (``(result, value…)``), or a ``CUDAError``."""
     if (result := returned[0]) != cuda.CUresult.CUDA_SUCCESS:
-        raise CUDAError(f"{call} failed: {_error_name(cuda, result)}")
+        name = _error_name(cuda, result)
+        raise (ContextLostError if name in STICKY_ERRORS else CUDAError)(f"{call} failed: {name}")
     return returned[1] if len(returned) == 2 else returned[1:]
 
 
@@ -260,6 +290,31 @@ class _Device:
     Launches on one stream run one after another, so they can share it;
     allocating and freeing up to ``ARENA_LIMIT`` at every launch cost more
     than small kernels themselves (``cuMemFree`` waits for the device)."""
+    lost: str | None = None
+    """Why the context is unusable (``ContextLostError``), once it is."""
+
+    def lose(self, error: ContextLostError) -> ContextLostError:
+        """The error to raise for ``error``, a call that left this device's
+        context unusable.  The device's queued launches are dropped: none
+        can finish, and their error slots will never be written.  A later
+        launch on it raises the same error at once (``check_usable``)."""
+        if self.lost is None:
+            self.lost = (
+                f"{error}: the context of CUDA device {self.ordinal} is unusable (every later call in it fails "
+                "the same way), so its queued launches are dropped; restart the process to use the device again"
+            )
+        with _pending_lock:
+            # deleted in place, from the end: a launch another thread
+            # appends meanwhile (without the lock) stays
+            for index in reversed(range(len(_pending))):
+                if _pending[index].device is self:
+                    del _pending[index]
+        return ContextLostError(self.lost)
+
+    def check_usable(self) -> None:
+        """A ``ContextLostError`` where an earlier call lost the context."""
+        if self.lost is not None:
+            raise ContextLostError(self.lost)
 
     def arena(self, stream: int, nbytes: int) -> int:
         """A buffer of at least ``nbytes`` for a launch on ``stream``: the
@@ -276,6 +331,9 @@ class _Device:
         return pointer
 
     def release_arenas(self) -> None:
+        if self.lost is not None:  # its memory went with the context
+            self.arenas.clear()
+            return
         self.activate()
         for stream, (pointer, _) in list(self.arenas.items()):
             _call("cuStreamSynchronize", stream)
@@ -676,12 +734,14 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
     if len(ordinals) > 1:
         raise ValueError(f"the arrays passed to kernel @{name} are on different devices ({sorted(ordinals)})")
     target = device(ordinals.pop() if ordinals else 0)
-    target.activate()
-    for array in arrays.values():
-        if array.stream not in (None, LEGACY_DEFAULT_STREAM, stream):
-            _call("cuStreamSynchronize", array.stream)
-    copies = {i: _copy_in(host, i in written, stream) for i, (_, host) in hosts.items()}
+    target.check_usable()
+    copies: dict[int, _Copy] = {}
     try:
+        target.activate()
+        for array in arrays.values():
+            if array.stream not in (None, LEGACY_DEFAULT_STREAM, stream):
+                _call("cuStreamSynchronize", array.stream)
+        copies = {i: _copy_in(host, i in written, stream) for i, (_, host) in hosts.items()}
         for i, (index, _) in hosts.items():
             values[index] = copies[i].pointer
         slot = target.slot()
@@ -708,9 +768,12 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
             _finish(record)
         else:
             _pending.append(record)
+    except ContextLostError as error:
+        raise target.lose(error) from None
     finally:
-        for copy in copies.values():
-            _call("cuMemFree", copy.pointer)
+        if target.lost is None:  # a lost context's memory is gone with it
+            for copy in copies.values():
+                _call("cuMemFree", copy.pointer)
 
 
 @dataclass
@@ -784,11 +847,13 @@ def synchronize() -> None:
     A wait that fails (a ``CUDAError``) leaves its stream's launches queued
     for a later call, and the other streams are still waited for; an
     interrupt (Ctrl-C) stops the waiting, leaving the streams not waited
-    for queued.  The launches of the streams waited for are finished
-    either way (their slots given back, their errors read), and what is
-    raised is the most pressing of the interrupt, the first driver error
-    and the first check's error, each with the next as its
-    ``__context__``, so that none is lost."""
+    for queued.  A wait that loses the context (``ContextLostError``)
+    drops the launches of its device instead: none of them can finish.
+    The launches of the streams waited for are finished either way (their
+    slots given back, their errors read), and what is raised is the most
+    pressing of the interrupt, the first driver error (a lost context
+    before any other) and the first check's error, each with the next as
+    its ``__context__``, so that none is lost."""
     with _pending_lock:
         launches = _pending[:]
         del _pending[: len(launches)]  # what other threads queue meanwhile stays
@@ -796,6 +861,8 @@ def synchronize() -> None:
     first: LocatedError | None = None
     unfinished: list[_Launch] = []
     for record in launches:
+        if record.device.lost is not None:  # dropped: it can never finish
+            continue
         if record.queue not in finished:
             unfinished.append(record)
             continue
@@ -823,12 +890,19 @@ def _wait(launches: Sequence[_Launch]) -> tuple[set[_Queue], Exception | None, B
     driver_error: Exception | None = None
     here = threading.get_ident()
     for queue, record in {record.queue: record for record in launches}.items():
+        if record.device.lost is not None:
+            continue
         try:
             record.device.activate()
             if record.thread in (None, here):
                 _call("cuStreamSynchronize", record.stream)
             else:
                 _call("cuCtxSynchronize")
+        except ContextLostError as error:
+            lost = record.device.lose(error)
+            # more pressing than an ordinary driver error, whose launches
+            # stay queued and raise it again
+            driver_error = driver_error if isinstance(driver_error, ContextLostError) else lost
         except Exception as error:
             driver_error = driver_error or error
         except BaseException as interrupt:

@@ -19,7 +19,8 @@ several threads that need it in parallel use one interpreter each.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -28,7 +29,6 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, impl_external, register_impls
 from xdsl.interpreters.func import FuncFunctions
 from xdsl.interpreters.printf import PrintfFunctions
-from xdsl.interpreters.scf import ScfFunctions
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
@@ -36,6 +36,7 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.errors import LocatedError
 from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.assertions import AssertFunctions
+from revmlir.interpreter.loops import LoopFunctions
 from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.parallel import ParallelFunctions
 from revmlir.interpreter.primitives import PrimitiveFunctions
@@ -87,7 +88,7 @@ class RevInterpreter(Backend):
             SnapshotFunctions(),
             PureFunctions(),
             MemRefFunctions(),
-            ScfFunctions(),
+            LoopFunctions(),
             ParallelFunctions(),
             PrimitiveFunctions(),
             FuncFunctions(),
@@ -136,7 +137,7 @@ class RevInterpreter(Backend):
         with self._lock:
             scope = self._interpreter._ctx
             try:
-                with np.errstate(all="ignore"):
+                with np.errstate(all="ignore"), self._located():
                     results = self._interpreter.call_op(name, (*args, slot))
             except _Failed:
                 check_error_slot(self.module, slot.tolist())
@@ -144,6 +145,21 @@ class RevInterpreter(Backend):
             finally:
                 self._interpreter._ctx = scope
         return tuple(results)
+
+    @contextmanager
+    def _located(self) -> Iterator[None]:
+        """An error the ops raise (an index out of bounds, a loop's step
+        that is not positive, …) as an ``ExecutionError`` at the op that
+        raised it.  xDSL attaches a dump of the whole module per interpreted
+        op on the way up; the error already names the op and its location."""
+        try:
+            yield
+        except (LocatedError, _Failed) as error:
+            error.__notes__ = []
+            raise
+        except Exception as error:
+            error.__notes__ = []
+            raise self.runtime.failed_execution(error) from error
 
     # -- implementation -------------------------------------------------------
 
@@ -156,16 +172,8 @@ class RevInterpreter(Backend):
         body = self.runtime.inverse_function(func) if backward else func
         scope = self._interpreter._ctx
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), self._located():
                 return invoke(self._interpreter, body, values, name, backward)
-        except LocatedError as error:
-            # xDSL attaches a dump of the whole module per interpreted op on the
-            # way up; the error already names the op and its location.
-            error.__notes__ = []
-            raise
-        except Exception as error:
-            error.__notes__ = []
-            raise self.runtime.failed_execution(error) from error
         finally:
             self._interpreter._ctx = scope
             self.runtime.frames.clear()

@@ -21,6 +21,7 @@ from xdsl.interpreter import (
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
+from revmlir.interpreter.loops import positive_step
 from revmlir.interpreter.memref import checked_index
 from revmlir.runtime.values import normalize
 
@@ -33,9 +34,7 @@ class ParallelFunctions(InterpreterFunctions):
                 "only one-dimensional scf.parallel loops without reductions run (a parallel rev.for lowers to one)"
             )
         lb, ub, step = args
-        if step <= 0:
-            raise InterpretationError(f"scf.parallel step must be positive, got {step}")
-        for index in range(lb, ub, step):
+        for index in range(lb, ub, positive_step(step)):
             interpreter.run_ssacfg_region(op.body, (index,), "parallel")
         return ()
 

@@ -24,6 +24,7 @@ from xdsl.ir import Region
 
 from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, InversionError, LocatedError, describe_op
+from revmlir.interpreter.loops import positive_step
 from revmlir.interpreter.memref import checked_index, element_key
 from revmlir.interpreter.recursion import MAX_CALL_DEPTH
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
@@ -196,9 +197,7 @@ class RevFunctions(InterpreterFunctions):
     @impl(rev.ForOp)
     def run_for(self, interpreter: RuntimeInterpreter, op: rev.ForOp, args: PythonValues):
         lb, ub, step, *state = args
-        if step <= 0:
-            raise interpreter.runtime.fail(op, f"step must be positive, got {step}")
-        indices = range(lb, ub, step)
+        indices = range(lb, ub, positive_step(step))
         # A parallel loop's iterations are independent: ascending is as valid
         # as any order, and it is the one native code uses.
         backwards = op.is_reverse and not op.is_parallel

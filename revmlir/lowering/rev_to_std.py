@@ -69,7 +69,14 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
 from revmlir.inversion import invert_function
-from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type, nested_ops
+from revmlir.ir_utils import (
+    RuleTable,
+    constant_index,
+    constant_index_through_cast,
+    constant_shape,
+    is_float_type,
+    nested_ops,
+)
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
@@ -96,6 +103,7 @@ from revmlir.safety import (
     EMPTY_STACK,
     MAX_ALLOCATION,
     NEGATIVE_SIZE,
+    NONPOSITIVE_STEP,
     STACK_NOT_GROWN,
     too_large,
 )
@@ -763,9 +771,7 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
     assert isinstance(op, rev.ForOp)
     lb, ub, step = (lowering.get(v) for v in (op.lb, op.ub, op.step))
     state = [lowering.get(v) for v in op.state]
-    zero = lowering.const(0, lb.type, op)
-    positive = lowering.emit(arith.CmpiOp(step, zero, "sgt"), op).results[0]
-    lowering.check(positive, op, "step must be positive, got {0}", [step])
+    check_step(lowering, step, op)
     if op.is_parallel:
         return _parallel_for(lowering, op)
     last: SSAValue | None = None
@@ -794,6 +800,20 @@ def _for(lowering: FunctionLowering, op: Operation) -> None:
     result = lowering.emit(scf.ForOp(lb, ub, step, state, Region(body)), op)
     for old, new in zip(op.res, result.results, strict=True):
         lowering.set(old, new)
+
+
+def check_step(code: CheckedCode, step: SSAValue, loop: Operation) -> None:
+    """Stop the run at ``loop`` where ``step`` is not positive, as the
+    interpreter does (``NONPOSITIVE_STEP``), unless it is a positive
+    constant: every loop the passes build, and the frontends'.  Native
+    code reads the step unsigned (``std_to_llvm``'s counted loop, the GPU's
+    grid-stride loop), so without the check a negative step ran one
+    iteration and a zero step never ended."""
+    known = constant_index_through_cast(step)
+    if known is not None and known > 0:
+        return
+    positive = code.emit(arith_cmpi(step, code.const(0, step.type, loop), "sgt"), loop).results[0]
+    code.check(positive, loop, NONPOSITIVE_STEP, [step], ExecutionError)
 
 
 def _parallel_for(lowering: FunctionLowering, op: rev.ForOp) -> None:
@@ -1545,9 +1565,9 @@ def _check_std_function(
 ) -> None:
     """A ``func.func`` the module brought with it (ordinary code that runs as
     it is) gets an error slot, which its calls pass on, and the checks of
-    ``revmlir.safety`` before its array accesses, divisions and shifts (in
-    every block: upstream's ``cf`` form has several); its ``cf.assert`` ops
-    become checks too."""
+    ``revmlir.safety`` before its array accesses, divisions, shifts and
+    loops (in every block: upstream's ``cf`` form has several); its
+    ``cf.assert`` ops become checks too."""
     block = function.body.blocks[0]
     error = block.insert_arg(ERROR_SLOT, len(block.args))
     error.name_hint = "err"
@@ -1559,6 +1579,11 @@ def _check_std_function(
         if isinstance(op, memref.LoadOp | memref.StoreOp):
             code.check_indices(op, op.memref, list(op.indices))
         code.check_arithmetic(op)
+        if isinstance(op, scf.ForOp):
+            check_step(code, op.step, op)
+        if isinstance(op, scf.ParallelOp):
+            for step in op.step:
+                check_step(code, step, op)
         if isinstance(op, cf.AssertOp):
             # a failed assertion leaves the run like any check, with its
             # message, instead of trapping the process

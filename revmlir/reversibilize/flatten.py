@@ -38,7 +38,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.errors import describe_op
 from revmlir.reversibilize.analysis import ReversibilizeError
-from revmlir.reversibilize.stepping import stepped
+from revmlir.reversibilize.stepping import positive, stepped
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -99,6 +99,8 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
     carried = [a.type for a in inner.body.block.args[1:]]
     types = [index, index, index, index, index, *outer, *carried, *(v.type for v in live)]
     builder = Builder(InsertPoint.before(loop))
+    for check in positive(loop.step, loop):
+        builder.insert(check)
     constant = lambda n: builder.insert(arith.ConstantOp(IntegerAttr(n, index))).results[0]  # noqa: E731
     initial = [
         loop.lb,
@@ -136,6 +138,7 @@ def flatten(loop: scf.ForOp) -> scf.WhileOp:
         mapping = dict(known)
         _clone_into(b, before, mapping)
         bounds = [mapping.get(v, v) for v in (inner.lb, inner.ub, inner.step)]
+        b.add_ops(positive(bounds[2], inner))
         seeds = [mapping.get(v, v) for v in inner.iter_args]
         return [i, _const(b, INNER), *bounds, *state_outer, *seeds, *(mapping.get(v, v) for v in live)]
 

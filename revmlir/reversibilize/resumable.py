@@ -89,7 +89,7 @@ from revmlir.reversibilize.ordinary_copies import (
     keep_ordinary_copies,
     written_name,
 )
-from revmlir.reversibilize.stepping import stepped
+from revmlir.reversibilize.stepping import positive, stepped
 from revmlir.safety import MAX_FRAME_DEPTH, RECURSION_TOO_DEEP
 
 _STRUCTURED = (scf.ForOp, scf.WhileOp, func.CallOp)
@@ -369,6 +369,7 @@ class _Flattener:
                 ),
             )
 
+        self.segments[at].ops += positive(op.step, op)
         test(at, op.lb, op.iter_args)
         end = self.block(body, first)
         next_iv, stepping = stepped(iv, op.step, op)

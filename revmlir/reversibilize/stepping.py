@@ -9,15 +9,36 @@ the loop would never end.  Ending such a loop exactly needs the variable
 before the step at the comparison, which the resumable form's repeated
 body does not keep, or a select, which tape mode saves in every
 iteration; so a step that overflows stops the run with a located error,
-on both engines alike, instead (decision 115)."""
+on both engines alike, instead (decision 115).  A step that is not
+positive is refused where the loop starts, as every loop form refuses it
+(``positive``): the overflow test would refuse it after the first
+iteration, saying it overflowed."""
 
 from __future__ import annotations
 
 from xdsl.dialects import arith, cf
-from xdsl.dialects.builtin import StringAttr
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
+from revmlir.ir_utils import constant_index_through_cast
+from revmlir.safety import STEP_NOT_POSITIVE
+
 INDEX_OVERFLOW = "the loop's index passes the largest value of its type: i + step overflows"
+
+
+def positive(step: SSAValue, where: Operation) -> list[Operation]:
+    """The ops that stop the run at ``where`` unless ``step`` is positive,
+    to go before the loop's first iteration: none for a positive constant
+    (the frontends' steps)."""
+    known = constant_index_through_cast(step)
+    if known is not None and known > 0:
+        return []
+    zero = arith.ConstantOp(IntegerAttr(0, step.type))
+    above = arith.CmpiOp(step, zero.result, "sgt")
+    check = cf.AssertOp(above.result, StringAttr(STEP_NOT_POSITIVE))
+    for op in (zero, above, check):
+        op.location = where.location
+    return [zero, above, check]
 
 
 def stepped(iv: SSAValue, step: SSAValue, where: Operation) -> tuple[SSAValue, list[Operation]]:

@@ -7,15 +7,18 @@ The question is asked of the ordinary IR, where the conversion is
 ``arith.sitofp``/``uitofp``, and the int may reach it through anything the
 frontend compiles: any integer operation (``arith``, ``abs``, ``**``), a
 callee's parameter or its result, a loop's carried value, an ``if``'s
-result.  A conversion only compared (``x > n``) is no use as a float: no
+result, an integer array it is stored into (``k[0] = n``, then
+``x * k[0]``: an array holds whatever is stored into any of its elements,
+and a load from it whatever it holds, in the function, in a callee it is
+passed to or in a caller that passed it).  A conversion only compared (``x > n``) is no use as a float: no
 derivative flows through it, nor is one whose every use ends in a
 comparison or a conversion back to an integer (``int(math.log2(n))``);
 nor is a parameter raised to (``x ** n``), which a user reads as an
 integer power.
 
 Each function is summarised once, callees before callers: which of its
-parameters reach a float use, and which of its results hold which
-parameters.  A call applies its callee's summary, so what a callee returns
+parameters reach a float use, which of its results hold which parameters,
+and which of its array parameters it stores which parameters into.  A call applies its callee's summary, so what a callee returns
 goes back to the call it came through only, and one propagation of sets of
 parameters over a function's values answers for all of them at once.
 """
@@ -25,9 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from xdsl.dialects import arith, func, math, scf
-from xdsl.dialects.builtin import AnyFloat, IntegerType, ModuleOp
-from xdsl.ir import BlockArgument, Operation, SSAValue
+from xdsl.dialects import arith, func, math, memref, scf
+from xdsl.dialects.builtin import AnyFloat, IntegerType, MemRefType, ModuleOp
+from xdsl.ir import Attribute, BlockArgument, Operation, SSAValue
 
 
 @dataclass(frozen=True)
@@ -40,11 +43,24 @@ class _Summary:
     returned: tuple[frozenset[int], ...]
     """Per result, the parameters it may hold."""
 
+    stored: tuple[frozenset[int], ...]
+    """Per parameter, the parameters an integer array passed there may hold
+    after the call: what the function stores into its elements."""
+
 
 def floated_parameters(module: ModuleOp, name: str) -> tuple[int, ...]:
     """The positions of ``@name``'s integer parameters whose value reaches
-    a conversion to a float that is used as a number."""
-    return tuple(sorted(_summaries(module)[name].floated))
+    a conversion to a float that is used as a number (an integer array's
+    position is followed too, for its callers, and left out here)."""
+    function = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
+    scalars = function.function_type.inputs.data
+    return tuple(sorted(p for p in _summaries(module)[name].floated if isinstance(scalars[p], IntegerType)))
+
+
+def _holds_integers(type: Attribute) -> bool:
+    """An integer, or an array of integers, whose elements hold what is
+    stored into them."""
+    return isinstance(type.element_type if isinstance(type, MemRefType) else type, IntegerType)
 
 
 def _summaries(module: ModuleOp) -> dict[str, _Summary]:
@@ -58,7 +74,11 @@ def _summaries(module: ModuleOp) -> dict[str, _Summary]:
             if isinstance(op, func.CallOp):
                 callers.setdefault(op.callee.string_value(), set()).add(name)
     summaries = {
-        name: _Summary(frozenset(), tuple(frozenset() for _ in function.function_type.outputs))
+        name: _Summary(
+            frozenset(),
+            tuple(frozenset() for _ in function.function_type.outputs),
+            tuple(frozenset() for _ in function.function_type.inputs),
+        )
         for name, function in functions.items()
     }
     pending = list(functions)
@@ -90,7 +110,9 @@ def _summary(function: func.FuncOp, summaries: dict[str, _Summary]) -> _Summary:
                     result |= held.get(value, set())
             case _:
                 pass
-    return _Summary(frozenset(floated), tuple(frozenset(r) for r in returned))
+    parameters = function.body.block.args
+    stored = (frozenset(held.get(p, set())) if isinstance(p.type, MemRefType) else frozenset() for p in parameters)
+    return _Summary(frozenset(floated), tuple(frozenset(r) for r in returned), tuple(stored))
 
 
 def _held(function: func.FuncOp, summaries: dict[str, _Summary]) -> dict[SSAValue, set[int]]:
@@ -101,7 +123,7 @@ def _held(function: func.FuncOp, summaries: dict[str, _Summary]) -> dict[SSAValu
     held: dict[SSAValue, set[int]] = {
         parameter: {position}
         for position, parameter in enumerate(function.body.block.args)
-        if isinstance(parameter.type, IntegerType)
+        if _holds_integers(parameter.type)
     }
     ops = list(function.walk())
     changed = True
@@ -151,16 +173,22 @@ def _carries_a_derivative(op: Operation, seen: set[Operation]) -> bool:
 
 def _passed_on(op: Operation, index: int, summaries: dict[str, _Summary]) -> list[SSAValue]:
     """The values that hold what ``op`` takes as operand ``index``: the
-    results of a call its callee returns it in, a loop's carried value and
-    its result, an ``if``'s result, or else the integer results of an
-    operation computing with it (``arith``, ``math.absi``, ``math.ipowi``).
+    results of a call its callee returns it in and the arrays it stores it
+    into, the array a store writes it into, a loop's carried value and its
+    result, an ``if``'s result, or else the integer results of an
+    operation computing with it (``arith``, ``math.absi``, ``math.ipowi``,
+    a load from an array holding it).
     A loop's bounds, an ``if``'s condition, a comparison and a return pass
     nothing on (a return is read by the summary)."""
     match op:
         case func.CallOp():
             callee = summaries.get(op.callee.string_value())
-            held = () if callee is None else callee.returned  # a declaration's body is not ours to follow
-            return [op.results[r] for r, parameters in enumerate(held) if index in parameters]
+            if callee is None:  # a declaration's body is not ours to follow
+                return []
+            results = [op.results[r] for r, parameters in enumerate(callee.returned) if index in parameters]
+            return results + [op.arguments[a] for a, parameters in enumerate(callee.stored) if index in parameters]
+        case memref.StoreOp():  # the array holds the value stored, not the indices
+            return [op.memref] if index == 0 and _holds_integers(op.memref.type) else []
         case scf.ForOp():  # lb, ub and step come first, then the initial values
             return [op.body.block.args[index - 2], op.results[index - 3]] if index >= 3 else []
         case scf.WhileOp():

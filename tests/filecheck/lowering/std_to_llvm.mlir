@@ -5,20 +5,19 @@
 // as its noalias pointer and its sizes (the error slot too); several results
 // come back as a struct; structured loops become blocks.
 // CHECK-LABEL: llvm.func internal @scale(%s: f64, %m_data: !llvm.ptr {llvm.noalias}, %m_size0: i64, %n: i64, %err_data: !llvm.ptr {llvm.noalias}, %err_size0: i64) -> !llvm.struct<(f64, i64)>
-// The step check, calling the module's report (which stores in the error
-// slot and leaves the run) only when it fails:
-// CHECK:         llvm.icmp "sgt"
-// CHECK-NOT:     llvm.store
-// CHECK:         llvm.call @revmlir.report(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, i64, i64, i64) -> ()
-// The loop's entry test, then the body: the index checked against the
-// array's size, load, compute, store; then the next iteration where the
-// distance left to n exceeds the step, unsigned (i + step may wrap).
+// A constant positive step needs no check: the loop's entry test comes
+// first, then the body: the index checked against the array's size (a
+// failing check calls the module's report, which stores in the error slot
+// and leaves the run), load, compute, store; then the next iteration where
+// the distance left to n exceeds the step, unsigned (i + step may wrap).
+// CHECK-NOT:     llvm.call @revmlir.report
 // CHECK:         %[[ENTER:.*]] = llvm.icmp "slt" %zero, %n : i64
 // CHECK-NEXT:    llvm.cond_br %[[ENTER]], ^[[BODY:.*]](%zero, %s : i64, f64), ^[[EXIT:.*]](%s : f64)
 // CHECK-NEXT:  ^[[BODY]](%[[I:.*]]: i64, %acc: f64):
 // CHECK:         llvm.icmp "ult" %[[I]], %{{.*}} : i64
 // CHECK:         llvm.return %{{.*}} : !llvm.struct<(f64, i64)>
-// CHECK:         llvm.call @revmlir.report(
+// CHECK-NOT:     llvm.store
+// CHECK:         llvm.call @revmlir.report(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i64, i64, i64, i64, i64) -> ()
 // CHECK:         llvm.getelementptr inbounds %{{.*}}[%[[I]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // CHECK-NEXT:    %[[E:.*]] = llvm.load
 // CHECK-NEXT:    %[[P:.*]] = llvm.fmul
