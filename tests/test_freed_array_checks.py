@@ -283,7 +283,8 @@ def test_a_large_freed_array_is_checked_element_by_element_in_few_registers() ->
     """A kernel's array of 64 elements is checked element by element, in a
     loop (unrolled eight times over): tested at once, every element's load
     was held until the one branch, and ptxas gave the kernel 148 registers
-    instead of 32."""
+    instead of 32 (42 since its three loops inside the parallel one are
+    versioned on their index checks, decision 130)."""
     from revmlir.gpu.cache import resource_usage
     from revmlir.gpu.toolkit import find_ptxas
 
@@ -292,7 +293,7 @@ def test_a_large_freed_array_is_checked_element_by_element_in_few_registers() ->
     program = compile_kernels(parse_module(_uncomputed(elements), "fill.mlir"), ["fill"])
     if find_ptxas() is not None:
         usage = resource_usage(program.ptx, "sm_90")[program.kernels["fill"].entry]
-        assert usage.registers <= 40 and usage.spill_stores == 0, usage
+        assert usage.registers <= 48 and usage.spill_stores == 0, usage
     assert program.ptx.count("abs.f64") < elements  # not every element's test in a row
 
 

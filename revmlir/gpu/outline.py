@@ -72,7 +72,7 @@ from revmlir.gpu.trip_count import LoopBounds, loop_bounds
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckOp
-from revmlir.lowering.loop_versioning import version_loop
+from revmlir.lowering.loop_versioning import version_loop, version_loops_in
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
@@ -369,6 +369,8 @@ def kernel(
     loop.detach()
     loop.erase()
     unchecked = version_loop(grid_loop, checks.entries)
+    if unchecked is None:
+        version_loops_in(grid_loop, checks.entries)
     loads_first((unchecked or grid_loop).body.block, body)
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
@@ -541,6 +543,8 @@ def outline(
     copies = [_device_copy(f, keep_host) for f in devices]
     for copy in [copy for copy, arena in zip(copies, in_arena) if arena]:
         _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data, check_ops)
+    for copy in copies:
+        version_loops_in(copy, checks.entries)
     if (any(in_arena) or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
         # the arena's checks report as every check does
         copies.append(func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
