@@ -132,6 +132,11 @@ def divided_reads(y, x, k: int):
         y[i] += x[i + len(x) // k]
 
 
+def negated_reads(y, x, k: int):
+    for i in range(len(y)):
+        y[i] += x[i + k // -1]
+
+
 def indirect_reads(y, x, at):
     for i in range(len(y)):
         y[i] += x[at[i]]
@@ -248,6 +253,12 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
         False,
     ),
     "an index divided by zero in a versioned loop": (divided_reads, lambda: (np.zeros(4), np.arange(6.0), 0), False),
+    "an index divided by -1 in a versioned loop": (negated_reads, lambda: (np.zeros(3), np.arange(5.0), -2), False),
+    "an index divided by -1 fails in a versioned loop": (
+        negated_reads,
+        lambda: (np.zeros(3), np.arange(5.0), -3),
+        False,
+    ),
     "an indirect index fails in a versioned loop": (
         indirect_reads,
         lambda: (np.zeros(4), np.arange(5.0), np.array([4, 0, 5, 1])),

@@ -44,6 +44,12 @@ def divided(y, x, k: int):
         y[i] += x[i + len(x) // k]
 
 
+@rv.reversible(backend="interpreter")
+def negated(y, x, k: int):
+    for i in range(len(y)):
+        y[i] += x[i + k // -1]
+
+
 def lowered(function: rv.ReversibleFunction, *args: object, check_ops: bool = False) -> ModuleOp:
     """``rev-lower-to-std`` of the function for ``args``; with
     ``check_ops``, its checks in the one-op form of native code and GPU
@@ -91,6 +97,16 @@ def test_an_invariant_part_divided_by_a_constant_is_computed_before_the_loop():
     LoopVersioningPass().apply(make_context(), module)
     ((fast, checked),) = fast_and_checked(module)
     assert index_checks(checked) == 3 and index_checks(fast) == 1  # the division's check of its constant 2 stays
+    module.verify()
+
+
+def test_a_divisor_written_as_a_difference_of_constants_is_a_constant():
+    """The frontend writes ``k // -1`` as ``k // (0 − 1)``: the divisor is
+    the constant −1, whose signed division wraps and cannot trap."""
+    module = lowered(negated, np.zeros(3), np.zeros(5), -2, check_ops=True)
+    LoopVersioningPass().apply(make_context(), module)
+    ((fast, checked),) = fast_and_checked(module)
+    assert index_checks(checked) == 3 and index_checks(fast) == 1  # the division's check of −1 stays
     module.verify()
 
 

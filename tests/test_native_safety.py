@@ -196,6 +196,12 @@ EXPECTED = {
         "x[i + len(x) // k]",
         "integer division by zero",
     ),
+    "an index divided by -1 fails in a versioned loop": (
+        "ExecutionError",
+        "negated_reads",
+        "x[i + k // -1]",
+        "index 5 is out of bounds for axis 0 with size 5",
+    ),
     "an indirect index fails in a versioned loop": (
         "ExecutionError",
         "indirect_reads",
@@ -316,6 +322,8 @@ def test_a_versioned_loop_stops_at_the_element_the_checked_loop_stops_at():
     ]
     assert outcome("native", "an indirect index fails in a versioned loop")["arrays"][0] == [4.0, 0.0, 0.0, 0.0]
     assert outcome("native", "a packed triangle read in range")["arrays"][0] == [0.0, 1.0, 6.0, 14.0]
+    assert outcome("native", "an index divided by -1 in a versioned loop")["arrays"][0] == [2.0, 3.0, 4.0]
+    assert outcome("native", "an index divided by -1 fails in a versioned loop")["arrays"][0] == [3.0, 4.0, 0.0]
     assert outcome("native", "a packed triangle read fails in the middle")["arrays"][0] == [0.0, 1.0, 6.0, 8.0]
     assert outcome("native", "an index divided by a variable fails in a versioned loop")["arrays"][0] == [
         3.0,

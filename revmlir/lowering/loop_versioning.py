@@ -148,12 +148,19 @@ def _computable(op: Operation) -> bool:
 
 
 def _constant(value: SSAValue) -> int | None:
-    """The integer ``value`` is, seen through casts between 64-bit types."""
+    """The integer ``value`` is, seen through casts between 64-bit types
+    and the 64-bit sums, differences and products of constants (the Python
+    frontend writes ``-1`` as ``0 − 1``), as a signed 64-bit value."""
     op = value.owner
     if isinstance(op, arith.IndexCastOp) and _is_64_bit(op.operands[0]):
         return _constant(op.operands[0])
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
+    if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp) and _is_64_bit(value):
+        a, b = (_constant(operand) for operand in op.operands)
+        if a is not None and b is not None:
+            folded = a + b if isinstance(op, arith.AddiOp) else a - b if isinstance(op, arith.SubiOp) else a * b
+            return (folded + (1 << 63)) % (1 << 64) - (1 << 63)
     return None
 
 
