@@ -195,7 +195,8 @@ class Thread:
             opcode, _, rest = text.partition(" ")
             operands = _split(rest)
             if opcode.startswith("setp") and operands and operands[0] == guard[1]:
-                return LIBDEVICE_PATH.get((opcode, operands[-1]), True) != guard[0]
+                key = (opcode, operands[-1])
+                return LIBDEVICE_PATH[key] != guard[0] if key in LIBDEVICE_PATH else True
         return True
 
     def execute(
