@@ -24,6 +24,7 @@ import argparse
 import re
 import sys
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -173,11 +174,16 @@ def kernels() -> list[tuple[str, object, tuple[np.ndarray, ...]]]:
     ]
 
 
+def prefixed(counts: Mapping[str, float], *prefixes: str) -> float:
+    """How many of ``counts``' opcodes start with one of ``prefixes``."""
+    return sum(n for op, n in counts.items() if op.startswith(prefixes))
+
+
 def summary(path: list[str]) -> str:
     counts = opcodes(path)
 
     def where(*prefixes: str) -> int:
-        return sum(n for op, n in counts.items() if op.startswith(prefixes))
+        return int(prefixed(counts, *prefixes))
 
     return (
         f"{sum(counts.values()):4d} instructions: {where('ld.global.nc')} ld.global.nc, "

@@ -118,6 +118,25 @@ def nested_reads(m, x, n: int):
             m[i, j] += x[i + j]
 
 
+def packed_reads(y, x, n: int):
+    """Reads of a packed strictly lower triangle, column by column, as
+    ADBench's GMM reads its factors: an index affine in ``j`` whose
+    invariant part divides by a constant."""
+    for i in range(n):
+        for j in range(i + 1, n):
+            y[j] += x[i * (2 * n - i - 1) // 2 + j - i - 1]
+
+
+def divided_reads(y, x, k: int):
+    for i in range(len(y)):
+        y[i] += x[i + len(x) // k]
+
+
+def negated_reads(y, x, k: int):
+    for i in range(len(y)):
+        y[i] += x[i + k // -1]
+
+
 def indirect_reads(y, x, at):
     for i in range(len(y)):
         y[i] += x[at[i]]
@@ -226,6 +245,20 @@ CASES: dict[str, tuple[Callable[..., Any], Callable[[], tuple[Any, ...]], bool]]
     ),
     "versioned loop falls below zero": (falling_reads, lambda: (np.zeros(8), np.arange(10.0), 8, 5), False),
     "nested versioned loops fail in the middle": (nested_reads, lambda: (np.zeros((4, 3)), np.arange(5.0), 4), False),
+    "a packed triangle read in range": (packed_reads, lambda: (np.zeros(4), np.arange(1.0, 7.0), 4), False),
+    "a packed triangle read fails in the middle": (packed_reads, lambda: (np.zeros(4), np.arange(1.0, 6.0), 4), False),
+    "an index divided by a variable fails in a versioned loop": (
+        divided_reads,
+        lambda: (np.zeros(4), np.arange(6.0), 2),
+        False,
+    ),
+    "an index divided by zero in a versioned loop": (divided_reads, lambda: (np.zeros(4), np.arange(6.0), 0), False),
+    "an index divided by -1 in a versioned loop": (negated_reads, lambda: (np.zeros(3), np.arange(5.0), -2), False),
+    "an index divided by -1 fails in a versioned loop": (
+        negated_reads,
+        lambda: (np.zeros(3), np.arange(5.0), -3),
+        False,
+    ),
     "an indirect index fails in a versioned loop": (
         indirect_reads,
         lambda: (np.zeros(4), np.arange(5.0), np.array([4, 0, 5, 1])),

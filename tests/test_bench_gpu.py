@@ -1,7 +1,7 @@
 """benchmarks/bench_gpu.py's parts that need no GPU: the cases ``--cases``
 selects, and the bytes a kernel call must move, which its bandwidth
-figures divide by; and benchmarks/ptx_path.py's count of the PTX
-instructions a kernel runs per element."""
+figures divide by; and benchmarks/ptx_path.py's and ptx_run.py's counts of
+the PTX instructions a kernel runs per element."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from python_examples import load_benchmark
 
 ROOT = Path(__file__).resolve().parents[1]
 
-bench_gpu, ptx_path = load_benchmark("bench_gpu"), load_benchmark("ptx_path")
+bench_gpu, ptx_path, ptx_run = load_benchmark("bench_gpu"), load_benchmark("ptx_path"), load_benchmark("ptx_run")
 
 
 def test_cases_are_named_in_any_case_and_unknown_ones_are_refused() -> None:
@@ -58,6 +58,22 @@ def test_the_ptx_walk_counts_an_iteration_of_either_loop_of_a_versioned_kernel()
     assert fast["ld.global.nc.b64"] == fast["ld.global.b64"] == fast["st.global.b64"] == 1
     checked = ptx_path.opcodes(ptx_path.Walk(lines).iteration(checked_loop))
     assert sum(checked.values()) == 16 and checked["setp.lt.u64"] == 2 and checked["bra"] == 3
+
+
+def test_a_symbolic_run_counts_what_the_walk_counts_and_stops_at_a_failed_check() -> None:
+    """``ptx_run`` runs the same kernel's thread over all its elements:
+    in range, each element costs the unchecked loop's eleven instructions
+    that ``ptx_path`` walks; with ``x`` too short, the thread reaches the
+    failure report, which a count of the common path refuses."""
+    from revmlir.gpu.program import module_ptx
+    from revmlir.parsing import parse_module
+
+    source = ROOT / "tests" / "filecheck" / "gpu" / "versioned_loop.mlir"
+    ptx = module_ptx(parse_module(source.read_text(), str(source)))
+    few, many = (ptx_run.instructions(ptx, "axpy", [np.zeros(n), np.zeros(n), 0.5]) for n in (4, 12))
+    assert many.total() - few.total() == 8 * 11 and many["ld.global.nc.b64"] - few["ld.global.nc.b64"] == 8
+    with pytest.raises(RuntimeError, match=r"calls revmlir_\$_report on the common path"):
+        ptx_run.instructions(ptx, "axpy", [np.zeros(12), np.zeros(11), 0.5])
 
 
 def test_a_vector_load_waits_for_the_branches_before_the_first_use_of_any_value_it_loads() -> None:

@@ -285,7 +285,7 @@ def test_a_large_freed_array_is_checked_element_by_element_in_few_registers() ->
     was held until the one branch, and ptxas gave the kernel 148 registers
     instead of 32 (42 since its loops over ``x``'s row run without their
     index checks where the row is in range, eight loads at a time: design
-    decision 130)."""
+    decision 131)."""
     from revmlir.gpu.cache import resource_usage
     from revmlir.gpu.toolkit import find_ptxas
 

@@ -12,9 +12,11 @@ import numpy as np
 import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
+from xdsl.dialects import gpu, scf
 from xdsl.dialects.builtin import f32, f64, i32
 from xdsl.utils.exceptions import PassFailedException
 
+import revmlir as rv
 from gpu_emulation import EmulatedKernel, reference
 from revmlir.errors import LocatedError
 from revmlir.gpu import nvptx, program, toolkit
@@ -143,6 +145,42 @@ def test_a_versioned_kernel_thread_by_thread_is_the_cpu_function_in_range_or_not
         assert str(gpu.value) == f"{cpu.value} (element 9)" and "out of bounds" in str(cpu.value)
     np.testing.assert_array_equal(got[0], expected[0])
     assert not np.array_equal(got[0], y)
+
+
+@rv.reversible
+def packed_triangles(y, x, n: int):
+    """Per point ``p``, the strictly lower triangle of an ``n × n`` matrix
+    packed column by column at ``x[6p:]``, added up by rows (GMM's reads
+    of its factors): the inner loop's index is affine in ``j``."""
+    for p in rv.prange(y.shape[0]):
+        for i in range(n):
+            for j in range(i + 1, n):
+                y[p, j] += x[6 * p + i * (2 * n - i - 1) // 2 + j - i - 1]
+
+
+@pytest.mark.parametrize("short", [0, 1])
+def test_a_kernels_inner_loop_is_versioned_and_fails_where_the_cpu_fails(short: int):
+    """A loop inside a kernel's parallel loop is versioned on its index
+    checks as native code's innermost loops are: with ``x`` long enough the
+    unchecked copy runs; one element short, the last point's last read
+    fails, in the checked copy, with the CPU's error at that point, and
+    every array holds what the CPU left in it."""
+    y, x = np.zeros((7, 4)), np.arange(1.0, 43.0 - short)
+    kernel = EmulatedKernel(*rv.cuda.kernel(packed_triangles).rev_module(y, x, 4))
+    (device,) = [op for op in kernel.check_table.walk() if isinstance(op, gpu.FuncOp)]
+    assert sum(isinstance(op, scf.ForOp) for op in device.walk()) == 4  # the grid's, i's and j's two versions
+    expected, got = [y.copy(), x, 4], [y.copy(), x, 4]
+    slot = kernel.launch(got, 2, 3)
+    if not short:
+        packed_triangles(*expected)
+        assert not slot.any()
+    else:
+        with pytest.raises(LocatedError) as cpu:
+            packed_triangles(*expected)
+        with pytest.raises(type(cpu.value)) as device_error:
+            raise_gpu_error(kernel.check_table, slot)
+        assert str(device_error.value) == f"{cpu.value} (element 6)" and "index 41 is out of bounds" in str(cpu.value)
+    np.testing.assert_array_equal(got[0], expected[0])
 
 
 def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_functions():

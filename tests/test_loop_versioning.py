@@ -31,6 +31,25 @@ def squares(y, x, n: int):
         y += x[i * i]
 
 
+@rv.reversible(backend="interpreter")
+def packed(y, x, n: int):
+    for i in range(n):
+        for j in range(i + 1, n):
+            y[j] += x[i * (2 * n - i - 1) // 2 + j - i - 1]
+
+
+@rv.reversible(backend="interpreter")
+def divided(y, x, k: int):
+    for i in range(len(y)):
+        y[i] += x[i + len(x) // k]
+
+
+@rv.reversible(backend="interpreter")
+def negated(y, x, k: int):
+    for i in range(len(y)):
+        y[i] += x[i + k // -1]
+
+
 def lowered(function: rv.ReversibleFunction, *args: object, check_ops: bool = False) -> ModuleOp:
     """``rev-lower-to-std`` of the function for ``args``; with
     ``check_ops``, its checks in the one-op form of native code and GPU
@@ -58,6 +77,47 @@ def test_affine_index_checks_leave_the_fast_version_only(check_ops: bool):
     assert checked is before[0] and index_checks(checked) == 4
     # only the indirect index x[at[i]] is still checked in every iteration
     assert index_checks(fast) == 1
+    module.verify()
+
+
+def fast_and_checked(module: ModuleOp) -> list[tuple[scf.ForOp, scf.ForOp]]:
+    """The two versions of each versioned loop of ``module``."""
+    versions = [op for op in module.walk() if isinstance(op, scf.IfOp) and reported_check(op) is None]
+    pairs = [(v.true_region.block.first_op, v.false_region.block.first_op) for v in versions]
+    return [
+        (fast, checked) for fast, checked in pairs if isinstance(fast, scf.ForOp) and isinstance(checked, scf.ForOp)
+    ]
+
+
+def test_an_invariant_part_divided_by_a_constant_is_computed_before_the_loop():
+    """``x[i·(2n − i − 1) // 2 + j − i − 1]`` is affine in ``j``: its part
+    that divides by 2 is invariant in the inner loop, and dividing by a
+    constant other than zero cannot trap before it."""
+    module = lowered(packed, np.zeros(4), np.zeros(6), 4, check_ops=True)
+    LoopVersioningPass().apply(make_context(), module)
+    ((fast, checked),) = fast_and_checked(module)
+    assert index_checks(checked) == 3 and index_checks(fast) == 1  # the division's check of its constant 2 stays
+    module.verify()
+
+
+def test_a_divisor_written_as_a_difference_of_constants_is_a_constant():
+    """The frontend writes ``k // -1`` as ``k // (0 − 1)``: the divisor is
+    the constant −1, whose signed division wraps and cannot trap."""
+    module = lowered(negated, np.zeros(3), np.zeros(5), -2, check_ops=True)
+    LoopVersioningPass().apply(make_context(), module)
+    ((fast, checked),) = fast_and_checked(module)
+    assert index_checks(checked) == 3 and index_checks(fast) == 1  # the division's check of −1 stays
+    module.verify()
+
+
+def test_an_index_divided_by_a_variable_keeps_its_check():
+    """``len(x) // k`` could divide by zero before the loop, where the body
+    reports the division by zero: its index is not affine, and its check
+    stays in the fast version with the division's own."""
+    module = lowered(divided, np.zeros(4), np.zeros(6), 2, check_ops=True)
+    LoopVersioningPass().apply(make_context(), module)
+    ((fast, checked),) = fast_and_checked(module)
+    assert index_checks(checked) == 3 and index_checks(fast) == 2  # y[i] leaves, k ≠ 0 and x[…] stay
     module.verify()
 
 

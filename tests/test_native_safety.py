@@ -178,6 +178,30 @@ EXPECTED = {
         "x[i + j]",
         "index 5 is out of bounds for axis 0 with size 5",
     ),
+    "a packed triangle read fails in the middle": (
+        "ExecutionError",
+        "packed_reads",
+        "x[i * (2 * n - i - 1) // 2",
+        "index 5 is out of bounds for axis 0 with size 5",
+    ),
+    "an index divided by a variable fails in a versioned loop": (
+        "ExecutionError",
+        "divided_reads",
+        "x[i + len(x) // k]",
+        "index 6 is out of bounds for axis 0 with size 6",
+    ),
+    "an index divided by zero in a versioned loop": (
+        "ExecutionError",
+        "divided_reads",
+        "x[i + len(x) // k]",
+        "integer division by zero",
+    ),
+    "an index divided by -1 fails in a versioned loop": (
+        "ExecutionError",
+        "negated_reads",
+        "x[i + k // -1]",
+        "index 5 is out of bounds for axis 0 with size 5",
+    ),
     "an indirect index fails in a versioned loop": (
         "ExecutionError",
         "indirect_reads",
@@ -297,6 +321,16 @@ def test_a_versioned_loop_stops_at_the_element_the_checked_loop_stops_at():
         [3.0, 4.0, 0.0],
     ]
     assert outcome("native", "an indirect index fails in a versioned loop")["arrays"][0] == [4.0, 0.0, 0.0, 0.0]
+    assert outcome("native", "a packed triangle read in range")["arrays"][0] == [0.0, 1.0, 6.0, 14.0]
+    assert outcome("native", "an index divided by -1 in a versioned loop")["arrays"][0] == [2.0, 3.0, 4.0]
+    assert outcome("native", "an index divided by -1 fails in a versioned loop")["arrays"][0] == [3.0, 4.0, 0.0]
+    assert outcome("native", "a packed triangle read fails in the middle")["arrays"][0] == [0.0, 1.0, 6.0, 8.0]
+    assert outcome("native", "an index divided by a variable fails in a versioned loop")["arrays"][0] == [
+        3.0,
+        4.0,
+        5.0,
+        0.0,
+    ]
 
 
 @pytest.mark.parametrize("case", ["write a view of bytes", "write a read-only mmap"])

@@ -35,7 +35,7 @@ holds three more words, the thread's ``[top, base, end]``.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -72,7 +72,7 @@ from revmlir.gpu.trip_count import LoopBounds, loop_bounds
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckOp
-from revmlir.lowering.loop_versioning import version_loop
+from revmlir.lowering.loop_versioning import version_loop, version_loops_in
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
@@ -368,8 +368,13 @@ def kernel(
     grid_loop.body.block.add_op(scf.YieldOp())
     loop.detach()
     loop.erase()
-    _version_inner_loops(grid_loop, checks.entries)
     unchecked = version_loop(grid_loop, checks.entries)
+    if unchecked is None:
+        # its innermost loops instead (decision 131): unrolled with a check
+        # each, BA's loops over a camera, a point and a row of ``J`` loaded
+        # each element after a branch on its bound; where a row is in range
+        # its loads are now issued together
+        version_loops_in(grid_loop, checks.entries)
     loads_first((unchecked or grid_loop).body.block, body)
     returned = body.last_op
     assert isinstance(returned, func.ReturnOp)
@@ -379,20 +384,6 @@ def kernel(
     )
     kernel_op.location = function.location
     return kernel_op
-
-
-def _version_inner_loops(grid_loop: scf.ForOp, entries: Sequence[str]) -> None:
-    """Version every innermost loop of a kernel's iteration on its index
-    checks, as native code's are (``version_loop``, which takes innermost
-    loops only, so the copies it makes need no second look).  Unrolled
-    with a check each, such a loop loaded each element after a branch on
-    its bound (BA's loops over a camera, a point and a row of ``J``): the
-    loads of a row waited for the branches between them.  Where the row is
-    in range they are now issued together; otherwise the checked loop runs
-    and stops at the same element."""
-    for inner in [op for op in grid_loop.body.walk() if op.__class__ is scf.ForOp]:
-        assert isinstance(inner, scf.ForOp)
-        version_loop(inner, entries)
 
 
 def _grid_stride(
@@ -556,6 +547,8 @@ def outline(
     copies = [_device_copy(f, keep_host) for f in devices]
     for copy in [copy for copy, arena in zip(copies, in_arena) if arena]:
         _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data, check_ops)
+    for copy in copies:
+        version_loops_in(copy, checks.entries)
     if (any(in_arena) or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:
         # the arena's checks report as every check does
         copies.append(func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))

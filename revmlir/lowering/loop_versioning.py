@@ -10,14 +10,23 @@ axes of loop-invariant size runs as
     else:
         the loop as it was
 
-(``rev-version-loops``, native code only, for loops with no loop inside
-them, on the output of
+(``rev-version-loops`` in native code, ``rev-gpu-outline`` in the code a
+kernel runs, for loops with no loop inside them, on the output of
 ``rev-lower-to-std``).  An affine index takes its extremes at the ends of
 the range, so two unsigned comparisons per access before the loop stand for
 one per access and iteration; where they fail, the loop that runs is the
 checked one, which stops at the same element with the same error as
 before.  A check is recognized by what it reports (its entry in the module's
 check table is an index out of bounds), not by the shape of its code.
+
+*The invariant part* ``c`` may be any value the body computes from values
+defined before the loop by additions, subtractions, products, casts between
+64-bit integers, array sizes, integer minima and maxima, and divisions or
+remainders by a constant other than zero (``_INVARIANT_OPS``): ADBench's
+packed triangle ``icf[ik, d + i·(2d − i − 1) // 2 + j − i − 1]`` is affine
+in ``j``.  The precondition computes it again before the loop, which no
+such op can make trap; a division by a variable is left out, as it could
+divide by zero before the body reports that division.
 
 *Why exactly, with wrapping arithmetic*: the lowered index is computed
 modulo 2⁶⁴, so it equals ``k·i + b (mod 2⁶⁴)`` for the invariant ``b`` the
@@ -48,7 +57,7 @@ from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
 from revmlir.ir_utils import nested_ops
-from revmlir.lowering.checked_code import reported_check, std_size
+from revmlir.lowering.checked_code import DIVISIONS, reported_check, std_size
 from revmlir.lowering.std_to_llvm import frame_shape
 from revmlir.runtime_checks import CHECKS_ATTR
 from revmlir.safety import is_out_of_bounds
@@ -60,9 +69,25 @@ INDUCTION_LIMIT = 1 << 31
 """The bound on ``|lb|``, ``|ub|`` and ``|k|`` that keeps ``k·i`` exact."""
 SIZE_LIMIT = 1 << 62
 """The largest axis size for which an end in range proves the middle."""
-_INVARIANT_OPS = (arith.ConstantOp, arith.AddiOp, arith.SubiOp, arith.MuliOp, arith.IndexCastOp, memref.DimOp)
-"""Pure ops of the body whose results are invariant when their operands
-are, and which the precondition may therefore compute before the loop."""
+_INVARIANT_OPS = (
+    arith.ConstantOp,
+    arith.AddiOp,
+    arith.SubiOp,
+    arith.MuliOp,
+    arith.IndexCastOp,
+    memref.DimOp,
+    arith.MaxSIOp,
+    arith.MinSIOp,
+    arith.MaxUIOp,
+    arith.MinUIOp,
+    *DIVISIONS,
+)
+"""Ops of the body whose results are invariant when their operands are,
+and which the precondition may therefore compute before the loop: pure
+ops defined for every operand (integers wrap, a signed division by −1
+too), and the divisions (``DIVISIONS``) by a constant other than zero
+(``_computable``): by another divisor one could trap before the loop
+where the body reports its division by zero."""
 
 
 @dataclass(frozen=True)
@@ -96,7 +121,7 @@ def _coefficient(value: SSAValue, loop: scf.ForOp) -> int | None:
     if not _inside(value, loop):
         return 0
     op = value.owner
-    if not isinstance(op, _INVARIANT_OPS) or not _is_64_bit(value):
+    if not isinstance(op, _INVARIANT_OPS) or not _is_64_bit(value) or not _computable(op):
         return None
     found = [_coefficient(operand, loop) for operand in op.operands]
     parts = [p for p in found if p is not None]
@@ -116,13 +141,26 @@ def _coefficient(value: SSAValue, loop: scf.ForOp) -> int | None:
     return 0 if not any(parts) else (parts[0] if isinstance(op, arith.IndexCastOp) else None)
 
 
+def _computable(op: Operation) -> bool:
+    """Whether ``op`` cannot trap before the loop: a division's divisor is
+    a constant other than zero (``b // 2`` of an index ``a + b // 2``)."""
+    return not isinstance(op, DIVISIONS) or _constant(op.operands[1]) not in (None, 0)
+
+
 def _constant(value: SSAValue) -> int | None:
-    """The integer ``value`` is, seen through casts between 64-bit types."""
+    """The integer ``value`` is, seen through casts between 64-bit types
+    and the 64-bit sums, differences and products of constants (the Python
+    frontend writes ``-1`` as ``0 − 1``), as a signed 64-bit value."""
     op = value.owner
     if isinstance(op, arith.IndexCastOp) and _is_64_bit(op.operands[0]):
         return _constant(op.operands[0])
     if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
+    if isinstance(op, arith.AddiOp | arith.SubiOp | arith.MuliOp) and _is_64_bit(value):
+        a, b = (_constant(operand) for operand in op.operands)
+        if a is not None and b is not None:
+            folded = a + b if isinstance(op, arith.AddiOp) else a - b if isinstance(op, arith.SubiOp) else a * b
+            return (folded + (1 << 63)) % (1 << 64) - (1 << 63)
     return None
 
 
@@ -283,7 +321,8 @@ def version_loop(loop: scf.ForOp, entries: Sequence[str]) -> scf.ForOp | None:
     check table) if it is innermost, counted in 64 bits, of at most
     ``MAX_BODY_OPS`` ops and checks an affine index; the loop without
     those checks, if it did.  Native code versions every such loop; a GPU
-    kernel, its grid-stride loop."""
+    kernel, its grid-stride loop, or else the loops in it, and those of
+    the functions it calls."""
     if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or std_size(loop) > MAX_BODY_OPS:
         return None
     accesses = list(_accesses(loop, entries))
@@ -314,7 +353,12 @@ def version_loops(module: ModuleOp, skipped: Collection[str] = ()) -> None:
         return
     entries = [e.data if isinstance(e, StringAttr) else "" for e in table.data]
     for function in module.ops:
-        if not isinstance(function, func.FuncOp) or function.sym_name.data in skipped:
-            continue
-        for loop in [o for o in nested_ops(function) if isinstance(o, scf.ForOp)]:
-            version_loop(loop, entries)
+        if isinstance(function, func.FuncOp) and function.sym_name.data not in skipped:
+            version_loops_in(function, entries)
+
+
+def version_loops_in(op: Operation, entries: Sequence[str]) -> None:
+    """``version_loop`` on every counted loop in ``op`` (``entries``: the
+    module's check table)."""
+    for loop in [o for o in nested_ops(op) if isinstance(o, scf.ForOp)]:
+        version_loop(loop, entries)
