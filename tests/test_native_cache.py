@@ -65,6 +65,58 @@ def test_every_input_of_llvm_is_part_of_the_key():
     assert len(changed) == 6 and cache.key(*base) not in changed
 
 
+def test_the_source_digest_covers_every_file_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A changed byte, a new file (a data file too) or a renamed one is a
+    new digest; compiled bytecode is not part of it."""
+    package = tmp_path / "revmlir"
+    (package / "gpu" / "__pycache__").mkdir(parents=True)
+    (package / "gpu" / "program.py").write_text("A = 1\n")
+    monkeypatch.setattr(cache, "PACKAGE", package)
+
+    def digest() -> str:
+        cache.files_digest.cache_clear()
+        return cache.source_digest()
+
+    try:
+        seen = [digest()]
+        (package / "gpu" / "__pycache__" / "program.cpython-311.pyc").write_bytes(b"bytecode")
+        assert digest() == seen[0]
+        (package / "gpu" / "program.py").write_text("A = 2\n")
+        seen.append(digest())
+        (package / "table.json").write_text("{}")
+        seen.append(digest())
+        (package / "table.json").rename(package / "tables.json")
+        seen.append(digest())
+        assert len(set(seen)) == 4
+    finally:
+        cache.files_digest.cache_clear()
+
+
+def test_an_edited_revmlir_loads_no_object_an_older_one_compiled(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
+    """LLVM runs the pipeline and target options revmlir's code chooses,
+    and a source checkout keeps one version through every edit: an object
+    an older revmlir compiled from the same LLVM IR is a miss."""
+    text = fibonacci().llvm_ir
+    jit.emit_object(text)
+    before = set(cache_home.glob("*.o"))
+    monkeypatch.setattr(cache, "source_digest", lambda: "an edited revmlir")
+    jit.emit_object(text)
+    assert len(set(cache_home.glob("*.o")) - before) == 1
+
+
+def test_the_source_digest_is_the_same_wherever_the_package_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Two copies of the same code (a checkout and an archive of it) share
+    their entries: the digest reads paths relative to the package."""
+    digests = []
+    for place in ("checkout", "elsewhere/archive"):
+        package = tmp_path / place / "revmlir"
+        package.mkdir(parents=True)
+        (package / "jit.py").write_text("A = 1\n")
+        monkeypatch.setattr(cache, "PACKAGE", package)
+        digests.append(cache.source_digest())
+    assert digests[0] == digests[1]
+
+
 def test_the_cache_can_be_turned_off(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv(cache.ENABLE_ENV, "0")
     assert cache.directory() is None

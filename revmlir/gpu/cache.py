@@ -11,9 +11,10 @@ Jacobian-blocks kernel's 2 s) is a pure function of:
   architecture, the optimisation level and the register bound;
 * the compiler: llvmlite's and LLVM's versions (part of every key of
   ``revmlir.runtime.cache``), the libdevice linked in (a SHA-256 of its
-  bytes), revmlir's own code (a SHA-256 of the package's files: a
-  source checkout is ``unversioned``, and a changed lowering must never
-  load an entry an older one made) and xDSL's version (its
+  bytes), revmlir's own code (``revmlir.runtime.cache.source_digest``, a
+  SHA-256 of the package's files: a source checkout is ``unversioned``,
+  and a changed lowering must never load an entry an older one made) and
+  xDSL's version (its
   ``convert_module``, printer and parser run after the key is taken; an
   xDSL without metadata, a source checkout, is a digest of its files).
 
@@ -58,8 +59,6 @@ from revmlir.gpu import toolkit
 from revmlir.parsing import make_context
 from revmlir.runtime import cache
 
-PACKAGE = Path(__file__).resolve().parents[1]
-"""revmlir's own files, whose digest is part of every key."""
 XDSL = Path(xdsl.__file__).resolve().parent
 """xDSL's files, whose digest stands for its version when it has none."""
 
@@ -76,26 +75,6 @@ than turning every load into a silent recompile."""
 
 
 @functools.cache
-def files_digest(package: Path) -> str:
-    """A SHA-256 of every file of a package (its path and bytes; compiled
-    bytecode aside), read once per process: revmlir's 170 files, 2 MB, in a
-    few milliseconds."""
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*")):
-        relative = path.relative_to(package)
-        if "__pycache__" in relative.parts or not path.is_file():
-            continue
-        data = path.read_bytes()
-        digest.update(f"{relative.as_posix()}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
-
-
-def source_digest() -> str:
-    """revmlir's own code, as ``files_digest``."""
-    return files_digest(PACKAGE)
-
-
-@functools.cache
 def xdsl_version() -> str:
     """xDSL's version, from its metadata (``pyproject.toml`` allows any
     patch release); an xDSL without metadata, imported from a source
@@ -104,7 +83,7 @@ def xdsl_version() -> str:
     try:
         return importlib.metadata.version("xdsl")
     except importlib.metadata.PackageNotFoundError:
-        return f"unversioned {files_digest(XDSL)}"
+        return f"unversioned {cache.files_digest(XDSL)}"
 
 
 @functools.cache
@@ -184,7 +163,7 @@ def key(module: ModuleOp, what: str, options: Sequence[object]) -> str:
     ``ptx``) with ``options`` (the names, architecture, …, in the order the
     compile takes them)."""
     return cache.GPU_PROGRAM.key(
-        source_digest(), xdsl_version(), libdevice_digest(), what, *(repr(o) for o in options), print_ir(module)
+        cache.source_digest(), xdsl_version(), libdevice_digest(), what, *(repr(o) for o in options), print_ir(module)
     )
 
 
@@ -245,7 +224,7 @@ def usage_key(ptx: str, arch: str) -> str | None:
     text (``toolkit.resource_usage``), so revmlir's own code is part of
     the key, as it is of a program's: a changed reading never loads what
     an older one read."""
-    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch, source_digest())
+    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch, cache.source_digest())
 
 
 ELF_MAGIC = b"\x7fELF"
