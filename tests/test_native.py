@@ -152,6 +152,25 @@ def test_frontend_runs_natively_and_falls_back_when_needed():
     assert with_print.specialization_for(2.0, x).backend == "interpreter"
 
 
+def test_a_fallback_warning_points_at_a_user_file_beside_the_package():
+    """A user's file whose path starts with the package directory's
+    (``…/revmlir_scratch.py``) is the user's: the warning points at it."""
+    package = Path(rv.__file__).resolve().parent
+    source = "def run(f, *args):\n    return f(*args)\n"
+    namespace: dict[str, object] = {}
+    exec(compile(source, f"{package}_scratch.py", "exec"), namespace)
+
+    @rv.reversible(backend="auto")
+    def with_print(x, v):
+        x += 1.0
+        with rv.safe():
+            print(v)
+
+    with pytest.warns(rv.InterpreterFallbackWarning) as record:
+        namespace["run"](with_print, 2.0, np.arange(2.0))  # type: ignore[operator]
+    assert record[0].filename == f"{package}_scratch.py"
+
+
 def test_native_backend_refuses_what_it_cannot_compile():
     @rv.reversible(backend="native")
     def with_print(x, v):

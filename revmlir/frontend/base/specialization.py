@@ -300,8 +300,10 @@ def compile_natively(function: Compiled, what: str, compile: Callable[[], Native
 def _first_frame_outside_package() -> int:
     """The ``stacklevel`` of the user's call, so a warning points at the line
     that called the function rather than at revmlir's internals (Python 3.11
-    has no ``skip_file_prefixes``)."""
-    package = str(Path(__file__).resolve().parents[2])  # revmlir/
+    has no ``skip_file_prefixes``).  The package's directory ends in a
+    separator, so a user's file beside it (``revmlir_scratch.py``) is not
+    taken for one of its own."""
+    package = str(Path(__file__).resolve().parents[2] / "_")[:-1]  # revmlir/
     frame: FrameType | None = sys._getframe(1)
     level = 1
     while frame is not None and frame.f_code.co_filename.startswith(package):
