@@ -42,6 +42,9 @@ _REGISTERS: dict[type[Operation], str] = {
     gpu.GridDimOp: "nctaid",
 }
 
+_DEVICE_OPS = frozenset({*_REGISTERS, gpu.BarrierOp})
+"""The ops ``convert_op`` replaces."""
+
 
 def convert_op(op: Operation) -> None:
     """Replace ``op`` by its ``nvvm`` form, if it has one."""
@@ -115,7 +118,7 @@ class ConvertGpuToNvvmPass(ModulePass):
         for inner in nested_ops(op):
             if inner.__class__ is gpu.ModuleOp:
                 devices.append(inner)
-            elif (type(inner) in _REGISTERS or isinstance(inner, gpu.BarrierOp)) and _in_device(inner):
+            elif inner.__class__ in _DEVICE_OPS and _in_device(inner):
                 convert_op(inner)
         for device in devices:
             for function in device.body.ops:
