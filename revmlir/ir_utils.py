@@ -37,7 +37,11 @@ def _collect(op: Operation, found: list[Operation]) -> None:
         for block in region.blocks:
             inner = block.first_op
             while inner is not None:
-                _collect(inner, found)
+                # most ops hold no region: a call per op was half the walk
+                if inner.regions:
+                    _collect(inner, found)
+                else:
+                    found.append(inner)
                 inner = inner.next_op
 
 

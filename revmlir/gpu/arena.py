@@ -74,7 +74,7 @@ def arena_allocations(function: Operation, ops: Sequence[Operation] | None = Non
     return [
         op
         for op in (nested_ops(function) if ops is None else ops)
-        if isinstance(op, memref.AllocOp) and op.dynamic_sizes
+        if op.__class__ is memref.AllocOp and op.dynamic_sizes
     ]
 
 

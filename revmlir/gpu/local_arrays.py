@@ -77,7 +77,9 @@ class RevGpuLocalArraysPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         # one walk, not a rewrite worklist over the whole lowered module: an
-        # alloca matches nothing, so a second round would find nothing
+        # alloca matches nothing, so a second round would find nothing; by
+        # exact class, as every walk of a kernel's every op tests it
+        # (isinstance on xDSL's ops goes through ABCMeta)
         for alloc in nested_ops(op):
-            if isinstance(alloc, memref.AllocOp) and alloc.dynamic_sizes and local_shape(alloc) is not None:
+            if alloc.__class__ is memref.AllocOp and alloc.dynamic_sizes and local_shape(alloc) is not None:
                 make_local(alloc)

@@ -56,12 +56,12 @@ def check_local_memory(module: gpu.ModuleOp) -> None:
         if name in need:
             return need[name]
         own, largest, deepest = 0, (0, None), (0, None)
-        for op in nested_ops(functions[name]):
-            if isinstance(op, memref.AllocaOp):
+        for op in nested_ops(functions[name]):  # by exact class, as every walk of a kernel's ops
+            if op.__class__ is memref.AllocaOp:
                 size = _bytes(op)
                 own += size
                 largest = max(largest, (size, op), key=lambda p: p[0])
-            elif isinstance(op, func.CallOp):
+            elif op.__class__ is func.CallOp:
                 callee = op.callee.string_value()
                 if callee in functions and callee not in calling:
                     deepest = max(deepest, frame(callee, calling | {name}), key=lambda p: p[0])

@@ -331,12 +331,19 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     """The functions of ``module``'s ``gpu.module``, moved out of it, as a
     module of ``func.func``s, and its kernels (function name → entry
     name)."""
-    # the walks of a kernel's every op test the exact class: isinstance on
-    # xDSL's ops goes through ABCMeta
-    found = [op for op in nested_ops(module) if op.__class__ is gpu.ModuleOp]
+    # one walk finds the gpu.module and its arrays (a kernel's module is
+    # nearly all its gpu.module); it tests the exact class of every op:
+    # isinstance on xDSL's ops goes through ABCMeta
+    found: list[gpu.ModuleOp] = []
+    arrays: list[memref.AllocOp] = []
+    for op in nested_ops(module):
+        if op.__class__ is gpu.ModuleOp:
+            found.append(op)
+        elif op.__class__ is memref.AllocOp:
+            arrays.append(op)
     if len(found) != 1:
         raise PassFailedException(f"expected one gpu.module to compile for the GPU, found {len(found)}")
-    _device_memory(found[0])
+    _device_memory([array for array in arrays if found[0].is_ancestor(array)])
     check_local_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
@@ -386,23 +393,23 @@ def ptx_name(function: str) -> str:
     return function.replace(".", "_$_")
 
 
-def _device_memory(module: gpu.ModuleOp) -> None:
-    """Memory as the GPU has it, and what it cannot run rejected at the op:
-    an array of a static size is the thread's local memory (an ``alloca``,
-    however large: native code puts arrays past a page on the heap, which
-    on a GPU is small and slow); one of a dynamic size comes from the
-    thread's arena (``revmlir.gpu.arena``, done by ``rev-gpu-outline``), as
-    do the buffers of stacks (``revmlir.gpu.stacks``)."""
-    for op in nested_ops(module):
-        if op.__class__ is memref.AllocOp:
-            assert not op.dynamic_sizes, "rev-gpu-outline carves arrays of a dynamic size from the arena"
-            for use in list(op.memref.uses):
-                if isinstance(use.operation, memref.DeallocOp):
-                    use.operation.detach()
-                    use.operation.erase()
-            local = memref.AllocaOp.get(op.memref.type.element_type, shape=op.memref.type.get_shape())
-            local.location = op.location
-            Rewriter.replace_op(op, local)
+def _device_memory(arrays: Sequence[memref.AllocOp]) -> None:
+    """Memory as the GPU has it, for the ``memref.alloc``s of the
+    ``gpu.module``: an array of a static size is the thread's local memory
+    (an ``alloca``, however large: native code puts arrays past a page on
+    the heap, which on a GPU is small and slow); one of a dynamic size
+    comes from the thread's arena (``revmlir.gpu.arena``, done by
+    ``rev-gpu-outline``), as do the buffers of stacks
+    (``revmlir.gpu.stacks``)."""
+    for op in arrays:
+        assert not op.dynamic_sizes, "rev-gpu-outline carves arrays of a dynamic size from the arena"
+        for use in list(op.memref.uses):
+            if isinstance(use.operation, memref.DeallocOp):
+                use.operation.detach()
+                use.operation.erase()
+        local = memref.AllocaOp.get(op.memref.type.element_type, shape=op.memref.type.get_shape())
+        local.location = op.location
+        Rewriter.replace_op(op, local)
 
 
 def _calls(module: ModuleOp) -> Iterator[llvm.CallOp | llvm.CallIntrinsicOp]:

@@ -219,7 +219,9 @@ class _Functions:
 
     def _walk(self, function: func.FuncOp) -> None:
         ops = nested_ops(function)
-        self._calls[function] = [op for op in ops if isinstance(op, func.CallOp)]
+        # by exact class, as every walk of a kernel's every op tests it
+        # (isinstance on xDSL's ops goes through ABCMeta)
+        self._calls[function] = [op for op in ops if op.__class__ is func.CallOp]
         self._arena[function] = bool(arena_allocations(function, ops) or arena_calls(function, ops))
         self._reports[function] = any(op.__class__ is CheckOp for op in ops)
 

@@ -82,7 +82,7 @@ def arena_calls(function: Operation, ops: Sequence[Operation] | None = None) -> 
     return [
         op
         for op in (nested_ops(function) if ops is None else ops)
-        if isinstance(op, func.CallOp) and stacks.runtime_kind(op.callee.string_value()) in ARENA_KINDS
+        if op.__class__ is func.CallOp and stacks.runtime_kind(op.callee.string_value()) in ARENA_KINDS
     ]
 
 

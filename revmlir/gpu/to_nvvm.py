@@ -42,6 +42,9 @@ _REGISTERS: dict[type[Operation], str] = {
     gpu.GridDimOp: "nctaid",
 }
 
+_DEVICE_OPS = frozenset({*_REGISTERS, gpu.BarrierOp})
+"""The ops ``convert_op`` replaces."""
+
 
 def convert_op(op: Operation) -> None:
     """Replace ``op`` by its ``nvvm`` form, if it has one."""
@@ -53,6 +56,15 @@ def convert_op(op: Operation) -> None:
         Rewriter.replace_op(op, [read, cast], [cast.result])
     elif isinstance(op, gpu.BarrierOp):
         Rewriter.replace_op(op, nvvm.Barrier0Op(), [])
+
+
+def _in_device(op: Operation) -> bool:
+    """Whether ``op`` is inside a ``gpu.module``: the pass converts device
+    code only."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, gpu.ModuleOp):
+        parent = parent.parent_op()
+    return parent is not None
 
 
 def define_device_report(function: func.FuncOp) -> None:
@@ -97,11 +109,18 @@ class ConvertGpuToNvvmPass(ModulePass):
     name = "convert-gpu-to-nvvm"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for device in [m for m in nested_ops(op) if isinstance(m, gpu.ModuleOp)]:
-            # one walk, not a rewrite worklist: the ops to replace are few
-            # and a kernel's callees many
-            for inner in [o for o in nested_ops(device) if type(o) in _REGISTERS or isinstance(o, gpu.BarrierOp)]:
+        # one walk of the module, not a rewrite worklist: the ops to replace
+        # are few and a kernel's callees many; nor a walk to find each
+        # gpu.module and another of it, since a kernel's module is nearly
+        # all its gpu.module (by exact class, as ``device_module`` finds it:
+        # isinstance on xDSL's ops goes through ABCMeta)
+        devices: list[gpu.ModuleOp] = []
+        for inner in nested_ops(op):
+            if inner.__class__ is gpu.ModuleOp:
+                devices.append(inner)
+            elif inner.__class__ in _DEVICE_OPS and _in_device(inner):
                 convert_op(inner)
+        for device in devices:
             for function in device.body.ops:
                 if isinstance(function, func.FuncOp) and function.is_declaration and function.sym_name.data == REPORT:
                     define_device_report(function)
