@@ -297,12 +297,11 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
     any pass could see that they compute the same, so its PTX computed
     them twenty times.  Pure, the calls of one argument within a function
     become one (EarlyCSE, GVN), and LLVM's inliner inlines those left: one
-    ``sin`` and one ``cos`` in each of the four, eight in all.  BA's four
-    functions compute their angles themselves, each from its own values,
-    so their eight calls stay eight where the functions are inlined into
-    the kernel first (``_inline_single_calls``): LLVM merges calls of one
-    value, not of values computed alike.  The attributes are edited in the
-    part's text: llvmlite adds function attributes but removes none."""
+    ``sin`` and one ``cos`` in each of the four, eight in all.  Each of
+    BA's four computes its angles itself, so its kernel keeps the eight
+    calls even though the four are inlined into it first
+    (``_inline_single_calls``).  The attributes are edited in the part's
+    text: llvmlite adds function attributes but removes none."""
     marked = frozenset(f.name for f in part.functions if f.name in functions and _may_be_pure(f))
     text = str(part)
     groups = {int(n): body for n, body in _ATTRIBUTES.findall(text)}
