@@ -442,47 +442,72 @@ def test_math_called_once_in_each_of_two_functions_is_not_repeated():
     assert program._called_repeatedly(module, frozenset({"__nv_cos"})) == set()
 
 
-def _callers_of(sizes: dict[str, int | None], linkage: str = "internal") -> ir.Module:
-    """A kernel calling one device function per entry of ``sizes`` (an
-    array of that many doubles on the stack, of a run-time size for None),
-    of ``linkage``; ``twice`` called at two places, ``report`` marked
-    ``noinline``."""
-    module = ir.Module()
+def _device_function(module: ir.Module, name: str, size: int | None, linkage: str = "internal") -> ir.Function:
+    """A device function ``name(x, n)`` of ``linkage`` with an array of
+    ``size`` doubles on the stack (of the run-time size ``n`` for None),
+    allocated in its entry block, or in a second block for ``late``."""
     double, index = ir.DoubleType(), ir.IntType(64)
-    kernel = ir.Function(module, ir.FunctionType(double, [double, index]), "kernel")
-    builder = ir.IRBuilder(kernel.append_basic_block("entry"))
-    total = kernel.args[0]
-    for name, size in sizes.items():
-        callee = ir.Function(module, ir.FunctionType(double, [double, index]), name)
-        callee.linkage = linkage
-        body = ir.IRBuilder(callee.append_basic_block("entry"))
-        count = callee.args[1] if size is None else index(size)
-        slot = body.alloca(double, count)
-        body.store(callee.args[0], body.gep(slot, [body.sub(count, index(1))]))
-        body.ret(body.fmul(body.load(body.gep(slot, [index(0)])), callee.args[0]))
-        for _ in range(2 if name == "twice" else 1):
-            total = builder.call(callee, [total, kernel.args[1]])
-        if name == "report":
-            callee.attributes.add("noinline")
+    callee = ir.Function(module, ir.FunctionType(double, [double, index]), name)
+    callee.linkage = linkage
+    body = ir.IRBuilder(callee.append_basic_block("entry"))
+    if name == "late":
+        body.branch(callee.append_basic_block("late"))
+        body.position_at_end(callee.blocks[-1])
+    count = callee.args[1] if size is None else index(size)
+    slot = body.alloca(double, count)
+    body.store(callee.args[0], body.gep(slot, [body.sub(count, index(1))]))
+    body.ret(body.fmul(body.load(body.gep(slot, [index(0)])), callee.args[0]))
+    if name == "report":
+        callee.attributes.add("noinline")
+    return callee
+
+
+def _caller(module: ir.Module, name: str, callees: list[ir.Function]) -> None:
+    """``name(x, n)``, calling each of ``callees`` in turn on its result."""
+    double, index = ir.DoubleType(), ir.IntType(64)
+    caller = ir.Function(module, ir.FunctionType(double, [double, index]), name)
+    builder = ir.IRBuilder(caller.append_basic_block("entry"))
+    total = caller.args[0]
+    for callee in callees:
+        total = builder.call(callee, [total, caller.args[1]])
     builder.ret(total)
+
+
+def _callers_of(sizes: dict[str, int | None], linkage: str = "internal") -> ir.Module:
+    """A kernel calling one device function per entry of ``sizes``
+    (``_device_function``), of ``linkage``; ``twice`` called at two places
+    of the kernel, ``shared`` once by the kernel and once by another
+    function, ``report`` marked ``noinline``, ``late``'s array allocated
+    outside its entry block."""
+    module = ir.Module()
+    callees = {name: _device_function(module, name, size, linkage) for name, size in sizes.items()}
+    _caller(module, "kernel", [c for name, c in callees.items() for _ in range(2 if name == "twice" else 1)])
+    if "shared" in callees:
+        _caller(module, "other", [callees["shared"]])
     return module
 
 
 def test_functions_called_once_are_inlined_before_the_pipeline():
-    """An internal function called at one place is ``alwaysinline``, so that
-    the pipeline optimises its code once, in its caller, rather than alone
-    and again after the inliner's bottom-up walk.  Not one called twice,
-    one marked ``noinline``, an external one, nor one whose ``alloca`` has a
-    run-time size, which LLVM's inliner refuses (GMM's arena arrays): that
-    one stays a ``.func`` of the PTX."""
-    module = _callers_of({"once": 4, "twice": 4, "report": 4, "dynamic": None})
+    """An internal function called at one place of the module is
+    ``alwaysinline``, so that the pipeline optimises its code once, in its
+    caller, rather than alone and again after the inliner's bottom-up walk.
+    Not one called twice by a function, nor once by each of two, one marked
+    ``noinline``, an external one, nor one with an ``alloca`` LLVM's
+    inliner may refuse: of a run-time size (GMM's arena arrays), which
+    stays a ``.func`` of the PTX, or of a constant size outside the entry
+    block."""
+    sizes = {"once": 4, "twice": 4, "shared": 4, "report": 4, "dynamic": None, "late": 4}
+    module = _callers_of(sizes)
     program._inline_single_calls(module)
     inlined = {f.name for f in module.functions if "alwaysinline" in f.attributes}
     assert inlined == {"once"}
     external = _callers_of({"once": 4}, linkage="external")
     program._inline_single_calls(external)
     assert not any("alwaysinline" in f.attributes for f in external.functions)
-    ptx = ptx_from_llvm(_callers_of({"once": 4, "dynamic": None}))
+    compiled = _callers_of({"once": 4, "late": 4, "dynamic": None})
+    ptx = ptx_from_llvm(compiled)
+    assert "alwaysinline" in compiled.get_global("once").attributes  # the compile marks it
+    assert "alwaysinline" not in compiled.get_global("late").attributes
     assert ".func  (.param .b64 func_retval0) dynamic(" in ptx and "once" not in ptx
 
 

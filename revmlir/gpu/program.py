@@ -297,10 +297,10 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
     any pass could see that they compute the same, so its PTX computed
     them twenty times.  Pure, the calls of one argument within a function
     become one (EarlyCSE, GVN), and LLVM's inliner inlines those left: one
-    ``sin`` and one ``cos`` in each of the four, eight in all.  Calls in
-    different functions are not merged, even where those functions are
-    inlined into the kernel first (``_inline_single_calls``): each
-    computes its angle itself.  The attributes are edited in the part's
+    ``sin`` and one ``cos`` in each of the four, eight in all.  Each of
+    BA's four computes its angles itself, so its kernel keeps the eight
+    calls even though the four are inlined into it first
+    (``_inline_single_calls``).  The attributes are edited in the part's
     text: llvmlite adds function attributes but removes none."""
     marked = frozenset(f.name for f in part.functions if f.name in functions and _may_be_pure(f))
     text = str(part)
@@ -398,10 +398,17 @@ def _inline_single_calls(module: ir.Module) -> None:
     functions, nested four deep in BA's, were optimised once alone and
     again in every caller they were inlined into.  The always-inliner, the
     pipeline's first pass, puts them into the kernel before anything is
-    optimised, so their code goes through the pipeline once: BA's kernel
-    took 0.29 s of ``-O3`` instead of 0.42 s for the same PTX up to the
-    order of commutative operands (docs/design.md decision 130).  A
-    function called at several places is left to the inliner's costs."""
+    optimised, so their code goes through the pipeline once: BA's kernel's
+    ``-O3`` took 0.29-0.37 s instead of 0.50-0.61 s (docs/design.md decision
+    130, *Measured*), for PTX with the same instructions up to their order
+    and register names; GMM's points kernel took 2 registers more.  A
+    function called at several places is left to the inliner's costs.  The
+    places are counted in the module as translated, after ``rev-gpu-outline``
+    versioned its loops: a function called in a versioned loop is called in
+    both copies, at two places (GMM's ``main_term`` and its inverse, in
+    ``point_logsumexp``'s loop over the components, and their adjoints);
+    counted as one, they made GMM's compile slower and its adjoint kernel
+    use 2 registers more (decision 138)."""
     calls: Counter[str] = Counter()
     for function in module.functions:
         calls.update(_calls_in(function))

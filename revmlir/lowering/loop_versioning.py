@@ -321,8 +321,8 @@ def version_loop(loop: scf.ForOp, entries: Sequence[str]) -> scf.ForOp | None:
     check table) if it is innermost, counted in 64 bits, of at most
     ``MAX_BODY_OPS`` ops and checks an affine index; the loop without
     those checks, if it did.  Native code versions every such loop; a GPU
-    kernel, its grid-stride loop, or else the loops in it, and those of
-    the functions it calls."""
+    kernel its grid-stride loop, or else the loops inside that, and in
+    either case those of every device function it calls."""
     if not _is_64_bit(loop.lb) or _has_inner_loop(loop) or std_size(loop) > MAX_BODY_OPS:
         return None
     accesses = list(_accesses(loop, entries))
