@@ -176,7 +176,6 @@ def test_xdsls_version_is_its_metadatas_or_without_it_its_files_digest(tmp_path:
 
     def current() -> str:
         gpu_cache.xdsl_version.cache_clear()
-        cache.files_digest.cache_clear()
         return gpu_cache.xdsl_version()
 
     try:
@@ -186,7 +185,25 @@ def test_xdsls_version_is_its_metadatas_or_without_it_its_files_digest(tmp_path:
         assert before.startswith("unversioned ") and after.startswith("unversioned ") and before != after
     finally:
         gpu_cache.xdsl_version.cache_clear()
-        cache.files_digest.cache_clear()
+
+
+def test_without_revmlirs_digest_no_gpu_program_is_keyed(
+    cache_home: Path, lowerings: CountedCalls, monkeypatch: pytest.MonkeyPatch
+):
+    """A package whose digest cannot be taken (here one that is gone) is
+    reported once, and GPU programs are compiled each time, none stored:
+    an entry keyed without it could be any revmlir's."""
+    monkeypatch.setattr(cache, "PACKAGE", cache_home.parent / "gone")
+    cache.source_digest.cache_clear()
+    try:
+        with pytest.warns(cache.CacheWarning, match=r"gone cannot be read") as warned:
+            ptx = module_ptx(axpy())
+            assert module_ptx(axpy()) == ptx
+        assert gpu_cache.key(axpy(), "ptx", ("sm_90", 3)) is None
+    finally:
+        cache.source_digest.cache_clear()
+    assert len(warned) == 1 and lowerings.count == 2
+    assert entries(cache_home) == []
 
 
 def test_a_new_revmlir_source_digest_is_a_miss(

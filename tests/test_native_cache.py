@@ -4,12 +4,17 @@ entry, and the cache can be turned off and cleared."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
+import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import revmlir
 from revmlir.parsing import parse_module
 from revmlir.runtime import cache, jit
 from revmlir.runtime.native import NativeModule
@@ -65,31 +70,129 @@ def test_every_input_of_llvm_is_part_of_the_key():
     assert len(changed) == 6 and cache.key(*base) not in changed
 
 
-def test_the_source_digest_covers_every_file_of_the_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """A changed byte, a new file (a data file too) or a renamed one is a
-    new digest; compiled bytecode is not part of it."""
+@pytest.fixture
+def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A package of one module standing for revmlir, whose digest is taken
+    afresh by ``cache.source_digest`` (and again after the test)."""
     package = tmp_path / "revmlir"
-    (package / "gpu" / "__pycache__").mkdir(parents=True)
+    (package / "gpu").mkdir(parents=True)
     (package / "gpu" / "program.py").write_text("A = 1\n")
     monkeypatch.setattr(cache, "PACKAGE", package)
+    cache.source_digest.cache_clear()
+    yield package
+    cache.source_digest.cache_clear()
 
-    def digest() -> str:
-        cache.files_digest.cache_clear()
+
+def test_the_source_digest_covers_every_module_of_the_package(package: Path):
+    """A changed byte, a new module or a renamed one is a new digest;
+    bytecode, an editor's swap file and other files that are not code are
+    not part of it."""
+
+    def digest() -> str | None:
+        cache.source_digest.cache_clear()
         return cache.source_digest()
 
-    try:
-        seen = [digest()]
-        (package / "gpu" / "__pycache__" / "program.cpython-311.pyc").write_bytes(b"bytecode")
-        assert digest() == seen[0]
-        (package / "gpu" / "program.py").write_text("A = 2\n")
-        seen.append(digest())
-        (package / "table.json").write_text("{}")
-        seen.append(digest())
-        (package / "table.json").rename(package / "tables.json")
-        seen.append(digest())
-        assert len(set(seen)) == 4
-    finally:
-        cache.files_digest.cache_clear()
+    seen = [digest()]
+    (package / "gpu" / "__pycache__").mkdir()
+    (package / "gpu" / "__pycache__" / "program.cpython-311.pyc").write_bytes(b"bytecode")
+    (package / "gpu" / ".program.py.swp").write_bytes(b"an editor's copy")
+    (package / ".notes.swp").write_bytes(b"notes")
+    (package / "notes.txt").write_text("notes")
+    assert digest() == seen[0]
+    (package / "gpu" / "program.py").write_text("A = 2\n")
+    seen.append(digest())
+    (package / "table.py").write_text("T = {}\n")
+    seen.append(digest())
+    (package / "table.py").rename(package / "tables.py")
+    seen.append(digest())
+    assert None not in seen and len(set(seen)) == 4
+
+
+def test_every_file_revmlir_ships_is_part_of_its_digest():
+    """``pyproject.toml`` ships no package data: every file of the package
+    but bytecode is a module, so no file that can change what revmlir does
+    is left out of its digest."""
+    package = Path(revmlir.__file__).parent
+    shipped = {
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and not path.name.startswith(".")
+    }
+    assert {relative for relative, _ in cache._code_files(package)} == shipped
+    assert len(shipped) > 100
+
+
+def test_a_process_with_the_cache_off_never_takes_the_digest(monkeypatch: pytest.MonkeyPatch):
+    """Nor can a file of the package that cannot be read fail its
+    compiles."""
+    text = fibonacci().llvm_ir
+
+    def source_digest() -> str:
+        raise AssertionError("the digest was taken with the cache off")
+
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    monkeypatch.setattr(cache, "source_digest", source_digest)
+    assert jit.emit_object(text).startswith(b"\x7fELF")
+    assert jit.jit(text).address("rrfib")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        PermissionError(errno.EACCES, "Permission denied", "gpu/program.py"),
+        FileNotFoundError(errno.ENOENT, "No such file or directory", "gpu/program.py"),
+    ],
+    ids=["unreadable", "deleted once listed"],
+)
+def test_a_digest_that_cannot_be_taken_turns_the_cache_off(
+    error: OSError, package: Path, cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A module this user cannot read, or one an editor's save deleted
+    between the listing and the reading, is reported once and the cache
+    is not used: every compile runs LLVM and stores nothing."""
+    text = fibonacci().llvm_ir
+    read_bytes = Path.read_bytes
+
+    def unreadable(path: Path) -> bytes:
+        if path == package / "gpu" / "program.py":
+            raise error
+        return read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", unreadable)
+    cache.source_digest.cache_clear()  # taken by the compile of ``text``
+    before = set(cache_home.glob("*.o"))
+    with pytest.warns(cache.CacheWarning, match=r"gpu/program.py cannot be read") as warned:
+        first = jit.emit_object(text)
+        assert jit.emit_object(text) == first
+    assert len(warned) == 1
+    assert set(cache_home.glob("*.o")) == before
+
+
+def test_a_package_without_modules_is_no_digest(package: Path):
+    """What a package read from where it is not a directory would be: its
+    digest would be every version's."""
+    (package / "gpu" / "program.py").unlink()
+    with pytest.warns(cache.CacheWarning, match=r"no \.py file was found"):
+        assert cache.source_digest() is None
+
+
+def test_a_zipped_revmlir_has_the_digest_of_its_directory(tmp_path: Path):
+    """A package imported from a zip archive (``PYTHONPATH=revmlir.zip``)
+    is read from the archive: the same modules, the same digest."""
+    package = Path(revmlir.__file__).parent
+    archive = tmp_path / "revmlir.zip"
+    with zipfile.ZipFile(archive, "w") as zipped:
+        for relative, _ in cache._code_files(package):
+            zipped.write(package / relative, f"revmlir/{relative}")
+    script = "import revmlir.runtime.cache as c; print(c.__file__); print(c.source_digest())"
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, (str(archive), os.environ.get("PYTHONPATH")))),
+    }
+    found = subprocess.run(
+        [sys.executable, "-c", script], env=environment, cwd=tmp_path, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert found == [str(archive / "revmlir" / "runtime" / "cache.py"), cache.source_digest()]
 
 
 def test_an_edited_revmlir_loads_no_object_an_older_one_compiled(cache_home: Path, monkeypatch: pytest.MonkeyPatch):
@@ -104,7 +207,7 @@ def test_an_edited_revmlir_loads_no_object_an_older_one_compiled(cache_home: Pat
     assert len(set(cache_home.glob("*.o")) - before) == 1
 
 
-def test_the_source_digest_is_the_same_wherever_the_package_lives(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_source_digest_is_the_same_wherever_the_package_lives(tmp_path: Path):
     """Two copies of the same code (a checkout and an archive of it) share
     their entries: the digest reads paths relative to the package."""
     digests = []
@@ -112,9 +215,8 @@ def test_the_source_digest_is_the_same_wherever_the_package_lives(tmp_path: Path
         package = tmp_path / place / "revmlir"
         package.mkdir(parents=True)
         (package / "jit.py").write_text("A = 1\n")
-        monkeypatch.setattr(cache, "PACKAGE", package)
-        digests.append(cache.source_digest())
-    assert digests[0] == digests[1]
+        digests.append(cache.files_digest(package))
+    assert digests[0] == digests[1] is not None
 
 
 def test_the_cache_can_be_turned_off(cache_home: Path, monkeypatch: pytest.MonkeyPatch):

@@ -12,11 +12,12 @@ Jacobian-blocks kernel's 2 s) is a pure function of:
 * the compiler: llvmlite's and LLVM's versions (part of every key of
   ``revmlir.runtime.cache``), the libdevice linked in (a SHA-256 of its
   bytes), revmlir's own code (``revmlir.runtime.cache.source_digest``, a
-  SHA-256 of the package's files: a source checkout is ``unversioned``,
-  and a changed lowering must never load an entry an older one made) and
-  xDSL's version (its
-  ``convert_module``, printer and parser run after the key is taken; an
-  xDSL without metadata, a source checkout, is a digest of its files).
+  SHA-256 of the package's modules, whatever its version says: a changed
+  lowering must never load an entry an older one made) and xDSL's version
+  (its ``convert_module``, printer and parser run after the key is taken;
+  an xDSL without metadata, a source checkout, is a digest of its
+  modules).  Where a digest cannot be taken (``cache.package_digest``
+  warns once) nothing is keyed, loaded or stored.
 
 Entries are ``revmlir.runtime.cache``'s ``GPU_PROGRAM`` kind, in the same
 directory as the host's objects, under the same seal, size bound and
@@ -75,15 +76,16 @@ than turning every load into a silent recompile."""
 
 
 @functools.cache
-def xdsl_version() -> str:
+def xdsl_version() -> str | None:
     """xDSL's version, from its metadata (``pyproject.toml`` allows any
     patch release); an xDSL without metadata, imported from a source
-    checkout, may be edited under any version, so it is its files'
-    digest."""
+    checkout, may be edited under any version, so it is its modules'
+    digest (None where that cannot be taken)."""
     try:
         return importlib.metadata.version("xdsl")
     except importlib.metadata.PackageNotFoundError:
-        return f"unversioned {cache.files_digest(XDSL)}"
+        digest = cache.package_digest(XDSL)
+        return f"unversioned {digest}" if digest is not None else None
 
 
 @functools.cache
@@ -158,12 +160,16 @@ def record(value: object, names: Sequence[str]) -> dict[str, object]:
     return fields
 
 
-def key(module: ModuleOp, what: str, options: Sequence[object]) -> str:
+def key(module: ModuleOp, what: str, options: Sequence[object]) -> str | None:
     """The entry name for compiling ``module`` into ``what`` (``kernels``,
     ``ptx``) with ``options`` (the names, architecture, …, in the order the
-    compile takes them)."""
+    compile takes them); None where revmlir's or xDSL's digest cannot be
+    taken."""
+    source, compiler = cache.source_digest(), xdsl_version()
+    if source is None or compiler is None:
+        return None
     return cache.GPU_PROGRAM.key(
-        cache.source_digest(), xdsl_version(), libdevice_digest(), what, *(repr(o) for o in options), print_ir(module)
+        source, compiler, libdevice_digest(), what, *(repr(o) for o in options), print_ir(module)
     )
 
 
@@ -223,8 +229,9 @@ def usage_key(ptx: str, arch: str) -> str | None:
     assembled for ``arch``.  The entry is revmlir's reading of ptxas's
     text (``toolkit.resource_usage``), so revmlir's own code is part of
     the key, as it is of a program's: a changed reading never loads what
-    an older one read."""
-    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch, cache.source_digest())
+    an older one read (None where its digest cannot be taken)."""
+    source = cache.source_digest()
+    return _assembly_key(cache.USAGE, toolkit.USAGE_OPTIONS, ptx, arch, source) if source is not None else None
 
 
 ELF_MAGIC = b"\x7fELF"

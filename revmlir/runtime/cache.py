@@ -10,7 +10,10 @@ options, so an edited revmlir must not load what an older one compiled),
 so a program that has not changed, on the same machine and LLVM, with the
 same revmlir, is loaded in well under a millisecond instead of being
 compiled again; anything else is a different key (entries are never stale,
-only unused).
+only unused).  The digest is taken only once the cache is open, so a
+process with the cache off never reads the package; where it cannot be
+taken (a module that cannot be read) the cache is off for the process,
+with a ``CacheWarning``.
 
 Each use of the cache is a ``Kind`` of entry, with its own format tag and
 file suffix: ``OBJECT``, LLVM's object files for the host
@@ -69,6 +72,7 @@ import contextlib
 import functools
 import hashlib
 import hmac
+import importlib.resources
 import os
 import secrets
 import stat
@@ -77,13 +81,18 @@ import time
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
 
-PACKAGE = Path(__file__).resolve().parents[1]
-"""revmlir's own files, whose digest is part of every key that needs it."""
+PACKAGE: Traversable = importlib.resources.files("revmlir")
+"""revmlir's own files, whose digest is part of every key that needs it:
+a directory, or a folder of the zip archive it is imported from."""
+CODE_SUFFIXES = (".py",)
+"""The files of a package that are its code: ``pyproject.toml`` ships no
+package data, so revmlir's are its modules."""
 ENABLE_ENV = "REVMLIR_CACHE"
 MAX_MB_ENV = "REVMLIR_CACHE_MAX_MB"
 DEFAULT_MAX_MB = 256.0
@@ -165,35 +174,78 @@ def directory() -> Path | None:
     return Path(base) / "revmlir" if os.path.isabs(base) else None
 
 
-@functools.cache
-def files_digest(package: Path) -> str:
-    """A SHA-256 of every file of a package (its path relative to the
-    package and its bytes; compiled bytecode aside), read once per process:
-    revmlir's 170 files, 2 MB, in about 12 ms.  Relative paths, so that
-    the same code has the same digest wherever it lives."""
-    digest = hashlib.sha256()
-    for path in sorted(package.rglob("*")):
-        relative = path.relative_to(package)
-        if "__pycache__" in relative.parts or not path.is_file():
+def _code_files(package: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    """The files of ``package`` that are its code (``CODE_SUFFIXES``), each
+    with its path relative to the package, in the order of those paths;
+    hidden names (an editor's swap and temporary files) and bytecode
+    aside."""
+    for item in sorted(package.iterdir(), key=lambda found: found.name):
+        if item.name.startswith(".") or item.name == "__pycache__":
             continue
-        data = path.read_bytes()
-        digest.update(f"{relative.as_posix()}\0{len(data)}\0".encode() + data)
-    return digest.hexdigest()
+        if item.is_dir():
+            yield from _code_files(item, f"{prefix}{item.name}/")
+        elif item.name.endswith(CODE_SUFFIXES) and item.is_file():
+            yield f"{prefix}{item.name}", item
 
 
-def source_digest() -> str:
-    """revmlir's own code, as ``files_digest``: part of the key of every
-    entry that revmlir's code makes or reads after the key is taken.  Its
-    version is not enough: a source checkout or an editable install keeps
-    one version through every edit."""
-    return files_digest(PACKAGE)
+def files_digest(package: Traversable) -> str | None:
+    """A SHA-256 of the code files of a package (``_code_files``: each
+    one's path relative to the package and its bytes), or None where it
+    has none: revmlir's 183 modules, 2 MB, in about 7 ms of CPU.  Relative
+    paths, so that the same code has the same digest wherever it lives; a
+    ``Traversable``, so that a package imported from a zip archive is read
+    from the archive.  A file that cannot be read (one this user may not
+    read, one deleted since the package was listed) raises its
+    ``OSError``."""
+    digest = hashlib.sha256()
+    found = False
+    for relative, item in _code_files(package):
+        data = item.read_bytes()
+        digest.update(f"{relative}\0{len(data)}\0".encode() + data)
+        found = True
+    return digest.hexdigest() if found else None
 
 
-def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str:
+def package_digest(package: Traversable) -> str | None:
+    """``files_digest`` of ``package``; None, with a ``CacheWarning``,
+    where it cannot be taken, so that the entries keyed by it are neither
+    loaded nor stored: a key that does not stand for the code would share
+    entries between versions (as a package without code files would), and
+    a file that cannot be read must not fail a compile."""
+    try:
+        digest = files_digest(package)
+    except OSError as error:
+        why = f"{error.filename or package} cannot be read ({error.strerror or error})"
+    else:
+        if digest is not None:
+            return digest
+        why = f"no {' or '.join(CODE_SUFFIXES)} file was found in it"
+    warnings.warn(
+        f"not using the compiled-code cache: the digest of {package} cannot be taken: {why}; compiling without it",
+        CacheWarning,
+        stacklevel=2,
+    )
+    return None
+
+
+@functools.cache
+def source_digest() -> str | None:
+    """revmlir's own code, as ``package_digest``, taken once per process
+    (and reported once where it cannot be): part of the key of every
+    entry that revmlir's code makes or reads after the key is taken (None:
+    no such entry is used).  Its version is not enough: a source checkout
+    or an editable install keeps one version through every edit."""
+    return package_digest(PACKAGE)
+
+
+def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str | None:
     """The object entry name for compiling ``text`` for a target: LLVM runs
     the pipeline and target options revmlir's code chooses
-    (``revmlir.runtime.jit``), so that code is part of the key."""
-    return OBJECT.key(source_digest(), triple, cpu, features, kind, str(opt_level), text)
+    (``revmlir.runtime.jit``), so that code is part of the key; None where
+    its digest cannot be taken.  Taken only for a cache that is open
+    (``opened``): a process with the cache off never reads the package."""
+    source = source_digest()
+    return OBJECT.key(source, triple, cpu, features, kind, str(opt_level), text) if source is not None else None
 
 
 def max_bytes() -> int:

@@ -219,9 +219,11 @@ class Engine:
         self.mcjit.set_object_cache(compiled)
         self.mcjit.finalize_object()
 
-    def add(self, module: llvm.ModuleRef, key: str) -> None:
-        """Compile ``module`` into the engine, storing its object under ``key``."""
-        self._keys[module] = key
+    def add(self, module: llvm.ModuleRef, key: str | None) -> None:
+        """Compile ``module`` into the engine, storing its object under
+        ``key`` (nothing is stored for None: the cache is off)."""
+        if key is not None:
+            self._keys[module] = key
         self.mcjit.add_module(module)
         self.mcjit.finalize_object()
 
@@ -250,8 +252,15 @@ class JITModule:
         return address
 
 
-def _cache_key(text: str, kind: str, opt_level: int, target: HostTarget) -> str:
-    return cache.key(text, kind, opt_level, target.triple, target.cpu, target.features)
+def _cached(text: str, kind: str, opt_level: int, target: HostTarget) -> tuple[str | None, bytes | None]:
+    """The cache key of compiling ``text`` into ``kind`` and the object
+    stored under it, if any; no key (and nothing to store) when the cache
+    is off or cannot be used, which is found before the key is taken."""
+    with cache.opened() as directory:
+        if directory is None:
+            return None, None
+        name = cache.key(text, kind, opt_level, target.triple, target.cpu, target.features)
+        return name, directory.load(name) if name is not None else None
 
 
 def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITModule:
@@ -266,8 +275,7 @@ def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITMo
     keep both, and a lookup of the name would find this module's)."""
     target = HostTarget.detect()
     machine = target.machine(opt_level, "default")
-    key = _cache_key(text, "jit", opt_level, target)
-    cached = cache.load(key)
+    key, cached = _cached(text, "jit", opt_level, target)
     if beside is None:
         if cached is not None:
             module = llvm.parse_assembly("")
@@ -308,12 +316,13 @@ def _check_definitions(module: llvm.ModuleRef, engine: Engine) -> None:
 def emit_object(text: str, opt_level: int = 3) -> bytes:
     """A relocatable object file (position-independent) for the host."""
     target = HostTarget.detect()
-    name = _cache_key(text, "object", opt_level, target)
-    if (cached := cache.load(name)) is not None:
+    name, cached = _cached(text, "object", opt_level, target)
+    if cached is not None:
         return cached
     machine = target.machine(opt_level, "pic")
     data = machine.emit_object(optimize(text, machine, opt_level))
-    cache.store(name, data)
+    if name is not None:
+        cache.store(name, data)
     return data
 
 
