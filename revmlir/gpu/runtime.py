@@ -919,7 +919,7 @@ def synchronize() -> None:
             unfinished.append(record)
     with _pending_lock:
         _pending[:0] = unfinished
-    lost = [found.report_dropped(dropped.get(ordinal, 0)) for ordinal, found in list(_devices.items())]
+    lost = [found.report_dropped(dropped.get(o, 0)) for o, found in list(_devices.items()) if found.lost is not None]
     raised: BaseException | None = None
     for pressing in (first, driver_error, *reversed(lost), interrupt):
         if pressing is not None:
