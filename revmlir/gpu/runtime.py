@@ -104,8 +104,9 @@ class ContextLostError(CUDAError):
     """A driver call failed with an error that leaves the device's context
     unusable (``STICKY_ERRORS``: a kernel touched an illegal address, the
     launch failed…).  Every later call in that context fails the same way,
-    so nothing queued on the device can finish: its launches are dropped,
-    and every later launch on it raises this error at once."""
+    so nothing queued on the device can finish: its launches are dropped
+    (the next ``synchronize`` raises this error for them), and every later
+    launch on it raises this error at once."""
 
 
 STICKY_ERRORS = frozenset(
