@@ -75,6 +75,13 @@ def constant_index_through_cast(value: SSAValue) -> int | None:
     return constant_index(value)
 
 
+def known_positive(step: SSAValue) -> bool:
+    """Whether ``step`` is a positive constant (also through a cast): a
+    loop's step that no run-time check need refuse, as every loop the
+    passes and the frontends build has (``range(0, n, 2)`` included)."""
+    return (known := constant_index_through_cast(step)) is not None and known > 0
+
+
 def constant_shape(shape: Sequence[int], dynamic_sizes: Sequence[SSAValue]) -> list[int] | None:
     """A memref's shape with its dynamic sizes (``-1`` in ``shape``, given
     in order by ``dynamic_sizes``) filled in, if all are known at compile

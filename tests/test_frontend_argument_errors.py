@@ -483,10 +483,44 @@ def counted_through_an_array(x, n, k):
 def test_an_int_is_followed_through_an_int_array(function):
     """Stored into an int array and loaded back, here, by a callee or in a
     callee given the array: the float use is ``n``'s (its gradient was a
-    silent 0.0)."""
+    silent 0.0), and the message names the array it goes through."""
     name = function.__name__
-    with pytest.raises(TypeError, match=rf"^{name}\(\): argument 'n' is the int 3, which {name} uses as a float"):
+    with pytest.raises(
+        TypeError,
+        match=rf"^{name}\(\): argument 'n' is the int 3, which {name} uses as a float through the int array 'k' it "
+        "is stored into, but",
+    ):
         rv.gradient(function, (2.0, 3, np.zeros(1, np.int64)))
+
+
+@rv.ordinary
+def indices_counted_down(x, n, idx, j):
+    i = n
+    while i > 0:
+        i -= 1
+        idx[i] = i
+    return x[j] * idx[j]
+
+
+@rv.ordinary
+def both_ways(x, n, k):
+    k[0] = n
+    return x * k[0] + n
+
+
+def test_a_refusal_names_the_array_an_int_reaches_its_float_use_through():
+    """``n`` is a loop count whose values fill ``idx``, whose element is
+    used as a float: the message names ``idx``, where the use is (it named
+    ``n`` alone); an int also used as a float directly names no array."""
+    args = (np.ones(3), 3, np.zeros(3, np.int64), 1)
+    with pytest.raises(
+        TypeError, match=r"uses as a float through the int array 'idx' it is stored into, but .*'n: int'"
+    ):
+        rv.gradient(indices_counted_down, args)
+    with pytest.raises(
+        TypeError, match=r"^both_ways\(\): argument 'n' is the int 3, which both_ways uses as a float but"
+    ):
+        rv.gradient(both_ways, (2.0, 3, np.zeros(1, np.int64)))
 
 
 def test_an_int_stored_into_an_array_and_read_as_a_count_is_no_float_use():

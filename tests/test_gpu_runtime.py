@@ -27,7 +27,7 @@ from python_examples import load_benchmark
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
-from revmlir.gpu import arrays, runtime
+from revmlir.gpu import arrays, runtime, toolkit
 from revmlir.gpu import program as gpu_program
 from revmlir.gpu.arrays import DeviceArray
 from revmlir.gpu.trip_count import Arithmetic, Cast, Constant, Expression, LoopBounds, Scalar, Size
@@ -1027,19 +1027,143 @@ def test_a_launch_that_loses_the_context_drops_the_queued_ones_and_frees_nothing
 def test_a_lost_context_is_raised_before_an_ordinary_driver_error() -> None:
     """Two devices: the wait on device 0 fails as a driver call may
     (its launch stays queued), device 1's context is lost (its launch is
-    dropped).  The lost context is raised; the next ``synchronize`` waits
-    for device 0 again."""
+    dropped).  The lost context is raised, the ordinary error its
+    context; the next ``synchronize`` waits for device 0 again."""
     with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
         k = rv.cuda.kernel(gather)
         k(*gather_arrays(device=0), stream=5)
         k(*gather_arrays(device=1), stream=6)
         codes = {5: "CUDA_ERROR_INVALID_VALUE", 6: "CUDA_ERROR_LAUNCH_FAILED"}
         fake.cuStreamSynchronize = lambda stream: (fake.CUresult[codes[stream]],)
-        with pytest.raises(rv.cuda.ContextLostError, match="CUDA_ERROR_LAUNCH_FAILED: the context of CUDA device 1"):
+        with pytest.raises(
+            rv.cuda.ContextLostError, match="CUDA_ERROR_LAUNCH_FAILED: the context of CUDA device 1"
+        ) as lost:
             rv.cuda.synchronize()
+        ordinary = lost.value.__context__
+        assert isinstance(ordinary, runtime.CUDAError) and "CUDA_ERROR_INVALID_VALUE" in str(ordinary)
         assert [(record.device.ordinal, record.stream) for record in runtime._pending] == [(0, 5)]
         with pytest.raises(runtime.CUDAError, match="CUDA_ERROR_INVALID_VALUE") as error:
             rv.cuda.synchronize()
         assert not isinstance(error.value, rv.cuda.ContextLostError)
         with pytest.raises(rv.cuda.ContextLostError, match="device 1"):
             k(*gather_arrays(device=1))
+
+
+def test_synchronize_reports_the_launches_a_lost_context_dropped(fake: Any) -> None:
+    """A launch queued on stream 5, then a launch that loses the context:
+    that launch raises the lost context, and the next ``synchronize``
+    reports the queued launch it dropped (it never ran); the one after
+    has nothing to report."""
+    k, args = rv.cuda.kernel(gather), gather_arrays()
+    k(*args, stream=5)
+    lose_context(fake)
+    with pytest.raises(rv.cuda.ContextLostError, match="cuLaunchKernel failed: CUDA_ERROR_ILLEGAL_ADDRESS"):
+        k(*args, stream=6)
+    assert not runtime._pending
+    with pytest.raises(rv.cuda.ContextLostError, match="cuLaunchKernel failed: .* queued launches are dropped"):
+        rv.cuda.synchronize()
+    rv.cuda.synchronize()
+
+
+def test_a_context_lost_by_another_thread_during_synchronize_is_reported_there(fake: Any) -> None:
+    """``synchronize`` holds the launches of streams 5 and 6; while it
+    waits for stream 5 (whose kernel failed a check), another thread's
+    launch loses the context.  Stream 5 was waited for: its error is read
+    and its slot given back; stream 6's launch is dropped, and reported
+    as the lost context, with the check's error as its context."""
+    cpu, check = cpu_error()
+    k, args, taken = rv.cuda.kernel(gather), gather_arrays(), []
+    fake.on_launch = fake_kernel(fake, taken, (1, check, 7))
+    k(*args, stream=5)
+    fake.on_launch = fake_kernel(fake, taken)
+    k(*args, stream=6)
+    lost: list[BaseException] = []
+
+    def launch_elsewhere() -> None:
+        try:
+            k(*args, stream=7)
+        except rv.cuda.ContextLostError as error:
+            lost.append(error)
+
+    def wait(stream: int) -> tuple[Any, ...]:
+        lose_context(fake)
+        worker = threading.Thread(target=launch_elsewhere)
+        worker.start()
+        worker.join()
+        return (fake.CUresult.CUDA_SUCCESS,)
+
+    fake.cuStreamSynchronize = wait
+    with pytest.raises(rv.cuda.ContextLostError, match="cuLaunchKernel failed") as error:
+        rv.cuda.synchronize()
+    assert len(lost) == 1 and not runtime._pending
+    assert isinstance(error.value.__context__, ExecutionError) and str(error.value.__context__) == f"{cpu} (element 1)"
+    assert len(runtime.device(0).slots) == runtime.SLOTS_PER_ALLOCATION - 1  # stream 6's never comes back
+
+
+def test_release_arenas_loses_a_context_and_releases_every_device() -> None:
+    """Device 0's context is lost while its arena is released: the error
+    says so, the device is lost (its queued launch dropped, reported by
+    ``synchronize``), and device 1's arena is still freed."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        k = rv.cuda.kernel(gather)
+        k(*gather_arrays(device=0), stream=5)
+        runtime.device(0).arenas[7] = (0x1000, 16)
+        runtime.device(1).arenas[8] = (0x2000, 16)
+        codes = {7: fake.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, 8: fake.CUresult.CUDA_SUCCESS}
+        fake.cuStreamSynchronize = lambda stream: (codes[stream],)
+        fake.calls.clear()
+        with pytest.raises(rv.cuda.ContextLostError, match="cuStreamSynchronize failed: .* CUDA device 0 is unusable"):
+            rv.cuda.release_arenas()
+        assert runtime.device(0).lost and not runtime.device(1).lost and not runtime._pending
+        assert runtime.device(1).arenas == {} and fake.calls.count("cuMemFree") == 1
+        with pytest.raises(rv.cuda.ContextLostError, match="device 0"):
+            rv.cuda.synchronize()
+
+
+def test_a_pointer_query_that_loses_the_context_loses_its_device() -> None:
+    """Two devices: the query of where an array is runs in the context
+    the last launch made current (device 1's), and loses it."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        k = rv.cuda.kernel(gather)
+        k(*gather_arrays(device=1))
+        fake.cuPointerGetAttribute = lambda attribute, pointer: (fake.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, 0)
+        with pytest.raises(
+            rv.cuda.ContextLostError, match="cuPointerGetAttribute failed: .* CUDA device 1 is unusable"
+        ):
+            k(*gather_arrays(device=1))
+        assert runtime.device(1).lost and not runtime.device(0).lost
+
+
+def test_a_launch_whose_copy_in_fails_frees_the_copies_made(fake: Any) -> None:
+    """The second host array's copy fails: both allocations are freed."""
+    copies = [fake.CUresult.CUDA_SUCCESS, fake.CUresult.CUDA_ERROR_INVALID_VALUE]
+    fake.cuMemcpyHtoDAsync = lambda *args: (copies.pop(0),)
+    with pytest.raises(runtime.CUDAError, match="cuMemcpyHtoDAsync failed: CUDA_ERROR_INVALID_VALUE"):
+        rv.cuda.kernel(gather)(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    assert fake.calls.count("cuMemAlloc") == fake.calls.count("cuMemFree") == 2
+
+
+STICKY_TEXT = re.compile(
+    r"any further CUDA\s+work\s+will\s+return the same error|process must\s+be\s+terminated|context\s+cannot be used"
+)
+"""What ``cuda.h`` says of an error after which the context is unusable."""
+
+
+def test_sticky_errors_are_those_cuda_h_documents_as_leaving_the_context_unusable() -> None:
+    """Every ``CUresult`` whose documentation in the toolkit's ``cuda.h``
+    (the test extra's wheel) says that further work returns the same error
+    or that the context or process cannot be used again is in
+    ``STICKY_ERRORS``, and nothing else is."""
+    header = next(
+        (root / "include" / "cuda.h" for root in toolkit._roots() if (root / "include" / "cuda.h").is_file()), None
+    )
+    if header is None:
+        pytest.skip("no cuda.h (the nvidia-cuda-nvcc wheel of the test extra)")
+    text = header.read_text()
+    enum = text[text.index("typedef enum cudaError_enum") : text.index("} CUresult;")]
+    documented = {
+        name
+        for doc, name in re.findall(r"/\*\*((?:(?!\*/).)*)\*/\s*(CUDA_ERROR_\w+)\s*=", enum, re.S)
+        if STICKY_TEXT.search(" ".join(doc.replace("*", " ").split()))
+    }
+    assert documented == runtime.STICKY_ERRORS

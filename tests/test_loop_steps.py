@@ -158,6 +158,19 @@ def test_the_interpreter_refuses_such_a_step_in_std_code_that_has_no_check() -> 
             program.call_lowered("count", 0, 0, 10, step)
 
 
+def test_call_lowered_says_a_callers_mistake_as_such_after_a_failed_run() -> None:
+    """After a run stopped at the loop, a wrong count of arguments and an
+    unknown name are said as such, not located at that loop."""
+    text = ORDINARY.replace("%s: index) -> (i64", "%s: index, %err: memref<6xi64>) -> (i64")
+    program = RevInterpreter(parse_module(text, "std.mlir"))
+    with pytest.raises(ExecutionError, match="step must be positive"):
+        program.call_lowered("count", 0, 0, 10, 0)
+    with pytest.raises(TypeError, match=r"^@count takes 4 argument\(s\) \(and the error slot, supplied here\), got 2$"):
+        program.call_lowered("count", 0, 0)
+    with pytest.raises(ExecutionError, match=r"^no func.func named @nosuch \(module has: @count, @mark\)$"):
+        program.call_lowered("nosuch")
+
+
 @pytest.mark.parametrize("backend", ["interpreter", "native"])
 def test_rev_run_reports_the_loop_and_the_step(backend: str, tmp_path, capsys) -> None:
     path = tmp_path / "walk.mlir"

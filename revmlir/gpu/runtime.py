@@ -27,8 +27,8 @@ its error slot is read by ``synchronize()``, which waits for every pending
 launch and raises the first error (a failed or interrupted wait leaves the
 launches it did not finish queued).  A driver error that leaves the
 context unusable (an illegal address in some kernel) drops the device's
-queued launches and makes every later launch on it fail at once
-(``ContextLostError``).
+queued launches, which the next ``synchronize`` reports, and makes every
+later launch on it fail at once (``ContextLostError``).
 
 Small kernels launched back to back are bound by the host's time per
 launch, so everything that depends only on the kernel and its argument
@@ -104,12 +104,14 @@ class ContextLostError(CUDAError):
     """A driver call failed with an error that leaves the device's context
     unusable (``STICKY_ERRORS``: a kernel touched an illegal address, the
     launch failed…).  Every later call in that context fails the same way,
-    so nothing queued on the device can finish: its launches are dropped,
-    and every later launch on it raises this error at once."""
+    so nothing queued on the device can finish: its launches are dropped
+    (the next ``synchronize`` raises this error for them), and every later
+    launch on it raises this error at once."""
 
 
 STICKY_ERRORS = frozenset(
     {
+        "CUDA_ERROR_CONTAINED",
         "CUDA_ERROR_ILLEGAL_ADDRESS",
         "CUDA_ERROR_LAUNCH_TIMEOUT",
         "CUDA_ERROR_ASSERT",
@@ -119,11 +121,15 @@ STICKY_ERRORS = frozenset(
         "CUDA_ERROR_INVALID_ADDRESS_SPACE",
         "CUDA_ERROR_INVALID_PC",
         "CUDA_ERROR_LAUNCH_FAILED",
+        "CUDA_ERROR_TENSOR_MEMORY_LEAK",
+        "CUDA_ERROR_MPS_CLIENT_TERMINATED",
+        "CUDA_ERROR_EXTERNAL_DEVICE",
     }
 )
-"""The driver's errors after which the context cannot be used again: its
-documentation says of each that any further work in the context (the
-process, for the primary context) returns the same error."""
+"""The driver's errors after which the context cannot be used again: the
+documentation of each in ``cuda.h`` (CUDA 13.0) says that any further
+CUDA work returns the same error, or that the context or the process
+cannot be used again until it is relaunched."""
 
 
 class KernelInfo(Protocol):
@@ -292,24 +298,41 @@ class _Device:
     than small kernels themselves (``cuMemFree`` waits for the device)."""
     lost: str | None = None
     """Why the context is unusable (``ContextLostError``), once it is."""
+    dropped: int = 0
+    """Queued launches dropped with the context that no ``synchronize``
+    has reported yet: each is reported once, by the next one, so that a
+    launch queued before the loss never passes as finished."""
 
     def lose(self, error: ContextLostError) -> ContextLostError:
         """The error to raise for ``error``, a call that left this device's
         context unusable.  The device's queued launches are dropped: none
-        can finish, and their error slots will never be written.  A later
-        launch on it raises the same error at once (``check_usable``)."""
-        if self.lost is None:
-            self.lost = (
-                f"{error}: the context of CUDA device {self.ordinal} is unusable (every later call in it fails "
-                "the same way), so its queued launches are dropped; restart the process to use the device again"
-            )
+        can finish, and their error slots will never be written (the next
+        ``synchronize`` reports them, ``dropped``); its arenas are
+        forgotten, their memory gone with the context.  A later launch on
+        it raises the same error at once (``check_usable``)."""
         with _pending_lock:
+            if self.lost is None:
+                self.lost = (
+                    f"{error}: the context of CUDA device {self.ordinal} is unusable (every later call in it fails "
+                    "the same way), so its queued launches are dropped; restart the process to use the device "
+                    "again"
+                )
             # deleted in place, from the end: a launch another thread
             # appends meanwhile (without the lock) stays
             for index in reversed(range(len(_pending))):
                 if _pending[index].device is self:
                     del _pending[index]
+                    self.dropped += 1
+        self.arenas.clear()
         return ContextLostError(self.lost)
+
+    def report_dropped(self, launches: int) -> ContextLostError | None:
+        """The error that reports this device's dropped launches, with
+        ``launches`` more that a ``synchronize`` held when the context was
+        lost; None where there are none."""
+        with _pending_lock:
+            launches, self.dropped = launches + self.dropped, 0
+        return ContextLostError(self.lost) if launches and self.lost is not None else None
 
     def check_usable(self) -> None:
         """A ``ContextLostError`` where an earlier call lost the context."""
@@ -331,17 +354,23 @@ class _Device:
         return pointer
 
     def release_arenas(self) -> None:
-        if self.lost is not None:  # its memory went with the context
-            self.arenas.clear()
+        """Free the arenas, after waiting for the launches that use them.
+        A lost context's memory went with it; a call that loses it loses
+        the device (``lose``)."""
+        if self.lost is not None:
             return
-        self.activate()
-        for stream, (pointer, _) in list(self.arenas.items()):
-            _call("cuStreamSynchronize", stream)
-            _call("cuMemFree", pointer)
-            del self.arenas[stream]
+        try:
+            self.activate()
+            for stream, (pointer, _) in list(self.arenas.items()):
+                _call("cuStreamSynchronize", stream)
+                _call("cuMemFree", pointer)
+                del self.arenas[stream]
+        except ContextLostError as error:
+            raise self.lose(error) from None
 
     def activate(self) -> None:
         _call("cuCtxSetCurrent", self.context)
+        _current.device = self
 
     def kernel(self, program: Program, entry: str, parameter_bytes: int) -> LoadedKernel:
         key = (id(program), entry)
@@ -399,6 +428,17 @@ def _check_parameters(function: Any, entry: str, expected: int) -> None:
 _devices: dict[int, _Device] = {}
 
 
+class _Current(threading.local):
+    """The device whose context this thread made current last
+    (``_Device.activate``): the one a call outside a device's own, such
+    as a pointer query, runs in."""
+
+    device: _Device | None = None
+
+
+_current = _Current()
+
+
 def device(ordinal: int) -> _Device:
     if (found := _devices.get(ordinal)) is not None:
         return found
@@ -426,8 +466,15 @@ def _ordinals(arrays: Iterable[DeviceArray]) -> set[int]:
 
 
 def _ordinal_of(pointer: int) -> int:
+    """The device of ``pointer``.  The query runs in the thread's current
+    context, so an error that loses a context loses that device's."""
     attribute = driver().CUpointer_attribute.CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-    return int(_call("cuPointerGetAttribute", attribute, pointer))
+    try:
+        return int(_call("cuPointerGetAttribute", attribute, pointer))
+    except ContextLostError as error:
+        if (current := _current.device) is None:  # a context this runtime did not make current
+            raise
+        raise current.lose(error) from None
 
 
 # ---------------------------------------------------------------------------
@@ -741,9 +788,11 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
         for array in arrays.values():
             if array.stream not in (None, LEGACY_DEFAULT_STREAM, stream):
                 _call("cuStreamSynchronize", array.stream)
-        copies = {i: _copy_in(host, i in written, stream) for i, (_, host) in hosts.items()}
-        for i, (index, _) in hosts.items():
-            values[index] = copies[i].pointer
+        for i, (index, host) in hosts.items():
+            copy = copies[i] = _Copy(host, int(_call("cuMemAlloc", max(host.nbytes, 1))), i in written)
+            values[index] = copy.pointer
+            if host.nbytes:
+                _call("cuMemcpyHtoDAsync", copy.pointer, host.ctypes.data, host.nbytes, stream)
         slot = target.slot()
         values += (slot.device, GPU_ERROR_WORDS)
         try:
@@ -761,7 +810,7 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
         thread = threading.get_ident() if stream == PER_THREAD_STREAM else None
         record = _Launch(target, stream, slot, plan.program.check_table, [a.owner for a in arrays.values()], thread)
         for copy in copies.values():
-            if copy.back:
+            if copy.back and copy.array.nbytes:
                 _call("cuMemcpyDtoHAsync", copy.array.ctypes.data, copy.pointer, copy.array.nbytes, stream)
         if wait or copies:
             _call("cuStreamSynchronize", stream)
@@ -778,18 +827,13 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
 
 @dataclass
 class _Copy:
-    """A host array's device copy."""
+    """A host array's device copy, recorded as soon as it is allocated so
+    that a launch failing later (a copy in, another allocation) frees it."""
 
     array: np.ndarray
     pointer: int
     back: bool
-
-
-def _copy_in(host: np.ndarray, back: bool, stream: int) -> _Copy:
-    pointer = int(_call("cuMemAlloc", max(host.nbytes, 1)))
-    if host.nbytes:
-        _call("cuMemcpyHtoDAsync", pointer, host.ctypes.data, host.nbytes, stream)
-    return _Copy(host, pointer, back and host.nbytes > 0)
+    """The kernel writes the array: it is copied back."""
 
 
 class _ParameterBuffer:
@@ -847,45 +891,52 @@ def synchronize() -> None:
     A wait that fails (a ``CUDAError``) leaves its stream's launches queued
     for a later call, and the other streams are still waited for; an
     interrupt (Ctrl-C) stops the waiting, leaving the streams not waited
-    for queued.  A wait that loses the context (``ContextLostError``)
-    drops the launches of its device instead: none of them can finish.
-    The launches of the streams waited for are finished either way (their
-    slots given back, their errors read), and what is raised is the most
-    pressing of the interrupt, the first driver error (a lost context
-    before any other) and the first check's error, each with the next as
-    its ``__context__``, so that none is lost."""
+    for queued.  A device whose context is lost (``ContextLostError``, by
+    a wait here or by any call before, in any thread) has its launches
+    dropped instead: none of them can finish, and each is reported once,
+    by the ``ContextLostError`` of the first ``synchronize`` after the
+    loss.  The launches of the streams waited for are finished either way
+    (their slots given back, their errors read), and what is raised is the
+    most pressing of the interrupt, a lost context, the first other driver
+    error and the first check's error, each with the next as its
+    ``__context__``, so that none is lost."""
     with _pending_lock:
         launches = _pending[:]
         del _pending[: len(launches)]  # what other threads queue meanwhile stays
     finished, driver_error, interrupt = _wait(launches)
     first: LocatedError | None = None
     unfinished: list[_Launch] = []
+    dropped: dict[int, int] = {}
+    """Per device ordinal, the launches taken here that its lost context dropped."""
     for record in launches:
-        if record.device.lost is not None:  # dropped: it can never finish
-            continue
-        if record.queue not in finished:
+        if record.queue in finished:
+            try:
+                _finish(record)
+            except LocatedError as error:
+                first = first or error
+        elif record.device.lost is not None:  # dropped: it can never finish
+            dropped[record.device.ordinal] = dropped.get(record.device.ordinal, 0) + 1
+        else:
             unfinished.append(record)
-            continue
-        try:
-            _finish(record)
-        except LocatedError as error:
-            first = first or error
     with _pending_lock:
         _pending[:0] = unfinished
+    lost = [found.report_dropped(dropped.get(o, 0)) for o, found in list(_devices.items()) if found.lost is not None]
     raised: BaseException | None = None
-    for found in (first, driver_error, interrupt):
-        if found is not None:
-            found.__context__ = raised
-            raised = found
+    for pressing in (first, driver_error, *reversed(lost), interrupt):
+        if pressing is not None:
+            pressing.__context__ = raised
+            raised = pressing
     if raised is not None:
         raise raised
 
 
 def _wait(launches: Sequence[_Launch]) -> tuple[set[_Queue], Exception | None, BaseException | None]:
     """Wait for each queue of ``launches`` once (``_Launch.queue``): the
-    queues waited for, the first driver error and an interrupt that
-    stopped the waiting.  Another thread's per-thread stream is not this
-    thread's to name: its launches are waited for with the whole context."""
+    queues waited for, the first driver error that did not lose a context
+    (one that does loses its device, ``_Device.lose``) and an interrupt
+    that stopped the waiting.  Another thread's per-thread stream is not
+    this thread's to name: its launches are waited for with the whole
+    context."""
     finished: set[_Queue] = set()
     driver_error: Exception | None = None
     here = threading.get_ident()
@@ -899,10 +950,7 @@ def _wait(launches: Sequence[_Launch]) -> tuple[set[_Queue], Exception | None, B
             else:
                 _call("cuCtxSynchronize")
         except ContextLostError as error:
-            lost = record.device.lose(error)
-            # more pressing than an ordinary driver error, whose launches
-            # stay queued and raise it again
-            driver_error = driver_error if isinstance(driver_error, ContextLostError) else lost
+            record.device.lose(error)
         except Exception as error:
             driver_error = driver_error or error
         except BaseException as interrupt:
@@ -915,6 +963,13 @@ def _wait(launches: Sequence[_Launch]) -> tuple[set[_Queue], Exception | None, B
 def release_arenas() -> None:
     """Free the arena buffers kept for later launches (each stream keeps
     the largest one its launches needed, at most ``ARENA_LIMIT``), after
-    waiting for the launches that use them."""
-    for found in _devices.values():
-        found.release_arenas()
+    waiting for the launches that use them.  Every device is released;
+    the first error is raised afterwards."""
+    errors: list[CUDAError] = []
+    for found in list(_devices.values()):
+        try:
+            found.release_arenas()
+        except CUDAError as error:
+            errors.append(error)
+    if errors:
+        raise errors[0]

@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import llvm
+from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, InterpreterFunctions, PythonValues, impl, impl_external, register_impls
 from xdsl.interpreters.func import FuncFunctions
@@ -33,7 +33,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects.rev import FuncOp
-from revmlir.errors import LocatedError
+from revmlir.errors import ExecutionError, LocatedError
 from revmlir.interpreter.anc import AncFunctions
 from revmlir.interpreter.assertions import AssertFunctions
 from revmlir.interpreter.loops import LoopFunctions
@@ -132,9 +132,17 @@ class RevInterpreter(Backend):
     def call_lowered(self, name: str, *args: Any) -> tuple[Any, ...]:
         """Run a ``func.func`` produced by ``rev-lower-to-std``: the error slot
         is supplied here and a failed check raises its error, as native code
-        does."""
+        does.  An unknown name and a wrong count of arguments are said as
+        such, before the run: xDSL's own errors for them would be located
+        at whatever op an earlier run stopped at."""
+        function = self._lowered_function(name)
+        if len(args) + 1 != len(inputs := function.function_type.inputs):
+            raise TypeError(
+                f"@{name} takes {len(inputs) - 1} argument(s) (and the error slot, supplied here), got {len(args)}"
+            )
         slot = np.zeros(ERROR_SLOT.get_shape()[0], dtype=np.int64)
         with self._lock:
+            self.runtime.current_op = None  # an error before the first op is no earlier run's
             scope = self._interpreter._ctx
             try:
                 with np.errstate(all="ignore"), self._located():
@@ -145,6 +153,14 @@ class RevInterpreter(Backend):
             finally:
                 self._interpreter._ctx = scope
         return tuple(results)
+
+    def _lowered_function(self, name: str) -> func.FuncOp:
+        functions = [op for op in self.module.ops if isinstance(op, func.FuncOp)]
+        for function in functions:
+            if function.sym_name.data == name:
+                return function
+        known = ", ".join("@" + function.sym_name.data for function in functions)
+        raise ExecutionError(f"no func.func named @{name} (module has: {known or 'none'})")
 
     @contextmanager
     def _located(self) -> Iterator[None]:

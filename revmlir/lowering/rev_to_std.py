@@ -72,9 +72,9 @@ from revmlir.inversion import invert_function
 from revmlir.ir_utils import (
     RuleTable,
     constant_index,
-    constant_index_through_cast,
     constant_shape,
     is_float_type,
+    known_positive,
     nested_ops,
 )
 from revmlir.lowering import cursor_functions, numbers, stacks
@@ -809,8 +809,7 @@ def check_step(code: CheckedCode, step: SSAValue, loop: Operation) -> None:
     code reads the step unsigned (``std_to_llvm``'s counted loop, the GPU's
     grid-stride loop), so without the check a negative step ran one
     iteration and a zero step never ended."""
-    known = constant_index_through_cast(step)
-    if known is not None and known > 0:
+    if known_positive(step):
         return
     positive = code.emit(arith_cmpi(step, code.const(0, step.type, loop), "sgt"), loop).results[0]
     code.check(positive, loop, NONPOSITIVE_STEP, [step], ExecutionError)

@@ -20,7 +20,7 @@ from xdsl.dialects import arith, cf
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
 from xdsl.ir import Operation, SSAValue
 
-from revmlir.ir_utils import constant_index_through_cast
+from revmlir.ir_utils import known_positive
 from revmlir.safety import STEP_NOT_POSITIVE
 
 INDEX_OVERFLOW = "the loop's index passes the largest value of its type: i + step overflows"
@@ -30,8 +30,7 @@ def positive(step: SSAValue, where: Operation) -> list[Operation]:
     """The ops that stop the run at ``where`` unless ``step`` is positive,
     to go before the loop's first iteration: none for a positive constant
     (the frontends' steps)."""
-    known = constant_index_through_cast(step)
-    if known is not None and known > 0:
+    if known_positive(step):
         return []
     zero = arith.ConstantOp(IntegerAttr(0, step.type))
     above = arith.CmpiOp(step, zero.result, "sgt")

@@ -48,13 +48,33 @@ class _Summary:
     after the call: what the function stores into its elements."""
 
 
-def floated_parameters(module: ModuleOp, name: str) -> tuple[int, ...]:
-    """The positions of ``@name``'s integer parameters whose value reaches
-    a conversion to a float that is used as a number (an integer array's
+@dataclass(frozen=True)
+class FloatUse:
+    """An integer parameter whose value reaches a float use, and how."""
+
+    position: int
+    through: tuple[int, ...] | None
+    """None where the value reaches the use without an array; else only
+    through integer arrays it is stored into, and these are the array
+    parameters holding it (none where only the function's own arrays do),
+    which a refusal names: the parameter alone would not say where to look."""
+
+
+def floated_parameters(module: ModuleOp, name: str) -> tuple[FloatUse, ...]:
+    """``@name``'s integer parameters whose value reaches a conversion to
+    a float that is used as a number, by position (an integer array's
     position is followed too, for its callers, and left out here)."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     scalars = function.function_type.inputs.data
-    return tuple(sorted(p for p in _summaries(module)[name].floated if isinstance(scalars[p], IntegerType)))
+    floated = sorted(p for p in _summaries(module, True)[name].floated if isinstance(scalars[p], IntegerType))
+    if not floated:
+        return ()
+    direct = _summaries(module, False)[name].floated
+    held = _held(function, _summaries(module, True), True)
+    arrays = [(a, held.get(array, set())) for a, array in enumerate(function.body.block.args)]
+    return tuple(
+        FloatUse(p, None if p in direct else tuple(a for a, holds in arrays if a != p and p in holds)) for p in floated
+    )
 
 
 def _holds_integers(type: Attribute) -> bool:
@@ -63,10 +83,12 @@ def _holds_integers(type: Attribute) -> bool:
     return isinstance(type.element_type if isinstance(type, MemRefType) else type, IntegerType)
 
 
-def _summaries(module: ModuleOp) -> dict[str, _Summary]:
+def _summaries(module: ModuleOp, arrays: bool) -> dict[str, _Summary]:
     """Every function's summary, a fixed point: a function is summarised
     again when a callee's summary grows, so recursion ends when nothing
-    more is learned (summaries only grow)."""
+    more is learned (summaries only grow).  ``arrays``: whether integer
+    arrays hold what is stored into them (without, the summaries say what
+    reaches a float use without crossing an array)."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, func.FuncOp) and op.body.blocks}
     callers: dict[str, set[str]] = {}
     for name, function in functions.items():
@@ -84,16 +106,16 @@ def _summaries(module: ModuleOp) -> dict[str, _Summary]:
     pending = list(functions)
     while pending:
         name = pending.pop()
-        summary = _summary(functions[name], summaries)
+        summary = _summary(functions[name], summaries, arrays)
         if summary != summaries[name]:
             summaries[name] = summary
             pending += [caller for caller in callers.get(name, ()) if caller not in pending]
     return summaries
 
 
-def _summary(function: func.FuncOp, summaries: dict[str, _Summary]) -> _Summary:
+def _summary(function: func.FuncOp, summaries: dict[str, _Summary], arrays: bool) -> _Summary:
     """``function``'s summary given its callees'."""
-    held = _held(function, summaries)
+    held = _held(function, summaries, arrays)
     floated: set[int] = set()
     returned: list[set[int]] = [set() for _ in function.function_type.outputs]
     for op in function.walk():
@@ -115,7 +137,7 @@ def _summary(function: func.FuncOp, summaries: dict[str, _Summary]) -> _Summary:
     return _Summary(frozenset(floated), tuple(frozenset(r) for r in returned), tuple(stored))
 
 
-def _held(function: func.FuncOp, summaries: dict[str, _Summary]) -> dict[SSAValue, set[int]]:
+def _held(function: func.FuncOp, summaries: dict[str, _Summary], arrays: bool) -> dict[SSAValue, set[int]]:
     """The integer parameters each value of ``function`` may hold: one
     propagation of sets of parameters, swept over the ops in order until
     nothing changes (a loop's carried value goes back to an earlier op),
@@ -133,7 +155,7 @@ def _held(function: func.FuncOp, summaries: dict[str, _Summary]) -> dict[SSAValu
             for index, operand in enumerate(op.operands):
                 if not (parameters := held.get(operand)):
                     continue
-                for value in _passed_on(op, index, summaries):
+                for value in _passed_on(op, index, summaries, arrays):
                     into = held.setdefault(value, set())
                     if not parameters <= into:
                         into |= parameters
@@ -171,7 +193,7 @@ def _carries_a_derivative(op: Operation, seen: set[Operation]) -> bool:
     return any(_carries_a_derivative(use.operation, seen) for result in op.results for use in result.uses)
 
 
-def _passed_on(op: Operation, index: int, summaries: dict[str, _Summary]) -> list[SSAValue]:
+def _passed_on(op: Operation, index: int, summaries: dict[str, _Summary], arrays: bool) -> list[SSAValue]:
     """The values that hold what ``op`` takes as operand ``index``: the
     results of a call its callee returns it in and the arrays it stores it
     into, the array a store writes it into, a loop's carried value and its
@@ -179,16 +201,18 @@ def _passed_on(op: Operation, index: int, summaries: dict[str, _Summary]) -> lis
     operation computing with it (``arith``, ``math.absi``, ``math.ipowi``,
     a load from an array holding it).
     A loop's bounds, an ``if``'s condition, a comparison and a return pass
-    nothing on (a return is read by the summary)."""
+    nothing on (a return is read by the summary), nor does a store or a
+    call into an array without ``arrays``."""
     match op:
         case func.CallOp():
             callee = summaries.get(op.callee.string_value())
             if callee is None:  # a declaration's body is not ours to follow
                 return []
             results = [op.results[r] for r, parameters in enumerate(callee.returned) if index in parameters]
-            return results + [op.arguments[a] for a, parameters in enumerate(callee.stored) if index in parameters]
+            stored = [op.arguments[a] for a, parameters in enumerate(callee.stored) if index in parameters]
+            return results + stored if arrays else results
         case memref.StoreOp():  # the array holds the value stored, not the indices
-            return [op.memref] if index == 0 and _holds_integers(op.memref.type) else []
+            return [op.memref] if arrays and index == 0 and _holds_integers(op.memref.type) else []
         case scf.ForOp():  # lb, ub and step come first, then the initial values
             return [op.body.block.args[index - 2], op.results[index - 3]] if index >= 3 else []
         case scf.WhileOp():

@@ -53,7 +53,7 @@ from revmlir.frontend.base.specialization import BACKENDS, Specialization, match
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value, unsigned_hint
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
-from revmlir.frontend.ordinary_code.floated import floated_parameters
+from revmlir.frontend.ordinary_code.floated import FloatUse, floated_parameters
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
 from revmlir.reversibilize.resumable import make_resumable
@@ -217,8 +217,9 @@ class OrdinaryFunction(TakesStructs):
         says what the parameter is, for every derivative of ``f``."""
         # a negative position counts from the end, as ``wrt`` does everywhere
         asked = None if wrt is None else {k % len(args) for k in wrt if -len(args) <= k < len(args)}
-        for position in spec.floated_integers:
-            arg = self.source.tree.args.args[position]
+        parameters = self.source.tree.args.args
+        for use in spec.floated_integers:
+            arg = parameters[position := use.position]
             if (
                 (asked is not None and position not in asked)
                 or isinstance(_declared_number(self.hints.get(arg.arg)), IntegerType)
@@ -226,9 +227,12 @@ class OrdinaryFunction(TakesStructs):
             ):
                 continue
             where = self.source.loc(arg)
+            names = [f"'{parameters[a].arg}'" for a in use.through or ()]
+            arrays = f"arrays {', '.join(names)}" if len(names) > 1 else f"array {names[0]}" if names else "array"
+            through = "" if use.through is None else f" through the int {arrays} it is stored into,"
             raise TypeError(
                 f"{self.__name__}(): argument '{arg.arg}' is the int {value}, which {self.__name__} uses as a "
-                f"float but which has no derivative: pass a float ({float(value)!r}) to differentiate with "
+                f"float{through} but which has no derivative: pass a float ({float(value)!r}) to differentiate with "
                 f"respect to it, or annotate '{arg.arg}: int' ({where.filename.data}:{where.line.data}:"
                 f"{where.column.data}) if it is meant as an integer, whose gradient is 0.0"
             )
@@ -281,7 +285,7 @@ class OrdinarySpecialization:
         return OrdinarySpecialization(function, types, ordinary, spec, result_types, written, returns, checkpointed)
 
     @functools.cached_property
-    def floated_integers(self) -> tuple[int, ...]:
+    def floated_integers(self) -> tuple[FloatUse, ...]:
         """The integer scalar parameters whose value ``f`` uses as a float
         (``floated_parameters``): an int used as a number, not as a count,
         an index, in a comparison or as an exponent."""
