@@ -95,10 +95,10 @@ def _index_checks(loop: Operation | None) -> int:
 
 @pytest.mark.parametrize("direction", FUNCTIONS)
 def test_the_callees_triangle_loop_has_a_version_without_its_index_checks(direction: str) -> None:
-    """The row's loop over ``j`` checks ``out[ik, j]``, ``icf``'s row
-    ``ik`` and its packed column (and the adjoint's gradients likewise);
-    its unchecked version keeps only the division's check of its
-    constant 2."""
+    """The triangle's loop over ``j`` checks row ``ik`` and the packed
+    column of ``icf`` (of ``g_icf`` too in the adjoint) in every
+    iteration; its unchecked version keeps only the division's check of
+    its constant 2."""
     function, make = FUNCTIONS[direction]
     ((unchecked, checked),) = _callee_loops(function, make(K, COLUMNS))
     assert unchecked == 1 < checked
