@@ -358,7 +358,8 @@ def version_loops(module: ModuleOp, skipped: Collection[str] = ()) -> None:
 
 
 def version_loops_in(op: Operation, entries: Sequence[str]) -> None:
-    """``version_loop`` on every counted loop in ``op`` (``entries``: the
-    module's check table)."""
-    for loop in [o for o in nested_ops(op) if isinstance(o, scf.ForOp)]:
+    """``version_loop`` on every counted loop inside ``op`` (``entries``:
+    the module's check table); not on ``op`` itself, which the caller has
+    tried where it is a loop (a kernel's grid-stride loop)."""
+    for loop in [o for o in nested_ops(op)[1:] if isinstance(o, scf.ForOp)]:
         version_loop(loop, entries)
