@@ -77,7 +77,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     package = tmp_path / "revmlir"
     (package / "gpu").mkdir(parents=True)
     (package / "gpu" / "program.py").write_text("A = 1\n")
-    monkeypatch.setattr(cache, "PACKAGE", package)
+    monkeypatch.setattr(cache, "own_files", lambda: package)
     cache.source_digest.cache_clear()
     yield package
     cache.source_digest.cache_clear()
@@ -166,6 +166,32 @@ def test_a_digest_that_cannot_be_taken_turns_the_cache_off(
         assert jit.emit_object(text) == first
     assert len(warned) == 1
     assert set(cache_home.glob("*.o")) == before
+
+
+def test_a_compile_without_an_entry_to_store_makes_no_cache_directory(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A compile that fails, or whose key cannot be taken (revmlir's files
+    are gone), stores nothing and leaves no cache directory behind; the
+    first one that stores makes it."""
+    with pytest.raises(RuntimeError):
+        jit.emit_object("this is not LLVM IR")
+    assert not cache_home.exists()
+    text = "define i64 @identity(i64 %x) {\n  ret i64 %x\n}\n"
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(cache, "own_files", lambda: cache_home.parent / "gone")
+            cache.source_digest.cache_clear()
+            with pytest.warns(
+                cache.CacheWarning, match=r"^not caching object files, GPU programs or ptxas's resource reports: .*gone"
+            ):
+                jit.emit_object(text)
+        assert not cache_home.exists()
+        cache.source_digest.cache_clear()
+        jit.emit_object(text)
+    finally:
+        cache.source_digest.cache_clear()
+    assert len(list(cache_home.glob("*.o"))) == 1
 
 
 def test_a_package_without_modules_is_no_digest(package: Path):

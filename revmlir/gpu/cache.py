@@ -84,7 +84,7 @@ def xdsl_version() -> str | None:
     try:
         return importlib.metadata.version("xdsl")
     except importlib.metadata.PackageNotFoundError:
-        digest = cache.package_digest(XDSL)
+        digest = cache.package_digest(XDSL, "GPU programs")
         return f"unversioned {digest}" if digest is not None else None
 
 
