@@ -202,6 +202,21 @@ def test_a_package_without_modules_is_no_digest(package: Path):
         assert cache.source_digest() is None
 
 
+def test_importing_the_cache_does_not_find_revmlirs_files():
+    """They are found when the digest is taken (``cache.own_files``): under
+    a zip import, finding them opens the archive, with the cache off too."""
+    script = """if True:
+        import importlib.resources as resources
+        found = resources.files
+        def files(anchor=None):
+            assert anchor != "revmlir", "revmlir's files found at import"
+            return found(anchor)
+        resources.files = files
+        import revmlir.runtime.jit, revmlir.gpu.cache
+    """
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
 def test_a_zipped_revmlir_has_the_digest_of_its_directory(tmp_path: Path):
     """A package imported from a zip archive (``PYTHONPATH=revmlir.zip``)
     is read from the archive: the same modules, the same digest."""
