@@ -25,6 +25,7 @@ import enum
 import pstats
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -51,6 +52,7 @@ class FakeDriver:
     class CUresult(enum.IntEnum):
         CUDA_SUCCESS = 0
         CUDA_ERROR_INVALID_VALUE = 1
+        CUDA_ERROR_INVALID_HANDLE = 400
         CUDA_ERROR_ILLEGAL_ADDRESS = 700
         CUDA_ERROR_LAUNCH_FAILED = 719
 
@@ -73,6 +75,8 @@ class FakeDriver:
         self.calls: list[str] = []
         self.host: dict[int, ctypes.Array[ctypes.c_char]] = {}
         self.next_device_address = 0x7F00_0000_0000
+        self.current = threading.local()
+        """Each thread's current context, as the driver keeps it."""
 
     def _ok(self, name: str, *values: Any) -> tuple[Any, ...]:
         self.calls.append(name)
@@ -91,7 +95,11 @@ class FakeDriver:
         return self._ok("cuDevicePrimaryCtxRetain", 0xC0 + device)
 
     def cuCtxSetCurrent(self, context: Any) -> tuple[Any, ...]:
+        self.current.context = context
         return self._ok("cuCtxSetCurrent")
+
+    def cuCtxGetCurrent(self) -> tuple[Any, ...]:
+        return self._ok("cuCtxGetCurrent", getattr(self.current, "context", 0))
 
     def cuModuleLoadData(self, image: bytes) -> tuple[Any, ...]:
         return self._ok("cuModuleLoadData", object())

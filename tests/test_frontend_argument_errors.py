@@ -503,6 +503,16 @@ def indices_counted_down(x, n, idx, j):
 
 
 @rv.ordinary
+def two_arrays(x, n, idx, cnt):
+    cnt[0] = n
+    idx[0] = n
+    s = x * idx[0]
+    for _ in range(cnt[0]):
+        s = s + x
+    return s
+
+
+@rv.ordinary
 def both_ways(x, n, k):
     k[0] = n
     return x * k[0] + n
@@ -511,12 +521,16 @@ def both_ways(x, n, k):
 def test_a_refusal_names_the_array_an_int_reaches_its_float_use_through():
     """``n`` is a loop count whose values fill ``idx``, whose element is
     used as a float: the message names ``idx``, where the use is (it named
-    ``n`` alone); an int also used as a float directly names no array."""
+    ``n`` alone), and not ``cnt``, which ``n`` fills only for a loop's
+    count; an int also used as a float directly names no array."""
     args = (np.ones(3), 3, np.zeros(3, np.int64), 1)
     with pytest.raises(
         TypeError, match=r"uses as a float through the int array 'idx' it is stored into, but .*'n: int'"
     ):
         rv.gradient(indices_counted_down, args)
+    counts = np.zeros(1, np.int64)
+    with pytest.raises(TypeError, match=r"through the int array 'idx' it is stored into, but"):
+        rv.gradient(two_arrays, (2.0, 3, np.zeros(1, np.int64), counts))
     with pytest.raises(
         TypeError, match=r"^both_ways\(\): argument 'n' is the int 3, which both_ways uses as a float but"
     ):

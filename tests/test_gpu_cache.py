@@ -159,7 +159,8 @@ def test_every_input_of_a_compile_is_part_of_its_key(monkeypatch: pytest.MonkeyP
 def test_xdsls_version_is_its_metadatas_or_without_it_its_files_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """The installed xDSL's version is the one it reports; an xDSL
     without metadata (a source checkout) is its files' digest, which an
-    edit changes."""
+    edit changes; without modules, it has none, and the warning says that
+    GPU programs alone are not cached."""
     assert gpu_cache.xdsl_version() == str(xdsl.__version__)
     package = tmp_path / "xdsl"
     package.mkdir()
@@ -183,6 +184,9 @@ def test_xdsls_version_is_its_metadatas_or_without_it_its_files_digest(tmp_path:
         (package / "printer.py").write_text("A = 2\n")
         after = current()
         assert before.startswith("unversioned ") and after.startswith("unversioned ") and before != after
+        (package / "printer.py").unlink()
+        with pytest.warns(cache.CacheWarning, match=r"^not caching GPU programs: the digest of .*xdsl cannot be taken"):
+            assert current() is None
     finally:
         gpu_cache.xdsl_version.cache_clear()
 
@@ -193,7 +197,7 @@ def test_without_revmlirs_digest_no_gpu_program_is_keyed(
     """A package whose digest cannot be taken (here one that is gone) is
     reported once, and GPU programs are compiled each time, none stored:
     an entry keyed without it could be any revmlir's."""
-    monkeypatch.setattr(cache, "PACKAGE", cache_home.parent / "gone")
+    monkeypatch.setattr(cache, "own_files", lambda: cache_home.parent / "gone")
     cache.source_digest.cache_clear()
     try:
         with pytest.warns(cache.CacheWarning, match=r"gone cannot be read") as warned:

@@ -1167,3 +1167,80 @@ def test_sticky_errors_are_those_cuda_h_documents_as_leaving_the_context_unusabl
         if STICKY_TEXT.search(" ".join(doc.replace("*", " ").split()))
     }
     assert documented == runtime.STICKY_ERRORS
+
+
+def test_a_pointer_query_loses_the_device_whose_context_the_driver_says_is_current() -> None:
+    """The last launch made device 1's context current, then another
+    library (CuPy, PyTorch) made device 0's: the failed query ran in
+    device 0's context, which the driver names, and device 1 stays
+    usable."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        k = rv.cuda.kernel(gather)
+        k(*gather_arrays(device=1))
+        fake.cuCtxSetCurrent(runtime.device(0).context)
+        fake.cuPointerGetAttribute = lambda attribute, pointer: (fake.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS, 0)
+        with pytest.raises(rv.cuda.ContextLostError, match="CUDA device 0 is unusable"):
+            k(*gather_arrays(device=1))
+        assert runtime.device(0).lost and not runtime.device(1).lost
+
+
+def test_a_free_that_loses_the_context_loses_the_device(fake: Any) -> None:
+    """The first free of a launch's copies of host arrays loses the
+    context: the device is lost (the launch queued before is dropped,
+    reported by ``synchronize``), and the other copies, gone with the
+    context, are not freed."""
+    k = rv.cuda.kernel(gather)
+    k(*gather_arrays(), stream=5)
+    fake.cuMemFree = lambda pointer: (fake.calls.append("cuMemFree"), fake.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS)[1:]
+    with pytest.raises(rv.cuda.ContextLostError, match="cuMemFree failed: .* CUDA device 0 is unusable"):
+        k(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    assert runtime.device(0).lost and not runtime._pending and fake.calls.count("cuMemFree") == 1
+    with pytest.raises(rv.cuda.ContextLostError, match="queued launches are dropped"):
+        rv.cuda.synchronize()
+
+
+def test_a_failing_free_does_not_hide_the_launchs_error(fake: Any) -> None:
+    """The second copy in fails, and so does every free: the copy's error
+    is raised, the first free's error its context, and both copies are
+    still asked to be freed."""
+    copies = [fake.CUresult.CUDA_SUCCESS, fake.CUresult.CUDA_ERROR_INVALID_VALUE]
+    fake.cuMemcpyHtoDAsync = lambda *args: (copies.pop(0),)
+    fake.cuMemFree = lambda pointer: (fake.calls.append("cuMemFree"), fake.CUresult.CUDA_ERROR_INVALID_HANDLE)[1:]
+    with pytest.raises(runtime.CUDAError, match="cuMemcpyHtoDAsync failed: CUDA_ERROR_INVALID_VALUE") as error:
+        rv.cuda.kernel(gather)(np.zeros(4), np.ones(3), np.zeros(4, np.int64))
+    freed = error.value.__context__
+    assert isinstance(freed, runtime.CUDAError) and "cuMemFree failed: CUDA_ERROR_INVALID_HANDLE" in str(freed)
+    assert fake.calls.count("cuMemFree") == 2 and not runtime.device(0).lost
+
+
+def test_release_arenas_of_a_context_another_thread_loses_meanwhile() -> None:
+    """While device 0's arena is freed, another thread loses its context
+    (which forgets the arenas): releasing it is no ``KeyError``, and
+    device 1's arena is still freed."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        runtime.device(0).arenas[7] = (0x1000, 16)
+        runtime.device(1).arenas[8] = (0x2000, 16)
+
+        def free(pointer: int) -> tuple[Any, ...]:
+            if pointer == 0x1000:
+                runtime.device(0).lose(rv.cuda.ContextLostError("lost by another thread"))
+            return (fake.CUresult.CUDA_SUCCESS,)
+
+        fake.cuMemFree = free
+        rv.cuda.release_arenas()
+        assert runtime.device(0).lost and runtime.device(0).arenas == runtime.device(1).arenas == {}
+
+
+def test_release_arenas_raises_a_lost_context_before_an_ordinary_error() -> None:
+    """Device 0's release fails as a driver call may, device 1's loses its
+    context: the lost context is raised, the ordinary error its context."""
+    with launch_overhead.fake_driver(launch_overhead.FakeDriver(devices=2)) as fake:
+        runtime.device(0).arenas[7] = (0x1000, 16)
+        runtime.device(1).arenas[8] = (0x2000, 16)
+        codes = {7: fake.CUresult.CUDA_ERROR_INVALID_VALUE, 8: fake.CUresult.CUDA_ERROR_ILLEGAL_ADDRESS}
+        fake.cuStreamSynchronize = lambda stream: (codes[stream],)
+        with pytest.raises(rv.cuda.ContextLostError, match="CUDA device 1 is unusable") as lost:
+            rv.cuda.release_arenas()
+        ordinary = lost.value.__context__
+        assert isinstance(ordinary, runtime.CUDAError) and "CUDA_ERROR_INVALID_VALUE" in str(ordinary)
+        assert not lost.value.__suppress_context__ and runtime.device(1).lost and not runtime.device(0).lost

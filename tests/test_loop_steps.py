@@ -171,6 +171,19 @@ def test_call_lowered_says_a_callers_mistake_as_such_after_a_failed_run() -> Non
         program.call_lowered("nosuch")
 
 
+def test_call_lowered_locates_no_error_before_the_first_op_at_an_earlier_runs_op() -> None:
+    """A declaration fails before any op of it runs: after a run stopped at
+    the loop, its error is not located at that loop."""
+    text = ORDINARY.replace("%s: index) -> (i64", "%s: index, %err: memref<6xi64>) -> (i64")
+    program = RevInterpreter(
+        parse_module(text + "func.func private @external(%err: memref<6xi64>) -> ()\n", "std.mlir")
+    )
+    with pytest.raises(ExecutionError, match="step must be positive"):
+        program.call_lowered("count", 0, 0, 10, 0)
+    with pytest.raises(ExecutionError, match=r"^Could not find external function implementation named external$"):
+        program.call_lowered("external")
+
+
 @pytest.mark.parametrize("backend", ["interpreter", "native"])
 def test_rev_run_reports_the_loop_and_the_step(backend: str, tmp_path, capsys) -> None:
     path = tmp_path / "walk.mlir"

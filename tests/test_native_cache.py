@@ -77,7 +77,7 @@ def package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     package = tmp_path / "revmlir"
     (package / "gpu").mkdir(parents=True)
     (package / "gpu" / "program.py").write_text("A = 1\n")
-    monkeypatch.setattr(cache, "PACKAGE", package)
+    monkeypatch.setattr(cache, "own_files", lambda: package)
     cache.source_digest.cache_clear()
     yield package
     cache.source_digest.cache_clear()
@@ -168,12 +168,53 @@ def test_a_digest_that_cannot_be_taken_turns_the_cache_off(
     assert set(cache_home.glob("*.o")) == before
 
 
+def test_a_compile_without_an_entry_to_store_makes_no_cache_directory(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A compile that fails, or whose key cannot be taken (revmlir's files
+    are gone), stores nothing and leaves no cache directory behind; the
+    first one that stores makes it."""
+    with pytest.raises(RuntimeError):
+        jit.emit_object("this is not LLVM IR")
+    assert not cache_home.exists()
+    text = "define i64 @identity(i64 %x) {\n  ret i64 %x\n}\n"
+    try:
+        with monkeypatch.context() as patched:
+            patched.setattr(cache, "own_files", lambda: cache_home.parent / "gone")
+            cache.source_digest.cache_clear()
+            with pytest.warns(
+                cache.CacheWarning, match=r"^not caching object files, GPU programs or ptxas's resource reports: .*gone"
+            ):
+                jit.emit_object(text)
+        assert not cache_home.exists()
+        cache.source_digest.cache_clear()
+        jit.emit_object(text)
+    finally:
+        cache.source_digest.cache_clear()
+    assert len(list(cache_home.glob("*.o"))) == 1
+
+
 def test_a_package_without_modules_is_no_digest(package: Path):
     """What a package read from where it is not a directory would be: its
     digest would be every version's."""
     (package / "gpu" / "program.py").unlink()
     with pytest.warns(cache.CacheWarning, match=r"no \.py file was found"):
         assert cache.source_digest() is None
+
+
+def test_importing_the_cache_does_not_find_revmlirs_files():
+    """They are found when the digest is taken (``cache.own_files``): under
+    a zip import, finding them opens the archive, with the cache off too."""
+    script = """if True:
+        import importlib.resources as resources
+        found = resources.files
+        def files(anchor=None):
+            assert anchor != "revmlir", "revmlir's files found at import"
+            return found(anchor)
+        resources.files = files
+        import revmlir.runtime.jit, revmlir.gpu.cache
+    """
+    subprocess.run([sys.executable, "-c", script], check=True)
 
 
 def test_a_zipped_revmlir_has_the_digest_of_its_directory(tmp_path: Path):

@@ -17,7 +17,7 @@ Jacobian-blocks kernel's 2 s) is a pure function of:
   (its ``convert_module``, printer and parser run after the key is taken;
   an xDSL without metadata, a source checkout, is a digest of its
   modules).  Where a digest cannot be taken (``cache.package_digest``
-  warns once) nothing is keyed, loaded or stored.
+  warns once) no program is keyed, loaded or stored.
 
 Entries are ``revmlir.runtime.cache``'s ``GPU_PROGRAM`` kind, in the same
 directory as the host's objects, under the same seal, size bound and
@@ -84,7 +84,7 @@ def xdsl_version() -> str | None:
     try:
         return importlib.metadata.version("xdsl")
     except importlib.metadata.PackageNotFoundError:
-        digest = cache.package_digest(XDSL)
+        digest = cache.package_digest(XDSL, "GPU programs")
         return f"unversioned {digest}" if digest is not None else None
 
 

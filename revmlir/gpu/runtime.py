@@ -348,7 +348,7 @@ class _Device:
         if found is not None:
             _call("cuStreamSynchronize", stream)
             _call("cuMemFree", found[0])
-            del self.arenas[stream]
+            self.arenas.pop(stream, None)  # another thread losing the context may have emptied them
         pointer = int(_call("cuMemAlloc", max(nbytes, 1)))
         self.arenas[stream] = (pointer, nbytes)
         return pointer
@@ -364,13 +364,12 @@ class _Device:
             for stream, (pointer, _) in list(self.arenas.items()):
                 _call("cuStreamSynchronize", stream)
                 _call("cuMemFree", pointer)
-                del self.arenas[stream]
+                self.arenas.pop(stream, None)  # another thread losing the context may have emptied them
         except ContextLostError as error:
             raise self.lose(error) from None
 
     def activate(self) -> None:
         _call("cuCtxSetCurrent", self.context)
-        _current.device = self
 
     def kernel(self, program: Program, entry: str, parameter_bytes: int) -> LoadedKernel:
         key = (id(program), entry)
@@ -428,15 +427,16 @@ def _check_parameters(function: Any, entry: str, expected: int) -> None:
 _devices: dict[int, _Device] = {}
 
 
-class _Current(threading.local):
-    """The device whose context this thread made current last
-    (``_Device.activate``): the one a call outside a device's own, such
-    as a pointer query, runs in."""
-
-    device: _Device | None = None
-
-
-_current = _Current()
+def _current_device() -> _Device | None:
+    """The device whose context is the thread's current one, as the driver
+    says: CuPy and PyTorch make a context current without this runtime
+    seeing it, so the last one it made current may not be.  None where it
+    is no device this runtime uses, or the driver cannot say."""
+    try:
+        context = int(_call("cuCtxGetCurrent"))
+    except CUDAError:
+        return None
+    return next((found for found in list(_devices.values()) if int(found.context) == context), None)
 
 
 def device(ordinal: int) -> _Device:
@@ -472,7 +472,7 @@ def _ordinal_of(pointer: int) -> int:
     try:
         return int(_call("cuPointerGetAttribute", attribute, pointer))
     except ContextLostError as error:
-        if (current := _current.device) is None:  # a context this runtime did not make current
+        if (current := _current_device()) is None:  # a context this runtime does not use
             raise
         raise current.lose(error) from None
 
@@ -817,12 +817,40 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
             _finish(record)
         else:
             _pending.append(record)
-    except ContextLostError as error:
-        raise target.lose(error) from None
-    finally:
-        if target.lost is None:  # a lost context's memory is gone with it
-            for copy in copies.values():
-                _call("cuMemFree", copy.pointer)
+    except BaseException as error:
+        failure = target.lose(error) if isinstance(error, ContextLostError) else error
+        _free(target, copies.values(), failure)
+        if failure is error:
+            raise
+        raise failure from None
+    _free(target, copies.values(), None)
+
+
+def _free(target: _Device, copies: Iterable[_Copy], failure: BaseException | None) -> None:
+    """Free a launch's device copies of host arrays, each whatever freeing
+    the others did; a lost context's memory is gone with it, and a free
+    that loses the context loses the device (``lose``).  A free's error (a
+    lost context first) is raised once the others are freed, unless the
+    launch is already raising ``failure``: it is then the last of that
+    error's contexts, so that it neither replaces nor hides it."""
+    error: CUDAError | None = None
+    for copy in copies:
+        if target.lost is not None:
+            break
+        try:
+            _call("cuMemFree", copy.pointer)
+        except ContextLostError as lost:
+            error = target.lose(lost)
+        except CUDAError as other:
+            error = error or other
+    if error is None:
+        return
+    if failure is None:
+        raise error
+    last = failure  # the end of the chain a traceback shows
+    while last.__context__ is not None and not last.__suppress_context__:
+        last = last.__context__
+    last.__context__, last.__suppress_context__ = error, False
 
 
 @dataclass
@@ -964,12 +992,19 @@ def release_arenas() -> None:
     """Free the arena buffers kept for later launches (each stream keeps
     the largest one its launches needed, at most ``ARENA_LIMIT``), after
     waiting for the launches that use them.  Every device is released;
-    the first error is raised afterwards."""
+    then a lost context is raised first, as ``synchronize`` does, with the
+    other errors each the next one's ``__context__``, so that an ordinary
+    error of one device does not hide another's lost context."""
     errors: list[CUDAError] = []
     for found in list(_devices.values()):
         try:
             found.release_arenas()
         except CUDAError as error:
             errors.append(error)
-    if errors:
-        raise errors[0]
+    raised: CUDAError | None = None
+    for pressing in sorted(errors, key=lambda found: isinstance(found, ContextLostError)):
+        if raised is not None:  # a lost context was raised ``from None``
+            pressing.__context__, pressing.__suppress_context__ = raised, False
+        raised = pressing
+    if raised is not None:
+        raise raised

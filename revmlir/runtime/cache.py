@@ -12,8 +12,10 @@ same revmlir, is loaded in well under a millisecond instead of being
 compiled again; anything else is a different key (entries are never stale,
 only unused).  The digest is taken only once the cache is open, so a
 process with the cache off never reads the package; where it cannot be
-taken (a module that cannot be read) the cache is off for the process,
-with a ``CacheWarning``.
+taken (a module that cannot be read), the entries keyed by it (object
+files, GPU programs, ptxas's resource reports) are neither loaded nor
+stored for the process, with a ``CacheWarning``; cubins, keyed by ptxas
+alone, still are.
 
 Each use of the cache is a ``Kind`` of entry, with its own format tag and
 file suffix: ``OBJECT``, LLVM's object files for the host
@@ -87,9 +89,6 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 
-PACKAGE: Traversable = importlib.resources.files("revmlir")
-"""revmlir's own files, whose digest is part of every key that needs it:
-a directory, or a folder of the zip archive it is imported from."""
 CODE_SUFFIXES = (".py",)
 """The files of a package that are its code: ``pyproject.toml`` ships no
 package data, so revmlir's are its modules."""
@@ -206,12 +205,13 @@ def files_digest(package: Traversable) -> str | None:
     return digest.hexdigest() if found else None
 
 
-def package_digest(package: Traversable) -> str | None:
+def package_digest(package: Traversable, keyed: str) -> str | None:
     """``files_digest`` of ``package``; None, with a ``CacheWarning``,
-    where it cannot be taken, so that the entries keyed by it are neither
-    loaded nor stored: a key that does not stand for the code would share
-    entries between versions (as a package without code files would), and
-    a file that cannot be read must not fail a compile."""
+    where it cannot be taken, so that the entries keyed by it (``keyed``
+    names their kinds, for the warning: other kinds are still cached) are
+    neither loaded nor stored: a key that does not stand for the code
+    would share entries between versions (as a package without code files
+    would), and a file that cannot be read must not fail a compile."""
     try:
         digest = files_digest(package)
     except OSError as error:
@@ -221,11 +221,19 @@ def package_digest(package: Traversable) -> str | None:
             return digest
         why = f"no {' or '.join(CODE_SUFFIXES)} file was found in it"
     warnings.warn(
-        f"not using the compiled-code cache: the digest of {package} cannot be taken: {why}; compiling without it",
+        f"not caching {keyed}: the digest of {package} cannot be taken: {why}; compiling them each time",
         CacheWarning,
         stacklevel=2,
     )
     return None
+
+
+def own_files() -> Traversable:
+    """revmlir's own files, whose digest is part of every key that needs
+    it: a directory, or a folder of the zip archive it is imported from
+    (found only when the digest is taken: under a zip import, finding
+    them opens the archive)."""
+    return importlib.resources.files("revmlir")
 
 
 @functools.cache
@@ -235,7 +243,7 @@ def source_digest() -> str | None:
     entry that revmlir's code makes or reads after the key is taken (None:
     no such entry is used).  Its version is not enough: a source checkout
     or an editable install keeps one version through every edit."""
-    return package_digest(PACKAGE)
+    return package_digest(own_files(), "object files, GPU programs or ptxas's resource reports")
 
 
 def key(text: str, kind: str, opt_level: int, triple: str, cpu: str, features: str) -> str | None:
@@ -492,6 +500,23 @@ class Directory:
         check, or whose contents its user cannot read."""
         with contextlib.suppress(OSError):
             os.unlink(name + kind.suffix, dir_fd=self.folder)
+
+
+def absent() -> bool:
+    """Whether the cache is on and its directory is yet to be made: a
+    lookup finds nothing there, and the first store makes it, so a compile
+    still takes its key (and makes the directory only when it has an entry
+    to store)."""
+    where = directory()
+    if where is None:
+        return False
+    try:
+        os.lstat(where)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False  # a cache that cannot be looked at is no cache
+    return False
 
 
 @contextlib.contextmanager

@@ -255,12 +255,14 @@ class JITModule:
 def _cached(text: str, kind: str, opt_level: int, target: HostTarget) -> tuple[str | None, bytes | None]:
     """The cache key of compiling ``text`` into ``kind`` and the object
     stored under it, if any; no key (and nothing to store) when the cache
-    is off or cannot be used, which is found before the key is taken."""
-    with cache.opened() as directory:
-        if directory is None:
+    is off or cannot be used, which is found before the key is taken.  The
+    directory is not made here: ``cache.store`` makes it for an entry, so
+    a compile that fails, or has no key, leaves none behind."""
+    with cache.opened(create=False) as directory:
+        if directory is None and not cache.absent():
             return None, None
         name = cache.key(text, kind, opt_level, target.triple, target.cpu, target.features)
-        return name, directory.load(name) if name is not None else None
+        return name, directory.load(name) if name is not None and directory is not None else None
 
 
 def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITModule:

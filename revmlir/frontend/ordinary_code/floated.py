@@ -56,7 +56,8 @@ class FloatUse:
     through: tuple[int, ...] | None
     """None where the value reaches the use without an array; else only
     through integer arrays it is stored into, and these are the array
-    parameters holding it (none where only the function's own arrays do),
+    parameters holding it whose elements reach a float use (none where
+    only the function's own arrays do),
     which a refusal names: the parameter alone would not say where to look."""
 
 
@@ -66,12 +67,17 @@ def floated_parameters(module: ModuleOp, name: str) -> tuple[FloatUse, ...]:
     position is followed too, for its callers, and left out here)."""
     function = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == name)
     scalars = function.function_type.inputs.data
-    floated = sorted(p for p in _summaries(module, True)[name].floated if isinstance(scalars[p], IntegerType))
+    full = _summaries(module, True)
+    floated = sorted(p for p in full[name].floated if isinstance(scalars[p], IntegerType))
     if not floated:
         return ()
     direct = _summaries(module, False)[name].floated
-    held = _held(function, _summaries(module, True), True)
-    arrays = [(a, held.get(array, set())) for a, array in enumerate(function.body.block.args)]
+    held = _held(function, full, True)
+    # an array is named only where its elements reach a float use: one
+    # holding ``n`` that is only a loop's count says nothing of where to look
+    arrays = [
+        (a, held.get(array, set())) for a, array in enumerate(function.body.block.args) if a in full[name].floated
+    ]
     return tuple(
         FloatUse(p, None if p in direct else tuple(a for a, holds in arrays if a != p and p in holds)) for p in floated
     )
