@@ -6,7 +6,9 @@ included (``fuzz.kernels``, the differential fuzzer's GPU engine)."""
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from unittest.mock import patch
 
@@ -26,6 +28,7 @@ from revmlir.runtime.native import NativeModule
 
 PARALLEL = Extensions(parallel=True, out_of_bounds=True, failing_checks=True)
 KERNELS = programs(extensions=PARALLEL, max_functions=2, budget=6)
+VERSIONED = programs(extensions=replace(PARALLEL, versioned_loops=True), max_functions=2, budget=6)
 
 
 def _case(program: Program, data: st.DataObject) -> Case:
@@ -45,6 +48,40 @@ def _case(program: Program, data: st.DataObject) -> Case:
 @given(KERNELS, st.data())
 def test_generated_kernels_agree_with_both_engines_thread_by_thread(program: Program, data: st.DataObject):
     assert run_case(_case(program, data)).problems == []
+
+
+@seed(5)  # inner loops, reversed and of steps 2 and 3, loads out of range at some element, calls in loops
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(VERSIONED, st.data())
+def test_generated_versioned_loops_agree_with_both_engines_thread_by_thread(program: Program, data: st.DataObject):
+    assert run_case(_case(program, data)).problems == []
+
+
+def test_the_versioned_loops_extension_makes_what_versioning_acts_on():
+    """Among a few kernels drawn: counted loops of 0 to 4 iterations, some
+    reversed, some of step 2, inside the kernels' iterations and their callees, and indices whose invariant part divides by constants, −1 among them, and
+    takes a minimum or a maximum."""
+    texts: list[str] = []
+
+    @seed(0)
+    @settings(max_examples=40, database=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(VERSIONED)
+    def collect(program: Program) -> None:
+        texts.append(program.text)
+
+    collect()
+    text = "\n".join(texts)
+    loops = re.findall(
+        r"constant (\d+) : index\n\s*%k\d+ = arith.constant (\d+) : index\n"
+        r"\s*%k\d+ = arith.constant (\d+) : index\n\s*(?:%\S+ = )?rev.for (reverse )?%",
+        text,
+    )
+    trips = {len(range(int(lb), int(ub), int(step))) for lb, ub, step, _ in loops}
+    assert trips >= {0, 1, 2} and max(trips) > 2
+    assert {step for _, _, step, _ in loops} >= {"1", "2"} and any(r for *_, r in loops)
+    for ops in ("remsi", "divsi|floordivsi|ceildivsi", "minsi|maxsi"):
+        assert re.search(rf"arith\.({ops}) ", text)
+    assert "arith.constant -1 : i64" in text
 
 
 def _pinned_cases(count: int) -> list[Case]:
