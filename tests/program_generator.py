@@ -200,12 +200,14 @@ class Extensions:
     """What loop versioning acts on (docs/design.md, decisions 47, 131 and
     135): more counted loops, and calls in their bodies, in every function
     and in a kernel's iterations; steps of 1 to 3 from 0 to 3, so 0 to 4
-    iterations, forwards or reversed; and loads at indices affine in a
-    loop's index, ``k·i + c``, whose invariant part ``c`` is a constant
-    (sometimes a product or a difference of constants), often chosen to
-    leave the array at the loop's first, a middle or its last iteration,
-    plus terms of the state through ``%`` and the divisions by constants
-    (negative ones and −1 among them), ``min`` and ``max``."""
+    iterations, forwards or reversed, most starting with a read; and loads
+    at indices affine in a loop's index, ``k·i + c``, whose invariant part
+    ``c`` is a constant (sometimes a product or a difference of constants),
+    often chosen to leave the array at the loop's first, a middle or its
+    last iteration,
+    plus terms of the state the loop does not carry (mostly) through ``%``
+    and the divisions by constants (negative ones and −1 among them),
+    ``min`` and ``max``."""
 
 
 def zero_of(type: str) -> Any:
@@ -664,7 +666,10 @@ class ProgramBuilder:
             at = self.pick([values[0], values[len(values) // 2], values[-1]])
             base = (MEMREF_SIZE if self.chance(50) else -1) - scale * at
         tree: Tree = self.constant(base)
+        # mostly values the loop does not carry: its carried state is not invariant
         state = [v for v in self.vars_of(scope, I64) if v not in exclude]
+        captured = [v for v in state if v not in scope.mutable]
+        state = captured if captured and self.chance(80) else state
         for _ in range(self.draw(st.integers(0, 2))):
             x: Tree = ("var", self.pick(state)) if state and self.chance(80) else self.constant(self.pick(INT_CONSTS))
             small: Tree = ("bin", self.pick(["remsi", "remsi", "remui"]), I64, x, self.divisor())
@@ -1095,6 +1100,8 @@ class ProgramBuilder:
                 child.ivs.append(iv)
                 self.ranges[iv] = range(lb, ub, step)
             child.loop_depth += 1
+            if indexes and self.extensions.versioned_loops and self.chance(70):
+                self.versioned_read(child, iv)
             self.block(child)
 
         args, body = self.body_region(scope, carried, lead_args=[(iv, "index")], fill=fill)
@@ -1107,6 +1114,25 @@ class ProgramBuilder:
             body,
         )
         return True
+
+    def versioned_read(self, scope: Scope, iv: str) -> None:
+        """A read of ``x[k·iv + c]`` at the top of a loop's body, so that
+        most loops hold an index whose checks versioning hoists: added to
+        an integer the body may update, or else held by an ancilla freed
+        against the element read again."""
+        memrefs = [r for r in sorted(scope.ref_read) if scope.refs[r].kind == "memref" and not scope.borrows.get(r)]
+        if not memrefs:
+            return
+        rid, scale = self.pick(memrefs), self.pick([1, 1, 2, -1, -2, 3])
+        targets = self.mutable_of(scope, I64) if scope.refs[rid].elem == I64 else []
+        vid = self.pick(targets) if targets else None
+        load = ("load", rid, ("affine", iv, scale, self.invariant(scope, {vid} - {None}, iv, scale)))
+        if vid is not None:
+            self.update(scope, vid, "add", self.emit_tree(scope, load))
+            return
+        ancilla, elem = self.fresh("a"), scope.refs[rid].elem
+        scope.emit(f"{ancilla} = anc.alloc {self.emit_tree(scope, load)} : {elem}")
+        scope.emit(f"anc.free {ancilla}, {self.emit_tree(scope, load)} : {elem}")
 
     def stmt_while(self, scope: Scope) -> bool:
         carried = self.carry(scope, 2)
