@@ -31,8 +31,9 @@ loop induction variables), and these patterns, nested up to ``max_depth``:
 
 ``Extensions`` switches on features beyond these (``i1`` state, division by
 values that may be zero, wide shifts, out-of-bounds indices, failing checks,
-complex functions, and GPU kernels: an entry function that is one parallel
-loop, ``Program.kernel``) for the fuzzer, ``tests/fuzz``.
+complex functions, GPU kernels: an entry function that is one parallel
+loop, ``Program.kernel``, and what loop versioning acts on) for the fuzzer,
+``tests/fuzz``.
 
 Invariants the generator maintains (they are what makes programs valid):
 
@@ -195,6 +196,18 @@ class Extensions:
     order; in a kernel's iteration, over its local arrays).  The other
     functions take no stacks, so the iteration can call them with its own
     arrays."""
+    versioned_loops: bool = False
+    """What loop versioning acts on (docs/design.md, decisions 47, 131 and
+    135): more counted loops, and calls in their bodies, in every function
+    and in a kernel's iterations; steps of 1 to 3 from 0 to 3, so 0 to 4
+    iterations, forwards or reversed, most starting with a read; and loads
+    at indices affine in a loop's index, ``k·i + c``, whose invariant part
+    ``c`` is a constant (sometimes a product or a difference of constants),
+    often chosen to leave the array at the loop's first, a middle or its
+    last iteration,
+    plus terms of the state the loop does not carry (mostly) through ``%``
+    and the divisions by constants (negative ones and −1 among them),
+    ``min`` and ``max``."""
 
 
 def zero_of(type: str) -> Any:
@@ -405,6 +418,7 @@ class ProgramBuilder:
         self.rids = itertools.count()
         self.functions: list[FuncInfo] = []
         self.current: FuncInfo | None = None
+        self.ranges: dict[str, range] = {}  # a loop index's values, for indices that leave the array
 
     # -- small helpers ----------------------------------------------------------
 
@@ -456,7 +470,7 @@ class ProgramBuilder:
             options.append("iv")
         memrefs = self.refs_of(scope, "memref", I64, scope.ref_read)
         if allow_loads and memrefs:
-            options.append("load")
+            options += ["load", "load"] if self.extensions.versioned_loops and scope.ivs else ["load"]
         flags = [v for v in self.vars_of(scope, I1) if v not in exclude]
         if flags:
             options.append("flag")
@@ -527,7 +541,7 @@ class ProgramBuilder:
             options.insert(0, "var")
         memrefs = self.refs_of(scope, "memref", F64, scope.ref_read)
         if memrefs:
-            options.append("load")
+            options += ["load", "load"] if self.extensions.versioned_loops and scope.ivs else ["load"]
         kind = self.pick(options)
         if kind == "var":
             return ("math", self.pick(BOUNDED_FNS), ("var", self.pick(floats)))
@@ -610,7 +624,12 @@ class ProgramBuilder:
             kinds = ["const", "dyn"]
             if self.extensions.parallel and self.extensions.out_of_bounds and scope.ivs:
                 kinds.append("affine")
+            if self.extensions.versioned_loops and scope.ivs:
+                kinds += ["versioned", "versioned"]
             kind = self.pick(kinds)
+            if kind == "versioned":
+                iv, scale = self.pick(scope.ivs), self.pick([1, 1, 2, -1, -2, 3])
+                return ("load", rid, ("affine", iv, scale, self.invariant(scope, exclude, iv, scale)))
             if kind == "affine":  # what loop versioning hoists checks of, in and out of range
                 offset = self.int_tree(scope, exclude, 1, allow_loads=False) if self.chance(30) else None
                 offset = offset or ("const", I64, self.draw(st.integers(-1, MEMREF_SIZE)))
@@ -632,6 +651,51 @@ class ProgramBuilder:
         if base is None:
             return ("load", rid, ("cidx", self.pick(free)))
         return ("load", rid, self.index_tree(base, self.pick(free)))
+
+    def invariant(self, scope: Scope, exclude: set[int], iv: str, scale: int) -> Tree:
+        """The invariant part ``c`` of an index ``scale·iv + c``: a constant,
+        often the one that first leaves the array at the loop's first, a
+        middle or its last iteration (in the loop's order or the other),
+        plus up to two small terms of the state (``x % m``, a division of
+        one by a constant, its ``min`` or ``max`` with a constant) and
+        sometimes a large one (``x // d``): what decision 135 lets the
+        precondition compute before the loop."""
+        values = list(self.ranges.get(iv, range(MEMREF_SIZE)))
+        base = self.draw(st.integers(-2, MEMREF_SIZE + 1))
+        if values and self.chance(70):
+            at = self.pick([values[0], values[len(values) // 2], values[-1]])
+            base = (MEMREF_SIZE if self.chance(50) else -1) - scale * at
+        tree: Tree = self.constant(base)
+        # mostly values the loop does not carry: its carried state is not invariant
+        state = [v for v in self.vars_of(scope, I64) if v not in exclude]
+        captured = [v for v in state if v not in scope.mutable]
+        state = captured if captured and self.chance(80) else state
+        for _ in range(self.draw(st.integers(0, 2))):
+            x: Tree = ("var", self.pick(state)) if state and self.chance(80) else self.constant(self.pick(INT_CONSTS))
+            small: Tree = ("bin", self.pick(["remsi", "remsi", "remui"]), I64, x, self.divisor())
+            term = self.pick(["rem", "div", "min", "max", "large"])
+            if term == "div":
+                small = ("bin", self.pick(["divsi", "floordivsi", "ceildivsi"]), I64, small, self.divisor())
+            elif term in ("min", "max"):
+                small = ("bin", f"{term}si", I64, small, self.constant(self.draw(st.integers(-2, 2))))
+            elif term == "large":
+                small = ("bin", self.pick(["divsi", "floordivsi", "ceildivsi", "divui"]), I64, x, self.divisor())
+            tree = ("bin", self.pick(["addi", "subi"]), I64, tree, small)
+        return tree
+
+    def divisor(self) -> Tree:
+        """A constant divisor other than zero, −1 and negative ones among
+        them, sometimes written ``0 − d``, as the Python frontend writes −1."""
+        d = self.pick([2, 3, 5, -1, -2, -3, 1, 2**62])
+        return ("bin", "subi", I64, ("const", I64, 0), ("const", I64, -d)) if self.chance(25) else ("const", I64, d)
+
+    def constant(self, value: int) -> Tree:
+        """``value``, sometimes as a product of constants or a difference."""
+        if value % 2 == 0 and value and self.chance(30):
+            return ("bin", "muli", I64, ("const", I64, value // 2), ("const", I64, 2))
+        if self.chance(20):
+            return ("bin", "subi", I64, ("const", I64, 0), ("const", I64, -value))
+        return ("const", I64, value)
 
     @staticmethod
     def index_tree(base: Tree | None, shift: int) -> Tree:
@@ -810,6 +874,8 @@ class ProgramBuilder:
             kinds += ["call", "call"]
         if self.extensions.parallel:
             kinds += ["array", "accumulate", "parallel"]
+        if self.extensions.versioned_loops:
+            kinds += ["for", "for", "call", "call"] if scope.loop_depth else ["for", "for"]
         kind = self.pick(kinds)
         nested = scope.depth < self.max_depth
         handlers = {
@@ -1012,6 +1078,9 @@ class ProgramBuilder:
             # across the whole range, by steps of a quarter of it or more
             lb, ub = self.draw(st.integers(bottom, bottom + 3)), self.draw(st.integers(top - 3, top))
             return lb, ub, self.draw(st.integers(2**62, top)), False
+        if self.extensions.versioned_loops and self.chance(50):
+            lb = self.draw(st.integers(0, MEMREF_SIZE - 1))
+            return lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 3)), True
         lb = self.draw(st.integers(0, 2))
         return lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 2)), True
 
@@ -1029,7 +1098,10 @@ class ProgramBuilder:
         def fill(child: Scope) -> None:
             if indexes:
                 child.ivs.append(iv)
+                self.ranges[iv] = range(lb, ub, step)
             child.loop_depth += 1
+            if indexes and self.extensions.versioned_loops and self.chance(70):
+                self.versioned_read(child, iv)
             self.block(child)
 
         args, body = self.body_region(scope, carried, lead_args=[(iv, "index")], fill=fill)
@@ -1042,6 +1114,25 @@ class ProgramBuilder:
             body,
         )
         return True
+
+    def versioned_read(self, scope: Scope, iv: str) -> None:
+        """A read of ``x[k·iv + c]`` at the top of a loop's body, so that
+        most loops hold an index whose checks versioning hoists: added to
+        an integer the body may update, or else held by an ancilla freed
+        against the element read again."""
+        memrefs = [r for r in sorted(scope.ref_read) if scope.refs[r].kind == "memref" and not scope.borrows.get(r)]
+        if not memrefs:
+            return
+        rid, scale = self.pick(memrefs), self.pick([1, 1, 2, -1, -2, 3])
+        targets = self.mutable_of(scope, I64) if scope.refs[rid].elem == I64 else []
+        vid = self.pick(targets) if targets else None
+        load = ("load", rid, ("affine", iv, scale, self.invariant(scope, {vid} - {None}, iv, scale)))
+        if vid is not None:
+            self.update(scope, vid, "add", self.emit_tree(scope, load))
+            return
+        ancilla, elem = self.fresh("a"), scope.refs[rid].elem
+        scope.emit(f"{ancilla} = anc.alloc {self.emit_tree(scope, load)} : {elem}")
+        scope.emit(f"anc.free {ancilla}, {self.emit_tree(scope, load)} : {elem}")
 
     def stmt_while(self, scope: Scope) -> bool:
         carried = self.carry(scope, 2)
@@ -1292,10 +1383,12 @@ class ProgramBuilder:
         ref = scope.refs[rid]
         bounds = []
         lb = self.draw(st.integers(0, 1))
-        for value in (lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 2))):
+        values = (lb, self.draw(st.integers(lb, MEMREF_SIZE)), self.draw(st.integers(1, 2)))
+        for value in values:
             bounds.append(self.fresh("k"))
             scope.emit(f"{bounds[-1]} = arith.constant {value} : index")
         iv, element = self.fresh("iv"), self.fresh("el")
+        self.ranges[iv] = range(*values)
         iteration = scope.child({}, set())
         iteration.ivs.append(iv)
         iteration.loop_depth += 1
@@ -1511,6 +1604,7 @@ class ProgramBuilder:
             else:
                 scope.emit(f"%{bound} = arith.constant {value} : index")
         iv = self.fresh("iv")
+        self.ranges[iv] = bounds.elements
         iteration = scope.child({}, set())
         iteration.ivs.append(iv)
         iteration.loop_depth += 1

@@ -31,6 +31,12 @@ TODAY = Extensions(
 )
 
 
+# Counted loops and calls in them, and loads at indices affine in a loop's
+# index whose invariant part divides by constants (decision 135), out of
+# range at some iteration: what loop versioning acts on.
+VERSIONED = Extensions(versioned_loops=True, out_of_bounds=True, division=True)
+
+
 def describe(findings: list[Finding]) -> str:
     return "\n\n".join(f"{f.kind} in {f.stage}: {f.summary}\n{f.reproducer}\n{f.detail}" for f in findings)
 
@@ -45,6 +51,12 @@ def test_mutated_repository_programs_end_in_results_or_diagnostics():
 def test_generated_programs_invert_and_agree_on_both_engines():
     count, findings = differential.fuzz(seed=1, more=lambda n: n < 30, extensions=TODAY)
     assert count == 30
+    assert not findings, describe(findings)
+
+
+def test_versioned_loops_agree_on_both_engines():
+    count, findings = differential.fuzz(seed=2, more=lambda n: n < 8, extensions=VERSIONED)
+    assert count == 8
     assert not findings, describe(findings)
 
 

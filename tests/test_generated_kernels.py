@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 from unittest.mock import patch
 
 import numpy as np
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
+from xdsl.dialects import scf
 
 from fuzz import kernels
 from fuzz.differential import Case, run_case
@@ -21,11 +23,14 @@ from fuzz.outcomes import Outcome, equal
 from gpu_emulation import EmulatedKernel
 from program_generator import F64, I64, Extensions, FuncInfo, Kernel, Param, Program, arguments, programs
 from revmlir.interpreter import RevInterpreter
+from revmlir.lowering.loop_versioning import version_loops
+from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 
 PARALLEL = Extensions(parallel=True, out_of_bounds=True, failing_checks=True)
 KERNELS = programs(extensions=PARALLEL, max_functions=2, budget=6)
+VERSIONED = programs(extensions=replace(PARALLEL, versioned_loops=True), max_functions=2, budget=6)
 
 
 def _case(program: Program, data: st.DataObject) -> Case:
@@ -45,6 +50,49 @@ def _case(program: Program, data: st.DataObject) -> Case:
 @given(KERNELS, st.data())
 def test_generated_kernels_agree_with_both_engines_thread_by_thread(program: Program, data: st.DataObject):
     assert run_case(_case(program, data)).problems == []
+
+
+@seed(5)  # inner loops, reversed and of steps 2 and 3, loads out of range at some element, calls in loops
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(VERSIONED, st.data())
+def test_generated_versioned_loops_agree_with_both_engines_thread_by_thread(program: Program, data: st.DataObject):
+    assert run_case(_case(program, data)).problems == []
+
+
+def _versioned(text: str) -> int:
+    """How many loops native code's versioning copies in ``text``."""
+    module = parse_module(text)
+    lower_to_std(module, check_ops=True)
+    loops = lambda: sum(isinstance(op, scf.ForOp) for op in module.walk())  # noqa: E731
+    before = loops()
+    version_loops(module)
+    return loops() - before
+
+
+def test_the_versioned_loops_extension_makes_what_versioning_acts_on():
+    """Among ten programs drawn (a kernel and a device function), loops
+    native code versions on their index checks are in several; without
+    the extension, in few."""
+    counts: dict[bool, list[int]] = {}
+    for versioned in (True, False):
+        found: list[int] = []
+
+        @seed(0)
+        @settings(
+            max_examples=10,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(programs(extensions=replace(PARALLEL, versioned_loops=versioned), max_functions=2, budget=6))
+        def collect(program: Program) -> None:
+            found.append(_versioned(program.text))
+
+        collect()
+        counts[versioned] = found
+    assert sum(counts[True]) >= 4 and sum(map(bool, counts[True])) >= 3
+    assert sum(counts[True]) >= 2 * sum(counts[False])
 
 
 def _pinned_cases(count: int) -> list[Case]:

@@ -103,21 +103,26 @@ def has_parallel_loop(function: func.FuncOp) -> bool:
     return any(isinstance(op, scf.ParallelOp) for op in function.body.ops)
 
 
-def _implicit_kernels(functions: dict[str, func.FuncOp], all_functions: bool) -> dict[str, scf.ParallelOp | None]:
+def _implicit_kernels(graph: _Functions, all_functions: bool) -> dict[str, scf.ParallelOp | None]:
     """The kernels when none are named: the functions with a top-level
     parallel loop, with that loop where it is already found.  With
     ``all_functions`` (``--emit=ptx``) such a function that breaks the
-    kernel rule (an adjoint returning its scalar gradient, say) is a device
-    function instead: its parallel loop then runs in order in the calling
-    thread, one of the loop's meanings, so the module's other functions
-    still compile; a named kernel that breaks the rule stays an error
-    (``kernel_loop`` reports it)."""
+    kernel rule (an adjoint returning its scalar gradient, say), or that
+    another function calls, is a device function instead: its parallel
+    loop then runs in order in the calling thread, one of the loop's
+    meanings, so the module's other functions still compile; a named
+    kernel that breaks the rule or is called stays an error (``kernel_loop``
+    and ``outline`` report it)."""
+    functions = graph.by_name
+    called = {c.callee.string_value() for f in functions.values() for c in graph.calls(f)} if all_functions else set()
     found: dict[str, scf.ParallelOp | None] = {}
     for name, function in functions.items():
         if function.is_declaration or not has_parallel_loop(function):
             continue
         if not all_functions:
             found[name] = None
+            continue
+        if name in called:
             continue
         try:
             found[name] = kernel_loop(function)
@@ -523,7 +528,7 @@ def outline(
     functions = graph.by_name
     known: dict[str, scf.ParallelOp | None] = {}
     if names is None:
-        known = _implicit_kernels(functions, all_functions)
+        known = _implicit_kernels(graph, all_functions)
         names = list(known)
     check_kernel_names(names, functions)
     kernels = [functions[n] for n in names]

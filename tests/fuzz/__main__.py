@@ -30,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds per case before a hang")
     parser.add_argument("--out", type=Path, help="a folder for the reproducers")
+    parser.add_argument(
+        "--ptx-every", type=int, default=differential.PTX_EVERY, metavar="N",
+        help="compile every N-th kernel to PTX for ptxas (1: every kernel)",
+    )
     args = parser.parse_args(argv)
     names = EXTENSIONS if args.extensions == "all" else [n for n in args.extensions.split(",") if n]
     unknown = set(names) - set(EXTENSIONS)
@@ -45,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             extensions = Extensions(**{n: True for n in names})
             count, found = differential.fuzz(
-                args.seed, lambda n: time.monotonic() < end, extensions, timeout=args.timeout
+                args.seed, lambda n: time.monotonic() < end, extensions, args.timeout, args.ptx_every
             )
         print(f"{name}: {count} cases, {len(found)} finding(s)", flush=True)
         findings += found

@@ -91,9 +91,11 @@ def fuzz(
     more: Callable[[int], bool],
     extensions: Extensions = Extensions(),
     timeout: float = 60.0,
+    ptx_every: int = PTX_EVERY,
 ) -> tuple[int, list[Finding]]:
     """Runs generated programs while ``more(programs run so far)``; returns how
-    many ran and the findings (one per kind, stage and summary)."""
+    many ran and the findings (one per kind, stage and summary).  Every
+    ``ptx_every``-th kernel also goes through ptxas."""
     from .worker import Died, Worker
 
     worker: Worker[Case] = Worker(run_case, timeout)
@@ -107,7 +109,7 @@ def fuzz(
         gpu = None
         if program.kernel is not None:
             func = program.entry
-            gpu = KernelRun(program.kernel, func, data.draw(st.sampled_from(GRIDS)), count % PTX_EVERY == 0)
+            gpu = KernelRun(program.kernel, func, data.draw(st.sampled_from(GRIDS)), count % ptx_every == 0)
         else:
             func = data.draw(st.sampled_from(program.functions))
         case = Case(program.text, func.name, data.draw(arguments(func)), "f64" not in program.text, gpu)
