@@ -108,7 +108,7 @@ def _implicit_kernels(graph: _Functions, all_functions: bool) -> dict[str, scf.P
     parallel loop, with that loop where it is already found.  With
     ``all_functions`` (``--emit=ptx``) such a function that breaks the
     kernel rule (an adjoint returning its scalar gradient, say), or that
-    another function calls, is a device function instead: its parallel
+    a function calls (itself included), is a device function instead: its parallel
     loop then runs in order in the calling thread, one of the loop's
     meanings, so the module's other functions still compile; a named
     kernel that breaks the rule or is called stays an error (``kernel_loop``
@@ -514,7 +514,8 @@ def outline(
     check_ops: bool = False,
 ) -> dict[str, LoopBounds | None]:
     """Outline the kernels ``names`` (default: every function with a
-    top-level parallel loop) of ``module``; with ``all_functions``, every
+    top-level parallel loop; with ``all_functions``, those that no function
+    calls and that keep the kernel rule) of ``module``; with ``all_functions``, every
     other function gets a device copy too.  Returns each kernel's loop
     bounds, where its arguments determine them (``revmlir.gpu.trip_count``:
     a launch shapes its grid by them).  Without ``keep_host`` the device
@@ -581,7 +582,8 @@ class RevGpuOutlinePass(ModulePass):
     their host functions (``kernels``: the functions to outline, comma
     separated; default: every function with a top-level ``scf.parallel``;
     ``all_functions``: copy every function to the device, not only the
-    kernels' callees)."""
+    kernels' callees, and make such a function that a function calls, or
+    that breaks the kernel rule, a device function instead of a kernel)."""
 
     name = "rev-gpu-outline"
 

@@ -476,8 +476,9 @@ def lower_kernels(
     module: ModuleOp, names: Sequence[str] | None, all_functions: bool = False
 ) -> tuple[ModuleOp, dict[str, tuple[Attribute, ...]], dict[str, LoopBounds | None]]:
     """A verified rev module, inverted and lowered, with ``names`` (default:
-    every function with a top-level parallel loop) outlined and converted to
-    nvvm; the argument types of each rev function (inverses included); and
+    every function with a top-level parallel loop; with ``all_functions``,
+    those that no function calls and that keep the kernel rule) outlined and
+    converted to nvvm; the argument types of each rev function (inverses included); and
     each kernel's loop bounds, where its arguments determine them.
     With ``names``, the functions they never call are dropped first.
     Its ``gpu.module`` is what is compiled: the device functions are moved
@@ -591,8 +592,8 @@ def _compile_kernels(
 @pausing
 def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
     """PTX for a whole verified rev module (``rev-translate --emit=ptx``):
-    every function and inverse a ``.func``, every kernel function an
-    ``.entry``.  From the disk cache when an earlier compile stored the same
+    every function and inverse a ``.func``, every kernel function that no
+    function calls an ``.entry`` (decision 141).  From the disk cache when an earlier compile stored the same
     (``revmlir.gpu.cache``)."""
     check_architecture(arch)
     return cache.cached(
