@@ -171,17 +171,28 @@ def test_call_lowered_says_a_callers_mistake_as_such_after_a_failed_run() -> Non
         program.call_lowered("nosuch")
 
 
+CALLS_A_DECLARATION = """func.func private @external(%err: memref<6xi64>) -> ()
+func.func @calls(%err: memref<6xi64>) {
+  func.call @external(%err) : (memref<6xi64>) -> ()
+  func.return
+}
+"""
+"""A function the module only declares, called directly and from a body."""
+
+
 def test_call_lowered_locates_no_error_before_the_first_op_at_an_earlier_runs_op() -> None:
     """A declaration fails before any op of it runs: after a run stopped at
-    the loop, its error is not located at that loop."""
+    the loop, its error is not located at that loop, and it says that the
+    function is only declared, not xDSL's words for a missing external."""
     text = ORDINARY.replace("%s: index) -> (i64", "%s: index, %err: memref<6xi64>) -> (i64")
-    program = RevInterpreter(
-        parse_module(text + "func.func private @external(%err: memref<6xi64>) -> ()\n", "std.mlir")
-    )
+    program = RevInterpreter(parse_module(text + CALLS_A_DECLARATION, "std.mlir"))
     with pytest.raises(ExecutionError, match="step must be positive"):
         program.call_lowered("count", 0, 0, 10, 0)
-    with pytest.raises(ExecutionError, match=r"^Could not find external function implementation named external$"):
+    declared = r"@external is only declared: the interpreter runs functions defined in the module$"
+    with pytest.raises(ExecutionError, match="^" + declared):
         program.call_lowered("external")
+    with pytest.raises(ExecutionError, match=r"^std.mlir:\d+:3: 'func.call': " + declared):
+        program.call_lowered("calls")
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "native"])

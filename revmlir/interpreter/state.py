@@ -23,6 +23,9 @@ from revmlir.runtime_checks import DEFAULT_TOLERANCE
 _NO_SEMANTICS = "Could not find interpretation function for op"
 """How xDSL's interpreter reports an op it has no implementation for."""
 
+_NO_BODY = "Could not find external function implementation named "
+"""How xDSL's interpreter reports a call of a function only declared."""
+
 
 @dataclass
 class FunctionCounters:
@@ -82,6 +85,9 @@ class Runtime:
         message = str(error)
         if message.startswith(_NO_SEMANTICS):  # xDSL's text for an unknown op
             message = "the interpreter has no semantics for this op"
+        elif message.startswith(_NO_BODY):  # the interpreter links nothing in
+            name = message.removeprefix(_NO_BODY)
+            message = f"@{name} is only declared: the interpreter runs functions defined in the module"
         op = at or self.current_op
         if op is None:
             return ExecutionError(message, function=function)
