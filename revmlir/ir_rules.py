@@ -12,7 +12,10 @@ revmlir checks them for every op, as upstream does while verifying:
   Uses in blocks that cannot be reached from the entry are not checked, as
   upstream;
 - terminators: each block of a region with several blocks ends with a
-  terminator (a branch or a return).
+  terminator (a branch or a return);
+- symbols: a name is defined once in its symbol table. xDSL checks it too,
+  at the table, with no location; ``check_symbols`` runs only once xDSL's
+  verification has failed, to report the second definition where it is.
 """
 
 from __future__ import annotations
@@ -20,17 +23,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
-from xdsl.traits import IsTerminator
+from xdsl.traits import IsTerminator, SymbolTable
 
 from revmlir.errors import RuleViolation, describe_op
 
 DOMINANCE = "dominance"
 TERMINATOR = "terminator"
+SYMBOLS = "symbols"
 IR_RULES: dict[str, str] = {
     DOMINANCE: "a value is used after its definition, in its block or a region inside it",
     TERMINATOR: "each block of a region with several blocks ends with a terminator",
+    SYMBOLS: "a symbol is defined once in its symbol table",
 }
 """The rules' names, as diagnostics print them, and what each asks."""
 
@@ -157,3 +163,20 @@ def check_ir_rules(root: Operation) -> None:
     check_terminators(root)
     for op, message in DominanceChecker(root).violations():
         raise RuleViolation(DOMINANCE, op, message)
+
+
+def check_symbols(root: Operation) -> None:
+    """Raise at the second definition of the first name defined twice in
+    a symbol table at or below ``root``."""
+    for table in root.walk():
+        if not table.has_trait(SymbolTable):
+            continue
+        first: dict[str, Operation] = {}
+        for region in table.regions:
+            for op in region.ops:
+                if not isinstance(name := op.properties.get("sym_name") or op.attributes.get("sym_name"), StringAttr):
+                    continue
+                if (earlier := first.setdefault(name.data, op)) is not op:
+                    raise RuleViolation(
+                        SYMBOLS, op, f"@{name.data} is defined again; its first definition is {describe_op(earlier)}"
+                    )

@@ -39,7 +39,7 @@ from xdsl.utils.lexer import Input, Span
 from xdsl.utils.mlir_lexer import MLIRLexer, MLIRTokenKind
 
 from revmlir.dialects import get_all_dialects
-from revmlir.ir_rules import check_ir_rules
+from revmlir.ir_rules import check_ir_rules, check_symbols
 from revmlir.kept_answers import ir_unchanged
 
 
@@ -109,6 +109,8 @@ class LocatingParser(Parser):
         """The last definition of each name, in any scope."""
         self._opened: list[type[Operation]] = []
         """The ops being parsed, outermost first."""
+        self._starts: list[Span] = []
+        """Where each op being parsed starts, outermost first."""
 
     def resolve_operand(self, operand: Parser.UnresolvedOperand, type: Attribute) -> SSAValue:
         value = super().resolve_operand(operand, type)
@@ -151,8 +153,9 @@ class LocatingParser(Parser):
 
     def _parse_block(self) -> Block:
         """xDSL's, with a located error for a block label defined twice
-        after a branch to it: xDSL then forgets the first definition and
-        fails with a ``KeyError``."""
+        after a branch to it (xDSL then forgets the first definition and
+        fails with a ``KeyError``), and where no block can start: xDSL's
+        message there is only " in block definition"."""
         token = self._current_token
         name = token.text[1:]
         if (
@@ -161,6 +164,12 @@ class LocatingParser(Parser):
             and name not in self.forward_block_references
         ):
             raise ParseError(token.span, f"re-declaration of block '{name}'")
+        if token.kind == MLIRTokenKind.EOF:
+            where = self._starts[-1].get_location() if self._starts else None
+            of = f" of the op at {where.line + self.line_offset}:{where.col}" if where else ""
+            raise ParseError(token.span, f"the file ends inside a region{of}: expected '}}'")
+        if token.kind != MLIRTokenKind.CARET_IDENT:
+            raise ParseError(token.span, f"expected an op, a block label or '}}', got '{token.text}'")
         return super()._parse_block()
 
     def _get_op_by_name(self, name: str) -> type[Operation]:
@@ -172,6 +181,7 @@ class LocatingParser(Parser):
         start_span = self._current_token.span
         start = start_span.get_location()
         depth = len(self._opened)
+        self._starts.append(start_span)
         try:
             op = super().parse_optional_operation()
         except VerifyException as error:
@@ -185,6 +195,8 @@ class LocatingParser(Parser):
             # xDSL packs a float attribute into its width as it builds it:
             # ``1.0e+308 : f32`` overflows there
             raise ParseError(start_span, f"a constant is out of range for its type ({error})") from error
+        finally:
+            self._starts.pop()
         del self._opened[depth:]
         if op is not None:
             self._check_own_definitions(op, start_span)
@@ -323,4 +335,8 @@ def verify_module(module: ModuleOp) -> None:
     ``IndexError``)."""
     check_ir_rules(module)
     with ir_unchanged():
-        module.verify()
+        try:
+            module.verify()
+        except VerifyException:
+            check_symbols(module)  # the located form of xDSL's unlocated redefinition
+            raise

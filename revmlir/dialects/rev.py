@@ -819,11 +819,17 @@ class ReturnOp(_ConsumingTerminator):
         func = self.parent_op()
         if not isinstance(func, FuncOp):
             raise VerifyException("'rev.return' must be inside a 'rev.func'")
-        expected = func.function_type.outputs.data
+        # xDSL verifies an op's regions before its properties: a 'rev.func'
+        # whose properties are missing or of the wrong kind reports that
+        # itself, after its body, so the return compares against nothing yet.
+        function_type, name = func.properties.get("function_type"), func.properties.get("sym_name")
+        if not isinstance(function_type, FunctionType) or not isinstance(name, StringAttr):
+            return
+        expected = function_type.outputs.data
         if tuple(self.values.types) != tuple(expected):
             raise VerifyException(
                 f"'rev.return' must return the final versions of every scalar "
-                f"argument of @{func.sym_name.data}: expected "
+                f"argument of @{name.data}: expected "
                 f"({', '.join(map(str, expected))}), got "
                 f"({', '.join(map(str, self.values.types))})"
             )
