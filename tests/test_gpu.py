@@ -13,7 +13,7 @@ import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
 from xdsl.dialects import gpu, scf
-from xdsl.dialects.builtin import f32, f64, i32
+from xdsl.dialects.builtin import ModuleOp, f32, f64, i32
 from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
@@ -210,6 +210,40 @@ def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_fu
         assert not slot.any()
         for g, e in zip(got, expected, strict=True):
             np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+
+
+def test_an_owned_module_is_lowered_in_place_and_an_adjoint_kernel_copies_its_module_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``compile_kernels`` lowers a copy of the module it is given, which
+    stays as it was, unless the caller gives the module up (``owned``): the
+    same PTX without a copy.  ``rv.cuda``'s adjoint kernels own the module
+    their adjoints are generated into, so the specialisation's module is
+    copied once per compile, not twice."""
+    monkeypatch.setenv("REVMLIR_CACHE", "0")  # every compile lowers
+    copies: list[ModuleOp] = []
+    clone = ModuleOp.clone
+    monkeypatch.setattr(ModuleOp, "clone", lambda self, *a, **k: copies.append(self) or clone(self, *a, **k))
+    module = _module(SHARED)
+    names = ["histogram.adj"]
+    printed = str(module)
+    copied = compile_kernels(module, names).ptx
+    assert copies == [module] and str(module) == printed
+    copies.clear()
+    assert compile_kernels(module, names, owned=True).ptx == copied
+    assert copies == []
+
+    @rv.reversible
+    def doubled(y, x):
+        for i in rv.prange(x.shape[0]):
+            y[i] += 2.0 * x[i]
+
+    adjoint = rv.cuda.kernel(rv.adjoint(doubled))
+    args = (np.zeros(3), np.ones(3), np.ones(3), np.zeros(3))
+    spec = doubled.specialization_for(*args[:2])
+    copies.clear()
+    assert ".entry doubled_adj(" in adjoint.compile(*args).ptx
+    assert copies == [spec.module]
 
 
 def test_compile_kernels_gives_entries_arguments_and_the_cpu_check_table():

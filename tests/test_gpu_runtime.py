@@ -484,7 +484,7 @@ def test_compiling_refuses_bounds_that_read_an_argument_as_what_it_is_not(
     one = Constant(1, 64)
     lowered = (ModuleOp([]), {"scale": SCALE.kernels["scale"].arguments}, {"scale": LoopBounds(one, bound, one)})
     monkeypatch.setenv(cache.ENABLE_ENV, "0")
-    monkeypatch.setattr(gpu_program, "lower_kernels", lambda module, names: lowered)
+    monkeypatch.setattr(gpu_program, "lower_kernels", lambda module, names, **options: lowered)
     with pytest.raises(AssertionError, match=re.escape(f"the loop bounds of kernel @scale read {reads}")):
         gpu_program.compile_kernels(ModuleOp([]), ["scale"])
 

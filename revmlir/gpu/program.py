@@ -473,7 +473,7 @@ def _emit_without_machine_sinking(machine: llvm.TargetMachine, module: llvm.Modu
 
 
 def lower_kernels(
-    module: ModuleOp, names: Sequence[str] | None, all_functions: bool = False
+    module: ModuleOp, names: Sequence[str] | None, all_functions: bool = False, owned: bool = False
 ) -> tuple[ModuleOp, dict[str, tuple[Attribute, ...]], dict[str, LoopBounds | None]]:
     """A verified rev module, inverted and lowered, with ``names`` (default:
     every function with a top-level parallel loop; with ``all_functions``,
@@ -484,10 +484,12 @@ def lower_kernels(
     Its ``gpu.module`` is what is compiled: the device functions are moved
     there, so the host functions that called them no longer verify.  Number
     types the device code cannot take are refused first, at their op, as
-    for native code (``check_native_types``)."""
+    for native code (``check_native_types``).  A copy of ``module`` is
+    lowered, unless it is ``owned``: the caller gives it up (a module made
+    for this compile alone), and it is lowered in place."""
     check_native_types(module)
     ctx = make_context()
-    work = module.clone()
+    work = module if owned else module.clone()
     RevInvertPass(where_possible=True).apply(ctx, work)  # as native code's BACKWARD and BOTH compiles
     functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
     if names is not None:
@@ -544,13 +546,15 @@ def compile_kernels(
     arch: str = DEFAULT_ARCH,
     opt_level: int = 3,
     max_registers: int | None = None,
+    owned: bool = False,
 ) -> GPUProgram:
     """PTX kernels of the rev functions ``names`` of a verified module (the
     inverse of ``f`` is ``f.inv``; derived functions must be in the module,
     after the ad passes; ``module`` itself is left as it is, a copy is
-    lowered).  Std functions (``func.func``) of the module,
-    which ``rev-lower-to-std`` checks as it does rev code, may be kernels
-    too.  ``max_registers``: a bound on each kernel's registers per thread
+    lowered, unless it is ``owned``: a module the caller made for this
+    compile and gives up is lowered in place, and taken apart).  Std
+    functions (``func.func``) of the module, which ``rev-lower-to-std``
+    checks as it does rev code, may be kernels too.  ``max_registers``: a bound on each kernel's registers per thread
     (``limit_registers``).  From the disk cache when an earlier compile
     stored the same (``revmlir.gpu.cache``)."""
     check_architecture(arch)
@@ -560,16 +564,16 @@ def compile_kernels(
         module,
         "kernels",
         (names, arch, opt_level, max_registers),
-        lambda: _compile_kernels(module, names, arch, opt_level, max_registers),
+        lambda: _compile_kernels(module, names, arch, opt_level, max_registers, owned),
         GPUProgram.encode,
         lambda data: GPUProgram.decode(data, arch, names),
     )
 
 
 def _compile_kernels(
-    module: ModuleOp, names: Sequence[str], arch: str, opt_level: int, max_registers: int | None
+    module: ModuleOp, names: Sequence[str], arch: str, opt_level: int, max_registers: int | None, owned: bool
 ) -> GPUProgram:
-    work, arguments, bounds = lower_kernels(module, names)
+    work, arguments, bounds = lower_kernels(module, names, owned=owned)
     for name, found in bounds.items():  # a launch checks its arguments against the types, not the bounds
         if found is not None and (reads := found.unreadable(arguments[name])) is not None:
             raise AssertionError(f"the loop bounds of kernel @{name} read {reads}")
