@@ -682,3 +682,86 @@ def test_unsigned_advice_fits_a_jax_array_and_skips_a_dtype_numpy_does_not_know(
             function(jnp.zeros(3, jnp.uint8))
         with pytest.raises(TypeError, match=r"argument 'y' has unsupported type DtypeByName($|;)"):
             function(DtypeByName())
+
+
+# -- Python's names, not the wrappers' or the IR's ------------------------------------
+
+
+@rv.reversible
+def accumulate_square(y, x):
+    y += x * x
+
+
+@rv.ordinary
+def square(x):
+    return x * x
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda: accumulate_square(y=1.0, x=2.0), "accumulate_square"),
+        (lambda: (~accumulate_square)(1.0, x=2.0), "~accumulate_square"),
+        (lambda: square(x=2.0), "square"),
+        (lambda: rv.adjoint(accumulate_square)(1.0, 2.0, y=1.0), "rv.adjoint(accumulate_square)"),
+        (lambda: rv.cuda.kernel(accumulate_square)(y=np.zeros(2)), "accumulate_square"),
+    ],
+    ids=["f", "inverse", "ordinary", "adjoint", "kernel"],
+)
+def test_keyword_arguments_are_refused_naming_the_function(call, name):
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value).startswith(f"{name}() takes its arguments by position, got ")
+
+
+def test_a_tangent_that_is_not_a_number_names_its_argument():
+    with pytest.raises(
+        TypeError, match=r"^the tangent of argument 'x' of accumulate_square must be a real number, got str$"
+    ):
+        rv.jvp(accumulate_square, (0.0, 3.0), (0.0, "a"))
+    with pytest.raises(TypeError, match=r"^the tangent of argument 'x' of .* must be an array of numbers, got list$"):
+        rv.jvp(add_elements, (np.zeros(2), np.ones(2)), (None, ["a", "b"]))
+
+
+@rv.reversible
+def add_elements(y, x):
+    for i in range(len(y)):
+        y[i] += x[i]
+
+
+@rv.reversible
+def swap_with_itself(y, x):
+    y, y = y, y  # E:self-swap
+
+
+@rv.reversible
+def swap_call_with_itself(y, x):
+    rv.swap(x, x)  # E:self-swap-call
+
+
+def test_a_swap_of_a_variable_with_itself_says_so():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        swap_with_itself(1.0, 2.0)
+    check(info.value, "# E:self-swap", "swaps y with itself", "remove it")
+    assert "consumed" not in str(info.value) and "rev.swap" not in str(info.value)
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        swap_call_with_itself(1.0, 2.0)
+    check(info.value, "# E:self-swap-call", "'rv.swap(x, x)' swaps x with itself")
+
+
+@rv.reversible
+def add_in_parallel(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += x[i]
+
+
+def test_a_kernel_names_arguments_as_the_cpu_call_does():
+    read_only = np.ones(3)
+    read_only.flags.writeable = False
+    messages = []
+    for call in (add_in_parallel, rv.cuda.kernel(add_in_parallel)):
+        with pytest.raises(ValueError) as info:
+            call(read_only, np.ones(3))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("argument 'y' of add_in_parallel is a read-only array")

@@ -15,7 +15,7 @@ import functools
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from io import StringIO
 from pathlib import Path
 from types import FrameType
@@ -250,6 +250,16 @@ class Specialization:
         except ArgumentProblem as error:
             raise named_arguments(self.function, error) from None
         return results[0] if len(results) == 1 else results
+
+
+def by_position(name: str, keywords: Mapping[str, Any]) -> None:
+    """Refuse ``keywords`` given to a call of the function ``name``, whose
+    arguments are positional: a compiled function, its inverse, adjoint
+    and kernel take them in the order of its parameters (Python's own
+    refusal would name the wrapper's ``__call__``)."""
+    if keywords:
+        given = ", ".join(repr(k) for k in keywords)
+        raise TypeError(f"{name}() takes its arguments by position, got {given} by keyword")
 
 
 def named_arguments(function: Any, error: ArgumentProblem) -> Exception:
