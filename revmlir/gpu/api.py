@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.base.derived import AdjointFunction
-from revmlir.frontend.base.specialization import Specialization, by_position, named_arguments
+from revmlir.frontend.base.specialization import Specialization, bound_by_position, named_arguments
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import (
@@ -122,7 +122,7 @@ class Kernel:
         written) before the device is asked for, so that a mistake in them
         is reported as such on any machine, one without a GPU too, and
         names them as a call of the function on the CPU does."""
-        by_position(self.__name__, keywords)
+        args = bound_by_position(f"{self.__name__}()", self.parameters, args, keywords)
         if arena is not None:
             runtime.check_arena(arena)
         handle = runtime.stream_handle(stream)
@@ -137,7 +137,8 @@ class Kernel:
     @property
     def parameters(self) -> list[str]:
         """The names of the arguments a launch takes that have one: the
-        function's (an adjoint's gradients have none)."""
+        function's (an adjoint's gradients have none), which messages name
+        and keywords give."""
         function = self.function.function if isinstance(self.function, AdjointFunction) else self.function
         return function.parameters
 

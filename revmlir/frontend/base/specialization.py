@@ -252,14 +252,31 @@ class Specialization:
         return results[0] if len(results) == 1 else results
 
 
-def by_position(name: str, keywords: Mapping[str, Any]) -> None:
-    """Refuse ``keywords`` given to a call of the function ``name``, whose
-    arguments are positional: a compiled function, its inverse, adjoint
-    and kernel take them in the order of its parameters (Python's own
-    refusal would name the wrapper's ``__call__``)."""
-    if keywords:
-        given = ", ".join(repr(k) for k in keywords)
-        raise TypeError(f"{name}() takes its arguments by position, got {given} by keyword")
+def bound_by_position(
+    who: str, parameters: Sequence[str], args: tuple[Any, ...], keywords: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """The arguments of a call by position, those given by name put in
+    their parameter's place, as Python binds a call of the function: a
+    compiled function, its inverse, adjoint and kernel, and its JAX and
+    PyTorch bindings take them so.  A name with no parameter, one given
+    twice, or one after a parameter left out is a ``TypeError`` that
+    ``who`` (``f()``) says, with the parameters."""
+    if not keywords:
+        return args
+    bound, named = list(args), dict(keywords)
+    for parameter in parameters[len(bound) :]:
+        if parameter not in named:
+            break
+        bound.append(named.pop(parameter))
+    for parameter in named:
+        if parameter in parameters[: len(args)]:
+            problem = f"got argument '{parameter}' twice, by position and by name"
+        elif parameter in parameters:
+            problem = f"is missing argument '{parameters[len(bound)]}'"
+        else:
+            problem = f"has no argument '{parameter}'"
+        raise TypeError(f"{who} {problem} ({', '.join(parameters)})")
+    return tuple(bound)
 
 
 def named_arguments(function: Any, error: ArgumentProblem) -> Exception:

@@ -52,7 +52,7 @@ from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import (
     BACKENDS,
     Specialization,
-    by_position,
+    bound_by_position,
     matched_specialization,
     named_arguments,
 )
@@ -171,7 +171,7 @@ class OrdinaryFunction(TakesStructs):
         """What ``f`` returns; a struct argument's arrays are written in
         place, its scalar fields are variables of the call (as scalar
         arguments are)."""
-        by_position(self.__name__, keywords)
+        args = bound_by_position(f"{self.__name__}()", self.parameters, args, keywords)
         return self.run_flat(args, lambda f, a: f.specialization_for(*a).run(a))[0]
 
     def reversible_call(self, args: Sequence[Any], wrt: Collection[int] | None = None) -> ReversibleCall:

@@ -25,7 +25,7 @@ from revmlir.frontend.base.specialization import (
     BACKENDS,
     BUILDING,
     Specialization,
-    by_position,
+    bound_by_position,
     matched_specialization,
 )
 from revmlir.frontend.base.structs import Layout, TakesStructs, struct_argument
@@ -143,8 +143,7 @@ class ReversibleFunction(TakesStructs):
     # -- running --------------------------------------------------------------
 
     def __call__(self, *args: Any, **keywords: Any) -> Any:
-        by_position(self.__name__, keywords)
-        return self.run(args, backward=False)
+        return self.run(bound_by_position(f"{self.__name__}()", self.parameters, args, keywords), backward=False)
 
     def run(self, args: Sequence[Any], backward: bool) -> Any:
         """Run forward or backward; struct arguments go in field by field
@@ -179,8 +178,9 @@ class InverseFunction:
     function: ReversibleFunction
 
     def __call__(self, *args: Any, **keywords: Any) -> Any:
-        by_position(self.__name__, keywords)
-        return self.function.run(args, backward=True)
+        return self.function.run(
+            bound_by_position(f"{self.__name__}()", self.parameters, args, keywords), backward=True
+        )
 
     def __invert__(self) -> ReversibleFunction:
         return self.function
