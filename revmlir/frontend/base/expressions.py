@@ -21,7 +21,7 @@ import operator
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -243,10 +243,11 @@ class ExpressionCompiler:
         return self._constant(node, self._evaluate(node), like)
 
     def _constant(self, node: ast.expr, value: Value | Folded, like: Attribute | None) -> Value:
-        """``value`` of ``node`` as an IR value: a folded ``int`` meeting a
-        float or complex ``like`` converts to a float, as Python converts
-        an int meeting a float; any other a (weak) ``int64`` constant,
-        which must hold it."""
+        """``value`` of ``node`` as an IR value: a folded ``int`` beyond
+        ``int64`` meeting a float or complex ``like`` converts to a float,
+        as Python converts an int meeting a float; any other folded ``int``
+        is a (weak) ``int64`` constant, which must hold it, and a folded
+        ``float`` a weak ``f64`` one."""
         if isinstance(value, Value):
             return value
         fn = self.ctx.fn
@@ -326,9 +327,7 @@ class ExpressionCompiler:
         value = ctx.namespace(name)
         if isinstance(value, bool | int | float | complex | np.number) and not isinstance(value, _Unresolved):
             number = value.item() if isinstance(value, np.number) else value
-            if isinstance(number, int) and not isinstance(number, bool):
-                return number
-            return fn.const(number, None, ctx.loc(node))
+            return number if _is_folded_int(number) else fn.const(number, None, ctx.loc(node))
         raise ctx.error(
             node,
             f"unknown variable '{name}'",
@@ -758,7 +757,8 @@ def _is_int(type: Any) -> bool:
     return isinstance(type, IntegerType | IndexType) and type != i1
 
 
-def _is_folded_int(value: object) -> bool:
+def _is_folded_int(value: object) -> TypeGuard[int]:
+    """An ``int`` that folding computes with (a ``bool`` is an ``i1``)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
