@@ -416,6 +416,9 @@ class ExpressionBuilder:
         elif isinstance(type, IntegerType | IndexType):
             if isinstance(value, float):
                 raise BuildError(f"cannot use the float {value} as {self.spell(type)}", loc)
+            width = 64 if isinstance(type, IndexType) else type.width.data
+            if not -(2 ** (width - 1)) <= int(value) < 2 ** (width - 1) and not (width == 1 and value == 1):
+                raise BuildError(f"the integer {value} does not fit {self.spell(type)}", loc)
             op = arith.ConstantOp(IntegerAttr(int(value), type))
         elif isinstance(type, rev.LogType):
             return self.to_log(self.const(value, type.element_type, loc), loc)

@@ -682,3 +682,96 @@ def test_unsigned_advice_fits_a_jax_array_and_skips_a_dtype_numpy_does_not_know(
             function(jnp.zeros(3, jnp.uint8))
         with pytest.raises(TypeError, match=r"argument 'y' has unsupported type DtypeByName($|;)"):
             function(DtypeByName())
+
+
+# -- Python's names, not the wrappers' or the IR's ------------------------------------
+
+
+@rv.reversible
+def accumulate_square(y, x):
+    y += x * x
+
+
+@rv.ordinary
+def square(x):
+    return x * x
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_arguments_may_be_given_by_name(backend):
+    f = rv.reversible(accumulate_square.pyfunc, backend=backend)
+    assert f(x=2.0, y=1.0) == f(1.0, 2.0) == (5.0, 2.0)
+    assert (~f)(5.0, x=2.0) == (1.0, 2.0)
+    assert rv.ordinary(square.pyfunc, backend=backend)(x=3.0) == 9.0
+    assert rv.adjoint(f)(1.0, 2.0, 1.0, 0.0) == rv.adjoint(f)(*(1.0, 2.0), *(1.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    ("call", "problem"),
+    [
+        (lambda: accumulate_square(1.0, y=2.0), "accumulate_square() got argument 'y' twice, by position and by name"),
+        (lambda: accumulate_square(1.0, k=2.0), "accumulate_square() has no argument 'k'"),
+        (lambda: (~accumulate_square)(x=2.0), "~accumulate_square() is missing argument 'y'"),
+        (lambda: square(1.0, x=2.0), "square() got argument 'x' twice"),
+        (lambda: rv.cuda.kernel(accumulate_square)(z=np.zeros(2)), "accumulate_square() has no argument 'z'"),
+    ],
+    ids=["twice", "unknown", "inverse", "ordinary", "kernel"],
+)
+def test_a_keyword_without_its_place_names_the_function_and_its_parameters(call, problem):
+    with pytest.raises(TypeError) as info:
+        call()
+    message = str(info.value)
+    assert message.startswith(problem) and message.endswith("(x)" if problem.startswith("square()") else "(y, x)")
+
+
+def test_a_tangent_that_is_not_a_number_names_its_argument():
+    with pytest.raises(
+        TypeError, match=r"^the tangent of argument 'x' of accumulate_square must be a real number, got str$"
+    ):
+        rv.jvp(accumulate_square, (0.0, 3.0), (0.0, "a"))
+    with pytest.raises(TypeError, match=r"^the tangent of argument 'x' of .* must be an array of numbers, got list$"):
+        rv.jvp(add_elements, (np.zeros(2), np.ones(2)), (None, ["a", "b"]))
+
+
+@rv.reversible
+def add_elements(y, x):
+    for i in range(len(y)):
+        y[i] += x[i]
+
+
+@rv.reversible
+def swap_with_itself(y, x):
+    y, y = y, y  # E:self-swap
+
+
+@rv.reversible
+def swap_call_with_itself(y, x):
+    rv.swap(x, x)  # E:self-swap-call
+
+
+def test_a_swap_of_a_variable_with_itself_says_so():
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        swap_with_itself(1.0, 2.0)
+    check(info.value, "# E:self-swap", "swaps y with itself", "remove it")
+    assert "consumed" not in str(info.value) and "rev.swap" not in str(info.value)
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        swap_call_with_itself(1.0, 2.0)
+    check(info.value, "# E:self-swap-call", "'rv.swap(x, x)' swaps x with itself")
+
+
+@rv.reversible
+def add_in_parallel(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += x[i]
+
+
+def test_a_kernel_names_arguments_as_the_cpu_call_does():
+    read_only = np.ones(3)
+    read_only.flags.writeable = False
+    messages = []
+    for call in (add_in_parallel, rv.cuda.kernel(add_in_parallel)):
+        with pytest.raises(ValueError) as info:
+            call(read_only, np.ones(3))
+        messages.append(str(info.value))
+    assert messages[0] == messages[1]
+    assert messages[0].startswith("argument 'y' of add_in_parallel is a read-only array")

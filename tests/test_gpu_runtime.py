@@ -94,7 +94,7 @@ def test_a_launch_without_gpu_says_what_is_missing() -> None:
         ((np.zeros(3), np.ones(3), "2"), TypeError, "argument 'a' has unsupported type str"),
         ((np.zeros(3, np.int8), np.ones(3), 2.0), TypeError, r"argument 'y' .* \(arrays of int8 are not supported\)"),
         ((np.zeros(6)[::2], np.ones(3), 2.0), TypeError, "argument #0 of kernel @scale_kernel must be a C-contiguous"),
-        ((np.zeros(3), np.ones(3), 2.0), ValueError, "argument #0 of @scale_kernel is a read-only array"),
+        ((np.zeros(3), np.ones(3), 2.0), ValueError, "argument 'y' of scale_kernel is a read-only array"),
     ],
     ids=["count", "scalar", "dtype", "strided", "read-only"],
 )

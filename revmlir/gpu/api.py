@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.base.derived import AdjointFunction
-from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.specialization import Specialization, bound_by_position, named_arguments
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import (
@@ -48,6 +48,7 @@ from revmlir.gpu.runtime import (
 )
 from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.naming import inverse_name
+from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.semantics import written_arguments
 
 __all__ = [
@@ -110,7 +111,7 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<CUDA kernel of {self.__name__}>"
 
-    def __call__(self, *args: Any, stream: Any = None, arena: int | None = None) -> Any:
+    def __call__(self, *args: Any, stream: Any = None, arena: int | None = None, **keywords: Any) -> Any:
         """Launch on ``args``; with ``stream=`` queue the launch on that
         stream and return at once (its errors surface at
         ``rv.cuda.synchronize()``), unless a numpy array must be copied back.
@@ -119,14 +120,27 @@ class Kernel:
         (default ``runtime.DEFAULT_ARENA``; kernels without either take
         none).  The arguments are checked (count, types, shapes, what may be
         written) before the device is asked for, so that a mistake in them
-        is reported as such on any machine, one without a GPU too."""
+        is reported as such on any machine, one without a GPU too, and
+        names them as a call of the function on the CPU does."""
+        args = bound_by_position(f"{self.__name__}()", self.parameters, args, keywords)
         if arena is not None:
             runtime.check_arena(arena)
         handle = runtime.stream_handle(stream)
         described = runtime.describe(args, handle)
         compiled = self.specialise(*[runtime.stand_in(a) for a in described])
-        runtime.launch(compiled.plan, described, handle, stream is None, arena)
+        try:
+            runtime.launch(compiled.plan, described, handle, stream is None, arena)
+        except ArgumentProblem as error:
+            raise named_arguments(self, error) from None
         return args[0] if len(args) == 1 else args
+
+    @property
+    def parameters(self) -> list[str]:
+        """The names of the arguments a launch takes that have one: the
+        function's (an adjoint's gradients have none), which messages name
+        and keywords give."""
+        function = self.function.function if isinstance(self.function, AdjointFunction) else self.function
+        return function.parameters
 
     def compile(self, *args: Any) -> Any:
         """The ``GPUProgram`` for these arguments (numpy arrays and scalars

@@ -20,7 +20,7 @@ import numpy as np
 from xdsl.dialects.builtin import Float32Type, Float64Type, IntegerType
 
 from revmlir.frontend.base.checkpoint_policy import CheckpointOptions, CheckpointPolicy
-from revmlir.frontend.base.specialization import Specialization
+from revmlir.frontend.base.specialization import Specialization, bound_by_position
 from revmlir.frontend.base.structs import is_struct
 from revmlir.frontend.base.types import Stack
 from revmlir.frontend.derivatives.forward import jvp
@@ -87,19 +87,7 @@ class Program:
         struct or a stack is refused: the frameworks pass arrays and
         numbers only."""
         names, name = self.function.parameters, self.function.__name__
-        bound, named = list(args), dict(kwargs)
-        for parameter in names[len(bound) :]:
-            if parameter not in named:
-                break
-            bound.append(named.pop(parameter))
-        for parameter in named:
-            if parameter in names[: len(args)]:
-                problem = f"got argument '{parameter}' twice, by position and by name"
-            elif parameter in names:
-                problem = f"is missing argument '{names[len(bound)]}'"
-            else:
-                problem = f"has no argument '{parameter}'"
-            raise TypeError(f"{self.api}({name}) {problem} ({', '.join(names)})")
+        bound = list(bound_by_position(f"{self.api}({name})", names, tuple(args), kwargs))
         for parameter, value in zip(names, bound):
             if isinstance(value, Stack):
                 what = "an rv.Stack, which has no array form"

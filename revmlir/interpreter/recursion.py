@@ -14,6 +14,9 @@ live on the heap: the thread's C stack is not what bounds them.
 
 The limit is the process's: it is raised when the first interpreter run
 starts and put back when the last one ends, whichever threads run them.
+The frontend's compiles hold the same room (docs/design.md, decision 144):
+an expression compiles recursively, a frame or two per level of nesting,
+and one count for both puts the limit back once.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ _saved = 0
 @contextmanager
 def room_for_calls() -> Iterator[None]:
     """Python's recursion limit raised for ``MAX_CALL_DEPTH`` nested calls
-    while the block runs."""
+    (of an interpreter run, or of a compile's expressions) while the block
+    runs."""
     global _runs, _saved
     with _lock:
         if _runs == 0:

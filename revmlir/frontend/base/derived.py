@@ -23,7 +23,7 @@ from xdsl.ir import Attribute
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
 from revmlir.frontend.base.source import Source
-from revmlir.frontend.base.specialization import Specialization, compile_natively
+from revmlir.frontend.base.specialization import Specialization, bound_by_position, compile_natively
 from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
 from revmlir.kept_answers import ir_unchanged
@@ -207,7 +207,8 @@ class AdjointFunction:
     function: Reversible
     lanes: int = 1
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        args = bound_by_position(f"rv.adjoint({self.function.__name__})()", self.function.parameters, args, keywords)
         count = len(self.function.parameters)
         spec = self.function.specialization_for(*args[:count])
         if len(args) != count + self.lanes * len(spec.carrying):

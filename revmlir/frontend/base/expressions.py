@@ -3,6 +3,11 @@
 Expressions read current versions of variables, array elements, ``.real`` and
 ``.imag``, constants from the function's globals, ``math``/``cmath``/``numpy``
 functions and pure helper functions (inlined from their source).
+
+An integer expression of constants only (literals, numeric globals) is
+folded as Python computes it, unbounded, and becomes a constant where it
+meets a type: a float beside a float, else an ``int64`` that must hold it
+(docs/design.md, decision 144).
 """
 
 from __future__ import annotations
@@ -12,14 +17,17 @@ import builtins
 import cmath
 import inspect
 import math
+import operator
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
+from weakref import WeakKeyDictionary
 
 import numpy as np
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
+    AnyFloat,
     ComplexType,
     FileLineColLoc,
     IndexType,
@@ -102,6 +110,38 @@ _FLOAT_TYPES: dict[Any, Attribute] = {np.float32: f32, np.float64: f64}
 rounds an ``f64`` for a ``float32`` target)."""
 
 MAX_INLINE_DEPTH = 16
+
+TOO_DEEP = (
+    "expression nested too deeply",
+    "split it: compute parts into variables or ancillas first",
+)
+"""The error of an expression, or a statement, whose compile exhausted
+Python's recursion limit (raised while compiling, ``room_for_calls``): its
+message and hint."""
+
+Folded = int | float
+"""A folded integer expression of constants: an ``int``, or the ``float``
+Python's ``/`` and ``**`` make of ints."""
+
+_FOLDED: dict[type, Callable[[int, int], Folded]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+    ast.LShift: operator.lshift,
+    ast.RShift: operator.rshift,
+    ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_,
+    ast.BitXor: operator.xor,
+}
+
+MAX_FOLDED_BITS = 4096
+"""The widest integer folding computes: four times a float's range, far
+beyond any ``int64``, and small enough that ``2 ** 10 ** 9`` is refused at
+once instead of computed."""
 
 _SYMBOLS: dict[type, str] = {
     ast.BitAnd: "&",
@@ -187,30 +227,65 @@ class ExpressionCompiler:
     def fn(self) -> ExpressionBuilder:
         return self.ctx.fn
 
-    def compile(self, node: ast.expr) -> Value:
+    def compile(self, node: ast.expr, like: Attribute | None = None) -> Value:
+        """The value of ``node``, which updates or becomes a value of type
+        ``like`` where that is known: an integer of constants beside a
+        float is that float (``_constant``)."""
         try:
-            return self._compile(node)
+            return self._compile(node, like)
+        except BuildError as error:
+            raise self.ctx.error(node, error.message) from None
+        except RecursionError:
+            raise self.ctx.error(node, *TOO_DEEP) from None
+
+    def _compile(self, node: ast.expr, like: Attribute | None = None) -> Value:
+        """The value of ``node``; a folded one a constant (``_constant``)."""
+        return self._constant(node, self._evaluate(node), like)
+
+    def _constant(self, node: ast.expr, value: Value | Folded, like: Attribute | None) -> Value:
+        """``value`` of ``node`` as an IR value: a folded ``int`` beyond
+        ``int64`` meeting a float or complex ``like`` converts to a float,
+        as Python converts an int meeting a float; any other folded ``int``
+        is a (weak) ``int64`` constant, which must hold it, and a folded
+        ``float`` a weak ``f64`` one."""
+        if isinstance(value, Value):
+            return value
+        fn = self.ctx.fn
+        try:
+            if isinstance(value, int) and _is_float_or_complex(like) and not _fits_int64(value):
+                return fn.const(float(value), None, self.ctx.loc(node))
+            return fn.const(value, None, self.ctx.loc(node))
+        except OverflowError:
+            raise self.ctx.error(node, f"the integer {_spelled(value)} does not fit a float") from None
         except BuildError as error:
             raise self.ctx.error(node, error.message) from None
 
-    def _compile(self, node: ast.expr) -> Value:
+    def _evaluate(self, node: ast.expr) -> Value | Folded:
+        """The value of ``node``: compiled, or folded where it is an
+        integer expression of constants only."""
         ctx, fn = self.ctx, self.ctx.fn
         loc = ctx.loc(node)
         match node:
-            case ast.Constant(value=value) if isinstance(value, bool | int | float | complex):
+            case ast.Constant(value=int() as value) if not isinstance(value, bool):
+                return value
+            case ast.Constant(value=value) if isinstance(value, bool | float | complex):
                 return fn.const(value, None, loc)
             case ast.Name(id=name):
                 return self._name(node, name)
             case ast.BinOp(left=left, op=op, right=right):
-                return self._binop(node, op, self._compile(left), self._compile(right))
+                return self._binop(node, op, self._evaluate(left), self._evaluate(right))
             case ast.UnaryOp(op=ast.USub(), operand=operand):
-                return fn.unary("neg", self._compile(operand), loc)
+                negated = self._evaluate(operand)
+                return fn.unary("neg", negated, loc) if isinstance(negated, Value) else -negated
             case ast.UnaryOp(op=ast.UAdd(), operand=operand):
-                return self._compile(operand)
+                return self._evaluate(operand)
             case ast.UnaryOp(op=ast.Not(), operand=operand):
                 return fn.logical("not", self._boolean(operand), None, loc)
             case ast.UnaryOp(op=ast.Invert(), operand=operand):
-                integer = self._compile(operand)
+                folded = self._evaluate(operand)
+                if isinstance(folded, int):
+                    return ~folded
+                integer = self._constant(operand, folded, None)
                 if not isinstance(integer.type, IntegerType | IndexType):
                     raise ctx.error(node, f"'{ast.unparse(node)}': ~ needs an integer")
                 return fn.binary("xor", integer, fn.const(-1, integer.type, loc), loc)
@@ -243,7 +318,7 @@ class ExpressionCompiler:
             raise self.ctx.error(node, f"'{ast.unparse(node)}' is not a boolean", "compare it explicitly")
         return value
 
-    def _name(self, node: ast.Name, name: str) -> Value:
+    def _name(self, node: ast.Name, name: str) -> Value | Folded:
         ctx, fn = self.ctx, self.ctx.fn
         if (bound := ctx.lookup_binding(name)) is not None:
             return bound
@@ -251,14 +326,25 @@ class ExpressionCompiler:
             return fn.get(name, ctx.loc(node))
         value = ctx.namespace(name)
         if isinstance(value, bool | int | float | complex | np.number) and not isinstance(value, _Unresolved):
-            return fn.const(value.item() if isinstance(value, np.number) else value, None, ctx.loc(node))
+            number = value.item() if isinstance(value, np.number) else value
+            return number if _is_folded_int(number) else fn.const(number, None, ctx.loc(node))
         raise ctx.error(
             node,
             f"unknown variable '{name}'",
             f"variables are {ctx.variables}; globals must be numbers",
         )
 
-    def _binop(self, node: ast.BinOp, op: ast.operator, a: Value, b: Value) -> Value:
+    def _binop(self, node: ast.BinOp, op: ast.operator, left: Value | Folded, right: Value | Folded) -> Value | Folded:
+        if isinstance(left, int) and isinstance(right, int):
+            return self._fold(node, op, left, right)
+        if isinstance(op, ast.Pow) and isinstance(right, int) and right < 0 and _is_int_value(left):
+            raise self.ctx.error(
+                node,
+                f"'{ast.unparse(node)}': an int to a negative power is a float",
+                f"raise a float: float({ast.unparse(node.left)}) ** {ast.unparse(node.right)}",
+            )
+        a = self._constant(node.left, left, _type_of(right))
+        b = self._constant(node.right, right, a.type)
         fn, loc = self.fn, self.ctx.loc(node)
         both_int = _is_int(a.type) and _is_int(b.type)
         symbol = _SYMBOLS.get(type(op))
@@ -304,6 +390,27 @@ class ExpressionCompiler:
                 return fn.binary("shr", a, b, loc)
         raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
 
+    def _fold(self, node: ast.BinOp, op: ast.operator, a: int, b: int) -> Folded:
+        """``a op b`` as Python computes it; what Python raises is an error
+        at ``node``, and so is an integer wider than ``MAX_FOLDED_BITS``."""
+        operation = _FOLDED.get(type(op))
+        if operation is None:
+            raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
+        magnitude = abs(a).bit_length()
+        if (isinstance(op, ast.Pow) and magnitude > 1 and b * (magnitude - 1) > MAX_FOLDED_BITS) or (
+            isinstance(op, ast.LShift) and a != 0 and b > MAX_FOLDED_BITS
+        ):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is an integer wider than {MAX_FOLDED_BITS} bits")
+        try:
+            result = operation(a, b)
+        except (ArithmeticError, ValueError) as error:
+            raise self.ctx.error(
+                node, f"'{ast.unparse(node)}' raises {type(error).__name__} in Python: {error}"
+            ) from None
+        if isinstance(result, int) and result.bit_length() > MAX_FOLDED_BITS:
+            raise self.ctx.error(node, f"'{ast.unparse(node)}' is an integer wider than {MAX_FOLDED_BITS} bits")
+        return result
+
     def _power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
         fn, loc = self.fn, self.ctx.loc(node)
         exponent = node.right
@@ -333,15 +440,16 @@ class ExpressionCompiler:
         names = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq", ast.NotEq: "ne"}
         fn, loc = self.fn, self.ctx.loc(node)
         result: Value | None = None
-        lhs = self._compile(left)
+        lhs, lhs_node = self._evaluate(left), left
         for op, right in zip(ops, comparators, strict=True):
             kind = names.get(type(op))
             if kind is None:
                 raise self.ctx.error(node, f"'{ast.unparse(node)}': only <, <=, >, >=, ==, != compare values")
-            rhs = self._compile(right)
-            test = fn.compare(kind, lhs, rhs, loc)
+            rhs = self._evaluate(right)
+            a = self._constant(lhs_node, lhs, _type_of(rhs))
+            test = fn.compare(kind, a, self._constant(right, rhs, a.type), loc)
             result = test if result is None else fn.logical("and", result, test, loc)
-            lhs = rhs
+            lhs, lhs_node = rhs, right
         assert result is not None
         return result
 
@@ -395,10 +503,12 @@ class ExpressionCompiler:
         op = fn.emit(memref.DimOp(ref, index.ssa), ctx.loc(node))
         return Value(fn, op.results[0])
 
-    def _attribute(self, node: ast.Attribute, value: ast.expr, attr: str) -> Value:
+    def _attribute(self, node: ast.Attribute, value: ast.expr, attr: str) -> Value | Folded:
         ctx, fn = self.ctx, self.ctx.fn
         resolved = ctx.resolve(node)
-        if isinstance(resolved, int | float | complex) and not isinstance(resolved, bool):
+        if _is_folded_int(resolved):
+            return resolved
+        if isinstance(resolved, float | complex):
             return fn.const(resolved, None, ctx.loc(node))
         if attr in ("real", "imag"):
             if isinstance(value, ast.Name) and (kept := fn.kept_part(value.id, attr)) is not None:
@@ -434,17 +544,17 @@ class ExpressionCompiler:
         if isinstance(callee, Fixed) and len(args) == 1:
             return fn.cast(self._compile(args[0]), callee.type, loc)
         if callee is builtins.float and len(args) == 1:
-            value = self._compile(args[0])
+            value = self._compile(args[0], f64)
             return fn.from_log(value, loc) if isinstance(value.type, LogType) else fn.cast(value, f64, loc)
         if callee in _FLOAT_TYPES and len(args) == 1:
-            return fn.cast(self._compile(args[0]), _FLOAT_TYPES[callee], loc)
+            return fn.cast(self._compile(args[0], _FLOAT_TYPES[callee]), _FLOAT_TYPES[callee], loc)
         if callee is builtins.int and len(args) == 1:
             return fn.cast(self._compile(args[0]), i64, loc)
         if callee is builtins.complex and len(args) in (1, 2):
-            re = self._compile(args[0])
+            re = self._compile(args[0], f64)
             if len(args) == 1:
                 return fn.cast(re, ComplexType(f64), loc)
-            return fn.complex(fn.cast(re, f64, loc), fn.cast(self._compile(args[1]), f64, loc), loc)
+            return fn.complex(fn.cast(re, f64, loc), fn.cast(self._compile(args[1], f64), f64, loc), loc)
         if callee is builtins.len and len(args) == 1 and isinstance(args[0], ast.Name):
             shape = ast.Subscript(value=ast.Attribute(value=args[0], attr="shape"), slice=ast.Constant(0))
             ast.copy_location(shape, node)
@@ -613,15 +723,31 @@ class ExpressionCompiler:
         )
 
 
+_NUMBERS_READ: WeakKeyDictionary[Callable[..., Any], dict[str, Any]] = WeakKeyDictionary()
+"""Per Python function compiled (or inlined), the numbers its names were
+bound to when a compile first read them."""
+
+
 def namespace_of(function: Any) -> Callable[[str], Any]:
-    """Name lookup as inside ``function``: closure, globals, builtins."""
+    """Name lookup as inside ``function``: closure, globals, builtins.  A
+    name bound to a number is read once per function, at the first compile
+    that reads it, and keeps that value for every later compile: each
+    specialisation (and derivative) of a function computes with the same
+    constants, whatever argument types come first (docs/design.md,
+    decision 144)."""
     closure = inspect.getclosurevars(function)
     scopes = (closure.nonlocals, function.__globals__, vars(builtins))
+    read = _NUMBERS_READ.setdefault(function, {})
 
     def lookup(name: str) -> Any:
+        if name in read:
+            return read[name]
         for scope in scopes:
             if name in scope:
-                return scope[name]
+                value = scope[name]
+                if isinstance(value, bool | int | float | complex | np.number):
+                    read[name] = value
+                return value
         return UNRESOLVED
 
     return lookup
@@ -629,6 +755,35 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
 
 def _is_int(type: Any) -> bool:
     return isinstance(type, IntegerType | IndexType) and type != i1
+
+
+def _is_folded_int(value: object) -> TypeGuard[int]:
+    """An ``int`` that folding computes with (a ``bool`` is an ``i1``)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_int_value(value: Value | Folded) -> bool:
+    return isinstance(value, Value) and _is_int(value.type)
+
+
+def _is_float_or_complex(type: Attribute | None) -> bool:
+    return isinstance(type, AnyFloat | ComplexType)
+
+
+def _type_of(value: Value | Folded) -> Attribute | None:
+    """The type a folded int beside ``value`` takes a hint from: a value's
+    own, ``f64`` for a folded float."""
+    return value.type if isinstance(value, Value) else f64 if isinstance(value, float) else None
+
+
+def _fits_int64(value: int) -> bool:
+    return -(2**63) <= value < 2**63
+
+
+def _spelled(value: Folded) -> str:
+    """An integer as a message shows it: its digits, or how many it has."""
+    digits = str(value)
+    return digits if len(digits) <= 40 else f"with {len(digits.lstrip('-'))} digits"
 
 
 def _library_function(callee: object) -> bool:

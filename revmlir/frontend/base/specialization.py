@@ -15,7 +15,7 @@ import functools
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from io import StringIO
 from pathlib import Path
 from types import FrameType
@@ -250,6 +250,33 @@ class Specialization:
         except ArgumentProblem as error:
             raise named_arguments(self.function, error) from None
         return results[0] if len(results) == 1 else results
+
+
+def bound_by_position(
+    who: str, parameters: Sequence[str], args: tuple[Any, ...], keywords: Mapping[str, Any]
+) -> tuple[Any, ...]:
+    """The arguments of a call by position, those given by name put in
+    their parameter's place, as Python binds a call of the function: a
+    compiled function, its inverse, adjoint and kernel, and its JAX and
+    PyTorch bindings take them so.  A name with no parameter, one given
+    twice, or one after a parameter left out is a ``TypeError`` that
+    ``who`` (``f()``) says, with the parameters."""
+    if not keywords:
+        return args
+    bound, named = list(args), dict(keywords)
+    for parameter in parameters[len(bound) :]:
+        if parameter not in named:
+            break
+        bound.append(named.pop(parameter))
+    for parameter in named:
+        if parameter in parameters[: len(args)]:
+            problem = f"got argument '{parameter}' twice, by position and by name"
+        elif parameter in parameters:
+            problem = f"is missing argument '{parameters[len(bound)]}'"
+        else:
+            problem = f"has no argument '{parameter}'"
+        raise TypeError(f"{who} {problem} ({', '.join(parameters)})")
+    return tuple(bound)
 
 
 def named_arguments(function: Any, error: ArgumentProblem) -> Exception:

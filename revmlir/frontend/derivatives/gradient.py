@@ -188,7 +188,10 @@ def seed_for(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
     if isinstance(output, np.ndarray):
         if cotangent is None:
             return np.zeros(output.shape, output.dtype)
-        given = np.asarray(cotangent, dtype=output.dtype)
+        try:
+            given = np.asarray(cotangent, dtype=output.dtype)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} must be an array of numbers, got {type_name(cotangent)}") from None
         if given.shape != output.shape:
             raise TypeError(f"{what} must have the argument's shape {output.shape}, got {given.shape}")
         return np.array(given, order="C")  # a copy: @f.adj updates it in place
@@ -197,17 +200,26 @@ def seed_for(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
             return [0.0] * len(output)
         if len(cotangent) != len(output):
             raise TypeError(f"{what} must have {len(output)} element(s), got {len(cotangent)}")
-        return [float(c) for c in cotangent]
+        return [_real(c, what) for c in cotangent]
     if cotangent is None:
         return 0.0
     if isinstance(type, ComplexType) and isinstance(cotangent, (complex, np.complexfloating)):
         return complex(cotangent)
     if isinstance(cotangent, (np.ndarray, list, tuple, complex, np.complexfloating)):
         raise TypeError(f"{what} must be a real number, got {type_name(cotangent)}")
-    seed = float(cotangent)
+    seed = _real(cotangent, what)
     if isinstance(type, LogType):
         seed *= float(output)  # d/dlog x = x · d/dx
     return seed
+
+
+def _real(value: Any, what: str) -> float:
+    """``value`` as a float: a number, or what converts to one (a 0-d
+    array); anything else (a string) is an error naming ``what``."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{what} must be a real number, got {type_name(value)}") from None
 
 
 def vjp(

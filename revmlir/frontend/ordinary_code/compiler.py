@@ -42,10 +42,12 @@ from revmlir.frontend.base import markers
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import (
     BINARY_FUNCTIONS,
+    TOO_DEEP,
     UNARY_FUNCTIONS,
     UNRESOLVED,
     Context,
     ExpressionCompiler,
+    Folded,
 )
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
@@ -938,6 +940,8 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 for note in getattr(error, "__notes__", ()):
                     located.add_note(note)  # a loop's (``_noting``)
                 raise located from None
+            except RecursionError:
+                raise self.error(statement, *TOO_DEEP) from None
 
     def statement(self, node: ast.stmt) -> None:
         match node:
@@ -1209,27 +1213,28 @@ class OrdinaryExpressions(ExpressionCompiler):
     def fn(self) -> OrdinaryBuilder:
         return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
 
-    def compile(self, node: ast.expr) -> Value:
+    def compile(self, node: ast.expr, like: Attribute | None = None) -> Value:
         """An error out of a whole expression (an ordinary call's argument
         is one) is its own, not that of the call around it: ``compile``
         raises a new error for a ``BuildError``, which is judged here, so
         that the call does not take it for an error of its operation on
         a stand-in beside it."""
         try:
-            return super().compile(node)
+            return super().compile(node, like)
         except ReversibleSyntaxError as error:
             self._judged = error
             raise
 
-    def _compile(self, node: ast.expr) -> Value:
+    def _evaluate(self, node: ast.expr) -> Value | Folded:
         """An expression whose own operation fails on a stand-in
         (``OrdinaryBuilder.stand_ins``) is a stand-in too, its error
         postponed: ``math.atan2(g(s), 2)`` of a stand-in int for ``g(s)``
         may be a float's in the build that is kept.  An error of any other
         expression is raised, by it and by those around it."""
         self._operands.append([])
+        value: Value | Folded
         try:
-            value = super()._compile(node)
+            value = super()._evaluate(node)
         except (BuildError, ReversibleSyntaxError) as error:
             if error is self._judged or not any(self.fn.is_stand_in(v) for v in self._operands[-1]):
                 self._judged = error
@@ -1238,7 +1243,7 @@ class OrdinaryExpressions(ExpressionCompiler):
             value = self.fn.stand_ins(located, 1, self.ctx.loc(node))[0]
         finally:
             self._operands.pop()
-        if self._operands:
+        if self._operands and isinstance(value, Value):
             self._operands[-1].append(value)
         return value
 

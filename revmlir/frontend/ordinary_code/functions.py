@@ -49,11 +49,18 @@ from revmlir.frontend.base.derived import ReversibleCall
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
-from revmlir.frontend.base.specialization import BACKENDS, Specialization, matched_specialization, named_arguments
+from revmlir.frontend.base.specialization import (
+    BACKENDS,
+    Specialization,
+    bound_by_position,
+    matched_specialization,
+    named_arguments,
+)
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value, unsigned_hint
 from revmlir.frontend.ordinary_code.compiler import ModuleCompiler, check_structure, is_ordinary
 from revmlir.frontend.ordinary_code.floated import FloatUse, floated_parameters
+from revmlir.interpreter.recursion import room_for_calls
 from revmlir.reversibilize import ReversibilizeError, reversibilize
 from revmlir.reversibilize.flatten import flatten_marked_loops
 from revmlir.reversibilize.resumable import make_resumable
@@ -160,10 +167,11 @@ class OrdinaryFunction(TakesStructs):
         }
         return parts[form] if form != "both" else parts["ordinary"] + "\n" + parts["reversible"]
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
         """What ``f`` returns; a struct argument's arrays are written in
         place, its scalar fields are variables of the call (as scalar
         arguments are)."""
+        args = bound_by_position(f"{self.__name__}()", self.parameters, args, keywords)
         return self.run_flat(args, lambda f, a: f.specialization_for(*a).run(a))[0]
 
     def reversible_call(self, args: Sequence[Any], wrt: Collection[int] | None = None) -> ReversibleCall:
@@ -267,9 +275,10 @@ class OrdinarySpecialization:
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
         compiler = ModuleCompiler()
-        name, result_types = compiler.request(
-            function, types, lambda message, hint: function.source.error(function.source.tree, message, hint)
-        )
+        with room_for_calls():  # expressions deeply nested
+            name, result_types = compiler.request(
+                function, types, lambda message, hint: function.source.error(function.source.tree, message, hint)
+            )
         ordinary = compiler.finish(name)
         module = ordinary.clone()
         try:

@@ -34,7 +34,7 @@ from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
 from revmlir.frontend.base.errors import ReversibleSyntaxError
-from revmlir.frontend.base.expressions import UNRESOLVED, Context, ExpressionCompiler
+from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
@@ -248,6 +248,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             self._statement(node)
         except BuildError as error:
             raise self.ctx.error(node, error.message) from None
+        except RecursionError:
+            raise self.ctx.error(node, *TOO_DEEP) from None
 
     def _statement(self, node: ast.stmt) -> None:
         match node:
@@ -353,7 +355,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             raise ctx.error(node, "log numbers are updated with *= and /=")
         if isinstance(target, Part) and isinstance(node.target, ast.Attribute):
             check_part_update(node.target, node.value, ctx.error)
-        getattr(fn, kind)(target, lambda: self.expr.compile(node.value), ctx.loc(node))
+        getattr(fn, kind)(target, lambda: self.expr.compile(node.value, target_type), ctx.loc(node))
 
     def _assign(self, node: ast.Assign) -> None:
         ctx, fn = self.ctx, self.fn
@@ -452,8 +454,19 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 f"'{ast.unparse(node)}' is not a swap",
                 "exchange two places with a, b = b, a",
             )
-        a, b = targets.elts
-        self.fn.swap(self.target(a), self.target(b), ctx.loc(node))
+        self._swap(node, *targets.elts)
+
+    def _swap(self, node: ast.stmt, a: ast.expr, b: ast.expr) -> None:
+        """Exchange two places, which must be two: a variable (or a part)
+        swapped with itself would be consumed twice by one op."""
+        first, second = self.target(a), self.target(b)
+        if isinstance(first, str | Part) and first == second:
+            raise self.ctx.error(
+                node,
+                f"'{ast.unparse(node)}' swaps {ast.unparse(a)} with itself",
+                "a swap exchanges two different places; this one changes nothing: remove it",
+            )
+        self.fn.swap(first, second, self.ctx.loc(node))
 
     def _call_statement(self, node: ast.Expr, call: ast.Call) -> None:
         ctx, fn = self.ctx, self.fn
@@ -461,7 +474,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         callee = ctx.resolve(call.func)
         args = call.args
         simple = {
-            markers.swap: (2, lambda a: fn.swap(self.target(a[0]), self.target(a[1]), loc)),
+            markers.swap: (2, lambda a: self._swap(node, a[0], a[1])),
             markers.neg: (1, lambda a: fn.neg(self.target(a[0]), loc)),
             markers.inc: (1, lambda a: fn.inc(self.target(a[0]), loc)),
             markers.dec: (1, lambda a: fn.dec(self.target(a[0]), loc)),

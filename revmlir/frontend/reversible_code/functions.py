@@ -21,7 +21,13 @@ from xdsl.ir import Attribute
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import read_source, resolved_annotations
-from revmlir.frontend.base.specialization import BACKENDS, BUILDING, Specialization, matched_specialization
+from revmlir.frontend.base.specialization import (
+    BACKENDS,
+    BUILDING,
+    Specialization,
+    bound_by_position,
+    matched_specialization,
+)
 from revmlir.frontend.base.structs import Layout, TakesStructs, struct_argument
 from revmlir.frontend.base.types import (
     IntRanges,
@@ -32,6 +38,7 @@ from revmlir.frontend.base.types import (
     unsigned_hint,
 )
 from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_structure
+from revmlir.interpreter.recursion import room_for_calls
 
 
 class ReversibleFunction(TakesStructs):
@@ -104,7 +111,7 @@ class ReversibleFunction(TakesStructs):
     def specialize(self, types: Sequence[Attribute]) -> Specialization:
         """The compiled program for one argument-type signature (cached)."""
         key = tuple(types)
-        with BUILDING:  # one build at a time (``BUILDING``)
+        with BUILDING, room_for_calls():  # one build at a time (``BUILDING``), expressions deeply nested
             if (spec := self._specializations.get(key)) is None:
                 compiler = ModuleCompiler()
                 name = compiler.request(self, key)
@@ -135,8 +142,8 @@ class ReversibleFunction(TakesStructs):
 
     # -- running --------------------------------------------------------------
 
-    def __call__(self, *args: Any) -> Any:
-        return self.run(args, backward=False)
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        return self.run(bound_by_position(f"{self.__name__}()", self.parameters, args, keywords), backward=False)
 
     def run(self, args: Sequence[Any], backward: bool) -> Any:
         """Run forward or backward; struct arguments go in field by field
@@ -170,8 +177,10 @@ class InverseFunction:
 
     function: ReversibleFunction
 
-    def __call__(self, *args: Any) -> Any:
-        return self.function.run(args, backward=True)
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        return self.function.run(
+            bound_by_position(f"{self.__name__}()", self.parameters, args, keywords), backward=True
+        )
 
     def __invert__(self) -> ReversibleFunction:
         return self.function

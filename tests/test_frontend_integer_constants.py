@@ -1,0 +1,286 @@
+"""Integer expressions of constants mean what Python computes (decision 144):
+folded at compile time, unbounded, and an error at their location where the
+result does not fit the int64 they become; beside a float they are that
+float.  Numeric globals are read once per function.  Long expressions
+compile, and one too deep for Python is a located error."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+import revmlir.interpreter.recursion
+from marked_lines import MarkedLines
+
+LINES = MarkedLines(Path(__file__))
+BACKENDS = ["native", "interpreter"]
+
+
+def refused(function, *args):
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        function(*args)
+    return info.value
+
+
+# -- literals and globals beyond int64 -------------------------------------------------
+
+BIG = 2**70
+
+
+@rv.reversible
+def scaled_by_a_huge_literal(y, x):
+    y += 100000000000000000000 * x  # E:huge-literal
+
+
+@rv.reversible
+def plus_two_to_the_63(y):
+    y += 9223372036854775808  # E:2**63
+
+
+@rv.reversible
+def plus_big(y):
+    y += BIG  # E:big-global
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int_literal_beside_a_float_is_that_float(backend):
+    function = rv.reversible(scaled_by_a_huge_literal.pyfunc, backend=backend)
+    assert function(0.5, 3.0) == (0.5 + 1e20 * 3.0, 3.0)
+
+
+def test_an_int_literal_beyond_int64_is_a_located_error():
+    error = refused(scaled_by_a_huge_literal, 0, 1)
+    LINES.located(error, "# E:huge-literal", "the integer 100000000000000000000 does not fit int64")
+
+
+def test_two_to_the_63_does_not_wrap_to_a_negative_int():
+    LINES.located(refused(plus_two_to_the_63, 0), "# E:2**63", "the integer 9223372036854775808 does not fit int64")
+
+
+def test_the_smallest_int64_is_a_literal():
+    @rv.reversible
+    def plus_smallest(y):
+        y += -9223372036854775808
+
+    assert plus_smallest(5) == 5 - 2**63
+
+
+def test_a_numeric_global_beyond_int64():
+    LINES.located(refused(plus_big, 0), "# E:big-global", "the integer 1180591620717411303424 does not fit int64")
+    assert plus_big(1.0) == 1.0 + 2.0**70  # updating a float, it is a float
+
+
+def test_an_update_of_a_float_by_an_integer_constant_is_a_float_update():
+    @rv.reversible
+    def plus(y):
+        y += 2**100
+
+    assert plus(0.5) == 0.5 + 2.0**100
+
+
+# -- constant subexpressions ---------------------------------------------------------
+
+
+@rv.reversible
+def bump_far_away(x):
+    x[2**64 + 2] += 1.0  # E:index
+
+
+@rv.reversible
+def count_far(y):
+    for i in range(2**64 + 3):  # E:range
+        y += 1
+
+
+@rv.reversible
+def allocate_huge(y):
+    a = rv.zeros(2**65)  # E:zeros
+    rv.free(a)
+
+
+@pytest.mark.parametrize(
+    ("function", "argument", "marker", "integer"),
+    [
+        (bump_far_away, np.zeros(3), "# E:index", 2**64 + 2),
+        (count_far, 0, "# E:range", 2**64 + 3),
+        (allocate_huge, 0.0, "# E:zeros", 2**65),
+    ],
+    ids=["index", "range", "zeros"],
+)
+def test_a_folded_int_that_does_not_fit_int64_is_located(function, argument, marker, integer):
+    LINES.located(refused(function, argument), marker, f"the integer {integer} does not fit int64")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_conversions_of_folded_ints_convert_the_whole_value(backend):
+    @rv.reversible(backend=backend)
+    def parts(z, y):
+        z += complex(2**70, 0)
+        y += float(2**64 + 1) + np.float32(2**80)
+
+    assert parts(0j, 0.0) == (complex(2.0**70, 0.0), float(2**64 + 1) + float(np.float32(2.0**80)))
+
+
+EXPRESSIONS = [
+    "2**62 + 2**62 - 1 + 2**62 - 2**62",
+    "(2**70 + 5) // 2**8 % 1000003",
+    "-7 // 2 + -7 % 2 * 100 + 7 % -2 * 10000",
+    "(1 << 70) >> 40",
+    "~2**40 & 0xFFFF_FFFF_FFFF | 5 ^ 3",
+    "(-2) ** 63",
+    "-(2**63) + 1",
+    "10**30 // 10**12",
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_folding_computes_as_python(tmp_path, backend):
+    body = "".join(f"    y[{i}] += {e}\n" for i, e in enumerate(EXPRESSIONS))
+    module = _module(tmp_path, f"@rv.reversible(backend={backend!r})\ndef folded(y):\n{body}")
+    result = module.folded(np.zeros(len(EXPRESSIONS), np.int64))
+    assert result.tolist() == [eval(e) for e in EXPRESSIONS]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int_to_a_negative_constant_power_is_pythons_float(backend):
+    @rv.reversible(backend=backend)
+    def half(y):
+        y += 2**-1 + 3**-2
+
+    assert half(0.0) == 2**-1 + 3**-2
+
+
+@rv.reversible
+def over_zero(y):
+    y += 0**-1  # E:zero-power
+
+
+@rv.reversible
+def inverse_count(y, n):
+    y += n**-2  # E:int-power
+
+
+@rv.ordinary
+def over_zero_floor(n):
+    return n + 7 // 0  # E:floor-zero
+
+
+@rv.reversible
+def shifted_back(y):
+    y += 1 << -1  # E:negative-shift
+
+
+def test_what_python_raises_for_constants_is_located():
+    LINES.located(refused(over_zero, 0.0), "# E:zero-power", "raises ZeroDivisionError in Python")
+    LINES.located(refused(over_zero_floor, 1), "# E:floor-zero", "'7 // 0' raises ZeroDivisionError")
+    LINES.located(refused(shifted_back, 0), "# E:negative-shift", "raises ValueError in Python: negative shift count")
+
+
+def test_an_int_variable_to_a_negative_power_asks_for_a_float():
+    error = refused(inverse_count, 0.0, 3)
+    LINES.located(error, "# E:int-power", "an int to a negative power is a float", "float(n) ** -2")
+
+
+@rv.reversible
+def beyond_floats(y, x):
+    y += 10**400 * x  # E:float-overflow
+
+
+@rv.reversible
+def astronomically_wide(y, x):
+    y += 2**10**9 * x  # E:wide
+
+
+def test_folded_ints_too_large_for_anything():
+    LINES.located(refused(beyond_floats, 0.0, 1.0), "# E:float-overflow", "with 401 digits does not fit a float")
+    LINES.located(refused(astronomically_wide, 0.0, 1.0), "# E:wide", "wider than 4096 bits")
+
+
+@rv.ordinary
+def plus_huge(x):
+    return x + 2**70  # E:ordinary
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ordinary_functions_fold_too(backend):
+    function = rv.ordinary(plus_huge.pyfunc, backend=backend)
+    assert function(1.0) == 1.0 + 2.0**70
+    LINES.located(refused(function, 1), "# E:ordinary", "the integer 1180591620717411303424 does not fit int64")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_run_time_integer_arithmetic_still_wraps(backend):
+    @rv.reversible(backend=backend)
+    def quadruple(y, k):
+        y += k * 4
+
+    assert quadruple(0, 2**62) == (0, 2**62)
+
+
+# -- numeric globals are read once per function ----------------------------------------
+
+K = 2.0
+
+
+@rv.reversible
+def times_k(y, x):
+    y += K * x
+
+
+def test_a_numeric_global_is_read_once_for_every_specialisation(monkeypatch):
+    assert times_k(1.0, 2.0) == (5.0, 2.0)
+    monkeypatch.setattr(sys.modules[__name__], "K", 3.0)
+    assert times_k(1.0, 2.0) == (5.0, 2.0)
+    assert times_k(1.0, 2) == (5.0, 2)  # a new specialisation: K as first read
+    assert times_k(np.float32(1.0), np.float32(2.0)) == (5.0, 2.0)
+    assert rv.gradient(times_k, (1.0, 2.0)) == (1.0, 2.0)  # ∂y/∂x is K as first read
+
+
+# -- expressions nested deeply ------------------------------------------------------------
+
+
+def _module(tmp_path: Path, code: str, recursion: int = 0):
+    """The module of ``code`` (under ``import revmlir as rv``), imported
+    with Python's recursion limit at least ``recursion`` (CPython itself
+    needs more than its default to compile a sum of 5000 terms)."""
+    path = tmp_path / f"generated_{abs(hash(code))}.py"
+    path.write_text("import numpy as np\nimport revmlir as rv\n\n" + code)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(saved, recursion))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.setrecursionlimit(saved)
+    return module
+
+
+def _sum(terms: int) -> str:
+    return " + ".join(["x"] * terms)
+
+
+@pytest.mark.parametrize("kind", ["reversible", "ordinary"])
+def test_a_sum_of_5000_terms_compiles(tmp_path, kind):
+    code = (
+        f"@rv.reversible\ndef f(y, x):\n    y += {_sum(5000)}\n"
+        if kind == "reversible"
+        else f"@rv.ordinary\ndef f(x):\n    return {_sum(5000)}\n"
+    )
+    module = _module(tmp_path, code, recursion=40_000)
+    assert sys.getrecursionlimit() < 40_000
+    result = module.f(0.0, 1.5) if kind == "reversible" else module.f(1.5)
+    assert result == ((7500.0, 1.5) if kind == "reversible" else 7500.0)
+
+
+def test_an_expression_too_deep_for_python_is_a_located_error(tmp_path, monkeypatch):
+    # the compile's room for nesting taken away, Python's own limit is met
+    monkeypatch.setattr(revmlir.interpreter.recursion, "MAX_CALL_DEPTH", 0)
+    module = _module(tmp_path, f"@rv.reversible\ndef f(y, x):\n    y += {_sum(2000)}\n")
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        module.f(0.0, 1.0)
+    assert str(info.value).startswith(f"{module.__file__}:6:10: expression nested too deeply")
