@@ -13,7 +13,10 @@ it, about 15 of them during the imports of each worker (2–3 s of CPU),
 and each full collection a test's allocations triggered later traversed it
 again (0.2–0.5 s each) to find it alive.  One collection at the end of
 collecting frees what the imports dropped; the tests' own objects are
-collected as before."""
+collected as before.
+
+The lit suite and the documentation's console transcripts run their tools
+through one ``tool_server.py`` per worker (``served_tools``)."""
 
 from __future__ import annotations
 
@@ -21,11 +24,14 @@ import gc
 import os
 import pathlib
 import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
 
 import pytest
+
+import tool_server
 
 _CACHE = "XDG_CACHE_HOME"
 _RUN_CACHE = "REVMLIR_TESTS_CACHE"
@@ -82,6 +88,32 @@ def cache_home(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch) -> pathl
     monkeypatch.delenv(cache.ENABLE_ENV, raising=False)
     monkeypatch.delenv(cache.MAX_MB_ENV, raising=False)
     return tmp_path / "revmlir"
+
+
+@pytest.fixture(scope="session")
+def served_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """An environment whose ``REVMLIR_LIT_TOOLS`` names a directory of
+    clients of a ``tool_server.py`` of this process, one per tool (``lit``,
+    ``rev-opt``, ``rev-run``, ``rev-translate``, ``filecheck``), and whose
+    ``PATH`` starts there.  The server ends with the session."""
+    directory = tmp_path_factory.mktemp("tools")
+    path = str(directory / "server")
+    server = subprocess.Popen(
+        [sys.executable, tool_server.__file__, path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
+    )
+    assert server.stdout is not None
+    with server.stdout:
+        try:
+            assert server.stdout.readline() == "ready\n", "the tool server did not start"
+            tool_server.shims(str(directory), path)
+            yield {
+                **os.environ,
+                "REVMLIR_LIT_TOOLS": str(directory),
+                "PATH": os.pathsep.join([str(directory), os.environ.get("PATH", "")]),
+            }
+        finally:
+            server.terminate()
+            server.wait(timeout=60)
 
 
 @pytest.fixture

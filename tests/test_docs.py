@@ -322,8 +322,12 @@ def _transcript(block: CodeBlock) -> list[tuple[str, list[str]]]:
 
 
 @pytest.mark.parametrize("block", _params([b for b in _of("console") if b.tested]))
-def test_console_transcript(block: CodeBlock):
-    env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+def test_console_transcript(block: CodeBlock, served_tools: dict[str, str]):
+    """revmlir's tools run served (``served_tools``): each in a process of
+    its own, as a user's shell starts them, without importing its modules
+    again; the others (``xdsl-opt``) are the installed ones."""
+    tools = served_tools["REVMLIR_LIT_TOOLS"]
+    env = dict(served_tools, PATH=os.pathsep.join([tools, str(BIN), os.environ.get("PATH", "")]))
     env.pop("REVMLIR_TRACEBACK", None)
     for command, expected in _transcript(block):
         result = subprocess.run(command, shell=True, cwd=ROOT, env=env, capture_output=True, text=True)

@@ -4,14 +4,14 @@ item per test file, so that pytest-xdist spreads the files over its workers
 idle). Each item runs lit itself on its file, with the suite's ``lit.cfg.py``
 and its substitutions, as ``lit tests/filecheck`` does.  That lit and the
 tools its RUN lines start are served by ``tool_server.py``, one server per
-worker, which imports lit and xDSL once instead of once per process."""
+worker (``served_tools``), which imports lit, xDSL and the tools once
+instead of once per process."""
 
 import os
 import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,6 +19,7 @@ import pytest
 import tool_server
 
 SUITE = Path(__file__).parent / "filecheck"
+EXAMPLES = Path(__file__).parent.parent / "examples"
 LIT = str(Path(sys.executable).parent / "lit")
 EXCLUDED = {"lit.cfg.py", "inputs"}
 """``config.excludes`` of ``lit.cfg.py``: names lit does not look into."""
@@ -37,30 +38,10 @@ def _test_files() -> list[str]:
 TEST_FILES = _test_files()
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
-    """The environment of lit's runs: the suite's tools served by a
-    ``tool_server.py`` of this process, which ends with the module."""
-    directory = tmp_path_factory.mktemp("tools")
-    path = str(directory / "server")
-    server = subprocess.Popen(
-        [sys.executable, tool_server.__file__, path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True
-    )
-    assert server.stdout is not None
-    with server.stdout:
-        try:
-            assert server.stdout.readline() == "ready\n", "the tool server did not start"
-            tool_server.shims(str(directory), path)
-            yield {**os.environ, "REVMLIR_LIT_TOOLS": str(directory)}
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
-
-
 @pytest.mark.parametrize("test_file", TEST_FILES)
-def test_filecheck(test_file: str, served: dict[str, str]):
-    lit = os.path.join(served["REVMLIR_LIT_TOOLS"], "lit")
-    result = subprocess.run([lit, "-v", str(SUITE / test_file)], capture_output=True, text=True, env=served)
+def test_filecheck(test_file: str, served_tools: dict[str, str]):
+    lit = os.path.join(served_tools["REVMLIR_LIT_TOOLS"], "lit")
+    result = subprocess.run([lit, "-v", str(SUITE / test_file)], capture_output=True, text=True, env=served_tools)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Passed: 1" in result.stdout, result.stdout
 
@@ -78,10 +59,11 @@ def test_items_are_what_lit_discovers():
     assert discovered == TEST_FILES
 
 
-def test_served_tools_behave_as_the_installed_ones(served: dict[str, str], tmp_path: Path):
+def test_served_tools_behave_as_the_installed_ones(served_tools: dict[str, str], tmp_path: Path):
     """A served tool gives what the installed one gives: the same output,
     errors and exit code, reading a file, reading standard input, and
-    failing (a located parse error; FileCheck finding a CHECK unmet)."""
+    failing (a located parse error; FileCheck finding a CHECK unmet; an
+    entry ``rev-run`` does not find), and ``rev-run`` running a program."""
     installed = Path(sys.executable).parent
     unmet = tmp_path / "unmet.mlir"
     unmet.write_text("// CHECK: rev.func @nowhere\n")
@@ -90,13 +72,19 @@ def test_served_tools_behave_as_the_installed_ones(served: dict[str, str], tmp_p
         (["rev-opt", str(SUITE / "tools" / "unknown_op.mlir")], None, 1),
         (["rev-opt", "-", "-p", "rev-invert"], (SUITE / "passes" / "invert.mlir").read_text(), 0),
         (["filecheck", str(unmet)], source, 1),
+        (["rev-run", str(EXAMPLES / "multiplier.mlir"), "-e", "multiplier", "--args", "2", "3", "5"], None, 0),
+        (["rev-run", str(EXAMPLES / "multiplier.mlir"), "-e", "mul", "--args", "2", "3", "5"], None, 1),
     ]
     for command, given, code in runs:
         results = [
             subprocess.run(
-                [str(directory / command[0]), *command[1:]], input=given, capture_output=True, text=True, env=served
+                [str(directory / command[0]), *command[1:]],
+                input=given,
+                capture_output=True,
+                text=True,
+                env=served_tools,
             )
-            for directory in (installed, Path(served["REVMLIR_LIT_TOOLS"]))
+            for directory in (installed, Path(served_tools["REVMLIR_LIT_TOOLS"]))
         ]
         expected, got = ((r.returncode, r.stdout, r.stderr) for r in results)
         assert got == expected and expected[0] == code, command

@@ -1,10 +1,12 @@
-"""A fork server for lit and the command-line tools of the lit suite, so
-that neither a test file's lit nor a RUN line's ``rev-opt`` imports its
-modules again.
+"""A fork server for lit and the command-line tools of the lit suite and
+of the documentation's console transcripts, so that neither a test file's
+lit nor a RUN line's or a transcript's ``rev-opt`` imports its modules
+again (``served_tools`` in ``conftest.py`` starts one per worker).
 
-Most of a tool's start is importing xDSL and revmlir's dialects (about
-0.35 s of 0.45 s, decision 65), and the suite starts some 450 tools and a
-lit per test file.  The server imports them once; every tool is then a
+Most of a tool's start is importing its modules: xDSL and revmlir's
+dialects, about 0.35 s of a ``rev-opt``'s 0.45 s (decision 65), and xDSL's
+interpreters, NumPy and llvmlite besides, about 1.2 s of a ``rev-run``'s
+1.3 s; the suite starts some 300 tools and a lit per test file.  The server imports them once; every tool is then a
 small client (``client``, run by ``python -S`` from a script named after
 the tool) that hands the server its arguments, environment, working
 directory and its own standard input, output and error, and exits as the
@@ -38,10 +40,11 @@ TOOLS = {
     "rev-translate": "revmlir.tools.rev_translate",
     "filecheck": "filecheck.main",
 }
-"""The tools served, and the module whose ``main`` each runs."""
-PRELOADED = ("lit", "rev-opt", "rev-translate", "filecheck")
-"""Imported before the server forks: not ``rev-run``, whose NumPy starts
-threads, which a fork does not copy; it imports in its own process."""
+"""The tools served, and the module whose ``main`` each runs.  All are
+imported before the server forks, ``rev-run`` too: its NumPy starts
+OpenBLAS's worker thread, which a fork does not copy, but OpenBLAS stops
+its threads before a fork (``pthread_atfork``) and a child starts its own
+on its first use, as in any forked NumPy process."""
 STREAMS = 3
 
 
@@ -100,8 +103,8 @@ def _read_all(connection: socket.socket) -> bytes:
 
 
 def serve(path: str) -> None:
-    for tool in PRELOADED:
-        importlib.import_module(TOOLS[tool])
+    for module in TOOLS.values():
+        importlib.import_module(module)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(path)
     listener.listen(64)
