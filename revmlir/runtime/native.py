@@ -64,7 +64,15 @@ from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime.arguments import ArgumentTypeError, converter, from_runtime, numpy_dtype
-from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
+from revmlir.runtime.backend import (
+    Backend,
+    Caller,
+    overlap_error,
+    overlapping,
+    read_only_error,
+    same_stack,
+    same_stack_error,
+)
 from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
 from revmlir.runtime.interrupt import interrupted, interrupts
 from revmlir.runtime.jit import JITModule, c_function, jit
@@ -545,6 +553,8 @@ class _NativeCall:
                     overlap = extents.pair(-2 - left) if extents and left < 0 else None
                 if overlap is not None:
                     raise overlap_error(self.name, overlap)
+                if len(self.stacks) > 1 and (pair := same_stack([(i, args[i]) for i in self.stacks])) is not None:
+                    raise same_stack_error(self.name, pair)
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
