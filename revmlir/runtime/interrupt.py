@@ -121,16 +121,16 @@ _thread = threading.local()
 
 
 def stack_budget() -> int:
-    """Half the calling thread's stack (``thread_stack_size``), measured
+    """Half the calling thread's stack (``_thread_stack_size``), measured
     once per thread."""
     try:
         return _thread.budget
     except AttributeError:
-        budget = _thread.budget = thread_stack_size() // 2
+        budget = _thread.budget = _thread_stack_size() // 2
         return budget
 
 
-def thread_stack_size() -> int:
+def _thread_stack_size() -> int:
     """The bytes of the calling thread's stack.  The main thread's grows up
     to ``RLIMIT_STACK`` (``DEFAULT_THREAD_STACK`` when unlimited); another
     thread's is what the C library gave it, which it says on Linux
@@ -156,11 +156,11 @@ def _own_stack_size() -> int | None:
     where the library has no way to say."""
     this = c_function("pthread_self", ctypes.c_void_p)()
     try:
-        size = c_function("pthread_get_stacksize_np", ctypes.c_size_t, ctypes.c_void_p)  # macOS
+        stack_size = c_function("pthread_get_stacksize_np", ctypes.c_size_t, ctypes.c_void_p)  # macOS
     except KeyError:
         pass
     else:
-        return int(size(this))
+        return int(stack_size(this))
     try:
         get = c_function("pthread_getattr_np", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
         stack = c_function("pthread_attr_getstack", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
