@@ -154,7 +154,9 @@ def test_the_interpreter_refuses_such_a_step_in_std_code_that_has_no_check() -> 
     program = RevInterpreter(parse_module(text, "std.mlir"))
     assert program.call_lowered("count", 0, 0, 10, 3) == (4, 0, 10, 3)
     for step in (0, -2):
-        with pytest.raises(ExecutionError, match=rf"^std.mlir:2:3: 'scf.for' in @count: step must be positive, got {step}$"):
+        with pytest.raises(
+            ExecutionError, match=rf"^std.mlir:2:3: 'scf.for' in @count: step must be positive, got {step}$"
+        ):
             program.call_lowered("count", 0, 0, 10, step)
 
 

@@ -1472,10 +1472,10 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     if isinstance(check := op.attributes.get(ALLOCATION_CHECK_ATTR), IntegerAttr):
         address = t.value(llvm.PtrToIntOp(pointer, i64), op)
         null = t.value(fast_ops.llvm_icmp(address, t.const(0, i64, op), _ICMP["eq"]), op)
-        error = t.source.body.blocks[0].args[-1]
-        if error.type != ERROR_SLOT:
+        parameters = t.source.body.blocks[0].args
+        if not parameters or parameters[-1].type != ERROR_SLOT:
             raise PassFailedException(f"{describe_op(op)}: an allocation check needs the function's error slot")
-        _report_when(t, null, error, check.value.data, lambda: [bytes], op)
+        _report_when(t, null, parameters[-1], check.value.data, lambda: [bytes], op)
     t.set(op.memref, t.pack(llvm_type(type), [pointer, *sizes], op))
 
 
