@@ -65,6 +65,16 @@ REPORT_INPUTS = (ERROR_SLOT, *[i64] * (1 + PAYLOAD_SLOTS))
 """The argument types of ``revmlir.report``."""
 CHECKS_ATTR = "rev.checks"
 """The module attribute holding the check table (``CheckTable.entries``)."""
+SOURCE_OP_ATTR = "rev.source_op"
+"""On an op a lowering made for another (the heap allocation of an
+``anc.array_alloc``): that op's name, which a check registered at it
+later names (``CheckTable.register``), as the interpreter, running the
+source op, names it."""
+ALLOCATION_CHECK_ATTR = "rev.allocation_check"
+"""On a ``memref.alloc`` of native code: the id of the check that stops
+the run with ``CANNOT_ALLOCATE`` where ``malloc`` gives no memory
+(``rev-host-safety`` registers it, ``convert-std-to-llvm`` tests the
+pointer ``malloc`` returns)."""
 ERRORS: dict[str, type[LocatedError]] = {e.__name__: e for e in (InvertibilityError, ExecutionError)}
 """What a check raises: a broken reversibility rule, or a run leaving
 defined behaviour (``revmlir.safety``)."""
@@ -82,7 +92,9 @@ class CheckTable:
         self, op: Operation, message: str, kinds: Sequence[str], function: str, error: type[LocatedError]
     ) -> int:
         where = format_location(op.location) or ""
-        self.entries.append(f"{error.__name__}|{op.name}|{where}|{function}|{','.join(kinds)}|{message}")
+        source = op.attributes.get(SOURCE_OP_ATTR)
+        name = source.data if isinstance(source, StringAttr) else op.name
+        self.entries.append(f"{error.__name__}|{name}|{where}|{function}|{','.join(kinds)}|{message}")
         return len(self.entries)
 
 

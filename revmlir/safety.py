@@ -28,6 +28,10 @@ MAX_ALLOCATION = 1 << 40
 """The most bytes one array allocation may take (1 TiB): anything larger is
 refused before ``malloc`` sees it, which also keeps the size's product of
 extents from overflowing."""
+CANNOT_ALLOCATE = "cannot allocate {0} bytes: out of memory"
+"""An array allocation within ``MAX_ALLOCATION`` that the memory left
+cannot hold, over its bytes: ``malloc`` gave no memory (native code,
+``rev-host-safety``), numpy raised ``MemoryError`` (the interpreter)."""
 
 
 def out_of_bounds(axis: int) -> str:

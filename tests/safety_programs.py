@@ -10,15 +10,20 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import func
 
 import revmlir as rv
+from revmlir.dialects import rev
 from revmlir.interpreter import RevInterpreter
+from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 
@@ -95,6 +100,14 @@ def big_frame(y):
     y += t[9999] * 2.0
     t[9999] -= y / 3.0
     rv.free(t)
+
+
+def sized_in_a_loop(y, n: int):
+    for k in range(2):
+        t = rv.zeros(n)
+        t[n - 1] += y
+        t[n - 1] -= y
+        rv.free(t)
 
 
 def prefix_then_past_end(x, n: int):
@@ -307,6 +320,29 @@ rev.func @f(%y: f64, %m: memref<4xf64>) {
   rev.return %y1 : f64
 }
 """
+STD_ALLOCATION = """
+func.func @f(%n: index, %x: f64) -> (index, f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %m = memref.alloc(%n) : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %x, %m[%i] : memref<?xf64>
+  }
+  %sum = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero) -> (f64) {
+    %v = memref.load %m[%i] : memref<?xf64>
+    %more = arith.addf %acc, %v : f64
+    scf.yield %more : f64
+  }
+  memref.dealloc %m : memref<?xf64>
+  func.return %n, %sum : index, f64
+}
+"""
+"""Ordinary code written by hand that allocates, run as it is (natively,
+and on the interpreter lowered, with its error slot): native code mallocs
+the array as it does an ancilla array on the heap.  The array is used
+(filled, then summed): LLVM removes a ``malloc`` whose memory nothing
+reads, which then cannot fail."""
 MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     **{
         f"mlir: {op} by zero": (ARITH.replace("OP", op), lambda: (0, 7, 0))
@@ -315,9 +351,26 @@ MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     "mlir: shrui by 64": (ARITH.replace("OP", "shrui"), lambda: (0, 7, 64)),
     "mlir: constant shift count": (CONSTANT_SHIFT, lambda: (0, 3)),
     "mlir: constant index of a static shape": (STATIC_INDEX, lambda: (0.0, np.zeros(4))),
+    "mlir: memref.alloc the memory cannot hold": (STD_ALLOCATION, lambda: (1 << 34, 1.5)),
 }
 """Cases in IR, for the ops the eDSL does not produce."""
 CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})
+OUT_OF_MEMORY: dict[str, tuple[Any, ...]] = {
+    "zeros the memory cannot hold": (1.0, 1),
+    "zeros the memory cannot hold, backwards": (1.0, 1),
+    "zeros the memory cannot hold, in a loop": (1.0, 1),
+    "mlir: memref.alloc the memory cannot hold": (2, 1.5),
+}
+"""Cases run under an address-space limit (``memory_limited``), after a
+run with these arguments outside it (which compiles them): an array of
+2³⁴ elements, within ``MAX_ALLOCATION``, that no memory left can hold."""
+CASES.update(
+    {
+        "zeros the memory cannot hold": (sized_once, lambda: (1.0, 1 << 34), False),
+        "zeros the memory cannot hold, backwards": (sized_once, lambda: (1.0, 1 << 34), True),
+        "zeros the memory cannot hold, in a loop": (sized_in_a_loop, lambda: (1.0, 1 << 34), False),
+    }
+)
 ORDINARY = {name for name in CASES if name.startswith("ordinary:")}
 """Cases written in ordinary Python (``@rv.ordinary``)."""
 AT_A_CALL = {"recursion without end", "recursion 10**6 deep", "recursion 10**6 deep, backwards"}
@@ -337,8 +390,16 @@ def _compiled(name: str, engine: str) -> Callable[..., Any]:
     function, _, backwards = CASES[name]
     if name in MLIR:
         module = parse_module(MLIR[name][0], "case.mlir")
-        backend = NativeModule.compile(module) if engine == "native" else RevInterpreter(module)
-        return lambda *args: backend.call("f", *args)
+        (function,) = [f for f in module.ops if isinstance(f, func.FuncOp | rev.FuncOp)]
+        if isinstance(function, rev.FuncOp):
+            backend = NativeModule.compile(module) if engine == "native" else RevInterpreter(module)
+            return lambda *args: backend.call("f", *args)
+        if engine == "native":
+            std = NativeModule.compile(module).std_caller(function)
+            return lambda *args: std(args)
+        lower_to_std(module)
+        interpreter = RevInterpreter(module)
+        return lambda *args: interpreter.call_lowered("f", *args)
     decorator = rv.ordinary if name in ORDINARY else rv.reversible
     # a function that calls itself is compiled where it calls itself, with
     # the backend it was declared with: that of the run
@@ -346,12 +407,33 @@ def _compiled(name: str, engine: str) -> Callable[..., Any]:
     return ~compiled if backwards else compiled
 
 
+@contextmanager
+def memory_limited() -> Iterator[None]:
+    """The process's address space limited to 256 MiB above what it has:
+    an allocation larger than that fails at once, whatever memory the
+    machine has, its pages never touched."""
+    with open("/proc/self/statm") as statm:
+        pages = int(statm.read().split()[0])
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (pages * resource.getpagesize() + (256 << 20), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
 def run(name: str, engine: str) -> dict[str, Any]:
     _, arguments, _ = CASES[name]
     args = arguments()
     outcome: dict[str, Any] = {"case": name}
     try:
-        outcome["result"] = _plain(_compiled(name, engine)(*args))
+        compiled = _compiled(name, engine)
+        if name in OUT_OF_MEMORY:
+            compiled(*OUT_OF_MEMORY[name])
+            with memory_limited():
+                outcome["result"] = _plain(compiled(*args))
+        else:
+            outcome["result"] = _plain(compiled(*args))
     except Exception as error:  # the test compares what each engine raised
         outcome["error"] = type(error).__name__
         outcome["message"] = str(error)

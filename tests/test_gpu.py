@@ -183,6 +183,31 @@ def test_a_kernels_inner_loop_is_versioned_and_fails_where_the_cpu_fails(short: 
     np.testing.assert_array_equal(got[0], expected[0])
 
 
+@rv.reversible
+def truncated(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += int(x[i])
+
+
+@pytest.mark.parametrize("dtype, suffix", [(np.float64, "f64"), (np.float32, "f32")])
+def test_a_kernels_float_to_integer_conversion_saturates_as_the_cpus(dtype: type, suffix: str):
+    """``int(x)`` is ``llvm.fptosi.sat`` in a kernel as on the CPU: run
+    thread by thread it gives the CPU's answers, NaN 0 and the ends of the
+    range beyond it; the PTX does not leave NaN to ``cvt.rzi`` (which
+    clamps the rest) but selects 0 where ``setp.nan`` holds."""
+    x = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 2.75, -2.75, 0.0], dtype=dtype)
+    expected, got = [np.zeros(8, np.int64), x], [np.zeros(8, np.int64), x]
+    truncated(*expected)
+    assert expected[0].tolist() == [0, 2**63 - 1, -(2**63), 2**63 - 1, -(2**63), 2, -2, 0]
+    slot = EmulatedKernel(*rv.cuda.kernel(truncated).rev_module(*got)).launch(got, 2, 3)
+    assert not slot.any()
+    np.testing.assert_array_equal(got[0], expected[0])
+    ptx = rv.cuda.kernel(truncated).compile(*got).ptx
+    assert f"cvt.rzi.s64.{suffix}" in ptx
+    nan = re.search(rf"setp\.nan\.{suffix}\s+(%p\d+), (%\w+), \2;", ptx)
+    assert nan is not None and re.search(rf"selp\.b64\s+%rd\d+, 0, %rd\d+, {re.escape(nan[1])};", ptx)
+
+
 def test_gmm_kernels_forward_inverse_and_adjoint_thread_by_thread_are_the_cpu_functions():
     """The GMM-like per-point function written with rv.prange: its kernel,
     its inverse's and its adjoint's (the parameters' gradients are shared

@@ -494,7 +494,7 @@ def test_every_check_table_the_lowering_writes_is_one_an_entry_may_hold(cache_ho
         table = module.attributes.get(CHECKS_ATTR)
         count += len(table.data) if isinstance(table, ArrayAttr) else 0
     assert count > 100
-    for file, kernel, what in [("stack.mlir", "tape", "(a stack; "), ("arena.mlir", "scratch", "memref.alloc|")]:
+    for file, kernel, what in [("stack.mlir", "tape", "(a stack; "), ("arena.mlir", "scratch", "anc.array_alloc|")]:
         path = AXPY.with_name(file)
         program = compile_kernels(parse_module(path.read_text(), str(path)), [kernel])
         checks = program.check_table.attributes[CHECKS_ATTR]

@@ -695,6 +695,31 @@ def test_a_launch_of_device_arrays_makes_two_driver_calls(fake: Any) -> None:
     assert fake.calls == ["cuCtxSetCurrent", "cuLaunchKernel", "cuStreamSynchronize"]
 
 
+def test_a_launch_refuses_numpy_arrays_that_share_memory(fake: Any) -> None:
+    """Runs without a GPU, on the fake driver.  Numpy arrays that share
+    memory where the kernel writes one are the CPU's ``ValueError`` at the
+    launch, before the driver is asked for anything (their device copies
+    were made apart and the kernel ran, where the CPU refuses the call);
+    distinct numpy arrays, and a numpy array beside a device array (whose
+    memory it cannot share), launch."""
+    k = rv.cuda.kernel(gather)
+    k(*gather_arrays())  # compiled, and the device set up
+    whole, idx = np.zeros(5), np.zeros(4, dtype=np.int64)
+    for y, x in [(whole[:4], whole[:4]), (whole[:4], whole[1:])]:
+        with pytest.raises(ValueError, match="arguments 'y' and 'x' of gather share memory") as cpu:
+            gather(y, x, idx)
+        fake.calls.clear()
+        with pytest.raises(ValueError, match=r"arguments #0 and #1 of @gather share memory") as gpu:
+            k(y, x, idx)
+        assert fake.calls == []
+        assert str(gpu.value) == str(cpu.value).replace("'y'", "#0").replace("'x'", "#1").replace(" gather", " @gather")
+    device_y, _, _ = gather_arrays()
+    fake.calls.clear()
+    k(np.zeros(4), np.ones(3), idx)
+    k(device_y, whole[:3], idx)
+    assert fake.calls.count("cuLaunchKernel") == 2
+
+
 @pytest.mark.parametrize("producer, waited", [(None, []), (1, []), (5, []), (9, [9, 9, 9])])
 def test_a_launch_waits_once_for_each_array_made_on_another_stream(
     fake: Any, producer: int | None, waited: list[int]

@@ -329,3 +329,59 @@ def test_stack_checks_go_before_recursive_calls_and_polls_into_loops():
     calling, counted = text.split("func.func @calls(")[1].split("func.func")[0].split("scf.for")[1:]
     assert calling.index(POLL) < calling.index("@nest(") and "scf.if" not in calling
     assert counted.index("scf.if") < counted.index(POLL) < counted.index("@leaf(")
+
+
+THREAD_STACKS = """
+import json, threading
+import revmlir as rv
+
+
+@rv.reversible(backend="native")
+def down(out: int, n: int):
+    if n >= 1:
+        k = rv.ancilla(0)
+        k += n - 1
+        down(out, k)
+        k -= n - 1
+        rv.free(k)
+    out += 1
+
+
+outcomes = []
+
+
+def run(n):
+    try:
+        outcomes.append(list(down(0, n)))
+    except rv.ExecutionError as error:
+        outcomes.append(str(error))
+
+
+for size, depth in ((8 << 20, 10), (256 << 10, 20000), (8 << 20, 20000)):
+    threading.stack_size(size)
+    thread = threading.Thread(target=run, args=(depth,))
+    thread.start()
+    thread.join()
+print(json.dumps(outcomes))
+"""
+
+
+def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path: Path):
+    """The stack a native recursion may use is measured for each thread,
+    from its own stack: the first run in a thread of 8 MiB set a budget of
+    4 MiB for the process, and a recursion 20000 deep in a thread of 256 KiB
+    then ran past that thread's stack and took the process down.  Now it
+    stops with the located error, and a thread of 8 MiB still runs it to
+    the end.  In a process of its own."""
+    script = tmp_path / "thread_stacks.py"
+    script.write_text(THREAD_STACKS)
+    environment = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=environment, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    small, deep = json.loads(run.stdout)[1:]
+    assert small.startswith(f"{script}:") and small.endswith(
+        "'func.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
+    ), small
+    assert deep == [20001, 20000]

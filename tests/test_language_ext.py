@@ -117,6 +117,37 @@ def test_a_stack_argument_comes_back_updated(backend: str):
     assert (~f)(*result) == ([7.0], 2.0, 1.0) and s == [7.0]
 
 
+def _push_one_pop_other(s: rv.Stack, t: rv.Stack, x: float):
+    rv.push(s, x)
+    x = rv.pop(t)
+
+
+PUSH_ONE_POP_OTHER = on_both(_push_one_pop_other)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_one_stack_passed_for_two_parameters_is_refused(backend: str):
+    """Native code copied each stack argument apart and copied each back,
+    the last copy winning (the 2.0 pushed and the 1.0 popped were both
+    lost), where the interpreter pushed and popped the one list: both
+    refuse it now, as they refuse arrays that share memory, forwards,
+    backwards and in the adjoint, and leave the stack as it was."""
+    f = PUSH_ONE_POP_OTHER[backend]
+    s = rv.Stack(float, [1.0])
+    message = (
+        "arguments 's' and 't' of _push_one_pop_other are the same stack, and _push_one_pop_other "
+        "updates each in place; pass distinct stacks (a copy of one)"
+    )
+    for run in (f, ~f):
+        with pytest.raises(ValueError) as error:
+            run(s, s, 2.0)
+        assert str(error.value) == message
+    with pytest.raises(ValueError, match=r"^arguments #0 and #1 of @_push_one_pop_other.adj are the same stack"):
+        rv.adjoint(f)(s, s, 1.0, [0.0], [0.0], 1.0)
+    assert s == [1.0]
+    assert f(s, rv.Stack(float, [3.0]), 2.0) == ([1.0, 2.0], [], 3.0)
+
+
 def test_stack_arguments_have_gradients():
     # y += x, then y += 2 t with t the copy of x _stash left on the stack:
     # the gradient reaches x through the stack too, ∂y/∂x = 1 + 2

@@ -149,12 +149,14 @@ def test_the_interpreter_refuses_such_a_step_in_std_code_that_has_no_check() -> 
     """Std code run on the interpreter without ``rev-lower-to-std``'s
     checks: the loop's own semantics refuse the step (Python's ``range``
     ran no iteration, or raised its own ``ValueError`` for 0), located at
-    the loop."""
+    the loop, in the function that holds it, as native code names it."""
     text = ORDINARY.replace("%s: index) -> (i64", "%s: index, %err: memref<6xi64>) -> (i64")
     program = RevInterpreter(parse_module(text, "std.mlir"))
     assert program.call_lowered("count", 0, 0, 10, 3) == (4, 0, 10, 3)
     for step in (0, -2):
-        with pytest.raises(ExecutionError, match=rf"^std.mlir:2:3: 'scf.for': step must be positive, got {step}$"):
+        with pytest.raises(
+            ExecutionError, match=rf"^std.mlir:2:3: 'scf.for' in @count: step must be positive, got {step}$"
+        ):
             program.call_lowered("count", 0, 0, 10, step)
 
 
@@ -191,7 +193,7 @@ def test_call_lowered_locates_no_error_before_the_first_op_at_an_earlier_runs_op
     declared = r"@external is only declared: the interpreter runs functions defined in the module$"
     with pytest.raises(ExecutionError, match="^" + declared):
         program.call_lowered("external")
-    with pytest.raises(ExecutionError, match=r"^std.mlir:\d+:3: 'func.call': " + declared):
+    with pytest.raises(ExecutionError, match=r"^std.mlir:\d+:3: 'func.call' in @calls: " + declared):
         program.call_lowered("calls")
 
 

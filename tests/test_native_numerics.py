@@ -15,6 +15,8 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.interpreter import RevInterpreter
@@ -638,3 +640,82 @@ rev.func @f(%a: f64, %b: f64) {
         messages.append(str(error.value))
     assert messages[0] == messages[1]
     assert "holding 2.7565340039709767e-16, expected 1.0000000000000002" in messages[0]
+
+
+# ---------------------------------------------------------------------------
+# Floats to integers: saturated on both engines
+# ---------------------------------------------------------------------------
+
+CONVERSIONS = [
+    (op, width, source) for op in ("fptosi", "fptoui") for width in (8, 16, 32, 64) for source in ("f64", "f32")
+]
+"""Every float-to-integer conversion: ``arith.fptosi`` and ``arith.fptoui``
+to each integer width, of an ``f64`` and of an ``f32``."""
+
+
+def conversions_program() -> str:
+    """``@convert(r…, x)``: each of ``CONVERSIONS`` of ``x`` (``x`` rounded
+    to ``f32`` for an ``f32`` source) added to its own ``r``."""
+    params, lines, results = [], ["  %h = arith.truncf %x : f64 to f32"], []
+    for k, (op, width, source) in enumerate(CONVERSIONS):
+        params.append(f"%r{k}: i{width}")
+        value = "%x" if source == "f64" else "%h"
+        lines.append(f"  %t{k} = arith.{op} {value} : {source} to i{width}")
+        lines.append(f"  %s{k} = rev.add %r{k}, %t{k} : i{width}")
+        results.append((f"%s{k}", f"i{width}"))
+    returned = ", ".join(name for name, _ in results)
+    types = ", ".join(type for _, type in results)
+    body = "\n".join(lines)
+    return f"rev.func @convert({', '.join(params)}, %x: f64) {{\n{body}\n  rev.return {returned}, %x : {types}, f64\n}}"
+
+
+CONVERT = engines(conversions_program())
+
+
+def saturated(x: float, op: str, width: int, source: str) -> int:
+    """LLVM's ``fpto[su]i.sat`` of ``x``, as the signless ``i{width}`` both
+    engines return (read as signed): NaN is 0, a value beyond the range is
+    its nearest end, the rest is truncated toward zero."""
+    if source == "f32":
+        x = (
+            float(np.float32(x))
+            if abs(x) <= float(np.finfo(np.float32).max) or math.isnan(x)
+            else math.copysign(math.inf, x)
+        )
+    low, high = (-(1 << (width - 1)), (1 << (width - 1)) - 1) if op == "fptosi" else (0, (1 << width) - 1)
+    exact = 0 if math.isnan(x) else high if x >= high else low if x <= low else int(x)
+    return exact - (1 << width) if exact >= 1 << (width - 1) else exact
+
+
+def edges() -> list[float]:
+    """The values where a conversion of some width changes: each range's
+    ends and their neighbours, beyond the largest, the infinities and NaN."""
+    found = [math.nan, math.inf, -math.inf, 0.0, -0.0, 0.5, -0.5, 0.99, -0.99, 1e30, -1e30, 1e300, -1e300]
+    for width in (8, 16, 32, 63, 64):
+        for end in (1 << width, -(1 << width)):
+            found += [float(end), float(end) + 0.5, float(end) - 0.5, float(end - 1), math.nextafter(float(end), 0.0)]
+    return found
+
+
+def check_conversions(x: float) -> None:
+    args = (*([0] * len(CONVERSIONS)), x)
+    interpreter, native = CONVERT
+    expected = [saturated(x, *conversion) for conversion in CONVERSIONS]
+    assert list(interpreter.call("convert", *args)[:-1]) == expected
+    assert list(native.call("convert", *args)[:-1]) == expected
+
+
+@pytest.mark.parametrize("x", edges())
+def test_floats_convert_to_integers_saturated_on_both_engines(x: float) -> None:
+    """Native code converts with ``llvm.fpto[su]i.sat``; the interpreter
+    raised Python's ``cannot convert float NaN to integer`` for NaN and the
+    infinities and wrapped a float beyond the type (``int(1e30)`` gave
+    5076964154930102272 for an ``i64``).  Both now saturate, for every
+    width, signed and unsigned, from ``f64`` and from ``f32``."""
+    check_conversions(x)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(1 << 70), 1 << 70).map(float))
+def test_random_floats_convert_to_integers_alike_on_both_engines(x: float) -> None:
+    check_conversions(x)

@@ -148,6 +148,27 @@ EXPECTED = {
         "rv.zeros(n)",
         "array of 2.305843009213694e+18 elements of 8 bytes is too large",
     ),
+    # an array within MAX_ALLOCATION that malloc cannot give (under an
+    # address-space limit): it wrote through the null pointer and took the
+    # process down; numpy's words on the interpreter
+    "zeros the memory cannot hold": (
+        "ExecutionError",
+        "sized_once",
+        "rv.zeros(n)",
+        "'anc.array_alloc' in @sized_once: cannot allocate 137438953472 bytes: out of memory",
+    ),
+    "zeros the memory cannot hold, backwards": (
+        "ExecutionError",
+        "sized_once",
+        "rv.free(t)",
+        "'anc.array_alloc' in @~sized_once: cannot allocate 137438953472 bytes: out of memory",
+    ),
+    "zeros the memory cannot hold, in a loop": (
+        "ExecutionError",
+        "sized_in_a_loop",
+        "rv.zeros(n)",
+        "'anc.array_alloc' in @sized_in_a_loop: cannot allocate 137438953472 bytes: out of memory",
+    ),
     "stops at the first bad index": (
         "ExecutionError",
         "prefix_then_past_end",
@@ -357,6 +378,9 @@ IR_MESSAGES = {
     "mlir: shrui by 64": "case.mlir:3:3: 'arith.shrui' in @f: shift count 64 is out of range for i64",
     "mlir: constant shift count": "case.mlir:6:3: 'arith.shli' in @f: shift count 64 is out of range for i64",
     "mlir: constant index of a static shape": "case.mlir:4:3: 'memref.load' in @f: index 4 is out of bounds for axis 0 with size 4",
+    "mlir: memref.alloc the memory cannot hold": (
+        "case.mlir:6:3: 'memref.alloc' in @f: cannot allocate 137438953472 bytes: out of memory"
+    ),
 }
 
 

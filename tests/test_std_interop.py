@@ -309,6 +309,24 @@ def test_a_poison_array_is_a_located_diagnostic():
         ConvertStdToLLVMPass().apply(make_context(), module)
 
 
+@pytest.mark.parametrize("parameters", ["", "%n: index"])
+def test_an_allocation_check_without_an_error_slot_is_a_located_error(parameters: str):
+    """``rev.allocation_check`` is ``rev-host-safety``'s, in a function with
+    an error slot; written by hand elsewhere it has nothing to report
+    through."""
+    size = "%n" if parameters else ""
+    module = parse_module(
+        f"func.func @f({parameters}) {{\n  %m = memref.alloc({size}) {{rev.allocation_check = 1 : i64}} : "
+        f"memref<{'?' if parameters else '4'}xf64>\n  func.return\n}}\n",
+        "alloc.mlir",
+    )
+    with pytest.raises(
+        PassFailedException,
+        match=r"^'memref.alloc' at alloc.mlir:2:3: an allocation check needs the function's error slot$",
+    ):
+        ConvertStdToLLVMPass().apply(make_context(), module)
+
+
 DECLARED = """llvm.func @ext(f64) -> f64
 func.func @f(%x: f64) -> f64 {
   %y = llvm.call @ext(%x) : (f64) -> f64

@@ -78,7 +78,7 @@ from revmlir.gpu.arrays import (
 from revmlir.gpu.launch_shape import Occupancy
 from revmlir.gpu.trip_count import LoopBounds
 from revmlir.runtime.arguments import converter, numpy_dtype, type_name
-from revmlir.runtime.backend import overlap_error, read_only_error
+from revmlir.runtime.backend import overlap_error, overlapping, read_only_error
 from revmlir.runtime_checks import ELEMENT_WORD, GPU_ERROR_WORDS, check_error_slot
 
 DEFAULT_ARENA = 4096
@@ -774,8 +774,12 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
         else:
             raise TypeError(f"{parameter.where} must be an array (CuPy, JAX, PyTorch, numpy), got {type_name(value)}")
         values += value.shape
+    # device arrays meet by their ranges, host arrays as the CPU finds
+    # them (numpy views of one buffer); a host array and a device array
+    # never share memory
     ranges = [(i, a.pointer, a.pointer + n) for i, a in arrays.items() if (n := a.nbytes)]
-    if (pair := overlapping_ranges(ranges, written)) is not None:
+    pair = overlapping_ranges(ranges, written) or overlapping([(i, host) for i, (_, host) in hosts.items()], written)
+    if pair is not None:
         raise overlap_error(name, pair)
     ordinals = _ordinals(arrays.values())
     if len(ordinals) > 1:

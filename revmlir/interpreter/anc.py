@@ -13,7 +13,7 @@ from xdsl.interpreter import (
 )
 
 from revmlir.dialects import anc
-from revmlir.interpreter.memref import zeros
+from revmlir.interpreter.memref import checked_shape, zeros
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime_checks import (
     ANCILLA_FREED,
@@ -57,10 +57,10 @@ class AncFunctions(InterpreterFunctions):
             return ()
         type = op.array.type
         assert isinstance(type, MemRefType)
-        expected = zeros(type, sizes)
-        if array.shape != expected.shape:
+        expected = tuple(checked_shape(type, sizes))  # not allocated: the array may fill the memory
+        if array.shape != expected:
             dynamic = [axis for axis, size in enumerate(type.get_shape()) if size == DYNAMIC_INDEX]
-            restated = [int(array.shape[a]) for a in dynamic] + [int(expected.shape[a]) for a in dynamic]
+            restated = [int(array.shape[a]) for a in dynamic] + [int(expected[a]) for a in dynamic]
             raise runtime.fail(op, format_message(shape_mismatch(type.get_shape()), shown_indices(restated)))
         for found in np.argwhere(array):  # unlike np.nonzero, an index () for a rank-0 array
             index = tuple(int(i) for i in found)

@@ -25,6 +25,7 @@ from xdsl.ir import Operation
 
 from revmlir.lowering import complex_functions
 from revmlir.runtime import libm
+from revmlir.runtime.values import saturated
 
 
 @functools.cache
@@ -93,12 +94,7 @@ class Floats:
 
     def integer(self, value: float) -> int:
         """``fptosi.sat`` to i64: NaN is 0, values beyond the range its ends."""
-        if math.isnan(value):
-            return 0
-        low, high = -(1 << 63), (1 << 63) - 1
-        if math.isinf(value):
-            return high if value > 0 else low
-        return max(low, min(high, int(value)))
+        return saturated(value, -(1 << 63), (1 << 63) - 1)
 
     def has_bit(self, integer: int, bit: int) -> bool:
         return bool(integer >> bit & 1)

@@ -27,7 +27,7 @@ from revmlir.errors import describe_op
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.runtime.values import normalize, numpy_dtype
 from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
-from revmlir.safety import MAX_ALLOCATION, NEGATIVE_SIZE, out_of_bounds, too_large
+from revmlir.safety import CANNOT_ALLOCATE, MAX_ALLOCATION, NEGATIVE_SIZE, out_of_bounds, too_large
 
 
 def element_key(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
@@ -45,19 +45,33 @@ def checked_index(array: np.ndarray, indices: tuple[int, ...]) -> tuple[int, ...
     return indices
 
 
-def zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
+def checked_shape(type: Attribute, dynamic_sizes: PythonValues) -> list[int]:
+    """The shape of an array of ``type`` with ``dynamic_sizes``, after the
+    checks native code makes before allocating one: no size negative, at
+    most ``MAX_ALLOCATION`` bytes."""
     type = cast(MemRefType, type)
     sizes = iter(dynamic_sizes)
     # dynamic sizes: xDSL 0.74 spells `?` as DYNAMIC_INDEX (-2**63), not -1
     shape = [next(sizes) if d < 0 else d for d in type.get_shape()]
-    dtype = numpy_dtype(type.element_type)
+    itemsize = numpy_dtype(type.element_type).itemsize
     for size in shape:
         if size < 0:
             raise ValueError(NEGATIVE_SIZE.format(size))
     elements = math.prod(map(float, shape))  # as native code counts them
-    if elements > MAX_ALLOCATION // dtype.itemsize:
-        raise MemoryError(too_large(dtype.itemsize).format(repr(elements)))
-    return np.zeros(shape, dtype=dtype)
+    if elements > MAX_ALLOCATION // itemsize:
+        raise MemoryError(too_large(itemsize).format(repr(elements)))
+    return shape
+
+
+def zeros(type: Attribute, dynamic_sizes: PythonValues) -> np.ndarray:
+    """A zeroed array of ``type`` (``checked_shape``); one the memory left
+    cannot hold is native code's ``CANNOT_ALLOCATE``, not numpy's words."""
+    shape = checked_shape(type, dynamic_sizes)
+    dtype = numpy_dtype(cast(MemRefType, type).element_type)
+    try:
+        return np.zeros(shape, dtype=dtype)
+    except MemoryError:
+        raise MemoryError(CANNOT_ALLOCATE.format(math.prod(shape) * dtype.itemsize)) from None
 
 
 @register_impls

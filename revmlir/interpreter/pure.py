@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import InterpretationError
 from revmlir.dialects import rev
 from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
-from revmlir.runtime.values import int_width, normalize, numpy_dtype, to_unsigned, wrap_int, wrap_to
+from revmlir.runtime.values import int_width, normalize, numpy_dtype, saturated, to_unsigned, wrap_int, wrap_to
 from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
 
 Semantics = Callable[..., Any]
@@ -198,13 +198,17 @@ def _fpowi(a: float, b: int) -> float:
     return _pow(a, float(b))
 
 
+def _fptosi(op: Operation, a: float) -> int:
+    """Saturating, as native code's ``llvm.fptosi.sat``: NaN gives 0, values
+    beyond the signed range of the result's width its nearest end."""
+    half = 1 << (int_width(op.results[0].type) - 1)
+    return saturated(a, -half, half - 1)
+
+
 def _fptoui(op: Operation, a: float) -> int:
     """Saturating, as native code's ``llvm.fptoui.sat``: NaN gives 0, values
-    beyond the range its nearest end."""
-    if math.isnan(a):
-        return 0
-    largest = (1 << int_width(op.results[0].type)) - 1
-    return largest if a >= largest else max(0, int(a))
+    beyond the unsigned range of the result's width its nearest end."""
+    return saturated(a, 0, (1 << int_width(op.results[0].type)) - 1)
 
 
 def _poison(op: ub.PoisonOp) -> Any:
@@ -259,7 +263,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.BitcastOp: _bitcast,
     arith.SIToFPOp: lambda op, a: float(_signed(op, a)),
     arith.UIToFPOp: lambda op, a: float(to_unsigned(a, _width(op))),
-    arith.FPToSIOp: lambda op, a: int(a),
+    arith.FPToSIOp: _fptosi,
     arith.FPToUIOp: _fptoui,
     arith.ExtFOp: lambda op, a: a,
     arith.TruncFOp: lambda op, a: a,

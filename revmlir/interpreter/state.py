@@ -8,6 +8,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, OpImplResult, _InterpreterFunctionImpls
 from xdsl.ir import Operation, Region
@@ -18,6 +19,7 @@ from revmlir.expansion import backward_region
 from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.interpreter import complex_numbers
 from revmlir.inversion import invert_function
+from revmlir.lowering.checked_code import display_name
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
 
 _NO_SEMANTICS = "Could not find interpretation function for op"
@@ -81,7 +83,6 @@ class Runtime:
         """``error`` (an index out of bounds, a division by zero, …) at the op
         that raised it (``at``, where the op last run is not that op), in the
         function running it."""
-        function = str(self.frames[-1]) if self.frames else None
         message = str(error)
         if message.startswith(_NO_SEMANTICS):  # xDSL's text for an unknown op
             message = "the interpreter has no semantics for this op"
@@ -90,8 +91,8 @@ class Runtime:
             message = f"@{name} is only declared: the interpreter runs functions defined in the module"
         op = at or self.current_op
         if op is None:
-            return ExecutionError(message, function=function)
-        return ExecutionError.at(op, message, function)
+            return ExecutionError(message, function=str(self.frames[-1]) if self.frames else None)
+        return ExecutionError.at(op, message, str(self.frames[-1]) if self.frames else _std_function(op))
 
     def checking(self, op: RuntimeCheckedOp) -> bool:
         return op.checks_enabled
@@ -191,3 +192,12 @@ class _Observer(Interpreter.Listener):
 
 def describe_current(runtime: Runtime) -> str:
     return describe_op(runtime.current_op) if runtime.current_op else "the program"
+
+
+def _std_function(op: Operation) -> str | None:
+    """The function holding ``op`` of a lowered run (``call_lowered`` keeps
+    no frames), named as native code names it."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        parent = parent.parent_op()
+    return None if parent is None else display_name(parent.sym_name.data)

@@ -1,6 +1,6 @@
 """What keeps native code from taking the host process down where no op's
-check can: a stack that cannot grow, recursion that would exhaust the
-machine stack, and a loop that never ends.
+check can: a stack that cannot grow, an array that memory cannot hold,
+recursion that would exhaust the machine stack, and a loop that never ends.
 
 - ``check_pushes`` (part of ``rev-lower-to-std``): a push leaves the stack
   as it was when its buffer cannot grow (``revmlir.lowering.stacks``); the
@@ -26,7 +26,10 @@ machine stack, and a loop that never ends.
   functions get std bodies that do nothing here (the module stays
   complete); ``revmlir.runtime.guard`` gives them their native bodies,
   which read the limit and the count from the record the entry point
-  keeps.
+  keeps.  Each ``memref.alloc`` (an ancilla array on the heap, or ordinary
+  code's) gets a check, ``CANNOT_ALLOCATE`` at the op it allocates for,
+  that ``convert-std-to-llvm`` makes after ``malloc``: a null pointer stops
+  the run with the bytes asked for, where the zeroing wrote through it.
 
 *Why at run time, and why these places*: frames differ by function and by
 target, so only the stack pointer knows how deep a run may go; a bound on
@@ -45,7 +48,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, ModuleOp, StringAttr, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -54,9 +57,17 @@ from revmlir.call_graph import recursive_calls
 from revmlir.errors import ExecutionError
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
-from revmlir.lowering.checked_code import CheckedCode, define_fail
-from revmlir.runtime_checks import CHECKS_ATTR, ERROR_SLOT, FAIL, REPORT, CheckTable
-from revmlir.safety import RECURSION_TOO_DEEP, STACK_NOT_GROWN
+from revmlir.lowering.checked_code import CheckedCode, define_fail, display_name
+from revmlir.runtime_checks import (
+    ALLOCATION_CHECK_ATTR,
+    CHECKS_ATTR,
+    ERROR_SLOT,
+    FAIL,
+    REPORT,
+    REPORT_INPUTS,
+    CheckTable,
+)
+from revmlir.safety import CANNOT_ALLOCATE, RECURSION_TOO_DEEP, STACK_NOT_GROWN
 
 POLL = "revmlir.poll"
 """``revmlir.poll(error slot, count address, count seen)``: leave the run
@@ -227,8 +238,25 @@ class HostSafetyPass(ModulePass):
                     _poll_now_and_then(code, loop, iterations, [error, *interrupts])
                 else:
                     code.call_runtime(POLL, [error, *interrupts], [], loop)
+        for function, _ in functions:
+            _check_allocations(function, checks, runtime)
         _define(op, runtime)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
+
+
+def _check_allocations(function: func.FuncOp, checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+    """Give each ``memref.alloc`` of ``function`` the check that stops the
+    run with ``CANNOT_ALLOCATE`` where ``malloc`` gives no memory (its
+    id, ``ALLOCATION_CHECK_ATTR``): ``convert-std-to-llvm`` tests the
+    pointer after the call, which std IR has no op for (an address is no
+    value the interpreter has); the zeroing after it wrote through a null
+    pointer."""
+    for alloc in nested_ops(function):
+        if isinstance(alloc, memref.AllocOp):
+            name = display_name(function.sym_name.data)
+            identifier = checks.register(alloc, CANNOT_ALLOCATE, ["i64"], name, ExecutionError)
+            alloc.attributes[ALLOCATION_CHECK_ATTR] = IntegerAttr(identifier, i64)
+            runtime.setdefault(REPORT, func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
 
 
 def polling_functions(module: ModuleOp) -> frozenset[str]:

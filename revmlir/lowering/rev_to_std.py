@@ -91,6 +91,7 @@ from revmlir.runtime_checks import (
     DEFAULT_TOLERANCE,
     ERROR_SLOT,
     POPPED_OTHER,
+    SOURCE_OP_ATTR,
     CheckTable,
     array_freed,
     borrowed_element,
@@ -1021,7 +1022,11 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
         return memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
 
     def heap() -> Operation:
-        return memref.AllocOp(sizes, [], type)
+        # a check after it (native code's rev-host-safety) names the op
+        # the interpreter runs
+        alloc = memref.AllocOp(sizes, [], type)
+        alloc.attributes[SOURCE_OP_ATTR] = StringAttr(op.name)
+        return alloc
 
     on_heap: SSAValue | None = None
     """Where the choice is made at run time: whether the array is on the heap."""

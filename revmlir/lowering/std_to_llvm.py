@@ -99,7 +99,7 @@ from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.checked_code import CheckOp, report_words
 from revmlir.lowering.intrinsics import check_intrinsic_call
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, refuse_unsupported
-from revmlir.runtime_checks import PAYLOAD_SLOTS, REPORT
+from revmlir.runtime_checks import ALLOCATION_CHECK_ATTR, ERROR_SLOT, PAYLOAD_SLOTS, REPORT
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
@@ -661,28 +661,48 @@ def _check(t: FunctionTranslation, op: Operation) -> None:
         # return) would have ended the run
         return
     t.checked.add(key)
-    report, after = t.new_block(), t.new_block()
     bad = t.value(fast_ops.binary(llvm.XOrOp, ok, t.function_const(1, i1)), op)
+
+    def payload() -> list[SSAValue]:
+        words: list[SSAValue] = []
+        for value in op.payload:
+            if value.type.__class__ is IndexType or value.type == i64:
+                # its own word: an index is an i64 (what its index_cast becomes)
+                words.append(t.get(value))
+                continue
+            ops, found = report_words(value)
+            for word in ops:
+                word.location = op.location
+            t.translate_ops(ops)
+            words += [t.get(w) for w in found]
+            for word in reversed(ops):
+                word.erase()
+        return words
+
+    _report_when(t, bad, op.error, op.check.value.data, payload, op)
+
+
+def _report_when(
+    t: FunctionTranslation,
+    bad: SSAValue,
+    error: SSAValue,
+    identifier: int,
+    payload: Callable[[], list[SSAValue]],
+    op: Operation,
+) -> None:
+    """Branch on ``bad`` to a block that reports check ``identifier``
+    through the error slot ``error`` (the source's value) with the words
+    ``payload`` emits there, and branches to the code after (the report
+    does not return), where the current block's code goes on."""
+    report, after = t.new_block(), t.new_block()
     t.emit(fast_ops.llvm_cond_branch(bad, report, [], after, []), op)
     before = t.block
     t.block = report
-    words = [t.value(fast_ops.llvm_constant(op.check.value.data, i64), op)]
-    for value in op.payload:
-        if value.type.__class__ is IndexType or value.type == i64:
-            # its own word: an index is an i64 (what its index_cast becomes)
-            words.append(t.get(value))
-            continue
-        ops, found = report_words(value)
-        for word in ops:
-            word.location = op.location
-        t.translate_ops(ops)
-        words += [t.get(w) for w in found]
-        for word in reversed(ops):
-            word.erase()
+    words = [t.value(fast_ops.llvm_constant(identifier, i64), op), *payload()]
     if unused := PAYLOAD_SLOTS - (len(words) - 1):
         words += [t.function_const(0, i64)] * unused
-    error = _call_arguments(t, t.module.report, [op.error], op)
-    t.emit(fast_ops.llvm_call(t.module.report, [*error, *words], None), op)
+    slot = _call_arguments(t, t.module.report, [error], op)
+    t.emit(fast_ops.llvm_call(t.module.report, [*slot, *words], None), op)
     t.emit(fast_ops.llvm_branch(after), op)
     t.block = before
     t.continue_in(after)
@@ -1437,7 +1457,9 @@ def frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int
 @translates(memref.AllocOp)
 def _alloc(t: FunctionTranslation, op: Operation) -> None:
     """``malloc`` of the sizes' product of elements (contents undefined, as
-    ``memref.alloc``'s)."""
+    ``memref.alloc``'s).  One that has an allocation check
+    (``ALLOCATION_CHECK_ATTR``: native code's) reports it, with the bytes,
+    where ``malloc`` returns null, through the function's error slot."""
     assert isinstance(op, memref.AllocOp)
     type = op.memref.type
     assert isinstance(type, MemRefType)
@@ -1447,6 +1469,13 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
         bytes = t.value(fast_ops.binary(llvm.MulOp, bytes, size), op)
     t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
     pointer = t.value(fast_ops.llvm_call("malloc", [bytes], PTR), op)
+    if isinstance(check := op.attributes.get(ALLOCATION_CHECK_ATTR), IntegerAttr):
+        address = t.value(llvm.PtrToIntOp(pointer, i64), op)
+        null = t.value(fast_ops.llvm_icmp(address, t.const(0, i64, op), _ICMP["eq"]), op)
+        parameters = t.source.body.blocks[0].args
+        if not parameters or parameters[-1].type != ERROR_SLOT:
+            raise PassFailedException(f"{describe_op(op)}: an allocation check needs the function's error slot")
+        _report_when(t, null, parameters[-1], check.value.data, lambda: [bytes], op)
     t.set(op.memref, t.pack(llvm_type(type), [pointer, *sizes], op))
 
 

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
+from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
 from revmlir.runtime.arguments import ArgumentValueError, converter, from_runtime
@@ -57,6 +58,7 @@ class Backend:
         converters = [converter(t, name, i) for i, t in enumerate(types)]
         scalar = [is_state_type(t) for t in types]
         arrays = [i for i, t in enumerate(types) if isinstance(t, MemRefType)]
+        stacks = [i for i, t in enumerate(types) if isinstance(t, StackType)]
         written = self._written[name]
 
         def run(args: Sequence[Any]) -> tuple[Any, ...]:
@@ -68,6 +70,8 @@ class Backend:
                     raise read_only_error(name, i, func.body.block.args[i].name_hint)
             if (pair := overlapping([(i, values[i]) for i in arrays], written)) is not None:
                 raise overlap_error(name, pair)
+            if len(stacks) > 1 and (pair := same_stack([(i, values[i]) for i in stacks])) is not None:
+                raise same_stack_error(name, pair)
             outputs = iter(self._execute(func, values, backward))
             return tuple(
                 from_runtime(t, next(outputs)) if is_scalar else value
@@ -108,6 +112,30 @@ def overlap_error(name: str, pair: tuple[int, int]) -> ValueError:
     return ArgumentValueError(
         "arguments {0} and {1} of {function} share memory, and {function} "
         "writes one of them; pass distinct arrays (a copy of one)",
+        name,
+        pair,
+    )
+
+
+def same_stack(stacks: Sequence[tuple[int, list[Any]]]) -> tuple[int, int] | None:
+    """The positions of the first two of ``stacks`` that are one list.  A
+    function updates each stack argument in place as a stack of its own:
+    native code copies each into a buffer and copies each back when the
+    call ends (the last copy wins, and what was pushed onto the other is
+    lost), the interpreter pushes and pops the one list through both; so
+    every backend refuses one list passed twice, as it refuses arrays that
+    share memory."""
+    first: dict[int, int] = {}
+    for i, stack in stacks:
+        if (j := first.setdefault(id(stack), i)) != i:
+            return j, i
+    return None
+
+
+def same_stack_error(name: str, pair: tuple[int, int]) -> ValueError:
+    return ArgumentValueError(
+        "arguments {0} and {1} of {function} are the same stack, and {function} "
+        "updates each in place; pass distinct stacks (a copy of one)",
         name,
         pair,
     )

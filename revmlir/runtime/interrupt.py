@@ -36,10 +36,14 @@ it, as one did the entry point alone, with one system call where the entry
 point made two to install and remove its action.  (Asking Python which
 handler is in place cost more than a whole call on some systems.)
 
-The stack budget is half the stack a thread gets (``RLIMIT_STACK``, or
-``threading.stack_size()`` when it is set and smaller), leaving the rest to
-whatever called in: a recursion deeper than that stops with
-``RECURSION_TOO_DEEP`` instead of overflowing.
+The stack budget is half the stack of the thread that calls
+(``stack_budget``), leaving the rest to whatever called in: a recursion
+deeper than that stops with ``RECURSION_TOO_DEEP`` instead of overflowing.
+Each call of a function that may recurse writes its own thread's budget
+into its run context: threads' stacks differ (``threading.stack_size``,
+a C library's threads, musl's 128 KiB default), and one budget for the
+process, taken from the first caller's stack, let a thread with a smaller
+stack overflow it.
 """
 
 from __future__ import annotations
@@ -113,12 +117,63 @@ CALL_ENTRY, CALL_ARGUMENT = CONTEXT_WORDS, CONTEXT_WORDS + 1
 point's address and its argument."""
 
 
-def _stack_budget() -> int:
+_thread = threading.local()
+
+
+def stack_budget() -> int:
+    """Half the calling thread's stack (``_thread_stack_size``), measured
+    once per thread."""
+    try:
+        return _thread.budget
+    except AttributeError:
+        budget = _thread.budget = _thread_stack_size() // 2
+        return budget
+
+
+def _thread_stack_size() -> int:
+    """The bytes of the calling thread's stack.  The main thread's grows up
+    to ``RLIMIT_STACK`` (``DEFAULT_THREAD_STACK`` when unlimited); another
+    thread's is what the C library gave it, which it says on Linux
+    (``pthread_getattr_np``) and macOS (``pthread_get_stacksize_np``).
+    Elsewhere a thread is taken to have the smaller of the main thread's
+    and ``threading.stack_size()`` where that is set."""
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
-    size = soft if soft > 0 and soft != resource.RLIM_INFINITY else DEFAULT_THREAD_STACK
-    if threads := threading.stack_size():
-        size = min(size, threads)
-    return size // 2
+    main = soft if soft > 0 and soft != resource.RLIM_INFINITY else DEFAULT_THREAD_STACK
+    if threading.current_thread() is threading.main_thread():
+        return main
+    if (own := _own_stack_size()) is not None:
+        return own
+    return min(main, threading.stack_size() or main)
+
+
+PTHREAD_ATTR_WORDS = 32
+"""256 bytes, more than any libc's ``pthread_attr_t`` (glibc: 56 on
+x86-64, 64 on AArch64)."""
+
+
+def _own_stack_size() -> int | None:
+    """The calling thread's stack size as its C library reports it, or None
+    where the library has no way to say."""
+    this = c_function("pthread_self", ctypes.c_void_p)()
+    try:
+        stack_size = c_function("pthread_get_stacksize_np", ctypes.c_size_t, ctypes.c_void_p)  # macOS
+    except KeyError:
+        pass
+    else:
+        return int(stack_size(this))
+    try:
+        get = c_function("pthread_getattr_np", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+        stack = c_function("pthread_attr_getstack", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+        destroy = c_function("pthread_attr_destroy", ctypes.c_int, ctypes.c_void_p)
+    except KeyError:
+        return None
+    attributes = (ctypes.c_int64 * PTHREAD_ATTR_WORDS)()
+    if get(this, attributes) != 0:
+        return None
+    start, size = ctypes.c_void_p(), ctypes.c_size_t()
+    found = stack(attributes, ctypes.byref(start), ctypes.byref(size)) == 0
+    destroy(attributes)
+    return size.value if found and size.value else None
 
 
 def _address(function: CFuncPtr) -> int:
@@ -136,7 +191,6 @@ class Interrupts:
 
     def __init__(self) -> None:
         self.count = ctypes.c_int64(0)
-        self.budget = _stack_budget()
         sigaction = c_function("sigaction", ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
         action = (ctypes.c_int64 * SIGACTION_WORDS)()
         found = sigaction(signal.SIGINT, None, ctypes.addressof(action)) == 0
@@ -167,10 +221,12 @@ class Interrupts:
 
     def context(self, entry: int, argument: int) -> ctypes.Array[ctypes.c_int64]:
         """The run context of one call frame, followed by what ``run``
-        calls: the entry point at ``entry`` with ``argument``."""
+        calls: the entry point at ``entry`` with ``argument``.  Its stack
+        budget is the calling thread's; a frame used in another thread
+        takes that thread's (``stack_budget``) before it runs."""
         context = (ctypes.c_int64 * (CALL_ARGUMENT + 1))()
         context[CONTEXT_COUNT] = ctypes.addressof(self.count)
-        context[CONTEXT_BUDGET] = self.budget
+        context[CONTEXT_BUDGET] = stack_budget()
         context[CALL_ENTRY], context[CALL_ARGUMENT] = entry, argument
         return context
 

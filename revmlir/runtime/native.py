@@ -64,9 +64,17 @@ from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime.arguments import ArgumentTypeError, converter, from_runtime, numpy_dtype
-from revmlir.runtime.backend import Backend, Caller, overlap_error, overlapping, read_only_error
-from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
-from revmlir.runtime.interrupt import interrupted, interrupts
+from revmlir.runtime.backend import (
+    Backend,
+    Caller,
+    overlap_error,
+    overlapping,
+    read_only_error,
+    same_stack,
+    same_stack_error,
+)
+from revmlir.runtime.guard import CONTEXT_BUDGET, GUARD_FUNCTIONS, add_guards
+from revmlir.runtime.interrupt import interrupted, interrupts, stack_budget
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
     IN_PYTHON,
@@ -545,11 +553,14 @@ class _NativeCall:
                     overlap = extents.pair(-2 - left) if extents and left < 0 else None
                 if overlap is not None:
                     raise overlap_error(self.name, overlap)
+                if len(self.stacks) > 1 and (pair := same_stack([(i, args[i]) for i in self.stacks])) is not None:
+                    raise same_stack_error(self.name, pair)
                 for i in self.stacks:
                     storage[i].load()
                 error[0] = 0
                 error[JUMP_WORD] = frame.context_address
-                if self.polls:
+                if self.polls:  # a recursion's stack is the calling thread's
+                    frame.context[CONTEXT_BUDGET] = stack_budget()
                     self.run(frame.context_address)
                 else:
                     self.direct(frame.address)

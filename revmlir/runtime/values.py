@@ -14,6 +14,7 @@ stacks are lists.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,21 @@ def wrap_int(value: int, width: int) -> int:
 
 def to_unsigned(value: int, width: int) -> int:
     return int(value) & ((1 << width) - 1)
+
+
+def saturated(value: float, low: int, high: int) -> int:
+    """``value`` toward zero as an integer of ``[low, high]``, as LLVM's
+    ``llvm.fptosi.sat`` and ``llvm.fptoui.sat`` convert a float, which
+    native code and GPU kernels run: NaN gives 0, a value beyond the range
+    (an infinity too) its nearest end.  Python's ``int`` raises for NaN and
+    the infinities, and a wrap of its result would be a third answer."""
+    if math.isnan(value):
+        return 0
+    if value >= high:
+        return high
+    if value <= low:
+        return low
+    return int(value)
 
 
 def wrap_to(type: IntegerType, value: int) -> int:

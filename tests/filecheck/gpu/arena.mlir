@@ -10,7 +10,8 @@
 // free, and at the start of every iteration. No device heap: no malloc, no
 // free.
 
-// STD:       rev.checks = [{{.*}}"ExecutionError|memref.alloc|{{.*}}arena.mlir:{{[0-9]+}}:5|scratch|i64,i64|needs {0} bytes of per-thread arena, has {1}
+// The check names the op the program wrote, as the array's other checks do.
+// STD:       rev.checks = [{{.*}}"ExecutionError|anc.array_alloc|{{.*}}arena.mlir:{{[0-9]+}}:5|scratch|i64,i64|needs {0} bytes of per-thread arena, has {1}
 // STD:       func.func @scratch(%y: memref<?xf64>, %n: index, %err: memref<8xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
 // STD:       "gpu.func"() <{function_type = (memref<?xf64>, index, memref<8xi64>, i64, i64) -> (), kernel}>
 // STD-NEXT:  ^bb0(%y: memref<?xf64>, %n: index, %err: memref<8xi64>, %arena: i64, %arena_bytes: i64):

@@ -5,7 +5,9 @@
 // 2^40 bytes, counted in f64), then lives in the function's frame
 // (memref.alloca, released when the function returns) when it turns out to
 // take at most 4 KiB, else on the heap (memref.alloc, and a dealloc at its
-// free); one a loop allocates always goes to the heap.  It is zeroed element
+// free; named the anc.array_alloc it is for, which a check added after the
+// lowering, native code's allocation check, names); one a loop allocates
+// always goes to the heap.  It is zeroed element
 // by element; a checked free tests every element against zero and reports
 // the first one that is not, with its indices.
 
@@ -18,7 +20,7 @@
 // CHECK:         %[[LIMIT:.*]] = arith.constant 5.120000e+02 : f64
 // CHECK-NEXT:    %[[HEAP:.*]] = arith.cmpf ogt, %[[ELEMENTS]], %[[LIMIT]] : f64
 // CHECK-NEXT:    %a = scf.if %[[HEAP]] -> (memref<?xf64>) {
-// CHECK-NEXT:      %{{.*}} = memref.alloc(%n) : memref<?xf64>
+// CHECK-NEXT:      %{{.*}} = memref.alloc(%n) {rev.source_op = "anc.array_alloc"} : memref<?xf64>
 // CHECK:         } else {
 // CHECK-NEXT:      %{{.*}} = memref.alloca(%n) : memref<?xf64>
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
@@ -43,7 +45,7 @@ rev.func @frame(%y: f64, %n: index) {
 
 // CHECK-LABEL: func.func @heap(%y: f64, %n: index, %err: memref<6xi64>) -> (f64, index) {
 // CHECK:         scf.for %i = %c0 to %n step %c1 {
-// CHECK:           %a = memref.alloc(%n) : memref<?x3xi64>
+// CHECK:           %a = memref.alloc(%n) {rev.source_op = "anc.array_alloc"} : memref<?x3xi64>
 // CHECK:           memref.store
 // Unchecked: released without looking at it.
 // CHECK-NOT:       memref.load
