@@ -709,10 +709,10 @@ def test_a_launch_refuses_numpy_arrays_that_share_memory(fake: Any) -> None:
         with pytest.raises(ValueError, match="arguments 'y' and 'x' of gather share memory") as cpu:
             gather(y, x, idx)
         fake.calls.clear()
-        with pytest.raises(ValueError, match=r"arguments #0 and #1 of @gather share memory") as gpu:
+        with pytest.raises(ValueError, match="arguments 'y' and 'x' of gather share memory") as gpu:
             k(y, x, idx)
         assert fake.calls == []
-        assert str(gpu.value) == str(cpu.value).replace("'y'", "#0").replace("'x'", "#1").replace(" gather", " @gather")
+        assert str(gpu.value) == str(cpu.value)
     device_y, _, _ = gather_arrays()
     fake.calls.clear()
     k(np.zeros(4), np.ones(3), idx)
