@@ -23,7 +23,7 @@ from xdsl.ir import Attribute
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
 from revmlir.frontend.base.source import Source
-from revmlir.frontend.base.specialization import Specialization, bound_by_position, compile_natively
+from revmlir.frontend.base.specialization import Specialization, bound_by_position, compile_natively, room_to_nest
 from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
 from revmlir.kept_answers import ir_unchanged
@@ -78,14 +78,14 @@ def derived_backend(
     one is uncalled (``NativeModule.holding``)."""
     derived = _derived.setdefault(spec, {})
     if (cached := derived.get(what)) is None:
-        with collector_paused():
+        name = spec.function.__name__
+        with collector_paused(), room_to_nest(spec.function, f"the {what} of {name}"):
             module = spec.module.clone()
             generate(module, [spec.name])
             with ir_unchanged():
                 module.verify()
             backend: Backend = RevInterpreter(module)
             if spec.native is not None:
-                name = spec.function.__name__
                 compiled = compile_natively(
                     spec.function, f"the {what} of {name}", partial(NativeModule.compile, module)
                 )
