@@ -267,8 +267,8 @@ def bound_by_position(
 ) -> tuple[Any, ...]:
     """The arguments of a call by position, those given by name put in
     their parameter's place, as Python binds a call of the function: a
-    compiled function, its inverse, adjoint and kernel, and its JAX and
-    PyTorch bindings take them so.  A name with no parameter, one given
+    compiled function, its inverse and kernel, and its JAX and PyTorch
+    bindings take them so (an adjoint takes none: ``AdjointFunction.bound``).  A name with no parameter, one given
     twice, or one after a parameter left out is a ``TypeError`` that
     ``who`` (``f()``) says, with the parameters."""
     if not keywords:
