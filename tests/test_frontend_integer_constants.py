@@ -425,10 +425,10 @@ def test_the_derived_functions_of_a_long_sum_compile(tmp_path, form):
 
 
 def test_a_derived_function_too_deep_for_python_is_a_located_error(tmp_path, monkeypatch):
-    # no room: 600 terms compile forward within Python's own limit, not their adjoint
+    # no room: 500 terms compile forward within Python's own limit, not their adjoint
     monkeypatch.setattr(revmlir.interpreter.recursion, "MAX_CALL_DEPTH", 0)
-    module = _module(tmp_path, f"@rv.reversible\ndef f(y, x):\n    y += {_sum(600)}\n")
-    assert module.f(0.0, 1.0) == (600.0, 1.0)
+    module = _module(tmp_path, f"@rv.reversible\ndef f(y, x):\n    y += {_sum(500)}\n")
+    assert module.f(0.0, 1.0) == (500.0, 1.0)
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         rv.adjoint(module.f)(0.0, 1.0, 1.0, 0.0)
     assert str(info.value).startswith(f"{module.__file__}:5:1: the adjoint of f: expression nested too deeply")
