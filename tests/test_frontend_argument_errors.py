@@ -703,7 +703,37 @@ def test_arguments_may_be_given_by_name(backend):
     assert f(x=2.0, y=1.0) == f(1.0, 2.0) == (5.0, 2.0)
     assert (~f)(5.0, x=2.0) == (1.0, 2.0)
     assert rv.ordinary(square.pyfunc, backend=backend)(x=3.0) == 9.0
-    assert rv.adjoint(f)(1.0, 2.0, 1.0, 0.0) == rv.adjoint(f)(*(1.0, 2.0), *(1.0, 0.0))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: rv.adjoint(accumulate_square)(y=1.0, x=2.0),
+        lambda: rv.adjoint(accumulate_square)(1.0, 0.0, y=1.0, x=2.0),
+        lambda: rv.cuda.kernel(rv.adjoint(accumulate_square))(np.zeros(2), x=np.ones(2)),
+    ],
+    ids=["names-only", "gradients-first", "kernel"],
+)
+def test_an_adjoint_takes_its_arguments_by_position(call):
+    """Its gradients, which have no names, come after the arguments, and
+    Python puts nothing by position after a keyword: a keyword could only
+    be misplaced."""
+    with pytest.raises(
+        TypeError, match=r"takes its arguments by position, got '.' by name: accumulate_square's \(y, x\)"
+    ):
+        call()
+    assert rv.adjoint(accumulate_square)(1.0, 2.0, 1.0, 0.0) == (-3.0, 2.0, 1.0, 4.0)
+
+
+@rv.reversible
+def add_into_stream(stream, x):
+    for i in range(len(x)):
+        stream[i] += x[i]
+
+
+def test_a_kernel_refuses_a_parameter_named_like_a_launch_option():
+    with pytest.raises(TypeError, match=r"parameter 'stream' has the name of a launch option .*rename the parameter"):
+        rv.cuda.kernel(add_into_stream)
 
 
 @pytest.mark.parametrize(

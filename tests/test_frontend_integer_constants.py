@@ -1,12 +1,15 @@
 """Integer expressions of constants mean what Python computes (decision 144):
 folded at compile time, unbounded, and an error at their location where the
-result does not fit the int64 they become; beside a float they are that
-float.  Numeric globals are read once per function.  Long expressions
-compile, and one too deep for Python is a located error."""
+result does not fit the integer they become (a uint64's bits only in modular
+arithmetic); beside a float they are that float.  Numeric globals and
+attributes are read once per function.  Long expressions compile, and
+derive, and one too deep for Python is a located error."""
 
 import importlib.util
+import math
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -37,7 +40,7 @@ def scaled_by_a_huge_literal(y, x):
 
 @rv.reversible
 def plus_two_to_the_63(y):
-    y += 9223372036854775808  # E:2**63
+    y += 9223372036854775808
 
 
 @rv.reversible
@@ -56,8 +59,58 @@ def test_an_int_literal_beyond_int64_is_a_located_error():
     LINES.located(error, "# E:huge-literal", "the integer 100000000000000000000 does not fit int64")
 
 
-def test_two_to_the_63_does_not_wrap_to_a_negative_int():
-    LINES.located(refused(plus_two_to_the_63, 0), "# E:2**63", "the integer 9223372036854775808 does not fit int64")
+@rv.ordinary
+def murmur_finaliser(k):
+    return (k ^ (k >> 33)) * 0xFF51AFD7ED558CCD & 0xFFFF_FFFF_FFFF_FFFF
+
+
+@rv.ordinary
+def two_to_the_63_alone():
+    top = 1 << 63  # E:2**63
+    return top
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_uint64_constant_is_its_bits_in_modular_arithmetic(backend):
+    expected = ((5 ^ (5 >> 33)) * 0xFF51AFD7ED558CCD) % 2**64 - 2**64  # the uint64 result's bits, as an int64
+    assert rv.ordinary(murmur_finaliser.pyfunc, backend=backend)(5) == expected
+    assert rv.reversible(plus_two_to_the_63.pyfunc, backend=backend)(5) == 5 - 2**63
+
+
+def test_a_uint64_constant_elsewhere_is_refused_with_its_int64_spelling():
+    error = refused(two_to_the_63_alone)
+    LINES.located(error, "# E:2**63", "the integer 9223372036854775808 does not fit int64")
+    assert "write 9223372036854775808 - 2**64" in str(error)
+
+
+@rv.reversible
+def add_to_int32(k):
+    for i in range(len(k)):
+        k[i] += 2**40 + 7  # E:int32-update
+
+
+@rv.ordinary
+def store_int32(k):
+    k[0] = 2**40 + 7  # E:int32-store
+
+
+@pytest.mark.parametrize(
+    ("function", "marker"),
+    [(add_to_int32, "# E:int32-update"), (store_int32, "# E:int32-store")],
+    ids=["update", "store"],
+)
+def test_a_folded_int_that_does_not_fit_a_narrower_int_is_located(function, marker):
+    error = refused(function, np.zeros(2, np.int32))
+    LINES.located(error, marker, "does not fit int32")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int32_beside_a_folded_int_computes_as_int64(backend):
+    @rv.ordinary(backend=backend)
+    def scaled(k):
+        return k[0] * 3_000_000_000 + (k[1] & 0xFFFF_FFFF)
+
+    assert scaled(np.array([2, -1], np.int32)) == 6_000_000_000 + 0xFFFF_FFFF
 
 
 def test_the_smallest_int64_is_a_literal():
@@ -231,12 +284,84 @@ def times_k(y, x):
 
 
 def test_a_numeric_global_is_read_once_for_every_specialisation(monkeypatch):
-    assert times_k(1.0, 2.0) == (5.0, 2.0)
+    assert times_k(1.0, 2) == (5.0, 2)  # K read by the (f64, int64) specialisation
     monkeypatch.setattr(sys.modules[__name__], "K", 3.0)
+    assert rv.gradient(times_k, (1.0, 2.0)) == (1.0, 2.0)  # a new one, for floats: ∂y/∂x is K as first read
     assert times_k(1.0, 2.0) == (5.0, 2.0)
-    assert times_k(1.0, 2) == (5.0, 2)  # a new specialisation: K as first read
     assert times_k(np.float32(1.0), np.float32(2.0)) == (5.0, 2.0)
-    assert rv.gradient(times_k, (1.0, 2.0)) == (1.0, 2.0)  # ∂y/∂x is K as first read
+
+
+CONFIG = SimpleNamespace(K=2, N=np.int64(5))
+
+
+@rv.ordinary
+def times_config(x):
+    return x * CONFIG.K + CONFIG.N
+
+
+def test_a_numeric_attribute_is_read_once_and_numpy_integers_fold(monkeypatch):
+    assert times_config(1.0) == 7.0
+    monkeypatch.setattr(CONFIG, "K", 3)
+    assert times_config(1) == 7  # a new specialisation: CONFIG.K as first read
+    assert type(times_config(1)) is int  # np.int64(5) folded as an int
+
+
+STEP = -2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_folded_range_step_is_a_constant_step(backend):
+    @rv.reversible(backend=backend)
+    def down(x):
+        for i in range(4, -1, STEP):
+            x[i] += 1.0 * i
+        for i in range(3, -1, 0 - 2):
+            x[i] += 10.0 * i
+
+    @rv.ordinary(backend=backend)
+    def every_other(x):
+        for i in range(0, 5, -STEP):
+            x[i] = 1.0
+
+    assert down(np.zeros(5)).tolist() == [0.0, 10.0, 2.0, 30.0, 4.0]
+    x = np.zeros(5)
+    every_other(x)
+    assert x.tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+
+
+@rv.ordinary
+def last_by_a_folded_index(x):
+    return x[0 - 1]  # E:negative-index
+
+
+def test_a_folded_negative_index_is_refused():
+    LINES.located(refused(last_by_a_folded_index, np.zeros(2)), "# E:negative-index", "negative index -1")
+
+
+# -- folded ints in float contexts ------------------------------------------------------
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_folded_int_meeting_a_float_is_that_float(backend):
+    @rv.ordinary(backend=backend)
+    def floats(x, c, out):
+        out[0] = 10**20
+        return math.sqrt(10**20) + x, min(x, 10**20), math.atan2(10**20, x), x if c > 0 else 10**20
+
+    out = np.zeros(1)
+    assert floats(2.0, 0, out) == (1e10 + 2.0, 2.0, math.atan2(1e20, 2.0), 1e20)
+    assert out[0] == 1e20
+
+
+@rv.ordinary
+def through_a_bool(x):
+    return 2**70 + True + x  # E:bool
+
+
+def test_a_folded_int_in_no_float_context_says_how_to_write_the_float():
+    error = refused(through_a_bool, 1.0)
+    LINES.located(error, "# E:bool", "the integer 1180591620717411303424 does not fit int64")
+    assert "for a float write float(2 ** 70)" in str(error)
 
 
 # -- expressions nested deeply ------------------------------------------------------------
@@ -275,6 +400,38 @@ def test_a_sum_of_5000_terms_compiles(tmp_path, kind):
     assert sys.getrecursionlimit() < 40_000
     result = module.f(0.0, 1.5) if kind == "reversible" else module.f(1.5)
     assert result == ((7500.0, 1.5) if kind == "reversible" else 7500.0)
+
+
+@pytest.mark.parametrize("form", ["inverse", "adjoint", "tangent", "gradient"])
+def test_the_derived_functions_of_a_long_sum_compile(tmp_path, form):
+    # 2000 terms, past the 330 to 600 at which each derivation met Python's
+    # default limit; 5000 take up to 7 s each.
+    code = f"@rv.reversible\ndef f(y, x):\n    y += {_sum(2000)}\n\n@rv.ordinary\ndef g(x):\n    return {_sum(2000)}\n"
+    module = _module(tmp_path, code, recursion=40_000)
+    derived = {
+        "inverse": lambda: (~module.f)(3000.0, 1.5),
+        "adjoint": lambda: rv.adjoint(module.f)(0.0, 1.5, 1.0, 0.0),
+        "tangent": lambda: rv.jvp(module.f, (0.0, 1.5), (0.0, 1.0)),
+        "gradient": lambda: rv.gradient(module.g, (1.5,)),
+    }
+    expected = {
+        "inverse": (0.0, 1.5),
+        "adjoint": (-3000.0, 1.5, 1.0, 2000.0),
+        "tangent": ((3000.0, 1.5), (2000.0, 1.0)),
+        "gradient": (2000.0,),
+    }
+    assert derived[form]() == expected[form]
+    assert sys.getrecursionlimit() < 40_000
+
+
+def test_a_derived_function_too_deep_for_python_is_a_located_error(tmp_path, monkeypatch):
+    # no room: 500 terms compile forward within Python's own limit, not their adjoint
+    monkeypatch.setattr(revmlir.interpreter.recursion, "MAX_CALL_DEPTH", 0)
+    module = _module(tmp_path, f"@rv.reversible\ndef f(y, x):\n    y += {_sum(500)}\n")
+    assert module.f(0.0, 1.0) == (500.0, 1.0)
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.adjoint(module.f)(0.0, 1.0, 1.0, 0.0)
+    assert str(info.value).startswith(f"{module.__file__}:5:1: the adjoint of f: expression nested too deeply")
 
 
 def test_an_expression_too_deep_for_python_is_a_located_error(tmp_path, monkeypatch):

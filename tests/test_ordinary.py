@@ -750,7 +750,7 @@ def test_range_with_a_variable_step():
         at_call(f, np.ones(3), 2),
         "# E:step",
         "range() needs a constant step other than 0",
-        "write the step as a literal, e.g. range(a, b, 2)",
+        "write the step as an integer of constants (literals, numeric globals), e.g. range(a, b, 2)",
         "k)",
     )
 

@@ -108,7 +108,7 @@ def test_snapshots_must_be_a_positive_literal():
             u[0] = u[0] * 0.5
         return u[0]
 
-    with pytest.raises(rv.ReversibleSyntaxError, match="positive integer literal"):
+    with pytest.raises(rv.ReversibleSyntaxError, match="positive integer constant"):
         rv.ordinary(bad)(np.ones(2), 3)
 
 

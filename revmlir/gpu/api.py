@@ -65,6 +65,10 @@ __all__ = [
 
 Target = ReversibleFunction | InverseFunction | AdjointFunction
 
+LAUNCH_OPTIONS = ("stream", "arena")
+"""The keywords of a launch (``Kernel.__call__``), which a function's
+parameter may not be named: by name it would be given to one or the other."""
+
 
 @dataclass(frozen=True)
 class CompiledKernel:
@@ -98,6 +102,11 @@ class Kernel:
         check_architecture(arch)  # a mistyped GPU, where it is named rather than at the first compile
         check_max_registers(max_registers)
         self.function = function
+        if clash := [p for p in LAUNCH_OPTIONS if p in self.parameters]:
+            raise TypeError(
+                f"rv.cuda.kernel({self.__name__}): its parameter '{clash[0]}' has the name of a launch "
+                f"option ({', '.join(LAUNCH_OPTIONS)}=), which a keyword would give: rename the parameter"
+            )
         self.arch = arch
         self.max_registers = max_registers
         self._compiled: dict[tuple[Specialization, str], CompiledKernel] = {}
@@ -122,7 +131,11 @@ class Kernel:
         written) before the device is asked for, so that a mistake in them
         is reported as such on any machine, one without a GPU too, and
         names them as a call of the function on the CPU does."""
-        args = bound_by_position(f"{self.__name__}()", self.parameters, args, keywords)
+        who = f"{self.__name__}()"
+        if isinstance(self.function, AdjointFunction):
+            args = self.function.bound(who, args, keywords)
+        else:
+            args = bound_by_position(who, self.parameters, args, keywords)
         if arena is not None:
             runtime.check_arena(arena)
         handle = runtime.stream_handle(stream)

@@ -11,7 +11,7 @@ for their reversible form.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeGuard
@@ -23,7 +23,7 @@ from xdsl.ir import Attribute
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
 from revmlir.frontend.base.source import Source
-from revmlir.frontend.base.specialization import Specialization, bound_by_position, compile_natively
+from revmlir.frontend.base.specialization import Specialization, compile_natively, room_to_nest
 from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
 from revmlir.kept_answers import ir_unchanged
@@ -78,14 +78,14 @@ def derived_backend(
     one is uncalled (``NativeModule.holding``)."""
     derived = _derived.setdefault(spec, {})
     if (cached := derived.get(what)) is None:
-        with collector_paused():
+        name = spec.function.__name__
+        with collector_paused(), room_to_nest(spec.function, f"the {what} of {name}"):
             module = spec.module.clone()
             generate(module, [spec.name])
             with ir_unchanged():
                 module.verify()
             backend: Backend = RevInterpreter(module)
             if spec.native is not None:
-                name = spec.function.__name__
                 compiled = compile_natively(
                     spec.function, f"the {what} of {name}", partial(NativeModule.compile, module)
                 )
@@ -208,7 +208,7 @@ class AdjointFunction:
     lanes: int = 1
 
     def __call__(self, *args: Any, **keywords: Any) -> Any:
-        args = bound_by_position(f"rv.adjoint({self.function.__name__})()", self.function.parameters, args, keywords)
+        args = self.bound(f"rv.adjoint({self.function.__name__})()", args, keywords)
         count = len(self.function.parameters)
         spec = self.function.specialization_for(*args[:count])
         if len(args) != count + self.lanes * len(spec.carrying):
@@ -220,6 +220,18 @@ class AdjointFunction:
         _, backend = adjoint_backend(spec, self.lanes)
         results = backend.call(adjoint_name(spec.name, self.lanes), *args)
         return results[0] if len(results) == 1 else results
+
+    def bound(self, who: str, args: tuple[Any, ...], keywords: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The arguments of a call (``who``) of the adjoint or its kernel,
+        all by position: its gradients, which have no names, come after
+        ``f``'s arguments, and Python takes no argument by position after
+        one by name, so a keyword could only be misplaced."""
+        if keywords:
+            raise TypeError(
+                f"{who} takes its arguments by position, got '{next(iter(keywords))}' by name: "
+                f"{self.function.__name__}'s ({', '.join(self.function.parameters)}), then the gradients"
+            )
+        return args
 
 
 def adjoint(function: Reversible, lanes: int = 1) -> AdjointFunction:

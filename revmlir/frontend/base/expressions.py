@@ -4,10 +4,11 @@ Expressions read current versions of variables, array elements, ``.real`` and
 ``.imag``, constants from the function's globals, ``math``/``cmath``/``numpy``
 functions and pure helper functions (inlined from their source).
 
-An integer expression of constants only (literals, numeric globals) is
-folded as Python computes it, unbounded, and becomes a constant where it
-meets a type: a float beside a float, else an ``int64`` that must hold it
-(docs/design.md, decision 144).
+An integer expression of constants only (literals, numeric globals and
+attributes) is folded as Python computes it, unbounded, and becomes a
+constant where it meets a type: a float beside a float, else an integer of
+the type it meets (``int64`` alone) that must hold it, a uint64's bits
+beside an ``int64`` in modular arithmetic (docs/design.md, decision 144).
 """
 
 from __future__ import annotations
@@ -143,6 +144,15 @@ MAX_FOLDED_BITS = 4096
 beyond any ``int64``, and small enough that ``2 ** 10 ** 9`` is refused at
 once instead of computed."""
 
+_MODULAR = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor)
+"""The operators whose bits two's complement computes alike for signed and
+unsigned operands: beside a ``w``-bit integer, a constant below ``2**w``
+gives its bits (``_constant``)."""
+
+_OF_INTS = frozenset({"abs", "floor", "ceil", "conj"})
+"""The unary functions whose result is an ``int`` for an ``int``: the others
+are float functions, whose folded argument is a float."""
+
 _SYMBOLS: dict[type, str] = {
     ast.BitAnd: "&",
     ast.BitOr: "|",
@@ -195,6 +205,11 @@ class Context:
                 return UNRESOLVED
             return self.namespace(node.id)
         if isinstance(node, ast.Attribute):
+            if (path := _dotted(node)) is not None:  # cfg.K: read once, as a name is
+                head = path.partition(".")[0]
+                if self.lookup_binding(head) is not None or self.fn.has(head):
+                    return UNRESOLVED
+                return self.namespace(path)
             base = self.resolve(node.value)
             if base is UNRESOLVED:
                 return UNRESOLVED
@@ -227,12 +242,13 @@ class ExpressionCompiler:
     def fn(self) -> ExpressionBuilder:
         return self.ctx.fn
 
-    def compile(self, node: ast.expr, like: Attribute | None = None) -> Value:
+    def compile(self, node: ast.expr, like: Attribute | None = None, *, bits: bool = False) -> Value:
         """The value of ``node``, which updates or becomes a value of type
         ``like`` where that is known: an integer of constants beside a
-        float is that float (``_constant``)."""
+        float is that float, beside an integer one of its type
+        (``_constant``; ``bits`` for a modular update)."""
         try:
-            return self._compile(node, like)
+            return self._constant(node, self._evaluate(node), like, bits=bits)
         except BuildError as error:
             raise self.ctx.error(node, error.message) from None
         except RecursionError:
@@ -242,23 +258,71 @@ class ExpressionCompiler:
         """The value of ``node``; a folded one a constant (``_constant``)."""
         return self._constant(node, self._evaluate(node), like)
 
-    def _constant(self, node: ast.expr, value: Value | Folded, like: Attribute | None) -> Value:
+    def _constant(self, node: ast.expr, value: Value | Folded, like: Attribute | None, *, bits: bool = False) -> Value:
         """``value`` of ``node`` as an IR value: a folded ``int`` beyond
         ``int64`` meeting a float or complex ``like`` converts to a float,
         as Python converts an int meeting a float; any other folded ``int``
-        is a (weak) ``int64`` constant, which must hold it, and a folded
-        ``float`` a weak ``f64`` one."""
+        is a (weak) integer constant, which must fit the integer ``like``
+        (``int64`` where ``like`` is no integer), and a folded ``float`` a
+        weak ``f64`` one.  Where ``bits`` (an operand of ``+ - * & | ^``,
+        or a ``+= -= ^=``, whose bits two's complement computes alike) an
+        int in ``[2**(w-1), 2**w)`` meeting a ``w``-bit integer is the
+        integer with its bits: a uint64 constant held in an ``int64``, as
+        C and numpy convert it (decision 144)."""
         if isinstance(value, Value):
             return value
-        fn = self.ctx.fn
-        try:
-            if isinstance(value, int) and _is_float_or_complex(like) and not _fits_int64(value):
-                return fn.const(float(value), None, self.ctx.loc(node))
-            return fn.const(value, None, self.ctx.loc(node))
-        except OverflowError:
-            raise self.ctx.error(node, f"the integer {_spelled(value)} does not fit a float") from None
-        except BuildError as error:
-            raise self.ctx.error(node, error.message) from None
+        fn, loc = self.ctx.fn, self.ctx.loc(node)
+        if isinstance(value, int) and _is_float_or_complex(like) and not _fits_int64(value):
+            try:
+                return fn.const(float(value), None, loc)
+            except OverflowError:
+                raise self.ctx.error(node, f"the integer {_spelled(value)} does not fit a float") from None
+        if isinstance(value, int):
+            target = like if like is not None and _is_int(like) else i64
+            bits = bits and target is like
+            self._check_fits(node, value, target, bits)
+            if bits and value >= 2 ** (_width(target) - 1):
+                value -= 2 ** _width(target)
+        return fn.const(value, None, loc)
+
+    def _check_fits(self, node: ast.expr, value: int, type: Attribute, bits: bool) -> None:
+        """Refuse a folded ``value`` that ``type`` (an integer) cannot
+        hold, unless ``bits`` takes its unsigned bits, with the way to
+        write what Python meant: ``float(…)``, or ``N - 2**w`` for the
+        bits of an unsigned constant."""
+        width = _width(type)
+        low, high = -(2 ** (width - 1)), 2 ** (width - (0 if bits else 1))
+        if low <= value < high:
+            return
+        spelled, name = _spelled(value), self.fn.spell(type)
+        if 2 ** (width - 1) <= value < 2**width:
+            hint = f"for the bits of a uint{width} constant write {spelled} - 2**{width}"
+        else:
+            hint = f"Python's ints are unbounded; for a float write float({ast.unparse(node)})"
+        raise self.ctx.error(node, f"the integer {spelled} does not fit {name}", hint)
+
+    def folded_int(self, node: ast.expr) -> int | None:
+        """The ``int`` of ``node`` where it is an integer expression of
+        constants only (a ``range()`` step, an index), else None; nothing
+        is compiled for an expression that is not one."""
+        if not self._of_constants(node):
+            return None
+        value = self._evaluate(node)
+        return value if _is_folded_int(value) else None
+
+    def _of_constants(self, node: ast.expr) -> bool:
+        """Whether ``node`` folds: ints, names and attributes bound to one,
+        and the operators of ints."""
+        match node:
+            case ast.Constant(value=value):
+                return _is_folded_int(value)
+            case ast.Name() | ast.Attribute():
+                return _is_folded_int(_python_number(self.ctx.resolve(node)))
+            case ast.BinOp(left=left, right=right):
+                return self._of_constants(left) and self._of_constants(right)
+            case ast.UnaryOp(op=ast.USub() | ast.UAdd() | ast.Invert(), operand=operand):
+                return self._of_constants(operand)
+        return False
 
     def _evaluate(self, node: ast.expr) -> Value | Folded:
         """The value of ``node``: compiled, or folded where it is an
@@ -298,7 +362,10 @@ class ExpressionCompiler:
             case ast.Compare(left=left, ops=ops, comparators=comparators):
                 return self._compare(node, left, ops, comparators)
             case ast.IfExp(test=test, body=body, orelse=orelse):
-                return fn.select(self._boolean(test), self._compile(body), self._compile(orelse), loc)
+                condition = self._boolean(test)
+                return fn.select(
+                    condition, *self._pair(body, self._evaluate(body), orelse, self._evaluate(orelse)), loc
+                )
             case ast.Subscript():
                 return self._subscript(node)
             case ast.Attribute(value=value, attr=attr):
@@ -324,15 +391,30 @@ class ExpressionCompiler:
             return bound
         if fn.has(name):
             return fn.get(name, ctx.loc(node))
-        value = ctx.namespace(name)
-        if isinstance(value, bool | int | float | complex | np.number) and not isinstance(value, _Unresolved):
-            number = value.item() if isinstance(value, np.number) else value
-            return number if _is_folded_int(number) else fn.const(number, None, ctx.loc(node))
+        if (number := self._number(node, ctx.namespace(name))) is not None:
+            return number
         raise ctx.error(
             node,
             f"unknown variable '{name}'",
             f"variables are {ctx.variables}; globals must be numbers",
         )
+
+    def _number(self, node: ast.expr, value: object) -> Value | Folded | None:
+        """A global's (or an attribute's) number as an expression, None for
+        anything else: an ``int`` folds, numpy's numbers are Python's."""
+        number = _python_number(value)
+        if number is None or _is_folded_int(number):
+            return number
+        return self.ctx.fn.const(number, None, self.ctx.loc(node))
+
+    def _pair(
+        self, left_node: ast.expr, left: Value | Folded, right_node: ast.expr, right: Value | Folded, bits: bool = False
+    ) -> tuple[Value, Value]:
+        """Two operands as IR values, a folded one typed by the other
+        (``_constant``): those of an operator, a comparison, ``min``/
+        ``max``/``math.pow`` and the two branches of ``a if c else b``."""
+        a = self._constant(left_node, left, _met(_type_of(right)), bits=bits)
+        return a, self._constant(right_node, right, _met(a.type), bits=bits)
 
     def _binop(self, node: ast.BinOp, op: ast.operator, left: Value | Folded, right: Value | Folded) -> Value | Folded:
         if isinstance(left, int) and isinstance(right, int):
@@ -343,8 +425,7 @@ class ExpressionCompiler:
                 f"'{ast.unparse(node)}': an int to a negative power is a float",
                 f"raise a float: float({ast.unparse(node.left)}) ** {ast.unparse(node.right)}",
             )
-        a = self._constant(node.left, left, _type_of(right))
-        b = self._constant(node.right, right, a.type)
+        a, b = self._pair(node.left, left, node.right, right, isinstance(op, _MODULAR))
         fn, loc = self.fn, self.ctx.loc(node)
         both_int = _is_int(a.type) and _is_int(b.type)
         symbol = _SYMBOLS.get(type(op))
@@ -446,8 +527,7 @@ class ExpressionCompiler:
             if kind is None:
                 raise self.ctx.error(node, f"'{ast.unparse(node)}': only <, <=, >, >=, ==, != compare values")
             rhs = self._evaluate(right)
-            a = self._constant(lhs_node, lhs, _type_of(rhs))
-            test = fn.compare(kind, a, self._constant(right, rhs, a.type), loc)
+            test = fn.compare(kind, *self._pair(lhs_node, lhs, right, rhs), loc)
             result = test if result is None else fn.logical("and", result, test, loc)
             lhs, lhs_node = rhs, right
         assert result is not None
@@ -505,11 +585,8 @@ class ExpressionCompiler:
 
     def _attribute(self, node: ast.Attribute, value: ast.expr, attr: str) -> Value | Folded:
         ctx, fn = self.ctx, self.ctx.fn
-        resolved = ctx.resolve(node)
-        if _is_folded_int(resolved):
-            return resolved
-        if isinstance(resolved, float | complex):
-            return fn.const(resolved, None, ctx.loc(node))
+        if (number := self._number(node, ctx.resolve(node))) is not None:
+            return number
         if attr in ("real", "imag"):
             if isinstance(value, ast.Name) and (kept := fn.kept_part(value.id, attr)) is not None:
                 return kept
@@ -527,9 +604,11 @@ class ExpressionCompiler:
         callee = ctx.resolve(node.func)
         args = node.args
         if callee in UNARY_FUNCTIONS and len(args) == 1:
-            return self._unary_function(node, UNARY_FUNCTIONS[callee], self._compile(args[0]))
+            kind = UNARY_FUNCTIONS[callee]
+            return self._unary_function(node, kind, self._compile(args[0], None if kind in _OF_INTS else f64))
         if callee in BINARY_FUNCTIONS and len(args) == 2:
-            return fn.binary(BINARY_FUNCTIONS[callee], self._compile(args[0]), self._compile(args[1]), loc)
+            a, b = self._pair(args[0], self._evaluate(args[0]), args[1], self._evaluate(args[1]))
+            return fn.binary(BINARY_FUNCTIONS[callee], a, b, loc)
         if callee in (math.hypot, np.hypot) and len(args) == 2:
             a, b = self._compile(args[0]), self._compile(args[1])
             return fn.unary(
@@ -636,7 +715,7 @@ class ExpressionCompiler:
             raise ctx.error(node, f"{name}() takes {len(inputs)} argument(s), got {len(node.args)}")
         args: list[SSAValue] = []
         for i, (arg, type) in enumerate(zip(node.args, inputs)):
-            value = self._compile(arg)
+            value = self._compile(arg, type)
             if value.type != type and not (_is_int(value.type) and is_scalar_type(type) and not _is_int(type)):
                 error = ctx.error(
                     arg,
@@ -724,13 +803,14 @@ class ExpressionCompiler:
 
 
 _NUMBERS_READ: WeakKeyDictionary[Callable[..., Any], dict[str, Any]] = WeakKeyDictionary()
-"""Per Python function compiled (or inlined), the numbers its names were
-bound to when a compile first read them."""
+"""Per Python function compiled (or inlined), the numbers its names and
+dotted paths were bound to when a compile first read them."""
 
 
 def namespace_of(function: Any) -> Callable[[str], Any]:
-    """Name lookup as inside ``function``: closure, globals, builtins.  A
-    name bound to a number is read once per function, at the first compile
+    """Name lookup as inside ``function``: closure, globals, builtins, of a
+    name or a dotted path (``cfg.K``).  A name or path bound to a number is
+    read once per function, at the first compile
     that reads it, and keeps that value for every later compile: each
     specialisation (and derivative) of a function computes with the same
     constants, whatever argument types come first (docs/design.md,
@@ -739,16 +819,16 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
     scopes = (closure.nonlocals, function.__globals__, vars(builtins))
     read = _NUMBERS_READ.setdefault(function, {})
 
-    def lookup(name: str) -> Any:
-        if name in read:
-            return read[name]
-        for scope in scopes:
-            if name in scope:
-                value = scope[name]
-                if isinstance(value, bool | int | float | complex | np.number):
-                    read[name] = value
-                return value
-        return UNRESOLVED
+    def lookup(path: str) -> Any:
+        if path in read:
+            return read[path]
+        name, *attributes = path.split(".")
+        value = next((scope[name] for scope in scopes if name in scope), UNRESOLVED)
+        for attribute in attributes:
+            value = getattr(value, attribute, UNRESOLVED)
+        if _python_number(value) is not None:
+            read[path] = value
+        return value
 
     return lookup
 
@@ -774,6 +854,35 @@ def _type_of(value: Value | Folded) -> Attribute | None:
     """The type a folded int beside ``value`` takes a hint from: a value's
     own, ``f64`` for a folded float."""
     return value.type if isinstance(value, Value) else f64 if isinstance(value, float) else None
+
+
+def _python_number(value: object) -> bool | int | float | complex | None:
+    """``value`` as Python's number (numpy's ``.item()``), or None."""
+    if isinstance(value, np.number):
+        number: bool | int | float | complex = value.item()
+        return number
+    return value if isinstance(value, bool | int | float | complex) else None
+
+
+def _width(type: Attribute) -> int:
+    """The bits of an integer or index type."""
+    return type.width.data if isinstance(type, IntegerType) else 64
+
+
+def _dotted(node: ast.expr) -> str | None:
+    """``a.b.c`` of names and attributes only, else None."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute) and (base := _dotted(node.value)) is not None:
+        return f"{base}.{node.attr}"
+    return None
+
+
+def _met(type: Attribute | None) -> Attribute | None:
+    """The type a folded int beside a value of ``type`` meets: integers
+    compute as the wider (``joined_type``), so beside a narrower integer
+    it is an ``int64``."""
+    return i64 if isinstance(type, IntegerType) and type != i1 and type.width.data < 64 else type
 
 
 def _fits_int64(value: int) -> bool:

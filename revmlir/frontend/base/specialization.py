@@ -15,7 +15,8 @@ import functools
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 from types import FrameType
@@ -30,8 +31,11 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.collector import collector_paused, pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
+from revmlir.frontend.base.expressions import TOO_DEEP
+from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_ranges
 from revmlir.interpreter import RevInterpreter
+from revmlir.interpreter.recursion import room_for_calls
 from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
@@ -57,6 +61,11 @@ class Compiled(Protocol):
     @property
     def parameters(self) -> list[str]:
         """The Python parameter names, which messages name arguments by."""
+        ...
+
+    @property
+    def source(self) -> Source:
+        """The definition, where an error of the whole function is."""
         ...
 
 
@@ -166,9 +175,10 @@ class Specialization:
         caller of ``~f`` is then the one every backward call uses; else
         the inverses compiled alone, so that a first ``~f`` compiles no
         forward code, and runs natively where only the forward code does
-        not compile."""
+        not compile.  The caller is built here, inside ``compile_natively``'s
+        room to nest (the inverter recurses per operand)."""
         if (native := self._forward.computed()) is not None:
-            native.holding(self.name, backward=True)
+            native.caller(self.name, backward=True)
             return native
         check_inverse(self.module, self.name)
         return NativeModule.compile(self.module, direction=Direction.BACKWARD)
@@ -257,8 +267,8 @@ def bound_by_position(
 ) -> tuple[Any, ...]:
     """The arguments of a call by position, those given by name put in
     their parameter's place, as Python binds a call of the function: a
-    compiled function, its inverse, adjoint and kernel, and its JAX and
-    PyTorch bindings take them so.  A name with no parameter, one given
+    compiled function, its inverse and kernel, and its JAX and PyTorch
+    bindings take them so (an adjoint takes none: ``AdjointFunction.bound``).  A name with no parameter, one given
     twice, or one after a parameter left out is a ``TypeError`` that
     ``who`` (``f()``) says, with the parameters."""
     if not keywords:
@@ -311,7 +321,8 @@ def compile_natively(function: Compiled, what: str, compile: Callable[[], Native
     ``InterpreterFallbackWarning`` naming ``what`` and the reason);
     ``backend="native"`` raises instead."""
     try:
-        return compile()
+        with room_to_nest(function, what):
+            return compile()
     except PassFailedException as reason:
         if function.backend == "native":
             raise NativeCompilationError(f"{what} cannot run natively: {reason}") from None
@@ -322,6 +333,22 @@ def compile_natively(function: Compiled, what: str, compile: Callable[[], Native
             stacklevel=_first_frame_outside_package(),
         )
         return None
+
+
+@contextmanager
+def room_to_nest(function: Compiled, what: str) -> Iterator[None]:
+    """Python's recursion limit raised (``room_for_calls``) while ``what``,
+    a function derived from ``function`` (its inverse, adjoint, tangent…),
+    is built and compiled: the passes recurse per operand as the frontend
+    recurses per level of an expression, so what compiles forward derives
+    too.  What still exhausts the room is ``TOO_DEEP`` at the definition,
+    never a ``RecursionError`` (docs/design.md, decision 144)."""
+    with room_for_calls():
+        try:
+            yield
+        except RecursionError:
+            message, hint = TOO_DEEP
+            raise function.source.error(function.source.tree, f"{what}: {message}", hint) from None
 
 
 def _first_frame_outside_package() -> int:

@@ -866,9 +866,10 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
 
     # -- helpers --------------------------------------------------------------
 
-    def scalar(self, node: ast.expr) -> Value:
-        """A number: arrays are only read and written element by element."""
-        value = self.expr.compile(node)
+    def scalar(self, node: ast.expr, like: Attribute | None = None) -> Value:
+        """A number, of type ``like`` where it meets one (``compile``):
+        arrays are only read and written element by element."""
+        value = self.expr.compile(node, like)
         if isinstance(value.type, MemRefType):
             raise self.error(
                 node,
@@ -1013,11 +1014,11 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         for element in targets:
             self.check_target(element)
         if not isinstance(target, ast.Tuple):
-            values = [self.scalar(value)]
+            values = [self.scalar(value, self._stored_type(target))]
         elif isinstance(value, ast.Tuple):
             if len(value.elts) != len(targets):
                 raise self.error(node, f"cannot assign {len(value.elts)} value(s) to {len(targets)} target(s)")
-            values = [self.scalar(v) for v in value.elts]
+            values = [self.scalar(v, self._stored_type(t)) for t, v in zip(targets, value.elts)]
         elif isinstance(value, ast.Call) and is_ordinary(callee := self.ctx.resolve(value.func)):
             values = self.call(value, callee)
             if len(values) != len(targets):
@@ -1060,6 +1061,15 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                 f"'{target.value.id}' is not an array argument",
                 "only the elements of array arguments can be written",
             )
+
+    def _stored_type(self, target: ast.expr) -> Attribute | None:
+        """The element type of a checked target that is an array's
+        element, which a value stored there meets (``x[0] = 10**20`` of a
+        float array stores the float)."""
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            array = self.fn.type_of(target.value.id)
+            return array.element_type if isinstance(array, MemRefType) else None
+        return None
 
     def store(self, target: ast.expr, value: Value) -> None:
         """Assign ``value`` to a checked target: a variable or an element."""
@@ -1113,12 +1123,12 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         bounds = list(iterator.args)
         if len(bounds) == 1:
             bounds.insert(0, ast.Constant(0))
-        step = _literal_int(bounds[2]) if len(bounds) == 3 else 1
+        step = self.expr.folded_int(bounds[2]) if len(bounds) == 3 else 1
         if step is None or step == 0:
             raise self.error(
                 bounds[2],
                 "range() needs a constant step other than 0",
-                "write the step as a literal, e.g. range(a, b, 2)",
+                "write the step as an integer of constants (literals, numeric globals), e.g. range(a, b, 2)",
             )
         start, stop = (self.integer(b) for b in bounds[:2])
         first, stride = start, -step
@@ -1167,10 +1177,10 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
             split = value.value
         if "snapshots" not in keywords:
             return ScheduleAttr("bisection"), split
-        snapshots = _literal_int(keywords["snapshots"])
+        snapshots = self.expr.folded_int(keywords["snapshots"])
         if snapshots is None or snapshots < 1:
             raise self.error(
-                keywords["snapshots"], "snapshots must be a positive integer literal", "write e.g. snapshots=20"
+                keywords["snapshots"], "snapshots must be a positive integer constant", "write e.g. snapshots=20"
             )
         return ScheduleAttr("binomial", snapshots), split
 
@@ -1213,14 +1223,14 @@ class OrdinaryExpressions(ExpressionCompiler):
     def fn(self) -> OrdinaryBuilder:
         return cast(OrdinaryBuilder, self.ctx.fn)  # an ordinary function's
 
-    def compile(self, node: ast.expr, like: Attribute | None = None) -> Value:
+    def compile(self, node: ast.expr, like: Attribute | None = None, *, bits: bool = False) -> Value:
         """An error out of a whole expression (an ordinary call's argument
         is one) is its own, not that of the call around it: ``compile``
         raises a new error for a ``BuildError``, which is judged here, so
         that the call does not take it for an error of its operation on
         a stand-in beside it."""
         try:
-            return super().compile(node, like)
+            return super().compile(node, like, bits=bits)
         except ReversibleSyntaxError as error:
             self._judged = error
             raise
@@ -1295,7 +1305,7 @@ class OrdinaryExpressions(ExpressionCompiler):
     def indices(self, node: ast.Subscript) -> list[Value]:
         parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         for part in parts:
-            literal = _literal_int(part)
+            literal = self.folded_int(part)
             if literal is not None and literal < 0:
                 raise self.ctx.error(
                     part,
@@ -1311,12 +1321,3 @@ def _is_integer(type: Attribute) -> bool:
 
 def _is_real(type: Attribute) -> bool:
     return _is_integer(type) or isinstance(type, AnyFloat)
-
-
-def _literal_int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _literal_int(node.operand)
-        return None if inner is None else -inner
-    return None

@@ -355,7 +355,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             raise ctx.error(node, "log numbers are updated with *= and /=")
         if isinstance(target, Part) and isinstance(node.target, ast.Attribute):
             check_part_update(node.target, node.value, ctx.error)
-        getattr(fn, kind)(target, lambda: self.expr.compile(node.value, target_type), ctx.loc(node))
+        bits = kind in ("add", "sub", "xor")  # modular: a uint64 constant's bits update an int64 alike
+        getattr(fn, kind)(target, lambda: self.expr.compile(node.value, target_type, bits=bits), ctx.loc(node))
 
     def _assign(self, node: ast.Assign) -> None:
         ctx, fn = self.ctx, self.fn
@@ -841,7 +842,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                     bound_node, f"range() needs integers, got {describe_type(bound.type)}", "convert it: int(...)"
                 )
         step_node = bounds[2] if len(bounds) == 3 else ast.Constant(1)
-        step_value = _literal_int(step_node)
+        step_value = self.expr.folded_int(step_node)
         descending: tuple[SSAValue, int] | None = None
         if step_value is not None and step_value < 0:
             # range(a, b, -s) visits a - k·s for k in range(len(range(a, b, -s))):
@@ -964,15 +965,6 @@ def _renamed(update: ast.AugAssign, name: str, copy: str) -> str:
         if isinstance(node, ast.Name) and node.id == name:
             node.id = copy
     return ast.unparse(ast.AugAssign(update.target, update.op, value))
-
-
-def _literal_int(node: ast.expr) -> int | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _literal_int(node.operand)
-        return -inner if inner is not None else None
-    return None
 
 
 def _strip_checks(block: Any, after: Operation | None) -> None:

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.errors import ReversibleSyntaxError
-from revmlir.frontend.base.source import read_source, resolved_annotations
+from revmlir.frontend.base.source import Source, read_source, resolved_annotations
 from revmlir.frontend.base.specialization import (
     BACKENDS,
     BUILDING,
@@ -200,6 +200,10 @@ class InverseFunction:
     @property
     def parameters(self) -> list[str]:
         return self.function.parameters
+
+    @property
+    def source(self) -> Source:
+        return self.function.source
 
     def specialization_for(self, *args: Any) -> Specialization:
         """The specialization of ``~f`` for ``args`` (``f``'s outputs)."""
