@@ -441,3 +441,16 @@ def test_an_expression_too_deep_for_python_is_a_located_error(tmp_path, monkeypa
     with pytest.raises(rv.ReversibleSyntaxError) as info:
         module.f(0.0, 1.0)
     assert str(info.value).startswith(f"{module.__file__}:6:10: expression nested too deeply")
+
+
+def test_the_adjoint_kernel_of_a_long_sum_compiles(tmp_path):
+    # the kernel's compile (adjoints generated, lowered for the device) has
+    # the CPU's room too; needs no GPU.  800 terms: past the 330 to 600 at
+    # which derivations met Python's default limit, and LLVM compiles them
+    # in seconds (2000 take 35 s)
+    code = f"@rv.reversible\ndef f(y, x):\n    for i in rv.prange(len(y)):\n        y[i] += {_sum(800).replace('x', 'x[i]')}\n"
+    module = _module(tmp_path, code, recursion=40_000)
+    y, x = np.zeros(4), np.ones(4)
+    program = rv.cuda.kernel(rv.adjoint(module.f)).compile(y, x, np.ones(4), np.zeros(4))
+    assert ".entry" in program.ptx
+    assert sys.getrecursionlimit() < 40_000

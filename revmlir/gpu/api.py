@@ -35,7 +35,7 @@ from xdsl.dialects.builtin import ModuleOp
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.base.derived import AdjointFunction
-from revmlir.frontend.base.specialization import Specialization, bound_by_position, named_arguments
+from revmlir.frontend.base.specialization import Specialization, bound_by_position, named_arguments, room_to_nest
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import (
@@ -165,7 +165,8 @@ class Kernel:
         what a launch needs."""
         spec, name, generate = self._rev_function(args)
         if (found := self._compiled.get((spec, name))) is None:
-            with collector_paused():
+            # the passes recurse per operand, as for the CPU's compiles
+            with collector_paused(), room_to_nest(spec.function, f"the kernel of {self.__name__}"):
                 found = self._compiled[(spec, name)] = self._compile(spec, name, generate, args)
         return found
 
