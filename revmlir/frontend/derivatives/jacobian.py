@@ -82,6 +82,8 @@ def jacobian(
     one entry per field, a block shaped as the output's field followed by
     the argument's (``None`` where either carries no derivative)."""
     args = argument_tuple(args, "rv.jacobian")
+    if mode not in ("auto", "forward", "reverse"):
+        raise ValueError(f"rv.jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         # only a layout: the call of the flat function below checks its arguments wrt
@@ -94,8 +96,10 @@ def jacobian(
         return blocks(matrix, by_output, by_argument)
     call = differentiated_call(f, args, "jacobian", wrt=wrt)
     spec, state = call.spec, call.arguments
-    inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")
-    outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "rv.jacobian"), "rv.jacobian")
+    inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "wrt", "rv.jacobian"), "rv.jacobian")
+    outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "of", "rv.jacobian"), "rv.jacobian")
+    if not inputs.size or not outputs.size:
+        return np.zeros((outputs.size, inputs.size))  # no column or row to compute (empty arrays)
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
     whole = FloatLayout.of(spec, state, None, "rv.jacobian")
@@ -107,7 +111,7 @@ def jacobian(
         for j in range(inputs.size):
             _, tangents = spec_jvp(spec, state, inputs.unit(j))
             matrix[:, j] = outputs.gather(tangents)
-    elif mode == "reverse":
+    else:
         _, pullback = run_call(whole_call(spec, state))
         lanes = min(REVERSE_JACOBIAN_LANES, outputs.size)
         for start in range(0, outputs.size, lanes):
@@ -115,6 +119,4 @@ def jacobian(
             rows = [min(start + lane, outputs.size - 1) for lane in range(lanes)]
             for i, cotangents in zip(rows, pullback.batch([outputs.unit(i) for i in rows])):
                 matrix[i, :] = inputs.gather(cotangents)
-    else:
-        raise ValueError(f"rv.jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
     return matrix
