@@ -5,7 +5,6 @@ gives 0 instead (docs/design.md, decision 147), the test says so."""
 
 from __future__ import annotations
 
-
 import jax
 import numpy as np
 import pytest
@@ -71,3 +70,17 @@ def test_a_complex_power_at_a_zero_base_has_jaxs_derivatives(z, w, backend):
     np.testing.assert_allclose(rv.gradient(f, (0j, z, w))[1:], np.conj(expected), rtol=1e-12)
     tangent = jax.jvp(lambda z: z**w, (z,), (1.0 + 0j,))[1]
     np.testing.assert_allclose(rv.jvp(f, (0j, z, w), (None, 1.0 + 0j, None))[1][0], tangent, rtol=1e-12)
+
+
+def pairwise_squares(y, x):
+    for i in range(len(x)):
+        y[i] += x[i] * x[i]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["auto", "forward", "reverse"])
+def test_the_jacobian_of_empty_arrays_is_empty(mode, backend):
+    f = rv.reversible(pairwise_squares, backend=backend)
+    expected = jax.jacfwd(lambda x: x * x)(np.zeros(0))
+    assert rv.jacobian(f, (np.zeros(0), np.zeros(0)), mode=mode).shape == expected.shape
+    assert rv.jacobian(f, (np.zeros(0), np.zeros(0)), wrt=(1,), of=(0,), mode=mode).shape == expected.shape
