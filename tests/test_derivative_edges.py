@@ -5,7 +5,10 @@ gives 0 instead (docs/design.md, decision 147), the test says so."""
 
 from __future__ import annotations
 
+import math
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -84,3 +87,52 @@ def test_the_jacobian_of_empty_arrays_is_empty(mode, backend):
     expected = jax.jacfwd(lambda x: x * x)(np.zeros(0))
     assert rv.jacobian(f, (np.zeros(0), np.zeros(0)), mode=mode).shape == expected.shape
     assert rv.jacobian(f, (np.zeros(0), np.zeros(0)), wrt=(1,), of=(0,), mode=mode).shape == expected.shape
+
+
+def roots_and_logs(y, x):
+    for i in range(len(x)):
+        y[i] += math.log(x[i] + 1.0) * x[i] + math.sqrt(x[i])
+
+
+def roots_and_logs_jax(y, x):
+    return y + jnp.log(x + 1.0) * x + jnp.sqrt(x), x
+
+
+def assert_same(found, expected) -> None:
+    np.testing.assert_allclose(found, np.asarray(expected), rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_matrix_with_infinite_entries_is_returned_as_the_tangents_give_it(backend):
+    """sqrt at 0: infinite entries, and NaN where a zero tangent
+    meets them (JAX's too); ten columns in runs of four lanes, so the last
+    run has idle lanes, and every workspace must come back zero."""
+    f = rv.reversible(roots_and_logs, backend=backend)
+    args = (np.zeros(5), np.array([0.0, 1.0, 2.0, 0.0, 3.0]))
+    flat = lambda outputs: np.concatenate([np.atleast_1d(o) for o in outputs])  # noqa: E731
+    forward = rv.jacobian(f, args)
+    columns = [flat(rv.jvp(f, args, tuple(np.eye(10)[j].reshape(2, 5)))[1]) for j in range(10)]
+    assert_same(forward, np.transpose(columns))
+    assert np.isinf(forward).any() and np.isnan(forward).any()
+    assert_same(forward, np.block([list(row) for row in jax.jacfwd(roots_and_logs_jax, argnums=(0, 1))(*args)]))
+    reverse = rv.jacobian(f, args, mode="reverse")
+    assert_same(reverse, np.block([list(row) for row in jax.jacrev(roots_and_logs_jax, argnums=(0, 1))(*args)]))
+
+
+def root(y, x):
+    y += math.sqrt(x)
+
+
+def ordinary_root(x):
+    return math.sqrt(x) * x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_the_hessian_and_an_ordinary_jacobian_at_an_infinite_derivative(backend):
+    f = rv.reversible(root, backend=backend)
+    expected = jax.hessian(lambda y, x: y + jnp.sqrt(x), argnums=(0, 1))(0.0, 0.0)
+    assert_same(rv.hessian(f, (0.0, 0.0)), np.array(expected))
+    o = rv.ordinary(ordinary_root, backend=backend)
+    # the tangent of the returned value: 0·∞ in JAX's product rule too
+    tangent = jax.jvp(lambda x: jnp.sqrt(x) * x, (0.0,), (1.0,))[1]
+    assert_same(rv.jacobian(o, (0.0,))[:, 0], [tangent, 1.0])

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
-from revmlir.dialects.primitives import InvokeOp
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Specialization
@@ -49,13 +48,6 @@ def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayo
     workspaces = zeroed_workspaces(arrays, lanes)
     backend.call(spec.name + JACOBIAN_SUFFIX, *spec.private_copies(args), matrix, *workspaces)
     return matrix
-
-
-def _tangent_has_inverse(spec: Specialization) -> bool:
-    """Whether ``@f.tan`` can be uncalled, as ``@f.jacobian`` does after
-    each column: not where it invokes the tangent rule of a primitive that
-    updates arrays, which has no inverse (docs/design.md, decision 44)."""
-    return not any(isinstance(op, InvokeOp) for op in spec.module.walk())
 
 
 def jacobian(
@@ -103,7 +95,7 @@ def jacobian(
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
     whole = FloatLayout.of(spec, state, None, "rv.jacobian")
-    if mode == "forward" and inputs.positions == whole.positions and all_f64(spec) and _tangent_has_inverse(spec):
+    if mode == "forward" and inputs.positions == whole.positions and all_f64(spec):
         # @f.jacobian's matrix holds the columns as rows
         return np.ascontiguousarray(_whole_forward(spec, state, whole)[:, outputs.entries_within(whole)].T)
     matrix = np.zeros((outputs.size, inputs.size))
