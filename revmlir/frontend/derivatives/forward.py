@@ -333,7 +333,7 @@ def hessian(
         flat_args = structs.layout.flatten(args)
         # only a layout: the call of the flat function below checks its arguments wrt
         call = differentiated_call(structs.function, flat_args, "hessian", wrt=())
-        side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "rv.hessian")
+        side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "wrt", "rv.hessian")
         loss = structs.loss(args, iloss, "hessian")
         return blocks(hessian(structs.function, flat_args, loss, side.flat, **checkpointing), side, side)
     policy = CheckpointPolicy.of_options(checkpointing, "hessian")

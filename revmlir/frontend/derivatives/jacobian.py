@@ -81,9 +81,9 @@ def jacobian(
         # only a layout: the call of the flat function below checks its arguments wrt
         call = differentiated_call(structs.function, flat_args, "jacobian", wrt=())
         parameters = structs.parameters
-        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, parameters, "rv.jacobian")
+        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, parameters, "wrt", "rv.jacobian")
         values = structs.output_values(args)
-        by_output = Side.of(structs.outputs, values, of, call, call.outputs, parameters, "rv.jacobian")
+        by_output = Side.of(structs.outputs, values, of, call, call.outputs, parameters, "of", "rv.jacobian")
         matrix = jacobian(structs.function, flat_args, by_argument.flat, by_output.flat, mode)
         return blocks(matrix, by_output, by_argument)
     call = differentiated_call(f, args, "jacobian", wrt=wrt)
