@@ -414,9 +414,9 @@ def test_the_tangent_of_the_inverse_undoes_the_tangent(state):
 
 @pytest.mark.parametrize("f", [example.leapfrog, leapfrog_interpreted], ids=["native", "interpreter"])
 def test_forward_jacobian_matches_the_reverse_one(f, state):
-    """rv.jacobian in forward mode runs one tangent per column (the
-    whole-matrix @f.jacobian uncalls @f.tan, whose rule calls have no
-    inverse), and agrees with the reverse-mode one."""
+    """rv.jacobian in forward mode (the whole-matrix @f.jacobian, which
+    uncalls @f itself, not @f.tan, whose rule calls have no inverse) agrees
+    with the reverse-mode one."""
     h, q, p = state
     args = (0.0, h, q[:3].copy(), p[:3].copy(), 2)
     forward = rv.jacobian(f, args, mode="forward")

@@ -275,14 +275,18 @@ def test_hessians_and_hvps_of_structs_match_jax():
 def test_struct_matrix_errors_name_what_is_wrong():
     s, p = system(), Weights(2, 1.5)
     expected = "rv.jacobian: argument #2 of potential does not exist (potential takes 2 argument(s): 's', 'p')"
-    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
+    with pytest.raises(IndexError, match=f"^{re.escape(expected)}$"):
         rv.jacobian(potential, (s, p), wrt=(2,))
     expected = (
-        "rv.jacobian: output #-4 of potential does not exist "
+        "rv.jacobian: output #4 of potential does not exist "
         "(potential has 3 output(s): 1 returned, then 's', 'p' as the call leaves them)"
     )
-    with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
-        rv.jacobian(potential, (s, p), of=(-4,))
+    with pytest.raises(IndexError, match=f"^{re.escape(expected)}$"):
+        rv.jacobian(potential, (s, p), of=(4,))
+    with pytest.raises(ValueError, match=r"^rv.jacobian: of=-1 is negative; it is a position among the outputs"):
+        rv.jacobian(potential, (s, p), of=(-1,))
+    with pytest.raises(ValueError, match=r"^rv.hessian: wrt=\(1, 1\) names a position twice$"):
+        rv.hessian(potential, (s, p), wrt=(1, 1))
     with pytest.raises(TypeError, match=r"output #1 is a System, not a number"):
         rv.hessian(potential, (s, p), iloss=1)
     with pytest.raises(TypeError, match=r"the vector of a Spring is one, or None, not Weights"):
@@ -300,8 +304,8 @@ def weighted(p: Weights, n: int):
     ("api", "options", "which"),
     [
         (rv.jacobian, {"wrt": (1,)}, "argument 'n'"),
-        (rv.jacobian, {"of": (-1,)}, "output 'n'"),
-        (rv.hessian, {"wrt": (-1,)}, "argument 'n'"),
+        (rv.jacobian, {"of": (2,)}, "output 'n'"),
+        (rv.hessian, {"wrt": (1,)}, "argument 'n'"),
     ],
 )
 def test_a_struct_call_names_the_integer_it_cannot_differentiate(api, options, which):

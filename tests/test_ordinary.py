@@ -425,7 +425,7 @@ def test_gradient_of_one_of_several_returned_values():
     np.testing.assert_allclose(g_plain, np.ones(5))
     (g_squares,) = rv.gradient(norm2_and_sum, (u,), iloss=0)
     np.testing.assert_allclose(g_squares, 2 * u)
-    with pytest.raises(IndexError, match="iloss=3 is out of range for 3 output"):
+    with pytest.raises(IndexError, match="iloss=3 is out of range for the 3 outputs of norm2_and_sum"):
         rv.gradient(norm2_and_sum, (u,), iloss=3)
 
 

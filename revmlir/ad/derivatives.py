@@ -28,6 +28,7 @@ from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from revmlir.ad import power
 from revmlir.dialects import rev
 from revmlir.dialects.primitives import ApplyOp, carries_derivative, has_shadow, invoke_rule
 from revmlir.errors import unsupported
@@ -244,20 +245,15 @@ def _float_cast(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.emit(cast(g, source))]
 
 
-@derivatives(math.PowFOp)
-def _powf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    # r = x^y:  ∂r/∂x = y·x^(y-1) (no division by x, so x = 0 works),
-    #           ∂r/∂y = r·log x
+@derivatives(math.PowFOp, complexd.PowOp)
+def _pow(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
+    # r = x^y:  ∂r/∂x = y·x^(y−1),  ∂r/∂y = r·log x, with JAX's values where these are 0·∞
     x, y = op.operands
-    dx = dy = None
-    if d.wants(x):
-        px, py = d.primal(x), d.primal(y)
-        lowered = d.emit(math.PowFOp(px, d.sub(py, d.const(1.0, g.type))))
-        dx = d.mul(g, d.mul(py, lowered))
-    if d.wants(y):
-        log_x = d.emit(math.LogOp(d.primal(x)))
-        dy = d.mul(g, d.mul(d.primal(op.results[0]), log_x))
-    return [dx, dy]
+    px, py = d.primal(x), d.primal(y)
+    return [
+        power.times(d, g, d.conj(power.by_base(d, px, py))) if d.wants(x) else None,
+        power.times(d, g, d.conj(power.by_exponent(d, px, d.primal(op.results[0])))) if d.wants(y) else None,
+    ]
 
 
 @derivatives(math.Atan2Op)
@@ -331,17 +327,6 @@ def _angle(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     x, y = _parts(d, op.operands[0])
     q = d.div(g, d.add(d.mul(x, x), d.mul(y, y)))
     return [_complex(d, d.neg(d.mul(q, y)), d.mul(q, x), op.operands[0].type)]
-
-
-@derivatives(complexd.PowOp)
-def _cpow(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    # r = a^b:  ∂r/∂a = b·r/a,  ∂r/∂b = r·log a
-    a, b = op.operands
-    pa, r = d.primal(a), d.primal(op.results[0])
-    return [
-        d.mul(g, d.conj(d.div(d.mul(d.primal(b), r), pa))) if d.wants(a) else None,
-        d.mul(g, d.conj(d.mul(r, d.emit(complexd.LogOp(pa))))) if d.wants(b) else None,
-    ]
 
 
 # -- memory -------------------------------------------------------------------

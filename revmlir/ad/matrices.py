@@ -9,25 +9,25 @@ costs nothing extra, and the matrix is one call.  A column is:
     set the direction e_j   (an ancilla 1.0 for a scalar, += 1.0 on a
                              workspace element for an array)
     rev.call @d             (f's arguments and the derivative slots, in place)
-    C[j, :] += what @d left in the gathered slots
-    put every slot back     (see below)
-    clear the direction
+    swap the gathered slots with the zero row C[j, :]
+    zero every other slot   (see below)
+    (Jacobians) rev.uncall @f, which restores f's arguments
 
 so ``C`` (zero on entry) receives the columns as its rows — the transpose
 of the matrix, written a contiguous row per column — and every workspace
-comes back as it was (up to rounding).  With ``L`` lanes (vector mode,
-``@f.tanL``) one run computes columns ``j … j + L − 1``.  Putting the slots
-back differs:
+comes back zero.  With ``L`` lanes (vector mode, ``@f.tanL``) one run
+computes columns ``j … j + L − 1``.
 
-* ``@f.tan`` is exactly invertible (the inverse of a tangent program is the
-  tangent of the inverse), so the Jacobian uncalls it;
-* the Hessian-vector product ``@f.grad.lossK.tan`` is not: the gradient
-  program inside it discards the gradients of ancillas at their birth, so
-  running it backwards does not give its seeds back.  The Hessian instead
-  swaps the gathered slots with the zero row ``C[j, :]`` (so they are zero
-  again) and subtracts what it knows the others hold: the seeds hold the
-  gradient, which ``@f.grad.lossK`` computes once before the columns (and
-  hands out), the direction is unchanged.
+A slot is not put back by undoing what ``@d`` did to it: an infinite
+derivative (``sqrt`` or ``log`` at 0) cannot be subtracted back out
+(``∞ − ∞`` is ``NaN``), and the next column would read the ``NaN``; nor
+can the Hessian-vector product ``@f.grad.lossK.tan`` be uncalled (the
+gradient program inside it discards the gradients of ancillas at their
+birth).  The slots that are not swapped into ``C`` (the direction, the
+seeds, an idle lane's) are zeroed whatever they hold, scalars by an
+unchecked ``anc.free``, array elements by a swap with a zero discarded so.
+``@f.grad.lossK`` computes the gradient once before the Hessian's columns
+and hands it out.
 
 The float arguments of ``f`` are laid out as ``rv.jacobian``/``rv.hessian``
 do: argument by argument, a scalar as one entry, an array's elements in C
@@ -51,8 +51,9 @@ from revmlir.ad.adjoint import generate_gradients, gradient_name
 from revmlir.ad.derived import derived_function
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
 from revmlir.builder import Element, FunctionBuilder, ModuleBuilder, Target, Value
-from revmlir.dialects import rev
+from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op
+from revmlir.interfaces import set_checks
 
 JACOBIAN_SUFFIX = ".jacobian"
 HESSIAN_SUFFIX = ".hessian"
@@ -166,14 +167,13 @@ class _ColumnBuilder:
             return fn.select(fn.compare("eq", j, offset), 1.0, 0.0)
         return fn.const(1.0 if group.init == "seed" and arg.name == self.loss else 0.0, f64)
 
-    def direction(self, group: SlotGroup, arg: _Argument, j: Value, offset: Value, sign: int) -> None:
-        """``± 1`` on the array element the unit direction ``j`` selects."""
+    def direction(self, group: SlotGroup, arg: _Argument, j: Value, offset: Value) -> None:
+        """``+1`` on the array element the unit direction ``j`` selects."""
         fn, name = self.fn, self.slot(group, arg)
-        update = fn.add if sign > 0 else fn.sub
         in_range = lambda: fn.logical(  # noqa: E731
             "and", fn.compare("ge", j, offset), fn.compare("lt", j, offset + self.size(arg))
         )
-        fn.if_(in_range, lambda: update(fn.at(name, *self.unflatten(arg, j - offset)), 1.0))
+        fn.if_(in_range, lambda: fn.add(fn.at(name, *self.unflatten(arg, j - offset)), 1.0))
 
     def start(self, js: Sequence[Value], offsets: Sequence[Value]) -> None:
         """Allocate the scalar slots, set the direction (lane ``l``'s is
@@ -185,7 +185,7 @@ class _ColumnBuilder:
                 if not arg.is_array:
                     self.fn.alloc(self.slot(group, arg), self.initial(group, arg, j, offset))
                 elif group.init == "direction":
-                    self.direction(group, arg, j, offset, +1)
+                    self.direction(group, arg, j, offset)
 
     def gather(
         self,
@@ -231,65 +231,58 @@ class _ColumnBuilder:
             else:
                 fn.if_(condition, gather_group)
 
-    def finish_restored(self, js: Sequence[Value], offsets: Sequence[Value]) -> None:
-        """End a column whose slots are back at their initial values (after
-        an uncall)."""
-        for group in reversed(self.groups):
-            j = js[group.lane]
-            for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
-                if not arg.is_array:
-                    self.fn.free(self.slot(group, arg), self.initial(group, arg, j, offset))
-                elif group.init == "direction":
-                    self.direction(group, arg, j, offset, -1)
-
-    def finish_known(
-        self,
-        matrix: str,
-        js: Sequence[Value],
-        offsets: Sequence[Value],
-        gradient: str,
-        present: Mapping[int, Callable[[], Value]],
-    ) -> None:
-        """End a Hessian column without uncalling ``@d``: the direction is
-        unchanged, the seeds hold the gradient, kept in the ``gradient``
-        slots, and the gathered slots were moved into ``C`` (``gather(move=
-        True)``), except in idle lanes (``present[l]()`` false), which hold
-        what lane 0 moved to row ``js[l]``; each is subtracted (or freed
-        against its value)."""
+    def finish(self, present: Mapping[int, Callable[[], Value]]) -> None:
+        """End a column whose gathered slots were moved into ``C``
+        (``gather(move=True)``), so are zero, except in idle lanes
+        (``present[l]()`` false), which hold what lane 0 moved: every slot
+        that may not be zero is zeroed whatever it holds.  Putting a slot
+        back by subtracting what it is known to hold (or uncalling ``@d``)
+        cannot take an infinite derivative back out (``∞ − ∞`` is
+        ``NaN``), which the next column would then read."""
         fn = self.fn
         for group in reversed(self.groups):
-            j = js[group.lane]
-            for arg, offset in reversed(list(zip(self.floats, offsets, strict=True))):
+            gathered = present.get(group.lane) if group.gathered else None
+            for arg in reversed(self.floats):
                 name = self.slot(group, arg)
-                if group.init == "direction":
-                    if arg.is_array:
-                        self.direction(group, arg, j, offset, -1)
-                    else:
-                        fn.free(name, self.initial(group, arg, j, offset))
-                    continue
-                known = f"{gradient}_{arg.name}"
-                idle = present.get(group.lane) if group.gathered else None
-                if group.gathered and not arg.is_array:
-                    value = fn.const(0.0, f64) if idle is None else fn.select(idle(), 0.0, fn.load(matrix, [j, offset]))
-                    fn.free(name, value)
-                elif group.gathered:
-                    if idle is not None:
-                        fn.if_(
-                            lambda: fn.logical("not", idle()),
-                            lambda: self.each_element(
-                                arg,
-                                lambda indices, flat: fn.sub(
-                                    fn.at(name, *indices), lambda: fn.load(matrix, [j, offset + flat])
-                                ),
-                            ),
-                        )
+                if group.gathered and gathered is None:
+                    if not arg.is_array:
+                        fn.free(name, 0.0)
                 elif not arg.is_array:
-                    fn.free(name, fn.get(known))
+                    self.discard(name)
+                elif gathered is None:
+                    self.clear(arg, name)
                 else:
-                    self.each_element(
-                        arg,
-                        lambda indices, flat: fn.sub(fn.at(name, *indices), lambda: fn.load(known, indices)),
-                    )
+                    self.clear_if_idle(gathered, arg, name)
+
+    def clear_if_idle(self, gathered: Callable[[], Value], arg: _Argument, name: str) -> None:
+        """``clear`` array slot ``name`` of a lane where ``gathered()`` is
+        false (idle: it holds a copy of lane 0's column)."""
+        self.fn.if_(lambda: self.fn.logical("not", gathered()), lambda: self.clear(arg, name))
+
+    def discard(self, name: str) -> None:
+        """End scalar slot ``name`` whatever it holds: its free is
+        unchecked (the next column allocates it afresh)."""
+        fn = self.fn
+        fn.free(name, 0.0)
+        freed = fn.current_block.last_op
+        assert isinstance(freed, anc.FreeOp)
+        set_checks(freed, False)
+
+    def clear(self, arg: _Argument, name: str) -> None:
+        """Zero array slot ``name`` whatever it holds, element by element:
+        each is swapped with a new zero, which is discarded."""
+        fn = self.fn
+
+        def zero(indices: list[Value], flat: Value) -> None:
+            fn.alloc(_SPENT, 0.0, f64)
+            fn.swap(fn.at(name, *indices), _SPENT)
+            self.discard(_SPENT)
+
+        self.each_element(arg, zero)
+
+
+_SPENT = "spent"
+"""The ancilla ``_ColumnBuilder.clear`` swaps an element into."""
 
 
 def _primal(module: ModuleOp, name: str) -> tuple[rev.FuncOp, list[str], list[_Argument]]:
@@ -346,9 +339,9 @@ def _jacobian_function(module: ModuleOp, primal_name: str, lanes: int) -> rev.Fu
         js, present = _lane_columns(fn, j, last, lanes)
         columns.start(js, offsets)
         fn.call(derived, targets)
-        columns.gather("C", js, offsets, present)
-        fn.call(derived, targets, inverse=True)
-        columns.finish_restored(js, offsets)
+        columns.gather("C", js, offsets, present, move=True)
+        fn.call(primal_name, names, inverse=True)
+        columns.finish(present)
 
     fn.for_(0, last, lanes, column)
     function = fn.finish()
@@ -384,7 +377,7 @@ def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int)
         columns.start(js, offsets)
         fn.call(hvp_name(primal_name, lanes, loss), targets)
         columns.gather("C", js, offsets, present, move=True)
-        columns.finish_known("C", js, offsets, "G", present)
+        columns.finish(present)
 
     fn.for_(fn.get("first"), last, lanes, column)
     function = fn.finish()

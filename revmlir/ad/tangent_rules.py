@@ -29,6 +29,7 @@ from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from revmlir.ad import power
 from revmlir.dialects import rev
 from revmlir.dialects.primitives import ApplyOp, is_primitive_call, tangent_operands
 from revmlir.errors import unsupported_in_forward_mode
@@ -211,19 +212,15 @@ def _copysign(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     )
 
 
-@tangents(math.PowFOp)
-def _powf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-    # r = x^y:  ṙ = y·x^(y−1)·ẋ + r·log x·ẏ (no division by x, so x = 0 works)
+@tangents(math.PowFOp, complexd.PowOp)
+def _pow(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = x^y:  ṙ = y·x^(y−1)·ẋ + r·log x·ẏ, with JAX's values where these are 0·∞
     dx, dy = dots
-
-    def by_base() -> SSAValue:
-        x, y = _operand(t, op, 0), _operand(t, op, 1)
-        return t.mul(y, t.emit(math.PowFOp(x, t.sub(y, _one(t, op)))))
-
-    def by_exponent() -> SSAValue:
-        return t.mul(_result(t, op), t.emit(math.LogOp(_operand(t, op, 0))))
-
-    return t.sum(t.scaled(dx, by_base), t.scaled(dy, by_exponent))
+    x, y = _operand(t, op, 0), _operand(t, op, 1)
+    return t.sum(
+        None if dx is None else power.times(t, dx, power.by_base(t, x, y)),
+        None if dy is None else power.times(t, dy, power.by_exponent(t, x, _result(t, op))),
+    )
 
 
 @tangents(math.Atan2Op)
@@ -287,17 +284,6 @@ def _angle(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     assert dots[0] is not None
     modulus = t.emit(complexd.AbsOp(_operand(t, op)))
     return t.div(_conj_times(t, op, dots[0])[1], t.mul(modulus, modulus))
-
-
-@tangents(complexd.PowOp)
-def _cpow(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-    # r = a^b:  ṙ = b·r/a·ȧ + r·log a·ḃ
-    da, db = dots
-    a, b, r = _operand(t, op, 0), _operand(t, op, 1), _result(t, op)
-    return t.sum(
-        t.scaled(da, lambda: t.div(t.mul(b, r), a)),
-        t.scaled(db, lambda: t.mul(r, t.emit(complexd.LogOp(a)))),
-    )
 
 
 # -- memory -------------------------------------------------------------------

@@ -108,7 +108,7 @@ def overlapping(arrays: Sequence[tuple[int, np.ndarray]], written: Collection[in
     return None
 
 
-def overlap_error(name: str, pair: tuple[int, int]) -> ValueError:
+def overlap_error(name: str, pair: tuple[int, int]) -> ArgumentValueError:
     return ArgumentValueError(
         "arguments {0} and {1} of {function} share memory, and {function} "
         "writes one of them; pass distinct arrays (a copy of one)",

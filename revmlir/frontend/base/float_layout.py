@@ -94,19 +94,40 @@ class FloatLayout:
         )
 
 
-def selected(call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | None, what: str) -> tuple[int, ...]:
+def checked_position(value: object, parameter: str, count: int | None, owner: str, api: str) -> int:
+    """``value`` as a position among ``owner`` (``"the 3 outputs of f"``),
+    ``count`` of them (``None``: not known yet): an ``int`` from 0.  A
+    ``bool`` or a negative number is refused (docs/design.md, decision 147),
+    where one was read as 1 and the other counted from the end."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{api}: {parameter} must be an int (a position among {owner}), got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{api}: {parameter}={value} is negative; it is a position among {owner}, from 0")
+    if count is not None and value >= count:
+        raise IndexError(f"{api}: {parameter}={value} is out of range for {owner} (positions from 0)")
+    return int(value)
+
+
+def selected(
+    call: ReversibleCall, side: Sequence[int], chosen: Sequence[int] | None, parameter: str, what: str
+) -> tuple[int, ...]:
     """The arguments of ``call.spec`` holding ``f``'s inputs or outputs
-    (``side``: ``call.inputs`` or ``call.outputs``) numbered ``chosen``,
-    checked to carry a derivative; by default every one that does."""
+    (``side``: ``call.inputs`` or ``call.outputs``) numbered ``chosen`` (the
+    parameter ``parameter``: ``wrt`` or ``of``), checked to be positions
+    that carry a derivative, each once; by default every one that does."""
     spec = call.spec
     if chosen is None:
         return tuple(p for p in side if p in spec.carrying)
     outputs = side is call.outputs and call.outputs != call.inputs
-    for k in chosen:
-        if not -len(side) <= k < len(side) or side[k] not in spec.carrying:
+    owner = f"the {len(side)} {'outputs' if outputs else 'arguments'} of {spec.function.__name__}"
+    positions = [checked_position(k, parameter, len(side), owner, what) for k in chosen]
+    for k in positions:
+        if side[k] not in spec.carrying:
             which = call.output_name(k) if outputs else argument_name(spec.function, k)
             raise TypeError(f"{what}: {which} is not a float scalar or an array of floats")
-    return tuple(side[k] for k in chosen)
+    if len(set(positions)) < len(positions):
+        raise ValueError(f"{what}: {parameter}={tuple(positions)} names a position twice")
+    return tuple(side[k] for k in positions)
 
 
 def zeroed_workspaces(arrays: Sequence[np.ndarray], groups: int) -> list[np.ndarray]:

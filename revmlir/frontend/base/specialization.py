@@ -39,7 +39,7 @@ from revmlir.interpreter.recursion import room_for_calls
 from revmlir.inversion import invert_function
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
-from revmlir.runtime.backend import Backend
+from revmlir.runtime.backend import Backend, overlap_error, overlapping
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.runtime.once import Once
@@ -218,7 +218,13 @@ class Specialization:
         """``args`` with copies of the arrays and stacks a run changes, so
         that running on them leaves the caller's data alone, and of strided
         views it only reads, which native code takes contiguous (a
-        derivative, unlike a call, writes nothing back into them)."""
+        derivative, unlike a call, writes nothing back into them).  Arrays
+        that share memory where the run writes one are refused, as the call
+        refuses them: the copies would make them distinct, and the
+        derivative that of a call ``f`` does not make."""
+        arrays = [(i, a) for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+        if len(arrays) > 1 and (pair := overlapping(arrays, self._written_positions)) is not None:
+            raise named_arguments(self.function, overlap_error(self.name, pair))
         copies = list(args)
         for i in self._written_positions:
             value = args[i]

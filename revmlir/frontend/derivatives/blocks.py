@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from revmlir.frontend.base.derived import ReversibleCall
+from revmlir.frontend.base.float_layout import checked_position
 from revmlir.frontend.base.structs import Layout
 
 
@@ -61,35 +62,39 @@ class Side:
         call: ReversibleCall,
         side: Sequence[int],
         parameters: Sequence[str],
+        parameter: str,
         what: str,
     ) -> Side:
         """The side of ``call`` (the flattened call) whose fields are
         ``side`` (``call.inputs`` or ``call.outputs``), choosing entries
-        ``chosen`` (default: every one) of ``layout``; ``parameters``: the
-        names of the function's parameters (not of their fields), which
-        messages name the entries by."""
+        ``chosen`` (the parameter ``parameter``; default: every one) of
+        ``layout``; ``parameters``: the names of the function's parameters
+        (not of their fields), which messages name the entries by."""
         count, name = len(layout.structs), call.spec.function.__name__
         outputs = side is call.outputs and call.outputs != call.inputs
         returned = count - len(parameters)  # an ordinary function's outputs start with what it returns
         starts = list(accumulate(layout.sizes, initial=0))
+        owner = f"the {'outputs' if outputs else 'arguments'} of {name}"
         for k in chosen or ():
-            if not -count <= k < count:
+            checked_position(k, parameter, None, owner, what)
+            if k >= count:
                 names = ", ".join(repr(p) for p in parameters)
                 if outputs:
                     listed = f"has {count} output(s): {returned} returned, then {names} as the call leaves them"
                 else:
                     listed = f"takes {count} argument(s): {names}"
                 noun = "output" if outputs else "argument"
-                raise TypeError(f"{what}: {noun} #{k} of {name} does not exist ({name} {listed})")
-            k %= count
+                raise IndexError(f"{what}: {noun} #{k} of {name} does not exist ({name} {listed})")
             if layout.structs[k] is None and side[starts[k]] not in call.spec.carrying:
                 if k < returned:
                     which = f"output #{k} of {name}"
                 else:
                     which = f"{'output' if outputs else 'argument'} '{parameters[k - returned]}' of {name}"
                 raise TypeError(f"{what}: {which} is not a float scalar, an array of floats or a struct")
+        if chosen is not None and len(set(chosen)) < len(chosen):
+            raise ValueError(f"{what}: {parameter}={tuple(chosen)} names a position twice")
         entries, flat, position = [], [], 0
-        for k in range(count) if chosen is None else [k % count for k in chosen]:
+        for k in range(count) if chosen is None else chosen:
             spans: list[Span | None] = []
             for leaf in range(starts[k], starts[k + 1]):
                 if side[leaf] not in call.spec.carrying:

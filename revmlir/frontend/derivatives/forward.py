@@ -251,7 +251,7 @@ def hvp(
     if (structs := struct_call(f, args)) is not None:
         check_count(f, args, vectors, "vectors")
         flat_vectors = structs.layout.flatten_cotangents(vectors, "vector")
-        flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
+        flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss, "hvp")
         return structs.layout.rebuild(args, hvp(structs.function, flat_args, flat_vectors, loss, **checkpointing))
     policy = CheckpointPolicy.of_options(checkpointing, "hvp")
     # every argument is checked: H·v has a row per argument, and the row of
@@ -333,14 +333,14 @@ def hessian(
         flat_args = structs.layout.flatten(args)
         # only a layout: the call of the flat function below checks its arguments wrt
         call = differentiated_call(structs.function, flat_args, "hessian", wrt=())
-        side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "rv.hessian")
-        loss = structs.loss(args, iloss)
+        side = Side.of(structs.layout, args, wrt, call, call.inputs, structs.parameters, "wrt", "rv.hessian")
+        loss = structs.loss(args, iloss, "hessian")
         return blocks(hessian(structs.function, flat_args, loss, side.flat, **checkpointing), side, side)
     policy = CheckpointPolicy.of_options(checkpointing, "hessian")
     call = differentiated_call(f, args, "hessian", gradient=True, policy=policy, wrt=wrt)
     spec, state = call.spec, call.arguments
     loss = loss_position(call, iloss, "hessian")
-    layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.hessian"), "rv.hessian")
+    layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "wrt", "rv.hessian"), "rv.hessian")
     if all_f64(spec) and not own_gradient(spec):
         whole = FloatLayout.of(spec, state, None, "rv.hessian")
         entries = layout.entries_within(whole)

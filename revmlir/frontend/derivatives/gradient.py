@@ -27,6 +27,7 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall, adjoint_backend, derived_backend, own_gradient
+from revmlir.frontend.base.float_layout import checked_position
 from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import Layout, argument_tuple, is_struct
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
@@ -277,8 +278,9 @@ class StructCall:
         the flattened call's: each struct a new instance of its class."""
         return self.outputs.rebuild(self.output_values(args), flat)
 
-    def loss(self, args: Sequence[Any], iloss: int) -> int:
+    def loss(self, args: Sequence[Any], iloss: int, api: str) -> int:
         """Output ``iloss`` among the flattened call's outputs."""
+        checked_position(iloss, "iloss", None, f"the outputs of {self.function.__name__}", f"rv.{api}")
         return self.outputs.flat_output(self.output_values(args), iloss)
 
 
@@ -352,9 +354,8 @@ def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
     """The argument of ``call.spec`` holding output ``iloss`` of ``f``,
     checked to be a float scalar."""
     outputs = call.outputs
-    if not -len(outputs) <= iloss < len(outputs):
-        raise IndexError(f"iloss={iloss} is out of range for {len(outputs)} output(s)")
-    position = outputs[iloss]
+    owner = f"the {len(outputs)} outputs of {call.spec.function.__name__}"
+    position = outputs[checked_position(iloss, "iloss", len(outputs), owner, f"rv.{api}")]
     if position not in call.spec.carrying or isinstance(call.arguments[position], (np.ndarray, list)):
         raise TypeError(
             f"rv.{api}: {call.output_name(iloss)} is not a float scalar; only float scalar outputs "
@@ -401,7 +402,7 @@ def gradient(
     (``"auto"``, the default: from the size of one snapshot)."""
     args = argument_tuple(args, "rv.gradient")
     if (structs := struct_call(f, args)) is not None:
-        flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss)
+        flat_args, loss = structs.layout.flatten(args), structs.loss(args, iloss, "gradient")
         flat = gradient(
             structs.function, flat_args, loss, checkpoint=checkpoint, snapshots=snapshots, memory=memory, base=base
         )

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 
 from revmlir.ad.matrices import JACOBIAN_SUFFIX, generate_jacobians
-from revmlir.dialects.primitives import InvokeOp
 from revmlir.frontend.base.derived import derived_backend
 from revmlir.frontend.base.float_layout import FloatLayout, all_f64, selected, zeroed_workspaces
 from revmlir.frontend.base.specialization import Specialization
@@ -51,13 +50,6 @@ def _whole_forward(spec: Specialization, args: tuple[Any, ...], whole: FloatLayo
     return matrix
 
 
-def _tangent_has_inverse(spec: Specialization) -> bool:
-    """Whether ``@f.tan`` can be uncalled, as ``@f.jacobian`` does after
-    each column: not where it invokes the tangent rule of a primitive that
-    updates arrays, which has no inverse (docs/design.md, decision 44)."""
-    return not any(isinstance(op, InvokeOp) for op in spec.module.walk())
-
-
 def jacobian(
     f: ReversibleFunction | InverseFunction | OrdinaryFunction,
     args: Sequence[Any],
@@ -82,24 +74,28 @@ def jacobian(
     one entry per field, a block shaped as the output's field followed by
     the argument's (``None`` where either carries no derivative)."""
     args = argument_tuple(args, "rv.jacobian")
+    if mode not in ("auto", "forward", "reverse"):
+        raise ValueError(f"rv.jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
     if (structs := struct_call(f, args)) is not None:
         flat_args = structs.layout.flatten(args)
         # only a layout: the call of the flat function below checks its arguments wrt
         call = differentiated_call(structs.function, flat_args, "jacobian", wrt=())
         parameters = structs.parameters
-        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, parameters, "rv.jacobian")
+        by_argument = Side.of(structs.layout, args, wrt, call, call.inputs, parameters, "wrt", "rv.jacobian")
         values = structs.output_values(args)
-        by_output = Side.of(structs.outputs, values, of, call, call.outputs, parameters, "rv.jacobian")
+        by_output = Side.of(structs.outputs, values, of, call, call.outputs, parameters, "of", "rv.jacobian")
         matrix = jacobian(structs.function, flat_args, by_argument.flat, by_output.flat, mode)
         return blocks(matrix, by_output, by_argument)
     call = differentiated_call(f, args, "jacobian", wrt=wrt)
     spec, state = call.spec, call.arguments
-    inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "rv.jacobian"), "rv.jacobian")
-    outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "rv.jacobian"), "rv.jacobian")
+    inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "wrt", "rv.jacobian"), "rv.jacobian")
+    outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "of", "rv.jacobian"), "rv.jacobian")
+    if not inputs.size or not outputs.size:
+        return np.zeros((outputs.size, inputs.size))  # no column or row to compute (empty arrays)
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
     whole = FloatLayout.of(spec, state, None, "rv.jacobian")
-    if mode == "forward" and inputs.positions == whole.positions and all_f64(spec) and _tangent_has_inverse(spec):
+    if mode == "forward" and inputs.positions == whole.positions and all_f64(spec):
         # @f.jacobian's matrix holds the columns as rows
         return np.ascontiguousarray(_whole_forward(spec, state, whole)[:, outputs.entries_within(whole)].T)
     matrix = np.zeros((outputs.size, inputs.size))
@@ -107,7 +103,7 @@ def jacobian(
         for j in range(inputs.size):
             _, tangents = spec_jvp(spec, state, inputs.unit(j))
             matrix[:, j] = outputs.gather(tangents)
-    elif mode == "reverse":
+    else:
         _, pullback = run_call(whole_call(spec, state))
         lanes = min(REVERSE_JACOBIAN_LANES, outputs.size)
         for start in range(0, outputs.size, lanes):
@@ -115,6 +111,4 @@ def jacobian(
             rows = [min(start + lane, outputs.size - 1) for lane in range(lanes)]
             for i, cotangents in zip(rows, pullback.batch([outputs.unit(i) for i in rows])):
                 matrix[i, :] = inputs.gather(cotangents)
-    else:
-        raise ValueError(f"rv.jacobian: mode must be 'auto', 'forward' or 'reverse', got {mode!r}")
     return matrix

@@ -3,10 +3,11 @@
 
 // ad-jacobian adds @f.tan and @f.jacobian: a loop over the unit directions
 // (as many as f64 entries: one per scalar, the elements of each array),
-// each column a call of @f.tan on the direction, gathered into row j of %C
-// (the transpose of the Jacobian: a column is written contiguously), and
-// undone by an uncall; the direction is an ancilla for a scalar and a
-// `+= 1` on the tangent workspace for an array element.
+// each column a call of @f.tan on the direction, whose tangents are moved
+// (swapped) into the zero row j of %C (the transpose of the Jacobian: a
+// column is written contiguously), leaving them zero, and an uncall of @f,
+// which restores the arguments; the direction is an ancilla for a scalar
+// and a `+= 1` on the tangent workspace for an array element.
 
 rev.func @scale(%y: memref<?xf64>, %a: f64, %n: i64) {
   %c0 = arith.constant 0 : index
@@ -25,7 +26,8 @@ ad.jacobian @scale
 // CHECK:           rev.if
 // CHECK:           anc.alloc
 // CHECK:           rev.call @scale.tan(%a0, %{{.*}}, %{{.*}}, %t_a0, %{{.*}})
-// CHECK:           rev.uncall @scale.tan(%a0, %{{.*}}, %{{.*}}, %t_a0, %{{.*}})
+// CHECK:           rev.swap
+// CHECK:           rev.uncall @scale(%a0, %{{.*}}, %{{.*}})
 // CHECK:           anc.free
 
 // VERIFIED: rev.func @scale.jacobian
