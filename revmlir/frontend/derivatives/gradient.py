@@ -364,13 +364,6 @@ def loss_position(call: ReversibleCall, iloss: int, api: str) -> int:
     return position
 
 
-def loss_index(spec: Specialization, args: Sequence[Any], iloss: int, api: str) -> int:
-    """``iloss`` as an index of ``args`` (a reversible function's outputs),
-    checked to name a float scalar."""
-    every = tuple(range(len(args)))
-    return loss_position(ReversibleCall(spec, tuple(args), every, every), iloss, api)
-
-
 def gradient(
     f: ReversibleFunction | InverseFunction | Differentiable,
     args: Sequence[Any],
