@@ -73,6 +73,7 @@ from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckOp
 from revmlir.lowering.loop_versioning import version_loop, version_loops_in
+from revmlir.naming import identifier
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
@@ -88,9 +89,16 @@ def kernel_module_name(module: ModuleOp) -> str:
     return f"{name}_kernels"
 
 
+PTX_ESCAPE = ("$", "$")
+"""How a PTX name spells a character PTX does not take (``a-b`` is
+``a$2d$b``): ``$`` is in no name the escape keeps."""
+
+
 def entry_name(function: str) -> str:
-    """The PTX ``.entry`` of a kernel: PTX names have no dots."""
-    return function.replace(".", "_")
+    """The PTX ``.entry`` of a kernel: PTX names have no dots, which the
+    ABI makes ``_`` (``k.adj`` is ``k_adj``), and any other character not
+    in ``[A-Za-z0-9_]`` is ``$<hex>$`` (``revmlir.naming.identifier``)."""
+    return identifier(function, "_", PTX_ESCAPE)
 
 
 def takes_arena(kernel: gpu.FuncOp) -> bool:
