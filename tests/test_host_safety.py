@@ -181,7 +181,7 @@ def test_a_push_that_cannot_grow_its_stack_stops_the_run():
     result = outcome("push without memory")
     assert result.get("error") == "ExecutionError", result
     assert result["message"].startswith(f"{PROGRAMS}:"), result
-    assert "'func.call' in @pile: cannot grow a stack of" in result["message"]
+    assert "'anc.push' in @pile: cannot grow a stack of" in result["message"]
     assert result["message"].endswith("elements: out of memory")
     assert result["after"] == [1.0, 5]
 

@@ -1195,7 +1195,8 @@ def _stack_free(lowering: FunctionLowering, op: Operation) -> None:
 @lowers(anc.PushOp, anc.CopyPushOp)
 def _push(lowering: FunctionLowering, op: Operation) -> None:
     stack, value = (lowering.get(v) for v in op.operands)
-    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, value.type), [stack, value], [], op)
+    # check_pushes's check after the call names the op the interpreter runs
+    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, value.type), [stack, value], [], op, source=True)
 
 
 @lowers(anc.PopOp)
