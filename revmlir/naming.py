@@ -43,24 +43,22 @@ def inverse_name(name: str) -> str:
     return name + INVERSE_SUFFIX
 
 
-def identifier(name: str, dot: str, escape: tuple[str, str]) -> str:
-    """``name`` spelled with ``[A-Za-z0-9_]`` only and not starting with a
-    digit, as object formats and C want a symbol: ``.`` is ``dot``, any other
-    character (and a leading digit) its code point in hex between the two
-    parts of ``escape``, and the empty name the escape with no digits.
-
-    PTX's escape is ``$…$`` (``a-b`` is ``a$2d$b``): ``$`` is a character of
-    PTX names that no kept character is, so no two names that the escape
-    changes can meet, nor meet a name it keeps.  C has no such character, so
-    a C name can meet another one; the header refuses such a pair."""
+def identifier(name: str, dot: str) -> str:
+    """``name`` spelled as PTX takes a symbol (``[A-Za-z0-9_$]``, not
+    starting with a digit): ``.`` is ``dot``, any other character outside
+    ``[A-Za-z0-9_]`` (``$`` too, and a leading digit) its code point in hex
+    between two ``$`` (``a-b`` is ``a$2d$b``), the empty name ``$$``.  A
+    ``$`` in the result only ever starts or ends an escape, so names that
+    differ are spelled apart, but for what ``dot`` spells (``_$_`` keeps
+    them apart, ``_`` does not)."""
     if not name:
-        return escape[0] + escape[1]
+        return "$$"
     spelled = [
         c
         if c == "_" or (c.isascii() and c.isalnum() and (i or not c.isdigit()))
         else dot
         if c == "."
-        else f"{escape[0]}{ord(c):x}{escape[1]}"
+        else f"${ord(c):x}$"
         for i, c in enumerate(name)
     ]
     return "".join(spelled)

@@ -44,7 +44,7 @@ from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
 from revmlir.errors import describe_op
 from revmlir.gpu.local_memory import check_local_memory
-from revmlir.gpu.outline import PTX_ESCAPE, entry_name
+from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
 from revmlir.lowering.llvm_ir import llvm_ir
@@ -414,7 +414,7 @@ def ptx_name(function: str) -> str:
     rename them, and every other character ``$<hex>$``
     (``revmlir.naming.identifier``); LLVM aborts the process on a name
     with any other character instead."""
-    return identifier(function, "_$_", PTX_ESCAPE)
+    return identifier(function, "_$_")
 
 
 def _device_memory(arrays: Sequence[memref.AllocOp]) -> None:

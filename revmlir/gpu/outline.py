@@ -89,16 +89,11 @@ def kernel_module_name(module: ModuleOp) -> str:
     return f"{name}_kernels"
 
 
-PTX_ESCAPE = ("$", "$")
-"""How a PTX name spells a character PTX does not take (``a-b`` is
-``a$2d$b``): ``$`` is in no name the escape keeps."""
-
-
 def entry_name(function: str) -> str:
     """The PTX ``.entry`` of a kernel: PTX names have no dots, which the
     ABI makes ``_`` (``k.adj`` is ``k_adj``), and any other character not
     in ``[A-Za-z0-9_]`` is ``$<hex>$`` (``revmlir.naming.identifier``)."""
-    return identifier(function, "_", PTX_ESCAPE)
+    return identifier(function, "_")
 
 
 def takes_arena(kernel: gpu.FuncOp) -> bool:
