@@ -10,6 +10,7 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError
 from revmlir.errors import (
     ExecutionError,
     InvertibilityError,
+    LocatedError,
     RuleViolation,
     format_location,
 )
@@ -53,7 +54,9 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
         within = f" in @{error.function}" if error.function else ""
         return f"{where}: error: [invertibility] {subject}{within}: {error.message}"
     if isinstance(error, ExecutionError):
-        return f"{file}: error: {error}"
+        # located as the other errors are: the op's location first, where it has one
+        unlocated = LocatedError(error.message, op_name=error.op_name, function=error.function)
+        return f"{error.location or file}: error: {unlocated}"
     op: Operation | None = None
     message = _first_line(error)
     if isinstance(error, RuleViolation):

@@ -41,3 +41,24 @@ def inverse_name(name: str) -> str:
     if name.endswith(INVERSE_SUFFIX):
         return name[: -len(INVERSE_SUFFIX)]
     return name + INVERSE_SUFFIX
+
+
+def identifier(name: str, dot: str) -> str:
+    """``name`` spelled as PTX takes a symbol (``[A-Za-z0-9_$]``, not
+    starting with a digit): ``.`` is ``dot``, any other character outside
+    ``[A-Za-z0-9_]`` (``$`` too, and a leading digit) its code point in hex
+    between two ``$`` (``a-b`` is ``a$2d$b``), the empty name ``$$``.  A
+    ``$`` in the result only ever starts or ends an escape, so names that
+    differ are spelled apart, but for what ``dot`` spells (``_$_`` keeps
+    them apart, ``_`` does not)."""
+    if not name:
+        return "$$"
+    spelled = [
+        c
+        if c == "_" or (c.isascii() and c.isalnum() and (i or not c.isdigit()))
+        else dot
+        if c == "."
+        else f"${ord(c):x}$"
+        for i, c in enumerate(name)
+    ]
+    return "".join(spelled)

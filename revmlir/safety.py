@@ -13,6 +13,10 @@ check saw.
 
 from __future__ import annotations
 
+import functools
+import os
+import warnings
+
 DIVISION_BY_ZERO = "integer division by zero"
 REMAINDER_BY_ZERO = "integer remainder by zero"
 NEGATIVE_SIZE = "array size {0} is negative"
@@ -82,7 +86,41 @@ EMPTY_STACK = "pop from an empty stack"
 taking a frame from empty frames (hand-written cursor words can ask that)."""
 STACK_NOT_GROWN = "cannot grow a stack of {0} elements: out of memory"
 """A push whose ``realloc`` failed, or whose buffer would pass
-``MAX_ALLOCATION`` bytes (which also keeps its size from overflowing)."""
+``stack_limit()`` bytes (which also keeps its size from overflowing)."""
+STACK_LIMIT_ENV = "REVMLIR_STACK_MAX_MB"
+"""Megabytes one stack's buffer may take, where the default
+(``stack_limit``) does not fit."""
+
+
+def stack_limit() -> int:
+    """The most bytes one stack's buffer may take: ``REVMLIR_STACK_MAX_MB``
+    megabytes, else a quarter of the physical memory, at most
+    ``MAX_ALLOCATION``.  Where memory is overcommitted ``realloc`` never
+    fails, so a push without end (a gradient's tape of a loop that never
+    ends) grew until the kernel killed the process, and others with it; a
+    quarter leaves room for the copy ``realloc`` makes of the largest
+    buffer.  Native code takes it when a module is compiled, the
+    interpreter when a push runs."""
+    return _stack_limit(os.environ.get(STACK_LIMIT_ENV))
+
+
+@functools.cache
+def _stack_limit(text: str | None) -> int:
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 4
+    if text is None:
+        return min(physical, MAX_ALLOCATION)
+    try:
+        megabytes = float(text)
+        if not 0 < megabytes < float("inf"):
+            raise ValueError
+    except ValueError:
+        warnings.warn(
+            f"{STACK_LIMIT_ENV}={text!r} is not a positive number of megabytes; using a quarter of the memory",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return min(physical, MAX_ALLOCATION)
+    return min(int(megabytes * 1024 * 1024), MAX_ALLOCATION)
 
 
 def is_out_of_bounds(message: str) -> bool:

@@ -122,3 +122,34 @@ def test_a_header_or_a_diagnostic_loads_neither_llvm_nor_numpy():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.stderr.strip().splitlines()[-1] == "0 1 []", result.stderr
     assert "void multiplier_ciface(void **args)" in result.stdout
+
+
+@pytest.mark.parametrize("name", ["my-f", "9x", 'a\\"b', ""])
+def test_a_header_refuses_a_name_that_is_no_c_name(name: str, tmp_path: Path):
+    """C compilers pass the asm label to the assembler unquoted, so a name
+    outside C's and the assembler's characters has no C name to offer."""
+    source = tmp_path / "odd.mlir"
+    source.write_text(
+        f'rev.func @"{name}"(%y: i64, %x: i64) {{\n  %y1 = rev.add %y, %x : i64\n  rev.return %y1, %x : i64, i64\n}}\n'
+    )
+    result = translate(str(source), "--emit=header")
+    assert result.returncode == 1 and not result.stdout
+    spelled = name.replace("\\", "")
+    assert result.stderr.strip() == (
+        f"{source}: error: 'rev.func' at {source}:1:1: @\"{spelled}\" has no C name: a header declares functions named "
+        "[A-Za-z_][A-Za-z0-9_.]*; rename it"
+    )
+
+
+def test_a_header_refuses_two_functions_with_one_c_name(tmp_path: Path):
+    source = tmp_path / "clash.mlir"
+    source.write_text(
+        "rev.func @f(%y: f64, %x: f64) {\n  %y1 = rev.add %y, %x : f64\n  rev.return %y1, %x : f64, f64\n}\n"
+        "rev.func @f_inv(%y: f64, %x: f64) {\n  %y1 = rev.sub %y, %x : f64\n  rev.return %y1, %x : f64, f64\n}\n"
+    )
+    result = translate(str(source), "--emit=header")
+    assert result.returncode == 1 and not result.stdout
+    assert result.stderr.strip() == (
+        f"{source}: error: 'rev.func' at {source}:5:1: @f.inv (the inverse of @f) and @f_inv "
+        "both have the C name f_inv_ciface: rename one"
+    )

@@ -1046,3 +1046,35 @@ def test_a_grid_stride_loop_at_the_limits_of_index_runs_each_iteration_once(lb: 
         slot = kernel.launch([got, lb, ub, step], blocks, threads)
         assert not slot.any()
         assert got.tolist() == expected, (blocks, threads)
+
+
+ODD_KERNELS = """
+rev.func @NAME(%y: memref<?xf64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    %v = rev.take %y[%i] : memref<?xf64>
+    %one = arith.constant 1.0 : f64
+    %v1 = rev.add %v, %one : f64
+    rev.put %v1, %y[%i] : memref<?xf64>
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+
+
+def test_a_kernel_named_outside_ptx_characters_is_launched_by_its_name():
+    """The program keeps the user's name for a kernel whose ``.entry`` PTX
+    spells otherwise (docs/gpu.md, the ABI); ptxas takes the spelling."""
+    program = compile_kernels(_module(ODD_KERNELS.replace("NAME", '"k-1"')), ["k-1", "k-1.inv"])
+    assert [program.kernels[n].entry for n in ("k-1", "k-1.inv")] == ["k$2d$1", "k$2d$1_inv"]
+    assert ".visible .entry k$2d$1(" in program.ptx
+    assert emit_cubin(program.ptx)[:4] == ELF_MAGIC
+
+
+def test_two_kernels_with_one_entry_name_are_refused():
+    module = _module(ODD_KERNELS.replace("NAME", '"k.a"') + ODD_KERNELS.replace("NAME", "k_a"))
+    with pytest.raises(PassFailedException, match=r"kernels.mlir:16:1: @k_a and @k.a both have the PTX name k_a"):
+        compile_kernels(module, ["k.a", "k_a"])

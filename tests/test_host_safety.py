@@ -181,7 +181,7 @@ def test_a_push_that_cannot_grow_its_stack_stops_the_run():
     result = outcome("push without memory")
     assert result.get("error") == "ExecutionError", result
     assert result["message"].startswith(f"{PROGRAMS}:"), result
-    assert "'func.call' in @pile: cannot grow a stack of" in result["message"]
+    assert "'anc.push' in @pile: cannot grow a stack of" in result["message"]
     assert result["message"].endswith("elements: out of memory")
     assert result["after"] == [1.0, 5]
 
@@ -382,6 +382,6 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
     assert run.returncode == 0, run.stderr[-2000:]
     small, deep = json.loads(run.stdout)[1:]
     assert small.startswith(f"{script}:") and small.endswith(
-        "'func.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
+        "'rev.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
     ), small
     assert deep == [20001, 20000]

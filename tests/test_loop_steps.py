@@ -202,7 +202,7 @@ def test_rev_run_reports_the_loop_and_the_step(backend: str, tmp_path, capsys) -
     path = tmp_path / "walk.mlir"
     path.write_text(_walk(64))
     assert rev_run([str(path), "-e", "walk", "--backend", backend, "--args", "0", "0", "10", "0"]) == 1
-    assert f"{path}:2:3: 'rev.for' in @walk: step must be positive, got 0" in capsys.readouterr().err
+    assert f"{path}:2:3: error: 'rev.for' in @walk: step must be positive, got 0" in capsys.readouterr().err
 
 
 RESUMABLE = """func.func @g(%x: memref<4xf64>, %a: f64) -> f64 {

@@ -58,6 +58,7 @@ from revmlir.lowering.std_to_llvm import (
     llvm_type,
     translate_module,
 )
+from revmlir.naming import identifier
 from revmlir.runtime_checks import REPORT
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -347,11 +348,11 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     check_local_memory(found[0])
     kernels: dict[str, str] = {}
     functions: list[Operation] = []
-    names = {op.sym_name.data: ptx_name(op.sym_name.data) for op in found[0].body.ops if isinstance(op, func.FuncOp)}
+    names = _ptx_names(found[0])
     for op in list(found[0].body.ops):
         if isinstance(op, gpu.FuncOp):
             name = op.sym_name.data
-            kernels[name] = entry_name(name)
+            kernels[name] = names[name]
             body = op.detach_region(op.body)
             returned = body.block.last_op
             assert isinstance(returned, gpu.ReturnOp)
@@ -373,6 +374,26 @@ def device_module(module: ModuleOp) -> tuple[ModuleOp, dict[str, str]]:
     return device, kernels
 
 
+def _ptx_names(module: gpu.ModuleOp) -> dict[str, str]:
+    """The PTX name of each function of ``module`` (a kernel's ``.entry``,
+    a device function's ``.func``), refusing two functions that would have
+    the same one: a kernel's dots are ``_`` (the ABI's ``k_adj``), so
+    kernel ``@k.adj`` meets ``@k_adj``, which LLVM would make a duplicate
+    symbol."""
+    names: dict[str, str] = {}
+    owners: dict[str, gpu.FuncOp | func.FuncOp] = {}
+    for op in module.body.ops:
+        if isinstance(op, gpu.FuncOp | func.FuncOp):
+            name = op.sym_name.data
+            names[name] = entry_name(name) if isinstance(op, gpu.FuncOp) else ptx_name(name)
+            if (other := owners.setdefault(names[name], op)) is not op:
+                raise PassFailedException(
+                    f"{describe_op(op)}: @{name} and @{other.sym_name.data} both have the PTX name "
+                    f"{names[name]}: rename one"
+                )
+    return names
+
+
 def _split_complex_parameters(block: Block) -> None:
     """A kernel takes a complex number as its two parts (the ABI of
     docs/gpu.md): PTX has no aggregate scalars, and a launcher packs
@@ -388,9 +409,12 @@ def _split_complex_parameters(block: Block) -> None:
 
 
 def ptx_name(function: str) -> str:
-    """A device function's name as PTX allows it (no dots), as LLVM's
-    NVPTX back end would rename it."""
-    return function.replace(".", "_$_")
+    """A device function's name as PTX allows it (``[A-Za-z0-9_$]``, not
+    starting with a digit): dots are ``_$_``, as LLVM's NVPTX back end would
+    rename them, and every other character ``$<hex>$``
+    (``revmlir.naming.identifier``); LLVM aborts the process on a name
+    with any other character instead."""
+    return identifier(function, "_$_")
 
 
 def _device_memory(arrays: Sequence[memref.AllocOp]) -> None:

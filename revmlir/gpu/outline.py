@@ -73,6 +73,7 @@ from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckOp
 from revmlir.lowering.loop_versioning import version_loop, version_loops_in
+from revmlir.naming import identifier
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
@@ -89,8 +90,10 @@ def kernel_module_name(module: ModuleOp) -> str:
 
 
 def entry_name(function: str) -> str:
-    """The PTX ``.entry`` of a kernel: PTX names have no dots."""
-    return function.replace(".", "_")
+    """The PTX ``.entry`` of a kernel: PTX names have no dots, which the
+    ABI makes ``_`` (``k.adj`` is ``k_adj``), and any other character not
+    in ``[A-Za-z0-9_]`` is ``$<hex>$`` (``revmlir.naming.identifier``)."""
+    return identifier(function, "_")
 
 
 def takes_arena(kernel: gpu.FuncOp) -> bool:

@@ -15,6 +15,8 @@ from xdsl.interpreter import (
 from revmlir.dialects import anc
 from revmlir.interpreter.memref import checked_shape, zeros
 from revmlir.interpreter.state import RuntimeInterpreter
+from revmlir.lowering import stacks
+from revmlir.lowering.native_types import element_bytes
 from revmlir.runtime_checks import (
     ANCILLA_FREED,
     POPPED_OTHER,
@@ -24,7 +26,7 @@ from revmlir.runtime_checks import (
     shape_mismatch,
     shown_indices,
 )
-from revmlir.safety import EMPTY_STACK
+from revmlir.safety import EMPTY_STACK, STACK_NOT_GROWN
 
 
 @register_impls
@@ -87,7 +89,7 @@ class AncFunctions(InterpreterFunctions):
     @impl(anc.PushOp)
     def run_push(self, interpreter: RuntimeInterpreter, op: anc.PushOp, args: PythonValues) -> PythonValues:
         stack, value = args
-        stack.append(value)
+        _push(op, stack, value)
         return ()
 
     @impl(anc.PopOp)
@@ -100,7 +102,7 @@ class AncFunctions(InterpreterFunctions):
     @impl(anc.CopyPushOp)
     def run_copy_push(self, interpreter: RuntimeInterpreter, op: anc.CopyPushOp, args: PythonValues) -> PythonValues:
         stack, value = args
-        stack.append(value)
+        _push(op, stack, value)
         return ()
 
     @impl(anc.CopyPopOp)
@@ -113,3 +115,15 @@ class AncFunctions(InterpreterFunctions):
         if runtime.checking(op) and not runtime.same(popped, value):
             raise runtime.fail(op, format_message(POPPED_OTHER, [popped, value]))
         return ()
+
+
+def _push(op: anc.PushOp | anc.CopyPushOp, stack: list[object], value: object) -> None:
+    """Push ``value``, or stop where native code's push could not grow the
+    stack's buffer past ``stack_limit()`` bytes (``stacks.most_elements``),
+    with its message: a push without end otherwise grew the list until
+    memory ran out."""
+    stack_type = op.stack.type
+    assert isinstance(stack_type, anc.StackType)
+    if len(stack) >= stacks.most_elements(element_bytes(stack_type.element_type)):
+        raise MemoryError(STACK_NOT_GROWN.format(len(stack)))
+    stack.append(value)

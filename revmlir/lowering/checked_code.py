@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
     f64,
     i1,
     i64,
@@ -64,6 +65,7 @@ from revmlir.runtime_checks import (
     PAYLOAD_SLOTS,
     REPORT,
     REPORT_INPUTS,
+    SOURCE_OP_ATTR,
     CheckTable,
     payload_kinds,
 )
@@ -192,11 +194,17 @@ class CheckedCode:
         args: Sequence[SSAValue],
         results: Sequence[Attribute],
         like: Operation,
+        source: bool = False,
     ) -> Sequence[SSAValue]:
-        """Call a runtime function, declaring it in the module on first use."""
+        """Call a runtime function, declaring it in the module on first use;
+        where ``source``, the call is marked as made for ``like``
+        (``SOURCE_OP_ATTR``), which a check registered at it names."""
         if name not in self.runtime:
             self.runtime[name] = func.FuncOp.external(name, [a.type for a in args], list(results))
-        return self.emit(func_call(name, args, results), like).results
+        call = func_call(name, args, results)
+        if source:
+            call.attributes[SOURCE_OP_ATTR] = StringAttr(like.name)
+        return self.emit(call, like).results
 
     def check(
         self,

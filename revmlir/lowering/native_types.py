@@ -53,7 +53,12 @@ the heap, so they cannot overflow the stack."""
 
 
 def element_bytes(type: Attribute) -> int:
-    """The bytes of one element, as native code lays it out."""
+    """The bytes of one element, as native code lays it out (a rev number
+    as the value it is lowered to)."""
+    if isinstance(type, LogType | TropicalType):
+        return element_bytes(type.element_type)
+    if isinstance(type, FixedType):
+        return max(1, type.width.data // 8)
     if isinstance(type, ComplexType):
         return 2 * element_bytes(type.element_type)
     if isinstance(type, IndexType):

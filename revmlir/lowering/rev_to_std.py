@@ -178,6 +178,7 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> dict[Operation, str]:
                 pending = True
             call = rev.CallOp(target, list(op.args))
             call.attributes.update(op.attributes)
+            call.attributes[SOURCE_OP_ATTR] = StringAttr(op.name)
             call.location = op.location
             Rewriter.replace_op(op, call)
     return no_inverse
@@ -856,6 +857,10 @@ def _call(lowering: FunctionLowering, op: Operation) -> None:
     args = [lowering.get(a) for a in op.args] + [lowering.error]
     types = [std_type(t) for t in op.res.types]
     call = lowering.emit(func.CallOp(op.callee.string_value(), args, types), op)
+    # a check native code puts before it (rev-host-safety's recursion
+    # depth) names the op the interpreter runs: this one, or the uncall
+    # it was made of
+    call.attributes[SOURCE_OP_ATTR] = op.attributes.get(SOURCE_OP_ATTR, StringAttr(op.name))
     for old, new in zip(op.res, call.results, strict=True):
         lowering.set(old, new)
 
@@ -1190,7 +1195,8 @@ def _stack_free(lowering: FunctionLowering, op: Operation) -> None:
 @lowers(anc.PushOp, anc.CopyPushOp)
 def _push(lowering: FunctionLowering, op: Operation) -> None:
     stack, value = (lowering.get(v) for v in op.operands)
-    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, value.type), [stack, value], [], op)
+    # check_pushes's check after the call names the op the interpreter runs
+    lowering.call_runtime(stacks.runtime_name(stacks.PUSH, value.type), [stack, value], [], op, source=True)
 
 
 @lowers(anc.PopOp)

@@ -84,7 +84,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from revmlir.safety import MAX_ALLOCATION
+from revmlir.safety import stack_limit
 
 HEADER = MemRefType(i64, [3])
 """``[buffer address, size, capacity]``."""
@@ -214,7 +214,7 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
     than ``needed`` elements, to ``MIN_CAPACITY`` elements, then to twice
     its capacity, or to ``needed`` where that is more, with ``realloc``.  A
     buffer that cannot grow (``realloc`` fails, or it would pass
-    ``MAX_ALLOCATION`` bytes: the size is then ``SIZE_MAX``, which
+    ``stack_limit()`` bytes: the size is then ``SIZE_MAX``, which
     ``realloc`` refuses) stays as it was."""
     capacity = header_word(header, CAPACITY)
     full = result(arith.CmpiOp(needed, capacity, "ugt"))
@@ -223,7 +223,7 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
         empty = result(arith.CmpiOp(capacity, constant(0), "eq"))
         doubled = result(arith.AddiOp(capacity, capacity))
         larger = result(arith.MaxUIOp(result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled)), needed))
-        most = result(arith.DivUIOp(constant(MAX_ALLOCATION), width))
+        most = result(arith.DivUIOp(constant(stack_limit()), width))
         fits = result(arith.CmpiOp(larger, most, "ule"))
         bytes = result(arith.SelectOp(fits, result(arith.MuliOp(larger, width)), constant(-1)))
         grown = result(llvm.PtrToIntOp(result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR)), i64))
@@ -233,6 +233,15 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
         scf.YieldOp()
     with ImplicitBuilder(grow.false_region):
         scf.YieldOp()
+
+
+def most_elements(width: int) -> int:
+    """The most elements of ``width`` bytes that a stack pushed one at a
+    time holds: ``_grow``'s capacities are ``MIN_CAPACITY`` doubled, up to
+    ``stack_limit()`` bytes, and a push onto the largest full one fails.
+    The interpreter stops its pushes there too."""
+    most = stack_limit() // width
+    return 0 if most < MIN_CAPACITY else MIN_CAPACITY << ((most // MIN_CAPACITY).bit_length() - 1)
 
 
 def _push(function: func.FuncOp, element: Attribute | None) -> None:

@@ -1674,6 +1674,18 @@ class ConvertStdToLLVMPass(ModulePass):
         translate_module(op, ModuleTranslation(), entry_points=True)
 
 
+def check_native_name(function: Operation, name: str) -> None:
+    """Refuse, at ``function``, a name (``name``) native code cannot have:
+    LLVM takes the empty name for an unnamed value, and a machine-code
+    symbol is looked up by its ASCII bytes (the interpreter, which looks
+    nothing up, runs either)."""
+    if not name or not name.isascii():
+        raise PassFailedException(
+            f'{describe_op(function)}: @"{name}" cannot name native code, whose symbols are non-empty ASCII names: '
+            "rename it"
+        )
+
+
 def translate_module(
     op: ModuleOp,
     translation: ModuleTranslation,
@@ -1711,6 +1723,7 @@ def translate_module(
         if f.is_declaration and isinstance(convention := f.attributes.get(ARRAYS_ATTR), StringAttr)
     }
     for source in sources:
+        check_native_name(source, source.sym_name.data)
         # the types a caller passes: the lowering's own values inside (a
         # fixed-point product's i128) are LLVM's to compute on
         refuse_unsupported(source, (*source.function_type.inputs, *source.function_type.outputs))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -34,8 +35,8 @@ from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.values import numpy_dtype
 from revmlir.tools.cli import UsageError, input_name, read_text, run_tool
 
-_NEGATIVE_NUMBER = re.compile(r"-[0-9.]")
-"""How a value such as ``-1e-3`` or ``-2+1j`` starts; argparse takes only
+_NEGATIVE_NUMBER = re.compile(r"-([0-9.]|inf$|nan$)")
+"""How a value such as ``-1e-3``, ``-2+1j`` or ``-inf`` starts; argparse takes only
 plain negative numbers (``-2``, ``-0.5``) for values, and no option of
 rev-run starts this way."""
 
@@ -46,9 +47,25 @@ def _as_values(argv: Sequence[str]) -> list[str]:
     return [" " + arg if _NEGATIVE_NUMBER.match(arg) else arg for arg in argv]
 
 
+_FLOAT_NAMES = {"nan": math.nan, "inf": math.inf}
+"""The floats Python's literals have no spelling for, as the values
+print them: ``--args nan "[1.0, -inf]"``."""
+
+
+class _FloatNames(ast.NodeTransformer):
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        value = _FLOAT_NAMES.get(node.id)
+        return node if value is None else ast.copy_location(ast.Constant(value), node)
+
+
+def _literal(text: str) -> Any:
+    """``text`` as a Python literal, where ``nan`` and ``inf`` are floats."""
+    return ast.literal_eval(_FloatNames().visit(ast.parse(text, mode="eval")))
+
+
 def _parse_argument(text: str, type: Attribute, index: int) -> Any:
     try:
-        value = ast.literal_eval(text.strip())
+        value = _literal(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         raise UsageError(f"argument #{index} ({type}): cannot read {text.strip()!r} as a literal") from None
     if isinstance(type, MemRefType):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Sequence
 
@@ -28,10 +29,12 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Attribute
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.diagnostics import format_error
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
+from revmlir.errors import describe_op
 from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
@@ -43,6 +46,12 @@ from revmlir.tools.cli import TRACEBACK_ENV, UsageError, check_output, input_nam
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 GPU_EMITS = ("ptx", "cubin")
+
+
+C_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+"""The names a header can declare: a C name is the function's with its
+dots made ``_``, and the asm label is the symbol itself, which C compilers
+hand to the assembler unquoted (GNU as reads ``my-f`` as a subtraction)."""
 
 
 def _c_type(type: Attribute) -> str:
@@ -101,6 +110,7 @@ def header(module: ModuleOp, guard: str) -> str:
     for rank in ranks:
         lines.append(f"typedef struct {{ void *data; int64_t sizes[{rank}]; }} revmlir_memref{rank};")
     written = written_arguments(module)
+    c_names: dict[str, str] = {}
     for func in module.ops:
         if not isinstance(func, FuncOp):
             continue
@@ -109,8 +119,18 @@ def header(module: ModuleOp, guard: str) -> str:
         args = ", ".join(f"{n}: {_c_type(arg.type)}" for n, arg in zip(names, func.body.block.args))
         writes = [names[i] for i in sorted(written[name]) if isinstance(func.body.block.args[i].type, MemRefType)]
         note = f" writes {', '.join(writes)}" if writes else ""
+        if not C_NAME.fullmatch(name):
+            raise PassFailedException(
+                f'{describe_op(func)}: @"{name}" has no C name: a header declares functions named '
+                "[A-Za-z_][A-Za-z0-9_.]*; rename it"
+            )
         for symbol in (name, inverse_name(name)):
             c_name = symbol.replace(".", "_") + CIFACE_SUFFIX
+            said = f"@{symbol}" if symbol == name else f"@{symbol} (the inverse of @{name})"
+            if (other := c_names.setdefault(c_name, said)) is not said:
+                raise PassFailedException(
+                    f"{describe_op(func)}: {other} and {said} both have the C name {c_name}: rename one"
+                )
             lines.append(f"// {symbol}({args}){note}")  # the types carry /* */ notes
             lines.append(f'void {c_name}(void **args) __asm__("{symbol}{CIFACE_SUFFIX}");')
     lines.append(f"#endif /* {guard} */")

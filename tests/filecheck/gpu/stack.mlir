@@ -8,7 +8,7 @@
 // buffer); the new top is checked against the arena's end; a free sets top
 // back if the buffer ends there. No realloc, no free.
 
-// STD:       rev.checks = [{{.*}}"ExecutionError|func.call|{{.*}}stack.mlir:{{[0-9]+}}:5|tape|i64,i64|needs {0} bytes of per-thread arena, has {1} (a stack; launch with a larger arena=)"
+// STD:       rev.checks = [{{.*}}"ExecutionError|anc.push|{{.*}}stack.mlir:{{[0-9]+}}:5|tape|i64,i64|needs {0} bytes of per-thread arena, has {1} (a stack; launch with a larger arena=)"
 // STD:       func.func @tape(%y: memref<?xf64>, %n: index, %err: memref<8xi64>, %arena: i64, %arena_bytes: i64, %blocks: index, %threads: index)
 // The device has native code's pop, and no push or free.
 // STD:       "gpu.module"() <{sym_name = "module_kernels"}>

@@ -3,8 +3,9 @@
 // A call within a cycle of the call graph checks the stack first, at the
 // call's location, and the first such call of a block polls for Ctrl-C
 // before (a recursion without loops runs as long as a loop); a loop body
-// polls for Ctrl-C first.
-// CHECK: rev.checks = [{{.*}}"ExecutionError|func.call|{{.*}}host_safety.mlir:20:5|down||calls nest too deeply: the recursion would exhaust the stack"]
+// polls for Ctrl-C first. The check names the op the interpreter runs, the
+// rev.call, not the func.call it is lowered to.
+// CHECK: rev.checks = [{{.*}}"ExecutionError|rev.call|{{.*}}host_safety.mlir:21:5|down||calls nest too deeply: the recursion would exhaust the stack"]
 rev.func @down(%y: f64, %n: i64) {
   %y_1, %n_1 = rev.if (%y, %n) : f64, i64 pre {
   ^bb0(%y_2: f64, %n_2: i64):

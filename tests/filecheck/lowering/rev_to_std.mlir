@@ -47,7 +47,7 @@ rev.func @instructions(%y: f64, %a: f64, %m: memref<4xf64>, %i: index) {
 
 // Uncalled functions get a lowered inverse; the uncall becomes a call of it.
 // CHECK-LABEL: func.func @caller(%x: f64, %y: f64, %err: memref<6xi64>) -> (f64, f64)
-// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) : (f64, f64, memref<6xi64>) -> (f64, f64)
+// CHECK-NEXT:    %{{.*}}, %{{.*}} = func.call @accumulate.inv(%x, %y, %err) {rev.source_op = "rev.uncall"} : (f64, f64, memref<6xi64>) -> (f64, f64)
 rev.func @caller(%x: f64, %y: f64) {
   %x1, %y1 = rev.uncall @accumulate(%x, %y) : (f64, f64) -> (f64, f64)
   rev.return %x1, %y1 : f64, f64

@@ -1,10 +1,10 @@
 // RUN: rev-opt %s -p rev-lower-to-std | filecheck %s
-// RUN: rev-opt %s -p rev-lower-to-std,convert-std-to-llvm | filecheck %s --check-prefix=LLVM
+// RUN: env REVMLIR_STACK_MAX_MB=1048576 rev-opt %s -p rev-lower-to-std,convert-std-to-llvm | filecheck %s --check-prefix=LLVM
 // RUN: rev-opt %s -p rev-lower-to-std,convert-std-to-llvm -t llvm | filecheck %s --check-prefix=IR
 
 // A stack is a header memref<3xi64> (buffer address, size, capacity); the
 // checks read the size and report through the error slot.
-// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 71]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 74]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 75]]:3|stacks|i64|stack freed holding {0} value(s)", "ExecutionError|func.call|{{.*}}stacks.mlir:[[# @LINE + 68]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|func.call|{{.*}}stacks.mlir:[[# @LINE + 70]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|func.call|{{.*}}stacks.mlir:[[# @LINE + 73]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory"]}
+// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 71]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 74]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 75]]:3|stacks|i64|stack freed holding {0} value(s)", "ExecutionError|anc.copy_push|{{.*}}stacks.mlir:[[# @LINE + 68]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|anc.push|{{.*}}stacks.mlir:[[# @LINE + 70]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|anc.push|{{.*}}stacks.mlir:[[# @LINE + 73]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory"]}
 // The C library functions the runtime calls are declared as upstream's
 // convert-to-llvm declares them (abort is what a failed check calls,
 // through revmlir.fail, outside native code):
@@ -14,7 +14,7 @@
 // CHECK-LABEL: func.func @stacks(%y: f64, %s: memref<3xi64>, %z: complex<f64>, %err: memref<6xi64>) -> (f64, complex<f64>)
 // CHECK-NEXT:    %[[BEFORE_AT:.*]] = arith.constant 1 : index
 // CHECK-NEXT:    %[[BEFORE:.*]] = memref.load %s[%[[BEFORE_AT]]] : memref<3xi64>
-// CHECK-NEXT:    func.call @revmlir.stack.push.f64(%s, %y) : (memref<3xi64>, f64) -> ()
+// CHECK-NEXT:    func.call @revmlir.stack.push.f64(%s, %y) {rev.source_op = "anc.copy_push"} : (memref<3xi64>, f64) -> ()
 // A push that could not grow its stack left the size as it was: the run
 // stops there.
 // CHECK-NEXT:    %[[AFTER:.*]] = memref.load %s[%[[BEFORE_AT]]] : memref<3xi64>
@@ -46,7 +46,7 @@
 // CHECK-NEXT:    memref.store %[[Z]], %t[%[[I1]]] : memref<3xi64>
 // CHECK-NEXT:    %[[I2:.*]] = arith.constant 2 : index
 // CHECK-NEXT:    memref.store %[[Z]], %t[%[[I2]]] : memref<3xi64>
-// CHECK:         func.call @revmlir.stack.push.complex_f64(%t, %z) : (memref<3xi64>, complex<f64>) -> ()
+// CHECK:         func.call @revmlir.stack.push.complex_f64(%t, %z) {rev.source_op = "anc.push"} : (memref<3xi64>, complex<f64>) -> ()
 // CHECK:         %z1 = func.call @revmlir.stack.pop.complex_f64(%t) : (memref<3xi64>) -> complex<f64>
 // stack_free checks emptiness; nocheck leaves only the release.
 // CHECK:         arith.cmpi eq
@@ -101,7 +101,8 @@ rev.func @stacks(%y: f64, %s: !anc.stack<f64>, %z: complex<f64>) {
 // LLVM:          llvm.getelementptr inbounds %{{.*}}[%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
 // LLVM-LABEL: llvm.func internal @revmlir.stack.push.complex_f64(
 // A full buffer doubles (starting at 8 elements of sizeof(element) bytes),
-// asking realloc for SIZE_MAX bytes (which it refuses) past 2^40 bytes:
+// asking realloc for SIZE_MAX bytes (which it refuses) past the stack limit
+// (REVMLIR_STACK_MAX_MB, here 2^40 bytes):
 // LLVM:          llvm.icmp "eq"
 // LLVM:          llvm.mlir.constant(8) : i64
 // LLVM:          llvm.getelementptr %{{.*}}[1] : (!llvm.ptr) -> !llvm.ptr, f64

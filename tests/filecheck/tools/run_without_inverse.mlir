@@ -18,7 +18,7 @@
 // SKIPPED-NEXT: False : i1
 
 // UNCALL-NOT: internal error
-// UNCALL: uncall_without_inverse.mlir: error: {{.*}}uncall_without_inverse.mlir:16:5: 'rev.uncall' in @g: 'anc.drop' at {{.*}}uncall_without_inverse.mlir:6:3 has no inverse{{$}}
+// UNCALL: uncall_without_inverse.mlir:16:5: error: 'rev.uncall' in @g: 'anc.drop' at {{.*}}uncall_without_inverse.mlir:6:3 has no inverse{{$}}
 
 // INVERSE-NOT: internal error
 // INVERSE: run_without_inverse.mlir: error: 'anc.drop' at {{.*}}run_without_inverse.mlir:[[# @LINE + 5]]:3 has no inverse{{$}}
