@@ -136,3 +136,34 @@ def test_the_hessian_and_an_ordinary_jacobian_at_an_infinite_derivative(backend)
     # the tangent of the returned value: 0·∞ in JAX's product rule too
     tangent = jax.jvp(lambda x: jnp.sqrt(x) * x, (0.0,), (1.0,))[1]
     assert_same(rv.jacobian(o, (0.0,))[:, 0], [tangent, 1.0])
+
+
+def squared_residual(y, x):
+    y += (x**2.0 - 4.0) ** 2.0
+
+
+def residual_of_a_power(y, x, p):
+    y += (x**p - 1.0) ** 2.0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize(
+    ("function", "args", "reference"),
+    [
+        # a zero gradient reaching the power (the minimum): its derivative is not 0
+        (squared_residual, (0.0, 2.0), lambda a: (a[0] ** 2.0 - 4.0) ** 2.0),
+        # a zero exponent: ∂r/∂x is 0 there, its derivative along p is not
+        (power, (0.0, 2.0, 0.0), lambda a: a[0] ** a[1]),
+        (residual_of_a_power, (0.0, 1.0, 2.0), lambda a: (a[0] ** a[1] - 1.0) ** 2),
+    ],
+)
+def test_hessians_through_a_power_where_its_rules_choose_zero_are_jaxs(function, args, reference, backend):
+    """The rules' zeros (a zero factor times a partial; ∂r/∂x at y = 0) are
+    chosen where the value is not finite only: a Hessian differentiates the
+    gradient program forwards, and a constant 0 has no derivative, where the
+    product it replaced had one."""
+    f = rv.reversible(function, backend=backend)
+    expected = np.asarray(jax.hessian(reference)(jnp.asarray(args[1:])))
+    assert np.allclose(rv.hessian(f, args)[1:, 1:], expected, rtol=1e-12, atol=0)
+    direction = (0.0, *np.ones(len(args) - 1))
+    assert np.allclose(rv.hvp(f, args, direction)[1:], expected @ np.ones(len(args) - 1), rtol=1e-12, atol=0)

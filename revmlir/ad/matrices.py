@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, ModuleOp, f64
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerType, MemRefType, ModuleOp, UnitAttr, f64
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
@@ -54,6 +54,7 @@ from revmlir.builder import Element, FunctionBuilder, ModuleBuilder, Target, Val
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op
 from revmlir.interfaces import set_checks
+from revmlir.naming import FORGETFUL_ATTR
 
 JACOBIAN_SUFFIX = ".jacobian"
 HESSIAN_SUFFIX = ".hessian"
@@ -261,12 +262,15 @@ class _ColumnBuilder:
 
     def discard(self, name: str) -> None:
         """End scalar slot ``name`` whatever it holds: its free is
-        unchecked (the next column allocates it afresh)."""
+        unchecked (the next column allocates it afresh), and forgetful, as
+        an adjoint's (decision 28): the matrix function has no inverse, so
+        ``rev-invert`` leaves it out."""
         fn = self.fn
         fn.free(name, 0.0)
         freed = fn.current_block.last_op
         assert isinstance(freed, anc.FreeOp)
         set_checks(freed, False)
+        freed.attributes[FORGETFUL_ATTR] = UnitAttr()
 
     def clear(self, arg: _Argument, name: str) -> None:
         """Zero array slot ``name`` whatever it holds, element by element:

@@ -1,5 +1,12 @@
 // RUN: rev-opt %s -p ad-jacobian | filecheck %s
 // RUN: rev-opt %s -p ad-jacobian | rev-opt -p rev-verify | filecheck %s --check-prefix=VERIFIED
+// RUN: rev-opt %s -p 'ad-jacobian{lanes=2},rev-invert' | filecheck %s --check-prefix=INVERT
+
+// With lanes, the Jacobian discards an idle lane's slots by unchecked frees,
+// marked forgetful: rev-invert leaves the function out, as an adjoint.
+// INVERT:      rev.func @scale.inv(
+// INVERT:      rev.func @scale.jacobian(
+// INVERT-NOT:  rev.func @scale.jacobian.inv(
 
 // ad-jacobian adds @f.tan and @f.jacobian: a loop over the unit directions
 // (as many as f64 entries: one per scalar, the elements of each array),

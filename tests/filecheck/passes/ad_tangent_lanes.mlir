@@ -55,13 +55,13 @@ rev.func @sum(%y: f64, %x: memref<?xf64>) {
 // The Jacobian runs @sum.tan3 once per three columns (one tangent workspace
 // per array argument and lane); a lane past the last column recomputes the
 // first column of its run, is not gathered, and has its slots zeroed
-// unchecked (they may hold an infinite tangent).
+// unchecked and forgetful (they may hold an infinite tangent).
 // JAC-LABEL: rev.func @sum.jacobian(%a0: f64, %a1: memref<?xf64>, %C: memref<?x?xf64>, %t0_a1: memref<?xf64>, %t1_a1: memref<?xf64>, %t2_a1: memref<?xf64>) {
 // JAC:         rev.for %{{.*}} to %{{.*}} step %{{.*}}
 // JAC:           rev.call @sum.tan3(
 // JAC:           rev.if
 // JAC:           rev.uncall @sum(
-// JAC:           anc.free %spent{{.*}} {nocheck}
+// JAC:           anc.free %spent{{.*}} {nocheck, rev.forgetful}
 
 // HESS: rev.func @scale.tan2(
 // HESS: rev.func @scale.adj(
