@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from revmlir.interpreter import RevInterpreter, snapshots
 from revmlir.lowering.host_safety import POLL, STACK_OK, HostSafetyPass
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import parse_module
+from revmlir.runtime import interrupt
 from revmlir.runtime_checks import JUMP_WORD
 
 HERE = Path(__file__).parent
@@ -385,3 +387,25 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
         "'func.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
     ), small
     assert deep == [20001, 20000]
+
+
+def test_a_thread_python_takes_for_its_main_one_has_the_stack_its_c_library_gave_it(monkeypatch):
+    """A program that embeds Python may start it in a thread of its own:
+    that thread is Python's main thread but not the process's, and its
+    stack is what the C library gave it, not ``RLIMIT_STACK`` (the budget
+    was then 4 MiB in a thread of 256 KiB).  Here a thread of 256 KiB
+    stands in for it."""
+    seen: list[int] = []
+
+    def measure() -> None:
+        monkeypatch.setattr(threading, "main_thread", threading.current_thread)
+        seen.append(interrupt._thread_stack_size())
+
+    previous = threading.stack_size(256 << 10)
+    try:
+        thread = threading.Thread(target=measure)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(previous)
+    assert 128 << 10 < seen[0] <= 256 << 10

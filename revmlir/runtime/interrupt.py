@@ -49,8 +49,10 @@ stack overflow it.
 from __future__ import annotations
 
 import ctypes
+import os
 import resource
 import signal
+import sys
 import threading
 from _ctypes import CFuncPtr
 from collections.abc import Callable
@@ -131,19 +133,29 @@ def stack_budget() -> int:
 
 
 def _thread_stack_size() -> int:
-    """The bytes of the calling thread's stack.  The main thread's grows up
-    to ``RLIMIT_STACK`` (``DEFAULT_THREAD_STACK`` when unlimited); another
-    thread's is what the C library gave it, which it says on Linux
+    """The bytes of the calling thread's stack.  The process's main thread's
+    grows up to ``RLIMIT_STACK`` (``DEFAULT_THREAD_STACK`` when unlimited);
+    another thread's is what the C library gave it, which it says on Linux
     (``pthread_getattr_np``) and macOS (``pthread_get_stacksize_np``).
     Elsewhere a thread is taken to have the smaller of the main thread's
     and ``threading.stack_size()`` where that is set."""
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
     main = soft if soft > 0 and soft != resource.RLIM_INFINITY else DEFAULT_THREAD_STACK
-    if threading.current_thread() is threading.main_thread():
+    if _is_process_main_thread():
         return main
     if (own := _own_stack_size()) is not None:
         return own
     return min(main, threading.stack_size() or main)
+
+
+def _is_process_main_thread() -> bool:
+    """Whether the calling thread is the process's first, whose stack grows
+    to ``RLIMIT_STACK``.  On Linux, the thread whose id is the process's:
+    Python's main thread is the one that started Python, which a program
+    that embeds it may do in a thread of its own, of a smaller stack."""
+    if sys.platform.startswith("linux"):
+        return threading.get_native_id() == os.getpid()
+    return threading.current_thread() is threading.main_thread()
 
 
 PTHREAD_ATTR_WORDS = 32
