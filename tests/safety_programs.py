@@ -343,6 +343,11 @@ and on the interpreter lowered, with its error slot): native code mallocs
 the array as it does an ancilla array on the heap.  The array is used
 (filled, then summed): LLVM removes a ``malloc`` whose memory nothing
 reads, which then cannot fail."""
+ALLOCATION_SIZES = [("-1", -1), ("2**61", 1 << 61), ("2**62", 1 << 62), ("2**38", 1 << 38)]
+"""Sizes of a hand-written ``memref.alloc`` that both engines refuse before
+allocating: negative; 2⁶¹ and 2⁶² ``f64``s, whose byte count wraps to 0
+(native code then stored into a block of 0 bytes); 2³⁸, 2 TiB, over
+``MAX_ALLOCATION`` without wrapping."""
 MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     **{
         f"mlir: {op} by zero": (ARITH.replace("OP", op), lambda: (0, 7, 0))
@@ -352,6 +357,7 @@ MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     "mlir: constant shift count": (CONSTANT_SHIFT, lambda: (0, 3)),
     "mlir: constant index of a static shape": (STATIC_INDEX, lambda: (0.0, np.zeros(4))),
     "mlir: memref.alloc the memory cannot hold": (STD_ALLOCATION, lambda: (1 << 34, 1.5)),
+    **{f"mlir: memref.alloc of {shown} f64s": (STD_ALLOCATION, lambda n=n: (n, 1.5)) for shown, n in ALLOCATION_SIZES},
 }
 """Cases in IR, for the ops the eDSL does not produce."""
 CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})
@@ -360,10 +366,13 @@ OUT_OF_MEMORY: dict[str, tuple[Any, ...]] = {
     "zeros the memory cannot hold, backwards": (1.0, 1),
     "zeros the memory cannot hold, in a loop": (1.0, 1),
     "mlir: memref.alloc the memory cannot hold": (2, 1.5),
+    **{f"mlir: memref.alloc of {shown} f64s": (2, 1.5) for shown, _ in ALLOCATION_SIZES},
 }
 """Cases run under an address-space limit (``memory_limited``), after a
 run with these arguments outside it (which compiles them): an array of
-2³⁴ elements, within ``MAX_ALLOCATION``, that no memory left can hold."""
+2³⁴ elements, within ``MAX_ALLOCATION``, that no memory left can hold,
+and hand-written allocations whose size checks keep them from allocating
+(were one missing, the limit keeps it from taking the machine's memory)."""
 CASES.update(
     {
         "zeros the memory cannot hold": (sized_once, lambda: (1.0, 1 << 34), False),

@@ -247,11 +247,14 @@ def test_braces_in_what_a_call_passed_are_shown_not_formatted(backend):
     array's dtype): a class named ``A{b}`` raised KeyError: 'b'."""
     adjoint = rv.adjoint(rv.reversible(write_first.pyfunc, backend=backend))
     braced = type("A{b}", (), {})
-    expected = "argument #3 of @write_first.adj must be a numpy array (memref<?xf64>), got A{b}"
+    expected = "argument #3 (the gradient of 'x') of write_first must be a numpy array, got A{b}"
     with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
         adjoint(1.0, np.zeros(2), 0.0, braced())
     fields = np.zeros(2, dtype=[("x{0}", "f8")])
-    expected = "argument #3 of @write_first.adj must be an array of float64 with shape ['?'], got [('x{0}', '<f8')] [2]"
+    expected = (
+        "argument #3 (the gradient of 'x') of write_first must be an array of float64 with shape ['?'], "
+        "got [('x{0}', '<f8')] [2]"
+    )
     with pytest.raises(TypeError, match=f"^{re.escape(expected)}$"):
         adjoint(1.0, np.zeros(2), 0.0, fields)
 

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from revmlir.interpreter import RevInterpreter, snapshots
 from revmlir.lowering.host_safety import POLL, STACK_OK, HostSafetyPass
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import parse_module
+from revmlir.runtime import interrupt
 from revmlir.runtime_checks import JUMP_WORD
 
 HERE = Path(__file__).parent
@@ -357,9 +359,19 @@ def run(n):
         outcomes.append(str(error))
 
 
-for size, depth in ((8 << 20, 10), (256 << 10, 20000), (8 << 20, 20000)):
+def run_past_the_budget(n):
+    # a budget larger than the thread's stack, as where the stack a call
+    # starts with is mostly used already: the stack's end still stops it
+    from revmlir.runtime import interrupt
+
+    _, start = interrupt._thread_stack()
+    interrupt._thread.stack = (1 << 40, start + interrupt.STACK_MARGIN)
+    run(n)
+
+
+for size, depth, target in ((8 << 20, 10, run), (256 << 10, 20000, run), (8 << 20, 20000, run), (256 << 10, 20000, run_past_the_budget)):
     threading.stack_size(size)
-    thread = threading.Thread(target=run, args=(depth,))
+    thread = threading.Thread(target=target, args=(depth,))
     thread.start()
     thread.join()
 print(json.dumps(outcomes))
@@ -372,7 +384,9 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
     4 MiB for the process, and a recursion 20000 deep in a thread of 256 KiB
     then ran past that thread's stack and took the process down.  Now it
     stops with the located error, and a thread of 8 MiB still runs it to
-    the end.  In a process of its own."""
+    the end.  A budget past the thread's stack (a call that starts with
+    most of it used) stops at the stack's end, which the thread's C
+    library reports.  In a process of its own."""
     script = tmp_path / "thread_stacks.py"
     script.write_text(THREAD_STACKS)
     environment = {**os.environ, "PYTHONPATH": str(HERE.parent)}
@@ -380,8 +394,31 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
         [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=environment, check=False
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    small, deep = json.loads(run.stdout)[1:]
-    assert small.startswith(f"{script}:") and small.endswith(
-        "'rev.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
-    ), small
+    small, deep, capped = json.loads(run.stdout)[1:]
+    for stopped in (small, capped):
+        assert stopped.startswith(f"{script}:") and stopped.endswith(
+            "'rev.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
+        ), stopped
     assert deep == [20001, 20000]
+
+
+def test_a_thread_python_takes_for_its_main_one_has_the_stack_its_c_library_gave_it(monkeypatch):
+    """A program that embeds Python may start it in a thread of its own:
+    that thread is Python's main thread but not the process's, and its
+    stack is what the C library gave it, not ``RLIMIT_STACK`` (the budget
+    was then 4 MiB in a thread of 256 KiB).  Here a thread of 256 KiB
+    stands in for it."""
+    seen: list[int] = []
+
+    def measure() -> None:
+        monkeypatch.setattr(threading, "main_thread", threading.current_thread)
+        seen.append(interrupt._thread_stack()[0])
+
+    previous = threading.stack_size(256 << 10)
+    try:
+        thread = threading.Thread(target=measure)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(previous)
+    assert 128 << 10 < seen[0] <= 256 << 10

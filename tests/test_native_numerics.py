@@ -647,7 +647,7 @@ rev.func @f(%a: f64, %b: f64) {
 # ---------------------------------------------------------------------------
 
 CONVERSIONS = [
-    (op, width, source) for op in ("fptosi", "fptoui") for width in (8, 16, 32, 64) for source in ("f64", "f32")
+    (op, width, source) for op in ("fptosi", "fptoui") for width in (1, 8, 16, 32, 64) for source in ("f64", "f32")
 ]
 """Every float-to-integer conversion: ``arith.fptosi`` and ``arith.fptoui``
 to each integer width, of an ``f64`` and of an ``f32``."""
@@ -689,9 +689,11 @@ def saturated(x: float, op: str, width: int, source: str) -> int:
 
 def edges() -> list[float]:
     """The values where a conversion of some width changes: each range's
-    ends and their neighbours, beyond the largest, the infinities and NaN."""
+    ends and their neighbours (the signed ends, ±2**(width - 1), and the
+    unsigned ends, 2**width, of every width), beyond the largest, the
+    infinities and NaN."""
     found = [math.nan, math.inf, -math.inf, 0.0, -0.0, 0.5, -0.5, 0.99, -0.99, 1e30, -1e30, 1e300, -1e300]
-    for width in (8, 16, 32, 63, 64):
+    for width in (1, 7, 8, 15, 16, 31, 32, 63, 64):
         for end in (1 << width, -(1 << width)):
             found += [float(end), float(end) + 0.5, float(end) - 0.5, float(end - 1), math.nextafter(float(end), 0.0)]
     return found
@@ -701,6 +703,8 @@ def check_conversions(x: float) -> None:
     args = (*([0] * len(CONVERSIONS)), x)
     interpreter, native = CONVERT
     expected = [saturated(x, *conversion) for conversion in CONVERSIONS]
+    # both engines return an ``i1`` as a ``bool``
+    expected = [bool(v) if width == 1 else v for v, (_, width, _) in zip(expected, CONVERSIONS)]
     assert list(interpreter.call("convert", *args)[:-1]) == expected
     assert list(native.call("convert", *args)[:-1]) == expected
 

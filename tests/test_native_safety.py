@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from safety_programs import AT_A_CALL, CASES, ORDINARY
+from safety_programs import ALLOCATION_SIZES, AT_A_CALL, CASES, ORDINARY
 
 HERE = Path(__file__).parent
 PROGRAMS = HERE / "safety_programs.py"
@@ -381,6 +381,14 @@ IR_MESSAGES = {
     "mlir: memref.alloc the memory cannot hold": (
         "case.mlir:6:3: 'memref.alloc' in @f: cannot allocate 137438953472 bytes: out of memory"
     ),
+    "mlir: memref.alloc of -1 f64s": "case.mlir:6:3: 'memref.alloc' in @f: array size -1 is negative",
+    **{
+        f"mlir: memref.alloc of {shown} f64s": (
+            f"case.mlir:6:3: 'memref.alloc' in @f: array of {float(n)!r} elements of 8 bytes is too large"
+        )
+        for shown, n in ALLOCATION_SIZES
+        if n > 0
+    },
 }
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from math import prod
 
 from xdsl.builder import Builder, ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -58,6 +59,7 @@ from revmlir.lowering.fast_ops import (
     scf_if,
     scf_yield,
 )
+from revmlir.lowering.native_types import element_bytes
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.runtime_checks import (
     ERROR_SLOT,
@@ -69,7 +71,15 @@ from revmlir.runtime_checks import (
     CheckTable,
     payload_kinds,
 )
-from revmlir.safety import DIVISION_BY_ZERO, REMAINDER_BY_ZERO, out_of_bounds, shift_out_of_range
+from revmlir.safety import (
+    DIVISION_BY_ZERO,
+    MAX_ALLOCATION,
+    NEGATIVE_SIZE,
+    REMAINDER_BY_ZERO,
+    out_of_bounds,
+    shift_out_of_range,
+    too_large,
+)
 
 ABORT = "abort"
 """The C library's ``abort``: what ``revmlir.fail`` does in std IR."""
@@ -226,6 +236,27 @@ class CheckedCode:
             for nested in built.walk():
                 nested.location = op.location
             self.emit(built, op)
+
+    def checked_elements(self, op: Operation, sizes: Sequence[SSAValue], type: MemRefType) -> SSAValue:
+        """The number of elements of an array of ``type`` with the dynamic
+        ``sizes``, as an ``f64`` (which cannot overflow), after checking, as
+        the interpreter's ``checked_shape`` does, that no size is negative
+        and the array within ``MAX_ALLOCATION`` bytes: ``malloc``'s byte
+        count, a product that wraps, is then exact."""
+        itemsize = element_bytes(type.element_type)
+        static = float(prod(d for d in type.get_shape() if d >= 0))
+        elements = self.const(static, f64, op)
+        for size in sizes:
+            natural = self.emit(arith.CmpiOp(size, self.const(0, size.type, op), "sge"), op).results[0]
+            self.check(natural, op, NEGATIVE_SIZE, [size], ExecutionError)
+            count = self.emit(arith.IndexCastOp(size, i64), op).results[0]
+            count = self.emit(arith.SIToFPOp(count, f64), op).results[0]
+            elements = self.emit(arith.MulfOp(elements, count), op).results[0]
+        limit = float(MAX_ALLOCATION // itemsize)
+        if sizes or static > limit:
+            fits = self.emit(arith.CmpfOp(elements, self.const(limit, f64, op), "ole"), op).results[0]
+            self.check(fits, op, too_large(itemsize), [elements], ExecutionError)
+        return elements
 
     def check_indices(self, op: Operation, array: SSAValue, indices: Sequence[SSAValue]) -> None:
         """Every index within its axis, as the interpreter checks them: one

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint
@@ -57,7 +57,7 @@ from revmlir.call_graph import recursive_calls
 from revmlir.errors import ExecutionError
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
-from revmlir.lowering.checked_code import CheckedCode, define_fail, display_name
+from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
     CHECKS_ATTR,
@@ -65,6 +65,7 @@ from revmlir.runtime_checks import (
     FAIL,
     REPORT,
     REPORT_INPUTS,
+    SOURCE_OP_ATTR,
     CheckTable,
 )
 from revmlir.safety import CANNOT_ALLOCATE, RECURSION_TOO_DEEP, STACK_NOT_GROWN
@@ -238,25 +239,31 @@ class HostSafetyPass(ModulePass):
                     _poll_now_and_then(code, loop, iterations, [error, *interrupts])
                 else:
                     code.call_runtime(POLL, [error, *interrupts], [], loop)
-        for function, _ in functions:
-            _check_allocations(function, checks, runtime)
+            _check_allocations(code, function)
         _define(op, runtime)
         op.attributes[CHECKS_ATTR] = ArrayAttr([StringAttr(e) for e in checks.entries])
 
 
-def _check_allocations(function: func.FuncOp, checks: CheckTable, runtime: dict[str, func.FuncOp]) -> None:
+def _check_allocations(code: CheckedCode, function: func.FuncOp) -> None:
     """Give each ``memref.alloc`` of ``function`` the check that stops the
     run with ``CANNOT_ALLOCATE`` where ``malloc`` gives no memory (its
     id, ``ALLOCATION_CHECK_ATTR``): ``convert-std-to-llvm`` tests the
     pointer after the call, which std IR has no op for (an address is no
     value the interpreter has); the zeroing after it wrote through a null
-    pointer."""
-    for alloc in nested_ops(function):
+    pointer.  One the module brings (no ``SOURCE_OP_ATTR``: not an
+    ``anc.array_alloc``'s, which ``rev-lower-to-std`` checked) first gets
+    the interpreter's size checks, since a negative or huge size wraps
+    ``malloc``'s byte count to a small block the stores then overrun."""
+    for alloc in list(nested_ops(function)):
         if isinstance(alloc, memref.AllocOp):
-            name = display_name(function.sym_name.data)
-            identifier = checks.register(alloc, CANNOT_ALLOCATE, ["i64"], name, ExecutionError)
+            if SOURCE_OP_ATTR not in alloc.attributes:
+                code.builder.insertion_point = InsertPoint.before(alloc)
+                type = alloc.memref.type
+                assert isinstance(type, MemRefType)
+                code.checked_elements(alloc, alloc.dynamic_sizes, type)
+            identifier = code.checks.register(alloc, CANNOT_ALLOCATE, ["i64"], code.function, ExecutionError)
             alloc.attributes[ALLOCATION_CHECK_ATTR] = IntegerAttr(identifier, i64)
-            runtime.setdefault(REPORT, func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
+            code.runtime.setdefault(REPORT, func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
 
 
 def polling_functions(module: ModuleOp) -> frozenset[str]:

@@ -102,11 +102,8 @@ from revmlir.runtime_checks import (
 )
 from revmlir.safety import (
     EMPTY_STACK,
-    MAX_ALLOCATION,
-    NEGATIVE_SIZE,
     NONPOSITIVE_STEP,
     STACK_NOT_GROWN,
-    too_large,
 )
 from revmlir.semantics import is_expression_op
 from revmlir.verifier import check_snapshots
@@ -1021,7 +1018,7 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     sizes = [lowering.get(s) for s in op.sizes]
     itemsize = element_bytes(type.element_type)
     in_loop = any(isinstance(parent, rev.ForOp | rev.WhileOp) for parent in _ancestors(op))
-    elements = _checked_elements(lowering, op, sizes, type, itemsize)
+    elements = lowering.checked_elements(op, sizes, type)
 
     def frame() -> Operation:
         return memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
@@ -1055,26 +1052,6 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     zero = lowering.const(0, type.element_type, op)
     _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
     lowering.set(op.result, array)
-
-
-def _checked_elements(
-    lowering: FunctionLowering, op: Operation, sizes: Sequence[SSAValue], type: MemRefType, itemsize: int
-) -> SSAValue:
-    """The number of elements, as an ``f64`` (which cannot overflow), after
-    checking that the sizes are not negative and the array within
-    ``MAX_ALLOCATION`` bytes."""
-    elements = lowering.const(float(prod(d for d in type.get_shape() if d >= 0)), f64, op)
-    for size in sizes:
-        natural = lowering.emit(arith.CmpiOp(size, lowering.const(0, size.type, op), "sge"), op).results[0]
-        lowering.check(natural, op, NEGATIVE_SIZE, [size], ExecutionError)
-        count = lowering.emit(arith.IndexCastOp(size, i64), op).results[0]
-        count = lowering.emit(arith.SIToFPOp(count, f64), op).results[0]
-        elements = lowering.emit(arith.MulfOp(elements, count), op).results[0]
-    limit = lowering.const(float(MAX_ALLOCATION // itemsize), f64, op)
-    if sizes:
-        fits = lowering.emit(arith.CmpfOp(elements, limit, "ole"), op).results[0]
-        lowering.check(fits, op, too_large(itemsize), [elements], ExecutionError)
-    return elements
 
 
 def _ancestors(op: Operation) -> Iterator[Operation]:

@@ -1457,9 +1457,12 @@ def frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int
 @translates(memref.AllocOp)
 def _alloc(t: FunctionTranslation, op: Operation) -> None:
     """``malloc`` of the sizes' product of elements (contents undefined, as
-    ``memref.alloc``'s).  One that has an allocation check
-    (``ALLOCATION_CHECK_ATTR``: native code's) reports it, with the bytes,
-    where ``malloc`` returns null, through the function's error slot."""
+    ``memref.alloc``'s), and of one byte for an empty array: C lets
+    ``malloc(0)`` return null, which would read as memory running out (the
+    GPU launch's ``cuMemAlloc`` asks at least one byte too).  One that has
+    an allocation check (``ALLOCATION_CHECK_ATTR``: native code's) reports
+    it, with the bytes, where ``malloc`` returns null, through the
+    function's error slot."""
     assert isinstance(op, memref.AllocOp)
     type = op.memref.type
     assert isinstance(type, MemRefType)
@@ -1468,7 +1471,9 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     for size in sizes:
         bytes = t.value(fast_ops.binary(llvm.MulOp, bytes, size), op)
     t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
-    pointer = t.value(fast_ops.llvm_call("malloc", [bytes], PTR), op)
+    empty = t.value(fast_ops.llvm_icmp(bytes, t.const(0, i64, op), _ICMP["eq"]), op)
+    asked = t.value(fast_ops.llvm_select(empty, t.const(1, i64, op), bytes), op)
+    pointer = t.value(fast_ops.llvm_call("malloc", [asked], PTR), op)
     if isinstance(check := op.attributes.get(ALLOCATION_CHECK_ATTR), IntegerAttr):
         address = t.value(llvm.PtrToIntOp(pointer, i64), op)
         null = t.value(fast_ops.llvm_icmp(address, t.const(0, i64, op), _ICMP["eq"]), op)

@@ -28,12 +28,12 @@ address replaces the context in the slot's last word:
 
 - on entry, that word is 0 or the address of a run context ``[interrupt
   count address, the count when the call started, stack budget in
-  bytes]`` (``revmlir.runtime.interrupt`` makes Python's, one per call
+  bytes, the lowest address the stack may reach or 0]`` (``revmlir.runtime.interrupt`` makes Python's, one per call
   frame, and keeps the SIGINT action that moves the count installed); a C
   caller passes a zeroed slot, and gets ``DEFAULT_STACK_BUDGET`` and no
   interruption;
 - the guard stores the stack limit (its own frame's address less the
-  budget), the count's address and the count the call started with in
+  budget, or the lowest address where that is higher), the count's address and the count the call started with in
   the record; it changes no signal action and writes nothing the run
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
@@ -68,9 +68,9 @@ address a call may start at, the interrupt count's address, the count the
 call started with, and a zero word that stands for the count when the
 caller gave none."""
 RECORD_WORDS = NO_COUNT + 1
-CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET = range(3)
+CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET, CONTEXT_FLOOR = range(4)
 """Words of a run context (see the module docstring)."""
-CONTEXT_WORDS = CONTEXT_BUDGET + 1
+CONTEXT_WORDS = CONTEXT_FLOOR + 1
 DEFAULT_STACK_BUDGET = 1 << 20
 """The stack a run may use below its entry point when its caller gave no
 context (C callers): 1 MiB."""
@@ -276,17 +276,20 @@ def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: i
     builder.store(ir.Constant(I64, 0), _word(builder, record, NO_COUNT))
     builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
     builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
-    _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET))
+    _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET), ir.Constant(I64, 0))
     with builder.if_then(builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))):
         words = builder.inttoptr(context, pointer)
         for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):
             builder.store(builder.load(_word(builder, words, word), typ=I64), _word(builder, record, into))
-        _set_limit(builder, record, address, builder.load(_word(builder, words, CONTEXT_BUDGET), typ=I64))
+        budget, floor = (builder.load(_word(builder, words, word), typ=I64) for word in (CONTEXT_BUDGET, CONTEXT_FLOOR))
+        _set_limit(builder, record, address, budget, floor)
 
 
-def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value) -> None:
+def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value, floor: ir.Value) -> None:
     """The lowest address a call may start at: ``budget`` below the record
-    (0 where that would wrap)."""
+    (0 where that would wrap), and not below ``floor``: a call that starts
+    with most of a thread's stack used stops before the stack's end."""
     room = builder.icmp_unsigned(">", address, budget)
     limit = builder.select(room, builder.sub(address, budget), ir.Constant(I64, 0))
+    limit = builder.select(builder.icmp_unsigned(">", floor, limit), floor, limit)
     builder.store(limit, _word(builder, record, LIMIT))

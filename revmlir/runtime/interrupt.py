@@ -37,7 +37,7 @@ point made two to install and remove its action.  (Asking Python which
 handler is in place cost more than a whole call on some systems.)
 
 The stack budget is half the stack of the thread that calls
-(``stack_budget``), leaving the rest to whatever called in: a recursion
+(``set_stack``), leaving the rest to whatever called in: a recursion
 deeper than that stops with ``RECURSION_TOO_DEEP`` instead of overflowing.
 Each call of a function that may recurse writes its own thread's budget
 into its run context: threads' stacks differ (``threading.stack_size``,
@@ -49,8 +49,10 @@ stack overflow it.
 from __future__ import annotations
 
 import ctypes
+import os
 import resource
 import signal
+import sys
 import threading
 from _ctypes import CFuncPtr
 from collections.abc import Callable
@@ -58,7 +60,7 @@ from typing import NoReturn
 
 import llvmlite.binding as llvm
 
-from revmlir.runtime.guard import CONTEXT_BUDGET, CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_WORDS
+from revmlir.runtime.guard import CONTEXT_BUDGET, CONTEXT_COUNT, CONTEXT_FLOOR, CONTEXT_SEEN, CONTEXT_WORDS
 from revmlir.runtime.jit import c_function, host_target_machine
 
 DEFAULT_THREAD_STACK = 8 << 20
@@ -120,30 +122,51 @@ point's address and its argument."""
 _thread = threading.local()
 
 
-def stack_budget() -> int:
-    """Half the calling thread's stack (``_thread_stack_size``), measured
-    once per thread."""
+def set_stack(context: ctypes.Array[ctypes.c_int64]) -> None:
+    """Give the run ``context`` the calling thread's stack (``_thread_stack``,
+    measured once per thread): half of it as the budget, and the lowest
+    address a run may reach, ``STACK_MARGIN`` above its low end (0 where
+    the end is unknown)."""
     try:
-        return _thread.budget
+        budget, floor = _thread.stack
     except AttributeError:
-        budget = _thread.budget = _thread_stack_size() // 2
-        return budget
+        size, start = _thread_stack()
+        budget, floor = _thread.stack = (size // 2, start + STACK_MARGIN if start else 0)
+    context[CONTEXT_BUDGET], context[CONTEXT_FLOOR] = budget, floor
 
 
-def _thread_stack_size() -> int:
-    """The bytes of the calling thread's stack.  The main thread's grows up
-    to ``RLIMIT_STACK`` (``DEFAULT_THREAD_STACK`` when unlimited); another
+STACK_MARGIN = 64 << 10
+"""The stack left below the lowest address a run may reach: for the C
+library's and the guard's frames, and the report's."""
+
+
+def _thread_stack() -> tuple[int, int]:
+    """The bytes of the calling thread's stack, and its lowest address, 0
+    where unknown.  The process's main thread's grows up to
+    ``RLIMIT_STACK`` (``DEFAULT_THREAD_STACK`` when unlimited), a limit a
+    program may lower later, so its end is taken as unknown; another
     thread's is what the C library gave it, which it says on Linux
-    (``pthread_getattr_np``) and macOS (``pthread_get_stacksize_np``).
-    Elsewhere a thread is taken to have the smaller of the main thread's
-    and ``threading.stack_size()`` where that is set."""
+    (``pthread_getattr_np``, with its end) and macOS
+    (``pthread_get_stacksize_np``).  Elsewhere a thread is taken to have the
+    smaller of the main thread's and ``threading.stack_size()`` where that
+    is set."""
     soft, _ = resource.getrlimit(resource.RLIMIT_STACK)
     main = soft if soft > 0 and soft != resource.RLIM_INFINITY else DEFAULT_THREAD_STACK
-    if threading.current_thread() is threading.main_thread():
-        return main
-    if (own := _own_stack_size()) is not None:
+    if _is_process_main_thread():
+        return main, 0
+    if (own := _own_stack()) is not None:
         return own
-    return min(main, threading.stack_size() or main)
+    return min(main, threading.stack_size() or main), 0
+
+
+def _is_process_main_thread() -> bool:
+    """Whether the calling thread is the process's first, whose stack grows
+    to ``RLIMIT_STACK``.  On Linux, the thread whose id is the process's:
+    Python's main thread is the one that started Python, which a program
+    that embeds it may do in a thread of its own, of a smaller stack."""
+    if sys.platform.startswith("linux"):
+        return threading.get_native_id() == os.getpid()
+    return threading.current_thread() is threading.main_thread()
 
 
 PTHREAD_ATTR_WORDS = 32
@@ -151,16 +174,17 @@ PTHREAD_ATTR_WORDS = 32
 x86-64, 64 on AArch64)."""
 
 
-def _own_stack_size() -> int | None:
-    """The calling thread's stack size as its C library reports it, or None
-    where the library has no way to say."""
+def _own_stack() -> tuple[int, int] | None:
+    """The calling thread's stack size and lowest address (0 where unknown)
+    as its C library reports them, or None where the library has no way to
+    say."""
     this = c_function("pthread_self", ctypes.c_void_p)()
     try:
         stack_size = c_function("pthread_get_stacksize_np", ctypes.c_size_t, ctypes.c_void_p)  # macOS
     except KeyError:
         pass
     else:
-        return int(stack_size(this))
+        return int(stack_size(this)), 0
     try:
         get = c_function("pthread_getattr_np", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
         stack = c_function("pthread_attr_getstack", ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
@@ -173,7 +197,7 @@ def _own_stack_size() -> int | None:
     start, size = ctypes.c_void_p(), ctypes.c_size_t()
     found = stack(attributes, ctypes.byref(start), ctypes.byref(size)) == 0
     destroy(attributes)
-    return size.value if found and size.value else None
+    return (size.value, start.value or 0) if found and size.value else None
 
 
 def _address(function: CFuncPtr) -> int:
@@ -223,10 +247,10 @@ class Interrupts:
         """The run context of one call frame, followed by what ``run``
         calls: the entry point at ``entry`` with ``argument``.  Its stack
         budget is the calling thread's; a frame used in another thread
-        takes that thread's (``stack_budget``) before it runs."""
+        takes that thread's (``set_stack``) before it runs."""
         context = (ctypes.c_int64 * (CALL_ARGUMENT + 1))()
         context[CONTEXT_COUNT] = ctypes.addressof(self.count)
-        context[CONTEXT_BUDGET] = stack_budget()
+        set_stack(context)
         context[CALL_ENTRY], context[CALL_ARGUMENT] = entry, argument
         return context
 

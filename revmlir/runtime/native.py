@@ -73,8 +73,8 @@ from revmlir.runtime.backend import (
     same_stack,
     same_stack_error,
 )
-from revmlir.runtime.guard import CONTEXT_BUDGET, GUARD_FUNCTIONS, add_guards
-from revmlir.runtime.interrupt import interrupted, interrupts, stack_budget
+from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
+from revmlir.runtime.interrupt import interrupted, interrupts, set_stack
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
     IN_PYTHON,
@@ -560,7 +560,7 @@ class _NativeCall:
                 error[0] = 0
                 error[JUMP_WORD] = frame.context_address
                 if self.polls:  # a recursion's stack is the calling thread's
-                    frame.context[CONTEXT_BUDGET] = stack_budget()
+                    set_stack(frame.context)
                     self.run(frame.context_address)
                 else:
                     self.direct(frame.address)

@@ -23,10 +23,16 @@ from xdsl.ir import Attribute
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
 from revmlir.frontend.base.source import Source
-from revmlir.frontend.base.specialization import Specialization, compile_natively, room_to_nest
+from revmlir.frontend.base.specialization import (
+    Specialization,
+    compile_natively,
+    named_arguments,
+    room_to_nest,
+)
 from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
 from revmlir.kept_answers import ir_unchanged
+from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.backend import Backend
 from revmlir.runtime.native import NativeModule
 
@@ -218,7 +224,10 @@ class AdjointFunction:
                 f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
             )
         _, backend = adjoint_backend(spec, self.lanes)
-        results = backend.call(adjoint_name(spec.name, self.lanes), *args)
+        try:
+            results = backend.call(adjoint_name(spec.name, self.lanes), *args)
+        except ArgumentProblem as error:
+            raise named_arguments(self.function, error, partial(self._gradient_name, spec)) from None
         return results[0] if len(results) == 1 else results
 
     def bound(self, who: str, args: tuple[Any, ...], keywords: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -232,6 +241,15 @@ class AdjointFunction:
                 f"{self.function.__name__}'s ({', '.join(self.function.parameters)}), then the gradients"
             )
         return args
+
+    def _gradient_name(self, spec: Specialization, i: int) -> str:
+        """Argument ``i`` of ``@f.adj`` past ``f``'s, a gradient, in a
+        message: by its position and the parameter whose gradient it is."""
+        count = len(self.function.parameters)
+        lane, k = divmod(i - count, len(spec.carrying))
+        of = spec.carrying[k]
+        which = repr(self.function.parameters[of]) if of < count else f"#{of}"
+        return f"#{i} (the gradient of {which}" + (f", lane {lane})" if self.lanes > 1 else ")")
 
 
 def adjoint(function: Reversible, lanes: int = 1) -> AdjointFunction:

@@ -295,15 +295,18 @@ def bound_by_position(
     return tuple(bound)
 
 
-def named_arguments(function: Any, error: ArgumentProblem) -> Exception:
+def named_arguments(
+    function: Any, error: ArgumentProblem, beyond: Callable[[int], str] = lambda i: f"#{i}"
+) -> Exception:
     """``error`` about the arguments of a call of ``function`` said as the
     call's author knows them: the function by its name and each argument
     by its parameter's (not ``argument #1 of @f``, the IR's positions and
-    symbol).  Raised from an ``except`` around the call, which costs
-    nothing until it raises (a context manager entered on every call
-    costs about a microsecond)."""
+    symbol), an argument past the parameters as ``beyond`` says it (a
+    derived function's gradients).  Raised from an ``except`` around the
+    call, which costs nothing until it raises (a context manager entered
+    on every call costs about a microsecond)."""
     parameters = function.parameters
-    names = [repr(parameters[i]) if i < len(parameters) else f"#{i}" for i in error.indices]
+    names = [repr(parameters[i]) if i < len(parameters) else beyond(i) for i in error.indices]
     kind = ValueError if isinstance(error, ValueError) else TypeError
     return kind(error.say(function.__name__, names))
 
