@@ -50,7 +50,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.ad.adjoint import generate_gradients, gradient_name
 from revmlir.ad.derived import derived_function
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
-from revmlir.builder import Element, FunctionBuilder, ModuleBuilder, Target, Value
+from revmlir.builder import FunctionBuilder, ModuleBuilder, Value
 from revmlir.dialects import anc, rev
 from revmlir.errors import describe_op
 from revmlir.interfaces import set_checks
@@ -194,19 +194,12 @@ class _ColumnBuilder:
         js: Sequence[Value],
         offsets: Sequence[Value],
         present: Mapping[int, Callable[[], Value]] | None = None,
-        move: bool = False,
     ) -> None:
-        """``C[js[l], :] +=`` lane ``l``'s gathered slots where ``present[l]()``
-        holds (always for a lane without a condition).  ``C`` holds the
-        columns as rows, so a column is written contiguously.  ``move``
-        swaps the slots with the (zero) row instead, leaving them zero."""
+        """Lane ``l``'s gathered slots swapped with the (zero) row
+        ``C[js[l], :]`` where ``present[l]()`` holds (always for a lane
+        without a condition), which leaves the slots zero.  ``C`` holds the
+        columns as rows, so a column is written contiguously."""
         fn = self.fn
-
-        def put(row: Element, slot: Target, value: Callable[[], Value]) -> None:
-            if move:
-                fn.swap(row, slot)
-            else:
-                fn.add(row, value)
 
         for group in (g for g in self.groups if g.gathered):
             j = js[group.lane]
@@ -215,15 +208,11 @@ class _ColumnBuilder:
                 for arg, offset in zip(self.floats, offsets, strict=True):
                     name = self.slot(group, arg)
                     if not arg.is_array:
-                        put(fn.at(matrix, j, offset), name, lambda: fn.get(name))
+                        fn.swap(fn.at(matrix, j, offset), name)
                     else:
                         self.each_element(
                             arg,
-                            lambda indices, flat: put(
-                                fn.at(matrix, j, offset + flat),
-                                fn.at(name, *indices),
-                                lambda: fn.load(name, indices),
-                            ),
+                            lambda indices, flat: fn.swap(fn.at(matrix, j, offset + flat), fn.at(name, *indices)),
                         )
 
             condition = (present or {}).get(group.lane)
@@ -234,7 +223,7 @@ class _ColumnBuilder:
 
     def finish(self, present: Mapping[int, Callable[[], Value]]) -> None:
         """End a column whose gathered slots were moved into ``C``
-        (``gather(move=True)``), so are zero, except in idle lanes
+        (``gather``), so are zero, except in idle lanes
         (``present[l]()`` false), which hold what lane 0 moved: every slot
         that may not be zero is zeroed whatever it holds.  Putting a slot
         back by subtracting what it is known to hold (or uncalling ``@d``)
@@ -343,7 +332,7 @@ def _jacobian_function(module: ModuleOp, primal_name: str, lanes: int) -> rev.Fu
         js, present = _lane_columns(fn, j, last, lanes)
         columns.start(js, offsets)
         fn.call(derived, targets)
-        columns.gather("C", js, offsets, present, move=True)
+        columns.gather("C", js, offsets, present)
         fn.call(primal_name, names, inverse=True)
         columns.finish(present)
 
@@ -380,7 +369,7 @@ def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int)
         js, present = _lane_columns(fn, j, last, lanes)
         columns.start(js, offsets)
         fn.call(hvp_name(primal_name, lanes, loss), targets)
-        columns.gather("C", js, offsets, present, move=True)
+        columns.gather("C", js, offsets, present)
         columns.finish(present)
 
     fn.for_(fn.get("first"), last, lanes, column)
