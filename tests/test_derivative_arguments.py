@@ -63,6 +63,8 @@ def test_the_second_derivatives_check_iloss_as_the_gradient_does(api):
         ({"wrt": (1, 1)}, ValueError, r"rv.jacobian: wrt=\(1, 1\) names a position twice"),
         ({"wrt": (-1,)}, ValueError, r"rv.jacobian: wrt=-1 is negative"),
         ({"of": (True,)}, TypeError, r"rv.jacobian: of must be an int .*, got bool"),
+        ({"wrt": 1}, TypeError, r"rv.jacobian: wrt must be a sequence of positions \(wrt=\(1,\)\), got int"),
+        ({"of": "y"}, TypeError, r"rv.jacobian: of must be a sequence of positions, got str"),
     ],
 )
 def test_wrt_and_of_are_positions_each_given_once(selection, error, message):

@@ -89,6 +89,19 @@ def test_the_jacobian_of_empty_arrays_is_empty(mode, backend):
     assert rv.jacobian(f, (np.zeros(0), np.zeros(0)), wrt=(1,), of=(0,), mode=mode).shape == expected.shape
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_empty_jacobian_runs_f_once_as_any_matrix_does(backend):
+    """No column to compute, but the arguments are refused and f's own
+    errors raised as for any matrix: one array passed twice where f writes
+    one, and an index past the end."""
+    f = rv.reversible(pairwise_squares, backend=backend)
+    shared = np.zeros(3)
+    with pytest.raises(ValueError, match="share memory"):
+        rv.jacobian(f, (shared, shared), wrt=())
+    with pytest.raises(rv.ExecutionError, match="out of bounds"):
+        rv.jacobian(f, (np.zeros(2), np.zeros(3)), wrt=())
+
+
 def roots_and_logs(y, x):
     for i in range(len(x)):
         y[i] += math.log(x[i] + 1.0) * x[i] + math.sqrt(x[i])

@@ -118,6 +118,9 @@ def selected(
     spec = call.spec
     if chosen is None:
         return tuple(p for p in side if p in spec.carrying)
+    if isinstance(chosen, int | np.integer | str) or not isinstance(chosen, Sequence | np.ndarray):
+        example = f" ({parameter}=({chosen},))" if isinstance(chosen, int | np.integer) else ""
+        raise TypeError(f"{what}: {parameter} must be a sequence of positions{example}, got {type(chosen).__name__}")
     outputs = side is call.outputs and call.outputs != call.inputs
     owner = f"the {len(side)} {'outputs' if outputs else 'arguments'} of {spec.function.__name__}"
     positions = [checked_position(k, parameter, len(side), owner, what) for k in chosen]

@@ -23,7 +23,7 @@ from revmlir.frontend.base.specialization import Specialization
 from revmlir.frontend.base.structs import argument_tuple
 from revmlir.frontend.derivatives.blocks import Side, blocks
 from revmlir.frontend.derivatives.forward import differentiated_call, spec_jvp, whole_call
-from revmlir.frontend.derivatives.gradient import run_call, struct_call
+from revmlir.frontend.derivatives.gradient import run_call, state_after, struct_call
 from revmlir.frontend.ordinary_code.functions import OrdinaryFunction
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 
@@ -91,7 +91,10 @@ def jacobian(
     inputs = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "wrt", "rv.jacobian"), "rv.jacobian")
     outputs = FloatLayout.of(spec, state, selected(call, call.outputs, of, "of", "rv.jacobian"), "rv.jacobian")
     if not inputs.size or not outputs.size:
-        return np.zeros((outputs.size, inputs.size))  # no column or row to compute (empty arrays)
+        # no column or row to compute (empty arrays), but f runs once, as
+        # for any matrix: its arguments refused and its errors raised alike
+        state_after(whole_call(spec, state))
+        return np.zeros((outputs.size, inputs.size))
     if mode == "auto":
         mode = "forward" if inputs.size <= outputs.size else "reverse"
     whole = FloatLayout.of(spec, state, None, "rv.jacobian")
