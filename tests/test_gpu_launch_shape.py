@@ -316,8 +316,7 @@ def test_a_launch_is_shaped_by_its_trip_count_and_the_device_asked_once(fake: H2
     for dtype in (np.float64, np.float32):
         compiled = rv.cuda.kernel(twice).specialise(np.zeros(1, dtype), np.zeros(1, dtype))
         for n in (10_000, 1_000_000, 0):
-            x = np.zeros(n, dtype)
-            runtime.launch(compiled.plan, [x, x], 0)
+            runtime.launch(compiled.plan, [np.zeros(n, dtype), np.zeros(n, dtype)], 0)
     assert fake.launches == [(313, 32), (3907, 256), (1, 32)] * 2
     assert fake.calls.count("cuOccupancyMaxActiveBlocksPerMultiprocessor") == 2 * len(block_sizes(256))
     assert fake.calls.count("cuDeviceGet") == fake.calls.count("cuDeviceGetAttribute") == 1
