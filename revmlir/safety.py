@@ -100,7 +100,7 @@ def stack_limit() -> int:
     ends) grew until the kernel killed the process, and others with it; a
     quarter leaves room for the copy ``realloc`` makes of the largest
     buffer.  Native code takes it when a module is compiled, the
-    interpreter when a push runs."""
+    interpreter when it is made."""
     return _stack_limit(os.environ.get(STACK_LIMIT_ENV))
 
 

@@ -60,9 +60,9 @@ def test_a_tape_without_end_stops_at_the_bound_on_both_engines(tmp_path: Path):
 
 def test_the_most_elements_are_the_largest_capacity_within_the_bound(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("REVMLIR_STACK_MAX_MB", "0.01")
-    assert [most_elements(width) for width in (1, 8, 16, 1400, 10486)] == [8192, 1024, 512, 0, 0]
+    assert [most_elements(width, stack_limit()) for width in (1, 8, 16, 1400, 10486)] == [8192, 1024, 512, 0, 0]
     monkeypatch.setenv("REVMLIR_STACK_MAX_MB", "1")
-    assert most_elements(8) == 131072
+    assert most_elements(8, stack_limit()) == 131072
 
 
 def test_a_bound_that_is_no_positive_number_is_reported_and_the_default_used(monkeypatch: pytest.MonkeyPatch):

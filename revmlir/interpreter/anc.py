@@ -3,6 +3,8 @@ stacks."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
 from xdsl.interpreter import (
@@ -11,6 +13,7 @@ from xdsl.interpreter import (
     impl,
     register_impls,
 )
+from xdsl.ir import Attribute
 
 from revmlir.dialects import anc
 from revmlir.interpreter.memref import checked_shape, zeros
@@ -89,7 +92,7 @@ class AncFunctions(InterpreterFunctions):
     @impl(anc.PushOp)
     def run_push(self, interpreter: RuntimeInterpreter, op: anc.PushOp, args: PythonValues) -> PythonValues:
         stack, value = args
-        _push(op, stack, value)
+        _push(op, stack, value, interpreter.runtime.stack_limit)
         return ()
 
     @impl(anc.PopOp)
@@ -102,7 +105,7 @@ class AncFunctions(InterpreterFunctions):
     @impl(anc.CopyPushOp)
     def run_copy_push(self, interpreter: RuntimeInterpreter, op: anc.CopyPushOp, args: PythonValues) -> PythonValues:
         stack, value = args
-        _push(op, stack, value)
+        _push(op, stack, value, interpreter.runtime.stack_limit)
         return ()
 
     @impl(anc.CopyPopOp)
@@ -117,13 +120,19 @@ class AncFunctions(InterpreterFunctions):
         return ()
 
 
-def _push(op: anc.PushOp | anc.CopyPushOp, stack: list[object], value: object) -> None:
+def _push(op: anc.PushOp | anc.CopyPushOp, stack: list[object], value: object, limit: int) -> None:
     """Push ``value``, or stop where native code's push could not grow the
     stack's buffer past ``stack_limit()`` bytes (``stacks.most_elements``),
     with its message: a push without end otherwise grew the list until
     memory ran out."""
-    stack_type = op.stack.type
-    assert isinstance(stack_type, anc.StackType)
-    if len(stack) >= stacks.most_elements(element_bytes(stack_type.element_type)):
+    if len(stack) >= _most_elements(op.stack.type, limit):
         raise MemoryError(STACK_NOT_GROWN.format(len(stack)))
     stack.append(value)
+
+
+@functools.cache
+def _most_elements(stack_type: Attribute, limit: int) -> int:
+    """``stacks.most_elements`` of a stack type's elements under ``limit``,
+    worked out once: a push runs it, and it took longer than the push."""
+    assert isinstance(stack_type, anc.StackType)
+    return stacks.most_elements(element_bytes(stack_type.element_type), limit)

@@ -21,6 +21,7 @@ from revmlir.interpreter import complex_numbers
 from revmlir.inversion import invert_function
 from revmlir.lowering.checked_code import display_name
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
+from revmlir.safety import stack_limit
 
 _NO_SEMANTICS = "Could not find interpretation function for op"
 """How xDSL's interpreter reports an op it has no implementation for."""
@@ -69,6 +70,10 @@ class Runtime:
     )
     frames: list[Frame] = field(default_factory=list[Frame])
     current_op: Operation | None = None
+    stack_limit: int = field(default_factory=stack_limit)
+    """``revmlir.safety.stack_limit()`` when the interpreter was made, as
+    native code takes it when a module is compiled (read at every push, the
+    environment cost more than the push)."""
     _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(default_factory=dict[rev.FuncOp, rev.FuncOp])
     _inverse_regions: dict[Operation, Region] = field(default_factory=dict[Operation, Region])
 

@@ -235,12 +235,12 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
         scf.YieldOp()
 
 
-def most_elements(width: int) -> int:
+def most_elements(width: int, limit: int) -> int:
     """The most elements of ``width`` bytes that a stack pushed one at a
     time holds: ``_grow``'s capacities are ``MIN_CAPACITY`` doubled, up to
-    ``stack_limit()`` bytes, and a push onto the largest full one fails.
-    The interpreter stops its pushes there too."""
-    most = stack_limit() // width
+    ``limit`` bytes (``stack_limit()``), and a push onto the largest full
+    one fails.  The interpreter stops its pushes there too."""
+    most = limit // width
     return 0 if most < MIN_CAPACITY else MIN_CAPACITY << ((most // MIN_CAPACITY).bit_length() - 1)
 
 
