@@ -24,6 +24,7 @@ from revmlir.gpu.nvptx import device_rules
 from revmlir.gpu.program import compile_kernels, module_ptx, ptx_from_llvm
 from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, emit_cubin, find_libdevice, find_ptxas
+from revmlir.lowering.llvm_code import of_llvmlite
 from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.lowering.std_to_llvm import ModuleTranslation, translate_module
@@ -497,8 +498,9 @@ def test_math_called_once_in_each_of_two_functions_is_not_repeated():
     other = ir.Function(module, ir.FunctionType(double, [double]), "other")
     builder = ir.IRBuilder(other.append_basic_block("entry"))
     builder.ret(builder.call(module.get_global("__nv_cos"), other.args))
-    assert program._called_repeatedly(module, frozenset({"__nv_sin", "__nv_cos"})) == {"__nv_sin"}
-    assert program._called_repeatedly(module, frozenset({"__nv_cos"})) == set()
+    code = of_llvmlite(module)
+    assert program._called_repeatedly(code, frozenset({"__nv_sin", "__nv_cos"})) == {"__nv_sin"}
+    assert program._called_repeatedly(code, frozenset({"__nv_cos"})) == set()
 
 
 def _device_function(module: ir.Module, name: str, size: int | None, linkage: str = "internal") -> ir.Function:
@@ -556,17 +558,9 @@ def test_functions_called_once_are_inlined_before_the_pipeline():
     stays a ``.func`` of the PTX, or of a constant size outside the entry
     block."""
     sizes = {"once": 4, "twice": 4, "shared": 4, "report": 4, "dynamic": None, "late": 4}
-    module = _callers_of(sizes)
-    program._inline_single_calls(module)
-    inlined = {f.name for f in module.functions if "alwaysinline" in f.attributes}
-    assert inlined == {"once"}
-    external = _callers_of({"once": 4}, linkage="external")
-    program._inline_single_calls(external)
-    assert not any("alwaysinline" in f.attributes for f in external.functions)
-    compiled = _callers_of({"once": 4, "late": 4, "dynamic": None})
-    ptx = ptx_from_llvm(compiled)
-    assert "alwaysinline" in compiled.get_global("once").attributes  # the compile marks it
-    assert "alwaysinline" not in compiled.get_global("late").attributes
+    assert program._inline_single_calls(of_llvmlite(_callers_of(sizes))) == {"once"}
+    assert not program._inline_single_calls(of_llvmlite(_callers_of({"once": 4}, linkage="external")))
+    ptx = ptx_from_llvm(_callers_of({"once": 4, "late": 4, "dynamic": None}))
     assert ".func  (.param .b64 func_retval0) dynamic(" in ptx and "once" not in ptx
 
 
@@ -592,7 +586,7 @@ def test_math_writing_through_a_pointer_called_twice_keeps_its_stores(name: str)
         builder.call(callee, [argument, *[slot] * len(written)])
     first, second = (builder.load(slot) for slot in slots)
     builder.ret(builder.fadd(first, second) if written[0] == double else builder.add(first, second))
-    assert program._called_repeatedly(module, frozenset({name})) == {name}
+    assert program._called_repeatedly(of_llvmlite(module), frozenset({name})) == {name}
     assert "st.param.b" in ptx_from_llvm(module).split("kernel(")[1]  # it returns what was written
     attributes = _attributes(program._libdevice_part(frozenset({name}), frozenset({name})))
     assert b"alwaysinline" in attributes[name] and b"memory(none)" not in attributes[name]

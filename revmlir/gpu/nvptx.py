@@ -47,7 +47,9 @@ from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
 from revmlir.lowering import fast_ops
+from revmlir.lowering.llvm_code import LLVMCode
 from revmlir.lowering.llvm_ir import llvm_ir
+from revmlir.lowering.llvm_text import llvm_text
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.std_to_llvm import (
     PTR,
@@ -493,11 +495,14 @@ def map_to_libdevice(module: ModuleOp) -> None:
         )
 
 
-def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.Module, dict[str, str]]:
+def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[LLVMCode | ir.Module, dict[str, str]]:
     """LLVM IR for the GPU from a module after ``convert-gpu-to-nvvm`` (its
     ``gpu.module`` is emptied, the functions moved out of it taken apart:
     ``module`` is the compile's own), and its kernels (function → entry).  Device
-    functions are internal (inlined or dropped) unless ``keep_functions``."""
+    functions are internal (inlined or dropped) unless ``keep_functions``.
+    The IR is printed from the ``llvm`` ops (``revmlir.lowering.llvm_text``),
+    or where they hold what the printer has no line for, converted by
+    xDSL's backend to an llvmlite module."""
     device, kernels = device_module(module)
     private = {
         f.sym_name.data
@@ -508,28 +513,42 @@ def device_llvm_ir(module: ModuleOp, keep_functions: bool = False) -> tuple[ir.M
     translate_module(device, translation, entry_points=False, owned=True)
     map_to_libdevice(device)
     entries = set(kernels.values())
-    converted = llvm_ir(device)
+    internal = frozenset(
+        f.sym_name.data
+        for f in device.ops
+        if isinstance(f, llvm.FuncOp)
+        and f.body.blocks
+        and f.sym_name.data not in entries
+        and (not keep_functions or f.sym_name.data in private)
+    )
+    report = ptx_name(REPORT)
+    printed = llvm_text(device, internal, dict.fromkeys(entries, KERNEL_CONVENTION), {report: REPORT_ATTRIBUTES})
+    code = printed if printed is not None else _converted(device, entries, internal, report)
     take_apart(device)  # this function's own, dropped now that LLVM IR is made of it
+    return code, kernels
+
+
+def _converted(device: ModuleOp, entries: set[str], internal: frozenset[str], report: str) -> ir.Module:
+    """``device`` converted by xDSL's backend, with what ``llvm_text`` would
+    have printed of its functions: the kernels' calling convention, the
+    internal linkage, the report's attributes."""
+    converted = llvm_ir(device)
     converted.triple = TRIPLE
     for function in converted.functions:
         if function.name in entries:
             function.calling_convention = KERNEL_CONVENTION
-        elif not function.is_declaration and (not keep_functions or function.name in private):
+        elif function.name in internal:
             function.linkage = "internal"
-    _out_of_line_report(converted)
-    return converted, kernels
-
-
-def _out_of_line_report(module: ir.Module) -> None:
-    """The device's ``revmlir.report`` is called, not inlined: a kernel has
-    a check at nearly every array access, and the report inlined at each
-    made loops over small arrays too large for LLVM to unroll, so their
-    arrays stayed in local memory instead of registers (BA's Jacobian
-    blocks).  It never returns (the thread exits) and is cold, so LLVM lays
-    out the checks as the unlikely branches they are."""
-    report = ptx_name(REPORT)
-    for function in module.functions:
         if function.name == report and not function.is_declaration:
-            function.attributes.add("noinline")
-            function.attributes.add("cold")
-            function.attributes.add("noreturn")
+            for attribute in REPORT_ATTRIBUTES:
+                function.attributes.add(attribute)
+    return converted
+
+
+REPORT_ATTRIBUTES = ("noinline", "cold", "noreturn")
+"""The device's ``revmlir.report`` is called, not inlined: a kernel has
+a check at nearly every array access, and the report inlined at each
+made loops over small arrays too large for LLVM to unroll, so their
+arrays stayed in local memory instead of registers (BA's Jacobian
+blocks).  It never returns (the thread exits) and is cold, so LLVM lays
+out the checks as the unlikely branches they are."""

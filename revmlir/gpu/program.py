@@ -39,6 +39,7 @@ from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_ar
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.gpu.trip_count import LoopBounds
+from revmlir.lowering.llvm_code import LLVMCode, of_llvmlite
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
@@ -329,25 +330,41 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
     return llvm.parse_assembly(text)
 
 
-def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 3) -> str:
-    """PTX for device LLVM IR: libdevice linked in where the code calls it
+@functools.cache
+def data_layout() -> str:
+    """NVPTX64's data layout, the same for every GPU.  LLVM gives loads
+    and stores without an alignment the ABI alignment of the layout in
+    force when it parses them, so the text says it."""
+    return str(target_machine(DEFAULT_ARCH, 3).target_data)
+
+
+def ptx_from_llvm(
+    module: ir.Module | LLVMCode,
+    arch: str = DEFAULT_ARCH,
+    opt_level: int = 3,
+    entries: Sequence[str] = (),
+    max_registers: int | None = None,
+) -> str:
+    """PTX for device LLVM IR (an llvmlite module, or text, ``LLVMCode``): libdevice linked in where the code calls it
     (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
     off), the internal functions called at one place inlined first
-    (``_inline_single_calls``: ``module`` gains the attributes), then
-    optimised and assembled for ``arch``."""
-    flags = module.add_metadata([ir.IntType(32)(4), ir.MetaDataString(module, "nvvm-reflect-ftz"), ir.IntType(32)(0)])
-    module.add_named_metadata("llvm.module.flags", flags)
-    _inline_single_calls(module)
+    (``_inline_single_calls``), then optimised and assembled for ``arch``;
+    ``max_registers`` bounds the registers of the kernels ``entries``
+    (``_metadata``)."""
+    layout = data_layout()
+    if isinstance(module, ir.Module):
+        module.data_layout = layout  # llvmlite's text says it too
+        module = of_llvmlite(module)
     machine = target_machine(arch, opt_level)
-    # before parsing: LLVM gives loads and stores without an alignment the
-    # ABI alignment of the layout in force then
-    module.data_layout = str(machine.target_data)
-    parsed = llvm.parse_assembly(str(module))
+    text = f'target datalayout = "{layout}"\n{module.text}{_metadata(module.metadata, entries, max_registers)}'
+    parsed = llvm.parse_assembly(text)
     parsed.triple = TRIPLE
     # verified before libdevice is linked in: the verifier then reads the
     # code compiled, not libdevice's few hundred functions as well (BA's
     # kernel: 0.03-0.045 s of CPU instead of 0.005)
     parsed.verify()
+    for name in _inline_single_calls(module):
+        parsed.get_function(name).add_function_attribute("alwaysinline")
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
     if called:
         with _libdevice_lock:
@@ -365,34 +382,46 @@ def ptx_from_llvm(module: ir.Module, arch: str = DEFAULT_ARCH, opt_level: int = 
     return _emit_without_machine_sinking(machine, parsed)
 
 
-def _called_repeatedly(module: ir.Module, called: frozenset[str]) -> frozenset[str]:
-    """Those of ``called`` some function of ``module`` calls at two places
+def _metadata(first: int, entries: Sequence[str], max_registers: int | None) -> str:
+    """The module's metadata, numbered from ``first``: libdevice's
+    flush-to-zero off (``nvvm-reflect-ftz``), and with ``max_registers``
+    PTX's ``.maxnreg`` on each kernel of ``entries``: ptxas keeps the
+    kernel within ``max_registers`` per thread (spilling what does not
+    fit), so that more threads fit on a multiprocessor.  A kernel whose
+    iterations are latency-bound (BA's blocks: 230 registers, one block of
+    256 threads per multiprocessor) may run faster with more of them.
+    LLVM adds the operands of each definition of a named node to it, so
+    the text's own ``!llvm.module.flags`` stay."""
+    lines = [f"!llvm.module.flags = !{{!{first}}}", f'!{first} = !{{i32 4, !"nvvm-reflect-ftz", i32 0}}']
+    if max_registers is not None:
+        for number, entry in enumerate(entries, first + 1):
+            lines += [
+                f"!nvvm.annotations = !{{!{number}}}",
+                f'!{number} = !{{ptr @"{entry}", !"maxnreg", i32 {max_registers}}}',
+            ]
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _called_repeatedly(code: LLVMCode, called: frozenset[str]) -> frozenset[str]:
+    """Those of ``called`` some function of ``code`` calls at two places
     or more.  Only calls within one function are merged: a function called
     once in each of several keeps ``alwaysinline``, as does one called at
     a single place, since nothing can merge their calls, and the inliner's
     own order laid out ``complex_log``'s adjoint with 72 registers instead
     of 62 when every called function was pure."""
     repeated: set[str] = set()
-    for function in module.functions:
-        calls = _calls_in(function)
-        repeated.update(name for name, count in calls.items() if count > 1 and name in called)
+    for function in code.functions.values():
+        repeated.update(name for name, count in function.calls.items() if count > 1 and name in called)
     return frozenset(repeated)
 
 
-def _calls_in(function: ir.Function) -> Counter[str]:
-    """How many times ``function`` calls each function it calls by name."""
-    return Counter(
-        instruction.callee.name
-        for block in function.blocks
-        for instruction in block.instructions
-        if isinstance(instruction, ir.CallInstr) and isinstance(instruction.callee, ir.Function)
-    )
-
-
-def _inline_single_calls(module: ir.Module) -> None:
-    """Make each internal function of ``module`` called at one place
-    ``alwaysinline``, where LLVM's inliner may inline it (``_inlinable``).
-    The inliner would inline it anyway (the last call of an internal
+def _inline_single_calls(code: LLVMCode) -> frozenset[str]:
+    """The internal functions of ``code`` called at one place, which the
+    compile makes ``alwaysinline`` where LLVM's inliner may inline them
+    (``FunctionCalls.inlinable``; made ``alwaysinline`` too, GMM's
+    ``logsumexp``, an array of ``k`` elements, took its points kernel from
+    130 registers to 168).
+    The inliner would inline them anyway (the last call of an internal
     function earns a bonus far above any threshold), but it works bottom-up
     and simplifies each function before inlining it: a kernel's device
     functions, nested four deep in BA's, were optimised once alone and
@@ -410,31 +439,12 @@ def _inline_single_calls(module: ir.Module) -> None:
     counted as one, they made GMM's compile slower and its adjoint kernel
     use 2 registers more (decision 138)."""
     calls: Counter[str] = Counter()
-    for function in module.functions:
-        calls.update(_calls_in(function))
-    for function in module.functions:
-        if (
-            function.linkage == "internal"
-            and calls[function.name] == 1
-            and "noinline" not in function.attributes
-            and _inlinable(function)
-        ):
-            function.attributes.add("alwaysinline")
-
-
-def _inlinable(function: ir.Function) -> bool:
-    """Whether LLVM's inliner may inline ``function`` whatever its caller:
-    not one with an ``alloca`` of a run-time size or outside its entry
-    block (GMM's ``logsumexp``, an array of ``k`` elements), which the
-    inliner refuses unless simplification removed it or the call gives
-    its size, so that a call in a loop does not grow the stack on every
-    iteration.  Made ``alwaysinline`` too, such functions took GMM's
-    points kernel from 130 registers to 168."""
-    return all(
-        block is function.entry_basic_block and all(isinstance(count, ir.Constant) for count in instruction.operands)
-        for block in function.blocks
-        for instruction in block.instructions
-        if isinstance(instruction, ir.AllocaInstr)
+    for function in code.functions.values():
+        calls.update(function.calls)
+    return frozenset(
+        name
+        for name, function in code.functions.items()
+        if name in code.internal and calls[name] == 1 and name not in code.noinline and function.inlinable
     )
 
 
@@ -526,19 +536,6 @@ def check_max_registers(max_registers: object) -> None:
         raise ValueError(f"max_registers={max_registers} is outside {low}..{high}")
 
 
-def limit_registers(module: ir.Module, entries: Sequence[str], max_registers: int) -> None:
-    """Give each kernel of ``module`` PTX's ``.maxnreg``: ptxas keeps the
-    kernel within ``max_registers`` per thread (spilling what does not
-    fit), so that more threads fit on a multiprocessor.  A kernel whose
-    iterations are latency-bound (BA's blocks: 230 registers, one block of
-    256 threads per multiprocessor) may run faster with more of them."""
-    for entry in entries:
-        function = module.get_global(entry)
-        module.add_named_metadata(
-            "nvvm.annotations", [function, ir.MetaDataString(module, "maxnreg"), ir.IntType(32)(max_registers)]
-        )
-
-
 @pausing
 def compile_kernels(
     module: ModuleOp,
@@ -555,7 +552,7 @@ def compile_kernels(
     compile and gives up is lowered in place, and taken apart).  Std
     functions (``func.func``) of the module, which ``rev-lower-to-std``
     checks as it does rev code, may be kernels too.  ``max_registers``: a bound on each kernel's registers per thread
-    (``limit_registers``).  From the disk cache when an earlier compile
+    (``_metadata``).  From the disk cache when an earlier compile
     stored the same (``revmlir.gpu.cache``)."""
     check_architecture(arch)
     check_max_registers(max_registers)
@@ -586,11 +583,10 @@ def _compile_kernels(
         for k in device.body.ops
         if isinstance(k, gpu.FuncOp)
     }
-    llvm_module, entries = device_llvm_ir(work)
+    code, entries = device_llvm_ir(work)
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name], bounds[name]) for name in names}
-    if max_registers is not None:
-        limit_registers(llvm_module, [k.entry for k in kernels.values()], max_registers)
-    return GPUProgram(_ptx(work, llvm_module, arch, opt_level), kernels, checks, arch)
+    ptx = _ptx(work, code, arch, opt_level, [k.entry for k in kernels.values()], max_registers)
+    return GPUProgram(ptx, kernels, checks, arch)
 
 
 @pausing
@@ -612,15 +608,23 @@ def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -
 
 def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
     work, _, _ = lower_kernels(module, None, all_functions=True)
-    llvm_module, _ = device_llvm_ir(work, keep_functions=True)
-    return _ptx(work, llvm_module, arch, opt_level)
+    code, _ = device_llvm_ir(work, keep_functions=True)
+    return _ptx(work, code, arch, opt_level)
 
 
-def _ptx(work: ModuleOp, llvm_module: ir.Module, arch: str, opt_level: int) -> str:
-    """PTX for ``llvm_module``, made from the lowered ``work``: both are
+def _ptx(
+    work: ModuleOp,
+    code: LLVMCode | ir.Module,
+    arch: str,
+    opt_level: int,
+    entries: Sequence[str] = (),
+    max_registers: int | None = None,
+) -> str:
+    """PTX for ``code``, made from the lowered ``work``: both are
     the compile's own and dropped after it, so they are taken apart here
     rather than left to the collector (``revmlir.collector``)."""
     take_apart(work)
-    ptx = ptx_from_llvm(llvm_module, arch, opt_level)
-    take_apart_llvm_ir(llvm_module)
+    ptx = ptx_from_llvm(code, arch, opt_level, entries, max_registers)
+    if isinstance(code, ir.Module):
+        take_apart_llvm_ir(code)
     return ptx
