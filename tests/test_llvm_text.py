@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from llvmlite import binding
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, UnitAttr, f64, i64
-from xdsl.ir import Block, Operation, Region
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, UnitAttr, f32, f64, i64
+from xdsl.ir import Attribute, Block, Operation, Region
 
 from revmlir.gpu import nvptx, program
 from revmlir.lowering import llvm_text as printer
@@ -126,8 +126,9 @@ def _function(*ops: Operation, parameters: list[DictionaryAttr] | None = None) -
 
 
 def test_a_module_with_what_the_printer_has_no_line_for_is_not_printed():
-    """An op, a comparison or a parameter attribute without a line leaves
-    the module to xDSL's backend rather than printing other code."""
+    """An op, a comparison, a parameter attribute without a line or an
+    intrinsic called with two signatures leaves the module to xDSL's
+    backend rather than printing other code."""
     assert printer.llvm_text(_function()) is not None
     assert printer.llvm_text(_function(llvm.ZeroOp(result_types=[llvm.LLVMPointerType()]))) is None
     noalias = printer.llvm_text(_function(parameters=[DictionaryAttr({"llvm.noalias": UnitAttr()})]))
@@ -135,6 +136,13 @@ def test_a_module_with_what_the_printer_has_no_line_for_is_not_printed():
     assert printer.llvm_text(_function(parameters=[DictionaryAttr({"llvm.nonnull": UnitAttr()})])) is None
     one = llvm.ConstantOp(FloatAttr(1.0, f64), f64)
     assert printer.llvm_text(_function(one, llvm.FCmpOp(one.result, one.result, "_true"))) is None
+
+    def absolute(*types: Attribute) -> list[Operation]:
+        constants = [llvm.ConstantOp(FloatAttr(0.5, t), t) for t in types]
+        return [*constants, *(llvm.CallIntrinsicOp("llvm.fabs", [c.result], [c.result.type]) for c in constants)]
+
+    assert printer.llvm_text(_function(*absolute(f64, f64))) is not None
+    assert printer.llvm_text(_function(*absolute(f64, f32))) is None  # one intrinsic, two signatures
 
 
 def test_printed_text_gives_block_arguments_as_phi_nodes_and_the_functions_calls():

@@ -12,8 +12,9 @@ LLVM does not keep in the code it emits).  Types and constants are
 formatted by xDSL's and llvmlite's own code, once each.
 
 A module holding an op or attribute without a line here (an ``llvm`` op a
-user's ``func.func`` passes through, a global, an argument's attributes)
-is not printed: ``llvm_text`` returns None and the caller converts it with
+user's ``func.func`` passes through, a global, a parameter attribute
+other than ``noalias``, an intrinsic called with two signatures) is not
+printed: ``llvm_text`` returns None and the caller converts it with
 ``llvm_ir``, so that the printer never writes other code than the
 conversion would.  While it prints, it reads what ``ptx_from_llvm`` needs
 of each function (``revmlir.lowering.llvm_code``).
@@ -115,7 +116,7 @@ class _FunctionPrinter:
     """One ``llvm.func``'s body: a block's arguments are φ-nodes, whose
     incoming values the branches to it give."""
 
-    def __init__(self, declare: Callable[[str, str], object]):
+    def __init__(self, declare: Callable[[str, str], str]):
         self.names: dict[SSAValue, str] = {}
         self.labels: dict[Block, str] = {}
         self.incoming: dict[Block, list[tuple[list[str], str]]] = {}
@@ -242,7 +243,9 @@ class _FunctionPrinter:
                 raise _Unprintable
             name = op.intrin.data
             result = _type(op.ress.type) if op.ress is not None else "void"
-            self.declare(name, f"declare {result} {_global(name)}({', '.join(_type(a.type) for a in op.args)})")
+            declaration = f"declare {result} {_global(name)}({', '.join(_type(a.type) for a in op.args)})"
+            if self.declare(name, declaration) != declaration:  # called with other types before
+                raise _Unprintable
             return f"call {result} {_global(name)}({', '.join(self.typed(a) for a in op.args)})"
         if kind is llvm.InlineAsmOp:
             inputs = tuple(a.type for a in op.operands_)
