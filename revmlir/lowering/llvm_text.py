@@ -30,7 +30,7 @@ from llvmlite import ir
 from xdsl.backend.llvm.convert_op import create_constant
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import AnyFloat, ModuleOp
+from xdsl.dialects.builtin import AnyFloat, Float32Type, Float64Type, FloatAttr, IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.type import get_element_type_or_self
 
@@ -43,15 +43,22 @@ class _Unprintable(Exception):
 
 
 @functools.cache
-def _type(type: Attribute) -> str:
+def _type_text(type: Attribute) -> str:
     """``type`` as LLVM IR writes it, by xDSL's conversion."""
     return str(convert_type(type))
 
 
+_FLOATS: dict[type[Attribute], Callable[[float], str]] = {
+    Float64Type: ir.DoubleType().format_constant,
+    Float32Type: ir.FloatType().format_constant,
+}
+"""llvmlite's writing of a float constant of each type (the hexadecimal of
+its double; an f32 rounded to f32 first)."""
+
+
 @functools.cache
-def _constant(type: Attribute, value: Attribute) -> str:
-    """``llvm.mlir.constant``'s value as llvmlite writes it (a float as the
-    hexadecimal of its double)."""
+def _constant_text(type: Attribute, value: Attribute) -> str:
+    """``llvm.mlir.constant``'s value as llvmlite writes it."""
     return create_constant(type, value).get_reference()
 
 
@@ -112,11 +119,38 @@ def _flags(op: Operation) -> list[str]:
     return []
 
 
+class _Texts:
+    """The texts of the module's types, looked up by identity first:
+    hashing an xDSL type hashes each of its fields, and the module's ops
+    share few type objects (printing BA's kernel hashed 58,000 times)."""
+
+    def __init__(self) -> None:
+        self.types: dict[int, tuple[Attribute, str]] = {}
+        """Each type met and its text, by its ``id`` (kept, so that the
+        ``id`` is no other object's)."""
+
+    def type(self, type: Attribute) -> str:
+        known = self.types.get(id(type))
+        if known is None or known[0] is not type:
+            known = self.types[id(type)] = (type, _type_text(type))
+        return known[1]
+
+    @staticmethod
+    def constant(type: Attribute, value: Attribute) -> str:
+        if value.__class__ is IntegerAttr and type.__class__ is IntegerType:
+            return str(value.value.data)
+        if value.__class__ is FloatAttr and (written := _FLOATS.get(type.__class__)) is not None:
+            return written(value.value.data)
+        return _constant_text(type, value)
+
+
 class _FunctionPrinter:
     """One ``llvm.func``'s body: a block's arguments are φ-nodes, whose
     incoming values the branches to it give."""
 
-    def __init__(self, declare: Callable[[str, str], str]):
+    def __init__(self, declare: Callable[[str, str], str], texts: _Texts):
+        self.type = texts.type
+        self.constant = texts.constant
         self.names: dict[SSAValue, str] = {}
         self.labels: dict[Block, str] = {}
         self.incoming: dict[Block, list[tuple[list[str], str]]] = {}
@@ -127,7 +161,7 @@ class _FunctionPrinter:
     def name(self, value: SSAValue) -> str:
         owner = value.owner
         if owner.__class__ is llvm.ConstantOp:
-            return _constant(value.type, owner.value)
+            return self.constant(value.type, owner.value)
         if owner.__class__ is llvm.UndefOp:
             return "undef"
         name = self.names.get(value)
@@ -136,7 +170,7 @@ class _FunctionPrinter:
         return name
 
     def typed(self, value: SSAValue) -> str:
-        return f"{_type(value.type)} {self.name(value)}"
+        return f"{self.type(value.type)} {self.name(value)}"
 
     def label(self, block: Block) -> str:
         label = self.labels.get(block)
@@ -162,7 +196,7 @@ class _FunctionPrinter:
                 incoming = ", ".join(
                     f"[{values[position]}, %{label}]" for values, label in self.incoming.get(block, [])
                 )
-                lines.append(f"  {self.name(argument)} = phi {_type(argument.type)} {incoming}")
+                lines.append(f"  {self.name(argument)} = phi {self.type(argument.type)} {incoming}")
             lines.extend(body)
         lines.append("}")
         return lines
@@ -184,7 +218,7 @@ class _FunctionPrinter:
             return f"{name}{flags} {self.typed(op.operands[0])}, {self.name(op.operands[1])}"
         if (name := _CASTS.get(kind)) is not None:
             flags = "".join(f" {f}" for f in _flags(op))
-            return f"{name}{flags} {self.typed(op.operands[0])} to {_type(op.results[0].type)}"
+            return f"{name}{flags} {self.typed(op.operands[0])} to {self.type(op.results[0].type)}"
         if kind is llvm.ICmpOp:
             predicate = llvm.ICmpPredicateFlag.from_int(op.predicate.value.data).value
             return f"icmp {predicate} {self.typed(op.lhs)}, {self.name(op.rhs)}"
@@ -200,7 +234,7 @@ class _FunctionPrinter:
             return f"select {self.typed(op.cond)}, {self.typed(op.lhs)}, {self.typed(op.rhs)}"
         if kind is llvm.LoadOp:
             align = f", align {op.alignment.value.data}" if op.alignment else ""
-            return f"load {_type(op.results[0].type)}, {self.typed(op.ptr)}{align}"
+            return f"load {self.type(op.results[0].type)}, {self.typed(op.ptr)}{align}"
         if kind is llvm.StoreOp:
             align = f", align {op.alignment.value.data}" if op.alignment else ""
             return f"store {self.typed(op.value)}, {self.typed(op.ptr)}{align}"
@@ -208,7 +242,7 @@ class _FunctionPrinter:
             if not entry or op.size.owner.__class__ is not llvm.ConstantOp:
                 self.inlinable = False
             align = f", align {op.alignment.value.data}" if op.alignment else ""
-            return f"alloca {_type(op.elem_type)}, {self.typed(op.size)}{align}"
+            return f"alloca {self.type(op.elem_type)}, {self.typed(op.size)}{align}"
         if kind is llvm.GEPOp:
             indices = iter(op.ssa_indices)
             offsets = ", ".join(
@@ -216,7 +250,7 @@ class _FunctionPrinter:
                 for i in op.rawConstantIndices.iter_values()
             )
             inbounds = " inbounds" if op.inbounds is not None else ""
-            return f"getelementptr{inbounds} {_type(op.elem_type)}, {self.typed(op.ptr)}, {offsets}"
+            return f"getelementptr{inbounds} {self.type(op.elem_type)}, {self.typed(op.ptr)}, {offsets}"
         if kind is llvm.ExtractValueOp:
             positions = ", ".join(str(p) for p in op.position.iter_values())
             return f"extractvalue {self.typed(op.container)}, {positions}"
@@ -235,15 +269,15 @@ class _FunctionPrinter:
                 else ""
             )
             tail = "tail " if op.TailCallKind.data != "none" else ""
-            result = _type(returned.type) if returned is not None else "void"
+            result = self.type(returned.type) if returned is not None else "void"
             arguments = ", ".join(self.typed(a) for a in op.args)
             return f"{tail}call{fastmath} {op.CConv.cconv_name} {result} {_global(callee)}({arguments})"
         if kind is llvm.CallIntrinsicOp:
             if op.op_bundle_operands or op.op_bundle_sizes or any(op.fastmathFlags.data):
                 raise _Unprintable
             name = op.intrin.data
-            result = _type(op.ress.type) if op.ress is not None else "void"
-            declaration = f"declare {result} {_global(name)}({', '.join(_type(a.type) for a in op.args)})"
+            result = self.type(op.ress.type) if op.ress is not None else "void"
+            declaration = f"declare {result} {_global(name)}({', '.join(self.type(a.type) for a in op.args)})"
             if self.declare(name, declaration) != declaration:  # called with other types before
                 raise _Unprintable
             return f"call {result} {_global(name)}({', '.join(self.typed(a) for a in op.args)})"
@@ -253,7 +287,7 @@ class _FunctionPrinter:
             callee = _inline_assembly(
                 op.asm_string.data, op.constraints.data, gives, inputs, op.has_side_effects is not None
             )
-            returned = _type(gives) if gives is not None else "void"
+            returned = self.type(gives) if gives is not None else "void"
             return f"call {returned} {callee}({', '.join(self.typed(a) for a in op.operands_)})"
         if kind is CmpXchgOp:
             orderings = f"{op.success_ordering.data} {op.failure_ordering.data}"
@@ -302,6 +336,7 @@ def llvm_text(
     with those function attributes.  None where ``module`` holds what this
     module cannot print (the caller converts it with ``llvm_ir``)."""
     declared: dict[str, str] = {}
+    texts = _Texts()
     lines: list[str] = []
     calls: dict[str, FunctionCalls] = {}
     try:
@@ -310,10 +345,10 @@ def llvm_text(
                 raise _Unprintable
             name = op.sym_name.data
             signature = op.function_type
-            returned = _type(signature.output)
+            returned = texts.type(signature.output)
             given = [{}] * len(signature.inputs) if op.arg_attrs is None else [a.data for a in op.arg_attrs.data]
             parameters = [
-                _type(t) + "".join(_parameter_attribute(a) for a in p) for t, p in zip(signature.inputs, given)
+                texts.type(t) + "".join(_parameter_attribute(a) for a in p) for t, p in zip(signature.inputs, given)
             ]
             if not op.body.blocks:
                 declared[name] = f"declare {returned} {_global(name)}({', '.join(parameters)})"
@@ -321,7 +356,7 @@ def llvm_text(
             linkage = " internal" if name in internal else ""
             convention = f" {conventions[name]}" if name in conventions else ""
             header = f"define{linkage}{convention} {returned} {_global(name)}"
-            printer = _FunctionPrinter(declared.setdefault)
+            printer = _FunctionPrinter(declared.setdefault, texts)
             lines += printer.function(op, header, parameters, " ".join(attributes.get(name, ())))
             calls[name] = FunctionCalls(printer.calls, printer.inlinable)
     except _Unprintable:
