@@ -20,6 +20,7 @@ from revmlir.lowering.llvm_code import LLVMCode
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from test_gpu import END, PARALLEL, SCALARS, _every_math_kernel
+from test_gpu_stacks import SNAPSHOTS
 from test_prange import gmm_args, gmm_like, variants
 
 WARP_ATOMICS = Path(__file__).parent / "filecheck" / "gpu" / "warp_atomics.mlir"
@@ -66,11 +67,13 @@ KERNELS: dict[str, Callable[[], tuple[str, list[str]]]] = {
     "warp-aggregated atomics": lambda: (WARP_ATOMICS.read_text(), ["k"]),
     "scalar parameters": lambda: (SCALARS, ["scalars"]),
     "integer arithmetic": lambda: (INTEGERS, ["integers"]),
+    "a stack's snapshot in the arena": lambda: (SNAPSHOTS.read_text(), ["kernel"]),
     "GMM-like adjoint": _gmm_adjoint,
 }
 """Kernels whose device code holds every kind of op the printer has a
 line for: integer and float arithmetic with flags, casts, comparisons,
-selects, arrays on the stack, loads, stores, addresses, aggregates, calls
+selects, arrays on the stack, loads, stores, addresses, null pointers,
+aggregates, calls
 of device functions, intrinsics and libdevice, inline assembly,
 compare-and-swap, branches with arguments (φ-nodes), returns."""
 
@@ -130,7 +133,7 @@ def test_a_module_with_what_the_printer_has_no_line_for_is_not_printed():
     intrinsic called with two signatures leaves the module to xDSL's
     backend rather than printing other code."""
     assert printer.llvm_text(_function()) is not None
-    assert printer.llvm_text(_function(llvm.ZeroOp(result_types=[llvm.LLVMPointerType()]))) is None
+    assert printer.llvm_text(_function(llvm.UnreachableOp())) is None
     noalias = printer.llvm_text(_function(parameters=[DictionaryAttr({"llvm.noalias": UnitAttr()})]))
     assert noalias is not None and 'define void @"f"(ptr noalias %v0) {' in noalias.text
     assert printer.llvm_text(_function(parameters=[DictionaryAttr({"llvm.nonnull": UnitAttr()})])) is None

@@ -345,12 +345,12 @@ def ptx_from_llvm(
     entries: Sequence[str] = (),
     max_registers: int | None = None,
 ) -> str:
-    """PTX for device LLVM IR (an llvmlite module, or text, ``LLVMCode``): libdevice linked in where the code calls it
-    (its ``__nvvm_reflect`` queries fold in the pipeline, flush-to-zero
-    off), the internal functions called at one place inlined first
-    (``_inline_single_calls``), then optimised and assembled for ``arch``;
-    ``max_registers`` bounds the registers of the kernels ``entries``
-    (``_metadata``)."""
+    """PTX for device LLVM IR (an llvmlite module, or text: ``LLVMCode``):
+    libdevice linked in where the code calls it (its ``__nvvm_reflect``
+    queries fold in the pipeline, flush-to-zero off), the internal
+    functions called at one place inlined first (``_inline_single_calls``),
+    then optimised and assembled for ``arch``; ``max_registers`` bounds the
+    registers of the kernels ``entries`` (``_metadata``)."""
     layout = data_layout()
     if isinstance(module, ir.Module):
         module.data_layout = layout  # llvmlite's text says it too

@@ -63,6 +63,13 @@ def _constant_text(type: Attribute, value: Attribute) -> str:
 
 
 @functools.cache
+def _zero_text(type: Attribute) -> str:
+    """``llvm.mlir.zero`` of ``type`` as llvmlite writes it (``null``,
+    ``zeroinitializer``)."""
+    return ir.Constant(convert_type(type), None).get_reference()
+
+
+@functools.cache
 def _inline_assembly(
     asm: str, constraints: str, result: Attribute | None, inputs: tuple[Attribute, ...], side_effects: bool
 ) -> str:
@@ -164,6 +171,8 @@ class _FunctionPrinter:
             return self.constant(value.type, owner.value)
         if owner.__class__ is llvm.UndefOp:
             return "undef"
+        if owner.__class__ is llvm.ZeroOp:
+            return _zero_text(value.type)
         name = self.names.get(value)
         if name is None:
             name = self.names[value] = f"%v{len(self.names)}"
@@ -211,7 +220,7 @@ class _FunctionPrinter:
 
     def line(self, op: Operation, block: Block, entry: bool) -> str | None:
         kind = op.__class__
-        if kind is llvm.ConstantOp or kind is llvm.UndefOp:
+        if kind is llvm.ConstantOp or kind is llvm.UndefOp or kind is llvm.ZeroOp:
             return None
         if (name := _BINARY.get(kind)) is not None:
             flags = "".join(f" {f}" for f in _flags(op))
@@ -276,6 +285,7 @@ class _FunctionPrinter:
             if op.op_bundle_operands or op.op_bundle_sizes or any(op.fastmathFlags.data):
                 raise _Unprintable
             name = op.intrin.data
+            self.calls[name] += 1
             result = self.type(op.ress.type) if op.ress is not None else "void"
             declaration = f"declare {result} {_global(name)}({', '.join(self.type(a.type) for a in op.args)})"
             if self.declare(name, declaration) != declaration:  # called with other types before
