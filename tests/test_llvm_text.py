@@ -129,11 +129,13 @@ def _function(*ops: Operation, parameters: list[DictionaryAttr] | None = None) -
 
 
 def test_a_module_with_what_the_printer_has_no_line_for_is_not_printed():
-    """An op, a comparison, a parameter attribute without a line or an
-    intrinsic called with two signatures leaves the module to xDSL's
-    backend rather than printing other code."""
+    """An op, a comparison, a parameter attribute without a line, a
+    variadic function or an intrinsic called with two signatures leaves
+    the module to xDSL's backend rather than printing other code."""
     assert printer.llvm_text(_function()) is not None
     assert printer.llvm_text(_function(llvm.UnreachableOp())) is None
+    variadic = llvm.FuncOp("printf", llvm.LLVMFunctionType([llvm.LLVMPointerType()], i64, is_variadic=True))
+    assert printer.llvm_text(ModuleOp([variadic])) is None
     noalias = printer.llvm_text(_function(parameters=[DictionaryAttr({"llvm.noalias": UnitAttr()})]))
     assert noalias is not None and 'define void @"f"(ptr noalias %v0) {' in noalias.text
     assert printer.llvm_text(_function(parameters=[DictionaryAttr({"llvm.nonnull": UnitAttr()})])) is None

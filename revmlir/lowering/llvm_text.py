@@ -13,8 +13,8 @@ formatted by xDSL's and llvmlite's own code, once each.
 
 A module holding an op or attribute without a line here (an ``llvm`` op a
 user's ``func.func`` passes through, a global, a parameter attribute
-other than ``noalias``, an intrinsic called with two signatures) is not
-printed: ``llvm_text`` returns None and the caller converts it with
+other than ``noalias``, a variadic function, an intrinsic called with two
+signatures) is not printed: ``llvm_text`` returns None and the caller converts it with
 ``llvm_ir``, so that the printer never writes other code than the
 conversion would.  While it prints, it reads what ``ptx_from_llvm`` needs
 of each function (``revmlir.lowering.llvm_code``).
@@ -267,7 +267,7 @@ class _FunctionPrinter:
             positions = ", ".join(str(p) for p in op.position.iter_values())
             return f"insertvalue {self.typed(op.container)}, {self.typed(op.value)}, {positions}"
         if kind is llvm.CallOp:
-            if op.op_bundle_operands or op.op_bundle_sizes or op.callee is None:
+            if op.op_bundle_operands or op.op_bundle_sizes or op.callee is None or op.var_callee_type is not None:
                 raise _Unprintable
             callee = op.callee.string_value()
             self.calls[callee] += 1
@@ -351,7 +351,7 @@ def llvm_text(
     calls: dict[str, FunctionCalls] = {}
     try:
         for op in module.ops:
-            if op.__class__ is not llvm.FuncOp or op.res_attrs is not None:
+            if op.__class__ is not llvm.FuncOp or op.res_attrs is not None or op.function_type.is_variadic:
                 raise _Unprintable
             name = op.sym_name.data
             signature = op.function_type
