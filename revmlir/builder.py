@@ -450,7 +450,8 @@ class ExpressionBuilder:
 
         kind = _number_kind(value)
         if kind is None:
-            raise self.error(f"{_described(value)} is not a number", loc)
+            read = f" (fn[{value!r}] reads the variable)" if isinstance(value, str) and self.has(value) else ""
+            raise self.error(f"{_described(value)} is not a number{read}", loc)
         if type is not None:
             self._check_type(type, loc)
         weak = type is None and self.is_weak(value)
@@ -1027,6 +1028,10 @@ class FunctionBuilder(ExpressionBuilder):
         """``name ← value``: a new variable holding a known value."""
         name = self._new_variable(name, loc)
         initial = self._ssa(value, type, loc)
+        if type is not None and initial.type != type:
+            raise self.error(
+                f"an ancilla of type {self.spell(type)} cannot start from a {self.spell(initial.type)} value", loc
+            )
         if not is_state_type(initial.type):
             raise self.error(f"an ancilla holds a scalar, not {self.spell(initial.type)}", loc)
         op = self.emit(anc.AllocOp(initial), loc)
@@ -1262,6 +1267,10 @@ class FunctionBuilder(ExpressionBuilder):
             self._define(name, value)
 
     def _check_scope_closed(self, result: _RegionResult, loc: Loc, allowed: Sequence[str] = ()) -> None:
+        """Refuse a region that leaves a variable it made allocated, or ends
+        one made outside it (an outer variable, or one of ``allowed``: the
+        variables a routine's computation makes, which the routine body
+        only lends)."""
         what = result.what
         leaked = [
             n
@@ -1274,7 +1283,7 @@ class FunctionBuilder(ExpressionBuilder):
                 f"freed there; free it (x → value) before the end of the {what}",
                 loc,
             )
-        ended = [n for n in result.imported if n not in result.values]
+        ended = [n for n in [*result.imported, *allowed] if n not in result.values]
         if ended:  # the region would yield the version it consumed
             raise self.error(
                 f"{', '.join(repr(n) for n in ended)} was created outside the {what}; it cannot end inside it "
@@ -1363,6 +1372,7 @@ class FunctionBuilder(ExpressionBuilder):
         backwards.  Variables ``compute`` allocates are visible in ``body``."""
         computed = self._build_region(compute, "routine's computation", loc)
         extra = [n for n, v in computed.values.items() if n not in computed.imported and is_state_type(v.type)]
+        self._check_scope_closed(computed, loc, allowed=extra)
         extra_types = [computed.values[n].type for n in extra]
         used = self._build_region(body, "routine body", loc, extra_types, named=extra)
         self._check_scope_closed(used, loc, allowed=extra)

@@ -259,6 +259,14 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
     ),
     # values that are not numbers, or not numbers of the type
     "string": (lambda fn: fn.add("y", "abc", loc=HERE), "'abc' (str) is not a number"),
+    "variable's name as a value": (
+        lambda fn: fn.add("y", "x", loc=HERE),
+        "'x' (str) is not a number (fn['x'] reads the variable)",
+    ),
+    "ancilla typed unlike its value": (
+        lambda fn: fn.alloc("a", fn["x"], i64, loc=HERE),
+        "an ancilla of type i64 cannot start from a f64 value",
+    ),
     "None": (lambda fn: fn.add("y", None, loc=HERE), "None (NoneType) is not a number"),
     "array": (lambda fn: fn.alloc("a", np.ones(2), loc=HERE), "array([1., 1.]) (ndarray) is not a number"),
     "complex into a float": (lambda fn: fn.add("y", 1j, loc=HERE), "cannot use the complex number 1j as f64"),
@@ -330,6 +338,14 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
     "outer ancilla freed in a branch": (
         lambda fn: (fn.alloc("a", 0.0), fn.if_(lambda: fn["x"] > 0.0, lambda: fn.free("a", 0.0), loc=HERE)),
         "'a' was created outside the then-branch; it cannot end inside it (freed, or pushed and not popped back)",
+    ),
+    "routine body freeing what the computation made": (
+        lambda fn: fn.routine(lambda: fn.alloc("t", fn["x"]), lambda: fn.free("t", fn["x"]), loc=HERE),
+        "'t' was created outside the routine body; it cannot end inside it (freed, or pushed and not popped back)",
+    ),
+    "stack left by a routine's computation": (
+        lambda fn: fn.routine(lambda: fn.stack("s", f64), lambda: fn.neg("y"), loc=HERE),
+        "'s' allocated in the routine's computation is not freed there",
     ),
     # expressions on operands of the wrong kind
     "real part of a float": (lambda fn: fn.real(fn["x"], loc=HERE), "'real' is not defined on f64"),
