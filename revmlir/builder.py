@@ -419,6 +419,10 @@ class ExpressionBuilder:
 
     def emit(self, op: Operation, loc: Loc = None) -> Operation:
         """Append an op to the current block (for frontends with their own ops)."""
+        if not isinstance(op, Operation):
+            raise self.error(f"only operations are emitted, not {_described(op)}", loc)
+        if op.parent is not None:
+            raise self.error(f"'{op.name}' is in a block already; emit each op once", loc)
         op.location = loc or self.loc or UnknownLoc()
         self._scope.block.add_op(op)
         return op
@@ -1353,6 +1357,7 @@ class FunctionBuilder(ExpressionBuilder):
         are independent (``revmlir.parallel``): its body updates no variable
         outside it."""
         first, last, stride = (self.index(v, loc, "a loop's bound or step") for v in (lb, ub, step))
+        index_name = self._name(index_name, "a loop index", loc)
         result = self._build_region(body, "loop body", loc, [IndexType()])
         result.block.args[0].name_hint = index_name
         self._check_scope_closed(result, loc)

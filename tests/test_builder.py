@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ComplexType,
     FileLineColLoc,
+    FloatAttr,
     IndexType,
     IntAttr,
     MemRefType,
@@ -283,6 +285,10 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
         "and goes on with letters, digits and those",
     ),
     "name not a string": (lambda fn: fn.alloc(1, 0.0, loc=HERE), "a variable is named by a string, not 1 (int)"),
+    "loop index named by a number": (
+        lambda fn: fn.for_(0, 3, 1, lambda i: None, loc=HERE, index_name=0),  # type: ignore[arg-type]
+        "a loop index is named by a string, not 0 (int)",
+    ),
     "stack over a variable": (lambda fn: fn.stack("y", f64, loc=HERE), "'y' is already a variable here"),
     "pop over a variable": (
         lambda fn: (fn.stack("s", f64), fn.alloc("a", 0.0), fn.push("s", "a"), fn.pop("s", "y", loc=HERE)),
@@ -292,6 +298,15 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
     "ancilla array of complex": (
         lambda fn: fn.zeros("a", [2], c128, loc=HERE),
         "ancilla arrays hold integers or floats, not complex<f64>",
+    ),
+    # ops a frontend emits itself
+    "emitting what is no op": (
+        lambda fn: fn.emit("rev.neg", loc=HERE),
+        "only operations are emitted, not 'rev.neg' (str)",
+    ),
+    "emitting an op twice": (
+        lambda fn: fn.emit(fn.emit(arith.ConstantOp(FloatAttr(1.0, f64))), loc=HERE),
+        "'arith.constant' is in a block already; emit each op once",
     ),
     # region bodies and conditions are functions the builder calls
     "condition given as a value": (
