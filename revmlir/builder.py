@@ -909,14 +909,26 @@ class FunctionBuilder(ExpressionBuilder):
     @contextmanager
     def _borrow(self, targets: Sequence[Target], loc: Loc) -> Iterator[list[SSAValue]]:
         """Make each target a state value, let the caller replace the values,
-        then give them back (put elements, repack complex parts)."""
+        then give them back (put elements, repack complex parts).  Where
+        that fails (a value that is not a number, say), the ops emitted
+        since are erased: a taken element that is never put back would
+        make the function fail to verify, so a frontend that reports the
+        error and goes on could not finish it."""
+        block, last = self.current_block, self.current_block.last_op
+        kept = dict(self._kept_parts)
         current: list[SSAValue] = []
         restore: list[Callable[[SSAValue], None]] = []
-        for target in targets:
-            value, give_back = self._open(target, loc)
-            current.append(value)
-            restore.append(give_back)
-        yield current
+        try:
+            for target in targets:
+                value, give_back = self._open(target, loc)
+                current.append(value)
+                restore.append(give_back)
+            yield current
+        except Exception:
+            while (op := block.last_op) is not None and op is not last:
+                block.erase_op(op)
+            self._kept_parts = kept
+            raise
         for give_back, value in reversed(list(zip(restore, current, strict=True))):
             give_back(value)
 

@@ -463,3 +463,20 @@ def test_what_the_checks_let_through_still_builds_and_runs():
     program = run(mb)
     assert program.call("f", 0.0, 1.0, 1) == (6.5, 1.0, 4)
     assert program.uncall("f", 6.5, 1.0, 4) == (0.0, 1.0, 1)
+
+
+def test_a_refused_update_leaves_the_function_as_it_was():
+    # the element was taken before the value was refused; a frontend that
+    # reports the error and goes on must still get a function that verifies
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("v", vector), ("z", c128)])
+    with pytest.raises(BuildError, match="'abc' \\(str\\) is not a number"):
+        fn.add(fn.at("v", 0), "abc")
+    with pytest.raises(BuildError, match="not a number"):
+        fn.sub(Part("z", "imag"), lambda: None)
+    fn.add(fn.at("v", 1), 2.0)
+    fn.add(Part("z", "imag"), 1.0)
+    fn.finish()
+    v = np.zeros(2)
+    assert run(mb).call("f", v, 0j)[1] == 1j
+    np.testing.assert_array_equal(v, [0.0, 2.0])
