@@ -676,6 +676,11 @@ class ExpressionBuilder:
             re = self.cast(Value(self, x), type.element_type, loc)
             zero = self.const(0.0, type.element_type, loc)
             return self.complex(re, zero, loc)
+        if type == i1 and (_is_int(src) or isinstance(src, AnyFloat)):
+            # nonzero is true, as Python's bool() and numpy's astype(bool)
+            # have it: a truncation keeps the low bit (2 is false), and
+            # fptosi to i1 is undefined for 1.0
+            return self.compare("ne", Value(self, x), self.const(0, src, loc), loc)
         boolean = isinstance(src, IntegerType) and src.width.data == 1
         if boolean and isinstance(type, IndexType | AnyFloat):
             # True is 1 (MLIR's extui), not the -1 of a signed extension

@@ -18,12 +18,14 @@ from xdsl.dialects.builtin import (
     MemRefType,
     StringAttr,
     f64,
+    i1,
     i64,
 )
 
 from revmlir.builder import BuildError, FunctionBuilder, ModuleBuilder, Part, Value
 from revmlir.errors import ReversibilityViolation
 from revmlir.interpreter import RevInterpreter
+from revmlir.runtime.native import NativeModule
 
 c128 = ComplexType(f64)
 vector = MemRefType(f64, [DYNAMIC_INDEX])
@@ -480,3 +482,19 @@ def test_a_refused_update_leaves_the_function_as_it_was():
     v = np.zeros(2)
     assert run(mb).call("f", v, 0j)[1] == 1j
     np.testing.assert_array_equal(v, [0.0, 2.0])
+
+
+def test_a_conversion_to_a_boolean_is_a_comparison_with_zero():
+    # a truncation kept the low bit (2 was false) and fptosi to i1 is
+    # undefined for 1.0, where the engines disagreed
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("b", i64), ("x", f64), ("n", i64)])
+    fn.add("b", fn.cast(fn.cast(fn["x"], i1), i64))
+    fn.add("b", fn.cast(fn.cast(fn["n"], i1), i64) * 2)
+    fn.add("b", fn.cast(fn.cast(fn.cast(fn["n"], IndexType()), i1), i64) * 4)
+    fn.finish()
+    module = mb.finish()
+    engines = (RevInterpreter(module), NativeModule.compile(module))
+    for x, n in ((0.0, 0), (1.0, 2), (-1.0, -2), (0.5, 1), (float("nan"), 256), (-0.0, -256)):
+        expected = bool(x) + 6 * bool(n)
+        assert [engine.call("f", 0, x, n)[0] for engine in engines] == [expected, expected], (x, n)
