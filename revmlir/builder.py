@@ -99,6 +99,11 @@ class Value:
     def type(self) -> Attribute:
         return self.ssa.type
 
+    def __bool__(self) -> bool:
+        """Refused: the value is known only when the function runs, and a
+        Python ``if`` on it would pick one branch while building."""
+        raise self.fn.error("a value has no truth value while the function is built; branch with if_ or select")
+
     def __add__(self, other: Any) -> Value:
         return self.fn.binary("add", self, other)
 

@@ -498,3 +498,13 @@ def test_a_conversion_to_a_boolean_is_a_comparison_with_zero():
     for x, n in ((0.0, 0), (1.0, 2), (-1.0, -2), (0.5, 1), (float("nan"), 256), (-0.0, -256)):
         expected = bool(x) + 6 * bool(n)
         assert [engine.call("f", 0, x, n)[0] for engine in engines] == [expected, expected], (x, n)
+
+
+def test_a_value_has_no_truth_value_while_building():
+    # a Python `if` on a value would build one branch for every run
+    fn = ModuleBuilder().function("f", [("y", f64), ("x", f64)], loc=FUNCTION)
+    with pytest.raises(BuildError) as info:
+        if fn["x"] > 0.0:
+            fn.neg("y")
+    assert info.value.loc == FUNCTION
+    assert info.value.message == "a value has no truth value while the function is built; branch with if_ or select"
