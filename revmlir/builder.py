@@ -433,11 +433,25 @@ class ExpressionBuilder:
         return op
 
     def _ssa(self, value: Operand, like: Attribute | None = None, loc: Loc = None) -> SSAValue:
-        if isinstance(value, Value):
-            return value.ssa
-        if isinstance(value, SSAValue):
-            return value
-        return self.const(value, like, loc).ssa
+        """An operand: a value, or a constant made of a number.  A value must
+        be defined in the block being built or a block around it: one kept
+        from a region that has ended, or from another function, would make
+        IR that refers to ops outside it."""
+        if not isinstance(value, Value | SSAValue):
+            return self.const(value, like, loc).ssa
+        ssa = value.ssa if isinstance(value, Value) else value
+        owner = ssa.owner
+        block = owner if isinstance(owner, Block) else owner.parent_block()
+        scope: _Scope | None = self._scope
+        while scope is not None and scope.block is not block:
+            scope = scope.parent
+        if scope is None:
+            raise self.error(
+                f"{describe_value(ssa)} is not visible here: it was computed in a region "
+                "that has ended, or in another function",
+                loc,
+            )
+        return ssa
 
     def is_weak(self, value: Operand) -> bool:
         """Whether ``value`` is weakly typed, as JAX's Python scalars are: a
@@ -875,24 +889,6 @@ class FunctionBuilder(ExpressionBuilder):
         scope.outer[name] = value
         scope.values[name] = arg
         return arg
-
-    def _ssa(self, value: Operand, like: Attribute | None = None, loc: Loc = None) -> SSAValue:
-        """An operand, which must be defined in the block being built or a
-        block around it: a value kept from a region that has ended, or from
-        another function, would make IR that refers to ops outside it."""
-        ssa = super()._ssa(value, like, loc)
-        owner = ssa.owner
-        block = owner if isinstance(owner, Block) else owner.parent_block()
-        scope: _Scope | None = self._scope
-        while scope is not None and scope.block is not block:
-            scope = scope.parent
-        if scope is None:
-            raise self.error(
-                f"{describe_value(ssa)} is not visible here: it was computed in a region "
-                "that has ended, or in another function",
-                loc,
-            )
-        return ssa
 
     def _new_variable(self, name: object, loc: Loc) -> str:
         """``name``, for a variable about to be made in the block being built."""
