@@ -69,6 +69,8 @@ class BuildError(Exception):
 def _number_kind(value: object) -> str | None:
     """Whether ``value`` is an ``integer``, a ``real`` or a ``complex``
     number of Python's or numpy's, or None: what a constant may be made of."""
+    if isinstance(value, int | float | complex):  # most are; the tower's checks are slower
+        return "integer" if isinstance(value, int) else "real" if isinstance(value, float) else "complex"
     for kind, tower in (("integer", numbers.Integral), ("real", numbers.Real), ("complex", numbers.Complex)):
         if isinstance(value, tower):
             return kind
@@ -437,11 +439,14 @@ class ExpressionBuilder:
         be defined in the block being built or a block around it: one kept
         from a region that has ended, or from another function, would make
         IR that refers to ops outside it."""
-        if not isinstance(value, Value | SSAValue):
+        if isinstance(value, Value):
+            ssa = value.ssa
+        elif isinstance(value, SSAValue):
+            ssa = value
+        else:
             return self.const(value, like, loc).ssa
-        ssa = value.ssa if isinstance(value, Value) else value
         owner = ssa.owner
-        block = owner if isinstance(owner, Block) else owner.parent_block()
+        block = owner if isinstance(owner, Block) else owner.parent
         scope: _Scope | None = self._scope
         while scope is not None and scope.block is not block:
             scope = scope.parent
@@ -796,7 +801,7 @@ class ExpressionBuilder:
     def _sequence(self, values: Sequence[Any], what: str, loc: Loc) -> Sequence[Any]:
         """``values``, which must be a sequence (``what``: indices, sizes,
         arguments), not one value (a string is one name)."""
-        if isinstance(values, str) or not isinstance(values, Sequence):
+        if not isinstance(values, list | tuple) and (isinstance(values, str) or not isinstance(values, Sequence)):
             raise self.error(f"{what} are a sequence, not {_described(values)}", loc)
         return values
 
@@ -920,6 +925,13 @@ class FunctionBuilder(ExpressionBuilder):
         since are erased: a taken element that is never put back would
         make the function fail to verify, so a frontend that reports the
         error and goes on could not finish it."""
+        names = [
+            target if isinstance(target, str) else target.name for target in targets if isinstance(target, str | Part)
+        ]
+        if twice := [name for i, name in enumerate(names) if name in names[:i]]:
+            raise self.error(
+                f"'{twice[0]}' is passed twice to one op; each of its operands is a variable of its own", loc
+            )
         block, last = self.current_block, self.current_block.last_op
         kept = dict(self._kept_parts)
         current: list[SSAValue] = []

@@ -235,6 +235,18 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
         lambda fn: fn.call("f", "yx", loc=HERE),
         "the arguments of 'f' are a sequence, not 'yx' (str)",
     ),
+    "variable swapped with itself": (
+        lambda fn: fn.swap("y", "y", loc=HERE),
+        "'y' is passed twice to one op; each of its operands is a variable of its own",
+    ),
+    "variable passed twice to a call": (
+        lambda fn: fn.call("f", ["y", "y", "n", "v", "m", "z"], loc=HERE),
+        "'y' is passed twice to one op; each of its operands is a variable of its own",
+    ),
+    "complex parts of one variable swapped": (
+        lambda fn: fn.swap(Part("z", "real"), Part("z", "imag"), loc=HERE),
+        "'z' is passed twice to one op; each of its operands is a variable of its own",
+    ),
     "callee not a string": (lambda fn: fn.call(fn.call, ["y"], loc=HERE), "a callee is named by a string, not "),
     # one integer index per dimension
     "load with too many indices": (
