@@ -497,8 +497,8 @@ def test_a_refused_update_leaves_the_function_as_it_was():
 
 
 def test_a_conversion_to_a_boolean_is_a_comparison_with_zero():
-    # a truncation kept the low bit (2 was false) and fptosi to i1 is
-    # undefined for 1.0, where the engines disagreed
+    # native code's truncation kept the low bit (2 was false, where the
+    # interpreter said true), and fptosi made 1.0 false on both engines
     mb = ModuleBuilder()
     fn = mb.function("f", [("b", i64), ("x", f64), ("n", i64)])
     fn.add("b", fn.cast(fn.cast(fn["x"], i1), i64))
