@@ -15,11 +15,17 @@ region op must carry (those its regions modify) and which it only reads::
     module = mb.finish()          # verified; raises ReversibilityViolation
 
 Every method takes an optional ``loc`` (an xDSL location attribute) that is
-attached to the ops it creates, so diagnostics point at the frontend's source.
+attached to the ops it creates, so diagnostics point at the frontend's source;
+a misuse the builder sees (an unknown variable, a value that is not a number,
+a region's value used after the region ends, a function used after its
+``finish()``) is a ``BuildError`` at that ``loc``, or at the function's where
+the call gave none.
 """
 
 from __future__ import annotations
 
+import inspect
+import numbers
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -41,9 +47,10 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
     i1,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
 
 from revmlir.dialects import anc, rev
+from revmlir.errors import describe_value
 from revmlir.semantics import is_reference_type, is_state_type
 
 Loc: TypeAlias = LocationAttr | None
@@ -57,6 +64,25 @@ class BuildError(Exception):
         self.message = message
         self.loc = loc
         super().__init__(message)
+
+
+def _number_kind(value: object) -> str | None:
+    """Whether ``value`` is an ``integer``, a ``real`` or a ``complex``
+    number of Python's or numpy's, or None: what a constant may be made of."""
+    if isinstance(value, int | float | complex):  # most are; the tower's checks are slower
+        return "integer" if isinstance(value, int) else "real" if isinstance(value, float) else "complex"
+    for kind, tower in (("integer", numbers.Integral), ("real", numbers.Real), ("complex", numbers.Complex)):
+        if isinstance(value, tower):
+            return kind
+    return None
+
+
+def _described(value: object) -> str:
+    """What a user passed where a number, a name or a variable was
+    expected, as a message names it."""
+    if isinstance(value, Value | SSAValue):
+        return "a value"
+    return f"{value!r} ({type(value).__name__})"
 
 
 # ---------------------------------------------------------------------------
@@ -74,6 +100,11 @@ class Value:
     @property
     def type(self) -> Attribute:
         return self.ssa.type
+
+    def __bool__(self) -> bool:
+        """Refused: the value is known only when the function runs, and a
+        Python ``if`` on it would pick one branch while building."""
+        raise self.fn.error("a value has no truth value while the function is built; branch with if_ or select")
 
     def __add__(self, other: Any) -> Value:
         return self.fn.binary("add", self, other)
@@ -298,6 +329,8 @@ class _Scope:
 
 @dataclass
 class _RegionResult:
+    what: str
+    """The region, as messages name it (``then-branch``, ``loop body``)."""
     block: Block
     imported: dict[str, BlockArgument]
     values: dict[str, SSAValue]
@@ -330,6 +363,11 @@ class ExpressionBuilder:
             arg.name_hint = name
             self._scope.values[name] = arg
 
+    def error(self, message: str, loc: Loc = None) -> BuildError:
+        """A ``BuildError`` at ``loc``, or where there is none, at the
+        function's own location, where the ops built without one are."""
+        return BuildError(message, loc or self.loc)
+
     # -- variables ------------------------------------------------------------
 
     def __getitem__(self, name: str) -> Value:
@@ -356,11 +394,24 @@ class ExpressionBuilder:
     def _current(self, name: str, loc: Loc) -> SSAValue:
         value = self._visible(self._scope, name)
         if value is None:
-            raise BuildError(f"unknown variable '{name}'", loc)
+            raise self.error(f"unknown variable '{name}'", loc)
         return value
 
     def _visible(self, scope: _Scope, name: str) -> SSAValue | None:
         return scope.find(name)
+
+    def _name(self, name: object, what: str, loc: Loc) -> str:
+        """``name`` as the name of a new variable (``what``): the IR names the
+        variable's values after it, so it follows the IR's rule for value names."""
+        if not isinstance(name, str):
+            raise self.error(f"{what} is named by a string, not {_described(name)}", loc)
+        if not SSAValue.is_valid_name(name):
+            raise self.error(
+                f"{name!r} cannot name {what}: a name starts with an ASCII letter or one of _ $ . - "
+                "and goes on with letters, digits and those",
+                loc,
+            )
+        return name
 
     def _define(self, name: str, value: SSAValue) -> None:
         value.name_hint = name
@@ -375,16 +426,37 @@ class ExpressionBuilder:
 
     def emit(self, op: Operation, loc: Loc = None) -> Operation:
         """Append an op to the current block (for frontends with their own ops)."""
+        if not isinstance(op, Operation):
+            raise self.error(f"only operations are emitted, not {_described(op)}", loc)
+        if op.parent is not None:
+            raise self.error(f"'{op.name}' is in a block already; emit each op once", loc)
         op.location = loc or self.loc or UnknownLoc()
         self._scope.block.add_op(op)
         return op
 
     def _ssa(self, value: Operand, like: Attribute | None = None, loc: Loc = None) -> SSAValue:
+        """An operand: a value, or a constant made of a number.  A value must
+        be defined in the block being built or a block around it: one kept
+        from a region that has ended, or from another function, would make
+        IR that refers to ops outside it."""
         if isinstance(value, Value):
-            return value.ssa
-        if isinstance(value, SSAValue):
-            return value
-        return self.const(value, like, loc).ssa
+            ssa = value.ssa
+        elif isinstance(value, SSAValue):
+            ssa = value
+        else:
+            return self.const(value, like, loc).ssa
+        owner = ssa.owner
+        block = owner if isinstance(owner, Block) else owner.parent
+        scope: _Scope | None = self._scope
+        while scope is not None and scope.block is not block:
+            scope = scope.parent
+        if scope is None:
+            raise self.error(
+                f"{describe_value(ssa)} is not visible here: it was computed in a region "
+                "that has ended, or in another function",
+                loc,
+            )
+        return ssa
 
     def is_weak(self, value: Operand) -> bool:
         """Whether ``value`` is weakly typed, as JAX's Python scalars are: a
@@ -404,31 +476,51 @@ class ExpressionBuilder:
         ``value``, a number's then weakly (``is_weak``)."""
         from xdsl.dialects.builtin import f64, i64
 
+        kind = _number_kind(value)
+        if kind is None:
+            read = f" (fn[{value!r}] reads the variable)" if isinstance(value, str) and self.has(value) else ""
+            raise self.error(f"{_described(value)} is not a number{read}", loc)
+        if type is not None:
+            self._check_type(type, loc)
         weak = type is None and self.is_weak(value)
         if type is None:
             type = i1 if isinstance(value, bool) else i64 if isinstance(value, int) else f64
             if isinstance(value, complex):
                 type = ComplexType(f64)
+        if not isinstance(type, ComplexType) and kind == "complex":
+            raise self.error(f"cannot use the complex number {value} as {self.spell(type)}", loc)
         if isinstance(type, ComplexType):
             op = complexd.ConstantOp.from_floats((complex(value).real, complex(value).imag), type.element_type)
         elif isinstance(type, AnyFloat):
-            op = arith.ConstantOp(FloatAttr(float(value), type))
+            op = arith.ConstantOp(FloatAttr(self._float(value, type, loc), type))
         elif isinstance(type, IntegerType | IndexType):
-            if isinstance(value, float):
-                raise BuildError(f"cannot use the float {value} as {self.spell(type)}", loc)
+            if kind != "integer":
+                raise self.error(f"cannot use the float {value} as {self.spell(type)}", loc)
             width = 64 if isinstance(type, IndexType) else type.width.data
             if not -(2 ** (width - 1)) <= int(value) < 2 ** (width - 1) and not (width == 1 and value == 1):
-                raise BuildError(f"the integer {value} does not fit {self.spell(type)}", loc)
+                raise self.error(f"the integer {value} does not fit {self.spell(type)}", loc)
             op = arith.ConstantOp(IntegerAttr(int(value), type))
         elif isinstance(type, rev.LogType):
             return self.to_log(self.const(value, type.element_type, loc), loc)
         elif isinstance(type, rev.FixedType | rev.TropicalType):
-            return self.cast(self.const(float(value), _f64(), loc), type, loc)
+            return self.cast(self.const(self._float(value, type, loc), _f64(), loc), type, loc)
         else:
-            raise BuildError(f"no constants of type {self.spell(type)}", loc)
+            raise self.error(f"no constants of type {self.spell(type)}", loc)
         if weak:
             self._weak.add(op.results[0])
         return Value(self, self.emit(op, loc).results[0])
+
+    def _check_type(self, type: object, loc: Loc) -> None:
+        """Refuse a ``type`` argument that is no type (a string, say)."""
+        if not isinstance(type, TypeAttribute):
+            raise self.error(f"{_described(type)} is not a type", loc)
+
+    def _float(self, value: Any, type: Attribute, loc: Loc) -> float:
+        """A real ``value`` as a constant of the float-like ``type`` holds it."""
+        try:
+            return float(value)
+        except OverflowError:  # an integer past the largest float
+            raise self.error(f"the integer {value} does not fit {self.spell(type)}", loc) from None
 
     def _pair(self, a: Operand, b: Operand, loc: Loc) -> tuple[SSAValue, SSAValue]:
         like = a.type if isinstance(a, Value | SSAValue) else None
@@ -442,7 +534,7 @@ class ExpressionBuilder:
         """Mixed arithmetic: both converted to ``joined_type``'s type."""
         type = self.joined_type(x, y)
         if type is None:
-            raise BuildError(f"cannot combine {self.spell(x.type)} and {self.spell(y.type)}", loc)
+            raise self.error(f"cannot combine {self.spell(x.type)} and {self.spell(y.type)}", loc)
         return self.cast(Value(self, x), type, loc).ssa, self.cast(Value(self, y), type, loc).ssa
 
     def joined_type(self, x: SSAValue, y: SSAValue) -> Attribute | None:
@@ -494,7 +586,7 @@ class ExpressionBuilder:
             else {}
         )
         if kind not in table:
-            raise BuildError(f"'{kind}' is not defined on {self.spell(x.type)}", loc)
+            raise self.error(f"'{kind}' is not defined on {self.spell(x.type)}", loc)
         op_type = table[kind]
         op = op_type.create(operands=[x, y], result_types=[x.type])
         if weak:
@@ -521,7 +613,7 @@ class ExpressionBuilder:
         else:
             table = _FLOAT_UNARY if isinstance(x.type, AnyFloat) else {}
         if kind not in table:
-            raise BuildError(f"'{kind}' is not defined on {self.spell(x.type)}", loc)
+            raise self.error(f"'{kind}' is not defined on {self.spell(x.type)}", loc)
         op = table[kind].create(operands=[x], result_types=[x.type])
         if self.is_weak(a):
             self._weak.add(op.results[0])
@@ -529,6 +621,8 @@ class ExpressionBuilder:
 
     def compare(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``lt``, ``le``, ``gt``, ``ge``, ``eq``, ``ne``; the result is ``i1``."""
+        if kind not in _CMPI:
+            raise self.error(f"unknown comparison '{kind}': use one of {', '.join(_CMPI)}", loc)
         x, y = self._pair(a, b, loc)
         if isinstance(x.type, rev.FixedType):
             # exact: a nonzero difference is a nonzero f64 of its sign
@@ -543,16 +637,25 @@ class ExpressionBuilder:
         elif isinstance(x.type, ComplexType) and kind in ("eq", "ne"):
             op = (complexd.EqualOp if kind == "eq" else complexd.NotEqualOp)(x, y)
         else:
-            raise BuildError(f"cannot compare values of type {self.spell(x.type)} with '{kind}'", loc)
+            raise self.error(f"cannot compare values of type {self.spell(x.type)} with '{kind}'", loc)
         return Value(self, self.emit(op, loc).results[0])
 
     def logical(self, kind: str, a: Operand, b: Operand | None = None, loc: Loc = None) -> Value:
         """``and``, ``or`` and ``not`` on ``i1``."""
-        x = self._ssa(a, i1, loc)
-        if kind == "not":
+        given = "one operand" if b is None else "two operands"
+        if {"and": 2, "or": 2, "not": 1}.get(kind) != (1 if b is None else 2):
+            raise self.error(f"'{kind}' of {given} is no logical operation: 'and' and 'or' take two, 'not' one", loc)
+        x = self._boolean(a, "a logical operand", loc)
+        if b is None:
             return self.binary("xor", Value(self, x), self.const(True, i1, loc), loc)
-        assert b is not None
-        return self.binary(kind, Value(self, x), b, loc)
+        return self.binary(kind, Value(self, x), Value(self, self._boolean(b, "a logical operand", loc)), loc)
+
+    def _boolean(self, value: Operand, what: str, loc: Loc) -> SSAValue:
+        """``value``, which must be an ``i1``."""
+        x = self._ssa(value, i1, loc)
+        if x.type != i1:
+            raise self.error(f"{what} must be a boolean, got {self.spell(x.type)}", loc)
+        return x
 
     def descending_count(self, start: Operand, stop: Operand, step: int, loc: Loc = None) -> Value:
         """``len(range(start, stop, -step))`` for a positive ``step``:
@@ -568,7 +671,7 @@ class ExpressionBuilder:
         """``a`` where ``cond`` holds, else ``b``, typed as arithmetic of
         the two is (``joined_type``): weak where both are."""
         x, y = self._pair(a, b, loc)
-        op = arith.SelectOp(self._ssa(cond, i1, loc), x, y)
+        op = arith.SelectOp(self._boolean(cond, "a selection's condition", loc), x, y)
         if self.is_weak(a) and self.is_weak(b):
             self._weak.add(op.results[0])
         return Value(self, self.emit(op, loc).results[0])
@@ -577,6 +680,7 @@ class ExpressionBuilder:
         """Convert between integer, index, float, complex, fixed-point and
         tropical types (fixed-point numbers and tropical numbers through
         their real value)."""
+        self._check_type(type, loc)
         x = self._ssa(a, None, loc)
         src = x.type
         if src == type:
@@ -585,7 +689,7 @@ class ExpressionBuilder:
             return self.cast(self.from_number(x, loc), type, loc)
         if isinstance(type, rev.FixedType | rev.TropicalType):
             if not (_is_int(src) or isinstance(src, AnyFloat)):
-                raise BuildError(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
+                raise self.error(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
             real = self.cast(Value(self, x), _f64(), loc).ssa
             fixed = rev.ToFixedOp(real, type) if isinstance(type, rev.FixedType) else rev.ToTropicalOp(real)
             return Value(self, self.emit(fixed, loc).results[0])
@@ -596,6 +700,11 @@ class ExpressionBuilder:
             re = self.cast(Value(self, x), type.element_type, loc)
             zero = self.const(0.0, type.element_type, loc)
             return self.complex(re, zero, loc)
+        if type == i1 and (_is_int(src) or isinstance(src, AnyFloat)):
+            # nonzero is true, as Python's bool() and numpy's astype(bool)
+            # have it: a truncation keeps the low bit (2 is false), and
+            # fptosi to i1 is undefined for 1.0
+            return self.compare("ne", Value(self, x), self.const(0, src, loc), loc)
         boolean = isinstance(src, IntegerType) and src.width.data == 1
         if boolean and isinstance(type, IndexType | AnyFloat):
             # True is 1 (MLIR's extui), not the -1 of a signed extension
@@ -622,20 +731,32 @@ class ExpressionBuilder:
             wider = src.bitwidth < type.bitwidth
             op = (arith.ExtFOp if wider else arith.TruncFOp)(x, type)
         else:
-            raise BuildError(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
+            raise self.error(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
         return Value(self, self.emit(op, loc).results[0])
 
     def real(self, z: Operand, loc: Loc = None) -> Value:
-        return Value(self, self.emit(complexd.ReOp(self._ssa(z, None, loc)), loc).results[0])
+        return Value(self, self.emit(complexd.ReOp(self._typed(z, ComplexType, "'real'", loc)), loc).results[0])
 
     def imag(self, z: Operand, loc: Loc = None) -> Value:
-        return Value(self, self.emit(complexd.ImOp(self._ssa(z, None, loc)), loc).results[0])
+        return Value(self, self.emit(complexd.ImOp(self._typed(z, ComplexType, "'imag'", loc)), loc).results[0])
 
     def angle(self, z: Operand, loc: Loc = None) -> Value:
-        return Value(self, self.emit(complexd.AngleOp(self._ssa(z, None, loc)), loc).results[0])
+        return Value(self, self.emit(complexd.AngleOp(self._typed(z, ComplexType, "'angle'", loc)), loc).results[0])
+
+    def _typed(
+        self, value: Operand, kind: type[Attribute] | tuple[type[Attribute], ...], what: str, loc: Loc
+    ) -> SSAValue:
+        """The operand ``value`` of ``what``, which takes values of ``kind``
+        (complex numbers, say) only."""
+        x = self._ssa(value, None, loc)
+        if not isinstance(x.type, kind):
+            raise self.error(f"{what} is not defined on {self.spell(x.type)}", loc)
+        return x
 
     def complex(self, re: Operand, im: Operand, loc: Loc = None) -> Value:
         x, y = self._pair(re, im, loc)
+        if not isinstance(x.type, AnyFloat):
+            raise self.error(f"a complex number's parts are floats, not {self.spell(x.type)}", loc)
         op = complexd.CreateOp(x, y, ComplexType(x.type))
         return Value(self, self.emit(op, loc).results[0])
 
@@ -644,29 +765,56 @@ class ExpressionBuilder:
         if _is_int(x.type):
             x = self.cast(Value(self, x), _f64(), loc).ssa
         if not isinstance(x.type, AnyFloat):
-            raise BuildError(f"a log number is made from a positive real, not {self.spell(x.type)}", loc)
+            raise self.error(f"a log number is made from a positive real, not {self.spell(x.type)}", loc)
         return Value(self, self.emit(rev.ToLogOp(x), loc).results[0])
 
     def from_number(self, a: Operand, loc: Loc = None) -> Value:
         """The real value (f64) of a fixed-point or tropical number."""
-        x = self._ssa(a, None, loc)
+        x = self._typed(a, (rev.FixedType, rev.TropicalType), "'from_number'", loc)
         op = rev.FromFixedOp(x) if isinstance(x.type, rev.FixedType) else rev.FromTropicalOp(x)
         return Value(self, self.emit(op, loc).results[0])
 
     def from_log(self, a: Operand, loc: Loc = None) -> Value:
-        return Value(self, self.emit(rev.FromLogOp(self._ssa(a, None, loc)), loc).results[0])
+        return Value(self, self.emit(rev.FromLogOp(self._typed(a, rev.LogType, "'from_log'", loc)), loc).results[0])
 
     def load(self, name: str, indices: Sequence[Operand], loc: Loc = None) -> Value:
         """Read ``name[indices]`` (a memref element) into an expression."""
+        array, at = self._element(name, indices, loc)
+        return Value(self, self.emit(memref.LoadOp.get(array, at), loc).results[0])
+
+    def _element(self, name: str, indices: Sequence[Operand], loc: Loc) -> tuple[SSAValue, list[SSAValue]]:
+        """The array ``name`` and the index values of ``indices``, one
+        integer per dimension: what a read and an update of an element take."""
         array = self._current(name, loc)
         if not isinstance(array.type, MemRefType):
-            raise BuildError(f"'{name}' is not an array", loc)
-        op = memref.LoadOp.get(array, [self.index(i, loc) for i in indices])
-        return Value(self, self.emit(op, loc).results[0])
+            raise self.error(f"'{name}' is not an array", loc)
+        indices = self._sequence(indices, f"the indices of '{name}'", loc)
+        rank = array.type.get_num_dims()
+        if len(indices) != rank:
+            raise self.error(
+                f"'{name}' has {rank} dimension{'s' * (rank != 1)}: it takes {rank} "
+                f"ind{'ices' if rank != 1 else 'ex'}, not {len(indices)}",
+                loc,
+            )
+        return array, [self.index(i, loc) for i in indices]
 
-    def index(self, value: Operand, loc: Loc = None) -> SSAValue:
+    def _sequence(self, values: Sequence[Any], what: str, loc: Loc) -> Sequence[Any]:
+        """``values``, which must be a sequence (``what``: indices, sizes,
+        arguments), not one value (a string is one name)."""
+        if not isinstance(values, list | tuple) and (isinstance(values, str) or not isinstance(values, Sequence)):
+            raise self.error(f"{what} are a sequence, not {_described(values)}", loc)
+        return values
+
+    def index(self, value: Operand, loc: Loc = None, what: str = "an index") -> SSAValue:
+        """``value`` (``what``: an index, a size, a bound) as an ``index``;
+        it is an integer of any width or a boolean, not a float, which would
+        be truncated silently."""
         x = self._ssa(value, IndexType(), loc)
-        return x if isinstance(x.type, IndexType) else self.cast(Value(self, x), IndexType(), loc).ssa
+        if isinstance(x.type, IndexType):
+            return x
+        if not _is_int(x.type):
+            raise self.error(f"{what} is an integer, not {self.spell(x.type)}", loc)
+        return self.cast(Value(self, x), IndexType(), loc).ssa
 
     @contextmanager
     def _nested(self, block: Block) -> Iterator[None]:
@@ -690,24 +838,39 @@ class FunctionBuilder(ExpressionBuilder):
         args: Sequence[tuple[str, Attribute]],
         loc: Loc = None,
     ):
+        self.loc = loc  # where the errors in its arguments are
+        if not isinstance(name, str):
+            raise self.error(f"a function is named by a string, not {_described(name)}", loc)
         self.module = module
         self.name = name
-        self.arg_names = [a for a, _ in args]
-        self.arg_types = [t for _, t in args]
-        for arg_name, type in args:
+        self.arg_names: list[str] = []
+        self.arg_types: list[Attribute] = []
+        for arg in args:
+            if isinstance(arg, str) or not isinstance(arg, Sequence) or len(arg) != 2:
+                raise self.error(f"an argument of {name} is a pair (name, type), not {_described(arg)}", loc)
+            arg_name, type = self._name(arg[0], f"an argument of {name}", loc), arg[1]
+            if arg_name in self.arg_names:
+                raise self.error(f"argument '{arg_name}' of {name} is given twice", loc)
             if not (is_state_type(type) or is_reference_type(type)):
-                raise BuildError(
+                raise self.error(
                     f"argument '{arg_name}' of {name} has type {self.spell(type)}; reversible "
                     "functions take scalars, memrefs and stacks",
                     loc,
                 )
+            self.arg_names.append(arg_name)
+            self.arg_types.append(type)
         entry = Block(arg_types=self.arg_types)
         super().__init__(entry, self.arg_names, loc)
         self._entry = entry
         self._func: rev.FuncOp | None = None
+        """The function, once ``finish()`` has made it."""
         self._array_sizes: dict[SSAValue, list[SSAValue]] = {}
         """The sizes each ancilla array was allocated with, which its free
         restates."""
+
+    @property
+    def finished(self) -> bool:
+        return self._func is not None
 
     # -- variables ------------------------------------------------------------
 
@@ -732,6 +895,13 @@ class FunctionBuilder(ExpressionBuilder):
         scope.values[name] = arg
         return arg
 
+    def _new_variable(self, name: object, loc: Loc) -> str:
+        """``name``, for a variable about to be made in the block being built."""
+        checked = self._name(name, "a variable", loc)
+        if checked in self._scope.values:
+            raise self.error(f"'{checked}' is already a variable here", loc)
+        return checked
+
     def _update(self, name: str, value: SSAValue) -> None:
         self._current(name, None)
         self._define(name, value)
@@ -739,7 +909,7 @@ class FunctionBuilder(ExpressionBuilder):
     def _forget(self, name: str, loc: Loc) -> None:
         self._current(name, loc)
         if name not in self._scope.values:  # a stack from outside this region
-            raise BuildError(f"'{name}' was created outside this region; it cannot end inside it", loc)
+            raise self.error(f"'{name}' was created outside this region; it cannot end inside it", loc)
         del self._scope.values[name]
 
     # -- views ----------------------------------------------------------------
@@ -750,14 +920,33 @@ class FunctionBuilder(ExpressionBuilder):
     @contextmanager
     def _borrow(self, targets: Sequence[Target], loc: Loc) -> Iterator[list[SSAValue]]:
         """Make each target a state value, let the caller replace the values,
-        then give them back (put elements, repack complex parts)."""
+        then give them back (put elements, repack complex parts).  Where
+        that fails (a value that is not a number, say), the ops emitted
+        since are erased: a taken element that is never put back would
+        make the function fail to verify, so a frontend that reports the
+        error and goes on could not finish it."""
+        names = [
+            target if isinstance(target, str) else target.name for target in targets if isinstance(target, str | Part)
+        ]
+        if twice := [name for i, name in enumerate(names) if name in names[:i]]:
+            raise self.error(
+                f"'{twice[0]}' is passed twice to one op; each of its operands is a variable of its own", loc
+            )
+        block, last = self.current_block, self.current_block.last_op
+        kept = dict(self._kept_parts)
         current: list[SSAValue] = []
         restore: list[Callable[[SSAValue], None]] = []
-        for target in targets:
-            value, give_back = self._open(target, loc)
-            current.append(value)
-            restore.append(give_back)
-        yield current
+        try:
+            for target in targets:
+                value, give_back = self._open(target, loc)
+                current.append(value)
+                restore.append(give_back)
+            yield current
+        except Exception:
+            while (op := block.last_op) is not None and op is not last:
+                block.erase_op(op)
+            self._kept_parts = kept
+            raise
         for give_back, value in reversed(list(zip(restore, current, strict=True))):
             give_back(value)
 
@@ -766,23 +955,28 @@ class FunctionBuilder(ExpressionBuilder):
             value = self._current(target, loc)
             if not is_state_type(value.type):
                 whole = "; update its elements, one at a time" if isinstance(value.type, MemRefType) else ""
-                raise BuildError(f"'{target}' ({self.spell(value.type)}) cannot be updated{whole}", loc)
+                raise self.error(f"'{target}' ({self.spell(value.type)}) cannot be updated{whole}", loc)
             return value, lambda new: self._define(target, new)
         if isinstance(target, Element):
-            array = self._current(target.name, loc)
-            if not isinstance(array.type, MemRefType):
-                raise BuildError(f"'{target.name}' is not an array", loc)
-            indices = [self.index(i, loc) for i in target.indices]
+            array, indices = self._element(target.name, target.indices, loc)
             take = self.emit(rev.TakeOp(array, indices), loc)
 
             def put(new: SSAValue) -> None:
                 self.emit(rev.PutOp(new, array, indices), loc)
 
             return take.results[0], put
+        if not isinstance(target, Part):
+            raise self.error(
+                "an update takes a variable by name, an element (at) or a complex part (Part), "
+                f"not {_described(target)}",
+                loc,
+            )
         name = target.name
+        if target.part not in ("real", "imag"):
+            raise self.error(f"a complex number's parts are 'real' and 'imag', not {target.part!r}", loc)
         whole = self._current(name, loc)
         if not isinstance(whole.type, ComplexType):
-            raise BuildError(f"'{name}' is not complex; it has no .{target.part}", loc)
+            raise self.error(f"'{name}' is not complex; it has no .{target.part}", loc)
         unpack = self.emit(rev.UnpackOp(whole), loc)
         re, im = unpack.results
         keep = im if target.part == "real" else re
@@ -817,7 +1011,9 @@ class FunctionBuilder(ExpressionBuilder):
                     # rounded where it is narrower, as numpy's ``+=`` rounds, a real to
                     # complex, a float to a fixed-point number (rounded) or tropical one
                     operands[i] = self.cast(Value(self, operand), like, loc).ssa
-            _check_instruction_types(op_type, [v.type for v in values], [o.type for o in operands], loc, self.spell)
+            types = [v.type for v in values], [o.type for o in operands]
+            if (problem := _instruction_type_error(op_type, *types, self.spell)) is not None:
+                raise self.error(problem, loc)
             op = self.emit(
                 op_type.create(operands=[*values, *operands], result_types=[v.type for v in values]),
                 loc,
@@ -864,11 +1060,14 @@ class FunctionBuilder(ExpressionBuilder):
 
     def alloc(self, name: str, value: Operand, type: Attribute | None = None, loc: Loc = None) -> None:
         """``name ← value``: a new variable holding a known value."""
-        if name in self._scope.values:
-            raise BuildError(f"'{name}' is already a variable here", loc)
+        name = self._new_variable(name, loc)
         initial = self._ssa(value, type, loc)
+        if type is not None and initial.type != type:
+            raise self.error(
+                f"an ancilla of type {self.spell(type)} cannot start from a {self.spell(initial.type)} value", loc
+            )
         if not is_state_type(initial.type):
-            raise BuildError(f"an ancilla holds a scalar, not {self.spell(initial.type)}", loc)
+            raise self.error(f"an ancilla holds a scalar, not {self.spell(initial.type)}", loc)
         op = self.emit(anc.AllocOp(initial), loc)
         self._define(name, op.results[0])
 
@@ -876,14 +1075,14 @@ class FunctionBuilder(ExpressionBuilder):
         """``name → value``: the variable must hold ``value``; it ends here."""
         current = self._current(name, loc)
         if not is_state_type(current.type):
-            raise BuildError(f"'{name}' ({self.spell(current.type)}) is not an ancilla; it cannot be freed", loc)
+            raise self.error(f"'{name}' ({self.spell(current.type)}) is not an ancilla; it cannot be freed", loc)
         known = self._ssa(value, current.type, loc)
         if known.type != current.type and _is_int(known.type):
             # e.g. `rv.free(k, x.shape[0])`: an index/other-width integer
             # compared with an i64 (or float) ancilla, as instructions do.
             known = self.cast(Value(self, known), current.type, loc).ssa
         if known.type != current.type:
-            raise BuildError(
+            raise self.error(
                 f"'{name}' ({self.spell(current.type)}) cannot be freed against a {self.spell(known.type)} value", loc
             )
         self.emit(anc.FreeOp(current, known), loc)
@@ -892,9 +1091,12 @@ class FunctionBuilder(ExpressionBuilder):
     def zeros(self, name: str, sizes: Sequence[Operand], element_type: Attribute, loc: Loc = None) -> None:
         """``name``: a new ancilla array of zeros, one (index) size per
         dimension (NiLang's ``zeros``)."""
-        if name in self._scope.values:
-            raise BuildError(f"'{name}' is already a variable here", loc)
-        extents = [self._index(size, loc) for size in sizes]
+        name = self._new_variable(name, loc)
+        if not isinstance(element_type, IntegerType | IndexType | AnyFloat):
+            raise self.error(f"ancilla arrays hold integers or floats, not {self.spell(element_type)}", loc)
+        extents = [
+            self.index(size, loc, "an array size") for size in self._sequence(sizes, f"the sizes of '{name}'", loc)
+        ]
         type = MemRefType(element_type, [DYNAMIC_INDEX] * len(extents))
         op = self.emit(anc.ArrayAllocOp(type, extents), loc)
         self._define(name, op.results[0])
@@ -913,19 +1115,15 @@ class FunctionBuilder(ExpressionBuilder):
         array = self._current(name, loc)
         sizes = self._array_sizes.get(array)
         if sizes is None:
-            raise BuildError(f"'{name}' is not an ancilla array (rv.zeros); it cannot be freed", loc)
+            raise self.error(f"'{name}' is not an ancilla array (rv.zeros); it cannot be freed", loc)
         self.emit(anc.ArrayFreeOp(array, sizes), loc)
         self._forget(name, loc)
 
-    def _index(self, size: Operand, loc: Loc) -> SSAValue:
-        value = self._ssa(size, IndexType(), loc)
-        if isinstance(value.type, IndexType):
-            return value
-        if not _is_int(value.type):
-            raise BuildError(f"an array size is an integer, not {self.spell(value.type)}", loc)
-        return self.cast(Value(self, value), IndexType(), loc).ssa
-
     def stack(self, name: str, element_type: Attribute, loc: Loc = None) -> None:
+        """``name``: a new, empty stack of scalars of ``element_type``."""
+        name = self._new_variable(name, loc)
+        if not is_state_type(element_type):
+            raise self.error(f"a stack holds scalars, not {self.spell(element_type)}", loc)
         op = self.emit(anc.StackAllocOp(anc.StackType(element_type)), loc)
         self._define(name, op.results[0])
 
@@ -937,9 +1135,9 @@ class FunctionBuilder(ExpressionBuilder):
         """The stack ``name``; ``value`` must have its element type."""
         stack = self._current(name, loc)
         if not isinstance(stack.type, anc.StackType):
-            raise BuildError(f"'{name}' is not a stack", loc)
+            raise self.error(f"'{name}' is not a stack", loc)
         if value is not None and value.type != stack.type.element_type:
-            raise BuildError(
+            raise self.error(
                 f"stack '{name}' holds {self.spell(stack.type.element_type)}, not {self.spell(value.type)}", loc
             )
         return stack
@@ -952,6 +1150,7 @@ class FunctionBuilder(ExpressionBuilder):
 
     def pop(self, stack: str, name: str, loc: Loc = None) -> None:
         """A new variable ``name`` from the top of ``stack``."""
+        name = self._new_variable(name, loc)
         op = self.emit(anc.PopOp(self._stack(stack, loc)), loc)
         self._define(name, op.results[0])
 
@@ -968,6 +1167,9 @@ class FunctionBuilder(ExpressionBuilder):
     def call(self, callee: str, args: Sequence[Target], loc: Loc = None, inverse: bool = False) -> None:
         """Call ``callee`` (or run it backwards) on variables, elements and
         complex parts; scalar arguments are updated, arrays passed by reference."""
+        if not isinstance(callee, str):
+            raise self.error(f"a callee is named by a string, not {_described(callee)}", loc)
+        args = self._sequence(args, f"the arguments of '{callee}'", loc)
         scalars = [a for a in args if not self._is_reference(a, loc)]
         with self._borrow(scalars, loc) as values:
             current = iter(values)
@@ -984,24 +1186,28 @@ class FunctionBuilder(ExpressionBuilder):
     def _build_region(
         self,
         body: Callable[..., Any],
+        what: str,
+        loc: Loc,
         arg_types: Sequence[Attribute] = (),
         carries: bool = True,
         named: Sequence[str] = (),
     ) -> _RegionResult:
-        """Build ``body`` into a new block.  The block starts with arguments of
-        ``arg_types``; the first ones are bound to the variables ``named`` and
-        the rest are passed to ``body``."""
+        """Build ``body`` (the region ``what``) into a new block.  The block
+        starts with arguments of ``arg_types``; the first ones are bound to the
+        variables ``named`` and the rest are passed to ``body``."""
         block = Block(arg_types=arg_types)
+        given = [Value(self, a) for a in block.args[len(named) :]]
+        self._check_callback(body, len(given), f"the {what}", loc)
         scope = _Scope(block, self._scope, carries=carries)
         for name, arg in zip(named, block.args):
             arg.name_hint = name
             scope.values[name] = arg
         self._scope = scope
         try:
-            body(*[Value(self, a) for a in block.args[len(named) :]])
+            body(*given)
         finally:
             self._scope = scope.enclosing()
-        return _RegionResult(block, scope.imported, scope.values, scope.outer)
+        return _RegionResult(what, block, scope.imported, scope.values, scope.outer)
 
     def _carried(self, results: Sequence[_RegionResult]) -> list[str]:
         """Outer variables some region updated, in first-seen order."""
@@ -1054,8 +1260,26 @@ class FunctionBuilder(ExpressionBuilder):
         block.add_op(_located(rev.YieldOp(*final), loc or self.loc))
         return Region(block)
 
-    def _condition_region(self, cond: Callable[[], Operand], carried: Sequence[str], loc: Loc) -> Region:
-        """A condition evaluated on the carried variables (its arguments)."""
+    def _check_callback(self, body: object, arity: int, what: str, loc: Loc) -> None:
+        """Refuse a ``body`` that the builder cannot call with ``arity``
+        arguments to build ``what`` (a region, a condition): the user's
+        ``TypeError`` would otherwise come from inside the builder."""
+        takes = "one argument, the loop index" if arity else "no arguments"
+        if not callable(body):
+            raise self.error(f"{what} is given by a function of {takes}, not {_described(body)}", loc)
+        try:
+            signature = inspect.signature(body)
+        except ValueError:  # a builtin without one: it is called as it is
+            return
+        try:
+            signature.bind(*range(arity))
+        except TypeError:
+            name = getattr(body, "__name__", type(body).__name__)
+            raise self.error(f"{what} is given by a function of {takes}, not {name}{signature}", loc) from None
+
+    def _condition_region(self, cond: Callable[[], Operand], what: str, carried: Sequence[str], loc: Loc) -> Region:
+        """A condition (``what``) evaluated on the carried variables (its arguments)."""
+        self._check_callback(cond, 0, what, loc)
         block = Block(arg_types=[self._scope.carried(n).type for n in carried])
         scope = _Scope(block, self._scope, carries=False)
         for name, arg in zip(carried, block.args, strict=True):
@@ -1065,7 +1289,7 @@ class FunctionBuilder(ExpressionBuilder):
         try:
             value = self._ssa(cond(), i1, loc)
             if value.type != i1:
-                raise BuildError(f"a condition must be a boolean, got {self.spell(value.type)}", loc)
+                raise self.error(f"a condition must be a boolean, got {self.spell(value.type)}", loc)
             self.emit(rev.CondOp(value), loc)
         finally:
             self._scope = scope.enclosing()
@@ -1076,16 +1300,28 @@ class FunctionBuilder(ExpressionBuilder):
         for name, value in zip(carried, op.results, strict=True):
             self._define(name, value)
 
-    def _check_scope_closed(self, result: _RegionResult, what: str, loc: Loc, allowed: Sequence[str] = ()) -> None:
+    def _check_scope_closed(self, result: _RegionResult, loc: Loc, allowed: Sequence[str] = ()) -> None:
+        """Refuse a region that leaves a variable it made allocated, or ends
+        one made outside it (an outer variable, or one of ``allowed``: the
+        variables a routine's computation makes, which the routine body
+        only lends)."""
+        what = result.what
         leaked = [
             n
             for n, v in result.values.items()
             if n not in result.imported and n not in allowed and self._allocated(v) and not isinstance(v, BlockArgument)
         ]
         if leaked:
-            raise BuildError(
+            raise self.error(
                 f"{', '.join(repr(n) for n in leaked)} allocated in the {what} is not "
                 f"freed there; free it (x → value) before the end of the {what}",
+                loc,
+            )
+        ended = [n for n in [*result.imported, *allowed] if n not in result.values]
+        if ended:  # the region would yield the version it consumed
+            raise self.error(
+                f"{', '.join(repr(n) for n in ended)} was created outside the {what}; it cannot end inside it "
+                "(freed, or pushed and not popped back)",
                 loc,
             )
 
@@ -1098,18 +1334,18 @@ class FunctionBuilder(ExpressionBuilder):
         loc: Loc = None,
     ) -> None:
         """NiLang's ``if (pre, post)``; ``post=None`` re-checks ``pre``."""
-        then_result = self._build_region(then)
-        else_result = self._build_region(else_ or (lambda: None))
-        self._check_scope_closed(then_result, "then-branch", loc)
-        self._check_scope_closed(else_result, "else-branch", loc)
+        then_result = self._build_region(then, "then-branch", loc)
+        else_result = self._build_region(else_ or (lambda: None), "else-branch", loc)
+        self._check_scope_closed(then_result, loc)
+        self._check_scope_closed(else_result, loc)
         carried = self._carried([then_result, else_result])
         then_region, else_region = (self._seal(r, carried, loc=loc) for r in (then_result, else_result))
         op = rev.IfOp(
             [self._current(n, loc) for n in carried],
-            self._condition_region(pre, carried, loc),
+            self._condition_region(pre, "the if's condition 'pre'", carried, loc),
             then_region,
             else_region,
-            self._condition_region(post, carried, loc) if post else None,
+            self._condition_region(post, "the if's condition 'post'", carried, loc) if post is not None else None,
         )
         self._finish_region_op(op, carried, loc)
 
@@ -1122,14 +1358,14 @@ class FunctionBuilder(ExpressionBuilder):
     ) -> None:
         """NiLang's ``while (pre, post)``: ``post`` is false on entry and true
         after every iteration."""
-        result = self._build_region(body)
-        self._check_scope_closed(result, "loop body", loc)
+        result = self._build_region(body, "loop body", loc)
+        self._check_scope_closed(result, loc)
         carried = self._carried([result])
         region = self._seal(result, carried, loc=loc)
         op = rev.WhileOp(
             [self._current(n, loc) for n in carried],
-            self._condition_region(pre, carried, loc),
-            self._condition_region(post, carried, loc),
+            self._condition_region(pre, "the loop's condition 'pre'", carried, loc),
+            self._condition_region(post, "the loop's condition 'post'", carried, loc),
             region,
         )
         self._finish_region_op(op, carried, loc)
@@ -1150,13 +1386,14 @@ class FunctionBuilder(ExpressionBuilder):
         diagnostics of the loop speak of).  A ``parallel`` loop's iterations
         are independent (``revmlir.parallel``): its body updates no variable
         outside it."""
-        first, last, stride = (self.index(v, loc) for v in (lb, ub, step))
-        result = self._build_region(body, [IndexType()])
+        first, last, stride = (self.index(v, loc, "a loop's bound or step") for v in (lb, ub, step))
+        index_name = self._name(index_name, "a loop index", loc)
+        result = self._build_region(body, "loop body", loc, [IndexType()])
         result.block.args[0].name_hint = index_name
-        self._check_scope_closed(result, "loop body", loc)
+        self._check_scope_closed(result, loc)
         carried = self._carried([result])
         if parallel and carried:
-            raise BuildError(
+            raise self.error(
                 f"a parallel loop updates {', '.join(repr(n) for n in carried)}, defined outside it: "
                 "its iterations are independent, so they may only write array elements",
                 loc,
@@ -1168,11 +1405,12 @@ class FunctionBuilder(ExpressionBuilder):
     def routine(self, compute: Callable[[], Any], body: Callable[[], Any], loc: Loc = None) -> None:
         """Compute–copy–uncompute: ``compute``, ``body``, then ``compute``
         backwards.  Variables ``compute`` allocates are visible in ``body``."""
-        computed = self._build_region(compute)
+        computed = self._build_region(compute, "routine's computation", loc)
         extra = [n for n, v in computed.values.items() if n not in computed.imported and is_state_type(v.type)]
+        self._check_scope_closed(computed, loc, allowed=extra)
         extra_types = [computed.values[n].type for n in extra]
-        used = self._build_region(body, extra_types, named=extra)
-        self._check_scope_closed(used, "routine body", loc, allowed=extra)
+        used = self._build_region(body, "routine body", loc, extra_types, named=extra)
+        self._check_scope_closed(used, loc, allowed=extra)
         carried = self._carried([computed, used])
         op = rev.RoutineOp(
             [self._current(n, loc) for n in carried],
@@ -1183,34 +1421,43 @@ class FunctionBuilder(ExpressionBuilder):
 
     def inverse(self, body: Callable[[], Any], loc: Loc = None) -> None:
         """Run ``body`` backwards (NiLang's ``~begin … end``)."""
-        result = self._build_region(body)
-        self._check_scope_closed(result, "inverted block", loc)
+        result = self._build_region(body, "inverted block", loc)
+        self._check_scope_closed(result, loc)
         carried = self._carried([result])
         region = self._seal(result, carried, loc=loc)
         op = rev.InvOp([self._current(n, loc) for n in carried], region)
         self._finish_region_op(op, carried, loc)
 
     def safe(self, body: Callable[[], Any], when: str = "forward", loc: Loc = None) -> None:
-        """Host side effects that touch no reversible state."""
-        result = self._build_region(body, carries=False)
+        """Host side effects that touch no reversible state, run ``when``
+        the function runs forward, backward or both."""
+        if when not in rev.SAFE_MODES:
+            raise self.error(f"a safe block runs {', '.join(map(repr, rev.SAFE_MODES))}, not {when!r}", loc)
+        result = self._build_region(body, "safe block", loc, carries=False)
         self.emit(rev.SafeOp(Region(result.block), when), loc)
 
     # -- finishing ----------------------------------------------------------------
+
+    def emit(self, op: Operation, loc: Loc = None) -> Operation:
+        """Append an op to the current block, which ``finish()`` closed for good."""
+        if self.finished:
+            raise self.error(f"function '{self.name}' is finished; nothing more can be built into it", loc)
+        return super().emit(op, loc)
 
     def finish(self, loc: Loc = None) -> rev.FuncOp:
         """Close the function: return the final version of every scalar argument."""
         scope = self._scope
         if scope.parent is not None:
-            raise BuildError("finish() called inside a region", loc)
+            raise self.error("finish() called inside a region", loc)
         outputs: list[SSAValue] = []
         for name, type in zip(self.arg_names, self.arg_types, strict=True):
             if is_state_type(type):
                 if name not in scope.values:
-                    raise BuildError(f"argument '{name}' was freed or pushed; it must be returned", loc)
+                    raise self.error(f"argument '{name}' was freed or pushed; it must be returned", loc)
                 outputs.append(scope.values[name])
         leaked = [n for n, v in scope.values.items() if n not in self.arg_names and self._allocated(v)]
         if leaked:
-            raise BuildError(
+            raise self.error(
                 f"{', '.join(repr(n) for n in leaked)} is allocated but never freed; "
                 "free it (x → value) before the function ends",
                 loc,
@@ -1235,15 +1482,15 @@ def _located(op: Operation, loc: Loc) -> Operation:
     return op
 
 
-def _check_instruction_types(
+def _instruction_type_error(
     op_type: type[Operation],
     targets: Sequence[Attribute],
     reads: Sequence[Attribute],
-    loc: Loc,
     spell: Callable[[Attribute], str],
-) -> None:
-    """An instruction's type errors as a BuildError at ``loc`` (rather than an
-    operand that fails to verify when the module is finished)."""
+) -> str | None:
+    """An instruction's type error, for a BuildError at the instruction
+    (rather than an operand that fails to verify when the module is
+    finished), or None."""
     accepts: Callable[[Attribute], bool]
     if op_type in (rev.XorOp, rev.IncOp, rev.DecOp):
         accepts, what = _is_int, "integers and booleans"
@@ -1257,12 +1504,11 @@ def _check_instruction_types(
         accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType)), "numbers"
     for type in targets:
         if not accepts(type):
-            raise BuildError(f"'{op_type.name}' works on {what}, not {spell(type)}", loc)
+            return f"'{op_type.name}' works on {what}, not {spell(type)}"
     for type in [*targets[1:], *reads]:
         if type != targets[0]:
-            raise BuildError(
-                f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}", loc
-            )
+            return f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}"
+    return None
 
 
 @dataclass
@@ -1270,13 +1516,27 @@ class ModuleBuilder:
     """Collects functions into a module."""
 
     ops: list[Operation] = field(default_factory=list[Operation])
+    _functions: dict[str, FunctionBuilder] = field(default_factory=dict[str, FunctionBuilder], init=False, repr=False)
+    """The functions begun since the module was last finished, by name."""
 
     def function(self, name: str, args: Sequence[tuple[str, Attribute]], loc: Loc = None) -> FunctionBuilder:
-        return FunctionBuilder(self, name, args, loc)
+        """Begin the function ``name``; its ``finish()`` adds it to the module."""
+        if isinstance(name, str) and name in self._functions:
+            raise BuildError(f"function '{name}' is already defined in this module", loc)
+        function = FunctionBuilder(self, name, args, loc)
+        self._functions[name] = function
+        return function
 
     def finish(self, verify: bool = True) -> ModuleOp:
+        """The module of the functions built (verified, unless ``verify`` is
+        false), each of which must be finished: an unfinished one would be
+        missing from it."""
+        for function in self._functions.values():
+            if not function.finished:
+                raise function.error(f"function '{function.name}' is not finished; call its finish()")
         module = ModuleOp(list(self.ops))
         self.ops.clear()
+        self._functions.clear()
         if verify:
             module.verify()
         return module

@@ -2,21 +2,30 @@
 and region state; the result verifies and runs."""
 
 import cmath
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
+from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ComplexType,
+    FileLineColLoc,
+    FloatAttr,
     IndexType,
+    IntAttr,
     MemRefType,
+    StringAttr,
     f64,
+    i1,
     i64,
 )
 
-from revmlir.builder import BuildError, ModuleBuilder, Part
+from revmlir.builder import BuildError, FunctionBuilder, ModuleBuilder, Part, Value
 from revmlir.errors import ReversibilityViolation
 from revmlir.interpreter import RevInterpreter
+from revmlir.runtime.native import NativeModule
 
 c128 = ComplexType(f64)
 vector = MemRefType(f64, [DYNAMIC_INDEX])
@@ -182,3 +191,332 @@ def test_self_read_is_left_to_the_verifier():
     fn.finish()
     with pytest.raises(ReversibilityViolation, match=r"\[self-read\]"):
         mb.finish()
+
+
+# -- misuses of the API: each is a BuildError at the caller's loc --------------
+
+matrix = MemRefType(f64, [DYNAMIC_INDEX, DYNAMIC_INDEX])
+ARGUMENTS = [("y", f64), ("x", f64), ("n", i64), ("v", vector), ("m", matrix), ("z", c128)]
+HERE = FileLineColLoc(StringAttr("model.src"), IntAttr(3), IntAttr(1))
+FUNCTION = FileLineColLoc(StringAttr("model.src"), IntAttr(1), IntAttr(1))
+
+
+def refusal(build: Callable[[FunctionBuilder], object]) -> BuildError:
+    """The BuildError that ``build`` raises building into a fresh ``f``."""
+    fn = ModuleBuilder().function("f", ARGUMENTS, loc=FUNCTION)
+    with pytest.raises(BuildError) as info:
+        build(fn)
+    return info.value
+
+
+def kept_from(build: Callable[[Callable[[Value], None]], object]) -> Value:
+    """The value that ``build`` hands, while it builds a region, to the
+    function it is given: a value kept past its region."""
+    kept: list[Value] = []
+    build(kept.append)
+    return kept[0]
+
+
+MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
+    # a constant or a value where an instruction needs a variable
+    "constant call argument": (
+        lambda fn: fn.call("f", ["y", 1.0, "n", "v", "m", "z"], loc=HERE),
+        "an update takes a variable by name, an element (at) or a complex part (Part), not 1.0 (float)",
+    ),
+    "value as a target": (
+        lambda fn: fn.add(fn["y"], 1.0, loc=HERE),
+        "an update takes a variable by name, an element (at) or a complex part (Part), not a value",
+    ),
+    "unknown complex part": (
+        lambda fn: fn.add(Part("z", "re"), 1.0, loc=HERE),
+        "a complex number's parts are 'real' and 'imag', not 're'",
+    ),
+    "arguments as a string": (
+        lambda fn: fn.call("f", "yx", loc=HERE),
+        "the arguments of 'f' are a sequence, not 'yx' (str)",
+    ),
+    "variable swapped with itself": (
+        lambda fn: fn.swap("y", "y", loc=HERE),
+        "'y' is passed twice to one op; each of its operands is a variable of its own",
+    ),
+    "variable passed twice to a call": (
+        lambda fn: fn.call("f", ["y", "y", "n", "v", "m", "z"], loc=HERE),
+        "'y' is passed twice to one op; each of its operands is a variable of its own",
+    ),
+    "complex parts of one variable swapped": (
+        lambda fn: fn.swap(Part("z", "real"), Part("z", "imag"), loc=HERE),
+        "'z' is passed twice to one op; each of its operands is a variable of its own",
+    ),
+    "callee not a string": (lambda fn: fn.call(fn.call, ["y"], loc=HERE), "a callee is named by a string, not "),
+    # one integer index per dimension
+    "load with too many indices": (
+        lambda fn: fn.load("v", [0, 1], loc=HERE),
+        "'v' has 1 dimension: it takes 1 index, not 2",
+    ),
+    "element with too few indices": (
+        lambda fn: fn.add(fn.at("m", 0), 1.0, loc=HERE),
+        "'m' has 2 dimensions: it takes 2 indices, not 1",
+    ),
+    "index not in a sequence": (
+        lambda fn: fn.load("v", 0, loc=HERE),
+        "the indices of 'v' are a sequence, not 0 (int)",
+    ),
+    "float index value": (
+        lambda fn: fn.load("v", [fn["x"]], loc=HERE),
+        "an index is an integer, not f64",
+    ),
+    "float loop bound": (
+        lambda fn: fn.for_(0, fn["x"], 1, lambda i: None, loc=HERE),
+        "a loop's bound or step is an integer, not f64",
+    ),
+    "sizes not in a sequence": (
+        lambda fn: fn.zeros("a", 3, f64, loc=HERE),
+        "the sizes of 'a' are a sequence, not 3 (int)",
+    ),
+    # values that are not numbers, or not numbers of the type
+    "string": (lambda fn: fn.add("y", "abc", loc=HERE), "'abc' (str) is not a number"),
+    "variable's name as a value": (
+        lambda fn: fn.add("y", "x", loc=HERE),
+        "'x' (str) is not a number (fn['x'] reads the variable)",
+    ),
+    "ancilla typed unlike its value": (
+        lambda fn: fn.alloc("a", fn["x"], i64, loc=HERE),
+        "an ancilla of type i64 cannot start from a f64 value",
+    ),
+    "None": (lambda fn: fn.add("y", None, loc=HERE), "None (NoneType) is not a number"),
+    "array": (lambda fn: fn.alloc("a", np.ones(2), loc=HERE), "array([1., 1.]) (ndarray) is not a number"),
+    "complex into a float": (lambda fn: fn.add("y", 1j, loc=HERE), "cannot use the complex number 1j as f64"),
+    "complex into an integer": (lambda fn: fn.add("n", 1j, loc=HERE), "cannot use the complex number 1j as i64"),
+    "integer past the floats": (
+        lambda fn: fn.add("y", 2**1024, loc=HERE),
+        f"the integer {2**1024} does not fit f64",
+    ),
+    "type that is no type": (lambda fn: fn.cast(fn["x"], "f64", loc=HERE), "'f64' (str) is not a type"),
+    # names of new variables
+    "empty name": (
+        lambda fn: fn.alloc("", 0.0, loc=HERE),
+        "'' cannot name a variable: a name starts with an ASCII letter or one of _ $ . - "
+        "and goes on with letters, digits and those",
+    ),
+    "name not a string": (lambda fn: fn.alloc(1, 0.0, loc=HERE), "a variable is named by a string, not 1 (int)"),
+    "loop index named by a number": (
+        lambda fn: fn.for_(0, 3, 1, lambda i: None, loc=HERE, index_name=0),  # type: ignore[arg-type]
+        "a loop index is named by a string, not 0 (int)",
+    ),
+    "stack over a variable": (lambda fn: fn.stack("y", f64, loc=HERE), "'y' is already a variable here"),
+    "pop over a variable": (
+        lambda fn: (fn.stack("s", f64), fn.alloc("a", 0.0), fn.push("s", "a"), fn.pop("s", "y", loc=HERE)),
+        "'y' is already a variable here",
+    ),
+    "stack of arrays": (lambda fn: fn.stack("s", vector, loc=HERE), "a stack holds scalars, not memref<?xf64>"),
+    "ancilla array of complex": (
+        lambda fn: fn.zeros("a", [2], c128, loc=HERE),
+        "ancilla arrays hold integers or floats, not complex<f64>",
+    ),
+    # ops a frontend emits itself
+    "emitting what is no op": (
+        lambda fn: fn.emit("rev.neg", loc=HERE),
+        "only operations are emitted, not 'rev.neg' (str)",
+    ),
+    "emitting an op twice": (
+        lambda fn: fn.emit(fn.emit(arith.ConstantOp(FloatAttr(1.0, f64))), loc=HERE),
+        "'arith.constant' is in a block already; emit each op once",
+    ),
+    # region bodies and conditions are functions the builder calls
+    "condition given as a value": (
+        lambda fn: fn.if_(fn["x"] > 0.0, lambda: fn.neg("y"), loc=HERE),
+        "the if's condition 'pre' is given by a function of no arguments, not a value",
+    ),
+    "loop body without the index": (
+        lambda fn: fn.for_(0, 3, 1, lambda: fn.neg("y"), loc=HERE),
+        "the loop body is given by a function of one argument, the loop index, not <lambda>()",
+    ),
+    "routine body not a function": (
+        lambda fn: fn.routine(lambda: None, None, loc=HERE),
+        "the routine body is given by a function of no arguments, not None (NoneType)",
+    ),
+    "safe block at no time": (
+        lambda fn: fn.safe(lambda: None, when="never", loc=HERE),
+        "a safe block runs 'forward', 'inverse', 'both', not 'never'",
+    ),
+    # values kept past the region or function that made them
+    "loop index after its loop": (
+        lambda fn: fn.add("n", kept_from(lambda keep: fn.for_(0, 3, 1, keep)), loc=HERE),
+        "%i (block argument #0) is not visible here: it was computed in a region that has ended, "
+        "or in another function",
+    ),
+    "branch value after its if": (
+        lambda fn: fn.add(
+            "y",
+            kept_from(lambda keep: fn.if_(lambda: fn["x"] > 0.0, lambda: keep(fn["x"] * 2.0), loc=FUNCTION)),
+            loc=HERE,
+        ),
+        "a value (result of 'arith.mulf' at model.src:1:1) is not visible here: it was computed in a region "
+        "that has ended, or in another function",
+    ),
+    "value of another function": (
+        lambda fn: fn.add("y", ModuleBuilder().function("g", [("a", f64)])["a"], loc=HERE),
+        "%a (block argument #0) is not visible here: it was computed in a region that has ended, "
+        "or in another function",
+    ),
+    # outer variables ended inside a region
+    "outer argument pushed in a loop": (
+        lambda fn: (fn.stack("s", f64), fn.for_(0, 3, 1, lambda i: fn.push("s", "y"), loc=HERE)),
+        "'y' was created outside the loop body; it cannot end inside it (freed, or pushed and not popped back)",
+    ),
+    "outer ancilla freed in a branch": (
+        lambda fn: (fn.alloc("a", 0.0), fn.if_(lambda: fn["x"] > 0.0, lambda: fn.free("a", 0.0), loc=HERE)),
+        "'a' was created outside the then-branch; it cannot end inside it (freed, or pushed and not popped back)",
+    ),
+    "routine body freeing what the computation made": (
+        lambda fn: fn.routine(lambda: fn.alloc("t", fn["x"]), lambda: fn.free("t", fn["x"]), loc=HERE),
+        "'t' was created outside the routine body; it cannot end inside it (freed, or pushed and not popped back)",
+    ),
+    "stack left by a routine's computation": (
+        lambda fn: fn.routine(lambda: fn.stack("s", f64), lambda: fn.neg("y"), loc=HERE),
+        "'s' allocated in the routine's computation is not freed there",
+    ),
+    # expressions on operands of the wrong kind
+    "real part of a float": (lambda fn: fn.real(fn["x"], loc=HERE), "'real' is not defined on f64"),
+    "complex of integers": (lambda fn: fn.complex(1, 2, loc=HERE), "a complex number's parts are floats, not i64"),
+    "log number's value of a float": (lambda fn: fn.from_log(fn["x"], loc=HERE), "'from_log' is not defined on f64"),
+    "fixed number's value of a float": (
+        lambda fn: fn.from_number(fn["x"], loc=HERE),
+        "'from_number' is not defined on f64",
+    ),
+    "selection on a float": (
+        lambda fn: fn.select(fn["x"], 1.0, 2.0, loc=HERE),
+        "a selection's condition must be a boolean, got f64",
+    ),
+    "unknown comparison": (
+        lambda fn: fn.compare("lesser", fn["x"], 1.0, loc=HERE),
+        "unknown comparison 'lesser': use one of lt, le, gt, ge, eq, ne",
+    ),
+    "and of one operand": (
+        lambda fn: fn.logical("and", fn["x"] > 0.0, loc=HERE),
+        "'and' of one operand is no logical operation: 'and' and 'or' take two, 'not' one",
+    ),
+}
+
+
+@pytest.mark.parametrize("build, message", MISUSES.values(), ids=MISUSES.keys())
+def test_misuse_is_a_located_build_error(build: Callable[[FunctionBuilder], object], message: str):
+    error = refusal(build)
+    assert error.message.startswith(message) and error.loc == HERE
+
+
+def test_argument_names_are_checked_where_the_function_begins():
+    def begun(args: list[Any], name: object = "f") -> str:
+        with pytest.raises(BuildError) as info:
+            ModuleBuilder().function(name, args, loc=HERE)  # type: ignore[arg-type]
+        assert info.value.loc == HERE
+        return info.value.message
+
+    assert begun([("y", f64), ("y", f64)]) == "argument 'y' of f is given twice"
+    assert begun([("", f64)]).startswith("'' cannot name an argument of f: a name starts with an ASCII letter")
+    assert begun([("y",)]) == "an argument of f is a pair (name, type), not ('y',) (tuple)"
+    assert begun([("y", f64)], name=3) == "a function is named by a string, not 3 (int)"
+
+
+def test_a_function_is_defined_once_and_finished_once():
+    mb = ModuleBuilder()
+    mb.function("f", [("y", f64)], loc=FUNCTION).finish()
+    with pytest.raises(BuildError) as info:
+        mb.function("f", [("y", f64)], loc=HERE)
+    assert (info.value.message, info.value.loc) == ("function 'f' is already defined in this module", HERE)
+
+    fn = ModuleBuilder().function("g", [("y", f64)], loc=FUNCTION)
+    fn.finish()
+    for after in (
+        lambda: fn.finish(HERE),
+        lambda: fn.add("y", 1.0, loc=HERE),
+        lambda: fn.for_(0, 2, 1, lambda i: None, loc=HERE),
+    ):
+        with pytest.raises(BuildError) as info:
+            after()
+        assert (info.value.message, info.value.loc) == (
+            "function 'g' is finished; nothing more can be built into it",
+            HERE,
+        )
+
+
+def test_a_module_refuses_an_unfinished_function():
+    mb = ModuleBuilder()
+    mb.function("f", [("y", f64)], loc=FUNCTION).add("y", 1.0)
+    with pytest.raises(BuildError) as info:
+        mb.finish()
+    assert (info.value.message, info.value.loc) == ("function 'f' is not finished; call its finish()", FUNCTION)
+
+
+def test_an_error_without_a_loc_is_at_the_function():
+    fn = ModuleBuilder().function("f", [("y", f64)], loc=FUNCTION)
+    fn.alloc("a", 0.0)
+    with pytest.raises(BuildError) as info:
+        fn.finish()
+    assert info.value.loc == FUNCTION
+
+
+def test_what_the_checks_let_through_still_builds_and_runs():
+    # numpy's scalars are numbers; an outer variable pushed and popped back
+    # within one loop iteration, and a value from around a region, are fine
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("y", f64), ("x", f64), ("n", i64)])
+    twice = fn["x"] * 2.0
+    fn.stack("s", f64)
+
+    def body(i: Value) -> None:
+        fn.push("s", "y")
+        fn.pop("s", "y")
+        fn.add("y", twice)
+        fn.add("n", np.int64(1))
+
+    fn.for_(0, np.int64(3), 1, body)
+    fn.free_stack("s")
+    fn.add("y", np.float32(0.5))
+    fn.finish()
+    program = run(mb)
+    assert program.call("f", 0.0, 1.0, 1) == (6.5, 1.0, 4)
+    assert program.uncall("f", 6.5, 1.0, 4) == (0.0, 1.0, 1)
+
+
+def test_a_refused_update_leaves_the_function_as_it_was():
+    # the element was taken before the value was refused; a frontend that
+    # reports the error and goes on must still get a function that verifies
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("v", vector), ("z", c128)])
+    with pytest.raises(BuildError, match="'abc' \\(str\\) is not a number"):
+        fn.add(fn.at("v", 0), "abc")
+    with pytest.raises(BuildError, match="not a number"):
+        fn.sub(Part("z", "imag"), lambda: None)
+    fn.add(fn.at("v", 1), 2.0)
+    fn.add(Part("z", "imag"), 1.0)
+    fn.finish()
+    v = np.zeros(2)
+    assert run(mb).call("f", v, 0j)[1] == 1j
+    np.testing.assert_array_equal(v, [0.0, 2.0])
+
+
+def test_a_conversion_to_a_boolean_is_a_comparison_with_zero():
+    # native code's truncation kept the low bit (2 was false, where the
+    # interpreter said true), and fptosi made 1.0 false on both engines
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("b", i64), ("x", f64), ("n", i64)])
+    fn.add("b", fn.cast(fn.cast(fn["x"], i1), i64))
+    fn.add("b", fn.cast(fn.cast(fn["n"], i1), i64) * 2)
+    fn.add("b", fn.cast(fn.cast(fn.cast(fn["n"], IndexType()), i1), i64) * 4)
+    fn.finish()
+    module = mb.finish()
+    engines = (RevInterpreter(module), NativeModule.compile(module))
+    for x, n in ((0.0, 0), (1.0, 2), (-1.0, -2), (0.5, 1), (float("nan"), 256), (-0.0, -256)):
+        expected = bool(x) + 6 * bool(n)
+        assert [engine.call("f", 0, x, n)[0] for engine in engines] == [expected, expected], (x, n)
+
+
+def test_a_value_has_no_truth_value_while_building():
+    # a Python `if` on a value would build one branch for every run
+    fn = ModuleBuilder().function("f", [("y", f64), ("x", f64)], loc=FUNCTION)
+    with pytest.raises(BuildError) as info:
+        if fn["x"] > 0.0:
+            fn.neg("y")
+    assert info.value.loc == FUNCTION
+    assert info.value.message == "a value has no truth value while the function is built; branch with if_ or select"

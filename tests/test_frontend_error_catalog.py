@@ -150,6 +150,7 @@ revmlir/builder.py, reached from reversible Python
   "an ancilla holds a scalar, not a 1-d array of float"                 test_ancilla_holding_an_array
   "'k' (int64) cannot be freed against a float value"                   test_free_against_a_value_of_another_type
   "'s' was created outside this region; it cannot end inside it"        test_freeing_an_outer_stack_in_a_loop
+  "'a' was created outside the then-branch; it cannot end inside it …"   test_freeing_an_outer_ancilla_in_a_branch
   "'x' is not a stack"                                                  test_pop_from_a_non_stack
   "stack 's' holds float, not int64"                                    test_push_of_the_wrong_type
 revmlir/builder.py, builder API only (no reversible Python reaches them)
@@ -161,6 +162,7 @@ revmlir/builder.py, builder API only (no reversible Python reaches them)
   "finish() called inside a region"                                     test_builder_finish_inside_a_region
   "argument 'x' was freed or pushed; it must be returned" (finish)      test_builder_freed_argument
   "'v' (memref<?xf64>) is not an ancilla; it cannot be freed"           test_builder_free_of_an_array
+  (every other misuse of the builder API: a case each in tests/test_builder.py)
 """
 
 import math
@@ -463,7 +465,7 @@ def test_verifier_fallback_names_the_op_and_the_whole_reason(monkeypatch):
     # The builder's own type check normally reports this first; without it,
     # the op fails to verify and the fallback must still give the op, the
     # whole reason (not just its first line) and the user's line.
-    monkeypatch.setattr(revmlir.builder, "_check_instruction_types", lambda *args: None)
+    monkeypatch.setattr(revmlir.builder, "_instruction_type_error", lambda *args: None)
 
     def f(n, x):
         n += x  # E:verify-fallback
@@ -1458,6 +1460,20 @@ def test_freeing_an_outer_stack_in_a_loop():
             rv.free(s)  # E:free-outer-stack
 
     check(at_call(f, 1.0), "# E:free-outer-stack", "'s' was created outside this region; it cannot end inside it")
+
+
+def test_freeing_an_outer_ancilla_in_a_branch():
+    # Was "'a' is allocated but never freed" at the def line.
+    def f(x):
+        a = rv.ancilla(0.0)
+        if x > 0.0:  # E:free-outer-ancilla
+            rv.free(a, 0.0)
+
+    check(
+        at_call(f, 1.0),
+        "# E:free-outer-ancilla",
+        "'a' was created outside the then-branch; it cannot end inside it (freed, or pushed and not popped back)",
+    )
 
 
 def test_pop_from_a_non_stack():
