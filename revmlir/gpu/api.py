@@ -139,13 +139,30 @@ class Kernel:
         if arena is not None:
             runtime.check_arena(arena)
         handle = runtime.stream_handle(stream)
-        described = runtime.describe(args, handle)
-        compiled = self.specialise(*[runtime.stand_in(a) for a in described])
         try:
+            described = runtime.describe(args, handle, self.__name__)
+            compiled = self.specialise(*[runtime.stand_in(a) for a in described])
             runtime.launch(compiled.plan, described, handle, stream is None, arena)
         except ArgumentProblem as error:
-            raise named_arguments(self, error) from None
+            raise self._named(error, args, handle) from None
         return args[0] if len(args) == 1 else args
+
+    def _named(self, error: ArgumentProblem, args: Sequence[Any], stream: int) -> Exception:
+        """``error`` about the launch's ``args`` said as a call of the
+        function on the CPU says it: by the parameters' names, and an
+        adjoint's gradients as ``rv.adjoint(f)`` names them (which needs
+        ``f``'s specialisation, known once ``f``'s own arguments, which
+        come first, were described)."""
+        target = self.function
+        if not isinstance(target, AdjointFunction):
+            return named_arguments(self, error)
+        primal = target.function
+
+        def gradient(i: int) -> str:
+            own = runtime.describe(args[: len(primal.parameters)], stream, self.__name__)
+            return target.gradient_name(primal.specialization_for(*map(runtime.stand_in, own)), i)
+
+        return named_arguments(self, error, gradient)
 
     @property
     def parameters(self) -> list[str]:
