@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from python_examples import load_benchmark
+from revmlir import semantics
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
@@ -161,6 +162,39 @@ def test_adjoint_kernel_counts_its_gradients() -> None:
     k = rv.cuda.kernel(rv.adjoint(scale))
     with pytest.raises(TypeError, match=r"takes 3 argument\(s\) and 3 gradient\(s\), got 4"):
         k.compile(np.zeros(3), np.ones(3), 2.0, np.zeros(3))
+
+
+@rv.reversible
+def add_square(e: float, x, i):
+    e += x[i] * x[i]
+
+
+@rv.reversible
+def sum_of_squares(y, x):
+    for i in rv.prange(len(y)):
+        add_square(y[i], x, i)
+
+
+@pytest.mark.parametrize("function", [sum_of_squares, ~sum_of_squares, rv.adjoint(sum_of_squares)], ids=str)
+def test_a_kernel_compile_analyses_each_module_it_writes_once(function: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which arrays a kernel may write is asked once of the module a
+    compile makes of an adjoint: its verifier, which asks it per function
+    with a parallel loop, and the launch's record share one answer; ``f``
+    and ``~f`` take the specialisation's (here already worked out, as a
+    derivative on the CPU does), so that its module is not asked again.
+    The two the lowering asks are of other IR: the module with the
+    inverses added, and the device's."""
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    args = (np.zeros(3), np.ones(3))
+    spec = sum_of_squares.specialization_for(*args)
+    assert spec.written == (True, False)
+    analysed: list[int] = []
+    answer = semantics._argument_writes
+    monkeypatch.setattr(semantics, "_argument_writes", lambda module: analysed.append(id(module)) or answer(module))
+    gradients = args if isinstance(function, type(rv.adjoint(sum_of_squares))) else ()
+    compiled = rv.cuda.kernel(function).specialise(*args, *gradients)
+    assert id(spec.module) not in analysed and len(analysed) == (3 if gradients else 2)
+    assert compiled.written == ({0, 2, 3} if gradients else {0})
 
 
 @rv.reversible
