@@ -112,8 +112,8 @@ class Kernel:
         self.max_registers = max_registers
         self._compiled: dict[tuple[Specialization, str], CompiledKernel] = {}
 
-    @property
-    def __name__(self) -> str:
+    @functools.cached_property
+    def __name__(self) -> str:  # a launch names the function to its checks: looked up once
         if isinstance(self.function, AdjointFunction):
             return f"rv.adjoint({self.function.function.__name__})"
         return self.function.__name__

@@ -467,6 +467,19 @@ def _ordinals(arrays: Mapping[int, DeviceArray]) -> dict[int, int]:
     return ordinals
 
 
+def _apart(name: str, ordinals: Mapping[int, int]) -> ArgumentValueError:
+    """The error of a launch whose arrays are on several devices
+    (``ordinals``, by position): the first two that are apart."""
+    (i, first), *others = ordinals.items()
+    j, second = next((j, o) for j, o in others if o != first)
+    return ArgumentValueError(
+        "arguments {0} and {1} of {function} are on different devices ({devices}); a kernel runs on one",
+        name,
+        (i, j),
+        texts={"devices": f"{first} and {second}"},
+    )
+
+
 def _ordinal_of(pointer: int) -> int:
     """The device of ``pointer``.  The query runs in the thread's current
     context, so an error that loses a context loses that device's."""
@@ -662,7 +675,7 @@ def describe(args: Sequence[Any], stream: int, name: str) -> list[Any]:
         except RefusedArray as refused:
             raise ArgumentTypeError(
                 "argument {0} of {function}: {problem}", name, (i,), texts={"problem": str(refused)}
-            )
+            ) from None
         described.append(value if array is None else array)
     return described
 
@@ -805,15 +818,10 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
     if pair is not None:
         raise overlap_error(name, pair)
     ordinals = _ordinals(arrays)
-    first = next(iter(ordinals.items()), (0, 0))
-    if (other := next((i for i, o in ordinals.items() if o != first[1]), None)) is not None:
-        raise ArgumentValueError(
-            "arguments {0} and {1} of {function} are on different devices ({devices}); a kernel runs on one",
-            name,
-            (first[0], other),
-            texts={"devices": f"{first[1]} and {ordinals[other]}"},
-        )
-    target = device(first[1])
+    devices = set(ordinals.values())
+    if len(devices) > 1:
+        raise _apart(name, ordinals)
+    target = device(devices.pop() if devices else 0)
     target.check_usable()
     copies: dict[int, _Copy] = {}
     try:
