@@ -6,6 +6,7 @@ parameter and the range, on every backend and call path."""
 
 import math
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import jax
@@ -762,8 +763,92 @@ def test_a_tangent_that_is_not_a_number_names_its_argument():
         TypeError, match=r"^the tangent of argument 'x' of accumulate_square must be a real number, got str$"
     ):
         rv.jvp(accumulate_square, (0.0, 3.0), (0.0, "a"))
-    with pytest.raises(TypeError, match=r"^the tangent of argument 'x' of .* must be an array of numbers, got list$"):
+    with pytest.raises(
+        TypeError, match=r"^the tangent of argument 'x' of .* must be an array of real numbers, got list$"
+    ):
         rv.jvp(add_elements, (np.zeros(2), np.ones(2)), (None, ["a", "b"]))
+
+
+@rv.reversible
+def accumulate_complex_square(y: complex, x: complex):
+    y += x * x
+
+
+@rv.reversible
+def push_twice(s: rv.Stack, x: float):
+    rv.copy_push(s, x)
+    rv.copy_push(s, x)
+
+
+VECTORS = (np.zeros(2), np.ones(2))
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (
+            lambda: rv.jvp(accumulate_square, (0.0, 3.0), (0.0, "1.5")),
+            "tangent of argument 'x' .* real number, got str",
+        ),
+        (
+            lambda: rv.jvp(accumulate_square, (0.0, 3.0), (0.0, b"1")),
+            "tangent of argument 'x' .* real number, got bytes",
+        ),
+        (
+            lambda: rv.jvp(accumulate_square, (0.0, 3.0), (0.0, 1j)),
+            "tangent of argument 'x' .* real number, got complex",
+        ),
+        (
+            lambda: rv.hvp(accumulate_square, (0.0, 3.0), (None, "2")),
+            "vector of argument 'x' .* real number, got str",
+        ),
+        (lambda: rv.vjp(accumulate_square, 0.0, 3.0)[1]("1", 0.0), r"cotangent of output #0 .* real number, got str"),
+        (
+            lambda: rv.jvp(add_elements, VECTORS, (None, ["1", "2"])),
+            r"tangent of argument 'x' .* an array of real numbers, got list",
+        ),
+        (
+            lambda: rv.jvp(add_elements, VECTORS, (None, np.array([1j, 2.0]))),
+            r"tangent of argument 'x' .* an array of real numbers, got an array of complex128",
+        ),
+        (
+            lambda: rv.vjp(add_elements, *VECTORS)[1]([[1.0], [2.0, 3.0]], None),
+            r"cotangent of output #0 .* an array of real numbers, got list",
+        ),
+        (
+            lambda: rv.jvp(accumulate_complex_square, (0j, 1j), (0j, "1")),
+            "tangent of argument 'x' .* a number, got str",
+        ),
+        (
+            lambda: rv.vjp(push_twice, rv.Stack(float, [1.0]), 2.0)[1](4.0, 0.0),
+            r"cotangent of output #0 .* a list of 3 real number\(s\), got float",
+        ),
+        (
+            lambda: rv.vjp(push_twice, rv.Stack(float, [1.0]), 2.0)[1](["1", 0.0, 0.0], 0.0),
+            r"cotangent of output #0 .* a real number, got str",
+        ),
+    ],
+    ids=[
+        "numeric-str",
+        "bytes",
+        "complex",
+        "vector",
+        "cotangent",
+        "str-array",
+        "complex-array",
+        "ragged",
+        "complex-argument",
+        "stack",
+        "stack-element",
+    ],
+)
+def test_a_seed_is_a_number_of_its_arguments_kind(call: Callable[[], object], message: str) -> None:
+    """Seeds, tangents, vectors and cotangents go through one check: what
+    Python's ``float`` or numpy would convert (``"1.5"``, ``b"1"``, an
+    array of strings, a complex number's real part) is refused as what
+    is not a number is, naming the argument or output."""
+    with pytest.raises(TypeError, match="^the " + message):
+        call()
 
 
 @rv.reversible

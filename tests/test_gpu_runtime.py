@@ -24,6 +24,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from python_examples import load_benchmark
+from revmlir import semantics
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType
 from revmlir.errors import ExecutionError
@@ -93,7 +94,7 @@ def test_a_launch_without_gpu_says_what_is_missing() -> None:
         ((np.zeros(3), np.ones(3)), TypeError, r"scale_kernel\(\) takes 3 argument\(s\) \(y, x, a\), got 2"),
         ((np.zeros(3), np.ones(3), "2"), TypeError, "argument 'a' has unsupported type str"),
         ((np.zeros(3, np.int8), np.ones(3), 2.0), TypeError, r"argument 'y' .* \(arrays of int8 are not supported\)"),
-        ((np.zeros(6)[::2], np.ones(3), 2.0), TypeError, "argument #0 of kernel @scale_kernel must be a C-contiguous"),
+        ((np.zeros(6)[::2], np.ones(3), 2.0), TypeError, "^argument 'y' of scale_kernel must be a C-contiguous"),
         ((np.zeros(3), np.ones(3), 2.0), ValueError, "argument 'y' of scale_kernel is a read-only array"),
     ],
     ids=["count", "scalar", "dtype", "strided", "read-only"],
@@ -161,6 +162,39 @@ def test_adjoint_kernel_counts_its_gradients() -> None:
     k = rv.cuda.kernel(rv.adjoint(scale))
     with pytest.raises(TypeError, match=r"takes 3 argument\(s\) and 3 gradient\(s\), got 4"):
         k.compile(np.zeros(3), np.ones(3), 2.0, np.zeros(3))
+
+
+@rv.reversible
+def add_square(e: float, x, i):
+    e += x[i] * x[i]
+
+
+@rv.reversible
+def sum_of_squares(y, x):
+    for i in rv.prange(len(y)):
+        add_square(y[i], x, i)
+
+
+@pytest.mark.parametrize("function", [sum_of_squares, ~sum_of_squares, rv.adjoint(sum_of_squares)], ids=str)
+def test_a_kernel_compile_analyses_each_module_it_writes_once(function: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which arrays a kernel may write is asked once of the module a
+    compile makes of an adjoint: its verifier, which asks it per function
+    with a parallel loop, and the launch's record share one answer; ``f``
+    and ``~f`` take the specialisation's (here already worked out, as a
+    derivative on the CPU does), so that its module is not asked again.
+    The two the lowering asks are of other IR: the module with the
+    inverses added, and the device's."""
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    args = (np.zeros(3), np.ones(3))
+    spec = sum_of_squares.specialization_for(*args)
+    assert spec.written == (True, False)
+    analysed: list[int] = []
+    answer = semantics._argument_writes
+    monkeypatch.setattr(semantics, "_argument_writes", lambda module: analysed.append(id(module)) or answer(module))
+    gradients = args if isinstance(function, type(rv.adjoint(sum_of_squares))) else ()
+    compiled = rv.cuda.kernel(function).specialise(*args, *gradients)
+    assert id(spec.module) not in analysed and len(analysed) == (3 if gradients else 2)
+    assert compiled.written == ({0, 2, 3} if gradients else {0})
 
 
 @rv.reversible
@@ -303,6 +337,66 @@ def test_an_offered_interface_decides_and_must_be_a_dict() -> None:
         arrays.kernel_array(RequiresGrad(), 0)
 
 
+@rv.reversible
+def squares(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += x[i] * x[i]
+
+
+@rv.reversible
+def with_stack(y, s: rv.Stack):
+    for i in rv.prange(len(y)):
+        y[i] += 1.0
+
+
+@rv.reversible
+def with_fixed(y, a: rv.Fixed[16, 32]):
+    for i in rv.prange(len(y)):
+        y[i] += float(a)
+
+
+def device_vector(**interface: Any) -> FakeCudaArray:
+    return FakeCudaArray(**{"shape": (3,), "typestr": "<f8", **interface})
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "error", "message"),
+    [
+        (scale_kernel, (device_vector(strides=(16,)), np.ones(3), 2.0), TypeError, "'y' of scale_kernel: a test_gpu"),
+        (scale_kernel, (np.zeros(3), device_vector(mask=1), 2.0), TypeError, "'x' of scale_kernel: .* with a mask"),
+        (scale_kernel, (Producer(3, 1), np.ones(3), 2.0), TypeError, "'y' of scale_kernel: .*interface__ is int"),
+        (scale_kernel, (device_vector(data=(64, True)), np.ones(3), 2.0), ValueError, "'y' of scale_kernel is a test"),
+        (~scale_kernel, (np.zeros(6)[::2], np.ones(3), 2.0), TypeError, "'y' of ~scale_kernel must be a C-contiguous"),
+        (with_stack, (np.zeros(3), rv.Stack(float)), TypeError, "'s' of with_stack is a stack"),
+        (with_fixed, (np.zeros(3), 1.0), TypeError, "'a' of with_fixed is of a type no kernel takes; kernels take"),
+        (
+            rv.adjoint(squares),
+            (np.zeros(3), np.ones(3), np.zeros(3), np.zeros(6)[::2]),
+            TypeError,
+            r"#3 \(the gradient of 'x'\) of rv.adjoint\(squares\) must be a C-contiguous",
+        ),
+        (
+            rv.adjoint(squares),
+            (np.zeros(3), np.ones(3), np.zeros(3), device_vector(strides=(16,))),
+            TypeError,
+            r"#3 \(the gradient of 'x'\) of rv.adjoint\(squares\): a test_gpu_runtime array is not C-contiguous",
+        ),
+    ],
+    ids=["strided", "masked", "interface", "read-only", "inverse", "stack", "fixed", "gradient", "device-gradient"],
+)
+def test_a_launch_names_the_argument_it_refuses(
+    function: Any, args: tuple[Any, ...], error: type, message: str
+) -> None:
+    """Every argument a launch refuses, whatever finds it (the array
+    protocols, the layout and types a kernel takes, what it writes), is
+    named as a call on the CPU names it: by its parameter and the
+    function's Python name, a gradient of an adjoint by its position and
+    whose gradient it is; before the device is asked for."""
+    with pytest.raises(error, match="^argument " + message) as raised:
+        rv.cuda.kernel(function)(*args)
+    assert type(raised.value) is error  # the frontend's, not the runtime's positions
+
+
 def test_dlpack_element_types() -> None:
     assert arrays.dlpack_dtype(2, 64, 1, "x") == np.float64
     assert arrays.dlpack_dtype(0, 32, 1, "x") == np.int32
@@ -326,13 +420,13 @@ def test_host_tensors_share_memory_with_their_numpy_copy_target() -> None:
 def test_array_checks() -> None:
     array = DeviceArray(64, (3,), np.dtype("f4"), False, 0, None, "a CuPy array")
     with pytest.raises(
-        TypeError, match=r"argument #1 of kernel @k must be a 1-d array of float64, got a CuPy array of float32"
+        TypeError, match=r"argument #1 of @k must be a 1-d array of float64, got a CuPy array of float32"
     ):
-        arrays.check_array(array, np.dtype("f8"), 1, "argument #1 of kernel @k")
+        arrays.check_array(array, np.dtype("f8"), 1, "k", 1)
     with pytest.raises(
         TypeError, match=r"must be a 2-d array of float64, got a numpy array of float64 with shape \[3\]"
     ):
-        arrays.check_array(np.zeros(3), np.dtype("f8"), 2, "argument #0 of kernel @k")
+        arrays.check_array(np.zeros(3), np.dtype("f8"), 2, "k", 0)
 
 
 def test_overlapping_ranges() -> None:
@@ -432,8 +526,7 @@ def test_scalar_formats() -> None:
     assert runtime.scalar_format(ComplexType(f64)) == "dd"
     assert runtime.scalar_format(LogType(f64)) == "d"
     assert runtime.scalar_format(i64) == "q"
-    with pytest.raises(TypeError, match="kernels take no arguments of type"):
-        runtime.scalar_format(StackType(f64))
+    assert runtime.scalar_format(StackType(f64)) is None
 
 
 @dataclass(frozen=True)
@@ -459,7 +552,7 @@ SCALE = Program({"scale": Info("scale", (VECTOR, VECTOR, f64))})
 
 
 def described(*args: Any) -> list[Any]:
-    return runtime.describe(args, 0)
+    return runtime.describe(args, 0, "scale")
 
 
 def launch(program: Program, name: str, args: list[Any], written: frozenset[int]) -> None:
@@ -493,7 +586,7 @@ def test_launch_checks_arguments_before_the_driver() -> None:
     written = frozenset({0})
     with pytest.raises(TypeError, match=r"kernel @scale takes 3 argument\(s\), got 2"):
         launch(SCALE, "scale", described(np.zeros(3), np.ones(3)), written)
-    with pytest.raises(TypeError, match="argument #1 of kernel @scale must be an array .*got list"):
+    with pytest.raises(TypeError, match="argument #1 of @scale must be an array .*got list"):
         launch(SCALE, "scale", described(np.zeros(3), [1.0], 2.0), written)
     with pytest.raises(TypeError, match="must be a real number"):
         launch(SCALE, "scale", described(np.zeros(3), np.ones(3), 2j), written)
@@ -504,7 +597,7 @@ def test_launch_checks_arguments_before_the_driver() -> None:
     with pytest.raises(ValueError, match="argument #0 of @scale is a read-only array, and @scale writes it"):
         launch(SCALE, "scale", described(frozen, np.ones(3), 2.0), written)
     readonly = FakeCudaArray(shape=(3,), typestr="<f8", data=(4096, True))
-    with pytest.raises(ValueError, match="argument #0 of kernel @scale is a test_gpu_runtime array marked read-only"):
+    with pytest.raises(ValueError, match="argument #0 of @scale is a test_gpu_runtime array marked read-only"):
         launch(SCALE, "scale", described(readonly, np.ones(3), 2.0), written)
     shared = FakeCudaArray(shape=(3,), typestr="<f8")
     with pytest.raises(ValueError, match="arguments #0 and #1 of @scale share memory"):
@@ -515,7 +608,7 @@ def test_launch_checks_arguments_before_the_driver() -> None:
 
 
 def test_device_arrays_specialise_like_numpy_arrays() -> None:
-    device = runtime.describe([FakeCudaArray(shape=(5,), typestr="<f8")], 0)[0]
+    device = runtime.describe([FakeCudaArray(shape=(5,), typestr="<f8")], 0, "f")[0]
     standin = runtime.stand_in(device)
     assert isinstance(standin, np.ndarray) and standin.dtype == np.float64 and standin.ndim == 1
     assert scale.specialization_for(standin, standin, 1.0) is scale.specialization_for(np.ones(9), np.ones(9), 1.0)
@@ -926,7 +1019,7 @@ def test_where_there_are_two_devices_the_driver_says_where_each_array_is() -> No
         assert fake.calls.count("cuPointerGetAttribute") == 3 and "cuDevicePrimaryCtxRetain" in fake.calls
         y, x, idx = gather_arrays(device=1)
         fake.calls.clear()
-        with pytest.raises(ValueError, match=r"arrays passed to kernel @gather are on different devices \(\[0, 1\]\)"):
+        with pytest.raises(ValueError, match=r"^arguments 'y' and 'x' of gather are on different devices \(1 and 0\)"):
             k(y, gather_arrays()[1], idx)
         assert "cuLaunchKernel" not in fake.calls
 

@@ -26,8 +26,9 @@ gradient program inside it discards the gradients of ancillas at their
 birth).  The slots that are not swapped into ``C`` (the direction, the
 seeds, an idle lane's) are zeroed whatever they hold, scalars by an
 unchecked ``anc.free``, array elements by a swap with a zero discarded so.
-``@f.grad.lossK`` computes the gradient once before the Hessian's columns
-and hands it out.
+The Hessian's columns are all ``@f.hessian`` computes: each
+Hessian-vector product runs the gradient it differentiates, so a gradient
+computed before them would be work nothing reads.
 
 The float arguments of ``f`` are laid out as ``rv.jacobian``/``rv.hessian``
 do: argument by argument, a scalar as one entry, an array's elements in C
@@ -47,7 +48,6 @@ from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
-from revmlir.ad.adjoint import generate_gradients, gradient_name
 from revmlir.ad.derived import derived_function
 from revmlir.ad.tangent import generate_hvps, generate_tangents, hvp_name, tangent_name
 from revmlir.builder import FunctionBuilder, ModuleBuilder, Value
@@ -350,18 +350,14 @@ def _hessian_function(module: ModuleOp, primal_name: str, loss: int, lanes: int)
         SlotGroup("g", "seed", gathered=False),
         *_lane_groups(lanes, SlotGroup("t", "direction", gathered=False), SlotGroup("h", "zero", gathered=True)),
     ]
-    gradient = [(f"G_{a.name}", a.type) for a in floats if not a.is_array]
-    workspaces = [
-        (f"{g.prefix}_{a.name}", a.type) for g in (SlotGroup("G", "zero", False), *groups) for a in floats if a.is_array
-    ]
+    workspaces = [(f"{g.prefix}_{a.name}", a.type) for g in groups for a in floats if a.is_array]
     types = primal.function_type.inputs.data
     fn = ModuleBuilder().function(
         primal_name + HESSIAN_SUFFIX,
-        [*zip(names, types), ("C", _MATRIX), ("first", IndexType()), ("last", IndexType()), *gradient, *workspaces],
+        [*zip(names, types), ("C", _MATRIX), ("first", IndexType()), ("last", IndexType()), *workspaces],
     )
     columns = _ColumnBuilder(fn, floats, groups, names[loss])
     offsets = columns.offsets()
-    fn.call(gradient_name(primal_name, loss), [*names, *(f"G_{a.name}" for a in floats)])
     targets = [*names, *(columns.slot(g, a) for g in groups for a in floats)]
     last = fn.get("last")
 
@@ -400,19 +396,15 @@ def generate_jacobians(module: ModuleOp, names: Sequence[str], lanes: int = 1) -
 
 
 def generate_hessian_matrices(module: ModuleOp, names: Sequence[str], loss: int, lanes: int = 1) -> list[rev.FuncOp]:
-    """Add ``@f.hessian(args…, C, first, last, G…, workspaces…)``: for
+    """Add ``@f.hessian(args…, C, first, last, workspaces…)``: for
     ``first ≤ j < last``, row ``C[j, :]`` (zero on entry) receives column
     ``j`` of the Hessian of argument ``loss``
     (an f64 scalar) along the ``j``-th unit direction (forward over reverse:
     ``@f.grad.lossK.tan`` per column, or ``@f.grad.lossK.tanL`` per ``L`` =
-    ``lanes`` columns, the adjoint seeded at the loss only).
-    ``G…`` are the f64 scalar arguments' gradient slots, passed as the seeds
-    (1.0 for the loss, 0.0 otherwise) and returned holding the gradient
-    (``@f.grad.lossK`` before the columns); the workspaces are zeroed arrays, per
-    f64 array argument: its gradient (returned filled) and seed, then per
-    lane its tangent and seed tangent."""
+    ``lanes`` columns, the adjoint seeded at the loss only).  The
+    workspaces are zeroed arrays, per f64 array argument: its seed, then
+    per lane its tangent and seed tangent; they come back zero."""
     generate_hvps(module, names, lanes, loss)
-    generate_gradients(module, names, loss)
     return [
         _add(module, _hessian_function(module, n, loss, lanes), hvp_name(n, lanes, loss))
         for n in names

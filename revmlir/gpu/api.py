@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
@@ -47,6 +47,7 @@ from revmlir.gpu.runtime import (
     unavailable_reason,
 )
 from revmlir.gpu.toolkit import DEFAULT_ARCH
+from revmlir.kept_answers import ir_unchanged
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.semantics import written_arguments
@@ -111,8 +112,8 @@ class Kernel:
         self.max_registers = max_registers
         self._compiled: dict[tuple[Specialization, str], CompiledKernel] = {}
 
-    @property
-    def __name__(self) -> str:
+    @functools.cached_property
+    def __name__(self) -> str:  # a launch names the function to its checks: looked up once
         if isinstance(self.function, AdjointFunction):
             return f"rv.adjoint({self.function.function.__name__})"
         return self.function.__name__
@@ -139,13 +140,30 @@ class Kernel:
         if arena is not None:
             runtime.check_arena(arena)
         handle = runtime.stream_handle(stream)
-        described = runtime.describe(args, handle)
-        compiled = self.specialise(*[runtime.stand_in(a) for a in described])
         try:
+            described = runtime.describe(args, handle, self.__name__)
+            compiled = self.specialise(*[runtime.stand_in(a) for a in described])
             runtime.launch(compiled.plan, described, handle, stream is None, arena)
         except ArgumentProblem as error:
-            raise named_arguments(self, error) from None
+            raise self._named(error, args, handle) from None
         return args[0] if len(args) == 1 else args
+
+    def _named(self, error: ArgumentProblem, args: Sequence[Any], stream: int) -> Exception:
+        """``error`` about the launch's ``args`` said as a call of the
+        function on the CPU says it: by the parameters' names, and an
+        adjoint's gradients as ``rv.adjoint(f)`` names them (which needs
+        ``f``'s specialisation, known once ``f``'s own arguments, which
+        come first, were described)."""
+        target = self.function
+        if not isinstance(target, AdjointFunction):
+            return named_arguments(self, error)
+        primal = target.function
+
+        def gradient(i: int) -> str:
+            own = runtime.describe(args[: len(primal.parameters)], stream, self.__name__)
+            return target.gradient_name(primal.specialization_for(*map(runtime.stand_in, own)), i)
+
+        return named_arguments(self, error, gradient)
 
     @property
     def parameters(self) -> list[str]:
@@ -178,13 +196,21 @@ class Kernel:
 
         # without derived functions to add, the specialisation's own module
         # serves, and compile_kernels lowers a copy of it; with them, the
-        # copy rev_module made them in is this compile's alone, and is
-        # lowered in place (a second copy: 18 ms of GMM's adjoint kernel)
-        own = generate is not None
-        module = self.rev_module(*args)[0] if own else spec.module
-        # ~f writes the arrays f writes
-        written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
-        program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers, owned=own)
+        # copy made for them is this compile's alone, and is lowered in
+        # place (a second copy: 18 ms of GMM's adjoint kernel)
+        if generate is None:
+            # ~f writes the arrays f writes: the specialisation's answer,
+            # worked out once for its kernels and its CPU derivatives
+            module = spec.module
+            written = frozenset(
+                i for i, (w, t) in enumerate(zip(spec.written, spec.types)) if w and isinstance(t, MemRefType)
+            )
+        else:
+            module, writes = self._with_derived(spec, generate)
+            written = writes[name]
+        program = compile_kernels(
+            module, [name], arch=self.arch, max_registers=self.max_registers, owned=generate is not None
+        )
         return CompiledKernel(program, name, written)
 
     @pausing
@@ -192,14 +218,24 @@ class Kernel:
         """The verified rev module the kernel for these arguments is compiled
         from (derived functions generated) and the rev function it runs."""
         spec, name, generate = self._rev_function(args)
+        return (spec.module.clone() if generate is None else self._with_derived(spec, generate)[0]), name
+
+    @staticmethod
+    def _with_derived(
+        spec: Specialization, generate: Callable[[ModuleOp], object]
+    ) -> tuple[ModuleOp, dict[str, frozenset[int]]]:
+        """A copy of the specialisation's module with the functions
+        ``generate`` derives, verified: the parallel rule holds for derived
+        functions too, kernels must not race (the specialisation's own
+        functions were verified when it was compiled).  With it, per
+        function, the arrays a run may write (``written_arguments``): the
+        verifier asks that of the module once per function with a parallel
+        loop, and the answer is kept for all of them and the launch."""
         module = spec.module.clone()
-        if generate is not None:
-            generate(module)
-            # the parallel rule holds for derived functions too: kernels
-            # must not race (the specialisation's own functions were
-            # verified when it was compiled)
+        generate(module)
+        with ir_unchanged():
             module.verify()
-        return module, name
+            return module, written_arguments(module)
 
     def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Callable[[ModuleOp], object] | None]:
         """The specialisation ``args`` select, the rev function the kernel

@@ -16,6 +16,8 @@ offered is a CUDA array whatever DLPack says; one that is no dict is a
 This module reads both protocols into one description, ``DeviceArray``, and
 checks what a kernel needs of it (element type, rank, C-contiguity, write
 access), so that everything but the launch itself is testable without a GPU.
+What it finds wrong with a value is a ``RefusedArray``, which the launch
+says again naming the argument the value was given for.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from revmlir.runtime.arguments import ArgumentTypeError
 
 DLPACK_CPU = 1
 DLPACK_CUDA = 2
@@ -44,6 +48,12 @@ stream (0 is reserved: it would be ambiguous)."""
 _DLPACK_READ_ONLY = 1
 _DLPACK_CODES = {0: "i", 1: "u", 2: "f", 5: "c", 6: "b"}
 """DLPack type codes → numpy kinds (int, uint, float, complex, bool)."""
+
+
+class RefusedArray(TypeError):
+    """A value no kernel argument can be, said of the value ("a CuPy array
+    is not C-contiguous"): it is described before the launch knows which
+    argument it is for (``revmlir.gpu.runtime.describe`` names it)."""
 
 
 @dataclass(slots=True)
@@ -95,7 +105,7 @@ def kernel_array(value: Any, stream: int) -> DeviceArray | np.ndarray | None:
     interface = getattr(value, "__cuda_array_interface__", None)
     if interface is not None:
         if not isinstance(interface, dict):
-            raise TypeError(
+            raise RefusedArray(
                 f"{producer_name(value)}'s __cuda_array_interface__ is {type(interface).__name__}, not a dict"
             )
         return cuda_array(value, interface)
@@ -110,7 +120,7 @@ def kernel_array(value: Any, stream: int) -> DeviceArray | np.ndarray | None:
     if int(kind) in DEVICE_KINDS:
         return _from_dlpack(value, stream)
     if int(kind) not in HOST_KINDS:
-        raise TypeError(
+        raise RefusedArray(
             f"{producer_name(value)} is on DLPack device type {int(kind)}: kernels take arrays in CUDA memory "
             "(used in place) or in host memory (copied)"
         )
@@ -122,7 +132,7 @@ def cuda_array(value: Any, interface: dict[str, Any]) -> DeviceArray:
     ``interface`` (read once: CuPy builds it at each read)."""
     what = producer_name(value)
     if interface.get("mask") is not None:
-        raise TypeError(f"{what} with a mask (__cuda_array_interface__) cannot be a kernel argument")
+        raise RefusedArray(f"{what} with a mask (__cuda_array_interface__) cannot be a kernel argument")
     shape = tuple(map(int, interface["shape"]))
     dtype = _dtype_of(interface["typestr"])
     pointer, readonly = interface["data"]
@@ -190,7 +200,7 @@ def _from_dlpack(value: Any, stream: int) -> DeviceArray:
         capsule = value.__dlpack__(stream=stream)
     array, kind = dlpack_array(capsule, what)
     if kind not in DEVICE_KINDS:
-        raise TypeError(f"{what} is not in CUDA memory (DLPack device type {kind})")
+        raise RefusedArray(f"{what} is not in CUDA memory (DLPack device type {kind})")
     return array
 
 
@@ -207,7 +217,7 @@ def dlpack_array(capsule: Any, what: str) -> tuple[DeviceArray, int]:
         managed = _DLManagedTensor.from_address(_capsule_pointer(capsule, name))
         readonly = False
     else:
-        raise TypeError(f"{what}: __dlpack__ gave a capsule named {name!r}, not an unused DLPack tensor")
+        raise RefusedArray(f"{what}: __dlpack__ gave a capsule named {name!r}, not an unused DLPack tensor")
     tensor = managed.dl_tensor
     dtype = dlpack_dtype(tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes, what)
     shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
@@ -224,7 +234,7 @@ def dlpack_dtype(code: int, bits: int, lanes: int, what: str) -> np.dtype:
     """The numpy dtype of a DLPack element type (no vector lanes)."""
     kind = _DLPACK_CODES.get(code)
     if kind is None or lanes != 1 or bits % 8:
-        raise TypeError(
+        raise RefusedArray(
             f"{what} has elements of DLPack type (code {code}, {bits} bits, {lanes} lanes), "
             "which no kernel argument takes"
         )
@@ -242,17 +252,26 @@ def _c_contiguous(shape: Sequence[int], strides: Sequence[int], itemsize: int) -
     return True
 
 
-def _not_contiguous(what: str) -> TypeError:
-    return TypeError(f"{what} is not C-contiguous; kernels take C-contiguous arrays (copy it first)")
+def _not_contiguous(what: str) -> RefusedArray:
+    return RefusedArray(f"{what} is not C-contiguous; kernels take C-contiguous arrays (copy it first)")
 
 
-def check_array(array: DeviceArray | np.ndarray, dtype: np.dtype, rank: int, label: str) -> None:
-    """A ``TypeError`` unless ``array`` has the element type and rank the
-    kernel's argument ``label`` was compiled for."""
+def check_array(array: DeviceArray | np.ndarray, dtype: np.dtype, rank: int, func: str, index: int) -> None:
+    """A ``TypeError`` unless ``array`` has the element type and rank that
+    argument ``index`` of kernel ``func`` was compiled for."""
     if array.dtype != dtype or len(array.shape) != rank:
         what = array.producer if isinstance(array, DeviceArray) else "a numpy array"
-        raise TypeError(
-            f"{label} must be a {rank}-d array of {dtype}, got {what} of {array.dtype} with shape {list(array.shape)}"
+        raise ArgumentTypeError(
+            "argument {0} of {function} must be a {rank}-d array of {dtype}, got {what} of {got} with shape {shape}",
+            func,
+            (index,),
+            texts={
+                "rank": str(rank),
+                "dtype": str(dtype),
+                "what": what,
+                "got": str(array.dtype),
+                "shape": str(list(array.shape)),
+            },
         )
 
 

@@ -49,7 +49,7 @@ import ctypes
 import functools
 import struct
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -71,14 +71,15 @@ from revmlir.errors import LocatedError
 from revmlir.gpu.arrays import (
     LEGACY_DEFAULT_STREAM,
     DeviceArray,
+    RefusedArray,
     check_array,
     kernel_array,
     overlapping_ranges,
 )
 from revmlir.gpu.launch_shape import Occupancy
 from revmlir.gpu.trip_count import LoopBounds
-from revmlir.runtime.arguments import converter, numpy_dtype, type_name
-from revmlir.runtime.backend import overlap_error, overlapping, read_only_error
+from revmlir.runtime.arguments import ArgumentTypeError, ArgumentValueError, converter, numpy_dtype, type_name
+from revmlir.runtime.backend import not_contiguous_error, overlap_error, overlapping, read_only_error
 from revmlir.runtime_checks import ELEMENT_WORD, GPU_ERROR_WORDS, check_error_slot
 
 DEFAULT_ARENA = 4096
@@ -452,17 +453,31 @@ def device(ordinal: int) -> _Device:
     return found
 
 
-def _ordinals(arrays: Iterable[DeviceArray]) -> set[int]:
-    """The devices of ``arrays``: where their producers say (DLPack), else
-    the driver's answer for each pointer, which is asked only where there
-    is more than one device (an empty array is on none)."""
-    ordinals: set[int] = set()
-    for array in arrays:
+def _ordinals(arrays: Mapping[int, DeviceArray]) -> dict[int, int]:
+    """The device of each of ``arrays`` (by position) that is on one: where
+    its producer says (DLPack), else the driver's answer for its pointer,
+    which is asked only where there is more than one device (an empty
+    array is on none)."""
+    ordinals: dict[int, int] = {}
+    for i, array in arrays.items():
         if array.device is not None:
-            ordinals.add(array.device)
+            ordinals[i] = array.device
         elif array.pointer:
-            ordinals.add(0 if device_count() == 1 else _ordinal_of(array.pointer))
+            ordinals[i] = 0 if device_count() == 1 else _ordinal_of(array.pointer)
     return ordinals
+
+
+def _apart(name: str, ordinals: Mapping[int, int]) -> ArgumentValueError:
+    """The error of a launch whose arrays are on several devices
+    (``ordinals``, by position): the first two that are apart."""
+    (i, first), *others = ordinals.items()
+    j, second = next((j, o) for j, o in others if o != first)
+    return ArgumentValueError(
+        "arguments {0} and {1} of {function} are on different devices ({devices}); a kernel runs on one",
+        name,
+        (i, j),
+        texts={"devices": f"{first} and {second}"},
+    )
 
 
 def _ordinal_of(pointer: int) -> int:
@@ -518,18 +533,17 @@ _SCALAR_FORMATS: dict[tuple[type, int], str] = {
 }
 
 
-def scalar_format(type: Attribute) -> str:
+def scalar_format(type: Attribute) -> str | None:
     """The ``struct`` format of a scalar parameter (a complex number is its
-    two parts; a log number its logarithm)."""
+    two parts; a log number its logarithm); None for a type no kernel
+    takes."""
     if isinstance(type, LogType):
         return scalar_format(type.element_type)
     if isinstance(type, ComplexType):
-        return scalar_format(type.element_type) * 2
+        part = scalar_format(type.element_type)
+        return None if part is None else part * 2
     width = type.width.data if isinstance(type, IntegerType) else 32 if isinstance(type, Float32Type) else 64
-    found = _SCALAR_FORMATS.get((type.__class__, width))
-    if found is None:
-        raise TypeError(f"kernels take no arguments of type {type}")
-    return found
+    return _SCALAR_FORMATS.get((type.__class__, width))
 
 
 def check_arena(bytes_per_thread: Any) -> None:
@@ -573,14 +587,15 @@ def parameter_struct(types: Sequence[Attribute], arena: bool) -> struct.Struct:
     out.  An array is its data pointer, then its sizes; a scalar its value
     (a complex number its two parts); then the error slot's address and
     words, and, for a kernel with a per-thread arena, the arena's address
-    and bytes per thread.  A stack takes no parameters (a launch refuses
-    it)."""
+    and bytes per thread.  A stack, or a scalar of a type without a
+    ``scalar_format``, takes no parameters (``LaunchPlan.of`` refuses
+    them)."""
     fields: list[str] = []
     for type in types:
         if isinstance(type, MemRefType):
             fields += ["Q", *"q" * type.get_num_dims()]
-        elif not isinstance(type, StackType):
-            fields += scalar_format(type)
+        elif (form := scalar_format(type)) is not None:
+            fields += form
     fields += ["Q", "q", *(["Q", "q"] if arena else [])]
     form, offset = "<", 0
     for piece in fields:
@@ -646,15 +661,21 @@ _SCALARS = (int, float, complex, bool)
 """Python's own numbers: arguments that need no description."""
 
 
-def describe(args: Sequence[Any], stream: int) -> list[Any]:
+def describe(args: Sequence[Any], stream: int, name: str) -> list[Any]:
     """``args`` with each device array read as a ``DeviceArray`` and each
     host array as the numpy array sharing its memory; scalars as they are.
     ``stream``: the launch's stream, which DLPack producers order their work
-    before."""
+    before.  A value no kernel takes is an ``ArgumentTypeError`` naming its
+    position among the arguments of ``name``."""
     dlpack_stream = stream or LEGACY_DEFAULT_STREAM
     described: list[Any] = []
-    for value in args:
-        array = None if type(value) in _SCALARS else kernel_array(value, dlpack_stream)
+    for i, value in enumerate(args):
+        try:
+            array = None if type(value) in _SCALARS else kernel_array(value, dlpack_stream)
+        except RefusedArray as refused:
+            raise ArgumentTypeError(
+                "argument {0} of {function}: {problem}", name, (i,), texts={"problem": str(refused)}
+            ) from None
         described.append(value if array is None else array)
     return described
 
@@ -677,8 +698,6 @@ class _Parameter:
     """What a launch checks of one argument: an array's element type and
     rank, or a scalar's conversion."""
 
-    where: str
-    """The messages' "argument #i of kernel @f"."""
     dtype: np.dtype | None
     """The element type of an array; None for a scalar."""
     rank: int
@@ -701,8 +720,8 @@ class LaunchPlan:
     """The positions of the arrays the kernel may write."""
     entry: str
     arena: bool
-    parameters: tuple[_Parameter | None, ...]
-    """Per argument; None for a stack, which kernels do not take."""
+    parameters: tuple[_Parameter, ...]
+    """Per argument."""
     struct: struct.Struct
     bounds: LoopBounds | None
     """The kernel loop's bounds, whose trip count shapes the launch."""
@@ -712,19 +731,30 @@ class LaunchPlan:
         """The plan of kernel ``name``.  Its loop bounds read only what its
         arguments' types have: compiling checks those it records
         (``compile_kernels``), reading a cache entry those it reads
-        (``LoopBounds.decode``)."""
+        (``LoopBounds.decode``).  A kernel a function compiles to may take
+        what no launch can give it (a stack, a fixed-point number): that
+        argument is an ``ArgumentTypeError`` here, at its first launch."""
         info = program.kernels[name]
-        parameters: list[_Parameter | None] = []
+        parameters: list[_Parameter] = []
         for i, type in enumerate(info.arguments):
-            where = f"argument #{i} of kernel @{name}"
             if isinstance(type, MemRefType):
                 dtype = numpy_dtype(type.element_type)
-                parameters.append(_Parameter(where, dtype, type.get_num_dims(), None, False))
+                parameters.append(_Parameter(dtype, type.get_num_dims(), None, False))
             elif isinstance(type, StackType):
-                parameters.append(None)
+                raise ArgumentTypeError(
+                    "argument {0} of {function} is a stack; kernels take arrays and scalars", name, (i,)
+                )
+            elif scalar_format(type) is None:
+                raise ArgumentTypeError(
+                    "argument {0} of {function} is of a type no kernel takes{detail}; kernels take arrays, "
+                    "and scalars that are integers, floats, complex numbers or rv.ULog",
+                    name,
+                    (i,),
+                    f" ({type})",
+                )
             else:
                 convert = converter(type, name, i)
-                parameters.append(_Parameter(where, None, 0, convert, isinstance(type, ComplexType)))
+                parameters.append(_Parameter(None, 0, convert, isinstance(type, ComplexType)))
         struct = parameter_struct(info.arguments, info.arena)
         return cls(program, name, written, info.entry, info.arena, tuple(parameters), struct, info.bounds)
 
@@ -747,32 +777,38 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
     """Per host array, where its device copy's pointer goes in ``values``."""
     values: list[Any] = []
     for i, (parameter, value) in enumerate(zip(plan.parameters, args)):
-        if parameter is None:
-            raise TypeError(f"argument #{i} of kernel @{name} is a stack; kernels take arrays and scalars")
         if parameter.convert is not None:
             converted = parameter.convert(value)
             values += (converted.real, converted.imag) if parameter.complex else (converted,)
             continue
         assert parameter.dtype is not None
         if isinstance(value, DeviceArray):
-            check_array(value, parameter.dtype, parameter.rank, parameter.where)
+            check_array(value, parameter.dtype, parameter.rank, name, i)
             if value.readonly and i in written:
-                raise ValueError(
-                    f"{parameter.where} is {value.producer} marked read-only (JAX arrays are immutable), and "
-                    f"@{name} writes it; pass a writeable device array (CuPy, PyTorch) or a numpy array"
+                raise ArgumentValueError(
+                    "argument {0} of {function} is {producer} marked read-only (JAX arrays are immutable), and "
+                    "{function} writes it; pass a writeable device array (CuPy, PyTorch) or a numpy array",
+                    name,
+                    (i,),
+                    texts={"producer": value.producer},
                 )
             arrays[i] = value
             values.append(value.pointer)
         elif isinstance(value, np.ndarray):
-            check_array(value, parameter.dtype, parameter.rank, parameter.where)
+            check_array(value, parameter.dtype, parameter.rank, name, i)
             if not value.flags.c_contiguous:
-                raise TypeError(f"{parameter.where} must be a C-contiguous array (use numpy.ascontiguousarray)")
+                raise not_contiguous_error(name, i)
             if not value.flags.writeable and i in written:
                 raise read_only_error(name, i, None)
             hosts[i] = (len(values), value)
             values.append(0)
         else:
-            raise TypeError(f"{parameter.where} must be an array (CuPy, JAX, PyTorch, numpy), got {type_name(value)}")
+            raise ArgumentTypeError(
+                "argument {0} of {function} must be an array (CuPy, JAX, PyTorch, numpy), got {got}",
+                name,
+                (i,),
+                texts={"got": type_name(value)},
+            )
         values += value.shape
     # device arrays meet by their ranges, host arrays as the CPU finds
     # them (numpy views of one buffer); a host array and a device array
@@ -781,10 +817,11 @@ def launch(plan: LaunchPlan, args: Sequence[Any], stream: int, wait: bool = True
     pair = overlapping_ranges(ranges, written) or overlapping([(i, host) for i, (_, host) in hosts.items()], written)
     if pair is not None:
         raise overlap_error(name, pair)
-    ordinals = _ordinals(arrays.values())
-    if len(ordinals) > 1:
-        raise ValueError(f"the arrays passed to kernel @{name} are on different devices ({sorted(ordinals)})")
-    target = device(ordinals.pop() if ordinals else 0)
+    ordinals = _ordinals(arrays)
+    devices = set(ordinals.values())
+    if len(devices) > 1:
+        raise _apart(name, ordinals)
+    target = device(devices.pop() if devices else 0)
     target.check_usable()
     copies: dict[int, _Copy] = {}
     try:

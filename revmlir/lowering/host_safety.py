@@ -13,7 +13,8 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   pointer is still above the limit the entry point set, and the run stops
   with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
-  (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
+  (``_loop_heads``: ``scf.while``, ``scf.for`` but the short ones and
+  those that zero a new array (``UNPOLLED``) (once per ``POLL_SPAN``
   iterations of the function's ``for`` loops, or in every iteration where
   its body calls a function that runs a ``for`` loop), the outermost
   ``scf.parallel``, the targets of backward branches in ``cf`` form),
@@ -146,7 +147,7 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
     before Ctrl-C is seen: its iterations may run in any order, so no
     iteration is sure to come after a given time."""
     for op in function.walk():
-        if isinstance(op, scf.ForOp) and _short(op):
+        if isinstance(op, scf.ForOp) and not _polls(op):
             continue
         if isinstance(op, scf.ForOp) or (isinstance(op, scf.ParallelOp) and not _nested_in_a_loop(op)):
             yield op.body.blocks[0], op
@@ -164,6 +165,17 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
 
 SHORT_LOOP = 64
 """The most iterations of a ``for`` loop that never polls (``_short``)."""
+
+UNPOLLED = "rev.unpolled"
+"""Marks a ``for`` loop that never polls: one that zeroes memory the run
+has just allocated (an ancilla array), bounded by a size checked before
+(``MAX_ALLOCATION``), which ends as a ``memset`` would.  A poll in it kept
+LLVM from making it a ``memset`` and counted every element."""
+
+
+def _polls(loop: scf.ForOp) -> bool:
+    """Whether ``loop`` polls for Ctrl-C (and counts its iterations)."""
+    return UNPOLLED not in loop.attributes and not _short(loop)
 
 
 def _short(loop: scf.ForOp) -> bool:
@@ -200,7 +212,7 @@ class HostSafetyPass(ModulePass):
         runtime: dict[str, func.FuncOp] = {}
         functions = list(_checked_functions(op))
         recursive = recursive_calls(f for f, _ in functions)
-        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp) and not _short(op))
+        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp) and _polls(op))
         for function, error in functions:
             code = CheckedCode(
                 function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))

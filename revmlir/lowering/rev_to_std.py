@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -80,7 +81,7 @@ from revmlir.ir_utils import (
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
-from revmlir.lowering.host_safety import check_pushes
+from revmlir.lowering.host_safety import UNPOLLED, check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.lowering.printing import lower_print
 from revmlir.naming import RUNTIME_PREFIX, inverse_name
@@ -1005,9 +1006,10 @@ def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
 
 @lowers(anc.ArrayAllocOp)
 def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
-    """Zeroed element by element (LLVM makes the loop a ``memset``), after
-    checking, as the interpreter does, that its sizes are not negative and
-    its bytes within ``MAX_ALLOCATION``.  In the function's frame
+    """Zeroed element by element in loops that never poll for Ctrl-C
+    (``UNPOLLED``: LLVM makes them a ``memset``), after checking, as the
+    interpreter does, that its sizes are not negative and its bytes within
+    ``MAX_ALLOCATION``.  In the function's frame
     (``memref.alloca``, released when it returns) when it takes at most
     ``FRAME_ARRAY_BYTES`` (for run-time sizes: decided when it runs) and no
     loop would allocate it again and again, else on the heap
@@ -1050,7 +1052,7 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     else:
         array = lowering.emit(frame(), op).results[0]
     zero = lowering.const(0, type.element_type, op)
-    _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
+    _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op), unpolled=True)
     lowering.set(op.result, array)
 
 
@@ -1244,9 +1246,11 @@ def _each_element(
     like: Operation,
     visit: Callable[[list[SSAValue]], object],
     reverse: bool = False,
+    unpolled: bool = False,
 ) -> None:
     """``visit(indices)`` inside loops over every element of ``array``, in
-    row-major order or (``reverse``) its reverse."""
+    row-major order or (``reverse``) its reverse; loops that never poll
+    for Ctrl-C where ``unpolled`` (``UNPOLLED``)."""
     assert isinstance(array.type, MemRefType)
     rank = len(array.type.get_shape())
 
@@ -1267,7 +1271,9 @@ def _each_element(
         lowering.emit(scf.YieldOp(), like)
         lowering.builder.insertion_point = saved
         start, step = lowering.const(0, index, like), lowering.const(1, index, like)
-        lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
+        loop = lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
+        if unpolled:
+            loop.attributes[UNPOLLED] = UnitAttr()
 
     nest(0, [])
 

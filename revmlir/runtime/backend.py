@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
-from revmlir.runtime.arguments import ArgumentValueError, converter, from_runtime
+from revmlir.runtime.arguments import ArgumentTypeError, ArgumentValueError, converter, from_runtime
 from revmlir.semantics import is_state_type, written_arguments
 
 Caller = Callable[[Sequence[Any]], tuple[Any, ...]]
@@ -138,6 +138,15 @@ def same_stack_error(name: str, pair: tuple[int, int]) -> ValueError:
         "updates each in place; pass distinct stacks (a copy of one)",
         name,
         pair,
+    )
+
+
+def not_contiguous_error(name: str, index: int) -> TypeError:
+    """A strided array where compiled code takes a pointer and sizes (native
+    code, a kernel's copy of a numpy array): it would read the wrong
+    elements."""
+    return ArgumentTypeError(
+        "argument {0} of {function} must be a C-contiguous array (use numpy.ascontiguousarray)", name, (index,)
     )
 
 

@@ -63,10 +63,11 @@ from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
 from revmlir.reachability import drop_unreached_functions
-from revmlir.runtime.arguments import ArgumentTypeError, converter, from_runtime, numpy_dtype
+from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import (
     Backend,
     Caller,
+    not_contiguous_error,
     overlap_error,
     overlapping,
     read_only_error,
@@ -699,11 +700,7 @@ def _argument(arg_type: Attribute, name: str, index: int, written: bool, paramet
             if not (quick and type(value) is np.ndarray and value.dtype is dtype and value.ndim == rank):
                 convert(value)
             if not value.flags.c_contiguous:
-                raise ArgumentTypeError(
-                    "argument {0} of {function} must be a C-contiguous array (use numpy.ascontiguousarray)",
-                    name,
-                    (index,),
-                )
+                raise not_contiguous_error(name, index)
             if written and not value.flags.writeable:
                 raise read_only_error(name, index, parameter)
             slot[0] = _data_address(value)

@@ -227,7 +227,7 @@ class AdjointFunction:
         try:
             results = backend.call(adjoint_name(spec.name, self.lanes), *args)
         except ArgumentProblem as error:
-            raise named_arguments(self.function, error, partial(self._gradient_name, spec)) from None
+            raise named_arguments(self.function, error, partial(self.gradient_name, spec)) from None
         return results[0] if len(results) == 1 else results
 
     def bound(self, who: str, args: tuple[Any, ...], keywords: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -242,7 +242,7 @@ class AdjointFunction:
             )
         return args
 
-    def _gradient_name(self, spec: Specialization, i: int) -> str:
+    def gradient_name(self, spec: Specialization, i: int) -> str:
         """Argument ``i`` of ``@f.adj`` past ``f``'s, a gradient, in a
         message: by its position and the parameter whose gradient it is."""
         count = len(self.function.parameters)

@@ -366,23 +366,16 @@ mode, sharing the function's own computation between them); see
 
 def _whole_hessian(spec: Specialization, args: tuple[Any, ...], iloss: int, whole: Any, columns: range) -> np.ndarray:
     """The Hessian's ``columns`` in one native call of ``@f.hessian`` (see
-    ``revmlir.ad.matrices``), as the rows of the matrix returned: the
-    scalars' gradient slots get the seeds, each array zeroed workspaces."""
+    ``revmlir.ad.matrices``), as the rows of the matrix returned: each
+    array gets zeroed workspaces."""
     lanes = max(1, min(HESSIAN_LANES, len(columns)))
     _, backend = derived_backend(
         spec, f"hessian of #{iloss}, {lanes} lanes", partial(generate_hessian_matrices, loss=iloss, lanes=lanes)
     )
     matrix = np.zeros((whole.size, whole.size))
     arrays = [args[i] for i in whole.positions if isinstance(args[i], np.ndarray)]
-    seeds = [1.0 if i == iloss else 0.0 for i in whole.positions if not isinstance(args[i], np.ndarray)]
-    workspaces = zeroed_workspaces(arrays, 2 + 2 * lanes)
+    workspaces = zeroed_workspaces(arrays, 1 + 2 * lanes)
     backend.call(
-        spec.name + HESSIAN_SUFFIX,
-        *spec.private_copies(args),
-        matrix,
-        columns.start,
-        columns.stop,
-        *seeds,
-        *workspaces,
+        spec.name + HESSIAN_SUFFIX, *spec.private_copies(args), matrix, columns.start, columns.stop, *workspaces
     )
     return matrix

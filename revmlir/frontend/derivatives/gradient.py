@@ -183,44 +183,59 @@ class _GradientLayout:
 _layouts: WeakKeyDictionary[Specialization, _GradientLayout] = WeakKeyDictionary()
 
 
-def seed_for(type: Attribute, output: Any, cotangent: Any, what: str) -> Any:
+def seed_for(type: Attribute | None, output: Any, cotangent: Any, what: str) -> Any:
     """The output gradient ``@f.adj`` takes for one argument: a float, or a
-    fresh shadow array (list) for an array (stack)."""
+    fresh shadow array (list) for an array (stack).  Every derivative API's
+    seeds, tangents and cotangents come through here, so that one that is
+    not a number of the argument's kind is one ``TypeError`` naming it
+    (``what``): numpy and ``float`` would take ``"1.5"`` and an array of
+    strings as numbers, and drop a complex number's imaginary part."""
     if isinstance(output, np.ndarray):
         if cotangent is None:
             return np.zeros(output.shape, output.dtype)
+        kinds = "biufc" if output.dtype.kind == "c" else "biuf"
         try:
-            given = np.asarray(cotangent, dtype=output.dtype)
-        except (TypeError, ValueError):
-            raise TypeError(f"{what} must be an array of numbers, got {type_name(cotangent)}") from None
+            given = np.asarray(cotangent)
+        except ValueError:  # a ragged nest of lists
+            given = None
+        if given is None or given.dtype.kind not in kinds:
+            numbers = "numbers" if output.dtype.kind == "c" else "real numbers"
+            raise TypeError(f"{what} must be an array of {numbers}, got {type_name(cotangent)}")
         if given.shape != output.shape:
             raise TypeError(f"{what} must have the argument's shape {output.shape}, got {given.shape}")
-        return np.array(given, order="C")  # a copy: @f.adj updates it in place
+        return np.array(given, dtype=output.dtype, order="C")  # a copy: @f.adj updates it in place
     if isinstance(output, list):
         if cotangent is None:
             return [0.0] * len(output)
+        if not isinstance(cotangent, Sequence | np.ndarray) or isinstance(cotangent, str | bytes):
+            raise TypeError(f"{what} must be a list of {len(output)} real number(s), got {type_name(cotangent)}")
         if len(cotangent) != len(output):
             raise TypeError(f"{what} must have {len(output)} element(s), got {len(cotangent)}")
         return [_real(c, what) for c in cotangent]
     if cotangent is None:
         return 0.0
-    if isinstance(type, ComplexType) and isinstance(cotangent, (complex, np.complexfloating)):
-        return complex(cotangent)
-    if isinstance(cotangent, (np.ndarray, list, tuple, complex, np.complexfloating)):
-        raise TypeError(f"{what} must be a real number, got {type_name(cotangent)}")
+    if isinstance(type, ComplexType):
+        if not isinstance(cotangent, _NUMBERS):
+            raise TypeError(f"{what} must be a number, got {type_name(cotangent)}")
+        if isinstance(cotangent, complex | np.complexfloating):
+            return complex(cotangent)
     seed = _real(cotangent, what)
     if isinstance(type, LogType):
         seed *= float(output)  # d/dlog x = x · d/dx
     return seed
 
 
+_NUMBERS = (int, float, complex, np.number, np.bool_)
+"""What a seed may be: Python's and numpy's numbers (``bool`` is an
+``int``), as arguments may."""
+
+
 def _real(value: Any, what: str) -> float:
-    """``value`` as a float: a number, or what converts to one (a 0-d
-    array); anything else (a string) is an error naming ``what``."""
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise TypeError(f"{what} must be a real number, got {type_name(value)}") from None
+    """``value`` as a float: a real number, anything else (a string, a
+    complex number, an array) an error naming ``what``."""
+    if not isinstance(value, _NUMBERS) or isinstance(value, complex | np.complexfloating):
+        raise TypeError(f"{what} must be a real number, got {type_name(value)}")
+    return float(value)
 
 
 def vjp(
