@@ -56,6 +56,17 @@ def too_large(itemsize: int) -> str:
     return f"array of {{0}} elements of {itemsize} bytes is too large"
 
 
+def too_large_for_a_frame(itemsize: int, most: int) -> str:
+    """A ``memref.alloca`` over ``most`` bytes (``FRAME_ARRAY_BYTES``), over
+    its number of elements, counted as a float: native code would move the
+    stack pointer past a thread's stack, where the interpreter's array is
+    on the heap."""
+    return (
+        f"array of {{0}} elements of {itemsize} bytes is too large for a stack allocation (at most {most} bytes): "
+        "allocate it with memref.alloc"
+    )
+
+
 def fixed_overflow(type: str) -> str:
     """A fixed-point sum, difference or product outside its type: checked
     rather than wrapped, so no result is a number the program did not mean."""
@@ -70,6 +81,10 @@ def not_fixed(type: str) -> str:
 
 NOT_TROPICAL = "{0} is no tropical number: only finite reals have a tropical inverse (-inf is the tropical zero)"
 """A tropical number made from a real that is not finite, over the real."""
+NOT_LOG = "{0} is no log number: a log number is the logarithm of a positive, finite real"
+"""A log number made from a real that is not positive or not finite, over
+the real: its logarithm would be NaN or infinite, and ``ly *= l`` then
+``ly /= l`` would leave NaN where ``ly`` was."""
 RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"
 """A call that would leave too little stack: native code checks the stack
 pointer before a call that may recurse (``revmlir.lowering.host_safety``),

@@ -4,6 +4,7 @@ borrowed elements, and the inverse code it derived for ``rev.uncall``,
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,14 +105,13 @@ class Runtime:
 
     def same(self, a: Any, b: Any) -> bool:
         """Equality for run-time checks: exact for integers, within tolerance
-        for floats and complex numbers."""
+        for floats and complex numbers, where a NaN is the value a NaN is
+        (``complex_numbers.close``)."""
         if isinstance(a, bool | int) and isinstance(b, bool | int):
             return a == b
         if isinstance(a, complex) or isinstance(b, complex):
             return complex_numbers.close(complex(a), complex(b), self.tolerance)
-        import math
-
-        return math.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance)
+        return math.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance) or (math.isnan(a) and math.isnan(b))
 
     # -- ancillas ------------------------------------------------------------------
 

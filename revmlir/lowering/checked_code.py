@@ -223,10 +223,13 @@ class CheckedCode:
         message: str,
         payload: Sequence[SSAValue] = (),
         error: type[LocatedError] = InvertibilityError,
+        kinds: Sequence[str] | None = None,
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
-        the ``payload`` values the message template formats."""
-        kinds = payload_kinds([v.type for v in payload])
+        the ``payload`` values the message template formats: as their types
+        travel, or as ``kinds`` says where they stand for other values (a
+        log number's logarithm, ``LOG_KIND``)."""
+        kinds = payload_kinds([v.type for v in payload]) if kinds is None else list(kinds)
         if kinds is None:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
