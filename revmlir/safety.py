@@ -20,6 +20,14 @@ import warnings
 DIVISION_BY_ZERO = "integer division by zero"
 REMAINDER_BY_ZERO = "integer remainder by zero"
 NEGATIVE_SIZE = "array size {0} is negative"
+NEGATIVE_POWER = (
+    "the integer {0} to the power {1}: an integer to a negative power is no integer "
+    "(Python's is a float: float(n) ** k)"
+)
+"""``math.ipowi`` with a negative exponent, over the base and the
+exponent: Python's ``n ** k`` is then a float, which an integer result
+cannot be (upstream MLIR truncates it to 0 but for a base of ±1, a number
+Python never gives)."""
 STEP_NOT_POSITIVE = "step must be positive"
 NONPOSITIVE_STEP = STEP_NOT_POSITIVE + ", got {0}"
 """A loop (``rev.for``, ``scf.for``, ``scf.parallel``) reached with a step

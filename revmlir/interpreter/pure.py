@@ -43,7 +43,15 @@ from revmlir.dialects import rev
 from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, numpy_dtype, saturated, to_unsigned, wrap_int, wrap_to
-from revmlir.safety import DIVISION_BY_ZERO, NOT_LOG, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
+from revmlir.safety import (
+    DIVISION_BY_ZERO,
+    NEGATIVE_POWER,
+    NOT_LOG,
+    NOT_TROPICAL,
+    REMAINDER_BY_ZERO,
+    not_fixed,
+    shift_out_of_range,
+)
 
 Semantics = Callable[..., Any]
 
@@ -221,7 +229,7 @@ def _poison(op: ub.PoisonOp) -> Any:
 
 def _ipowi(a: int, b: int) -> int:
     if b < 0:
-        return 0 if abs(a) != 1 else (a if b % 2 else 1)
+        raise InterpretationError(NEGATIVE_POWER.format(a, b))
     return a**b
 
 
