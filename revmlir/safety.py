@@ -94,11 +94,18 @@ NOT_LOG = "{0} is no log number: a log number is the logarithm of a positive, fi
 the real: its logarithm would be NaN or infinite, and ``ly *= l`` then
 ``ly /= l`` would leave NaN where ``ly`` was."""
 RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"
-"""A call that would leave too little stack: native code checks the stack
-pointer before a call that may recurse (``revmlir.lowering.host_safety``),
-the interpreter beyond ``MAX_CALL_DEPTH`` nested calls
-(``revmlir.interpreter.recursion``) or where Python's frames run out, a
-resumable function beyond ``MAX_FRAME_DEPTH`` frames."""
+"""A call that would leave too little stack, or nest deeper than
+``MAX_CALL_DEPTH``: native code checks the stack pointer and the depth
+before a call that may recurse (``revmlir.lowering.host_safety``), the
+interpreter the depth (``revmlir.interpreter.rev``) and where Python's
+frames run out, a resumable function beyond ``MAX_FRAME_DEPTH`` frames."""
+MAX_CALL_DEPTH = 10_000
+"""The most calls that may recurse (caller and callee in one cycle of the
+call graph, ``revmlir.call_graph``) a run nests, on both engines: the
+interpreter's Python frames hold that many (``revmlir.interpreter.recursion``),
+and native code, whose stack holds more, stops at the same call, so that
+a recursion without end stops at the same depth, in the same function,
+on both."""
 MAX_FRAME_DEPTH = 1 << 20
 """The most frames a resumable function's frame stacks hold
 (``revmlir.reversibilize.resumable``): a call within a recursive cycle

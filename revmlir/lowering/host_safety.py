@@ -10,8 +10,10 @@ recursion that would exhaust the machine stack, and a loop that never ends.
 - ``rev-host-safety`` (native code only, after ``rev-lower-to-std``):
   before every call that may recurse (caller and callee in one cycle of the
   call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
-  pointer is still above the limit the entry point set, and the run stops
-  with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
+  pointer is still above the limit the entry point set and fewer than
+  ``MAX_CALL_DEPTH`` such calls are running (the interpreter's bound; it
+  counts this one, and ``revmlir.call_returned`` after the call takes it
+  off), and the run stops with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
   (``_loop_heads``: ``scf.while``, ``scf.for`` (once per ``POLL_SPAN``
   iterations of the function's ``for`` loops, or in every iteration where
@@ -86,7 +88,11 @@ SEEN = "revmlir.interrupts_seen"
 """``revmlir.interrupts_seen(error slot) -> i64``: the count of Ctrl-Cs
 when the run started."""
 STACK_OK = "revmlir.stack_ok"
-"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits."""
+"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits the
+stack and ``MAX_CALL_DEPTH``; it counts the call."""
+CALL_RETURNED = "revmlir.call_returned"
+"""``revmlir.call_returned(error slot)``: a call ``revmlir.stack_ok``
+counted has returned."""
 INTERRUPTED = -1
 """The check id ``revmlir.poll`` leaves in the error slot: the run was
 interrupted (no check failed)."""
@@ -227,6 +233,8 @@ class HostSafetyPass(ModulePass):
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
                 (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
                 code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
+                code.builder.insertion_point = InsertPoint.after(call)
+                code.call_runtime(CALL_RETURNED, [error], [], call)
             # A loop that calls a function with a for loop polls in every
             # iteration: the callee's count starts at 0 in each call, so a
             # nest of short loops across functions reaches POLL_SPAN in none
@@ -398,7 +406,8 @@ def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
     """Add what the checks call: ``revmlir.report`` and ``revmlir.fail`` if
     the module has none yet, and std bodies for ``revmlir.poll`` (nothing
     to do), ``revmlir.interrupt_count`` and ``revmlir.interrupts_seen``
-    (0) and ``revmlir.stack_ok`` (true), which native code replaces."""
+    (0), ``revmlir.stack_ok`` (true) and ``revmlir.call_returned``
+    (nothing to do), which native code replaces."""
     if POLL in runtime:
         # native code's poll leaves the run through revmlir.fail
         runtime.setdefault(FAIL, func.FuncOp.external(FAIL, [ERROR_SLOT], []))
