@@ -148,8 +148,9 @@ class Runtime:
         Native code's cycles are those of the lowered functions, where an
         uncall calls ``@f.inv``; a cycle of names is one of those run in
         either direction (a cycle run twice comes back to its direction), so
-        both count the same calls."""
-        if self._components is None:
+        both count the same calls.  Worked out again where a function is
+        new to it (one a module gained after the first call)."""
+        if self._components is None or caller not in self._components or callee not in self._components:
             functions = [op for op in module.ops if isinstance(op, rev.FuncOp)]
             names = {function.sym_name.data for function in functions}
             self._components = components(
@@ -162,7 +163,8 @@ class Runtime:
                     for function in functions
                 }
             )
-        return caller in self._components and self._components[caller] == self._components.get(callee)
+        component = self._components.get(caller)
+        return component is not None and component == self._components.get(callee)
 
     def inverse_function(self, func: rev.FuncOp) -> rev.FuncOp:
         if (inverse := self._inverse_functions.get(func)) is None:
