@@ -10,6 +10,7 @@ it runs lowered std IR) read them.
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -227,15 +228,34 @@ def _decode(kind: str, words: Iterator[int]) -> float | int | bool | complex:
     if kind == "complex":
         return complex(_decode("f64", words), _decode("f64", words))
     bits = next(words)
-    if kind == "f64":
-        return struct.unpack("<d", struct.pack("<q", bits))[0]
+    if kind in ("f64", LOG_KIND):
+        return shown(kind, struct.unpack("<d", struct.pack("<q", bits))[0])
     if kind == "i1":
         return bool(bits)
     return bits
 
 
-PAYLOAD_KINDS = ("i1", "i64", "f64", "complex")
-"""How values travel in an error slot's payload (``payload_kind``)."""
+LOG_KIND = "log"
+"""The payload kind of a log number: its logarithm travels as an ``f64``
+word, and a message shows the number it stands for (``shown``)."""
+PAYLOAD_KINDS = ("i1", "i64", "f64", "complex", LOG_KIND)
+"""How values travel in an error slot's payload (``payload_kind``, and
+``LOG_KIND``, which the caller of a check names)."""
+
+
+def shown(kind: str | None, value: T) -> T | float:
+    """``value`` as a message shows a value of payload ``kind``: a log
+    number as the positive real the program wrote (``exp`` of its
+    logarithm, infinite beyond ``f64``), anything else as it is.  Both
+    engines show it so: the interpreter before it formats, native code
+    when it reads the error slot."""
+    if kind != LOG_KIND:
+        return value
+    assert isinstance(value, float)
+    try:
+        return math.exp(value)
+    except OverflowError:
+        return math.inf
 
 
 def payload_kind(type: Attribute) -> str | None:

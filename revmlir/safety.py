@@ -20,6 +20,14 @@ import warnings
 DIVISION_BY_ZERO = "integer division by zero"
 REMAINDER_BY_ZERO = "integer remainder by zero"
 NEGATIVE_SIZE = "array size {0} is negative"
+NEGATIVE_POWER = (
+    "the integer {0} to the power {1}: an integer to a negative power is no integer "
+    "(Python's is a float: float(n) ** k)"
+)
+"""``math.ipowi`` with a negative exponent, over the base and the
+exponent: Python's ``n ** k`` is then a float, which an integer result
+cannot be (upstream MLIR truncates it to 0 but for a base of ±1, a number
+Python never gives)."""
 STEP_NOT_POSITIVE = "step must be positive"
 NONPOSITIVE_STEP = STEP_NOT_POSITIVE + ", got {0}"
 """A loop (``rev.for``, ``scf.for``, ``scf.parallel``) reached with a step
@@ -56,6 +64,17 @@ def too_large(itemsize: int) -> str:
     return f"array of {{0}} elements of {itemsize} bytes is too large"
 
 
+def too_large_for_a_frame(itemsize: int, most: int) -> str:
+    """A ``memref.alloca`` over ``most`` bytes (``FRAME_ARRAY_BYTES``), over
+    its number of elements, counted as a float: native code would move the
+    stack pointer past a thread's stack, where the interpreter's array is
+    on the heap."""
+    return (
+        f"array of {{0}} elements of {itemsize} bytes is too large for a stack allocation (at most {most} bytes): "
+        "allocate it with memref.alloc"
+    )
+
+
 def fixed_overflow(type: str) -> str:
     """A fixed-point sum, difference or product outside its type: checked
     rather than wrapped, so no result is a number the program did not mean."""
@@ -70,12 +89,23 @@ def not_fixed(type: str) -> str:
 
 NOT_TROPICAL = "{0} is no tropical number: only finite reals have a tropical inverse (-inf is the tropical zero)"
 """A tropical number made from a real that is not finite, over the real."""
+NOT_LOG = "{0} is no log number: a log number is the logarithm of a positive, finite real"
+"""A log number made from a real that is not positive or not finite, over
+the real: its logarithm would be NaN or infinite, and ``ly *= l`` then
+``ly /= l`` would leave NaN where ``ly`` was."""
 RECURSION_TOO_DEEP = "calls nest too deeply: the recursion would exhaust the stack"
-"""A call that would leave too little stack: native code checks the stack
-pointer before a call that may recurse (``revmlir.lowering.host_safety``),
-the interpreter beyond ``MAX_CALL_DEPTH`` nested calls
-(``revmlir.interpreter.recursion``) or where Python's frames run out, a
-resumable function beyond ``MAX_FRAME_DEPTH`` frames."""
+"""A call that would leave too little stack, or nest deeper than
+``MAX_CALL_DEPTH``: native code checks the stack pointer and the depth
+before a call that may recurse (``revmlir.lowering.host_safety``), the
+interpreter the depth (``revmlir.interpreter.rev``) and where Python's
+frames run out, a resumable function beyond ``MAX_FRAME_DEPTH`` frames."""
+MAX_CALL_DEPTH = 10_000
+"""The most calls that may recurse (caller and callee in one cycle of the
+call graph, ``revmlir.call_graph``) a run nests, on both engines: the
+interpreter's Python frames hold that many (``revmlir.interpreter.recursion``),
+and native code, whose stack holds more, stops at the same call, so that
+a recursion without end stops at the same depth, in the same function,
+on both."""
 MAX_FRAME_DEPTH = 1 << 20
 """The most frames a resumable function's frame stacks hold
 (``revmlir.reversibilize.resumable``): a call within a recursive cycle

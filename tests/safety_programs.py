@@ -348,6 +348,18 @@ ALLOCATION_SIZES = [("-1", -1), ("2**61", 1 << 61), ("2**62", 1 << 62), ("2**38"
 allocating: negative; 2⁶¹ and 2⁶² ``f64``s, whose byte count wraps to 0
 (native code then stored into a block of 0 bytes); 2³⁸, 2 TiB, over
 ``MAX_ALLOCATION`` without wrapping."""
+STD_FRAME_ALLOCATION = STD_ALLOCATION.replace("memref.alloc(%n)", "memref.alloca(%n)").replace(
+    "  memref.dealloc %m : memref<?xf64>\n", ""
+)
+"""The same array in the function's frame (``memref.alloca``), which holds
+``FRAME_ARRAY_BYTES`` (512 ``f64``s) at most: native code moved the stack
+pointer by any size, and a size past the thread's stack faulted."""
+STATIC_FRAME_ALLOCATION = STD_FRAME_ALLOCATION.replace(
+    "memref.alloca(%n) : memref<?xf64>", "memref.alloca() : memref<?xf64>"
+).replace("memref<?xf64>", "memref<100000000xf64>")
+"""An ``alloca`` of a static size past the bound: native code makes it on
+entry to the function, which must not happen before its check fails."""
+FRAME_SIZES = [("512", 512), ("513", 513), ("-1", -1), ("2**61", 1 << 61)]
 MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     **{
         f"mlir: {op} by zero": (ARITH.replace("OP", op), lambda: (0, 7, 0))
@@ -358,6 +370,10 @@ MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     "mlir: constant index of a static shape": (STATIC_INDEX, lambda: (0.0, np.zeros(4))),
     "mlir: memref.alloc the memory cannot hold": (STD_ALLOCATION, lambda: (1 << 34, 1.5)),
     **{f"mlir: memref.alloc of {shown} f64s": (STD_ALLOCATION, lambda n=n: (n, 1.5)) for shown, n in ALLOCATION_SIZES},
+    **{
+        f"mlir: memref.alloca of {shown} f64s": (STD_FRAME_ALLOCATION, lambda n=n: (n, 1.5)) for shown, n in FRAME_SIZES
+    },
+    "mlir: memref.alloca of a static 10**8 f64s": (STATIC_FRAME_ALLOCATION, lambda: (3, 1.5)),
 }
 """Cases in IR, for the ops the eDSL does not produce."""
 CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})

@@ -237,6 +237,34 @@ def test_an_int_variable_to_a_negative_power_asks_for_a_float():
     LINES.located(error, "# E:int-power", "an int to a negative power is a float", "float(n) ** -2")
 
 
+def run_time_power(y: int, n: int, k: int):
+    y += n**k  # E:run-time-power
+
+
+def ordinary_power(n: int, k: int):
+    return n**k  # E:ordinary-power
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int_to_an_exponent_negative_at_run_time_is_a_located_error(backend):
+    """Python's ``n ** k`` is a float for a negative ``k``, which the
+    ``int64`` the expression compiled to cannot be: an error at the
+    expression, on both engines, in reversible and ordinary code alike."""
+    powered = rv.reversible(backend=backend)(run_time_power)
+    assert powered(1, 3, 4) == (82, 3, 4)
+    ordinary = rv.ordinary(backend=backend)(ordinary_power)
+    assert ordinary(-2, 3) == -8
+    for function, args, marker in ((powered, (0, 2, -1), "E:run-time-power"), (ordinary, (1, -3), "E:ordinary-power")):
+        with pytest.raises(rv.ExecutionError) as raised:
+            function(*args)
+        base, exponent = args[-2:]
+        LINES.located(
+            raised.value,
+            f"# {marker}",
+            f"the integer {base} to the power {exponent}: an integer to a negative power is no integer",
+        )
+
+
 @rv.reversible
 def beyond_floats(y, x):
     y += 10**400 * x  # E:float-overflow

@@ -398,7 +398,7 @@ def run_past_the_budget(n):
     run(n)
 
 
-for size, depth, target in ((8 << 20, 10, run), (256 << 10, 20000, run), (8 << 20, 20000, run), (256 << 10, 20000, run_past_the_budget)):
+for size, depth, target in ((8 << 20, 10, run), (256 << 10, 9000, run), (8 << 20, 9000, run), (256 << 10, 9000, run_past_the_budget)):
     threading.stack_size(size)
     thread = threading.Thread(target=target, args=(depth,))
     thread.start()
@@ -411,9 +411,9 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
     """The stack a native recursion may use is measured for each thread,
     from its own stack: the first run in a thread of 8 MiB set a budget of
     4 MiB for the process, and a recursion 20000 deep in a thread of 256 KiB
-    then ran past that thread's stack and took the process down.  Now it
-    stops with the located error, and a thread of 8 MiB still runs it to
-    the end.  A budget past the thread's stack (a call that starts with
+    then ran past that thread's stack and took the process down.  Now one
+    9000 deep (within ``MAX_CALL_DEPTH``) stops with the located error, and
+    a thread of 8 MiB still runs it to the end.  A budget past the thread's stack (a call that starts with
     most of it used) stops at the stack's end, which the thread's C
     library reports.  In a process of its own."""
     script = tmp_path / "thread_stacks.py"
@@ -428,7 +428,7 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
         assert stopped.startswith(f"{script}:") and stopped.endswith(
             "'rev.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
         ), stopped
-    assert deep == [20001, 20000]
+    assert deep == [9001, 9000]
 
 
 def test_a_thread_python_takes_for_its_main_one_has_the_stack_its_c_library_gave_it(monkeypatch):

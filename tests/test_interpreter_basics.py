@@ -63,8 +63,8 @@ def test_calls_nest_up_to_the_interpreters_depth_and_stop_cleanly_beyond(monkeyp
     monkeypatch.setattr(semantics, "MAX_CALL_DEPTH", 300)
     interpreter = RevInterpreter(parse_module(RECURSE, "recurse.mlir"))
     limit = sys.getrecursionlimit()
-    assert interpreter.call("recurse", 0.0, 299) == (299.0, 299)  # 300 calls deep
-    assert interpreter.uncall("recurse", 299.0, 299) == (0.0, 299)
+    assert interpreter.call("recurse", 0.0, 300) == (300.0, 300)  # 300 recursive calls below the entry
+    assert interpreter.uncall("recurse", 300.0, 300) == (0.0, 300)
     with pytest.raises(ExecutionError, match="recurse.mlir:14:5: 'rev.call' in @recurse: calls nest too deeply"):
-        interpreter.call("recurse", 0.0, 300)
+        interpreter.call("recurse", 0.0, 301)
     assert sys.getrecursionlimit() == limit

@@ -265,7 +265,10 @@ NEAR_PAIRS = [
     (INF, -INF),
     (1e308, -1e308),
     (NAN, NAN),
+    (NAN, -NAN),
     (NAN, 1.0),
+    (1.0, NAN),
+    (NAN, INF),
 ]
 
 
@@ -290,15 +293,12 @@ def _freed(backend: object, x: complex, e: complex) -> str:
 
 @pytest.mark.parametrize("x, e", NEAR_PAIRS)
 def test_free_tolerance_is_the_same_on_both_engines(free_engines, x: float, e: float):
-    """Native code decides as ``math.isclose`` does, at infinities and NaN
-    too: equal infinities are close, an infinity is close to nothing else,
-    a finite pair whose difference overflows is not close."""
-    import math
-
+    """Native code decides as ``math.isclose`` does, at infinities too:
+    equal infinities are close, an infinity is close to nothing else, a
+    finite pair whose difference overflows is not close; and a NaN is the
+    value a NaN is (whatever its sign), in each part of a complex number."""
     interpreter, native = free_engines["real"]
-    expected = (
-        "freed" if math.isclose(x, e, rel_tol=1e-8, abs_tol=1e-8) else f"ancilla freed holding {x!r}, expected {e!r}"
-    )
+    expected = "freed" if real_close(x, e) else f"ancilla freed holding {x!r}, expected {e!r}"
     assert _freed(interpreter, x, e).endswith(expected)
     assert _freed(native, x, e).endswith(expected)
     interpreter, native = free_engines["complex"]
@@ -306,10 +306,34 @@ def test_free_tolerance_is_the_same_on_both_engines(free_engines, x: float, e: f
         assert (_freed(interpreter, z, w) == "freed") == (_freed(native, z, w) == "freed") == cmath_close(z, w)
 
 
-def cmath_close(z: complex, w: complex) -> bool:
-    import cmath
+def real_close(x: float, e: float) -> bool:
+    import math
 
+    return math.isclose(x, e, rel_tol=1e-8, abs_tol=1e-8) or (math.isnan(x) and math.isnan(e))
+
+
+def cmath_close(z: complex, w: complex) -> bool:
+    """``cmath.isclose`` with the parts that are NaN in both taken as 0."""
+    import cmath
+    import math
+
+    if math.isnan(z.real) and math.isnan(w.real):
+        z, w = complex(0.0, z.imag), complex(0.0, w.imag)
+    if math.isnan(z.imag) and math.isnan(w.imag):
+        z, w = complex(z.real, 0.0), complex(w.real, 0.0)
     return cmath.isclose(z, w, rel_tol=1e-8, abs_tol=1e-8)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+def test_a_nan_part_is_freed_only_beside_equal_other_parts(free_engines, backend):
+    """A NaN in one part of a complex number matches a NaN there only: the
+    other part is still checked, and a NaN in the other part is no match."""
+    interpreter, native = free_engines["complex"]
+    engine = interpreter if backend == "interpreter" else native
+    assert _freed(engine, complex(NAN, 1.0), complex(-NAN, 1.0)) == "freed"
+    assert _freed(engine, complex(2.0, NAN), complex(2.0, NAN)) == "freed"
+    for z, w in ((complex(NAN, 1.0), complex(NAN, 2.0)), (complex(NAN, 1.0), complex(1.0, NAN))):
+        assert _freed(engine, z, w).endswith(f"ancilla freed holding {z!r}, expected {w!r}")
 
 
 # Consecutive frees of float ancillas known to be zero: native code tests
@@ -408,6 +432,7 @@ PARITY_TYPES = {
     "index": (9, 4),
     "complex<f64>": (1.5 - 2j, complex(-0.0, 0.25)),
     "complex<f32>": (0.1 + 0.2j, -3j),
+    "!rev.log<f64>": (1.0, 0.25),
 }
 
 
@@ -417,7 +442,7 @@ ARRAY_TYPES = ("f32", "i1", "i8", "index")
 
 
 def _name(type: str) -> str:
-    return type.replace("<", "_").replace(">", "")
+    return type.replace("!rev.", "").replace("<", "_").replace(">", "")
 
 
 def _parity_functions(type: str) -> str:

@@ -1,9 +1,10 @@
 """A stack grows to ``REVMLIR_STACK_MAX_MB`` megabytes at most
-(``revmlir.safety.stack_limit``): a push past that stops the run with the
-located "cannot grow its stack" error, alike on both engines, where
-overcommitted memory let a tape without end grow until the kernel killed
-the process.  Each run sets a small bound, in a process of its own (the
-bound is read when a module is compiled)."""
+(``revmlir.safety.stack_limit``): a push or a record (a checkpoint's
+snapshot) past that stops the run with the located "cannot grow its stack"
+error, alike on both engines, where overcommitted memory let a tape
+without end grow until the kernel killed the process.  Each run sets a
+small bound, in a process of its own (the bound is read when a module is
+compiled)."""
 
 import json
 import os
@@ -37,11 +38,32 @@ except rv.ExecutionError as error:
     print(json.dumps(str(error)))
 """
 
+LARGE_SNAPSHOTS = """
+import json
+import sys
+import numpy as np
+import revmlir as rv
 
-def stopped(backend: str, tmp_path: Path) -> str:
+@rv.ordinary(backend=sys.argv[1])
+def oscillate(u, v, c, steps):
+    for step in rv.checkpointed(range(steps), snapshots=4):
+        for i in range(len(u)):
+            v[i] = v[i] + c * u[i]
+            u[i] = u[i] - c * v[i]
+    return u[0]
+
+try:
+    rv.gradient(oscillate, (np.ones(30), np.zeros(30), 0.2, 8))
+    print(json.dumps("no error"))
+except rv.ExecutionError as error:
+    print(json.dumps(str(error)))
+"""
+
+
+def stopped(backend: str, tmp_path: Path, program: str = ENDLESS_TAPE, megabytes: str = "0.01") -> str:
     script = tmp_path / "endless_tape.py"
-    script.write_text(ENDLESS_TAPE)
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), "REVMLIR_STACK_MAX_MB": "0.01"}
+    script.write_text(program)
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "REVMLIR_STACK_MAX_MB": megabytes}
     run = subprocess.run(
         [sys.executable, str(script), backend], capture_output=True, text=True, timeout=120, env=environment
     )
@@ -53,14 +75,25 @@ def test_a_tape_without_end_stops_at_the_bound_on_both_engines(tmp_path: Path):
     native, interpreter = (stopped(backend, tmp_path) for backend in ("native", "interpreter"))
     assert native == interpreter
     assert native.startswith(f"{tmp_path / 'endless_tape.py'}:9:5: 'anc.push' in @halving.tape: "), native
-    # 0.01 MB of 8-byte elements: 1310, of which the doubling capacities
-    # reach 1024
-    assert native.endswith("cannot grow a stack of 1024 elements: out of memory"), native
+    # 0.01 MB of 8-byte elements: 1310, the last doubling cut short there
+    assert native.endswith("cannot grow a stack of 1310 elements: out of memory"), native
 
 
-def test_the_most_elements_are_the_largest_capacity_within_the_bound(monkeypatch: pytest.MonkeyPatch):
+def test_snapshots_past_the_bound_stop_at_the_same_record_on_both_engines(tmp_path: Path):
+    """Records of 60 elements (two arrays of 30): the third would pass the
+    131 elements of a 0.001 MB bound (the interpreter bounded single
+    pushes only, and ran on)."""
+    native, interpreter = (
+        stopped(backend, tmp_path, LARGE_SNAPSHOTS, "0.001") for backend in ("native", "interpreter")
+    )
+    assert native == interpreter
+    assert native.startswith(f"{tmp_path / 'endless_tape.py'}:9:5: 'anc.snapshot' in @oscillate.grad: "), native
+    assert native.endswith("cannot grow a stack of 120 elements: out of memory"), native
+
+
+def test_the_most_elements_are_those_the_bound_holds(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("REVMLIR_STACK_MAX_MB", "0.01")
-    assert [most_elements(width, stack_limit()) for width in (1, 8, 16, 1400, 10486)] == [8192, 1024, 512, 0, 0]
+    assert [most_elements(width, stack_limit()) for width in (1, 8, 16, 1400, 10486)] == [10485, 1310, 655, 7, 0]
     monkeypatch.setenv("REVMLIR_STACK_MAX_MB", "1")
     assert most_elements(8, stack_limit()) == 131072
 

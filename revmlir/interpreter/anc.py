@@ -4,6 +4,7 @@ stacks."""
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType
@@ -19,7 +20,7 @@ from revmlir.dialects import anc
 from revmlir.interpreter.memref import checked_shape, zeros
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.lowering import stacks
-from revmlir.lowering.native_types import element_bytes
+from revmlir.lowering.native_types import element_bytes, shown_kind
 from revmlir.runtime_checks import (
     ANCILLA_FREED,
     POPPED_OTHER,
@@ -27,6 +28,7 @@ from revmlir.runtime_checks import (
     format_message,
     freed_element,
     shape_mismatch,
+    shown,
     shown_indices,
 )
 from revmlir.safety import EMPTY_STACK, STACK_NOT_GROWN
@@ -44,7 +46,7 @@ class AncFunctions(InterpreterFunctions):
         runtime = interpreter.runtime
         value, expected = args
         if runtime.checking(op) and not runtime.same(value, expected):
-            raise runtime.fail(op, format_message(ANCILLA_FREED, [value, expected]))
+            raise runtime.fail(op, _compared(ANCILLA_FREED, op.ancilla.type, value, expected))
         runtime.release()
         return ()
 
@@ -116,23 +118,38 @@ class AncFunctions(InterpreterFunctions):
             raise runtime.fail(op, EMPTY_STACK)
         popped = stack.pop()
         if runtime.checking(op) and not runtime.same(popped, value):
-            raise runtime.fail(op, format_message(POPPED_OTHER, [popped, value]))
+            raise runtime.fail(op, _compared(POPPED_OTHER, op.value.type, popped, value))
         return ()
+
+
+def _compared(template: str, type: Attribute, *values: object) -> str:
+    """The message of a check that compared ``values`` of ``type``, shown
+    as native code reports them (``shown_kind``: a log number as the
+    number)."""
+    kind = shown_kind(type)
+    return format_message(template, [shown(kind, value) for value in values])
 
 
 def _push(op: anc.PushOp | anc.CopyPushOp, stack: list[object], value: object, limit: int) -> None:
     """Push ``value``, or stop where native code's push could not grow the
-    stack's buffer past ``stack_limit()`` bytes (``stacks.most_elements``),
-    with its message: a push without end otherwise grew the list until
-    memory ran out."""
-    if len(stack) >= _most_elements(op.stack.type, limit):
-        raise MemoryError(STACK_NOT_GROWN.format(len(stack)))
+    stack (``check_room``): a push without end otherwise grew the list
+    until memory ran out."""
+    check_room(op.stack.type, stack, 1, limit)
     stack.append(value)
+
+
+def check_room(stack_type: Attribute, stack: list[Any], count: int, limit: int) -> None:
+    """Stop, with native code's message, where ``count`` more elements
+    would pass the most a stack of ``stack_type`` holds under ``limit``
+    (``stacks.most_elements``): a push, and a record (a snapshot, a fill)
+    that native code could not grow the stack's buffer for."""
+    if len(stack) + count > _most_elements(stack_type, limit):
+        raise MemoryError(STACK_NOT_GROWN.format(len(stack)))
 
 
 @functools.cache
 def _most_elements(stack_type: Attribute, limit: int) -> int:
     """``stacks.most_elements`` of a stack type's elements under ``limit``,
-    worked out once: a push runs it, and it took longer than the push."""
+    worked out once: a push asks it, and it took longer than the push."""
     assert isinstance(stack_type, anc.StackType)
     return stacks.most_elements(element_bytes(stack_type.element_type), limit)

@@ -43,7 +43,15 @@ from revmlir.dialects import rev
 from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, numpy_dtype, saturated, to_unsigned, wrap_int, wrap_to
-from revmlir.safety import DIVISION_BY_ZERO, NOT_TROPICAL, REMAINDER_BY_ZERO, not_fixed, shift_out_of_range
+from revmlir.safety import (
+    DIVISION_BY_ZERO,
+    NEGATIVE_POWER,
+    NOT_LOG,
+    NOT_TROPICAL,
+    REMAINDER_BY_ZERO,
+    not_fixed,
+    shift_out_of_range,
+)
 
 Semantics = Callable[..., Any]
 
@@ -221,8 +229,19 @@ def _poison(op: ub.PoisonOp) -> Any:
 
 def _ipowi(a: int, b: int) -> int:
     if b < 0:
-        return 0 if abs(a) != 1 else (a if b % 2 else 1)
+        raise InterpretationError(NEGATIVE_POWER.format(a, b))
     return a**b
+
+
+def _to_log(log: Semantics) -> Semantics:
+    """The logarithm, of a positive, finite real only (``NOT_LOG``)."""
+
+    def run(op: Operation, x: float) -> float:
+        if not 0 < x < math.inf:
+            raise InterpretationError(NOT_LOG.format(x))
+        return log(op, x)
+
+    return run
 
 
 PURE_SEMANTICS: dict[type[Operation], Semantics] = {
@@ -319,7 +338,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     complexd.EqualOp: lambda op, a, b: a == b,
     complexd.NotEqualOp: lambda op, a, b: a != b,
     ub.PoisonOp: _poison,
-    rev.ToLogOp: _c("log"),
+    rev.ToLogOp: _to_log(_c("log")),
     rev.FromLogOp: _c("exp"),
     rev.ToFixedOp: lambda op, x: _to_fixed(op.results[0].type, x),
     rev.FromFixedOp: lambda op, raw: op.operands[0].type.real(raw),

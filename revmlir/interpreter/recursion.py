@@ -5,10 +5,10 @@ the regions of the ops around it, xDSL's dispatch), so Python's default
 recursion limit of 1000 frames stopped user recursion about a hundred calls
 deep, where native code goes as deep as half the thread's stack allows.
 While an interpreter runs, Python's limit is raised to leave room for
-``MAX_CALL_DEPTH`` calls of ``FRAMES_PER_CALL`` frames each; a call deeper
-than ``MAX_CALL_DEPTH``, or one whose frames run out first (calls nested in
-many loops and branches), stops with ``RECURSION_TOO_DEEP`` at the call, as
-native code does where its stack would run out.  Python 3.11 runs a Python
+``MAX_CALL_DEPTH`` calls of ``FRAMES_PER_CALL`` frames each; a recursive
+call deeper than ``MAX_CALL_DEPTH`` (``revmlir.safety``), or one whose
+frames run out first (calls nested in many loops and branches), stops with
+``RECURSION_TOO_DEEP`` at the call, as native code does.  Python 3.11 runs a Python
 function called from Python without a C frame of its own, so these frames
 live on the heap: the thread's C stack is not what bounds them.
 
@@ -26,8 +26,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-MAX_CALL_DEPTH = 10_000
-"""The most calls (and uncalls) the interpreter nests."""
+from revmlir.safety import MAX_CALL_DEPTH
 
 FRAMES_PER_CALL = 40
 """Python frames left for each nested call."""

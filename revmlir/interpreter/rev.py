@@ -26,11 +26,10 @@ from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, InversionError, LocatedError, describe_op
 from revmlir.interpreter.loops import positive_step
 from revmlir.interpreter.memref import checked_index, element_key
-from revmlir.interpreter.recursion import MAX_CALL_DEPTH
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
 from revmlir.runtime.values import normalize
 from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
-from revmlir.safety import RECURSION_TOO_DEEP
+from revmlir.safety import MAX_CALL_DEPTH, RECURSION_TOO_DEEP
 
 
 def _result(op: rev.InstructionOp, *values: Any) -> PythonValues:
@@ -272,19 +271,27 @@ def _nested(
     args: PythonValues,
     backward: bool,
 ) -> PythonValues:
-    """A call or an uncall; recursion deeper than ``MAX_CALL_DEPTH`` calls
-    or than Python's frames allow stops with the error native code raises
-    where the stack would run out, at the call (building the error may
-    itself hit the limit: an outer call reports it then)."""
+    """A call or an uncall.  One that may recurse (``Runtime.may_recurse``)
+    with ``MAX_CALL_DEPTH`` such calls already running, or one that Python's
+    frames cannot hold, stops with the error native code raises at the same
+    call (building the error may itself hit Python's limit: an outer call
+    reports it then)."""
     body = interpreter.runtime.inverse_function(callee) if backward else callee
-    frames = interpreter.runtime.frames
-    if len(frames) >= MAX_CALL_DEPTH:
-        raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]))
+    runtime = interpreter.runtime
+    frames = runtime.frames
+    recursive = bool(frames) and runtime.may_recurse(interpreter.module, frames[-1].name, callee.sym_name.data)
+    if recursive:
+        if runtime.recursive_calls >= MAX_CALL_DEPTH:
+            raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]))
+        runtime.recursive_calls += 1
     try:
         return invoke(interpreter, body, args, callee.sym_name.data, backward)
     except RecursionError:
         frames = interpreter.runtime.frames
         raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]) if frames else None) from None
+    finally:
+        if recursive:
+            runtime.recursive_calls -= 1
 
 
 def _callee(interpreter: RuntimeInterpreter, op: rev.CallOp | rev.UncallOp) -> rev.FuncOp:

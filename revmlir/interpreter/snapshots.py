@@ -20,6 +20,7 @@ from xdsl.ir import SSAValue
 from revmlir.checkpoint.cursor import next_entry
 from revmlir.dialects import anc
 from revmlir.dialects.ad import NextOp
+from revmlir.interpreter.anc import check_room
 from revmlir.interpreter.state import RuntimeInterpreter
 from revmlir.lowering.native_types import element_bytes
 from revmlir.runtime.values import normalize
@@ -83,6 +84,12 @@ class SnapshotFunctions(InterpreterFunctions):
     def run_snapshot(self, interpreter: RuntimeInterpreter, op: anc.SnapshotOp, args: PythonValues) -> PythonValues:
         store, *values = args
         start = len(store)
+        held = sum(
+            len(value) + 1
+            for operand, value in zip(op.values, values, strict=True)
+            if isinstance(operand.type, anc.StackType)
+        )
+        check_room(op.store.type, store, _fixed_length(op.values, values) + held, interpreter.runtime.stack_limit)
         for operand, value in zip(op.values, values, strict=True):
             if isinstance(operand.type, MemRefType):
                 store.extend(np.asarray(value).reshape(-1).tolist())
@@ -103,6 +110,7 @@ class SnapshotFunctions(InterpreterFunctions):
                 value.reshape(-1)[:] = store[position : position + value.size]
                 position += value.size
             elif isinstance(operand.type, anc.StackType):
+                check_room(operand.type, [], len(store) - 1 - position, interpreter.runtime.stack_limit)
                 value[:] = store[position:-1]
             else:
                 scalars.append(normalize(operand.type, store[position]))
@@ -121,5 +129,7 @@ class SnapshotFunctions(InterpreterFunctions):
         shadow, stack = args
         assert isinstance(op.shadow.type, anc.StackType)
         zero = normalize(op.shadow.type.element_type, 0)
-        shadow.extend([zero] * (len(stack) - len(shadow)))
+        missing = max(len(stack) - len(shadow), 0)
+        check_room(op.shadow.type, shadow, missing, interpreter.runtime.stack_limit)
+        shadow.extend([zero] * missing)
         return ()

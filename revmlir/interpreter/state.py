@@ -4,6 +4,7 @@ borrowed elements, and the inverse code it derived for ``rev.uncall``,
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -13,6 +14,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, OpImplResult, _InterpreterFunctionImpls
 from xdsl.ir import Operation, Region
 
+from revmlir.call_graph import components
 from revmlir.dialects import rev
 from revmlir.errors import ExecutionError, InvertibilityError, describe_op
 from revmlir.expansion import backward_region
@@ -74,6 +76,9 @@ class Runtime:
     """``revmlir.safety.stack_limit()`` when the interpreter was made, as
     native code takes it when a module is compiled (read at every push, the
     environment cost more than the push)."""
+    recursive_calls: int = 0
+    """The calls that may recurse (``may_recurse``) running now."""
+    _components: dict[str, int] | None = None
     _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(default_factory=dict[rev.FuncOp, rev.FuncOp])
     _inverse_regions: dict[Operation, Region] = field(default_factory=dict[Operation, Region])
 
@@ -104,14 +109,13 @@ class Runtime:
 
     def same(self, a: Any, b: Any) -> bool:
         """Equality for run-time checks: exact for integers, within tolerance
-        for floats and complex numbers."""
+        for floats and complex numbers, where a NaN is the value a NaN is
+        (``complex_numbers.close``)."""
         if isinstance(a, bool | int) and isinstance(b, bool | int):
             return a == b
         if isinstance(a, complex) or isinstance(b, complex):
             return complex_numbers.close(complex(a), complex(b), self.tolerance)
-        import math
-
-        return math.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance)
+        return math.isclose(a, b, rel_tol=self.tolerance, abs_tol=self.tolerance) or (math.isnan(a) and math.isnan(b))
 
     # -- ancillas ------------------------------------------------------------------
 
@@ -136,6 +140,31 @@ class Runtime:
         self.live_snapshot_bytes -= size
 
     # -- derived inverse code -------------------------------------------------------
+
+    def may_recurse(self, module: ModuleOp, caller: str, callee: str) -> bool:
+        """Whether a call of ``callee`` in ``caller`` may recurse: both in
+        one cycle of the module's reversible functions, whose calls and
+        uncalls, in any region, are the edges (``call_graph.components``).
+        Native code's cycles are those of the lowered functions, where an
+        uncall calls ``@f.inv``; a cycle of names is one of those run in
+        either direction (a cycle run twice comes back to its direction), so
+        both count the same calls.  Worked out again where a function is
+        new to it (one a module gained after the first call)."""
+        if self._components is None or caller not in self._components or callee not in self._components:
+            functions = [op for op in module.ops if isinstance(op, rev.FuncOp)]
+            names = {function.sym_name.data for function in functions}
+            self._components = components(
+                {
+                    function.sym_name.data: [
+                        call.callee.string_value()
+                        for call in function.walk()
+                        if isinstance(call, rev.CallOp | rev.UncallOp) and call.callee.string_value() in names
+                    ]
+                    for function in functions
+                }
+            )
+        component = self._components.get(caller)
+        return component is not None and component == self._components.get(callee)
 
     def inverse_function(self, func: rev.FuncOp) -> rev.FuncOp:
         if (inverse := self._inverse_functions.get(func)) is None:

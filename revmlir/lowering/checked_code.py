@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from math import prod
 
 from xdsl.builder import Builder, ImplicitBuilder
-from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import arith, func, llvm, math, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
     ComplexType,
@@ -74,6 +74,7 @@ from revmlir.runtime_checks import (
 from revmlir.safety import (
     DIVISION_BY_ZERO,
     MAX_ALLOCATION,
+    NEGATIVE_POWER,
     NEGATIVE_SIZE,
     REMAINDER_BY_ZERO,
     out_of_bounds,
@@ -223,10 +224,13 @@ class CheckedCode:
         message: str,
         payload: Sequence[SSAValue] = (),
         error: type[LocatedError] = InvertibilityError,
+        kinds: Sequence[str] | None = None,
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
-        the ``payload`` values the message template formats."""
-        kinds = payload_kinds([v.type for v in payload])
+        the ``payload`` values the message template formats: as their types
+        travel, or as ``kinds`` says where they stand for other values (a
+        log number's logarithm, ``LOG_KIND``)."""
+        kinds = payload_kinds([v.type for v in payload]) if kinds is None else list(kinds)
         if kinds is None:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
         identifier = self.checks.register(op, message, kinds, self.function, error)
@@ -274,9 +278,14 @@ class CheckedCode:
 
     def check_arithmetic(self, op: Operation) -> None:
         """A divisor that is not zero, a shift count within the width: LLVM
-        traps on the first and gives poison for the second."""
+        traps on the first and gives poison for the second; an integer
+        power's exponent not negative (``NEGATIVE_POWER``)."""
         kind = op.__class__
-        if _is_division(kind):
+        if kind is math.IPowIOp:
+            base, exponent = (self.get(value) for value in op.operands)
+            natural = self.emit(arith_cmpi(exponent, self.const(0, exponent.type, op), "sge"), op).results[0]
+            self.check(natural, op, NEGATIVE_POWER, [base, exponent], ExecutionError)
+        elif _is_division(kind):
             divisor = self.get(op.operands[1])
             nonzero = self.emit(arith_cmpi(divisor, self.const(0, divisor.type, op), "ne"), op).results[0]
             message = REMAINDER_BY_ZERO if isinstance(op, arith.RemSIOp | arith.RemUIOp) else DIVISION_BY_ZERO

@@ -44,6 +44,7 @@ class Emitter(Protocol):
         message: str,
         payload: Sequence[SSAValue] = (),
         error: type[LocatedError] = InvertibilityError,
+        kinds: Sequence[str] | None = None,
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false."""
         ...

@@ -10,8 +10,10 @@ recursion that would exhaust the machine stack, and a loop that never ends.
 - ``rev-host-safety`` (native code only, after ``rev-lower-to-std``):
   before every call that may recurse (caller and callee in one cycle of the
   call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
-  pointer is still above the limit the entry point set, and the run stops
-  with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
+  pointer is still above the limit the entry point set and fewer than
+  ``MAX_CALL_DEPTH`` such calls are running (the interpreter's bound; it
+  counts this one, and ``revmlir.call_returned`` after the call takes it
+  off), and the run stops with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
   (``_loop_heads``: ``scf.while``, ``scf.for`` but the short ones and
   those that zero a new array (``UNPOLLED``) (once per ``POLL_SPAN``
@@ -31,6 +33,8 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   code's) gets a check, ``CANNOT_ALLOCATE`` at the op it allocates for,
   that ``convert-std-to-llvm`` makes after ``malloc``: a null pointer stops
   the run with the bytes asked for, where the zeroing wrote through it.
+  A ``memref.alloca`` the module brings is checked to fit a frame
+  (``FRAME_ARRAY_BYTES``), as the interpreter checks it.
 
 *Why at run time, and why these places*: frames differ by function and by
 target, so only the stack pointer knows how deep a run may go; a bound on
@@ -45,20 +49,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from math import prod
 
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, i1, i64
+from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, f64, i1, i64
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.rewriter import InsertPoint
+from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.call_graph import recursive_calls
 from revmlir.errors import ExecutionError
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
+from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
     CHECKS_ATTR,
@@ -69,7 +75,7 @@ from revmlir.runtime_checks import (
     SOURCE_OP_ATTR,
     CheckTable,
 )
-from revmlir.safety import CANNOT_ALLOCATE, RECURSION_TOO_DEEP, STACK_NOT_GROWN
+from revmlir.safety import CANNOT_ALLOCATE, RECURSION_TOO_DEEP, STACK_NOT_GROWN, too_large_for_a_frame
 
 POLL = "revmlir.poll"
 """``revmlir.poll(error slot, count address, count seen)``: leave the run
@@ -83,7 +89,11 @@ SEEN = "revmlir.interrupts_seen"
 """``revmlir.interrupts_seen(error slot) -> i64``: the count of Ctrl-Cs
 when the run started."""
 STACK_OK = "revmlir.stack_ok"
-"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits."""
+"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits the
+stack and ``MAX_CALL_DEPTH``; it counts the call."""
+CALL_RETURNED = "revmlir.call_returned"
+"""``revmlir.call_returned(error slot)``: a call ``revmlir.stack_ok``
+counted has returned."""
 INTERRUPTED = -1
 """The check id ``revmlir.poll`` leaves in the error slot: the run was
 interrupted (no check failed)."""
@@ -235,6 +245,8 @@ class HostSafetyPass(ModulePass):
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
                 (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
                 code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
+                code.builder.insertion_point = InsertPoint.after(call)
+                code.call_runtime(CALL_RETURNED, [error], [], call)
             # A loop that calls a function with a for loop polls in every
             # iteration: the callee's count starts at 0 in each call, so a
             # nest of short loops across functions reaches POLL_SPAN in none
@@ -267,6 +279,8 @@ def _check_allocations(code: CheckedCode, function: func.FuncOp) -> None:
     the interpreter's size checks, since a negative or huge size wraps
     ``malloc``'s byte count to a small block the stores then overrun."""
     for alloc in list(nested_ops(function)):
+        if isinstance(alloc, memref.AllocaOp) and SOURCE_OP_ATTR not in alloc.attributes:
+            _check_frame_allocation(code, alloc)
         if isinstance(alloc, memref.AllocOp):
             if SOURCE_OP_ATTR not in alloc.attributes:
                 code.builder.insertion_point = InsertPoint.before(alloc)
@@ -276,6 +290,31 @@ def _check_allocations(code: CheckedCode, function: func.FuncOp) -> None:
             identifier = code.checks.register(alloc, CANNOT_ALLOCATE, ["i64"], code.function, ExecutionError)
             alloc.attributes[ALLOCATION_CHECK_ATTR] = IntegerAttr(identifier, i64)
             code.runtime.setdefault(REPORT, func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
+
+
+def _check_frame_allocation(code: CheckedCode, alloca: memref.AllocaOp) -> None:
+    """A ``memref.alloca`` the module brings gets the interpreter's size
+    checks and the bound of a frame's arrays (``FRAME_ARRAY_BYTES``, what
+    ``rev-lower-to-std`` itself puts in a frame): a size the stack
+    cannot hold moved the stack pointer past the thread's stack, and the
+    first store faulted.  One whose static size passes the bound fails
+    when reached, and is made a heap allocation, which never runs: an
+    ``alloca`` of static size is made on entry to the function
+    (``convert-std-to-llvm``), before the check."""
+    type = alloca.memref.type
+    assert isinstance(type, MemRefType)
+    itemsize = element_bytes(type.element_type)
+    most = float(FRAME_ARRAY_BYTES // itemsize)
+    if not alloca.dynamic_sizes and prod(type.get_shape()) <= most:
+        return
+    code.builder.insertion_point = InsertPoint.before(alloca)
+    elements = code.checked_elements(alloca, alloca.dynamic_sizes, type)
+    fits = code.emit(arith.CmpfOp(elements, code.const(most, f64, alloca), "ole"), alloca).results[0]
+    code.check(fits, alloca, too_large_for_a_frame(itemsize, FRAME_ARRAY_BYTES), [elements], ExecutionError)
+    if not alloca.dynamic_sizes:
+        heap = memref.AllocOp([], [], type)
+        heap.attributes[SOURCE_OP_ATTR] = StringAttr(alloca.name)
+        Rewriter.replace_op(alloca, heap)
 
 
 def polling_functions(module: ModuleOp) -> frozenset[str]:
@@ -379,7 +418,8 @@ def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
     """Add what the checks call: ``revmlir.report`` and ``revmlir.fail`` if
     the module has none yet, and std bodies for ``revmlir.poll`` (nothing
     to do), ``revmlir.interrupt_count`` and ``revmlir.interrupts_seen``
-    (0) and ``revmlir.stack_ok`` (true), which native code replaces."""
+    (0), ``revmlir.stack_ok`` (true) and ``revmlir.call_returned``
+    (nothing to do), which native code replaces."""
     if POLL in runtime:
         # native code's poll leaves the run through revmlir.fail
         runtime.setdefault(FAIL, func.FuncOp.external(FAIL, [ERROR_SLOT], []))

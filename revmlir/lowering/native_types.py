@@ -43,6 +43,7 @@ from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.errors import describe_op
 from revmlir.ir_utils import nested_ops
+from revmlir.runtime_checks import LOG_KIND
 
 INTEGER_WIDTHS = (1, 8, 16, 32, 64)
 """The widths of the C integer types a native call passes."""
@@ -67,6 +68,14 @@ def element_bytes(type: Attribute) -> int:
         return max(1, type.width.data // 8)
     assert isinstance(type, AnyFloat)
     return type.bitwidth // 8
+
+
+def shown_kind(type: Attribute) -> str | None:
+    """The payload kind a check reports a value of the program's ``type``
+    as where it is not its lowered type's: a log number's, whose
+    logarithm a message shows as the number the program wrote
+    (``LOG_KIND``); ``None`` for any other."""
+    return LOG_KIND if isinstance(type, LogType) else None
 
 
 def native_type_problem(type: Attribute) -> str | None:

@@ -1,4 +1,4 @@
-"""Lowering of fixed-point and tropical numbers to std (``rev-lower-to-std``).
+"""Lowering of fixed-point, tropical and log numbers to std (``rev-lower-to-std``).
 
 A fixed-point number becomes the integer it stores.  Its sums, differences
 and products are computed at twice the width (the product of two 64-bit
@@ -6,7 +6,8 @@ integers fits i128), shifted back for a product (an arithmetic shift: the
 product rounds down), and checked against the type before they are
 truncated, so native code refuses an overflow where the interpreter does
 (``revmlir.runtime.values.normalize``), with the same message.  A tropical
-number becomes the real it is, checked to be finite when it is made.
+number becomes the real it is, checked to be finite when it is made; a
+log number the logarithm of a real checked to be positive and finite.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from xdsl.ir import Operation, SSAValue
 from revmlir.dialects import rev
 from revmlir.errors import ExecutionError
 from revmlir.lowering.emitter import Emitter
-from revmlir.safety import NOT_TROPICAL, fixed_overflow, not_fixed
+from revmlir.safety import NOT_LOG, NOT_TROPICAL, fixed_overflow, not_fixed
 
 _WIDE = {
     rev.AddOp: arith.AddiOp,
@@ -88,6 +89,17 @@ def to_tropical(lowering: Emitter, op: Operation) -> None:
     finite = lowering.emit(arith.CmpfOp(magnitude, lowering.const(float("inf"), x.type, op), "olt"), op).results[0]
     lowering.check(finite, op, NOT_TROPICAL, [x], ExecutionError)
     lowering.set(op.results[0], x)
+
+
+def to_log(lowering: Emitter, op: Operation) -> None:
+    """A log number stores the logarithm of a real that must be positive
+    and finite (``0 < x < inf`` is false for a NaN too)."""
+    x = lowering.get(op.operands[0])
+    above = lowering.emit(arith.CmpfOp(x, lowering.const(0.0, x.type, op), "ogt"), op).results[0]
+    below = lowering.emit(arith.CmpfOp(x, lowering.const(float("inf"), x.type, op), "olt"), op).results[0]
+    positive = lowering.emit(arith.AndIOp(above, below), op).results[0]
+    lowering.check(positive, op, NOT_LOG, [x], ExecutionError)
+    lowering.set(op.results[0], lowering.emit(math.LogOp(x), op).results[0])
 
 
 def from_tropical(lowering: Emitter, op: Operation) -> None:

@@ -82,7 +82,7 @@ from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import UNPOLLED, check_pushes
-from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
+from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print
 from revmlir.naming import RUNTIME_PREFIX, inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
@@ -334,7 +334,8 @@ class FunctionLowering(CheckedCode):
         tolerances (the interpreter's test, ``complex_numbers.close`` for
         complex numbers): ``a = b``, or a finite
         ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol`` (which is
-        ``|a| ≤ tol`` when ``b`` is known to be zero and ``tol < 1``).
+        ``|a| ≤ tol`` when ``b`` is known to be zero and ``tol < 1``),
+        where a NaN is the value a NaN is (``_shared_nans_zeroed``).
 
         *Why* comparisons and no ``max``: LLVM's ``maximum`` must
         propagate NaN and order signed zeros, a dozen instructions on x86
@@ -364,7 +365,9 @@ class FunctionLowering(CheckedCode):
         return self.emit(scf.IfOp(equal, [i1], Region(exact), Region(near)), like).results[0]
 
     def _within_tolerance(self, a: SSAValue, b: SSAValue, like: Operation) -> SSAValue:
-        """A finite ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol``."""
+        """A finite ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol``,
+        the parts that are NaN in both taken as 0 (``_shared_nans_zeroed``)."""
+        a, b = self._shared_nans_zeroed(a, b, like)
         if isinstance(a.type, ComplexType):
             difference = self.emit(complexd.SubOp(a, b), like).results[0]
             gap = self.emit(complexd.AbsOp(difference), like).results[0]
@@ -386,6 +389,28 @@ class FunctionLowering(CheckedCode):
             within = self.emit(arith_cmpf(gap, relative, "ole"), like).results[0]
             close = self.emit(binary(arith.OrIOp, close, within), like).results[0]
         return self.emit(binary(arith.AndIOp, finite, close), like).results[0]
+
+    def _shared_nans_zeroed(self, a: SSAValue, b: SSAValue, like: Operation) -> tuple[SSAValue, SSAValue]:
+        """``a`` and ``b`` with each part (a float, a complex number's real
+        or imaginary part) that is NaN in both set to 0: a NaN is the
+        value a NaN is expected to be (an ancilla holding a copy of a NaN
+        is recreated from it on the way back).  Any NaN, not its bits: the
+        engines and the GPU make different NaNs of one computation."""
+        if isinstance(a.type, ComplexType):
+            parts = []
+            for part in (complexd.ReOp, complexd.ImOp):
+                part_a, part_b = (self.emit(part(z), like).results[0] for z in (a, b))
+                parts.append(self._shared_nans_zeroed(part_a, part_b, like))
+            (re_a, re_b), (im_a, im_b) = parts
+            created = (
+                self.emit(complexd.CreateOp(re, im, a.type), like).results[0] for re, im in ((re_a, im_a), (re_b, im_b))
+            )
+            return next(created), next(created)
+        nan_a, nan_b = (self.emit(arith_cmpf(z, z, "uno"), like).results[0] for z in (a, b))
+        both = self.emit(binary(arith.AndIOp, nan_a, nan_b), like).results[0]
+        zero = self.const(0.0, a.type, like)
+        zeroed = [self.emit(arith.SelectOp(both, zero, z), like).results[0] for z in (a, b)]
+        return zeroed[0], zeroed[1]
 
     def _check_borrowed_read(
         self, op: Operation, array: SSAValue, indices: list[SSAValue], taking: bool = False
@@ -573,13 +598,13 @@ def _pack(lowering: FunctionLowering, op: Operation) -> None:
     lowering.set(op.results[0], created.results[0])
 
 
-@lowers(rev.ToLogOp, rev.FromLogOp)
-def _log_conversion(lowering: FunctionLowering, op: Operation) -> None:
+@lowers(rev.FromLogOp)
+def _from_log(lowering: FunctionLowering, op: Operation) -> None:
     value = lowering.get(op.operands[0])
-    kind = math.LogOp if isinstance(op, rev.ToLogOp) else math.ExpOp
-    lowering.set(op.results[0], lowering.emit(kind(value), op).results[0])
+    lowering.set(op.results[0], lowering.emit(math.ExpOp(value), op).results[0])
 
 
+lowers(rev.ToLogOp)(numbers.to_log)
 lowers(rev.FixedAddOp, rev.FixedSubOp, rev.FixedMulOp)(numbers.checked_fixed)
 lowers(rev.ToFixedOp)(numbers.to_fixed)
 lowers(rev.FromFixedOp)(numbers.from_fixed)
@@ -689,7 +714,15 @@ def _check_free(lowering: FunctionLowering, op: anc.FreeOp) -> None:
         assert isinstance(op.value, OpResult)
         expected = lowering.emit(op.value.op.clone(), op).results[0]
     ok = lowering.same(value, expected, op, b_is_zero=_is_zero_constant(op.value))
-    lowering.check(ok, op, ANCILLA_FREED, [value, expected])
+    lowering.check(ok, op, ANCILLA_FREED, [value, expected], kinds=_shown_as(op.ancilla.type, 2))
+
+
+def _shown_as(type: Attribute, count: int) -> list[str] | None:
+    """The payload kinds of ``count`` values of ``type`` that a check
+    compared, where its message shows them other than as their lowered
+    type (``shown_kind``)."""
+    kind = shown_kind(type)
+    return None if kind is None else [kind] * count
 
 
 @lowers(anc.FreeOp)
@@ -1023,7 +1056,10 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     elements = lowering.checked_elements(op, sizes, type)
 
     def frame() -> Operation:
-        return memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
+        # checked here: rev-host-safety leaves it (it checks the module's own)
+        alloca = memref.AllocaOp.get(type.element_type, shape=type.get_shape(), dynamic_sizes=sizes)
+        alloca.attributes[SOURCE_OP_ATTR] = StringAttr(op.name)
+        return alloca
 
     def heap() -> Operation:
         # a check after it (native code's rev-host-safety) names the op
@@ -1191,7 +1227,7 @@ def _copy_pop(lowering: FunctionLowering, op: Operation) -> None:
         return
     value = lowering.get(op.value)
     same = lowering.same(popped, value, op)
-    lowering.check(same, op, POPPED_OTHER, [popped, value])
+    lowering.check(same, op, POPPED_OTHER, [popped, value], kinds=_shown_as(op.value.type, 2))
 
 
 # ---------------------------------------------------------------------------

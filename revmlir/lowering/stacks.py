@@ -212,19 +212,20 @@ def element_width(emit: Callable[[Operation], SSAValue], element: Attribute) -> 
 def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
     """Grow the buffer of elements of ``width`` bytes, if it holds fewer
     than ``needed`` elements, to ``MIN_CAPACITY`` elements, then to twice
-    its capacity, or to ``needed`` where that is more, with ``realloc``.  A
-    buffer that cannot grow (``realloc`` fails, or it would pass
-    ``stack_limit()`` bytes: the size is then ``SIZE_MAX``, which
-    ``realloc`` refuses) stays as it was."""
+    its capacity, or to ``needed`` where that is more, with ``realloc``,
+    but to no more than ``most_elements``.  A buffer that cannot grow
+    (``realloc`` fails, or ``needed`` passes ``most_elements``: the size is
+    then ``SIZE_MAX``, which ``realloc`` refuses) stays as it was."""
     capacity = header_word(header, CAPACITY)
     full = result(arith.CmpiOp(needed, capacity, "ugt"))
     grow = scf.IfOp(full, [], Region(Block()), Region(Block()))
     with ImplicitBuilder(grow.true_region):
         empty = result(arith.CmpiOp(capacity, constant(0), "eq"))
         doubled = result(arith.AddiOp(capacity, capacity))
-        larger = result(arith.MaxUIOp(result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled)), needed))
+        wanted = result(arith.MaxUIOp(result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled)), needed))
         most = result(arith.DivUIOp(constant(stack_limit()), width))
-        fits = result(arith.CmpiOp(larger, most, "ule"))
+        larger = result(arith.MinUIOp(wanted, most))
+        fits = result(arith.CmpiOp(needed, most, "ule"))
         bytes = result(arith.SelectOp(fits, result(arith.MuliOp(larger, width)), constant(-1)))
         grown = result(llvm.PtrToIntOp(result(llvm.CallOp("realloc", _buffer(header), bytes, return_type=PTR)), i64))
         moved = result(arith.CmpiOp(grown, constant(0), "ne"))
@@ -236,12 +237,15 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
 
 
 def most_elements(width: int, limit: int) -> int:
-    """The most elements of ``width`` bytes that a stack pushed one at a
-    time holds: ``_grow``'s capacities are ``MIN_CAPACITY`` doubled, up to
-    ``limit`` bytes (``stack_limit()``), and a push onto the largest full
-    one fails.  The interpreter stops its pushes there too."""
-    most = limit // width
-    return 0 if most < MIN_CAPACITY else MIN_CAPACITY << ((most // MIN_CAPACITY).bit_length() - 1)
+    """The most elements of ``width`` bytes that a stack holds: as many as
+    ``limit`` bytes (``stack_limit()``) take.  ``_grow`` stops its
+    doubling there, so that a stack fails to grow where it would pass them
+    and nowhere else, whatever pushes, fills and copies grew it: the
+    interpreter, whose stacks are lists, stops its pushes and records at
+    the same size (a doubling that passed the bound failed while the
+    elements needed still fit, at a size that depended on how the buffer
+    had grown)."""
+    return limit // width
 
 
 def _push(function: func.FuncOp, element: Attribute | None) -> None:

@@ -38,7 +38,9 @@ address replaces the context in the slot's last word:
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
   zeroes the word when it returns, so a slot can be reused;
-- ``revmlir.stack_ok`` compares the stack pointer with the limit,
+- ``revmlir.stack_ok`` compares the stack pointer with the limit and the
+  calls that may recurse running with ``MAX_CALL_DEPTH``, and counts one
+  more, which ``revmlir.call_returned`` takes off,
   ``revmlir.interrupt_count`` and ``revmlir.interrupts_seen`` give the
   count's address and starting value, and ``revmlir.poll`` leaves the run
   with ``INTERRUPTED`` in the slot once the count has moved.
@@ -55,19 +57,20 @@ from collections.abc import Callable, Mapping, Sequence
 from llvmlite import ir
 
 from revmlir.collector import take_apart_llvm_blocks
-from revmlir.lowering.host_safety import COUNT, INTERRUPTED, POLL, SEEN, STACK_OK
+from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, SEEN, STACK_OK
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
+from revmlir.safety import MAX_CALL_DEPTH
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
 on AArch64)."""
-LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 4)
+LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 5)
 """Words of the guard's record after the ``jmp_buf``: the lowest stack
 address a call may start at, the interrupt count's address, the count the
-call started with, and a zero word that stands for the count when the
-caller gave none."""
-RECORD_WORDS = NO_COUNT + 1
+call started with, a zero word that stands for the count when the caller
+gave none, and the calls that may recurse running now."""
+RECORD_WORDS = DEPTH + 1
 CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET, CONTEXT_FLOOR = range(4)
 """Words of a run context (see the module docstring)."""
 CONTEXT_WORDS = CONTEXT_FLOOR + 1
@@ -113,6 +116,8 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
             _define_record_word(function, word)
     if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
         _define_stack_ok(stack_ok)
+    if isinstance(returned := module.globals.get(CALL_RETURNED), ir.Function):
+        _define_call_returned(returned)
     for name, slot in entries.items():
         # std functions whose results are not their scalar arguments have
         # only upstream's _mlir_ciface_ entry point
@@ -192,12 +197,29 @@ def _define_record_word(function: ir.Function, word: int) -> None:
 
 def _define_stack_ok(stack_ok: ir.Function) -> None:
     """Whether the stack pointer is above the record's limit (stacks grow
-    down on every target LLVM runs revmlir on)."""
+    down on every target LLVM runs revmlir on) and fewer than
+    ``MAX_CALL_DEPTH`` calls that may recurse are running; the call it is
+    asked for is then counted (``revmlir.call_returned`` takes it off)."""
     builder = _replace_body(stack_ok, "nounwind")
     data = stack_ok.args[0]
-    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
+    record = _record(builder, data, data.type)
+    limit = builder.load(_word(builder, record, LIMIT), typ=I64)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
-    builder.ret(builder.icmp_unsigned(">", here, limit))
+    depth = _word(builder, record, DEPTH)
+    running = builder.load(depth, typ=I64)
+    shallow = builder.icmp_unsigned("<", running, ir.Constant(I64, MAX_CALL_DEPTH))
+    ok = builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
+    builder.store(builder.add(running, builder.zext(ok, I64)), depth)
+    builder.ret(ok)
+
+
+def _define_call_returned(returned: ir.Function) -> None:
+    """One call that may recurse fewer running (``_define_stack_ok``)."""
+    builder = _replace_body(returned, "nounwind", "alwaysinline")
+    data = returned.args[0]
+    depth = _word(builder, _record(builder, data, data.type), DEPTH)
+    builder.store(builder.sub(builder.load(depth, typ=I64), ir.Constant(I64, 1)), depth)
+    builder.ret_void()
 
 
 def guard_entry(
@@ -274,6 +296,7 @@ def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: i
     """Fill the record from the run ``context`` (0: none)."""
     address = builder.ptrtoint(record, I64)
     builder.store(ir.Constant(I64, 0), _word(builder, record, NO_COUNT))
+    builder.store(ir.Constant(I64, 0), _word(builder, record, DEPTH))
     builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
     builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
     _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET), ir.Constant(I64, 0))

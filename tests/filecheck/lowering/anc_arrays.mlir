@@ -22,7 +22,7 @@
 // CHECK-NEXT:    %a = scf.if %[[HEAP]] -> (memref<?xf64>) {
 // CHECK-NEXT:      %{{.*}} = memref.alloc(%n) {rev.source_op = "anc.array_alloc"} : memref<?xf64>
 // CHECK:         } else {
-// CHECK-NEXT:      %{{.*}} = memref.alloca(%n) : memref<?xf64>
+// CHECK-NEXT:      %{{.*}} = memref.alloca(%n) {rev.source_op = "anc.array_alloc"} : memref<?xf64>
 // CHECK:         %[[ZERO:.*]] = arith.constant 0.000000e+00 : f64
 // CHECK:         scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      memref.store %[[ZERO]], %a[%[[I]]] : memref<?xf64>

@@ -4,7 +4,7 @@
 
 // A stack is a header memref<3xi64> (buffer address, size, capacity); the
 // checks read the size and report through the error slot.
-// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 69]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 71]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 74]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 75]]:3|stacks|i64|stack freed holding {0} value(s)", "ExecutionError|anc.copy_push|{{.*}}stacks.mlir:[[# @LINE + 68]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|anc.push|{{.*}}stacks.mlir:[[# @LINE + 70]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|anc.push|{{.*}}stacks.mlir:[[# @LINE + 73]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory"]}
+// CHECK: builtin.module attributes {rev.checks = ["InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 77]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.copy_pop|{{.*}}stacks.mlir:[[# @LINE + 77]]:3|stacks|f64,f64|popped {0}, but the live value is {1}", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 79]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.pop|{{.*}}stacks.mlir:[[# @LINE + 82]]:3|stacks||pop from an empty stack", "InvertibilityError|anc.stack_free|{{.*}}stacks.mlir:[[# @LINE + 83]]:3|stacks|i64|stack freed holding {0} value(s)", "ExecutionError|anc.copy_push|{{.*}}stacks.mlir:[[# @LINE + 76]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|anc.push|{{.*}}stacks.mlir:[[# @LINE + 78]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory", "ExecutionError|anc.push|{{.*}}stacks.mlir:[[# @LINE + 81]]:3|stacks|i64|cannot grow a stack of {0} elements: out of memory"]}
 // The C library functions the runtime calls are declared as upstream's
 // convert-to-llvm declares them (abort is what a failed check calls,
 // through revmlir.fail, outside native code):
@@ -30,7 +30,15 @@
 // values that differ.
 // CHECK-NEXT:    %[[EQUAL:.*]] = arith.cmpf oeq, %[[COPY]], %y : f64
 // CHECK-NEXT:    %{{.*}} = scf.if %[[EQUAL]] -> (i1) {
-// CHECK:         %{{.*}} = arith.subf %[[COPY]], %y : f64
+// Where they differ, a NaN is the value a NaN is: the parts NaN in both
+// are taken as 0.
+// CHECK:         %[[NAN_COPY:.*]] = arith.cmpf uno, %[[COPY]], %[[COPY]] : f64
+// CHECK-NEXT:    %[[NAN_Y:.*]] = arith.cmpf uno, %y, %y : f64
+// CHECK-NEXT:    %[[BOTH:.*]] = arith.andi %[[NAN_COPY]], %[[NAN_Y]] : i1
+// CHECK-NEXT:    %[[ZERO_F:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT:    %[[A:.*]] = arith.select %[[BOTH]], %[[ZERO_F]], %[[COPY]] : f64
+// CHECK-NEXT:    %[[B:.*]] = arith.select %[[BOTH]], %[[ZERO_F]], %y : f64
+// CHECK-NEXT:    %{{.*}} = arith.subf %[[A]], %[[B]] : f64
 // CHECK:         arith.cmpf ole
 // CHECK:         scf.if
 // CHECK:         func.call @revmlir.stack.push.f64(%s, %y)
