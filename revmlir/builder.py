@@ -44,6 +44,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from revmlir.dialects import anc, rev
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.semantics import is_reference_type, is_state_type
 
 Loc: TypeAlias = LocationAttr | None
@@ -178,6 +179,8 @@ _FLOAT_BINARY: dict[str, type[Operation]] = {
     "pow": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
+    "fmod": RemFOp,
+    "hypot": HypotOp,
 }
 _FIXED_BINARY: dict[str, type[Operation]] = {
     "add": rev.FixedAddOp,
@@ -476,7 +479,8 @@ class ExpressionBuilder:
 
     def binary(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``a <kind> b`` with the op chosen by type (add, sub, mul, div,
-        floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign)."""
+        floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign,
+        fmod, hypot)."""
         weak = self.is_weak(a) and self.is_weak(b)
         x, y = self._pair(a, b, loc)
         if isinstance(x.type, rev.TropicalType) and kind in _TROPICAL_BINARY:
