@@ -558,7 +558,7 @@ class ExpressionBuilder:
         assert b is not None
         return self.binary(kind, Value(self, x), b, loc)
 
-    def descending_count(self, start: Operand, stop: Operand, step: int, loc: Loc = None) -> Value:
+    def descending_count(self, start: Operand, stop: Operand, step: Operand, loc: Loc = None) -> Value:
         """``len(range(start, stop, -step))`` for a positive ``step``:
         ``(start − stop − 1) ÷ step + 1`` where ``start > stop``, else 0,
         the division unsigned: ``start − stop`` passes 2⁶³ where the bounds
