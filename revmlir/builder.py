@@ -60,6 +60,18 @@ class BuildError(Exception):
         super().__init__(message)
 
 
+class InstructionTypeError(BuildError):
+    """An instruction given an operand of a type it does not take, with the
+    types for a frontend to word the error in its own language: the
+    target's, and the value's where it is the value that differs from it
+    (None where the target's type is one the instruction does not work on,
+    ``takes`` saying which it works on)."""
+
+    def __init__(self, message: str, loc: Loc, target: Attribute, value: Attribute | None, takes: str):
+        super().__init__(message, loc)
+        self.target, self.value, self.takes = target, value, takes
+
+
 # ---------------------------------------------------------------------------
 # Expressions
 # ---------------------------------------------------------------------------
@@ -1261,11 +1273,15 @@ def _check_instruction_types(
         accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType)), "numbers"
     for type in targets:
         if not accepts(type):
-            raise BuildError(f"'{op_type.name}' works on {what}, not {spell(type)}", loc)
+            raise InstructionTypeError(f"'{op_type.name}' works on {what}, not {spell(type)}", loc, type, None, what)
     for type in [*targets[1:], *reads]:
         if type != targets[0]:
-            raise BuildError(
-                f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}", loc
+            raise InstructionTypeError(
+                f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}",
+                loc,
+                targets[0],
+                type,
+                what,
             )
 
 

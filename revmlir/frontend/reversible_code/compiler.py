@@ -25,7 +25,17 @@ from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
-from revmlir.builder import BuildError, Element, FunctionBuilder, Loc, ModuleBuilder, Part, Target, Value
+from revmlir.builder import (
+    BuildError,
+    Element,
+    FunctionBuilder,
+    InstructionTypeError,
+    Loc,
+    ModuleBuilder,
+    Part,
+    Target,
+    Value,
+)
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType, TropicalType
@@ -38,6 +48,7 @@ from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, Exp
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
+from revmlir.frontend.reversible_code import type_errors
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.frontend.reversible_code.violations import in_python
@@ -246,6 +257,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
     def statement(self, node: ast.stmt) -> None:
         try:
             self._statement(node)
+        except InstructionTypeError as error:
+            raise self.ctx.error(node, *type_errors.in_python(node, error)) from None
         except BuildError as error:
             raise self.ctx.error(node, error.message) from None
         except RecursionError:
