@@ -151,3 +151,19 @@ def test_a_kernel_computes_them_as_the_cpu_and_its_ptx_links_libdevices():
     ptx = rv.cuda.kernel(_periodic).compile(*got).ptx
     assert ".extern" not in ptx
     assert emit_cubin(ptx)[:4] == b"\x7fELF"
+
+
+@rv.ordinary
+def _square(a, b):
+    return a % b + b, math.hypot(a, b)
+
+
+def test_inverse_products_through_modulo_and_hypot_take_their_partials():
+    """Lumps (``rv.inverse_jvp``) take each op's partials: ``%``'s 1 and
+    −(a // b), ``hypot``'s a/h and b/h."""
+    a, b = 5.3, 0.7
+    h = math.hypot(a, b)
+    jacobian = np.array([[1.0, 1.0 - a // b], [a / h, b / h]])
+    v = np.array([1.0, -2.0])
+    _, dots = rv.inverse_jvp(_square, (a, b), (*v, None, None))
+    np.testing.assert_allclose(dots, np.linalg.solve(jacobian, v), rtol=1e-12)
