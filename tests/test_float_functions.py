@@ -167,3 +167,12 @@ def test_inverse_products_through_modulo_and_hypot_take_their_partials():
     v = np.array([1.0, -2.0])
     _, dots = rv.inverse_jvp(_square, (a, b), (*v, None, None))
     np.testing.assert_allclose(dots, np.linalg.solve(jacobian, v), rtol=1e-12)
+
+
+def test_modulo_of_a_log_number_is_refused_at_the_expression():
+    @rv.reversible
+    def f(y, x):
+        y += float(rv.ulog(x) % 2.0)
+
+    with pytest.raises(rv.ReversibleSyntaxError, match=r":\d+:\d+: 'rv.ulog\(x\) % 2.0': % needs ints or floats"):
+        f(0.0, 3.0)
