@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from revmlir.builder import BuildError, ExpressionBuilder, Value
+from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend.base import markers
@@ -852,7 +852,7 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
     return lookup
 
 
-def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Any) -> tuple[Value, Value]:
+def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Loc) -> tuple[Value, Value]:
     """Python's ``a // b`` and ``a % b`` of floats (CPython's ``float_divmod``,
     numpy's ``npy_divmod``): the remainder is ``fmod``'s, which is exact,
     moved to the divisor's sign, and the quotient is ``(a - fmod) / b``
