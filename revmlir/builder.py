@@ -50,6 +50,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
 
 from revmlir.dialects import anc, rev
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.errors import describe_value
 from revmlir.semantics import is_reference_type, is_state_type
 
@@ -83,6 +84,18 @@ def _described(value: object) -> str:
     if isinstance(value, Value | SSAValue):
         return "a value"
     return f"{value!r} ({type(value).__name__})"
+
+
+class InstructionTypeError(BuildError):
+    """An instruction given an operand of a type it does not take, with the
+    types for a frontend to word the error in its own language: the
+    target's, and the value's where it is the value that differs from it
+    (None where the target's type is one the instruction does not work on,
+    ``takes`` saying which it works on)."""
+
+    def __init__(self, message: str, loc: Loc, target: Attribute, value: Attribute | None, takes: str):
+        super().__init__(message, loc)
+        self.target, self.value, self.takes = target, value, takes
 
 
 # ---------------------------------------------------------------------------
@@ -209,6 +222,8 @@ _FLOAT_BINARY: dict[str, type[Operation]] = {
     "pow": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
+    "fmod": RemFOp,
+    "hypot": HypotOp,
 }
 _FIXED_BINARY: dict[str, type[Operation]] = {
     "add": rev.FixedAddOp,
@@ -568,7 +583,8 @@ class ExpressionBuilder:
 
     def binary(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``a <kind> b`` with the op chosen by type (add, sub, mul, div,
-        floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign)."""
+        floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign,
+        fmod, hypot)."""
         weak = self.is_weak(a) and self.is_weak(b)
         x, y = self._pair(a, b, loc)
         if isinstance(x.type, rev.TropicalType) and kind in _TROPICAL_BINARY:
@@ -657,7 +673,7 @@ class ExpressionBuilder:
             raise self.error(f"{what} must be a boolean, got {self.spell(x.type)}", loc)
         return x
 
-    def descending_count(self, start: Operand, stop: Operand, step: int, loc: Loc = None) -> Value:
+    def descending_count(self, start: Operand, stop: Operand, step: Operand, loc: Loc = None) -> Value:
         """``len(range(start, stop, -step))`` for a positive ``step``:
         ``(start − stop − 1) ÷ step + 1`` where ``start > stop``, else 0,
         the division unsigned: ``start − stop`` passes 2⁶³ where the bounds
@@ -1012,8 +1028,8 @@ class FunctionBuilder(ExpressionBuilder):
                     # complex, a float to a fixed-point number (rounded) or tropical one
                     operands[i] = self.cast(Value(self, operand), like, loc).ssa
             types = [v.type for v in values], [o.type for o in operands]
-            if (problem := _instruction_type_error(op_type, *types, self.spell)) is not None:
-                raise self.error(problem, loc)
+            if (problem := _instruction_type_error(op_type, *types, loc or self.loc, self.spell)) is not None:
+                raise problem
             op = self.emit(
                 op_type.create(operands=[*values, *operands], result_types=[v.type for v in values]),
                 loc,
@@ -1486,8 +1502,9 @@ def _instruction_type_error(
     op_type: type[Operation],
     targets: Sequence[Attribute],
     reads: Sequence[Attribute],
+    loc: Loc,
     spell: Callable[[Attribute], str],
-) -> str | None:
+) -> InstructionTypeError | None:
     """An instruction's type error, for a BuildError at the instruction
     (rather than an operand that fails to verify when the module is
     finished), or None."""
@@ -1504,10 +1521,16 @@ def _instruction_type_error(
         accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType)), "numbers"
     for type in targets:
         if not accepts(type):
-            return f"'{op_type.name}' works on {what}, not {spell(type)}"
+            return InstructionTypeError(f"'{op_type.name}' works on {what}, not {spell(type)}", loc, type, None, what)
     for type in [*targets[1:], *reads]:
         if type != targets[0]:
-            return f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}"
+            return InstructionTypeError(
+                f"'{op_type.name}' needs operands of one type, got {spell(targets[0])} and {spell(type)}",
+                loc,
+                targets[0],
+                type,
+                what,
+            )
     return None
 
 

@@ -144,8 +144,8 @@ revmlir/builder.py, reached from reversible Python
   "a condition must be a boolean, got int64"                            errors::test_condition_that_is_not_boolean
   "'t' allocated in the then-branch is not freed there" (every region)  errors::test_ancilla_not_freed_on_a_path, test_leaks_from_a_routine_body_and_a_loop_body
   "'t' is allocated but never freed"                                    errors::test_ancilla_never_freed, test_stack_never_freed, test_ancilla_array_never_freed
-  "'rev.xor' works on integers and booleans, not float"                 test_instruction_on_the_wrong_kind_of_value
-  "'rev.add' needs operands of one type, got int64 and float"           test_instruction_mixing_types
+  "'x ^= 1': ^= works on integers and booleans, not float"              test_instruction_on_the_wrong_kind_of_value
+  "'n += x' adds a float to 'n' (an int64); convert it: int(x), …"      test_instruction_mixing_types
   "a log number is made from a positive real, not complex"              test_log_number_of_a_complex
   "an ancilla holds a scalar, not a 1-d array of float"                 test_ancilla_holding_an_array
   "'k' (int64) cannot be freed against a float value"                   test_free_against_a_value_of_another_type
@@ -1390,17 +1390,17 @@ def test_instruction_on_the_wrong_kind_of_value():
     def f(x):
         x ^= 1  # E:xor-float
 
-    check(at_call(f, 1.0), "# E:xor-float", "'rev.xor' works on integers and booleans, not float")
+    check(at_call(f, 1.0), "# E:xor-float", "'x ^= 1': ^= works on integers and booleans, not float")
 
     def f(x):
         rv.inc(x)  # E:inc-float
 
-    check(at_call(f, 1.0), "# E:inc-float", "'rev.inc' works on integers and booleans, not float")
+    check(at_call(f, 1.0), "# E:inc-float", "'rv.inc(x)': rv.inc works on integers and booleans, not float")
 
     def f(x, n):
         rv.rot(x, n, 1.0)  # E:rot-int
 
-    check(at_call(f, 1.0, 2), "# E:rot-int", "'rev.rot' works on floats, not int64")
+    check(at_call(f, 1.0, 2), "# E:rot-int", "'rv.rot(x, n, 1.0)': rv.rot works on floats, not int64")
 
 
 def test_instruction_mixing_types():
@@ -1408,14 +1408,54 @@ def test_instruction_mixing_types():
     def f(n, x):
         n += x  # E:int-plus-float
 
-    check(at_call(f, 1, 2.0), "# E:int-plus-float", "'rev.add' needs operands of one type, got int64 and float")
+    check(
+        at_call(f, 1, 2.0),
+        "# E:int-plus-float",
+        "'n += x' adds a float to 'n' (an int64)",
+        "convert it: int(x), or use a float variable",
+    )
 
     def f(x):
         ly = rv.ancilla(rv.ulog(1.0))
         ly *= 2.0  # E:log-times-float
         rv.free(ly)
 
-    check(at_call(f, 1.0), "# E:log-times-float", "'rev.mul' needs operands of one type, got ULog and float")
+    check(
+        at_call(f, 1.0),
+        "# E:log-times-float",
+        "'ly *= 2.0' multiplies 'ly' (a ULog) by a float",
+        "make it a log number: rv.ulog(2.0)",
+    )
+
+    def f(a, x):
+        a[0] += x  # E:int32-element-plus-float
+
+    check(
+        at_call(f, np.zeros(2, np.int32), 1.5),
+        "# E:int32-element-plus-float",
+        "'a[0] += x' adds a float to an element of an int32 array",
+        "convert it: int(x), or use a float array",
+    )
+
+    def f(y, z):
+        y -= z * 2  # E:float-minus-complex
+
+    check(
+        at_call(f, 0.0, 1 + 2j),
+        "# E:float-minus-complex",
+        "'y -= z * 2' subtracts a complex from 'y' (a float)",
+        "take a part: (z * 2).real, or use a complex variable",
+    )
+
+    def f(x, n):
+        x, n = n, x  # E:swap-mixed
+
+    check(
+        at_call(f, 1.0, 2),
+        "# E:swap-mixed",
+        "'x, n = (n, x)' mixes a float and an int64",
+        "its values must be of one type",
+    )
 
 
 def test_log_number_of_a_complex():

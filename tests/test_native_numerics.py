@@ -265,6 +265,8 @@ FLOAT_BINARY = [
     "math.atan2",
     "math.powf",
     "math.copysign",
+    "math.hypot",
+    "arith.remf",
 ]
 FLOAT_UNARY = [
     "arith.negf",
@@ -561,12 +563,15 @@ LIBM = [
 
 def libm_program() -> str:
     """``y[k, i] += fn_k(x[i])`` for every function of the C math library
-    native code calls, and ``powf``/``atan2``/``fma`` of neighbours."""
+    native code calls, and ``powf``/``atan2``/``hypot``/``fmod``/``fma``
+    of neighbours."""
     lines = []
-    for k, name in enumerate([*LIBM, "powf", "atan2", "fma"]):
+    for k, name in enumerate([*LIBM, "powf", "atan2", "hypot", "fma", "remf"]):
         if name == "fma":
             call = f"%t{k} = math.fma %v, %w, %v : f64"
-        elif name in ("powf", "atan2"):
+        elif name == "remf":
+            call = f"%t{k} = arith.remf %v, %w : f64"
+        elif name in ("powf", "atan2", "hypot"):
             call = f"%t{k} = math.{name} %v, %w : f64"
         else:
             call = f"%t{k} = math.{name} %v : f64"
@@ -607,7 +612,7 @@ def test_the_c_math_library_gives_both_engines_the_same_bits():
         ]
     )
     z = rng.uniform(-3.0, 3.0, len(x))
-    y = np.zeros((len(LIBM) + 3, len(x)))
+    y = np.zeros((len(LIBM) + 5, len(x)))
     with np.errstate(all="ignore"):
         expected = interpreter.call("f", y.copy(), x, z)[0]
     got = native.call("f", y.copy(), x, z)[0]

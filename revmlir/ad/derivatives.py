@@ -30,6 +30,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.ad import power
 from revmlir.dialects import rev
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ApplyOp, carries_derivative, has_shadow, invoke_rule
 from revmlir.errors import unsupported
 from revmlir.interfaces import AdjointBuilder
@@ -266,6 +267,22 @@ def _atan2(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
         d.mul(q, px) if d.wants(y) else None,
         d.neg(d.mul(q, py)) if d.wants(x) else None,
     ]
+
+
+@derivatives(HypotOp)
+def _hypot(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
+    # r = hypot(a, b):  ∂r/∂a = a/r,  ∂r/∂b = b/r
+    q = d.div(g, d.primal(op.results[0]))
+    return [d.mul(q, d.primal(v)) if d.wants(v) else None for v in op.operands]
+
+
+@derivatives(RemFOp)
+def _remf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
+    # r = fmod(a, b) = a − n·b, n the truncated quotient (piecewise constant):
+    # ∂r/∂a = 1,  ∂r/∂b = −n = (r − a)/b
+    a, b = op.operands
+    pa, pb = d.primal(a), d.primal(b)
+    return [g, d.mul(g, d.div(d.sub(d.primal(op.results[0]), pa), pb)) if d.wants(b) else None]
 
 
 @derivatives(math.AbsFOp)

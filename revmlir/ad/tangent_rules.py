@@ -31,6 +31,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.ad import power
 from revmlir.dialects import rev
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ApplyOp, is_primitive_call, tangent_operands
 from revmlir.errors import unsupported_in_forward_mode
 from revmlir.interfaces import TangentBuilder
@@ -231,6 +232,23 @@ def _atan2(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     numerator = t.sum(t.scaled(dy, lambda: x), _negated(t, t.scaled(dx, lambda: y)))
     assert numerator is not None
     return t.div(numerator, t.add(t.mul(x, x), t.mul(y, y)))
+
+
+@tangents(HypotOp)
+def _hypot(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = hypot(a, b):  ṙ = (a·ȧ + b·ḃ) / r
+    da, db = dots
+    numerator = t.sum(t.scaled(da, lambda: _operand(t, op, 0)), t.scaled(db, lambda: _operand(t, op, 1)))
+    return None if numerator is None else t.div(numerator, _result(t, op))
+
+
+@tangents(RemFOp)
+def _remf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
+    # r = fmod(a, b) = a − n·b, n the truncated quotient (piecewise constant):
+    # ṙ = ȧ − n·ḃ,  −n = (r − a)/b
+    da, db = dots
+    a, b = _operand(t, op, 0), _operand(t, op, 1)
+    return t.sum(da, t.scaled(db, lambda: t.div(t.sub(_result(t, op), a), b)))
 
 
 # -- complex (beyond the holomorphic rules registered with the real ones) ----

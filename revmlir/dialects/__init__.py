@@ -38,6 +38,16 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
 
         return scf_dialect()
 
+    def get_arith():
+        from revmlir.dialects.float_functions import arith_dialect
+
+        return arith_dialect()
+
+    def get_math():
+        from revmlir.dialects.float_functions import math_dialect
+
+        return math_dialect()
+
     def get_llvm():
         from revmlir.dialects.upstream_forms import llvm_dialect
 
@@ -53,4 +63,6 @@ def get_all_dialects() -> dict[str, Callable[[], Dialect]]:
     dialects["memref"] = get_memref
     dialects["scf"] = get_scf
     dialects["llvm"] = get_llvm
+    dialects["arith"] = get_arith
+    dialects["math"] = get_math
     return dialects

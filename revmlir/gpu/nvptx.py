@@ -87,6 +87,7 @@ LIBDEVICE_LIBM = frozenset(
         "log1p",
         "atan2",
         "hypot",
+        "fmod",
     }
 )
 """The libm functions native code calls (``convert-std-to-llvm``)."""
@@ -126,7 +127,7 @@ the target (``llvm.nvvm.redux.sync.add`` before sm_80), which LLVM would
 abort the process selecting."""
 
 
-BINARY_MATH = frozenset({"pow", "powi", "atan2", "hypot"})
+BINARY_MATH = frozenset({"pow", "powi", "atan2", "hypot", "fmod"})
 """The math functions of two operands (the others take one)."""
 
 

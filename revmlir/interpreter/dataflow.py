@@ -34,6 +34,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.ad.lumps import Graph, LumpError, Node
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.interpreter.pure import PURE_SEMANTICS
 from revmlir.runtime.values import normalize
 
@@ -81,6 +82,11 @@ PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
         lambda v, r: -v[0] / (v[0] * v[0] + v[1] * v[1]),
     ),
     mathd.PowFOp: (lambda v, r: v[1] * v[0] ** (v[1] - 1.0), lambda v, r: r * math.log(v[0])),
+    mathd.CopySignOp: (lambda v, r: math.copysign(1.0, v[0]) * math.copysign(1.0, v[1]), lambda v, r: 0.0),
+    mathd.FloorOp: (lambda v, r: 0.0,),
+    mathd.CeilOp: (lambda v, r: 0.0,),
+    HypotOp: (lambda v, r: v[0] / r, lambda v, r: v[1] / r),
+    RemFOp: (lambda v, r: 1.0, lambda v, r: (r - v[0]) / v[1]),
     mathd.FPowIOp: (lambda v, r: v[1] * v[0] ** (v[1] - 1),),
 }
 """Local partial derivatives of the float ops a graph may hold."""

@@ -40,6 +40,7 @@ from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.dialects import rev
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.interpreter.complex_numbers import COMPLEX_SEMANTICS, single_precision
 from revmlir.runtime import libm
 from revmlir.runtime.values import int_width, normalize, numpy_dtype, saturated, to_unsigned, wrap_int, wrap_to
@@ -309,6 +310,8 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     mathd.AcosOp: _c("acos"),
     mathd.AtanOp: _c("atan"),
     mathd.Atan2Op: _c("atan2", 2),
+    HypotOp: _c("hypot", 2),
+    RemFOp: _c("fmod", 2),
     mathd.SinhOp: _c("sinh"),
     mathd.CoshOp: _c("cosh"),
     mathd.TanhOp: _c("tanh"),

@@ -90,6 +90,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.collector import take_apart
+from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
@@ -1247,9 +1248,15 @@ def _intrinsic_binary(t: FunctionTranslation, op: Operation) -> None:
     t.set(op.results[0], t.intrinsic(f"llvm.{base}.{_float_suffix(a.type)}", [a, b], a.type, op))
 
 
-@translates(math.Atan2Op)
-def _atan2(t: FunctionTranslation, op: Operation) -> None:
-    t.set(op.results[0], t.libm("atan2", [t.get(v) for v in op.operands], op))
+_LIBM_BINARY: dict[type[Operation], str] = {math.Atan2Op: "atan2", HypotOp: "hypot", RemFOp: "fmod"}
+"""Binary ops that are the C library's functions: ``arith.remf`` is libm's
+``fmod`` rather than LLVM's ``frem``, which NVPTX expands to the rounded
+``a - b·trunc(a/b)`` (libdevice's ``fmod`` is exact)."""
+
+
+@translates(*_LIBM_BINARY)
+def _libm_binary(t: FunctionTranslation, op: Operation) -> None:
+    t.set(op.results[0], t.libm(_LIBM_BINARY[type(op)], [t.get(v) for v in op.operands], op))
 
 
 @translates(math.FPowIOp)

@@ -42,7 +42,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, SSAValue
 
-from revmlir.builder import BuildError, ExpressionBuilder, Value
+from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend.base import markers
@@ -109,6 +109,13 @@ BINARY_FUNCTIONS: dict[Any, str] = {
 _FLOAT_TYPES: dict[Any, Attribute] = {np.float32: f32, np.float64: f64}
 """numpy's float types, whose calls convert a value (``np.float32(s)``
 rounds an ``f64`` for a ``float32`` target)."""
+
+HYPOT = (math.hypot, np.hypot)
+PHASE = (cmath.phase, np.angle)
+
+SCALAR_FUNCTIONS = frozenset({*UNARY_FUNCTIONS, *BINARY_FUNCTIONS, *HYPOT, *PHASE, *_FLOAT_TYPES})
+"""The math, cmath and numpy functions an expression computes on numbers
+(numpy's others make arrays)."""
 
 MAX_INLINE_DEPTH = 16
 
@@ -447,16 +454,15 @@ class ExpressionCompiler:
                 return fn.binary("div", a, b, loc)
             case ast.FloorDiv() if both_int:
                 return fn.binary("floordiv", a, b, loc)
-            case ast.FloorDiv():
-                return fn.unary("floor", fn.binary("div", a, b, loc), loc)
-            case ast.Mod():
-                # Python's % takes the sign of the divisor: a - b * floor(a / b).
-                quotient = (
-                    fn.binary("floordiv", a, b, loc)
-                    if both_int
-                    else fn.unary("floor", fn.binary("div", a, b, loc), loc)
-                )
-                return fn.binary("sub", a, fn.binary("mul", b, quotient, loc), loc)
+            case ast.Mod() if both_int:
+                # Python's % takes the sign of the divisor: a - b * (a // b).
+                return fn.binary("sub", a, fn.binary("mul", b, fn.binary("floordiv", a, b, loc), loc), loc)
+            case ast.FloorDiv() | ast.Mod():
+                if not all(_is_int(t) or isinstance(t, AnyFloat) for t in (a.type, b.type)):
+                    raise self.ctx.error(node, f"'{ast.unparse(node)}': {symbol} needs ints or floats")
+                real = b.type if _is_int(a.type) else a.type
+                quotient, remainder = float_divmod(fn, fn.cast(a, real, loc), fn.cast(b, real, loc), loc)
+                return quotient if isinstance(op, ast.FloorDiv) else remainder
             case ast.Pow():
                 return self._power(node, a, b)
             case ast.BitAnd():
@@ -609,12 +615,12 @@ class ExpressionCompiler:
         if callee in BINARY_FUNCTIONS and len(args) == 2:
             a, b = self._pair(args[0], self._evaluate(args[0]), args[1], self._evaluate(args[1]))
             return fn.binary(BINARY_FUNCTIONS[callee], a, b, loc)
-        if callee in (math.hypot, np.hypot) and len(args) == 2:
-            a, b = self._compile(args[0]), self._compile(args[1])
-            return fn.unary(
-                "sqrt", fn.binary("add", fn.binary("mul", a, a, loc), fn.binary("mul", b, b, loc), loc), loc
-            )
-        if callee in (cmath.phase, np.angle) and len(args) == 1:
+        if callee in HYPOT and len(args) == 2:
+            # libm's hypot on every engine: sqrt(a² + b²) would overflow
+            # above 1e154 and lose hypot(inf, nan) = inf.
+            a, b = (self._real(node, arg) for arg in args)
+            return fn.binary("hypot", a, b, loc)
+        if callee in PHASE and len(args) == 1:
             return fn.angle(self._compile(args[0]), loc)
         if callee is markers.ulog and len(args) == 1:
             return fn.to_log(self._compile(args[0]), loc)
@@ -664,6 +670,19 @@ class ExpressionCompiler:
             f"cannot call '{ast.unparse(node.func)}' in an expression",
             "use math/cmath/numpy functions or a pure helper function",
         )
+
+    def _real(self, call: ast.Call, node: ast.expr) -> Value:
+        """An argument of a function of real numbers, an int made a float."""
+        value = self._compile(node, f64)
+        if _is_int(value.type):
+            return self.fn.cast(value, f64, self.ctx.loc(node))
+        if not isinstance(value.type, AnyFloat):
+            raise self.ctx.error(
+                node,
+                f"{ast.unparse(call.func)}() takes real numbers, not {describe_type(value.type)}",
+                "pass the parts: .real, .imag, or abs(z)" if isinstance(value.type, ComplexType) else None,
+            )
+        return value
 
     def _primitive(self, node: ast.Call, primitive: Any) -> Value:
         """``rev.apply`` of a pure user primitive."""
@@ -831,6 +850,37 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
         return value
 
     return lookup
+
+
+def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Loc) -> tuple[Value, Value]:
+    """Python's ``a // b`` and ``a % b`` of floats (CPython's ``float_divmod``,
+    numpy's ``npy_divmod``): the remainder is ``fmod``'s, which is exact,
+    moved to the divisor's sign, and the quotient is ``(a - fmod) / b``
+    rounded to the integer it is within an ulp of.  ``floor(a / b)``
+    rounds ``a / b`` first (``5.0 // 0.1`` would be 50.0, not 49.0) and
+    ``a - b·floor(a / b)`` loses every digit beyond 2⁵³ (``1e17 % 3.0``).
+    Where ``b`` is 0 Python raises and numpy gives ``a / b`` and NaN,
+    as IEEE's ``/`` does, which this follows (float ``/`` raises nothing)."""
+    zero = fn.const(0.0, a.type, loc)
+    mod = fn.binary("fmod", a, b, loc)
+    div = fn.binary("div", fn.binary("sub", a, mod, loc), b, loc)
+    # a nonzero remainder (NaN is one, as in C) of the other sign than b
+    moved = fn.logical(
+        "and",
+        fn.compare("ne", mod, zero, loc),
+        fn.compare("ne", fn.compare("lt", b, zero, loc), fn.compare("lt", mod, zero, loc), loc),
+        loc,
+    )
+    mod = fn.select(moved, fn.binary("add", mod, b, loc), mod, loc)
+    div = fn.select(moved, fn.binary("sub", div, 1.0, loc), div, loc)
+    mod = fn.select(fn.compare("eq", mod, zero, loc), fn.binary("copysign", zero, b, loc), mod, loc)
+    floor = fn.unary("floor", div, loc)
+    floor = fn.select(
+        fn.compare("gt", fn.binary("sub", div, floor, loc), 0.5, loc), fn.binary("add", floor, 1.0, loc), floor, loc
+    )
+    quotient = fn.binary("div", a, b, loc)
+    floor = fn.select(fn.compare("ne", div, zero, loc), floor, fn.binary("copysign", zero, quotient, loc), loc)
+    return fn.select(fn.compare("eq", b, zero, loc), quotient, floor, loc), mod
 
 
 def _is_int(type: Any) -> bool:

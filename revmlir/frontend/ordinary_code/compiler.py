@@ -41,9 +41,8 @@ from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.expressions import (
-    BINARY_FUNCTIONS,
+    SCALAR_FUNCTIONS,
     TOO_DEEP,
-    UNARY_FUNCTIONS,
     UNRESOLVED,
     Context,
     ExpressionCompiler,
@@ -1281,8 +1280,7 @@ class OrdinaryExpressions(ExpressionCompiler):
             return results[0]
         if (
             callee is not UNRESOLVED
-            and callee not in UNARY_FUNCTIONS
-            and callee not in BINARY_FUNCTIONS
+            and callee not in SCALAR_FUNCTIONS
             and getattr(callee, "__module__", None) == np.__name__
         ):
             raise ctx.error(

@@ -21,11 +21,21 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
 )
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
-from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Target, Value
+from revmlir.builder import (
+    BuildError,
+    Element,
+    FunctionBuilder,
+    InstructionTypeError,
+    Loc,
+    ModuleBuilder,
+    Part,
+    Target,
+    Value,
+)
 from revmlir.diagnostics import failing_op
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import LogType, TropicalType
@@ -38,6 +48,7 @@ from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, Exp
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
+from revmlir.frontend.reversible_code import type_errors
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.frontend.reversible_code.violations import in_python
@@ -246,6 +257,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
     def statement(self, node: ast.stmt) -> None:
         try:
             self._statement(node)
+        except InstructionTypeError as error:
+            raise self.ctx.error(node, *type_errors.in_python(node, error)) from None
         except BuildError as error:
             raise self.ctx.error(node, error.message) from None
         except RecursionError:
@@ -843,13 +856,18 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 )
         step_node = bounds[2] if len(bounds) == 3 else ast.Constant(1)
         step_value = self.expr.folded_int(step_node)
-        descending: tuple[SSAValue, int] | None = None
+        # range(a, b, s) as k in range(len(range(a, b, s))) visiting a + k·s,
+        # where s is negative: no index is computed past the range, so
+        # nothing wraps (decision 115)
+        position: Callable[[Value], Value] | None = None
         if step_value is not None and step_value < 0:
-            # range(a, b, -s) visits a - k·s for k in range(len(range(a, b, -s))):
-            # no index is computed past the range, so nothing wraps (decision 115)
-            descending = (fn.index(lb, loc), -step_value)
+            first, stride = fn.index(lb, loc), -step_value
+
+            def position(k: Value) -> Value:
+                return fn.binary("sub", first, fn.binary("mul", k, stride, loc), loc)
+
             lb = fn.const(0, IndexType(), loc)
-            ub = fn.descending_count(descending[0], fn.index(ub, loc), -step_value, loc)
+            ub = fn.descending_count(first, fn.index(ub, loc), stride, loc)
             step = fn.const(1, IndexType(), loc)
         elif step_value == 0:
             raise ctx.error(node, "range() step must not be zero")
@@ -859,12 +877,13 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 raise ctx.error(
                     step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)"
                 )
+            if step_value is None:
+                lb, ub, step, position = self._either_direction(lb, ub, step, loc)
         name = node.target.id
 
         def body(index: Value) -> None:
-            if descending is not None:
-                first, stride = descending
-                index = fn.binary("sub", first, fn.binary("mul", index, stride, loc), loc)
+            if position is not None:
+                index = position(index)
             ctx.bindings.append({name: index})
             try:
                 self.statements(node.body)
@@ -872,6 +891,28 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 ctx.bindings.pop()
 
         fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
+
+    def _either_direction(
+        self, lb: Value, ub: Value, step: Value, loc: Loc
+    ) -> tuple[Value, Value, Value, Callable[[Value], Value]]:
+        """``range(a, b, s)`` of a step known only at run time, of either
+        sign, as Python's: ``k`` over ``len(range(a, b, s))`` visiting
+        ``a + k·s`` (decision 115's count, from the far bound to the near
+        one and by ``|s|``, read unsigned).  The loop's step is 1, or 0 where
+        ``s`` is, which the loop refuses as any zero step (decision 133)."""
+        fn = self.fn
+        first, stop, stride = (fn.index(v, loc) for v in (lb, ub, step))
+        up = fn.compare("gt", stride, 0, loc)
+        zero = fn.compare("eq", stride, 0, loc)
+        far, near = fn.select(up, stop, first, loc), fn.select(up, first, stop, loc)
+        size = fn.select(zero, 1, fn.select(up, stride, fn.binary("sub", 0, stride, loc), loc), loc)
+        count = fn.descending_count(far, near, size, loc)
+        loop_step = fn.select(zero, 0, 1, loc)
+
+        def position(k: Value) -> Value:
+            return fn.binary("add", first, fn.binary("mul", k, stride, loc), loc)
+
+        return fn.const(0, IndexType(), loc), count, loop_step, position
 
     def _with(self, node: ast.With) -> None:
         ctx, fn = self.ctx, self.fn

@@ -1,0 +1,178 @@
+"""Python's float ``%``, ``//`` and ``math.hypot`` on every engine: the
+interpreter, native code and a GPU kernel (run thread by thread on the CPU,
+and its PTX assembled) give Python's values, edge operands included, and
+their derivatives are the functions' own."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import revmlir as rv
+from gpu_emulation import EmulatedKernel
+from revmlir.gpu.toolkit import emit_cubin
+
+ENGINES = ("native", "interpreter")
+INF, NAN = math.inf, math.nan
+EDGES = (0.0, -0.0, 0.1, -0.1, 3.0, -3.0, 5.0, 1e-310, -1e-20, 1e17, 1e308, -1e308, INF, -INF, NAN)
+
+
+def _divmod_py(x, d):
+    # the signs too: a result's zero keeps its sign only as far as the
+    # function returns it (the interpreter's ordinary code adds it to 0.0)
+    mod, div = x % d, x // d
+    return mod, div, math.copysign(1.0, mod), math.copysign(1.0, div)
+
+
+DIVMOD = {engine: rv.ordinary(_divmod_py, backend=engine) for engine in ENGINES}
+
+
+def _python_divmod(x: float, d: float) -> tuple[float, float]:
+    """Python's ``x % d, x // d``; where ``d`` is 0, which Python refuses,
+    numpy's (NaN and ``x / d``), as the engines give."""
+    if d == 0:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(np.remainder(x, d)), float(np.floor_divide(x, d))
+    return x % d, x // d
+
+
+def _same(got: tuple[float, ...], expected: tuple[float, float]) -> bool:
+    """The remainder and the quotient equal, NaN where Python's is, and of
+    its sign (``-0.0`` is not ``0.0``)."""
+    return all(
+        math.isnan(b) if math.isnan(b) else (a == b and sign == math.copysign(1.0, b))
+        for a, b, sign in zip(got[:2], expected, got[2:], strict=True)
+    )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_float_modulo_and_floor_division_are_pythons_at_the_edges(engine: str):
+    """``5.0 % 0.1`` is 0.0999…, not 0; ``5.0 // 0.1`` is 49, not 50;
+    ``1e17 % 3.0`` is 1; signed zeros, infinities and NaN as Python has
+    them, and a zero divisor as numpy has it."""
+    assert DIVMOD[engine](5.0, 0.1)[:2] == (0.09999999999999973, 49.0)
+    assert DIVMOD[engine](1e17, 3.0)[:2] == (1.0, 3.3333333333333332e16)
+    for x in EDGES:
+        for d in EDGES:
+            assert _same(DIVMOD[engine](x, d), _python_divmod(x, d)), (x, d)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.floats(width=64), st.floats(width=64))
+def test_float_modulo_and_floor_division_agree_with_python_on_both_engines(x: float, d: float):
+    expected = _python_divmod(x, d)
+    for engine in ENGINES:
+        assert _same(DIVMOD[engine](x, d), expected), (engine, x, d)
+
+
+@rv.reversible
+def _wrap(y, x, d):
+    y += x % d
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("x, d", [(5.3, 0.7), (-5.3, 0.7), (5.3, -0.7), (-1e-20, 3.0), (5.0, 0.1)])
+def test_the_derivatives_of_modulo_are_one_and_minus_the_floor_quotient(engine: str, x: float, d: float):
+    """∂(x % d)/∂x = 1 and ∂(x % d)/∂d = −(x // d), Python's quotient:
+    −49 for ``5.0 % 0.1``, where ``floor(5.0 / 0.1)`` would say −50."""
+    f = rv.reversible(backend=engine)(_wrap.__wrapped__)
+    _, dx, dd = rv.gradient(f, (0.0, x, d))
+    assert (dx, dd) == (1.0, -(x // d))
+
+
+def _hypot_py(y, a, b):
+    y += math.hypot(a, b)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hypot_is_the_c_librarys_without_overflow_or_underflow(engine: str):
+    """``math.hypot`` (and ``np.hypot``) is libm's ``hypot``, within an ulp
+    of Python's, where √(a² + b²) overflowed, underflowed or lost
+    ``hypot(inf, nan) = inf``; the engines agree bit for bit."""
+    f = rv.reversible(backend=engine)(_hypot_py)
+    cases = [(3.0, 4.0), (1e200, 1e200), (1e-200, 1e-200), (3e154, 4e154), (INF, NAN), (NAN, -INF), (-0.0, 0.0)]
+    for a, b in cases:
+        got = f(0.0, a, b)[0]
+        assert got == pytest.approx(math.hypot(a, b), rel=2.3e-16, abs=0.0) or got == math.hypot(a, b), (a, b)
+        assert got == rv.reversible(backend="native")(_hypot_py)(0.0, a, b)[0]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_derivative_of_hypot_is_each_operand_over_the_result(engine: str):
+    f = rv.reversible(backend=engine)(_hypot_py)
+    _, da, db = rv.gradient(f, (0.0, 3e154, -4e154))
+    assert (da, db) == pytest.approx((0.6, -0.8), rel=1e-15)
+    _, tangents = rv.jvp(f, (0.0, 3e154, 4e154), (0.0, 1.0, 2.0))
+    assert tangents[0] == pytest.approx((3.0 + 8.0) / 5.0, rel=1e-15)
+
+
+def test_numpy_hypot_of_two_numbers_is_computed_in_ordinary_code():
+    """``np.hypot`` of two floats computes a number: ordinary code once
+    refused it as allocating an array."""
+
+    @rv.ordinary
+    def size(a, b):
+        return np.hypot(a, b) + np.float64(a)
+
+    assert size(3e154, 4e154) == 5e154 + 3e154
+
+
+def test_hypot_of_a_complex_number_is_refused_with_its_fix():
+    @rv.reversible
+    def f(y, z):
+        y += math.hypot(z, 1.0)
+
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"math.hypot\(\) takes real numbers, not .*complex.*\.real"):
+        f(0.0, 1 + 2j)
+
+
+@rv.reversible
+def _periodic(y, x, d):
+    for i in rv.prange(len(y)):
+        y[i] += x[i] % d[i] + x[i] // d[i] + np.hypot(x[i], d[i])
+
+
+def test_a_kernel_computes_them_as_the_cpu_and_its_ptx_links_libdevices():
+    """In a kernel, run thread by thread, the CPU's values; the PTX calls
+    no outside function (libdevice's ``fmod`` and ``hypot`` are linked in),
+    and ptxas assembles it."""
+    x = np.array([5.0, 1e17, -1e-20, 3e154, -3.0, 7.0])
+    d = np.array([0.1, 3.0, 3.0, 4e154, INF, -0.1])
+    expected, got = [np.zeros(6), x, d], [np.zeros(6), x, d]
+    _periodic(*expected)
+    assert expected[0][0] == 0.09999999999999973 + 49.0 + math.hypot(5.0, 0.1)
+    slot = EmulatedKernel(*rv.cuda.kernel(_periodic).rev_module(*got)).launch(got, 2, 3)
+    assert not slot.any()
+    np.testing.assert_array_equal(got[0], expected[0])
+    ptx = rv.cuda.kernel(_periodic).compile(*got).ptx
+    assert ".extern" not in ptx
+    assert emit_cubin(ptx)[:4] == b"\x7fELF"
+
+
+@rv.ordinary
+def _square(a, b):
+    return a % b + b, math.hypot(a, b)
+
+
+def test_inverse_products_through_modulo_and_hypot_take_their_partials():
+    """Lumps (``rv.inverse_jvp``) take each op's partials: ``%``'s 1 and
+    −(a // b), ``hypot``'s a/h and b/h."""
+    a, b = 5.3, 0.7
+    h = math.hypot(a, b)
+    jacobian = np.array([[1.0, 1.0 - a // b], [a / h, b / h]])
+    v = np.array([1.0, -2.0])
+    _, dots = rv.inverse_jvp(_square, (a, b), (*v, None, None))
+    np.testing.assert_allclose(dots, np.linalg.solve(jacobian, v), rtol=1e-12)
+
+
+def test_modulo_of_a_log_number_is_refused_at_the_expression():
+    @rv.reversible
+    def f(y, x):
+        y += float(rv.ulog(x) % 2.0)
+
+    with pytest.raises(rv.ReversibleSyntaxError, match=r":\d+:\d+: 'rv.ulog\(x\) % 2.0': % needs ints or floats"):
+        f(0.0, 3.0)

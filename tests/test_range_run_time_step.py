@@ -1,0 +1,73 @@
+"""``range(a, b, s)`` with a step known only when the function runs, of
+either sign: Python's indices in Python's order, forwards, reversed and
+inverted, on both engines; a zero step stops the run at the loop."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+import revmlir as rv
+
+ENGINES = ("native", "interpreter")
+I64 = st.integers(-(2**63), 2**63 - 1)
+
+
+def _visit(out, n, a, b, s):
+    for i in range(a, b, s):
+        out[n] += i
+        n += 1
+
+
+def _visit_reversed(out, n, a, b, s):
+    for i in reversed(range(a, b, s)):
+        out[n] += i
+        n += 1
+
+
+VISIT = {engine: rv.reversible(backend=engine)(_visit) for engine in ENGINES}
+VISIT_REVERSED = {engine: rv.reversible(backend=engine)(_visit_reversed) for engine in ENGINES}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("a, b, s", [(0, 3, -1), (0, -6, -2), (6, 0, -2), (0, 6, 2), (5, -2, -3), (3, 3, -1)])
+def test_a_run_time_step_of_either_sign_visits_pythons_indices(engine: str, a: int, b: int, s: int):
+    out = np.zeros(8, np.int64)
+    _, n, *_ = VISIT[engine](out, 0, a, b, s)
+    assert out[:n].tolist() == list(range(a, b, s)) and not out[n:].any()
+    back = np.zeros(8, np.int64)
+    _, m, *_ = VISIT_REVERSED[engine](back, 0, a, b, s)
+    assert back[:m].tolist() == list(reversed(range(a, b, s)))
+    restored = (~VISIT[engine])(out, n, a, b, s)
+    assert not restored[0].any() and restored[1] == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(I64, I64.filter(lambda s: s != 0), st.integers(0, 8), st.integers(0, 2**63))
+def test_run_time_steps_agree_with_python_at_the_ends_of_int64(a: int, s: int, count: int, short: int):
+    """Bounds near ±2⁶³ and steps up to its size: the count is taken
+    unsigned, so nothing wraps, and the indices are Python's."""
+    b = a + count * s - (short % abs(s) if count else 0) * (1 if s > 0 else -1)
+    assume(-(2**63) <= b < 2**63)
+    for engine in ENGINES:
+        out = np.zeros(8, np.int64)
+        _, n, *_ = VISIT[engine](out, 0, a, b, s)
+        assert out[:n].tolist() == list(range(a, b, s)), engine
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_zero_run_time_step_stops_the_run_at_the_loop(engine: str):
+    with pytest.raises(rv.ExecutionError, match=r"test_range_run_time_step.py:\d+:\d+: .*step must be positive, got 0"):
+        VISIT[engine](np.zeros(8, np.int64), 0, 0, 3, 0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_run_time_negative_step_differentiates(engine: str):
+    @rv.reversible(backend=engine)
+    def f(y, x, n, s):
+        for i in range(n, -1, s):
+            y += x * float(i)
+
+    assert rv.gradient(f, (0.0, 2.0, 6, -2)) == (1.0, 12.0, 0, 0)
