@@ -11,13 +11,18 @@ flags and constants; values and blocks are named differently, which
 LLVM does not keep in the code it emits).  Types and constants are
 formatted by xDSL's and llvmlite's own code, once each.
 
-A module holding an op or attribute without a line here (an ``llvm`` op a
-user's ``func.func`` passes through, a global, a parameter attribute
-other than ``noalias``, a variadic function, an intrinsic called with two
-signatures) is not printed: ``llvm_text`` returns None and the caller converts it with
-``llvm_ir``, so that the printer never writes other code than the
-conversion would.  While it prints, it reads what ``ptx_from_llvm`` needs
-of each function (``revmlir.lowering.llvm_code``).
+What it prints is the text the conversion gives, including what the
+conversion drops (a load's or a store's atomic ordering and ``volatile``,
+an ``fcmp``'s fast-math flags; ``musttail`` and ``notail`` are written
+``tail``), and what the conversion refuses it refuses with the same error
+(a compare-and-swap read other than by ``llvm.extractvalue``:
+``llvm_ir.check_swap``).  A module holding an op or attribute without a
+line here (an ``llvm`` op of another kind that a user's ``func.func``
+passes through, a global, a parameter attribute other than ``noalias``, a
+variadic function, an intrinsic called with two signatures) is not
+printed: ``llvm_text`` returns None and the caller converts it with
+``llvm_ir``.  While it prints, it reads what ``ptx_from_llvm`` needs of
+each function (``revmlir.lowering.llvm_code``).
 """
 
 from __future__ import annotations
