@@ -397,10 +397,11 @@ def _check_entries(code: LLVMCode, entries: Sequence[str], max_registers: int | 
             raise ValueError(f"entries= names {entry!r}, which the module does not define")
 
 
-PTX_SYMBOL = re.compile(r"[\w$.]*", re.ASCII)
+_PTX_SYMBOL = re.compile(r"[\w$.]*", re.ASCII)
 """The names LLVM's NVPTX back end writes in PTX as they are.  It renames
-an internal function's other characters (``_$_``), and aborts the process
-on another symbol's (``Symbol name with unsupported characters``)."""
+the other characters of a symbol of ``_RENAMED`` linkage (``_$_``), and
+aborts the process on another symbol's (``Symbol name with unsupported
+characters``)."""
 
 _RENAMED = frozenset({llvm.Linkage.internal, llvm.Linkage.private})
 
@@ -409,7 +410,7 @@ def _check_symbols(module: llvm.ModuleRef) -> None:
     """A ``ValueError`` for a function or variable of ``module`` whose name
     LLVM would abort on rather than write in PTX."""
     for value in (*module.functions, *module.global_variables):
-        if value.linkage not in _RENAMED and not PTX_SYMBOL.fullmatch(value.name):
+        if value.linkage not in _RENAMED and not _PTX_SYMBOL.fullmatch(value.name):
             raise ValueError(
                 f"PTX cannot name {value.name!r}: a kernel's, an external function's or variable's name "
                 "has letters, digits, '_', '$' and '.' only"
