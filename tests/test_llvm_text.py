@@ -5,18 +5,20 @@ converted instead."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from llvmlite import binding
+from llvmlite import binding, ir
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, FloatAttr, IntegerAttr, ModuleOp, UnitAttr, f32, f64, i64
 from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.gpu import nvptx, program
 from revmlir.lowering import llvm_text as printer
-from revmlir.lowering.llvm_code import LLVMCode
+from revmlir.lowering.llvm_code import LLVMCode, global_reference
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
 from test_gpu import END, PARALLEL, SCALARS, _every_math_kernel
@@ -61,6 +63,75 @@ func.func @integers(%y: memref<?xi64>, %x: memref<?xf64>, %k: i64, %m: i32) {{
 """Integer arithmetic the other kernels do not have (``or``, shifts,
 signed division and remainder, truncation, ``zext``)."""
 
+FLAGS = f"""
+func.func @flags(%y: memref<?xi64>, %h: memref<?xi32>, %x: memref<?xf64>, %m: i64, %e: f64) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xi64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %v = memref.load %y[%i] : memref<?xi64>
+    %w = memref.load %h[%i] : memref<?xi32>
+    %d = memref.load %x[%i] : memref<?xf64>
+    %one = llvm.mlir.constant(1 : i64) : i64
+    %two = llvm.mlir.constant(2 : i64) : i64
+    %three = llvm.mlir.constant(3 : i64) : i64
+    %five = llvm.mlir.constant(5 : i64) : i64
+    %add_nsw = llvm.add %v, %one overflow<nsw> : i64
+    %r1 = llvm.icmp "sgt" %add_nsw, %v : i64
+    %add_nuw = llvm.add %v, %two overflow<nuw> : i64
+    %r2 = llvm.icmp "ugt" %add_nuw, %v : i64
+    %sub_nsw = llvm.sub %v, %three overflow<nsw> : i64
+    %r3 = llvm.icmp "slt" %sub_nsw, %v : i64
+    %sub_nuw = llvm.sub %v, %five overflow<nuw> : i64
+    %r4 = llvm.icmp "ult" %sub_nuw, %v : i64
+    %mul_nsw = llvm.mul %v, %three overflow<nsw> : i64
+    %q1 = llvm.sdiv %mul_nsw, %three : i64
+    %mul_nuw = llvm.mul %v, %five overflow<nuw> : i64
+    %q2 = llvm.udiv %mul_nuw, %five : i64
+    %shl_nsw = llvm.shl %v, %two overflow<nsw> : i64
+    %q3 = llvm.ashr %shl_nsw, %two : i64
+    %shl_nuw = llvm.shl %v, %three overflow<nuw> : i64
+    %q4 = llvm.lshr %shl_nuw, %three : i64
+    %exact = llvm.udiv exact %v, %m : i64
+    %q5 = llvm.mul %exact, %m : i64
+    %disjoint = llvm.or disjoint %v, %m : i64
+    %q6 = llvm.xor %disjoint, %m : i64
+    %narrow = llvm.trunc %v overflow<nsw> : i64 to i32
+    %nought = llvm.mlir.constant(0 : i32) : i32
+    %r5 = llvm.icmp "slt" %narrow, %nought : i32
+    %wide = llvm.zext nneg %w : i32 to i64
+    %sign = llvm.mlir.constant(2147483648 : i64) : i64
+    %q8 = llvm.and %wide, %sign : i64
+    %zero = llvm.mlir.constant(0.0 : f64) : f64
+    %f1 = llvm.fadd %d, %zero {{fastmathFlags = #llvm.fastmath<nsz>}} : f64
+    %f2 = llvm.fsub %d, %e : f64
+    %f3 = llvm.fneg %f2 {{fastmathFlags = #llvm.fastmath<nsz>}} : f64
+    %f4 = llvm.fmul %f1, %f3 {{fastmathFlags = #llvm.fastmath<fast>}} : f64
+    %g = arith.fptosi %f4 : f64 to i64
+    %b1 = llvm.and %r1, %r2 : i1
+    %b2 = llvm.and %r3, %r4 : i1
+    %b3 = llvm.and %b1, %b2 : i1
+    %b = llvm.and %b3, %r5 : i1
+    %s1 = llvm.add %q1, %q2 : i64
+    %s2 = llvm.add %q3, %q4 : i64
+    %s3 = llvm.add %q5, %q6 : i64
+    %s5 = llvm.add %s1, %s2 : i64
+    %s6 = llvm.add %s3, %q8 : i64
+    %s7 = llvm.add %s5, %s6 : i64
+    %s = llvm.add %s7, %g : i64
+    %t = llvm.select %b, %s, %m : i1, i64
+    memref.store %t, %y[%i] : memref<?xi64>
+{END}
+  func.return
+}}
+"""
+"""``llvm`` ops a user's kernel passes through, of each flag the printer
+writes: each lets LLVM fold what reads it (``v +nsw 1 > v`` is true,
+``(v *nuw 5) / 5`` is ``v``, a ``trunc nsw`` has its operand's sign,
+``-(d - e)`` with ``nsz`` is ``e - d``, a ``zext nneg``'s sign bit is 0,
+...), so that a flag printed otherwise than
+converted, or not at all, gives other PTX."""
+
 KERNELS: dict[str, Callable[[], tuple[str, list[str]]]] = {
     "every math op, f64": lambda: (_every_math_kernel("f64"), ["every_math"]),
     "every math op, f32": lambda: (_every_math_kernel("f32"), ["every_math"]),
@@ -69,13 +140,14 @@ KERNELS: dict[str, Callable[[], tuple[str, list[str]]]] = {
     "integer arithmetic": lambda: (INTEGERS, ["integers"]),
     "a stack's snapshot in the arena": lambda: (SNAPSHOTS.read_text(), ["kernel"]),
     "GMM-like adjoint": _gmm_adjoint,
+    "flags of hand-written llvm ops": lambda: (FLAGS, ["flags"]),
 }
 """Kernels whose device code holds every kind of op the printer has a
-line for: integer and float arithmetic with flags, casts, comparisons,
-selects, arrays on the stack, loads, stores, addresses, null pointers,
-aggregates, calls
-of device functions, intrinsics and libdevice, inline assembly,
-compare-and-swap, branches with arguments (φ-nodes), returns."""
+line for: integer and float arithmetic with each flag (``FLAGS``), casts,
+comparisons, selects, arrays on the stack, loads, stores, addresses, null
+pointers, aggregates, calls of device functions, intrinsics and libdevice,
+inline assembly, compare-and-swap, branches with arguments (φ-nodes),
+returns."""
 
 
 def _ptx(text: str, names: list[str], printed: bool, monkeypatch: pytest.MonkeyPatch, **options: object) -> str:
@@ -169,3 +241,129 @@ def test_printed_text_gives_block_arguments_as_phi_nodes_and_the_functions_calls
     assert "= phi i64 [0, %b0], [%v2, %b2]" in code.text and "icmp slt i64 %v0, 10" in code.text
     assert code.internal == {"loop"} and code.noinline == {"loop"} and code.functions["loop"].inlinable
     binding.parse_assembly(code.text).verify()
+
+
+CALL_FLAGS = """
+llvm.func @ext(f64) -> f64
+llvm.func @k(%p: !llvm.ptr, %d: f64) {
+  %r = llvm.call @ext(%d) {fastmathFlags = #llvm.fastmath<nnan>} : (f64) -> f64
+  %c = llvm.fcmp "uno" %r, %r : f64
+  %z = llvm.zext %c : i1 to i8
+  llvm.store %z, %p : i8, !llvm.ptr
+  llvm.return
+}
+"""
+
+
+def test_a_calls_fast_math_flags_give_the_ptx_of_the_converted():
+    """No kernel a user writes calls with fast-math flags (a device function
+    is called by ``func.call``), so the device module is written here: an
+    ``nnan`` call's result is no NaN, so the comparison is false, stored as
+    a constant."""
+
+    def ptx(printed: bool) -> str:
+        module = parse_module(CALL_FLAGS, "device.mlir")
+        conventions = {"k": nvptx.KERNEL_CONVENTION}
+        code = (
+            printer.llvm_text(module, frozenset(), conventions)
+            if printed
+            else nvptx._converted(module, {"k"}, frozenset(), "")
+        )
+        assert code is not None
+        return program.ptx_from_llvm(code, entries=["k"])
+
+    printed = ptx(True)
+    assert printed == ptx(False)
+    assert re.search(r"st\.global\.b8\s+\[%rd\d+\], 0;", printed)
+
+
+SWAP_READ_WHOLE = f"""
+func.func @k(%y: memref<?xi64>, %m: i64) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?xi64>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %v = memref.load %y[%i] : memref<?xi64>
+    %p = llvm.inttoptr %m : i64 to !llvm.ptr
+    %r = llvm.cmpxchg %p, %v, %m acq_rel monotonic : !llvm.ptr, i64
+    %s = llvm.insertvalue %v, %r[0] : !llvm.struct<(i64, i1)>
+    %a = llvm.extractvalue %s[0] : !llvm.struct<(i64, i1)>
+    memref.store %a, %y[%i] : memref<?xi64>
+{END}
+  func.return
+}}
+"""
+"""A compare-and-swap whose result is read by other than ``llvm.extractvalue``."""
+
+
+def test_a_swap_read_otherwise_is_refused_whichever_route_the_module_takes(monkeypatch: pytest.MonkeyPatch):
+    """The printer could print it, the conversion could not: both refuse
+    it alike (``llvm_ir.check_swap``), so that an op elsewhere in the
+    module that the printer has no line for does not decide whether it
+    compiles."""
+    errors = []
+    for printed in (True, False):
+        with pytest.raises(PassFailedException) as error:
+            _ptx(SWAP_READ_WHOLE, ["k"], printed, monkeypatch, arch="sm_90", opt_level=3, max_registers=None)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith(
+        "'llvm.cmpxchg' at kernels.mlir:9:5: its result is used by 'llvm.insertvalue' at kernels.mlir:10:5"
+    )
+
+
+def test_names_are_written_as_llvmlite_writes_them():
+    """A quote and a backslash in a name are escaped as llvmlite escapes
+    them, in the printed code and the metadata of ``ptx_from_llvm`` alike
+    (``global_reference``)."""
+    name = 'f"\\$'
+    block = Block()
+    block.add_op(llvm.ReturnOp())
+    code = printer.llvm_text(
+        ModuleOp([llvm.FuncOp(name, llvm.LLVMFunctionType([], llvm.LLVMVoidType()), body=Region(block))])
+    )
+    assert code is not None
+    assert [f.name for f in binding.parse_assembly(code.text).functions] == [name]
+    reference = ir.Function(ir.Module(), ir.FunctionType(ir.VoidType(), []), name).get_reference()
+    assert global_reference(name) == reference and reference in code.text
+
+
+def _kernel(name: str) -> ir.Module:
+    """A module of one kernel, ``name``, storing 1.0 through its pointer,
+    by an internal function whose name PTX cannot hold."""
+    module = ir.Module()
+    pointer = ir.FunctionType(ir.VoidType(), [ir.PointerType()])
+    store = ir.Function(module, pointer, 'store "1.0"')
+    store.linkage = "internal"
+    builder = ir.IRBuilder(store.append_basic_block("entry"))
+    builder.store(ir.DoubleType()(1.0), store.args[0])
+    builder.ret_void()
+    kernel = ir.Function(module, pointer, name)
+    kernel.calling_convention = nvptx.KERNEL_CONVENTION
+    builder = ir.IRBuilder(kernel.append_basic_block("entry"))
+    builder.call(store, kernel.args)
+    builder.ret_void()
+    return module
+
+
+def test_a_register_bound_names_kernels_the_module_defines():
+    """``max_registers`` without ``entries`` would bound nothing, and an
+    entry the module does not define would fail as LLVM's parse of the
+    metadata: each is a ``ValueError`` of its own."""
+    with pytest.raises(ValueError, match=r"max_registers=40 bounds the kernels named by entries=, and it names none"):
+        program.ptx_from_llvm(_kernel("k"), max_registers=40)
+    with pytest.raises(ValueError, match=r"entries= names 'other', which the module does not define"):
+        program.ptx_from_llvm(_kernel("k"), entries=["other"], max_registers=40)
+    with pytest.raises(ValueError, match=r"max_registers=8 is outside 16\.\.255"):
+        program.ptx_from_llvm(_kernel("k"), entries=["k"], max_registers=8)
+    assert ".maxnreg 40" in program.ptx_from_llvm(_kernel("k"), entries=["k"], max_registers=40)
+
+
+@pytest.mark.parametrize("name", ['k"1', "k\\1", "k@1", "ké", "k 1"])
+def test_a_kernel_name_ptx_cannot_hold_is_refused_not_aborted_on(name: str):
+    """LLVM's NVPTX back end renames an internal function's characters
+    that PTX lacks (``_kernel``'s ``store "1.0"``) but aborts the process
+    on a kernel's; the metadata names the kernel escaped, so LLVM parses
+    it and the name is refused."""
+    with pytest.raises(ValueError, match=re.escape(f"PTX cannot name {name!r}")):
+        program.ptx_from_llvm(_kernel(name), entries=[name], max_registers=40)

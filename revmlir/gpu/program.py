@@ -39,7 +39,7 @@ from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_ar
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.gpu.trip_count import LoopBounds
-from revmlir.lowering.llvm_code import LLVMCode, of_llvmlite
+from revmlir.lowering.llvm_code import LLVMCode, global_reference, of_llvmlite
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
@@ -350,14 +350,17 @@ def ptx_from_llvm(
     queries fold in the pipeline, flush-to-zero off), the internal
     functions called at one place inlined first (``_inline_single_calls``),
     then optimised and assembled for ``arch``; ``max_registers`` bounds the
-    registers of the kernels ``entries`` (``_metadata``)."""
+    registers of the kernels ``entries`` (``_metadata``), functions the
+    module defines."""
     layout = data_layout()
     if isinstance(module, ir.Module):
         module.data_layout = layout  # llvmlite's text says it too
         module = of_llvmlite(module)
+    _check_entries(module, entries, max_registers)
     machine = target_machine(arch, opt_level)
     text = f'target datalayout = "{layout}"\n{module.text}{_metadata(module.metadata, entries, max_registers)}'
     parsed = llvm.parse_assembly(text)
+    _check_symbols(parsed)
     parsed.triple = TRIPLE
     # verified before libdevice is linked in: the verifier then reads the
     # code compiled, not libdevice's few hundred functions as well (BA's
@@ -382,6 +385,38 @@ def ptx_from_llvm(
     return _emit_without_machine_sinking(machine, parsed)
 
 
+def _check_entries(code: LLVMCode, entries: Sequence[str], max_registers: int | None) -> None:
+    """A ``ValueError`` for a bound on registers without a kernel to bound,
+    or a kernel ``code`` does not define: each would otherwise pass
+    silently, or fail as LLVM's parse of the metadata naming it."""
+    check_max_registers(max_registers)
+    if max_registers is not None and not entries:
+        raise ValueError(f"max_registers={max_registers} bounds the kernels named by entries=, and it names none")
+    for entry in entries:
+        if entry not in code.functions:
+            raise ValueError(f"entries= names {entry!r}, which the module does not define")
+
+
+_PTX_SYMBOL = re.compile(r"[\w$.]*", re.ASCII)
+"""The names LLVM's NVPTX back end writes in PTX as they are.  It renames
+the other characters of a symbol of ``_RENAMED`` linkage (``_$_``), and
+aborts the process on another symbol's (``Symbol name with unsupported
+characters``)."""
+
+_RENAMED = frozenset({llvm.Linkage.internal, llvm.Linkage.private})
+
+
+def _check_symbols(module: llvm.ModuleRef) -> None:
+    """A ``ValueError`` for a function or variable of ``module`` whose name
+    LLVM would abort on rather than write in PTX."""
+    for value in (*module.functions, *module.global_variables):
+        if value.linkage not in _RENAMED and not _PTX_SYMBOL.fullmatch(value.name):
+            raise ValueError(
+                f"PTX cannot name {value.name!r}: a kernel's, an external function's or variable's name "
+                "has letters, digits, '_', '$' and '.' only"
+            )
+
+
 def _metadata(first: int, entries: Sequence[str], max_registers: int | None) -> str:
     """The module's metadata, numbered from ``first``: libdevice's
     flush-to-zero off (``nvvm-reflect-ftz``), and with ``max_registers``
@@ -397,7 +432,7 @@ def _metadata(first: int, entries: Sequence[str], max_registers: int | None) -> 
         for number, entry in enumerate(entries, first + 1):
             lines += [
                 f"!nvvm.annotations = !{{!{number}}}",
-                f'!{number} = !{{ptr @"{entry}", !"maxnreg", i32 {max_registers}}}',
+                f'!{number} = !{{ptr {global_reference(entry)}, !"maxnreg", i32 {max_registers}}}',
             ]
     return "\n" + "\n".join(lines) + "\n"
 

@@ -45,6 +45,13 @@ class LLVMCode:
     """How many numbered metadata nodes the text holds."""
 
 
+def global_reference(name: str) -> str:
+    """A function's reference in LLVM IR, ``@"name"``, written as llvmlite
+    writes it (a quote and a backslash as ``\\22`` and ``\\5c``): quoted,
+    as device functions' names may hold ``$``."""
+    return '@"' + name.replace("\\", "\\5c").replace('"', "\\22") + '"'
+
+
 def of_llvmlite(module: ir.Module) -> LLVMCode:
     """An llvmlite module as text, with its functions' calls."""
     defined = [f for f in module.functions if not f.is_declaration]

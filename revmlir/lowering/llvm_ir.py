@@ -11,7 +11,9 @@ implemented" from the backend.  While the backend converts, each
 ``llvm.cmpxchg`` is a call of a declared function named after its
 orderings and type; in the llvmlite module the call is the instruction
 again.  Its result is read only by ``llvm.extractvalue`` (how a swap's old
-value and success are read); another use is refused at the op.
+value and success are read); another use is refused at the op
+(``check_swap``), by LLVM IR printed from the ops
+(``revmlir.lowering.llvm_text``) as by this conversion.
 """
 
 from __future__ import annotations
@@ -43,25 +45,32 @@ def llvm_ir(module: ModuleOp) -> ir.Module:
     return converted
 
 
-def _cmpxchg_as_calls(module: ModuleOp) -> None:
-    """Each ``llvm.cmpxchg`` becomes a call of a declared function named
-    after its orderings and type (``_cmpxchg_instructions`` makes it the
-    instruction again in LLVM IR).  Its result may be read only by
+def check_swap(op: CmpXchgOp) -> None:
+    """Refuses ``op`` if its result is read other than by
     ``llvm.extractvalue``: llvmlite keeps an instruction's operands in
     attributes of each kind of its own (a call's ``args``, a store's
-    ``value``, a phi's incomings, ...), so the instruction could not stand
-    for the call in any other use, which would print a reference to the
-    removed call; such a use is refused here, where the ops have
-    locations."""
+    ``value``, a phi's incomings, ...), so the instruction that
+    ``_cmpxchg_instructions`` puts in place of the stand-in call could not
+    stand for it in any other use, which would print a reference to the
+    removed call.  The use is refused at the ops, which have locations,
+    and by either route to LLVM IR, so that whether a module compiles does
+    not depend on which route it takes."""
+    for use in op.res.uses:
+        if not isinstance(use.operation, llvm.ExtractValueOp):
+            raise PassFailedException(
+                f"{describe_op(op)}: its result is used by {describe_op(use.operation)}; "
+                "native code reads a compare-and-swap only with 'llvm.extractvalue'"
+            )
+
+
+def _cmpxchg_as_calls(module: ModuleOp) -> None:
+    """Each ``llvm.cmpxchg`` (checked by ``check_swap``) becomes a call of
+    a declared function named after its orderings and type
+    (``_cmpxchg_instructions`` makes it the instruction again in LLVM IR)."""
     declared: dict[str, llvm.LLVMFunctionType] = {}
     # by exact class: the walk meets every op of every compile, and few have one
     for op in [o for o in nested_ops(module) if o.__class__ is CmpXchgOp]:
-        for use in op.res.uses:
-            if not isinstance(use.operation, llvm.ExtractValueOp):
-                raise PassFailedException(
-                    f"{describe_op(op)}: its result is used by {describe_op(use.operation)}; "
-                    "native code reads a compare-and-swap only with 'llvm.extractvalue'"
-                )
+        check_swap(op)
         name = f"{CMPXCHG}{op.success_ordering.data}.{op.failure_ordering.data}.{op.val.type}"
         declared[name] = llvm.LLVMFunctionType([a.type for a in op.operands], op.res.type)
         Rewriter.replace_op(op, fast_ops.llvm_call(name, op.operands, op.res.type))

@@ -11,13 +11,18 @@ flags and constants; values and blocks are named differently, which
 LLVM does not keep in the code it emits).  Types and constants are
 formatted by xDSL's and llvmlite's own code, once each.
 
-A module holding an op or attribute without a line here (an ``llvm`` op a
-user's ``func.func`` passes through, a global, a parameter attribute
-other than ``noalias``, a variadic function, an intrinsic called with two
-signatures) is not printed: ``llvm_text`` returns None and the caller converts it with
-``llvm_ir``, so that the printer never writes other code than the
-conversion would.  While it prints, it reads what ``ptx_from_llvm`` needs
-of each function (``revmlir.lowering.llvm_code``).
+What it prints is the text the conversion gives, including what the
+conversion drops (a load's or a store's atomic ordering and ``volatile``,
+an ``fcmp``'s fast-math flags; ``musttail`` and ``notail`` are written
+``tail``), and what the conversion refuses it refuses with the same error
+(a compare-and-swap read other than by ``llvm.extractvalue``:
+``llvm_ir.check_swap``).  A module holding an op or attribute without a
+line here (an ``llvm`` op of another kind that a user's ``func.func``
+passes through, a global, a parameter attribute other than ``noalias``, a
+variadic function, an intrinsic called with two signatures) is not
+printed: ``llvm_text`` returns None and the caller converts it with
+``llvm_ir``.  While it prints, it reads what ``ptx_from_llvm`` needs of
+each function (``revmlir.lowering.llvm_code``).
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.type import get_element_type_or_self
 
 from revmlir.dialects.upstream_forms import CmpXchgOp
-from revmlir.lowering.llvm_code import FunctionCalls, LLVMCode
+from revmlir.lowering.llvm_code import FunctionCalls, LLVMCode, global_reference
+from revmlir.lowering.llvm_ir import check_swap
 
 
 class _Unprintable(Exception):
@@ -112,8 +118,14 @@ _CASTS = {
 
 
 def _flags(op: Operation) -> list[str]:
-    """The flags ``convert_op`` gives an arithmetic op or a cast."""
-    if isinstance(op, llvm.ArithmeticBinOpOverflow | llvm.IntegerConversionOpOverflow):
+    """The flags ``convert_op`` gives an arithmetic op or a cast, read as
+    it reads them: xDSL keeps an ``add``'s, ``sub``'s, ``mul``'s and
+    ``shl``'s overflow flags as the ``i32`` of their bits, a cast's as
+    ``#llvm.overflow``."""
+    if isinstance(op, llvm.ArithmeticBinOpOverflow):
+        bits = op.overflowFlags
+        return [] if not bits else [f.value for f in llvm.OverflowAttr.from_int(bits.value.data).data]
+    if isinstance(op, llvm.IntegerConversionOpOverflow):
         return [] if not op.overflowFlags else [f.value for f in op.overflowFlags.data]
     if isinstance(op, llvm.AbstractFloatArithOp):
         return [f.value for f in op.fastmathFlags.data] if op.fastmathFlags else []
@@ -280,17 +292,17 @@ class _FunctionPrinter:
             tail = "tail " if op.TailCallKind.data != "none" else ""
             result = self.type(returned.type) if returned is not None else "void"
             arguments = ", ".join(self.typed(a) for a in op.args)
-            return f"{tail}call{fastmath} {op.CConv.cconv_name} {result} {_global(callee)}({arguments})"
+            return f"{tail}call{fastmath} {op.CConv.cconv_name} {result} {global_reference(callee)}({arguments})"
         if kind is llvm.CallIntrinsicOp:
             if op.op_bundle_operands or op.op_bundle_sizes or any(op.fastmathFlags.data):
                 raise _Unprintable
             name = op.intrin.data
             self.calls[name] += 1
             result = self.type(op.ress.type) if op.ress is not None else "void"
-            declaration = f"declare {result} {_global(name)}({', '.join(self.type(a.type) for a in op.args)})"
+            declaration = f"declare {result} {global_reference(name)}({', '.join(self.type(a.type) for a in op.args)})"
             if self.declare(name, declaration) != declaration:  # called with other types before
                 raise _Unprintable
-            return f"call {result} {_global(name)}({', '.join(self.typed(a) for a in op.args)})"
+            return f"call {result} {global_reference(name)}({', '.join(self.typed(a) for a in op.args)})"
         if kind is llvm.InlineAsmOp:
             inputs = tuple(a.type for a in op.operands_)
             gives = op.res.type if op.res else None
@@ -300,6 +312,7 @@ class _FunctionPrinter:
             returned = self.type(gives) if gives is not None else "void"
             return f"call {returned} {callee}({', '.join(self.typed(a) for a in op.operands_)})"
         if kind is CmpXchgOp:
+            check_swap(op)
             orderings = f"{op.success_ordering.data} {op.failure_ordering.data}"
             return f"cmpxchg {self.typed(op.ptr)}, {self.typed(op.cmp)}, {self.typed(op.val)} {orderings}"
         if kind is llvm.BrOp:
@@ -324,14 +337,6 @@ def _parameter_attribute(name: str) -> str:
     if printed is None:
         raise _Unprintable
     return printed
-
-
-def _global(name: str) -> str:
-    """A function's name, quoted (device functions' names may hold ``$``);
-    one with a quote or backslash, which llvmlite escapes, is not printed."""
-    if '"' in name or "\\" in name:
-        raise _Unprintable
-    return f'@"{name}"'
 
 
 def llvm_text(
@@ -361,11 +366,11 @@ def llvm_text(
                 texts.type(t) + "".join(_parameter_attribute(a) for a in p) for t, p in zip(signature.inputs, given)
             ]
             if not op.body.blocks:
-                declared[name] = f"declare {returned} {_global(name)}({', '.join(parameters)})"
+                declared[name] = f"declare {returned} {global_reference(name)}({', '.join(parameters)})"
                 continue
             linkage = " internal" if name in internal else ""
             convention = f" {conventions[name]}" if name in conventions else ""
-            header = f"define{linkage}{convention} {returned} {_global(name)}"
+            header = f"define{linkage}{convention} {returned} {global_reference(name)}"
             printer = _FunctionPrinter(declared.setdefault, texts)
             lines += printer.function(op, header, parameters, " ".join(attributes.get(name, ())))
             calls[name] = FunctionCalls(printer.calls, printer.inlinable)
