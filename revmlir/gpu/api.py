@@ -31,11 +31,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.base.derived import AdjointFunction
-from revmlir.frontend.base.specialization import Specialization, bound_by_position, named_arguments, room_to_nest
+from revmlir.frontend.base.errors import at_op
+from revmlir.frontend.base.specialization import (
+    NativeCompilationError,
+    Specialization,
+    bound_by_position,
+    named_arguments,
+    room_to_nest,
+)
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import (
@@ -174,6 +182,7 @@ class Kernel:
         self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None, args: Sequence[Any]
     ) -> CompiledKernel:
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
+        from revmlir.gpu.outline import NotAKernel
         from revmlir.gpu.program import compile_kernels
 
         # without derived functions to add, the specialisation's own module
@@ -184,7 +193,14 @@ class Kernel:
         module = self.rev_module(*args)[0] if own else spec.module
         # ~f writes the arrays f writes
         written = written_arguments(module)[spec.name if name == inverse_name(spec.name) else name]
-        program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers, owned=own)
+        try:
+            program = compile_kernels(module, [name], arch=self.arch, max_registers=self.max_registers, owned=own)
+        except NotAKernel as error:
+            # a mistake in the source, as one in a reversible function's structure is
+            raise at_op(error.op, f"{self.__name__} is not a kernel: {error.reason}") from None
+        except PassFailedException as error:
+            # what the CPU's backend="native" raises where native code cannot run f
+            raise NativeCompilationError(f"the kernel of {self.__name__} cannot be compiled: {error}") from None
         return CompiledKernel(program, name, written)
 
     @pausing
