@@ -13,7 +13,6 @@ import threading
 import weakref
 from pathlib import Path
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from xdsl.dialects import func, scf
@@ -255,26 +254,54 @@ def test_f_after_its_inverse_runs_in_the_backward_compile_where_that_holds_it():
     assert backward._rest.computed() is None  # no second compile
 
 
+def test_a_ctrl_c_while_a_compile_stores_its_object_reaches_the_caller(
+    cache_home: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+):
+    """A ``KeyboardInterrupt`` raised while the first ``~f`` stores the
+    inverses' object (Ctrl-C pressed then) is raised by the call, with
+    nothing printed (MCJIT's object-cache callback stored it once, where
+    ctypes printed the interrupt and dropped it, and the call ran on); the
+    cache keeps nothing of it and the engine none of its functions, so the
+    next ``~f`` compiles the inverses again, runs and stores them."""
+    f = routine("native")
+    v = np.array([1.0, 2.0])
+    assert f(0.0, v)[0] == 5.0
+    kept = set(cache_home.iterdir())
+    store = cache.store
+
+    def interrupted(name: str, data: bytes) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cache, "store", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        (~f)(5.0, v)
+    assert capfd.readouterr().err == ""
+    assert set(cache_home.iterdir()) == kept
+    monkeypatch.setattr(cache, "store", store)
+    assert (~f)(5.0, v)[0] == 0.0
+    assert len(set(cache_home.iterdir()) - kept) == 1
+
+
 def test_calls_running_while_the_inverses_join_the_engine_are_unaffected(monkeypatch: pytest.MonkeyPatch):
     """Forward calls in other threads run the engine's first module while
     the first ``~f`` adds the second to it: they go on until the inverses
-    have run, and some of them overlap ``Engine.add`` (wrapped to tell;
-    the cache off, so that the inverses are compiled, not loaded)."""
+    have run, and some of them overlap ``Engine.load`` (wrapped to tell;
+    the cache off, so that the inverses are compiled, not read from it)."""
     monkeypatch.setenv(cache.ENABLE_ENV, "0")
     f = routine("native")
     v = np.array([1.0, 2.0])
     assert f(0.0, v)[0] == 5.0
     adds = {"started": 0, "finished": 0}
-    add = Engine.add
+    load = Engine.load
 
-    def counted(engine: Engine, module: llvm.ModuleRef, key: str) -> None:
+    def counted(engine: Engine, data: bytes) -> None:
         adds["started"] += 1
         try:
-            add(engine, module, key)
+            load(engine, data)
         finally:
             adds["finished"] += 1
 
-    monkeypatch.setattr(Engine, "add", counted)
+    monkeypatch.setattr(Engine, "load", counted)
     start, done = threading.Barrier(4), threading.Event()
     forward: list[float] = []
     backward: list[float] = []
@@ -306,9 +333,8 @@ def test_calls_running_while_the_inverses_join_the_engine_are_unaffected(monkeyp
 
 
 def test_an_engine_is_freed_with_its_last_holder():
-    """The engine's object cache holds no reference to the engine: its
-    machine code goes when the last module of it does, not at the next
-    collection of cycles."""
+    """Nothing the engine holds refers to it: its machine code goes when
+    the last module of it does, not at the next collection of cycles."""
     machine_code = jit(NativeModule.compile(parse_module(SHARED, "shared.mlir")).llvm_ir)
     engine = weakref.ref(machine_code.engine)
     gc.disable()

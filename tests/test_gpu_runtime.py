@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import ComplexType, MemRefType, ModuleOp, f32, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute
-from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from python_examples import load_benchmark
@@ -208,10 +207,72 @@ def noisy(y, x):
 def test_a_kernel_that_prints_is_an_error_at_the_print() -> None:
     """The device has no host to format a print: the error is at the print
     and names the function as the source does (it named PTX's
-    ``revmlir_$_print``)."""
-    expected = r"test_gpu_runtime.py:\d+:13: GPU code cannot call revmlir.print: a print formats its values on the host"
-    with pytest.raises(PassFailedException, match=expected):
+    ``revmlir_$_print``); a ``NativeCompilationError``, as the CPU's
+    ``backend="native"`` raises where native code cannot run a function (it
+    was xDSL's ``PassFailedException``)."""
+    expected = (
+        r"the kernel of noisy cannot be compiled: .*test_gpu_runtime.py:\d+:13: GPU code cannot call "
+        "revmlir.print: a print formats its values on the host"
+    )
+    with pytest.raises(rv.NativeCompilationError, match=expected):
         rv.cuda.kernel(noisy).compile(np.zeros(3), np.ones(3))
+    with pytest.raises(rv.NativeCompilationError, match=r"test_gpu_runtime.py:\d+:13 cannot print a memref<\?xf64>"):
+        rv.cuda.kernel(print_array).compile(np.zeros(3), np.ones(3))
+
+
+@rv.reversible
+def print_array(y, x):
+    for i in rv.prange(len(x)):
+        with rv.safe():
+            print("x =", x)
+        y[i] += x[i]
+
+
+@rv.reversible
+def serial(y, x):
+    y[0] += x[0]
+
+
+@rv.reversible
+def two_loops(y, x):
+    for i in rv.prange(len(x)):
+        y[i] += x[i]
+    for i in rv.prange(len(x)):
+        y[i] += x[i]
+
+
+@rv.reversible
+def writes_first(y, x):
+    y[0] += x[0]
+    for i in rv.prange(len(x)):
+        y[i] += x[i]
+
+
+@pytest.mark.parametrize(
+    ("function", "line", "column", "reason"),
+    [
+        (serial, serial.pyfunc.__code__.co_firstlineno + 1, 1, "it has no rv.prange loop at its top level"),
+        (two_loops, two_loops.pyfunc.__code__.co_firstlineno + 4, 5, "it has 2 rv.prange loops at its top level"),
+        (
+            writes_first,
+            writes_first.pyfunc.__code__.co_firstlineno + 2,
+            5,
+            "it writes an array outside its rv.prange loop",
+        ),
+    ],
+    ids=["no-loop", "two-loops", "top-level-write"],
+)
+def test_what_breaks_the_kernel_rule_is_a_syntax_error_in_the_source(
+    function: rv.ReversibleFunction, line: int, column: int, reason: str
+) -> None:
+    """The kernel rule broken in Python is the source's mistake: a
+    ``ReversibleSyntaxError`` at the line that breaks it, in Python's terms
+    (it was a ``PassFailedException`` naming ``scf.parallel``); on IR,
+    ``rev-opt`` keeps the IR's terms (``tests/filecheck/gpu/outline_errors.mlir``)."""
+    with pytest.raises(rv.ReversibleSyntaxError) as error:
+        rv.cuda.kernel(function).compile(np.zeros(3), np.ones(3))
+    assert (error.value.filename, error.value.lineno, error.value.offset) == (__file__, line, column)
+    assert str(error.value).startswith(f"{__file__}:{line}:{column}: {function.__name__} is not a kernel: {reason}")
 
 
 # -- array protocols ------------------------------------------------------------

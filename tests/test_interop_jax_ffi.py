@@ -98,8 +98,9 @@ def test_lowered_to_custom_calls_not_callbacks():
     assert any(t.startswith("revmlir_energy_") for t in found)
     assert any(t.startswith("revmlir_energy.adj_") for t in found)
     assert not any("callback" in t for t in found), found
+    # the callback: a custom call of a handler in Python (``revmlir.interop.python_ffi``)
     found = targets(jax.jit(rv.to_jax(energy, "callback")), 0.0, X, 1.5)
-    assert found and all("callback" in t for t in found), found
+    assert found and all(t.startswith("revmlir_python_") for t in found), found
 
 
 def test_a_failed_check_raises_revmlir_located_error():
@@ -113,6 +114,27 @@ def test_a_failed_check_raises_revmlir_located_error():
             jax.jit(rv.to_jax(leaky, lowering))(0.0, 2.0)
         assert message in str(raised.value)
         assert "InvertibilityError" in str(raised.value)
+
+
+def test_both_paths_raise_the_same_error_and_print_nothing(capfd: pytest.CaptureFixture[str]):
+    """A failed check reads the same through the native custom call, the
+    callback and a function on the interpreter: JAX's error holding
+    revmlir's located message alone, with nothing on stderr (the callback
+    was ``jax.pure_callback``, whose error was ``INTERNAL: CpuCallback
+    error calling callback:`` and a traceback, which JAX logged too)."""
+    with pytest.raises(rv.InvertibilityError) as eager:
+        rv.to_jax(leaky)(0.0, 2.0)
+    interpreted = rv.reversible(backend="interpreter")(leaky.pyfunc)
+    with pytest.raises(rv.InvertibilityError) as on_the_interpreter:
+        rv.to_jax(interpreted)(0.0, 2.0)
+    assert str(on_the_interpreter.value) == str(eager.value)
+    found = []
+    for function in (rv.to_jax(leaky, "ffi"), rv.to_jax(leaky, "callback"), rv.to_jax(interpreted)):
+        with pytest.raises(jax.errors.JaxRuntimeError) as raised:
+            jax.jit(function)(0.0, 2.0)
+        found.append(str(raised.value))
+    assert found == [f"UNKNOWN: InvertibilityError: {eager.value}"] * 3
+    assert capfd.readouterr().err == ""
 
 
 def test_buffers_the_handler_does_not_take():

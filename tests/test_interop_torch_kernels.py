@@ -111,7 +111,9 @@ def test_what_cannot_be_a_kernel():
     """The located error of the kernel compiler, an ordinary function, the
     gradient of a scalar and forward mode are clear errors."""
     y, x = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
-    with pytest.raises(Exception, match=r"test_interop_torch_kernels.py:\d+:\d+: @serial is not a kernel function"):
+    with pytest.raises(
+        rv.ReversibleSyntaxError, match=r"test_interop_torch_kernels.py:\d+:\d+: serial is not a kernel: it has no"
+    ):
         KernelCall.apply(route(serial, y, x), y, x)
     with pytest.raises(TypeError, match=r"which an @rv.ordinary function has not"):
         route(total, x)

@@ -31,11 +31,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused, pausing
 from revmlir.frontend.base.derived import AdjointFunction
-from revmlir.frontend.base.specialization import Specialization, bound_by_position, named_arguments, room_to_nest
+from revmlir.frontend.base.errors import at_op
+from revmlir.frontend.base.specialization import (
+    NativeCompilationError,
+    Specialization,
+    bound_by_position,
+    named_arguments,
+    room_to_nest,
+)
 from revmlir.frontend.reversible_code.functions import InverseFunction, ReversibleFunction
 from revmlir.gpu import runtime
 from revmlir.gpu.runtime import (
@@ -192,6 +200,7 @@ class Kernel:
         self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None, args: Sequence[Any]
     ) -> CompiledKernel:
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
+        from revmlir.gpu.outline import NotAKernel
         from revmlir.gpu.program import compile_kernels
 
         # without derived functions to add, the specialisation's own module
@@ -208,9 +217,16 @@ class Kernel:
         else:
             module, writes = self._with_derived(spec, generate)
             written = writes[name]
-        program = compile_kernels(
-            module, [name], arch=self.arch, max_registers=self.max_registers, owned=generate is not None
-        )
+        try:
+            program = compile_kernels(
+                module, [name], arch=self.arch, max_registers=self.max_registers, owned=generate is not None
+            )
+        except NotAKernel as error:
+            # a mistake in the source, as one in a reversible function's structure is
+            raise at_op(error.op, f"{self.__name__} is not a kernel: {error.reason}") from None
+        except PassFailedException as error:
+            # what the CPU's backend="native" raises where native code cannot run f
+            raise NativeCompilationError(f"the kernel of {self.__name__} cannot be compiled: {error}") from None
         return CompiledKernel(program, name, written)
 
     @pausing

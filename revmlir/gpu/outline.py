@@ -134,6 +134,18 @@ def _implicit_kernels(graph: _Functions, all_functions: bool) -> dict[str, scf.P
     return found
 
 
+class NotAKernel(PassFailedException):
+    """A function named as a kernel that breaks the kernel rule in a way
+    its Python source can, at the op that breaks it.  The message speaks
+    of the IR, which a ``rev-opt`` user writes; ``reason`` says the same in
+    the source's terms, for ``rv.cuda.kernel`` (``revmlir.gpu.api``)."""
+
+    def __init__(self, op: Operation, name: str, ir: str, reason: str):
+        super().__init__(f"{describe_op(op)}: @{name} is not a kernel function: {ir}")
+        self.op = op
+        self.reason = reason
+
+
 def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
     """The parallel loop of a kernel function; anything that breaks the
     kernel rule (module docstring) is a located error."""
@@ -148,14 +160,18 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
         raise PassFailedException(f"{where}: @{name} is not a kernel function: its body has several blocks")
     loops = [op for op in function.body.ops if isinstance(op, scf.ParallelOp)]
     if not loops:
-        raise PassFailedException(
-            f"{where}: @{name} is not a kernel function: its body has no top-level scf.parallel "
-            "(a parallel loop: rv.prange in Python, rev.for parallel in rev IR)"
+        raise NotAKernel(
+            function,
+            name,
+            "its body has no top-level scf.parallel (a parallel loop: rv.prange in Python, rev.for parallel in rev IR)",
+            "it has no rv.prange loop at its top level",
         )
     if len(loops) > 1:
-        raise PassFailedException(
-            f"{describe_op(loops[1])}: @{name} is not a kernel function: it has {len(loops)} top-level "
-            "parallel loops (one launch runs one)"
+        raise NotAKernel(
+            loops[1],
+            name,
+            f"it has {len(loops)} top-level parallel loops (one launch runs one)",
+            f"it has {len(loops)} rv.prange loops at its top level (one launch runs one)",
         )
     (loop,) = loops
     if len(loop.lowerBound) != 1 or loop.initVals:
@@ -180,10 +196,14 @@ def _check_returned(returned: func.ReturnOp, scalars: list[SSAValue], name: str)
     for scalar, value in zip(scalars, values):
         if value is not scalar:
             which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
-            raise PassFailedException(
-                f"{describe_op(returned)}: @{name} is not a kernel function: it returns a new value of "
-                f"its scalar argument {which} (a kernel returns nothing; an adjoint's scalar gradient "
-                "is one)"
+            said = f"'{scalar.name_hint}'" if scalar.name_hint else f"#{scalar.index}"
+            raise NotAKernel(
+                returned,
+                name,
+                f"it returns a new value of its scalar argument {which} (a kernel returns nothing; an "
+                "adjoint's scalar gradient is one)",
+                f"it changes its scalar argument {said} (a kernel returns nothing; an adjoint's scalar "
+                "gradient is one)",
             )
     if len(values) != len(scalars):
         raise PassFailedException(
@@ -202,14 +222,18 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
             and inner.memref is not error
             and not (isinstance(inner.memref.owner, memref.AllocaOp | memref.AllocOp))
         ):
-            raise PassFailedException(
-                f"{describe_op(inner)}: @{name} is not a kernel function: it writes an array outside its "
-                "parallel loop, which every thread would do"
+            raise NotAKernel(
+                inner,
+                name,
+                "it writes an array outside its parallel loop, which every thread would do",
+                "it writes an array outside its rv.prange loop, which every thread would do",
             )
-        if isinstance(inner, func.CallOp) and inner.callee.string_value() != REPORT:
-            raise PassFailedException(
-                f"{describe_op(inner)}: @{name} is not a kernel function: it calls "
-                f"@{inner.callee.string_value()} outside its parallel loop, which every thread would do"
+        if isinstance(inner, func.CallOp) and (callee := inner.callee.string_value()) != REPORT:
+            raise NotAKernel(
+                inner,
+                name,
+                f"it calls @{callee} outside its parallel loop, which every thread would do",
+                f"it calls {callee} outside its rv.prange loop, which every thread would do",
             )
 
 

@@ -14,9 +14,12 @@ three JAX primitives instead, the way JAX's own operations are defined:
 ``jax.jvp`` and ``jax.jacfwd`` evaluate the tangent primitive;
 ``jax.grad``, ``jax.vjp`` and ``jax.jacrev`` linearize and transpose it into
 the cotangent primitive, so reverse mode runs revmlir's adjoint, never the
-tangent program.  Under ``jax.jit`` each primitive lowers to a host callback
-(``jax.pure_callback``), which hands revmlir zero-copy numpy views of XLA's
-buffers.  ``jax.vmap`` gives every primitive a leading batch axis on the
+tangent program.  Under ``jax.jit`` each primitive lowers to a custom call
+of native code where it can (``revmlir.interop.jax_ffi``), else to a call
+back into Python, which hands revmlir zero-copy numpy views of XLA's
+buffers: on the CPU a custom call of a handler written in Python
+(``revmlir.interop.python_ffi``), whose errors read as the native
+handlers', elsewhere ``jax.pure_callback``.  ``jax.vmap`` gives every primitive a leading batch axis on the
 operands it maps (``lead``); the callback loops over it.  A batch of a
 batch multiplies into one leading axis, so each primitive stays one
 primitive under any nesting of transformations, and the linear ones stay
@@ -37,7 +40,7 @@ from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
 
 from revmlir.frontend.base.checkpoint_policy import CheckpointOptions
-from revmlir.interop import jax_ffi
+from revmlir.interop import jax_ffi, python_ffi
 from revmlir.interop.program import NumpyMap, Program, Signature
 
 _lowerings: WeakKeyDictionary[Program, str] = WeakKeyDictionary()
@@ -70,7 +73,7 @@ def _avals(host: NumpyMap, signature: Signature, size: int) -> list[jax.core.Sha
 
 def _primitive(name: str, host: NumpyMap) -> Primitive:
     """A primitive running ``host``: eagerly on the arrays, under ``jit``
-    as a host callback."""
+    as a custom call or a call back into Python (module docstring)."""
     primitive = Primitive(name)
     primitive.multiple_results = True
 
@@ -86,7 +89,11 @@ def _primitive(name: str, host: NumpyMap) -> Primitive:
 
     def lowered_on_cpu(*arrays: Any, signature: Signature, lead: tuple[bool, ...], size: int) -> Any:
         if (run := _native(host, signature)) is None:
-            return lowered(*arrays, signature=signature, lead=lead, size=size)
+            # a handler in Python, whose errors read as the native handlers'
+            # (``jax.pure_callback``'s are JAX's traceback, logged to stderr too)
+            shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _avals(host, signature, size)]
+            key = (name, signature, lead, size)
+            return python_ffi.call(key, partial(_run, host, signature, lead, size), shapes, *arrays)
         return run(arrays, lead, size)
 
     primitive.def_impl(impl)

@@ -23,7 +23,7 @@ mapped operands give a row each, the others the same value to every row.
 A cotangent at one point (``jax.jacrev``) runs ``f`` once, then the batched
 ``@f.adj`` from a copy of its outputs per row.
 Where the handler does not apply (``unsupported`` says why) the binding
-calls back into Python (``jax.pure_callback``) instead.
+calls back into Python instead (``revmlir.interop.jax``).
 """
 
 from __future__ import annotations

@@ -190,60 +190,48 @@ def _check_externals(module: llvm.ModuleRef, engine: Engine | None) -> None:
 
 
 class Engine:
-    """One MCJIT engine: the machine code of the modules added to it, which
-    call each other's functions (MCJIT resolves a module's declarations
-    against the engine's other modules first), each module's object stored
-    in the disk cache under that module's own key when it is compiled."""
+    """One MCJIT engine: the machine code of the objects loaded into it,
+    which call each other's functions (MCJIT resolves an object's
+    undefined symbols against the engine's other objects first).
 
-    def __init__(self, machine: llvm.TargetMachine, opt_level: int, first: llvm.ModuleRef, key: str | None):
-        """The engine of ``first``, compiled now by ``machine`` (created for
-        ``opt_level``) and stored under ``key``; None for an empty module
-        (MCJIT is created with one) that a cached object joins next
-        (``load``)."""
-        self.mcjit = llvm.create_mcjit_compiler(first, machine)
+    The engine compiles nothing itself: ``jit`` generates each object with
+    the target machine and loads it, as it loads one from the disk cache.
+    Code generation so runs with no Python code inside it: MCJIT's own
+    compile tells its object through a ctypes callback, where a Ctrl-C
+    pressed during code generation is raised (at the first Python code to
+    run) and ctypes prints and drops it, so that the call went on as if it
+    had not been pressed.  The object MCJIT would generate is the
+    machine's, byte for byte."""
+
+    def __init__(self, machine: llvm.TargetMachine, opt_level: int):
+        """An engine with no code yet, for ``machine`` (created for
+        ``opt_level``)."""
+        # MCJIT is created with a module, which would be compiled at the
+        # first load: removed, a load only links its object
+        empty = llvm.parse_assembly("")
+        self.mcjit = llvm.create_mcjit_compiler(empty, machine)
+        self.mcjit.remove_module(empty)
         self.opt_level = opt_level
-        """The code generator's level for every module it compiles: the
-        level of their cache keys."""
-        self._keys: dict[llvm.ModuleRef, str] = {} if key is None else {first: key}
-        """The cache key of each module added and not yet compiled."""
-        keys = self._keys
-
-        def compiled(module: llvm.ModuleRef, data: bytes) -> None:
-            if (key := keys.pop(module, None)) is not None:
-                cache.store(key, bytes(data))
-
-        # one object cache for the engine's life: MCJIT compiles each added
-        # module once, and tells which one it compiled.  A function, not a
-        # bound method: the engine holding this object would be a cycle,
-        # and its machine code freed only by the cyclic collector.
-        self.mcjit.set_object_cache(compiled)
-        self.mcjit.finalize_object()
-
-    def add(self, module: llvm.ModuleRef, key: str | None) -> None:
-        """Compile ``module`` into the engine, storing its object under
-        ``key`` (nothing is stored for None: the cache is off)."""
-        if key is not None:
-            self._keys[module] = key
-        self.mcjit.add_module(module)
-        self.mcjit.finalize_object()
+        """The code generator's level of every object loaded: the level of
+        their cache keys."""
 
     def load(self, data: bytes) -> None:
-        """Load an object that ``add`` compiled (from the disk cache)."""
+        """Link an object generated for the engine's machine (by ``jit`` or
+        from the disk cache) into it."""
         self.mcjit.add_object_file(llvm.ObjectFileRef.from_data(data))
         self.mcjit.finalize_object()
 
     def address(self, symbol: str) -> int:
-        """Where the function ``symbol`` of one of the engine's modules is, or 0."""
+        """Where the function ``symbol`` of one of the engine's objects is, or 0."""
         return self.mcjit.get_function_address(symbol)
 
 
 @dataclass
 class JITModule:
-    """Machine code for one LLVM module, resident in this process: a module
-    of ``engine``, whose other modules it may call and be called by."""
+    """Machine code for one LLVM module, resident in this process: an object
+    of ``engine``, whose other objects it may call and be called by."""
 
     engine: Engine
-    module: llvm.ModuleRef
 
     def address(self, symbol: str) -> int:
         address = self.engine.address(symbol)
@@ -267,38 +255,40 @@ def _cached(text: str, kind: str, opt_level: int, target: HostTarget) -> tuple[s
 
 def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITModule:
     """Machine code for ``text``, from the disk cache when it has it (see
-    ``revmlir.runtime.cache``): MCJIT hands over the object it generated,
-    and a cached object is loaded without optimising anything.
+    ``revmlir.runtime.cache``): the object generated is stored there, and a
+    cached object is loaded without optimising anything.
     ``beside``: machine code whose engine this module joins, so that its
     declarations of functions that machine code defines call them; a
     ``ValueError`` where that engine compiles at another ``opt_level`` (the
     object would be stored under a key that does not describe it) or where
     this module defines a function the engine already has (MCJIT would
-    keep both, and a lookup of the name would find this module's)."""
+    keep both, and a lookup of the name would find this module's).
+
+    Nothing joins the engine before its object is whole, so a compile that
+    raises (``KeyboardInterrupt`` included) leaves the engine as it was, and
+    the next compile of the module is the first; the cache stores an entry
+    whole or not at all (``cache.store``)."""
     target = HostTarget.detect()
     machine = target.machine(opt_level, "default")
     key, cached = _cached(text, "jit", opt_level, target)
-    if beside is None:
-        if cached is not None:
-            module = llvm.parse_assembly("")
-            engine = Engine(machine, opt_level, module, None)
-            engine.load(cached)
-            return JITModule(engine, module)
-        module = optimize(text, machine, opt_level)
-        _check_externals(module, None)
-        return JITModule(Engine(machine, opt_level, module, key), module)
-    engine = beside.engine
-    if engine.opt_level != opt_level:
+    engine = None if beside is None else beside.engine
+    if engine is not None and engine.opt_level != opt_level:
         raise ValueError(f"machine code of -O{opt_level} cannot join an engine compiling at -O{engine.opt_level}")
-    # a cached object is checked against its text: parsing is cheap beside optimising
-    module = llvm.parse_assembly(text) if cached is not None else optimize(text, machine, opt_level)
-    _check_externals(module, engine)
-    _check_definitions(module, engine)
-    if cached is not None:
-        engine.load(cached)
-    else:
-        engine.add(module, key)
-    return JITModule(engine, module)
+    if cached is None or engine is not None:
+        # a cached object joining an engine is checked against its text:
+        # parsing is cheap beside optimising
+        module = optimize(text, machine, opt_level) if cached is None else llvm.parse_assembly(text)
+        _check_externals(module, engine)
+        if engine is not None:
+            _check_definitions(module, engine)
+        if cached is None:
+            cached = machine.emit_object(module)
+            if key is not None:
+                cache.store(key, cached)
+    if engine is None:
+        engine = Engine(machine, opt_level)
+    engine.load(cached)
+    return JITModule(engine)
 
 
 def _check_definitions(module: llvm.ModuleRef, engine: Engine) -> None:

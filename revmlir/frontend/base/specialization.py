@@ -31,6 +31,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.collector import collector_paused, pausing
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
+from revmlir.frontend.base.by_name import Itself
 from revmlir.frontend.base.expressions import TOO_DEEP
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_ranges
@@ -98,7 +99,7 @@ class _Typed(Protocol):
 S = TypeVar("S", bound=_Typed)
 
 
-class Specialization:
+class Specialization(Itself):
     """One compiled signature of a reversible function.
 
     It runs natively when the backend allows and the program compiles (the
@@ -122,6 +123,15 @@ class Specialization:
         self.interpreter = RevInterpreter(module)
         self._forward: Once[NativeModule | None] = Once(self._compile_forward)
         self._backward: Once[Backend] = Once(self._run_backward)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Refused: a specialization is machine code and IR of this process,
+        which the function it belongs to compiles again wherever it is
+        called."""
+        raise TypeError(
+            f"a specialization of {self.function.__name__} cannot be pickled: pickle the function, "
+            "whose first call in the loading process compiles it again"
+        )
 
     @property
     def native(self) -> NativeModule | None:

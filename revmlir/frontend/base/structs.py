@@ -353,7 +353,9 @@ class TakesStructs:
         """This function taking the fields of its struct arguments in
         ``layout`` as parameters of their own (cached)."""
         if (flat := self._flattened.get(layout)) is None:
-            flat = copy.copy(self)
+            # a copy of its attributes: ``copy.copy`` of a function is the function (``by_name``)
+            flat = object.__new__(type(self))
+            vars(flat).update(vars(self))
             tree = flatten_tree(self.source.tree, layout, self.source.error, self.takes_structs_in_expressions)
             flat.source = dataclasses.replace(self.source, tree=tree)
             flat.hints = {**self.hints, **layout.field_hints(self.source.parameters)}

@@ -44,6 +44,7 @@ from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
 from revmlir.dialects.ad import ScheduleAttr
+from revmlir.frontend.base.by_name import ByName
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall
 from revmlir.frontend.base.errors import ReversibleSyntaxError
@@ -75,7 +76,7 @@ STORE_ALL_HINT = "leave out checkpoint= to differentiate it store-all (on a tape
 compiled, so its Bennett form, which store-all derivatives run, exists."""
 
 
-class OrdinaryFunction(TakesStructs):
+class OrdinaryFunction(TakesStructs, ByName):
     """A function written in ordinary Python; see docs/python.md,
     "Ordinary Python".  A struct argument is taken as its fields, as by a
     reversible function (``revmlir.frontend.base.structs``)."""

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any, TypeGuard, cast
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
-    FileLineColLoc,
     IndexType,
     IntegerType,
     MemRefType,
@@ -43,7 +42,7 @@ from revmlir.errors import ReversibilityViolation
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
 from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
-from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.errors import at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
@@ -121,23 +120,15 @@ class ModuleCompiler(base.ModuleCompiler):
             with ir_unchanged():
                 module.verify()
         except ReversibilityViolation as violation:
-            raise _located_error(violation.op, in_python(violation, self.python_names)) from None
+            raise at_op(violation.op, in_python(violation, self.python_names)) from None
         except VerifyException:
             found = failing_op(module)
             if found is None:
                 raise
             op, cause = found
             lines = [line.strip() for line in str(cause).strip().splitlines() if line.strip()]
-            raise _located_error(op, f"'{op.name}': {' '.join(lines)}") from None
+            raise at_op(op, f"'{op.name}': {' '.join(lines)}") from None
         return module
-
-
-def _located_error(op: Operation, message: str) -> ReversibleSyntaxError:
-
-    loc = op.location
-    if isinstance(loc, FileLineColLoc):
-        return ReversibleSyntaxError(message, loc.filename.data, loc.line.data, loc.column.data)
-    return ReversibleSyntaxError(message, None, None, None)
 
 
 class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
+from revmlir.frontend.base.by_name import ByName
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import Source, read_source, resolved_annotations
 from revmlir.frontend.base.specialization import (
@@ -41,7 +42,7 @@ from revmlir.frontend.reversible_code.compiler import ModuleCompiler, check_stru
 from revmlir.interpreter.recursion import room_for_calls
 
 
-class ReversibleFunction(TakesStructs):
+class ReversibleFunction(TakesStructs, ByName):
     """A function written in reversible Python; see ``docs/python.md``."""
 
     __revmlir_reversible__ = True
