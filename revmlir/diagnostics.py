@@ -16,7 +16,7 @@ from revmlir.errors import (
 )
 
 
-def _first_line(error: BaseException) -> str:
+def first_line(error: BaseException) -> str:
     """The first line of ``error``'s message; an error without one (a bare
     ``assert``) is named by its class, as an internal error: its message
     would otherwise be empty, or the class of its text."""
@@ -58,14 +58,14 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
         unlocated = LocatedError(error.message, op_name=error.op_name, function=error.function)
         return f"{error.location or file}: error: {unlocated}"
     op: Operation | None = None
-    message = _first_line(error)
+    message = first_line(error)
     if isinstance(error, RuleViolation):
         op = error.op
     elif module is not None and isinstance(error, DiagnosticException | Exception):
         found = failing_op(module)
         if found is not None:
             op, cause = found
-            message = _first_line(cause)
+            message = first_line(cause)
             if isinstance(cause, RuleViolation):
                 op = cause.op  # the op breaking the rule, not its rev.func
     prefix = (format_location(op.location) if op is not None else None) or file

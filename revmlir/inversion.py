@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from xdsl.builder import Builder
 from xdsl.dialects.builtin import ModuleOp
@@ -31,6 +31,8 @@ from revmlir.naming import FORGETFUL_ATTR, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
 _OpT = TypeVar("_OpT", bound=Operation)
+_T = TypeVar("_T")
+_D = TypeVar("_D")
 
 
 def forgets(op: Operation) -> bool:
@@ -68,6 +70,41 @@ def _defining_node(value: SSAValue) -> Operation | Block:
     return value.op
 
 
+def _enclosing_blocks(block: Block | None) -> Iterator[Block]:
+    """``block``, then the blocks around it, as far as the code is attached
+    (regions are built inside out: a block under construction has no parent
+    yet, so the code outside it is not seen from it)."""
+    while block is not None:
+        yield block
+        parent = block.parent_op()
+        block = parent.parent_block() if parent is not None else None
+
+
+class PerBlock(Generic[_T]):
+    """What derived code computed for forward values, by the block of the
+    derived code it was emitted in.  A lookup takes the entry of the
+    innermost block around the insertion point, so an entry made inside a
+    region (a loop's body) does not replace the one outside it: after the
+    region, the code around it finds its own again.  That identity matters:
+    ``rev.put`` must use the very index values of its ``rev.take``, and a
+    borrow may span a loop that reads the same indices."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[SSAValue, Block], _T] = {}
+
+    def get(self, value: SSAValue, at: Block | None, default: _D) -> _T | _D:
+        """The entry for ``value`` visible at the end of block ``at``."""
+        for block in _enclosing_blocks(at):
+            if (key := (value, block)) in self._entries:
+                return self._entries[key]
+        return default
+
+    def set(self, value: SSAValue, at: Block | None, computed: _T) -> None:
+        """Record ``computed`` for ``value``, emitted in block ``at``."""
+        assert at is not None, "derived code is emitted into a block"
+        self._entries[value, at] = computed
+
+
 @dataclass
 class Inverter:
     """Emits the inverse of the code inside ``root``.
@@ -79,7 +116,7 @@ class Inverter:
     root: Operation
     builder: Builder
     mapping: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
-    recomputed: dict[SSAValue, SSAValue] = field(default_factory=dict[SSAValue, SSAValue])
+    recomputed: PerBlock[SSAValue] = field(default_factory=PerBlock[SSAValue])
 
     # -- the interface ops use -------------------------------------------------
 
@@ -181,27 +218,17 @@ class Inverter:
         return building_at_end(self.builder, block)
 
     def _recompute(self, value: OpResult) -> SSAValue:
-        cached = self.recomputed.get(value)
-        if cached is not None and self._visible(cached):
+        here = self.builder.insertion_point.block
+        cached = self.recomputed.get(value, here, None)
+        if cached is not None:
             return cached
         op = value.op
         # an expression has no regions: its copy is one op
         clone = op.clone_without_regions({o: self.lookup(o) for o in op.operands})
         self.builder.insert(clone)
         for old, new in zip(op.results, clone.results, strict=True):
-            self.recomputed[old] = new
+            self.recomputed.set(old, here, new)
         return clone.results[value.index]
-
-    def _visible(self, value: SSAValue) -> bool:
-        """Whether ``value`` dominates the insertion point."""
-        home = value.block if isinstance(value, BlockArgument) else value.op.parent_block()
-        block: Block | None = self.builder.insertion_point.block
-        while block is not None:
-            if block is home:
-                return True
-            parent = block.parent_op()
-            block = parent.parent_block() if parent is not None else None
-        return False
 
     def _clone_with_captures(self, op: Operation, region: Region, local: dict[SSAValue, SSAValue]) -> Operation:
         for nested in op.walk():

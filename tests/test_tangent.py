@@ -510,6 +510,49 @@ def test_hvp_by_argument():
     assert products[3] == pytest.approx(math.sin(0.3) + 0.3 * math.cos(0.3) + math.sin(-0.7))
 
 
+def borrow_then_loop(y, x, ya, xa):
+    ya[1] -= xa[0]
+    for i in range(2):
+        y += xa[1] * x
+
+
+def borrow_then_loop_jax(y, x, ya, xa):
+    return y + 2 * xa[1] * x, x, ya.at[1].add(-xa[0]), xa
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_hessian_where_the_gradient_program_borrows_across_a_loop(backend):
+    """``@f.grad.loss0`` merges f's last update of ``ya[1]`` with the
+    adjoint's undo of it into one borrow around both loops; its tangent
+    recomputes the index inside the loops and must put ``ya[1]`` back with
+    the take's own index value (it did not verify)."""
+    f = make(backend, borrow_then_loop)
+    args = (0.0, 1.0, np.zeros(2), np.array([0.5, 2.0]))
+    np.testing.assert_array_equal(rv.hessian(f, args), flat_jax_hessian(borrow_then_loop_jax, args, 0))
+    assert rv.hessian(f, args, wrt=(1,)).tolist() == [[0.0]]
+    products = rv.hvp(f, args, (None, 1.0, None, None))
+    assert products[:2] == (0.0, 0.0)
+    np.testing.assert_array_equal(products[2], [0.0, 0.0])
+    np.testing.assert_array_equal(products[3], [0.0, 2.0])
+
+
+def test_a_derived_function_that_does_not_verify_is_an_internal_error_at_f():
+    """A derived module the verifier rejects is revmlir's mistake, not the
+    user's: said so, at f's definition, with the rule it breaks."""
+    f = make("interpreter", borrow_then_loop)
+    spec = f.specialization_for(0.0, 1.0, np.zeros(2), np.array([0.5, 2.0]))
+
+    def unbalanced(module, names):
+        put = next(op for op in module.walk() if op.name == "rev.put")
+        put.detach()
+        put.erase()  # the element taken is never put back
+
+    with pytest.raises(rv.ReversibleSyntaxError, match="internal error: the broken of borrow_then_loop") as error:
+        derived_backend(spec, "broken", unbalanced)
+    assert error.value.lineno == borrow_then_loop.__code__.co_firstlineno
+    assert error.value.filename == __file__
+
+
 # ---------------------------------------------------------------------------
 # Vector mode: @f.tanL carries L tangents per value; every lane must equal
 # the one-lane tangent program along its own direction

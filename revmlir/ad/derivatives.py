@@ -14,6 +14,10 @@ Gradients of log numbers (``!rev.log<T>``) are taken with respect to the
 stored logarithm, so ``rev.mul``/``rev.div`` behave like ``rev.add``/``rev.sub``
 and ``rev.to_log``/``rev.from_log`` are ``log``/``exp`` here.
 
+Rules whose partial is infinite or ``NaN`` at some input (``sqrt``, ``log``,
+``asin`` at their edges, a division by 0) apply it with
+``revmlir.ad.singular``, so that a zero gradient contributes exactly 0.
+
 Ops not in the table are not differentiable: the adjointer reports them at
 their location when a gradient has to flow through them.
 """
@@ -29,6 +33,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.ad import power
+from revmlir.ad.singular import nonzero, over, times
 from revmlir.dialects import rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ApplyOp, carries_derivative, has_shadow, invoke_rule
@@ -80,10 +85,10 @@ def _mulf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 def _divf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = a / b:  ∂r/∂a = 1/b,  ∂r/∂b = -a/b² = -r/b
     a, b = op.operands
-    q = d.div(g, _conj(d, b))
+    q = over(d, g, _conj(d, b))
     return [
         q if d.wants(a) else None,
-        d.neg(d.mul(q, _conj(d, op.results[0]))) if d.wants(b) else None,
+        d.neg(times(d, q, _conj(d, op.results[0]))) if d.wants(b) else None,
     ]
 
 
@@ -114,13 +119,13 @@ def _exp(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 
 @derivatives(math.LogOp, complexd.LogOp)
 def _log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    return [d.div(g, _conj(d, op.operands[0]))]
+    return [over(d, g, _conj(d, op.operands[0]))]
 
 
 @derivatives(math.SqrtOp, complexd.SqrtOp)
 def _sqrt(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     r = _conj(d, op.results[0])
-    return [d.div(g, d.add(r, r))]
+    return [over(d, g, d.add(r, r))]
 
 
 def _apply(d: AdjointBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
@@ -163,14 +168,14 @@ def _expm1(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 
 @derivatives(math.Log1pOp)
 def _log1p(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    return [d.div(g, d.add(d.primal(op.operands[0]), d.const(1.0, g.type)))]
+    return [over(d, g, d.add(d.primal(op.operands[0]), d.const(1.0, g.type)))]
 
 
 @derivatives(math.Log2Op, math.Log10Op)
 def _log_base(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     base = 2.0 if isinstance(op, math.Log2Op) else 10.0
     scale = d.const(pymath.log(base), g.type)
-    return [d.div(g, d.mul(d.primal(op.operands[0]), scale))]
+    return [over(d, g, d.mul(d.primal(op.operands[0]), scale))]
 
 
 def _one_minus_square_root(d: AdjointBuilder, x: SSAValue) -> SSAValue:
@@ -181,12 +186,12 @@ def _one_minus_square_root(d: AdjointBuilder, x: SSAValue) -> SSAValue:
 
 @derivatives(math.AsinOp)
 def _asin(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    return [d.div(g, _one_minus_square_root(d, op.operands[0]))]
+    return [over(d, g, _one_minus_square_root(d, op.operands[0]))]
 
 
 @derivatives(math.AcosOp)
 def _acos(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    return [d.neg(d.div(g, _one_minus_square_root(d, op.operands[0])))]
+    return [d.neg(over(d, g, _one_minus_square_root(d, op.operands[0])))]
 
 
 @derivatives(math.AtanOp)
@@ -252,8 +257,8 @@ def _pow(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     x, y = op.operands
     px, py = d.primal(x), d.primal(y)
     return [
-        power.times(d, g, d.conj(power.by_base(d, px, py))) if d.wants(x) else None,
-        power.times(d, g, d.conj(power.by_exponent(d, px, d.primal(op.results[0])))) if d.wants(y) else None,
+        times(d, g, d.conj(power.by_base(d, px, py))) if d.wants(x) else None,
+        times(d, g, d.conj(power.by_exponent(d, px, d.primal(op.results[0])))) if d.wants(y) else None,
     ]
 
 
@@ -262,7 +267,7 @@ def _atan2(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = atan2(y, x):  ∂r/∂y = x/(x²+y²),  ∂r/∂x = -y/(x²+y²)
     y, x = op.operands
     py, px = d.primal(y), d.primal(x)
-    q = d.div(g, d.add(d.mul(px, px), d.mul(py, py)))
+    q = over(d, g, d.add(d.mul(px, px), d.mul(py, py)))
     return [
         d.mul(q, px) if d.wants(y) else None,
         d.neg(d.mul(q, py)) if d.wants(x) else None,
@@ -332,9 +337,9 @@ def _parts(d: AdjointBuilder, z: SSAValue) -> tuple[SSAValue, SSAValue]:
 
 @derivatives(complexd.AbsOp)
 def _cabs(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    # r = |z|:  ∂r/∂x = x/r,  ∂r/∂y = y/r
+    # r = |z|:  ∂r/∂x = x/r,  ∂r/∂y = y/r, 0 at z = 0 (JAX's)
     x, y = _parts(d, op.operands[0])
-    q = d.div(g, d.primal(op.results[0]))
+    q = d.div(g, nonzero(d, d.primal(op.results[0])))
     return [_complex(d, d.mul(q, x), d.mul(q, y), op.operands[0].type)]
 
 
@@ -342,7 +347,7 @@ def _cabs(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 def _angle(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = atan2(y, x):  ∂r/∂x = -y/|z|²,  ∂r/∂y = x/|z|²
     x, y = _parts(d, op.operands[0])
-    q = d.div(g, d.add(d.mul(x, x), d.mul(y, y)))
+    q = over(d, g, d.add(d.mul(x, x), d.mul(y, y)))
     return [_complex(d, d.neg(d.mul(q, y)), d.mul(q, x), op.operands[0].type)]
 
 
@@ -362,7 +367,7 @@ def _load(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 
 @derivatives(rev.ToLogOp)
 def _to_log(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    return [d.div(g, d.primal(op.operands[0]))]
+    return [over(d, g, d.primal(op.operands[0]))]
 
 
 @derivatives(rev.FromLogOp)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import Enum, auto
 from functools import partial
 
 from xdsl.builder import Builder
@@ -67,6 +68,7 @@ from revmlir.dialects.primitives import ApplyOp, InvokeOp
 from revmlir.errors import TangentError, describe_op, describe_value
 from revmlir.errors import unsupported_in_forward_mode as unsupported
 from revmlir.interfaces import ForwardDifferentiableOp, MakeCall, has_switchable_checks, set_checks
+from revmlir.inversion import PerBlock
 from revmlir.naming import TANGENT_SUFFIX
 from revmlir.semantics import gradient_type, is_expression_op, is_reference_type, is_state_value
 
@@ -91,7 +93,10 @@ def _tangent_name(value: SSAValue) -> str | None:
     return f"d_{value.name_hint}" if value.name_hint else None
 
 
-_UNSET = object()
+class _Unset(Enum):
+    """Not swept yet here (a swept tangent may be ``None``: zero)."""
+
+    UNSET = auto()
 
 
 def _bound_by_rule(value: SSAValue) -> bool:
@@ -117,11 +122,11 @@ class Tangenter(Differentiator):
     request: Request | None = None
     _varies: dict[SSAValue, bool] = field(default_factory=dict[SSAValue, bool])
     _lane_tangents: list[dict[SSAValue, SSAValue]] = field(default_factory=list[dict[SSAValue, SSAValue]])
-    _lane_swept: list[dict[SSAValue, SSAValue | None]] = field(default_factory=list[dict[SSAValue, SSAValue | None]])
+    _lane_swept: list[PerBlock[SSAValue | None]] = field(default_factory=list[PerBlock[SSAValue | None]])
 
     def __post_init__(self) -> None:
         self._lane_tangents = [{} for _ in range(self.lanes)]
-        self._lane_swept = [{} for _ in range(self.lanes)]
+        self._lane_swept = [PerBlock() for _ in range(self.lanes)]
 
     @property
     def tangents(self) -> dict[SSAValue, SSAValue]:
@@ -175,9 +180,11 @@ class Tangenter(Differentiator):
                 )
             return found
         swept = self._lane_swept[self.lane]
-        cached = swept.get(value, _UNSET)
-        if cached is _UNSET or (cached is not None and not self._visible(cached)):
-            cached = swept[value] = self._sweep(value)
+        here = self.builder.insertion_point.block
+        cached = swept.get(value, here, _Unset.UNSET)
+        if cached is _Unset.UNSET:
+            cached = self._sweep(value)
+            swept.set(value, here, cached)
         return cached
 
     def _sweep(self, value: OpResult) -> SSAValue | None:

@@ -8,7 +8,9 @@ tangenter (to read primal values with ``primal`` — recomputed at the point of
 use, like every expression — and to emit arithmetic), the forward op and one
 tangent per operand, ``None`` where it is zero (constants, integers, values
 that do not depend on float state); at least one is not ``None``.  It returns
-the result's tangent, ``None`` for zero.
+the result's tangent, ``None`` for zero.  Rules whose partial is infinite or
+``NaN`` at some input apply it with ``revmlir.ad.singular``, so that a zero
+tangent contributes exactly 0.
 
 Rules are written once for floats and complex numbers (the tangenter's
 arithmetic picks the op from the type): a complex tangent is ``ẋ + iẏ``, so
@@ -30,6 +32,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.ad import power
+from revmlir.ad.singular import nonzero, over, times
 from revmlir.dialects import rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ApplyOp, is_primitive_call, tangent_operands
@@ -67,6 +70,17 @@ def _unary(partial: Callable[[TangentBuilder, Operation], SSAValue]) -> TangentR
     return rule
 
 
+def _singular(denominator: Callable[[TangentBuilder, Operation], SSAValue]) -> TangentRule:
+    """The rule of ``r = f(x)`` with ``f'(x) = 1/denominator``, which is
+    infinite or ``NaN`` at some ``x``: ``ṙ = ẋ / denominator``, exactly 0
+    where ``ẋ`` is (``revmlir.ad.singular``)."""
+
+    def rule(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
+        return None if dots[0] is None else over(t, dots[0], denominator(t, op))
+
+    return rule
+
+
 # -- arith ------------------------------------------------------------------
 
 
@@ -90,9 +104,9 @@ def _mulf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
 def _divf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = a / b:  ṙ = (ȧ − r·ḃ) / b
     da, db = dots
-    numerator = t.sum(da, _negated(t, t.scaled(db, lambda: _result(t, op))))
+    numerator = t.sum(da, _negated(t, None if db is None else times(t, db, _result(t, op))))
     assert numerator is not None
-    return t.div(numerator, _operand(t, op, 1))
+    return over(t, numerator, _operand(t, op, 1))
 
 
 @tangents(arith.NegfOp, complexd.NegOp)
@@ -138,12 +152,12 @@ def _one(t: TangentBuilder, op: Operation) -> SSAValue:
 
 tangents(math.ExpOp, complexd.ExpOp)(_unary(_result))
 tangents(math.ExpM1Op)(_unary(lambda t, op: t.add(_result(t, op), _one(t, op))))
-tangents(math.LogOp, complexd.LogOp)(_unary(lambda t, op: t.div(_one(t, op), _operand(t, op))))
-tangents(math.Log1pOp)(_unary(lambda t, op: t.div(_one(t, op), t.add(_one(t, op), _operand(t, op)))))
-tangents(math.Log2Op)(_unary(lambda t, op: t.div(t.const(1 / pymath.log(2), op.results[0].type), _operand(t, op))))
-tangents(math.Log10Op)(_unary(lambda t, op: t.div(t.const(1 / pymath.log(10), op.results[0].type), _operand(t, op))))
+tangents(math.LogOp, complexd.LogOp)(_singular(_operand))
+tangents(math.Log1pOp)(_singular(lambda t, op: t.add(_one(t, op), _operand(t, op))))
+tangents(math.Log2Op)(_singular(lambda t, op: t.mul(_operand(t, op), t.const(pymath.log(2), op.results[0].type))))
+tangents(math.Log10Op)(_singular(lambda t, op: t.mul(_operand(t, op), t.const(pymath.log(10), op.results[0].type))))
 # 1 / (2·sqrt x)
-tangents(math.SqrtOp, complexd.SqrtOp)(_unary(lambda t, op: t.div(_one(t, op), t.add(_result(t, op), _result(t, op)))))
+tangents(math.SqrtOp, complexd.SqrtOp)(_singular(lambda t, op: t.add(_result(t, op), _result(t, op))))
 
 
 def _apply(t: TangentBuilder, value: SSAValue, real: type[Operation], complex_op: type[Operation]) -> SSAValue:
@@ -172,13 +186,12 @@ tangents(math.AtanOp)(_unary(lambda t, op: t.div(_one(t, op), _one_plus_square(t
 
 
 def _arcsine(t: TangentBuilder, op: Operation) -> SSAValue:
-    """1 / sqrt(1 − x²)"""
-    root = t.emit(math.SqrtOp(_one_plus_square(t, op, _operand(t, op), -1)))
-    return t.div(_one(t, op), root)
+    """sqrt(1 − x²), the reciprocal of asin'"""
+    return t.emit(math.SqrtOp(_one_plus_square(t, op, _operand(t, op), -1)))
 
 
-tangents(math.AsinOp)(_unary(_arcsine))
-tangents(math.AcosOp)(_unary(lambda t, op: t.neg(_arcsine(t, op))))
+tangents(math.AsinOp)(_singular(_arcsine))
+tangents(math.AcosOp)(_singular(lambda t, op: t.neg(_arcsine(t, op))))
 
 
 def _erf(t: TangentBuilder, op: Operation) -> SSAValue:
@@ -219,19 +232,21 @@ def _pow(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     dx, dy = dots
     x, y = _operand(t, op, 0), _operand(t, op, 1)
     return t.sum(
-        None if dx is None else power.times(t, dx, power.by_base(t, x, y)),
-        None if dy is None else power.times(t, dy, power.by_exponent(t, x, _result(t, op))),
+        None if dx is None else times(t, dx, power.by_base(t, x, y)),
+        None if dy is None else times(t, dy, power.by_exponent(t, x, _result(t, op))),
     )
 
 
 @tangents(math.Atan2Op)
 def _atan2(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-    # r = atan2(y, x):  ṙ = (x·ẏ − y·ẋ) / (x² + y²)
+    # r = atan2(y, x):  ṙ = x/(x² + y²)·ẏ − y/(x² + y²)·ẋ
     dy, dx = dots
     y, x = _operand(t, op, 0), _operand(t, op, 1)
-    numerator = t.sum(t.scaled(dy, lambda: x), _negated(t, t.scaled(dx, lambda: y)))
-    assert numerator is not None
-    return t.div(numerator, t.add(t.mul(x, x), t.mul(y, y)))
+    square = t.add(t.mul(x, x), t.mul(y, y))
+    return t.sum(
+        None if dy is None else times(t, dy, t.div(x, square)),
+        _negated(t, None if dx is None else times(t, dx, t.div(y, square))),
+    )
 
 
 @tangents(HypotOp)
@@ -283,25 +298,22 @@ def _im(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return t.emit(complexd.ImOp(dots[0]))
 
 
-def _conj_times(t: TangentBuilder, op: Operation, dot: SSAValue) -> tuple[SSAValue, SSAValue]:
-    """The parts of ``conj(z)·ż``: ``x ẋ + y ẏ`` and ``x ẏ − y ẋ``."""
-    product = t.mul(t.conj(_operand(t, op)), dot)
-    return t.emit(complexd.ReOp(product)), t.emit(complexd.ImOp(product))
-
-
 @tangents(complexd.AbsOp)
 def _cabs(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-    # r = |z|:  ṙ = (x ẋ + y ẏ) / r
+    # r = |z|:  ṙ = Re(conj(z)·ż) / r = (x ẋ + y ẏ) / r, 0 at z = 0 (JAX's)
     assert dots[0] is not None
-    return t.div(_conj_times(t, op, dots[0])[0], _result(t, op))
+    product = t.mul(t.conj(_operand(t, op)), dots[0])
+    return t.div(t.emit(complexd.ReOp(product)), nonzero(t, _result(t, op)))
 
 
 @tangents(complexd.AngleOp)
 def _angle(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-    # r = atan2(y, x):  ṙ = (x ẏ − y ẋ) / |z|²
+    # r = atan2(y, x):  ṙ = Im(conj(z)/|z|² · ż) = (x ẏ − y ẋ) / |z|²
     assert dots[0] is not None
-    modulus = t.emit(complexd.AbsOp(_operand(t, op)))
-    return t.div(_conj_times(t, op, dots[0])[1], t.mul(modulus, modulus))
+    z = _operand(t, op)
+    modulus = t.emit(complexd.AbsOp(z))
+    square = _complex(t, t.mul(modulus, modulus), t.const(0.0, modulus.type), z.type)
+    return t.emit(complexd.ImOp(times(t, dots[0], t.div(t.conj(z), square))))
 
 
 # -- memory -------------------------------------------------------------------
@@ -317,7 +329,7 @@ def _load(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
 # -- log-number conversions (tangents of log numbers are w.r.t. the logarithm)
 
 
-tangents(rev.ToLogOp)(_unary(lambda t, op: t.div(t.const(1.0, op.operands[0].type), _operand(t, op))))
+tangents(rev.ToLogOp)(_singular(_operand))
 tangents(rev.FromLogOp)(_unary(_result))
 
 

@@ -218,8 +218,7 @@ rev.func @loop(%n: i64, %acc: i64) {
 // CHECK-NEXT:      %[[BA:.*]] = rev.sub %ba1, %[[BI]] : i64
 // CHECK-NEXT:      rev.yield %[[BI]], %[[BA]] : i64, i64
 // CHECK-NEXT:    }
-// CHECK-NEXT:    %[[ZERO2:.*]] = arith.constant 0 : i64
-// CHECK-NEXT:    anc.free %[[I0]], %[[ZERO2]] : i64
+// CHECK-NEXT:    anc.free %[[I0]], %[[ZERO]] : i64
 // CHECK-NEXT:    rev.return %n, %[[ACC0]] : i64, i64
 // CHECK-NEXT:  }
 
