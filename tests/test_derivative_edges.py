@@ -256,10 +256,6 @@ def phase_of(y, z: complex):
     y += cmath.phase(z)
 
 
-def through_a_log_number(y, x):
-    y += float(rv.ulog(x))
-
-
 UNARY = [
     (root_of, jnp.sqrt, 0.0, 1e-3),
     (log_of, jnp.log, 0.0, 1e-3),
@@ -285,7 +281,6 @@ SINGULAR = [
     (complex_root_of, (0j, 0j)),
     (complex_log_of, (0j, 0j)),
     (phase_of, (0.0, 0j)),
-    (through_a_log_number, (0.0, 0.0)),
 ]
 
 

@@ -276,8 +276,9 @@ def _atan2(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 
 @derivatives(HypotOp)
 def _hypot(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
-    # r = hypot(a, b):  ∂r/∂a = a/r,  ∂r/∂b = b/r
-    q = d.div(g, d.primal(op.results[0]))
+    # r = hypot(a, b):  ∂r/∂a = a/r,  ∂r/∂b = b/r, 0 at the origin, as for
+    # the modulus of the complex number a + bi
+    q = d.div(g, nonzero(d, d.primal(op.results[0])))
     return [d.mul(q, d.primal(v)) if d.wants(v) else None for v in op.operands]
 
 

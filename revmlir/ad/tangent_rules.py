@@ -251,10 +251,11 @@ def _atan2(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
 
 @tangents(HypotOp)
 def _hypot(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-    # r = hypot(a, b):  ṙ = (a·ȧ + b·ḃ) / r
+    # r = hypot(a, b):  ṙ = (a·ȧ + b·ḃ) / r, 0 at the origin, as for the
+    # modulus of the complex number a + bi
     da, db = dots
     numerator = t.sum(t.scaled(da, lambda: _operand(t, op, 0)), t.scaled(db, lambda: _operand(t, op, 1)))
-    return None if numerator is None else t.div(numerator, _result(t, op))
+    return None if numerator is None else t.div(numerator, nonzero(t, _result(t, op)))
 
 
 @tangents(RemFOp)
