@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeGuard
 
+import numpy as np
 from xdsl.dialects import arith, math, memref
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
@@ -68,8 +69,11 @@ class BuildError(Exception):
 
 
 def _number_kind(value: object) -> str | None:
-    """Whether ``value`` is an ``integer``, a ``real`` or a ``complex``
-    number of Python's or numpy's, or None: what a constant may be made of."""
+    """Whether ``value`` is a ``bool``, an ``integer``, a ``real`` or a
+    ``complex`` number of Python's or numpy's, or None: what a constant may
+    be made of (numpy's booleans are no ``numbers.Integral``)."""
+    if isinstance(value, bool | np.bool_):
+        return "bool"
     if isinstance(value, int | float | complex):  # most are; the tower's checks are slower
         return "integer" if isinstance(value, int) else "real" if isinstance(value, float) else "complex"
     for kind, tower in (("integer", numbers.Integral), ("real", numbers.Real), ("complex", numbers.Complex)):
@@ -118,6 +122,17 @@ class Value:
         """Refused: the value is known only when the function runs, and a
         Python ``if`` on it would pick one branch while building."""
         raise self.fn.error("a value has no truth value while the function is built; branch with if_ or select")
+
+    def __eq__(self, other: object) -> bool:
+        """Refused, as ``__bool__`` is: ``fn["x"] == 0.0`` in a Python
+        ``if`` would compare the builder's objects, not the numbers."""
+        raise self.fn.error("values are compared with compare('eq', a, b), not with ==")
+
+    def __ne__(self, other: object) -> bool:
+        raise self.fn.error("values are compared with compare('ne', a, b), not with !=")
+
+    __hash__ = object.__hash__
+    """Values stay keys of dicts and sets, by identity."""
 
     def __add__(self, other: Any) -> Value:
         return self.fn.binary("add", self, other)
@@ -462,6 +477,8 @@ class ExpressionBuilder:
             return self.const(value, like, loc).ssa
         owner = ssa.owner
         block = owner if isinstance(owner, Block) else owner.parent
+        if block is None:
+            raise self.error(f"{describe_value(ssa)} is not visible here: its op was never emitted; emit it first", loc)
         scope: _Scope | None = self._scope
         while scope is not None and scope.block is not block:
             scope = scope.parent
@@ -499,9 +516,7 @@ class ExpressionBuilder:
             self._check_type(type, loc)
         weak = type is None and self.is_weak(value)
         if type is None:
-            type = i1 if isinstance(value, bool) else i64 if isinstance(value, int) else f64
-            if isinstance(value, complex):
-                type = ComplexType(f64)
+            type = {"bool": i1, "integer": i64, "real": f64, "complex": ComplexType(f64)}[kind]
         if not isinstance(type, ComplexType) and kind == "complex":
             raise self.error(f"cannot use the complex number {value} as {self.spell(type)}", loc)
         if isinstance(type, ComplexType):
@@ -509,7 +524,7 @@ class ExpressionBuilder:
         elif isinstance(type, AnyFloat):
             op = arith.ConstantOp(FloatAttr(self._float(value, type, loc), type))
         elif isinstance(type, IntegerType | IndexType):
-            if kind != "integer":
+            if kind not in ("integer", "bool"):
                 raise self.error(f"cannot use the float {value} as {self.spell(type)}", loc)
             width = 64 if isinstance(type, IndexType) else type.width.data
             if not -(2 ** (width - 1)) <= int(value) < 2 ** (width - 1) and not (width == 1 and value == 1):
@@ -717,10 +732,9 @@ class ExpressionBuilder:
             zero = self.const(0.0, type.element_type, loc)
             return self.complex(re, zero, loc)
         if type == i1 and (_is_int(src) or isinstance(src, AnyFloat)):
-            # nonzero is true, as Python's bool() and numpy's astype(bool)
-            # have it: a truncation keeps the low bit (2 is false), and
-            # fptosi to i1 is undefined for 1.0
-            return self.compare("ne", Value(self, x), self.const(0, src, loc), loc)
+            # an explicit conversion: fptosi to i1 is undefined for 1.0, and
+            # a truncation keeps the low bit, which an update's does (fitted)
+            return self.truth(x, loc)
         boolean = isinstance(src, IntegerType) and src.width.data == 1
         if boolean and isinstance(type, IndexType | AnyFloat):
             # True is 1 (MLIR's extui), not the -1 of a signed extension
@@ -749,6 +763,27 @@ class ExpressionBuilder:
         else:
             raise self.error(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
         return Value(self, self.emit(op, loc).results[0])
+
+    def truth(self, a: Operand, loc: Loc = None) -> Value:
+        """Python's truth of a number, as ``bool(x)``, a condition and
+        numpy's ``astype(bool)`` take it: not zero (NaN is true).  The
+        explicit conversions to a boolean (``cast`` to ``i1``) are this."""
+        x = self._ssa(a, None, loc)
+        if x.type == i1:
+            return Value(self, x)
+        return self.compare("ne", Value(self, x), self.const(0, x.type, loc), loc)
+
+    def fitted(self, a: Operand, type: Attribute, loc: Loc = None) -> Value:
+        """``a`` converted to ``type``, that of a variable or array it updates
+        or is stored into: as ``cast`` converts it, but an integer into a
+        boolean keeps its low bit, as it wraps into every other width
+        (decision 144's bits), where ``truth`` would make 2 true."""
+        x = self._ssa(a, None, loc)
+        if type != i1 or not _is_int(x.type) or x.type == i1:
+            return self.cast(Value(self, x), type, loc)
+        if isinstance(x.type, IndexType):
+            x = self.emit(arith.IndexCastOp(x, IntegerType(64)), loc).results[0]
+        return Value(self, self.emit(arith.TruncIOp(x, i1), loc).results[0])
 
     def real(self, z: Operand, loc: Loc = None) -> Value:
         return Value(self, self.emit(complexd.ReOp(self._typed(z, ComplexType, "'real'", loc)), loc).results[0])
@@ -1026,7 +1061,7 @@ class FunctionBuilder(ExpressionBuilder):
                 ):  # an integer to any number; a float to the target's precision,
                     # rounded where it is narrower, as numpy's ``+=`` rounds, a real to
                     # complex, a float to a fixed-point number (rounded) or tropical one
-                    operands[i] = self.cast(Value(self, operand), like, loc).ssa
+                    operands[i] = self.fitted(operand, like, loc).ssa
             types = [v.type for v in values], [o.type for o in operands]
             if (problem := _instruction_type_error(op_type, *types, loc or self.loc, self.spell)) is not None:
                 raise problem
@@ -1285,8 +1320,8 @@ class FunctionBuilder(ExpressionBuilder):
             raise self.error(f"{what} is given by a function of {takes}, not {_described(body)}", loc)
         try:
             signature = inspect.signature(body)
-        except ValueError:  # a builtin without one: it is called as it is
-            return
+        except (ValueError, TypeError):  # a builtin without one, an object it cannot read:
+            return  # called as it is
         try:
             signature.bind(*range(arity))
         except TypeError:
@@ -1351,7 +1386,7 @@ class FunctionBuilder(ExpressionBuilder):
     ) -> None:
         """NiLang's ``if (pre, post)``; ``post=None`` re-checks ``pre``."""
         then_result = self._build_region(then, "then-branch", loc)
-        else_result = self._build_region(else_ or (lambda: None), "else-branch", loc)
+        else_result = self._build_region((lambda: None) if else_ is None else else_, "else-branch", loc)
         self._check_scope_closed(then_result, loc)
         self._check_scope_closed(else_result, loc)
         carried = self._carried([then_result, else_result])

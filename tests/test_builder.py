@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
 from revmlir.builder import BuildError, FunctionBuilder, ModuleBuilder, Part, Value
 from revmlir.errors import ReversibilityViolation
 from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
 from revmlir.runtime.native import NativeModule
 
 c128 = ComplexType(f64)
@@ -396,6 +397,14 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
         lambda fn: fn.logical("and", fn["x"] > 0.0, loc=HERE),
         "'and' of one operand is no logical operation: 'and' and 'or' take two, 'not' one",
     ),
+    "value as an else-branch": (
+        lambda fn: fn.if_(lambda: fn["x"] > 0.0, lambda: None, fn["x"], loc=HERE),
+        "the else-branch is given by a function of no arguments, not a value",
+    ),
+    "result of an op never emitted": (
+        lambda fn: fn.add("y", Value(fn, arith.ConstantOp(FloatAttr(1.0, f64)).result), loc=HERE),
+        "a value (result of 'arith.constant') is not visible here: its op was never emitted; emit it first",
+    ),
 }
 
 
@@ -520,3 +529,108 @@ def test_a_value_has_no_truth_value_while_building():
             fn.neg("y")
     assert info.value.loc == FUNCTION
     assert info.value.message == "a value has no truth value while the function is built; branch with if_ or select"
+
+
+def test_an_update_or_store_of_an_integer_into_a_boolean_wraps():
+    # as into every other width: the low bit, so b += 2 leaves b, where an
+    # explicit conversion (cast, truth) makes 2 true
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("a", i1), ("s", i1), ("x", i1), ("n", i64)])
+    fn.add("a", fn["n"])
+    fn.sub("s", fn["n"])
+    fn.xor("x", fn.index(fn["n"]))
+    fn.finish()
+    module = mb.finish()
+    engines = (RevInterpreter(module), NativeModule.compile(module))
+    for n in (1, 2, 3, 2**32, 2**32 + 2):
+        flip = bool(n & 1)
+        expected = (flip, not flip, flip, n)
+        assert [engine.call("f", False, True, False, n) for engine in engines] == [expected, expected], n
+        assert [engine.uncall("f", *expected) for engine in engines] == [(False, True, False, n)] * 2, n
+
+
+TRUNCATIONS = """
+rev.func @f(%y: i64, %n: i64) {
+  %b = arith.trunci %n : i64 to i1
+  %w = arith.extui %b : i1 to i64
+  %h = arith.trunci %n : i64 to i32
+  %v = arith.extsi %h : i32 to i64
+  %c2 = arith.constant 2 : i64
+  %vv = arith.muli %v, %c2 : i64
+  %s = arith.addi %w, %vv : i64
+  %y1 = rev.add %y, %s : i64
+  rev.return %y1, %n : i64, i64
+}
+"""
+
+
+def test_trunci_keeps_the_low_bits_on_both_engines():
+    module = parse_module(TRUNCATIONS, "truncations.mlir")
+    engines = (RevInterpreter(module), NativeModule.compile(parse_module(TRUNCATIONS, "truncations.mlir")))
+    for n in (1, 2, 3, 2**32, 2**32 + 2, 2**31, -1):
+        low32 = (n + 2**31) % 2**32 - 2**31
+        expected = (n & 1) + 2 * low32
+        assert [engine.call("f", 0, n)[0] for engine in engines] == [expected, expected], n
+
+
+def test_values_are_not_compared_with_equals():
+    # `if fn["x"] == 0.0:` would compare the builder's objects and build
+    # one branch for every run
+    fn = ModuleBuilder().function("f", [("y", f64), ("x", f64)], loc=FUNCTION)
+    for compare, name in ((lambda x: x == 0.0, "eq"), (lambda x: x != 0.0, "ne")):
+        with pytest.raises(BuildError) as info:
+            compare(fn["x"])
+        assert info.value.loc == FUNCTION
+        assert info.value.message.startswith(f"values are compared with compare('{name}', a, b)")
+    x = fn["x"]
+    assert {x: 1}[x] == 1 and x in {x}
+
+
+@pytest.mark.parametrize(
+    "number, type",
+    [
+        (np.int64(3), i64),
+        (np.int8(-3), i64),
+        (np.uint32(7), i64),
+        (np.float32(0.5), f64),
+        (np.complex64(1j), c128),
+        (np.bool_(True), i1),
+        (True, i1),
+        (3, i64),
+        (2.5, f64),
+        (1j, c128),
+    ],
+)
+def test_a_constant_without_a_type_takes_its_numbers_kind(number: object, type: Any):
+    fn = ModuleBuilder().function("f", [("y", f64)])
+    assert fn.const(number).type == type
+
+
+def test_numpy_booleans_are_constants_of_every_type():
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("y", f64), ("b", i1), ("n", i64)])
+    fn.add("y", fn.const(np.bool_(True), f64))
+    fn.xor("b", np.bool_(True))
+    fn.add("n", fn.const(np.bool_(True), i64))
+    fn.finish()
+    assert run(mb).call("f", 0.0, False, 0) == (1.0, True, 1)
+
+
+class _Unreadable:
+    """A callable whose signature ``inspect`` cannot read (a TypeError,
+    not the ValueError of a builtin's)."""
+
+    __signature__ = "unreadable"
+
+    def __call__(self) -> None:
+        return None
+
+
+def test_a_callback_without_a_readable_signature_is_called_as_it_is():
+    mb = ModuleBuilder()
+    fn = mb.function("f", [("y", f64), ("x", f64)])
+    fn.if_(lambda: fn["x"] > 0.0, _Unreadable(), lambda: fn.add("y", 1.0))
+    fn.finish()
+    program = run(mb)
+    assert program.call("f", 0.0, -1.0) == (1.0, -1.0)
+    assert program.call("f", 0.0, 1.0) == (0.0, 1.0)

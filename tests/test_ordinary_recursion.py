@@ -530,3 +530,55 @@ def test_a_recursive_call_takes_the_weakness_of_each_of_its_results():
     builder = OrdinaryBuilder("f", [("x", f64)])
     with pytest.raises(ValueError, match="zip"):
         builder.call("g", [builder.current_block.args[0]], [f64, f64], weak=(True,))
+
+
+# -- base cases assigned in a branch ------------------------------------------------
+#
+# Without a return annotation the first compile builds only the branch
+# that does not recurse, and the names it assigns are read after the
+# ``if`` (``OrdinaryBuilder.continue_with``).
+
+
+@rv.ordinary
+def fib_branches(n):
+    if n < 2:
+        r = n + 0
+    else:
+        r = fib_branches(n - 1) + fib_branches(n - 2)
+    return r * 1
+
+
+@rv.ordinary
+def damped(x, n):
+    if n <= 0:
+        y = x * 1.0
+    else:
+        y = math.sin(x) + x * damped(x, n - 1)
+    return y * 1.0
+
+
+@rv.ordinary
+def squares(v, i):
+    if i >= v.shape[0]:
+        t = 0.0
+    else:
+        t = v[i] * v[i] + squares(v, i + 1)
+    return t * 1.0
+
+
+def damped_plain(x: float, n: int) -> float:
+    return x if n <= 0 else math.sin(x) + x * damped_plain(x, n - 1)
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_a_base_case_assigned_in_a_branch(backend: str):
+    """An integer, a float and an array-reading recursion, with gradients
+    against central differences and the sum of squares' own."""
+    fib, curve, sums = (rv.ordinary(f.pyfunc, backend=backend) for f in (fib_branches, damped, squares))
+    assert fib(10) == 55 and isinstance(fib(10), int)
+    assert curve(X, 3) == pytest.approx(damped_plain(X, 3), rel=1e-14)
+    h = 1e-6
+    slope = (damped_plain(X + h, 3) - damped_plain(X - h, 3)) / (2 * h)
+    assert rv.gradient(curve, (X, 3))[0] == pytest.approx(slope, rel=1e-8)
+    assert sums(A, 0) == pytest.approx(float(A @ A), rel=1e-14)
+    np.testing.assert_allclose(rv.gradient(sums, (A, 0))[0], 2 * A, rtol=1e-14)

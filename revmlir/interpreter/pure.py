@@ -132,6 +132,14 @@ def _signed(op: Operation, a: int) -> int:
     return wrap_int(int(a), _width(op))
 
 
+def _truncated(op: Operation, a: int) -> int:
+    """MLIR's ``trunci``: the low bits of the result's width (an ``i1``
+    is the low bit, so 2 is false), as native code keeps them."""
+    type = op.results[0].type
+    assert isinstance(type, IntegerType)
+    return wrap_to(type, a)
+
+
 def _constant(op: arith.ConstantOp) -> Any:
     value = op.value
     if isinstance(value, IntegerAttr | FloatAttr):
@@ -289,7 +297,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.TruncFOp: lambda op, a: a,
     arith.ExtSIOp: _signed,
     arith.ExtUIOp: lambda op, a: to_unsigned(a, _width(op)),
-    arith.TruncIOp: lambda op, a: int(a),
+    arith.TruncIOp: _truncated,
     mathd.AbsFOp: _f(np.abs),
     mathd.AbsIOp: lambda op, a: abs(a),
     mathd.CtPopOp: lambda op, a: to_unsigned(a, _width(op)).bit_count(),

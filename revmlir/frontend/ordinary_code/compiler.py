@@ -146,7 +146,7 @@ class OrdinaryBuilder(ExpressionBuilder):
                     f"cannot store {describe_type(value.type)} into '{name}', an array of {describe_type(element)}",
                     loc,
                 )
-            value = self.cast(value, element, loc)
+            value = self.fitted(value, element, loc)
         self.emit(memref.StoreOp.get(value.ssa, array, [self.index(i, loc) for i in indices]), loc)
 
     def _branch(self, body: Callable[[], None], names: Sequence[str]) -> tuple[Block, dict[str, SSAValue]]:
@@ -462,8 +462,14 @@ class OrdinaryBuilder(ExpressionBuilder):
         """Go on as if only ``branch`` ran, with the values of ``names`` it
         ends with: how a probing compile, which is only good for the types
         its return gets, takes an ``if`` one of whose branches never returns
-        (``revmlir.frontend.ordinary_code.results``)."""
-        _, values = self._branch(branch, names)
+        (``revmlir.frontend.ordinary_code.results``).  The branch's ops
+        move into the current block, where its values then are: the names
+        defined from them are read after the branch, which a block of its
+        own would have ended."""
+        block, values = self._branch(branch, names)
+        for op in list(block.ops):
+            op.detach()
+            self.current_block.add_op(op)
         for name, value in values.items():
             self._define(name, value)
 
@@ -880,10 +886,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
 
     def condition(self, node: ast.expr) -> Value:
         """A test with Python's truth: numbers are true when not zero."""
-        value = self.scalar(node)
-        if isinstance(value.type, IntegerType) and value.type.width.data == 1:
-            return value
-        return self.fn.compare("ne", value, self.fn.const(0, value.type), self.ctx.loc(node))
+        return self.fn.truth(self.scalar(node), self.ctx.loc(node))
 
     def call(self, node: ast.Call, callee: Ordinary) -> list[Value]:
         """``func.call`` of another ordinary function: scalars are passed by
