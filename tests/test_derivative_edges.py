@@ -105,6 +105,24 @@ def test_an_empty_jacobian_runs_f_once_as_any_matrix_does(backend):
         rv.jacobian(f, (np.zeros(2), np.zeros(3)), wrt=())
 
 
+def squares_up_to(s: float, x, n: int):
+    for i in range(n):
+        s += x[i] * x[i]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_empty_hessian_runs_f_once_as_any_matrix_does(backend):
+    """No column to compute (``wrt=()``, or only empty arrays), but f runs
+    once, as for an empty Jacobian, so its errors are raised: an index past
+    the end; where it runs cleanly, the matrix is empty."""
+    f = rv.reversible(squares_up_to, backend=backend)
+    with pytest.raises(rv.ExecutionError, match="out of bounds"):
+        rv.hessian(f, (0.0, np.ones(2), 3), wrt=())
+    with pytest.raises(rv.ExecutionError, match="out of bounds"):
+        rv.hessian(f, (0.0, np.zeros(0), 1), wrt=(1,))
+    assert rv.hessian(f, (0.0, np.ones(2), 2), wrt=()).shape == (0, 0)
+
+
 def roots_and_logs(y, x):
     for i in range(len(x)):
         y[i] += math.log(x[i] + 1.0) * x[i] + math.sqrt(x[i])

@@ -795,8 +795,8 @@ VECTORS = (np.zeros(2), np.ones(2))
             "tangent of argument 'x' .* real number, got bytes",
         ),
         (
-            lambda: rv.jvp(accumulate_square, (0.0, 3.0), (0.0, 1j)),
-            "tangent of argument 'x' .* real number, got complex",
+            lambda: rv.vjp(push_twice, rv.Stack(float, [1.0]), 2.0)[1]([np.complex128(1 + 2j), 0.0, 0.0], 0.0),
+            r"cotangent of output #0 .* a real number, got complex128",
         ),
         (
             lambda: rv.hvp(accumulate_square, (0.0, 3.0), (None, "2")),
@@ -831,7 +831,7 @@ VECTORS = (np.zeros(2), np.ones(2))
     ids=[
         "numeric-str",
         "bytes",
-        "complex",
+        "complex-element",
         "vector",
         "cotangent",
         "str-array",

@@ -429,7 +429,12 @@ def device_vector(**interface: Any) -> FakeCudaArray:
         (scale_kernel, (device_vector(data=(64, True)), np.ones(3), 2.0), ValueError, "'y' of scale_kernel is a test"),
         (~scale_kernel, (np.zeros(6)[::2], np.ones(3), 2.0), TypeError, "'y' of ~scale_kernel must be a C-contiguous"),
         (with_stack, (np.zeros(3), rv.Stack(float)), TypeError, "'s' of with_stack is a stack"),
-        (with_fixed, (np.zeros(3), 1.0), TypeError, "'a' of with_fixed is of a type no kernel takes; kernels take"),
+        (
+            with_fixed,
+            (np.zeros(3), 1.0),
+            TypeError,
+            r"'a' of with_fixed is of a type no kernel takes \(!rev.fixed<32, 16>\); kernels take",
+        ),
         (
             rv.adjoint(squares),
             (np.zeros(3), np.ones(3), np.zeros(3), np.zeros(6)[::2]),
@@ -456,6 +461,66 @@ def test_a_launch_names_the_argument_it_refuses(
     with pytest.raises(error, match="^argument " + message) as raised:
         rv.cuda.kernel(function)(*args)
     assert type(raised.value) is error  # the frontend's, not the runtime's positions
+
+
+def test_an_adjoints_gradient_is_named_from_what_the_launch_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The refusal of a gradient is named from ``f``'s specialisation the
+    launch looked up, not from a second description and lookup of ``f``'s
+    arguments inside the ``except``."""
+    looked_up = []
+    original = squares.specialization_for
+
+    def counted(*args: Any) -> Any:
+        looked_up.append(args)
+        return original(*args)
+
+    monkeypatch.setattr(squares, "specialization_for", counted)
+    with pytest.raises(TypeError, match=r"^argument #3 \(the gradient of 'x'\)") as raised:
+        rv.cuda.kernel(rv.adjoint(squares))(np.zeros(3), np.ones(3), np.zeros(3), np.zeros(6)[::2])
+    assert len(looked_up) == 1 and raised.value.__suppress_context__
+
+
+@rv.reversible
+def add_integers(y, x):
+    for i in rv.prange(len(y)):
+        y[i] += x[i]
+
+
+@pytest.mark.parametrize(
+    ("function", "args", "message"),
+    [
+        (scale_kernel, (np.zeros(3), np.ones(3), 2.0, device_vector(mask=1)), r"scale_kernel\(\) takes 3 argument"),
+        (scale_kernel, (np.zeros(3), np.ones(3), 2.0, np.ones(3)), r"scale_kernel\(\) takes 3 argument"),
+        (
+            rv.adjoint(squares),
+            (np.zeros(3), np.ones(3), np.zeros(3), np.zeros(3), device_vector(mask=1)),
+            r"rv.adjoint\(squares\) takes 2 argument\(s\) and 2 gradient\(s\), got 5 value\(s\)",
+        ),
+        (
+            rv.adjoint(squares),
+            (np.zeros(3), np.ones(3), device_vector(mask=1)),
+            r"rv.adjoint\(squares\) takes 2 argument\(s\) and 2 gradient\(s\), got 3 value\(s\)",
+        ),
+        (
+            rv.adjoint(add_integers),
+            (np.zeros(3, np.int64), np.ones(3, np.int64), device_vector(mask=1)),
+            r"rv.adjoint\(add_integers\) takes 2 argument\(s\) and 0 gradient\(s\), got 3 value\(s\)",
+        ),
+    ],
+    ids=["extra-refused", "extra", "adjoint-extra", "adjoint-short", "adjoint-without-gradients"],
+)
+def test_a_launch_counts_its_arguments_before_it_looks_at_them(
+    function: Any, args: tuple[Any, ...], message: str
+) -> None:
+    """Too many or too few values are said as a count, as a call on the CPU
+    says them, before any value is described: an extra one is no argument
+    to name (it was "argument #3 of scale_kernel"), nor a gradient to name
+    by ``f``'s parameters ("the gradient of 'y'" for a fifth value of
+    ``rv.adjoint(squares)``, a ``ZeroDivisionError`` for a function with no
+    gradients)."""
+    with pytest.raises(TypeError, match="^" + message) as raised:
+        rv.cuda.kernel(function)(*args)
+    assert raised.value.__context__ is None
 
 
 def test_dlpack_element_types() -> None:

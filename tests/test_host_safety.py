@@ -362,6 +362,47 @@ def test_native_code_zeroes_a_new_ancilla_array_with_one_memset():
     assert native.call("zeroed", 1.5, 300, 700) == RevInterpreter(parse_module(ZEROED)).call("zeroed", 1.5, 300, 700)
 
 
+ZEROED_IN_A_LOOP = """
+rev.func @main(%y: f64, %n: index, %m: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %y1 = rev.for %c0 to %n step %c1 : index (%y) : f64 {
+  ^bb0(%i: index, %a: f64):
+    %t = anc.array_alloc(%m) {nocheck} : memref<?xf64>
+    %j = arith.remui %i, %m : index
+    %e = memref.load %t[%j] : memref<?xf64>
+    %a1 = rev.add %a, %e : f64
+    anc.array_free %t(%m) {nocheck} : memref<?xf64>
+    rev.yield %a1 : f64
+  }
+  rev.return %y1, %n, %m : f64, index, index
+}
+"""
+
+
+def test_a_loop_that_zeroes_a_large_array_polls_by_the_elements_it_zeroes():
+    """A loop whose body allocates an ancilla array and frees it unchecked
+    (no loop of its own but the zeroing): the zeroing adds its element count
+    to the function's count in one step and polls after it where that count
+    passes a multiple of 2^16, so 4 Mi elements an iteration poll in every
+    iteration, not once per 2^16 iterations; the zeroing stays one
+    ``memset``, and both engines agree."""
+    module = parse_module(ZEROED_IN_A_LOOP)
+    RevLowerToStdPass().apply(Context(), module)
+    HostSafetyPass().apply(Context(), module)
+    body = str(module).split("func.func @main(")[1].split("func.func")[0].split("scf.for", 1)[1]
+    fill = body.index("memref.alloc(")
+    assert body.count(f"func.call @{POLL}") == 2  # the loop's own, now and then, and the zeroing's
+    assert fill < body.index("arith.xori", fill) < body.index("scf.for", fill) < body.rindex(POLL)
+    optimized = str(
+        optimize(lower_to_llvm_ir(parse_module(ZEROED_IN_A_LOOP)).llvm_ir, HostTarget.detect().machine(3, "default"), 3)
+    )
+    assert optimized.split(" @main(")[1].split("\ndefine ")[0].count("@llvm.memset") == 1
+    native = NativeModule.compile(parse_module(ZEROED_IN_A_LOOP))
+    expected = RevInterpreter(parse_module(ZEROED_IN_A_LOOP)).call("main", 0.5, 3, 1000)
+    assert native.call("main", 0.5, 3, 1000) == expected
+
+
 THREAD_STACKS = """
 import json, threading
 import revmlir as rv

@@ -140,38 +140,36 @@ class Kernel:
         written) before the device is asked for, so that a mistake in them
         is reported as such on any machine, one without a GPU too, and
         names them as a call of the function on the CPU does."""
-        who = f"{self.__name__}()"
-        if isinstance(self.function, AdjointFunction):
-            args = self.function.bound(who, args, keywords)
+        target, who = self.function, f"{self.__name__}()"
+        if isinstance(target, AdjointFunction):
+            args = target.bound(who, args, keywords)
         else:
             args = bound_by_position(who, self.parameters, args, keywords)
+            target.source.check_count(args)  # before an argument past the parameters is described
         if arena is not None:
             runtime.check_arena(arena)
         handle = runtime.stream_handle(stream)
+        gradient: Callable[[int], str] | None = None  # how an adjoint's are named, once f's specialisation is known
         try:
-            described = runtime.describe(args, handle, self.__name__)
-            compiled = self.specialise(*[runtime.stand_in(a) for a in described])
+            if isinstance(target, AdjointFunction):
+                # f's arguments first: they select the specialisation that
+                # says how many gradients follow and whose each one is, so
+                # that a gradient is described (and named) only within them
+                count = len(self.parameters)
+                own = runtime.describe(args[:count], handle, self.__name__)
+                spec = target.specialization([*map(runtime.stand_in, own), *args[count:]])
+                gradient = functools.partial(target.gradient_name, spec)
+                described = own + runtime.describe(args[count:], handle, self.__name__, count)
+            else:
+                described = runtime.describe(args, handle, self.__name__)
+                spec = self._specialization([runtime.stand_in(a) for a in described])
+            compiled = self._compiled_kernel(spec)
             runtime.launch(compiled.plan, described, handle, stream is None, arena)
         except ArgumentProblem as error:
-            raise self._named(error, args, handle) from None
+            raise (
+                named_arguments(self, error) if gradient is None else named_arguments(self, error, gradient)
+            ) from None
         return args[0] if len(args) == 1 else args
-
-    def _named(self, error: ArgumentProblem, args: Sequence[Any], stream: int) -> Exception:
-        """``error`` about the launch's ``args`` said as a call of the
-        function on the CPU says it: by the parameters' names, and an
-        adjoint's gradients as ``rv.adjoint(f)`` names them (which needs
-        ``f``'s specialisation, known once ``f``'s own arguments, which
-        come first, were described)."""
-        target = self.function
-        if not isinstance(target, AdjointFunction):
-            return named_arguments(self, error)
-        primal = target.function
-
-        def gradient(i: int) -> str:
-            own = runtime.describe(args[: len(primal.parameters)], stream, self.__name__)
-            return target.gradient_name(primal.specialization_for(*map(runtime.stand_in, own)), i)
-
-        return named_arguments(self, error, gradient)
 
     @property
     def parameters(self) -> list[str]:
@@ -189,15 +187,19 @@ class Kernel:
     def specialise(self, *args: Any) -> CompiledKernel:
         """The compiled kernel for these arguments (as ``compile``), with
         what a launch needs."""
-        spec, name, generate = self._rev_function(args)
+        return self._compiled_kernel(self._specialization(args))
+
+    def _compiled_kernel(self, spec: Specialization) -> CompiledKernel:
+        """The compiled kernel of the specialisation ``spec``."""
+        name, generate = self._runs(spec)
         if (found := self._compiled.get((spec, name))) is None:
             # the passes recurse per operand, as for the CPU's compiles
             with collector_paused(), room_to_nest(spec.function, f"the kernel of {self.__name__}"):
-                found = self._compiled[(spec, name)] = self._compile(spec, name, generate, args)
+                found = self._compiled[(spec, name)] = self._compile(spec, name, generate)
         return found
 
     def _compile(
-        self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None, args: Sequence[Any]
+        self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None
     ) -> CompiledKernel:
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
         from revmlir.gpu.outline import NotAKernel
@@ -233,7 +235,8 @@ class Kernel:
     def rev_module(self, *args: Any) -> tuple[ModuleOp, str]:
         """The verified rev module the kernel for these arguments is compiled
         from (derived functions generated) and the rev function it runs."""
-        spec, name, generate = self._rev_function(args)
+        spec = self._specialization(args)
+        name, generate = self._runs(spec)
         return (spec.module.clone() if generate is None else self._with_derived(spec, generate)[0]), name
 
     @staticmethod
@@ -253,27 +256,27 @@ class Kernel:
             module.verify()
             return module, written_arguments(module)
 
-    def _rev_function(self, args: Sequence[Any]) -> tuple[Specialization, str, Callable[[ModuleOp], object] | None]:
-        """The specialisation ``args`` select, the rev function the kernel
-        runs, and what adds it to a copy of the specialisation's module
-        (None: it is there)."""
+    def _specialization(self, args: Sequence[Any]) -> Specialization:
+        """The specialisation ``args`` select (of ``f`` for ``~f`` and
+        ``rv.adjoint(f)``)."""
         target = self.function
         if isinstance(target, AdjointFunction):
-            primal = target.function
-            count = len(primal.parameters)
-            spec = primal.specialization_for(*args[:count])
-            if len(args) != count + target.lanes * len(spec.carrying):
-                raise TypeError(
-                    f"{self.__name__} takes {count} argument(s) and "
-                    f"{target.lanes * len(spec.carrying)} gradient(s), got {len(args)} value(s)"
-                )
-            name = adjoint_name(spec.name, target.lanes)
-            return spec, name, lambda m: generate_adjoints(m, [spec.name], lanes=target.lanes)
+            return target.specialization(args)
         if isinstance(target, InverseFunction):
-            spec = target.function.specialization_for(*args)
-            return spec, inverse_name(spec.name), None
-        spec = target.specialization_for(*args)
-        return spec, spec.name, None
+            return target.function.specialization_for(*args)
+        return target.specialization_for(*args)
+
+    def _runs(self, spec: Specialization) -> tuple[str, Callable[[ModuleOp], object] | None]:
+        """The rev function the kernel of ``spec`` runs, and what adds it
+        to a copy of the specialisation's module (None: it is there)."""
+        target = self.function
+        if isinstance(target, AdjointFunction):
+            return adjoint_name(spec.name, target.lanes), lambda m: generate_adjoints(
+                m, [spec.name], lanes=target.lanes
+            )
+        if isinstance(target, InverseFunction):
+            return inverse_name(spec.name), None
+        return spec.name, None
 
 
 KERNEL_CACHE_SIZE = 256

@@ -661,15 +661,16 @@ _SCALARS = (int, float, complex, bool)
 """Python's own numbers: arguments that need no description."""
 
 
-def describe(args: Sequence[Any], stream: int, name: str) -> list[Any]:
+def describe(args: Sequence[Any], stream: int, name: str, first: int = 0) -> list[Any]:
     """``args`` with each device array read as a ``DeviceArray`` and each
     host array as the numpy array sharing its memory; scalars as they are.
     ``stream``: the launch's stream, which DLPack producers order their work
     before.  A value no kernel takes is an ``ArgumentTypeError`` naming its
-    position among the arguments of ``name``."""
+    position among the arguments of ``name``, where ``args`` start at
+    ``first``."""
     dlpack_stream = stream or LEGACY_DEFAULT_STREAM
     described: list[Any] = []
-    for i, value in enumerate(args):
+    for i, value in enumerate(args, first):
         try:
             array = None if type(value) in _SCALARS else kernel_array(value, dlpack_stream)
         except RefusedArray as refused:
@@ -746,11 +747,11 @@ class LaunchPlan:
                 )
             elif scalar_format(type) is None:
                 raise ArgumentTypeError(
-                    "argument {0} of {function} is of a type no kernel takes{detail}; kernels take arrays, "
+                    "argument {0} of {function} is of a type no kernel takes ({type}); kernels take arrays, "
                     "and scalars that are integers, floats, complex numbers or rv.ULog",
                     name,
                     (i,),
-                    f" ({type})",
+                    texts={"type": str(type)},
                 )
             else:
                 convert = converter(type, name, i)

@@ -16,7 +16,7 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   off), and the run stops with ``RECURSION_TOO_DEEP`` at the call if not; before the first such
   call of each block, and at the start of every loop body
   (``_loop_heads``: ``scf.while``, ``scf.for`` but the short ones and
-  those that zero a new array (``UNPOLLED``) (once per ``POLL_SPAN``
+  the fills of a new array (``_filled``) (once per ``POLL_SPAN``
   iterations of the function's ``for`` loops, or in every iteration where
   its body calls a function that runs a ``for`` loop), the outermost
   ``scf.parallel``, the targets of backward branches in ``cf`` form),
@@ -25,7 +25,9 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   process's interrupt count, whose address ``revmlir.interrupt_count``
   found on entry to the function, or before the call in a function
   without loops, with the count ``revmlir.interrupts_seen`` says the run
-  started with).  These
+  started with); a fill adds its element count to the function's count
+  in one step before it and polls after it where that passes a multiple
+  of ``POLL_SPAN``.  These
   functions get std bodies that do nothing here (the module stays
   complete); ``revmlir.runtime.guard`` gives them their native bodies,
   which read the limit and the count from the record the entry point
@@ -55,7 +57,7 @@ from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, f64, i1, i64
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -148,16 +150,18 @@ def _nested_in_a_loop(op: Operation) -> bool:
     return False
 
 
-def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
+def _loop_heads(function: func.FuncOp, fills: Iterable[scf.ForOp]) -> Iterator[tuple[Block, Operation]]:
     """Where each loop of ``function`` starts an iteration, with the op
-    that stands for the loop: the body of every ``for`` and ``while`` loop,
-    of a parallel loop that no other loop encloses, and in ``cf`` form the
+    that stands for the loop: the body of every ``for`` and ``while`` loop
+    but the short ones and the loops of ``fills``, of a parallel loop that
+    no other loop encloses, and in ``cf`` form the
     target of each backward branch (every cycle of blocks has one, whatever
     the order of the blocks).  An inner parallel loop runs to its end
     before Ctrl-C is seen: its iterations may run in any order, so no
     iteration is sure to come after a given time."""
+    unpolled = {loop for fill in fills for loop in nested_ops(fill) if isinstance(loop, scf.ForOp)}
     for op in function.walk():
-        if isinstance(op, scf.ForOp) and not _polls(op):
+        if isinstance(op, scf.ForOp) and (op in unpolled or _short(op)):
             continue
         if isinstance(op, scf.ForOp) or (isinstance(op, scf.ParallelOp) and not _nested_in_a_loop(op)):
             yield op.body.blocks[0], op
@@ -176,16 +180,64 @@ def _loop_heads(function: func.FuncOp) -> Iterator[tuple[Block, Operation]]:
 SHORT_LOOP = 64
 """The most iterations of a ``for`` loop that never polls (``_short``)."""
 
-UNPOLLED = "rev.unpolled"
-"""Marks a ``for`` loop that never polls: one that zeroes memory the run
-has just allocated (an ancilla array), bounded by a size checked before
-(``MAX_ALLOCATION``), which ends as a ``memset`` would.  A poll in it kept
-LLVM from making it a ``memset`` and counted every element."""
+
+def _filled(loop: scf.ForOp) -> SSAValue | None:
+    """The array ``loop`` fills, where it is the outer loop of a fill: a
+    nest of ``for`` loops, one per dimension of an array the function
+    allocates (``memref.alloc`` or ``alloca``, or an ``scf.if`` that yields
+    one of either), each from 0 to the array's size in its dimension in
+    steps of 1, whose innermost body stores a constant at the nest's
+    indices and does nothing else (but read sizes and constants): how
+    ``rev-lower-to-std`` zeroes a new ancilla array.
+
+    *Why recognised by its form, not marked*: a fill is bounded by its
+    array's size, which its allocation checked, and LLVM makes it a
+    ``memset`` only where no poll is in it (a poll every 2¹⁶ elements kept
+    it a loop: 0.77 ms for 2²⁰ ``f64``s, 0.12 ms as a ``memset``).  A
+    marker the lowering writes could be written by hand on any loop, which
+    would then never poll; the form holds only of loops that end."""
+    indices: list[SSAValue] = []
+    bounds: list[SSAValue] = []
+    level: Operation = loop
+    while isinstance(level, scf.ForOp):
+        if level.results or (constant_index_through_cast(level.lb), constant_index_through_cast(level.step)) != (0, 1):
+            return None
+        indices.append(level.body.blocks[0].args[0])
+        bounds.append(level.ub)
+        *body, end = level.body.blocks[0].ops
+        if not isinstance(end, scf.YieldOp):
+            return None
+        work = [op for op in body if not isinstance(op, memref.DimOp | arith.ConstantOp)]
+        if len(work) != 1:
+            return None
+        level = work[0]
+    if not isinstance(level, memref.StoreOp) or not isinstance(level.value.owner, arith.ConstantOp):
+        return None
+    array = level.memref
+    if list(level.indices) != indices or not _allocated(array):
+        return None
+    for dimension, bound in enumerate(bounds):
+        size = bound.owner
+        if not (isinstance(size, memref.DimOp) and size.source is array):
+            return None
+        if constant_index_through_cast(size.index) != dimension:
+            return None
+    return array if len(indices) == len(array.type.get_shape()) else None
 
 
-def _polls(loop: scf.ForOp) -> bool:
-    """Whether ``loop`` polls for Ctrl-C (and counts its iterations)."""
-    return UNPOLLED not in loop.attributes and not _short(loop)
+def _allocated(array: SSAValue) -> bool:
+    """Whether ``array`` is one the function allocates (a ``memref.alloc``
+    or ``alloca``, or an ``scf.if`` whose branches yield one of either),
+    whose size its allocation checked."""
+    made = array.owner
+    if isinstance(made, memref.AllocOp | memref.AllocaOp):
+        return True
+    if not isinstance(made, scf.IfOp) or not isinstance(array, OpResult):
+        return False
+    yields = [region.blocks[0].last_op for region in made.regions if region.blocks]
+    return len(yields) == 2 and all(
+        isinstance(end, scf.YieldOp) and _allocated(end.operands[array.index]) for end in yields
+    )
 
 
 def _short(loop: scf.ForOp) -> bool:
@@ -222,14 +274,20 @@ class HostSafetyPass(ModulePass):
         runtime: dict[str, func.FuncOp] = {}
         functions = list(_checked_functions(op))
         recursive = recursive_calls(f for f, _ in functions)
-        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp) and _polls(op))
+        # a fill counts too: a loop that calls a function with one polls
+        counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp) and not _short(op))
         for function, error in functions:
             code = CheckedCode(
                 function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
             )
-            heads = list(_loop_heads(function))
+            fills = {
+                loop: array
+                for loop in function.walk()
+                if isinstance(loop, scf.ForOp) and (array := _filled(loop)) is not None
+            }
+            heads = list(_loop_heads(function, fills))
             interrupts = None
-            if heads:
+            if heads or fills:
                 code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
                 interrupts = _interrupts(code, error, function)
             polled: set[Block] = set()
@@ -254,7 +312,10 @@ class HostSafetyPass(ModulePass):
             has_for = any(isinstance(loop, scf.ForOp) for _, loop in heads)
             eager = _loops_calling(function, counting) if has_for else set()
             counted = [loop for _, loop in heads if isinstance(loop, scf.ForOp) and loop not in eager]
-            iterations = _iteration_count(code, function) if counted else None
+            iterations = _iteration_count(code, function) if counted or fills else None
+            for fill, array in fills.items():
+                assert interrupts is not None and iterations is not None
+                _count_fill(code, fill, array, iterations, [error, *interrupts])
             for block, loop in heads:
                 assert interrupts is not None
                 code.builder.insertion_point = InsertPoint.at_start(block)
@@ -399,19 +460,61 @@ def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, iterations: SSAValue,
     atomic load, which LLVM keeps in the loop and optimises around; a poll
     in every iteration of the loops around an inner one made a nest whose
     inner loop runs 3 iterations 1.3× slower."""
-    word = code.const(0, IndexType(), loop)
-    counted = code.emit(memref.LoadOp.get(iterations, [word]), loop).results[0]
-    moved = code.emit(arith.AddiOp(counted, code.const(1, i64, loop)), loop).results[0]
-    code.emit(memref.StoreOp.get(moved, iterations, [word]), loop)
+    moved = _add_to_count(code, iterations, 1, loop)[1]
     low = code.emit(arith.AndIOp(moved, code.const(POLL_SPAN - 1, i64, loop)), loop).results[0]
-    due = code.emit(arith.CmpiOp(low, code.const(0, i64, loop), "eq"), loop).results[0]
+    _poll_if(code, code.emit(arith.CmpiOp(low, code.const(0, i64, loop), "eq"), loop).results[0], args, loop)
+
+
+def _count_fill(
+    code: CheckedCode, fill: scf.ForOp, array: SSAValue, iterations: SSAValue, args: Sequence[SSAValue]
+) -> None:
+    """Add the elements ``fill`` stores in ``array`` to the function's
+    count of ``for`` iterations in one step before it, and poll after it
+    where the count
+    passed a multiple of ``POLL_SPAN``: the fill itself never polls (it
+    ends as a ``memset``), but the time between polls stays bounded by the
+    work done, so a loop that fills a large array in each iteration polls
+    as often as one that stores each element in a loop of its own."""
+    assert isinstance(array.type, MemRefType)
+    code.builder.insertion_point = InsertPoint.before(fill)
+    index = IndexType()
+    sizes = [
+        code.emit(memref.DimOp(array, code.const(d, index, fill)), fill).results[0]
+        for d in range(len(array.type.get_shape()))
+    ]
+    elements = sizes[0]
+    for size in sizes[1:]:
+        elements = code.emit(arith.MuliOp(elements, size), fill).results[0]
+    amount = code.emit(arith.IndexCastOp(elements, i64), fill).results[0]
+    counted, moved = _add_to_count(code, iterations, amount, fill)
+    changed = code.emit(arith.XOrIOp(counted, moved), fill).results[0]
+    due = code.emit(arith.CmpiOp(changed, code.const(POLL_SPAN - 1, i64, fill), "ugt"), fill).results[0]
+    code.builder.insertion_point = InsertPoint.after(fill)
+    _poll_if(code, due, args, fill)
+
+
+def _add_to_count(
+    code: CheckedCode, iterations: SSAValue, amount: int | SSAValue, like: Operation
+) -> tuple[SSAValue, SSAValue]:
+    """Add ``amount`` (an ``i64``) to the function's count of ``for``
+    iterations: the count before and after."""
+    word = code.const(0, IndexType(), like)
+    counted = code.emit(memref.LoadOp.get(iterations, [word]), like).results[0]
+    step = code.const(amount, i64, like) if isinstance(amount, int) else amount
+    moved = code.emit(arith.AddiOp(counted, step), like).results[0]
+    code.emit(memref.StoreOp.get(moved, iterations, [word]), like)
+    return counted, moved
+
+
+def _poll_if(code: CheckedCode, due: SSAValue, args: Sequence[SSAValue], like: Operation) -> None:
+    """Poll for Ctrl-C where ``due`` holds."""
     saved = code.builder.insertion_point
     poll = Block()
     code.builder.insertion_point = InsertPoint.at_end(poll)
-    code.call_runtime(POLL, args, [], loop)
-    code.emit(scf.YieldOp(), loop)
+    code.call_runtime(POLL, args, [], like)
+    code.emit(scf.YieldOp(), like)
     code.builder.insertion_point = saved
-    code.emit(scf.IfOp(due, [], Region(poll)), loop)
+    code.emit(scf.IfOp(due, [], Region(poll)), like)
 
 
 def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:

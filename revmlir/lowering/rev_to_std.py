@@ -51,7 +51,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    UnitAttr,
     f64,
     i1,
     i64,
@@ -81,7 +80,7 @@ from revmlir.ir_utils import (
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
-from revmlir.lowering.host_safety import UNPOLLED, check_pushes
+from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print
 from revmlir.naming import RUNTIME_PREFIX, inverse_name
@@ -1039,8 +1038,10 @@ def _checked_pop(lowering: FunctionLowering, op: Operation) -> SSAValue:
 
 @lowers(anc.ArrayAllocOp)
 def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
-    """Zeroed element by element in loops that never poll for Ctrl-C
-    (``UNPOLLED``: LLVM makes them a ``memset``), after checking, as the
+    """Zeroed element by element in a nest of loops that stores the zero
+    and nothing else, which ``rev-host-safety`` counts in one step and
+    leaves without polls (``host_safety._filled``: LLVM makes it a
+    ``memset``), after checking, as the
     interpreter does, that its sizes are not negative and its bytes within
     ``MAX_ALLOCATION``.  In the function's frame
     (``memref.alloca``, released when it returns) when it takes at most
@@ -1088,7 +1089,7 @@ def _array_alloc(lowering: FunctionLowering, op: Operation) -> None:
     else:
         array = lowering.emit(frame(), op).results[0]
     zero = lowering.const(0, type.element_type, op)
-    _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op), unpolled=True)
+    _each_element(lowering, array, op, lambda at: lowering.emit(memref.StoreOp.get(zero, array, at), op))
     lowering.set(op.result, array)
 
 
@@ -1282,11 +1283,9 @@ def _each_element(
     like: Operation,
     visit: Callable[[list[SSAValue]], object],
     reverse: bool = False,
-    unpolled: bool = False,
 ) -> None:
     """``visit(indices)`` inside loops over every element of ``array``, in
-    row-major order or (``reverse``) its reverse; loops that never poll
-    for Ctrl-C where ``unpolled`` (``UNPOLLED``)."""
+    row-major order or (``reverse``) its reverse."""
     assert isinstance(array.type, MemRefType)
     rank = len(array.type.get_shape())
 
@@ -1307,9 +1306,7 @@ def _each_element(
         lowering.emit(scf.YieldOp(), like)
         lowering.builder.insertion_point = saved
         start, step = lowering.const(0, index, like), lowering.const(1, index, like)
-        loop = lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
-        if unpolled:
-            loop.attributes[UNPOLLED] = UnitAttr()
+        lowering.emit(scf.ForOp(start, extent, step, [], Region(body)), like)
 
     nest(0, [])
 

@@ -11,7 +11,7 @@ for their reversible form.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, Protocol, TypeGuard
@@ -235,14 +235,7 @@ class AdjointFunction:
 
     def __call__(self, *args: Any, **keywords: Any) -> Any:
         args = self.bound(f"rv.adjoint({self.function.__name__})()", args, keywords)
-        count = len(self.function.parameters)
-        spec = self.function.specialization_for(*args[:count])
-        if len(args) != count + self.lanes * len(spec.carrying):
-            per_lane = f" per lane ({self.lanes} lanes)" if self.lanes > 1 else ""
-            raise TypeError(
-                f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
-                f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
-            )
+        spec = self.specialization(args)
         _, backend = adjoint_backend(spec, self.lanes)
         try:
             results = backend.call(adjoint_name(spec.name, self.lanes), *args)
@@ -261,6 +254,21 @@ class AdjointFunction:
                 f"{self.function.__name__}'s ({', '.join(self.function.parameters)}), then the gradients"
             )
         return args
+
+    def specialization(self, args: Sequence[Any]) -> Specialization:
+        """``f``'s specialisation for the arguments of a call (``f``'s,
+        then the gradients), which says how many gradients it takes: a
+        ``TypeError`` where they are not as many, before any of them is
+        looked at (and named: ``gradient_name`` numbers them by it)."""
+        count = len(self.function.parameters)
+        spec = self.function.specialization_for(*args[:count])
+        if len(args) != count + self.lanes * len(spec.carrying):
+            per_lane = f" per lane ({self.lanes} lanes)" if self.lanes > 1 else ""
+            raise TypeError(
+                f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
+                f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
+            )
+        return spec
 
     def gradient_name(self, spec: Specialization, i: int) -> str:
         """Argument ``i`` of ``@f.adj`` past ``f``'s, a gradient, in a

@@ -341,6 +341,11 @@ def hessian(
     spec, state = call.spec, call.arguments
     loss = loss_position(call, iloss, "hessian")
     layout = FloatLayout.of(spec, state, selected(call, call.inputs, wrt, "wrt", "rv.hessian"), "rv.hessian")
+    if not layout.size:
+        # no column to compute (empty arrays, wrt=()), but f runs once, as
+        # for any matrix (rv.jacobian's): its errors raised alike
+        state_after(whole_call(spec, state))
+        return np.zeros((0, 0))
     if all_f64(spec) and not own_gradient(spec):
         whole = FloatLayout.of(spec, state, None, "rv.hessian")
         entries = layout.entries_within(whole)
@@ -348,7 +353,7 @@ def hessian(
             columns = range(entries.start, entries.stop)
             rows = _whole_hessian(spec, state, loss, whole, columns)[entries, entries]
         else:
-            columns = range(entries.min(), entries.max() + 1) if entries.size else range(0)
+            columns = range(entries.min(), entries.max() + 1)
             rows = _whole_hessian(spec, state, loss, whole, columns)[np.ix_(entries, entries)]
         return np.ascontiguousarray(rows.T)  # the rows of @f.hessian's matrix are the columns
     matrix = np.zeros((layout.size, layout.size))
