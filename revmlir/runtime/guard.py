@@ -38,6 +38,8 @@ address replaces the context in the slot's last word:
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
   zeroes the word when it returns, so a slot can be reused;
+- ``revmlir.stack_room`` says whether an array of the bytes asked fits
+  between the stack pointer and the limit;
 - ``revmlir.stack_ok`` compares the stack pointer with the limit and the
   calls that may recurse running with ``MAX_CALL_DEPTH``, and counts one
   more, which ``revmlir.call_returned`` takes off,
@@ -57,7 +59,7 @@ from collections.abc import Callable, Mapping, Sequence
 from llvmlite import ir
 
 from revmlir.collector import take_apart_llvm_blocks
-from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, SEEN, STACK_OK
+from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, SEEN, STACK_OK, STACK_ROOM
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 from revmlir.safety import MAX_CALL_DEPTH
@@ -116,6 +118,8 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
             _define_record_word(function, word)
     if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
         _define_stack_ok(stack_ok)
+    if isinstance(room := module.globals.get(STACK_ROOM), ir.Function):
+        _define_stack_room(room)
     if isinstance(returned := module.globals.get(CALL_RETURNED), ir.Function):
         _define_call_returned(returned)
     for name, slot in entries.items():
@@ -211,6 +215,18 @@ def _define_stack_ok(stack_ok: ir.Function) -> None:
     ok = builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
     builder.store(builder.add(running, builder.zext(ok, I64)), depth)
     builder.ret(ok)
+
+
+def _define_stack_room(stack_room: ir.Function) -> None:
+    """Whether the bytes asked fit between the stack pointer and the
+    record's limit, the one ``revmlir.stack_ok`` compares with."""
+    builder = _replace_body(stack_room, "nounwind")
+    data, bytes = stack_room.args[0], stack_room.args[-1]
+    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
+    here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
+    above = builder.icmp_unsigned(">", here, limit)
+    room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
+    builder.ret(builder.icmp_unsigned(">", room, bytes))
 
 
 def _define_call_returned(returned: ir.Function) -> None:
