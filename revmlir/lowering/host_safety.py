@@ -9,7 +9,8 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   value, in every pipeline.
 - ``rev-host-safety`` (native code only, after ``rev-lower-to-std``):
   before every call that may recurse (caller and callee in one cycle of the
-  call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
+  call graph), ``revmlir.stack_ok(error slot, record)`` (the record's
+  address ``revmlir.record`` found on entry to the function) says whether the stack
   pointer is still above the limit the entry point set and fewer than
   ``MAX_CALL_DEPTH`` such calls are running (the interpreter's bound; it
   counts this one, and ``revmlir.call_returned`` after the call takes it
@@ -110,16 +111,20 @@ compare and a branch."""
 SEEN = "revmlir.interrupts_seen"
 """``revmlir.interrupts_seen(error slot) -> i64``: the count of Ctrl-Cs
 when the run started."""
+RECORD = "revmlir.record"
+"""``revmlir.record(error slot) -> i64``: the address of the record the
+entry point keeps, looked up once per function that makes calls that may
+recurse, so that counting one costs a load and a store of its depth."""
 STACK_OK = "revmlir.stack_ok"
-"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits the
-stack and ``MAX_CALL_DEPTH``; it counts the call."""
+"""``revmlir.stack_ok(error slot, record) -> i1``: whether another call fits
+the stack and ``MAX_CALL_DEPTH``; it counts the call."""
 STACK_ROOM = "revmlir.stack_room"
 """``revmlir.stack_room(error slot, bytes) -> i1``: whether ``bytes`` below
 the stack pointer stay above the limit ``revmlir.stack_ok`` compares with
 (a ``memref.alloca`` the module brings)."""
 CALL_RETURNED = "revmlir.call_returned"
-"""``revmlir.call_returned(error slot)``: a call ``revmlir.stack_ok``
-counted has returned."""
+"""``revmlir.call_returned(error slot, record)``: a call
+``revmlir.stack_ok`` counted has returned."""
 INTERRUPTED = -1
 """The check id ``revmlir.poll`` leaves in the error slot: the run was
 interrupted (no check failed)."""
@@ -259,7 +264,11 @@ class HostSafetyPass(ModulePass):
                 code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
                 interrupts = _interrupts(code, error, function)
             polled: set[Block] = set()
-            for call in [c for c in function.walk() if c in recursive]:
+            calls = [c for c in function.walk() if c in recursive]
+            if calls:
+                code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
+                (record,) = code.call_runtime(RECORD, [error], [i64], function)
+            for call in calls:
                 code.builder.insertion_point = InsertPoint.before(call)
                 if (block := call.parent_block()) not in polled:
                     # A cycle of calls runs without bound as a loop does:
@@ -269,14 +278,14 @@ class HostSafetyPass(ModulePass):
                     # further (half of a binary recursion's) not at all.
                     polled.add(block)
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
-                (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
+                (ok,) = code.call_runtime(STACK_OK, [error, record], [i1], call)
                 # a call ordinary code's tape function makes is the call in
                 # the function as written, which the interpreter names
                 source = SOURCE_OP_ATTR in call.attributes
                 caller = tape_source(code.function) if source else code.function
                 code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError, function=caller)
                 code.builder.insertion_point = InsertPoint.after(call)
-                code.call_runtime(CALL_RETURNED, [error], [], call)
+                code.call_runtime(CALL_RETURNED, [error, record], [], call)
             # A loop that calls a function with a for loop polls in every
             # iteration: the callee's count starts at 0 in each call, so a
             # nest of short loops across functions reaches POLL_SPAN in none
@@ -492,7 +501,7 @@ def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
             continue
         function = func.FuncOp(name, declaration.function_type, visibility="private")
         function.body.block.args[0].name_hint = "error"
-        if name in (STACK_OK, STACK_ROOM, COUNT, SEEN):
+        if name in (STACK_OK, STACK_ROOM, COUNT, SEEN, RECORD):
             truth = int(name in (STACK_OK, STACK_ROOM))
             value = arith.ConstantOp.from_int_and_width(truth, function.function_type.outputs.data[0])
             function.body.block.add_ops([value, func.ReturnOp(value)])
