@@ -9,6 +9,11 @@ engines must agree on these names, so they live below all of them.
 from __future__ import annotations
 
 INVERSE_SUFFIX = ".inv"
+TAPE_SUFFIX = ".tape"
+"""``@f.tape``: ordinary code ``@f`` made reversible on a tape
+(``rev-reversibilize``'s Bennett mode), which ``@f`` runs where it is
+reversible; a recursion too deep through its calls is reported under
+``@f`` (``tape_source``)."""
 TANGENT_SUFFIX = ".tan"
 """``@f.tan``: the tangent of a reversible function, or of ordinary code
 that derived code calls (a primitive's rule, differentiated again for a
@@ -62,3 +67,10 @@ def identifier(name: str, dot: str) -> str:
         for i, c in enumerate(name)
     ]
     return "".join(spelled)
+
+
+def tape_source(name: str) -> str:
+    """The function whose code the tape function ``name`` runs (``@f`` of
+    ``@f.tape``; any other name is its own): native code runs ordinary
+    code as written, so its errors name that function."""
+    return name.removesuffix(TAPE_SUFFIX)

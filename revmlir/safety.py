@@ -64,14 +64,25 @@ def too_large(itemsize: int) -> str:
     return f"array of {{0}} elements of {itemsize} bytes is too large"
 
 
-def too_large_for_a_frame(itemsize: int, most: int) -> str:
-    """A ``memref.alloca`` over ``most`` bytes (``FRAME_ARRAY_BYTES``), over
-    its number of elements, counted as a float: native code would move the
+MAX_STACK_ALLOCATION = 512 * 1024
+"""The most bytes one ``memref.alloca`` may take, on both engines: CUDA's
+local memory per thread (``revmlir.gpu.local_memory``), which no frame
+of normal IR meets; native code also checks that the thread's stack has
+room for it (``STACK_EXHAUSTED``)."""
+STACK_EXHAUSTED = "a stack allocation of {0} bytes would exhaust the stack"
+"""A ``memref.alloca`` within ``MAX_STACK_ALLOCATION`` that the thread's
+stack has no room for below the stack pointer (native code only, as a
+recursion's depth is: the interpreter has no stack to run out of)."""
+
+
+def too_large_for_the_stack(itemsize: int) -> str:
+    """A ``memref.alloca`` over ``MAX_STACK_ALLOCATION`` bytes, over its
+    number of elements, counted as a float: native code would move the
     stack pointer past a thread's stack, where the interpreter's array is
     on the heap."""
     return (
-        f"array of {{0}} elements of {itemsize} bytes is too large for a stack allocation (at most {most} bytes): "
-        "allocate it with memref.alloc"
+        f"array of {{0}} elements of {itemsize} bytes is too large for a stack allocation "
+        f"(at most {MAX_STACK_ALLOCATION} bytes): allocate it with memref.alloc"
     )
 
 

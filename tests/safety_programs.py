@@ -352,14 +352,19 @@ STD_FRAME_ALLOCATION = STD_ALLOCATION.replace("memref.alloc(%n)", "memref.alloca
     "  memref.dealloc %m : memref<?xf64>\n", ""
 )
 """The same array in the function's frame (``memref.alloca``), which holds
-``FRAME_ARRAY_BYTES`` (512 ``f64``s) at most: native code moved the stack
-pointer by any size, and a size past the thread's stack faulted."""
-STATIC_FRAME_ALLOCATION = STD_FRAME_ALLOCATION.replace(
-    "memref.alloca(%n) : memref<?xf64>", "memref.alloca() : memref<?xf64>"
-).replace("memref<?xf64>", "memref<100000000xf64>")
-"""An ``alloca`` of a static size past the bound: native code makes it on
-entry to the function, which must not happen before its check fails."""
-FRAME_SIZES = [("512", 512), ("513", 513), ("-1", -1), ("2**61", 1 << 61)]
+``MAX_STACK_ALLOCATION`` (65,536 ``f64``s) at most: native code moved the
+stack pointer by any size, and a size past the thread's stack faulted."""
+
+
+def static_frame_allocation(elements: int) -> str:
+    """The ``alloca`` with a static size, which native code would make on
+    entry to the function, before any check."""
+    return STD_FRAME_ALLOCATION.replace("memref.alloca(%n) : memref<?xf64>", "memref.alloca() : memref<?xf64>").replace(
+        "memref<?xf64>", f"memref<{elements}xf64>"
+    )
+
+
+FRAME_SIZES = [("65536", 65536), ("65537", 65537), ("-1", -1), ("2**61", 1 << 61)]
 MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     **{
         f"mlir: {op} by zero": (ARITH.replace("OP", op), lambda: (0, 7, 0))
@@ -373,7 +378,8 @@ MLIR: dict[str, tuple[str, Callable[[], tuple[Any, ...]]]] = {
     **{
         f"mlir: memref.alloca of {shown} f64s": (STD_FRAME_ALLOCATION, lambda n=n: (n, 1.5)) for shown, n in FRAME_SIZES
     },
-    "mlir: memref.alloca of a static 10**8 f64s": (STATIC_FRAME_ALLOCATION, lambda: (3, 1.5)),
+    "mlir: memref.alloca of a static 60000 f64s": (static_frame_allocation(60000), lambda: (3, 1.5)),
+    "mlir: memref.alloca of a static 10**8 f64s": (static_frame_allocation(10**8), lambda: (3, 1.5)),
 }
 """Cases in IR, for the ops the eDSL does not produce."""
 CASES.update({name: (lambda: None, arguments, False) for name, (_, arguments) in MLIR.items()})

@@ -448,6 +448,18 @@ print(json.dumps(outcomes))
 """
 
 
+def run_alone(script: Path, text: str) -> Any:
+    """What the program ``text``, written to ``script`` and run in a
+    process of its own, prints as JSON."""
+    script.write_text(text)
+    environment = {**os.environ, "PYTHONPATH": str(HERE.parent)}
+    run = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=environment, check=False
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout)
+
+
 def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path: Path):
     """The stack a native recursion may use is measured for each thread,
     from its own stack: the first run in a thread of 8 MiB set a budget of
@@ -458,13 +470,7 @@ def test_a_recursion_in_a_thread_of_a_smaller_stack_stops_at_that_stack(tmp_path
     most of it used) stops at the stack's end, which the thread's C
     library reports.  In a process of its own."""
     script = tmp_path / "thread_stacks.py"
-    script.write_text(THREAD_STACKS)
-    environment = {**os.environ, "PYTHONPATH": str(HERE.parent)}
-    run = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=environment, check=False
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    small, deep, capped = json.loads(run.stdout)[1:]
+    small, deep, capped = run_alone(script, THREAD_STACKS)[1:]
     for stopped in (small, capped):
         assert stopped.startswith(f"{script}:") and stopped.endswith(
             "'rev.call' in @down: calls nest too deeply: the recursion would exhaust the stack"
@@ -492,3 +498,72 @@ def test_a_thread_python_takes_for_its_main_one_has_the_stack_its_c_library_gave
     finally:
         threading.stack_size(previous)
     assert 128 << 10 < seen[0] <= 256 << 10
+
+
+THREAD_ARRAYS = """
+import json, sys, threading
+from xdsl.dialects import func
+from revmlir.errors import ExecutionError
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+FILLED = '''func.func @f(%n: index, %x: f64) -> (index, f64) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.alloca(%n) : memref<?xf64>
+  scf.for %i = %c0 to %n step %c1 {
+    memref.store %x, %m[%i] : memref<?xf64>
+  }
+  %v = memref.load %m[%c0] : memref<?xf64>
+  func.return %n, %v : index, f64
+}
+'''
+STATIC = FILLED.replace("memref.alloca(%n) : memref<?xf64>", "memref.alloca() : memref<?xf64>").replace(
+    "memref<?xf64>", "memref<60000xf64>"
+)
+LOOPLESS = '''func.func @f(%n: index, %x: f64) -> (index, f64) {
+  %c0 = arith.constant 0 : index
+  %m = memref.alloca() : memref<60000xf64>
+  memref.store %x, %m[%c0] : memref<60000xf64>
+  %v = memref.load %m[%c0] : memref<60000xf64>
+  func.return %n, %v : index, f64
+}
+'''
+outcomes = []
+
+
+def run(text, n):
+    module = parse_module(text, "case.mlir")
+    (function,) = [f for f in module.ops if isinstance(f, func.FuncOp)]
+    try:
+        outcomes.append(NativeModule.compile(module).std_caller(function)([n, 1.5]))
+    except ExecutionError as error:
+        outcomes.append(str(error))
+
+
+for size in (8 << 20, 256 << 10):
+    for text, n in ((FILLED, 65536), (STATIC, 60000), (LOOPLESS, 1)):
+        threading.stack_size(size)
+        thread = threading.Thread(target=run, args=(text, n))
+        thread.start()
+        thread.join()
+print(json.dumps(outcomes))
+"""
+
+
+def test_a_stack_allocation_past_the_threads_stack_stops_the_run(tmp_path: Path):
+    """A ``memref.alloca`` within the bound both engines share
+    (``MAX_STACK_ALLOCATION``, 512 KiB) runs in a thread of 8 MiB; in one of
+    256 KiB it would move the stack pointer past the thread's stack, and
+    native code stops the run there with a located error, before the stack
+    pointer moves: for a run-time size, and for a static one, which would
+    otherwise be made on entry to the function, in a function without
+    loops too (whose Python caller then takes the thread's stack, as for a
+    recursion).  In a process of its own."""
+    outcomes = run_alone(tmp_path / "thread_arrays.py", THREAD_ARRAYS)
+    assert outcomes[:3] == [[65536, 1.5], [60000, 1.5], [1, 1.5]]
+    assert outcomes[3:] == [
+        "case.mlir:4:3: 'memref.alloca' in @f: a stack allocation of 524288 bytes would exhaust the stack",
+        "case.mlir:4:3: 'memref.alloca' in @f: a stack allocation of 480000 bytes would exhaust the stack",
+        "case.mlir:3:3: 'memref.alloca' in @f: a stack allocation of 480000 bytes would exhaust the stack",
+    ]

@@ -68,3 +68,23 @@ def test_calls_nest_up_to_the_interpreters_depth_and_stop_cleanly_beyond(monkeyp
     with pytest.raises(ExecutionError, match="recurse.mlir:14:5: 'rev.call' in @recurse: calls nest too deeply"):
         interpreter.call("recurse", 0.0, 301)
     assert sys.getrecursionlimit() == limit
+
+
+def test_lowered_calls_nest_up_to_the_interpreters_depth_as_native_calls_do(monkeypatch):
+    """``call_lowered`` counts the calls that may recurse as native code
+    does, and names the one past the depth as native code does (the
+    ``rev.call`` it was lowered from): lowered code 10,000 deep ran out of
+    Python's frames at whatever op came next."""
+    import revmlir.interpreter
+    from revmlir.errors import ExecutionError
+    from revmlir.lowering.rev_to_std import RevLowerToStdPass
+    from revmlir.parsing import make_context
+
+    monkeypatch.setattr(revmlir.interpreter, "MAX_CALL_DEPTH", 300)
+    module = parse_module(RECURSE, "recurse.mlir")
+    RevLowerToStdPass().apply(make_context(), module)
+    interpreter = RevInterpreter(module)
+    assert interpreter.call_lowered("recurse", 0.0, 300) == (300.0, 300)
+    with pytest.raises(ExecutionError, match="recurse.mlir:14:5: 'rev.call' in @recurse: calls nest too deeply"):
+        interpreter.call_lowered("recurse", 0.0, 301)
+    assert interpreter.call_lowered("recurse", 0.0, 3) == (3.0, 3)  # the count is back at 0

@@ -389,13 +389,13 @@ IR_MESSAGES = {
         for shown, n in ALLOCATION_SIZES
         if n > 0
     },
-    "mlir: memref.alloca of 513 f64s": (
-        "case.mlir:6:3: 'memref.alloca' in @f: array of 513.0 elements of 8 bytes is too large for a stack "
-        "allocation (at most 4096 bytes): allocate it with memref.alloc"
+    "mlir: memref.alloca of 65537 f64s": (
+        "case.mlir:6:3: 'memref.alloca' in @f: array of 65537.0 elements of 8 bytes is too large for a stack "
+        "allocation (at most 524288 bytes): allocate it with memref.alloc"
     ),
     "mlir: memref.alloca of a static 10**8 f64s": (
         "case.mlir:6:3: 'memref.alloca' in @f: array of 100000000.0 elements of 8 bytes is too large for a stack "
-        "allocation (at most 4096 bytes): allocate it with memref.alloc"
+        "allocation (at most 524288 bytes): allocate it with memref.alloc"
     ),
     "mlir: memref.alloca of -1 f64s": "case.mlir:6:3: 'memref.alloca' in @f: array size -1 is negative",
     "mlir: memref.alloca of 2**61 f64s": (
@@ -404,8 +404,9 @@ IR_MESSAGES = {
 }
 
 
-def test_an_array_that_fits_a_frame_is_allocated_there():
-    assert outcome("native", "mlir: memref.alloca of 512 f64s").get("result") == [512, 768.0]
+def test_an_array_within_the_bound_is_allocated_on_the_stack():
+    assert outcome("native", "mlir: memref.alloca of 65536 f64s").get("result") == [65536, 98304.0]
+    assert outcome("native", "mlir: memref.alloca of a static 60000 f64s").get("result") == [3, 4.5]
 
 
 @pytest.mark.parametrize("case", list(IR_MESSAGES))

@@ -25,9 +25,11 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.errors import describe_op
 from revmlir.ir_utils import constant_shape, nested_ops
 from revmlir.lowering.native_types import element_bytes
+from revmlir.safety import MAX_STACK_ALLOCATION
 
-LOCAL_MEMORY_LIMIT = 512 * 1024
-"""The local memory a CUDA thread may have (every GPU from sm_20 on)."""
+LOCAL_MEMORY_LIMIT = MAX_STACK_ALLOCATION
+"""The local memory a CUDA thread may have (every GPU from sm_20 on), the
+bound of one ``memref.alloca`` on every engine."""
 
 
 def _bytes(alloca: memref.AllocaOp) -> int:

@@ -32,6 +32,7 @@ from xdsl.interpreters.printf import PrintfFunctions
 from xdsl.ir import Operation
 from xdsl.utils.exceptions import InterpretationError
 
+from revmlir.call_graph import recursive_calls
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError, LocatedError
 from revmlir.interpreter.anc import AncFunctions
@@ -41,13 +42,14 @@ from revmlir.interpreter.memref import MemRefFunctions
 from revmlir.interpreter.parallel import ParallelFunctions
 from revmlir.interpreter.primitives import PrimitiveFunctions
 from revmlir.interpreter.pure import PureFunctions
-from revmlir.interpreter.recursion import room_for_calls
+from revmlir.interpreter.recursion import room_for_calls, too_deep
 from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
-from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter
+from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter, std_function
 from revmlir.lowering.checked_code import ABORT
 from revmlir.runtime.backend import Backend
 from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, FAIL, check_error_slot
+from revmlir.safety import MAX_CALL_DEPTH
 
 __all__ = ["RevInterpreter", "FunctionCounters", "DEFAULT_TOLERANCE"]
 
@@ -67,11 +69,47 @@ class _LoweredRuntime(InterpreterFunctions):
     def run_fail(self, interpreter: Interpreter, op: Operation, args: PythonValues) -> PythonValues:
         raise _Failed()
 
+    def __init__(self) -> None:
+        self._recursive: set[func.CallOp] = set()
+        self._seen: set[func.CallOp] = set()
+
+    @impl(func.CallOp)
+    def run_call(self, interpreter: RuntimeInterpreter, op: func.CallOp, args: PythonValues) -> PythonValues:
+        """A call of lowered code.  One that may recurse, between functions
+        with an error slot in one cycle of their calls (``recursive_calls``,
+        the calls ``rev-host-safety`` checks natively), is counted with the
+        reversible calls running: the (``MAX_CALL_DEPTH`` + 1)-th nested
+        one, or one Python's frames cannot hold, stops with native code's
+        error at the call."""
+        if op not in self._seen:  # a module's calls, worked out again where one is new
+            functions = [f for f in interpreter.module.ops if isinstance(f, func.FuncOp) and _has_error_slot(f)]
+            self._recursive = recursive_calls(functions)
+            self._seen = {call for f in interpreter.module.ops for call in f.walk() if isinstance(call, func.CallOp)}
+        if op not in self._recursive:
+            return interpreter.call_op(op.callee, args)
+        runtime = interpreter.runtime
+        if runtime.recursive_calls >= MAX_CALL_DEPTH:
+            raise too_deep(op, std_function(op))
+        runtime.recursive_calls += 1
+        try:
+            return interpreter.call_op(op.callee, args)
+        except RecursionError:
+            raise too_deep(op, std_function(op)) from None
+        finally:
+            runtime.recursive_calls -= 1
+
     @impl(llvm.CallOp)
     def run_llvm_call(self, interpreter: Interpreter, op: llvm.CallOp, args: PythonValues) -> PythonValues:
         if op.callee is None or op.callee.string_value() != ABORT:
             raise InterpretationError(f"cannot run a call of the C function {op.callee} on the interpreter")
         raise _Failed()
+
+
+def _has_error_slot(function: func.FuncOp) -> bool:
+    """Whether ``function`` is lowered code's, which takes the error slot
+    last (the functions native code checks the recursion of)."""
+    inputs = function.function_type.inputs.data
+    return bool(inputs) and inputs[-1] == ERROR_SLOT
 
 
 class RevInterpreter(Backend):
@@ -94,9 +132,10 @@ class RevInterpreter(Backend):
             FuncFunctions(),
             PrintfFunctions(),
             AssertFunctions(),
-            _LoweredRuntime(),
         ):
             self._interpreter.register_implementations(functions)
+        # lowered code's calls are counted as native code counts them
+        self._interpreter.register_implementations(_LoweredRuntime(), override=True)
 
     # -- public API -----------------------------------------------------------
 
@@ -141,7 +180,7 @@ class RevInterpreter(Backend):
                 f"@{name} takes {len(inputs) - 1} argument(s) (and the error slot, supplied here), got {len(args)}"
             )
         slot = np.zeros(ERROR_SLOT.get_shape()[0], dtype=np.int64)
-        with self._lock:
+        with self._lock, room_for_calls():
             self.runtime.current_op = None  # an error before the first op is no earlier run's
             scope = self._interpreter._ctx
             try:

@@ -165,17 +165,18 @@ def power(op: Operation, a: complex, b: complex) -> complex:
 
 def close(a: complex, b: complex, tolerance: float) -> bool:
     """A check's equality of complex numbers, as native code decides it
-    (``rev_to_std``'s ``same``): equal parts, or, with the parts that are
-    NaN in both taken as 0, a finite ``|a − b|`` within ``tol``, ``tol·|a|``
-    or ``tol·|b|``.  ``cmath.isclose`` differs where the difference
-    overflows (an infinite gap is close to an infinite ``|b|`` there) and
-    at NaN."""
-    if a == b:
-        return True
+    (``rev_to_std``'s ``same``): with the parts that are NaN in both taken
+    as 0, equal parts (``nan+∞j`` is itself, though the difference of the
+    infinite parts is NaN), or a finite ``|a − b|`` within ``tol``,
+    ``tol·|a|`` or ``tol·|b|``.  ``cmath.isclose`` differs where the
+    difference overflows (an infinite gap is close to an infinite ``|b|``
+    there) and at NaN."""
     if math.isnan(a.real) and math.isnan(b.real):
         a, b = complex(0.0, a.imag), complex(0.0, b.imag)
     if math.isnan(a.imag) and math.isnan(b.imag):
         a, b = complex(a.real, 0.0), complex(b.real, 0.0)
+    if a == b:
+        return True
     size = functools.partial(complex_functions.absolute, _FLOATS)
     gap = size((a - b).real, (a - b).imag)
     return gap < math.inf and (

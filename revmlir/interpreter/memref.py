@@ -25,16 +25,17 @@ from xdsl.utils.exceptions import InterpretationError
 
 from revmlir.errors import describe_op
 from revmlir.interpreter.state import RuntimeInterpreter
-from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
+from revmlir.lowering.native_types import element_bytes
 from revmlir.runtime.values import normalize, numpy_dtype
 from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
 from revmlir.safety import (
     CANNOT_ALLOCATE,
     MAX_ALLOCATION,
+    MAX_STACK_ALLOCATION,
     NEGATIVE_SIZE,
     out_of_bounds,
     too_large,
-    too_large_for_a_frame,
+    too_large_for_the_stack,
 )
 
 
@@ -107,15 +108,14 @@ class MemRefFunctions(InterpreterFunctions):
 
     @impl(memref.AllocaOp)
     def run_alloca(self, interpreter: RuntimeInterpreter, op: memref.AllocaOp, args: PythonValues) -> PythonValues:
-        """An array no larger than native code puts in a frame
-        (``FRAME_ARRAY_BYTES``), as native code checks it
-        (``rev-host-safety``)."""
+        """An array within ``MAX_STACK_ALLOCATION`` bytes, as native code
+        checks it (``rev-host-safety``)."""
         type = op.memref.type
         assert isinstance(type, MemRefType)
         itemsize = element_bytes(type.element_type)
         elements = math.prod(map(float, checked_shape(type, args)))
-        if elements > FRAME_ARRAY_BYTES // itemsize:
-            raise MemoryError(too_large_for_a_frame(itemsize, FRAME_ARRAY_BYTES).format(repr(elements)))
+        if elements > MAX_STACK_ALLOCATION // itemsize:
+            raise MemoryError(too_large_for_the_stack(itemsize).format(repr(elements)))
         return (zeros(type, args),)
 
     @impl(memref.DeallocOp)

@@ -26,7 +26,13 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from revmlir.safety import MAX_CALL_DEPTH
+from xdsl.dialects.builtin import StringAttr
+from xdsl.ir import Operation
+
+from revmlir.errors import ExecutionError, format_location
+from revmlir.naming import tape_source
+from revmlir.runtime_checks import SOURCE_OP_ATTR
+from revmlir.safety import MAX_CALL_DEPTH, RECURSION_TOO_DEEP
 
 FRAMES_PER_CALL = 40
 """Python frames left for each nested call."""
@@ -54,3 +60,18 @@ def room_for_calls() -> Iterator[None]:
             _runs -= 1
             if _runs == 0:
                 sys.setrecursionlimit(_saved)
+
+
+def too_deep(call: Operation, function: str | None) -> ExecutionError:
+    """``RECURSION_TOO_DEEP`` at ``call`` in ``function``, named as native
+    code's check names it (``rev-host-safety``): a call that stands for
+    another (``SOURCE_OP_ATTR``: a ``rev.call`` lowered, ordinary code's
+    ``func.call`` made reversible) by that op, in the function as written
+    (``tape_source``)."""
+    source = call.attributes.get(SOURCE_OP_ATTR)
+    if not isinstance(source, StringAttr):
+        return ExecutionError.at(call, RECURSION_TOO_DEEP, function)
+    caller = None if function is None else tape_source(function)
+    return ExecutionError(
+        RECURSION_TOO_DEEP, op_name=source.data, location=format_location(call.location), function=caller
+    )

@@ -23,13 +23,14 @@ from xdsl.interpreter import (
 from xdsl.ir import Region
 
 from revmlir.dialects import rev
-from revmlir.errors import ExecutionError, InversionError, LocatedError, describe_op
+from revmlir.errors import InversionError, LocatedError, describe_op
 from revmlir.interpreter.loops import positive_step
 from revmlir.interpreter.memref import checked_index, element_key
+from revmlir.interpreter.recursion import too_deep
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
 from revmlir.runtime.values import normalize
 from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
-from revmlir.safety import MAX_CALL_DEPTH, RECURSION_TOO_DEEP
+from revmlir.safety import MAX_CALL_DEPTH
 
 
 def _result(op: rev.InstructionOp, *values: Any) -> PythonValues:
@@ -282,13 +283,13 @@ def _nested(
     recursive = bool(frames) and runtime.may_recurse(interpreter.module, frames[-1].name, callee.sym_name.data)
     if recursive:
         if runtime.recursive_calls >= MAX_CALL_DEPTH:
-            raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]))
+            raise too_deep(op, str(frames[-1]))
         runtime.recursive_calls += 1
     try:
         return invoke(interpreter, body, args, callee.sym_name.data, backward)
     except RecursionError:
         frames = interpreter.runtime.frames
-        raise ExecutionError.at(op, RECURSION_TOO_DEEP, str(frames[-1]) if frames else None) from None
+        raise too_deep(op, str(frames[-1]) if frames else None) from None
     finally:
         if recursive:
             runtime.recursive_calls -= 1

@@ -102,7 +102,7 @@ class Runtime:
         op = at or self.current_op
         if op is None:
             return ExecutionError(message, function=str(self.frames[-1]) if self.frames else None)
-        return ExecutionError.at(op, message, str(self.frames[-1]) if self.frames else _std_function(op))
+        return ExecutionError.at(op, message, str(self.frames[-1]) if self.frames else std_function(op))
 
     def checking(self, op: RuntimeCheckedOp) -> bool:
         return op.checks_enabled
@@ -228,7 +228,7 @@ def describe_current(runtime: Runtime) -> str:
     return describe_op(runtime.current_op) if runtime.current_op else "the program"
 
 
-def _std_function(op: Operation) -> str | None:
+def std_function(op: Operation) -> str | None:
     """The function holding ``op`` of a lowered run (``call_lowered`` keeps
     no frames), named as native code names it."""
     parent = op.parent_op()

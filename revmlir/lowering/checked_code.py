@@ -225,15 +225,17 @@ class CheckedCode:
         payload: Sequence[SSAValue] = (),
         error: type[LocatedError] = InvertibilityError,
         kinds: Sequence[str] | None = None,
+        function: str | None = None,
     ) -> None:
         """Leave the run with ``error`` at ``op`` when ``ok`` is false, with
         the ``payload`` values the message template formats: as their types
         travel, or as ``kinds`` says where they stand for other values (a
-        log number's logarithm, ``LOG_KIND``)."""
+        log number's logarithm, ``LOG_KIND``), in ``function`` (the one
+        being lowered unless the error names another)."""
         kinds = payload_kinds([v.type for v in payload]) if kinds is None else list(kinds)
         if kinds is None:
             raise PassFailedException(f"cannot report {[str(v.type) for v in payload]}")
-        identifier = self.checks.register(op, message, kinds, self.function, error)
+        identifier = self.checks.register(op, message, kinds, function or self.function, error)
         if REPORT not in self.runtime:
             self.runtime[REPORT] = func.FuncOp.external(REPORT, list(REPORT_INPUTS), [])
         for built in check_form(ok, self.error, identifier, payload, self.check_ops):

@@ -9,7 +9,8 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   value, in every pipeline.
 - ``rev-host-safety`` (native code only, after ``rev-lower-to-std``):
   before every call that may recurse (caller and callee in one cycle of the
-  call graph), ``revmlir.stack_ok(error slot)`` says whether the stack
+  call graph), ``revmlir.stack_ok(error slot, record)`` (the record's
+  address ``revmlir.record`` found on entry to the function) says whether the stack
   pointer is still above the limit the entry point set and fewer than
   ``MAX_CALL_DEPTH`` such calls are running (the interpreter's bound; it
   counts this one, and ``revmlir.call_returned`` after the call takes it
@@ -35,14 +36,17 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   code's) gets a check, ``CANNOT_ALLOCATE`` at the op it allocates for,
   that ``convert-std-to-llvm`` makes after ``malloc``: a null pointer stops
   the run with the bytes asked for, where the zeroing wrote through it.
-  A ``memref.alloca`` the module brings is checked to fit a frame
-  (``FRAME_ARRAY_BYTES``), as the interpreter checks it.
+  A ``memref.alloca`` the module brings is checked to be within
+  ``MAX_STACK_ALLOCATION`` bytes, as the interpreter checks it, and, if
+  larger than ``FRAME_ARRAY_BYTES``, to fit the stack
+  (``revmlir.stack_room``, against the limit ``revmlir.stack_ok`` uses).
 
 *Why at run time, and why these places*: frames differ by function and by
 target, so only the stack pointer knows how deep a run may go; a bound on
 the depth would be either unsafe or needlessly low.  Only a cycle of calls
-grows the stack without bound (frames hold at most ``FRAME_ARRAY_BYTES``
-of arrays), and only a loop or a cycle of calls runs without bound (a
+grows the stack without bound (the lowering's frames hold at most
+``FRAME_ARRAY_BYTES`` of arrays, a module's own larger ones are checked
+where they are made), and only a loop or a cycle of calls runs without bound (a
 binary recursion 100 deep makes 2¹⁰⁰ calls, the stack never deeper than
 100 frames), so those are where the checks go.
 """
@@ -56,7 +60,18 @@ from math import prod
 from xdsl.builder import Builder
 from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, MemRefType, ModuleOp, StringAttr, f64, i1, i64
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    IndexType,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    StringAttr,
+    f64,
+    i1,
+    i64,
+)
 from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -67,6 +82,7 @@ from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
+from revmlir.naming import tape_source
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
     CHECKS_ATTR,
@@ -77,7 +93,14 @@ from revmlir.runtime_checks import (
     SOURCE_OP_ATTR,
     CheckTable,
 )
-from revmlir.safety import CANNOT_ALLOCATE, RECURSION_TOO_DEEP, STACK_NOT_GROWN, too_large_for_a_frame
+from revmlir.safety import (
+    CANNOT_ALLOCATE,
+    MAX_STACK_ALLOCATION,
+    RECURSION_TOO_DEEP,
+    STACK_EXHAUSTED,
+    STACK_NOT_GROWN,
+    too_large_for_the_stack,
+)
 
 POLL = "revmlir.poll"
 """``revmlir.poll(error slot, count address, count seen)``: leave the run
@@ -90,12 +113,20 @@ compare and a branch."""
 SEEN = "revmlir.interrupts_seen"
 """``revmlir.interrupts_seen(error slot) -> i64``: the count of Ctrl-Cs
 when the run started."""
+RECORD = "revmlir.record"
+"""``revmlir.record(error slot) -> i64``: the address of the record the
+entry point keeps, looked up once per function that makes calls that may
+recurse, so that counting one costs a load and a store of its depth."""
 STACK_OK = "revmlir.stack_ok"
-"""``revmlir.stack_ok(error slot) -> i1``: whether another call fits the
-stack and ``MAX_CALL_DEPTH``; it counts the call."""
+"""``revmlir.stack_ok(error slot, record) -> i1``: whether another call fits
+the stack and ``MAX_CALL_DEPTH``; it counts the call."""
+STACK_ROOM = "revmlir.stack_room"
+"""``revmlir.stack_room(error slot, bytes) -> i1``: whether ``bytes`` below
+the stack pointer stay above the limit ``revmlir.stack_ok`` compares with
+(a ``memref.alloca`` the module brings)."""
 CALL_RETURNED = "revmlir.call_returned"
-"""``revmlir.call_returned(error slot)``: a call ``revmlir.stack_ok``
-counted has returned."""
+"""``revmlir.call_returned(error slot, record)``: a call
+``revmlir.stack_ok`` counted has returned."""
 INTERRUPTED = -1
 """The check id ``revmlir.poll`` leaves in the error slot: the run was
 interrupted (no check failed)."""
@@ -291,7 +322,11 @@ class HostSafetyPass(ModulePass):
                 code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
                 interrupts = _interrupts(code, error, function)
             polled: set[Block] = set()
-            for call in [c for c in function.walk() if c in recursive]:
+            calls = [c for c in function.walk() if c in recursive]
+            if calls:
+                code.builder.insertion_point = InsertPoint.at_start(function.body.blocks[0])
+                (record,) = code.call_runtime(RECORD, [error], [i64], function)
+            for call in calls:
                 code.builder.insertion_point = InsertPoint.before(call)
                 if (block := call.parent_block()) not in polled:
                     # A cycle of calls runs without bound as a loop does:
@@ -301,10 +336,14 @@ class HostSafetyPass(ModulePass):
                     # further (half of a binary recursion's) not at all.
                     polled.add(block)
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
-                (ok,) = code.call_runtime(STACK_OK, [error], [i1], call)
-                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
+                (ok,) = code.call_runtime(STACK_OK, [error, record], [i1], call)
+                # a call ordinary code's tape function makes is the call in
+                # the function as written, which the interpreter names
+                source = SOURCE_OP_ATTR in call.attributes
+                caller = tape_source(code.function) if source else code.function
+                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError, function=caller)
                 code.builder.insertion_point = InsertPoint.after(call)
-                code.call_runtime(CALL_RETURNED, [error], [], call)
+                code.call_runtime(CALL_RETURNED, [error, record], [], call)
             # A loop that calls a function with a for loop polls in every
             # iteration: the callee's count starts at 0 in each call, so a
             # nest of short loops across functions reaches POLL_SPAN in none
@@ -341,7 +380,7 @@ def _check_allocations(code: CheckedCode, function: func.FuncOp) -> None:
     ``malloc``'s byte count to a small block the stores then overrun."""
     for alloc in list(nested_ops(function)):
         if isinstance(alloc, memref.AllocaOp) and SOURCE_OP_ATTR not in alloc.attributes:
-            _check_frame_allocation(code, alloc)
+            _check_frame_allocation(code, alloc, function.body.blocks[0])
         if isinstance(alloc, memref.AllocOp):
             if SOURCE_OP_ATTR not in alloc.attributes:
                 code.builder.insertion_point = InsertPoint.before(alloc)
@@ -353,39 +392,70 @@ def _check_allocations(code: CheckedCode, function: func.FuncOp) -> None:
             code.runtime.setdefault(REPORT, func.FuncOp.external(REPORT, list(REPORT_INPUTS), []))
 
 
-def _check_frame_allocation(code: CheckedCode, alloca: memref.AllocaOp) -> None:
+def _check_frame_allocation(code: CheckedCode, alloca: memref.AllocaOp, entry: Block) -> None:
     """A ``memref.alloca`` the module brings gets the interpreter's size
-    checks and the bound of a frame's arrays (``FRAME_ARRAY_BYTES``, what
-    ``rev-lower-to-std`` itself puts in a frame): a size the stack
-    cannot hold moved the stack pointer past the thread's stack, and the
-    first store faulted.  One whose static size passes the bound fails
-    when reached, and is made a heap allocation, which never runs: an
-    ``alloca`` of static size is made on entry to the function
-    (``convert-std-to-llvm``), before the check."""
+    checks and its bound, ``MAX_STACK_ALLOCATION``, and, where it may be
+    larger than the stack's slack (over ``FRAME_ARRAY_BYTES``, what
+    ``rev-lower-to-std`` itself puts in a frame), a test that the thread's
+    stack has room for it (``STACK_ROOM``): one that does not fit moved the
+    stack pointer past the thread's stack, and the first store faulted.
+    Both before the stack pointer moves, so an array of static size, which
+    ``convert-std-to-llvm`` would make on entry to the function, before
+    any check, is made there after them instead, with constant sizes (so in
+    place, once per call) and cast to its type.  One whose static size
+    passes the bound fails when reached, and is made a heap allocation,
+    which never runs."""
     type = alloca.memref.type
     assert isinstance(type, MemRefType)
     itemsize = element_bytes(type.element_type)
-    most = float(FRAME_ARRAY_BYTES // itemsize)
-    if not alloca.dynamic_sizes and prod(type.get_shape()) <= most:
+    most = MAX_STACK_ALLOCATION // itemsize
+    shape = type.get_shape()
+    if not alloca.dynamic_sizes and prod(shape) * itemsize <= FRAME_ARRAY_BYTES:
         return
-    code.builder.insertion_point = InsertPoint.before(alloca)
-    elements = code.checked_elements(alloca, alloca.dynamic_sizes, type)
-    fits = code.emit(arith.CmpfOp(elements, code.const(most, f64, alloca), "ole"), alloca).results[0]
-    code.check(fits, alloca, too_large_for_a_frame(itemsize, FRAME_ARRAY_BYTES), [elements], ExecutionError)
-    if not alloca.dynamic_sizes:
-        heap = memref.AllocOp([], [], type)
-        heap.attributes[SOURCE_OP_ATTR] = StringAttr(alloca.name)
-        Rewriter.replace_op(alloca, heap)
+    if alloca.dynamic_sizes or prod(shape) > most:
+        code.builder.insertion_point = InsertPoint.before(alloca)
+        elements = code.checked_elements(alloca, alloca.dynamic_sizes, type)
+        fits = code.emit(arith.CmpfOp(elements, code.const(float(most), f64, alloca), "ole"), alloca).results[0]
+        code.check(fits, alloca, too_large_for_the_stack(itemsize), [elements], ExecutionError)
+        if not alloca.dynamic_sizes:
+            heap = memref.AllocOp([], [], type)
+            heap.attributes[SOURCE_OP_ATTR] = StringAttr(alloca.name)
+            Rewriter.replace_op(alloca, heap)
+            return
+        count = code.emit(arith.FPToSIOp(elements, i64), alloca).results[0]
+        _check_room(code, alloca, code.emit(arith.MuliOp(count, code.const(itemsize, i64, alloca)), alloca).results[0])
+        return
+    code.builder.insertion_point = InsertPoint.at_start(entry)
+    _check_room(code, alloca, code.const(prod(shape) * itemsize, i64, alloca))
+    sizes = [code.const(extent, IndexType(), alloca) for extent in shape]
+    placed = memref.AllocaOp.get(type.element_type, shape=[DYNAMIC_INDEX] * len(shape), dynamic_sizes=sizes)
+    placed.attributes[SOURCE_OP_ATTR] = StringAttr(alloca.name)
+    code.emit(placed, alloca)
+    cast = code.emit(memref.CastOp.get(placed.memref, type), alloca)
+    alloca.memref.replace_all_uses_with(cast.results[0])
+    alloca.detach()
+    alloca.erase()
+
+
+def _check_room(code: CheckedCode, alloca: memref.AllocaOp, bytes: SSAValue) -> None:
+    """Stop the run at ``alloca`` with ``STACK_EXHAUSTED`` unless ``bytes``
+    below the stack pointer stay above the limit the recursion check uses."""
+    (ok,) = code.call_runtime(STACK_ROOM, [code.error, bytes], [i1], alloca)
+    code.check(ok, alloca, STACK_EXHAUSTED, [bytes], ExecutionError)
 
 
 def polling_functions(module: ModuleOp) -> frozenset[str]:
     """The functions of a module after ``rev-host-safety`` whose runs may
     poll for Ctrl-C: those with a loop or a recursive call, and those
-    that call one.  A call
+    that call one; and those whose runs test the stack's room for an
+    array (``STACK_ROOM``), which needs the calling thread's stack as a
+    recursion does.  A call
     of any other needs no interrupt count (it ends soon enough on its
     own), which spares Python's caller the work of arming one."""
     functions = (f for f, _ in _checked_functions(module))
-    return frozenset(_reaching(functions, lambda op: isinstance(op, func.CallOp) and op.callee.string_value() == COUNT))
+    return frozenset(
+        _reaching(functions, lambda op: isinstance(op, func.CallOp) and op.callee.string_value() in (COUNT, STACK_ROOM))
+    )
 
 
 def _reaching(functions: Iterable[func.FuncOp], seed: Callable[[Operation], bool]) -> set[str]:
@@ -534,8 +604,9 @@ def _define(module: ModuleOp, runtime: dict[str, func.FuncOp]) -> None:
             continue
         function = func.FuncOp(name, declaration.function_type, visibility="private")
         function.body.block.args[0].name_hint = "error"
-        if name in (STACK_OK, COUNT, SEEN):
-            value = arith.ConstantOp.from_int_and_width(int(name == STACK_OK), function.function_type.outputs.data[0])
+        if name in (STACK_OK, STACK_ROOM, COUNT, SEEN, RECORD):
+            truth = int(name in (STACK_OK, STACK_ROOM))
+            value = arith.ConstantOp.from_int_and_width(truth, function.function_type.outputs.data[0])
             function.body.block.add_ops([value, func.ReturnOp(value)])
         else:
             function.body.block.add_op(func.ReturnOp())

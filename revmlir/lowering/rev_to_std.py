@@ -365,9 +365,13 @@ class FunctionLowering(CheckedCode):
 
     def _within_tolerance(self, a: SSAValue, b: SSAValue, like: Operation) -> SSAValue:
         """A finite ``|a − b|`` within ``tol·|a|``, ``tol·|b|`` or ``tol``,
-        the parts that are NaN in both taken as 0 (``_shared_nans_zeroed``)."""
+        the parts that are NaN in both taken as 0 (``_shared_nans_zeroed``),
+        or complex numbers equal once those are: ``nan+∞j`` is itself, though
+        the difference of the infinite parts is NaN."""
         a, b = self._shared_nans_zeroed(a, b, like)
+        equal = None
         if isinstance(a.type, ComplexType):
+            equal = self.emit(complexd.EqualOp(a, b), like).results[0]
             difference = self.emit(complexd.SubOp(a, b), like).results[0]
             gap = self.emit(complexd.AbsOp(difference), like).results[0]
             size_a = self.emit(complexd.AbsOp(a), like).results[0]
@@ -387,7 +391,8 @@ class FunctionLowering(CheckedCode):
             relative = self.emit(binary(arith.MulfOp, size, tolerance), like).results[0]
             within = self.emit(arith_cmpf(gap, relative, "ole"), like).results[0]
             close = self.emit(binary(arith.OrIOp, close, within), like).results[0]
-        return self.emit(binary(arith.AndIOp, finite, close), like).results[0]
+        near = self.emit(binary(arith.AndIOp, finite, close), like).results[0]
+        return near if equal is None else self.emit(binary(arith.OrIOp, near, equal), like).results[0]
 
     def _shared_nans_zeroed(self, a: SSAValue, b: SSAValue, like: Operation) -> tuple[SSAValue, SSAValue]:
         """``a`` and ``b`` with each part (a float, a complex number's real

@@ -1461,6 +1461,14 @@ def frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int
     return shape
 
 
+@translates(memref.CastOp)
+def _cast(t: FunctionTranslation, op: Operation) -> None:
+    """An array of the same rank under another type: the same value, whose
+    descriptor holds every extent whether the type knows it or not."""
+    assert isinstance(op, memref.CastOp)
+    t.set(op.dest, t.get(op.source))
+
+
 @translates(memref.AllocOp)
 def _alloc(t: FunctionTranslation, op: Operation) -> None:
     """``malloc`` of the sizes' product of elements (contents undefined, as

@@ -24,6 +24,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects import anc, rev
 from revmlir.interfaces import set_checks
+from revmlir.naming import TAPE_SUFFIX
 from revmlir.reachability import reached_among, rule_functions
 from revmlir.reversibilize.analysis import (
     ReversibilizeError,
@@ -31,7 +32,6 @@ from revmlir.reversibilize.analysis import (
     saved_types,
 )
 from revmlir.reversibilize.translate import (
-    TAPE_SUFFIX,
     FunctionTranslator,
     Interface,
     zero,

@@ -27,7 +27,7 @@ from typing import TypeVar
 
 from xdsl.builder import Builder
 from xdsl.dialects import arith, cf, func, memref, scf
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr
+from xdsl.dialects.builtin import AnyFloat, FloatAttr, IndexType, IntegerAttr, StringAttr
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 
@@ -35,9 +35,8 @@ from revmlir.ad.checkpointed import CHECKPOINT_ATTR
 from revmlir.dialects import anc, rev
 from revmlir.inversion import building_at_end
 from revmlir.reversibilize.analysis import is_expression, load_is_stable
+from revmlir.runtime_checks import SOURCE_OP_ATTR
 from revmlir.semantics import is_state_type
-
-TAPE_SUFFIX = ".tape"
 
 _OpT = TypeVar("_OpT", bound=Operation)
 
@@ -385,6 +384,9 @@ class FunctionTranslator:
         slots = [self._copy(zero(self.builder, t), op) for t in interface.result_types]
         tapes = [self.tapes[t] for t in self.tape_types]
         call = self._insert(rev.CallOp(interface.tape_name, [*arguments, *slots, *tapes]), op)
+        # the call's errors (a recursion too deep) name the func.call native
+        # code runs, as the lowering's own ops name the op they stand for
+        call.attributes[SOURCE_OP_ATTR] = StringAttr(op.name)
         scalars = [a for a in op.arguments if is_state_type(a.type)]
         for returned, argument in zip(call.res, scalars):
             self._insert(anc.FreeOp(returned, self.values[argument]), op)

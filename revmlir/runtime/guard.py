@@ -38,6 +38,8 @@ address replaces the context in the slot's last word:
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
   zeroes the word when it returns, so a slot can be reused;
+- ``revmlir.stack_room`` says whether an array of the bytes asked fits
+  between the stack pointer and the limit;
 - ``revmlir.stack_ok`` compares the stack pointer with the limit and the
   calls that may recurse running with ``MAX_CALL_DEPTH``, and counts one
   more, which ``revmlir.call_returned`` takes off,
@@ -57,7 +59,7 @@ from collections.abc import Callable, Mapping, Sequence
 from llvmlite import ir
 
 from revmlir.collector import take_apart_llvm_blocks
-from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, SEEN, STACK_OK
+from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, RECORD, SEEN, STACK_OK, STACK_ROOM
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 from revmlir.safety import MAX_CALL_DEPTH
@@ -114,8 +116,12 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     for name, word in ((COUNT, COUNT_WORD), (SEEN, SEEN_WORD)):
         if isinstance(function := module.globals.get(name), ir.Function):
             _define_record_word(function, word)
+    if isinstance(record := module.globals.get(RECORD), ir.Function):
+        _define_record(record)
     if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
         _define_stack_ok(stack_ok)
+    if isinstance(room := module.globals.get(STACK_ROOM), ir.Function):
+        _define_stack_room(room)
     if isinstance(returned := module.globals.get(CALL_RETURNED), ir.Function):
         _define_call_returned(returned)
     for name, slot in entries.items():
@@ -195,6 +201,14 @@ def _define_record_word(function: ir.Function, word: int) -> None:
     builder.ret(builder.load(_word(builder, _record(builder, data, data.type), word), typ=I64))
 
 
+def _define_record(function: ir.Function) -> None:
+    """The record's address, which ``revmlir.stack_ok`` and
+    ``revmlir.call_returned`` are then given: each counted call loaded it
+    through the slot twice (3 ns of a call that does nothing)."""
+    builder = _replace_body(function, "nounwind", "alwaysinline")
+    builder.ret(builder.load(_word(builder, function.args[0], JUMP_WORD), typ=I64))
+
+
 def _define_stack_ok(stack_ok: ir.Function) -> None:
     """Whether the stack pointer is above the record's limit (stacks grow
     down on every target LLVM runs revmlir on) and fewer than
@@ -202,7 +216,7 @@ def _define_stack_ok(stack_ok: ir.Function) -> None:
     asked for is then counted (``revmlir.call_returned`` takes it off)."""
     builder = _replace_body(stack_ok, "nounwind")
     data = stack_ok.args[0]
-    record = _record(builder, data, data.type)
+    record = builder.inttoptr(stack_ok.args[-1], data.type)
     limit = builder.load(_word(builder, record, LIMIT), typ=I64)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
     depth = _word(builder, record, DEPTH)
@@ -213,11 +227,22 @@ def _define_stack_ok(stack_ok: ir.Function) -> None:
     builder.ret(ok)
 
 
+def _define_stack_room(stack_room: ir.Function) -> None:
+    """Whether the bytes asked fit between the stack pointer and the
+    record's limit, the one ``revmlir.stack_ok`` compares with."""
+    builder = _replace_body(stack_room, "nounwind")
+    data, bytes = stack_room.args[0], stack_room.args[-1]
+    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
+    here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
+    above = builder.icmp_unsigned(">", here, limit)
+    room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
+    builder.ret(builder.icmp_unsigned(">", room, bytes))
+
+
 def _define_call_returned(returned: ir.Function) -> None:
     """One call that may recurse fewer running (``_define_stack_ok``)."""
     builder = _replace_body(returned, "nounwind", "alwaysinline")
-    data = returned.args[0]
-    depth = _word(builder, _record(builder, data, data.type), DEPTH)
+    depth = _word(builder, builder.inttoptr(returned.args[-1], returned.args[0].type), DEPTH)
     builder.store(builder.sub(builder.load(depth, typ=I64), ir.Constant(I64, 1)), depth)
     builder.ret_void()
 

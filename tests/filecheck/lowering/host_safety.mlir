@@ -29,16 +29,20 @@ rev.func @down(%y: f64, %n: i64) {
   rev.return %y_1, %n_1 : f64, i64
 }
 
+// The record's address is looked up once, on entry.
 // CHECK-LABEL: func.func @down(
+// CHECK-NOT:     revmlir.interrupt_count
+// CHECK:         %[[RECORD:.*]] = func.call @revmlir.record(%err) : (memref<6xi64>) -> i64
 // CHECK-NOT:     revmlir.interrupt_count
 // CHECK:         scf.if
 // CHECK:         %[[COUNT:.*]] = func.call @revmlir.interrupt_count(%err) : (memref<6xi64>) -> i64
 // CHECK-NEXT:    %[[SEEN:.*]] = func.call @revmlir.interrupts_seen(%err) : (memref<6xi64>) -> i64
 // CHECK-NEXT:    func.call @revmlir.poll(%err, %[[COUNT]], %[[SEEN]]) : (memref<6xi64>, i64, i64) -> ()
-// CHECK-NEXT:    %[[OK:.*]] = func.call @revmlir.stack_ok(%err) : (memref<6xi64>) -> i1
+// CHECK-NEXT:    %[[OK:.*]] = func.call @revmlir.stack_ok(%err, %[[RECORD]]) : (memref<6xi64>, i64) -> i1
 // CHECK:         scf.if
 // CHECK:           func.call @revmlir.report(%err,
 // CHECK:         func.call @down(
+// CHECK-NEXT:    func.call @revmlir.call_returned(%err, %[[RECORD]]) : (memref<6xi64>, i64) -> ()
 
 rev.func @spin(%y: f64, %n: index) {
   %0 = arith.constant 0 : index
@@ -182,5 +186,7 @@ rev.func @around_short(%y: f64, %n: index, %m: i16) {
 // CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
 // CHECK-LABEL: func.func private @revmlir.poll(%error: memref<6xi64>, %{{.*}}: i64, %{{.*}}: i64) {
 // CHECK-NEXT:    func.return
-// CHECK-LABEL: func.func private @revmlir.stack_ok(%error: memref<6xi64>) -> i1 {
+// CHECK-LABEL: func.func private @revmlir.record(%error: memref<6xi64>) -> i64 {
+// CHECK-NEXT:    %{{.*}} = arith.constant 0 : i64
+// CHECK-LABEL: func.func private @revmlir.stack_ok(%error: memref<6xi64>, %{{.*}}: i64) -> i1 {
 // CHECK-NEXT:    %{{.*}} = arith.constant true
