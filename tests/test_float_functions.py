@@ -69,6 +69,45 @@ def test_float_modulo_and_floor_division_agree_with_python_on_both_engines(x: fl
         assert _same(DIVMOD[engine](x, d), expected), (engine, x, d)
 
 
+def _mixed(y, x, d):
+    y[0] += x[0] // d
+    y[1] += x[0] % d
+    y[2] += np.hypot(x[0], d)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_float32_meeting_a_float64_computes_in_float64_as_division_does(engine: str):
+    """``x32 // d64`` and ``x32 % d64`` compute in float64, as ``x32 / d64``:
+    a divisor of 1e-50 truncated to float32 is 0, which would make the
+    quotient ∞ and the remainder NaN."""
+    x = np.array([0.3], np.float32)
+    y = rv.reversible(backend=engine)(_mixed)(np.zeros(3), x, 1e-50)[0]
+    expected_mod = float(x[0]) % 1e-50
+    assert list(y) == [float(x[0]) // 1e-50, expected_mod, math.hypot(float(x[0]), 1e-50)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hypot_of_a_float32_and_an_int_literal_is_float32_as_with_a_float_literal(engine: str):
+    @rv.ordinary(backend=engine)
+    def both(x):
+        return np.hypot(x, 3), np.hypot(x, 3.0)
+
+    x = np.float32(0.3)
+    assert both(x) == (np.hypot(x, 3), np.hypot(x, 3))
+
+
+def _bools(a, b):
+    return a % b, a // b, math.hypot(a, b)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("a, b", [(True, 3), (7, True), (True, True), (2.5, True), (True, -2.5), (False, 2.0)])
+def test_bools_take_modulo_floor_division_and_hypot_as_python_does(engine: str, a: object, b: object):
+    got = rv.ordinary(_bools, backend=engine)(a, b)
+    assert got == _bools(a, b)
+    assert [type(v) for v in got] == [type(v) for v in _bools(a, b)]
+
+
 @rv.reversible
 def _wrap(y, x, d):
     y += x % d
