@@ -65,6 +65,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
+from revmlir.dialects.float_functions import HypotOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
@@ -1642,6 +1643,29 @@ class RevLowerToStdPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_to_std(op, self.tolerance)
+        call_hypot(op)
+
+
+def call_hypot(module: ModuleOp) -> None:
+    """Each ``math.hypot`` becomes a call of the C library's ``hypot``
+    (``hypotf`` on f32), declared in the module, for the pass's output,
+    which upstream MLIR reads: upstream's ``math`` has no ``hypot``, and
+    its lowering of ``complex.abs`` is a formula of its own, not libm's
+    (``hypot(inf, nan)`` would be NaN).  Native code and GPU kernels keep
+    the op, which they lower to libm's or libdevice's function."""
+    declared: set[str] = set()
+    for op in [op for op in nested_ops(module) if isinstance(op, HypotOp)]:
+        type = op.result.type
+        name = "hypotf" if isinstance(type, Float32Type) else "hypot"
+        if name not in declared:
+            if SymbolTable.lookup_symbol(module, name) is not None:
+                raise PassFailedException(
+                    f"{describe_op(op)} calls the C library's '{name}', which is also the name of a "
+                    "function of the module: rename it"
+                )
+            module.body.block.add_op(func.FuncOp.external(name, [type, type], [type]))
+            declared.add(name)
+        Rewriter.replace_op(op, func.CallOp(name, [op.lhs, op.rhs], [type]))
 
 
 def lower_to_std(

@@ -889,13 +889,17 @@ def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Loc) -> tuple[V
     )
     mod = fn.select(moved, fn.binary("add", mod, b, loc), mod, loc)
     div = fn.select(moved, fn.binary("sub", div, 1.0, loc), div, loc)
-    mod = fn.select(fn.compare("eq", mod, zero, loc), fn.binary("copysign", zero, b, loc), mod, loc)
+    # a zero remainder has the divisor's sign: a select, not copysign,
+    # which upstream MLIR's libm lowering leaves illegal
+    signed_zero = fn.select(fn.compare("lt", b, zero, loc), fn.const(-0.0, a.type, loc), zero, loc)
+    mod = fn.select(fn.compare("eq", mod, zero, loc), signed_zero, mod, loc)
     floor = fn.unary("floor", div, loc)
     floor = fn.select(
         fn.compare("gt", fn.binary("sub", div, floor, loc), 0.5, loc), fn.binary("add", floor, 1.0, loc), floor, loc
     )
     quotient = fn.binary("div", a, b, loc)
-    floor = fn.select(fn.compare("ne", div, zero, loc), floor, fn.binary("copysign", zero, quotient, loc), loc)
+    # a zero quotient has the sign of a / b, finite here (|a| < |b|)
+    floor = fn.select(fn.compare("ne", div, zero, loc), floor, fn.binary("mul", zero, quotient, loc), loc)
     return fn.select(fn.compare("eq", b, zero, loc), quotient, floor, loc), mod
 
 
