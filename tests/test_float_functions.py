@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import revmlir as rv
@@ -121,6 +121,23 @@ def test_the_derivatives_of_modulo_are_one_and_minus_the_floor_quotient(engine: 
     f = rv.reversible(backend=engine)(_wrap.__wrapped__)
     _, dx, dd = rv.gradient(f, (0.0, x, d))
     assert (dx, dd) == (1.0, -(x // d))
+
+
+WRAPS = {engine: rv.reversible(backend=engine)(_wrap.__wrapped__) for engine in ENGINES}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-1e9, 1e9), st.floats(1e-3, 1e3), st.booleans())
+@example(295292.71334336116, 0.4391859396473535, True)  # (r − a)/b was 672363.9999999999
+def test_the_derivative_of_modulo_along_the_divisor_is_an_integer(x: float, d: float, negative: bool):
+    """∂(x % d)/∂d is −(x // d) exactly, in reverse and forward mode on both
+    engines: ``(fmod(x, d) − x)/d`` is the integer within a few ulps.  (At
+    a multiple of ``d`` the remainder is a signed zero, a constant.)"""
+    d = -d if negative else d
+    assume(x % d != 0)
+    for engine in ENGINES:
+        assert rv.gradient(WRAPS[engine], (0.0, x, d))[2] == -(x // d), engine
+        assert rv.jvp(WRAPS[engine], (0.0, x, d), (0.0, 0.0, 1.0))[1][0] == -(x // d), engine
 
 
 def _hypot_py(y, a, b):
