@@ -6,6 +6,7 @@ their derivatives are the functions' own."""
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 import pytest
@@ -15,6 +16,9 @@ from hypothesis import strategies as st
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
 from revmlir.gpu.toolkit import emit_cubin
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 
 ENGINES = ("native", "interpreter")
 INF, NAN = math.inf, math.nan
@@ -106,6 +110,36 @@ def test_bools_take_modulo_floor_division_and_hypot_as_python_does(engine: str, 
     got = rv.ordinary(_bools, backend=engine)(a, b)
     assert got == _bools(a, b)
     assert [type(v) for v in got] == [type(v) for v in _bools(a, b)]
+
+
+MODERATE = st.floats(-1e12, 1e12, allow_subnormal=True) | st.integers(-(2**20), 2**20).map(float)
+
+
+# -0.0 + r is r, bit for bit
+REMF = """
+rev.func @remf(%y: f64, %a: f64, %b: f64) {
+  %r = arith.remf %a, %b : f64
+  %y1 = rev.add %y, %r : f64
+  rev.return %y1, %a, %b : f64, f64, f64
+}
+"""
+REMF_ENGINES = (NativeModule.compile(parse_module(REMF)), RevInterpreter(parse_module(REMF)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(MODERATE, MODERATE.filter(lambda d: d != 0), st.integers(0, 2))
+def test_fmod_of_quotients_below_two_to_the_53_is_the_c_librarys_on_both_engines(x: float, d: float, nudge: int):
+    """Native code's fast path (``revmlir/lowering/remainder.py``: the
+    truncated quotient, ``fma`` and one correction) where ``x / d`` is
+    below 2⁵³, at multiples of ``d`` (a zero of ``x``'s sign) and an ulp
+    beside them, where the quotient rounds up to an integer: ``fmod``'s
+    bits, as the interpreter's."""
+    if math.isfinite(x / d):
+        x = round(x / d) * d
+    x = float(np.nextafter(x, (0.0, np.inf, -np.inf)[nudge])) if nudge else x
+    expected = struct.pack("<d", math.fmod(x, d))
+    for engine in REMF_ENGINES:
+        assert struct.pack("<d", engine.call("remf", -0.0, x, d)[0]) == expected, (engine, x, d)
 
 
 @rv.reversible

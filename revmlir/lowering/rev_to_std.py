@@ -85,6 +85,7 @@ from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import UNPOLLED, check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print
+from revmlir.lowering.remainder import fast_remainders
 from revmlir.naming import RUNTIME_PREFIX, inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.runtime_checks import (
@@ -1696,6 +1697,8 @@ def lower_to_std(
         lowered = FunctionLowering(source, checks, tolerance, runtime, shared[name], no_inverse, check_ops).lower()
         Rewriter.replace_op(source, lowered)
     check_pushes(op, checks, runtime, check_ops)
+    if check_ops:
+        fast_remainders(op)
     op.body.block.add_ops(runtime[name] for name in sorted(runtime))
     stacks.define_runtime(op)
     define_fail(op)
