@@ -6,15 +6,19 @@ their derivatives are the functions' own."""
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
 from revmlir.gpu.toolkit import emit_cubin
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
 
 ENGINES = ("native", "interpreter")
 INF, NAN = math.inf, math.nan
@@ -69,6 +73,75 @@ def test_float_modulo_and_floor_division_agree_with_python_on_both_engines(x: fl
         assert _same(DIVMOD[engine](x, d), expected), (engine, x, d)
 
 
+def _mixed(y, x, d):
+    y[0] += x[0] // d
+    y[1] += x[0] % d
+    y[2] += np.hypot(x[0], d)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_float32_meeting_a_float64_computes_in_float64_as_division_does(engine: str):
+    """``x32 // d64`` and ``x32 % d64`` compute in float64, as ``x32 / d64``:
+    a divisor of 1e-50 truncated to float32 is 0, which would make the
+    quotient ∞ and the remainder NaN."""
+    x = np.array([0.3], np.float32)
+    y = rv.reversible(backend=engine)(_mixed)(np.zeros(3), x, 1e-50)[0]
+    expected_mod = float(x[0]) % 1e-50
+    assert list(y) == [float(x[0]) // 1e-50, expected_mod, math.hypot(float(x[0]), 1e-50)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hypot_of_a_float32_and_an_int_literal_is_float32_as_with_a_float_literal(engine: str):
+    @rv.ordinary(backend=engine)
+    def both(x):
+        return np.hypot(x, 3), np.hypot(x, 3.0)
+
+    x = np.float32(0.3)
+    assert both(x) == (np.hypot(x, 3), np.hypot(x, 3))
+
+
+def _bools(a, b):
+    return a % b, a // b, math.hypot(a, b)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("a, b", [(True, 3), (7, True), (True, True), (2.5, True), (True, -2.5), (False, 2.0)])
+def test_bools_take_modulo_floor_division_and_hypot_as_python_does(engine: str, a: object, b: object):
+    got = rv.ordinary(_bools, backend=engine)(a, b)
+    assert got == _bools(a, b)
+    assert [type(v) for v in got] == [type(v) for v in _bools(a, b)]
+
+
+MODERATE = st.floats(-1e12, 1e12, allow_subnormal=True) | st.integers(-(2**20), 2**20).map(float)
+
+
+# -0.0 + r is r, bit for bit
+REMF = """
+rev.func @remf(%y: f64, %a: f64, %b: f64) {
+  %r = arith.remf %a, %b : f64
+  %y1 = rev.add %y, %r : f64
+  rev.return %y1, %a, %b : f64, f64, f64
+}
+"""
+REMF_ENGINES = (NativeModule.compile(parse_module(REMF)), RevInterpreter(parse_module(REMF)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(MODERATE, MODERATE.filter(lambda d: d != 0), st.integers(0, 2))
+def test_fmod_of_quotients_below_two_to_the_53_is_the_c_librarys_on_both_engines(x: float, d: float, nudge: int):
+    """Native code's fast path (``revmlir/lowering/remainder.py``: the
+    truncated quotient, ``fma`` and one correction) where ``x / d`` is
+    below 2⁵³, at multiples of ``d`` (a zero of ``x``'s sign) and an ulp
+    beside them, where the quotient rounds up to an integer: ``fmod``'s
+    bits, as the interpreter's."""
+    if math.isfinite(x / d):
+        x = round(x / d) * d
+    x = float(np.nextafter(x, (0.0, np.inf, -np.inf)[nudge])) if nudge else x
+    expected = struct.pack("<d", math.fmod(x, d))
+    for engine in REMF_ENGINES:
+        assert struct.pack("<d", engine.call("remf", -0.0, x, d)[0]) == expected, (engine, x, d)
+
+
 @rv.reversible
 def _wrap(y, x, d):
     y += x % d
@@ -82,6 +155,23 @@ def test_the_derivatives_of_modulo_are_one_and_minus_the_floor_quotient(engine: 
     f = rv.reversible(backend=engine)(_wrap.__wrapped__)
     _, dx, dd = rv.gradient(f, (0.0, x, d))
     assert (dx, dd) == (1.0, -(x // d))
+
+
+WRAPS = {engine: rv.reversible(backend=engine)(_wrap.__wrapped__) for engine in ENGINES}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(-1e9, 1e9), st.floats(1e-3, 1e3), st.booleans())
+@example(295292.71334336116, 0.4391859396473535, True)  # (r − a)/b was 672363.9999999999
+def test_the_derivative_of_modulo_along_the_divisor_is_an_integer(x: float, d: float, negative: bool):
+    """∂(x % d)/∂d is −(x // d) exactly, in reverse and forward mode on both
+    engines: ``(fmod(x, d) − x)/d`` is the integer within a few ulps.  (At
+    a multiple of ``d`` the remainder is a signed zero, a constant.)"""
+    d = -d if negative else d
+    assume(x % d != 0)
+    for engine in ENGINES:
+        assert rv.gradient(WRAPS[engine], (0.0, x, d))[2] == -(x // d), engine
+        assert rv.jvp(WRAPS[engine], (0.0, x, d), (0.0, 0.0, 1.0))[1][0] == -(x // d), engine
 
 
 def _hypot_py(y, a, b):

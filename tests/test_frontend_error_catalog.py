@@ -1447,6 +1447,23 @@ def test_instruction_mixing_types():
         "take a part: (z * 2).real, or use a complex variable",
     )
 
+    # A target of the value's type is no fix where the instruction refuses
+    # it: ^= takes no float, -= no log number.
+    def f(n, x):
+        n ^= x  # E:xor-by-float
+
+    check(at_call(f, 1, 2.5), "# E:xor-by-float", "'n ^= x' xors a float into 'n' (an int64)", "convert it: int(x)")
+
+    def f(y, x):
+        y -= rv.ulog(x)  # E:float-minus-log
+
+    check(
+        at_call(f, 1.0, 2.0),
+        "# E:float-minus-log",
+        "'y -= rv.ulog(x)' subtracts a ULog from 'y' (a float)",
+        "convert it to float",
+    )
+
     def f(x, n):
         x, n = n, x  # E:swap-mixed
 

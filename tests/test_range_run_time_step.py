@@ -1,8 +1,11 @@
 """``range(a, b, s)`` with a step known only when the function runs, of
 either sign: Python's indices in Python's order, forwards, reversed and
-inverted, on both engines; a zero step stops the run at the loop."""
+inverted, on both engines; a zero step stops the run at the range call."""
 
 from __future__ import annotations
+
+import inspect
+import re
 
 import numpy as np
 import pytest
@@ -58,9 +61,19 @@ def test_run_time_steps_agree_with_python_at_the_ends_of_int64(a: int, s: int, c
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_zero_run_time_step_stops_the_run_at_the_loop(engine: str):
-    with pytest.raises(rv.ExecutionError, match=r"test_range_run_time_step.py:\d+:\d+: .*step must be positive, got 0"):
-        VISIT[engine](np.zeros(8, np.int64), 0, 0, 3, 0)
+def test_a_zero_run_time_step_stops_the_run_at_the_range_call_in_pythons_words(engine: str):
+    """Forwards, reversed and inverted: Python's ``ValueError`` words at the
+    ``range`` call, not the loop's refusal of a zero step."""
+    for function, line in (
+        (VISIT[engine], _visit),
+        (VISIT_REVERSED[engine], _visit_reversed),
+        (~VISIT[engine], _visit),
+    ):
+        source, first = inspect.getsourcelines(line)
+        column = source[1].index("range(") + 1
+        where = f"test_range_run_time_step.py:{first + 1}:{column}: "
+        with pytest.raises(rv.ExecutionError, match=re.escape(where) + r".*: range\(\) step must not be zero$"):
+            function(np.zeros(8, np.int64), 0, 0, 3, 0)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

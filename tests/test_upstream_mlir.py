@@ -19,6 +19,7 @@ of every result, every array element and the error slot in ``%out``.  Then:
 from __future__ import annotations
 
 import ctypes
+import math
 import struct
 import subprocess
 from collections.abc import Iterator
@@ -38,6 +39,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
+import revmlir as rv
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.naming import inverse_name
@@ -115,10 +117,28 @@ for element, pair in STACKS.items():
     CASES[f"swap<{element}>"] = ("swap", pair)
 
 
+def _divmod_hypot(y, a, b):
+    y += math.hypot(a, b) + a % b + a // b
+
+
+# Python's float % and // (fmod, signed zeros by select) and math.hypot
+# (a call of libm's hypot in the std output): a zero remainder and quotient
+# of either sign, a quotient that a / b would round up, an overflowing a² + b².
+DIVMOD_HYPOT: dict[str, list[Any]] = {
+    "zeros": [0.0, -0.0, 5.0],
+    "rounded": [0.0, 5.0, -0.1],
+    "large": [0.0, 3e154, -4e154],
+}
+for label, operands in DIVMOD_HYPOT.items():
+    CASES[f"divmod_hypot<{label}>"] = ("_divmod_hypot", operands)
+
+
 def source(case: str) -> tuple[str, str]:
     """The rev source of a case and its file name."""
     if case.startswith("swap<"):
         return SWAP.replace("ELEM", case[len("swap<") : -1]), "swap.mlir"
+    if case.startswith("divmod_hypot<"):
+        return rv.reversible(_divmod_hypot).mlir(*CASES[case][1]), "divmod_hypot.mlir"
     path = EXAMPLES / case
     return path.read_text(), str(path)
 
@@ -378,7 +398,7 @@ def test_upstream_transformed_ir_compiles_with_revmlir(probed):
     example, text, count, native = probed
     transformed = mlir_opt(text, *UPSTREAM_TRANSFORMS)
     assert "#loc" in transformed  # aliases, defined after the module
-    if example != "multiplier.mlir":  # the others have loops or branches
+    if example != "multiplier.mlir" and not example.startswith("divmod_hypot<"):  # loops or branches
         assert "cf.cond_br" in transformed
     if example.startswith("swap<"):  # upstream inlined the stack runtime
         assert "llvm.call @realloc" in transformed

@@ -33,6 +33,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.ad import power
+from revmlir.ad.remainder import minus_quotient
 from revmlir.ad.singular import nonzero, over, times
 from revmlir.dialects import rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
@@ -285,10 +286,10 @@ def _hypot(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
 @derivatives(RemFOp)
 def _remf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # r = fmod(a, b) = a − n·b, n the truncated quotient (piecewise constant):
-    # ∂r/∂a = 1,  ∂r/∂b = −n = (r − a)/b
+    # ∂r/∂a = 1,  ∂r/∂b = −n
     a, b = op.operands
-    pa, pb = d.primal(a), d.primal(b)
-    return [g, d.mul(g, d.div(d.sub(d.primal(op.results[0]), pa), pb)) if d.wants(b) else None]
+    partial = minus_quotient(d, d.primal(a), d.primal(b), d.primal(op.results[0])) if d.wants(b) else None
+    return [g, None if partial is None else d.mul(g, partial)]
 
 
 @derivatives(math.AbsFOp)

@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from revmlir.ad import power
+from revmlir.ad.remainder import minus_quotient
 from revmlir.ad.singular import nonzero, over, times
 from revmlir.dialects import rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
@@ -261,10 +262,9 @@ def _hypot(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
 @tangents(RemFOp)
 def _remf(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     # r = fmod(a, b) = a − n·b, n the truncated quotient (piecewise constant):
-    # ṙ = ȧ − n·ḃ,  −n = (r − a)/b
+    # ṙ = ȧ − n·ḃ
     da, db = dots
-    a, b = _operand(t, op, 0), _operand(t, op, 1)
-    return t.sum(da, t.scaled(db, lambda: t.div(t.sub(_result(t, op), a), b)))
+    return t.sum(da, t.scaled(db, lambda: minus_quotient(t, _operand(t, op, 0), _operand(t, op, 1), _result(t, op))))
 
 
 # -- complex (beyond the holomorphic rules registered with the real ones) ----

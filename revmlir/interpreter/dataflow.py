@@ -86,7 +86,7 @@ PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
     mathd.FloorOp: (lambda v, r: 0.0,),
     mathd.CeilOp: (lambda v, r: 0.0,),
     HypotOp: (lambda v, r: v[0] / r, lambda v, r: v[1] / r),
-    RemFOp: (lambda v, r: 1.0, lambda v, r: (r - v[0]) / v[1]),
+    RemFOp: (lambda v, r: 1.0, lambda v, r: float(np.rint((r - v[0]) / v[1]))),
     mathd.FPowIOp: (lambda v, r: v[1] * v[0] ** (v[1] - 1),),
 }
 """Local partial derivatives of the float ops a graph may hold."""

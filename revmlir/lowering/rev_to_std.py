@@ -64,6 +64,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
+from revmlir.dialects.float_functions import HypotOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
@@ -83,6 +84,7 @@ from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print
+from revmlir.lowering.remainder import fast_remainders
 from revmlir.naming import RUNTIME_PREFIX, inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.runtime_checks import (
@@ -1644,6 +1646,29 @@ class RevLowerToStdPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         lower_to_std(op, self.tolerance)
+        call_hypot(op)
+
+
+def call_hypot(module: ModuleOp) -> None:
+    """Each ``math.hypot`` becomes a call of the C library's ``hypot``
+    (``hypotf`` on f32), declared in the module, for the pass's output,
+    which upstream MLIR reads: upstream's ``math`` has no ``hypot``, and
+    its lowering of ``complex.abs`` is a formula of its own, not libm's
+    (``hypot(inf, nan)`` would be NaN).  Native code and GPU kernels keep
+    the op, which they lower to libm's or libdevice's function."""
+    declared: set[str] = set()
+    for op in [op for op in nested_ops(module) if isinstance(op, HypotOp)]:
+        type = op.result.type
+        name = "hypotf" if isinstance(type, Float32Type) else "hypot"
+        if name not in declared:
+            if SymbolTable.lookup_symbol(module, name) is not None:
+                raise PassFailedException(
+                    f"{describe_op(op)} calls the C library's '{name}', which is also the name of a "
+                    "function of the module: rename it"
+                )
+            module.body.block.add_op(func.FuncOp.external(name, [type, type], [type]))
+            declared.add(name)
+        Rewriter.replace_op(op, func.CallOp(name, [op.lhs, op.rhs], [type]))
 
 
 def lower_to_std(
@@ -1674,6 +1699,8 @@ def lower_to_std(
         lowered = FunctionLowering(source, checks, tolerance, runtime, shared[name], no_inverse, check_ops).lower()
         Rewriter.replace_op(source, lowered)
     check_pushes(op, checks, runtime, check_ops)
+    if check_ops:
+        fast_remainders(op)
     op.body.block.add_ops(runtime[name] for name in sorted(runtime))
     stacks.define_runtime(op)
     define_fail(op)

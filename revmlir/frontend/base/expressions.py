@@ -452,17 +452,8 @@ class ExpressionCompiler:
                 if both_int:
                     a, b = fn.cast(a, f64, loc), fn.cast(b, f64, loc)
                 return fn.binary("div", a, b, loc)
-            case ast.FloorDiv() if both_int:
-                return fn.binary("floordiv", a, b, loc)
-            case ast.Mod() if both_int:
-                # Python's % takes the sign of the divisor: a - b * (a // b).
-                return fn.binary("sub", a, fn.binary("mul", b, fn.binary("floordiv", a, b, loc), loc), loc)
             case ast.FloorDiv() | ast.Mod():
-                if not all(_is_int(t) or isinstance(t, AnyFloat) for t in (a.type, b.type)):
-                    raise self.ctx.error(node, f"'{ast.unparse(node)}': {symbol} needs ints or floats")
-                real = b.type if _is_int(a.type) else a.type
-                quotient, remainder = float_divmod(fn, fn.cast(a, real, loc), fn.cast(b, real, loc), loc)
-                return quotient if isinstance(op, ast.FloorDiv) else remainder
+                return self._divmod(node, op, a, b)
             case ast.Pow():
                 return self._power(node, a, b)
             case ast.BitAnd():
@@ -476,6 +467,28 @@ class ExpressionCompiler:
             case ast.RShift():
                 return fn.binary("shr", a, b, loc)
         raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
+
+    def _divmod(self, node: ast.BinOp, op: ast.FloorDiv | ast.Mod, a: Value, b: Value) -> Value:
+        """``a // b`` or ``a % b`` in the type ``a / b`` computes in (an
+        ``f32`` meeting an ``f64`` widens, as in ``/``), bools taken as the
+        ints Python takes them for: integers' if both are integers or
+        bools, ``float_divmod``'s otherwise."""
+        fn, loc = self.fn, self.ctx.loc(node)
+        joined = fn.joined_type(a.ssa, b.ssa)
+        real = i64 if joined == i1 else joined
+        if not (isinstance(real, AnyFloat) or _is_int(real)):
+            raise self.ctx.error(node, f"'{ast.unparse(node)}': {_SYMBOLS[type(op)]} needs ints or floats")
+        a, b = fn.cast(a, real, loc), fn.cast(b, real, loc)
+        if _is_int(real):
+            quotient = fn.binary("floordiv", a, b, loc)
+            # Python's % takes the sign of the divisor: a - b * (a // b).
+            return (
+                quotient
+                if isinstance(op, ast.FloorDiv)
+                else fn.binary("sub", a, fn.binary("mul", b, quotient, loc), loc)
+            )
+        quotient, remainder = float_divmod(fn, a, b, loc)
+        return quotient if isinstance(op, ast.FloorDiv) else remainder
 
     def _fold(self, node: ast.BinOp, op: ast.operator, a: int, b: int) -> Folded:
         """``a op b`` as Python computes it; what Python raises is an error
@@ -618,8 +631,9 @@ class ExpressionCompiler:
         if callee in HYPOT and len(args) == 2:
             # libm's hypot on every engine: sqrt(a² + b²) would overflow
             # above 1e154 and lose hypot(inf, nan) = inf.
-            a, b = (self._real(node, arg) for arg in args)
-            return fn.binary("hypot", a, b, loc)
+            a, b = self._pair(args[0], self._evaluate(args[0]), args[1], self._evaluate(args[1]))
+            real = self._real_type(node, a, b)
+            return fn.binary("hypot", fn.cast(a, real, loc), fn.cast(b, real, loc), loc)
         if callee in PHASE and len(args) == 1:
             return fn.angle(self._compile(args[0]), loc)
         if callee is markers.ulog and len(args) == 1:
@@ -671,18 +685,20 @@ class ExpressionCompiler:
             "use math/cmath/numpy functions or a pure helper function",
         )
 
-    def _real(self, call: ast.Call, node: ast.expr) -> Value:
-        """An argument of a function of real numbers, an int made a float."""
-        value = self._compile(node, f64)
-        if _is_int(value.type):
-            return self.fn.cast(value, f64, self.ctx.loc(node))
-        if not isinstance(value.type, AnyFloat):
-            raise self.ctx.error(
-                node,
-                f"{ast.unparse(call.func)}() takes real numbers, not {describe_type(value.type)}",
-                "pass the parts: .real, .imag, or abs(z)" if isinstance(value.type, ComplexType) else None,
-            )
-        return value
+    def _real_type(self, call: ast.Call, a: Value, b: Value) -> Attribute:
+        """The float type a function of two real numbers computes ``a`` and
+        ``b`` in: the type ``a / b`` computes in (a literal takes the
+        other argument's float type, ``f32`` meeting ``f64`` widens), ints
+        and bools made ``f64``."""
+        for node, value in zip(call.args, (a, b), strict=True):
+            if not (isinstance(value.type, AnyFloat) or _is_int(value.type) or value.type == i1):
+                raise self.ctx.error(
+                    node,
+                    f"{ast.unparse(call.func)}() takes real numbers, not {describe_type(value.type)}",
+                    "pass the parts: .real, .imag, or abs(z)" if isinstance(value.type, ComplexType) else None,
+                )
+        joined = self.fn.joined_type(a.ssa, b.ssa)
+        return joined if isinstance(joined, AnyFloat) else f64
 
     def _primitive(self, node: ast.Call, primitive: Any) -> Value:
         """``rev.apply`` of a pure user primitive."""
@@ -873,13 +889,17 @@ def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Loc) -> tuple[V
     )
     mod = fn.select(moved, fn.binary("add", mod, b, loc), mod, loc)
     div = fn.select(moved, fn.binary("sub", div, 1.0, loc), div, loc)
-    mod = fn.select(fn.compare("eq", mod, zero, loc), fn.binary("copysign", zero, b, loc), mod, loc)
+    # a zero remainder has the divisor's sign: a select, not copysign,
+    # which upstream MLIR's libm lowering leaves illegal
+    signed_zero = fn.select(fn.compare("lt", b, zero, loc), fn.const(-0.0, a.type, loc), zero, loc)
+    mod = fn.select(fn.compare("eq", mod, zero, loc), signed_zero, mod, loc)
     floor = fn.unary("floor", div, loc)
     floor = fn.select(
         fn.compare("gt", fn.binary("sub", div, floor, loc), 0.5, loc), fn.binary("add", floor, 1.0, loc), floor, loc
     )
     quotient = fn.binary("div", a, b, loc)
-    floor = fn.select(fn.compare("ne", div, zero, loc), floor, fn.binary("copysign", zero, quotient, loc), loc)
+    # a zero quotient has the sign of a / b, finite here (|a| < |b|)
+    floor = fn.select(fn.compare("ne", div, zero, loc), floor, fn.binary("mul", zero, quotient, loc), loc)
     return fn.select(fn.compare("eq", b, zero, loc), quotient, floor, loc), mod
 
 

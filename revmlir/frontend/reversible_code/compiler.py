@@ -12,6 +12,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+from xdsl.dialects import cf
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
@@ -19,6 +20,7 @@ from xdsl.dialects.builtin import (
     IntegerType,
     MemRefType,
     ModuleOp,
+    StringAttr,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
@@ -58,6 +60,10 @@ from revmlir.semantics import gradient_type
 if TYPE_CHECKING:
     from revmlir.frontend.ordinary_code.primitives import Primitive
 
+
+ZERO_STEP = "range() step must not be zero"
+"""Python's ``ValueError`` of ``range(a, b, 0)``: at decoration for a
+constant step, where the run reaches the loop for a run-time one."""
 
 _UPDATES = {
     ast.Add: "add",
@@ -861,7 +867,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             ub = fn.descending_count(first, fn.index(ub, loc), stride, loc)
             step = fn.const(1, IndexType(), loc)
         elif step_value == 0:
-            raise ctx.error(node, "range() step must not be zero")
+            raise ctx.error(node, ZERO_STEP)
         else:
             step = self.expr.compile(step_node)
             if not isinstance(step.type, IntegerType | IndexType):
@@ -869,7 +875,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                     step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)"
                 )
             if step_value is None:
-                lb, ub, step, position = self._either_direction(lb, ub, step, loc)
+                lb, ub, step, position = self._either_direction(lb, ub, step, loc, ctx.loc(iterator))
         name = node.target.id
 
         def body(index: Value) -> None:
@@ -884,26 +890,29 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
 
     def _either_direction(
-        self, lb: Value, ub: Value, step: Value, loc: Loc
+        self, lb: Value, ub: Value, step: Value, loc: Loc, call: Loc
     ) -> tuple[Value, Value, Value, Callable[[Value], Value]]:
         """``range(a, b, s)`` of a step known only at run time, of either
         sign, as Python's: ``k`` over ``len(range(a, b, s))`` visiting
         ``a + k·s`` (decision 115's count, from the far bound to the near
-        one and by ``|s|``, read unsigned).  The loop's step is 1, or 0 where
-        ``s`` is, which the loop refuses as any zero step (decision 133)."""
+        one and by ``|s|``, read unsigned), the loop's step 1.  A zero ``s``
+        stops the run at the ``range`` ``call`` with Python's words, an
+        assertion run forwards and backwards (the loop's own refusal of a
+        zero step would speak of ``rev.for``)."""
         fn = self.fn
         first, stop, stride = (fn.index(v, loc) for v in (lb, ub, step))
+        nonzero = fn.compare("ne", stride, 0, loc)
+        fn.safe(lambda: fn.emit(cf.AssertOp(nonzero.ssa, StringAttr(ZERO_STEP)), call), "both", call)
         up = fn.compare("gt", stride, 0, loc)
-        zero = fn.compare("eq", stride, 0, loc)
         far, near = fn.select(up, stop, first, loc), fn.select(up, first, stop, loc)
-        size = fn.select(zero, 1, fn.select(up, stride, fn.binary("sub", 0, stride, loc), loc), loc)
-        count = fn.descending_count(far, near, size, loc)
-        loop_step = fn.select(zero, 0, 1, loc)
+        size = fn.select(nonzero, fn.select(up, stride, fn.binary("sub", 0, stride, loc), loc), 1, loc)
+        # no iteration where s is 0, which an inverse reaches before its assertion
+        count = fn.select(nonzero, fn.descending_count(far, near, size, loc), 0, loc)
 
         def position(k: Value) -> Value:
             return fn.binary("add", first, fn.binary("mul", k, stride, loc), loc)
 
-        return fn.const(0, IndexType(), loc), count, loop_step, position
+        return fn.const(0, IndexType(), loc), count, fn.const(1, IndexType(), loc), position
 
     def _with(self, node: ast.With) -> None:
         ctx, fn = self.ctx, self.fn

@@ -12,12 +12,13 @@ conversion that makes it valid.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType
 from xdsl.ir import Attribute
 
 from revmlir.builder import InstructionTypeError
-from revmlir.dialects.rev import LogType
+from revmlir.dialects.rev import FixedType, LogType, TropicalType
 from revmlir.frontend.base.types import describe_type
 
 _VERBS: dict[type[ast.operator], tuple[str, str]] = {
@@ -46,20 +47,40 @@ def in_python(statement: ast.stmt, error: InstructionTypeError) -> tuple[str, st
     if not isinstance(statement, ast.AugAssign):
         return f"'{source}' mixes {_a(target)} and {_a(value)}", "its values must be of one type"
     message = f"'{source}' {verb.format(value=_a(value), target=where)}"
-    return message, _conversion(error.target, error.value, value_source, "array" if element else "variable")
+    holder = "array" if element else "variable"
+    return message, _conversion(error.target, error.value, value_source, holder if _takes(error) else None)
 
 
-def _conversion(target: Attribute, value: Attribute, source: str, holder: str) -> str:
+_TAKEN: dict[str, Callable[[Attribute], bool]] = {
+    "integers and booleans": lambda t: isinstance(t, IntegerType | IndexType),
+    "log and tropical numbers": lambda t: isinstance(t, LogType | TropicalType),
+    "floats": lambda t: isinstance(t, AnyFloat),
+    "values": lambda t: True,
+    "numbers": lambda t: isinstance(t, IntegerType | IndexType | AnyFloat | ComplexType | FixedType),
+}
+"""The types each instruction's ``takes`` names (``InstructionTypeError``)."""
+
+
+def _takes(error: InstructionTypeError) -> bool:
+    """Whether the instruction takes a target of the value's type: only then
+    is a target of that type a fix (``n ^= x`` of a float ``x`` is not fixed
+    by a float ``n``, which ``^=`` refuses)."""
+    return error.value is not None and _TAKEN[error.takes](error.value)
+
+
+def _conversion(target: Attribute, value: Attribute, source: str, holder: str | None) -> str:
     """How to make a value of type ``value`` (written ``source``) one that
-    updates a ``target``, or a target that it updates."""
-    if isinstance(target, IntegerType | IndexType) and isinstance(value, AnyFloat):
-        return f"convert it: int({source}), or use a float {holder}"
-    if isinstance(value, ComplexType) and not isinstance(target, ComplexType):
-        part = f"{source}.real" if source.isidentifier() else f"({source}).real"
-        return f"take a part: {part}, or use a complex {holder}"
+    updates a ``target``, or, where there is a ``holder`` (the instruction
+    takes one of the value's type), a target that it updates."""
     if isinstance(target, LogType):
         return f"make it a log number: rv.ulog({source})"
-    return f"convert it to {describe_type(target)}, or use {_a(describe_type(value))} {holder}"
+    if isinstance(target, IntegerType | IndexType) and isinstance(value, AnyFloat):
+        conversion = f"convert it: int({source})"
+    elif isinstance(value, ComplexType) and not isinstance(target, ComplexType):
+        conversion = f"take a part: {source}.real" if source.isidentifier() else f"take a part: ({source}).real"
+    else:
+        conversion = f"convert it to {describe_type(target)}"
+    return conversion if holder is None else f"{conversion}, or use {_a(describe_type(value))} {holder}"
 
 
 def _a(word: str) -> str:

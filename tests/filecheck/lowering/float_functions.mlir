@@ -1,5 +1,7 @@
 // RUN: rev-opt %s | filecheck %s --check-prefix=PARSE
 // RUN: rev-opt %s -p convert-std-to-llvm | filecheck %s
+// RUN: rev-opt %s -p rev-lower-to-std | filecheck %s --check-prefix=STD
+// RUN: not rev-opt %S/inputs/hypot_named.mlir -p rev-lower-to-std 2>&1 | filecheck %s --check-prefix=NAMED
 
 // arith.remf (upstream's op, which xDSL's arith lacks) and math.hypot
 // (revmlir's) read and print as written, and are the C library's fmod and
@@ -18,6 +20,14 @@
 // CHECK-NEXT: %r32 = llvm.call @fmodf(%c, %d) : (f32, f32) -> f32
 // CHECK-NEXT: %h32 = llvm.call @hypotf(%c, %d) : (f32, f32) -> f32
 // CHECK-NOT: frem
+
+// rev-lower-to-std's output, which upstream MLIR reads (its math dialect
+// has no hypot), calls the C library's hypot, declared in the module.
+// STD: %h = func.call @hypot(%a, %b) : (f64, f64) -> f64
+// STD: %h32 = func.call @hypotf(%c, %d) : (f32, f32) -> f32
+// STD-DAG: func.func private @hypot(f64, f64) -> f64
+// STD-DAG: func.func private @hypotf(f32, f32) -> f32
+// NAMED: 'math.hypot' {{.*}} calls the C library's 'hypot', which is also the name of a function of the module: rename it
 func.func @f(%a: f64, %b: f64, %c: f32, %d: f32) -> (f64, f64, f32, f32) {
   %r = arith.remf %a, %b : f64
   %h = math.hypot %a, %b : f64
