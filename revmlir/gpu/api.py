@@ -200,7 +200,7 @@ class Kernel:
         self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None, args: Sequence[Any]
     ) -> CompiledKernel:
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
-        from revmlir.gpu.outline import NotAKernel
+        from revmlir.gpu.outline import NotAKernel, ScalarGradient
         from revmlir.gpu.program import compile_kernels
 
         # without derived functions to add, the specialisation's own module
@@ -221,6 +221,12 @@ class Kernel:
             program = compile_kernels(
                 module, [name], arch=self.arch, max_registers=self.max_registers, owned=generate is not None
             )
+        except ScalarGradient as error:
+            # what to_torch raises for what it does not run yet (docs/gpu.md)
+            raise NotImplementedError(
+                f"rv.cuda.kernel({self.__name__}): the gradient of scalar argument '{error.argument}' is not "
+                "a kernel yet (an adjoint kernel returns nothing, docs/gpu.md); run rv.adjoint on the CPU"
+            ) from None
         except NotAKernel as error:
             # a mistake in the source, as one in a reversible function's structure is
             raise at_op(error.op, f"{self.__name__} is not a kernel: {error.reason}") from None
