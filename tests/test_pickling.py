@@ -54,6 +54,24 @@ def test_a_function_without_a_module_level_name_is_refused_by_name():
         pickle.dumps(make())
 
 
+def _plain(y):
+    y += 1.0
+
+
+alias = rv.reversible(_plain)
+
+
+def test_a_function_whose_name_finds_another_object_is_refused_saying_so():
+    """``alias = rv.reversible(_plain)``: the qualified name is that of the
+    plain function, which the loading process would find instead."""
+    with pytest.raises(
+        pickle.PicklingError,
+        match=r"<reversible function _plain> cannot be pickled: .*test_pickling\._plain names another "
+        r"object, <function _plain at .*> \(decorate the def itself",
+    ):
+        pickle.dumps(alias)
+
+
 def test_a_specialization_copies_to_itself_and_is_not_pickled():
     spec = scaled_sum.specialization_for(0.0, np.ones(2), 1.0)
     assert copy.copy(spec) is spec and copy.deepcopy(spec) is spec
