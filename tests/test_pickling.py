@@ -72,6 +72,24 @@ def test_a_function_whose_name_finds_another_object_is_refused_saying_so():
         pickle.dumps(alias)
 
 
+@rv.reversible
+def doubled(y, a):
+    for i in rv.prange(len(a)):
+        y[i] += a[i] * 2.0
+
+
+def test_a_kernel_copies_and_pickles_alike_before_and_after_its_first_compile():
+    """``rv.cuda.kernel(f)`` is sent as the call that makes it: compiled
+    (which made a specialization, which is not pickled) or not, it loads
+    and copies to the kernel itself."""
+    k = rv.cuda.kernel(doubled, max_registers=64)
+    for compile in (False, True):
+        if compile:
+            k.compile(np.zeros(4), np.ones(4))
+        assert pickle.loads(pickle.dumps(k)) is k
+        assert copy.copy(k) is k and copy.deepcopy(k) is k
+
+
 def test_a_specialization_copies_to_itself_and_is_not_pickled():
     spec = scaled_sum.specialization_for(0.0, np.ones(2), 1.0)
     assert copy.copy(spec) is spec and copy.deepcopy(spec) is spec

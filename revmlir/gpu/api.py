@@ -129,6 +129,14 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<CUDA kernel of {self.__name__}>"
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled and copied as what makes it, before its first compile as
+        after (its compiled programs are of this process): ``rv.cuda.kernel``
+        of the function, which pickles by name (``by_name``), so that the
+        loading process compiles it again and a copy here is the kernel
+        itself."""
+        return kernel, (self.function, self.arch, self.max_registers)
+
     def __call__(self, *args: Any, stream: Any = None, arena: int | None = None, **keywords: Any) -> Any:
         """Launch on ``args``; with ``stream=`` queue the launch on that
         stream and return at once (its errors surface at
