@@ -13,6 +13,7 @@ import threading
 import weakref
 from pathlib import Path
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from xdsl.dialects import func, scf
@@ -282,6 +283,64 @@ def test_a_ctrl_c_while_a_compile_stores_its_object_reaches_the_caller(
     assert len(set(cache_home.iterdir()) - kept) == 1
 
 
+def test_a_ctrl_c_while_the_inverses_are_linked_leaves_them_linked(monkeypatch: pytest.MonkeyPatch):
+    """A Ctrl-C pressed while MCJIT adds the inverses' object is raised at
+    the first Python code after it, here the start of ``finalize_object``
+    (made to raise once): the call raises it, the object is finalized
+    anyway, and the next ``~f`` runs that object instead of refusing its
+    functions as defined already (the cache off, so that nothing is read
+    from it)."""
+    monkeypatch.setenv(cache.ENABLE_ENV, "0")
+    f = routine("native")
+    v = np.array([1.0, 2.0])
+    assert f(0.0, v)[0] == 5.0
+    finalize = llvm.ExecutionEngine.finalize_object
+    armed = [True]
+
+    def interrupted(engine: llvm.ExecutionEngine) -> None:
+        if armed:
+            armed.clear()
+            raise KeyboardInterrupt
+        finalize(engine)
+
+    monkeypatch.setattr(llvm.ExecutionEngine, "finalize_object", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        (~f)(5.0, v)
+    assert not armed
+    assert (~f)(5.0, v)[0] == 0.0
+    assert (~f)(5.0, v)[0] == 0.0
+
+
+def test_an_address_lookup_waits_for_a_load(monkeypatch: pytest.MonkeyPatch):
+    """A lookup in the engine waits while another thread links an object
+    into it (held here in ``add_object_file``), and then finds it."""
+    machine = HostTarget.detect().machine(3, "default")
+    engine = Engine(machine, 3)
+    text = "define double @seven() {\n  ret double 7.0\n}\n"
+    data = machine.emit_object(llvm.parse_assembly(text))
+    add = llvm.ExecutionEngine.add_object_file
+    adding, release = threading.Event(), threading.Event()
+
+    def held(mcjit: llvm.ExecutionEngine, obj: llvm.ObjectFileRef) -> None:
+        adding.set()
+        release.wait()
+        add(mcjit, obj)
+
+    monkeypatch.setattr(llvm.ExecutionEngine, "add_object_file", held)
+    loader = threading.Thread(target=engine.load, args=(text, data))
+    loader.start()
+    adding.wait()
+    found: list[int] = []
+    lookup = threading.Thread(target=lambda: found.append(engine.address("seven")))
+    lookup.start()
+    lookup.join(0.2)
+    waited = lookup.is_alive()
+    release.set()
+    loader.join()
+    lookup.join()
+    assert waited and found[0] != 0
+
+
 def test_calls_running_while_the_inverses_join_the_engine_are_unaffected(monkeypatch: pytest.MonkeyPatch):
     """Forward calls in other threads run the engine's first module while
     the first ``~f`` adds the second to it: they go on until the inverses
@@ -294,10 +353,10 @@ def test_calls_running_while_the_inverses_join_the_engine_are_unaffected(monkeyp
     adds = {"started": 0, "finished": 0}
     load = Engine.load
 
-    def counted(engine: Engine, data: bytes) -> None:
+    def counted(engine: Engine, text: str, data: bytes) -> None:
         adds["started"] += 1
         try:
-            load(engine, data)
+            load(engine, text, data)
         finally:
             adds["finished"] += 1
 

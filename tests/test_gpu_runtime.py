@@ -275,6 +275,41 @@ def test_what_breaks_the_kernel_rule_is_a_syntax_error_in_the_source(
     assert str(error.value).startswith(f"{__file__}:{line}:{column}: {function.__name__} is not a kernel: {reason}")
 
 
+@rv.reversible
+def uncalls_first(y, x):
+    (~helper_write)(y, x)
+    for i in rv.prange(len(x)):
+        y[i] += x[i]
+
+
+@rv.reversible
+def helper_write(y, x):
+    y[0] += x[0]
+
+
+@rv.reversible
+def scaled_by(y, x, s):
+    for i in rv.prange(len(x)):
+        y[i] += x[i] * s
+
+
+def test_a_kernel_calling_an_inverse_first_names_it_as_the_source_does() -> None:
+    """The reason names a derived function as Python writes it (``~g``),
+    not by its IR name (``g.inv``)."""
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"it calls ~helper_write outside its rv.prange loop"):
+        rv.cuda.kernel(uncalls_first).compile(np.zeros(3), np.ones(3))
+
+
+def test_an_adjoint_kernel_of_a_scalar_argument_is_not_a_kernel_yet() -> None:
+    """The gradient of a scalar, which an adjoint kernel would return, is
+    what kernels do not compute yet (as ``rv.to_torch`` says), not a syntax
+    error naming the gradient's IR argument ``g_s``."""
+    x = np.ones(3)
+    gradient = rv.cuda.kernel(rv.adjoint(scaled_by))
+    with pytest.raises(NotImplementedError, match=r"the gradient of scalar argument 's' is not a kernel yet"):
+        gradient.compile(np.zeros(3), x, 2.0, np.ones(3), np.zeros(3), 0.0)
+
+
 # -- array protocols ------------------------------------------------------------
 
 

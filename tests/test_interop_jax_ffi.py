@@ -5,8 +5,15 @@ not take."""
 
 from __future__ import annotations
 
+import gc
+import inspect
+import os
 import re
+import subprocess
+import sys
+import weakref
 from functools import partial
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -16,6 +23,7 @@ import pytest
 import revmlir as rv
 from interop_programs import affine, affine_reference, diffuse, energy, energy_reference, leaky, relax, relax_reference
 from jax_checks import close, loss
+from revmlir.interop import python_ffi
 
 jax.config.update("jax_enable_x64", True)
 
@@ -263,3 +271,79 @@ def test_a_failed_check_in_a_batch():
     with pytest.raises((jax.errors.JaxRuntimeError, ValueError)) as raised:
         f(jnp.zeros(4), jnp.asarray([0.0, 0.0, 2.0, 0.0]))
     assert str(eager.value) in str(raised.value)
+
+
+def test_a_python_handler_is_registered_once_for_every_batch_size():
+    """The Python handler reads the batch size from its buffers: ``vmap``
+    over five sizes registers one handler, and each size is right."""
+    g = rv.to_jax(energy, "callback")
+    before = len(python_ffi._handlers)
+    for n in range(1, 6):
+        xs = jnp.asarray(rng.normal(size=(n, 4)))
+        found = jax.jit(jax.vmap(g, in_axes=(None, 0, None)))(0.25, xs, 1.5)
+        close(found, jax.vmap(energy_jax, in_axes=(None, 0, None))(0.25, xs, 1.5))
+    assert len(python_ffi._handlers) == before + 1
+
+
+def test_a_dropped_jax_function_is_collected():
+    """A Python handler holds what it runs weakly: a function called through
+    ``rv.to_jax`` under ``jax.jit``, both dropped, is collected once JAX's
+    own caches (which hold the traced call) are cleared; a computation
+    compiled before and kept raises an FFI error saying so."""
+
+    @rv.reversible
+    def scaled(y, x):
+        y += 2.0 * x
+
+    g = rv.to_jax(scaled, "callback")
+    compiled = jax.jit(g).lower(0.25, 1.5).compile()
+    assert float(compiled(0.25, 1.5)[0]) == 3.25
+    dropped = weakref.ref(scaled)
+    del g, scaled
+    jax.clear_caches()
+    gc.collect()
+    assert dropped() is None
+    with pytest.raises(jax.errors.JaxRuntimeError, match=f"UNKNOWN: {python_ffi.GONE}"):
+        compiled(0.25, 1.5)
+
+
+def test_a_message_not_in_utf_8_crosses_a_python_handler(tmp_path: Path):
+    """A failed check's message naming a file whose path is not UTF-8
+    (a surrogate escape) is the handler's FFI error, escaped, instead of an
+    exception in the ctypes callback, which ended the process."""
+    directory = os.fsdecode(bytes(tmp_path) + b"/d\xff")
+    os.mkdir(directory)
+    Path(directory, "leaking.py").write_text("import revmlir as rv\n\n\n" + inspect.getsource(leaky.pyfunc))
+    script = (
+        "import sys, jax, revmlir as rv\n"
+        f"sys.path.insert(0, {directory!r})\n"
+        "from leaking import leaky\n"
+        "try:\n"
+        "    jax.jit(rv.to_jax(leaky, 'callback'))(0.0, 2.0)\n"
+        "except jax.errors.JaxRuntimeError as error:\n"
+        "    print(error)\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "UNKNOWN: InvertibilityError: " in run.stdout and "d\\udcff" in run.stdout
+
+
+def test_an_error_that_cannot_be_told_is_the_handlers_fixed_error():
+    """An exception whose message cannot be formatted is still an FFI
+    error (a fixed one), not an exception escaping the ctypes callback."""
+
+    class Unprintable(Exception):
+        def __str__(self) -> str:
+            raise RuntimeError("no message")
+
+    class Owner:
+        pass
+
+    def run(owner: Owner, arguments: list[np.ndarray], results: list[np.ndarray]) -> list[np.ndarray]:
+        raise Unprintable
+
+    owner = Owner()
+    result = jax.ShapeDtypeStruct((), jnp.float64)
+    called = jax.jit(lambda x: python_ffi.call(owner, "unprintable", run, [result], x))
+    with pytest.raises(jax.errors.JaxRuntimeError, match=f"UNKNOWN: {python_ffi.FAILED}"):
+        called(1.0)

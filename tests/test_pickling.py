@@ -54,6 +54,42 @@ def test_a_function_without_a_module_level_name_is_refused_by_name():
         pickle.dumps(make())
 
 
+def _plain(y):
+    y += 1.0
+
+
+alias = rv.reversible(_plain)
+
+
+def test_a_function_whose_name_finds_another_object_is_refused_saying_so():
+    """``alias = rv.reversible(_plain)``: the qualified name is that of the
+    plain function, which the loading process would find instead."""
+    with pytest.raises(
+        pickle.PicklingError,
+        match=r"<reversible function _plain> cannot be pickled: .*test_pickling\._plain names another "
+        r"object, <function _plain at .*> \(decorate the def itself",
+    ):
+        pickle.dumps(alias)
+
+
+@rv.reversible
+def doubled(y, a):
+    for i in rv.prange(len(a)):
+        y[i] += a[i] * 2.0
+
+
+def test_a_kernel_copies_and_pickles_alike_before_and_after_its_first_compile():
+    """``rv.cuda.kernel(f)`` is sent as the call that makes it: compiled
+    (which made a specialization, which is not pickled) or not, it loads
+    and copies to the kernel itself."""
+    k = rv.cuda.kernel(doubled, max_registers=64)
+    for compile in (False, True):
+        if compile:
+            k.compile(np.zeros(4), np.ones(4))
+        assert pickle.loads(pickle.dumps(k)) is k
+        assert copy.copy(k) is k and copy.deepcopy(k) is k
+
+
 def test_a_specialization_copies_to_itself_and_is_not_pickled():
     spec = scaled_sum.specialization_for(0.0, np.ones(2), 1.0)
     assert copy.copy(spec) is spec and copy.deepcopy(spec) is spec

@@ -129,6 +129,14 @@ class Kernel:
     def __repr__(self) -> str:
         return f"<CUDA kernel of {self.__name__}>"
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled and copied as what makes it, before its first compile as
+        after (its compiled programs are of this process): ``rv.cuda.kernel``
+        of the function, which pickles by name (``by_name``), so that the
+        loading process compiles it again and a copy here is the kernel
+        itself."""
+        return kernel, (self.function, self.arch, self.max_registers)
+
     def __call__(self, *args: Any, stream: Any = None, arena: int | None = None, **keywords: Any) -> Any:
         """Launch on ``args``; with ``stream=`` queue the launch on that
         stream and return at once (its errors surface at
@@ -202,7 +210,7 @@ class Kernel:
         self, spec: Specialization, name: str, generate: Callable[[ModuleOp], object] | None
     ) -> CompiledKernel:
         # lazy: the kernel compiler (libdevice, NVPTX) loads at the first compile
-        from revmlir.gpu.outline import NotAKernel
+        from revmlir.gpu.outline import NotAKernel, ScalarGradient
         from revmlir.gpu.program import compile_kernels
 
         # without derived functions to add, the specialisation's own module
@@ -223,6 +231,12 @@ class Kernel:
             program = compile_kernels(
                 module, [name], arch=self.arch, max_registers=self.max_registers, owned=generate is not None
             )
+        except ScalarGradient as error:
+            # what to_torch raises for what it does not run yet (docs/gpu.md)
+            raise NotImplementedError(
+                f"rv.cuda.kernel({self.__name__}): the gradient of scalar argument '{error.argument}' is not "
+                "a kernel yet (an adjoint kernel returns nothing, docs/gpu.md); run rv.adjoint on the CPU"
+            ) from None
         except NotAKernel as error:
             # a mistake in the source, as one in a reversible function's structure is
             raise at_op(error.op, f"{self.__name__} is not a kernel: {error.reason}") from None

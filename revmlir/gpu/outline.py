@@ -50,11 +50,12 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir.ad.adjoint import ADJOINT_SUFFIX
 from revmlir.errors import describe_op
 from revmlir.gpu.arena import (
     BASE_WORD,
@@ -71,10 +72,11 @@ from revmlir.gpu.stacks import ARENA_KINDS, arena_calls, place
 from revmlir.gpu.trip_count import LoopBounds, loop_bounds
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
-from revmlir.lowering.checked_code import CheckOp
+from revmlir.lowering.checked_code import CheckOp, display_name
 from revmlir.lowering.loop_versioning import version_loop, version_loops_in
 from revmlir.naming import identifier
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
+from revmlir.semantics import gradient_type
 
 GPU_ERROR_SLOT = MemRefType(i64, [GPU_ERROR_WORDS])
 ARENA_PARAMETERS = (i64, i64)
@@ -146,6 +148,30 @@ class NotAKernel(PassFailedException):
         self.reason = reason
 
 
+class ScalarGradient(PassFailedException):
+    """An adjoint named as a kernel that returns the gradient of a scalar
+    argument, which ``rev-lower-to-std`` sums in a one-element array and
+    returns: not a kernel yet (a kernel returns nothing, and has no result
+    buffer for the threads' sum; docs/gpu.md), rather than a breach of the
+    kernel rule its source made.  ``argument`` is the scalar's name in
+    the source."""
+
+    def __init__(self, op: Operation, name: str, argument: str):
+        super().__init__(
+            f"{describe_op(op)}: @{name} is not a kernel function yet: it returns the gradient of its scalar "
+            f"argument '{argument}' (a kernel returns nothing)"
+        )
+        self.argument = argument
+
+
+def source_name(name: str) -> str:
+    """How Python source names the function ``name`` of a kernel module:
+    ``~f`` for ``@f.inv``, ``rv.adjoint(f)`` for ``@f.adj``."""
+    if name.endswith(ADJOINT_SUFFIX):
+        return f"rv.adjoint({source_name(name[: -len(ADJOINT_SUFFIX)])})"
+    return display_name(name)
+
+
 def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
     """The parallel loop of a kernel function; anything that breaks the
     kernel rule (module docstring) is a located error."""
@@ -184,27 +210,48 @@ def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
             _check_top_level(op, error, name)
     returned = function.body.block.last_op
     if isinstance(returned, func.ReturnOp) and returned.arguments:
-        _check_returned(returned, [a for a in function.body.block.args if not isinstance(a.type, MemRefType)], name)
+        scalars = [a for a in function.body.block.args if not isinstance(a.type, MemRefType)]
+        _check_returned(returned, scalars, name, _gradients(function))
     return loop
 
 
-def _check_returned(returned: func.ReturnOp, scalars: list[SSAValue], name: str) -> None:
+def _gradients(function: func.FuncOp) -> dict[int, str]:
+    """Where ``function`` is an adjoint (``@f.adj``): the position of each
+    gradient argument, by the name of the parameter of ``f`` it is the
+    gradient of.  An adjoint takes ``f``'s arguments, then the gradient of
+    each that carries one (``derivative_arguments``), and its error slot."""
+    if not function.sym_name.data.endswith(ADJOINT_SUFFIX):
+        return {}
+    arguments = function.body.block.args[:-1]
+    for count in range(len(arguments) + 1):
+        carrying = [a for a in arguments[:count] if gradient_type(a.type) is not None]
+        if count + len(carrying) == len(arguments):
+            return {count + i: a.name_hint or f"#{a.index}" for i, a in enumerate(carrying)}
+    return {}
+
+
+def _check_returned(
+    returned: func.ReturnOp, scalars: list[BlockArgument], name: str, gradients: dict[int, str]
+) -> None:
     """A kernel returns nothing: a function may be one if it returns
     nothing, or its scalar arguments unchanged, in order (as lowered
-    reversible code returns them), which its host function then returns."""
+    reversible code returns them), which its host function then returns.
+    An adjoint's gradient of a scalar (``gradients``: ``_gradients``) is
+    ``ScalarGradient``."""
     values = list(returned.arguments)
     for scalar, value in zip(scalars, values):
-        if value is not scalar:
-            which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
-            said = f"'{scalar.name_hint}'" if scalar.name_hint else f"#{scalar.index}"
-            raise NotAKernel(
-                returned,
-                name,
-                f"it returns a new value of its scalar argument {which} (a kernel returns nothing; an "
-                "adjoint's scalar gradient is one)",
-                f"it changes its scalar argument {said} (a kernel returns nothing; an adjoint's scalar "
-                "gradient is one)",
-            )
+        if value is scalar:
+            continue
+        if scalar.index in gradients:
+            raise ScalarGradient(returned, name, gradients[scalar.index])
+        which = f"%{scalar.name_hint}" if scalar.name_hint else f"#{scalar.index}"
+        said = f"'{scalar.name_hint}'" if scalar.name_hint else f"#{scalar.index}"
+        raise NotAKernel(
+            returned,
+            name,
+            f"it returns a new value of its scalar argument {which} (a kernel returns nothing)",
+            f"it changes its scalar argument {said} (a kernel returns nothing)",
+        )
     if len(values) != len(scalars):
         raise PassFailedException(
             f"{describe_op(returned)}: @{name} is not a kernel function: it returns {len(values)} value(s) "
@@ -233,7 +280,7 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 inner,
                 name,
                 f"it calls @{callee} outside its parallel loop, which every thread would do",
-                f"it calls {callee} outside its rv.prange loop, which every thread would do",
+                f"it calls {source_name(callee)} outside its rv.prange loop, which every thread would do",
             )
 
 

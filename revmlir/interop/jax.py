@@ -66,6 +66,22 @@ def _run(host: NumpyMap, signature: Signature, lead: tuple[bool, ...], size: int
     return [np.stack(column) for column in zip(*rows, strict=True)]
 
 
+def _run_handled(
+    host: NumpyMap,
+    lead: tuple[bool, ...],
+    batched: bool,
+    signature: Signature,
+    arguments: list[np.ndarray],
+    results: list[np.ndarray],
+) -> list[np.ndarray]:
+    """``_run`` in a Python handler (``python_ffi``), which is registered
+    once for every batch size: the size is the buffers' leading axis."""
+    sized = [*results, *(a for a, mapped in zip(arguments, lead) if mapped)] if batched else []
+    # with no batched buffer there is nothing to write: one run, unbatched
+    size = sized[0].shape[0] if sized else 0
+    return _run(host, signature, lead, size, *arguments)
+
+
 def _avals(host: NumpyMap, signature: Signature, size: int) -> list[jax.core.ShapedArray]:
     batch = (size,) if size else ()
     return [jax.core.ShapedArray((*batch, *v.shape), v.dtype) for v in signature.returned(host)]
@@ -92,8 +108,9 @@ def _primitive(name: str, host: NumpyMap) -> Primitive:
             # a handler in Python, whose errors read as the native handlers'
             # (``jax.pure_callback``'s are JAX's traceback, logged to stderr too)
             shapes = [jax.ShapeDtypeStruct(a.shape, a.dtype) for a in _avals(host, signature, size)]
-            key = (name, signature, lead, size)
-            return python_ffi.call(key, partial(_run, host, signature, lead, size), shapes, *arrays)
+            batched = size > 0
+            run = partial(_run_handled, host, lead, batched)
+            return python_ffi.call(signature, (name, lead, batched), run, shapes, *arrays)
         return run(arrays, lead, size)
 
     primitive.def_impl(impl)

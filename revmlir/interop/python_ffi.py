@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import ctypes
 import itertools
+import threading
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -51,18 +53,29 @@ from revmlir.interop.xla_ffi import (
     UNKNOWN,
 )
 
-Run = Callable[..., Sequence[Any]]
-"""What a handler runs: numpy arrays in, one array per result out."""
+Run = Callable[[Any, list[np.ndarray], list[np.ndarray]], Sequence[Any]]
+"""What a handler runs: its owner (``call``), the argument buffers and the
+result buffers (read for their shapes) as numpy arrays in, one array per
+result out."""
 
 _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _ERROR_CREATE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _DTYPES = {code: dtype for dtype, code in DTYPES.items()}
 
-_registered: dict[Hashable, tuple[str, Any]] = {}
-"""Every handler registered, by its key: its target name and the ctypes
-function, which XLA may call as long as a compiled computation names it,
-for the rest of the process."""
+_registered: weakref.WeakKeyDictionary[Any, dict[Hashable, str]] = weakref.WeakKeyDictionary()
+"""The target name of every handler registered, by its owner (held weakly,
+so that a handler pins nothing a program holds) and key."""
+_handlers: list[Any] = []
+"""Every ctypes function registered, which XLA may call as long as a
+compiled computation names it, for the rest of the process: each holds its
+owner weakly and ``run``, which holds nothing large."""
+_registering = threading.Lock()
 _numbers = itertools.count()
+
+FAILED = "revmlir's Python handler failed"
+"""The error of a handler that could not report what failed."""
+GONE = "the function this computation calls was deleted"
+"""The error of a handler whose owner was collected."""
 
 
 def _pointer(address: int) -> int:
@@ -110,7 +123,8 @@ def _answer_metadata(extension: int) -> None:
 def _error(frame: int, message: str) -> int:
     """An FFI error (``UNKNOWN``, as the native handlers' run-time checks)
     carrying ``message``; XLA copies the message."""
-    text = ctypes.create_string_buffer(message.encode())
+    # a message may hold surrogate escapes (of a file name not in UTF-8)
+    text = ctypes.create_string_buffer(message.encode("utf-8", "backslashreplace"))
     args = (ctypes.c_char * ERROR_CREATE_ARGS_SIZE)()
     ctypes.c_int64.from_buffer(args, 0).value = ERROR_CREATE_ARGS_SIZE
     ctypes.c_void_p.from_buffer(args, 16).value = ctypes.addressof(text)
@@ -119,38 +133,55 @@ def _error(frame: int, message: str) -> int:
     return create(ctypes.addressof(args)) or 0
 
 
-def _handler(run: Run) -> Any:
+def _handler(owner: weakref.ref[Any], run: Run) -> Any:
     """The ctypes function XLA calls for ``run``.  Nothing escapes it: ctypes
-    would print an exception and return as if the call had succeeded."""
+    would print an exception and return as if the call had succeeded, or
+    hand XLA an invalid error (which ends the process)."""
 
     def handle(frame: int) -> int | None:
-        extension = _pointer(frame + FRAME_EXTENSION)
-        if extension and _int32(extension + EXTENSION_TYPE).value == METADATA:
-            _answer_metadata(extension)
-            return None
-        if _int32(frame + FRAME_STAGE).value != EXECUTE:
-            return None
         try:
-            arguments = _buffers(frame, FRAME_ARGS_SIZE, FRAME_ARGS, writable=False)
-            results = _buffers(frame, FRAME_RETS_SIZE, FRAME_RETS, writable=True)
-            for result, value in zip(results, run(*arguments), strict=True):
-                np.copyto(result, value)
-        except BaseException as error:  # noqa: BLE001 - the message is what crosses XLA
-            return _error(frame, f"{type(error).__name__}: {error}")
-        return None
+            try:
+                return _handle(frame, owner, run)
+            except BaseException as error:  # noqa: BLE001 - the message is what crosses XLA
+                return _error(frame, f"{type(error).__name__}: {error}")
+        except BaseException:  # noqa: BLE001 - last resort: a message that cannot fail
+            return _error(frame, FAILED)
 
     return _HANDLER(handle)
 
 
-def call(key: Hashable, run: Run, results: Sequence[jax.ShapeDtypeStruct], *operands: Any) -> list[Any]:
-    """A custom call running ``run`` on the operands' buffers (to lower
-    under ``jax.jit`` on the CPU), with results of the shapes and dtypes of
-    ``results``; ``key`` says what ``run`` runs, so that a computation
-    lowered again calls the handler registered the first time."""
-    if (found := _registered.get(key)) is None:
-        handler = _handler(run)
-        name = f"revmlir_python_{next(_numbers)}"
-        address = ctypes.cast(handler, ctypes.c_void_p).value
-        jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(address), platform="cpu")
-        found = _registered[key] = (name, handler)
-    return list(jax.ffi.ffi_call(found[0], list(results))(*operands))
+def _handle(frame: int, owner: weakref.ref[Any], run: Run) -> int | None:
+    """Answer XLA's call with ``frame``: the metadata query, or at the
+    execute stage ``run`` on the buffers."""
+    extension = _pointer(frame + FRAME_EXTENSION)
+    if extension and _int32(extension + EXTENSION_TYPE).value == METADATA:
+        _answer_metadata(extension)
+        return None
+    if _int32(frame + FRAME_STAGE).value != EXECUTE:
+        return None
+    if (held := owner()) is None:
+        return _error(frame, GONE)
+    arguments = _buffers(frame, FRAME_ARGS_SIZE, FRAME_ARGS, writable=False)
+    results = _buffers(frame, FRAME_RETS_SIZE, FRAME_RETS, writable=True)
+    for result, value in zip(results, run(held, arguments, results), strict=True):
+        np.copyto(result, value)
+    return None
+
+
+def call(owner: Any, key: Hashable, run: Run, results: Sequence[jax.ShapeDtypeStruct], *operands: Any) -> list[Any]:
+    """A custom call running ``run`` on ``owner`` and the operands' buffers
+    (to lower under ``jax.jit`` on the CPU), with results of the shapes and
+    dtypes of ``results``.  ``owner`` and ``key`` say what ``run`` runs, so
+    that a computation lowered again calls the handler registered the first
+    time; the key holds only what the buffers do not tell (``run`` reads
+    shapes from them), and the owner is held weakly."""
+    with _registering:
+        targets = _registered.setdefault(owner, {})
+        if (name := targets.get(key)) is None:
+            handler = _handler(weakref.ref(owner), run)
+            name = f"revmlir_python_{next(_numbers)}"
+            address = ctypes.cast(handler, ctypes.c_void_p).value
+            jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(address), platform="cpu")
+            _handlers.append(handler)
+            targets[key] = name
+    return list(jax.ffi.ffi_call(name, list(results))(*operands))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import hashlib
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -214,16 +215,65 @@ class Engine:
         self.opt_level = opt_level
         """The code generator's level of every object loaded: the level of
         their cache keys."""
+        self._lock = threading.Lock()
+        """Held while an object is linked and while a symbol is looked up:
+        MCJIT is not thread-safe, and a lookup must not see an object
+        added but not finalized."""
+        self._texts: set[bytes] = set()
+        """The digests of the texts whose objects were, or may have been,
+        added (``load``)."""
 
-    def load(self, data: bytes) -> None:
-        """Link an object generated for the engine's machine (by ``jit`` or
-        from the disk cache) into it."""
-        self.mcjit.add_object_file(llvm.ObjectFileRef.from_data(data))
-        self.mcjit.finalize_object()
+    def load(self, text: str, data: bytes) -> None:
+        """Link ``data``, the object of ``text`` generated for the engine's
+        machine (by ``jit`` or from the disk cache), into it.
+        A Ctrl-C is raised at the first Python code after a C call, where
+        the object may have been added already: the load is finalized
+        anyway, so the engine never holds an object half linked, and the
+        text is recorded before, so that the next ``jit`` of it finds the
+        object (``has``) instead of refusing its definitions as repeated."""
+        data_ref = llvm.ObjectFileRef.from_data(data)
+        with self._lock:
+            self._texts.add(_digest(text))
+            try:
+                self.mcjit.add_object_file(data_ref)
+            finally:
+                self._finalize()
+
+    def _finalize(self) -> None:
+        """Finalize the objects added, however many Ctrl-Cs arrive (each is
+        raised before or after the C call, which finalizing again keeps
+        whole); the first is raised again once finalizing has run."""
+        interrupted: KeyboardInterrupt | None = None
+        while True:
+            try:
+                self.mcjit.finalize_object()
+            except KeyboardInterrupt as error:
+                interrupted = interrupted or error
+                continue
+            break
+        if interrupted is not None:
+            raise interrupted
+
+    def has(self, text: str, module: llvm.ModuleRef) -> bool:
+        """Whether the object of ``text`` (parsed as ``module``) is linked
+        into the engine already: a load of it was begun, and every function
+        it defines for other modules resolves."""
+        return _digest(text) in self._texts and all(self.address(name) for name in _exported(module))
 
     def address(self, symbol: str) -> int:
         """Where the function ``symbol`` of one of the engine's objects is, or 0."""
-        return self.mcjit.get_function_address(symbol)
+        with self._lock:
+            return self.mcjit.get_function_address(symbol)
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()
+
+
+def _exported(module: llvm.ModuleRef) -> list[str]:
+    """The functions ``module`` defines for other modules to call (external
+    linkage)."""
+    return [f.name for f in module.functions if not f.is_declaration and f.linkage == llvm.Linkage.external]
 
 
 @dataclass
@@ -278,6 +328,9 @@ def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITMo
         # a cached object joining an engine is checked against its text:
         # parsing is cheap beside optimising
         module = optimize(text, machine, opt_level) if cached is None else llvm.parse_assembly(text)
+        if engine is not None and engine.has(text, module):
+            # a load of this text that a Ctrl-C interrupted completed
+            return JITModule(engine)
         _check_externals(module, engine)
         if engine is not None:
             _check_definitions(module, engine)
@@ -287,18 +340,14 @@ def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITMo
                 cache.store(key, cached)
     if engine is None:
         engine = Engine(machine, opt_level)
-    engine.load(cached)
+    engine.load(text, cached)
     return JITModule(engine)
 
 
 def _check_definitions(module: llvm.ModuleRef, engine: Engine) -> None:
     """None of the functions ``module`` defines for other modules to call
     (external linkage) is one ``engine`` already has."""
-    repeated = sorted(
-        f.name
-        for f in module.functions
-        if not f.is_declaration and f.linkage == llvm.Linkage.external and engine.address(f.name)
-    )
+    repeated = sorted(name for name in _exported(module) if engine.address(name))
     if repeated:
         raise ValueError(
             f"the module defines {', '.join('@' + name for name in repeated)}, which the engine it joins defines already"

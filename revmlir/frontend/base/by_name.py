@@ -47,9 +47,15 @@ class ByName(Itself):
         for part in self.__qualname__.split("."):
             found = getattr(found, part, None)
         if found is not self:
+            name = f"{self.__module__}.{self.__qualname__}"
+            advice = (
+                f"{name} does not name it (define it at the top level of a module, which the loading process imports)"
+                if found is None
+                # ``alias = rv.reversible(_plain)``: the name is the plain function's
+                else f"{name} names another object, {found!r} (decorate the def itself: @rv.… on a "
+                "function defined at the top level of a module)"
+            )
             raise pickle.PicklingError(
-                f"{self!r} cannot be pickled: a revmlir function is pickled by its name, and "
-                f"{self.__module__}.{self.__qualname__} does not name it (define it at the top level "
-                "of a module, which the loading process imports)"
+                f"{self!r} cannot be pickled: a revmlir function is pickled by its name, and {advice}"
             )
         return self.__qualname__
