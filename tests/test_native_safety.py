@@ -134,7 +134,7 @@ EXPECTED = {
     "shift left by 64": ("ExecutionError", "shift_left", "a << b", "shift count 64 is out of range for i64"),
     "shift right by 200": ("ExecutionError", "shift_right", "a >> b", "shift count 200 is out of range for i64"),
     "shift left by -1": ("ExecutionError", "shift_left", "a << b", "shift count -1 is out of range for i64"),
-    "step of zero": ("ExecutionError", "stepped", "for i in range", "step must be positive, got 0"),
+    "step of zero": ("ExecutionError", "stepped", "for i in range", "range() step must not be zero"),
     "zeros of negative size": (
         "ExecutionError",
         "sized",
