@@ -142,6 +142,29 @@ def test_fmod_of_quotients_below_two_to_the_53_is_the_c_librarys_on_both_engines
         assert struct.pack("<d", engine.call("remf", -0.0, x, d)[0]) == expected, (engine, x, d)
 
 
+REMF32 = REMF.replace("f64", "f32")
+REMF32_ENGINES = (NativeModule.compile(parse_module(REMF32)), RevInterpreter(parse_module(REMF32)))
+FLOAT32S = st.floats(-(2.0**40), 2.0**40, width=32, allow_subnormal=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(FLOAT32S, FLOAT32S.filter(lambda d: d != 0))
+def test_a_float32_fmod_is_the_c_librarys_beyond_two_to_the_24(x: float, d: float):
+    """A float32 quotient is an integer past 2²⁴ with an ulp of more than
+    1 (3·10⁹ has 256), so the fast path stops at 2²⁴ for a float32: ``1e10
+    % 3`` gave 256 where ``fmod`` gives 1."""
+    expected = np.fmod(np.float32(x), np.float32(d))
+    for engine in REMF32_ENGINES:
+        got = np.float32(engine.call("remf", -0.0, x, d)[0])
+        assert got.tobytes() == expected.tobytes(), (engine, x, d)
+
+
+def test_a_float32_fmod_of_a_large_quotient():
+    for engine in REMF32_ENGINES:
+        assert engine.call("remf", 0.0, 1e10, 3.0)[0] == 1.0
+        assert engine.call("remf", 0.0, 1e9, 7.0)[0] == float(np.fmod(np.float32(1e9), np.float32(7.0)))
+
+
 @rv.reversible
 def _wrap(y, x, d):
     y += x % d

@@ -501,3 +501,17 @@ def test_a_std_function_with_its_own_results_compiles_with_checks():
     path = Path(__file__).parent / "filecheck" / "lowering" / "upstream_ops.mlir"
     ir = lower_to_llvm_ir(parse_module(path.read_text(), str(path))).llvm_ir
     assert "_mlir_ciface_ops" in ir and '@"ops_ciface"' not in ir
+
+
+def test_a_cast_that_fixes_a_run_time_extent_is_refused_natively():
+    """Index checks read the cast's static extent: a 2-element array cast
+    to ``memref<4xf64>`` read past its end, where native code had no
+    translation of the cast before (and so refused it)."""
+    module = parse_module(
+        "func.func @f(%a: memref<?xf64>) -> f64 {\n  %c3 = arith.constant 3 : index\n"
+        '  %s = "memref.cast"(%a) : (memref<?xf64>) -> memref<4xf64>\n'
+        "  %v = memref.load %s[%c3] : memref<4xf64>\n  func.return %v : f64\n}\n",
+        "cast.mlir",
+    )
+    with pytest.raises(Exception, match=r"^'memref.cast' at cast.mlir:3:3: a cast that fixes a run-time extent"):
+        NativeModule.compile(module)

@@ -4,13 +4,14 @@ path, the C library's ``fmod`` for the rest.
 ``fmod`` costs a call of about 25 ns and keeps a loop from vectorising:
 ``y[i] += x[i] % d`` took 30 ms per 10⁶ elements where the rounded
 ``a − b·floor(a/b)`` took 1.8.  Where ``a/b`` is finite with
-``|a/b| < 2⁵³`` and ``b`` is finite, ``q = trunc(a/b)`` is the truncated
+``|a/b| < 2ᵖ`` (``p`` the significand's bits: 53 for a float64, 24 for a
+float32) and ``b`` is finite, ``q = trunc(a/b)`` is the truncated
 quotient ``n`` or one more in magnitude (``a/b`` rounded up to an
 integer), and ``fma(−q, b, a)`` is ``a − q·b`` exactly, because the
 remainder is representable: it is ``fmod`` where its sign is ``a``'s, and
 ``fmod`` less ``b`` (one ``b`` added or taken away) where ``q`` was one
 too large.  A zero takes ``a``'s sign, as ``fmod``'s.  Elsewhere (``a`` or
-``b`` infinite or NaN, ``b`` zero, a quotient past 2⁵³) the op stays,
+``b`` infinite or NaN, ``b`` zero, a quotient past 2ᵖ) the op stays,
 in the other branch of an ``scf.if``, so that the call runs only there.
 The interpreter computes ``fmod`` itself; the results are equal bit for
 bit (``tests/test_float_functions.py``).
@@ -27,6 +28,11 @@ from xdsl.rewriter import InsertPoint
 from revmlir.dialects.float_functions import RemFOp
 from revmlir.ir_utils import nested_ops
 
+_PRECISION = {16: 11, 32: 24, 64: 53, 80: 64, 128: 113}
+"""The significand's bits of a float of each width: below 2 to that power
+every integer is a float, so ``trunc(a/b)`` is off by at most one (above
+it, a float32 quotient of 3·10⁹ has an ulp of 256)."""
+
 
 def fast_remainders(module: ModuleOp) -> None:
     """Each ``arith.remf`` of ``module`` as the fast path and ``fmod``."""
@@ -39,7 +45,8 @@ def fast_remainders(module: ModuleOp) -> None:
             return before.insert(arith.ConstantOp(FloatAttr(value, type))).result
 
         quotient = before.insert(arith.DivfOp(a, b)).result
-        small = before.insert(arith.CmpfOp(before.insert(math.AbsFOp(quotient)).result, const(2.0**53), "olt")).result
+        exact = const(2.0 ** _PRECISION[type.bitwidth])
+        small = before.insert(arith.CmpfOp(before.insert(math.AbsFOp(quotient)).result, exact, "olt")).result
         finite = before.insert(arith.CmpfOp(before.insert(math.AbsFOp(b)).result, const(float("inf")), "olt")).result
         fast_block, slow_block = Block(), Block()
         fast = Builder(InsertPoint.at_end(fast_block))

@@ -65,6 +65,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, cf, func, llvm, math, memref, scf, ub
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     AnyFloat,
     ArrayAttr,
     ComplexType,
@@ -1464,9 +1465,48 @@ def frame_shape(type: MemRefType, dynamic_sizes: Sequence[SSAValue]) -> list[int
 @translates(memref.CastOp)
 def _cast(t: FunctionTranslation, op: Operation) -> None:
     """An array of the same rank under another type: the same value, whose
-    descriptor holds every extent whether the type knows it or not."""
+    descriptor holds every extent whether the type knows it or not.  A cast
+    that gives a run-time extent a static one is taken only where the extent
+    is a constant of the allocation it casts (what ``rev-host-safety`` makes
+    of a large static ``memref.alloca``): index checks read the static
+    extent, so one that does not hold would let loads and stores past the
+    array's end."""
     assert isinstance(op, memref.CastOp)
+    if not _extents_kept(op):
+        raise PassFailedException(
+            f"{describe_op(op)}: a cast that fixes a run-time extent cannot be checked in native code; "
+            "keep the extent dynamic (memref<?x…>)"
+        )
     t.set(op.dest, t.get(op.source))
+
+
+def _extents_kept(op: memref.CastOp) -> bool:
+    """Whether every extent ``op``'s result type fixes is the source's: a
+    static one of the source's type, or a constant size of the allocation
+    the source is."""
+    source, dest = op.source.type, op.dest.type
+    if (
+        not isinstance(source, MemRefType)
+        or not isinstance(dest, MemRefType)
+        or source.get_shape().__len__() != len(dest.get_shape())
+    ):
+        return False
+    owner = op.source.owner
+    sizes = iter(owner.dynamic_sizes) if isinstance(owner, memref.AllocaOp | memref.AllocOp) else None
+    for known, wanted in zip(source.get_shape(), dest.get_shape(), strict=True):
+        size = next(sizes, None) if sizes is not None and known == DYNAMIC_INDEX else None
+        if wanted == DYNAMIC_INDEX or wanted == known:
+            continue
+        if known != DYNAMIC_INDEX or size is None:
+            return False
+        constant = size.owner
+        if not (
+            isinstance(constant, arith.ConstantOp)
+            and isinstance(constant.value, IntegerAttr)
+            and constant.value.value.data == wanted
+        ):
+            return False
+    return True
 
 
 @translates(memref.AllocOp)
