@@ -19,7 +19,6 @@ from __future__ import annotations
 import ctypes
 import itertools
 import threading
-import weakref
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
@@ -62,20 +61,20 @@ _HANDLER = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _ERROR_CREATE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
 _DTYPES = {code: dtype for dtype, code in DTYPES.items()}
 
-_registered: weakref.WeakKeyDictionary[Any, dict[Hashable, str]] = weakref.WeakKeyDictionary()
-"""The target name of every handler registered, by its owner (held weakly,
-so that a handler pins nothing a program holds) and key."""
+_registered: dict[tuple[int, Hashable], str] = {}
+"""The target name of every handler registered, by its owner's identity
+and key."""
 _handlers: list[Any] = []
-"""Every ctypes function registered, which XLA may call as long as a
-compiled computation names it, for the rest of the process: each holds its
-owner weakly and ``run``, which holds nothing large."""
+"""Every ctypes function registered, with its owner and ``run``: XLA may
+call it as long as a compiled computation names it, which a user may keep
+after every Python object that made it is gone, so each is kept, and its
+owner with it, for the rest of the process (one per ``rv.to_jax(f)``
+signature and key; a batch's size is not in the key)."""
 _registering = threading.Lock()
 _numbers = itertools.count()
 
 FAILED = "revmlir's Python handler failed"
 """The error of a handler that could not report what failed."""
-GONE = "the function this computation calls was deleted"
-"""The error of a handler whose owner was collected."""
 
 
 def _pointer(address: int) -> int:
@@ -133,7 +132,7 @@ def _error(frame: int, message: str) -> int:
     return create(ctypes.addressof(args)) or 0
 
 
-def _handler(owner: weakref.ref[Any], run: Run) -> Any:
+def _handler(owner: Any, run: Run) -> Any:
     """The ctypes function XLA calls for ``run``.  Nothing escapes it: ctypes
     would print an exception and return as if the call had succeeded, or
     hand XLA an invalid error (which ends the process)."""
@@ -150,7 +149,7 @@ def _handler(owner: weakref.ref[Any], run: Run) -> Any:
     return _HANDLER(handle)
 
 
-def _handle(frame: int, owner: weakref.ref[Any], run: Run) -> int | None:
+def _handle(frame: int, owner: Any, run: Run) -> int | None:
     """Answer XLA's call with ``frame``: the metadata query, or at the
     execute stage ``run`` on the buffers."""
     extension = _pointer(frame + FRAME_EXTENSION)
@@ -159,11 +158,9 @@ def _handle(frame: int, owner: weakref.ref[Any], run: Run) -> int | None:
         return None
     if _int32(frame + FRAME_STAGE).value != EXECUTE:
         return None
-    if (held := owner()) is None:
-        return _error(frame, GONE)
     arguments = _buffers(frame, FRAME_ARGS_SIZE, FRAME_ARGS, writable=False)
     results = _buffers(frame, FRAME_RETS_SIZE, FRAME_RETS, writable=True)
-    for result, value in zip(results, run(held, arguments, results), strict=True):
+    for result, value in zip(results, run(owner, arguments, results), strict=True):
         np.copyto(result, value)
     return None
 
@@ -174,14 +171,15 @@ def call(owner: Any, key: Hashable, run: Run, results: Sequence[jax.ShapeDtypeSt
     dtypes of ``results``.  ``owner`` and ``key`` say what ``run`` runs, so
     that a computation lowered again calls the handler registered the first
     time; the key holds only what the buffers do not tell (``run`` reads
-    shapes from them), and the owner is held weakly."""
+    shapes from them).  The handler holds the owner for the rest of the
+    process: a compiled computation the user keeps may call it after every
+    other reference is gone."""
     with _registering:
-        targets = _registered.setdefault(owner, {})
-        if (name := targets.get(key)) is None:
-            handler = _handler(weakref.ref(owner), run)
+        if (name := _registered.get((id(owner), key))) is None:
+            handler = _handler(owner, run)
             name = f"revmlir_python_{next(_numbers)}"
             address = ctypes.cast(handler, ctypes.c_void_p).value
             jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(address), platform="cpu")
             _handlers.append(handler)
-            targets[key] = name
+            _registered[id(owner), key] = name
     return list(jax.ffi.ffi_call(name, list(results))(*operands))
