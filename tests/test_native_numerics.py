@@ -527,12 +527,19 @@ tests/test_std_interop.py and tests/test_upstream_mlir.py, a failed
 ``cf.assert`` in test_a_failed_assertion_is_a_located_error_not_a_trap."""
 
 
+HOST_SAFETY_ONLY = {"memref.cast"}
+"""Ops only ``rev-host-safety`` makes (native code only): the cast of a
+large static ``memref.alloca`` made at a function's entry, run against the
+interpreter in tests/test_native_safety.py (a static 60 000-element
+alloca), refused in any other use in tests/test_std_interop.py."""
+
+
 def test_every_op_the_lowering_translates_is_run_above():
     """A new entry of std_to_llvm's translation table needs a program here."""
     covered = set().union(
         lowered_op_names(STRUCTURE), *(lowered_op_names(expression_program(op)) for op in EXPRESSIONS)
     )
-    missing = sorted({op.name for op in translates.rules} - covered - UNSTRUCTURED)
+    missing = sorted({op.name for op in translates.rules} - covered - UNSTRUCTURED - HOST_SAFETY_ONLY)
     assert not missing, f"no native-vs-interpreter program runs {missing}"
 
 

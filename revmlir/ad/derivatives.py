@@ -219,7 +219,7 @@ def _erf(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, d.mul(d.const(2.0 / pymath.sqrt(pymath.pi), g.type), bell))]
 
 
-@derivatives(math.FloorOp, math.CeilOp)
+@derivatives(math.FloorOp, math.CeilOp, math.RoundEvenOp)
 def _step(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [None]  # piecewise constant
 

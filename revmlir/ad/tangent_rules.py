@@ -205,7 +205,7 @@ def _erf(t: TangentBuilder, op: Operation) -> SSAValue:
 tangents(math.ErfOp)(_unary(_erf))
 
 
-@tangents(math.FloorOp, math.CeilOp)
+@tangents(math.FloorOp, math.CeilOp, math.RoundEvenOp)
 def _step(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return None  # piecewise constant
 

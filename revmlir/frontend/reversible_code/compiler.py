@@ -874,7 +874,9 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 raise ctx.error(
                     step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)"
                 )
-            if step_value is None:
+            if step_value is None and not parallel:
+                # a parallel loop keeps its bounds and step, which a kernel's
+                # launch reads (a run-time step must be positive there)
                 lb, ub, step, position = self._either_direction(lb, ub, step, loc, ctx.loc(iterator))
         name = node.target.id
 
