@@ -27,6 +27,7 @@ BENCHMARKS = {
     "compile": "bench_compile.py",  # compile latency
     "both_ways": "bench_both_ways.py",  # what the first ~f after f compiles
     "call_overhead": "bench_call_overhead.py",  # the fixed cost of f(*args)
+    "python_ops": "bench_python_ops.py",  # float %, //, hypot and recursion beside numba
     "ad_sparse": "bench_ad_sparse.py",  # gradients of (a)
     "ad_graph_embedding": "bench_ad_graph_embedding.py",
     "ad_gmm": "bench_ad_gmm.py",
