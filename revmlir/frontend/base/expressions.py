@@ -123,7 +123,15 @@ zero is 0 (``_division``)."""
 
 PHASE = (cmath.phase, np.angle)
 
-SCALAR_FUNCTIONS = frozenset({*UNARY_FUNCTIONS, *BINARY_FUNCTIONS, *REAL_FUNCTIONS, *DIVISIONS, *PHASE, *_FLOAT_TYPES})
+_ARITIES: dict[Any, int] = {
+    **dict.fromkeys((*UNARY_FUNCTIONS, *PHASE, *_FLOAT_TYPES), 1),
+    **dict.fromkeys((*BINARY_FUNCTIONS, *REAL_FUNCTIONS, *DIVISIONS), 2),
+}
+"""How many numbers each of these functions takes in an expression: a
+call of another count is refused as such, not as a function without
+rules."""
+
+SCALAR_FUNCTIONS = frozenset(_ARITIES)
 """The math, cmath and numpy functions an expression computes on numbers
 (numpy's others make arrays)."""
 
@@ -694,6 +702,11 @@ class ExpressionCompiler:
                 node,
                 f"unknown function '{node.func.id}'",
                 "use math/cmath/numpy functions or a pure helper function",
+            )
+        if (count := _ARITIES.get(callee)) is not None:
+            raise ctx.error(
+                node,
+                f"{ast.unparse(node.func)}() takes {count} argument{'s' if count > 1 else ''} here, got {len(args)}",
             )
         if _library_function(callee):
             raise ctx.error(
