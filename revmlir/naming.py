@@ -12,8 +12,7 @@ INVERSE_SUFFIX = ".inv"
 TAPE_SUFFIX = ".tape"
 """``@f.tape``: ordinary code ``@f`` made reversible on a tape
 (``rev-reversibilize``'s Bennett mode), which ``@f`` runs where it is
-reversible; a recursion too deep through its calls is reported under
-``@f`` (``tape_source``)."""
+reversible; its errors are reported under ``@f`` (``tape_source``)."""
 TANGENT_SUFFIX = ".tan"
 """``@f.tan``: the tangent of a reversible function, or of ordinary code
 that derived code calls (a primitive's rule, differentiated again for a
@@ -70,7 +69,12 @@ def identifier(name: str, dot: str) -> str:
 
 
 def tape_source(name: str) -> str:
-    """The function whose code the tape function ``name`` runs (``@f`` of
-    ``@f.tape``; any other name is its own): native code runs ordinary
-    code as written, so its errors name that function."""
-    return name.removesuffix(TAPE_SUFFIX)
+    """The function whose code ``name`` runs, as errors name it: a tape
+    function's ``.tape`` left out, wherever derived names put it (``@f`` of
+    ``@f.tape``, ``@f.tan`` of its tangent ``@f.tape.tan``, ``@f.inv`` of
+    its inverse), any other name its own.  Native code runs ordinary code as
+    written (``@f``) where the interpreter runs its tape, and a gradient
+    runs the tape on both: the user wrote ``f``, so every engine names
+    it."""
+    head, *derived = name.split(".")
+    return ".".join([head, *(part for part in derived if part != TAPE_SUFFIX[1:])])

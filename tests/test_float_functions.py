@@ -26,10 +26,7 @@ EDGES = (0.0, -0.0, 0.1, -0.1, 3.0, -3.0, 5.0, 1e-310, -1e-20, 1e17, 1e308, -1e3
 
 
 def _divmod_py(x, d):
-    # the signs too: a result's zero keeps its sign only as far as the
-    # function returns it (the interpreter's ordinary code adds it to 0.0)
-    mod, div = x % d, x // d
-    return mod, div, math.copysign(1.0, mod), math.copysign(1.0, div)
+    return x % d, x // d
 
 
 DIVMOD = {engine: rv.ordinary(_divmod_py, backend=engine) for engine in ENGINES}
@@ -44,33 +41,110 @@ def _python_divmod(x: float, d: float) -> tuple[float, float]:
     return x % d, x // d
 
 
-def _same(got: tuple[float, ...], expected: tuple[float, float]) -> bool:
-    """The remainder and the quotient equal, NaN where Python's is, and of
-    its sign (``-0.0`` is not ``0.0``)."""
+def _same(got: tuple[float, ...], expected: tuple[float, ...]) -> bool:
+    """Each value equal, NaN where the reference's is, and of its sign
+    (``-0.0`` is not ``0.0``)."""
     return all(
-        math.isnan(b) if math.isnan(b) else (a == b and sign == math.copysign(1.0, b))
-        for a, b, sign in zip(got[:2], expected, got[2:], strict=True)
+        math.isnan(b) if math.isnan(b) else (a == b and math.copysign(1.0, a) == math.copysign(1.0, b))
+        for a, b in zip(got, expected, strict=True)
     )
 
 
+def _functions_py(x, d):
+    return math.fmod(x, d), np.fmod(x, d), np.remainder(x, d), np.floor_divide(x, d), np.mod(x, d)
+
+
+FUNCTIONS = {engine: rv.ordinary(_functions_py, backend=engine) for engine in ENGINES}
+
+
+def _numpy_functions(x: float, d: float) -> tuple[float, ...]:
+    """numpy's values of ``_functions_py``'s functions: ``math.fmod`` is
+    C's ``fmod``, as ``np.fmod``, and where Python raises (a zero divisor,
+    an infinite dividend), numpy's NaN, as ``%`` gives it."""
+    with np.errstate(all="ignore"):
+        values = (np.fmod(x, d), np.fmod(x, d), np.remainder(x, d), np.floor_divide(x, d), np.mod(x, d))
+    return tuple(float(v) for v in values)
+
+
+DIVISIONS = {"operators": (DIVMOD, _python_divmod), "functions": (FUNCTIONS, _numpy_functions)}
+"""``%`` and ``//``, against Python's values; ``math.fmod``, ``np.fmod``,
+``np.remainder`` (``np.mod``) and ``np.floor_divide`` of two numbers,
+against numpy's (ordinary code refused numpy's as allocating an array,
+reversible code all four as functions without rules)."""
+
+
 @pytest.mark.parametrize("engine", ENGINES)
-def test_float_modulo_and_floor_division_are_pythons_at_the_edges(engine: str):
+def test_float_modulo_and_floor_division_are_pythons_and_fmod_cs(engine: str):
     """``5.0 % 0.1`` is 0.0999…, not 0; ``5.0 // 0.1`` is 49, not 50;
-    ``1e17 % 3.0`` is 1; signed zeros, infinities and NaN as Python has
-    them, and a zero divisor as numpy has it."""
-    assert DIVMOD[engine](5.0, 0.1)[:2] == (0.09999999999999973, 49.0)
-    assert DIVMOD[engine](1e17, 3.0)[:2] == (1.0, 3.3333333333333332e16)
+    ``1e17 % 3.0`` is 1; ``fmod`` takes the dividend's sign."""
+    assert DIVMOD[engine](5.0, 0.1) == (0.09999999999999973, 49.0)
+    assert DIVMOD[engine](1e17, 3.0) == (1.0, 3.3333333333333332e16)
+    assert FUNCTIONS[engine](-5.0, 3.0) == (-2.0, -2.0, 1.0, -2.0, 1.0)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("division", DIVISIONS)
+def test_divisions_are_pythons_and_numpys_at_the_edges(engine: str, division: str):
+    """Signed zeros, infinities and NaN as Python has them, and a zero
+    divisor as numpy has it."""
+    compiled, reference = DIVISIONS[division]
     for x in EDGES:
         for d in EDGES:
-            assert _same(DIVMOD[engine](x, d), _python_divmod(x, d)), (x, d)
+            assert _same(compiled[engine](x, d), reference(x, d)), (x, d)
 
 
 @settings(max_examples=150, deadline=None)
 @given(st.floats(width=64), st.floats(width=64))
-def test_float_modulo_and_floor_division_agree_with_python_on_both_engines(x: float, d: float):
-    expected = _python_divmod(x, d)
-    for engine in ENGINES:
-        assert _same(DIVMOD[engine](x, d), expected), (engine, x, d)
+def test_divisions_agree_with_python_and_numpy_on_both_engines(x: float, d: float):
+    for compiled, reference in DIVISIONS.values():
+        expected = reference(x, d)
+        for engine in ENGINES:
+            assert _same(compiled[engine](x, d), expected), (engine, x, d)
+
+
+def _integer_functions_py(a: int, b: int):
+    return np.fmod(a, b), np.remainder(a, b), np.floor_divide(a, b)
+
+
+def _python_remainder(a: int, b: int):
+    return a % b
+
+
+INTEGER_FUNCTIONS = {engine: rv.ordinary(_integer_functions_py, backend=engine) for engine in ENGINES}
+INT64_EDGES = (0, 1, -1, 7, -7, 3, -3, 2**63 - 1, -(2**63))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_numpys_integer_fmod_remainder_and_floor_divide_are_its_scalars(engine: str):
+    """Of ints, numpy's integer ufuncs: ``np.fmod`` C's ``%`` (the
+    dividend's sign), ``np.remainder`` and ``np.floor_divide`` Python's
+    ``%`` and ``//``, wrapped at the ends of ``int64`` as numpy's
+    ``int64`` scalars (``-2⁶³ // -1`` is ``-2⁶³``), and 0 by zero, where
+    Python's ``%`` stops the run."""
+    for a in INT64_EDGES:
+        for b in INT64_EDGES:
+            with np.errstate(divide="ignore", over="ignore"):
+                x, y = np.int64(a), np.int64(b)
+                expected = (np.fmod(x, y), np.remainder(x, y), np.floor_divide(x, y))
+            assert INTEGER_FUNCTIONS[engine](a, b) == tuple(int(v) for v in expected), (a, b)
+    with pytest.raises(rv.ExecutionError, match="in @_python_remainder: integer division by zero"):
+        rv.ordinary(_python_remainder, backend=engine)(7, 0)
+
+
+def _functions_rev(y, x, d):
+    y += math.fmod(x, d) + 2.0 * np.remainder(x, d) + 4.0 * np.floor_divide(x, d)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("x, d", [(5.3, 0.7), (-5.3, 0.7), (5.3, -0.7), (-1e-20, 3.0), (5.0, 0.1)])
+def test_the_derivatives_of_fmod_remainder_and_floor_divide(engine: str, x: float, d: float):
+    """``fmod``: 1 and −trunc(x / d); ``np.remainder``: ``%``'s, 1 and
+    −(x // d); ``np.floor_divide``: 0, piecewise constant.  In reverse and
+    forward mode, exactly."""
+    f = rv.reversible(backend=engine)(_functions_rev)
+    expected = (1.0 + 2.0, -math.trunc((x - math.fmod(x, d)) / d) - 2.0 * (x // d))
+    assert rv.gradient(f, (0.0, x, d))[1:] == expected
+    assert rv.jvp(f, (0.0, x, d), (0.0, 1.0, -2.0))[1][0] == expected[0] - 2.0 * expected[1]
 
 
 def _mixed(y, x, d):
@@ -98,6 +172,24 @@ def test_hypot_of_a_float32_and_an_int_literal_is_float32_as_with_a_float_litera
 
     x = np.float32(0.3)
     assert both(x) == (np.hypot(x, 3), np.hypot(x, 3))
+
+
+def _int_and_float32(n: int, x):
+    return n + x, n * x, n / x, n % x, n // x, np.fmod(n, x), np.remainder(n, x), math.fmod(n, x)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_int_meeting_a_float32_computes_in_float32_in_every_operation(engine: str):
+    """The frontend's promotion is JAX's (``jnp.promote_types(int64,
+    float32)`` is ``float32``; docs/python.md, "Float types"), where numpy
+    widens to ``float64``: ``%``, ``//`` and the division functions take
+    it as ``+`` and ``*`` do.  2²⁴ + 1 is 2²⁴ in ``float32``, which each
+    result shows."""
+    n, x = 2**24 + 1, np.float32(3.0)
+    f = rv.ordinary(_int_and_float32, backend=engine)
+    assert f(n, x) == _int_and_float32(np.float32(n), x)
+    assert f(n, x)[3] == 1.0  # float64 says 2.0
+    assert f"(%n: i64, %x: f32) -> ({', '.join(['f32'] * 8)})" in f.mlir(n, x, form="ordinary")
 
 
 def _bools(a, b):
@@ -249,21 +341,42 @@ def _periodic(y, x, d):
         y[i] += x[i] % d[i] + x[i] // d[i] + np.hypot(x[i], d[i])
 
 
-def test_a_kernel_computes_them_as_the_cpu_and_its_ptx_links_libdevices():
-    """In a kernel, run thread by thread, the CPU's values; the PTX calls
-    no outside function (libdevice's ``fmod`` and ``hypot`` are linked in),
-    and ptxas assembles it."""
-    x = np.array([5.0, 1e17, -1e-20, 3e154, -3.0, 7.0])
-    d = np.array([0.1, 3.0, 3.0, 4e154, INF, -0.1])
-    expected, got = [np.zeros(6), x, d], [np.zeros(6), x, d]
-    _periodic(*expected)
-    assert expected[0][0] == 0.09999999999999973 + 49.0 + math.hypot(5.0, 0.1)
-    slot = EmulatedKernel(*rv.cuda.kernel(_periodic).rev_module(*got)).launch(got, 2, 3)
+@rv.reversible
+def _numpy_periodic(y, x, d, n):
+    for i in rv.prange(len(y)):
+        y[i] += math.fmod(x[i], d[i]) + np.remainder(x[i], d[i]) + np.floor_divide(x[i], d[i])
+        y[i] += float(np.fmod(n[i], 3) + np.remainder(n[i], -2) + np.floor_divide(n[i], n[i] - 4))
+
+
+def _runs_as_the_cpu(kernel: rv.ReversibleFunction, y: np.ndarray, *inputs: np.ndarray) -> np.ndarray:
+    """``kernel``'s ``y`` run thread by thread as a kernel, checked equal to
+    the CPU's; its PTX calls no outside function (libdevice's ``fmod`` and
+    ``hypot`` are linked in), and ptxas assembles it."""
+    expected, got = [y.copy(), *inputs], [y.copy(), *inputs]
+    kernel(*expected)
+    slot = EmulatedKernel(*rv.cuda.kernel(kernel).rev_module(*got)).launch(got, 2, 3)
     assert not slot.any()
     np.testing.assert_array_equal(got[0], expected[0])
-    ptx = rv.cuda.kernel(_periodic).compile(*got).ptx
+    ptx = rv.cuda.kernel(kernel).compile(*got).ptx
     assert ".extern" not in ptx
     assert emit_cubin(ptx)[:4] == b"\x7fELF"
+    return expected[0]
+
+
+X = np.array([5.0, 1e17, -1e-20, 3e154, -3.0, 7.0])
+D = np.array([0.1, 3.0, 3.0, 4e154, INF, -0.1])
+
+
+def test_a_kernel_computes_them_as_the_cpu_and_its_ptx_links_libdevices():
+    y = _runs_as_the_cpu(_periodic, np.zeros(6), X, D)
+    assert y[0] == 0.09999999999999973 + 49.0 + math.hypot(5.0, 0.1)
+
+
+def test_a_kernel_computes_numpys_division_functions_as_the_cpu():
+    """Of floats and of ints, a zero integer divisor (``n - 4`` at 4) too."""
+    n = np.array([7, -7, 4, -(2**63), 0, 2**63 - 1])
+    y = _runs_as_the_cpu(_numpy_periodic, np.zeros(6), X, D, n)
+    assert y[2] == math.fmod(-1e-20, 3.0) + np.remainder(-1e-20, 3.0) - 1.0 + float(1 + 0 + 0)
 
 
 @rv.ordinary

@@ -109,6 +109,8 @@ revmlir/frontend/base/expressions.py
   "operator 'x @ x' is not supported"                                   test_matrix_multiplication_operator
   "'x << 1': << needs integers or booleans"                             test_shift_of_a_float
   "'z % 2': % is not defined on complex numbers"                        test_modulo_of_a_complex
+  "'np.remainder(z, 2.0)': np.remainder needs ints or floats"           test_numpy_remainder_of_a_complex
+  "np.floor_divide() takes 2 arguments here, got 1"                     test_library_function_of_the_wrong_argument_count
   "'~x': ~ needs an integer"                                            test_bitwise_not_of_a_float
   "'x is y': only <, <=, >, >=, ==, != compare values"                  test_identity_comparison
   "slices are not supported"                                            test_slice
@@ -1047,6 +1049,27 @@ def test_modulo_of_a_complex():
         y += (z % 2).real  # E:mod-complex
 
     check(at_call(f, 1j, 0.0), "# E:mod-complex", "'z % 2': % is not defined on complex numbers")
+
+
+def test_numpy_remainder_of_a_complex():
+    def f(z, y):
+        y += np.remainder(z, 2.0).real  # E:remainder-complex
+
+    check(
+        at_call(f, 1j, 0.0),
+        "# E:remainder-complex",
+        "'np.remainder(z, 2.0)': np.remainder needs ints or floats",
+        at="np.remainder",
+    )
+
+
+def test_library_function_of_the_wrong_argument_count():
+    # Was "'np.floor_divide' has no rules in revmlir", as of a function
+    # without rules.
+    def f(x, y):
+        y += np.floor_divide(x)  # E:arity
+
+    check(at_call(f, 1.0, 0.0), "# E:arity", "np.floor_divide() takes 2 arguments here, got 1", at="np.floor")
 
 
 def test_bitwise_not_of_a_float():

@@ -515,3 +515,28 @@ def test_an_array_or_struct_given_as_the_tangents_is_refused(api, value):
     message = rf"^rv.{api}\(f, args, {name}\): {name} is the tuple of {what}, got {type(value).__name__}"
     with pytest.raises(TypeError, match=message):
         run(_norm, (Point(0.3, 0.4),), value)
+
+
+AT_ZERO = """
+func.func @f(%a: f64, %b: f64, %c: f64) -> (f64, f64, f64) {
+  %r = arith.remf %a, %b : f64
+  %q = arith.divf %a, %b : f64
+  %h = math.hypot %b, %c : f64
+  func.return %r, %q, %h : f64, f64, f64
+}
+"""
+
+
+def test_partials_at_a_zero_divisor_are_ieees_as_the_engines_compute_them():
+    """At ``b = 0``: ``fmod``'s ∂/∂b is NaN (``rint((r − a)/b)``, the
+    engines' rule), ``a / b``'s ∂/∂a ∞, and ``hypot``'s 0 at the origin, as
+    the engines' rule gives (decision 158).  Python's floats raised
+    ``ZeroDivisionError`` there, which left the partials unknown."""
+    module = parse_module(AT_ZERO)
+    (function,) = module.ops
+    assert isinstance(function, func.FuncOp)
+    graph = dataflow_graph(module, function, (1.0, 0.0, 0.0))
+    remainder, quotient, hypot = (node.partials for node in graph.nodes if node.op is not None)
+    assert remainder[0] == 1.0 and math.isnan(remainder[1])
+    assert quotient[0] == math.inf
+    assert hypot == (0.0, 0.0)

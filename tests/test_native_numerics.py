@@ -626,6 +626,50 @@ def test_the_c_math_library_gives_both_engines_the_same_bits():
     np.testing.assert_array_equal(got, expected)
 
 
+EDGES = """
+rev.func @f(%low: f64, %high: f64, %rounded: f64, %a: f64, %b: f64) {
+  %min = arith.minimumf %a, %b : f64
+  %max = arith.maximumf %a, %b : f64
+  %round = math.round %a : f64
+  %low1 = rev.add %low, %min : f64
+  %high1 = rev.add %high, %max : f64
+  %rounded1 = rev.add %rounded, %round : f64
+  rev.return %low1, %high1, %rounded1, %a, %b : f64, f64, f64, f64, f64
+}"""
+
+
+NAN = math.nan
+
+
+@pytest.mark.parametrize(
+    "a, b, low, high, rounded",
+    [
+        (0.0, -0.0, -0.0, 0.0, 0.0),
+        (-0.0, 0.0, -0.0, 0.0, -0.0),
+        (-0.3, 0.0, -0.3, 0.0, -0.0),
+        (0.49999999999999994, 1.0, 0.49999999999999994, 1.0, 0.0),
+        (2.0**52 + 1, 0.0, 0.0, 2.0**52 + 1, 2.0**52 + 1),
+        (-2.5, NAN, NAN, NAN, -3.0),
+        (NAN, 1.0, NAN, NAN, NAN),
+        (math.inf, -math.inf, -math.inf, math.inf, math.inf),
+        (-math.inf, -0.0, -math.inf, -0.0, -math.inf),
+    ],
+)
+def test_minimum_maximum_and_round_agree_at_their_edges(a: float, b: float, low: float, high: float, rounded: float):
+    """IEEE's minimum and maximum (``llvm.minimum``), where ``-0.0`` is
+    below ``0.0`` and NaN wins, and C's ``round`` (halves away from zero):
+    the interpreter took numpy's ``minimum`` (the second of equal operands:
+    ``min(-0.0, 0.0)`` was ``0.0``) and ``floor(|a| + 0.5)``, which rounds
+    0.49999999999999994 and 2⁵² + 1 up and raises for infinities and NaN.
+    Every bit equal, a zero's sign too (``y`` starts at ``-0.0``, which
+    adding keeps)."""
+    expected = [low, high, rounded]
+    for engine in engines(EDGES):
+        got = engine.call("f", -0.0, -0.0, -0.0, a, b)[:3]
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
 def test_a_failing_check_reports_the_same_value_on_both_engines():
     source = """
 rev.func @f(%a: f64, %b: f64) {

@@ -1,6 +1,7 @@
 """``range(a, b, s)`` with a step known only when the function runs, of
 either sign: Python's indices in Python's order, forwards, reversed and
-inverted, on both engines; a zero step stops the run at the range call."""
+inverted, on both engines; a zero step stops the run at the range call.
+Ordinary code (``@rv.ordinary``) takes it too, called and differentiated."""
 
 from __future__ import annotations
 
@@ -30,8 +31,25 @@ def _visit_reversed(out, n, a, b, s):
         n += 1
 
 
+def _ordinary_visit(out, a, b, s):
+    n = 0
+    for i in range(a, b, s):
+        out[n] = i
+        n += 1
+    return n
+
+
+def _horner(x: float, a: int, b: int, s: int) -> float:
+    t = 0.0
+    for i in range(a, b, s):
+        t = t * x + i
+    return t
+
+
 VISIT = {engine: rv.reversible(backend=engine)(_visit) for engine in ENGINES}
 VISIT_REVERSED = {engine: rv.reversible(backend=engine)(_visit_reversed) for engine in ENGINES}
+ORDINARY_VISIT = {engine: rv.ordinary(backend=engine)(_ordinary_visit) for engine in ENGINES}
+HORNER = {engine: rv.ordinary(backend=engine)(_horner) for engine in ENGINES}
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -58,6 +76,9 @@ def test_run_time_steps_agree_with_python_at_the_ends_of_int64(a: int, s: int, c
         out = np.zeros(8, np.int64)
         _, n, *_ = VISIT[engine](out, 0, a, b, s)
         assert out[:n].tolist() == list(range(a, b, s)), engine
+        visited = np.zeros(8, np.int64)
+        n = ORDINARY_VISIT[engine](visited, a, b, s)
+        assert visited[:n].tolist() == list(range(a, b, s)), engine
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -84,3 +105,40 @@ def test_a_run_time_negative_step_differentiates(engine: str):
             y += x * float(i)
 
     assert rv.gradient(f, (0.0, 2.0, 6, -2)) == (1.0, 12.0, 0, 0)
+
+
+# -- ordinary code ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("a, b, s", [(0, 3, -1), (0, -6, -2), (6, 0, -2), (0, 6, 2), (5, -2, -3), (3, 3, -1)])
+def test_ordinary_code_takes_a_run_time_step_of_either_sign(engine: str, a: int, b: int, s: int):
+    """Called (native code runs it as written, the interpreter its
+    reversible form) and differentiated: Horner's ``t·x + i`` over the
+    indices, whose derivative in ``x`` is Python's of the same sum."""
+    out = np.zeros(8, np.int64)
+    n = ORDINARY_VISIT[engine](out, a, b, s)
+    assert out[:n].tolist() == list(range(a, b, s)) and not out[n:].any()
+    indices = list(range(a, b, s))
+    assert HORNER[engine](1.5, a, b, s) == _horner(1.5, a, b, s)
+    slope = sum((len(indices) - 1 - k) * 1.5 ** (len(indices) - 2 - k) * i for k, i in enumerate(indices[:-1]))
+    assert rv.gradient(HORNER[engine], (1.5, a, b, s))[0] == pytest.approx(slope, rel=1e-14)
+    assert rv.jvp(HORNER[engine], (1.5, a, b, s), (1.0, None, None, None))[1][0] == pytest.approx(slope, rel=1e-14)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_zero_run_time_step_of_ordinary_code_stops_at_the_range_call(engine: str):
+    """Called, differentiated in both modes: Python's words at the
+    ``range`` call of the function as written (its tangent's name for the
+    tangent, as a reversible function's)."""
+    source, first = inspect.getsourcelines(_horner)
+    where = f"{__file__}:{first + 2}:{source[2].index('range(') + 1}: 'cf.assert' in @_horner"
+    runs = (
+        ("", lambda: HORNER[engine](1.5, 0, 3, 0)),
+        ("", lambda: rv.gradient(HORNER[engine], (1.5, 0, 3, 0))),
+        (".tan", lambda: rv.jvp(HORNER[engine], (1.5, 0, 3, 0), (1.0, None, None, None))),
+    )
+    for suffix, run in runs:
+        with pytest.raises(rv.ExecutionError) as caught:
+            run()
+        assert str(caught.value) == f"{where}{suffix}: range() step must not be zero"

@@ -60,12 +60,36 @@ except rv.ExecutionError as error:
 """
 
 
+CURSOR_FRAMES = """
+import json
+import sys
+sys.path.insert(0, sys.argv[2])
+from cursor_driver import quiet
+import revmlir as rv
+from revmlir.interpreter import RevInterpreter
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule
+
+module = parse_module(quiet("#ad.schedule<store_all>"), "drive.mlir")
+engine = RevInterpreter(module) if sys.argv[1] == "interpreter" else NativeModule.compile(module)
+try:
+    print(json.dumps(str(engine.call("drive", 200))))
+except rv.ExecutionError as error:
+    print(json.dumps(str(error)))
+"""
+"""A store-all cursor over 200 steps, whose frames grow a level a step."""
+
+
 def stopped(backend: str, tmp_path: Path, program: str = ENDLESS_TAPE, megabytes: str = "0.01") -> str:
     script = tmp_path / "endless_tape.py"
     script.write_text(program)
     environment = {**os.environ, "PYTHONPATH": str(ROOT), "REVMLIR_STACK_MAX_MB": megabytes}
     run = subprocess.run(
-        [sys.executable, str(script), backend], capture_output=True, text=True, timeout=120, env=environment
+        [sys.executable, str(script), backend, str(ROOT / "tests")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
     )
     assert run.returncode == 0, run.stderr[-2000:]
     return json.loads(run.stdout)
@@ -74,7 +98,7 @@ def stopped(backend: str, tmp_path: Path, program: str = ENDLESS_TAPE, megabytes
 def test_a_tape_without_end_stops_at_the_bound_on_both_engines(tmp_path: Path):
     native, interpreter = (stopped(backend, tmp_path) for backend in ("native", "interpreter"))
     assert native == interpreter
-    assert native.startswith(f"{tmp_path / 'endless_tape.py'}:9:5: 'anc.push' in @halving.tape: "), native
+    assert native.startswith(f"{tmp_path / 'endless_tape.py'}:9:5: 'anc.push' in @halving: "), native
     # 0.01 MB of 8-byte elements: 1310, the last doubling cut short there
     assert native.endswith("cannot grow a stack of 1310 elements: out of memory"), native
 
@@ -104,3 +128,12 @@ def test_a_bound_that_is_no_positive_number_is_reported_and_the_default_used(mon
         monkeypatch.setenv("REVMLIR_STACK_MAX_MB", text)
         with pytest.warns(RuntimeWarning, match=f"REVMLIR_STACK_MAX_MB='{text}' is not a positive number of megabytes"):
             assert stack_limit() == default
+
+
+def test_a_cursors_frames_past_the_bound_stop_at_the_same_step_on_both_engines(tmp_path: Path):
+    """``ad.next`` pushes a frame per level of the schedule, on native
+    code's bounded stack; the interpreter's frames ran past the bound."""
+    native, interpreter = (stopped(backend, tmp_path, CURSOR_FRAMES, "0.001") for backend in ("native", "interpreter"))
+    assert native == interpreter
+    assert native.startswith("drive.mlir:"), native
+    assert "'ad.next' in @drive: cannot grow a stack of 131 elements: out of memory" in native, native

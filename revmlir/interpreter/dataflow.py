@@ -46,7 +46,8 @@ ITERATION_LIMIT = 200_000
 
 Partial = Callable[[Sequence[Any], Any], Any]
 """``∂result/∂operand`` from the operand values and the result value; it
-raises ``TypeError`` where a value it needs is unknown (``None``)."""
+raises ``TypeError`` where a value it needs is unknown (``None``).  Floats
+come as numpy's ``float64`` (``_known``), so that its arithmetic is IEEE's."""
 
 
 PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
@@ -85,7 +86,8 @@ PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
     mathd.CopySignOp: (lambda v, r: math.copysign(1.0, v[0]) * math.copysign(1.0, v[1]), lambda v, r: 0.0),
     mathd.FloorOp: (lambda v, r: 0.0,),
     mathd.CeilOp: (lambda v, r: 0.0,),
-    HypotOp: (lambda v, r: v[0] / r, lambda v, r: v[1] / r),
+    # 0 at the origin, as the engines' rule (decision 158)
+    HypotOp: (lambda v, r: v[0] / r if r else 0.0, lambda v, r: v[1] / r if r else 0.0),
     RemFOp: (lambda v, r: 1.0, lambda v, r: float(np.rint((r - v[0]) / v[1]))),
     mathd.FPowIOp: (lambda v, r: v[1] * v[0] ** (v[1] - 1),),
 }
@@ -254,9 +256,16 @@ class _Evaluator:
 
 
 def _known(partial: Partial, values: Sequence[Any], result: Any) -> float | None:
+    """``partial`` at known values, as the engines compute it: in numpy's
+    ``float64``, so a division by zero is ±∞ or NaN, as IEEE's (``%``'s
+    ∂/∂b at ``b = 0`` is NaN, the engines' rule's value), where Python's
+    floats raised, which made a partial known at a point unknown.  None
+    where a value it needs is unknown, or where ``math`` refuses one
+    (``log`` of a negative number)."""
+    floats = [np.float64(v) if isinstance(v, float) else v for v in values]
     try:
-        return float(partial(values, result))
-    except (TypeError, ZeroDivisionError, ValueError, OverflowError):
+        return float(partial(floats, np.float64(result) if isinstance(result, float) else result))
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -297,7 +306,9 @@ def dataflow_graph(module: ModuleOp, function: func.FuncOp, arguments: Sequence[
             args.append(UNKNOWN if static else normalize(type, given))
     n = len(evaluator.nodes)
     try:
-        results = evaluator.call(function, args)
+        # IEEE's values, as the interpreter's runner takes them
+        with np.errstate(all="ignore"):
+            results = evaluator.call(function, args)
     except RecursionError:
         raise LumpError(function, "calls nest too deeply to lump") from None
     returned = [

@@ -207,6 +207,24 @@ def _bitcast(op: arith.BitcastOp, value: Any) -> Any:
     return np.array(value, dtype=dtypes[0]).view(dtypes[1]).item()
 
 
+def _extremum(smaller: bool) -> Semantics:
+    """``arith.minimumf`` (``smaller``) or ``maximumf``: IEEE 754-2019's
+    minimum and maximum, which native code's ``llvm.minimum`` and
+    ``llvm.maximum`` are: a NaN operand gives NaN, and ``-0.0`` is below
+    ``0.0``.  Not numpy's ``minimum``, which returns the second of two
+    equal operands, so ``min(-0.0, 0.0)`` was ``0.0``."""
+
+    def run(op: Operation, a: float, b: float) -> float:
+        if math.isnan(a) or math.isnan(b):
+            return math.nan
+        if a == b:  # signed zeros: the one of the sign that is the extremum
+            negative = math.copysign(1.0, a) < 0
+            return a if negative == smaller else b
+        return min(a, b) if smaller else max(a, b)
+
+    return run
+
+
 _pow = libm.function("pow", 2)
 
 
@@ -283,8 +301,8 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.MulfOp: _f(np.multiply),
     arith.DivfOp: _f(np.divide),
     arith.NegfOp: _f(np.negative),
-    arith.MaximumfOp: _f(np.maximum),
-    arith.MinimumfOp: _f(np.minimum),
+    arith.MaximumfOp: _extremum(smaller=False),
+    arith.MinimumfOp: _extremum(smaller=True),
     arith.MaxnumfOp: _f(np.fmax),
     arith.MinnumfOp: _f(np.fmin),
     arith.IndexCastOp: _signed,
@@ -332,7 +350,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     mathd.IPowIOp: lambda op, a, b: _ipowi(a, b),
     mathd.FloorOp: _f(np.floor),
     mathd.CeilOp: _f(np.ceil),
-    mathd.RoundOp: lambda op, a: float(math.floor(abs(a) + 0.5) * math.copysign(1, a)),
+    mathd.RoundOp: _c("round"),
     mathd.RoundEvenOp: _f(np.rint),
     mathd.TruncOp: _f(np.trunc),
     mathd.CopySignOp: _f(np.copysign),

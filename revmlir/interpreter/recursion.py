@@ -30,7 +30,6 @@ from xdsl.dialects.builtin import StringAttr
 from xdsl.ir import Operation
 
 from revmlir.errors import ExecutionError, format_location
-from revmlir.naming import tape_source
 from revmlir.runtime_checks import SOURCE_OP_ATTR
 from revmlir.safety import MAX_CALL_DEPTH, RECURSION_TOO_DEEP
 
@@ -66,12 +65,10 @@ def too_deep(call: Operation, function: str | None) -> ExecutionError:
     """``RECURSION_TOO_DEEP`` at ``call`` in ``function``, named as native
     code's check names it (``rev-host-safety``): a call that stands for
     another (``SOURCE_OP_ATTR``: a ``rev.call`` lowered, ordinary code's
-    ``func.call`` made reversible) by that op, in the function as written
-    (``tape_source``)."""
+    ``func.call`` made reversible) by that op."""
     source = call.attributes.get(SOURCE_OP_ATTR)
     if not isinstance(source, StringAttr):
         return ExecutionError.at(call, RECURSION_TOO_DEEP, function)
-    caller = None if function is None else tape_source(function)
     return ExecutionError(
-        RECURSION_TOO_DEEP, op_name=source.data, location=format_location(call.location), function=caller
+        RECURSION_TOO_DEEP, op_name=source.data, location=format_location(call.location), function=function
     )

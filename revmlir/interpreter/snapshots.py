@@ -66,19 +66,26 @@ def _latest(
 class SnapshotFunctions(InterpreterFunctions):
     @impl(NextOp)
     def run_next(self, interpreter: RuntimeInterpreter, op: NextOp, args: PythonValues) -> PythonValues:
+        """The cursor's next entry.  A transition one level deeper pushes
+        a frame (at most one per entry), bounded as native code's push of
+        it (``check_room``): a schedule of more levels than the stack holds
+        stops at the op, the frames as they were."""
         frames, steps, *words = args
         schedule = op.schedule
+        held = len(frames)
         try:
-            return tuple(
-                int(w) for w in next_entry(schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames)
-            )
+            entry = next_entry(schedule.scheme.data, schedule.snapshots.data, steps, tuple(words), frames)
+            if len(frames) > held:
+                check_room(op.frames.type, frames, 0, interpreter.runtime.stack_limit)
         except IndexError:
             # the machine pops a frame on its way up; hand-written words may
             # ask that of empty frames
             raise interpreter.runtime.fail(op, EMPTY_STACK) from None
         except MemoryError:
             # the frames are as they were, as native code's failed push leaves them
-            raise MemoryError(STACK_NOT_GROWN.format(len(frames))) from None
+            del frames[held:]
+            raise MemoryError(STACK_NOT_GROWN.format(held)) from None
+        return tuple(int(w) for w in entry)
 
     @impl(anc.SnapshotOp)
     def run_snapshot(self, interpreter: RuntimeInterpreter, op: anc.SnapshotOp, args: PythonValues) -> PythonValues:

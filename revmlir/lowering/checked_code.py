@@ -60,7 +60,7 @@ from revmlir.lowering.fast_ops import (
     scf_yield,
 )
 from revmlir.lowering.native_types import element_bytes
-from revmlir.naming import INVERSE_SUFFIX, inverse_name
+from revmlir.naming import INVERSE_SUFFIX, inverse_name, tape_source
 from revmlir.runtime_checks import (
     ERROR_SLOT,
     FAIL,
@@ -151,7 +151,9 @@ class CheckOp(IRDLOperation):
 
 def display_name(function: str) -> str:
     """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
-    interpreter names ``f`` run backwards."""
+    interpreter names ``f`` run backwards, and a tape function by the
+    function it runs (``tape_source``)."""
+    function = tape_source(function)
     if function.endswith(INVERSE_SUFFIX):
         return "~" + inverse_name(function)
     return function

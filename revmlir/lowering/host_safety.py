@@ -82,7 +82,6 @@ from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes
-from revmlir.naming import tape_source
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
     CHECKS_ATTR,
@@ -337,11 +336,7 @@ class HostSafetyPass(ModulePass):
                     polled.add(block)
                     code.call_runtime(POLL, [error, *(interrupts or _interrupts(code, error, call))], [], call)
                 (ok,) = code.call_runtime(STACK_OK, [error, record], [i1], call)
-                # a call ordinary code's tape function makes is the call in
-                # the function as written, which the interpreter names
-                source = SOURCE_OP_ATTR in call.attributes
-                caller = tape_source(code.function) if source else code.function
-                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError, function=caller)
+                code.check(ok, call, RECURSION_TOO_DEEP, (), ExecutionError)
                 code.builder.insertion_point = InsertPoint.after(call)
                 code.call_runtime(CALL_RETURNED, [error, record], [], call)
             # A loop that calls a function with a for loop polls in every

@@ -56,7 +56,11 @@ class Interface:
 
 
 def zero(builder: Builder, type: Attribute) -> SSAValue:
-    value = FloatAttr(0.0, type) if isinstance(type, AnyFloat) else IntegerAttr(0, type)
+    """The empty slot a value is added into: ``-0.0`` for a float, the
+    one zero that adding keeps every value of (``-0.0 + x`` is ``x``, where
+    ``0.0 + -0.0`` is ``0.0``), so a result that is ``-0.0`` keeps its sign
+    through the slot, as the ordinary code computes it."""
+    value = FloatAttr(-0.0, type) if isinstance(type, AnyFloat) else IntegerAttr(0, type)
     return builder.insert(arith.ConstantOp(value, type)).result
 
 

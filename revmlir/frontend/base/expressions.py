@@ -110,10 +110,28 @@ _FLOAT_TYPES: dict[Any, Attribute] = {np.float32: f32, np.float64: f64}
 """numpy's float types, whose calls convert a value (``np.float32(s)``
 rounds an ``f64`` for a ``float32`` target)."""
 
-HYPOT = (math.hypot, np.hypot)
+REAL_FUNCTIONS: dict[Any, str] = {math.hypot: "hypot", np.hypot: "hypot", math.fmod: "fmod"}
+"""The C library's functions of two real numbers (libm's on every engine,
+libdevice's on a GPU), computed in the type ``a / b`` computes in
+(``_real_type``): ``math.fmod`` is C's ``fmod``, the dividend's sign."""
+
+DIVISIONS: dict[Any, str] = {np.remainder: "%", np.floor_divide: "//", np.fmod: "fmod"}
+"""numpy's division functions (``np.mod`` is ``np.remainder``), of
+numbers as its scalars compute them: ``np.remainder`` is Python's ``%``,
+``np.floor_divide`` its ``//``, ``np.fmod`` C's ``fmod``; an integer by
+zero is 0 (``_division``)."""
+
 PHASE = (cmath.phase, np.angle)
 
-SCALAR_FUNCTIONS = frozenset({*UNARY_FUNCTIONS, *BINARY_FUNCTIONS, *HYPOT, *PHASE, *_FLOAT_TYPES})
+_ARITIES: dict[Any, int] = {
+    **dict.fromkeys((*UNARY_FUNCTIONS, *PHASE, *_FLOAT_TYPES), 1),
+    **dict.fromkeys((*BINARY_FUNCTIONS, *REAL_FUNCTIONS, *DIVISIONS), 2),
+}
+"""How many numbers each of these functions takes in an expression: a
+call of another count is refused as such, not as a function without
+rules."""
+
+SCALAR_FUNCTIONS = frozenset(_ARITIES)
 """The math, cmath and numpy functions an expression computes on numbers
 (numpy's others make arrays)."""
 
@@ -453,7 +471,7 @@ class ExpressionCompiler:
                     a, b = fn.cast(a, f64, loc), fn.cast(b, f64, loc)
                 return fn.binary("div", a, b, loc)
             case ast.FloorDiv() | ast.Mod():
-                return self._divmod(node, op, a, b)
+                return self._division(node, _SYMBOLS[type(op)], a, b)
             case ast.Pow():
                 return self._power(node, a, b)
             case ast.BitAnd():
@@ -468,27 +486,36 @@ class ExpressionCompiler:
                 return fn.binary("shr", a, b, loc)
         raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
 
-    def _divmod(self, node: ast.BinOp, op: ast.FloorDiv | ast.Mod, a: Value, b: Value) -> Value:
-        """``a // b`` or ``a % b`` in the type ``a / b`` computes in (an
-        ``f32`` meeting an ``f64`` widens, as in ``/``), bools taken as the
-        ints Python takes them for: integers' if both are integers or
-        bools, ``float_divmod``'s otherwise."""
+    def _division(self, node: ast.expr, kind: str, a: Value, b: Value, *, numpy: bool = False) -> Value:
+        """``a // b``, ``a % b`` (``kind``) or C's ``fmod`` in the type
+        ``a / b`` computes in (an ``f32`` meeting an ``f64`` widens, as in
+        ``/``), bools taken as the ints Python takes them for: integers' if
+        both are integers or bools, ``float_divmod``'s (``fmod``'s)
+        otherwise.  An integer divisor of 0 stops the run at the op (Python's
+        ``ZeroDivisionError``), where a ``numpy`` function's gives 0, as
+        numpy's integer ufuncs do."""
         fn, loc = self.fn, self.ctx.loc(node)
         joined = fn.joined_type(a.ssa, b.ssa)
         real = i64 if joined == i1 else joined
         if not (isinstance(real, AnyFloat) or _is_int(real)):
-            raise self.ctx.error(node, f"'{ast.unparse(node)}': {_SYMBOLS[type(op)]} needs ints or floats")
+            what = ast.unparse(node.func) if isinstance(node, ast.Call) else kind
+            raise self.ctx.error(node, f"'{ast.unparse(node)}': {what} needs ints or floats")
         a, b = fn.cast(a, real, loc), fn.cast(b, real, loc)
-        if _is_int(real):
+        if isinstance(real, AnyFloat):
+            if kind == "fmod":
+                return fn.binary("fmod", a, b, loc)
+            quotient, remainder = float_divmod(fn, a, b, loc)
+            return quotient if kind == "//" else remainder
+        by_zero = fn.compare("eq", b, 0, loc) if numpy else None
+        if by_zero is not None:
+            b = fn.select(by_zero, 1, b, loc)
+        if kind == "fmod":
+            result = fn.binary("rem", a, b, loc)
+        else:
             quotient = fn.binary("floordiv", a, b, loc)
             # Python's % takes the sign of the divisor: a - b * (a // b).
-            return (
-                quotient
-                if isinstance(op, ast.FloorDiv)
-                else fn.binary("sub", a, fn.binary("mul", b, quotient, loc), loc)
-            )
-        quotient, remainder = float_divmod(fn, a, b, loc)
-        return quotient if isinstance(op, ast.FloorDiv) else remainder
+            result = quotient if kind == "//" else fn.binary("sub", a, fn.binary("mul", b, quotient, loc), loc)
+        return result if by_zero is None else fn.select(by_zero, 0, result, loc)
 
     def _fold(self, node: ast.BinOp, op: ast.operator, a: int, b: int) -> Folded:
         """``a op b`` as Python computes it; what Python raises is an error
@@ -628,12 +655,15 @@ class ExpressionCompiler:
         if callee in BINARY_FUNCTIONS and len(args) == 2:
             a, b = self._pair(args[0], self._evaluate(args[0]), args[1], self._evaluate(args[1]))
             return fn.binary(BINARY_FUNCTIONS[callee], a, b, loc)
-        if callee in HYPOT and len(args) == 2:
+        if callee in REAL_FUNCTIONS and len(args) == 2:
             # libm's hypot on every engine: sqrt(a² + b²) would overflow
             # above 1e154 and lose hypot(inf, nan) = inf.
             a, b = self._pair(args[0], self._evaluate(args[0]), args[1], self._evaluate(args[1]))
             real = self._real_type(node, a, b)
-            return fn.binary("hypot", fn.cast(a, real, loc), fn.cast(b, real, loc), loc)
+            return fn.binary(REAL_FUNCTIONS[callee], fn.cast(a, real, loc), fn.cast(b, real, loc), loc)
+        if callee in DIVISIONS and len(args) == 2:
+            a, b = self._pair(args[0], self._evaluate(args[0]), args[1], self._evaluate(args[1]))
+            return self._division(node, DIVISIONS[callee], a, b, numpy=True)
         if callee in PHASE and len(args) == 1:
             return fn.angle(self._compile(args[0]), loc)
         if callee is markers.ulog and len(args) == 1:
@@ -672,6 +702,11 @@ class ExpressionCompiler:
                 node,
                 f"unknown function '{node.func.id}'",
                 "use math/cmath/numpy functions or a pure helper function",
+            )
+        if (count := _ARITIES.get(callee)) is not None:
+            raise ctx.error(
+                node,
+                f"{ast.unparse(node.func)}() takes {count} argument{'s' if count > 1 else ''} here, got {len(args)}",
             )
         if _library_function(callee):
             raise ctx.error(

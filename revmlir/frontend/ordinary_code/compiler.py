@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple, Protocol, TypeGuard, TypeVar, cast
 
 import numpy as np
-from xdsl.dialects import func, memref, scf
+from xdsl.dialects import cf, func, memref, scf
 from xdsl.dialects.builtin import (
     AnyFloat,
     IndexType,
@@ -48,6 +48,7 @@ from revmlir.frontend.base.expressions import (
     ExpressionCompiler,
     Folded,
 )
+from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type
@@ -1126,21 +1127,29 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         if len(bounds) == 1:
             bounds.insert(0, ast.Constant(0))
         step = self.expr.folded_int(bounds[2]) if len(bounds) == 3 else 1
-        if step is None or step == 0:
-            raise self.error(
-                bounds[2],
-                "range() needs a constant step other than 0",
-                "write the step as an integer of constants (literals, numeric globals), e.g. range(a, b, 2)",
-            )
+        if step == 0:
+            raise self.error(bounds[2], ZERO_STEP)
         start, stop = (self.integer(b) for b in bounds[:2])
-        first, stride = start, -step
-        if step < 0:
+        position: Callable[[Value], Value] | None = None
+        if step is None:
+            # a run-time step, of either sign, as reversible code takes it;
+            # a zero one stops the run at the range call
+            count, nonzero, position = run_time_range(fn, start, stop, self.integer(bounds[2]), loc)
+            fn.emit(cf.AssertOp(nonzero.ssa, StringAttr(ZERO_STEP)), ctx.loc(iterator))
+            start, stop, step = fn.const(0, IndexType(), loc), count, 1
+        elif step < 0:
             # range(a, b, -s) visits a - k·s for k in range(len(range(a, b, -s)))
+            first, stride = start, -step
+
+            def descending(k: Value) -> Value:
+                return first - k * stride
+
+            position = descending
             count = fn.descending_count(start, stop, stride, loc)
             start, stop, step = fn.const(0, IndexType(), loc), count, 1
 
         def body(k: Value) -> None:
-            ctx.bindings.append({name: first - k * stride if stride > 0 else k})
+            ctx.bindings.append({name: k if position is None else position(k)})
             try:
                 self.statements(node.body)
             finally:

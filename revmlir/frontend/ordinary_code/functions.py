@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    f32,
     f64,
     i1,
 )
@@ -385,12 +386,16 @@ class OrdinarySpecialization:
         )
 
     def slots(self) -> list[Any]:
-        """Zero result slots, into which the reversible forms add the results."""
+        """Zero result slots, into which the reversible forms add the
+        results: a float's is ``-0.0``, which adding keeps every value of
+        (``0.0 + -0.0`` is ``0.0``: ``return -x`` of ``0.0`` lost its
+        sign)."""
         return [_ZEROS.get(t, 0) for t in self.result_types]
 
     def arguments(self, args: Sequence[Any]) -> tuple[Any, ...]:
-        """``@f``'s arguments for ``args``: zero result slots and output arrays."""
-        return (*args, *self.slots(), *(np.zeros_like(args[i]) for i in self.written))
+        """``@f``'s arguments for ``args``: zero result slots and output
+        arrays, a float array's ``-0.0`` as a slot's."""
+        return (*args, *self.slots(), *(np.full_like(args[i], _ZERO) for i in self.written))
 
     def check_aliasing(self, args: Sequence[Any]) -> None:
         """Arrays ``f`` writes must not share memory with other arguments:
@@ -468,7 +473,9 @@ class OrdinarySpecialization:
         return values[0] if self.returns == "one" else tuple(values)
 
 
-_ZEROS: dict[Attribute, Any] = {f64: 0.0, i1: False}
+_ZERO = -0.0
+"""The float zero that adding keeps every value of."""
+_ZEROS: dict[Attribute, Any] = {f64: _ZERO, f32: _ZERO, i1: False}
 
 
 def _declared_kind(annotation: Any, found: Attribute) -> str | None:

@@ -46,6 +46,7 @@ from revmlir.frontend.base import markers
 from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
 from revmlir.frontend.base.errors import at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
+from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
@@ -60,10 +61,6 @@ from revmlir.semantics import gradient_type
 if TYPE_CHECKING:
     from revmlir.frontend.ordinary_code.primitives import Primitive
 
-
-ZERO_STEP = "range() step must not be zero"
-"""Python's ``ValueError`` of ``range(a, b, 0)``: at decoration for a
-constant step, where the run reaches the loop for a run-time one."""
 
 _UPDATES = {
     ast.Add: "add",
@@ -895,25 +892,13 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         self, lb: Value, ub: Value, step: Value, loc: Loc, call: Loc
     ) -> tuple[Value, Value, Value, Callable[[Value], Value]]:
         """``range(a, b, s)`` of a step known only at run time, of either
-        sign, as Python's: ``k`` over ``len(range(a, b, s))`` visiting
-        ``a + k·s`` (decision 115's count, from the far bound to the near
-        one and by ``|s|``, read unsigned), the loop's step 1.  A zero ``s``
-        stops the run at the ``range`` ``call`` with Python's words, an
-        assertion run forwards and backwards (the loop's own refusal of a
-        zero step would speak of ``rev.for``)."""
+        sign, as Python's (``run_time_range``), the loop's step 1.  A zero
+        ``s`` stops the run at the ``range`` ``call`` with Python's words,
+        an assertion run forwards and backwards (the loop's own refusal of
+        a zero step would speak of ``rev.for``)."""
         fn = self.fn
-        first, stop, stride = (fn.index(v, loc) for v in (lb, ub, step))
-        nonzero = fn.compare("ne", stride, 0, loc)
+        count, nonzero, position = run_time_range(fn, lb, ub, step, loc)
         fn.safe(lambda: fn.emit(cf.AssertOp(nonzero.ssa, StringAttr(ZERO_STEP)), call), "both", call)
-        up = fn.compare("gt", stride, 0, loc)
-        far, near = fn.select(up, stop, first, loc), fn.select(up, first, stop, loc)
-        size = fn.select(nonzero, fn.select(up, stride, fn.binary("sub", 0, stride, loc), loc), 1, loc)
-        # no iteration where s is 0, which an inverse reaches before its assertion
-        count = fn.select(nonzero, fn.descending_count(far, near, size, loc), 0, loc)
-
-        def position(k: Value) -> Value:
-            return fn.binary("add", first, fn.binary("mul", k, stride, loc), loc)
-
         return fn.const(0, IndexType(), loc), count, fn.const(1, IndexType(), loc), position
 
     def _with(self, node: ast.With) -> None:

@@ -52,11 +52,12 @@ func.func @sweep(%m: memref<?xf64>, %a: f64) -> f64 {
 
 // Bennett: compute with @sweep.tape on a private tape, add the result into
 // %result0 and the final %m into %m_out, uncompute; the tape is empty again.
+// The result comes back in a slot of -0.0, which adding keeps -0.0 of.
 // BENNETT:      rev.func @sweep(%m: memref<?xf64>, %a: f64, %result0: f64, %m_out: memref<?xf64>) {
 // BENNETT-NEXT:   %tape_f64 = anc.stack_alloc : !anc.stack<f64>
 // BENNETT-NEXT:   %0, %1 = rev.routine (%a, %result0) : f64, f64 compute {
 // BENNETT-NEXT:   ^bb0(%a_1: f64, %result0_1: f64):
-// BENNETT-NEXT:     %2 = arith.constant 0.000000e+00 : f64
+// BENNETT-NEXT:     %2 = arith.constant -0.000000e+00 : f64
 // BENNETT-NEXT:     %value0 = anc.alloc %2 {nocheck} : f64
 // BENNETT-NEXT:     %3, %4 = rev.call @sweep.tape(%m, %a_1, %value0, %tape_f64)
 // BENNETT-NEXT:     rev.yield %3, %result0_1, %4 : f64, f64, f64
