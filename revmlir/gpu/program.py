@@ -35,6 +35,7 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
+from revmlir.gpu.orderings import check_orderings
 from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
@@ -618,6 +619,7 @@ def _compile_kernels(
         for k in device.body.ops
         if isinstance(k, gpu.FuncOp)
     }
+    check_orderings(work, arch)
     code, entries = device_llvm_ir(work)
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name], bounds[name]) for name in names}
     ptx = _ptx(work, code, arch, opt_level, [k.entry for k in kernels.values()], max_registers)
@@ -643,6 +645,7 @@ def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -
 
 def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
     work, _, _ = lower_kernels(module, None, all_functions=True)
+    check_orderings(work, arch)
     code, _ = device_llvm_ir(work, keep_functions=True)
     return _ptx(work, code, arch, opt_level)
 
