@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from revmlir.errors import (
     ExecutionError,
     InvertibilityError,
+    LLVMRejected,
     LocatedError,
     RuleViolation,
     format_location,
@@ -61,6 +63,9 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
     message = first_line(error)
     if isinstance(error, RuleViolation):
         op = error.op
+    elif isinstance(error, LLVMRejected):
+        # at the function of the symbol LLVM refused, where the module has one
+        op = SymbolTable.lookup_symbol(module, error.function) if module and error.function else None
     elif module is not None and isinstance(error, DiagnosticException | Exception):
         found = failing_op(module)
         if found is not None:

@@ -75,6 +75,16 @@ class CheckpointError(PassFailedException):
     escape or unbalance their store, reported at the op."""
 
 
+class LLVMRejected(PassFailedException):
+    """LLVM's parser or verifier refused the LLVM IR made of a module
+    (``revmlir.lowering.llvm_parse``), in the function whose LLVM symbol
+    is ``function`` where the text says which."""
+
+    def __init__(self, message: str, function: str | None):
+        super().__init__(message)
+        self.function = function
+
+
 def unsupported(op: Operation, why: str) -> AdjointError:
     """What an adjoint rule raises for a construct it does not handle."""
     return AdjointError(f"{describe_op(op)} cannot be differentiated: {why}")

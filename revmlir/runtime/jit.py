@@ -13,6 +13,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
+from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.printing import PRINT
 from revmlir.runtime import cache
 from revmlir.runtime.printing import print_address
@@ -144,10 +145,10 @@ def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.Mod
     llvm dialect leaves both empty: optimised without them, LLVM would lay
     out types by its defaults instead of the target's, and an emitted
     module would not say what it was compiled for)."""
-    module = llvm.parse_assembly(text)
+    module = parse_llvm(text)
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
-    module.verify()
+    verify_llvm(module, text)
     _check_intrinsics(module)
     if opt_level > 0:
         options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
@@ -327,7 +328,7 @@ def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITMo
     if cached is None or engine is not None:
         # a cached object joining an engine is checked against its text:
         # parsing is cheap beside optimising
-        module = optimize(text, machine, opt_level) if cached is None else llvm.parse_assembly(text)
+        module = optimize(text, machine, opt_level) if cached is None else parse_llvm(text)
         if engine is not None and engine.has(text, module):
             # a load of this text that a Ctrl-C interrupted completed
             return JITModule(engine)
