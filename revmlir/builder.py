@@ -52,20 +52,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from revmlir.dialects import anc, rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
-from revmlir.errors import describe_value
+from revmlir.errors import BuildError, describe_value
 from revmlir.semantics import is_reference_type, is_state_type
 
 Loc: TypeAlias = LocationAttr | None
-
-
-class BuildError(Exception):
-    """A frontend asked for something that cannot be built (an unknown
-    variable, an ancilla that escapes its region, mismatched types)."""
-
-    def __init__(self, message: str, loc: Loc = None):
-        self.message = message
-        self.loc = loc
-        super().__init__(message)
 
 
 def _number_kind(value: object) -> str | None:

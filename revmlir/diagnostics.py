@@ -9,6 +9,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from revmlir.errors import (
+    BuildError,
     ExecutionError,
     InvertibilityError,
     LLVMRejected,
@@ -61,6 +62,8 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
         return f"{error.location or file}: error: {unlocated}"
     op: Operation | None = None
     message = first_line(error)
+    if isinstance(error, BuildError) and (built_at := format_location(error.loc)) is not None:
+        return f"{built_at}: error: {message}"
     if isinstance(error, RuleViolation):
         op = error.op
     elif isinstance(error, LLVMRejected):
