@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -360,6 +361,32 @@ def test_native_code_zeroes_a_new_ancilla_array_with_one_memset():
     assert zeroed.index("@llvm.memset") < zeroed.index("load atomic")  # the free's loop reads the interrupt count
     native = NativeModule.compile(parse_module(ZEROED))
     assert native.call("zeroed", 1.5, 300, 700) == RevInterpreter(parse_module(ZEROED)).call("zeroed", 1.5, 300, 700)
+
+
+EMPTY_ROWS = """
+rev.func @empty_rows(%y: f64, %n: index, %m: index) {
+  %a = anc.array_alloc(%n, %m) : memref<?x?xf64>
+  anc.array_free %a(%n, %m) : memref<?x?xf64>
+  rev.return %y, %n, %m : f64, index, index
+}
+"""
+
+
+def test_a_fill_with_a_zero_extent_counts_its_outer_loops():
+    """An ancilla array of ``n`` rows of no elements (``rv.zeros((n, 0))``)
+    is filled by ``n`` iterations that store nothing: its fill adds them to
+    the function's count (``n + n·0``, where the element count alone was 0),
+    so its poll after the fill is due where they pass 2^16; both engines run
+    it alike."""
+    module = parse_module(EMPTY_ROWS)
+    RevLowerToStdPass().apply(Context(), module)
+    HostSafetyPass().apply(Context(), module)
+    body = str(module).split("func.func @empty_rows(")[1].split("func.func")[0]
+    count = re.search(r"(%\w+) = arith.muli (%\w+), %\w+ : index\n\s*(%\w+) = arith.addi \2, \1 : index", body)
+    assert count is not None and f"arith.index_cast {count[3]} : index to i64" in body
+    native = NativeModule.compile(parse_module(EMPTY_ROWS))
+    expected = RevInterpreter(parse_module(EMPTY_ROWS)).call("empty_rows", 1.5, 1 << 20, 0)
+    assert native.call("empty_rows", 1.5, 1 << 20, 0) == expected == (1.5, 1 << 20, 0)
 
 
 ZEROED_IN_A_LOOP = """

@@ -26,9 +26,9 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   process's interrupt count, whose address ``revmlir.interrupt_count``
   found on entry to the function, or before the call in a function
   without loops, with the count ``revmlir.interrupts_seen`` says the run
-  started with); a fill adds its element count to the function's count
-  in one step before it and polls after it where that passes a multiple
-  of ``POLL_SPAN``.  These
+  started with); a fill adds the iterations of its loops to the
+  function's count in one step before it and polls after it where that
+  passes a multiple of ``POLL_SPAN``.  These
   functions get std bodies that do nothing here (the module stays
   complete); ``revmlir.runtime.guard`` gives them their native bodies,
   which read the limit and the count from the record the entry point
@@ -538,13 +538,16 @@ def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, iterations: SSAValue,
 def _count_fill(
     code: CheckedCode, fill: scf.ForOp, array: SSAValue, iterations: SSAValue, args: Sequence[SSAValue]
 ) -> None:
-    """Add the elements ``fill`` stores in ``array`` to the function's
-    count of ``for`` iterations in one step before it, and poll after it
-    where the count
-    passed a multiple of ``POLL_SPAN``: the fill itself never polls (it
-    ends as a ``memset``), but the time between polls stays bounded by the
-    work done, so a loop that fills a large array in each iteration polls
-    as often as one that stores each element in a loop of its own."""
+    """Add the iterations of ``fill``'s loops (over ``array``) to the
+    function's count of ``for`` iterations in one step before it, and poll
+    after it where the count passed a multiple of ``POLL_SPAN``: the fill
+    itself never polls (it ends as a ``memset``), but the time between
+    polls stays bounded by the work done, so a loop that fills a large
+    array in each iteration polls as often as one that stores each element
+    in a loop of its own.  Every loop of the nest counts, not only the
+    innermost one's stores: an array with a zero extent past its first
+    (``rv.zeros((n, 0))``) has no elements, but its outer loops run ``n``
+    iterations, which only LLVM's deleting the empty nest made free."""
     assert isinstance(array.type, MemRefType)
     code.builder.insertion_point = InsertPoint.before(fill)
     index = IndexType()
@@ -552,10 +555,12 @@ def _count_fill(
         code.emit(memref.DimOp(array, code.const(d, index, fill)), fill).results[0]
         for d in range(len(array.type.get_shape()))
     ]
-    elements = sizes[0]
+    # the loops at each depth run the product of the sizes down to it
+    runs = iterations_run = sizes[0]
     for size in sizes[1:]:
-        elements = code.emit(arith.MuliOp(elements, size), fill).results[0]
-    amount = code.emit(arith.IndexCastOp(elements, i64), fill).results[0]
+        runs = code.emit(arith.MuliOp(runs, size), fill).results[0]
+        iterations_run = code.emit(arith.AddiOp(iterations_run, runs), fill).results[0]
+    amount = code.emit(arith.IndexCastOp(iterations_run, i64), fill).results[0]
     counted, moved = _add_to_count(code, iterations, amount, fill)
     changed = code.emit(arith.XOrIOp(counted, moved), fill).results[0]
     due = code.emit(arith.CmpiOp(changed, code.const(POLL_SPAN - 1, i64, fill), "ugt"), fill).results[0]
