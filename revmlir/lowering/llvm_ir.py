@@ -44,10 +44,23 @@ LLVM backend, which has no such instruction, converts the module."""
 def llvm_ir(module: ModuleOp) -> ir.Module:
     """``module`` (of ``llvm`` ops only, rewritten in place) as an llvmlite
     module, with no target triple."""
-    _cmpxchg_as_calls(module)
+    # one walk finds each function's loads and stores and the swaps, by
+    # exact class: it meets every op of every compile, where isinstance on
+    # xDSL's ops goes through ABCMeta
+    swaps: list[CmpXchgOp] = []
+    accesses: dict[str, list[llvm.LoadOp | llvm.StoreOp]] = {}
+    for function in module.ops:
+        if function.__class__ is llvm.FuncOp:
+            found = accesses[function.sym_name.data] = []
+            for op in nested_ops(function):
+                if op.__class__ is llvm.LoadOp or op.__class__ is llvm.StoreOp:
+                    found.append(op)
+                elif op.__class__ is CmpXchgOp:
+                    swaps.append(op)
+    _cmpxchg_as_calls(module, swaps)
     converted = convert_module(module, fallback_target_triple=None)
     _cmpxchg_instructions(converted)
-    _atomic_instructions(module, converted)
+    _atomic_instructions(accesses, converted)
     return converted
 
 
@@ -63,8 +76,8 @@ def atomic_access(op: llvm.LoadOp | llvm.StoreOp) -> tuple[str, int] | None:
     an atomic access with its alignment, so one without an ``alignment``
     is given its type's size, the ABI alignment of every type both targets
     access atomically (one of up to 8 bytes: a wider one is a library call
-    that neither the JIT nor a GPU links).  Called by both routes to LLVM IR, so that they
-    write the same access and refuse the same ops."""
+    that neither the JIT nor a GPU links).  Called by both routes to LLVM
+    IR, so that they write the same access and refuse the same ops."""
     if isinstance(op, llvm.StoreOp) and op.volatile_ is not None:
         raise PassFailedException(
             f"{describe_op(op)}: a volatile store is not supported: native code cannot mark an access volatile"
@@ -99,27 +112,25 @@ def _scalar_bits(type_: object) -> int | None:
     return None
 
 
-def _atomic_instructions(module: ModuleOp, converted: ir.Module) -> None:
-    """Each atomic ``llvm.load`` and ``llvm.store`` of ``module`` made atomic
-    in ``converted``, where the backend wrote it plain.  The backend makes
-    one ``load`` or ``store`` instruction of each such op and of no other,
-    in the order of the ops in each function's blocks, so the two are paired
-    by position; the instruction is made atomic in place, since llvmlite's
-    users hold the instruction object itself (see ``check_swap``)."""
-    for function in module.ops:
-        if not isinstance(function, llvm.FuncOp):
-            continue
-        accesses = [o for b in function.body.blocks for o in b.ops if isinstance(o, (llvm.LoadOp, llvm.StoreOp))]
-        atomic = [(position, a) for position, o in enumerate(accesses) if (a := atomic_access(o)) is not None]
+def _atomic_instructions(accesses: dict[str, list[llvm.LoadOp | llvm.StoreOp]], converted: ir.Module) -> None:
+    """Each atomic one of ``accesses`` (each function's ``llvm.load``s and
+    ``llvm.store``s, in the order of its blocks) made atomic in
+    ``converted``, where the backend wrote it plain.  The backend makes one
+    ``load`` or ``store`` instruction of each such op and of no other, in
+    that order, so the two are paired by position; the instruction is made
+    atomic in place, since llvmlite's users hold the instruction object
+    itself (see ``check_swap``)."""
+    for name, found in accesses.items():
+        atomic = [(position, a) for position, o in enumerate(found) if (a := atomic_access(o)) is not None]
         if not atomic:
             continue
         instructions = [
             i
-            for b in converted.get_global(function.sym_name.data).blocks
+            for b in converted.get_global(name).blocks
             for i in b.instructions
             if isinstance(i, (ir.LoadInstr, ir.StoreInstr))
         ]
-        assert len(instructions) == len(accesses), f"@{function.sym_name.data}: loads and stores do not pair"
+        assert len(instructions) == len(found), f"@{name}: loads and stores do not pair"
         for position, (ordering, align) in atomic:
             _make_atomic(instructions[position], ordering, align)
 
@@ -154,13 +165,12 @@ def check_swap(op: CmpXchgOp) -> None:
             )
 
 
-def _cmpxchg_as_calls(module: ModuleOp) -> None:
-    """Each ``llvm.cmpxchg`` (checked by ``check_swap``) becomes a call of
-    a declared function named after its orderings and type
+def _cmpxchg_as_calls(module: ModuleOp, swaps: list[CmpXchgOp]) -> None:
+    """Each of ``module``'s ``swaps`` (checked by ``check_swap``) becomes a
+    call of a declared function named after its orderings and type
     (``_cmpxchg_instructions`` makes it the instruction again in LLVM IR)."""
     declared: dict[str, llvm.LLVMFunctionType] = {}
-    # by exact class: the walk meets every op of every compile, and few have one
-    for op in [o for o in nested_ops(module) if o.__class__ is CmpXchgOp]:
+    for op in swaps:
         check_swap(op)
         name = f"{CMPXCHG}{op.success_ordering.data}.{op.failure_ordering.data}.{op.val.type}"
         declared[name] = llvm.LLVMFunctionType([a.type for a in op.operands], op.res.type)
