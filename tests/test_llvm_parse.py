@@ -51,7 +51,7 @@ def test_a_parse_error_names_the_function_and_the_instruction():
 
 def test_a_verifier_error_names_the_function_and_the_instruction():
     with pytest.raises(LLVMRejected) as error:
-        verify_llvm(parse_llvm(UNDOMINATED), UNDOMINATED)
+        verify_llvm(parse_llvm(UNDOMINATED))
     assert (
         str(error.value)
         == "LLVM refuses the code of @g: Instruction does not dominate all uses! (at '%w = add i64 %x, 1')"

@@ -367,7 +367,7 @@ def ptx_from_llvm(
     # verified before libdevice is linked in: the verifier then reads the
     # code compiled, not libdevice's few hundred functions as well (BA's
     # kernel: 0.03-0.045 s of CPU instead of 0.005)
-    verify_llvm(parsed, text)
+    verify_llvm(parsed)
     for name in _inline_single_calls(module):
         parsed.get_function(name).add_function_attribute("alwaysinline")
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))

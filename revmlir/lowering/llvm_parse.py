@@ -44,23 +44,32 @@ def parse_llvm(text: str) -> llvm.ModuleRef:
         raise _rejected(text, len("".join(lines[: line - 1])), found[2], instruction) from None
 
 
-def verify_llvm(module: llvm.ModuleRef, text: str) -> None:
-    """``module`` (parsed from ``text``) verified by LLVM; an
-    ``LLVMRejected`` where LLVM's verifier refuses it.  The verifier writes
-    the instruction it refuses as the text does, which finds its function."""
+def verify_llvm(module: llvm.ModuleRef) -> None:
+    """``module`` verified by LLVM; an ``LLVMRejected`` where LLVM's
+    verifier refuses it.  The verifier writes the instruction it refuses
+    as LLVM writes the module's own, which finds its function."""
     try:
         module.verify()
     except RuntimeError as error:
         reason, *rest = [line.strip() for line in str(error).splitlines() if line.strip()] or [repr(error)]
         instruction = rest[0] if rest else ""
-        raise _rejected(text, text.find(instruction) if instruction else -1, reason, instruction) from None
+        functions = [
+            f.name
+            for f in module.functions
+            if instruction and any(str(i).strip() == instruction for b in f.blocks for i in b.instructions)
+        ]
+        raise _refusal(functions[0] if functions else None, reason, instruction) from None
 
 
 def _rejected(text: str, offset: int, reason: str, instruction: str) -> LLVMRejected:
     """The refusal of the instruction at ``offset`` of ``text`` (-1 where
     unknown), in the function defined last before it."""
     functions = _DEFINITION.findall(text, 0, offset) if offset >= 0 else []
-    function = functions[-1].strip('"') if functions else None
+    return _refusal(functions[-1].strip('"') if functions else None, reason, instruction)
+
+
+def _refusal(function: str | None, reason: str, instruction: str) -> LLVMRejected:
+    """The refusal of ``instruction`` of ``function`` (None where unknown)."""
     subject = f"the code of @{function}" if function is not None else "the code"
     at = f" (at '{instruction}')" if instruction else ""
     return LLVMRejected(f"LLVM refuses {subject}: {reason}{at}", function)

@@ -148,7 +148,7 @@ def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.Mod
     module = parse_llvm(text)
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
-    verify_llvm(module, text)
+    verify_llvm(module)
     _check_intrinsics(module)
     if opt_level > 0:
         options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
