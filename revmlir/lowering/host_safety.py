@@ -591,6 +591,8 @@ def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
     if not _zero_bits(constant.value):
         return
     made = array.owner
+    if isinstance(made, memref.AllocaOp):
+        return
     if isinstance(made, memref.AllocOp):
         made.attributes[stacks.ZEROED_ATTR] = UnitAttr()
         Rewriter.erase_op(fill)

@@ -60,6 +60,19 @@ rev.func @frame_or_heap(%y: f64, %n: index) {
 // CHECK-NEXT:    scf.if %[[DUE]] {
 // CHECK-NEXT:      func.call @revmlir.poll(
 
+rev.func @in_the_frame(%y: f64) {
+  %a = anc.array_alloc() : memref<4x2xf64>
+  anc.array_free %a() : memref<4x2xf64>
+  rev.return %y : f64
+}
+
+// An array always in the frame keeps its fill.
+// CHECK-LABEL: func.func @in_the_frame(
+// CHECK:         %[[FRAME:.*]] = memref.alloca() {rev.source_op = "anc.array_alloc"} : memref<4x2xf64>
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK-NEXT:        memref.store %{{.*}}, %[[FRAME]][%{{.*}}, %{{.*}}] : memref<4x2xf64>
+
 // An attribute written on a loop switches nothing off: a loop that is no
 // fill of a new array polls, whatever it is marked.
 func.func @spin(%n: index, %x: f64) -> f64 {
