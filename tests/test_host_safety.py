@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from xdsl.context import Context
+from xdsl.dialects import func
 
 from host_safety_programs import DEEPEN, RECURSION_CASES
 from revmlir.checkpoint.cursor import next_entry
@@ -395,6 +396,49 @@ def test_native_code_allocates_a_new_ancilla_array_zeroed():
         native, interpreter = NativeModule.compile(parse_module(text)), RevInterpreter(parse_module(text))
         for given in arguments:
             assert native.call(function, *given) == interpreter.call(function, *given) == (3.5, *given[1:])
+
+
+ZEROED_AGAIN = """
+func.func @again(%n: index, %x: f64, %k: index) -> (index, f64, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %zero = arith.constant 0.0 : f64
+  %a = memref.alloc(%n) : memref<?xf64>
+  memref.store %x, %a[%c0] : memref<?xf64>
+  %sum = scf.for %j = %c0 to %k step %c1 iter_args(%s = %zero) -> (f64) {
+    %m = memref.dim %a, %c0 : memref<?xf64>
+    scf.for %i = %c0 to %m step %c1 {
+      memref.store %zero, %a[%i] : memref<?xf64>
+    }
+    %v = memref.load %a[%c0] : memref<?xf64>
+    memref.store %x, %a[%c0] : memref<?xf64>
+    %t = arith.addf %s, %v : f64
+    scf.yield %t : f64
+  }
+  %m = memref.dim %a, %c0 : memref<?xf64>
+  scf.for %i = %c0 to %m step %c1 {
+    memref.store %zero, %a[%i] : memref<?xf64>
+  }
+  %w = memref.load %a[%c0] : memref<?xf64>
+  memref.dealloc %a : memref<?xf64>
+  %r = arith.addf %sum, %w : f64
+  func.return %n, %r, %k : index, f64, index
+}
+"""
+"""Fills of zeros into a ``memref.alloc`` that are not the first thing done
+to it: in a loop, and after the loop, each zeroing what was written (the
+result, rev's convention, is ``x``'s final value: the sum of what the
+loads after the fills read)."""
+
+
+def test_only_a_fill_that_comes_first_is_calloc_s():
+    """A fill of zeros is the allocation's ``calloc`` only where nothing
+    used the array before it: one after a store (or in a loop) zeroes what
+    was stored, so it stays and the allocation is ``malloc``'s."""
+    native = NativeModule.compile(parse_module(ZEROED_AGAIN, "again.mlir"))
+    assert "@calloc" not in native.llvm_ir
+    (again,) = [op for op in native.module.ops if isinstance(op, func.FuncOp)]
+    assert native.std_caller(again)([4, 2.5, 3]) == (4, 0.0, 3)
 
 
 EMPTY_ROWS = """

@@ -579,19 +579,23 @@ def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
     the heap, run only where the frame-or-heap choice took the frame (an
     ``scf.if`` that yields a ``memref.alloc`` or a ``memref.alloca``).
 
+    Only a fill that is the first thing done to the new array: in the
+    allocation's block, with nothing between the two that uses the array
+    but for its shape (a fill of zeros later, or in a loop, zeroes again
+    what was written since).
+
     *Why*: past glibc's ``mmap`` threshold ``calloc`` gives the kernel's
     new pages, which are zero already, and touches none; the fill wrote all
-    of them (2²² ``f64``s: 25 ms allocated and freed, 0.03 with ``calloc``;
-    ``benchmarks/RESULTS.md``).  Below it ``calloc`` zeroes as the fill did.
-    The count the fill added stays (``_count_fill``): it bounds the time
-    between polls by the work asked, and costs nothing measurable."""
+    of them (2²² ``f64``s allocated, read by a checked free and freed:
+    29 ms, 11 with ``calloc``; ``benchmarks/RESULTS.md``).  Below it
+    ``calloc`` zeroes as the fill did.  The count the fill added stays
+    (``_count_fill``): it bounds the time between polls by the work asked,
+    and costs nothing measurable."""
     (store,) = [op for op in nested_ops(fill) if isinstance(op, memref.StoreOp)]
     constant = store.value.owner
     assert isinstance(constant, arith.ConstantOp)
-    if not _zero_bits(constant.value):
-        return
     made = array.owner
-    if isinstance(made, memref.AllocaOp):
+    if isinstance(made, memref.AllocaOp) or not _zero_bits(constant.value) or not _fills_first(fill, array):
         return
     if isinstance(made, memref.AllocOp):
         made.attributes[stacks.ZEROED_ATTR] = UnitAttr()
@@ -608,6 +612,28 @@ def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
     Rewriter.insert_op(choice, InsertPoint.before(fill))
     fill.detach()
     filled.add_ops([fill, scf.YieldOp()])
+
+
+def _fills_first(fill: scf.ForOp, array: OpResult) -> bool:
+    """Whether ``fill`` follows the op that makes ``array`` in its block
+    with no use of the array between them but ``memref.dim``."""
+    block = fill.parent_block()
+    if block is None or array.op.parent_block() is not block:
+        return False
+    between: set[Operation] = set()
+    op = array.op.next_op
+    while op is not fill:
+        if op is None:
+            return False  # the fill comes first
+        between.add(op)
+        op = op.next_op
+    for use in array.uses:
+        user: Operation | None = use.operation
+        while user is not None and user.parent_block() is not block:
+            user = user.parent_op()
+        if user in between and not isinstance(user, memref.DimOp):
+            return False
+    return True
 
 
 def _zero_bits(value: Attribute) -> bool:
