@@ -52,20 +52,10 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 
 from revmlir.dialects import anc, rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
-from revmlir.errors import describe_value
+from revmlir.errors import BuildError, describe_value
 from revmlir.semantics import is_reference_type, is_state_type
 
 Loc: TypeAlias = LocationAttr | None
-
-
-class BuildError(Exception):
-    """A frontend asked for something that cannot be built (an unknown
-    variable, an ancilla that escapes its region, mismatched types)."""
-
-    def __init__(self, message: str, loc: Loc = None):
-        self.message = message
-        self.loc = loc
-        super().__init__(message)
 
 
 def _number_kind(value: object) -> str | None:
@@ -90,6 +80,18 @@ def _described(value: object) -> str:
     return f"{value!r} ({type(value).__name__})"
 
 
+@dataclass(frozen=True)
+class Operands:
+    """The types an instruction works on: ``words`` name them in a message
+    (``'rev.xor' works on integers and booleans``), ``accepts`` tests one.
+    One object carries both, so that a frontend that words an error
+    otherwise tests a type by the instruction's own test, not by its
+    words."""
+
+    words: str
+    accepts: Callable[[Attribute], bool]
+
+
 class InstructionTypeError(BuildError):
     """An instruction given an operand of a type it does not take, with the
     types for a frontend to word the error in its own language: the
@@ -97,7 +99,7 @@ class InstructionTypeError(BuildError):
     (None where the target's type is one the instruction does not work on,
     ``takes`` saying which it works on)."""
 
-    def __init__(self, message: str, loc: Loc, target: Attribute, value: Attribute | None, takes: str):
+    def __init__(self, message: str, loc: Loc, target: Attribute, value: Attribute | None, takes: Operands):
         super().__init__(message, loc)
         self.target, self.value, self.takes = target, value, takes
 
@@ -1543,20 +1545,11 @@ def _instruction_type_error(
     """An instruction's type error, for a BuildError at the instruction
     (rather than an operand that fails to verify when the module is
     finished), or None."""
-    accepts: Callable[[Attribute], bool]
-    if op_type in (rev.XorOp, rev.IncOp, rev.DecOp):
-        accepts, what = _is_int, "integers and booleans"
-    elif op_type in (rev.MulOp, rev.DivOp):
-        accepts, what = (lambda t: isinstance(t, rev.LogType | rev.TropicalType)), "log and tropical numbers"
-    elif op_type in (rev.RotOp, rev.IRotOp):
-        accepts, what = (lambda t: isinstance(t, AnyFloat)), "floats"
-    elif op_type is rev.SwapOp:
-        accepts, what = (lambda t: True), "values"
-    else:
-        accepts, what = (lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType)), "numbers"
+    takes = _OPERANDS.get(op_type, _NUMBERS)
     for type in targets:
-        if not accepts(type):
-            return InstructionTypeError(f"'{op_type.name}' works on {what}, not {spell(type)}", loc, type, None, what)
+        if not takes.accepts(type):
+            message = f"'{op_type.name}' works on {takes.words}, not {spell(type)}"
+            return InstructionTypeError(message, loc, type, None, takes)
     for type in [*targets[1:], *reads]:
         if type != targets[0]:
             return InstructionTypeError(
@@ -1564,9 +1557,26 @@ def _instruction_type_error(
                 loc,
                 targets[0],
                 type,
-                what,
+                takes,
             )
     return None
+
+
+_NUMBERS = Operands("numbers", lambda t: _is_int(t) or isinstance(t, AnyFloat | ComplexType | rev.FixedType))
+_INTEGERS = Operands("integers and booleans", _is_int)
+_SCALES = Operands("log and tropical numbers", lambda t: isinstance(t, rev.LogType | rev.TropicalType))
+_ANGLES = Operands("floats", lambda t: isinstance(t, AnyFloat))
+_OPERANDS: dict[type[Operation], Operands] = {
+    rev.XorOp: _INTEGERS,
+    rev.IncOp: _INTEGERS,
+    rev.DecOp: _INTEGERS,
+    rev.MulOp: _SCALES,
+    rev.DivOp: _SCALES,
+    rev.RotOp: _ANGLES,
+    rev.IRotOp: _ANGLES,
+    rev.SwapOp: Operands("values", lambda t: True),
+}
+"""What each instruction works on; any other works on ``_NUMBERS``."""
 
 
 @dataclass

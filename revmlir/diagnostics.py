@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from revmlir.errors import (
+    BuildError,
     ExecutionError,
     InvertibilityError,
+    LLVMRejected,
     LocatedError,
     RuleViolation,
     format_location,
@@ -59,8 +62,13 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
         return f"{error.location or file}: error: {unlocated}"
     op: Operation | None = None
     message = first_line(error)
+    if isinstance(error, BuildError) and (built_at := format_location(error.loc)) is not None:
+        return f"{built_at}: error: {message}"
     if isinstance(error, RuleViolation):
         op = error.op
+    elif isinstance(error, LLVMRejected):
+        # at the function of the symbol LLVM refused, where the module has one
+        op = SymbolTable.lookup_symbol(module, error.function) if module and error.function else None
     elif module is not None and isinstance(error, DiagnosticException | Exception):
         found = failing_op(module)
         if found is not None:

@@ -75,6 +75,28 @@ class CheckpointError(PassFailedException):
     escape or unbalance their store, reported at the op."""
 
 
+class BuildError(Exception):
+    """A frontend asked ``revmlir.builder`` for something that cannot be
+    built (an unknown variable, an ancilla that escapes its region,
+    mismatched types), at the frontend's ``loc``.  Here, below the builder,
+    so that ``revmlir.diagnostics`` reports it at that location."""
+
+    def __init__(self, message: str, loc: LocationAttr | None = None):
+        self.message = message
+        self.loc = loc
+        super().__init__(message)
+
+
+class LLVMRejected(PassFailedException):
+    """LLVM's parser or verifier refused the LLVM IR made of a module
+    (``revmlir.lowering.llvm_parse``), in the function whose LLVM symbol
+    is ``function`` where the text says which."""
+
+    def __init__(self, message: str, function: str | None):
+        super().__init__(message)
+        self.function = function
+
+
 def unsupported(op: Operation, why: str) -> AdjointError:
     """What an adjoint rule raises for a construct it does not handle."""
     return AdjointError(f"{describe_op(op)} cannot be differentiated: {why}")

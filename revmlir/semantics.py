@@ -133,7 +133,9 @@ def argument_uses(func: FuncOp) -> list[list[ArgumentUse]]:
 Origin: TypeAlias = int | Operation | None
 """Where a reference a function uses comes from: the position of the
 function's argument it is, the op that allocated it, or ``None``: an origin
-not followed, which may be any argument."""
+not followed, which may be any argument.  A ``memref.cast`` is followed to
+its operand: it is the same memory, typed otherwise (the lowering casts a
+static ``alloca`` it hoists back to its type, decision 152)."""
 
 FRESH_REFERENCES: tuple[type[Operation], ...] = (
     memref.AllocOp,
@@ -159,6 +161,9 @@ def _origin(entry: Block, value: SSAValue) -> Origin:
     check against their ABC costs more than the rest, where
     ``function_uses`` asks it of every operand of a function."""
     kind = value.__class__
+    while kind is OpResult and value.op.__class__ is memref.CastOp:
+        value = value.op.source  # a cast is a view of its operand's memory
+        kind = value.__class__
     if kind is BlockArgument and value.block is entry:
         return value.index
     if kind is OpResult and _is_fresh(value.op):
@@ -232,6 +237,9 @@ an ``anc.snapshot`` of the same function saved)."""
 
 _CALLS = (CallOp, UncallOp, func.CallOp)
 _READS = (memref.LoadOp, memref.DimOp)
+_SHAPES = (memref.DimOp, memref.CastOp)
+"""Uses that read at most the array's shape: a ``memref.cast``'s result is
+the array itself, whose own uses (``reference_origin``) read or write it."""
 
 
 def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
@@ -243,7 +251,8 @@ def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     parallel loops and the lowering's ``noalias`` parameters all rest on it.
 
     A call of a function of the module writes what its callee writes; a
-    load or ``memref.dim`` reads; an op of the reversible dialects writes
+    load or ``memref.dim`` reads; a ``memref.cast`` is the array its uses
+    write; an op of the reversible dialects writes
     what it says (``REVERSIBLE_DIALECTS``); any other op (a
     ``memref.store``, a call of a declared function, an op of lowered code)
     may write every reference it is given.  A write through a reference of
@@ -318,7 +327,7 @@ def _argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
         op, index = use
         if calls_module(op):
             return None
-        if isinstance(op, _READS):
+        if isinstance(op, _READS) or isinstance(op, _SHAPES):
             return False
         if is_invertible_op(op):
             return op.operands[index] in op.written_memrefs()
@@ -326,7 +335,7 @@ def _argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
 
     def accumulates(use: ArgumentUse) -> bool | None:
         op, index = use
-        if isinstance(op, memref.DimOp) or (is_invertible_op(op) and op.operands[index] in op.accumulated_memrefs()):
+        if isinstance(op, _SHAPES) or (is_invertible_op(op) and op.operands[index] in op.accumulated_memrefs()):
             return True
         return None if calls_module(op) else False
 

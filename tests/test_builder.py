@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
 )
 
 from revmlir.builder import BuildError, FunctionBuilder, ModuleBuilder, Part, Value
+from revmlir.diagnostics import format_error
 from revmlir.errors import ReversibilityViolation
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
@@ -412,6 +413,15 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
 def test_misuse_is_a_located_build_error(build: Callable[[FunctionBuilder], object], message: str):
     error = refusal(build)
     assert error.message.startswith(message) and error.loc == HERE
+
+
+def test_a_build_error_is_reported_at_its_loc():
+    """``format_error`` puts a ``BuildError`` at the frontend's location,
+    not at the file it is given (which names no line of the frontend's
+    source); one without a file location is said at that file."""
+    error = refusal(MISUSES["string"][0])
+    assert format_error(error, file="f.mlir") == "model.src:3:1: error: 'abc' (str) is not a number"
+    assert format_error(BuildError("no such variable 'q'"), file="f.mlir") == "f.mlir: error: no such variable 'q'"
 
 
 def test_argument_names_are_checked_where_the_function_begins():

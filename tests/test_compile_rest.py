@@ -311,6 +311,54 @@ def test_a_ctrl_c_while_the_inverses_are_linked_leaves_them_linked(monkeypatch: 
     assert (~f)(5.0, v)[0] == 0.0
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["define double @seven() {\n  ret double 7.0\n}\n", "define internal double @seven() {\n  ret double 7.0\n}\n"],
+    ids=["exported", "exports nothing"],
+)
+def test_an_engine_has_an_object_only_once_it_is_linked(text: str, monkeypatch: pytest.MonkeyPatch):
+    """A load interrupted before MCJIT adds the object (a Ctrl-C raised
+    at ``add_object_file``'s start) leaves the engine without it, and
+    ``has`` says so, for an object that exports nothing too (once true of
+    it, so that ``jit`` would have used an engine that lacks it); a load
+    that completes has it.  The engine holds another object first, as
+    every engine that ``jit`` asks does (one a module joins)."""
+    machine = HostTarget.detect().machine(3, "default")
+    engine = Engine(machine, 3)
+    first = "define double @one() {\n  ret double 1.0\n}\n"
+    engine.load(first, machine.emit_object(llvm.parse_assembly(first)))
+    module = llvm.parse_assembly(text)
+    data = machine.emit_object(module)
+    add = llvm.ExecutionEngine.add_object_file
+
+    def interrupted(mcjit: llvm.ExecutionEngine, obj: llvm.ObjectFileRef) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(llvm.ExecutionEngine, "add_object_file", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        engine.load(text, data)
+    assert not engine.has(text, module)
+    monkeypatch.setattr(llvm.ExecutionEngine, "add_object_file", add)
+    engine.load(text, data)
+    assert engine.has(text, module)
+
+
+def test_a_ctrl_c_before_an_engines_first_object_is_raised(monkeypatch: pytest.MonkeyPatch):
+    """A Ctrl-C raised before MCJIT adds an engine's first object is the
+    call's ``KeyboardInterrupt``: finalizing an MCJIT that holds nothing
+    crashed the process."""
+    machine = HostTarget.detect().machine(3, "default")
+    text = "define double @one() {\n  ret double 1.0\n}\n"
+    data = machine.emit_object(llvm.parse_assembly(text))
+
+    def interrupted(mcjit: llvm.ExecutionEngine, obj: llvm.ObjectFileRef) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(llvm.ExecutionEngine, "add_object_file", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        Engine(machine, 3).load(text, data)
+
+
 def test_an_address_lookup_waits_for_a_load(monkeypatch: pytest.MonkeyPatch):
     """A lookup in the engine waits while another thread links an object
     into it (held here in ``add_object_file``), and then finds it."""

@@ -185,6 +185,7 @@ from xdsl.dialects.builtin import (
 
 import revmlir as rv
 import revmlir.builder
+import revmlir.dialects.rev
 import revmlir.frontend.reversible_code.functions
 from revmlir.builder import BuildError, Element, ModuleBuilder
 
@@ -1424,6 +1425,24 @@ def test_instruction_on_the_wrong_kind_of_value():
         rv.rot(x, n, 1.0)  # E:rot-int
 
     check(at_call(f, 1.0, 2), "# E:rot-int", "'rv.rot(x, n, 1.0)': rv.rot works on floats, not int64")
+
+
+def test_an_instructions_words_are_the_builders_alone(monkeypatch):
+    """The frontend tests a type by the test the instruction's words come
+    with (``builder.Operands``), not by the words: worded otherwise, ``^=``
+    still says its words and still offers no float target as a fix."""
+    integers = revmlir.builder.Operands("whole numbers", revmlir.builder._is_int)
+    monkeypatch.setitem(revmlir.builder._OPERANDS, revmlir.dialects.rev.XorOp, integers)
+
+    def f(n, x):
+        n ^= x  # E:xor-reworded
+
+    check(at_call(f, 1, 2.5), "# E:xor-reworded", "'n ^= x' xors a float into 'n' (an int64)", "convert it: int(x)")
+
+    def f(x):
+        x ^= 1  # E:xor-float-reworded
+
+    check(at_call(f, 1.0), "# E:xor-float-reworded", "'x ^= 1': ^= works on whole numbers, not float")
 
 
 def test_instruction_mixing_types():

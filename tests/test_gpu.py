@@ -18,7 +18,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel, reference
-from revmlir.errors import LocatedError
+from revmlir.errors import LLVMRejected, LocatedError
 from revmlir.gpu import nvptx, program, toolkit
 from revmlir.gpu.nvptx import device_rules
 from revmlir.gpu.outline import ScalarGradient
@@ -394,7 +394,8 @@ func.func @f(%d: !llvm.struct<(!llvm.ptr, i64)>, %i: index, %v: i32) -> f64 {
 def test_device_llvm_ir_that_llvm_would_not_verify_is_refused_before_libdevice_is_linked():
     """The verifier reads the compiled code alone, before libdevice comes
     in: a use its definition does not dominate (which parsing accepts) is
-    LLVM's verification error, not a crash in the pipeline."""
+    LLVM's verification error (``LLVMRejected``, naming the function), not
+    a crash in the pipeline."""
     module = ir.Module()
     double = ir.DoubleType()
     exp = ir.Function(module, ir.FunctionType(double, [double]), "__nv_exp")
@@ -403,7 +404,7 @@ def test_device_llvm_ir_that_llvm_would_not_verify_is_refused_before_libdevice_i
     value = ir.IRBuilder(later).call(exp, [kernel.args[0]])
     ir.IRBuilder(entry).ret(value)
     ir.IRBuilder(later).ret(value)
-    with pytest.raises(RuntimeError, match="Instruction does not dominate all uses"):
+    with pytest.raises(LLVMRejected, match="^LLVM refuses the code of @kernel: Instruction does not dominate all uses"):
         ptx_from_llvm(module)
 
 

@@ -132,6 +132,43 @@ writes: each lets LLVM fold what reads it (``v +nsw 1 > v`` is true,
 ...), so that a flag printed otherwise than
 converted, or not at all, gives other PTX."""
 
+
+def _at_address(name: str, element: str, body: str) -> str:
+    """A function whose parallel loop over ``%y`` (of ``element``s) runs
+    ``body`` at each ``%i``, with ``%p`` the address ``%m`` it is given."""
+    return f"""
+func.func @{name}(%y: memref<?x{element}>, %m: i64) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %y, %c0 : memref<?x{element}>
+  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
+    %p = llvm.inttoptr %m : i64 to !llvm.ptr
+{body}{END}
+  func.return
+}}
+"""
+
+
+ATOMICS = _at_address(
+    "atomics",
+    "f64",
+    """    %a = llvm.load %p atomic acquire {alignment = 16 : i64} : !llvm.ptr -> f64
+    %b = llvm.load %p atomic monotonic : !llvm.ptr -> i32
+    %c = llvm.load %p atomic seq_cst : !llvm.ptr -> i16
+    %d = llvm.load %p atomic unordered : !llvm.ptr -> !llvm.ptr
+    "llvm.store"(%a, %p) <{ordering = 5 : i64}> : (f64, !llvm.ptr) -> ()
+    "llvm.store"(%b, %p) <{ordering = 7 : i64, alignment = 8 : i64}> : (i32, !llvm.ptr) -> ()
+    "llvm.store"(%c, %p) <{ordering = 2 : i64}> : (i16, !llvm.ptr) -> ()
+    "llvm.store"(%d, %p) <{ordering = 1 : i64}> : (!llvm.ptr, !llvm.ptr) -> ()
+    memref.store %a, %y[%i] : memref<?xf64>
+""",
+)
+"""Atomic loads and stores of every ordering each takes, with and without
+an alignment: LLVM writes each ordering's own PTX (``ld.acquire``,
+``st.release``, a fence before a sequentially consistent access,
+``ld.relaxed``), so an ordering printed otherwise than converted, or
+dropped, gives other PTX."""
+
 KERNELS: dict[str, Callable[[], tuple[str, list[str]]]] = {
     "every math op, f64": lambda: (_every_math_kernel("f64"), ["every_math"]),
     "every math op, f32": lambda: (_every_math_kernel("f32"), ["every_math"]),
@@ -141,10 +178,12 @@ KERNELS: dict[str, Callable[[], tuple[str, list[str]]]] = {
     "a stack's snapshot in the arena": lambda: (SNAPSHOTS.read_text(), ["kernel"]),
     "GMM-like adjoint": _gmm_adjoint,
     "flags of hand-written llvm ops": lambda: (FLAGS, ["flags"]),
+    "atomic loads and stores": lambda: (ATOMICS, ["atomics"]),
 }
 """Kernels whose device code holds every kind of op the printer has a
 line for: integer and float arithmetic with each flag (``FLAGS``), casts,
-comparisons, selects, arrays on the stack, loads, stores, addresses, null
+comparisons, selects, arrays on the stack, loads, stores (atomic ones too,
+``ATOMICS``), addresses, null
 pointers, aggregates, calls of device functions, intrinsics and libdevice,
 inline assembly, compare-and-swap, branches with arguments (φ-nodes),
 returns."""
@@ -277,22 +316,16 @@ def test_a_calls_fast_math_flags_give_the_ptx_of_the_converted():
     assert re.search(r"st\.global\.b8\s+\[%rd\d+\], 0;", printed)
 
 
-SWAP_READ_WHOLE = f"""
-func.func @k(%y: memref<?xi64>, %m: i64) {{
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %y, %c0 : memref<?xi64>
-  {PARALLEL.format(lb="%c0", ub="%n", step="%c1")}
-    %v = memref.load %y[%i] : memref<?xi64>
-    %p = llvm.inttoptr %m : i64 to !llvm.ptr
+SWAP_READ_WHOLE = _at_address(
+    "k",
+    "i64",
+    """    %v = memref.load %y[%i] : memref<?xi64>
     %r = llvm.cmpxchg %p, %v, %m acq_rel monotonic : !llvm.ptr, i64
     %s = llvm.insertvalue %v, %r[0] : !llvm.struct<(i64, i1)>
     %a = llvm.extractvalue %s[0] : !llvm.struct<(i64, i1)>
     memref.store %a, %y[%i] : memref<?xi64>
-{END}
-  func.return
-}}
-"""
+""",
+)
 """A compare-and-swap whose result is read by other than ``llvm.extractvalue``."""
 
 
@@ -310,6 +343,83 @@ def test_a_swap_read_otherwise_is_refused_whichever_route_the_module_takes(monke
     assert errors[0].startswith(
         "'llvm.cmpxchg' at kernels.mlir:9:5: its result is used by 'llvm.insertvalue' at kernels.mlir:10:5"
     )
+
+
+def test_atomic_accesses_keep_their_orderings_in_ptx(monkeypatch: pytest.MonkeyPatch):
+    """Each ordering reaches the PTX (a plain access would be ``ld.global.b64``),
+    on either route (the test above)."""
+    ptx = _ptx(ATOMICS, ["atomics"], True, monkeypatch, arch="sm_90", opt_level=3, max_registers=None)
+    loads = re.findall(r"ld\.\w+\.sys\.global\.b\d+", ptx)
+    stores = re.findall(r"st\.\w+\.sys\.global\.b\d+", ptx)
+    assert loads[:4] == [
+        f"ld.{o}.sys.global.b{b}" for o, b in [("acquire", 64), ("relaxed", 32), ("acquire", 16), ("relaxed", 64)]
+    ]
+    assert stores[:4] == [
+        f"st.{o}.sys.global.b{b}" for o, b in [("release", 64), ("release", 32), ("relaxed", 16), ("relaxed", 64)]
+    ]
+    assert ptx.count("fence.sc.sys") == 4  # before the seq_cst load and store, in each of the loop's two copies
+
+
+VOLATILE_STORE = ATOMICS.replace(
+    '"llvm.store"(%c, %p) <{ordering = 2 : i64}>', '"llvm.store"(%c, %p) <{ordering = 0 : i64, volatile_}>'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (VOLATILE_STORE, "'llvm.store' at kernels.mlir:14:5: a volatile store is not supported"),
+        (
+            ATOMICS.replace("atomic acquire", "atomic release"),
+            "'llvm.load' at kernels.mlir:8:5: an atomic load cannot have the ordering release; "
+            "it takes unordered, monotonic, acquire, seq_cst",
+        ),
+        (
+            ATOMICS.replace("<{ordering = 5 : i64}>", "<{ordering = 4 : i64}>"),
+            "'llvm.store' at kernels.mlir:12:5: an atomic store cannot have the ordering acquire; "
+            "it takes unordered, monotonic, release, seq_cst",
+        ),
+        (
+            ATOMICS.replace("<{ordering = 5 : i64}>", "<{ordering = 3 : i64}>"),
+            "'llvm.store' at kernels.mlir:12:5: an atomic store cannot have the ordering 3",
+        ),
+        (
+            ATOMICS.replace("-> i16", "-> i1").replace("(i16, !llvm.ptr)", "(i1, !llvm.ptr)"),
+            "'llvm.load' at kernels.mlir:10:5: an atomic load of i1 is not supported",
+        ),
+    ],
+    ids=["volatile", "release load", "acquire store", "no ordering", "i1"],
+)
+def test_an_access_llvm_does_not_take_is_refused_alike_on_both_routes(
+    text: str, message: str, monkeypatch: pytest.MonkeyPatch
+):
+    """What llvmlite cannot write (``volatile``) or LLVM's parser refuses
+    unlocated (an ordering the access does not take, an atomic ``i1``) is
+    refused at the op, by the printer as by the conversion
+    (``llvm_ir.atomic_access``)."""
+    errors = []
+    for printed in (True, False):
+        with pytest.raises(PassFailedException) as error:
+            _ptx(text, ["atomics"], printed, monkeypatch, arch="sm_90", opt_level=3, max_registers=None)
+        errors.append(str(error.value))
+    assert errors[0] == errors[1]
+    assert errors[0].startswith(message)
+
+
+def test_an_ordered_access_is_refused_for_a_gpu_without_one(monkeypatch: pytest.MonkeyPatch):
+    """sm_6x has no acquire or release access: LLVM's NVPTX back end
+    aborted the process on one; it is refused at the op
+    (``revmlir.gpu.orderings``), and monotonic ones still compile."""
+    with pytest.raises(PassFailedException) as error:
+        _ptx(ATOMICS, ["atomics"], True, monkeypatch, arch="sm_60", opt_level=3, max_registers=None)
+    assert str(error.value) == (
+        "'llvm.load' at kernels.mlir:8:5: an atomic load ordered acquire needs sm_70 or newer; "
+        "sm_60 has only unordered and monotonic ones"
+    )
+    weak = re.sub(r"atomic (acquire|seq_cst)", "atomic monotonic", ATOMICS)
+    weak = re.sub(r"ordering = [57] ", "ordering = 2 ", weak)
+    ptx = _ptx(weak, ["atomics"], True, monkeypatch, arch="sm_60", opt_level=3, max_registers=None)
+    assert "ld.volatile" in ptx and ".acquire" not in ptx
 
 
 def test_names_are_written_as_llvmlite_writes_them():

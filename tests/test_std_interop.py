@@ -451,6 +451,26 @@ def test_a_compare_and_swap_in_std_code_runs_natively():
     assert caller([-(2**63), -(2**63), 2**63 - 1]) == (-(2**63), 1, 2**63 - 1)
 
 
+def test_atomic_loads_and_stores_in_std_code_run_natively_as_atomics():
+    """An atomic ``llvm.load`` and ``llvm.store`` are LLVM's atomic
+    instructions in native code (xDSL's backend wrote them plain), and run."""
+    module = parse_module(
+        "func.func @exchange(%x: f64, %n: i64) -> (f64, i64) {\n"
+        "  %one = arith.constant 1 : i64\n  %p = llvm.alloca %one x f64 : (i64) -> !llvm.ptr\n"
+        "  %q = llvm.alloca %one x i64 : (i64) -> !llvm.ptr\n"
+        '  "llvm.store"(%x, %p) <{ordering = 5 : i64}> : (f64, !llvm.ptr) -> ()\n'
+        '  "llvm.store"(%n, %q) <{ordering = 7 : i64, alignment = 8 : i64}> : (i64, !llvm.ptr) -> ()\n'
+        "  %v = llvm.load %p atomic acquire : !llvm.ptr -> f64\n"
+        "  %m = llvm.load %q atomic seq_cst : !llvm.ptr -> i64\n"
+        "  func.return %v, %m : f64, i64\n}\n"
+    )
+    native = NativeModule.compile(module)
+    for access in ("store atomic double", "release, align 8", "seq_cst, align 8", "load atomic double", "acquire"):
+        assert access in native.llvm_ir
+    (exchange,) = [op for op in native.module.ops if isinstance(op, func.FuncOp)]
+    assert native.std_caller(exchange)([2.5, -7]) == (2.5, -7)
+
+
 @pytest.mark.parametrize(
     ("use", "user"),
     [

@@ -35,11 +35,13 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.gpu import cache
 from revmlir.gpu.local_arrays import RevGpuLocalArraysPass
 from revmlir.gpu.nvptx import TRIPLE, device_llvm_ir
+from revmlir.gpu.orderings import check_orderings
 from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_arena
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.gpu.trip_count import LoopBounds
 from revmlir.lowering.llvm_code import LLVMCode, global_reference, of_llvmlite
+from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
@@ -327,7 +329,7 @@ def _pure(part: llvm.ModuleRef, functions: frozenset[str]) -> llvm.ModuleRef:
     for old, new in renumbered.items():
         kept = _REPLACED.sub(lambda word: word[1] or "", groups[old])
         text += f"\nattributes #{new} = {{ {PURE} {kept} }}\n"
-    return llvm.parse_assembly(text)
+    return parse_llvm(text)
 
 
 @functools.cache
@@ -359,13 +361,13 @@ def ptx_from_llvm(
     _check_entries(module, entries, max_registers)
     machine = target_machine(arch, opt_level)
     text = f'target datalayout = "{layout}"\n{module.text}{_metadata(module.metadata, entries, max_registers)}'
-    parsed = llvm.parse_assembly(text)
+    parsed = parse_llvm(text)
     _check_symbols(parsed)
     parsed.triple = TRIPLE
     # verified before libdevice is linked in: the verifier then reads the
     # code compiled, not libdevice's few hundred functions as well (BA's
     # kernel: 0.03-0.045 s of CPU instead of 0.005)
-    parsed.verify()
+    verify_llvm(parsed)
     for name in _inline_single_calls(module):
         parsed.get_function(name).add_function_attribute("alwaysinline")
     called = frozenset(f.name for f in parsed.functions if f.is_declaration and f.name.startswith(LIBDEVICE_PREFIX))
@@ -618,6 +620,7 @@ def _compile_kernels(
         for k in device.body.ops
         if isinstance(k, gpu.FuncOp)
     }
+    check_orderings(work, arch)
     code, entries = device_llvm_ir(work)
     kernels = {name: KernelInfo(entries[name], arguments[name], arenas[name], bounds[name]) for name in names}
     ptx = _ptx(work, code, arch, opt_level, [k.entry for k in kernels.values()], max_registers)
@@ -643,6 +646,7 @@ def module_ptx(module: ModuleOp, arch: str = DEFAULT_ARCH, opt_level: int = 3) -
 
 def _module_ptx(module: ModuleOp, arch: str, opt_level: int) -> str:
     work, _, _ = lower_kernels(module, None, all_functions=True)
+    check_orderings(work, arch)
     code, _ = device_llvm_ir(work, keep_functions=True)
     return _ptx(work, code, arch, opt_level)
 

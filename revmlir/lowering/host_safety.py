@@ -26,9 +26,9 @@ recursion that would exhaust the machine stack, and a loop that never ends.
   process's interrupt count, whose address ``revmlir.interrupt_count``
   found on entry to the function, or before the call in a function
   without loops, with the count ``revmlir.interrupts_seen`` says the run
-  started with); a fill adds its element count to the function's count
-  in one step before it and polls after it where that passes a multiple
-  of ``POLL_SPAN``.  These
+  started with); a fill adds the iterations of its loops to the
+  function's count in one step before it and polls after it where that
+  passes a multiple of ``POLL_SPAN``.  These
   functions get std bodies that do nothing here (the module stays
   complete); ``revmlir.runtime.guard`` gives them their native bodies,
   which read the limit and the count from the record the entry point
@@ -53,6 +53,7 @@ binary recursion 100 deep makes 2¹⁰⁰ calls, the stack never deeper than
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from math import prod
@@ -63,16 +64,18 @@ from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    FloatAttr,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     f64,
     i1,
     i64,
 )
-from xdsl.ir import Block, Operation, OpResult, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -350,6 +353,7 @@ class HostSafetyPass(ModulePass):
             for fill, array in fills.items():
                 assert interrupts is not None and iterations is not None
                 _count_fill(code, fill, array, iterations, [error, *interrupts])
+                _zeroed_by_the_allocator(fill, array)
             for block, loop in heads:
                 assert interrupts is not None
                 code.builder.insertion_point = InsertPoint.at_start(block)
@@ -533,13 +537,16 @@ def _poll_now_and_then(code: CheckedCode, loop: scf.ForOp, iterations: SSAValue,
 def _count_fill(
     code: CheckedCode, fill: scf.ForOp, array: SSAValue, iterations: SSAValue, args: Sequence[SSAValue]
 ) -> None:
-    """Add the elements ``fill`` stores in ``array`` to the function's
-    count of ``for`` iterations in one step before it, and poll after it
-    where the count
-    passed a multiple of ``POLL_SPAN``: the fill itself never polls (it
-    ends as a ``memset``), but the time between polls stays bounded by the
-    work done, so a loop that fills a large array in each iteration polls
-    as often as one that stores each element in a loop of its own."""
+    """Add the iterations of ``fill``'s loops (over ``array``) to the
+    function's count of ``for`` iterations in one step before it, and poll
+    after it where the count passed a multiple of ``POLL_SPAN``: the fill
+    itself never polls (it ends as a ``memset``), but the time between
+    polls stays bounded by the work done, so a loop that fills a large
+    array in each iteration polls as often as one that stores each element
+    in a loop of its own.  Every loop of the nest counts, not only the
+    innermost one's stores: an array with a zero extent past its first
+    (``rv.zeros((n, 0))``) has no elements, but its outer loops run ``n``
+    iterations, which only LLVM's deleting the empty nest made free."""
     assert isinstance(array.type, MemRefType)
     code.builder.insertion_point = InsertPoint.before(fill)
     index = IndexType()
@@ -547,15 +554,88 @@ def _count_fill(
         code.emit(memref.DimOp(array, code.const(d, index, fill)), fill).results[0]
         for d in range(len(array.type.get_shape()))
     ]
-    elements = sizes[0]
+    # the loops at each depth run the product of the sizes down to it
+    runs = iterations_run = sizes[0]
     for size in sizes[1:]:
-        elements = code.emit(arith.MuliOp(elements, size), fill).results[0]
-    amount = code.emit(arith.IndexCastOp(elements, i64), fill).results[0]
+        runs = code.emit(arith.MuliOp(runs, size), fill).results[0]
+        iterations_run = code.emit(arith.AddiOp(iterations_run, runs), fill).results[0]
+    amount = code.emit(arith.IndexCastOp(iterations_run, i64), fill).results[0]
     counted, moved = _add_to_count(code, iterations, amount, fill)
     changed = code.emit(arith.XOrIOp(counted, moved), fill).results[0]
     due = code.emit(arith.CmpiOp(changed, code.const(POLL_SPAN - 1, i64, fill), "ugt"), fill).results[0]
     code.builder.insertion_point = InsertPoint.after(fill)
     _poll_if(code, due, args, fill)
+
+
+def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
+    """Where ``fill`` stores zeros (every bit 0) into a heap allocation,
+    the allocation is marked zeroed (``stacks.ZEROED_ATTR``: ``calloc``)
+    and the fill left to the frame's: removed where the array is always on
+    the heap, run only where the frame-or-heap choice took the frame (an
+    ``scf.if`` that yields a ``memref.alloc`` or a ``memref.alloca``).
+
+    Only a fill that is the first thing done to the new array: in the
+    allocation's block, with nothing between the two that uses the array
+    but for its shape (a fill of zeros later, or in a loop, zeroes again
+    what was written since).
+
+    *Why*: past glibc's ``mmap`` threshold ``calloc`` gives the kernel's
+    new pages, which are zero already, and touches none; the fill wrote all
+    of them (2²² ``f64``s allocated, read by a checked free and freed:
+    29 ms, 11 with ``calloc``; ``benchmarks/RESULTS.md``).  Below it
+    ``calloc`` zeroes as the fill did.  The count the fill added stays
+    (``_count_fill``): it bounds the time between polls by the work asked,
+    and costs nothing measurable."""
+    (store,) = [op for op in nested_ops(fill) if isinstance(op, memref.StoreOp)]
+    constant = store.value.owner
+    assert isinstance(constant, arith.ConstantOp)
+    made = array.owner
+    if isinstance(made, memref.AllocaOp) or not _zero_bits(constant.value) or not _fills_first(fill, array):
+        return
+    if isinstance(made, memref.AllocOp):
+        made.attributes[stacks.ZEROED_ATTR] = UnitAttr()
+        Rewriter.erase_op(fill)
+        return
+    assert isinstance(made, scf.IfOp) and isinstance(array, OpResult)  # as _allocated found it
+    yielded = [region.blocks[0].last_op.operands[array.index].owner for region in made.regions]
+    heap = [isinstance(owner, memref.AllocOp) for owner in yielded]
+    if heap.count(True) != 1 or not all(isinstance(o, memref.AllocOp | memref.AllocaOp) for o in yielded):
+        return
+    yielded[heap.index(True)].attributes[stacks.ZEROED_ATTR] = UnitAttr()
+    skipped, filled = Block([scf.YieldOp()]), Block()
+    choice = scf.IfOp(made.cond, [], Region(skipped if heap[0] else filled), Region(filled if heap[0] else skipped))
+    Rewriter.insert_op(choice, InsertPoint.before(fill))
+    fill.detach()
+    filled.add_ops([fill, scf.YieldOp()])
+
+
+def _fills_first(fill: scf.ForOp, array: OpResult) -> bool:
+    """Whether ``fill`` follows the op that makes ``array`` in its block
+    with no use of the array between them but ``memref.dim``."""
+    block = fill.parent_block()
+    if block is None or array.op.parent_block() is not block:
+        return False
+    between: set[Operation] = set()
+    op = array.op.next_op
+    while op is not fill:
+        if op is None:
+            return False  # the fill comes first
+        between.add(op)
+        op = op.next_op
+    for use in array.uses:
+        user: Operation | None = use.operation
+        while user is not None and user.parent_block() is not block:
+            user = user.parent_op()
+        if user in between and not isinstance(user, memref.DimOp):
+            return False
+    return True
+
+
+def _zero_bits(value: Attribute) -> bool:
+    """Whether a constant is all zero bits (a float's +0.0, not -0.0)."""
+    if isinstance(value, IntegerAttr):
+        return value.value.data == 0
+    return isinstance(value, FloatAttr) and value.value.data == 0.0 and math.copysign(1.0, value.value.data) > 0
 
 
 def _add_to_count(

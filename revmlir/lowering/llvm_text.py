@@ -12,11 +12,12 @@ LLVM does not keep in the code it emits).  Types and constants are
 formatted by xDSL's and llvmlite's own code, once each.
 
 What it prints is the text the conversion gives, including what the
-conversion drops (a load's or a store's atomic ordering and ``volatile``,
-an ``fcmp``'s fast-math flags; ``musttail`` and ``notail`` are written
-``tail``), and what the conversion refuses it refuses with the same error
-(a compare-and-swap read other than by ``llvm.extractvalue``:
-``llvm_ir.check_swap``).  A module holding an op or attribute without a
+conversion drops (an ``fcmp``'s fast-math flags; ``musttail`` and
+``notail`` are written ``tail``), and what the conversion refuses it
+refuses with the same error (a compare-and-swap read other than by
+``llvm.extractvalue``: ``llvm_ir.check_swap``; a ``volatile`` store and an
+atomic access LLVM does not take: ``llvm_ir.atomic_access``, which gives
+both routes an atomic access's ordering and alignment).  A module holding an op or attribute without a
 line here (an ``llvm`` op of another kind that a user's ``func.func``
 passes through, a global, a parameter attribute other than ``noalias``, a
 variadic function, an intrinsic called with two signatures) is not
@@ -41,7 +42,7 @@ from xdsl.utils.type import get_element_type_or_self
 
 from revmlir.dialects.upstream_forms import CmpXchgOp
 from revmlir.lowering.llvm_code import FunctionCalls, LLVMCode, global_reference
-from revmlir.lowering.llvm_ir import check_swap
+from revmlir.lowering.llvm_ir import atomic_access, check_swap
 
 
 class _Unprintable(Exception):
@@ -254,9 +255,15 @@ class _FunctionPrinter:
         if kind is llvm.SelectOp:
             return f"select {self.typed(op.cond)}, {self.typed(op.lhs)}, {self.typed(op.rhs)}"
         if kind is llvm.LoadOp:
+            if (atomic := atomic_access(op)) is not None:
+                return (
+                    f"load atomic {self.type(op.results[0].type)}, {self.typed(op.ptr)} {atomic[0]}, align {atomic[1]}"
+                )
             align = f", align {op.alignment.value.data}" if op.alignment else ""
             return f"load {self.type(op.results[0].type)}, {self.typed(op.ptr)}{align}"
         if kind is llvm.StoreOp:
+            if (atomic := atomic_access(op)) is not None:
+                return f"store atomic {self.typed(op.value)}, {self.typed(op.ptr)} {atomic[0]}, align {atomic[1]}"
             align = f", align {op.alignment.value.data}" if op.alignment else ""
             return f"store {self.typed(op.value)}, {self.typed(op.ptr)}{align}"
         if kind is llvm.AllocaOp:

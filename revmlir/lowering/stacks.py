@@ -109,9 +109,17 @@ _LIBC = {
 MALLOC = llvm.LLVMFunctionType([i64], PTR)
 """``memref.alloc`` (ancilla arrays) calls ``malloc``, ``memref.dealloc``
 ``free``."""
-MEMORY_FUNCTIONS = (*_LIBC, "malloc")
+CALLOC = llvm.LLVMFunctionType([i64, i64], PTR)
+"""A ``memref.alloc`` marked ``ZEROED_ATTR`` calls ``calloc``."""
+MEMORY_FUNCTIONS = (*_LIBC, "malloc", "calloc")
 """The C allocator, which the runtime and ancilla arrays call: declared, but
 not pure."""
+ZEROED_ATTR = "rev.zeroed"
+"""On a ``memref.alloc`` of native code: its memory is zeroed by the
+allocator (``calloc``), so no fill follows it (``rev-host-safety`` marks the
+heap allocation of an ancilla array so and removes its fill).  An array
+``calloc`` gives is new pages of the kernel's, already zero, which a fill
+would touch all of."""
 
 
 def runtime_name(kind: str, element: Attribute | None = None) -> str:

@@ -1514,9 +1514,11 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     """``malloc`` of the sizes' product of elements (contents undefined, as
     ``memref.alloc``'s), and of one byte for an empty array: C lets
     ``malloc(0)`` return null, which would read as memory running out (the
-    GPU launch's ``cuMemAlloc`` asks at least one byte too).  One that has
+    GPU launch's ``cuMemAlloc`` asks at least one byte too); ``calloc`` of
+    as many bytes where the allocation is marked zeroed
+    (``stacks.ZEROED_ATTR``).  One that has
     an allocation check (``ALLOCATION_CHECK_ATTR``: native code's) reports
-    it, with the bytes, where ``malloc`` returns null, through the
+    it, with the bytes, where the allocator returns null, through the
     function's error slot."""
     assert isinstance(op, memref.AllocOp)
     type = op.memref.type
@@ -1525,10 +1527,14 @@ def _alloc(t: FunctionTranslation, op: Operation) -> None:
     bytes = stacks.size_of(lambda o: t.value(o, op), llvm_type(type.element_type))
     for size in sizes:
         bytes = t.value(fast_ops.binary(llvm.MulOp, bytes, size), op)
-    t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
     empty = t.value(fast_ops.llvm_icmp(bytes, t.const(0, i64, op), _ICMP["eq"]), op)
     asked = t.value(fast_ops.llvm_select(empty, t.const(1, i64, op), bytes), op)
-    pointer = t.value(fast_ops.llvm_call("malloc", [asked], PTR), op)
+    if stacks.ZEROED_ATTR in op.attributes:
+        t.module.declare("calloc", stacks.CALLOC.inputs.data, stacks.CALLOC.output)
+        pointer = t.value(fast_ops.llvm_call("calloc", [asked, t.const(1, i64, op)], PTR), op)
+    else:
+        t.module.declare("malloc", stacks.MALLOC.inputs.data, stacks.MALLOC.output)
+        pointer = t.value(fast_ops.llvm_call("malloc", [asked], PTR), op)
     if isinstance(check := op.attributes.get(ALLOCATION_CHECK_ATTR), IntegerAttr):
         address = t.value(llvm.PtrToIntOp(pointer, i64), op)
         null = t.value(fast_ops.llvm_icmp(address, t.const(0, i64, op), _ICMP["eq"]), op)

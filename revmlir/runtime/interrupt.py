@@ -60,6 +60,7 @@ from typing import NoReturn
 
 import llvmlite.binding as llvm
 
+from revmlir.lowering.llvm_parse import parse_llvm
 from revmlir.runtime.guard import CONTEXT_BUDGET, CONTEXT_COUNT, CONTEXT_FLOOR, CONTEXT_SEEN, CONTEXT_WORDS
 from revmlir.runtime.jit import c_function, host_target_machine
 
@@ -235,9 +236,7 @@ class Interrupts:
             install = {"words": SIGACTION_WORDS, "sigaction": _address(sigaction), "sigint": int(signal.SIGINT)}
             fields["install"] = _INSTALL.format(python=python, **install)
             text = _HANDLER.format(python=python, **fields)
-        self.engine = llvm.create_mcjit_compiler(
-            llvm.parse_assembly(text + _RUN.format(**fields)), host_target_machine()
-        )
+        self.engine = llvm.create_mcjit_compiler(parse_llvm(text + _RUN.format(**fields)), host_target_machine())
         self.engine.finalize_object()
         self.run: Callable[[int], int] = _RUN_TYPE(self.engine.get_function_address("revmlir_run"))
         """``run(address of a call's context)``: the steps of the module

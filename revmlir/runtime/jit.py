@@ -13,6 +13,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 
+from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.printing import PRINT
 from revmlir.runtime import cache
 from revmlir.runtime.printing import print_address
@@ -144,10 +145,10 @@ def optimize(text: str, machine: llvm.TargetMachine, opt_level: int) -> llvm.Mod
     llvm dialect leaves both empty: optimised without them, LLVM would lay
     out types by its defaults instead of the target's, and an emitted
     module would not say what it was compiled for)."""
-    module = llvm.parse_assembly(text)
+    module = parse_llvm(text)
     module.triple = machine.triple
     module.data_layout = str(machine.target_data)
-    module.verify()
+    verify_llvm(module)
     _check_intrinsics(module)
     if opt_level > 0:
         options = llvm.create_pipeline_tuning_options(speed_level=opt_level)
@@ -222,22 +223,35 @@ class Engine:
         self._texts: set[bytes] = set()
         """The digests of the texts whose objects were, or may have been,
         added (``load``)."""
+        self._linked: set[bytes] = set()
+        """The digests of the texts whose loads completed: their objects
+        are linked."""
 
     def load(self, text: str, data: bytes) -> None:
         """Link ``data``, the object of ``text`` generated for the engine's
         machine (by ``jit`` or from the disk cache), into it.
         A Ctrl-C is raised at the first Python code after a C call, where
         the object may have been added already: the load is finalized
-        anyway, so the engine never holds an object half linked, and the
+        anyway (but for an engine's first, whose engine is dropped), so the
+        engine never holds an object half linked, and the
         text is recorded before, so that the next ``jit`` of it finds the
         object (``has``) instead of refusing its definitions as repeated."""
         data_ref = llvm.ObjectFileRef.from_data(data)
+        digest = _digest(text)
         with self._lock:
-            self._texts.add(_digest(text))
+            first = not self._texts
+            self._texts.add(digest)
             try:
                 self.mcjit.add_object_file(data_ref)
-            finally:
-                self._finalize()
+            except BaseException:
+                # MCJIT given no object yet crashes the process when it is
+                # finalized; an engine whose first load fails is dropped
+                # (``jit`` returns none), so nothing runs what it may hold
+                if not first:
+                    self._finalize()
+                raise
+            self._finalize()
+            self._linked.add(digest)
 
     def _finalize(self) -> None:
         """Finalize the objects added, however many Ctrl-Cs arrive (each is
@@ -256,9 +270,16 @@ class Engine:
 
     def has(self, text: str, module: llvm.ModuleRef) -> bool:
         """Whether the object of ``text`` (parsed as ``module``) is linked
-        into the engine already: a load of it was begun, and every function
-        it defines for other modules resolves."""
-        return _digest(text) in self._texts and all(self.address(name) for name in _exported(module))
+        into the engine already: its load completed, or a load of it was
+        begun (and interrupted) and the functions it defines for other
+        modules resolve, which they do only once it is linked.  Of a begun
+        load of an object that defines none, nothing tells: it is not had,
+        and loading it again defines nothing a lookup could find twice."""
+        digest = _digest(text)
+        if digest in self._linked:
+            return True
+        exported = _exported(module)
+        return digest in self._texts and bool(exported) and all(self.address(name) for name in exported)
 
     def address(self, symbol: str) -> int:
         """Where the function ``symbol`` of one of the engine's objects is, or 0."""
@@ -327,7 +348,7 @@ def jit(text: str, opt_level: int = 3, beside: JITModule | None = None) -> JITMo
     if cached is None or engine is not None:
         # a cached object joining an engine is checked against its text:
         # parsing is cheap beside optimising
-        module = optimize(text, machine, opt_level) if cached is None else llvm.parse_assembly(text)
+        module = optimize(text, machine, opt_level) if cached is None else parse_llvm(text)
         if engine is not None and engine.has(text, module):
             # a load of this text that a Ctrl-C interrupted completed
             return JITModule(engine)

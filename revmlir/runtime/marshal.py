@@ -35,6 +35,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from revmlir.errors import LLVMRejected
 from revmlir.runtime.jit import JITModule, jit
 
 logger = logging.getLogger(__name__)
@@ -462,7 +463,7 @@ def marshaller() -> Marshal | None:
         llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
     try:
         machine_code = jit(_llvm_ir(layout))
-    except RuntimeError as reason:  # an LLVM that rejects it leaves calls in Python
+    except (RuntimeError, LLVMRejected) as reason:  # an LLVM that rejects it leaves calls in Python
         logger.warning("native argument marshalling unavailable: %s", reason)
         return None
     _machine_code.append(machine_code)

@@ -12,13 +12,12 @@ conversion that makes it valid.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
 
 from xdsl.dialects.builtin import AnyFloat, ComplexType, IndexType, IntegerType
 from xdsl.ir import Attribute
 
 from revmlir.builder import InstructionTypeError
-from revmlir.dialects.rev import FixedType, LogType, TropicalType
+from revmlir.dialects.rev import LogType
 from revmlir.frontend.base.types import describe_type
 
 _VERBS: dict[type[ast.operator], tuple[str, str]] = {
@@ -42,7 +41,7 @@ def in_python(statement: ast.stmt, error: InstructionTypeError) -> tuple[str, st
     else:
         symbol = source.partition("(")[0]
     if error.value is None:
-        return f"'{source}': {symbol} works on {error.takes}, not {target}", None
+        return f"'{source}': {symbol} works on {error.takes.words}, not {target}", None
     value = describe_type(error.value)
     if not isinstance(statement, ast.AugAssign):
         return f"'{source}' mixes {_a(target)} and {_a(value)}", "its values must be of one type"
@@ -51,21 +50,11 @@ def in_python(statement: ast.stmt, error: InstructionTypeError) -> tuple[str, st
     return message, _conversion(error.target, error.value, value_source, holder if _takes(error) else None)
 
 
-_TAKEN: dict[str, Callable[[Attribute], bool]] = {
-    "integers and booleans": lambda t: isinstance(t, IntegerType | IndexType),
-    "log and tropical numbers": lambda t: isinstance(t, LogType | TropicalType),
-    "floats": lambda t: isinstance(t, AnyFloat),
-    "values": lambda t: True,
-    "numbers": lambda t: isinstance(t, IntegerType | IndexType | AnyFloat | ComplexType | FixedType),
-}
-"""The types each instruction's ``takes`` names (``InstructionTypeError``)."""
-
-
 def _takes(error: InstructionTypeError) -> bool:
     """Whether the instruction takes a target of the value's type: only then
     is a target of that type a fix (``n ^= x`` of a float ``x`` is not fixed
     by a float ``n``, which ``^=`` refuses)."""
-    return error.value is not None and _TAKEN[error.takes](error.value)
+    return error.value is not None and error.takes.accepts(error.value)
 
 
 def _conversion(target: Attribute, value: Attribute, source: str, holder: str | None) -> str:

@@ -8,9 +8,10 @@
 // an ancilla array: a negative or huge size wraps malloc's byte count), and
 // convert-std-to-llvm tests the pointer after the
 // call, reporting the bytes asked for. An empty array asks one byte: C lets
-// malloc(0) return null, which is no failure.
+// malloc(0) return null, which is no failure. An ancilla array on the heap
+// is calloc's, zeroed (rev.zeroed): the same byte and the same check.
 
-// CHECK: rev.checks = [{{.*}}"ExecutionError|anc.array_alloc|{{.*}}allocation_check.mlir:19:5|heap|i64|cannot allocate {0} bytes: out of memory", "ExecutionError|memref.alloc|{{.*}}allocation_check.mlir:27:3|scratch|i64|array size {0} is negative", "ExecutionError|memref.alloc|{{.*}}allocation_check.mlir:27:3|scratch|f64|array of {0} elements of 4 bytes is too large", "ExecutionError|memref.alloc|{{.*}}allocation_check.mlir:27:3|scratch|i64|cannot allocate {0} bytes: out of memory"]
+// CHECK: rev.checks = [{{.*}}"ExecutionError|anc.array_alloc|{{.*}}allocation_check.mlir:20:5|heap|i64|cannot allocate {0} bytes: out of memory", "ExecutionError|memref.alloc|{{.*}}allocation_check.mlir:28:3|scratch|i64|array size {0} is negative", "ExecutionError|memref.alloc|{{.*}}allocation_check.mlir:28:3|scratch|f64|array of {0} elements of 4 bytes is too large", "ExecutionError|memref.alloc|{{.*}}allocation_check.mlir:28:3|scratch|i64|cannot allocate {0} bytes: out of memory"]
 rev.func @heap(%y: f64, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -30,7 +31,7 @@ func.func @scratch(%n: index) -> index {
 }
 
 // CHECK-LABEL: func.func @heap(
-// CHECK:         %a = memref.alloc(%n) {rev.source_op = "anc.array_alloc", rev.allocation_check = 3 : i64} : memref<?x3xi64>
+// CHECK:         %a = memref.alloc(%n) {rev.source_op = "anc.array_alloc", rev.zeroed, rev.allocation_check = 3 : i64} : memref<?x3xi64>
 // CHECK-LABEL: func.func @scratch(
 // CHECK:         %{{.*}} = arith.cmpi sge, %n, %{{.*}} : index
 // CHECK:         scf.if
@@ -47,7 +48,7 @@ func.func @scratch(%n: index) -> index {
 
 // LLVM-LABEL: llvm.func internal @heap(
 // LLVM:         %[[ASKED:.*]] = llvm.select %{{.*}}, %{{.*}}, %[[BYTES:.*]] : i1, i64
-// LLVM-NEXT:    %[[POINTER:.*]] = llvm.call @malloc(%[[ASKED]]) : (i64) -> !llvm.ptr
+// LLVM-NEXT:    %[[POINTER:.*]] = llvm.call @calloc(%[[ASKED]], %{{.*}}) : (i64, i64) -> !llvm.ptr
 // LLVM-NEXT:    %[[ADDRESS:.*]] = llvm.ptrtoint %[[POINTER]] : !llvm.ptr to i64
 // LLVM-NEXT:    %[[NULL:.*]] = llvm.icmp "eq" %[[ADDRESS]], %{{.*}} : i64
 // LLVM-NEXT:    llvm.cond_br %[[NULL]], ^[[REPORT:.*]], ^[[AFTER:.*]]
