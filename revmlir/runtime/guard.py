@@ -54,13 +54,14 @@ check's id in the slot, and a function's scalar result is 0.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 
 from llvmlite import ir
 
 from revmlir.collector import take_apart_llvm_blocks
 from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, RECORD, SEEN, STACK_OK, STACK_ROOM
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, GUARD_FUNCTIONS, LONGJMP, MLIR_CIFACE_PREFIX, SETJMP
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 from revmlir.safety import MAX_CALL_DEPTH
 
@@ -78,10 +79,21 @@ CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET, CONTEXT_FLOOR = range(4)
 CONTEXT_WORDS = CONTEXT_FLOOR + 1
 DEFAULT_STACK_BUDGET = 1 << 20
 """The stack a run may use below its entry point when its caller gave no
-context (C callers): 1 MiB."""
+context (C callers): 1 MiB, and not past the thread's stack
+(``THREAD_LIMIT``)."""
+STACK_MARGIN = 64 << 10
+"""The stack left below the lowest address a run may reach: for the C
+library's and the guard's frames, and the report's."""
+PTHREAD_ATTR_WORDS = 32
+"""256 bytes, more than any libc's ``pthread_attr_t`` (glibc: 56 on
+x86-64, 64 on AArch64)."""
+UNRESOLVED = (1 << 64) - 1
+"""The record's limit until ``THREAD_LIMIT`` has looked it up: above every
+stack pointer, so the limit's first reader sees it."""
+THREAD_LIMIT = "revmlir.thread_limit"
+"""``revmlir.thread_limit(record)``: set the limit of a run its caller gave
+no context (see ``_define_thread_limit``)."""
 UNGUARDED = ".unguarded"
-GUARD_FUNCTIONS = ("_setjmp", "longjmp")
-"""What the guards call: declared, but not pure."""
 
 I64 = ir.IntType(64)
 
@@ -100,9 +112,9 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     # function's array does: the data pointer, then the size
     pointer = fail.function_type.args[0]
     assert isinstance(pointer, ir.PointerType), fail.function_type
-    setjmp = ir.Function(module, ir.FunctionType(i32, [pointer]), "_setjmp")
+    setjmp = ir.Function(module, ir.FunctionType(i32, [pointer]), SETJMP)
     setjmp.attributes.add("returns_twice")
-    longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), "longjmp")
+    longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), LONGJMP)
     longjmp.attributes.add("noreturn")
     _define_fail(fail, longjmp)
     if isinstance(report := module.globals.get(REPORT), ir.Function) and not report.is_declaration:
@@ -118,10 +130,13 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
             _define_record_word(function, word)
     if isinstance(record := module.globals.get(RECORD), ir.Function):
         _define_record(record)
-    if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
-        _define_stack_ok(stack_ok)
-    if isinstance(room := module.globals.get(STACK_ROOM), ir.Function):
-        _define_stack_room(room)
+    stack_ok, room = (module.globals.get(name) for name in (STACK_OK, STACK_ROOM))
+    if isinstance(stack_ok, ir.Function) or isinstance(room, ir.Function):
+        thread_limit = _define_thread_limit(module, pointer)
+        if isinstance(stack_ok, ir.Function):
+            _define_stack_ok(stack_ok, thread_limit)
+        if isinstance(room, ir.Function):
+            _define_stack_room(room, thread_limit)
     if isinstance(returned := module.globals.get(CALL_RETURNED), ir.Function):
         _define_call_returned(returned)
     for name, slot in entries.items():
@@ -134,14 +149,16 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
             _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, record=True)
 
 
-def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
-    """The error slot's data under ``_mlir_ciface_<f>``: its last argument
-    points to upstream's descriptor ``{allocated, aligned, offset, …}``."""
+def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """The error slot's data and size under ``_mlir_ciface_<f>``: its last
+    argument points to upstream's descriptor ``{allocated, aligned, offset,
+    sizes[1], …}``."""
     descriptor = args[-1]
-    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64])
+    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64, I64])
     aligned = builder.load(builder.gep(descriptor, [_i32(0), _i32(1)], source_etype=fields), typ=descriptor.type)
     offset = builder.load(builder.gep(descriptor, [_i32(0), _i32(2)], source_etype=fields), typ=I64)
-    return builder.gep(aligned, [offset], source_etype=I64)
+    size = builder.load(builder.gep(descriptor, [_i32(0), _i32(3)], source_etype=fields), typ=I64)
+    return builder.gep(aligned, [offset], source_etype=I64), size
 
 
 def _i32(value: int) -> ir.Constant:
@@ -209,7 +226,7 @@ def _define_record(function: ir.Function) -> None:
     builder.ret(builder.load(_word(builder, function.args[0], JUMP_WORD), typ=I64))
 
 
-def _define_stack_ok(stack_ok: ir.Function) -> None:
+def _define_stack_ok(stack_ok: ir.Function, thread_limit: ir.Function) -> None:
     """Whether the stack pointer is above the record's limit (stacks grow
     down on every target LLVM runs revmlir on) and fewer than
     ``MAX_CALL_DEPTH`` calls that may recurse are running; the call it is
@@ -217,7 +234,7 @@ def _define_stack_ok(stack_ok: ir.Function) -> None:
     builder = _replace_body(stack_ok, "nounwind")
     data = stack_ok.args[0]
     record = builder.inttoptr(stack_ok.args[-1], data.type)
-    limit = builder.load(_word(builder, record, LIMIT), typ=I64)
+    limit = _limit(builder, record, thread_limit)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
     depth = _word(builder, record, DEPTH)
     running = builder.load(depth, typ=I64)
@@ -227,16 +244,90 @@ def _define_stack_ok(stack_ok: ir.Function) -> None:
     builder.ret(ok)
 
 
-def _define_stack_room(stack_room: ir.Function) -> None:
+def _define_stack_room(stack_room: ir.Function, thread_limit: ir.Function) -> None:
     """Whether the bytes asked fit between the stack pointer and the
     record's limit, the one ``revmlir.stack_ok`` compares with."""
     builder = _replace_body(stack_room, "nounwind")
     data, bytes = stack_room.args[0], stack_room.args[-1]
-    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
+    limit = _limit(builder, _record(builder, data, data.type), thread_limit)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
     above = builder.icmp_unsigned(">", here, limit)
     room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
     builder.ret(builder.icmp_unsigned(">", room, bytes))
+
+
+def _limit(builder: ir.IRBuilder, record: ir.Value, thread_limit: ir.Function) -> ir.Value:
+    """The record's limit, looked up by ``thread_limit`` the first time it
+    is read in a run whose caller gave no context: a compare per read,
+    where a look-up on entry would cost every call from C a system call or
+    more (glibc reads ``/proc/self/maps`` for the main thread, 55 µs)."""
+    word = _word(builder, record, LIMIT)
+    unresolved = builder.icmp_unsigned("==", builder.load(word, typ=I64), ir.Constant(I64, UNRESOLVED))
+    with builder.if_then(unresolved, likely=False):
+        builder.call(thread_limit, [record])
+    return builder.load(word, typ=I64)
+
+
+def _define_thread_limit(module: ir.Module, pointer: ir.Type) -> ir.Function:
+    """``revmlir.thread_limit(record)``: the limit of a run whose caller
+    gave no context (C callers), ``DEFAULT_STACK_BUDGET`` below the
+    record and ``STACK_MARGIN`` above the low end of the thread's stack, as
+    the C library reports it.  Linux's does (``pthread_getattr_np``) for a
+    thread it started; the process's first thread grows its stack to
+    ``RLIMIT_STACK``, a bound the program may lower, so its end is taken as
+    unknown there, as elsewhere, and the budget alone bounds the run."""
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer]), THREAD_LIMIT)
+    function.linkage = "internal"
+    for attribute in ("cold", "noinline", "nounwind"):
+        function.attributes.add(attribute)
+    (record,) = function.args
+    builder = ir.IRBuilder(function.append_basic_block())
+    floor = builder.alloca(I64)
+    builder.store(ir.Constant(I64, 0), floor)
+    if sys.platform.startswith("linux"):
+        _thread_floor(module, builder, floor, pointer)
+    _set_limit(
+        builder,
+        record,
+        builder.ptrtoint(record, I64),
+        ir.Constant(I64, DEFAULT_STACK_BUDGET),
+        builder.load(floor, typ=I64),
+    )
+    builder.ret_void()
+    return function
+
+
+def _thread_floor(module: ir.Module, builder: ir.IRBuilder, floor: ir.Value, pointer: ir.Type) -> None:
+    """Store in ``floor`` the low end of the calling thread's stack plus
+    ``STACK_MARGIN``, where Linux's C library started the thread and says
+    where its stack is; leave it alone otherwise."""
+    i32 = ir.IntType(32)
+
+    def declare(name: str, returned: ir.Type, *parameters: ir.Type) -> ir.Function:
+        return ir.Function(module, ir.FunctionType(returned, parameters), name)
+
+    getpid, gettid = declare("getpid", i32), declare("gettid", i32)
+    self, get = declare("pthread_self", I64), declare("pthread_getattr_np", i32, I64, pointer)
+    stack, destroy = (
+        declare("pthread_attr_getstack", i32, pointer, pointer, pointer),
+        declare("pthread_attr_destroy", i32, pointer),
+    )
+    assert {f.name for f in (getpid, gettid, self, get, stack, destroy)} <= set(GUARD_FUNCTIONS)
+    attributes = builder.alloca(ir.ArrayType(I64, PTHREAD_ATTR_WORDS))
+    attributes.align = 16
+    words = builder.inttoptr(builder.ptrtoint(attributes, I64), pointer)
+    start, size = builder.alloca(I64), builder.alloca(I64)
+    builder.store(ir.Constant(I64, 0), start)
+    started = builder.icmp_signed("!=", builder.call(gettid, []), builder.call(getpid, []))
+    with builder.if_then(started):
+        with builder.if_then(builder.icmp_signed("==", builder.call(get, [builder.call(self, []), words]), _i32(0))):
+            addresses = [builder.inttoptr(builder.ptrtoint(a, I64), pointer) for a in (start, size)]
+            found = builder.icmp_signed("==", builder.call(stack, [words, *addresses]), _i32(0))
+            builder.call(destroy, [words])
+            low = builder.load(start, typ=I64)
+            known = builder.and_(found, builder.icmp_unsigned("!=", low, ir.Constant(I64, 0)))
+            with builder.if_then(known):
+                builder.store(builder.add(low, ir.Constant(I64, STACK_MARGIN)), floor)
 
 
 def _define_call_returned(returned: ir.Function) -> None:
@@ -262,10 +353,10 @@ def guard_entry(
     ``word`` of its argument ``slot``; with ``record``, with the whole
     record, filled from the run context (see the module docstring)."""
 
-    def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
+    def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
         (arguments,) = args
         descriptor = builder.load(builder.gep(arguments, [ir.Constant(I64, slot)], source_etype=pointer), typ=pointer)
-        return builder.load(descriptor, typ=pointer)
+        return builder.load(descriptor, typ=pointer), builder.load(_word(builder, descriptor, 1), typ=I64)
 
     _guard(module, guard, slot_data, setjmp, pointer, word, record)
 
@@ -273,7 +364,7 @@ def guard_entry(
 def _guard(
     module: ir.Module,
     guard: ir.Function,
-    slot_data: Callable[[ir.IRBuilder, Sequence[ir.Value]], ir.Value],
+    slot_data: Callable[[ir.IRBuilder, Sequence[ir.Value]], tuple[ir.Value, ir.Value]],
     setjmp: ir.Function,
     pointer: ir.Type,
     word: int,
@@ -296,7 +387,15 @@ def _guard(
     if not isinstance(returned, ir.VoidType):
         result = builder.alloca(returned)
         builder.store(ir.Constant(returned, None), result)
-    data = slot_data(builder, list(guard.args))
+    data, size = slot_data(builder, list(guard.args))
+    # a slot without the guard's word is the entry point's to refuse
+    # (``std_to_llvm._check_entry``), before it runs
+    whole, short = guard.append_basic_block("whole"), guard.append_basic_block("short")
+    builder.cbranch(builder.icmp_signed(">", size, ir.Constant(I64, word)), whole, short)
+    builder.position_at_end(short)
+    refused = builder.call(entry, list(guard.args))
+    builder.ret_void() if result is None else builder.ret(refused)
+    builder.position_at_end(whole)
     target = _word(builder, data, word)
     # an opaque pointer, which llvmlite's bitcast does not give
     words = builder.inttoptr(builder.ptrtoint(buffer, I64), pointer)
@@ -324,7 +423,7 @@ def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: i
     builder.store(ir.Constant(I64, 0), _word(builder, record, DEPTH))
     builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
     builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
-    _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET), ir.Constant(I64, 0))
+    builder.store(ir.Constant(I64, UNRESOLVED), _word(builder, record, LIMIT))
     with builder.if_then(builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))):
         words = builder.inttoptr(context, pointer)
         for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):

@@ -58,7 +58,7 @@ from revmlir.lowering.loop_versioning import version_loops
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.rev_to_std import lower_to_std, stack_element
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX, ModuleTranslation, translate_module
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
 from revmlir.passes.invert import RevInvertPass
@@ -163,6 +163,8 @@ def lower_to_llvm_ir(
     tolerance: float | None = None,
     direction: Direction = Direction.BOTH,
     beside: LLVMModule | None = None,
+    *,
+    for_c: bool = False,
 ) -> LLVMModule:
     """LLVM IR for a verified rev module: the functions of ``direction``;
     ``beside``, another direction of it whose machine code this module's
@@ -170,7 +172,12 @@ def lower_to_llvm_ir(
     (``_borrow``), and the check ids of the two are distinct.  Borrowing
     takes a function of the same name for the same code: a ``ValueError``
     where ``beside`` was lowered from another module, for the same
-    direction or with another tolerance."""
+    direction or with another tolerance.
+
+    ``for_c``: for an object a C program links (``rev-translate``), whose
+    only symbols are the C entry points; every other function is
+    internal, so that none takes the place of the program's own or its C
+    library's (a ``@free`` of the module, a ``@main``)."""
     tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
     if beside is not None:
         _check_beside(beside, module, tolerance, direction)
@@ -189,6 +196,12 @@ def lower_to_llvm_ir(
         and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
         and (f.sym_visibility is None or f.sym_visibility.data != "private")
     }
+    c_entries = {
+        entry
+        for f in work.ops
+        if isinstance(f, StdFuncOp) and (f.sym_visibility is None or f.sym_visibility.data != "private")
+        for entry in (MLIR_CIFACE_PREFIX + f.sym_name.data, f.sym_name.data + CIFACE_SUFFIX)
+    }
     translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing, owned=True)
     work.attributes.clear()
     llvm_module = llvm_ir(work)
@@ -198,7 +211,7 @@ def lower_to_llvm_ir(
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.name in copied:
+        elif function.name in copied or (for_c and not function.is_declaration and function.name not in c_entries):
             function.linkage = "internal"
         elif function.is_declaration and function.name not in (
             *stacks.MEMORY_FUNCTIONS,
