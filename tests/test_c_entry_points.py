@@ -151,12 +151,13 @@ THREADS = r"""
 #include <stdio.h>
 #include "m.h"
 static int64_t depth;
+static const char *const checks[] = REVMLIR_M_MLIR_CHECKS;
 static void *run(void *unused) {
     double x = 0; int64_t n = depth, e[REVMLIR_ERROR_WORDS] = {0};
     revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}};
     void *args[] = {&x, &n, &err};
     rec_ciface(args);
-    printf("%g %lld\n", x, (long long)e[0]);
+    printf("%g %lld %s\n", x, (long long)e[0], checks[e[0]]);
     return unused;
 }
 int main(void) {
@@ -180,15 +181,38 @@ def test_a_recursion_deeper_than_a_small_threads_stack_stops_with_the_check(tmp_
     overflowed it.  The limit is now also above the thread's stack (looked
     up at the first check of a run), so the run stops with the recursion's
     check; the same depth in a 4 MiB thread, and a shallow one in the small
-    thread, run."""
-    table = lower_to_llvm_ir(parse_module(RECURSION)).check_table.attributes[CHECKS_ATTR]
-    [too_deep] = [
-        i + 1
-        for i, entry in enumerate(table.data)
-        if "calls nest too deeply" in entry.data and entry.data.split("|")[3] == "rec"
-    ]
+    thread, run.  The header's table names the check by the id the object
+    reports."""
     lines = build(tmp_path, RECURSION, THREADS, "-pthread")
-    assert lines == [f"0 {too_deep}", "100 0", "9000 0"]
+    table = lower_to_llvm_ir(parse_module(RECURSION, str(tmp_path / "m.mlir"))).check_table.attributes[CHECKS_ATTR]
+    too_deep = f"ExecutionError|rev.call|{tmp_path}/m.mlir:15:5|rec||calls nest too deeply: the recursion would exhaust the stack"
+    assert table.data[int(lines[0].split()[1]) - 1].data == too_deep
+    assert lines == [f"0 {lines[0].split()[1]} {too_deep}", "100 0 ", "9000 0 "]
+
+
+TABLE = r"""
+#include <stdio.h>
+#include "m.h"
+static const char *const checks[] = CHECKS;
+int main(void) {
+    for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) printf("%s\n", checks[i]);
+    return 0;
+}
+"""
+
+
+def test_the_headers_check_table_is_the_objects(tmp_path: Path):
+    """The ids a C caller gets index the table the object was compiled
+    with; the header spells each entry as a C string whatever it holds (a
+    file name's quote, backslash, ``?`` and letters outside ASCII)."""
+    folder = tmp_path / 'odd "?\\ü'
+    folder.mkdir()
+    source = (EXAMPLES / "fibonacci.mlir").read_text()
+    guard = "REVMLIR_M_MLIR_CHECKS"
+    lines = build(folder, source, TABLE.replace("CHECKS", guard))
+    table = lower_to_llvm_ir(parse_module(source, str(folder / "m.mlir"))).check_table.attributes[CHECKS_ATTR]
+    assert lines == ["", *(entry.data for entry in table.data)]
+    assert len(lines) > 10 and str(folder) in lines[1]
 
 
 NAMED = """

@@ -41,6 +41,7 @@ from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
+from revmlir.runtime.std_form import object_checks
 from revmlir.runtime_checks import ERROR_WORDS, JUMP_WORD, PAYLOAD_SLOTS, SHAPE_MISMATCH, SHORT_ERROR_SLOT
 from revmlir.semantics import written_arguments
 from revmlir.tools.cli import TRACEBACK_ENV, UsageError, check_output, input_name, read_text, run_tool, write_output
@@ -81,6 +82,17 @@ def _c_type(type: Attribute) -> str:
     raise TypeError(f"no C type for {type}")
 
 
+def _c_string(text: str) -> str:
+    """``text`` as a C string literal: printable ASCII as it is, but for
+    ``"``, ``\\`` and ``?`` (which starts a trigraph in ISO C), and every
+    other byte of its UTF-8 as an octal escape."""
+    return (
+        '"'
+        + "".join(chr(b) if 0x20 <= b < 0x7F and chr(b) not in '"\\?' else f"\\{b:03o}" for b in text.encode())
+        + '"'
+    )
+
+
 def header(module: ModuleOp, guard: str) -> str:
     """A C header declaring the entry points of a compiled module."""
     check_native_types(module)  # the types its C callers pass
@@ -101,10 +113,8 @@ def header(module: ModuleOp, guard: str) -> str:
         "   arguments in place; args[i] points to argument i, args[n] to the",
         "   error slot, a revmlir_memref1 over REVMLIR_ERROR_WORDS int64_t, all 0:",
         f"   a failing run-time check stores its (1-based) id in [0] and the values it saw in [1] to [{PAYLOAD_SLOTS}],",
-        f"   and the call returns at once ([{JUMP_WORD}] is the entry point's own). The ids are",
-        "   the places of the checks in the rev.checks table that",
-        "   `rev-opt FILE -p rev-invert,rev-lower-to-std,rev-host-safety` prints:",
-        "   error|op|location|function|payload kinds|message. Before running, the",
+        f"   and the call returns at once ([{JUMP_WORD}] is the entry point's own). The id",
+        f"   names its entry in {guard}_CHECKS below. Before running, the",
         "   entry point refuses what it would read past, storing a negative id:",
         "   REVMLIR_SHORT_ERROR_SLOT in [0] of a slot of fewer words (if it has one),",
         "   REVMLIR_SHAPE_MISMATCH for an array whose sizes differ from its static",
@@ -121,6 +131,15 @@ def header(module: ModuleOp, guard: str) -> str:
         # ISO C has no arrays of no elements: a rank-0 array is its data alone
         sizes = f" int64_t sizes[{rank}];" if rank else ""
         lines.append(f"typedef struct {{ void *data;{sizes} }} revmlir_memref{rank};")
+    lines += [
+        "/* The object's run-time checks by id, \"error|op|location|function|payload",
+        "   kinds|message\", the message a Python format of the payload's values ({0}",
+        "   is [1] as its kind says, ...); entry 0 is no check. Use it as",
+        f"   static const char *const checks[] = {guard}_CHECKS; and checks[id]. */",
+        f"#define {guard}_CHECKS {{ \\",
+        *(f"    {_c_string(entry)}, \\" for entry in ["", *object_checks(module)]),
+        "}",
+    ]
     written = written_arguments(module)
     c_names: dict[str, str] = {}
     for func in module.ops:
