@@ -52,6 +52,13 @@ Every public function gets C-callable entry points:
   caller gets every argument, updated.  The native runtime calls this one:
   one pointer per argument, filled once per call frame, is what its fast
   path (``revmlir.runtime.marshal``) writes.
+
+Both refuse, before the call, what a C caller passes that the code would
+read or write past (``_check_entry``): an error slot shorter than
+``ERROR_WORDS``, an array whose sizes differ from its static shape.  A
+function of the module named like a C function its machine code calls,
+or like an entry point, is refused (``check_symbol_names``): its symbol
+would stand for both.
 """
 
 from __future__ import annotations

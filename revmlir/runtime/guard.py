@@ -30,10 +30,13 @@ address replaces the context in the slot's last word:
   count address, the count when the call started, stack budget in
   bytes, the lowest address the stack may reach or 0]`` (``revmlir.runtime.interrupt`` makes Python's, one per call
   frame, and keeps the SIGINT action that moves the count installed); a C
-  caller passes a zeroed slot, and gets ``DEFAULT_STACK_BUDGET`` and no
-  interruption;
+  caller passes a zeroed slot, and gets ``DEFAULT_STACK_BUDGET``, bounded
+  by its thread's stack, and no interruption;
 - the guard stores the stack limit (its own frame's address less the
-  budget, or the lowest address where that is higher), the count's address and the count the call started with in
+  budget, or the lowest address where that is higher; for a C caller,
+  ``PROVISIONAL_BUDGET`` below its frame until a run passes that, when
+  ``revmlir.thread_limit`` asks the C library where the thread's stack
+  ends), the count's address and the count the call started with in
   the record; it changes no signal action and writes nothing the run
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
@@ -49,7 +52,10 @@ address replaces the context in the slot's last word:
 
 ``_mlir_ciface_<f>`` entry points (upstream's C interface) get the same
 guard, so a failed check under them returns to the C caller with the
-check's id in the slot, and a function's scalar result is 0.
+check's id in the slot, and a function's scalar result is 0.  Both guards
+leave a slot that has no last word (its size, in its descriptor, is
+smaller) to the entry point, which refuses it before it runs
+(``revmlir.lowering.std_to_llvm``).
 """
 
 from __future__ import annotations
@@ -68,12 +74,13 @@ from revmlir.safety import MAX_CALL_DEPTH
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
 on AArch64)."""
-LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 5)
+LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH, PROVISIONAL = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 6)
 """Words of the guard's record after the ``jmp_buf``: the lowest stack
 address a call may start at, the interrupt count's address, the count the
 call started with, a zero word that stands for the count when the caller
-gave none, and the calls that may recurse running now."""
-RECORD_WORDS = DEPTH + 1
+gave none, the calls that may recurse running now, and whether the limit
+is ``PROVISIONAL_BUDGET``'s (1) or final (0)."""
+RECORD_WORDS = PROVISIONAL + 1
 CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET, CONTEXT_FLOOR = range(4)
 """Words of a run context (see the module docstring)."""
 CONTEXT_WORDS = CONTEXT_FLOOR + 1
@@ -87,9 +94,11 @@ library's and the guard's frames, and the report's."""
 PTHREAD_ATTR_WORDS = 32
 """256 bytes, more than any libc's ``pthread_attr_t`` (glibc: 56 on
 x86-64, 64 on AArch64)."""
-UNRESOLVED = (1 << 64) - 1
-"""The record's limit until ``THREAD_LIMIT`` has looked it up: above every
-stack pointer, so the limit's first reader sees it."""
+PROVISIONAL_BUDGET = 32 << 10
+"""The stack a run its caller gave no context (C callers) may use before
+``THREAD_LIMIT`` looks up its thread's: runs that stay within it, most of
+them, never pay for the look-up (1 µs in a thread, glibc reads
+``/proc/self/maps`` for the process's first, 55 µs)."""
 THREAD_LIMIT = "revmlir.thread_limit"
 """``revmlir.thread_limit(record)``: set the limit of a run its caller gave
 no context (see ``_define_thread_limit``)."""
@@ -234,12 +243,13 @@ def _define_stack_ok(stack_ok: ir.Function, thread_limit: ir.Function) -> None:
     builder = _replace_body(stack_ok, "nounwind")
     data = stack_ok.args[0]
     record = builder.inttoptr(stack_ok.args[-1], data.type)
-    limit = _limit(builder, record, thread_limit)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
     depth = _word(builder, record, DEPTH)
     running = builder.load(depth, typ=I64)
     shallow = builder.icmp_unsigned("<", running, ir.Constant(I64, MAX_CALL_DEPTH))
-    ok = builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
+    ok = _within_limit(
+        builder, record, thread_limit, lambda limit: builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
+    )
     builder.store(builder.add(running, builder.zext(ok, I64)), depth)
     builder.ret(ok)
 
@@ -249,28 +259,37 @@ def _define_stack_room(stack_room: ir.Function, thread_limit: ir.Function) -> No
     record's limit, the one ``revmlir.stack_ok`` compares with."""
     builder = _replace_body(stack_room, "nounwind")
     data, bytes = stack_room.args[0], stack_room.args[-1]
-    limit = _limit(builder, _record(builder, data, data.type), thread_limit)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
-    above = builder.icmp_unsigned(">", here, limit)
-    room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
-    builder.ret(builder.icmp_unsigned(">", room, bytes))
+
+    def fits(limit: ir.Value) -> ir.Value:
+        above = builder.icmp_unsigned(">", here, limit)
+        room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
+        return builder.icmp_unsigned(">", room, bytes)
+
+    builder.ret(_within_limit(builder, _record(builder, data, data.type), thread_limit, fits))
 
 
-def _limit(builder: ir.IRBuilder, record: ir.Value, thread_limit: ir.Function) -> ir.Value:
-    """The record's limit, looked up by ``thread_limit`` the first time it
-    is read in a run whose caller gave no context: a compare per read,
-    where a look-up on entry would cost every call from C a system call or
-    more (glibc reads ``/proc/self/maps`` for the main thread, 55 µs)."""
-    word = _word(builder, record, LIMIT)
-    unresolved = builder.icmp_unsigned("==", builder.load(word, typ=I64), ir.Constant(I64, UNRESOLVED))
-    with builder.if_then(unresolved, likely=False):
-        builder.call(thread_limit, [record])
-    return builder.load(word, typ=I64)
+def _within_limit(
+    builder: ir.IRBuilder, record: ir.Value, thread_limit: ir.Function, test: Callable[[ir.Value], ir.Value]
+) -> ir.Value:
+    """``test`` of the record's limit; where it fails on a provisional limit
+    (``PROVISIONAL_BUDGET``), again once ``thread_limit`` has set the final
+    one.  Only failures look at the record's word: a test that passes costs
+    what it cost before there was a look-up."""
+    limit = _word(builder, record, LIMIT)
+    ok = builder.alloca(ir.IntType(1))
+    builder.store(test(builder.load(limit, typ=I64)), ok)
+    with builder.if_then(builder.not_(builder.load(ok, typ=ir.IntType(1))), likely=False):
+        provisional = _word(builder, record, PROVISIONAL)
+        with builder.if_then(builder.icmp_unsigned("!=", builder.load(provisional, typ=I64), ir.Constant(I64, 0))):
+            builder.call(thread_limit, [record])
+            builder.store(test(builder.load(limit, typ=I64)), ok)
+    return builder.load(ok, typ=ir.IntType(1))
 
 
 def _define_thread_limit(module: ir.Module, pointer: ir.Type) -> ir.Function:
-    """``revmlir.thread_limit(record)``: the limit of a run whose caller
-    gave no context (C callers), ``DEFAULT_STACK_BUDGET`` below the
+    """``revmlir.thread_limit(record)``: the final limit of a run whose
+    caller gave no context (C callers), ``DEFAULT_STACK_BUDGET`` below the
     record and ``STACK_MARGIN`` above the low end of the thread's stack, as
     the C library reports it.  Linux's does (``pthread_getattr_np``) for a
     thread it started; the process's first thread grows its stack to
@@ -284,6 +303,7 @@ def _define_thread_limit(module: ir.Module, pointer: ir.Type) -> ir.Function:
     builder = ir.IRBuilder(function.append_basic_block())
     floor = builder.alloca(I64)
     builder.store(ir.Constant(I64, 0), floor)
+    builder.store(ir.Constant(I64, 0), _word(builder, record, PROVISIONAL))
     if sys.platform.startswith("linux"):
         _thread_floor(module, builder, floor, pointer)
     _set_limit(
@@ -423,13 +443,16 @@ def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: i
     builder.store(ir.Constant(I64, 0), _word(builder, record, DEPTH))
     builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
     builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
-    builder.store(ir.Constant(I64, UNRESOLVED), _word(builder, record, LIMIT))
+    _set_limit(builder, record, address, ir.Constant(I64, PROVISIONAL_BUDGET), ir.Constant(I64, 0))
+    provisional = _word(builder, record, PROVISIONAL)
+    builder.store(ir.Constant(I64, 1), provisional)
     with builder.if_then(builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))):
         words = builder.inttoptr(context, pointer)
         for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):
             builder.store(builder.load(_word(builder, words, word), typ=I64), _word(builder, record, into))
         budget, floor = (builder.load(_word(builder, words, word), typ=I64) for word in (CONTEXT_BUDGET, CONTEXT_FLOOR))
         _set_limit(builder, record, address, budget, floor)
+        builder.store(ir.Constant(I64, 0), provisional)
 
 
 def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value, floor: ir.Value) -> None:
