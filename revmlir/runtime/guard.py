@@ -111,8 +111,9 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     """Guard the entry points ``entries`` (``<f>_ciface`` → position of the
     error slot among its arguments) and ``_mlir_ciface_<f>``, and define
     ``revmlir.fail``, ``revmlir.poll``, ``revmlir.interrupt_count``,
-    ``revmlir.interrupts_seen`` and ``revmlir.stack_ok``, if the module
-    calls them."""
+    ``revmlir.interrupts_seen``, ``revmlir.stack_ok`` and
+    ``revmlir.stack_room`` (with ``revmlir.thread_limit``, which they call),
+    if the module calls them."""
     fail = module.globals.get(FAIL)
     if not isinstance(fail, ir.Function):
         return
