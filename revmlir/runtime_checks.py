@@ -40,13 +40,27 @@ T = TypeVar("T")
 
 PAYLOAD_SLOTS = 4
 JUMP_WORD = 1 + PAYLOAD_SLOTS
-ERROR_SLOT = MemRefType(i64, [JUMP_WORD + 1])
+ERROR_WORDS = JUMP_WORD + 1
+"""The words of a host error slot (``REVMLIR_ERROR_WORDS`` in a C header)."""
+ERROR_SLOT = MemRefType(i64, [ERROR_WORDS])
 """``[check id, payload…, jump]``: the failing check and the values it saw
 as 64-bit patterns, up to four words (a complex number takes two: two
 complex numbers compared fill it), so
 native errors read like the interpreter's; the last word is the entry
 point's, where ``revmlir.fail`` finds the way back
 (``revmlir.runtime.guard``)."""
+SHORT_ERROR_SLOT = -2
+"""The id a C entry point leaves in word 0 of an error slot of fewer than
+``ERROR_WORDS`` words (where it has a word 0), returning without running:
+its guard would read and write the slot's last word
+(``revmlir.runtime.guard``).  Not in the check table: no op of the
+program failed, and Python's calls always pass a whole slot."""
+SHAPE_MISMATCH = -3
+"""The id a C entry point leaves in the error slot, returning without
+running, where an array's size differs from its static type's: the
+payload is the argument's position, the dimension, the type's size and
+the size passed.  Not in the check table: Python's calls refuse such an
+array before they call (``ArgumentTypeError``)."""
 ELEMENT_WORD = 1 + PAYLOAD_SLOTS
 """Where a GPU launch's shared slot holds the failing thread's element,
 after the check id and the payload."""

@@ -24,7 +24,7 @@ from revmlir.interpreter import RevInterpreter
 from revmlir.lowering import loop_versioning
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module
-from revmlir.runtime import cache, native
+from revmlir.runtime import cache, std_form
 from revmlir.runtime.jit import Engine, HostTarget, jit
 from revmlir.runtime.native import Direction, NativeModule, lower_to_llvm_ir
 from test_native_cache import forbid_llvm
@@ -593,7 +593,7 @@ def test_the_rest_versions_the_loops_of_the_functions_it_compiles_only(monkeypat
     assert rest.copies == copies
     assert ("accumulate" in seen) == bool(copies)
     assert "accumulate" in declared(rest.llvm_ir) or copies
-    monkeypatch.setattr(native, "_unversioned", lambda work, exported: frozenset())
+    monkeypatch.setattr(std_form, "_unversioned", lambda work, exported: frozenset())
     everything = lower_to_llvm_ir(module, direction=Direction.BACKWARD, beside=first)
     assert rest.llvm_ir == everything.llvm_ir
     assert rest.check_table.attributes == everything.check_table.attributes
@@ -645,4 +645,4 @@ func.func @own(%n: index) {
 """,
         "cycle.mlir",
     )
-    assert native._unversioned(work, {"cycle", "straight"}) == {"straight"}
+    assert std_form._unversioned(work, {"cycle", "straight"}) == {"straight"}

@@ -52,12 +52,19 @@ Every public function gets C-callable entry points:
   caller gets every argument, updated.  The native runtime calls this one:
   one pointer per argument, filled once per call frame, is what its fast
   path (``revmlir.runtime.marshal``) writes.
+
+Both refuse, before the call, what a C caller passes that the code would
+read or write past (``_check_entry``): an error slot shorter than
+``ERROR_WORDS``, an array whose sizes differ from its static shape.  A
+function of the module named like a C function its machine code calls,
+or like an entry point, is refused (``check_symbol_names``): its symbol
+would stand for both.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
@@ -98,14 +105,40 @@ from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type
 from revmlir.lowering import complex_functions, fast_ops, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
-from revmlir.lowering.checked_code import CheckOp, report_words
+from revmlir.lowering.checked_code import ABORT, CheckOp, report_words
 from revmlir.lowering.intrinsics import check_intrinsic_call
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, refuse_unsupported
-from revmlir.runtime_checks import ALLOCATION_CHECK_ATTR, ERROR_SLOT, PAYLOAD_SLOTS, REPORT
+from revmlir.runtime_checks import (
+    ALLOCATION_CHECK_ATTR,
+    ERROR_SLOT,
+    ERROR_WORDS,
+    PAYLOAD_SLOTS,
+    REPORT,
+    SHAPE_MISMATCH,
+    SHORT_ERROR_SLOT,
+)
 
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
 MLIR_CIFACE_PREFIX = "_mlir_ciface_"
+SETJMP, LONGJMP = "_setjmp", "longjmp"
+GUARD_FUNCTIONS = (
+    SETJMP,
+    LONGJMP,
+    "getpid",
+    "gettid",
+    "pthread_self",
+    "pthread_getattr_np",
+    "pthread_attr_getstack",
+    "pthread_attr_destroy",
+)
+"""The C library functions the guards of host entry points call
+(``revmlir.runtime.guard``): declared, but not pure."""
+RUNTIME_LIBRARY = frozenset((*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS, "memcpy", "memmove", "memset"))
+"""The C library functions host code may call whatever its source calls:
+the allocator (stacks, ancilla arrays), ``abort``, the guards', and the
+functions LLVM makes of copies and fills of memory.  A function of the
+module named so would be called in their place (``check_library_names``)."""
 
 
 def llvm_type(type: Attribute) -> Attribute:
@@ -483,47 +516,36 @@ def follows_rev_convention(source: func.FuncOp) -> bool:
     return list(source.function_type.outputs.data) == [t for t in inputs if not isinstance(t, MemRefType)]
 
 
-def ciface(source: func.FuncOp) -> llvm.FuncOp:
+def ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     """``void <name>_ciface(ptr args)`` of a function that
     ``follows_rev_convention``: see the module docstring."""
     inputs = list(source.function_type.inputs.data)
     outputs = list(source.function_type.outputs.data)
-    block = Block(arg_types=[PTR])
-    ops: list[Operation] = []
-
-    def add(op: Operation) -> SSAValue:
-        ops.append(op)
-        return op.results[0]
-
+    t = FunctionTranslation(module, source)
+    t.block = t.new_block([PTR])
     slots: list[SSAValue] = []
-    args: list[SSAValue] = []
+    values: list[SSAValue] = []
     for index, type in enumerate(inputs):
-        slot_address = add(llvm.GEPOp(block.args[0], [index], PTR))
-        slot = add(fast_ops.llvm_load(slot_address, PTR))
+        slot = t.value(fast_ops.llvm_load(t.value(llvm.GEPOp(t.block.args[0], [index], PTR)), PTR))
         slots.append(slot)
-        args.append(add(fast_ops.llvm_load(slot, llvm_type(type))))
+        values.append(t.value(fast_ops.llvm_load(slot, llvm_type(type))))
     args = _expanded_arguments(
-        list(source.body.blocks[0].args),
-        args,
-        lambda value, index, type: add(fast_ops.llvm_extract(llvm_position(index), value, type)),
+        list(source.body.blocks[0].args), values, lambda value, index, type: t.extract(value, index, type)
     )
-    result_type = _results_type(outputs)
-    call = fast_ops.llvm_call(source.sym_name.data, args, result_type)
-    ops.append(call)
+    _check_entry(t, inputs, args, None)
+    call = t.emit(fast_ops.llvm_call(source.sym_name.data, args, _results_type(outputs)))
     scalar_slots = [s for s, t in zip(slots, inputs) if not isinstance(t, MemRefType)]
     if len(outputs) == 1:
-        ops.append(fast_ops.llvm_store(call.results[0], scalar_slots[0]))
+        t.emit(fast_ops.llvm_store(call.results[0], scalar_slots[0]))
     else:
         for index, (slot, type) in enumerate(zip(scalar_slots, outputs, strict=True)):
-            value = add(fast_ops.llvm_extract(llvm_position(index), call.results[0], llvm_type(type)))
-            ops.append(fast_ops.llvm_store(value, slot))
-    ops.append(llvm.ReturnOp())
-    block.add_ops(ops)
+            t.emit(fast_ops.llvm_store(t.extract(call.results[0], index, llvm_type(type)), slot))
+    t.emit(llvm.ReturnOp())
     op = llvm.FuncOp(
         source.sym_name.data + CIFACE_SUFFIX,
         llvm.LLVMFunctionType([PTR], None),
         linkage=llvm.LinkageAttr("external"),
-        body=Region(block),
+        body=t.region,
     )
     op.location = source.location
     return op
@@ -539,13 +561,14 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     by_pointer = isinstance(returned, llvm.LLVMStructType)
     parameters = [PTR if isinstance(t, MemRefType) else llvm_type(t) for t in inputs]
     t = FunctionTranslation(module, source)
-    t.block = t.new_block([PTR] * by_pointer + parameters)
+    entry = t.block = t.new_block([PTR] * by_pointer + parameters)
     args: list[SSAValue] = []
-    for arg, type in zip(t.block.args[by_pointer:], inputs, strict=True):
+    for arg, type in zip(entry.args[by_pointer:], inputs, strict=True):
         if isinstance(type, MemRefType):
             args += _from_descriptor(t, t.value(fast_ops.llvm_load(arg, descriptor_type(type))), type)
         else:
             args.append(arg)
+    _check_entry(t, inputs, args, None if by_pointer else returned)
     call = t.emit(fast_ops.llvm_call(source.sym_name.data, args, _results_type(outputs)))
     results = (
         list(call.results)
@@ -556,16 +579,71 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
     if by_pointer:
         assert returned is not None
         value = t.pack(returned, results) if len(results) > 1 else results[0]
-        t.emit(fast_ops.llvm_store(value, t.block.args[0]))
+        t.emit(fast_ops.llvm_store(value, entry.args[0]))
     t.emit(llvm.ReturnOp(*results[:1]) if returned is not None and not by_pointer else llvm.ReturnOp())
     op = llvm.FuncOp(
         MLIR_CIFACE_PREFIX + source.sym_name.data,
-        llvm.LLVMFunctionType(list(t.block.arg_types), None if by_pointer else returned),
+        llvm.LLVMFunctionType(list(entry.arg_types), None if by_pointer else returned),
         linkage=llvm.LinkageAttr("external"),
         body=t.region,
     )
     op.location = source.location
     return op
+
+
+def _check_entry(
+    t: FunctionTranslation, inputs: Sequence[Attribute], args: Sequence[SSAValue], returned: Attribute | None
+) -> None:
+    """Refuse, in a C entry point of a function whose last argument is the
+    error slot, before its call (``args``: the call's arguments), what a C
+    caller passes that the code would read or write past: an error slot of
+    fewer than ``ERROR_WORDS`` words (``SHORT_ERROR_SLOT`` in its word 0,
+    where it has one), and an array whose size differs from its type's
+    static size (``SHAPE_MISMATCH``, the argument's position, the
+    dimension, the type's size and the size passed), which the function's
+    code trusts.  Either returns at once, as a failed check does: a scalar
+    result ``returned`` is 0, a struct result is not written.  Python's
+    calls refuse both before they call."""
+    if list(inputs[-1:]) != [ERROR_SLOT]:
+        return
+    data, size = args[-2:]
+
+    def store(words: Sequence[SSAValue]) -> None:
+        for index, value in enumerate(words):
+            t.emit(fast_ops.llvm_store(value, t.value(fast_ops.llvm_gep(data, t.const(index, i64), i64))))
+
+    def leave_when(bad: SSAValue, failed: Callable[[], None]) -> None:
+        failure, after = t.new_block(), t.new_block()
+        t.emit(fast_ops.llvm_cond_branch(bad, failure, [], after, []))
+        before, t.block = t.block, failure
+        failed()
+        t.emit(llvm.ReturnOp(t.const(0, returned)) if returned is not None else llvm.ReturnOp())
+        t.block = before
+        t.continue_in(after)
+
+    def short() -> None:
+        stored, done = t.new_block(), t.new_block()
+        has_word = t.value(fast_ops.llvm_icmp(size, t.const(0, i64), _ICMP["sgt"]))
+        t.emit(fast_ops.llvm_cond_branch(has_word, stored, [], done, []))
+        t.block = stored
+        store([t.const(SHORT_ERROR_SLOT, i64)])
+        t.emit(fast_ops.llvm_branch(done))
+        t.block = done
+
+    leave_when(t.value(fast_ops.llvm_icmp(size, t.const(ERROR_WORDS, i64), _ICMP["slt"])), short)
+    position = 0
+    for index, type in enumerate(inputs[:-1]):
+        if not isinstance(type, MemRefType):
+            position += 1
+            continue
+        for dim, expected in enumerate(type.get_shape()):
+            if expected == DYNAMIC_INDEX:
+                continue
+            given = args[position + 1 + dim]
+            bad = t.value(fast_ops.llvm_icmp(given, t.const(expected, i64), _ICMP["ne"]))
+            payload = [*(t.const(v, i64) for v in (SHAPE_MISMATCH, index, dim, expected)), given]
+            leave_when(bad, functools.partial(store, payload))
+        position += 1 + type.get_num_dims()
 
 
 def _from_descriptor(t: FunctionTranslation, descriptor: SSAValue, type: MemRefType) -> list[SSAValue]:
@@ -1752,6 +1830,31 @@ def check_native_name(function: Operation, name: str) -> None:
         )
 
 
+def check_symbol_names(sources: Iterable[func.FuncOp], library: Collection[str], entry_points: bool) -> None:
+    """Refuse, at the function, a function ``sources`` define whose symbol
+    means another in the same machine code: a C function of ``library``,
+    which the code calls (libm's, those LLVM's math intrinsics become, the
+    runtime's), and whose calls would run the function instead; or, where
+    the module gets ``entry_points``, a name of their forms (``<f>_ciface``,
+    ``_mlir_ciface_<f>``), whatever the module's functions: an entry point
+    of ``@f`` and one of its inverse ``@f.inv`` may be compiled apart (each
+    direction of a ``NativeModule``) into one engine."""
+    for source in sources:
+        name = source.sym_name.data
+        if source.is_declaration:
+            continue
+        if name in library:
+            raise PassFailedException(
+                f"{describe_op(source)}: @{name} is named like the C library function "
+                "its code calls, which would call it instead: rename it"
+            )
+        if entry_points and (name.endswith(CIFACE_SUFFIX) or name.startswith(MLIR_CIFACE_PREFIX)):
+            raise PassFailedException(
+                f"{describe_op(source)}: @{name} is named like a C entry point "
+                f"(<f>{CIFACE_SUFFIX}, {MLIR_CIFACE_PREFIX}<f>): rename it"
+            )
+
+
 def translate_module(
     op: ModuleOp,
     translation: ModuleTranslation,
@@ -1800,13 +1903,8 @@ def translate_module(
         if entry_points and (source.sym_visibility is None or source.sym_visibility.data != "private"):
             translation.functions.append(mlir_ciface(translation, source))
             if follows_rev_convention(source):
-                translation.functions.append(ciface(source))
-    for source in sources:
-        if not source.is_declaration and source.sym_name.data in translation.library:
-            raise PassFailedException(
-                f"{describe_op(source)}: @{source.sym_name.data} is named like the C library function "
-                "its code calls, which would call it instead: rename it"
-            )
+                translation.functions.append(ciface(translation, source))
+    check_symbol_names(sources, translation.library | (RUNTIME_LIBRARY if entry_points else set()), entry_points)
     for replaced in (*declarations, *sources):
         replaced.detach()
         if owned:

@@ -30,10 +30,13 @@ address replaces the context in the slot's last word:
   count address, the count when the call started, stack budget in
   bytes, the lowest address the stack may reach or 0]`` (``revmlir.runtime.interrupt`` makes Python's, one per call
   frame, and keeps the SIGINT action that moves the count installed); a C
-  caller passes a zeroed slot, and gets ``DEFAULT_STACK_BUDGET`` and no
-  interruption;
+  caller passes a zeroed slot, and gets ``DEFAULT_STACK_BUDGET``, bounded
+  by its thread's stack, and no interruption;
 - the guard stores the stack limit (its own frame's address less the
-  budget, or the lowest address where that is higher), the count's address and the count the call started with in
+  budget, or the lowest address where that is higher; for a C caller,
+  ``PROVISIONAL_BUDGET`` below its frame until a run passes that, when
+  ``revmlir.thread_limit`` asks the C library where the thread's stack
+  ends), the count's address and the count the call started with in
   the record; it changes no signal action and writes nothing the run
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
@@ -49,39 +52,57 @@ address replaces the context in the slot's last word:
 
 ``_mlir_ciface_<f>`` entry points (upstream's C interface) get the same
 guard, so a failed check under them returns to the C caller with the
-check's id in the slot, and a function's scalar result is 0.
+check's id in the slot, and a function's scalar result is 0.  Both guards
+leave a slot that has no last word (its size, in its descriptor, is
+smaller) to the entry point, which refuses it before it runs
+(``revmlir.lowering.std_to_llvm``).
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 
 from llvmlite import ir
 
 from revmlir.collector import take_apart_llvm_blocks
 from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, RECORD, SEEN, STACK_OK, STACK_ROOM
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, GUARD_FUNCTIONS, LONGJMP, MLIR_CIFACE_PREFIX, SETJMP
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 from revmlir.safety import MAX_CALL_DEPTH
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
 on AArch64)."""
-LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 5)
+LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH, PROVISIONAL = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 6)
 """Words of the guard's record after the ``jmp_buf``: the lowest stack
 address a call may start at, the interrupt count's address, the count the
 call started with, a zero word that stands for the count when the caller
-gave none, and the calls that may recurse running now."""
-RECORD_WORDS = DEPTH + 1
+gave none, the calls that may recurse running now, and whether the limit
+is ``PROVISIONAL_BUDGET``'s (1) or final (0)."""
+RECORD_WORDS = PROVISIONAL + 1
 CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET, CONTEXT_FLOOR = range(4)
 """Words of a run context (see the module docstring)."""
 CONTEXT_WORDS = CONTEXT_FLOOR + 1
 DEFAULT_STACK_BUDGET = 1 << 20
 """The stack a run may use below its entry point when its caller gave no
-context (C callers): 1 MiB."""
+context (C callers): 1 MiB, and not past the thread's stack
+(``THREAD_LIMIT``)."""
+STACK_MARGIN = 64 << 10
+"""The stack left below the lowest address a run may reach: for the C
+library's and the guard's frames, and the report's."""
+PTHREAD_ATTR_WORDS = 32
+"""256 bytes, more than any libc's ``pthread_attr_t`` (glibc: 56 on
+x86-64, 64 on AArch64)."""
+PROVISIONAL_BUDGET = 32 << 10
+"""The stack a run its caller gave no context (C callers) may use before
+``THREAD_LIMIT`` looks up its thread's: runs that stay within it, most of
+them, never pay for the look-up (1 µs in a thread, glibc reads
+``/proc/self/maps`` for the process's first, 55 µs)."""
+THREAD_LIMIT = "revmlir.thread_limit"
+"""``revmlir.thread_limit(record)``: set the limit of a run its caller gave
+no context (see ``_define_thread_limit``)."""
 UNGUARDED = ".unguarded"
-GUARD_FUNCTIONS = ("_setjmp", "longjmp")
-"""What the guards call: declared, but not pure."""
 
 I64 = ir.IntType(64)
 
@@ -90,8 +111,9 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     """Guard the entry points ``entries`` (``<f>_ciface`` → position of the
     error slot among its arguments) and ``_mlir_ciface_<f>``, and define
     ``revmlir.fail``, ``revmlir.poll``, ``revmlir.interrupt_count``,
-    ``revmlir.interrupts_seen`` and ``revmlir.stack_ok``, if the module
-    calls them."""
+    ``revmlir.interrupts_seen``, ``revmlir.stack_ok`` and
+    ``revmlir.stack_room`` (with ``revmlir.thread_limit``, which they call),
+    if the module calls them."""
     fail = module.globals.get(FAIL)
     if not isinstance(fail, ir.Function):
         return
@@ -100,9 +122,9 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     # function's array does: the data pointer, then the size
     pointer = fail.function_type.args[0]
     assert isinstance(pointer, ir.PointerType), fail.function_type
-    setjmp = ir.Function(module, ir.FunctionType(i32, [pointer]), "_setjmp")
+    setjmp = ir.Function(module, ir.FunctionType(i32, [pointer]), SETJMP)
     setjmp.attributes.add("returns_twice")
-    longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), "longjmp")
+    longjmp = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer, i32]), LONGJMP)
     longjmp.attributes.add("noreturn")
     _define_fail(fail, longjmp)
     if isinstance(report := module.globals.get(REPORT), ir.Function) and not report.is_declaration:
@@ -118,10 +140,13 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
             _define_record_word(function, word)
     if isinstance(record := module.globals.get(RECORD), ir.Function):
         _define_record(record)
-    if isinstance(stack_ok := module.globals.get(STACK_OK), ir.Function):
-        _define_stack_ok(stack_ok)
-    if isinstance(room := module.globals.get(STACK_ROOM), ir.Function):
-        _define_stack_room(room)
+    stack_ok, room = (module.globals.get(name) for name in (STACK_OK, STACK_ROOM))
+    if isinstance(stack_ok, ir.Function) or isinstance(room, ir.Function):
+        thread_limit = _define_thread_limit(module, pointer)
+        if isinstance(stack_ok, ir.Function):
+            _define_stack_ok(stack_ok, thread_limit)
+        if isinstance(room, ir.Function):
+            _define_stack_room(room, thread_limit)
     if isinstance(returned := module.globals.get(CALL_RETURNED), ir.Function):
         _define_call_returned(returned)
     for name, slot in entries.items():
@@ -134,14 +159,16 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
             _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, record=True)
 
 
-def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
-    """The error slot's data under ``_mlir_ciface_<f>``: its last argument
-    points to upstream's descriptor ``{allocated, aligned, offset, …}``."""
+def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
+    """The error slot's data and size under ``_mlir_ciface_<f>``: its last
+    argument points to upstream's descriptor ``{allocated, aligned, offset,
+    sizes[1], …}``."""
     descriptor = args[-1]
-    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64])
+    fields = ir.LiteralStructType([descriptor.type, descriptor.type, I64, I64])
     aligned = builder.load(builder.gep(descriptor, [_i32(0), _i32(1)], source_etype=fields), typ=descriptor.type)
     offset = builder.load(builder.gep(descriptor, [_i32(0), _i32(2)], source_etype=fields), typ=I64)
-    return builder.gep(aligned, [offset], source_etype=I64)
+    size = builder.load(builder.gep(descriptor, [_i32(0), _i32(3)], source_etype=fields), typ=I64)
+    return builder.gep(aligned, [offset], source_etype=I64), size
 
 
 def _i32(value: int) -> ir.Constant:
@@ -209,7 +236,7 @@ def _define_record(function: ir.Function) -> None:
     builder.ret(builder.load(_word(builder, function.args[0], JUMP_WORD), typ=I64))
 
 
-def _define_stack_ok(stack_ok: ir.Function) -> None:
+def _define_stack_ok(stack_ok: ir.Function, thread_limit: ir.Function) -> None:
     """Whether the stack pointer is above the record's limit (stacks grow
     down on every target LLVM runs revmlir on) and fewer than
     ``MAX_CALL_DEPTH`` calls that may recurse are running; the call it is
@@ -217,26 +244,111 @@ def _define_stack_ok(stack_ok: ir.Function) -> None:
     builder = _replace_body(stack_ok, "nounwind")
     data = stack_ok.args[0]
     record = builder.inttoptr(stack_ok.args[-1], data.type)
-    limit = builder.load(_word(builder, record, LIMIT), typ=I64)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
     depth = _word(builder, record, DEPTH)
     running = builder.load(depth, typ=I64)
     shallow = builder.icmp_unsigned("<", running, ir.Constant(I64, MAX_CALL_DEPTH))
-    ok = builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
+    ok = _within_limit(
+        builder, record, thread_limit, lambda limit: builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
+    )
     builder.store(builder.add(running, builder.zext(ok, I64)), depth)
     builder.ret(ok)
 
 
-def _define_stack_room(stack_room: ir.Function) -> None:
+def _define_stack_room(stack_room: ir.Function, thread_limit: ir.Function) -> None:
     """Whether the bytes asked fit between the stack pointer and the
     record's limit, the one ``revmlir.stack_ok`` compares with."""
     builder = _replace_body(stack_room, "nounwind")
     data, bytes = stack_room.args[0], stack_room.args[-1]
-    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
-    above = builder.icmp_unsigned(">", here, limit)
-    room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
-    builder.ret(builder.icmp_unsigned(">", room, bytes))
+
+    def fits(limit: ir.Value) -> ir.Value:
+        above = builder.icmp_unsigned(">", here, limit)
+        room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
+        return builder.icmp_unsigned(">", room, bytes)
+
+    builder.ret(_within_limit(builder, _record(builder, data, data.type), thread_limit, fits))
+
+
+def _within_limit(
+    builder: ir.IRBuilder, record: ir.Value, thread_limit: ir.Function, test: Callable[[ir.Value], ir.Value]
+) -> ir.Value:
+    """``test`` of the record's limit; where it fails on a provisional limit
+    (``PROVISIONAL_BUDGET``), again once ``thread_limit`` has set the final
+    one.  Only failures look at the record's word: a test that passes costs
+    what it cost before there was a look-up."""
+    limit = _word(builder, record, LIMIT)
+    ok = builder.alloca(ir.IntType(1))
+    builder.store(test(builder.load(limit, typ=I64)), ok)
+    with builder.if_then(builder.not_(builder.load(ok, typ=ir.IntType(1))), likely=False):
+        provisional = _word(builder, record, PROVISIONAL)
+        with builder.if_then(builder.icmp_unsigned("!=", builder.load(provisional, typ=I64), ir.Constant(I64, 0))):
+            builder.call(thread_limit, [record])
+            builder.store(test(builder.load(limit, typ=I64)), ok)
+    return builder.load(ok, typ=ir.IntType(1))
+
+
+def _define_thread_limit(module: ir.Module, pointer: ir.Type) -> ir.Function:
+    """``revmlir.thread_limit(record)``: the final limit of a run whose
+    caller gave no context (C callers), ``DEFAULT_STACK_BUDGET`` below the
+    record and ``STACK_MARGIN`` above the low end of the thread's stack, as
+    the C library reports it.  Linux's does (``pthread_getattr_np``) for a
+    thread it started; the process's first thread grows its stack to
+    ``RLIMIT_STACK``, a bound the program may lower, so its end is taken as
+    unknown there, as elsewhere, and the budget alone bounds the run."""
+    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer]), THREAD_LIMIT)
+    function.linkage = "internal"
+    for attribute in ("cold", "noinline", "nounwind"):
+        function.attributes.add(attribute)
+    (record,) = function.args
+    builder = ir.IRBuilder(function.append_basic_block())
+    floor = builder.alloca(I64)
+    builder.store(ir.Constant(I64, 0), floor)
+    builder.store(ir.Constant(I64, 0), _word(builder, record, PROVISIONAL))
+    if sys.platform.startswith("linux"):
+        _thread_floor(module, builder, floor, pointer)
+    _set_limit(
+        builder,
+        record,
+        builder.ptrtoint(record, I64),
+        ir.Constant(I64, DEFAULT_STACK_BUDGET),
+        builder.load(floor, typ=I64),
+    )
+    builder.ret_void()
+    return function
+
+
+def _thread_floor(module: ir.Module, builder: ir.IRBuilder, floor: ir.Value, pointer: ir.Type) -> None:
+    """Store in ``floor`` the low end of the calling thread's stack plus
+    ``STACK_MARGIN``, where Linux's C library started the thread and says
+    where its stack is; leave it alone otherwise."""
+    i32 = ir.IntType(32)
+
+    def declare(name: str, returned: ir.Type, *parameters: ir.Type) -> ir.Function:
+        return ir.Function(module, ir.FunctionType(returned, parameters), name)
+
+    getpid, gettid = declare("getpid", i32), declare("gettid", i32)
+    self, get = declare("pthread_self", I64), declare("pthread_getattr_np", i32, I64, pointer)
+    stack, destroy = (
+        declare("pthread_attr_getstack", i32, pointer, pointer, pointer),
+        declare("pthread_attr_destroy", i32, pointer),
+    )
+    assert {f.name for f in (getpid, gettid, self, get, stack, destroy)} <= set(GUARD_FUNCTIONS)
+    attributes = builder.alloca(ir.ArrayType(I64, PTHREAD_ATTR_WORDS))
+    attributes.align = 16
+    words = builder.inttoptr(builder.ptrtoint(attributes, I64), pointer)
+    start, size = builder.alloca(I64), builder.alloca(I64)
+    builder.store(ir.Constant(I64, 0), start)
+    started = builder.icmp_signed("!=", builder.call(gettid, []), builder.call(getpid, []))
+    with builder.if_then(started):
+        with builder.if_then(builder.icmp_signed("==", builder.call(get, [builder.call(self, []), words]), _i32(0))):
+            addresses = [builder.inttoptr(builder.ptrtoint(a, I64), pointer) for a in (start, size)]
+            found = builder.icmp_signed("==", builder.call(stack, [words, *addresses]), _i32(0))
+            builder.call(destroy, [words])
+            low = builder.load(start, typ=I64)
+            known = builder.and_(found, builder.icmp_unsigned("!=", low, ir.Constant(I64, 0)))
+            with builder.if_then(known):
+                builder.store(builder.add(low, ir.Constant(I64, STACK_MARGIN)), floor)
 
 
 def _define_call_returned(returned: ir.Function) -> None:
@@ -262,10 +374,10 @@ def guard_entry(
     ``word`` of its argument ``slot``; with ``record``, with the whole
     record, filled from the run context (see the module docstring)."""
 
-    def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> ir.Value:
+    def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
         (arguments,) = args
         descriptor = builder.load(builder.gep(arguments, [ir.Constant(I64, slot)], source_etype=pointer), typ=pointer)
-        return builder.load(descriptor, typ=pointer)
+        return builder.load(descriptor, typ=pointer), builder.load(_word(builder, descriptor, 1), typ=I64)
 
     _guard(module, guard, slot_data, setjmp, pointer, word, record)
 
@@ -273,7 +385,7 @@ def guard_entry(
 def _guard(
     module: ir.Module,
     guard: ir.Function,
-    slot_data: Callable[[ir.IRBuilder, Sequence[ir.Value]], ir.Value],
+    slot_data: Callable[[ir.IRBuilder, Sequence[ir.Value]], tuple[ir.Value, ir.Value]],
     setjmp: ir.Function,
     pointer: ir.Type,
     word: int,
@@ -296,7 +408,15 @@ def _guard(
     if not isinstance(returned, ir.VoidType):
         result = builder.alloca(returned)
         builder.store(ir.Constant(returned, None), result)
-    data = slot_data(builder, list(guard.args))
+    data, size = slot_data(builder, list(guard.args))
+    # a slot without the guard's word is the entry point's to refuse
+    # (``std_to_llvm._check_entry``), before it runs
+    whole, short = guard.append_basic_block("whole"), guard.append_basic_block("short")
+    builder.cbranch(builder.icmp_signed(">", size, ir.Constant(I64, word)), whole, short)
+    builder.position_at_end(short)
+    refused = builder.call(entry, list(guard.args))
+    builder.ret_void() if result is None else builder.ret(refused)
+    builder.position_at_end(whole)
     target = _word(builder, data, word)
     # an opaque pointer, which llvmlite's bitcast does not give
     words = builder.inttoptr(builder.ptrtoint(buffer, I64), pointer)
@@ -324,13 +444,16 @@ def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: i
     builder.store(ir.Constant(I64, 0), _word(builder, record, DEPTH))
     builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
     builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
-    _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET), ir.Constant(I64, 0))
+    _set_limit(builder, record, address, ir.Constant(I64, PROVISIONAL_BUDGET), ir.Constant(I64, 0))
+    provisional = _word(builder, record, PROVISIONAL)
+    builder.store(ir.Constant(I64, 1), provisional)
     with builder.if_then(builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))):
         words = builder.inttoptr(context, pointer)
         for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):
             builder.store(builder.load(_word(builder, words, word), typ=I64), _word(builder, record, into))
         budget, floor = (builder.load(_word(builder, words, word), typ=I64) for word in (CONTEXT_BUDGET, CONTEXT_FLOOR))
         _set_limit(builder, record, address, budget, floor)
+        builder.store(ir.Constant(I64, 0), provisional)
 
 
 def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value, floor: ir.Value) -> None:

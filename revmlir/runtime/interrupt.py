@@ -61,7 +61,15 @@ from typing import NoReturn
 import llvmlite.binding as llvm
 
 from revmlir.lowering.llvm_parse import parse_llvm
-from revmlir.runtime.guard import CONTEXT_BUDGET, CONTEXT_COUNT, CONTEXT_FLOOR, CONTEXT_SEEN, CONTEXT_WORDS
+from revmlir.runtime.guard import (
+    CONTEXT_BUDGET,
+    CONTEXT_COUNT,
+    CONTEXT_FLOOR,
+    CONTEXT_SEEN,
+    CONTEXT_WORDS,
+    PTHREAD_ATTR_WORDS,
+    STACK_MARGIN,
+)
 from revmlir.runtime.jit import c_function, host_target_machine
 
 DEFAULT_THREAD_STACK = 8 << 20
@@ -136,11 +144,6 @@ def set_stack(context: ctypes.Array[ctypes.c_int64]) -> None:
     context[CONTEXT_BUDGET], context[CONTEXT_FLOOR] = budget, floor
 
 
-STACK_MARGIN = 64 << 10
-"""The stack left below the lowest address a run may reach: for the C
-library's and the guard's frames, and the report's."""
-
-
 def _thread_stack() -> tuple[int, int]:
     """The bytes of the calling thread's stack, and its lowest address, 0
     where unknown.  The process's main thread's grows up to
@@ -168,11 +171,6 @@ def _is_process_main_thread() -> bool:
     if sys.platform.startswith("linux"):
         return threading.get_native_id() == os.getpid()
     return threading.current_thread() is threading.main_thread()
-
-
-PTHREAD_ATTR_WORDS = 32
-"""256 bytes, more than any libc's ``pthread_attr_t`` (glibc: 56 on
-x86-64, 64 on AArch64)."""
 
 
 def _own_stack() -> tuple[int, int] | None:

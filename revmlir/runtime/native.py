@@ -19,12 +19,11 @@ and surface as ``InvertibilityError`` at the op's source location.
 from __future__ import annotations
 
 import ctypes
-import enum
 import functools
 import operator
 import threading
 import weakref
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +43,6 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.func import FuncOp as StdFuncOp
 from xdsl.ir import Attribute
 
-from revmlir.call_graph import recursive_functions
 from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
@@ -52,17 +50,13 @@ from revmlir.inversion import invert_function
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.checked_code import ABORT
-from revmlir.lowering.host_safety import INTERRUPTED, HostSafetyPass, polling_functions
+from revmlir.lowering.host_safety import INTERRUPTED, polling_functions
 from revmlir.lowering.llvm_ir import llvm_ir
-from revmlir.lowering.loop_versioning import version_loops
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
-from revmlir.lowering.rev_to_std import lower_to_std, stack_element
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, translate_module
+from revmlir.lowering.rev_to_std import stack_element
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX, ModuleTranslation, translate_module
 from revmlir.naming import inverse_name
-from revmlir.parsing import make_context
-from revmlir.passes.invert import RevInvertPass
-from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import (
     Backend,
@@ -87,6 +81,7 @@ from revmlir.runtime.marshal import (
     marshaller,
 )
 from revmlir.runtime.once import Once
+from revmlir.runtime.std_form import Direction, lower_for_native
 from revmlir.runtime_checks import CHECKS_ATTR, DEFAULT_TOLERANCE, ERROR_SLOT, JUMP_WORD, check_error_slot
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -111,21 +106,6 @@ def _scalar_ctype(type: Attribute) -> Any:
     if isinstance(type, ComplexType):
         return _scalar_ctype(type.element_type) * 2
     raise TypeError(f"no native representation for {type}")
-
-
-class Direction(enum.Enum):
-    """Which functions of a module one compile builds.  A call runs one
-    direction, and a function and its inverse are about the same code, so a
-    compile of one direction is about half the work of both."""
-
-    FORWARD = "forward"
-    """Every function, and the inverses its uncalls run."""
-    BACKWARD = "backward"
-    """The inverse of every function that has one, and the functions (or
-    inverses) that these call or uncall."""
-    BOTH = "both"
-    """Every function and every inverse: a library for C callers
-    (``rev-translate``), which may call either."""
 
 
 @dataclass(frozen=True)
@@ -163,6 +143,8 @@ def lower_to_llvm_ir(
     tolerance: float | None = None,
     direction: Direction = Direction.BOTH,
     beside: LLVMModule | None = None,
+    *,
+    for_c: bool = False,
 ) -> LLVMModule:
     """LLVM IR for a verified rev module: the functions of ``direction``;
     ``beside``, another direction of it whose machine code this module's
@@ -170,7 +152,12 @@ def lower_to_llvm_ir(
     (``_borrow``), and the check ids of the two are distinct.  Borrowing
     takes a function of the same name for the same code: a ``ValueError``
     where ``beside`` was lowered from another module, for the same
-    direction or with another tolerance."""
+    direction or with another tolerance.
+
+    ``for_c``: for an object a C program links (``rev-translate``), whose
+    only symbols are the C entry points; every other function is
+    internal, so that none takes the place of the program's own or its C
+    library's (a ``@free`` of the module, a ``@main``)."""
     tolerance = DEFAULT_TOLERANCE if tolerance is None else tolerance
     if beside is not None:
         _check_beside(beside, module, tolerance, direction)
@@ -189,6 +176,12 @@ def lower_to_llvm_ir(
         and f.function_type.inputs.data[-1:] == (ERROR_SLOT,)
         and (f.sym_visibility is None or f.sym_visibility.data != "private")
     }
+    c_entries = {
+        entry
+        for f in work.ops
+        if isinstance(f, StdFuncOp) and (f.sym_visibility is None or f.sym_visibility.data != "private")
+        for entry in (MLIR_CIFACE_PREFIX + f.sym_name.data, f.sym_name.data + CIFACE_SUFFIX)
+    }
     translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing, owned=True)
     work.attributes.clear()
     llvm_module = llvm_ir(work)
@@ -198,7 +191,7 @@ def lower_to_llvm_ir(
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.name in copied:
+        elif function.name in copied or (for_c and not function.is_declaration and function.name not in c_entries):
             function.linkage = "internal"
         elif function.is_declaration and function.name not in (
             *stacks.MEMORY_FUNCTIONS,
@@ -240,7 +233,7 @@ class _StdForm:
     copied: frozenset[str]
     """``_borrow``'s two sets."""
     unversioned: frozenset[str]
-    """The functions whose loops were not versioned (``_unversioned``)."""
+    """The functions whose loops were not versioned (``lower_for_native``)."""
 
 
 def _std_form(
@@ -248,24 +241,11 @@ def _std_form(
 ) -> _StdForm:
     """``module``'s functions of ``direction`` lowered to std and analysed,
     those ``beside`` defines borrowed or copied (``_borrow``); unless
-    ``version_exported``, the loops of ``_unversioned`` functions are left
+    ``version_exported``, the loops of ``lower_for_native``'s functions are left
     as they are."""
-    work = module.clone()
-    context = make_context()
-    if direction is Direction.BOTH:
-        RevInvertPass(where_possible=True).apply(context, work)
-    elif direction is Direction.BACKWARD:
-        # the inverses are the entry points: what they never call is not lowered
-        functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp)]
-        RevInvertPass(where_possible=True).apply(context, work)
-        inverted = {f.sym_name.data for f in work.ops if isinstance(f, FuncOp)}
-        drop_unreached_functions(work, [inverse_name(n) for n in functions if inverse_name(n) in inverted])
     numbered_after = () if beside is None else _check_entries(beside.check_table)
     exported = {} if beside is None else beside.exported
-    lower_to_std(work, tolerance, check_ops=True, numbered_after=numbered_after)
-    unversioned = frozenset() if version_exported else _unversioned(work, exported)
-    version_loops(work, unversioned)
-    HostSafetyPass().apply(context, work)
+    work, unversioned = lower_for_native(module, tolerance, direction, numbered_after, exported, version_exported)
     # Between std IR and LLVM: keep what calls need of the std form (the
     # check table, the arrays each function writes, the error slot's
     # position in each C entry point).  The array analysis serves both the
@@ -276,28 +256,6 @@ def _std_form(
     polling = polling_functions(work)
     borrowed, copied = _borrow(work, aliasing.noalias, exported)
     return _StdForm(work, checks, aliasing, polling, borrowed, copied, unversioned)
-
-
-def _unversioned(work: ModuleOp, exported: Collection[str]) -> frozenset[str]:
-    """The functions of ``work`` (std form) whose loops need not be
-    versioned: those a module compiled beside it exports, which this one
-    borrows unless it copies them (``_borrow``), and which make no call in
-    a cycle of calls.  A borrowed function loses its body, and versioning
-    it would change nothing else: it duplicates innermost loops, whose
-    copies write the same arrays, pass the same arrays to the same
-    callees, poll at the same kind of loop heads and register no check,
-    so the analyses (written arrays, aliasing, polling) find what they
-    find in the unversioned body; only ``rev-host-safety``'s check before
-    a recursive call would be registered once per copy, shifting the ids
-    of the checks after it, hence the exclusion.  Versioning was most of
-    the work a rest did for the functions it borrows (GMM's objective:
-    0.12 s of 0.54 s)."""
-    functions = [f for f in work.ops if isinstance(f, StdFuncOp) and f.sym_name.data in exported]
-    if not functions:
-        return frozenset()  # a first compile: nothing to borrow, no call graph to find
-    # a function makes a call in a cycle exactly when it is in one
-    recursive = recursive_functions(f for f in work.ops if isinstance(f, StdFuncOp) and f.body.blocks)
-    return frozenset(f.sym_name.data for f in functions if f.sym_name.data not in recursive)
 
 
 def _check_beside(beside: LLVMModule, module: ModuleOp, tolerance: float, direction: Direction) -> None:

@@ -10,7 +10,8 @@
 // which has no cmpxchg, converts it as a call that the instruction
 // replaces (revmlir/lowering/llvm_ir.py); no stand-in is left.
 // HOST-NOT:   revmlir.cmpxchg
-// HOST:       define i1 @swap(
+// (only the entry points of an object for C are its symbols: @swap is inlined into its own)
+// HOST:       define i1 @_mlir_ciface_swap(
 // HOST:       cmpxchg ptr %{{.*}}, i64 %{{.*}}, i64 %{{.*}} monotonic monotonic
 // HOST-NEXT:  cmpxchg ptr %{{.*}}, i32 %{{.*}}, i32 %{{.*}} acq_rel acquire
 // HOST-NOT:   revmlir.cmpxchg

@@ -1,0 +1,306 @@
+"""What a C program passes to an object of ``rev-translate``: the entry
+points refuse an error slot too short for them and arrays of the wrong
+static shape before they run, bound a recursion by the calling thread's
+stack, export nothing but themselves, and the header is ISO C.  The
+programs are built by the system C compiler (or zig's, ``test_aot``)."""
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from xdsl.utils.exceptions import PassFailedException
+
+from revmlir.parsing import parse_module
+from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
+from revmlir.runtime_checks import CHECKS_ATTR, ERROR_WORDS, SHAPE_MISMATCH, SHORT_ERROR_SLOT
+from revmlir.tools.rev_translate import main as rev_translate
+from test_aot import c_compiler
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def build(folder: Path, source: str, program: str, *flags: str) -> list[str]:
+    """``source`` (rev IR) as ``m.o`` and ``m.h`` in ``folder``, and the C
+    ``program`` (which includes ``m.h``) linked with it; the lines the
+    program prints."""
+    (folder / "m.mlir").write_text(source)
+    for emit, out in (("obj", "m.o"), ("header", "m.h")):
+        assert rev_translate([str(folder / "m.mlir"), f"--emit={emit}", "-o", str(folder / out)]) == 0
+    (folder / "main.c").write_text(program)
+    exe = folder / "main"
+    command = [*c_compiler(), "-O1", str(folder / "main.c"), str(folder / "m.o"), "-o", str(exe), *flags, "-lm"]
+    built = subprocess.run(command, capture_output=True, text=True, cwd=folder)
+    assert built.returncode == 0, built.stdout + built.stderr
+    run = subprocess.run([str(exe)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout.splitlines()
+
+
+SHORT_SLOT = r"""
+#include <stdio.h>
+#include "m.h"
+typedef struct { int64_t *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+typedef struct { int64_t out, n; } rrfib_results;
+void _mlir_ciface_rrfib(rrfib_results *results, int64_t out, int64_t n, memref1 *err);
+int main(void) {
+    for (int64_t words = 0; words <= REVMLIR_ERROR_WORDS; words++) {
+        /* the slot, then memory a read or write past it would reach */
+        struct { int64_t slot[REVMLIR_ERROR_WORDS]; int64_t after[4]; } m = {{0}, {7, 7, 7, 7}};
+        for (int64_t i = words; i < REVMLIR_ERROR_WORDS; i++) m.slot[i] = 7;
+        memref1 err = {m.slot, m.slot, 0, {words}, {1}};
+        rrfib_results r = {-1, -1};
+        _mlir_ciface_rrfib(&r, 0, 20, &err);
+        int64_t out = 0, n = 20;
+        revmlir_memref1 own = {m.slot, {words}};
+        void *args[] = {&out, &n, &own};
+        m.slot[0] = words ? 0 : 7;
+        rrfib_ciface(args);
+        printf("%lld %lld %lld %lld %lld\n", (long long)words, (long long)r.out, (long long)out,
+               (long long)m.slot[0], (long long)(m.after[0] + m.after[1] + m.after[2] + m.after[3]));
+    }
+    return 0;
+}
+"""
+
+
+def test_an_error_slot_too_short_is_refused_before_the_run(tmp_path: Path):
+    """The guard reads and writes the slot's last word: a slot of fewer
+    words (the docs said four) had it read past its end and crashed.  Both
+    entry points now return without running, ``SHORT_ERROR_SLOT`` in word
+    0 where there is one, nothing past the slot touched."""
+    lines = build(tmp_path, (EXAMPLES / "fibonacci.mlir").read_text(), SHORT_SLOT)
+    expected = ["0 -1 0 7 28"]
+    expected += [f"{words} -1 0 {SHORT_ERROR_SLOT} 28" for words in range(1, ERROR_WORDS)]
+    expected.append(f"{ERROR_WORDS} 10946 10946 0 28")
+    assert lines == expected
+
+
+STATIC = """
+rev.func @s(%y: f64, %x: memref<3xf64>) {
+  %c2 = arith.constant 2 : index
+  %v = memref.load %x[%c2] : memref<3xf64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1 : f64
+}
+"""
+STATIC_PROGRAM = r"""
+#include <stdio.h>
+#include "m.h"
+typedef struct { double *allocated, *aligned; int64_t offset, sizes[1], strides[1]; } memref1;
+double _mlir_ciface_s(double y, memref1 *x, memref1 *err);
+int main(void) {
+    struct { double x[2]; double beyond; } buffer = {{1, 2}, 99};
+    for (int64_t size = 2; size <= 3; size++) {
+        int64_t e[REVMLIR_ERROR_WORDS] = {0};
+        revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}}, x = {buffer.x, {size}};
+        double y = 0.5;
+        void *args[] = {&y, &x, &err};
+        s_ciface(args);
+        printf("%g %lld %lld %lld %lld %lld\n", y, (long long)e[0], (long long)e[1], (long long)e[2],
+               (long long)e[3], (long long)e[4]);
+        e[0] = 0;
+        memref1 upstream = {buffer.x, buffer.x, 0, {size}, {1}}, slot = {(double *)e, (double *)e, 0, {6}, {1}};
+        double result = _mlir_ciface_s(0.5, &upstream, &slot);
+        printf("%g %lld\n", result, (long long)e[0]);
+    }
+    return 0;
+}
+"""
+
+
+def test_an_array_of_another_static_shape_is_refused_before_the_run(tmp_path: Path):
+    """A static shape's code trusts its sizes: a two-element array passed
+    for ``memref<3xf64>`` had element [2] read past its end (99, the
+    memory after it).  As Python's calls refuse it, C's entry points do,
+    with the argument, the dimension and both sizes."""
+    lines = build(tmp_path, STATIC, STATIC_PROGRAM)
+    assert lines == [f"0.5 {SHAPE_MISMATCH} 1 0 3 2", f"0 {SHAPE_MISMATCH}", "99.5 0 0 0 0 0", "99.5 0"]
+    assert "// s(y: double, x: revmlir_memref1 /* of double, [3] */)" in (tmp_path / "m.h").read_text()
+    with pytest.raises(TypeError, match=r"argument #1 of @s must be an array of float64 with shape \[3\]"):
+        NativeModule.compile(parse_module(STATIC)).call("s", 0.5, np.array([1.0, 2.0]))
+
+
+RECURSION = """
+rev.func @rec(%x: f64, %n: i64) {
+  %x1 = rev.if (%x) : f64 pre {
+  ^bb0(%a: f64):
+    %zero = arith.constant 0 : i64
+    %more = arith.cmpi sgt, %n, %zero : i64
+    rev.cond %more
+  } then {
+  ^bb0(%a: f64):
+    %one = arith.constant 1.0 : f64
+    %b = rev.add %a, %one : f64
+    %c1 = arith.constant 1 : i64
+    %m = arith.subi %n, %c1 : i64
+    %k = anc.alloc %m : i64
+    %c, %k1 = rev.call @rec(%b, %k) : (f64, i64) -> (f64, i64)
+    %m1 = arith.subi %n, %c1 : i64
+    anc.free %k1, %m1 : i64
+    rev.yield %c : f64
+  } else {
+  ^bb0(%a: f64):
+    rev.yield %a : f64
+  }
+  rev.return %x1, %n : f64, i64
+}
+"""
+THREADS = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include "m.h"
+static int64_t depth;
+static const char *const checks[] = REVMLIR_M_MLIR_CHECKS;
+static void *run(void *unused) {
+    double x = 0; int64_t n = depth, e[REVMLIR_ERROR_WORDS] = {0};
+    revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}};
+    void *args[] = {&x, &n, &err};
+    rec_ciface(args);
+    printf("%g %lld %s\n", x, (long long)e[0], checks[e[0]]);
+    return unused;
+}
+int main(void) {
+    int64_t depths[] = {9000, 100, 9000};
+    size_t stacks[] = {256 << 10, 256 << 10, 4 << 20};
+    for (int i = 0; i < 3; i++) {
+        pthread_attr_t a; pthread_t t;
+        pthread_attr_init(&a); pthread_attr_setstacksize(&a, stacks[i]);
+        depth = depths[i];
+        pthread_create(&t, &a, run, NULL); pthread_join(t, NULL);
+        pthread_attr_destroy(&a);
+    }
+    return 0;
+}
+"""
+
+
+def test_a_recursion_deeper_than_a_small_threads_stack_stops_with_the_check(tmp_path: Path):
+    """The limit of a C caller's run was 1 MiB below its entry point
+    whatever the thread's stack: 9000 nested calls in a 256 KiB thread
+    overflowed it.  The limit is now also above the thread's stack (looked
+    up at the first check of a run), so the run stops with the recursion's
+    check; the same depth in a 4 MiB thread, and a shallow one in the small
+    thread, run.  The header's table names the check by the id the object
+    reports."""
+    lines = build(tmp_path, RECURSION, THREADS, "-pthread")
+    table = lower_to_llvm_ir(parse_module(RECURSION, str(tmp_path / "m.mlir"))).check_table.attributes[CHECKS_ATTR]
+    too_deep = f"ExecutionError|rev.call|{tmp_path}/m.mlir:15:5|rec||calls nest too deeply: the recursion would exhaust the stack"
+    assert table.data[int(lines[0].split()[1]) - 1].data == too_deep
+    assert lines == [f"0 {lines[0].split()[1]} {too_deep}", "100 0 ", "9000 0 "]
+
+
+TABLE = r"""
+#include <stdio.h>
+#include "m.h"
+static const char *const checks[] = CHECKS;
+int main(void) {
+    for (size_t i = 0; i < sizeof checks / sizeof *checks; i++) printf("%s\n", checks[i]);
+    return 0;
+}
+"""
+
+
+def test_the_headers_check_table_is_the_objects(tmp_path: Path):
+    """The ids a C caller gets index the table the object was compiled
+    with; the header spells each entry as a C string whatever it holds (a
+    file name's quote, backslash, ``?`` and letters outside ASCII)."""
+    folder = tmp_path / 'odd "?\\ü'
+    folder.mkdir()
+    source = (EXAMPLES / "fibonacci.mlir").read_text()
+    guard = "REVMLIR_M_MLIR_CHECKS"
+    lines = build(folder, source, TABLE.replace("CHECKS", guard))
+    table = lower_to_llvm_ir(parse_module(source, str(folder / "m.mlir"))).check_table.attributes[CHECKS_ATTR]
+    assert lines == ["", *(entry.data for entry in table.data)]
+    assert len(lines) > 10 and str(folder) in lines[1]
+
+
+NAMED = """
+rev.func @strlen(%y: f64, %a: f64) {
+  %y1 = rev.add %y, %a : f64
+  rev.return %y1, %a : f64, f64
+}
+rev.func @main(%y: f64, %a: f64) {
+  %y1 = rev.sub %y, %a : f64
+  rev.return %y1, %a : f64, f64
+}
+"""
+NAMED_PROGRAM = r"""
+#include <stdio.h>
+#include <string.h>
+#include "m.h"
+int main(int argc, char **argv) {
+    double y = 1, a = 2; int64_t e[REVMLIR_ERROR_WORDS] = {0};
+    revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}};
+    void *args[] = {&y, &a, &err};
+    strlen_ciface(args);
+    main_ciface(args);
+    printf("%zu %g %lld\n", strlen(argv[0]) > 0 ? strlen("hello") : 0, y, (long long)e[0]);
+    return 0;
+}
+"""
+
+
+def test_an_object_exports_its_entry_points_only(tmp_path: Path):
+    """Every function was exported under its own name, so a ``@strlen``
+    replaced the C library's in the program, and a ``@main`` the
+    program's own: the functions are now internal, their entry points the
+    object's only symbols."""
+    assert build(tmp_path, NAMED, NAMED_PROGRAM) == ["5 1 0"]
+
+
+@pytest.mark.parametrize(
+    "name", ["realloc", "free", "malloc", "_setjmp", "longjmp", "memcpy", "memset", "pthread_getattr_np", "gettid"]
+)
+def test_a_function_named_like_the_runtimes_c_functions_is_refused(name: str, tmp_path: Path, capsys):
+    """The runtime and the guards call these (LLVM makes ``memcpy`` and
+    ``memset`` of copies and fills): ``@realloc`` of a module with a stack
+    was llvmlite's ``DuplicatedNameError``; a located refusal instead, as
+    for ``@exp``, on every host path."""
+    source = (
+        f"rev.func @{name}(%y: f64, %a: f64) {{\n  %y1 = rev.add %y, %a : f64\n  rev.return %y1, %a : f64, f64\n}}\n"
+        "rev.func @user(%y: f64, %s: !anc.stack<f64>) {\n  anc.copy_push %s, %y : !anc.stack<f64>\n"
+        "  rev.return %y : f64\n}\n"
+    )
+    said = f"named.mlir:1:1: @{name} is named like the C library function its code calls, which would call it instead"
+    with pytest.raises(PassFailedException, match=said):
+        NativeModule.compile(parse_module(source, "named.mlir"))
+    (tmp_path / "named.mlir").write_text(source)
+    assert rev_translate([str(tmp_path / "named.mlir"), "--emit=obj", "-o", str(tmp_path / "x.o")]) == 1
+    assert f"named.mlir:1:1: @{name} is named like the C library function" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["g_ciface", "g.inv_ciface", "_mlir_ciface_g"])
+def test_a_function_named_like_an_entry_point_is_refused(name: str):
+    """``@g.inv_ciface`` beside ``@g`` was an unlocated error where one
+    translation made both (``rev-translate``), and a refused engine at the
+    first ``uncall`` where each direction compiles apart."""
+    source = (
+        "rev.func @g(%y: f64, %a: f64) {\n  %y1 = rev.add %y, %a : f64\n  rev.return %y1, %a : f64, f64\n}\n"
+        f'rev.func @"{name}"(%y: f64, %a: f64) {{\n  %y1 = rev.add %y, %a : f64\n  rev.return %y1, %a : f64, f64\n}}\n'
+    )
+    said = rf"named.mlir:5:1: @{name} is named like a C entry point \(<f>_ciface, _mlir_ciface_<f>\): rename it"
+    with pytest.raises(PassFailedException, match=said):
+        NativeModule.compile(parse_module(source, "named.mlir"))
+
+
+RANKS = """
+rev.func @r(%y: f64, %a: memref<f64>, %b: memref<?xf64>, %c: memref<2x?xf64>) {
+  %v = memref.load %a[] : memref<f64>
+  %y1 = rev.add %y, %v : f64
+  rev.return %y1 : f64
+}
+"""
+
+
+def test_the_header_is_iso_c(tmp_path: Path):
+    """A rank-0 descriptor had ``int64_t sizes[0]``, which ISO C forbids."""
+    (tmp_path / "r.mlir").write_text(RANKS)
+    assert rev_translate([str(tmp_path / "r.mlir"), "--emit=header", "-o", str(tmp_path / "r.h")]) == 0
+    header = (tmp_path / "r.h").read_text()
+    assert "typedef struct { void *data; } revmlir_memref0;" in header
+    assert "c: revmlir_memref2 /* of double, [2, ?] */" in header
+    (tmp_path / "use.c").write_text('#include "r.h"\nint main(void) { return REVMLIR_ERROR_WORDS - 6; }\n')
+    strict = [*c_compiler(), "-std=c11", "-pedantic", "-Wall", "-Werror", "-fsyntax-only", str(tmp_path / "use.c")]
+    checked = subprocess.run(strict, capture_output=True, text=True, cwd=tmp_path)
+    assert checked.returncode == 0, checked.stderr
