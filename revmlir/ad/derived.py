@@ -34,6 +34,7 @@ from revmlir.errors import describe_op
 from revmlir.expansion import forward_only
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import Inverter, inline_block, invert_function
+from revmlir.ir_utils import clone
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
@@ -214,8 +215,8 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     The copy sits in a module of its own with the declarations of the
     primitives of ``func``'s module, whose rules derived code calls."""
     source = func.parent_op()
-    declarations = [op.clone() for op in source.ops if isinstance(op, ExternOp)] if isinstance(source, ModuleOp) else []
-    module = ModuleOp([*declarations, func.clone()])
+    declarations = [clone(op) for op in source.ops if isinstance(op, ExternOp)] if isinstance(source, ModuleOp) else []
+    module = ModuleOp([*declarations, clone(func)])
     if errors := forward_only(module):
         raise errors[0]  # derived code runs the region backwards on every input
     prepared = module.body.block.last_op

@@ -49,6 +49,7 @@ from revmlir.collector import pausing, take_apart, take_apart_llvm_ir
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.inversion import invert_function
+from revmlir.ir_utils import clone
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.checked_code import ABORT
@@ -250,7 +251,7 @@ def _std_form(
     those ``beside`` defines borrowed or copied (``_borrow``); unless
     ``version_exported``, the loops of ``_unversioned`` functions are left
     as they are."""
-    work = module.clone()
+    work = clone(module)
     context = make_context()
     if direction is Direction.BOTH:
         RevInvertPass(where_possible=True).apply(context, work)
