@@ -106,6 +106,18 @@ def _clone(
     return copy
 
 
+def init_as_created(op: Operation, operands: Sequence[SSAValue], result_types: Sequence[Attribute] = ()) -> None:
+    """Initialise ``op`` with ``operands`` and ``result_types`` as
+    ``Operation.create`` builds an op: what xDSL's IRDL constructor gives
+    an op whose operands are single values and at most one variadic group
+    (no segment sizes) and that is given no properties, without the
+    constructor's generic processing of every argument against the op's
+    definition, which costs three times the op itself.  The inverter and
+    the derivative passes build the updates, borrows and ancillas that
+    use it by the hundred per kernel."""
+    Operation.__init__(op, operands=operands, result_types=result_types)
+
+
 def is_float_type(type: Attribute) -> bool:
     """``isinstance(type, AnyFloat)``, decided once per class: xDSL's float
     types are a union of a dozen ABCs, which the lowering asked about every

@@ -32,6 +32,7 @@ from revmlir.dialects import rev
 from revmlir.dialects.primitives import ExternOp
 from revmlir.errors import describe_op
 from revmlir.expansion import forward_only
+from revmlir.fast_ops import arith_constant, binary, unary
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import Inverter, inline_block, invert_function
 from revmlir.ir_utils import clone
@@ -140,7 +141,7 @@ class Differentiator(Inverter):
             result = self.emit(complexd.ConstantOp(parts, type))
         else:
             assert isinstance(type, AnyFloat)
-            result = self.emit(arith.ConstantOp(FloatAttr(value, type)))
+            result = self.emit(arith_constant(float(value), type))
         if value == 0.0:
             self.zeros.add(result)
         return result
@@ -181,7 +182,7 @@ class Differentiator(Inverter):
         if a in self.zeros:
             return a
         op = complexd.NegOp if isinstance(a.type, ComplexType) else arith.NegfOp
-        return self.emit(op(a))
+        return self.emit(unary(op, a))
 
     def conj(self, a: SSAValue) -> SSAValue:
         """``conj(a)``; the identity on floats."""
@@ -197,8 +198,8 @@ class Differentiator(Inverter):
         complex_op: type[complexd.ComplexBinaryOp],
     ) -> SSAValue:
         if isinstance(a.type, ComplexType):
-            return self.emit(complex_op(a, b))
-        return self.emit(real(a, b))
+            return self.emit(binary(complex_op, a, b))
+        return self.emit(binary(real, a, b))
 
 
 def lanes_suffix(suffix: str, lanes: int) -> str:

@@ -56,9 +56,9 @@ from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
+from revmlir.fast_ops import arith_cmpi, arith_constant, binary
 from revmlir.ir_utils import clone, nested_ops
 from revmlir.lowering.checked_code import DIVISIONS, reported_check, std_size
-from revmlir.lowering.fast_ops import arith_cmpi, arith_constant, binary
 from revmlir.lowering.std_to_llvm import frame_shape
 from revmlir.runtime_checks import CHECKS_ATTR
 from revmlir.safety import is_out_of_bounds

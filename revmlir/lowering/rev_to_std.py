@@ -69,6 +69,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp,
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
+from revmlir.fast_ops import arith_cmpf, arith_cmpi, binary, memref_load, memref_store, unary
 from revmlir.inversion import invert_function
 from revmlir.ir_utils import (
     RuleTable,
@@ -80,7 +81,6 @@ from revmlir.ir_utils import (
 )
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
-from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary, memref_load, memref_store, unary
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print

@@ -1,7 +1,9 @@
-"""The ops a lowering builds by the thousand (constants, calls, a check's
+"""The ops the compilers build by the thousand (constants, calls, a check's
 ``scf.if``, ``scf.yield``, comparison and ``xori``, an array's size, binary
 arithmetic, branches), built as their xDSL constructors build them, with
-``Operation.create``.
+``Operation.create``.  Below every layer that builds IR (the frontend's
+builder, the derivative passes, the lowerings, the translation to LLVM),
+so that each builds these ops the one way.
 
 A constructor runs xDSL's generic argument processing (every operand
 group, property, region and successor checked against the op's
