@@ -189,6 +189,13 @@ def arith_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
     )
 
 
+def arith_select(condition: SSAValue, then: SSAValue, otherwise: SSAValue) -> arith.SelectOp:
+    """``arith.select``, as ``arith.SelectOp`` builds it."""
+    return as_constructed(
+        arith.SelectOp, lambda: arith.SelectOp(condition, then, otherwise), [condition, then, otherwise], [then.type]
+    )
+
+
 def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
     """``arith.index_cast`` of ``value`` to ``type``."""
     return arith.IndexCastOp.create(operands=[value], result_types=[type])

@@ -69,7 +69,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp,
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
-from revmlir.fast_ops import arith_cmpf, arith_cmpi, binary, memref_load, memref_store, unary
+from revmlir.fast_ops import arith_cmpf, arith_cmpi, arith_select, binary, cast, memref_load, memref_store, unary
 from revmlir.inversion import invert_function
 from revmlir.ir_utils import (
     RuleTable,
@@ -415,7 +415,7 @@ class FunctionLowering(CheckedCode):
         nan_a, nan_b = (self.emit(arith_cmpf(z, z, "uno"), like).results[0] for z in (a, b))
         both = self.emit(binary(arith.AndIOp, nan_a, nan_b), like).results[0]
         zero = self.const(0.0, a.type, like)
-        zeroed = [self.emit(arith.SelectOp(both, zero, z), like).results[0] for z in (a, b)]
+        zeroed = [self.emit(arith_select(both, zero, z), like).results[0] for z in (a, b)]
         return zeroed[0], zeroed[1]
 
     def _check_borrowed_read(
@@ -689,13 +689,13 @@ def _any_nonzero_bits(lowering: FunctionLowering, values: Sequence[SSAValue], li
     element = values[0].type
     floats = isinstance(element, AnyFloat)
     bits_type: Attribute = IntegerType(element.bitwidth) if floats else element
-    bits = [lowering.emit(arith.BitcastOp(v, bits_type), like).results[0] for v in values] if floats else values
+    bits = [lowering.emit(cast(arith.BitcastOp, v, bits_type), like).results[0] for v in values] if floats else values
     union = bits[0]
     for more in bits[1:]:
-        union = lowering.emit(arith.OrIOp(union, more), like).results[0]
+        union = lowering.emit(binary(arith.OrIOp, union, more), like).results[0]
     if floats:
-        union = lowering.emit(arith.ShLIOp(union, lowering.const(1, bits_type, like)), like).results[0]
-    return lowering.emit(arith.CmpiOp(union, lowering.const(0, bits_type, like), "ne"), like).results[0]
+        union = lowering.emit(binary(arith.ShLIOp, union, lowering.const(1, bits_type, like)), like).results[0]
+    return lowering.emit(arith_cmpi(union, lowering.const(0, bits_type, like), "ne"), like).results[0]
 
 
 def _only_if(lowering: FunctionLowering, condition: SSAValue, like: Operation, lower: Callable[[], object]) -> None:
