@@ -38,9 +38,7 @@ from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     AnyFloat,
     ComplexType,
-    FloatAttr,
     IndexType,
-    IntegerAttr,
     IntegerType,
     LocationAttr,
     MemRefType,
@@ -50,6 +48,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
 
+from revmlir import fast_ops
 from revmlir.dialects import anc, rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.errors import BuildError, describe_value
@@ -524,14 +523,14 @@ class ExpressionBuilder:
         if isinstance(type, ComplexType):
             op = complexd.ConstantOp.from_floats((complex(value).real, complex(value).imag), type.element_type)
         elif isinstance(type, AnyFloat):
-            op = arith.ConstantOp(FloatAttr(self._float(value, type, loc), type))
+            op = fast_ops.arith_constant(self._float(value, type, loc), type)
         elif isinstance(type, IntegerType | IndexType):
             if kind not in ("integer", "bool"):
                 raise self.error(f"cannot use the float {value} as {self.spell(type)}", loc)
             width = 64 if isinstance(type, IndexType) else type.width.data
             if not -(2 ** (width - 1)) <= int(value) < 2 ** (width - 1) and not (width == 1 and value == 1):
                 raise self.error(f"the integer {value} does not fit {self.spell(type)}", loc)
-            op = arith.ConstantOp(IntegerAttr(int(value), type))
+            op = fast_ops.arith_constant(int(value), type)
         elif isinstance(type, rev.LogType):
             return self.to_log(self.const(value, type.element_type, loc), loc)
         elif isinstance(type, rev.FixedType | rev.TropicalType):
@@ -740,28 +739,28 @@ class ExpressionBuilder:
         boolean = isinstance(src, IntegerType) and src.width.data == 1
         if boolean and isinstance(type, IndexType | AnyFloat):
             # True is 1 (MLIR's extui), not the -1 of a signed extension
-            x = self.emit(arith.ExtUIOp(x, IntegerType(64)), loc).results[0]
+            x = self.emit(fast_ops.cast(arith.ExtUIOp, x, IntegerType(64)), loc).results[0]
             src = IntegerType(64)
         if _is_int(src) and isinstance(type, AnyFloat):
             if isinstance(src, IndexType):
-                x = self.emit(arith.IndexCastOp(x, IntegerType(64)), loc).results[0]
-            op: Operation = arith.SIToFPOp(x, type)
+                x = self.emit(fast_ops.cast(arith.IndexCastOp, x, IntegerType(64)), loc).results[0]
+            op: Operation = fast_ops.cast(arith.SIToFPOp, x, type)
         elif isinstance(src, AnyFloat) and _is_int(type):
             target = IntegerType(64) if isinstance(type, IndexType) else type
-            op = arith.FPToSIOp(x, target)
+            op = fast_ops.cast(arith.FPToSIOp, x, target)
             if isinstance(type, IndexType):
                 x = self.emit(op, loc).results[0]
-                op = arith.IndexCastOp(x, type)
+                op = fast_ops.cast(arith.IndexCastOp, x, type)
         elif _is_int(src) and _is_int(type):
             if isinstance(src, IndexType) or isinstance(type, IndexType):
-                op = arith.IndexCastOp(x, type)
+                op = fast_ops.cast(arith.IndexCastOp, x, type)
             elif src.width.data < type.width.data:
-                op = (arith.ExtUIOp if boolean else arith.ExtSIOp)(x, type)
+                op = fast_ops.cast(arith.ExtUIOp if boolean else arith.ExtSIOp, x, type)
             else:
-                op = arith.TruncIOp(x, type)
+                op = fast_ops.cast(arith.TruncIOp, x, type)
         elif isinstance(src, AnyFloat) and isinstance(type, AnyFloat):
             wider = src.bitwidth < type.bitwidth
-            op = (arith.ExtFOp if wider else arith.TruncFOp)(x, type)
+            op = fast_ops.cast(arith.ExtFOp if wider else arith.TruncFOp, x, type)
         else:
             raise self.error(f"cannot convert {self.spell(src)} to {self.spell(type)}", loc)
         return Value(self, self.emit(op, loc).results[0])

@@ -44,6 +44,7 @@ from xdsl.ir import Operation, SSAValue
 
 from revmlir.dialects import rev
 from revmlir.errors import ReversibilityViolation
+from revmlir.kept_answers import ir_unchanged
 from revmlir.semantics import Writes, argument_uses, argument_writes
 
 RULE = "parallel"
@@ -179,7 +180,15 @@ def shared_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     """Per function of ``module``: the positions of the arguments that may be
     bound to an array the iterations of a parallel loop accumulate into
     through calls, directly or through callees passing it on; the
-    accumulations into them must be atomic."""
+    accumulations into them must be atomic.  The IR does not change while
+    it is asked, so the uses of each function's arguments are found once
+    (``revmlir.kept_answers``) for the writes and for following the
+    accumulations down."""
+    with ir_unchanged():
+        return _shared_arguments(module)
+
+
+def _shared_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     writes = argument_writes(module)
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, rev.FuncOp)}
 

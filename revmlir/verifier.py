@@ -583,6 +583,9 @@ def verify_function(func: rev.FuncOp) -> None:
 # ---------------------------------------------------------------------------
 
 
+_SNAPSHOT_OPS = frozenset({anc.SnapshotOp, anc.RestoreOp, anc.DropOp})
+
+
 def _snapshot_error(op: Operation, why: str) -> CheckpointError:
     return CheckpointError(f"{describe_op(op)}: {why}")
 
@@ -597,11 +600,16 @@ def check_snapshots(module: ModuleOp) -> None:
     cursor-driven loops each ``anc.restore``/``anc.drop`` must find a
     snapshot taken before it in the same block, each snapshot being dropped
     before its store is freed.  Within them the cursor is trusted: it is
-    the schedule, whose validity the tests check by simulation."""
-    for op in module.walk():
-        if isinstance(op, NextOp):
+    the schedule, whose validity the tests check by simulation.  Every op
+    of the module is asked, so by exact class (none of these has a
+    subclass), not ``isinstance``'s ``ABCMeta``."""
+    for op in nested_ops(module):
+        kind = op.__class__
+        if kind is NextOp:
+            assert isinstance(op, NextOp)
             _check_store(op, op.frames, "a cursor's frames")
-        if isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp):
+        if kind in _SNAPSHOT_OPS:
+            assert isinstance(op, anc.SnapshotOp | anc.RestoreOp | anc.DropOp)
             _check_store(op, op.store, "snapshots")
             if not _cursor_driven(op):
                 _check_straight_line(op)

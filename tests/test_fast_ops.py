@@ -1,15 +1,17 @@
-"""The ops ``revmlir.lowering.fast_ops`` builds are the ops their xDSL
+"""The ops ``revmlir.fast_ops`` builds are the ops their xDSL
 constructors build: the same operands, results, properties, attributes,
 successors and regions."""
 
 from __future__ import annotations
 
 import pytest
-from xdsl.dialects import arith, func, llvm, memref, scf
+from xdsl.dialects import arith, func, llvm, math, memref, scf
 from xdsl.dialects.builtin import DenseArrayBase, FloatAttr, IndexType, IntegerAttr, MemRefType, f32, f64, i1, i32, i64
 from xdsl.ir import Block, Operation, Region
+from xdsl.irdl import IRDLOperation
 
-from revmlir.lowering import fast_ops
+from revmlir import fast_ops
+from revmlir.dialects import anc, rev
 
 STRUCT = llvm.LLVMStructType.from_type_list([llvm.LLVMPointerType(), i64])
 ARGS = Block(arg_types=[f64, f64, i64, i64, i1, IndexType(), MemRefType(f64, [-1]), llvm.LLVMPointerType(), STRUCT])
@@ -77,6 +79,7 @@ def test_a_fast_op_is_the_constructors(fast, built):
         arith.OrIOp,
         arith.AndIOp,
         arith.AddiOp,
+        arith.ShLIOp,
         arith.AddfOp,
         arith.SubfOp,
         arith.MulfOp,
@@ -98,6 +101,11 @@ def test_binary_ops_after_the_first_are_the_constructors(kind):
         (llvm.FPExtOp, X, f64),
         (llvm.FPTruncOp, X, f32),
         (llvm.BitcastOp, A, f64),
+        (arith.SIToFPOp, A, f64),
+        (arith.FPToSIOp, X, i64),
+        (arith.IndexCastOp, N, i64),
+        (arith.TruncIOp, A, i32),
+        (arith.TruncFOp, X, f32),
     ],
 )
 def test_casts_after_the_first_are_the_constructors(kind, value, type):
@@ -134,6 +142,11 @@ def test_casts_after_the_first_are_the_constructors(kind, value, type):
         (lambda: fast_ops.arith_cmpf(X, Y, "ole"), lambda: arith.CmpfOp(X, Y, "ole")),
         (lambda: fast_ops.arith_cmpf(X, Y, "une"), lambda: arith.CmpfOp(X, Y, "une")),
         (lambda: fast_ops.llvm_fneg(X), lambda: llvm.FNegOp(X)),
+        (lambda: fast_ops.unary(math.AbsFOp, X), lambda: math.AbsFOp(X)),
+        (lambda: fast_ops.arith_select(C, X, Y), lambda: arith.SelectOp(C, X, Y)),
+        (lambda: fast_ops.unary(arith.NegfOp, X), lambda: arith.NegfOp(X)),
+        (lambda: fast_ops.memref_load(ARRAY, [N]), lambda: memref.LoadOp.get(ARRAY, [N])),
+        (lambda: fast_ops.memref_store(X, ARRAY, [N]), lambda: memref.StoreOp.get(X, ARRAY, [N])),
         (
             lambda: fast_ops.llvm_intrinsic("llvm.exp.f64", [X], [f64]),
             lambda: llvm.CallIntrinsicOp("llvm.exp.f64", [X], [f64]),
@@ -168,3 +181,23 @@ def test_predicates_are_numbered_as_the_constructors_number_them():
         assert arith.CmpfOp(X, Y, name).predicate.value.data == number
     assert sorted(fast_ops.CMPI_PREDICATES.values()) == list(range(10))
     assert sorted(fast_ops.CMPF_PREDICATES.values()) == list(range(16))
+
+
+@pytest.mark.parametrize(
+    "kind, operands, results",
+    [
+        (rev.AddOp, [X, Y], [f64]),
+        (rev.XorOp, [A, B], [i64]),
+        (rev.TakeOp, [ARRAY, [N]], [f64]),
+        (rev.PutOp, [X, ARRAY, [N]], []),
+        (anc.AllocOp, [X], [f64]),
+        (anc.FreeOp, [X, Y], []),
+    ],
+)
+def test_ops_initialised_as_created_are_the_irdl_constructors(kind, operands, results):
+    """The inverter's and the derivative passes' updates, borrows and
+    ancillas (``ir_utils.init_as_created``) are the ops xDSL's IRDL
+    constructor builds of the same arguments."""
+    built = IRDLOperation.__new__(kind)
+    IRDLOperation.__init__(built, operands=operands, result_types=results)
+    _same(kind(*operands), built)

@@ -13,12 +13,15 @@ import pytest
 from llvmlite import binding as llvm
 from llvmlite import ir
 from xdsl.dialects import gpu, scf
-from xdsl.dialects.builtin import ModuleOp, f32, f64, i32
+from xdsl.dialects.builtin import f32, f64, i32
+from xdsl.ir import Operation
 from xdsl.utils.exceptions import PassFailedException
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel, reference
+from revmlir import ir_utils
 from revmlir.errors import LLVMRejected, LocatedError
+from revmlir.gpu import api as gpu_api
 from revmlir.gpu import nvptx, program, toolkit
 from revmlir.gpu.nvptx import device_rules
 from revmlir.gpu.outline import ScalarGradient
@@ -248,9 +251,15 @@ def test_an_owned_module_is_lowered_in_place_and_an_adjoint_kernel_copies_its_mo
     their adjoints are generated into, so the specialisation's module is
     copied once per compile, not twice."""
     monkeypatch.setenv("REVMLIR_CACHE", "0")  # every compile lowers
-    copies: list[ModuleOp] = []
-    clone = ModuleOp.clone
-    monkeypatch.setattr(ModuleOp, "clone", lambda self, *a, **k: copies.append(self) or clone(self, *a, **k))
+    copies: list[Operation] = []
+
+    def counted(op: Operation) -> Operation:
+        copies.append(op)
+        return ir_utils.clone(op)
+
+    # the copies of modules a compile makes: the compiler's and rv.cuda's (ir_utils.clone)
+    monkeypatch.setattr(program, "clone", counted)
+    monkeypatch.setattr(gpu_api, "clone", counted)
     module = _module(SHARED)
     names = ["histogram.adj"]
     printed = str(module)

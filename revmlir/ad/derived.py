@@ -32,8 +32,10 @@ from revmlir.dialects import rev
 from revmlir.dialects.primitives import ExternOp
 from revmlir.errors import describe_op
 from revmlir.expansion import forward_only
+from revmlir.fast_ops import arith_constant, binary, unary
 from revmlir.interfaces import NotDifferentiable
 from revmlir.inversion import Inverter, inline_block, invert_function
+from revmlir.ir_utils import clone
 from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
@@ -139,7 +141,7 @@ class Differentiator(Inverter):
             result = self.emit(complexd.ConstantOp(parts, type))
         else:
             assert isinstance(type, AnyFloat)
-            result = self.emit(arith.ConstantOp(FloatAttr(value, type)))
+            result = self.emit(arith_constant(float(value), type))
         if value == 0.0:
             self.zeros.add(result)
         return result
@@ -180,7 +182,7 @@ class Differentiator(Inverter):
         if a in self.zeros:
             return a
         op = complexd.NegOp if isinstance(a.type, ComplexType) else arith.NegfOp
-        return self.emit(op(a))
+        return self.emit(unary(op, a))
 
     def conj(self, a: SSAValue) -> SSAValue:
         """``conj(a)``; the identity on floats."""
@@ -196,8 +198,8 @@ class Differentiator(Inverter):
         complex_op: type[complexd.ComplexBinaryOp],
     ) -> SSAValue:
         if isinstance(a.type, ComplexType):
-            return self.emit(complex_op(a, b))
-        return self.emit(real(a, b))
+            return self.emit(binary(complex_op, a, b))
+        return self.emit(binary(real, a, b))
 
 
 def lanes_suffix(suffix: str, lanes: int) -> str:
@@ -214,8 +216,8 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     The copy sits in a module of its own with the declarations of the
     primitives of ``func``'s module, whose rules derived code calls."""
     source = func.parent_op()
-    declarations = [op.clone() for op in source.ops if isinstance(op, ExternOp)] if isinstance(source, ModuleOp) else []
-    module = ModuleOp([*declarations, func.clone()])
+    declarations = [clone(op) for op in source.ops if isinstance(op, ExternOp)] if isinstance(source, ModuleOp) else []
+    module = ModuleOp([*declarations, clone(func)])
     if errors := forward_only(module):
         raise errors[0]  # derived code runs the region backwards on every input
     prepared = module.body.block.last_op

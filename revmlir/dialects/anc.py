@@ -47,6 +47,7 @@ from revmlir.interfaces import (
     TangentBuilder,
     set_checks,
 )
+from revmlir.ir_utils import init_as_created
 from revmlir.naming import FORGETFUL_ATTR
 
 
@@ -72,7 +73,7 @@ class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiab
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue):
-        super().__init__(operands=[value], result_types=[value.type])
+        init_as_created(self, [value], [value.type])
 
     def consumed_operands(self) -> Sequence[SSAValue]:
         return ()
@@ -115,7 +116,7 @@ class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, Fo
     assembly_format = "$ancilla `,` $value attr-dict `:` type($ancilla)"
 
     def __init__(self, ancilla: SSAValue, value: SSAValue):
-        super().__init__(operands=[ancilla, value])
+        init_as_created(self, [ancilla, value])
 
     @classmethod
     def runtime_check(cls) -> str:

@@ -102,7 +102,7 @@ from revmlir.interfaces import (
     is_reference_type,
     is_state_type,
 )
-from revmlir.ir_utils import constant_index
+from revmlir.ir_utils import constant_index, init_as_created
 from revmlir.naming import inverse_name
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ class _UpdateOp(InstructionOp):
     assembly_format = "$target `,` $value attr-dict `:` type($target)"
 
     def __init__(self, target: SSAValue, value: SSAValue):
-        super().__init__(operands=[target, value], result_types=[target.type])
+        init_as_created(self, [target, value], [target.type])
 
     GRADIENT_SIGN: ClassVar[int] = 1
     """``∂(y ⊙ v)/∂v`` for float targets (log numbers: in log space)."""
@@ -530,7 +530,7 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, Fo
 
     def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
         assert isinstance(memref.type, MemRefType)
-        super().__init__(operands=[memref, indices], result_types=[memref.type.element_type])
+        init_as_created(self, [memref, *indices], [memref.type.element_type])
 
     @classmethod
     def runtime_check(cls) -> str:
@@ -632,7 +632,7 @@ class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiable
     assembly_format = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)"
 
     def __init__(self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]):
-        super().__init__(operands=[value, memref, indices])
+        init_as_created(self, [value, memref, *indices])
 
     def verify_(self) -> None:
         _verify_rank(self, self.memref.type, self.indices)

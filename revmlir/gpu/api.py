@@ -55,6 +55,7 @@ from revmlir.gpu.runtime import (
     unavailable_reason,
 )
 from revmlir.gpu.toolkit import DEFAULT_ARCH
+from revmlir.ir_utils import clone
 from revmlir.kept_answers import ir_unchanged
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import ArgumentProblem
@@ -264,7 +265,7 @@ class Kernel:
         function, the arrays a run may write (``written_arguments``): the
         verifier asks that of the module once per function with a parallel
         loop, and the answer is kept for all of them and the launch."""
-        module = spec.module.clone()
+        module = clone(spec.module)
         generate(module)
         with ir_unchanged():
             module.verify()

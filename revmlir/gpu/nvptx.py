@@ -39,6 +39,7 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir import fast_ops
 from revmlir.collector import take_apart
 from revmlir.dialects import nvvm
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp
@@ -46,7 +47,6 @@ from revmlir.errors import describe_op
 from revmlir.gpu.local_memory import check_local_memory
 from revmlir.gpu.outline import entry_name
 from revmlir.ir_utils import RuleTable, nested_ops
-from revmlir.lowering import fast_ops
 from revmlir.lowering.llvm_code import LLVMCode
 from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.llvm_text import llvm_text

@@ -40,6 +40,7 @@ from revmlir.gpu.outline import CONTAINER, check_kernel_names, outline, takes_ar
 from revmlir.gpu.to_nvvm import ConvertGpuToNvvmPass
 from revmlir.gpu.toolkit import DEFAULT_ARCH, ToolkitError, find_libdevice
 from revmlir.gpu.trip_count import LoopBounds
+from revmlir.ir_utils import clone
 from revmlir.lowering.llvm_code import LLVMCode, global_reference, of_llvmlite
 from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.native_types import check_native_types
@@ -536,7 +537,7 @@ def lower_kernels(
     for this compile alone), and it is lowered in place."""
     check_native_types(module)
     ctx = make_context()
-    work = module if owned else module.clone()
+    work = module if owned else clone(module)
     RevInvertPass(where_possible=True).apply(ctx, work)  # as native code's BACKWARD and BOTH compiles
     functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
     if names is not None:

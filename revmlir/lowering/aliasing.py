@@ -39,7 +39,8 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Block
 
 from revmlir.ir_utils import nested_ops
-from revmlir.semantics import Origin, reference_origin, written_arguments
+from revmlir.kept_answers import ir_unchanged
+from revmlir.semantics import Origin, function_uses, reference_origin, written_arguments
 
 
 @dataclass
@@ -85,29 +86,33 @@ class ArrayAliasing:
 
 
 def analyse_arrays(module: ModuleOp) -> ArrayAliasing:
-    written = written_arguments(module)
-    functions = {
-        f.sym_name.data: _Function(f, written[f.sym_name.data])
-        for f in module.ops
-        if isinstance(f, func.FuncOp) and not f.is_declaration
-    }
+    # the written arrays and the opaque functions both read where each
+    # function uses its references (``function_uses``): found once per
+    # function while the module is unchanged, not once for each
+    with ir_unchanged():
+        written = written_arguments(module)
+        functions = {
+            f.sym_name.data: _Function(f, written[f.sym_name.data], opaque=_opaque(f))
+            for f in module.ops
+            if isinstance(f, func.FuncOp) and not f.is_declaration
+        }
     calls: list[_Call] = []
     for caller in functions.values():
-        # one walk of the function: its calls, and whether it is opaque (a
-        # kernel's every op is looked at, so by exact class, not ABCMeta's
-        # isinstance)
+        # a kernel's every op is looked at, so by exact class, not ABCMeta's isinstance
         for op in nested_ops(caller.op):
             if op.__class__ is func.CallOp and (callee := functions.get(op.callee.string_value())) is not None:
                 calls.append((caller, op, callee))
-            if not caller.opaque:
-                caller.opaque = any(
-                    v.type.__class__ is MemRefType and reference_origin(caller.op, v) is None for v in op.operands
-                )
     _until_stable(calls, _aliased_down)
     return ArrayAliasing(
         {name: f.noalias() for name, f in functions.items()},
         {name: f.written for name, f in functions.items()},
     )
+
+
+def _opaque(function: func.FuncOp) -> bool:
+    """Whether ``function`` uses an array whose origin is not followed
+    (``reference_origin`` is None)."""
+    return any(op.operands[index].type.__class__ is MemRefType for op, index in function_uses(function).unknown)
 
 
 _Call = tuple[_Function, func.CallOp, _Function]

@@ -46,8 +46,7 @@ from xdsl.traits import MemoryWriteEffect, SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
-from revmlir.ir_utils import constant_index, is_float_type
-from revmlir.lowering.fast_ops import (
+from revmlir.fast_ops import (
     arith_cmpi,
     arith_constant,
     binary,
@@ -59,6 +58,7 @@ from revmlir.lowering.fast_ops import (
     scf_if,
     scf_yield,
 )
+from revmlir.ir_utils import constant_index, is_float_type
 from revmlir.lowering.native_types import element_bytes
 from revmlir.naming import INVERSE_SUFFIX, inverse_name, tape_source
 from revmlir.runtime_checks import (

@@ -30,11 +30,11 @@ from xdsl.dialects.builtin import AnyFloat, IntegerType, ModuleOp
 from xdsl.rewriter import Rewriter
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir import fast_ops
 from revmlir.collector import take_apart_llvm_function
 from revmlir.dialects.upstream_forms import CmpXchgOp
 from revmlir.errors import describe_op
 from revmlir.ir_utils import nested_ops
-from revmlir.lowering import fast_ops
 
 CMPXCHG = "revmlir.cmpxchg."
 """The prefix of the functions that stand for ``llvm.cmpxchg`` while xDSL's

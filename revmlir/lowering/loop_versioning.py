@@ -56,7 +56,8 @@ from xdsl.dialects.builtin import ArrayAttr, IndexType, IntegerAttr, IntegerType
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
-from revmlir.ir_utils import nested_ops
+from revmlir.fast_ops import arith_cmpi, arith_constant, binary
+from revmlir.ir_utils import clone, nested_ops
 from revmlir.lowering.checked_code import DIVISIONS, reported_check, std_size
 from revmlir.lowering.std_to_llvm import frame_shape
 from revmlir.runtime_checks import CHECKS_ATTR
@@ -210,16 +211,20 @@ class _Before:
             op = value.owner
             assert isinstance(op, Operation)
             operands = [self.value(operand, variable, cache) for operand in op.operands]
-            known = cache[value] = self.emit(op.clone(value_mapper=dict(zip(op.operands, operands))))
+            # an invariant op has no regions (``_INVARIANT_OPS``)
+            known = cache[value] = self.emit(op.clone_without_regions(dict(zip(op.operands, operands))))
         return known
 
     def constant(self, value: int, type: IndexType | IntegerType) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(value, type)))
+        return self.emit(arith_constant(value, type))
+
+    def compare(self, lhs: SSAValue, rhs: SSAValue, predicate: str) -> SSAValue:
+        return self.emit(arith_cmpi(lhs, rhs, predicate))
 
     def all(self, conditions: list[SSAValue]) -> SSAValue:
         result = conditions[0]
         for condition in conditions[1:]:
-            result = self.emit(arith.AndIOp(result, condition))
+            result = self.emit(binary(arith.AndIOp, result, condition))
         return result
 
 
@@ -239,22 +244,22 @@ def _version(loop: scf.ForOp, accesses: list[_Access]) -> scf.ForOp:
     type = loop.lb.type
     assert isinstance(type, IndexType | IntegerType)
     one = before.constant(1, type)
-    last = before.emit(arith.SubiOp(loop.ub, one))
+    last = before.emit(binary(arith.SubiOp, loop.ub, one))
     conditions = [
-        before.emit(arith.CmpiOp(loop.lb, before.constant(-INDUCTION_LIMIT, type), "sge")),
-        before.emit(arith.CmpiOp(loop.ub, before.constant(INDUCTION_LIMIT, type), "sle")),
+        before.compare(loop.lb, before.constant(-INDUCTION_LIMIT, type), "sge"),
+        before.compare(loop.ub, before.constant(INDUCTION_LIMIT, type), "sle"),
     ]
     invariant: dict[SSAValue, SSAValue] = {}
     for access in {_checked_range(access): access for access in accesses}.values():
         size = before.value(access.size, None, invariant)
         limit = before.constant(SIZE_LIMIT, size.type)
-        conditions.append(before.emit(arith.CmpiOp(size, limit, "ule")))
+        conditions.append(before.compare(size, limit, "ule"))
         for end in (loop.lb, last):
             index = before.value(access.index, end, dict(invariant))
-            conditions.append(before.emit(arith.CmpiOp(index, size, "ult")))
+            conditions.append(before.compare(index, size, "ult"))
     fast = before.all(conditions)
     _hoist_frame_arrays(loop)
-    unchecked = loop.clone()
+    unchecked = clone(loop)
     checks = {access.check for access in accesses}
     for original, copy in zip(list(loop.walk()), list(unchecked.walk()), strict=True):
         if original in checks:

@@ -69,6 +69,7 @@ from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp,
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
+from revmlir.fast_ops import arith_cmpf, arith_cmpi, arith_select, binary, cast, memref_load, memref_store, unary
 from revmlir.inversion import invert_function
 from revmlir.ir_utils import (
     RuleTable,
@@ -80,7 +81,6 @@ from revmlir.ir_utils import (
 )
 from revmlir.lowering import cursor_functions, numbers, stacks
 from revmlir.lowering.checked_code import CheckedCode, define_fail
-from revmlir.lowering.fast_ops import arith_cmpf, arith_cmpi, binary
 from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print
@@ -345,7 +345,7 @@ class FunctionLowering(CheckedCode):
         if isinstance(a.type, IntegerType | IndexType):
             return self.emit(arith_cmpi(a, b, "eq"), like).results[0]
         if b_is_zero and is_float_type(a.type) and self.tolerance < 1:
-            size = self.emit(math.AbsFOp(a), like).results[0]
+            size = self.emit(unary(math.AbsFOp, a), like).results[0]
             limit = self.const(self.tolerance, a.type, like)
             return self.emit(arith_cmpf(size, limit, "ole"), like).results[0]
         if isinstance(a.type, ComplexType):
@@ -380,9 +380,9 @@ class FunctionLowering(CheckedCode):
             size_b = self.emit(complexd.AbsOp(b), like).results[0]
         else:
             difference = self.emit(binary(arith.SubfOp, a, b), like).results[0]
-            gap = self.emit(math.AbsFOp(difference), like).results[0]
-            size_a = self.emit(math.AbsFOp(a), like).results[0]
-            size_b = self.emit(math.AbsFOp(b), like).results[0]
+            gap = self.emit(unary(math.AbsFOp, difference), like).results[0]
+            size_a = self.emit(unary(math.AbsFOp, a), like).results[0]
+            size_b = self.emit(unary(math.AbsFOp, b), like).results[0]
         float_type = gap.type
         tolerance = self.const(self.tolerance, float_type, like)
         # an infinite gap is close to nothing, not even where tol·|a| is
@@ -415,7 +415,7 @@ class FunctionLowering(CheckedCode):
         nan_a, nan_b = (self.emit(arith_cmpf(z, z, "uno"), like).results[0] for z in (a, b))
         both = self.emit(binary(arith.AndIOp, nan_a, nan_b), like).results[0]
         zero = self.const(0.0, a.type, like)
-        zeroed = [self.emit(arith.SelectOp(both, zero, z), like).results[0] for z in (a, b)]
+        zeroed = [self.emit(arith_select(both, zero, z), like).results[0] for z in (a, b)]
         return zeroed[0], zeroed[1]
 
     def _check_borrowed_read(
@@ -539,7 +539,7 @@ def _take(lowering: FunctionLowering, op: Operation) -> None:
             lowering.atomic[update] = element
         return
     lowering._check_borrowed_read(op, op.memref, list(op.indices), taking=True)
-    load = lowering.emit(memref.LoadOp.get(array, indices), op)
+    load = lowering.emit(memref_load(array, indices), op)
     lowering.set(op.result, load.results[0])
     lowering.borrows.append((array, indices, op))
 
@@ -552,7 +552,7 @@ def _put(lowering: FunctionLowering, op: Operation) -> None:
     taken = next((e for e in lowering.borrows if e[0] is array and e[2].indices == op.indices), None)
     if taken is None or taken[1] != indices:  # else the take checked them
         lowering.check_indices(op, array, indices)
-    lowering.emit(memref.StoreOp.get(lowering.get(op.value), array, indices), op)
+    lowering.emit(memref_store(lowering.get(op.value), array, indices), op)
     if taken is not None:
         lowering.borrows.remove(taken)
 
@@ -689,13 +689,13 @@ def _any_nonzero_bits(lowering: FunctionLowering, values: Sequence[SSAValue], li
     element = values[0].type
     floats = isinstance(element, AnyFloat)
     bits_type: Attribute = IntegerType(element.bitwidth) if floats else element
-    bits = [lowering.emit(arith.BitcastOp(v, bits_type), like).results[0] for v in values] if floats else values
+    bits = [lowering.emit(cast(arith.BitcastOp, v, bits_type), like).results[0] for v in values] if floats else values
     union = bits[0]
     for more in bits[1:]:
-        union = lowering.emit(arith.OrIOp(union, more), like).results[0]
+        union = lowering.emit(binary(arith.OrIOp, union, more), like).results[0]
     if floats:
-        union = lowering.emit(arith.ShLIOp(union, lowering.const(1, bits_type, like)), like).results[0]
-    return lowering.emit(arith.CmpiOp(union, lowering.const(0, bits_type, like), "ne"), like).results[0]
+        union = lowering.emit(binary(arith.ShLIOp, union, lowering.const(1, bits_type, like)), like).results[0]
+    return lowering.emit(arith_cmpi(union, lowering.const(0, bits_type, like), "ne"), like).results[0]
 
 
 def _only_if(lowering: FunctionLowering, condition: SSAValue, like: Operation, lower: Callable[[], object]) -> None:
@@ -1169,7 +1169,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
         message = array_freed(type.get_num_dims())
 
         def check(at: list[SSAValue]) -> None:
-            element = lowering.emit(memref.LoadOp.get(array, at), op).results[0]
+            element = lowering.emit(memref_load(array, at), op).results[0]
             ok = lowering.same(element, zero, op, b_is_zero=True)
             lowering.check(ok, op, message, freed_element(element, at))
 
@@ -1179,7 +1179,7 @@ def _array_free(lowering: FunctionLowering, op: Operation) -> None:
         elif prod(shape):
             elements = product(*(range(size) for size in shape))
             indices = ([lowering.const(i, IndexType(), op) for i in at] for at in elements)
-            loaded = [lowering.emit(memref.LoadOp.get(array, at), op).results[0] for at in indices]
+            loaded = [lowering.emit(memref_load(array, at), op).results[0] for at in indices]
             nonzero = _any_nonzero_bits(lowering, loaded, op)
             _only_if(lowering, nonzero, op, lambda: _each_element(lowering, array, op, check))
     if array not in lowering.heap_arrays:

@@ -97,13 +97,14 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import PassFailedException
 
+from revmlir import fast_ops
 from revmlir.collector import take_apart
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
 from revmlir.errors import describe_op
 from revmlir.ir_utils import RuleTable, constant_index, constant_shape, is_float_type
-from revmlir.lowering import complex_functions, fast_ops, stacks
+from revmlir.lowering import complex_functions, stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.checked_code import ABORT, CheckOp, report_words
 from revmlir.lowering.intrinsics import check_intrinsic_call

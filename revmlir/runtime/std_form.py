@@ -19,6 +19,7 @@ from xdsl.dialects.func import FuncOp as StdFuncOp
 
 from revmlir.call_graph import recursive_functions
 from revmlir.dialects.rev import FuncOp
+from revmlir.ir_utils import clone
 from revmlir.lowering.host_safety import HostSafetyPass
 from revmlir.lowering.loop_versioning import version_loops
 from revmlir.lowering.rev_to_std import lower_to_std
@@ -58,7 +59,7 @@ def lower_for_native(
     ``version_exported``, the loops of the functions ``_unversioned``
     finds among ``exported`` (that module's) are left as they are.  The
     copy, and the functions left unversioned."""
-    work = module.clone()
+    work = clone(module)
     context = make_context()
     if direction is Direction.BOTH:
         RevInvertPass(where_possible=True).apply(context, work)

@@ -1,7 +1,9 @@
-"""The ops a lowering builds by the thousand (constants, calls, a check's
+"""The ops the compilers build by the thousand (constants, calls, a check's
 ``scf.if``, ``scf.yield``, comparison and ``xori``, an array's size, binary
 arithmetic, branches), built as their xDSL constructors build them, with
-``Operation.create``.
+``Operation.create``.  Below every layer that builds IR (the frontend's
+builder, the derivative passes, the lowerings, the translation to LLVM),
+so that each builds these ops the one way.
 
 A constructor runs xDSL's generic argument processing (every operand
 group, property, region and successor checked against the op's
@@ -28,6 +30,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     IndexType,
     IntegerAttr,
+    MemRefType,
     StringAttr,
     SymbolRefAttr,
     UnitAttr,
@@ -107,6 +110,13 @@ def binary(kind: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
     return as_constructed(kind, lambda: kind(lhs, rhs), [lhs, rhs], [lhs.type])
 
 
+def unary(kind: type[Operation], value: SSAValue) -> Operation:
+    """``kind(value)`` for an arith or math op of one operand whose result
+    has its type (``math.absf``, ``arith.negf``), as its constructor builds
+    it."""
+    return as_constructed(kind, lambda: kind(value), [value], [value.type])
+
+
 def cast(kind: type[Operation], value: SSAValue, type: Attribute) -> Operation:
     """``kind(value, type)`` for an llvm conversion (``sext``, ``zext``,
     ``trunc``, ``sitofp``, ``fpext``, ``fptrunc``, ``bitcast``) or an arith
@@ -179,9 +189,33 @@ def arith_cmpf(lhs: SSAValue, rhs: SSAValue, predicate: str) -> arith.CmpfOp:
     )
 
 
+def arith_select(condition: SSAValue, then: SSAValue, otherwise: SSAValue) -> arith.SelectOp:
+    """``arith.select``, as ``arith.SelectOp`` builds it."""
+    return as_constructed(
+        arith.SelectOp, lambda: arith.SelectOp(condition, then, otherwise), [condition, then, otherwise], [then.type]
+    )
+
+
 def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
     """``arith.index_cast`` of ``value`` to ``type``."""
     return arith.IndexCastOp.create(operands=[value], result_types=[type])
+
+
+def memref_load(array: SSAValue, indices: Sequence[SSAValue]) -> memref.LoadOp:
+    """``memref.load array[indices]``, as ``memref.LoadOp.get`` builds it."""
+    type = array.type
+    assert isinstance(type, MemRefType)
+    return as_constructed(
+        memref.LoadOp, lambda: memref.LoadOp.get(array, indices), [array, *indices], [type.element_type]
+    )
+
+
+def memref_store(value: SSAValue, array: SSAValue, indices: Sequence[SSAValue]) -> memref.StoreOp:
+    """``memref.store value, array[indices]``, as ``memref.StoreOp.get``
+    builds it."""
+    return as_constructed(
+        memref.StoreOp, lambda: memref.StoreOp.get(value, array, indices), [value, array, *indices], []
+    )
 
 
 def memref_dim(array: SSAValue, axis: SSAValue) -> memref.DimOp:
