@@ -6,7 +6,7 @@
 // code alike (xDSL's backend wrote it as a plain access); one without an
 // alignment has its type's size, which LLVM writes on every atomic access
 // (revmlir/lowering/llvm_ir.py, atomic_access).
-// HOST-LABEL: define double @exchange(
+// HOST-LABEL: define internal double @exchange(
 // HOST:       load atomic double, ptr %{{.*}} acquire, align 8
 // HOST-NEXT:  load atomic i32, ptr %{{.*}} monotonic, align 16
 // HOST-NEXT:  store atomic double %{{.*}}, ptr %{{.*}} release, align 8

@@ -6,8 +6,8 @@
 // (revmlir.semantics.reference_origin), so the cast is fresh memory, not a
 // reference of unknown origin that may be any argument: the arrays keep
 // their noalias parameters, as with an alloca of the lowering's own size.
-// CHECK-LABEL: define void @hoisted(ptr noalias %{{[^,]*}}, i64 %{{[^,]*}}, ptr noalias %{{[^,]*}}, i64
-// CHECK-LABEL: define void @in_the_frame(ptr noalias %{{[^,]*}}, i64 %{{[^,]*}}, ptr noalias %{{[^,]*}}, i64
+// CHECK-LABEL: define internal void @hoisted(ptr noalias %{{[^,]*}}, i64 %{{[^,]*}}, ptr noalias %{{[^,]*}}, i64
+// CHECK-LABEL: define internal void @in_the_frame(ptr noalias %{{[^,]*}}, i64 %{{[^,]*}}, ptr noalias %{{[^,]*}}, i64
 
 func.func @hoisted(%y: memref<?xf64>, %x: memref<?xf64>) {
   %c0 = arith.constant 0 : index
