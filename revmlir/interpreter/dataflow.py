@@ -297,7 +297,10 @@ def dataflow_graph(module: ModuleOp, function: func.FuncOp, arguments: Sequence[
             args.append(UNKNOWN if static else normalize(type, given))
     n = len(evaluator.nodes)
     try:
-        results = evaluator.call(function, args)
+        # IEEE results, as the interpreter computes them: a NaN or an
+        # infinity is a value of the graph, not a warning
+        with np.errstate(all="ignore"):
+            results = evaluator.call(function, args)
     except RecursionError:
         raise LumpError(function, "calls nest too deeply to lump") from None
     returned = [
