@@ -46,6 +46,7 @@ from revmlir.frontend.base import markers
 from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
 from revmlir.frontend.base.errors import at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
+from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
@@ -600,8 +601,13 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         elif isinstance(node, ast.Attribute) and node.attr == "inverse":
             node, mode = node.value, "uncall"
         callee = self.ctx.resolve(node)
+        if isinstance(callee, Invertible) and not is_reversible(callee) and is_reversible(forward := ~callee):
+            # a name bound to ~f: f, run the other way
+            callee, mode = forward, "call" if mode == "uncall" else "uncall"
         if is_reversible(callee):
             return callee, mode, 1
+        if mode == "call" and isinstance(callee, AdjointFunction):  # a name bound to rv.adjoint(f)
+            return callee.function, "adjoint", callee.lanes
         if mode == "call" and isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
             if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
                 raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function (and lanes=)")
