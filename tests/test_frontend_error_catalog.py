@@ -58,6 +58,7 @@ revmlir/frontend/reversible_code/compiler.py — at first call
   "'x' already exists"                                                  test_allocating_an_existing_name
   "'x = math.sin(x)' overwrites x, …" (call-time copy)                  test_overwrite_by_a_call
   "'b = math.sin(x)' makes a new variable b; …" (call-time copy)        test_first_assignment_of_a_call
+  "'i = math.sin(x)' overwrites i, …" (a loop variable)                 test_assigning_a_loop_variable_overwrites_it
   "'rv.ancilla_array' does not exist: revmlir has no …" / nearest names  test_misspelt_module_function
   "rv.stack takes the element type: rv.stack(float)"                    test_stack_without_a_type
   "'str' is not a type"                                                 test_stack_of_a_non_type
@@ -641,6 +642,19 @@ def test_first_assignment_of_a_call():
         "'b = math.sin(x)' makes a new variable b; in reversible code a new variable is an ancilla",
         "write b = rv.ancilla(math.sin(x)) and free it where its value is known, rv.free(b, math.sin(x)) "
         "(an array of zeros: b = rv.zeros(shape))",
+    )
+
+
+def test_assigning_a_loop_variable_overwrites_it():
+    def f(y, x):
+        for i in range(3):
+            i = math.sin(x)  # E:loop-variable-assignment
+
+    check(
+        at_call(f, 1.0, 2.0),
+        "# E:loop-variable-assignment",
+        "'i = math.sin(x)' overwrites i, which is not reversible",
+        "accumulate instead (i += …), or allocate a new variable: i = rv.ancilla(0.0); i += …",
     )
 
 

@@ -403,7 +403,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         if isinstance(value, ast.Call):
             allocations = "a new variable is rv.ancilla(value), rv.zeros(shape), rv.stack(type) or rv.pop(s)"
             self._check_attribute_exists(value.func, allocations)
-        raise ctx.error(node, *_assignment_error(node, isinstance(target, ast.Name) and not fn.has(target.id)))
+        new = isinstance(target, ast.Name) and not fn.has(target.id) and ctx.lookup_binding(target.id) is None
+        raise ctx.error(node, *_assignment_error(node, new))
 
     def _check_attribute_exists(self, node: ast.expr, hint: str | None = None) -> None:
         """A misspelt function of a module (``rv.ancilla_array``) is named
