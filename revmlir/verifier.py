@@ -547,25 +547,29 @@ class FunctionVerifier:
         eDSL and the builder refuse any array passed twice; adjoint code
         passes a read-only array (``@dot(%x, %x)``) and its accumulated
         gradient twice."""
-        writes = self._call_writes(op)
         arrays = [(k, _viewed(arg)) for k, arg in enumerate(op.args) if isinstance(arg.type, MemRefType)]
-        for index, (i, first) in enumerate(arrays):
-            for j, second in arrays[index + 1 :]:
-                if not first & second or writes[i] is writes[j] is not Writes.OTHER:
-                    continue
-                written = i if writes[i] is not Writes.NONE else j
-                first_name, second_name = value_name(op.args[i]), value_name(op.args[j])
-                passed = (
-                    f"passes {first_name} to @{name} twice"
-                    if first_name == second_name
-                    else f"passes {first_name} and {second_name}, views of one array, to @{name}"
-                )
-                raise _fail(
-                    "call",
-                    op,
-                    f"'{op.name}' {passed} (arguments #{i} and #{j}), and @{name} writes argument "
-                    f"#{written}; the arguments of a call must not alias: pass a copy of one of them",
-                )
+        shared = [
+            (i, j) for index, (i, first) in enumerate(arrays) for j, second in arrays[index + 1 :] if first & second
+        ]
+        if not shared:
+            return  # the module's writes are asked only of calls that need them
+        writes = self._call_writes(op)
+        for i, j in shared:
+            if writes[i] is writes[j] is not Writes.OTHER:
+                continue
+            written = i if writes[i] is not Writes.NONE else j
+            first_name, second_name = value_name(op.args[i]), value_name(op.args[j])
+            passed = (
+                f"passes {first_name} to @{name} twice"
+                if first_name == second_name
+                else f"passes {first_name} and {second_name}, views of one array, to @{name}"
+            )
+            raise _fail(
+                "call",
+                op,
+                f"'{op.name}' {passed} (arguments #{i} and #{j}), and @{name} writes argument "
+                f"#{written}; the arguments of a call must not alias: pass a copy of one of them",
+            )
 
     def _counters(self, name: str) -> frozenset[int]:
         """The counters of function ``name`` of this module (``revmlir.counters``)."""
