@@ -1223,6 +1223,16 @@ class FunctionBuilder(ExpressionBuilder):
             raise self.error(f"a callee is named by a string, not {_described(callee)}", loc)
         args = self._sequence(args, f"the arguments of '{callee}'", loc)
         scalars = [a for a in args if not self._is_reference(a, loc)]
+        # An array the callee reads through one parameter and writes through
+        # another has no inverse (verifier rule `call`); the builder names
+        # variables, and refuses any reference named twice, as the eDSL does.
+        references = [a for a in args if self._is_reference(a, loc)]
+        if twice := [name for i, name in enumerate(references) if name in references[:i]]:
+            raise self.error(
+                f"'{twice[0]}' is passed to '{callee}' twice; the arguments of a call must not alias: "
+                "pass a copy of one of them",
+                loc,
+            )
         with self._borrow(scalars, loc) as values:
             current = iter(values)
             operands = [next(current) if not self._is_reference(a, loc) else self._current(a, loc) for a in args]

@@ -43,7 +43,7 @@ RULES: dict[str, str] = {
     "irreversible-op": "only reversible instructions and pure expressions",
     "condition": "conditions are pure and end with rev.cond",
     "safe": "rev.safe regions do not touch reversible state",
-    "call": "calls name a rev.func and match its signature",
+    "call": "calls name a rev.func, match its signature and pass an array twice only where it is not written",
     "array": "an ancilla array is freed once, in the block that allocates it",
     "layout": "arrays are contiguous and row-major (memrefs carry no layout)",
     "parallel": "an iteration of a parallel loop writes private elements or accumulates into shared ones",
@@ -534,6 +534,42 @@ class FunctionVerifier:
                     "in rev.safe; only a counter of this function (an array argument that only rev.safe "
                     "regions use) may be counted into",
                 )
+        self._check_call_aliases(op, name)
+
+    def _check_call_aliases(self, op: rev.CallOp | rev.UncallOp, name: str) -> None:
+        """One array reaching two parameters of the callee (the same value,
+        or views of it) is sound only where the callee reads both, or only
+        accumulates into both (``Writes.ACCUMULATES``: runs that share the
+        array commute).  Anything else sees its own writes through the other
+        name: ``p[0] += q[0]`` on one array doubles the element, which its
+        inverse subtracts from the doubled element (the interpreter finds the
+        element still borrowed, native code returns a wrong answer).  The
+        eDSL and the builder refuse any array passed twice; adjoint code
+        passes a read-only array (``@dot(%x, %x)``) and its accumulated
+        gradient twice."""
+        arrays = [(k, _viewed(arg)) for k, arg in enumerate(op.args) if isinstance(arg.type, MemRefType)]
+        shared = [
+            (i, j) for index, (i, first) in enumerate(arrays) for j, second in arrays[index + 1 :] if first & second
+        ]
+        if not shared:
+            return  # the module's writes are asked only of calls that need them
+        writes = self._call_writes(op)
+        for i, j in shared:
+            if writes[i] is writes[j] is not Writes.OTHER:
+                continue
+            written = i if writes[i] is not Writes.NONE else j
+            first_name, second_name = value_name(op.args[i]), value_name(op.args[j])
+            passed = (
+                f"passes {first_name} to @{name} twice"
+                if first_name == second_name
+                else f"passes {first_name} and {second_name}, views of one array, to @{name}"
+            )
+            raise _fail(
+                "call",
+                op,
+                f"'{op.name}' {passed} (arguments #{i} and #{j}), and @{name} writes argument "
+                f"#{written}; the arguments of a call must not alias: pass a copy of one of them",
+            )
 
     def _counters(self, name: str) -> frozenset[int]:
         """The counters of function ``name`` of this module (``revmlir.counters``)."""
@@ -550,6 +586,16 @@ class FunctionVerifier:
             and value.block is self.func.body.block
             and value.index in self._counters(self.func.sym_name.data)
         )
+
+
+def _viewed(array: SSAValue) -> set[SSAValue]:
+    """The arrays ``array`` is, or is a view of (through pure ops such as
+    ``memref.cast`` that make an array of arrays)."""
+    if isinstance(array, OpResult) and is_expression_op(array.op):
+        viewed = [_viewed(o) for o in array.op.operands if isinstance(o.type, MemRefType)]
+        if viewed:
+            return set[SSAValue]().union(*viewed)
+    return {array}
 
 
 def _same_element(take: rev.TakeOp, target: SSAValue, indices: tuple[SSAValue, ...] | list[SSAValue]) -> bool | None:

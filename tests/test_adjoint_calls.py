@@ -49,6 +49,32 @@ def test_in_program_adjoint_calls(backend):
     np.testing.assert_allclose(G, 0.0, atol=1e-15)
 
 
+model_adjoint, model_inverse = rv.adjoint(model), ~model
+
+
+@rv.reversible
+def through_names(y, x, a, gy, gx, ga):
+    """``model``, its adjoint and an uncall of ``model``, each called by a
+    global name bound to it: ``y`` holds ``model``'s output between them."""
+    model(y, x, a)
+    model_adjoint(y, x, a, gy, gx, ga)
+    model(y, x, a)
+    model_inverse(y, x, a)
+    (~model_inverse)(y, x, a)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+def test_names_bound_to_an_adjoint_or_an_inverse_are_called_as_they_are(backend):
+    f = rv.reversible(through_names.pyfunc, backend=backend)
+    x, a = np.array([0.3, 2.0]), 1.5
+    y, _, _, gy, gx, ga = f(0.0, x, a, 1.0, np.zeros(2), 0.0)
+    gx_expected, ga_expected = expected_gradient(x, a)
+    np.testing.assert_allclose(gx, gx_expected, rtol=1e-14)
+    assert (y, gy, ga) == (model(0.0, x, a)[0], 1.0, pytest.approx(ga_expected, rel=1e-14))
+    text = f.mlir(0.0, x, a, 1.0, np.zeros(2), 0.0)
+    assert "rev.call @model.adj(" in text and "rev.uncall @model(" in text
+
+
 def test_host_call_runs_the_adjoint():
     x, a = np.array([0.3, 2.0]), 1.5
     y = model(0.0, x, a)[0]

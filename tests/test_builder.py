@@ -245,6 +245,10 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
         lambda fn: fn.call("f", ["y", "y", "n", "v", "m", "z"], loc=HERE),
         "'y' is passed twice to one op; each of its operands is a variable of its own",
     ),
+    "array passed twice to a call": (
+        lambda fn: fn.call("f", ["y", "x", "n", "v", "v", "z"], loc=HERE),
+        "'v' is passed to 'f' twice; the arguments of a call must not alias: pass a copy of one of them",
+    ),
     "complex parts of one variable swapped": (
         lambda fn: fn.swap(Part("z", "real"), Part("z", "imag"), loc=HERE),
         "'z' is passed twice to one op; each of its operands is a variable of its own",

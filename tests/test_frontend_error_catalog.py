@@ -35,6 +35,7 @@ revmlir/frontend/reversible_code/compiler.py — at decoration (check_structure)
   "a reversible function returns all its arguments, updated" / "remove the return value"  errors::test_return_value_at_decoration
   "'y //= 2' is not reversible"                                         errors::test_unsupported_update_operator_at_decoration
   "'y = x * 2.0' overwrites y, which is not reversible"                 errors::test_plain_assignment_is_rejected_at_decoration
+  "'b = x * 2.0' makes a new variable b; …" / "write b = rv.ancilla(x * 2.0) …"  test_first_assignment_at_decoration
   "'x -= x * y' reads x, the variable it updates, …"                    errors::test_target_read_in_its_own_update_at_decoration
 revmlir/frontend/reversible_code/compiler.py — at first call
   _located_error: verifier ReversibilityViolation                       errors::test_shared_argument_is_a_linearity_error
@@ -56,6 +57,9 @@ revmlir/frontend/reversible_code/compiler.py — at first call
   "allocate into a plain name"                                          test_allocating_into_an_attribute
   "'x' already exists"                                                  test_allocating_an_existing_name
   "'x = math.sin(x)' overwrites x, …" (call-time copy)                  test_overwrite_by_a_call
+  "'b = math.sin(x)' makes a new variable b; …" (call-time copy)        test_first_assignment_of_a_call
+  "'i = math.sin(x)' overwrites i, …" (a loop variable)                 test_assigning_a_loop_variable_overwrites_it
+  "'rv.ancilla_array' does not exist: revmlir has no …" / nearest names  test_misspelt_module_function
   "rv.stack takes the element type: rv.stack(float)"                    test_stack_without_a_type
   "'str' is not a type"                                                 test_stack_of_a_non_type
   "rv.pop takes a stack: x = rv.pop(s)"                                 test_pop_without_a_stack
@@ -613,6 +617,71 @@ def test_overwrite_by_a_call():
         "# E:overwrite-call",
         "'x = math.sin(x)' overwrites x, which is not reversible",
         "accumulate instead (x += …), or allocate a new variable: x = rv.ancilla(0.0); x += …",
+    )
+
+
+def test_first_assignment_at_decoration():
+    def f(y, x):
+        b = x * 2.0  # E:first-assignment
+        y += b
+
+    check(
+        at_decoration(f),
+        "# E:first-assignment",
+        "'b = x * 2.0' makes a new variable b; in reversible code a new variable is an ancilla",
+        "write b = rv.ancilla(x * 2.0) and free it where its value is known, rv.free(b, x * 2.0) "
+        "(an array of zeros: b = rv.zeros(shape))",
+    )
+
+
+def test_first_assignment_of_a_call():
+    def f(y, x):
+        b = math.sin(x)  # E:first-assignment-call
+        y += b
+
+    check(
+        at_call(f, 1.0, 2.0),
+        "# E:first-assignment-call",
+        "'b = math.sin(x)' makes a new variable b; in reversible code a new variable is an ancilla",
+        "write b = rv.ancilla(math.sin(x)) and free it where its value is known, rv.free(b, math.sin(x)) "
+        "(an array of zeros: b = rv.zeros(shape))",
+    )
+
+
+def test_assigning_a_loop_variable_overwrites_it():
+    def f(y, x):
+        for i in range(3):
+            i = math.sin(x)  # E:loop-variable-assignment
+
+    check(
+        at_call(f, 1.0, 2.0),
+        "# E:loop-variable-assignment",
+        "'i = math.sin(x)' overwrites i, which is not reversible",
+        "accumulate instead (i += …), or allocate a new variable: i = rv.ancilla(0.0); i += …",
+    )
+
+
+def test_misspelt_module_function():
+    def allocates(y, x):
+        a = rv.ancilla_array(3)  # E:misspelt-allocation
+
+    check(
+        at_call(allocates, 1.0, 2.0),
+        "# E:misspelt-allocation",
+        "'rv.ancilla_array' does not exist: revmlir has no 'ancilla_array'",
+        "its nearest name is rv.ancilla; a new variable is rv.ancilla(value), rv.zeros(shape), rv.stack(type) "
+        "or rv.pop(s)",
+        at="rv.ancilla_array",
+    )
+
+    def swaps(y, x):
+        rv.swapp(y, x)  # E:misspelt-instruction
+
+    check(
+        at_call(swaps, 1.0, 2.0),
+        "# E:misspelt-instruction",
+        "'rv.swapp' does not exist: revmlir has no 'swapp'",
+        "its nearest name is rv.swap",
     )
 
 

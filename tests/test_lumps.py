@@ -152,6 +152,31 @@ def test_singular_step_at_run_time_names_the_lump():
         rv.inverse_vjp(product_and_sum, (2.0, 2.0), (1.0, 1.0))
 
 
+@pytest.mark.parametrize("a", [0.0, -1.0], ids=["infinite", "nan"])
+def test_a_non_finite_derivative_names_the_lump(a: float):
+    """LAPACK fails on a block with an infinite or NaN entry ("SVD did not
+    converge"); the lump is named instead."""
+
+    @rv.ordinary
+    def root(a, b):
+        return math.sqrt(a), b
+
+    message = r"non-finite step: lump #0 of width 1 \('math.sqrt' at .*\) has an infinite or NaN partial derivative"
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_jvp(root, (a, 2.0), (1.0, 1.0, None, None))
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_vjp(root, (a, 2.0), (1.0, 1.0))
+
+
+def test_a_reversible_functions_inverse_products_are_ieee_results_where_a_derivative_is_infinite():
+    @rv.reversible
+    def root(y, x):
+        y += math.sqrt(x)
+
+    assert rv.inverse_jvp(root, (1.0, 0.0), (1.0, 1.0))[1] == (-math.inf, 1.0)
+    assert rv.inverse_vjp(root, (1.0, 0.0), (1.0, 1.0))[1] == (1.0, -math.inf)
+
+
 def test_layout_errors():
     with pytest.raises(
         TypeError, match=r"mix has 6 output\(s\) \(2 returned, then its arguments\), so 6 output tangents"

@@ -112,6 +112,17 @@ def test_snapshots_must_be_a_positive_literal():
         rv.ordinary(bad)(np.ones(2), 3)
 
 
+def test_snapshots_beyond_the_cursors_words_are_refused_at_the_literal():
+    def huge(u, steps):
+        for step in rv.checkpointed(range(steps), snapshots=2**63):
+            u[0] = u[0] * 0.5
+        return u[0]
+
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"snapshots must be at most 2\*\*63 - 1 ") as error:
+        rv.gradient(rv.ordinary(huge), (np.ones(2), 3))
+    assert (error.value.lineno, error.value.offset) == (huge.__code__.co_firstlineno + 1, 61)
+
+
 def test_the_trip_count_is_known_at_run_time():
     """Any trip count the code computes works, and one compiled gradient
     serves them all: the schedule runs at run time."""

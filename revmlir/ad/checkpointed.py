@@ -167,6 +167,12 @@ def checkpointed_loops(func: rev.FuncOp) -> list[rev.ForOp | rev.WhileOp]:
             continue
         if not isinstance(op, rev.ForOp | rev.WhileOp) or op.parent_op() is not func:
             raise _error(op, "only rev.for and rev.while loops at the top level of a function can be checkpointed")
+        if not isinstance(schedule := op.attributes[CHECKPOINT_ATTR], ScheduleAttr):
+            raise _error(
+                op,
+                f"'{CHECKPOINT_ATTR}' must be a schedule (#ad.schedule<store_all>, <bisection> or "
+                f"<binomial, snapshots = n>), not {schedule}",
+            )
         for inner in op.body.walk():
             if CHECKPOINT_ATTR in inner.attributes:
                 raise _error(inner, "checkpointed loops cannot be nested in one another yet")
@@ -217,7 +223,7 @@ def outline_step(loop: rev.ForOp | rev.WhileOp, name: str) -> tuple[rev.FuncOp, 
     """``@name``: ``loop``'s body as a function, and the loop's description
     (``loop`` is one of ``checkpointed_loops``)."""
     attr = loop.attributes[CHECKPOINT_ATTR]
-    assert isinstance(attr, ScheduleAttr)
+    assert isinstance(attr, ScheduleAttr)  # checkpointed_loops checks it
     captured: dict[SSAValue, None] = {}
     constants: dict[SSAValue, None] = {}
     for inner in loop.body.walk():

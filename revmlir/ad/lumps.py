@@ -392,10 +392,22 @@ def _solve(graph: Graph, lumping: Lumping, index: int, A: np.ndarray, b: np.ndar
     return x
 
 
-def _dense(graph: Graph, lump: Lump) -> tuple[np.ndarray, np.ndarray]:
+def _dense(graph: Graph, lumping: Lumping, index: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Jacobian blocks ``A`` and ``B`` of lump ``index`` at the
+    arguments.  An infinite or NaN partial derivative (``sqrt`` at 0, at a
+    negative number) is an error naming the lump: LAPACK fails on it with
+    an error that names nothing, or the solve carries the NaN on."""
+    lump = lumping.lumps[index]
     A, B = blocks(graph, lump)
     width = lump.width
-    return np.array(A, dtype=float).reshape(width, width), np.array(B, dtype=float).reshape(width, len(lump.reads))
+    dense = np.array(A, dtype=float).reshape(width, width), np.array(B, dtype=float).reshape(width, len(lump.reads))
+    if not all(np.isfinite(block).all() for block in dense):
+        raise LumpError(
+            graph.function,
+            f"non-finite step: {describe_lump(graph, lumping, index)} has an infinite or NaN partial "
+            "derivative at these arguments, so the Jacobian J has non-finite entries there",
+        )
+    return dense
 
 
 def inverse_tangent(graph: Graph, lumping: Lumping, output_tangents: np.ndarray) -> np.ndarray:
@@ -404,7 +416,7 @@ def inverse_tangent(graph: Graph, lumping: Lumping, output_tangents: np.ndarray)
     dots = dict(zip(graph.outputs, np.asarray(output_tangents, dtype=float)))
     for index in reversed(range(len(lumping.lumps))):
         lump = lumping.lumps[index]
-        A, B = _dense(graph, lump)
+        A, B = _dense(graph, lumping, index)
         passing = np.array([dots[p] for p in lump.reads], dtype=float)
         new = np.array([dots.pop(w) for w in lump.new])
         for d, value in zip(lump.dying, _solve(graph, lumping, index, A, new - B @ passing, False)):
@@ -417,7 +429,7 @@ def inverse_adjoint(graph: Graph, lumping: Lumping, input_cotangents: np.ndarray
     takes ``Bᵀw̄`` off the values it passes through."""
     bars = dict(zip(range(graph.n), np.asarray(input_cotangents, dtype=float)))
     for index, lump in enumerate(lumping.lumps):
-        A, B = _dense(graph, lump)
+        A, B = _dense(graph, lumping, index)
         dying = np.array([bars.pop(d) for d in lump.dying])
         new = _solve(graph, lumping, index, A, dying, True)
         for k, p in enumerate(lump.reads):

@@ -10,6 +10,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.ad import FunctionRequestOp
 from revmlir.dialects.rev import FuncOp
+from revmlir.naming import INVERSE_SUFFIX, inverse_name
 from revmlir.passes.rollback import rolled_back_on_failure
 
 
@@ -25,6 +26,22 @@ def selected_functions(module: ModuleOp, names: Sequence[str]) -> Iterator[FuncO
         raise PassFailedException(f"no rev.func named {', '.join('@' + n for n in missing)} in the module")
     for name in names:
         yield by_name[name]
+
+
+def requestable(module: ModuleOp, names: Sequence[str]) -> list[str]:
+    """``names``, each a ``rev.func`` of the module or the inverse of one
+    (``@f.inv``, which the derived functions' build adds when missing): what
+    a request op may name, so that ``functions=f.inv`` asks what
+    ``ad.adjoint @f.inv`` does.  Other names are errors."""
+    funcs = {op.sym_name.data for op in module.ops if isinstance(op, FuncOp)}
+    missing = [n for n in names if n not in funcs and not (n.endswith(INVERSE_SUFFIX) and inverse_name(n) in funcs)]
+    if missing:
+        named = [
+            f"@{n} (nor @{inverse_name(n)}, whose inverse it names)" if n.endswith(INVERSE_SUFFIX) else f"@{n}"
+            for n in missing
+        ]
+        raise PassFailedException(f"no rev.func named {', '.join(named)} in the module")
+    return list(names)
 
 
 def requested(module: ModuleOp, request: type[FunctionRequestOp]) -> list[str]:
@@ -49,8 +66,7 @@ def expand_requests(
     removing what it added leaves the module as it was
     (``rolled_back_on_failure``)."""
     requests = [r for r in module.ops if isinstance(r, request)]
-    names = requested(module, request)
-    names += [f.sym_name.data for f in selected_functions(module, functions)] if functions else []
+    names = requested(module, request) + requestable(module, functions)
     with rolled_back_on_failure(module):
         generate(module, list(dict.fromkeys(names)))
     for found in requests:

@@ -336,6 +336,61 @@ rev.func @uncalls_a_func_func(%x: f64) {
 
 // -----
 
+// call: one array passed for two parameters of a callee that writes one: @add
+// would read q[0] after adding to p[0], the same element.
+rev.func @add(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %q[%c0] : memref<?xf64>
+  %e = rev.take %p[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @add_to_itself(%x: memref<?xf64>) {
+  // expected-error@+1 {{[call] 'rev.call' passes %x to @add twice (arguments #0 and #1), and @add writes argument #0; the arguments of a call must not alias: pass a copy of one of them}}
+  rev.call @add(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
+// call: the same through an uncall, and through a view of the array.
+rev.func @add(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %q[%c0] : memref<?xf64>
+  %e = rev.take %p[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @subtract_from_a_view(%x: memref<2xf64>) {
+  %y = "memref.cast"(%x) : (memref<2xf64>) -> memref<?xf64>
+  %z = "memref.cast"(%x) : (memref<2xf64>) -> memref<?xf64>
+  // expected-error@+1 {{[call] 'rev.uncall' passes %y and %z, views of one array, to @add (arguments #0 and #1), and @add writes argument #0}}
+  rev.uncall @add(%y, %z) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
+// call: a callee that accumulates into one parameter reads its array through
+// the other: p[0] += q[0] on one array doubles the element.
+rev.func @accumulate(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %v = memref.load %q[%c0] : memref<?xf64>
+  %e = rev.take %p[%c0] {nocheck} : memref<?xf64>
+  %e1 = rev.add %e, %v : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @accumulate_into_itself(%x: memref<?xf64>) {
+  // expected-error@+1 {{[call] 'rev.call' passes %x to @accumulate twice (arguments #0 and #1), and @accumulate writes argument #0}}
+  rev.call @accumulate(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
 // array: an ancilla array must be freed, once, in the block that allocates it.
 rev.func @array_never_freed(%y: f64, %n: index) {
   // expected-error@+1 {{'anc.array_alloc': [array] the ancilla array %a allocated here must be freed once, in the block that allocates it (anc.array_free); it is freed 0 time(s)}}

@@ -35,6 +35,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
 from revmlir.builder import BuildError, ExpressionBuilder, Loc, Operand, Value
+from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.dialects.primitives import ExternOp, is_scalar_type
 from revmlir.frontend.base import compilation as base
@@ -1192,6 +1193,13 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
         if snapshots is None or snapshots < 1:
             raise self.error(
                 keywords["snapshots"], "snapshots must be a positive integer constant", "write e.g. snapshots=20"
+            )
+        if snapshots > MAX_COUNT:
+            raise self.error(
+                keywords["snapshots"],
+                f"snapshots must be at most 2**63 - 1 ({MAX_COUNT}), the largest count the schedule's "
+                f"cursor holds, not {snapshots}",
+                "a budget past the loop's trip count changes nothing: write e.g. snapshots=20",
             )
         return ScheduleAttr("binomial", snapshots), split
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
+import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
@@ -47,6 +49,7 @@ from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, 
 from revmlir.frontend.base.errors import at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
 from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
+from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
@@ -394,11 +397,29 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         ):
             fn.neg(self.target(target), loc)
             return
-        name = ast.unparse(target)
-        raise ctx.error(
+        if isinstance(value, ast.Call):
+            allocations = "a new variable is rv.ancilla(value), rv.zeros(shape), rv.stack(type) or rv.pop(s)"
+            self._check_attribute_exists(value.func, allocations)
+        new = isinstance(target, ast.Name) and not fn.has(target.id) and ctx.lookup_binding(target.id) is None
+        raise ctx.error(node, *_assignment_error(node, new))
+
+    def _check_attribute_exists(self, node: ast.expr, hint: str | None = None) -> None:
+        """A misspelt function of a module (``rv.ancilla_array``) is named
+        as one, with the module's nearest names (``__all__`` too: revmlir
+        imports its own on first use), not as whatever the statement it is
+        in would otherwise be."""
+        if not isinstance(node, ast.Attribute) or self.ctx.resolve(node) is not UNRESOLVED:
+            return
+        module = self.ctx.resolve(node.value)
+        if not isinstance(module, types.ModuleType):
+            return
+        public = {name for name in (*getattr(module, "__all__", ()), *dir(module)) if not name.startswith("_")}
+        near = [f"{ast.unparse(node.value)}.{name}" for name in difflib.get_close_matches(node.attr, sorted(public))]
+        hints = [f"its nearest name{'s are' if len(near) > 1 else ' is'} {', '.join(near)}"] if near else []
+        raise self.ctx.error(
             node,
-            f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
-            f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
+            f"'{ast.unparse(node)}' does not exist: {module.__name__} has no '{node.attr}'",
+            "; ".join([*hints, *([hint] if hint else [])]) or None,
         )
 
     def _allocation(self, node: ast.Assign, name: str, callee: Any, call: ast.Call) -> None:
@@ -539,6 +560,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 f"unknown function '{call.func.id}'",
                 "call @rv.reversible functions, or rv.* instructions",
             )
+        self._check_attribute_exists(call.func)
         raise ctx.error(
             node,
             f"'{ast.unparse(call)}' is not a reversible statement",
@@ -597,8 +619,13 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         elif isinstance(node, ast.Attribute) and node.attr == "inverse":
             node, mode = node.value, "uncall"
         callee = self.ctx.resolve(node)
+        if isinstance(callee, Invertible) and not is_reversible(callee) and is_reversible(forward := ~callee):
+            # a name bound to ~f: f, run the other way
+            callee, mode = forward, "call" if mode == "uncall" else "uncall"
         if is_reversible(callee):
             return callee, mode, 1
+        if mode == "call" and isinstance(callee, AdjointFunction):  # a name bound to rv.adjoint(f)
+            return callee.function, "adjoint", callee.lanes
         if mode == "call" and isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
             if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
                 raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function (and lanes=)")
@@ -973,12 +1000,42 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
                 f"(running backwards needs that value: free {copy} where it is known, rv.free({copy}, value))",
             )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
-            name = ast.unparse(node.targets[0])
-            raise error(
-                node,
-                f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
-                f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
-            )
+            target = node.targets[0]
+            raise error(node, *_assignment_error(node, isinstance(target, ast.Name) and _new_name(tree, target)))
+
+
+def _new_name(tree: ast.FunctionDef, target: ast.Name) -> bool:
+    """Whether ``target`` names no parameter of ``tree`` and nothing
+    ``tree`` binds before it: the first assignment of a variable."""
+    arguments = tree.args
+    if target.id in {a.arg for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs)}:
+        return False
+    where = (target.lineno, target.col_offset)
+    return not any(
+        isinstance(node, ast.Name)
+        and isinstance(node.ctx, ast.Store)
+        and node.id == target.id
+        and (node.lineno, node.col_offset) < where
+        for node in ast.walk(tree)
+    )
+
+
+def _assignment_error(node: ast.Assign, new: bool) -> tuple[str, str]:
+    """The message and hint for an assignment that is no allocation, swap
+    or negation: one that would overwrite a variable (``new`` false), or
+    one that makes a new variable as Python does, where reversible code
+    makes an ancilla, which starts from a value and is freed at one."""
+    name, value = ast.unparse(node.targets[0]), ast.unparse(node.value)
+    if new:
+        return (
+            f"'{ast.unparse(node)}' makes a new variable {name}; in reversible code a new variable is an ancilla",
+            f"write {name} = rv.ancilla({value}) and free it where its value is known, rv.free({name}, {value}) "
+            f"(an array of zeros: {name} = rv.zeros(shape))",
+        )
+    return (
+        f"'{ast.unparse(node)}' overwrites {name}, which is not reversible",
+        f"accumulate instead ({name} += …), or allocate a new variable: {name} = rv.ancilla(0.0); {name} += …",
+    )
 
 
 def _reads(expression: ast.expr, name: str) -> bool:

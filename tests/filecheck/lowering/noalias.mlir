@@ -44,17 +44,20 @@ rev.func @dim_twice(%y: index, %u: memref<?xf64>) {
 }
 
 // Aliasing passes down the call graph and writes up it: @outer binds @middle's
-// two parameters to one array, @middle hands them on to @inner, which writes
-// one of them.
+// two parameters to one array, @middle hands them on to @inner, which
+// accumulates into both (the one way a callee may write an array passed to it
+// twice: rule `call`).
 // CHECK-LABEL: define void @"inner"(ptr %".1", i64 %".2", ptr %".3", i64 %".4", ptr noalias %".5", i64 %".6")
 rev.func @inner(%p: memref<?xf64>, %q: memref<?xf64>) {
   %zero = arith.constant 0 : index
   %one = arith.constant 1 : index
-  %v = rev.take %p[%zero] : memref<?xf64>
+  %v = arith.constant 2.0 : f64
   %e = rev.take %q[%one] : memref<?xf64>
   %e1 = rev.add %e, %v : f64
   rev.put %e1, %q[%one] : memref<?xf64>
-  rev.put %v, %p[%zero] : memref<?xf64>
+  %f = rev.take %p[%zero] : memref<?xf64>
+  %f1 = rev.add %f, %v : f64
+  rev.put %f1, %p[%zero] : memref<?xf64>
   rev.return
 }
 

@@ -1,5 +1,7 @@
 // RUN: rev-opt %s -p 'ad-adjoint{functions=outer}' | filecheck %s
 // RUN: not rev-opt %s -p 'ad-adjoint{functions=nosuch}' 2>&1 | filecheck %s --check-prefix=MISSING
+// RUN: rev-opt %s -p 'ad-adjoint{functions=fact.inv}' | filecheck %s --check-prefix=INVERSE
+// RUN: not rev-opt %s -p 'ad-adjoint{functions=nosuch.inv}' 2>&1 | filecheck %s --check-prefix=MISSING-INVERSE
 
 // Without ad.adjoint ops, `functions=` names the functions to differentiate
 // (an enzyme-wrap style by-name request).  Their callees are differentiated
@@ -51,3 +53,11 @@ rev.func @outer(%y: f64, %x: f64) {
 // CHECK:         rev.call @fact.inv.adj(%y, %x, %{{.*}}, %g_y, %g_x)
 
 // MISSING: error: no rev.func named @nosuch in the module
+
+// `functions=` names what a request op may: the inverse of a function,
+// added as `ad.adjoint @fact.inv` adds it.
+// INVERSE-LABEL: rev.func @fact(
+// INVERSE-LABEL: rev.func @fact.inv(
+// INVERSE-LABEL: rev.func @fact.inv.adj(
+// INVERSE-NOT:   rev.func @outer.adj(
+// MISSING-INVERSE: error: no rev.func named @nosuch.inv (nor @nosuch, whose inverse it names) in the module

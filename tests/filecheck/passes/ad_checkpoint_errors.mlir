@@ -24,6 +24,24 @@ ad.checkpoint @nested
 
 // -----
 
+// A mark that is no schedule: the name of a scheme, not the attribute.
+rev.func @named(%x: f64, %tape: !anc.stack<f64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  // expected-error@+1 {{'checkpoint' must be a schedule (#ad.schedule<store_all>, <bisection> or <binomial, snapshots = n>), not "binomial"}}
+  %r = rev.for %c0 to %c3 step %c1 : index (%x) : f64 attributes {checkpoint = "binomial"} {
+  ^bb0(%i: index, %y: f64):
+    %z = anc.alloc %y : f64
+    anc.push %tape, %y : !anc.stack<f64>
+    rev.yield %z : f64
+  }
+  rev.return %r : f64
+}
+ad.checkpoint @named
+
+// -----
+
 // A schedule that needs a budget gets one.
 // expected-error@+1 {{'snapshots = n' (n >= 1) is required by binomial and only by binomial}}
 "test.op"() {checkpoint = #ad.schedule<binomial>} : () -> ()
