@@ -486,7 +486,7 @@ class ExpressionCompiler:
                 return fn.binary("shr", a, b, loc)
         raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
 
-    def _division(self, node: ast.expr, kind: str, a: Value, b: Value, *, numpy: bool = False) -> Value:
+    def _division(self, node: ast.BinOp | ast.Call, kind: str, a: Value, b: Value, *, numpy: bool = False) -> Value:
         """``a // b``, ``a % b`` (``kind``) or C's ``fmod`` in the type
         ``a / b`` computes in (an ``f32`` meeting an ``f64`` widens, as in
         ``/``), bools taken as the ints Python takes them for: integers' if
@@ -498,7 +498,6 @@ class ExpressionCompiler:
         if isinstance(node, ast.Call):
             self._check_real(f"{ast.unparse(node.func)}()", node.args, (a, b))
         else:
-            assert isinstance(node, ast.BinOp)
             self._check_real(f"'{ast.unparse(node)}': {kind}", (node.left, node.right), (a, b))
         joined = fn.joined_type(a.ssa, b.ssa)
         real = i64 if joined == i1 else joined
