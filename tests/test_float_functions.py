@@ -400,5 +400,25 @@ def test_modulo_of_a_log_number_is_refused_at_the_expression():
     def f(y, x):
         y += float(rv.ulog(x) % 2.0)
 
-    with pytest.raises(rv.ReversibleSyntaxError, match=r":\d+:\d+: 'rv.ulog\(x\) % 2.0': % needs ints or floats"):
+    with pytest.raises(
+        rv.ReversibleSyntaxError, match=r":\d+:\d+: 'rv.ulog\(x\) % 2.0': % takes real numbers, not ULog$"
+    ):
         f(0.0, 3.0)
+
+
+def _extrema(a: float, b: float):
+    return min(a, b), max(a, b), np.minimum(a, b), np.fmin(a, b), np.fmax(a, b)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_min_and_max_are_ieees_at_signed_zeros_and_nan_not_pythons(engine: str):
+    """docs/python.md's rule: IEEE 754-2019's ``minimum`` and ``maximum``
+    for Python's ``min``/``max`` and numpy's four, on every engine: ``-0.0``
+    below ``0.0``, NaN wins.  Python's ``min`` keeps its first argument,
+    numpy's ``fmin`` drops a NaN."""
+    extrema = rv.ordinary(_extrema, backend=engine)
+    low, high, minimum, fmin, fmax = extrema(0.0, -0.0)
+    assert [math.copysign(1.0, v) for v in (low, high, minimum, fmin, fmax)] == [-1.0, 1.0, -1.0, -1.0, 1.0]
+    assert math.copysign(1.0, min(0.0, -0.0)) == 1.0
+    assert all(math.isnan(v) for v in extrema(1.0, math.nan))
+    assert (min(1.0, math.nan), np.fmin(1.0, math.nan)) == (1.0, 1.0)

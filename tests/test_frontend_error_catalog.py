@@ -113,7 +113,9 @@ revmlir/frontend/base/expressions.py
   "operator 'x @ x' is not supported"                                   test_matrix_multiplication_operator
   "'x << 1': << needs integers or booleans"                             test_shift_of_a_float
   "'z % 2': % is not defined on complex numbers"                        test_modulo_of_a_complex
-  "'np.remainder(z, 2.0)': np.remainder needs ints or floats"           test_numpy_remainder_of_a_complex
+  "np.remainder() takes real numbers, not complex"                      test_numpy_remainder_of_a_complex
+  "np.fmod() takes real numbers, not a 1-d array of float"              test_division_of_an_array
+  "'u % 2.0': % takes real numbers, not a 1-d array of float"            test_division_of_an_array
   "np.floor_divide() takes 2 arguments here, got 1"                     test_library_function_of_the_wrong_argument_count
   "'~x': ~ needs an integer"                                            test_bitwise_not_of_a_float
   "'x is y': only <, <=, >, >=, ==, != compare values"                  test_identity_comparison
@@ -1128,8 +1130,34 @@ def test_numpy_remainder_of_a_complex():
     check(
         at_call(f, 1j, 0.0),
         "# E:remainder-complex",
-        "'np.remainder(z, 2.0)': np.remainder needs ints or floats",
-        at="np.remainder",
+        "np.remainder() takes real numbers, not complex",
+        "pass the parts: .real, .imag, or abs(z)",
+        at="z, 2.0",
+    )
+
+
+def test_division_of_an_array():
+    """Was "'np.fmod(u, y)': np.fmod needs ints or floats", at the call,
+    of any operand: now at the operand, with its type."""
+
+    def f(u, x, y):
+        y += np.fmod(x, u)  # E:fmod-array
+
+    check(
+        at_call(f, np.ones(2), 1.0, 0.0),
+        "# E:fmod-array",
+        "np.fmod() takes real numbers, not a 1-d array of float",
+        at="u)",
+    )
+
+    def g(u, y):
+        y += u % 2.0  # E:mod-array
+
+    check(
+        at_call(g, np.ones(2), 0.0),
+        "# E:mod-array",
+        "'u % 2.0': % takes real numbers, not a 1-d array of float",
+        at="u %",
     )
 
 

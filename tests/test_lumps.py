@@ -565,3 +565,53 @@ def test_partials_at_a_zero_divisor_are_ieees_as_the_engines_compute_them():
     assert remainder[0] == 1.0 and math.isnan(remainder[1])
     assert quotient[0] == math.inf
     assert hypot == (0.0, 0.0)
+
+
+@rv.ordinary
+def _doubled_by_step(u, s: int):
+    for i in range(0, len(u), s):
+        u[i] = u[i] * 2.0 + 1.0
+
+
+def test_a_run_time_range_step_is_checked_as_a_run_checks_it():
+    """Ordinary code checks a run-time ``range`` step with a ``cf.assert``:
+    at a step the check passes, the data flow is the loop's; at a zero
+    step every lump analysis stops at the ``range`` call with Python's
+    words, as a run does."""
+    u = np.array([1.0, 2.0, 3.0])
+    assert rv.constant_width(_doubled_by_step, (u, 2)).constant_width
+    _, (dots, _) = rv.inverse_jvp(_doubled_by_step, (u, 2), (np.array([1.0, 1.0, 1.0]), None))
+    assert dots.tolist() == [0.5, 1.0, 0.5]
+    _, (bars, _) = rv.inverse_vjp(_doubled_by_step, (u, 2), (np.array([1.0, 1.0, 1.0]), None))
+    assert bars.tolist() == [0.5, 1.0, 0.5]
+    where = f"'cf.assert' at {__file__}:{_doubled_by_step.__wrapped__.__code__.co_firstlineno + 2}:14"
+    for analysis in (
+        lambda: rv.constant_width(_doubled_by_step, (u, 0)),
+        lambda: rv.inverse_jvp(_doubled_by_step, (u, 0), (u, None)),
+        lambda: rv.inverse_vjp(_doubled_by_step, (u, 0), (u, None)),
+    ):
+        with pytest.raises(LumpError) as raised:
+            analysis()
+        assert str(raised.value) == f"{where}: range() step must not be zero"
+
+
+CHECKED = """
+func.func @f(%x: f64, %n: index) -> f64 {
+  %c0 = arith.constant 0 : index
+  %ok = arith.cmpi ne, %n, %c0 : index
+  cf.assert %ok, "n must not be zero"
+  %y = math.sin %x : f64
+  func.return %y : f64
+}
+"""
+
+
+def test_a_check_not_known_statically_leaves_the_data_flow_as_it_is():
+    module = parse_module(CHECKED)
+    (function,) = module.ops
+    assert isinstance(function, func.FuncOp)
+    (sine,) = (node for node in dataflow_graph(module, function).nodes if node.op is not None)
+    assert sine.op.name == "math.sin"
+    assert dataflow_graph(module, function, (0.5, 3)).nodes[-1].partials == (math.cos(0.5),)
+    with pytest.raises(LumpError, match=r"^'cf.assert' at <stdin>:5:3: n must not be zero$"):
+        dataflow_graph(module, function, (0.5, 0))

@@ -114,6 +114,31 @@ def test_a_negative_zero_result_keeps_its_sign(backend: str, program: Callable[[
     assert math.copysign(1.0, result) == -1.0 and math.copysign(1.0, argument) == 1.0
 
 
+def complex_result(x: float) -> complex:
+    return complex(x, -0.0)
+
+
+def complex_part(x: float) -> float:
+    z = complex(x, -0.0)  # E:complex
+    return z.imag
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_no_complex_value_reaches_a_result_slot(backend: str):
+    """The slots start at ``-0.0`` for floats (and 0 for integers) only:
+    ordinary code computes no complex value, so no slot would need
+    ``complex(-0.0, -0.0)``.  One returned or computed is refused when the
+    function compiles, at the function or at the op, on either backend."""
+    with pytest.raises(rv.ReversibleSyntaxError, match=r"it returns complex<f64>; only scalars can be returned"):
+        rv.ordinary(complex_result, backend=backend)(0.0)
+    with pytest.raises(rv.ReversibleSyntaxError) as caught:
+        rv.ordinary(complex_part, backend=backend)(0.0)
+    assert str(caught.value).startswith(
+        f"'complex.create' at {at('complex', 'complex(')} cannot be reversibilized: "
+        "it produces a value of type complex<f64>"
+    )
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_a_negative_zero_written_into_an_array_keeps_its_sign(backend: str):
     f = rv.ordinary(negated_into, backend=backend)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import re
+from typing import Any
 
 import numpy as np
 import pytest
@@ -142,3 +143,62 @@ def test_a_zero_run_time_step_of_ordinary_code_stops_at_the_range_call(engine: s
         with pytest.raises(rv.ExecutionError) as caught:
             run()
         assert str(caught.value) == f"{where}{suffix}: range() step must not be zero"
+
+
+def _nested_horner(x: float, n: int, s: int) -> float:
+    t = 0.0
+    for k in range(n):
+        for i in range(0, k, s):
+            t = t * x + i
+    return t
+
+
+def _checkpointed_horner(x: float, n: int, s: int) -> float:
+    t = 0.0
+    for k in rv.checkpointed(range(n), snapshots=2):
+        for i in range(0, k, s):
+            t = t * x + i
+    return t
+
+
+NESTED_HORNER = {engine: rv.ordinary(backend=engine)(_nested_horner) for engine in ENGINES}
+CHECKPOINTED_HORNER = {engine: rv.ordinary(backend=engine)(_checkpointed_horner) for engine in ENGINES}
+CHECKPOINTS = ({"checkpoint": "binomial", "snapshots": 2}, {"checkpoint": "bisection"})
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("policy", CHECKPOINTS)
+def test_checkpoint_policies_take_a_run_time_step(engine: str, policy: dict[str, Any]):
+    """``checkpoint=`` makes the function resumable, the zero step's check
+    carried into the step that reaches it: the store-all gradient, whose
+    value the tests above check, for steps of both signs."""
+    for a, b, s in ((0, 7, 2), (6, -2, -3)):
+        assert rv.gradient(HORNER[engine], (1.5, a, b, s), **policy) == rv.gradient(HORNER[engine], (1.5, a, b, s))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_checkpointed_loop_takes_a_run_time_step_inside(engine: str):
+    """``rv.checkpointed`` around a loop with a run-time step, alone and
+    under ``checkpoint=`` (which drops the mark): the store-all gradient of
+    the same loops unmarked."""
+    expected = rv.gradient(NESTED_HORNER[engine], (1.5, 5, 2))
+    assert expected[0] != 0.0
+    for policy in ({}, CHECKPOINTS[0]):
+        assert rv.gradient(CHECKPOINTED_HORNER[engine], (1.5, 5, 2), **policy) == expected
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_zero_run_time_step_stops_a_checkpointed_gradient_at_the_range_call(engine: str):
+    """Wherever the schedule runs the loop, the step's check stops the
+    gradient at the ``range`` call, in Python's words."""
+    for function, arguments, python, line in (
+        (HORNER[engine], (1.5, 0, 3, 0), _horner, 2),
+        (CHECKPOINTED_HORNER[engine], (1.5, 3, 0), _checkpointed_horner, 3),
+    ):
+        source, first = inspect.getsourcelines(python)
+        where = f"{__file__}:{first + line}:{source[line].index('range(') + 1}: 'cf.assert' in @"
+        for policy in ({}, *CHECKPOINTS):
+            with pytest.raises(rv.ExecutionError) as caught:
+                rv.gradient(function, arguments, **policy)
+            assert str(caught.value).startswith(where), policy
+            assert str(caught.value).endswith(": range() step must not be zero"), policy

@@ -273,7 +273,7 @@ def test_functions_made_resumable_together_lay_out_their_callees_as_written(orde
 
 
 def test_hand_written_frames_are_refused_where_they_are():
-    """Frame stacks and their depth checks are make-resumable's own: in
+    """Frame stacks are make-resumable's own: in
     its input they are a located error that says so, not code it would
     lay out with a stack carried where only scalars go."""
     source = """
@@ -290,7 +290,7 @@ func.func @f(%x: f64) -> f64 {
     with pytest.raises(ReversibilizeError) as raised:
         MakeResumablePass(functions=("f",)).apply(ctx, parsed)
     assert str(raised.value).startswith(
-        "'anc.stack_alloc' at frames.mlir:3:3 cannot be made resumable: frame stacks and their depth checks "
+        "'anc.stack_alloc' at frames.mlir:3:3 cannot be made resumable: frame stacks "
         "are what make-resumable writes for the calls of a recursion"
     )
 

@@ -1,6 +1,6 @@
 """The data-flow graph of an ordinary function (``func``, ``scf``,
-``arith``, ``math``, ``memref``) with its control flow resolved, for lumps
-(``revmlir.ad.lumps``).
+``arith``, ``math``, ``memref``, ``cf.assert``) with its control flow
+resolved, for lumps (``revmlir.ad.lumps``).
 
 The function is evaluated op by op, loops unrolled and branches taken, and
 every float result that depends on a float argument becomes a ``Node`` with
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, cf, func, memref, scf
 from xdsl.dialects import math as mathd
 from xdsl.dialects.builtin import AnyFloat, MemRefType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
@@ -195,6 +195,8 @@ class _Evaluator:
         if isinstance(op, arith.SelectOp):
             taken = self.condition(op, args[0])
             return [args[1] if taken else args[2]]
+        if isinstance(op, cf.AssertOp):
+            return self.check(op, args[0])
         semantics = PURE_SEMANTICS.get(type(op))
         if semantics is None:
             raise LumpError(op, "has no data-flow semantics for lumps")
@@ -229,6 +231,15 @@ class _Evaluator:
         if value is UNKNOWN:
             raise LumpError(op, "branches on a value not known statically, so the data flow is not")
         return bool(value)
+
+    def check(self, op: cf.AssertOp, value: Any) -> list[Any]:
+        """A check (ordinary code's ``range()`` step) stops the evaluation
+        with its message where it is known to fail, as it stops a run; one
+        known to hold, or not known (statically), leaves the data flow as it
+        is, since it computes nothing."""
+        if value is not UNKNOWN and not value:
+            raise LumpError(op, op.msg.data)
+        return []
 
     def run_for(self, op: scf.ForOp, args: list[Any], env: dict[SSAValue, Any]) -> list[Any]:
         lower, upper, step, *carried = args

@@ -53,13 +53,21 @@ def is_expression(op: Operation) -> bool:
 _STRUCTURE = (scf.ForOp, scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp)
 _MEMORY = (memref.StoreOp,)
 _CALLS = (func.CallOp, func.ReturnOp)
-FRAME_OPS = (anc.StackAllocOp, anc.StackFreeOp, anc.CopyPushOp, anc.PopOp, cf.AssertOp)
+FRAME_OPS = (anc.StackAllocOp, anc.StackFreeOp, anc.CopyPushOp, anc.PopOp)
 """The ops of frame stacks: the call stack ``make-resumable`` gives a
 function with recursion (``revmlir.reversibilize.frames``), local stacks of
-scalars that a push copies onto and a pop takes from, and the check of
-their depth at a call.  ``reversibilize`` translates them, as its input is
-``make-resumable``'s output; ``make-resumable`` refuses them in its own
-input, whose only call stack is the calls it lays out."""
+scalars that a push copies onto and a pop takes from.  ``reversibilize``
+translates them, as its input is ``make-resumable``'s output;
+``make-resumable`` refuses them in its own input, whose only call stack is
+the calls it lays out: a stack is state no slot of its machine can hold."""
+
+CHECKS = (cf.AssertOp,)
+"""Checks of the run, which stop it where their condition is false: the
+user's (``range()``'s zero step in ordinary code) and the depth check
+``make-resumable`` puts at a call of a recursion.  One kind of op to both
+passes: a check reads an ``i1`` and changes no state, so ``make-resumable``
+carries it into a segment as it is, at any depth of the machine, and
+``reversibilize`` keeps it as a check that runs forwards only."""
 
 
 def _is_frame_stack(value: SSAValue) -> bool:
@@ -92,15 +100,15 @@ def check_function(function: func.FuncOp, module_functions: dict[str, func.FuncO
             )
         if not frames and isinstance(op, FRAME_OPS):
             raise ReversibilizeError(
-                f"{describe_op(op)} cannot be made resumable: frame stacks and their depth checks are what "
-                "make-resumable writes for the calls of a recursion, and the ordinary code it lays out has none "
+                f"{describe_op(op)} cannot be made resumable: frame stacks are what make-resumable writes "
+                "for the calls of a recursion, and the ordinary code it lays out has none "
                 "(write the recursion as calls)"
             )
-        if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS + FRAME_OPS)):
+        if not (is_expression(op) or isinstance(op, _STRUCTURE + _MEMORY + _CALLS + FRAME_OPS + CHECKS)):
             raise unsupported(
                 op,
-                "only func, scf (for, if, while), arith, math, memref.load/store/dim "
-                "and calls of pure primitives (rev.apply) are supported",
+                "only func, scf (for, if, while), arith, math, memref.load/store/dim, "
+                "cf.assert and calls of pure primitives (rev.apply) are supported",
             )
         for value in (*op.results, *(a for r in op.regions for b in r.blocks for a in b.args)):
             if not is_scalar(value.type) and not (isinstance(op, anc.StackAllocOp) and _is_frame_stack(value)):

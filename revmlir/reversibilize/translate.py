@@ -414,8 +414,9 @@ class FunctionTranslator:
         self._bind_results(op, self._insert(anc.PopOp(self.values[op.stack]), op).results, scope)
 
     def _check(self, op: cf.AssertOp, scope: _Scope) -> None:
-        """A check of the machine (its frames' depth): the same assertion in
-        a ``rev.safe`` region, which runs forward only."""
+        """A check (``analysis.CHECKS``: the user's, or a recursion's depth
+        at a call): the same assertion in a ``rev.safe`` region, which runs
+        forwards only, as the uncompute never runs past a failed check."""
         check = cf.AssertOp(self.values[op.arg], op.msg)
         check.location = op.location
         self._insert(rev.SafeOp(Region(Block([check]))), op)

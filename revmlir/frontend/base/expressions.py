@@ -486,7 +486,7 @@ class ExpressionCompiler:
                 return fn.binary("shr", a, b, loc)
         raise self.ctx.error(node, f"operator '{ast.unparse(node)}' is not supported")
 
-    def _division(self, node: ast.expr, kind: str, a: Value, b: Value, *, numpy: bool = False) -> Value:
+    def _division(self, node: ast.BinOp | ast.Call, kind: str, a: Value, b: Value, *, numpy: bool = False) -> Value:
         """``a // b``, ``a % b`` (``kind``) or C's ``fmod`` in the type
         ``a / b`` computes in (an ``f32`` meeting an ``f64`` widens, as in
         ``/``), bools taken as the ints Python takes them for: integers' if
@@ -495,11 +495,12 @@ class ExpressionCompiler:
         ``ZeroDivisionError``), where a ``numpy`` function's gives 0, as
         numpy's integer ufuncs do."""
         fn, loc = self.fn, self.ctx.loc(node)
+        if isinstance(node, ast.Call):
+            self._check_real(f"{ast.unparse(node.func)}()", node.args, (a, b))
+        else:
+            self._check_real(f"'{ast.unparse(node)}': {kind}", (node.left, node.right), (a, b))
         joined = fn.joined_type(a.ssa, b.ssa)
         real = i64 if joined == i1 else joined
-        if not (isinstance(real, AnyFloat) or _is_int(real)):
-            what = ast.unparse(node.func) if isinstance(node, ast.Call) else kind
-            raise self.ctx.error(node, f"'{ast.unparse(node)}': {what} needs ints or floats")
         a, b = fn.cast(a, real, loc), fn.cast(b, real, loc)
         if isinstance(real, AnyFloat):
             if kind == "fmod":
@@ -725,15 +726,21 @@ class ExpressionCompiler:
         ``b`` in: the type ``a / b`` computes in (a literal takes the
         other argument's float type, ``f32`` meeting ``f64`` widens), ints
         and bools made ``f64``."""
-        for node, value in zip(call.args, (a, b), strict=True):
+        self._check_real(f"{ast.unparse(call.func)}()", call.args, (a, b))
+        joined = self.fn.joined_type(a.ssa, b.ssa)
+        return joined if isinstance(joined, AnyFloat) else f64
+
+    def _check_real(self, what: str, nodes: Sequence[ast.expr], values: Sequence[Value]) -> None:
+        """An error at the first operand of ``what`` that is no real number
+        (an int, a float or a bool), naming its type: a function of real
+        numbers says which argument it cannot take, and why."""
+        for node, value in zip(nodes, values, strict=True):
             if not (isinstance(value.type, AnyFloat) or _is_int(value.type) or value.type == i1):
                 raise self.ctx.error(
                     node,
-                    f"{ast.unparse(call.func)}() takes real numbers, not {describe_type(value.type)}",
+                    f"{what} takes real numbers, not {describe_type(value.type)}",
                     "pass the parts: .real, .imag, or abs(z)" if isinstance(value.type, ComplexType) else None,
                 )
-        joined = self.fn.joined_type(a.ssa, b.ssa)
-        return joined if isinstance(joined, AnyFloat) else f64
 
     def _primitive(self, node: ast.Call, primitive: Any) -> Value:
         """``rev.apply`` of a pure user primitive."""

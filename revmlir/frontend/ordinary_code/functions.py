@@ -476,6 +476,9 @@ class OrdinarySpecialization:
 _ZERO = -0.0
 """The float zero that adding keeps every value of."""
 _ZEROS: dict[Attribute, Any] = {f64: _ZERO, f32: _ZERO, i1: False}
+"""The empty result slot of each type, 0 for the other integers.  No
+complex type: ordinary code computes no complex value (``reversibilize``
+refuses one), so no slot would need ``complex(-0.0, -0.0)``."""
 
 
 def _declared_kind(annotation: Any, found: Attribute) -> str | None:

@@ -68,25 +68,10 @@ func.func private @f(%n: index) -> index
 // Frame stacks are make-resumable's own, written for the calls of a
 // recursion: hand-written ones in its input are refused where they are.
 func.func @f(%x: f64) -> f64 {
-  // expected-error@+1 {{cannot be made resumable: frame stacks and their depth checks are what make-resumable writes for the calls of a recursion, and the ordinary code it lays out has none (write the recursion as calls)}}
+  // expected-error@+1 {{cannot be made resumable: frame stacks are what make-resumable writes for the calls of a recursion, and the ordinary code it lays out has none (write the recursion as calls)}}
   %s = anc.stack_alloc : !anc.stack<f64>
   anc.copy_push %s, %x : !anc.stack<f64>
   %y = anc.pop %s : !anc.stack<f64>
   anc.stack_free %s : !anc.stack<f64>
   func.return %y : f64
-}
-
-// -----
-
-// So is a depth check, in a function the machine lays out because the
-// named one calls it (a function none of the names reaches is not laid out
-// and not checked: make_resumable_recursion.mlir runs make-resumable twice).
-func.func @f(%x: f64, %ok: i1) -> f64 {
-  %y = func.call @g(%x, %ok) : (f64, i1) -> f64
-  func.return %y : f64
-}
-func.func @g(%x: f64, %ok: i1) -> f64 {
-  // expected-error@+1 {{cannot be made resumable: frame stacks and their depth checks are what make-resumable writes}}
-  cf.assert %ok, "deep"
-  func.return %x : f64
 }

@@ -56,7 +56,7 @@ func.func @tensor(%t: tensor<2xf64>) {
 // -----
 
 func.func @printing(%x: f64) {
-  // expected-error@+1 {{cannot be reversibilized: only func, scf (for, if, while), arith, math, memref.load/store/dim and calls of pure primitives (rev.apply) are supported}}
+  // expected-error@+1 {{cannot be reversibilized: only func, scf (for, if, while), arith, math, memref.load/store/dim, cf.assert and calls of pure primitives (rev.apply) are supported}}
   printf.print_format "{}", %x : f64
   func.return
 }
