@@ -387,14 +387,19 @@ VOLATILE_STORE = ATOMICS.replace(
             ATOMICS.replace("-> i16", "-> i1").replace("(i16, !llvm.ptr)", "(i1, !llvm.ptr)"),
             "'llvm.load' at kernels.mlir:10:5: an atomic load of i1 is not supported",
         ),
+        (
+            ATOMICS.replace("atomic monotonic :", "atomic monotonic {alignment = 2 : i64} :"),
+            "'llvm.load' at kernels.mlir:9:5: an atomic load of i32 aligned to 2 byte(s) is not supported",
+        ),
     ],
-    ids=["volatile", "release load", "acquire store", "no ordering", "i1"],
+    ids=["volatile", "release load", "acquire store", "no ordering", "i1", "under-aligned"],
 )
 def test_an_access_llvm_does_not_take_is_refused_alike_on_both_routes(
     text: str, message: str, monkeypatch: pytest.MonkeyPatch
 ):
     """What llvmlite cannot write (``volatile``) or LLVM's parser refuses
-    unlocated (an ordering the access does not take, an atomic ``i1``) is
+    unlocated (an ordering the access does not take, an atomic ``i1``) or
+    makes a library call (an atomic access aligned below its size) is
     refused at the op, by the printer as by the conversion
     (``llvm_ir.atomic_access``)."""
     errors = []
