@@ -578,9 +578,8 @@ def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
     allocation's block, with nothing between the two that uses the array
     but for its shape (a fill of zeros later, or in a loop, zeroes again
     what was written since); where an ``scf.if`` chooses, its heap
-    allocation is made last in its branch and used by nothing but the
-    ``yield`` and ``memref.dim`` (``_only_yielded``), else the branch may
-    have written it.
+    allocation is made last in its branch and used by its ``yield`` alone
+    (``_only_yielded``), else the branch may have written it.
 
     *Why*: past glibc's ``mmap`` threshold ``calloc`` gives the kernel's
     new pages, which are zero already, and touches none; the fill wrote all
@@ -637,19 +636,14 @@ def _fills_first(fill: scf.ForOp, array: OpResult) -> bool:
 
 
 def _only_yielded(alloc: memref.AllocOp, position: int) -> bool:
-    """Whether ``alloc`` is the last op of its branch before the
-    ``scf.yield``, which yields it at ``position`` alone, and nothing else
-    uses it but ``memref.dim``: then the ``scf.if``'s result is the array's
-    first use, and ``_fills_first`` of that result is the whole story (a
-    store in the branch, or an allocation made before the ``if`` and
-    yielded by it, writes what the fill must zero)."""
+    """Whether ``alloc`` is the last op of its branch, whose ``scf.yield``
+    is its one use, at ``position``: then the ``scf.if``'s result is the
+    array's first use, and ``_fills_first`` of that result is the whole
+    story (a store in the branch, or an allocation made before the ``if``
+    and yielded by it, writes what the fill must zero; nothing in the
+    branch follows the allocation to use it otherwise)."""
     end = alloc.next_op
-    if not isinstance(end, scf.YieldOp):
-        return False
-    return all(
-        isinstance(use.operation, memref.DimOp) or (use.operation is end and use.index == position)
-        for use in alloc.memref.uses
-    )
+    return isinstance(end, scf.YieldOp) and [(u.operation, u.index) for u in alloc.memref.uses] == [(end, position)]
 
 
 def _zero_bits(value: Attribute) -> bool:
