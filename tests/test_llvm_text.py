@@ -387,14 +387,19 @@ VOLATILE_STORE = ATOMICS.replace(
             ATOMICS.replace("-> i16", "-> i1").replace("(i16, !llvm.ptr)", "(i1, !llvm.ptr)"),
             "'llvm.load' at kernels.mlir:10:5: an atomic load of i1 is not supported",
         ),
+        (
+            ATOMICS.replace("atomic monotonic :", "atomic monotonic {alignment = 2 : i64} :"),
+            "'llvm.load' at kernels.mlir:9:5: an atomic load of i32 aligned to 2 byte(s) is not supported",
+        ),
     ],
-    ids=["volatile", "release load", "acquire store", "no ordering", "i1"],
+    ids=["volatile", "release load", "acquire store", "no ordering", "i1", "under-aligned"],
 )
 def test_an_access_llvm_does_not_take_is_refused_alike_on_both_routes(
     text: str, message: str, monkeypatch: pytest.MonkeyPatch
 ):
     """What llvmlite cannot write (``volatile``) or LLVM's parser refuses
-    unlocated (an ordering the access does not take, an atomic ``i1``) is
+    unlocated (an ordering the access does not take, an atomic ``i1``) or
+    makes a library call (an atomic access aligned below its size) is
     refused at the op, by the printer as by the conversion
     (``llvm_ir.atomic_access``)."""
     errors = []
@@ -409,7 +414,9 @@ def test_an_access_llvm_does_not_take_is_refused_alike_on_both_routes(
 def test_an_ordered_access_is_refused_for_a_gpu_without_one(monkeypatch: pytest.MonkeyPatch):
     """sm_6x has no acquire or release access: LLVM's NVPTX back end
     aborted the process on one; it is refused at the op
-    (``revmlir.gpu.orderings``), and monotonic ones still compile."""
+    (``revmlir.gpu.orderings``), and monotonic ones still compile, beside
+    a host function's acquire load (the kernels' compile drops what they
+    never call; only device code is checked)."""
     with pytest.raises(PassFailedException) as error:
         _ptx(ATOMICS, ["atomics"], True, monkeypatch, arch="sm_60", opt_level=3, max_registers=None)
     assert str(error.value) == (
@@ -418,7 +425,12 @@ def test_an_ordered_access_is_refused_for_a_gpu_without_one(monkeypatch: pytest.
     )
     weak = re.sub(r"atomic (acquire|seq_cst)", "atomic monotonic", ATOMICS)
     weak = re.sub(r"ordering = [57] ", "ordering = 2 ", weak)
-    ptx = _ptx(weak, ["atomics"], True, monkeypatch, arch="sm_60", opt_level=3, max_registers=None)
+    # a function no kernel calls is no device code: its acquire load is not the GPU's
+    host = (
+        "func.func @host(%m: i64) -> f64 {\n  %p = llvm.inttoptr %m : i64 to !llvm.ptr\n"
+        "  %a = llvm.load %p atomic acquire : !llvm.ptr -> f64\n  func.return %a : f64\n}\n"
+    )
+    ptx = _ptx(weak + host, ["atomics"], True, monkeypatch, arch="sm_60", opt_level=3, max_registers=None)
     assert "ld.volatile" in ptx and ".acquire" not in ptx
 
 

@@ -471,6 +471,26 @@ def test_atomic_loads_and_stores_in_std_code_run_natively_as_atomics():
     assert native.std_caller(exchange)([2.5, -7]) == (2.5, -7)
 
 
+def test_an_atomic_access_aligned_below_its_size_is_refused_at_the_op():
+    """LLVM makes an atomic access aligned below its size a call of
+    ``__atomic_load``, which MCJIT bound to address 0: the first call
+    crashed the process.  It is refused at the op instead."""
+    module = parse_module(
+        "func.func @peek(%x: i64) -> i64 {\n"
+        "  %one = arith.constant 1 : i64\n  %p = llvm.alloca %one x i64 : (i64) -> !llvm.ptr\n"
+        "  llvm.store %x, %p : i64, !llvm.ptr\n"
+        "  %v = llvm.load %p atomic acquire {alignment = 4 : i64} : !llvm.ptr -> i64\n"
+        "  func.return %v : i64\n}\n",
+        "align.mlir",
+    )
+    with pytest.raises(PassFailedException) as error:
+        NativeModule.compile(module, opt_level=0)
+    assert str(error.value) == (
+        "'llvm.load' at align.mlir:5:3: an atomic load of i64 aligned to 4 byte(s) is not supported: "
+        "native code accesses it atomically aligned to at least its size, 8"
+    )
+
+
 @pytest.mark.parametrize(
     ("use", "user"),
     [

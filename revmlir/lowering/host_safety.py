@@ -577,7 +577,9 @@ def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
     Only a fill that is the first thing done to the new array: in the
     allocation's block, with nothing between the two that uses the array
     but for its shape (a fill of zeros later, or in a loop, zeroes again
-    what was written since).
+    what was written since); where an ``scf.if`` chooses, its heap
+    allocation is made last in its branch and used by its ``yield`` alone
+    (``_only_yielded``), else the branch may have written it.
 
     *Why*: past glibc's ``mmap`` threshold ``calloc`` gives the kernel's
     new pages, which are zero already, and touches none; the fill wrote all
@@ -600,6 +602,8 @@ def _zeroed_by_the_allocator(fill: scf.ForOp, array: SSAValue) -> None:
     yielded = [region.blocks[0].last_op.operands[array.index].owner for region in made.regions]
     heap = [isinstance(owner, memref.AllocOp) for owner in yielded]
     if heap.count(True) != 1 or not all(isinstance(o, memref.AllocOp | memref.AllocaOp) for o in yielded):
+        return
+    if not _only_yielded(yielded[heap.index(True)], array.index):
         return
     yielded[heap.index(True)].attributes[stacks.ZEROED_ATTR] = UnitAttr()
     skipped, filled = Block([scf.YieldOp()]), Block()
@@ -629,6 +633,17 @@ def _fills_first(fill: scf.ForOp, array: OpResult) -> bool:
         if user in between and not isinstance(user, memref.DimOp):
             return False
     return True
+
+
+def _only_yielded(alloc: memref.AllocOp, position: int) -> bool:
+    """Whether ``alloc`` is the last op of its branch, whose ``scf.yield``
+    is its one use, at ``position``: then the ``scf.if``'s result is the
+    array's first use, and ``_fills_first`` of that result is the whole
+    story (a store in the branch, or an allocation made before the ``if``
+    and yielded by it, writes what the fill must zero; nothing in the
+    branch follows the allocation to use it otherwise)."""
+    end = alloc.next_op
+    return isinstance(end, scf.YieldOp) and [(u.operation, u.index) for u in alloc.memref.uses] == [(end, position)]
 
 
 def _zero_bits(value: Attribute) -> bool:

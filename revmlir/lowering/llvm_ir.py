@@ -76,7 +76,10 @@ def atomic_access(op: llvm.LoadOp | llvm.StoreOp) -> tuple[str, int] | None:
     an atomic access with its alignment, so one without an ``alignment``
     is given its type's size, the ABI alignment of every type both targets
     access atomically (one of up to 8 bytes: a wider one is a library call
-    that neither the JIT nor a GPU links).  Called by both routes to LLVM
+    that neither the JIT nor a GPU links).  An alignment below the size is
+    refused: LLVM makes such an access a call of ``__atomic_load`` or
+    ``__atomic_store``, which MCJIT cannot resolve and binds to address 0,
+    so its first run crashed the process.  Called by both routes to LLVM
     IR, so that they write the same access and refuse the same ops."""
     if isinstance(op, llvm.StoreOp) and op.volatile_ is not None:
         raise PassFailedException(
@@ -100,7 +103,14 @@ def atomic_access(op: llvm.LoadOp | llvm.StoreOp) -> tuple[str, int] | None:
             f"{describe_op(op)}: an atomic {access} of {type_} is not supported: "
             "native code accesses atomically integers, floats and pointers of 1, 2, 4 or 8 bytes"
         )
-    return ordering, op.alignment.value.data if op.alignment is not None else bits // 8
+    size = bits // 8
+    align = op.alignment.value.data if op.alignment is not None else size
+    if align < size:
+        raise PassFailedException(
+            f"{describe_op(op)}: an atomic {access} of {type_} aligned to {align} byte(s) is not supported: "
+            f"native code accesses it atomically aligned to at least its size, {size}"
+        )
+    return ordering, align
 
 
 def _scalar_bits(type_: object) -> int | None:

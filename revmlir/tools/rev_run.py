@@ -22,13 +22,15 @@ from typing import Any
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.diagnostics import format_error
-from revmlir.errors import ExecutionError, InversionError, InvertibilityError
+from revmlir.errors import ExecutionError, InversionError, InvertibilityError, LLVMRejected
 from revmlir.interpreter import DEFAULT_TOLERANCE, RevInterpreter
+from revmlir.ir_utils import nested_ops
 from revmlir.parsing import parse_module, verify_module
-from revmlir.reachability import drop_unreached_functions
+from revmlir.reachability import drop_unreached_functions, reached_functions
 from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
@@ -117,6 +119,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interpreter_runs(module: ModuleOp, entry: str) -> bool:
+    """Whether no function ``entry`` reaches holds an ``llvm`` op, which
+    the interpreter has no semantics for: only then does a refusal of
+    native code suggest the interpreter."""
+    for name in reached_functions(module, [entry]):
+        function = SymbolTable.lookup_symbol(module, name)
+        if function is not None and any(op.name.startswith("llvm.") for op in nested_ops(function)):
+            return False
+    return True
+
+
 def run(args: argparse.Namespace) -> int:
     if not args.tolerance >= 0:
         raise UsageError(f"--tolerance must be a number >= 0, got {args.tolerance}")
@@ -145,9 +158,14 @@ def run(args: argparse.Namespace) -> int:
             print(format_error(error, module, args.input_file), file=sys.stderr)
             return 1
         except PassFailedException as error:
-            print(
-                f"{args.input_file}: error: cannot run natively: {error} (use --backend=interpreter)", file=sys.stderr
+            # LLVM's refusal at the function it names, as rev-translate puts it
+            shown = (
+                format_error(error, module, args.input_file)
+                if isinstance(error, LLVMRejected)
+                else f"{args.input_file}: error: cannot run natively: {error}"
             )
+            hint = " (use --backend=interpreter)" if _interpreter_runs(module, args.entry) else ""
+            print(shown + hint, file=sys.stderr)
             return 1
         except UnresolvedSymbolError as error:
             # a rev.extern's C function that no loaded library defines
