@@ -35,9 +35,9 @@ address replaces the context in the slot's last word:
 - the guard stores the stack limit (its own frame's address less the
   budget, or the lowest address where that is higher; for a C caller,
   ``revmlir.thread_floor``'s, the end of the calling thread's stack as
-  the C library says it, looked up at the thread's first call of an
-  object's entry point and kept in a ``thread_local`` word), the count's address and the count the call started with in
-  the record; it changes no signal action and writes nothing the run
+  the C library says it, which an object looks up at the thread's first
+  call and keeps in a ``thread_local`` word), the count's address and
+  the count the call started with in the record; it changes no signal action and writes nothing the run
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
   zeroes the word when it returns, so a slot can be reused;
