@@ -122,12 +122,15 @@ from revmlir.runtime_checks import (
 PTR = llvm.LLVMPointerType()
 CIFACE_SUFFIX = "_ciface"
 MLIR_CIFACE_PREFIX = "_mlir_ciface_"
-SETJMP, LONGJMP = "_setjmp", "longjmp"
+UNGUARDED = ".unguarded"
+"""``<entry>.unguarded``: an entry point's own code, which its guard calls
+(``revmlir.runtime.guard``)."""
+SETJMP, LONGJMP, SYSCALL = "_setjmp", "longjmp", "syscall"
 GUARD_FUNCTIONS = (
     SETJMP,
     LONGJMP,
     "getpid",
-    "gettid",
+    SYSCALL,
     "pthread_self",
     "pthread_getattr_np",
     "pthread_attr_getstack",
@@ -139,7 +142,19 @@ RUNTIME_LIBRARY = frozenset((*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS, 
 """The C library functions host code may call whatever its source calls:
 the allocator (stacks, ancilla arrays), ``abort``, the guards', and the
 functions LLVM makes of copies and fills of memory.  A function of the
-module named so would be called in their place (``check_library_names``)."""
+module named so would be called in their place (``check_symbol_names``)."""
+
+
+def entry_point_names(name: str) -> tuple[str, str]:
+    """The C entry points of a function ``@name``: upstream's
+    ``_mlir_ciface_<name>`` and ``<name>_ciface``."""
+    return MLIR_CIFACE_PREFIX + name, name + CIFACE_SUFFIX
+
+
+def named_like_entry_point(name: str) -> bool:
+    """Whether ``name`` has the form of an entry point's, or of its guarded
+    code's (``<f>_ciface.unguarded``)."""
+    return name.startswith(MLIR_CIFACE_PREFIX) or name.removesuffix(UNGUARDED).endswith(CIFACE_SUFFIX)
 
 
 def llvm_type(type: Attribute) -> Attribute:
@@ -543,7 +558,7 @@ def ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
             t.emit(fast_ops.llvm_store(t.extract(call.results[0], index, llvm_type(type)), slot))
     t.emit(llvm.ReturnOp())
     op = llvm.FuncOp(
-        source.sym_name.data + CIFACE_SUFFIX,
+        entry_point_names(source.sym_name.data)[1],
         llvm.LLVMFunctionType([PTR], None),
         linkage=llvm.LinkageAttr("external"),
         body=t.region,
@@ -583,7 +598,7 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
         t.emit(fast_ops.llvm_store(value, entry.args[0]))
     t.emit(llvm.ReturnOp(*results[:1]) if returned is not None and not by_pointer else llvm.ReturnOp())
     op = llvm.FuncOp(
-        MLIR_CIFACE_PREFIX + source.sym_name.data,
+        entry_point_names(source.sym_name.data)[0],
         llvm.LLVMFunctionType(list(entry.arg_types), None if by_pointer else returned),
         linkage=llvm.LinkageAttr("external"),
         body=t.region,
@@ -1831,28 +1846,27 @@ def check_native_name(function: Operation, name: str) -> None:
         )
 
 
-def check_symbol_names(sources: Iterable[func.FuncOp], library: Collection[str], entry_points: bool) -> None:
-    """Refuse, at the function, a function ``sources`` define whose symbol
+def check_symbol_names(defined: Iterable[tuple[Operation, str]], library: Collection[str], entry_points: bool) -> None:
+    """Refuse, at the function, a function of ``defined`` (its op and name)
+    whose symbol
     means another in the same machine code: a C function of ``library``,
-    which the code calls (libm's, those LLVM's math intrinsics become, the
-    runtime's), and whose calls would run the function instead; or, where
-    the module gets ``entry_points``, a name of their forms (``<f>_ciface``,
-    ``_mlir_ciface_<f>``), whatever the module's functions: an entry point
+    which the code calls or may call (libm's, those LLVM's math intrinsics
+    become, the runtime's), and whose calls would run the function instead;
+    or, where the module gets ``entry_points``, a name of their forms
+    (``<f>_ciface``, ``_mlir_ciface_<f>``) or of their guarded code's
+    (``<f>_ciface.unguarded``), whatever the module's functions: an entry point
     of ``@f`` and one of its inverse ``@f.inv`` may be compiled apart (each
     direction of a ``NativeModule``) into one engine."""
-    for source in sources:
-        name = source.sym_name.data
-        if source.is_declaration:
-            continue
+    for source, name in defined:
         if name in library:
             raise PassFailedException(
-                f"{describe_op(source)}: @{name} is named like the C library function "
-                "its code calls, which would call it instead: rename it"
+                f"{describe_op(source)}: @{name} is named like a C library function "
+                "native code calls, whose calls would run it instead: rename it"
             )
-        if entry_points and (name.endswith(CIFACE_SUFFIX) or name.startswith(MLIR_CIFACE_PREFIX)):
+        if entry_points and named_like_entry_point(name):
             raise PassFailedException(
-                f"{describe_op(source)}: @{name} is named like a C entry point "
-                f"(<f>{CIFACE_SUFFIX}, {MLIR_CIFACE_PREFIX}<f>): rename it"
+                f"{describe_op(source)}: @{name} is named like a C entry point or its guarded code "
+                f"(<f>{CIFACE_SUFFIX}, {MLIR_CIFACE_PREFIX}<f>, <f>{CIFACE_SUFFIX}{UNGUARDED}): rename it"
             )
 
 
@@ -1905,7 +1919,11 @@ def translate_module(
             translation.functions.append(mlir_ciface(translation, source))
             if follows_rev_convention(source):
                 translation.functions.append(ciface(translation, source))
-    check_symbol_names(sources, translation.library | (RUNTIME_LIBRARY if entry_points else set()), entry_points)
+    check_symbol_names(
+        ((f, f.sym_name.data) for f in sources if not f.is_declaration),
+        translation.library | (RUNTIME_LIBRARY if entry_points else set()),
+        entry_points,
+    )
     for replaced in (*declarations, *sources):
         replaced.detach()
         if owned:

@@ -34,10 +34,10 @@ address replaces the context in the slot's last word:
   by its thread's stack, and no interruption;
 - the guard stores the stack limit (its own frame's address less the
   budget, or the lowest address where that is higher; for a C caller,
-  ``PROVISIONAL_BUDGET`` below its frame until a run passes that, when
-  ``revmlir.thread_limit`` asks the C library where the thread's stack
-  ends), the count's address and the count the call started with in
-  the record; it changes no signal action and writes nothing the run
+  ``revmlir.thread_floor``'s, the end of the calling thread's stack as
+  the C library says it, which an object looks up at the thread's first
+  call and keeps in a ``thread_local`` word), the count's address and
+  the count the call started with in the record; it changes no signal action and writes nothing the run
   context names, so calls in several threads, and calls nested in a
   callback, each see every Ctrl-C that comes after their own start; it
   zeroes the word when it returns, so a slot can be reused;
@@ -60,6 +60,7 @@ smaller) to the entry point, which refuses it before it runs
 
 from __future__ import annotations
 
+import platform
 import sys
 from collections.abc import Callable, Mapping, Sequence
 
@@ -67,53 +68,69 @@ from llvmlite import ir
 
 from revmlir.collector import take_apart_llvm_blocks
 from revmlir.lowering.host_safety import CALL_RETURNED, COUNT, INTERRUPTED, POLL, RECORD, SEEN, STACK_OK, STACK_ROOM
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, GUARD_FUNCTIONS, LONGJMP, MLIR_CIFACE_PREFIX, SETJMP
+from revmlir.lowering.std_to_llvm import (
+    CIFACE_SUFFIX,
+    GUARD_FUNCTIONS,
+    LONGJMP,
+    MLIR_CIFACE_PREFIX,
+    SETJMP,
+    SYSCALL,
+    UNGUARDED,
+)
 from revmlir.runtime_checks import FAIL, JUMP_WORD, REPORT
 from revmlir.safety import MAX_CALL_DEPTH
 
 JMP_BUF_WORDS = 64
 """512 bytes, more than any libc's ``jmp_buf`` (glibc: 200 on x86-64, 312
 on AArch64)."""
-LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH, PROVISIONAL = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 6)
+LIMIT, COUNT_WORD, SEEN_WORD, NO_COUNT, DEPTH = range(JMP_BUF_WORDS, JMP_BUF_WORDS + 5)
 """Words of the guard's record after the ``jmp_buf``: the lowest stack
 address a call may start at, the interrupt count's address, the count the
 call started with, a zero word that stands for the count when the caller
-gave none, the calls that may recurse running now, and whether the limit
-is ``PROVISIONAL_BUDGET``'s (1) or final (0)."""
-RECORD_WORDS = PROVISIONAL + 1
+gave none, and the calls that may recurse running now."""
+RECORD_WORDS = DEPTH + 1
 CONTEXT_COUNT, CONTEXT_SEEN, CONTEXT_BUDGET, CONTEXT_FLOOR = range(4)
 """Words of a run context (see the module docstring)."""
 CONTEXT_WORDS = CONTEXT_FLOOR + 1
 DEFAULT_STACK_BUDGET = 1 << 20
 """The stack a run may use below its entry point when its caller gave no
 context (C callers): 1 MiB, and not past the thread's stack
-(``THREAD_LIMIT``)."""
+(``THREAD_FLOOR``)."""
 STACK_MARGIN = 64 << 10
 """The stack left below the lowest address a run may reach: for the C
 library's and the guard's frames, and the report's."""
 PTHREAD_ATTR_WORDS = 32
 """256 bytes, more than any libc's ``pthread_attr_t`` (glibc: 56 on
 x86-64, 64 on AArch64)."""
-PROVISIONAL_BUDGET = 32 << 10
-"""The stack a run its caller gave no context (C callers) may use before
-``THREAD_LIMIT`` looks up its thread's: runs that stay within it, most of
-them, never pay for the look-up (1 µs in a thread, glibc reads
-``/proc/self/maps`` for the process's first, 55 µs)."""
-THREAD_LIMIT = "revmlir.thread_limit"
-"""``revmlir.thread_limit(record)``: set the limit of a run its caller gave
-no context (see ``_define_thread_limit``)."""
-UNGUARDED = ".unguarded"
+THREAD_FLOOR = "revmlir.thread_floor"
+"""``revmlir.thread_floor()``: the lowest address a run of the calling
+thread whose caller gave no context may reach (see
+``_define_thread_floor``)."""
+THREAD_FLOOR_CELL = "revmlir.thread_floor.cell"
+"""An object's ``thread_local`` word that keeps ``THREAD_FLOOR``'s answer
+for its thread, 0 until the thread's first call (see
+``_define_thread_floor``)."""
+UNKNOWN_FLOOR = 1
+"""The floor of a thread whose stack's end is unknown: nonzero, so that
+the cell tells it from one not looked up yet, and below any stack."""
+SYS_GETTID = {"x86_64": 186, "aarch64": 178, "arm64": 178, "riscv64": 178, "ppc64le": 207, "ppc64": 207, "s390x": 236}
+"""Linux's number of the ``gettid`` system call per architecture (the
+host's: objects are compiled for it), called through ``syscall``: glibc's
+``gettid`` function is 2.30's, and an object that names it links with no
+older C library.  Where the number is not known here, the thread's stack
+is taken as unknown."""
 
 I64 = ir.IntType(64)
 
 
-def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
+def add_guards(module: ir.Module, entries: Mapping[str, int], for_c: bool = False) -> None:
     """Guard the entry points ``entries`` (``<f>_ciface`` → position of the
     error slot among its arguments) and ``_mlir_ciface_<f>``, and define
     ``revmlir.fail``, ``revmlir.poll``, ``revmlir.interrupt_count``,
     ``revmlir.interrupts_seen``, ``revmlir.stack_ok`` and
-    ``revmlir.stack_room`` (with ``revmlir.thread_limit``, which they call),
-    if the module calls them."""
+    ``revmlir.stack_room``, if the module calls them.  ``for_c``: an
+    object a C program links, whose threads keep their stack's end
+    (``_define_thread_floor``)."""
     fail = module.globals.get(FAIL)
     if not isinstance(fail, ir.Function):
         return
@@ -141,22 +158,23 @@ def add_guards(module: ir.Module, entries: Mapping[str, int]) -> None:
     if isinstance(record := module.globals.get(RECORD), ir.Function):
         _define_record(record)
     stack_ok, room = (module.globals.get(name) for name in (STACK_OK, STACK_ROOM))
+    thread_floor = None
     if isinstance(stack_ok, ir.Function) or isinstance(room, ir.Function):
-        thread_limit = _define_thread_limit(module, pointer)
+        thread_floor = _define_thread_floor(module, pointer, for_c)
         if isinstance(stack_ok, ir.Function):
-            _define_stack_ok(stack_ok, thread_limit)
+            _define_stack_ok(stack_ok)
         if isinstance(room, ir.Function):
-            _define_stack_room(room, thread_limit)
+            _define_stack_room(room)
     if isinstance(returned := module.globals.get(CALL_RETURNED), ir.Function):
         _define_call_returned(returned)
     for name, slot in entries.items():
         # std functions whose results are not their scalar arguments have
         # only upstream's _mlir_ciface_ entry point
         if name in module.globals:
-            guard_entry(module, module.get_global(name), slot, setjmp, pointer, record=True)
+            guard_entry(module, module.get_global(name), slot, setjmp, pointer, record=True, thread_floor=thread_floor)
         upstream = module.globals.get(MLIR_CIFACE_PREFIX + name.removesuffix(CIFACE_SUFFIX))
         if isinstance(upstream, ir.Function):
-            _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, record=True)
+            _guard(module, upstream, _upstream_slot, setjmp, pointer, JUMP_WORD, True, thread_floor)
 
 
 def _upstream_slot(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
@@ -236,7 +254,7 @@ def _define_record(function: ir.Function) -> None:
     builder.ret(builder.load(_word(builder, function.args[0], JUMP_WORD), typ=I64))
 
 
-def _define_stack_ok(stack_ok: ir.Function, thread_limit: ir.Function) -> None:
+def _define_stack_ok(stack_ok: ir.Function) -> None:
     """Whether the stack pointer is above the record's limit (stacks grow
     down on every target LLVM runs revmlir on) and fewer than
     ``MAX_CALL_DEPTH`` calls that may recurse are running; the call it is
@@ -248,98 +266,99 @@ def _define_stack_ok(stack_ok: ir.Function, thread_limit: ir.Function) -> None:
     depth = _word(builder, record, DEPTH)
     running = builder.load(depth, typ=I64)
     shallow = builder.icmp_unsigned("<", running, ir.Constant(I64, MAX_CALL_DEPTH))
-    ok = _within_limit(
-        builder, record, thread_limit, lambda limit: builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
-    )
+    limit = builder.load(_word(builder, record, LIMIT), typ=I64)
+    ok = builder.and_(builder.icmp_unsigned(">", here, limit), shallow)
     builder.store(builder.add(running, builder.zext(ok, I64)), depth)
     builder.ret(ok)
 
 
-def _define_stack_room(stack_room: ir.Function, thread_limit: ir.Function) -> None:
+def _define_stack_room(stack_room: ir.Function) -> None:
     """Whether the bytes asked fit between the stack pointer and the
     record's limit, the one ``revmlir.stack_ok`` compares with."""
     builder = _replace_body(stack_room, "nounwind")
     data, bytes = stack_room.args[0], stack_room.args[-1]
     here = builder.ptrtoint(builder.alloca(ir.IntType(8)), I64)  # the stack pointer, near enough
-
-    def fits(limit: ir.Value) -> ir.Value:
-        above = builder.icmp_unsigned(">", here, limit)
-        room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
-        return builder.icmp_unsigned(">", room, bytes)
-
-    builder.ret(_within_limit(builder, _record(builder, data, data.type), thread_limit, fits))
+    limit = builder.load(_word(builder, _record(builder, data, data.type), LIMIT), typ=I64)
+    above = builder.icmp_unsigned(">", here, limit)
+    room = builder.select(above, builder.sub(here, limit), ir.Constant(I64, 0))
+    builder.ret(builder.icmp_unsigned(">", room, bytes))
 
 
-def _within_limit(
-    builder: ir.IRBuilder, record: ir.Value, thread_limit: ir.Function, test: Callable[[ir.Value], ir.Value]
-) -> ir.Value:
-    """``test`` of the record's limit; where it fails on a provisional limit
-    (``PROVISIONAL_BUDGET``), again once ``thread_limit`` has set the final
-    one.  Only failures look at the record's word: a test that passes costs
-    what it cost before there was a look-up."""
-    limit = _word(builder, record, LIMIT)
-    ok = builder.alloca(ir.IntType(1))
-    builder.store(test(builder.load(limit, typ=I64)), ok)
-    with builder.if_then(builder.not_(builder.load(ok, typ=ir.IntType(1))), likely=False):
-        provisional = _word(builder, record, PROVISIONAL)
-        with builder.if_then(builder.icmp_unsigned("!=", builder.load(provisional, typ=I64), ir.Constant(I64, 0))):
-            builder.call(thread_limit, [record])
-            builder.store(test(builder.load(limit, typ=I64)), ok)
-    return builder.load(ok, typ=ir.IntType(1))
-
-
-def _define_thread_limit(module: ir.Module, pointer: ir.Type) -> ir.Function:
-    """``revmlir.thread_limit(record)``: the final limit of a run whose
-    caller gave no context (C callers), ``DEFAULT_STACK_BUDGET`` below the
-    record and ``STACK_MARGIN`` above the low end of the thread's stack, as
-    the C library reports it.  Linux's does (``pthread_getattr_np``) for a
-    thread it started; the process's first thread grows its stack to
+def _define_thread_floor(module: ir.Module, pointer: ir.Type, for_c: bool) -> ir.Function:
+    """``revmlir.thread_floor()``: the lowest address a run whose caller
+    gave no context (C callers, XLA's handler) may reach, ``STACK_MARGIN``
+    above the low end of the calling thread's stack, as the C library
+    reports it, or ``UNKNOWN_FLOOR``.  Linux's does (``pthread_getattr_np``)
+    for a thread it started; the process's first thread grows its stack to
     ``RLIMIT_STACK``, a bound the program may lower, so its end is taken as
-    unknown there, as elsewhere, and the budget alone bounds the run."""
-    function = ir.Function(module, ir.FunctionType(ir.VoidType(), [pointer]), THREAD_LIMIT)
+    unknown there, as elsewhere, and the budget alone bounds the run.
+
+    The guard asks it on entry, before the run, so that no check passes on
+    a limit the thread's stack does not have.  The look-up costs 1 µs in a
+    thread (it locks the thread and allocates), so an object keeps the
+    answer in a ``thread_local`` word (``THREAD_FLOOR_CELL``), a load after
+    the thread's first call.  Machine code in Python looks it up at every
+    call without a context (only XLA's handler makes those): MCJIT cannot
+    allocate thread-local storage."""
+    function = ir.Function(module, ir.FunctionType(I64, []), THREAD_FLOOR)
     function.linkage = "internal"
-    for attribute in ("cold", "noinline", "nounwind"):
-        function.attributes.add(attribute)
-    (record,) = function.args
+    function.attributes.add("nounwind")
     builder = ir.IRBuilder(function.append_basic_block())
-    floor = builder.alloca(I64)
-    builder.store(ir.Constant(I64, 0), floor)
-    builder.store(ir.Constant(I64, 0), _word(builder, record, PROVISIONAL))
-    if sys.platform.startswith("linux"):
-        _thread_floor(module, builder, floor, pointer)
-    _set_limit(
-        builder,
-        record,
-        builder.ptrtoint(record, I64),
-        ir.Constant(I64, DEFAULT_STACK_BUDGET),
-        builder.load(floor, typ=I64),
-    )
-    builder.ret_void()
+    look_up = _look_up_floor(module, pointer)
+    if not for_c or not sys.platform.startswith("linux"):
+        builder.ret(builder.call(look_up, []))
+        return function
+    cell = ir.GlobalVariable(module, I64, THREAD_FLOOR_CELL)
+    cell.linkage = "internal"
+    cell.storage_class = "thread_local"  # printed where LLVM's syntax puts it
+    cell.initializer = ir.Constant(I64, 0)
+    known = builder.load(cell, typ=I64)
+    with builder.if_then(builder.icmp_unsigned("==", known, ir.Constant(I64, 0)), likely=False):
+        builder.store(builder.call(look_up, []), cell)
+    builder.ret(builder.load(cell, typ=I64))
     return function
 
 
-def _thread_floor(module: ir.Module, builder: ir.IRBuilder, floor: ir.Value, pointer: ir.Type) -> None:
+def _look_up_floor(module: ir.Module, pointer: ir.Type) -> ir.Function:
+    """``revmlir.thread_floor.look_up()``: ``THREAD_FLOOR``'s answer, asked
+    of the C library (cold: an object asks it once per thread)."""
+    function = ir.Function(module, ir.FunctionType(I64, []), THREAD_FLOOR + ".look_up")
+    function.linkage = "internal"
+    for attribute in ("cold", "noinline", "nounwind"):
+        function.attributes.add(attribute)
+    builder = ir.IRBuilder(function.append_basic_block())
+    floor = builder.alloca(I64)
+    builder.store(ir.Constant(I64, UNKNOWN_FLOOR), floor)
+    if sys.platform.startswith("linux") and (gettid := SYS_GETTID.get(platform.machine())) is not None:
+        _thread_floor(module, builder, floor, pointer, gettid)
+    builder.ret(builder.load(floor, typ=I64))
+    return function
+
+
+def _thread_floor(module: ir.Module, builder: ir.IRBuilder, floor: ir.Value, pointer: ir.Type, gettid: int) -> None:
     """Store in ``floor`` the low end of the calling thread's stack plus
-    ``STACK_MARGIN``, where Linux's C library started the thread and says
-    where its stack is; leave it alone otherwise."""
+    ``STACK_MARGIN``, where Linux's C library started the thread (its id,
+    system call ``gettid``, is not the process's) and says where its stack
+    is; leave it alone otherwise."""
     i32 = ir.IntType(32)
 
-    def declare(name: str, returned: ir.Type, *parameters: ir.Type) -> ir.Function:
-        return ir.Function(module, ir.FunctionType(returned, parameters), name)
+    def declare(name: str, returned: ir.Type, *parameters: ir.Type, var_arg: bool = False) -> ir.Function:
+        return ir.Function(module, ir.FunctionType(returned, parameters, var_arg=var_arg), name)
 
-    getpid, gettid = declare("getpid", i32), declare("gettid", i32)
+    getpid, syscall = declare("getpid", i32), declare(SYSCALL, I64, I64, var_arg=True)
     self, get = declare("pthread_self", I64), declare("pthread_getattr_np", i32, I64, pointer)
     stack, destroy = (
         declare("pthread_attr_getstack", i32, pointer, pointer, pointer),
         declare("pthread_attr_destroy", i32, pointer),
     )
-    assert {f.name for f in (getpid, gettid, self, get, stack, destroy)} <= set(GUARD_FUNCTIONS)
+    assert {f.name for f in (getpid, syscall, self, get, stack, destroy)} <= set(GUARD_FUNCTIONS)
     attributes = builder.alloca(ir.ArrayType(I64, PTHREAD_ATTR_WORDS))
     attributes.align = 16
     words = builder.inttoptr(builder.ptrtoint(attributes, I64), pointer)
     start, size = builder.alloca(I64), builder.alloca(I64)
     builder.store(ir.Constant(I64, 0), start)
-    started = builder.icmp_signed("!=", builder.call(gettid, []), builder.call(getpid, []))
+    tid = builder.call(syscall, [ir.Constant(I64, gettid)])
+    started = builder.icmp_signed("!=", tid, builder.sext(builder.call(getpid, []), I64))
     with builder.if_then(started):
         with builder.if_then(builder.icmp_signed("==", builder.call(get, [builder.call(self, []), words]), _i32(0))):
             addresses = [builder.inttoptr(builder.ptrtoint(a, I64), pointer) for a in (start, size)]
@@ -367,19 +386,22 @@ def guard_entry(
     pointer: ir.Type,
     word: int = JUMP_WORD,
     record: bool = False,
+    thread_floor: ir.Function | None = None,
 ) -> None:
     """Move the body of entry point ``guard`` (``<f>_ciface``: an array of
     pointers to the arguments) into an internal function, which ``guard``
     now calls under ``_setjmp``, with the ``jmp_buf``'s address in word
     ``word`` of its argument ``slot``; with ``record``, with the whole
-    record, filled from the run context (see the module docstring)."""
+    record, filled from the run context (see the module docstring), or
+    where there is none, with ``thread_floor``'s floor (``None``: the
+    module checks no stack)."""
 
     def slot_data(builder: ir.IRBuilder, args: Sequence[ir.Value]) -> tuple[ir.Value, ir.Value]:
         (arguments,) = args
         descriptor = builder.load(builder.gep(arguments, [ir.Constant(I64, slot)], source_etype=pointer), typ=pointer)
         return builder.load(descriptor, typ=pointer), builder.load(_word(builder, descriptor, 1), typ=I64)
 
-    _guard(module, guard, slot_data, setjmp, pointer, word, record)
+    _guard(module, guard, slot_data, setjmp, pointer, word, record, thread_floor)
 
 
 def _guard(
@@ -390,6 +412,7 @@ def _guard(
     pointer: ir.Type,
     word: int,
     record: bool,
+    thread_floor: ir.Function | None,
 ) -> None:
     entry = ir.Function(module, guard.function_type, guard.name + UNGUARDED)
     entry.linkage = "internal"
@@ -421,7 +444,7 @@ def _guard(
     # an opaque pointer, which llvmlite's bitcast does not give
     words = builder.inttoptr(builder.ptrtoint(buffer, I64), pointer)
     if record:
-        _fill(builder, words, builder.load(target, typ=I64), pointer)
+        _fill(builder, words, builder.load(target, typ=I64), pointer, thread_floor)
     builder.store(words, target)
     jumped = builder.call(setjmp, [words])
     run, done = guard.append_basic_block("run"), guard.append_basic_block("done")
@@ -437,23 +460,29 @@ def _guard(
     builder.ret_void() if result is None else builder.ret(builder.load(result, typ=returned))
 
 
-def _fill(builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: ir.Type) -> None:
-    """Fill the record from the run ``context`` (0: none)."""
+def _fill(
+    builder: ir.IRBuilder, record: ir.Value, context: ir.Value, pointer: ir.Type, thread_floor: ir.Function | None
+) -> None:
+    """Fill the record from the run ``context``, or where it is 0, with
+    ``DEFAULT_STACK_BUDGET`` and ``thread_floor``'s floor."""
     address = builder.ptrtoint(record, I64)
     builder.store(ir.Constant(I64, 0), _word(builder, record, NO_COUNT))
     builder.store(ir.Constant(I64, 0), _word(builder, record, DEPTH))
     builder.store(builder.ptrtoint(_word(builder, record, NO_COUNT), I64), _word(builder, record, COUNT_WORD))
     builder.store(ir.Constant(I64, 0), _word(builder, record, SEEN_WORD))
-    _set_limit(builder, record, address, ir.Constant(I64, PROVISIONAL_BUDGET), ir.Constant(I64, 0))
-    provisional = _word(builder, record, PROVISIONAL)
-    builder.store(ir.Constant(I64, 1), provisional)
-    with builder.if_then(builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))):
-        words = builder.inttoptr(context, pointer)
-        for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):
-            builder.store(builder.load(_word(builder, words, word), typ=I64), _word(builder, record, into))
-        budget, floor = (builder.load(_word(builder, words, word), typ=I64) for word in (CONTEXT_BUDGET, CONTEXT_FLOOR))
-        _set_limit(builder, record, address, budget, floor)
-        builder.store(ir.Constant(I64, 0), provisional)
+    given = builder.icmp_unsigned("!=", context, ir.Constant(I64, 0))
+    with builder.if_else(given) as (then, otherwise):
+        with then:
+            words = builder.inttoptr(context, pointer)
+            for word, into in ((CONTEXT_COUNT, COUNT_WORD), (CONTEXT_SEEN, SEEN_WORD)):
+                builder.store(builder.load(_word(builder, words, word), typ=I64), _word(builder, record, into))
+            budget, floor = (
+                builder.load(_word(builder, words, word), typ=I64) for word in (CONTEXT_BUDGET, CONTEXT_FLOOR)
+            )
+            _set_limit(builder, record, address, budget, floor)
+        with otherwise:
+            floor = ir.Constant(I64, 0) if thread_floor is None else builder.call(thread_floor, [])
+            _set_limit(builder, record, address, ir.Constant(I64, DEFAULT_STACK_BUDGET), floor)
 
 
 def _set_limit(builder: ir.IRBuilder, record: ir.Value, address: ir.Value, budget: ir.Value, floor: ir.Value) -> None:

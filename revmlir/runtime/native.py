@@ -49,13 +49,18 @@ from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.inversion import invert_function
 from revmlir.lowering import stacks
 from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
-from revmlir.lowering.checked_code import ABORT
 from revmlir.lowering.host_safety import INTERRUPTED, polling_functions
 from revmlir.lowering.llvm_ir import llvm_ir
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.printing import PRINT
 from revmlir.lowering.rev_to_std import stack_element
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, MLIR_CIFACE_PREFIX, ModuleTranslation, translate_module
+from revmlir.lowering.std_to_llvm import (
+    CIFACE_SUFFIX,
+    RUNTIME_LIBRARY,
+    ModuleTranslation,
+    entry_point_names,
+    translate_module,
+)
 from revmlir.naming import inverse_name
 from revmlir.runtime.arguments import converter, from_runtime, numpy_dtype
 from revmlir.runtime.backend import (
@@ -68,7 +73,7 @@ from revmlir.runtime.backend import (
     same_stack,
     same_stack_error,
 )
-from revmlir.runtime.guard import GUARD_FUNCTIONS, add_guards
+from revmlir.runtime.guard import add_guards
 from revmlir.runtime.interrupt import interrupted, interrupts, set_stack
 from revmlir.runtime.jit import JITModule, c_function, jit
 from revmlir.runtime.marshal import (
@@ -169,7 +174,7 @@ def lower_to_llvm_ir(
         std = _std_form(module, tolerance, direction, beside, version_exported=True)
     work, aliasing, borrowed, copied = std.work, std.aliasing, std.borrowed, std.copied
     entries = {
-        f.sym_name.data + CIFACE_SUFFIX: len(f.function_type.inputs) - 1
+        entry_point_names(f.sym_name.data)[1]: len(f.function_type.inputs) - 1
         for f in work.ops
         if isinstance(f, StdFuncOp)
         and f.body.blocks
@@ -180,26 +185,20 @@ def lower_to_llvm_ir(
         entry
         for f in work.ops
         if isinstance(f, StdFuncOp) and (f.sym_visibility is None or f.sym_visibility.data != "private")
-        for entry in (MLIR_CIFACE_PREFIX + f.sym_name.data, f.sym_name.data + CIFACE_SUFFIX)
+        for entry in entry_point_names(f.sym_name.data)
     }
     translate_module(work, ModuleTranslation(), entry_points=True, aliasing=aliasing, owned=True)
     work.attributes.clear()
     llvm_module = llvm_ir(work)
     take_apart(work)  # the compile's own copy, dropped now (revmlir.collector)
-    add_guards(llvm_module, entries)
+    add_guards(llvm_module, entries, for_c)
     for function in llvm_module.functions:
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
         elif function.name in copied or (for_c and not function.is_declaration and function.name not in c_entries):
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in (
-            *stacks.MEMORY_FUNCTIONS,
-            ABORT,
-            PRINT,
-            *GUARD_FUNCTIONS,
-            *borrowed,
-        ):
+        elif function.is_declaration and function.name not in (*RUNTIME_LIBRARY, PRINT, *borrowed):
             # Apart from the allocator, printing and the guard, only libm functions and
             # primitives are declared (see std_to_llvm): those of scalars are pure, so
             # LLVM may share and hoist their calls; those of arrays read and write them.

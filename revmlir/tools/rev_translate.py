@@ -38,7 +38,7 @@ from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.errors import describe_op
 from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.lowering.native_types import check_native_types
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, RUNTIME_LIBRARY, check_symbol_names
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.std_form import object_checks
@@ -94,8 +94,14 @@ def _c_string(text: str) -> str:
 
 
 def header(module: ModuleOp, guard: str) -> str:
-    """A C header declaring the entry points of a compiled module."""
-    check_native_types(module)  # the types its C callers pass
+    """A C header declaring the entry points of a compiled module: refused
+    where its object would be, for the types its C callers pass and for a
+    function named like a symbol the object needs (the libm names a
+    module's code calls are the object's to refuse: finding them is its
+    lowering)."""
+    check_native_types(module)
+    functions = [f for f in module.ops if isinstance(f, FuncOp)]
+    check_symbol_names(((f, f.sym_name.data) for f in functions), RUNTIME_LIBRARY, entry_points=True)
     ranks = sorted(
         {
             len(t.get_shape())
