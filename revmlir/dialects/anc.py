@@ -47,7 +47,7 @@ from revmlir.interfaces import (
     TangentBuilder,
     set_checks,
 )
-from revmlir.ir_utils import init_as_created
+from revmlir.ir_utils import as_value, init_as_created
 from revmlir.naming import FORGETFUL_ATTR
 
 
@@ -73,7 +73,7 @@ class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiab
     assembly_format = "$value attr-dict `:` type($value)"
 
     def __init__(self, value: SSAValue | Operation):
-        value = SSAValue.get(value)
+        value = as_value(value)
         init_as_created(self, [value], [value.type])
 
     def consumed_operands(self) -> Sequence[SSAValue]:

@@ -102,7 +102,7 @@ from revmlir.interfaces import (
     is_reference_type,
     is_state_type,
 )
-from revmlir.ir_utils import constant_index, init_as_created
+from revmlir.ir_utils import as_value, constant_index, init_as_created
 from revmlir.naming import inverse_name
 
 if TYPE_CHECKING:
@@ -228,7 +228,7 @@ class _UpdateOp(InstructionOp):
     assembly_format = "$target `,` $value attr-dict `:` type($target)"
 
     def __init__(self, target: SSAValue | Operation, value: SSAValue | Operation):
-        target = SSAValue.get(target)
+        target = as_value(target)
         init_as_created(self, [target, value], [target.type])
 
     GRADIENT_SIGN: ClassVar[int] = 1
@@ -530,7 +530,7 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, Fo
     assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref)"
 
     def __init__(self, memref: SSAValue | Operation, indices: SSAValue | Operation | Sequence[SSAValue | Operation]):
-        memref = SSAValue.get(memref)
+        memref = as_value(memref)
         assert isinstance(memref.type, MemRefType)
         init_as_created(self, [memref, indices], [memref.type.element_type])
 
