@@ -21,7 +21,7 @@ properties dict of its own.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 from xdsl.dialects import arith, func, llvm, memref, scf
@@ -105,19 +105,21 @@ def as_constructed(
 
 
 def binary(kind: type[Operation], lhs: SSAValue, rhs: SSAValue) -> Operation:
-    """``kind(lhs, rhs)`` for an arith or llvm binary op whose result has
-    ``lhs``'s type, as its constructor builds it."""
+    """``kind(lhs, rhs)`` for an arith, llvm or complex binary op
+    (``complex.add`` … ``complex.div``, derived code's arithmetic of
+    complex numbers) whose result has ``lhs``'s type, as its constructor
+    builds it."""
     return as_constructed(kind, lambda: kind(lhs, rhs), [lhs, rhs], [lhs.type])
 
 
 def unary(kind: type[Operation], value: SSAValue) -> Operation:
-    """``kind(value)`` for an arith or math op of one operand whose result
-    has its type (``math.absf``, ``arith.negf``), as its constructor builds
-    it."""
+    """``kind(value)`` for an arith, math or complex op of one operand
+    whose result has its type (``math.absf``, ``arith.negf``,
+    ``complex.neg``), as its constructor builds it."""
     return as_constructed(kind, lambda: kind(value), [value], [value.type])
 
 
-def cast(kind: type[Operation], value: SSAValue, type: Attribute) -> Operation:
+def cast(kind: type[OpT], value: SSAValue, type: Attribute) -> OpT:
     """``kind(value, type)`` for an llvm conversion (``sext``, ``zext``,
     ``trunc``, ``sitofp``, ``fpext``, ``fptrunc``, ``bitcast``) or an arith
     cast (``arith.bitcast``, ``extsi``, ``extui``, ``extf``), as its
@@ -198,11 +200,12 @@ def arith_select(condition: SSAValue, then: SSAValue, otherwise: SSAValue) -> ar
 
 def index_cast(value: SSAValue, type: Attribute) -> arith.IndexCastOp:
     """``arith.index_cast`` of ``value`` to ``type``."""
-    return arith.IndexCastOp.create(operands=[value], result_types=[type])
+    return cast(arith.IndexCastOp, value, type)
 
 
-def memref_load(array: SSAValue, indices: Sequence[SSAValue]) -> memref.LoadOp:
+def memref_load(array: SSAValue, indices: Iterable[SSAValue]) -> memref.LoadOp:
     """``memref.load array[indices]``, as ``memref.LoadOp.get`` builds it."""
+    indices = list(indices)  # read twice: by the constructor or by create
     type = array.type
     assert isinstance(type, MemRefType)
     return as_constructed(
@@ -210,9 +213,10 @@ def memref_load(array: SSAValue, indices: Sequence[SSAValue]) -> memref.LoadOp:
     )
 
 
-def memref_store(value: SSAValue, array: SSAValue, indices: Sequence[SSAValue]) -> memref.StoreOp:
+def memref_store(value: SSAValue, array: SSAValue, indices: Iterable[SSAValue]) -> memref.StoreOp:
     """``memref.store value, array[indices]``, as ``memref.StoreOp.get``
     builds it."""
+    indices = list(indices)  # read twice: by the constructor or by create
     return as_constructed(
         memref.StoreOp, lambda: memref.StoreOp.get(value, array, indices), [value, array, *indices], []
     )

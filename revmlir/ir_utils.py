@@ -16,6 +16,7 @@ from typing import Generic, TypeVar
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import AnyFloat, IntegerAttr
 from xdsl.ir import Attribute, Block, Operation, OpResult, Region, SSAValue
+from xdsl.irdl import IRDLOperation, VariadicDef
 
 RuleT = TypeVar("RuleT", bound=Callable[..., object])
 OpT = TypeVar("OpT", bound=Operation)
@@ -106,16 +107,43 @@ def _clone(
     return copy
 
 
-def init_as_created(op: Operation, operands: Sequence[SSAValue], result_types: Sequence[Attribute] = ()) -> None:
+def init_as_created(
+    op: IRDLOperation,
+    operands: Sequence[SSAValue | Operation | Sequence[SSAValue | Operation]],
+    result_types: Sequence[Attribute] = (),
+) -> None:
     """Initialise ``op`` with ``operands`` and ``result_types`` as
     ``Operation.create`` builds an op: what xDSL's IRDL constructor gives
-    an op whose operands are single values and at most one variadic group
-    (no segment sizes) and that is given no properties, without the
-    constructor's generic processing of every argument against the op's
-    definition, which costs three times the op itself.  The inverter and
-    the derivative passes build the updates, borrows and ancillas that
-    use it by the hundred per kernel."""
-    Operation.__init__(op, operands=operands, result_types=result_types)
+    an op of at most one variadic group (no segment sizes) that is given
+    no properties, without the constructor's generic processing of every
+    argument against the op's definition, which costs three times the op
+    itself.  The inverter and the derivative passes build the updates,
+    borrows and ancillas that use it by the hundred per kernel.
+
+    ``operands`` has an entry per operand of the definition, taken as the
+    IRDL constructor takes them: a value or an op of one result, and for
+    the variadic group a sequence of them or a single one.  All are taken
+    before the op uses any, so a call that fails leaves the IR as it was."""
+    built: list[SSAValue] = []
+    for operand, variadic in zip(operands, _variadic_operands(op.__class__), strict=True):
+        if isinstance(operand, SSAValue | Operation):
+            built.append(as_value(operand))
+        elif variadic:
+            built.extend([as_value(value) for value in operand])
+        else:
+            raise ValueError(f"Error in {op.name} builder: passed a sequence to a single operand")
+    Operation.__init__(op, operands=built, result_types=result_types)
+
+
+def as_value(operand: SSAValue | Operation) -> SSAValue:
+    """``SSAValue.get(operand)``, without its cost for a value (an import
+    and a pattern match per call, a fifth of an op built as created)."""
+    return operand if isinstance(operand, SSAValue) else SSAValue.get(operand)
+
+
+@functools.cache
+def _variadic_operands(kind: type[IRDLOperation]) -> tuple[bool, ...]:
+    return tuple(isinstance(definition, VariadicDef) for _, definition in kind.get_irdl_definition().operands)
 
 
 def is_float_type(type: Attribute) -> bool:

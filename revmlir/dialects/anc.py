@@ -47,7 +47,7 @@ from revmlir.interfaces import (
     TangentBuilder,
     set_checks,
 )
-from revmlir.ir_utils import init_as_created
+from revmlir.ir_utils import as_value, init_as_created
 from revmlir.naming import FORGETFUL_ATTR
 
 
@@ -72,7 +72,8 @@ class AllocOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiab
     traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
     assembly_format = "$value attr-dict `:` type($value)"
 
-    def __init__(self, value: SSAValue):
+    def __init__(self, value: SSAValue | Operation):
+        value = as_value(value)
         init_as_created(self, [value], [value.type])
 
     def consumed_operands(self) -> Sequence[SSAValue]:
@@ -115,7 +116,7 @@ class FreeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, Fo
     traits = traits_def(InverseCancellationTrait())
     assembly_format = "$ancilla `,` $value attr-dict `:` type($ancilla)"
 
-    def __init__(self, ancilla: SSAValue, value: SSAValue):
+    def __init__(self, ancilla: SSAValue | Operation, value: SSAValue | Operation):
         init_as_created(self, [ancilla, value])
 
     @classmethod

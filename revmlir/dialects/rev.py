@@ -102,7 +102,7 @@ from revmlir.interfaces import (
     is_reference_type,
     is_state_type,
 )
-from revmlir.ir_utils import constant_index, init_as_created
+from revmlir.ir_utils import as_value, constant_index, init_as_created
 from revmlir.naming import inverse_name
 
 if TYPE_CHECKING:
@@ -227,7 +227,8 @@ class _UpdateOp(InstructionOp):
 
     assembly_format = "$target `,` $value attr-dict `:` type($target)"
 
-    def __init__(self, target: SSAValue, value: SSAValue):
+    def __init__(self, target: SSAValue | Operation, value: SSAValue | Operation):
+        target = as_value(target)
         init_as_created(self, [target, value], [target.type])
 
     GRADIENT_SIGN: ClassVar[int] = 1
@@ -528,9 +529,10 @@ class TakeOp(IRDLOperation, InvertibleOp, RuntimeCheckedOp, DifferentiableOp, Fo
     traits = traits_def(InverseCancellationTrait())
     assembly_format = "$memref `[` $indices `]` attr-dict `:` type($memref)"
 
-    def __init__(self, memref: SSAValue, indices: Sequence[SSAValue]):
+    def __init__(self, memref: SSAValue | Operation, indices: SSAValue | Operation | Sequence[SSAValue | Operation]):
+        memref = as_value(memref)
         assert isinstance(memref.type, MemRefType)
-        init_as_created(self, [memref, *indices], [memref.type.element_type])
+        init_as_created(self, [memref, indices], [memref.type.element_type])
 
     @classmethod
     def runtime_check(cls) -> str:
@@ -631,8 +633,13 @@ class PutOp(IRDLOperation, InvertibleOp, DifferentiableOp, ForwardDifferentiable
     traits = traits_def(InverseCancellationTrait(), ChecksWhenInverted())
     assembly_format = "$value `,` $memref `[` $indices `]` attr-dict `:` type($memref)"
 
-    def __init__(self, value: SSAValue, memref: SSAValue, indices: Sequence[SSAValue]):
-        init_as_created(self, [value, memref, *indices])
+    def __init__(
+        self,
+        value: SSAValue | Operation,
+        memref: SSAValue | Operation,
+        indices: SSAValue | Operation | Sequence[SSAValue | Operation],
+    ):
+        init_as_created(self, [value, memref, indices])
 
     def verify_(self) -> None:
         _verify_rank(self, self.memref.type, self.indices)

@@ -252,7 +252,7 @@ class Kernel:
         from (derived functions generated) and the rev function it runs."""
         spec = self._specialization(args)
         name, generate = self._runs(spec)
-        return (spec.module.clone() if generate is None else self._with_derived(spec, generate)[0]), name
+        return (clone(spec.module) if generate is None else self._with_derived(spec, generate)[0]), name
 
     @staticmethod
     def _with_derived(
