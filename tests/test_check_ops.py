@@ -32,6 +32,7 @@ from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 import revmlir.runtime.native as native
+import revmlir.runtime.std_form as std_form
 from revmlir.errors import ExecutionError
 from revmlir.gpu.load_order import loads_first
 from revmlir.lowering.checked_code import CheckedCode, CheckOp, define_fail, reported_check, std_size
@@ -101,7 +102,7 @@ def _native_code(module: ModuleOp, check_ops: bool, monkeypatch: pytest.MonkeyPa
         translate_module(work, *args, **kwargs)  # type: ignore[arg-type]
 
     with monkeypatch.context() as patch:
-        patch.setattr(native, "lower_to_std", lowered)
+        patch.setattr(std_form, "lower_to_std", lowered)
         patch.setattr(native, "translate_module", translated)
         return native.lower_to_llvm_ir(module).llvm_ir, rechecked
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import revmlir
+from revmlir.errors import LLVMRejected
 from revmlir.parsing import parse_module
 from revmlir.runtime import cache, jit
 from revmlir.runtime.native import NativeModule
@@ -174,7 +175,7 @@ def test_a_compile_without_an_entry_to_store_makes_no_cache_directory(
     """A compile that fails, or whose key cannot be taken (revmlir's files
     are gone), stores nothing and leaves no cache directory behind; the
     first one that stores makes it."""
-    with pytest.raises(RuntimeError):
+    with pytest.raises(LLVMRejected, match="expected top-level entity"):
         jit.emit_object("this is not LLVM IR")
     assert not cache_home.exists()
     text = "define i64 @identity(i64 %x) {\n  ret i64 %x\n}\n"
