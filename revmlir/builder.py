@@ -52,6 +52,7 @@ from revmlir import fast_ops
 from revmlir.dialects import anc, rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.errors import BuildError, describe_value
+from revmlir.kept_answers import ir_unchanged
 from revmlir.semantics import is_reference_type, is_state_type
 
 Loc: TypeAlias = LocationAttr | None
@@ -1615,5 +1616,6 @@ class ModuleBuilder:
         self.ops.clear()
         self._functions.clear()
         if verify:
-            module.verify()
+            with ir_unchanged():  # the module's analyses, asked by each function's checks, once
+                module.verify()
         return module

@@ -28,7 +28,13 @@ from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.parallel import check_parallel_loop
-from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
+from revmlir.semantics import (
+    Writes,
+    argument_writes,
+    interleaved_accumulation,
+    is_expression_op,
+    is_state_value,
+)
 
 RULES: dict[str, str] = {
     **IR_RULES,
@@ -555,9 +561,20 @@ class FunctionVerifier:
             return  # the module's writes are asked only of calls that need them
         writes = self._call_writes(op)
         for i, j in shared:
-            if writes[i] is writes[j] is not Writes.OTHER:
+            if writes[i] is writes[j] is Writes.NONE:
                 continue
-            written = i if writes[i] is not Writes.NONE else j
+            if writes[i] is writes[j] is Writes.ACCUMULATES:
+                module = self.func.parent_op()
+                assert isinstance(module, ModuleOp)  # _check_call looked the callee up in it
+                take = interleaved_accumulation(module, name, (i, j))
+                if take is None:
+                    continue
+                how = (
+                    f"@{name} accumulates into both, but {describe_op(take)} holds its element across more "
+                    "than its own update (another borrow or a call is open before its rev.put)"
+                )
+            else:
+                how = f"@{name} writes argument #{i if writes[i] is not Writes.NONE else j}"
             first_name, second_name = value_name(op.args[i]), value_name(op.args[j])
             passed = (
                 f"passes {first_name} to @{name} twice"
@@ -567,8 +584,8 @@ class FunctionVerifier:
             raise _fail(
                 "call",
                 op,
-                f"'{op.name}' {passed} (arguments #{i} and #{j}), and @{name} writes argument "
-                f"#{written}; the arguments of a call must not alias: pass a copy of one of them",
+                f"'{op.name}' {passed} (arguments #{i} and #{j}), and {how}; "
+                "the arguments of a call must not alias: pass a copy of one of them",
             )
 
     def _counters(self, name: str) -> frozenset[int]:

@@ -60,6 +60,7 @@ from revmlir.frontend.ordinary_code.results import (
     describe_results,
     returned_values,
 )
+from revmlir.kept_answers import ir_unchanged
 from revmlir.reachability import drop_unreached_functions
 
 Key = tuple[int, tuple[Attribute, ...]]
@@ -715,7 +716,8 @@ class ModuleCompiler(base.ModuleCompiler):
         declared = self.primitives.ops if self.primitives is not None else []
         module = ModuleOp([*self.functions, *declared])
         drop_unreached_functions(module, [entry])
-        module.verify()
+        with ir_unchanged():  # the module's analyses, asked by each function's checks, once
+            module.verify()
         return module
 
 
