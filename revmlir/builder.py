@@ -317,6 +317,10 @@ class Part:
 
 Target = str | Element | Part
 
+ALIASED_ARGUMENTS = "the arguments of a call must not alias: pass a copy of one of them"
+"""What every frontend says of an array passed to a call twice, or beside
+one of its own elements."""
+
 
 # ---------------------------------------------------------------------------
 # Scopes
@@ -1229,10 +1233,12 @@ class FunctionBuilder(ExpressionBuilder):
         # variables, and refuses any reference named twice, as the eDSL does.
         references = [a for a in args if self._is_reference(a, loc)]
         if twice := [name for i, name in enumerate(references) if name in references[:i]]:
+            raise self.error(f"'{twice[0]}' is passed to '{callee}' twice; {ALIASED_ARGUMENTS}", loc)
+        # An element is borrowed for the call, so the callee would meet it
+        # borrowed through the array (verifier rule `alias`).
+        if beside := [a.name for a in args if isinstance(a, Element) and a.name in references]:
             raise self.error(
-                f"'{twice[0]}' is passed to '{callee}' twice; the arguments of a call must not alias: "
-                "pass a copy of one of them",
-                loc,
+                f"'{beside[0]}' is passed to '{callee}' beside one of its own elements; {ALIASED_ARGUMENTS}", loc
             )
         with self._borrow(scalars, loc) as values:
             current = iter(values)

@@ -500,6 +500,17 @@ class FunctionVerifier:
                             f"{describe_op(take)}; a shared read/write is not "
                             "reversible",
                         )
+                    if isinstance(nested, rev.CallOp | rev.UncallOp) and _passes(nested, take.memref):
+                        # the callee may read or borrow the element, as the
+                        # interpreter finds at run time, where native code
+                        # reads the value from before the borrow
+                        raise AliasViolation(
+                            nested,
+                            take,
+                            f"passes {value_name(take.memref)} to @{nested.callee.string_value()} while "
+                            f"{describe_op(take)} borrows one of its elements; the arguments of a call must not "
+                            "alias: pass a copy of the element",
+                        )
         if open_takes:
             raise _fail(
                 "borrow",
@@ -603,6 +614,12 @@ class FunctionVerifier:
             and value.block is self.func.body.block
             and value.index in self._counters(self.func.sym_name.data)
         )
+
+
+def _passes(call: rev.CallOp | rev.UncallOp, array: SSAValue) -> bool:
+    """Whether ``call`` passes ``array``, or a view of the array it views."""
+    viewed = _viewed(array)
+    return any(viewed & _viewed(arg) for arg in call.args if isinstance(arg.type, MemRefType))
 
 
 def _viewed(array: SSAValue) -> set[SSAValue]:

@@ -891,8 +891,23 @@ def test_same_array_passed_twice():
         at_call(f, np.ones(2)),
         "# E:array-twice",
         "'v' is passed to h twice",
-        "the arguments of a call must not alias; pass a copy of one of them",
+        "the arguments of a call must not alias: pass a copy of one of them",
         at="v)",
+    )
+
+
+def test_array_passed_beside_its_own_element():
+    # Was accepted: the interpreter found v[0] borrowed twice at run time,
+    # and native code returned what no run of g gives.
+    def f(v):
+        g(v, v[0])  # E:array-beside-element
+
+    check(
+        at_call(f, np.ones(2)),
+        "# E:array-beside-element",
+        "v[0] is passed to g beside 'v' itself",
+        "the arguments of a call must not alias: pass a copy of one of them",
+        at="v[0])",
     )
 
 

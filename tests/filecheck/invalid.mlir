@@ -163,6 +163,29 @@ rev.func @alias_read_borrowed(%m: memref<4xf64>, %x: f64) {
 
 // -----
 
+// alias: an array passed to a call while one of its elements is borrowed:
+// the callee meets the element borrowed (g(x, x[0]) in Python).
+rev.func @bump_and_add(%p: memref<?xf64>, %s: f64) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f64
+  %e = rev.take %p[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %one : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  %v = memref.load %p[%c0] : memref<?xf64>
+  %s1 = rev.add %s, %v : f64
+  rev.return %s1 : f64
+}
+rev.func @pass_beside_its_element(%x: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %x[%c0] : memref<?xf64>
+  // expected-error-re@+1 {{'rev.call': [alias] passes %x to @bump_and_add while 'rev.take' at {{.*}}invalid.mlir:{{[0-9]+}}:3 borrows one of its elements; the arguments of a call must not alias: pass a copy of the element}}
+  %e1 = rev.call @bump_and_add(%x, %e) : (memref<?xf64>, f64) -> f64
+  rev.put %e1, %x[%c0] : memref<?xf64>
+  rev.return
+}
+
+// -----
+
 // borrow: rev.put without a rev.take.
 rev.func @put_without_take(%m: memref<4xf64>, %x: f64) {
   %c0 = arith.constant 0 : index

@@ -29,6 +29,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.builder import (
+    ALIASED_ARGUMENTS,
     BuildError,
     Element,
     FunctionBuilder,
@@ -719,9 +720,15 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 temporaries.append((temp, arg))
                 targets.append(temp)
         for i, target in enumerate(targets):
+            if isinstance(target, Element) and target.name in targets:
+                raise ctx.error(
+                    call.args[i],
+                    f"{ast.unparse(call.args[i])} is passed to {function.__name__} beside '{target.name}' itself",
+                    ALIASED_ARGUMENTS,
+                )
             if isinstance(target, str) and targets.index(target) < i:
                 if isinstance(fn.type_of(target), MemRefType | StackType):
-                    hint = "the arguments of a call must not alias; pass a copy of one of them"
+                    hint = ALIASED_ARGUMENTS
                 else:
                     hint = (
                         "a call takes each scalar it is passed and gives it back updated; "
