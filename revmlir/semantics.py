@@ -171,6 +171,21 @@ def _origin(entry: Block, value: SSAValue) -> Origin:
     return None
 
 
+def viewed_arrays(array: SSAValue) -> set[SSAValue]:
+    """The arrays ``array`` is, or is a view of, through any pure op that
+    makes an array of arrays (``memref.cast`` among them): whether two
+    arguments of a call may share memory (verifier rules ``call`` and
+    ``alias``).  ``reference_origin`` follows a ``memref.cast`` alone, and
+    that is sound for its users: an origin it does not follow is ``None``,
+    which the ``noalias`` analysis and ``argument_writes`` take as any
+    argument, so a view it stops at can only cost a ``noalias``."""
+    if isinstance(array, OpResult) and is_expression_op(array.op):
+        viewed = [viewed_arrays(o) for o in array.op.operands if isinstance(o.type, MemRefType)]
+        if viewed:
+            return set[SSAValue]().union(*viewed)
+    return {array}
+
+
 @dataclass(frozen=True)
 class FunctionUses:
     """Where a function's body uses its arguments and references, found in

@@ -34,6 +34,7 @@ from revmlir.semantics import (
     interleaved_accumulation,
     is_expression_op,
     is_state_value,
+    viewed_arrays,
 )
 
 RULES: dict[str, str] = {
@@ -564,7 +565,7 @@ class FunctionVerifier:
         eDSL and the builder refuse any array passed twice; adjoint code
         passes a read-only array (``@dot(%x, %x)``) and its accumulated
         gradient twice."""
-        arrays = [(k, _viewed(arg)) for k, arg in enumerate(op.args) if isinstance(arg.type, MemRefType)]
+        arrays = [(k, viewed_arrays(arg)) for k, arg in enumerate(op.args) if isinstance(arg.type, MemRefType)]
         shared = [
             (i, j) for index, (i, first) in enumerate(arrays) for j, second in arrays[index + 1 :] if first & second
         ]
@@ -618,18 +619,8 @@ class FunctionVerifier:
 
 def _passes(call: rev.CallOp | rev.UncallOp, array: SSAValue) -> bool:
     """Whether ``call`` passes ``array``, or a view of the array it views."""
-    viewed = _viewed(array)
-    return any(viewed & _viewed(arg) for arg in call.args if isinstance(arg.type, MemRefType))
-
-
-def _viewed(array: SSAValue) -> set[SSAValue]:
-    """The arrays ``array`` is, or is a view of (through pure ops such as
-    ``memref.cast`` that make an array of arrays)."""
-    if isinstance(array, OpResult) and is_expression_op(array.op):
-        viewed = [_viewed(o) for o in array.op.operands if isinstance(o.type, MemRefType)]
-        if viewed:
-            return set[SSAValue]().union(*viewed)
-    return {array}
+    viewed = viewed_arrays(array)
+    return any(viewed & viewed_arrays(arg) for arg in call.args if isinstance(arg.type, MemRefType))
 
 
 def _same_element(take: rev.TakeOp, target: SSAValue, indices: tuple[SSAValue, ...] | list[SSAValue]) -> bool | None:
