@@ -650,6 +650,35 @@ def test_first_assignment_of_a_call():
     )
 
 
+ANCILLA = "; in reversible code a new variable is an ancilla"
+KINDS_HINT = (
+    "make it by its kind: b = rv.ancilla(number) for a number, b = rv.zeros(shape) filled with += for an "
+    "array, b = rv.stack(type) for a stack"
+)
+
+
+def test_first_assignment_of_a_name_names_every_kind():
+    # Was: write b = rv.ancilla(x), which is refused for an array.
+    def f(y, x):
+        b = x  # E:first-assignment-name
+        y += b[0]
+
+    check(at_decoration(f), "# E:first-assignment-name", "'b = x' makes a new variable b" + ANCILLA, KINDS_HINT)
+
+
+def test_first_assignment_of_a_stack_names_every_kind():
+    def f(y):
+        b = rv.Stack(float)  # E:first-assignment-stack
+        y += 1.0
+
+    check(
+        at_call(f, 1.0),
+        "# E:first-assignment-stack",
+        "'b = rv.Stack(float)' makes a new variable b" + ANCILLA,
+        KINDS_HINT,
+    )
+
+
 def test_assigning_a_loop_variable_overwrites_it():
     def f(y, x):
         for i in range(3):

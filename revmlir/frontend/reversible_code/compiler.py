@@ -14,6 +14,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+import numpy as np
 from xdsl.dialects import cf
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -402,7 +403,10 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             allocations = "a new variable is rv.ancilla(value), rv.zeros(shape), rv.stack(type) or rv.pop(s)"
             self._check_attribute_exists(value.func, allocations)
         new = isinstance(target, ast.Name) and not fn.has(target.id) and ctx.lookup_binding(target.id) is None
-        raise ctx.error(node, *_assignment_error(node, new))
+        # a call of math's or numpy's elementwise functions is a number
+        callee = ctx.resolve(value.func) if isinstance(value, ast.Call) else None
+        scalar = getattr(callee, "__module__", None) == "math" or isinstance(callee, np.ufunc)
+        raise ctx.error(node, *_assignment_error(node, new, scalar))
 
     def _check_attribute_exists(self, node: ast.expr, hint: str | None = None) -> None:
         """A misspelt function of a module (``rv.ancilla_array``) is named
@@ -1008,7 +1012,10 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
             )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
             target = node.targets[0]
-            raise error(node, *_assignment_error(node, isinstance(target, ast.Name) and _new_name(tree, target)))
+            # before types are known, only arithmetic is known to be a number
+            scalar = isinstance(node.value, ast.Constant | ast.BinOp | ast.BoolOp | ast.Compare | ast.IfExp)
+            new = isinstance(target, ast.Name) and _new_name(tree, target)
+            raise error(node, *_assignment_error(node, new, scalar))
 
 
 def _new_name(tree: ast.FunctionDef, target: ast.Name) -> bool:
@@ -1027,15 +1034,25 @@ def _new_name(tree: ast.FunctionDef, target: ast.Name) -> bool:
     )
 
 
-def _assignment_error(node: ast.Assign, new: bool) -> tuple[str, str]:
+def _assignment_error(node: ast.Assign, new: bool, scalar: bool) -> tuple[str, str]:
     """The message and hint for an assignment that is no allocation, swap
     or negation: one that would overwrite a variable (``new`` false), or
     one that makes a new variable as Python does, where reversible code
-    makes an ancilla, which starts from a value and is freed at one."""
+    makes an ancilla, which starts from a value and is freed at one.  Only
+    a number (``scalar``: known to be one) is an ancilla of its value:
+    ``rv.ancilla`` of an array, a stack or a function is refused, so the
+    hint names the allocation of each kind instead."""
     name, value = ast.unparse(node.targets[0]), ast.unparse(node.value)
     if new:
+        message = f"'{ast.unparse(node)}' makes a new variable {name}; in reversible code a new variable is an ancilla"
+        if not scalar:
+            return (
+                message,
+                f"make it by its kind: {name} = rv.ancilla(number) for a number, {name} = rv.zeros(shape) "
+                f"filled with += for an array, {name} = rv.stack(type) for a stack",
+            )
         return (
-            f"'{ast.unparse(node)}' makes a new variable {name}; in reversible code a new variable is an ancilla",
+            message,
             f"write {name} = rv.ancilla({value}) and free it where its value is known, rv.free({name}, {value}) "
             f"(an array of zeros: {name} = rv.zeros(shape))",
         )
