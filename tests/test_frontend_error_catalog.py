@@ -911,6 +911,17 @@ def test_call_with_keyword_arguments():
     check(at_call(f, 1.0, 2.0), "# E:call-kw", "g takes positional arguments only", "write g(a, b)")
 
 
+undo_g = ~g
+
+
+def test_wrong_argument_count_through_a_name_bound_to_an_inverse():
+    # Was "g takes 2 argument(s)", where the source calls undo_g.
+    def f(a, b):
+        undo_g(a)  # E:bound-arity
+
+    check(at_call(f, 1.0, 2.0), "# E:bound-arity", "undo_g, which uncalls g, takes 2 argument(s) (a, b), got 1")
+
+
 def test_same_array_passed_twice():
     # Was accepted: h(v, v) ran v[0] += v[0], which no inverse can undo.
     def f(v):

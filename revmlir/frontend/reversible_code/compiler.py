@@ -703,9 +703,12 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 f"write {function.__name__}({', '.join(params)})",
             )
         if len(call.args) != len(params) and mode != "adjoint":
+            # the name the source calls, where it is bound to ~f (or ~~f)
+            callee = ast.unparse(call.func)
+            named = callee if callee == function.__name__ else f"{callee}, which {mode}s {function.__name__},"
             raise ctx.error(
                 node,
-                f"{function.__name__} takes {len(params)} argument(s) ({', '.join(params)}), got {len(call.args)}",
+                f"{named} takes {len(params)} argument(s) ({', '.join(params)}), got {len(call.args)}",
             )
         targets: list[Target] = []
         temporaries: list[tuple[str, ast.expr]] = []
