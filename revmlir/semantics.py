@@ -12,7 +12,7 @@ values, recomputed wherever the inverse needs it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
@@ -26,11 +26,11 @@ from xdsl.dialects.builtin import (
     f64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
-from xdsl.traits import MemoryEffectKind, is_side_effect_free, only_has_effect
+from xdsl.traits import MemoryEffectKind, SymbolTable, is_side_effect_free, only_has_effect
 
 from revmlir.dialects import anc
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TropicalType, UncallOp
+from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TakeOp, TropicalType, UncallOp
 from revmlir.interfaces import StateConsumer, is_invertible_op
 
 # The value model's classification of types is decided on the type
@@ -169,6 +169,21 @@ def _origin(entry: Block, value: SSAValue) -> Origin:
     if kind is OpResult and _is_fresh(value.op):
         return value.op
     return None
+
+
+def viewed_arrays(array: SSAValue) -> set[SSAValue]:
+    """The arrays ``array`` is, or is a view of, through any pure op that
+    makes an array of arrays (``memref.cast`` among them): whether two
+    arguments of a call may share memory (verifier rules ``call`` and
+    ``alias``).  ``reference_origin`` follows a ``memref.cast`` alone, and
+    that is sound for its users: an origin it does not follow is ``None``,
+    which the ``noalias`` analysis and ``argument_writes`` take as any
+    argument, so a view it stops at can only cost a ``noalias``."""
+    if isinstance(array, OpResult) and is_expression_op(array.op):
+        viewed = [viewed_arrays(o) for o in array.op.operands if isinstance(o.type, MemRefType)]
+        if viewed:
+            return set[SSAValue]().union(*viewed)
+    return {array}
 
 
 @dataclass(frozen=True)
@@ -357,3 +372,52 @@ def written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
         name: frozenset(k for k, how in enumerate(writes) if how is not Writes.NONE)
         for name, writes in argument_writes(module).items()
     }
+
+
+def interleaved_accumulation(module: ModuleOp, name: str, positions: Iterable[int]) -> TakeOp | None:
+    """A ``rev.take`` that accumulates into an argument of function ``name``
+    at one of ``positions``, or into an array the function passes on to a
+    callee of the module, with more than its own update between it and its
+    ``rev.put``; ``None`` where every such borrow is adjacent (the take,
+    the ``rev.add``/``rev.sub`` updates and pure expressions, the put).
+
+    ``Writes.ACCUMULATES`` says that runs sharing an array commute; it does
+    not say that one run may reach the array through two of its own
+    parameters.  Native code loads the element at the take and stores it at
+    the put, so a borrow of the other parameter's element (or a call) open
+    in between loses one update, where the interpreter finds the element
+    borrowed twice.  An adjacent borrow has nothing open in between: the
+    derived code (``y[j] += v``, the adjoint's gradient accumulations) is
+    all so.  The search follows the call graph from ``name`` alone."""
+    pending = [(name, k) for k in positions]
+    seen = set(pending)
+    while pending:
+        callee, position = pending.pop()
+        function = SymbolTable.lookup_symbol(module, callee)
+        if not isinstance(function, FuncOp | func.FuncOp) or not function.body.blocks:
+            continue  # a declaration: ``argument_writes`` calls it a write
+        found = function_uses(function)
+        for op, index in [*found.arguments[position], *found.unknown]:
+            if isinstance(op, _CALLS):
+                step = (op.callee.string_value(), index)
+                if step not in seen:
+                    seen.add(step)
+                    pending.append(step)
+            elif isinstance(op, TakeOp) and not _adjacent(op):
+                return op
+    return None
+
+
+def _adjacent(take: TakeOp) -> bool:
+    """Whether nothing but its own updates and pure expressions lies
+    between ``take`` and the put of its accumulation."""
+    found = take.accumulation()
+    if found is None:
+        return False
+    updates, put = found
+    op = take.next_op
+    while op is not put:
+        if op is None or not (op in updates or is_expression_op(op)):
+            return False
+        op = op.next_op
+    return True

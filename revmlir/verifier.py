@@ -28,7 +28,14 @@ from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.parallel import check_parallel_loop
-from revmlir.semantics import Writes, argument_writes, is_expression_op, is_state_value
+from revmlir.semantics import (
+    Writes,
+    argument_writes,
+    interleaved_accumulation,
+    is_expression_op,
+    is_state_value,
+    viewed_arrays,
+)
 
 RULES: dict[str, str] = {
     **IR_RULES,
@@ -494,6 +501,17 @@ class FunctionVerifier:
                             f"{describe_op(take)}; a shared read/write is not "
                             "reversible",
                         )
+                    if isinstance(nested, rev.CallOp | rev.UncallOp) and _passes(nested, take.memref):
+                        # the callee may read or borrow the element, as the
+                        # interpreter finds at run time, where native code
+                        # reads the value from before the borrow
+                        raise AliasViolation(
+                            nested,
+                            take,
+                            f"passes {value_name(take.memref)} to @{nested.callee.string_value()} while "
+                            f"{describe_op(take)} borrows one of its elements; the arguments of a call must not "
+                            "alias: pass a copy of the element",
+                        )
         if open_takes:
             raise _fail(
                 "borrow",
@@ -547,7 +565,7 @@ class FunctionVerifier:
         eDSL and the builder refuse any array passed twice; adjoint code
         passes a read-only array (``@dot(%x, %x)``) and its accumulated
         gradient twice."""
-        arrays = [(k, _viewed(arg)) for k, arg in enumerate(op.args) if isinstance(arg.type, MemRefType)]
+        arrays = [(k, viewed_arrays(arg)) for k, arg in enumerate(op.args) if isinstance(arg.type, MemRefType)]
         shared = [
             (i, j) for index, (i, first) in enumerate(arrays) for j, second in arrays[index + 1 :] if first & second
         ]
@@ -555,9 +573,20 @@ class FunctionVerifier:
             return  # the module's writes are asked only of calls that need them
         writes = self._call_writes(op)
         for i, j in shared:
-            if writes[i] is writes[j] is not Writes.OTHER:
+            if writes[i] is writes[j] is Writes.NONE:
                 continue
-            written = i if writes[i] is not Writes.NONE else j
+            if writes[i] is writes[j] is Writes.ACCUMULATES:
+                module = self.func.parent_op()
+                assert isinstance(module, ModuleOp)  # _check_call looked the callee up in it
+                take = interleaved_accumulation(module, name, (i, j))
+                if take is None:
+                    continue
+                how = (
+                    f"@{name} accumulates into both, but {describe_op(take)} holds its element across more "
+                    "than its own update (another borrow or a call is open before its rev.put)"
+                )
+            else:
+                how = f"@{name} writes argument #{i if writes[i] is not Writes.NONE else j}"
             first_name, second_name = value_name(op.args[i]), value_name(op.args[j])
             passed = (
                 f"passes {first_name} to @{name} twice"
@@ -567,8 +596,8 @@ class FunctionVerifier:
             raise _fail(
                 "call",
                 op,
-                f"'{op.name}' {passed} (arguments #{i} and #{j}), and @{name} writes argument "
-                f"#{written}; the arguments of a call must not alias: pass a copy of one of them",
+                f"'{op.name}' {passed} (arguments #{i} and #{j}), and {how}; "
+                "the arguments of a call must not alias: pass a copy of one of them",
             )
 
     def _counters(self, name: str) -> frozenset[int]:
@@ -588,14 +617,10 @@ class FunctionVerifier:
         )
 
 
-def _viewed(array: SSAValue) -> set[SSAValue]:
-    """The arrays ``array`` is, or is a view of (through pure ops such as
-    ``memref.cast`` that make an array of arrays)."""
-    if isinstance(array, OpResult) and is_expression_op(array.op):
-        viewed = [_viewed(o) for o in array.op.operands if isinstance(o.type, MemRefType)]
-        if viewed:
-            return set[SSAValue]().union(*viewed)
-    return {array}
+def _passes(call: rev.CallOp | rev.UncallOp, array: SSAValue) -> bool:
+    """Whether ``call`` passes ``array``, or a view of the array it views."""
+    viewed = viewed_arrays(array)
+    return any(viewed & viewed_arrays(arg) for arg in call.args if isinstance(arg.type, MemRefType))
 
 
 def _same_element(take: rev.TakeOp, target: SSAValue, indices: tuple[SSAValue, ...] | list[SSAValue]) -> bool | None:

@@ -22,7 +22,7 @@ from xdsl.dialects.builtin import (
     i64,
 )
 
-from revmlir.builder import BuildError, FunctionBuilder, ModuleBuilder, Part, Value
+from revmlir.builder import BuildError, Element, FunctionBuilder, ModuleBuilder, Part, Value
 from revmlir.diagnostics import format_error
 from revmlir.errors import ReversibilityViolation
 from revmlir.interpreter import RevInterpreter
@@ -248,6 +248,11 @@ MISUSES: dict[str, tuple[Callable[[FunctionBuilder], object], str]] = {
     "array passed twice to a call": (
         lambda fn: fn.call("f", ["y", "x", "n", "v", "v", "z"], loc=HERE),
         "'v' is passed to 'f' twice; the arguments of a call must not alias: pass a copy of one of them",
+    ),
+    "array passed beside its own element to a call": (
+        lambda fn: fn.call("f", ["y", "x", "n", "v", Element("v", [0]), "z"], loc=HERE),
+        "'v' is passed to 'f' beside one of its own elements; the arguments of a call must not alias: "
+        "pass a copy of one of them",
     ),
     "complex parts of one variable swapped": (
         lambda fn: fn.swap(Part("z", "real"), Part("z", "imag"), loc=HERE),

@@ -650,6 +650,35 @@ def test_first_assignment_of_a_call():
     )
 
 
+ANCILLA = "; in reversible code a new variable is an ancilla"
+KINDS_HINT = (
+    "make it by its kind: b = rv.ancilla(number) for a number, b = rv.zeros(shape) filled with += for an "
+    "array, b = rv.stack(type) for a stack"
+)
+
+
+def test_first_assignment_of_a_name_names_every_kind():
+    # Was: write b = rv.ancilla(x), which is refused for an array.
+    def f(y, x):
+        b = x  # E:first-assignment-name
+        y += b[0]
+
+    check(at_decoration(f), "# E:first-assignment-name", "'b = x' makes a new variable b" + ANCILLA, KINDS_HINT)
+
+
+def test_first_assignment_of_a_stack_names_every_kind():
+    def f(y):
+        b = rv.Stack(float)  # E:first-assignment-stack
+        y += 1.0
+
+    check(
+        at_call(f, 1.0),
+        "# E:first-assignment-stack",
+        "'b = rv.Stack(float)' makes a new variable b" + ANCILLA,
+        KINDS_HINT,
+    )
+
+
 def test_assigning_a_loop_variable_overwrites_it():
     def f(y, x):
         for i in range(3):
@@ -882,6 +911,17 @@ def test_call_with_keyword_arguments():
     check(at_call(f, 1.0, 2.0), "# E:call-kw", "g takes positional arguments only", "write g(a, b)")
 
 
+undo_g = ~g
+
+
+def test_wrong_argument_count_through_a_name_bound_to_an_inverse():
+    # Was "g takes 2 argument(s)", where the source calls undo_g.
+    def f(a, b):
+        undo_g(a)  # E:bound-arity
+
+    check(at_call(f, 1.0, 2.0), "# E:bound-arity", "undo_g, which uncalls g, takes 2 argument(s) (a, b), got 1")
+
+
 def test_same_array_passed_twice():
     # Was accepted: h(v, v) ran v[0] += v[0], which no inverse can undo.
     def f(v):
@@ -891,8 +931,23 @@ def test_same_array_passed_twice():
         at_call(f, np.ones(2)),
         "# E:array-twice",
         "'v' is passed to h twice",
-        "the arguments of a call must not alias; pass a copy of one of them",
+        "the arguments of a call must not alias: pass a copy of one of them",
         at="v)",
+    )
+
+
+def test_array_passed_beside_its_own_element():
+    # Was accepted: the interpreter found v[0] borrowed twice at run time,
+    # and native code returned what no run of g gives.
+    def f(v):
+        g(v, v[0])  # E:array-beside-element
+
+    check(
+        at_call(f, np.ones(2)),
+        "# E:array-beside-element",
+        "v[0] is passed to g beside 'v' itself",
+        "the arguments of a call must not alias: pass a copy of one of them",
+        at="v[0])",
     )
 
 

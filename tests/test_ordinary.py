@@ -600,7 +600,7 @@ def test_passing_the_same_array_twice():
         at_call(f, np.ones(4)),
         "# E:twice",
         "'u' is passed to diffuse twice",
-        "the arrays of a call must be distinct; pass a copy made outside",
+        "the arguments of a call must not alias: pass a copy of one of them, made outside",
         "u, 0.1",
     )
 

@@ -32,6 +32,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
+from revmlir.kept_answers import ir_unchanged
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
 from revmlir.remarks import Remark, collect_remarks
@@ -498,9 +499,14 @@ class RevOptMain(xDSLOptMain):
             # Before the first pass xDSL's callback verifies the module
             # ``process_chunk`` has just verified (``verify_module``, a
             # superset): a second verification of every input, which only
-            # ``--time-passes`` needs, to start the first pass's clock.
+            # ``--time-passes`` needs, to start the first pass's clock.  The
+            # module does not change while it is verified, so the analyses
+            # each function's checks ask of the module are kept for the rest
+            # (``argument_writes`` was computed again for every function
+            # holding a call that passes one array twice).
             if verify_and_time is not None and (previous is not None or self.args.time_passes):
-                verify_and_time(previous, module, next)
+                with ir_unchanged():
+                    verify_and_time(previous, module, next)
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=between_passes)
 

@@ -163,6 +163,29 @@ rev.func @alias_read_borrowed(%m: memref<4xf64>, %x: f64) {
 
 // -----
 
+// alias: an array passed to a call while one of its elements is borrowed:
+// the callee meets the element borrowed (g(x, x[0]) in Python).
+rev.func @bump_and_add(%p: memref<?xf64>, %s: f64) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f64
+  %e = rev.take %p[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %one : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  %v = memref.load %p[%c0] : memref<?xf64>
+  %s1 = rev.add %s, %v : f64
+  rev.return %s1 : f64
+}
+rev.func @pass_beside_its_element(%x: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %x[%c0] : memref<?xf64>
+  // expected-error-re@+1 {{'rev.call': [alias] passes %x to @bump_and_add while 'rev.take' at {{.*}}invalid.mlir:{{[0-9]+}}:3 borrows one of its elements; the arguments of a call must not alias: pass a copy of the element}}
+  %e1 = rev.call @bump_and_add(%x, %e) : (memref<?xf64>, f64) -> f64
+  rev.put %e1, %x[%c0] : memref<?xf64>
+  rev.return
+}
+
+// -----
+
 // borrow: rev.put without a rev.take.
 rev.func @put_without_take(%m: memref<4xf64>, %x: f64) {
   %c0 = arith.constant 0 : index
@@ -373,19 +396,128 @@ rev.func @subtract_from_a_view(%x: memref<2xf64>) {
 
 // -----
 
-// call: a callee that accumulates into one parameter reads its array through
-// the other: p[0] += q[0] on one array doubles the element.
-rev.func @accumulate(%p: memref<?xf64>, %q: memref<?xf64>) {
+// call: a callee that writes one parameter by a swap with a state value.
+rev.func @swap_in(%p: memref<?xf64>, %q: memref<?xf64>, %v: f64) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %p[%c0] : memref<?xf64>
+  %e1, %v1 = rev.swap %e, %v : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  rev.return %v1 : f64
+}
+rev.func @swap_into_itself(%x: memref<?xf64>, %v: f64) {
+  // expected-error@+1 {{[call] 'rev.call' passes %x to @swap_in twice (arguments #0 and #1), and @swap_in writes argument #0}}
+  %v1 = rev.call @swap_in(%x, %x, %v) : (memref<?xf64>, memref<?xf64>, f64) -> f64
+  rev.return %v1 : f64
+}
+
+// -----
+
+// call: a callee that negates an element of its second parameter.
+rev.func @negate(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %e = rev.take %q[%c0] : memref<?xf64>
+  %e1 = rev.neg %e : f64
+  rev.put %e1, %q[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @negate_itself(%x: memref<?xf64>) {
+  // expected-error@+1 {{[call] 'rev.call' passes %x to @negate twice (arguments #0 and #1), and @negate writes argument #1}}
+  rev.call @negate(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
+// call: a callee that puts a new value where an element was.
+rev.func @replace(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f64
+  %one = arith.constant 1.0 : f64
+  %e = rev.take %p[%c0] : memref<?xf64>
+  anc.free %e, %zero : f64
+  %t = anc.alloc %one : f64
+  rev.put %t, %p[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @replace_in_itself(%x: memref<?xf64>) {
+  // expected-error@+1 {{[call] 'rev.call' passes %x to @replace twice (arguments #0 and #1), and @replace writes argument #0}}
+  rev.call @replace(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
+// call: the alias reaches the writer through a middle function, which
+// passes both of its parameters on.
+rev.func @add(%p: memref<?xf64>, %q: memref<?xf64>) {
   %c0 = arith.constant 0 : index
   %v = memref.load %q[%c0] : memref<?xf64>
-  %e = rev.take %p[%c0] {nocheck} : memref<?xf64>
+  %e = rev.take %p[%c0] : memref<?xf64>
   %e1 = rev.add %e, %v : f64
   rev.put %e1, %p[%c0] : memref<?xf64>
   rev.return
 }
-rev.func @accumulate_into_itself(%x: memref<?xf64>) {
-  // expected-error@+1 {{[call] 'rev.call' passes %x to @accumulate twice (arguments #0 and #1), and @accumulate writes argument #0}}
-  rev.call @accumulate(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+rev.func @middle(%p: memref<?xf64>, %q: memref<?xf64>) {
+  rev.call @add(%p, %q) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+rev.func @add_to_itself_in_the_middle(%x: memref<?xf64>) {
+  // expected-error@+1 {{[call] 'rev.call' passes %x to @middle twice (arguments #0 and #1), and @middle writes argument #0}}
+  rev.call @middle(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
+// call: a callee that only accumulates into both parameters, but holds p[0]
+// borrowed while it takes q[0]: on one array native code would load the
+// element twice and store it twice, losing one update.
+rev.func @interleave(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f64
+  %two = arith.constant 2.0 : f64
+  %e = rev.take %p[%c0] : memref<?xf64>
+  %f = rev.take %q[%c0] : memref<?xf64>
+  %e1 = rev.add %e, %one : f64
+  %f1 = rev.add %f, %two : f64
+  rev.put %f1, %q[%c0] : memref<?xf64>
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @interleave_itself(%x: memref<?xf64>) {
+  // expected-error-re@+1 {{[call] 'rev.call' passes %x to @interleave twice (arguments #0 and #1), and @interleave accumulates into both, but 'rev.take' at {{.*}}invalid.mlir:{{[0-9]+}}:3 holds its element across more than its own update (another borrow or a call is open before its rev.put)}}
+  rev.call @interleave(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+
+// -----
+
+// call: the same, the other borrow being a call's, in a function the
+// aliased call reaches through a middle one.
+rev.func @bump(%q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %two = arith.constant 2.0 : f64
+  %f = rev.take %q[%c0] : memref<?xf64>
+  %f1 = rev.add %f, %two : f64
+  rev.put %f1, %q[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @around_a_call(%p: memref<?xf64>, %q: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f64
+  %e = rev.take %p[%c0] : memref<?xf64>
+  rev.call @bump(%q) : (memref<?xf64>) -> ()
+  %e1 = rev.add %e, %one : f64
+  rev.put %e1, %p[%c0] : memref<?xf64>
+  rev.return
+}
+rev.func @through(%p: memref<?xf64>, %q: memref<?xf64>) {
+  rev.call @around_a_call(%p, %q) : (memref<?xf64>, memref<?xf64>) -> ()
+  rev.return
+}
+rev.func @around_a_call_itself(%x: memref<?xf64>) {
+  // expected-error-re@+1 {{[call] 'rev.call' passes %x to @through twice (arguments #0 and #1), and @through accumulates into both, but 'rev.take' at {{.*}}invalid.mlir:{{[0-9]+}}:3 holds its element across}}
+  rev.call @through(%x, %x) : (memref<?xf64>, memref<?xf64>) -> ()
   rev.return
 }
 

@@ -151,15 +151,19 @@ rev.func @first(%acc: f64, %m: memref<?xf64>) {
   rev.return %acc1 : f64
 }
 
-rev.func @call_reads_written(%y: memref<?xf64>, %n: index) {
+rev.func @call_reads_written(%y: memref<?xf64>, %z: memref<?xf64>, %n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
+  %one = arith.constant 1.0 : f64
   rev.for parallel %c0 to %n step %c1 : index () {
   ^bb0(%i: index):
     %v = rev.take %y[%i] : memref<?xf64>
-    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %y as a whole array while the loop writes it: a callee reading it would race with other iterations}}
-    %v1 = rev.call @first(%v, %y) : (f64, memref<?xf64>) -> f64
+    %v1 = rev.add %v, %one : f64
     rev.put %v1, %y[%i] : memref<?xf64>
+    %w = rev.take %z[%i] : memref<?xf64>
+    // expected-error@+1 {{[parallel] 'rev.call' in a parallel loop passes %y as a whole array while the loop writes it: a callee reading it would race with other iterations}}
+    %w1 = rev.call @first(%w, %y) : (f64, memref<?xf64>) -> f64
+    rev.put %w1, %z[%i] : memref<?xf64>
     rev.yield
   }
   rev.return %n : index

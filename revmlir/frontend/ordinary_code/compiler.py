@@ -34,7 +34,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, SPLIT_ATTR
-from revmlir.builder import BuildError, ExpressionBuilder, Loc, Operand, Value
+from revmlir.builder import ALIASED_ARGUMENTS, BuildError, ExpressionBuilder, Loc, Operand, Value
 from revmlir.checkpoint.cursor import MAX_COUNT
 from revmlir.dialects.ad import ScheduleAttr
 from revmlir.dialects.primitives import ExternOp, is_scalar_type
@@ -60,6 +60,7 @@ from revmlir.frontend.ordinary_code.results import (
     describe_results,
     returned_values,
 )
+from revmlir.kept_answers import ir_unchanged
 from revmlir.reachability import drop_unreached_functions
 
 Key = tuple[int, tuple[Attribute, ...]]
@@ -715,7 +716,8 @@ class ModuleCompiler(base.ModuleCompiler):
         declared = self.primitives.ops if self.primitives is not None else []
         module = ModuleOp([*self.functions, *declared])
         drop_unreached_functions(module, [entry])
-        module.verify()
+        with ir_unchanged():  # the module's analyses, asked by each function's checks, once
+            module.verify()
         return module
 
 
@@ -919,7 +921,7 @@ class FunctionCompiler(base.FunctionCompiler[Ordinary, OrdinaryBuilder]):
                     raise self.error(
                         arg,
                         f"'{arg.id}' is passed to {callee.__name__} twice",
-                        "the arrays of a call must be distinct; pass a copy made outside",
+                        f"{ALIASED_ARGUMENTS}, made outside",
                     )
                 arrays.append(arg.id)
                 operands.append(fn.get(arg.id).ssa)

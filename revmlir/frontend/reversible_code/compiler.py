@@ -14,6 +14,7 @@ import types
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
+import numpy as np
 from xdsl.dialects import cf
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -29,6 +30,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.builder import (
+    ALIASED_ARGUMENTS,
     BuildError,
     Element,
     FunctionBuilder,
@@ -401,7 +403,10 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             allocations = "a new variable is rv.ancilla(value), rv.zeros(shape), rv.stack(type) or rv.pop(s)"
             self._check_attribute_exists(value.func, allocations)
         new = isinstance(target, ast.Name) and not fn.has(target.id) and ctx.lookup_binding(target.id) is None
-        raise ctx.error(node, *_assignment_error(node, new))
+        # a call of math's or numpy's elementwise functions is a number
+        callee = ctx.resolve(value.func) if isinstance(value, ast.Call) else None
+        scalar = getattr(callee, "__module__", None) == "math" or isinstance(callee, np.ufunc)
+        raise ctx.error(node, *_assignment_error(node, new, scalar))
 
     def _check_attribute_exists(self, node: ast.expr, hint: str | None = None) -> None:
         """A misspelt function of a module (``rv.ancilla_array``) is named
@@ -698,9 +703,12 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 f"write {function.__name__}({', '.join(params)})",
             )
         if len(call.args) != len(params) and mode != "adjoint":
+            # the name the source calls, where it is bound to ~f (or ~~f)
+            callee = ast.unparse(call.func)
+            named = callee if callee == function.__name__ else f"{callee}, which {mode}s {function.__name__},"
             raise ctx.error(
                 node,
-                f"{function.__name__} takes {len(params)} argument(s) ({', '.join(params)}), got {len(call.args)}",
+                f"{named} takes {len(params)} argument(s) ({', '.join(params)}), got {len(call.args)}",
             )
         targets: list[Target] = []
         temporaries: list[tuple[str, ast.expr]] = []
@@ -719,9 +727,15 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 temporaries.append((temp, arg))
                 targets.append(temp)
         for i, target in enumerate(targets):
+            if isinstance(target, Element) and target.name in targets:
+                raise ctx.error(
+                    call.args[i],
+                    f"{ast.unparse(call.args[i])} is passed to {function.__name__} beside '{target.name}' itself",
+                    ALIASED_ARGUMENTS,
+                )
             if isinstance(target, str) and targets.index(target) < i:
                 if isinstance(fn.type_of(target), MemRefType | StackType):
-                    hint = "the arguments of a call must not alias; pass a copy of one of them"
+                    hint = ALIASED_ARGUMENTS
                 else:
                     hint = (
                         "a call takes each scalar it is passed and gives it back updated; "
@@ -1001,7 +1015,10 @@ def check_structure(tree: ast.FunctionDef, error: Callable[[ast.AST, str, str | 
             )
         if isinstance(node, ast.Assign) and not isinstance(node.value, ast.Call | ast.Tuple | ast.UnaryOp):
             target = node.targets[0]
-            raise error(node, *_assignment_error(node, isinstance(target, ast.Name) and _new_name(tree, target)))
+            # before types are known, only arithmetic is known to be a number
+            scalar = isinstance(node.value, ast.Constant | ast.BinOp | ast.BoolOp | ast.Compare | ast.IfExp)
+            new = isinstance(target, ast.Name) and _new_name(tree, target)
+            raise error(node, *_assignment_error(node, new, scalar))
 
 
 def _new_name(tree: ast.FunctionDef, target: ast.Name) -> bool:
@@ -1020,15 +1037,25 @@ def _new_name(tree: ast.FunctionDef, target: ast.Name) -> bool:
     )
 
 
-def _assignment_error(node: ast.Assign, new: bool) -> tuple[str, str]:
+def _assignment_error(node: ast.Assign, new: bool, scalar: bool) -> tuple[str, str]:
     """The message and hint for an assignment that is no allocation, swap
     or negation: one that would overwrite a variable (``new`` false), or
     one that makes a new variable as Python does, where reversible code
-    makes an ancilla, which starts from a value and is freed at one."""
+    makes an ancilla, which starts from a value and is freed at one.  Only
+    a number (``scalar``: known to be one) is an ancilla of its value:
+    ``rv.ancilla`` of an array, a stack or a function is refused, so the
+    hint names the allocation of each kind instead."""
     name, value = ast.unparse(node.targets[0]), ast.unparse(node.value)
     if new:
+        message = f"'{ast.unparse(node)}' makes a new variable {name}; in reversible code a new variable is an ancilla"
+        if not scalar:
+            return (
+                message,
+                f"make it by its kind: {name} = rv.ancilla(number) for a number, {name} = rv.zeros(shape) "
+                f"filled with += for an array, {name} = rv.stack(type) for a stack",
+            )
         return (
-            f"'{ast.unparse(node)}' makes a new variable {name}; in reversible code a new variable is an ancilla",
+            message,
             f"write {name} = rv.ancilla({value}) and free it where its value is known, rv.free({name}, {value}) "
             f"(an array of zeros: {name} = rv.zeros(shape))",
         )
