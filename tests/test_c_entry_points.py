@@ -263,6 +263,17 @@ def test_an_object_exports_its_entry_points_only(tmp_path: Path):
     assert build(tmp_path, NAMED, NAMED_PROGRAM) == [f"{len(str(tmp_path / 'main'))} 1 0"]
 
 
+def _refused_on_every_host_path(source: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``source`` (as ``named.mlir``) refused with ``said`` by a native
+    compile and by ``rev-translate``'s object and header alike."""
+    with pytest.raises(PassFailedException, match=said):
+        NativeModule.compile(parse_module(source, "named.mlir"))
+    (tmp_path / "named.mlir").write_text(source)
+    for emit in ("obj", "header"):
+        assert rev_translate([str(tmp_path / "named.mlir"), f"--emit={emit}", "-o", str(tmp_path / "x")]) == 1
+        assert said in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "name",
     ["realloc", "free", "malloc", "calloc", "_setjmp", "longjmp", "memcpy", "memset", "pthread_getattr_np", "syscall"],
@@ -278,12 +289,7 @@ def test_a_function_named_like_the_runtimes_c_functions_is_refused(name: str, tm
         "  rev.return %y : f64\n}\n"
     )
     said = f"named.mlir:1:1: @{name} is named like a C library function native code calls, whose calls would run it"
-    with pytest.raises(PassFailedException, match=said):
-        NativeModule.compile(parse_module(source, "named.mlir"))
-    (tmp_path / "named.mlir").write_text(source)
-    for emit in ("obj", "header"):
-        assert rev_translate([str(tmp_path / "named.mlir"), f"--emit={emit}", "-o", str(tmp_path / "x")]) == 1
-        assert said in capsys.readouterr().err
+    _refused_on_every_host_path(source, said, tmp_path, capsys)
 
 
 @pytest.mark.parametrize("name", ["g_ciface", "g.inv_ciface", "_mlir_ciface_g", "g_ciface.unguarded"])
@@ -298,12 +304,7 @@ def test_a_function_named_like_an_entry_point_is_refused(name: str, tmp_path: Pa
         f'rev.func @"{name}"(%y: f64, %a: f64) {{\n  %y1 = rev.add %y, %a : f64\n  rev.return %y1, %a : f64, f64\n}}\n'
     )
     said = f"named.mlir:5:1: @{name} is named like a C entry point or its guarded code"
-    with pytest.raises(PassFailedException, match=said):
-        NativeModule.compile(parse_module(source, "named.mlir"))
-    (tmp_path / "named.mlir").write_text(source)
-    for emit in ("obj", "header"):
-        assert rev_translate([str(tmp_path / "named.mlir"), f"--emit={emit}", "-o", str(tmp_path / "x")]) == 1
-        assert said in capsys.readouterr().err
+    _refused_on_every_host_path(source, said, tmp_path, capsys)
 
 
 RANKS = """
