@@ -73,6 +73,25 @@ rev.func @{name}(%y: {result}, {typed}) {{
 }}"""
 
 
+@functools.cache
+def _free_engines(element: str) -> tuple[RevInterpreter, NativeModule]:
+    module = parse_module(FREE.replace("f64", element), "free.mlir")
+    return RevInterpreter(module), NativeModule.compile(module)
+
+
+def _freed_alike(element: str, a: complex, b: complex, close: bool) -> None:
+    """``a`` freed against ``b`` on both engines: it passes where ``close``,
+    otherwise stops at the free with the same located error."""
+    for engine in _free_engines(element):
+        if close:
+            assert repr(engine.call("free_check", a, b)) == repr((a, b))
+        else:
+            with pytest.raises(
+                rv.InvertibilityError, match=r"^free.mlir:4:3: 'anc.free' in @free_check: ancilla freed"
+            ):
+                engine.call("free_check", a, b)
+
+
 def _source(float: str) -> str:
     return "\n".join(
         [_function(f"c_{op}", op, 1, f"complex<{float}>", float) for op in UNARY]
@@ -277,12 +296,6 @@ rev.func @free_check(%a: complex<f64>, %b: complex<f64>) {
 }"""
 
 
-@pytest.fixture(scope="module")
-def free_engines() -> tuple[RevInterpreter, NativeModule]:
-    module = parse_module(FREE, "free.mlir")
-    return RevInterpreter(module), NativeModule.compile(module)
-
-
 @pytest.mark.parametrize(
     "a, b, close",
     [
@@ -297,25 +310,12 @@ def free_engines() -> tuple[RevInterpreter, NativeModule]:
         (complex(math.nan, 1), complex(1, math.nan), False),
     ],
 )
-def test_a_check_of_complex_numbers_decides_alike_on_both_engines(free_engines, a, b, close):
+def test_a_check_of_complex_numbers_decides_alike_on_both_engines(a, b, close):
     """A free's check: equal, or a finite |a − b| within the tolerance
     (relative or absolute), the parts NaN in both taken as equal.
     ``cmath.isclose`` took the infinite gap of 1.5·10³⁰⁸(1+i) −
     1.5·10³⁰⁸(−1+i) as close, native code did not."""
-    for engine in free_engines:
-        if close:
-            assert repr(engine.call("free_check", a, b)) == repr((a, b))
-        else:
-            with pytest.raises(
-                rv.InvertibilityError, match=r"^free.mlir:4:3: 'anc.free' in @free_check: ancilla freed"
-            ):
-                engine.call("free_check", a, b)
-
-
-@functools.cache
-def _free_engines(element: str) -> tuple[RevInterpreter, NativeModule]:
-    module = parse_module(FREE.replace("f64", element), "free.mlir")
-    return RevInterpreter(module), NativeModule.compile(module)
+    _freed_alike("f64", a, b, close)
 
 
 @pytest.mark.parametrize("element", ["f64", "f32"])
@@ -334,14 +334,7 @@ def test_a_nan_part_next_to_an_equal_infinite_part_is_freed_on_both_engines(elem
     """The parts NaN in both are taken as 0, and the numbers are then equal:
     ``nan+∞j`` is itself, though the difference of the infinite parts is
     NaN, which no tolerance passes."""
-    for engine in _free_engines(element):
-        if close:
-            assert repr(engine.call("free_check", a, b)) == repr((a, b))
-        else:
-            with pytest.raises(
-                rv.InvertibilityError, match=r"^free.mlir:4:3: 'anc.free' in @free_check: ancilla freed"
-            ):
-                engine.call("free_check", a, b)
+    _freed_alike(element, a, b, close)
 
 
 REAL_F32 = """
