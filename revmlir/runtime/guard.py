@@ -122,6 +122,20 @@ is taken as unknown."""
 
 I64 = ir.IntType(64)
 
+FAIL_ATTRIBUTES = ("noreturn", "cold", "noinline")
+"""What ``revmlir.report`` and ``revmlir.fail`` are declared to LLVM.  Not
+``nounwind``: the jump leaves the run's frames as an exception would, to a
+caller that reads the arrays, and LLVM must keep every store before a
+failing check for that caller.  Declared ``nounwind``, a call that never
+returns ends a path no one observes: a store to an element that the
+passing path overwrites (``y[0] += x[0]; y[0] += x[k]``) was dead to
+LLVM's dead-store elimination, since the report, not given the array,
+cannot read a ``noalias`` parameter (``revmlir.lowering.aliasing``), and the
+run stopped at the failing line without the line before's write.  A call
+that may unwind keeps the store (LLVM takes a ``noalias`` parameter's
+memory as seen by the caller on unwinding), and costs nothing where checks
+pass: the calls are on the cold path."""
+
 
 def add_guards(module: ir.Module, entries: Mapping[str, int], for_c: bool = False) -> None:
     """Guard the entry points ``entries`` (``<f>_ciface`` → position of the
@@ -146,8 +160,8 @@ def add_guards(module: ir.Module, entries: Mapping[str, int], for_c: bool = Fals
     _define_fail(fail, longjmp)
     if isinstance(report := module.globals.get(REPORT), ir.Function) and not report.is_declaration:
         # out of line: inlined, the stores of every check's report would
-        # be most of the checked code again
-        for attribute in ("noreturn", "cold", "noinline", "nounwind"):
+        # be most of the checked code again; and not nounwind (FAIL_ATTRIBUTES)
+        for attribute in FAIL_ATTRIBUTES:
             report.attributes.add(attribute)
         report.linkage = "internal"
     if isinstance(poll := module.globals.get(POLL), ir.Function):
@@ -207,7 +221,7 @@ def _record(builder: ir.IRBuilder, data: ir.Value, pointer: ir.Type) -> ir.Value
 def _define_fail(fail: ir.Function, longjmp: ir.Function) -> None:
     """Replace the std body of ``revmlir.fail`` (an ``abort``) by a
     ``longjmp`` to the entry point's guard."""
-    builder = _replace_body(fail, "noreturn", "cold", "noinline", "nounwind")
+    builder = _replace_body(fail, *FAIL_ATTRIBUTES)
     word = _word(builder, fail.args[0], JUMP_WORD)
     target = builder.load(word, typ=longjmp.function_type.args[0])
     builder.call(longjmp, [target, _i32(1)])
@@ -228,7 +242,7 @@ def _define_poll(poll: ir.Function, fail: ir.Function) -> None:
     """Leave the run with ``INTERRUPTED`` in the slot once the count has
     moved from where it was when the run started: one atomic load, a
     compare and a branch per iteration."""
-    builder = _replace_body(poll, "nounwind", "alwaysinline")
+    builder = _replace_body(poll, "alwaysinline")  # it may leave by revmlir.fail (FAIL_ATTRIBUTES)
     data, _, count, seen = poll.args
     value = builder.load_atomic(builder.inttoptr(count, data.type), "monotonic", 8, typ=I64)
     with builder.if_then(builder.icmp_unsigned("!=", value, seen), likely=False):
