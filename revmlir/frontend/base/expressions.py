@@ -540,18 +540,20 @@ class ExpressionCompiler:
         return result
 
     def _power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
+        """``a ** b``.  A float to the constant power 1 or 2 is ``a`` or
+        ``a * a``, which are what Python's ``pow`` gives (``a * a`` is
+        rounded once) and what LLVM makes of ``pow(a, 2.0)``; a higher
+        power is ``pow``, as in Python and numpy: ``a * a * a`` is rounded
+        twice (``0.3 ** 3`` would be ``0.027``, not ``0.026999999999999996``)."""
         fn, loc = self.fn, self.ctx.loc(node)
         exponent = node.right
         if (
             isinstance(exponent, ast.Constant)
+            and exponent.value in (1, 2)
             and isinstance(exponent.value, int)
-            and 1 <= exponent.value <= 4
             and not _is_int(a.type)
         ):
-            result = a
-            for _ in range(exponent.value - 1):
-                result = fn.binary("mul", result, a, loc)
-            return result
+            return a if exponent.value == 1 else fn.binary("mul", a, a, loc)
         if _is_int(a.type) and not _is_int(b.type):
             a = fn.cast(a, b.type, loc)
         if _is_int(b.type) and not _is_int(a.type):
