@@ -726,6 +726,43 @@ def test_minimum_maximum_and_round_agree_at_their_edges(a: float, b: float, low:
         np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
 
 
+NUMBER_EDGES = """
+rev.func @f(%low: f64, %high: f64, %folded: f64, %a: f64, %b: f64) {
+  %min = arith.minnumf %a, %b : f64
+  %max = arith.maxnumf %a, %b : f64
+  %zero = arith.constant 0.0 : f64
+  %negative = arith.constant -0.0 : f64
+  %fold = arith.minnumf %zero, %negative : f64
+  %low1 = rev.add %low, %min : f64
+  %high1 = rev.add %high, %max : f64
+  %folded1 = rev.add %folded, %fold : f64
+  rev.return %low1, %high1, %folded1, %a, %b : f64, f64, f64, f64, f64
+}"""
+
+
+@pytest.mark.parametrize(
+    "a, b, low, high",
+    [
+        (0.0, -0.0, -0.0, 0.0),
+        (-0.0, 0.0, -0.0, 0.0),
+        (-2.5, NAN, -2.5, -2.5),
+        (NAN, 1.0, 1.0, 1.0),
+        (NAN, NAN, NAN, NAN),
+        (-math.inf, NAN, -math.inf, -math.inf),
+    ],
+)
+def test_minnumf_and_maxnumf_agree_at_their_edges(a: float, b: float, low: float, high: float):
+    """IEEE's minimumNumber and maximumNumber (``llvm.minimumnum``): a NaN
+    loses, ``-0.0`` is below ``0.0`` in either order, computed or folded.
+    ``llvm.minnum`` returned x86's first zero, and the interpreter numpy's
+    (its scalars' first, its arrays' second)."""
+    expected = [low, high, -0.0]
+    for engine in engines(NUMBER_EDGES):
+        got = engine.call("f", -0.0, -0.0, -0.0, a, b)[:3]
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
 def test_a_failing_check_reports_the_same_value_on_both_engines():
     source = """
 rev.func @f(%a: f64, %b: f64) {

@@ -1145,11 +1145,17 @@ def _ceildivui(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
 def _float_extremum(t: FunctionTranslation, op: Operation) -> None:
+    """IEEE 754-2019's extrema, ``-0.0`` below ``0.0``: ``minimumf`` its
+    minimum (NaN wins), ``minnumf`` its minimumNumber (NaN loses), which
+    ``llvm.minimumnum`` is on every target, x86's code and LLVM's folding
+    alike.  Not ``llvm.minnum``, which may return either of two zeros:
+    x86's returns the first, so the result's sign followed the operands'
+    order and could differ from the interpreter's and a folded one's."""
     names = {
         arith.MaximumfOp: "llvm.maximum",
         arith.MinimumfOp: "llvm.minimum",
-        arith.MaxnumfOp: "llvm.maxnum",
-        arith.MinnumfOp: "llvm.minnum",
+        arith.MaxnumfOp: "llvm.maximumnum",
+        arith.MinnumfOp: "llvm.minimumnum",
     }
     a, b = (t.get(v) for v in op.operands)
     name = f"{names[type(op)]}.{_float_suffix(a.type)}"
