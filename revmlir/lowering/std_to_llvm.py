@@ -145,7 +145,8 @@ computes, under names the code never calls: ``sincos`` of a ``sin`` and a
 ``pow``, ``expm1``), ``exp2`` of ``pow(2.0, x)``, ``ldexp`` of
 ``pow(2.0, n)`` and ``exp2(n)`` for a 32-bit ``n``; with ``f`` for
 ``f32``.  Read off the host's code at ``-O3`` for every op the lowering
-translates (``tests/test_native_numerics.py``); what else LLVM's code
+translates, of ``f64`` and ``f32`` (``tests/test_native_numerics.py``
+compiles the code that makes them); what else LLVM's code
 generation may call (``__divti3`` and the other integer routines of
 compiler-rt, ``__powidf2``, ``memcmp``) the code never makes it call: no
 ``i128`` division (a fixed-point product is only multiplied and shifted),
