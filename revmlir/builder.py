@@ -222,6 +222,8 @@ _INT_BINARY: dict[str, type[Operation]] = {
     "rem": arith.RemSIOp,
     "max": arith.MaxSIOp,
     "min": arith.MinSIOp,
+    "fmax": arith.MaxSIOp,
+    "fmin": arith.MinSIOp,
     "and": arith.AndIOp,
     "or": arith.OrIOp,
     "xor": arith.XOrIOp,
@@ -236,6 +238,8 @@ _FLOAT_BINARY: dict[str, type[Operation]] = {
     "div": arith.DivfOp,
     "max": arith.MaximumfOp,
     "min": arith.MinimumfOp,
+    "fmax": arith.MaxnumfOp,
+    "fmin": arith.MinnumfOp,
     "pow": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
@@ -247,8 +251,9 @@ _FIXED_BINARY: dict[str, type[Operation]] = {
     "sub": rev.FixedSubOp,
     "mul": rev.FixedMulOp,
 }
-_TROPICAL_BINARY: dict[str, str] = {"mul": "add", "div": "sub", "add": "max", "max": "max"}
-"""Tropical arithmetic as the real arithmetic it is (max-plus)."""
+_TROPICAL_BINARY: dict[str, str] = {"mul": "add", "div": "sub", "add": "max", "max": "max", "fmax": "max"}
+"""Tropical arithmetic as the real arithmetic it is (max-plus); a tropical
+number is never NaN, so ``fmax`` is ``max``."""
 _COMPLEX_BINARY: dict[str, type[Operation]] = {
     "add": complexd.AddOp,
     "sub": complexd.SubOp,
@@ -605,7 +610,7 @@ class ExpressionBuilder:
     def binary(self, kind: str, a: Operand, b: Operand, loc: Loc = None) -> Value:
         """``a <kind> b`` with the op chosen by type (add, sub, mul, div,
         floordiv, rem, max, min, and, or, xor, shl, shr, pow, atan2, copysign,
-        fmod, hypot)."""
+        fmod, hypot; and fmax, fmin: a NaN loses, where ``max``/``min`` give it)."""
         weak = self.is_weak(a) and self.is_weak(b)
         x, y = self._pair(a, b, loc)
         if isinstance(x.type, rev.TropicalType) and kind in _TROPICAL_BINARY:

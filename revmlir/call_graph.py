@@ -39,7 +39,10 @@ def components(callees: Mapping[str, Sequence[str]]) -> dict[str, int]:
     """The strongly connected component of each function of a call graph
     (``callees``: each function's callees, all of them keys): a call whose
     caller and callee have one may recurse.  The interpreter asks it of
-    reversible functions, whose calls and uncalls are both edges."""
+    reversible functions, whose calls and uncalls are both edges.  The
+    functions come in the order Tarjan's algorithm closes their components,
+    each component after every one its functions call (``revmlir.counters``
+    finds callees' counters first so)."""
     component: dict[str, int] = {}
     index: dict[str, int] = {}
     low: dict[str, int] = {}

@@ -27,6 +27,7 @@ from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
+from revmlir.kept_answers import kept
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import (
     Writes,
@@ -129,7 +130,7 @@ class FunctionVerifier:
         self.consumer: dict[SSAValue, Operation] = {}
         self.position: dict[Operation, int] = {}
         self._written: dict[str, tuple[Writes, ...]] | None = None
-        self._counted: dict[str, frozenset[int]] = {}
+        self._counted: dict[str, frozenset[int]] | None = None
         self._arrays_written: dict[Operation, set[SSAValue]] = {}
         self._leaves: dict[SSAValue, _Leaves] = {}
 
@@ -602,12 +603,10 @@ class FunctionVerifier:
 
     def _counters(self, name: str) -> frozenset[int]:
         """The counters of function ``name`` of this module (``revmlir.counters``)."""
-        module = self.func.parent_op()
-        if name not in self._counted:
-            found = counter_arguments(module, [name]) if isinstance(module, ModuleOp) else {}
-            self._counted.update(found)
-            self._counted.setdefault(name, frozenset())
-        return self._counted[name]
+        if self._counted is None:
+            module = self.func.parent_op()
+            self._counted = kept(counter_arguments, module) if isinstance(module, ModuleOp) else {}
+        return self._counted.get(name, frozenset())
 
     def _is_counter(self, value: SSAValue) -> bool:
         return (

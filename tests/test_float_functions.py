@@ -413,12 +413,83 @@ def _extrema(a: float, b: float):
 @pytest.mark.parametrize("engine", ENGINES)
 def test_min_and_max_are_ieees_at_signed_zeros_and_nan_not_pythons(engine: str):
     """docs/python.md's rule: IEEE 754-2019's ``minimum`` and ``maximum``
-    for Python's ``min``/``max`` and numpy's four, on every engine: ``-0.0``
-    below ``0.0``, NaN wins.  Python's ``min`` keeps its first argument,
-    numpy's ``fmin`` drops a NaN."""
+    for Python's ``min``/``max`` and numpy's ``minimum``/``maximum``, on
+    every engine: ``-0.0`` below ``0.0``, NaN wins; numpy's ``fmin`` and
+    ``fmax`` are its ``minimumNumber`` and ``maximumNumber``: a NaN loses.
+    Python's ``min`` keeps its first argument."""
     extrema = rv.ordinary(_extrema, backend=engine)
     low, high, minimum, fmin, fmax = extrema(0.0, -0.0)
     assert [math.copysign(1.0, v) for v in (low, high, minimum, fmin, fmax)] == [-1.0, 1.0, -1.0, -1.0, 1.0]
     assert math.copysign(1.0, min(0.0, -0.0)) == 1.0
-    assert all(math.isnan(v) for v in extrema(1.0, math.nan))
-    assert (min(1.0, math.nan), np.fmin(1.0, math.nan)) == (1.0, 1.0)
+    low, high, minimum, fmin, fmax = extrema(1.0, math.nan)
+    assert all(math.isnan(v) for v in (low, high, minimum)) and (fmin, fmax) == (1.0, 1.0)
+    assert min(1.0, math.nan) == 1.0
+
+
+def _numpy_extrema(y, a, b):
+    y[0] += np.fmin(a, b)
+    y[1] += np.fmax(a, b)
+    y[2] += np.fmin(b, a)
+    y[3] += np.fmax(b, a)
+
+
+NUMPY_EXTREMA = {engine: rv.reversible(backend=engine)(_numpy_extrema) for engine in ENGINES}
+NAN_OPERANDS = [(1.0, NAN), (NAN, -2.5), (NAN, NAN), (NAN, INF), (-INF, NAN), (NAN, -0.0), (0.0, NAN), (3.0, -3.0)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("a, b", NAN_OPERANDS)
+def test_numpys_fmin_and_fmax_drop_a_nan_on_both_engines(engine: str, a: float, b: float):
+    """``np.fmin``/``np.fmax`` were IEEE's ``minimum``/``maximum``, which
+    give NaN where numpy returns the other operand; now numpy's values in
+    either order, of ``float64`` and ``float32``."""
+    y = NUMPY_EXTREMA[engine](np.full(4, -0.0), a, b)[0]  # -0.0 + v is v, of either zero
+    expected = (np.fmin(a, b), np.fmax(a, b), np.fmin(b, a), np.fmax(b, a))
+    assert _same(tuple(y), tuple(float(v) for v in expected))
+    a32, b32 = np.float32(a), np.float32(b)
+    y32 = NUMPY_EXTREMA[engine](np.full(4, -0.0, np.float32), a32, b32)[0]
+    assert _same(tuple(map(float, y32)), (np.fmin(a32, b32), np.fmax(a32, b32), np.fmin(b32, a32), np.fmax(b32, a32)))
+
+
+@given(st.floats(width=32) | st.just(-0.0), st.floats(width=32) | st.just(0.0))
+@settings(max_examples=60, deadline=None)
+def test_fmin_and_fmax_agree_on_both_engines_bit_for_bit(a: float, b: float):
+    """Where numpy's ``fmin`` returns either of two zeros (its scalars the
+    first, its arrays the second), both engines put ``-0.0`` below
+    ``0.0``; elsewhere they are numpy's."""
+    native, interpreted = (NUMPY_EXTREMA[engine](np.full(4, -0.0), a, b)[0] for engine in ENGINES)
+    assert _same(tuple(native), tuple(interpreted))
+    if a != b or math.isnan(a) or math.isnan(b):
+        assert _same(tuple(native), (np.fmin(a, b), np.fmax(a, b), np.fmin(b, a), np.fmax(b, a)))
+
+
+def _fmin_rev(y, a, b):
+    y += np.fmin(a, b) + 2.0 * np.fmax(a, b)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    "a, b, da, db", [(1.0, NAN, 3.0, 0.0), (NAN, 1.0, 0.0, 3.0), (1.0, 2.0, 1.0, 2.0), (2.0, 1.0, 2.0, 1.0)]
+)
+def test_the_derivatives_of_fmin_and_fmax_go_to_the_number(engine: str, a: float, b: float, da: float, db: float):
+    """The operand the result is: the number beside a NaN, in reverse and
+    forward mode."""
+    f = rv.reversible(backend=engine)(_fmin_rev)
+    assert rv.gradient(f, (0.0, a, b))[1:] == (da, db)
+    assert rv.jvp(f, (0.0, a, b), (0.0, 1.0, -1.0))[1][0] == da - db
+
+
+@rv.reversible
+def _extrema_kernel(y, a, b):
+    for i in rv.prange(len(y)):
+        y[i] += np.fmin(a[i], b[i]) + 2.0 * np.fmax(a[i], b[i]) + 4.0 * min(a[i], b[i])
+
+
+def test_a_kernel_computes_fmin_and_fmax_as_the_cpu():
+    """PTX's ``min``/``max`` are ``llvm.minimumnum``/``maximumnum``: NaN
+    loses, ``-0.0`` below ``0.0``; ptxas assembles the kernel."""
+    a = np.array([1.0, NAN, NAN, 0.0, -0.0, 3.0])
+    b = np.array([NAN, -2.0, NAN, -0.0, 0.0, -3.0])
+    y = _runs_as_the_cpu(_extrema_kernel, np.zeros(6), a, b)
+    assert _same(tuple(y[:2]), (NAN, NAN)) and y[5] == -3.0 + 6.0 - 12.0
+    assert "min.f64" in rv.cuda.kernel(_extrema_kernel).compile(np.zeros(6), a, b).ptx

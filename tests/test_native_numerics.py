@@ -9,6 +9,7 @@ References are independent where one exists: exact rational arithmetic
 
 import cmath
 import math
+import re
 import subprocess
 import sys
 from fractions import Fraction
@@ -21,10 +22,11 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import lower_to_std
-from revmlir.lowering.std_to_llvm import translates
+from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY, translates
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.invert import RevInvertPass
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.jit import emit_assembly
+from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
 
 EPS = 2.0**-52
 rng = np.random.default_rng(16)
@@ -202,7 +204,8 @@ def test_fpowi_runs_natively_beside_other_library_calls():
 import math
 from revmlir.parsing import parse_module
 from revmlir.interpreter import RevInterpreter
-from revmlir.runtime.native import NativeModule
+from revmlir.runtime.jit import emit_assembly
+from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
 module = parse_module('''{FPOWI}''', "fpowi.mlir")
 native, interpreter = NativeModule.compile(module), RevInterpreter(module)
 for a in (1.5, -2.0, 0.5, 0.0, 10.0):
@@ -247,6 +250,57 @@ rev.func @{name}(%y: f64, %z: f64) {{
         PassFailedException, match=rf"named.mlir:2:1: @{name} is named like a C library function native code calls"
     ):
         NativeModule.compile(module)
+
+
+MATH_LLVM_MAKES = {
+    "sincos": "%s = math.sin %a : {t}\n  %c = math.cos %a : {t}\n  %v = arith.mulf %s, %c : {t}",
+    "exp2": "%two = arith.constant 2.0 : {t}\n  %v = math.powf %two, %a : {t}",
+    "ldexp": "%two = arith.constant 2.0 : {t}\n  %v = math.fpowi %two, %n : {t}, i32",
+}
+"""Per libm function LLVM makes of the code's math, code it makes it of."""
+
+
+def _user(name: str, type: str, user: str = "user") -> str:
+    """A function ``@<user>`` whose code LLVM makes a call of ``name``
+    (``f`` added for ``f32``) of."""
+    return f"""
+rev.func @{user}(%y: {type}, %a: {type}, %n: i32) {{
+  {MATH_LLVM_MAKES[name].format(t=type)}
+  %y1 = rev.add %y, %v : {type}
+  rev.return %y1, %a, %n : {type}, {type}, i32
+}}"""
+
+
+@pytest.mark.parametrize("type", ["f64", "f32"])
+@pytest.mark.parametrize("name", sorted(MATH_LLVM_MAKES))
+def test_a_function_named_like_the_math_llvm_makes_is_refused(name: str, type: str):
+    """LLVM calls ``sincos`` for a ``sin`` and a ``cos`` of one operand,
+    ``exp2`` for ``pow(2.0, x)``, ``ldexp`` for ``pow(2.0, n)``: the
+    module's function of that name ran in their place (``@sincos`` crashed
+    the process).  Refused at the function natively; the interpreter, which
+    calls no C function, runs the module."""
+    symbol = name + ("f" if type == "f32" else "")
+    named = f"rev.func @{symbol}(%y: {type}, %a: {type}) {{\n  %y1 = rev.add %y, %a : {type}\n"
+    module = parse_module(f"{named}  rev.return %y1, %a : {type}, {type}\n}}{_user(name, type)}", "named.mlir")
+    with pytest.raises(
+        PassFailedException, match=rf"named.mlir:1:1: @{symbol} is named like a C library function native code calls"
+    ):
+        NativeModule.compile(module)
+    expected = {"sincos": math.sin(0.5) * math.cos(0.5), "exp2": 2.0**0.5, "ldexp": 2.0**-3}[name]
+    assert RevInterpreter(module).call("user", 0.0, 0.5, -3)[0] == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_math_llvm_makes_is_all_refused():
+    """Every C function the host's code for these calls is one a function
+    of the module may not be named (``RUNTIME_LIBRARY``, or libm's function
+    of the math the code computes): what the optimizer makes of ``pow``,
+    ``sin`` and ``cos`` is found here if LLVM makes another."""
+    users = [_user(name, type, f"{name}_{type}") for name in MATH_LLVM_MAKES for type in ("f64", "f32")]
+    llvm_ir = lower_to_llvm_ir(parse_module("".join(users)), None).llvm_ir
+    called = set(re.findall(r"\b(?:call|jmp)q?\s+([A-Za-z_][\w.]*)@PLT", emit_assembly(llvm_ir)))
+    math_called = {f"{base}{suffix}" for base in re.findall(r"@\"?llvm\.(\w+)\.f", llvm_ir) for suffix in ("", "f")}
+    assert {"sincos", "exp2f", "ldexp"} <= called
+    assert called - RUNTIME_LIBRARY - math_called == set()
 
 
 # -- every op the lowering translates -----------------------------------------
@@ -667,6 +721,43 @@ def test_minimum_maximum_and_round_agree_at_their_edges(a: float, b: float, low:
     adding keeps)."""
     expected = [low, high, rounded]
     for engine in engines(EDGES):
+        got = engine.call("f", -0.0, -0.0, -0.0, a, b)[:3]
+        np.testing.assert_array_equal(got, expected)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))
+
+
+NUMBER_EDGES = """
+rev.func @f(%low: f64, %high: f64, %folded: f64, %a: f64, %b: f64) {
+  %min = arith.minnumf %a, %b : f64
+  %max = arith.maxnumf %a, %b : f64
+  %zero = arith.constant 0.0 : f64
+  %negative = arith.constant -0.0 : f64
+  %fold = arith.minnumf %zero, %negative : f64
+  %low1 = rev.add %low, %min : f64
+  %high1 = rev.add %high, %max : f64
+  %folded1 = rev.add %folded, %fold : f64
+  rev.return %low1, %high1, %folded1, %a, %b : f64, f64, f64, f64, f64
+}"""
+
+
+@pytest.mark.parametrize(
+    "a, b, low, high",
+    [
+        (0.0, -0.0, -0.0, 0.0),
+        (-0.0, 0.0, -0.0, 0.0),
+        (-2.5, NAN, -2.5, -2.5),
+        (NAN, 1.0, 1.0, 1.0),
+        (NAN, NAN, NAN, NAN),
+        (-math.inf, NAN, -math.inf, -math.inf),
+    ],
+)
+def test_minnumf_and_maxnumf_agree_at_their_edges(a: float, b: float, low: float, high: float):
+    """IEEE's minimumNumber and maximumNumber (``llvm.minimumnum``): a NaN
+    loses, ``-0.0`` is below ``0.0`` in either order, computed or folded.
+    ``llvm.minnum`` returned x86's first zero, and the interpreter numpy's
+    (its scalars' first, its arrays' second)."""
+    expected = [low, high, -0.0]
+    for engine in engines(NUMBER_EDGES):
         got = engine.call("f", -0.0, -0.0, -0.0, a, b)[:3]
         np.testing.assert_array_equal(got, expected)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(expected))

@@ -164,6 +164,7 @@ def every_function(y, x, z, w):
     y += math.atan(z) + math.sinh(x) * math.cosh(z) - math.tanh(w) + math.erf(x * z)
     y += np.floor(z * 3.0) * x + np.ceil(w) * z + abs(x - z) + math.copysign(w, x - z)
     y += min(x, z) * max(x, w) + z**x + z**2.5 + math.atan2(x, w) + math.hypot(x, z)
+    y += np.fmin(z, w) * np.fmax(x, z)
     y += (x * 3.0 if x > z else -x * z) - (x - z) / (w * w + 1.0) + (-w) + x % z * w
     product = rv.ancilla(rv.ulog(z))  # log numbers: to_log, mul, from_log
     product *= rv.ulog(z + 1.0)
@@ -187,6 +188,7 @@ def every_function_jax(y, x, z, w):
     y = y + jnp.arctan(z) + jnp.sinh(x) * jnp.cosh(z) - jnp.tanh(w) + jsp.erf(x * z)
     y = y + jnp.floor(z * 3.0) * x + jnp.ceil(w) * z + jnp.abs(x - z) + jnp.copysign(w, x - z)
     y = y + jnp.minimum(x, z) * jnp.maximum(x, w) + z**x + z**2.5 + jnp.arctan2(x, w) + jnp.hypot(x, z)
+    y = y + jnp.fmin(z, w) * jnp.fmax(x, z)
     y = y + jnp.where(x > z, x * 3.0, -x * z) - (x - z) / (w * w + 1.0) + (-w) + jnp.remainder(x, z) * w
     w = w + z * (z + 1.0)
     y = y + x * z - x + w + x

@@ -233,7 +233,7 @@ def _copysign(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     return [d.mul(g, sign), None]
 
 
-@derivatives(arith.MaximumfOp, arith.MinimumfOp)
+@derivatives(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
 def _extremum(d: AdjointBuilder, op: Operation, g: SSAValue) -> Contributions:
     # the gradient goes to the operand that was chosen (the first one on ties)
     a, b = op.operands

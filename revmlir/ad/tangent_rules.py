@@ -122,20 +122,14 @@ def _select(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
     return t.emit(arith.SelectOp(_operand(t, op, 0), da, db))
 
 
-def _extremum(predicate: str) -> TangentRule:
-    """``max``/``min``: the tangent of the operand that is chosen."""
-
-    def rule(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
-        a, b = _operand(t, op, 0), _operand(t, op, 1)
-        da, db = (d if d is not None else t.zero(op.results[0]) for d in dots)
-        first = t.emit(arith.CmpfOp(a, b, predicate))
-        return t.emit(arith.SelectOp(first, da, db))
-
-    return rule
-
-
-tangents(arith.MaximumfOp)(_extremum("oge"))
-tangents(arith.MinimumfOp)(_extremum("ole"))
+@tangents(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
+def _extremum(t: TangentBuilder, op: Operation, dots: Dots) -> SSAValue | None:
+    """The tangent of the operand the result is (the first on ties), as the
+    adjoint's rule chooses: the number where ``fmin``'s other operand is
+    NaN, the second where the result is NaN."""
+    da, db = (d if d is not None else t.zero(op.results[0]) for d in dots)
+    first = t.emit(arith.CmpfOp(_operand(t, op, 0), _result(t, op), "oeq"))
+    return t.emit(arith.SelectOp(first, da, db))
 
 
 @tangents(arith.ExtFOp, arith.TruncFOp)

@@ -106,6 +106,8 @@ SELECTABLE_INTRINSICS = frozenset(
         "maxnum",
         "minimum",
         "maximum",
+        "minimumnum",
+        "maximumnum",
         "fptosi.sat",
         "fptoui.sat",
         "ctpop",

@@ -47,7 +47,7 @@ from revmlir.interpreter.rev import RevFunctions, invoke
 from revmlir.interpreter.snapshots import SnapshotFunctions
 from revmlir.interpreter.state import FunctionCounters, Runtime, RuntimeInterpreter, std_function
 from revmlir.lowering.checked_code import ABORT
-from revmlir.runtime.backend import Backend
+from revmlir.runtime.backend import Backend, verify_given
 from revmlir.runtime_checks import DEFAULT_TOLERANCE, ERROR_SLOT, FAIL, check_error_slot
 from revmlir.safety import MAX_CALL_DEPTH
 
@@ -113,9 +113,11 @@ def _has_error_slot(function: func.FuncOp) -> bool:
 
 
 class RevInterpreter(Backend):
-    """Runs the functions of a verified module."""
+    """Runs the functions of a verified module: ``module``, verified here
+    unless the caller says it ``verified`` it (``verify_given``)."""
 
-    def __init__(self, module: ModuleOp, *, tolerance: float = DEFAULT_TOLERANCE):
+    def __init__(self, module: ModuleOp, *, tolerance: float = DEFAULT_TOLERANCE, verified: bool = False):
+        verify_given(module, verified)
         self.module = module
         self.runtime = Runtime(tolerance=tolerance)
         self._lock = threading.RLock()

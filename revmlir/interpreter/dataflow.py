@@ -58,8 +58,11 @@ PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
     arith.NegfOp: (lambda v, r: -1.0,),
     arith.ExtFOp: (lambda v, r: 1.0,),
     arith.TruncFOp: (lambda v, r: 1.0,),
-    arith.MaximumfOp: (lambda v, r: float(v[0] >= v[1]), lambda v, r: float(v[0] < v[1])),
-    arith.MinimumfOp: (lambda v, r: float(v[0] <= v[1]), lambda v, r: float(v[0] > v[1])),
+    # the operand the result is, the first on ties (the engines' rule)
+    **dict.fromkeys(
+        (arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp),
+        (lambda v, r: float(v[0] == r), lambda v, r: float(v[0] != r)),
+    ),
     mathd.FmaOp: (lambda v, r: v[1], lambda v, r: v[0], lambda v, r: 1.0),
     mathd.AbsFOp: (lambda v, r: math.copysign(1.0, v[0]),),
     mathd.ExpOp: (lambda v, r: r,),

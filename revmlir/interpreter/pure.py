@@ -207,14 +207,21 @@ def _bitcast(op: arith.BitcastOp, value: Any) -> Any:
     return np.array(value, dtype=dtypes[0]).view(dtypes[1]).item()
 
 
-def _extremum(smaller: bool) -> Semantics:
+def _extremum(smaller: bool, number_wins: bool = False) -> Semantics:
     """``arith.minimumf`` (``smaller``) or ``maximumf``: IEEE 754-2019's
     minimum and maximum, which native code's ``llvm.minimum`` and
     ``llvm.maximum`` are: a NaN operand gives NaN, and ``-0.0`` is below
     ``0.0``.  Not numpy's ``minimum``, which returns the second of two
-    equal operands, so ``min(-0.0, 0.0)`` was ``0.0``."""
+    equal operands, so ``min(-0.0, 0.0)`` was ``0.0``.  With
+    ``number_wins``, ``arith.minnumf`` or ``maxnumf``: its minimumNumber
+    and maximumNumber (``llvm.minimumnum``, ``llvm.maximumnum``), where a
+    NaN loses to a number, as in numpy's ``fmin`` and ``fmax``; of signed
+    zeros, the same rule (numpy's ``fmin`` returns either zero, its
+    scalars the first and its arrays the second)."""
 
     def run(op: Operation, a: float, b: float) -> float:
+        if number_wins and math.isnan(a) != math.isnan(b):
+            return b if math.isnan(a) else a
         if math.isnan(a) or math.isnan(b):
             return math.nan
         if a == b:  # signed zeros: the one of the sign that is the extremum
@@ -303,8 +310,8 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     arith.NegfOp: _f(np.negative),
     arith.MaximumfOp: _extremum(smaller=False),
     arith.MinimumfOp: _extremum(smaller=True),
-    arith.MaxnumfOp: _f(np.fmax),
-    arith.MinnumfOp: _f(np.fmin),
+    arith.MaxnumfOp: _extremum(smaller=False, number_wins=True),
+    arith.MinnumfOp: _extremum(smaller=True, number_wins=True),
     arith.IndexCastOp: _signed,
     arith.BitcastOp: _bitcast,
     arith.SIToFPOp: lambda op, a: float(_signed(op, a)),

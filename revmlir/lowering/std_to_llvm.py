@@ -138,11 +138,27 @@ GUARD_FUNCTIONS = (
 )
 """The C library functions the guards of host entry points call
 (``revmlir.runtime.guard``): declared, but not pure."""
-RUNTIME_LIBRARY = frozenset((*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS, "memcpy", "memmove", "memset"))
+CODE_GENERATED_MATH = frozenset(("sincos", "sincosf", "exp2", "exp2f", "ldexp", "ldexpf"))
+"""The libm functions LLVM's optimizer makes of the math host code
+computes, under names the code never calls: ``sincos`` of a ``sin`` and a
+``cos`` of one operand (complex ``exp``, ``sin``, ``cos``, ``tan``,
+``pow``, ``expm1``), ``exp2`` of ``pow(2.0, x)``, ``ldexp`` of
+``pow(2.0, n)`` and ``exp2(n)`` for a 32-bit ``n``; with ``f`` for
+``f32``.  Read off the host's code at ``-O3`` for every op the lowering
+translates, of ``f64`` and ``f32`` (``tests/test_native_numerics.py``
+compiles the code that makes them); what else LLVM's code
+generation may call (``__divti3`` and the other integer routines of
+compiler-rt, ``__powidf2``, ``memcmp``) the code never makes it call: no
+``i128`` division (a fixed-point product is only multiplied and shifted),
+``math.fpowi`` as ``pow``."""
+RUNTIME_LIBRARY = frozenset(
+    (*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS, "memcpy", "memmove", "memset", *CODE_GENERATED_MATH)
+)
 """The C library functions host code may call whatever its source calls:
-the allocator (stacks, ancilla arrays), ``abort``, the guards', and the
-functions LLVM makes of copies and fills of memory.  A function of the
-module named so would be called in their place (``check_symbol_names``)."""
+the allocator (stacks, ancilla arrays), ``abort``, the guards', the
+functions LLVM makes of copies and fills of memory, and those it makes of
+math (``CODE_GENERATED_MATH``).  A function of the module named so would
+be called in their place (``check_symbol_names``)."""
 
 
 def entry_point_names(name: str) -> tuple[str, str]:
@@ -1130,11 +1146,17 @@ def _ceildivui(t: FunctionTranslation, op: Operation) -> None:
 
 @translates(arith.MaximumfOp, arith.MinimumfOp, arith.MaxnumfOp, arith.MinnumfOp)
 def _float_extremum(t: FunctionTranslation, op: Operation) -> None:
+    """IEEE 754-2019's extrema, ``-0.0`` below ``0.0``: ``minimumf`` its
+    minimum (NaN wins), ``minnumf`` its minimumNumber (NaN loses), which
+    ``llvm.minimumnum`` is on every target, x86's code and LLVM's folding
+    alike.  Not ``llvm.minnum``, which may return either of two zeros:
+    x86's returns the first, so the result's sign followed the operands'
+    order and could differ from the interpreter's and a folded one's."""
     names = {
         arith.MaximumfOp: "llvm.maximum",
         arith.MinimumfOp: "llvm.minimum",
-        arith.MaxnumfOp: "llvm.maxnum",
-        arith.MinnumfOp: "llvm.minnum",
+        arith.MaxnumfOp: "llvm.maximumnum",
+        arith.MinnumfOp: "llvm.minimumnum",
     }
     a, b = (t.get(v) for v in op.operands)
     name = f"{names[type(op)]}.{_float_suffix(a.type)}"

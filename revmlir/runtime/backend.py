@@ -15,12 +15,25 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError
+from revmlir.parsing import verify_module
 from revmlir.runtime.arguments import ArgumentTypeError, ArgumentValueError, converter, from_runtime
 from revmlir.semantics import is_state_type, written_arguments
 
 Caller = Callable[[Sequence[Any]], tuple[Any, ...]]
 """Runs one function (or its inverse) on a sequence of arguments and returns
 every argument, updated."""
+
+
+def verify_given(module: ModuleOp, verified: bool) -> None:
+    """Verify a module an engine is given (``verify_module``: the located
+    ``VerifyException`` or ``ReversibilityViolation`` of its first broken
+    rule), unless its maker ``verified`` it: the frontend, ``rev-run`` and
+    the derived programs verify theirs as they build them, and a module of
+    a thousand functions takes a second.  Either engine ran an unverified
+    module as it was: ``y += y`` computed ``2y``, which no inverse undoes,
+    and a call of a missing function was a ``KeyError``."""
+    if not verified:
+        verify_module(module)
 
 
 class Backend:

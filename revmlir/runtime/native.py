@@ -72,6 +72,7 @@ from revmlir.runtime.backend import (
     read_only_error,
     same_stack,
     same_stack_error,
+    verify_given,
 )
 from revmlir.runtime.guard import add_guards
 from revmlir.runtime.interrupt import interrupted, interrupts, set_stack
@@ -393,10 +394,15 @@ class NativeModule(Backend):
         opt_level: int = 3,
         tolerance: float | None = None,
         direction: Direction = Direction.FORWARD,
+        *,
+        verified: bool = False,
     ) -> NativeModule:
         """The functions of ``direction`` compiled now: by default what
         calls run, so that a first call compiles no inverse its run does
-        not need; the first ``uncall`` compiles the inverses (``rest``)."""
+        not need; the first ``uncall`` compiles the inverses (``rest``).
+        ``module`` is verified first unless the caller says it ``verified``
+        it (``verify_given``)."""
+        verify_given(module, verified)
         return cls(module, *_compile(module, opt_level, tolerance, direction, None), direction, opt_level, tolerance)
 
     def holding(self, name: str, backward: bool) -> NativeModule:

@@ -145,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     backend = args.backend or ("interpreter" if args.counters else "native")
     if args.counters and backend != "interpreter":
         raise UsageError("--counters needs --backend=interpreter")
-    interpreter = RevInterpreter(module, tolerance=args.tolerance)
+    interpreter = RevInterpreter(module, tolerance=args.tolerance, verified=True)
     try:
         func = interpreter.function(args.entry)
     except ExecutionError as error:
@@ -208,7 +208,7 @@ def _compile(module: ModuleOp, entry: str, inverse: bool, tolerance: float) -> N
     reached = module.clone()
     drop_unreached_functions(reached, [entry])
     direction = Direction.BACKWARD if inverse else Direction.FORWARD
-    return NativeModule.compile(reached, tolerance=tolerance, direction=direction)
+    return NativeModule.compile(reached, tolerance=tolerance, direction=direction, verified=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -91,10 +91,10 @@ def derived_backend(
             module = spec.module.clone()
             generate(module, [spec.name])
             _verify_derived(spec, what, module)
-            backend: Backend = RevInterpreter(module)
+            backend: Backend = RevInterpreter(module, verified=True)
             if spec.native is not None:
                 compiled = compile_natively(
-                    spec.function, f"the {what} of {name}", partial(NativeModule.compile, module)
+                    spec.function, f"the {what} of {name}", partial(NativeModule.compile, module, verified=True)
                 )
                 backend = compiled or backend
         cached = derived[what] = (module, backend)

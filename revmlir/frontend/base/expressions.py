@@ -102,8 +102,8 @@ BINARY_FUNCTIONS: dict[Any, str] = {
     max: "max",
     np.minimum: "min",
     np.maximum: "max",
-    np.fmin: "min",
-    np.fmax: "max",
+    np.fmin: "fmin",
+    np.fmax: "fmax",
 }
 
 _FLOAT_TYPES: dict[Any, Attribute] = {np.float32: f32, np.float64: f64}

@@ -120,7 +120,7 @@ class Specialization(Itself):
         self.types = types
         self.name = name
         self.module = module
-        self.interpreter = RevInterpreter(module)
+        self.interpreter = RevInterpreter(module, verified=True)
         self._forward: Once[NativeModule | None] = Once(self._compile_forward)
         self._backward: Once[Backend] = Once(self._run_backward)
 
@@ -161,7 +161,7 @@ class Specialization(Itself):
             return compile_natively(
                 self.function, self.function.__name__, lambda: backward.holding(self.name, backward=False)
             )
-        compile = functools.partial(NativeModule.compile, self.module)
+        compile = functools.partial(NativeModule.compile, self.module, verified=True)
         return compile_natively(self.function, self.function.__name__, compile)
 
     @property
@@ -191,7 +191,7 @@ class Specialization(Itself):
             native.caller(self.name, backward=True)
             return native
         check_inverse(self.module, self.name)
-        return NativeModule.compile(self.module, direction=Direction.BACKWARD)
+        return NativeModule.compile(self.module, direction=Direction.BACKWARD, verified=True)
 
     @functools.cached_property
     def inverse(self) -> Specialization:

@@ -436,7 +436,7 @@ class OrdinarySpecialization:
         block.add_ops([call, func.ReturnOp(*kept, *call.res)])
         module.body.block.add_op(wrapper)
         try:
-            return NativeModule.compile(module), wrapper.sym_name.data
+            return NativeModule.compile(module, verified=True), wrapper.sym_name.data
         except PassFailedException:
             return None
 
