@@ -24,8 +24,10 @@ from xdsl.utils.exceptions import VerifyException
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
 from revmlir.diagnostics import first_line
+from revmlir.errors import InversionError
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.specialization import (
+    Invertible,
     Specialization,
     compile_natively,
     named_arguments,
@@ -234,13 +236,38 @@ class AdjointFunction:
     lanes: int = 1
 
     def __call__(self, *args: Any, **keywords: Any) -> Any:
-        args = self.bound(f"rv.adjoint({self.function.__name__})()", args, keywords)
+        return self.run(args, keywords, backward=False)
+
+    @property
+    def __name__(self) -> str:
+        return f"rv.adjoint({self.function.__name__})"
+
+    @property
+    def inverse(self) -> InverseAdjoint:
+        return InverseAdjoint(self)
+
+    def __invert__(self) -> InverseAdjoint:
+        return self.inverse
+
+    def run(self, args: tuple[Any, ...], keywords: Mapping[str, Any], backward: bool) -> Any:
+        """Run ``@f.adj`` forward, or backward for ``~rv.adjoint(f)``: both
+        take ``f``'s arguments, then the gradients, and return them."""
+        who = ("~" if backward else "") + self.__name__
+        args = self.bound(f"{who}()", args, keywords)
         spec = self.specialization(args)
         _, backend = adjoint_backend(spec, self.lanes)
         try:
-            results = backend.call(adjoint_name(spec.name, self.lanes), *args)
+            results = backend.caller(adjoint_name(spec.name, self.lanes), backward)(args)
         except ArgumentProblem as error:
             raise named_arguments(self.function, error, partial(self.gradient_name, spec)) from None
+        except InversionError as error:
+            if not backward:
+                raise
+            name = self.function.__name__
+            raise InversionError(
+                f"{who}: the adjoint of {name} has no inverse: {error}; "
+                f"to get {name}'s outputs back, call {name} on its inputs"
+            ) from None
         return results[0] if len(results) == 1 else results
 
     def bound(self, who: str, args: tuple[Any, ...], keywords: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -280,8 +307,58 @@ class AdjointFunction:
         return f"#{i} (the gradient of {which}" + (f", lane {lane})" if self.lanes > 1 else ")")
 
 
+@dataclass(frozen=True)
+class InverseAdjoint:
+    """``~rv.adjoint(f)`` (``rv.adjoint(f).inverse``): ``@f.adj`` run
+    backwards.  It takes what ``rv.adjoint(f)`` returns, ``f``'s inputs and
+    their gradients, and returns what it took, ``f``'s outputs and their
+    gradients: ``@f.adj`` is a reversible program (it uncomputes ``f`` while
+    it accumulates), so its inverse is the one rev IR's ``rev.uncall
+    @f.adj`` runs, as a reversible function does when it uncalls it.  An
+    adjoint that forgets (the gradient an ancilla has at its birth) has
+    none, which the call says."""
+
+    adjoint: AdjointFunction
+
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        return self.adjoint.run(args, keywords, backward=True)
+
+    @property
+    def __name__(self) -> str:
+        return "~" + self.adjoint.__name__
+
+    @property
+    def inverse(self) -> AdjointFunction:
+        return self.adjoint
+
+    def __invert__(self) -> AdjointFunction:
+        return self.adjoint
+
+
+def unsupported_adjoint(function: object) -> str | None:
+    """Why ``rv.adjoint`` takes no ``function`` that is a derived form of a
+    reversible function, and what to write instead, or None where it is
+    none: the adjoint of an inverse or of an adjoint, which no pass builds
+    (``~f`` and ``rv.adjoint(f)`` are differentiated through their
+    specialisations, ``@f.inv`` and the Hessian programs)."""
+    if isinstance(function, AdjointFunction | InverseAdjoint):
+        name = (function.adjoint if isinstance(function, InverseAdjoint) else function).function.__name__
+        return (
+            f"rv.adjoint({function.__name__}): an adjoint's adjoint is not supported; "
+            f"for second derivatives of {name} use rv.hvp({name}, …) or rv.hessian({name}, …)"
+        )
+    if isinstance(function, Invertible) and is_reversible(forward := ~function):
+        return (
+            f"rv.adjoint(~{forward.__name__}): the adjoint of an inverse is not supported; "
+            f"differentiate ~{forward.__name__} with rv.vjp(~{forward.__name__}, …) or rv.gradient(~{forward.__name__}, …)"
+        )
+    return None
+
+
 def adjoint(function: Reversible, lanes: int = 1) -> AdjointFunction:
     """``rv.adjoint(f)`` (``rv.adjoint(f, lanes=L)``), see ``AdjointFunction``."""
+    if (problem := unsupported_adjoint(function)) is not None:
+        raise TypeError(problem)
     if not is_reversible(function):
         raise TypeError(f"rv.adjoint expects a @rv.reversible function, got {function!r}")
     if type(lanes) is not int or lanes < 1:
