@@ -102,6 +102,11 @@ def test_adjoint_of_a_derived_form_is_refused():
         rv.adjoint(rv.adjoint(f))
     with pytest.raises(TypeError, match=r"^rv.adjoint\(~rv.adjoint\(square\)\): " + second):
         rv.adjoint(~rv.adjoint(f))
+    # what takes no derived callable shows it as it is written, not as nested dataclasses
+    with pytest.raises(TypeError, match=r"its inverse ~f or rv.adjoint\(f\), got <~rv.adjoint\(square\)>$"):
+        rv.cuda.kernel(~rv.adjoint(f))
+    with pytest.raises(TypeError, match=r"or its inverse, got <rv.adjoint\(square, lanes=2\)>$"):
+        rv.gradient(rv.adjoint(f, lanes=2), (np.zeros(1), np.ones(1)))
 
 
 def test_adjoint_of_an_adjoint_is_refused_inside_reversible_code():

@@ -242,6 +242,10 @@ class AdjointFunction:
     def __name__(self) -> str:
         return f"rv.adjoint({self.function.__name__})"
 
+    def __repr__(self) -> str:  # as refusals show it: the dataclass's nests the function's
+        lanes = f", lanes={self.lanes}" if self.lanes > 1 else ""
+        return f"<{self.__name__[:-1]}{lanes})>"
+
     @property
     def inverse(self) -> InverseAdjoint:
         return InverseAdjoint(self)
@@ -326,6 +330,9 @@ class InverseAdjoint:
     @property
     def __name__(self) -> str:
         return "~" + self.adjoint.__name__
+
+    def __repr__(self) -> str:
+        return f"<~{repr(self.adjoint)[1:-1]}>"
 
     @property
     def inverse(self) -> AdjointFunction:
