@@ -54,6 +54,19 @@ def test_inverse_adjoint_returns_what_the_adjoint_took(backend):
     assert [a.tolist() for a in after] == [[0.0, 0.0], [1.0, 2.0], [1.0, 3.0], [2.0, 12.0]]
     back = (~adj)(*after)
     assert [a.tolist() for a in back] == [[1.0, 4.0], [1.0, 2.0], [1.0, 3.0], [0.0, 0.0]]
+    with pytest.raises(TypeError, match=r"^~rv.adjoint\(square\) takes 2 argument\(s\) and 2 gradient\(s\), got 3"):
+        (~adj)(*after[:3])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_inverse_adjoint_with_lanes(backend):
+    f = square_into(backend)
+    adj = rv.adjoint(f, lanes=2)
+    y, x = f(np.zeros(1), np.array([3.0]))
+    after = adj(y, x, np.ones(1), np.zeros(1), np.full(1, 2.0), np.zeros(1))
+    assert [a.tolist() for a in after] == [[0.0], [3.0], [1.0], [6.0], [2.0], [12.0]]
+    back = (~adj)(*after)
+    assert [a.tolist() for a in back] == [[9.0], [3.0], [1.0], [0.0], [2.0], [0.0]]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -258,7 +258,7 @@ class AdjointFunction:
         take ``f``'s arguments, then the gradients, and return them."""
         who = ("~" if backward else "") + self.__name__
         args = self.bound(f"{who}()", args, keywords)
-        spec = self.specialization(args)
+        spec = self.specialization(args, who)
         _, backend = adjoint_backend(spec, self.lanes)
         try:
             results = backend.caller(adjoint_name(spec.name, self.lanes), backward)(args)
@@ -286,17 +286,18 @@ class AdjointFunction:
             )
         return args
 
-    def specialization(self, args: Sequence[Any]) -> Specialization:
+    def specialization(self, args: Sequence[Any], who: str | None = None) -> Specialization:
         """``f``'s specialisation for the arguments of a call (``f``'s,
         then the gradients), which says how many gradients it takes: a
         ``TypeError`` where they are not as many, before any of them is
-        looked at (and named: ``gradient_name`` numbers them by it)."""
+        looked at (and named: ``gradient_name`` numbers them by it), said
+        of ``who`` (``~rv.adjoint(f)``; by default ``rv.adjoint(f)``)."""
         count = len(self.function.parameters)
         spec = self.function.specialization_for(*args[:count])
         if len(args) != count + self.lanes * len(spec.carrying):
             per_lane = f" per lane ({self.lanes} lanes)" if self.lanes > 1 else ""
             raise TypeError(
-                f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
+                f"{who or self.__name__} takes {count} argument(s) and "
                 f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
             )
         return spec
