@@ -242,9 +242,14 @@ class AdjointFunction:
     def __name__(self) -> str:
         return f"rv.adjoint({self.function.__name__})"
 
-    def __repr__(self) -> str:  # as refusals show it: the dataclass's nests the function's
+    @property
+    def written(self) -> str:
+        """As the source writes it: ``rv.adjoint(f, lanes=2)``."""
         lanes = f", lanes={self.lanes}" if self.lanes > 1 else ""
-        return f"<{self.__name__[:-1]}{lanes})>"
+        return f"rv.adjoint({self.function.__name__}{lanes})"
+
+    def __repr__(self) -> str:  # as refusals show it: the dataclass's nests the function's
+        return f"<{self.written}>"
 
     @property
     def inverse(self) -> InverseAdjoint:
@@ -333,7 +338,7 @@ class InverseAdjoint:
         return "~" + self.adjoint.__name__
 
     def __repr__(self) -> str:
-        return f"<~{repr(self.adjoint)[1:-1]}>"
+        return f"<~{self.adjoint.written}>"
 
     @property
     def inverse(self) -> AdjointFunction:
