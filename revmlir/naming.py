@@ -8,11 +8,13 @@ engines must agree on these names, so they live below all of them.
 
 from __future__ import annotations
 
+import re
+
 INVERSE_SUFFIX = ".inv"
 TAPE_SUFFIX = ".tape"
 """``@f.tape``: ordinary code ``@f`` made reversible on a tape
 (``rev-reversibilize``'s Bennett mode), which ``@f`` runs where it is
-reversible; its errors are reported under ``@f`` (``tape_source``)."""
+reversible; its errors are reported under ``@f`` (``source_name``)."""
 TANGENT_SUFFIX = ".tan"
 """``@f.tan``: the tangent of a reversible function, or of ordinary code
 that derived code calls (a primitive's rule, differentiated again for a
@@ -68,13 +70,28 @@ def identifier(name: str, dot: str) -> str:
     return "".join(spelled)
 
 
-def tape_source(name: str) -> str:
-    """The function whose code ``name`` runs, as errors name it: a tape
-    function's ``.tape`` left out, wherever derived names put it (``@f`` of
-    ``@f.tape``, ``@f.tan`` of its tangent ``@f.tape.tan``, ``@f.inv`` of
-    its inverse), any other name its own.  Native code runs ordinary code as
-    written (``@f``) where the interpreter runs its tape, and a gradient
-    runs the tape on both: the user wrote ``f``, so every engine names
-    it."""
+ARRANGEMENT_PARTS = re.compile(r"tape|plain|ckpt|grad|step[0-9]+|loss[0-9]+")
+"""The parts of a derived name that say how the user's code was arranged
+to run, not what it computes: a tape function (``@f.tape``), a gradient
+that runs ``f`` and then its adjoint (``@f.grad``, ``@f.grad.lossK``), a
+checkpointed gradient (``@f.ckpt``), its outlined steps
+(``@f.ckpt.step<j>``) and their untaped copies (``.plain``).  What is left
+(``.inv``, ``.adj``, ``.tan`` and their lanes) says what the code computes
+of the user's function, and stays."""
+
+
+def source_name(name: str) -> str:
+    """The function whose code ``name`` runs, as errors name it: the
+    user's function, with what derived code computes of it (``@f.adj``,
+    ``@f.tan``, ``@f.inv``) but not how it was arranged
+    (``ARRANGEMENT_PARTS``): ``@f`` of ``@f.tape`` and of
+    ``@f.ckpt.step0.plain``, ``@f.tan`` of ``@f.tape.tan`` and of
+    ``@f.grad.loss0.tan``, ``@f.adj`` of ``@f.ckpt.step0.adj``.  Native
+    code runs ordinary code as written (``@f``) where the interpreter runs
+    its tape, and a derivative runs code the passes outlined and copied
+    from ``f``'s: the user wrote ``f``, so every engine names it, and the
+    op's location says where in it.  Only the parts after the first are
+    read, so ``@tape`` and ``@grad`` stay themselves; a hand-written
+    ``@x.plain`` is named ``@x`` too."""
     head, *derived = name.split(".")
-    return ".".join([head, *(part for part in derived if part != TAPE_SUFFIX[1:])])
+    return ".".join([head, *(part for part in derived if not ARRANGEMENT_PARTS.fullmatch(part))])

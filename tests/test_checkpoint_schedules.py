@@ -8,9 +8,12 @@ n(k-1)+2 space.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
 from math import ceil, comb, log2
+from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -27,8 +30,10 @@ from revmlir.checkpoint import (
     TakeSnapshot,
     bennett,
     binomial,
+    binomial_optimum,
     bisection,
     online,
+    repetition_number,
     store_all,
     validate,
 )
@@ -220,3 +225,43 @@ def test_binomial_agrees_with_checkpoint_schedules_revolve(snaps: int) -> None:
         if steps > 1:
             # their closed form counts every forward step, the taped ones included
             assert stats["plain"] + stats["taped"] == cs.optimal_steps_binomial(steps, snaps), (steps, snaps)
+
+
+# -- arguments ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "message"),
+    [
+        (lambda: online(1.5), TypeError, "online: snapshots must be an integer, got 1.5 (float)"),
+        (lambda: online(0), ValueError, "online: snapshots must be >= 1, got 0"),
+        (lambda: binomial(10, True), TypeError, "binomial: snapshots must be an integer, got True (bool)"),
+        (lambda: binomial(10, 1.5), TypeError, "binomial: snapshots must be an integer, got 1.5 (float)"),
+        (lambda: binomial(10.0, 2), TypeError, "binomial: steps must be an integer, got 10.0 (float)"),
+        (lambda: binomial(-1, 2), ValueError, "binomial: steps must be >= 0, got -1"),
+        (lambda: binomial(10, 0), ValueError, "binomial: snapshots must be >= 1, got 0"),
+        (lambda: store_all(False), TypeError, "store_all: steps must be an integer, got False (bool)"),
+        (lambda: bisection("3"), TypeError, "bisection: steps must be an integer, got '3' (str)"),
+        (lambda: bennett(8, 1), ValueError, "bennett: k must be >= 2, got 1"),
+        (lambda: bennett(8, 2.0), TypeError, "bennett: k must be an integer, got 2.0 (float)"),
+        (lambda: bennett(-2, 2), ValueError, "bennett: steps must be >= 0, got -2"),
+        # the least t with beta(0, t) >= 5 does not exist: this looped forever
+        (lambda: repetition_number(5, 0), ValueError, "repetition_number: snapshots must be >= 1, got 0"),
+        (lambda: binomial_optimum(5, None), TypeError, "binomial_optimum: snapshots must be an integer, got None"),
+        (lambda: online(3).realize(2.0), TypeError, "OnlineSchedule.realize: trip_count must be an integer, got 2.0"),
+        (lambda: validate(binomial(5, 2), 5, memory=True), TypeError, "validate: memory must be an integer, got True"),
+        (lambda: validate(binomial(5, 2), 5, memory=-1), ValueError, "validate: memory must be >= 0, got -1"),
+    ],
+)
+def test_arguments_are_checked(call: Callable[[], Any], error: type[Exception], message: str) -> None:
+    with pytest.raises(error) as raised:
+        call()
+    assert str(raised.value).startswith(message)
+
+
+def test_numpy_integers_are_counts() -> None:
+    """numpy's integers are integers: the schedule is the one of the
+    Python ints, and holds them as Python ints."""
+    assert binomial(np.int64(10), np.int32(3)) == binomial(10, 3)
+    assert online(np.int16(4)).snapshots == 4 and type(online(np.int16(4)).snapshots) is int
+    assert bennett(np.uint8(9), np.int64(3)) == bennett(9, 3)

@@ -1178,6 +1178,21 @@ def test_modulo_of_a_complex():
     check(at_call(f, 1j, 0.0), "# E:mod-complex", "'z % 2': % is not defined on complex numbers")
 
 
+def test_a_complex64_is_named_as_numpy_names_it():
+    """A ``complex<f32>`` value is numpy's ``complex64``, as an ``f32`` is
+    ``float32``; both complex types were "complex"."""
+
+    def f(z, y):
+        y += z  # E:complex64
+
+    check(
+        at_call(f, np.complex64(1j), 0.0),
+        "# E:complex64",
+        "'y += z' adds a complex64 to 'y' (a float)",
+        "take a part: z.real, or use a complex64 variable",
+    )
+
+
 def test_numpy_remainder_of_a_complex():
     def f(z, y):
         y += np.remainder(z, 2.0).real  # E:remainder-complex

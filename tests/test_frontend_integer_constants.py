@@ -2,7 +2,7 @@
 folded at compile time, unbounded, and an error at their location where the
 result does not fit the integer they become (a uint64's bits only in modular
 arithmetic); beside a float they are that float.  Numeric globals and
-attributes are read once per function.  Long expressions compile, and
+attributes, and the functions a function calls, are read once per function.  Long expressions compile, and
 derive, and one too deep for Python is a located error."""
 
 import importlib.util
@@ -317,6 +317,49 @@ def test_a_numeric_global_is_read_once_for_every_specialisation(monkeypatch):
     assert rv.gradient(times_k, (1.0, 2.0)) == (1.0, 2.0)  # a new one, for floats: ∂y/∂x is K as first read
     assert times_k(1.0, 2.0) == (5.0, 2.0)
     assert times_k(np.float32(1.0), np.float32(2.0)) == (5.0, 2.0)
+
+
+def add_once(y, x):
+    y += x
+
+
+def subtract_once(y, x):
+    y -= x
+
+
+def doubled(x):
+    return 2.0 * x
+
+
+def tripled(x):
+    return 3.0 * x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_called_global_is_read_once_for_every_specialisation(backend):
+    """A function a compiled one calls, rebound after the first compile,
+    is not called by later specialisations either: they looked it up
+    when they compiled, so after the rebinding floats ran ``add_once``
+    and ints ``subtract_once``, on both engines.  A reversible callee and
+    a plain helper inlined into ordinary code alike."""
+    step = rv.reversible(add_once, backend=backend)
+    helper = doubled
+
+    @rv.reversible(backend=backend)
+    def stepped(y, x):
+        step(y, x)
+
+    @rv.ordinary(backend=backend)
+    def scaled(x):
+        return helper(x)
+
+    assert stepped(1.0, 2.0) == (3.0, 2.0) and scaled(2.0) == 4.0
+    step = rv.reversible(subtract_once, backend=backend)
+    helper = tripled
+    assert stepped(1.0, 2) == (3.0, 2)  # a new specialisation: add_once, as first read
+    assert (~stepped)(3.0, 2) == (1.0, 2)
+    assert scaled(2) == 4.0 and rv.gradient(scaled, (2.0,)) == (2.0,)
+    assert step(1.0, 2.0) == (-1.0, 2.0) and helper(2.0) == 6.0  # the names are rebound
 
 
 CONFIG = SimpleNamespace(K=2, N=np.int64(5))

@@ -9,6 +9,7 @@ cutting, exhaustive search over every order of small random graphs."""
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 import jax
@@ -166,6 +167,64 @@ def test_a_non_finite_derivative_names_the_lump(a: float):
         rv.inverse_jvp(root, (a, 2.0), (1.0, 1.0, None, None))
     with pytest.raises(LumpError, match=message):
         rv.inverse_vjp(root, (a, 2.0), (1.0, 1.0))
+
+
+POWER = """
+func.func @f(%x: f64, %y: f64) -> (f64, f64) {
+  %r = math.powf %x, %y : f64
+  func.return %r, %y : f64, f64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("a", "problem"),
+    [
+        (-2.0, "takes the log of -2.0, a non-positive value"),
+        (0.0, "takes the log of 0.0, a non-positive value"),
+    ],
+)
+def test_a_log_of_a_non_positive_value_is_said_at_the_op(a: float, problem: str):
+    """``log`` of ``a ≤ 0`` is NaN or -inf: ``J`` has no value there.  At
+    ``a < 0`` its partial ``1/a`` is finite, and the products came back with
+    NaN outputs and a derivative, silently; at ``0`` the lump's partial was
+    "non-finite".  The op is named, at its line, with the value."""
+
+    @rv.ordinary
+    def logged(a, b):
+        return math.log(a) + b, b * 2.0  # E:logged
+
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if text.endswith("# E:logged"))
+    message = rf"^'math.log' at {__file__}:{line}:16: {problem}, so the Jacobian J is not defined at these arguments$"
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_jvp(logged, (a, 1.0), (1.0, 0.0, None, None))
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_vjp(logged, (a, 1.0), (1.0, 0.0))
+    assert rv.constant_width(logged, (a, 1.0)).constant_width  # the widths need no derivative
+
+
+def test_a_power_of_a_negative_base_by_an_active_exponent_is_said_at_the_op():
+    """``∂(x^y)/∂y = x^y·log x``: math's ``log`` refused ``x < 0``, and the
+    partial was unknown; it is NaN, as on the engines, and the op says
+    why.  At ``x = 0`` it is 0 (JAX's rule, the engines', decision 147), so
+    only ``∂/∂x = 0`` makes the block singular."""
+
+    @rv.ordinary
+    def power(x, y):
+        return x**y, y
+
+    message = r"^'math.powf' at .*: raises the negative base -2.0 to an active exponent: its partial is the log"
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_jvp(power, (-2.0, 1.5), (1.0, 1.0, None, None))
+    module = parse_module(POWER)
+    (function,) = module.ops
+    assert isinstance(function, func.FuncOp)
+    (at_zero,) = (node for node in dataflow_graph(module, function, (0.0, 1.5)).nodes if node.op is not None)
+    assert at_zero.partials == (0.0, 0.0) and at_zero.undefined is None
+    (negative,) = (node for node in dataflow_graph(module, function, (-2.0, 2.0)).nodes if node.op is not None)
+    assert negative.partials[0] == -4.0 and math.isnan(negative.partials[1]) and negative.undefined is not None
+    with pytest.raises(SingularLumpError, match="singular step: lump #0"):
+        rv.inverse_jvp(power, (0.0, 1.5), (1.0, 1.0, None, None))
 
 
 def test_a_reversible_functions_inverse_products_are_ieee_results_where_a_derivative_is_infinite():

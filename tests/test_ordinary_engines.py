@@ -70,6 +70,51 @@ def test_an_error_in_ordinary_code_names_the_function_as_written(backend: str):
     assert tangent == error.replace("@quotient:", "@quotient.tan:")
 
 
+def stepped(x: float, n: int) -> float:
+    s = 0.0
+    k = 0
+    for i in rv.checkpointed(range(4), snapshots=2):
+        k += 12 // (n - i)  # E:stepped
+        s += x * k
+    return s
+
+
+def looped(x: float, n: int) -> float:
+    s = 0.0
+    k = 0
+    for i in range(4):
+        k += 12 // (n - i)  # E:looped
+        s += x * k
+    return s
+
+
+def through_a_loop(y: float, x: float, n: int) -> None:
+    for i in range(4):
+        y += x * (12 // (n - i))  # E:through_a_loop
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_error_in_a_derived_gradient_names_the_function_as_written(backend: str):
+    """A checkpointed gradient runs its loop's outlined step and the step's
+    untaped copy (``@stepped.ckpt.step0.plain``), a policy's the machine's
+    gradient, a reversible function's gradient ``@f.grad.loss0`` and its
+    Hessian-vector product ``@f.grad.loss0.tan``: each named the derived
+    function; they name the user's (its tangent's for the product), and
+    the op's place in it, on both engines."""
+    division = "'arith.floordivsi' in @{}: integer division by zero"
+    f = rv.ordinary(stepped, backend=backend)
+    expected = f"{at('stepped', '12 // (n - i)')}: {division.format('stepped')}"
+    assert message(lambda: rv.gradient(f, (1.0, 2))) == expected
+    g = rv.ordinary(looped, backend=backend)
+    expected = f"{at('looped', '12 // (n - i)')}: {division.format('looped')}"
+    assert message(lambda: rv.gradient(g, (1.0, 2), checkpoint="bisection")) == expected
+    h = rv.reversible(through_a_loop, backend=backend)
+    expected = f"{at('through_a_loop', '12 // (n - i)')}: {division.format('through_a_loop')}"
+    assert message(lambda: rv.gradient(h, (0.0, 1.0, 2))) == expected
+    product = message(lambda: rv.hvp(h, (0.0, 1.0, 2), (0.0, 1.0, 0)))
+    assert product == expected.replace("@through_a_loop:", "@through_a_loop.tan:")
+
+
 # -- -0.0 through the reversible form ------------------------------------------------
 
 
@@ -115,7 +160,7 @@ def test_a_negative_zero_result_keeps_its_sign(backend: str, program: Callable[[
 
 
 def complex_result(x: float) -> complex:
-    return complex(x, -0.0)
+    return complex(x, -0.0)  # E:complex_result
 
 
 def complex_part(x: float) -> float:
@@ -128,15 +173,20 @@ def test_no_complex_value_reaches_a_result_slot(backend: str):
     """The slots start at ``-0.0`` for floats (and 0 for integers) only:
     ordinary code computes no complex value, so no slot would need
     ``complex(-0.0, -0.0)``.  One returned or computed is refused when the
-    function compiles, at the function or at the op, on either backend."""
-    with pytest.raises(rv.ReversibleSyntaxError, match=r"it returns complex<f64>; only scalars can be returned"):
+    function compiles, at the function or at the expression, on either
+    backend, in Python's words (it named ``complex.create`` and
+    ``complex<f64>``)."""
+    real_only = (
+        "@rv.ordinary functions compute real numbers only: compute the real and imaginary parts as floats, "
+        "or write the function with @rv.reversible, which computes complex numbers"
+    )
+    with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(complex_result, backend=backend)(0.0)
+    expected = f"{at('complex_result', 'return')}: 'complex_result' returns a complex number; {real_only}"
+    assert str(caught.value) == expected
     with pytest.raises(rv.ReversibleSyntaxError) as caught:
         rv.ordinary(complex_part, backend=backend)(0.0)
-    assert str(caught.value).startswith(
-        f"'complex.create' at {at('complex', 'complex(')} cannot be reversibilized: "
-        "it produces a value of type complex<f64>"
-    )
+    assert str(caught.value) == f"{at('complex', 'complex(')}: this makes a complex number; {real_only}"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -111,7 +111,7 @@ def test_snapshots_past_the_bound_stop_at_the_same_record_on_both_engines(tmp_pa
         stopped(backend, tmp_path, LARGE_SNAPSHOTS, "0.001") for backend in ("native", "interpreter")
     )
     assert native == interpreter
-    assert native.startswith(f"{tmp_path / 'endless_tape.py'}:9:5: 'anc.snapshot' in @oscillate.grad: "), native
+    assert native.startswith(f"{tmp_path / 'endless_tape.py'}:9:5: 'anc.snapshot' in @oscillate: "), native
     assert native.endswith("cannot grow a stack of 120 elements: out of memory"), native
 
 

@@ -59,13 +59,16 @@ class Node:
     """An active value: an input (``op`` is ``None``) or an op's float
     result, with its active operands and the partial derivatives of the
     result with respect to them (``None`` where not known: statically, or
-    for an input)."""
+    for an input), and why its derivative is not defined at the point
+    (``undefined``: a logarithm of a non-positive value), which the
+    inverse products refuse at the op."""
 
     op: Operation | None
     operands: tuple[int, ...] = ()
     partials: tuple[float | None, ...] = ()
     value: float | None = None
     label: str = ""
+    undefined: str | None = None
 
 
 @dataclass(frozen=True)
@@ -398,6 +401,9 @@ def _dense(graph: Graph, lumping: Lumping, index: int) -> tuple[np.ndarray, np.n
     negative number) is an error naming the lump: LAPACK fails on it with
     an error that names nothing, or the solve carries the NaN on."""
     lump = lumping.lumps[index]
+    for node in (graph.nodes[i] for i in lump.nodes):
+        if node.undefined is not None:
+            raise LumpError(node.op, f"{node.undefined}, so the Jacobian J is not defined at these arguments")
     A, B = blocks(graph, lump)
     width = lump.width
     dense = np.array(A, dtype=float).reshape(width, width), np.array(B, dtype=float).reshape(width, len(lump.reads))

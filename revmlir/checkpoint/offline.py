@@ -17,17 +17,10 @@ from math import comb
 from typing import TypeAlias
 
 from revmlir.checkpoint.actions import Compute, Objective, Uncompute
-from revmlir.checkpoint.schedule import Schedule, ScheduleBuilder
+from revmlir.checkpoint.schedule import Schedule, ScheduleBuilder, count
 
 Pebble: TypeAlias = Compute | Uncompute
 """An action of Bennett's pebble game: every step is run or unrun."""
-
-
-def _check(steps: int, name: str, value: int, least: int) -> None:
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
-    if value < least:
-        raise ValueError(f"{name} must be >= {least}, got {value}")
 
 
 def _beta(s: int, t: int) -> int:
@@ -38,6 +31,8 @@ def _beta(s: int, t: int) -> int:
 
 def repetition_number(steps: int, snapshots: int) -> int:
     """The least t with beta(snapshots, t) >= steps."""
+    steps = count("repetition_number", "steps", steps, 0)
+    snapshots = count("repetition_number", "snapshots", snapshots, 1)
     t = 0
     while _beta(snapshots, t) < steps:
         t += 1
@@ -48,7 +43,8 @@ def binomial_optimum(steps: int, snapshots: int) -> int:
     """Griewank and Walther's minimal number of plain forward steps to reverse
     ``steps`` steps with ``snapshots`` stored states (the initial one included):
     t * steps - beta(snapshots + 1, t - 1)."""
-    _check(steps, "snapshots", snapshots, 1)
+    steps = count("binomial_optimum", "steps", steps, 0)
+    snapshots = count("binomial_optimum", "snapshots", snapshots, 1)
     if steps == 0:
         return 0
     t = repetition_number(steps, snapshots)
@@ -57,7 +53,7 @@ def binomial_optimum(steps: int, snapshots: int) -> int:
 
 def store_all(steps: int) -> Schedule:
     """Snapshot every state on one forward sweep; no step is advanced twice."""
-    _check(steps, "steps", steps, 0)
+    steps = count("store_all", "steps", steps, 0)
     b = ScheduleBuilder()
     for i in range(steps):
         b.advance(1 if i else 0)
@@ -71,7 +67,7 @@ def store_all(steps: int) -> Schedule:
 def bisection(steps: int) -> Schedule:
     """Binary bisection: split off the first floor(l/2) steps, reverse the rest
     first.  Peak = ceil(log2 steps) + 1 stored states for steps >= 1."""
-    _check(steps, "steps", steps, 0)
+    steps = count("bisection", "steps", steps, 0)
     b = ScheduleBuilder()
 
     def rec(a: int, end: int) -> None:  # s_a is stored
@@ -110,7 +106,8 @@ def binomial(steps: int, snapshots: int) -> Schedule:
     """Revolve: reverse ``steps`` steps holding at most ``snapshots`` states (the
     initial one included) with the provably minimal number of plain forward
     steps, ``binomial_optimum(steps, snapshots)``."""
-    _check(steps, "snapshots", snapshots, 1)
+    steps = count("binomial", "steps", steps, 0)
+    snapshots = count("binomial", "snapshots", snapshots, 1)
     b = ScheduleBuilder()
     if steps:
         b.take()
@@ -140,7 +137,8 @@ def bennett(steps: int, k: int) -> Schedule:
     """Bennett's k-ary pebble game: compute s_steps from s_0 reversibly, erasing
     nothing, by computing k segments, then uncomputing the k - 1 intermediate
     states.  For steps = k^n: (2k-1)^n step executions, peak n(k-1)+2 states."""
-    _check(steps, "k", k, 2)
+    steps = count("bennett", "steps", steps, 0)
+    k = count("bennett", "k", k, 2)
     cache: dict[int, tuple[Pebble, ...]] = {}
 
     def pebble(length: int) -> tuple[Pebble, ...]:  # actions for [0, length)

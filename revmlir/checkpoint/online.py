@@ -36,7 +36,7 @@ from revmlir.checkpoint.actions import (
     TakeSnapshot,
 )
 from revmlir.checkpoint.offline import binomial_into
-from revmlir.checkpoint.schedule import Schedule, ScheduleBuilder
+from revmlir.checkpoint.schedule import Schedule, ScheduleBuilder, count
 
 
 @dataclass(frozen=True)
@@ -46,8 +46,7 @@ class OnlineSchedule:
     snapshots: int
 
     def __post_init__(self) -> None:
-        if self.snapshots < 1:
-            raise ValueError(f"snapshots must be >= 1, got {self.snapshots}")
+        object.__setattr__(self, "snapshots", count("online", "snapshots", self.snapshots, 1))
 
     @property
     def forward_capacity(self) -> int:
@@ -59,6 +58,7 @@ class OnlineSchedule:
     def realize(self, trip_count: int) -> Schedule:
         """The complete schedule the cursor produces when the loop runs
         ``trip_count`` times (for validation, stats and tests)."""
+        trip_count = count("OnlineSchedule.realize", "trip_count", trip_count, 0)
         run = self.start()
         actions: list[Action] = []
         for _ in range(trip_count):

@@ -21,8 +21,10 @@ Conventions (shared by all schedules):
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from revmlir.checkpoint.actions import (
     ADJOINT_KINDS,
@@ -51,6 +53,28 @@ class ScheduleError(ValueError):
         super().__init__(f"invalid checkpoint schedule, {where}: {reason}")
 
 
+def count(who: str, name: str, value: Any, least: int) -> int:
+    """``value``, given for the parameter ``name`` of ``who``, as a count
+    of steps or states: an integer (Python's or numpy's) of at least
+    ``least``, as a Python ``int``.  A float is refused even where it is
+    integral, and so is a bool, an ``int`` to Python: either is a mistake
+    in the call (``binomial(10, True)`` for five snapshots, ``online(1.5)``)
+    that the arithmetic would otherwise round, loop on or fail in with a
+    message of its own.  A ``TypeError`` or ``ValueError`` naming the
+    parameter and the value."""
+    number = None
+    if not isinstance(value, bool):
+        try:
+            number = operator.index(value)
+        except TypeError:
+            pass
+    if number is None:
+        raise TypeError(f"{who}: {name} must be an integer, got {value!r} ({type(value).__name__})")
+    if number < least:
+        raise ValueError(f"{who}: {name} must be >= {least}, got {number}")
+    return number
+
+
 @dataclass(frozen=True)
 class Stats:
     plain: int = 0
@@ -65,8 +89,9 @@ class Stats:
 def simulate(objective: Objective, actions: tuple[Action, ...], steps: int, memory: int | None = None) -> Stats:
     """Replay ``actions`` on a chain of ``steps`` steps; raise ``ScheduleError``
     at the first illegal action.  ``memory=None`` means unbounded."""
-    if steps < 0:
-        raise ValueError(f"steps must be >= 0, got {steps}")
+    steps = count("simulate", "steps", steps, 0)
+    if memory is not None:
+        memory = count("simulate", "memory", memory, 0)
     allowed = ADJOINT_KINDS if objective is Objective.ADJOINT else REVERSIBLE_KINDS
     stored: set[int] = {0} if objective is Objective.REVERSIBLE else set()
     pos: int | None = 0 if objective is Objective.ADJOINT else None
@@ -177,6 +202,9 @@ def validate(schedule: Schedule, steps: int, memory: int | None) -> dict[str, in
     """Check ``schedule`` on a chain of ``steps`` steps with at most ``memory``
     stored states (``None``: unbounded); return its stats.  Raises
     ``ScheduleError`` naming the first bad action."""
+    steps = count("validate", "steps", steps, 0)
+    if memory is not None:
+        memory = count("validate", "memory", memory, 0)
     if schedule.steps != steps:
         raise ScheduleError(None, None, f"schedule is for {schedule.steps} steps, not {steps}")
     return simulate(schedule.objective, schedule.actions, steps, memory).as_dict()

@@ -74,18 +74,22 @@ PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
     mathd.Log1pOp: (lambda v, r: 1.0 / (1.0 + v[0]),),
     mathd.SqrtOp: (lambda v, r: 0.5 / r,),
     mathd.RsqrtOp: (lambda v, r: -0.5 * r**3,),
-    mathd.SinOp: (lambda v, r: math.cos(v[0]),),
-    mathd.CosOp: (lambda v, r: -math.sin(v[0]),),
+    mathd.SinOp: (lambda v, r: np.cos(v[0]),),
+    mathd.CosOp: (lambda v, r: -np.sin(v[0]),),
     mathd.TanOp: (lambda v, r: 1.0 + r * r,),
     mathd.TanhOp: (lambda v, r: 1.0 - r * r,),
-    mathd.SinhOp: (lambda v, r: math.cosh(v[0]),),
-    mathd.CoshOp: (lambda v, r: math.sinh(v[0]),),
+    mathd.SinhOp: (lambda v, r: np.cosh(v[0]),),
+    mathd.CoshOp: (lambda v, r: np.sinh(v[0]),),
     mathd.AtanOp: (lambda v, r: 1.0 / (1.0 + v[0] * v[0]),),
     mathd.Atan2Op: (
         lambda v, r: v[1] / (v[0] * v[0] + v[1] * v[1]),
         lambda v, r: -v[0] / (v[0] * v[0] + v[1] * v[1]),
     ),
-    mathd.PowFOp: (lambda v, r: v[1] * v[0] ** (v[1] - 1.0), lambda v, r: r * math.log(v[0])),
+    # JAX's rules at a zero base, as the engines' (decision 147); log of a negative base is NaN
+    mathd.PowFOp: (
+        lambda v, r: 0.0 if v[0] == 0.0 and v[1] == 0.0 else v[1] * v[0] ** (v[1] - 1.0),
+        lambda v, r: 0.0 if v[0] == 0.0 else r * np.log(v[0]),
+    ),
     mathd.CopySignOp: (lambda v, r: math.copysign(1.0, v[0]) * math.copysign(1.0, v[1]), lambda v, r: 0.0),
     mathd.FloorOp: (lambda v, r: 0.0,),
     mathd.CeilOp: (lambda v, r: 0.0,),
@@ -94,7 +98,35 @@ PARTIALS: dict[type[Operation], tuple[Partial, ...]] = {
     RemFOp: (lambda v, r: 1.0, lambda v, r: float(np.rint((r - v[0]) / v[1]))),
     mathd.FPowIOp: (lambda v, r: v[1] * v[0] ** (v[1] - 1),),
 }
-"""Local partial derivatives of the float ops a graph may hold."""
+"""Local partial derivatives of the float ops a graph may hold, in IEEE
+arithmetic as the engines' rules (numpy's functions, where ``math``'s
+refuse ``cos(inf)`` and overflow)."""
+
+LOGARITHMS: dict[type[Operation], tuple[str, float]] = {
+    mathd.LogOp: ("log", 0.0),
+    mathd.Log2Op: ("log2", 0.0),
+    mathd.Log10Op: ("log10", 0.0),
+    mathd.Log1pOp: ("log1p", -1.0),
+}
+"""The logarithms, each with the value at and below which it is not a real
+function: ``log`` of a non-positive value, ``log1p`` of one at or below
+-1."""
+
+
+def undefined(op: Operation, args: Sequence[Any], values: Sequence[Any]) -> str | None:
+    """Why ``op``'s derivative is not defined at its operands' ``values``,
+    or None: a logarithm of a value where it is no real function (its
+    result is NaN or -inf, and ``J`` has no value there, whatever its
+    partial), or a power whose active exponent meets a negative base (its
+    partial there is ``r·log x``, the log of a non-positive value)."""
+    if (log := LOGARITHMS.get(type(op))) is not None and values[0] is not None:
+        name, bound = log
+        if not values[0] > bound:
+            where = "a non-positive value" if bound == 0.0 else f"a value at or below {bound}"
+            return f"takes the {name} of {values[0]!r}, {where}"
+    if isinstance(op, mathd.PowFOp) and isinstance(args[1], _Active) and values[0] is not None and values[0] < 0.0:
+        return f"raises the negative base {values[0]!r} to an active exponent: its partial is the log of the base"
+    return None
 
 
 class _Unknown:
@@ -228,7 +260,7 @@ class _Evaluator:
             if isinstance(arg, _Active):
                 operands.append(arg.index)
                 found.append(_known(partial, values, result))
-        return self.add(Node(op, tuple(operands), tuple(found), result))
+        return self.add(Node(op, tuple(operands), tuple(found), result, undefined=undefined(op, args, values)))
 
     def condition(self, op: Operation, value: Any) -> bool:
         if value is UNKNOWN:
@@ -274,12 +306,13 @@ def _known(partial: Partial, values: Sequence[Any], result: Any) -> float | None
     ``float64``, so a division by zero is ±∞ or NaN, as IEEE's (``%``'s
     ∂/∂b at ``b = 0`` is NaN, the engines' rule's value), where Python's
     floats raised, which made a partial known at a point unknown.  None
-    where a value it needs is unknown, or where ``math`` refuses one
-    (``log`` of a negative number)."""
+    where a value it needs is unknown (``TypeError`` of ``None``): a value
+    the engines compute is never unknown (``log`` of a negative number is
+    NaN, and ``undefined`` says why)."""
     floats = [np.float64(v) if isinstance(v, float) else v for v in values]
     try:
         return float(partial(floats, np.float64(result) if isinstance(result, float) else result))
-    except (TypeError, ValueError, OverflowError):
+    except TypeError:
         return None
 
 

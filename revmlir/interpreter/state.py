@@ -22,7 +22,7 @@ from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.interpreter import complex_numbers
 from revmlir.inversion import invert_function
 from revmlir.lowering.checked_code import display_name
-from revmlir.naming import tape_source
+from revmlir.naming import source_name
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
 from revmlir.safety import stack_limit
 
@@ -53,9 +53,9 @@ class Frame:
     backward: bool
 
     def __str__(self) -> str:
-        """As errors name the function: a tape function by the function it
-        runs (``tape_source``), as native code names it."""
-        return ("~" if self.backward else "") + tape_source(self.name)
+        """As errors name the function: derived code by the user's function
+        it runs (``source_name``), as native code names it."""
+        return ("~" if self.backward else "") + source_name(self.name)
 
 
 @dataclass

@@ -60,7 +60,7 @@ from revmlir.fast_ops import (
 )
 from revmlir.ir_utils import constant_index, is_float_type
 from revmlir.lowering.native_types import element_bytes
-from revmlir.naming import INVERSE_SUFFIX, inverse_name, tape_source
+from revmlir.naming import INVERSE_SUFFIX, inverse_name, source_name
 from revmlir.runtime_checks import (
     ERROR_SLOT,
     FAIL,
@@ -151,9 +151,9 @@ class CheckOp(IRDLOperation):
 
 def display_name(function: str) -> str:
     """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
-    interpreter names ``f`` run backwards, and a tape function by the
-    function it runs (``tape_source``)."""
-    function = tape_source(function)
+    interpreter names ``f`` run backwards, and derived code by the user's
+    function it runs (``source_name``)."""
+    function = source_name(function)
     if function.endswith(INVERSE_SUFFIX):
         return "~" + inverse_name(function)
     return function

@@ -24,8 +24,10 @@ from xdsl.utils.exceptions import VerifyException
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
 from revmlir.diagnostics import first_line
+from revmlir.errors import InversionError
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.specialization import (
+    Invertible,
     Specialization,
     compile_natively,
     named_arguments,
@@ -234,13 +236,47 @@ class AdjointFunction:
     lanes: int = 1
 
     def __call__(self, *args: Any, **keywords: Any) -> Any:
-        args = self.bound(f"rv.adjoint({self.function.__name__})()", args, keywords)
-        spec = self.specialization(args)
+        return self.run(args, keywords, backward=False)
+
+    @property
+    def __name__(self) -> str:
+        return f"rv.adjoint({self.function.__name__})"
+
+    @property
+    def written(self) -> str:
+        """As the source writes it: ``rv.adjoint(f, lanes=2)``."""
+        lanes = f", lanes={self.lanes}" if self.lanes > 1 else ""
+        return f"rv.adjoint({self.function.__name__}{lanes})"
+
+    def __repr__(self) -> str:  # as refusals show it: the dataclass's nests the function's
+        return f"<{self.written}>"
+
+    @property
+    def inverse(self) -> InverseAdjoint:
+        return InverseAdjoint(self)
+
+    def __invert__(self) -> InverseAdjoint:
+        return self.inverse
+
+    def run(self, args: tuple[Any, ...], keywords: Mapping[str, Any], backward: bool) -> Any:
+        """Run ``@f.adj`` forward, or backward for ``~rv.adjoint(f)``: both
+        take ``f``'s arguments, then the gradients, and return them."""
+        who = ("~" if backward else "") + self.__name__
+        args = self.bound(f"{who}()", args, keywords)
+        spec = self.specialization(args, who)
         _, backend = adjoint_backend(spec, self.lanes)
         try:
-            results = backend.call(adjoint_name(spec.name, self.lanes), *args)
+            results = backend.caller(adjoint_name(spec.name, self.lanes), backward)(args)
         except ArgumentProblem as error:
             raise named_arguments(self.function, error, partial(self.gradient_name, spec)) from None
+        except InversionError as error:
+            if not backward:
+                raise
+            name = self.function.__name__
+            raise InversionError(
+                f"{who}: the adjoint of {name} has no inverse: {error}; "
+                f"to get {name}'s outputs back, call {name} on its inputs"
+            ) from None
         return results[0] if len(results) == 1 else results
 
     def bound(self, who: str, args: tuple[Any, ...], keywords: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -255,17 +291,18 @@ class AdjointFunction:
             )
         return args
 
-    def specialization(self, args: Sequence[Any]) -> Specialization:
+    def specialization(self, args: Sequence[Any], who: str | None = None) -> Specialization:
         """``f``'s specialisation for the arguments of a call (``f``'s,
         then the gradients), which says how many gradients it takes: a
         ``TypeError`` where they are not as many, before any of them is
-        looked at (and named: ``gradient_name`` numbers them by it)."""
+        looked at (and named: ``gradient_name`` numbers them by it), said
+        of ``who`` (``~rv.adjoint(f)``; by default ``rv.adjoint(f)``)."""
         count = len(self.function.parameters)
         spec = self.function.specialization_for(*args[:count])
         if len(args) != count + self.lanes * len(spec.carrying):
             per_lane = f" per lane ({self.lanes} lanes)" if self.lanes > 1 else ""
             raise TypeError(
-                f"rv.adjoint({self.function.__name__}) takes {count} argument(s) and "
+                f"{who or self.__name__} takes {count} argument(s) and "
                 f"{len(spec.carrying)} gradient(s){per_lane}, got {len(args)} value(s)"
             )
         return spec
@@ -280,8 +317,61 @@ class AdjointFunction:
         return f"#{i} (the gradient of {which}" + (f", lane {lane})" if self.lanes > 1 else ")")
 
 
+@dataclass(frozen=True)
+class InverseAdjoint:
+    """``~rv.adjoint(f)`` (``rv.adjoint(f).inverse``): ``@f.adj`` run
+    backwards.  It takes what ``rv.adjoint(f)`` returns, ``f``'s inputs and
+    their gradients, and returns what it took, ``f``'s outputs and their
+    gradients: ``@f.adj`` is a reversible program (it uncomputes ``f`` while
+    it accumulates), so its inverse is the one rev IR's ``rev.uncall
+    @f.adj`` runs, as a reversible function does when it uncalls it.  An
+    adjoint that forgets (the gradient an ancilla has at its birth) has
+    none, which the call says."""
+
+    adjoint: AdjointFunction
+
+    def __call__(self, *args: Any, **keywords: Any) -> Any:
+        return self.adjoint.run(args, keywords, backward=True)
+
+    @property
+    def __name__(self) -> str:
+        return "~" + self.adjoint.__name__
+
+    def __repr__(self) -> str:
+        return f"<~{self.adjoint.written}>"
+
+    @property
+    def inverse(self) -> AdjointFunction:
+        return self.adjoint
+
+    def __invert__(self) -> AdjointFunction:
+        return self.adjoint
+
+
+def unsupported_adjoint(function: object) -> str | None:
+    """Why ``rv.adjoint`` takes no ``function`` that is a derived form of a
+    reversible function, and what to write instead, or None where it is
+    none: the adjoint of an inverse or of an adjoint, which no pass builds
+    (``~f`` and ``rv.adjoint(f)`` are differentiated through their
+    specialisations, ``@f.inv`` and the Hessian programs)."""
+    if isinstance(function, AdjointFunction | InverseAdjoint):
+        name = (function.adjoint if isinstance(function, InverseAdjoint) else function).function.__name__
+        return (
+            f"rv.adjoint({function.__name__}): an adjoint's adjoint is not supported; "
+            f"for second derivatives of {name} use rv.hvp({name}, …) or rv.hessian({name}, …)"
+        )
+    if isinstance(function, Invertible) and is_reversible(forward := ~function):
+        return (
+            f"rv.adjoint(~{forward.__name__}): the adjoint of an inverse is not supported; "
+            f"differentiate ~{forward.__name__} with rv.vjp(~{forward.__name__}, …) or rv.gradient(~{forward.__name__}, …)"
+        )
+    return None
+
+
 def adjoint(function: Reversible, lanes: int = 1) -> AdjointFunction:
     """``rv.adjoint(f)`` (``rv.adjoint(f, lanes=L)``), see ``AdjointFunction``."""
+    if (problem := unsupported_adjoint(function)) is not None:
+        raise TypeError(problem)
     if not is_reversible(function):
         raise TypeError(f"rv.adjoint expects a @rv.reversible function, got {function!r}")
     if type(lanes) is not int or lanes < 1:

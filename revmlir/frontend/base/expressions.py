@@ -881,22 +881,22 @@ class ExpressionCompiler:
         )
 
 
-_NUMBERS_READ: WeakKeyDictionary[Callable[..., Any], dict[str, Any]] = WeakKeyDictionary()
-"""Per Python function compiled (or inlined), the numbers its names and
-dotted paths were bound to when a compile first read them."""
+_GLOBALS_READ: WeakKeyDictionary[Callable[..., Any], dict[str, Any]] = WeakKeyDictionary()
+"""Per Python function compiled (or inlined), what its names and dotted
+paths were bound to when a compile first read them."""
 
 
 def namespace_of(function: Any) -> Callable[[str], Any]:
     """Name lookup as inside ``function``: closure, globals, builtins, of a
-    name or a dotted path (``cfg.K``).  A name or path bound to a number is
-    read once per function, at the first compile
-    that reads it, and keeps that value for every later compile: each
-    specialisation (and derivative) of a function computes with the same
-    constants, whatever argument types come first (docs/design.md,
-    decision 144)."""
+    name or a dotted path (``cfg.K``).  A name or path is read once per
+    function, at the first compile that reads it, and keeps that value for
+    every later compile: each specialisation (and derivative) of a function
+    computes with the same constants and calls the same functions, whatever
+    argument types come first (docs/design.md, decisions 144 and 166).  A
+    name not bound yet is read again at the next compile."""
     closure = inspect.getclosurevars(function)
     scopes = (closure.nonlocals, function.__globals__, vars(builtins))
-    read = _NUMBERS_READ.setdefault(function, {})
+    read = _GLOBALS_READ.setdefault(function, {})
 
     def lookup(path: str) -> Any:
         if path in read:
@@ -905,7 +905,7 @@ def namespace_of(function: Any) -> Callable[[str], Any]:
         value = next((scope[name] for scope in scopes if name in scope), UNRESOLVED)
         for attribute in attributes:
             value = getattr(value, attribute, UNRESOLVED)
-        if _python_number(value) is not None:
+        if value is not UNRESOLVED:
             read[path] = value
         return value
 

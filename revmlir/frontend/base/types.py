@@ -181,8 +181,8 @@ def describe_type(type: Attribute) -> str:
     """How a Python user would call the type."""
     if isinstance(type, MemRefType):
         return f"a {len(type.get_shape())}-d array of {describe_type(type.element_type)}"
-    if isinstance(type, ComplexType):
-        return "complex"
+    if isinstance(type, ComplexType):  # numpy's complex64 is Python's complex of float32s
+        return "complex64" if isinstance(type.element_type, Float32Type) else "complex"
     if isinstance(type, Float64Type):
         return "float"
     if isinstance(type, Float32Type):

@@ -28,6 +28,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ComplexType,
     IntegerType,
     MemRefType,
     ModuleOp,
@@ -48,7 +49,7 @@ from revmlir.dialects.ad import ScheduleAttr
 from revmlir.frontend.base.by_name import ByName
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall
-from revmlir.frontend.base.errors import ReversibleSyntaxError
+from revmlir.frontend.base.errors import ReversibleSyntaxError, at_op
 from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import (
@@ -251,6 +252,29 @@ class OrdinaryFunction(TakesStructs, ByName):
         return f"<ordinary function {self.__name__}>"
 
 
+COMPUTES_REAL_NUMBERS = (
+    "@rv.ordinary functions compute real numbers only: compute the real and imaginary parts as floats, "
+    "or write the function with @rv.reversible, which computes complex numbers"
+)
+
+
+def check_real(module: ModuleOp) -> None:
+    """Refuse a complex number that ordinary code makes or returns, at
+    the source the frontend built it from and in Python's words.  Ordinary
+    code is run through its reversible form, and ``reversibilize`` has no
+    complex counterpart to translate (``is_scalar``): its refusal named the
+    MLIR op and type (``'complex.create' … of type complex<f64>``)."""
+    for op in module.walk():
+        if isinstance(op, func.FuncOp):
+            for type in op.function_type.outputs.data:
+                if isinstance(type, ComplexType):
+                    number = describe_type(type)
+                    raise at_op(op, f"'{op.sym_name.data}' returns a {number} number; {COMPUTES_REAL_NUMBERS}")
+        for value in op.results:
+            if isinstance(value.type, ComplexType):
+                raise at_op(op, f"this makes a {describe_type(value.type)} number; {COMPUTES_REAL_NUMBERS}")
+
+
 @dataclass(frozen=True)
 class OrdinarySpecialization:
     """One compiled signature: the ordinary IR, and its reversible form as
@@ -282,6 +306,7 @@ class OrdinarySpecialization:
                 function, types, lambda message, hint: function.source.error(function.source.tree, message, hint)
             )
         ordinary = compiler.finish(name)
+        check_real(ordinary)
         module = ordinary.clone()
         try:
             written = tuple(sorted(reversibilize(module, "bennett")[name]))

@@ -47,7 +47,14 @@ from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
-from revmlir.frontend.base.derived import AdjointFunction, Reversible, adjoint, is_reversible
+from revmlir.frontend.base.derived import (
+    AdjointFunction,
+    InverseAdjoint,
+    Reversible,
+    adjoint,
+    is_reversible,
+    unsupported_adjoint,
+)
 from revmlir.frontend.base.errors import at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
 from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
@@ -616,31 +623,41 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
 
     def _reversible_callee(self, node: ast.expr) -> tuple[Reversible | None, str, int]:
         """The function a call statement runs and how: ``"call"``,
-        ``"uncall"`` (``~f``, ``f.inverse``) or ``"adjoint"``
-        (``rv.adjoint(f)``, ``rv.adjoint(f, lanes=L)``), and the lanes."""
-        mode = "call"
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
-            node, mode = node.operand, "uncall"
-        elif isinstance(node, ast.Attribute) and node.attr == "inverse":
-            node, mode = node.value, "uncall"
+        ``"uncall"`` (``~f``, ``f.inverse``), ``"adjoint"``
+        (``rv.adjoint(f)``, ``rv.adjoint(f, lanes=L)``) or ``"unadjoint"``
+        (``~rv.adjoint(f)``: ``@f.adj`` uncalled), and the lanes.  Each
+        ``~`` or ``.inverse`` turns the direction, so ``~~f`` is ``f``, as
+        it is in Python."""
+        inverted = False
+        while (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)) or (
+            isinstance(node, ast.Attribute) and node.attr == "inverse"
+        ):
+            node, inverted = node.operand if isinstance(node, ast.UnaryOp) else node.value, not inverted
         callee = self.ctx.resolve(node)
+        if isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
+            callee = self._adjoint_of(node)
+        if isinstance(callee, InverseAdjoint):  # a name bound to ~rv.adjoint(f)
+            callee, inverted = callee.adjoint, not inverted
+        if isinstance(callee, AdjointFunction):
+            return callee.function, "unadjoint" if inverted else "adjoint", callee.lanes
         if isinstance(callee, Invertible) and not is_reversible(callee) and is_reversible(forward := ~callee):
             # a name bound to ~f: f, run the other way
-            callee, mode = forward, "call" if mode == "uncall" else "uncall"
+            callee, inverted = forward, not inverted
         if is_reversible(callee):
-            return callee, mode, 1
-        if mode == "call" and isinstance(callee, AdjointFunction):  # a name bound to rv.adjoint(f)
-            return callee.function, "adjoint", callee.lanes
-        if mode == "call" and isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
-            if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
-                raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function (and lanes=)")
-            callee = self.ctx.resolve(node.args[0])
-            if isinstance(callee, AdjointFunction):
-                callee = callee.function
-            if not is_reversible(callee):
-                raise self.ctx.error(node.args[0], f"'{ast.unparse(node.args[0])}' is not a @rv.reversible function")
-            return callee, "adjoint", self._lanes(node.keywords)
-        return None, mode, 1
+            return callee, "uncall" if inverted else "call", 1
+        return None, "uncall" if inverted else "call", 1
+
+    def _adjoint_of(self, node: ast.Call) -> AdjointFunction:
+        """``rv.adjoint(f)`` or ``rv.adjoint(f, lanes=L)`` written in a call
+        statement, as the call in Python makes it."""
+        if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
+            raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function (and lanes=)")
+        callee = self.ctx.resolve(node.args[0])
+        if (problem := unsupported_adjoint(callee)) is not None:
+            raise self.ctx.error(node.args[0], problem)
+        if not is_reversible(callee):
+            raise self.ctx.error(node.args[0], f"'{ast.unparse(node.args[0])}' is not a @rv.reversible function")
+        return AdjointFunction(callee, self._lanes(node.keywords))
 
     def _lanes(self, keywords: list[ast.keyword]) -> int:
         """``lanes=L`` of ``rv.adjoint``: an integer known when compiling."""
@@ -702,7 +719,8 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                 f"{function.__name__} takes positional arguments only",
                 f"write {function.__name__}({', '.join(params)})",
             )
-        if len(call.args) != len(params) and mode != "adjoint":
+        derived = mode in ("adjoint", "unadjoint")
+        if len(call.args) != len(params) and not derived:
             # the name the source calls, where it is bound to ~f (or ~~f)
             callee = ast.unparse(call.func)
             named = callee if callee == function.__name__ else f"{callee}, which {mode}s {function.__name__},"
@@ -751,11 +769,11 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                     f"argument '{params[i]}' of {function.__name__} is declared "
                     f"{describe_type(declared)}, got {describe_type(found)}",
                 )
-        if mode == "adjoint":
+        if derived:
             name = self._adjoint(node, function, call, types, lanes)
         else:
             name = self.module.request(function, types)
-        fn.call(name, targets, loc, inverse=mode == "uncall")
+        fn.call(name, targets, loc, inverse=mode in ("uncall", "unadjoint"))
         for temp, arg in reversed(temporaries):
             fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
 

@@ -183,6 +183,11 @@ class InverseFunction:
             bound_by_position(f"{self.__name__}()", self.parameters, args, keywords), backward=True
         )
 
+    @property
+    def inverse(self) -> ReversibleFunction:
+        """``(~f).inverse`` is ``f``, as ``~~f`` is."""
+        return self.function
+
     def __invert__(self) -> ReversibleFunction:
         return self.function
 

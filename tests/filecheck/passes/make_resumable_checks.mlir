@@ -47,4 +47,4 @@ func.func @g(%x: f64, %s: index) -> f64 {
 // s = 0 stopping at the check.
 // GRAD:       [] : !anc.stack<index>
 // GRAD-NEXT:  0.697266435850241 : f64
-// GRAD:       error: 'cf.assert' in @f.ckpt.step0.plain: s must not be zero
+// GRAD:       error: 'cf.assert' in @f: s must not be zero
