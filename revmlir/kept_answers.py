@@ -85,3 +85,14 @@ def kept(question: Callable[[S], A], subject: S) -> A:
         )
     answer: A = found[1]
     return answer
+
+
+def kept_answer(question: Callable[[S], A], subject: S) -> A | None:
+    """The answer ``kept`` holds for ``question(subject)`` in the current
+    block, without computing it: None outside any block, or where nothing
+    in the block asked.  For a caller that hands an answer on past the
+    block's end, over IR that stays as it is (a specialisation's module
+    once verified, which every compile copies)."""
+    answers = _answers.get()
+    found = None if answers is None else answers.get((question, id(subject)))
+    return None if found is None else found[1]
