@@ -555,7 +555,7 @@ def lower_kernels(
     arguments = {
         f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
     }
-    lower_to_std(work, check_ops=True)
+    lower_to_std(work, check_ops=True, owned=True)
     RevGpuLocalArraysPass().apply(ctx, work)
     bounds = outline(work, list(names) if names is not None else None, all_functions, keep_host=False, check_ops=True)
     ConvertGpuToNvvmPass().apply(ctx, work)
