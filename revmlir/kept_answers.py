@@ -12,7 +12,9 @@ subject)`` computes ``question(subject)`` once per subject and returns it
 until the outermost block ends; outside any such block it computes it
 every time, as the analyses always did.  Callers that change IR (passes,
 the frontend building a module) open no block, so an answer can never
-outlive the IR it describes.
+outlive the IR it describes; the one way out of a block is
+``kept_answer``, for a caller that keeps the IR as it is afterwards (a
+specialisation's verified module, which every compile copies).
 
 The table is per context (a ``ContextVar``), not per thread: a thread
 started in a fresh context (threads of CPython before 3.14, and of a
