@@ -158,6 +158,15 @@ def _uncalls_an_adjoint() -> ModuleOp:
     return adjoint_module(ANCILLA.replace("rev.call @f.adj", "rev.uncall @f.adj"))
 
 
+def test_a_name_no_inverse_has_is_not_built():
+    """The inverse of ``@sq.inv`` is ``@sq``: nothing builds ``@sq.inv.inv``."""
+    module = parse_module(CALLS, "calls.mlir")
+    RevInvertPass().apply(make_context(), module)
+    before = _names(module)
+    assert invert_reached(module, ["sq.inv.inv"]) == set()
+    assert _names(module) == before
+
+
 def test_an_uncall_of_a_function_the_inverter_refuses_reaches_the_function():
     module = _uncalls_an_adjoint()
     assert invert_reached(module, ["caller"]) == {"caller", "f.adj"}

@@ -104,11 +104,11 @@ class _Inverses:
     refused: set[str]
 
     def __contains__(self, name: object) -> bool:
-        if not isinstance(name, str):
-            return False
-        return name in self.functions or (
-            name not in self.refused and isinstance(self.functions.get(inverse_name(name)), FuncOp)
-        )
+        if not isinstance(name, str) or name in self.refused:
+            return name in self.functions
+        forward = self.functions.get(inverse_name(name))
+        # the pass names the inverse of @f @f.inv, and of @f.inv @f: never @f.inv.inv
+        return name in self.functions or (isinstance(forward, FuncOp) and inverse_name(forward.sym_name.data) == name)
 
 
 def invert_reached(module: ModuleOp, roots: Iterable[str]) -> set[str]:
