@@ -12,7 +12,9 @@ subject)`` computes ``question(subject)`` once per subject and returns it
 until the outermost block ends; outside any such block it computes it
 every time, as the analyses always did.  Callers that change IR (passes,
 the frontend building a module) open no block, so an answer can never
-outlive the IR it describes.
+outlive the IR it describes; the one way out of a block is
+``kept_answer``, for a caller that keeps the IR as it is afterwards (a
+specialisation's verified module, which every compile copies).
 
 The table is per context (a ``ContextVar``), not per thread: a thread
 started in a fresh context (threads of CPython before 3.14, and of a
@@ -85,3 +87,14 @@ def kept(question: Callable[[S], A], subject: S) -> A:
         )
     answer: A = found[1]
     return answer
+
+
+def kept_answer(question: Callable[[S], A], subject: S) -> A | None:
+    """The answer ``kept`` holds for ``question(subject)`` in the current
+    block, without computing it: None outside any block, or where nothing
+    in the block asked.  For a caller that hands an answer on past the
+    block's end, over IR that stays as it is (a specialisation's module
+    once verified, which every compile copies)."""
+    answers = _answers.get()
+    found = None if answers is None else answers.get((question, id(subject)))
+    return None if found is None else found[1]

@@ -21,7 +21,7 @@ names its rule functions) is kept and reaches what it names.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 
 from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, SymbolRefAttr
 from xdsl.ir import Attribute, Operation
@@ -44,11 +44,12 @@ def _symbols(attribute: Attribute) -> Iterator[str]:
             yield from _symbols(inner)
 
 
-def named_symbols(op: Operation, functions: Mapping[str, Function], inverted: bool = False) -> Iterator[str]:
+def named_symbols(op: Operation, functions: Container[str], inverted: bool = False) -> Iterator[str]:
     """The symbols ``op`` and the ops nested in it name: an uncall names
-    the callee's inverse when ``functions`` has it, and so does a call in
-    code that also runs backwards (``inverted``: a ``rev.inv`` body, a
-    routine's compute), which names the callee too."""
+    the callee's inverse when ``functions`` (the names of the module's
+    functions) has it, and so does a call in code that also runs
+    backwards (``inverted``: a ``rev.inv`` body, a routine's compute),
+    which names the callee too."""
     for attribute in (*op.properties.values(), *op.attributes.values()):
         for name in _symbols(attribute):
             inverse = inverse_name(name)
@@ -68,11 +69,13 @@ def reached_functions(module: ModuleOp, roots: Iterable[str]) -> set[str]:
     """The names of the functions of ``module`` that ``roots`` and the
     module's top-level ops other than functions reach, directly or not."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, Function)}
-    pending = list(roots)
-    for op in module.ops:
-        if not isinstance(op, Function):
-            pending.extend(named_symbols(op, functions))
-    return reached_among(functions, pending)
+    return reached_among(functions, [*roots, *outside_functions_named(module, functions)])
+
+
+def outside_functions_named(module: ModuleOp, functions: Container[str]) -> list[str]:
+    """The symbols the module's top-level ops other than functions name
+    (``named_symbols``), which every compile of the module keeps."""
+    return [name for op in module.ops if not isinstance(op, Function) for name in named_symbols(op, functions)]
 
 
 def rule_functions(module: ModuleOp) -> set[str]:
@@ -102,7 +105,11 @@ def drop_unreached_functions(module: ModuleOp, roots: Iterable[str]) -> None:
     """Erase the functions of ``module`` that ``roots`` do not reach
     (``reached_functions``): compiles whose only entry points are ``roots``
     then lower and translate only what runs."""
-    reached = reached_functions(module, roots)
+    drop_functions_outside(module, reached_functions(module, roots))
+
+
+def drop_functions_outside(module: ModuleOp, reached: Container[str]) -> None:
+    """Erase the functions of ``module`` not named in ``reached``."""
     for op in list(module.ops):
         if isinstance(op, Function) and op.sym_name.data not in reached:
             module.body.block.erase_op(op)

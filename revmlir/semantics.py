@@ -12,7 +12,7 @@ values, recomputed wherever the inverse needs it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
@@ -38,7 +38,7 @@ from revmlir.interfaces import StateConsumer, is_invertible_op
 from revmlir.interfaces import is_reference_type as is_reference_type
 from revmlir.interfaces import is_state_type as is_state_type
 from revmlir.ir_utils import nested_ops
-from revmlir.kept_answers import kept
+from revmlir.kept_answers import kept, kept_answer
 
 PURE_DIALECTS = frozenset({"arith", "math", "complex"})
 """Every op of these dialects computes a value from its operands; xDSL 0.74
@@ -365,13 +365,22 @@ def _argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:
     }
 
 
+def kept_argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]] | None:
+    """``argument_writes(module)`` where the current ``ir_unchanged()``
+    block has computed it already (``kept_answer``), else None."""
+    return kept_answer(_argument_writes, module)
+
+
 def written_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     """Per function of ``module`` that has a body: the positions of the
     arguments its runs may write (``argument_writes``)."""
-    return {
-        name: frozenset(k for k, how in enumerate(writes) if how is not Writes.NONE)
-        for name, writes in argument_writes(module).items()
-    }
+    return {name: written_positions(writes) for name, writes in argument_writes(module).items()}
+
+
+def written_positions(writes: Sequence[Writes]) -> frozenset[int]:
+    """The positions of the arguments of one function's ``argument_writes``
+    that its runs may write."""
+    return frozenset(k for k, how in enumerate(writes) if how is not Writes.NONE)
 
 
 def interleaved_accumulation(module: ModuleOp, name: str, positions: Iterable[int]) -> TakeOp | None:

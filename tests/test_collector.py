@@ -24,6 +24,7 @@ from revmlir import collector
 from revmlir.collector import collector_paused, pausing, take_apart, take_apart_llvm_ir
 from revmlir.frontend.base.derived import adjoint_backend
 from revmlir.ir_utils import nested_ops
+from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import parse_module
 
 
@@ -227,6 +228,40 @@ def test_ir_taken_apart_is_freed_without_the_collector(taken_apart: bool, monkey
     gc.collect()
     assert len(referents) > 30
     assert left == (0 if taken_apart else len(referents))
+
+
+BORROWS = """
+rev.func @square(%y: f64, %x: f64) {
+  %t = arith.mulf %x, %x : f64
+  %y1 = rev.add %y, %t : f64
+  rev.return %y1, %x : f64, f64
+}
+rev.func @twice(%y: memref<?xf64>, %x: f64) {
+  %c0 = arith.constant 0 : index
+  %v = rev.take %y[%c0] : memref<?xf64>
+  %v1, %x1 = rev.call @square(%v, %x) : (f64, f64) -> (f64, f64)
+  rev.put %v1, %y[%c0] : memref<?xf64>
+  rev.return %x1 : f64
+}
+"""
+
+
+@pytest.mark.parametrize("owned", [False, True])
+def test_the_rev_functions_an_owned_lowering_replaces_are_freed_without_the_collector(
+    owned: bool, monkeypatch: pytest.MonkeyPatch
+):
+    """``lower_to_std(owned=True)`` (a compile's own copy) takes apart each
+    rev function it replaces; a lowering of a module someone else may hold
+    leaves them as xDSL's rewriter leaves what it erases."""
+    monkeypatch.setattr(collector, "_CHECK", True)
+    with collector_paused():
+        module = parse_module(BORROWS)
+        referents = [r for f in module.ops for r in _referents(f)]
+        lower_to_std(module, check_ops=True, owned=owned)
+        left = sum(r() is not None for r in referents)
+    gc.collect()
+    assert len(referents) > 20
+    assert (left == 0) is owned
 
 
 PLANTED = """func.func @g(%x: f64, %c: i1) {

@@ -10,17 +10,20 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import ParseError
 
-from revmlir import kept_answers
+import revmlir as rv
+from python_examples import load_example
+from revmlir import kept_answers, semantics
 from revmlir.counters import counter_arguments
 from revmlir.dialects.rev import FuncOp
-from revmlir.kept_answers import ir_unchanged, kept
+from revmlir.kept_answers import ir_unchanged, kept, kept_answer
 from revmlir.parsing import parse_module, verify_module
-from revmlir.semantics import argument_uses, argument_writes, function_uses
+from revmlir.semantics import argument_uses, argument_writes, function_uses, written_arguments
 
 MODULE = """
 rev.func @helper(%a: memref<4xf64>, %b: memref<4xf64>) {
@@ -181,3 +184,54 @@ def test_the_corpus_answers_the_same_inside_and_outside_a_block() -> None:
             assert _answers(module) == inside, path
             compared += 1
     assert compared > 250
+
+
+def test_a_kept_answer_is_handed_on_only_where_the_block_computed_it() -> None:
+    question, subject = Counted(), object()
+    assert kept_answer(question, subject) is None  # outside any block
+    with ir_unchanged():
+        assert kept_answer(question, subject) is None  # not asked yet
+        assert kept(question, subject) == (subject, 1)
+        assert kept_answer(question, subject) == (subject, 1)
+    assert kept_answer(question, subject) is None  # the block ended
+    assert question.asked == [subject]
+
+
+def test_a_specialisation_takes_the_writes_its_verification_worked_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A module whose parallel loop calls has its ``argument_writes`` asked
+    by the verifier: the specialisation's ``written`` is that answer, not a
+    second computation, and the same as one."""
+    for name in ("paper_basics", "gpu_elementwise"):
+        load_example(name)
+    computed: list[ModuleOp] = []
+    question = semantics._argument_writes
+
+    def counted(module: ModuleOp) -> dict[str, tuple[semantics.Writes, ...]]:
+        computed.append(module)
+        return question(module)
+
+    monkeypatch.setattr(semantics, "_argument_writes", counted)
+    complex_log = rv.reversible(load_example("gpu_elementwise").complex_log.pyfunc, backend="interpreter")
+    spec = complex_log.specialization_for(np.zeros(3, complex), np.ones(3, complex))
+    assert len(computed) == 1
+    assert spec.written == (True, True)  # the routine form writes x and restores it
+    assert len(computed) == 1
+    assert written_arguments(spec.module)[spec.name] == frozenset({0, 1})
+
+
+def test_a_specialisation_whose_verification_did_not_ask_works_the_writes_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    computed: list[ModuleOp] = []
+    question = semantics._argument_writes
+    monkeypatch.setattr(semantics, "_argument_writes", lambda module: computed.append(module) or question(module))
+
+    @rv.reversible(backend="interpreter")
+    def scale(y, x):
+        for i in range(len(x)):
+            y[i] += 2.0 * x[i]
+
+    spec = scale.specialization_for(np.zeros(3), np.ones(3))
+    assert computed == []
+    assert spec.written == (True, False)
+    assert computed == [spec.module]

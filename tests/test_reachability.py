@@ -3,14 +3,23 @@ uncalls (the callee's inverse), rule functions a declaration names."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.dialects.rev import FuncOp
 from revmlir.gpu.program import compile_kernels, lower_kernels
+from revmlir.ir_utils import clone
+from revmlir.naming import inverse_name
 from revmlir.parsing import make_context, parse_module
-from revmlir.passes.invert import RevInvertPass
-from revmlir.reachability import drop_unreached_functions, reached_functions
+from revmlir.passes.invert import RevInvertPass, invert_reached
+from revmlir.reachability import drop_functions_outside, drop_unreached_functions, reached_functions
+from revmlir.semantics import Function
+from test_adjoint_inverse import ANCILLA, adjoint_module
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
 
 SQUARE = """
 rev.func @sq(%y: f64, %x: f64) {
@@ -140,3 +149,59 @@ def test_what_the_lowering_refuses_in_an_uncalled_function_does_not_stop_a_kerne
     assert ".entry k(" in compile_kernels(module, ["k"]).ptx
     with pytest.raises(PassFailedException, match="which has no C symbol"):
         compile_kernels(module, ["k", "uncalled"])
+
+
+def _uncalls_an_adjoint() -> ModuleOp:
+    """``@f``, its ``@f.adj`` (which frees a value it computed, which its
+    inverse would forget: the inverter refuses it) and ``@caller``, which
+    uncalls ``@f.adj``."""
+    return adjoint_module(ANCILLA.replace("rev.call @f.adj", "rev.uncall @f.adj"))
+
+
+def test_a_name_no_inverse_has_is_not_built():
+    """The inverse of ``@sq.inv`` is ``@sq``: nothing builds ``@sq.inv.inv``."""
+    module = parse_module(CALLS, "calls.mlir")
+    RevInvertPass().apply(make_context(), module)
+    before = _names(module)
+    assert invert_reached(module, ["sq.inv.inv"]) == set()
+    assert _names(module) == before
+
+
+def test_an_uncall_of_a_function_the_inverter_refuses_reaches_the_function():
+    module = _uncalls_an_adjoint()
+    assert invert_reached(module, ["caller"]) == {"caller", "f.adj"}
+    assert _names(module) == ["f", "f.adj", "caller"]
+
+
+def test_inverting_what_is_reached_leaves_what_inverting_everything_and_dropping_the_rest_leaves():
+    """``invert_reached`` then ``drop_functions_outside`` against
+    ``RevInvertPass(where_possible=True)`` then ``drop_unreached_functions``,
+    from every function and every inverse name of each module: the same
+    text, or the same name missing."""
+    sources = [CALLS, BACKWARDS, RULES, INTERPRETER_ONLY]
+    modules = [parse_module(text) for text in sources] + [_uncalls_an_adjoint()]
+    modules += [parse_module(path.read_text()) for path in sorted(EXAMPLES.glob("*.mlir"))]
+    for module in modules:
+        names = [f.sym_name.data for f in module.ops if isinstance(f, Function)]
+        for root in sorted({*names, *(inverse_name(n) for n in names)}):
+            everything, reached_only = clone(module), clone(module)
+            RevInvertPass(where_possible=True).apply(make_context(), everything)
+            present = {f.sym_name.data for f in everything.ops if isinstance(f, Function)}
+            reached = invert_reached(reached_only, [root])
+            assert (root in reached) == (root in present), root
+            if root in present:
+                drop_unreached_functions(everything, [root])
+                drop_functions_outside(reached_only, reached)
+                assert str(reached_only) == str(everything), root
+
+
+def test_a_kernel_name_that_names_no_function_is_refused_with_every_function_and_inverse():
+    module = parse_module(CALLS, "calls.mlir")
+    with pytest.raises(PassFailedException) as raised:
+        lower_kernels(module, ["k", "nope"])
+    assert str(raised.value) == (
+        "no function @nope to make a kernel of (module has: "
+        "@sq, @sq.inv, @twice, @twice.inv, @unused, @unused.inv, @k, @k.inv)"
+    )
+    with pytest.raises(PassFailedException, match=r"no function @f\.adj\.inv to make a kernel of \(module has: "):
+        lower_kernels(_uncalls_an_adjoint(), ["f.adj.inv"])

@@ -46,8 +46,8 @@ from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
-from revmlir.passes.invert import RevInvertPass
-from revmlir.reachability import drop_unreached_functions
+from revmlir.passes.invert import RevInvertPass, invert_reached
+from revmlir.reachability import drop_functions_outside
 from revmlir.runtime_checks import check_table_errors
 
 LIBDEVICE_PREFIX = "__nv_"
@@ -538,19 +538,24 @@ def lower_kernels(
     check_native_types(module)
     ctx = make_context()
     work = module if owned else clone(module)
-    RevInvertPass(where_possible=True).apply(ctx, work)  # as native code's BACKWARD and BOTH compiles
+    # only the kernels are entry points: what they never call (BA's
+    # uncalled inverses, a tenth of its lowered ops) is neither built nor
+    # lowered
+    reached = invert_reached(work, names) if names is not None and not all_functions else None
+    if names is None or reached is None or not reached.issuperset(names):
+        # every inverse, as native code's BACKWARD and BOTH compiles build
+        # them; a kernel that names no function is refused with them all
+        RevInvertPass(where_possible=True).apply(ctx, work)
     functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
     if names is not None:
         # before unreached functions go: the message lists what the module has
         check_kernel_names(names, functions)
-    if names is not None and not all_functions:
-        # only the kernels are entry points: what they never call (BA's
-        # uncalled inverses, a tenth of its lowered ops) is not lowered
-        drop_unreached_functions(work, names)
+    if reached is not None:
+        drop_functions_outside(work, reached)
     arguments = {
         f.sym_name.data: tuple(f.function_type.inputs.data) for f in work.ops if isinstance(f, FuncOp | func.FuncOp)
     }
-    lower_to_std(work, check_ops=True)
+    lower_to_std(work, check_ops=True, owned=True)
     RevGpuLocalArraysPass().apply(ctx, work)
     bounds = outline(work, list(names) if names is not None else None, all_functions, keep_host=False, check_ops=True)
     ConvertGpuToNvvmPass().apply(ctx, work)

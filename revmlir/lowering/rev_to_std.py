@@ -62,6 +62,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.checkpoint.cursor import SCHEMES
+from revmlir.collector import take_apart
 from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp
 from revmlir.dialects.float_functions import HypotOp
@@ -1672,7 +1673,11 @@ def call_hypot(module: ModuleOp) -> None:
 
 
 def lower_to_std(
-    op: ModuleOp, tolerance: float = DEFAULT_TOLERANCE, check_ops: bool = False, numbered_after: Sequence[str] = ()
+    op: ModuleOp,
+    tolerance: float = DEFAULT_TOLERANCE,
+    check_ops: bool = False,
+    numbered_after: Sequence[str] = (),
+    owned: bool = False,
 ) -> None:
     """``rev-lower-to-std`` on ``op``; with ``check_ops``, each run-time
     check is one ``CheckOp`` instead of its std form, for the pipelines
@@ -1682,7 +1687,12 @@ def lower_to_std(
     The module's check table starts with ``numbered_after``, the table of
     a module whose machine code this one's calls (``revmlir.runtime.native``
     compiles a module's inverses beside its functions): a check id then
-    names one check of either."""
+    names one check of either.  Where ``owned`` (``op`` is the compile's
+    own copy, whose functions no one else holds) each rev function is taken
+    apart once its std function replaces it, for reference counting to
+    free (``revmlir.collector``): left to the collector, BA's kernel's
+    were most of what its first collection after the compile went
+    through."""
     check_reserved_names(op)
     check_snapshots(op)
     forward_only(op)
@@ -1698,6 +1708,8 @@ def lower_to_std(
         name = source.sym_name.data
         lowered = FunctionLowering(source, checks, tolerance, runtime, shared[name], no_inverse, check_ops).lower()
         Rewriter.replace_op(source, lowered)
+        if owned:
+            take_apart(source)
     check_pushes(op, checks, runtime, check_ops)
     if check_ops:
         fast_remainders(op)

@@ -6,6 +6,7 @@ duplicated.  In place it replaces each body with its inverse, so running it
 twice gives the original program back.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -18,6 +19,8 @@ from revmlir.errors import InversionError
 from revmlir.inversion import forgetful_functions, invert_function
 from revmlir.naming import inverse_name
 from revmlir.passes.selection import selected_functions
+from revmlir.reachability import named_symbols, outside_functions_named
+from revmlir.semantics import Function
 
 
 @dataclass(frozen=True)
@@ -88,3 +91,64 @@ def _flip_calls(module: ModuleOp, names: set[str]) -> None:
         for old, new in zip(call.results, flipped.results, strict=True):
             new.name_hint = old.name_hint
         Rewriter.replace_op(call, flipped)
+
+
+@dataclass(frozen=True)
+class _Inverses:
+    """The names of a module's functions, with the inverse of each
+    ``rev.func`` that lacks one unless the inverter has refused it: what
+    the module has once ``RevInvertPass(where_possible=True)`` has run, as
+    far as ``invert_reached`` knows yet."""
+
+    functions: dict[str, Function]
+    refused: set[str]
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str) or name in self.refused:
+            return name in self.functions
+        forward = self.functions.get(inverse_name(name))
+        # the pass names the inverse of @f @f.inv, and of @f.inv @f: never @f.inv.inv
+        return name in self.functions or (isinstance(forward, FuncOp) and inverse_name(forward.sym_name.data) == name)
+
+
+def invert_reached(module: ModuleOp, roots: Iterable[str]) -> set[str]:
+    """The names of the functions ``roots`` reach once
+    ``RevInvertPass(where_possible=True)`` has run (``reached_functions``),
+    the inverses among them built and each placed after its function, as
+    the pass places it; the inverses nothing reaches, which a compile of
+    ``roots`` alone would drop (``drop_functions_outside``), are not built
+    (BA's kernel: six, and the tries of the adjoints', which the inverter
+    refuses).
+
+    An uncall names its callee's inverse where the module has it
+    (``named_symbols``); here, where the callee is a ``rev.func`` whose
+    inverse the inverter has not refused yet.  The inverse is built when
+    the walk reaches its name; where the inverter refuses, the callee is
+    reached instead from the ops that named the inverse, as in a module
+    the pass left without it.  Inverting a function reads no other's body,
+    so each inverse is the one the pass builds."""
+    functions = {f.sym_name.data: f for f in module.ops if isinstance(f, Function)}
+    known = _Inverses(functions, set())
+    named = outside_functions_named(module, known)
+    pending, reached = [*roots, *named], set[str]()
+    named_set = set(named)
+    while pending:
+        name = pending.pop()
+        if name in reached or name not in known:
+            continue
+        if (function := functions.get(name)) is None:
+            forward = functions[inverse_name(name)]
+            assert isinstance(forward, FuncOp)
+            try:
+                function = functions[name] = invert_function(forward)
+            except InversionError:
+                known.refused.add(name)
+                if name in named_set:  # named by an uncall, which runs the callee where it has no inverse
+                    pending.append(forward.sym_name.data)
+                continue
+            Rewriter.insert_op(function, InsertPoint.after(forward))
+        reached.add(name)
+        symbols = list(named_symbols(function, known))
+        named_set.update(symbols)
+        pending.extend(symbols)
+    return reached

@@ -69,7 +69,7 @@ def lower_for_native(
         RevInvertPass(where_possible=True).apply(context, work)
         inverted = {f.sym_name.data for f in work.ops if isinstance(f, FuncOp)}
         drop_unreached_functions(work, [inverse_name(n) for n in functions if inverse_name(n) in inverted])
-    lower_to_std(work, tolerance, check_ops=True, numbered_after=numbered_after)
+    lower_to_std(work, tolerance, check_ops=True, numbered_after=numbered_after, owned=True)
     unversioned = frozenset() if version_exported else _unversioned(work, exported)
     version_loops(work, unversioned)
     HostSafetyPass().apply(context, work)

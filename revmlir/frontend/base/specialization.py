@@ -44,7 +44,7 @@ from revmlir.runtime.backend import Backend, overlap_error, overlapping
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.runtime.once import Once
-from revmlir.semantics import gradient_type, written_arguments
+from revmlir.semantics import Writes, argument_writes, gradient_type, written_positions
 
 
 class Compiled(Protocol):
@@ -115,11 +115,16 @@ class Specialization(Itself):
         types: tuple[Attribute, ...],
         name: str,
         module: ModuleOp,
+        writes: Mapping[str, tuple[Writes, ...]] | None = None,
     ):
+        """``writes``: ``argument_writes(module)`` where the verification
+        of ``module`` has worked it out already (``kept_argument_writes``),
+        for ``written``."""
         self.function = function
         self.types = types
         self.name = name
         self.module = module
+        self._writes = writes
         self.interpreter = RevInterpreter(module, verified=True)
         self._forward: Once[NativeModule | None] = Once(self._compile_forward)
         self._backward: Once[Backend] = Once(self._run_backward)
@@ -212,7 +217,7 @@ class Specialization(Itself):
         """Per argument: whether a run may change it (scalars are returned,
         not changed; an array is changed when some op writes it, here or in
         a function called with it, a stack always)."""
-        writes = written_arguments(self.module)[self.name]
+        writes = written_positions((argument_writes(self.module) if self._writes is None else self._writes)[self.name])
         return tuple(
             isinstance(t, StackType) or (isinstance(t, MemRefType) and i in writes) for i, t in enumerate(self.types)
         )

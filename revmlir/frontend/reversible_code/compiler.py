@@ -68,7 +68,7 @@ from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.frontend.reversible_code.violations import in_python
 from revmlir.interfaces import has_switchable_checks, set_checks
 from revmlir.kept_answers import ir_unchanged
-from revmlir.semantics import gradient_type
+from revmlir.semantics import Writes, gradient_type, kept_argument_writes
 
 if TYPE_CHECKING:
     from revmlir.frontend.ordinary_code.primitives import Primitive
@@ -103,6 +103,10 @@ class ModuleCompiler(base.ModuleCompiler):
         self.adjoints: dict[int, list[str]] = {}  # per lane count: functions whose @f.adj(L) the module calls
         self.primitives = PrimitiveDeclarations(self.used)
         self.declared = 0  # how many of their ops the module holds
+        self.writes: dict[str, tuple[Writes, ...]] | None = None
+        """``argument_writes`` of the finished module, where its
+        verification worked it out (the verifier asks it of modules with
+        parallel loops that call), for the specialisation's ``written``."""
 
     def request(self, function: Reversible, types: Sequence[Attribute]) -> str:
         """The name of ``function`` specialised to ``types``; named before
@@ -134,6 +138,7 @@ class ModuleCompiler(base.ModuleCompiler):
             # are kept for the verification, which changes nothing
             with ir_unchanged():
                 module.verify()
+                self.writes = kept_argument_writes(module)
         except ReversibilityViolation as violation:
             raise at_op(violation.op, in_python(violation, self.python_names)) from None
         except VerifyException:

@@ -116,7 +116,8 @@ class ReversibleFunction(TakesStructs, ByName):
             if (spec := self._specializations.get(key)) is None:
                 compiler = ModuleCompiler()
                 name = compiler.request(self, key)
-                spec = Specialization(self, key, name, compiler.finish())
+                module = compiler.finish()
+                spec = Specialization(self, key, name, module, compiler.writes)
                 self._specializations[key] = spec
         return spec
 
