@@ -144,7 +144,10 @@ def unsigned_hint(value: Any, name: str) -> str | None:
 def type_of_annotation(annotation: Any) -> Attribute | None:
     if isinstance(annotation, Fixed):
         return annotation.type
-    return _ANNOTATIONS.get(annotation)
+    try:
+        return _ANNOTATIONS.get(annotation)
+    except TypeError:  # unhashable, such as a list: no type's annotation
+        return None
 
 
 def is_known_annotation(annotation: Any) -> bool:
@@ -153,7 +156,7 @@ def is_known_annotation(annotation: Any) -> bool:
     it — ``numpy.ndarray`` and numpy's scalar types, whose dtype the
     argument gives.  Anything else (``Fixed43``, ``list``) would be
     silently ignored, so it is refused."""
-    if annotation in _ANNOTATIONS or annotation is np.ndarray or isinstance(annotation, Fixed):
+    if type_of_annotation(annotation) is not None or annotation is np.ndarray:
         return True
     if typing.get_origin(annotation) is np.ndarray:
         return True  # numpy.typing.NDArray[dtype]
