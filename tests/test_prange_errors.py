@@ -110,6 +110,17 @@ def add_to(a, b):
 
 
 @rv.reversible
+def lends_a_shared_element(y, x, idx):
+    for i in rv.prange(len(y)):
+        add_to(y[i], x[idx[i]])  # LENDS
+
+
+def lends_a_copy(y, x, idx):
+    for i in rv.prange(len(y)):
+        add_to(y[i], x[idx[i]] + 0.0)
+
+
+@rv.reversible
 def reads_its_target(y):
     y[0] += y[0]  # ALIAS
 
@@ -177,6 +188,13 @@ CASES = {
         "uses y[…] twice at once (passed to a call, or updated, while it is passed or updated already): an "
         "element is lent once at a time; pass a copy made before it (a = rv.ancilla(y[…]), then rv.free it after)",
     ),
+    "LENDS": (
+        lends_a_shared_element,
+        (np.zeros(3), np.ones(3), ints),
+        "an rv.prange loop lends add_to an element of x whose first index is not the loop's i: a callee may "
+        "change what it is lent while another iteration uses the same element; pass x[i, …], or, where add_to "
+        "only reads it, a copy (x[…] + 0.0), which iterations may share",
+    ),
     "ALIAS": (
         reads_its_target,
         (np.ones(3),),
@@ -196,3 +214,16 @@ def test_a_broken_rule_is_said_in_python_at_the_users_line(rule: str):
     assert error.lineno == line_of(f"# {rule}")[0], text
     assert message in text
     assert "%" not in text and "'rev." not in text and "'memref." not in text, text
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+def test_the_copy_the_lending_message_advises_runs_and_differentiates(backend):
+    """``x[idx[i]] + 0.0`` is an ancilla each iteration makes and frees, read
+    from ``x``: iterations share it, and its gradient accumulates into ``x``'s."""
+    function = rv.reversible(backend=backend)(lends_a_copy)
+    x, idx = np.array([1.0, 2.0, 3.0]), np.array([2, 2, 0])
+    y, _, _ = function(np.zeros(3), x, idx)
+    np.testing.assert_array_equal(y, x[idx])
+    outputs, pullback = rv.vjp(function, np.zeros(3), x, idx)
+    _, gradient_x, _ = pullback(np.ones(3), np.zeros(3), np.zeros(3))
+    np.testing.assert_array_equal(gradient_x, [1.0, 0.0, 2.0])
