@@ -112,12 +112,12 @@ def add_to(a, b):
 @rv.reversible
 def lends_a_shared_element(y, x, idx):
     for i in rv.prange(len(y)):
-        add_to(y[i], x[idx[i]])  # LENDS
+        add_to(x[idx[i]], y[i])  # LENDS
 
 
-def lends_a_copy(y, x, idx):
+def lends_a_read_only_element(y, x, idx):
     for i in rv.prange(len(y)):
-        add_to(y[i], x[idx[i]] + 0.0)
+        add_to(y[i], x[idx[i]])
 
 
 @rv.reversible
@@ -191,9 +191,9 @@ CASES = {
     "LENDS": (
         lends_a_shared_element,
         (np.zeros(3), np.ones(3), ints),
-        "an rv.prange loop lends add_to an element of x whose first index is not the loop's i: a callee may "
-        "change what it is lent while another iteration uses the same element; pass x[i, …], or, where add_to "
-        "only reads it, a copy (x[…] + 0.0), which iterations may share",
+        "an rv.prange loop lends add_to an element of x whose first index is not the loop's i, and add_to may "
+        "change it while another iteration uses the same element; lend it x[i, …], or a copy (x[…] + 0.0) that "
+        "add_to gives back unchanged",
     ),
     "ALIAS": (
         reads_its_target,
@@ -217,13 +217,17 @@ def test_a_broken_rule_is_said_in_python_at_the_users_line(rule: str):
 
 
 @pytest.mark.parametrize("backend", ["interpreter", "native"])
-def test_the_copy_the_lending_message_advises_runs_and_differentiates(backend):
-    """``x[idx[i]] + 0.0`` is an ancilla each iteration makes and frees, read
-    from ``x``: iterations share it, and its gradient accumulates into ``x``'s."""
-    function = rv.reversible(backend=backend)(lends_a_copy)
+def test_an_element_the_callee_only_reads_is_lent_as_a_copy(backend):
+    """``add_to(y[i], x[idx[i]])``, ``add_to`` giving its second parameter
+    back as it took it, passes a copy of ``x[idx[i]]`` (an ancilla each
+    iteration makes and frees, as ``x[idx[i]] + 0.0`` is): a read of ``x``,
+    which iterations share, whose gradient accumulates into ``x``'s.  As a
+    borrow it was refused as an update of ``x``."""
+    function = rv.reversible(backend=backend)(lends_a_read_only_element)
     x, idx = np.array([1.0, 2.0, 3.0]), np.array([2, 2, 0])
     y, _, _ = function(np.zeros(3), x, idx)
     np.testing.assert_array_equal(y, x[idx])
+    np.testing.assert_array_equal((~function)(y, x, idx)[0], np.zeros(3))
     outputs, pullback = rv.vjp(function, np.zeros(3), x, idx)
     _, gradient_x, _ = pullback(np.ones(3), np.zeros(3), np.zeros(3))
     np.testing.assert_array_equal(gradient_x, [1.0, 0.0, 2.0])

@@ -76,10 +76,9 @@ def _race(violation: ParallelViolation, functions: Mapping[str, str]) -> str:
         case Race.WRITES_SHARED if (call := _lent_to(violation.op)) is not None:
             callee = _callee(call, functions)
             what = (
-                f"lends {callee} an element of {array} whose first index is not the loop's {index}: a callee "
-                f"may change what it is lent while another iteration uses the same element; pass "
-                f"{array}[{index}, …], or, where {callee} only reads it, a copy ({array}[…] + 0.0), which "
-                "iterations may share"
+                f"lends {callee} an element of {array} whose first index is not the loop's {index}, and "
+                f"{callee} may change it while another iteration uses the same element; lend it "
+                f"{array}[{index}, …], or a copy ({array}[…] + 0.0) that {callee} gives back unchanged"
             )
         case Race.WRITES_SHARED:
             what = (
@@ -104,8 +103,9 @@ def _name(value: SSAValue) -> str:
 
 def _lent_to(op: Operation) -> rev.CallOp | rev.UncallOp | None:
     """The call a borrowed element is passed to, if it is: the eDSL borrows
-    an element argument (``f(y[i], x[j])``) for the call's duration, so the
-    verifier sees the borrow as a write (the callee may update it)."""
+    an element argument (``f(y[i], x[j])``) for the call's duration, unless
+    the callee gives it back unchanged (then it lends a copy), so the
+    verifier sees the borrow as a write."""
     if isinstance(op, rev.TakeOp):
         for use in op.result.uses:
             if isinstance(use.operation, rev.CallOp | rev.UncallOp):
