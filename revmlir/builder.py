@@ -803,7 +803,16 @@ class ExpressionBuilder:
         return Value(self, self.emit(complexd.ImOp(self._typed(z, ComplexType, "'imag'", loc)), loc).results[0])
 
     def angle(self, z: Operand, loc: Loc = None) -> Value:
-        return Value(self, self.emit(complexd.AngleOp(self._typed(z, ComplexType, "'angle'", loc)), loc).results[0])
+        """The phase of ``z``; of a real number (an integer as ``f64``),
+        ``atan2(0.0, x)``: 0 or π by its sign, π for ``-0.0``, NaN for NaN,
+        which is how ``cmath.phase`` and ``np.angle`` take a real, as the
+        complex number of imaginary part ``+0.0``."""
+        x = self._ssa(z, None, loc)
+        if _is_int(x.type):
+            x = self.cast(Value(self, x), _f64(), loc).ssa
+        if isinstance(x.type, AnyFloat):
+            return self.binary("atan2", self.const(0.0, x.type, loc), Value(self, x), loc)
+        return Value(self, self.emit(complexd.AngleOp(self._typed(x, ComplexType, "'angle'", loc)), loc).results[0])
 
     def _typed(
         self, value: Operand, kind: type[Attribute] | tuple[type[Attribute], ...], what: str, loc: Loc

@@ -30,7 +30,7 @@ from xdsl.traits import MemoryEffectKind, SymbolTable, is_side_effect_free, only
 
 from revmlir.dialects import anc
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, TakeOp, TropicalType, UncallOp
+from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, ReturnOp, TakeOp, TropicalType, UncallOp
 from revmlir.interfaces import StateConsumer, is_invertible_op
 
 # The value model's classification of types is decided on the type
@@ -255,6 +255,19 @@ _READS = (memref.LoadOp, memref.DimOp)
 _SHAPES = (memref.DimOp, memref.CastOp)
 """Uses that read at most the array's shape: a ``memref.cast``'s result is
 the array itself, whose own uses (``reference_origin``) read or write it."""
+
+
+def scalars_given_back(function: FuncOp) -> frozenset[int]:
+    """The positions, among ``function``'s scalar parameters (its results),
+    of those it gives back as it took them: its ``rev.return`` returns the
+    parameter itself, so a call only reads it (``sq(acc, v)`` adding
+    ``v * v`` into ``acc`` gives ``v`` back), and so does its inverse, which
+    ``rev.uncall`` runs.  A parameter passed on to a call counts as changed."""
+    returned = function.body.block.last_op if function.body.blocks else None
+    if not isinstance(returned, ReturnOp):
+        return frozenset()
+    parameters = [a for a in function.body.block.args if is_state_type(a.type)]
+    return frozenset(k for k, (parameter, value) in enumerate(zip(parameters, returned.operands)) if parameter is value)
 
 
 def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:

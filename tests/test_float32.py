@@ -558,3 +558,28 @@ def test_an_int_literal_widens_an_int32_unlike_in_jax(backend):
     f = rv.ordinary(_int_literal_sum, backend=backend)
     assert f(I32) == (int(I32.sum()), int(I32[0]) + 1)
     assert [numpy_dtype(t) for t in f.specialization_for(I32).result_types] == [np.dtype(np.int64)] * 2
+
+
+def add_both(y, a, b):
+    y += a + b
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+@pytest.mark.parametrize("scalar", [np.float32, np.int32, np.complex64])
+def test_numpy_scalars_come_back_as_they_were_passed(backend, scalar):
+    """A numpy scalar of a width Python's numbers have not comes back as
+    that numpy type, so ``~f`` of ``f``'s results runs the same width: as
+    Python numbers they picked the 64-bit specialisation, and an int32
+    sum that wrapped, or a float32 one that rounded, did not go back."""
+    f = rv.reversible(backend=backend)(add_both)
+    big = scalar(2**31 - 1) if scalar is np.int32 else scalar(0.2)
+    passed = (scalar(0), scalar(1) if scalar is np.int32 else scalar(0.1), big)
+    results = f(*passed)
+    assert [type(value) for value in results] == [scalar] * 3
+    with np.errstate(over="ignore"):
+        assert results[0] == passed[1] + passed[2]  # numpy's wrapped or rounded sum
+    back = (~f)(*results)
+    assert [type(value) for value in back] == [scalar] * 3
+    assert back == passed
+    y, a, b = f(0.0, np.float64(0.1), 0.2)  # a Python float and float64 give the same: Python floats
+    assert type(y) is float and y == 0.1 + 0.2

@@ -22,6 +22,7 @@ revmlir/frontend/reversible_code/functions.py, source.py (reading the function),
   "… default values"                                                    test_signature_restrictions (+ errors::test_signature_restrictions_at_decoration)
   "… other decorators"                                                  test_signature_restrictions
   "unknown annotation '…' for parameter '…'"                            test_unknown_annotations_are_refused
+  "'rv.Stack(float)' for parameter 's' is a stack, not a type"          test_a_stack_as_an_annotation_is_refused_at_it
   TypeError "f() takes N argument(s) (…), got M"                        errors::test_wrong_argument_types_are_type_errors
   TypeError "argument 'v' has unsupported type list (pass a numpy array)"  errors::test_wrong_argument_types_are_type_errors
   TypeError "… unsupported type ndarray (arrays of int8 are not supported)"  test_array_of_an_unsupported_dtype
@@ -364,6 +365,38 @@ def test_unknown_annotations_are_refused():
         "unknown annotation 'Fixed43' for parameter 'x'",
         UNKNOWN_ANNOTATION_HINT,
         at='"Fixed43"',
+    )
+
+
+def test_a_stack_as_an_annotation_is_refused_at_it():
+    """``rv.Stack(float)`` is the value a stack parameter is passed, not its
+    type (it is a list, which the table of annotations cannot even look
+    up): a located error naming the annotation that is meant, where it was
+    an unlocated ``TypeError: unhashable type``."""
+
+    def f(s: rv.Stack(float), x: float):  # E:stack
+        rv.push(s, x)
+        x = rv.pop(s)
+
+    check(
+        at_decoration(f),
+        "# E:stack",
+        "'rv.Stack(float)' for parameter 's' is a stack, not a type",
+        "annotate 's: rv.Stack' and pass rv.Stack(float) as the argument, which gives the element type",
+        at="rv.Stack(float)",
+    )
+
+    def f(s: rv.Stack(float), x: float):  # E:ordinary-stack
+        return x
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.ordinary(f)
+    check(
+        info.value,
+        "# E:ordinary-stack",
+        "'rv.Stack(float)' for parameter 's' is a stack, not a type",
+        "only @rv.reversible functions take stacks; " + UNKNOWN_ANNOTATION_HINT,
+        at="rv.Stack(float)",
     )
 
 

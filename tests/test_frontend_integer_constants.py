@@ -265,6 +265,20 @@ def test_an_int_to_an_exponent_negative_at_run_time_is_a_located_error(backend):
         )
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_int_to_a_huge_exponent_at_run_time_wraps_at_once(backend):
+    """The interpreter computes ``n ** k`` modulo 2⁶⁴, as native code's
+    squaring does, not Python's unbounded power (``3 ** 2**40`` has half a
+    trillion digits, and ran out of memory); ``0 ** 0`` is 1 on both."""
+    powered = rv.reversible(backend=backend)(run_time_power)
+    ordinary = rv.ordinary(backend=backend)(ordinary_power)
+    for base, exponent in ((3, 2**40), (2, 2**62), (-3, 2**63 - 1), (3, 64), (2, 64), (0, 0), (-1, 2**62 + 1)):
+        wrapped = pow(base, exponent, 2**64)
+        expected = wrapped - 2**64 if wrapped >= 2**63 else wrapped
+        assert powered(0, base, exponent) == (expected, base, exponent)
+        assert ordinary(base, exponent) == expected
+
+
 @rv.reversible
 def beyond_floats(y, x):
     y += 10**400 * x  # E:float-overflow

@@ -110,6 +110,17 @@ def add_to(a, b):
 
 
 @rv.reversible
+def lends_a_shared_element(y, x, idx):
+    for i in rv.prange(len(y)):
+        add_to(x[idx[i]], y[i])  # LENDS
+
+
+def lends_a_read_only_element(y, x, idx):
+    for i in rv.prange(len(y)):
+        add_to(y[i], x[idx[i]])
+
+
+@rv.reversible
 def reads_its_target(y):
     y[0] += y[0]  # ALIAS
 
@@ -177,6 +188,13 @@ CASES = {
         "uses y[…] twice at once (passed to a call, or updated, while it is passed or updated already): an "
         "element is lent once at a time; pass a copy made before it (a = rv.ancilla(y[…]), then rv.free it after)",
     ),
+    "LENDS": (
+        lends_a_shared_element,
+        (np.zeros(3), np.ones(3), ints),
+        "an rv.prange loop lends add_to an element of x whose first index is not the loop's i, and add_to may "
+        "change it while another iteration uses the same element; lend it x[i, …], or a copy (x[…] + 0.0) that "
+        "add_to gives back unchanged",
+    ),
     "ALIAS": (
         reads_its_target,
         (np.ones(3),),
@@ -196,3 +214,20 @@ def test_a_broken_rule_is_said_in_python_at_the_users_line(rule: str):
     assert error.lineno == line_of(f"# {rule}")[0], text
     assert message in text
     assert "%" not in text and "'rev." not in text and "'memref." not in text, text
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+def test_an_element_the_callee_only_reads_is_lent_as_a_copy(backend):
+    """``add_to(y[i], x[idx[i]])``, ``add_to`` giving its second parameter
+    back as it took it, passes a copy of ``x[idx[i]]`` (an ancilla each
+    iteration makes and frees, as ``x[idx[i]] + 0.0`` is): a read of ``x``,
+    which iterations share, whose gradient accumulates into ``x``'s.  As a
+    borrow it was refused as an update of ``x``."""
+    function = rv.reversible(backend=backend)(lends_a_read_only_element)
+    x, idx = np.array([1.0, 2.0, 3.0]), np.array([2, 2, 0])
+    y, _, _ = function(np.zeros(3), x, idx)
+    np.testing.assert_array_equal(y, x[idx])
+    np.testing.assert_array_equal((~function)(y, x, idx)[0], np.zeros(3))
+    outputs, pullback = rv.vjp(function, np.zeros(3), x, idx)
+    _, gradient_x, _ = pullback(np.ones(3), np.zeros(3), np.zeros(3))
+    np.testing.assert_array_equal(gradient_x, [1.0, 0.0, 2.0])

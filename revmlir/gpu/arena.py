@@ -32,7 +32,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from math import prod
 
-from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, llvm, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -48,6 +47,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from revmlir.errors import ExecutionError
+from revmlir.implicit_builder import implicit_builder
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering.checked_code import check_form, display_name
 from revmlir.lowering.native_types import element_bytes
@@ -79,11 +79,11 @@ def arena_allocations(function: Operation, ops: Sequence[Operation] | None = Non
 
 
 def built(location: LocationAttr, build: Callable[[], SSAValue | None]) -> tuple[list[Operation], SSAValue | None]:
-    """The ops ``build`` makes (under ``ImplicitBuilder``), detached and
+    """The ops ``build`` makes (under ``implicit_builder``), detached and
     located at ``location`` (every check they make reports there), and the
     value it returns."""
     block = Block()
-    with ImplicitBuilder(block):
+    with implicit_builder(block):
         value = build()
     for op in block.walk():
         op.location = location
@@ -117,7 +117,7 @@ def reserve(context: SSAValue, own: SSAValue, new_top: SSAValue, identifier: int
     (``EXHAUSTED``) that it does not pass the end: the bytes the thread's
     arena then holds, and has.  The check is built as every lowered check
     is (``check_form``, in the form ``check_ops`` asks for), placed by the
-    caller's ``ImplicitBuilder``; its report's device body gives the
+    caller's ``implicit_builder``; its report's device body gives the
     launch's shared slot the words and ends the thread."""
     base, end = (load(context_word(context, w)) for w in (BASE_WORD, END_WORD))
     needed, has = result(arith.SubiOp(new_top, base)), result(arith.SubiOp(end, base))

@@ -43,7 +43,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, scf
 from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -61,6 +60,7 @@ from revmlir.gpu.arena import (
     rounded,
     thread_context,
 )
+from revmlir.implicit_builder import implicit_builder
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import display_name
@@ -122,7 +122,7 @@ class Growth:
         needed = result(arith.MuliOp(elements, width))
         full = result(arith.CmpiOp(needed, reserved, "ugt"))
         grow = Block()
-        with ImplicitBuilder(grow):
+        with implicit_builder(grow):
             _grow(header, self.own, reserved, needed, self.exhausted, self.check_ops)
             scf.YieldOp()
         scf.IfOp(full, [], Region(grow))
@@ -185,7 +185,7 @@ def _grow(
     new_end = result(arith.AddiOp(start, bytes))
     reserve(context, own, new_end, exhausted, check_ops)
     copy = Block()
-    with ImplicitBuilder(copy):
+    with implicit_builder(copy):
         _copy(data, start, reserved)
         scf.YieldOp()
     scf.IfOp(moved, [], Region(copy))
@@ -200,7 +200,7 @@ def _copy(source: SSAValue, target: SSAValue, bytes: SSAValue) -> None:
     loop = scf.ForOp(
         constant(0, IndexType()), words, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()]))
     )
-    with ImplicitBuilder(loop.body.block):
+    with implicit_builder(loop.body.block):
         word = result(arith.IndexCastOp(loop.body.block.args[0], i64))
         from_, to = (
             result(llvm.GEPOp(result(llvm.IntToPtrOp(a)), [llvm.GEP_USE_SSA_VAL], i64, ssa_indices=[word]))

@@ -261,10 +261,13 @@ def _poison(op: ub.PoisonOp) -> Any:
     raise InterpretationError(f"a poison {type} has no value to run with")
 
 
-def _ipowi(a: int, b: int) -> int:
+def _ipowi(op: Operation, a: int, b: int) -> int:
+    """``a ** b`` wrapped to the result's width, as native code's
+    exponentiation by squaring: computed modulo 2 ** width, so an exponent
+    of any size costs its bits, not a number of its digits (``0 ** 0`` is 1)."""
     if b < 0:
         raise InterpretationError(NEGATIVE_POWER.format(a, b))
-    return a**b
+    return wrap_int(pow(a, b, 1 << _width(op)), _width(op))
 
 
 def _to_log(log: Semantics) -> Semantics:
@@ -354,7 +357,7 @@ PURE_SEMANTICS: dict[type[Operation], Semantics] = {
     mathd.ErfOp: _c("erf"),
     mathd.PowFOp: _c("pow", 2),
     mathd.FPowIOp: lambda op, a, b: _fpowi(a, b),
-    mathd.IPowIOp: lambda op, a, b: _ipowi(a, b),
+    mathd.IPowIOp: _ipowi,
     mathd.FloorOp: _f(np.floor),
     mathd.CeilOp: _f(np.ceil),
     mathd.RoundOp: _c("round"),

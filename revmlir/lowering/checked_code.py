@@ -23,7 +23,7 @@ import functools
 from collections.abc import Sequence
 from math import prod
 
-from xdsl.builder import Builder, ImplicitBuilder
+from xdsl.builder import Builder
 from xdsl.dialects import arith, func, llvm, math, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
@@ -58,6 +58,7 @@ from revmlir.fast_ops import (
     scf_if,
     scf_yield,
 )
+from revmlir.implicit_builder import implicit_builder
 from revmlir.ir_utils import constant_index, is_float_type
 from revmlir.lowering.native_types import element_bytes
 from revmlir.naming import INVERSE_SUFFIX, inverse_name, source_name
@@ -317,7 +318,7 @@ def check_form(
     ``true``, ``ok xor true`` and the ``scf.if`` around the report's call
     (module docstring).  Every lowering that checks builds its checks here,
     so that the two forms stay one check.  They are not placed, except by
-    an ``ImplicitBuilder`` the caller has open (the GPU arena's builders),
+    an ``implicit_builder`` the caller has open (the GPU arena's builders),
     which places each op as it is made."""
     if one_op:
         properties: dict[str, Attribute] = {"check": number_attr(identifier, i64)}
@@ -327,7 +328,7 @@ def check_form(
     # Checks that pass cost a comparison and a branch to a cold path
     # that does not come back: one call of the module's report.
     report = Block()
-    with ImplicitBuilder(report):
+    with implicit_builder(report):
         words = [arith_constant(identifier, i64).results[0]]
         for value in payload:
             words += report_words(value)[1]
@@ -357,7 +358,7 @@ def std_size(op: Operation) -> int:
 
 def report_words(value: SSAValue) -> tuple[list[Operation], list[SSAValue]]:
     """The std ops that make a value's 64-bit patterns, not yet placed (but
-    by an open ``ImplicitBuilder``), and the patterns: a complex number's parts, one word each, or the value's
+    by an open ``implicit_builder``), and the patterns: a complex number's parts, one word each, or the value's
     one (floats widened to f64, ints sign-extended).  Both forms of a check
     compute them so (``convert-std-to-llvm`` translates these ops in a
     ``CheckOp``'s report block)."""

@@ -67,7 +67,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from xdsl.builder import ImplicitBuilder
 from xdsl.dialects import arith, func, llvm, memref, scf
 from xdsl.dialects import complex as complexd
 from xdsl.dialects.builtin import (
@@ -84,6 +83,7 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from revmlir.implicit_builder import implicit_builder
 from revmlir.safety import stack_limit
 
 HEADER = MemRefType(i64, [3])
@@ -138,7 +138,7 @@ def size_of(emit: Callable[[Operation], SSAValue], element: Attribute) -> SSAVal
 
 
 def result(op: Operation) -> SSAValue:
-    """``op``'s result (``ImplicitBuilder`` has inserted ``op``)."""
+    """``op``'s result (``implicit_builder`` has inserted ``op``)."""
     return op.results[0]
 
 
@@ -227,7 +227,7 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
     capacity = header_word(header, CAPACITY)
     full = result(arith.CmpiOp(needed, capacity, "ugt"))
     grow = scf.IfOp(full, [], Region(Block()), Region(Block()))
-    with ImplicitBuilder(grow.true_region):
+    with implicit_builder(grow.true_region):
         empty = result(arith.CmpiOp(capacity, constant(0), "eq"))
         doubled = result(arith.AddiOp(capacity, capacity))
         wanted = result(arith.MaxUIOp(result(arith.SelectOp(empty, constant(MIN_CAPACITY), doubled)), needed))
@@ -240,7 +240,7 @@ def _grow(header: SSAValue, needed: SSAValue, width: SSAValue) -> None:
         set_header_word(result(arith.SelectOp(moved, grown, header_word(header, DATA))), header, DATA)
         set_header_word(result(arith.SelectOp(moved, larger, capacity)), header, CAPACITY)
         scf.YieldOp()
-    with ImplicitBuilder(grow.false_region):
+    with implicit_builder(grow.false_region):
         scf.YieldOp()
 
 
@@ -267,12 +267,12 @@ def _push(function: func.FuncOp, element: Attribute | None) -> None:
     _grow(header, result(arith.AddiOp(size, constant(1))), element_width(result, element))
     room = result(arith.CmpiOp(size, header_word(header, CAPACITY), "ult"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
-    with ImplicitBuilder(store.true_region):
+    with implicit_builder(store.true_region):
         for part, address in zip(to_slots(value), slot_addresses(header, size, element), strict=True):
             llvm.StoreOp(part, address)
         set_header_word(result(arith.AddiOp(size, constant(1))), header, SIZE)
         scf.YieldOp()
-    with ImplicitBuilder(store.false_region):
+    with implicit_builder(store.false_region):
         scf.YieldOp()
     func.ReturnOp()
 
@@ -289,10 +289,10 @@ def _fill(function: func.FuncOp, element: Attribute | None) -> None:
     _grow(header, end, element_width(result, element))
     room = result(arith.CmpiOp(end, header_word(header, CAPACITY), "ule"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
-    with ImplicitBuilder(store.true_region):
+    with implicit_builder(store.true_region):
         fill_elements(header, size, end, value, element)
         scf.YieldOp()
-    with ImplicitBuilder(store.false_region):
+    with implicit_builder(store.false_region):
         scf.YieldOp()
     func.ReturnOp()
 
@@ -305,7 +305,7 @@ def fill_elements(header: SSAValue, size: SSAValue, end: SSAValue, value: SSAVal
     data = _buffer(header)
     first, last = (result(arith.IndexCastOp(v, IndexType())) for v in (size, end))
     loop = scf.ForOp(first, last, constant(1, IndexType()), [], Region(Block(arg_types=[IndexType()])))
-    with ImplicitBuilder(loop.body.block):
+    with implicit_builder(loop.body.block):
         position = result(arith.IndexCastOp(loop.body.block.args[0], i64))
         for part, address in zip(to_slots(value), element_addresses(data, position, element), strict=True):
             llvm.StoreOp(part, address)
@@ -345,10 +345,10 @@ def _copy(function: func.FuncOp, element: Attribute | None) -> None:
     _grow(target, end, width)
     room = result(arith.CmpiOp(end, header_word(target, CAPACITY), "ule"))
     store = scf.IfOp(room, [], Region(Block()), Region(Block()))
-    with ImplicitBuilder(store.true_region):
+    with implicit_builder(store.true_region):
         copy_elements(target, at, source, first, count, width)
         scf.YieldOp()
-    with ImplicitBuilder(store.false_region):
+    with implicit_builder(store.false_region):
         scf.YieldOp()
     func.ReturnOp()
 
@@ -387,9 +387,9 @@ def _pop(function: func.FuncOp, element: Attribute | None) -> None:
     size = header_word(header, SIZE)
     empty = result(arith.CmpiOp(size, constant(0), "eq"))
     take = scf.IfOp(empty, [element], Region(Block()), Region(Block()))
-    with ImplicitBuilder(take.true_region):
+    with implicit_builder(take.true_region):
         scf.YieldOp(_zero(element))
-    with ImplicitBuilder(take.false_region):
+    with implicit_builder(take.false_region):
         top = result(arith.SubiOp(size, constant(1)))
         set_header_word(top, header, SIZE)
         slot, _ = slots(element)
@@ -452,7 +452,7 @@ def define_runtime(module: ModuleOp) -> None:
         )
         for arg, hint in zip(function.body.block.args, hints):
             arg.name_hint = hint
-        with ImplicitBuilder(function.body):
+        with implicit_builder(function.body):
             _DEFINITIONS[kind](function, element)
         called |= {op.callee.string_value() for op in function.walk() if isinstance(op, llvm.CallOp) and op.callee}
         module.body.block.insert_op_before(function, declaration)

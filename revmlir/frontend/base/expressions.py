@@ -88,6 +88,7 @@ UNARY_FUNCTIONS.update(
         np.absolute: "abs",
         np.conj: "conj",
         np.conjugate: "conj",
+        math.fabs: "fabs",
     }
 )
 
@@ -122,6 +123,29 @@ numbers as its scalars compute them: ``np.remainder`` is Python's ``%``,
 zero is 0 (``_division``)."""
 
 PHASE = (cmath.phase, np.angle)
+
+SPELLED_HERE: dict[Any, str] = {
+    math.floor: "np.floor({x}), a float (math.floor's int: int(np.floor({x})))",
+    math.ceil: "np.ceil({x}), a float (math.ceil's int: int(np.ceil({x})))",
+    math.trunc: "int({x}), which truncates toward zero",
+    math.isnan: "{x} != {x}, true for NaN alone",
+    np.isnan: "{x} != {x}, true for NaN alone",
+    math.isinf: "abs({x}) == math.inf",
+    np.isinf: "abs({x}) == math.inf",
+    math.isfinite: "abs({x}) < math.inf, false for NaN and ±inf",
+    np.isfinite: "abs({x}) < math.inf, false for NaN and ±inf",
+    math.degrees: "{x} * (180.0 / math.pi), as math.degrees computes it",
+    np.degrees: "{x} * (180.0 / math.pi)",
+    math.radians: "{x} * (math.pi / 180.0), as math.radians computes it",
+    np.radians: "{x} * (math.pi / 180.0)",
+    np.exp2: "2.0 ** {x}",
+    np.square: "{x} * {x}",
+    np.reciprocal: "1.0 / {x} (of a float)",
+    np.fabs: "abs({x}) (of a float)",
+}
+"""Library functions revmlir has no rules for that an expression it
+compiles writes otherwise: the refusal says what to write (``math.floor``
+where ``np.floor`` is a rule), rather than to declare a primitive."""
 
 _ARITIES: dict[Any, int] = {
     **dict.fromkeys((*UNARY_FUNCTIONS, *PHASE, *_FLOAT_TYPES), 1),
@@ -712,9 +736,13 @@ class ExpressionCompiler:
                 f"{ast.unparse(node.func)}() takes {count} argument{'s' if count > 1 else ''} here, got {len(args)}",
             )
         if _library_function(callee):
+            name = ast.unparse(node.func)
+            if (spelling := SPELLED_HERE.get(callee)) is not None:
+                x = ast.unparse(args[0]) if len(args) == 1 else "x"
+                raise ctx.error(node, f"revmlir does not compile '{name}'", "write " + spelling.format(x=x))
             raise ctx.error(
                 node,
-                f"'{ast.unparse(node.func)}' has no rules in revmlir: its inverse and derivatives are unknown",
+                f"'{name}' has no rules in revmlir: its inverse and derivatives are unknown",
                 'declare it with @rv.primitive and give it its rules (docs/python.md, "User primitives")',
             )
         raise ctx.error(
@@ -813,6 +841,10 @@ class ExpressionCompiler:
 
     def _unary_function(self, node: ast.Call, kind: str, value: Value) -> Value:
         fn, loc = self.fn, self.ctx.loc(node)
+        if kind == "fabs":  # math.fabs: the absolute value of a real number, as a float
+            if isinstance(value.type, ComplexType):
+                raise self.ctx.error(node, "math.fabs takes a real number", "abs(z) is a complex number's modulus")
+            return fn.unary("abs", fn.cast(value, f64, loc) if _is_int(value.type) else value, loc)
         if kind in ("floor", "ceil") and _is_int(value.type):
             return value
         if kind == "conj" and not isinstance(value.type, ComplexType):

@@ -122,16 +122,19 @@ def _check_annotations(source: Source, pyfunc: Callable[..., Any], decorator: st
             is_struct_class(annotation) and decorator != "@rv.primitive"
         ):
             continue  # the argument gives the element or field types (structs.Layout checks the class)
-        if annotation is None or not is_known_annotation(annotation):
-            node = arg.annotation
-            written = (
-                node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
-            )
+        node = arg.annotation
+        written = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
+        known = f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated"
+        if isinstance(annotation, Stack):  # the argument, written where its type goes
             raise source.error(
-                arg.annotation,
-                f"unknown annotation '{written}' for parameter '{arg.arg}'",
-                f"annotate with {KNOWN_ANNOTATIONS}, or leave the parameter unannotated",
+                node,
+                f"'{written}' for parameter '{arg.arg}' is a stack, not a type",
+                f"annotate '{arg.arg}: rv.Stack' and pass {written} as the argument, which gives the element type"
+                if decorator == "@rv.reversible"
+                else f"only @rv.reversible functions take stacks; {known}",
             )
+        if annotation is None or not is_known_annotation(annotation):
+            raise source.error(node, f"unknown annotation '{written}' for parameter '{arg.arg}'", known)
 
 
 def resolved_annotations(pyfunc: Callable[..., Any]) -> dict[str, Any]:

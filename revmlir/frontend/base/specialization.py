@@ -34,7 +34,7 @@ from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.base.by_name import Itself
 from revmlir.frontend.base.expressions import TOO_DEEP
 from revmlir.frontend.base.source import Source
-from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_ranges
+from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_ranges, numpy_scalar_positions
 from revmlir.interpreter import RevInterpreter
 from revmlir.interpreter.recursion import room_for_calls
 from revmlir.inversion import invert_function
@@ -126,6 +126,7 @@ class Specialization(Itself):
         self.module = module
         self._writes = writes
         self.interpreter = RevInterpreter(module, verified=True)
+        self._numpy_scalars = numpy_scalar_positions(types)
         self._forward: Once[NativeModule | None] = Once(self._compile_forward)
         self._backward: Once[Backend] = Once(self._run_backward)
 
@@ -280,6 +281,11 @@ class Specialization(Itself):
             results = runner.caller(self.name, backward)(args)
         except ArgumentProblem as error:
             raise named_arguments(self.function, error) from None
+        if self._numpy_scalars:  # both engines return Python numbers
+            typed = list(results)
+            for i, scalar in self._numpy_scalars:
+                typed[i] = scalar(typed[i])
+            results = tuple(typed)
         return results[0] if len(results) == 1 else results
 
 

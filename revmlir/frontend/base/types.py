@@ -113,6 +113,22 @@ def type_of_value(value: Any) -> Attribute | None:
     return None
 
 
+# The scalar types only a numpy scalar argument gives (Python's float, int,
+# complex and bool give the others), with that scalar's class.
+_NUMPY_ONLY_SCALARS: dict[Attribute, type[np.generic]] = {
+    type: dtype.type for dtype, type in _DTYPES.items() if type not in _ANNOTATIONS.values()
+}
+
+
+def numpy_scalar_positions(types: Sequence[Attribute]) -> tuple[tuple[int, type[np.generic]], ...]:
+    """The parameters of ``types`` that only a numpy scalar passes
+    (``np.float32``, ``np.int32``, ``np.complex64``), with its class: their
+    results are returned as that class, so that ``f``'s results passed back
+    to ``~f`` (or to ``f`` again) select the same specialisation, where a
+    Python number would select the 64-bit one."""
+    return tuple((i, _NUMPY_ONLY_SCALARS[t]) for i, t in enumerate(types) if t in _NUMPY_ONLY_SCALARS)
+
+
 def unsigned_hint(value: Any, name: str) -> str | None:
     """What to pass for parameter ``name`` instead of a numpy array or
     scalar of an unsigned type, which compiled functions refuse: native
@@ -144,7 +160,10 @@ def unsigned_hint(value: Any, name: str) -> str | None:
 def type_of_annotation(annotation: Any) -> Attribute | None:
     if isinstance(annotation, Fixed):
         return annotation.type
-    return _ANNOTATIONS.get(annotation)
+    try:
+        return _ANNOTATIONS.get(annotation)
+    except TypeError:  # unhashable, such as a list: no type's annotation
+        return None
 
 
 def is_known_annotation(annotation: Any) -> bool:
@@ -153,7 +172,7 @@ def is_known_annotation(annotation: Any) -> bool:
     it — ``numpy.ndarray`` and numpy's scalar types, whose dtype the
     argument gives.  Anything else (``Fixed43``, ``list``) would be
     silently ignored, so it is refused."""
-    if annotation in _ANNOTATIONS or annotation is np.ndarray or isinstance(annotation, Fixed):
+    if type_of_annotation(annotation) is not None or annotation is np.ndarray:
         return True
     if typing.get_origin(annotation) is np.ndarray:
         return True  # numpy.typing.NDArray[dtype]

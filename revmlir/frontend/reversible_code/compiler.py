@@ -63,6 +63,7 @@ from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
 from revmlir.frontend.reversible_code import type_errors
+from revmlir.frontend.reversible_code.lent_copies import copy_lent_elements
 from revmlir.frontend.reversible_code.safe_blocks import SafeBlockCompiler, is_safe_block
 from revmlir.frontend.reversible_code.views import check_part_update
 from revmlir.frontend.reversible_code.violations import in_python
@@ -130,6 +131,7 @@ class ModuleCompiler(base.ModuleCompiler):
 
     def finish(self) -> ModuleOp:
         module = self.builder.finish(verify=False)
+        copy_lent_elements(module)
         if self.adjoints:
             for lanes, names in self.adjoints.items():
                 generate_adjoints(module, names, lanes)

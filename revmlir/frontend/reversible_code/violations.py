@@ -73,6 +73,13 @@ def _race(violation: ParallelViolation, functions: Mapping[str, str]) -> str:
                 f"updates {array}[…], which iterations accumulate into, otherwise than with += or -=: "
                 "its shared elements may only be added to"
             )
+        case Race.WRITES_SHARED if (call := _lent_to(violation.op)) is not None:
+            callee = _callee(call, functions)
+            what = (
+                f"lends {callee} an element of {array} whose first index is not the loop's {index}, and "
+                f"{callee} may change it while another iteration uses the same element; lend it "
+                f"{array}[{index}, …], or a copy ({array}[…] + 0.0) that {callee} gives back unchanged"
+            )
         case Race.WRITES_SHARED:
             what = (
                 f"updates an element of {array} whose first index is not the loop's {index}: another "
@@ -92,6 +99,18 @@ def _race(violation: ParallelViolation, functions: Mapping[str, str]) -> str:
 def _name(value: SSAValue) -> str:
     """A value by the Python variable it was compiled from."""
     return value.name_hint or "the array"
+
+
+def _lent_to(op: Operation) -> rev.CallOp | rev.UncallOp | None:
+    """The call a borrowed element is passed to, if it is: the eDSL borrows
+    an element argument (``f(y[i], x[j])``) for the call's duration, unless
+    the callee gives it back unchanged (then it lends a copy), so the
+    verifier sees the borrow as a write."""
+    if isinstance(op, rev.TakeOp):
+        for use in op.result.uses:
+            if isinstance(use.operation, rev.CallOp | rev.UncallOp):
+                return use.operation
+    return None
 
 
 def _callee(op: Operation, functions: Mapping[str, str]) -> str:
