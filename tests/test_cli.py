@@ -1,18 +1,30 @@
 """rev-opt and rev-run as a user meets them: one-line diagnostics, non-zero
-exit codes, never a Python traceback."""
+exit codes, never a Python traceback.
+
+Each tool runs as a process of its own with its arguments and standard
+files, forked from the tests' tool server (``served_tools``), which has
+imported the tools' modules once; the installed console scripts are
+started in ``test_rev_opt.py`` and ``test_cli_input_errors.py``."""
 
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).parent.parent
-BIN = Path(sys.executable).parent
 
 
-def run(tool: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / tool), *args], input=stdin, capture_output=True, text=True)
+@pytest.fixture
+def run(served_tools: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run a served tool on the arguments and standard input given."""
+    tools = Path(served_tools["REVMLIR_LIT_TOOLS"])
+
+    def run_tool(tool: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(tools / tool), *args], input=stdin, capture_output=True, text=True, env=served_tools)
+
+    return run_tool
 
 
 BAD_INPUTS = {
@@ -31,7 +43,7 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("case", BAD_INPUTS)
-def test_rev_opt_bad_input_is_one_line(case):
+def test_rev_opt_bad_input_is_one_line(run, case):
     text, expected = BAD_INPUTS[case]
     result = run("rev-opt", stdin=text)
     assert result.returncode == 1
@@ -50,7 +62,7 @@ def test_rev_opt_bad_input_is_one_line(case):
         ("rev-invert{functions=nope}", "no rev.func named @nope"),
     ],
 )
-def test_rev_opt_bad_pipeline(pipeline, expected):
+def test_rev_opt_bad_pipeline(run, pipeline, expected):
     result = run("rev-opt", str(ROOT / "examples" / "multiplier.mlir"), "-p", pipeline)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
@@ -58,7 +70,7 @@ def test_rev_opt_bad_pipeline(pipeline, expected):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_rev_opt_help_lists_every_pass():
+def test_rev_opt_help_lists_every_pass(run):
     from revmlir.passes import get_all_passes
 
     result = run("rev-opt", "--help")
@@ -67,7 +79,7 @@ def test_rev_opt_help_lists_every_pass():
         assert name in result.stdout
 
 
-def test_rev_run_forward_and_inverse():
+def test_rev_run_forward_and_inverse(run):
     path = str(ROOT / "examples" / "multiplier.mlir")
     forward = run("rev-run", path, "-e", "multiplier", "--args", "2", "3", "5")
     assert forward.returncode == 0
@@ -111,7 +123,7 @@ def test_rev_run_does_not_load_the_python_frontend():
     assert result.stdout.splitlines()[:3] == ["17 : i64", "3 : i64", "5 : i64"]
 
 
-def test_rev_run_reports_invertibility_errors(tmp_path):
+def test_rev_run_reports_invertibility_errors(run, tmp_path):
     program = tmp_path / "dirty.mlir"
     program.write_text(
         "rev.func @f(%x: f64) {\n"
@@ -138,7 +150,7 @@ def test_rev_run_reports_invertibility_errors(tmp_path):
         (["-e", "multiplier", "--args", "1.5", "2", "3"], "must be an integer"),
     ],
 )
-def test_rev_run_usage_errors(args, expected):
+def test_rev_run_usage_errors(run, args, expected):
     result = run("rev-run", str(ROOT / "examples" / "multiplier.mlir"), *args)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
