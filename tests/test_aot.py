@@ -1,9 +1,14 @@
 """rev-translate: LLVM IR, assembly, and an object file that a C program links
-against and calls (the system C compiler, or zig's from the test extras)."""
+against and calls (the system C compiler, or zig's from the test extras).
+
+rev-translate runs as a process of its own, forked from the tests' tool
+server (``served_tools``), which has imported it once; the installed
+console script is started in ``test_cli_input_errors.py``."""
 
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,12 +16,18 @@ import pytest
 from revmlir.tools.rev_translate import main
 
 ROOT = Path(__file__).parent.parent
-BIN = Path(sys.executable).parent
 EXAMPLES = ROOT / "examples"
 
 
-def translate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "rev-translate"), *args], capture_output=True, text=True)
+@pytest.fixture
+def translate(served_tools: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run the served rev-translate on the arguments given."""
+    tool = str(Path(served_tools["REVMLIR_LIT_TOOLS"]) / "rev-translate")
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([tool, *args], capture_output=True, text=True, env=served_tools)
+
+    return run
 
 
 def c_compiler() -> list[str]:
@@ -39,7 +50,7 @@ def shared_library(folder: Path, name: str, source: str) -> str:
     return str(library)
 
 
-def test_emit_llvm_ir_and_assembly():
+def test_emit_llvm_ir_and_assembly(translate):
     ir = translate(str(EXAMPLES / "multiplier.mlir"), "--emit=llvm")
     assert ir.returncode == 0, ir.stderr
     assert "define void @multiplier_ciface(ptr" in ir.stdout
@@ -66,7 +77,7 @@ int main(void) {
 """
 
 
-def test_object_file_links_into_a_c_program(tmp_path: Path):
+def test_object_file_links_into_a_c_program(translate, tmp_path: Path):
     source = str(EXAMPLES / "fibonacci.mlir")
     obj, header = tmp_path / "fib.o", tmp_path / "fib.h"
     for emit, out in (("obj", obj), ("header", header)):
@@ -85,7 +96,7 @@ def test_object_file_links_into_a_c_program(tmp_path: Path):
     assert run.stdout.splitlines() == ["10946 20 0", "0 20"]
 
 
-def test_bad_input_is_a_one_line_diagnostic(tmp_path: Path):
+def test_bad_input_is_a_one_line_diagnostic(translate, tmp_path: Path):
     bad = tmp_path / "bad.mlir"
     bad.write_text(
         "rev.func @f(%x: f64) {\n  %t = arith.mulf %x, %x : f64\n  %x1 = rev.sub %x, %t : f64\n  rev.return %x1 : f64\n}\n"
@@ -125,7 +136,7 @@ def test_a_header_or_a_diagnostic_loads_neither_llvm_nor_numpy():
 
 
 @pytest.mark.parametrize("name", ["my-f", "9x", 'a\\"b', ""])
-def test_a_header_refuses_a_name_that_is_no_c_name(name: str, tmp_path: Path):
+def test_a_header_refuses_a_name_that_is_no_c_name(translate, name: str, tmp_path: Path):
     """C compilers pass the asm label to the assembler unquoted, so a name
     outside C's and the assembler's characters has no C name to offer."""
     source = tmp_path / "odd.mlir"
@@ -141,7 +152,7 @@ def test_a_header_refuses_a_name_that_is_no_c_name(name: str, tmp_path: Path):
     )
 
 
-def test_a_header_refuses_two_functions_with_one_c_name(tmp_path: Path):
+def test_a_header_refuses_two_functions_with_one_c_name(translate, tmp_path: Path):
     source = tmp_path / "clash.mlir"
     source.write_text(
         "rev.func @f(%y: f64, %x: f64) {\n  %y1 = rev.add %y, %x : f64\n  rev.return %y1, %x : f64, f64\n}\n"
