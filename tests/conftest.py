@@ -15,8 +15,9 @@ again (0.2–0.5 s each) to find it alive.  One collection at the end of
 collecting frees what the imports dropped; the tests' own objects are
 collected as before.
 
-The lit suite and the documentation's console transcripts run their tools
-through one ``tool_server.py`` per worker (``served_tools``)."""
+The lit suite, the documentation's console transcripts and the tests of
+the tools' command lines run their tools through one ``tool_server.py`` per
+worker (``served_tools``, ``served``)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -114,6 +116,23 @@ def served_tools(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str,
         finally:
             server.terminate()
             server.wait(timeout=60)
+
+
+@pytest.fixture
+def served(served_tools: dict[str, str]) -> Callable[..., subprocess.CompletedProcess[Any]]:
+    """Run a served tool, ``served("rev-opt", *arguments, input=...)``:
+    a process of its own, forked from ``served_tools``' server, whose
+    output is captured (as text unless ``text=False``).  It starts in
+    milliseconds where the installed script imports the tool's modules
+    again (a second for ``rev-run``)."""
+    tools = pathlib.Path(served_tools["REVMLIR_LIT_TOOLS"])
+
+    def run(tool: str, *arguments: str, **options: Any) -> subprocess.CompletedProcess[Any]:
+        return subprocess.run(
+            [str(tools / tool), *arguments], capture_output=True, env=served_tools, **{"text": True, **options}
+        )
+
+    return run
 
 
 @pytest.fixture

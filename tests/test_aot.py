@@ -1,5 +1,9 @@
 """rev-translate: LLVM IR, assembly, and an object file that a C program links
-against and calls (the system C compiler, or zig's from the test extras)."""
+against and calls (the system C compiler, or zig's from the test extras).
+
+rev-translate runs as a process of its own, forked from the tests' tool
+server (``served``), which has imported it once; the installed
+console script is started in ``test_cli_input_errors.py``."""
 
 import shutil
 import subprocess
@@ -11,12 +15,7 @@ import pytest
 from revmlir.tools.rev_translate import main
 
 ROOT = Path(__file__).parent.parent
-BIN = Path(sys.executable).parent
 EXAMPLES = ROOT / "examples"
-
-
-def translate(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / "rev-translate"), *args], capture_output=True, text=True)
 
 
 def c_compiler() -> list[str]:
@@ -39,13 +38,13 @@ def shared_library(folder: Path, name: str, source: str) -> str:
     return str(library)
 
 
-def test_emit_llvm_ir_and_assembly():
-    ir = translate(str(EXAMPLES / "multiplier.mlir"), "--emit=llvm")
+def test_emit_llvm_ir_and_assembly(served):
+    ir = served("rev-translate", str(EXAMPLES / "multiplier.mlir"), "--emit=llvm")
     assert ir.returncode == 0, ir.stderr
     assert "define void @multiplier_ciface(ptr" in ir.stdout
     assert "define void @multiplier.inv_ciface(ptr" in ir.stdout
     assert "mul i64" in ir.stdout
-    asm = translate(str(EXAMPLES / "multiplier.mlir"), "--emit=asm")
+    asm = served("rev-translate", str(EXAMPLES / "multiplier.mlir"), "--emit=asm")
     assert asm.returncode == 0, asm.stderr
     assert "multiplier_ciface" in asm.stdout
 
@@ -66,11 +65,11 @@ int main(void) {
 """
 
 
-def test_object_file_links_into_a_c_program(tmp_path: Path):
+def test_object_file_links_into_a_c_program(served, tmp_path: Path):
     source = str(EXAMPLES / "fibonacci.mlir")
     obj, header = tmp_path / "fib.o", tmp_path / "fib.h"
     for emit, out in (("obj", obj), ("header", header)):
-        result = translate(source, f"--emit={emit}", "-o", str(out))
+        result = served("rev-translate", source, f"--emit={emit}", "-o", str(out))
         assert result.returncode == 0, result.stderr
     (tmp_path / "main.c").write_text(C_PROGRAM)
     exe = tmp_path / "main"
@@ -85,18 +84,18 @@ def test_object_file_links_into_a_c_program(tmp_path: Path):
     assert run.stdout.splitlines() == ["10946 20 0", "0 20"]
 
 
-def test_bad_input_is_a_one_line_diagnostic(tmp_path: Path):
+def test_bad_input_is_a_one_line_diagnostic(served, tmp_path: Path):
     bad = tmp_path / "bad.mlir"
     bad.write_text(
         "rev.func @f(%x: f64) {\n  %t = arith.mulf %x, %x : f64\n  %x1 = rev.sub %x, %t : f64\n  rev.return %x1 : f64\n}\n"
     )
-    result = translate(str(bad), "--emit=obj", "-o", str(tmp_path / "o.o"))
+    result = served("rev-translate", str(bad), "--emit=obj", "-o", str(tmp_path / "o.o"))
     assert result.returncode == 1
     assert result.stderr.strip() == (
         f"{bad}:3:3: error: [self-read] 'rev.sub' reads its own target %x; "
         "use an ancilla copy (x ← 0; x += y; …; x -= y; x → 0) instead"
     )
-    missing = translate(str(EXAMPLES / "multiplier.mlir"), "--emit=obj")
+    missing = served("rev-translate", str(EXAMPLES / "multiplier.mlir"), "--emit=obj")
     assert missing.returncode == 1 and "needs -o FILE" in missing.stderr
 
 
@@ -125,14 +124,14 @@ def test_a_header_or_a_diagnostic_loads_neither_llvm_nor_numpy():
 
 
 @pytest.mark.parametrize("name", ["my-f", "9x", 'a\\"b', ""])
-def test_a_header_refuses_a_name_that_is_no_c_name(name: str, tmp_path: Path):
+def test_a_header_refuses_a_name_that_is_no_c_name(served, name: str, tmp_path: Path):
     """C compilers pass the asm label to the assembler unquoted, so a name
     outside C's and the assembler's characters has no C name to offer."""
     source = tmp_path / "odd.mlir"
     source.write_text(
         f'rev.func @"{name}"(%y: i64, %x: i64) {{\n  %y1 = rev.add %y, %x : i64\n  rev.return %y1, %x : i64, i64\n}}\n'
     )
-    result = translate(str(source), "--emit=header")
+    result = served("rev-translate", str(source), "--emit=header")
     assert result.returncode == 1 and not result.stdout
     spelled = name.replace("\\", "")
     assert result.stderr.strip() == (
@@ -141,13 +140,13 @@ def test_a_header_refuses_a_name_that_is_no_c_name(name: str, tmp_path: Path):
     )
 
 
-def test_a_header_refuses_two_functions_with_one_c_name(tmp_path: Path):
+def test_a_header_refuses_two_functions_with_one_c_name(served, tmp_path: Path):
     source = tmp_path / "clash.mlir"
     source.write_text(
         "rev.func @f(%y: f64, %x: f64) {\n  %y1 = rev.add %y, %x : f64\n  rev.return %y1, %x : f64, f64\n}\n"
         "rev.func @f_inv(%y: f64, %x: f64) {\n  %y1 = rev.sub %y, %x : f64\n  rev.return %y1, %x : f64, f64\n}\n"
     )
-    result = translate(str(source), "--emit=header")
+    result = served("rev-translate", str(source), "--emit=header")
     assert result.returncode == 1 and not result.stdout
     assert result.stderr.strip() == (
         f"{source}: error: 'rev.func' at {source}:5:1: @f.inv (the inverse of @f) and @f_inv "

@@ -1,5 +1,10 @@
 """rev-opt and rev-run as a user meets them: one-line diagnostics, non-zero
-exit codes, never a Python traceback."""
+exit codes, never a Python traceback.
+
+Each tool runs as a process of its own with its arguments and standard
+files, forked from the tests' tool server (``served``), which has
+imported the tools' modules once; the installed console scripts are
+started in ``test_rev_opt.py`` and ``test_cli_input_errors.py``."""
 
 import subprocess
 import sys
@@ -8,11 +13,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-BIN = Path(sys.executable).parent
-
-
-def run(tool: str, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BIN / tool), *args], input=stdin, capture_output=True, text=True)
 
 
 BAD_INPUTS = {
@@ -31,9 +31,9 @@ BAD_INPUTS = {
 
 
 @pytest.mark.parametrize("case", BAD_INPUTS)
-def test_rev_opt_bad_input_is_one_line(case):
+def test_rev_opt_bad_input_is_one_line(served, case):
     text, expected = BAD_INPUTS[case]
-    result = run("rev-opt", stdin=text)
+    result = served("rev-opt", input=text)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     lines = result.stderr.strip().splitlines()
@@ -50,29 +50,29 @@ def test_rev_opt_bad_input_is_one_line(case):
         ("rev-invert{functions=nope}", "no rev.func named @nope"),
     ],
 )
-def test_rev_opt_bad_pipeline(pipeline, expected):
-    result = run("rev-opt", str(ROOT / "examples" / "multiplier.mlir"), "-p", pipeline)
+def test_rev_opt_bad_pipeline(served, pipeline, expected):
+    result = served("rev-opt", str(ROOT / "examples" / "multiplier.mlir"), "-p", pipeline)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert expected in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_rev_opt_help_lists_every_pass():
+def test_rev_opt_help_lists_every_pass(served):
     from revmlir.passes import get_all_passes
 
-    result = run("rev-opt", "--help")
+    result = served("rev-opt", "--help")
     assert result.returncode == 0
     for name in get_all_passes():
         assert name in result.stdout
 
 
-def test_rev_run_forward_and_inverse():
+def test_rev_run_forward_and_inverse(served):
     path = str(ROOT / "examples" / "multiplier.mlir")
-    forward = run("rev-run", path, "-e", "multiplier", "--args", "2", "3", "5")
+    forward = served("rev-run", path, "-e", "multiplier", "--args", "2", "3", "5")
     assert forward.returncode == 0
     assert forward.stdout.split("\n")[:3] == ["17 : i64", "3 : i64", "5 : i64"]
-    backward = run(
+    backward = served(
         "rev-run",
         path,
         "-e",
@@ -111,7 +111,7 @@ def test_rev_run_does_not_load_the_python_frontend():
     assert result.stdout.splitlines()[:3] == ["17 : i64", "3 : i64", "5 : i64"]
 
 
-def test_rev_run_reports_invertibility_errors(tmp_path):
+def test_rev_run_reports_invertibility_errors(served, tmp_path):
     program = tmp_path / "dirty.mlir"
     program.write_text(
         "rev.func @f(%x: f64) {\n"
@@ -122,7 +122,7 @@ def test_rev_run_reports_invertibility_errors(tmp_path):
         "  rev.return %x : f64\n"
         "}\n"
     )
-    result = run("rev-run", str(program), "-e", "f", "--args", "3.0")
+    result = served("rev-run", str(program), "-e", "f", "--args", "3.0")
     assert result.returncode == 1
     assert result.stderr.strip() == (
         f"{program}:5:3: error: [invertibility] 'anc.free' in @f: ancilla freed holding 3.0, expected 0.0"
@@ -138,8 +138,8 @@ def test_rev_run_reports_invertibility_errors(tmp_path):
         (["-e", "multiplier", "--args", "1.5", "2", "3"], "must be an integer"),
     ],
 )
-def test_rev_run_usage_errors(args, expected):
-    result = run("rev-run", str(ROOT / "examples" / "multiplier.mlir"), *args)
+def test_rev_run_usage_errors(served, args, expected):
+    result = served("rev-run", str(ROOT / "examples" / "multiplier.mlir"), *args)
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert expected in result.stderr

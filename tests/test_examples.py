@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import cmath
 import math
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -434,13 +432,8 @@ def test_expanded_routines_compute_the_same(example):
 
 
 @pytest.mark.parametrize("example", ALL_EXAMPLES)
-def test_rev_opt_inverts_the_example(example):
-    rev_opt = Path(sys.executable).parent / "rev-opt"
-    result = subprocess.run(
-        [str(rev_opt), str(EXAMPLES / example), "-p", "rev-invert"],
-        capture_output=True,
-        text=True,
-    )
+def test_rev_opt_inverts_the_example(served, example):
+    result = served("rev-opt", str(EXAMPLES / example), "-p", "rev-invert")
     assert result.returncode == 0, result.stderr
     func = INVERT_CASES[example][0]
     assert f"rev.func @{func}.inv(" in result.stdout

@@ -309,12 +309,9 @@ def test_the_input_is_verified_once(capsys, monkeypatch: pytest.MonkeyPatch, fla
 # -- input and output ---------------------------------------------------------
 
 
-def test_stdin_as_dash_with_an_anchored_pipeline():
-    result = subprocess.run(
-        [str(BIN / "rev-opt"), "--pass-pipeline=builtin.module(rev-verify,rev-invert)", "-"],
-        input=MULTIPLIER.read_text(),
-        capture_output=True,
-        text=True,
+def test_stdin_as_dash_with_an_anchored_pipeline(served):
+    result = served(
+        "rev-opt", "--pass-pipeline=builtin.module(rev-verify,rev-invert)", "-", input=MULTIPLIER.read_text()
     )
     assert result.returncode == 0, result.stderr
     assert "rev.func @multiplier.inv(%y: i64, %a: i64, %b: i64)" in result.stdout
@@ -360,8 +357,8 @@ def test_unreadable_input_and_unwritable_output(capsys, tmp_path: Path, make_arg
     assert one_line_error(err) == message.format(tmp=tmp_path)
 
 
-def test_not_utf8_on_stdin():
-    result = subprocess.run([str(BIN / "rev-opt"), "-"], input=NOT_UTF8, capture_output=True)
+def test_not_utf8_on_stdin(served):
+    result = served("rev-opt", "-", input=NOT_UTF8, text=False)
     assert result.returncode == 1
     assert result.stderr.decode() == ("stdin:2:9: error: the input is not UTF-8 text (byte 0xe9)\n")
 

@@ -17,6 +17,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = ROOT / "pyproject.toml"
 
@@ -31,8 +33,16 @@ def mypy(cache: Path, *paths: str | Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_every_module_of_the_package_type_checks(tmp_path):
-    result = mypy(tmp_path)
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One mypy cache for the module's checks: the planted error's check
+    reads the standard library's types that the package's check stored,
+    instead of analysing them again (some seconds)."""
+    return tmp_path_factory.mktemp("mypy")
+
+
+def test_every_module_of_the_package_type_checks(cache):
+    result = mypy(cache)
     assert result.returncode == 0, result.stdout + result.stderr
     found = re.search(r"Success: no issues found in (\d+) source files", result.stdout)
     assert found, result.stdout
@@ -40,12 +50,12 @@ def test_every_module_of_the_package_type_checks(tmp_path):
     assert int(found[1]) == len(modules), (found[1], len(modules))
 
 
-def test_the_checker_finds_a_planted_error(tmp_path):
+def test_the_checker_finds_a_planted_error(cache, tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text(
         "def half(x: int) -> int:\n    return x / 2\n\n\nTWO: int = 2  # type: ignore[assignment]  # none\n"
     )
-    result = mypy(tmp_path / "cache", planted)
+    result = mypy(cache, planted)
     assert result.returncode == 1
     assert "[return-value]" in result.stdout and "[unused-ignore]" in result.stdout, result.stdout
 
