@@ -46,18 +46,27 @@ PROGRAMS = HERE / "host_safety_programs.py"
 def outcomes(group: str = "") -> dict[str, dict[str, Any]]:
     """The outcomes of the cases of ``host_safety_programs.py``, or of
     those of ``group`` (``"recursion"``: ``RECURSION_CASES``, which only a
-    timeout ends if they fail)."""
+    timeout ends if they fail).  A timeout is an outcome too, kept like
+    the others: ``cache`` keeps no exception, so the programs would
+    otherwise start again, and time out again, for every later test."""
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), str(HERE)])}
-    run = subprocess.run(
-        [sys.executable, str(PROGRAMS), *([group] if group else [])],
-        capture_output=True,
-        text=True,
-        timeout=120 if group else 300,
-        env=environment,
-        check=False,
-    )
-    results = {line["case"]: line for line in map(json.loads, run.stdout.splitlines())}
-    results["<exit>"] = {"returncode": run.returncode, "stderr": run.stderr[-2000:]}
+    returncode: int | str
+    try:
+        run = subprocess.run(
+            [sys.executable, str(PROGRAMS), *([group] if group else [])],
+            capture_output=True,
+            timeout=120 if group else 300,
+            env=environment,
+            check=False,
+        )
+        stdout, stderr, returncode = run.stdout, run.stderr, run.returncode
+    except subprocess.TimeoutExpired as timeout:
+        stdout, stderr, returncode = timeout.stdout or b"", timeout.stderr or b"", f"timed out: {timeout}"
+    text = stdout.decode(errors="replace")
+    # A timeout may cut the last line short: only whole lines are outcomes.
+    lines = text.splitlines() if text.endswith("\n") else text.splitlines()[:-1]
+    results = {line["case"]: line for line in map(json.loads, lines)}
+    results["<exit>"] = {"returncode": returncode, "stderr": stderr.decode(errors="replace")[-2000:]}
     return results
 
 
