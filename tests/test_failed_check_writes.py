@@ -2,7 +2,9 @@
 what the run wrote before it, on both engines alike: also a write to the
 element that the line after the check would have written again, which
 LLVM's dead-store elimination dropped from native code while the failing
-path was declared ``nounwind`` (``revmlir.runtime.guard.FAIL_ATTRIBUTES``)."""
+path was declared ``nounwind`` (``revmlir.runtime.guard.FAIL_ATTRIBUTES``).
+A GPU kernel keeps it too: its PTX, compiled here without a GPU, stores
+before the check (``revmlir.lowering.unwinding_asm``)."""
 
 from __future__ import annotations
 
@@ -83,3 +85,33 @@ def test_arrays_keep_the_write_before_the_failed_check(case: str, engine: str):
     with pytest.raises((rv.ExecutionError, rv.InvertibilityError)):
         rv.reversible(backend=engine)(function)(*values)
     assert [v.tolist() for v in values if isinstance(v, np.ndarray)] == expected
+
+
+@pytest.mark.parametrize("printed", [True, False], ids=["printed", "converted"])
+def test_a_kernel_keeps_the_write_before_a_failed_check(printed: bool, monkeypatch: pytest.MonkeyPatch):
+    """The GPU's report ends the thread with PTX's ``exit``, which LLVM
+    took as not unwinding: the kernel of ``loop`` over ``rv.prange``
+    stored ``y[i]`` once per iteration, after both checks.  Its PTX stores
+    ``y[i]`` once in the loop run without checks (every index checked
+    before it) and twice in the checked loop, the first before
+    ``x[i + k]``'s check; on both routes to LLVM IR, and ptxas accepts it."""
+    from revmlir.gpu import nvptx, program
+    from revmlir.gpu.toolkit import emit_cubin, find_ptxas
+
+    if not printed:  # xDSL's backend converts the device code instead
+        monkeypatch.setattr(nvptx, "llvm_text", lambda *args: None)
+    kernel = rv.cuda.kernel(rv.reversible(parallel_twice))
+    module, name = kernel.rev_module(np.zeros(4), np.zeros(6), 2)
+    compiled = program._compile_kernels(module, [name], "sm_90", 3, None, owned=True)
+    entry = compiled.ptx.split(f".entry {compiled.kernels[name].entry}(")[1]
+    stores = entry.split("st.global")
+    assert len(stores) == 4
+    assert "bra" in stores[2]  # x[i + k]'s check, between the checked loop's two stores
+    if find_ptxas() is not None:
+        assert emit_cubin(compiled.ptx, "sm_90")[:4] == b"\x7fELF"
+
+
+def parallel_twice(y, x, k: int):
+    for i in rv.prange(len(y)):
+        y[i] += x[i]
+        y[i] += x[i + k]  # out of bounds in the last iterations

@@ -60,6 +60,7 @@ from revmlir.lowering.std_to_llvm import (
     llvm_type,
     translate_module,
 )
+from revmlir.lowering.unwinding_asm import may_unwind
 from revmlir.naming import identifier
 from revmlir.runtime_checks import REPORT
 
@@ -223,7 +224,10 @@ def _intrinsic(t: FunctionTranslation, op: Operation) -> None:
 
 @device_rules(nvvm.ExitOp)
 def _ptx(t: FunctionTranslation, op: Operation) -> None:
-    t.emit(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True), op)
+    """PTX's ``exit``, which may unwind to LLVM: the thread leaves for a
+    host that reads the arrays, and LLVM must keep every store before it
+    (``revmlir.lowering.unwinding_asm``)."""
+    t.emit(may_unwind(llvm.InlineAsmOp(op.PTX, "", [], [], has_side_effects=True)), op)
 
 
 def _ptx_atomic(kind: str, type: Attribute) -> tuple[str, str, int] | None:
@@ -554,4 +558,6 @@ a check at nearly every array access, and the report inlined at each
 made loops over small arrays too large for LLVM to unroll, so their
 arrays stayed in local memory instead of registers (BA's Jacobian
 blocks).  It never returns (the thread exits) and is cold, so LLVM lays
-out the checks as the unlikely branches they are."""
+out the checks as the unlikely branches they are.  Not ``nounwind``, nor
+inferred so: its ``exit`` may unwind (``_ptx``), as the CPU's report may
+(``revmlir.runtime.guard.FAIL_ATTRIBUTES``)."""

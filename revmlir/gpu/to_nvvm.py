@@ -9,7 +9,8 @@ terms.
   compare-and-swap of the shared slot's check id (0 → its own:
   ``llvm.cmpxchg``, which NVPTX selects as ``atom.cas``) and then
   stores its values and element there; every failing thread exits
-  (``nvvm.exit``).  Where the shared slot is, and the element, it reads
+  (``nvvm.exit``, which LLVM must take as possibly unwinding, so that it
+  keeps the stores before a failed check: ``revmlir.gpu.nvptx``).  Where the shared slot is, and the element, it reads
   from the context whose address the thread's own slot holds in its last
   word (``revmlir.gpu.outline``).  Every check of device code reports
   through it, the arena's too (``revmlir.gpu.arena``); the device has no

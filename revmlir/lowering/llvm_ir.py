@@ -18,7 +18,9 @@ value and success are read); another use is refused at the op
 The backend also converts every ``llvm.load`` and ``llvm.store`` as a plain
 one, dropping an atomic ordering: an atomic load ran as a plain load.  The
 ordering is carried (``atomic_access`` reads it, for both routes), and what
-llvmlite cannot write, a ``volatile`` store, is refused at the op.
+llvmlite cannot write, a ``volatile`` store, is refused at the op.  An
+inline assembly that may unwind (``revmlir.lowering.unwinding_asm``) it
+converts as one that may not: ``mark_unwinding`` gives it its keyword back.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from revmlir.collector import take_apart_llvm_function
 from revmlir.dialects.upstream_forms import CmpXchgOp
 from revmlir.errors import describe_op
 from revmlir.ir_utils import nested_ops
+from revmlir.lowering.unwinding_asm import mark_unwinding, unwinds
 
 CMPXCHG = "revmlir.cmpxchg."
 """The prefix of the functions that stand for ``llvm.cmpxchg`` while xDSL's
@@ -49,6 +52,7 @@ def llvm_ir(module: ModuleOp) -> ir.Module:
     # xDSL's ops goes through ABCMeta
     swaps: list[CmpXchgOp] = []
     accesses: dict[str, list[llvm.LoadOp | llvm.StoreOp]] = {}
+    assembly: dict[str, list[bool]] = {}
     for function in module.ops:
         if function.__class__ is llvm.FuncOp:
             found = accesses[function.sym_name.data] = []
@@ -57,10 +61,13 @@ def llvm_ir(module: ModuleOp) -> ir.Module:
                     found.append(op)
                 elif op.__class__ is CmpXchgOp:
                     swaps.append(op)
+                elif op.__class__ is llvm.InlineAsmOp:
+                    assembly.setdefault(function.sym_name.data, []).append(unwinds(op))
     _cmpxchg_as_calls(module, swaps)
     converted = convert_module(module, fallback_target_triple=None)
     _cmpxchg_instructions(converted)
     _atomic_instructions(accesses, converted)
+    mark_unwinding(converted, {name: flags for name, flags in assembly.items() if any(flags)})
     return converted
 
 

@@ -43,6 +43,7 @@ from xdsl.utils.type import get_element_type_or_self
 from revmlir.dialects.upstream_forms import CmpXchgOp
 from revmlir.lowering.llvm_code import FunctionCalls, LLVMCode, global_reference
 from revmlir.lowering.llvm_ir import atomic_access, check_swap
+from revmlir.lowering.unwinding_asm import inline_asm, unwinds
 
 
 class _Unprintable(Exception):
@@ -78,12 +79,17 @@ def _zero_text(type: Attribute) -> str:
 
 @functools.cache
 def _inline_assembly(
-    asm: str, constraints: str, result: Attribute | None, inputs: tuple[Attribute, ...], side_effects: bool
+    asm: str,
+    constraints: str,
+    result: Attribute | None,
+    inputs: tuple[Attribute, ...],
+    side_effects: bool,
+    unwinding: bool,
 ) -> str:
     """An inline-assembly callee as llvmlite writes it (its string escaped)."""
     returned = convert_type(result) if result is not None else ir.VoidType()
     signature = ir.FunctionType(returned, [convert_type(t) for t in inputs])
-    return ir.InlineAsm(signature, asm, constraints, side_effect=side_effects).get_reference()
+    return inline_asm(signature, asm, constraints, side_effects, unwinding).get_reference()
 
 
 _BINARY = {
@@ -314,7 +320,7 @@ class _FunctionPrinter:
             inputs = tuple(a.type for a in op.operands_)
             gives = op.res.type if op.res else None
             callee = _inline_assembly(
-                op.asm_string.data, op.constraints.data, gives, inputs, op.has_side_effects is not None
+                op.asm_string.data, op.constraints.data, gives, inputs, op.has_side_effects is not None, unwinds(op)
             )
             returned = self.type(gives) if gives is not None else "void"
             return f"call {returned} {callee}({', '.join(self.typed(a) for a in op.operands_)})"

@@ -564,20 +564,29 @@ class ExpressionCompiler:
         return result
 
     def _power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
-        """``a ** b``.  A float to the constant power 1 or 2 is ``a`` or
-        ``a * a``, which are what Python's ``pow`` gives (``a * a`` is
-        rounded once) and what LLVM makes of ``pow(a, 2.0)``; a higher
-        power is ``pow``, as in Python and numpy: ``a * a * a`` is rounded
-        twice (``0.3 ** 3`` would be ``0.027``, not ``0.026999999999999996``)."""
+        """``a ** b``.  A non-integer ``a`` to a constant integer power
+        from 1 to 4 is repeated multiplication, as numba and JAX's
+        ``lax.integer_pow`` make it: ``mul`` is defined on every number
+        type that multiplies (``rv.Fixed``, ``rv.Tropical``, complex),
+        where ``pow`` is not; a loop of it is twenty times faster than of
+        the C library's ``pow``; and it rounds alike on both engines and
+        the GPU, whose ``pow`` is libdevice's, not the C library's.  It
+        may be an ulp per multiplication from Python's ``pow`` (``0.3 **
+        3`` is ``0.027``, Python's ``0.026999999999999996``); a float
+        exponent (``a ** 3.0``) is ``pow``, rounded as ``pow`` rounds it
+        (decision 164)."""
         fn, loc = self.fn, self.ctx.loc(node)
         exponent = node.right
         if (
             isinstance(exponent, ast.Constant)
-            and exponent.value in (1, 2)
             and isinstance(exponent.value, int)
+            and 1 <= exponent.value <= 4
             and not _is_int(a.type)
         ):
-            return a if exponent.value == 1 else fn.binary("mul", a, a, loc)
+            result = a
+            for _ in range(exponent.value - 1):
+                result = fn.binary("mul", result, a, loc)
+            return result
         if _is_int(a.type) and not _is_int(b.type):
             a = fn.cast(a, b.type, loc)
         if _is_int(b.type) and not _is_int(a.type):
