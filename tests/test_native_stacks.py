@@ -522,17 +522,17 @@ int main(void) {
 """
 
 
-def test_objects_with_stacks_link_together_into_a_c_program(tmp_path):
+def test_objects_with_stacks_link_together_into_a_c_program(served, tmp_path):
     import subprocess
 
-    from test_aot import c_compiler, translate
+    from test_aot import c_compiler
 
     sources = {"grow": GROW, "shuffle": SHUFFLE.replace("ELEM", "i64")}
     for name, text in sources.items():
         (tmp_path / f"{name}.mlir").write_text(text)
         for emit, suffix in (("obj", "o"), ("header", "h")):
             out = tmp_path / f"{name}.{suffix}"
-            result = translate(str(tmp_path / f"{name}.mlir"), f"--emit={emit}", "-o", str(out))
+            result = served("rev-translate", str(tmp_path / f"{name}.mlir"), f"--emit={emit}", "-o", str(out))
             assert result.returncode == 0, result.stderr
     objects = [str(tmp_path / f"{name}.o") for name in sources]
     (tmp_path / "main.c").write_text(C_STACKS)

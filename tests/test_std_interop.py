@@ -24,7 +24,7 @@ from revmlir.lowering.std_to_llvm import ConvertStdToLLVMPass
 from revmlir.parsing import make_context, parse_module
 from revmlir.runtime.jit import JITModule, jit
 from revmlir.runtime.native import NativeModule, lower_to_llvm_ir
-from test_aot import c_compiler, translate
+from test_aot import c_compiler
 
 
 def compile_std(text: str) -> JITModule:
@@ -191,12 +191,12 @@ int main(void) {
 """
 
 
-def test_object_links_with_c_written_against_mlirs_c_interface(tmp_path: Path):
+def test_object_links_with_c_written_against_mlirs_c_interface(served, tmp_path: Path):
     examples = Path(__file__).parent.parent / "examples"
     objects = []
     for name in ("fibonacci", "affine"):
         obj = tmp_path / f"{name}.o"
-        result = translate(str(examples / f"{name}.mlir"), "--emit=obj", "-o", str(obj))
+        result = served("rev-translate", str(examples / f"{name}.mlir"), "--emit=obj", "-o", str(obj))
         assert result.returncode == 0, result.stderr
         objects.append(str(obj))
     (tmp_path / "main.c").write_text(C_PROGRAM)
@@ -398,9 +398,9 @@ def test_an_undefined_location_alias_is_a_parse_error_where_it_is_used():
     assert str(error.value).startswith("debug.mlir:5:")
 
 
-def test_emitted_llvm_ir_has_the_hosts_data_layout_and_triple():
+def test_emitted_llvm_ir_has_the_hosts_data_layout_and_triple(served):
     examples = Path(__file__).parent.parent / "examples"
-    result = translate(str(examples / "multiplier.mlir"), "--emit=llvm")
+    result = served("rev-translate", str(examples / "multiplier.mlir"), "--emit=llvm")
     assert result.returncode == 0, result.stderr
     layout = [line for line in result.stdout.splitlines() if line.startswith("target datalayout")]
     triple = [line for line in result.stdout.splitlines() if line.startswith("target triple")]
