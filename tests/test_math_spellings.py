@@ -68,6 +68,16 @@ def test_the_value_returned_keeps_the_sign_of_zero(engine, function, python):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_a_single_precision_phase_is_computed_at_its_precision(engine):
+    """As ``np.angle`` computes it: π rounded to ``f32`` for a negative
+    ``np.float32``, where ``cmath.phase`` converts to Python's float first."""
+    for function in (phase_of, angle_of):
+        value = rv.ordinary(backend=engine)(function)(np.float32(-1.0))
+        single = float(np.float32(math.pi))
+        assert value == float(np.angle(np.float32(-1.0))) == single != cmath.phase(np.float32(-1.0))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_their_derivatives_are_the_functions_own(engine):
     """A real's phase is constant on each side of 0 (derivative 0, at
     ``±0.0`` too, where ``atan2``'s is NaN), and ``|a|``'s is ``a``'s sign."""
