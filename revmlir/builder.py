@@ -804,14 +804,22 @@ class ExpressionBuilder:
 
     def angle(self, z: Operand, loc: Loc = None) -> Value:
         """The phase of ``z``; of a real number (an integer as ``f64``),
-        ``atan2(0.0, x)``: 0 or π by its sign, π for ``-0.0``, NaN for NaN,
-        which is how ``cmath.phase`` and ``np.angle`` take a real, as the
-        complex number of imaginary part ``+0.0``."""
+        ``atan2(0.0, x)``'s value, how ``cmath.phase`` and ``np.angle`` take
+        a real (the complex number of imaginary part ``+0.0``): π where the
+        sign bit is set (``-0.0`` and ``-inf`` too), else 0, and NaN for NaN
+        (``x · 0``, the argument's NaN), at the argument's precision.
+        Selected, not computed as ``atan2``: its derivative ``-0/(x²+0)`` is
+        NaN at 0, where the function is constant on each side; each
+        selected value has the derivative 0."""
         x = self._ssa(z, None, loc)
         if _is_int(x.type):
             x = self.cast(Value(self, x), _f64(), loc).ssa
         if isinstance(x.type, AnyFloat):
-            return self.binary("atan2", self.const(0.0, x.type, loc), Value(self, x), loc)
+            real = Value(self, x)
+            negative = self.compare("lt", self.binary("copysign", self.const(1.0, x.type, loc), real, loc), 0.0, loc)
+            phase = self.select(negative, self.const(np.pi, x.type, loc), self.const(0.0, x.type, loc), loc)
+            nan = self.binary("mul", real, self.const(0.0, x.type, loc), loc)
+            return self.select(self.compare("ne", real, real, loc), nan, phase, loc)
         return Value(self, self.emit(complexd.AngleOp(self._typed(x, ComplexType, "'angle'", loc)), loc).results[0])
 
     def _typed(

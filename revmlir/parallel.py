@@ -114,7 +114,9 @@ def accumulated_arrays(loop: rev.ForOp) -> set[SSAValue]:
     }
 
 
-def _can_accumulate_atomically(array: SSAValue) -> bool:
+def can_accumulate_atomically(array: SSAValue) -> bool:
+    """Whether iterations may share accumulations into ``array``'s
+    elements: an atomic add exists for floats and integers alone."""
     assert isinstance(array.type, MemRefType)
     element = array.type.element_type
     return isinstance(element, AnyFloat | IntegerType)
@@ -151,7 +153,7 @@ def check_parallel_loop(loop: rev.ForOp, call_writes: CallWrites) -> None:
                         f"passes {_name(array)}, which it writes, as a whole array: another "
                         "iteration may write the same elements; pass the element instead",
                     )
-                if not _can_accumulate_atomically(array):
+                if not can_accumulate_atomically(array):
                     raise ParallelViolation(
                         Race.ACCUMULATES_UNSHARABLE,
                         op,
@@ -227,7 +229,7 @@ def _check_write(take: rev.TakeOp, loop: rev.ForOp, shared: set[SSAValue]) -> No
                 f"borrows an element of {_name(take.memref)}, which iterations accumulate into: "
                 "it is only accumulated into (rev.take, rev.add/rev.sub, rev.put) in the loop",
             )
-        if not _can_accumulate_atomically(take.memref):
+        if not can_accumulate_atomically(take.memref):
             raise ParallelViolation(
                 Race.ACCUMULATES_UNSHARABLE,
                 take,

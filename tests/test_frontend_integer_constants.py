@@ -279,6 +279,30 @@ def test_an_int_to_a_huge_exponent_at_run_time_wraps_at_once(backend):
         assert ordinary(base, exponent) == expected
 
 
+def power_of_any(y, n, k):
+    y += n**k
+
+
+def returned_power(n, k):
+    return n**k
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_bool_in_a_power_is_the_int_python_takes_it_for(backend):
+    """``3 ** True`` is 3 and ``False ** 2`` is 0: a bool widens to the
+    other operand's integer type (to an int beside a bool), as in ``*``,
+    where the power narrowed the int to a bool (1 interpreted, and
+    ``NEGATIVE_POWER`` natively, a true ``i1`` being -1)."""
+    powered = rv.reversible(backend=backend)(power_of_any)
+    ordinary = rv.ordinary(backend=backend)(returned_power)
+    cases = [(3, True), (True, 3), (False, 2), (True, True), (False, False), (-1, True), (np.int32(5), True)]
+    for base, exponent in cases:
+        expected = base**exponent
+        assert powered(0, base, exponent)[0] == expected, (base, exponent)
+        got = ordinary(base, exponent)
+        assert got == expected and not isinstance(got, bool), (base, exponent)
+
+
 @rv.reversible
 def beyond_floats(y, x):
     y += 10**400 * x  # E:float-overflow

@@ -45,12 +45,50 @@ def test_a_real_argument_gives_pythons_bits(engine, function, python):
         assert bits(compiled(0.0, a)[0]) == bits(0.0 + python(a)), a
 
 
+def phase_of(a):
+    return cmath.phase(a)
+
+
+def angle_of(a):
+    return np.angle(a)
+
+
+def fabs_of(a):
+    return math.fabs(a)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("function", "python"), [(phase_of, cmath.phase), (angle_of, np.angle), (fabs_of, math.fabs)])
+def test_the_value_returned_keeps_the_sign_of_zero(engine, function, python):
+    """Returned as it is, not added to ``0.0``, the value shows its sign:
+    ``math.fabs(-0.0)`` is ``0.0``, a phase of ``±0.0`` is ``0.0`` or π."""
+    compiled = rv.ordinary(backend=engine)(function)
+    for a in REALS:
+        assert bits(compiled(a)) == bits(python(a)), a
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_single_precision_phase_is_computed_at_its_precision(engine):
+    """As ``np.angle`` computes it: π rounded to ``f32`` for a negative
+    ``np.float32``, where ``cmath.phase`` converts to Python's float first."""
+    for function in (phase_of, angle_of):
+        value = rv.ordinary(backend=engine)(function)(np.float32(-1.0))
+        single = float(np.float32(math.pi))
+        assert value == float(np.angle(np.float32(-1.0))) == single != cmath.phase(np.float32(-1.0))
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_their_derivatives_are_the_functions_own(engine):
-    """A real's phase is constant on each side of 0 (derivative 0), and
-    ``|a|``'s is ``a``'s sign."""
-    for function, expected in ((phase, (1.0, 0.0)), (absolute, (1.0, -1.0))):
-        assert rv.gradient(rv.reversible(backend=engine)(function), (0.0, -2.5)) == expected
+    """A real's phase is constant on each side of 0 (derivative 0, at
+    ``±0.0`` too, where ``atan2``'s is NaN), and ``|a|``'s is ``a``'s sign."""
+    for function, a, expected in (
+        (phase, -2.5, 0.0),
+        (phase, 0.0, 0.0),
+        (phase, -0.0, 0.0),
+        (angle, 0.0, 0.0),
+        (absolute, -2.5, -1.0),
+    ):
+        assert rv.gradient(rv.reversible(backend=engine)(function), (0.0, a)) == (1.0, expected), (function, a)
     ordinary = rv.ordinary(backend=engine)(phase_plus_fabs)
     assert ordinary(-1.0) == math.pi + 1.0 and rv.gradient(ordinary, (-1.0,)) == (-1.0,)
 

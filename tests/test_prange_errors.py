@@ -115,6 +115,24 @@ def lends_a_shared_element(y, x, idx):
         add_to(x[idx[i]], y[i])  # LENDS
 
 
+@rv.reversible
+def lends_its_own_element_in_nested(y, x):
+    for i in rv.prange(y.shape[0]):
+        for j in rv.prange(y.shape[1]):
+            add_to(y[i, j], x[i])  # LENDS in nested
+
+
+@rv.reversible
+def square_into(a, b):
+    a += b * b
+
+
+@rv.reversible
+def lends_a_complex_element(y, z, idx):
+    for i in rv.prange(len(y)):
+        square_into(y[i], z[idx[i]])  # LENDS complex
+
+
 def lends_a_read_only_element(y, x, idx):
     for i in rv.prange(len(y)):
         add_to(y[i], x[idx[i]])
@@ -192,8 +210,22 @@ CASES = {
         lends_a_shared_element,
         (np.zeros(3), np.ones(3), ints),
         "an rv.prange loop lends add_to an element of x whose first index is not the loop's i, and add_to may "
-        "change it while another iteration uses the same element; lend it x[i, …], or a copy (x[…] + 0.0) that "
-        "add_to gives back unchanged",
+        "change it while another iteration uses the same element; lend it x[i, …], or add to the element in the "
+        "loop itself (x[…] += …): iterations may share additions",
+    ),
+    "LENDS in nested": (
+        lends_its_own_element_in_nested,
+        (np.zeros((2, 3)), np.ones(2)),
+        "an rv.prange loop lends add_to an element of y whose first index is not the loop's j, and add_to may "
+        "change it while another iteration uses the same element; make the loop over j a range (an rv.prange "
+        "loop owns an element by its first index alone, here the outer loop's i), or add to the element",
+    ),
+    "LENDS complex": (
+        lends_a_complex_element,
+        (np.zeros(3, complex), np.ones(3, complex), ints),
+        "an rv.prange loop lends square_into an element of z whose first index is not the loop's i, and z's "
+        "elements are complex: even a copy's gradient would be a shared accumulation, which needs float or "
+        "integer elements; lend it z[i, …]",
     ),
     "ALIAS": (
         reads_its_target,
@@ -231,3 +263,19 @@ def test_an_element_the_callee_only_reads_is_lent_as_a_copy(backend):
     outputs, pullback = rv.vjp(function, np.zeros(3), x, idx)
     _, gradient_x, _ = pullback(np.ones(3), np.zeros(3), np.zeros(3))
     np.testing.assert_array_equal(gradient_x, [1.0, 0.0, 2.0])
+
+
+def adds_to_a_shared_element(y, x, idx):
+    for i in rv.prange(len(y)):
+        x[idx[i]] += y[i]
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+def test_what_a_refused_lend_advises_runs(backend):
+    """``add_to(x[idx[i]], y[i])`` is refused (``add_to`` changes the
+    element); the addition the refusal advises in its place runs, where
+    a copy ``x[idx[i]] + 0.0`` it advised compiled and then failed freeing
+    the copy holding the sum."""
+    function = rv.reversible(backend=backend)(adds_to_a_shared_element)
+    _, x, _ = function(np.ones(3), np.zeros(3), np.array([1, 1, 0]))
+    np.testing.assert_array_equal(x, [1.0, 2.0, 0.0])

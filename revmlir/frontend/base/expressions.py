@@ -523,8 +523,7 @@ class ExpressionCompiler:
             self._check_real(f"{ast.unparse(node.func)}()", node.args, (a, b))
         else:
             self._check_real(f"'{ast.unparse(node)}': {kind}", (node.left, node.right), (a, b))
-        joined = fn.joined_type(a.ssa, b.ssa)
-        real = i64 if joined == i1 else joined
+        real = _arithmetic_type(fn, a, b)
         a, b = fn.cast(a, real, loc), fn.cast(b, real, loc)
         if isinstance(real, AnyFloat):
             if kind == "fmod":
@@ -581,16 +580,17 @@ class ExpressionCompiler:
             isinstance(exponent, ast.Constant)
             and isinstance(exponent.value, int)
             and 1 <= exponent.value <= 4
-            and not _is_int(a.type)
+            and not isinstance(a.type, IntegerType | IndexType)
         ):
             result = a
             for _ in range(exponent.value - 1):
                 result = fn.binary("mul", result, a, loc)
             return result
-        if _is_int(a.type) and not _is_int(b.type):
-            a = fn.cast(a, b.type, loc)
-        if _is_int(b.type) and not _is_int(a.type):
-            b = fn.cast(b, a.type, loc)
+        # both in one type, a bool as the int Python takes it for: an int's
+        # power of a bool is not a bool's (3 ** True is 3)
+        real = _arithmetic_type(fn, a, b)
+        if real is not None:
+            a, b = fn.cast(a, real, loc), fn.cast(b, real, loc)
         return fn.binary("pow", a, b, loc)
 
     def _compare(
@@ -986,6 +986,13 @@ def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Loc) -> tuple[V
     # a zero quotient has the sign of a / b, finite here (|a| < |b|)
     floor = fn.select(fn.compare("ne", div, zero, loc), floor, fn.binary("mul", zero, quotient, loc), loc)
     return fn.select(fn.compare("eq", b, zero, loc), quotient, floor, loc), mod
+
+
+def _arithmetic_type(fn: ExpressionBuilder, a: Value, b: Value) -> Attribute | None:
+    """The type Python's arithmetic of ``a`` and ``b`` computes in
+    (``joined_type``), where two bools are ints (``i64``), not a bool."""
+    joined = fn.joined_type(a.ssa, b.ssa)
+    return i64 if joined == i1 else joined
 
 
 def _is_int(type: Any) -> bool:

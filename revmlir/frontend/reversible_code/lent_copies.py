@@ -12,9 +12,12 @@ accumulation into ``x``'s gradient, which the adjoint makes atomic; kept a
 borrow, the adjoint would update the gradient's element through its call,
 which no atomic add covers.
 
-Only a borrow the parallel rule would refuse is rewritten (an element no
-enclosing parallel loop holds privately), so programs it accepted compile
-as they did.
+Only a borrow the parallel rule would refuse is rewritten (an element that
+some enclosing parallel loop does not hold privately), so programs it
+accepted compile as they did; and only of an array whose elements
+accumulate atomically (floats and integers): a complex copy's gradient
+would be a shared accumulation the adjoint cannot make, so such a borrow
+stays, and is refused in the words of the call (``violations``).
 """
 
 from __future__ import annotations
@@ -23,13 +26,14 @@ from xdsl.dialects.builtin import ModuleOp
 
 from revmlir.dialects import anc, rev
 from revmlir.fast_ops import memref_load
-from revmlir.parallel import is_private
+from revmlir.parallel import can_accumulate_atomically, is_private
 from revmlir.semantics import scalars_given_back
 
 
 def copy_lent_elements(module: ModuleOp) -> None:
-    """Rewrite, in every function of ``module``, each borrow a parallel loop
-    may not share that only lends its element to a call giving it back."""
+    """Rewrite, in every function of ``module``, each borrow of a float or
+    integer element that an enclosing parallel loop does not hold privately
+    and that only lends its element to a call giving it back."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, rev.FuncOp)}
     lent = {
         take: found
@@ -39,6 +43,7 @@ def copy_lent_elements(module: ModuleOp) -> None:
         for take in loop.body.walk()
         if isinstance(take, rev.TakeOp)
         and not is_private(take.memref, take.indices, loop)
+        and can_accumulate_atomically(take.memref)
         and (found := _lent_and_given_back(take, functions)) is not None
     }
     for take, (call, put) in lent.items():

@@ -17,12 +17,12 @@ from collections.abc import Mapping
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from revmlir.dialects import rev
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend.base.types import describe_type
-from revmlir.parallel import ParallelViolation, Race
+from revmlir.parallel import ParallelViolation, Race, can_accumulate_atomically
 from revmlir.verifier import AliasViolation
 
 
@@ -73,17 +73,27 @@ def _race(violation: ParallelViolation, functions: Mapping[str, str]) -> str:
                 f"updates {array}[…], which iterations accumulate into, otherwise than with += or -=: "
                 "its shared elements may only be added to"
             )
+        case Race.WRITES_SHARED if (call := _lent_to(violation.op)) is not None and not can_accumulate_atomically(
+            violation.array
+        ):
+            callee = _callee(call, functions)
+            what = (
+                f"lends {callee} an element of {array} whose first index is not the loop's {index}, and "
+                f"{array}'s elements are {_elements(violation.array)}: even a copy's gradient would be a "
+                f"shared accumulation, which needs float or integer elements; {_own(violation, 'lend it')}"
+            )
         case Race.WRITES_SHARED if (call := _lent_to(violation.op)) is not None:
             callee = _callee(call, functions)
             what = (
                 f"lends {callee} an element of {array} whose first index is not the loop's {index}, and "
-                f"{callee} may change it while another iteration uses the same element; lend it "
-                f"{array}[{index}, …], or a copy ({array}[…] + 0.0) that {callee} gives back unchanged"
+                f"{callee} may change it while another iteration uses the same element; "
+                f"{_own(violation, 'lend it')}, or add to the element in the loop itself ({array}[…] += …): "
+                "iterations may share additions"
             )
         case Race.WRITES_SHARED:
             what = (
                 f"updates an element of {array} whose first index is not the loop's {index}: another "
-                f"iteration may update it too; update {array}[{index}, …], or only add to shared "
+                f"iteration may update it too; {_own(violation, 'update')}, or only add to shared "
                 "elements (+= or -=)"
             )
         case Race.READS_ACCUMULATED:
@@ -99,6 +109,25 @@ def _race(violation: ParallelViolation, functions: Mapping[str, str]) -> str:
 def _name(value: SSAValue) -> str:
     """A value by the Python variable it was compiled from."""
     return value.name_hint or "the array"
+
+
+def _own(violation: ParallelViolation, verb: str) -> str:
+    """How to ``verb`` an element the loop's iteration owns: one whose
+    first index is the loop's.  Where the first index is an enclosing
+    ``rv.prange``'s (``y[i, j]`` in the ``j`` loop), the element is that
+    iteration's already, and this loop is what to make sequential: every
+    ``rv.prange`` loop owns elements by their first index alone."""
+    array = _name(violation.array)
+    index = violation.loop.body.block.args[0].name_hint or "index"
+    op = violation.op
+    first = op.indices[0] if isinstance(op, rev.TakeOp) and op.indices else None
+    if isinstance(first, BlockArgument) and isinstance(outer := first.block.parent_op(), rev.ForOp):
+        if outer.is_parallel and first is outer.body.block.args[0]:
+            return (
+                f"make the loop over {index} a range (an rv.prange loop owns an element by its first "
+                f"index alone, here the outer loop's {first.name_hint or 'index'})"
+            )
+    return f"{verb} {array}[{index}, …]"
 
 
 def _lent_to(op: Operation) -> rev.CallOp | rev.UncallOp | None:
