@@ -14,6 +14,8 @@ import pytest
 import revmlir as rv
 from gpu_examples import complex_values, examples, positive
 from python_examples import load_example
+from revmlir import collector
+from revmlir.collector import check_dropped_whole
 
 EX = examples()
 elementwise, graph, ba, gmm = EX["elementwise"], EX["graph_embedding"], EX["ba"], EX["gmm"]
@@ -169,6 +171,28 @@ def test_example_kernels_compile_to_ptx(function: object, args: tuple) -> None:
     assert f".entry {entry}(" in compiled.program.ptx
     if find_ptxas() is not None:
         assert emit_cubin(compiled.program.ptx, "sm_90")
+
+
+@pytest.mark.parametrize("function, args", _kernel_cases())
+def test_example_kernels_take_apart_only_what_they_drop_whole(
+    function: object, args: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every tree a kernel's compile takes apart (the rev functions an owned
+    lowering replaces, the modules it drops) is its own: no op outside it
+    uses its values (``REVMLIR_CHECK_TAKEN_APART``'s check)."""
+    monkeypatch.setenv("REVMLIR_CACHE", "0")
+    monkeypatch.setattr(collector, "_CHECK", True)
+    # rv.cuda.kernel would hand back a kernel an earlier test compiled
+    assert rv.cuda.Kernel(function).specialise(*args).program.ptx
+
+
+@pytest.mark.parametrize("function, args", [c for c in _kernel_cases() if c.id.endswith(".adj")])  # type: ignore[attr-defined]
+def test_example_adjoints_leave_no_op_outside_the_module_using_it(function: object, args: tuple) -> None:
+    """The module the adjoint kernels are derived in has no op outside it
+    using its values: a loop body's adjoint built again assuming fewer zeros
+    erases the round it drops."""
+    module, _ = rv.cuda.Kernel(function).rev_module(*args)
+    check_dropped_whole(module)
 
 
 LOOP_LENGTHS = {

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from xdsl.dialects import arith, cf, func
 from xdsl.dialects.builtin import Float64Type, ModuleOp
-from xdsl.ir import Block, Region
+from xdsl.ir import Block, Operation, Region
 from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 from revmlir.dialects import rev
-from revmlir.errors import InvertibilityError, ReversibilityViolation, RuleViolation
-from revmlir.ir_rules import DominanceChecker, _defined_in_scope
+from revmlir.errors import InvertibilityError, ReversibilityViolation, RuleViolation, describe_op
+from revmlir.ir_rules import DominanceChecker, _defined_in_scope, check_ir_rules
 from revmlir.parsing import parse_module
 
 HERE = Path(__file__)
@@ -224,3 +224,51 @@ def test_dominance_is_decided_in_one_walk_where_it_holds_and_checked_operand_by_
     assert inner is not None
     inner.operands = [inner.results[0], square.result]
     assert [op for op, _ in DominanceChecker(function).violations()] == [inner]
+
+
+NESTED_SCOPES = """
+func.func @g(%x: f64, %c: i1, %n: index) -> f64 {
+  %r = scf.if %c -> (f64) {
+    %a = arith.addf %x, %x : f64
+    scf.yield %a : f64
+  } else {
+    %b = arith.mulf %x, %x : f64
+    scf.yield %b : f64
+  }
+  %zero = arith.constant 0 : index
+  %one = arith.constant 1 : index
+  %s = scf.for %i = %zero to %n step %one iter_args(%acc = %r) -> (f64) {
+    %t = arith.addf %acc, %x : f64
+    scf.yield %t : f64
+  }
+  %e = arith.subf %s, %x : f64
+  func.return %e : f64
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "user, used, at",
+    [("b", "a", "7:5"), ("e", "a", "16:3"), ("e", "acc", "16:3")],
+    ids=["a value of the sibling region", "a value escaping its region", "an inner block argument used outside"],
+)
+def test_the_one_walk_leaves_each_scope_at_its_end(user: str, used: str, at: str):
+    """A region's values (its ops' results, its block's arguments) are out
+    of scope in the region after it and after the op holding it: the one
+    walk refuses such a use, and the checker names it at the op using it."""
+    function = parse_module(NESTED_SCOPES).ops.first
+    assert function is not None
+    assert _defined_in_scope(function, set())
+    named = {v.name_hint: v for op in function.walk() for r in op.regions for b in r.blocks for v in b.args}
+    named.update({op.results[0].name_hint: op.results[0] for op in function.walk() if op.results})
+    using = named[user].owner
+    assert isinstance(using, Operation)
+    using.operands = [named[used], *using.operands[1:]]
+    assert not _defined_in_scope(function, set())
+    with pytest.raises(RuleViolation) as info:
+        check_ir_rules(function)
+    assert info.value.rule == "dominance" and info.value.op is using
+    assert info.value.message == (
+        f"'{using.name}' uses %{used}, which is not defined in its region or a region around it"
+    )
+    assert describe_op(using) == f"'{using.name}' at <stdin>:{at}"

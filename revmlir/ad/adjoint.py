@@ -531,6 +531,9 @@ class Adjointer(Differentiator):
                 if not loop or assumed.within(held):
                     break
                 assumed = assumed.meet(held)
+                # the round built is dropped, never inserted: its ops are on
+                # the use lists of the values they read until it is erased
+                adjoint.erase()
         finally:
             self._region_entry, self._region_exits = saved
         self.insert(adjoint, like=op)
