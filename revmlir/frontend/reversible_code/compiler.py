@@ -47,6 +47,7 @@ from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
+from revmlir.frontend.base.bindings import UNRESOLVED
 from revmlir.frontend.base.derived import (
     AdjointFunction,
     InverseAdjoint,
@@ -56,7 +57,7 @@ from revmlir.frontend.base.derived import (
     unsupported_adjoint,
 )
 from revmlir.frontend.base.errors import at_op
-from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
+from revmlir.frontend.base.expressions import TOO_DEEP, Context, ExpressionCompiler
 from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
 from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
