@@ -190,7 +190,7 @@ LOOP = rv.ordinary(loop, backend="interpreter")
 
 def resumable(f, args, policy: dict):
     """The resumable form ``checkpoint=`` runs for ``f`` and ``policy``."""
-    spec, checked = f.specialization_for(*args), CheckpointPolicy.of(**policy)
+    spec, checked = f.specialization_for(*args), CheckpointPolicy.of(**policy, api="gradient")
     size = spec.snapshot_bytes(args)
     return spec.resumable_gradient(checked.schedule(size), checked.steps_per_base(size))
 
@@ -250,10 +250,10 @@ def test_steps_and_snapshots_are_the_schedules(policy):
 def test_the_default_base_is_four_steps_per_word_of_a_snapshot():
     """``base="auto"`` (the default): four primitive steps per word of one
     snapshot, rounded up to a power of two, whatever the run's length."""
-    policy = CheckpointPolicy.of("bisection")
-    assert policy == CheckpointPolicy.of("bisection", base="auto")
+    policy = CheckpointPolicy.of("bisection", api="gradient")
+    assert policy == CheckpointPolicy.of("bisection", base="auto", api="gradient")
     assert [policy.steps_per_base(size) for size in (8, 24, 80, 8080)] == [4, 16, 64, 4096]
-    assert CheckpointPolicy.of("bisection", base=3).steps_per_base(8080) == 3
+    assert CheckpointPolicy.of("bisection", base=3, api="gradient").steps_per_base(8080) == 3
     x = np.array([0.7])
     base = policy.steps_per_base(LOOP.specialization_for(x, 2).snapshot_bytes((x, 2)))
     for l in (2, 62):
@@ -362,22 +362,31 @@ def test_hessians_of_a_checkpointed_gradient():
         ({"checkpoint": "revolve"}, ValueError, "checkpoint must be one of 'bisection', 'binomial'"),
         ({"checkpoint": "binomial"}, ValueError, "snapshots=k is required by checkpoint='binomial'"),
         ({"checkpoint": "bisection", "snapshots": 3}, ValueError, "and only by it"),
-        ({"checkpoint": "binomial", "snapshots": 0}, ValueError, "snapshots must be at least 1"),
-        ({"checkpoint": "binomial", "snapshots": 2.5}, TypeError, "snapshots must be an integer"),
+        ({"checkpoint": "binomial", "snapshots": 0}, ValueError, "^rv.gradient: snapshots must be >= 1, got 0$"),
+        (
+            {"checkpoint": "binomial", "snapshots": 2.5},
+            TypeError,
+            r"^rv.gradient: snapshots must be an integer, got 2.5 \(float\)$",
+        ),
+        ({"checkpoint": "binomial", "snapshots": True}, TypeError, r"snapshots must be an integer, got True \(bool\)$"),
         ({"checkpoint": "auto"}, ValueError, "memory= is required by checkpoint='auto'"),
         ({"checkpoint": "auto", "memory": "lots"}, ValueError, "a size like '64MB'"),
         ({"checkpoint": "auto", "memory": "8B"}, ValueError, "holds no snapshot"),
-        ({"checkpoint": "bisection", "base": 0}, ValueError, "base must be at least 1"),
-        ({"checkpoint": "bisection", "base": "many"}, TypeError, "base must be an integer or 'auto', not str"),
+        ({"checkpoint": "bisection", "base": 0}, ValueError, "^rv.gradient: base must be >= 1, got 0$"),
+        (
+            {"checkpoint": "bisection", "base": "many"},
+            TypeError,
+            "^rv.gradient: base must be an integer or 'auto', got 'many'$",
+        ),
         (
             {"checkpoint": "binomial", "snapshots": 10**30},
             ValueError,
-            "snapshots must be at least 1 and at most 9223372036854775807",
+            "^rv.gradient: snapshots must be at most 9223372036854775807, got 10{30}",
         ),
         (
             {"checkpoint": "bisection", "base": 2**63},
             ValueError,
-            "base must be at least 1 and at most 9223372036854775807",
+            "^rv.gradient: base must be at most 9223372036854775807, got 9223372036854775808$",
         ),
         ({"snapshots": 3}, ValueError, "snapshots= needs checkpoint="),
     ],
@@ -387,10 +396,24 @@ def test_bad_policies_are_reported(options, error, match):
         rv.gradient(LOOP, (np.array([0.7]), 3), **options)
 
 
+def test_numpy_integers_are_counts_as_the_schedules_take_them():
+    """``snapshots=`` and ``base=`` are counts as ``revmlir.checkpoint``'s
+    functions take them: numpy's integers too, refusals naming the API."""
+    args = (np.array([0.7]), 3)
+    expected = rv.gradient(LOOP, args)[0]
+    for options in (
+        {"checkpoint": "binomial", "snapshots": np.int64(2)},
+        {"checkpoint": "bisection", "base": np.int32(2)},
+    ):
+        np.testing.assert_allclose(rv.gradient(LOOP, args, **options)[0], expected, rtol=1e-14)
+    with pytest.raises(ValueError, match=r"^rv.vjp: snapshots must be >= 1, got 0$"):
+        rv.vjp(LOOP, *args, checkpoint="binomial", snapshots=np.uint8(0))
+
+
 def test_a_budget_beyond_a_word_keeps_as_many_snapshots_as_a_word_counts():
     """``memory=`` of any size is a budget: the snapshots it holds are capped
     at the cursor's largest count instead of failing the schedule's check."""
-    schedule = CheckpointPolicy.of("auto", memory=10**30).schedule(8)
+    schedule = CheckpointPolicy.of("auto", memory=10**30, api="gradient").schedule(8)
     schedule.verify()
     assert schedule == ScheduleAttr("binomial", MAX_COUNT)
     with pytest.raises(VerifyException, match="beyond the cursor's 64-bit words"):

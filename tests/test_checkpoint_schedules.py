@@ -23,6 +23,7 @@ from revmlir.checkpoint import (
     Compute,
     FreeSnapshot,
     Objective,
+    OnlineSchedule,
     Restore,
     ReverseStep,
     Schedule,
@@ -37,6 +38,7 @@ from revmlir.checkpoint import (
     store_all,
     validate,
 )
+from revmlir.checkpoint.offline import binomial_split
 
 
 def gw_optimum(steps: int, snaps: int) -> int:
@@ -235,6 +237,10 @@ def test_binomial_agrees_with_checkpoint_schedules_revolve(snaps: int) -> None:
     [
         (lambda: online(1.5), TypeError, "online: snapshots must be an integer, got 1.5 (float)"),
         (lambda: online(0), ValueError, "online: snapshots must be >= 1, got 0"),
+        (lambda: OnlineSchedule(1.5), TypeError, "OnlineSchedule: snapshots must be an integer, got 1.5 (float)"),
+        (lambda: binomial_split(10, 1.5), TypeError, "binomial_split: snapshots must be an integer, got 1.5"),
+        (lambda: binomial_split(1, 2), ValueError, "binomial_split: length must be >= 2, got 1"),
+        (lambda: binomial_split(10, 1), ValueError, "binomial_split: snapshots must be >= 2, got 1"),
         (lambda: binomial(10, True), TypeError, "binomial: snapshots must be an integer, got True (bool)"),
         (lambda: binomial(10, 1.5), TypeError, "binomial: snapshots must be an integer, got 1.5 (float)"),
         (lambda: binomial(10.0, 2), TypeError, "binomial: steps must be an integer, got 10.0 (float)"),

@@ -132,3 +132,55 @@ def test_adjoint_of_an_adjoint_is_refused_inside_reversible_code():
 
     with pytest.raises(ReversibleSyntaxError, match=r"test_derived_callables.py:\d+:20: rv.adjoint\(rv.adjoint\(sq"):
         second(np.zeros(1), np.ones(1), np.ones(1), np.zeros(1))
+
+
+def test_inline_derived_forms_are_refused_as_rv_adjoint_refuses_them():
+    """Written in place, a chain is the callable Python makes of it, and
+    is refused in ``rv.adjoint``'s words, at the argument."""
+    f = square_into("interpreter")
+
+    @rv.reversible
+    def of_an_inverse(y, x, g_y, g_x):
+        rv.adjoint(~f)(y, x, g_y, g_x)
+
+    @rv.reversible
+    def of_an_adjoint(y, x, g_y, g_x):
+        rv.adjoint(rv.adjoint(f))(y, x, g_y, g_x)
+
+    @rv.reversible
+    def inverted(y, x, g_y, g_x):
+        (~rv.adjoint(~f))(y, x, g_y, g_x)
+
+    inverse = r"rv.adjoint\(~square\): the adjoint of an inverse is not supported; differentiate ~square with"
+    second = r"rv.adjoint\(rv.adjoint\(square\)\): an adjoint's adjoint is not supported; for second derivatives"
+    args = (np.zeros(1), np.ones(1), np.ones(1), np.zeros(1))
+    for function, column, message in [
+        (of_an_inverse, 20, inverse),
+        (of_an_adjoint, 20, second),
+        (inverted, 22, inverse),
+    ]:
+        with pytest.raises(ReversibleSyntaxError, match=rf"test_derived_callables.py:\d+:{column}: {message}"):
+            function(*args)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_an_inverse_adjoint_is_named_as_written(backend):
+    f, h = square_into(backend), forgetful(backend)
+    adj = rv.adjoint(f, lanes=2)
+    assert adj.__name__ == "rv.adjoint(square, lanes=2)" and (~adj).__name__ == "~rv.adjoint(square, lanes=2)"
+    with pytest.raises(TypeError, match=r"^~rv.adjoint\(square, lanes=2\) takes 2 argument\(s\) and 2 gradient"):
+        (~adj)(np.zeros(1), np.ones(1), np.ones(1))
+    with pytest.raises(InversionError, match=r"^~rv.adjoint\(cubed, lanes=2\): the adjoint of cubed has no inverse"):
+        (~rv.adjoint(h, lanes=2))(0.0, 2.0, 1.0, 12.0, 1.0, 12.0)
+
+    @rv.reversible(backend=backend)
+    def short(y, x, g_y):
+        (~rv.adjoint(f))(y, x, g_y)
+
+    @rv.reversible(backend=backend)
+    def short_lanes(y, x, g_y):
+        (~rv.adjoint(f, lanes=2))(y, x, g_y)
+
+    for function, shown in [(short, r"~rv.adjoint\(square\)"), (short_lanes, r"~rv.adjoint\(square, lanes=2\)")]:
+        with pytest.raises(ReversibleSyntaxError, match=rf":\d+:9: {shown} takes 2 argument\(s\) \(y, x\) and then"):
+            function(np.zeros(1), np.ones(1), np.ones(1))

@@ -203,6 +203,20 @@ def test_a_log_of_a_non_positive_value_is_said_at_the_op(a: float, problem: str)
     assert rv.constant_width(logged, (a, 1.0)).constant_width  # the widths need no derivative
 
 
+@pytest.mark.parametrize("log", [math.log, math.log1p], ids=["log", "log1p"])
+def test_a_log_of_nan_is_a_non_finite_step(log):
+    """NaN is no value where a logarithm is undefined (it was "a
+    non-positive value"): its NaN partial is the lump's non-finite step."""
+
+    @rv.ordinary
+    def logged(a, b):
+        return log(a) + b, b * 2.0
+
+    message = r"non-finite step: lump #\d+ of width 1 \('math.log(1p)?' at .*\) has an infinite or NaN partial"
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_jvp(logged, (math.nan, 1.0), (1.0, 0.0, None, None))
+
+
 def test_a_power_of_a_negative_base_by_an_active_exponent_is_said_at_the_op():
     """``∂(x^y)/∂y = x^y·log x``: math's ``log`` refused ``x < 0``, and the
     partial was unknown; it is NaN, as on the engines, and the op says

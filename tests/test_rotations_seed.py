@@ -91,7 +91,9 @@ def test_interpreter_agrees_with_native_code():
     x, l = R.seed_state(6), 5
     options = R.POLICIES["bisection"]
     assert interpreted(x.copy(), l, R.PHI) == pytest.approx(R.rotations(x.copy(), l, R.PHI), rel=1e-14)
-    spec = interpreted.specialization_for(x, l, R.PHI).resumable_gradient(CheckpointPolicy.of(**options).schedule(0), 1)
+    spec = interpreted.specialization_for(x, l, R.PHI).resumable_gradient(
+        CheckpointPolicy.of(**options, api="gradient").schedule(0), 1
+    )
     run = own_gradient(spec)
     run.reset_counters()
     g = rv.gradient(interpreted, (x.copy(), l, R.PHI), **options, base=1)[0]

@@ -98,6 +98,8 @@ def binomial_split(length: int, snapshots: int) -> int:
     repetition number t.  A closed form, so the run-time scheduler
     (``revmlir.checkpoint.cursor``) needs no search; the tests check its
     optimality against the search over every split."""
+    length = count("binomial_split", "length", length, 2)
+    snapshots = count("binomial_split", "snapshots", snapshots, 2)
     t = repetition_number(length, snapshots)
     return max(length - _beta(snapshots - 1, t), _beta(snapshots, t - 2), 1)
 

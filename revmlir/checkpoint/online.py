@@ -46,7 +46,7 @@ class OnlineSchedule:
     snapshots: int
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "snapshots", count("online", "snapshots", self.snapshots, 1))
+        object.__setattr__(self, "snapshots", count("OnlineSchedule", "snapshots", self.snapshots, 1))
 
     @property
     def forward_capacity(self) -> int:
@@ -112,4 +112,4 @@ class OnlineRun:
 
 def online(snapshots: int) -> OnlineSchedule:
     """Doubling online checkpointing with at most ``snapshots`` stored states."""
-    return OnlineSchedule(snapshots)
+    return OnlineSchedule(count("online", "snapshots", snapshots, 1))

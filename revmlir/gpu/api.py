@@ -123,8 +123,6 @@ class Kernel:
 
     @functools.cached_property
     def __name__(self) -> str:  # a launch names the function to its checks: looked up once
-        if isinstance(self.function, AdjointFunction):
-            return f"rv.adjoint({self.function.function.__name__})"
         return self.function.__name__
 
     def __repr__(self) -> str:

@@ -164,11 +164,13 @@ class ScalarGradient(PassFailedException):
         self.argument = argument
 
 
-def source_name(name: str) -> str:
-    """How Python source names the function ``name`` of a kernel module:
-    ``~f`` for ``@f.inv``, ``rv.adjoint(f)`` for ``@f.adj``."""
+def python_call_name(name: str) -> str:
+    """How Python source calls the function ``name`` of a kernel module:
+    ``~f`` for ``@f.inv``, ``rv.adjoint(f)`` for ``@f.adj`` (where
+    ``naming.source_name`` names the function a derived one computes
+    from, for run-time errors)."""
     if name.endswith(ADJOINT_SUFFIX):
-        return f"rv.adjoint({source_name(name[: -len(ADJOINT_SUFFIX)])})"
+        return f"rv.adjoint({python_call_name(name[: -len(ADJOINT_SUFFIX)])})"
     return display_name(name)
 
 
@@ -280,7 +282,7 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 inner,
                 name,
                 f"it calls @{callee} outside its parallel loop, which every thread would do",
-                f"it calls {source_name(callee)} outside its rv.prange loop, which every thread would do",
+                f"it calls {python_call_name(callee)} outside its rv.prange loop, which every thread would do",
             )
 
 

@@ -121,7 +121,7 @@ def undefined(op: Operation, args: Sequence[Any], values: Sequence[Any]) -> str 
     partial there is ``r·log x``, the log of a non-positive value)."""
     if (log := LOGARITHMS.get(type(op))) is not None and values[0] is not None:
         name, bound = log
-        if not values[0] > bound:
+        if values[0] <= bound:  # NaN is no value it is undefined at: its NaN step is reported as non-finite
             where = "a non-positive value" if bound == 0.0 else f"a value at or below {bound}"
             return f"takes the {name} of {values[0]!r}, {where}"
     if isinstance(op, mathd.PowFOp) and isinstance(args[1], _Active) and values[0] is not None and values[0] < 0.0:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from revmlir.checkpoint.cursor import MAX_COUNT
+from revmlir.checkpoint.schedule import count
 from revmlir.dialects.ad import ScheduleAttr
 
 POLICIES = ("bisection", "binomial", "store_all", "auto")
@@ -55,10 +56,12 @@ class CheckpointPolicy:
         snapshots: Any = None,
         memory: Any = None,
         base: Any = None,
+        *,
+        api: str,
     ) -> CheckpointPolicy | None:
-        """The policy the keyword arguments ask for, ``None`` without
-        ``checkpoint=``; a ``ValueError`` or ``TypeError`` names what is
-        wrong."""
+        """The policy the keyword arguments of ``rv.{api}`` ask for, ``None``
+        without ``checkpoint=``; a ``ValueError`` or ``TypeError`` names
+        what is wrong."""
         if checkpoint is None:
             given = [
                 name
@@ -78,8 +81,10 @@ class CheckpointPolicy:
             raise ValueError("snapshots=k is required by checkpoint='binomial' and only by it")
         if (checkpoint == "auto") != (memory is not None):
             raise ValueError("memory= is required by checkpoint='auto' and only by it, e.g. memory='64MB'")
-        count = 0 if snapshots is None else _positive(snapshots, "snapshots")
-        steps = None if base is None or base == "auto" else _positive(base, "base")
+        if isinstance(base, str) and base != "auto":
+            raise TypeError(f"rv.{api}: base must be an integer or 'auto', got {base!r}")
+        count = 0 if snapshots is None else _positive(api, "snapshots", snapshots)
+        steps = None if base is None or base == "auto" else _positive(api, "base", base)
         return CheckpointPolicy(checkpoint, count, parse_memory(memory) if memory is not None else 0, steps)
 
     @staticmethod
@@ -89,7 +94,7 @@ class CheckpointPolicy:
         for name in options:
             if name not in OPTIONS:
                 raise TypeError(f"rv.{api}() got an unexpected keyword argument {name!r}")
-        return CheckpointPolicy.of(**{name: options.get(name) for name in OPTIONS})
+        return CheckpointPolicy.of(**{name: options.get(name) for name in OPTIONS}, api=api)
 
     def steps_per_base(self, snapshot_bytes: int) -> int:
         """``base``, or for ``"auto"`` four primitive steps per word of one
@@ -121,13 +126,15 @@ class CheckpointPolicy:
         return ScheduleAttr("binomial", count)
 
 
-def _positive(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        also = " or 'auto'" if name == "base" else ""
-        raise TypeError(f"{name} must be an integer{also}, not {type(value).__name__}")
-    if not 1 <= value <= MAX_COUNT:
-        raise ValueError(f"{name} must be at least 1 and at most {MAX_COUNT}, not {value}")
-    return value
+def _positive(api: str, name: str, value: Any) -> int:
+    """``value`` of the keyword argument ``name`` of ``rv.{api}`` as a
+    count, taken as ``revmlir.checkpoint``'s functions take theirs
+    (``schedule.count``: numpy's integers too, no bool, no float), and at
+    most what the schedule's cursor counts in its words."""
+    number = count(f"rv.{api}", name, value, 1)
+    if number > MAX_COUNT:
+        raise ValueError(f"rv.{api}: {name} must be at most {MAX_COUNT}, got {number}")
+    return number
 
 
 def parse_memory(memory: Any) -> int:

@@ -19,8 +19,9 @@ from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Attribute
 
 from revmlir.builder import ExpressionBuilder
+from revmlir.frontend.base.bindings import namespace_of
 from revmlir.frontend.base.errors import ReversibleSyntaxError
-from revmlir.frontend.base.expressions import Context, namespace_of
+from revmlir.frontend.base.expressions import Context
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.types import describe_type
 

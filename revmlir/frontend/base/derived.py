@@ -240,16 +240,12 @@ class AdjointFunction:
 
     @property
     def __name__(self) -> str:
-        return f"rv.adjoint({self.function.__name__})"
-
-    @property
-    def written(self) -> str:
-        """As the source writes it: ``rv.adjoint(f, lanes=2)``."""
+        """As the source writes it, lanes included: ``rv.adjoint(f, lanes=2)``."""
         lanes = f", lanes={self.lanes}" if self.lanes > 1 else ""
         return f"rv.adjoint({self.function.__name__}{lanes})"
 
     def __repr__(self) -> str:  # as refusals show it: the dataclass's nests the function's
-        return f"<{self.written}>"
+        return f"<{self.__name__}>"
 
     @property
     def inverse(self) -> InverseAdjoint:
@@ -338,7 +334,7 @@ class InverseAdjoint:
         return "~" + self.adjoint.__name__
 
     def __repr__(self) -> str:
-        return f"<~{self.adjoint.written}>"
+        return f"<{self.__name__}>"
 
     @property
     def inverse(self) -> AdjointFunction:

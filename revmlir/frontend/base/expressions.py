@@ -23,7 +23,6 @@ import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
-from weakref import WeakKeyDictionary
 
 import numpy as np
 from xdsl.dialects import memref
@@ -46,6 +45,7 @@ from revmlir.builder import BuildError, ExpressionBuilder, Loc, Value
 from revmlir.dialects.primitives import ApplyOp, InvokeOp, is_scalar_type
 from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.frontend.base import markers
+from revmlir.frontend.base.bindings import UNRESOLVED, namespace_of
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import location
 from revmlir.frontend.base.types import describe_type
@@ -273,14 +273,6 @@ class Context:
                 except (TypeError, ValueError) as error:
                     raise self.error(node, str(error)) from None
         return UNRESOLVED
-
-
-class _Unresolved:
-    def __repr__(self) -> str:
-        return "<unresolved>"
-
-
-UNRESOLVED: Any = _Unresolved()
 
 
 class ExpressionCompiler:
@@ -920,37 +912,6 @@ class ExpressionCompiler:
             f"helper '{helper.__name__}' is not a pure expression function",
             "helpers may only assign local names and end with `return expr`",
         )
-
-
-_GLOBALS_READ: WeakKeyDictionary[Callable[..., Any], dict[str, Any]] = WeakKeyDictionary()
-"""Per Python function compiled (or inlined), what its names and dotted
-paths were bound to when a compile first read them."""
-
-
-def namespace_of(function: Any) -> Callable[[str], Any]:
-    """Name lookup as inside ``function``: closure, globals, builtins, of a
-    name or a dotted path (``cfg.K``).  A name or path is read once per
-    function, at the first compile that reads it, and keeps that value for
-    every later compile: each specialisation (and derivative) of a function
-    computes with the same constants and calls the same functions, whatever
-    argument types come first (docs/design.md, decisions 144 and 166).  A
-    name not bound yet is read again at the next compile."""
-    closure = inspect.getclosurevars(function)
-    scopes = (closure.nonlocals, function.__globals__, vars(builtins))
-    read = _GLOBALS_READ.setdefault(function, {})
-
-    def lookup(path: str) -> Any:
-        if path in read:
-            return read[path]
-        name, *attributes = path.split(".")
-        value = next((scope[name] for scope in scopes if name in scope), UNRESOLVED)
-        for attribute in attributes:
-            value = getattr(value, attribute, UNRESOLVED)
-        if value is not UNRESOLVED:
-            read[path] = value
-        return value
-
-    return lookup
 
 
 def float_divmod(fn: ExpressionBuilder, a: Value, b: Value, loc: Loc) -> tuple[Value, Value]:

@@ -254,7 +254,7 @@ def vjp(
     ``@rv.ordinary`` ``f``) checkpoints the pullback as for ``rv.gradient``:
     it reruns ``f`` from its inputs under the schedule.  Struct arguments
     come back as structs, and so do their cotangents (``StructPullback``)."""
-    policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base)
+    policy = CheckpointPolicy.of(checkpoint, snapshots, memory, base, api="vjp")
     if (structs := struct_call(f, args)) is not None:
         outputs, pullback = run_call(_reversible_call(structs.function, structs.layout.flatten(args), "vjp", policy))
         return structs.rebuild_outputs(args, outputs), StructPullback(pullback, structs, tuple(args))
@@ -415,7 +415,9 @@ def gradient(
             structs.function, flat_args, loss, checkpoint=checkpoint, snapshots=snapshots, memory=memory, base=base
         )
         return structs.layout.rebuild(args, flat)
-    call = _reversible_call(f, args, "gradient", CheckpointPolicy.of(checkpoint, snapshots, memory, base))
+    call = _reversible_call(
+        f, args, "gradient", CheckpointPolicy.of(checkpoint, snapshots, memory, base, api="gradient")
+    )
     plans = _gradient_plans.setdefault(call.spec, {})
     if (plan := plans.get((iloss, call.inputs, call.outputs))) is None:
         plan = plans[(iloss, call.inputs, call.outputs)] = _GradientPlan.of(call, iloss)

@@ -46,11 +46,11 @@ from revmlir.ad.adjoint import GRADIENT_SUFFIX
 from revmlir.ad.checkpointed import CHECKPOINT_ATTR, generate_checkpointed
 from revmlir.dialects import rev
 from revmlir.dialects.ad import ScheduleAttr
+from revmlir.frontend.base.bindings import compiling, namespace_of
 from revmlir.frontend.base.by_name import ByName
 from revmlir.frontend.base.checkpoint_policy import CheckpointPolicy
 from revmlir.frontend.base.derived import ReversibleCall
 from revmlir.frontend.base.errors import ReversibleSyntaxError, at_op
-from revmlir.frontend.base.expressions import namespace_of
 from revmlir.frontend.base.source import read_source, resolved_annotations
 from revmlir.frontend.base.specialization import (
     BACKENDS,
@@ -301,17 +301,17 @@ class OrdinarySpecialization:
     @staticmethod
     def compile(function: OrdinaryFunction, types: tuple[Attribute, ...]) -> OrdinarySpecialization:
         compiler = ModuleCompiler()
-        with room_for_calls():  # expressions deeply nested
+        with compiling(), room_for_calls():  # the globals it reads are kept only if it compiles; deep expressions
             name, result_types = compiler.request(
                 function, types, lambda message, hint: function.source.error(function.source.tree, message, hint)
             )
-        ordinary = compiler.finish(name)
-        check_real(ordinary)
-        module = ordinary.clone()
-        try:
-            written = tuple(sorted(reversibilize(module, "bennett")[name]))
-        except ReversibilizeError as error:
-            raise ReversibleSyntaxError(str(error), None, None, None) from None
+            ordinary = compiler.finish(name)
+            check_real(ordinary)
+            module = ordinary.clone()
+            try:
+                written = tuple(sorted(reversibilize(module, "bennett")[name]))
+            except ReversibilizeError as error:
+                raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversible_types = (*types, *result_types, *(types[i] for i in written))
         spec = Specialization(function, reversible_types, name, module)
         last = function.source.tree.body[-1]

@@ -47,6 +47,7 @@ from revmlir.dialects.rev import LogType, TropicalType
 from revmlir.errors import ReversibilityViolation
 from revmlir.frontend.base import compilation as base
 from revmlir.frontend.base import markers
+from revmlir.frontend.base.bindings import UNRESOLVED
 from revmlir.frontend.base.derived import (
     AdjointFunction,
     InverseAdjoint,
@@ -56,7 +57,7 @@ from revmlir.frontend.base.derived import (
     unsupported_adjoint,
 )
 from revmlir.frontend.base.errors import at_op
-from revmlir.frontend.base.expressions import TOO_DEEP, UNRESOLVED, Context, ExpressionCompiler
+from revmlir.frontend.base.expressions import TOO_DEEP, Context, ExpressionCompiler
 from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
 from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
@@ -90,6 +91,15 @@ def _dtype(node: ast.expr, ctx: Context) -> Attribute:
     if type is None:
         raise ctx.error(node, f"'{ast.unparse(node)}' is not a type", "use float, int, complex or bool")
     return type
+
+
+def _turned(callee: Any) -> Any:
+    """``~callee`` for a callable that runs both ways (a reversible function,
+    its inverse, an adjoint and its inverse), else nothing resolved: ``~``
+    of any other object is no callee (``~3`` is an int)."""
+    if isinstance(callee, Invertible | AdjointFunction | InverseAdjoint):
+        return ~callee
+    return UNRESOLVED
 
 
 class ModuleCompiler(base.ModuleCompiler):
@@ -632,34 +642,40 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         """The function a call statement runs and how: ``"call"``,
         ``"uncall"`` (``~f``, ``f.inverse``), ``"adjoint"``
         (``rv.adjoint(f)``, ``rv.adjoint(f, lanes=L)``) or ``"unadjoint"``
-        (``~rv.adjoint(f)``: ``@f.adj`` uncalled), and the lanes.  Each
-        ``~`` or ``.inverse`` turns the direction, so ``~~f`` is ``f``, as
-        it is in Python."""
-        inverted = False
-        while (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert)) or (
-            isinstance(node, ast.Attribute) and node.attr == "inverse"
-        ):
-            node, inverted = node.operand if isinstance(node, ast.UnaryOp) else node.value, not inverted
-        callee = self.ctx.resolve(node)
-        if isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
-            callee = self._adjoint_of(node)
-        if isinstance(callee, InverseAdjoint):  # a name bound to ~rv.adjoint(f)
-            callee, inverted = callee.adjoint, not inverted
+        (``~rv.adjoint(f)``: ``@f.adj`` uncalled), and the lanes."""
+        callee = self._derived(node)
+        if isinstance(callee, InverseAdjoint):
+            return callee.adjoint.function, "unadjoint", callee.adjoint.lanes
         if isinstance(callee, AdjointFunction):
-            return callee.function, "unadjoint" if inverted else "adjoint", callee.lanes
+            return callee.function, "adjoint", callee.lanes
         if isinstance(callee, Invertible) and not is_reversible(callee) and is_reversible(forward := ~callee):
-            # a name bound to ~f: f, run the other way
-            callee, inverted = forward, not inverted
+            return forward, "uncall", 1  # ~f: f, run the other way
         if is_reversible(callee):
-            return callee, "uncall" if inverted else "call", 1
-        return None, "uncall" if inverted else "call", 1
+            return callee, "call", 1
+        return None, "call", 1
+
+    def _derived(self, node: ast.expr) -> Any:
+        """The callable a callee expression makes, as Python makes it:
+        each ``~`` or ``.inverse`` turns the direction of what it applies
+        to (``~~f`` is ``f``), ``rv.adjoint(g)`` is the adjoint of whatever
+        ``g`` makes, a name or path is what it is bound to.  Written in
+        place or bound to a name, a chain is then the same callable, and
+        refused (``_adjoint_of``) in the same words."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Invert):
+            return _turned(self._derived(node.operand))
+        if isinstance(node, ast.Attribute) and node.attr == "inverse":
+            return _turned(self._derived(node.value))
+        if isinstance(node, ast.Call) and self.ctx.resolve(node.func) is adjoint:
+            return self._adjoint_of(node)
+        return self.ctx.resolve(node)
 
     def _adjoint_of(self, node: ast.Call) -> AdjointFunction:
-        """``rv.adjoint(f)`` or ``rv.adjoint(f, lanes=L)`` written in a call
-        statement, as the call in Python makes it."""
+        """``rv.adjoint(g)`` or ``rv.adjoint(g, lanes=L)`` written in a call
+        statement, as the call in Python makes it: refused where ``g`` is
+        not a ``@rv.reversible`` function, at ``g``."""
         if len(node.args) != 1 or any(k.arg != "lanes" for k in node.keywords):
             raise self.ctx.error(node, "rv.adjoint takes one @rv.reversible function (and lanes=)")
-        callee = self.ctx.resolve(node.args[0])
+        callee = self._derived(node.args[0])
         if (problem := unsupported_adjoint(callee)) is not None:
             raise self.ctx.error(node.args[0], problem)
         if not is_reversible(callee):
@@ -777,18 +793,23 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                     f"{describe_type(declared)}, got {describe_type(found)}",
                 )
         if derived:
-            name = self._adjoint(node, function, call, types, lanes)
+            name = self._adjoint(node, function, mode, call, types, lanes)
         else:
             name = self.module.request(function, types)
         fn.call(name, targets, loc, inverse=mode in ("uncall", "unadjoint"))
         for temp, arg in reversed(temporaries):
             fn.free(temp, self.expr.compile(arg), ctx.loc(arg))
 
-    def _adjoint(self, node: ast.Expr, function: Reversible, call: ast.Call, types: list[Attribute], lanes: int) -> str:
+    def _adjoint(
+        self, node: ast.Expr, function: Reversible, mode: str, call: ast.Call, types: list[Attribute], lanes: int
+    ) -> str:
         """``@f.adj`` for ``rv.adjoint(f)(args…, gradients…)`` (``@f.adjL``
-        with ``lanes=L``: the gradients lane by lane): ``f`` is specialised to
-        the first arguments, and the gradients must have the types ``@f.adj``
-        takes for them."""
+        with ``lanes=L``: the gradients lane by lane), or for its inverse
+        (``mode`` ``"unadjoint"``): ``f`` is specialised to the first
+        arguments, and the gradients must have the types ``@f.adj`` takes
+        for them.  Refusals name the callee as written, as Python's do."""
+        derived = AdjointFunction(function, lanes)
+        shown = (~derived if mode == "unadjoint" else derived).__name__
         params = function.parameters
         primal = types[: len(params)]
         carrying = [t for t in primal if gradient_type(t) is not None] * lanes
@@ -796,7 +817,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             per_lane = f" per lane ({lanes} lanes)" if lanes > 1 else ""
             raise self.ctx.error(
                 node,
-                f"rv.adjoint({function.__name__}) takes {len(params)} argument(s) "
+                f"{shown} takes {len(params)} argument(s) "
                 f"({', '.join(params)}) and then one gradient for each of the "
                 f"{len(carrying) // lanes} that carry one{per_lane}, got {len(types)} value(s)",
             )
@@ -805,8 +826,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             if found != expected:
                 raise self.ctx.error(
                     call.args[len(params) + offset],
-                    f"this gradient of rv.adjoint({function.__name__}) must be "
-                    f"{describe_type(expected)}, got {describe_type(found)}",
+                    f"this gradient of {shown} must be {describe_type(expected)}, got {describe_type(found)}",
                 )
         name = self.module.request(function, primal)
         requested = self.module.adjoints.setdefault(lanes, [])

@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import AnyFloat, ComplexType, IntegerType
 from xdsl.ir import Attribute
 
 from revmlir.dialects.rev import FixedType, LogType, TropicalType
+from revmlir.frontend.base.bindings import compiling
 from revmlir.frontend.base.by_name import ByName
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.source import Source, read_source, resolved_annotations
@@ -114,9 +115,10 @@ class ReversibleFunction(TakesStructs, ByName):
         key = tuple(types)
         with BUILDING, room_for_calls():  # one build at a time (``BUILDING``), expressions deeply nested
             if (spec := self._specializations.get(key)) is None:
-                compiler = ModuleCompiler()
-                name = compiler.request(self, key)
-                module = compiler.finish()
+                with compiling():  # the globals it reads are kept only if it compiles
+                    compiler = ModuleCompiler()
+                    name = compiler.request(self, key)
+                    module = compiler.finish()
                 spec = Specialization(self, key, name, module, compiler.writes)
                 self._specializations[key] = spec
         return spec
