@@ -44,11 +44,13 @@ def in_safe_region(op: Operation) -> bool:
 
 def counter_arguments(module: ModuleOp, roots: Iterable[str] | None = None) -> dict[str, frozenset[int]]:
     """Per ``rev.func`` of ``module``, or per function that ``roots`` reach
-    by calls and uncalls: the positions of its counters.  A function's
+    by calls and uncalls: the positions of its counters.  A function without
+    a block is left out, as ``argument_writes`` leaves it: its callers are
+    verified before it, and its own verifier refuses it, at the function.  A function's
     counters depend only on the functions it reaches, so the verifier, which
     asks about one callee per call, pays for that callee's part of the call
     graph instead of the whole module's at every call."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)}
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp) and op.body.blocks}
     if roots is not None:
         functions = _reached(functions, roots)
     uses = {name: argument_uses(func) for name, func in functions.items()}
