@@ -20,11 +20,18 @@ from revmlir.errors import (
 
 
 def first_line(error: BaseException) -> str:
-    """The first line of ``error``'s message; an error without one (a bare
-    ``assert``) is named by its class, as an internal error: its message
-    would otherwise be empty, or the class of its text."""
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0].strip() if lines else internal_error(error)
+    """The first line of ``error``'s message, with the line after it where
+    it ends in ``:`` (xDSL says why a constraint fails on the next line:
+    ``operand 'value' at position 1 does not verify:`` then ``attribute f64
+    expected …``); an error without one (a bare ``assert``) is named by its
+    class, as an internal error: its message would otherwise be empty, or
+    the class of its text."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return internal_error(error)
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
 
 
 def internal_error(error: BaseException) -> str:
