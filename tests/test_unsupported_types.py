@@ -64,7 +64,7 @@ def test_a_func_func_signature_is_of_llvm_types(type: str, where: str) -> None:
         match=_refusal(re.escape(type), 1, "func.func") + "func.func functions take and return numbers",
     ):
         lower_to_llvm_ir(module)
-    numbers = "(%x: f64, %v: vector<2xf64>, %m: memref<?xi32>, %c: complex<f32>) -> i64"
+    numbers = "(%x: f64, %v: vector<2xf64>, %m: memref<?xi32>, %c: complex<f32>, %p: !llvm.ptr) -> i64"
     assert "declare" in lower_to_llvm_ir(parse_module(f"func.func private @f{numbers}\n", "types.mlir")).llvm_ir
 
 

@@ -38,6 +38,7 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.dialects.func import FuncOp
+from xdsl.dialects.llvm import LLVMType
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import PassFailedException
 
@@ -107,13 +108,13 @@ def std_signature_problem(type: Attribute) -> str | None:
     """Why native code does not pass ``type`` to or from a ``func.func``
     (code the module brought, which runs as it is written), or None where
     it does: what ``native_type_problem`` takes, but only the types that
-    LLVM has a form of.  A type that holds no number (a tensor, ``none``, a
+    LLVM has a form of (the ``llvm`` dialect's own among them).  A type that holds no number (a tensor, ``none``, a
     tuple) or a stack or number type of revmlir's (which only a
     ``rev.func``'s lowering translates) would reach the verifier of xDSL's ``llvm.func`` with no
     location."""
     if isinstance(type, IntegerType | IndexType | AnyFloat | ComplexType | MemRefType | UnrankedMemRefType):
         return native_type_problem(type)
-    if isinstance(type, VectorType):
+    if isinstance(type, VectorType | LLVMType):
         return native_type_problem(type)
     return "its func.func functions take and return numbers, complex numbers, vectors and arrays (a stack or rev's numbers only in a rev.func)"
 
