@@ -46,7 +46,7 @@ from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
-from revmlir.passes.invert import RevInvertPass
+from revmlir.passes.invert import derive_inverses
 from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime_checks import check_table_errors
 
@@ -538,7 +538,7 @@ def lower_kernels(
     check_native_types(module)
     ctx = make_context()
     work = module if owned else clone(module)
-    RevInvertPass(where_possible=True).apply(ctx, work)  # as native code's BACKWARD and BOTH compiles
+    derive_inverses(ctx, work)  # as native code's BACKWARD and BOTH compiles
     functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
     if names is not None:
         # before unreached functions go: the message lists what the module has
