@@ -95,3 +95,17 @@ def test_a_custom_pass_is_named(
     assert MyOpt(["f.mlir", "-p", pipeline]).run() == 1
     err = capsys.readouterr().err
     assert err.startswith(message) and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize("taken", ["rev-invert", "canonicalize", "my-refuse"])
+def test_a_pass_named_like_a_registered_one_is_refused(taken: str) -> None:
+    """A pass registered under a name taken (revmlir's, xDSL's, or one
+    registered before) would silently run in its place: refused."""
+
+    class Colliding(MyOpt):
+        def register_all_passes(self) -> None:
+            super().register_all_passes()
+            self.register_pass(taken, lambda: Refuse)
+
+    with pytest.raises(ValueError, match=f"a pass named '{taken}' is registered already"):
+        Colliding(["f.mlir"])
