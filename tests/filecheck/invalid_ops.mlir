@@ -286,3 +286,11 @@ rev.func @neg_mistyped(%y: f64) {
   %y1 = "rev.neg"(%y) : (f64) -> i64
   rev.return %y1 : i64
 }
+
+// -----
+
+// An array of arrays is no argument any engine takes.
+// expected-error@+1 {{'rev.func': argument #0 of @array_of_arrays has type memref<2xmemref<2xf64>>; a reversible function's arrays hold scalars (no engine takes an array of arrays)}}
+rev.func @array_of_arrays(%m: memref<2xmemref<2xf64>>, %x: f64) {
+  rev.return %x : f64
+}
