@@ -9,6 +9,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError
 
 from revmlir.errors import (
+    AfterPass,
     BuildError,
     ExecutionError,
     InvertibilityError,
@@ -20,11 +21,18 @@ from revmlir.errors import (
 
 
 def first_line(error: BaseException) -> str:
-    """The first line of ``error``'s message; an error without one (a bare
-    ``assert``) is named by its class, as an internal error: its message
-    would otherwise be empty, or the class of its text."""
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return lines[0].strip() if lines else internal_error(error)
+    """The first line of ``error``'s message, with the line after it where
+    it ends in ``:`` (xDSL says why a constraint fails on the next line:
+    ``operand 'value' at position 1 does not verify:`` then ``attribute f64
+    expected …``); an error without one (a bare ``assert``) is named by its
+    class, as an internal error: its message would otherwise be empty, or
+    the class of its text."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return internal_error(error)
+    if lines[0].endswith(":") and len(lines) > 1:
+        return f"{lines[0]} {lines[1]}"
+    return lines[0]
 
 
 def internal_error(error: BaseException) -> str:
@@ -48,6 +56,8 @@ def failing_op(module: ModuleOp) -> tuple[Operation, Exception] | None:
 
 def format_error(error: BaseException, module: ModuleOp | None = None, file: str = "<stdin>") -> str:
     """Render ``error`` as ``file:line:col: error: message``."""
+    if isinstance(error, AfterPass):
+        return _after_pass(error, module, file)
     if isinstance(error, ParseError):
         where = error.span.get_location()
         return f"{where.file}:{where.line}:{where.col}: error: {error.msg}"
@@ -80,3 +90,19 @@ def format_error(error: BaseException, module: ModuleOp | None = None, file: str
     if op is not None and f"'{op.name}'" not in message:
         message = f"'{op.name}': {message}"
     return f"{prefix}: error: {message}"
+
+
+def _after_pass(error: AfterPass, module: ModuleOp | None, file: str) -> str:
+    """``error``'s cause, named after its pass: where the pass's output
+    failed to verify, as that failure is located; where the pass raised,
+    its own exception by class and message (the module is half rewritten:
+    none of its ops is to blame), at the file."""
+    if error.verifying:
+        where, _, message = format_error(error.cause, module, file).partition(": error: ")
+    else:
+        cause = error.cause
+        where, message = (
+            file,
+            f"{type(cause).__name__}: {first_line(cause)}" if str(cause).strip() else first_line(cause),
+        )
+    return f"{where}: error: after pass '{error.pass_name}': {message}"

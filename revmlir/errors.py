@@ -107,6 +107,23 @@ def unsupported_in_forward_mode(op: Operation, why: str) -> TangentError:
     return TangentError(f"{describe_op(op)} cannot be differentiated in forward mode: {why}")
 
 
+class AfterPass(Exception):
+    """A pass of a pipeline that failed by no diagnostic of its own: it
+    raised some other exception (a custom pass's bug, xDSL's refusal of
+    what its rewriter was asked to do), or left IR that does not verify.
+    The cause is reported with the pass's name, so a message about IR the
+    user never wrote (the half-rewritten module's first failing op, a rule
+    the pass's output breaks) is not taken for the input's."""
+
+    def __init__(self, pass_name: str, cause: Exception, verifying: bool):
+        self.pass_name = pass_name
+        self.cause = cause
+        self.verifying = verifying
+        """Whether the cause is the verification of the pass's output,
+        which is located at the failing op; else the pass raised it."""
+        super().__init__(f"after pass '{pass_name}': {cause}")
+
+
 class LocatedError(RuntimeError):
     """An error of a running program, reported at the op that failed: its
     name, its source location and the function running it (``~f`` when
@@ -157,3 +174,9 @@ class InvertibilityError(LocatedError):
 class ExecutionError(LocatedError):
     """A run failed for a reason other than reversibility (division by zero,
     an index out of bounds, a wrong argument), with the op's location."""
+
+
+OWN_DIAGNOSTICS: tuple[type[Exception], ...] = (DiagnosticException, LocatedError, BuildError, AfterPass)
+"""The exceptions by which revmlir's code, and a pass written to its
+conventions (docs/writing-a-pass.md), reports a mistake: anything else a
+pass raises is none of them (``AfterPass``)."""

@@ -35,6 +35,14 @@ gradient an ancilla has at its birth): it has no inverse, so ``rev-invert``
 leaves such functions, and those calling them, out unless they are named
 (``revmlir.inversion.forgetful_functions``)."""
 
+DERIVED_INVERSE_ATTR = "rev.derived_inverse"
+"""On an inverse a compile derived for itself (the inverses native code
+runs for ``rev.uncall`` and for running a function backwards, which the
+user did not write), what makes errors name it ``~f`` as the interpreter
+names ``@f`` run backwards (``shown_name``).  A function merely named
+``@f.inv`` (written so, or printed by ``rev-invert``) is named as it is,
+on every engine."""
+
 RUNTIME_PREFIX = "revmlir."
 """Compiled code names its runtime functions (``revmlir.report``,
 ``revmlir.stack.push.f64``, …) with this prefix, on the host and on the
@@ -68,6 +76,15 @@ def identifier(name: str, dot: str) -> str:
         for i, c in enumerate(name)
     ]
     return "".join(spelled)
+
+
+def shown_name(name: str, derived_inverse: bool) -> str:
+    """How errors name function ``name``: by the function whose code it
+    runs (``source_name``), and ``~f`` where it is the inverse of ``@f`` a
+    compile derived (``DERIVED_INVERSE_ATTR``; ``@f.inv`` of ``@f``, or
+    ``@f`` of a function ``@f.inv``)."""
+    name = source_name(name)
+    return "~" + inverse_name(name) if derived_inverse else name
 
 
 ARRANGEMENT_PARTS = re.compile(r"tape|plain|ckpt|grad|step[0-9]+|loss[0-9]+")

@@ -224,6 +224,30 @@ def test_inputs_are_left_alone():
     assert np.all(x == [1.0, 2.0]) and not np.allclose(found[2], x)
 
 
+@rv.reversible
+def add_squares(a, b):
+    for i in range(len(a)):
+        a[i] += b[i] * b[i]
+
+
+def test_one_array_for_two_arguments_in_every_mode():
+    """JAX's arrays are values: one passed for both arguments of a function
+    that writes one of them runs on a copy, in a call and in each
+    derivative, also where ``checkpoint`` hands the cotangent rule one
+    buffer twice."""
+    f = rv.to_jax(add_squares)
+    x = jnp.arange(1.0, 5.0)
+
+    def loss_of(g):
+        return lambda x: jnp.sum(g(x, x)[0] ** 2)
+
+    expected = jax.grad(loss_of(lambda a, b: (a + b * b,)))(x)
+    for mode in (jax.grad, lambda h: jax.grad(jax.checkpoint(h)), lambda h: jax.jit(jax.grad(jax.checkpoint(h)))):
+        close(mode(loss_of(f))(x), expected)
+    _, tangent = jax.jvp(jax.checkpoint(loss_of(f)), (x,), (jnp.ones(4),))
+    close(tangent, jnp.sum(expected))
+
+
 # -- errors ----------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ it."""
 from __future__ import annotations
 
 import ctypes
+import re
 
 import pytest
 from xdsl.utils.exceptions import PassFailedException
@@ -44,6 +45,27 @@ def test_refused_at_the_function(type: str) -> None:
     # rev-translate's path, without a call
     with pytest.raises(PassFailedException, match=_refusal(type, 1, "rev.func")):
         lower_to_llvm_ir(module)
+
+
+@pytest.mark.parametrize(
+    "type", ["tensor<2xf64>", "none", "tuple<f64, f64>", "!rev.log<f64>", "!rev.fixed<32, 16>", "!anc.stack<f64>"]
+)
+@pytest.mark.parametrize("where", ["parameter", "result"])
+def test_a_func_func_signature_is_of_llvm_types(type: str, where: str) -> None:
+    """A ``func.func`` runs as written: a type with no LLVM form (one
+    holding no number, a stack or rev's numbers, which only a ``rev.func``'s lowering
+    translates) is refused at the function, not by the verifier of xDSL's
+    ``llvm.func`` without a location; the numbers, vectors and arrays are
+    translated."""
+    signature = f"(%x: {type})" if where == "parameter" else f"() -> {type}"
+    module = parse_module(f"func.func private @f{signature}\n", "types.mlir")
+    with pytest.raises(
+        PassFailedException,
+        match=_refusal(re.escape(type), 1, "func.func") + "func.func functions take and return numbers",
+    ):
+        lower_to_llvm_ir(module)
+    numbers = "(%x: f64, %v: vector<2xf64>, %m: memref<?xi32>, %c: complex<f32>, %p: !llvm.ptr) -> i64"
+    assert "declare" in lower_to_llvm_ir(parse_module(f"func.func private @f{numbers}\n", "types.mlir")).llvm_ir
 
 
 @pytest.mark.parametrize("type", ["ui8", "i128", "f16"])

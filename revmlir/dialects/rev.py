@@ -1539,6 +1539,11 @@ class FuncOp(IRDLOperation):
                     f"argument #{i} of @{self.sym_name.data} has type {t}; "
                     "reversible functions take scalars, memrefs and stacks"
                 )
+            if isinstance(t, MemRefType) and is_reference_type(t.element_type):
+                raise VerifyException(
+                    f"argument #{i} of @{self.sym_name.data} has type {t}; "
+                    "a reversible function's arrays hold scalars (no engine takes an array of arrays)"
+                )
         if tuple(self.function_type.outputs.data) != tuple(self.outputs_for(inputs)):
             raise VerifyException(f"@{self.sym_name.data} must return exactly its scalar arguments")
         if tuple(a.type for a in self.body.block.args) != tuple(inputs):

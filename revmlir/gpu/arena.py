@@ -49,7 +49,7 @@ from xdsl.rewriter import Rewriter
 from revmlir.errors import ExecutionError
 from revmlir.implicit_builder import implicit_builder
 from revmlir.ir_utils import nested_ops
-from revmlir.lowering.checked_code import check_form, display_name
+from revmlir.lowering.checked_code import check_form
 from revmlir.lowering.native_types import element_bytes
 from revmlir.lowering.stacks import constant, result
 from revmlir.lowering.std_to_llvm import llvm_position, llvm_type
@@ -183,9 +183,7 @@ def _allocate(alloc: memref.AllocOp, own: SSAValue, checks: CheckTable, name: st
     the old top), after the check that it fits."""
     type = alloc.memref.type
     assert isinstance(type, MemRefType)
-    identifier = checks.register(
-        alloc, EXHAUSTED.format(what=ARRAY), ["i64", "i64"], display_name(name), ExecutionError
-    )
+    identifier = checks.register(alloc, EXHAUSTED.format(what=ARRAY), ["i64", "i64"], name, ExecutionError)
 
     def build() -> SSAValue:
         context = thread_context(own)

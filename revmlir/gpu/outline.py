@@ -74,7 +74,7 @@ from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
 from revmlir.lowering.checked_code import CheckOp, display_name
 from revmlir.lowering.loop_versioning import version_loop, version_loops_in
-from revmlir.naming import identifier
+from revmlir.naming import INVERSE_SUFFIX, identifier, shown_name
 from revmlir.runtime_checks import ERROR_SLOT, FAIL, GPU_ERROR_WORDS, JUMP_WORD, REPORT, REPORT_INPUTS, CheckTable
 from revmlir.semantics import gradient_type
 
@@ -171,7 +171,7 @@ def python_call_name(name: str) -> str:
     from, for run-time errors)."""
     if name.endswith(ADJOINT_SUFFIX):
         return f"rv.adjoint({python_call_name(name[: -len(ADJOINT_SUFFIX)])})"
-    return display_name(name)
+    return shown_name(name, name.endswith(INVERSE_SUFFIX))
 
 
 def kernel_loop(function: func.FuncOp) -> scf.ParallelOp:
@@ -424,7 +424,7 @@ def kernel(
     _store(_address(context.memref, prologue), own.memref, JUMP_WORD, prologue)
     body.insert_ops_before(prologue, body.first_op)
     if arena:
-        _in_arena(source, own.memref, checks, function.sym_name.data, check_ops)
+        _in_arena(source, own.memref, checks, display_name(function), check_ops)
 
     ops: list[Operation] = []
     (lb,), (ub,), (step,) = loop.lowerBound, loop.upperBound, loop.step
@@ -630,7 +630,7 @@ def outline(
     in_arena = [graph.uses_arena(f) for f in devices]
     copies = [_device_copy(f, keep_host) for f in devices]
     for copy in [copy for copy, arena in zip(copies, in_arena) if arena]:
-        _in_arena(copy, _error_slot(copy), checks, copy.sym_name.data, check_ops)
+        _in_arena(copy, _error_slot(copy), checks, display_name(copy), check_ops)
     for copy in copies:
         version_loops_in(copy, checks.entries)
     if (any(in_arena) or any(arenas)) and REPORT not in {c.sym_name.data for c in copies}:

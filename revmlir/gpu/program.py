@@ -46,7 +46,7 @@ from revmlir.lowering.llvm_parse import parse_llvm, verify_llvm
 from revmlir.lowering.native_types import check_native_types
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.parsing import make_context
-from revmlir.passes.invert import RevInvertPass, invert_reached
+from revmlir.passes.invert import derive_inverses, invert_reached
 from revmlir.reachability import drop_functions_outside
 from revmlir.runtime_checks import check_table_errors
 
@@ -545,7 +545,7 @@ def lower_kernels(
     if names is None or reached is None or not reached.issuperset(names):
         # every inverse, as native code's BACKWARD and BOTH compiles build
         # them; a kernel that names no function is refused with them all
-        RevInvertPass(where_possible=True).apply(ctx, work)
+        derive_inverses(ctx, work)
     functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp | func.FuncOp)]
     if names is not None:
         # before unreached functions go: the message lists what the module has

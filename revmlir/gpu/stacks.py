@@ -63,7 +63,6 @@ from revmlir.gpu.arena import (
 from revmlir.implicit_builder import implicit_builder
 from revmlir.ir_utils import nested_ops
 from revmlir.lowering import stacks
-from revmlir.lowering.checked_code import display_name
 from revmlir.lowering.native_types import element_bytes
 from revmlir.lowering.stacks import constant, header_word, result, set_header_word, slot_addresses, slots, to_slots
 from revmlir.runtime_checks import CheckTable
@@ -97,9 +96,7 @@ def place(function: Operation, own: SSAValue, checks: CheckTable, name: str, che
         if kind == stacks.FREE:
             ops, _ = built(call.location, lambda: _free(arguments[0], own))
         else:
-            exhausted = checks.register(
-                call, EXHAUSTED.format(what=STACK), ["i64", "i64"], display_name(name), ExecutionError
-            )
+            exhausted = checks.register(call, EXHAUSTED.format(what=STACK), ["i64", "i64"], name, ExecutionError)
             write = _WRITES[kind]
             ops, _ = built(call.location, lambda: write(arguments, Growth(own, exhausted, check_ops)))
         Rewriter.replace_op(call, ops, [])

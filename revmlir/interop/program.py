@@ -184,14 +184,20 @@ class Signature:
         return [self.inputs[i] for i in self.differentiable_inputs]
 
     def _arguments(self, arrays: Sequence[np.ndarray]) -> list[Any]:
-        return [v.to_revmlir(np.asarray(a)) for v, a in zip(self.inputs, arrays, strict=True)]
-
-    def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """``f``'s outputs for these inputs, which are left alone: the
-        arrays ``f`` writes are copied, the others passed as they are."""
-        args = self._arguments(arrays)
+        """``f``'s arguments for these inputs, which are left alone: the
+        arrays ``f`` writes are copies, the others the inputs as they are.
+        A framework's arrays are values, which it may hand over as one
+        buffer twice (JAX does under ``checkpoint``): so every run, a call
+        or a derivative, is given the copies, and none finds an array it
+        writes passed twice."""
+        args = [v.to_revmlir(np.asarray(a)) for v, a in zip(self.inputs, arrays, strict=True)]
         for i in self.written:
             args[i] = np.array(args[i])
+        return args
+
+    def call(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """``f``'s outputs for these inputs (``_arguments``)."""
+        args = self._arguments(arrays)
         returned = self.program.function(*args)
         if isinstance(self.program.function, OrdinaryFunction):
             count = len(self.outputs) - len(self.inputs)

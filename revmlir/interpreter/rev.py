@@ -236,7 +236,13 @@ class RevFunctions(InterpreterFunctions):
 
     @impl(rev.UncallOp)
     def run_uncall(self, interpreter: RuntimeInterpreter, op: rev.UncallOp, args: PythonValues):
+        """``f`` run backwards, or where the module has ``@f.inv``, that
+        function run forwards, as native code runs it (the lowering calls
+        the module's ``@f.inv`` and derives one only where it has none)."""
         callee = _callee(interpreter, op)
+        inverse = interpreter.runtime.module_inverse(interpreter.module, callee)
+        if inverse is not None:
+            return _nested(interpreter, op, inverse, args, False)
         return _nested(interpreter, op, callee, args, True)
 
     # -- terminators ----------------------------------------------------------

@@ -13,6 +13,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.interpreter import Interpreter, OpImplResult, _InterpreterFunctionImpls
 from xdsl.ir import Operation, Region
+from xdsl.traits import SymbolTable
 
 from revmlir.call_graph import components
 from revmlir.dialects import rev
@@ -22,7 +23,7 @@ from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.interpreter import complex_numbers
 from revmlir.inversion import invert_function
 from revmlir.lowering.checked_code import display_name
-from revmlir.naming import source_name
+from revmlir.naming import inverse_name, source_name
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
 from revmlir.safety import stack_limit
 
@@ -83,6 +84,7 @@ class Runtime:
     """The calls that may recurse (``may_recurse``) running now."""
     _components: dict[str, int] | None = None
     _inverse_functions: dict[rev.FuncOp, rev.FuncOp] = field(default_factory=dict[rev.FuncOp, rev.FuncOp])
+    _module_inverses: dict[rev.FuncOp, rev.FuncOp | None] = field(default_factory=dict[rev.FuncOp, rev.FuncOp | None])
     _inverse_regions: dict[Operation, Region] = field(default_factory=dict[Operation, Region])
 
     # -- errors ----------------------------------------------------------------
@@ -151,7 +153,8 @@ class Runtime:
         Native code's cycles are those of the lowered functions, where an
         uncall calls ``@f.inv``; a cycle of names is one of those run in
         either direction (a cycle run twice comes back to its direction), so
-        both count the same calls.  Worked out again where a function is
+        both count the same calls.  An uncall of ``@f`` where the module has
+        an ``@f.inv`` runs that function (``run_uncall``): its edge is to it.  Worked out again where a function is
         new to it (one a module gained after the first call)."""
         if self._components is None or caller not in self._components or callee not in self._components:
             functions = [op for op in module.ops if isinstance(op, rev.FuncOp)]
@@ -159,7 +162,7 @@ class Runtime:
             self._components = components(
                 {
                     function.sym_name.data: [
-                        call.callee.string_value()
+                        _runs(call, names)
                         for call in function.walk()
                         if isinstance(call, rev.CallOp | rev.UncallOp) and call.callee.string_value() in names
                     ]
@@ -168,6 +171,14 @@ class Runtime:
             )
         component = self._components.get(caller)
         return component is not None and component == self._components.get(callee)
+
+    def module_inverse(self, module: ModuleOp, func: rev.FuncOp) -> rev.FuncOp | None:
+        """The module's own ``@f.inv`` of ``func`` (``@f``), which an uncall
+        of ``@f`` runs forwards, or None (looked up once per function)."""
+        if func not in self._module_inverses:
+            found = SymbolTable.lookup_symbol(module, inverse_name(func.sym_name.data))
+            self._module_inverses[func] = found if isinstance(found, rev.FuncOp) else None
+        return self._module_inverses[func]
 
     def inverse_function(self, func: rev.FuncOp) -> rev.FuncOp:
         if (inverse := self._inverse_functions.get(func)) is None:
@@ -227,6 +238,15 @@ class _Observer(Interpreter.Listener):
             runtime.counters[runtime.frames[-1].name].instructions += 1
 
 
+def _runs(call: rev.CallOp | rev.UncallOp, names: set[str]) -> str:
+    """The function ``call`` runs: its callee's, or for an uncall of ``@f``
+    the module's ``@f.inv`` where it has one."""
+    callee = call.callee.string_value()
+    if isinstance(call, rev.UncallOp) and inverse_name(callee) in names:
+        return inverse_name(callee)
+    return callee
+
+
 def describe_current(runtime: Runtime) -> str:
     return describe_op(runtime.current_op) if runtime.current_op else "the program"
 
@@ -237,4 +257,4 @@ def std_function(op: Operation) -> str | None:
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, func.FuncOp):
         parent = parent.parent_op()
-    return None if parent is None else display_name(parent.sym_name.data)
+    return None if parent is None else display_name(parent)

@@ -45,6 +45,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryWriteEffect, SymbolTable
 from xdsl.utils.exceptions import PassFailedException, VerifyException
 
+from revmlir.dialects.rev import FuncOp
 from revmlir.errors import ExecutionError, InvertibilityError, LocatedError
 from revmlir.fast_ops import (
     arith_cmpi,
@@ -61,7 +62,7 @@ from revmlir.fast_ops import (
 from revmlir.implicit_builder import implicit_builder
 from revmlir.ir_utils import constant_index, is_float_type
 from revmlir.lowering.native_types import element_bytes
-from revmlir.naming import INVERSE_SUFFIX, inverse_name, source_name
+from revmlir.naming import DERIVED_INVERSE_ATTR, shown_name
 from revmlir.runtime_checks import (
     ERROR_SLOT,
     FAIL,
@@ -150,14 +151,12 @@ class CheckOp(IRDLOperation):
             )
 
 
-def display_name(function: str) -> str:
-    """How errors name a lowered function: ``~f`` for ``@f.inv``, as the
-    interpreter names ``f`` run backwards, and derived code by the user's
-    function it runs (``source_name``)."""
-    function = source_name(function)
-    if function.endswith(INVERSE_SUFFIX):
-        return "~" + inverse_name(function)
-    return function
+def display_name(function: func.FuncOp | FuncOp) -> str:
+    """How errors name ``function`` (a ``rev.func`` or its lowered
+    ``func.func``, which keeps its mark): ``~f`` for an inverse of ``@f``
+    the compile derived, as the interpreter names ``f`` run backwards, and
+    a tape function by the function it runs (``naming.shown_name``)."""
+    return shown_name(function.sym_name.data, DERIVED_INVERSE_ATTR in function.attributes)
 
 
 class CheckedCode:
@@ -166,7 +165,7 @@ class CheckedCode:
 
     def __init__(
         self,
-        function: str,
+        function: func.FuncOp | FuncOp,
         checks: CheckTable,
         runtime: dict[str, func.FuncOp],
         error: SSAValue,

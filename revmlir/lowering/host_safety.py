@@ -157,7 +157,7 @@ def check_pushes(module: ModuleOp, checks: CheckTable, runtime: dict[str, func.F
         return  # nothing pushes: no function to walk (a kernel's are 10,000 ops)
     for function, error in _checked_functions(module):
         start = Builder(InsertPoint.at_start(function.body.blocks[0]))
-        code = CheckedCode(function.sym_name.data, checks, runtime, error, start, check_ops)
+        code = CheckedCode(function, checks, runtime, error, start, check_ops)
         for call in [op for op in nested_ops(function) if isinstance(op, func.CallOp)]:
             if not call.callee.string_value().startswith(PUSH_PREFIX):
                 continue
@@ -310,9 +310,7 @@ class HostSafetyPass(ModulePass):
         # a fill counts too: a loop that calls a function with one polls
         counting = _reaching((f for f, _ in functions), lambda op: isinstance(op, scf.ForOp) and not _short(op))
         for function, error in functions:
-            code = CheckedCode(
-                function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0]))
-            )
+            code = CheckedCode(function, checks, runtime, error, Builder(InsertPoint.at_start(function.body.blocks[0])))
             fills = {
                 loop: array
                 for loop in function.walk()

@@ -21,7 +21,7 @@ the largest array a function's frame holds (``FRAME_ARRAY_BYTES``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -35,7 +35,10 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     Signedness,
     UnrankedMemRefType,
+    VectorType,
 )
+from xdsl.dialects.func import FuncOp
+from xdsl.dialects.llvm import LLVMType
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import PassFailedException
 
@@ -101,6 +104,21 @@ def native_type_problem(type: Attribute) -> str | None:
     return None
 
 
+def std_signature_problem(type: Attribute) -> str | None:
+    """Why native code does not pass ``type`` to or from a ``func.func``
+    (code the module brought, which runs as it is written), or None where
+    it does: what ``native_type_problem`` takes, but only the types that
+    LLVM has a form of (the ``llvm`` dialect's own among them).  A type that holds no number (a tensor, ``none``, a
+    tuple) or a stack or number type of revmlir's (which only a
+    ``rev.func``'s lowering translates) would reach the verifier of xDSL's ``llvm.func`` with no
+    location."""
+    if isinstance(type, IntegerType | IndexType | AnyFloat | ComplexType | MemRefType | UnrankedMemRefType):
+        return native_type_problem(type)
+    if isinstance(type, VectorType | LLVMType):
+        return native_type_problem(type)
+    return "its func.func functions take and return numbers, complex numbers, vectors and arrays (a stack or rev's numbers only in a rev.func)"
+
+
 def check_native_types(module: ModuleOp) -> None:
     """Raise a located ``PassFailedException`` at the first op defining a
     value of a type native code does not take: a result, or an argument of
@@ -111,6 +129,9 @@ def check_native_types(module: ModuleOp) -> None:
     # asked about once
     problems: dict[Attribute, str | None] = {}
     for op in nested_ops(module):
+        if isinstance(op, FuncOp):
+            signature_types = (*op.function_type.inputs, *op.function_type.outputs)
+            refuse_unsupported(op, signature_types, {}, std_signature_problem)
         arguments = (arg.type for region in op.regions for block in region.blocks for arg in block.args)
         signature = op.properties.get("function_type")
         declared = (*signature.inputs, *signature.outputs) if isinstance(signature, FunctionType) else ()
@@ -118,16 +139,19 @@ def check_native_types(module: ModuleOp) -> None:
 
 
 def refuse_unsupported(
-    op: Operation, types: Iterable[Attribute], problems: dict[Attribute, str | None] | None = None
+    op: Operation,
+    types: Iterable[Attribute],
+    problems: dict[Attribute, str | None] | None = None,
+    problem_of: Callable[[Attribute], str | None] = native_type_problem,
 ) -> None:
     """Raise a ``PassFailedException`` at ``op`` for the first of ``types``
-    native code does not take (``problems``: what is known of types already
-    asked about, added to)."""
+    native code does not take, by ``problem_of`` (``problems``: what is
+    known of types already asked about, added to)."""
     known = {} if problems is None else problems
     for type in types:
         if type in known:
             problem = known[type]
         else:
-            problem = known[type] = native_type_problem(type)
+            problem = known[type] = problem_of(type)
         if problem is not None:
             raise PassFailedException(f"{describe_op(op)}: native code does not support type {type}; {problem}")

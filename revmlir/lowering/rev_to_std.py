@@ -51,6 +51,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
+    UnitAttr,
     f64,
     i1,
     i64,
@@ -86,7 +87,7 @@ from revmlir.lowering.host_safety import check_pushes
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, shown_kind
 from revmlir.lowering.printing import lower_print
 from revmlir.lowering.remainder import fast_remainders
-from revmlir.naming import RUNTIME_PREFIX, inverse_name
+from revmlir.naming import DERIVED_INVERSE_ATTR, RUNTIME_PREFIX, inverse_name
 from revmlir.parallel import accumulated_arrays, shared_arguments
 from revmlir.runtime_checks import (
     ANCILLA_FREED,
@@ -173,6 +174,7 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> dict[Operation, str]:
                 if inverse is None:
                     no_inverse[op] = reasons[name]
                     continue
+                inverse.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
                 pending = True
@@ -246,7 +248,7 @@ class FunctionLowering(CheckedCode):
         self.block = Block(arg_types=[*arg_types, ERROR_SLOT])
         self.block.args[-1].name_hint = "err"
         super().__init__(
-            source.sym_name.data,
+            source,
             checks,
             runtime,
             self.block.args[-1],
@@ -264,6 +266,8 @@ class FunctionLowering(CheckedCode):
         outputs = [std_type(t) for t in self.source.function_type.outputs.data]
         lowered = func.FuncOp(self.source.sym_name.data, (inputs, outputs), Region(self.block))
         lowered.location = self.source.location
+        if (derived := self.source.attributes.get(DERIVED_INVERSE_ATTR)) is not None:
+            lowered.attributes[DERIVED_INVERSE_ATTR] = derived
         return lowered
 
     # -- helpers used by the rules ------------------------------------------------
@@ -1607,7 +1611,7 @@ def _check_std_function(
     error.name_hint = "err"
     inputs, outputs = function.function_type.inputs.data, function.function_type.outputs.data
     function.function_type = FunctionType.from_lists([*inputs, ERROR_SLOT], list(outputs))
-    code = CheckedCode(function.sym_name.data, checks, runtime, error, Builder(InsertPoint.at_start(block)), check_ops)
+    code = CheckedCode(function, checks, runtime, error, Builder(InsertPoint.at_start(block)), check_ops)
     for op in nested_ops(function):
         code.builder.insertion_point = InsertPoint.before(op)
         if isinstance(op, memref.LoadOp | memref.StoreOp):

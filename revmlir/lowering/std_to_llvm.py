@@ -99,6 +99,7 @@ from xdsl.utils.exceptions import PassFailedException
 
 from revmlir import fast_ops
 from revmlir.collector import take_apart
+from revmlir.dialects import rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.dialects.primitives import ARRAYS_ATTR
 from revmlir.dialects.upstream_forms import KINDS, AtomicRMWOp, ParallelOp
@@ -1921,7 +1922,9 @@ def translate_module(
             translation.declared.setdefault(other.sym_name.data, other.function_type)
             declarations.append(other)
         elif not isinstance(other, func.FuncOp):
-            raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code")
+            # a reversible function is lowered to std first: say so
+            lower_first = "; run rev-lower-to-std first" if isinstance(other, rev.FuncOp) else ""
+            raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code{lower_first}")
     translation.noalias = (analyse_arrays(op) if aliasing is None else aliasing).noalias
     translation.conventions = {
         f.sym_name.data: convention.data

@@ -10,14 +10,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
 from revmlir.errors import InversionError
 from revmlir.inversion import forgetful_functions, invert_function
-from revmlir.naming import inverse_name
+from revmlir.naming import DERIVED_INVERSE_ATTR, inverse_name
 from revmlir.passes.selection import selected_functions
 from revmlir.reachability import named_symbols, outside_functions_named
 from revmlir.semantics import Function
@@ -73,6 +73,19 @@ class RevInvertPass(ModulePass):
                 Rewriter.insert_op(inverse, InsertPoint.after(func))
         if self.in_place and inverses:
             _flip_calls(op, {func.sym_name.data for func, _ in inverses})
+
+
+def derive_inverses(ctx: Context, module: ModuleOp) -> None:
+    """The inverses a compile adds for itself: every one the inverter can
+    build (``where_possible``), each marked as derived
+    (``DERIVED_INVERSE_ATTR``), so that errors name it ``~f`` as the
+    interpreter names ``@f`` run backwards.  Those the module has already
+    are the user's, named as they are."""
+    existing = {f.sym_name.data for f in module.ops if isinstance(f, FuncOp)}
+    RevInvertPass(where_possible=True).apply(ctx, module)
+    for function in module.ops:
+        if isinstance(function, FuncOp) and function.sym_name.data not in existing:
+            function.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()
 
 
 def _flip_calls(module: ModuleOp, names: set[str]) -> None:
@@ -146,6 +159,7 @@ def invert_reached(module: ModuleOp, roots: Iterable[str]) -> set[str]:
                 if name in named_set:  # named by an uncall, which runs the callee where it has no inverse
                     pending.append(forward.sym_name.data)
                 continue
+            function.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()  # as ``derive_inverses`` marks it
             Rewriter.insert_op(function, InsertPoint.after(forward))
         reached.add(name)
         symbols = list(named_symbols(function, known))

@@ -25,7 +25,7 @@ from revmlir.lowering.loop_versioning import version_loops
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context
-from revmlir.passes.invert import RevInvertPass
+from revmlir.passes.invert import derive_inverses
 from revmlir.reachability import drop_unreached_functions
 from revmlir.runtime_checks import CHECKS_ATTR, DEFAULT_TOLERANCE
 
@@ -62,11 +62,11 @@ def lower_for_native(
     work = clone(module)
     context = make_context()
     if direction is Direction.BOTH:
-        RevInvertPass(where_possible=True).apply(context, work)
+        derive_inverses(context, work)
     elif direction is Direction.BACKWARD:
         # the inverses are the entry points: what they never call is not lowered
         functions = [f.sym_name.data for f in work.ops if isinstance(f, FuncOp)]
-        RevInvertPass(where_possible=True).apply(context, work)
+        derive_inverses(context, work)
         inverted = {f.sym_name.data for f in work.ops if isinstance(f, FuncOp)}
         drop_unreached_functions(work, [inverse_name(n) for n in functions if inverse_name(n) in inverted])
     lower_to_std(work, tolerance, check_ops=True, numbered_after=numbered_after, owned=True)

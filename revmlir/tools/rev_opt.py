@@ -32,6 +32,7 @@ from xdsl.xdsl_opt_main import xDSLOptMain
 
 from revmlir.diagnostics import format_error
 from revmlir.dialects import get_all_dialects
+from revmlir.errors import OWN_DIAGNOSTICS, AfterPass
 from revmlir.kept_answers import ir_unchanged
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
@@ -379,6 +380,8 @@ class RevOptMain(xDSLOptMain):
     version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
     pipeline: PassPipeline
     """xDSLOptMain's, which ``setup_pipeline`` makes."""
+    running: ModulePass | None = None
+    """The pass of the pipeline running now (set between passes)."""
 
     def __init__(self, args: Sequence[str] | None = None):
         # ``register_all_arguments`` rewrites bare pass flags in this list
@@ -393,7 +396,15 @@ class RevOptMain(xDSLOptMain):
     def register_all_passes(self) -> None:
         super().register_all_passes()
         for name, factory in get_all_passes().items():
-            self.register_pass(name, factory)
+            self.available_passes[name] = factory  # revmlir's own take the place of xDSL's
+
+    def register_pass(self, pass_name: str, pass_factory: Callable[[], type[ModulePass]]) -> None:
+        """xDSL's, refusing a name registered already: a subclass's pass
+        named like one of revmlir's or xDSL's would silently run in its
+        place wherever a pipeline names it (docs/writing-a-pass.md)."""
+        if pass_name in self.available_passes:
+            raise ValueError(f"a pass named '{pass_name}' is registered already: give the new pass another name")
+        super().register_pass(pass_name, pass_factory)
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
@@ -506,9 +517,29 @@ class RevOptMain(xDSLOptMain):
             # holding a call that passes one array twice).
             if verify_and_time is not None and (previous is not None or self.args.time_passes):
                 with ir_unchanged():
-                    verify_and_time(previous, module, next)
+                    try:
+                        verify_and_time(previous, module, next)
+                    except Exception as error:
+                        if previous is None:
+                            raise
+                        raise AfterPass(previous.name, error, verifying=True) from error
+            self.running = next
 
         self.pipeline = dataclasses.replace(self.pipeline, callback=between_passes)
+
+    def apply_passes(self, prog: ModuleOp) -> None:
+        """xDSL's, where an exception a pass raises that is none of the
+        diagnostics a pass reports (``OWN_DIAGNOSTICS``) names the pass
+        (``AfterPass``)."""
+        self.running = None
+        try:
+            super().apply_passes(prog)
+        except OWN_DIAGNOSTICS:
+            raise
+        except Exception as error:
+            if self.running is None:
+                raise
+            raise AfterPass(self.running.name, error, verifying=False) from error
 
     def dump_ir(self, when: str, module_pass: ModulePass, module: ModuleOp) -> None:
         """mlir-opt's ``--mlir-print-ir-*-all`` dump, on stderr."""

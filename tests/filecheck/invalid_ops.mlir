@@ -267,3 +267,30 @@ rev.func @record_stack_narrow(%s: !anc.stack<i1>) attributes {rev.forgetful} {
   anc.stack_free %store : !anc.stack<i1>
   rev.return
 }
+
+// -----
+
+// An operand or result that fails the op's type constraint: the message
+// says why, which xDSL puts on the line after "does not verify:".
+rev.func @add_mistyped(%y: f64) {
+  %c = arith.constant 1 : i64
+  // expected-error@+1 {{'rev.add': operand 'value' at position 1 does not verify: attribute f64 expected from variable 'T', but got i64}}
+  %y1 = "rev.add"(%y, %c) : (f64, i64) -> f64
+  rev.return %y1 : f64
+}
+
+// -----
+
+rev.func @neg_mistyped(%y: f64) {
+  // expected-error@+1 {{'rev.neg': result 'result' at position 0 does not verify: attribute f64 expected from variable 'T', but got i64}}
+  %y1 = "rev.neg"(%y) : (f64) -> i64
+  rev.return %y1 : i64
+}
+
+// -----
+
+// An array of arrays is no argument any engine takes.
+// expected-error@+1 {{'rev.func': argument #0 of @array_of_arrays has type memref<2xmemref<2xf64>>; a reversible function's arrays hold scalars (no engine takes an array of arrays)}}
+rev.func @array_of_arrays(%m: memref<2xmemref<2xf64>>, %x: f64) {
+  rev.return %x : f64
+}

@@ -57,7 +57,7 @@ rev.func @local(%h: memref<4xf64>, %v: f64) {
 
 // The uncall runs @add_at.inv, added after the module's functions: it
 // subtracts, atomically too.
-// CHECK-LABEL: func.func @add_at.inv(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<6xi64>) -> (index, f64) {
+// CHECK-LABEL: func.func @add_at.inv(%g: memref<?xf64>, %j: index, %v: f64, %err: memref<6xi64>) -> (index, f64) attributes {rev.derived_inverse} {
 // CHECK:         %[[NEG:.*]] = arith.negf %v : f64
 // CHECK-NEXT:    %{{.*}} = memref.atomic_rmw addf %[[NEG]], %g[%j] : (f64, memref<?xf64>) -> f64
 rev.func @k(%g: memref<?xf64>, %x: memref<?xf64>, %idx: memref<?xindex>, %n: index) {
