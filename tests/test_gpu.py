@@ -32,7 +32,7 @@ from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.lowering.std_to_llvm import ModuleTranslation, translate_module
 from revmlir.parsing import make_context, parse_module
 from revmlir.passes.adjoint import AdAdjointPass
-from revmlir.passes.invert import RevInvertPass
+from revmlir.passes.invert import derive_inverses
 from revmlir.runtime.native import NativeModule
 from revmlir.tools.rev_translate import main as rev_translate
 from test_loop_limits import SPREAD
@@ -302,7 +302,7 @@ def test_compile_kernels_gives_entries_arguments_and_the_cpu_check_table():
     assert "red.add.f64" in program.ptx and "__nv_" not in program.ptx
     # check ids are the CPU's: the table native code's lowering makes
     cpu = module.clone()
-    RevInvertPass(where_possible=True).apply(make_context(), cpu)
+    derive_inverses(make_context(), cpu)
     RevLowerToStdPass().apply(make_context(), cpu)
     assert program.check_table.attributes["rev.checks"] == cpu.attributes["rev.checks"]
     assert emit_cubin(program.ptx, program.arch)[:4] == ELF_MAGIC

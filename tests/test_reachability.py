@@ -14,7 +14,7 @@ from revmlir.gpu.program import compile_kernels, lower_kernels
 from revmlir.ir_utils import clone
 from revmlir.naming import inverse_name
 from revmlir.parsing import make_context, parse_module
-from revmlir.passes.invert import RevInvertPass, invert_reached
+from revmlir.passes.invert import RevInvertPass, derive_inverses, invert_reached
 from revmlir.reachability import drop_functions_outside, drop_unreached_functions, reached_functions
 from revmlir.semantics import Function
 from test_adjoint_inverse import ANCILLA, adjoint_module
@@ -175,7 +175,8 @@ def test_an_uncall_of_a_function_the_inverter_refuses_reaches_the_function():
 
 def test_inverting_what_is_reached_leaves_what_inverting_everything_and_dropping_the_rest_leaves():
     """``invert_reached`` then ``drop_functions_outside`` against
-    ``RevInvertPass(where_possible=True)`` then ``drop_unreached_functions``,
+    ``derive_inverses`` (``RevInvertPass(where_possible=True)``, each new
+    inverse marked derived) then ``drop_unreached_functions``,
     from every function and every inverse name of each module: the same
     text, or the same name missing."""
     sources = [CALLS, BACKWARDS, RULES, INTERPRETER_ONLY]
@@ -185,7 +186,7 @@ def test_inverting_what_is_reached_leaves_what_inverting_everything_and_dropping
         names = [f.sym_name.data for f in module.ops if isinstance(f, Function)]
         for root in sorted({*names, *(inverse_name(n) for n in names)}):
             everything, reached_only = clone(module), clone(module)
-            RevInvertPass(where_possible=True).apply(make_context(), everything)
+            derive_inverses(make_context(), everything)
             present = {f.sym_name.data for f in everything.ops if isinstance(f, Function)}
             reached = invert_reached(reached_only, [root])
             assert (root in reached) == (root in present), root
