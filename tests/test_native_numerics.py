@@ -872,3 +872,29 @@ def test_floats_convert_to_integers_saturated_on_both_engines(x: float) -> None:
 @given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(1 << 70), 1 << 70).map(float))
 def test_random_floats_convert_to_integers_alike_on_both_engines(x: float) -> None:
     check_conversions(x)
+
+
+@pytest.mark.parametrize(
+    ("name", "op"),
+    [
+        ("minimumnum", "arith.minnumf"),
+        ("maximumnum", "arith.maxnumf"),
+        ("minimum", "arith.minimumf"),
+        ("maximum", "arith.maximumf"),
+    ],
+)
+def test_a_function_named_like_an_intrinsic_no_c_function_is_named_after_runs(name: str, op: str):
+    """``llvm.minimumnum`` and its kin become instructions, not calls of a C
+    function: ``@minimumnum`` beside an ``arith.minnumf`` was refused as
+    named like a C library function native code calls; it runs natively
+    as on the interpreter."""
+    source = f"""
+rev.func @{name}(%y: f64, %a: f64, %b: f64) {{
+  %t = {op} %a, %b : f64
+  %y1 = rev.add %y, %t : f64
+  rev.return %y1, %a, %b : f64, f64, f64
+}}"""
+    module = parse_module(source, "named.mlir")
+    expected = RevInterpreter(module).call(name, 0.0, 2.0, -3.0)
+    assert expected[0] == (-3.0 if "min" in name else 2.0)
+    assert NativeModule.compile(module).call(name, 0.0, 2.0, -3.0) == expected

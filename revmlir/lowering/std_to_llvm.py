@@ -151,6 +151,13 @@ generation may call (``__divti3`` and the other integer routines of
 compiler-rt, ``__powidf2``, ``memcmp``) the code never makes it call: no
 ``i128`` division (a fixed-point product is only multiplied and shifted),
 ``math.fpowi`` as ``pow``."""
+NO_LIBRARY_INTRINSICS = frozenset(("minimum", "maximum", "minimumnum", "maximumnum", "fptosi", "fptoui"))
+"""LLVM's intrinsics the lowering calls (by the word after ``llvm.``) that
+name no C library function: code generation makes instructions of them,
+so a function of the module named ``@minimumnum`` is no clash, where one
+named after the libm function an intrinsic may become (``@exp`` beside
+``llvm.exp``) is (``check_symbol_names``).  ``tests/test_native_numerics.py``
+checks the C functions the host's code calls."""
 RUNTIME_LIBRARY = frozenset(
     (*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS, "memcpy", "memmove", "memset", *CODE_GENERATED_MATH)
 )
@@ -430,7 +437,8 @@ class FunctionTranslation:
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
         function = name.split(".")[1]
-        self.module.library.update((function, function + "f"))
+        if function not in NO_LIBRARY_INTRINSICS:
+            self.module.library.update((function, function + "f"))
         return self.value(fast_ops.llvm_intrinsic(name, list(args), [result]), like)
 
     def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
