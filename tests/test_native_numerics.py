@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.utils.exceptions import PassFailedException
 
+import revmlir as rv
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY, translates
@@ -898,3 +899,21 @@ rev.func @{name}(%y: f64, %a: f64, %b: f64) {{
     expected = RevInterpreter(module).call(name, 0.0, 2.0, -3.0)
     assert expected[0] == (-3.0 if "min" in name else 2.0)
     assert NativeModule.compile(module).call(name, 0.0, 2.0, -3.0) == expected
+
+
+def exp2(y: float, x: float) -> None:
+    """An eDSL function named like the libm function LLVM makes of ``pow(2.0, x)``."""
+    y += np.sin(x) * np.cos(x)
+
+
+def test_an_edsl_function_named_like_the_math_llvm_makes_is_told_its_name_is_the_symbol():
+    """An eDSL function's native symbol is its Python name, which its user
+    never wrote as a symbol: the refusal says so, and points at the
+    definition."""
+    native = rv.reversible(backend="native")(exp2)
+    with pytest.raises(
+        rv.NativeCompilationError,
+        match=r"test_native_numerics\.py:\d+:1: @exp2 is named like a C library function .*"
+        r"native code names a function by its own name \(a Python function's too\): rename it",
+    ):
+        native(0.0, 0.5)

@@ -1881,7 +1881,10 @@ def check_symbol_names(defined: Iterable[tuple[Operation, str]], library: Collec
     whose symbol
     means another in the same machine code: a C function of ``library``,
     which the code calls or may call (libm's, those LLVM's math intrinsics
-    become, the runtime's), and whose calls would run the function instead;
+    become, the runtime's), and whose calls would run the function instead
+    (a symbol is the function's name, of the eDSL's functions their
+    Python name, which their entry points and the JIT's look-ups are named
+    after; the message says so, for a user who never wrote a symbol);
     or, where the module gets ``entry_points``, a name of their forms
     (``<f>_ciface``, ``_mlir_ciface_<f>``) or of their guarded code's
     (``<f>_ciface.unguarded``), whatever the module's functions: an entry point
@@ -1891,7 +1894,8 @@ def check_symbol_names(defined: Iterable[tuple[Operation, str]], library: Collec
         if name in library:
             raise PassFailedException(
                 f"{describe_op(source)}: @{name} is named like a C library function "
-                "native code calls, whose calls would run it instead: rename it"
+                "native code calls, whose calls would run it instead, as native code names a function by its "
+                "own name (a Python function's too): rename it"
             )
         if entry_points and named_like_entry_point(name):
             raise PassFailedException(
