@@ -21,10 +21,10 @@ never reaches a store that running backwards skips.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import MemRefType, ModuleOp, StringAttr, SymbolRefAttr
 from xdsl.ir import Operation
 
 from revmlir.call_graph import components
@@ -42,8 +42,10 @@ def in_safe_region(op: Operation) -> bool:
     return False
 
 
-def counter_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
-    """Per ``rev.func`` of ``module``: the positions of its counters.
+def counter_arguments(module: ModuleOp, roots: Iterable[str] | None = None) -> dict[str, frozenset[int]]:
+    """Per ``rev.func`` of ``module``, or per one that a function named in
+    ``roots`` reaches through calls and uncalls: the positions of its
+    counters.
 
     A function's counters depend only on the functions it reaches, so each
     is found once, after those of every function it calls and uncalls: the
@@ -52,18 +54,36 @@ def counter_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
     components below found fixed.  A fixpoint over the whole module took a
     round per function of a call chain, each round over all of them, and
     the verifier asked it below every call: a chain of 150 functions took
-    5 s to verify.  The verifier asks it once per module, kept while the IR
-    is unchanged (``revmlir.kept_answers``).  A function without a block is
-    left out, as ``argument_writes`` leaves it: its callers are verified
-    before it, and its own verifier refuses it, at the function."""
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp) and op.body.blocks}
-    callees = {name: [c for c in _callees(func) if c in functions] for name, func in functions.items()}
+    5 s to verify.  The verifier asks it of the whole module once per
+    verification inside ``ir_unchanged`` (``revmlir.kept_answers``), and
+    outside one of what the function it checks reaches, so that verifying
+    each function of a module does not analyse the whole module again.
+
+    Functions whose own checks would refuse their name or body are left
+    out, as if they were outside the module: xDSL verifies the functions
+    one by one, and a broken one later in the module is reported by its
+    own verifier, located, not by a crash of this analysis under
+    another's."""
+    named = {
+        name.data: op
+        for op in module.ops
+        if isinstance(op, FuncOp) and isinstance(name := op.properties.get("sym_name"), StringAttr)
+    }
+    reached: dict[str, list[str]] = {}  # the callees of each function analysed, as it names them
+    pending = list(named if roots is None else roots)
+    while pending:
+        name = pending.pop()
+        function = named.get(name)
+        if name not in reached and function is not None and _one_block(function):
+            reached[name] = _callees(function)
+            pending.extend(reached[name])
+    callees = {name: [c for c in found if c in reached] for name, found in reached.items()}
     safe_only: dict[str, frozenset[int]] = {}
     counters: dict[str, frozenset[int]] = {}
 
     def passed(use: ArgumentUse, found: dict[str, frozenset[int]]) -> bool:
         op, index = use
-        return isinstance(op, CallOp | UncallOp) and index in found.get(op.callee.string_value(), ())
+        return isinstance(op, CallOp | UncallOp) and index in found.get(_callee(op), ())
 
     def only_safe(use: ArgumentUse) -> bool:
         op, _ = use
@@ -74,11 +94,9 @@ def counter_arguments(module: ModuleOp) -> dict[str, frozenset[int]]:
         return (isinstance(op, memref.StoreOp) and index == 1) or passed(use, counters)
 
     for members in _components_callees_first(callees):
-        uses = {name: argument_uses(functions[name]) for name in members}
+        uses = {name: argument_uses(named[name]) for name in members}
         arrays = {
-            name: frozenset(
-                k for k, arg in enumerate(functions[name].body.block.args) if isinstance(arg.type, MemRefType)
-            )
+            name: frozenset(k for k, arg in enumerate(named[name].body.block.args) if isinstance(arg.type, MemRefType))
             for name in members
         }
         # the greatest fixpoint (from every array argument), then the least (from none)
@@ -98,9 +116,21 @@ def _components_callees_first(callees: dict[str, list[str]]) -> list[list[str]]:
     return list(grouped.values())
 
 
+def _one_block(function: FuncOp) -> bool:
+    """Whether ``function``'s body is the one block its verifier requires."""
+    return len(function.regions) == 1 and len(function.body.blocks) == 1
+
+
 def _callees(function: FuncOp) -> list[str]:
     """The names ``function`` calls and uncalls, in the order of its ops."""
-    return [op.callee.string_value() for op in nested_ops(function) if isinstance(op, CallOp | UncallOp)]
+    return [name for op in nested_ops(function) if isinstance(op, CallOp | UncallOp) and (name := _callee(op))]
+
+
+def _callee(call: CallOp | UncallOp) -> str:
+    """The name ``call`` calls, or "" where its ``callee`` is missing or no
+    symbol (its own verifier refuses it, maybe after this analysis ran)."""
+    callee = call.properties.get("callee")
+    return callee.string_value() if isinstance(callee, SymbolRefAttr) else ""
 
 
 def _fixpoint(

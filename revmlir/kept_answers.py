@@ -70,6 +70,13 @@ def ir_unchanged() -> Iterator[None]:
         _answers.reset(token)
 
 
+def keeping() -> bool:
+    """Whether answers are kept here (inside ``ir_unchanged()``): for an
+    analysis of a whole module that pays only when kept, and asks less of
+    the module where it is not (``revmlir.counters``)."""
+    return _answers.get() is not None
+
+
 def kept(question: Callable[[S], A], subject: S) -> A:
     """``question(subject)``, computed once per subject inside
     ``ir_unchanged()`` and every time outside it."""

@@ -27,7 +27,7 @@ from revmlir.errors import CheckpointError, ReversibilityViolation, describe_op
 from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
-from revmlir.kept_answers import kept
+from revmlir.kept_answers import keeping, kept
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import (
     Writes,
@@ -602,10 +602,20 @@ class FunctionVerifier:
             )
 
     def _counters(self, name: str) -> frozenset[int]:
-        """The counters of function ``name`` of this module (``revmlir.counters``)."""
+        """The counters of function ``name`` of this module, this function
+        or one it reaches (``revmlir.counters``): the whole module's, kept,
+        inside ``ir_unchanged``; outside it only those of what this function
+        reaches, as each function's verifier asks them again (the whole
+        module's for each made verifying 400 functions quadratic: 5 s)."""
         if self._counted is None:
             module = self.func.parent_op()
-            self._counted = kept(counter_arguments, module) if isinstance(module, ModuleOp) else {}
+            self._counted = (
+                {}
+                if not isinstance(module, ModuleOp)
+                else kept(counter_arguments, module)
+                if keeping()
+                else counter_arguments(module, (self.func.sym_name.data,))
+            )
         return self._counted.get(name, frozenset())
 
     def _is_counter(self, value: SSAValue) -> bool:

@@ -11,12 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, f64
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr, f64, i64
 from xdsl.utils.exceptions import VerifyException
 
 import revmlir as rv
 from revmlir.builder import ModuleBuilder
 from revmlir.errors import ReversibilityViolation, describe_op
+from revmlir.frontend.base import specialization
+from revmlir.frontend.ordinary_code.functions import OrdinarySpecialization
 from revmlir.interpreter import RevInterpreter
 from revmlir.parsing import parse_module
 from revmlir.runtime import backend
@@ -81,3 +83,25 @@ def test_the_frontends_modules_are_not_verified_again(backend_name: str, monkeyp
     given = parse_module("rev.func @f(%y: f64) {\n  %y1 = rev.neg %y : f64\n  rev.return %y1 : f64\n}", verify=False)
     assert NativeModule.compile(given).call("f", 2.0) == (-2.0,)
     assert verified == [given]
+
+
+def _decayed(x: float, steps: int) -> float:
+    for _ in rv.checkpointed(range(steps), snapshots=2):
+        x = x * 0.5 + np.sin(x)
+    return x
+
+
+def test_modules_a_transformation_builds_are_verified_where_built(monkeypatch: pytest.MonkeyPatch):
+    """The reversible form of an ``@rv.ordinary`` function, its
+    checkpointed gradient's module and an inverse's module reached the
+    engines as verified without a verification; each is verified once,
+    where it is built (``verify_derived``)."""
+    verified: list[ModuleOp] = []
+    verify = specialization.verify_module
+    monkeypatch.setattr(specialization, "verify_module", lambda module: verified.append(module) or verify(module))
+    ordinary = OrdinarySpecialization.compile(rv.ordinary(_decayed), (f64, i64))
+    assert verified == [ordinary.reversible.module]
+    checkpointed = ordinary.checkpointed_gradient
+    assert verified == [ordinary.reversible.module, checkpointed.module]
+    inverse = rv.reversible(_scaled.__wrapped__).specialization_for(0.0, 0.5).inverse
+    assert verified[2:] == [inverse.module]

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.utils.exceptions import PassFailedException
 
+import revmlir as rv
 from revmlir.interpreter import RevInterpreter
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.lowering.std_to_llvm import RUNTIME_LIBRARY, translates
@@ -872,3 +873,47 @@ def test_floats_convert_to_integers_saturated_on_both_engines(x: float) -> None:
 @given(st.floats(allow_nan=True, allow_infinity=True) | st.integers(-(1 << 70), 1 << 70).map(float))
 def test_random_floats_convert_to_integers_alike_on_both_engines(x: float) -> None:
     check_conversions(x)
+
+
+@pytest.mark.parametrize(
+    ("name", "op"),
+    [
+        ("minimumnum", "arith.minnumf"),
+        ("maximumnum", "arith.maxnumf"),
+        ("minimum", "arith.minimumf"),
+        ("maximum", "arith.maximumf"),
+    ],
+)
+def test_a_function_named_like_an_intrinsic_no_c_function_is_named_after_runs(name: str, op: str):
+    """``llvm.minimumnum`` and its kin become instructions, not calls of a C
+    function: ``@minimumnum`` beside an ``arith.minnumf`` was refused as
+    named like a C library function native code calls; it runs natively
+    as on the interpreter."""
+    source = f"""
+rev.func @{name}(%y: f64, %a: f64, %b: f64) {{
+  %t = {op} %a, %b : f64
+  %y1 = rev.add %y, %t : f64
+  rev.return %y1, %a, %b : f64, f64, f64
+}}"""
+    module = parse_module(source, "named.mlir")
+    expected = RevInterpreter(module).call(name, 0.0, 2.0, -3.0)
+    assert expected[0] == (-3.0 if "min" in name else 2.0)
+    assert NativeModule.compile(module).call(name, 0.0, 2.0, -3.0) == expected
+
+
+def exp2(y: float, x: float) -> None:
+    """An eDSL function named like the libm function LLVM makes of ``pow(2.0, x)``."""
+    y += np.sin(x) * np.cos(x)
+
+
+def test_an_edsl_function_named_like_the_math_llvm_makes_is_told_its_name_is_the_symbol():
+    """An eDSL function's native symbol is its Python name, which its user
+    never wrote as a symbol: the refusal says so, and points at the
+    definition."""
+    native = rv.reversible(backend="native")(exp2)
+    with pytest.raises(
+        rv.NativeCompilationError,
+        match=r"test_native_numerics\.py:\d+:1: @exp2 is named like a C library function .*"
+        r"native code names a function by its own name \(a Python function's too\): rename it",
+    ):
+        native(0.0, 0.5)

@@ -152,6 +152,13 @@ generation may call (``__divti3`` and the other integer routines of
 compiler-rt, ``__powidf2``, ``memcmp``) the code never makes it call: no
 ``i128`` division (a fixed-point product is only multiplied and shifted),
 ``math.fpowi`` as ``pow``."""
+NO_LIBRARY_INTRINSICS = frozenset(("minimum", "maximum", "minimumnum", "maximumnum", "fptosi", "fptoui"))
+"""LLVM's intrinsics the lowering calls (by the word after ``llvm.``) that
+name no C library function: code generation makes instructions of them,
+so a function of the module named ``@minimumnum`` is no clash, where one
+named after the libm function an intrinsic may become (``@exp`` beside
+``llvm.exp``) is (``check_symbol_names``).  ``tests/test_native_numerics.py``
+checks the C functions the host's code calls."""
 RUNTIME_LIBRARY = frozenset(
     (*stacks.MEMORY_FUNCTIONS, ABORT, *GUARD_FUNCTIONS, "memcpy", "memmove", "memset", *CODE_GENERATED_MATH)
 )
@@ -431,7 +438,8 @@ class FunctionTranslation:
 
     def intrinsic(self, name: str, args: Sequence[SSAValue], result: Attribute, like: Operation) -> SSAValue:
         function = name.split(".")[1]
-        self.module.library.update((function, function + "f"))
+        if function not in NO_LIBRARY_INTRINSICS:
+            self.module.library.update((function, function + "f"))
         return self.value(fast_ops.llvm_intrinsic(name, list(args), [result]), like)
 
     def libm(self, name: str, args: Sequence[SSAValue], like: Operation) -> SSAValue:
@@ -1874,7 +1882,10 @@ def check_symbol_names(defined: Iterable[tuple[Operation, str]], library: Collec
     whose symbol
     means another in the same machine code: a C function of ``library``,
     which the code calls or may call (libm's, those LLVM's math intrinsics
-    become, the runtime's), and whose calls would run the function instead;
+    become, the runtime's), and whose calls would run the function instead
+    (a symbol is the function's name, of the eDSL's functions their
+    Python name, which their entry points and the JIT's look-ups are named
+    after; the message says so, for a user who never wrote a symbol);
     or, where the module gets ``entry_points``, a name of their forms
     (``<f>_ciface``, ``_mlir_ciface_<f>``) or of their guarded code's
     (``<f>_ciface.unguarded``), whatever the module's functions: an entry point
@@ -1884,7 +1895,8 @@ def check_symbol_names(defined: Iterable[tuple[Operation, str]], library: Collec
         if name in library:
             raise PassFailedException(
                 f"{describe_op(source)}: @{name} is named like a C library function "
-                "native code calls, whose calls would run it instead: rename it"
+                "native code calls, whose calls would run it instead, as native code names a function by its "
+                "own name (a Python function's too): rename it"
             )
         if entry_points and named_like_entry_point(name):
             raise PassFailedException(

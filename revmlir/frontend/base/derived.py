@@ -19,11 +19,9 @@ from weakref import WeakKeyDictionary
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Attribute
-from xdsl.utils.exceptions import VerifyException
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints
 from revmlir.collector import collector_paused
-from revmlir.diagnostics import first_line
 from revmlir.errors import InversionError
 from revmlir.frontend.base.source import Source
 from revmlir.frontend.base.specialization import (
@@ -32,10 +30,10 @@ from revmlir.frontend.base.specialization import (
     compile_natively,
     named_arguments,
     room_to_nest,
+    verify_derived,
 )
 from revmlir.frontend.base.structs import Layout
 from revmlir.interpreter import RevInterpreter
-from revmlir.kept_answers import ir_unchanged
 from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.backend import Backend
 from revmlir.runtime.native import NativeModule
@@ -92,7 +90,7 @@ def derived_backend(
         with collector_paused(), room_to_nest(spec.function, f"the {what} of {name}"):
             module = spec.module.clone()
             generate(module, [spec.name])
-            _verify_derived(spec, what, module)
+            verify_derived(spec.function, what, module)
             backend: Backend = RevInterpreter(module, verified=True)
             if spec.native is not None:
                 compiled = compile_natively(
@@ -101,25 +99,6 @@ def derived_backend(
                 backend = compiled or backend
         cached = derived[what] = (module, backend)
     return cached
-
-
-def _verify_derived(spec: Specialization, what: str, module: ModuleOp) -> None:
-    """Verify the module ``generate`` added to.  ``f``'s own code verified
-    when it was compiled, so a rejected derived function is revmlir's
-    mistake: reported as an internal error at ``f``'s definition, not as the
-    rule it breaks, which would read as the user's (it names values the user
-    never wrote, at the op the derived code copies)."""
-    try:
-        with ir_unchanged():
-            module.verify()
-    except VerifyException as error:
-        source = spec.function.source
-        name = spec.function.__name__
-        raise source.error(
-            source.tree,
-            f"internal error: the {what} of {name}, which revmlir derives, does not verify: {first_line(error)}",
-            "please report it",
-        ) from error
 
 
 def adjoint_backend(spec: Specialization, lanes: int = 1) -> tuple[ModuleOp, Backend]:

@@ -26,9 +26,10 @@ import numpy as np
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import PassFailedException
+from xdsl.utils.exceptions import PassFailedException, VerifyException
 
 from revmlir.collector import collector_paused, pausing
+from revmlir.diagnostics import first_line
 from revmlir.dialects.anc import StackType
 from revmlir.dialects.rev import FuncOp
 from revmlir.frontend.base.by_name import Itself
@@ -38,13 +39,15 @@ from revmlir.frontend.base.types import IntRanges, Stack, check_int_ranges, int_
 from revmlir.interpreter import RevInterpreter
 from revmlir.interpreter.recursion import room_for_calls
 from revmlir.inversion import invert_function
+from revmlir.kept_answers import ir_unchanged
 from revmlir.naming import inverse_name
+from revmlir.parsing import verify_module
 from revmlir.runtime.arguments import ArgumentProblem
 from revmlir.runtime.backend import Backend, overlap_error, overlapping
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.numbers import FixedPoint
 from revmlir.runtime.once import Once
-from revmlir.semantics import Writes, argument_writes, gradient_type, written_positions
+from revmlir.semantics import Writes, argument_writes, gradient_type, kept_argument_writes, written_positions
 
 
 class Compiled(Protocol):
@@ -97,6 +100,30 @@ class _Typed(Protocol):
 
 
 S = TypeVar("S", bound=_Typed)
+
+
+def verify_derived(function: Compiled, what: str, module: ModuleOp) -> Mapping[str, tuple[Writes, ...]] | None:
+    """Verify a module revmlir derived from ``function``'s verified code
+    (``verify_module``), once, before an engine takes it as verified; the
+    ``argument_writes`` the verification worked out, for the
+    ``Specialization``.  ``function``'s own code verified when it was
+    compiled, so a rejected derived module is revmlir's mistake: reported as
+    an internal error at ``function``'s definition, not as the rule it
+    breaks, which would read as the user's (it names values the user never
+    wrote, at the op the derived code copies).  ``what`` names the derived
+    code: "adjoint", "inverse"…"""
+    try:
+        with ir_unchanged():
+            verify_module(module)
+            return kept_argument_writes(module)
+    except VerifyException as error:
+        source = function.source
+        name = function.__name__
+        raise source.error(
+            source.tree,
+            f"internal error: the {what} of {name}, which revmlir derives, does not verify: {first_line(error)}",
+            "please report it",
+        ) from error
 
 
 class Specialization(Itself):
@@ -211,7 +238,8 @@ class Specialization(Itself):
         module = self.module.clone()
         primal = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == self.name)
         module.body.block.insert_op_after(invert_function(primal), primal)
-        return Specialization(~function, self.types, inverse_name(self.name), module)
+        writes = verify_derived(function, "inverse", module)
+        return Specialization(~function, self.types, inverse_name(self.name), module, writes)
 
     @functools.cached_property
     def written(self) -> tuple[bool, ...]:

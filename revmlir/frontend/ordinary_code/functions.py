@@ -58,6 +58,7 @@ from revmlir.frontend.base.specialization import (
     bound_by_position,
     matched_specialization,
     named_arguments,
+    verify_derived,
 )
 from revmlir.frontend.base.structs import Layout, TakesStructs, is_struct, struct_argument
 from revmlir.frontend.base.types import IntRanges, describe_type, type_of_annotation, type_of_value, unsigned_hint
@@ -313,7 +314,9 @@ class OrdinarySpecialization:
             except ReversibilizeError as error:
                 raise ReversibleSyntaxError(str(error), None, None, None) from None
         reversible_types = (*types, *result_types, *(types[i] for i in written))
-        spec = Specialization(function, reversible_types, name, module)
+        spec = Specialization(
+            function, reversible_types, name, module, verify_derived(function, "reversible form", module)
+        )
         last = function.source.tree.body[-1]
         value = last.value if isinstance(last, ast.Return) else None
         returns = "none" if value is None else "tuple" if isinstance(value, ast.Tuple) else "one"
@@ -382,7 +385,8 @@ class OrdinarySpecialization:
         tape = SymbolTable.lookup_symbol(module, name)
         assert isinstance(tape, rev.FuncOp)
         types = tuple(tape.function_type.inputs.data)
-        return Specialization(self.function, types, name, module)
+        writes = verify_derived(self.function, "checkpointed gradient", module)
+        return Specialization(self.function, types, name, module, writes)
 
     def bennett_call(self, args: Sequence[Any]) -> ReversibleCall:
         """``f``'s call as a run of ``@f`` in Bennett mode (``reversible``)."""
