@@ -124,12 +124,35 @@ def served(served_tools: dict[str, str]) -> Callable[..., subprocess.CompletedPr
     a process of its own, forked from ``served_tools``' server, whose
     output is captured (as text unless ``text=False``).  It starts in
     milliseconds where the installed script imports the tool's modules
-    again (a second for ``rev-run``)."""
-    tools = pathlib.Path(served_tools["REVMLIR_LIT_TOOLS"])
+    again (a second for ``rev-run``).
+
+    Its environment is the test's at the call (``monkeypatch.setenv``
+    reaches it) with the served tools first on ``PATH``, and ``env=``
+    adds to it.  A tool that hangs fails its test after ``timeout``
+    seconds (300 unless given) instead of stalling the worker.
+
+    A fork of the server is not a fresh start, and does not reproduce:
+    a closed standard file (the client sends its files 0 to 2, and
+    ``>&-`` leaves it none to send), a signal sent to the client (the
+    tool does not get it), Python's start-up options (``-u``,
+    ``PYTHONUNBUFFERED``), environment variables read at import time
+    (the server read them), the imports a fresh start makes (the server
+    has made them all, lazy ones included) and the hash seed (the
+    server's).  The tests of those run the installed scripts."""
+    tools = served_tools["REVMLIR_LIT_TOOLS"]
 
     def run(tool: str, *arguments: str, **options: Any) -> subprocess.CompletedProcess[Any]:
+        env = {
+            **os.environ,
+            "REVMLIR_LIT_TOOLS": tools,
+            "PATH": os.pathsep.join([tools, os.environ.get("PATH", "")]),
+            **options.pop("env", {}),
+        }
         return subprocess.run(
-            [str(tools / tool), *arguments], capture_output=True, env=served_tools, **{"text": True, **options}
+            [os.path.join(tools, tool), *arguments],
+            capture_output=True,
+            env=env,
+            **{"text": True, "timeout": 300, **options},
         )
 
     return run

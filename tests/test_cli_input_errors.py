@@ -1,7 +1,8 @@
 """rev-run and rev-translate on input a user gets wrong: a file that is not
 UTF-8, an output path that is a directory or in a missing one, negative
 numbers as values, integers the argument's type cannot hold, an unknown or
-empty GPU, a closed standard input (rev-opt's too), and a string literal
+empty GPU, a closed standard input or a closed or full standard output
+(rev-opt's too), and a string literal
 without its closing quote (which made xDSL's lexer take exponential time).
 Each is one line on stderr and exit code 1."""
 
@@ -276,6 +277,37 @@ def test_the_console_scripts(latin1: str, tmp_path: Path):
     target = tmp_path / "missing" / "out.ll"
     result = subprocess.run([str(BIN / "rev-translate"), MULTIPLIER, "-o", str(target)], capture_output=True, text=True)
     fails_with(result, f"rev-translate: error: cannot write {target}")
+
+
+STANDARD_OUTPUTS = {
+    # the shell's ``>&-``, for the process itself: a file 1 closed by the
+    # parent (``subprocess.DEVNULL`` is an open file)
+    "closed": ('exec "$@" >&-', "it is closed"),
+    "full": ('exec "$@" >/dev/full', "No space left on device"),
+}
+
+
+@pytest.mark.parametrize("output", STANDARD_OUTPUTS)
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [
+        ("rev-opt", [MULTIPLIER, "--rev-invert"]),
+        ("rev-translate", [MULTIPLIER, "--emit=header"]),
+        ("rev-run", [MULTIPLIER, "-e", "multiplier", "--backend=interpreter", "--args", "2", "3", "5"]),
+    ],
+)
+def test_a_standard_output_that_takes_nothing(output: str, tool: str, arguments: list[str]):
+    """The installed command, with its standard output closed or full, says
+    so on one line and exits 1: not an internal error, a silent exit 0, or
+    Python's "Exception ignored" lines and exit 120 from the interpreter's
+    last flush."""
+    redirection, why = STANDARD_OUTPUTS[output]
+    if output == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    result = subprocess.run(
+        ["sh", "-c", redirection, "sh", str(BIN / tool), *arguments], capture_output=True, text=True
+    )
+    fails_with(result, f"{tool}: error: cannot write standard output: {why}")
 
 
 class Messageless(Exception):

@@ -63,7 +63,10 @@ def test_served_tools_behave_as_the_installed_ones(served_tools: dict[str, str],
     """A served tool gives what the installed one gives: the same output,
     errors and exit code, reading a file, reading standard input, and
     failing (a located parse error; FileCheck finding a CHECK unmet; an
-    entry ``rev-run`` does not find), and ``rev-run`` running a program."""
+    entry ``rev-run`` does not find), ``rev-opt`` inverting the lit
+    suite's inversions, ``rev-run`` running a program and
+    ``rev-translate`` lowering one to LLVM IR (whose imports, llvmlite's
+    among them, the installed command makes on its own)."""
     installed = Path(sys.executable).parent
     unmet = tmp_path / "unmet.mlir"
     unmet.write_text("// CHECK: rev.func @nowhere\n")
@@ -74,6 +77,7 @@ def test_served_tools_behave_as_the_installed_ones(served_tools: dict[str, str],
         (["filecheck", str(unmet)], source, 1),
         (["rev-run", str(EXAMPLES / "multiplier.mlir"), "-e", "multiplier", "--args", "2", "3", "5"], None, 0),
         (["rev-run", str(EXAMPLES / "multiplier.mlir"), "-e", "mul", "--args", "2", "3", "5"], None, 1),
+        (["rev-translate", str(EXAMPLES / "fibonacci.mlir"), "--emit=llvm"], None, 0),
     ]
     for command, given, code in runs:
         results = [

@@ -1,10 +1,10 @@
 """What ``rev-run`` and ``rev-translate`` share: the files they read and
 write, with the failures a user causes (a missing or unreadable file, text
 that is not UTF-8, an output path that is a directory or lies in a
-directory that does not exist) turned into ``UsageError``s, and a ``main``
-that prints those as one line and exits 1, and anything else as an
-internal error (exit 2) unless ``REVMLIR_TRACEBACK`` asks for the
-traceback."""
+directory that does not exist, a standard output that is closed or fails)
+turned into ``UsageError``s, and a ``main`` that prints those as one line
+and exits 1, and anything else as an internal error (exit 2) unless
+``REVMLIR_TRACEBACK`` asks for the traceback."""
 
 from __future__ import annotations
 
@@ -79,6 +79,24 @@ def write_output(path: str, data: str | bytes) -> None:
             Path(path).write_text(data, encoding="utf-8")
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from None
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output, flushed, as every tool writes its
+    output there: closed (``>&-``), where Python has no ``sys.stdout``, or
+    failing (a full disk, ``/dev/full``, a pipe whose reader has gone) is a
+    ``UsageError``, one line and exit 1, not an internal error or an
+    output lost without a word.  After a failure ``sys.stdout`` writes
+    nowhere, so that the interpreter's last flush of what it may still
+    hold cannot fail again (Python's "Exception ignored" lines, exit 120)."""
+    if sys.stdout is None:
+        raise UsageError("cannot write standard output: it is closed")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as error:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+        raise UsageError(f"cannot write standard output: {error.strerror or error}") from None
 
 
 def run_tool(tool: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ from revmlir.kept_answers import ir_unchanged
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
 from revmlir.remarks import Remark, collect_remarks
-from revmlir.tools.cli import STDIN, TRACEBACK_ENV, stdin_bytes, unexpected
+from revmlir.tools.cli import STDIN, TRACEBACK_ENV, UsageError, stdin_bytes, unexpected, write_stdout
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
     check,
@@ -644,8 +644,12 @@ class RevOptMain(xDSLOptMain):
                         print(failure.diagnostic, file=sys.stderr)
                         return 1
                     text.write(failure.diagnostic + "\n")
-                output.write(("// -----\n" if index else "") + text.getvalue())
-                output.flush()
+                piece = ("// -----\n" if index else "") + text.getvalue()
+                if output is sys.stdout:
+                    write_stdout(piece)
+                else:
+                    output.write(piece)
+                    output.flush()
         finally:
             if output is not sys.stdout:
                 output.close()
@@ -677,6 +681,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return RevOptMain(argv).run()
     except SystemExit:
         raise
+    except UsageError as error:  # standard output closed or failing
+        print(f"rev-opt: error: {error}", file=sys.stderr)
+        return 1
     except PipelineError as error:  # bad pipeline text, unknown pass, bad option
         # kept on its lines: a syntax error shows the text and a caret
         print(f"rev-opt: error: {str(error).strip()}", file=sys.stderr)

@@ -35,7 +35,7 @@ from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.values import numpy_dtype
-from revmlir.tools.cli import UsageError, input_name, read_text, run_tool
+from revmlir.tools.cli import UsageError, input_name, read_text, run_tool, write_stdout
 
 _NEGATIVE_NUMBER = re.compile(r"-([0-9.]|inf$|nan$)")
 """How a value such as ``-1e-3``, ``-2+1j`` or ``-inf`` starts; argparse takes only
@@ -187,12 +187,14 @@ def run(args: argparse.Namespace) -> int:
         return 1
     except TypeError as error:
         raise UsageError(str(error)) from None
-    for value, type in zip(results, types):
-        print(f"{_format_value(value)} : {type}")
+    lines = [f"{_format_value(value)} : {type}" for value, type in zip(results, types)]
     if args.counters:
         for name, counters in sorted(interpreter.counters.items()):
-            print(f"// @{name}: calls={counters.calls} uncalls={counters.uncalls} instructions={counters.instructions}")
-        print(f"// peak live ancillas: {interpreter.peak_live_ancillas}")
+            lines.append(
+                f"// @{name}: calls={counters.calls} uncalls={counters.uncalls} instructions={counters.instructions}"
+            )
+        lines.append(f"// peak live ancillas: {interpreter.peak_live_ancillas}")
+    write_stdout("".join(line + "\n" for line in lines))
     return 0
 
 

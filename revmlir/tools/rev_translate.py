@@ -44,7 +44,16 @@ from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.std_form import object_checks
 from revmlir.runtime_checks import ERROR_WORDS, JUMP_WORD, PAYLOAD_SLOTS, SHAPE_MISMATCH, SHORT_ERROR_SLOT
 from revmlir.semantics import written_arguments
-from revmlir.tools.cli import TRACEBACK_ENV, UsageError, check_output, input_name, read_text, run_tool, write_output
+from revmlir.tools.cli import (
+    TRACEBACK_ENV,
+    UsageError,
+    check_output,
+    input_name,
+    read_text,
+    run_tool,
+    write_output,
+    write_stdout,
+)
 
 EMITS = ("llvm", "asm", "obj", "header", "ptx", "cubin")
 GPU_EMITS = ("ptx", "cubin")
@@ -241,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         write_output(args.output, output)
     else:
         assert isinstance(output, str)
-        sys.stdout.write(output)
+        write_stdout(output)
     return 0
 
 
