@@ -107,18 +107,24 @@ def _read_arrays(read: Operation) -> list[SSAValue]:
     return [o for o in read.operands if isinstance(o.type, MemRefType)]
 
 
-def _leaves(value: SSAValue, seen: _Leaves | None = None) -> _Leaves:
-    """The state values and memory reads an expression depends on."""
-    leaves = seen if seen is not None else _Leaves()
-    if is_state_value(value):
-        leaves.state.add(value)
-    elif isinstance(value, OpResult) and is_expression_op(value.op):
-        if isinstance(value.op, memref.LoadOp) or (isinstance(value.op, ApplyOp) and _read_arrays(value.op)):
-            if value.op in leaves.loads:
-                return leaves
-            leaves.loads.add(value.op)
-        for operand in value.op.operands:
-            _leaves(operand, leaves)
+def _leaves(value: SSAValue) -> _Leaves:
+    """The state values and memory reads an expression depends on.  Walked
+    with a work list, each value once: a long expression (a sum of a
+    thousand terms) is a chain of ops as deep as it is long, past Python's
+    recursion limit, and a shared subexpression is read once."""
+    leaves = _Leaves()
+    pending, seen = [value], set[SSAValue]()
+    while pending:
+        value = pending.pop()
+        if value in seen:
+            continue
+        seen.add(value)
+        if is_state_value(value):
+            leaves.state.add(value)
+        elif isinstance(value, OpResult) and is_expression_op(value.op):
+            if isinstance(value.op, memref.LoadOp) or (isinstance(value.op, ApplyOp) and _read_arrays(value.op)):
+                leaves.loads.add(value.op)
+            pending.extend(value.op.operands)
     return leaves
 
 

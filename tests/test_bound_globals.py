@@ -112,3 +112,43 @@ def test_a_recursive_function_is_freed_with_its_specialisations(backend, make, a
     del f
     gc.collect()
     assert function() is None and python_function() is None
+
+
+K_WRAPPED = 2.0
+
+
+def scaled(x):
+    return x * K_WRAPPED
+
+
+def wrapper_of_scaled():
+    """A function ``functools.wraps`` makes like ``scaled``, reading its
+    own ``K_WRAPPED`` (10.0): ``wraps`` copies ``scaled.__dict__``, where
+    ``scaled`` keeps its bindings."""
+    import functools
+
+    K_WRAPPED = 10.0
+
+    @functools.wraps(scaled)
+    def wrapped(x):
+        return x * K_WRAPPED
+
+    return wrapped
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_wrapper_made_after_a_compile_reads_its_own_names(backend):
+    @rv.reversible(backend=backend)
+    def f(y, x):
+        y += scaled(x)
+
+    assert f(0.0, 1.0) == (2.0, 1.0)
+    wrapped = wrapper_of_scaled()
+    assert wrapped(1.0) == 10.0
+
+    @rv.reversible(backend=backend)
+    def g(y, x):
+        y += wrapped(x)
+
+    assert g(0.0, 1.0) == (10.0, 1.0)
+    assert f(0.0, 1.0) == (2.0, 1.0)

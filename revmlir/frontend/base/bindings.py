@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import inspect
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -38,7 +39,8 @@ UNRESOLVED: Any = _Unresolved()
 """What a name bound to nothing (or not a Python object) resolves to."""
 
 KEPT = "__revmlir_bindings__"
-"""The attribute of a Python function that holds its kept bindings."""
+"""The attribute of a Python function that holds its kept bindings (a
+``_Kept``)."""
 
 Reads = dict[str, Any]
 
@@ -78,9 +80,23 @@ def _owner(function: Any) -> Any:
     return getattr(function, "__func__", function)
 
 
+class _Kept:
+    """The bindings of one function, with a weak reference to it:
+    ``functools.wraps`` copies a function's ``__dict__`` into its wrapper,
+    whose names are its own and must not be read as the wrapped one's."""
+
+    __slots__ = ("owner", "reads")
+
+    def __init__(self, owner: Any) -> None:
+        self.owner = weakref.ref(owner)
+        self.reads: Reads = {}
+
+
 def _kept(owner: Any) -> Reads:
-    kept: Reads = owner.__dict__.setdefault(KEPT, {})
-    return kept
+    entry = owner.__dict__.get(KEPT)
+    if not isinstance(entry, _Kept) or entry.owner() is not owner:
+        entry = owner.__dict__[KEPT] = _Kept(owner)
+    return entry.reads
 
 
 def namespace_of(function: Any) -> Callable[[str], Any]:

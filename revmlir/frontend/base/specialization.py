@@ -116,7 +116,7 @@ def verify_derived(function: Compiled, what: str, module: ModuleOp) -> Mapping[s
         with ir_unchanged():
             verify_module(module)
             return kept_argument_writes(module)
-    except VerifyException as error:
+    except (VerifyException, PassFailedException) as error:  # the verifier's snapshot checks are a pass's
         source = function.source
         name = function.__name__
         raise source.error(
