@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from xdsl.dialects import memref
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, has_effects
@@ -28,6 +28,7 @@ from revmlir.interfaces import InvertibleOp, StateConsumer
 from revmlir.ir_rules import IR_RULES, DominanceChecker, value_name
 from revmlir.ir_utils import constant_index_through_cast, nested_ops
 from revmlir.kept_answers import keeping, kept
+from revmlir.naming import inverse_name
 from revmlir.parallel import check_parallel_loop
 from revmlir.semantics import (
     Writes,
@@ -559,6 +560,8 @@ class FunctionVerifier:
                     "in rev.safe; only a counter of this function (an array argument that only rev.safe "
                     "regions use) may be counted into",
                 )
+        if isinstance(op, rev.UncallOp):
+            _check_module_inverse(op, module, callee)
         self._check_call_aliases(op, name)
 
     def _check_call_aliases(self, op: rev.CallOp | rev.UncallOp, name: str) -> None:
@@ -630,6 +633,29 @@ class FunctionVerifier:
             and value.block is self.func.body.block
             and value.index in self._counters(self.func.sym_name.data)
         )
+
+
+def _check_module_inverse(op: rev.UncallOp, module: ModuleOp, callee: rev.FuncOp) -> None:
+    """An uncall of ``@f`` runs the module's own ``@f.inv`` forwards where
+    there is one, on either engine, in place of ``@f`` run backwards; so
+    that symbol must be a ``rev.func`` of ``@f``'s type, or the uncall
+    would pass it arguments it does not take (or run ``@f`` backwards on
+    one engine and fail on the other)."""
+    name = callee.sym_name.data
+    inverse = SymbolTable.lookup_symbol(module, inverse_name(name))
+    if inverse is None:
+        return
+    if isinstance(inverse, rev.FuncOp) and inverse.function_type == callee.function_type:
+        return
+    found = f"'{inverse.name}'"
+    if isinstance(inverse, rev.FuncOp | func.FuncOp):
+        found += f" of type {inverse.function_type}"
+    raise _fail(
+        "call",
+        op,
+        f"'rev.uncall' of @{name} runs the module's @{inverse_name(name)}, which must be a 'rev.func' "
+        f"of @{name}'s type {callee.function_type}, not a {found}",
+    )
 
 
 def _passes(call: rev.CallOp | rev.UncallOp, array: SSAValue) -> bool:

@@ -154,8 +154,9 @@ class Runtime:
         uncall calls ``@f.inv``; a cycle of names is one of those run in
         either direction (a cycle run twice comes back to its direction), so
         both count the same calls.  An uncall of ``@f`` where the module has
-        an ``@f.inv`` runs that function (``run_uncall``): its edge is to it.  Worked out again where a function is
-        new to it (one a module gained after the first call)."""
+        an ``@f.inv`` runs that function (``run_uncall``): its edge is to
+        it.  Worked out again where a function is new to it (one a module
+        gained after the first call)."""
         if self._components is None or caller not in self._components or callee not in self._components:
             functions = [op for op in module.ops if isinstance(op, rev.FuncOp)]
             names = {function.sym_name.data for function in functions}

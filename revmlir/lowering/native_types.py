@@ -108,10 +108,10 @@ def std_signature_problem(type: Attribute) -> str | None:
     """Why native code does not pass ``type`` to or from a ``func.func``
     (code the module brought, which runs as it is written), or None where
     it does: what ``native_type_problem`` takes, but only the types that
-    LLVM has a form of (the ``llvm`` dialect's own among them).  A type that holds no number (a tensor, ``none``, a
-    tuple) or a stack or number type of revmlir's (which only a
-    ``rev.func``'s lowering translates) would reach the verifier of xDSL's ``llvm.func`` with no
-    location."""
+    LLVM has a form of (the ``llvm`` dialect's own among them).  A type
+    that holds no number (a tensor, ``none``, a tuple) or a stack or number
+    type of revmlir's (which only a ``rev.func``'s lowering translates)
+    would reach the verifier of xDSL's ``llvm.func`` with no location."""
     if isinstance(type, IntegerType | IndexType | AnyFloat | ComplexType | MemRefType | UnrankedMemRefType):
         return native_type_problem(type)
     if isinstance(type, VectorType | LLVMType):

@@ -359,6 +359,38 @@ rev.func @uncalls_a_func_func(%x: f64) {
 
 // -----
 
+// call: an uncall runs the module's @f.inv, which takes other arguments.
+rev.func @f(%y: f64, %a: f64) {
+  %y1 = rev.add %y, %a : f64
+  rev.return %y1, %a : f64, f64
+}
+rev.func @f.inv(%y: f64) {
+  rev.return %y : f64
+}
+rev.func @uncalls_f(%y: f64, %a: f64) {
+  // expected-error@+1 {{[call] 'rev.uncall' of @f runs the module's @f.inv, which must be a 'rev.func' of @f's type (f64, f64) -> (f64, f64), not a 'rev.func' of type (f64) -> f64}}
+  %y1, %a1 = rev.uncall @f(%y, %a) : (f64, f64) -> (f64, f64)
+  rev.return %y1, %a1 : f64, f64
+}
+
+// -----
+
+// call: an uncall runs the module's @f.inv, which is not a rev.func.
+rev.func @f(%y: f64, %a: f64) {
+  %y1 = rev.add %y, %a : f64
+  rev.return %y1, %a : f64, f64
+}
+func.func @f.inv(%y: f64, %a: f64) -> (f64, f64) {
+  func.return %y, %a : f64, f64
+}
+rev.func @uncalls_f(%y: f64, %a: f64) {
+  // expected-error@+1 {{[call] 'rev.uncall' of @f runs the module's @f.inv, which must be a 'rev.func' of @f's type (f64, f64) -> (f64, f64), not a 'func.func' of type (f64, f64) -> (f64, f64)}}
+  %y1, %a1 = rev.uncall @f(%y, %a) : (f64, f64) -> (f64, f64)
+  rev.return %y1, %a1 : f64, f64
+}
+
+// -----
+
 // call: one array passed for two parameters of a callee that writes one: @add
 // would read q[0] after adding to p[0], the same element.
 rev.func @add(%p: memref<?xf64>, %q: memref<?xf64>) {

@@ -39,17 +39,19 @@ func.func @negate.adj(%x: f64) -> f64 {
 
 // -----
 
-// So does the inverse an uncall's adjoint differentiates.
+// An uncall runs the module's @negate.inv, which the adjoint of the uncall
+// differentiates; one that is not a rev.func of @negate's type is refused
+// at the uncall, before the pass.
 rev.func @negate(%a: f64) {
   %a1 = rev.neg %a : f64
   rev.return %a1 : f64
 }
 rev.func @uncalls(%a: f64) {
+  // expected-error@+1 {{[call] 'rev.uncall' of @negate runs the module's @negate.inv, which must be a 'rev.func' of @negate's type (f64) -> f64, not a 'func.func' of type (f64) -> f64}}
   %a1 = rev.uncall @negate(%a) : (f64) -> f64
   rev.return %a1 : f64
 }
 ad.adjoint @uncalls
-// expected-error@+1 {{@negate.inv is the name of a function derived from @negate, which this run builds; rename this function}}
 func.func @negate.inv(%x: f64) -> f64 {
   func.return %x : f64
 }
