@@ -246,7 +246,7 @@ def _checked(check_ops: bool) -> ModuleOp:
     function = func.FuncOp("f", (types, []))
     block = function.body.block
     runtime: dict[str, func.FuncOp] = {}
-    code = CheckedCode("f", CheckTable(), runtime, block.args[-1], Builder(InsertPoint.at_end(block)), check_ops)
+    code = CheckedCode(function, CheckTable(), runtime, block.args[-1], Builder(InsertPoint.at_end(block)), check_ops)
     index, wide, narrow, flag, double, single, number, *others, _ = block.args
     conditions = [flag, *others]
     for condition, payload in zip(conditions, ([index, wide], [narrow, flag], [double, single], [number])):
@@ -275,13 +275,13 @@ def _checked_again(check_ops: bool) -> ModuleOp:
     flag, index, error = block.args
     runtime: dict[str, func.FuncOp] = {}
     table = CheckTable()
-    code = CheckedCode("f", table, runtime, error, Builder(InsertPoint.at_end(block)), check_ops)
+    code = CheckedCode(function, table, runtime, error, Builder(InsertPoint.at_end(block)), check_ops)
     code.check(flag, function, "first {0}", [index], ExecutionError)
     code.check(flag, function, "again {0}", [index], ExecutionError)
     branch = scf.IfOp(flag, [], [scf.YieldOp()])
     block.add_ops([branch, func.ReturnOp()])
     inner = branch.true_region.block
-    CheckedCode("f", table, runtime, error, Builder(InsertPoint.before(inner.ops.first)), check_ops).check(
+    CheckedCode(function, table, runtime, error, Builder(InsertPoint.before(inner.ops.first)), check_ops).check(
         flag, function, "in a branch {0}", [index], ExecutionError
     )
     module = ModuleOp([function, *runtime.values()])
