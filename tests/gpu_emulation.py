@@ -40,7 +40,7 @@ from revmlir.lowering.checked_code import define_fail
 from revmlir.lowering.rev_to_std import lower_to_std
 from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, ModuleTranslation, Rule, translate_module
 from revmlir.parsing import make_context
-from revmlir.passes.invert import RevInvertPass
+from revmlir.passes.invert import derive_inverses
 from revmlir.runtime.guard import guard_entry
 from revmlir.runtime.jit import jit
 from revmlir.runtime.native import NativeModule
@@ -116,7 +116,7 @@ class EmulatedKernel:
     def __init__(self, module: ModuleOp, name: str):
         ctx = make_context()
         work = module.clone()
-        RevInvertPass(where_possible=True).apply(ctx, work)
+        derive_inverses(ctx, work)  # as compile_kernels derives them: errors name them ~f
         lower_to_std(work, check_ops=True)  # as compile_kernels lowers: a check is one op
         RevGpuLocalArraysPass().apply(ctx, work)
         outline(work, [name], check_ops=True)
