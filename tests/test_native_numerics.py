@@ -295,12 +295,15 @@ def test_the_math_llvm_makes_is_all_refused():
     """Every C function the host's code for these calls is one a function
     of the module may not be named (``RUNTIME_LIBRARY``, or libm's function
     of the math the code computes): what the optimizer makes of ``pow``,
-    ``sin`` and ``cos`` is found here if LLVM makes another."""
+    ``sin`` and ``cos`` is found here if LLVM makes another.  Which calls
+    it makes depends on the host's processor (with AVX-512, ``ldexp`` is
+    the instruction ``vscalefsd``), so the test asks only that it makes
+    some, and that each is refused."""
     users = [_user(name, type, f"{name}_{type}") for name in MATH_LLVM_MAKES for type in ("f64", "f32")]
     llvm_ir = lower_to_llvm_ir(parse_module("".join(users)), None).llvm_ir
     called = set(re.findall(r"\b(?:call|jmp)q?\s+([A-Za-z_][\w.]*)@PLT", emit_assembly(llvm_ir)))
     math_called = {f"{base}{suffix}" for base in re.findall(r"@\"?llvm\.(\w+)\.f", llvm_ir) for suffix in ("", "f")}
-    assert {"sincos", "exp2f", "ldexp"} <= called
+    assert called & {name + suffix for name in MATH_LLVM_MAKES for suffix in ("", "f")}, called
     assert called - RUNTIME_LIBRARY - math_called == set()
 
 
