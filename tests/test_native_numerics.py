@@ -302,9 +302,10 @@ rev.func @both(%y: {type}, %a: {type}, %n: i32) {{
     assert f"revmlir.fn.{symbol}" in native.llvm_ir
 
 
-def test_the_math_llvm_makes_is_all_refused():
+def test_the_math_llvm_makes_is_all_known():
     """Every C function the host's code for these calls is one a function
-    of the module may not be named (``RUNTIME_LIBRARY``, or libm's function
+    of the module may not be named or is named apart (``RUNTIME_LIBRARY``,
+    whose ``CODE_GENERATED_MATH`` get ``own_symbol``'s, or libm's function
     of the math the code computes): what the optimizer makes of ``pow``,
     ``sin`` and ``cos`` is found here if LLVM makes another."""
     users = [_user(name, type, f"{name}_{type}") for name in MATH_LLVM_MAKES for type in ("f64", "f32")]
