@@ -279,8 +279,9 @@ def test_a_function_named_like_the_math_llvm_makes_runs(name: str, type: str):
     ``exp2`` for ``pow(2.0, x)``, ``ldexp`` for ``pow(2.0, n)``: the
     module's function of that name ran in their place (``@sincos`` crashed
     the process), then was refused.  It gets a symbol of its own: run
-    alone, called beside a function whose code makes the math, and
-    backwards, natively as on the interpreter."""
+    alone, called beside a function whose code makes the math, uncalled
+    (the backward module then calls the forward one's), and backwards,
+    natively as on the interpreter."""
     symbol = name + ("f" if type == "f32" else "")
     named = f"rev.func @{symbol}(%y: {type}, %a: {type}) {{\n  %y1 = rev.add %y, %a : {type}\n"
     named += f"  rev.return %y1, %a : {type}, {type}\n}}"
@@ -290,11 +291,17 @@ rev.func @both(%y: {type}, %a: {type}, %n: i32) {{
   %y2, %a2, %n2 = rev.call @user(%y1, %a1, %n) : ({type}, {type}, i32) -> ({type}, {type}, i32)
   rev.return %y2, %a2, %n2 : {type}, {type}, i32
 }}"""
-    module = parse_module(named + _user(name, type) + caller, "named.mlir")
+    undo = f"""
+rev.func @undo(%y: {type}, %a: {type}) {{
+  %y1, %a1 = rev.uncall @{symbol}(%y, %a) : ({type}, {type}) -> ({type}, {type})
+  rev.return %y1, %a1 : {type}, {type}
+}}"""
+    module = parse_module(named + _user(name, type) + caller + undo, "named.mlir")
     interpreter, native = RevInterpreter(module), NativeModule.compile(module)
     math_value = {"sincos": math.sin(0.5) * math.cos(0.5), "exp2": 2.0**0.5, "ldexp": 2.0**-3}[name]
     assert interpreter.call("user", 0.0, 0.5, -3)[0] == pytest.approx(math_value, rel=1e-6)
-    for function, args in ((symbol, (1.0, 0.5)), ("user", (0.0, 0.5, -3)), ("both", (1.0, 0.5, -3))):
+    called = ((symbol, (1.0, 0.5)), ("user", (0.0, 0.5, -3)), ("both", (1.0, 0.5, -3)), ("undo", (1.0, 0.5)))
+    for function, args in called:
         expected = interpreter.call(function, *args)
         assert native.call(function, *args) == pytest.approx(expected, rel=1e-6)
         assert native.uncall(function, *expected) == pytest.approx(interpreter.uncall(function, *expected), rel=1e-6)
