@@ -20,6 +20,7 @@ from revmlir.errors import ExecutionError, InvertibilityError, ReversibilityViol
 _FRONTEND_NAMES = (
     "AdjointFunction",
     "InterpreterFallbackWarning",
+    "InverseAdjoint",
     "InverseFunction",
     "NativeCompilationError",
     "ReversibleFunction",

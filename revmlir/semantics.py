@@ -12,7 +12,7 @@ values, recomputed wherever the inverse needs it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import TypeAlias
@@ -25,12 +25,24 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     f64,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.traits import MemoryEffectKind, SymbolTable, is_side_effect_free, only_has_effect
 
+from revmlir.call_graph import components
 from revmlir.dialects import anc
 from revmlir.dialects.anc import StackType
-from revmlir.dialects.rev import CallOp, FixedType, FuncOp, LogType, ReturnOp, TakeOp, TropicalType, UncallOp
+from revmlir.dialects.rev import (
+    CallOp,
+    FixedType,
+    FuncOp,
+    IfOp,
+    LogType,
+    ReturnOp,
+    TakeOp,
+    TropicalType,
+    UncallOp,
+    YieldOp,
+)
 from revmlir.interfaces import StateConsumer, is_invertible_op
 
 # The value model's classification of types is decided on the type
@@ -257,17 +269,80 @@ _SHAPES = (memref.DimOp, memref.CastOp)
 the array itself, whose own uses (``reference_origin``) read or write it."""
 
 
-def scalars_given_back(function: FuncOp) -> frozenset[int]:
-    """The positions, among ``function``'s scalar parameters (its results),
-    of those it gives back as it took them: its ``rev.return`` returns the
-    parameter itself, so a call only reads it (``sq(acc, v)`` adding
-    ``v * v`` into ``acc`` gives ``v`` back), and so does its inverse, which
-    ``rev.uncall`` runs.  A parameter passed on to a call counts as changed."""
+def scalars_given_back(functions: Mapping[str, FuncOp]) -> dict[str, frozenset[int]]:
+    """Per function of ``functions``, the positions, among its scalar
+    parameters (its results), of those it gives back as it took them: its
+    ``rev.return`` returns the parameter itself, so a call only reads it
+    (``sq(acc, v)`` adding ``v * v`` into ``acc`` gives ``v`` back), and so
+    does its inverse, which ``rev.uncall`` runs.  A parameter passed on to
+    a call (or uncall) of one of ``functions`` is given back where that
+    callee gives it back, at any depth; passed to any other op, it counts
+    as changed.  A greatest fixpoint over the call graph's strongly
+    connected components (``call_graph.components``), callees first: a
+    recursion that only passes a parameter on gives it back, since each
+    call that returns does."""
+    callees = {
+        name: [c.callee.string_value() for c in function.walk() if isinstance(c, CallOp | UncallOp)]
+        for name, function in functions.items()
+    }
+    graph = {name: [c for c in found if c in functions] for name, found in callees.items()}
+    members: dict[int, list[str]] = {}
+    for name, component in components(graph).items():
+        members.setdefault(component, []).append(name)
+    given: dict[str, frozenset[int]] = {}
+    for names in members.values():
+        for name in names:
+            given[name] = frozenset(range(_scalar_count(functions[name])))
+        changed = True
+        while changed:
+            changed = False
+            for name in names:
+                found = _given_back(functions[name], given)
+                changed |= found != given[name]
+                given[name] = found
+    return given
+
+
+def _scalar_count(function: FuncOp) -> int:
+    return len([a for a in function.body.block.args if is_state_type(a.type)]) if function.body.blocks else 0
+
+
+def _given_back(function: FuncOp, given: Mapping[str, frozenset[int]]) -> frozenset[int]:
+    """The scalar parameters ``function`` gives back, where each callee
+    gives back ``given``'s."""
     returned = function.body.block.last_op if function.body.blocks else None
     if not isinstance(returned, ReturnOp):
         return frozenset()
     parameters = [a for a in function.body.block.args if is_state_type(a.type)]
-    return frozenset(k for k, (parameter, value) in enumerate(zip(parameters, returned.operands)) if parameter is value)
+    return frozenset(
+        k
+        for k, (parameter, value) in enumerate(zip(parameters, returned.operands))
+        if _passed_through(value, given) is parameter
+    )
+
+
+def _passed_through(value: SSAValue | None, given: Mapping[str, frozenset[int]]) -> SSAValue | None:
+    """The value ``value`` is, back through the calls and uncalls that give
+    it back (``given``) and the ``rev.if``s both of whose branches do (a
+    recursion's base case is a branch)."""
+    while isinstance(value, OpResult):
+        op, index = value.op, value.index
+        if isinstance(op, CallOp | UncallOp) and index in given.get(op.callee.string_value(), frozenset()):
+            value = op.scalar_args()[index]
+        elif isinstance(op, IfOp) and all(
+            _passed_through(_yielded(region, index), given) is region.block.args[index]
+            for region in (op.then_region, op.else_region)
+        ):
+            value = op.operands[index]
+        else:
+            break
+    return value
+
+
+def _yielded(region: Region, index: int) -> SSAValue | None:
+    """The value a branch yields at ``index``."""
+    last = region.block.last_op
+    return last.operands[index] if isinstance(last, YieldOp) else None
 
 
 def argument_writes(module: ModuleOp) -> dict[str, tuple[Writes, ...]]:

@@ -4,6 +4,7 @@ static shape before they run, bound a recursion by the calling thread's
 stack, export nothing but themselves, and the header is ISO C.  The
 programs are built by the system C compiler (or zig's, ``test_aot``)."""
 
+import math
 import re
 import subprocess
 from pathlib import Path
@@ -261,6 +262,47 @@ def test_an_object_exports_its_entry_points_only(tmp_path: Path):
     program's own: the functions are now internal, their entry points the
     object's only symbols."""
     assert build(tmp_path, NAMED, NAMED_PROGRAM) == [f"{len(str(tmp_path / 'main'))} 1 0"]
+
+
+MATH_NAMED = """
+rev.func @sincos(%y: f64, %a: f64) {
+  %y1 = rev.add %y, %a : f64
+  rev.return %y1, %a : f64, f64
+}
+rev.func @user(%y: f64, %a: f64) {
+  %s = math.sin %a : f64
+  %c = math.cos %a : f64
+  %v = arith.mulf %s, %c : f64
+  %y1 = rev.add %y, %v : f64
+  %y2, %a2 = rev.call @sincos(%y1, %a) : (f64, f64) -> (f64, f64)
+  rev.return %y2, %a2 : f64, f64
+}
+"""
+MATH_NAMED_PROGRAM = r"""
+#define _GNU_SOURCE
+#include <math.h>
+#include <stdio.h>
+#include "m.h"
+int main(int argc, char **argv) {
+    double y = 1, a = 0.5 + argc - 1, s, c; int64_t e[REVMLIR_ERROR_WORDS] = {0};
+    revmlir_memref1 err = {e, {REVMLIR_ERROR_WORDS}};
+    void *args[] = {&y, &a, &err};
+    user_ciface(args);
+    sincos(a, &s, &c);
+    printf("%.12f %.12f %lld\n", y, s * c, (long long)e[0]);
+    return 0;
+}
+"""
+
+
+def test_an_object_with_a_function_named_like_the_math_llvm_makes_runs(tmp_path: Path):
+    """``@sincos`` beside a ``sin`` and a ``cos`` of one value was refused:
+    its symbol (internal) is its own, so the object's ``sin`` and ``cos``
+    and the program's ``sincos`` reach libm, and ``sincos_ciface`` the
+    module's function."""
+    y, product, error = build(tmp_path, MATH_NAMED, MATH_NAMED_PROGRAM)[0].split()
+    expected = math.sin(0.5) * math.cos(0.5)
+    assert (float(y), float(product), error) == (pytest.approx(1.5 + expected, rel=1e-12), pytest.approx(expected), "0")
 
 
 def _refused_on_every_host_path(source: str, said: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

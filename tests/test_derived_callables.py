@@ -48,6 +48,8 @@ def test_inverse_adjoint_returns_what_the_adjoint_took(backend):
     f = square_into(backend)
     adj = rv.adjoint(f)
     assert ~~adj == adj and adj.inverse == ~adj and (~adj).inverse == adj
+    assert isinstance(adj, rv.AdjointFunction) and isinstance(~adj, rv.InverseAdjoint)
+    assert isinstance(~f, rv.InverseFunction) and "InverseAdjoint" in rv.__all__
     y, x = f(np.zeros(2), np.array([1.0, 2.0]))
     g_y, g_x = np.array([1.0, 3.0]), np.zeros(2)
     after = adj(y.copy(), x.copy(), g_y.copy(), g_x.copy())

@@ -624,6 +624,53 @@ def test_numpy_scalar_annotations_are_int_and_float():
     assert rv.gradient(numpy_annotated, (2.0, 3, 5)) == (15.0, 0.0, 6.0)
 
 
+@rv.reversible
+def single_precision(y: np.float32, x: np.float32, n: np.int32, z: np.complex64):
+    y += x * x
+    n += 3
+    z += 2.0j
+
+
+@rv.ordinary
+def ordinary_single(x: np.float32, n: np.int32):
+    return x * x + n
+
+
+def test_numpy_scalar_annotations_fix_their_width():
+    """``x: np.float32`` compiled as ``f64`` where a Python float was
+    passed: the annotation was read as no annotation.  numpy's scalar types
+    mean their own type, as ``float`` means ``f64``: a Python number is
+    converted (rounded as numpy rounds, an int range-checked), on both
+    engines, and comes back as the numpy scalar."""
+    text = single_precision.mlir(0.0, 1.1, 1, 2j)
+    assert "rev.func @single_precision(%y: f32, %x: f32, %n: i32, %z: complex<f32>)" in text
+    x32 = np.float32(1.1)
+    expected = (x32 * x32, x32, np.int32(4), np.complex64(4j))
+    interpreted = rv.reversible(single_precision.pyfunc, backend="interpreter")
+    for engine in (single_precision, interpreted):
+        results = engine(0.0, 1.1, 1, 2j)
+        assert results == expected
+        assert [type(r) for r in results] == [np.float32, np.float32, np.int32, np.complex64]
+    assert ordinary_single(1.1, 2) == interpreted_ordinary_single(1.1, 2) == x32 * x32 + np.float32(2)
+    assert ordinary_single.mlir(1.1, 2).count("f64") == 0
+
+
+interpreted_ordinary_single = rv.ordinary(ordinary_single.pyfunc, backend="interpreter")
+
+
+def test_numpy_scalar_annotations_refuse_what_does_not_convert():
+    """An int beyond ``np.int32``'s range, a float for an integer, a
+    complex number for a float: refused, naming the argument."""
+    with pytest.raises(
+        OverflowError, match=r"single_precision\(\): argument 'n': 4294967296 is out of range for int32"
+    ):
+        single_precision(0.0, 1.1, 2**32, 2j)
+    with pytest.raises(TypeError, match=r"argument 'n' is declared int32, got float"):
+        single_precision(0.0, 1.1, 1.5, 2j)
+    with pytest.raises(TypeError, match=r"argument 'x' is declared float32, got complex"):
+        single_precision(0.0, 1j, 1, 2j)
+
+
 def test_an_int_for_a_float_parameter_is_that_float():
     """``a: float`` called with ``3``: the annotation says a float, so the
     int is passed as one and differentiated (it gave 0.0), and a plain call

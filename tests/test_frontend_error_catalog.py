@@ -114,6 +114,7 @@ revmlir/frontend/base/expressions.py
   "operator 'x @ x' is not supported"                                   test_matrix_multiplication_operator
   "'x << 1': << needs integers or booleans"                             test_shift_of_a_float
   "'z % 2': % is not defined on complex numbers"                        test_modulo_of_a_complex
+  "'a ** 3': a log number (rv.ULog) has no arithmetic in an expression"  test_a_power_of_a_log_number, test_mixing_numbers_that_do_not_combine
   "np.remainder() takes real numbers, not complex"                      test_numpy_remainder_of_a_complex
   "np.fmod() takes real numbers, not a 1-d array of float"              test_division_of_an_array
   "'u % 2.0': % takes real numbers, not a 1-d array of float"            test_division_of_an_array
@@ -142,7 +143,6 @@ revmlir/frontend/base/expressions.py
   calls of user primitives, and revmlir/frontend/ordinary_code/primitives.py          tests/test_user_primitives.py (test_declaration_errors_are_located, test_call_errors_are_located, test_rule_signatures_are_checked_at_the_rule), tests/test_array_primitives.py
 revmlir/builder.py, reached from reversible Python
   "unknown variable 's'"                                                test_pop_from_an_unknown_stack
-  "cannot combine ULog and float"                                       test_mixing_numbers_that_do_not_combine
   "'max' is not defined on complex" (binary)                            test_binary_function_undefined_on_a_type
   "'erf' is not defined on complex" (unary)                             test_unary_function_undefined_on_a_type
   "cannot compare values of type complex with 'lt'" (and arrays)        test_ordering_complex_numbers
@@ -615,6 +615,46 @@ def test_adding_to_a_log_number():
         rv.free(ly)
 
     check(at_call(f, 1.0), "# E:log-add", "log numbers are updated with *= and /=")
+
+
+def test_a_power_of_a_log_number():
+    """``a ** 3`` of a log number said "'mul' is not defined on ULog" (a
+    constant power is repeated multiplication), ``a ** 0.5`` "cannot
+    combine ULog and float": neither is what was written nor says what
+    works.  Log numbers multiply by updates only; the hint says how to get
+    the power, by updates or from the real value."""
+
+    def cubed(y: rv.ULog, a: rv.ULog):
+        y *= a**3  # E:log-power
+
+    def rooted(y: rv.ULog, a: rv.ULog):
+        y *= a**0.5  # E:log-root
+
+    def product(y: rv.ULog, a: rv.ULog, b: rv.ULog):
+        y *= a * b  # E:log-product
+
+    said = "a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)"
+    check(
+        at_call(cubed, 1.0, 2.0),
+        "# E:log-power",
+        f"'a ** 3': {said}",
+        "update once per factor (for _ in range(3): ly *= a), or convert the real value: rv.ulog(float(a) ** 3)",
+        at="a**3",
+    )
+    check(
+        at_call(rooted, 1.0, 2.0),
+        "# E:log-root",
+        f"'a ** 0.5': {said}",
+        "convert the real value: rv.ulog(float(a) ** 0.5)",
+        at="a**0.5",
+    )
+    check(
+        at_call(product, 1.0, 2.0, 3.0),
+        "# E:log-product",
+        f"'a * b': {said}",
+        "convert the real value: rv.ulog(float(a) * float(b))",
+        at="a * b",
+    )
 
 
 def test_chained_assignment():
@@ -1478,14 +1518,20 @@ def test_pop_from_an_unknown_stack():
 
 def test_mixing_numbers_that_do_not_combine():
     """Floats of two widths combine (the narrower widens, tests/test_float32.py);
-    a log number and a float do not."""
+    a log number and a float do not: a log number has no arithmetic in an
+    expression."""
 
     def f(y):
         ly = rv.ancilla(rv.ulog(2.0))
         y += float(ly + 1.5)  # E:log-float
         rv.free(ly, rv.ulog(2.0))
 
-    check(at_call(f, 0.0), "# E:log-float", "cannot combine ULog and float")
+    check(
+        at_call(f, 0.0),
+        "# E:log-float",
+        "'ly + 1.5': a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)",
+        "convert the real value: rv.ulog(float(ly) + 1.5)",
+    )
 
 
 def test_binary_function_undefined_on_a_type():
@@ -1495,13 +1541,19 @@ def test_binary_function_undefined_on_a_type():
     check(at_call(f, 1j, 2j, 0.0), "# E:max-complex", "'max' is not defined on complex")
 
     # Log numbers have no expression arithmetic; `l + l` built an addf on
-    # them and failed later as "'rev.add' needs operands of one type".
+    # them and failed later as "'rev.add' needs operands of one type", then
+    # was "'add' is not defined on ULog", in the builder's words.
     def f(y):
         ly = rv.ancilla(rv.ulog(2.0))
         y += float(ly + ly)  # E:add-log
         rv.free(ly, rv.ulog(2.0))
 
-    check(at_call(f, 0.0), "# E:add-log", "'add' is not defined on ULog")
+    check(
+        at_call(f, 0.0),
+        "# E:add-log",
+        "'ly + ly': a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)",
+        "convert the real value: rv.ulog(float(ly) + float(ly))",
+    )
 
 
 def test_unary_function_undefined_on_a_type():

@@ -203,6 +203,44 @@ def test_a_log_of_a_non_positive_value_is_said_at_the_op(a: float, problem: str)
     assert rv.constant_width(logged, (a, 1.0)).constant_width  # the widths need no derivative
 
 
+@rv.ordinary
+def scaled_by_a_log(a, b):
+    return a * math.log(2.0) + b, b * 2.0
+
+
+@rv.ordinary
+def scaled_by_a_negative_log(a, b):
+    c = math.log(-1.0)  # E:constant
+    d = c * 3.0
+    return a * d + b, b * 2.0
+
+
+def test_a_log_of_a_constant_is_a_constant():
+    """A log of a positive constant scales the active value: the inverse
+    products solve it (``a = (y0 - b) / log 2``), checked against the
+    closed form."""
+    (x, (da, db)) = rv.inverse_jvp(scaled_by_a_log, (3.0, 1.0), (1.0, 0.0, None, None))
+    assert x[:2] == pytest.approx((3.0 * math.log(2.0) + 1.0, 2.0))
+    assert (da, db) == pytest.approx((1.0 / math.log(2.0), 0.0))
+
+
+def test_a_log_of_a_non_positive_constant_is_said_at_the_log():
+    """``math.log(-1.0)`` is a constant NaN: its product with an active
+    value was "a non-finite step" at the product.  It is refused as a log
+    of a non-positive value is, at the log, with its value, however many
+    known ops carry it to the active one."""
+    line = next(i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if text.endswith("# E:constant"))
+    message = (
+        rf"^'math.log' at {__file__}:{line}:\d+: takes the log of -1.0, a non-positive value, "
+        "so the Jacobian J is not defined at these arguments$"
+    )
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_jvp(scaled_by_a_negative_log, (3.0, 1.0), (1.0, 0.0, None, None))
+    with pytest.raises(LumpError, match=message):
+        rv.inverse_vjp(scaled_by_a_negative_log, (3.0, 1.0), (1.0, 0.0))
+    assert rv.constant_width(scaled_by_a_negative_log, (3.0, 1.0)).constant_width
+
+
 @pytest.mark.parametrize("log", [math.log, math.log1p], ids=["log", "log1p"])
 def test_a_log_of_nan_is_a_non_finite_step(log):
     """NaN is no value where a logarithm is undefined (it was "a

@@ -274,26 +274,45 @@ rev.func @{user}(%y: {type}, %a: {type}, %n: i32) {{
 
 @pytest.mark.parametrize("type", ["f64", "f32"])
 @pytest.mark.parametrize("name", sorted(MATH_LLVM_MAKES))
-def test_a_function_named_like_the_math_llvm_makes_is_refused(name: str, type: str):
+def test_a_function_named_like_the_math_llvm_makes_runs(name: str, type: str):
     """LLVM calls ``sincos`` for a ``sin`` and a ``cos`` of one operand,
     ``exp2`` for ``pow(2.0, x)``, ``ldexp`` for ``pow(2.0, n)``: the
     module's function of that name ran in their place (``@sincos`` crashed
-    the process).  Refused at the function natively; the interpreter, which
-    calls no C function, runs the module."""
+    the process), then was refused.  It gets a symbol of its own: run
+    alone, called beside a function whose code makes the math, uncalled
+    (the backward module then calls the forward one's), and backwards,
+    natively as on the interpreter."""
     symbol = name + ("f" if type == "f32" else "")
     named = f"rev.func @{symbol}(%y: {type}, %a: {type}) {{\n  %y1 = rev.add %y, %a : {type}\n"
-    module = parse_module(f"{named}  rev.return %y1, %a : {type}, {type}\n}}{_user(name, type)}", "named.mlir")
-    with pytest.raises(
-        PassFailedException, match=rf"named.mlir:1:1: @{symbol} is named like a C library function native code calls"
-    ):
-        NativeModule.compile(module)
-    expected = {"sincos": math.sin(0.5) * math.cos(0.5), "exp2": 2.0**0.5, "ldexp": 2.0**-3}[name]
-    assert RevInterpreter(module).call("user", 0.0, 0.5, -3)[0] == pytest.approx(expected, rel=1e-6)
+    named += f"  rev.return %y1, %a : {type}, {type}\n}}"
+    caller = f"""
+rev.func @both(%y: {type}, %a: {type}, %n: i32) {{
+  %y1, %a1 = rev.call @{symbol}(%y, %a) : ({type}, {type}) -> ({type}, {type})
+  %y2, %a2, %n2 = rev.call @user(%y1, %a1, %n) : ({type}, {type}, i32) -> ({type}, {type}, i32)
+  rev.return %y2, %a2, %n2 : {type}, {type}, i32
+}}"""
+    undo = f"""
+rev.func @undo(%y: {type}, %a: {type}) {{
+  %y1, %a1 = rev.uncall @{symbol}(%y, %a) : ({type}, {type}) -> ({type}, {type})
+  rev.return %y1, %a1 : {type}, {type}
+}}"""
+    module = parse_module(named + _user(name, type) + caller + undo, "named.mlir")
+    interpreter, native = RevInterpreter(module), NativeModule.compile(module)
+    math_value = {"sincos": math.sin(0.5) * math.cos(0.5), "exp2": 2.0**0.5, "ldexp": 2.0**-3}[name]
+    assert interpreter.call("user", 0.0, 0.5, -3)[0] == pytest.approx(math_value, rel=1e-6)
+    called = ((symbol, (1.0, 0.5)), ("user", (0.0, 0.5, -3)), ("both", (1.0, 0.5, -3)), ("undo", (1.0, 0.5)))
+    for function, args in called:
+        expected = interpreter.call(function, *args)
+        assert native.call(function, *args) == pytest.approx(expected, rel=1e-6)
+        assert native.uncall(function, *expected) == pytest.approx(interpreter.uncall(function, *expected), rel=1e-6)
+    assert native.call("both", 1.0, 0.5, -3)[0] == pytest.approx(1.5 + math_value, rel=1e-6)
+    assert f"revmlir.fn.{symbol}" in native.llvm_ir
 
 
-def test_the_math_llvm_makes_is_all_refused():
+def test_the_math_llvm_makes_is_all_known():
     """Every C function the host's code for these calls is one a function
-    of the module may not be named (``RUNTIME_LIBRARY``, or libm's function
+    of the module may not be named or is named apart (``RUNTIME_LIBRARY``,
+    whose ``CODE_GENERATED_MATH`` get ``own_symbol``'s, or libm's function
     of the math the code computes): what the optimizer makes of ``pow``,
     ``sin`` and ``cos`` is found here if LLVM makes another.  Which calls
     it makes depends on the host's processor (with AVX-512, ``ldexp`` is
@@ -904,19 +923,33 @@ rev.func @{name}(%y: f64, %a: f64, %b: f64) {{
     assert NativeModule.compile(module).call(name, 0.0, 2.0, -3.0) == expected
 
 
-def exp2(y: float, x: float) -> None:
-    """An eDSL function named like the libm function LLVM makes of ``pow(2.0, x)``."""
+@rv.reversible(backend="native")
+def sincos(y: float, x: float) -> None:
+    """An eDSL function named like the libm function LLVM makes of a
+    ``sin`` and a ``cos`` of one value, whose code makes it."""
     y += np.sin(x) * np.cos(x)
 
 
-def test_an_edsl_function_named_like_the_math_llvm_makes_is_told_its_name_is_the_symbol():
-    """An eDSL function's native symbol is its Python name, which its user
-    never wrote as a symbol: the refusal says so, and points at the
-    definition."""
+def exp2(y: float, x: float) -> None:
+    """An eDSL function named like the libm function LLVM makes of
+    ``pow(2.0, x)``, calling ``sincos``."""
+    y += 2.0**x
+    sincos(y, x)
+
+
+def test_an_edsl_function_named_like_the_math_llvm_makes_runs():
+    """An eDSL function's name is its Python name, which its user never
+    chose as a symbol: ``sincos`` beside a ``sin`` and a ``cos`` of one
+    value crashed the process, then was refused.  Native code runs it as
+    the interpreter does, called from another function, backwards and
+    differentiated (checked against central differences)."""
     native = rv.reversible(backend="native")(exp2)
-    with pytest.raises(
-        rv.NativeCompilationError,
-        match=r"test_native_numerics\.py:\d+:1: @exp2 is named like a C library function .*"
-        r"native code names a function by its own name \(a Python function's too\): rename it",
-    ):
-        native(0.0, 0.5)
+    interpreted = rv.reversible(backend="interpreter")(exp2)
+    expected = 0.25 + 2.0**0.5 + math.sin(0.5) * math.cos(0.5)
+    assert native(0.25, 0.5) == pytest.approx(interpreted(0.25, 0.5))
+    assert native(0.25, 0.5) == pytest.approx((expected, 0.5))
+    assert (~native)(expected, 0.5) == pytest.approx((0.25, 0.5))
+    assert sincos(0.0, 0.5)[0] == pytest.approx(math.sin(0.5) * math.cos(0.5))
+    h = 1e-6
+    numeric = (native(0.25, 0.5 + h)[0] - native(0.25, 0.5 - h)[0]) / (2 * h)
+    assert rv.gradient(native, (0.25, 0.5)) == pytest.approx((1.0, numeric), rel=1e-6)

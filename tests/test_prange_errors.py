@@ -279,3 +279,91 @@ def test_what_a_refused_lend_advises_runs(backend):
     function = rv.reversible(backend=backend)(adds_to_a_shared_element)
     _, x, _ = function(np.ones(3), np.zeros(3), np.array([1, 1, 0]))
     np.testing.assert_array_equal(x, [1.0, 2.0, 0.0])
+
+
+@rv.reversible
+def adds_through(acc, v):
+    square_into(acc, v)
+
+
+@rv.reversible
+def adds_recursively(acc, v, n: int):
+    if n > 0:
+        acc += v
+        adds_recursively(acc, v, n - 1)
+
+
+@rv.reversible
+def bumps(acc, v):
+    v += 1.0
+    acc += v
+
+
+@rv.reversible
+def bumps_through(acc, v):
+    bumps(acc, v)
+
+
+@rv.reversible
+def bumps_recursively(acc, v, n: int):
+    if n > 0:
+        adds_recursively(acc, v, n - 1)
+    else:
+        bumps(acc, v)
+
+
+def lends_through(y, x, idx):
+    for i in rv.prange(len(y)):
+        adds_through(y[i], x[idx[i]])
+
+
+def lends_recursively(y, x, idx):
+    for i in rv.prange(len(y)):
+        adds_recursively(y[i], x[idx[i]], 3)
+
+
+@pytest.mark.parametrize("backend", ["interpreter", "native"])
+@pytest.mark.parametrize(
+    ("lender", "expected", "gradient"),
+    [(lends_through, [9.0, 9.0, 1.0], [2.0, 0.0, 12.0]), (lends_recursively, [9.0, 9.0, 3.0], [3.0, 0.0, 6.0])],
+    ids=["two levels", "recursive"],
+)
+def test_an_element_passed_on_to_a_callee_that_only_reads_it_is_lent_as_a_copy(backend, lender, expected, gradient):
+    """The callee passes the element on, to a callee (or to itself) that
+    gives it back: the analysis only saw the callee's own ``rev.return``,
+    and refused the lend as a change of ``x``.  It follows the calls, so
+    the element is lent as a copy, with the gradient of the closed form
+    (``Σ 2·x`` and ``Σ 3`` over the iterations lending each element)."""
+    function = rv.reversible(backend=backend)(lender)
+    x, idx = np.array([1.0, 2.0, 3.0]), np.array([2, 2, 0])
+    y, _, _ = function(np.zeros(3), x, idx)
+    np.testing.assert_array_equal(y, expected)
+    np.testing.assert_array_equal((~function)(y, x, idx)[0], np.zeros(3))
+    _, pullback = rv.vjp(function, np.zeros(3), x, idx)
+    np.testing.assert_array_equal(pullback(np.ones(3), np.zeros(3), np.zeros(3))[1], gradient)
+
+
+def lends_to_a_changer(y, x, idx):
+    for i in rv.prange(len(y)):
+        bumps_through(y[i], x[idx[i]])  # CHANGED two levels
+
+
+def lends_to_a_recursive_changer(y, x, idx):
+    for i in rv.prange(len(y)):
+        bumps_recursively(y[i], x[idx[i]], 2)  # CHANGED recursive
+
+
+@pytest.mark.parametrize(
+    ("lender", "callee", "marker"),
+    [
+        (lends_to_a_changer, "bumps_through", "# CHANGED two levels"),
+        (lends_to_a_recursive_changer, "bumps_recursively", "# CHANGED recursive"),
+    ],
+)
+def test_an_element_a_callee_of_the_callee_changes_is_not_lent(lender, callee, marker):
+    """An element lent to a callee whose callee changes it, two calls down
+    or on one path of a recursion, is refused as a change of ``x``."""
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.reversible(lender)(np.zeros(3), np.ones(3), np.array([0, 0, 1]))
+    assert info.value.lineno == line_of(marker)[0]
+    assert f"an rv.prange loop lends {callee} an element of x whose first index is not the loop's i" in str(info.value)

@@ -61,7 +61,8 @@ class Node:
     result with respect to them (``None`` where not known: statically, or
     for an input), and why its derivative is not defined at the point
     (``undefined``: a logarithm of a non-positive value), which the
-    inverse products refuse at the op."""
+    inverse products refuse at the op that computes it, ``undefined_at``:
+    ``op``, or the logarithm of a constant whose value ``op`` reads."""
 
     op: Operation | None
     operands: tuple[int, ...] = ()
@@ -69,6 +70,7 @@ class Node:
     value: float | None = None
     label: str = ""
     undefined: str | None = None
+    undefined_at: Operation | None = None
 
 
 @dataclass(frozen=True)
@@ -403,7 +405,7 @@ def _dense(graph: Graph, lumping: Lumping, index: int) -> tuple[np.ndarray, np.n
     lump = lumping.lumps[index]
     for node in (graph.nodes[i] for i in lump.nodes):
         if node.undefined is not None:
-            raise LumpError(node.op, f"{node.undefined}, so the Jacobian J is not defined at these arguments")
+            raise LumpError(node.undefined_at, f"{node.undefined}, so the Jacobian J is not defined at these arguments")
     A, B = blocks(graph, lump)
     width = lump.width
     dense = np.array(A, dtype=float).reshape(width, width), np.array(B, dtype=float).reshape(width, len(lump.reads))

@@ -1,6 +1,6 @@
 """The Python frontend: ``@rv.reversible`` and the reversible-Python vocabulary."""
 
-from revmlir.frontend.base.derived import AdjointFunction, adjoint
+from revmlir.frontend.base.derived import AdjointFunction, InverseAdjoint, adjoint
 from revmlir.frontend.base.errors import ReversibleSyntaxError
 from revmlir.frontend.base.markers import (
     ancilla,
@@ -42,6 +42,7 @@ from revmlir.runtime.numbers import Fixed, FixedPoint
 __all__ = [
     "AdjointFunction",
     "InterpreterFallbackWarning",
+    "InverseAdjoint",
     "InverseFunction",
     "NativeCompilationError",
     "ReversibleFunction",

@@ -129,6 +129,35 @@ def undefined(op: Operation, args: Sequence[Any], values: Sequence[Any]) -> str 
     return None
 
 
+class _Undefined(float):
+    """A known float a logarithm of a constant where it is no real function
+    made (``math.log(-1.0)``), or a known op computed from one: a NaN or
+    infinity with the logarithm and why (``undefined``), so that an active
+    value's op that reads it is refused at the logarithm, with its value,
+    as a logarithm of an active value is (``Node.undefined_at``), not as
+    the non-finite step of the op that reads it."""
+
+    op: Operation
+    reason: str
+
+    def __new__(cls, value: float, op: Operation, reason: str) -> _Undefined:
+        made = super().__new__(cls, value)
+        made.op, made.reason = op, reason
+        return made
+
+
+def _carried(op: Operation, args: Sequence[Any], known: Sequence[Any], value: Any) -> Any:
+    """``value``, the known result of ``op`` of ``known``, as an
+    ``_Undefined`` where a logarithm of a constant makes it undefined or an
+    operand carries one."""
+    if not isinstance(value, float):
+        return value
+    if (reason := undefined(op, args, known)) is not None:
+        return _Undefined(value, op, reason)
+    carried = next((k for k in known if isinstance(k, _Undefined)), None)
+    return value if carried is None else _Undefined(value, carried.op, carried.reason)
+
+
 class _Unknown:
     """A value not known statically."""
 
@@ -243,9 +272,10 @@ class _Evaluator:
         if any(k is None for k in known):
             return [UNKNOWN]
         try:
-            return [normalize(result.type, semantics(op, *known))]
+            value = normalize(result.type, semantics(op, *known))
         except (InterpretationError, ArithmeticError, ValueError) as error:
             raise LumpError(op, str(error)) from None
+        return [_carried(op, args, known, value)]
 
     def node(self, op: Operation, args: list[Any]) -> _Active:
         partials = PARTIALS.get(type(op))
@@ -260,7 +290,10 @@ class _Evaluator:
             if isinstance(arg, _Active):
                 operands.append(arg.index)
                 found.append(_known(partial, values, result))
-        return self.add(Node(op, tuple(operands), tuple(found), result, undefined=undefined(op, args, values)))
+        reason, at = undefined(op, args, values), op
+        if reason is None and (carried := next((v for v in values if isinstance(v, _Undefined)), None)) is not None:
+            reason, at = carried.reason, carried.op
+        return self.add(Node(op, tuple(operands), tuple(found), result, undefined=reason, undefined_at=at))
 
     def condition(self, op: Operation, value: Any) -> bool:
         if value is UNKNOWN:

@@ -58,7 +58,8 @@ read or write past (``_check_entry``): an error slot shorter than
 ``ERROR_WORDS``, an array whose sizes differ from its static shape.  A
 function of the module named like a C function its machine code calls,
 or like an entry point, is refused (``check_symbol_names``): its symbol
-would stand for both.
+would stand for both.  One named like the math LLVM makes of the code's,
+which no source names, gets a symbol of its own instead (``own_symbol``).
 """
 
 from __future__ import annotations
@@ -110,6 +111,7 @@ from revmlir.lowering.aliasing import ArrayAliasing, analyse_arrays
 from revmlir.lowering.checked_code import ABORT, CheckOp, report_words
 from revmlir.lowering.intrinsics import check_intrinsic_call
 from revmlir.lowering.native_types import FRAME_ARRAY_BYTES, element_bytes, refuse_unsupported
+from revmlir.naming import RUNTIME_PREFIX
 from revmlir.runtime_checks import (
     ALLOCATION_CHECK_ATTR,
     ERROR_SLOT,
@@ -166,7 +168,25 @@ RUNTIME_LIBRARY = frozenset(
 the allocator (stacks, ancilla arrays), ``abort``, the guards', the
 functions LLVM makes of copies and fills of memory, and those it makes of
 math (``CODE_GENERATED_MATH``).  A function of the module named so would
-be called in their place (``check_symbol_names``)."""
+be called in their place (``check_symbol_names``), but for those of
+``CODE_GENERATED_MATH``, which host code gives a symbol of its own
+(``own_symbol``)."""
+OWN_SYMBOL_PREFIX = RUNTIME_PREFIX + "fn."
+"""The prefix of the symbol host code gives a function of the module named
+like the math LLVM makes (``own_symbol``): a program's function may not be
+named so (``RUNTIME_PREFIX``), nor may a C function."""
+
+
+def own_symbol(name: str) -> str:
+    """The machine-code symbol of the module's function ``@name`` in host
+    code: its name, but for a name of ``CODE_GENERATED_MATH``, which
+    LLVM's optimizer gives calls of its own making (``sincos`` of a ``sin``
+    and a ``cos``) and which would then run the function.  A user never
+    sees these names in the code, so such a function is not refused but
+    named apart, with ``OWN_SYMBOL_PREFIX``; its entry points keep its
+    name (``<name>_ciface``), which no C function has, so that C callers,
+    the JIT's look-ups and errors all call it as its source does."""
+    return OWN_SYMBOL_PREFIX + name if name in CODE_GENERATED_MATH else name
 
 
 def entry_point_names(name: str) -> tuple[str, str]:
@@ -286,6 +306,16 @@ class ModuleTranslation:
     report: str = REPORT
     """The name of the module's ``revmlir.report``, which a failing
     ``CheckOp`` calls (device code names it as PTX allows)."""
+    own_symbols: bool = False
+    """Whether the module's functions get ``own_symbol``'s symbols (host
+    code, which LLVM gives calls of ``CODE_GENERATED_MATH``; a kernel is
+    looked up by its name)."""
+
+    def symbol(self, name: str) -> str:
+        """The symbol of the function ``@name``: ``own_symbol``'s where it is
+        the analysed module's (defined here, or another module's of
+        ``noalias``), else a C function's, its name."""
+        return own_symbol(name) if self.own_symbols and name in self.noalias else name
 
     def rule(self, op: Operation) -> Rule | None:
         """The rule that translates ``op``: the target's, else the common
@@ -317,7 +347,7 @@ class ModuleTranslation:
         else:
             inputs = [llvm_type(t) for t in types]
         output = _results_type(source.function_type.outputs.data)
-        self.declare(source.sym_name.data, inputs, output)
+        self.declare(self.symbol(name), inputs, output)
 
     def module(self) -> list[Operation]:
         externals: list[Operation] = [
@@ -477,7 +507,7 @@ class FunctionTranslation:
             self.translate_ops(block.ops)
         output = _results_type(source.function_type.outputs.data)
         op = llvm.FuncOp(
-            source.sym_name.data,
+            self.module.symbol(source.sym_name.data),
             llvm.LLVMFunctionType(inputs, output),
             linkage=llvm.LinkageAttr("internal"),
             body=self.region,
@@ -574,7 +604,7 @@ def ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
         list(source.body.blocks[0].args), values, lambda value, index, type: t.extract(value, index, type)
     )
     _check_entry(t, inputs, args, None)
-    call = t.emit(fast_ops.llvm_call(source.sym_name.data, args, _results_type(outputs)))
+    call = t.emit(fast_ops.llvm_call(module.symbol(source.sym_name.data), args, _results_type(outputs)))
     scalar_slots = [s for s, t in zip(slots, inputs) if not isinstance(t, MemRefType)]
     if len(outputs) == 1:
         t.emit(fast_ops.llvm_store(call.results[0], scalar_slots[0]))
@@ -610,7 +640,7 @@ def mlir_ciface(module: ModuleTranslation, source: func.FuncOp) -> llvm.FuncOp:
         else:
             args.append(arg)
     _check_entry(t, inputs, args, None if by_pointer else returned)
-    call = t.emit(fast_ops.llvm_call(source.sym_name.data, args, _results_type(outputs)))
+    call = t.emit(fast_ops.llvm_call(module.symbol(source.sym_name.data), args, _results_type(outputs)))
     results = (
         list(call.results)
         if len(outputs) == 1
@@ -738,7 +768,8 @@ def _call(t: FunctionTranslation, op: Operation) -> None:
     # IRDL's accessors cost a lookup of the op's definition each: read once
     callee, sources, results = op.callee.string_value(), list(op.arguments), op.results
     result_type = _results_type(results.types)
-    call = t.emit(fast_ops.llvm_call(callee, _call_arguments(t, callee, sources, op), result_type), op)
+    arguments = _call_arguments(t, callee, sources, op)
+    call = t.emit(fast_ops.llvm_call(t.module.symbol(callee), arguments, result_type), op)
     if len(results) == 1:
         t.set(results[0], call.results[0])
     for index, result in enumerate(results if len(results) > 1 else ()):
@@ -1938,6 +1969,7 @@ def translate_module(
             lower_first = "; run rev-lower-to-std first" if isinstance(other, rev.FuncOp) else ""
             raise PassFailedException(f"{describe_op(other)} cannot be compiled to native code{lower_first}")
     translation.noalias = (analyse_arrays(op) if aliasing is None else aliasing).noalias
+    translation.own_symbols = entry_points
     translation.conventions = {
         f.sym_name.data: convention.data
         for f in sources
@@ -1957,7 +1989,7 @@ def translate_module(
             if follows_rev_convention(source):
                 translation.functions.append(ciface(translation, source))
     check_symbol_names(
-        ((f, f.sym_name.data) for f in sources if not f.is_declaration),
+        ((f, translation.symbol(f.sym_name.data)) for f in sources if not f.is_declaration),
         translation.library | (RUNTIME_LIBRARY if entry_points else set()),
         entry_points,
     )

@@ -59,6 +59,7 @@ from revmlir.lowering.std_to_llvm import (
     RUNTIME_LIBRARY,
     ModuleTranslation,
     entry_point_names,
+    own_symbol,
     translate_module,
 )
 from revmlir.naming import inverse_name
@@ -193,13 +194,16 @@ def lower_to_llvm_ir(
     llvm_module = llvm_ir(work)
     take_apart(work)  # the compile's own copy, dropped now (revmlir.collector)
     add_guards(llvm_module, entries, for_c)
+    # the module's functions by their symbols (``own_symbol``)
+    named = {own_symbol(name): name for name in aliasing.noalias}
     for function in llvm_module.functions:
+        name = named.get(function.name, function.name)
         if stacks.runtime_kind(function.name) is not None:
             # one copy per object file: objects linked together do not clash
             function.linkage = "internal"
-        elif function.name in copied or (for_c and not function.is_declaration and function.name not in c_entries):
+        elif name in copied or (for_c and not function.is_declaration and function.name not in c_entries):
             function.linkage = "internal"
-        elif function.is_declaration and function.name not in (*RUNTIME_LIBRARY, PRINT, *borrowed):
+        elif function.is_declaration and function.name not in RUNTIME_LIBRARY | {PRINT} and name not in borrowed:
             # Apart from the allocator, printing and the guard, only libm functions and
             # primitives are declared (see std_to_llvm): those of scalars are pure, so
             # LLVM may share and hoist their calls; those of arrays read and write them.
@@ -208,7 +212,11 @@ def lower_to_llvm_ir(
                 function.attributes.add("readnone")
     own = {name: positions for name, positions in aliasing.written.items() if name not in borrowed | copied}
     exported = (
-        {f.name: aliasing.noalias[f.name] for f in llvm_module.functions if f.name in own and f.linkage == ""}
+        {
+            name: aliasing.noalias[name]
+            for f in llvm_module.functions
+            if (name := named.get(f.name, f.name)) in own and f.linkage == ""
+        }
         if beside is None
         else {}
     )

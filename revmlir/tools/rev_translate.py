@@ -38,7 +38,7 @@ from revmlir.dialects.rev import FixedType, FuncOp, LogType, TropicalType
 from revmlir.errors import describe_op
 from revmlir.gpu.toolkit import DEFAULT_ARCH
 from revmlir.lowering.native_types import check_native_types
-from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, RUNTIME_LIBRARY, check_symbol_names
+from revmlir.lowering.std_to_llvm import CIFACE_SUFFIX, RUNTIME_LIBRARY, check_symbol_names, own_symbol
 from revmlir.naming import inverse_name
 from revmlir.parsing import parse_module, verify_module
 from revmlir.runtime.std_form import object_checks
@@ -110,7 +110,7 @@ def header(module: ModuleOp, guard: str) -> str:
     lowering)."""
     check_native_types(module)
     functions = [f for f in module.ops if isinstance(f, FuncOp)]
-    check_symbol_names(((f, f.sym_name.data) for f in functions), RUNTIME_LIBRARY, entry_points=True)
+    check_symbol_names(((f, own_symbol(f.sym_name.data)) for f in functions), RUNTIME_LIBRARY, entry_points=True)
     ranks = sorted(
         {
             len(t.get_shape())

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import cmath
+import copy
 import inspect
 import math
 import operator
@@ -466,6 +467,7 @@ class ExpressionCompiler:
                 f"'{ast.unparse(node)}': an int to a negative power is a float",
                 f"raise a float: float({ast.unparse(node.left)}) ** {ast.unparse(node.right)}",
             )
+        self._check_no_log_number(node, left, right)
         a, b = self._pair(node.left, left, node.right, right, isinstance(op, _MODULAR))
         fn, loc = self.fn, self.ctx.loc(node)
         both_int = _is_int(a.type) and _is_int(b.type)
@@ -553,6 +555,39 @@ class ExpressionCompiler:
         if isinstance(result, int) and result.bit_length() > MAX_FOLDED_BITS:
             raise self.ctx.error(node, f"'{ast.unparse(node)}' is an integer wider than {MAX_FOLDED_BITS} bits")
         return result
+
+    def _check_no_log_number(self, node: ast.BinOp, left: Value | Folded, right: Value | Folded) -> None:
+        """Refuse, at ``node``, arithmetic on a log number: it has none in an
+        expression (its ``rev.mul``/``rev.div`` are updates), and what the
+        builder would say names an op the user did not write (``a ** 3`` is
+        repeated ``mul``) or a mix (``a ** 0.5``: "cannot combine ULog and
+        float").  The hint gives the power by updates where the exponent is
+        a positive constant int, and the real value's otherwise."""
+        logs = [isinstance(v, Value) and isinstance(v.type, LogType) for v in (left, right)]
+        if not any(logs):
+            return
+        real = copy.deepcopy(node)
+        real.left, real.right = (
+            ast.Call(ast.Name("float"), [side], []) if log else side
+            for side, log in zip((node.left, node.right), logs, strict=True)
+        )
+        hint = f"convert the real value: rv.ulog({ast.unparse(real)})"
+        exponent = node.right
+        if (
+            isinstance(node.op, ast.Pow)
+            and logs == [True, False]
+            and isinstance(exponent, ast.Constant)
+            and isinstance(exponent.value, int)
+            and exponent.value > 0
+        ):
+            update = f"for _ in range({exponent.value}): ly *= {ast.unparse(node.left)}"
+            hint = f"update once per factor ({update}), or {hint}"
+        raise self.ctx.error(
+            node,
+            f"'{ast.unparse(node)}': a log number (rv.ULog) has no arithmetic in an expression: "
+            "log numbers multiply by updates (ly *= lx, ly /= lx)",
+            hint,
+        )
 
     def _power(self, node: ast.BinOp, a: Value, b: Value) -> Value:
         """``a ** b``.  A non-integer ``a`` to a constant integer power

@@ -113,6 +113,9 @@ def type_of_value(value: Any) -> Attribute | None:
     return None
 
 
+_SCALAR_CLASSES: dict[type[np.generic], Attribute] = {dtype.type: type for dtype, type in _DTYPES.items()}
+"""numpy's scalar classes, as annotations: the types they mean."""
+
 # The scalar types only a numpy scalar argument gives (Python's float, int,
 # complex and bool give the others), with that scalar's class.
 _NUMPY_ONLY_SCALARS: dict[Attribute, type[np.generic]] = {
@@ -158,25 +161,29 @@ def unsigned_hint(value: Any, name: str) -> str | None:
 
 
 def type_of_annotation(annotation: Any) -> Attribute | None:
+    """The type a parameter annotated ``annotation`` has, or None where the
+    annotation fixes none.  numpy's scalar types mean their own
+    (``np.float32`` is ``f32``, ``np.complex64`` a complex of ``f32``,
+    ``np.int32`` is ``i32``) as ``float`` means ``f64``: an annotation that
+    names a width and is compiled at another is a wrong program, not a
+    comment."""
     if isinstance(annotation, Fixed):
         return annotation.type
     try:
-        return _ANNOTATIONS.get(annotation)
+        return _ANNOTATIONS.get(annotation) or _SCALAR_CLASSES.get(annotation)
     except TypeError:  # unhashable, such as a list: no type's annotation
         return None
 
 
 def is_known_annotation(annotation: Any) -> bool:
     """Whether a parameter annotation means something here: a type that
-    fixes the parameter's (``_ANNOTATIONS``), or one that only documents
-    it — ``numpy.ndarray`` and numpy's scalar types, whose dtype the
-    argument gives.  Anything else (``Fixed43``, ``list``) would be
-    silently ignored, so it is refused."""
+    fixes the parameter's (``_ANNOTATIONS``, numpy's scalar types of
+    ``_DTYPES``), or one that only documents it — ``numpy.ndarray``, whose
+    dtype the argument gives.  Anything else (``Fixed43``, ``list``,
+    ``np.uint8``) would be silently ignored, so it is refused."""
     if type_of_annotation(annotation) is not None or annotation is np.ndarray:
         return True
-    if typing.get_origin(annotation) is np.ndarray:
-        return True  # numpy.typing.NDArray[dtype]
-    return isinstance(annotation, type) and issubclass(annotation, np.generic) and (np.dtype(annotation) in _DTYPES)
+    return typing.get_origin(annotation) is np.ndarray  # numpy.typing.NDArray[dtype]
 
 
 def type_of_vector_annotation(annotation: Any) -> Attribute | None:

@@ -530,21 +530,21 @@ def _promoted(annotation: Any, found: Attribute) -> Attribute:
     parameter annotated ``float`` is that float, as the annotation says
     (and as a typed language would convert it), so that derivatives
     differentiate with respect to it; given as an integer, its derivative
-    would be the 0.0 of an integer."""
+    would be the 0.0 of an integer.  A number for a parameter annotated
+    with a numpy scalar type is of that type (a float for ``a: np.float32``
+    is an ``f32``, an int for ``n: np.int32`` an ``i32``), as the
+    reversible form's annotations say (``type_of_annotation``)."""
     declared = _declared_number(annotation)
-    return declared if isinstance(declared, AnyFloat) and isinstance(found, IntegerType) else found
+    if isinstance(declared, AnyFloat) and isinstance(found, IntegerType | AnyFloat):
+        return declared
+    if isinstance(declared, IntegerType) and isinstance(found, IntegerType) and found.width.data > 1:
+        return declared if declared.width.data > 1 else found
+    return found
 
 
 def _declared_number(annotation: Any) -> Attribute | None:
-    """The type of number ``annotation`` declares: numpy's integer and
-    floating scalar types (``np.int64``, ``np.float32``) declare an int and
-    a float as ``int`` and ``float`` do, so that ``n: np.int64`` says the
-    integer is meant and an int for ``a: np.float64`` is that float; their
-    width only documents the argument's, which gives it."""
-    if isinstance(annotation, type) and issubclass(annotation, np.integer):
-        return type_of_annotation(int)
-    if isinstance(annotation, type) and issubclass(annotation, np.floating):
-        return type_of_annotation(float)
+    """The type of number ``annotation`` declares (numpy's scalar types
+    their own, ``np.float32`` an ``f32``), or None."""
     return type_of_annotation(annotation)
 
 

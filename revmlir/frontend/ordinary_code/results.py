@@ -57,9 +57,9 @@ def declared_results(
     tree: ast.FunctionDef, hints: dict[str, Any], error: Callable[[ast.AST, str, str], Exception]
 ) -> tuple[Attribute, ...] | None:
     """The result types the return annotation of ``tree`` declares (any
-    type a parameter's annotation gives), or None where it has none or
-    only documents them (``numpy.float64``); an annotation that means
-    nothing here is an ``error`` at it."""
+    type a parameter's annotation gives, numpy's scalar types included),
+    or None where it has none or only documents them (``numpy.ndarray``);
+    an annotation that means nothing here is an ``error`` at it."""
     if tree.returns is None:
         return None
     if isinstance(tree.returns, ast.Constant) and tree.returns.value is None:
@@ -68,7 +68,7 @@ def declared_results(
     parts = typing.get_args(annotation) if typing.get_origin(annotation) is tuple else (annotation,)
     types = tuple(type_of_annotation(part) for part in parts)
     if annotation is not None and all(is_known_annotation(part) for part in parts) and None in types:
-        return None  # numpy's scalar types document a result, as they do a parameter
+        return None  # numpy.ndarray documents a result, as it does a parameter
     if annotation is None or None in types:
         raise error(
             tree.returns,

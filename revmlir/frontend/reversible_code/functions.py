@@ -229,10 +229,19 @@ def _is_real_number(declared: Attribute) -> bool:
 
 
 def _converts(found: Attribute, declared: Attribute) -> bool:
+    """Whether an argument of type ``found`` is passed as ``declared``: an
+    int as a float, a complex number or an integer of another width (a
+    numpy scalar type's annotation: ``n: np.int32``, range-checked by the
+    call), a float as a float of another width or a complex number, a
+    complex number as one of another width (``x: np.float32``,
+    ``z: np.complex64``, rounded as numpy's conversions round)."""
     if isinstance(found, IntegerType) and found.width.data > 1:
-        return isinstance(declared, AnyFloat | ComplexType) or declared == found or _is_real_number(declared)
+        wider = isinstance(declared, IntegerType) and declared.width.data > 1
+        return isinstance(declared, AnyFloat | ComplexType) or wider or _is_real_number(declared)
     if isinstance(found, AnyFloat):
-        return isinstance(declared, ComplexType) or _is_real_number(declared)
+        return isinstance(declared, AnyFloat | ComplexType) or _is_real_number(declared)
+    if isinstance(found, ComplexType):
+        return isinstance(declared, ComplexType)
     return _is_real_number(declared) and isinstance(found, AnyFloat | IntegerType)
 
 

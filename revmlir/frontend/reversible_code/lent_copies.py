@@ -4,7 +4,8 @@ The eDSL passes an element argument by borrowing it (``rev.take``, the call,
 ``rev.put``), which the parallel rule counts as a write of the element
 (``revmlir.parallel``): ``sq(y[i], x[idx[i]])``, ``sq`` reading its second
 parameter, was refused as an update of ``x``.  Where the callee gives that
-parameter back as it took it (``semantics.scalars_given_back``), the call
+parameter back as it took it (``semantics.scalars_given_back``, through
+the callees it passes the parameter on to), the call
 only reads the element, and a copy is what ``x[idx[i]] + 0.0`` would pass:
 an ancilla of the loaded element, freed holding it after the call.  So the
 borrow becomes a read, which iterations share, and its gradient an
@@ -35,6 +36,7 @@ def copy_lent_elements(module: ModuleOp) -> None:
     integer element that an enclosing parallel loop does not hold privately
     and that only lends its element to a call giving it back."""
     functions = {op.sym_name.data: op for op in module.ops if isinstance(op, rev.FuncOp)}
+    given_back = scalars_given_back(functions)
     lent = {
         take: found
         for function in functions.values()
@@ -44,7 +46,7 @@ def copy_lent_elements(module: ModuleOp) -> None:
         if isinstance(take, rev.TakeOp)
         and not is_private(take.memref, take.indices, loop)
         and can_accumulate_atomically(take.memref)
-        and (found := _lent_and_given_back(take, functions)) is not None
+        and (found := _lent_and_given_back(take, given_back)) is not None
     }
     for take, (call, put) in lent.items():
         location = take.location
@@ -64,16 +66,16 @@ def copy_lent_elements(module: ModuleOp) -> None:
 
 
 def _lent_and_given_back(
-    take: rev.TakeOp, functions: dict[str, rev.FuncOp]
+    take: rev.TakeOp, given_back: dict[str, frozenset[int]]
 ) -> tuple[rev.CallOp | rev.UncallOp, rev.PutOp] | None:
     """The call ``take`` lends its element to and the put that returns it,
-    where the callee (of the module) gives it back as it took it."""
+    where the callee (of the module) gives it back as it took it, through
+    the calls it passes it on to too (``given_back``)."""
     uses = list(take.result.uses)
     if len(uses) != 1 or not isinstance(call := uses[0].operation, rev.CallOp | rev.UncallOp):
         return None
-    callee = functions.get(call.callee.string_value())
     position = call.scalar_args().index(take.result)
-    if callee is None or position not in scalars_given_back(callee):
+    if position not in given_back.get(call.callee.string_value(), frozenset()):
         return None
     back = list(call.res[position].uses)
     if len(back) != 1 or not isinstance(put := back[0].operation, rev.PutOp):
