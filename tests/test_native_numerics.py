@@ -317,7 +317,7 @@ def test_the_math_llvm_makes_is_all_known():
     ``sin`` and ``cos`` is found here if LLVM makes another.  Which calls
     it makes depends on the host's processor (with AVX-512, ``ldexp`` is
     the instruction ``vscalefsd``), so the test asks only that it makes
-    some, and that each is refused."""
+    some, and that each is one of those."""
     users = [_user(name, type, f"{name}_{type}") for name in MATH_LLVM_MAKES for type in ("f64", "f32")]
     llvm_ir = lower_to_llvm_ir(parse_module("".join(users)), None).llvm_ir
     called = set(re.findall(r"\b(?:call|jmp)q?\s+([A-Za-z_][\w.]*)@PLT", emit_assembly(llvm_ir)))
