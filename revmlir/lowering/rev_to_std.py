@@ -65,7 +65,7 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.collector import take_apart
 from revmlir.dialects import anc, rev
-from revmlir.dialects.ad import NextOp
+from revmlir.dialects.ad import FunctionRequestOp, NextOp
 from revmlir.dialects.float_functions import HypotOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
@@ -1650,8 +1650,22 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        refuse_requests(op)
         lower_to_std(op, self.tolerance)
         call_hypot(op)
+
+
+def refuse_requests(module: ModuleOp) -> None:
+    """Refuse, at the request, an ``ad`` op the module still holds: lowering
+    replaces the ``rev.func`` it names by a ``func.func``, after which no
+    ``ad-*`` pass can derive what it asks for, and the op names a function
+    that is no ``rev.func`` any more."""
+    for request in module.ops:
+        if isinstance(request, FunctionRequestOp):
+            raise PassFailedException(
+                f"{describe_op(request)}: what it requests of @{request.function_name} is not derived yet: "
+                f"run {request.EXPANDED_BY} before rev-lower-to-std"
+            )
 
 
 def call_hypot(module: ModuleOp) -> None:
