@@ -1650,9 +1650,28 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if lowered_already(op):
+            return
         refuse_requests(op)
         lower_to_std(op, self.tolerance)
         call_hypot(op)
+
+
+def lowered_already(module: ModuleOp) -> bool:
+    """Whether the pass has run on ``module``, which then carries its check
+    table (``rev.checks``): a second run leaves it as it is, where it would
+    have given every function a second error slot and refused the
+    runtime's own functions as the program's.  A ``rev.func`` in such a
+    module, which that run did not lower, is refused at the function."""
+    if CHECKS_ATTR not in module.attributes:
+        return False
+    for function in module.ops:
+        if isinstance(function, rev.FuncOp):
+            raise PassFailedException(
+                f"{describe_op(function)}: the module has been lowered by rev-lower-to-std already "
+                f"(it carries {CHECKS_ATTR}), but not @{function.sym_name.data}: lower every rev.func in one run"
+            )
+    return True
 
 
 def refuse_requests(module: ModuleOp) -> None:
