@@ -51,7 +51,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    UnitAttr,
     f64,
     i1,
     i64,
@@ -72,7 +71,7 @@ from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
 from revmlir.fast_ops import arith_cmpf, arith_cmpi, arith_select, binary, cast, memref_load, memref_store, unary
-from revmlir.inversion import invert_function
+from revmlir.inversion import derive_inverse
 from revmlir.ir_utils import (
     RuleTable,
     constant_index,
@@ -167,14 +166,13 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> dict[Operation, str]:
             target = inverse_name(name)
             if target not in funcs:
                 try:
-                    inverse = invert_function(funcs[name], target) if name not in reasons else None
+                    inverse = derive_inverse(funcs[name], target) if name not in reasons else None
                 except InversionError as error:
                     reasons[name] = str(error)
                     inverse = None
                 if inverse is None:
                     no_inverse[op] = reasons[name]
                     continue
-                inverse.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
                 pending = True
