@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from xdsl.builder import Builder
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsTerminator
@@ -27,7 +27,7 @@ from xdsl.traits import IsTerminator
 from revmlir.dialects.rev import CallOp, FuncOp, ReturnOp, UncallOp, YieldOp
 from revmlir.errors import InversionError, describe_op, describe_value
 from revmlir.interfaces import InvertibleOp, NotInvertible
-from revmlir.naming import FORGETFUL_ATTR, inverse_name
+from revmlir.naming import DERIVED_INVERSE_ATTR, FORGETFUL_ATTR, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
 _OpT = TypeVar("_OpT", bound=Operation)
@@ -279,6 +279,16 @@ def invert_function(func: FuncOp, name: str | None = None) -> FuncOp:
     )
     inverse.attributes.update(func.attributes)
     inverse.location = func.location
+    return inverse
+
+
+def derive_inverse(func: FuncOp, name: str | None = None) -> FuncOp:
+    """``invert_function``'s inverse of ``func``, marked as one a pass or a
+    compile adds for itself (``DERIVED_INVERSE_ATTR``), which the user did
+    not write: errors name it ``~f`` on every engine, as the interpreter
+    names ``@f`` run backwards."""
+    inverse = invert_function(func, name)
+    inverse.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()
     return inverse
 
 

@@ -52,7 +52,10 @@ RULES: dict[str, str] = {
     "irreversible-op": "only reversible instructions and pure expressions",
     "condition": "conditions are pure and end with rev.cond",
     "safe": "rev.safe regions do not touch reversible state",
-    "call": "calls name a rev.func, match its signature and pass an array twice only where it is not written",
+    "call": (
+        "calls name a rev.func, match its signature and pass an array twice only where it is not written; "
+        "the @f.inv an uncall of @f runs is a rev.func of @f's type"
+    ),
     "array": "an ancilla array is freed once, in the block that allocates it",
     "layout": "arrays are contiguous and row-major (memrefs carry no layout)",
     "parallel": "an iteration of a parallel loop writes private elements or accumulates into shared ones",

@@ -8,6 +8,8 @@ Each is one line on stderr and exit code 1."""
 
 from __future__ import annotations
 
+import errno
+import importlib.metadata
 import io
 import subprocess
 import sys
@@ -294,13 +296,15 @@ STANDARD_OUTPUTS = {
         ("rev-opt", [MULTIPLIER, "--rev-invert"]),
         ("rev-translate", [MULTIPLIER, "--emit=header"]),
         ("rev-run", [MULTIPLIER, "-e", "multiplier", "--backend=interpreter", "--args", "2", "3", "5"]),
+        *[(tool, [flag]) for tool in ("rev-opt", "rev-run", "rev-translate") for flag in ("--help", "--version")],
     ],
 )
 def test_a_standard_output_that_takes_nothing(output: str, tool: str, arguments: list[str]):
     """The installed command, with its standard output closed or full, says
     so on one line and exits 1: not an internal error, a silent exit 0, or
     Python's "Exception ignored" lines and exit 120 from the interpreter's
-    last flush."""
+    last flush.  Help and version text too, which argparse's own actions
+    lost with exit 0."""
     redirection, why = STANDARD_OUTPUTS[output]
     if output == "full" and not Path("/dev/full").exists():
         pytest.skip("no /dev/full on this system")
@@ -308,6 +312,47 @@ def test_a_standard_output_that_takes_nothing(output: str, tool: str, arguments:
         ["sh", "-c", redirection, "sh", str(BIN / tool), *arguments], capture_output=True, text=True
     )
     fails_with(result, f"{tool}: error: cannot write standard output: {why}")
+
+
+MAINS = {"rev-opt": rev_opt.main, "rev-run": rev_run.main, "rev-translate": rev_translate.main}
+
+
+@pytest.mark.parametrize("tool", MAINS)
+def test_every_tool_prints_its_version(capsys: pytest.CaptureFixture[str], tool: str):
+    with pytest.raises(SystemExit) as exit:
+        MAINS[tool](["--version"])
+    assert exit.value.code == 0
+    revmlir, xdsl = importlib.metadata.version("revmlir"), importlib.metadata.version("xdsl")
+    assert capsys.readouterr() == (f"{tool} (revmlir {revmlir}) on xDSL {xdsl}\n", "")
+
+
+class FullOutput(io.StringIO):
+    """A standard output that takes nothing, as ``/dev/full``."""
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize(
+    "tool, arguments",
+    [
+        ("rev-opt", [MULTIPLIER, "--rev-invert"]),
+        ("rev-translate", [MULTIPLIER, "--emit=header"]),
+        ("rev-run", [MULTIPLIER, "-e", "multiplier", "--backend=interpreter", "--args", "2", "3", "5"]),
+        *[(tool, [flag]) for tool in MAINS for flag in ("--help", "--version")],
+    ],
+)
+def test_a_failed_write_leaves_the_callers_standard_output(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tool: str, arguments: list[str]
+):
+    """A program calling a tool's ``main`` gets the tool's one line and
+    exit 1, and goes on with its own ``sys.stdout``: the tool does not
+    replace it process-wide."""
+    full = FullOutput()
+    monkeypatch.setattr(sys, "stdout", full)
+    assert MAINS[tool](arguments) == 1
+    assert sys.stdout is full
+    assert capsys.readouterr().err == f"{tool}: error: cannot write standard output: No space left on device\n"
 
 
 class Messageless(Exception):

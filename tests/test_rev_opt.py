@@ -248,6 +248,24 @@ def test_help_lists_a_flag_per_pass():
     assert "'" not in "".join(line.partition(": ")[2] for line in options.splitlines() if line.startswith("      "))
 
 
+def test_each_request_names_the_pass_that_expands_it(capsys, tmp_path: Path):
+    """``rev-lower-to-std`` refuses an ``ad`` request by the pass its
+    ``EXPANDED_BY`` names: that pass must take the request away (and
+    the lowering then runs)."""
+    from revmlir.dialects.ad import FunctionRequestOp
+
+    requests = FunctionRequestOp.__subclasses__()
+    assert len(requests) == 7
+    for request in requests:
+        path = tmp_path / "request.mlir"
+        path.write_text(
+            f"rev.func @f(%x: f64) {{\n  %x1 = rev.neg %x : f64\n  rev.return %x1 : f64\n}}\n{request.name} @f\n"
+        )
+        status, out, err = rev_opt(capsys, path, "-p", f"{request.EXPANDED_BY},rev-lower-to-std")
+        assert (status, err) == (0, ""), request.name
+        assert request.name not in out and "func.func @f(" in out, request.name
+
+
 @pytest.mark.parametrize(("text", "line"), [("", 1), ("// a comment only\n", 2)])
 def test_an_input_without_an_operation(capsys, tmp_path: Path, text: str, line: int):
     path = tmp_path / "empty.mlir"

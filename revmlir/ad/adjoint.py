@@ -63,7 +63,14 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.derivatives import derivatives
-from revmlir.ad.derived import Differentiator, ModuleFunctions, add_sequence, lanes_suffix, prepare
+from revmlir.ad.derived import (
+    Differentiator,
+    ModuleFunctions,
+    add_sequence,
+    derived_attributes,
+    lanes_suffix,
+    prepare,
+)
 from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients, unsummable_gradients
 from revmlir.collector import take_apart
 from revmlir.dialects import anc, rev
@@ -710,7 +717,7 @@ def adjoint_function(
     returned = adjointer.lane_gradients(state_args)
     adjointer.insert(rev.ReturnOp(*results, *returned), like=terminator)
     adjoint = rev.FuncOp(name, [a.type for a in block.args], Region(block))
-    adjoint.attributes.update(func.attributes)
+    adjoint.attributes.update(derived_attributes(func))
     adjoint.location = func.location
     scalars = iter(returned)
     exits = frozenset(

@@ -58,7 +58,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
 from revmlir.ad.adjoint import Adjointer, AdjointRequest, adjoint_name, generate_adjoints
-from revmlir.ad.derived import prepare
+from revmlir.ad.derived import derived_attributes, prepare
 from revmlir.ad.untaped import PLAIN_SUFFIX, untaped_copy
 from revmlir.checkpoint.cursor import FINAL, WORDS
 from revmlir.checkpoint.table import Entry
@@ -66,7 +66,7 @@ from revmlir.dialects import anc, rev
 from revmlir.dialects.ad import NextOp, ScheduleAttr
 from revmlir.errors import CheckpointError, describe_op
 from revmlir.interfaces import InvertibleOp
-from revmlir.inversion import building_at_end, invert_function
+from revmlir.inversion import building_at_end, derive_inverse
 from revmlir.ir_utils import constant_index
 from revmlir.naming import FORGETFUL_ATTR, INVERSE_SUFFIX, inverse_name
 from revmlir.semantics import gradient_type, is_state_type
@@ -734,7 +734,7 @@ def checkpointed_function(
         adjointer.insert(anc.StackFreeOp(store), like=terminator)
     adjointer.insert(rev.ReturnOp(*results, *gradients), like=terminator)
     function = rev.FuncOp(name, [a.type for a in block.args], Region(block))
-    function.attributes.update(func.attributes)
+    function.attributes.update(derived_attributes(func))
     function.attributes[FORGETFUL_ATTR] = UnitAttr()
     function.location = func.location
     return function
@@ -826,7 +826,7 @@ def _requested_function(module: ModuleOp, name: str) -> rev.FuncOp:
         return primal
     base = SymbolTable.lookup_symbol(module, inverse_name(name))
     if primal is None and name.endswith(INVERSE_SUFFIX) and isinstance(base, rev.FuncOp):
-        return invert_function(base, name)
+        return derive_inverse(base, name)
     raise CheckpointError(f"@{name} is not a rev.func of the module nor the inverse of one")
 
 

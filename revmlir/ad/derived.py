@@ -34,9 +34,9 @@ from revmlir.errors import describe_op
 from revmlir.expansion import forward_only
 from revmlir.fast_ops import arith_constant, binary, unary
 from revmlir.interfaces import NotDifferentiable
-from revmlir.inversion import Inverter, inline_block, invert_function
+from revmlir.inversion import Inverter, derive_inverse, inline_block
 from revmlir.ir_utils import clone
-from revmlir.naming import INVERSE_SUFFIX, inverse_name
+from revmlir.naming import DERIVED_INVERSE_ATTR, INVERSE_SUFFIX, inverse_name
 from revmlir.semantics import is_expression_op, is_state_type
 
 Request = Callable[[str, Operation], str]
@@ -225,6 +225,13 @@ def prepare(func: rev.FuncOp) -> rev.FuncOp:
     return prepared
 
 
+def derived_attributes(func: rev.FuncOp) -> dict[str, Attribute]:
+    """The attributes a function derived from ``func`` takes over: all but
+    the mark of an inverse a pass derived (``DERIVED_INVERSE_ATTR``), which
+    names a function ``~g`` for ``@g.inv``: ``@g.inv.tan`` is no inverse."""
+    return {key: value for key, value in func.attributes.items() if key != DERIVED_INVERSE_ATTR}
+
+
 def derived_function(module: ModuleOp, name: str, source: str) -> rev.FuncOp | None:
     """``@name``, derived from ``@source``, when the module has it: a
     ``rev.func`` of that name is that function (an earlier run's, kept, so
@@ -267,7 +274,7 @@ class ModuleFunctions:
             if not (name.endswith(INVERSE_SUFFIX) and base in self.funcs):
                 raise self.error(where, f"no rev.func named @{name} in the module")
             self._check_free(name, base)
-            inverse = invert_function(self.funcs[base], name)
+            inverse = derive_inverse(self.funcs[base], name)
             self.funcs[base].parent_block().insert_op_after(inverse, self.funcs[base])
             self.funcs[name] = inverse
         return self.funcs[name]

@@ -61,7 +61,7 @@ from xdsl.rewriter import InsertPoint
 
 from revmlir.ad.adjoint import adjoint_name, generate_adjoints, generate_gradients, gradient_name
 from revmlir.ad.adjoint import derivative_arguments as tangent_arguments
-from revmlir.ad.derived import Differentiator, Request, derive_functions, lanes_suffix
+from revmlir.ad.derived import Differentiator, Request, derive_functions, derived_attributes, lanes_suffix
 from revmlir.ad.tangent_rules import tangents
 from revmlir.dialects import rev
 from revmlir.dialects.primitives import ApplyOp, InvokeOp
@@ -386,7 +386,7 @@ def tangent_function(func: rev.FuncOp, name: str, request: Request | None = None
     assert terminator is not None
     tangenter.insert(rev.ReturnOp(*outputs, *dots), like=terminator)
     derived = rev.FuncOp(name, [a.type for a in block.args], Region(block))
-    derived.attributes.update(func.attributes)
+    derived.attributes.update(derived_attributes(func))
     derived.location = func.location
     return derived
 

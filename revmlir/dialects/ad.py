@@ -22,7 +22,7 @@ module holding it: the pass adds it (as ``rev-invert`` would), so
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Self
+from typing import ClassVar, Self
 
 from xdsl.dialects.builtin import (
     FlatSymbolRefAttr,
@@ -63,6 +63,10 @@ class FunctionRequestOp(IRDLOperation):
 
     function = prop_def(FlatSymbolRefAttr)
 
+    EXPANDED_BY: ClassVar[str]
+    """The ``ad-*`` pass that replaces the request, which the passes that
+    read only functions (``rev-lower-to-std``) name when they meet one."""
+
     traits = traits_def(HasParent(ModuleOp))
     assembly_format = "$function attr-dict"
 
@@ -99,6 +103,7 @@ class AdjointOp(FunctionRequestOp):
     """
 
     name = "ad.adjoint"
+    EXPANDED_BY: ClassVar[str] = "ad-adjoint"
 
 
 @irdl_op_definition
@@ -113,6 +118,7 @@ class TangentOp(FunctionRequestOp):
     """
 
     name = "ad.tangent"
+    EXPANDED_BY: ClassVar[str] = "ad-tangent"
 
 
 @irdl_op_definition
@@ -127,6 +133,7 @@ class HessianOp(FunctionRequestOp):
     """
 
     name = "ad.hessian"
+    EXPANDED_BY: ClassVar[str] = "ad-hessian"
 
 
 @irdl_op_definition
@@ -142,6 +149,7 @@ class JacobianOp(FunctionRequestOp):
     """
 
     name = "ad.jacobian"
+    EXPANDED_BY: ClassVar[str] = "ad-jacobian"
 
 
 @irdl_op_definition
@@ -157,6 +165,7 @@ class CheckpointOp(FunctionRequestOp):
     """
 
     name = "ad.checkpoint"
+    EXPANDED_BY: ClassVar[str] = "ad-checkpoint"
 
 
 @irdl_op_definition
@@ -174,6 +183,7 @@ class InverseTangentOp(FunctionRequestOp):
     """
 
     name = "ad.inverse_tangent"
+    EXPANDED_BY: ClassVar[str] = "ad-inverse-tangent"
 
 
 @irdl_op_definition
@@ -190,6 +200,7 @@ class InverseAdjointOp(FunctionRequestOp):
     """
 
     name = "ad.inverse_adjoint"
+    EXPANDED_BY: ClassVar[str] = "ad-inverse-adjoint"
 
 
 @irdl_attr_definition

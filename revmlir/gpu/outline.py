@@ -53,6 +53,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import PassFailedException
 
 from revmlir.ad.adjoint import ADJOINT_SUFFIX
@@ -89,6 +90,25 @@ NO_ELEMENT = -1
 def kernel_module_name(module: ModuleOp) -> str:
     name = module.sym_name.data if module.sym_name is not None else "module"
     return f"{name}_kernels"
+
+
+def check_not_outlined(module: ModuleOp) -> None:
+    """Refuse, at the op, a module holding a symbol named as the kernels'
+    ``gpu.module``: the module of an earlier outlining (the pass runs once,
+    naming every kernel: the host functions of that run launch kernels
+    instead of holding loops), or the program's own, which the new
+    ``gpu.module`` would redefine."""
+    name = kernel_module_name(module)
+    found = SymbolTable.lookup_symbol(module, name)
+    if isinstance(found, gpu.ModuleOp):
+        raise PassFailedException(
+            f"{describe_op(found)}: rev-gpu-outline has run on this module already: @{name} holds its kernels "
+            "(outline once, naming every kernel)"
+        )
+    if found is not None:
+        raise PassFailedException(
+            f"{describe_op(found)}: @{name} is the name rev-gpu-outline gives the kernels' gpu.module: rename it"
+        )
 
 
 def entry_name(function: str) -> str:
@@ -601,6 +621,7 @@ def outline(
     BA's kernel compile.  ``check_ops``: the arena's checks are one
     ``CheckOp`` each, as ``lower_to_std(check_ops=True)`` lowered the rest
     (else the printed std form)."""
+    check_not_outlined(module)
     graph = _Functions(module)
     functions = graph.by_name
     known: dict[str, scf.ParallelOp | None] = {}
@@ -645,9 +666,14 @@ def outline(
         [kernel(f, loop, arena, checks, keep_host, check_ops) for f, loop, arena in zip(kernels, loops, arenas)]
     )
     store_checks(module, checks)
+    device_module = gpu.ModuleOp(StringAttr(module_name), Region(body))
+    if placed := [*kernels, *devices]:
+        # where the code it holds comes from, for diagnostics that cite it
+        # (``check_not_outlined``)
+        device_module.location = placed[0].location
     for f, host in zip(kernels, hosts):
         Rewriter.replace_op(f, host)
-    module.body.block.add_op(gpu.ModuleOp(StringAttr(module_name), Region(body)))
+    module.body.block.add_op(device_module)
     module.attributes[CONTAINER] = UnitAttr()
     return bounds
 

@@ -28,6 +28,7 @@ from revmlir.interpreter.loops import positive_step
 from revmlir.interpreter.memref import checked_index, element_key
 from revmlir.interpreter.recursion import too_deep
 from revmlir.interpreter.state import Frame, RuntimeInterpreter
+from revmlir.naming import DERIVED_INVERSE_ATTR
 from revmlir.runtime.values import normalize
 from revmlir.runtime_checks import borrowed_element, format_message, shown_indices
 from revmlir.safety import MAX_CALL_DEPTH
@@ -60,7 +61,7 @@ def invoke(
         counters.uncalls += 1
     else:
         counters.calls += 1
-    runtime.frames.append(Frame(name, backward))
+    runtime.frames.append(Frame(name, backward, not backward and DERIVED_INVERSE_ATTR in func.attributes))
     try:
         return _run(interpreter, func.body, args, name)
     except (LocatedError, RecursionError):

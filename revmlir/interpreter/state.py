@@ -23,7 +23,7 @@ from revmlir.interfaces import InvertibleOp, RuntimeCheckedOp
 from revmlir.interpreter import complex_numbers
 from revmlir.inversion import invert_function
 from revmlir.lowering.checked_code import display_name
-from revmlir.naming import inverse_name, source_name
+from revmlir.naming import inverse_name, shown_name, source_name
 from revmlir.runtime_checks import DEFAULT_TOLERANCE
 from revmlir.safety import stack_limit
 
@@ -52,11 +52,17 @@ class FunctionCounters:
 class Frame:
     name: str
     backward: bool
+    derived_inverse: bool = False
+    """Whether the function is an inverse a pass or a compile derived
+    (``DERIVED_INVERSE_ATTR``), run forwards."""
 
     def __str__(self) -> str:
         """As errors name the function: derived code by the user's function
-        it runs (``source_name``), as native code names it."""
-        return ("~" if self.backward else "") + source_name(self.name)
+        it runs (``source_name``), and a derived inverse of ``@f`` ``~f``
+        (``shown_name``), as native code names them."""
+        if self.backward:
+            return "~" + source_name(self.name)
+        return shown_name(self.name, self.derived_inverse)
 
 
 @dataclass

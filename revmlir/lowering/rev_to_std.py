@@ -51,7 +51,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    UnitAttr,
     f64,
     i1,
     i64,
@@ -65,14 +64,14 @@ from xdsl.utils.exceptions import PassFailedException
 from revmlir.checkpoint.cursor import SCHEMES
 from revmlir.collector import take_apart
 from revmlir.dialects import anc, rev
-from revmlir.dialects.ad import NextOp
+from revmlir.dialects.ad import FunctionRequestOp, NextOp
 from revmlir.dialects.float_functions import HypotOp
 from revmlir.dialects.primitives import ARRAYS_ATTR, DIFFERENT_LENGTHS, ApplyOp, ExternOp, InvokeOp
 from revmlir.dialects.upstream_forms import AtomicRMWOp, ParallelOp
 from revmlir.errors import ExecutionError, InversionError, describe_op
 from revmlir.expansion import backward_region, forward_only
 from revmlir.fast_ops import arith_cmpf, arith_cmpi, arith_select, binary, cast, memref_load, memref_store, unary
-from revmlir.inversion import invert_function
+from revmlir.inversion import derive_inverse
 from revmlir.ir_utils import (
     RuleTable,
     constant_index,
@@ -167,14 +166,13 @@ def _materialize_uncalled_inverses(module: ModuleOp) -> dict[Operation, str]:
             target = inverse_name(name)
             if target not in funcs:
                 try:
-                    inverse = invert_function(funcs[name], target) if name not in reasons else None
+                    inverse = derive_inverse(funcs[name], target) if name not in reasons else None
                 except InversionError as error:
                     reasons[name] = str(error)
                     inverse = None
                 if inverse is None:
                     no_inverse[op] = reasons[name]
                     continue
-                inverse.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()
                 module.body.block.add_op(inverse)
                 funcs[target] = inverse
                 pending = True
@@ -1650,8 +1648,41 @@ class RevLowerToStdPass(ModulePass):
     """Relative and absolute tolerance of float checks at anc.free."""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if lowered_already(op):
+            return
+        refuse_requests(op)
         lower_to_std(op, self.tolerance)
         call_hypot(op)
+
+
+def lowered_already(module: ModuleOp) -> bool:
+    """Whether the pass has run on ``module``, which then carries its check
+    table (``rev.checks``): a second run leaves it as it is, where it would
+    have given every function a second error slot and refused the
+    runtime's own functions as the program's.  A ``rev.func`` in such a
+    module, which that run did not lower, is refused at the function."""
+    if CHECKS_ATTR not in module.attributes:
+        return False
+    for function in module.ops:
+        if isinstance(function, rev.FuncOp):
+            raise PassFailedException(
+                f"{describe_op(function)}: the module has been lowered by rev-lower-to-std already "
+                f"(it carries {CHECKS_ATTR}), but not @{function.sym_name.data}: lower every rev.func in one run"
+            )
+    return True
+
+
+def refuse_requests(module: ModuleOp) -> None:
+    """Refuse, at the request, an ``ad`` op the module still holds: lowering
+    replaces the ``rev.func`` it names by a ``func.func``, after which no
+    ``ad-*`` pass can derive what it asks for, and the op names a function
+    that is no ``rev.func`` any more."""
+    for request in module.ops:
+        if isinstance(request, FunctionRequestOp):
+            raise PassFailedException(
+                f"{describe_op(request)}: what it requests of @{request.function_name} is not derived yet: "
+                f"run {request.EXPANDED_BY} before rev-lower-to-std"
+            )
 
 
 def call_hypot(module: ModuleOp) -> None:

@@ -16,7 +16,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects.rev import CallOp, FuncOp, UncallOp
 from revmlir.errors import InversionError
-from revmlir.inversion import forgetful_functions, invert_function
+from revmlir.inversion import derive_inverse, forgetful_functions, invert_function
 from revmlir.naming import DERIVED_INVERSE_ATTR, inverse_name
 from revmlir.passes.selection import selected_functions
 from revmlir.reachability import named_symbols, outside_functions_named
@@ -153,13 +153,12 @@ def invert_reached(module: ModuleOp, roots: Iterable[str]) -> set[str]:
             forward = functions[inverse_name(name)]
             assert isinstance(forward, FuncOp)
             try:
-                function = functions[name] = invert_function(forward)
+                function = functions[name] = derive_inverse(forward)  # as ``derive_inverses`` marks it
             except InversionError:
                 known.refused.add(name)
                 if name in named_set:  # named by an uncall, which runs the callee where it has no inverse
                     pending.append(forward.sym_name.data)
                 continue
-            function.attributes[DERIVED_INVERSE_ATTR] = UnitAttr()  # as ``derive_inverses`` marks it
             Rewriter.insert_op(function, InsertPoint.after(forward))
         reached.add(name)
         symbols = list(named_symbols(function, known))

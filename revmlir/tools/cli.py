@@ -4,19 +4,23 @@ that is not UTF-8, an output path that is a directory or lies in a
 directory that does not exist, a standard output that is closed or fails)
 turned into ``UsageError``s, and a ``main`` that prints those as one line
 and exits 1, and anything else as an internal error (exit 2) unless
-``REVMLIR_TRACEBACK`` asks for the traceback."""
+``REVMLIR_TRACEBACK`` asks for the traceback.  Help and version text go
+out as every other output does (``HelpAction``, ``VersionAction``)."""
 
 from __future__ import annotations
 
 import argparse
+import atexit
 import errno
+import importlib.metadata
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from revmlir.diagnostics import internal_error
+from revmlir.version import revmlir_version
 
 TRACEBACK_ENV = "REVMLIR_TRACEBACK"
 """Set, a tool re-raises what it would report as internal (or Ctrl-C)."""
@@ -86,23 +90,95 @@ def write_stdout(text: str) -> None:
     output there: closed (``>&-``), where Python has no ``sys.stdout``, or
     failing (a full disk, ``/dev/full``, a pipe whose reader has gone) is a
     ``UsageError``, one line and exit 1, not an internal error or an
-    output lost without a word.  After a failure ``sys.stdout`` writes
-    nowhere, so that the interpreter's last flush of what it may still
-    hold cannot fail again (Python's "Exception ignored" lines, exit 120)."""
+    output lost without a word.  ``sys.stdout`` stays the caller's (a
+    program calling a tool's ``main`` goes on with its own); only the
+    process's exit replaces it where it still fails then
+    (``_flush_at_exit``)."""
     if sys.stdout is None:
         raise UsageError("cannot write standard output: it is closed")
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as error:
-        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+        atexit.unregister(_flush_at_exit)  # registered once however often a write fails
+        atexit.register(_flush_at_exit)
         raise UsageError(f"cannot write standard output: {error.strerror or error}") from None
 
 
-def run_tool(tool: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """``run(args)``'s exit code, with its failures reported on one line."""
+def _flush_at_exit() -> None:
+    """At the exit of a process whose standard output failed: flush it,
+    and where that fails again replace it by a stream to ``os.devnull``, so
+    that the interpreter's own last flush of what the failed write left
+    cannot fail (Python's "Exception ignored" lines, exit 120; Python's
+    advice for a broken pipe).  Run before that flush, by ``atexit``."""
     try:
-        return run(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError:
+        sys.stdout = open(os.devnull, "w", encoding="utf-8")
+
+
+class HelpAction(argparse.Action):
+    """``-h``/``--help``: the parser's help written as any output is
+    (``write_stdout``), where argparse's own ignores a failed write and
+    exits 0."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        kwargs.setdefault("default", argparse.SUPPRESS)
+        kwargs.setdefault("help", "show this help message and exit")
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        write_stdout(parser.format_help())
+        parser.exit()
+
+
+def version_text(tool: str) -> str:
+    """What ``--version`` prints: the tool, revmlir's version and xDSL's,
+    on which every tool's parsing and passes run."""
+    return f"{tool} (revmlir {revmlir_version()}) on xDSL {importlib.metadata.version('xdsl')}"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: ``version_text`` of the parser's program, written as
+    any output is (``write_stdout``)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: Any):
+        kwargs.setdefault("default", argparse.SUPPRESS)
+        kwargs.setdefault("help", "print the versions of revmlir and xDSL, and exit")
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        write_stdout(version_text(parser.prog) + "\n")
+        parser.exit()
+
+
+def tool_parser(tool: str, description: str) -> argparse.ArgumentParser:
+    """The parser of ``rev-run`` or ``rev-translate``, with ``-h``/``--help``
+    and ``--version`` written as the tool's other output."""
+    parser = argparse.ArgumentParser(prog=tool, description=description, add_help=False)
+    parser.add_argument("-h", "--help", action=HelpAction)
+    parser.add_argument("--version", action=VersionAction)
+    return parser
+
+
+def run_tool(tool: str, run: Callable[[argparse.Namespace], int], parse: Callable[[], argparse.Namespace]) -> int:
+    """``run(parse())``'s exit code, with its failures reported on one line
+    (help or version text that cannot be written among them)."""
+    try:
+        return run(parse())
     except UsageError as error:
         print(f"{tool}: error: {error}", file=sys.stderr)
         return 1

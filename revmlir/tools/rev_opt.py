@@ -37,14 +37,22 @@ from revmlir.kept_answers import ir_unchanged
 from revmlir.parsing import LocatingParser, verify_module
 from revmlir.passes import get_all_passes
 from revmlir.remarks import Remark, collect_remarks
-from revmlir.tools.cli import STDIN, TRACEBACK_ENV, UsageError, stdin_bytes, unexpected, write_stdout
+from revmlir.tools.cli import (
+    STDIN,
+    TRACEBACK_ENV,
+    HelpAction,
+    UsageError,
+    VersionAction,
+    stdin_bytes,
+    unexpected,
+    write_stdout,
+)
 from revmlir.tools.verify_diagnostics import (
     AnnotationError,
     check,
     read_diagnostic,
     read_expectations,
 )
-from revmlir.version import revmlir_version
 
 
 @dataclass(frozen=True)
@@ -336,7 +344,7 @@ def _pass_help() -> str:
     return "\n".join(lines)
 
 
-class _Help(argparse.Action):
+class _Help(HelpAction):
     """``-h``/``--help`` with the pass list and each pass flag's summary.
 
     Both come from the pass classes, and loading every pass module (the
@@ -352,7 +360,7 @@ class _Help(argparse.Action):
         pass_flags: dict[str, argparse.Action],
         **kwargs: Any,
     ):
-        super().__init__(option_strings, dest, nargs=0, **kwargs)
+        super().__init__(option_strings, dest, **kwargs)
         self.pass_flags = pass_flags
 
     def __call__(
@@ -365,19 +373,16 @@ class _Help(argparse.Action):
         for name, flag in self.pass_flags.items():
             flag.help = _pass_summary(get_all_passes()[name]())
         parser.epilog = _pass_help()
-        parser.print_help()
-        parser.exit()
+        super().__call__(parser, namespace, values, option_string)
 
 
 _XDSL_OPT_HELP = {
     "disable_verify": "do not verify the input after parsing (the reversibility rules are part of that verification)",
-    "version": "print the versions of revmlir and xDSL, and exit",
 }
 """Help for the flags xdsl-opt registers without one."""
 
 
 class RevOptMain(xDSLOptMain):
-    version_format = "rev-opt (revmlir " + revmlir_version() + ") on xDSL {xdsl_version}"
     pipeline: PassPipeline
     """xDSLOptMain's, which ``setup_pipeline`` makes."""
     running: ModulePass | None = None
@@ -408,6 +413,7 @@ class RevOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser) -> None:
         super().register_all_arguments(arg_parser)
+        arg_parser.prog = "rev-opt"
         arg_parser.formatter_class = argparse.RawDescriptionHelpFormatter
         arg_parser.usage = "rev-opt [options] [--PASS[=OPTIONS] ...] [input_file | -]"
         # mlir-opt takes no abbreviations, and with one flag per pass a prefix
@@ -467,6 +473,8 @@ class RevOptMain(xDSLOptMain):
             default=argparse.SUPPRESS,
             help="show this help message, with every revmlir pass, and exit",
         )
+        # xdsl-opt's prints with print(), which drops a failed write
+        mlir_opt.add_argument("-v", "--version", action=VersionAction)
         mlir_opt.add_argument(
             "--verify-diagnostics",
             action="store_true",

@@ -35,7 +35,7 @@ from revmlir.runtime.arguments import out_of_range, value_range
 from revmlir.runtime.jit import UnresolvedSymbolError
 from revmlir.runtime.native import Direction, NativeModule, check_inverse
 from revmlir.runtime.values import numpy_dtype
-from revmlir.tools.cli import UsageError, input_name, read_text, run_tool, write_stdout
+from revmlir.tools.cli import UsageError, input_name, read_text, run_tool, tool_parser, write_stdout
 
 _NEGATIVE_NUMBER = re.compile(r"-([0-9.]|inf$|nan$)")
 """How a value such as ``-1e-3``, ``-2+1j`` or ``-inf`` starts; argparse takes only
@@ -91,10 +91,7 @@ def _format_value(value: Any) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rev-run",
-        description="Run a rev.func as native code or on the reference interpreter.",
-    )
+    parser = tool_parser("rev-run", "Run a rev.func as native code or on the reference interpreter.")
     parser.add_argument("input_file", help="the .mlir file (- for stdin)")
     parser.add_argument("-e", "--entry", required=True, help="function to run")
     parser.add_argument("--args", nargs="*", default=[], help="arguments, as Python literals")
@@ -214,8 +211,8 @@ def _compile(module: ModuleOp, entry: str, inverse: bool, tolerance: float) -> N
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(_as_values(sys.argv[1:] if argv is None else argv))
-    return run_tool("rev-run", run, args)
+    arguments = _as_values(sys.argv[1:] if argv is None else argv)
+    return run_tool("rev-run", run, lambda: build_parser().parse_args(arguments))
 
 
 if __name__ == "__main__":

@@ -51,6 +51,7 @@ from revmlir.tools.cli import (
     input_name,
     read_text,
     run_tool,
+    tool_parser,
     write_output,
     write_stdout,
 )
@@ -184,7 +185,7 @@ def header(module: ModuleOp, guard: str) -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rev-translate", description="Compile reversible functions ahead of time.")
+    parser = tool_parser("rev-translate", "Compile reversible functions ahead of time.")
     parser.add_argument("input_file", help="the .mlir file (- for stdin)")
     parser.add_argument("--emit", choices=EMITS, default="llvm", help="what to produce (default: llvm)")
     parser.add_argument("-o", "--output", help="output file (default: stdout; required for obj)")
@@ -255,7 +256,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_tool("rev-translate", run, build_parser().parse_args(argv))
+    return run_tool("rev-translate", run, lambda: build_parser().parse_args(argv))
 
 
 if __name__ == "__main__":

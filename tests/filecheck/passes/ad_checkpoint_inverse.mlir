@@ -1,11 +1,13 @@
-// RUN: rev-opt %s -p ad-checkpoint | filecheck %s
-// RUN: rev-opt %s -p 'rev-invert{functions=g},ad-checkpoint' | filecheck %s
+// RUN: rev-opt %s -p ad-checkpoint | filecheck %s --check-prefixes=CHECK,DERIVED
+// RUN: rev-opt %s -p 'rev-invert{functions=g},ad-checkpoint' | filecheck %s --check-prefixes=CHECK,WRITTEN
 
 // A request naming @g.inv, which the module lacks, builds the inverse of @g
-// first, as every ad pass does for a request naming an inverse; the
-// gradient is the same as when an earlier pass built the inverse.
+// first, as every ad pass does for a request naming an inverse, marked as
+// derived (errors name it ~g); the gradient is the same as when an earlier
+// pass built the inverse, which is the user's once printed.
 // CHECK:      rev.func @g(
-// CHECK:      rev.func @g.inv(%x: f64, %tape: !anc.stack<f64>) {
+// DERIVED:    rev.func @g.inv(%x: f64, %tape: !anc.stack<f64>) attributes {rev.derived_inverse} {
+// WRITTEN:    rev.func @g.inv(%x: f64, %tape: !anc.stack<f64>) {
 // CHECK:        rev.for reverse {{.*}} attributes {checkpoint = #ad.schedule<binomial, snapshots = 2>}
 // CHECK:        anc.pop %tape
 // CHECK:      rev.func @g.inv.ckpt(%x: f64, %tape: !anc.stack<f64>, %g_x: f64, %g_tape: !anc.stack<f64>) attributes {rev.forgetful} {

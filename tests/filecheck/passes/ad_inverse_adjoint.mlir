@@ -57,6 +57,6 @@ ad.adjoint @shear.inv
 // CHECK:         rev.return %y_1, %x_1, %g_y_2, %g_x_1 : f64, f64, f64, f64
 // CHECK-NOT:   rev.func @shear.iadj
 
-// ADJ:         rev.func @shear.inv(%y: f64, %x: f64, %v: memref<2xf64>) {
+// ADJ:         rev.func @shear.inv(%y: f64, %x: f64, %v: memref<2xf64>) attributes {rev.derived_inverse} {
 // ADJ:         rev.func @shear.inv.adj(%y: f64, %x: f64, %v: memref<2xf64>, %g_y: f64, %g_x: f64, %g_v: memref<2xf64>) {
 // ADJ-NEXT:      rev.call @step.inv.adj(%y, %x, %g_y, %g_x)

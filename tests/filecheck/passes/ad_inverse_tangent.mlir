@@ -33,14 +33,14 @@ rev.func @shear(%y: f64, %x: f64, %v: memref<2xf64>) {
 ad.inverse_tangent @shear
 
 // CHECK-NOT:   ad.inverse_tangent
-// CHECK-LABEL: rev.func @step.inv(%y: f64, %x: f64) {
+// CHECK-LABEL: rev.func @step.inv(%y: f64, %x: f64) attributes {rev.derived_inverse} {
 // CHECK-LABEL: rev.func @step.inv.tan(%y: f64, %x: f64, %d_y: f64, %d_x: f64) {
 // CHECK:         %[[COS:.*]] = math.cos %x : f64
 // CHECK:         %[[DS:.*]] = arith.mulf %d_x, %[[COS]] : f64
 // CHECK:         %d_y_1 = rev.sub %d_y, %[[DS]] : f64
 // CHECK:         rev.return %y_1, %x, %d_y_1, %d_x : f64, f64, f64, f64
 // CHECK-LABEL: rev.func @shear(
-// CHECK-LABEL: rev.func @shear.inv(%y: f64, %x: f64, %v: memref<2xf64>) {
+// CHECK-LABEL: rev.func @shear.inv(%y: f64, %x: f64, %v: memref<2xf64>) attributes {rev.derived_inverse} {
 // The last step of @shear is undone first, its tangent with it.
 // CHECK-LABEL: rev.func @shear.itan(%y: f64, %x: f64, %v: memref<2xf64>, %d_y: f64, %d_x: f64, %d_v: memref<2xf64>) {
 // CHECK:         %e1 = rev.take %v[%c0] : memref<2xf64>

@@ -1,0 +1,36 @@
+// RUN: rev-opt %s -p 'ad-tangent{functions=h}' | not rev-run - -e h --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-tangent{functions=h}' | not rev-run - -e h --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-adjoint{functions=h}' | not rev-run - -e h --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-adjoint{functions=h}' | not rev-run - -e h --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-checkpoint{functions=f.inv}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-checkpoint{functions=f.inv}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-inverse-tangent{functions=f}' | not rev-run - -e f.inv --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-inverse-adjoint{functions=f}' | not rev-run - -e h --args '[1.0, 2.0]' 5 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-inverse-adjoint{functions=f}' | not rev-run - -e h --args '[1.0, 2.0]' 5 --backend interpreter 2>&1 | filecheck %s
+// RUN: rev-opt %s -p 'ad-adjoint{functions=h}' | filecheck %s --check-prefix=MARKED
+
+// The inverse an AD pass adds (@f.inv, for the uncall of @f in @h, or
+// for a request of @f.inv or of an inverse mode) is marked derived, as
+// the inverses a compile adds are, so that an error in it names it ~f on
+// both engines, as before the pass, when @h's uncall ran @f backwards.
+// The functions derived from it (@f.inv.adj) are no inverses and keep
+// their names. Before, the error named @f.inv.
+// CHECK:      {{^}}stdin:{{[0-9]+}}:5: error: 'rev.take' in @~f: index 5 is out of bounds for axis 0 with size 2{{$}}
+// CHECK-NOT:  {{.}}
+
+// MARKED:     rev.func @f.inv(%m: memref<2xf64>, %i: index) attributes {rev.derived_inverse} {
+// MARKED:     rev.func @f.inv.adj(%m: memref<2xf64>, %i: index, %g_m: memref<2xf64>) {
+// MARKED-NOT: rev.derived_inverse
+
+rev.func @f(%m: memref<2xf64>, %i: index) {
+  %i1 = rev.dec %i : index
+  %e = rev.take %m[%i1] : memref<2xf64>
+  rev.put %e, %m[%i1] : memref<2xf64>
+  rev.return %i1 : index
+}
+
+rev.func @h(%m: memref<2xf64>, %i: index) {
+  %i1 = rev.uncall @f(%m, %i) : (memref<2xf64>, index) -> index
+  rev.return %i1 : index
+}
