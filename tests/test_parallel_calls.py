@@ -148,8 +148,8 @@ def test_tangents_hessians_and_vector_mode_through_calls_in_a_parallel_loop(back
     x = rng.uniform(-1.0, 1.0, 5)
     dx = rng.normal(size=5)
     args = [0.0, np.zeros(3), x]
-    expected_tangent = jax.jvp(jax_squared_rows, (x,), (dx,))[1]
-    expected_hessian = jax.hessian(jax_squared_rows)(x)
+    expected_tangent = jax.jvp(jax.jit(jax_squared_rows), (x,), (dx,))[1]
+    expected_hessian = jax.jit(jax.hessian(jax_squared_rows))(x)
     # the parallel loop (the plain one's tangents and Hessians are test_tangent.py's)
     for function in [variants(squared_rows, backend)["parallel"]]:
         _, tangents = rv.jvp(function, copies(args), [0.0, np.zeros(3), dx])

@@ -78,17 +78,21 @@ def test_seed_001_value_and_gradient_with_no_annotation(policy, l):
 
 
 def test_interpreter_agrees_with_native_code():
-    """A small case (n = 6, l = 5) under bisection on both engines, one
+    """A small case (n = 4, l = 4) under bisection on both engines, one
     segment to a step on the interpreter, ``BASE`` in native code (compiled
     once with the test above): the same value and gradient, and the exact
-    one.  On the interpreter the steps reversed are the program's segments,
+    one.  The size still has what the seed's has: both rotation loops
+    (two pairs from 0, one from 1), outer iterations of one, two and the
+    longest, ``2^⌊lg l⌋ = 4``, steps, and 114 segments, which bisection
+    splits many levels deep (a peak of 8 snapshots); the interpreter's
+    time is proportional to the segments (169 at n = 6, l = 5).  On the interpreter the steps reversed are the program's segments,
     each run as the schedule says, and the snapshot records held peak at the
     schedule's peak, two records (index and f64 slots, the state x with
     them) per snapshot.  (One policy only: preparing the interpreter's
     resumable gradient takes most of this test's time; the policies share
     the machinery, tests/test_checkpoint_anywhere.py checks each.)"""
     interpreted = rv.ordinary(R.rotations.pyfunc, backend="interpreter")
-    x, l = R.seed_state(6), 5
+    x, l = R.seed_state(4), 4
     options = R.POLICIES["bisection"]
     assert interpreted(x.copy(), l, R.PHI) == pytest.approx(R.rotations(x.copy(), l, R.PHI), rel=1e-14)
     spec = interpreted.specialization_for(x, l, R.PHI).resumable_gradient(
