@@ -1,0 +1,129 @@
+"""What an ``rv.prange`` loop means on every engine, as a kernel's compiler
+meets it: a safe block's count is an atomic addition, a complex array's
+gradient at a shared index is a located refusal, a kernel allocates its
+own ancilla arrays before its loop, an outer scalar a callee only reads is
+no update, and a run-time step takes either sign as ``range``'s does.  The
+kernels run thread by thread on the CPU (``tests/gpu_emulation.py``) and
+their PTX is read as text and assembled by ptxas."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import revmlir as rv
+from gpu_emulation import EmulatedKernel
+from revmlir.gpu import toolkit
+from revmlir.lowering.rev_to_std import RevLowerToStdPass
+from revmlir.parsing import make_context, parse_module
+
+ENGINES = ("interpreter", "native")
+
+
+def _copies(values: list[object]) -> list[object]:
+    return [v.copy() if isinstance(v, np.ndarray) else v for v in values]
+
+
+def _counting(y, x, calls, total):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        with rv.safe():
+            calls[0] += 1
+            calls[1] -= 2
+            total[i % 2] -= x[i]
+        y[i] += x[i]
+
+
+def test_a_count_in_a_parallel_loop_counts_every_iteration_on_every_engine():
+    """Every iteration counts into one element: on both CPU engines and in
+    the emulated kernel at grids that give a thread several iterations."""
+    x = np.arange(1.0, 12.0)
+    expected_total = np.array([-x[0::2].sum(), -x[1::2].sum()])
+    for backend in ENGINES:
+        y, _, calls, total = rv.reversible(_counting, backend=backend)(
+            np.zeros(11), x, np.zeros(2, np.int64), np.zeros(2)
+        )
+        np.testing.assert_array_equal(y, x)
+        np.testing.assert_array_equal(calls, [11, -22])
+        np.testing.assert_array_equal(total, expected_total)
+    f = rv.reversible(_counting)
+    for blocks, threads in [(1, 1), (2, 3), (4, 32)]:
+        got = [np.zeros(11), x, np.zeros(2, np.int64), np.zeros(2)]
+        slot = EmulatedKernel(*rv.cuda.kernel(f).rev_module(*got)).launch(got, blocks, threads)
+        assert not slot.any()
+        np.testing.assert_array_equal(got[2], [11, -22])
+        np.testing.assert_array_equal(got[3], expected_total)
+
+
+def test_a_count_in_a_parallel_loop_is_an_atomic_addition_in_the_ptx():
+    """The count was a plain load, add and store, which LLVM kept in a
+    register over a thread's iterations: threads lost each other's counts.
+    It is a ``red.add`` now (no old value is used), ``f64`` for the float
+    counter, subtraction as the addition of the negated step; ptxas takes
+    it."""
+    f = rv.reversible(_counting)
+    args = [np.zeros(11), np.ones(11), np.zeros(2, np.int64), np.zeros(2)]
+    ptx = rv.cuda.kernel(f).compile(*args).ptx
+    atomics = re.findall(r"\b(?:red|atom)\.[\w.]+", ptx)
+    assert any(a.startswith("red.") and a.endswith(".u64") for a in atomics), atomics
+    assert any(a.startswith("red.") and a.endswith(".f64") for a in atomics), atomics
+    assert toolkit.emit_cubin(ptx)[:4] == b"\x7fELF"
+
+
+def test_a_count_out_of_bounds_in_a_parallel_loop_is_the_same_error_on_every_engine():
+    """The atomic count checks its indices as the count's load does on the
+    interpreter: the same op named, the same words."""
+
+    def beyond(y, calls):  # noqa: ANN001, ANN202
+        for i in rv.prange(len(y)):
+            with rv.safe():
+                calls[i + 1] += 1
+
+    messages = []
+    for backend in ENGINES:
+        with pytest.raises(rv.ExecutionError) as error:
+            rv.reversible(beyond, backend=backend)(np.zeros(2), np.zeros(2, np.int64))
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
+    assert "'memref.load' in @beyond: index 2 is out of bounds for axis 0 with size 2" in messages[0]
+
+
+def test_a_complex_count_in_a_parallel_loop_is_refused_in_native_code():
+    """No atomic addition updates a complex element: native code (and so
+    the GPU) refuses the count, naming it; the interpreter, which runs the
+    iterations in order, counts."""
+
+    def complex_count(y, calls):  # noqa: ANN001, ANN202
+        for i in rv.prange(len(y)):
+            with rv.safe():
+                calls[0] += 1j
+
+    assert rv.reversible(complex_count, backend="interpreter")(np.zeros(3), np.zeros(1, complex))[1][0] == 3j
+    with pytest.raises(rv.NativeCompilationError, match="no atomic addition updates a complex number"):
+        rv.reversible(complex_count, backend="native")(np.zeros(3), np.zeros(1, complex))
+
+
+STORE_IN_PARALLEL_SAFE = """
+rev.func @k(%y: memref<?xi64>, %c: memref<1xi64>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  rev.for parallel %c0 to %n step %c1 : index () {
+  ^bb0(%i: index):
+    rev.safe {
+      %v = arith.index_cast %i : index to i64
+      memref.store %v, %c[%c0] : memref<1xi64>
+    }
+    rev.yield
+  }
+  rev.return %n : index
+}
+"""
+
+
+def test_a_store_in_a_parallel_safe_region_that_is_no_count_is_refused_at_the_store():
+    """Written IR may store anything into a counter; in a parallel loop only
+    a count has an atomic form, so the lowering names the store."""
+    module = parse_module(STORE_IN_PARALLEL_SAFE, "store.mlir")
+    with pytest.raises(Exception, match=r"'memref.store' at store.mlir:9:7: a store in rev.safe inside a parallel"):
+        RevLowerToStdPass().apply(make_context(), module)
