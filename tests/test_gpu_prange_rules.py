@@ -15,6 +15,7 @@ import pytest
 
 import revmlir as rv
 from gpu_emulation import EmulatedKernel
+from revmlir.errors import AdjointError
 from revmlir.gpu import toolkit
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
@@ -127,3 +128,29 @@ def test_a_store_in_a_parallel_safe_region_that_is_no_count_is_refused_at_the_st
     module = parse_module(STORE_IN_PARALLEL_SAFE, "store.mlir")
     with pytest.raises(Exception, match=r"'memref.store' at store.mlir:9:7: a store in rev.safe inside a parallel"):
         RevLowerToStdPass().apply(make_context(), module)
+
+
+def _complex_shared_read(y, x):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        y[i] += x[0] * x[i]
+
+
+def test_the_gradient_of_a_complex_array_read_at_a_shared_index_is_a_located_error_on_every_path():
+    """The gradient of ``x[0]`` is a shared accumulation into ``x``'s
+    gradient, which no atomic addition makes for complex elements: it was an
+    internal error on the CPU and a bare ParallelViolation in IR terms from
+    ``rv.cuda``; both are the adjoint's refusal at the statement, in the
+    array's name.  The forward loop runs."""
+    f = rv.reversible(_complex_shared_read)
+    line = _complex_shared_read.__code__.co_firstlineno + 2
+    y, x = np.zeros(4, complex), np.arange(1.0, 5.0) + 0.5j
+    np.testing.assert_allclose(f(y.copy(), x)[0], x[0] * x)
+    message = (
+        rf"'rev.take' at .*test_gpu_prange_rules.py:{line}:9 cannot be differentiated: x has complex elements and "
+        r"the parallel loop reads x\[…\] at an index other than its own, .* a shared sum holds floats or integers; "
+        r"pass x's real and imaginary parts as two float arrays"
+    )
+    with pytest.raises(AdjointError, match=message):
+        rv.vjp(f, y.copy(), x)[1](np.ones(4, complex), None)
+    with pytest.raises(AdjointError, match=message):
+        rv.cuda.kernel(rv.adjoint(f)).compile(y.copy(), x, np.ones(4, complex), np.zeros(4, complex))
