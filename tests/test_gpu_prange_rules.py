@@ -154,3 +154,83 @@ def test_the_gradient_of_a_complex_array_read_at_a_shared_index_is_a_located_err
         rv.vjp(f, y.copy(), x)[1](np.ones(4, complex), None)
     with pytest.raises(AdjointError, match=message):
         rv.cuda.kernel(rv.adjoint(f)).compile(y.copy(), x, np.ones(4, complex), np.zeros(4, complex))
+
+
+def _own_array(y, x, a, n):  # noqa: ANN001, ANN202
+    t = rv.zeros(n)
+    t[0] += a
+    for i in rv.prange(len(y)):
+        y[i] += t[0] * x[i]
+    t[0] -= a
+    rv.free(t)
+
+
+@pytest.mark.parametrize("n", [3, 100])
+def test_a_kernel_writes_its_own_ancilla_array_before_and_after_its_loop(n: int):
+    """``rv.zeros(n)`` is put in the frame or on the heap by its size (an
+    ``scf.if``), and the kernel rule saw only a bare allocation as the
+    function's own: the zeroing and ``t[0] += a`` were refused as writes of
+    a shared array.  Each thread writes its own copy; the emulated kernel
+    is the CPU function, and ptxas takes the PTX."""
+    f = rv.reversible(_own_array)
+    x = np.arange(1.0, 8.0)
+    args = [np.zeros(7), x, 0.5, n]
+    np.testing.assert_array_equal(f(*_copies(args))[0], 0.5 * x)
+    kernel = rv.cuda.kernel(f)
+    got = _copies(args)
+    slot = EmulatedKernel(*kernel.rev_module(*got)).launch(got, 2, 3)
+    assert not slot.any()
+    np.testing.assert_array_equal(got[0], 0.5 * x)
+    assert toolkit.emit_cubin(kernel.compile(*args).ptx)[:4] == b"\x7fELF"
+
+
+def test_a_kernel_that_writes_an_argument_before_its_loop_is_still_refused():
+    """Only the thread's own allocations: an argument written outside the
+    loop is written by every thread."""
+
+    def shared_first(y, x):  # noqa: ANN001, ANN202
+        y[0] += 1.0
+        for i in rv.prange(len(y)):
+            y[i] += x[i]
+
+    with pytest.raises(rv.ReversibleSyntaxError, match="shared_first is not a kernel: it writes an array outside"):
+        rv.cuda.kernel(rv.reversible(shared_first)).compile(np.zeros(3), np.ones(3))
+
+
+@rv.reversible
+def _add_scaled(out, x, a):  # noqa: ANN001, ANN202
+    out += x * a
+
+
+def _direct(y, x, a):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        _add_scaled(y[i], x[i], a)
+
+
+def _copied(y, x, a):  # noqa: ANN001, ANN202
+    for i in rv.prange(len(y)):
+        b = rv.ancilla(a)
+        _add_scaled(y[i], x[i], b)
+        rv.free(b, a)
+
+
+def test_an_outer_scalar_passed_to_a_call_in_a_parallel_loop_is_refused_at_the_call_with_the_copy_to_make():
+    """A call gives each scalar argument back as a new value, an update of
+    the outer ``a`` however the callee treats it: the refusal stood at the
+    loop, saying the loop updates ``a``.  It stands at the call and names
+    the copy that the loop may pass instead, which runs, and whose gradient
+    is the shared sum of the closed form."""
+    line = _direct.__code__.co_firstlineno + 2
+    with pytest.raises(rv.ReversibleSyntaxError) as error:
+        rv.reversible(_direct)(np.zeros(3), np.ones(3), 2.0)
+    assert error.value.lineno == line and error.value.offset == 9
+    assert "a parallel loop passes 'a', defined outside it, to _add_scaled, which gives it back as a new value" in str(
+        error.value
+    )
+    assert "b = rv.ancilla(a), then rv.free(b, a) after the call" in str(error.value)
+    copied = rv.reversible(_copied)
+    x = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_array_equal(copied(np.zeros(3), x, 2.0)[0], 2.0 * x)
+    g_y, g_x, g_a = rv.vjp(copied, np.zeros(3), x, 2.0)[1](np.ones(3), None, None)
+    np.testing.assert_array_equal(g_x, [2.0, 2.0, 2.0])
+    assert g_a == x.sum()

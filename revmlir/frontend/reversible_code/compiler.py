@@ -19,6 +19,7 @@ from xdsl.dialects import cf
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
+    FileLineColLoc,
     IndexType,
     IntegerType,
     MemRefType,
@@ -56,7 +57,7 @@ from revmlir.frontend.base.derived import (
     is_reversible,
     unsupported_adjoint,
 )
-from revmlir.frontend.base.errors import at_op
+from revmlir.frontend.base.errors import ReversibleSyntaxError, at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, Context, ExpressionCompiler
 from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
 from revmlir.frontend.base.specialization import Invertible
@@ -972,7 +973,15 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             finally:
                 ctx.bindings.pop()
 
-        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
+        try:
+            fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
+        except BuildError as error:
+            # a parallel loop's update by a call stands at the call
+            if parallel and isinstance(where := error.loc, FileLineColLoc):
+                raise ReversibleSyntaxError(
+                    error.message, where.filename.data, where.line.data, where.column.data
+                ) from None
+            raise
 
     def _either_direction(
         self, lb: Value, ub: Value, step: Value, loc: Loc, call: Loc
