@@ -17,6 +17,7 @@ import revmlir as rv
 from gpu_emulation import EmulatedKernel
 from revmlir.errors import AdjointError
 from revmlir.gpu import toolkit
+from revmlir.gpu.runtime import raise_gpu_error
 from revmlir.lowering.rev_to_std import RevLowerToStdPass
 from revmlir.parsing import make_context, parse_module
 
@@ -234,3 +235,53 @@ def test_an_outer_scalar_passed_to_a_call_in_a_parallel_loop_is_refused_at_the_c
     g_y, g_x, g_a = rv.vjp(copied, np.zeros(3), x, 2.0)[1](np.ones(3), None, None)
     np.testing.assert_array_equal(g_x, [2.0, 2.0, 2.0])
     assert g_a == x.sum()
+
+
+def _par_step(y, x, s):  # noqa: ANN001, ANN202
+    for i in rv.prange(8, 0, s):
+        y[i] += x[i]
+
+
+@pytest.mark.parametrize("s", [-3, 0])
+def test_a_run_time_prange_step_that_is_not_positive_is_the_same_located_error_on_every_engine(s: int):
+    """A parallel loop keeps its step, which a kernel's launch reads, so a
+    step known only at run time must be positive: the refusal was the loop
+    op's, in IR terms (``'rev.for' … step must be positive``), and a zero
+    step did not say Python's ``range``'s words either.  It is an
+    assertion at the ``rv.prange`` call, both directions, the same words on
+    the interpreter, in native code and in the emulated kernel (a check
+    before the loop: no element)."""
+    line = _par_step.__code__.co_firstlineno + 1
+    expected = f"test_gpu_prange_rules.py:{line}:14: 'cf.assert' in @_par_step: rv.prange() step must be positive"
+    messages = []
+    for backend in ENGINES:
+        with pytest.raises(rv.ExecutionError) as error:
+            rv.reversible(_par_step, backend=backend)(np.zeros(9), np.ones(9), s)
+        messages.append(str(error.value))
+    f = rv.reversible(_par_step)
+    got = [np.zeros(9), np.ones(9), s]
+    kernel = EmulatedKernel(*rv.cuda.kernel(f).rev_module(*got))
+    slot = kernel.launch(got, 2, 3)
+    with pytest.raises(rv.ExecutionError) as error:
+        raise_gpu_error(kernel.check_table, slot)
+    messages.append(str(error.value))
+    assert all(expected in m for m in messages), messages
+    assert "element" not in messages[2]
+    with pytest.raises(rv.ExecutionError, match="step must be positive where it is known only at run time"):
+        (~f)(np.zeros(9), np.ones(9), s)
+
+
+def test_a_positive_run_time_prange_step_runs_as_range_on_every_engine():
+    """The check leaves a positive step's loop as it was: the same elements
+    as ``range``, and the bounds the launch reads."""
+    f = rv.reversible(_par_step)
+    for s in (1, 3, 20):
+        expected = np.zeros(9)
+        expected[list(range(8, 0, s))] = 1.0  # empty: the loop counts up from 8 to 0
+        for backend in ENGINES:
+            np.testing.assert_array_equal(
+                rv.reversible(_par_step, backend=backend)(np.zeros(9), np.ones(9), s)[0], expected
+            )
+        got = [np.zeros(9), np.ones(9), s]
+        assert not EmulatedKernel(*rv.cuda.kernel(f).rev_module(*got)).launch(got, 2, 3).any()
+        np.testing.assert_array_equal(got[0], expected)
