@@ -46,13 +46,14 @@ from xdsl.dialects.builtin import (
     UnknownLoc,
     i1,
 )
-from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue, TypeAttribute
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, Region, SSAValue, TypeAttribute
 
 from revmlir import fast_ops
 from revmlir.dialects import anc, rev
 from revmlir.dialects.float_functions import HypotOp, RemFOp
 from revmlir.errors import BuildError, describe_value
 from revmlir.kept_answers import ir_unchanged
+from revmlir.naming import shown_name
 from revmlir.semantics import is_reference_type, is_state_type
 
 Loc: TypeAlias = LocationAttr | None
@@ -1484,14 +1485,33 @@ class FunctionBuilder(ExpressionBuilder):
         self._check_scope_closed(result, loc)
         carried = self._carried([result])
         if parallel and carried:
-            raise self.error(
-                f"a parallel loop updates {', '.join(repr(n) for n in carried)}, defined outside it: "
-                "its iterations are independent, so they may only write array elements",
-                loc,
-            )
+            raise self._parallel_update(result, carried, loc)
         region = self._seal(result, carried, leading=1, loc=loc)
         op = rev.ForOp(first, last, stride, [self._current(n, loc) for n in carried], region, reverse, parallel)
         self._finish_region_op(op, carried, loc)
+
+    def _parallel_update(self, result: _RegionResult, carried: Sequence[str], loc: Loc) -> BuildError:
+        """The refusal of a parallel loop body that rebinds ``carried``,
+        outer variables.  Where the first was last rebound by a call of the
+        body's own block, the call is what counts as the update, and the
+        error stands at the call: a scalar argument comes back from a call
+        as a new value even where the callee gives it back unchanged."""
+        name = carried[0]
+        update = result.values[name]
+        call = update.owner if isinstance(update, OpResult) else None
+        if isinstance(call, rev.CallOp | rev.UncallOp) and call.parent_block() is result.block:
+            callee = shown_name(call.callee.string_value(), False)
+            return self.error(
+                f"a parallel loop passes {name!r}, defined outside it, to {callee}, which gives it back as a new "
+                "value, an update: the loop's iterations are independent, so they may only write array elements; "
+                f"pass a copy made in the loop (b = rv.ancilla({name}), then rv.free(b, {name}) after the call)",
+                call.location,
+            )
+        return self.error(
+            f"a parallel loop updates {', '.join(repr(n) for n in carried)}, defined outside it: "
+            "its iterations are independent, so they may only write array elements",
+            loc,
+        )
 
     def routine(self, compute: Callable[[], Any], body: Callable[[], Any], loc: Loc = None) -> None:
         """Compute–copy–uncompute: ``compute``, ``body``, then ``compute``

@@ -71,7 +71,12 @@ from revmlir.ad.derived import (
     lanes_suffix,
     prepare,
 )
-from revmlir.ad.parallel import share_carried_gradients, unshareable_gradients, unsummable_gradients
+from revmlir.ad.parallel import (
+    share_carried_gradients,
+    unshareable_gradients,
+    unsummable_accumulations,
+    unsummable_gradients,
+)
 from revmlir.collector import take_apart
 from revmlir.dialects import anc, rev
 from revmlir.dialects.primitives import ApplyOp, has_shadow
@@ -545,6 +550,8 @@ class Adjointer(Differentiator):
             self._region_entry, self._region_exits = saved
         self.insert(adjoint, like=op)
         results = list(adjoint.results)
+        if isinstance(adjoint, rev.ForOp) and adjoint.is_parallel and (shared := unsummable_accumulations(adjoint)):
+            raise unsupported(shared[0], self._unsummable_read(shared[0].memref))
         if isinstance(adjoint, rev.ForOp) and adjoint.is_parallel and results:
             if unsummable := unsummable_gradients(adjoint):
                 raise unsupported(
@@ -565,6 +572,17 @@ class Adjointer(Differentiator):
         after = assumed if loop else held.meet(entry)
         self.zeros.update(results[count + i] for i in after.gradients)
         self.zero_shadows = set(after.shadows)
+
+    def _unsummable_read(self, shadow: SSAValue) -> str:
+        """Why the gradient ``shadow`` of a complex array read at a shared
+        element cannot be summed over a parallel loop, in the array's name."""
+        primal = next((value for value, gradient in self.gradients.items() if gradient is shadow), shadow)
+        name = primal.name_hint or "the array"
+        return (
+            f"{name} has complex elements and the parallel loop reads {name}[…] at an index other than its own, "
+            f"so every iteration reading that element adds to its gradient: a shared sum holds floats or integers; "
+            f"pass {name}'s real and imaginary parts as two float arrays, or read only the loop's own {name}[i, …]"
+        )
 
     def _zero_facts(self, gradients: Sequence[SSAValue]) -> _ZeroFacts:
         """What is zero here: which of a region op's ``gradients``, and

@@ -29,6 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from revmlir.dialects import anc, rev
+from revmlir.parallel import can_accumulate_atomically, is_private
 
 
 def unshareable_gradients(loop: rev.ForOp) -> list[int]:
@@ -60,6 +61,21 @@ def unsummable_gradients(loop: rev.ForOp) -> list[int]:
     can hold: its one-element array is an ancilla array, which holds floats
     or integers (a complex number's gradient is neither)."""
     return [k for k, gradient in enumerate(loop.state) if not isinstance(gradient.type, AnyFloat | IntegerType)]
+
+
+def unsummable_accumulations(loop: rev.ForOp) -> list[rev.TakeOp]:
+    """The shared accumulations of ``loop`` (an adjoint's parallel loop)
+    that no atomic addition makes: those into an array of complex
+    elements, the gradient of a complex array read at an element that
+    iterations share."""
+    return [
+        op
+        for op in loop.body.walk()
+        if isinstance(op, rev.TakeOp)
+        and not is_private(op.memref, op.indices, loop)
+        and op.accumulation() is not None
+        and not can_accumulate_atomically(op.memref)
+    ]
 
 
 def share_carried_gradients(loop: rev.ForOp) -> list[SSAValue]:

@@ -50,7 +50,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Block, BlockArgument, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import SymbolTable
@@ -289,7 +289,7 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
         if (
             isinstance(inner, memref.StoreOp | memref.AtomicRMWOp)
             and inner.memref is not error
-            and not (isinstance(inner.memref.owner, memref.AllocaOp | memref.AllocOp))
+            and not _own_allocation(inner.memref)
         ):
             raise NotAKernel(
                 inner,
@@ -304,6 +304,22 @@ def _check_top_level(op: Operation, error: SSAValue, name: str) -> None:
                 f"it calls @{callee} outside its parallel loop, which every thread would do",
                 f"it calls {python_call_name(callee)} outside its rv.prange loop, which every thread would do",
             )
+
+
+def _own_allocation(array: SSAValue) -> bool:
+    """Whether ``array`` is an allocation of the thread's own: a
+    ``memref.alloca`` or ``memref.alloc``, or an ``scf.if`` that yields one
+    in each branch (``rev-lower-to-std`` puts an ancilla array of a size
+    known at run time in the frame or on the heap by its size)."""
+    owner = array.owner
+    if isinstance(owner, memref.AllocaOp | memref.AllocOp):
+        return True
+    if not isinstance(owner, scf.IfOp) or not isinstance(array, OpResult):
+        return False
+    yields = [region.block.last_op for region in owner.regions if region.blocks]
+    return len(yields) == 2 and all(
+        isinstance(y, scf.YieldOp) and _own_allocation(y.operands[array.index]) for y in yields
+    )
 
 
 class _Functions:

@@ -872,16 +872,71 @@ def _parallel_for(lowering: FunctionLowering, op: rev.ForOp) -> None:
     lowering.emit(ParallelOp([lb], [ub], [step], Region(body)), op)
 
 
+_COUNT_STEPS: dict[type[Operation], bool] = {
+    arith.AddiOp: False,
+    arith.AddfOp: False,
+    arith.SubiOp: True,
+    arith.SubfOp: True,
+}
+"""The operations of a count ``c[i] += e`` / ``c[i] -= e``: whether the
+step is subtracted."""
+
+
+def _parallel_counts(block: Block) -> dict[memref.StoreOp, tuple[SSAValue, bool]]:
+    """The counts of safe region ``block`` that stand in a parallel loop, as
+    the frontend builds them (``safe_blocks``: the element loaded, the step
+    added or subtracted, the sum stored back to the same element), with the
+    step and whether it is subtracted.  Iterations count into one element at
+    once, so each becomes an atomic addition of the step; a store of another
+    shape in a parallel loop is refused (``_safe``)."""
+    counts: dict[memref.StoreOp, tuple[SSAValue, bool]] = {}
+    for op in block.ops:
+        if not isinstance(op, memref.StoreOp):
+            continue
+        update = op.value.owner
+        if type(update) not in _COUNT_STEPS or not op.value.has_one_use():
+            continue
+        assert isinstance(update, Operation)
+        old, step = update.operands
+        load = old.owner
+        if (
+            isinstance(load, memref.LoadOp)
+            and old.has_one_use()
+            and load.memref is op.memref
+            and list(load.indices) == list(op.indices)
+            and load.parent_block() is block
+        ):
+            counts[op] = (step, _COUNT_STEPS[type(update)])
+    return counts
+
+
 @lowers(rev.SafeOp)
 def _safe(lowering: FunctionLowering, op: Operation) -> None:
+    """A safe region's host effects, forward.  In a parallel loop (one
+    being lowered: ``shared_arrays`` holds its accumulated arrays) a count
+    is an atomic addition, as a shared accumulation is: every iteration
+    counts into the same element, on a GPU at once."""
     assert isinstance(op, rev.SafeOp)
     if not op.runs_forward:
         return
+    counts = _parallel_counts(op.body.block) if len(lowering.shared_arrays) > 1 else None
+    skipped = set[Operation]()
+    if counts:
+        for store in counts:
+            update = store.value.owner
+            assert isinstance(update, Operation)
+            skipped.update((update, update.operands[0].owner))
     for inner in op.body.block.ops:
+        if inner in skipped:
+            continue
         if is_expression_op(inner):
             lowering._clone_expression(inner)
         elif isinstance(inner, printf.PrintFormatOp):
             lower_print(lowering, inner)
+        elif isinstance(inner, memref.StoreOp) and counts is not None:
+            if inner not in counts:
+                raise PassFailedException(f"{describe_op(inner)}: {_unshared_store(inner)}")
+            _atomic_count(lowering, inner, *counts[inner])
         elif isinstance(inner, memref.StoreOp):  # a count (revmlir.counters)
             lowering.check_indices(inner, lowering.get(inner.memref), [lowering.get(i) for i in inner.indices])
             lowering.emit(inner.clone_without_regions(lowering.mapping), inner)
@@ -889,6 +944,42 @@ def _safe(lowering: FunctionLowering, op: Operation) -> None:
             lowering.check(lowering.get(inner.arg), inner, literal_template(inner.msg.data), error=ExecutionError)
         else:
             raise PassFailedException(f"{describe_op(inner)} in rev.safe cannot be lowered")
+
+
+def _unshared_store(store: memref.StoreOp) -> str:
+    """Why a store of a safe region in a parallel loop is no count that an
+    atomic addition makes."""
+    array_type = store.memref.type
+    assert isinstance(array_type, MemRefType)
+    if isinstance(array_type.element_type, ComplexType):
+        return (
+            "a count into complex elements in a parallel loop, whose iterations may count at once: "
+            "no atomic addition updates a complex number; count its real and imaginary parts "
+            "into two elements of a float counter"
+        )
+    return (
+        "a store in rev.safe inside a parallel loop, whose iterations may run at once: only a count "
+        "(an element loaded, a step added to or subtracted from it, the sum stored back) can be made atomic"
+    )
+
+
+def _atomic_count(lowering: FunctionLowering, store: memref.StoreOp, step: SSAValue, subtracted: bool) -> None:
+    """Count ``step`` (``-step`` where ``subtracted``) into ``store``'s
+    element in one atomic addition; the indices are checked as the count's
+    load checks them on the interpreter, which runs it first."""
+    array = lowering.get(store.memref)
+    indices = [lowering.get(i) for i in store.indices]
+    update = store.value.owner
+    assert isinstance(update, Operation)
+    load = update.operands[0].owner
+    assert isinstance(load, memref.LoadOp)
+    lowering.check_indices(load, array, indices)
+    delta = lowering.get(step)
+    floating = isinstance(delta.type, AnyFloat)
+    if subtracted:
+        negated = arith.NegfOp(delta) if floating else arith.SubiOp(lowering.const(0, delta.type, store), delta)
+        delta = lowering.emit(negated, store).results[0]
+    lowering.emit(AtomicRMWOp("addf" if floating else "addi", delta, array, indices), store)
 
 
 @lowers(rev.CallOp)

@@ -18,6 +18,12 @@ ZERO_STEP = "range() step must not be zero"
 """Python's ``ValueError`` of ``range(a, b, 0)``: at decoration for a
 constant step, where the run reaches the loop for a run-time one."""
 
+PRANGE_STEP = "rv.prange() step must be positive where it is known only at run time (a constant one may be negative)"
+"""The refusal of ``rv.prange(a, b, s)`` whose ``s`` is zero or negative
+when the run reaches the loop: a parallel loop keeps its step, which a
+kernel's launch reads, so only a constant negative step is rewritten into a
+count, as ``range``'s is."""
+
 
 class RunTimeRange(NamedTuple):
     """A loop of step 1 standing for ``range(a, b, s)``."""

@@ -19,6 +19,7 @@ from xdsl.dialects import cf
 from xdsl.dialects.builtin import (
     AnyFloat,
     ComplexType,
+    FileLineColLoc,
     IndexType,
     IntegerType,
     MemRefType,
@@ -56,9 +57,9 @@ from revmlir.frontend.base.derived import (
     is_reversible,
     unsupported_adjoint,
 )
-from revmlir.frontend.base.errors import at_op
+from revmlir.frontend.base.errors import ReversibleSyntaxError, at_op
 from revmlir.frontend.base.expressions import TOO_DEEP, Context, ExpressionCompiler
-from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
+from revmlir.frontend.base.ranges import PRANGE_STEP, ZERO_STEP, run_time_range
 from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
 from revmlir.frontend.base.types import describe_type, type_of_annotation
@@ -940,6 +941,7 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         # where s is negative: no index is computed past the range, so
         # nothing wraps (decision 115)
         position: Callable[[Value], Value] | None = None
+        checked_after: Callable[[], None] | None = None
         if step_value is not None and step_value < 0:
             first, stride = fn.index(lb, loc), -step_value
 
@@ -958,9 +960,21 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
                     step_node, f"range() needs integers, got {describe_type(step.type)}", "convert it: int(...)"
                 )
             if step_value is None and not parallel:
-                # a parallel loop keeps its bounds and step, which a kernel's
-                # launch reads (a run-time step must be positive there)
                 lb, ub, step, position = self._either_direction(lb, ub, step, loc, ctx.loc(iterator))
+            elif step_value is None:
+                # a parallel loop keeps its bounds and step, which a kernel's
+                # launch reads: a run-time step must be positive, said at
+                # the call in the source's words before the loop runs, in
+                # either direction (an assertion after it runs first
+                # backwards)
+                call = ctx.loc(iterator)
+                positive = fn.compare("gt", step, 0, loc)
+
+                def check() -> None:
+                    fn.emit(cf.AssertOp(positive.ssa, StringAttr(PRANGE_STEP)), call)
+
+                fn.safe(check, "forward", call)
+                checked_after = check
         name = node.target.id
 
         def body(index: Value) -> None:
@@ -972,7 +986,17 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
             finally:
                 ctx.bindings.pop()
 
-        fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
+        try:
+            fn.for_(lb, ub, step, body, reverse=reverse, loc=loc, parallel=parallel, index_name=name)
+        except BuildError as error:
+            # a parallel loop's update by a call stands at the call
+            if parallel and isinstance(where := error.loc, FileLineColLoc):
+                raise ReversibleSyntaxError(
+                    error.message, where.filename.data, where.line.data, where.column.data
+                ) from None
+            raise
+        if checked_after is not None:
+            fn.safe(checked_after, "inverse", ctx.loc(iterator))
 
     def _either_direction(
         self, lb: Value, ub: Value, step: Value, loc: Loc, call: Loc
