@@ -114,7 +114,8 @@ revmlir/frontend/base/expressions.py
   "operator 'x @ x' is not supported"                                   test_matrix_multiplication_operator
   "'x << 1': << needs integers or booleans"                             test_shift_of_a_float
   "'z % 2': % is not defined on complex numbers"                        test_modulo_of_a_complex
-  "'a ** 3': a log number (rv.ULog) has no arithmetic in an expression"  test_a_power_of_a_log_number, test_mixing_numbers_that_do_not_combine
+  "'a ** 3': a log number (rv.ULog) has no arithmetic in an expression of a reversible function", "'-a': …"
+                                                                        test_a_power_of_a_log_number, test_mixing_numbers_that_do_not_combine
   "np.remainder() takes real numbers, not complex"                      test_numpy_remainder_of_a_complex
   "np.fmod() takes real numbers, not a 1-d array of float"              test_division_of_an_array
   "'u % 2.0': % takes real numbers, not a 1-d array of float"            test_division_of_an_array
@@ -620,12 +621,23 @@ def test_adding_to_a_log_number():
 def test_a_power_of_a_log_number():
     """``a ** 3`` of a log number said "'mul' is not defined on ULog" (a
     constant power is repeated multiplication), ``a ** 0.5`` "cannot
-    combine ULog and float": neither is what was written nor says what
-    works.  Log numbers multiply by updates only; the hint says how to get
-    the power, by updates or from the real value."""
+    combine ULog and float", ``-a`` "'neg' is not defined on ULog": none is
+    what was written nor says what works.  Log numbers multiply by updates
+    only in a reversible function; the hint says how to get the value, by
+    updates of the statement's own target (``y /= a`` for a negative
+    power, or where the update divides) or from the real value."""
 
     def cubed(y: rv.ULog, a: rv.ULog):
         y *= a**3  # E:log-power
+
+    def divided_by_cubed(y: rv.ULog, a: rv.ULog):
+        y /= a**3  # E:log-divided-power
+
+    def inverse_square(y: rv.ULog, a: rv.ULog):
+        y *= a**-2  # E:log-negative-power
+
+    def reciprocal(y: rv.ULog, a: rv.ULog):
+        y *= a**-1  # E:log-reciprocal
 
     def rooted(y: rv.ULog, a: rv.ULog):
         y *= a**0.5  # E:log-root
@@ -633,13 +645,40 @@ def test_a_power_of_a_log_number():
     def product(y: rv.ULog, a: rv.ULog, b: rv.ULog):
         y *= a * b  # E:log-product
 
-    said = "a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)"
+    def negated(y: rv.ULog, a: rv.ULog):
+        y *= -a  # E:log-negated
+
+    said = (
+        "a log number (rv.ULog) has no arithmetic in an expression of a reversible function: "
+        "log numbers multiply by updates (ly *= lx, ly /= lx)"
+    )
     check(
         at_call(cubed, 1.0, 2.0),
         "# E:log-power",
         f"'a ** 3': {said}",
-        "update once per factor (for _ in range(3): ly *= a), or convert the real value: rv.ulog(float(a) ** 3)",
+        "update once per factor (for _ in range(3): y *= a), or convert the real value: rv.ulog(float(a) ** 3)",
         at="a**3",
+    )
+    check(
+        at_call(divided_by_cubed, 1.0, 2.0),
+        "# E:log-divided-power",
+        f"'a ** 3': {said}",
+        "update once per factor (for _ in range(3): y /= a), or convert the real value: rv.ulog(float(a) ** 3)",
+        at="a**3",
+    )
+    check(
+        at_call(inverse_square, 1.0, 2.0),
+        "# E:log-negative-power",
+        f"'a ** (-2)': {said}",
+        "update once per factor (for _ in range(2): y /= a), or convert the real value: rv.ulog(float(a) ** (-2))",
+        at="a**-2",
+    )
+    check(
+        at_call(reciprocal, 1.0, 2.0),
+        "# E:log-reciprocal",
+        f"'a ** (-1)': {said}",
+        "update once per factor (y /= a), or convert the real value: rv.ulog(float(a) ** (-1))",
+        at="a**-1",
     )
     check(
         at_call(rooted, 1.0, 2.0),
@@ -655,6 +694,43 @@ def test_a_power_of_a_log_number():
         "convert the real value: rv.ulog(float(a) * float(b))",
         at="a * b",
     )
+    check(
+        at_call(negated, 1.0, 2.0),
+        "# E:log-negated",
+        f"'-a': {said}",
+        "a log number is positive, so its negation is not one: compute with the real value, -float(a)",
+        at="-a",
+    )
+
+
+def first_power(y: rv.ULog, a: rv.ULog):
+    y *= a**1
+
+
+def first_power_divided(y: rv.ULog, a: rv.ULog):
+    y /= a**1
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_a_log_number_to_the_first_power_is_itself(backend):
+    """``a ** 1`` is ``a``, no arithmetic: ``y *= a ** 1`` updated ``y``
+    before log numbers' arithmetic was refused, and does again, both ways."""
+    times = rv.reversible(first_power, backend=backend)
+    assert times(1.5, 2.0) == pytest.approx((3.0, 2.0))
+    assert (~times)(3.0, 2.0) == pytest.approx((1.5, 2.0))
+    assert rv.reversible(first_power_divided, backend=backend)(3.0, 2.0) == pytest.approx((1.5, 2.0))
+
+
+def log_arithmetic(a: rv.ULog, b: rv.ULog):
+    return float(a * b), float(a**3), float(a / b), float(a + a)
+
+
+@pytest.mark.parametrize("backend", ["native", "interpreter"])
+def test_ordinary_code_computes_with_log_numbers(backend):
+    """The refusal is the reversible expression compiler's: ordinary code
+    updates nothing, and computes with a log number's real value."""
+    results = rv.ordinary(log_arithmetic, backend=backend)(2.0, 3.0)
+    assert results == pytest.approx((6.0, 8.0, 2.0 / 3.0, 4.0))
 
 
 def test_chained_assignment():
@@ -1529,7 +1605,7 @@ def test_mixing_numbers_that_do_not_combine():
     check(
         at_call(f, 0.0),
         "# E:log-float",
-        "'ly + 1.5': a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)",
+        "'ly + 1.5': a log number (rv.ULog) has no arithmetic in an expression of a reversible function: log numbers multiply by updates (ly *= lx, ly /= lx)",
         "convert the real value: rv.ulog(float(ly) + 1.5)",
     )
 
@@ -1551,7 +1627,7 @@ def test_binary_function_undefined_on_a_type():
     check(
         at_call(f, 0.0),
         "# E:add-log",
-        "'ly + ly': a log number (rv.ULog) has no arithmetic in an expression: log numbers multiply by updates (ly *= lx, ly /= lx)",
+        "'ly + ly': a log number (rv.ULog) has no arithmetic in an expression of a reversible function: log numbers multiply by updates (ly *= lx, ly /= lx)",
         "convert the real value: rv.ulog(float(ly) + float(ly))",
     )
 

@@ -392,7 +392,9 @@ class FunctionCompiler(base.FunctionCompiler[Reversible, FunctionBuilder]):
         if isinstance(target, Part) and isinstance(node.target, ast.Attribute):
             check_part_update(node.target, node.value, ctx.error)
         bits = kind in ("add", "sub", "xor")  # modular: a uint64 constant's bits update an int64 alike
-        getattr(fn, kind)(target, lambda: self.expr.compile(node.value, target_type, bits=bits), ctx.loc(node))
+        getattr(fn, kind)(
+            target, lambda: self.expr.compile(node.value, target_type, bits=bits, updating=node), ctx.loc(node)
+        )
 
     def _assign(self, node: ast.Assign) -> None:
         ctx, fn = self.ctx, self.fn
