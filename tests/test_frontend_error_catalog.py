@@ -329,7 +329,8 @@ def deco(function):
 
 UNKNOWN_ANNOTATION_HINT = (
     "annotate with float, int, complex, bool, rv.ULog, rv.Fixed[fraction], rv.Tropical, numpy.ndarray, "
-    "numpy.typing.NDArray[dtype] or a numpy scalar type, or leave the parameter unannotated"
+    "numpy.typing.NDArray[dtype] or a numpy scalar type (np.float64, np.float32, np.int64, np.int32, np.bool, "
+    "np.complex128, np.complex64), or leave the parameter unannotated"
 )
 
 
@@ -366,6 +367,50 @@ def test_unknown_annotations_are_refused():
         "unknown annotation 'Fixed43' for parameter 'x'",
         UNKNOWN_ANNOTATION_HINT,
         at='"Fixed43"',
+    )
+
+
+def test_numpy_scalar_classes_without_a_type_are_refused():
+    """numpy's scalar classes annotate their dtype's type; an abstract
+    class (``np.floating``, which ``np.dtype`` refuses: it raised numpy's
+    own ``TypeError``), a float width (``np.float16``) or an unsigned
+    integer (``np.uint8``) revmlir has no type for is an unknown
+    annotation, at the annotation, whose hint lists the classes that are
+    types, in both forms."""
+
+    def f(y, x: np.floating):  # E:floating
+        y += x
+
+    check(
+        at_decoration(f),
+        "# E:floating",
+        "unknown annotation 'np.floating' for parameter 'x'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="np.floating",
+    )
+
+    def f(y, x: np.float16):  # E:float16
+        y += x
+
+    check(
+        at_decoration(f),
+        "# E:float16",
+        "unknown annotation 'np.float16' for parameter 'x'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="np.float16",
+    )
+
+    def f(y, n: np.uint8):  # E:uint8
+        return y * n
+
+    with pytest.raises(rv.ReversibleSyntaxError) as info:
+        rv.ordinary(f)
+    check(
+        info.value,
+        "# E:uint8",
+        "unknown annotation 'np.uint8' for parameter 'n'",
+        UNKNOWN_ANNOTATION_HINT,
+        at="np.uint8",
     )
 
 
@@ -878,7 +923,11 @@ def test_stack_of_a_non_type():
         s = rv.stack(str)  # E:stack-str
         rv.free(s)
 
-    check(at_call(f, 1.0), "# E:stack-str", "'str' is not a type", "use float, int, complex or bool", at="str")
+    hint = (
+        "use float, int, complex, bool or a numpy scalar type "
+        "(np.float64, np.float32, np.int64, np.int32, np.bool, np.complex128, np.complex64)"
+    )
+    check(at_call(f, 1.0), "# E:stack-str", "'str' is not a type", hint, at="str")
 
 
 def test_pop_without_a_stack():

@@ -61,7 +61,7 @@ from revmlir.frontend.base.expressions import TOO_DEEP, Context, ExpressionCompi
 from revmlir.frontend.base.ranges import ZERO_STEP, run_time_range
 from revmlir.frontend.base.specialization import Invertible
 from revmlir.frontend.base.structs import CALLEE_LAYOUT, Layout
-from revmlir.frontend.base.types import describe_type, type_of_annotation
+from revmlir.frontend.base.types import NUMPY_SCALAR_ANNOTATIONS, describe_type, type_of_annotation
 from revmlir.frontend.ordinary_code.compiler import PrimitiveDeclarations
 from revmlir.frontend.reversible_code import type_errors
 from revmlir.frontend.reversible_code.lent_copies import copy_lent_elements
@@ -89,7 +89,11 @@ def _dtype(node: ast.expr, ctx: Context) -> Attribute:
     value = ctx.resolve(node)
     type = type_of_annotation(value)
     if type is None:
-        raise ctx.error(node, f"'{ast.unparse(node)}' is not a type", "use float, int, complex or bool")
+        raise ctx.error(
+            node,
+            f"'{ast.unparse(node)}' is not a type",
+            f"use float, int, complex, bool or a numpy scalar type ({NUMPY_SCALAR_ANNOTATIONS})",
+        )
     return type
 
 
