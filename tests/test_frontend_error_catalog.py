@@ -103,7 +103,8 @@ revmlir/frontend/base/structs.py, views.py, safe_blocks.py, types.py (rv.Stack) 
   "'p' has no field 'y'", "'p' is a struct argument, …", "g(): argument 'p' is declared Particle, got …"
   "'z.real' aliases 'z.real', which this instruction updates: …"
   "the bijection '…' of a view must be a @rv.reversible function of one argument", "rv.view(x, g) is an argument of a call"
-  "'s' is an argument stack; it goes back to the caller", TypeError "rv.Stack(…): the element type must be …"
+  "'s' is an argument stack; it goes back to the caller", TypeError "rv.Stack(…): the element type must be …",
+  TypeError "rv.Stack(…): numpy scalar types are not stack element types, …"
   "print(…, flush=…) is not supported inside rv.safe", "an assertion's message must be a constant string", "'c[0] *= 2' is no count"
   "only print(...), assert and counts … can run inside rv.safe", print, assert and count forms  tests/test_language_ext.py
   (specialisation names) no bogus "'rev.call' passes (…)" error         test_specialisation_names_do_not_collide
